@@ -1,0 +1,5 @@
+import sys
+
+from memoryd_client.cli import main
+
+sys.exit(main())

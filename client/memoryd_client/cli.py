@@ -1,0 +1,263 @@
+"""``memory``: the command line of memoryd.
+
+Exit codes:
+    0  OK (store: stored; search: something matched)
+    1  the request failed (store: rejected as a duplicate; search: nothing matched)
+    2  usage error
+    3  the daemon is unreachable
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import Any
+
+from memoryd_client.client import Client
+from memoryd_client.errors import MemorydError
+
+OK, FAILED, USAGE, UNREACHABLE = 0, 1, 2, 3
+
+
+def _common() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--json", action="store_true", help="print the daemon's reply as JSON")
+    common.add_argument("--socket", help="daemon socket (default: $MEMORYD_SOCKET, "
+                        "$MEMORYD_HOME/memoryd.sock, or the user runtime dir)")
+    common.add_argument("--timeout", type=float, default=30.0, metavar="S",
+                        help="seconds to wait for the daemon (default 30)")
+    return common
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _common()
+    parser = argparse.ArgumentParser(
+        prog="memory",
+        description="Talk to memoryd, the local memory daemon for AI agents.",
+        epilog="Exit codes: 0 OK / stored / matched; 1 failed / duplicate / no match; "
+        "2 usage error; 3 daemon unreachable.",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    commands.add_parser("status", parents=[common], help="show the daemon's state")
+
+    store = commands.add_parser(
+        "store", parents=[common], help="remember TEXT in AGENT's CATEGORY",
+        description="Store an entry. Exits 0 when stored, 1 when rejected as a duplicate "
+        "(the existing entry is printed).")
+    store.add_argument("agent")
+    store.add_argument("category")
+    store.add_argument("text")
+    store.add_argument("--tags", help="comma-separated tags")
+    store.add_argument("--key", help="dotted key (e.g. pref.commit_style); makes a fact")
+    store.add_argument("--kind", choices=["fact", "lesson", "feedback", "note", "turn", "summary"])
+    store.add_argument("--confidence", type=float, help="0..1 (default 0.95)")
+    store.add_argument("--force", action="store_true", help="store even if a near duplicate exists")
+    store.add_argument("--global", dest="is_global", action="store_true",
+                       help="not tied to the project of the current directory")
+
+    search = commands.add_parser(
+        "search", parents=[common], help="search AGENT's memory",
+        description="Hybrid keyword + vector search. AGENT may be a comma-separated list or "
+        "'*' for every agent; CATEGORY '-' means any category. Exits 0 when something matched "
+        "(cosine >= the match threshold, or every query word present), 1 when nothing did.")
+    search.add_argument("agent")
+    search.add_argument("category")
+    search.add_argument("query")
+    search.add_argument("--limit", type=int, default=10)
+    search.add_argument("--kind", help="comma-separated kinds")
+    search.add_argument("--tags", help="comma-separated tags; all must be present")
+    search.add_argument("--project", help="only entries of this project directory")
+    search.add_argument("--here", action="store_true", help="only entries of the current project")
+    search.add_argument("--since", help="epoch seconds, ISO date, or an age like 7d")
+    search.add_argument("--until", help="epoch seconds, ISO date, or an age like 7d")
+    search.add_argument("--status", help="active (default), superseded, forgotten, or any")
+    search.add_argument("--min-score", type=float, help="cosine threshold for a match")
+    search.add_argument("--all", action="store_true",
+                        help="list ranked hits that are not matches too (exit code unchanged)")
+
+    get = commands.add_parser("get", parents=[common], help="show one entry")
+    get.add_argument("id", help="entry id or a unique prefix of it")
+
+    forget = commands.add_parser("forget", parents=[common],
+                                 help="forget an entry (soft: journaled, kept in history)")
+    forget.add_argument("id")
+    forget.add_argument("--agent", help="act as this agent (must own the entry)")
+    forget.add_argument("--reason")
+
+    supersede = commands.add_parser("supersede", parents=[common],
+                                     help="replace an entry's text; the old one is kept as superseded")
+    supersede.add_argument("id")
+    supersede.add_argument("text")
+    supersede.add_argument("--agent", help="act as this agent (must own the entry)")
+
+    history = commands.add_parser("history", parents=[common],
+                                  help="an entry's versions and journal (by id, or agent + key)")
+    history.add_argument("id", nargs="?")
+    history.add_argument("--agent")
+    history.add_argument("--key")
+    return parser
+
+
+def _when(ts: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))
+
+
+def _entry_line(entry: dict[str, Any]) -> str:
+    status = "" if entry.get("status") == "active" else f" [{entry.get('status')}]"
+    key = f" {entry['key']}" if entry.get("key") else ""
+    category = entry.get("category") or "-"
+    return f"{entry['id']}  {entry['agent']}/{category} {entry['kind']}{key}{status}: {entry['text']}"
+
+
+def _print_entry(entry: dict[str, Any]) -> None:
+    print(_entry_line(entry))
+    tags = ",".join(entry.get("tags") or [])
+    source = entry.get("source")
+    span = f":{entry['line_start']}-{entry['line_end']}" if entry.get("line_start") else ""
+    details = [
+        f"created {_when(entry['created'])}",
+        f"confidence {entry['confidence']:.2f}",
+        f"via {entry['via']}" + (f" by {entry['writer']}" if entry.get("writer") else ""),
+    ]
+    if tags:
+        details.append(f"tags {tags}")
+    if entry.get("project"):
+        details.append(f"project {entry['project']}")
+    if entry.get("session"):
+        details.append(f"session {entry['session']}")
+    if source:
+        details.append(f"source {source}{span}")
+    if entry.get("superseded_by"):
+        details.append(f"superseded by {entry['superseded_by']}")
+    print("    " + "; ".join(details))
+
+
+def _print_status(status: dict[str, Any]) -> None:
+    model = status.get("model")
+    entries = status.get("entries", {})
+    print(f"memoryd {status['version']} (pid {status['pid']}, up {status['uptime_s']:.0f} s)")
+    print(f"socket: {status['socket']}")
+    print(f"state: {status['state_dir']}")
+    if status.get("degraded"):
+        print(f"degraded: {status['degraded']} ({status.get('degraded_reason')})")
+    elif status.get("model_loading"):
+        print("model: loading")
+    if model:
+        print(f"model: {model['id']} ({model['dim']} dims, sha256 {model['sha256'][:12]}…)")
+    print("entries: " + (", ".join(f"{n} {s}" for s, n in sorted(entries.items())) or "none"))
+    print(f"vectors: {status['vectors']}" + (f" (backlog {status['backlog']})" if status.get("backlog") else ""))
+    print(f"agents: {', '.join(status.get('agents') or []) or 'none'}")
+    if status.get("rss_bytes"):
+        print(f"memory: {status['rss_bytes'] / 1e6:.0f} MB RSS")
+
+
+def _print_hits(result: dict[str, Any]) -> None:
+    for hit in result["hits"]:
+        score = hit["score"]
+        vector = f"{score['vector']:.2f}" if score.get("vector") is not None else "  - "
+        marker = "*" if hit.get("match") else " "
+        print(f"{marker}{vector} {hit['age']:>4}  {_entry_line(hit)}")
+    if result.get("degraded"):
+        print("(keyword-only: the embedding model is not loaded)", file=sys.stderr)
+
+
+def run(args: argparse.Namespace, client: Client) -> int:
+    command = args.command
+    if command == "status":
+        result = client.status()
+        _emit(args, result, _print_status)
+        return OK
+    if command == "store":
+        result = client.remember(
+            args.agent, args.category, args.text,
+            kind=args.kind, key=args.key, confidence=args.confidence, force=args.force,
+            tags=[t for t in (args.tags or "").split(",") if t.strip()] or None,
+            cwd=None if args.is_global else os.getcwd(), writer=args.agent,
+        )
+
+        def show(r: dict[str, Any]) -> None:
+            if r["stored"]:
+                print(f"stored {r['entry']['id']}")
+                for old in r.get("superseded") or []:
+                    print(f"superseded {old['id']}: {old['text']}")
+                if r["entry"]["status"] == "superseded":
+                    print(f"kept as superseded: an entry with key {r['entry']['key']} has higher confidence")
+            else:
+                kind = "exact duplicate" if r["duplicate"] == "exact" else \
+                    f"near duplicate (cosine {r['cosine']:.2f}; --force stores it anyway)"
+                print(f"not stored: {kind} of", file=sys.stderr)
+                _print_entry(r["entry"])
+
+        _emit(args, result, show)
+        return OK if result["stored"] else FAILED
+    if command == "search":
+        filters: dict[str, Any] = {
+            "limit": args.limit,
+            "category": None if args.category == "-" else args.category,
+            "kind": args.kind, "tags": args.tags, "since": args.since, "until": args.until,
+            "status": args.status, "min_score": args.min_score,
+            "project": args.project, "cwd": os.getcwd() if args.here else None,
+            "match": not args.all,
+        }
+        agents = [a for a in args.agent.split(",") if a]
+        filters["agents"] = agents
+        result = client.search(args.query, **filters)
+        _emit(args, result, _print_hits)
+        return OK if any(hit["match"] for hit in result["hits"]) else FAILED
+    if command == "get":
+        _emit(args, client.get(args.id), _print_entry)
+        return OK
+    if command == "forget":
+        _emit(args, client.forget(args.id, agent=args.agent, reason=args.reason),
+              lambda e: print(f"forgotten {e['id']}"))
+        return OK
+    if command == "supersede":
+        result = client.supersede(args.id, args.text, agent=args.agent)
+        _emit(args, result, lambda r: print(f"stored {r['entry']['id']}, superseding {r['superseded']['id']}"))
+        return OK
+    if command == "history":
+        if not args.id and not (args.agent and args.key):
+            print("Error: give an ID, or --agent and --key", file=sys.stderr)
+            return USAGE
+        result = client.history(args.id, agent=args.agent, key=args.key)
+
+        def show_history(r: dict[str, Any]) -> None:
+            for entry in r["entries"]:
+                _print_entry(entry)
+            for event in r["events"]:
+                print(f"{_when(event['ts'])}  {event['action']:<10} {event['id']}  by {event['actor'] or '-'}")
+
+        _emit(args, result, show_history)
+        return OK
+    raise AssertionError(command)  # argparse guarantees a known command
+
+
+def _emit(args: argparse.Namespace, result: Any, show: Any) -> None:
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+    else:
+        show(result)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0) and USAGE
+    try:
+        with Client(args.socket, timeout_s=args.timeout) as client:
+            return run(args, client)
+    except MemorydError as exc:
+        print(f"Error: {exc.message}", file=sys.stderr)
+        if exc.code in ("bad_params", "unknown_method"):
+            return USAGE
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return FAILED
+    except BrokenPipeError:
+        return OK

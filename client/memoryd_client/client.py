@@ -1,0 +1,241 @@
+"""``Client`` (blocking) and ``AsyncClient`` (asyncio): one method per daemon method.
+
+    with Client() as memory:
+        memory.remember("designer", "rejected-designs", "floating speech bubble", tags=["sticker"])
+        hits = memory.search("speech bubble on a cat sticker", agent="designer")
+
+Every call raises a :class:`memoryd_client.errors.MemorydError` subclass on failure;
+``DaemonUnreachableError`` when nothing answers on the socket.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import socket
+from pathlib import Path
+from typing import Any, Callable
+
+from memoryd_client import wire
+from memoryd_client.errors import (
+    BadFrameError,
+    DaemonUnreachableError,
+    MemorydError,
+    error_from_wire,
+)
+from memoryd_client.paths import socket_path
+
+DEFAULT_TIMEOUT_S = 30.0
+START_HINT = "start it with `memoryd serve` (or `systemctl --user start memoryd`)"
+
+
+def _drop_none(params: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in params.items() if v is not None}
+
+
+def _result(reply: dict[str, Any], request_id: int) -> Any:
+    if reply.get("id") != request_id:
+        raise BadFrameError(f"reply id {reply.get('id')!r} does not match request {request_id}")
+    if "error" in reply:
+        raise error_from_wire(reply["error"])
+    return reply.get("result")
+
+
+def _unreachable(path: Path, exc: OSError) -> DaemonUnreachableError:
+    return DaemonUnreachableError(f"memoryd is not running on {path} ({exc.strerror or exc}); {START_HINT}")
+
+
+class _Methods:
+    """The daemon's methods, written once for both clients; ``call`` does the transport
+    (in ``AsyncClient`` it is a coroutine function, so each method returns an awaitable)."""
+
+    call: Callable[[str, dict[str, Any] | None], Any]
+
+    def status(self) -> Any:
+        return self.call("status", {})
+
+    def remember(
+        self,
+        agent: str,
+        category: str,
+        text: str,
+        *,
+        kind: str | None = None,
+        key: str | None = None,
+        tags: list[str] | None = None,
+        confidence: float | None = None,
+        force: bool = False,
+        cwd: str | None = None,
+        project: str | None = None,
+        session: str | None = None,
+        writer: str | None = None,
+    ) -> Any:
+        return self.call(
+            "remember",
+            _drop_none(
+                {
+                    "agent": agent,
+                    "category": category,
+                    "text": text,
+                    "kind": kind,
+                    "key": key,
+                    "tags": tags,
+                    "confidence": confidence,
+                    "force": force,
+                    "cwd": cwd,
+                    "project": project,
+                    "session": session,
+                    "writer": writer,
+                }
+            ),
+        )
+
+    def remember_many(self, entries: list[dict[str, Any]]) -> Any:
+        """Each entry is a map of remember's params; up to 1,000 per call, embedded in
+        batches and made durable with one fsync per agent. Returns {"results": [...]}."""
+        return self.call("remember_many", {"entries": entries})
+
+    def search(self, query: str, **filters: Any) -> Any:
+        """Filters: agent, agents, category, kind, tags, project, since, until, status,
+        limit, min_score, match."""
+        return self.call("search", _drop_none({"query": query, **filters}))
+
+    def get(self, entry_id: str) -> Any:
+        return self.call("get", {"id": entry_id})
+
+    def forget(self, entry_id: str, *, agent: str | None = None, reason: str | None = None) -> Any:
+        return self.call("forget", _drop_none({"id": entry_id, "agent": agent, "reason": reason}))
+
+    def supersede(
+        self, entry_id: str, text: str, *, agent: str | None = None, confidence: float | None = None
+    ) -> Any:
+        return self.call(
+            "supersede",
+            _drop_none({"id": entry_id, "text": text, "agent": agent, "confidence": confidence}),
+        )
+
+    def history(
+        self, entry_id: str | None = None, *, agent: str | None = None, key: str | None = None
+    ) -> Any:
+        return self.call("history", _drop_none({"id": entry_id, "agent": agent, "key": key}))
+
+
+class Client(_Methods):
+    """Blocking client; one connection, reused across calls."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S):
+        self.path = Path(path) if path is not None else socket_path()
+        self.timeout_s = timeout_s
+        self._sock: socket.socket | None = None
+        self._ids = itertools.count(1)
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+
+    def _connect(self) -> socket.socket:
+        if self._sock is None:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(self.timeout_s)
+            try:
+                sock.connect(str(self.path))
+            except OSError as exc:
+                sock.close()
+                raise _unreachable(self.path, exc) from None
+            self._sock = sock
+        return self._sock
+
+    def _read_exact(self, sock: socket.socket, n: int) -> bytes:
+        chunks = bytearray()
+        while len(chunks) < n:
+            chunk = sock.recv(n - len(chunks))
+            if not chunk:
+                raise DaemonUnreachableError(f"memoryd closed the connection on {self.path}")
+            chunks += chunk
+        return bytes(chunks)
+
+    def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        request_id = next(self._ids)
+        frame = wire.pack({"id": request_id, "method": method, "params": params or {}})
+        sock = self._connect()
+        try:
+            sock.sendall(frame)
+            length = wire.frame_length(self._read_exact(sock, wire.HEADER.size))
+            if length > wire.MAX_FRAME_BYTES:
+                raise BadFrameError(f"reply of {length} bytes exceeds the frame limit")
+            reply = wire.unpack(self._read_exact(sock, length))
+        except TimeoutError:
+            self.close()
+            raise DaemonUnreachableError(
+                f"memoryd did not answer {method!r} within {self.timeout_s:g} s on {self.path}"
+            ) from None
+        except MemorydError:
+            self.close()
+            raise
+        except OSError as exc:
+            self.close()
+            raise _unreachable(self.path, exc) from None
+        return _result(reply, request_id)
+
+
+class AsyncClient(_Methods):
+    """asyncio client; calls are serialised over one connection."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S):
+        self.path = Path(path) if path is not None else socket_path()
+        self.timeout_s = timeout_s
+        self._streams: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
+        self._lock = asyncio.Lock()
+        self._ids = itertools.count(1)
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        if self._streams is not None:
+            self._streams[1].close()
+            self._streams = None
+
+    async def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        async with self._lock:
+            try:
+                return await asyncio.wait_for(self._call(method, params), self.timeout_s)
+            except TimeoutError:
+                await self.close()
+                raise DaemonUnreachableError(
+                    f"memoryd did not answer {method!r} within {self.timeout_s:g} s on {self.path}"
+                ) from None
+
+    async def _call(self, method: str, params: dict[str, Any] | None) -> Any:
+        if self._streams is None:
+            try:
+                self._streams = await asyncio.open_unix_connection(str(self.path))
+            except OSError as exc:
+                raise _unreachable(self.path, exc) from None
+        reader, writer = self._streams
+        request_id = next(self._ids)
+        try:
+            writer.write(wire.pack({"id": request_id, "method": method, "params": params or {}}))
+            await writer.drain()
+            length = wire.frame_length(await reader.readexactly(wire.HEADER.size))
+            if length > wire.MAX_FRAME_BYTES:
+                raise BadFrameError(f"reply of {length} bytes exceeds the frame limit")
+            reply = wire.unpack(await reader.readexactly(length))
+        except asyncio.IncompleteReadError:
+            await self.close()
+            raise DaemonUnreachableError(f"memoryd closed the connection on {self.path}") from None
+        except OSError as exc:
+            await self.close()
+            raise _unreachable(self.path, exc) from None
+        return _result(reply, request_id)

@@ -1,0 +1,94 @@
+"""Errors shared by memoryd and its clients.
+
+    MemorydError                 code "error"            CLI exit 1
+    ├── FrameTooLargeError       code "frame_too_large"
+    ├── BadFrameError            code "bad_frame"
+    ├── UnknownMethodError       code "unknown_method"
+    ├── BadParamsError           code "bad_params"
+    ├── NotFoundError            code "not_found"
+    ├── ForbiddenError           code "forbidden"
+    ├── UnavailableError         code "unavailable"      (e.g. no embedding model loaded)
+    ├── InternalError            code "internal"
+    └── DaemonUnreachableError   code "unreachable"      CLI exit 3 (client side only)
+
+The daemon raises these inside its code; the server turns them into an error frame
+``{code, message}``; the client turns the frame back into the same class.
+"""
+
+from __future__ import annotations
+
+
+class MemorydError(Exception):
+    """Base class; ``code`` travels on the wire, ``exit_code`` is the CLI's."""
+
+    code = "error"
+    exit_code = 1
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def to_wire(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message}
+
+
+class FrameTooLargeError(MemorydError):
+    code = "frame_too_large"
+
+
+class BadFrameError(MemorydError):
+    code = "bad_frame"
+
+
+class UnknownMethodError(MemorydError):
+    code = "unknown_method"
+
+
+class BadParamsError(MemorydError):
+    code = "bad_params"
+
+
+class NotFoundError(MemorydError):
+    code = "not_found"
+
+
+class ForbiddenError(MemorydError):
+    code = "forbidden"
+
+
+class UnavailableError(MemorydError):
+    code = "unavailable"
+
+
+class InternalError(MemorydError):
+    code = "internal"
+
+
+class DaemonUnreachableError(MemorydError):
+    code = "unreachable"
+    exit_code = 3
+
+
+_BY_CODE: dict[str, type[MemorydError]] = {
+    cls.code: cls
+    for cls in (
+        MemorydError,
+        FrameTooLargeError,
+        BadFrameError,
+        UnknownMethodError,
+        BadParamsError,
+        NotFoundError,
+        ForbiddenError,
+        UnavailableError,
+        InternalError,
+        DaemonUnreachableError,
+    )
+}
+
+
+def error_from_wire(error: object) -> MemorydError:
+    """The exception matching an error frame's ``{code, message}``."""
+    if not isinstance(error, dict):
+        return MemorydError(f"malformed error reply: {error!r}")
+    cls = _BY_CODE.get(str(error.get("code")), MemorydError)
+    return cls(str(error.get("message", "")))

@@ -1,0 +1,44 @@
+"""Where memoryd keeps its state and its socket; one definition for daemon and clients.
+
+``MEMORYD_HOME`` relocates everything (database, ledgers, config, socket, spool). Without it
+the platform's user directories are used (platformdirs). ``MEMORYD_SOCKET`` overrides the
+socket path alone.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+
+import platformdirs
+
+APP = "memoryd"
+#: AF_UNIX path limits: 108 bytes on Linux, 104 on macOS (including the NUL).
+MAX_SOCKET_PATH_BYTES = 103
+
+
+def home_override() -> Path | None:
+    value = os.environ.get("MEMORYD_HOME")
+    return Path(value).expanduser() if value else None
+
+
+def state_dir() -> Path:
+    """Database, ledgers, logs of injections."""
+    return home_override() or Path(platformdirs.user_data_dir(APP, appauthor=False))
+
+
+def config_dir() -> Path:
+    return home_override() or Path(platformdirs.user_config_dir(APP, appauthor=False))
+
+
+def socket_path() -> Path:
+    explicit = os.environ.get("MEMORYD_SOCKET")
+    if explicit:
+        return Path(explicit).expanduser()
+    home = home_override()
+    if home is not None:
+        return home / "memoryd.sock"
+    with warnings.catch_warnings():  # platformdirs warns when XDG_RUNTIME_DIR is unset
+        warnings.simplefilter("ignore")
+        return Path(platformdirs.user_runtime_dir(APP, appauthor=False)) / "memoryd.sock"

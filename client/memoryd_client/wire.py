@@ -1,0 +1,58 @@
+"""The wire protocol between memoryd and its clients, defined once (the daemon imports it).
+
+A frame is a 4-byte big-endian unsigned length followed by that many bytes of msgpack, which
+must decode to a map.
+
+    request  {"id": int, "method": str, "params": map}
+    reply    {"id": int, "result": any}
+          or {"id": int, "error": {"code": str, "message": str}}
+
+The error codes are the ``code`` attributes of the classes in :mod:`memoryd_client.errors`.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+import msgpack
+
+#: Largest frame either side accepts (the length prefix excluded).
+MAX_FRAME_BYTES = 8 * 1024 * 1024
+HEADER = struct.Struct(">I")
+PROTOCOL_VERSION = 1
+
+#: First line of everything memoryd injects into an agent's context. Ingestion drops any
+#: transcript content that carries it, so injected memory never feeds back into memory.
+INJECTION_MARKER = "<!-- memoryd:ctx v1 -->"
+
+
+def pack(message: dict[str, Any]) -> bytes:
+    """One frame: length prefix plus msgpack body."""
+    body = msgpack.packb(message, use_bin_type=True)
+    if len(body) > MAX_FRAME_BYTES:
+        from memoryd_client.errors import FrameTooLargeError
+
+        raise FrameTooLargeError(
+            f"frame of {len(body)} bytes exceeds the limit of {MAX_FRAME_BYTES} bytes"
+        )
+    return HEADER.pack(len(body)) + body
+
+
+def frame_length(header: bytes) -> int:
+    """The body length announced by a 4-byte header."""
+    (length,) = HEADER.unpack(header)
+    return int(length)
+
+
+def unpack(body: bytes) -> dict[str, Any]:
+    """Decode a frame body; raises BadFrameError unless it is a msgpack map."""
+    from memoryd_client.errors import BadFrameError
+
+    try:
+        message = msgpack.unpackb(body, raw=False, strict_map_key=False)
+    except Exception as exc:  # msgpack raises several unrelated types
+        raise BadFrameError(f"frame is not valid msgpack: {exc}") from None
+    if not isinstance(message, dict):
+        raise BadFrameError(f"frame must be a msgpack map, got {type(message).__name__}")
+    return message

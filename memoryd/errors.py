@@ -1,0 +1,41 @@
+"""The daemon's errors: the shared tree of :mod:`memoryd_client.errors` plus startup errors.
+
+    MemorydError (memoryd_client.errors; each has a wire code)
+    └── StartupError          daemon exit 3
+        ├── ConfigError       bad configuration
+        └── AlreadyRunningError   another daemon holds the socket
+    EmbedderError             the model cannot load or run (the daemon degrades to keyword-only)
+"""
+
+from __future__ import annotations
+
+from memoryd_client.errors import (  # noqa: F401  (re-exported for the daemon's modules)
+    BadFrameError,
+    BadParamsError,
+    ForbiddenError,
+    FrameTooLargeError,
+    InternalError,
+    MemorydError,
+    NotFoundError,
+    UnavailableError,
+    UnknownMethodError,
+)
+
+STARTUP_FAILURE = 3
+
+
+class StartupError(MemorydError):
+    code = "startup"
+    exit_code = STARTUP_FAILURE
+
+
+class ConfigError(StartupError):
+    code = "config"
+
+
+class AlreadyRunningError(StartupError):
+    code = "already_running"
+
+
+class EmbedderError(MemorydError):
+    code = "embedder"

@@ -1,0 +1,127 @@
+"""Typed access to a request's params, with one clear message per mistake."""
+
+from __future__ import annotations
+
+import re
+import time
+from datetime import datetime, timezone
+from typing import Any
+
+from memoryd.errors import BadParamsError
+from memoryd.ledger import AGENT_NAME
+
+_RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhdw])$")
+_UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+_KEY = re.compile(r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$")
+
+
+class Params:
+    def __init__(self, method: str, params: Any) -> None:
+        if params is None:
+            params = {}
+        if not isinstance(params, dict):
+            raise BadParamsError(f"{method}: params must be a map, got {type(params).__name__}")
+        self.method = method
+        self.raw = params
+
+    def _fail(self, name: str, what: str) -> BadParamsError:
+        return BadParamsError(f"{self.method}: {name} {what}")
+
+    def text(self, name: str, *, required: bool = False, default: str | None = None,
+             max_len: int = 100_000) -> str | None:
+        value = self.raw.get(name)
+        if value is None:
+            if required:
+                raise self._fail(name, "is required")
+            return default
+        if not isinstance(value, str):
+            raise self._fail(name, f"must be a string, got {type(value).__name__}")
+        if required and not value.strip():
+            raise self._fail(name, "must not be empty")
+        if len(value) > max_len:
+            raise self._fail(name, f"is {len(value)} characters long; the limit is {max_len}")
+        return value
+
+    def agent(self, name: str = "agent", *, required: bool = True) -> str | None:
+        value = self.text(name, required=required, max_len=64)
+        if value is not None and not AGENT_NAME.match(value):
+            raise self._fail(
+                name, f"{value!r} is not a valid agent name (letters, digits, '.', '_', '-'; "
+                "64 at most; starting with a letter or digit)"
+            )
+        return value
+
+    def key(self, name: str = "key") -> str | None:
+        value = self.text(name, max_len=200)
+        if value is not None and not _KEY.match(value):
+            raise self._fail(name, f"{value!r} is not a dotted key such as pref.commit_style")
+        return value
+
+    def choice(self, name: str, choices: tuple[str, ...], default: str | None = None) -> str | None:
+        value = self.text(name, default=default)
+        if value is not None and value not in choices:
+            raise self._fail(name, f"must be one of {', '.join(choices)}; got {value!r}")
+        return value
+
+    def strings(self, name: str) -> list[str] | None:
+        """A list of strings; a single comma-separated string is accepted too."""
+        value = self.raw.get(name)
+        if value is None:
+            return None
+        if isinstance(value, str):
+            return [v.strip() for v in value.split(",") if v.strip()]
+        if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+            return [v.strip() for v in value if v.strip()]
+        raise self._fail(name, "must be a list of strings")
+
+    def number(self, name: str, *, default: float | None = None, low: float | None = None,
+               high: float | None = None) -> float | None:
+        value = self.raw.get(name)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self._fail(name, f"must be a number, got {type(value).__name__}")
+        if (low is not None and value < low) or (high is not None and value > high):
+            raise self._fail(name, f"must be between {low:g} and {high:g}; got {value:g}")
+        return float(value)
+
+    def integer(self, name: str, *, default: int, low: int, high: int) -> int:
+        value = self.raw.get(name, default)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self._fail(name, f"must be an integer, got {type(value).__name__}")
+        if not low <= value <= high:
+            raise self._fail(name, f"must be between {low} and {high}; got {value}")
+        return value
+
+    def flag(self, name: str) -> bool:
+        value = self.raw.get(name, False)
+        if not isinstance(value, bool):
+            raise self._fail(name, f"must be true or false, got {value!r}")
+        return value
+
+    def time(self, name: str) -> float | None:
+        """Epoch seconds, an ISO-8601 date or time, or an age such as 7d, 12h, 30m, 2w."""
+        value = self.raw.get(name)
+        if value is None:
+            return None
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, str):
+            parsed = parse_time(value)
+            if parsed is not None:
+                return parsed
+        raise self._fail(name, f"{value!r} is not a time (epoch seconds, 2026-03-15, or 7d/12h)")
+
+
+def parse_time(value: str) -> float | None:
+    value = value.strip()
+    relative = _RELATIVE.match(value)
+    if relative:
+        return time.time() - float(relative.group(1)) * _UNIT_S[relative.group(2)]
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.timestamp()

@@ -1,0 +1,61 @@
+"""Rebuild the database from the ledgers: the database is an index, the ledgers the truth."""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+
+from memoryd.config import Config
+from memoryd.embed import Embedder
+from memoryd.errors import AlreadyRunningError, EmbedderError
+from memoryd.ledger import Ledger
+from memoryd.memory import Memory
+from memoryd.store import ModelInfo, Store
+
+log = logging.getLogger(__name__)
+EMBED_BATCH = 256
+
+
+def reindex(config: Config, *, embed: bool = True) -> dict[str, int]:
+    config.state_dir.mkdir(parents=True, mode=0o700, exist_ok=True)
+    fd = os.open(config.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise AlreadyRunningError(
+                "memoryd is running; stop it first (systemctl --user stop memoryd)") from None
+        for suffix in ("", "-wal", "-shm"):  # the old index is kept aside, not deleted
+            path = config.db_path.with_name(config.db_path.name + suffix)
+            if path.exists():
+                path.replace(path.with_name(path.name + ".bak"))
+        store = Store(config.db_path)
+        try:
+            ledger = Ledger(config.ledger_dir)
+            memory = Memory(config, store, ledger)
+            records = memory.replay_ledgers()
+            vectors = embed_backlog(config, store) if embed else 0
+            entries = sum(store.count_entries().values())
+        finally:
+            store.close()
+        return {"entries": entries, "records": records, "ledgers": len(ledger.agents()),
+                "vectors": vectors}
+    finally:
+        os.close(fd)
+
+
+def embed_backlog(config: Config, store: Store) -> int:
+    try:
+        embedder = Embedder(config.embed)
+    except EmbedderError as exc:
+        log.error("Not embedding: %s", exc.message)
+        return 0
+    store.bind_model(ModelInfo(embedder.model_id, embedder.sha256, embedder.dim))
+    done = 0
+    while rows := store.rows_missing_vectors(EMBED_BATCH):
+        vectors = embedder.embed([text for _, _, text in rows])
+        with store.db:
+            store.put_vectors([r[0] for r in rows], vectors)
+        done += len(rows)
+    return done

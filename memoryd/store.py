@@ -1,0 +1,438 @@
+"""The SQLite index: one apsw connection with sqlite-vec loaded, its migrations and all its SQL.
+
+Tables:
+    meta          key/value: schema facts, the embedding model (id, sha256, dim), ledger offsets
+    entries       one row per memory entry (see ``ENTRY_COLUMNS``)
+    entries_fts   FTS5 over text, category and tags (external content, porter stemming)
+    entries_vec   vec0 vectors, rowid = entries.id, created once the model's dimension is known
+    events        the journal: every change with its before/after as JSON
+
+The database is an index: the ledgers (and, later, the watched files) rebuild it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import apsw
+import apsw.bestpractice
+import numpy as np
+import sqlite_vec
+
+from memoryd.errors import StartupError
+
+log = logging.getLogger(__name__)
+
+ENTRY_COLUMNS = (
+    "uid",
+    "agent",
+    "project",
+    "kind",
+    "category",
+    "key",
+    "text",
+    "hash",
+    "confidence",
+    "tags",
+    "status",
+    "created",
+    "updated",
+    "writer",
+    "via",
+    "session",
+    "source",
+    "line_start",
+    "line_end",
+    "message_id",
+    "superseded_by",
+)
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1: entries, full-text index, journal
+    """
+    CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE entries(
+        id INTEGER PRIMARY KEY,
+        uid TEXT NOT NULL UNIQUE,
+        agent TEXT NOT NULL,
+        project TEXT,
+        kind TEXT NOT NULL,
+        category TEXT NOT NULL DEFAULT '',
+        key TEXT,
+        text TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        confidence REAL NOT NULL,
+        tags TEXT NOT NULL DEFAULT '',
+        status TEXT NOT NULL DEFAULT 'active',
+        created REAL NOT NULL,
+        updated REAL NOT NULL,
+        writer TEXT,
+        via TEXT NOT NULL,
+        session TEXT,
+        source TEXT,
+        line_start INTEGER,
+        line_end INTEGER,
+        message_id TEXT,
+        superseded_by TEXT
+    );
+    CREATE INDEX entries_scope ON entries(agent, category, status);
+    CREATE INDEX entries_hash ON entries(hash);
+    CREATE INDEX entries_key ON entries(agent, key) WHERE key IS NOT NULL;
+    CREATE VIRTUAL TABLE entries_fts USING fts5(
+        text, category, tags,
+        content='entries', content_rowid='id',
+        tokenize='porter unicode61 remove_diacritics 2'
+    );
+    CREATE TRIGGER entries_ai AFTER INSERT ON entries BEGIN
+        INSERT INTO entries_fts(rowid, text, category, tags)
+        VALUES (new.id, new.text, new.category, new.tags);
+    END;
+    CREATE TRIGGER entries_ad AFTER DELETE ON entries BEGIN
+        INSERT INTO entries_fts(entries_fts, rowid, text, category, tags)
+        VALUES ('delete', old.id, old.text, old.category, old.tags);
+    END;
+    CREATE TRIGGER entries_au AFTER UPDATE OF text, category, tags ON entries BEGIN
+        INSERT INTO entries_fts(entries_fts, rowid, text, category, tags)
+        VALUES ('delete', old.id, old.text, old.category, old.tags);
+        INSERT INTO entries_fts(rowid, text, category, tags)
+        VALUES (new.id, new.text, new.category, new.tags);
+    END;
+    CREATE TABLE events(
+        id INTEGER PRIMARY KEY,
+        ts REAL NOT NULL,
+        uid TEXT NOT NULL,
+        action TEXT NOT NULL,
+        actor TEXT,
+        before TEXT,
+        after TEXT
+    );
+    CREATE INDEX events_uid ON events(uid);
+    """,
+)
+
+_bestpractice_applied = False
+
+
+def _apply_bestpractice() -> None:
+    global _bestpractice_applied
+    if not _bestpractice_applied:
+        apsw.bestpractice.apply(apsw.bestpractice.recommended)
+        _bestpractice_applied = True
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    model_id: str
+    sha256: str
+    dim: int
+
+
+def encode_tags(tags: Iterable[str]) -> str:
+    """Tags as stored: ",a,b," so that a LIKE '%,a,%' finds one exactly."""
+    clean = sorted({t.strip().lower() for t in tags if t.strip()})
+    return "," + ",".join(clean) + "," if clean else ""
+
+
+def decode_tags(stored: str) -> list[str]:
+    return [t for t in stored.split(",") if t]
+
+
+def row_to_entry(row: Sequence[Any]) -> dict[str, Any]:
+    """An ``entries`` row (id first, then ENTRY_COLUMNS) as the wire-level entry dict."""
+    entry = dict(zip(("rowid",) + ENTRY_COLUMNS, row))
+    entry["id"] = entry.pop("uid")
+    entry["tags"] = decode_tags(entry["tags"])
+    return entry
+
+
+SELECT_ENTRY = "SELECT id, " + ", ".join(ENTRY_COLUMNS) + " FROM entries"
+
+
+class Store:
+    """All SQL lives here. Not thread-safe: the daemon uses it from one thread."""
+
+    def __init__(self, path: Path) -> None:
+        _apply_bestpractice()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        try:
+            self.db = apsw.Connection(str(path))
+            self.db.enable_load_extension(True)
+            self.db.load_extension(sqlite_vec.loadable_path())
+            self.db.enable_load_extension(False)
+        except apsw.Error as exc:
+            raise StartupError(f"cannot open database {path}: {exc}") from None
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.execute("PRAGMA cache_size=-16000")
+        self._migrate()
+        self.model: ModelInfo | None = self._stored_model()
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- schema -----------------------------------------------------------------------
+
+    def _migrate(self) -> None:
+        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        if version > len(MIGRATIONS):
+            raise StartupError(
+                f"database {self.path} has schema version {version}, newer than this memoryd "
+                f"({len(MIGRATIONS)}); upgrade memoryd or run `memoryd reindex`"
+            )
+        for number in range(version, len(MIGRATIONS)):
+            with self.db:
+                self.db.execute(MIGRATIONS[number])
+                self.db.execute(f"PRAGMA user_version={number + 1}")
+            log.info("Database migrated to schema version %d.", number + 1)
+
+    def meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.db.execute(
+            "INSERT INTO meta(key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+            (key, value),
+        )
+
+    def _stored_model(self) -> ModelInfo | None:
+        raw = self.meta("embedding_model")
+        if raw is None:
+            return None
+        data = json.loads(raw)
+        return ModelInfo(data["model_id"], data["sha256"], int(data["dim"]))
+
+    def bind_model(self, model: ModelInfo) -> bool:
+        """Record the model whose vectors the table holds. When another model was recorded,
+        its vectors are dropped (never mixed); returns True when vectors must be rebuilt."""
+        if self.model == model:
+            return False
+        with self.db:
+            if self.model is not None:
+                log.warning(
+                    "Embedding model changed from %s to %s: dropping stored vectors.",
+                    self.model.model_id,
+                    model.model_id,
+                )
+            self.db.execute("DROP TABLE IF EXISTS entries_vec")
+            self.db.execute(
+                f"CREATE VIRTUAL TABLE entries_vec USING vec0("
+                f"embedding float[{model.dim}] distance_metric=cosine)"
+            )
+            self.set_meta(
+                "embedding_model",
+                json.dumps({"model_id": model.model_id, "sha256": model.sha256, "dim": model.dim}),
+            )
+        self.model = model
+        return True
+
+    # -- entries ----------------------------------------------------------------------
+
+    def insert_entry(self, entry: dict[str, Any]) -> int:
+        values = [entry.get(c) for c in ENTRY_COLUMNS]
+        values[ENTRY_COLUMNS.index("tags")] = encode_tags(entry.get("tags") or ())
+        placeholders = ", ".join("?" for _ in ENTRY_COLUMNS)
+        self.db.execute(
+            f"INSERT INTO entries({', '.join(ENTRY_COLUMNS)}) VALUES ({placeholders})", values
+        )
+        return self.db.last_insert_rowid()
+
+    def entry_by_uid(self, uid: str) -> dict[str, Any] | None:
+        row = self.db.execute(SELECT_ENTRY + " WHERE uid=?", (uid,)).fetchone()
+        return row_to_entry(row) if row else None
+
+    def uids_with_prefix(self, prefix: str, limit: int = 2) -> list[str]:
+        upper = prefix + "\uffff"
+        rows = self.db.execute(
+            "SELECT uid FROM entries WHERE uid >= ? AND uid < ? LIMIT ?", (prefix, upper, limit)
+        )
+        return [r[0] for r in rows]
+
+    def entries_by_rowids(self, rowids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        if not rowids:
+            return {}
+        marks = ", ".join("?" for _ in rowids)
+        rows = self.db.execute(SELECT_ENTRY + f" WHERE id IN ({marks})", list(rowids))
+        return {row[0]: row_to_entry(row) for row in rows}
+
+    def find_exact(self, agent: str, category: str, hash_: str) -> dict[str, Any] | None:
+        row = self.db.execute(
+            SELECT_ENTRY + " WHERE agent=? AND category=? AND hash=? AND status='active' LIMIT 1",
+            (agent, category, hash_),
+        ).fetchone()
+        return row_to_entry(row) if row else None
+
+    def active_with_key(self, agent: str, key: str) -> list[dict[str, Any]]:
+        rows = self.db.execute(
+            SELECT_ENTRY + " WHERE agent=? AND key=? AND status='active' ORDER BY created",
+            (agent, key),
+        )
+        return [row_to_entry(r) for r in rows]
+
+    def entries_with_key(self, agent: str, key: str) -> list[dict[str, Any]]:
+        rows = self.db.execute(
+            SELECT_ENTRY + " WHERE agent=? AND key=? ORDER BY created", (agent, key)
+        )
+        return [row_to_entry(r) for r in rows]
+
+    def update_entry(self, uid: str, **changes: Any) -> None:
+        if "tags" in changes:
+            changes["tags"] = encode_tags(changes["tags"])
+        assignments = ", ".join(f"{column}=?" for column in changes)
+        self.db.execute(f"UPDATE entries SET {assignments} WHERE uid=?", [*changes.values(), uid])
+
+    def count_entries(self) -> dict[str, int]:
+        rows = self.db.execute("SELECT status, count(*) FROM entries GROUP BY status")
+        return {status: n for status, n in rows}
+
+    def agents(self) -> list[str]:
+        return [r[0] for r in self.db.execute("SELECT DISTINCT agent FROM entries ORDER BY agent")]
+
+    # -- journal ----------------------------------------------------------------------
+
+    def journal(
+        self,
+        uid: str,
+        action: str,
+        actor: str | None,
+        before: dict[str, Any] | None,
+        after: dict[str, Any] | None,
+        ts: float | None = None,
+    ) -> None:
+        self.db.execute(
+            "INSERT INTO events(ts, uid, action, actor, before, after) VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                ts if ts is not None else time.time(),
+                uid,
+                action,
+                actor,
+                json.dumps(before, sort_keys=True) if before is not None else None,
+                json.dumps(after, sort_keys=True) if after is not None else None,
+            ),
+        )
+
+    def events_for(self, uids: Sequence[str]) -> list[dict[str, Any]]:
+        if not uids:
+            return []
+        marks = ", ".join("?" for _ in uids)
+        rows = self.db.execute(
+            f"SELECT ts, uid, action, actor, before, after FROM events WHERE uid IN ({marks}) "
+            "ORDER BY ts, id",
+            list(uids),
+        )
+        return [
+            {
+                "ts": ts,
+                "id": uid,
+                "action": action,
+                "actor": actor,
+                "before": json.loads(before) if before else None,
+                "after": json.loads(after) if after else None,
+            }
+            for ts, uid, action, actor, before, after in rows
+        ]
+
+    # -- vectors ----------------------------------------------------------------------
+
+    def put_vectors(self, rowids: Sequence[int], vectors: np.ndarray) -> None:
+        self.db.executemany(
+            "INSERT OR REPLACE INTO entries_vec(rowid, embedding) VALUES (?, ?)",
+            ((int(r), v.astype(np.float32).tobytes()) for r, v in zip(rowids, vectors)),
+        )
+
+    def vector_for_hash(self, hash_: str) -> np.ndarray | None:
+        """A stored vector of any entry with this content hash (the embedding cache)."""
+        if self.model is None:
+            return None
+        row = self.db.execute(
+            "SELECT v.embedding FROM entries e JOIN entries_vec v ON v.rowid = e.id "
+            "WHERE e.hash=? LIMIT 1",
+            (hash_,),
+        ).fetchone()
+        return np.frombuffer(row[0], dtype=np.float32) if row else None
+
+    def vectors_by_rowids(self, rowids: Sequence[int]) -> dict[int, np.ndarray]:
+        if not rowids or self.model is None:
+            return {}
+        marks = ", ".join("?" for _ in rowids)
+        rows = self.db.execute(
+            f"SELECT rowid, embedding FROM entries_vec WHERE rowid IN ({marks})",
+            [int(r) for r in rowids],
+        )
+        return {r: np.frombuffer(blob, dtype=np.float32) for r, blob in rows}
+
+    def iter_vectors(self, batch: int = 4096) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """(rowids, matrix) batches of all stored vectors, in rowid order."""
+        if self.model is None:
+            return
+        last = 0
+        dim = self.model.dim
+        while True:
+            rows = self.db.execute(
+                "SELECT rowid, embedding FROM entries_vec WHERE rowid > ? ORDER BY rowid LIMIT ?",
+                (last, batch),
+            ).fetchall()
+            if not rows:
+                return
+            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(-1, dim)
+            yield ids, matrix
+            last = int(ids[-1])
+
+    def rows_missing_vectors(self, limit: int) -> list[tuple[int, str, str]]:
+        """(rowid, hash, text) of entries that have no vector yet."""
+        if self.model is None:
+            return []
+        return self.db.execute(
+            "SELECT e.id, e.hash, e.text FROM entries e "
+            "WHERE NOT EXISTS (SELECT 1 FROM entries_vec v WHERE v.rowid = e.id) "
+            "ORDER BY e.id LIMIT ?",
+            (limit,),
+        ).fetchall()
+
+    def count_vectors(self) -> int:
+        if self.model is None:
+            return 0
+        return self.db.execute("SELECT count(*) FROM entries_vec").fetchone()[0]
+
+    def knn(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """sqlite-vec's exact brute-force KNN: (rowid, cosine similarity)."""
+        rows = self.db.execute(
+            "SELECT rowid, distance FROM entries_vec WHERE embedding MATCH ? AND k = ?",
+            (query.astype(np.float32).tobytes(), k),
+        )
+        return [(rowid, 1.0 - distance) for rowid, distance in rows]
+
+    # -- keyword search ---------------------------------------------------------------
+
+    def fts(self, match: str, where: str, params: Sequence[Any], limit: int) -> list[tuple[int, float]]:
+        """(rowid, bm25) best first; ``where`` filters on entries columns aliased ``e``."""
+        sql = (
+            "SELECT e.id, bm25(entries_fts, 1.0, 0.5, 0.5) AS score FROM entries_fts "
+            "JOIN entries e ON e.id = entries_fts.rowid "
+            f"WHERE entries_fts MATCH ? {('AND ' + where) if where else ''} "
+            "ORDER BY score LIMIT ?"
+        )
+        return self.db.execute(sql, [match, *params, limit]).fetchall()
+
+    def filter_rowids(self, rowids: Sequence[int], where: str, params: Sequence[Any]) -> set[int]:
+        if not rowids:
+            return set()
+        marks = ", ".join("?" for _ in rowids)
+        sql = f"SELECT e.id FROM entries e WHERE e.id IN ({marks})" + (f" AND {where}" if where else "")
+        return {r[0] for r in self.db.execute(sql, [*map(int, rowids), *params])}
+
+    def vector_rows(self) -> Iterator[tuple[int, str, str, str | None, str, str, float]]:
+        """What the in-memory vector index keeps per entry: rowid, agent, category, project,
+        kind, status, created."""
+        yield from self.db.execute(
+            "SELECT id, agent, category, project, kind, status, created FROM entries ORDER BY id"
+        )

@@ -1,0 +1,125 @@
+"""Shared fixtures: every test gets its own MEMORYD_HOME; the model loads once per session;
+``daemon`` runs the real daemon in-process (its own event loop, in a thread) on a short socket
+path, and ``client`` talks to it over the socket."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from memoryd_client import Client
+
+from memoryd.config import Config, load_config
+from memoryd.embed import Embedder
+from memoryd.server import Daemon, run_daemon
+
+
+@pytest.fixture(autouse=True)
+def memoryd_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A short private state dir (AF_UNIX paths are limited to ~104 bytes)."""
+    home = Path(tempfile.mkdtemp(prefix="md-", dir="/tmp"))
+    monkeypatch.setenv("MEMORYD_HOME", str(home))
+    monkeypatch.delenv("MEMORYD_SOCKET", raising=False)
+    for name in list(os.environ):
+        if name.startswith(("MEMORYD_EMBED_", "MEMORYD_SEARCH_", "MEMORYD_REMEMBER_")):
+            monkeypatch.delenv(name)
+    yield home
+    shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Embedder:
+    return Embedder(load_config().embed)
+
+
+@dataclass
+class RunningDaemon:
+    config: Config
+    daemon: Daemon
+    loop: asyncio.AbstractEventLoop
+    thread: threading.Thread
+    errors: list[BaseException]
+
+    @property
+    def socket(self) -> Path:
+        return self.config.socket_path
+
+    def stop(self) -> None:
+        if self.thread.is_alive():
+            self.loop.call_soon_threadsafe(self.daemon.should_exit.set)
+            self.thread.join(timeout=30)
+        assert not self.thread.is_alive(), "daemon did not stop"
+
+
+def start_daemon(embedder: Embedder | None, wait_for_model: bool = True) -> RunningDaemon:
+    config = load_config()
+    started = threading.Event()
+    box: dict[str, object] = {}
+    errors: list[BaseException] = []
+
+    def ready(daemon: Daemon) -> None:
+        box["daemon"] = daemon
+        box["loop"] = asyncio.get_running_loop()
+        started.set()
+
+    def main() -> None:
+        try:
+            asyncio.run(run_daemon(config, ready=ready, embedder=embedder))
+        except BaseException as exc:  # surfaced by the fixture
+            errors.append(exc)
+            started.set()
+
+    thread = threading.Thread(target=main, name="memoryd-test", daemon=True)
+    thread.start()
+    assert started.wait(30), "daemon did not start"
+    if errors:
+        raise errors[0]
+    running = RunningDaemon(config, box["daemon"], box["loop"], thread, errors)  # type: ignore[arg-type]
+    if wait_for_model:
+        wait_until(lambda: running.daemon.memory is not None and running.daemon.model_ready is not None
+                   and running.daemon.model_ready.done()
+                   and (running.daemon.embedder is None or running.daemon.memory.index is not None))
+    return running
+
+
+def wait_until(condition, timeout_s: float = 30.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        time.sleep(0.01)
+
+
+@pytest.fixture
+def daemon(embedder: Embedder) -> Iterator[RunningDaemon]:
+    running = start_daemon(embedder)
+    yield running
+    running.stop()
+    assert not running.errors, running.errors
+
+
+@pytest.fixture
+def client(daemon: RunningDaemon) -> Iterator[Client]:
+    with Client(daemon.socket, timeout_s=30) as c:
+        yield c
+
+
+def run_cli(*args: str, cwd: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """The real `memory` command, as a separate process."""
+    return subprocess.run([sys.executable, "-m", "memoryd_client", *args], capture_output=True,
+                          text=True, timeout=timeout, cwd=cwd, env=os.environ.copy())
+
+
+def run_memoryd(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "memoryd", *args], capture_output=True, text=True,
+                          timeout=timeout, env=os.environ.copy())

@@ -1,0 +1,113 @@
+"""remember: namespaces, exact and near duplicates, key conflicts, history (seed 001, 003)."""
+
+from __future__ import annotations
+
+import pytest
+from memoryd_client import BadParamsError, Client, ForbiddenError, NotFoundError
+
+
+def test_stored_entry_carries_its_provenance(client: Client, tmp_path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "src").mkdir()
+    reply = client.remember("designer", "rejected-designs", "floating speech bubble on a sticker",
+                            tags=["Sticker", "die-cut"], cwd=str(tmp_path / "src"), session="s1")
+    assert reply["stored"] is True
+    entry = client.get(reply["entry"]["id"])
+    assert entry["agent"] == "designer"
+    assert entry["category"] == "rejected-designs"
+    assert entry["kind"] == "note"
+    assert entry["tags"] == ["die-cut", "sticker"]
+    assert entry["project"] == str(tmp_path)
+    assert entry["confidence"] == pytest.approx(0.95)
+    assert entry["via"] == "api" and entry["writer"] == "designer" and entry["session"] == "s1"
+    assert entry["status"] == "active"
+
+
+def test_exact_duplicate_is_not_stored_and_returns_the_existing_entry(client: Client) -> None:
+    first = client.remember("social", "exhausted-stories", "The SQLite WAL data-loss war story")
+    again = client.remember("social", "exhausted-stories", "  the sqlite WAL   data-loss war STORY ")
+    assert again["stored"] is False and again["duplicate"] == "exact"
+    assert again["entry"]["id"] == first["entry"]["id"]
+    # the same text in another category or agent is a different memory
+    assert client.remember("social", "other", "The SQLite WAL data-loss war story")["stored"]
+    assert client.remember("coder", "exhausted-stories", "The SQLite WAL data-loss war story")["stored"]
+
+
+def test_near_duplicate_is_reported_and_stored_only_with_force(client: Client) -> None:
+    client.remember("social", "stories", "We lost data because SQLite WAL files were deleted during a deploy.")
+    near = client.remember("social", "stories", "We lost data because the SQLite WAL files got deleted during a deploy.")
+    assert near["stored"] is False and near["duplicate"] == "near"
+    assert near["cosine"] >= 0.92
+    forced = client.remember("social", "stories", "We lost data because the SQLite WAL files got deleted during a deploy.", force=True)
+    assert forced["stored"] is True and forced["similar"]["cosine"] >= 0.92
+    # related but distinct (seed 001's example) is not a duplicate
+    assert client.remember("social", "stories", "SQLite WAL mode configuration for our service")["stored"]
+
+
+def test_key_conflict_higher_confidence_wins_and_loser_is_kept(client: Client) -> None:
+    vim = client.remember("coder", "prefs", "The user's editor is vim", key="pref.editor")["entry"]
+    low = client.remember("coder", "prefs", "The user's editor is emacs", key="pref.editor", confidence=0.5)
+    assert low["stored"] is True and low["entry"]["status"] == "superseded"
+    assert low["entry"]["superseded_by"] == vim["id"]
+    high = client.remember("coder", "prefs", "The user's editor is helix", key="pref.editor", confidence=0.99)
+    assert high["entry"]["status"] == "active" and high["entry"]["kind"] == "fact"
+    assert [old["id"] for old in high["superseded"]] == [vim["id"]]
+    history = client.history(agent="coder", key="pref.editor")
+    assert [e["text"] for e in history["entries"]] == [
+        "The user's editor is vim", "The user's editor is emacs", "The user's editor is helix"]
+    assert [e["status"] for e in history["entries"]] == ["superseded", "superseded", "active"]
+    assert ("superseded", vim["id"]) in {(ev["action"], ev["id"]) for ev in history["events"]}
+    hits = client.search("editor", agent="coder")["hits"]
+    assert [h["text"] for h in hits] == ["The user's editor is helix"]
+
+
+def test_forget_is_soft_journaled_and_namespaced(client: Client) -> None:
+    entry = client.remember("designer", "notes", "Die-cut stickers need one continuous shape")["entry"]
+    with pytest.raises(ForbiddenError, match="belongs to agent 'designer'"):
+        client.forget(entry["id"], agent="social")
+    forgotten = client.forget(entry["id"][:10], agent="designer", reason="obsolete")
+    assert forgotten["status"] == "forgotten"
+    assert client.search("continuous shape stickers", agent="designer")["hits"] == []
+    assert client.search("continuous shape", agent="designer", status="forgotten")["hits"]
+    events = client.history(entry["id"])["events"]
+    assert [e["action"] for e in events] == ["remember", "forgotten"]
+    assert events[1]["before"]["status"] == "active" and events[1]["after"]["status"] == "forgotten"
+
+
+def test_supersede_keeps_the_old_text(client: Client) -> None:
+    old = client.remember("coder", "deploy", "Deploy with make release")["entry"]
+    reply = client.supersede(old["id"], "Deploy with the release workflow, never by hand", agent="coder")
+    assert reply["superseded"]["status"] == "superseded"
+    assert reply["superseded"]["superseded_by"] == reply["entry"]["id"]
+    texts = [e["text"] for e in client.history(reply["entry"]["id"])["entries"]]
+    assert texts == ["Deploy with make release", "Deploy with the release workflow, never by hand"]
+
+
+def test_remember_many_applies_the_same_rules(client: Client) -> None:
+    results = client.remember_many([
+        {"agent": "a1", "category": "c", "text": "alpha fact one"},
+        {"agent": "a1", "category": "c", "text": "ALPHA fact one"},
+        {"agent": "a2", "category": "c", "text": "beta fact"},
+    ])["results"]
+    assert [r["stored"] for r in results] == [True, False, True]
+    assert results[1]["entry"]["id"] == results[0]["entry"]["id"]
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"category": "c", "text": "x"}, "agent is required"),
+    ({"agent": "../etc", "category": "c", "text": "x"}, "not a valid agent name"),
+    ({"agent": "a", "category": "c", "text": "   "}, "text must not be empty"),
+    ({"agent": "a", "category": "c", "text": 5}, "text must be a string"),
+    ({"agent": "a", "category": "c", "text": "x", "confidence": 2}, "confidence must be between"),
+    ({"agent": "a", "category": "c", "text": "x", "kind": "poem"}, "kind must be one of"),
+    ({"agent": "a", "category": "c", "text": "x", "key": "has space"}, "not a dotted key"),
+    ({"agent": "a", "category": "c", "text": "x", "tags": [1]}, "tags must be a list of strings"),
+])
+def test_bad_params_get_a_specific_message(client: Client, params, message) -> None:
+    with pytest.raises(BadParamsError, match=message):
+        client.call("remember", params)
+
+
+def test_unknown_id(client: Client) -> None:
+    with pytest.raises(NotFoundError):
+        client.get("ffffffffffffffff")
