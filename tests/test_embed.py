@@ -1,0 +1,57 @@
+"""The embedder: real vectors from the shipped model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memoryd.config import EmbedConfig
+from memoryd.embed import DEFAULT_MODEL_SHA256, Embedder, file_sha256, locate_model
+from memoryd.errors import EmbedderError
+
+
+def test_vectors_are_normalised_and_rank_meaning(embedder: Embedder) -> None:
+    vectors = embedder.embed(["The cat sat on the mat", "A kitten is resting on a rug",
+                              "Quarterly tax filing deadline"])
+    assert vectors.shape == (3, 384) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert vectors[0] @ vectors[1] > 0.4 > vectors[0] @ vectors[2] + 0.2
+
+
+def test_batching_and_padding_do_not_change_a_vector(embedder: Embedder) -> None:
+    texts = ["short", "a somewhat longer sentence about deployment workflows and releases"] * 20
+    together = embedder.embed(texts)
+    alone = np.stack([embedder.embed([t])[0] for t in texts[:2]])
+    assert np.allclose(together[:2], alone, atol=1e-4)
+
+
+def test_long_text_is_truncated_not_rejected(embedder: Embedder) -> None:
+    vector = embedder.embed(["word " * 5000])
+    assert vector.shape == (1, 384) and np.isfinite(vector).all()
+    assert len(embedder.tokenizer.encode("word " * 5000).ids) == embedder.max_tokens
+
+
+def test_default_model_is_the_pinned_file(embedder: Embedder) -> None:
+    files = locate_model("default")
+    assert file_sha256(files.model_path) == DEFAULT_MODEL_SHA256 == embedder.sha256
+    assert embedder.model_id == "all-MiniLM-L6-v2-onnx-int8"
+
+
+def test_a_model_directory_can_be_configured(tmp_path, embedder: Embedder) -> None:
+    files = locate_model("default")
+    (tmp_path / "model.onnx").symlink_to(files.model_path)
+    (tmp_path / "tokenizer.json").symlink_to(files.tokenizer_path)
+    other = Embedder(EmbedConfig(str(tmp_path), 1, 8, 1024, 128))
+    assert other.model_id == tmp_path.name and other.dim == 384
+    assert np.allclose(other.embed(["hello world"]), embedder.embed(["hello world"]), atol=1e-4)
+
+
+@pytest.mark.parametrize("setup, message", [
+    (lambda d: None, "has no model.onnx"),
+    (lambda d: ((d / "model.onnx").write_bytes(b"not onnx"), (d / "tokenizer.json").write_text("{}")),
+     "cannot load"),
+])
+def test_a_broken_model_fails_loudly(tmp_path, setup, message) -> None:
+    setup(tmp_path)
+    with pytest.raises(EmbedderError, match=message):
+        Embedder(EmbedConfig(str(tmp_path), 1, 8, 1024, 128))

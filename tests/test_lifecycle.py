@@ -1,0 +1,173 @@
+"""The daemon as a process: single instance, stale sockets, signals, crashes, reindex."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from memoryd_client import Client, DaemonUnreachableError
+
+from conftest import run_memoryd, start_daemon, wait_until
+
+
+def spawn_daemon(home: Path) -> subprocess.Popen[str]:
+    log = home / "daemon.log"
+    with log.open("a") as stderr:
+        proc = subprocess.Popen([sys.executable, "-m", "memoryd", "serve"], stdout=subprocess.DEVNULL,
+                                stderr=stderr, text=True, env=os.environ.copy())
+
+    def ready() -> bool:
+        assert proc.poll() is None, log.read_text()
+        try:
+            with Client(home / "memoryd.sock", timeout_s=5) as c:
+                status = c.status()
+            return status["model"] is not None and status["vector_index"]["ready"]
+        except DaemonUnreachableError:
+            return False
+
+    wait_until(ready, timeout_s=60)
+    return proc
+
+
+def stop(proc: subprocess.Popen[str]) -> int:
+    proc.send_signal(signal.SIGTERM)
+    return proc.wait(timeout=30)
+
+
+def test_second_daemon_exits_3_with_a_clear_message(daemon) -> None:
+    result = run_memoryd("serve", timeout=60)
+    assert result.returncode == 3
+    assert "already serving" in result.stderr and str(daemon.socket) in result.stderr
+    with Client(daemon.socket) as c:  # the first one is untouched
+        assert c.status()["pid"] == os.getpid()
+
+
+def test_stale_socket_from_a_crashed_daemon_is_replaced(memoryd_home, embedder) -> None:
+    dead = socket.socket(socket.AF_UNIX)
+    dead.bind(str(memoryd_home / "memoryd.sock"))
+    dead.close()  # the file stays, nobody listens: what a crash leaves behind
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as c:
+            assert c.status()["version"]
+    finally:
+        running.stop()
+    assert not (memoryd_home / "memoryd.sock").exists()
+
+
+def test_sigterm_finishes_inflight_writes_then_exits_0(memoryd_home) -> None:
+    proc = spawn_daemon(memoryd_home)
+    entries = [{"agent": "bulk", "category": "c", "text": f"distinct memory number {i} about topic {i * 7}"}
+               for i in range(300)]
+    reply: dict = {}
+
+    def write() -> None:
+        with Client(memoryd_home / "memoryd.sock", timeout_s=60) as c:
+            reply.update(c.remember_many(entries))
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    time.sleep(0.3)
+    assert stop(proc) == 0
+    writer.join(timeout=60)
+    assert len(reply["results"]) == 300
+    stored = sum(r["stored"] for r in reply["results"])
+    assert not (memoryd_home / "memoryd.sock").exists()
+    proc = spawn_daemon(memoryd_home)
+    try:
+        with Client(memoryd_home / "memoryd.sock") as c:
+            assert c.status()["entries"]["active"] == stored
+    finally:
+        assert stop(proc) == 0
+
+
+def test_acknowledged_writes_survive_kill_9_and_a_deleted_database(memoryd_home) -> None:
+    proc = spawn_daemon(memoryd_home)
+    with Client(memoryd_home / "memoryd.sock") as c:
+        ids = [c.remember("coder", "tools", text)["entry"]["id"] for text in
+               ("We use ruff for linting", "Tests run with pytest -x", "Never force-push to main")]
+        c.forget(ids[2], agent="coder")
+    proc.kill()
+    proc.wait()
+    for name in ("memoryd.db", "memoryd.db-wal", "memoryd.db-shm"):
+        (memoryd_home / name).unlink(missing_ok=True)
+    proc = spawn_daemon(memoryd_home)  # replays the ledgers into a fresh database
+    try:
+        with Client(memoryd_home / "memoryd.sock") as c:
+            assert [c.get(i)["status"] for i in ids] == ["active", "active", "forgotten"]
+            wait_until(lambda: c.status()["backlog"] == 0)
+            hit = c.search("ruff linter", agent="coder")["hits"][0]
+            assert hit["id"] == ids[0] and hit["score"]["vector"] > 0.3  # vectors rebuilt too
+    finally:
+        assert stop(proc) == 0
+
+
+def test_reindex_rebuilds_the_database_from_the_ledgers(memoryd_home, embedder) -> None:
+    running = start_daemon(embedder)
+    with Client(running.socket) as c:
+        first = c.remember("designer", "feedback", "Stickers need an illustration, not just text")["entry"]
+        c.remember("designer", "prefs", "Palette is teal", key="pref.palette")
+        c.remember("designer", "prefs", "Palette is orange", key="pref.palette")
+    running.stop()
+    assert run_memoryd("reindex").returncode == 0  # with no database at all it works too
+    (memoryd_home / "memoryd.db").unlink()
+    result = run_memoryd("reindex")
+    assert result.returncode == 0, result.stderr
+    assert "reindexed 3 entries from 1 ledgers" in result.stdout
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as c:
+            assert c.get(first["id"])["text"] == first["text"]
+            history = c.history(agent="designer", key="pref.palette")
+            assert [e["status"] for e in history["entries"]] == ["superseded", "active"]
+            assert c.status()["backlog"] == 0
+            hits = c.search("drawings matter more than lettering", agent="designer")["hits"]
+            assert hits[0]["id"] == first["id"]
+    finally:
+        running.stop()
+
+
+def test_reindex_refuses_while_the_daemon_runs(daemon) -> None:
+    result = run_memoryd("reindex")
+    assert result.returncode == 3 and "stop it first" in result.stderr
+
+
+def test_without_a_model_the_daemon_degrades_to_keyword_search(memoryd_home, monkeypatch) -> None:
+    monkeypatch.setenv("MEMORYD_EMBED_MODEL", str(memoryd_home / "no-such-model"))
+    running = start_daemon(None)
+    try:
+        with Client(running.socket) as c:
+            status = c.status()
+            assert status["degraded"] == "keyword-only"
+            assert "no-such-model" in status["degraded_reason"]
+            c.remember("coder", "tools", "We use ruff for linting")
+            result = c.search("ruff", agent="coder")
+            assert result["degraded"] is True and result["hits"][0]["score"]["vector"] is None
+            assert result["hits"][0]["text"] == "We use ruff for linting"
+    finally:
+        running.stop()
+    from conftest import run_cli
+    # and a model that does load again embeds the backlog it left
+    monkeypatch.delenv("MEMORYD_EMBED_MODEL")
+    proc = spawn_daemon(memoryd_home)
+    try:
+        with Client(memoryd_home / "memoryd.sock") as c:
+            wait_until(lambda: c.status()["backlog"] == 0)
+            assert c.search("which linter", agent="coder")["hits"][0]["score"]["vector"] > 0.2
+        assert "degraded" not in run_cli("status").stdout
+    finally:
+        assert stop(proc) == 0
+
+
+def test_bad_config_is_a_startup_failure(memoryd_home) -> None:
+    (memoryd_home / "config.toml").write_text("[search]\nlimit = 'ten'\n")
+    result = run_memoryd("serve", timeout=30)
+    assert result.returncode == 3
+    assert "search.limit must be int" in result.stderr

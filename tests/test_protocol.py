@@ -1,0 +1,110 @@
+"""The wire: bad frames get specific error frames, and the connection and daemon survive."""
+
+from __future__ import annotations
+
+import os
+import socket
+import struct
+
+import msgpack
+import pytest
+from memoryd_client import wire
+
+
+def connect(path) -> socket.socket:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(10)
+    sock.connect(str(path))
+    return sock
+
+
+def read_reply(sock: socket.socket) -> dict:
+    header = b""
+    while len(header) < 4:
+        header += sock.recv(4 - len(header))
+    (length,) = struct.unpack(">I", header)
+    body = b""
+    while len(body) < length:
+        body += sock.recv(length - len(body))
+    return msgpack.unpackb(body, raw=False)
+
+
+def send_raw(sock: socket.socket, body: bytes) -> None:
+    sock.sendall(struct.pack(">I", len(body)) + body)
+
+
+def status_works(sock: socket.socket) -> bool:
+    sock.sendall(wire.pack({"id": 99, "method": "status", "params": {}}))
+    reply = read_reply(sock)
+    return reply["id"] == 99 and "version" in reply["result"]
+
+
+@pytest.mark.parametrize("body, code, message", [
+    (msgpack.packb([1, 2, 3]), "bad_frame", "must be a msgpack map"),
+    (b"\xc1\xc1\xc1", "bad_frame", "not valid msgpack"),
+    (msgpack.packb({"method": "status"}), "bad_frame", "id"),
+    (msgpack.packb({"id": 1}), "bad_frame", "method"),
+    (msgpack.packb({"id": 1, "method": "explode"}), "unknown_method", "unknown method 'explode'"),
+    (msgpack.packb({"id": 1, "method": "search", "params": [1]}), "bad_params", "params must be a map"),
+    (msgpack.packb({"id": 1, "method": "remember", "params": {"agent": "a"}}), "bad_params", "text is required"),
+])
+def test_bad_frame_gets_a_specific_error_and_the_connection_survives(daemon, body, code, message) -> None:
+    with connect(daemon.socket) as sock:
+        send_raw(sock, body)
+        reply = read_reply(sock)
+        assert reply["error"]["code"] == code
+        assert message in reply["error"]["message"]
+        assert status_works(sock)
+
+
+def test_oversized_frame_is_refused_and_the_connection_survives(daemon) -> None:
+    with connect(daemon.socket) as sock:
+        size = wire.MAX_FRAME_BYTES + 1
+        sock.sendall(struct.pack(">I", size) + b"\x00" * size)
+        reply = read_reply(sock)
+        assert reply["error"]["code"] == "frame_too_large"
+        assert status_works(sock)
+
+
+def test_truncated_frame_and_abrupt_close_do_not_hurt_the_daemon(daemon) -> None:
+    with connect(daemon.socket) as sock:
+        sock.sendall(struct.pack(">I", 100) + b"\x80")
+    with connect(daemon.socket) as sock:
+        assert status_works(sock)
+
+
+def test_pipelined_requests_are_answered_in_order(daemon) -> None:
+    with connect(daemon.socket) as sock:
+        sock.sendall(b"".join(wire.pack({"id": i, "method": "status", "params": {}}) for i in range(5)))
+        assert [read_reply(sock)["id"] for _ in range(5)] == list(range(5))
+
+
+def test_socket_and_directory_are_private(daemon) -> None:
+    assert os.stat(daemon.socket).st_mode & 0o777 == 0o600
+    assert os.stat(daemon.socket.parent).st_mode & 0o777 == 0o700
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="needs root to connect as another uid")
+def test_other_users_are_refused(daemon) -> None:
+    # open the file permissions so that only the peer-credential check stands in the way
+    os.chmod(daemon.socket.parent, 0o755)
+    os.chmod(daemon.socket, 0o777)
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: become nobody and ask for status
+        try:
+            os.setuid(65534)
+            with connect(daemon.socket) as sock:
+                sock.sendall(wire.pack({"id": 1, "method": "status", "params": {}}))
+                reply = read_reply(sock)
+            os.write(write_end, reply["error"]["code"].encode() + b":" + reply["error"]["message"].encode())
+        except BaseException as exc:
+            os.write(write_end, repr(exc).encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    os.waitpid(pid, 0)
+    answer = os.read(read_end, 4096).decode()
+    os.close(read_end)
+    assert answer.startswith("forbidden:"), answer
+    assert "uid 65534 refused" in answer

@@ -1,0 +1,88 @@
+"""search: hybrid keyword + vector retrieval with filters and a match threshold."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from memoryd_client import BadParamsError, Client
+
+NOTES = [
+    ("coder", "tools", "We use ruff for linting and formatting, not flake8 or black."),
+    ("coder", "deploy", "Deploys go through the release workflow; never push to production by hand."),
+    ("coder", "db", "The service stores everything in PostgreSQL 15 with logical replication."),
+    ("designer", "rejected-designs", "Floating speech bubble disconnected from the character body."),
+    ("designer", "feedback", "Sticker designs must feature an illustration or visual humour."),
+    ("social", "stories", "The SQLite WAL data-loss war story from the March deploy."),
+]
+
+
+@pytest.fixture
+def filled(client: Client) -> Client:
+    for agent, category, text in NOTES:
+        client.remember(agent, category, text, tags=[category])
+    return client
+
+
+def test_paraphrase_without_shared_keywords_is_found(filled: Client) -> None:
+    # no word of the query occurs in the stored text: only real vectors can find it
+    hits = filled.search("kitten cartoon whose talking balloon drifts off", agent="designer")["hits"]
+    assert hits[0]["text"].startswith("Floating speech bubble")
+    assert hits[0]["score"]["keyword"] is None and hits[0]["score"]["vector"] > 0.3
+
+
+def test_hits_carry_scores_age_and_provenance(filled: Client) -> None:
+    hit = filled.search("ruff linting", agent="coder")["hits"][0]
+    assert hit["text"].startswith("We use ruff")
+    assert hit["score"]["keyword"] > 0 and hit["score"]["vector"] > 0.3 and hit["score"]["fused"] > 0
+    assert hit["match"] is True
+    assert hit["age_s"] >= 0 and hit["age"].endswith("s")
+    assert hit["via"] == "api" and hit["writer"] == "coder" and hit["created"] <= time.time()
+
+
+def test_own_namespace_by_default_others_when_named(filled: Client) -> None:
+    assert not [h for h in filled.search("deploy", agent="social")["hits"] if h["agent"] != "social"]
+    both = filled.search("deploy", agents=["social", "coder"])["hits"]
+    assert {h["agent"] for h in both} == {"social", "coder"}
+    everyone = filled.search("deploy", agents=["*"])["hits"]
+    assert {h["agent"] for h in everyone} == {"social", "coder", "designer"}
+    with pytest.raises(BadParamsError, match="give agent"):
+        filled.search("deploy")
+
+
+def test_filters(filled: Client) -> None:
+    assert {h["category"] for h in filled.search("database", agent="coder", category="db")["hits"]} == {"db"}
+    tagged = filled.search("ruff", agent="coder", tags=["deploy"])["hits"]
+    assert tagged and all(h["tags"] == ["deploy"] for h in tagged)
+    assert filled.search("ruff", agent="coder", tags=["tools"])["hits"][0]["text"].startswith("We use ruff")
+    assert filled.search("ruff", agent="coder", kind="lesson")["hits"] == []
+    assert filled.search("ruff", agent="coder", since="1h")["hits"]
+    assert filled.search("ruff", agent="coder", until="2000-01-01")["hits"] == []
+    assert len(filled.search("anything at all", agents=["*"], limit=2)["hits"]) <= 2
+
+
+def test_match_threshold_separates_related_from_unrelated(filled: Client) -> None:
+    related = filled.search("speech bubble on a cat sticker", agent="designer", match=True)["hits"]
+    assert related and related[0]["text"].startswith("Floating speech bubble")
+    assert filled.search("quarterly tax filing deadline", agent="designer", match=True)["hits"] == []
+    # an explicit min_score overrides the configured threshold
+    assert filled.search("speech bubble on a cat sticker", agent="designer", min_score=0.99)["hits"] == []
+    # every query word present is a match whatever the cosine
+    exact = filled.search("speech bubble", agent="designer", min_score=0.99)["hits"]
+    assert [h["category"] for h in exact] == ["rejected-designs"]
+
+
+@pytest.mark.parametrize("query", [
+    '"unbalanced quote', "AND OR NOT", "col:thing*", "(", "NEAR(a b", "^start", "a -b +c",
+    "text:ruff", "ruff*", "'; DROP TABLE entries; --", "\u0000", "🙂 emoji only 🙂", "*",
+])
+def test_fts_syntax_in_user_text_never_reaches_the_user(filled: Client, query: str) -> None:
+    result = filled.search(query, agent="coder")
+    assert isinstance(result["hits"], list)
+
+
+def test_forgotten_and_superseded_are_hidden_unless_asked(filled: Client) -> None:
+    hit = filled.search("PostgreSQL", agent="coder")["hits"][0]
+    filled.forget(hit["id"])
+    assert not any(h["id"] == hit["id"] for h in filled.search("PostgreSQL", agent="coder")["hits"])
+    assert filled.search("PostgreSQL", agent="coder", status="any")["hits"][0]["id"] == hit["id"]

@@ -1,0 +1,46 @@
+"""The SQLite index: migrations, model binding, refusal of newer schemas."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memoryd.errors import StartupError
+from memoryd.store import ModelInfo, Store
+
+
+def entry(uid: str, text: str) -> dict:
+    return {"uid": uid, "agent": "a", "kind": "note", "category": "c", "text": text, "hash": uid,
+            "confidence": 0.9, "tags": ["x"], "status": "active", "created": 1.0, "updated": 1.0,
+            "via": "api"}
+
+
+def test_fts_follows_inserts_updates_and_deletes(tmp_path) -> None:
+    store = Store(tmp_path / "db")
+    store.insert_entry(entry("u1", "running the deploy workflow"))
+    assert [r for r, _ in store.fts('"deploys"', "", [], 10)] == [1]  # porter stemming
+    store.update_entry("u1", text="nothing relevant")
+    assert store.fts('"deploy"', "", [], 10) == []
+    store.db.execute("DELETE FROM entries")
+    assert store.fts('"nothing"', "", [], 10) == []
+
+
+def test_changing_the_model_drops_old_vectors(tmp_path) -> None:
+    store = Store(tmp_path / "db")
+    assert store.bind_model(ModelInfo("m1", "h1", 4)) is True
+    rowid = store.insert_entry(entry("u1", "text"))
+    store.put_vectors([rowid], np.ones((1, 4), dtype=np.float32) / 2)
+    assert store.bind_model(ModelInfo("m1", "h1", 4)) is False
+    assert store.count_vectors() == 1
+    store.close()
+    reopened = Store(tmp_path / "db")
+    assert reopened.model == ModelInfo("m1", "h1", 4)
+    assert reopened.bind_model(ModelInfo("m2", "h2", 8)) is True
+    assert reopened.count_vectors() == 0
+    assert reopened.rows_missing_vectors(10)[0][0] == rowid
+
+
+def test_a_newer_schema_is_refused(tmp_path) -> None:
+    Store(tmp_path / "db").db.execute("PRAGMA user_version=99")
+    with pytest.raises(StartupError, match="newer than this memoryd"):
+        Store(tmp_path / "db")
