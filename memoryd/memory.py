@@ -284,6 +284,7 @@ class Memory:
             "line_end": None,
             "message_id": params.text("message_id", max_len=200),
             "superseded_by": None,
+            "polarity": params.choice("polarity", ("negative", "positive")),
         }
 
     def get(self, params: Params) -> dict[str, Any]:
@@ -333,6 +334,7 @@ class Memory:
             "line_end": None,
             "message_id": None,
             "superseded_by": None,
+            "polarity": old.get("polarity"),
         }
         records = [
             {"op": "remember", "ts": now, "entry": new},
@@ -550,7 +552,7 @@ class Memory:
         return {
             "entries": self.store.count_entries(),
             "vectors": self.store.count_vectors(),
-            "backlog": len(self.store.rows_missing_vectors(1_000_000)) if model else None,
+            "backlog": self.store.count_backlog() if model else None,
             "agents": self.store.agents(),
             "model": {"id": model.model_id, "sha256": model.sha256, "dim": model.dim} if model else None,
             "vector_index": {

@@ -233,33 +233,51 @@ class Daemon:
     def _build_index(self, dim: int) -> None:
         assert self.store is not None and self.memory is not None
         index = VectorIndex(dim)
-        meta = {row[0]: row[1:] for row in self.store.vector_rows()}
+        meta = self.store.vector_meta(None)
         for rowids, matrix in self.store.iter_vectors():
             index.add(rowids, matrix, [meta[int(r)] for r in rowids])
         self.memory.index = index
         log.info("Vector index ready: %d vectors, %.1f MB.", len(index), index.nbytes / 1e6)
 
     async def backfill(self) -> None:
-        """Embed entries that have no vector yet (after a reindex or a model change)."""
-        assert self.store is not None and self.memory is not None
+        """Give a vector to every queued entry (new file entries, a reindex, a model change),
+        in batches, reusing the vector of any entry with the same content hash."""
         while True:
             await self.backfill_wanted.wait()
             self.backfill_wanted.clear()
-            while rows := await self.db(self.store.rows_missing_vectors, BACKFILL_BATCH):
-                vectors = await self.embed([text for _, _, text in rows])
+            while rows := await self.db(self._next_backfill):
+                vectors = await self.embed([text for _, text in rows])
                 if vectors is None:
                     return
-                await self.db(self._store_backfill, [r[0] for r in rows], vectors)
+                await self.db(self._store_backfill, [rowid for rowid, _ in rows], vectors)
+
+    def _next_backfill(self) -> list[tuple[int, str]]:
+        """The next rows that need embedding; rows whose text has a cached vector get it here."""
+        assert self.store is not None
+        while queued := self.store.rows_missing_vectors(BACKFILL_BATCH):
+            cached: dict[int, np.ndarray] = {}
+            todo: list[tuple[int, str]] = []
+            for rowid, hash_, text in queued:
+                vector = self.store.vector_for_hash(hash_)
+                if vector is None:
+                    todo.append((rowid, text))
+                else:
+                    cached[rowid] = vector
+            if cached:
+                self._store_backfill(list(cached), np.stack(list(cached.values())))
+            if todo:
+                return todo
+        return []
 
     def _store_backfill(self, rowids: list[int], vectors: np.ndarray) -> None:
         assert self.store is not None and self.memory is not None
         with self.store.db:
             self.store.put_vectors(rowids, vectors)
         if self.memory.index is not None:
-            meta = {row[0]: row[1:] for row in self.store.db.execute(
-                "SELECT id, agent, category, project, kind, status, created FROM entries "
-                f"WHERE id IN ({', '.join('?' for _ in rowids)})", rowids)}
-            self.memory.index.add(rowids, vectors, [meta[r] for r in rowids])
+            meta = self.store.vector_meta(rowids)
+            present = [i for i, r in enumerate(rowids) if r in meta]
+            self.memory.index.add([rowids[i] for i in present], vectors[present],
+                                  [meta[rowids[i]] for i in present])
 
     async def serve(self) -> None:
         await self.should_exit.wait()

@@ -51,6 +51,7 @@ ENTRY_COLUMNS = (
     "line_end",
     "message_id",
     "superseded_by",
+    "polarity",
 )
 
 MIGRATIONS: tuple[str, ...] = (
@@ -113,6 +114,53 @@ MIGRATIONS: tuple[str, ...] = (
         after TEXT
     );
     CREATE INDEX events_uid ON events(uid);
+    """,
+    # 2: watched files, the session registry, the queue of entries awaiting a vector
+    """
+    ALTER TABLE entries ADD COLUMN polarity TEXT;
+    CREATE INDEX entries_source ON entries(source);
+    CREATE TABLE files(
+        id INTEGER PRIMARY KEY,
+        path TEXT NOT NULL UNIQUE,
+        source TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        device INTEGER,
+        inode INTEGER,
+        size INTEGER,
+        mtime REAL,
+        offset INTEGER NOT NULL DEFAULT 0,
+        description TEXT,
+        type TEXT,
+        pinned INTEGER NOT NULL DEFAULT 0,
+        frontmatter TEXT,
+        indexed REAL,
+        error TEXT
+    );
+    CREATE INDEX files_inode ON files(device, inode);
+    CREATE TABLE sessions(
+        id TEXT PRIMARY KEY,
+        harness TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        cwd TEXT,
+        project TEXT,
+        started REAL,
+        last_seen REAL,
+        user_messages INTEGER NOT NULL DEFAULT 0,
+        source TEXT,
+        closed REAL
+    );
+    CREATE TABLE vector_queue(rowid INTEGER PRIMARY KEY);
+    INSERT INTO vector_queue(rowid) SELECT id FROM entries;
+    CREATE TRIGGER entries_queue_ai AFTER INSERT ON entries BEGIN
+        INSERT OR IGNORE INTO vector_queue(rowid) VALUES (new.id);
+    END;
+    CREATE TRIGGER entries_queue_au AFTER UPDATE OF text ON entries BEGIN
+        INSERT OR IGNORE INTO vector_queue(rowid) VALUES (new.id);
+    END;
+    CREATE TRIGGER entries_queue_ad AFTER DELETE ON entries BEGIN
+        DELETE FROM vector_queue WHERE rowid = old.id;
+    END;
     """,
 )
 
@@ -227,6 +275,7 @@ class Store:
                 f"CREATE VIRTUAL TABLE entries_vec USING vec0("
                 f"embedding float[{model.dim}] distance_metric=cosine)"
             )
+            self.db.execute("INSERT OR IGNORE INTO vector_queue(rowid) SELECT id FROM entries")
             self.set_meta(
                 "embedding_model",
                 json.dumps({"model_id": model.model_id, "sha256": model.sha256, "dim": model.dim}),
@@ -343,10 +392,20 @@ class Store:
     # -- vectors ----------------------------------------------------------------------
 
     def put_vectors(self, rowids: Sequence[int], vectors: np.ndarray) -> None:
+        """Store vectors (replacing any) and take the rows off the vector queue."""
+        ids = [int(r) for r in rowids]
+        marks = ", ".join("?" for _ in ids)
+        self.db.execute(f"DELETE FROM entries_vec WHERE rowid IN ({marks})", ids)
         self.db.executemany(
-            "INSERT OR REPLACE INTO entries_vec(rowid, embedding) VALUES (?, ?)",
-            ((int(r), v.astype(np.float32).tobytes()) for r, v in zip(rowids, vectors)),
+            "INSERT INTO entries_vec(rowid, embedding) VALUES (?, ?)",
+            ((r, v.astype(np.float32).tobytes()) for r, v in zip(ids, vectors)),
         )
+        self.db.execute(f"DELETE FROM vector_queue WHERE rowid IN ({marks})", ids)
+
+    def delete_vectors(self, rowids: Sequence[int]) -> None:
+        if self.model is not None and rowids:
+            marks = ", ".join("?" for _ in rowids)
+            self.db.execute(f"DELETE FROM entries_vec WHERE rowid IN ({marks})", list(rowids))
 
     def vector_for_hash(self, hash_: str) -> np.ndarray | None:
         """A stored vector of any entry with this content hash (the embedding cache)."""
@@ -388,15 +447,17 @@ class Store:
             last = int(ids[-1])
 
     def rows_missing_vectors(self, limit: int) -> list[tuple[int, str, str]]:
-        """(rowid, hash, text) of entries that have no vector yet."""
+        """(rowid, hash, text) of queued entries that await a vector, oldest first."""
         if self.model is None:
             return []
         return self.db.execute(
-            "SELECT e.id, e.hash, e.text FROM entries e "
-            "WHERE NOT EXISTS (SELECT 1 FROM entries_vec v WHERE v.rowid = e.id) "
-            "ORDER BY e.id LIMIT ?",
+            "SELECT e.id, e.hash, e.text FROM vector_queue q JOIN entries e ON e.id = q.rowid "
+            "ORDER BY q.rowid LIMIT ?",
             (limit,),
         ).fetchall()
+
+    def count_backlog(self) -> int:
+        return self.db.execute("SELECT count(*) FROM vector_queue").fetchone()[0]
 
     def count_vectors(self) -> int:
         if self.model is None:
@@ -430,9 +491,13 @@ class Store:
         sql = f"SELECT e.id FROM entries e WHERE e.id IN ({marks})" + (f" AND {where}" if where else "")
         return {r[0] for r in self.db.execute(sql, [*map(int, rowids), *params])}
 
-    def vector_rows(self) -> Iterator[tuple[int, str, str, str | None, str, str, float]]:
-        """What the in-memory vector index keeps per entry: rowid, agent, category, project,
-        kind, status, created."""
-        yield from self.db.execute(
-            "SELECT id, agent, category, project, kind, status, created FROM entries ORDER BY id"
-        )
+    def vector_meta(self, rowids: Sequence[int] | None) -> dict[int, tuple[Any, ...]]:
+        """What the in-memory vector index keeps per entry, by rowid (all when None):
+        (agent, category, project, kind, status, created)."""
+        sql = "SELECT id, agent, category, project, kind, status, created FROM entries"
+        if rowids is None:
+            rows = self.db.execute(sql)
+        else:
+            rows = self.db.execute(sql + f" WHERE id IN ({', '.join('?' for _ in rowids)})",
+                                   [int(r) for r in rowids])
+        return {row[0]: tuple(row[1:]) for row in rows}

@@ -1,0 +1,93 @@
+"""Read what was appended to a JSONL file since last time.
+
+A position is the file's identity (device, inode) and the byte offset just past the last
+complete line consumed. A trailing partial line is left for the next read. When the file
+shrank below the offset or was replaced (another inode), reading restarts at 0 and the caller
+relies on record-id dedupe. Lines longer than ``max_line_bytes`` and lines that are not UTF-8
+are skipped and counted, never fatal.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+READ_SLICE_BYTES = 8 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class TailPosition:
+    device: int
+    inode: int
+    offset: int
+
+
+@dataclass
+class TailRead:
+    position: TailPosition
+    lines: list[str]
+    restarted: bool = False
+    more: bool = False  # stopped at the slice limit: call again
+    skipped: dict[str, int] = field(default_factory=dict)
+
+
+def read_appended(path: Path, previous: TailPosition | None, max_line_bytes: int,
+                  slice_bytes: int = READ_SLICE_BYTES) -> TailRead:
+    """Complete lines appended after ``previous`` (OSError propagates to the caller)."""
+    with path.open("rb") as handle:
+        stat = os.fstat(handle.fileno())
+        offset = 0
+        restarted = False
+        if previous is not None:
+            same_file = (previous.device, previous.inode) == (stat.st_dev, stat.st_ino)
+            if same_file and stat.st_size >= previous.offset:
+                offset = previous.offset
+            else:
+                restarted = True
+        handle.seek(offset)
+        data = handle.read(slice_bytes)
+        result = TailRead(TailPosition(stat.st_dev, stat.st_ino, offset), [], restarted)
+        consumed = 0
+        while consumed < len(data):
+            end = data.find(b"\n", consumed)
+            if end < 0:
+                remainder = len(data) - consumed
+                if remainder > max_line_bytes:  # a giant line still being written: skip past it
+                    skip_to = _next_newline(handle, offset + len(data))
+                    if skip_to is not None:
+                        _count(result, "line-too-long")
+                        consumed = skip_to - offset
+                        result.more = True
+                break
+            raw = data[consumed:end]
+            consumed = end + 1
+            if len(raw) > max_line_bytes:
+                _count(result, "line-too-long")
+                continue
+            if not raw.strip():
+                continue
+            try:
+                result.lines.append(raw.decode("utf-8"))
+            except UnicodeDecodeError:
+                _count(result, "invalid-utf8")
+        if len(data) == slice_bytes and not result.more:
+            result.more = consumed > 0
+        result.position = TailPosition(stat.st_dev, stat.st_ino, offset + consumed)
+        return result
+
+
+def _next_newline(handle, start: int) -> int | None:  # type: ignore[no-untyped-def]
+    """Offset just past the next newline at or after ``start``, or None before EOF."""
+    handle.seek(start)
+    position = start
+    while block := handle.read(1 << 20):
+        found = block.find(b"\n")
+        if found >= 0:
+            return position + found + 1
+        position += len(block)
+    return None
+
+
+def _count(result: TailRead, reason: str) -> None:
+    result.skipped[reason] = result.skipped.get(reason, 0) + 1
