@@ -8,6 +8,7 @@ variables.
 
 from __future__ import annotations
 
+import json
 import os
 import tomllib
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from typing import Any
 from memoryd_client.paths import config_dir, socket_path, state_dir
 
 from memoryd.errors import ConfigError
+from memoryd.sources import Source, default_sources, project_sources, validate_source
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,17 @@ class SearchConfig:
 
 
 @dataclass(frozen=True)
+class WatchConfig:
+    defaults: bool
+    disabled: tuple[str, ...]
+    project_roots: tuple[str, ...]
+    debounce_ms: int
+    rescan_interval_s: float
+    max_file_bytes: int
+    max_line_bytes: int
+
+
+@dataclass(frozen=True)
 class Config:
     state_dir: Path
     socket_path: Path
@@ -51,6 +64,13 @@ class Config:
     embed: EmbedConfig
     remember: RememberConfig
     search: SearchConfig
+    watch: WatchConfig
+    sources: tuple[Source, ...]
+
+    @property
+    def sources_file(self) -> Path:
+        """Where `memory sources add/remove` keep their changes (beside config.toml)."""
+        return self.config_file.with_name("sources.toml")
 
     @property
     def db_path(self) -> Path:
@@ -72,6 +92,11 @@ def _defaults() -> dict[str, Any]:
 
 def _merge(base: dict[str, Any], layer: dict[str, Any], origin: str) -> None:
     for section, values in layer.items():
+        if section == "sources":
+            if not isinstance(values, list) or not all(isinstance(v, dict) for v in values):
+                raise ConfigError(f"{origin}: sources must be an array of tables ([[sources]])")
+            base.setdefault("sources", []).extend(values)
+            continue
         if section not in base or not isinstance(values, dict):
             raise ConfigError(f"{origin}: unknown section [{section}]")
         for key, value in values.items():
@@ -84,6 +109,8 @@ def _merge(base: dict[str, Any], layer: dict[str, Any], origin: str) -> None:
                 raise ConfigError(
                     f"{origin}: {section}.{key} must be {expected.__name__}, got {value!r}"
                 )
+            if expected is list and not all(isinstance(v, str) for v in value):
+                raise ConfigError(f"{origin}: {section}.{key} must be a list of strings")
             base[section][key] = value
 
 
@@ -95,7 +122,12 @@ def _env_layer(defaults: dict[str, Any]) -> dict[str, Any]:
             if raw is None:
                 continue
             try:
-                value: Any = type(default)(raw) if not isinstance(default, str) else raw
+                if isinstance(default, list):
+                    value: Any = [v for v in raw.split(os.pathsep) if v]
+                elif isinstance(default, bool):
+                    value = raw.lower() in ("1", "true", "yes", "on")
+                else:
+                    value = type(default)(raw) if not isinstance(default, str) else raw
             except ValueError:
                 raise ConfigError(
                     f"MEMORYD_{section}_{key}".upper() + f"={raw!r} is not a {type(default).__name__}"
@@ -108,13 +140,17 @@ def load_config(path: Path | None = None) -> Config:
     """Read all layers; raises ConfigError with the file and setting at fault."""
     settings = _defaults()
     config_file = path or config_dir() / "config.toml"
-    if config_file.exists():
-        try:
-            user = tomllib.loads(config_file.read_text("utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
-            raise ConfigError(f"{config_file}: {exc}") from None
-        _merge(settings, user, str(config_file))
+    for layer_file in (config_file, config_file.with_name("sources.toml")):
+        layer = read_toml(layer_file)
+        if layer_file.name == "sources.toml":
+            layer = managed_layer(layer, settings, layer_file)
+        _merge(settings, layer, str(layer_file))
     _merge(settings, _env_layer(settings), "environment")
+    sources = [validate_source(data) for data in settings.get("sources", [])]
+    names = [s.name for s in sources]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ConfigError(f"sources named more than once: {', '.join(duplicates)}")
     return Config(
         state_dir=state_dir(),
         socket_path=socket_path(),
@@ -122,4 +158,97 @@ def load_config(path: Path | None = None) -> Config:
         embed=EmbedConfig(**settings["embed"]),
         remember=RememberConfig(**settings["remember"]),
         search=SearchConfig(**settings["search"]),
+        watch=WatchConfig(**{**settings["watch"],
+                             "disabled": tuple(settings["watch"]["disabled"]),
+                             "project_roots": tuple(settings["watch"]["project_roots"])}),
+        sources=tuple(sources),
     )
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        return tomllib.loads(path.read_text("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+
+
+def managed_layer(layer: dict[str, Any], settings: dict[str, Any], origin: Path) -> dict[str, Any]:
+    """sources.toml (written by `memory sources`) adds to the lists rather than replacing."""
+    unknown = set(layer) - {"disabled", "project_roots", "sources"}
+    if unknown:
+        raise ConfigError(f"{origin}: unknown keys {sorted(unknown)}")
+    watch = {}
+    for key in ("disabled", "project_roots"):
+        if key in layer:
+            if not isinstance(layer[key], list):
+                raise ConfigError(f"{origin}: {key} must be a list of strings")
+            watch[key] = list(dict.fromkeys(settings["watch"][key] + layer[key]))
+    merged: dict[str, Any] = {"watch": watch} if watch else {}
+    if "sources" in layer:
+        merged["sources"] = layer["sources"]
+    return merged
+
+
+def _toml_string(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)  # a JSON string is a valid TOML basic string
+
+
+def write_managed(path: Path, layer: dict[str, Any]) -> None:
+    """Write sources.toml atomically (it holds only strings, lists of strings and tables)."""
+    lines = ["# Written by `memory sources add/remove`; hand-written settings go in config.toml.", ""]
+    for key in ("disabled", "project_roots"):
+        if layer.get(key):
+            lines.append(f"{key} = [{', '.join(_toml_string(v) for v in layer[key])}]")
+    for table in layer.get("sources", []):
+        lines += ["", "[[sources]]"]
+        lines += [f"{k} = {_toml_string(v)}" for k, v in table.items() if v is not None]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text("\n".join(lines) + "\n", "utf-8")
+    os.replace(temporary, path)
+
+
+def add_source(config: Config, data: dict[str, Any]) -> Source:
+    """Validate and record a new source (or, with only ``project_root``, a project root)."""
+    layer = read_toml(config.sources_file)
+    if "project_root" in data:
+        root = str(Path(str(data["project_root"])).expanduser().resolve())
+        if not Path(root).is_dir():
+            raise ConfigError(f"project root {root} is not a directory")
+        layer["project_roots"] = list(dict.fromkeys([*layer.get("project_roots", []), root]))
+        write_managed(config.sources_file, layer)
+        return project_sources(Path(root))[0]
+    source = validate_source(data)
+    taken = {s.name for s in config.sources} | {s.name for s in default_sources()}
+    if source.name in taken:
+        raise ConfigError(f"a source named {source.name!r} exists already")
+    layer.setdefault("sources", []).append(
+        {"name": source.name, "path": source.path, "kind": source.kind, "format": source.format,
+         "agent": source.agent})
+    write_managed(config.sources_file, layer)
+    return source
+
+
+def remove_source(config: Config, name: str) -> str:
+    """Forget a source added with `memory sources add`, disable a built-in one, or drop a
+    project root (by its directory). Returns what was done."""
+    layer = read_toml(config.sources_file)
+    added = layer.get("sources", [])
+    if any(s.get("name") == name for s in added):
+        layer["sources"] = [s for s in added if s.get("name") != name]
+        write_managed(config.sources_file, layer)
+        return f"removed source {name}"
+    if name in {s.name for s in default_sources()}:
+        layer["disabled"] = list(dict.fromkeys([*layer.get("disabled", []), name]))
+        write_managed(config.sources_file, layer)
+        return f"disabled built-in source {name}"
+    root = str(Path(name).expanduser().resolve()) if name.startswith(("/", "~")) else None
+    if root and root in layer.get("project_roots", []):
+        layer["project_roots"] = [r for r in layer["project_roots"] if r != root]
+        write_managed(config.sources_file, layer)
+        return f"removed project root {root}"
+    if name in {s.name for s in config.sources}:
+        raise ConfigError(f"source {name!r} is defined in {config.config_file}; edit it there")
+    raise ConfigError(f"no source named {name!r}")

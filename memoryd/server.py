@@ -32,7 +32,7 @@ from memoryd_client import wire
 from memoryd_client.paths import MAX_SOCKET_PATH_BYTES
 
 from memoryd import __version__
-from memoryd.config import Config
+from memoryd.config import Config, add_source, load_config, remove_source
 from memoryd.embed import Embedder, load_embedder
 from memoryd.errors import (
     AlreadyRunningError,
@@ -45,6 +45,8 @@ from memoryd.errors import (
     StartupError,
     UnknownMethodError,
 )
+from memoryd.index import Indexer
+from memoryd.ingest import Ingest
 from memoryd.ledger import Ledger
 from memoryd.memory import Memory
 from memoryd.notify import sd_notify
@@ -85,6 +87,7 @@ class Daemon:
         self.embed_thread = ThreadPoolExecutor(1, thread_name_prefix="memoryd-embed")
         self.store: Store | None = None
         self.memory: Memory | None = None
+        self.ingest: Ingest | None = None
         self.embedder: Embedder | None = None
         self.model_ready: asyncio.Future[None] | None = None
         self.degraded_reason: str | None = None
@@ -105,6 +108,9 @@ class Daemon:
             "forget": self.m_forget,
             "supersede": self.m_supersede,
             "history": self.m_history,
+            "reload": self.m_reload,
+            "sources": self.m_sources,
+            "sessions": self.m_sessions,
         }
 
     # -- threads ----------------------------------------------------------------------
@@ -209,6 +215,9 @@ class Daemon:
         self.model_ready = asyncio.get_running_loop().create_future()
         self.server = await asyncio.start_unix_server(self.handle, sock=listener)
         self.background.append(asyncio.create_task(self.load_model()))
+        self.ingest = Ingest(self.config, Indexer(self.store, self.memory), self.db,
+                             self.backfill_wanted.set)
+        self.ingest.start()
         log.info("memoryd %s serving on %s (pid %d).", __version__, self.config.socket_path, os.getpid())
         sd_notify("READY=1", f"STATUS=serving on {self.config.socket_path}")
 
@@ -279,6 +288,17 @@ class Daemon:
             self.memory.index.add([rowids[i] for i in present], vectors[present],
                                   [meta[rowids[i]] for i in present])
 
+    def reload_soon(self) -> None:
+        """SIGHUP: reload the configuration; a bad one is logged and the old one kept."""
+
+        async def reload() -> None:
+            try:
+                await self.m_reload(Params("reload", {}))
+            except MemorydError as exc:
+                log.error("Reload failed, keeping the running configuration: %s", exc.message)
+
+        self.background.append(asyncio.create_task(reload()))
+
     async def serve(self) -> None:
         await self.should_exit.wait()
 
@@ -293,6 +313,8 @@ class Daemon:
                 await asyncio.wait_for(self.idle.wait(), timeout=10)
             except TimeoutError:
                 log.warning("Gave up waiting for %d requests.", self.requests_in_flight)
+        if self.ingest is not None:
+            await self.ingest.stop()
         for task in self.background:
             task.cancel()
         await asyncio.gather(*self.background, return_exceptions=True)
@@ -410,6 +432,7 @@ class Daemon:
             "model_loading": loading,
             "rss_bytes": rss,
             **status,
+            "ingest": self.ingest.status() if self.ingest is not None else None,
         }
 
     async def m_remember(self, params: Params) -> dict[str, Any]:
@@ -455,6 +478,55 @@ class Daemon:
         assert self.memory is not None
         return await self.db(self.memory.history, params)
 
+    async def m_reload(self, params: Params) -> dict[str, Any]:
+        """Re-read the configuration: sources and settings (a new model needs a restart)."""
+        config = load_config(self.config.config_file)
+        if config.embed != self.config.embed:
+            log.warning("The [embed] settings changed; they apply after a restart.")
+        self.config = config
+        assert self.memory is not None and self.ingest is not None
+        self.memory.config = config
+        await self.ingest.reload(config)
+        log.info("Configuration reloaded: %d sources.", len(self.ingest.sources))
+        return {"sources": len(self.ingest.sources)}
+
+    async def m_sources(self, params: Params) -> dict[str, Any]:
+        action = params.choice("action", ("list", "add", "remove"), default="list")
+        if action == "add":
+            data = {k: v for k, v in params.raw.items() if k != "action"}
+            add_source(self.config, data)
+            await self.m_reload(params)
+        elif action == "remove":
+            name = params.text("name", required=True, max_len=4096)
+            assert name is not None
+            done = remove_source(self.config, name)
+            log.info("Sources: %s.", done)
+            await self.m_reload(params)
+        assert self.ingest is not None
+        return {**self.ingest.status(), "sources_file": str(self.config.sources_file)}
+
+    async def m_sessions(self, params: Params) -> dict[str, Any]:
+        assert self.store is not None
+        agent = params.agent(required=False)
+        project = params.text("project", max_len=4096)
+        limit = params.integer("limit", default=50, low=1, high=10_000)
+        store = self.store
+
+        def query() -> list[dict[str, Any]]:
+            where, args = [], []
+            if agent:
+                where.append("agent=?")
+                args.append(agent)
+            if project:
+                where.append("project=?")
+                args.append(project)
+            sql = "SELECT * FROM sessions" + (" WHERE " + " AND ".join(where) if where else "")
+            cursor = store.db.execute(sql + " ORDER BY last_seen DESC LIMIT ?", [*args, limit])
+            names = [d[0] for d in cursor.getdescription()]
+            return [dict(zip(names, row)) for row in cursor]
+
+        return {"sessions": await self.db(query)}
+
 
 async def run_daemon(config: Config, ready: Callable[[Daemon], None] | None = None,
                      embedder: Embedder | None = None) -> None:
@@ -470,12 +542,13 @@ async def run_daemon(config: Config, ready: Callable[[Daemon], None] | None = No
     if in_main_thread:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, daemon.should_exit.set)
+        loop.add_signal_handler(signal.SIGHUP, daemon.reload_soon)
     if ready is not None:
         ready(daemon)
     try:
         await daemon.serve()
     finally:
         if in_main_thread:
-            for sig in (signal.SIGTERM, signal.SIGINT):
+            for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
                 loop.remove_signal_handler(sig)
         await daemon.shutdown()

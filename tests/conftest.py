@@ -29,6 +29,8 @@ def memoryd_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A short private state dir (AF_UNIX paths are limited to ~104 bytes)."""
     home = Path(tempfile.mkdtemp(prefix="md-", dir="/tmp"))
     monkeypatch.setenv("MEMORYD_HOME", str(home))
+    (home / "user").mkdir()
+    monkeypatch.setenv("HOME", str(home / "user"))  # default sources look under ~: a fake home
     monkeypatch.delenv("MEMORYD_SOCKET", raising=False)
     for name in list(os.environ):
         if name.startswith(("MEMORYD_EMBED_", "MEMORYD_SEARCH_", "MEMORYD_REMEMBER_")):

@@ -1,0 +1,323 @@
+"""Watched files → entries, in place: the files stay the source of truth.
+
+Reading and parsing (``read_memory_file``) happen off the database thread; ``Indexer`` applies
+the result on it. Memory files are diffed by content hash, so an edit touches only the entries
+whose text changed, a removed bullet leaves the index (journaled), and a renamed file keeps its
+entries and their history. Transcript chunks are upserted by a stable id derived from their
+first record, so re-reading a file never duplicates anything.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from memoryd.markdown import MemoryFile, parse_memory_file
+from memoryd.memory import Memory, new_uid
+from memoryd.project import project_of
+from memoryd.redact import redact
+from memoryd.store import Store
+from memoryd.tail import TailPosition
+from memoryd.text import content_hash
+from memoryd.transcript import Chunk
+
+log = logging.getLogger(__name__)
+
+TRANSCRIPT_CATEGORY = "session"
+TRANSCRIPT_CONFIDENCE = 0.5
+BINARY_SNIFF_BYTES = 8192
+_UNSAFE_AGENT_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+@dataclass(frozen=True)
+class FileFacts:
+    """Where a watched file is and what it belongs to."""
+
+    path: str
+    source: str
+    kind: str
+    agent: str
+    device: int
+    inode: int
+    size: int
+    mtime: float
+    project: str | None = None
+
+
+@dataclass
+class Changes:
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+
+    def __iadd__(self, other: Changes) -> Changes:
+        self.added += other.added
+        self.updated += other.updated
+        self.removed += other.removed
+        self.unchanged += other.unchanged
+        return self
+
+
+@dataclass
+class ParsedMemoryFile:
+    facts: FileFacts
+    parsed: MemoryFile | None
+    error: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def stat_facts(path: Path, source: str, kind: str, agent: str, project: str | None) -> FileFacts:
+    stat = path.stat()
+    return FileFacts(str(path), source, kind, agent, stat.st_dev, stat.st_ino, stat.st_size,
+                     stat.st_mtime, project)
+
+
+def read_memory_file(facts: FileFacts, relative: str, max_file_bytes: int) -> ParsedMemoryFile:
+    """Read and split one markdown file; problems become a reason, never an exception."""
+    if facts.size > max_file_bytes:
+        return ParsedMemoryFile(facts, None, f"file is {facts.size} bytes, over the "
+                                f"{max_file_bytes}-byte cap (watch.max_file_bytes)")
+    try:
+        data = Path(facts.path).read_bytes()
+    except OSError as exc:
+        return ParsedMemoryFile(facts, None, f"unreadable: {exc.strerror or exc}")
+    if b"\0" in data[:BINARY_SNIFF_BYTES]:
+        return ParsedMemoryFile(facts, None, "binary file (NUL bytes), skipped")
+    notes = []
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        text = data.decode("utf-8", errors="replace")
+        notes.append(f"invalid UTF-8 at byte {exc.start}; undecodable bytes replaced")
+    return ParsedMemoryFile(facts, parse_memory_file(text, relative), None, notes)
+
+
+def agent_for_sidechain(agent: str, sidechain: str | None) -> str:
+    if not sidechain:
+        return agent
+    clean = _UNSAFE_AGENT_CHARS.sub("-", sidechain).strip("-.")[:40] or "subagent"
+    return f"{agent}.{clean}"[:64]
+
+
+def day_start(date: str) -> float:
+    return datetime.fromisoformat(date).replace(tzinfo=timezone.utc).timestamp()
+
+
+class Indexer:
+    """Applies parsed files to the store. Runs on the database thread."""
+
+    def __init__(self, store: Store, memory: Memory) -> None:
+        self.store = store
+        self.memory = memory
+        self._projects: dict[str, str] = {}
+
+    def project(self, cwd: str | None) -> str | None:
+        if not cwd:
+            return None
+        if cwd not in self._projects:
+            self._projects[cwd] = project_of(cwd)
+        return self._projects[cwd]
+
+    # -- files table ------------------------------------------------------------------
+
+    def file_row(self, path: str) -> dict[str, Any] | None:
+        cursor = self.store.db.execute("SELECT * FROM files WHERE path=?", (path,))
+        row = cursor.fetchone()
+        if row is None:
+            return None
+        return dict(zip([d[0] for d in cursor.getdescription()], row))
+
+    def known_paths(self) -> dict[str, tuple[int, float, int]]:
+        """path → (size, mtime, inode) of every file indexed so far."""
+        return {p: (s, m, i) for p, s, m, i in
+                self.store.db.execute("SELECT path, size, mtime, inode FROM files")}
+
+    def paths_below(self, directory: str) -> list[str]:
+        prefix = directory.rstrip("/") + "/"
+        return [p for (p,) in self.store.db.execute(
+            "SELECT path FROM files WHERE path >= ? AND path < ?", (prefix, prefix + "\uffff"))]
+
+    def tail_position(self, path: str) -> TailPosition | None:
+        row = self.store.db.execute(
+            "SELECT device, inode, offset FROM files WHERE path=?", (path,)).fetchone()
+        return TailPosition(*row) if row and row[0] is not None else None
+
+    def _save_file(self, facts: FileFacts, **extra: Any) -> None:
+        values = {"path": facts.path, "source": facts.source, "kind": facts.kind,
+                  "agent": facts.agent, "device": facts.device, "inode": facts.inode,
+                  "size": facts.size, "mtime": facts.mtime, "indexed": time.time(), **extra}
+        columns = ", ".join(values)
+        updates = ", ".join(f"{c}=excluded.{c}" for c in values if c != "path")
+        self.store.db.execute(
+            f"INSERT INTO files({columns}) VALUES ({', '.join('?' for _ in values)}) "
+            f"ON CONFLICT(path) DO UPDATE SET {updates}", list(values.values()))
+
+    def record_error(self, facts: FileFacts, error: str) -> None:
+        with self.store.db:
+            self._save_file(facts, error=error)
+
+    def renamed_from(self, facts: FileFacts) -> str | None:
+        """The indexed path this file was renamed from: same inode, old path gone."""
+        for (old,) in self.store.db.execute(
+                "SELECT path FROM files WHERE device=? AND inode=? AND path<>?",
+                (facts.device, facts.inode, facts.path)):
+            if not os.path.exists(old):
+                return str(old)
+        return None
+
+    def move_file(self, old: str, new: str) -> int:
+        """Point a file's row and entries at its new path; history stays with the entries."""
+        with self.store.db:
+            self.store.db.execute("DELETE FROM files WHERE path=?", (new,))
+            self.store.db.execute("UPDATE files SET path=? WHERE path=?", (new, old))
+            moved = self.store.db.execute(
+                "SELECT uid FROM entries WHERE source=?", (old,)).fetchall()
+            self.store.db.execute("UPDATE entries SET source=? WHERE source=?", (new, old))
+            for (uid,) in moved:
+                self.store.journal(uid, "moved", "watch", {"source": old}, {"source": new})
+        log.info("Renamed %s → %s: kept %d entries.", old, new, len(moved))
+        return len(moved)
+
+    # -- memory files -----------------------------------------------------------------
+
+    def apply_memory_file(self, result: ParsedMemoryFile) -> Changes:
+        facts = result.facts
+        if result.parsed is None:
+            self.record_error(facts, result.error or "unreadable")
+            return Changes()
+        parsed = result.parsed
+        existing: dict[str, list[dict[str, Any]]] = {}
+        for entry in self._entries_of(facts.path):
+            existing.setdefault(entry["hash"], []).append(entry)
+        changes = Changes()
+        now = time.time()
+        with self.store.db:
+            for item in parsed.items:
+                text = redact(item.text)
+                hash_ = content_hash(text)
+                fields = {"line_start": item.line_start, "line_end": item.line_end,
+                          "category": item.category, "kind": item.kind,
+                          "polarity": item.polarity, "agent": facts.agent}
+                if item.date:
+                    fields["created"] = day_start(item.date)
+                matches = existing.get(hash_)
+                if matches:
+                    entry = matches.pop(0)
+                    different = {k: v for k, v in fields.items() if entry.get(k) != v}
+                    if different:
+                        self.store.update_entry(entry["id"], **different, updated=now)
+                        changes.updated += 1
+                    else:
+                        changes.unchanged += 1
+                    continue
+                self._insert_file_entry(facts, text, hash_, fields, now)
+                changes.added += 1
+            for leftovers in existing.values():
+                for entry in leftovers:
+                    self._remove_entry(entry, "removed from file")
+                    changes.removed += 1
+            self._save_file(
+                facts, description=parsed.description, type=parsed.type,
+                pinned=int(parsed.pinned), frontmatter=json.dumps(parsed.frontmatter),
+                error="; ".join(result.notes) or None)
+        return changes
+
+    def _entries_of(self, path: str) -> list[dict[str, Any]]:
+        from memoryd.store import SELECT_ENTRY, row_to_entry
+
+        return [row_to_entry(r) for r in self.store.db.execute(
+            SELECT_ENTRY + " WHERE source=? ORDER BY id", (path,))]
+
+    def _insert_file_entry(self, facts: FileFacts, text: str, hash_: str,
+                           fields: dict[str, Any], now: float) -> None:
+        entry = {
+            "uid": new_uid(), "project": facts.project, "key": None, "text": text,
+            "hash": hash_, "confidence": self.memory.config.remember.manual_confidence,
+            "tags": [], "status": "active", "created": fields.pop("created", facts.mtime),
+            "updated": now, "writer": facts.source, "via": "watch", "session": None,
+            "source": facts.path, "message_id": None, "superseded_by": None, **fields,
+        }
+        self.store.insert_entry(entry)
+        self.store.journal(entry["uid"], "indexed", "watch", None, entry, now)
+
+    def _remove_entry(self, entry: dict[str, Any], why: str) -> None:
+        self.store.db.execute("DELETE FROM entries WHERE id=?", (entry["rowid"],))
+        self.store.delete_vectors([entry["rowid"]])
+        self.store.journal(entry["id"], "removed", "watch", entry, {"reason": why})
+        if self.memory.index is not None:
+            self.memory.index.set_status(entry["rowid"], "removed")
+
+    def remove_file(self, path: str) -> Changes:
+        """A watched file is gone. Memory files take their entries with them (journaled);
+        transcript chunks stay: agents delete old transcripts, memory keeps what was said."""
+        row = self.file_row(path)
+        changes = Changes()
+        if row is None:
+            return changes
+        with self.store.db:
+            if row["kind"] == "memory":
+                for entry in self._entries_of(path):
+                    self._remove_entry(entry, "file deleted")
+                    changes.removed += 1
+            self.store.db.execute("DELETE FROM files WHERE path=?", (path,))
+        return changes
+
+    # -- transcripts ------------------------------------------------------------------
+
+    def apply_transcript(self, facts: FileFacts, position: TailPosition, chunks: list[Chunk],
+                         session: dict[str, Any] | None, error: str | None) -> Changes:
+        changes = Changes()
+        now = time.time()
+        with self.store.db:
+            for chunk in chunks:
+                changes += self._upsert_chunk(facts, chunk, now)
+            if session is not None and session.get("id"):
+                self._upsert_session(session, facts)
+            self._save_file(facts, offset=position.offset, device=position.device,
+                            inode=position.inode, error=error)
+        return changes
+
+    def _upsert_chunk(self, facts: FileFacts, chunk: Chunk, now: float) -> Changes:
+        uid = "t" + chunk.chunk_id
+        text = redact(chunk.text)
+        hash_ = content_hash(text)
+        row = self.store.db.execute("SELECT hash, text FROM entries WHERE uid=?", (uid,)).fetchone()
+        if row is not None:
+            if row[0] == hash_:
+                return Changes(unchanged=1)
+            before = self.store.entry_by_uid(uid)
+            self.store.update_entry(uid, text=text, hash=hash_, updated=now)
+            self.store.journal(uid, "updated", "watch", before, {"text": text}, now)
+            return Changes(updated=1)
+        entry = {
+            "uid": uid, "agent": agent_for_sidechain(facts.agent, chunk.sidechain_agent),
+            "project": self.project(chunk.cwd), "kind": chunk.kind,
+            "category": TRANSCRIPT_CATEGORY, "key": None, "text": text, "hash": hash_,
+            "confidence": TRANSCRIPT_CONFIDENCE, "tags": [], "status": "active",
+            "created": chunk.timestamp or now, "updated": now, "writer": facts.source,
+            "via": "watch", "session": chunk.session_id, "source": facts.path,
+            "line_start": None, "line_end": None, "message_id": chunk.record_ids[0],
+            "superseded_by": None, "polarity": None,
+        }
+        self.store.insert_entry(entry)
+        return Changes(added=1)
+
+    def _upsert_session(self, session: dict[str, Any], facts: FileFacts) -> None:
+        self.store.db.execute(
+            "INSERT INTO sessions(id, harness, agent, cwd, project, started, last_seen, "
+            "user_messages, source) VALUES (:id, :harness, :agent, :cwd, :project, :started, "
+            ":last_seen, :user_messages, :source) ON CONFLICT(id) DO UPDATE SET "
+            "cwd=coalesce(excluded.cwd, cwd), project=coalesce(excluded.project, project), "
+            "started=min(coalesce(started, excluded.started), coalesce(excluded.started, started)), "
+            "last_seen=max(coalesce(last_seen, 0), coalesce(excluded.last_seen, 0)), "
+            "user_messages=user_messages + excluded.user_messages",
+            {**session, "agent": facts.agent, "project": self.project(session.get("cwd")),
+             "source": facts.path})

@@ -1,0 +1,352 @@
+"""Live ingestion: the initial scan, the watchfiles loop and the queue between them.
+
+Paths that changed go into one de-duplicated queue; a worker takes them in batches, reads and
+parses them on the ingest thread and applies them on the database thread, so searches and
+writes interleave with a big scan. Entries land without vectors (keyword search sees them at
+once); the daemon's backfill gives them vectors in batches. Watch roots are re-checked every
+``watch.rescan_interval_s`` so a directory created, or deleted and re-created, is picked up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import watchfiles
+
+from memoryd.config import Config
+from memoryd.index import Changes, FileFacts, Indexer, ParsedMemoryFile, read_memory_file, stat_facts
+from memoryd.sources import (
+    Source,
+    default_sources,
+    project_sources,
+    relevant,
+    scan,
+    watch_roots,
+)
+from memoryd.tail import TailPosition, TailRead, read_appended
+from memoryd.transcript import Chunk, TranscriptParser, Turn, chunk_exchanges, make_parser
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+BATCH_PATHS = 64
+
+
+@dataclass
+class SourceStats:
+    files: int = 0
+    entries_added: int = 0
+    entries_removed: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    last_error: str | None = None
+    last_error_path: str | None = None
+    last_error_at: float | None = None
+
+    def skip(self, reason: str, count: int = 1) -> None:
+        self.skipped[reason] = self.skipped.get(reason, 0) + count
+
+    def error(self, path: str, message: str) -> None:
+        self.last_error, self.last_error_path, self.last_error_at = message, path, time.time()
+
+
+@dataclass
+class TranscriptState:
+    parser: TranscriptParser
+    open_turns: list[Turn] = field(default_factory=list)
+    users_reported: int = 0
+
+
+def configured_sources(config: Config) -> tuple[list[Source], dict[str, str]]:
+    """All sources, and the project root of each project source."""
+    sources = [s for s in default_sources() if config.watch.defaults and s.name not in config.watch.disabled]
+    projects: dict[str, str] = {}
+    for root in config.watch.project_roots:
+        for source in project_sources(Path(root)):
+            sources.append(source)
+            projects[source.name] = str(Path(root).expanduser())
+    sources.extend(config.sources)
+    return sources, projects
+
+
+class Ingest:
+    def __init__(self, config: Config, indexer: Indexer,
+                 db: Callable[..., Awaitable[Any]], on_indexed: Callable[[], None]) -> None:
+        self.config = config
+        self.indexer = indexer
+        self.db = db
+        self.on_indexed = on_indexed
+        self.home = Path.home()
+        self.sources, self.projects = configured_sources(config)
+        self.stats = {s.name: SourceStats() for s in self.sources}
+        self.thread = ThreadPoolExecutor(1, thread_name_prefix="memoryd-ingest")
+        self.pending: dict[str, None] = {}
+        self.wakeup = asyncio.Event()
+        self.transcripts: dict[str, TranscriptState] = {}
+        self.scanning = False
+        self.roots: list[Path] = []
+        self.tasks: list[asyncio.Task[Any]] = []
+        self.restart_watch = asyncio.Event()
+
+    async def off_loop(self, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self.thread, fn, *args)
+
+    # -- lifecycle --------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.tasks = [asyncio.create_task(self.worker(), name="ingest-worker"),
+                      asyncio.create_task(self.watch(), name="ingest-watch")]
+
+    async def stop(self) -> None:
+        for task in self.tasks:
+            task.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
+        self.thread.shutdown(wait=True)
+
+    async def reload(self, config: Config) -> None:
+        """New configuration: new sources, a new watcher, a rescan."""
+        self.config = config
+        self.sources, self.projects = configured_sources(config)
+        for source in self.sources:
+            self.stats.setdefault(source.name, SourceStats())
+        self.transcripts.clear()
+        self.restart_watch.set()
+
+    # -- queue ------------------------------------------------------------------------
+
+    def enqueue(self, paths: list[str]) -> None:
+        for path in paths:
+            self.pending[path] = None
+        if paths:
+            self.wakeup.set()
+
+    async def worker(self) -> None:
+        while True:
+            await self.wakeup.wait()
+            self.wakeup.clear()
+            while self.pending:
+                batch = list(self.pending)[:BATCH_PATHS]
+                for path in batch:
+                    del self.pending[path]
+                try:
+                    await self.process(batch)
+                except Exception:
+                    log.exception("Ingesting a batch failed; continuing.")
+                self.on_indexed()
+
+    def match(self, path: str) -> tuple[Source, str] | None:
+        candidate = Path(path)
+        for source in self.sources:
+            agent = source.match(candidate, self.home)
+            if agent is not None:
+                return source, agent
+        return None
+
+    async def process(self, paths: list[str]) -> None:
+        existing, gone = [], []
+        for path in paths:
+            (existing if os.path.isfile(path) else gone).append(path)
+        memory_results: list[ParsedMemoryFile] = []
+        for path in existing:  # before the gone ones, so that a rename is seen as one
+            matched = self.match(path)
+            if matched is None:
+                continue
+            source, agent = matched
+            try:
+                facts = stat_facts(Path(path), source.name, source.kind, agent,
+                                   self.projects.get(source.name))
+            except OSError:
+                gone.append(path)
+                continue
+            old = await self.db(self.indexer.renamed_from, facts)
+            if old is not None:
+                await self.db(self.indexer.move_file, old, path)
+                self.transcripts.pop(old, None)
+            if source.kind == "memory":
+                relative = os.path.relpath(path, source.root(self.home))
+                memory_results.append(await self.off_loop(
+                    read_memory_file, facts, relative, self.config.watch.max_file_bytes))
+            else:
+                await self.ingest_transcript(source, facts)
+        if memory_results:
+            changes = await self.db(self._apply_memory, memory_results)
+            for result, change in zip(memory_results, changes):
+                self._account(result.facts, change, result.error or "; ".join(result.notes) or None)
+        for path in gone:
+            self.transcripts.pop(path, None)
+            changes = await self.db(self.indexer.remove_file, path)
+            if changes.removed:
+                log.info("%s is gone: removed %d entries.", path, changes.removed)
+
+    def _apply_memory(self, results: list[ParsedMemoryFile]) -> list[Changes]:
+        return [self.indexer.apply_memory_file(result) for result in results]
+
+    def _account(self, facts: FileFacts, change: Changes, problem: str | None) -> None:
+        stats = self.stats.setdefault(facts.source, SourceStats())
+        stats.entries_added += change.added
+        stats.entries_removed += change.removed
+        if problem:
+            stats.error(facts.path, problem)
+            log.warning("%s: %s", facts.path, problem)
+
+    # -- transcripts ------------------------------------------------------------------
+
+    async def ingest_transcript(self, source: Source, facts: FileFacts) -> None:
+        position = await self.db(self.indexer.tail_position, facts.path)
+        state = self.transcripts.get(facts.path)
+        if state is None:
+            state = self.transcripts[facts.path] = TranscriptState(make_parser(source.format))
+        while True:
+            try:
+                read, chunks = await self.off_loop(self._read_transcript, facts, position, state)
+            except OSError as exc:
+                message = f"unreadable: {exc.strerror or exc}"
+                self.stats[facts.source].error(facts.path, message)
+                await self.db(self.indexer.record_error, facts, message)
+                return
+            parser = state.parser
+            session = None
+            if parser.session_id:
+                session = {"id": parser.session_id, "harness": parser.harness, "cwd": parser.cwd,
+                           "started": parser.started, "last_seen": parser.last_seen,
+                           "user_messages": parser.user_messages - state.users_reported}
+                state.users_reported = parser.user_messages
+            skipped = {**read.skipped, **{k: v for k, v in parser.skipped.items()
+                                          if k not in ("tool", "meta", "ignored", "empty")}}
+            problem = ", ".join(f"{n} {reason}" for reason, n in sorted(skipped.items())) or None
+            change = await self.db(self.indexer.apply_transcript, facts, read.position, chunks,
+                                   session, f"skipped lines: {problem}" if problem else None)
+            stats = self.stats[facts.source]
+            for reason, count in read.skipped.items():
+                stats.skip(reason, count)
+            self._account(facts, change, None)
+            position = read.position
+            if not read.more:
+                return
+
+    def _read_transcript(self, facts: FileFacts, position: TailPosition | None,
+                         state: TranscriptState) -> tuple[TailRead, list[Chunk]]:
+        read = read_appended(Path(facts.path), position, self.config.watch.max_line_bytes)
+        if read.restarted:  # truncated or replaced: start over, record ids dedupe
+            state.parser = make_parser(state.parser.harness)
+            state.open_turns = []
+            state.users_reported = 0
+        turns: list[Turn] = []
+        for line in read.lines:
+            turns.extend(state.parser.feed(line))
+        turns.extend(state.parser.flush())
+        if not turns:
+            return read, []
+        combined = state.open_turns + turns
+        last_user = max((i for i, t in enumerate(combined) if t.role == "user"), default=0)
+        state.open_turns = combined[last_user:]
+        return read, chunk_exchanges(combined)
+
+    # -- scanning and watching --------------------------------------------------------
+
+    async def full_scan(self) -> int:
+        """Queue every matching file that is new or changed, and every indexed file that is
+        gone. Returns how many were queued."""
+        self.scanning = True
+        try:
+            known = await self.db(self.indexer.known_paths)
+            found = await self.off_loop(self._scan_files)
+            queued = [path for path, facts in found.items() if known.get(path) != facts]
+            queued += [path for path in known if path not in found]
+            for source_name in self.stats:
+                self.stats[source_name].files = 0
+            for path in found:
+                matched = self.match(path)
+                if matched:
+                    self.stats[matched[0].name].files += 1
+            self.enqueue(queued)
+            return len(queued)
+        finally:
+            self.scanning = False
+
+    def _scan_files(self) -> dict[str, tuple[int, float, int]]:
+        found = {}
+        for _source, path, _agent in scan(self.sources, self.home):
+            try:
+                stat = path.stat()
+            except OSError:
+                continue
+            found[str(path)] = (stat.st_size, stat.st_mtime, stat.st_ino)
+        return found
+
+    async def watch(self) -> None:
+        while True:
+            self.restart_watch.clear()
+            self.roots = watch_roots(self.sources, self.home)
+            queued = await self.full_scan()
+            log.info("Watching %d roots; %d files queued for indexing.", len(self.roots), queued)
+            stop = asyncio.Event()
+            checker = asyncio.create_task(self._check_roots(stop))
+            try:
+                if self.roots:
+                    async for changes in watchfiles.awatch(
+                            *self.roots, stop_event=stop, debounce=self.config.watch.debounce_ms,
+                            step=min(50, self.config.watch.debounce_ms), recursive=True,
+                            ignore_permission_denied=True, watch_filter=self.wanted):
+                        await self.on_changes({path for _, path in changes})
+                else:
+                    await stop.wait()
+            except (OSError, RuntimeError) as exc:
+                log.warning("Watcher stopped (%s); restarting.", exc)
+                await asyncio.sleep(1)
+            finally:
+                stop.set()
+                checker.cancel()
+
+    async def _check_roots(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            try:
+                await asyncio.wait_for(self.restart_watch.wait(),
+                                       timeout=self.config.watch.rescan_interval_s)
+            except TimeoutError:
+                pass
+            if self.restart_watch.is_set() or watch_roots(self.sources, self.home) != self.roots:
+                stop.set()
+
+    def wanted(self, change: watchfiles.Change, path: str) -> bool:
+        return relevant(self.sources, path, self.home)
+
+    async def on_changes(self, paths: set[str]) -> None:
+        queued = []
+        for path in paths:
+            if self.match(path) is not None:
+                queued.append(path)
+            elif os.path.isdir(path):  # a directory moved in: its files raise no events
+                queued.extend(await self.off_loop(self._files_below, path))
+            elif not os.path.exists(path):  # a directory moved or deleted away
+                queued.extend(await self.db(self.indexer.paths_below, path))
+        self.enqueue(queued)
+
+    def _files_below(self, directory: str) -> list[str]:
+        found = []
+        for top, dirs, files in os.walk(directory, followlinks=False):
+            dirs[:] = [d for d in dirs if d != ".git"]
+            found.extend(p for p in (os.path.join(top, f) for f in files) if self.match(p))
+        return found
+
+    # -- status -----------------------------------------------------------------------
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "queue": len(self.pending),
+            "scanning": self.scanning,
+            "roots": [str(r) for r in self.roots],
+            "sources": [
+                {"name": s.name, "path": s.path, "kind": s.kind, "format": s.format,
+                 "agent": s.agent, "root_exists": s.root(self.home).is_dir(),
+                 **self.stats.get(s.name, SourceStats()).__dict__}
+                for s in self.sources
+            ],
+        }

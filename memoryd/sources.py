@@ -1,0 +1,407 @@
+"""What memoryd watches: sources, their globs, and walking them.
+
+A :class:`Source` is a glob with an optional ``{agent}`` placeholder, a kind (``memory`` or
+``transcript``) and a format. Every file a source matches belongs to one agent: the one the
+placeholder captures, or the source's fixed ``agent``.
+
+Default sources (:func:`default_sources`; ``~`` is the user's home)
+--------------------------------------------------------------------
+
+    mastersof-ai         ~/.mastersof-ai/agents/{agent}/memory/**/*.md
+                         memory, markdown, agent {agent}
+    claude-user-memory   ~/.claude/CLAUDE.md
+                         memory, markdown, agent claude-code
+    claude-auto-memory   ~/.claude/projects/*/memory/**/*.md
+                         memory, markdown, agent claude-code
+    claude-agent-memory  ~/.claude/agent-memory/{agent}/**
+                         memory, markdown, agent {agent}
+    claude-transcripts   ~/.claude/projects/**/*.jsonl
+                         transcript, format claude-code, agent claude-code
+    codex-transcripts    ~/.codex/sessions/**/rollout-*.jsonl
+                         transcript, format codex, agent codex
+    codex-segmented      ~/.codex/sessions/**/rollout-*/*.jsonl
+                         transcript, format codex, agent codex
+
+``claude-transcripts`` includes subagent transcripts (``<session>/subagents/agent-*.jsonl`` and
+the older ``agent-*.jsonl``). ``codex-segmented`` covers the possible layout where a rollout is a
+directory (``rollout-…/rollout.jsonl`` + ``compact-NNNNNN.jsonl``; integrations.md §3.1).
+
+Each project root in the configuration adds :func:`project_sources`: ``CLAUDE.md``,
+``CLAUDE.local.md``, ``.claude/CLAUDE.md`` and ``.claude/rules/**/*.md`` (agent ``claude-code``;
+Claude Code discovers rules recursively), ``AGENTS.md`` (agent ``codex``) and
+``agents/state/memory/{agent}.md``.
+
+Glob syntax
+-----------
+
+Paths are absolute or start with ``~/``. ``*`` matches within one path segment, ``?`` one
+character, ``**`` (a whole segment) any number of segments including none — so ``d/**/*.md``
+matches ``d/a.md`` — and a final ``**`` every file at any depth below. ``{agent}`` matches (part
+of) one segment and must be a valid agent name (:data:`memoryd.ledger.AGENT_NAME`); a directory
+whose name is not one is not matched. Every other character is literal. Hidden files and
+directories are matched like any other, but nothing below a source's root whose path has a
+``.git`` segment is ever matched.
+
+Walking
+-------
+
+:func:`scan` walks each existing root once, descending only into directories where some source
+can still match, never into ``.git`` and never through a symlinked directory below a source's
+root (so symlink loops end); symlinked files are yielded under their link path. Missing roots are
+skipped and unreadable directories are logged at debug level and skipped. :func:`watch_roots`
+gives the existing roots for a recursive watcher; the daemon calls it again from time to time, so
+a root created (or deleted and re-created) later is picked up.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import re
+import stat
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memoryd.errors import ConfigError
+from memoryd.ledger import AGENT_NAME
+
+log = logging.getLogger(__name__)
+
+KINDS = ("memory", "transcript")
+FORMATS = ("markdown", "claude-code", "codex", "generic")
+FORMATS_BY_KIND = {"memory": ("markdown",), "transcript": ("claude-code", "codex", "generic")}
+PLACEHOLDER = "{agent}"
+SOURCE_KEYS = ("name", "path", "kind", "format", "agent")
+_REQUIRED_KEYS = ("name", "path", "kind", "format")
+_AGENT_RE = AGENT_NAME.pattern.removeprefix("^").removesuffix("$")
+_WILDCARDS = ("*", "?", PLACEHOLDER)
+
+
+@dataclass(frozen=True)
+class Source:
+    """One glob memoryd watches. Invalid values raise :class:`ConfigError` on construction."""
+
+    name: str
+    path: str
+    kind: str
+    format: str
+    agent: str | None = None
+
+    def __post_init__(self) -> None:
+        _check_source(self)
+
+    def expanded(self, home: Path) -> str:
+        """The absolute glob, with a leading ``~`` replaced by ``home``."""
+        return _expand(self.path, home)
+
+    def root(self, home: Path) -> Path:
+        """The longest leading directory with no wildcard or placeholder in it."""
+        return Path(_compile(self, home).root)
+
+    def match(self, path: Path, home: Path) -> str | None:
+        """The agent ``path`` (absolute) belongs to if this source matches it, else None."""
+        return _compile(self, home).agent_for(str(path))
+
+
+def relevant(sources: Sequence[Source], path: str, home: Path) -> bool:
+    """Whether a filesystem event at ``path`` can concern a source: the path matches one, or
+    it may be a directory on the way to matches (the watcher's cheap event filter)."""
+    for source in sources:
+        compiled = _compile(source, home)
+        if compiled.agent_for(path) is not None or compiled.may_contain(path):
+            return True
+    return False
+
+
+def validate_source(data: Mapping[str, Any]) -> Source:
+    """A :class:`Source` from a TOML table ``{name, path, kind, format, agent?}``."""
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"a source must be a table, not {type(data).__name__}")
+    name = data.get("name")
+    if not isinstance(name, str) or not name:
+        path = data.get("path")
+        label = f"source with path {path!r}" if isinstance(path, str) else "a source"
+        if "name" not in data:
+            raise ConfigError(f"{label}: missing 'name'")
+        raise ConfigError(f"{label}: 'name' must be a non-empty string")
+    label = f"source {name!r}"
+    unknown = sorted(str(key) for key in data if key not in SOURCE_KEYS)
+    if unknown:
+        raise ConfigError(f"{label}: unknown key {unknown[0]!r} "
+                          f"(allowed: {', '.join(SOURCE_KEYS)})")
+    for key in _REQUIRED_KEYS:
+        if key not in data:
+            raise ConfigError(f"{label}: missing {key!r}")
+    for key in SOURCE_KEYS:
+        if key in data and not isinstance(data[key], str):
+            raise ConfigError(f"{label}: {key!r} must be a string")
+    return Source(name=name, path=data["path"], kind=data["kind"], format=data["format"],
+                  agent=data.get("agent"))
+
+
+def default_sources() -> list[Source]:
+    """The sources in this module's docstring."""
+    return [
+        Source("mastersof-ai", "~/.mastersof-ai/agents/{agent}/memory/**/*.md",
+               "memory", "markdown"),
+        Source("claude-user-memory", "~/.claude/CLAUDE.md", "memory", "markdown",
+               agent="claude-code"),
+        Source("claude-auto-memory", "~/.claude/projects/*/memory/**/*.md", "memory",
+               "markdown", agent="claude-code"),
+        Source("claude-agent-memory", "~/.claude/agent-memory/{agent}/**", "memory", "markdown"),
+        Source("claude-transcripts", "~/.claude/projects/**/*.jsonl", "transcript",
+               "claude-code", agent="claude-code"),
+        Source("codex-transcripts", "~/.codex/sessions/**/rollout-*.jsonl", "transcript",
+               "codex", agent="codex"),
+        Source("codex-segmented", "~/.codex/sessions/**/rollout-*/*.jsonl", "transcript",
+               "codex", agent="codex"),
+    ]
+
+
+_PROJECT_FILES: tuple[tuple[str, str | None], ...] = (
+    ("CLAUDE.md", "claude-code"),
+    ("CLAUDE.local.md", "claude-code"),
+    (".claude/CLAUDE.md", "claude-code"),
+    (".claude/rules/**/*.md", "claude-code"),
+    ("AGENTS.md", "codex"),
+    ("agents/state/memory/{agent}.md", None),
+)
+
+
+def project_sources(root: Path) -> list[Source]:
+    """The memory files indexed in one project root (absolute, or starting with ``~``)."""
+    text = str(root).rstrip("/") or "/"
+    if any(char in text for char in "*?{}"):
+        raise ConfigError(f"project root {text!r}: the path may not contain * ? {{ or }}")
+    if not (text.startswith(("/", "~/")) or text == "~"):
+        raise ConfigError(f"project root {text!r}: must be absolute or start with ~/")
+    base = text if text != "/" else ""
+    return [Source(f"project:{text}:{relative}", f"{base}/{relative}", "memory", "markdown",
+                   agent=agent)
+            for relative, agent in _PROJECT_FILES]
+
+
+def scan(sources: Sequence[Source], home: Path) -> Iterator[tuple[Source, Path, str]]:
+    """Yield ``(source, path, agent)`` for every regular file a source matches."""
+    compiled = [(source, _compile(source, home)) for source in sources]
+    for top in _top_roots([c.root for _, c in compiled]):
+        group = [(s, c) for s, c in compiled if _within(c.root, top)]
+        if os.path.isdir(top):
+            yield from _walk(top, group)
+
+
+def watch_roots(sources: Sequence[Source], home: Path) -> list[Path]:
+    """The existing roots, none inside another, for a recursive watcher.
+
+    A root reached from an enclosing root only through a symlinked directory is kept on its
+    own, since a recursive watcher does not necessarily follow symlinks.
+    """
+    roots = sorted({_compile(source, home).root for source in sources}, key=_depth_key)
+    kept: list[str] = []
+    for root in roots:
+        if not os.path.isdir(root):
+            continue
+        if any(_within(root, outer) and not _crosses_symlink(outer, root) for outer in kept):
+            continue
+        kept.append(root)
+    return sorted(Path(root) for root in kept)
+
+
+# -- compiled globs ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    root: str               # literal directory prefix, absolute, no trailing slash (except "/")
+    pattern: re.Pattern[str]  # the whole glob
+    dirs: re.Pattern[str]   # directories at or below root that may contain a match
+    agent: str | None       # the fixed agent, when the glob has no placeholder
+
+    def agent_for(self, path: str) -> str | None:
+        found = self.pattern.fullmatch(path)
+        if found is None:
+            return None
+        below = path[len(self.root.rstrip("/")):]
+        if "/.git/" in below or below.endswith("/.git"):
+            return None
+        return self.agent if self.agent is not None else found.group("agent")
+
+    def may_contain(self, directory: str) -> bool:
+        """Whether walking ``directory`` can lead to a match (including reaching the root)."""
+        return _within(self.root, directory) or self.dirs.fullmatch(directory) is not None
+
+
+@functools.lru_cache(maxsize=1024)
+def _compile(source: Source, home: Path) -> _Compiled:
+    # The home directory is literal even if its name holds a wildcard character.
+    base = str(home).rstrip("/") if source.path.startswith("~/") else ""
+    segments = source.path.split("/")[1:]
+    literal = 0
+    while literal < len(segments) - 1 and not _has_wildcard(segments[literal]):
+        literal += 1
+    root = "/".join([base, *segments[:literal]]) or "/"
+    rest = segments[literal:]
+    prefix = re.escape(root.rstrip("/"))
+
+    body = ""
+    for index, segment in enumerate(rest):
+        last = index == len(rest) - 1
+        if segment == "**":
+            body += "(?:/[^/]+)+" if last else "(?:/[^/]+)*"
+        else:
+            body += "/" + _segment_regex(segment)
+
+    dirs = ""
+    dir_segments = rest if rest[-1] == "**" else rest[:-1]
+    for segment in reversed(dir_segments):
+        dirs = "(?:/.*)?" if segment == "**" else f"(?:/{_segment_regex(segment)}{dirs})?"
+
+    return _Compiled(root=root, pattern=re.compile(prefix + body),
+                     dirs=re.compile(prefix + dirs), agent=source.agent)
+
+
+def _segment_regex(segment: str) -> str:
+    out = []
+    for part in re.split(r"(\{agent\}|\*|\?)", segment):
+        if part == PLACEHOLDER:
+            out.append(f"(?P<agent>{_AGENT_RE})")
+        elif part == "*":
+            out.append("[^/]*")
+        elif part == "?":
+            out.append("[^/]")
+        else:
+            out.append(re.escape(part))
+    return "".join(out)
+
+
+def _has_wildcard(segment: str) -> bool:
+    return any(wildcard in segment for wildcard in _WILDCARDS)
+
+
+def _expand(path: str, home: Path) -> str:
+    if path == "~" or path.startswith("~/"):
+        return str(home).rstrip("/") + path[1:]
+    return path
+
+
+def _check_source(source: Source) -> None:
+    label = f"source {source.name!r}" if source.name else "a source"
+    if not isinstance(source.name, str) or not source.name:
+        raise ConfigError(f"{label}: 'name' must be a non-empty string")
+    if source.kind not in KINDS:
+        raise ConfigError(f"{label}: unknown kind {source.kind!r} (expected one of "
+                          f"{', '.join(KINDS)})")
+    if source.format not in FORMATS:
+        raise ConfigError(f"{label}: unknown format {source.format!r} (expected one of "
+                          f"{', '.join(FORMATS)})")
+    if source.format not in FORMATS_BY_KIND[source.kind]:
+        raise ConfigError(f"{label}: format {source.format!r} does not fit kind "
+                          f"{source.kind!r} (use {' or '.join(FORMATS_BY_KIND[source.kind])})")
+    _check_path(label, source.path)
+    has_placeholder = PLACEHOLDER in source.path
+    if has_placeholder and source.agent is not None:
+        raise ConfigError(f"{label}: set 'agent' or put {{agent}} in 'path', not both")
+    if not has_placeholder and source.agent is None:
+        raise ConfigError(f"{label}: no agent: set 'agent' or put {{agent}} in 'path'")
+    if source.agent is not None and not AGENT_NAME.match(source.agent):
+        raise ConfigError(f"{label}: invalid agent name {source.agent!r} in 'agent' (1 to 64 "
+                          "letters, digits, '.', '_' or '-', starting with a letter or digit)")
+
+
+def _check_path(label: str, path: str) -> None:
+    if not isinstance(path, str) or not path:
+        raise ConfigError(f"{label}: 'path' must be a non-empty string")
+    if not path.startswith(("/", "~/")):
+        raise ConfigError(f"{label}: 'path' {path!r} must be absolute or start with ~/")
+    if path.count(PLACEHOLDER) > 1:
+        raise ConfigError(f"{label}: 'path' {path!r} has {{agent}} more than once")
+    if "{" in path.replace(PLACEHOLDER, "") or "}" in path.replace(PLACEHOLDER, ""):
+        raise ConfigError(f"{label}: 'path' {path!r}: the only placeholder is {{agent}}")
+    for segment in path.split("/")[1:]:
+        if segment in ("", ".", ".."):
+            raise ConfigError(f"{label}: 'path' {path!r} has an empty, '.' or '..' segment")
+        if "**" in segment and segment != "**":
+            raise ConfigError(f"{label}: 'path' {path!r}: ** must be a whole segment")
+
+
+# -- walking -------------------------------------------------------------------------------------
+
+
+def _walk(top: str, group: list[tuple[Source, _Compiled]]) -> Iterator[tuple[Source, Path, str]]:
+    stack = [top]
+    while stack:
+        directory = stack.pop()
+        try:
+            with os.scandir(directory) as it:
+                entries = sorted(it, key=lambda entry: entry.name)
+        except OSError as exc:
+            log.debug("skipping unreadable directory %s: %s", directory, exc)
+            continue
+        subdirs = []
+        for entry in entries:
+            if entry.name == ".git":
+                continue
+            path = _join(directory, entry.name)
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if any(c.may_contain(path) for _, c in group):
+                        subdirs.append(path)
+                elif entry.is_symlink():
+                    if entry.is_dir():
+                        # Followed only on the literal way to a root, never below one.
+                        if any(_within(c.root, path) for _, c in group):
+                            subdirs.append(path)
+                    elif entry.is_file():
+                        yield from _matches(path, group)
+                elif entry.is_file(follow_symlinks=False):
+                    yield from _matches(path, group)
+            except OSError as exc:  # vanished or unreadable between listing and stat
+                log.debug("skipping %s: %s", path, exc)
+        stack.extend(reversed(subdirs))
+
+
+def _matches(path: str,
+             group: list[tuple[Source, _Compiled]]) -> Iterator[tuple[Source, Path, str]]:
+    for source, compiled in group:
+        agent = compiled.agent_for(path)
+        if agent is not None:
+            yield source, Path(path), agent
+
+
+def _join(directory: str, name: str) -> str:
+    return directory + name if directory.endswith("/") else directory + "/" + name
+
+
+def _within(path: str, outer: str) -> bool:
+    """Whether ``path`` is ``outer`` or below it (both absolute, normalised strings)."""
+    return path == outer or outer == "/" or path.startswith(outer + "/")
+
+
+def _depth_key(path: str) -> tuple[int, str]:
+    return (0 if path == "/" else path.count("/"), path)
+
+
+def _top_roots(roots: Sequence[str]) -> list[str]:
+    tops: list[str] = []
+    for root in sorted(set(roots), key=_depth_key):
+        if not any(_within(root, top) for top in tops):
+            tops.append(root)
+    return tops
+
+
+def _crosses_symlink(outer: str, inner: str) -> bool:
+    """Whether a directory strictly below ``outer`` on the way to ``inner`` is a symlink."""
+    current = outer.rstrip("/")
+    for name in inner[len(current):].strip("/").split("/"):
+        if not name:
+            continue
+        current += "/" + name
+        try:
+            if stat.S_ISLNK(os.lstat(current).st_mode):
+                return True
+        except OSError:
+            return False
+    return False

@@ -1,0 +1,564 @@
+"""Sources: glob matching, defaults, project sources, validation, scanning and watch roots.
+
+Every test builds a fake home under tmp_path and passes it as ``home=``."""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from memoryd.errors import ConfigError
+from memoryd.sources import (
+    FORMATS,
+    KINDS,
+    Source,
+    default_sources,
+    project_sources,
+    scan,
+    validate_source,
+    watch_roots,
+)
+
+HOME = Path("/home/ana")
+
+
+def by_name(name: str) -> Source:
+    return next(source for source in default_sources() if source.name == name)
+
+
+def matches(source: Source, relative: str, home: Path = HOME) -> str | None:
+    return source.match(home / relative, home)
+
+
+def touch(path: Path, text: str = "x") -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+# -- defaults ------------------------------------------------------------------------------------
+
+
+def test_default_sources_are_named_and_valid() -> None:
+    sources = default_sources()
+    names = [source.name for source in sources]
+    assert len(names) == len(set(names))
+    assert {"mastersof-ai", "claude-user-memory", "claude-auto-memory", "claude-agent-memory",
+            "claude-transcripts", "codex-transcripts"} <= set(names)
+    for source in sources:
+        assert source.kind in KINDS and source.format in FORMATS
+        assert source.path.startswith("~/")
+    assert by_name("claude-transcripts").format == "claude-code"
+    assert {s.format for s in sources if s.name.startswith("codex")} == {"codex"}
+
+
+@pytest.mark.parametrize("relative, agent", [
+    (".mastersof-ai/agents/scout/memory/CONTEXT.md", "scout"),
+    (".mastersof-ai/agents/scout/memory/u-42/notes.md", "scout"),
+    (".mastersof-ai/agents/my_agent.v2/memory/a/b/c.md", "my_agent.v2"),
+    (".mastersof-ai/agents/scout/memory/.hidden.md", "scout"),
+    (".mastersof-ai/agents/scout/IDENTITY.md", None),
+    (".mastersof-ai/agents/scout/memory/CONTEXT.txt", None),
+    (".mastersof-ai/agents/scout/workspace/memory/x.md", None),
+    (".mastersof-ai/agents/memory/x.md", None),
+    (".mastersof-ai/agents/bad name/memory/x.md", None),
+    (".mastersof-ai/agents/scout/memory/.git/x.md", None),
+])
+def test_mastersof_ai(relative: str, agent: str | None) -> None:
+    assert matches(by_name("mastersof-ai"), relative) == agent
+
+
+@pytest.mark.parametrize("relative, agent", [
+    (".claude/CLAUDE.md", "claude-code"),
+    (".claude/CLAUDE.local.md", None),
+    (".claude/rules/CLAUDE.md", None),
+    ("CLAUDE.md", None),
+])
+def test_claude_user_memory(relative: str, agent: str | None) -> None:
+    assert matches(by_name("claude-user-memory"), relative) == agent
+
+
+@pytest.mark.parametrize("relative, agent", [
+    (".claude/projects/-home-ana-shop/memory/MEMORY.md", "claude-code"),
+    (".claude/projects/-home-ana-shop/memory/topics/billing.md", "claude-code"),
+    (".claude/projects/-home-ana-shop/MEMORY.md", None),
+    (".claude/projects/memory/MEMORY.md", None),
+    (".claude/projects/-home-ana-shop/memory/session.jsonl", None),
+    (".claude/projects/a/b/memory/MEMORY.md", None),
+    (".claude/projects/-home-ana-shop/memory/.git/MEMORY.md", None),
+])
+def test_claude_auto_memory(relative: str, agent: str | None) -> None:
+    assert matches(by_name("claude-auto-memory"), relative) == agent
+
+
+@pytest.mark.parametrize("relative, agent", [
+    (".claude/agent-memory/reviewer/MEMORY.md", "reviewer"),
+    (".claude/agent-memory/reviewer/deep/er/notes.md", "reviewer"),
+    (".claude/agent-memory/reviewer/.notes", "reviewer"),
+    (".claude/agent-memory/reviewer", None),
+    (".claude/agent-memory/README.md", None),
+    (".claude/agent-memory/reviewer/.git/HEAD", None),
+    (".claude/agent-memory/reviewer/sub/.git", None),
+    (".claude/agent-memory/-bad/x.md", None),
+])
+def test_claude_agent_memory(relative: str, agent: str | None) -> None:
+    assert matches(by_name("claude-agent-memory"), relative) == agent
+
+
+@pytest.mark.parametrize("relative, agent", [
+    (".claude/projects/-home-ana-shop/0b1c.jsonl", "claude-code"),
+    (".claude/projects/-home-ana-shop/0b1c/subagents/agent-a1.jsonl", "claude-code"),
+    (".claude/projects/-home-ana-shop/agent-a1.jsonl", "claude-code"),
+    # The glob is the rule: a stray .jsonl in the auto-memory dir matches too (its parser
+    # finds no turns in it); auto memory is markdown, so nothing real is lost or doubled.
+    (".claude/projects/-home-ana-shop/memory/odd.jsonl", "claude-code"),
+    (".claude/projects/-home-ana-shop/0b1c.json", None),
+    (".claude/projects/-home-ana-shop/0b1c.jsonl.bak", None),
+    (".claude/history.jsonl", None),
+    (".claude/projects/-home-ana-shop/.git/x.jsonl", None),
+])
+def test_claude_transcripts(relative: str, agent: str | None) -> None:
+    assert matches(by_name("claude-transcripts"), relative) == agent
+
+
+def test_claude_transcripts_match_at_zero_depth() -> None:
+    assert matches(by_name("claude-transcripts"), ".claude/projects/x.jsonl") == "claude-code"
+
+
+ROLLOUT = "rollout-2026-03-02T09-14-05-019c2a7e-3b1d-7c40-9e1a-5d2f8a0b4c11"
+
+
+@pytest.mark.parametrize("relative, agent", [
+    (f".codex/sessions/2026/03/02/{ROLLOUT}.jsonl", "codex"),
+    (f".codex/sessions/{ROLLOUT}.jsonl", "codex"),
+    (f".codex/sessions/2026/03/02/{ROLLOUT}.compact-000001.jsonl", "codex"),
+    (f".codex/sessions/2026/03/02/{ROLLOUT}.json", None),
+    (f".codex/sessions/2026/03/02/{ROLLOUT}.segments.json", None),
+    (".codex/sessions/2026/03/02/notes.jsonl", None),
+    (".codex/history.jsonl", None),
+    (f".codex/archived/{ROLLOUT}.jsonl", None),
+    (f".codex/sessions/.git/{ROLLOUT}.jsonl", None),
+])
+def test_codex_transcripts(relative: str, agent: str | None) -> None:
+    assert matches(by_name("codex-transcripts"), relative) == agent
+
+
+def test_codex_segmented_layout_is_covered() -> None:
+    codex = [s for s in default_sources() if s.name.startswith("codex")]
+    for name in ("rollout.jsonl", "compact-000001.jsonl"):
+        path = HOME / f".codex/sessions/2026/03/02/{ROLLOUT}/{name}"
+        assert [s.match(path, HOME) for s in codex if s.match(path, HOME)] == ["codex"]
+    assert not any(s.match(HOME / f".codex/sessions/2026/{ROLLOUT}/segments.json", HOME)
+                   for s in codex)
+
+
+def test_roots() -> None:
+    roots = {source.name: source.root(HOME) for source in default_sources()}
+    assert roots["mastersof-ai"] == HOME / ".mastersof-ai/agents"
+    assert roots["claude-user-memory"] == HOME / ".claude"
+    assert roots["claude-auto-memory"] == HOME / ".claude/projects"
+    assert roots["claude-agent-memory"] == HOME / ".claude/agent-memory"
+    assert roots["claude-transcripts"] == HOME / ".claude/projects"
+    assert roots["codex-transcripts"] == HOME / ".codex/sessions"
+
+
+def test_expanded() -> None:
+    assert by_name("claude-transcripts").expanded(HOME) == "/home/ana/.claude/projects/**/*.jsonl"
+    absolute = Source("abs", "/srv/notes/*.md", "memory", "markdown", agent="ops")
+    assert absolute.expanded(HOME) == "/srv/notes/*.md"
+    assert absolute.root(HOME) == Path("/srv/notes")
+
+
+def test_home_is_literal(tmp_path: Path) -> None:
+    home = tmp_path / "we*rd?.home"
+    source = by_name("claude-user-memory")
+    assert source.match(home / ".claude/CLAUDE.md", home) == "claude-code"
+    assert source.match(tmp_path / "weXrdY.home/.claude/CLAUDE.md", home) is None
+    assert source.root(home) == home / ".claude"
+
+
+def test_same_source_different_homes() -> None:
+    source = by_name("claude-user-memory")
+    assert source.match(Path("/home/a/.claude/CLAUDE.md"), Path("/home/a")) == "claude-code"
+    assert source.match(Path("/home/a/.claude/CLAUDE.md"), Path("/home/b")) is None
+
+
+# -- glob semantics ------------------------------------------------------------------------------
+
+
+def test_agent_placeholder_in_part_of_a_segment() -> None:
+    source = Source("s", "/x/agent-{agent}.log/*.jsonl", "transcript", "generic")
+    assert source.match(Path("/x/agent-bob.log/1.jsonl"), HOME) == "bob"
+    assert source.match(Path("/x/agent-.log/1.jsonl"), HOME) is None
+    assert source.match(Path("/x/agent-bo/b.log/1.jsonl"), HOME) is None
+    assert source.root(HOME) == Path("/x")
+
+
+def test_question_mark_and_star_stay_in_one_segment() -> None:
+    source = Source("s", "/x/?/*.md", "memory", "markdown", agent="a")
+    assert source.match(Path("/x/a/b.md"), HOME) == "a"
+    assert source.match(Path("/x/ab/b.md"), HOME) is None
+    assert source.match(Path("/x/a/b/c.md"), HOME) is None
+    assert source.match(Path("/x/a/.md"), HOME) == "a"
+
+
+def test_double_star_zero_and_many() -> None:
+    source = Source("s", "/x/**/y/*.md", "memory", "markdown", agent="a")
+    assert source.match(Path("/x/y/a.md"), HOME) == "a"
+    assert source.match(Path("/x/p/q/y/a.md"), HOME) == "a"
+    assert source.match(Path("/x/a.md"), HOME) is None
+    assert source.match(Path("/xy/a.md"), HOME) is None
+
+
+def test_other_characters_are_literal() -> None:
+    source = Source("s", "/x/[ab].md", "memory", "markdown", agent="a")
+    assert source.match(Path("/x/[ab].md"), HOME) == "a"
+    assert source.match(Path("/x/a.md"), HOME) is None
+
+
+def test_relative_paths_never_match() -> None:
+    assert by_name("claude-transcripts").match(Path(".claude/projects/x.jsonl"), HOME) is None
+
+
+# -- project sources -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("relative, agent", [
+    ("CLAUDE.md", "claude-code"),
+    ("CLAUDE.local.md", "claude-code"),
+    (".claude/CLAUDE.md", "claude-code"),
+    (".claude/rules/testing.md", "claude-code"),
+    (".claude/rules/frontend/react.md", "claude-code"),
+    ("AGENTS.md", "codex"),
+    ("agents/state/memory/planner.md", "planner"),
+    ("agents/state/memory/planner.v2.md", "planner.v2"),
+])
+def test_project_sources_match(relative: str, agent: str | None) -> None:
+    root = Path("/home/ana/src/shop")
+    found = {s.match(root / relative, HOME) for s in project_sources(root)} - {None}
+    assert found == {agent}
+
+
+@pytest.mark.parametrize("relative", [
+    "src/CLAUDE.md", "README.md", "agents.md", ".claude/settings.json", ".claude/rules/x.txt",
+    "agents/state/memory/sub/planner.md", "agents/state/memory/planner.txt",
+    ".claude/rules/.git/x.md", "../CLAUDE.md",
+])
+def test_project_sources_reject(relative: str) -> None:
+    root = Path("/home/ana/src/shop")
+    assert all(s.match(root / relative, HOME) is None for s in project_sources(root))
+
+
+def test_project_sources_names_and_tilde() -> None:
+    sources = project_sources(Path("~/src/shop"))
+    assert "project:~/src/shop:CLAUDE.md" in {s.name for s in sources}
+    assert all(s.kind == "memory" and s.format == "markdown" for s in sources)
+    claude = next(s for s in sources if s.name.endswith(":CLAUDE.md"))
+    assert claude.match(HOME / "src/shop/CLAUDE.md", HOME) == "claude-code"
+    assert claude.root(HOME) == HOME / "src/shop"
+
+
+@pytest.mark.parametrize("root, message", [
+    ("src/shop", "must be absolute"),
+    ("/src/sh*p", "may not contain"),
+    ("/src/{agent}", "may not contain"),
+])
+def test_project_sources_bad_root(root: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        project_sources(Path(root))
+
+
+# -- validation ----------------------------------------------------------------------------------
+
+
+def table(**changes: object) -> dict[str, object]:
+    data: dict[str, object] = {"name": "notes", "path": "~/notes/**/*.md", "kind": "memory",
+                               "format": "markdown", "agent": "ana"}
+    data.update(changes)
+    return {key: value for key, value in data.items() if value is not None}
+
+
+def test_validate_source_ok() -> None:
+    assert validate_source(table()) == Source("notes", "~/notes/**/*.md", "memory", "markdown",
+                                              "ana")
+    source = validate_source(table(path="/logs/{agent}/*.jsonl", kind="transcript",
+                                   format="generic", agent=None))
+    assert source.agent is None
+    assert source.match(Path("/logs/bot/1.jsonl"), HOME) == "bot"
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"kind": "notes"}, "source 'notes': unknown kind 'notes'"),
+    ({"format": "html"}, "source 'notes': unknown format 'html'"),
+    ({"format": "codex"}, "source 'notes': format 'codex' does not fit kind 'memory'"),
+    ({"kind": "transcript"}, "source 'notes': format 'markdown' does not fit kind 'transcript'"),
+    ({"kind": None}, "source 'notes': missing 'kind'"),
+    ({"format": None}, "source 'notes': missing 'format'"),
+    ({"path": None}, "source 'notes': missing 'path'"),
+    ({"name": None}, "source with path '~/notes/\\*\\*/\\*.md': missing 'name'"),
+    ({"name": ""}, "'name' must be a non-empty string"),
+    ({"depth": 3}, "source 'notes': unknown key 'depth'"),
+    ({"agent": 7}, "source 'notes': 'agent' must be a string"),
+    ({"agent": None}, "source 'notes': no agent"),
+    ({"path": "~/n/{agent}/*.md"}, r"source 'notes': set 'agent' or put \{agent\} in 'path', not"),
+    ({"agent": "no spaces"}, "source 'notes': invalid agent name 'no spaces'"),
+    ({"agent": "-x"}, "invalid agent name '-x'"),
+    ({"path": "notes/*.md"}, "must be absolute"),
+    ({"path": "~notes/*.md"}, "must be absolute"),
+    ({"path": "~/notes/"}, "empty"),
+    ({"path": "~/a/../b.md"}, "'\\.\\.'"),
+    ({"path": "~/a**/b.md"}, "whole segment"),
+    ({"path": "~/{name}/b.md"}, "only placeholder"),
+    ({"path": "~/{agent}/{agent}.md", "agent": None}, "more than once"),
+])
+def test_validate_source_errors(changes: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        validate_source(table(**changes))
+
+
+def test_validate_source_not_a_table() -> None:
+    with pytest.raises(ConfigError, match="must be a table"):
+        validate_source(["notes"])  # type: ignore[arg-type]
+
+
+def test_source_validates_on_construction() -> None:
+    with pytest.raises(ConfigError, match="source 'x': no agent"):
+        Source("x", "/a/*.md", "memory", "markdown")
+
+
+def test_config_error_is_a_startup_failure() -> None:
+    with pytest.raises(ConfigError) as caught:
+        validate_source(table(kind="notes"))
+    assert caught.value.exit_code == 3
+
+
+# -- scan ----------------------------------------------------------------------------------------
+
+
+def fake_home(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    touch(home / ".claude/CLAUDE.md")
+    touch(home / ".claude/settings.json")
+    touch(home / ".claude/todos/t.json")
+    touch(home / ".claude/projects/-p/s1.jsonl")
+    touch(home / ".claude/projects/-p/s1/subagents/agent-a.jsonl")
+    touch(home / ".claude/projects/-p/memory/MEMORY.md")
+    touch(home / ".claude/projects/-p/memory/topic.md")
+    touch(home / ".claude/projects/-p/.git/objects/x.jsonl")
+    touch(home / ".claude/agent-memory/reviewer/MEMORY.md")
+    touch(home / ".claude/agent-memory/reviewer/.hidden/n.md")
+    touch(home / ".codex/sessions/2026/03/02/rollout-a.jsonl")
+    touch(home / ".codex/sessions/2026/03/02/rollout-b.json")
+    touch(home / ".codex/sessions/2026/03/02/rollout-c/rollout.jsonl")
+    touch(home / ".mastersof-ai/agents/scout/memory/CONTEXT.md")
+    touch(home / ".mastersof-ai/agents/scout/IDENTITY.md")
+    return home
+
+
+def scanned(sources: list[Source], home: Path) -> list[tuple[str, str, str]]:
+    return [(source.name, str(path.relative_to(home)), agent)
+            for source, path, agent in scan(sources, home)]
+
+
+def test_scan_fake_home(tmp_path: Path) -> None:
+    home = fake_home(tmp_path)
+    found = scanned(default_sources(), home)
+    assert len(found) == len(set(found))
+    assert sorted(found) == sorted([
+        ("claude-user-memory", ".claude/CLAUDE.md", "claude-code"),
+        ("claude-transcripts", ".claude/projects/-p/s1.jsonl", "claude-code"),
+        ("claude-transcripts", ".claude/projects/-p/s1/subagents/agent-a.jsonl", "claude-code"),
+        ("claude-auto-memory", ".claude/projects/-p/memory/MEMORY.md", "claude-code"),
+        ("claude-auto-memory", ".claude/projects/-p/memory/topic.md", "claude-code"),
+        ("claude-agent-memory", ".claude/agent-memory/reviewer/MEMORY.md", "reviewer"),
+        ("claude-agent-memory", ".claude/agent-memory/reviewer/.hidden/n.md", "reviewer"),
+        ("codex-transcripts", ".codex/sessions/2026/03/02/rollout-a.jsonl", "codex"),
+        ("codex-segmented", ".codex/sessions/2026/03/02/rollout-c/rollout.jsonl", "codex"),
+        ("mastersof-ai", ".mastersof-ai/agents/scout/memory/CONTEXT.md", "scout"),
+    ])
+
+
+def test_scan_agrees_with_match(tmp_path: Path) -> None:
+    home = fake_home(tmp_path)
+    sources = default_sources()
+    expected = set()
+    for directory, _, files in os.walk(home):
+        for name in files:
+            path = Path(directory) / name
+            for source in sources:
+                agent = source.match(path, home)
+                if agent is not None:
+                    expected.add((source.name, str(path.relative_to(home)), agent))
+    assert set(scanned(sources, home)) == expected
+
+
+def test_scan_symlink_loop_terminates(tmp_path: Path) -> None:
+    home = fake_home(tmp_path)
+    memory = home / ".claude/agent-memory/reviewer"
+    (memory / "loop").symlink_to(memory)
+    (memory / "up").symlink_to(home / ".claude")
+    found = scanned(default_sources(), home)
+    agent_files = [path for name, path, _ in found if name == "claude-agent-memory"]
+    assert sorted(agent_files) == [".claude/agent-memory/reviewer/.hidden/n.md",
+                                   ".claude/agent-memory/reviewer/MEMORY.md"]
+    assert len(found) == len(set(found))
+
+
+def test_scan_yields_symlinked_files_not_broken_ones(tmp_path: Path) -> None:
+    home = fake_home(tmp_path)
+    target = touch(tmp_path / "elsewhere/shared.md")
+    memory = home / ".claude/agent-memory/reviewer"
+    (memory / "shared.md").symlink_to(target)
+    (memory / "broken.md").symlink_to(tmp_path / "missing.md")
+    os.mkfifo(memory / "pipe.md")
+    found = {path for name, path, _ in scanned(default_sources(), home)
+             if name == "claude-agent-memory"}
+    assert ".claude/agent-memory/reviewer/shared.md" in found
+    assert ".claude/agent-memory/reviewer/broken.md" not in found
+    assert ".claude/agent-memory/reviewer/pipe.md" not in found
+
+
+def test_scan_follows_a_symlinked_root(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    touch(tmp_path / "sync/projects/-p/s.jsonl")
+    touch(home / ".claude/CLAUDE.md")
+    (home / ".claude/projects").symlink_to(tmp_path / "sync/projects")
+    found = scanned(default_sources(), home)
+    assert ("claude-transcripts", ".claude/projects/-p/s.jsonl", "claude-code") in found
+
+
+AS_ROOT = pytest.mark.skipif(os.geteuid() == 0, reason="root reads unreadable directories")
+
+
+@AS_ROOT
+def test_scan_does_not_walk_what_no_source_needs(tmp_path: Path,
+                                                 caplog: pytest.LogCaptureFixture) -> None:
+    home = fake_home(tmp_path)
+    for blocked in (home / ".claude/todos", home / ".claude/projects"):
+        blocked.chmod(0)
+    caplog.set_level(logging.DEBUG, logger="memoryd.sources")
+    try:
+        found = scanned([by_name("claude-user-memory")], home)
+    finally:
+        for blocked in (home / ".claude/todos", home / ".claude/projects"):
+            blocked.chmod(0o755)
+    assert found == [("claude-user-memory", ".claude/CLAUDE.md", "claude-code")]
+    assert "unreadable" not in caplog.text  # pruned: never listed
+
+
+@AS_ROOT
+def test_scan_skips_unreadable_directories(tmp_path: Path,
+                                           caplog: pytest.LogCaptureFixture) -> None:
+    home = fake_home(tmp_path)
+    blocked = home / ".claude/projects/-p/memory"
+    blocked.chmod(0)
+    caplog.set_level(logging.DEBUG, logger="memoryd.sources")
+    try:
+        found = {path for _, path, _ in scanned(default_sources(), home)}
+    finally:
+        blocked.chmod(0o755)
+    assert ".claude/projects/-p/s1.jsonl" in found
+    assert ".claude/projects/-p/memory/MEMORY.md" not in found
+    assert f"skipping unreadable directory {blocked}" in caplog.text
+
+
+def test_scan_skips_directories_it_cannot_list(tmp_path: Path,
+                                               caplog: pytest.LogCaptureFixture) -> None:
+    """Runs as root too: a directory whose path is longer than PATH_MAX cannot be listed."""
+    home = fake_home(tmp_path)
+    fd = os.open(home / ".claude/agent-memory/reviewer", os.O_RDONLY)
+    try:
+        for _ in range(20):  # 20 x 250 characters > 4096
+            os.mkdir("d" * 250, dir_fd=fd)
+            inner = os.open("d" * 250, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        os.close(os.open("deep.md", os.O_WRONLY | os.O_CREAT, dir_fd=fd))
+    finally:
+        os.close(fd)
+    caplog.set_level(logging.DEBUG, logger="memoryd.sources")
+    found = {path for name, path, _ in scanned(default_sources(), home)
+             if name == "claude-agent-memory"}
+    assert ".claude/agent-memory/reviewer/MEMORY.md" in found
+    assert not any(path.endswith("deep.md") for path in found)
+    assert "skipping unreadable directory" in caplog.text
+
+
+def test_scan_skips_missing_roots(tmp_path: Path) -> None:
+    assert scanned(default_sources(), tmp_path / "nobody") == []
+
+
+def test_scan_project_root_is_not_walked_deep(tmp_path: Path) -> None:
+    root = tmp_path / "shop"
+    touch(root / "CLAUDE.md")
+    touch(root / "AGENTS.md")
+    touch(root / "src/CLAUDE.md")
+    touch(root / "node_modules/pkg/CLAUDE.md")
+    touch(root / ".claude/rules/a.md")
+    touch(root / ".claude/rules/b/c.md")
+    touch(root / "agents/state/memory/planner.md")
+    touch(root / ".git/CLAUDE.md")
+    found = sorted((str(path.relative_to(root)), agent)
+                   for _, path, agent in scan(project_sources(root), tmp_path))
+    assert found == [(".claude/rules/a.md", "claude-code"), (".claude/rules/b/c.md", "claude-code"),
+                     ("AGENTS.md", "codex"), ("CLAUDE.md", "claude-code"),
+                     ("agents/state/memory/planner.md", "planner")]
+
+
+def test_scan_file_matched_by_two_sources_is_yielded_once_per_source(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    touch(home / "notes/a.md")
+    sources = [Source("one", "~/notes/*.md", "memory", "markdown", agent="a"),
+               Source("two", "~/**/*.md", "memory", "markdown", agent="b")]
+    assert scanned(sources, home) == [("one", "notes/a.md", "a"), ("two", "notes/a.md", "b")]
+
+
+def test_scan_recovers_a_deleted_and_recreated_root(tmp_path: Path) -> None:
+    home = fake_home(tmp_path)
+    sessions = home / ".codex/sessions"
+    shutil.rmtree(sessions)
+    assert not any(name.startswith("codex") for name, _, _ in scanned(default_sources(), home))
+    assert sessions not in watch_roots(default_sources(), home)
+    touch(sessions / "2026/04/01/rollout-new.jsonl")
+    assert ("codex-transcripts", ".codex/sessions/2026/04/01/rollout-new.jsonl", "codex") in \
+        scanned(default_sources(), home)
+    assert sessions in watch_roots(default_sources(), home)
+
+
+# -- watch roots ---------------------------------------------------------------------------------
+
+
+def test_watch_roots_dedup(tmp_path: Path) -> None:
+    home = fake_home(tmp_path)
+    assert watch_roots(default_sources(), home) == [
+        home / ".claude", home / ".codex/sessions", home / ".mastersof-ai/agents"]
+
+
+def test_watch_roots_only_existing(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    touch(home / ".claude/agent-memory/r/x.md")
+    touch(home / ".codex/sessions/rollout-a.jsonl")
+    (home / ".claude/CLAUDE.md").mkdir()  # the root of claude-user-memory is still .claude
+    sources = [s for s in default_sources() if s.name != "claude-user-memory"]
+    assert watch_roots(sources, home) == [home / ".claude/agent-memory", home / ".codex/sessions"]
+    assert watch_roots(default_sources(), tmp_path / "nobody") == []
+
+
+def test_watch_roots_keep_a_root_behind_a_symlink(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    touch(home / ".claude/CLAUDE.md")
+    touch(tmp_path / "sync/projects/-p/s.jsonl")
+    (home / ".claude/projects").symlink_to(tmp_path / "sync/projects")
+    sources = [by_name("claude-user-memory"), by_name("claude-transcripts")]
+    assert watch_roots(sources, home) == [home / ".claude", home / ".claude/projects"]
+
+
+def test_watch_roots_same_root_once(tmp_path: Path) -> None:
+    root = tmp_path / "shop"
+    touch(root / "CLAUDE.md")
+    touch(root / ".claude/rules/a.md")
+    assert watch_roots(project_sources(root), tmp_path) == [root]
