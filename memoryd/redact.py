@@ -1,0 +1,388 @@
+"""Secret redaction: every text goes through :func:`redact` before it is stored.
+
+Each secret found is replaced by ``[REDACTED:<kind>]``. When a pattern has a ``secret`` group
+only that group is replaced, so the context stays readable: ``password = "hunter2"`` becomes
+``password = "[REDACTED:password]"`` and ``https://bob:pw@host`` becomes
+``https://bob:[REDACTED:url-password]@host``.
+
+:data:`PATTERNS` is the documented list, with one comment beside each pattern. The patterns are
+tried in order. A match that overlaps a span an earlier pattern already claimed is dropped, so
+the specific provider patterns come first and the generic assignments last:
+``GITHUB_TOKEN=ghp_…`` is a ``github-token``, not a ``secret``. A match whose secret already
+contains ``[REDACTED:`` is dropped too. That makes redaction idempotent:
+``redact(redact(t)) == redact(t)``.
+
+Kinds, in order:
+
+- ``private-key``: PEM, OpenSSH and PGP private key blocks, from the BEGIN line to the END line.
+  Line breaks may be real or JSON-escaped (``\\n``). A block cut off before its END line is
+  redacted to the end of its base64 body.
+- ``jwt``: ``eyJ….eyJ….<signature>``.
+- ``anthropic-api-key``: ``sk-ant-…``.
+- ``openai-api-key``: ``sk-…``, ``sk-proj-…``, ``sk-svcacct-…`` (20+ characters, a digit).
+- ``github-token``: ``ghp_`` ``gho_`` ``ghu_`` ``ghs_`` ``ghr_`` + 36, and ``github_pat_…``.
+- ``gitlab-token``: ``glpat-…`` and the other ``gl…-`` token prefixes.
+- ``slack-token``: ``xoxa-`` ``xoxb-`` ``xoxe-`` ``xoxp-`` ``xoxr-`` ``xoxs-`` and ``xapp-``.
+- ``slack-webhook``: the path of ``https://hooks.slack.com/services/…``.
+- ``stripe-key``: ``sk_live_`` ``sk_test_`` ``rk_live_`` ``rk_test_`` and ``whsec_``.
+  Publishable ``pk_`` keys are not secret.
+- ``google-api-key``: ``AIza`` + 35.
+- ``google-oauth``: ``GOCSPX-`` client secrets and ``ya29.`` access tokens.
+- ``huggingface-token``: ``hf_`` + 30 or more letters and digits.
+- ``npm-token``: ``npm_`` + 36.
+- ``pypi-token``: ``pypi-AgE…``.
+- ``sendgrid-api-key``: ``SG.<22>.<43>``.
+- ``aws-access-key``: ``AKIA`` ``ASIA`` ``ABIA`` ``ACCA`` + 16 upper-case letters and digits.
+- ``aws-secret-key``: the 40-character value of ``aws_secret_access_key`` or
+  ``SecretAccessKey``.
+- ``url-password``: the password in ``scheme://user:password@host``. The user and host stay.
+- ``bearer-token``: ``Bearer <token>`` (16+ characters, with a digit or 24+ long).
+- ``auth-header``: ``Authorization: [Basic|Token|Bot|Digest] <credentials>``.
+- ``password``: the value of a key ending in ``password``, ``passwd``, ``passphrase``,
+  ``_pass`` or ``_pwd``, in these styles:
+
+  - quoted: ``password = "…"``, ``"password": "…"``;
+  - env: ``DB_PASSWORD=…``;
+  - flags: ``--password foo``;
+  - ``.netrc``: ``machine h login u password p``;
+  - bare values with a digit or a symbol: ``password: hunter2``.
+- ``secret``: the same styles for keys ending in ``secret``, ``token``, ``credentials``,
+  ``api_key``, ``access_key``, ``secret_key``, ``private_key`` and the like. A quoted or bare
+  value must look random: 8+ characters without spaces and with a digit (a quoted one may
+  instead be 24+ long). Env and flag values may be anything that is not a stand-in.
+
+Deliberately not redacted, because false positives cost search quality:
+
+- the words in prose ("reset your password", "a token limit", "pass the --token flag");
+- values that are code (``password = None``, ``token = get_token()``,
+  ``api_key = settings.API_KEY``, ``password: str``);
+- placeholders (``"${DB_PASSWORD}"``, ``"<your key>"``, ``"{token}"``, ``"%s"``);
+- tokenizer special tokens (``"pad_token": "[PAD]"``);
+- plain numbers (``max_token = 512``);
+- git SHAs and UUIDs.
+
+The price is that a bare value made only of letters, under a lower-case key
+(``password: hunter``), is kept.
+
+Speed: a pattern can only match where one of its anchors matches in the lower-cased text. An
+anchor is a small regex that starts with a literal, such as ``ghp_`` or ``-----begin ``; for
+key words it is the word plus a lookahead for what may follow it (an operator, or a space after
+a flag). Literal prefixes make the anchor search about as fast as ``str.find``.
+:func:`find_secrets` finds the anchors, then tries the pattern only at those places. The result
+is the same as ``pattern.finditer`` over the whole text, at a fraction of the cost. Repeating
+bodies use possessive quantifiers, so no pattern backtracks badly. A call never raises.
+"""
+
+import bisect
+import re
+
+__all__ = ["PATTERNS", "find_secrets", "redact"]
+
+MARKER = "[REDACTED:"
+
+# --- Building blocks -------------------------------------------------------------------------
+
+# Keys whose value is a password (case-insensitive). The short forms need a separator before
+# them, so ``bypass`` and ``OLDPWD`` are not keys.
+_PASSWORD_KEY = r"(?:passw(?:or)?d|passphrase|(?<=[_.\-])(?:pass|pwd))"
+_PASSWORD_ENV_KEY = r"(?<![a-z])(?:PASSW(?:OR)?D|PASSPHRASE|(?<=[_.\-])(?:PASS|PWD))"
+
+# Keys whose value is another secret. A key ending in ``key`` needs one of these words before
+# it (``api_key``, ``apiKey``, ``X-API-Key``, ``SECRET_KEY``); ``cache_key`` is not a secret.
+_KEY_WORDS = (
+    "api",
+    "access",
+    "secret",
+    "private",
+    "signing",
+    "encryption",
+    "master",
+    "auth",
+    "session",
+    "client",
+)
+
+
+def _after_key_word(separators: str) -> str:
+    """A lookbehind: one of :data:`_KEY_WORDS`, then one of ``separators`` or nothing."""
+    return "(?:" + "|".join(
+        f"(?<={word})|(?<={word}[{separators}])" for word in _KEY_WORDS
+    ) + ")"
+
+
+_SECRET_KEY = r"(?:secret|token|credentials?|" + _after_key_word(r"_.\-") + "key)"
+_SECRET_ENV_KEY = (
+    r"(?<![a-z])(?:SECRET|TOKEN|CREDENTIALS?|" + _after_key_word("_").upper() + "KEY)"
+)
+
+
+# A flag name ends at the key: ``--password``, ``--db-password``, ``--api-key``. The patterns
+# start at the key word, so the ``--`` before it is a lookbehind (one per prefix length).
+_AFTER_DASHES = "(?<=-)(?:(?<=--)|" + "|".join(
+    f"(?<=--[a-z0-9][a-z0-9-]{{{n}}}-)" for n in range(24)
+) + ")"
+_PASSWORD_FLAG = _AFTER_DASHES + r"(?:passw(?:or)?d|passphrase|pass|pwd)"
+_SECRET_FLAG = (
+    _AFTER_DASHES + r"(?:secret|token|credentials?|" + _after_key_word("-") + "key)"
+)
+
+# After a key: an optional closing quote (JSON keys, perhaps JSON-escaped), an optional type
+# annotation (``password: str = "…"``), then the operator.
+_ASSIGN = (
+    r"""\\*["']?[ \t]*(?::[ \t]*[A-Za-z_][\w.\[\]| ]{0,40}?[ \t]*(?==))?"""
+    r"(?::=|=>|[:=])[ \t]*"
+)
+_OPEN_QUOTE = r"""(?:[rRbBuU]{1,2})?\\*["'`]"""
+_CLOSE_QUOTE = r"""\\*["'`]"""
+# One character of a bare (unquoted) value, and the end of one.
+_BARE = r"""[^\s"'`,;(){}\[\]<>\\&|]"""
+_BARE_END = "(?!" + _BARE + ")"
+# Values that stand in for a secret: "value", "your_api_key", "xxx", "****", "sk-...".
+_STAND_IN = (
+    r"(?:(?i:value|secret|password|passwd|pass|pwd|token|key|changeme|example|your[\w-]*"
+    r"|x+|\*+)|[\w-]{0,12}(?:\.\.\.|…))"
+)
+_CONSTANT = r"(?i:none|null|nil|nullptr|undefined|true|false|yes|no|on|off)"
+# Quoted values that are templates, variables or stand-ins, not secrets.
+# A value starting with a separator is the gap between two strings (``"Password:", x``).
+_NOT_QUOTED_SECRET = (
+    r"(?![\s,;:)\]}+]|\$\{|\$\(|\{|<|\[|%[sd(]|(?:\$[A-Za-z_]\w*|" + _STAND_IN + ")"
+    + _CLOSE_QUOTE + ")"
+)
+# A CamelCase type name (``password: SecretStr``, ``private_key: Ed25519PrivateKey``).
+_TYPE_NAME = r"(?-i:[A-Z][a-z]*+(?:[A-Z][a-z]*+|\d++)*+(?<=[a-z]{2}))"
+# Bare values that are code, not secrets: constants, numbers, attribute paths, snake_case
+# and CamelCase names, stand-ins.
+_NOT_BARE_SECRET = (
+    r"(?![$%*=-]|(?:" + _CONSTANT + r"|[\d.]+|[A-Za-z_]\w*(?:\.\w+)+"
+    r"|(?-i:[a-z]+(?:_[a-z0-9]+)+)|" + _TYPE_NAME + "|" + _STAND_IN + ")" + _BARE_END + ")"
+)
+# Words that follow a flag in prose ("pass the --token flag"), not values.
+_NOT_FLAG_WORD = (
+    r"(?!(?:a|an|and|are|arguments?|as|at|be|by|can|could|does|flags?|for|from|has|have|here"
+    r"|if|in|instead|is|it|must|not|of|on|only|options?|or|parameters?|requires?|required"
+    r"|should|so|switch|than|that|the|then|this|to|too|used?|value|was|were|when|which|will"
+    r"|with|would)\b)"
+)
+# A value that looks random: 8+ characters with a digit (quoted: or 24+ long).
+_RANDOM_QUOTED = r"""(?=[^"'`\\\s]*\d|[^"'`\\\s]{24})[^"'`\\\s]{8,}"""
+_RANDOM_BARE = r"(?=" + _BARE + r"{8})(?=" + _BARE + r"*?\d)" + _BARE + "++"
+# A bare value with a digit or a symbol.
+_MIXED_BARE = r"(?=" + _BARE + r"*?[0-9!@#%^*+/=~?])" + _BARE + "++"
+# An env value: anything bare but a variable, a constant, a small number or a stand-in.
+_ENV_VALUE = (
+    r"(?P<secret>(?![$%*{<]|(?:" + _CONSTANT + r"|\d{1,6}|" + _STAND_IN + ")" + _BARE_END + ")"
+    + _BARE + "+)"
+)
+
+
+def _flag_value() -> str:
+    """After a flag: ``=value``, `` "a value"``, or `` value`` that has a digit or a symbol
+    or ends the command (end of line, a pipe, another flag)."""
+    return (
+        r"""(?:(?P<eq>=)|[ \t]+)(?P<q>\\*["'])?(?![-$%<{\[]|""" + _STAND_IN + "(?:" + _BARE_END
+        + "|" + _CLOSE_QUOTE + "))" + _NOT_FLAG_WORD
+        + r"(?(eq)|(?(q)|(?=" + _BARE + r"*?[0-9!@#%^*+/=~?]|" + _BARE
+        + r"""++[ \t]*+(?:[\r\n`|;&)]|\\|--?[A-Za-z]|$))))"""
+        + r"""(?P<secret>(?(q)[^"'\\\r\n]+|""" + _BARE + "+))"
+    )
+
+
+# Private key blocks. The body is base64 runs, ``Header: value`` lines (Proc-Type, DEK-Info,
+# Version, Comment) and line breaks, real or JSON-escaped; possessive, so it never backtracks.
+_KEY_LABEL = r"(?:[A-Z0-9]+ ){0,3}PRIVATE KEY(?: BLOCK)?-----"
+_KEY_BODY = (
+    r"(?:[ \t]*(?:\r?\n|(?:\\+r)?\\+n)[ \t]*"
+    r"|[A-Za-z][A-Za-z0-9-]*+:[ \t][^\r\n\\]*"
+    r"|[A-Za-z0-9+/=]++)*+"
+)
+
+_START = r"(?<![A-Za-z0-9_\-])"  # a token does not start inside a longer word or token
+_END = r"(?![A-Za-z0-9_\-])"
+
+# Anchors of the key-word patterns: the word, then an operator, or a space after a flag.
+_AFTER_KEY = r"""(?=\\*["']?[ \t]*[:=]|[ \t])"""
+_PASSWORD_ANCHORS = (r"pass(?:w(?:or)?d|phrase)?" + _AFTER_KEY, "pwd" + _AFTER_KEY)
+_SECRET_ANCHORS = tuple(word + _AFTER_KEY for word in ("secret", "token", "credentials?", "key"))
+
+# (kind, anchors, pattern). A match starts where an anchor matches the lower-cased text.
+_RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    # -----BEGIN [RSA|EC|DSA|OPENSSH|ENCRYPTED|PGP] PRIVATE KEY[ BLOCK]----- … -----END …-----
+    ("private-key", ("-----begin ",),
+        r"-----BEGIN " + _KEY_LABEL + _KEY_BODY + r"(?:-----END " + _KEY_LABEL + ")?"),
+    # JWT: base64url JSON header and payload ("eyJ" is '{"'), then the signature.
+    ("jwt", ("eyj",),
+        r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
+    # Anthropic: sk-ant-api03-…, sk-ant-admin01-… (before OpenAI's sk-).
+    ("anthropic-api-key", ("sk-ant-",),
+        _START + r"sk-ant-[A-Za-z0-9_-]{20,}"),
+    # OpenAI: sk-<48>, sk-proj-…, sk-svcacct-…, sk-admin-…; with a digit somewhere.
+    ("openai-api-key", ("sk-",),
+        _START + r"sk-(?=[A-Za-z_-]*[0-9])[A-Za-z0-9_-]{20,}"),
+    # GitHub: ghp_ (classic PAT), gho_ (OAuth), ghu_/ghs_ (app), ghr_ (refresh); github_pat_.
+    ("github-token", (r"g(?:h[pousr]_|ithub_pat_)",),
+        _START + r"(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})" + _END),
+    # GitLab: glpat- (personal), gldt- (deploy), glrt- (runner), glptt- (trigger), …
+    ("gitlab-token", (r"gl(?:pat|dt|rt|ptt|cbt|soat|oas|ft|imt)-",),
+        _START + r"gl(?:pat|dt|rt|ptt|cbt|soat|oas|ft|imt)-[A-Za-z0-9_-]{20,}"
+        r"(?:\.[A-Za-z0-9_-]+)*"),
+    # Slack: xoxb- (bot), xoxp- (user), xoxa-, xoxe-, xoxr- (refresh), xoxs-; xapp- (app).
+    ("slack-token", (r"x(?:ox|app-)",),
+        _START + r"(?:xox[abeprs]-[A-Za-z0-9-]{10,}|xoxe\.xox[bp]-[A-Za-z0-9-]{10,}"
+        r"|xapp-\d-[A-Za-z0-9-]{10,})"),
+    # Slack incoming webhooks: the URL path is the credential.
+    ("slack-webhook", (r"hooks\.slack\.com/",),
+        r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9_/-]{20,})"),
+    # Stripe: secret (sk_) and restricted (rk_) keys, live or test; webhook secrets (whsec_).
+    ("stripe-key", (r"sk_(?:live|test)_", r"rk_(?:live|test)_", "whsec_"),
+        _START + r"(?:[sr]k_(?:live|test)_[A-Za-z0-9]{10,}|whsec_[A-Za-z0-9]{24,})" + _END),
+    # Google API keys: AIza + 35.
+    ("google-api-key", ("aiza",),
+        _START + r"AIza[A-Za-z0-9_-]{35}" + _END),
+    # Google OAuth: client secrets (GOCSPX-) and access tokens (ya29.).
+    ("google-oauth", ("gocspx-", r"ya29\."),
+        _START + r"(?:GOCSPX-[A-Za-z0-9_-]{20,}|ya29\.[A-Za-z0-9_-]{20,})"),
+    # Hugging Face: hf_ + 30+ letters and digits (no "_", so not hf_hub_download).
+    ("huggingface-token", ("hf_",),
+        _START + r"hf_[A-Za-z0-9]{30,}" + _END),
+    # npm: npm_ + 36.
+    ("npm-token", ("npm_",),
+        _START + r"npm_[A-Za-z0-9]{36}" + _END),
+    # PyPI upload tokens are macaroons: pypi-AgE…
+    ("pypi-token", ("pypi-age",),
+        _START + r"pypi-AgE[A-Za-z0-9_-]{50,}"),
+    # SendGrid: SG.<22>.<43>
+    ("sendgrid-api-key", (r"sg\.",),
+        _START + r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"),
+    # AWS access key ids: AKIA (long-term), ASIA (temporary), ABIA, ACCA + 16.
+    ("aws-access-key", (r"a(?:kia|sia|bia|cca)",),
+        r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Z0-9])"),
+    # AWS secret access keys: 40 base64 characters after their key name.
+    ("aws-secret-key", ("aws", r"secret[_.\-]?access"),
+        r"(?i:aws[_.\-]?secret[_.\-]?(?:access[_.\-]?)?key|secret[_.\-]?access[_.\-]?key)"
+        + _ASSIGN + r"""\\*["']?(?P<secret>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"""),
+    # scheme://user:password@host: only the password goes.
+    ("url-password", ("://",),
+        r"""://[^\s:/?#@"'<>\\\[\]]*:(?P<secret>(?![$%{<*]|""" + _STAND_IN
+        + r"""@)[^\s/?#@"'<>\\]+)@"""),
+    # Bearer <token>, in a header or not.
+    ("bearer-token", (r"bearer[ \t]",),
+        r"\b[Bb]earer[ \t]+(?P<secret>(?=[A-Za-z0-9\-._~+/]*[0-9]|[A-Za-z0-9\-._~+/]{24})"
+        r"[A-Za-z0-9\-._~+/]{16,}=*)"),
+    # Authorization: Basic <base64> / Token … / Bot … / Digest …, or bare credentials.
+    ("auth-header", (r"""authorization(?=\\*["']?[ \t]*[:=])""",),
+        r"(?i:authorization)" + _ASSIGN + r"""\\*["']?(?:(?i:basic|token|bot|digest|apikey)"""
+        r"""[ \t]+)?(?P<secret>(?![$%{<])(?=[^\s"'\\]*[0-9=+/]|[^\s"'\\]{24})[^\s"'\\,;]{8,})"""),
+    # password = "…", "password": "…", password: str = '…', \"password\": \"…\"
+    # (not a label such as "challengePassword").
+    ("password", _PASSWORD_ANCHORS,
+        r"(?i:" + _PASSWORD_KEY + _ASSIGN + _OPEN_QUOTE + r"(?P<secret>" + _NOT_QUOTED_SECRET
+        + r"(?![A-Za-z_-]*pass(?:word|wd)?[A-Za-z_-]*" + _CLOSE_QUOTE
+        + r""")[^"'`\\\r\n]+)""" + _CLOSE_QUOTE + ")"),
+    # api_key = "…", "token": "…" with a random-looking value.
+    ("secret", _SECRET_ANCHORS,
+        r"(?i:" + _SECRET_KEY + _ASSIGN + _OPEN_QUOTE
+        + r"(?P<secret>" + _NOT_QUOTED_SECRET + _RANDOM_QUOTED + ")" + _CLOSE_QUOTE + ")"),
+    # DB_PASSWORD=…, export PGPASSWORD=…: an upper-case env key takes any bare value.
+    ("password", _PASSWORD_ANCHORS,
+        _PASSWORD_ENV_KEY + "=" + _ENV_VALUE),
+    # API_TOKEN=…, AWS_SESSION_TOKEN=…, SECRET_KEY=…
+    ("secret", _SECRET_ANCHORS,
+        _SECRET_ENV_KEY + "=" + _ENV_VALUE),
+    # --password foo, --db-password=foo, --passphrase "two words"
+    ("password", _PASSWORD_ANCHORS,
+        _PASSWORD_FLAG + _flag_value()),
+    # --token foo, --api-key=foo, --client-secret "…"
+    ("secret", _SECRET_ANCHORS,
+        _SECRET_FLAG + _flag_value()),
+    # .netrc: machine host login user password pw
+    ("password", ("machine",),
+        r"\bmachine\s+\S+\s+(?:login\s+\S+\s+)?password\s+(?P<secret>[^\s\[]\S*)"),
+    # password: hunter2, password=s3cret! (bare: needs a digit or a symbol).
+    ("password", _PASSWORD_ANCHORS,
+        r"(?i:" + _PASSWORD_KEY + _ASSIGN + _NOT_BARE_SECRET
+        + r"(?P<secret>" + _MIXED_BARE + r")(?![(\[]))"),
+    # token=abc123def456 (bare: 8+ characters with a digit).
+    ("secret", _SECRET_ANCHORS,
+        r"(?i:" + _SECRET_KEY + _ASSIGN + _NOT_BARE_SECRET
+        + r"(?P<secret>" + _RANDOM_BARE + r")(?![(\[]))"),
+)  # fmt: skip
+
+PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (kind, re.compile(pattern)) for kind, _, pattern in _RULES
+)
+_ANCHORS: tuple[tuple[re.Pattern[str], ...], ...] = tuple(
+    tuple(re.compile(anchor) for anchor in anchors) for _, anchors, _ in _RULES
+)
+
+
+def _lower(text: str) -> str | None:
+    """``text`` lower-cased with every character at the same index, or None."""
+    lowered = text.replace("\u0130", "i").lower()  # "İ".lower() is two characters
+    return lowered if len(lowered) == len(text) else None
+
+
+def _anchor_starts(anchor: re.Pattern[str], lowered: str) -> list[int]:
+    """Every index where ``anchor`` matches, overlapping ones included."""
+    starts: list[int] = []
+    match = anchor.search(lowered)
+    while match is not None:
+        starts.append(match.start())
+        match = anchor.search(lowered, match.start() + 1)
+    return starts
+
+
+def _matches(pattern: re.Pattern[str], anchors: tuple[re.Pattern[str], ...], text: str,
+             lowered: str | None, cache: dict[re.Pattern[str], list[int]]) -> list[re.Match[str]]:
+    """What ``pattern.finditer(text)`` yields, trying the pattern only where an anchor is."""
+    if lowered is None:
+        return list(pattern.finditer(text))
+    starts: list[int] = []
+    for anchor in anchors:
+        if anchor not in cache:
+            cache[anchor] = _anchor_starts(anchor, lowered)
+        starts.extend(cache[anchor])
+    matches: list[re.Match[str]] = []
+    end = 0
+    for start in sorted(set(starts)):
+        if start < end:
+            continue
+        match = pattern.match(text, start)
+        if match is not None:
+            matches.append(match)
+            end = match.end()
+    return matches
+
+
+def find_secrets(text: str) -> list[tuple[str, int, int]]:
+    """The secrets in ``text`` as ``(kind, start, end)``: sorted, not overlapping."""
+    lowered = _lower(text)
+    cache: dict[re.Pattern[str], list[int]] = {}
+    starts: list[int] = []
+    spans: list[tuple[int, int, str]] = []
+    for (kind, pattern), anchors in zip(PATTERNS, _ANCHORS):
+        grouped = "secret" in pattern.groupindex
+        for match in _matches(pattern, anchors, text, lowered, cache):
+            start, end = match.span("secret") if grouped else match.span()
+            if start >= end or MARKER in text[start:end]:
+                continue
+            i = bisect.bisect_left(starts, start)
+            if (i > 0 and spans[i - 1][1] > start) or (i < len(spans) and spans[i][0] < end):
+                continue
+            starts.insert(i, start)
+            spans.insert(i, (start, end, kind))
+    return [(kind, start, end) for start, end, kind in spans]
+
+
+def redact(text: str) -> str:
+    """``text`` with each secret replaced by ``[REDACTED:<kind>]``."""
+    parts: list[str] = []
+    position = 0
+    for kind, start, end in find_secrets(text):
+        parts.append(text[position:start])
+        parts.append(f"{MARKER}{kind}]")
+        position = end
+    if not parts:
+        return text
+    parts.append(text[position:])
+    return "".join(parts)
