@@ -43,7 +43,8 @@ Kinds, in order:
 
   - quoted: ``password = "…"``, ``"password": "…"``;
   - env: ``DB_PASSWORD=…``;
-  - flags: ``--password foo``;
+  - flags: ``--password=foo``, ``--password "a b"``, and ``--password foo`` when the value has
+    a digit or a symbol or ends the command (so not "the --password option is …");
   - ``.netrc``: ``machine h login u password p``;
   - bare values with a digit or a symbol: ``password: hunter2``.
 - ``secret``: the same styles for keys ending in ``secret``, ``token``, ``credentials``,
@@ -55,8 +56,10 @@ Deliberately not redacted, because false positives cost search quality:
 
 - the words in prose ("reset your password", "a token limit", "pass the --token flag");
 - values that are code (``password = None``, ``token = get_token()``,
-  ``api_key = settings.API_KEY``, ``password: str``);
-- placeholders (``"${DB_PASSWORD}"``, ``"<your key>"``, ``"{token}"``, ``"%s"``);
+  ``api_key = settings.API_KEY``, ``password: str``, ``private_key: Ed25519PrivateKey``,
+  ``verify_token=expected_token``);
+- placeholders and stand-ins (``"${DB_PASSWORD}"``, ``"$DB_PASSWORD"``, ``"<your key>"``,
+  ``"{token}"``, ``"%s"``, ``YOUR_API_KEY``, ``sk-...``, ``xxx``, ``****``);
 - tokenizer special tokens (``"pad_token": "[PAD]"``);
 - plain numbers (``max_token = 512``);
 - git SHAs and UUIDs.
@@ -81,6 +84,8 @@ __all__ = ["PATTERNS", "find_secrets", "redact"]
 MARKER = "[REDACTED:"
 
 # --- Building blocks -------------------------------------------------------------------------
+# The regexes are assembled by hand; the formatter would put every `+` on a line of its own.
+# fmt: off
 
 # Keys whose value is a password (case-insensitive). The short forms need a separator before
 # them, so ``bypass`` and ``OLDPWD`` are not keys.
@@ -306,7 +311,8 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("secret", _SECRET_ANCHORS,
         r"(?i:" + _SECRET_KEY + _ASSIGN + _NOT_BARE_SECRET
         + r"(?P<secret>" + _RANDOM_BARE + r")(?![(\[]))"),
-)  # fmt: skip
+)
+# fmt: on
 
 PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (kind, re.compile(pattern)) for kind, _, pattern in _RULES
@@ -332,8 +338,13 @@ def _anchor_starts(anchor: re.Pattern[str], lowered: str) -> list[int]:
     return starts
 
 
-def _matches(pattern: re.Pattern[str], anchors: tuple[re.Pattern[str], ...], text: str,
-             lowered: str | None, cache: dict[re.Pattern[str], list[int]]) -> list[re.Match[str]]:
+def _matches(
+    pattern: re.Pattern[str],
+    anchors: tuple[re.Pattern[str], ...],
+    text: str,
+    lowered: str | None,
+    cache: dict[re.Pattern[str], list[int]],
+) -> list[re.Match[str]]:
     """What ``pattern.finditer(text)`` yields, trying the pattern only where an anchor is."""
     if lowered is None:
         return list(pattern.finditer(text))
@@ -360,7 +371,7 @@ def find_secrets(text: str) -> list[tuple[str, int, int]]:
     cache: dict[re.Pattern[str], list[int]] = {}
     starts: list[int] = []
     spans: list[tuple[int, int, str]] = []
-    for (kind, pattern), anchors in zip(PATTERNS, _ANCHORS):
+    for (kind, pattern), anchors in zip(PATTERNS, _ANCHORS, strict=True):
         grouped = "secret" in pattern.groupindex
         for match in _matches(pattern, anchors, text, lowered, cache):
             start, end = match.span("secret") if grouped else match.span()
