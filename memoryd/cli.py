@@ -25,6 +25,7 @@ def setup_logging(level: str) -> None:
     fmt = "%(levelname)s %(name)s: %(message)s" if under_journal else \
         "%(asctime)s %(levelname)s %(name)s: %(message)s"
     logging.basicConfig(level=level.upper(), format=fmt, stream=sys.stderr)
+    logging.getLogger("watchfiles").setLevel(logging.WARNING)  # it logs every batch at INFO
 
 
 def build_parser() -> argparse.ArgumentParser:

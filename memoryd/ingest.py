@@ -94,6 +94,7 @@ class Ingest:
         self.roots: list[Path] = []
         self.tasks: list[asyncio.Task[Any]] = []
         self.restart_watch = asyncio.Event()
+        self.watch_stop = asyncio.Event()
 
     async def off_loop(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self.thread, fn, *args)
@@ -105,6 +106,7 @@ class Ingest:
                       asyncio.create_task(self.watch(), name="ingest-watch")]
 
     async def stop(self) -> None:
+        self.watch_stop.set()  # the watcher thread returns within a step, so cancelling is quick
         for task in self.tasks:
             task.cancel()
         await asyncio.gather(*self.tasks, return_exceptions=True)
@@ -146,8 +148,19 @@ class Ingest:
         for source in self.sources:
             agent = source.match(candidate, self.home)
             if agent is not None:
+                if self._through_symlink(candidate, source.root(self.home)):
+                    return None  # the watcher follows directory symlinks; the scan does not
                 return source, agent
         return None
+
+    @staticmethod
+    def _through_symlink(path: Path, root: Path) -> bool:
+        directory = path.parent
+        while directory != root and len(directory.parts) > len(root.parts):
+            if directory.is_symlink():
+                return True
+            directory = directory.parent
+        return False
 
     async def process(self, paths: list[str]) -> None:
         existing, gone = [], []
@@ -285,10 +298,11 @@ class Ingest:
         while True:
             self.restart_watch.clear()
             self.roots = watch_roots(self.sources, self.home)
+            identity = self._identity(self.roots)
             queued = await self.full_scan()
             log.info("Watching %d roots; %d files queued for indexing.", len(self.roots), queued)
-            stop = asyncio.Event()
-            checker = asyncio.create_task(self._check_roots(stop))
+            stop = self.watch_stop = asyncio.Event()
+            checker = asyncio.create_task(self._check_roots(stop, identity))
             try:
                 if self.roots:
                     async for changes in watchfiles.awatch(
@@ -305,14 +319,27 @@ class Ingest:
                 stop.set()
                 checker.cancel()
 
-    async def _check_roots(self, stop: asyncio.Event) -> None:
+    @staticmethod
+    def _identity(roots: list[Path]) -> list[tuple[str, int, int]]:
+        """Roots with their inodes: a directory deleted and re-created is a new watch."""
+        identity = []
+        for root in roots:
+            try:
+                stat = root.stat()
+            except OSError:
+                continue
+            identity.append((str(root), stat.st_dev, stat.st_ino))
+        return identity
+
+    async def _check_roots(self, stop: asyncio.Event, identity: list[tuple[str, int, int]]) -> None:
         while not stop.is_set():
             try:
                 await asyncio.wait_for(self.restart_watch.wait(),
                                        timeout=self.config.watch.rescan_interval_s)
             except TimeoutError:
                 pass
-            if self.restart_watch.is_set() or watch_roots(self.sources, self.home) != self.roots:
+            if self.restart_watch.is_set() or \
+                    self._identity(watch_roots(self.sources, self.home)) != identity:
                 stop.set()
 
     def wanted(self, change: watchfiles.Change, path: str) -> bool:
@@ -327,6 +354,8 @@ class Ingest:
                 queued.extend(await self.off_loop(self._files_below, path))
             elif not os.path.exists(path):  # a directory moved or deleted away
                 queued.extend(await self.db(self.indexer.paths_below, path))
+                if any(root == Path(path) or Path(path) in root.parents for root in self.roots):
+                    self.restart_watch.set()  # a watched root went: watch again when it is back
         self.enqueue(queued)
 
     def _files_below(self, directory: str) -> list[str]:

@@ -354,7 +354,10 @@ class Memory:
         entry_id = params.text("id", max_len=200)
         key = params.key()
         if entry_id is not None:
-            entry = self.resolve(entry_id)
+            try:
+                entry = self.resolve(entry_id)
+            except NotFoundError:
+                return self._history_of_removed(entry_id)
             agent, key = entry["agent"], key or entry["key"]
             related = {entry["id"]: entry}
         else:
@@ -386,6 +389,15 @@ class Memory:
             raise NotFoundError(f"no entries for key {key!r} of agent {agent!r}")
         entries = sorted(related.values(), key=lambda e: e["created"])
         return {"entries": entries, "events": self.store.events_for([e["id"] for e in entries])}
+
+    def _history_of_removed(self, entry_id: str) -> dict[str, Any]:
+        """A file entry whose bullet was deleted lives on in the journal."""
+        events = self.store.events_for([entry_id])
+        if not events:
+            raise NotFoundError(f"no entry with id {entry_id!r}")
+        last = next((e["before"] for e in reversed(events) if e["before"]), None)
+        entries = [{**last, "status": "removed"}] if last else []
+        return {"entries": entries, "events": events}
 
     # -- search -----------------------------------------------------------------------
 

@@ -1,0 +1,305 @@
+"""Live ingestion with real files, the real watcher and the real daemon."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from memoryd_client import Client, wire
+
+from conftest import start_daemon, wait_until
+
+NOTEBOOK = """\
+# Designer Agent Memory
+## Mistakes
+- [2026-03-15] Generated sticker with floating speech bubble,
+  disconnected from character. Die-cut requires a single continuous
+  shape.
+## Learnings
+- [2026-03-14] The image model sometimes pre-removes the green background.
+## Shareholder Feedback
+- [2026-03-10] "Sticker designs must feature illustration or visual humor."
+## Session Log
+- [2026-03-15] WQ-3412: created the cyberpunk cat sticker, passed QA.
+"""
+
+SESSION = "5b0c2e9a-1f3d-4c8e-9a6b-2d7f0e1c3b5a"
+
+
+def cc(kind: str, uuid: str, **extra: Any) -> dict[str, Any]:
+    return {"parentUuid": None, "isSidechain": False, "userType": "external", "cwd": "/tmp",
+            "sessionId": SESSION, "version": "2.1.201", "type": kind, "uuid": uuid,
+            "timestamp": "2026-06-01T09:58:00.000Z", **extra}
+
+
+def user(uuid: str, text: Any, **extra: Any) -> dict[str, Any]:
+    return cc("user", uuid, message={"role": "user", "content": text}, **extra)
+
+
+def assistant(uuid: str, message_id: str, blocks: list[dict[str, Any]]) -> dict[str, Any]:
+    return cc("assistant", uuid, requestId="req_" + message_id, message={
+        "model": "claude-opus-4-5", "id": message_id, "type": "message", "role": "assistant",
+        "content": blocks, "stop_reason": None})
+
+
+def search(client: Client, query: str, **filters: Any) -> list[dict[str, Any]]:
+    return client.search(query, **{"agents": ["*"], **filters})["hits"]
+
+
+def eventually(fn, timeout_s: float = 15.0):  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            result = fn()
+        except AssertionError:
+            if time.monotonic() > deadline:
+                raise
+        else:
+            return result
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def home(memoryd_home: Path) -> Path:
+    return memoryd_home / "user"
+
+
+def test_notebook_bullets_are_indexed_with_kinds_dates_and_spans(home: Path, daemon, client) -> None:
+    memory = home / ".mastersof-ai/agents/designer/memory"
+    memory.mkdir(parents=True)
+    (memory / "notebook.md").write_text(NOTEBOOK)
+
+    eventually(lambda: _entries(client, "designer", 4))
+    [mistake] = [h for h in search(client, "die-cut continuous shape", agent="designer")
+                 if h["category"] == "mistakes"]
+    assert mistake["kind"] == "lesson" and mistake["polarity"] == "negative"
+    assert (mistake["line_start"], mistake["line_end"]) == (3, 5)
+    assert mistake["source"] == str(memory / "notebook.md") and mistake["via"] == "watch"
+    assert time.strftime("%Y-%m-%d", time.gmtime(mistake["created"])) == "2026-03-15"
+    [feedback] = search(client, "visual humor", agent="designer", category="shareholder-feedback")
+    assert feedback["kind"] == "feedback"
+    [learning] = search(client, "green background", agent="designer", category="learnings")
+    assert learning["kind"] == "lesson" and learning["polarity"] == "positive"
+
+
+def test_editing_one_bullet_changes_only_that_entry(home: Path, daemon, client) -> None:
+    memory = home / ".mastersof-ai/agents/designer/memory"
+    memory.mkdir(parents=True)
+    path = memory / "notebook.md"
+    path.write_text(NOTEBOOK)
+    before = eventually(lambda: _entries(client, "designer", 4))
+    path.write_text(NOTEBOOK.replace("pre-removes the green background", "keeps the green backdrop"))
+    after = eventually(lambda: _changed(client, before))
+    kept = {e["id"] for e in after} & {e["id"] for e in before}
+    assert len(kept) == 3 and len(after) == 4
+    [new] = [e for e in after if e["id"] not in kept]
+    assert "green backdrop" in new["text"] and new["line_start"] == 7
+    [gone] = [e for e in before if e["id"] not in kept]
+    events = client.history(gone["id"])["events"]
+    assert [e["action"] for e in events] == ["indexed", "removed"]
+
+
+def _entries(client: Client, agent: str, count: int) -> list[dict[str, Any]]:
+    """All of an agent's entries, once indexed and embedded (vector search ranks them all)."""
+    status = client.status()
+    assert status["backlog"] == 0 and status["ingest"]["queue"] == 0
+    hits = search(client, "sticker green humor cat", agent=agent, limit=50)
+    assert len(hits) == count, len(hits)
+    return hits
+
+
+def _changed(client: Client, before: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    after = _entries(client, "designer", 4)
+    assert {e["id"] for e in after} != {e["id"] for e in before}
+    return after
+
+
+def test_a_renamed_file_keeps_its_entries(home: Path, daemon, client) -> None:
+    memory = home / ".mastersof-ai/agents/designer/memory"
+    memory.mkdir(parents=True)
+    (memory / "old.md").write_text("- Always export stickers at 300 dpi.\n")
+    [entry] = eventually(lambda: _one(client, "300 dpi"))
+    os.rename(memory / "old.md", memory / "new.md")
+    moved = eventually(lambda: _moved(client, str(memory / "new.md")))
+    assert moved["id"] == entry["id"]
+    assert "moved" in [e["action"] for e in client.history(entry["id"])["events"]]
+
+
+def _one(client: Client, query: str) -> list[dict[str, Any]]:
+    hits = search(client, query, match=True)
+    assert len(hits) == 1
+    return hits
+
+
+def _moved(client: Client, path: str) -> dict[str, Any]:
+    [hit] = _one(client, "300 dpi")
+    assert hit["source"] == path
+    return hit
+
+
+def test_pinned_and_frontmatter_are_kept_for_the_file(home: Path, daemon, client, memoryd_home) -> None:
+    memory = home / ".mastersof-ai/agents/coder/memory"
+    (memory / "system").mkdir(parents=True)
+    (memory / "CONTEXT.md").write_text("I am the coder agent. I prefer small commits.\n")
+    (memory / "deploys.md").write_text("---\ndescription: How we deploy\ntype: project\n---\n- Use the release workflow.\n")
+    eventually(lambda: _one(client, "release workflow"))
+    eventually(lambda: _one(client, "small commits"))
+    import apsw
+
+    db = apsw.Connection(str(memoryd_home / "memoryd.db"), flags=apsw.SQLITE_OPEN_READONLY)
+    rows = {Path(p).name: (pinned, d, t) for p, pinned, d, t in
+            db.execute("SELECT path, pinned, description, type FROM files")}
+    assert rows["CONTEXT.md"][0] == 1
+    assert rows["deploys.md"] == (0, "How we deploy", "project")
+
+
+def write_lines(path: Path, records: list[Any], *, partial_tail: str = "") -> None:
+    with path.open("a") as handle:
+        for record in records:
+            handle.write((record if isinstance(record, str) else json.dumps(record)) + "\n")
+        handle.write(partial_tail)
+        handle.flush()
+
+
+def test_claude_code_transcript_is_tailed_once_without_noise(home: Path, memoryd_home, embedder) -> None:
+    project = home / ".claude/projects/-tmp-shop"
+    project.mkdir(parents=True)
+    path = project / f"{SESSION}.jsonl"
+    path.write_text("")
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as client:
+            secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+            first = json.dumps(user("u1", f"please rotate the deploy token {secret} before friday"))
+            write_lines(path, [], partial_tail=first[:40])  # a partial line: nothing yet
+            time.sleep(0.4)
+            write_lines(path, [first[40:]])
+            write_lines(path, [
+                assistant("a1", "msg_1", [{"type": "thinking", "thinking": "secret plan"}]),
+                assistant("a2", "msg_1", [{"type": "text", "text": "Rotating the token with the vault CLI."}]),
+                assistant("a3", "msg_1", [{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "vault rotate"}}]),
+                user("u2", [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "rotated-ok-output"}]),
+                cc("attachment", "at1", attachment={"type": "hook_additional_context", "content": wire.INJECTION_MARKER + "\ninjected memory block"}),
+                user("u3", wire.INJECTION_MARKER + "\nechoed memory block text"),
+                user("u4", "<command-name>/clear</command-name>"),
+            ])
+            eventually(lambda: _one(client, "rotate deploy token"))
+            assert search(client, "rotated-ok-output", match=True) == []
+            assert search(client, "secret plan", match=True) == []
+            assert search(client, "echoed memory block", match=True) == []
+            assert search(client, secret, match=True) == []
+            [hit] = _one(client, "rotate deploy token")
+            assert secret not in hit["text"] and "[REDACTED" in hit["text"]
+            assert "Rotating the token with the vault CLI." in hit["text"]
+            assert hit["agent"] == "claude-code" and hit["kind"] == "turn" and hit["session"] == SESSION
+            write_lines(path, [
+                cc("system", "c1", subtype="compact_boundary", content="Conversation compacted",
+                   compactMetadata={"trigger": "auto", "preTokens": 155025}),
+                user("c2", [{"type": "text", "text": "This session is being continued. Summary: the team moved deploys to the release train."}],
+                     isCompactSummary=True, isVisibleInTranscriptOnly=True),
+            ])
+            [summary] = eventually(lambda: _one(client, "release train"))
+            assert summary["kind"] == "summary"
+        running.stop()
+        # a restart resumes at the stored offset: nothing is indexed twice
+        write_lines(path, [user("u9", "one more question about the release train cadence")])
+        running = start_daemon(embedder)
+        with Client(running.socket) as client:
+            eventually(lambda: _one(client, "cadence"))
+            chunks = search(client, "release train token cadence", limit=50, status="any")
+            assert sorted(h["kind"] for h in chunks) == ["summary", "turn", "turn"]
+            sessions = client.call("sessions", {})["sessions"]
+            assert [(s["id"], s["harness"], s["user_messages"]) for s in sessions] == [(SESSION, "claude-code", 2)]
+    finally:
+        running.stop()
+
+
+def test_codex_rollout_is_indexed(home: Path, daemon, client) -> None:
+    day = home / ".codex/sessions/2026/03/02"
+    day.mkdir(parents=True)
+    path = day / "rollout-2026-03-02T09-14-05-019c2a7e-3b1d-7c40-9e1a-5d2f8a0b4c11.jsonl"
+    write_lines(path, [
+        {"timestamp": "2026-03-02T09:14:05.120Z", "type": "session_meta", "payload": {"id": "019c2a7e-3b1d-7c40-9e1a-5d2f8a0b4c11", "timestamp": "2026-03-02T09:14:05.101Z", "cwd": "/tmp", "originator": "codex_cli_rs", "cli_version": "0.98.0", "source": "cli", "model_provider": "openai"}},
+        {"timestamp": "2026-03-02T09:14:40.002Z", "type": "event_msg", "payload": {"type": "user_message", "message": "add an idempotency key to the charge endpoint", "images": []}},
+        {"timestamp": "2026-03-02T09:14:40.003Z", "type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "add an idempotency key to the charge endpoint"}]}},
+        {"timestamp": "2026-03-02T09:15:10.400Z", "type": "response_item", "payload": {"type": "function_call", "name": "exec_command", "arguments": "{\"cmd\":\"rg charge\"}", "call_id": "call_7"}},
+        {"timestamp": "2026-03-02T09:15:20.400Z", "type": "response_item", "payload": {"type": "message", "role": "assistant", "phase": "final_answer", "content": [{"type": "output_text", "text": "Added an Idempotency-Key header check to the charge handler."}]}},
+    ])
+    [hit] = eventually(lambda: _one(client, "idempotency key charge"))
+    assert hit["agent"] == "codex" and "Idempotency-Key header" in hit["text"]
+    assert search(client, "rg charge exec_command", match=True) == []
+
+
+def test_bad_input_is_skipped_with_a_reason_and_nothing_is_lost(home: Path, daemon, client, memoryd_home) -> None:
+    memory = home / ".mastersof-ai/agents/designer/memory"
+    memory.mkdir(parents=True)
+    (memory / "good.md").write_text("- Keep this lesson about kerning.\n")
+    eventually(lambda: _one(client, "kerning"))
+    (memory / "binary.md").write_bytes(b"\x00\x01\x02 binary junk")
+    (memory / "latin1.md").write_bytes("- caf\xe9 notes about espresso machines\n".encode("latin-1"))
+    (memory / "huge.md").write_text("- x\n" * 600_000)
+    (memory / "locked.md").write_text("- locked away\n")
+    (memory / "loop").symlink_to(memory, target_is_directory=True)
+    transcripts = home / ".claude/projects/-p"
+    transcripts.mkdir(parents=True)
+    write_lines(transcripts / "s.jsonl", [
+        "{not json", "[1, 2]", '{"type": "user", "message": ' + '"x' * 10 + '"}',
+        user("g1", "the giant line above did not stop this zebra question"),
+    ])
+    with (transcripts / "s.jsonl").open("ab") as handle:
+        handle.write(b'{"type": "user", "text": "\xff\xfe invalid utf8"}\n')
+        handle.write(b'{"pad": "' + b"y" * 5_000_000 + b'"}\n')
+    write_lines(transcripts / "s.jsonl", [user("g2", "after the giant line: grinder calibration")])
+    eventually(lambda: _one(client, "grinder calibration"))
+    eventually(lambda: _one(client, "zebra question"))
+    [latin] = eventually(lambda: _one(client, "espresso machines"))  # recovered, not lost
+    assert latin["text"].startswith("caf")
+
+    def reasons() -> dict[str, str]:
+        status = client.call("sources", {})
+        errors = {}
+        for source in status["sources"]:
+            if source["last_error"]:
+                errors[source["name"]] = source["last_error"]
+            errors.update({f"{source['name']}:{k}": str(v) for k, v in source["skipped"].items()})
+        assert "claude-transcripts:line-too-long" in errors and "claude-transcripts:invalid-utf8" in errors
+        return errors
+
+    eventually(reasons)
+    import apsw
+
+    db = apsw.Connection(str(memoryd_home / "memoryd.db"), flags=apsw.SQLITE_OPEN_READONLY)
+    errors = {Path(p).name: e for p, e in db.execute("SELECT path, error FROM files WHERE error IS NOT NULL")}
+    assert "binary" in errors["binary.md"]
+    assert "cap" in errors["huge.md"]
+    assert "invalid UTF-8" in errors["latin1.md"]
+    assert client.status()["version"]  # still serving
+    assert _one(client, "kerning")
+
+
+def test_watched_directory_deleted_and_recreated(home: Path, memoryd_home, embedder) -> None:
+    root = home / ".mastersof-ai"
+    memory = root / "agents/designer/memory"
+    memory.mkdir(parents=True)
+    (memory / "a.md").write_text("- First life of the notebook: vellum paper.\n")
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as client:
+            eventually(lambda: _one(client, "vellum paper"))
+            import shutil
+
+            shutil.rmtree(root)
+            eventually(lambda: _none(client, "vellum paper"))
+            memory.mkdir(parents=True)
+            (memory / "a.md").write_text("- Second life of the notebook: linen paper.\n")
+            eventually(lambda: _one(client, "linen paper"))
+    finally:
+        running.stop()
+
+
+def _none(client: Client, query: str) -> None:
+    assert search(client, query, match=True) == []
