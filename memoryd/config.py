@@ -117,6 +117,8 @@ def _merge(base: dict[str, Any], layer: dict[str, Any], origin: str) -> None:
 def _env_layer(defaults: dict[str, Any]) -> dict[str, Any]:
     layer: dict[str, Any] = {}
     for section, values in defaults.items():
+        if section == "sources":
+            continue
         for key, default in values.items():
             raw = os.environ.get(f"MEMORYD_{section}_{key}".upper())
             if raw is None:

@@ -303,3 +303,51 @@ def test_watched_directory_deleted_and_recreated(home: Path, memoryd_home, embed
 
 def _none(client: Client, query: str) -> None:
     assert search(client, query, match=True) == []
+
+
+def test_sources_can_be_added_listed_and_removed(home: Path, daemon, client, memoryd_home) -> None:
+    from conftest import run_cli
+
+    notes = home / "notes" / "researcher"
+    notes.mkdir(parents=True)
+    (notes / "ideas.md").write_text("- Sparse retrieval beats dense on short notes.\n")
+    added = run_cli("sources", "add", "my-notes", str(home / "notes/{agent}/**/*.md"), "--kind", "memory")
+    assert added.returncode == 0, added.stderr
+    assert "my-notes:" in added.stdout
+    [hit] = eventually(lambda: _one(client, "sparse retrieval"))
+    assert hit["agent"] == "researcher"
+    assert "my-notes" in (memoryd_home / "sources.toml").read_text()
+    listing = run_cli("status", "--sources").stdout
+    assert "my-notes" in listing and "claude-transcripts" in listing
+    duplicate = run_cli("sources", "add", "my-notes", str(home / "x/*.md"), "--kind", "memory", "--agent", "a")
+    assert duplicate.returncode == 2 and "exists already" in duplicate.stderr
+    bad = run_cli("sources", "add", "bad", "relative/*.md", "--kind", "memory", "--agent", "a")
+    assert bad.returncode == 2 and "bad" in bad.stderr
+    assert run_cli("sources", "remove", "claude-transcripts").returncode == 0
+    names = [s["name"] for s in client.sources()["sources"]]
+    assert "claude-transcripts" not in names and "my-notes" in names
+    assert run_cli("sources", "remove", "my-notes").returncode == 0
+    assert "my-notes" not in [s["name"] for s in client.sources()["sources"]]
+
+
+def test_project_root_files_are_indexed(home: Path, daemon, client, tmp_path) -> None:
+    from conftest import run_cli
+
+    project = tmp_path / "shop"
+    (project / ".git").mkdir(parents=True)
+    (project / "CLAUDE.md").write_text("# Rules\n- Run the linter before every commit.\n")
+    (project / "AGENTS.md").write_text("- Prefer small pull requests.\n")
+    assert run_cli("sources", "add", "--project", str(project)).returncode == 0
+    [claude] = eventually(lambda: _one(client, "linter before every commit"))
+    assert claude["agent"] == "claude-code" and claude["project"] == str(project)
+    [codex] = eventually(lambda: _one(client, "small pull requests"))
+    assert codex["agent"] == "codex"
+
+
+def test_config_errors_on_reload_keep_the_running_configuration(daemon, client, memoryd_home) -> None:
+    from memoryd_client import ConfigError
+
+    (memoryd_home / "config.toml").write_text("[watch]\ndebounce_ms = 'soon'\n")
+    with pytest.raises(ConfigError, match="watch.debounce_ms must be int"):
+        client.reload()
+    assert client.status()["ingest"]["sources"]

@@ -7,6 +7,7 @@ from memoryd_client.client import AsyncClient, Client
 from memoryd_client.errors import (
     BadFrameError,
     BadParamsError,
+    ConfigError,
     DaemonUnreachableError,
     ForbiddenError,
     FrameTooLargeError,
@@ -23,6 +24,7 @@ __all__ = [
     "BadFrameError",
     "BadParamsError",
     "Client",
+    "ConfigError",
     "DaemonUnreachableError",
     "ForbiddenError",
     "FrameTooLargeError",

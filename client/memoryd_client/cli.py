@@ -42,7 +42,35 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    commands.add_parser("status", parents=[common], help="show the daemon's state")
+    status = commands.add_parser("status", parents=[common], help="show the daemon's state")
+    status.add_argument("--sources", action="store_true",
+                        help="also each watched source: files, errors, skipped lines")
+
+    sources = commands.add_parser("sources", parents=[common], help="list, add or remove watched sources")
+    sources_commands = sources.add_subparsers(dest="sources_command", metavar="ACTION", required=True)
+    sources_commands.add_parser("list", parents=[common], help="every source and its state")
+    add = sources_commands.add_parser(
+        "add", parents=[common], help="watch a new glob, or a project root with --project",
+        description="Add a source: a glob with an optional {agent} placeholder (or --agent), "
+        "e.g. memory sources add notes '~/notes/{agent}/**/*.md' --kind memory. "
+        "Saved in sources.toml beside config.toml; applied at once.")
+    add.add_argument("name", nargs="?")
+    add.add_argument("path", nargs="?", help="glob (quote it)")
+    add.add_argument("--kind", choices=["memory", "transcript"])
+    add.add_argument("--format", choices=["markdown", "claude-code", "codex", "generic"],
+                     help="default: markdown for memory, generic for transcripts")
+    add.add_argument("--agent", help="the agent, when the glob has no {agent}")
+    add.add_argument("--project", metavar="DIR", help="index CLAUDE.md, AGENTS.md, … in this project")
+    remove = sources_commands.add_parser(
+        "remove", parents=[common], help="remove an added source, disable a built-in, or drop a project root")
+    remove.add_argument("name", help="source name, or a project root directory")
+
+    commands.add_parser("reload", parents=[common], help="re-read the configuration (as SIGHUP does)")
+
+    sessions = commands.add_parser("sessions", parents=[common], help="list recorded agent sessions")
+    sessions.add_argument("--agent")
+    sessions.add_argument("--project")
+    sessions.add_argument("--limit", type=int, default=50)
 
     store = commands.add_parser(
         "store", parents=[common], help="remember TEXT in AGENT's CATEGORY",
@@ -151,8 +179,38 @@ def _print_status(status: dict[str, Any]) -> None:
     print("entries: " + (", ".join(f"{n} {s}" for s, n in sorted(entries.items())) or "none"))
     print(f"vectors: {status['vectors']}" + (f" (backlog {status['backlog']})" if status.get("backlog") else ""))
     print(f"agents: {', '.join(status.get('agents') or []) or 'none'}")
+    ingest = status.get("ingest")
+    if ingest:
+        watched = sum(s["files"] for s in ingest["sources"])
+        present = sum(1 for s in ingest["sources"] if s["root_exists"])
+        problems = sum(1 for s in ingest["sources"] if s["last_error"])
+        print(f"sources: {present} of {len(ingest['sources'])} present, {watched} files, "
+              f"queue {ingest['queue']}" + (f", {problems} with problems" if problems else ""))
     if status.get("rss_bytes"):
         print(f"memory: {status['rss_bytes'] / 1e6:.0f} MB RSS")
+
+
+def _print_sources(status: dict[str, Any]) -> None:
+    ingest = status.get("ingest", status)
+    print(f"queue: {ingest['queue']}" + (" (scanning)" if ingest.get("scanning") else ""))
+    for source in ingest["sources"]:
+        state = "" if source["root_exists"] else " (not present)"
+        agent = source["agent"] or "{agent}"
+        print(f"{source['name']}: {source['path']} [{source['kind']}, {source['format']}, "
+              f"agent {agent}]{state}")
+        print(f"    files {source['files']}, entries +{source['entries_added']} "
+              f"-{source['entries_removed']}")
+        if source["skipped"]:
+            print("    skipped: " + ", ".join(f"{n} {r}" for r, n in sorted(source["skipped"].items())))
+        if source["last_error"]:
+            print(f"    last problem: {source['last_error_path']}: {source['last_error']}")
+
+
+def _print_sessions(result: dict[str, Any]) -> None:
+    for s in result["sessions"]:
+        seen = _when(s["last_seen"]) if s.get("last_seen") else "-"
+        print(f"{s['id']}  {s['agent']:<12} {seen}  {s['user_messages']:>4} msgs  "
+              f"{s.get('project') or s.get('cwd') or '-'}")
 
 
 def _print_hits(result: dict[str, Any]) -> None:
@@ -169,7 +227,37 @@ def run(args: argparse.Namespace, client: Client) -> int:
     command = args.command
     if command == "status":
         result = client.status()
-        _emit(args, result, _print_status)
+
+        def show_status(r: dict[str, Any]) -> None:
+            _print_status(r)
+            if args.sources:
+                _print_sources(r)
+
+        _emit(args, result, show_status)
+        return OK
+    if command == "sources":
+        if args.sources_command == "add":
+            if args.project:
+                result = client.sources("add", project_root=os.path.abspath(args.project))
+            elif args.name and args.path and args.kind:
+                fmt = args.format or ("markdown" if args.kind == "memory" else "generic")
+                result = client.sources("add", name=args.name, path=args.path, kind=args.kind,
+                                        format=fmt, agent=args.agent)
+            else:
+                print("Error: give NAME PATH --kind KIND, or --project DIR", file=sys.stderr)
+                return USAGE
+        elif args.sources_command == "remove":
+            result = client.sources("remove", name=args.name)
+        else:
+            result = client.sources("list")
+        _emit(args, result, _print_sources)
+        return OK
+    if command == "reload":
+        _emit(args, client.reload(), lambda r: print(f"reloaded: {r['sources']} sources"))
+        return OK
+    if command == "sessions":
+        result = client.sessions(agent=args.agent, project=args.project, limit=args.limit)
+        _emit(args, result, _print_sessions)
         return OK
     if command == "store":
         result = client.remember(
@@ -254,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
             return run(args, client)
     except MemorydError as exc:
         print(f"Error: {exc.message}", file=sys.stderr)
-        if exc.code in ("bad_params", "unknown_method"):
+        if exc.code in ("bad_params", "unknown_method", "config"):  # the caller's mistake
             return USAGE
         return exc.exit_code
     except KeyboardInterrupt:

@@ -53,6 +53,7 @@ class _Methods:
     call: Callable[[str, dict[str, Any] | None], Any]
 
     def status(self) -> Any:
+        """The daemon's state, including ingestion (queue, sources, errors)."""
         return self.call("status", {})
 
     def remember(
@@ -114,6 +115,19 @@ class _Methods:
             "supersede",
             _drop_none({"id": entry_id, "text": text, "agent": agent, "confidence": confidence}),
         )
+
+    def reload(self) -> Any:
+        """Re-read the configuration (like SIGHUP)."""
+        return self.call("reload", {})
+
+    def sources(self, action: str = "list", **fields: Any) -> Any:
+        """action "list"; "add" with name, path, kind, format, agent (or project_root);
+        "remove" with name (a source, a built-in to disable, or a project root)."""
+        return self.call("sources", _drop_none({"action": action, **fields}))
+
+    def sessions(self, *, agent: str | None = None, project: str | None = None,
+                 limit: int | None = None) -> Any:
+        return self.call("sessions", _drop_none({"agent": agent, "project": project, "limit": limit}))
 
     def history(
         self, entry_id: str | None = None, *, agent: str | None = None, key: str | None = None

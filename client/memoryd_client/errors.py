@@ -8,6 +8,7 @@
     ├── NotFoundError            code "not_found"
     ├── ForbiddenError           code "forbidden"
     ├── UnavailableError         code "unavailable"      (e.g. no embedding model loaded)
+    ├── ConfigError              code "config"           a bad setting or source (CLI exit 2)
     ├── InternalError            code "internal"
     └── DaemonUnreachableError   code "unreachable"      CLI exit 3 (client side only)
 
@@ -60,6 +61,11 @@ class UnavailableError(MemorydError):
     code = "unavailable"
 
 
+class ConfigError(MemorydError):
+    code = "config"
+    exit_code = 2
+
+
 class InternalError(MemorydError):
     code = "internal"
 
@@ -80,6 +86,7 @@ _BY_CODE: dict[str, type[MemorydError]] = {
         NotFoundError,
         ForbiddenError,
         UnavailableError,
+        ConfigError,
         InternalError,
         DaemonUnreachableError,
     )
