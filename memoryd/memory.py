@@ -543,19 +543,23 @@ class Memory:
             return {}
         cosines = {r: c for r, (_, c) in semantic.items()}
         missing = [r for r in rowids if r not in cosines]
-        for rowid, vector in self.store.vectors_by_rowids(missing).items():
-            cosines[rowid] = float(vector @ query_vector)
+        if self.index is not None:
+            cosines.update(self.index.scores(missing, query_vector))
+        else:
+            for rowid, vector in self.store.vectors_by_rowids(missing).items():
+                cosines[rowid] = float(vector @ query_vector)
         return cosines
 
     def _rowids_with_all_terms(self, rowids: list[int], terms: list[str]) -> set[int]:
         if not rowids or not terms:
             return set()
-        marks = ", ".join("?" for _ in rowids)
+        # FTS5 would re-run the MATCH for every rowid of an IN list: intersect here instead
+        wanted = set(rowids)
         rows = self.store.db.execute(
-            f"SELECT rowid FROM entries_fts WHERE entries_fts MATCH ? AND rowid IN ({marks})",
-            [fts_expression(terms, "AND"), *rowids],
+            "SELECT rowid FROM entries_fts WHERE entries_fts MATCH ? LIMIT 100000",
+            (fts_expression(terms, "AND"),),
         )
-        return {r[0] for r in rows}
+        return {r[0] for r in rows if r[0] in wanted}
 
     # -- status -----------------------------------------------------------------------
 

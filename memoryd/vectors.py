@@ -142,6 +142,15 @@ class VectorIndex:
             mask &= self.created[:n] <= where.until
         return mask
 
+    def scores(self, rowids: Sequence[int], query: np.ndarray) -> dict[int, float]:
+        """Approximate cosines of the given rows (those in the index) to the query."""
+        slots = [(r, self.position[r]) for r in rowids if r in self.position]
+        if not slots:
+            return {}
+        index = np.fromiter((s for _, s in slots), dtype=np.int64, count=len(slots))
+        values = (self.int8[index].astype(np.float32) @ np.asarray(query, np.float32)) * self.scale[index]
+        return {r: float(v) for (r, _), v in zip(slots, values)}
+
     def search(self, query: np.ndarray, k: int, where: VectorFilter) -> list[tuple[int, float]]:
         """(rowid, approximate cosine) best first."""
         if self.n == 0 or k <= 0:
