@@ -162,6 +162,23 @@ MIGRATIONS: tuple[str, ...] = (
         DELETE FROM vector_queue WHERE rowid = old.id;
     END;
     """,
+    # 3: session lifecycle (hooks) and the injection log
+    """
+    ALTER TABLE sessions ADD COLUMN transcript_path TEXT;
+    ALTER TABLE sessions ADD COLUMN last_message TEXT;
+    ALTER TABLE sessions ADD COLUMN extracted REAL;
+    CREATE TABLE injections(
+        id INTEGER PRIMARY KEY,
+        ts REAL NOT NULL,
+        session TEXT,
+        agent TEXT NOT NULL,
+        event TEXT NOT NULL,
+        chars INTEGER NOT NULL,
+        budget INTEGER NOT NULL,
+        items TEXT NOT NULL
+    );
+    CREATE INDEX injections_session ON injections(session, ts);
+    """,
 )
 
 _bestpractice_applied = False

@@ -66,6 +66,23 @@ def build_parser() -> argparse.ArgumentParser:
     remove.add_argument("name", help="source name, or a project root directory")
 
     commands.add_parser("reload", parents=[common], help="re-read the configuration (as SIGHUP does)")
+    commands.add_parser("hook", help="agent lifecycle hooks: memory hook claude-code|codex EVENT, "
+                        "memory hook install|uninstall claude-code|codex (see memory hook --help)")
+
+    context = commands.add_parser("context", parents=[common],
+                                  help="print the memory block an agent would get at session start")
+    context.add_argument("--agent", required=True)
+    context.add_argument("--cwd", default=None, help="working directory (default: this one)")
+    context.add_argument("--prompt", help="rank facts by relevance to this prompt")
+    context.add_argument("--budget", type=int, help="characters (default 8000)")
+
+    explain = commands.add_parser("explain", parents=[common],
+                                  help="what was injected into a session, and why")
+    explain.add_argument("session", nargs="?", help="session id (default: the latest injection)")
+
+    session = commands.add_parser("session", parents=[common], help="one session: memory session show ID")
+    session.add_argument("action", choices=["show"])
+    session.add_argument("id")
 
     sessions = commands.add_parser("sessions", parents=[common], help="list recorded agent sessions")
     sessions.add_argument("--agent")
@@ -83,6 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
     store.add_argument("--key", help="dotted key (e.g. pref.commit_style); makes a fact")
     store.add_argument("--kind", choices=["fact", "lesson", "feedback", "note", "turn", "summary"])
     store.add_argument("--confidence", type=float, help="0..1 (default 0.95)")
+    store.add_argument("--polarity", choices=["negative", "positive"],
+                       help="for lessons: a \"don't\" (negative) or a \"do\" (positive)")
     store.add_argument("--force", action="store_true", help="store even if a near duplicate exists")
     store.add_argument("--global", dest="is_global", action="store_true",
                        help="not tied to the project of the current directory")
@@ -213,6 +232,18 @@ def _print_sessions(result: dict[str, Any]) -> None:
               f"{s.get('project') or s.get('cwd') or '-'}")
 
 
+def _print_injections(result: dict[str, Any]) -> None:
+    for injection in result["injections"]:
+        print(f"{_when(injection['ts'])}  {injection['event']} for {injection['agent']} "
+              f"(session {injection['session'] or '-'}): {injection['chars']} of "
+              f"{injection['budget']} characters")
+        for item in injection["items"]:
+            what = item["id"] or item["path"] or "-"
+            score = f" score {item['score']:.4f}" if item.get("score") is not None else ""
+            state = "" if item["included"] else " (dropped: over budget)"
+            print(f"    {item['section']:<9} {what}{score}, {item['chars']} chars{state}")
+
+
 def _print_hits(result: dict[str, Any]) -> None:
     for hit in result["hits"]:
         score = hit["score"]
@@ -255,6 +286,35 @@ def run(args: argparse.Namespace, client: Client) -> int:
     if command == "reload":
         _emit(args, client.reload(), lambda r: print(f"reloaded: {r['sources']} sources"))
         return OK
+    if command == "context":
+        result = client.context(args.agent, cwd=args.cwd or os.getcwd(), prompt=args.prompt,
+                                budget=args.budget)
+        _emit(args, result, lambda r: print(r["text"]))
+        return OK
+    if command == "explain":
+        result = client.explain(args.session)
+        _emit(args, result, _print_injections)
+        return OK
+    if command == "session":
+        result = client.session(args.id)
+
+        def show_session(r: dict[str, Any]) -> None:
+            s = r["session"]
+            print(f"session {s['id']} ({s['harness']}, agent {s['agent']})")
+            for name in ("cwd", "project", "transcript_path"):
+                if s.get(name):
+                    print(f"  {name}: {s[name]}")
+            print(f"  started {_when(s['started']) if s.get('started') else '-'}, last seen "
+                  f"{_when(s['last_seen']) if s.get('last_seen') else '-'}"
+                  + (f", closed {_when(s['closed'])}" if s.get("closed") else ", open"))
+            print(f"  user messages: {s['user_messages']}")
+            print(f"  entries from this session: {len(r['entries'])}")
+            for entry in r["entries"]:
+                print("    " + _entry_line(entry))
+            _print_injections({"injections": r["injections"]})
+
+        _emit(args, result, show_session)
+        return OK
     if command == "sessions":
         result = client.sessions(agent=args.agent, project=args.project, limit=args.limit)
         _emit(args, result, _print_sessions)
@@ -263,6 +323,7 @@ def run(args: argparse.Namespace, client: Client) -> int:
         result = client.remember(
             args.agent, args.category, args.text,
             kind=args.kind, key=args.key, confidence=args.confidence, force=args.force,
+            polarity=args.polarity,
             tags=[t for t in (args.tags or "").split(",") if t.strip()] or None,
             cwd=None if args.is_global else os.getcwd(), writer=args.agent,
         )
@@ -331,7 +392,42 @@ def _emit(args: argparse.Namespace, result: Any, show: Any) -> None:
         show(result)
 
 
+def run_hook_command(argv: list[str]) -> int:
+    """`memory hook …`: the hooks themselves (always exit 0), or install/uninstall."""
+    if argv[:1] in (["install"], ["uninstall"]):
+        parser = argparse.ArgumentParser(prog=f"memory hook {argv[0]}",
+                                         description="Add memoryd's hooks to an agent's settings "
+                                         "(idempotent, with a backup), or remove exactly those.")
+        parser.add_argument("harness", choices=["claude-code", "codex"])
+        parser.add_argument("--project", metavar="DIR",
+                            help="the project's settings instead of the user's")
+        try:
+            args = parser.parse_args(argv[1:])
+        except SystemExit as exc:
+            return int(exc.code or 0) and USAGE
+        from memoryd_client import install
+
+        try:
+            action = install.install if argv[0] == "install" else install.uninstall
+            print(action(args.harness, args.project))
+        except (OSError, ValueError) as exc:
+            print(f"Error: {exc}", file=sys.stderr)
+            return FAILED
+        return OK
+    from memoryd_client.hooks import run_hook
+
+    return run_hook(argv)
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["hook"]:
+        if argv[1:2] in (["-h"], ["--help"]):
+            print("usage: memory hook claude-code|codex EVENT < payload.json\n"
+                  "       memory hook install|uninstall claude-code|codex [--project DIR]\n\n"
+                  "Hooks read the agent's JSON on stdin and always exit 0 (fail open).")
+            return OK
+        return run_hook_command(argv[1:])
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

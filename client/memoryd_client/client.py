@@ -71,7 +71,10 @@ class _Methods:
         project: str | None = None,
         session: str | None = None,
         writer: str | None = None,
+        polarity: str | None = None,
     ) -> Any:
+        """Store an entry in the agent's namespace (see the README for the dedupe rules).
+        ``polarity`` ("negative" or "positive") makes a lesson a "don't" or a "do"."""
         return self.call(
             "remember",
             _drop_none(
@@ -88,6 +91,7 @@ class _Methods:
                     "project": project,
                     "session": session,
                     "writer": writer,
+                    "polarity": polarity,
                 }
             ),
         )
@@ -128,6 +132,19 @@ class _Methods:
     def sessions(self, *, agent: str | None = None, project: str | None = None,
                  limit: int | None = None) -> Any:
         return self.call("sessions", _drop_none({"agent": agent, "project": project, "limit": limit}))
+
+    def context(self, agent: str, *, cwd: str | None = None, prompt: str | None = None,
+                budget: int | None = None, session: str | None = None) -> Any:
+        """The memory block for an agent: {text, chars, budget, items}."""
+        return self.call("context", _drop_none({"agent": agent, "cwd": cwd, "prompt": prompt,
+                                                "budget": budget, "session": session}))
+
+    def explain(self, session: str | None = None) -> Any:
+        """What was injected into a session (the latest one by default), item by item."""
+        return self.call("explain", _drop_none({"session": session}))
+
+    def session(self, session_id: str) -> Any:
+        return self.call("session", {"id": session_id})
 
     def history(
         self, entry_id: str | None = None, *, agent: str | None = None, key: str | None = None

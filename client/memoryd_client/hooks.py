@@ -1,0 +1,141 @@
+"""``memory hook AGENT EVENT``: lifecycle hooks for Claude Code and Codex.
+
+Reads the agent's JSON on stdin, tells the daemon, prints the agent's own output format. A hook
+never blocks its agent: it always exits 0 with valid (possibly empty) output — on bad stdin, a
+usage mistake, a slow or dead daemon — and it answers within a deadline well under the agent's
+hook timeout. When the daemon cannot be reached the event is appended to a spool file that the
+daemon replays when it is back.
+
+Kept free of argparse and of the rest of the CLI so that a hook process starts fast.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import socket
+import sys
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from memoryd_client import wire
+
+HARNESSES = ("claude-code", "codex")
+#: Event names the agents send, and the aliases accepted on the command line.
+EVENTS = {
+    "sessionstart": "SessionStart", "session-start": "SessionStart",
+    "userpromptsubmit": "UserPromptSubmit", "prompt": "UserPromptSubmit",
+    "precompact": "PreCompact", "pre-compact": "PreCompact",
+    "postcompact": "PostCompact", "post-compact": "PostCompact",
+    "stop": "Stop", "subagentstop": "SubagentStop", "subagent-stop": "SubagentStop",
+    "sessionend": "SessionEnd", "session-end": "SessionEnd",
+}
+#: Events whose output carries context into the conversation.
+CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit")
+#: Seconds the whole exchange with the daemon may take, per event (agents allow 5-60 s).
+DEADLINE_S = {"SessionStart": 2.5, "UserPromptSubmit": 1.5}
+DEFAULT_DEADLINE_S = 0.5
+MAX_STDIN_BYTES = 4 * 1024 * 1024
+SPOOL_NAME = "spool.jsonl"
+
+
+def spool_path() -> Path:
+    from memoryd_client.paths import state_dir
+
+    return state_dir() / SPOOL_NAME
+
+
+def append_spool(record: dict[str, Any]) -> None:
+    """Append one event for the daemon to replay; locked against the daemon's replay."""
+    path = spool_path()
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        os.write(fd, line)
+    finally:
+        os.close(fd)
+
+
+def read_payload(stdin: TextIO) -> dict[str, Any] | None:
+    try:
+        raw = stdin.read(MAX_STDIN_BYTES)
+        payload = json.loads(raw) if raw.strip() else {}
+    except (ValueError, OSError, UnicodeDecodeError):
+        return None
+    return payload if isinstance(payload, dict) else None
+
+
+def call_daemon(request: dict[str, Any], deadline_s: float) -> dict[str, Any]:
+    """One request with a hard deadline; raises OSError (unreachable) or TimeoutError."""
+    from memoryd_client.paths import socket_path
+
+    end = time.monotonic() + deadline_s
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(deadline_s)
+        sock.connect(str(socket_path()))
+        sock.sendall(wire.pack({"id": 1, "method": "hook", "params": request}))
+        data = b""
+        needed = wire.HEADER.size
+        length = None
+        while len(data) < needed:
+            sock.settimeout(max(end - time.monotonic(), 0.001))
+            chunk = sock.recv(65536)
+            if not chunk:
+                raise ConnectionError("memoryd closed the connection")
+            data += chunk
+            if length is None and len(data) >= wire.HEADER.size:
+                length = wire.frame_length(data[: wire.HEADER.size])
+                needed = wire.HEADER.size + length
+        reply = wire.unpack(data[wire.HEADER.size:needed])
+    result = reply.get("result")
+    return result if isinstance(result, dict) else {}
+
+
+def render(harness: str, event: str, context: str | None) -> str:
+    """The agent's own output: JSON with additionalContext for context events, else nothing.
+
+    Codex validates hook output against strict schemas, so only the common subset is used."""
+    if event not in CONTEXT_EVENTS or not context:
+        return ""
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}},
+                      ensure_ascii=False)
+
+
+def run_hook(argv: list[str], stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout) -> int:
+    """Always returns 0."""
+    try:
+        if len(argv) != 2 or argv[0] not in HARNESSES:
+            print("usage: memory hook claude-code|codex EVENT < payload.json", file=sys.stderr)
+            return 0
+        harness = argv[0]
+        event = EVENTS.get(argv[1].lower().replace("_", "-"), argv[1])
+        payload = read_payload(stdin)
+        if payload is None:
+            print("memoryd hook: stdin is not a JSON object; ignored", file=sys.stderr)
+            return 0
+        event = str(payload.get("hook_event_name") or event)
+        request = {"harness": harness, "event": event, "payload": payload, "ts": time.time()}
+        try:
+            result = call_daemon(request, DEADLINE_S.get(event, DEFAULT_DEADLINE_S))
+        except (FileNotFoundError, ConnectionRefusedError, ConnectionError) as exc:
+            append_spool(request)
+            print(f"memoryd hook: daemon unreachable ({exc.__class__.__name__}); event spooled",
+                  file=sys.stderr)
+            return 0
+        except Exception as exc:  # a timeout or a bad reply: fail open
+            print(f"memoryd hook: {exc.__class__.__name__}: {exc}", file=sys.stderr)
+            return 0
+        output = render(harness, event, result.get("context"))
+        if output:
+            stdout.write(output + "\n")
+            stdout.flush()
+    except BaseException as exc:  # never block the agent, whatever happens
+        try:
+            print(f"memoryd hook: {exc.__class__.__name__}", file=sys.stderr)
+        except Exception:
+            pass
+    return 0

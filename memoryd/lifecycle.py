@@ -1,0 +1,72 @@
+"""Agent sessions as the hooks report them: registration, progress, the injection log.
+
+Runs on the database thread. The transcript watcher fills the same ``sessions`` table from the
+files; the hooks add what only they know (the live transcript path, the last answer, the end).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from memoryd.context import Block
+from memoryd.project import project_of
+from memoryd.store import Store
+
+#: The agent whose namespace a harness's sessions read and write.
+HARNESS_AGENTS = {"claude-code": "claude-code", "codex": "codex"}
+MAX_LAST_MESSAGE_CHARS = 4000
+
+
+class Lifecycle:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def register(self, session: str, harness: str, agent: str, cwd: str | None,
+                 transcript_path: str | None, ts: float) -> None:
+        project = project_of(cwd) if cwd else None
+        with self.store.db:
+            self.store.db.execute(
+                "INSERT INTO sessions(id, harness, agent, cwd, project, started, last_seen, "
+                "transcript_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
+                "cwd=coalesce(excluded.cwd, cwd), project=coalesce(excluded.project, project), "
+                "last_seen=max(coalesce(last_seen, 0), excluded.last_seen), closed=NULL, "
+                "transcript_path=coalesce(excluded.transcript_path, transcript_path)",
+                (session, harness, agent, cwd, project, ts, ts, transcript_path))
+
+    def touch(self, session: str, ts: float, last_message: str | None = None,
+              closed: bool = False) -> None:
+        with self.store.db:
+            self.store.db.execute(
+                "UPDATE sessions SET last_seen=max(coalesce(last_seen, 0), ?), "
+                "last_message=coalesce(?, last_message), closed=CASE WHEN ? THEN ? ELSE closed END "
+                "WHERE id=?",
+                (ts, (last_message or "")[:MAX_LAST_MESSAGE_CHARS] or None, closed, ts, session))
+
+    def session(self, session: str) -> dict[str, Any] | None:
+        cursor = self.store.db.execute("SELECT * FROM sessions WHERE id=?", (session,))
+        row = cursor.fetchone()
+        return dict(zip([d[0] for d in cursor.getdescription()], row)) if row else None
+
+    def log_injection(self, session: str | None, agent: str, event: str, block: Block,
+                      budget: int) -> None:
+        with self.store.db:
+            self.store.db.execute(
+                "INSERT INTO injections(ts, session, agent, event, chars, budget, items) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (time.time(), session, agent, event, len(block.text), budget,
+                 json.dumps(block.explain())))
+
+    def injections(self, session: str | None) -> list[dict[str, Any]]:
+        if session is None:
+            row = self.store.db.execute(
+                "SELECT session FROM injections ORDER BY ts DESC LIMIT 1").fetchone()
+            if row is None:
+                return []
+            session = row[0]
+        rows = self.store.db.execute(
+            "SELECT ts, session, agent, event, chars, budget, items FROM injections "
+            "WHERE session IS ? ORDER BY ts", (session,))
+        return [{"ts": ts, "session": s, "agent": a, "event": e, "chars": c, "budget": b,
+                 "items": json.loads(items)} for ts, s, a, e, c, b, items in rows]

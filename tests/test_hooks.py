@@ -1,0 +1,177 @@
+"""Hooks as the agents run them: subprocesses with the agents' payloads, against a real daemon."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from memoryd_client import Client, wire
+
+from conftest import run_cli, start_daemon, wait_until
+
+SESSION = "5b0c9e4e-1f2a-4c55-9d55-6a3cf1f0a001"
+
+
+def hook(harness: str, event: str, payload: object, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    data = payload if isinstance(payload, str) else json.dumps(payload)
+    return subprocess.run([sys.executable, "-m", "memoryd_client", "hook", harness, event],
+                          input=data, capture_output=True, text=True, timeout=timeout,
+                          env=os.environ.copy())
+
+
+def start_payload(cwd: str, event: str = "SessionStart", **extra: object) -> dict:
+    return {"session_id": SESSION, "transcript_path": f"/tmp/{SESSION}.jsonl", "cwd": cwd,
+            "hook_event_name": event, "source": "startup", **extra}
+
+
+def test_session_start_injects_the_block(daemon, client, tmp_path) -> None:
+    client.remember("claude-code", "prefs", "Commit messages use the imperative mood", key="pref.commit_style")
+    client.remember("claude-code", "git", "Never force-push to main", kind="lesson", polarity="negative")
+    client.remember("claude-code", "feedback", "Stop adding emojis to commit messages", kind="feedback")
+    result = hook("claude-code", "SessionStart", start_payload(str(tmp_path)))
+    assert result.returncode == 0, result.stderr
+    output = json.loads(result.stdout)
+    context = output["hookSpecificOutput"]["additionalContext"]
+    assert output["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert context.startswith(wire.INJECTION_MARKER)
+    assert len(context) <= 8000
+    assert "- Don't: Never force-push to main [git]" in context
+    assert "pref.commit_style: Commit messages use the imperative mood" in context
+    assert "Stop adding emojis" in context
+    assert context.rstrip().endswith("before relying on it.")
+    session = client.session(SESSION)
+    assert session["session"]["cwd"] == str(tmp_path) and session["session"]["harness"] == "claude-code"
+    [injection] = client.explain(SESSION)["injections"]
+    assert injection["event"] == "SessionStart" and injection["chars"] == len(context)
+    assert {i["section"] for i in injection["items"]} == {"feedback", "lessons", "facts"}
+
+
+def test_block_respects_its_budget_and_drops_lowest_ranked_first(daemon, client) -> None:
+    for i in range(60):
+        client.remember("coder", "rules", f"Rule number {i}: keep module {i} free of side effects",
+                        kind="lesson", polarity="positive", force=True)
+    client.remember("coder", "feedback", "The user wants short answers", kind="feedback")
+    block = client.context("coder", budget=1000)
+    assert len(block["text"]) <= 1000
+    assert "The user wants short answers" in block["text"]  # feedback outranks lessons
+    dropped = [i for i in block["items"] if not i["included"]]
+    assert dropped and all(i["section"] == "lessons" for i in dropped)
+
+
+def test_stale_fact_carries_its_warning(daemon, client, memoryd_home) -> None:
+    entry = client.remember("claude-code", "deploy", "Deploys go to the personal account",
+                            key="project.deploy_target")["entry"]
+    old = time.time() - 95 * 86400
+    import apsw
+
+    db = apsw.Connection(str(memoryd_home / "memoryd.db"))
+    db.execute("UPDATE entries SET created=? WHERE uid=?", (old, entry["id"]))
+    db.close()
+    text = client.context("claude-code")["text"]
+    assert "project.deploy_target: Deploys go to the personal account (⚠ 95d old: verify before acting)" in text
+
+
+def test_user_prompt_injects_only_what_matches(daemon, client, tmp_path) -> None:
+    client.remember("claude-code", "payments", "Checkout retries must reuse the idempotency key")
+    matched = hook("claude-code", "UserPromptSubmit", start_payload(
+        str(tmp_path), "UserPromptSubmit", prompt="why does checkout double-charge on retry? idempotency key"))
+    assert matched.returncode == 0
+    context = json.loads(matched.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "idempotency key" in context and len(context) <= 2000
+    nothing = hook("claude-code", "UserPromptSubmit", start_payload(
+        str(tmp_path), "UserPromptSubmit", prompt="what is the capital of Mongolia"))
+    assert nothing.returncode == 0 and nothing.stdout == ""
+
+
+def test_codex_output_is_its_strict_subset(daemon, client, tmp_path) -> None:
+    client.remember("codex", "style", "Prefer small pull requests", kind="lesson", polarity="positive")
+    result = hook("codex", "SessionStart", start_payload(str(tmp_path)))
+    output = json.loads(result.stdout)
+    assert set(output) == {"hookSpecificOutput"}
+    assert set(output["hookSpecificOutput"]) == {"hookEventName", "additionalContext"}
+    assert "Do: Prefer small pull requests [style]" in output["hookSpecificOutput"]["additionalContext"]
+
+
+def test_post_compact_summary_is_kept_and_stop_notes_progress(daemon, client, tmp_path) -> None:
+    assert hook("claude-code", "SessionStart", start_payload(str(tmp_path))).returncode == 0
+    summary = "The session moved billing to the new ledger service and agreed on weekly releases."
+    assert hook("claude-code", "PostCompact", start_payload(
+        str(tmp_path), "PostCompact", trigger="auto", compact_summary=summary)).stdout == ""
+    assert hook("claude-code", "Stop", start_payload(
+        str(tmp_path), "Stop", stop_hook_active=False,
+        last_assistant_message="Added the ledger adapter.")).stdout == ""
+    [hit] = client.search("billing ledger service weekly releases", agent="claude-code", match=True)["hits"]
+    assert hit["kind"] == "summary" and hit["session"] == SESSION
+    assert client.session(SESSION)["session"]["last_message"] == "Added the ledger adapter."
+    assert hook("claude-code", "SessionEnd", start_payload(str(tmp_path), "SessionEnd", reason="other")).returncode == 0
+    assert client.session(SESSION)["session"]["closed"] is not None
+
+
+@pytest.mark.parametrize("stdin, args", [
+    ("not json at all", ["claude-code", "SessionStart"]),
+    ("[1, 2, 3]", ["claude-code", "SessionStart"]),
+    ("", ["codex", "UserPromptSubmit"]),
+    ("{}", ["nobody", "SessionStart"]),
+    ("{}", []),
+    ("\x00\xff garbage", ["claude-code", "Stop"]),
+])
+def test_garbage_and_usage_errors_exit_0_with_empty_output(daemon, stdin, args) -> None:
+    result = subprocess.run([sys.executable, "-m", "memoryd_client", "hook", *args], input=stdin,
+                            capture_output=True, text=True, timeout=30, env=os.environ.copy())
+    assert result.returncode == 0
+    assert result.stdout == ""
+
+
+def test_daemon_down_exits_quickly_and_the_event_is_replayed(memoryd_home, embedder, tmp_path) -> None:
+    started = time.monotonic()
+    result = hook("claude-code", "SessionStart", start_payload(str(tmp_path)))
+    elapsed = time.monotonic() - started
+    assert result.returncode == 0 and result.stdout == ""
+    assert elapsed < 5  # the whole process, generously; bench/bench_hooks.py measures it
+    assert "spooled" in result.stderr
+    hook("claude-code", "SessionEnd", start_payload(str(tmp_path), "SessionEnd", reason="other"))
+    assert len((memoryd_home / "spool.jsonl").read_text().splitlines()) == 2
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as client:
+            wait_until(lambda: not (memoryd_home / "spool.jsonl").exists())
+            session = client.session(SESSION)["session"]
+            assert session["cwd"] == str(tmp_path) and session["closed"] is not None
+    finally:
+        running.stop()
+
+
+def test_install_is_idempotent_keeps_a_backup_and_uninstall_removes_only_ours(memoryd_home) -> None:
+    settings = memoryd_home / "user" / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    theirs = {"model": "opus", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}}
+    settings.write_text(json.dumps(theirs))
+    first = run_cli("hook", "install", "claude-code")
+    assert first.returncode == 0 and "installed 7" in first.stdout
+    installed = json.loads(settings.read_text())
+    assert installed["model"] == "opus"
+    assert [h["command"] for g in installed["hooks"]["Stop"] for h in g["hooks"]][0] == "notify-send done"
+    start = installed["hooks"]["SessionStart"][0]
+    assert start["matcher"] == "startup|resume|clear|compact"
+    assert start["hooks"][0]["command"].endswith("hook claude-code SessionStart")
+    assert list(settings.parent.glob("settings.json.memoryd-backup-*"))
+    again = run_cli("hook", "install", "claude-code")
+    assert "already installed" in again.stdout
+    assert json.loads(settings.read_text()) == installed
+    removed = run_cli("hook", "uninstall", "claude-code")
+    assert "removed 7" in removed.stdout
+    assert json.loads(settings.read_text()) == theirs
+
+
+def test_codex_install_writes_hooks_json(memoryd_home, tmp_path) -> None:
+    result = run_cli("hook", "install", "codex", "--project", str(tmp_path))
+    assert result.returncode == 0
+    hooks = json.loads((tmp_path / ".codex" / "hooks.json").read_text())["hooks"]
+    assert set(hooks) == {"SessionStart", "UserPromptSubmit", "PreCompact", "PostCompact", "Stop", "SessionEnd"}
+    assert run_cli("hook", "uninstall", "codex", "--project", str(tmp_path)).returncode == 0
+    assert json.loads((tmp_path / ".codex" / "hooks.json").read_text()) == {}
