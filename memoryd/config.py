@@ -57,6 +57,11 @@ class WatchConfig:
 
 
 @dataclass(frozen=True)
+class ToolsConfig:
+    memory_dir: str
+
+
+@dataclass(frozen=True)
 class Config:
     state_dir: Path
     socket_path: Path
@@ -65,7 +70,13 @@ class Config:
     remember: RememberConfig
     search: SearchConfig
     watch: WatchConfig
+    tools: ToolsConfig
     sources: tuple[Source, ...]
+
+    @property
+    def memory_dir(self) -> str:
+        """Each agent's memory directory, with an {agent} placeholder."""
+        return self.tools.memory_dir or str(self.state_dir / "agents" / "{agent}")
 
     @property
     def sources_file(self) -> Path:
@@ -163,6 +174,7 @@ def load_config(path: Path | None = None) -> Config:
         watch=WatchConfig(**{**settings["watch"],
                              "disabled": tuple(settings["watch"]["disabled"]),
                              "project_roots": tuple(settings["watch"]["project_roots"])}),
+        tools=ToolsConfig(**settings["tools"]),
         sources=tuple(sources),
     )
 

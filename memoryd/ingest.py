@@ -73,6 +73,9 @@ def configured_sources(config: Config) -> tuple[list[Source], dict[str, str]]:
             sources.append(source)
             projects[source.name] = str(Path(root).expanduser())
     sources.extend(config.sources)
+    tools = Source("memoryd-agents", config.memory_dir.rstrip("/") + "/**/*.md", "memory", "markdown")
+    if all(s.path.split("{agent}")[0] != tools.path.split("{agent}")[0] for s in sources):
+        sources.append(tools)
     return sources, projects
 
 

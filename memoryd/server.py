@@ -37,6 +37,7 @@ from memoryd import __version__
 from memoryd.config import Config, add_source, load_config, remove_source
 from memoryd.context import DEFAULT_BUDGET_CHARS, PROMPT_BUDGET_CHARS, Block, ContextBuilder
 from memoryd.embed import Embedder, load_embedder
+from memoryd.files import MemoryFiles
 from memoryd.errors import (
     AlreadyRunningError,
     BadFrameError,
@@ -122,6 +123,11 @@ class Daemon:
             "context": self.m_context,
             "hook": self.m_hook,
             "explain": self.m_explain,
+            "file_list": self.m_file,
+            "file_read": self.m_file,
+            "file_write": self.m_file,
+            "file_replace": self.m_file,
+            "file_insert": self.m_file,
         }
 
     # -- threads ----------------------------------------------------------------------
@@ -612,6 +618,33 @@ class Daemon:
                 log.warning("Skipping a spooled hook event: %s", exc)
         replaying.unlink()
         log.info("Replayed %d spooled hook events.", replayed)
+
+    async def m_file(self, params: Params) -> dict[str, Any]:
+        """The memory tools, confined to the agent's memory directory."""
+        assert self.store is not None
+        files = MemoryFiles(self.store, self.config.memory_dir)
+        agent = params.agent()
+        assert agent is not None
+        if params.method == "file_list":
+            return await self.db(files.list, agent)
+        path = params.text("path", required=True, max_len=4096)
+        assert path is not None
+        if params.method == "file_read":
+            return await self.db(files.read, agent, path)
+        if params.method == "file_write":
+            if "text" not in params.raw:
+                raise BadParamsError("file_write: text is required (it may be empty)")
+            text = params.text("text", default="", max_len=1_000_000) or ""
+            result = await self.db(files.write, agent, path, text)
+        elif params.method == "file_replace":
+            old = params.text("old", required=True, max_len=1_000_000) or ""
+            new = params.text("new", default="", max_len=1_000_000) or ""
+            result = await self.db(files.replace, agent, path, old, new)
+        else:
+            line = params.integer("line", default=0, low=0, high=10_000_000)
+            text = params.text("text", required=True, max_len=1_000_000) or ""
+            result = await self.db(files.insert, agent, path, line, text)
+        return result
 
     async def m_explain(self, params: Params) -> dict[str, Any]:
         assert self.lifecycle is not None

@@ -69,6 +69,30 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("hook", help="agent lifecycle hooks: memory hook claude-code|codex EVENT, "
                         "memory hook install|uninstall claude-code|codex (see memory hook --help)")
 
+    files = commands.add_parser("file", parents=[common],
+                                help="the memory tools: list, read, write, replace, insert files "
+                                "in an agent's memory directory")
+    file_actions = files.add_subparsers(dest="file_action", metavar="ACTION", required=True)
+    for action, help_text in (("list", "the agent's memory files"), ("read", "print a file"),
+                              ("write", "write a whole file (text from --text or stdin)"),
+                              ("replace", "replace a unique match of --old with --new"),
+                              ("insert", "insert --text before --line (0: at the top)")):
+        sub = file_actions.add_parser(action, parents=[common], help=help_text)
+        sub.add_argument("--agent", required=True)
+        if action != "list":
+            sub.add_argument("path", help="relative to the agent's memory directory")
+        if action in ("write", "insert"):
+            sub.add_argument("--text", help="default: read standard input")
+        if action == "replace":
+            sub.add_argument("--old", required=True)
+            sub.add_argument("--new", required=True)
+        if action == "insert":
+            sub.add_argument("--line", type=int, required=True)
+
+    mcp = commands.add_parser("mcp", help="run the MCP stdio server with the memory tools "
+                              "(needs memoryd-client[mcp])")
+    mcp.add_argument("--agent", required=True, help="whose memory the tools read and write")
+
     context = commands.add_parser("context", parents=[common],
                                   help="print the memory block an agent would get at session start")
     context.add_argument("--agent", required=True)
@@ -286,6 +310,27 @@ def run(args: argparse.Namespace, client: Client) -> int:
     if command == "reload":
         _emit(args, client.reload(), lambda r: print(f"reloaded: {r['sources']} sources"))
         return OK
+    if command == "file":
+        fields: dict[str, Any] = {}
+        if args.file_action in ("write", "insert"):
+            fields["text"] = args.text if args.text is not None else sys.stdin.read()
+        if args.file_action == "replace":
+            fields.update(old=args.old, new=args.new)
+        if args.file_action == "insert":
+            fields["line"] = args.line
+        result = client.file(args.file_action, args.agent, getattr(args, "path", None), **fields)
+
+        def show_file(r: dict[str, Any]) -> None:
+            if args.file_action == "list":
+                for f in r["files"]:
+                    print(f"{f['bytes']:>8}  {_when(f['modified'])}  {f['path']}")
+            elif args.file_action == "read":
+                sys.stdout.write(r["text"])
+            else:
+                print(f"{args.file_action}: {r['path']}")
+
+        _emit(args, result, show_file)
+        return OK
     if command == "context":
         result = client.context(args.agent, cwd=args.cwd or os.getcwd(), prompt=args.prompt,
                                 budget=args.budget)
@@ -433,6 +478,10 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0) and USAGE
+    if args.command == "mcp":
+        from memoryd_client.mcp_server import run_mcp
+
+        return run_mcp(args.agent)
     try:
         with Client(args.socket, timeout_s=args.timeout) as client:
             return run(args, client)

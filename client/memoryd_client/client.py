@@ -146,6 +146,11 @@ class _Methods:
     def session(self, session_id: str) -> Any:
         return self.call("session", {"id": session_id})
 
+    def file(self, action: str, agent: str, path: str | None = None, **fields: Any) -> Any:
+        """The memory tools: action list, read, write (text), replace (old, new) or insert
+        (line, text), confined to the agent's memory directory."""
+        return self.call(f"file_{action}", _drop_none({"agent": agent, "path": path, **fields}))
+
     def history(
         self, entry_id: str | None = None, *, agent: str | None = None, key: str | None = None
     ) -> Any:

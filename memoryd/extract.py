@@ -1,0 +1,971 @@
+"""Lessons and facts from a finished session (seed 003), as pure functions.
+
+No daemon, no database, no model: the caller passes the session's genuine user messages, the
+agent's current lessons and facts, and (optionally) a cosine similarity function. The result is
+one :class:`Decision` per candidate entry, accepted or rejected with a reason, which is what
+``memory extract SESSION --dry-run`` shows (seed 004's debug view, :func:`dry_run_report`).
+
+Sessions
+    :func:`extract` returns ``[]`` for sessions with fewer than :data:`MIN_USER_MESSAGES` user
+    messages that have text. Seed 003 extracts only from those: a session of one or two prompts
+    is a quick question, and what it says is about that question, not a lasting preference.
+
+The deterministic extractor (:func:`find_candidates`)
+    Only the user's own prose is read. Fenced code blocks (an unclosed fence runs to the end),
+    ``>`` quoted lines, indented code, and lines that look pasted from a terminal or a log are
+    dropped first (:data:`PASTED_LINE`: tracebacks and stack frames, timestamped or
+    ``INFO``/``ERROR`` log lines, ``SomeError:`` lines, pytest ``E`` lines, shell and REPL
+    prompts, diff lines, and lines that are mostly symbols). Each remaining line is split into
+    sentences (``.``, ``!``, ``?``, ``;``, except after ``e.g.``, ``i.e.``, ``etc.``, ``vs.``).
+    A sentence that chains two rules ("always run ruff and never commit with --no-verify") is
+    split at the ``and``/``but``. Questions are skipped. Matching is case-insensitive.
+
+    Before a pattern is tried, filler is trimmed: ``please``, ``btw``, ``also``, ``so``,
+    ``ok``, ``fyi:``, ``from now on``, ``going forward``, ``in general``, … at the start, and
+    ``please``, ``thanks``, ``ok`` at the end. A leading circumstance ("When deploying, never
+    …", "In Python, always …") is kept in the text. A subject is dropped: ``we``, ``let's``,
+    ``we should``, ``you should``/``must``/``need to``, ``make sure to``, ``I want you to``.
+    A bare ``you`` is not a subject ("you never run the tests" is a complaint, not a rule).
+
+    The patterns (:attr:`Candidate.rule` names them):
+
+    ============  =========================================  ================================
+    rule          the user says                              candidate
+    ============  =========================================  ================================
+    never         never X                                    lesson, negative, "Never X."
+    dont          don't X, do not X, I don't want you to X   lesson, negative, "Don't X."
+    avoid         avoid X                                    lesson, negative, "Avoid X."
+    stop          stop X-ing                                 lesson, negative, "Stop X-ing."
+    always        always X                                   lesson, positive, "Always X."
+    prefer        I prefer X (over|to|rather than) Y         lesson, positive, "Prefer X over Y."
+    use-not       (we) use X, not Y / X instead of Y         lesson, positive, "Use X, not Y."
+    remember      remember that X, keep in mind X, note      lesson, positive, "X." (or what the
+                  that X, fyi: X, don't forget that X        inner sentence matches)
+    we-use        we use X / I use X (X a known name)        fact
+    my-x-is       my editor/shell/timezone/os/name is X      fact (pref.*, user.*)
+    call-me       call me X                                  fact user.name
+    written-in    our project/codebase/app is in X           fact project.language
+    ============  =========================================  ================================
+
+    ``prefer``, ``use-not`` and ``always use X`` also give a fact when X starts with a name in
+    :data:`KNOWN_NAMES` (``ruff`` → ``tool.linter``, ``tabs`` → ``pref.indentation``,
+    ``conventional commits`` → ``pref.commit_style``, ``Python`` → ``project.language``, …);
+    the fact's text is that name, as the user wrote it. ``we-use`` gives only that fact ("we use
+    pytest" alone is not a correction). A fact's text is its value; its key is dotted.
+
+    A rule must say something: after ``don't``/``never``/``always`` at least two words that are
+    not stop words or ``this``/``that``/``it`` ("don't do that", "never touch it" are reactions
+    to the moment, not rules); after ``avoid``/``stop``/``prefer`` at least one; ``remember``
+    needs two. ``don't`` followed by worry, bother, know, think, have, … and past tenses after
+    ``never`` ("we never got it working") are not rules. Rules longer than
+    :data:`MAX_RULE_CHARS` are not taken.
+
+Categories (:func:`category_of`): the first row of :data:`CATEGORY_KEYWORDS` with a keyword in
+the text (and key) wins, else ``general``. A fact from :data:`KNOWN_NAMES` takes the category
+listed there; other facts fall back on their key's namespace (``user`` → ``user``,
+``project`` → ``project``, ``tool`` → ``tooling``).
+
+    =============  ============================================================================
+    category       keywords (whole words)
+    =============  ============================================================================
+    testing        test(s), testing, pytest, unittest, jest, mock(s), mocking, fixture(s), tdd,…
+    git            git, commit(s/ting), push, force-push, branch, merge, rebase, PR, cherry-pick
+    database       db, database, sql, sqlite, postgres, mysql, migration(s), schema, query
+    deploy         deploy(ment), release, staging, production, prod, rollout, rollback
+    security       secret(s), password(s), credential(s), api key, access token, .env, ssh key
+    style          tabs, spaces, indentation, naming, formatting, docstring(s), comment(s), …
+    tooling        linter, lint, ruff, flake8, black, mypy, eslint, editor, vim, npm, pip, uv,…
+    communication  explain, summary, verbose, concise, emoji, tone, answer, reply, question, …
+    general        (nothing above matched)
+    =============  ============================================================================
+
+The negative list (:func:`negative_reason`, seed 003), applied to every candidate, from either
+extractor; the reason is ``negative-list: <what>``:
+
+- ``key <key>``: a fact key naming a file path, git history or the current task (segments
+  ``filepath``/``file_path``/``path``/``dir``, ``git.history``/``commit``/``sha``,
+  ``current_task``/``task``/``ticket``/``todo``);
+- ``file path``: ``src/app/config.py``, ``./x``, ``~/x``, ``/etc/x/y``, ``C:\\x`` (not URLs,
+  not ``and/or``, not slash commands like ``/compact``, not bare names like ``.env``);
+- ``git history``: ``git log|blame|show|bisect``, commit hashes, "was merged/reverted …";
+- ``debugging recipe``: "to debug …", "set a breakpoint", pdb, "to reproduce", and
+  "when/if <error or failure> …, run/try/restart …";
+- ``activity summary``: "we fixed …", "we deployed …", "I worked on …", "today …";
+- ``current task``: "the current task", "this ticket", "we're working on", ticket ids like
+  ``TASK-123`` (not ``UTF-8``, ``ISO-8601``, ``SHA-256``, ``PEP-8``, …);
+- ``project structure``: "X lives in / is located in / is defined in …", "the folder layout";
+- ``one-off instruction``: "for now", "this time", "right now", "yet", "today", "this PR",
+  "this branch", "this file", … (true of this task, not of the next one).
+
+Dedup (:func:`decide`), after the negative list:
+
+- a lesson is a duplicate of an existing unkeyed entry when :func:`jaccard` ≥
+  :data:`JACCARD_DUPLICATE` (the best match, measure ``jaccard``), else, if ``cosine`` is given,
+  when ``cosine(candidate, existing)`` ≥ :data:`COSINE_DUPLICATE` (measure ``cosine``). The
+  cosine function is called once per pair, so it should cache its vectors;
+- a fact is a duplicate when an existing entry has the same key and the same normalised value
+  (measure ``key``). Existing entries are ``(entry_id, text)`` or ``(entry_id, text, key)``:
+  facts are compared only with keyed entries, lessons only with unkeyed ones. A fact with the
+  same key and a new value is accepted (the store supersedes the old one by confidence);
+- candidates are compared with the ones accepted before them in the session the same way;
+  the reason is ``duplicate within session: … with message <message_id>``.
+
+Known limit: word-set Jaccard does not see order, so "Prefer tabs over spaces" duplicates an
+existing "Prefer spaces over tabs". Contradictions are a separate problem from duplicates.
+
+The optional LLM extractor (:func:`llm_prompt`, :func:`parse_llm_output`): the daemon runs a
+configured command with the prompt on stdin and reads JSON on stdout; its entries then go
+through the same :func:`decide`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from memoryd.markdown import kebab
+from memoryd.text import normalise_text
+
+MIN_USER_MESSAGES = 3
+EXTRACTED_CONFIDENCE = 0.8
+JACCARD_DUPLICATE = 0.7
+COSINE_DUPLICATE = 0.92
+MAX_RULE_CHARS = 300
+MAX_LLM_TEXT_CHARS = 500
+MAX_PROMPT_MESSAGE_CHARS = 2_000
+
+KINDS = ("lesson", "fact")
+POLARITIES = ("negative", "positive")
+
+
+@dataclass(frozen=True)
+class Message:
+    """One genuine user message of a session."""
+
+    message_id: str
+    session_id: str
+    text: str
+    timestamp: float | None = None
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An entry an extractor proposes, with provenance to its session and message."""
+
+    kind: str  # 'lesson' | 'fact'
+    text: str  # the rule, or the fact's value
+    polarity: str | None  # lessons: 'negative' | 'positive'; facts: None
+    category: str  # kebab-case topic
+    key: str | None  # facts: dotted key; lessons: None
+    message_id: str  # "" when an LLM named no known message
+    session_id: str
+    rule: str  # the pattern that produced it, or 'llm'
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What happens to a candidate, and why."""
+
+    candidate: Candidate
+    accepted: bool
+    reason: str
+    duplicate_of: str | None = None
+    similarity: float | None = None
+    measure: str | None = None  # 'jaccard' | 'cosine' | 'key'
+
+
+# -- words --------------------------------------------------------------------------------
+
+STOPWORDS = frozenset(
+    "a an and are as at be been but by can could do does for from has have i if in into is it "
+    "its just me my of on or our so some than that the their them then there these they this to "
+    "us was we were what when where which who why will with would you your please also".split()
+)
+_DEICTIC = frozenset("this that it these those them here there thing things stuff one".split())
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+
+
+def words(text: str) -> list[str]:
+    """Lower-case words; ``don't``, ``dont``, ``doesn't``, … all become ``not``."""
+    out = []
+    for word in _WORD.findall(text.lower().replace("\u2019", "'")):
+        out.append("not" if word.endswith("n't") or word == "dont" else word)
+    return out
+
+
+def jaccard(a: str, b: str) -> float:
+    """Jaccard similarity of the two texts' lower-cased word sets without stop words.
+
+    Negations (``not``, ``never``, ``no``) are not stop words, so "always X" and "never X" stay
+    apart. A text of stop words only is compared by all its words.
+    """
+    set_a, set_b = _meaningful(a), _meaningful(b)
+    if not set_a or not set_b:
+        return 0.0
+    return len(set_a & set_b) / len(set_a | set_b)
+
+
+def _meaningful(text: str) -> set[str]:
+    all_words = words(text)
+    return {w for w in all_words if w not in STOPWORDS} or set(all_words)
+
+
+def _content_count(text: str) -> int:
+    return sum(1 for w in words(text) if w not in STOPWORDS and w not in _DEICTIC)
+
+
+# -- message text -------------------------------------------------------------------------
+
+_FENCE = re.compile(r"\s*(`{3,}|~{3,})")
+PASTED_LINE = re.compile(
+    r"""^\s*(?:
+        Traceback\ \(most\ recent\ call\ last\)
+      | File\ "[^"]*",\ line\ \d+
+      | at\ [\w$.<>/]+\s*\(.*\)\s*$                       # Java/JS stack frame
+      | at\ \S+:\d+(?::\d+)?\)?\s*$
+      | \[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}                 # timestamped log line
+      | \[?\d{2}:\d{2}:\d{2}
+      | \[?(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL|CRITICAL)\]?(?:[\s:]|$)
+      | (?:[A-Z]\w*)?(?:Error|Exception)(?::|\s*$)
+      | E\s{2,}\S                                          # pytest failure detail
+      | (?:FAILED|PASSED|ERROR)\s+\S+::
+      | [=_]{3,}                                           # pytest separators, rules
+      | -{3,}\s*$
+      | \$\s                                               # shell prompt
+      | (?:>>>|\.\.\.)\s                                   # Python REPL
+      | (?:\+\+\+|---|@@)\s                                # diff headers
+      | [+-](?![\s+-])\S                                   # diff lines
+      | npm\ (?:ERR|WARN)!
+    )""",
+    re.X,
+)
+_QUOTED = re.compile(r"\s*>")
+_INDENTED_CODE = re.compile(r"(?: {4,}|\t)(?![-*+]\s|\d+[.)]\s)")
+_BULLET = re.compile(r"\s*(?:[-*+•]|\d{1,3}[.)])\s+")
+_SYMBOLS = re.compile(r"[^\w\s'\",.!?;:()\u2019-]")
+
+
+def prose_lines(text: str) -> list[str]:
+    """The lines of a message the user wrote as prose: without code, quotes and pasted logs."""
+    lines: list[str] = []
+    fence: str | None = None
+    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        opener = _FENCE.match(line)
+        if fence is not None:
+            if opener and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence):
+                fence = None
+            continue
+        if opener:
+            fence = opener.group(1)
+            continue
+        if not line.strip() or _QUOTED.match(line) or _INDENTED_CODE.match(line):
+            continue
+        if PASTED_LINE.match(line) or _mostly_symbols(line):
+            continue
+        lines.append(_BULLET.sub("", line, count=1).strip() if _BULLET.match(line) else line.strip())
+    return lines
+
+
+def _mostly_symbols(line: str) -> bool:
+    stripped = line.strip()
+    return len(stripped) >= 20 and len(_SYMBOLS.findall(stripped)) / len(stripped) > 0.25
+
+
+_SENTENCE_END = re.compile(r"[.!?]+(?=\s|$)|;\s*")
+_ABBREVIATIONS = ("e.g", "i.e", "etc", "vs", "cf", "approx", "incl", "esp")
+
+
+def sentences(line: str) -> list[str]:
+    """A line split into sentences, keeping each sentence's final ``?``."""
+    out, start = [], 0
+    for m in _SENTENCE_END.finditer(line):
+        before = line[start:m.start()].split()
+        if m.group().startswith(".") and before and before[-1].lower() in _ABBREVIATIONS:
+            continue
+        piece = line[start:m.end()].strip()
+        if piece.strip(".!?; "):
+            out.append(piece)
+        start = m.end()
+    if line[start:].strip():
+        out.append(line[start:].strip())
+    return out
+
+
+# -- the deterministic extractor -------------------------------------------------------------
+
+_LEAD_FILLER = re.compile(
+    r"^(?:please|pls|plz|btw|by the way|also|and|but|so|oh|ok(?:ay)?|hey|hi|yes|no|"
+    r"just|actually|again|one more thing|important(?=\s*:)|from now on|going forward|in (?:the )?future|in general|as a rule|"
+    r"generally|for the record)\b[\s,:;!-]*",
+    re.I,
+)
+_TRAIL_FILLER = re.compile(
+    r"[\s,;:-]*\b(?:please|pls|plz|thanks|thank you|thx|ty|ok(?:ay)?|btw|going forward|"
+    r"from now on)\s*[.!]*$",
+    re.I,
+)
+_REMEMBER = re.compile(
+    r"^(?:remember|keep in mind|bear in mind|note|reminder|don't forget|do not forget|"
+    r"for (?:future )?reference|fyi)(?:\s+that\b|\s*[:,-])\s*(?P<body>.+)$",
+    re.I,
+)
+_CLAUSE = re.compile(
+    r"^(?P<clause>(?:when|whenever|while|during|before|after|in|on|for|if|unless|with|outside|"
+    r"inside)\b[^,]{1,80}),\s*(?P<rest>.+)$",
+    re.I,
+)
+_SUBJECT = re.compile(
+    r"^(?:(?:you|u)\s+(?:really\s+)?(?:should|must|need to|have to|ought to|shall)\s+"
+    r"|we\s+(?:really\s+)?(?:(?:should|must|need to|have to|ought to|shall)\s+)?"
+    r"|let's\s+|let us\s+"
+    r"|i\s+(?:want|need|would like|'d like)\s+you\s+to\s+"
+    r"|make sure(?:\s+(?:to|that you|you))?\s+|be sure to\s+|remember to\s+|try to\s+)",
+    re.I,
+)
+_I_NEGATIVE = re.compile(
+    r"^i\s+(?:(?:really\s+)?(?:don't|do not)\s+want\s+(?:you\s+)?to|don't like it when you"
+    r"|never want (?:you\s+)?to)\s+(?P<body>.+)$",
+    re.I,
+)
+_I_PREFER = re.compile(
+    r"^(?:i|we)(?:'d|\s+would)?(?:\s+(?:really|much|strongly|generally|usually|always))*"
+    r"\s+(?=prefer\b)",
+    re.I,
+)
+_LESSON_RULES = (
+    ("never", "negative", "Never", re.compile(r"^never\s+(?P<body>.+)$", re.I), 2),
+    ("dont", "negative", "Don't", re.compile(r"^(?:don't|dont|do not)\s+(?P<body>.+)$", re.I), 2),
+    ("avoid", "negative", "Avoid", re.compile(r"^avoid\s+(?P<body>.+)$", re.I), 1),
+    ("stop", "negative", "Stop", re.compile(r"^stop\s+(?P<body>\w+ing\b.*)$", re.I), 1),
+    ("always", "positive", "Always", re.compile(r"^always\s+(?P<body>.+)$", re.I), 2),
+)
+_USE_NOT = re.compile(
+    r"^(?:always\s+|only\s+)?use\s+(?P<x>.+?),?\s+(?:not|instead of|rather than)\s+(?P<y>.+)$",
+    re.I,
+)
+_PREFER = re.compile(r"^prefer\s+(?P<body>.+)$", re.I)
+_CONTRAST = re.compile(r",|\b(?:not|instead of|rather than)\b", re.I)
+_PREFER_SPLIT = re.compile(r"\s+(?:over|rather than|instead of|to)\s+", re.I)
+_WE_USE = re.compile(r"^(?:we|i)\s+(?:mostly\s+|only\s+|always\s+)?use\s+(?P<x>.+)$", re.I)
+_MY_X_IS = re.compile(
+    r"^my\s+(?P<what>editor|shell|time ?zone|os|operating system|terminal|name)\s+is\s+"
+    r"(?P<value>[^,;]+)",
+    re.I,
+)
+_CALL_ME = re.compile(r"^call me\s+(?P<value>[^,;]+)", re.I)
+_WRITTEN_IN = re.compile(
+    r"^(?:our|the)\s+(?:project|codebase|code|repo|app|backend|frontend|service)\s+is\s+"
+    r"(?:(?:mostly|all|entirely)\s+)?(?:written\s+)?in\s+(?P<value>.+)$",
+    re.I,
+)
+_CHAIN = re.compile(
+    r",?\s+(?:and|but|also|plus)\s+(?=(?:(?:you|we)\s+(?:should\s+|must\s+)?)?"
+    r"(?:never|always|don't|do not|avoid|prefer)\b)",
+    re.I,
+)
+_NOT_RULE_VERBS = frozenset(
+    "worry bother forget know think have mind hesitate panic understand care see seem get really even "
+    "believe recall remember".split()
+)
+_PAST_TENSE = frozenset("got had did was were went saw made found knew thought said".split())
+_NOT_PAST = frozenset("need feed seed speed proceed exceed embed shed bed".split())
+_MY_X_KEYS = {
+    "editor": "pref.editor", "shell": "pref.shell", "timezone": "user.timezone",
+    "time zone": "user.timezone", "os": "pref.os", "operating system": "pref.os",
+    "terminal": "pref.terminal", "name": "user.name",
+}
+
+_NAMES = (
+    ("tool.linter", "tooling", "ruff, flake8, pylint, eslint, golangci-lint, rubocop, clippy, "
+                               "shellcheck"),
+    ("tool.formatter", "tooling", "black, prettier, autopep8, yapf, gofmt, rustfmt"),
+    ("tool.type_checker", "tooling", "mypy, pyright, pyre"),
+    ("tool.test_runner", "testing", "pytest, unittest, nose, jest, vitest, mocha, rspec"),
+    ("tool.package_manager", "tooling", "pip, uv, poetry, pipenv, conda, pdm, npm, yarn, pnpm, bun"),
+    ("pref.editor", "tooling", "vim, neovim, nvim, emacs, vscode, vs code, helix, zed, sublime, "
+                               "nano, pycharm, intellij"),
+    ("pref.shell", "tooling", "bash, zsh, fish"),
+    ("pref.indentation", "style", "tabs, spaces, 2 spaces, 4 spaces, two spaces, four spaces"),
+    ("pref.commit_style", "git", "conventional commits"),
+    ("pref.merge_strategy", "git", "rebase, squash, squash merges, squash-merge, merge commits"),
+    ("project.language", "project", "python, rust, go, golang, typescript, javascript, java, "
+                                    "kotlin, ruby, swift, c#, c++, elixir, scala, php"),
+    ("project.framework", "project", "django, flask, fastapi, react, vue, svelte, rails, spring"),
+    ("project.database", "database", "postgres, postgresql, mysql, sqlite, mongodb"),
+)
+KNOWN_NAMES: dict[str, tuple[str, str]] = {
+    name: (key, category) for key, category, names in _NAMES for name in names.split(", ")
+}
+"""A name the user may choose (lower case) → (fact key, category)."""
+
+
+@dataclass(frozen=True)
+class _Hit:
+    rule: str
+    kind: str
+    polarity: str | None
+    text: str
+    key: str | None = None
+    category: str | None = None
+
+
+def find_candidates(messages: Sequence[Message]) -> list[Candidate]:
+    """The deterministic extractor: lessons and facts in the users' own words, in order."""
+    out: list[Candidate] = []
+    for message in messages:
+        for line in prose_lines(message.text):
+            for sentence in sentences(line):
+                for hit in _sentence_hits(sentence):
+                    out.append(Candidate(
+                        kind=hit.kind, text=hit.text, polarity=hit.polarity,
+                        category=hit.category or category_of(hit.text, hit.key),
+                        key=hit.key, message_id=message.message_id,
+                        session_id=message.session_id, rule=hit.rule,
+                    ))
+    return out
+
+
+def _sentence_hits(sentence: str) -> list[_Hit]:
+    """Split a chained sentence ("always X and never Y") when its first part is a rule."""
+    parts = _CHAIN.split(sentence)
+    if len(parts) > 1:
+        first = _match(parts[0])
+        if first:
+            return first + [hit for part in parts[1:] for hit in _match(part)]
+    return _match(sentence)
+
+
+def _trim(text: str) -> str:
+    text = text.replace("\u2019", "'").strip()
+    while True:
+        trimmed = _TRAIL_FILLER.sub("", _LEAD_FILLER.sub("", text)).strip().strip(",;:- ")
+        if trimmed == text:
+            return text
+        text = trimmed
+
+
+def _match(sentence: str) -> list[_Hit]:
+    """The entries one sentence states; [] for questions and anything else."""
+    s = _trim(sentence)
+    if not s or s.endswith("?"):
+        return []
+    s = _trim(s.rstrip(".!;: "))
+    if not s or len(s) > MAX_RULE_CHARS:
+        return []
+    m = _REMEMBER.match(s)
+    if m:
+        body = m["body"].strip()
+        inner = _match(body)
+        if inner:
+            return inner
+        if _content_count(body) < 2:
+            return []
+        return [_Hit("remember", "lesson", "positive", _sentence_case(body))]
+    fact = _identity_fact(s)
+    if fact:
+        return [fact]
+    clause, rest = "", s
+    m = _CLAUSE.match(s)
+    if m:
+        clause, rest = m["clause"].strip() + ", ", m["rest"]
+    return _lesson(clause, rest)
+
+
+def _lesson(clause: str, rest: str) -> list[_Hit]:
+    m = _I_NEGATIVE.match(rest)
+    if m:
+        rest = "don't " + m["body"]
+    m = _WE_USE.match(rest)
+    if m and not clause and not _CONTRAST.search(m["x"]):
+        return _known_fact("we-use", m["x"], whole=True)
+    rest = _SUBJECT.sub("", _I_PREFER.sub("", rest), count=1)
+    for rule, polarity, word, pattern, minimum in _LESSON_RULES:
+        m = pattern.match(rest)
+        if not m:
+            continue
+        body = m["body"].strip()
+        if rule == "always" and _USE_NOT.match(body):
+            return _use_not(clause, body)
+        first = words(body)[0] if words(body) else ""
+        if rule in ("dont", "never") and (first in _NOT_RULE_VERBS or _is_past(first)):
+            return []
+        if _content_count(body) < minimum:
+            return []
+        text = _sentence_case(f"{clause}{word.lower() if clause else word} {body}")
+        hits = [_Hit(rule, "lesson", polarity, text)]
+        use = re.match(r"use\s+(?P<x>.+)$", body, re.I)
+        if rule == "always" and use:
+            hits += _known_fact(rule, use["x"])
+        return hits
+    if _USE_NOT.match(rest):
+        return _use_not(clause, rest)
+    m = _PREFER.match(rest)
+    if m:
+        return _prefer(clause, m["body"].strip())
+    return []
+
+
+def _use_not(clause: str, text: str) -> list[_Hit]:
+    m = _USE_NOT.match(text)
+    if not m:
+        return []
+    x, y = _value(m["x"]), _value(m["y"])
+    if not x or not y or len(x.split()) > 8 or len(y.split()) > 8:
+        return []
+    text_out = _sentence_case(f"{clause}{'use' if clause else 'Use'} {x}, not {y}")
+    return [_Hit("use-not", "lesson", "positive", text_out)] + _known_fact("use-not", x)
+
+
+def _prefer(clause: str, body: str) -> list[_Hit]:
+    if body.lower().startswith("to "):
+        x, y = body, None
+    else:
+        parts = _PREFER_SPLIT.split(body, maxsplit=1)
+        x, y = parts[0], parts[1] if len(parts) > 1 else None
+    x = _value(x)
+    y = _value(y) if y else None
+    if not x or _content_count(x) < 1:
+        return []
+    text = f"{clause}{'Prefer' if not clause else 'prefer'} {x}" + (f" over {y}" if y else "")
+    return [_Hit("prefer", "lesson", "positive", _sentence_case(text))] + _known_fact("prefer", x)
+
+
+def _identity_fact(s: str) -> _Hit | None:
+    m = _MY_X_IS.match(s)
+    if m:
+        what = re.sub(r"\s+", " ", m["what"].lower())
+        value = _value(m["value"])
+        if not value or len(value.split()) > 6 or (what == "name" and not value[0].isupper()):
+            return None
+        key = _MY_X_KEYS[what]
+        return _Hit("my-x-is", "fact", None, value, key, _fact_category(value, key))
+    m = _CALL_ME.match(s)
+    if m:
+        value = _value(m["value"])
+        if value and value[0].isupper() and len(value.split()) <= 3:
+            return _Hit("call-me", "fact", None, value, "user.name", "user")
+        return None
+    m = _WRITTEN_IN.match(s)
+    if m:
+        name = _known_prefix(_value(m["value"]))
+        if name and KNOWN_NAMES[name[1]][0] == "project.language":
+            return _Hit("written-in", "fact", None, name[0], "project.language", "project")
+    return None
+
+
+def _known_fact(rule: str, x: str, whole: bool = False) -> list[_Hit]:
+    """A fact when ``x`` starts with a known name (or, with ``whole``, is one)."""
+    found = _known_prefix(_value(x))
+    if not found or whole and len(_value(x).split()) > len(found[0].split()) + 2:
+        return []
+    key, category = KNOWN_NAMES[found[1]]
+    return [_Hit(rule, "fact", None, found[0], key, category)]
+
+
+def _known_prefix(value: str) -> tuple[str, str] | None:
+    """(the name as written, its KNOWN_NAMES entry) for the longest known name ``value`` starts
+    with; a leading "the" is skipped."""
+    tokens = value.split()
+    if tokens and tokens[0].lower() == "the":
+        tokens = tokens[1:]
+    for n in (3, 2, 1):
+        if len(tokens) >= n:
+            written = " ".join(tokens[:n]).strip(".,;:!")
+            if written.lower() in KNOWN_NAMES:
+                return written, written.lower()
+    return None
+
+
+def _value(text: str) -> str:
+    """A named thing as written, without quotes, backticks and trailing punctuation."""
+    text = re.sub(r"[`\"]", "", text.replace("\u2019", "'")).strip()
+    return re.sub(r"\s+", " ", text).strip(" .,;:!'")
+
+
+def _is_past(word: str) -> bool:
+    return word in _PAST_TENSE or word.endswith("ed") and word not in _NOT_PAST
+
+
+def _sentence_case(text: str) -> str:
+    text = re.sub(r"\s+", " ", text).strip().rstrip(".!;:, ")
+    return text[:1].upper() + text[1:] + "."
+
+
+def _fact_category(value: str, key: str) -> str:
+    known = KNOWN_NAMES.get(value.lower())
+    if known and known[0] == key:
+        return known[1]
+    return category_of(value, key)
+
+
+# -- categories -------------------------------------------------------------------------------
+
+CATEGORY_KEYWORDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(r"(?<![\w-])(?:" + alternatives + r")(?![\w-])", re.I))
+    for name, alternatives in (
+        ("testing", r"tests?|testing|tested|pytest|unittest|jest|vitest|mocks?|mocking|mocked|"
+                    r"fixtures?|coverage|tdd|e2e|unit-tests?"),
+        ("git", r"git|commits?|committing|committed|push|pushes|pushing|force-push(?:ing|es)?|"
+                r"force push|pull requests?|prs?|branch(?:es)?|merg(?:e|es|ed|ing)|"
+                r"rebas(?:e|es|ed|ing)|cherry-pick|stash|main branch"),
+        ("database", r"db|dbs|databases?|sql|sqlite|postgres(?:ql)?|mysql|mongodb|"
+                     r"migrations?|schemas?|quer(?:y|ies)"),
+        ("deploy", r"deploy(?:s|ed|ing|ments?)?|releases?|releasing|staging|production|prod|"
+                   r"rollouts?|rollbacks?|roll back"),
+        ("security", r"secrets?|passwords?|credentials?|api[ -]keys?|access tokens?|"
+                     r"api tokens?|\.env|ssh keys?|sudo"),
+        ("style", r"tabs|spaces|indent(?:ation|s)?|naming|format(?:ting|ted)?|docstrings?|"
+                  r"comments?|line length|camelcase|snake_case|type hints?|quotes|f-strings?|"
+                  r"semicolons?|trailing commas?"),
+        ("tooling", r"lint(?:er|ers|ing)?|ruff|flake8|pylint|black|mypy|pyright|eslint|"
+                    r"prettier|editor|vim|neovim|emacs|vs ?code|ide|npm|yarn|pnpm|pip|uv|"
+                    r"poetry|docker|makefile|ci|shell|bash|zsh|cli|tooling"),
+        ("communication", r"explain|explanations?|summar(?:y|ies|ize|ise)|verbose|concise|"
+                          r"brief|emojis?|tone|answers?|repl(?:y|ies)|ask|asking|questions?|"
+                          r"respond|responses?|tell me|bullet points?|apologi[sz](?:e|ing)"),
+    )
+)
+_KEY_CATEGORIES = {"user": "user", "project": "project", "tool": "tooling"}
+
+
+def category_of(text: str, key: str | None = None) -> str:
+    """The first category of :data:`CATEGORY_KEYWORDS` with a keyword in the text or key."""
+    haystack = f"{text} {key.replace('.', ' ').replace('_', ' ')}" if key else text
+    for name, pattern in CATEGORY_KEYWORDS:
+        if pattern.search(haystack):
+            return name
+    if key:
+        return _KEY_CATEGORIES.get(key.split(".", 1)[0], "general")
+    return "general"
+
+
+# -- the negative list --------------------------------------------------------------------------
+
+_KEY_SEGMENTS = (
+    ("file path", frozenset({"filepath", "file_path", "path", "paths", "dir", "directory"})),
+    ("project structure", frozenset({"structure", "layout", "tree"})),
+    ("git history", frozenset({"git_history", "history", "commit", "commits", "sha"})),
+    ("current task", frozenset({"current_task", "task", "ticket", "todo", "wip"})),
+)
+_PATH = re.compile(
+    r"(?<![\w/:.@~-])(?:"
+    r"(?:~|\.{1,2})/[\w.@+-]+"  # ~/x, ./x, ../x
+    r"|/(?:[\w.@+-]+/)+[\w.@+-]+"  # /abs/two/segments
+    r"|/[\w@+-]+\.[A-Za-z0-9]{1,8}\b"  # /file.ext
+    r"|(?:[\w.@+-]+/)+[\w@+-]*\.[A-Za-z0-9]{1,8}\b"  # dir/file.ext
+    r"|(?:[\w.@+-]+/){2,}"  # dir/sub/
+    r"|[A-Za-z]:\\\S+"  # C:\x
+    r")"
+)
+_GIT_HISTORY = re.compile(
+    r"\bgit\s+(?:log|blame|show|bisect|reflog|history)\b"
+    r"|\b(?:commit|sha|revision|rev)\s+[0-9a-f]{4,40}\b"
+    r"|(?<![\w-])(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}(?![\w-])"
+    r"|\b(?:was|were|got|been)\s+(?:merged|reverted|introduced|committed|cherry-picked)\b"
+    r"|\bregression came from\b",
+    re.I,
+)
+_DEBUGGING = re.compile(
+    r"^(?:to|for)\s+debug(?:ging)?\b|\bwhen\s+debugging\b|\bset\s+a\s+breakpoint\b"
+    r"|\bbreakpoint\(\)|\bpdb\b|\bto\s+reproduce\b|\bstep\s+through\b"
+    r"|^(?:if|when(?:ever)?)\b[^.]*\b(?:errors?|fails?|failing|failed|crash(?:es|ed)?|exception|"
+    r"traceback|hangs?|broken)\b[^.]*\b(?:run|try|restart|reinstall|delete|clear|rm|kill|rerun|"
+    r"re-run)\b",
+    re.I,
+)
+_ACTIVITY = re.compile(
+    r"^(?:(?:today|yesterday|tonight|earlier(?: today)?|so far|this (?:morning|afternoon|evening|"
+    r"week)|last (?:night|week))\b"
+    r"|(?:we|i)(?:'ve|\s+have|\s+just|\s+then|\s+finally|\s+already|\s+also)*\s+(?:fixed|"
+    r"deployed|shipped|merged|released|worked on|finished|completed|implemented|refactored|"
+    r"debugged|added|removed|migrated|updated|upgraded|changed|wrote|built|set up|cleaned up|"
+    r"rolled back|investigated|tried|been working)\b)",
+    re.I,
+)
+_CURRENT_TASK = re.compile(
+    r"\b(?:current|today's)\s+(?:task|ticket|story|sprint|issue|bug)\b"
+    r"|\bthis\s+(?:task|ticket|story|sprint|issue)\b|\bthe task (?:is|at hand)\b"
+    r"|\b(?:we|i)(?:'re|\s+are|'m|\s+am)\s+(?:currently\s+)?(?:working on|fixing|implementing|"
+    r"debugging|building)\b|\bcurrently\s+working\b",
+    re.I,
+)
+_TICKET = re.compile(
+    r"(?<![\w-])(?!(?:UTF|ISO|SHA|RFC|PEP|CVE|MD|AES|RSA|HTTP|TLS|SSL|IPV|GPT|ES|ECMA|ANSI|IEEE|"
+    r"WCAG|COVID|PDF|EN|BS|X|H|GB)-)[A-Z][A-Z0-9]{1,9}-\d+(?![\w-])"
+)
+_STRUCTURE = re.compile(
+    r"\b(?:lives?|located|resides?|(?:is|are)\s+defined|(?:is|are)\s+declared)\s+"
+    r"(?:in|under|at|inside)\b|\b(?:project|folder|directory|repo|package)\s+(?:structure|layout)\b"
+    r"|\bthe\s+(?:\w+\s+)?(?:folder|directory)\s+(?:contains|has|holds)\b",
+    re.I,
+)
+_ONE_OFF = re.compile(
+    r"\b(?:this time|for now|right now|just now|at the moment|for the moment|yet|today|tonight|"
+    r"tomorrow|yesterday|this (?:morning|afternoon|evening|week|sprint|pr|branch|commit|file|"
+    r"function|method|class|test|one|change|session)|that (?:one|file|function|change))\b",
+    re.I,
+)
+
+
+def negative_reason(candidate: Candidate) -> str | None:
+    """Why seed 003's negative list rejects the candidate, or None."""
+    if candidate.key:
+        segments = set(candidate.key.lower().replace("-", "_").split("."))
+        if "git.history" in candidate.key.lower():
+            return f"negative-list: git history (key {candidate.key})"
+        for what, names in _KEY_SEGMENTS:
+            if segments & names:
+                return f"negative-list: {what} (key {candidate.key})"
+    text = candidate.text.replace("\u2019", "'")
+    checks = (
+        ("file path", _PATH), ("git history", _GIT_HISTORY), ("debugging recipe", _DEBUGGING),
+        ("activity summary", _ACTIVITY), ("current task", _CURRENT_TASK),
+        ("current task", _TICKET), ("project structure", _STRUCTURE),
+        ("one-off instruction", _ONE_OFF),
+    )
+    for what, pattern in checks:
+        if pattern.search(text):
+            return f"negative-list: {what}"
+    return None
+
+
+# -- decisions ----------------------------------------------------------------------------------
+
+Existing = tuple[str, str] | tuple[str, str, str | None]
+
+
+def decide(
+    candidates: Sequence[Candidate],
+    existing: Sequence[Existing],
+    cosine: Callable[[str, str], float] | None = None,
+) -> list[Decision]:
+    """One decision per candidate, in order: the negative list, then dedup against existing
+    memory, then dedup against the candidates accepted before it in the session."""
+    lessons = [(e[0], e[1]) for e in existing if len(e) < 3 or not e[2]]
+    facts = [(e[0], e[2], _fact_value(e[1])) for e in existing if len(e) >= 3 and e[2]]
+    accepted: list[Candidate] = []
+    decisions = []
+    for candidate in candidates:
+        decision = _decide_one(candidate, lessons, facts, accepted, cosine)
+        if decision.accepted:
+            accepted.append(candidate)
+        decisions.append(decision)
+    return decisions
+
+
+def _decide_one(
+    candidate: Candidate,
+    lessons: list[tuple[str, str]],
+    facts: list[tuple[str, str | None, str]],
+    accepted: list[Candidate],
+    cosine: Callable[[str, str], float] | None,
+) -> Decision:
+    reason = negative_reason(candidate)
+    if reason:
+        return Decision(candidate, False, reason)
+    if candidate.kind == "fact":
+        value = _fact_value(candidate.text)
+        for entry_id, key, existing_value in facts:
+            if key == candidate.key and existing_value == value:
+                return Decision(candidate, False, f"duplicate: same key and value as {entry_id}",
+                                entry_id, 1.0, "key")
+        for other in accepted:
+            if other.kind == "fact" and other.key == candidate.key \
+                    and _fact_value(other.text) == value:
+                return Decision(candidate, False, "duplicate within session: same key and value "
+                                f"as message {other.message_id}", None, 1.0, "key")
+        return Decision(candidate, True, "accepted")
+    near = _nearest(candidate.text, lessons, cosine)
+    if near:
+        entry_id, similarity, measure = near
+        return Decision(candidate, False, f"duplicate: {measure} {similarity:.2f} with {entry_id}",
+                        entry_id, similarity, measure)
+    earlier = [(c.message_id, c.text) for c in accepted if c.kind == "lesson"]
+    near = _nearest(candidate.text, earlier, cosine)
+    if near:
+        message_id, similarity, measure = near
+        return Decision(candidate, False, f"duplicate within session: {measure} "
+                        f"{similarity:.2f} with message {message_id}", None, similarity, measure)
+    return Decision(candidate, True, "accepted")
+
+
+def _nearest(
+    text: str, others: Sequence[tuple[str, str]], cosine: Callable[[str, str], float] | None
+) -> tuple[str, float, str] | None:
+    """(id, similarity, measure) of the best duplicate: by Jaccard first, else by cosine."""
+    best: tuple[str, float] | None = None
+    for other_id, other_text in others:
+        score = jaccard(text, other_text)
+        if score >= JACCARD_DUPLICATE and (best is None or score > best[1]):
+            best = (other_id, score)
+    if best:
+        return best[0], round(best[1], 4), "jaccard"
+    if cosine is None:
+        return None
+    for other_id, other_text in others:
+        score = float(cosine(text, other_text))
+        if math.isfinite(score) and score >= COSINE_DUPLICATE and (best is None or score > best[1]):
+            best = (other_id, score)
+    return (best[0], round(best[1], 4), "cosine") if best else None
+
+
+def _fact_value(text: str) -> str:
+    return normalise_text(text).strip(" .,;:!\"'`")
+
+
+def extract(
+    messages: Sequence[Message],
+    existing: Sequence[Existing],
+    cosine: Callable[[str, str], float] | None = None,
+) -> list[Decision]:
+    """The deterministic extraction of a finished session; ``[]`` below MIN_USER_MESSAGES."""
+    if sum(1 for m in messages if m.text.strip()) < MIN_USER_MESSAGES:
+        return []
+    return decide(find_candidates(messages), existing, cosine)
+
+
+def dry_run_report(messages: Sequence[Message], decisions: Sequence[Decision]) -> list[dict[str, Any]]:
+    """Seed 004's debug view as plain data: each message, the entries taken from it, and what
+    became of each. Decisions with no known message come last, under message_id ""."""
+    by_message: dict[str, list[dict[str, Any]]] = {}
+    for decision in decisions:
+        entry = asdict(decision.candidate)
+        entry.update(accepted=decision.accepted, reason=decision.reason,
+                     duplicate_of=decision.duplicate_of, similarity=decision.similarity,
+                     measure=decision.measure)
+        by_message.setdefault(decision.candidate.message_id, []).append(entry)
+    report = [{"message_id": m.message_id, "text": m.text, "entries": by_message.pop(m.message_id, [])}
+              for m in messages]
+    for message_id, entries in by_message.items():
+        report.append({"message_id": message_id, "text": None, "entries": entries})
+    return report
+
+
+# -- the optional LLM extractor -----------------------------------------------------------------
+
+LLM_INSTRUCTIONS = """\
+You extract lasting memory from a finished coding session: the user's preferences and
+corrections, in the user's own words. Read only the user messages below.
+
+Extract:
+- Lessons: rules the user stated or corrections they made ("don't ...", "never ...",
+  "always ...", "I prefer X over Y", "we use X, not Y", "remember that ...").
+  kind "lesson"; polarity "negative" for what to avoid, "positive" for what to do;
+  text: the rule as one short sentence in the user's words ("Never force-push to main.").
+- Facts: stable facts about the user, their tools and their projects. kind "fact"; key: a
+  dotted lower-case key (pref.*, tool.*, user.*, project.*), e.g. pref.editor, tool.linter,
+  user.name, project.language; text: the value only ("ruff").
+- category: one short kebab-case topic: git, testing, style, tooling, database, deploy,
+  security, communication, or general.
+- message_id: the id of the message the entry comes from.
+
+Do not extract (these are rejected anyway):
+- file paths and project structure: they can be read from the project;
+- git history: git log is authoritative;
+- debugging recipes ("to debug X, run Y", "when error X, run Y");
+- activity summaries ("today we worked on ...", "we fixed ...", "we deployed ...");
+- the current task, ticket or branch;
+- one-off instructions that hold only for this task ("for now", "this time", "not yet");
+- anything the assistant said, suggested or did.
+When in doubt, leave it out. If nothing qualifies, answer {"entries": []}.
+
+Answer with JSON only, no prose, in this shape:
+{"entries": [{"kind": "lesson", "text": "...", "polarity": "negative", "category": "git",
+  "key": null, "message_id": "..."},
+ {"kind": "fact", "text": "...", "polarity": null, "category": "tooling",
+  "key": "tool.linter", "message_id": "..."}]}
+"""
+
+
+def llm_prompt(messages: Sequence[Message]) -> str:
+    """The prompt sent on the LLM command's stdin: instructions, then the numbered messages
+    (prose only, as :func:`prose_lines` keeps it, each cut to MAX_PROMPT_MESSAGE_CHARS)."""
+    parts = [LLM_INSTRUCTIONS, "\nUser messages, in order:\n"]
+    for number, message in enumerate(messages, 1):
+        text = "\n".join(prose_lines(message.text)) or "(no prose)"
+        if len(text) > MAX_PROMPT_MESSAGE_CHARS:
+            text = text[:MAX_PROMPT_MESSAGE_CHARS] + " [...]"
+        parts.append(f"\n[{number}] message_id={message.message_id}\n{text}\n")
+    return "".join(parts)
+
+
+_JSON_FENCE = re.compile(r"```(?:json|JSON)?[ \t]*\n(.*?)```", re.S)
+_KEY = re.compile(r"^[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)+$")
+_NEGATIVE_START = re.compile(r"^(?:never|don't|dont|do not|avoid|stop)\b", re.I)
+
+
+def parse_llm_output(stdout: str, messages: Sequence[Message]) -> list[Candidate]:
+    """The LLM extractor's entries as candidates; never raises.
+
+    The JSON is the whole output, else the first fenced block (```json), else the span from
+    the first ``{`` to the last ``}``; a top-level list is taken as the entries. An item is
+    dropped when it is not an object, its kind is not lesson/fact, its text is not a non-empty
+    string of at most MAX_LLM_TEXT_CHARS, or it is a fact without a dotted lower-case key.
+    A lesson's missing or unknown polarity is read from its text (never/don't/avoid/stop is
+    negative, anything else positive); a lesson's key is dropped. A missing category is
+    derived with :func:`category_of`. An unknown message_id gives provenance to the session
+    only (message_id ""). The rule is 'llm'.
+    """
+    data = _load_json(stdout if isinstance(stdout, str) else "")
+    items = data if isinstance(data, list) else data.get("entries") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        return []
+    sessions = {m.message_id: m.session_id for m in messages}
+    default_session = messages[0].session_id if messages else ""
+    out = []
+    for item in items:
+        candidate = _llm_candidate(item, sessions, default_session)
+        if candidate is not None:
+            out.append(candidate)
+    return out
+
+
+def _load_json(stdout: str) -> Any:
+    attempts = [stdout.strip()]
+    attempts += [m.group(1).strip() for m in _JSON_FENCE.finditer(stdout)]
+    first, last = stdout.find("{"), stdout.rfind("}")
+    if 0 <= first < last:
+        attempts.append(stdout[first:last + 1])
+    for attempt in attempts:
+        try:
+            return json.loads(attempt)
+        except (ValueError, RecursionError):
+            continue
+    return None
+
+
+def _llm_candidate(item: object, sessions: dict[str, str], default_session: str) -> Candidate | None:
+    if not isinstance(item, dict):
+        return None
+    kind, text = item.get("kind"), item.get("text")
+    if kind not in KINDS or not isinstance(text, str):
+        return None
+    text = re.sub(r"\s+", " ", text).strip()
+    if not text or len(text) > MAX_LLM_TEXT_CHARS:
+        return None
+    key = item.get("key")
+    polarity = item.get("polarity")
+    if kind == "fact":
+        if not isinstance(key, str) or not _KEY.match(key.strip()):
+            return None
+        key, polarity, text = key.strip(), None, _value(text) or text
+    else:
+        key = None
+        text = _sentence_case(text)
+        if polarity not in POLARITIES:
+            polarity = "negative" if _NEGATIVE_START.match(text.replace("\u2019", "'")) else "positive"
+    category = item.get("category")
+    category = kebab(category) if isinstance(category, str) else ""
+    message_id = item.get("message_id")
+    if isinstance(message_id, (str, int)) and str(message_id) in sessions:
+        message_id = str(message_id)
+        session_id = sessions[message_id]
+    else:
+        message_id, session_id = "", default_session
+    return Candidate(kind=kind, text=text, polarity=polarity,
+                     category=category or category_of(text, key), key=key,
+                     message_id=message_id, session_id=session_id, rule="llm")

@@ -1,0 +1,137 @@
+"""The memory tools of seed 000: list, read, write, replace and insert, confined to one agent's
+memory directory.
+
+Paths are relative to the directory; absolute paths, ``..`` and symlinks that lead outside it
+are refused. Writes are atomic (a temporary file in the same directory, fsync, rename, fsync of
+the directory) and journaled with the text before and after, so nothing is lost. The watcher
+indexes what is written like any other memory file.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError
+from memoryd.store import Store
+
+MAX_FILE_CHARS = 1_000_000
+MAX_LIST = 1000
+
+
+class MemoryFiles:
+    def __init__(self, store: Store, pattern: str) -> None:
+        """``pattern``: the memory directory with an ``{agent}`` placeholder."""
+        self.store = store
+        self.pattern = pattern
+
+    def root(self, agent: str) -> Path:
+        return Path(self.pattern.replace("{agent}", agent)).expanduser()
+
+    def resolve(self, agent: str, relative: str, *, must_exist: bool = True) -> Path:
+        if not relative or "\0" in relative:
+            raise BadParamsError("path must be a non-empty relative path")
+        candidate = Path(relative)
+        if candidate.is_absolute():
+            raise ForbiddenError(f"{relative!r} is absolute; paths are relative to the memory directory")
+        if ".." in candidate.parts:
+            raise ForbiddenError(f"{relative!r} leaves the memory directory ('..' is not allowed)")
+        root = self.root(agent)
+        root.mkdir(parents=True, exist_ok=True)
+        real_root = root.resolve()
+        target = (root / candidate).resolve()
+        if target != real_root and real_root not in target.parents:
+            raise ForbiddenError(f"{relative!r} leads outside the memory directory (a symlink)")
+        if must_exist and not target.is_file():
+            raise NotFoundError(f"no file {relative!r} in {agent}'s memory directory")
+        return target
+
+    def list(self, agent: str) -> dict[str, Any]:
+        root = self.root(agent)
+        files = []
+        if root.is_dir():
+            real_root = root.resolve()
+            for top, dirs, names in os.walk(root, followlinks=False):
+                dirs[:] = sorted(d for d in dirs if not d.startswith(".git"))
+                for name in sorted(names):
+                    path = Path(top) / name
+                    if not path.resolve().is_relative_to(real_root) or not path.is_file():
+                        continue
+                    stat = path.stat()
+                    files.append({"path": str(path.relative_to(root)), "bytes": stat.st_size,
+                                  "modified": stat.st_mtime})
+                    if len(files) >= MAX_LIST:
+                        break
+        return {"root": str(root), "files": files}
+
+    def read(self, agent: str, relative: str) -> dict[str, Any]:
+        path = self.resolve(agent, relative)
+        text = path.read_text("utf-8", errors="replace")
+        return {"path": relative, "text": text, "lines": len(text.splitlines())}
+
+    def write(self, agent: str, relative: str, text: str) -> dict[str, Any]:
+        if len(text) > MAX_FILE_CHARS:
+            raise BadParamsError(f"text is {len(text)} characters; the limit is {MAX_FILE_CHARS}")
+        path = self.resolve(agent, relative, must_exist=False)
+        before = path.read_text("utf-8", errors="replace") if path.is_file() else None
+        self._atomic_write(path, text)
+        self._journal(agent, relative, "file.write", before, text)
+        return {"path": relative, "bytes": len(text.encode("utf-8")), "created": before is None}
+
+    def replace(self, agent: str, relative: str, old: str, new: str) -> dict[str, Any]:
+        if not old:
+            raise BadParamsError("old must not be empty")
+        path = self.resolve(agent, relative)
+        before = path.read_text("utf-8", errors="replace")
+        count = before.count(old)
+        if count != 1:
+            raise BadParamsError(
+                f"old text must match exactly once in {relative!r}; found {count} matches"
+                + ("" if count else " (check spacing and line breaks)"))
+        after = before.replace(old, new, 1)
+        self._atomic_write(path, after)
+        self._journal(agent, relative, "file.replace", before, after)
+        return {"path": relative, "replaced": 1}
+
+    def insert(self, agent: str, relative: str, line: int, text: str) -> dict[str, Any]:
+        path = self.resolve(agent, relative)
+        before = path.read_text("utf-8", errors="replace")
+        lines = before.splitlines(keepends=True)
+        if not 0 <= line <= len(lines) + 1:
+            raise BadParamsError(f"line must be between 0 and {len(lines) + 1}; got {line}")
+        index = max(line - 1, 0) if line else 0
+        if lines and index == len(lines) and not lines[-1].endswith("\n"):
+            lines[-1] += "\n"
+        inserted = text if text.endswith("\n") else text + "\n"
+        after = "".join(lines[:index]) + inserted + "".join(lines[index:])
+        self._atomic_write(path, after)
+        self._journal(agent, relative, "file.insert", before, after)
+        return {"path": relative, "line": index + 1, "lines": len(after.splitlines())}
+
+    @staticmethod
+    def _atomic_write(path: Path, text: str) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f".{path.name}.memoryd-{os.getpid()}.tmp")
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            data = text.encode("utf-8")
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temporary, path)
+        directory = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
+
+    def _journal(self, agent: str, relative: str, action: str, before: str | None, after: str) -> None:
+        with self.store.db:
+            self.store.journal(f"file:{agent}:{relative}", action, agent,
+                               {"text": before} if before is not None else None, {"text": after},
+                               time.time())
