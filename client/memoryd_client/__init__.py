@@ -3,21 +3,27 @@
 Importing this package never imports numpy, onnxruntime or apsw.
 """
 
-from memoryd_client.client import AsyncClient, Client
-from memoryd_client.errors import (
-    BadFrameError,
-    BadParamsError,
-    ConfigError,
-    DaemonUnreachableError,
-    ForbiddenError,
-    FrameTooLargeError,
-    InternalError,
-    MemorydError,
-    NotFoundError,
-    UnavailableError,
-    UnknownMethodError,
-)
-from memoryd_client.paths import socket_path, state_dir
+from typing import Any
+
+_EXPORTS = {
+    "AsyncClient": "memoryd_client.client",
+    "Client": "memoryd_client.client",
+    "socket_path": "memoryd_client.paths",
+    "state_dir": "memoryd_client.paths",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Names are imported on first use, so that a hook process imports only what it needs."""
+    import importlib
+
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    errors = importlib.import_module("memoryd_client.errors")
+    if name in __all__ and hasattr(errors, name):
+        return getattr(errors, name)
+    raise AttributeError(f"module 'memoryd_client' has no attribute {name!r}")
+
 
 __all__ = [
     "AsyncClient",

@@ -9,20 +9,25 @@ Exit codes:
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memoryd_client.client import Client
 from memoryd_client.errors import MemorydError
+
+if TYPE_CHECKING:
+    import argparse
+
+    from memoryd_client.client import Client
 
 OK, FAILED, USAGE, UNREACHABLE = 0, 1, 2, 3
 
 
 def _common() -> argparse.ArgumentParser:
+    import argparse
+
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--json", action="store_true", help="print the daemon's reply as JSON")
     common.add_argument("--socket", help="daemon socket (default: $MEMORYD_SOCKET, "
@@ -33,6 +38,8 @@ def _common() -> argparse.ArgumentParser:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+
     common = _common()
     parser = argparse.ArgumentParser(
         prog="memory",
@@ -440,6 +447,8 @@ def _emit(args: argparse.Namespace, result: Any, show: Any) -> None:
 def run_hook_command(argv: list[str]) -> int:
     """`memory hook …`: the hooks themselves (always exit 0), or install/uninstall."""
     if argv[:1] in (["install"], ["uninstall"]):
+        import argparse
+
         parser = argparse.ArgumentParser(prog=f"memory hook {argv[0]}",
                                          description="Add memoryd's hooks to an agent's settings "
                                          "(idempotent, with a backup), or remove exactly those.")
@@ -482,6 +491,8 @@ def main(argv: list[str] | None = None) -> int:
         from memoryd_client.mcp_server import run_mcp
 
         return run_mcp(args.agent)
+    from memoryd_client.client import Client
+
     try:
         with Client(args.socket, timeout_s=args.timeout) as client:
             return run(args, client)

@@ -10,12 +10,11 @@ Every call raises a :class:`memoryd_client.errors.MemorydError` subclass on fail
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import os
 import socket
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from memoryd_client import wire
 from memoryd_client.errors import (
@@ -25,6 +24,9 @@ from memoryd_client.errors import (
     error_from_wire,
 )
 from memoryd_client.paths import socket_path
+
+if TYPE_CHECKING:
+    import asyncio
 
 DEFAULT_TIMEOUT_S = 30.0
 START_HINT = "start it with `memoryd serve` (or `systemctl --user start memoryd`)"
@@ -226,6 +228,8 @@ class AsyncClient(_Methods):
     """asyncio client; calls are serialised over one connection."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S):
+        import asyncio
+
         self.path = Path(path) if path is not None else socket_path()
         self.timeout_s = timeout_s
         self._streams: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
@@ -244,6 +248,8 @@ class AsyncClient(_Methods):
             self._streams = None
 
     async def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        import asyncio
+
         async with self._lock:
             try:
                 return await asyncio.wait_for(self._call(method, params), self.timeout_s)
@@ -254,6 +260,8 @@ class AsyncClient(_Methods):
                 ) from None
 
     async def _call(self, method: str, params: dict[str, Any] | None) -> Any:
+        import asyncio
+
         if self._streams is None:
             try:
                 self._streams = await asyncio.open_unix_connection(str(self.path))

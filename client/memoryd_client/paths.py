@@ -11,7 +11,6 @@ import os
 import warnings
 from pathlib import Path
 
-import platformdirs
 
 APP = "memoryd"
 #: AF_UNIX path limits: 108 bytes on Linux, 104 on macOS (including the NUL).
@@ -23,13 +22,21 @@ def home_override() -> Path | None:
     return Path(value).expanduser() if value else None
 
 
+def _platform_dir(kind: str) -> Path:
+    import platformdirs  # only when MEMORYD_HOME does not decide (it costs a hook ~10 ms)
+
+    with warnings.catch_warnings():  # platformdirs warns when XDG_RUNTIME_DIR is unset
+        warnings.simplefilter("ignore")
+        return Path(getattr(platformdirs, f"user_{kind}_dir")(APP, appauthor=False))
+
+
 def state_dir() -> Path:
     """Database, ledgers, logs of injections."""
-    return home_override() or Path(platformdirs.user_data_dir(APP, appauthor=False))
+    return home_override() or _platform_dir("data")
 
 
 def config_dir() -> Path:
-    return home_override() or Path(platformdirs.user_config_dir(APP, appauthor=False))
+    return home_override() or _platform_dir("config")
 
 
 def socket_path() -> Path:
@@ -39,6 +46,4 @@ def socket_path() -> Path:
     home = home_override()
     if home is not None:
         return home / "memoryd.sock"
-    with warnings.catch_warnings():  # platformdirs warns when XDG_RUNTIME_DIR is unset
-        warnings.simplefilter("ignore")
-        return Path(platformdirs.user_runtime_dir(APP, appauthor=False)) / "memoryd.sock"
+    return _platform_dir("runtime") / "memoryd.sock"
