@@ -47,8 +47,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run_serve() -> int:
+    from memoryd.malloc import tune_malloc
     from memoryd.server import run_daemon
 
+    tune_malloc()
     config = load_config()
     asyncio.run(run_daemon(config))
     return 0

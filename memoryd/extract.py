@@ -21,8 +21,8 @@ The deterministic extractor (:func:`find_candidates`)
     split at the ``and``/``but``. Questions are skipped. Matching is case-insensitive.
 
     Before a pattern is tried, filler is trimmed: ``please``, ``btw``, ``also``, ``so``,
-    ``ok``, ``fyi:``, ``from now on``, ``going forward``, ``in general``, … at the start, and
-    ``please``, ``thanks``, ``ok`` at the end. A leading circumstance ("When deploying, never
+    ``ok``, ``important:``, ``from now on``, ``going forward``, ``in general``, … at the start,
+    and ``please``, ``thanks``, ``ok`` at the end. A leading circumstance ("When deploying, never
     …", "In Python, always …") is kept in the text. A subject is dropped: ``we``, ``let's``,
     ``we should``, ``you should``/``must``/``need to``, ``make sure to``, ``I want you to``.
     A bare ``you`` is not a subject ("you never run the tests" is a complaint, not a rule).
@@ -58,7 +58,8 @@ The deterministic extractor (:func:`find_candidates`)
     to the moment, not rules); after ``avoid``/``stop``/``prefer`` at least one; ``remember``
     needs two. ``don't`` followed by worry, bother, know, think, have, … and past tenses after
     ``never`` ("we never got it working") are not rules. Rules longer than
-    :data:`MAX_RULE_CHARS` are not taken.
+    :data:`MAX_RULE_CHARS` are not taken, and sentences longer than :data:`MAX_SENTENCE_CHARS`
+    are not read (this keeps the cost linear in the message's length).
 
 Categories (:func:`category_of`): the first row of :data:`CATEGORY_KEYWORDS` with a keyword in
 the text (and key) wins, else ``general``. A fact from :data:`KNOWN_NAMES` takes the category
@@ -82,9 +83,11 @@ listed there; other facts fall back on their key's namespace (``user`` → ``use
 The negative list (:func:`negative_reason`, seed 003), applied to every candidate, from either
 extractor; the reason is ``negative-list: <what>``:
 
-- ``key <key>``: a fact key naming a file path, git history or the current task (segments
-  ``filepath``/``file_path``/``path``/``dir``, ``git.history``/``commit``/``sha``,
-  ``current_task``/``task``/``ticket``/``todo``);
+- ``<what> (key <key>)``: a fact key naming a file path, the project structure, git history or
+  the current task (:data:`_KEY_RULES`: keys containing ``filepath``, ``file_path``,
+  ``git.history`` or ``current_task``; segments ``path``, ``dir``, ``structure``, ``layout``,
+  ``history``, ``commit``, ``sha``, ``task``, ``ticket``, ``todo``; segments ending in
+  ``_path``, ``_dir``, ``_file``, ``_sha``, ``_ticket``);
 - ``file path``: ``src/app/config.py``, ``./x``, ``~/x``, ``/etc/x/y``, ``C:\\x`` (not URLs,
   not ``and/or``, not slash commands like ``/compact``, not bare names like ``.env``);
 - ``git history``: ``git log|blame|show|bisect``, commit hashes, "was merged/reverted …";
@@ -135,6 +138,7 @@ EXTRACTED_CONFIDENCE = 0.8
 JACCARD_DUPLICATE = 0.7
 COSINE_DUPLICATE = 0.92
 MAX_RULE_CHARS = 300
+MAX_SENTENCE_CHARS = 1_000
 MAX_LLM_TEXT_CHARS = 500
 MAX_PROMPT_MESSAGE_CHARS = 2_000
 
@@ -185,7 +189,10 @@ STOPWORDS = frozenset(
     "its just me my of on or our so some than that the their them then there these they this to "
     "us was we were what when where which who why will with would you your please also".split()
 )
-_DEICTIC = frozenset("this that it these those them here there thing things stuff one".split())
+_DEICTIC = frozenset(  # words that point at the moment and carry no rule
+    "this that it these those them here there thing things stuff one again ever anymore now "
+    "more really".split()
+)
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
 
@@ -220,6 +227,7 @@ def _content_count(text: str) -> int:
 
 # -- message text -------------------------------------------------------------------------
 
+_SPACES = re.compile(r"\s+")
 _FENCE = re.compile(r"\s*(`{3,}|~{3,})")
 PASTED_LINE = re.compile(
     r"""^\s*(?:
@@ -245,7 +253,7 @@ PASTED_LINE = re.compile(
 )
 _QUOTED = re.compile(r"\s*>")
 _INDENTED_CODE = re.compile(r"(?: {4,}|\t)(?![-*+]\s|\d+[.)]\s)")
-_BULLET = re.compile(r"\s*(?:[-*+•]|\d{1,3}[.)])\s+")
+_BULLET = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
 _SYMBOLS = re.compile(r"[^\w\s'\",.!?;:()\u2019-]")
 
 
@@ -266,7 +274,7 @@ def prose_lines(text: str) -> list[str]:
             continue
         if PASTED_LINE.match(line) or _mostly_symbols(line):
             continue
-        lines.append(_BULLET.sub("", line, count=1).strip() if _BULLET.match(line) else line.strip())
+        lines.append(_BULLET.sub("", line, count=1).strip())
     return lines
 
 
@@ -283,7 +291,7 @@ def sentences(line: str) -> list[str]:
     """A line split into sentences, keeping each sentence's final ``?``."""
     out, start = [], 0
     for m in _SENTENCE_END.finditer(line):
-        before = line[start:m.start()].split()
+        before = line[max(start, m.start() - 8):m.start()].split()
         if m.group().startswith(".") and before and before[-1].lower() in _ABBREVIATIONS:
             continue
         piece = line[start:m.end()].strip()
@@ -299,8 +307,8 @@ def sentences(line: str) -> list[str]:
 
 _LEAD_FILLER = re.compile(
     r"^(?:please|pls|plz|btw|by the way|also|and|but|so|oh|ok(?:ay)?|hey|hi|yes|no|"
-    r"just|actually|again|one more thing|important(?=\s*:)|from now on|going forward|in (?:the )?future|in general|as a rule|"
-    r"generally|for the record)\b[\s,:;!-]*",
+    r"just|actually|again|one more thing|important(?=\s*:)|from now on|going forward|"
+    r"in (?:the )?future|in general|as a rule|generally|for the record)\b[\s,:;!-]*",
     re.I,
 )
 _TRAIL_FILLER = re.compile(
@@ -368,8 +376,8 @@ _CHAIN = re.compile(
     re.I,
 )
 _NOT_RULE_VERBS = frozenset(
-    "worry bother forget know think have mind hesitate panic understand care see seem get really even "
-    "believe recall remember".split()
+    "worry bother forget know think have mind hesitate panic understand care see seem get "
+    "really even believe recall remember".split()
 )
 _PAST_TENSE = frozenset("got had did was were went saw made found knew thought said".split())
 _NOT_PAST = frozenset("need feed seed speed proceed exceed embed shed bed".split())
@@ -385,7 +393,8 @@ _NAMES = (
     ("tool.formatter", "tooling", "black, prettier, autopep8, yapf, gofmt, rustfmt"),
     ("tool.type_checker", "tooling", "mypy, pyright, pyre"),
     ("tool.test_runner", "testing", "pytest, unittest, nose, jest, vitest, mocha, rspec"),
-    ("tool.package_manager", "tooling", "pip, uv, poetry, pipenv, conda, pdm, npm, yarn, pnpm, bun"),
+    ("tool.package_manager", "tooling", "pip, uv, poetry, pipenv, conda, pdm, npm, yarn, pnpm, "
+                                        "bun"),
     ("pref.editor", "tooling", "vim, neovim, nvim, emacs, vscode, vs code, helix, zed, sublime, "
                                "nano, pycharm, intellij"),
     ("pref.shell", "tooling", "bash, zsh, fish"),
@@ -430,7 +439,13 @@ def find_candidates(messages: Sequence[Message]) -> list[Candidate]:
 
 
 def _sentence_hits(sentence: str) -> list[_Hit]:
-    """Split a chained sentence ("always X and never Y") when its first part is a rule."""
+    """Split a chained sentence ("always X and never Y") when its first part is a rule.
+
+    Sentences longer than MAX_SENTENCE_CHARS are skipped before any pattern runs: no rule is
+    that long, and it keeps the cost linear in the message's length."""
+    if len(sentence) > MAX_SENTENCE_CHARS:
+        return []
+    sentence = _SPACES.sub(" ", sentence)
     parts = _CHAIN.split(sentence)
     if len(parts) > 1:
         first = _match(parts[0])
@@ -440,9 +455,15 @@ def _sentence_hits(sentence: str) -> list[_Hit]:
 
 
 def _trim(text: str) -> str:
+    """Without filler at either end (trailing filler is looked for in the last 40 characters
+    only, so long runs of punctuation cost nothing)."""
     text = text.replace("\u2019", "'").strip()
     while True:
-        trimmed = _TRAIL_FILLER.sub("", _LEAD_FILLER.sub("", text)).strip().strip(",;:- ")
+        trimmed = _LEAD_FILLER.sub("", text, count=1)
+        tail = _TRAIL_FILLER.search(trimmed, max(0, len(trimmed) - 40))
+        if tail:
+            trimmed = trimmed[:tail.start()]
+        trimmed = trimmed.strip().strip(",;:- ")
         if trimmed == text:
             return text
         text = trimmed
@@ -645,11 +666,15 @@ def category_of(text: str, key: str | None = None) -> str:
 
 # -- the negative list --------------------------------------------------------------------------
 
-_KEY_SEGMENTS = (
-    ("file path", frozenset({"filepath", "file_path", "path", "paths", "dir", "directory"})),
-    ("project structure", frozenset({"structure", "layout", "tree"})),
-    ("git history", frozenset({"git_history", "history", "commit", "commits", "sha"})),
-    ("current task", frozenset({"current_task", "task", "ticket", "todo", "wip"})),
+_KEY_RULES = (  # (what, whole segments, substrings, segment suffixes)
+    ("file path", frozenset({"filepath", "file_path", "path", "paths", "dir", "directory"}),
+     ("filepath", "file_path"), ("_path", "_paths", "_dir", "_directory", "_file")),
+    ("project structure", frozenset({"structure", "layout", "tree"}), (),
+     ("_structure", "_layout")),
+    ("git history", frozenset({"history", "commit", "commits", "sha"}),
+     ("git.history", "git_history"), ("_sha",)),
+    ("current task", frozenset({"task", "ticket", "todo", "wip"}),
+     ("current_task", "currenttask"), ("_ticket",)),
 )
 _PATH = re.compile(
     r"(?<![\w/:.@~-])(?:"
@@ -712,15 +737,16 @@ _ONE_OFF = re.compile(
 
 
 def negative_reason(candidate: Candidate) -> str | None:
-    """Why seed 003's negative list rejects the candidate, or None."""
+    """Why seed 003's negative list rejects the candidate, or None. Reads the key and the first
+    MAX_SENTENCE_CHARS of the text."""
     if candidate.key:
-        segments = set(candidate.key.lower().replace("-", "_").split("."))
-        if "git.history" in candidate.key.lower():
-            return f"negative-list: git history (key {candidate.key})"
-        for what, names in _KEY_SEGMENTS:
-            if segments & names:
+        key = candidate.key.lower().replace("-", "_")
+        segments = set(key.split("."))
+        for what, names, substrings, suffixes in _KEY_RULES:
+            if segments & names or any(s in key for s in substrings) \
+                    or any(seg.endswith(suffixes) for seg in segments):
                 return f"negative-list: {what} (key {candidate.key})"
-    text = candidate.text.replace("\u2019", "'")
+    text = candidate.text[:MAX_SENTENCE_CHARS].replace("\u2019", "'")
     checks = (
         ("file path", _PATH), ("git history", _GIT_HISTORY), ("debugging recipe", _DEBUGGING),
         ("activity summary", _ACTIVITY), ("current task", _CURRENT_TASK),
@@ -828,7 +854,9 @@ def extract(
     return decide(find_candidates(messages), existing, cosine)
 
 
-def dry_run_report(messages: Sequence[Message], decisions: Sequence[Decision]) -> list[dict[str, Any]]:
+def dry_run_report(
+    messages: Sequence[Message], decisions: Sequence[Decision]
+) -> list[dict[str, Any]]:
     """Seed 004's debug view as plain data: each message, the entries taken from it, and what
     became of each. Decisions with no known message come last, under message_id ""."""
     by_message: dict[str, list[dict[str, Any]]] = {}
@@ -838,8 +866,10 @@ def dry_run_report(messages: Sequence[Message], decisions: Sequence[Decision]) -
                      duplicate_of=decision.duplicate_of, similarity=decision.similarity,
                      measure=decision.measure)
         by_message.setdefault(decision.candidate.message_id, []).append(entry)
-    report = [{"message_id": m.message_id, "text": m.text, "entries": by_message.pop(m.message_id, [])}
-              for m in messages]
+    report = [
+        {"message_id": m.message_id, "text": m.text, "entries": by_message.pop(m.message_id, [])}
+        for m in messages
+    ]
     for message_id, entries in by_message.items():
         report.append({"message_id": message_id, "text": None, "entries": entries})
     return report
@@ -911,7 +941,7 @@ def parse_llm_output(stdout: str, messages: Sequence[Message]) -> list[Candidate
     only (message_id ""). The rule is 'llm'.
     """
     data = _load_json(stdout if isinstance(stdout, str) else "")
-    items = data if isinstance(data, list) else data.get("entries") if isinstance(data, dict) else None
+    items = data.get("entries") if isinstance(data, dict) else data
     if not isinstance(items, list):
         return []
     sessions = {m.message_id: m.session_id for m in messages}
@@ -938,7 +968,9 @@ def _load_json(stdout: str) -> Any:
     return None
 
 
-def _llm_candidate(item: object, sessions: dict[str, str], default_session: str) -> Candidate | None:
+def _llm_candidate(
+    item: object, sessions: dict[str, str], default_session: str
+) -> Candidate | None:
     if not isinstance(item, dict):
         return None
     kind, text = item.get("kind"), item.get("text")
@@ -957,7 +989,8 @@ def _llm_candidate(item: object, sessions: dict[str, str], default_session: str)
         key = None
         text = _sentence_case(text)
         if polarity not in POLARITIES:
-            polarity = "negative" if _NEGATIVE_START.match(text.replace("\u2019", "'")) else "positive"
+            negative = _NEGATIVE_START.match(text.replace("\u2019", "'"))
+            polarity = "negative" if negative else "positive"
     category = item.get("category")
     category = kebab(category) if isinstance(category, str) else ""
     message_id = item.get("message_id")
