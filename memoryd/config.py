@@ -57,6 +57,13 @@ class WatchConfig:
 
 
 @dataclass(frozen=True)
+class ExtractConfig:
+    command: str
+    timeout_s: float
+    daily_calls: int
+
+
+@dataclass(frozen=True)
 class ToolsConfig:
     memory_dir: str
 
@@ -71,6 +78,7 @@ class Config:
     search: SearchConfig
     watch: WatchConfig
     tools: ToolsConfig
+    extract: ExtractConfig
     sources: tuple[Source, ...]
 
     @property
@@ -175,6 +183,7 @@ def load_config(path: Path | None = None) -> Config:
                              "disabled": tuple(settings["watch"]["disabled"]),
                              "project_roots": tuple(settings["watch"]["project_roots"])}),
         tools=ToolsConfig(**settings["tools"]),
+        extract=ExtractConfig(**settings["extract"]),
         sources=tuple(sources),
     )
 

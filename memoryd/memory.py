@@ -277,7 +277,7 @@ class Memory:
             "created": now,
             "updated": now,
             "writer": params.text("writer", max_len=200) or agent,
-            "via": "api",
+            "via": params.choice("via", ("api", "extract"), default="api"),
             "session": params.text("session", max_len=200),
             "source": None,
             "line_start": None,

@@ -37,6 +37,7 @@ from memoryd import __version__
 from memoryd.config import Config, add_source, load_config, remove_source
 from memoryd.context import DEFAULT_BUDGET_CHARS, PROMPT_BUDGET_CHARS, Block, ContextBuilder
 from memoryd.embed import Embedder, load_embedder
+from memoryd.extraction import SessionExtractor
 from memoryd.files import MemoryFiles
 from memoryd.errors import (
     AlreadyRunningError,
@@ -123,6 +124,7 @@ class Daemon:
             "context": self.m_context,
             "hook": self.m_hook,
             "explain": self.m_explain,
+            "extract": self.m_extract,
             "file_list": self.m_file,
             "file_read": self.m_file,
             "file_write": self.m_file,
@@ -236,6 +238,7 @@ class Daemon:
                              self.backfill_wanted.set)
         self.ingest.start()
         self.lifecycle = Lifecycle(self.store)
+        self.extractor = SessionExtractor(self)
         self.contexts = ContextBuilder(self.memory)
         self.background.append(asyncio.create_task(self.replay_spool()))
         log.info("memoryd %s serving on %s (pid %d).", __version__, self.config.socket_path, os.getpid())
@@ -593,8 +596,22 @@ class Daemon:
         return {"context": context}
 
     def on_session_end(self, session: str) -> None:
-        """Extraction hook point (a later change runs the extractor here)."""
-        log.info("Session %s ended.", session)
+        """Queue extraction; it runs in the background, never on the hook's path."""
+
+        async def extract() -> None:
+            try:
+                await self.extractor.run(session, dry_run=False)
+            except MemorydError as exc:
+                log.info("No extraction for session %s: %s", session, exc.message)
+            except Exception:
+                log.exception("Extraction of session %s failed.", session)
+
+        self.background.append(asyncio.create_task(extract()))
+
+    async def m_extract(self, params: Params) -> dict[str, Any]:
+        session = params.text("session", required=True, max_len=200)
+        assert session is not None
+        return await self.extractor.run(session, dry_run=params.flag("dry_run"))
 
     async def replay_spool(self) -> None:
         """Hook events spooled while the daemon was down, in order."""

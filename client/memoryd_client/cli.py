@@ -96,6 +96,13 @@ def build_parser() -> argparse.ArgumentParser:
         if action == "insert":
             sub.add_argument("--line", type=int, required=True)
 
+    extract = commands.add_parser(
+        "extract", parents=[common], help="extract lessons and facts from a finished session",
+        description="Without --dry-run, stores what is accepted. The report maps each user "
+        "message to the entries taken from it and says why each was accepted or rejected.")
+    extract.add_argument("session")
+    extract.add_argument("--dry-run", action="store_true", help="report only, store nothing")
+
     mcp = commands.add_parser("mcp", help="run the MCP stdio server with the memory tools "
                               "(needs memoryd-client[mcp])")
     mcp.add_argument("--agent", required=True, help="whose memory the tools read and write")
@@ -337,6 +344,27 @@ def run(args: argparse.Namespace, client: Client) -> int:
                 print(f"{args.file_action}: {r['path']}")
 
         _emit(args, result, show_file)
+        return OK
+    if command == "extract":
+        result = client.extract(args.session, dry_run=args.dry_run)
+
+        def show_extract(r: dict[str, Any]) -> None:
+            print(f"session {r['session']} ({r['agent']}): {r['messages']} user messages"
+                  + (f"; {r['reason']}" if r.get("reason") else ""))
+            for message in r["report"]:
+                if not message["entries"]:
+                    continue
+                print(f"- message {message['message_id'] or '(unknown)'}: "
+                      f"{(message['text'] or '')[:100]!r}")
+                for entry in message["entries"]:
+                    verdict = "accepted" if entry["accepted"] else "rejected"
+                    key = f" {entry['key']}" if entry.get("key") else ""
+                    print(f"    → {entry['kind']}{key} [{entry['category']}] {entry['text']!r}: "
+                          f"{verdict} ({entry['reason']})")
+            if not args.dry_run:
+                print(f"stored {len(r['stored'])} entries")
+
+        _emit(args, result, show_extract)
         return OK
     if command == "context":
         result = client.context(args.agent, cwd=args.cwd or os.getcwd(), prompt=args.prompt,

@@ -153,6 +153,10 @@ class _Methods:
         (line, text), confined to the agent's memory directory."""
         return self.call(f"file_{action}", _drop_none({"agent": agent, "path": path, **fields}))
 
+    def extract(self, session: str, *, dry_run: bool = False) -> Any:
+        """Extract lessons and facts from a finished session (dry_run: only report)."""
+        return self.call("extract", {"session": session, "dry_run": dry_run})
+
     def history(
         self, entry_id: str | None = None, *, agent: str | None = None, key: str | None = None
     ) -> Any:

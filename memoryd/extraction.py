@@ -1,0 +1,173 @@
+"""Extraction at session end: run the extractor (memoryd/extract.py) over a finished session.
+
+The session's transcript is read again from its file (the source of truth) for the genuine
+user messages; candidates are checked against the agent's existing lessons and facts (Jaccard,
+then cosine with the real embedder) and the accepted ones are stored through the normal write
+path (ledger first) with ``via: extract``, confidence 0.8 and provenance to the session and
+message. An optional LLM extractor (``[extract] command``) adds candidates that pass the same
+filters, within a timeout and a daily call budget.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import shlex
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from memoryd.errors import NotFoundError
+from memoryd.extract import (
+    EXTRACTED_CONFIDENCE,
+    MIN_USER_MESSAGES,
+    Candidate,
+    Message,
+    decide,
+    dry_run_report,
+    find_candidates,
+    llm_prompt,
+    parse_llm_output,
+)
+from memoryd.params import Params
+from memoryd.redact import redact
+from memoryd.transcript import make_parser
+
+if TYPE_CHECKING:
+    from memoryd.server import Daemon
+
+log = logging.getLogger(__name__)
+
+
+def read_user_messages(path: str, harness: str, session: str) -> list[Message]:
+    parser = make_parser(harness)
+    messages = []
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            for turn in parser.feed(line.rstrip("\n")):
+                if turn.role == "user" and turn.sidechain_agent is None:
+                    messages.append(Message(turn.record_id, turn.session_id or session,
+                                            redact(turn.text), turn.timestamp))
+    return messages
+
+
+class SessionExtractor:
+    def __init__(self, daemon: Daemon) -> None:
+        self.daemon = daemon
+
+    async def run(self, session_id: str, *, dry_run: bool) -> dict[str, Any]:
+        daemon = self.daemon
+        assert daemon.lifecycle is not None and daemon.store is not None
+        session = await daemon.db(daemon.lifecycle.session, session_id)
+        if session is None:
+            raise NotFoundError(f"no session {session_id!r}")
+        path = session.get("transcript_path") or session.get("source")
+        if not path or not Path(path).is_file():
+            raise NotFoundError(f"session {session_id} has no readable transcript ({path or 'none'})")
+        messages = await asyncio.get_running_loop().run_in_executor(
+            None, read_user_messages, path, session["harness"], session_id)
+        result: dict[str, Any] = {"session": session_id, "agent": session["agent"],
+                                  "messages": len(messages), "report": [], "stored": []}
+        if len(messages) < MIN_USER_MESSAGES:
+            result["reason"] = (f"{len(messages)} user messages; extraction needs at least "
+                                f"{MIN_USER_MESSAGES}")
+            return result
+        candidates = find_candidates(messages) + await self.llm_candidates(messages)
+        existing = await daemon.db(self._existing, session["agent"])
+        cosine = await self._cosine(candidates, existing)
+        decisions = decide(candidates, [(uid, text, key) for uid, text, key, _ in existing], cosine)
+        result["report"] = dry_run_report(messages, decisions)
+        if not dry_run:
+            accepted = [d.candidate for d in decisions if d.accepted]
+            result["stored"] = await self._store(session, accepted)
+            await daemon.db(self._mark_extracted, session_id)
+        return result
+
+    def _existing(self, agent: str) -> list[tuple[str, str, str | None, int]]:
+        assert self.daemon.store is not None
+        return self.daemon.store.db.execute(
+            "SELECT uid, text, key, id FROM entries WHERE agent=? AND status='active' "
+            "AND kind IN ('lesson', 'fact')", (agent,)).fetchall()
+
+    async def _cosine(self, candidates: list[Candidate],
+                      existing: list[tuple[str, str, str | None, int]]) -> Any:
+        daemon = self.daemon
+        if daemon.embedder is None or not candidates:
+            return None
+        assert daemon.store is not None
+        texts = [c.text for c in candidates]
+        vectors: dict[str, np.ndarray] = {}
+        for text, vector in zip(texts, await daemon.vectors_for(texts)):
+            if vector is not None:
+                vectors[text] = vector
+        stored = await daemon.db(daemon.store.vectors_by_rowids, [row[3] for row in existing])
+        for uid, text, _key, rowid in existing:
+            if rowid in stored:
+                vectors[text] = stored[rowid]
+
+        def cosine(a: str, b: str) -> float:
+            if a in vectors and b in vectors:
+                return float(vectors[a] @ vectors[b])
+            return 0.0
+
+        return cosine
+
+    async def _store(self, session: dict[str, Any], accepted: list[Candidate]) -> list[str]:
+        stored = []
+        for candidate in accepted:
+            params = {
+                "agent": session["agent"], "category": candidate.category, "kind": candidate.kind,
+                "text": redact(candidate.text), "key": candidate.key, "polarity": candidate.polarity,
+                "confidence": EXTRACTED_CONFIDENCE, "session": candidate.session_id,
+                "message_id": candidate.message_id or None, "writer": "extractor",
+                "via": "extract", "cwd": session.get("cwd"), "force": True,
+            }
+            reply = await self.daemon.m_remember(Params("extract", {
+                k: v for k, v in params.items() if v is not None}))
+            if reply["stored"]:
+                stored.append(reply["entry"]["id"])
+        log.info("Session %s: stored %d extracted entries.", session["id"], len(stored))
+        return stored
+
+    def _mark_extracted(self, session_id: str) -> None:
+        assert self.daemon.store is not None
+        with self.daemon.store.db:
+            self.daemon.store.db.execute("UPDATE sessions SET extracted=? WHERE id=?",
+                                         (time.time(), session_id))
+
+    async def llm_candidates(self, messages: list[Message]) -> list[Candidate]:
+        """The optional LLM extractor: a command with the prompt on stdin and JSON on stdout."""
+        config = self.daemon.config.extract
+        if not config.command:
+            return []
+        store = self.daemon.store
+        assert store is not None
+        day_key = f"llm_calls:{time.strftime('%Y-%m-%d')}"
+        used = int(await self.daemon.db(store.meta, day_key) or 0)
+        if used >= config.daily_calls:
+            log.warning("LLM extractor skipped: the daily budget of %d calls is used.", config.daily_calls)
+            return []
+
+        def count() -> None:
+            with store.db:
+                store.set_meta(day_key, str(used + 1))
+
+        await self.daemon.db(count)
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *shlex.split(config.command), stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        except OSError as exc:
+            log.error("LLM extractor %r did not start: %s", config.command, exc)
+            return []
+        try:
+            stdout, _ = await asyncio.wait_for(
+                process.communicate(llm_prompt(messages).encode("utf-8")), config.timeout_s)
+        except TimeoutError:
+            process.kill()
+            await process.wait()
+            log.error("LLM extractor timed out after %g s.", config.timeout_s)
+            return []
+        return parse_llm_output(stdout.decode("utf-8", errors="replace"), messages)
