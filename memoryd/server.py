@@ -363,6 +363,12 @@ class Daemon:
                 log.warning("Refused a connection from uid %d.", uid)
                 await self._send(writer, None, error=ForbiddenError(
                     f"memoryd serves uid {os.getuid()} only; connection from uid {uid} refused"))
+                # let the refusal arrive: closing with unread input would reset the connection
+                writer.write_eof()
+                try:
+                    await asyncio.wait_for(reader.read(wire.MAX_FRAME_BYTES), timeout=1)
+                except (TimeoutError, ConnectionError):
+                    pass
                 return
             while not reader.at_eof():
                 try:
