@@ -33,7 +33,7 @@ def memoryd_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("HOME", str(home / "user"))  # default sources look under ~: a fake home
     monkeypatch.delenv("MEMORYD_SOCKET", raising=False)
     for name in list(os.environ):
-        if name.startswith(("MEMORYD_EMBED_", "MEMORYD_SEARCH_", "MEMORYD_REMEMBER_", "MEMORYD_WATCH_")):
+        if name.startswith("MEMORYD_") and name != "MEMORYD_HOME":
             monkeypatch.delenv(name)
     monkeypatch.setenv("MEMORYD_WATCH_RESCAN_INTERVAL_S", "0.2")  # notice new roots quickly
     yield home

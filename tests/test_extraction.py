@@ -84,3 +84,41 @@ def test_two_user_messages_yield_nothing(daemon, client, tmp_path) -> None:
     assert result["messages"] == 2 and result["report"] == [] and "at least 3" in result["reason"]
     time.sleep(0.3)
     assert lessons(client) == []
+
+
+def test_llm_extractor_output_passes_the_same_filters(memoryd_home, embedder, tmp_path, monkeypatch) -> None:
+    import sys
+
+    from conftest import start_daemon
+
+    # a stand-in "model runner": a real program that reads the prompt and prints JSON
+    runner = tmp_path / "runner.py"
+    runner.write_text(
+        "import json, sys\n"
+        "prompt = sys.stdin.read()\n"
+        "assert 'message_id=u1' in prompt\n"
+        "print('```json')\n"
+        "print(json.dumps({'entries': [\n"
+        "  {'kind': 'lesson', 'text': 'Integration tests run against a real database', 'polarity': 'positive', 'message_id': 'u1'},\n"
+        "  {'kind': 'lesson', 'text': 'We fixed the login bug', 'polarity': 'positive', 'message_id': 'u2'},\n"
+        "  {'kind': 'nonsense'}]}))\n"
+        "print('```')\n")
+    monkeypatch.setenv("MEMORYD_EXTRACT_COMMAND", f"{sys.executable} {runner}")
+    monkeypatch.setenv("MEMORYD_EXTRACT_DAILY_CALLS", "1")
+    path = tmp_path / f"{SESSION}.jsonl"
+    transcript(path, CORRECTIONS)
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as client:
+            end_session(tmp_path, path)
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and not client.session(SESSION)["session"]["extracted"]:
+                time.sleep(0.05)
+            entries = {e["text"]: e for e in client.session(SESSION)["entries"]}
+            assert "Integration tests run against a real database" in " ".join(entries)
+            assert not any("login bug" in text for text in entries)
+            # the daily budget (1 call) is used: a dry run now reports only the rule-based part
+            report = client.extract(SESSION, dry_run=True)["report"]
+            assert not any(e["rule"] == "llm" for m in report for e in m["entries"])
+    finally:
+        running.stop()
