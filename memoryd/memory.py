@@ -473,7 +473,7 @@ class Memory:
         terms = query_terms(query)
         keyword: dict[int, tuple[int, float]] = {}
         if terms:
-            rows = self.store.fts(fts_expression(terms, "OR"), where, sql_params, pool)
+            rows = self._keyword_candidates(fts_expression(terms, "OR"), where, sql_params, pool)
             keyword = {rowid: (rank, -bm25) for rank, (rowid, bm25) in enumerate(rows)}
 
         semantic: dict[int, tuple[int, float]] = {}
@@ -522,6 +522,21 @@ class Memory:
             "degraded": query_vector is None,
             "threshold": threshold,
         }
+
+    def _keyword_candidates(self, expression: str, where: str, sql_params: list[Any],
+                            pool: int) -> list[tuple[int, float]]:
+        """The best ``pool`` keyword hits that pass the filters. FTS5 ranks alone first (joining
+        every match to ``entries`` doubles the cost at 100k entries), then the filters apply
+        to that short list; only when they leave too few does the joined query run."""
+        wide = pool * 4
+        ranked = self.store.fts(expression, "", [], wide)
+        if not where:
+            return ranked[:pool]
+        allowed = self.store.filter_rowids([r for r, _ in ranked], where, sql_params)
+        kept = [(r, score) for r, score in ranked if r in allowed]
+        if len(kept) >= pool or len(ranked) < wide:
+            return kept[:pool]
+        return self.store.fts(expression, where, sql_params, pool)
 
     def _vector_candidates(self, query_vector: np.ndarray, pool: int, vector_filter: VectorFilter,
                            where: str, sql_params: list[Any], tags: list[str]) -> list[tuple[int, float]]:

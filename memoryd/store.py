@@ -493,11 +493,16 @@ class Store:
 
     def fts(self, match: str, where: str, params: Sequence[Any], limit: int) -> list[tuple[int, float]]:
         """(rowid, bm25) best first; ``where`` filters on entries columns aliased ``e``."""
+        if not where:
+            return self.db.execute(
+                "SELECT rowid, bm25(entries_fts, 1.0, 0.5, 0.5) AS score FROM entries_fts "
+                "WHERE entries_fts MATCH ? ORDER BY score LIMIT ?", (match, limit)).fetchall()
         sql = (
+            # CROSS JOIN keeps FTS5 as the outer loop: probing it per entries row would re-run
+            # the MATCH for every row
             "SELECT e.id, bm25(entries_fts, 1.0, 0.5, 0.5) AS score FROM entries_fts "
-            "JOIN entries e ON e.id = entries_fts.rowid "
-            f"WHERE entries_fts MATCH ? {('AND ' + where) if where else ''} "
-            "ORDER BY score LIMIT ?"
+            "CROSS JOIN entries e ON e.id = entries_fts.rowid "
+            f"WHERE entries_fts MATCH ? AND {where} ORDER BY score LIMIT ?"
         )
         return self.db.execute(sql, [match, *params, limit]).fetchall()
 

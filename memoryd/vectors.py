@@ -156,12 +156,16 @@ class VectorIndex:
         if self.n == 0 or k <= 0:
             return []
         query = np.asarray(query, dtype=np.float32).reshape(self.dim)
-        candidates = np.flatnonzero(self._mask(where))
-        if len(candidates) > self.rerank:
+        mask = self._mask(where)
+        allowed = int(np.count_nonzero(mask))
+        if allowed > self.rerank:
             code = self._sign_bits(query[None, :])[0]
-            hamming = np.bitwise_count(self.bits[candidates] ^ code).sum(axis=1, dtype=np.int32)
-            keep = np.argpartition(hamming, self.rerank)[: self.rerank]
-            candidates = candidates[keep]
+            hamming = np.bitwise_count(self.bits[: self.n] ^ code).sum(axis=1, dtype=np.int16)
+            if allowed < self.n:  # filtered out rows sort last
+                hamming[~mask] = np.iinfo(np.int16).max
+            candidates = np.argpartition(hamming, self.rerank)[: self.rerank]
+        else:
+            candidates = np.flatnonzero(mask)
         scores = (self.int8[candidates].astype(np.float32) @ query) * self.scale[candidates]
         top = min(k, len(candidates))
         best = np.argpartition(-scores, top - 1)[:top] if top < len(candidates) else np.arange(len(candidates))
