@@ -425,15 +425,15 @@ class Store:
             self.db.execute(f"DELETE FROM entries_vec WHERE rowid IN ({marks})", list(rowids))
 
     def vector_for_hash(self, hash_: str) -> np.ndarray | None:
-        """A stored vector of any entry with this content hash (the embedding cache)."""
+        """A stored vector of any entry with this content hash (the embedding cache).
+
+        Two steps on purpose: joined, SQLite scans the vec0 table for every candidate row."""
         if self.model is None:
             return None
-        row = self.db.execute(
-            "SELECT v.embedding FROM entries e JOIN entries_vec v ON v.rowid = e.id "
-            "WHERE e.hash=? LIMIT 1",
-            (hash_,),
-        ).fetchone()
-        return np.frombuffer(row[0], dtype=np.float32) if row else None
+        rowids = [r for (r,) in self.db.execute(
+            "SELECT id FROM entries WHERE hash=? LIMIT 4", (hash_,))]
+        vectors = self.vectors_by_rowids(rowids)
+        return next(iter(vectors.values()), None)
 
     def vectors_by_rowids(self, rowids: Sequence[int]) -> dict[int, np.ndarray]:
         if not rowids or self.model is None:
