@@ -29,6 +29,10 @@ log = logging.getLogger(__name__)
 
 DEFAULT_MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
 DEFAULT_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+#: A batch's texts × length², which sizes the attention score tensors (12 heads × 4 bytes
+#: each): at most ~12 MB per layer, e.g. 4 texts of 256 tokens or 128 of 45. Measured: it keeps
+#: embedding long texts under the RSS peak of loading the model (~280 MB) at the same speed.
+MAX_BATCH_ATTENTION = 1 << 18
 
 
 @dataclass(frozen=True)
@@ -140,7 +144,8 @@ class Embedder:
             stop = start + 1
             while stop < len(order) and stop - start < self.batch_size:
                 longest = len(encodings[order[stop]].ids)
-                if longest * (stop - start + 1) > self.batch_tokens:
+                size = stop - start + 1
+                if longest * size > self.batch_tokens or longest * longest * size > MAX_BATCH_ATTENTION:
                     break
                 stop += 1
             batch = order[start:stop]

@@ -65,7 +65,7 @@ from memoryd.vectors import VectorIndex
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-BACKFILL_BATCH = 64
+BACKFILL_BATCH = 128
 QUERY_CACHE_SIZE = 512
 MAX_BATCH = 1000
 
