@@ -1,0 +1,682 @@
+#!/usr/bin/env python
+"""Benchmark memoryd against its performance budget, through the real daemon and client.
+
+    python bench/bench_store.py                 # N = 10,000
+    python bench/bench_store.py --n 100000
+    python bench/bench_store.py --keep /tmp/mdb10k   # keep (and later reuse) the state dir
+
+Starts ``python -m memoryd serve`` as a subprocess on a fresh, short MEMORYD_HOME under /tmp
+(AF_UNIX socket paths are limited to ~104 bytes), waits until the model is loaded and the
+vector index is built, then measures, in this order:
+
+1. the bare embedder's throughput in this process (2,000 corpus texts, batches of 32);
+2. bulk ingest of N generated memories with ``remember_many`` (batches of 256): entries/s over
+   the wall clock of the whole ingest, and how many were rejected as duplicates;
+3. ``remember`` round trips (200 new texts): p50/p99;
+4. ``search`` round trips, 300 distinct queries over all agents (``agents=["*"]``, limit 10),
+   and 100 filtered to one agent: p50/p99 (every query is new, so each is embedded: the
+   daemon's query cache never answers);
+5. the ``memory search AGENT - QUERY`` console script as a whole process (30 runs): p50;
+6. the daemon's VmRSS and VmHWM from /proc/<pid>/status;
+7. after SIGTERM (the daemon must exit 0): recall@10 of the RAM vector index
+   (``memoryd.vectors.VectorIndex``, rebuilt here from the store as the daemon builds it)
+   against exact search (numpy dot over all vectors), and the index's search time.
+
+The box is small and may be shared: the last rows are the CPU other processes used during the
+measurements (from /proc/stat, minus the daemon's and this process's own) and the CPU time the
+hypervisor stole, so that noisy numbers show as such.
+
+Prints a table (metric | value | budget | status) and writes the same as JSON to
+``bench/results/store-N.json``. Exit status 0 unless the run fails (or, with --check, a budget
+is over).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from corpus import Corpus  # noqa: E402
+from memoryd_client import Client  # noqa: E402
+from memoryd_client.errors import MemorydError  # noqa: E402
+from memoryd_client.paths import MAX_SOCKET_PATH_BYTES  # noqa: E402
+
+INGEST_BATCH = 256
+EMBED_SAMPLE = 2_000
+EMBED_BATCH = 32
+REMEMBERS = 200
+SEARCHES = 300
+FILTERED_SEARCHES = 100
+WARMUP_SEARCHES = 5
+CLI_RUNS = 30
+RECALL_QUERIES = 100
+RECALL_K = 10
+READY_TIMEOUT_S = 900.0
+
+
+# -- the report -------------------------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    metric: str
+    value: float | None
+    unit: str
+    budget: str = ""  # as printed, e.g. "≥ 200"; empty: informational
+    ok: bool | None = None  # None: no budget
+    note: str = ""
+
+
+class Report:
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.rows: list[Row] = []
+        self.info: dict[str, Any] = {}
+
+    def add(self, metric: str, value: float | None, unit: str, *, le: float | None = None,
+            ge: float | None = None, note: str = "") -> None:
+        """A row; ``le``/``ge``: the budget (value must be ≤ le, or ≥ ge)."""
+        budget, ok = "", None
+        if le is not None:
+            budget = f"≤ {le:g} {unit}"
+            ok = None if value is None else value <= le  # None: not measured
+        elif ge is not None:
+            budget = f"≥ {ge:g} {unit}"
+            ok = None if value is None else value >= ge
+        self.rows.append(Row(metric, value, unit, budget, ok, note))
+
+    def table(self) -> str:
+        def value(row: Row) -> str:
+            if row.value is None:
+                return "n/a"
+            v = row.value
+            if abs(v) >= 100 or v == int(v):
+                text = f"{v:,.0f}"
+            else:
+                text = f"{v:.3g}" if abs(v) < 1 else f"{v:.1f}"
+            return f"{text} {row.unit}".strip()
+
+        def status(row: Row) -> str:
+            if row.ok is None:
+                return "n/a" if row.budget else "-"
+            return "ok" if row.ok else "OVER"
+
+        header = ("metric", "value", "budget", "status")
+        cells = [(r.metric + (f" ({r.note})" if r.note else ""), value(r), r.budget or "-",
+                  status(r)) for r in self.rows]
+        widths = [max(len(c[i]) for c in [header, *cells]) for i in range(4)]
+        line = "-+-".join("-" * w for w in widths)
+        out = [" | ".join(h.ljust(w) for h, w in zip(header, widths)), line]
+        out += [" | ".join([c[0].ljust(widths[0]), c[1].rjust(widths[1]),
+                            c[2].ljust(widths[2]), c[3]]) for c in cells]
+        return "\n".join(out)
+
+    @property
+    def over(self) -> list[Row]:
+        return [r for r in self.rows if r.ok is False]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"n": self.n, **self.info, "metrics": [asdict(r) for r in self.rows],
+                "budgets_ok": not self.over}
+
+
+def percentile(samples: Sequence[float], q: float) -> float:
+    return float(np.percentile(np.asarray(samples, dtype=np.float64), q))
+
+
+def ms(seconds: Sequence[float]) -> list[float]:
+    return [s * 1000.0 for s in seconds]
+
+
+def progress(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+class CpuMeter:
+    """CPU time over a phase: the daemon's, this process's (and its children's), everyone
+    else's on the machine, and the time the hypervisor stole (both from /proc/stat), so that a
+    noisy neighbour shows in the results."""
+
+    TICK = os.sysconf("SC_CLK_TCK")
+
+    def __init__(self) -> None:
+        self.phases: dict[str, dict[str, float]] = {}
+        self.daemon_pid: int | None = None
+
+    def _daemon_s(self) -> float:
+        if self.daemon_pid is None:
+            return 0.0
+        try:
+            fields = Path(f"/proc/{self.daemon_pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / self.TICK  # utime, stime
+
+    @classmethod
+    def _machine_s(cls) -> tuple[float, float]:
+        """(busy, stolen) seconds of all CPUs since boot."""
+        user, nice, system, _idle, _iowait, irq, softirq, steal = (
+            int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:9])
+        return (user + nice + system + irq + softirq) / cls.TICK, steal / cls.TICK
+
+    def snapshot(self) -> tuple[float, ...]:
+        own = os.times()
+        return (time.monotonic(), self._daemon_s(),
+                own.user + own.system + own.children_user + own.children_system,
+                *self._machine_s())
+
+    def phase(self, name: str) -> Any:
+        meter = self
+
+        class _Phase:
+            def __enter__(self) -> None:
+                self.start = meter.snapshot()
+
+            def __exit__(self, *exc: object) -> None:
+                end = meter.snapshot()
+                wall, daemon, own, busy, steal = (e - s for e, s in zip(end, self.start))
+                meter.phases[name] = {
+                    "wall_s": round(wall, 2),
+                    "daemon_cpu_s": round(daemon, 2),
+                    "bench_cpu_s": round(own, 2),
+                    "other_cpu_s": round(max(busy - daemon - own, 0.0), 2),
+                    "steal_s": round(steal, 2),
+                }
+
+        return _Phase()
+
+    def mean_cores(self, key: str) -> float:
+        """Mean cores over all phases: other processes' ("other_cpu_s") or stolen ("steal_s")."""
+        wall = sum(p["wall_s"] for p in self.phases.values())
+        return sum(p[key] for p in self.phases.values()) / wall if wall else 0.0
+
+
+# -- the daemon -------------------------------------------------------------------------------
+
+
+class DaemonProcess:
+    """``python -m memoryd serve`` on its own MEMORYD_HOME, logging to daemon.log there."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.socket = home / "memoryd.sock"
+        self.log_path = home / "daemon.log"
+        self.env = {k: v for k, v in os.environ.items() if k != "MEMORYD_SOCKET"}
+        self.env["MEMORYD_HOME"] = str(home)
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    def start(self) -> None:
+        if len(os.fsencode(self.socket)) > MAX_SOCKET_PATH_BYTES:
+            raise SystemExit(f"socket path {self.socket} is too long for AF_UNIX; "
+                             "use a shorter --keep")
+        log = self.log_path.open("ab")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "memoryd", "serve"], env=self.env, stdin=subprocess.DEVNULL,
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,  # Ctrl-C is ours to relay
+        )
+        log.close()
+
+    def log_tail(self, lines: int = 20) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+    def wait_ready(self, timeout_s: float = READY_TIMEOUT_S) -> dict[str, Any]:
+        """Poll status until the model is loaded and the vector index is built."""
+        assert self.proc is not None
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(
+                    f"memoryd exited with {self.proc.returncode}:\n{self.log_tail()}")
+            try:
+                with Client(self.socket, timeout_s=60) as client:
+                    status = client.status()
+                if status.get("degraded"):
+                    raise RuntimeError(f"memoryd is degraded: {status.get('degraded_reason')}")
+                if status.get("model") and status.get("vector_index", {}).get("ready"):
+                    return status
+            except MemorydError:
+                pass  # not listening yet
+            time.sleep(0.1)
+        raise RuntimeError(f"memoryd not ready within {timeout_s:g} s:\n{self.log_tail()}")
+
+    def stop(self, timeout_s: float = 60.0) -> int | None:
+        """SIGTERM and wait; the exit code (None if it had to be killed)."""
+        if self.proc is None or self.proc.poll() is not None:
+            return self.proc.returncode if self.proc else None
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            return None
+
+
+# -- measurements -----------------------------------------------------------------------------
+
+
+def measure_embedder(report: Report, texts: list[str]) -> Any:
+    """The bare embedder in this process, on corpus texts; returns it for the recall check."""
+    from memoryd.config import load_config
+    from memoryd.embed import Embedder
+
+    embedder = Embedder(load_config().embed)
+    embedder.embed(texts[:EMBED_BATCH])  # warm-up
+    sample = texts[:EMBED_SAMPLE]
+    started = time.perf_counter()
+    for i in range(0, len(sample), EMBED_BATCH):
+        embedder.embed(sample[i:i + EMBED_BATCH])
+    rate = len(sample) / (time.perf_counter() - started)
+    report.add(f"bare embedder, {len(sample):,} texts in batches of {EMBED_BATCH}", rate, "texts/s",
+               note="this process, for comparison")
+    return embedder
+
+
+def ingest(report: Report, client: Client, entries: list[dict[str, Any]]) -> dict[str, int]:
+    """remember_many in batches; entries/s over the wall clock of the whole ingest."""
+    outcome: Counter[str] = Counter()
+    batch_times: list[float] = []
+    started = last_note = time.perf_counter()
+    for i in range(0, len(entries), INGEST_BATCH):
+        batch = entries[i:i + INGEST_BATCH]
+        t0 = time.perf_counter()
+        results = client.remember_many(batch)["results"]
+        batch_times.append(time.perf_counter() - t0)
+        for result in results:
+            if result["stored"]:
+                outcome["stored"] += 1
+                outcome["superseded_others"] += len(result.get("superseded") or [])
+                if result["entry"]["status"] == "superseded":
+                    outcome["stored_as_superseded"] += 1
+            else:
+                outcome[f"duplicate_{result['duplicate']}"] += 1
+        if time.perf_counter() - last_note > 15:
+            last_note = time.perf_counter()
+            done = i + len(batch)
+            rate = done / (last_note - started)
+            progress(f"ingest {done:,}/{len(entries):,} ({rate:.0f} entries/s)")
+    elapsed = time.perf_counter() - started
+    rate = len(entries) / elapsed
+    report.add(f"bulk ingest, remember_many × {INGEST_BATCH}", rate, "entries/s", ge=200)
+    report.add(f"remember_many batch of {INGEST_BATCH}, p50", percentile(ms(batch_times), 50), "ms")
+    rejected = outcome["duplicate_exact"] + outcome["duplicate_near"]
+    report.add("ingest rejected as duplicates", rejected, "entries",
+               note=f"{outcome['duplicate_near']} near, {outcome['duplicate_exact']} exact; "
+               f"{100 * rejected / len(entries):.2f}%")
+    report.info["ingest"] = {"entries": len(entries), "seconds": round(elapsed, 2), **outcome}
+    progress(f"ingested {len(entries):,} in {elapsed:.1f} s: {dict(outcome)}")
+    return dict(outcome)
+
+
+def measure_remember(report: Report, client: Client, entries: list[dict[str, Any]]) -> None:
+    times, stored = [], 0
+    for entry in entries:
+        t0 = time.perf_counter()
+        result = client.remember(**entry)
+        times.append(time.perf_counter() - t0)
+        stored += bool(result["stored"])
+    samples = ms(times)
+    report.add("remember round trip, p50", percentile(samples, 50), "ms", le=15)
+    report.add("remember round trip, p99", percentile(samples, 99), "ms",
+               note=f"{len(entries)} new texts, {stored} stored")
+
+
+def measure_search(report: Report, client: Client, queries: list[str], label: str,
+                   budgets: bool, **filters: Any) -> None:
+    times, hits, matches = [], 0, 0
+    for query in queries:
+        t0 = time.perf_counter()
+        result = client.search(query, limit=10, **filters)
+        times.append(time.perf_counter() - t0)
+        hits += len(result["hits"])
+        matches += sum(1 for h in result["hits"] if h["match"])
+        if result.get("degraded"):
+            raise RuntimeError("search answered keyword-only: the model is not loaded")
+    samples = ms(times)
+    note = f"{len(queries)} distinct queries, {hits / len(queries):.1f} hits each"
+    if budgets:
+        report.add(f"search round trip {label}, p50", percentile(samples, 50), "ms", le=20,
+                   note="budget at 100k")
+        report.add(f"search round trip {label}, p99", percentile(samples, 99), "ms", le=50,
+                   note=note)
+    else:
+        report.add(f"search round trip {label}, p50", percentile(samples, 50), "ms")
+        report.add(f"search round trip {label}, p99", percentile(samples, 99), "ms", note=note)
+
+
+def timed_runs(argv: list[str], env: dict[str, str], runs: int,
+               ok_codes: tuple[int, ...] = (0,)) -> list[float]:
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        done = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        times.append(time.perf_counter() - t0)
+        if done.returncode not in ok_codes:
+            raise RuntimeError(
+                f"{argv[:3]} exited {done.returncode}: {done.stderr.decode()[-500:]}")
+    return times
+
+
+def measure_cli(report: Report, daemon: DaemonProcess, queries: list[str], agent: str) -> None:
+    """The console script as a whole process, and plain interpreter start-ups to compare with."""
+    memory = Path(sys.executable).parent / "memory"
+    command = [str(memory)] if memory.exists() else [sys.executable, "-m", "memoryd_client"]
+    times = []
+    for query in queries:
+        # exit 1 means "nothing matched": still a complete search
+        times += timed_runs([*command, "search", agent, "-", query], daemon.env, 1, ok_codes=(0, 1))
+    report.add(f"`memory search {agent} - QUERY` whole process, p50", percentile(ms(times), 50),
+               "ms", le=80, note=f"{len(queries)} runs; budget at 10k")
+    report.add("  same, p99", percentile(ms(times), 99), "ms")
+    bare = timed_runs([sys.executable, "-c", "pass"], daemon.env, 10)
+    imports = timed_runs([sys.executable, "-c", "import memoryd_client.cli"], daemon.env, 10)
+    report.add("  of which: python -c pass, p50", percentile(ms(bare), 50), "ms")
+    report.add("  of which: python -c 'import memoryd_client.cli', p50",
+               percentile(ms(imports), 50), "ms")
+
+
+def measure_rss(report: Report, pid: int) -> None:
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        name, _, value = line.partition(":")
+        if name in ("VmRSS", "VmHWM"):
+            fields[name] = int(value.split()[0]) / 1024  # kB → MiB
+    report.add("daemon RSS (VmRSS)", fields.get("VmRSS"), "MB", le=300)
+    report.add("daemon peak RSS (VmHWM)", fields.get("VmHWM"), "MB")
+
+
+def measure_recall(report: Report, db_path: Path, embedder: Any, queries: list[str],
+                   agent: str) -> None:
+    """The RAM index (built as Daemon._build_index builds it) against exact top-k by numpy."""
+    from memoryd.memory import CANDIDATES
+    from memoryd.store import Store
+    from memoryd.vectors import VectorFilter, VectorIndex
+
+    store = Store(db_path)
+    try:
+        assert store.model is not None, "no embedding model recorded in the store"
+        t0 = time.perf_counter()
+        index = VectorIndex(store.model.dim)
+        meta = index_meta(store)
+        rowid_parts, matrix_parts = [], []
+        for rowids, matrix in store.iter_vectors():
+            index.add(rowids, matrix, [meta[int(r)] for r in rowids])
+            rowid_parts.append(rowids)
+            matrix_parts.append(matrix)
+        build_s = time.perf_counter() - t0
+        rowids_all = np.concatenate(rowid_parts)
+        vectors = np.vstack(matrix_parts)
+        active = np.array([meta[int(r)][4] == "active" for r in rowids_all])
+        of_agent = np.array([meta[int(r)][0] == agent for r in rowids_all])
+
+        query_vectors = embedder.embed(queries)
+        index_times, exact_times, recalls, agent_recalls = [], [], [], []
+        for q in query_vectors:
+            t0 = time.perf_counter()
+            found = index.search(q, CANDIDATES, VectorFilter())  # what search asks the index for
+            index_times.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            scores = vectors @ q
+            exact = rowids_all[top_k(np.where(active, scores, -np.inf), RECALL_K)]
+            exact_times.append(time.perf_counter() - t0)
+            recalls.append(overlap([r for r, _ in found[:RECALL_K]], exact))
+
+            found = index.search(q, CANDIDATES, VectorFilter(agents=[agent]))
+            exact = rowids_all[top_k(np.where(active & of_agent, scores, -np.inf), RECALL_K)]
+            agent_recalls.append(overlap([r for r, _ in found[:RECALL_K]], exact))
+        knn_times = []
+        for q in query_vectors[:20]:
+            t0 = time.perf_counter()
+            store.knn(q, RECALL_K)
+            knn_times.append(time.perf_counter() - t0)
+    finally:
+        store.close()
+    report.add(f"vector index recall@{RECALL_K}, all agents", float(np.mean(recalls)), "",
+               note=f"{len(queries)} queries vs exact numpy")
+    report.add(f"vector index recall@{RECALL_K}, agent {agent}", float(np.mean(agent_recalls)), "")
+    report.add(f"vector index search (k={CANDIDATES}), p50", percentile(ms(index_times), 50), "ms",
+               note=f"{len(index):,} vectors, {index.nbytes / 1e6:.1f} MB, "
+               f"built in {build_s:.1f} s")
+    report.add(f"vector index search (k={CANDIDATES}), p99", percentile(ms(index_times), 99), "ms")
+    report.add("exact numpy float32 scan, p50", percentile(ms(exact_times), 50), "ms")
+    report.add("exact sqlite-vec Store.knn, p50", percentile(ms(knn_times), 50), "ms",
+               note="20 queries")
+
+
+def index_meta(store: Any) -> dict[int, tuple[Any, ...]]:
+    """rowid → (agent, category, project, kind, status, created), as the daemon's index keeps."""
+    if hasattr(store, "vector_meta"):
+        return store.vector_meta(None)
+    return {row[0]: tuple(row[1:]) for row in store.vector_rows()}  # before store schema 2
+
+
+def top_k(scores: np.ndarray, k: int) -> np.ndarray:
+    k = min(k, int(np.isfinite(scores).sum()))
+    if k == 0:
+        return np.zeros(0, dtype=np.int64)
+    best = np.argpartition(-scores, k - 1)[:k]
+    return best[np.argsort(-scores[best])]
+
+
+def overlap(found: Sequence[int], exact: np.ndarray) -> float:
+    if len(exact) == 0:
+        return 1.0
+    return len(set(map(int, found)) & set(map(int, exact))) / len(exact)
+
+
+def disk_usage(home: Path) -> dict[str, float]:
+    def size(paths: Callable[[], Any]) -> float:
+        return sum(p.stat().st_size for p in paths() if p.is_file()) / 1e6
+
+    return {
+        "db_mb": round(size(lambda: home.glob("memoryd.db*")), 1),
+        "ledgers_mb": round(size(lambda: (home / "ledger").glob("*.jsonl")), 1),
+    }
+
+
+# -- the run ----------------------------------------------------------------------------------
+
+
+def machine() -> dict[str, Any]:
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    def git(*args: str) -> str:
+        try:
+            return subprocess.run(["git", *args], cwd=HERE.parent, capture_output=True, text=True,
+                                  timeout=10).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return ""
+
+    commit = git("rev-parse", "--short", "HEAD") or None
+    if commit and git("status", "--porcelain", "--", "memoryd", "client"):
+        commit += "+dirty"  # uncommitted changes to the code under test
+    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
+            "platform": platform.platform(), "commit": commit}
+
+
+def corpus_info(corpus: Corpus, entries: list[dict[str, Any]]) -> dict[str, Any]:
+    agents = Counter(e["agent"] for e in entries)
+    return {
+        "seed": corpus.seed,
+        "unique_ratio_of_draws": round(corpus.unique_ratio, 5),
+        "agents": dict(agents.most_common()),
+        "categories": len({e["category"] for e in entries}),
+        "with_key": sum("key" in e for e in entries),
+        "with_tags": sum("tags" in e for e in entries),
+        "mean_chars": round(float(np.mean([len(e["text"]) for e in entries])), 1),
+    }
+
+
+def split_queries(queries: list[str], *sizes: int) -> list[list[str]]:
+    out, start = [], 0
+    for size in sizes:
+        out.append(queries[start:start + size])
+        start += size
+    return out
+
+
+def run(args: argparse.Namespace) -> Report:
+    report = Report(args.n)
+    report.info["machine"] = machine()
+    report.info["started"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    report.info["loadavg_before"] = Path("/proc/loadavg").read_text().split()[:3]
+
+    if args.keep:
+        home = Path(args.keep).expanduser().resolve()
+        home.mkdir(parents=True, exist_ok=True)
+    else:
+        home = Path(tempfile.mkdtemp(prefix="mdb-", dir="/tmp"))
+    os.environ["MEMORYD_HOME"] = str(home)  # the bench's own load_config() reads the same config
+    os.environ.pop("MEMORYD_SOCKET", None)
+    report.info["home"] = str(home)
+
+    corpus = Corpus(args.seed)
+    entries = corpus.entries(args.n)
+    if corpus.unique_ratio < 0.99:
+        raise RuntimeError(f"the corpus generator drew only {corpus.unique_ratio:.2%} unique texts")
+    report.info["corpus"] = corpus_info(corpus, entries)
+    top_agent = next(iter(report.info["corpus"]["agents"]))  # the agent with the most entries
+    progress(f"corpus: {args.n:,} entries, {corpus.unique_ratio:.2%} of draws unique; home {home}")
+
+    cpu = CpuMeter()
+    daemon = DaemonProcess(home)
+    exit_code: int | None = None
+    ok = False
+    try:
+        t0 = time.perf_counter()
+        daemon.start()
+        cpu.daemon_pid = daemon.pid
+        status = daemon.wait_ready()
+        report.add("daemon start → model loaded and index built", time.perf_counter() - t0, "s",
+                   note=f"{status['vector_index']['entries']:,} vectors at start")
+        existing = sum(status["entries"].values())
+        progress(f"daemon pid {daemon.pid} ready; {existing:,} entries already stored")
+
+        with cpu.phase("embedder"):
+            embedder = measure_embedder(report, [e["text"] for e in entries])
+        with Client(daemon.socket, timeout_s=300) as client:
+            if existing:
+                report.add("bulk ingest", None, "entries/s", ge=200,
+                           note=f"skipped: reusing {existing:,} stored entries")
+            else:
+                with cpu.phase("ingest"):
+                    ingest(report, client, entries)
+                phase = cpu.phases["ingest"]
+                others = phase["other_cpu_s"] / phase["wall_s"]
+                stolen = phase["steal_s"] / phase["wall_s"]
+                report.add("  daemon CPU per ingested entry",
+                           1000 * phase["daemon_cpu_s"] / len(entries), "ms",
+                           note=f"meanwhile other processes {others:.2f} cores, "
+                           f"stolen {stolen:.2f} cores")
+            seen = {" ".join(e["text"].lower().split()) for e in entries}
+            fresh = corpus.entries(REMEMBERS, salt=1 + existing, avoid=seen)
+            progress("remember round trips")
+            with cpu.phase("remember"):
+                measure_remember(report, client, fresh)
+
+            queries = corpus.queries(WARMUP_SEARCHES + SEARCHES + FILTERED_SEARCHES + CLI_RUNS
+                                     + RECALL_QUERIES, salt=existing)
+            warmup, all_agents, one_agent, cli_queries, recall_queries = split_queries(
+                queries, WARMUP_SEARCHES, SEARCHES, FILTERED_SEARCHES, CLI_RUNS, RECALL_QUERIES)
+            for query in warmup:
+                client.search(query, agents=["*"], limit=10)
+            progress("search round trips")
+            with cpu.phase("search"):
+                measure_search(report, client, all_agents, "all agents", True, agents=["*"])
+                measure_search(report, client, one_agent, f"agent {top_agent}", False,
+                               agent=top_agent)
+            status = client.status()
+        progress("memory search CLI")
+        with cpu.phase("cli"):
+            measure_cli(report, daemon, cli_queries, top_agent)
+        measure_rss(report, daemon.pid)
+        report.info["status_after"] = {k: status.get(k) for k in ("entries", "vectors", "backlog",
+                                                                    "vector_index", "rss_bytes")}
+        exit_code = daemon.stop()
+        report.add("daemon exit code after SIGTERM", exit_code, "", note="must be 0")
+        report.info["disk"] = disk_usage(home)
+        if exit_code != 0:
+            raise RuntimeError(f"memoryd exited {exit_code} on SIGTERM:\n{daemon.log_tail()}")
+        progress("vector index recall")
+        measure_recall(report, home / "memoryd.db", embedder, recall_queries, top_agent)
+        others, stolen = cpu.mean_cores("other_cpu_s"), cpu.mean_cores("steal_s")
+        noisy = " (noisy run)" if others + stolen > 0.2 else ""
+        report.add("other processes' CPU during the measurements" + noisy, others, "cores")
+        report.add("CPU stolen by the hypervisor during the measurements" + noisy, stolen, "cores")
+        report.info["cpu_phases"] = cpu.phases
+        report.info["loadavg_after"] = Path("/proc/loadavg").read_text().split()[:3]
+        ok = True
+    finally:
+        if exit_code is None:
+            daemon.stop()
+        if not args.keep:
+            if ok:
+                shutil.rmtree(home, ignore_errors=True)
+            else:
+                progress(f"kept {home} for inspection (daemon.log)")
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Fill a memoryd store with N realistic memories through the client and "
+        "measure ingest, remember and search round trips, the CLI, RSS and vector-index recall.")
+    parser.add_argument("--n", type=int, default=10_000, help="entries to ingest (default 10000)")
+    parser.add_argument("--keep", metavar="DIR",
+                        help="use DIR as MEMORYD_HOME and keep it; if it already holds entries, "
+                        "skip the ingest and measure against them (keep the path short)")
+    parser.add_argument("--seed", type=int, default=7, help="corpus seed (default 7)")
+    parser.add_argument("--out", type=Path, help="JSON output (default bench/results/store-N.json)")
+    parser.add_argument("--check", action="store_true", help="exit 1 when a budget is over")
+    args = parser.parse_args(argv)
+    if args.n < 1:
+        parser.error("--n must be positive")
+
+    report = run(args)
+    out = args.out or HERE / "results" / f"store-{args.n}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
+    info = report.info
+    print(f"\nmemoryd store benchmark, N = {args.n:,} ({info['machine']['cores']} cores, "
+          f"{info['machine']['cpu']}, Python {info['machine']['python']}, commit "
+          f"{info['machine']['commit']})")
+    print(report.table())
+    print(f"\nbudgets: {sum(r.ok is True for r in report.rows)} ok, {len(report.over)} over; "
+          f"JSON: {out}")
+    return 1 if args.check and report.over else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
