@@ -59,8 +59,8 @@ class SessionExtractor:
 
     async def run(self, session_id: str, *, dry_run: bool) -> dict[str, Any]:
         daemon = self.daemon
-        assert daemon.lifecycle is not None and daemon.store is not None
-        session = await daemon.db(daemon.lifecycle.session, session_id)
+        assert daemon.sessions is not None and daemon.store is not None
+        session = await daemon.db(daemon.sessions.lifecycle.session, session_id)
         if session is None:
             raise NotFoundError(f"no session {session_id!r}")
         path = session.get("transcript_path") or session.get("source")

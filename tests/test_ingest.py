@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from memoryd_client import Client, wire
 
-from conftest import start_daemon, wait_until
+from conftest import start_daemon
 
 NOTEBOOK = """\
 # Designer Agent Memory

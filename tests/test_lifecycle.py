@@ -11,7 +11,6 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
 from memoryd_client import Client, DaemonUnreachableError
 
 from conftest import run_memoryd, start_daemon, wait_until
