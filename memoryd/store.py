@@ -412,7 +412,7 @@ class Store:
         """Store vectors (replacing any) and take the rows off the vector queue."""
         ids = [int(r) for r in rowids]
         marks = ", ".join("?" for _ in ids)
-        self.db.execute(f"DELETE FROM entries_vec WHERE rowid IN ({marks})", ids)
+        self.delete_vectors(ids)
         self.db.executemany(
             "INSERT INTO entries_vec(rowid, embedding) VALUES (?, ?)",
             ((r, v.astype(np.float32).tobytes()) for r, v in zip(ids, vectors)),
@@ -420,9 +420,8 @@ class Store:
         self.db.execute(f"DELETE FROM vector_queue WHERE rowid IN ({marks})", ids)
 
     def delete_vectors(self, rowids: Sequence[int]) -> None:
-        if self.model is not None and rowids:
-            marks = ", ".join("?" for _ in rowids)
-            self.db.execute(f"DELETE FROM entries_vec WHERE rowid IN ({marks})", list(rowids))
+        if self.model is not None:
+            self.db.executemany("DELETE FROM entries_vec WHERE rowid = ?", ((int(r),) for r in rowids))
 
     def vector_for_hash(self, hash_: str) -> np.ndarray | None:
         """A stored vector of any entry with this content hash (the embedding cache).
@@ -436,14 +435,17 @@ class Store:
         return next(iter(vectors.values()), None)
 
     def vectors_by_rowids(self, rowids: Sequence[int]) -> dict[int, np.ndarray]:
+        """Stored vectors by rowid, one lookup each: vec0 answers ``rowid IN (…)`` with a full
+        scan (23 ms at 100k rows for 5 ids), ``rowid = ?`` with a point lookup."""
         if not rowids or self.model is None:
             return {}
-        marks = ", ".join("?" for _ in rowids)
-        rows = self.db.execute(
-            f"SELECT rowid, embedding FROM entries_vec WHERE rowid IN ({marks})",
-            [int(r) for r in rowids],
-        )
-        return {r: np.frombuffer(blob, dtype=np.float32) for r, blob in rows}
+        found = {}
+        for rowid in rowids:
+            row = self.db.execute(
+                "SELECT embedding FROM entries_vec WHERE rowid = ?", (int(rowid),)).fetchone()
+            if row is not None:
+                found[int(rowid)] = np.frombuffer(row[0], dtype=np.float32)
+        return found
 
     def iter_vectors(self, batch: int = 4096) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """(rowids, matrix) batches of all stored vectors, in rowid order."""

@@ -82,3 +82,13 @@ def test_importing_the_client_does_not_import_the_daemon_stack() -> None:
             "print(sorted(m for m in ('numpy', 'onnxruntime', 'apsw', 'memoryd') if m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_the_fast_path_knows_every_command() -> None:
+    from memoryd_client.cli import COMMANDS, build_parser
+
+    action = next(a for a in build_parser()._actions if a.dest == "command")
+    assert set(COMMANDS) == set(action.choices)
+    for command in COMMANDS:  # each command alone builds the same subparser
+        alone = next(a for a in build_parser(only=command)._actions if a.dest == "command")
+        assert list(alone.choices) == [command]

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from memoryd_client.client import Client
 
 OK, FAILED, USAGE, UNREACHABLE = 0, 1, 2, 3
+COMMANDS = ("status", "sources", "reload", "hook", "file", "extract", "mcp", "context", "explain",
+            "session", "sessions", "store", "search", "get", "forget", "supersede", "history")
 
 
 def _common() -> argparse.ArgumentParser:
@@ -37,7 +39,19 @@ def _common() -> argparse.ArgumentParser:
     return common
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _Skipped:
+    """Stands in for the subparsers of commands not being run: building all of them costs a
+    CLI call ~10 ms (argparse looks up translations for every help string)."""
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *args, **kwargs: self
+
+    def __iter__(self) -> Any:
+        return iter(())
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser, or (``only``) just the one command about to run."""
     import argparse
 
     common = _common()
@@ -49,11 +63,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    status = commands.add_parser("status", parents=[common], help="show the daemon's state")
+    def add_command(name: str, **kwargs: Any) -> Any:
+        if only is not None and name != only:
+            return _Skipped()
+        return commands.add_parser(name, **kwargs)
+
+    status = add_command("status", parents=[common], help="show the daemon's state")
     status.add_argument("--sources", action="store_true",
                         help="also each watched source: files, errors, skipped lines")
 
-    sources = commands.add_parser("sources", parents=[common], help="list, add or remove watched sources")
+    sources = add_command("sources", parents=[common], help="list, add or remove watched sources")
     sources_commands = sources.add_subparsers(dest="sources_command", metavar="ACTION", required=True)
     sources_commands.add_parser("list", parents=[common], help="every source and its state")
     add = sources_commands.add_parser(
@@ -72,11 +91,11 @@ def build_parser() -> argparse.ArgumentParser:
         "remove", parents=[common], help="remove an added source, disable a built-in, or drop a project root")
     remove.add_argument("name", help="source name, or a project root directory")
 
-    commands.add_parser("reload", parents=[common], help="re-read the configuration (as SIGHUP does)")
-    commands.add_parser("hook", help="agent lifecycle hooks: memory hook claude-code|codex EVENT, "
+    add_command("reload", parents=[common], help="re-read the configuration (as SIGHUP does)")
+    add_command("hook", help="agent lifecycle hooks: memory hook claude-code|codex EVENT, "
                         "memory hook install|uninstall claude-code|codex (see memory hook --help)")
 
-    files = commands.add_parser("file", parents=[common],
+    files = add_command("file", parents=[common],
                                 help="the memory tools: list, read, write, replace, insert files "
                                 "in an agent's memory directory")
     file_actions = files.add_subparsers(dest="file_action", metavar="ACTION", required=True)
@@ -96,38 +115,38 @@ def build_parser() -> argparse.ArgumentParser:
         if action == "insert":
             sub.add_argument("--line", type=int, required=True)
 
-    extract = commands.add_parser(
+    extract = add_command(
         "extract", parents=[common], help="extract lessons and facts from a finished session",
         description="Without --dry-run, stores what is accepted. The report maps each user "
         "message to the entries taken from it and says why each was accepted or rejected.")
     extract.add_argument("session")
     extract.add_argument("--dry-run", action="store_true", help="report only, store nothing")
 
-    mcp = commands.add_parser("mcp", help="run the MCP stdio server with the memory tools "
+    mcp = add_command("mcp", help="run the MCP stdio server with the memory tools "
                               "(needs memoryd-client[mcp])")
     mcp.add_argument("--agent", required=True, help="whose memory the tools read and write")
 
-    context = commands.add_parser("context", parents=[common],
+    context = add_command("context", parents=[common],
                                   help="print the memory block an agent would get at session start")
     context.add_argument("--agent", required=True)
     context.add_argument("--cwd", default=None, help="working directory (default: this one)")
     context.add_argument("--prompt", help="rank facts by relevance to this prompt")
     context.add_argument("--budget", type=int, help="characters (default 8000)")
 
-    explain = commands.add_parser("explain", parents=[common],
+    explain = add_command("explain", parents=[common],
                                   help="what was injected into a session, and why")
     explain.add_argument("session", nargs="?", help="session id (default: the latest injection)")
 
-    session = commands.add_parser("session", parents=[common], help="one session: memory session show ID")
+    session = add_command("session", parents=[common], help="one session: memory session show ID")
     session.add_argument("action", choices=["show"])
     session.add_argument("id")
 
-    sessions = commands.add_parser("sessions", parents=[common], help="list recorded agent sessions")
+    sessions = add_command("sessions", parents=[common], help="list recorded agent sessions")
     sessions.add_argument("--agent")
     sessions.add_argument("--project")
     sessions.add_argument("--limit", type=int, default=50)
 
-    store = commands.add_parser(
+    store = add_command(
         "store", parents=[common], help="remember TEXT in AGENT's CATEGORY",
         description="Store an entry. Exits 0 when stored, 1 when rejected as a duplicate "
         "(the existing entry is printed).")
@@ -144,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     store.add_argument("--global", dest="is_global", action="store_true",
                        help="not tied to the project of the current directory")
 
-    search = commands.add_parser(
+    search = add_command(
         "search", parents=[common], help="search AGENT's memory",
         description="Hybrid keyword + vector search. AGENT may be a comma-separated list or "
         "'*' for every agent; CATEGORY '-' means any category. Exits 0 when something matched "
@@ -164,22 +183,22 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--all", action="store_true",
                         help="list ranked hits that are not matches too (exit code unchanged)")
 
-    get = commands.add_parser("get", parents=[common], help="show one entry")
+    get = add_command("get", parents=[common], help="show one entry")
     get.add_argument("id", help="entry id or a unique prefix of it")
 
-    forget = commands.add_parser("forget", parents=[common],
+    forget = add_command("forget", parents=[common],
                                  help="forget an entry (soft: journaled, kept in history)")
     forget.add_argument("id")
     forget.add_argument("--agent", help="act as this agent (must own the entry)")
     forget.add_argument("--reason")
 
-    supersede = commands.add_parser("supersede", parents=[common],
+    supersede = add_command("supersede", parents=[common],
                                      help="replace an entry's text; the old one is kept as superseded")
     supersede.add_argument("id")
     supersede.add_argument("text")
     supersede.add_argument("--agent", help="act as this agent (must own the entry)")
 
-    history = commands.add_parser("history", parents=[common],
+    history = add_command("history", parents=[common],
                                   help="an entry's versions and journal (by id, or agent + key)")
     history.add_argument("id", nargs="?")
     history.add_argument("--agent")
@@ -510,7 +529,8 @@ def main(argv: list[str] | None = None) -> int:
                   "Hooks read the agent's JSON on stdin and always exit 0 (fail open).")
             return OK
         return run_hook_command(argv[1:])
-    parser = build_parser()
+    first = next((a for a in argv if not a.startswith("-")), None)
+    parser = build_parser(only=first if first in COMMANDS else None)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
