@@ -30,14 +30,16 @@ log = logging.getLogger(__name__)
 KINDS = ("fact", "lesson", "feedback", "note", "turn", "summary")
 STATUSES = ("active", "superseded", "forgotten")
 RRF_K = 60
+COMMON_TERM_SHARE = 0.02
+COMMON_TERM_MIN_ROWS = 5000
 CANDIDATES = 50
 MAX_TEXT_CHARS = 32_000
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 STOPWORDS = frozenset(
-    "a an and are as at be but by do does for from has have i in is it its me my not of on or "
-    "our so that the their them then there these they this to was we were what when where which "
-    "who why will with you your".split()
+    "a about also an and any are as at be but by can could did do does for from has have how i "
+    "in is it its just me my not of on or our should so that the their them then there these "
+    "they this to was we were what when where which who why will with would you your".split()
 )
 
 
@@ -473,7 +475,7 @@ class Memory:
         terms = query_terms(query)
         keyword: dict[int, tuple[int, float]] = {}
         if terms:
-            rows = self._keyword_candidates(fts_expression(terms, "OR"), where, sql_params, pool)
+            rows = self._keyword_candidates(self._keyword_expression(terms), where, sql_params, pool)
             keyword = {rowid: (rank, -bm25) for rank, (rowid, bm25) in enumerate(rows)}
 
         semantic: dict[int, tuple[int, float]] = {}
@@ -522,6 +524,20 @@ class Memory:
             "degraded": query_vector is None,
             "threshold": threshold,
         }
+
+    def _keyword_expression(self, terms: list[str]) -> str:
+        """OR over the query's terms, leaving out those in more than COMMON_TERM_SHARE of all
+        entries when rarer ones remain: they add little to bm25 (low IDF) but make FTS5 score
+        a large part of the index (26 ms at 100k entries for a query touching 13 % of rows)."""
+        total = self.store.count_fts_rows()
+        if total < COMMON_TERM_MIN_ROWS or len(terms) < 2:
+            return fts_expression(terms, "OR")
+        limit = total * COMMON_TERM_SHARE
+        rare = [t for t in terms if self.store.term_rows(t) <= limit]
+        if not rare or len(rare) == len(terms):
+            return fts_expression(terms, "OR")
+        # entries with every term still match; bm25 weighs all terms for whatever matched
+        return fts_expression(rare, "OR") + " OR (" + fts_expression(terms, "AND") + ")"
 
     def _keyword_candidates(self, expression: str, where: str, sql_params: list[Any],
                             pool: int) -> list[tuple[int, float]]:

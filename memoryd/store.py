@@ -238,6 +238,8 @@ class Store:
         self.db.execute("PRAGMA cache_size=-16000")
         self._migrate()
         self.model: ModelInfo | None = self._stored_model()
+        self._fts_rows: tuple[int, float] | None = None
+        self._term_rows: dict[str, tuple[int, float]] = {}
 
     def close(self) -> None:
         self.db.close()
@@ -507,6 +509,28 @@ class Store:
             f"WHERE entries_fts MATCH ? AND {where} ORDER BY score LIMIT ?"
         )
         return self.db.execute(sql, [match, *params, limit]).fetchall()
+
+    def count_fts_rows(self) -> int:
+        """Rows in the full-text index (cached for a minute: it only steers query planning)."""
+        now = time.monotonic()
+        cached = self._fts_rows
+        if cached is None or now - cached[1] > 60:
+            cached = self._fts_rows = (
+                self.db.execute("SELECT count(*) FROM entries").fetchone()[0], now)
+        return cached[0]
+
+    def term_rows(self, term: str) -> int:
+        """How many rows contain ``term`` (cached for a minute per term)."""
+        now = time.monotonic()
+        cached = self._term_rows.get(term)
+        if cached is None or now - cached[1] > 60:
+            count = self.db.execute(
+                "SELECT count(*) FROM entries_fts WHERE entries_fts MATCH ?",
+                ('"' + term.replace('"', '""') + '"',)).fetchone()[0]
+            if len(self._term_rows) > 10_000:
+                self._term_rows.clear()
+            cached = self._term_rows[term] = (count, now)
+        return cached[0]
 
     def filter_rowids(self, rowids: Sequence[int], where: str, params: Sequence[Any]) -> set[int]:
         if not rowids:
