@@ -64,7 +64,11 @@ class VectorIndex:
         old = self.__dict__
         self.capacity = capacity
         self.rowids = grow(old.get("rowids"), (capacity,), np.int64)
-        self.bits = grow(old.get("bits"), (capacity, self.words), np.uint64)
+        # word-major (words × rows): the Hamming scan then runs over contiguous rows
+        bits = np.zeros((self.words, capacity), dtype=np.uint64)
+        if old.get("bits") is not None:
+            bits[:, : self.n] = old["bits"][:, : self.n]
+        self.bits = bits
         self.int8 = grow(old.get("int8"), (capacity, self.dim), np.int8)
         self.scale = grow(old.get("scale"), (capacity,), np.float32)
         self.created = grow(old.get("created"), (capacity,), np.float64)
@@ -108,7 +112,7 @@ class VectorIndex:
             slots[i] = slot
         scale = np.maximum(np.abs(vectors).max(axis=1), 1e-12) / 127.0
         self.rowids[slots] = rowids
-        self.bits[slots] = self._sign_bits(vectors)
+        self.bits[:, slots] = self._sign_bits(vectors).T
         self.int8[slots] = np.clip(np.rint(vectors / scale[:, None]), -127, 127).astype(np.int8)
         self.scale[slots] = scale
         for i, (agent, category, project, kind, status, created) in enumerate(meta):
@@ -160,7 +164,9 @@ class VectorIndex:
         allowed = int(np.count_nonzero(mask))
         if allowed > self.rerank:
             code = self._sign_bits(query[None, :])[0]
-            hamming = np.bitwise_count(self.bits[: self.n] ^ code).sum(axis=1, dtype=np.int16)
+            hamming = np.bitwise_count(self.bits[0, : self.n] ^ code[0]).astype(np.int16)
+            for word in range(1, self.words):
+                hamming += np.bitwise_count(self.bits[word, : self.n] ^ code[word])
             if allowed < self.n:  # filtered out rows sort last
                 hamming[~mask] = np.iinfo(np.int16).max
             candidates = np.argpartition(hamming, self.rerank)[: self.rerank]
