@@ -12,6 +12,7 @@ import re
 import time
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -64,6 +65,20 @@ def format_age(seconds: float) -> str:
         if seconds >= size:
             return f"{int(seconds // size)}{unit}"
     return f"{int(max(seconds, 0))}s"
+
+
+@dataclass
+class SearchPlan:
+    terms: list[str]
+    limit: int
+    only_matches: bool
+    threshold: float
+    vector_filter: VectorFilter
+    where: str
+    sql_params: list[Any]
+    tags: list[str]
+    pool: int
+    keyword: dict[int, tuple[int, float]] = field(default_factory=dict)
 
 
 class Memory:
@@ -463,21 +478,34 @@ class Memory:
         return vector_filter, " AND ".join(where), sql_params, tags
 
     def search(self, params: Params, query_vector: np.ndarray | None) -> dict[str, Any]:
+        return self.finish_search(self.keyword_search(params), query_vector)
+
+    def keyword_search(self, params: Params) -> SearchPlan:
+        """The first half of a search: validated filters and the keyword ranking. It needs no
+        vector, so the daemon runs it while the query is being embedded."""
         query = params.text("query", required=True, max_len=10_000)
         assert query is not None
         limit = params.integer("limit", default=self.config.search.limit, low=1, high=1000)
         min_score = params.number("min_score", low=-1.0, high=1.0)
-        only_matches = params.flag("match") or min_score is not None
-        threshold = min_score if min_score is not None else self.config.search.match_cosine
         vector_filter, where, sql_params, tags = self.search_filter(params)
-        pool = max(CANDIDATES, limit * 3)
+        plan = SearchPlan(
+            terms=query_terms(query), limit=limit,
+            only_matches=params.flag("match") or min_score is not None,
+            threshold=min_score if min_score is not None else self.config.search.match_cosine,
+            vector_filter=vector_filter, where=where, sql_params=sql_params, tags=tags,
+            pool=max(CANDIDATES, limit * 3))
+        if plan.terms:
+            rows = self._keyword_candidates(self._keyword_expression(plan.terms), where,
+                                            sql_params, plan.pool)
+            plan.keyword = {rowid: (rank, -bm25) for rank, (rowid, bm25) in enumerate(rows)}
+        return plan
 
-        terms = query_terms(query)
-        keyword: dict[int, tuple[int, float]] = {}
-        if terms:
-            rows = self._keyword_candidates(self._keyword_expression(terms), where, sql_params, pool)
-            keyword = {rowid: (rank, -bm25) for rank, (rowid, bm25) in enumerate(rows)}
-
+    def finish_search(self, plan: SearchPlan, query_vector: np.ndarray | None) -> dict[str, Any]:
+        """The second half: vector candidates, fusion, match flags, the hits."""
+        keyword, terms, limit = plan.keyword, plan.terms, plan.limit
+        only_matches, threshold = plan.only_matches, plan.threshold
+        vector_filter, where, sql_params, tags = plan.vector_filter, plan.where, plan.sql_params, plan.tags
+        pool = plan.pool
         semantic: dict[int, tuple[int, float]] = {}
         if query_vector is not None:
             for rank, (rowid, cosine) in enumerate(self._vector_candidates(

@@ -472,8 +472,13 @@ class Daemon:
         assert self.memory is not None
         query = params.text("query", required=True, max_len=10_000)
         assert query is not None
-        vector = await self.vector_for(query, query=True)
-        return await self.db(self.memory.search, params, vector)
+        embedding = asyncio.ensure_future(self.vector_for(query, query=True))
+        try:
+            plan = await self.db(self.memory.keyword_search, params)  # meanwhile: the embedding
+        except BaseException:
+            embedding.cancel()
+            raise
+        return await self.db(self.memory.finish_search, plan, await embedding)
 
     async def m_get(self, params: Params) -> dict[str, Any]:
         assert self.memory is not None
