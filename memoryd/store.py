@@ -179,6 +179,10 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX injections_session ON injections(session, ts);
     """,
+    # 4: the memory block reads an agent's newest entries of one kind
+    """
+    CREATE INDEX entries_kind ON entries(agent, kind, status, created);
+    """,
 )
 
 _bestpractice_applied = False
