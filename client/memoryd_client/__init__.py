@@ -3,7 +3,11 @@
 Importing this package never imports numpy, onnxruntime or apsw.
 """
 
-from typing import Any
+from __future__ import annotations
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a hook ~4 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 _EXPORTS = {
     "AsyncClient": "memoryd_client.client",

@@ -13,12 +13,13 @@ import json
 import os
 import sys
 import time
-from typing import TYPE_CHECKING, Any
+TYPE_CHECKING = False  # see memoryd_client/__init__.py
 
 from memoryd_client.errors import MemorydError
 
 if TYPE_CHECKING:
     import argparse
+    from typing import Any
 
     from memoryd_client.client import Client
 

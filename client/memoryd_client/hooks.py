@@ -17,8 +17,9 @@ import os
 import socket
 import sys
 import time
-from pathlib import Path
-from typing import Any, TextIO
+TYPE_CHECKING = False  # typing and pathlib cost a hook process ~10 ms; it needs neither
+if TYPE_CHECKING:
+    from typing import Any, TextIO
 
 from memoryd_client import wire
 
@@ -41,16 +42,21 @@ MAX_STDIN_BYTES = 4 * 1024 * 1024
 SPOOL_NAME = "spool.jsonl"
 
 
-def spool_path() -> Path:
-    from memoryd_client.paths import state_dir
+def spool_path() -> str:
+    from memoryd_client.paths import home_text
 
-    return state_dir() / SPOOL_NAME
+    home = home_text()
+    if home is None:
+        from memoryd_client.paths import state_dir
+
+        home = str(state_dir())
+    return os.path.join(home, SPOOL_NAME)
 
 
 def append_spool(record: dict[str, Any]) -> None:
     """Append one event for the daemon to replay; locked against the daemon's replay."""
     path = spool_path()
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
     line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
@@ -71,12 +77,12 @@ def read_payload(stdin: TextIO) -> dict[str, Any] | None:
 
 def call_daemon(request: dict[str, Any], deadline_s: float) -> dict[str, Any]:
     """One request with a hard deadline; raises OSError (unreachable) or TimeoutError."""
-    from memoryd_client.paths import socket_path
+    from memoryd_client.paths import socket_text
 
     end = time.monotonic() + deadline_s
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(deadline_s)
-        sock.connect(str(socket_path()))
+        sock.connect(socket_text())
         sock.sendall(wire.pack({"id": 1, "method": "hook", "params": request}))
         data = b""
         needed = wire.HEADER.size

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import os
 import warnings
-from pathlib import Path
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 APP = "memoryd"
@@ -17,12 +19,33 @@ APP = "memoryd"
 MAX_SOCKET_PATH_BYTES = 103
 
 
-def home_override() -> Path | None:
+def home_text() -> str | None:
+    """MEMORYD_HOME as a string (hooks avoid importing pathlib)."""
     value = os.environ.get("MEMORYD_HOME")
-    return Path(value).expanduser() if value else None
+    return os.path.expanduser(value) if value else None
+
+
+def socket_text() -> str:
+    """The socket path as a string, without pathlib when the environment decides it."""
+    explicit = os.environ.get("MEMORYD_SOCKET")
+    if explicit:
+        return os.path.expanduser(explicit)
+    home = home_text()
+    if home is not None:
+        return os.path.join(home, "memoryd.sock")
+    return str(socket_path())
+
+
+def home_override() -> Path | None:
+    from pathlib import Path
+
+    value = home_text()
+    return Path(value) if value else None
 
 
 def _platform_dir(kind: str) -> Path:
+    from pathlib import Path
+
     import platformdirs  # only when MEMORYD_HOME does not decide (it costs a hook ~10 ms)
 
     with warnings.catch_warnings():  # platformdirs warns when XDG_RUNTIME_DIR is unset
@@ -40,6 +63,8 @@ def config_dir() -> Path:
 
 
 def socket_path() -> Path:
+    from pathlib import Path
+
     explicit = os.environ.get("MEMORYD_SOCKET")
     if explicit:
         return Path(explicit).expanduser()

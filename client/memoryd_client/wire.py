@@ -13,7 +13,9 @@ The error codes are the ``code`` attributes of the classes in :mod:`memoryd_clie
 from __future__ import annotations
 
 import struct
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 import msgpack
 
