@@ -14,7 +14,7 @@ import os
 import time
 from typing import TYPE_CHECKING, Any
 
-from memoryd_client.hooks import SPOOL_NAME
+from memoryd_client.hooks import SPOOL_NAME, read_spool, render
 
 from memoryd.context import DEFAULT_BUDGET_CHARS, PROMPT_BUDGET_CHARS, Block, ContextBuilder
 from memoryd.errors import BadParamsError, MemorydError, NotFoundError
@@ -61,13 +61,25 @@ class SessionMethods:
                 "items": block.explain()}
 
     async def m_hook(self, params: Params) -> dict[str, Any]:
-        """One lifecycle event from an agent's hook (live, or replayed from the spool)."""
+        """One lifecycle event from an agent's hook (live, or replayed from the spool). The
+        hook forwards the agent's stdin unparsed (``raw``); the reply carries the ``output``
+        the hook prints, in the agent's format."""
         assert self.lifecycle is not None and self.daemon.memory is not None
         harness = params.choice("harness", tuple(HARNESS_AGENTS), default=None)
         event = params.text("event", required=True, max_len=100)
+        assert event is not None
         payload = params.raw.get("payload")
+        if "raw" in params.raw:
+            try:
+                payload = json.loads(params.text("raw", default="", max_len=8_000_000) or "{}")
+            except ValueError:
+                payload = None
+            if not isinstance(payload, dict):
+                return {"context": None, "output": "",
+                        "problem": "stdin is not a JSON object; ignored"}
         if harness is None or not isinstance(payload, dict):
             raise BadParamsError("hook: needs harness and a payload map")
+        event = str(payload.get("hook_event_name") or event)
         replayed = params.flag("replayed")
         ts = params.number("ts", default=time.time()) or time.time()
         agent = HARNESS_AGENTS[harness]
@@ -105,7 +117,7 @@ class SessionMethods:
                 "writer": f"{harness}-hook", "cwd": cwd, "force": True}))
         elif event == "SessionEnd" and session:
             self.on_session_end(session)
-        return {"context": context}
+        return {"context": context, "output": render(event, context)}
 
     def on_session_end(self, session: str) -> None:
         """Queue extraction; it runs in the background, never on the hook's path."""
@@ -138,12 +150,11 @@ class SessionMethods:
         finally:
             os.close(fd)
         replayed = 0
-        for line in replaying.read_text("utf-8", errors="replace").splitlines():
+        for record in read_spool(replaying.read_bytes()):
             try:
-                record = json.loads(line)
                 await self.m_hook(Params("hook", {**record, "replayed": True}))
                 replayed += 1
-            except (ValueError, MemorydError) as exc:
+            except MemorydError as exc:
                 log.warning("Skipping a spooled hook event: %s", exc)
         replaying.unlink()
         log.info("Replayed %d spooled hook events.", replayed)

@@ -134,11 +134,14 @@ def test_daemon_down_exits_quickly_and_the_event_is_replayed(memoryd_home, embed
     assert elapsed < 5  # the whole process, generously; bench/bench_hooks.py measures it
     assert "spooled" in result.stderr
     hook("claude-code", "SessionEnd", start_payload(str(tmp_path), "SessionEnd", reason="other"))
-    assert len((memoryd_home / "spool.jsonl").read_text().splitlines()) == 2
+    from memoryd_client.hooks import read_spool
+
+    spooled = read_spool((memoryd_home / "spool.msgpack").read_bytes())
+    assert [r["event"] for r in spooled] == ["SessionStart", "SessionEnd"]
     running = start_daemon(embedder)
     try:
         with Client(running.socket) as client:
-            wait_until(lambda: not (memoryd_home / "spool.jsonl").exists())
+            wait_until(lambda: not (memoryd_home / "spool.msgpack").exists())
             session = client.session(SESSION)["session"]
             assert session["cwd"] == str(tmp_path) and session["closed"] is not None
     finally:

@@ -4,7 +4,8 @@ Reads the agent's JSON on stdin, tells the daemon, prints the agent's own output
 never blocks its agent: it always exits 0 with valid (possibly empty) output — on bad stdin, a
 usage mistake, a slow or dead daemon — and it answers within a deadline well under the agent's
 hook timeout. When the daemon cannot be reached the event is appended to a spool file that the
-daemon replays when it is back.
+daemon replays when it is back. The payload is forwarded as it came: the daemon parses it and
+renders the agent's output, so a hook process never imports json (or typing, or pathlib).
 
 Kept free of argparse and of the rest of the CLI so that a hook process starts fast.
 """
@@ -12,7 +13,6 @@ Kept free of argparse and of the rest of the CLI so that a hook process starts f
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import socket
 import sys
@@ -39,7 +39,7 @@ CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit")
 DEADLINE_S = {"SessionStart": 2.5, "UserPromptSubmit": 1.5}
 DEFAULT_DEADLINE_S = 0.5
 MAX_STDIN_BYTES = 4 * 1024 * 1024
-SPOOL_NAME = "spool.jsonl"
+SPOOL_NAME = "spool.msgpack"
 
 
 def spool_path() -> str:
@@ -53,26 +53,35 @@ def spool_path() -> str:
     return os.path.join(home, SPOOL_NAME)
 
 
-def append_spool(record: dict[str, Any]) -> None:
-    """Append one event for the daemon to replay; locked against the daemon's replay."""
+def append_spool(request: dict[str, Any]) -> None:
+    """Append one event (a msgpack frame) for the daemon to replay; locked against the
+    daemon's replay."""
     path = spool_path()
     os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-    line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+    frame = wire.pack(request)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        os.write(fd, line)
+        os.write(fd, frame)
     finally:
         os.close(fd)
 
 
-def read_payload(stdin: TextIO) -> dict[str, Any] | None:
-    try:
-        raw = stdin.read(MAX_STDIN_BYTES)
-        payload = json.loads(raw) if raw.strip() else {}
-    except (ValueError, OSError, UnicodeDecodeError):
-        return None
-    return payload if isinstance(payload, dict) else None
+def read_spool(data: bytes) -> list[dict[str, Any]]:
+    """The requests in a spool file's bytes; a torn or corrupt tail is dropped."""
+    requests = []
+    offset = 0
+    while offset + wire.HEADER.size <= len(data):
+        length = wire.frame_length(data[offset: offset + wire.HEADER.size])
+        end = offset + wire.HEADER.size + length
+        if end > len(data):
+            break
+        try:
+            requests.append(wire.unpack(data[offset + wire.HEADER.size: end]))
+        except Exception:
+            pass
+        offset = end
+    return requests
 
 
 def call_daemon(request: dict[str, Any], deadline_s: float) -> dict[str, Any]:
@@ -101,30 +110,32 @@ def call_daemon(request: dict[str, Any], deadline_s: float) -> dict[str, Any]:
     return result if isinstance(result, dict) else {}
 
 
-def render(harness: str, event: str, context: str | None) -> str:
+def render(event: str, context: str | None) -> str:
     """The agent's own output: JSON with additionalContext for context events, else nothing.
+    Codex validates hook output against strict schemas, so only the common subset is used.
+    (The daemon renders; the hook process only prints, so it never imports json.)"""
+    import json
 
-    Codex validates hook output against strict schemas, so only the common subset is used."""
     if event not in CONTEXT_EVENTS or not context:
         return ""
     return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}},
                       ensure_ascii=False)
 
 
-def run_hook(argv: list[str], stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout) -> int:
-    """Always returns 0."""
+def run_hook(argv: list[str], stdin: Any = None, stdout: Any = None) -> int:
+    """Always returns 0. stdin is forwarded as it is; the daemon parses it."""
+    stdin = stdin or sys.stdin
+    stdout = stdout or sys.stdout
     try:
         if len(argv) != 2 or argv[0] not in HARNESSES:
             print("usage: memory hook claude-code|codex EVENT < payload.json", file=sys.stderr)
             return 0
         harness = argv[0]
         event = EVENTS.get(argv[1].lower().replace("_", "-"), argv[1])
-        payload = read_payload(stdin)
-        if payload is None:
-            print("memoryd hook: stdin is not a JSON object; ignored", file=sys.stderr)
-            return 0
-        event = str(payload.get("hook_event_name") or event)
-        request = {"harness": harness, "event": event, "payload": payload, "ts": time.time()}
+        raw = stdin.buffer.read(MAX_STDIN_BYTES) if hasattr(stdin, "buffer") else \
+            stdin.read(MAX_STDIN_BYTES).encode("utf-8", errors="replace")
+        request = {"harness": harness, "event": event, "raw": raw.decode("utf-8", errors="replace"),
+                   "ts": time.time()}
         try:
             result = call_daemon(request, DEADLINE_S.get(event, DEFAULT_DEADLINE_S))
         except (FileNotFoundError, ConnectionRefusedError, ConnectionError) as exc:
@@ -135,10 +146,12 @@ def run_hook(argv: list[str], stdin: TextIO = sys.stdin, stdout: TextIO = sys.st
         except Exception as exc:  # a timeout or a bad reply: fail open
             print(f"memoryd hook: {exc.__class__.__name__}: {exc}", file=sys.stderr)
             return 0
-        output = render(harness, event, result.get("context"))
-        if output:
+        output = result.get("output")
+        if isinstance(output, str) and output:
             stdout.write(output + "\n")
             stdout.flush()
+        elif result.get("problem"):
+            print(f"memoryd hook: {result['problem']}", file=sys.stderr)
     except BaseException as exc:  # never block the agent, whatever happens
         try:
             print(f"memoryd hook: {exc.__class__.__name__}", file=sys.stderr)
