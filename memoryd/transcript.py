@@ -123,6 +123,7 @@ import hashlib
 import json
 import logging
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -285,7 +286,7 @@ class _Skip(Exception):
         self.reason = reason
 
 
-class _LineParser:
+class _LineParser(ABC):
     """Line decoding, skip counting and session bookkeeping shared by the three formats."""
 
     harness = "generic"
@@ -324,8 +325,9 @@ class _LineParser:
     def flush(self) -> list[Turn]:
         return []
 
+    @abstractmethod
     def _handle(self, record: dict[str, Any], line: str, out: list[Turn]) -> None:
-        raise NotImplementedError
+        """Turn one decoded record into turns appended to ``out`` (or raise _Skip)."""
 
     def _count(self, reason: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
