@@ -106,7 +106,9 @@ SAMPLE_MD = 3_000
 SAMPLE_CHUNKS = 2_000
 RSS_BUDGET_MB = 300  # README "Performance": RSS ≤ 300 MB
 IDLE_CPU_BUDGET_PCT = 1.0  # "should be ~0"
-OTHERS_PATTERN = "bench_store.py|bench_ingest.py|pytest"
+OTHERS_PATTERN = r"bench_[a-z_]+\.py|pytest"  # other benchmarks and test runs
+QUIET_CORES = 0.25  # the machine counts as quiet while other processes use less than this
+EDIT_ATTEMPTS = 3
 
 
 # -- texts ------------------------------------------------------------------------------------
@@ -617,7 +619,7 @@ def busy_cores(seconds: float = 5.0) -> float:
     return (machine_s()[0] - before) / seconds
 
 
-def wait_for_quiet_machine(max_wait_s: float, max_busy: float = 0.25) -> float:
+def wait_for_quiet_machine(max_wait_s: float, max_busy: float = QUIET_CORES) -> float:
     """Wait (polling every 30 s) until no other benchmark or test run is running and the
     machine is nearly idle; returns the seconds waited."""
     started = time.monotonic()
@@ -725,11 +727,10 @@ def add_rss(report: Report, pid: int, label: str, peak_budget: bool) -> dict[str
     return rss
 
 
-def measure_edits(report: Report, daemon: DaemonProcess, files: list[Path], pool: TextPool,
-                  n: int, seed: int) -> dict[str, Any]:
+def time_edits(daemon: DaemonProcess, files: list[Path], pool: TextPool, n: int,
+               rng: random.Random) -> dict[str, Any]:
     """Append a bullet with a unique nonce to a random file; poll search until the hit is
-    there with a vector score."""
-    rng = random.Random(f"{seed}/edits")
+    there with a vector score. Returns the latencies in ms."""
     searchable, keyword, failed, polls = [], [], 0, []
     with Client(daemon.socket, timeout_s=60) as client:
         for i in range(n):
@@ -761,8 +762,14 @@ def measure_edits(report: Report, daemon: DaemonProcess, files: list[Path], pool
             if i % 10 == 0:
                 check_others("edits", daemon)
             time.sleep(rng.uniform(0.2, 0.4))
-    samples, kw = ms(searchable), ms(keyword)
-    note = f"{len(samples)} edits, {len(files):,} files watched"
+    return {"searchable_ms": [round(s, 1) for s in ms(searchable)],
+            "keyword_ms": [round(s, 1) for s in ms(keyword)], "failed": failed,
+            "polls_mean": round(float(np.mean(polls)), 1)}
+
+
+def report_edits(report: Report, edits: dict[str, Any], files: int) -> None:
+    samples, kw = edits["searchable_ms"], edits["keyword_ms"]
+    note = f"{len(samples)} edits, {files:,} files watched"
     report.add("edit → searchable incl. embedding, p50", percentile(samples, 50) if samples else None,
                "ms", le=250, note=note)
     report.add("edit → searchable incl. embedding, p95", percentile(samples, 95) if samples else None,
@@ -771,9 +778,7 @@ def measure_edits(report: Report, daemon: DaemonProcess, files: list[Path], pool
     report.add("  edit → keyword-searchable (no vector yet), p50", percentile(kw, 50) if kw else None,
                "ms")
     report.add("  edit → keyword-searchable, p95", percentile(kw, 95) if kw else None, "ms")
-    report.add("edits never searchable", failed, "", le=0, note=f"timeout {EDIT_TIMEOUT_S:g} s")
-    return {"searchable_ms": [round(s, 1) for s in samples], "keyword_ms": [round(s, 1) for s in kw],
-            "failed": failed, "polls_mean": round(float(np.mean(polls)), 1)}
+    report.add("edits never searchable", edits["failed"], "", le=0, note=f"timeout {EDIT_TIMEOUT_S:g} s")
 
 
 # -- the bare embedder ------------------------------------------------------------------------
@@ -893,9 +898,28 @@ def run(args: argparse.Namespace) -> Report:
         info["phase_a"]["rss_after_indexing"] = add_rss(
             report, daemon.pid, f"{len(md.files):,} files watched, after indexing", peak_budget=True)
 
-        progress(f"phase A: {args.edits} edits")
-        with cpu.phase("edits"):
-            info["edits"] = measure_edits(report, daemon, md.files, pool, args.edits, args.seed)
+        # The edits take seconds: they are redone (up to EDIT_ATTEMPTS times) when other
+        # processes took more than QUIET_CORES of the machine meanwhile.
+        edit_rng = random.Random(f"{args.seed}/edits")
+        attempts: list[dict[str, Any]] = []
+        for attempt in range(1, EDIT_ATTEMPTS + 1):
+            waited = wait_for_quiet_machine(args.max_wait_s)
+            progress(f"phase A: {args.edits} edits (attempt {attempt})")
+            with cpu.phase("edits"):
+                edits = time_edits(daemon, md.files, pool, args.edits, edit_rng)
+            phase = cpu.phases["edits"]
+            edits |= {"attempt": attempt, "waited_s": round(waited, 1),
+                      "others_cores": round(phase["other_cpu_s"] / phase["wall_s"], 2)}
+            attempts.append(edits)
+            if edits["others_cores"] <= QUIET_CORES:
+                break
+            progress(f"other processes took {edits['others_cores']:.2f} cores during the edits")
+        edits_appended = args.edits * len(attempts)
+        info["edits"] = attempts[-1]
+        info["edit_attempts"] = attempts[:-1]
+        report_edits(report, attempts[-1], len(md.files))
+        report.add("  other processes during the edits", attempts[-1]["others_cores"], "cores",
+                   note=f"attempt {len(attempts)} of at most {EDIT_ATTEMPTS}")
         rss = proc_status(daemon.pid)
         report.add("daemon RSS (VmRSS) after the edits", rss["VmRSS"], "MB", le=RSS_BUDGET_MB)
         progress(f"phase A: idle CPU over {args.idle_s:g} s")
@@ -909,7 +933,7 @@ def run(args: argparse.Namespace) -> Report:
         # -- B: transcripts -------------------------------------------------------------------
         progress("phase B: transcripts moved in, a new daemon on the same state")
         (staging / ".claude").rename(home / ".claude")
-        expected = md.entries + args.edits + tx.chunks  # each edit appends one bullet
+        expected = md.entries + edits_appended + tx.chunks  # each edit appends one bullet
         t_spawn = time.perf_counter()
         daemon = start_daemon(state, home)
         cpu.daemon_pid = daemon.pid
@@ -949,6 +973,7 @@ def run(args: argparse.Namespace) -> Report:
             report, daemon, args.idle_s, f"{len(md.files) + len(tx.files):,} files watched")
 
         # -- the bare embedder on the same texts, the daemon idle -----------------------------
+        info["bare_embedder_waited_s"] = round(wait_for_quiet_machine(args.max_wait_s), 1)
         progress("bare embedder on the indexed texts (daemon idle)")
         from memoryd.config import load_config
         from memoryd.embed import Embedder
@@ -989,6 +1014,8 @@ def run(args: argparse.Namespace) -> Report:
                    f"{100 * txt['truncated_share']:.0f}% truncated at {embedder.max_tokens}")
         report.add(f"  same, batches of {BACKFILL_BATCH} (as the daemon's backfill)", tx_bare_64, "texts/s")
         report.add("B. indexing rate / bare embedder rate", tx_rate / tx_bare, "", ge=0.8)
+        report.add("  other processes during the bare embedder", cpu.phases["bare_embedder"]["other_cpu_s"]
+                   / cpu.phases["bare_embedder"]["wall_s"], "cores", note=cpu.describe("bare_embedder"))
         report.add("  bench process peak RSS growth on long texts", hwm_tx - hwm_md, "MB",
                    note=f"VmHWM {hwm_tx:.0f} MB")
 
