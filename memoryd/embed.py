@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -67,6 +68,18 @@ def locate_model(setting: str) -> ModelFiles:
     return ModelFiles(directory.name, model, tokenizer, None)
 
 
+def import_onnxruntime():  # type: ignore[no-untyped-def]
+    """onnxruntime with its telemetry off. Official builds ship Microsoft's 1DS telemetry,
+    switched on by default on Linux and macOS: it writes a device id under ~/.cache and looks
+    up mobile.events.data.microsoft.com. The environment variable must be set before the first
+    import; the API call covers a process that imported it earlier. Nothing leaves the machine."""
+    os.environ["ORT_DISABLE_TELEMETRY"] = "1"
+    import onnxruntime
+
+    onnxruntime.disable_telemetry_events()
+    return onnxruntime
+
+
 def file_sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as handle:
@@ -81,7 +94,7 @@ class Embedder:
     def __init__(self, config: EmbedConfig) -> None:
         files = locate_model(config.model)
         try:
-            import onnxruntime as ort
+            ort = import_onnxruntime()
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise EmbedderError(f"cannot import the embedding runtime: {exc}") from None
