@@ -114,7 +114,7 @@ class Memory:
             if entry.get("agent") != agent or self.store.entry_by_uid(entry.get("uid", "")):
                 return 0
             self.store.insert_entry(entry)
-            self.store.journal(entry["uid"], "remember", entry.get("writer"), None, entry, entry["created"])
+            self.store.journal(entry["uid"], "remember", entry.get("writer"), None, entry, entry.get("updated", entry["created"]))
             return 1
         if op == "status":
             before = self.store.entry_by_uid(str(record.get("id")))
@@ -249,7 +249,7 @@ class Memory:
             elif draft["status"] == "active":
                 draft["status"], draft["superseded_by"] = "superseded", rival["id"]
         agent_records = records.setdefault(agent, [])
-        agent_records.append({"op": "remember", "ts": draft["created"], "entry": draft})
+        agent_records.append({"op": "remember", "ts": draft["updated"], "entry": draft})
         agent_records.extend(
             self._status_record(loser, "superseded", agent, "key conflict", draft["uid"])
             for loser in losers
@@ -257,7 +257,7 @@ class Memory:
         rowid = self.store.insert_entry(draft)
         stored = self.store.entry_by_uid(draft["uid"])
         assert stored is not None
-        self.store.journal(draft["uid"], "remember", draft["writer"], None, stored, draft["created"])
+        self.store.journal(draft["uid"], "remember", draft["writer"], None, stored, draft["updated"])
         self._index_entry(rowid, stored, vector)
         superseded = [self._set_status(loser, "superseded", agent, draft["uid"]) for loser in losers]
         reply: dict[str, Any] = {"stored": True, "entry": stored, "superseded": superseded}
@@ -279,6 +279,12 @@ class Memory:
         if project is None and cwd:
             project = project_of(cwd)
         now = time.time()
+        created = params.time("created")
+        via = params.choice("via", ("api", "extract"), default="api")
+        if created is not None:  # imported history keeps its own date; provenance says so
+            if not 0 < created <= now + 86_400:
+                raise BadParamsError(f"{params.method}: created must be a past time; got {created!r}")
+            via = "import" if via == "api" else via
         return {
             "uid": new_uid(),
             "agent": agent,
@@ -291,10 +297,10 @@ class Memory:
             "confidence": confidence,
             "tags": sorted({t.lower() for t in params.strings("tags") or []}),
             "status": "active",
-            "created": now,
+            "created": created if created is not None else now,
             "updated": now,
             "writer": params.text("writer", max_len=200) or agent,
-            "via": params.choice("via", ("api", "extract"), default="api"),
+            "via": via,
             "session": params.text("session", max_len=200),
             "source": None,
             "line_start": None,

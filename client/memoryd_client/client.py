@@ -74,9 +74,12 @@ class _Methods:
         session: str | None = None,
         writer: str | None = None,
         polarity: str | None = None,
+        created: float | str | None = None,
     ) -> Any:
         """Store an entry in the agent's namespace (see the README for the dedupe rules).
-        ``polarity`` ("negative" or "positive") makes a lesson a "don't" or a "do"."""
+        ``polarity`` ("negative" or "positive") makes a lesson a "don't" or a "do".
+        ``created`` (epoch seconds or ISO date) dates imported history; the entry then says
+        ``via: import``."""
         return self.call(
             "remember",
             _drop_none(
@@ -94,6 +97,7 @@ class _Methods:
                     "session": session,
                     "writer": writer,
                     "polarity": polarity,
+                    "created": created,
                 }
             ),
         )
