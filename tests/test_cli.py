@@ -53,7 +53,7 @@ def test_key_conflict_and_history_in_plain_text(daemon) -> None:
 def test_status_text(daemon) -> None:
     out = run_cli("status")
     assert out.returncode == 0
-    assert "model: all-MiniLM-L6-v2-onnx-int8 (384 dims" in out.stdout
+    assert "model: all-MiniLM-L6-v2-q8dyn (384 dims" in out.stdout
 
 
 def test_unreachable_daemon_exits_3_and_says_how_to_start_it(memoryd_home) -> None:

@@ -18,11 +18,16 @@ def test_vectors_are_normalised_and_rank_meaning(embedder: Embedder) -> None:
     assert vectors[0] @ vectors[1] > 0.4 > vectors[0] @ vectors[2] + 0.2
 
 
-def test_batching_and_padding_do_not_change_a_vector(embedder: Embedder) -> None:
+def test_batch_mates_move_a_vector_only_slightly(embedder: Embedder) -> None:
+    # dynamic int8 scales activations over the whole padded batch: a vector depends a little
+    # on its batch mates (never exactly equal), and embed_alone is the reproducible one
     texts = ["short", "a somewhat longer sentence about deployment workflows and releases"] * 20
     together = embedder.embed(texts)
-    alone = np.stack([embedder.embed([t])[0] for t in texts[:2]])
-    assert np.allclose(together[:2], alone, atol=1e-4)
+    alone = embedder.embed_alone(texts[:2])
+    assert (together[:2] * alone).sum(axis=1).min() > 0.98
+    again = embedder.embed_alone(["a somewhat longer sentence about deployment workflows and "
+                                  "releases", "short"])
+    assert np.array_equal(again[::-1], alone)
 
 
 def test_long_text_is_truncated_not_rejected(embedder: Embedder) -> None:
@@ -34,7 +39,7 @@ def test_long_text_is_truncated_not_rejected(embedder: Embedder) -> None:
 def test_default_model_is_the_pinned_file(embedder: Embedder) -> None:
     files = locate_model("default")
     assert file_sha256(files.model_path) == DEFAULT_MODEL_SHA256 == embedder.sha256
-    assert embedder.model_id == "all-MiniLM-L6-v2-onnx-int8"
+    assert embedder.model_id == "all-MiniLM-L6-v2-q8dyn"
 
 
 def test_a_model_directory_can_be_configured(tmp_path, embedder: Embedder) -> None:
@@ -43,7 +48,7 @@ def test_a_model_directory_can_be_configured(tmp_path, embedder: Embedder) -> No
     (tmp_path / "tokenizer.json").symlink_to(files.tokenizer_path)
     other = Embedder(EmbedConfig(str(tmp_path), 1, 8, 1024, 128))
     assert other.model_id == tmp_path.name and other.dim == 384
-    assert np.allclose(other.embed(["hello world"]), embedder.embed(["hello world"]), atol=1e-4)
+    assert float(other.embed(["hello world"])[0] @ embedder.embed(["hello world"])[0]) > 0.999
 
 
 @pytest.mark.parametrize("setup, message", [
