@@ -27,7 +27,7 @@ Two phases, two daemons on one state dir (``python -m memoryd serve`` subprocess
 
 A. **Memory files.** The daemon starts on the tree of markdown files only. Timeline from the
    spawn: socket answers, model loaded, every entry keyword-searchable (ingest queue 0, not
-   scanning, as many active entries as ``memoryd.markdown`` finds in the files), backlog 0 (every
+   scanning, as many active entries as ``memoryd.ingest.markdown`` finds in the files), backlog 0 (every
    entry has a vector). Initial indexing rate = entries / (spawn → backlog 0); files/s likewise.
    Then, with all files watched and indexed: RSS; 50 edits (append ``- [2026-11-22] nonce-XXXX
    …`` to a random file, then search for the nonce (``match=True``, limit 5, the hit whose text
@@ -41,7 +41,7 @@ B. **Transcripts.** The daemon is stopped, the transcripts (generated beforehand
    memory files stay watched — as when a user's sessions pile up. The rate is chunks /
    (spawn → backlog 0), including the start-up (rebuilding the RAM vector index of phase A's
    entries); lines/s and files/s likewise; the expected chunk count comes from running
-   ``memoryd.transcript`` over the files here. Then RSS and peak RSS, and idle CPU.
+   ``memoryd.ingest.transcript`` over the files here. Then RSS and peak RSS, and idle CPU.
 
 Finally, with the phase-B daemon idle, the bare embedder (``memoryd.embed.Embedder`` in this
 process, batches of 32) on a sample of the very texts the daemon indexed, read read-only from its
@@ -210,7 +210,7 @@ class MarkdownTree:
 
 
 def write_markdown_tree(home: Path, n_files: int, pool: TextPool, seed: int) -> MarkdownTree:
-    from memoryd.markdown import parse_memory_file
+    from memoryd.ingest.markdown import parse_memory_file
 
     rng = random.Random(f"{seed}/markdown")
     files: list[Path] = []
@@ -443,7 +443,7 @@ class TranscriptTree:
 def write_transcripts(home: Path, total_lines: int, pool: TextPool, seed: int) -> TranscriptTree:
     """Claude Code transcripts under home/.claude/projects, totalling ``total_lines`` lines;
     the chunks the daemon will make of them are counted with memoryd's own parser."""
-    from memoryd.transcript import chunk_exchanges, make_parser
+    from memoryd.ingest.transcript import chunk_exchanges, make_parser
 
     rng = random.Random(f"{seed}/transcripts")
     tree = TranscriptTree()

@@ -414,9 +414,9 @@ def measure_rss(report: Report, pid: int) -> None:
 def measure_recall(report: Report, db_path: Path, embedder: Any, queries: list[str],
                    agent: str) -> None:
     """The RAM index (built as Daemon._build_index builds it) against exact top-k by numpy."""
-    from memoryd.memory import CANDIDATES
-    from memoryd.store import Store
-    from memoryd.vectors import VectorFilter, VectorIndex
+    from memoryd.retrieval.search import CANDIDATES
+    from memoryd.store.database import Store
+    from memoryd.store.vectors import VectorFilter, VectorIndex
 
     store = Store(db_path)
     try:

@@ -48,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def run_serve() -> int:
     from memoryd.malloc import tune_malloc
-    from memoryd.server import run_daemon
+    from memoryd.server.daemon import run_daemon
 
     tune_malloc()
     config = load_config()
@@ -57,7 +57,7 @@ def run_serve() -> int:
 
 
 def run_reindex(no_vectors: bool) -> int:
-    from memoryd.reindex import reindex
+    from memoryd.store.rebuild import reindex
 
     config = load_config()
     started = time.monotonic()

@@ -19,7 +19,7 @@ from typing import Any
 from memoryd_client.paths import config_dir, socket_path, state_dir
 
 from memoryd.errors import ConfigError
-from memoryd.sources import Source, default_sources, project_sources, validate_source
+from memoryd.ingest.sources import Source, default_sources, project_sources, validate_source
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,9 @@ from datetime import datetime, timezone
 from typing import Any
 
 from memoryd.errors import BadParamsError
-from memoryd.ledger import AGENT_NAME
 
+#: An agent name: also a ledger file name, so no path separators and no leading dot.
+AGENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhdw])$")
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _KEY = re.compile(r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$")

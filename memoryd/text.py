@@ -10,6 +10,8 @@ import re
 import unicodedata
 
 _SPACE = re.compile(r"\s+")
+_KEBAB_DROP = re.compile(r"['\u2019]")
+_KEBAB_SPLIT = re.compile(r"[\W_]+")
 
 
 def normalise_text(text: str) -> str:
@@ -20,3 +22,9 @@ def normalise_text(text: str) -> str:
 def content_hash(text: str) -> str:
     """sha256 hex digest of the normalised text."""
     return hashlib.sha256(normalise_text(text).encode("utf-8")).hexdigest()
+
+
+def kebab(heading: str) -> str:
+    """Lower-case kebab form: ``Tool Quirks & Gotchas`` -> ``tool-quirks-gotchas``."""
+    words = _KEBAB_DROP.sub("", heading.lower())
+    return _KEBAB_SPLIT.sub("-", words).strip("-")

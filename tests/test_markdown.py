@@ -4,7 +4,8 @@ import random
 
 import pytest
 
-from memoryd.markdown import MemoryItem, kebab, parse_memory_file
+from memoryd.ingest.markdown import MemoryItem, parse_memory_file
+from memoryd.text import kebab
 from memoryd.text import content_hash
 
 NOTEBOOK = """\

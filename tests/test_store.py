@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from memoryd.errors import StartupError
-from memoryd.store import ModelInfo, Store
+from memoryd.store.database import ModelInfo, Store
 
 
 def entry(uid: str, text: str) -> dict:
@@ -44,21 +44,3 @@ def test_a_newer_schema_is_refused(tmp_path) -> None:
     Store(tmp_path / "db").db.execute("PRAGMA user_version=99")
     with pytest.raises(StartupError, match="newer than this memoryd"):
         Store(tmp_path / "db")
-
-
-def test_common_terms_only_rank_what_rarer_terms_matched(tmp_path) -> None:
-    from memoryd.config import load_config
-    from memoryd.ledger import Ledger
-    from memoryd.memory import Memory
-
-    store = Store(tmp_path / "db")
-    with store.db:
-        for i in range(6000):
-            text = f"deploy note {i}" + (" frontend" if i % 500 == 0 else "")
-            store.insert_entry({**entry(f"u{i}", text), "hash": f"h{i}"})
-    memory = Memory(load_config(), store, Ledger(tmp_path / "ledger"))
-    expression = memory._keyword_expression(["deploy", "frontend"])
-    assert expression == '"frontend" OR ("deploy" AND "frontend")'
-    hits = store.fts(expression, "", [], 50)
-    assert len(hits) == 12  # the rare term's rows, not all 6,000
-    assert memory._keyword_expression(["deploy", "note"]) == '"deploy" OR "note"'  # nothing rarer

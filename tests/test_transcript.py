@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from memoryd.transcript import (
+from memoryd.ingest.transcript import (
     INJECTION_MARKER,
     MAX_CHUNK_CHARS,
     ClaudeCodeParser,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from memoryd.embed import Embedder
-from memoryd.vectors import VectorFilter, VectorIndex
+from memoryd.store.vectors import VectorFilter, VectorIndex
 
 SUBJECTS = ["ruff", "pytest", "postgres", "deploys", "stickers", "the cat", "commit messages",
             "docker images", "the release train", "code review", "invoices", "the API gateway"]

@@ -130,8 +130,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from memoryd.markdown import kebab
-from memoryd.text import normalise_text
+from memoryd.text import kebab, normalise_text
 
 MIN_USER_MESSAGES = 3
 EXTRACTED_CONFIDENCE = 0.8

@@ -1,4 +1,4 @@
-"""Extraction at session end: run the extractor (memoryd/extract.py) over a finished session.
+"""Extraction at session end: run the extractor (memoryd/sessions/candidates.py) over a finished session.
 
 The session's transcript is read again from its file (the source of truth) for the genuine
 user messages; candidates are checked against the agent's existing lessons and facts (Jaccard,
@@ -15,12 +15,16 @@ import logging
 import shlex
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from memoryd.engine import Engine
 from memoryd.errors import NotFoundError
-from memoryd.extract import (
+from memoryd.ingest.transcript import make_parser
+from memoryd.params import Params
+from memoryd.redact import redact
+from memoryd.sessions.candidates import (
     EXTRACTED_CONFIDENCE,
     MIN_USER_MESSAGES,
     Candidate,
@@ -31,12 +35,7 @@ from memoryd.extract import (
     llm_prompt,
     parse_llm_output,
 )
-from memoryd.params import Params
-from memoryd.redact import redact
-from memoryd.transcript import make_parser
-
-if TYPE_CHECKING:
-    from memoryd.server import Daemon
+from memoryd.sessions.registry import Registry
 
 log = logging.getLogger(__name__)
 
@@ -54,13 +53,14 @@ def read_user_messages(path: str, harness: str, session: str) -> list[Message]:
 
 
 class SessionExtractor:
-    def __init__(self, daemon: Daemon) -> None:
-        self.daemon = daemon
+    def __init__(self, engine: Engine, registry: Registry) -> None:
+        self.engine = engine
+        self.registry = registry
 
     async def run(self, session_id: str, *, dry_run: bool) -> dict[str, Any]:
-        daemon = self.daemon
-        assert daemon.sessions is not None and daemon.store is not None
-        session = await daemon.db(daemon.sessions.lifecycle.session, session_id)
+        engine = self.engine
+        assert engine.store is not None
+        session = await engine.db(self.registry.session, session_id)
         if session is None:
             raise NotFoundError(f"no session {session_id!r}")
         path = session.get("transcript_path") or session.get("source")
@@ -75,34 +75,34 @@ class SessionExtractor:
                                 f"{MIN_USER_MESSAGES}")
             return result
         candidates = find_candidates(messages) + await self.llm_candidates(messages)
-        existing = await daemon.db(self._existing, session["agent"])
+        existing = await engine.db(self._existing, session["agent"])
         cosine = await self._cosine(candidates, existing)
         decisions = decide(candidates, [(uid, text, key) for uid, text, key, _ in existing], cosine)
         result["report"] = dry_run_report(messages, decisions)
         if not dry_run:
             accepted = [d.candidate for d in decisions if d.accepted]
             result["stored"] = await self._store(session, accepted)
-            await daemon.db(self._mark_extracted, session_id)
+            await engine.db(self._mark_extracted, session_id)
         return result
 
     def _existing(self, agent: str) -> list[tuple[str, str, str | None, int]]:
-        assert self.daemon.store is not None
-        return self.daemon.store.db.execute(
+        assert self.engine.store is not None
+        return self.engine.store.db.execute(
             "SELECT uid, text, key, id FROM entries WHERE agent=? AND status='active' "
             "AND kind IN ('lesson', 'fact')", (agent,)).fetchall()
 
     async def _cosine(self, candidates: list[Candidate],
                       existing: list[tuple[str, str, str | None, int]]) -> Any:
-        daemon = self.daemon
-        if daemon.embedder is None or not candidates:
+        engine = self.engine
+        if engine.embedder is None or not candidates:
             return None
-        assert daemon.store is not None
+        assert engine.store is not None
         texts = [c.text for c in candidates]
         vectors: dict[str, np.ndarray] = {}
-        for text, vector in zip(texts, await daemon.vectors_for(texts)):
+        for text, vector in zip(texts, await engine.vectors_for(texts)):
             if vector is not None:
                 vectors[text] = vector
-        stored = await daemon.db(daemon.store.vectors_by_rowids, [row[3] for row in existing])
+        stored = await engine.db(engine.store.vectors_by_rowids, [row[3] for row in existing])
         for uid, text, _key, rowid in existing:
             if rowid in stored:
                 vectors[text] = stored[rowid]
@@ -124,7 +124,7 @@ class SessionExtractor:
                 "message_id": candidate.message_id or None, "writer": "extractor",
                 "via": "extract", "cwd": session.get("cwd"), "force": True,
             }
-            reply = await self.daemon.m_remember(Params("extract", {
+            reply = await self.engine.remember(Params("extract", {
                 k: v for k, v in params.items() if v is not None}))
             if reply["stored"]:
                 stored.append(reply["entry"]["id"])
@@ -132,20 +132,20 @@ class SessionExtractor:
         return stored
 
     def _mark_extracted(self, session_id: str) -> None:
-        assert self.daemon.store is not None
-        with self.daemon.store.db:
-            self.daemon.store.db.execute("UPDATE sessions SET extracted=? WHERE id=?",
+        assert self.engine.store is not None
+        with self.engine.store.db:
+            self.engine.store.db.execute("UPDATE sessions SET extracted=? WHERE id=?",
                                          (time.time(), session_id))
 
     async def llm_candidates(self, messages: list[Message]) -> list[Candidate]:
         """The optional LLM extractor: a command with the prompt on stdin and JSON on stdout."""
-        config = self.daemon.config.extract
+        config = self.engine.config.extract
         if not config.command:
             return []
-        store = self.daemon.store
+        store = self.engine.store
         assert store is not None
         day_key = f"llm_calls:{time.strftime('%Y-%m-%d')}"
-        used = int(await self.daemon.db(store.meta, day_key) or 0)
+        used = int(await self.engine.db(store.meta, day_key) or 0)
         if used >= config.daily_calls:
             log.warning("LLM extractor skipped: the daily budget of %d calls is used.", config.daily_calls)
             return []
@@ -154,7 +154,7 @@ class SessionExtractor:
             with store.db:
                 store.set_meta(day_key, str(used + 1))
 
-        await self.daemon.db(count)
+        await self.engine.db(count)
         try:
             process = await asyncio.create_subprocess_exec(
                 *shlex.split(config.command), stdin=asyncio.subprocess.PIPE,

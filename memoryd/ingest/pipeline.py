@@ -22,8 +22,15 @@ from typing import Any, TypeVar
 import watchfiles
 
 from memoryd.config import Config
-from memoryd.index import Changes, FileFacts, Indexer, ParsedMemoryFile, read_memory_file, stat_facts
-from memoryd.sources import (
+from memoryd.ingest.indexer import (
+    Changes,
+    FileFacts,
+    Indexer,
+    ParsedMemoryFile,
+    read_memory_file,
+    stat_facts,
+)
+from memoryd.ingest.sources import (
     Source,
     default_sources,
     project_sources,
@@ -31,8 +38,8 @@ from memoryd.sources import (
     scan,
     watch_roots,
 )
-from memoryd.tail import TailPosition, TailRead, read_appended
-from memoryd.transcript import Chunk, TranscriptParser, Turn, chunk_exchanges, make_parser
+from memoryd.ingest.tail import TailPosition, TailRead, read_appended
+from memoryd.ingest.transcript import Chunk, TranscriptParser, Turn, chunk_exchanges, make_parser
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

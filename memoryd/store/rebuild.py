@@ -9,9 +9,9 @@ import os
 from memoryd.config import Config
 from memoryd.embed import Embedder
 from memoryd.errors import AlreadyRunningError, EmbedderError
-from memoryd.ledger import Ledger
-from memoryd.memory import Memory
-from memoryd.store import ModelInfo, Store
+from memoryd.store.database import ModelInfo, Store
+from memoryd.store.entries import Entries
+from memoryd.store.ledger import Ledger
 
 log = logging.getLogger(__name__)
 EMBED_BATCH = 256
@@ -33,7 +33,7 @@ def reindex(config: Config, *, embed: bool = True) -> dict[str, int]:
         store = Store(config.db_path)
         try:
             ledger = Ledger(config.ledger_dir)
-            memory = Memory(config, store, ledger)
+            memory = Entries(config, store, ledger)
             records = memory.replay_ledgers()
             vectors = embed_backlog(config, store) if embed else 0
             entries = sum(store.count_entries().values())

@@ -24,9 +24,9 @@ from typing import Any
 
 from memoryd_client.wire import INJECTION_MARKER
 
-from memoryd.memory import Memory, format_age
 from memoryd.params import Params
-from memoryd.store import SELECT_ENTRY, row_to_entry
+from memoryd.retrieval.search import Search, format_age
+from memoryd.store.database import SELECT_ENTRY, Store, row_to_entry
 
 DEFAULT_BUDGET_CHARS = 8000
 PROMPT_BUDGET_CHARS = 2000
@@ -85,9 +85,9 @@ def one_line(text: str, limit: int = 400) -> str:
 class ContextBuilder:
     """Runs on the database thread; ``prompt_vector`` comes from the embedding thread."""
 
-    def __init__(self, memory: Memory) -> None:
-        self.memory = memory
-        self.store = memory.store
+    def __init__(self, search: Search, store: Store) -> None:
+        self.search = search
+        self.store = store
 
     def _entries(self, where: str, params: list[Any], limit: int) -> list[dict[str, Any]]:
         rows = self.store.db.execute(
@@ -142,7 +142,7 @@ class ContextBuilder:
                now: float, *, only_matches: bool) -> list[Item]:
         chosen: dict[str, tuple[dict[str, Any], float | None]] = {}
         if prompt:
-            result = self.memory.search(
+            result = self.search.search(
                 Params("context", {"query": prompt, "agent": agent, "limit": 15,
                                    "kind": ["fact", "note", "lesson", "feedback", "summary"],
                                    "match": only_matches}), prompt_vector)

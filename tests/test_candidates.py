@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from memoryd.extract import (
+from memoryd.sessions.candidates import (
     COSINE_DUPLICATE,
     EXTRACTED_CONFIDENCE,
     MIN_USER_MESSAGES,

@@ -19,14 +19,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from memoryd.markdown import MemoryFile, parse_memory_file
-from memoryd.memory import Memory, new_uid
+from memoryd.ingest.markdown import MemoryFile, parse_memory_file
+from memoryd.ingest.tail import TailPosition
+from memoryd.ingest.transcript import Chunk
 from memoryd.project import project_of
 from memoryd.redact import redact
-from memoryd.store import Store
-from memoryd.tail import TailPosition
+from memoryd.store.database import Store
+from memoryd.store.entries import Entries, new_uid
 from memoryd.text import content_hash
-from memoryd.transcript import Chunk
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +114,7 @@ def day_start(date: str) -> float:
 class Indexer:
     """Applies parsed files to the store. Runs on the database thread."""
 
-    def __init__(self, store: Store, memory: Memory) -> None:
+    def __init__(self, store: Store, memory: Entries) -> None:
         self.store = store
         self.memory = memory
         self._projects: dict[str, str] = {}
@@ -231,7 +231,7 @@ class Indexer:
         return changes
 
     def _entries_of(self, path: str) -> list[dict[str, Any]]:
-        from memoryd.store import SELECT_ENTRY, row_to_entry
+        from memoryd.store.database import SELECT_ENTRY, row_to_entry
 
         return [row_to_entry(r) for r in self.store.db.execute(
             SELECT_ENTRY + " WHERE source=? ORDER BY id", (path,))]

@@ -58,7 +58,7 @@ import datetime
 import re
 from dataclasses import dataclass, field
 
-from memoryd.text import content_hash
+from memoryd.text import content_hash, kebab
 
 _TAB_COLUMNS = 4
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -70,8 +70,6 @@ _BULLET = re.compile(r"( *)([-*+]|\d{1,9}[.)])(?=[ \t]|$)")
 _CHECKBOX = re.compile(r"\[[ xX]\](?:[ \t]+|$)")
 _DATE = re.compile(r"\[(\d{4}-\d{2}-\d{2})\](?:[ \t]*[:\-\u2013\u2014](?=\s|$))?\s*")
 _FENCE = re.compile(r" *(`{3,}|~{3,})")
-_KEBAB_DROP = re.compile(r"['\u2019]")
-_KEBAB_SPLIT = re.compile(r"[\W_]+")
 _WORD = re.compile(r"[a-z]+")
 
 
@@ -136,12 +134,6 @@ def parse_memory_file(text: str, path: str) -> MemoryFile:
         pinned=is_pinned(path),
         items=items,
     )
-
-
-def kebab(heading: str) -> str:
-    """Lower-case kebab form: ``Tool Quirks & Gotchas`` -> ``tool-quirks-gotchas``."""
-    words = _KEBAB_DROP.sub("", heading.lower())
-    return _KEBAB_SPLIT.sub("-", words).strip("-")
 
 
 def split_lines(text: str) -> list[str]:

@@ -10,16 +10,16 @@ import json
 import time
 from typing import Any
 
-from memoryd.context import Block
 from memoryd.project import project_of
-from memoryd.store import Store
+from memoryd.sessions.context import Block
+from memoryd.store.database import Store
 
 #: The agent whose namespace a harness's sessions read and write.
 HARNESS_AGENTS = {"claude-code": "claude-code", "codex": "codex"}
 MAX_LAST_MESSAGE_CHARS = 4000
 
 
-class Lifecycle:
+class Registry:
     def __init__(self, store: Store) -> None:
         self.store = store
 

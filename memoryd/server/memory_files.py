@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError
-from memoryd.store import Store
+from memoryd.store.database import Store
 
 MAX_FILE_CHARS = 1_000_000
 MAX_LIST = 1000

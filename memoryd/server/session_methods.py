@@ -1,40 +1,43 @@
 """Wire methods about agents' sessions: hooks, the memory block, explain, sessions, extraction.
 
-The database side lives in :mod:`memoryd.lifecycle` and :mod:`memoryd.context`; this module
-is the asynchronous half the daemon dispatches to.
+The database side lives in :mod:`memoryd.sessions.registry` and :mod:`memoryd.sessions.context`;
+this module is the asynchronous half the daemon dispatches to. It works through the engine
+(:mod:`memoryd.engine`), never through the daemon.
 """
 
 from __future__ import annotations
 
-import asyncio
 import fcntl
 import json
 import logging
 import os
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memoryd_client.hooks import SPOOL_NAME, read_spool, render
 
-from memoryd.context import DEFAULT_BUDGET_CHARS, PROMPT_BUDGET_CHARS, Block, ContextBuilder
+from memoryd.engine import Engine
 from memoryd.errors import BadParamsError, MemorydError, NotFoundError
-from memoryd.extraction import SessionExtractor
-from memoryd.lifecycle import HARNESS_AGENTS, Lifecycle
 from memoryd.params import Params
-
-if TYPE_CHECKING:
-    from memoryd.server import Daemon
+from memoryd.sessions.context import (
+    DEFAULT_BUDGET_CHARS,
+    PROMPT_BUDGET_CHARS,
+    Block,
+    ContextBuilder,
+)
+from memoryd.sessions.extractor import SessionExtractor
+from memoryd.sessions.registry import HARNESS_AGENTS, Registry
 
 log = logging.getLogger(__name__)
 
 
 class SessionMethods:
-    def __init__(self, daemon: Daemon) -> None:
-        assert daemon.store is not None and daemon.memory is not None
-        self.daemon = daemon
-        self.lifecycle = Lifecycle(daemon.store)
-        self.contexts = ContextBuilder(daemon.memory)
-        self.extractor = SessionExtractor(daemon)
+    def __init__(self, engine: Engine) -> None:
+        assert engine.store is not None
+        self.engine = engine
+        self.registry = Registry(engine.store)
+        self.contexts = ContextBuilder(engine.searcher, engine.store)
+        self.extractor = SessionExtractor(engine, self.registry)
 
     def methods(self) -> dict[str, Any]:
         return {"context": self.m_context, "hook": self.m_hook, "explain": self.m_explain,
@@ -43,20 +46,20 @@ class SessionMethods:
     async def build_context(self, agent: str, cwd: str | None, prompt: str | None, budget: int,
                             only_relevant: bool = False) -> Block:
         assert self.contexts is not None
-        vector = await self.daemon.vector_for(prompt, query=True) if prompt else None
-        return await self.daemon.db(lambda: self.contexts.build(  # type: ignore[union-attr]
+        vector = await self.engine.vector_for(prompt, query=True) if prompt else None
+        return await self.engine.db(lambda: self.contexts.build(  # type: ignore[union-attr]
             agent, cwd=cwd, prompt=prompt, prompt_vector=vector, budget=budget,
             only_relevant=only_relevant))
 
     async def m_context(self, params: Params) -> dict[str, Any]:
         agent = params.agent()
-        assert agent is not None and self.lifecycle is not None
+        assert agent is not None and self.registry is not None
         budget = params.integer("budget", default=DEFAULT_BUDGET_CHARS, low=0, high=1_000_000)
         block = await self.build_context(agent, params.text("cwd", max_len=4096),
                                          params.text("prompt", max_len=20_000), budget)
         session = params.text("session", max_len=200)
         if session:
-            await self.daemon.db(self.lifecycle.log_injection, session, agent, "context", block, budget)
+            await self.engine.db(self.registry.log_injection, session, agent, "context", block, budget)
         return {"text": block.text, "chars": len(block.text), "budget": budget,
                 "items": block.explain()}
 
@@ -64,7 +67,7 @@ class SessionMethods:
         """One lifecycle event from an agent's hook (live, or replayed from the spool). The
         hook forwards the agent's stdin unparsed (``raw``); the reply carries the ``output``
         the hook prints, in the agent's format."""
-        assert self.lifecycle is not None and self.daemon.memory is not None
+        assert self.registry is not None
         harness = params.choice("harness", tuple(HARNESS_AGENTS), default=None)
         event = params.text("event", required=True, max_len=100)
         assert event is not None
@@ -87,31 +90,31 @@ class SessionMethods:
         cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
         transcript = payload.get("transcript_path")
         transcript = transcript if isinstance(transcript, str) else None
-        lifecycle = self.lifecycle
+        registry = self.registry
         context = None
         if session:
             if event == "SessionStart":
-                await self.daemon.db(lifecycle.register, session, harness, agent, cwd, transcript, ts)
+                await self.engine.db(registry.register, session, harness, agent, cwd, transcript, ts)
             else:
-                if await self.daemon.db(lifecycle.session, session) is None:
-                    await self.daemon.db(lifecycle.register, session, harness, agent, cwd, transcript, ts)
+                if await self.engine.db(registry.session, session) is None:
+                    await self.engine.db(registry.register, session, harness, agent, cwd, transcript, ts)
                 last = payload.get("last_assistant_message")
-                await self.daemon.db(lifecycle.touch, session, ts,
+                await self.engine.db(registry.touch, session, ts,
                               last if isinstance(last, str) else None, event == "SessionEnd")
         if event == "SessionStart" and not replayed:
             block = await self.build_context(agent, cwd, None, DEFAULT_BUDGET_CHARS)
-            await self.daemon.db(lifecycle.log_injection, session, agent, event, block, DEFAULT_BUDGET_CHARS)
+            await self.engine.db(registry.log_injection, session, agent, event, block, DEFAULT_BUDGET_CHARS)
             context = block.text or None
         elif event == "UserPromptSubmit" and not replayed and isinstance(payload.get("prompt"), str):
             block = await self.build_context(agent, cwd, payload["prompt"], PROMPT_BUDGET_CHARS,
                                              only_relevant=True)
             if block.items:
-                await self.daemon.db(lifecycle.log_injection, session, agent, event, block,
+                await self.engine.db(registry.log_injection, session, agent, event, block,
                               PROMPT_BUDGET_CHARS)
                 context = block.text
         elif event == "PostCompact" and isinstance(payload.get("compact_summary"), str) \
                 and payload["compact_summary"].strip():
-            await self.daemon.m_remember(Params("hook", {
+            await self.engine.remember(Params("hook", {
                 "agent": agent, "category": "session", "kind": "summary",
                 "text": payload["compact_summary"][:32_000], "session": session,
                 "writer": f"{harness}-hook", "cwd": cwd, "force": True}))
@@ -130,7 +133,7 @@ class SessionMethods:
             except Exception:
                 log.exception("Extraction of session %s failed.", session)
 
-        self.daemon.background.append(asyncio.create_task(extract()))
+        self.engine.spawn(extract())
 
     async def m_extract(self, params: Params) -> dict[str, Any]:
         session = params.text("session", required=True, max_len=200)
@@ -139,7 +142,7 @@ class SessionMethods:
 
     async def replay_spool(self) -> None:
         """Hook events spooled while the daemon was down, in order."""
-        path = self.daemon.config.state_dir / SPOOL_NAME
+        path = self.engine.config.state_dir / SPOOL_NAME
         if not path.exists():
             return
         replaying = path.with_name(SPOOL_NAME + ".replaying")
@@ -160,35 +163,35 @@ class SessionMethods:
         log.info("Replayed %d spooled hook events.", replayed)
 
     async def m_explain(self, params: Params) -> dict[str, Any]:
-        assert self.lifecycle is not None
+        assert self.registry is not None
         session = params.text("session", max_len=200)
-        return {"injections": await self.daemon.db(self.lifecycle.injections, session)}
+        return {"injections": await self.engine.db(self.registry.injections, session)}
 
     async def m_session(self, params: Params) -> dict[str, Any]:
-        assert self.lifecycle is not None and self.daemon.store is not None
+        assert self.registry is not None and self.engine.store is not None
         session_id = params.text("id", required=True, max_len=200)
         assert session_id is not None
-        found = await self.daemon.db(self.lifecycle.session, session_id)
+        found = await self.engine.db(self.registry.session, session_id)
         if found is None:
             raise NotFoundError(f"no session {session_id!r}")
-        store = self.daemon.store
+        store = self.engine.store
 
         def extracted() -> list[dict[str, Any]]:
-            from memoryd.store import SELECT_ENTRY, row_to_entry
+            from memoryd.store.database import SELECT_ENTRY, row_to_entry
 
             return [row_to_entry(r) for r in store.db.execute(
                 SELECT_ENTRY + " WHERE session=? AND via IN ('extract', 'api') ORDER BY created",
                 (session_id,))]
 
-        return {"session": found, "entries": await self.daemon.db(extracted),
-                "injections": await self.daemon.db(self.lifecycle.injections, session_id)}
+        return {"session": found, "entries": await self.engine.db(extracted),
+                "injections": await self.engine.db(self.registry.injections, session_id)}
 
     async def m_sessions(self, params: Params) -> dict[str, Any]:
-        assert self.daemon.store is not None
+        assert self.engine.store is not None
         agent = params.agent(required=False)
         project = params.text("project", max_len=4096)
         limit = params.integer("limit", default=50, low=1, high=10_000)
-        store = self.daemon.store
+        store = self.engine.store
 
         def query() -> list[dict[str, Any]]:
             where, args = [], []
@@ -203,6 +206,6 @@ class SessionMethods:
             names = [d[0] for d in cursor.getdescription()]
             return [dict(zip(names, row)) for row in cursor]
 
-        return {"sessions": await self.daemon.db(query)}
+        return {"sessions": await self.engine.db(query)}
 
 

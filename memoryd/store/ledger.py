@@ -16,14 +16,14 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from memoryd.params import AGENT_NAME
+
 log = logging.getLogger(__name__)
 
-AGENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
 class Ledger:

@@ -1,0 +1,277 @@
+"""The daemon's working parts, without the socket: the store and its two threads, the write
+path (ledger, database, vectors), search, the embedder and the background work around it.
+
+Threads: one database thread (every SQLite call, so no locking is needed) and one embedding
+thread (onnxruntime releases the GIL). The model loads in the background after the store is
+open; calls that need a vector wait for it, and when it cannot load, search is keyword-only.
+The server (``memoryd.server``) dispatches wire methods here; the session methods, ingestion and
+extraction use it too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import OrderedDict
+from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+import numpy as np
+
+from memoryd.config import Config
+from memoryd.embed import Embedder, load_embedder
+from memoryd.errors import BadParamsError
+from memoryd.params import Params
+from memoryd.retrieval.search import Search
+from memoryd.store.database import ModelInfo, Store
+from memoryd.store.entries import MAX_TEXT_CHARS, Entries
+from memoryd.store.ledger import Ledger
+from memoryd.store.vectors import VectorIndex
+from memoryd.text import content_hash
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+BACKFILL_BATCH = 128
+QUERY_CACHE_SIZE = 512
+MAX_BATCH = 1000
+
+
+class Engine:
+    def __init__(self, config: Config, embedder: Embedder | None = None) -> None:
+        """``embedder``: an already loaded model to use instead of loading one (tests share
+        one across daemons)."""
+        self.config = config
+        self.preloaded = embedder
+        self.db_thread = ThreadPoolExecutor(1, thread_name_prefix="memoryd-db")
+        self.embed_thread = ThreadPoolExecutor(1, thread_name_prefix="memoryd-embed")
+        self.store: Store | None = None
+        self._entries: Entries | None = None
+        self._search: Search | None = None
+        self.embedder: Embedder | None = None
+        self.model_ready: asyncio.Future[None] | None = None
+        self.degraded_reason: str | None = None
+        self.backfill_wanted = asyncio.Event()
+        self.background: list[asyncio.Task[Any]] = []
+        self.query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+
+    @property
+    def entries(self) -> Entries:
+        assert self._entries is not None, "the engine is not open"
+        return self._entries
+
+    @property
+    def searcher(self) -> Search:
+        assert self._search is not None, "the engine is not open"
+        return self._search
+
+    # -- lifecycle --------------------------------------------------------------------
+
+    async def open(self) -> int:
+        """Open the store, replay what the ledgers hold beyond it, start loading the model.
+        Returns how many ledger records were replayed."""
+        self.store = await self.db(Store, self.config.db_path)
+        self._entries = Entries(self.config, self.store, Ledger(self.config.ledger_dir))
+        self._search = Search(self.config, self.store)
+        replayed = await self.db(self._entries.replay_ledgers)
+        self.model_ready = asyncio.get_running_loop().create_future()
+        self.spawn(self.load_model())
+        return replayed
+
+    async def close(self) -> None:
+        for task in self.background:
+            task.cancel()
+        await asyncio.gather(*self.background, return_exceptions=True)
+        if self.store is not None:
+            await self.db(self.store.close)
+        self.db_thread.shutdown(wait=True)
+        self.embed_thread.shutdown(wait=True)
+
+    def spawn(self, coroutine: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        """Run in the background; cancelled when the engine closes."""
+        task = asyncio.create_task(coroutine)
+        self.background.append(task)
+        task.add_done_callback(lambda done: self.background.remove(done)
+                               if done in self.background else None)
+        return task
+
+    def reconfigure(self, config: Config) -> None:
+        self.config = config
+        if self._entries is not None and self._search is not None:
+            self._entries.config = self._search.config = config
+
+    @property
+    def model_loading(self) -> bool:
+        return self.model_ready is not None and not self.model_ready.done()
+
+    # -- threads ----------------------------------------------------------------------
+
+    async def db(self, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self.db_thread, fn, *args)
+
+    async def embed(self, texts: list[str]) -> np.ndarray | None:
+        if self.model_ready is not None:
+            await asyncio.shield(self.model_ready)
+        if self.embedder is None:
+            return None
+        return await asyncio.get_running_loop().run_in_executor(
+            self.embed_thread, self.embedder.embed, texts)
+
+    async def vectors_for(self, texts: list[str]) -> list[np.ndarray | None]:
+        """Vectors of entry texts: cached by content hash where known, the rest embedded in
+        one batch."""
+        store = self.store
+        assert store is not None
+
+        def cached() -> list[np.ndarray | None]:
+            return [store.vector_for_hash(content_hash(t)) for t in texts]
+
+        vectors = await self.db(cached)
+        missing = [i for i, v in enumerate(vectors) if v is None]
+        if missing:
+            embedded = await self.embed([texts[i] for i in missing])
+            if embedded is not None:
+                for row, i in enumerate(missing):
+                    vectors[i] = embedded[row]
+        return vectors
+
+    async def vector_for(self, text: str, *, query: bool = False) -> np.ndarray | None:
+        """The text's vector: from the query cache or the content-hash cache, else embedded."""
+        if query and text in self.query_cache:
+            self.query_cache.move_to_end(text)
+            return self.query_cache[text]
+        vector = None
+        if not query:
+            assert self.store is not None
+            vector = await self.db(self.store.vector_for_hash, content_hash(text))
+        if vector is None:
+            embedded = await self.embed([text])
+            vector = embedded[0] if embedded is not None else None
+        if query and vector is not None:
+            self.query_cache[text] = vector
+            if len(self.query_cache) > QUERY_CACHE_SIZE:
+                self.query_cache.popitem(last=False)
+        return vector
+
+    # -- the model and the vectors ----------------------------------------------------
+
+    async def load_model(self) -> None:
+        assert self.store is not None and self.model_ready is not None
+        loop = asyncio.get_running_loop()
+        if self.preloaded is not None:
+            embedder, reason = self.preloaded, None
+        else:
+            embedder, reason = await loop.run_in_executor(
+                self.embed_thread, load_embedder, self.config.embed)
+        self.embedder, self.degraded_reason = embedder, reason
+        self.model_ready.set_result(None)
+        if embedder is None:
+            return
+        log.info("Embedding model %s loaded (%d dims).", embedder.model_id, embedder.dim)
+        await self.db(self.store.bind_model, ModelInfo(embedder.model_id, embedder.sha256, embedder.dim))
+        await self.db(self._build_index, embedder.dim)
+        self.spawn(self.backfill())
+        self.backfill_wanted.set()
+
+    def _build_index(self, dim: int) -> None:
+        assert self.store is not None
+        index = VectorIndex(dim)
+        meta = self.store.vector_meta(None)
+        for rowids, matrix in self.store.iter_vectors():
+            index.add(rowids, matrix, [meta[int(r)] for r in rowids])
+        self.entries.index = self.searcher.index = index
+        log.info("Vector index ready: %d vectors, %.1f MB.", len(index), index.nbytes / 1e6)
+
+    async def backfill(self) -> None:
+        """Give a vector to every queued entry (new file entries, a reindex, a model change),
+        in batches, reusing the vector of any entry with the same content hash."""
+        while True:
+            await self.backfill_wanted.wait()
+            self.backfill_wanted.clear()
+            while rows := await self.db(self._next_backfill):
+                vectors = await self.embed([text for _, text in rows])
+                if vectors is None:
+                    return
+                await self.db(self._store_backfill, [rowid for rowid, _ in rows], vectors)
+
+    def _next_backfill(self) -> list[tuple[int, str]]:
+        """The next rows that need embedding; rows whose text has a cached vector get it here."""
+        assert self.store is not None
+        while queued := self.store.rows_missing_vectors(BACKFILL_BATCH):
+            cached: dict[int, np.ndarray] = {}
+            todo: list[tuple[int, str]] = []
+            for rowid, hash_, text in queued:
+                vector = self.store.vector_for_hash(hash_)
+                if vector is None:
+                    todo.append((rowid, text))
+                else:
+                    cached[rowid] = vector
+            if cached:
+                self._store_backfill(list(cached), np.stack(list(cached.values())))
+            if todo:
+                return todo
+        return []
+
+    def _store_backfill(self, rowids: list[int], vectors: np.ndarray) -> None:
+        assert self.store is not None
+        with self.store.db:
+            self.store.put_vectors(rowids, vectors)
+        index = self.searcher.index
+        if index is not None:
+            meta = self.store.vector_meta(rowids)
+            present = [i for i, r in enumerate(rowids) if r in meta]
+            index.add([rowids[i] for i in present], vectors[present],
+                      [meta[rowids[i]] for i in present])
+
+    # -- the write path and search ----------------------------------------------------
+
+    async def remember(self, params: Params) -> dict[str, Any]:
+        text = params.text("text", required=True, max_len=MAX_TEXT_CHARS)
+        assert text is not None
+        vector = await self.vector_for(text)
+        return await self.db(self.entries.remember, params, vector)
+
+    async def remember_many(self, params: Params) -> dict[str, Any]:
+        items = params.raw.get("entries")
+        if not isinstance(items, list) or not 1 <= len(items) <= MAX_BATCH:
+            raise BadParamsError(f"remember_many: entries must be a list of 1 to {MAX_BATCH} maps")
+        requests = [Params("remember_many", item) for item in items]
+        texts = [r.text("text", required=True, max_len=MAX_TEXT_CHARS) or "" for r in requests]
+        vectors = await self.vectors_for(texts)
+        return {"results": await self.db(self.entries.remember_many, requests, vectors)}
+
+    async def supersede(self, params: Params) -> dict[str, Any]:
+        text = params.text("text", required=True, max_len=MAX_TEXT_CHARS)
+        assert text is not None
+        vector = await self.vector_for(text)
+        return await self.db(self.entries.supersede, params, vector)
+
+    async def search(self, params: Params) -> dict[str, Any]:
+        query = params.text("query", required=True, max_len=10_000)
+        assert query is not None
+        embedding = asyncio.ensure_future(self.vector_for(query, query=True))
+        try:
+            plan = await self.db(self.searcher.keyword_search, params)  # meanwhile: embedding
+        except BaseException:
+            embedding.cancel()
+            raise
+        return await self.db(self.searcher.finish_search, plan, await embedding)
+
+    def status(self) -> dict[str, Any]:
+        """Counts for `memory status` (database thread)."""
+        assert self.store is not None
+        model = self.store.model
+        index = self.searcher.index
+        return {
+            "entries": self.store.count_entries(),
+            "vectors": self.store.count_vectors(),
+            "backlog": self.store.count_backlog() if model else None,
+            "agents": self.store.agents(),
+            "model": {"id": model.model_id, "sha256": model.sha256, "dim": model.dim} if model else None,
+            "vector_index": {
+                "ready": index is not None,
+                "entries": len(index) if index is not None else 0,
+                "bytes": index.nbytes if index is not None else 0,
+            },
+        }
