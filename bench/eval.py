@@ -28,7 +28,7 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -38,11 +38,14 @@ RESULTS = ROOT / "bench" / "results" / "eval"
 sys.path.insert(0, str(EVAL))
 sys.path.insert(0, str(ROOT / "client"))
 
-from build import Sizes, build  # noqa: E402
 from dataset import load  # noqa: E402
 from memoryd_client import Client  # noqa: E402
 
+from build import Sizes, build  # noqa: E402
+
 TOP = 10
+L2 = 1.0  # ridge penalty of the ranking model's fit
+PRECISIONS = (0.8, 0.85, 0.9, 0.95)
 BUILD_VERSION = 2  # bump when build.py changes what it writes
 TYPES = ("lexical", "paraphrase", "temporal", "multi-hop")
 
@@ -179,12 +182,18 @@ def relevance(state: Path, queries: list[dict[str, Any]]) -> dict[str, dict[str,
 # -- measuring --------------------------------------------------------------------------------
 
 
-def run_queries(client: Client, queries: list[dict[str, Any]], span_uids: dict[str, dict[str, str]]
-                ) -> list[dict[str, Any]]:
+def half(query: dict[str, Any]) -> str:
+    """Training or held-out half, by the answer item (all queries of one item in one half)."""
+    key = query["answers"][0]["item"] if query["answers"] else query["q"]
+    return "train" if int(hashlib.sha256(key.encode()).hexdigest(), 16) % 2 == 0 else "test"
+
+
+def run_queries(client: Client, queries: list[dict[str, Any]], span_uids: dict[str, dict[str, str]],
+                now: float, limit: int = TOP) -> list[dict[str, Any]]:
     out = []
     for query in queries:
         started = time.perf_counter()
-        result = client.search(query["q"], agents=query["agents"], limit=TOP)
+        result = client.search(query["q"], agents=query["agents"], limit=limit, now=now)
         elapsed = time.perf_counter() - started
         hits = result["hits"]
         answer_of = {}  # uid → answer item id
@@ -192,13 +201,14 @@ def run_queries(client: Client, queries: list[dict[str, Any]], span_uids: dict[s
             for uid in span_uids.get(answer["span"], {}):
                 answer_of.setdefault(uid, answer["item"])
         out.append({
-            "id": query["id"], "type": query["type"], "q": query["q"],
+            "id": query["id"], "type": query["type"], "q": query["q"], "half": half(query),
             "answers": [a["item"] for a in query["answers"]],
             "ranked": [answer_of.get(h["id"]) for h in hits],
             "match": [bool(h["match"]) for h in hits],
-            "scores": [h["score"] for h in hits],
+            "relevance": [h["score"]["relevance"] for h in hits],
+            "evidence": [h["evidence"] for h in hits] if limit > TOP else None,
+            "background": result.get("background"),
             "ms": elapsed * 1000,
-            "missing": [a["item"] for a in query["answers"] if not span_uids.get(a["span"])],
         })
     return out
 
@@ -213,7 +223,7 @@ def metrics(rows: list[dict[str, Any]]) -> dict[str, Any]:
             for k in (1, 5, 10):
                 found = {a for a in row["ranked"][:k] if a}
                 figures[f"R@{k}"].append(len(found & wanted) / len(wanted))
-            first = next((i for i, a in enumerate(row["ranked"]) if a), None)
+            first = next((i for i, a in enumerate(row["ranked"][:TOP]) if a), None)
             figures["MRR"].append(1 / (first + 1) if first is not None else 0.0)
             seen: set[str] = set()
             dcg = 0.0
@@ -230,31 +240,40 @@ def metrics(rows: list[dict[str, Any]]) -> dict[str, Any]:
     result: dict[str, Any] = {"overall": for_rows(answerable)}
     for kind in TYPES:
         result[kind] = for_rows([r for r in answerable if r["type"] == kind])
-    tp = fp = fn = 0
-    for row in answerable:
-        for answer, flagged in zip(row["ranked"], row["match"]):
-            tp += bool(answer and flagged)
-            fp += bool(flagged and not answer)
-            fn += bool(answer and not flagged)
-    for row in rows:
-        if not row["answers"]:
-            fp += sum(row["match"])
-    no_answer = [r for r in rows if not r["answers"]]
-    matched = [r for r in answerable if any(r["match"])]
-    result["match"] = {
-        "precision": tp / (tp + fp) if tp + fp else 0.0,
-        "recall": tp / (tp + fn) if tp + fn else 0.0,
-        "answerable_exit0": len(matched) / len(answerable) if answerable else 0.0,
-        "top_flagged_correct": (sum(1 for r in matched if r["ranked"][r["match"].index(True)])
-                                / len(matched)) if matched else 0.0,
-        "no_answer_exit1": (sum(1 for r in no_answer if not any(r["match"])) / len(no_answer))
-        if no_answer else 0.0,
-        "no_answer_n": len(no_answer),
-    }
+    result["held-out"] = for_rows([r for r in answerable if r["half"] == "test"])
+    result["match"] = match_figures(rows)
+    result["match_held_out"] = match_figures([r for r in rows if r["half"] == "test"])
     latencies = sorted(r["ms"] for r in rows)
     result["latency_ms"] = {"p50": latencies[len(latencies) // 2],
                             "p99": latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]}
     return result
+
+
+def match_figures(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """The top hit's match flag against its correctness; per-hit precision; exit codes."""
+    flagged = correct = both = hit_flags = hit_right = 0
+    no_answer = [r for r in rows if not r["answers"]]
+    answerable = [r for r in rows if r["answers"]]
+    for row in rows:
+        if not row["ranked"]:
+            continue
+        top_flag, top_right = row["match"][0], bool(row["ranked"][0])
+        flagged += top_flag
+        correct += top_right
+        both += top_flag and top_right
+        for answer, flag in zip(row["ranked"][:TOP], row["match"][:TOP]):
+            hit_flags += flag
+            hit_right += bool(flag and answer)
+    return {
+        "precision": both / flagged if flagged else 0.0,
+        "recall": both / correct if correct else 0.0,
+        "hit_precision": hit_right / hit_flags if hit_flags else 0.0,
+        "answerable_exit0": sum(1 for r in answerable if any(r["match"][:TOP])) / len(answerable)
+        if answerable else 0.0,
+        "no_answer_exit1": sum(1 for r in no_answer if not any(r["match"][:TOP])) / len(no_answer)
+        if no_answer else 0.0,
+        "no_answer_n": len(no_answer),
+    }
 
 
 def show(name: str, figures: dict[str, Any], previous: dict[str, Any] | None) -> None:
@@ -269,19 +288,20 @@ def show(name: str, figures: dict[str, Any], previous: dict[str, Any] | None) ->
     print(f"\n== {name}")
     print(f"{'type':<11} {'n':>4} " + " ".join(f"{m:>14}" for m in ("R@1", "R@5", "R@10", "MRR",
                                                                     "nDCG@10")))
-    for kind in ("overall", *TYPES):
+    for kind in ("overall", *TYPES, "held-out"):
         row = figures.get(kind) or {}
         if not row:
             continue
         cells = " ".join(f"{row[m]:>6.3f}{delta([kind, m], row[m]):>8}" for m in
                          ("R@1", "R@5", "R@10", "MRR", "nDCG@10"))
         print(f"{kind:<11} {row['n']:>4} {cells}")
-    match = figures["match"]
-    print(f"match: precision {match['precision']:.3f}{delta(['match', 'precision'], match['precision'])}"
-          f", recall {match['recall']:.3f}{delta(['match', 'recall'], match['recall'])}; "
-          f"answerable → exit 0: {match['answerable_exit0']:.3f} (top flagged hit correct "
-          f"{match['top_flagged_correct']:.3f}); no-answer → exit 1: "
-          f"{match['no_answer_exit1']:.3f} of {match['no_answer_n']}")
+    for label, key in (("match", "match"), ("held-out", "match_held_out")):
+        m = figures[key]
+        print(f"{label}: top hit flagged → correct (precision) {m['precision']:.3f}"
+              f"{delta([key, 'precision'], m['precision'])}, correct → flagged (recall) "
+              f"{m['recall']:.3f}{delta([key, 'recall'], m['recall'])}; every flagged hit "
+              f"{m['hit_precision']:.3f}; answerable → exit 0 {m['answerable_exit0']:.3f}; "
+              f"no-answer → exit 1 {m['no_answer_exit1']:.3f} of {m['no_answer_n']}")
     latency = figures["latency_ms"]
     print(f"search through the client: p50 {latency['p50']:.1f} ms, p99 {latency['p99']:.1f} ms")
 
@@ -296,6 +316,69 @@ def parse_settings(pairs: list[str]) -> dict[str, str]:
     return settings
 
 
+def fit(rows: list[dict[str, Any]], path: Path, corpus: str) -> None:
+    """Fit the ranking model on the training half's candidates and write it to ``path``.
+
+    Logistic regression (Newton's method, a little L2) from each candidate's evidence to whether
+    it holds an answer; the thresholds give the precision of the top hit's match flag on the
+    training half at each level."""
+    import numpy as np
+
+    sys.path.insert(0, str(ROOT))
+    from memoryd.retrieval.ranking import FEATURES
+
+    train = [r for r in rows if r["half"] == "train"]
+    features = np.array([[e[name] for name in FEATURES] for r in train for e in r["evidence"]])
+    labels = np.array([1.0 if a else 0.0 for r in train for a in r["ranked"]])
+    mean, scale = features.mean(axis=0), features.std(axis=0) + 1e-9
+    x = np.hstack([(features - mean) / scale, np.ones((len(features), 1))])
+    w = np.zeros(x.shape[1])
+    for _ in range(100):
+        p = 1 / (1 + np.exp(-np.clip(x @ w, -50, 50)))
+        gradient = x.T @ (p - labels) + L2 * np.r_[w[:-1], 0]
+        hessian = (x * (p * (1 - p))[:, None]).T @ x + L2 * np.eye(len(w))
+        step = np.linalg.solve(hessian, gradient)
+        w -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    # the top hit of each training query under the fitted model, and whether it is right
+    tops = []
+    for r in train:
+        ev = np.array([[e[name] for name in FEATURES] for e in r["evidence"]])
+        if len(ev):
+            p = 1 / (1 + np.exp(-(((ev - mean) / scale) @ w[:-1] + w[-1])))
+            best = int(np.argmax(p))
+            tops.append((float(p[best]), bool(r["ranked"][best])))
+    tops.sort(reverse=True)
+    thresholds = {}
+    for target in PRECISIONS:
+        right = 0
+        chosen = 1.0
+        for number, (p, ok) in enumerate(tops, 1):
+            right += ok
+            if right / number >= target:
+                chosen = p
+        thresholds[f"{target:.2f}"] = round(chosen, 4)
+    previous = 0.0
+    for key in sorted(thresholds):  # a higher precision never has a lower threshold
+        thresholds[key] = previous = max(thresholds[key], previous)
+    pools = [r["background"] for r in rows if r["background"] and r["background"]["candidates"] > 20]
+    pool_mean = statistics.median(b["mean"] for b in pools)
+    pool_spread = statistics.median(b["spread"] for b in pools)
+    path.write_text(json.dumps({
+        "features": list(FEATURES), "pool_mean": round(pool_mean, 4),
+        "pool_spread": round(pool_spread, 4), "mean": mean.round(6).tolist(),
+        "scale": scale.round(6).tolist(), "weights": w[:-1].round(6).tolist(),
+        "bias": round(float(w[-1]), 6), "thresholds": thresholds,
+        "fitted": {"by": "python bench/eval.py --fit", "on": time.strftime("%Y-%m-%d"),
+                   "corpus": corpus, "training_queries": len(train),
+                   "candidates": len(labels), "relevant": int(labels.sum())},
+    }, indent=1) + "\n")
+    print(f"fitted on {len(train)} training queries ({len(labels)} candidates); "
+          f"weights {dict(zip(FEATURES, w[:-1].round(2)))}; thresholds {thresholds}; "
+          f"wrote {path}", file=sys.stderr)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -308,17 +391,29 @@ def main() -> int:
     parser.add_argument("--index", action="append", default=[], metavar="SECTION.KEY=VALUE",
                         help="an indexing setting (chunking, …): builds a separate corpus")
     parser.add_argument("--rebuild", action="store_true", help="rebuild the corpus")
+    parser.add_argument("--fit", action="store_true",
+                        help="refit memoryd/data/ranking.json on the training half first")
     parser.add_argument("--dump", metavar="FILE", help="write every query's ranked hits here")
     args = parser.parse_args()
 
     index_settings = parse_settings(args.index)
     directory, queries = prepare(args, index_settings)
     state, home = directory / "state", directory / "home"
+    today = date.fromisoformat(json.loads((directory / "corpus.json").read_text())["today"])
+    now = datetime.combine(today, datetime.min.time()).timestamp() + 12 * 3600
     span_uids = relevance(state, queries)
     missing = sorted({a["item"] for q in queries for a in q["answers"] if not span_uids[a["span"]]})
     if missing:
         print(f"warning: {len(missing)} items not found in the index: {', '.join(missing[:10])}",
               file=sys.stderr)
+    if args.fit:
+        daemon = Daemon(state, home)
+        try:
+            daemon.wait_indexed()
+            fit(run_queries(daemon.client, queries, span_uids, now, limit=1000),
+                ROOT / "memoryd" / "data" / "ranking.json", directory.name)
+        finally:
+            daemon.stop()
     variants = [("default", parse_settings(args.set))]
     for spec in args.variant:
         name, _, rest = spec.partition("=")
@@ -335,7 +430,7 @@ def main() -> int:
         for name, settings in variants:
             write_config(state, home, {**index_settings, **settings})
             daemon.client.reload()
-            rows = run_queries(daemon.client, queries, span_uids)
+            rows = run_queries(daemon.client, queries, span_uids, now)
             figures = metrics(rows)
             figures["settings"] = settings
             results["variants"][name] = figures

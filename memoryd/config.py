@@ -40,9 +40,7 @@ class RememberConfig:
 @dataclass(frozen=True)
 class SearchConfig:
     limit: int
-    match_cosine: float
-    keyword_weight: float
-    vector_weight: float
+    match_precision: float
 
 
 @dataclass(frozen=True)

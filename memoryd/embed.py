@@ -35,6 +35,7 @@ import numpy as np
 
 from memoryd.config import EmbedConfig
 from memoryd.errors import EmbedderError
+from memoryd.text import split_parts
 
 log = logging.getLogger(__name__)
 
@@ -180,6 +181,18 @@ class Embedder:
             masks = [[1] * len(encodings[i].ids) + [0] * (width - len(encodings[i].ids)) for i in batch]
             out[batch] = self._run(ids, masks)
             start = stop
+        return out
+
+    def embed_entries(self, texts: list[str]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Each entry's vector and the vectors of its parts (``text.split_parts``; an empty
+        matrix for a text of one sentence), embedded together in one batch run."""
+        parts = [split_parts(text) for text in texts]
+        flat = texts + [part for entry in parts for part in entry]
+        vectors = self.embed(flat)
+        out, start = [], len(texts)
+        for row, entry in enumerate(parts):
+            out.append((vectors[row], vectors[start:start + len(entry)]))
+            start += len(entry)
         return out
 
     def embed_alone(self, texts: list[str]) -> np.ndarray:

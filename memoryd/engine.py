@@ -25,9 +25,9 @@ from memoryd.errors import BadParamsError
 from memoryd.params import Params
 from memoryd.retrieval.search import Search
 from memoryd.store.database import ModelInfo, Store
-from memoryd.store.entries import MAX_TEXT_CHARS, Entries
+from memoryd.store.entries import MAX_TEXT_CHARS, Entries, Vectors
 from memoryd.store.ledger import Ledger
-from memoryd.store.vectors import VectorIndex
+from memoryd.store.vectors import PartIndex, VectorIndex
 from memoryd.text import content_hash
 
 log = logging.getLogger(__name__)
@@ -111,6 +111,7 @@ class Engine:
         return await asyncio.get_running_loop().run_in_executor(self.db_thread, fn, *args)
 
     async def embed(self, texts: list[str]) -> np.ndarray | None:
+        """Vectors of queries (or any texts, without parts); None while keyword-only."""
         if self.model_ready is not None:
             await asyncio.shield(self.model_ready)
         if self.embedder is None:
@@ -118,41 +119,44 @@ class Engine:
         return await asyncio.get_running_loop().run_in_executor(
             self.embed_thread, self.embedder.embed, texts)
 
-    async def vectors_for(self, texts: list[str]) -> list[np.ndarray | None]:
-        """Vectors of entry texts: cached by content hash where known, the rest embedded in
-        one batch."""
+    async def embed_entries(self, texts: list[str]) -> list[Vectors] | None:
+        if self.model_ready is not None:
+            await asyncio.shield(self.model_ready)
+        if self.embedder is None:
+            return None
+        return await asyncio.get_running_loop().run_in_executor(
+            self.embed_thread, self.embedder.embed_entries, texts)
+
+    async def vectors_for(self, texts: list[str]) -> list[Vectors | None]:
+        """Vectors (and part vectors) of entry texts: from the content-hash cache where known,
+        the rest embedded in one batch."""
         store = self.store
         assert store is not None
 
-        def cached() -> list[np.ndarray | None]:
-            return [store.vector_for_hash(content_hash(t)) for t in texts]
+        def cached() -> list[Vectors | None]:
+            return [store.cached_vectors(content_hash(t)) for t in texts]
 
         vectors = await self.db(cached)
         missing = [i for i, v in enumerate(vectors) if v is None]
         if missing:
-            embedded = await self.embed([texts[i] for i in missing])
+            embedded = await self.embed_entries([texts[i] for i in missing])
             if embedded is not None:
                 for row, i in enumerate(missing):
                     vectors[i] = embedded[row]
         return vectors
 
-    async def vector_for(self, text: str, *, query: bool = False) -> np.ndarray | None:
-        """The text's vector: from the query cache or the content-hash cache, else embedded."""
-        if query and text in self.query_cache:
+    async def query_vector(self, text: str) -> np.ndarray | None:
+        """A query's vector, from the query cache or embedded."""
+        if text in self.query_cache:
             self.query_cache.move_to_end(text)
             return self.query_cache[text]
-        vector = None
-        if not query:
-            assert self.store is not None
-            vector = await self.db(self.store.vector_for_hash, content_hash(text))
-        if vector is None:
-            embedded = await self.embed([text])
-            vector = embedded[0] if embedded is not None else None
-        if query and vector is not None:
-            self.query_cache[text] = vector
-            if len(self.query_cache) > QUERY_CACHE_SIZE:
-                self.query_cache.popitem(last=False)
-        return vector
+        embedded = await self.embed([text])
+        if embedded is None:
+            return None
+        self.query_cache[text] = embedded[0]
+        if len(self.query_cache) > QUERY_CACHE_SIZE:
+            self.query_cache.popitem(last=False)
+        return embedded[0]
 
     # -- the model and the vectors ----------------------------------------------------
 
@@ -176,12 +180,17 @@ class Engine:
 
     def _build_index(self, dim: int) -> None:
         assert self.store is not None
-        index = VectorIndex(dim)
+        index, parts = VectorIndex(dim), PartIndex(dim)
         meta = self.store.vector_meta(None)
         for rowids, matrix in self.store.iter_vectors():
             index.add(rowids, matrix, [meta[int(r)] for r in rowids])
-        self.entries.index = self.searcher.index = index
-        log.info("Vector index ready: %d vectors, %.1f MB.", len(index), index.nbytes / 1e6)
+        for rowid, matrix in self.store.iter_part_vectors():
+            if rowid in meta:
+                parts.set_parts(rowid, matrix, meta[rowid])
+        self.entries.index, self.entries.parts = index, parts
+        self.searcher.index, self.searcher.parts = index, parts
+        log.info("Vector index ready: %d vectors and %d part vectors, %.1f MB.", len(index),
+                 len(parts), (index.nbytes + parts.nbytes) / 1e6)
 
     async def backfill(self) -> None:
         """Give a vector to every queued entry (new file entries, a reindex, a model change),
@@ -190,7 +199,7 @@ class Engine:
             await self.backfill_wanted.wait()
             self.backfill_wanted.clear()
             while rows := await self.db(self._next_backfill):
-                vectors = await self.embed([text for _, text in rows])
+                vectors = await self.embed_entries([text for _, text in rows])
                 if vectors is None:
                     return
                 await self.db(self._store_backfill, [rowid for rowid, _ in rows], vectors)
@@ -199,38 +208,34 @@ class Engine:
         """The next rows that need embedding; rows whose text has a cached vector get it here."""
         assert self.store is not None
         while queued := self.store.rows_missing_vectors(BACKFILL_BATCH):
-            cached: dict[int, np.ndarray] = {}
+            cached: dict[int, Vectors] = {}
             todo: list[tuple[int, str]] = []
             for rowid, hash_, text in queued:
-                vector = self.store.vector_for_hash(hash_)
-                if vector is None:
+                vectors = self.store.cached_vectors(hash_)
+                if vectors is None:
                     todo.append((rowid, text))
                 else:
-                    cached[rowid] = vector
+                    cached[rowid] = vectors
             if cached:
-                self._store_backfill(list(cached), np.stack(list(cached.values())))
+                self._store_backfill(list(cached), list(cached.values()))
             if todo:
                 return todo
         return []
 
-    def _store_backfill(self, rowids: list[int], vectors: np.ndarray) -> None:
+    def _store_backfill(self, rowids: list[int], vectors: list[Vectors]) -> None:
         assert self.store is not None
         with self.store.db:
-            self.store.put_vectors(rowids, vectors)
-        index = self.searcher.index
-        if index is not None:
-            meta = self.store.vector_meta(rowids)
-            present = [i for i, r in enumerate(rowids) if r in meta]
-            index.add([rowids[i] for i in present], vectors[present],
-                      [meta[rowids[i]] for i in present])
+            self.store.put_vectors(rowids, np.stack([v for v, _ in vectors]),
+                                   [p for _, p in vectors])
+        self.entries.index_vectors(rowids, vectors)
 
     # -- the write path and search ----------------------------------------------------
 
     async def remember(self, params: Params) -> dict[str, Any]:
         text = params.text("text", required=True, max_len=MAX_TEXT_CHARS)
         assert text is not None
-        vector = await self.vector_for(text)
-        return await self.db(self.entries.remember, params, vector)
+        (vectors,) = await self.vectors_for([text])
+        return await self.db(self.entries.remember, params, vectors)
 
     async def remember_many(self, params: Params) -> dict[str, Any]:
         items = params.raw.get("entries")
@@ -244,13 +249,13 @@ class Engine:
     async def supersede(self, params: Params) -> dict[str, Any]:
         text = params.text("text", required=True, max_len=MAX_TEXT_CHARS)
         assert text is not None
-        vector = await self.vector_for(text)
-        return await self.db(self.entries.supersede, params, vector)
+        (vectors,) = await self.vectors_for([text])
+        return await self.db(self.entries.supersede, params, vectors)
 
     async def search(self, params: Params) -> dict[str, Any]:
         query = params.text("query", required=True, max_len=10_000)
         assert query is not None
-        embedding = asyncio.ensure_future(self.vector_for(query, query=True))
+        embedding = asyncio.ensure_future(self.query_vector(query))
         try:
             plan = await self.db(self.searcher.keyword_search, params)  # meanwhile: embedding
         except BaseException:

@@ -1,8 +1,13 @@
-"""Text normalisation and content hashes.
+"""Text normalisation, content hashes, and the parts of an entry that get vectors of their own.
 
 Two texts that differ only in case and white space are the same memory: they share a
 normalised form and so a content hash. The hash keys exact-duplicate detection and the
 embedding cache (identical text is never embedded twice).
+
+A long entry (an exchange of a session, a summary, a paragraph) mixes several things; a question
+usually asks about one of them, and one vector for the whole text averages it away. So an entry
+of two or more sentences also gets a vector per sentence (``split_parts``), and search scores it
+by both (bench/eval: R@5 .802 → .842 for vectors alone).
 """
 
 import hashlib
@@ -12,6 +17,11 @@ import unicodedata
 _SPACE = re.compile(r"\s+")
 _KEBAB_DROP = re.compile(r"['\u2019]")
 _KEBAB_SPLIT = re.compile(r"[\W_]+")
+_DATE_PREFIX = re.compile(r"^\[[^\]\n]{4,40}\]\s*")
+_PART_BREAK = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9`])|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)")
+#: Sentences shorter than this join the next one; more than MAX_PARTS are merged in runs.
+MIN_PART_CHARS = 20
+MAX_PARTS = 8
 
 
 def normalise_text(text: str) -> str:
@@ -28,3 +38,32 @@ def kebab(heading: str) -> str:
     """Lower-case kebab form: ``Tool Quirks & Gotchas`` -> ``tool-quirks-gotchas``."""
     words = _KEBAB_DROP.sub("", heading.lower())
     return _KEBAB_SPLIT.sub("-", words).strip("-")
+
+
+def split_parts(text: str) -> list[str]:
+    """The sentences (or bullets, or paragraphs) of an entry that get vectors of their own;
+    [] for a text of one sentence. At most MAX_PARTS: more are merged into even runs."""
+    body = _DATE_PREFIX.sub("", text.strip())
+    parts: list[str] = []
+    carry = ""
+    for piece in _PART_BREAK.split(body):
+        piece = _SPACE.sub(" ", piece).strip()
+        if not piece:
+            continue
+        piece = f"{carry} {piece}".strip() if carry else piece
+        if len(piece) < MIN_PART_CHARS:
+            carry = piece
+            continue
+        carry = ""
+        parts.append(piece)
+    if carry:
+        if parts:
+            parts[-1] = f"{parts[-1]} {carry}"
+        else:
+            parts.append(carry)
+    if len(parts) < 2:
+        return []
+    if len(parts) > MAX_PARTS:
+        size = -(-len(parts) // MAX_PARTS)
+        parts = [" ".join(parts[i:i + size]) for i in range(0, len(parts), size)]
+    return parts

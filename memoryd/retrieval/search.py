@@ -1,7 +1,20 @@
-"""Search: keyword (FTS5 bm25) and vector (the RAM index) candidates, fused, with match flags.
+"""Search: keyword and vector candidates, scored together by the ranking model, with match flags.
 
-Runs on the daemon's database thread; the query vector is computed on the embedding thread
-meanwhile (``keyword_search`` needs none, ``finish_search`` takes it).
+``keyword_search`` runs first (it needs no vector, so the daemon runs it on the database thread
+while the question is embedded on the embedding thread); ``finish_search`` adds the vector
+candidates, weighs the evidence of each (:mod:`memoryd.retrieval.ranking`) and returns the hits.
+
+Candidates:
+
+- keyword: FTS5 bm25 over the question's informative words (porter stemming, stop words
+  removed), OR-ed, the best ``CANDIDATES``. When the words together occur in more than
+  ``FULL_OR_ROWS`` entries, bm25 would score that many rows: the rarest words (up to that bound)
+  are then ranked by bm25 and each commoner word adds its newest ``COMMON_WORD_ROWS`` entries;
+  every candidate still gets its coverage of all the words. No word is dropped.
+- vector: the best ``CANDIDATES`` by the mean of the whole entry's cosine and its best part's
+  (the RAM indexes of :mod:`memoryd.store.vectors`).
+- a time named in the question (:mod:`memoryd.retrieval.dates`): the best keyword and vector
+  candidates written then, too; ``in_window`` is part of the evidence (a hint, never a filter).
 """
 
 from __future__ import annotations
@@ -9,30 +22,46 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import date
 from typing import Any
 
+import apsw
 import numpy as np
 
 from memoryd.config import Config
 from memoryd.errors import BadParamsError
 from memoryd.params import Params
 from memoryd.project import project_of
+from memoryd.retrieval.dates import Window, window
+from memoryd.retrieval.ranking import FEATURES, Model, idf, load_model
 from memoryd.store.database import Store, encode_tags
 from memoryd.store.entries import KINDS, STATUSES
-from memoryd.store.vectors import VectorFilter, VectorIndex
+from memoryd.store.vectors import PartIndex, VectorFilter, VectorIndex
 
-RRF_K = 60
-COMMON_TERM_SHARE = 0.02
-COMMON_TERM_MIN_ROWS = 5000
 CANDIDATES = 50
+#: Above this many rows matching the question's words, bm25 ranks only the rarest words' rows.
+FULL_OR_ROWS = 30_000
+COMMON_WORD_ROWS = 100
 
 _WORD = re.compile(r"\w+", re.UNICODE)
-STOPWORDS = frozenset(
-    "a about also an and any are as at be but by can could did do does for from has have how i "
-    "in is it its just me my not of on or our should so that the their them then there these "
-    "they this to was we were what when where which who why will with would you your".split()
-)
+#: Words that say nothing about what is asked: function words, question words, fillers.
+STOPWORDS = frozenset("""
+a about above after again against all also am an and any are aren't as at be because been before
+being below between both but by can can't cannot could couldn't did didn't do does doesn't doing
+don't down during each few for from further had hadn't has hasn't have haven't having he he'd
+he'll he's her here here's hers herself him himself his how how's i i'd i'll i'm i've if in into is
+isn't it it's its itself just let's me more most mustn't my myself no nor not of off on once only
+or other ought our ours ourselves out over own same shan't she she'd she'll she's should shouldn't
+so some such than that that's the their theirs them themselves then there there's these they
+they'd they'll they're they've this those through to too under until up very was wasn't we we'd
+we'll we're we've were weren't what what's when when's where where's which while who who's whom
+why why's will with won't would wouldn't you you'd you'll you're you've your yours yourself
+yourselves anything something everything nothing thing things get got gets getting go goes going
+went gone make makes made use used using uses tell told say said know knew remind reminder please
+hey hi ok okay yes yeah one ones ever still really actually even much many lot lots kind sort way
+ways back now
+""".split())
 
 
 def query_terms(query: str) -> list[str]:
@@ -53,30 +82,49 @@ def format_age(seconds: float) -> str:
     return f"{int(max(seconds, 0))}s"
 
 
+@dataclass(frozen=True)
+class Filter:
+    """The search's filters, for the vector index and as SQL over ``entries e``."""
+
+    vectors: VectorFilter
+    where: str
+    params: tuple[Any, ...]
+    tags: tuple[str, ...]
+
+    def within(self, start: float, end: float) -> Filter:
+        where = " AND ".join(w for w in (self.where, "e.created >= ? AND e.created < ?") if w)
+        since = max(start, self.vectors.since) if self.vectors.since is not None else start
+        until = min(end, self.vectors.until) if self.vectors.until is not None else end
+        return Filter(replace(self.vectors, since=since, until=until), where,
+                      (*self.params, start, end), self.tags)
+
+
 @dataclass
 class SearchPlan:
+    query: str
     terms: list[str]
     limit: int
     only_matches: bool
     threshold: float
-    vector_filter: VectorFilter
-    where: str
-    sql_params: list[Any]
-    tags: list[str]
-    pool: int
-    keyword: dict[int, tuple[int, float]] = field(default_factory=dict)
+    filter: Filter
+    window: Window | None
+    keyword: dict[int, tuple[int, float]] = field(default_factory=dict)  # rowid → (rank, bm25)
+    window_keyword: list[int] = field(default_factory=list)
+    background: tuple[float, float, int] | None = None  # the vector candidates' mix: mean, spread, n
 
 
 class Search:
-    def __init__(self, config: Config, store: Store) -> None:
+    def __init__(self, config: Config, store: Store, model: Model | None = None) -> None:
         self.config = config
         self.store = store
+        self.model = model or load_model()
         self.index: VectorIndex | None = None
+        self.parts: PartIndex | None = None
+        self._tokenizer: Any = None
 
-    # -- search -----------------------------------------------------------------------
+    # -- filters ----------------------------------------------------------------------
 
-    def search_filter(self, params: Params) -> tuple[VectorFilter, str, list[Any], list[str]]:
-        """The filters as a VectorFilter and as SQL over ``entries e``; plus the tags."""
+    def search_filter(self, params: Params) -> Filter:
         agents = params.strings("agents")
         if agents is None:
             agent = params.agent(required=False)
@@ -132,148 +180,225 @@ class Search:
             sql_params.append("%" + encode_tags([tag]) + "%")
         vector_filter = VectorFilter(agents, categories, kinds, [project] if project else None,
                                      tuple(statuses), since, until)
-        return vector_filter, " AND ".join(where), sql_params, tags
+        return Filter(vector_filter, " AND ".join(where), tuple(sql_params), tuple(tags))
 
     def search(self, params: Params, query_vector: np.ndarray | None) -> dict[str, Any]:
+        """Both halves at once (the daemon runs them apart, see the module docstring)."""
         return self.finish_search(self.keyword_search(params), query_vector)
 
+    # -- the keyword half -------------------------------------------------------------
+
     def keyword_search(self, params: Params) -> SearchPlan:
-        """The first half of a search: validated filters and the keyword ranking. It needs no
-        vector, so the daemon runs it while the query is being embedded."""
+        """Validated filters and the keyword candidates. Needs no vector, so the daemon runs
+        it while the query is being embedded."""
         query = params.text("query", required=True, max_len=10_000)
         assert query is not None
         limit = params.integer("limit", default=self.config.search.limit, low=1, high=1000)
-        min_score = params.number("min_score", low=-1.0, high=1.0)
-        vector_filter, where, sql_params, tags = self.search_filter(params)
+        min_score = params.number("min_score", low=0.0, high=1.0)
+        now = params.time("now")  # when the question is asked ("last week" of when)
         plan = SearchPlan(
-            terms=query_terms(query), limit=limit,
+            query=query, terms=query_terms(query), limit=limit,
             only_matches=params.flag("match") or min_score is not None,
-            threshold=min_score if min_score is not None else self.config.search.match_cosine,
-            vector_filter=vector_filter, where=where, sql_params=sql_params, tags=tags,
-            pool=max(CANDIDATES, limit * 3))
+            threshold=min_score if min_score is not None else
+            self.model.threshold(self.config.search.match_precision),
+            filter=self.search_filter(params),
+            window=window(query, date.fromtimestamp(now) if now else None))
         if plan.terms:
-            rows = self._keyword_candidates(self._keyword_expression(plan.terms), where,
-                                            sql_params, plan.pool)
-            plan.keyword = {rowid: (rank, -bm25) for rank, (rowid, bm25) in enumerate(rows)}
+            ranked = self._keyword_candidates(plan.terms, plan.filter, CANDIDATES)
+            plan.keyword = {rowid: (rank, -bm25) for rank, (rowid, bm25) in enumerate(ranked)}
+            if plan.window is not None:
+                inside = plan.filter.within(*plan.window.bounds())
+                plan.window_keyword = [r for r, _ in self._keyword_candidates(
+                    plan.terms, inside, CANDIDATES // 2)]
         return plan
 
-    def finish_search(self, plan: SearchPlan, query_vector: np.ndarray | None) -> dict[str, Any]:
-        """The second half: vector candidates, fusion, match flags, the hits."""
-        keyword, terms, limit = plan.keyword, plan.terms, plan.limit
-        only_matches, threshold = plan.only_matches, plan.threshold
-        vector_filter, where, sql_params, tags = plan.vector_filter, plan.where, plan.sql_params, plan.tags
-        pool = plan.pool
-        semantic: dict[int, tuple[int, float]] = {}
-        if query_vector is not None:
-            for rank, (rowid, cosine) in enumerate(self._vector_candidates(
-                    query_vector, pool, vector_filter, where, sql_params, tags)):
-                semantic[rowid] = (rank, cosine)
-
-        weights = self.config.search
-        fused: dict[int, float] = {}
-        for rowid, (rank, _) in keyword.items():
-            fused[rowid] = weights.keyword_weight / (RRF_K + rank + 1)
-        for rowid, (rank, _) in semantic.items():
-            fused[rowid] = fused.get(rowid, 0.0) + weights.vector_weight / (RRF_K + rank + 1)
-        ranked = sorted(fused, key=fused.__getitem__, reverse=True)
-
-        cosines = self._cosines(ranked, query_vector, semantic)
-        all_terms = self._rowids_with_all_terms(ranked, terms)
-        now = time.time()
-        hits = []
-        for rowid in ranked:
-            cosine = cosines.get(rowid)
-            is_match = rowid in all_terms or (cosine is not None and cosine >= threshold)
-            if only_matches and not is_match:
-                continue
-            hits.append((rowid, cosine, is_match))
-            if len(hits) >= limit:
-                break
-        entries = self.store.entries_by_rowids([h[0] for h in hits])
-        hits = [h for h in hits if h[0] in entries]
-        return {
-            "hits": [
-                {
-                    **entries[rowid],
-                    "score": {
-                        "keyword": round(keyword[rowid][1], 4) if rowid in keyword else None,
-                        "vector": round(cosine, 4) if cosine is not None else None,
-                        "fused": round(fused[rowid], 6),
-                    },
-                    "match": is_match,
-                    "age_s": round(now - entries[rowid]["created"], 1),
-                    "age": format_age(now - entries[rowid]["created"]),
-                }
-                for rowid, cosine, is_match in hits
-            ],
-            "degraded": query_vector is None,
-            "threshold": threshold,
-        }
-
-    def _keyword_expression(self, terms: list[str]) -> str:
-        """OR over the query's terms, leaving out those in more than COMMON_TERM_SHARE of all
-        entries when rarer ones remain: they add little to bm25 (low IDF) but make FTS5 score
-        a large part of the index (26 ms at 100k entries for a query touching 13 % of rows)."""
-        total = self.store.count_fts_rows()
-        if total < COMMON_TERM_MIN_ROWS or len(terms) < 2:
-            return fts_expression(terms, "OR")
-        limit = total * COMMON_TERM_SHARE
-        rare = [t for t in terms if self.store.term_rows(t) <= limit]
-        if not rare or len(rare) == len(terms):
-            return fts_expression(terms, "OR")
-        # entries with every term still match; bm25 weighs all terms for whatever matched
-        return fts_expression(rare, "OR") + " OR (" + fts_expression(terms, "AND") + ")"
-
-    def _keyword_candidates(self, expression: str, where: str, sql_params: list[Any],
+    def _keyword_candidates(self, terms: list[str], where: Filter,
                             pool: int) -> list[tuple[int, float]]:
+        """(rowid, bm25) best first, bounded in cost (see the module docstring)."""
+        counts = sorted((self.store.term_rows(t), t) for t in terms)
+        rare, total = [], 0
+        for count, term in counts:
+            if rare and total + count > FULL_OR_ROWS:
+                break
+            rare.append(term)
+            total += count
+        ranked = self._fts(fts_expression(rare, "OR"), where, pool)
+        for _, term in counts[len(rare):]:
+            seen = {r for r, _ in ranked}
+            ranked += [(r, 0.0) for r in self._newest_with(term, where, COMMON_WORD_ROWS)
+                       if r not in seen]
+        return ranked
+
+    def _fts(self, expression: str, where: Filter, pool: int) -> list[tuple[int, float]]:
         """The best ``pool`` keyword hits that pass the filters. FTS5 ranks alone first (joining
         every match to ``entries`` doubles the cost at 100k entries), then the filters apply
         to that short list; only when they leave too few does the joined query run."""
         wide = pool * 4
         ranked = self.store.fts(expression, "", [], wide)
-        if not where:
+        if not where.where:
             return ranked[:pool]
-        allowed = self.store.filter_rowids([r for r, _ in ranked], where, sql_params)
+        allowed = self.store.filter_rowids([r for r, _ in ranked], where.where, where.params)
         kept = [(r, score) for r, score in ranked if r in allowed]
         if len(kept) >= pool or len(ranked) < wide:
             return kept[:pool]
-        return self.store.fts(expression, where, sql_params, pool)
+        return self.store.fts(expression, where.where, where.params, pool)
 
-    def _vector_candidates(self, query_vector: np.ndarray, pool: int, vector_filter: VectorFilter,
-                           where: str, sql_params: list[Any], tags: list[str]) -> list[tuple[int, float]]:
-        if self.index is not None:
-            found = self.index.search(query_vector, pool * (4 if tags else 1), vector_filter)
-            if tags:
-                allowed = self.store.filter_rowids([r for r, _ in found], where, sql_params)
-                found = [(r, c) for r, c in found if r in allowed]
-            return found[:pool]
+    def _newest_with(self, term: str, where: Filter, limit: int) -> list[int]:
+        return self.store.newest_matching(fts_expression([term], "OR"), where.where,
+                                          where.params, limit)
+
+    # -- the vector half and the ranking ----------------------------------------------
+
+    def finish_search(self, plan: SearchPlan, query_vector: np.ndarray | None) -> dict[str, Any]:
+        """Vector candidates, the evidence of every candidate, the model's ranking, the hits."""
+        vector_rank, mixes = self._vector_candidates(plan, query_vector)
+        candidates = list(dict.fromkeys([*vector_rank, *plan.keyword, *plan.window_keyword]))
+        entries = self.store.entries_by_rowids(candidates)
+        candidates = [r for r in candidates if r in entries]
+        if not candidates:
+            return self._result(plan, [], query_vector is None)
+        evidence = self._evidence(plan, candidates, entries, vector_rank, mixes, query_vector)
+        probability = self.model.probabilities(evidence)
+        order = np.argsort(-probability, kind="stable")
+        now = time.time()
+        hits = []
+        for i in order:
+            p = float(probability[i])
+            is_match = p >= plan.threshold
+            if plan.only_matches and not is_match:
+                continue
+            entry = entries[candidates[i]]
+            row = dict(zip(FEATURES, evidence[i].tolist()))
+            bm25 = plan.keyword.get(candidates[i])
+            hits.append({
+                **entry,
+                "score": {"relevance": round(p, 4),
+                          "keyword": round(bm25[1], 4) if bm25 and bm25[1] else None,
+                          "vector": round(row["cos"], 4) if query_vector is not None else None,
+                          "part": round(row["part"], 4) if query_vector is not None else None,
+                          "coverage": round(row["coverage"], 4)},
+                "evidence": {name: round(value, 4) for name, value in row.items()},
+                "match": is_match,
+                "age_s": round(now - entry["created"], 1),
+                "age": format_age(now - entry["created"]),
+            })
+            if len(hits) >= plan.limit:
+                break
+        return self._result(plan, hits, query_vector is None)
+
+    def _result(self, plan: SearchPlan, hits: list[dict[str, Any]], degraded: bool) -> dict[str, Any]:
+        result: dict[str, Any] = {"hits": hits, "degraded": degraded, "threshold": plan.threshold}
+        if plan.background is not None:
+            mean, spread, n = plan.background
+            result["background"] = {"mean": round(mean, 4), "spread": round(spread, 4),
+                                    "candidates": n}
+        if plan.window is not None:
+            result["window"] = {"first": plan.window.first.isoformat(),
+                                "last": plan.window.last.isoformat(), "phrase": plan.window.phrase}
+        return result
+
+    def _vector_candidates(self, plan: SearchPlan, query: np.ndarray | None
+                           ) -> tuple[dict[int, int], dict[int, tuple[float, float]]]:
+        """rowid → rank among vector candidates; rowid → (cosine, best part's cosine) of them."""
+        if query is None:
+            return {}, {}
+        if self.index is None or self.parts is None:
+            return self._vector_fallback(plan, query)
+        filters = [plan.filter]
+        if plan.window is not None:
+            filters.append(plan.filter.within(*plan.window.bounds()))
+        mixes: dict[int, tuple[float, float]] = {}
+        ranked: list[int] = []
+        for number, where in enumerate(filters):
+            pool = CANDIDATES if number == 0 else CANDIDATES // 2
+            found = self._search_index(query, where, pool)
+            best = self.parts.best_parts(query, pool, where.vectors)
+            rowids = list(dict.fromkeys([*found, *best]))
+            whole = {**self.index.scores([r for r in rowids if r not in found], query), **found}
+            parts = {**self.parts.best_of([r for r in rowids if r not in best], query), **best}
+            for rowid in rowids:
+                if rowid in whole:
+                    mixes[rowid] = (whole[rowid], parts.get(rowid, whole[rowid]))
+            by_mix = sorted((r for r in rowids if r in mixes), key=lambda r: -sum(mixes[r]))
+            ranked += [r for r in by_mix[:pool] if r not in ranked]
+        return {rowid: rank for rank, rowid in enumerate(ranked)}, mixes
+
+    def _search_index(self, query: np.ndarray, where: Filter, pool: int) -> dict[int, float]:
+        assert self.index is not None
+        found = self.index.search(query, pool * (4 if where.tags else 1), where.vectors)
+        if where.tags:
+            allowed = self.store.filter_rowids([r for r, _ in found], where.where, where.params)
+            found = [(r, c) for r, c in found if r in allowed]
+        return dict(found[:pool])
+
+    def _vector_fallback(self, plan: SearchPlan, query: np.ndarray
+                         ) -> tuple[dict[int, int], dict[int, tuple[float, float]]]:
+        """Before the RAM index is built: sqlite-vec's exact KNN, whole vectors only."""
         if self.store.model is None:
-            return []
-        found = self.store.knn(query_vector, min(4096, pool * 20))
-        allowed = self.store.filter_rowids([r for r, _ in found], where, sql_params)
-        return [(r, c) for r, c in found if r in allowed][:pool]
+            return {}, {}
+        found = self.store.knn(query, min(4096, CANDIDATES * 20))
+        allowed = self.store.filter_rowids([r for r, _ in found], plan.filter.where,
+                                           plan.filter.params)
+        kept = [(r, c) for r, c in found if r in allowed][:CANDIDATES]
+        return {r: rank for rank, (r, _) in enumerate(kept)}, {r: (c, c) for r, c in kept}
 
-    def _cosines(self, rowids: list[int], query_vector: np.ndarray | None,
-                 semantic: dict[int, tuple[int, float]]) -> dict[int, float]:
-        if query_vector is None:
-            return {}
-        cosines = {r: c for r, (_, c) in semantic.items()}
-        missing = [r for r in rowids if r not in cosines]
-        if self.index is not None:
-            cosines.update(self.index.scores(missing, query_vector))
-        else:
-            for rowid, vector in self.store.vectors_by_rowids(missing).items():
-                cosines[rowid] = float(vector @ query_vector)
-        return cosines
+    def _evidence(self, plan: SearchPlan, candidates: list[int], entries: dict[int, dict[str, Any]],
+                  vector_rank: dict[int, int], mixes: dict[int, tuple[float, float]],
+                  query: np.ndarray | None) -> np.ndarray:
+        missing = [r for r in candidates if r not in mixes]
+        if query is not None and missing:
+            if self.index is not None and self.parts is not None:
+                whole = self.index.scores(missing, query)
+                parts = self.parts.best_of(missing, query)
+            else:
+                whole = {r: float(v @ query) for r, v in self.store.vectors_by_rowids(missing).items()}
+                parts = {}
+            for rowid, cosine in whole.items():
+                mixes[rowid] = (cosine, parts.get(rowid, cosine))
+        pool = np.array([sum(mixes[r]) / 2 for r in vector_rank], dtype=np.float64)
+        plan.background = (float(pool.mean()), float(pool.std()), len(pool)) if len(pool) else None
+        mean, spread = self.model.background(pool)
+        ranked_mix = np.sort(pool)[::-1]
+        top, second = (ranked_mix[0] if len(pool) else 0.0,
+                       ranked_mix[1] if len(pool) > 1 else mean - spread)
+        best_bm25 = max((score for _, score in plan.keyword.values()), default=0.0) or 1.0
+        weights = self._term_weights(plan.terms)
+        total_weight = sum(weights.values()) or 1.0
+        start, end = plan.window.bounds() if plan.window is not None else (None, None)
+        rows = []
+        for rowid in candidates:
+            cosine, part = mixes.get(rowid, (0.0, 0.0))
+            mix = (cosine + part) / 2
+            keyword = plan.keyword.get(rowid)
+            words = self._tokens(entries[rowid]["text"])
+            coverage = sum(w for token, w in weights.items() if token in words) / total_weight
+            created = entries[rowid]["created"]
+            rows.append([
+                cosine, part, mix, (mix - mean) / spread, mix - (second if mix >= top else top),
+                keyword[1] / best_bm25 if keyword and keyword[1] > 0 else 0.0,
+                1 / (1 + keyword[0]) if keyword else 0.0,
+                1 / (1 + vector_rank[rowid]) if rowid in vector_rank else 0.0,
+                coverage,
+                1.0 if start is not None and start <= created < end else 0.0,  # type: ignore[operator]
+            ])
+        return np.array(rows, dtype=np.float64)
 
-    def _rowids_with_all_terms(self, rowids: list[int], terms: list[str]) -> set[int]:
-        if not rowids or not terms:
-            return set()
-        # FTS5 would re-run the MATCH for every rowid of an IN list: intersect here instead
-        wanted = set(rowids)
-        rows = self.store.db.execute(
-            "SELECT rowid FROM entries_fts WHERE entries_fts MATCH ? LIMIT 100000",
-            (fts_expression(terms, "AND"),),
-        )
-        return {r[0] for r in rows if r[0] in wanted}
+    # -- words ------------------------------------------------------------------------
 
+    def _tokens(self, text: str) -> set[str]:
+        """The words of a text as the full-text index has them (porter-stemmed)."""
+        if self._tokenizer is None:
+            self._tokenizer = self.store.db.fts5_tokenizer(
+                "porter", ["unicode61", "remove_diacritics", "2"])
+        return {t[0] for t in self._tokenizer(text.encode("utf-8", "replace"),
+                                              apsw.FTS5_TOKENIZE_DOCUMENT, None,
+                                              include_offsets=False)}
+
+    def _term_weights(self, terms: list[str]) -> dict[str, float]:
+        """Each informative word's stemmed token → its inverse document frequency."""
+        total = self.store.count_fts_rows()
+        weights: dict[str, float] = {}
+        for term in terms:
+            for token in self._tokens(term):
+                weights[token] = max(weights.get(token, 0.0), idf(self.store.term_rows(term), total))
+        return weights

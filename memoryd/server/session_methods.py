@@ -46,7 +46,7 @@ class SessionMethods:
     async def build_context(self, agent: str, cwd: str | None, prompt: str | None, budget: int,
                             only_relevant: bool = False) -> Block:
         assert self.contexts is not None
-        vector = await self.engine.vector_for(prompt, query=True) if prompt else None
+        vector = await self.engine.query_vector(prompt) if prompt else None
         return await self.engine.db(lambda: self.contexts.build(  # type: ignore[union-attr]
             agent, cwd=cwd, prompt=prompt, prompt_vector=vector, budget=budget,
             only_relevant=only_relevant))

@@ -147,7 +147,7 @@ class ContextBuilder:
                                    "kind": ["fact", "note", "lesson", "feedback", "summary"],
                                    "match": only_matches}), prompt_vector)
             for hit in result["hits"]:
-                chosen.setdefault(hit["id"], (hit, hit["score"]["fused"]))
+                chosen.setdefault(hit["id"], (hit, hit["score"]["relevance"]))
         if cwd and not only_matches:
             project = self.memory_project(cwd)
             for e in self._entries("agent=? AND kind='fact' AND project=?", [agent, project], 20):

@@ -99,9 +99,9 @@ class SessionExtractor:
         assert engine.store is not None
         texts = [c.text for c in candidates]
         vectors: dict[str, np.ndarray] = {}
-        for text, vector in zip(texts, await engine.vectors_for(texts)):
-            if vector is not None:
-                vectors[text] = vector
+        for text, pair in zip(texts, await engine.vectors_for(texts)):
+            if pair is not None:
+                vectors[text] = pair[0]
         stored = await engine.db(engine.store.vectors_by_rowids, [row[3] for row in existing])
         for uid, text, _key, rowid in existing:
             if rowid in stored:

@@ -5,6 +5,7 @@ Tables:
     entries       one row per memory entry (see ``ENTRY_COLUMNS``)
     entries_fts   FTS5 over text, category and tags (external content, porter stemming)
     entries_vec   vec0 vectors, rowid = entries.id, created once the model's dimension is known
+    part_vectors  the vectors of an entry's parts (its sentences: text.split_parts), float32 rows
     events        the journal: every change with its before/after as JSON
 
 The database is an index: the ledgers (and, later, the watched files) rebuild it.
@@ -183,6 +184,11 @@ MIGRATIONS: tuple[str, ...] = (
     """
     CREATE INDEX entries_kind ON entries(agent, kind, status, created);
     """,
+    # 5: an entry's parts (sentences) get vectors of their own; everything is embedded again
+    """
+    CREATE TABLE part_vectors(entry INTEGER PRIMARY KEY, vectors BLOB NOT NULL);
+    INSERT OR IGNORE INTO vector_queue(rowid) SELECT id FROM entries;
+    """,
 )
 
 _bestpractice_applied = False
@@ -294,6 +300,7 @@ class Store:
                     model.model_id,
                 )
             self.db.execute("DROP TABLE IF EXISTS entries_vec")
+            self.db.execute("DELETE FROM part_vectors")
             self.db.execute(
                 f"CREATE VIRTUAL TABLE entries_vec USING vec0("
                 f"embedding float[{model.dim}] distance_metric=cosine)"
@@ -414,8 +421,10 @@ class Store:
 
     # -- vectors ----------------------------------------------------------------------
 
-    def put_vectors(self, rowids: Sequence[int], vectors: np.ndarray) -> None:
-        """Store vectors (replacing any) and take the rows off the vector queue."""
+    def put_vectors(self, rowids: Sequence[int], vectors: np.ndarray,
+                    parts: Sequence[np.ndarray] | None = None) -> None:
+        """Store vectors and the vectors of each entry's parts (replacing any), and take the
+        rows off the vector queue."""
         ids = [int(r) for r in rowids]
         marks = ", ".join("?" for _ in ids)
         self.delete_vectors(ids)
@@ -423,22 +432,50 @@ class Store:
             "INSERT INTO entries_vec(rowid, embedding) VALUES (?, ?)",
             ((r, v.astype(np.float32).tobytes()) for r, v in zip(ids, vectors)),
         )
+        if parts is not None:
+            self.db.executemany(
+                "INSERT INTO part_vectors(entry, vectors) VALUES (?, ?)",
+                ((r, p.astype(np.float32).tobytes()) for r, p in zip(ids, parts) if len(p)))
         self.db.execute(f"DELETE FROM vector_queue WHERE rowid IN ({marks})", ids)
 
     def delete_vectors(self, rowids: Sequence[int]) -> None:
         if self.model is not None:
             self.db.executemany("DELETE FROM entries_vec WHERE rowid = ?", ((int(r),) for r in rowids))
+        self.db.executemany("DELETE FROM part_vectors WHERE entry = ?", ((int(r),) for r in rowids))
 
-    def vector_for_hash(self, hash_: str) -> np.ndarray | None:
-        """A stored vector of any entry with this content hash (the embedding cache).
+    def cached_vectors(self, hash_: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """The vector and part vectors of an entry with this content hash that has them (the
+        embedding cache: the same text is never embedded twice).
 
         Two steps on purpose: joined, SQLite scans the vec0 table for every candidate row."""
         if self.model is None:
             return None
         rowids = [r for (r,) in self.db.execute(
-            "SELECT id FROM entries WHERE hash=? LIMIT 4", (hash_,))]
+            "SELECT e.id FROM entries e WHERE e.hash=? AND NOT EXISTS "
+            "(SELECT 1 FROM vector_queue q WHERE q.rowid = e.id) LIMIT 4", (hash_,))]
         vectors = self.vectors_by_rowids(rowids)
-        return next(iter(vectors.values()), None)
+        if not vectors:
+            return None
+        rowid, vector = next(iter(vectors.items()))
+        return vector, self.part_vectors_by_rowids([rowid]).get(
+            rowid, np.zeros((0, self.model.dim), dtype=np.float32))
+
+    def part_vectors_by_rowids(self, rowids: Sequence[int]) -> dict[int, np.ndarray]:
+        if not rowids or self.model is None:
+            return {}
+        dim = self.model.dim
+        marks = ", ".join("?" for _ in rowids)
+        return {entry: np.frombuffer(blob, dtype=np.float32).reshape(-1, dim) for entry, blob in
+                self.db.execute(f"SELECT entry, vectors FROM part_vectors WHERE entry IN ({marks})",
+                                [int(r) for r in rowids])}
+
+    def iter_part_vectors(self) -> Iterator[tuple[int, np.ndarray]]:
+        """(rowid, matrix) of every entry with part vectors."""
+        if self.model is None:
+            return
+        dim = self.model.dim
+        for entry, blob in self.db.execute("SELECT entry, vectors FROM part_vectors"):
+            yield entry, np.frombuffer(blob, dtype=np.float32).reshape(-1, dim)
 
     def vectors_by_rowids(self, rowids: Sequence[int]) -> dict[int, np.ndarray]:
         """Stored vectors by rowid, one lookup each: vec0 answers ``rowid IN (…)`` with a full
@@ -513,6 +550,17 @@ class Store:
             f"WHERE entries_fts MATCH ? AND {where} ORDER BY score LIMIT ?"
         )
         return self.db.execute(sql, [match, *params, limit]).fetchall()
+
+    def newest_matching(self, match: str, where: str, params: Sequence[Any], limit: int) -> list[int]:
+        """The newest ``limit`` entries (by rowid) matching, unscored: cheap for a common word."""
+        if not where:
+            return [r for (r,) in self.db.execute(
+                "SELECT rowid FROM entries_fts WHERE entries_fts MATCH ? ORDER BY rowid DESC "
+                "LIMIT ?", (match, limit))]
+        return [r for (r,) in self.db.execute(
+            "SELECT e.id FROM entries_fts CROSS JOIN entries e ON e.id = entries_fts.rowid "
+            f"WHERE entries_fts MATCH ? AND {where} ORDER BY entries_fts.rowid DESC LIMIT ?",
+            [match, *params, limit])]
 
     def count_fts_rows(self) -> int:
         """Rows in the full-text index (cached for a minute: it only steers query planning)."""

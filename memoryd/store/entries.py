@@ -22,7 +22,7 @@ from memoryd.params import Params
 from memoryd.project import project_of
 from memoryd.store.database import Store
 from memoryd.store.ledger import Ledger
-from memoryd.store.vectors import VectorFilter, VectorIndex
+from memoryd.store.vectors import PartIndex, VectorFilter, VectorIndex
 from memoryd.text import content_hash
 
 log = logging.getLogger(__name__)
@@ -30,6 +30,9 @@ log = logging.getLogger(__name__)
 KINDS = ("fact", "lesson", "feedback", "note", "turn", "summary")
 STATUSES = ("active", "superseded", "forgotten")
 MAX_TEXT_CHARS = 32_000
+
+#: An entry's vector and the vectors of its parts (text.split_parts; 0 rows for one sentence).
+Vectors = tuple[np.ndarray, np.ndarray]
 
 
 def new_uid() -> str:
@@ -43,6 +46,7 @@ class Entries:
         self.store = store
         self.ledger = ledger
         self.index: VectorIndex | None = None
+        self.parts: PartIndex | None = None
 
     # -- startup ----------------------------------------------------------------------
 
@@ -111,17 +115,29 @@ class Entries:
         size = self.ledger.append(agent, records)
         self.store.set_meta(f"ledger:{agent}", str(size))
 
-    def _index_entry(self, rowid: int, entry: dict[str, Any], vector: np.ndarray | None) -> None:
-        if vector is None:
+    def _index_entry(self, rowid: int, vectors: Vectors | None) -> None:
+        if vectors is None:
             return
-        self.store.put_vectors([rowid], vector[None, :])
-        if self.index is not None:
-            self.index.add(
-                [rowid],
-                vector[None, :],
-                [(entry["agent"], entry["category"], entry.get("project"), entry["kind"],
-                  entry["status"], entry["created"])],
-            )
+        self.store.put_vectors([rowid], vectors[0][None, :], [vectors[1]])
+        self.index_vectors([rowid], [vectors])
+
+    def index_vectors(self, rowids: list[int], vectors: list[Vectors]) -> None:
+        """Put stored vectors into the RAM indexes (when they are built)."""
+        if self.index is None or self.parts is None:
+            return
+        meta = self.store.vector_meta(rowids)
+        present = [i for i, r in enumerate(rowids) if r in meta]
+        if not present:
+            return
+        self.index.add([rowids[i] for i in present], np.stack([vectors[i][0] for i in present]),
+                       [meta[rowids[i]] for i in present])
+        for i in present:
+            self.parts.set_parts(rowids[i], vectors[i][1], meta[rowids[i]])
+
+    def set_index_status(self, rowid: int, status: str) -> None:
+        if self.index is not None and self.parts is not None:
+            self.index.set_status(rowid, status)
+            self.parts.set_status(rowid, status)
 
     def _set_status(self, entry: dict[str, Any], status: str, actor: str | None,
                     superseded_by: str | None = None) -> dict[str, Any]:
@@ -133,8 +149,7 @@ class Entries:
         after = self.store.entry_by_uid(entry["id"])
         assert after is not None
         self.store.journal(entry["id"], status, actor, entry, after, now)
-        if self.index is not None:
-            self.index.set_status(entry["rowid"], status)
+        self.set_index_status(entry["rowid"], status)
         return after
 
     @staticmethod
@@ -167,24 +182,24 @@ class Entries:
 
     # -- methods ----------------------------------------------------------------------
 
-    def remember(self, params: Params, vector: np.ndarray | None) -> dict[str, Any]:
-        return self.remember_many([params], [vector])[0]
+    def remember(self, params: Params, vectors: Vectors | None) -> dict[str, Any]:
+        return self.remember_many([params], [vectors])[0]
 
     def remember_many(self, requests: Sequence[Params],
-                      vectors: Sequence[np.ndarray | None]) -> list[dict[str, Any]]:
+                      vectors: Sequence[Vectors | None]) -> list[dict[str, Any]]:
         """Remember each request in order, in one transaction with one fsync per ledger."""
         drafts = [self.draft_entry(params) for params in requests]
         records: dict[str, list[dict[str, Any]]] = {}
         with self.store.db:
             replies = [
-                self._remember_one(draft, vector, params.flag("force"), records)
-                for draft, vector, params in zip(drafts, vectors, requests)
+                self._remember_one(draft, pair, params.flag("force"), records)
+                for draft, pair, params in zip(drafts, vectors, requests)
             ]
             for agent, agent_records in records.items():
                 self._write(agent, agent_records)
         return replies
 
-    def _remember_one(self, draft: dict[str, Any], vector: np.ndarray | None, force: bool,
+    def _remember_one(self, draft: dict[str, Any], vectors: Vectors | None, force: bool,
                       records: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
         agent, category = draft["agent"], draft["category"]
         existing = self.store.find_exact(agent, category, draft["hash"])
@@ -192,8 +207,8 @@ class Entries:
             return {"stored": False, "duplicate": "exact", "entry": existing}
         rivals = self.store.active_with_key(agent, draft["key"]) if draft["key"] else []
         similar = None
-        if not rivals and vector is not None:
-            near = self.nearest(vector, agent, category)
+        if not rivals and vectors is not None:
+            near = self.nearest(vectors[0], agent, category)
             if near is not None and near[1] >= self.config.remember.near_duplicate_cosine:
                 similar = {"entry": near[0], "cosine": round(near[1], 4)}
                 if not force:
@@ -214,7 +229,7 @@ class Entries:
         stored = self.store.entry_by_uid(draft["uid"])
         assert stored is not None
         self.store.journal(draft["uid"], "remember", draft["writer"], None, stored, draft["updated"])
-        self._index_entry(rowid, stored, vector)
+        self._index_entry(rowid, vectors)
         superseded = [self._set_status(loser, "superseded", agent, draft["uid"]) for loser in losers]
         reply: dict[str, Any] = {"stored": True, "entry": stored, "superseded": superseded}
         if similar:
@@ -292,7 +307,7 @@ class Entries:
             self._write(entry["agent"], [self._status_record(entry, "forgotten", actor, reason)])
             return self._set_status(entry, "forgotten", actor)
 
-    def supersede(self, params: Params, vector: np.ndarray | None) -> dict[str, Any]:
+    def supersede(self, params: Params, vectors: Vectors | None) -> dict[str, Any]:
         old, actor = self._owned(params)
         text = params.text("text", required=True, max_len=MAX_TEXT_CHARS)
         assert text is not None
@@ -325,7 +340,7 @@ class Entries:
             stored = self.store.entry_by_uid(new["uid"])
             assert stored is not None
             self.store.journal(new["uid"], "remember", actor, None, stored, now)
-            self._index_entry(rowid, stored, vector)
+            self._index_entry(rowid, vectors)
             previous = self._set_status(old, "superseded", actor, new["uid"])
         return {"entry": stored, "superseded": previous}
 

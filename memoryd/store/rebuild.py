@@ -6,6 +6,8 @@ import fcntl
 import logging
 import os
 
+import numpy as np
+
 from memoryd.config import Config
 from memoryd.embed import Embedder
 from memoryd.errors import AlreadyRunningError, EmbedderError
@@ -54,8 +56,9 @@ def embed_backlog(config: Config, store: Store) -> int:
     store.bind_model(ModelInfo(embedder.model_id, embedder.sha256, embedder.dim))
     done = 0
     while rows := store.rows_missing_vectors(EMBED_BATCH):
-        vectors = embedder.embed([text for _, _, text in rows])
+        pairs = embedder.embed_entries([text for _, _, text in rows])
         with store.db:
-            store.put_vectors([r[0] for r in rows], vectors)
+            store.put_vectors([r[0] for r in rows], np.stack([v for v, _ in pairs]),
+                              [p for _, p in pairs])
         done += len(rows)
     return done

@@ -177,3 +177,52 @@ class VectorIndex:
         best = np.argpartition(-scores, top - 1)[:top] if top < len(candidates) else np.arange(len(candidates))
         best = best[np.argsort(-scores[best])]
         return [(int(self.rowids[candidates[i]]), float(scores[i])) for i in best]
+
+
+#: A part's key in a PartIndex: its entry's rowid × PART_SLOTS + its number (text.MAX_PARTS < 16).
+PART_SLOTS = 16
+
+
+class PartIndex(VectorIndex):
+    """The vectors of entries' parts (their sentences, ``text.split_parts``), each filed under
+    its entry: searches answer per entry with the best part's cosine."""
+
+    def __init__(self, dim: int, rerank: int = 2000, capacity: int = 1024) -> None:
+        super().__init__(dim, rerank, capacity)
+        self.parts: dict[int, int] = {}  # entry rowid → number of parts
+
+    def set_parts(self, rowid: int, vectors: np.ndarray,
+                  meta: tuple[str, str, str | None, str, str, float]) -> None:
+        """The entry's parts, replacing any it had (fewer parts: the extra ones are removed)."""
+        vectors = np.asarray(vectors, dtype=np.float32).reshape(-1, self.dim)
+        old = self.parts.get(rowid, 0)
+        for number in range(len(vectors), old):
+            super().set_status(rowid * PART_SLOTS + number, "removed")
+        if len(vectors):
+            self.add([rowid * PART_SLOTS + i for i in range(len(vectors))], vectors,
+                     [meta] * len(vectors))
+            self.parts[rowid] = len(vectors)
+        else:
+            self.parts.pop(rowid, None)
+
+    def set_status(self, rowid: int, status: str) -> None:
+        for number in range(self.parts.get(rowid, 0)):
+            super().set_status(rowid * PART_SLOTS + number, status)
+
+    def best_parts(self, query: np.ndarray, k: int, where: VectorFilter) -> dict[int, float]:
+        """Up to ``k`` entries by their best part: rowid → that part's cosine."""
+        best: dict[int, float] = {}
+        for key, score in self.search(query, k * 3, where):
+            rowid = key // PART_SLOTS
+            if score > best.get(rowid, -2.0):
+                best[rowid] = score
+        return dict(sorted(best.items(), key=lambda item: -item[1])[:k])
+
+    def best_of(self, rowids: Sequence[int], query: np.ndarray) -> dict[int, float]:
+        """The best part's cosine of each given entry that has parts."""
+        keys = [r * PART_SLOTS + i for r in rowids for i in range(self.parts.get(r, 0))]
+        best: dict[int, float] = {}
+        for key, score in self.scores(keys, query).items():
+            rowid = key // PART_SLOTS
+            best[rowid] = max(score, best.get(rowid, -2.0))
+        return best

@@ -1,0 +1,89 @@
+"""How a candidate is scored: the evidence search has about it, weighed by a fitted model.
+
+Every candidate of a search (the best keyword and vector hits, and those inside a date named in
+the question) is described by the evidence below; a logistic model turns it into the probability
+that the entry is relevant to the question. Hits are ranked by it, and a hit is a **match** when
+it reaches the threshold that gives the configured precision (``search.match_precision``).
+
+The model (``memoryd/data/ranking.json``) is fitted by ``python bench/eval.py --fit`` on the
+training half of bench/eval's queries and checked on the other half; the file records both
+halves' figures. Evidence:
+
+    cos        cosine of the question and the entry's vector
+    part       the best cosine of the entry's parts (its sentences); ``cos`` when it has none
+    mix        (cos + part) / 2
+    mix_z      ``mix`` against this search's vector candidates: (mix - their mean) / their spread;
+               with few candidates (a new store) the typical candidates' mean and spread of the
+               training searches count as ``PRIOR_CANDIDATES`` more
+    margin     ``mix`` minus the best other candidate's: the top hit's lead, or how far below it
+    kw         bm25 of the keyword match, divided by the search's best (0: no keyword match)
+    kw_rr      1 / (1 + rank among keyword matches) (0: none)
+    vec_rr     1 / (1 + rank among vector candidates) (0: none)
+    coverage   share of the question's informative words in the entry, each weighed by its rarity
+    in_window  1 when the question names a time and the entry was written then
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from importlib import resources
+
+import numpy as np
+
+FEATURES = ("cos", "part", "mix", "mix_z", "margin", "kw", "kw_rr", "vec_rr", "coverage",
+            "in_window")
+PRIOR_CANDIDATES = 10
+
+
+@dataclass(frozen=True)
+class Model:
+    mean: np.ndarray
+    scale: np.ndarray
+    weights: np.ndarray
+    bias: float
+    thresholds: tuple[tuple[float, float], ...]  # (precision, probability threshold), ascending
+    pool_mean: float  # the vector candidates' mean mix and spread, typical of the training searches
+    pool_spread: float
+
+    def background(self, pool: np.ndarray) -> tuple[float, float]:
+        """Mean and spread of the candidates' mix, the typical ones counting as
+        PRIOR_CANDIDATES more (so that a store of a few entries is judged sensibly)."""
+        n, k = len(pool), PRIOR_CANDIDATES
+        mean = (pool.sum() + k * self.pool_mean) / (n + k)
+        square = (np.square(pool).sum() + k * (self.pool_spread ** 2 + self.pool_mean ** 2)) / (n + k)
+        return float(mean), float(np.sqrt(max(square - mean ** 2, 1e-12)))
+
+    def probabilities(self, evidence: np.ndarray) -> np.ndarray:
+        """P(relevant) for each row of evidence (columns in FEATURES order)."""
+        z = ((evidence - self.mean) / self.scale) @ self.weights + self.bias
+        return 1.0 / (1.0 + np.exp(-np.clip(z, -50, 50)))
+
+    def threshold(self, precision: float) -> float:
+        """The probability a hit needs to be a match at this precision (interpolated)."""
+        points = self.thresholds
+        if precision <= points[0][0]:
+            return points[0][1]
+        for (p0, t0), (p1, t1) in zip(points, points[1:]):
+            if precision <= p1:
+                return t0 + (t1 - t0) * (precision - p0) / (p1 - p0)
+        return points[-1][1]
+
+
+def load_model(data: dict | None = None) -> Model:  # type: ignore[type-arg]
+    if data is None:
+        text = resources.files("memoryd").joinpath("data/ranking.json").read_text("utf-8")
+        data = json.loads(text)
+    names = tuple(data["features"])
+    if names != FEATURES:
+        raise ValueError(f"ranking.json has features {names}, this memoryd computes {FEATURES}")
+    thresholds = tuple(sorted((float(p), float(t)) for p, t in data["thresholds"].items()))
+    return Model(np.array(data["mean"], dtype=np.float64), np.array(data["scale"], dtype=np.float64),
+                 np.array(data["weights"], dtype=np.float64), float(data["bias"]), thresholds,
+                 float(data["pool_mean"]), float(data["pool_spread"]))
+
+
+def idf(rows: int, total: int) -> float:
+    """bm25's inverse document frequency of a word in ``rows`` of ``total`` entries."""
+    return math.log((total - rows + 0.5) / (rows + 0.5) + 1.0)
