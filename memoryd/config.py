@@ -62,6 +62,11 @@ class ExtractConfig:
 
 
 @dataclass(frozen=True)
+class ContextConfig:
+    shared_agents: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class ToolsConfig:
     memory_dir: str
 
@@ -75,6 +80,7 @@ class Config:
     remember: RememberConfig
     search: SearchConfig
     watch: WatchConfig
+    context: ContextConfig
     tools: ToolsConfig
     extract: ExtractConfig
     sources: tuple[Source, ...]
@@ -180,6 +186,7 @@ def load_config(path: Path | None = None) -> Config:
         watch=WatchConfig(**{**settings["watch"],
                              "disabled": tuple(settings["watch"]["disabled"]),
                              "project_roots": tuple(settings["watch"]["project_roots"])}),
+        context=ContextConfig(shared_agents=tuple(settings["context"]["shared_agents"])),
         tools=ToolsConfig(**settings["tools"]),
         extract=ExtractConfig(**settings["extract"]),
         sources=tuple(sources),

@@ -1,5 +1,9 @@
 """The project of a working directory: its git repository's root, worktrees collapsed onto the
-main checkout; outside git, the directory itself."""
+main checkout; outside git, the directory itself.
+
+An entry belongs to a project only when it was written inside a git repository
+(``repository_of``); written anywhere else it is global, and the memory block shows it in every
+project."""
 
 from __future__ import annotations
 
@@ -24,7 +28,8 @@ def _main_root(dotgit: Path) -> Path:
     return dotgit.parent
 
 
-def project_of(cwd: str | os.PathLike[str]) -> str:
+def repository_of(cwd: str | os.PathLike[str]) -> str | None:
+    """The git repository (main checkout) a directory is in, or None outside git."""
     start = Path(cwd).expanduser().resolve()
     for directory in (start, *start.parents):
         dotgit = directory / ".git"
@@ -32,4 +37,8 @@ def project_of(cwd: str | os.PathLike[str]) -> str:
             return str(directory)
         if dotgit.is_file():
             return str(_main_root(dotgit))
-    return str(start)
+    return None
+
+
+def project_of(cwd: str | os.PathLike[str]) -> str:
+    return repository_of(cwd) or str(Path(cwd).expanduser().resolve())

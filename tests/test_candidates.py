@@ -73,7 +73,7 @@ def test_corrections_become_lessons_and_facts_with_provenance() -> None:
         ("fact", "tabs", None, "style", "pref.indentation", "msg-3", "prefer"),
         ("lesson", "Use ruff, not flake8.", "positive", "tooling", None, "msg-4", "use-not"),
         ("fact", "ruff", None, "tooling", "tool.linter", "msg-4", "use-not"),
-        ("lesson", "The staging DB is read-only on Fridays.", "positive", "database", None,
+        ("fact", "The staging DB is read-only on Fridays.", None, "database", None,
          "msg-5", "remember"),
         ("lesson", "Always run the linter before committing.", "positive", "git", None,
          "msg-5", "always"),
@@ -381,3 +381,27 @@ def test_llm_entries_pass_the_same_filters() -> None:
         "negative-list: file path (key project.config_path)",
         "duplicate: jaccard 1.00 with L1",
     ]
+
+
+@pytest.mark.parametrize(("message", "expected"), [
+    # the newcomer report's misses and mislabels (M10)
+    ("Remember that the staging database is Postgres 16, not MySQL. "
+     "We deploy with fly.io, never with Heroku.",
+     [("fact", "The staging database is Postgres 16, not MySQL.", None),
+      ("lesson", "Deploy with fly.io, never with Heroku.", "positive")]),
+    ("Use uv instead of pip in the README instructions, we don't use pip directly anymore.",
+     [("lesson", "Use uv, not pip in the README instructions.", "positive"),
+      ("fact", "uv", None)]),
+    ("I prefer small commits with imperative messages like 'Add X'.",
+     [("lesson", "Prefer small commits with imperative messages like 'Add X'.", "positive")]),
+    ("Prefer 4-space indentation in YAML files too.",
+     [("lesson", "Prefer 4-space indentation in YAML files.", "positive")]),
+    ("We lint with ruff, not flake8.",
+     [("lesson", "Lint with ruff, not flake8.", "positive"), ("fact", "ruff", None)]),
+    ("I said it before: never force-push to main!",
+     [("lesson", "Never force-push to main.", "negative")]),
+    ("We tried Heroku, not fly.io, back then.", []),  # a past event is no rule
+])
+def test_every_sentence_is_read_and_labelled(message: str, expected: list) -> None:
+    found = find_candidates([Message("m1", "s1", message)])
+    assert [(c.kind, c.text, c.polarity) for c in found] == expected

@@ -68,7 +68,7 @@ def test_corrections_become_lessons_and_noise_does_not(daemon, client, tmp_path)
     assert any(h["kind"] == "fact" and h["key"] == "pref.indentation" for h in found.values())
     # the block of the next session carries them
     context = client.context("claude-code")["text"]
-    assert "Don't: Never force-push to main. [git]" in context
+    assert "- Never force-push to main. [git]" in context
     # a second run finds everything already known
     dry = run_cli("extract", SESSION, "--dry-run")
     assert dry.returncode == 0

@@ -39,7 +39,7 @@ def test_session_start_injects_the_block(daemon, client, tmp_path) -> None:
     assert output["hookSpecificOutput"]["hookEventName"] == "SessionStart"
     assert context.startswith(wire.INJECTION_MARKER)
     assert len(context) <= 8000
-    assert "- Don't: Never force-push to main [git]" in context
+    assert "- Never force-push to main [git]" in context
     assert "pref.commit_style: Commit messages use the imperative mood" in context
     assert "Stop adding emojis" in context
     assert context.rstrip().endswith("before relying on it.")
@@ -93,7 +93,7 @@ def test_codex_output_is_its_strict_subset(daemon, client, tmp_path) -> None:
     output = json.loads(result.stdout)
     assert set(output) == {"hookSpecificOutput"}
     assert set(output["hookSpecificOutput"]) == {"hookEventName", "additionalContext"}
-    assert "Do: Prefer small pull requests [style]" in output["hookSpecificOutput"]["additionalContext"]
+    assert "- Prefer small pull requests [style]" in output["hookSpecificOutput"]["additionalContext"]
 
 
 def test_post_compact_summary_is_kept_and_stop_notes_progress(daemon, client, tmp_path) -> None:

@@ -131,8 +131,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                                   help="print the memory block an agent would get at session start")
     context.add_argument("--agent", required=True)
     context.add_argument("--cwd", default=None, help="working directory (default: this one)")
-    context.add_argument("--prompt", help="rank facts by relevance to this prompt")
-    context.add_argument("--budget", type=int, help="characters (default 8000)")
+    context.add_argument("--prompt", help="show what the prompt hook would inject for this prompt")
+    context.add_argument("--budget", type=int,
+                         help="characters (default 8000; with --prompt 2000)")
 
     explain = add_command("explain", parents=[common],
                                   help="what was injected into a session, and why")
@@ -372,15 +373,15 @@ def run(args: argparse.Namespace, client: Client) -> int:
             print(f"session {r['session']} ({r['agent']}): {r['messages']} user messages"
                   + (f"; {r['reason']}" if r.get("reason") else ""))
             for message in r["report"]:
-                if not message["entries"]:
-                    continue
                 print(f"- message {message['message_id'] or '(unknown)'}: "
                       f"{(message['text'] or '')[:100]!r}")
+                if not message["entries"]:
+                    print("    → nothing to keep")
                 for entry in message["entries"]:
-                    verdict = "accepted" if entry["accepted"] else "rejected"
                     key = f" {entry['key']}" if entry.get("key") else ""
+                    verdict = "accepted" if entry["accepted"] else f"rejected: {entry['reason']}"
                     print(f"    → {entry['kind']}{key} [{entry['category']}] {entry['text']!r}: "
-                          f"{verdict} ({entry['reason']})")
+                          f"{verdict}")
             if not args.dry_run:
                 print(f"stored {len(r['stored'])} entries")
 

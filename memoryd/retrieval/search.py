@@ -147,6 +147,8 @@ class Search:
         cwd = params.text("cwd", max_len=4096)
         if project is None and cwd is not None:
             project = project_of(cwd)
+        # "in_project": the entries of that directory's project and the global ones
+        in_project = params.text("in_project", max_len=4096)
         statuses = params.strings("status") or ["active"]
         if statuses == ["any"]:
             statuses = list(STATUSES)
@@ -168,6 +170,12 @@ class Search:
         among("category", categories)
         among("kind", kinds)
         among("project", [project] if project else None)
+        projects = [project] if project else None
+        if in_project is not None:
+            scope = project_of(in_project)
+            where.append("(e.project = ? OR e.project IS NULL)")
+            sql_params.append(scope)
+            projects = [scope, None]
         among("status", statuses)
         if since is not None:
             where.append("e.created >= ?")
@@ -178,8 +186,8 @@ class Search:
         for tag in tags:
             where.append("e.tags LIKE ?")
             sql_params.append("%" + encode_tags([tag]) + "%")
-        vector_filter = VectorFilter(agents, categories, kinds, [project] if project else None,
-                                     tuple(statuses), since, until)
+        vector_filter = VectorFilter(agents, categories, kinds, projects, tuple(statuses), since,
+                                     until)
         return Filter(vector_filter, " AND ".join(where), tuple(sql_params), tuple(tags))
 
     def search(self, params: Params, query_vector: np.ndarray | None) -> dict[str, Any]:
@@ -393,6 +401,10 @@ class Search:
         return {t[0] for t in self._tokenizer(text.encode("utf-8", "replace"),
                                               apsw.FTS5_TOKENIZE_DOCUMENT, None,
                                               include_offsets=False)}
+
+    def stems(self, text: str) -> set[str]:
+        """The informative words of a text, stemmed as the full-text index stems them."""
+        return self._tokens(" ".join(query_terms(text)))
 
     def _term_weights(self, terms: list[str]) -> dict[str, float]:
         """Each informative word's stemmed token → its inverse document frequency."""

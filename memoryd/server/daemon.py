@@ -329,7 +329,8 @@ class Daemon:
             log.warning("The [embed] settings changed; they apply after a restart.")
         self.config = config
         self.engine.reconfigure(config)
-        assert self.ingest is not None
+        assert self.ingest is not None and self.sessions is not None
+        self.sessions.contexts.shared_agents = config.context.shared_agents
         await self.ingest.reload(config)
         log.info("Configuration reloaded: %d sources.", len(self.ingest.sources))
         return {"sources": len(self.ingest.sources)}

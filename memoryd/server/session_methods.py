@@ -36,7 +36,8 @@ class SessionMethods:
         assert engine.store is not None
         self.engine = engine
         self.registry = Registry(engine.store)
-        self.contexts = ContextBuilder(engine.searcher, engine.store)
+        self.contexts = ContextBuilder(engine.searcher, engine.store,
+                                       engine.config.context.shared_agents)
         self.extractor = SessionExtractor(engine, self.registry)
 
     def methods(self) -> dict[str, Any]:
@@ -54,9 +55,11 @@ class SessionMethods:
     async def m_context(self, params: Params) -> dict[str, Any]:
         agent = params.agent()
         assert agent is not None and self.registry is not None
-        budget = params.integer("budget", default=DEFAULT_BUDGET_CHARS, low=0, high=1_000_000)
-        block = await self.build_context(agent, params.text("cwd", max_len=4096),
-                                         params.text("prompt", max_len=20_000), budget)
+        prompt = params.text("prompt", max_len=20_000)
+        budget = params.integer("budget", low=0, high=1_000_000, default=DEFAULT_BUDGET_CHARS
+                                if prompt is None else PROMPT_BUDGET_CHARS)
+        block = await self.build_context(agent, params.text("cwd", max_len=4096), prompt, budget,
+                                         only_relevant=prompt is not None)
         session = params.text("session", max_len=200)
         if session:
             await self.engine.db(self.registry.log_injection, session, agent, "context", block, budget)

@@ -40,7 +40,10 @@ The deterministic extractor (:func:`find_candidates`)
     prefer        I prefer X (over|to|rather than) Y         lesson, positive, "Prefer X over Y."
     use-not       (we) use X, not Y / X instead of Y         lesson, positive, "Use X, not Y."
     remember      remember that X, keep in mind X, note      lesson, positive, "X." (or what the
-                  that X, fyi: X, don't forget that X        inner sentence matches)
+                  that X, fyi: X, don't forget that X        inner sentence matches); a fact
+                                                             "X." when X states how things are
+                                                             ("staging is Postgres 16")
+    contrast      we/I <verb> X, never/not Y                 lesson, positive, "<Verb> X, never Y."
     we-use        we use X / I use X (X a known name)        fact
     my-x-is       my editor/shell/timezone/os/name is X      fact (pref.*, user.*)
     call-me       call me X                                  fact user.name
@@ -312,7 +315,7 @@ _LEAD_FILLER = re.compile(
 )
 _TRAIL_FILLER = re.compile(
     r"[\s,;:-]*\b(?:please|pls|plz|thanks|thank you|thx|ty|ok(?:ay)?|btw|going forward|"
-    r"from now on)\s*[.!]*$",
+    r"from now on|too|as well)\s*[.!]*$",
     re.I,
 )
 _REMEMBER = re.compile(
@@ -355,6 +358,18 @@ _USE_NOT = re.compile(
     re.I,
 )
 _PREFER = re.compile(r"^prefer\s+(?P<body>.+)$", re.I)
+#: A sentence that states how things are rather than what to do
+_STATEMENT = re.compile(r"\b(?:is|are|was|were|has|have|lives|runs|belongs|means|uses|owns)\b",
+                        re.I)
+#: "we deploy with fly.io, never with Heroku": what we do, and what we do not
+_VERB_CONTRAST = re.compile(
+    r"^(?:we|i|let's|let us)\s+(?:always\s+|only\s+|usually\s+)?(?P<verb>[a-z]+)\s+(?P<x>[^,;]+?),?\s+(?P<neg>never|not|instead of|rather than)\s+"
+    r"(?P<y>[^,;]+)$", re.I)
+_NOT_CONTRAST_VERBS = frozenset(
+    "are is was were be been am have has had do does did can could will would should might may "
+    "must got get need want like think know say said mean".split())
+#: Where a second clause starts: "use uv instead of pip, we don't use pip anymore"
+_CLAUSE_END = re.compile(r",\s+|\s+(?:because|since|as|so that|we|i)\s+", re.I)
 _CONTRAST = re.compile(r",|\b(?:not|instead of|rather than)\b", re.I)
 _PREFER_SPLIT = re.compile(r"\s+(?:over|rather than|instead of|to)\s+", re.I)
 _WE_USE = re.compile(r"^(?:we|i)\s+(?:mostly\s+|only\s+|always\s+)?use\s+(?P<x>.+)$", re.I)
@@ -441,7 +456,8 @@ def _sentence_hits(sentence: str) -> list[_Hit]:
     """Split a chained sentence ("always X and never Y") when its first part is a rule.
 
     Sentences longer than MAX_SENTENCE_CHARS are skipped before any pattern runs: no rule is
-    that long, and it keeps the cost linear in the message's length."""
+    that long, and it keeps the cost linear in the message's length. A sentence that states no
+    rule is read again from after its first colon ("I said it before: never …")."""
     if len(sentence) > MAX_SENTENCE_CHARS:
         return []
     sentence = _SPACES.sub(" ", sentence)
@@ -450,7 +466,10 @@ def _sentence_hits(sentence: str) -> list[_Hit]:
         first = _match(parts[0])
         if first:
             return first + [hit for part in parts[1:] for hit in _match(part)]
-    return _match(sentence)
+    hits = _match(sentence)
+    if not hits and ": " in sentence:  # "I said it before: never force-push to main"
+        hits = _match(sentence.split(": ", 1)[1])
+    return hits
 
 
 def _trim(text: str) -> str:
@@ -484,6 +503,8 @@ def _match(sentence: str) -> list[_Hit]:
             return inner
         if _content_count(body) < 2:
             return []
+        if _STATEMENT.search(body):  # "remember that staging is Postgres 16": a fact, no rule
+            return [_Hit("remember", "fact", None, _sentence_case(body))]
         return [_Hit("remember", "lesson", "positive", _sentence_case(body))]
     fact = _identity_fact(s)
     if fact:
@@ -502,6 +523,7 @@ def _lesson(clause: str, rest: str) -> list[_Hit]:
     m = _WE_USE.match(rest)
     if m and not clause and not _CONTRAST.search(m["x"]):
         return _known_fact("we-use", m["x"], whole=True)
+    contrast = _VERB_CONTRAST.match(rest)
     rest = _SUBJECT.sub("", _I_PREFER.sub("", rest), count=1)
     for rule, polarity, word, pattern, minimum in _LESSON_RULES:
         m = pattern.match(rest)
@@ -526,6 +548,14 @@ def _lesson(clause: str, rest: str) -> list[_Hit]:
     m = _PREFER.match(rest)
     if m:
         return _prefer(clause, m["body"].strip())
+    m = contrast
+    if m and m["verb"].lower() not in _NOT_CONTRAST_VERBS and not _is_past(m["verb"].lower()):
+        x, y = _value(m["x"]), _value(m["y"])
+        if x and y and len(x.split()) <= 8 and len(y.split()) <= 6:
+            text = _sentence_case(f"{clause}{m['verb'].lower() if clause else m['verb']} "
+                                  f"{x}, {m['neg'].lower()} {y}")
+            named = re.sub(r"^(?:with|using|on|in|via|through|to)\s+", "", x, flags=re.I)
+            return [_Hit("contrast", "lesson", "positive", text)] + _known_fact("contrast", named)
     return []
 
 
@@ -533,7 +563,7 @@ def _use_not(clause: str, text: str) -> list[_Hit]:
     m = _USE_NOT.match(text)
     if not m:
         return []
-    x, y = _value(m["x"]), _value(m["y"])
+    x, y = _value(m["x"]), _value(_CLAUSE_END.split(m["y"], maxsplit=1)[0])
     if not x or not y or len(x.split()) > 8 or len(y.split()) > 8:
         return []
     text_out = _sentence_case(f"{clause}{'use' if clause else 'Use'} {x}, not {y}")
@@ -601,9 +631,13 @@ def _known_prefix(value: str) -> tuple[str, str] | None:
 
 
 def _value(text: str) -> str:
-    """A named thing as written, without quotes, backticks and trailing punctuation."""
+    """A named thing as written, without backticks, double quotes and trailing punctuation;
+    a single quote only when it is unpaired ("like 'Add X'" keeps both)."""
     text = re.sub(r"[`\"]", "", text.replace("\u2019", "'")).strip()
-    return re.sub(r"\s+", " ", text).strip(" .,;:!'")
+    text = re.sub(r"\s+", " ", text).strip(" .,;:!")
+    if text.count("'") % 2:
+        text = text.strip("'")
+    return text
 
 
 def _is_past(word: str) -> bool:
@@ -792,7 +826,7 @@ def _decide_one(
     reason = negative_reason(candidate)
     if reason:
         return Decision(candidate, False, reason)
-    if candidate.kind == "fact":
+    if candidate.kind == "fact" and candidate.key:
         value = _fact_value(candidate.text)
         for entry_id, key, existing_value in facts:
             if key == candidate.key and existing_value == value:

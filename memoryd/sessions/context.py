@@ -5,18 +5,27 @@ are dropped first):
 
 1. pinned files (``CONTEXT.md``, files under ``system/``) in full;
 2. feedback, in the user's own words;
-3. lessons, as "Don't:" / "Do:" lines with their category;
-4. facts relevant to the prompt (hybrid search) and to the project of the working directory,
-   or without a prompt the top facts by key prefix (``pref.``, ``project.``, ``tool.``, ``user.``);
-5. a listing of the agent's other memory files with their frontmatter descriptions.
+3. lessons, as rules ("Don't …", "Always …"; a bare statement gets "Do:") with their category;
+4. facts: keyed facts of the project and the top ``pref.``/``project.``/``tool.``/``user.`` ones;
+5. notes written through the API or extracted, newest and most confirmed first;
+6. a listing of the agent's other memory files with their frontmatter descriptions (not those
+   the agent loads by itself, such as Claude Code's CLAUDE.md files and MEMORY.md).
 
-Items older than 30 days carry their age; older than 90 days a "verify before acting" warning.
-The block starts with memoryd's marker line (ingestion drops anything carrying it) and ends with
-a short drift caveat. It is phrased as facts, not commands.
+**Scope.** Entries written inside a git repository belong to its project and are shown only in
+that project; entries written elsewhere (or with ``--global``) are shown everywhere. The agents
+in ``context.shared_agents`` (the harnesses: Claude Code and Codex) share what they know: a
+lesson Claude Code learned in a repository reaches Codex in the same repository. Other agents
+(role agents such as ``designer``) see their own namespace only.
+
+Per prompt, the block holds only what search calls a match (``search.match_precision``), in the
+same sections. Items older than 30 days carry their age; older than 90 days a "verify before
+acting" warning. The block starts with memoryd's marker line (ingestion drops anything carrying
+it) and ends with a short drift caveat. It is phrased as facts, not commands.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +34,7 @@ from typing import Any
 from memoryd_client.wire import INJECTION_MARKER
 
 from memoryd.params import Params
+from memoryd.project import project_of
 from memoryd.retrieval.search import Search, format_age
 from memoryd.store.database import SELECT_ENTRY, Store, row_to_entry
 
@@ -33,6 +43,9 @@ PROMPT_BUDGET_CHARS = 2000
 AGE_NOTE_DAYS = 30
 STALE_DAYS = 90
 FACT_PREFIXES = ("pref.", "project.", "tool.", "user.")
+#: Categories that name no topic (a prompt mentioning "general" is not about them).
+GENERIC_CATEGORIES = ("general", "misc", "notes", "session", "learnings", "mistakes", "other")
+MAX_TOPIC_LESSONS = 5
 DRIFT_CAVEAT = (
     "Memory can be stale: if an item names a file, function or flag, check that it still "
     "exists before relying on it."
@@ -42,8 +55,33 @@ SECTION_TITLES = {
     "feedback": "## Feedback (the user's words)",
     "lessons": "## Lessons",
     "facts": "## Facts",
+    "notes": "## Notes",
     "files": "## Other memory files (read them when relevant)",
 }
+SECTION_OF_KIND = {"feedback": "feedback", "lesson": "lessons", "fact": "facts", "note": "notes",
+                   "summary": "notes", "turn": "notes"}
+#: A lesson that starts with one of these is a rule already: it needs no "Do:"/"Don't:".
+_RULE_START = re.compile(r"^(?:don't|do not|never|avoid|stop|always|prefer|use|keep|make sure|"
+                         r"run|write|put|add|check|ask|answer|commit|test|call)\b", re.I)
+#: Files an agent loads by itself: listing them in the block would repeat them.
+_NATIVE_FILES = {"claude-code": re.compile(r"(?:^|/)(?:CLAUDE(?:\.local)?\.md|MEMORY\.md)$|"
+                                           r"/\.claude/rules/"),
+                 "codex": re.compile(r"(?:^|/)AGENTS\.md$")}
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Whose entries a block shows, and of which project (None: no working directory)."""
+
+    agents: tuple[str, ...]
+    project: str | None
+
+    def sql(self) -> tuple[str, list[Any]]:
+        marks = ", ".join("?" for _ in self.agents)
+        if self.project is None:
+            return f"agent IN ({marks})", list(self.agents)
+        return (f"agent IN ({marks}) AND (project IS NULL OR project = ?)",
+                [*self.agents, self.project])
 
 
 @dataclass
@@ -77,6 +115,19 @@ def age_suffix(created: float, now: float) -> str:
     return ""
 
 
+def render(entry: dict[str, Any]) -> str:
+    """An entry as one line of the block: a lesson as a rule with its category, a keyed fact
+    with its key."""
+    text = one_line(entry["text"])
+    if entry["kind"] == "lesson":
+        if not _RULE_START.match(text):
+            text = f"{'Don' + chr(39) + 't' if entry.get('polarity') == 'negative' else 'Do'}: {text}"
+        return text + (f" [{entry['category']}]" if entry.get("category") else "")
+    if entry["kind"] == "fact" and entry.get("key"):
+        return f"{entry['key']}: {text}"
+    return text
+
+
 def one_line(text: str, limit: int = 400) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
@@ -85,28 +136,35 @@ def one_line(text: str, limit: int = 400) -> str:
 class ContextBuilder:
     """Runs on the database thread; ``prompt_vector`` comes from the embedding thread."""
 
-    def __init__(self, search: Search, store: Store) -> None:
+    def __init__(self, search: Search, store: Store, shared_agents: tuple[str, ...] = ()) -> None:
         self.search = search
         self.store = store
+        self.shared_agents = shared_agents
 
-    def _entries(self, where: str, params: list[Any], limit: int) -> list[dict[str, Any]]:
+    def scope(self, agent: str, cwd: str | None) -> Scope:
+        agents = (agent, *(a for a in self.shared_agents if a != agent)) \
+            if agent in self.shared_agents else (agent,)
+        return Scope(agents, project_of(cwd) if cwd else None)
+
+    def _entries(self, where: str, params: list[Any], limit: int,
+                 order: str = "created DESC") -> list[dict[str, Any]]:
         rows = self.store.db.execute(
-            SELECT_ENTRY + f" WHERE status='active' AND {where} ORDER BY created DESC LIMIT ?",
+            SELECT_ENTRY + f" WHERE status='active' AND {where} ORDER BY {order} LIMIT ?",
             [*params, limit])
         return [row_to_entry(r) for r in rows]
 
     def build(self, agent: str, *, cwd: str | None, prompt: str | None, prompt_vector: Any,
               budget: int, only_relevant: bool = False) -> Block:
         now = time.time()
-        items: list[Item] = []
+        scope = self.scope(agent, cwd)
         if only_relevant:
-            items += self._facts(agent, cwd, prompt, prompt_vector, now, only_matches=True)
+            items = self._relevant(scope, cwd, prompt or "", prompt_vector, now)
         else:
-            items += self._pinned(agent)
-            items += self._by_kind(agent, "feedback", now)
-            items += self._lessons(agent, now)
-            items += self._facts(agent, cwd, prompt, prompt_vector, now, only_matches=False)
-            items += self._files(agent)
+            pinned = self._pinned(agent)
+            from_pinned = [i.path for i in pinned if i.path]
+            items = [*pinned, *self._feedback(scope, from_pinned, now),
+                     *self._lessons(scope, from_pinned, now), *self._facts(scope, now),
+                     *self._notes(scope, now), *self._files(agent, scope)]
         return self._fit(items, budget)
 
     # -- sections ---------------------------------------------------------------------
@@ -123,59 +181,89 @@ class ContextBuilder:
                 items.append(Item("pinned", f"### {Path(path).name}\n{text}", 0, path=path))
         return items
 
-    def _by_kind(self, agent: str, kind: str, now: float) -> list[Item]:
-        return [Item(kind, f"- {one_line(e['text'])}{age_suffix(e['created'], now)}", 100 + i,
-                     entry_id=e["id"])
-                for i, e in enumerate(self._entries("agent=? AND kind=?", [agent, kind], 50))]
+    def _scoped(self, scope: Scope, kind: str, from_pinned: list[str], limit: int,
+                extra: str = "", extra_params: tuple[Any, ...] = (),
+                order: str = "created DESC") -> list[dict[str, Any]]:
+        """Entries of one kind in scope, not from a pinned file (shown whole already)."""
+        where, params = scope.sql()
+        where += " AND kind=?" + (f" AND {extra}" if extra else "")
+        params += [kind, *extra_params]
+        if from_pinned:
+            where += f" AND (source IS NULL OR source NOT IN ({', '.join('?' for _ in from_pinned)}))"
+            params.extend(from_pinned)
+        return self._entries(where, params, limit, order)
 
-    def _lessons(self, agent: str, now: float) -> list[Item]:
-        items = []
-        for i, e in enumerate(self._entries("agent=? AND kind='lesson'", [agent], 80)):
-            verb = "Don't" if e.get("polarity") == "negative" else "Do"
-            category = f" [{e['category']}]" if e["category"] else ""
-            items.append(Item("lessons", f"- {verb}: {one_line(e['text'])}{category}"
-                                         f"{age_suffix(e['created'], now)}", 200 + i,
-                              entry_id=e["id"]))
+    def _feedback(self, scope: Scope, from_pinned: list[str], now: float) -> list[Item]:
+        return [self._item("feedback", e, now, 100 + i)
+                for i, e in enumerate(self._scoped(scope, "feedback", from_pinned, 50))]
+
+    def _lessons(self, scope: Scope, from_pinned: list[str], now: float) -> list[Item]:
+        return [self._item("lessons", e, now, 200 + i)
+                for i, e in enumerate(self._scoped(scope, "lesson", from_pinned, 80))]
+
+    def _facts(self, scope: Scope, now: float) -> list[Item]:
+        chosen: dict[str, dict[str, Any]] = {}
+        if scope.project is not None:
+            for e in self._scoped(scope, "fact", [], 20, "project = ?", (scope.project,)):
+                chosen.setdefault(e["id"], e)
+        like = " OR ".join("key LIKE ?" for _ in FACT_PREFIXES)
+        where, params = scope.sql()
+        for e in self._entries(f"{where} AND kind='fact' AND ({like})",
+                               [*params, *(p + "%" for p in FACT_PREFIXES)], 40):
+            chosen.setdefault(e["id"], e)
+        return [self._item("facts", e, now, 300 + i) for i, e in enumerate(chosen.values())]
+
+    def _notes(self, scope: Scope, now: float) -> list[Item]:
+        """Notes written on purpose (the API, imports, extraction), not file lines or turns:
+        newest first, the more confident ahead within a day."""
+        notes = self._scoped(scope, "note", [], 30, "via IN ('api', 'import', 'extract')",
+                             order="CAST(created / 86400 AS INTEGER) DESC, confidence DESC, "
+                                   "created DESC")
+        return [self._item("notes", e, now, 350 + i) for i, e in enumerate(notes)]
+
+    def _relevant(self, scope: Scope, cwd: str | None, prompt: str, prompt_vector: Any,
+                  now: float) -> list[Item]:
+        """What search calls a match for the prompt, in the sections of its kinds; and the
+        lessons filed under a topic the prompt names ("write a test …": the testing lessons)."""
+        params: dict[str, Any] = {"query": prompt, "agents": list(scope.agents), "limit": 15,
+                                  "kind": ["fact", "note", "lesson", "feedback", "summary"],
+                                  "match": True}
+        if cwd:
+            params["in_project"] = cwd
+        result = self.search.search(Params("context", params), prompt_vector)
+        items = [self._item(SECTION_OF_KIND[hit["kind"]], hit, now, rank,
+                            hit["score"]["relevance"])
+                 for rank, hit in enumerate(result["hits"])]
+        shown = {hit["id"] for hit in result["hits"]}
+        topics = self.search.stems(prompt) - self.search.stems(" ".join(GENERIC_CATEGORIES))
+        for lesson in self._scoped(scope, "lesson", [], 200):
+            if lesson["id"] not in shown and lesson["category"] and \
+                    self.search.stems(lesson["category"].replace("-", " ")) & topics:
+                items.append(self._item("lessons", lesson, now, 100 + len(items)))
+                if len(items) - len(shown) >= MAX_TOPIC_LESSONS:
+                    break
         return items
 
-    def _facts(self, agent: str, cwd: str | None, prompt: str | None, prompt_vector: Any,
-               now: float, *, only_matches: bool) -> list[Item]:
-        chosen: dict[str, tuple[dict[str, Any], float | None]] = {}
-        if prompt:
-            result = self.search.search(
-                Params("context", {"query": prompt, "agent": agent, "limit": 15,
-                                   "kind": ["fact", "note", "lesson", "feedback", "summary"],
-                                   "match": only_matches}), prompt_vector)
-            for hit in result["hits"]:
-                chosen.setdefault(hit["id"], (hit, hit["score"]["relevance"]))
-        if cwd and not only_matches:
-            project = self.memory_project(cwd)
-            for e in self._entries("agent=? AND kind='fact' AND project=?", [agent, project], 20):
-                chosen.setdefault(e["id"], (e, None))
-        if not prompt and not only_matches:
-            like = " OR ".join("key LIKE ?" for _ in FACT_PREFIXES)
-            for e in self._entries(f"agent=? AND kind='fact' AND ({like})",
-                                   [agent, *(p + "%" for p in FACT_PREFIXES)], 40):
-                chosen.setdefault(e["id"], (e, None))
+    def _item(self, section: str, entry: dict[str, Any], now: float, rank: float,
+              score: float | None = None) -> Item:
+        return Item(section, f"- {render(entry)}{age_suffix(entry['created'], now)}", rank,
+                    entry_id=entry["id"], score=score)
+
+    def _files(self, agent: str, scope: Scope) -> list[Item]:
+        native = _NATIVE_FILES.get(agent)
+        here = re.sub(r"[^A-Za-z0-9]", "-", scope.project) if scope.project else None
         items = []
-        for i, (e, score) in enumerate(chosen.values()):
-            label = f"{e['key']}: " if e.get("key") else ""
-            items.append(Item("facts", f"- {label}{one_line(e['text'])}{age_suffix(e['created'], now)}",
-                              300 + i, entry_id=e["id"], score=score))
-        return items
-
-    def memory_project(self, cwd: str) -> str:
-        from memoryd.project import project_of
-
-        return project_of(cwd)
-
-    def _files(self, agent: str) -> list[Item]:
-        items = []
-        for i, (path, description) in enumerate(self.store.db.execute(
+        for path, description in self.store.db.execute(
                 "SELECT path, description FROM files WHERE agent=? AND kind='memory' AND pinned=0 "
-                "ORDER BY path LIMIT 100", (agent,))):
+                "AND error IS NULL ORDER BY path LIMIT 200", (agent,)):
+            if native is not None and native.search(path):
+                continue
+            # Claude Code's auto-memory of another project: ~/.claude/projects/<its cwd>/memory/
+            auto = re.search(r"/\.claude/projects/([^/]+)/memory/", path)
+            if auto and re.sub(r"[^A-Za-z0-9]", "-", auto.group(1)) != here:
+                continue
             about = f": {one_line(description, 200)}" if description else ""
-            items.append(Item("files", f"- {path}{about}", 400 + i, path=path))
+            items.append(Item("files", f"- {path}{about}", 400 + len(items), path=path))
         return items
 
     # -- budget -----------------------------------------------------------------------

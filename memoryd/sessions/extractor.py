@@ -52,6 +52,12 @@ def read_user_messages(path: str, harness: str, session: str) -> list[Message]:
     return messages
 
 
+def is_personal(candidate: Candidate) -> bool:
+    """The user's own preferences hold in every project: stored global, not project-scoped."""
+    return bool(candidate.key and candidate.key.startswith(("pref.", "user."))) \
+        or candidate.category == "communication"
+
+
 class SessionExtractor:
     def __init__(self, engine: Engine, registry: Registry) -> None:
         self.engine = engine
@@ -122,7 +128,8 @@ class SessionExtractor:
                 "text": redact(candidate.text), "key": candidate.key, "polarity": candidate.polarity,
                 "confidence": EXTRACTED_CONFIDENCE, "session": candidate.session_id,
                 "message_id": candidate.message_id or None, "writer": "extractor",
-                "via": "extract", "cwd": session.get("cwd"), "force": True,
+                "via": "extract", "cwd": None if is_personal(candidate) else session.get("cwd"),
+                "force": True,
             }
             reply = await self.engine.remember(Params("extract", {
                 k: v for k, v in params.items() if v is not None}))

@@ -19,7 +19,7 @@ import numpy as np
 from memoryd.config import Config
 from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError
 from memoryd.params import Params
-from memoryd.project import project_of
+from memoryd.project import repository_of
 from memoryd.store.database import Store
 from memoryd.store.ledger import Ledger
 from memoryd.store.vectors import PartIndex, VectorFilter, VectorIndex
@@ -248,7 +248,7 @@ class Entries:
         project = params.text("project", max_len=4096)
         cwd = params.text("cwd", max_len=4096)
         if project is None and cwd:
-            project = project_of(cwd)
+            project = repository_of(cwd)
         now = time.time()
         created = params.time("created")
         via = params.choice("via", ("api", "extract"), default="api")

@@ -1,0 +1,124 @@
+"""The memory block: the right memories in the right project, shared between the harnesses, with
+the notes a session should start with."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from conftest import wait_until
+from memoryd_client import Client
+
+
+@pytest.fixture
+def repos(tmp_path: Path) -> tuple[Path, Path]:
+    shop, other = tmp_path / "shop", tmp_path / "other"
+    for repo in (shop, other):
+        (repo / ".git").mkdir(parents=True)
+        (repo / "src").mkdir()
+    return shop, other
+
+
+def block(client: Client, agent: str, cwd: Path, prompt: str | None = None) -> str:
+    return client.context(agent, cwd=str(cwd), prompt=prompt)["text"]
+
+
+def test_project_lessons_stay_in_their_project(client: Client, repos) -> None:
+    shop, other = repos
+    client.remember("claude-code", "testing", "Don't use unittest.TestCase classes in this repo.",
+                    kind="lesson", polarity="negative", cwd=str(shop / "src"))
+    client.remember("claude-code", "git", "Never force-push to main.", kind="lesson",
+                    polarity="negative")  # no working directory: global
+    in_shop, elsewhere = block(client, "claude-code", shop), block(client, "claude-code", other)
+    assert "unittest.TestCase" in in_shop and "unittest.TestCase" not in elsewhere
+    assert "Never force-push to main" in in_shop and "Never force-push to main" in elsewhere
+
+
+def test_written_outside_git_is_global(client: Client, repos, tmp_path: Path) -> None:
+    shop, _ = repos
+    plain = tmp_path / "notes"
+    plain.mkdir()
+    stored = client.remember("claude-code", "prefs", "Answer in British English.",
+                             kind="lesson", cwd=str(plain))["entry"]
+    assert stored["project"] is None
+    assert "British English" in block(client, "claude-code", shop)
+
+
+def test_harnesses_share_what_they_learned_in_a_project(client: Client, repos) -> None:
+    shop, other = repos
+    client.remember("claude-code", "database", "The staging database is Postgres 16, not MySQL.",
+                    kind="fact", cwd=str(shop))
+    client.remember("designer", "rejected-designs", "Floating speech bubble on the cat sticker.")
+    codex_in_shop = block(client, "codex", shop)
+    assert "Postgres 16" in codex_in_shop
+    assert "Postgres 16" not in block(client, "codex", other)
+    assert "speech bubble" not in codex_in_shop  # a role agent's namespace is its own
+    assert "Postgres 16" not in block(client, "designer", shop)
+    prompted = block(client, "codex", shop, prompt="which database does staging run?")
+    assert "Postgres 16" in prompted
+
+
+def test_session_start_carries_notes_and_preferences(client: Client, repos) -> None:
+    shop, _ = repos
+    client.remember("claude-code", "prefs", "I prefer tabs over spaces in Makefiles.")
+    client.remember("claude-code", "prefs", "Commit messages in the imperative mood",
+                    key="pref.commit_style")
+    text = block(client, "claude-code", shop)
+    assert "## Notes\n- I prefer tabs over spaces in Makefiles." in text
+    assert "- pref.commit_style: Commit messages in the imperative mood" in text
+
+
+def test_rules_read_as_rules(client: Client, repos) -> None:
+    shop, _ = repos
+    client.remember("claude-code", "testing", "Don't mock the database in integration tests",
+                    kind="lesson", polarity="negative")
+    client.remember("claude-code", "style", "Four spaces in YAML files", kind="lesson",
+                    polarity="positive")
+    text = block(client, "claude-code", shop)
+    assert "- Don't mock the database in integration tests [testing]" in text
+    assert "Don't: Don't" not in text
+    assert "- Do: Four spaces in YAML files [style]" in text
+
+
+def test_prompt_injects_what_matches_in_its_section(client: Client, repos) -> None:
+    # the newcomer report's case: "write a test for the refund endpoint" injected nothing
+    shop, _ = repos
+    client.remember("claude-code", "testing", "Use pytest, not unittest, for every new test.",
+                    kind="lesson", polarity="positive", cwd=str(shop))
+    client.remember("claude-code", "payments", "Refunds go through payments/refunds.py",
+                    cwd=str(shop))
+    client.remember("claude-code", "cooking", "The sourdough starter needs feeding on Sundays.")
+    text = block(client, "claude-code", shop, prompt="write a test for the refund endpoint")
+    assert "## Lessons\n- Use pytest, not unittest, for every new test. [testing]" in text
+    assert "Refunds go through payments/refunds.py" in text
+    assert "sourdough" not in text
+    assert block(client, "claude-code", shop, prompt="what is the capital of Mongolia") == ""
+
+
+def test_listing_leaves_out_other_projects_and_what_the_agent_loads_itself(
+        daemon, client: Client, repos) -> None:
+    shop, other = repos
+    home = Path.home()
+    for repo, name in ((shop, "shop-notes.md"), (other, "other-notes.md")):
+        # Claude Code names a project's directory after its path, non-alphanumerics as dashes
+        memory = home / ".claude" / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(repo)) / "memory"
+        memory.mkdir(parents=True)
+        (memory / "MEMORY.md").write_text("- index of what Claude remembers\n")
+        (memory / name).write_text("---\ndescription: notes of this repo\n---\n- a note\n")
+        (memory / "blob.md").write_bytes(b"\0\1binary")
+    (home / ".claude" / "CLAUDE.md").write_text("- Answer briefly.\n")
+    wait_until(lambda: "shop-notes.md" in block(client, "claude-code", shop))
+    text = block(client, "claude-code", shop)
+    assert "shop-notes.md: notes of this repo" in text
+    assert "other-notes.md" not in text and "blob.md" not in text
+    assert "MEMORY.md" not in text and ".claude/CLAUDE.md" not in text
+
+
+def test_pinned_learnings_are_not_repeated_as_lessons(daemon, client: Client, repos) -> None:
+    shop, _ = repos
+    memory = Path(daemon.config.memory_dir.replace("{agent}", "designer"))
+    memory.mkdir(parents=True)
+    (memory / "CONTEXT.md").write_text("# Designer\n\n## Learnings\n- Die-cut needs one shape.\n")
+    wait_until(lambda: "Die-cut" in block(client, "designer", shop))
+    assert block(client, "designer", shop).count("Die-cut needs one shape") == 1
