@@ -173,6 +173,7 @@ class Engine:
         if embedder is None:
             return
         log.info("Embedding model %s loaded (%d dims).", embedder.model_id, embedder.dim)
+        self.entries.embed_alone = embedder.embed_alone
         await self.db(self.store.bind_model, ModelInfo(embedder.model_id, embedder.sha256, embedder.dim))
         await self.db(self._build_index, embedder.dim)
         self.spawn(self.backfill())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from memoryd_client import BadParamsError, Client, ForbiddenError, NotFoundError
 
@@ -111,3 +113,22 @@ def test_bad_params_get_a_specific_message(client: Client, params, message) -> N
 def test_unknown_id(client: Client) -> None:
     with pytest.raises(NotFoundError):
         client.get("ffffffffffffffff")
+
+
+BORDER_PAIR = ("Deploys go through the release workflow; never push to production by hand.",
+               "Deploys go through the release job; don't push to production manually.")
+
+
+@pytest.mark.parametrize("mates", [0, 7, 40])
+def test_a_borderline_near_duplicate_does_not_depend_on_its_batch_mates(client, mates) -> None:
+    # embedded alone the pair is 0.925 alike, just over the 0.92 threshold; in a batch of 8
+    # or 41 texts the second one's vector moves to 0.918 or 0.913, which must not turn the
+    # decision
+    client.remember("coder", "deploy", BORDER_PAIR[0])
+    others = [{"agent": "coder", "category": f"other-{i}",
+               "text": f"Unrelated note number {i} about {word} and its quirks."}
+              for i, word in zip(range(mates), itertools.cycle(["tabs", "ruff", "redis", "cron"]))]
+    results = client.remember_many([*others, {"agent": "coder", "category": "deploy",
+                                              "text": BORDER_PAIR[1]}])["results"]
+    assert results[-1]["stored"] is False and results[-1]["duplicate"] == "near"
+    assert results[-1]["cosine"] >= 0.92
