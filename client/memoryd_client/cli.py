@@ -169,7 +169,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         "search", parents=[common], help="search AGENT's memory",
         description="Hybrid keyword + vector search. AGENT may be a comma-separated list or "
         "'*' for every agent; CATEGORY '-' means any category. Exits 0 when something matched "
-        "(cosine >= the match threshold, or every query word present), 1 when nothing did.")
+        "(a hit whose probability of being relevant reaches the threshold for "
+        "search.match_precision), 1 when nothing did.")
     search.add_argument("agent")
     search.add_argument("category")
     search.add_argument("query")
@@ -181,7 +182,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     search.add_argument("--since", help="epoch seconds, ISO date, or an age like 7d")
     search.add_argument("--until", help="epoch seconds, ISO date, or an age like 7d")
     search.add_argument("--status", help="active (default), superseded, forgotten, or any")
-    search.add_argument("--min-score", type=float, help="cosine threshold for a match")
+    search.add_argument("--min-score", type=float, metavar="P",
+                        help="a match needs at least this probability of relevance (0..1; "
+                        "default: the one giving search.match_precision)")
     search.add_argument("--all", action="store_true",
                         help="list ranked hits that are not matches too (exit code unchanged)")
 
@@ -298,17 +301,27 @@ def _print_injections(result: dict[str, Any]) -> None:
               f"{injection['budget']} characters")
         for item in injection["items"]:
             what = item["id"] or item["path"] or "-"
-            score = f" score {item['score']:.4f}" if item.get("score") is not None else ""
+            score = f" relevance {item['score']:.2f}" if item.get("score") is not None else ""
+            if item.get("evidence"):
+                score += " (" + ", ".join(f"{k} {v:.2f}" for k, v in item["evidence"].items()
+                                          if v) + ")"
             state = "" if item["included"] else " (dropped: over budget)"
             print(f"    {item['section']:<9} {what}{score}, {item['chars']} chars{state}")
 
 
-def _print_hits(result: dict[str, Any]) -> None:
-    for hit in result["hits"]:
-        score = hit["score"]
-        vector = f"{score['vector']:.2f}" if score.get("vector") is not None else "  - "
+def _print_hits(result: dict[str, Any], show_all: bool = True) -> None:
+    """One line per hit: * for a match, the probability that it is relevant, its age."""
+    hits = [h for h in result["hits"] if show_all or h.get("match")]
+    if hits:
+        print("  relevance  age  id  agent/category kind: text   (* = match)", file=sys.stderr)
+    for hit in hits:
         marker = "*" if hit.get("match") else " "
-        print(f"{marker}{vector} {hit['age']:>4}  {_entry_line(hit)}")
+        print(f"{marker} {hit['score']['relevance']:.2f} {hit['age']:>5}  {_entry_line(hit)}")
+    if not any(h.get("match") for h in result["hits"]):
+        best = result["hits"][0] if result["hits"] else None
+        hint = (f"best: {best['score']['relevance']:.2f} {best['text'][:60]!r}; --all lists "
+                "the ranked hits" if best else "nothing ranked")
+        print(f"no match ({hint})", file=sys.stderr)
     if result.get("degraded"):
         print("(keyword-only: the embedding model is not loaded)", file=sys.stderr)
 
@@ -451,12 +464,14 @@ def run(args: argparse.Namespace, client: Client) -> int:
             "kind": args.kind, "tags": args.tags, "since": args.since, "until": args.until,
             "status": args.status, "min_score": args.min_score,
             "project": args.project, "cwd": os.getcwd() if args.here else None,
-            "match": not args.all,
         }
         agents = [a for a in args.agent.split(",") if a]
         filters["agents"] = agents
         result = client.search(args.query, **filters)
-        _emit(args, result, _print_hits)
+        if not args.all and not args.json:
+            _print_hits(result, show_all=False)
+        else:
+            _emit(args, result, _print_hits)
         return OK if any(hit["match"] for hit in result["hits"]) else FAILED
     if command == "get":
         _emit(args, client.get(args.id), _print_entry)

@@ -90,8 +90,9 @@ class Item:
     text: str
     rank: float  # lower is more important
     entry_id: str | None = None
-    score: float | None = None
+    score: float | None = None  # the probability that search gave it (prompt injections)
     path: str | None = None
+    evidence: dict[str, float] | None = None
 
 
 @dataclass
@@ -102,7 +103,7 @@ class Block:
 
     def explain(self) -> list[dict[str, Any]]:
         return [{"section": i.section, "id": i.entry_id, "path": i.path, "score": i.score,
-                 "chars": len(i.text), "included": i not in self.dropped}
+                 "evidence": i.evidence, "chars": len(i.text), "included": i not in self.dropped}
                 for i in self.items + self.dropped]
 
 
@@ -232,7 +233,7 @@ class ContextBuilder:
             params["in_project"] = cwd
         result = self.search.search(Params("context", params), prompt_vector)
         items = [self._item(SECTION_OF_KIND[hit["kind"]], hit, now, rank,
-                            hit["score"]["relevance"])
+                            hit["score"]["relevance"], hit["evidence"])
                  for rank, hit in enumerate(result["hits"])]
         shown = {hit["id"] for hit in result["hits"]}
         topics = self.search.stems(prompt) - self.search.stems(" ".join(GENERIC_CATEGORIES))
@@ -245,9 +246,9 @@ class ContextBuilder:
         return items
 
     def _item(self, section: str, entry: dict[str, Any], now: float, rank: float,
-              score: float | None = None) -> Item:
+              score: float | None = None, evidence: dict[str, float] | None = None) -> Item:
         return Item(section, f"- {render(entry)}{age_suffix(entry['created'], now)}", rank,
-                    entry_id=entry["id"], score=score)
+                    entry_id=entry["id"], score=score, evidence=evidence)
 
     def _files(self, agent: str, scope: Scope) -> list[Item]:
         native = _NATIVE_FILES.get(agent)
