@@ -27,7 +27,7 @@ from memoryd.retrieval.search import Search
 from memoryd.store.database import ModelInfo, Store
 from memoryd.store.entries import MAX_TEXT_CHARS, Entries, Vectors
 from memoryd.store.ledger import Ledger
-from memoryd.store.vectors import PartIndex, VectorIndex
+from memoryd.store.vectors import VectorIndex
 from memoryd.text import content_hash
 
 log = logging.getLogger(__name__)
@@ -62,6 +62,10 @@ class Engine:
         return self._entries
 
     @property
+    def searcher_or_none(self) -> Search | None:
+        return self._search
+
+    @property
     def searcher(self) -> Search:
         assert self._search is not None, "the engine is not open"
         return self._search
@@ -83,6 +87,8 @@ class Engine:
         for task in self.background:
             task.cancel()
         await asyncio.gather(*self.background, return_exceptions=True)
+        if self.searcher_or_none is not None and self.searcher_or_none.index is not None:
+            await self.db(self.searcher_or_none.index.close)
         if self.store is not None:
             await self.db(self.store.close)
         self.db_thread.shutdown(wait=True)
@@ -181,17 +187,19 @@ class Engine:
 
     def _build_index(self, dim: int) -> None:
         assert self.store is not None
-        index, parts = VectorIndex(dim), PartIndex(dim)
+        index = VectorIndex(dim, self.config.state_dir / "vectors.f16")
         meta = self.store.vector_meta(None)
+        parts = dict(self.store.iter_part_vectors())
+        empty = np.zeros((0, dim), dtype=np.float32)
         for rowids, matrix in self.store.iter_vectors():
-            index.add(rowids, matrix, [meta[int(r)] for r in rowids])
-        for rowid, matrix in self.store.iter_part_vectors():
-            if rowid in meta:
-                parts.set_parts(rowid, matrix, meta[rowid])
-        self.entries.index, self.entries.parts = index, parts
-        self.searcher.index, self.searcher.parts = index, parts
-        log.info("Vector index ready: %d vectors and %d part vectors, %.1f MB.", len(index),
-                 len(parts), (index.nbytes + parts.nbytes) / 1e6)
+            present = [i for i, r in enumerate(rowids.tolist()) if r in meta]
+            if present:
+                index.add_many([int(rowids[i]) for i in present], matrix[present],
+                               [parts.get(int(rowids[i]), empty) for i in present],
+                               [meta[int(rowids[i])] for i in present])
+        self.entries.index = self.searcher.index = index
+        log.info("Vector index ready: %d entries, %d part vectors, %.1f MB in memory.",
+                 len(index), index.parts, index.nbytes / 1e6)
 
     async def backfill(self) -> None:
         """Give a vector to every queued entry (new file entries, a reindex, a model change),

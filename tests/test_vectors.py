@@ -1,8 +1,12 @@
-"""The RAM vector index agrees with exact search and applies filters."""
+"""The vector index agrees with exact search, scores parts, applies filters, and keeps only bits
+and columns in memory."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+import pytest
 
 from memoryd.embed import Embedder
 from memoryd.store.vectors import VectorFilter, VectorIndex
@@ -12,57 +16,113 @@ SUBJECTS = ["ruff", "pytest", "postgres", "deploys", "stickers", "the cat", "com
 VERBS = ["must never", "should always", "tends to", "is not allowed to", "was seen to"]
 OBJECTS = ["break on Mondays", "use tabs", "run before merging", "be signed", "need a changelog",
            "fail under load", "log secrets", "retry three times"]
+NONE = np.zeros((0, 384), dtype=np.float32)
 
 
 def corpus() -> list[str]:
     return [f"{s} {v} {o}" for s in SUBJECTS for v in VERBS for o in OBJECTS]
 
 
-def test_index_top_hits_match_exact_search(embedder: Embedder) -> None:
+@pytest.fixture
+def new_index(tmp_path: Path):  # type: ignore[no-untyped-def]
+    made: list[VectorIndex] = []
+
+    def make(**options: int) -> VectorIndex:
+        made.append(VectorIndex(384, tmp_path / f"rows{len(made)}", **options))
+        return made[-1]
+
+    yield make
+    for index in made:
+        index.close()
+
+
+def meta(agent: str = "a", category: str = "c", project: str | None = None, kind: str = "note",
+         status: str = "active", created: float = 0.0) -> tuple:
+    return (agent, category, project, kind, status, created)
+
+
+def test_index_top_hits_match_exact_search(embedder: Embedder, new_index, tmp_path: Path) -> None:
     texts = corpus()
     vectors = embedder.embed(texts)
-    index = VectorIndex(384, rerank=64)  # small rerank: the coarse bit scan really filters
-    rowids = list(range(1, len(texts) + 1))
-    index.add(rowids, vectors, [("a", "c", None, "note", "active", 0.0)] * len(texts))
+    index = new_index(min_rerank=64)  # the bit scan really narrows
+    index.add_many(range(1, len(texts) + 1), vectors, [NONE] * len(texts), [meta()] * len(texts))
     queries = embedder.embed(["which tools break at the start of the week",
                               "signing requirements for releases", "leaking credentials in logs"])
     recall = []
     for q in queries:
         exact = set((np.argsort(-(vectors @ q))[:10] + 1).tolist())
         found = index.search(q, 10, VectorFilter())
-        recall.append(len(exact & {r for r, _ in found}) / 10)
-        for rowid, score in found:  # int8 scores are close to the exact cosine
-            assert abs(score - float(vectors[rowid - 1] @ q)) < 0.02
+        recall.append(len(exact & set(found)) / 10)
+        for rowid, (whole, part) in found.items():  # float16 rows: the exact cosine, nearly
+            assert abs(whole - float(vectors[rowid - 1] @ q)) < 0.005 and part == whole
     assert np.mean(recall) >= 0.8
 
 
-def test_filters_and_status(embedder: Embedder) -> None:
+def test_an_entry_is_found_by_its_best_part(embedder: Embedder, new_index, tmp_path: Path) -> None:
+    whole = "Sprint retro notes. The staging database moved to Postgres 16. Lunch was pizza."
+    parts = embedder.embed(["Sprint retro notes.", "The staging database moved to Postgres 16.",
+                            "Lunch was pizza."])
+    others = corpus()[:40]
+    index = new_index()
+    index.add_many(range(2, 42), embedder.embed(others), [NONE] * 40, [meta()] * 40)
+    index.add(1, embedder.embed([whole])[0], parts, meta())
+    q = embedder.embed(["which Postgres version does staging run"])[0]
+    found = index.search(q, 3, VectorFilter())
+    assert list(found)[0] == 1
+    cosine, best_part = found[1]
+    assert best_part > cosine and abs(best_part - float(parts[1] @ q)) < 0.005
+    assert index.scores([1], q)[1] == found[1]
+
+
+def test_filters_and_status(embedder: Embedder, new_index, tmp_path: Path) -> None:
     vectors = embedder.embed(["alpha note", "beta note", "gamma note", "delta note"])
-    index = VectorIndex(384)
-    index.add([1, 2, 3, 4], vectors, [
-        ("a", "x", None, "note", "active", 100.0),
-        ("b", "x", "/p", "fact", "active", 200.0),
-        ("a", "y", "/p", "lesson", "active", 300.0),
-        ("a", "x", None, "note", "forgotten", 400.0),
+    index = new_index()
+    index.add_many([1, 2, 3, 4], vectors, [NONE] * 4, [
+        meta("a", "x", None, "note", "active", 100.0),
+        meta("b", "x", "/p", "fact", "active", 200.0),
+        meta("a", "y", "/p", "lesson", "active", 300.0),
+        meta("a", "x", None, "note", "forgotten", 400.0),
     ])
     q = vectors[0]
-    assert {r for r, _ in index.search(q, 10, VectorFilter(agents=["a"]))} == {1, 3}
-    assert {r for r, _ in index.search(q, 10, VectorFilter(categories=["x"]))} == {1, 2}
-    assert {r for r, _ in index.search(q, 10, VectorFilter(projects=["/p"]))} == {2, 3}
-    assert {r for r, _ in index.search(q, 10, VectorFilter(kinds=["fact", "lesson"]))} == {2, 3}
-    assert {r for r, _ in index.search(q, 10, VectorFilter(since=150, until=250))} == {2}
-    assert {r for r, _ in index.search(q, 10, VectorFilter(statuses=("forgotten",)))} == {4}
-    assert index.search(q, 10, VectorFilter(agents=["nobody"])) == []
+    assert set(index.search(q, 10, VectorFilter(agents=["a"]))) == {1, 3}
+    assert set(index.search(q, 10, VectorFilter(categories=["x"]))) == {1, 2}
+    assert set(index.search(q, 10, VectorFilter(projects=["/p"]))) == {2, 3}
+    assert set(index.search(q, 10, VectorFilter(projects=["/p", None]))) == {1, 2, 3}
+    assert set(index.search(q, 10, VectorFilter(kinds=["fact", "lesson"]))) == {2, 3}
+    assert set(index.search(q, 10, VectorFilter(since=150, until=250))) == {2}
+    assert set(index.search(q, 10, VectorFilter(statuses=("forgotten",)))) == {4}
+    assert index.search(q, 10, VectorFilter(agents=["nobody"])) == {}
     index.set_status(1, "superseded")
-    assert 1 not in {r for r, _ in index.search(q, 10, VectorFilter())}
+    assert 1 not in index.search(q, 10, VectorFilter())
 
 
-def test_grows_past_its_capacity(embedder: Embedder) -> None:
+def test_a_replaced_vector_is_not_found_again(embedder: Embedder, new_index, tmp_path: Path) -> None:
+    old, new = embedder.embed(["invoices are due on Fridays", "the cat sleeps on the sofa"])
+    index = new_index()
+    index.add(1, old, NONE, meta())
+    index.add(1, new, NONE, meta())
+    assert len(index) == 1
+    assert index.search(old, 5, VectorFilter())[1][0] < 0.5  # scored by its new vector
+
+
+def test_nearest_within_agent_and_category(embedder: Embedder, new_index, tmp_path: Path) -> None:
+    vectors = embedder.embed(["deploys never on Fridays", "no deploys on Friday", "use tabs"])
+    index = new_index()
+    index.add_many([1, 2, 3], vectors, [NONE] * 3,
+                   [meta("a", "deploy"), meta("b", "deploy"), meta("a", "style")])
+    [(rowid, cosine)] = index.nearest(vectors[1], "a", "deploy", 1)
+    assert rowid == 1 and cosine > 0.8
+    assert index.nearest(vectors[1], "a", "nothing") == []
+
+
+def test_grows_past_its_capacity_and_memory_is_bits_and_columns(embedder: Embedder,
+                                                                new_index, tmp_path: Path) -> None:
     texts = corpus()
     vectors = embedder.embed(texts)
-    index = VectorIndex(384, capacity=4)
+    index = new_index(capacity=4)
     for i, v in enumerate(vectors):
-        index.add([i + 1], v[None, :], [("a", "c", None, "note", "active", 0.0)])
+        index.add(i + 1, v, NONE, meta())
     assert len(index) == len(texts)
-    best = index.search(vectors[17], 1, VectorFilter())
-    assert best[0][0] == 18
+    assert list(index.search(vectors[17], 1, VectorFilter())) == [18]
+    assert index.nbytes < len(texts) * 2 * 100  # no float copy in memory: ~60 bytes a row
+    assert index.path.stat().st_size == len(texts) * 384 * 2

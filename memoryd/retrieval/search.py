@@ -37,7 +37,7 @@ from memoryd.retrieval.dates import Window, window
 from memoryd.retrieval.ranking import FEATURES, Model, idf, load_model
 from memoryd.store.database import Store, encode_tags
 from memoryd.store.entries import KINDS, STATUSES
-from memoryd.store.vectors import PartIndex, VectorFilter, VectorIndex
+from memoryd.store.vectors import VectorFilter, VectorIndex
 
 CANDIDATES = 50
 #: Above this many rows matching the question's words, bm25 ranks only the rarest words' rows.
@@ -119,7 +119,6 @@ class Search:
         self.store = store
         self.model = model or load_model()
         self.index: VectorIndex | None = None
-        self.parts: PartIndex | None = None
         self._tokenizer: Any = None
 
     # -- filters ----------------------------------------------------------------------
@@ -310,7 +309,7 @@ class Search:
         """rowid → rank among vector candidates; rowid → (cosine, best part's cosine) of them."""
         if query is None:
             return {}, {}
-        if self.index is None or self.parts is None:
+        if self.index is None:
             return self._vector_fallback(plan, query)
         filters = [plan.filter]
         if plan.window is not None:
@@ -319,25 +318,14 @@ class Search:
         ranked: list[int] = []
         for number, where in enumerate(filters):
             pool = CANDIDATES if number == 0 else CANDIDATES // 2
-            found = self._search_index(query, where, pool)
-            best = self.parts.best_parts(query, pool, where.vectors)
-            rowids = list(dict.fromkeys([*found, *best]))
-            whole = {**self.index.scores([r for r in rowids if r not in found], query), **found}
-            parts = {**self.parts.best_of([r for r in rowids if r not in best], query), **best}
-            for rowid in rowids:
-                if rowid in whole:
-                    mixes[rowid] = (whole[rowid], parts.get(rowid, whole[rowid]))
-            by_mix = sorted((r for r in rowids if r in mixes), key=lambda r: -sum(mixes[r]))
-            ranked += [r for r in by_mix[:pool] if r not in ranked]
+            found = self.index.search(query, pool * (4 if where.tags else 1), where.vectors)
+            if where.tags:
+                allowed = self.store.filter_rowids(list(found), where.where, where.params)
+                found = {r: pair for r, pair in found.items() if r in allowed}
+            mixes.update(found)
+            by_mix = sorted(found, key=lambda r: -sum(found[r]))[:pool]
+            ranked += [r for r in by_mix if r not in ranked]
         return {rowid: rank for rank, rowid in enumerate(ranked)}, mixes
-
-    def _search_index(self, query: np.ndarray, where: Filter, pool: int) -> dict[int, float]:
-        assert self.index is not None
-        found = self.index.search(query, pool * (4 if where.tags else 1), where.vectors)
-        if where.tags:
-            allowed = self.store.filter_rowids([r for r, _ in found], where.where, where.params)
-            found = [(r, c) for r, c in found if r in allowed]
-        return dict(found[:pool])
 
     def _vector_fallback(self, plan: SearchPlan, query: np.ndarray
                          ) -> tuple[dict[int, int], dict[int, tuple[float, float]]]:
@@ -355,14 +343,12 @@ class Search:
                   query: np.ndarray | None) -> np.ndarray:
         missing = [r for r in candidates if r not in mixes]
         if query is not None and missing:
-            if self.index is not None and self.parts is not None:
-                whole = self.index.scores(missing, query)
-                parts = self.parts.best_of(missing, query)
+            if self.index is not None:
+                mixes.update(self.index.scores(missing, query))
             else:
-                whole = {r: float(v @ query) for r, v in self.store.vectors_by_rowids(missing).items()}
-                parts = {}
-            for rowid, cosine in whole.items():
-                mixes[rowid] = (cosine, parts.get(rowid, cosine))
+                for rowid, vector in self.store.vectors_by_rowids(missing).items():
+                    cosine = float(vector @ query)
+                    mixes[rowid] = (cosine, cosine)
         pool = np.array([sum(mixes[r]) / 2 for r in vector_rank], dtype=np.float64)
         plan.background = (float(pool.mean()), float(pool.std()), len(pool)) if len(pool) else None
         mean, spread = self.model.background(pool)

@@ -22,7 +22,7 @@ from memoryd.params import Params
 from memoryd.project import repository_of
 from memoryd.store.database import Store
 from memoryd.store.ledger import Ledger
-from memoryd.store.vectors import PartIndex, VectorFilter, VectorIndex
+from memoryd.store.vectors import VectorIndex
 from memoryd.text import content_hash
 
 log = logging.getLogger(__name__)
@@ -49,7 +49,6 @@ class Entries:
         self.store = store
         self.ledger = ledger
         self.index: VectorIndex | None = None
-        self.parts: PartIndex | None = None
         #: the embedder's batch-independent vectors (set once a model is loaded)
         self.embed_alone: Callable[[list[str]], np.ndarray] | None = None
 
@@ -127,22 +126,19 @@ class Entries:
         self.index_vectors([rowid], [vectors])
 
     def index_vectors(self, rowids: list[int], vectors: list[Vectors]) -> None:
-        """Put stored vectors into the RAM indexes (when they are built)."""
-        if self.index is None or self.parts is None:
+        """Put stored vectors into the RAM index (when it is built)."""
+        if self.index is None:
             return
         meta = self.store.vector_meta(rowids)
         present = [i for i, r in enumerate(rowids) if r in meta]
-        if not present:
-            return
-        self.index.add([rowids[i] for i in present], np.stack([vectors[i][0] for i in present]),
-                       [meta[rowids[i]] for i in present])
-        for i in present:
-            self.parts.set_parts(rowids[i], vectors[i][1], meta[rowids[i]])
+        if present:
+            self.index.add_many([rowids[i] for i in present],
+                                np.stack([vectors[i][0] for i in present]),
+                                [vectors[i][1] for i in present], [meta[rowids[i]] for i in present])
 
     def set_index_status(self, rowid: int, status: str) -> None:
-        if self.index is not None and self.parts is not None:
+        if self.index is not None:
             self.index.set_status(rowid, status)
-            self.parts.set_status(rowid, status)
 
     def _set_status(self, entry: dict[str, Any], status: str, actor: str | None,
                     superseded_by: str | None = None) -> dict[str, Any]:
@@ -169,21 +165,21 @@ class Entries:
         return record
 
     def nearest(self, vector: np.ndarray, agent: str, category: str) -> tuple[dict[str, Any], float] | None:
-        """The most similar active entry of the same agent and category, exact cosine."""
+        """The most similar active entry of the same agent and category."""
         if self.index is not None:
-            candidates = [r for r, _ in self.index.search(
-                vector, 5, VectorFilter(agents=[agent], categories=[category]))]
+            found = self.index.nearest(vector, agent, category, 1)
         else:
             ids = [r for r, _ in self.store.knn(vector, 200)]
             rows = self.store.entries_by_rowids(ids)
             candidates = [r for r in ids if r in rows and rows[r]["agent"] == agent
                           and rows[r]["category"] == category and rows[r]["status"] == "active"][:5]
-        vectors = self.store.vectors_by_rowids(candidates)
-        if not vectors:
+            vectors = self.store.vectors_by_rowids(candidates)
+            found = sorted(((r, float(v @ vector)) for r, v in vectors.items()),
+                           key=lambda item: -item[1])[:1]
+        if not found:
             return None
-        best = max(vectors, key=lambda r: float(vectors[r] @ vector))
-        entry = self.store.entries_by_rowids([best])[best]
-        return entry, float(vectors[best] @ vector)
+        rowid, cosine = found[0]
+        return self.store.entries_by_rowids([rowid])[rowid], cosine
 
     # -- methods ----------------------------------------------------------------------
 

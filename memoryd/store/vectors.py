@@ -1,23 +1,41 @@
-"""A RAM-resident, quantised copy of the vectors for fast filtered KNN.
+"""The vector index the daemon searches: 1-bit codes in RAM, exact vectors in a file.
 
-sqlite-vec's vec0 table stays the durable index, but its brute-force scan takes ~46 ms over
-100,000 384-dim vectors on a 2-core machine, and a float32 copy in RAM costs 150 MB. This
-index keeps, per entry, a 1-bit sign code (48 bytes at 384 dims) and an int8 code with a
-per-row scale (384 bytes): ~43 MB at 100,000 entries. A query scans the bit codes by Hamming
-distance (XOR + popcount), keeps the best ``rerank`` candidates and re-ranks them by the int8
-dot product, which is within ~0.01 of the exact cosine. Filters on agent, category, project,
-kind, status and creation time are vectorised masks over small per-row arrays.
-(bench/bench_store.py prints the recall of this index against exact search.)
+sqlite-vec's vec0 table (and ``part_vectors``) stay the durable store, but a brute-force scan
+of vec0 takes ~80 ms at 100,000 vectors on 2 cores, and float copies in RAM do not fit a
+million entries with their parts (a few million vectors). So:
+
+- every vector (an entry's, and its parts' — its sentences, :func:`memoryd.text.split_parts`) is
+  a row: its **sign bits** (48 bytes at 384 dims, word-major so that the Hamming scan runs over
+  contiguous memory) stay in RAM;
+- its exact values (float16, 768 bytes) are appended to a **row file** beside the database and
+  read through a memory mapping only for the rows being re-ranked; the mapping's pages are given
+  back after each search, so the file sits in the page cache, not in the daemon's memory;
+- the filter columns (agent, category, project, kind, status, creation time) are per entry,
+  in arrays indexed by rowid; a part is filtered by its entry's.
+
+A search scans the bits (XOR + popcount) of every row whose entry passes the filters, re-ranks
+the best ``rerank`` rows exactly, and answers per entry: the cosine of its own vector and of its
+best part. RAM per row: 48 bytes of bits and ~10 of bookkeeping; per entry ~30 of columns.
+The row file is derived data: it is rebuilt from the database when the daemon starts.
+(bench/bench_store.py prints the recall of this index against exact search, and its size.)
 """
 
 from __future__ import annotations
 
+import mmap
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 STATUS_CODES = {"active": 0, "superseded": 1, "forgotten": 2, "removed": 3}
+#: Re-ranked rows per search: more with a bigger index, so that recall holds (bench_store).
+MIN_RERANK = 2000
+RERANK_SHARE = 1 / 400
+
+Meta = tuple[str, str, "str | None", str, str, float]  # agent, category, project, kind, status, created
 
 
 @dataclass(frozen=True)
@@ -25,7 +43,7 @@ class VectorFilter:
     agents: Sequence[str] | None = None
     categories: Sequence[str] | None = None
     kinds: Sequence[str] | None = None
-    projects: Sequence[str] | None = None
+    projects: Sequence[str | None] | None = None
     statuses: Sequence[str] = ("active",)
     since: float | None = None
     until: float | None = None
@@ -44,47 +62,134 @@ class _Codes:
         return [self.ids[v] for v in values if v in self.ids]
 
 
+def _grown(array: np.ndarray, size: int, fill: float = 0) -> np.ndarray:
+    """The array with room for ``size`` items along its last axis (doubling)."""
+    if array.shape[-1] >= size:
+        return array
+    new = np.full((*array.shape[:-1], max(size, array.shape[-1] * 2)), fill, dtype=array.dtype)
+    new[..., : array.shape[-1]] = array
+    return new
+
+
 class VectorIndex:
-    def __init__(self, dim: int, rerank: int = 2000, capacity: int = 1024) -> None:
+    def __init__(self, dim: int, path: Path, capacity: int = 1024,
+                 min_rerank: int = MIN_RERANK) -> None:
+        """``path``: the row file (created empty; it is rebuilt, never reused)."""
         self.dim = dim
-        self.rerank = rerank
+        self.min_rerank = min_rerank
         self.words = (dim + 63) // 64
-        self.n = 0
-        self.position: dict[int, int] = {}
+        self.path = path
+        self.rows = 0
+        self.bits = np.zeros((self.words, capacity), dtype=np.uint64)
+        self.owner = np.zeros(capacity, dtype=np.int64)
+        self.live = np.zeros(capacity, dtype=bool)  # False: replaced by a newer vector
+        # per entry, indexed by rowid
+        self.status = np.full(capacity, STATUS_CODES["removed"], dtype=np.int8)
+        self.columns = {name: np.zeros(capacity, dtype=np.int32)
+                        for name in ("agent", "category", "project", "kind")}
+        self.created = np.zeros(capacity, dtype=np.float64)
+        self.whole = np.full(capacity, -1, dtype=np.int64)  # the entry's row
+        self.first_part = np.full(capacity, -1, dtype=np.int64)  # its parts' rows are contiguous
+        self.part_count = np.zeros(capacity, dtype=np.int16)
         self._codes = {name: _Codes() for name in ("agent", "category", "project", "kind")}
-        self._allocate(capacity)
+        self.groups: dict[tuple[int, int], list[int]] = {}  # (agent, category) → entry rows
+        self.entries = 0
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = open(path, "w+b", buffering=0)  # noqa: SIM115 (closed by close())
+        os.chmod(path, 0o600)
+        self._map: mmap.mmap | None = None
+        self._mapped_rows = 0
 
-    def _allocate(self, capacity: int) -> None:
-        def grow(old: np.ndarray | None, shape: tuple[int, ...], dtype: type) -> np.ndarray:
-            new = np.zeros(shape, dtype=dtype)
-            if old is not None:
-                new[: self.n] = old[: self.n]
-            return new
-
-        old = self.__dict__
-        self.capacity = capacity
-        self.rowids = grow(old.get("rowids"), (capacity,), np.int64)
-        # word-major (words × rows): the Hamming scan then runs over contiguous rows
-        bits = np.zeros((self.words, capacity), dtype=np.uint64)
-        if old.get("bits") is not None:
-            bits[:, : self.n] = old["bits"][:, : self.n]
-        self.bits = bits
-        self.int8 = grow(old.get("int8"), (capacity, self.dim), np.int8)
-        self.scale = grow(old.get("scale"), (capacity,), np.float32)
-        self.created = grow(old.get("created"), (capacity,), np.float64)
-        self.status = grow(old.get("status"), (capacity,), np.int8)
-        self.columns = {
-            name: grow(old.get("columns", {}).get(name), (capacity,), np.int32)
-            for name in ("agent", "category", "project", "kind")
-        }
+    def close(self) -> None:
+        if self._map is not None:
+            self._map.close()
+        self._file.close()
 
     def __len__(self) -> int:
-        return len(self.position)
+        return self.entries
 
     @property
     def nbytes(self) -> int:
-        arrays = [self.rowids, self.bits, self.int8, self.scale, self.created, self.status]
-        return sum(a.nbytes for a in arrays) + sum(c.nbytes for c in self.columns.values())
+        arrays = [self.bits, self.owner, self.live, self.status, self.created, self.whole,
+                  self.first_part, self.part_count, *self.columns.values()]
+        return sum(a.nbytes for a in arrays)
+
+    @property
+    def parts(self) -> int:
+        return int(self.part_count.sum())
+
+    # -- writing ----------------------------------------------------------------------
+
+    def add(self, rowid: int, vector: np.ndarray, parts: np.ndarray, meta: Meta) -> None:
+        """An entry's vector and its parts' (replacing any it had), with its filter columns."""
+        self.add_many([rowid], np.asarray(vector, np.float32).reshape(1, self.dim), [parts], [meta])
+
+    def add_many(self, rowids: Sequence[int], vectors: np.ndarray, parts: Sequence[np.ndarray],
+                 meta: Sequence[Meta]) -> None:
+        vectors = np.asarray(vectors, dtype=np.float32).reshape(-1, self.dim)
+        top = max(int(r) for r in rowids) + 1
+        self._grow_entries(top)
+        blocks, owners = [], []
+        for rowid, vector, entry_parts, columns in zip(rowids, vectors, parts, meta):
+            rowid = int(rowid)
+            self._retire(rowid)
+            entry_parts = np.asarray(entry_parts, dtype=np.float32).reshape(-1, self.dim)
+            start = self.rows + len(owners)
+            self.whole[rowid] = start
+            self.first_part[rowid] = start + 1 if len(entry_parts) else -1
+            self.part_count[rowid] = len(entry_parts)
+            blocks += [vector[None, :], entry_parts]
+            owners += [rowid] * (1 + len(entry_parts))
+            self._set_meta(rowid, columns)
+            self.groups.setdefault((int(self.columns["agent"][rowid]),
+                                    int(self.columns["category"][rowid])), []).append(start)
+            self.entries += 1
+        matrix = np.concatenate(blocks)
+        self._append(matrix, np.array(owners, dtype=np.int64))
+
+    def set_status(self, rowid: int, status: str) -> None:
+        if 0 <= rowid < len(self.status):
+            self.status[rowid] = STATUS_CODES.get(status, STATUS_CODES["removed"])
+
+    def _retire(self, rowid: int) -> None:
+        old = int(self.whole[rowid])
+        if old < 0:
+            return
+        self.live[old] = False
+        first, count = int(self.first_part[rowid]), int(self.part_count[rowid])
+        if count:
+            self.live[first:first + count] = False
+        self.entries -= 1
+
+    def _set_meta(self, rowid: int, meta: Meta) -> None:
+        agent, category, project, kind, status, created = meta
+        self.columns["agent"][rowid] = self._codes["agent"].code(agent)
+        self.columns["category"][rowid] = self._codes["category"].code(category)
+        self.columns["project"][rowid] = self._codes["project"].code(project)
+        self.columns["kind"][rowid] = self._codes["kind"].code(kind)
+        self.status[rowid] = STATUS_CODES.get(status, STATUS_CODES["removed"])
+        self.created[rowid] = created
+
+    def _grow_entries(self, size: int) -> None:
+        self.status = _grown(self.status, size, STATUS_CODES["removed"])
+        self.created = _grown(self.created, size)
+        self.whole = _grown(self.whole, size, -1)
+        self.first_part = _grown(self.first_part, size, -1)
+        self.part_count = _grown(self.part_count, size)
+        for name in self.columns:
+            self.columns[name] = _grown(self.columns[name], size)
+
+    def _append(self, matrix: np.ndarray, owners: np.ndarray) -> None:
+        n = len(matrix)
+        start, self.rows = self.rows, self.rows + n
+        self.bits = _grown(self.bits, self.rows)
+        self.owner = _grown(self.owner, self.rows)
+        self.live = _grown(self.live, self.rows)
+        self.bits[:, start:self.rows] = self._sign_bits(matrix).T
+        self.owner[start:self.rows] = owners
+        self.live[start:self.rows] = True
+        self._file.seek(start * self.dim * 2)
+        self._file.write(matrix.astype(np.float16).tobytes())
 
     def _sign_bits(self, vectors: np.ndarray) -> np.ndarray:
         packed = np.packbits(vectors > 0, axis=1)
@@ -92,137 +197,114 @@ class VectorIndex:
         padded[:, : packed.shape[1]] = packed
         return padded.view(np.uint64)
 
-    def add(
-        self,
-        rowids: Sequence[int],
-        vectors: np.ndarray,
-        meta: Sequence[tuple[str, str, str | None, str, str, float]],
-    ) -> None:
-        """Add or replace rows; ``meta`` is (agent, category, project, kind, status, created)."""
-        vectors = np.asarray(vectors, dtype=np.float32).reshape(-1, self.dim)
-        fresh = [i for i, r in enumerate(rowids) if int(r) not in self.position]
-        if self.n + len(fresh) > self.capacity:
-            self._allocate(max(self.capacity * 2, self.n + len(fresh)))
-        slots = np.empty(len(rowids), dtype=np.int64)
-        for i, rowid in enumerate(rowids):
-            slot = self.position.get(int(rowid))
-            if slot is None:
-                slot = self.position[int(rowid)] = self.n
-                self.n += 1
-            slots[i] = slot
-        scale = np.maximum(np.abs(vectors).max(axis=1), 1e-12) / 127.0
-        self.rowids[slots] = rowids
-        self.bits[:, slots] = self._sign_bits(vectors).T
-        self.int8[slots] = np.clip(np.rint(vectors / scale[:, None]), -127, 127).astype(np.int8)
-        self.scale[slots] = scale
-        for i, (agent, category, project, kind, status, created) in enumerate(meta):
-            slot = slots[i]
-            self.columns["agent"][slot] = self._codes["agent"].code(agent)
-            self.columns["category"][slot] = self._codes["category"].code(category)
-            self.columns["project"][slot] = self._codes["project"].code(project)
-            self.columns["kind"][slot] = self._codes["kind"].code(kind)
-            self.status[slot] = STATUS_CODES.get(status, STATUS_CODES["removed"])
-            self.created[slot] = created
+    # -- reading ----------------------------------------------------------------------
 
-    def set_status(self, rowid: int, status: str) -> None:
-        slot = self.position.get(int(rowid))
-        if slot is not None:
-            self.status[slot] = STATUS_CODES.get(status, STATUS_CODES["removed"])
+    def _exact(self, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
+        """Cosines of the given rows to the query, from the row file."""
+        if len(rows) == 0:
+            return np.zeros(0, dtype=np.float32)
+        if self._map is None or self._mapped_rows < self.rows:
+            if self._map is not None:
+                self._map.close()
+            self._map = mmap.mmap(self._file.fileno(), self.rows * self.dim * 2,
+                                  prot=mmap.PROT_READ)
+            self._mapped_rows = self.rows
+        table = np.frombuffer(self._map, dtype=np.float16, count=self._mapped_rows * self.dim)
+        values = table.reshape(self._mapped_rows, self.dim)[rows].astype(np.float32) @ query
+        del table
+        # the pages were only borrowed: the daemon's memory stays the bits and columns
+        self._map.madvise(mmap.MADV_DONTNEED)
+        return values
 
-    def _mask(self, where: VectorFilter) -> np.ndarray:
-        n = self.n
-        mask = np.isin(self.status[:n], [STATUS_CODES[s] for s in where.statuses if s in STATUS_CODES])
-        for name, values in (
-            ("agent", where.agents),
-            ("category", where.categories),
-            ("project", where.projects),
-            ("kind", where.kinds),
-        ):
+    def _entry_mask(self, where: VectorFilter) -> np.ndarray:
+        n = len(self.status)
+        mask = np.isin(self.status, [STATUS_CODES[s] for s in where.statuses if s in STATUS_CODES])
+        for name, values in (("agent", where.agents), ("category", where.categories),
+                             ("project", where.projects), ("kind", where.kinds)):
             if values is not None:
                 mask &= np.isin(self.columns[name][:n], self._codes[name].lookup(values))
         if where.since is not None:
-            mask &= self.created[:n] >= where.since
+            mask &= self.created >= where.since
         if where.until is not None:
-            mask &= self.created[:n] <= where.until
+            mask &= self.created <= where.until
         return mask
 
-    def scores(self, rowids: Sequence[int], query: np.ndarray) -> dict[int, float]:
-        """Approximate cosines of the given rows (those in the index) to the query."""
-        slots = [(r, self.position[r]) for r in rowids if r in self.position]
-        if not slots:
+    def search(self, query: np.ndarray, k: int, where: VectorFilter
+               ) -> dict[int, tuple[float, float]]:
+        """Up to ``k`` entries by the best of their rows: rowid → (cosine of the entry's
+        vector, cosine of its best part; the entry's own when it has no parts)."""
+        if self.rows == 0 or k <= 0:
             return {}
-        index = np.fromiter((s for _, s in slots), dtype=np.int64, count=len(slots))
-        values = (self.int8[index].astype(np.float32) @ np.asarray(query, np.float32)) * self.scale[index]
-        return {r: float(v) for (r, _), v in zip(slots, values)}
-
-    def search(self, query: np.ndarray, k: int, where: VectorFilter) -> list[tuple[int, float]]:
-        """(rowid, approximate cosine) best first."""
-        if self.n == 0 or k <= 0:
-            return []
         query = np.asarray(query, dtype=np.float32).reshape(self.dim)
-        mask = self._mask(where)
-        allowed = int(np.count_nonzero(mask))
-        if allowed > self.rerank:
+        rows = self.rows
+        allowed = self.live[:rows] & self._entry_mask(where)[self.owner[:rows]]
+        count = int(np.count_nonzero(allowed))
+        if count == 0:
+            return {}
+        rerank = max(self.min_rerank, int(rows * RERANK_SHARE))
+        if count > rerank:
             code = self._sign_bits(query[None, :])[0]
-            hamming = np.bitwise_count(self.bits[0, : self.n] ^ code[0]).astype(np.int16)
+            hamming = np.bitwise_count(self.bits[0, :rows] ^ code[0]).astype(np.int16)
             for word in range(1, self.words):
-                hamming += np.bitwise_count(self.bits[word, : self.n] ^ code[word])
-            if allowed < self.n:  # filtered out rows sort last
-                hamming[~mask] = np.iinfo(np.int16).max
-            candidates = np.argpartition(hamming, self.rerank)[: self.rerank]
+                hamming += np.bitwise_count(self.bits[word, :rows] ^ code[word])
+            hamming[~allowed] = np.iinfo(np.int16).max
+            candidates = np.argpartition(hamming, rerank)[:rerank]
         else:
-            candidates = np.flatnonzero(mask)
-        scores = (self.int8[candidates].astype(np.float32) @ query) * self.scale[candidates]
-        top = min(k, len(candidates))
-        best = np.argpartition(-scores, top - 1)[:top] if top < len(candidates) else np.arange(len(candidates))
-        best = best[np.argsort(-scores[best])]
-        return [(int(self.rowids[candidates[i]]), float(scores[i])) for i in best]
-
-
-#: A part's key in a PartIndex: its entry's rowid × PART_SLOTS + its number (text.MAX_PARTS < 16).
-PART_SLOTS = 16
-
-
-class PartIndex(VectorIndex):
-    """The vectors of entries' parts (their sentences, ``text.split_parts``), each filed under
-    its entry: searches answer per entry with the best part's cosine."""
-
-    def __init__(self, dim: int, rerank: int = 2000, capacity: int = 1024) -> None:
-        super().__init__(dim, rerank, capacity)
-        self.parts: dict[int, int] = {}  # entry rowid → number of parts
-
-    def set_parts(self, rowid: int, vectors: np.ndarray,
-                  meta: tuple[str, str, str | None, str, str, float]) -> None:
-        """The entry's parts, replacing any it had (fewer parts: the extra ones are removed)."""
-        vectors = np.asarray(vectors, dtype=np.float32).reshape(-1, self.dim)
-        old = self.parts.get(rowid, 0)
-        for number in range(len(vectors), old):
-            super().set_status(rowid * PART_SLOTS + number, "removed")
-        if len(vectors):
-            self.add([rowid * PART_SLOTS + i for i in range(len(vectors))], vectors,
-                     [meta] * len(vectors))
-            self.parts[rowid] = len(vectors)
-        else:
-            self.parts.pop(rowid, None)
-
-    def set_status(self, rowid: int, status: str) -> None:
-        for number in range(self.parts.get(rowid, 0)):
-            super().set_status(rowid * PART_SLOTS + number, status)
-
-    def best_parts(self, query: np.ndarray, k: int, where: VectorFilter) -> dict[int, float]:
-        """Up to ``k`` entries by their best part: rowid → that part's cosine."""
+            candidates = np.flatnonzero(allowed)
+        candidates.sort()  # the row file is read in order
+        scores = self._exact(candidates, query)
         best: dict[int, float] = {}
-        for key, score in self.search(query, k * 3, where):
-            rowid = key // PART_SLOTS
-            if score > best.get(rowid, -2.0):
-                best[rowid] = score
-        return dict(sorted(best.items(), key=lambda item: -item[1])[:k])
+        for row, score in zip(self.owner[candidates].tolist(), scores.tolist()):
+            if score > best.get(row, -2.0):
+                best[row] = score
+        top = sorted(best, key=best.__getitem__, reverse=True)[:k]
+        return self.scores(top, query)
 
-    def best_of(self, rowids: Sequence[int], query: np.ndarray) -> dict[int, float]:
-        """The best part's cosine of each given entry that has parts."""
-        keys = [r * PART_SLOTS + i for r in rowids for i in range(self.parts.get(r, 0))]
-        best: dict[int, float] = {}
-        for key, score in self.scores(keys, query).items():
-            rowid = key // PART_SLOTS
-            best[rowid] = max(score, best.get(rowid, -2.0))
-        return best
+    def scores(self, rowids: Sequence[int], query: np.ndarray) -> dict[int, tuple[float, float]]:
+        """(cosine of the entry's vector, of its best part) for each given entry in the index."""
+        query = np.asarray(query, dtype=np.float32).reshape(self.dim)
+        present = [int(r) for r in rowids if 0 <= int(r) < len(self.whole) and self.whole[int(r)] >= 0]
+        if not present:
+            return {}
+        rows, owners = [], []
+        for rowid in present:
+            rows.append(int(self.whole[rowid]))
+            owners.append(rowid)
+            first, count = int(self.first_part[rowid]), int(self.part_count[rowid])
+            rows.extend(range(first, first + count))
+            owners.extend([rowid] * count)
+        order = np.argsort(rows)
+        values = np.empty(len(rows), dtype=np.float32)
+        values[order] = self._exact(np.array(rows, dtype=np.int64)[order], query)
+        found: dict[int, tuple[float, float]] = {}
+        position = 0
+        for rowid in present:
+            count = int(self.part_count[rowid])
+            whole = float(values[position])
+            part = float(values[position + 1:position + 1 + count].max()) if count else whole
+            found[rowid] = (whole, part)
+            position += 1 + count
+        return found
+
+    def nearest(self, vector: np.ndarray, agent: str, category: str, k: int = 5
+                ) -> list[tuple[int, float]]:
+        """The ``k`` active entries of this agent and category most like the vector (by their
+        own vectors, not their parts): (rowid, cosine), best first."""
+        codes = self._codes
+        if agent not in codes["agent"].ids or category not in codes["category"].ids:
+            return []
+        group = self.groups.get((codes["agent"].ids[agent], codes["category"].ids[category]))
+        if not group:
+            return []
+        rows = np.array(group, dtype=np.int64)
+        rows = rows[self.live[rows] & (self.status[self.owner[rows]] == STATUS_CODES["active"])]
+        if len(rows) > 4 * self.min_rerank:  # a big group: narrow it by the bits first
+            code = self._sign_bits(np.asarray(vector, np.float32)[None, :])[0]
+            hamming = np.zeros(len(rows), dtype=np.int16)
+            for word in range(self.words):
+                hamming += np.bitwise_count(self.bits[word, rows] ^ code[word])
+            rows = rows[np.argpartition(hamming, self.min_rerank)[:self.min_rerank]]
+        rows.sort()
+        scores = self._exact(rows, np.asarray(vector, np.float32))
+        best = np.argsort(-scores)[:k]
+        return [(int(self.owner[rows[i]]), float(scores[i])) for i in best]
