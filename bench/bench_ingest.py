@@ -83,6 +83,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))  # the working tree's memoryd, not an installed one
 
 from bench_store import (  # noqa: E402
     DaemonProcess,

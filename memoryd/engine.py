@@ -36,6 +36,7 @@ T = TypeVar("T")
 BACKFILL_BATCH = 128
 QUERY_CACHE_SIZE = 512
 MAX_BATCH = 1000
+PIPELINE_SLICE = 256
 
 
 class Engine:
@@ -136,13 +137,17 @@ class Engine:
     async def vectors_for(self, texts: list[str]) -> list[Vectors | None]:
         """Vectors (and part vectors) of entry texts: from the content-hash cache where known,
         the rest embedded in one batch."""
-        store = self.store
-        assert store is not None
+        vectors = await self.db(self.cached_vectors, texts)
+        return await self.fill_vectors(texts, vectors)
 
-        def cached() -> list[Vectors | None]:
-            return [store.cached_vectors(content_hash(t)) for t in texts]
+    def cached_vectors(self, texts: list[str]) -> list[Vectors | None]:
+        """The content-hash cache (database thread)."""
+        assert self.store is not None
+        return [self.store.cached_vectors(content_hash(t)) for t in texts]
 
-        vectors = await self.db(cached)
+    async def fill_vectors(self, texts: list[str], vectors: list[Vectors | None]
+                           ) -> list[Vectors | None]:
+        """Embed the texts whose vectors are None (embedding thread only)."""
         missing = [i for i, v in enumerate(vectors) if v is None]
         if missing:
             embedded = await self.embed_entries([texts[i] for i in missing])
@@ -247,13 +252,35 @@ class Engine:
         return await self.db(self.entries.remember, params, vectors)
 
     async def remember_many(self, params: Params) -> dict[str, Any]:
+        """In slices of PIPELINE_SLICE (one transaction and one fsync per ledger each): the
+        database stores one slice while the next is embedded. A slice is big because the
+        embedder batches a bigger pool better (slices of 64: ingest at 0.84 of the bare
+        embedder's rate, 256: 0.95); a client keeps the embedder busy with two connections."""
         items = params.raw.get("entries")
         if not isinstance(items, list) or not 1 <= len(items) <= MAX_BATCH:
             raise BadParamsError(f"remember_many: entries must be a list of 1 to {MAX_BATCH} maps")
         requests = [Params("remember_many", item) for item in items]
         texts = [r.text("text", required=True, max_len=MAX_TEXT_CHARS) or "" for r in requests]
-        vectors = await self.vectors_for(texts)
-        return {"results": await self.db(self.entries.remember_many, requests, vectors)}
+        cached = await self.db(self.cached_vectors, texts)
+        slices = [range(i, min(i + PIPELINE_SLICE, len(texts)))
+                  for i in range(0, len(texts), PIPELINE_SLICE)]
+
+        def embedding(part: range) -> asyncio.Future[list[Vectors | None]]:
+            return asyncio.ensure_future(self.fill_vectors([texts[i] for i in part],
+                                                           [cached[i] for i in part]))
+
+        results: list[dict[str, Any]] = []
+        upcoming = embedding(slices[0])
+        try:
+            for number, part in enumerate(slices):
+                vectors = await upcoming
+                if number + 1 < len(slices):
+                    upcoming = embedding(slices[number + 1])
+                results += await self.db(self.entries.remember_many,
+                                         [requests[i] for i in part], vectors)
+        finally:
+            upcoming.cancel()
+        return {"results": results}
 
     async def supersede(self, params: Params) -> dict[str, Any]:
         text = params.text("text", required=True, max_len=MAX_TEXT_CHARS)

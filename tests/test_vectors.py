@@ -125,4 +125,4 @@ def test_grows_past_its_capacity_and_memory_is_bits_and_columns(embedder: Embedd
     assert len(index) == len(texts)
     assert list(index.search(vectors[17], 1, VectorFilter())) == [18]
     assert index.nbytes < len(texts) * 2 * 100  # no float copy in memory: ~60 bytes a row
-    assert index.path.stat().st_size == len(texts) * 384 * 2
+    assert index.path.stat().st_size >= len(texts) * 384 * 2  # sparse beyond the rows written

@@ -34,6 +34,8 @@ STATUS_CODES = {"active": 0, "superseded": 1, "forgotten": 2, "removed": 3}
 #: Re-ranked rows per search: more with a bigger index, so that recall holds (bench_store).
 MIN_RERANK = 2000
 RERANK_SHARE = 1 / 400
+#: Reads of the row file (near-duplicate checks) between two releases of its pages.
+RELEASE_EVERY = 256
 
 Meta = tuple[str, str, "str | None", str, str, float]  # agent, category, project, kind, status, created
 
@@ -99,6 +101,7 @@ class VectorIndex:
         os.chmod(path, 0o600)
         self._map: mmap.mmap | None = None
         self._mapped_rows = 0
+        self._reads = 0
 
     def close(self) -> None:
         if self._map is not None:
@@ -199,22 +202,34 @@ class VectorIndex:
 
     # -- reading ----------------------------------------------------------------------
 
-    def _exact(self, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
-        """Cosines of the given rows to the query, from the row file."""
+    def _exact(self, rows: np.ndarray, query: np.ndarray, release: bool = True) -> np.ndarray:
+        """Cosines of the given rows to the query, from the row file. ``release``: give the
+        pages read back now (searches); otherwise every RELEASE_EVERY reads."""
         if len(rows) == 0:
             return np.zeros(0, dtype=np.float32)
         if self._map is None or self._mapped_rows < self.rows:
-            if self._map is not None:
-                self._map.close()
-            self._map = mmap.mmap(self._file.fileno(), self.rows * self.dim * 2,
-                                  prot=mmap.PROT_READ)
-            self._mapped_rows = self.rows
-        table = np.frombuffer(self._map, dtype=np.float16, count=self._mapped_rows * self.dim)
+            self._remap()
+        table = np.frombuffer(self._map, dtype=np.float16,  # type: ignore[arg-type]
+                              count=self._mapped_rows * self.dim)
         values = table.reshape(self._mapped_rows, self.dim)[rows].astype(np.float32) @ query
         del table
-        # the pages were only borrowed: the daemon's memory stays the bits and columns
-        self._map.madvise(mmap.MADV_DONTNEED)
+        self._reads += 1
+        if release or self._reads >= RELEASE_EVERY:
+            # the pages were only borrowed: the daemon's memory stays the bits and columns
+            self._map.madvise(mmap.MADV_DONTNEED)  # type: ignore[union-attr]
+            self._reads = 0
         return values
+
+    def _remap(self) -> None:
+        """Map the row file, grown (sparse) to the rows' capacity, so that appends rarely
+        need a new mapping."""
+        if self._map is not None:
+            self._map.close()
+        capacity = self.bits.shape[1]
+        self._file.truncate(max(capacity, 1) * self.dim * 2)
+        self._map = mmap.mmap(self._file.fileno(), max(capacity, 1) * self.dim * 2,
+                              prot=mmap.PROT_READ)
+        self._mapped_rows = capacity
 
     def _entry_mask(self, where: VectorFilter) -> np.ndarray:
         n = len(self.status)
@@ -305,6 +320,6 @@ class VectorIndex:
                 hamming += np.bitwise_count(self.bits[word, rows] ^ code[word])
             rows = rows[np.argpartition(hamming, self.min_rerank)[:self.min_rerank]]
         rows.sort()
-        scores = self._exact(rows, np.asarray(vector, np.float32))
+        scores = self._exact(rows, np.asarray(vector, np.float32), release=False)
         best = np.argsort(-scores)[:k]
         return [(int(self.owner[rows[i]]), float(scores[i])) for i in best]
