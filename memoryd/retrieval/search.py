@@ -41,8 +41,8 @@ from memoryd.store.vectors import VectorFilter, VectorIndex
 
 CANDIDATES = 50
 #: Above this many rows matching the question's words, bm25 ranks only the rarest words' rows.
-FULL_OR_ROWS = 30_000
-COMMON_WORD_ROWS = 100
+FULL_OR_ROWS = 6_000
+COMMON_WORD_ROWS = 20
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 #: Words that say nothing about what is asked: function words, question words, fillers.

@@ -32,7 +32,7 @@ import numpy as np
 
 STATUS_CODES = {"active": 0, "superseded": 1, "forgotten": 2, "removed": 3}
 #: Re-ranked rows per search: more with a bigger index, so that recall holds (bench_store).
-MIN_RERANK = 2000
+MIN_RERANK = 1000
 RERANK_SHARE = 1 / 400
 #: Reads of the row file (near-duplicate checks) between two releases of its pages.
 RELEASE_EVERY = 256
@@ -268,12 +268,25 @@ class VectorIndex:
             candidates = np.flatnonzero(allowed)
         candidates.sort()  # the row file is read in order
         scores = self._exact(candidates, query)
-        best: dict[int, float] = {}
-        for row, score in zip(self.owner[candidates].tolist(), scores.tolist()):
-            if score > best.get(row, -2.0):
-                best[row] = score
-        top = sorted(best, key=best.__getitem__, reverse=True)[:k]
-        return self.scores(top, query)
+        owners = self.owner[candidates]
+        order = np.lexsort((-scores, owners))  # by entry, its best row first
+        firsts = order[np.flatnonzero(np.r_[True, owners[order][1:] != owners[order][:-1]])]
+        top = firsts[np.argsort(-scores[firsts], kind="stable")[:k]]
+        found = {int(owners[i]): float(scores[i]) for i in top}
+        # each entry's own cosine and its best part's: from the rows just read where possible
+        read = dict(zip(candidates.tolist(), scores.tolist()))
+        result, missing = {}, []
+        for rowid in found:
+            rows = [int(self.whole[rowid])]
+            first, count = int(self.first_part[rowid]), int(self.part_count[rowid])
+            rows += range(first, first + count)
+            if all(row in read for row in rows):
+                whole = read[rows[0]]
+                result[rowid] = (whole, max((read[r] for r in rows[1:]), default=whole))
+            else:
+                missing.append(rowid)
+        result.update(self.scores(missing, query))
+        return {rowid: result[rowid] for rowid in found}
 
     def scores(self, rowids: Sequence[int], query: np.ndarray) -> dict[int, tuple[float, float]]:
         """(cosine of the entry's vector, of its best part) for each given entry in the index."""
