@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import subprocess
 import sys
 import time
@@ -177,3 +178,48 @@ def test_codex_install_writes_hooks_json(memoryd_home, tmp_path) -> None:
     assert set(hooks) == {"SessionStart", "UserPromptSubmit", "PreCompact", "PostCompact", "Stop", "SessionEnd"}
     assert run_cli("hook", "uninstall", "codex", "--project", str(tmp_path)).returncode == 0
     assert json.loads((tmp_path / ".codex" / "hooks.json").read_text()) == {}
+
+
+def run_on_terminal(*args: str, timeout: float = 10) -> subprocess.CompletedProcess[str]:
+    """`memory …` with a pseudo-terminal as stdin, as when a person types the command; a hook
+    that read stdin until EOF would hang there until the timeout."""
+    controller, terminal = pty.openpty()
+    try:
+        return subprocess.run([sys.executable, "-m", "memoryd_client", *args], stdin=terminal,
+                              capture_output=True, text=True, timeout=timeout, env=os.environ.copy())
+    finally:
+        os.close(terminal)
+        os.close(controller)
+
+
+@pytest.mark.parametrize("args, events", [
+    (["hook", "--help"], ["SessionStart", "SubagentStop", "SessionEnd", "install|uninstall"]),
+    (["hook", "claude-code", "--help"], ["SessionStart", "UserPromptSubmit", "SubagentStop", "PostCompact"]),
+    (["hook", "codex", "-h"], ["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"]),
+])
+def test_help_lists_the_events_and_never_waits_on_the_terminal(args, events) -> None:
+    started = time.monotonic()
+    result = run_on_terminal(*args)
+    assert time.monotonic() - started < 5
+    assert result.returncode == 0
+    for event in events:
+        assert event in result.stdout
+    if "codex" in args:
+        assert "SubagentStop" not in result.stdout  # Codex has no such event
+
+
+def test_a_hook_typed_in_a_terminal_prints_its_usage_and_reads_nothing(memoryd_home) -> None:
+    result = run_on_terminal("hook", "claude-code", "SessionStart")
+    assert result.returncode == 0 and result.stdout == ""
+    assert "usage: memory hook claude-code EVENT" in result.stderr and "SessionEnd" in result.stderr
+    assert not (memoryd_home / "spool.msgpack").exists()  # nothing was sent or spooled
+
+
+def test_a_hook_process_imports_neither_json_nor_typing_nor_argparse() -> None:
+    code = ("import sys; before = set(sys.modules); from memoryd_client.cli import main; main(sys.argv[1:]); "
+            "print(sorted(m for m in ('json', 'typing', 'pathlib', 'argparse') if m in sys.modules and m not in before),"
+            " file=sys.stderr)")
+    result = subprocess.run([sys.executable, "-c", code, "hook", "claude-code", "Stop"], input="{}",
+                            capture_output=True, text=True, timeout=30, env=os.environ.copy())
+    assert result.returncode == 0
+    assert result.stderr.strip().splitlines()[-1] == "[]", result.stderr

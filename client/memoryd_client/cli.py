@@ -9,7 +9,6 @@ Exit codes:
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -503,6 +502,8 @@ def run(args: argparse.Namespace, client: Client) -> int:
 
 def _emit(args: argparse.Namespace, result: Any, show: Any) -> None:
     if args.json:
+        import json  # not at the top: a hook process goes through this module and needs no json
+
         print(json.dumps(result, ensure_ascii=False, indent=2))
     else:
         show(result)
@@ -541,9 +542,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["hook"]:
         if argv[1:2] in (["-h"], ["--help"]):
-            print("usage: memory hook claude-code|codex EVENT < payload.json\n"
-                  "       memory hook install|uninstall claude-code|codex [--project DIR]\n\n"
-                  "Hooks read the agent's JSON on stdin and always exit 0 (fail open).")
+            from memoryd_client.hooks import help_text
+
+            print(help_text())
             return OK
         return run_hook_command(argv[1:])
     first = next((a for a in argv if not a.startswith("-")), None)
