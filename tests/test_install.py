@@ -157,3 +157,53 @@ def test_codex_uninstall_leaves_what_the_user_added(memoryd_home) -> None:
     path.write_text(json.dumps(data, indent=2) + "\n")
     assert run_cli("hook", "uninstall", "codex").returncode == 0
     assert json.loads(path.read_text()) == {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}}
+
+
+def test_project_install_writes_the_personal_settings_local_json(memoryd_home, tmp_path) -> None:
+    project = tmp_path / "shop"
+    (project / ".claude").mkdir(parents=True)
+    committed = project / ".claude" / "settings.json"
+    committed.write_text('{\n  "model": "sonnet"\n}\n')
+    result = run_cli("hook", "install", "claude-code", "--project", str(project))
+    assert result.returncode == 0, result.stderr
+    local = project / ".claude" / "settings.local.json"
+    assert "SessionStart" in json.loads(local.read_text())["hooks"]
+    assert committed.read_text() == '{\n  "model": "sonnet"\n}\n'  # the committable file is untouched
+    assert sorted(p.name for p in project.rglob("*")) == [".claude", "settings.json", "settings.local.json"]
+    assert run_cli("hook", "uninstall", "claude-code", "--project", str(project)).returncode == 0
+    assert not local.exists() and committed.exists()
+
+
+def test_a_project_that_does_not_exist_is_refused_and_nothing_is_created(memoryd_home, tmp_path) -> None:
+    before = sorted(memoryd_home.rglob("*"))
+    for harness in ("claude-code", "codex"):
+        for action in ("install", "uninstall"):
+            result = run_cli("hook", action, harness, "--project", str(tmp_path / "typo"))
+            assert result.returncode == 2
+            assert "no such directory" in result.stderr and str(tmp_path / "typo") in result.stderr
+            assert result.stdout == ""
+    assert not (tmp_path / "typo").exists()
+    assert sorted(memoryd_home.rglob("*")) == before
+
+
+def test_project_uninstall_also_cleans_hooks_an_older_memoryd_put_in_settings_json(tmp_path) -> None:
+    project = tmp_path / "shop"
+    (project / ".claude").mkdir(parents=True)
+    legacy = project / ".claude" / "settings.json"
+    command = install.memory_command()
+    legacy.write_text(json.dumps({"model": "sonnet", "hooks": {"Stop": [{"hooks": [
+        {"type": "command", "command": " ".join([*command, "hook", "claude-code", "Stop"])}]}]}}, indent=2) + "\n")
+    result = run_cli("hook", "install", "claude-code", "--project", str(project))
+    assert "older memoryd" in result.stdout and str(legacy) in result.stdout
+    removed = run_cli("hook", "uninstall", "claude-code", "--project", str(project))
+    assert "removed 7" in removed.stdout and "removed 1" in removed.stdout
+    assert json.loads(legacy.read_text()) == {"model": "sonnet"}
+
+
+def test_agent_config_dirs_are_followed(memoryd_home, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
+    assert run_cli("hook", "install", "claude-code").returncode == 0
+    assert run_cli("hook", "install", "codex").returncode == 0
+    assert (tmp_path / "claude" / "settings.json").exists() and (tmp_path / "codex" / "hooks.json").exists()
+    assert not (memoryd_home / "user" / ".claude").exists() and not (memoryd_home / "user" / ".codex").exists()

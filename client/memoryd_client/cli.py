@@ -514,12 +514,26 @@ def run_hook_command(argv: list[str]) -> int:
     if argv[:1] in (["install"], ["uninstall"]):
         import argparse
 
-        parser = argparse.ArgumentParser(prog=f"memory hook {argv[0]}",
-                                         description="Add memoryd's hooks to an agent's settings "
-                                         "(idempotent, with a backup), or remove exactly those.")
-        parser.add_argument("harness", choices=["claude-code", "codex"])
+        descriptions = {
+            "install": "Add memoryd's hooks to an agent's settings file (idempotent). The file is "
+                       "rewritten through symlinks, atomically, with its permissions and "
+                       "indentation kept.",
+            "uninstall": "Remove exactly the hooks memoryd added (recognised by their command). A "
+                         "file that install created is deleted when nothing else is left in it.",
+        }
+        parser = argparse.ArgumentParser(
+            prog=f"memory hook {argv[0]}", description=descriptions[argv[0]],
+            epilog="The previous contents are backed up in memoryd's state dir (hook-backups/, "
+                   "named after the file's real path); per file the first backup (before memoryd "
+                   "first changed it) and the latest are kept. Exit codes: 0 done, 1 the file "
+                   "could not be changed (not JSON, not writable), 2 usage error.")
+        parser.add_argument("harness", choices=["claude-code", "codex"],
+                            help="claude-code: ~/.claude/settings.json (or $CLAUDE_CONFIG_DIR); "
+                                 "codex: ~/.codex/hooks.json (or $CODEX_HOME)")
         parser.add_argument("--project", metavar="DIR",
-                            help="the project's settings instead of the user's")
+                            help="a project's settings instead of the user's: "
+                                 "DIR/.claude/settings.local.json (personal, not committed) or "
+                                 "DIR/.codex/hooks.json; DIR must exist")
         try:
             args = parser.parse_args(argv[1:])
         except SystemExit as exc:
@@ -529,6 +543,9 @@ def run_hook_command(argv: list[str]) -> int:
         try:
             action = install.install if argv[0] == "install" else install.uninstall
             print(action(args.harness, args.project))
+        except MemorydError as exc:  # a --project that does not exist
+            print(f"Error: {exc.message}", file=sys.stderr)
+            return USAGE if exc.code == "bad_params" else exc.exit_code
         except (OSError, ValueError) as exc:
             print(f"Error: {exc}", file=sys.stderr)
             return FAILED

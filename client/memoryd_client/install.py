@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memoryd_client.errors import BadParamsError
 from memoryd_client.paths import state_dir
 
 #: event → (matcher or None, handler extras)
@@ -60,10 +61,32 @@ CREATED_SUFFIX = ".memoryd-created"
 
 
 def settings_path(harness: str, project: str | None) -> Path:
-    base = Path(project).expanduser().resolve() if project else Path.home()
+    """The file install writes. User level: Claude Code's settings.json in $CLAUDE_CONFIG_DIR
+    (default ~/.claude), Codex's hooks.json in $CODEX_HOME (default ~/.codex). With a project:
+    Claude Code's personal, uncommitted ``DIR/.claude/settings.local.json`` (the commands hold
+    absolute paths into this user's installation), Codex's ``DIR/.codex/hooks.json``. A project
+    directory that does not exist is refused (a typo must not create it)."""
+    if project is not None:
+        base = Path(project).expanduser()
+        if not base.is_dir():
+            raise BadParamsError(f"--project {project}: no such directory; nothing was changed")
+        base = base.resolve()
+        if harness == "claude-code":
+            return base / ".claude" / "settings.local.json"
+        return base / ".codex" / "hooks.json"
     if harness == "claude-code":
-        return base / ".claude" / "settings.json"
-    return base / ".codex" / "hooks.json"
+        config = os.environ.get("CLAUDE_CONFIG_DIR")
+        return (Path(config).expanduser() if config else Path.home() / ".claude") / "settings.json"
+    codex_home = os.environ.get("CODEX_HOME")
+    return (Path(codex_home).expanduser() if codex_home else Path.home() / ".codex") / "hooks.json"
+
+
+def legacy_path(harness: str, project: str | None) -> Path | None:
+    """Where memoryd before 2026-11 put a project's Claude Code hooks: the committable
+    settings.json. Uninstall cleans it too; install points at it."""
+    if harness != "claude-code" or project is None:
+        return None
+    return settings_path(harness, project).with_name("settings.json")
 
 
 def memory_command() -> list[str]:
@@ -363,11 +386,32 @@ def install(harness: str, project: str | None = None) -> str:
     head = f"{path}: installed {len(events)} memoryd hooks" + \
         (f" (replacing {replaced} earlier ones)" if replaced else "") + \
         (" (new file)" if settings.text is None else "")
-    return "\n".join([head, *_describe(settings, backup)])
+    lines = [head, *_describe(settings, backup)]
+    legacy = legacy_path(harness, project)
+    if legacy is not None and _ours_in(legacy, harness):
+        lines.append(f"  note: {legacy} (committable) also holds memoryd hooks, written there by an "
+                     f"older memoryd; `memory hook uninstall {harness} --project {project}` removes "
+                     "them from both files, then install again")
+    return "\n".join(lines)
+
+
+def _ours_in(path: Path, harness: str) -> int:
+    try:
+        hooks = SettingsFile.read(path).data.get("hooks")
+    except (OSError, ValueError):
+        return 0
+    return _strip_ours(hooks, harness) if isinstance(hooks, dict) else 0
 
 
 def uninstall(harness: str, project: str | None = None) -> str:
-    path = settings_path(harness, project)
+    lines = [_uninstall_from(settings_path(harness, project), harness)]
+    legacy = legacy_path(harness, project)
+    if legacy is not None and _ours_in(legacy, harness):
+        lines.append(_uninstall_from(legacy, harness))
+    return "\n".join(lines)
+
+
+def _uninstall_from(path: Path, harness: str) -> str:
     settings = SettingsFile.read(path)
     if settings.text is None:
         return f"{path}: nothing to remove"
