@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
 from memoryd_client import install
 
 from conftest import run_cli
+
+SESSION = "5b0c9e4e-1f2a-4c55-9d55-6a3cf1f0a002"
 
 THEIRS = {"$schema": "https://json.schemastore.org/claude-code-settings.json", "model": "opus",
           "env": {"SECRET_TOKEN": "s3cr3t"}, "permissions": {"allow": ["Bash(git status)"], "deny": []},
@@ -207,3 +211,67 @@ def test_agent_config_dirs_are_followed(memoryd_home, tmp_path, monkeypatch) -> 
     assert run_cli("hook", "install", "codex").returncode == 0
     assert (tmp_path / "claude" / "settings.json").exists() and (tmp_path / "codex" / "hooks.json").exists()
     assert not (memoryd_home / "user" / ".claude").exists() and not (memoryd_home / "user" / ".codex").exists()
+
+
+def test_session_start_matcher_includes_fork(claude_settings) -> None:
+    assert run_cli("hook", "install", "claude-code").returncode == 0
+    [group] = json.loads(claude_settings.read_text())["hooks"]["SessionStart"]
+    assert group["matcher"].split("|") == ["startup", "resume", "clear", "compact", "fork"]
+
+
+def test_codex_install_says_what_to_do_next(memoryd_home) -> None:
+    result = run_cli("hook", "install", "codex")
+    assert "/hooks" in result.stdout and "trust" in result.stdout
+    assert "codex_hooks = true" in result.stdout and "[features]" in result.stdout
+    assert str(memoryd_home / "user" / ".codex" / "config.toml") in result.stdout
+
+
+def test_memoryd_home_is_carried_and_the_hook_reaches_that_daemon(daemon, client, claude_settings, memoryd_home) -> None:
+    client.remember("claude-code", "git", "Never force-push to main", kind="lesson", polarity="negative")
+    result = run_cli("hook", "install", "claude-code")
+    assert f"MEMORYD_HOME={memoryd_home}" in result.stdout
+    handlers = {event: groups[0]["hooks"][0] for event, groups in json.loads(claude_settings.read_text())["hooks"].items()}
+    command = handlers["SessionStart"]["command"]
+    words = shlex.split(command)
+    assert os.path.isabs(words[0]) and os.path.basename(words[0]) == "env"
+    assert words[1] == f"MEMORYD_HOME={memoryd_home}"
+    assert all(install.is_ours(h, "claude-code") for h in handlers.values())
+    # as the agent runs it: through a shell, with its own environment, which knows nothing of MEMORYD_HOME
+    agent_env = {"PATH": "/usr/bin:/bin", "HOME": str(memoryd_home / "user")}
+    payload = {"session_id": SESSION, "transcript_path": None, "cwd": str(memoryd_home),
+               "hook_event_name": "SessionStart", "source": "fork"}
+    ran = subprocess.run(command, shell=True, input=json.dumps(payload), capture_output=True, text=True,
+                         timeout=30, env=agent_env)
+    assert ran.returncode == 0 and "spooled" not in ran.stderr, ran.stderr
+    assert "Never force-push to main" in json.loads(ran.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert client.session(SESSION)["session"]["harness"] == "claude-code"
+    assert "removed 7" in run_cli("hook", "uninstall", "claude-code").stdout
+
+
+def test_memoryd_socket_is_carried_too_and_nothing_when_unset(claude_settings, memoryd_home, monkeypatch) -> None:
+    monkeypatch.setenv("MEMORYD_SOCKET", str(memoryd_home / "other.sock"))
+    assert run_cli("hook", "install", "claude-code").returncode == 0
+    command = json.loads(claude_settings.read_text())["hooks"]["Stop"][0]["hooks"][0]["command"]
+    assert f"MEMORYD_SOCKET={memoryd_home / 'other.sock'}" in shlex.split(command)
+    monkeypatch.delenv("MEMORYD_SOCKET")
+    monkeypatch.delenv("MEMORYD_HOME")
+    monkeypatch.setenv("XDG_DATA_HOME", str(memoryd_home / "data"))  # the state dir without MEMORYD_HOME
+    reinstalled = run_cli("hook", "install", "claude-code")
+    assert "replacing 7 earlier ones" in reinstalled.stdout
+    command = json.loads(claude_settings.read_text())["hooks"]["Stop"][0]["hooks"][0]["command"]
+    assert os.path.basename(shlex.split(command)[0]) == "memory" and "=" not in command
+    assert "removed 7" in run_cli("hook", "uninstall", "claude-code").stdout
+
+
+@pytest.mark.parametrize("command, ours", [
+    ("/home/ana/.venv/bin/memory hook claude-code Stop", True),
+    ("/usr/bin/env MEMORYD_HOME=/srv/md '/opt/my tools/memory' hook claude-code SessionStart", True),
+    ("env MEMORYD_HOME=/a MEMORYD_SOCKET=/a/s.sock memory hook claude-code Stop", True),
+    ("/usr/bin/python3 -m memoryd_client hook claude-code Stop", True),
+    ("/home/ana/.venv/bin/memory hook codex Stop", False),  # the other agent's
+    ("notify-send 'memory hook claude-code Stop'", False),
+    ("/usr/bin/env FOO=1 notify-send hook claude-code Stop", False),
+    ("echo 'unbalanced", False),
+])
+def test_is_ours(command, ours) -> None:
+    assert install.is_ours({"type": "command", "command": command}, "claude-code") is ours

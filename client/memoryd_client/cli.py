@@ -517,7 +517,8 @@ def run_hook_command(argv: list[str]) -> int:
         descriptions = {
             "install": "Add memoryd's hooks to an agent's settings file (idempotent). The file is "
                        "rewritten through symlinks, atomically, with its permissions and "
-                       "indentation kept.",
+                       "indentation kept. When MEMORYD_HOME or MEMORYD_SOCKET is set, the hook "
+                       "commands carry it, so the hooks reach the same daemon.",
             "uninstall": "Remove exactly the hooks memoryd added (recognised by their command). A "
                          "file that install created is deleted when nothing else is left in it.",
         }

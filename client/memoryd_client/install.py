@@ -39,7 +39,7 @@ from memoryd_client.paths import state_dir
 
 #: event → (matcher or None, handler extras)
 CLAUDE_CODE_EVENTS: dict[str, tuple[str | None, dict[str, Any]]] = {
-    "SessionStart": ("startup|resume|clear|compact", {"timeout": 10}),
+    "SessionStart": ("startup|resume|clear|compact|fork", {"timeout": 10}),
     "UserPromptSubmit": (None, {"timeout": 5}),
     "PreCompact": (None, {"timeout": 10}),
     "PostCompact": (None, {"timeout": 10}),
@@ -55,6 +55,9 @@ CODEX_EVENTS: dict[str, tuple[str | None, dict[str, Any]]] = {
     "Stop": (None, {"timeout": 10}),
     "SessionEnd": (None, {"timeout": 3}),
 }
+#: The variables that decide which daemon a hook talks to and where it spools: carried into the
+#: hook commands when set at install time (agents run hooks with their own environment).
+CARRIED_ENV = ("MEMORYD_HOME", "MEMORYD_SOCKET")
 BACKUP_DIR = "hook-backups"
 BACKUP_INFIX = ".memoryd-backup-"
 CREATED_SUFFIX = ".memoryd-created"
@@ -98,7 +101,31 @@ def memory_command() -> list[str]:
     return [found] if found else [sys.executable, "-m", "memoryd_client"]
 
 
+def carried_env() -> list[str]:
+    """``NAME=VALUE`` for each of CARRIED_ENV set now, with an absolute path (hooks run in the
+    session's directory)."""
+    return [f"{name}={os.path.abspath(os.path.expanduser(value))}"
+            for name in CARRIED_ENV if (value := os.environ.get(name))]
+
+
+def hook_command(harness: str, event: str) -> str:
+    """The command an agent runs: ``/usr/bin/env MEMORYD_HOME=… /…/memory hook AGENT EVENT`` when
+    the environment has to be carried (Claude Code and Codex have no per-hook env setting, and
+    the settings' own ``env`` would apply to the whole session), else ``/…/memory hook …``."""
+    env = carried_env()
+    prefix = [_env_program(), *env] if env else []
+    return shlex.join([*prefix, *memory_command(), "hook", harness, event])
+
+
+def _env_program() -> str:
+    if os.path.exists("/usr/bin/env"):
+        return "/usr/bin/env"
+    return shutil.which("env") or "/usr/bin/env"
+
+
 def is_ours(handler: Any, harness: str) -> bool:
+    """Whether a handler is one memoryd installed: ``[env NAME=VALUE …] …/memory hook AGENT EVENT``
+    or ``[env …] PYTHON -m memoryd_client hook AGENT EVENT``."""
     command = handler.get("command") if isinstance(handler, dict) else None
     if not isinstance(command, str):
         return False
@@ -106,8 +133,15 @@ def is_ours(handler: Any, harness: str) -> bool:
         words = shlex.split(command)
     except ValueError:  # someone else's command with unbalanced quotes
         return False
-    return len(words) >= 3 and words[-3] == "hook" and words[-2] == harness and \
-        (words[0].endswith("memory") or words[-4:-3] == ["memoryd_client"])
+    if words and os.path.basename(words[0]) == "env":
+        words = words[1:]
+        while words and re.match(r"[A-Za-z_][A-Za-z0-9_]*=", words[0]):
+            words = words[1:]
+    if len(words) < 4 or words[-3] != "hook" or words[-2] != harness:
+        return False
+    program = words[:-3]
+    return (len(program) == 1 and os.path.basename(program[0]) == "memory") or \
+        (len(program) == 3 and program[1:] == ["-m", "memoryd_client"])
 
 
 # -- the file's layout ------------------------------------------------------------------------
@@ -349,6 +383,26 @@ def _strip_ours(hooks: dict[str, Any], harness: str) -> int:
     return removed
 
 
+def next_steps(harness: str) -> list[str]:
+    """What the user does after install (integrations.md §1.1, §3.2)."""
+    if harness == "claude-code":
+        return ["Next: new Claude Code sessions run the hooks (a running one may need a look at "
+                "/hooks or a restart; project hooks run once the workspace is trusted)."]
+    config = settings_path("codex", None).with_name("config.toml")
+    return ["Next: in Codex, review and trust the hooks with /hooks: Codex does not run untrusted "
+            "hooks.",
+            "  Codex versions from before hooks were on by default also need `codex_hooks = true` "
+            f"under [features] in {config}."]
+
+
+def _reach() -> list[str]:
+    from memoryd_client.paths import socket_text
+
+    env = carried_env()
+    return [f"  the hooks reach the daemon at {socket_text()}"
+            + (f" (the commands carry {', '.join(env)})" if env else "")]
+
+
 def _describe(settings: SettingsFile, backup: Path | None) -> list[str]:
     lines = []
     if settings.linked:
@@ -369,13 +423,11 @@ def install(harness: str, project: str | None = None) -> str:
         raise ValueError(f"{path}: 'hooks' is not an object; nothing was changed")
     before = json.dumps(settings.data, sort_keys=True)
     replaced = _strip_ours(hooks, harness)
-    command = memory_command()
     events = CLAUDE_CODE_EVENTS if harness == "claude-code" else CODEX_EVENTS
     for event, (matcher, extras) in events.items():
         if not isinstance(hooks.setdefault(event, []), list):
             raise ValueError(f"{path}: hooks.{event} is not a list; nothing was changed")
-        handler = {"type": "command", "command": shlex.join([*command, "hook", harness, event]),
-                   **extras}
+        handler = {"type": "command", "command": hook_command(harness, event), **extras}
         group: dict[str, Any] = {"hooks": [handler]}
         if matcher:
             group = {"matcher": matcher, **group}
@@ -386,7 +438,7 @@ def install(harness: str, project: str | None = None) -> str:
     head = f"{path}: installed {len(events)} memoryd hooks" + \
         (f" (replacing {replaced} earlier ones)" if replaced else "") + \
         (" (new file)" if settings.text is None else "")
-    lines = [head, *_describe(settings, backup)]
+    lines = [head, *_describe(settings, backup), *_reach(), *next_steps(harness)]
     legacy = legacy_path(harness, project)
     if legacy is not None and _ours_in(legacy, harness):
         lines.append(f"  note: {legacy} (committable) also holds memoryd hooks, written there by an "
