@@ -275,3 +275,20 @@ def test_memoryd_socket_is_carried_too_and_nothing_when_unset(claude_settings, m
 ])
 def test_is_ours(command, ours) -> None:
     assert install.is_ours({"type": "command", "command": command}, "claude-code") is ours
+
+
+def test_a_file_changed_while_editing_is_not_overwritten(claude_settings, memoryd_home) -> None:
+    claude_settings.write_text('{\n  "model": "opus"\n}\n')
+    settings = install.SettingsFile.read(claude_settings)
+    settings.data["hooks"] = {}
+    claude_settings.write_text('{\n  "model": "sonnet"\n}\n')  # Claude Code saved a setting meanwhile
+    with pytest.raises(ValueError, match="changed while memoryd was editing it"):
+        settings.write()
+    assert claude_settings.read_text() == '{\n  "model": "sonnet"\n}\n'
+
+
+def test_install_registers_the_events_the_hooks_handle() -> None:
+    from memoryd_client.hooks import HARNESS_EVENTS
+
+    assert tuple(install.CLAUDE_CODE_EVENTS) == HARNESS_EVENTS["claude-code"]
+    assert tuple(install.CODEX_EVENTS) == HARNESS_EVENTS["codex"]

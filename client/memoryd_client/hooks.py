@@ -28,7 +28,8 @@ HARNESSES = ("claude-code", "codex")
 HARNESS_EVENTS = {
     "claude-code": ("SessionStart", "UserPromptSubmit", "PreCompact", "PostCompact", "Stop",
                     "SubagentStop", "SessionEnd"),
-    "codex": ("SessionStart", "UserPromptSubmit", "PreCompact", "PostCompact", "Stop", "SessionEnd"),
+    "codex": ("SessionStart", "UserPromptSubmit", "PreCompact", "PostCompact", "Stop",
+              "SessionEnd"),
 }
 #: Event names the agents send, and the aliases accepted on the command line.
 EVENTS = {
@@ -65,7 +66,8 @@ def help_text(harness: str | None = None) -> str:
             aliases = [a for a, e in EVENTS.items() if e == event and a != event.lower()]
             lines.append(f"  {event}" + (f" ({', '.join(aliases)})" if aliases else ""))
     if harness is None:
-        lines += ["", "memory hook install|uninstall --help: adding the hooks to an agent's settings."]
+        lines += ["", "memory hook install|uninstall --help: adding the hooks to an agent's "
+                  "settings."]
     return "\n".join(lines)
 
 

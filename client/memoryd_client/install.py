@@ -124,8 +124,8 @@ def _env_program() -> str:
 
 
 def is_ours(handler: Any, harness: str) -> bool:
-    """Whether a handler is one memoryd installed: ``[env NAME=VALUE …] …/memory hook AGENT EVENT``
-    or ``[env …] PYTHON -m memoryd_client hook AGENT EVENT``."""
+    """Whether a handler is one memoryd installed: ``[env NAME=VALUE …] …/memory hook AGENT
+    EVENT`` or ``[env …] PYTHON -m memoryd_client hook AGENT EVENT``."""
     command = handler.get("command") if isinstance(handler, dict) else None
     if not isinstance(command, str):
         return False
@@ -250,7 +250,8 @@ def write_backup(real_path: str, text: str, when: float | None = None) -> Path:
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(when)) + f"-{int(when % 1 * 1e6):06d}"
     counter = 0
     while True:
-        backup = stem.with_name(f"{stem.name}{BACKUP_INFIX}{stamp}" + (f"-{counter}" if counter else ""))
+        suffix = f"{BACKUP_INFIX}{stamp}" + (f"-{counter}" if counter else "")
+        backup = stem.with_name(stem.name + suffix)
         try:
             fd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         except FileExistsError:
@@ -283,9 +284,8 @@ class SettingsFile:
     @classmethod
     def read(cls, path: Path) -> SettingsFile:
         real = os.path.realpath(path)
+        text = _read_text(real)
         try:
-            with open(real, encoding="utf-8", newline="") as f:
-                text: str | None = f.read()
             st = os.stat(real)
             mode: int | None = st.st_mode & 0o7777
             owner: tuple[int, int] | None = (st.st_uid, st.st_gid)
@@ -311,12 +311,15 @@ class SettingsFile:
         remembers what was created, for uninstall."""
         layout = detect_layout(self.text) if self.text is not None else Layout()
         text = layout.dumps(self.data)
+        if _read_text(self.real) != self.text:  # the agent or an editor wrote it meanwhile
+            raise ValueError(f"{self.path} changed while memoryd was editing it; nothing was "
+                             "changed, try again")
         if self.text is None:
             created = _make_parents(os.path.dirname(self.real))
             mask = os.umask(0)
             os.umask(mask)
             write_atomically(self.real, text, 0o666 & ~mask)
-            note = backup_stem(self.real).with_name(backup_stem(self.real).name + CREATED_SUFFIX)
+            note = self.created_note()
             note.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             note.write_text("".join(p + "\n" for p in [*created, self.real]), "utf-8")
             return None
@@ -347,6 +350,16 @@ class SettingsFile:
     def forget_created(self) -> None:
         with contextlib.suppress(FileNotFoundError):
             self.created_note().unlink()
+
+
+def _read_text(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+    except UnicodeDecodeError:
+        raise ValueError(f"{path} is not UTF-8 text; nothing was changed") from None
 
 
 def _make_parents(directory: str) -> list[str]:
@@ -441,9 +454,9 @@ def install(harness: str, project: str | None = None) -> str:
     lines = [head, *_describe(settings, backup), *_reach(), *next_steps(harness)]
     legacy = legacy_path(harness, project)
     if legacy is not None and _ours_in(legacy, harness):
-        lines.append(f"  note: {legacy} (committable) also holds memoryd hooks, written there by an "
-                     f"older memoryd; `memory hook uninstall {harness} --project {project}` removes "
-                     "them from both files, then install again")
+        lines.append(f"  note: {legacy} (committable) also holds memoryd hooks, written there "
+                     f"by an older memoryd; `memory hook uninstall {harness} --project {project}` "
+                     "removes them from both files, then install again")
     return "\n".join(lines)
 
 
