@@ -32,6 +32,8 @@ def memoryd_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     (home / "user").mkdir()
     monkeypatch.setenv("HOME", str(home / "user"))  # default sources look under ~: a fake home
     monkeypatch.delenv("MEMORYD_SOCKET", raising=False)
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME"):  # `memory hook install` would write there
+        monkeypatch.delenv(name, raising=False)
     for name in list(os.environ):
         if name.startswith("MEMORYD_") and name != "MEMORYD_HOME":
             monkeypatch.delenv(name)

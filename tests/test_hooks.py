@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import subprocess
 import sys
 import time
@@ -11,7 +12,7 @@ import time
 import pytest
 from memoryd_client import Client, wire
 
-from conftest import run_cli, start_daemon, wait_until
+from conftest import start_daemon, wait_until
 
 SESSION = "5b0c9e4e-1f2a-4c55-9d55-6a3cf1f0a001"
 
@@ -148,32 +149,46 @@ def test_daemon_down_exits_quickly_and_the_event_is_replayed(memoryd_home, embed
         running.stop()
 
 
-def test_install_is_idempotent_keeps_a_backup_and_uninstall_removes_only_ours(memoryd_home) -> None:
-    settings = memoryd_home / "user" / ".claude" / "settings.json"
-    settings.parent.mkdir(parents=True)
-    theirs = {"model": "opus", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}}
-    settings.write_text(json.dumps(theirs))
-    first = run_cli("hook", "install", "claude-code")
-    assert first.returncode == 0 and "installed 7" in first.stdout
-    installed = json.loads(settings.read_text())
-    assert installed["model"] == "opus"
-    assert [h["command"] for g in installed["hooks"]["Stop"] for h in g["hooks"]][0] == "notify-send done"
-    start = installed["hooks"]["SessionStart"][0]
-    assert start["matcher"] == "startup|resume|clear|compact"
-    assert start["hooks"][0]["command"].endswith("hook claude-code SessionStart")
-    assert list(settings.parent.glob("settings.json.memoryd-backup-*"))
-    again = run_cli("hook", "install", "claude-code")
-    assert "already installed" in again.stdout
-    assert json.loads(settings.read_text()) == installed
-    removed = run_cli("hook", "uninstall", "claude-code")
-    assert "removed 7" in removed.stdout
-    assert json.loads(settings.read_text()) == theirs
+def run_on_terminal(*args: str, timeout: float = 10) -> subprocess.CompletedProcess[str]:
+    """`memory …` with a pseudo-terminal as stdin, as when a person types the command; a hook
+    that read stdin until EOF would hang there until the timeout."""
+    controller, terminal = pty.openpty()
+    try:
+        return subprocess.run([sys.executable, "-m", "memoryd_client", *args], stdin=terminal,
+                              capture_output=True, text=True, timeout=timeout, env=os.environ.copy())
+    finally:
+        os.close(terminal)
+        os.close(controller)
 
 
-def test_codex_install_writes_hooks_json(memoryd_home, tmp_path) -> None:
-    result = run_cli("hook", "install", "codex", "--project", str(tmp_path))
+@pytest.mark.parametrize("args, events", [
+    (["hook", "--help"], ["SessionStart", "SubagentStop", "SessionEnd", "install|uninstall"]),
+    (["hook", "claude-code", "--help"], ["SessionStart", "UserPromptSubmit", "SubagentStop", "PostCompact"]),
+    (["hook", "codex", "-h"], ["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"]),
+])
+def test_help_lists_the_events_and_never_waits_on_the_terminal(args, events) -> None:
+    started = time.monotonic()
+    result = run_on_terminal(*args)
+    assert time.monotonic() - started < 5
     assert result.returncode == 0
-    hooks = json.loads((tmp_path / ".codex" / "hooks.json").read_text())["hooks"]
-    assert set(hooks) == {"SessionStart", "UserPromptSubmit", "PreCompact", "PostCompact", "Stop", "SessionEnd"}
-    assert run_cli("hook", "uninstall", "codex", "--project", str(tmp_path)).returncode == 0
-    assert json.loads((tmp_path / ".codex" / "hooks.json").read_text()) == {}
+    for event in events:
+        assert event in result.stdout
+    if "codex" in args:
+        assert "SubagentStop" not in result.stdout  # Codex has no such event
+
+
+def test_a_hook_typed_in_a_terminal_prints_its_usage_and_reads_nothing(memoryd_home) -> None:
+    result = run_on_terminal("hook", "claude-code", "SessionStart")
+    assert result.returncode == 0 and result.stdout == ""
+    assert "usage: memory hook claude-code EVENT" in result.stderr and "SessionEnd" in result.stderr
+    assert not (memoryd_home / "spool.msgpack").exists()  # nothing was sent or spooled
+
+
+def test_a_hook_process_imports_neither_json_nor_typing_nor_argparse() -> None:
+    code = ("import sys; before = set(sys.modules); from memoryd_client.cli import main; main(sys.argv[1:]); "
+            "print(sorted(m for m in ('json', 'typing', 'pathlib', 'argparse') if m in sys.modules and m not in before),"
+            " file=sys.stderr)")
+    result = subprocess.run([sys.executable, "-c", code, "hook", "claude-code", "Stop"], input="{}",
+                            capture_output=True, text=True, timeout=30, env=os.environ.copy())
+    assert result.returncode == 0
+    assert result.stderr.strip().splitlines()[-1] == "[]", result.stderr

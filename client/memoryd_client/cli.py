@@ -9,7 +9,6 @@ Exit codes:
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -503,6 +502,8 @@ def run(args: argparse.Namespace, client: Client) -> int:
 
 def _emit(args: argparse.Namespace, result: Any, show: Any) -> None:
     if args.json:
+        import json  # not at the top: a hook process goes through this module and needs no json
+
         print(json.dumps(result, ensure_ascii=False, indent=2))
     else:
         show(result)
@@ -513,12 +514,27 @@ def run_hook_command(argv: list[str]) -> int:
     if argv[:1] in (["install"], ["uninstall"]):
         import argparse
 
-        parser = argparse.ArgumentParser(prog=f"memory hook {argv[0]}",
-                                         description="Add memoryd's hooks to an agent's settings "
-                                         "(idempotent, with a backup), or remove exactly those.")
-        parser.add_argument("harness", choices=["claude-code", "codex"])
+        descriptions = {
+            "install": "Add memoryd's hooks to an agent's settings file (idempotent). The file is "
+                       "rewritten through symlinks, atomically, with its permissions and "
+                       "indentation kept. When MEMORYD_HOME or MEMORYD_SOCKET is set, the hook "
+                       "commands carry it, so the hooks reach the same daemon.",
+            "uninstall": "Remove exactly the hooks memoryd added (recognised by their command). A "
+                         "file that install created is deleted when nothing else is left in it.",
+        }
+        parser = argparse.ArgumentParser(
+            prog=f"memory hook {argv[0]}", description=descriptions[argv[0]],
+            epilog="The previous contents are backed up in memoryd's state dir (hook-backups/, "
+                   "named after the file's real path); per file the first backup (before memoryd "
+                   "first changed it) and the latest are kept. Exit codes: 0 done, 1 the file "
+                   "could not be changed (not JSON, not writable), 2 usage error.")
+        parser.add_argument("harness", choices=["claude-code", "codex"],
+                            help="claude-code: ~/.claude/settings.json (or $CLAUDE_CONFIG_DIR); "
+                                 "codex: ~/.codex/hooks.json (or $CODEX_HOME)")
         parser.add_argument("--project", metavar="DIR",
-                            help="the project's settings instead of the user's")
+                            help="a project's settings instead of the user's: "
+                                 "DIR/.claude/settings.local.json (personal, not committed) or "
+                                 "DIR/.codex/hooks.json; DIR must exist")
         try:
             args = parser.parse_args(argv[1:])
         except SystemExit as exc:
@@ -528,6 +544,9 @@ def run_hook_command(argv: list[str]) -> int:
         try:
             action = install.install if argv[0] == "install" else install.uninstall
             print(action(args.harness, args.project))
+        except MemorydError as exc:  # a --project that does not exist
+            print(f"Error: {exc.message}", file=sys.stderr)
+            return USAGE if exc.code == "bad_params" else exc.exit_code
         except (OSError, ValueError) as exc:
             print(f"Error: {exc}", file=sys.stderr)
             return FAILED
@@ -541,9 +560,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["hook"]:
         if argv[1:2] in (["-h"], ["--help"]):
-            print("usage: memory hook claude-code|codex EVENT < payload.json\n"
-                  "       memory hook install|uninstall claude-code|codex [--project DIR]\n\n"
-                  "Hooks read the agent's JSON on stdin and always exit 0 (fail open).")
+            from memoryd_client.hooks import help_text
+
+            print(help_text())
             return OK
         return run_hook_command(argv[1:])
     first = next((a for a in argv if not a.startswith("-")), None)

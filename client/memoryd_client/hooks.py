@@ -24,6 +24,13 @@ if TYPE_CHECKING:
 from memoryd_client import wire
 
 HARNESSES = ("claude-code", "codex")
+#: The events memoryd's hooks handle, per agent (what `memory hook install` registers).
+HARNESS_EVENTS = {
+    "claude-code": ("SessionStart", "UserPromptSubmit", "PreCompact", "PostCompact", "Stop",
+                    "SubagentStop", "SessionEnd"),
+    "codex": ("SessionStart", "UserPromptSubmit", "PreCompact", "PostCompact", "Stop",
+              "SessionEnd"),
+}
 #: Event names the agents send, and the aliases accepted on the command line.
 EVENTS = {
     "sessionstart": "SessionStart", "session-start": "SessionStart",
@@ -40,6 +47,28 @@ DEADLINE_S = {"SessionStart": 2.5, "UserPromptSubmit": 1.5}
 DEFAULT_DEADLINE_S = 0.5
 MAX_STDIN_BYTES = 4 * 1024 * 1024
 SPOOL_NAME = "spool.msgpack"
+
+
+USAGE = ("usage: memory hook claude-code|codex EVENT < payload.json\n"
+         "       memory hook install|uninstall claude-code|codex [--project DIR]")
+
+
+def help_text(harness: str | None = None) -> str:
+    """`memory hook [AGENT] --help`: the usage and the EVENT names (with their aliases)."""
+    lines = [USAGE if harness is None else
+             f"usage: memory hook {harness} EVENT < payload.json", "",
+             "The agent runs the hook with its JSON payload on stdin; the hook tells memoryd and",
+             "prints the agent's own output. A hook always exits 0 (fail open). Run from a",
+             "terminal without a payload it prints this usage and reads nothing.", ""]
+    for name in (HARNESSES if harness is None else (harness,)):
+        lines.append(f"EVENT for {name} (case-insensitive; aliases in parentheses):")
+        for event in HARNESS_EVENTS[name]:
+            aliases = [a for a, e in EVENTS.items() if e == event and a != event.lower()]
+            lines.append(f"  {event}" + (f" ({', '.join(aliases)})" if aliases else ""))
+    if harness is None:
+        lines += ["", "memory hook install|uninstall --help: adding the hooks to an agent's "
+                  "settings."]
+    return "\n".join(lines)
 
 
 def spool_path() -> str:
@@ -122,13 +151,26 @@ def render(event: str, context: str | None) -> str:
                       ensure_ascii=False)
 
 
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except Exception:  # a closed or exotic stdin: not a terminal
+        return False
+
+
 def run_hook(argv: list[str], stdin: Any = None, stdout: Any = None) -> int:
     """Always returns 0. stdin is forwarded as it is; the daemon parses it."""
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     try:
+        if "-h" in argv or "--help" in argv:
+            stdout.write(help_text(argv[0] if argv[:1] and argv[0] in HARNESSES else None) + "\n")
+            return 0
         if len(argv) != 2 or argv[0] not in HARNESSES:
-            print("usage: memory hook claude-code|codex EVENT < payload.json", file=sys.stderr)
+            print(USAGE, file=sys.stderr)
+            return 0
+        if _is_terminal(stdin):  # a person typing the command: agents always pipe a payload
+            print(help_text(argv[0]), file=sys.stderr)
             return 0
         harness = argv[0]
         event = EVENTS.get(argv[1].lower().replace("_", "-"), argv[1])

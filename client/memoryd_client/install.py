@@ -1,23 +1,45 @@
 """``memory hook install|uninstall claude-code|codex [--project DIR]``.
 
-Adds memoryd's hook handlers to the agent's settings idempotently, keeping a backup of the file
-it changes, and removes exactly the handlers it added (recognised by their command).
+Adds memoryd's hook handlers to the agent's settings idempotently and removes exactly the
+handlers it added (recognised by their command). The settings file is the user's, so it is
+rewritten the way an editor would:
+
+- through a symlink (the dotfiles pattern): the link's target is updated, the link is kept;
+- atomically: a temporary file in the target's directory, fsync, rename, fsync of the directory;
+- with the file's permission bits (a 0600 file stays 0600) and its layout: the indentation (2 or 4
+  spaces, tabs, or one line), the line endings and the final newline are detected and re-emitted,
+  so install followed by uninstall gives back the same bytes;
+- with a backup of the previous contents before every change. Backups live in memoryd's state dir,
+  not beside the file (which may be in a git repository or a dotfiles repository):
+  ``<state dir>/hook-backups/<real path of the file>.memoryd-backup-<date>-<time>-<microseconds>``,
+  mode 0600, never overwritten (a counter is appended on a clash). Two are kept per file: the
+  oldest (the file as it was before memoryd first changed it) and the latest; the ones between
+  are deleted. The output names the backup and the directory.
+- A file that install created is removed again by uninstall when nothing else is left in it
+  (with the directories install created, when empty); a note beside the backups remembers that.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import shlex
 import shutil
 import sys
+import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memoryd_client.errors import BadParamsError
+from memoryd_client.paths import state_dir
+
 #: event → (matcher or None, handler extras)
 CLAUDE_CODE_EVENTS: dict[str, tuple[str | None, dict[str, Any]]] = {
-    "SessionStart": ("startup|resume|clear|compact", {"timeout": 10}),
+    "SessionStart": ("startup|resume|clear|compact|fork", {"timeout": 10}),
     "UserPromptSubmit": (None, {"timeout": 5}),
     "PreCompact": (None, {"timeout": 10}),
     "PostCompact": (None, {"timeout": 10}),
@@ -33,13 +55,41 @@ CODEX_EVENTS: dict[str, tuple[str | None, dict[str, Any]]] = {
     "Stop": (None, {"timeout": 10}),
     "SessionEnd": (None, {"timeout": 3}),
 }
+#: The variables that decide which daemon a hook talks to and where it spools: carried into the
+#: hook commands when set at install time (agents run hooks with their own environment).
+CARRIED_ENV = ("MEMORYD_HOME", "MEMORYD_SOCKET")
+BACKUP_DIR = "hook-backups"
+BACKUP_INFIX = ".memoryd-backup-"
+CREATED_SUFFIX = ".memoryd-created"
 
 
 def settings_path(harness: str, project: str | None) -> Path:
-    base = Path(project).expanduser().resolve() if project else Path.home()
+    """The file install writes. User level: Claude Code's settings.json in $CLAUDE_CONFIG_DIR
+    (default ~/.claude), Codex's hooks.json in $CODEX_HOME (default ~/.codex). With a project:
+    Claude Code's personal, uncommitted ``DIR/.claude/settings.local.json`` (the commands hold
+    absolute paths into this user's installation), Codex's ``DIR/.codex/hooks.json``. A project
+    directory that does not exist is refused (a typo must not create it)."""
+    if project is not None:
+        base = Path(project).expanduser()
+        if not base.is_dir():
+            raise BadParamsError(f"--project {project}: no such directory; nothing was changed")
+        base = base.resolve()
+        if harness == "claude-code":
+            return base / ".claude" / "settings.local.json"
+        return base / ".codex" / "hooks.json"
     if harness == "claude-code":
-        return base / ".claude" / "settings.json"
-    return base / ".codex" / "hooks.json"
+        config = os.environ.get("CLAUDE_CONFIG_DIR")
+        return (Path(config).expanduser() if config else Path.home() / ".claude") / "settings.json"
+    codex_home = os.environ.get("CODEX_HOME")
+    return (Path(codex_home).expanduser() if codex_home else Path.home() / ".codex") / "hooks.json"
+
+
+def legacy_path(harness: str, project: str | None) -> Path | None:
+    """Where memoryd before 2026-11 put a project's Claude Code hooks: the committable
+    settings.json. Uninstall cleans it too; install points at it."""
+    if harness != "claude-code" or project is None:
+        return None
+    return settings_path(harness, project).with_name("settings.json")
 
 
 def memory_command() -> list[str]:
@@ -51,87 +101,393 @@ def memory_command() -> list[str]:
     return [found] if found else [sys.executable, "-m", "memoryd_client"]
 
 
+def carried_env() -> list[str]:
+    """``NAME=VALUE`` for each of CARRIED_ENV set now, with an absolute path (hooks run in the
+    session's directory)."""
+    return [f"{name}={os.path.abspath(os.path.expanduser(value))}"
+            for name in CARRIED_ENV if (value := os.environ.get(name))]
+
+
+def hook_command(harness: str, event: str) -> str:
+    """The command an agent runs: ``/usr/bin/env MEMORYD_HOME=… /…/memory hook AGENT EVENT`` when
+    the environment has to be carried (Claude Code and Codex have no per-hook env setting, and
+    the settings' own ``env`` would apply to the whole session), else ``/…/memory hook …``."""
+    env = carried_env()
+    prefix = [_env_program(), *env] if env else []
+    return shlex.join([*prefix, *memory_command(), "hook", harness, event])
+
+
+def _env_program() -> str:
+    if os.path.exists("/usr/bin/env"):
+        return "/usr/bin/env"
+    return shutil.which("env") or "/usr/bin/env"
+
+
 def is_ours(handler: Any, harness: str) -> bool:
-    command = handler.get("command", "") if isinstance(handler, dict) else ""
-    words = shlex.split(command) if command else []
-    return len(words) >= 3 and words[-3] == "hook" and words[-2] == harness and \
-        (words[0].endswith("memory") or words[-4:-3] == ["memoryd_client"])
+    """Whether a handler is one memoryd installed: ``[env NAME=VALUE …] …/memory hook AGENT
+    EVENT`` or ``[env …] PYTHON -m memoryd_client hook AGENT EVENT``."""
+    command = handler.get("command") if isinstance(handler, dict) else None
+    if not isinstance(command, str):
+        return False
+    try:
+        words = shlex.split(command)
+    except ValueError:  # someone else's command with unbalanced quotes
+        return False
+    if words and os.path.basename(words[0]) == "env":
+        words = words[1:]
+        while words and re.match(r"[A-Za-z_][A-Za-z0-9_]*=", words[0]):
+            words = words[1:]
+    if len(words) < 4 or words[-3] != "hook" or words[-2] != harness:
+        return False
+    program = words[:-3]
+    return (len(program) == 1 and os.path.basename(program[0]) == "memory") or \
+        (len(program) == 3 and program[1:] == ["-m", "memoryd_client"])
 
 
-def _load(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        return {}
-    data = json.loads(path.read_text("utf-8"))
-    if not isinstance(data, dict):
-        raise ValueError(f"{path} does not hold a JSON object")
-    return data
+# -- the file's layout ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Layout:
+    """How a JSON file is written, so that a rewrite looks like the user's own."""
+
+    indent: str | None = "  "  # None: all on one line
+    item_separator: str = ", "  # one-line files only
+    key_separator: str = ": "
+    newline: str = "\n"
+    final_newline: bool = True
+    ensure_ascii: bool = False
+
+    def dumps(self, data: Any) -> str:
+        if self.indent is None:
+            text = json.dumps(data, ensure_ascii=self.ensure_ascii,
+                              separators=(self.item_separator, self.key_separator))
+        else:
+            text = json.dumps(data, ensure_ascii=self.ensure_ascii, indent=self.indent,
+                              separators=(",", self.key_separator))
+        text = text.replace("\n", self.newline)
+        return text + self.newline if self.final_newline else text
 
 
-def _save(path: Path, data: dict[str, Any], original: str | None) -> Path | None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    backup = None
-    if original is not None:
-        backup = path.with_name(f"{path.name}.memoryd-backup-{time.strftime('%Y%m%d-%H%M%S')}")
-        backup.write_text(original, "utf-8")
-    temporary = path.with_name(path.name + ".memoryd-tmp")
-    temporary.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
-    os.replace(temporary, path)
+def detect_layout(text: str) -> Layout:
+    """The indentation (the smallest indent of any line: 2 or 4 spaces, a tab, …), the line
+    endings and the final newline of a JSON file's text."""
+    newline = "\r\n" if "\r\n" in text else "\n"
+    final_newline = text.endswith("\n")
+    ensure_ascii = text.isascii() and "\\u" in text
+    lines = text.strip().splitlines()
+    if not lines:
+        return Layout()
+    if len(lines) == 1:
+        return Layout(indent=None, item_separator=", " if re.search(r",\s", text) else ",",
+                      key_separator=": " if re.search(r'":\s', text) else ":", newline=newline,
+                      final_newline=final_newline, ensure_ascii=ensure_ascii)
+    indents = [re.match(r"[ \t]*", line).group() for line in lines[1:]]  # type: ignore[union-attr]
+    indents = [i for i in indents if i]
+    if not indents:
+        indent = ""
+    elif indents[0].startswith("\t"):
+        indent = "\t"
+    else:
+        indent = " " * min(len(i) for i in indents if not i.startswith("\t"))
+    return Layout(indent=indent, key_separator=": " if re.search(r'":\s', text) else ":",
+                  newline=newline, final_newline=final_newline, ensure_ascii=ensure_ascii)
+
+
+# -- writing ----------------------------------------------------------------------------------
+
+def write_atomically(path: str, text: str, mode: int, owner: tuple[int, int] | None = None) -> None:
+    """Replace `path` (a real file, not a link) with `text`: a temporary file in its directory,
+    fsync, rename, then fsync of the directory. The file gets `mode` (and `owner` when given and
+    allowed)."""
+    directory = os.path.dirname(path)
+    fd, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".memoryd-tmp",
+                                     dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
+            out.write(text)
+            out.flush()
+            os.fchmod(out.fileno(), mode)
+            if owner is not None and owner != (os.geteuid(), os.getegid()):
+                with contextlib.suppress(OSError):  # only root may give a file away
+                    os.fchown(out.fileno(), *owner)
+            os.fsync(out.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    _fsync_directory(directory)
+
+
+def _fsync_directory(directory: str) -> None:
+    with contextlib.suppress(OSError):  # not every file system lets a directory be opened
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def backup_stem(real_path: str) -> Path:
+    """Where the backups of the file at `real_path` go, without their suffix."""
+    return state_dir() / BACKUP_DIR / real_path.lstrip(os.sep)
+
+
+def backups_of(real_path: str) -> list[Path]:
+    stem = backup_stem(real_path)
+    if not stem.parent.is_dir():
+        return []
+    return sorted(p for p in stem.parent.iterdir() if p.name.startswith(stem.name + BACKUP_INFIX))
+
+
+def write_backup(real_path: str, text: str, when: float | None = None) -> Path:
+    """Save `text` as a new backup of `real_path` (0600: settings may hold secrets). A backup is
+    never overwritten: a second one within the same microsecond gets a counter. Of the backups of
+    that file, the oldest and this one are kept."""
+    when = time.time() if when is None else when
+    stem = backup_stem(real_path)
+    stem.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(when)) + f"-{int(when % 1 * 1e6):06d}"
+    counter = 0
+    while True:
+        suffix = f"{BACKUP_INFIX}{stamp}" + (f"-{counter}" if counter else "")
+        backup = stem.with_name(stem.name + suffix)
+        try:
+            fd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            counter += 1
+            continue
+        break
+    with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
+        out.write(text)
+        out.flush()
+        os.fsync(out.fileno())
+    for between in backups_of(real_path)[1:]:
+        if between != backup:
+            with contextlib.suppress(FileNotFoundError):
+                between.unlink()
     return backup
 
 
+@dataclass
+class SettingsFile:
+    """A settings file as found: the path the agent reads, the real file behind any links, its
+    text (None when it does not exist) and its data."""
+
+    path: Path
+    real: str
+    text: str | None
+    data: dict[str, Any]
+    mode: int | None
+    owner: tuple[int, int] | None
+
+    @classmethod
+    def read(cls, path: Path) -> SettingsFile:
+        real = os.path.realpath(path)
+        text = _read_text(real)
+        try:
+            st = os.stat(real)
+            mode: int | None = st.st_mode & 0o7777
+            owner: tuple[int, int] | None = (st.st_uid, st.st_gid)
+        except FileNotFoundError:
+            text, mode, owner = None, None, None
+        data: Any = {}
+        if text is not None and text.strip():
+            try:
+                data = json.loads(text)
+            except ValueError as exc:
+                raise ValueError(f"{path} is not valid JSON ({exc}); nothing was changed") from None
+            if not isinstance(data, dict):
+                raise ValueError(f"{path} does not hold a JSON object; nothing was changed")
+        return cls(path, real, text, data, mode, owner)
+
+    @property
+    def linked(self) -> bool:
+        return os.path.islink(self.path)
+
+    def write(self) -> Path | None:
+        """Write the data back in the file's own layout; returns the backup made (None for a new
+        file). A file that did not exist is created with its missing directories, and a note
+        remembers what was created, for uninstall."""
+        layout = detect_layout(self.text) if self.text is not None else Layout()
+        text = layout.dumps(self.data)
+        if _read_text(self.real) != self.text:  # the agent or an editor wrote it meanwhile
+            raise ValueError(f"{self.path} changed while memoryd was editing it; nothing was "
+                             "changed, try again")
+        if self.text is None:
+            created = _make_parents(os.path.dirname(self.real))
+            mask = os.umask(0)
+            os.umask(mask)
+            write_atomically(self.real, text, 0o666 & ~mask)
+            note = self.created_note()
+            note.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            note.write_text("".join(p + "\n" for p in [*created, self.real]), "utf-8")
+            return None
+        backup = write_backup(self.real, self.text)
+        write_atomically(self.real, text, self.mode or 0o600, self.owner)
+        return backup
+
+    def created_note(self) -> Path:
+        stem = backup_stem(self.real)
+        return stem.with_name(stem.name + CREATED_SUFFIX)
+
+    def remove_created(self) -> bool:
+        """Remove the file (and the directories) that install created, if the note says so."""
+        note = self.created_note()
+        if not note.exists():
+            return False
+        created = note.read_text("utf-8").splitlines()
+        if not created or created[-1] != self.real:
+            return False
+        os.unlink(self.real)
+        for directory in reversed(created[:-1]):
+            with contextlib.suppress(OSError):  # not empty: something else lives there now
+                os.rmdir(directory)
+        _fsync_directory(os.path.dirname(self.real))
+        note.unlink()
+        return True
+
+    def forget_created(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.created_note().unlink()
+
+
+def _read_text(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+    except UnicodeDecodeError:
+        raise ValueError(f"{path} is not UTF-8 text; nothing was changed") from None
+
+
+def _make_parents(directory: str) -> list[str]:
+    """mkdir -p, returning the directories it made, outermost first."""
+    missing = []
+    while not os.path.isdir(directory):
+        missing.append(directory)
+        directory = os.path.dirname(directory)
+    for path in reversed(missing):
+        os.mkdir(path)
+    return list(reversed(missing))
+
+
 def _strip_ours(hooks: dict[str, Any], harness: str) -> int:
+    """Remove memoryd's handlers (and the groups left empty by that); returns how many."""
     removed = 0
     for event in list(hooks):
-        groups = hooks[event] if isinstance(hooks[event], list) else []
+        if not isinstance(hooks[event], list):
+            continue  # not ours, whatever it is
         kept_groups = []
-        for group in groups:
-            handlers = group.get("hooks", []) if isinstance(group, dict) else []
+        for group in hooks[event]:
+            handlers = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(handlers, list) or not handlers:
+                kept_groups.append(group)
+                continue
             kept = [h for h in handlers if not is_ours(h, harness)]
             removed += len(handlers) - len(kept)
-            if kept or not handlers:
-                kept_groups.append({**group, "hooks": kept} if handlers else group)
-        if kept_groups:
+            if kept:
+                kept_groups.append({**group, "hooks": kept})
+        if kept_groups or not hooks[event]:
             hooks[event] = kept_groups
         else:
             del hooks[event]
     return removed
 
 
+def next_steps(harness: str) -> list[str]:
+    """What the user does after install (integrations.md §1.1, §3.2)."""
+    if harness == "claude-code":
+        return ["Next: new Claude Code sessions run the hooks (a running one may need a look at "
+                "/hooks or a restart; project hooks run once the workspace is trusted)."]
+    config = settings_path("codex", None).with_name("config.toml")
+    return ["Next: in Codex, review and trust the hooks with /hooks: Codex does not run untrusted "
+            "hooks.",
+            "  Codex versions from before hooks were on by default also need `codex_hooks = true` "
+            f"under [features] in {config}."]
+
+
+def _reach() -> list[str]:
+    from memoryd_client.paths import socket_text
+
+    env = carried_env()
+    return [f"  the hooks reach the daemon at {socket_text()}"
+            + (f" (the commands carry {', '.join(env)})" if env else "")]
+
+
+def _describe(settings: SettingsFile, backup: Path | None) -> list[str]:
+    lines = []
+    if settings.linked:
+        lines.append(f"  written through the link to {settings.real}")
+    if backup is not None:
+        count = len(backups_of(settings.real))
+        lines.append(f"  backup: {backup}")
+        lines.append(f"  backups of this file: {count} in {backup.parent} (the file before memoryd "
+                     "first changed it" + (", and the latest)" if count > 1 else ")"))
+    return lines
+
+
 def install(harness: str, project: str | None = None) -> str:
     path = settings_path(harness, project)
-    original = path.read_text("utf-8") if path.exists() else None
-    data = _load(path)
-    hooks = data.setdefault("hooks", {})
+    settings = SettingsFile.read(path)
+    hooks = settings.data.setdefault("hooks", {})
     if not isinstance(hooks, dict):
-        raise ValueError(f"{path}: 'hooks' is not an object")
-    before = json.dumps(data, sort_keys=True)
-    _strip_ours(hooks, harness)
-    command = memory_command()
+        raise ValueError(f"{path}: 'hooks' is not an object; nothing was changed")
+    before = json.dumps(settings.data, sort_keys=True)
+    replaced = _strip_ours(hooks, harness)
     events = CLAUDE_CODE_EVENTS if harness == "claude-code" else CODEX_EVENTS
     for event, (matcher, extras) in events.items():
-        handler = {"type": "command", "command": shlex.join([*command, "hook", harness, event]),
-                   **extras}
+        if not isinstance(hooks.setdefault(event, []), list):
+            raise ValueError(f"{path}: hooks.{event} is not a list; nothing was changed")
+        handler = {"type": "command", "command": hook_command(harness, event), **extras}
         group: dict[str, Any] = {"hooks": [handler]}
         if matcher:
             group = {"matcher": matcher, **group}
         hooks.setdefault(event, []).append(group)
-    if json.dumps(data, sort_keys=True) == before:
+    if settings.text is not None and json.dumps(settings.data, sort_keys=True) == before:
         return f"{path}: memoryd hooks already installed"
-    backup = _save(path, data, original)
-    return f"{path}: installed {len(events)} memoryd hooks" + (f" (backup {backup})" if backup else "")
+    backup = settings.write()
+    head = f"{path}: installed {len(events)} memoryd hooks" + \
+        (f" (replacing {replaced} earlier ones)" if replaced else "") + \
+        (" (new file)" if settings.text is None else "")
+    lines = [head, *_describe(settings, backup), *_reach(), *next_steps(harness)]
+    legacy = legacy_path(harness, project)
+    if legacy is not None and _ours_in(legacy, harness):
+        lines.append(f"  note: {legacy} (committable) also holds memoryd hooks, written there "
+                     f"by an older memoryd; `memory hook uninstall {harness} --project {project}` "
+                     "removes them from both files, then install again")
+    return "\n".join(lines)
+
+
+def _ours_in(path: Path, harness: str) -> int:
+    try:
+        hooks = SettingsFile.read(path).data.get("hooks")
+    except (OSError, ValueError):
+        return 0
+    return _strip_ours(hooks, harness) if isinstance(hooks, dict) else 0
 
 
 def uninstall(harness: str, project: str | None = None) -> str:
-    path = settings_path(harness, project)
-    if not path.exists():
+    lines = [_uninstall_from(settings_path(harness, project), harness)]
+    legacy = legacy_path(harness, project)
+    if legacy is not None and _ours_in(legacy, harness):
+        lines.append(_uninstall_from(legacy, harness))
+    return "\n".join(lines)
+
+
+def _uninstall_from(path: Path, harness: str) -> str:
+    settings = SettingsFile.read(path)
+    if settings.text is None:
         return f"{path}: nothing to remove"
-    original = path.read_text("utf-8")
-    data = _load(path)
-    hooks = data.get("hooks")
+    hooks = settings.data.get("hooks")
     removed = _strip_ours(hooks, harness) if isinstance(hooks, dict) else 0
     if not removed:
         return f"{path}: no memoryd hooks found"
     if not hooks:
-        del data["hooks"]
-    backup = _save(path, data, original)
-    return f"{path}: removed {removed} memoryd hooks (backup {backup})"
+        del settings.data["hooks"]
+    if not settings.data and settings.remove_created():
+        return f"{path}: removed {removed} memoryd hooks, and the file, which memoryd had created"
+    settings.forget_created()  # what is left is the user's
+    backup = settings.write()
+    return "\n".join([f"{path}: removed {removed} memoryd hooks", *_describe(settings, backup)])
