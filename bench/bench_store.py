@@ -649,7 +649,14 @@ def run(args: argparse.Namespace) -> Report:
             _, bare_short = measure_embedder(report, [e["text"] for e in short], "short notes")
             embedder, bare = measure_embedder(report, [e["text"] for e in entries], "corpus")
         with Client(daemon.socket, timeout_s=300) as client:
-            if existing:
+            stored_corpus = existing - len(short)
+            if existing and stored_corpus < len(entries):
+                # a kept store that an earlier run did not finish: ingest the rest (batches go
+                # in corpus order, so the first entries are the stored ones)
+                progress(f"resuming the ingest after {stored_corpus:,} corpus entries")
+                ingest(report, daemon.socket, entries[max(0, stored_corpus):],
+                       "corpus (resumed)", bare)
+            elif existing:
                 report.add("bulk ingest", None, "entries/s", ge=200,
                            note=f"skipped: reusing {existing:,} stored entries")
             else:
@@ -719,7 +726,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=10_000, help="entries to ingest (default 10000)")
     parser.add_argument("--keep", metavar="DIR",
                         help="use DIR as MEMORYD_HOME and keep it; if it already holds entries, "
-                        "skip the ingest and measure against them (keep the path short)")
+                        "finish an unfinished ingest (or skip a finished one) and measure against "
+                        "them (keep the path short)")
     parser.add_argument("--seed", type=int, default=7, help="corpus seed (default 7)")
     parser.add_argument("--out", type=Path, help="JSON output (default bench/results/store-N.json)")
     parser.add_argument("--check", action="store_true", help="exit 1 when a budget is over")
