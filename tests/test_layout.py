@@ -16,7 +16,7 @@ LAYERS = [
     {"memoryd.store"},
     {"memoryd.ingest", "memoryd.retrieval"},
     {"memoryd.engine"},
-    {"memoryd.sessions"},
+    {"memoryd.sessions", "memoryd.passes"},
     {"memoryd.server"},
     {"memoryd.cli", "memoryd.__main__"},
 ]

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 
 OK, FAILED, USAGE, UNREACHABLE = 0, 1, 2, 3
 COMMANDS = ("status", "sources", "reload", "hook", "file", "extract", "mcp", "context", "explain",
-            "session", "sessions", "store", "search", "get", "forget", "supersede", "history")
+            "session", "sessions", "store", "search", "get", "forget", "supersede", "history",
+            "pass", "undo", "promote", "notebook")
 
 
 def _common() -> argparse.ArgumentParser:
@@ -207,6 +208,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     history.add_argument("id", nargs="?")
     history.add_argument("--agent")
     history.add_argument("--key")
+
+    from memoryd_client import pass_commands
+
+    pass_commands.add_parsers(add_command, common)
     return parser
 
 
@@ -497,6 +502,10 @@ def run(args: argparse.Namespace, client: Client) -> int:
 
         _emit(args, result, show_history)
         return OK
+    if command in ("pass", "undo", "promote", "notebook"):
+        from memoryd_client import pass_commands
+
+        return pass_commands.run(args, client, _emit)
     raise AssertionError(command)  # argparse guarantees a known command
 
 

@@ -44,8 +44,10 @@ from memoryd.errors import (
 from memoryd.ingest.indexer import Indexer
 from memoryd.ingest.pipeline import Ingest
 from memoryd.params import Params
+from memoryd.passes.runner import Passes
 from memoryd.server.memory_files import MemoryFiles
 from memoryd.server.notify import sd_notify
+from memoryd.server.pass_methods import PassMethods
 from memoryd.server.session_methods import SessionMethods
 
 log = logging.getLogger(__name__)
@@ -76,6 +78,8 @@ class Daemon:
         self.server: asyncio.base_events.Server | None = None
         self.lock_fd: int | None = None
         self.requests_in_flight = 0
+        self.last_request = time.time()
+        self.passes: Passes | None = None
         self.idle = asyncio.Event()
         self.bound = False
         self.methods: dict[str, Callable[[Params], Awaitable[Any]]] = {
@@ -147,11 +151,17 @@ class Daemon:
         assert engine.store is not None
         self.sessions = SessionMethods(engine)
         self.methods.update(self.sessions.methods())
+        self.passes = Passes(engine, lambda: self.last_request)
+        settled = await self.passes.recover()
+        if settled:
+            log.info("Settled %d changes of a pass that was stopped mid-run.", settled)
+        self.methods.update(PassMethods(self.passes).methods())
         self.server = await asyncio.start_unix_server(self.handle, sock=listener)
         self.ingest = Ingest(self.config, Indexer(engine.store, engine.entries),
                              engine.db, engine.backfill_wanted.set)
         self.ingest.start()
         engine.spawn(self.sessions.replay_spool())
+        engine.spawn(self.passes.scheduler())
         log.info("memoryd %s serving on %s (pid %d).", __version__, self.config.socket_path, os.getpid())
         sd_notify("READY=1", f"STATUS=serving on {self.config.socket_path}")
 
@@ -220,6 +230,7 @@ class Daemon:
                         f"frame of {length} bytes exceeds the limit of {wire.MAX_FRAME_BYTES} bytes"))
                     continue
                 body = await reader.readexactly(length)
+                self.last_request = time.time()
                 self.requests_in_flight += 1
                 try:
                     await self._answer(writer, body)

@@ -7,6 +7,7 @@ Tables:
     entries_vec   vec0 vectors, rowid = entries.id, created once the model's dimension is known
     part_vectors  the vectors of an entry's parts (its sentences: text.split_parts), float32 rows
     events        the journal: every change with its before/after as JSON
+    runs, changes the maintenance passes' runs and their changes (memoryd.passes.journal)
 
 The database is an index: the ledgers (and, later, the watched files) rebuild it.
 """
@@ -53,6 +54,8 @@ ENTRY_COLUMNS = (
     "message_id",
     "superseded_by",
     "polarity",
+    "occurrences",
+    "stale",
 )
 
 MIGRATIONS: tuple[str, ...] = (
@@ -189,6 +192,42 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TABLE part_vectors(entry INTEGER PRIMARY KEY, vectors BLOB NOT NULL);
     INSERT OR IGNORE INTO vector_queue(rowid) SELECT id FROM entries;
     """,
+    # 6: maintenance passes: their runs and every change they make (before/after, undoable);
+    # how often an entry was seen (merged duplicates), and what it names that is gone
+    """
+    ALTER TABLE entries ADD COLUMN occurrences INTEGER NOT NULL DEFAULT 1;
+    ALTER TABLE entries ADD COLUMN stale TEXT;
+    CREATE TABLE runs(
+        id INTEGER PRIMARY KEY,
+        pass TEXT NOT NULL,
+        started REAL NOT NULL,
+        finished REAL,
+        status TEXT NOT NULL,
+        dry_run INTEGER NOT NULL DEFAULT 0,
+        scope TEXT,
+        counts TEXT,
+        error TEXT
+    );
+    CREATE INDEX runs_pass ON runs(pass, started);
+    CREATE TABLE changes(
+        id INTEGER PRIMARY KEY,
+        run INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        target TEXT NOT NULL,
+        action TEXT NOT NULL,
+        why TEXT,
+        before TEXT,
+        after TEXT,
+        state TEXT NOT NULL,
+        ts REAL NOT NULL,
+        undoes INTEGER,
+        grp INTEGER
+    );
+    CREATE INDEX changes_state ON changes(state);
+    CREATE INDEX entries_updated ON entries(updated);
+    CREATE INDEX changes_run ON changes(run);
+    CREATE INDEX changes_target ON changes(target, state);
+    """,
 )
 
 _bestpractice_applied = False
@@ -318,6 +357,7 @@ class Store:
     def insert_entry(self, entry: dict[str, Any]) -> int:
         values = [entry.get(c) for c in ENTRY_COLUMNS]
         values[ENTRY_COLUMNS.index("tags")] = encode_tags(entry.get("tags") or ())
+        values[ENTRY_COLUMNS.index("occurrences")] = entry.get("occurrences") or 1
         placeholders = ", ".join("?" for _ in ENTRY_COLUMNS)
         self.db.execute(
             f"INSERT INTO entries({', '.join(ENTRY_COLUMNS)}) VALUES ({placeholders})", values

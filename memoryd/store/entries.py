@@ -38,6 +38,10 @@ BORDERLINE = 0.03
 Vectors = tuple[np.ndarray, np.ndarray]
 
 
+#: Fields an "update" ledger record may carry (a maintenance pass's change to an API entry).
+LEDGER_FIELDS = ("status", "superseded_by", "confidence", "occurrences")
+
+
 def new_uid() -> str:
     """Time-ordered, unique, short enough to type a prefix of."""
     return f"{int(time.time() * 1000):011x}{uuid.uuid4().hex[:8]}"
@@ -93,6 +97,15 @@ class Entries:
                 self.store.entry_by_uid(before["id"]), record["ts"],
             )
             return 1
+        if op == "update" and isinstance(record.get("fields"), dict):
+            before = self.store.entry_by_uid(str(record.get("id")))
+            fields = {k: v for k, v in record["fields"].items() if k in LEDGER_FIELDS}
+            if before is None or before["agent"] != agent or not fields:
+                return 0
+            self.store.update_entry(before["id"], **fields, updated=record["ts"])
+            self.store.journal(before["id"], "update", record.get("actor"), before,
+                               self.store.entry_by_uid(before["id"]), record["ts"])
+            return 1
         log.warning("Skipping unknown ledger record in %s: %r", agent, op)
         return 0
 
@@ -113,7 +126,7 @@ class Entries:
                 raise BadParamsError(f"id prefix {entry_id!r} is ambiguous; give more characters")
         raise NotFoundError(f"no entry with id {entry_id!r}")
 
-    def _write(self, agent: str, records: list[dict[str, Any]]) -> None:
+    def write_ledger(self, agent: str, records: list[dict[str, Any]]) -> None:
         """Append records to the agent's ledger (one fsync) and record the new offset. The
         caller holds the database transaction, which commits only after the fsync."""
         size = self.ledger.append(agent, records)
@@ -197,7 +210,7 @@ class Entries:
                 for draft, pair, params in zip(drafts, vectors, requests)
             ]
             for agent, agent_records in records.items():
-                self._write(agent, agent_records)
+                self.write_ledger(agent, agent_records)
         return replies
 
     def _remember_one(self, draft: dict[str, Any], vectors: Vectors | None, force: bool,
@@ -310,7 +323,7 @@ class Entries:
             return entry
         reason = params.text("reason", max_len=2000)
         with self.store.db:
-            self._write(entry["agent"], [self._status_record(entry, "forgotten", actor, reason)])
+            self.write_ledger(entry["agent"], [self._status_record(entry, "forgotten", actor, reason)])
             return self._set_status(entry, "forgotten", actor)
 
     def supersede(self, params: Params, vectors: Vectors | None) -> dict[str, Any]:
@@ -341,7 +354,7 @@ class Entries:
             self._status_record(old, "superseded", actor, "superseded", new["uid"]),
         ]
         with self.store.db:
-            self._write(old["agent"], records)
+            self.write_ledger(old["agent"], records)
             rowid = self.store.insert_entry(new)
             stored = self.store.entry_by_uid(new["uid"])
             assert stored is not None

@@ -5,6 +5,8 @@
     {"op": "remember",  "ts": …, "entry": {…the whole entry…}}
     {"op": "status",    "ts": …, "id": "…", "status": "forgotten"|"superseded"|"active",
                         "actor": "…", "reason": "…", "superseded_by": "…"}
+    {"op": "update",    "ts": …, "id": "…", "fields": {"confidence": …, "occurrences": …, …},
+                        "actor": "pass consolidate"}   (a maintenance pass's change)
 
 A line is written and fsynced before the write it records is acknowledged, so an acknowledged
 write survives a crash. ``memoryd reindex`` replays every ledger into an empty database; on
