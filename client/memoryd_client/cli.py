@@ -273,6 +273,19 @@ def _print_status(status: dict[str, Any]) -> None:
               f"queue {ingest['queue']}" + (f", {problems} with problems" if problems else ""))
     if status.get("rss_bytes"):
         print(f"memory: {status['rss_bytes'] / 1e6:.0f} MB RSS")
+    upcoming = [p for p in status.get("passes") or [] if p["next"]]
+    if upcoming:
+        print("passes: " + ", ".join(
+            f"{p['pass']} next {time.strftime('%H:%M', time.localtime(p['next']))}"
+            + (f" (last {p['last_run']}: "
+               + (", ".join(f"{k} {v}" for k, v in sorted(p["last_counts"].items()))
+                  or "nothing to do") + ")" if p["last_run"] else "")
+            for p in upcoming) + (f"; running {status['pass_running']}"
+                                  if status.get("pass_running") else ""))
+    for contradiction in status.get("contradictions") or []:
+        texts = " / ".join(repr(t[:60]) for t in contradiction["texts"])
+        print(f"contradiction {contradiction['change']}: {texts} (a person decides: forget or "
+              "supersede one)")
 
 
 def _print_sources(status: dict[str, Any]) -> None:

@@ -42,6 +42,8 @@ from memoryd.ingest.tail import TailPosition, TailRead, read_appended
 from memoryd.ingest.transcript import Chunk, TranscriptParser, Turn, chunk_exchanges, make_parser
 
 log = logging.getLogger(__name__)
+#: When the scan that catches up with the watcher's start runs.
+CATCH_UP_S = 1.0
 T = TypeVar("T")
 
 BATCH_PATHS = 64
@@ -281,8 +283,9 @@ class Ingest:
         try:
             known = await self.db(self.indexer.known_paths)
             found = await self.off_loop(self._scan_files)
-            queued = [path for path, facts in found.items() if known.get(path) != facts]
-            queued += [path for path in known if path not in found]
+            queued = [path for path, facts in found.items()
+                      if known.get(path) != facts and path not in self.pending]
+            queued += [path for path in known if path not in found and path not in self.pending]
             for source_name in self.stats:
                 self.stats[source_name].files = 0
             for path in found:
@@ -313,6 +316,7 @@ class Ingest:
             log.info("Watching %d roots; %d files queued for indexing.", len(self.roots), queued)
             stop = self.watch_stop = asyncio.Event()
             checker = asyncio.create_task(self._check_roots(stop, identity))
+            catch_up = asyncio.create_task(self._catch_up(stop))
             try:
                 if self.roots:
                     async for changes in watchfiles.awatch(
@@ -328,6 +332,18 @@ class Ingest:
             finally:
                 stop.set()
                 checker.cancel()
+                catch_up.cancel()
+
+    async def _catch_up(self, stop: asyncio.Event) -> None:
+        """Scan once more when the watcher is surely running: a file written between the
+        first scan and the watcher's start is in neither (watchfiles says nothing when it is
+        ready). Files queued already are not queued twice."""
+        try:
+            await asyncio.wait_for(stop.wait(), timeout=CATCH_UP_S)
+        except TimeoutError:
+            queued = await self.full_scan()
+            if queued:
+                log.info("Caught up with %d files written while the watcher started.", queued)
 
     @staticmethod
     def _identity(roots: list[Path]) -> list[tuple[str, int, int]]:

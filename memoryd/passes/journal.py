@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.errors import BadParamsError, NotFoundError
-from memoryd.passes.files import read_text, remove_if_unchanged, replace_if_unchanged
+from memoryd.passes.files import FileText, remove_if_unchanged, replace_if_unchanged
 from memoryd.store.database import Store
 from memoryd.store.entries import LEDGER_FIELDS, Entries
 
@@ -157,13 +157,6 @@ class Journal:
             "SELECT id, run, kind, target, action, why, before, after, state, ts, undoes, grp "
             "FROM changes WHERE kind='contradiction' AND state='open' ORDER BY id")
         return [self._change_row(row) for row in rows]
-
-    def disputed(self) -> set[str]:
-        """Entry ids in an open contradiction (the memory block shows them as disputed)."""
-        found: set[str] = set()
-        for change in self.open_contradictions():
-            found.update(change["after"].get("ids", []))
-        return found
 
     # -- recording and applying -------------------------------------------------------
 
@@ -337,16 +330,17 @@ def _swap(path: Path, old: dict[str, Any] | None, new: dict[str, Any] | None) ->
     return replace_if_unchanged(path, expected, _bytes(new))
 
 
-def file_change(path: Path, new_text: str | None, action: str, why: str,
-                moves: dict[str, dict[str, Any]] | None = None,
+def file_change(path: Path, basis: FileText | None, new_text: str | None, action: str,
+                why: str, moves: dict[str, dict[str, Any]] | None = None,
                 moves_before: dict[str, dict[str, Any]] | None = None) -> Change | None:
-    """A change of a file from what it holds now to ``new_text`` (None: removed), in the file's
-    own conventions; None when nothing would change."""
-    if path.exists():
-        current = read_text(path)
-        before: dict[str, Any] | None = {"text": current.data.decode("utf-8", "surrogateescape")}
-        data = current.encode(new_text) if new_text is not None else None
-        if data == current.data:
+    """A change of a file from ``basis`` — the text the new one was computed from, as read
+    (None: the file did not exist) — to ``new_text`` (None: removed), in the file's own
+    conventions; None when nothing would change. The write is a compare-and-swap against the
+    basis, so an edit made since it was read is never overwritten."""
+    if basis is not None:
+        before: dict[str, Any] | None = {"text": basis.data.decode("utf-8", "surrogateescape")}
+        data = basis.encode(new_text) if new_text is not None else None
+        if data == basis.data:
             return None
     else:
         before, data = None, None if new_text is None else new_text.encode("utf-8")

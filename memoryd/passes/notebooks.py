@@ -244,16 +244,20 @@ def run(ctx: PassContext) -> Iterator[None]:
         why = "; ".join(fixed + ([f"{len(removed)} bullets over the cap of {cap} lines "
                                   "moved to the archive"] if removed else []))
         changes = []
+        moves: tuple[dict[str, Any], dict[str, Any]] = ({}, {})
         if removed:
             archive = path.parent / ARCHIVE_DIR / path.name
             moves = ctx.moves(found["path"], [item.hash for _, item in removed], str(archive))
-            existing = read_text(archive).text if archive.exists() else None
+            existing = read_text(archive) if archive.exists() else None
             changes.append(file_change(
-                archive, archive_text(existing, path.name, ctx.run_name, removed, time.time()),
-                "archive", f"{len(removed)} lines pruned from {path.name}", *moves))
+                archive, existing, archive_text(existing.text if existing else None, path.name,
+                                                ctx.run_name, removed, time.time()),
+                "archive", f"{len(removed)} lines pruned from {path.name}"))
             ctx.count("pruned", len(removed))
-        changes.append(file_change(path, notebook.render(), "normalise" if not removed else "prune",
-                                   why))
+        # the entries that move ride on the notebook's change: it exists before and after, so
+        # its undo moves them back
+        changes.append(file_change(path, current, notebook.render(),
+                                   "normalise" if not removed else "prune", why, *moves))
         if fixed:
             ctx.count("normalised")
         ctx.apply_all([c for c in changes if c is not None])

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memoryd.errors import BadParamsError, NotFoundError
-from memoryd.passes import notebooks
+from memoryd.passes import consolidate, notebooks, promote
 from memoryd.passes.files import commit
 from memoryd.passes.journal import Change, Journal, RunSummary, parse_target, run_name
 
@@ -36,6 +36,8 @@ log = logging.getLogger(__name__)
 
 PASSES: dict[str, Callable[[PassContext], Iterator[Any]]] = {
     "notebooks": notebooks.run,
+    "consolidate": consolidate.run,
+    "promote": promote.run,
 }
 INTERVALS = {"hourly": 3600.0, "daily": 86400.0}
 QUIET_PASSES = ("notebooks", "consolidate", "promote")
@@ -244,6 +246,19 @@ class Passes:
                 entry["next"] = None
             out.append(entry)
         return out
+
+    async def status(self) -> dict[str, Any]:
+        """For `memory status`: each pass's next run and last counts, open contradictions."""
+        contradictions = await self.engine.db(self.journal.open_contradictions)
+        passes = await self.listing()
+        return {"passes": [{"pass": p["pass"], "next": p["next"],
+                            "last_run": p["last"]["run"] if p["last"] else None,
+                            "last_counts": p["last"]["counts"] if p["last"] else None}
+                           for p in passes],
+                "pass_running": self.current,
+                "contradictions": [{"change": c["change"], "texts": c["after"]["texts"],
+                                    "ids": c["after"]["ids"], "why": c["why"]}
+                                   for c in contradictions]}
 
     def schedule_of(self, name: str) -> str:
         return str(getattr(self.engine.config.passes, name))

@@ -309,6 +309,7 @@ class Daemon:
             "model_loading": engine.model_loading,
             "rss_bytes": rss,
             **status,
+            **(await self.passes.status() if self.passes is not None else {}),
             "ingest": self.ingest.status() if self.ingest is not None else None,
         }
 

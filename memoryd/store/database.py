@@ -408,6 +408,15 @@ class Store:
         assignments = ", ".join(f"{column}=?" for column in changes)
         self.db.execute(f"UPDATE entries SET {assignments} WHERE uid=?", [*changes.values(), uid])
 
+    def disputed_ids(self) -> set[str]:
+        """Entries in an open contradiction (memoryd.passes.consolidate): never shown as
+        certain until a person settles it."""
+        found: set[str] = set()
+        for (after,) in self.db.execute(
+                "SELECT after FROM changes WHERE state='open' AND kind='contradiction'"):
+            found.update(json.loads(after).get("ids", []))
+        return found
+
     def count_entries(self) -> dict[str, int]:
         rows = self.db.execute("SELECT status, count(*) FROM entries GROUP BY status")
         return {status: n for status, n in rows}
