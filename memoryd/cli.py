@@ -1,7 +1,8 @@
-"""``memoryd``: run the daemon and maintain its index.
+"""``memoryd``: run the daemon, maintain its index, run it at login (``memoryd service``).
 
 Exit codes: 0 clean stop, 1 crash, 2 usage error, 3 startup failure (bad config, socket
-already in use, database schema newer than the code).
+already in use, database schema newer than the code). ``memoryd service``: 0 done, 1 not done
+(one line says why), 2 usage error.
 """
 
 from __future__ import annotations
@@ -43,7 +44,38 @@ def build_parser() -> argparse.ArgumentParser:
         "reindex", help="rebuild the database from the ledgers (the daemon must be stopped)")
     reindex.add_argument("--no-vectors", action="store_true",
                          help="skip embedding; the daemon embeds the backlog when it starts")
+    add_service_parser(commands)
     return parser
+
+
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive number")
+    return value
+
+
+def add_service_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    service = commands.add_parser(
+        "service",
+        help="run memoryd at login: a systemd user unit (Linux), a launchd agent (macOS)",
+        description="Run this installation's memoryd at login under the user's service manager: "
+        "~/.config/systemd/user/memoryd.service (systemd) or "
+        "~/Library/LaunchAgents/dev.memoryd.agent.plist (launchd). Exit codes: 0 done, 1 not "
+        "done (one line says why), 2 usage error.")
+    service.add_argument("--manager", choices=["systemd", "launchd"],
+                         help="default: launchd on macOS, systemd elsewhere")
+    actions = service.add_subparsers(dest="action", metavar="ACTION", required=True)
+    actions.add_parser("install", help="write the unit for this installation, enable and start "
+                       "it; run again, it changes nothing and says so")
+    actions.add_parser("uninstall", help="stop and disable memoryd, remove what install wrote")
+    actions.add_parser("status", help="installed, enabled, running (exit 0 only when it runs)")
+    actions.add_parser("start", help="start memoryd through the service manager")
+    actions.add_parser("stop", help="stop memoryd through the service manager")
+    logs = actions.add_parser("logs", help="the daemon's log: the journal (systemd) or "
+                              "~/Library/Logs/memoryd/memoryd.log (launchd)")
+    logs.add_argument("-n", "--lines", type=positive_int, default=50, help="default: 50")
+    logs.add_argument("-f", "--follow", action="store_true", help="keep printing new lines")
 
 
 def run_serve() -> int:
@@ -83,6 +115,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "serve":
             return run_serve()
+        if args.command == "service":
+            from memoryd.service import run_service
+
+            return run_service(args.action, args.manager, getattr(args, "lines", 50),
+                               getattr(args, "follow", False))
         return run_reindex(args.no_vectors)
     except StartupError as exc:
         print(f"memoryd: {exc.message}", file=sys.stderr)

@@ -1,10 +1,11 @@
 """The daemon's errors: the shared tree of :mod:`memoryd_client.errors` plus startup errors.
 
     MemorydError (memoryd_client.errors; each has a wire code)
-    └── StartupError          daemon exit 3
-        ├── ConfigError       bad configuration
-        └── AlreadyRunningError   another daemon holds the socket
-    EmbedderError             the model cannot load or run (the daemon degrades to keyword-only)
+    ├── StartupError          daemon exit 3
+    │   ├── ConfigError       bad configuration
+    │   └── AlreadyRunningError   another daemon holds the socket
+    ├── EmbedderError         the model cannot load or run (the daemon goes keyword-only)
+    └── ServiceError          `memoryd service` could not do it (exit 1)
 """
 
 from __future__ import annotations
@@ -39,3 +40,9 @@ class AlreadyRunningError(StartupError):
 
 class EmbedderError(MemorydError):
     code = "embedder"
+
+
+class ServiceError(MemorydError):
+    """The service manager refused or is missing; the message says what to do instead."""
+
+    code = "service"

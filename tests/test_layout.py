@@ -18,7 +18,7 @@ LAYERS = [
     {"memoryd.engine"},
     {"memoryd.sessions", "memoryd.passes"},
     {"memoryd.server"},
-    {"memoryd.cli", "memoryd.__main__"},
+    {"memoryd.cli", "memoryd.__main__", "memoryd.service"},
 ]
 
 

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     import asyncio
 
 DEFAULT_TIMEOUT_S = 30.0
-START_HINT = "start it with `memoryd serve` (or `systemctl --user start memoryd`)"
+START_HINT = "start it with `memoryd serve`, or run it at login with `memoryd service install`"
 
 
 def _drop_none(params: dict[str, Any]) -> dict[str, Any]:

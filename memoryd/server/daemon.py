@@ -46,7 +46,7 @@ from memoryd.ingest.pipeline import Ingest
 from memoryd.params import Params
 from memoryd.passes.runner import Passes
 from memoryd.server.memory_files import MemoryFiles
-from memoryd.server.notify import sd_notify
+from memoryd.server.notify import monotonic_usec, ping_watchdog, sd_notify, watchdog_interval_s
 from memoryd.server.pass_methods import PassMethods
 from memoryd.server.session_methods import SessionMethods
 
@@ -73,6 +73,7 @@ class Daemon:
         self.engine = Engine(config, embedder)
         self.started = time.time()
         self.should_exit = asyncio.Event()
+        self.ready = asyncio.Event()  # set once READY=1 is sent: startup done, handlers in place
         self.ingest: Ingest | None = None
         self.sessions: SessionMethods | None = None
         self.server: asyncio.base_events.Server | None = None
@@ -163,16 +164,27 @@ class Daemon:
         engine.spawn(self.sessions.replay_spool())
         engine.spawn(self.passes.scheduler())
         log.info("memoryd %s serving on %s (pid %d).", __version__, self.config.socket_path, os.getpid())
+
+    def notify_ready(self) -> None:
+        """READY=1, sent by ``run_daemon`` only once the signal handlers are installed: from then
+        on systemd may send SIGHUP (ExecReload) or SIGTERM at any moment."""
         sd_notify("READY=1", f"STATUS=serving on {self.config.socket_path}")
+        self.ready.set()
 
     def reload_soon(self) -> None:
-        """SIGHUP: reload the configuration; a bad one is logged and the old one kept."""
+        """SIGHUP: reload the configuration; a bad one is logged and the old one kept. A SIGHUP
+        during startup reloads once startup is done."""
 
         async def reload() -> None:
+            await self.ready.wait()
+            sd_notify("RELOADING=1", monotonic_usec())
             try:
                 await self.m_reload(Params("reload", {}))
             except MemorydError as exc:
                 log.error("Reload failed, keeping the running configuration: %s", exc.message)
+            finally:
+                if not self.should_exit.is_set():  # no READY=1 after STOPPING=1
+                    self.notify_ready()
 
         self.engine.spawn(reload())
 
@@ -395,15 +407,21 @@ async def run_daemon(config: Config, ready: Callable[[Daemon], None] | None = No
     daemon = Daemon(config, embedder)
     loop = asyncio.get_running_loop()
     in_main_thread = threading.current_thread() is threading.main_thread()
+    if in_main_thread:  # SIGHUP's default action kills: handle it from the start
+        loop.add_signal_handler(signal.SIGHUP, daemon.reload_soon)
     try:
         await daemon.startup()
     except BaseException:
+        if in_main_thread:
+            loop.remove_signal_handler(signal.SIGHUP)
         await daemon.shutdown()
         raise
     if in_main_thread:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, daemon.should_exit.set)
-        loop.add_signal_handler(signal.SIGHUP, daemon.reload_soon)
+    daemon.notify_ready()
+    interval_s = watchdog_interval_s()
+    watchdog = asyncio.create_task(ping_watchdog(interval_s)) if interval_s else None
     if ready is not None:
         ready(daemon)
     try:
@@ -413,3 +431,5 @@ async def run_daemon(config: Config, ready: Callable[[Daemon], None] | None = No
             for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
                 loop.remove_signal_handler(sig)
         await daemon.shutdown()
+        if watchdog is not None:
+            watchdog.cancel()

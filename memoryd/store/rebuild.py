@@ -27,7 +27,8 @@ def reindex(config: Config, *, embed: bool = True) -> dict[str, int]:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise AlreadyRunningError(
-                "memoryd is running; stop it first (systemctl --user stop memoryd)") from None
+                "memoryd is running; stop it first (`memoryd service stop`, or SIGTERM to "
+                "`memoryd serve`)") from None
         for suffix in ("", "-wal", "-shm"):  # the old index is kept aside, not deleted
             path = config.db_path.with_name(config.db_path.name + suffix)
             if path.exists():

@@ -1,0 +1,524 @@
+"""`memoryd service`: the unit and the agent rendered for this installation, install/uninstall
+against stand-in service managers on PATH, and the daemon's side of the notify protocol (READY
+after the signal handlers, RELOADING/READY around SIGHUP, WATCHDOG from the event loop,
+STOPPING) with a real datagram socket as NOTIFY_SOCKET."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import plistlib
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from memoryd.cli import main
+from memoryd.service import (
+    LABEL,
+    MARKER,
+    Installation,
+    render_plist,
+    render_unit,
+    this_installation,
+)
+
+from conftest import start_daemon, wait_until
+
+ROOT = Path(__file__).resolve().parent.parent
+FAKES = Path(__file__).resolve().parent / "fake_service_managers.py"
+HARDENING = ["NoNewPrivileges=yes", "UMask=0077", "RestrictAddressFamilies=AF_UNIX",
+             "ProtectSystem=strict", "LockPersonality=yes", "RestrictRealtime=yes",
+             "SystemCallArchitectures=native"]
+
+
+@pytest.fixture
+def home(memoryd_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The fake home (conftest points HOME at it); XDG dirs default to it."""
+    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    home = Path(os.environ["HOME"])
+    (home / ".config").mkdir()
+    return home
+
+
+@pytest.fixture
+def managers(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """systemctl, journalctl, loginctl and launchctl stand-ins first on PATH; returns their
+    directory (calls.jsonl, state.json)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name in ("systemctl", "journalctl", "loginctl", "launchctl"):
+        stub = bin_dir / name
+        stub.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKES}" {name} "$@"\n')
+        stub.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    monkeypatch.setenv("FAKE_MANAGER_DIR", str(bin_dir))
+    return bin_dir
+
+
+def calls(managers: Path) -> list[list[str]]:
+    log = managers / "calls.jsonl"
+    lines = log.read_text().splitlines() if log.exists() else []
+    log.unlink(missing_ok=True)
+    return [json.loads(line) for line in lines]
+
+
+def service(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["service", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def tree(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+# -- rendering ------------------------------------------------------------------------
+
+
+@pytest.fixture(params=["MEMORYD_HOME set", "MEMORYD_HOME unset"])
+def installation(request: pytest.FixtureRequest, home: Path,
+                 monkeypatch: pytest.MonkeyPatch) -> Installation:
+    if request.param == "MEMORYD_HOME unset":
+        monkeypatch.delenv("MEMORYD_HOME")
+    return this_installation()
+
+
+def test_the_unit_runs_this_installation(installation: Installation, home: Path) -> None:
+    unit = render_unit(installation)
+    lines = unit.splitlines()
+    assert lines[0].startswith(f"# {MARKER}")
+    assert re.findall(r"@[A-Z]+@", "\n".join(l for l in lines if not l.startswith("#"))) == []
+    memoryd = Path(sys.executable).parent / "memoryd"
+    assert f"ExecStart={memoryd} serve" in lines and memoryd.is_absolute()
+    environment = [line for line in lines if line.startswith("Environment=")]
+    if os.environ.get("MEMORYD_HOME"):
+        assert f"Environment=MEMORYD_HOME={os.environ['MEMORYD_HOME']}" in environment
+        assert f"ReadWritePaths=-{os.environ['MEMORYD_HOME']}" in lines
+    else:
+        assert not any("MEMORYD_HOME" in line for line in environment)
+        [paths] = [line for line in lines if line.startswith("ReadWritePaths=")]
+        assert paths.split("=", 1)[1].split() == [
+            f"-{home}/.local/share/memoryd", f"-{home}/.config/memoryd"]
+    for directive in ["Type=notify", "ExecReload=/bin/kill -HUP $MAINPID", "Restart=on-failure",
+                      "RestartPreventExitStatus=2 3", "Environment=ORT_DISABLE_TELEMETRY=1",
+                      "LimitNOFILE=8192", "RuntimeDirectory=memoryd", *HARDENING]:
+        assert directive in lines, directive
+    assert any(line.startswith("WatchdogSec=") for line in lines)
+    assert any(line.startswith("TimeoutStopSec=") for line in lines)
+    # the fake home is under /tmp, which a private /tmp would hide from the daemon
+    assert "PrivateTmp=no" in lines
+
+
+def test_a_memory_dir_elsewhere_is_writable(memoryd_home: Path, tmp_path: Path) -> None:
+    (memoryd_home / "config.toml").write_text(
+        f'[tools]\nmemory_dir = "{tmp_path}/agents/{{agent}}/memory"\n')
+    [paths] = [line for line in render_unit(this_installation()).splitlines()
+               if line.startswith("ReadWritePaths=")]
+    assert paths == f"ReadWritePaths=-{memoryd_home} -{tmp_path}/agents"
+
+
+def test_private_tmp_unless_memoryd_lives_under_tmp() -> None:
+    def installation(*paths: str) -> Installation:
+        return Installation(("/usr/bin/memoryd",), (), tuple(Path(p) for p in paths),
+                            Path("/run/user/1000/memoryd"), Path("/home/ana"))
+
+    assert "PrivateTmp=yes" in render_unit(installation("/home/ana/.local/share/memoryd"))
+    assert "PrivateTmp=no" in render_unit(installation("/var/tmp/memoryd"))
+
+
+def systemd_analyze_verify(unit: Path, runtime_dir: Path) -> subprocess.CompletedProcess[str]:
+    """`systemd-analyze --user verify`, falling back to the system manager's rules where a user
+    manager's paths cannot be set up."""
+    runtime_dir.mkdir(mode=0o700, exist_ok=True)
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime_dir)}
+    result = subprocess.run(["systemd-analyze", "--user", "verify", str(unit)],
+                            capture_output=True, text=True, env=env, timeout=60)
+    if result.returncode != 0 and "Failed to initialize manager" in result.stderr:
+        result = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True,
+                                text=True, env=env, timeout=60)
+    return result
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze not installed")
+def test_systemd_analyze_verifies_the_unit(installation: Installation, tmp_path: Path) -> None:
+    unit = tmp_path / "memoryd.service"
+    unit.write_text(render_unit(installation))
+    result = systemd_analyze_verify(unit, tmp_path / "runtime")
+    complaints = [line for line in result.stderr.splitlines() if str(unit) in line]
+    assert result.returncode == 0 and complaints == [], result.stderr
+    # the check has teeth: a memoryd that does not exist is refused
+    missing = dataclasses.replace(installation, command=(str(tmp_path / "no" / "memoryd"),))
+    unit.write_text(render_unit(missing))
+    assert systemd_analyze_verify(unit, tmp_path / "runtime").returncode != 0
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze not installed")
+def test_paths_with_blanks_and_percent_signs_survive_systemd_quoting(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    odd = tmp_path / "my tools %h $HOME"
+    (odd / "bin").mkdir(parents=True)
+    script = odd / "bin" / "memoryd"
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o755)
+    monkeypatch.setenv("MEMORYD_HOME", str(odd / "state"))
+    installation = this_installation(executable=str(odd / "bin" / "python"))
+    assert installation.command == (str(script),)
+    unit = tmp_path / "memoryd.service"
+    unit.write_text(render_unit(installation))
+    result = systemd_analyze_verify(unit, tmp_path / "runtime")
+    assert result.returncode == 0 and str(unit) not in result.stderr, result.stderr
+    text = unit.read_text()
+    assert f'ExecStart="{tmp_path}/my tools %%h $HOME/bin/memoryd" serve' in text
+    assert f'Environment="MEMORYD_HOME={tmp_path}/my tools %%h $HOME/state"' in text
+
+
+def test_without_a_console_script_the_unit_runs_python_m_memoryd(tmp_path: Path) -> None:
+    python = tmp_path / "bin" / "python3"
+    assert this_installation(executable=str(python)).command == (str(python), "-m", "memoryd")
+
+
+def test_the_plist_has_what_launchd_needs(installation: Installation) -> None:
+    plist = plistlib.loads(render_plist(installation).encode())
+    assert plist["Label"] == LABEL
+    program = plist["ProgramArguments"]
+    assert Path(program[0]).is_absolute() and Path(program[0]).exists() and program[-1] == "serve"
+    assert plist["RunAtLoad"] is True
+    assert plist["KeepAlive"] == {"Crashed": True}  # not exit 2/3 forever: see the template
+    assert plist["StandardOutPath"] == plist["StandardErrorPath"] == \
+        str(installation.home / "Library" / "Logs" / "memoryd" / "memoryd.log")
+    environment = plist["EnvironmentVariables"]
+    assert environment["ORT_DISABLE_TELEMETRY"] == "1"
+    assert environment.get("MEMORYD_HOME") == os.environ.get("MEMORYD_HOME")
+
+
+def test_the_plist_escapes_what_xml_would_misread(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMORYD_HOME", str(tmp_path / "a <b> & 'c'"))
+    plist = plistlib.loads(render_plist(this_installation()).encode())
+    assert plist["EnvironmentVariables"]["MEMORYD_HOME"] == str(tmp_path / "a <b> & 'c'")
+
+
+def test_the_readable_templates_are_the_packaged_ones() -> None:
+    data = ROOT / "memoryd" / "data"
+    for readable in (ROOT / "systemd" / "memoryd.service", ROOT / "launchd" / f"{LABEL}.plist"):
+        assert readable.read_text() == (data / readable.name).read_text(), readable
+
+
+# -- install, uninstall, status … against stand-in managers -----------------------------
+
+
+def test_systemd_install_twice_changes_nothing_and_uninstall_removes_it(
+        managers: Path, home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    before = tree(home)
+    unit = home / ".config" / "systemd" / "user" / "memoryd.service"
+    code, out, _ = service(capsys, "--manager", "systemd", "install")
+    assert code == 0, out
+    assert f"wrote {unit}" in out and "enabled memoryd.service" in out and "started memoryd" in out
+    assert "loginctl enable-linger $USER" in out
+    assert [c[:3] for c in calls(managers) if c[0] == "systemctl"] == [
+        ["systemctl", "--user", "show"], ["systemctl", "--user", "daemon-reload"],
+        ["systemctl", "--user", "enable"], ["systemctl", "--user", "start"]]
+    assert unit.read_text() == render_unit(this_installation())
+    mtime = unit.stat().st_mtime_ns
+
+    code, out, _ = service(capsys, "--manager", "systemd", "install")
+    assert code == 0 and "nothing changed" in out
+    assert [c[:3] for c in calls(managers) if c[0] == "systemctl"] == [
+        ["systemctl", "--user", "show"]]
+    assert unit.stat().st_mtime_ns == mtime
+
+    code, out, _ = service(capsys, "--manager", "systemd", "uninstall")
+    assert code == 0 and f"removed {unit}" in out
+    assert [c for c in calls(managers) if c[0] == "systemctl"] == [
+        ["systemctl", "--user", "show", "memoryd.service",
+         "--property=LoadState,UnitFileState,ActiveState,SubState,MainPID,Result,NeedDaemonReload"],
+        ["systemctl", "--user", "disable", "--now", "memoryd.service"],
+        ["systemctl", "--user", "daemon-reload"]]
+    assert tree(home) == before  # exactly what install made is gone
+
+    code, out, _ = service(capsys, "--manager", "systemd", "uninstall")
+    assert code == 0 and "nothing to do" in out and calls(managers) == []
+
+
+def test_a_changed_installation_updates_the_unit_and_restarts(
+        managers: Path, home: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    assert service(capsys, "install")[0] == 0
+    calls(managers)
+    monkeypatch.setenv("MEMORYD_HOME", str(tmp_path / "elsewhere"))
+    code, out, _ = service(capsys, "install")
+    assert code == 0 and "updated" in out and "restarted memoryd" in out
+    assert ["systemctl", "--user", "restart", "memoryd.service"] in calls(managers)
+    unit = (home / ".config" / "systemd" / "user" / "memoryd.service").read_text()
+    assert f"Environment=MEMORYD_HOME={tmp_path / 'elsewhere'}" in unit
+    assert (tmp_path / "elsewhere").is_dir()  # ReadWritePaths= needs it to exist
+
+
+def test_without_a_user_manager_install_writes_the_unit_and_says_how_to_run_memoryd(
+        managers: Path, home: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_NO_BUS", "1")
+    unit = home / ".config" / "systemd" / "user" / "memoryd.service"
+    code, out, err = service(capsys, "install")
+    assert code == 1
+    assert unit.exists() and f"wrote {unit}" in out
+    assert f"{Path(sys.executable).parent / 'memoryd'} serve" in out
+    assert err.strip() == ("memoryd: memoryd.service written but not enabled: no systemd user "
+                           "manager answers (Failed to connect to bus: No medium found)")
+    assert not any(c[:3] == ["systemctl", "--user", "enable"] for c in calls(managers))
+    code, out, _ = service(capsys, "install")
+    assert code == 1 and "is up to date" in out
+    code, out, _ = service(capsys, "status")
+    assert code == 1 and "enabled:  unknown, no systemd user manager answers" in out
+    code, out, _ = service(capsys, "uninstall")
+    assert code == 0 and not unit.exists() and "Not stopped" in out
+
+
+def test_systemd_status_start_stop_and_logs(managers: Path, home: Path,
+                                            capsys: pytest.CaptureFixture[str],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_MAIN_PID", str(os.getpid()))  # a process in our mount namespace
+    code, out, _ = service(capsys, "status")
+    assert code == 1 and "not installed: `memoryd service install`" in out
+    code, _, err = service(capsys, "start")
+    assert code == 1 and "not installed" in err
+    assert service(capsys, "install")[0] == 0
+    code, out, _ = service(capsys, "status")
+    assert code == 0
+    assert "enabled:  yes" in out and f"running:  yes (pid {os.getpid()})" in out
+    assert f"runs:     {Path(sys.executable).parent / 'memoryd'} serve" in out
+    assert "sandbox:  system-call filters only" in out  # same mount namespace as ours
+    calls(managers)
+    assert service(capsys, "stop")[0] == 0
+    assert ["systemctl", "--user", "stop", "memoryd.service"] in calls(managers)
+    code, out, _ = service(capsys, "status")
+    assert code == 1 and "running:  no (inactive, dead)" in out
+    assert service(capsys, "start")[0] == 0
+    assert ["systemctl", "--user", "start", "memoryd.service"] in calls(managers)
+    calls(managers)
+    assert main(["service", "logs", "-n", "5"]) == 0
+    assert main(["service", "logs", "--follow"]) == 0
+    assert calls(managers) == [
+        ["journalctl", "--user", "-u", "memoryd.service", "-n", "5", "--no-pager"],
+        ["journalctl", "--user", "-u", "memoryd.service", "-n", "50", "--no-pager", "-f"]]
+
+
+def test_a_unit_install_did_not_write_is_left_alone(managers: Path, home: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    unit = home / ".config" / "systemd" / "user" / "memoryd.service"
+    unit.parent.mkdir(parents=True)
+    unit.write_text("[Service]\nExecStart=/opt/memoryd serve\n")
+    for action in ("install", "uninstall"):
+        code, _, err = service(capsys, action)
+        assert code == 1 and "was not written by `memoryd service install`" in err
+    assert unit.read_text() == "[Service]\nExecStart=/opt/memoryd serve\n"
+    assert calls(managers) == []
+
+
+def test_launchd_install_twice_changes_nothing_and_uninstall_removes_it(
+        managers: Path, home: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    capsys = capfd  # `logs` runs tail, which writes to the file descriptor
+    (home / "Library" / "LaunchAgents").mkdir(parents=True)
+    (home / "Library" / "Logs").mkdir()
+    before = tree(home)
+    plist = home / "Library" / "LaunchAgents" / f"{LABEL}.plist"
+    logs = home / "Library" / "Logs" / "memoryd"
+    target = f"gui/{os.getuid()}/{LABEL}"
+    code, out, _ = service(capsys, "--manager", "launchd", "install")
+    assert code == 0 and f"wrote {plist}" in out and "loaded dev.memoryd.agent" in out
+    assert calls(managers) == [["launchctl", "print", target], ["launchctl", "enable", target],
+                               ["launchctl", "bootstrap", f"gui/{os.getuid()}", str(plist)]]
+    assert logs.is_dir()  # launchd does not create StandardErrorPath's directory
+    assert Path(plistlib.loads(plist.read_bytes())["StandardErrorPath"]).parent == logs
+
+    code, out, _ = service(capsys, "--manager", "launchd", "install")
+    assert code == 0 and "nothing changed" in out
+    assert calls(managers) == [["launchctl", "print", target]]
+
+    code, out, _ = service(capsys, "--manager", "launchd", "status")
+    assert code == 0 and "running:  yes (pid 4343" in out and f"{logs}/memoryd.log" in out
+    calls(managers)
+    assert service(capsys, "--manager", "launchd", "stop")[0] == 0
+    assert service(capsys, "--manager", "launchd", "start")[0] == 0
+    assert [c[:2] for c in calls(managers) if c[1] in ("kill", "kickstart")] == [
+        ["launchctl", "kill"], ["launchctl", "kickstart"]]
+    (logs / "memoryd.log").write_text("INFO memoryd: one\nINFO memoryd: two\n")
+    code, out, _ = service(capsys, "--manager", "launchd", "logs", "-n", "1")
+    assert code == 0 and out == "INFO memoryd: two\n"
+    code, out, _ = service(capsys, "--manager", "launchd", "uninstall")
+    assert code == 0 and f"removed {plist}" in out and f"kept the logs in {logs}" in out
+    assert ["launchctl", "bootout", target] in calls(managers)
+    (logs / "memoryd.log").unlink()
+    logs.rmdir()
+    assert tree(home) == before
+
+    code, out, _ = service(capsys, "--manager", "launchd", "uninstall")
+    assert code == 0 and "nothing to do" in out and calls(managers) == []
+
+
+def test_launchd_refusing_the_agent_is_a_failure_with_the_way_out(
+        managers: Path, home: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_LAUNCHD_FAIL", "1")
+    code, out, err = service(capsys, "--manager", "launchd", "install")
+    assert code == 1 and "serve" in out
+    assert "launchctl bootstrap" in err and "Input/output error" in err
+
+
+def test_service_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["service"]) == 2
+    assert main(["service", "restart"]) == 2
+    assert main(["service", "logs", "-n", "0"]) == 2
+    assert main(["service", "--manager", "runit", "status"]) == 2
+
+
+# -- the daemon under a service manager -------------------------------------------------
+
+
+def caught_signals(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("SigCgt:"):
+            return int(line.split()[1], 16)
+    raise AssertionError("no SigCgt")
+
+
+def receive(sock: socket.socket, timeout_s: float = 30) -> str:
+    sock.settimeout(timeout_s)
+    return sock.recv(4096).decode()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/PID/status")
+def test_ready_follows_the_signal_handlers_and_a_sighup_right_after_it_reloads(
+        memoryd_home: Path) -> None:
+    notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    notify.bind(str(memoryd_home / "notify"))
+    # Fill the socket's queue: the daemon's first datagram, READY=1, then blocks until we read.
+    filler = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    filler.connect(str(memoryd_home / "notify"))
+    filler.setblocking(False)
+    queued = 0
+    while True:
+        try:
+            filler.send(b"filler")
+            queued += 1
+        except BlockingIOError:
+            break
+    env = {**os.environ, "NOTIFY_SOCKET": str(memoryd_home / "notify"), "WATCHDOG_USEC": "400000"}
+    log = memoryd_home / "daemon.log"
+    with log.open("w") as stderr:
+        proc = subprocess.Popen([sys.executable, "-m", "memoryd", "serve"], env=env,
+                                stdout=subprocess.DEVNULL, stderr=stderr)
+    try:
+        # While READY=1 cannot be delivered, SIGTERM (and SIGHUP) must already be handled.
+        term, hup = 1 << (signal.SIGTERM - 1), 1 << (signal.SIGHUP - 1)
+        wait_until(lambda: proc.poll() is None and caught_signals(proc.pid) & term, timeout_s=60)
+        assert caught_signals(proc.pid) & hup
+        proc.send_signal(signal.SIGHUP)  # before READY: reloads once started
+        assert [receive(notify) for _ in range(queued)] == ["filler"] * queued
+        ready = receive(notify)
+        assert ready.startswith("READY=1\nSTATUS=serving on ")
+        proc.send_signal(signal.SIGHUP)  # right after READY: a reload, not a death
+        messages: list[str] = []
+        while sum(m.startswith("READY=1") for m in messages) < 2:
+            messages.append(receive(notify, timeout_s=30))
+        reloads = [m.split("\n")[0] for m in messages if m != "WATCHDOG=1"]
+        assert sorted(reloads) == ["READY=1", "READY=1", "RELOADING=1", "RELOADING=1"]
+        assert all(m.split("\n")[1].startswith("MONOTONIC_USEC=")
+                   for m in messages if m.startswith("RELOADING=1"))
+        assert proc.poll() is None
+        wait_until(lambda: log.read_text().count("Configuration reloaded") == 2)
+        started = time.monotonic()
+        pings = 0
+        while time.monotonic() - started < 1.0:
+            pings += receive(notify, timeout_s=5) == "WATCHDOG=1"
+        assert pings >= 3  # every 0.2 s
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0, log.read_text()
+        assert "STOPPING=1" in pending(notify)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        notify.close()
+        filler.close()
+
+
+def listen(memoryd_home: Path, monkeypatch: pytest.MonkeyPatch, **env: str) -> socket.socket:
+    notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    notify.bind(str(memoryd_home / "notify"))
+    monkeypatch.setenv("NOTIFY_SOCKET", str(memoryd_home / "notify"))
+    for name in ("WATCHDOG_USEC", "WATCHDOG_PID"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    return notify
+
+
+def pending(notify: socket.socket) -> list[str]:
+    """What is already queued."""
+    notify.setblocking(False)
+    got = []
+    while True:
+        try:
+            got.append(notify.recv(4096).decode())
+        except BlockingIOError:
+            return got
+
+
+def quiet_for(notify: socket.socket, seconds: float) -> list[str]:
+    """What arrives within ``seconds``."""
+    notify.settimeout(0.05)
+    got, end = [], time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            got.append(notify.recv(4096).decode())
+        except TimeoutError:
+            pass
+    return got
+
+
+@pytest.mark.parametrize("env", [{}, {"WATCHDOG_USEC": "100000", "WATCHDOG_PID": "1"}],
+                         ids=["no WatchdogSec", "watchdog of another process"])
+def test_no_watchdog_pings_unless_asked(embedder, memoryd_home: Path,
+                                        monkeypatch: pytest.MonkeyPatch, env: dict) -> None:
+    notify = listen(memoryd_home, monkeypatch, **env)
+    running = start_daemon(embedder, wait_for_model=False)
+    try:
+        assert receive(notify).startswith("READY=1")
+        assert quiet_for(notify, 0.5) == []
+    finally:
+        running.stop()
+        notify.close()
+
+
+def test_watchdog_pings_come_from_the_event_loop(embedder, memoryd_home: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    notify = listen(memoryd_home, monkeypatch, WATCHDOG_USEC="100000")  # a ping every 50 ms
+    running = start_daemon(embedder, wait_for_model=False)
+    try:
+        assert receive(notify).startswith("READY=1")
+        assert quiet_for(notify, 0.3).count("WATCHDOG=1") >= 4
+        wedged = threading.Event()
+
+        def wedge() -> None:
+            wedged.set()
+            time.sleep(0.6)
+
+        running.loop.call_soon_threadsafe(wedge)  # a wedged loop …
+        assert wedged.wait(5)
+        pending(notify)  # what was sent before it
+        assert quiet_for(notify, 0.4) == []  # … sends nothing, so systemd restarts it
+        assert "WATCHDOG=1" in quiet_for(notify, 0.4)
+    finally:
+        running.stop()
+        notify.close()
