@@ -76,6 +76,9 @@ def test_notebook_pass_previews_prunes_to_archive_and_undoes_byte_for_byte(
     ids_before = {h["text"]: h["id"] for h in client.search(
         "session drew sticker", agents=["designer"], limit=100)["hits"]}
 
+    loose = client.search("speech bubbles go on the left of the cat", agents=["designer"],
+                          limit=1)["hits"][0]
+    assert loose["text"].startswith("[2026-3-5]")  # not a date the indexer reads
     preview = client.pass_run("notebooks", dry_run=True)
     assert preview["dry_run"] and preview["counts"]["preview"] == 2
     assert notebook.read_bytes() == original and not (memory_dir / "archive").exists()
@@ -97,6 +100,11 @@ def test_notebook_pass_previews_prunes_to_archive_and_undoes_byte_for_byte(
     expected = sorted(b.replace("[2026-3-5]", "[2026-03-05]") for b in bullets(original.decode()))
     assert sorted(bullets(after) + bullets(archived)) == expected
     assert os.stat(notebook).st_mode & 0o777 == 0o640
+    # the bullet whose date was rewritten is the same entry, its date now read
+    time.sleep(0.5)
+    rewritten = client.get(loose["id"])
+    assert rewritten["text"] == "speech bubbles go on the left of the cat"
+    assert time.strftime("%Y-%m-%d", time.gmtime(rewritten["created"])) == "2026-03-05"
 
     # `pass show` lists exactly what changed: the files' before and after
     shown = client.pass_show(done["run"])

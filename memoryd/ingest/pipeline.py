@@ -42,6 +42,8 @@ from memoryd.ingest.tail import TailPosition, TailRead, read_appended
 from memoryd.ingest.transcript import Chunk, TranscriptParser, Turn, chunk_exchanges, make_parser
 
 log = logging.getLogger(__name__)
+#: How long the database thread applies parsed files before it lets other work in.
+APPLY_SLICE_S = 0.015
 #: When the scan that catches up with the watcher's start runs.
 CATCH_UP_S = 1.0
 T = TypeVar("T")
@@ -200,10 +202,12 @@ class Ingest:
                     read_memory_file, facts, relative, self.config.watch.max_file_bytes))
             else:
                 await self.ingest_transcript(source, facts)
-        if memory_results:
-            changes = await self.db(self._apply_memory, memory_results)
-            for result, change in zip(memory_results, changes):
+        done = 0
+        while done < len(memory_results):  # in slices: searches wait for one slice at most
+            changes = await self.db(self._apply_memory, memory_results[done:])
+            for result, change in zip(memory_results[done:], changes):
                 self._account(result.facts, change, result.error or "; ".join(result.notes) or None)
+            done += len(changes)
         for path in gone:
             self.transcripts.pop(path, None)
             changes = await self.db(self.indexer.remove_file, path)
@@ -211,7 +215,14 @@ class Ingest:
                 log.info("%s is gone: removed %d entries.", path, changes.removed)
 
     def _apply_memory(self, results: list[ParsedMemoryFile]) -> list[Changes]:
-        return [self.indexer.apply_memory_file(result) for result in results]
+        """Apply parsed files until APPLY_SLICE_S has passed (at least one)."""
+        deadline = time.perf_counter() + APPLY_SLICE_S
+        applied = []
+        for result in results:
+            applied.append(self.indexer.apply_memory_file(result))
+            if time.perf_counter() >= deadline:
+                break
+        return applied
 
     def _account(self, facts: FileFacts, change: Changes, problem: str | None) -> None:
         stats = self.stats.setdefault(facts.source, SourceStats())

@@ -42,6 +42,7 @@ JACCARD = 0.7
 LESSON_COSINE = 0.75
 MAX_CONFIDENCE = 0.99
 BLOCK = 512
+PAGE = 1000
 _WORD = re.compile(r"[a-z0-9][a-z0-9_+#/'-]*(?:\.[a-z0-9_+#/-]+)*")
 _NEGATION = {"not", "never", "don't", "dont", "avoid", "stop", "no", "without", "shouldn't",
              "mustn't", "can't", "cannot", "won't", "doesn't", "isn't", "nor"}
@@ -107,13 +108,21 @@ def _groups(ctx: PassContext) -> list[tuple[str, str | None]]:
     return [(agent, project) for agent, project in ctx.store.db.execute(sql, params)]
 
 
-def _entries(ctx: PassContext, agent: str, project: str | None) -> list[dict[str, Any]]:
-    rows = ctx.store.db.execute(
-        f"SELECT {', '.join(COLUMNS)} FROM entries WHERE agent=? AND project IS ? "
-        "AND status='active' AND category IS NOT 'session' "
-        f"AND coalesce(source, '') NOT LIKE '%/{ARCHIVE_DIR}/%' "
-        "ORDER BY id", (agent, project))
-    return [dict(zip(COLUMNS, row)) for row in rows]
+def _entries(ctx: PassContext, agent: str, project: str | None,
+             into: list[dict[str, Any]]) -> Iterator[None]:
+    """The group's entries, a page at a time (a slice each)."""
+    last = 0
+    while True:
+        rows = ctx.store.db.execute(
+            f"SELECT {', '.join(COLUMNS)} FROM entries WHERE agent=? AND project IS ? "
+            "AND status='active' AND category IS NOT 'session' "
+            f"AND coalesce(source, '') NOT LIKE '%/{ARCHIVE_DIR}/%' AND id > ? "
+            "ORDER BY id LIMIT ?", (agent, project, last, PAGE)).fetchall()
+        if not rows:
+            return
+        into.extend(dict(zip(COLUMNS, row)) for row in rows)
+        last = rows[-1][0]
+        yield
 
 
 def run(ctx: PassContext) -> Iterator[Any]:
@@ -123,8 +132,8 @@ def run(ctx: PassContext) -> Iterator[Any]:
     known = {frozenset(c["after"]["ids"]) for c in ctx.journal.open_contradictions()}
     threshold = ctx.config.remember.near_duplicate_cosine
     for agent, project in _groups(ctx):
-        entries = _entries(ctx, agent, project)
-        yield
+        entries: list[dict[str, Any]] = []
+        yield from _entries(ctx, agent, project, entries)
         superseded: set[str] = set()
         yield from _same_keys(ctx, entries, known, superseded)
         entries = [e for e in entries if e["uid"] not in superseded]
@@ -165,11 +174,10 @@ def _contradiction(ctx: PassContext, known: set[frozenset[str]], a: dict[str, An
     ctx.count("contradictions")
 
 
-def _supersede(ctx: PassContext, loser: dict[str, Any], survivor: dict[str, Any],
-               why: str) -> None:
-    ctx.apply(Change("entry", loser["uid"], "supersede", why,
-                     {"status": "active", "superseded_by": None},
-                     {"status": "superseded", "superseded_by": survivor["uid"]}))
+def _supersede(loser: dict[str, Any], survivor: dict[str, Any], why: str) -> Change:
+    return Change("entry", loser["uid"], "supersede", why,
+                  {"status": "active", "superseded_by": None},
+                  {"status": "superseded", "superseded_by": survivor["uid"]})
 
 
 def _same_keys(ctx: PassContext, entries: list[dict[str, Any]], known: set[frozenset[str]],
@@ -190,9 +198,9 @@ def _same_keys(ctx: PassContext, entries: list[dict[str, Any]], known: set[froze
                                f"{key}: two values of equal confidence {best['confidence']:.2f}")
             elif other["via"] != "watch":
                 superseded.add(other["uid"])
-                _supersede(ctx, other, best, f"{key}: {best['uid']} has the higher confidence "
+                ctx.apply(_supersede(other, best, f"{key}: {best['uid']} has the higher confidence "
                            f"({best['confidence']:.2f} > {other['confidence']:.2f})"
-                           if other["hash"] != best["hash"] else f"{key}: the same value twice")
+                           if other["hash"] != best["hash"] else f"{key}: the same value twice"))
 
 
 def _merge(ctx: PassContext, entries: list[dict[str, Any]], pairs: list[tuple[int, int, float]],
@@ -242,20 +250,23 @@ def _merge(ctx: PassContext, entries: list[dict[str, Any]], pairs: list[tuple[in
 
 
 def _absorb(ctx: PassContext, survivor: dict[str, Any], losers: list[dict[str, Any]]) -> None:
+    """One merge, applied whole: the losers superseded, the survivor's counts raised."""
     confidence = survivor["confidence"]
     seen = {_evidence(survivor)}
     occurrences = survivor["occurrences"] or 1
+    changes = []
     for loser in losers:
         occurrences += loser["occurrences"] or 1
         if _evidence(loser) not in seen:
             seen.add(_evidence(loser))
             confidence = 1 - (1 - confidence) * (1 - loser["confidence"] / 2)
-        _supersede(ctx, loser, survivor, f"near duplicate of {survivor['uid']}: "
-                   f"{survivor['text'][:80]!r}")
+        changes.append(_supersede(loser, survivor, f"near duplicate of {survivor['uid']}: "
+                                  f"{survivor['text'][:80]!r}"))
     confidence = round(min(MAX_CONFIDENCE, max(confidence, survivor["confidence"])), 4)
-    ctx.apply(Change("entry", survivor["uid"], "merge",
-                     f"absorbed {len(losers)} duplicates: {occurrences} occurrences, "
-                     f"{len(seen)} independent",
-                     {"occurrences": survivor["occurrences"], "confidence": survivor["confidence"]},
-                     {"occurrences": occurrences, "confidence": confidence}))
+    changes.append(Change(
+        "entry", survivor["uid"], "merge",
+        f"absorbed {len(losers)} duplicates: {occurrences} occurrences, {len(seen)} independent",
+        {"occurrences": survivor["occurrences"], "confidence": survivor["confidence"]},
+        {"occurrences": occurrences, "confidence": confidence}))
+    ctx.apply_entries(changes)
     ctx.count("merged", len(losers))

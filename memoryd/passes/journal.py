@@ -40,6 +40,8 @@ log = logging.getLogger(__name__)
 ENTRY_FIELDS = ("status", "superseded_by", "confidence", "occurrences", "stale", "source",
                 "line_start", "line_end", "kind")
 LEDGERED = LEDGER_FIELDS
+#: Fields of the entries that move with a file change.
+MOVED_FIELDS = ("source", "line_start", "line_end", "text", "hash", "created")
 
 
 def run_name(run: int) -> str:
@@ -186,30 +188,55 @@ class Journal:
         raise ValueError(f"cannot apply a {change.kind} change")
 
     def _apply_entry(self, run: int, change: Change, undoes: int | None) -> str:
-        entry = self.store.entry_by_uid(change.target)
-        if entry is None:
-            return "skipped"
-        fields = {k: v for k, v in change.after.items() if k in ENTRY_FIELDS}
-        with self.store.db:
-            self._write_entry(entry, fields, f"pass {change.action}")
-            self._insert(run, change, "applied", undoes)
-        return "applied"
+        return "applied" if self._apply_entries(run, [change], [undoes]) else "skipped"
 
-    def _write_entry(self, entry: dict[str, Any], fields: dict[str, Any], actor: str) -> None:
-        """Update an entry (in a transaction the caller holds): the ledger first, for entries
-        written through the API; the row; the vector index's status; the entry's journal."""
+    def apply_entries(self, run: RunSummary, changes: list[Change]) -> int:
+        """Entry changes that belong together (a merge: the survivor and the entries it
+        absorbs), in one transaction with one ledger append per agent. Returns how many were
+        applied (or previewed, in a dry run)."""
+        if run.dry_run:
+            for change in changes:
+                self.note(run, change, "preview")
+            return len(changes)
+        return self._apply_entries(run.run, changes, [None] * len(changes))
+
+    def _apply_entries(self, run: int, changes: list[Change], undoes: list[int | None]) -> int:
+        applied = 0
+        ledger: dict[str, list[dict[str, Any]]] = {}
+        with self.store.db:
+            for change, undo in zip(changes, undoes):
+                entry = self.store.entry_by_uid(change.target)
+                if entry is None:
+                    continue
+                fields = {k: v for k, v in change.after.items() if k in ENTRY_FIELDS}
+                record = self._write_entry(entry, fields, f"pass {change.action}")
+                if record is not None:
+                    ledger.setdefault(entry["agent"], []).append(record)
+                self._insert(run, change, "applied", undo)
+                applied += 1
+            for agent, records in ledger.items():  # durable before the transaction commits
+                self.entries.write_ledger(agent, records)
+        return applied
+
+    def _write_entry(self, entry: dict[str, Any], fields: dict[str, Any],
+                     actor: str) -> dict[str, Any] | None:
+        """Update an entry (in a transaction the caller holds): the row, the vector index's
+        status, the entry's journal. Returns the ledger record the change needs (entries
+        written through the API keep their changes in their ledger), which the caller appends
+        before the transaction commits."""
         if not fields:
-            return
-        ledgered = {k: v for k, v in fields.items() if k in LEDGERED}
-        if ledgered and entry["via"] in ("api", "import", "extract"):
-            self.entries.write_ledger(entry["agent"], [{
-                "op": "update", "ts": time.time(), "id": entry["id"], "fields": ledgered,
-                "actor": actor}])
-        self.store.update_entry(entry["id"], **fields, updated=time.time())
+            return None
+        now = time.time()
+        self.store.update_entry(entry["id"], **fields, updated=now)
         if "status" in fields:
             self.entries.set_index_status(entry["rowid"], fields["status"])
-        after = self.store.entry_by_uid(entry["id"])
-        self.store.journal(entry["id"], actor, "memoryd", entry, after, time.time())
+        self.store.journal(entry["id"], actor, "memoryd", {k: entry.get(k) for k in fields},
+                           fields, now)
+        ledgered = {k: v for k, v in fields.items() if k in LEDGERED}
+        if ledgered and entry["via"] in ("api", "import", "extract"):
+            return {"op": "update", "ts": now, "id": entry["id"], "fields": ledgered,
+                    "actor": actor}
+        return None
 
     def apply_files(self, run: RunSummary, changes: list[Change],
                     undoes: list[int | None] | None = None) -> str:
@@ -244,13 +271,19 @@ class Journal:
         return "applied"
 
     def _move_entries(self, moves: dict[str, dict[str, Any]]) -> None:
-        """Entries that moved with a file change (pruned lines into an archive): their new
-        source and lines, so that the watcher finds the index already right."""
+        """Entries whose text moved or changed with a file change (pruned lines into an
+        archive, a date rewritten): their new source, lines, text, so that the watcher finds
+        the index already right and the entries keep their ids. A new text is embedded anew."""
+        now = time.time()
         for uid, fields in moves.items():
-            entry = self.store.entry_by_uid(uid)
-            if entry is not None:
-                self._write_entry(entry, {k: v for k, v in fields.items() if k in ENTRY_FIELDS},
-                                  "pass move")
+            fields = {k: v for k, v in fields.items() if k in MOVED_FIELDS}
+            row = self.store.db.execute(
+                f"SELECT {', '.join(fields)} FROM entries WHERE uid=?", (uid,)).fetchone() \
+                if fields else None
+            if row is None:
+                continue
+            self.store.update_entry(uid, **fields, updated=now)
+            self.store.journal(uid, "pass move", "memoryd", dict(zip(fields, row)), fields, now)
 
     def _state(self, change: int, state: str) -> None:
         self.store.db.execute("UPDATE changes SET state=? WHERE id=?", (state, change))

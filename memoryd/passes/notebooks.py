@@ -30,8 +30,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memoryd.ingest.markdown import classify_heading, is_pinned, parse_memory_file, read_heading
+from memoryd.ingest.indexer import day_start
 from memoryd.ingest.sources import ARCHIVE_DIR
-from memoryd.passes.files import read_text
+from memoryd.passes.files import FileText, read_text
 from memoryd.passes.journal import file_change
 from memoryd.redact import redact
 from memoryd.text import content_hash
@@ -63,6 +64,7 @@ class Item:
     date: str | None
     hash: str | None  # of the entry it is, when a bullet or paragraph
     bullet: bool
+    rewritten: dict[str, Any] | None = None  # its entry's new text, hash, date (a date fixed)
 
 
 @dataclass
@@ -151,6 +153,7 @@ def normalise(notebook: Notebook) -> list[str]:
                 y, m, d = next(g for g in (match.group(2, 3, 4), match.group(5, 6, 7)) if g[0])
                 item.date = f"{y}-{int(m):02d}-{int(d):02d}"
                 item.lines[0] = f"{match.group(1)}[{item.date}] {item.lines[0][match.end():]}"
+                item.rewritten = _entry_fields(item)
                 fixed.append(f"date prefix of {item.lines[0].strip()[:40]!r}")
         if any(read_heading(line) for line in section.other):
             continue
@@ -164,6 +167,17 @@ def normalise(notebook: Notebook) -> list[str]:
             if item.bullet:
                 notebook.problems.append(f"no date: {item.lines[0].strip()[:60]!r}")
     return fixed
+
+
+def _entry_fields(item: Item) -> dict[str, Any]:
+    """What the indexer will make of a rewritten item: its entry keeps its id (and history)
+    when the pass updates it to this along with the file."""
+    parsed = parse_memory_file("## Notes\n" + "\n".join(item.lines), "notebook.md").items[0]
+    text = redact(parsed.text)
+    fields: dict[str, Any] = {"text": text, "hash": content_hash(text)}
+    if parsed.date:
+        fields["created"] = day_start(parsed.date)
+    return fields
 
 
 def prune(notebook: Notebook, cap: int, kept_elsewhere: set[str]) -> list[tuple[str, Item]]:
@@ -222,42 +236,78 @@ def notebooks(ctx: PassContext) -> list[dict[str, Any]]:
     return found
 
 
-def run(ctx: PassContext) -> Iterator[None]:
+@dataclass
+class Plan:
+    """What the pass will do to one notebook, computed off the database thread."""
+
+    current: FileText
+    notebook: Notebook
+    fixed: list[str]
+    removed: list[tuple[str, Item]]
+    archive: Path
+    archive_basis: FileText | None
+    archive_text: str | None
+
+
+def plan(path: Path, cap: int, kept_elsewhere: set[str], run_name: str,
+         when: float) -> Plan | None:
+    """Read, parse, normalise and prune one notebook (None: not a notebook, or unreadable)."""
+    try:
+        current = read_text(path)
+    except OSError:
+        return None
+    if not is_notebook(current.text):
+        return None
+    notebook = parse(current.text, path.name)
+    fixed = normalise(notebook)
+    removed = prune(notebook, cap, kept_elsewhere)
+    archive = path.parent / ARCHIVE_DIR / path.name
+    basis = text = None
+    if removed:
+        try:
+            basis = read_text(archive) if archive.exists() else None
+        except OSError:
+            return None
+        text = archive_text(basis.text if basis else None, path.name, run_name, removed, when)
+    return Plan(current, notebook, fixed, removed, archive, basis, text)
+
+
+def run(ctx: PassContext) -> Iterator[Any]:
+    from memoryd.passes.runner import Offload
+
     for found in notebooks(ctx):
         yield
         path = Path(found["path"])
-        try:
-            current = read_text(path)
-        except OSError:
-            continue
-        if not is_notebook(current.text):
+        kept = ctx.kept_elsewhere(found["agent"], found["path"])
+        cap = ctx.notebook_cap(found["source"])
+        planned = yield Offload(plan, (path, cap, kept, ctx.run_name, time.time()))
+        if planned is None:
             continue
         ctx.count("notebooks")
-        notebook = parse(current.text, path.name)
-        fixed = normalise(notebook)
-        cap = ctx.notebook_cap(found["source"])
-        removed = prune(notebook, cap, ctx.kept_elsewhere(found["agent"], found["path"]))
-        for problem in notebook.problems:
+        for problem in planned.notebook.problems:
             ctx.report(str(path), problem)
+        fixed, removed = planned.fixed, planned.removed
         if not fixed and not removed:
             continue
         why = "; ".join(fixed + ([f"{len(removed)} bullets over the cap of {cap} lines "
                                   "moved to the archive"] if removed else []))
         changes = []
-        moves: tuple[dict[str, Any], dict[str, Any]] = ({}, {})
+        updates = {item.hash: {"source": str(planned.archive), "line_start": None,
+                               "line_end": None, **(item.rewritten or {})}
+                   for _, item in removed if item.hash}
+        updates.update({item.hash: item.rewritten for section in planned.notebook.sections
+                        for item in section.items if item.rewritten and item.hash})
+        moves = ctx.entry_updates(found["path"], updates)
         if removed:
-            archive = path.parent / ARCHIVE_DIR / path.name
-            moves = ctx.moves(found["path"], [item.hash for _, item in removed], str(archive))
-            existing = read_text(archive) if archive.exists() else None
-            changes.append(file_change(
-                archive, existing, archive_text(existing.text if existing else None, path.name,
-                                                ctx.run_name, removed, time.time()),
-                "archive", f"{len(removed)} lines pruned from {path.name}"))
+            changes.append(file_change(planned.archive, planned.archive_basis,
+                                       planned.archive_text, "archive",
+                                       f"{len(removed)} lines pruned from {path.name}"))
             ctx.count("pruned", len(removed))
         # the entries that move ride on the notebook's change: it exists before and after, so
         # its undo moves them back
-        changes.append(file_change(path, current, notebook.render(),
+        changes.append(file_change(path, planned.current, planned.notebook.render(),
                                    "normalise" if not removed else "prune", why, *moves))
         if fixed:
             ctx.count("normalised")
+        yield
         ctx.apply_all([c for c in changes if c is not None])

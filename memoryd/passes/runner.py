@@ -2,7 +2,7 @@
 
 A pass is a generator over a :class:`PassContext`. It runs on the database thread (so it reads
 and writes the store like every other request) in **slices**: the runner advances it until
-``SLICE_S`` has passed, then lets queued requests through before the next slice, so a search or
+``SLICE_S`` (10 ms) has passed, then lets queued requests through before the next slice, so a search or
 a hook waits at most one slice. A pass that has slow work without the database (a matrix of
 cosines, ``git ls-files``) yields an :class:`Offload`: the runner does it on a worker thread and
 sends the result back into the pass.
@@ -28,6 +28,7 @@ from memoryd.errors import BadParamsError, NotFoundError
 from memoryd.passes import consolidate, notebooks, promote
 from memoryd.passes.files import commit
 from memoryd.passes.journal import Change, Journal, RunSummary, parse_target, run_name
+from memoryd.store.database import SELECT_ENTRY, row_to_entry
 
 if TYPE_CHECKING:
     from memoryd.engine import Engine
@@ -41,7 +42,7 @@ PASSES: dict[str, Callable[[PassContext], Iterator[Any]]] = {
 }
 INTERVALS = {"hourly": 3600.0, "daily": 86400.0}
 QUIET_PASSES = ("notebooks", "consolidate", "promote")
-SLICE_S = 0.015
+SLICE_S = 0.010
 START_DELAY_S = 60.0
 CHECK_EVERY_S = 30.0
 
@@ -98,6 +99,12 @@ class PassContext:
         self.count(state)
         return state
 
+    def apply_entries(self, changes: list[Change]) -> None:
+        """Entry changes that belong together, in one transaction (see Journal.apply_entries)."""
+        if changes:
+            self.count("preview" if self.dry_run else "applied",
+                       self.journal.apply_entries(self.run, changes))
+
     def apply_all(self, changes: list[Change]) -> str:
         """File changes that belong together: all applied or none (see Journal.apply_files)."""
         if not changes:
@@ -125,20 +132,19 @@ class PassContext:
             "AND o.status = 'active' WHERE e.source = ? AND e.agent = ?", (path, agent))
         return {h for (h,) in rows}
 
-    def moves(self, path: str, hashes: list[str | None], archive: str
-              ) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
-        """The entries of ``path`` with these hashes, moving to ``archive``: (their fields
-        after, their fields before)."""
+    def entry_updates(self, path: str, updates: dict[str, dict[str, Any]]
+                      ) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+        """The entries of ``path`` whose text (by hash) changes with a file change — moved to
+        an archive, a date rewritten — as (their fields after, their fields before), by id."""
         after: dict[str, dict[str, Any]] = {}
         before: dict[str, dict[str, Any]] = {}
-        wanted = [h for h in hashes if h]
-        for uid, hash_, start, end in self.store.db.execute(
-                "SELECT uid, hash, line_start, line_end FROM entries WHERE source=? ORDER BY id",
-                (path,)):
-            if hash_ in wanted:
-                wanted.remove(hash_)
-                after[uid] = {"source": archive, "line_start": None, "line_end": None}
-                before[uid] = {"source": path, "line_start": start, "line_end": end}
+        wanted = dict(updates)
+        cursor = self.store.db.execute(SELECT_ENTRY + " WHERE source=? ORDER BY id", (path,))
+        for entry in map(row_to_entry, cursor):
+            fields = wanted.pop(entry["hash"], None)
+            if fields is not None:
+                after[entry["id"]] = fields
+                before[entry["id"]] = {k: entry.get(k) for k in fields}
         return after, before
 
 
@@ -213,7 +219,11 @@ class Passes:
     async def _drive(self, steps: Iterator[Any]) -> None:
         value: Any = None
         while True:
+            started = time.perf_counter()
             done, step = await self.engine.db(_slice, steps, value)
+            took = time.perf_counter() - started
+            if took > SLICE_S * 3:
+                log.debug("A pass slice took %.0f ms.", took * 1000)
             if done:
                 return
             if isinstance(step, Offload):
