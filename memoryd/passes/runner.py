@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memoryd.errors import BadParamsError, NotFoundError
-from memoryd.passes import notebooks
+from memoryd.passes import notebooks, retain
 from memoryd.passes.files import commit
 from memoryd.passes.journal import Change, Journal, RunSummary, parse_target, run_name
 
@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 
 PASSES: dict[str, Callable[[PassContext], Iterator[Any]]] = {
     "notebooks": notebooks.run,
+    "retain": retain.run,
 }
 INTERVALS = {"hourly": 3600.0, "daily": 86400.0}
 QUIET_PASSES = ("notebooks", "consolidate", "promote")
