@@ -20,6 +20,7 @@ NOTEBOOK = """\
 ## Learnings
 - [2026-03-14] Export stickers at 300 dpi with a two pixel bleed.
 - [2026-03-12] Kraft paper mutes neon inks; proof on kraft first.
+- [2026-03-10] Matte lamination hides fingerprints on die-cut stickers.
 """
 
 
@@ -155,6 +156,8 @@ def test_forget_of_file_transcript_and_api_entries_survives_reindex(
                          ("bleed", "glue gun", "Posten", "gift boxes")}
             for entry in [*forgotten.values(), api[0]]:
                 client.forget(entry["id"], reason="test")
+            newer = client.supersede(one(client, "kraft")["id"], "Brown stock needs a white "
+                                     "underbase under neon inks.", agent="designer")["entry"]
     finally:
         running.stop()
     deleted.unlink()
@@ -164,14 +167,17 @@ def test_forget_of_file_transcript_and_api_entries_survives_reindex(
     try:
         with Client(running.socket) as client:
             eventually(lambda: (settled(client), one(client, "gift boxes", "any"),
-                                one(client, "kraft"), one(client, "bleed", "any")))
+                                one(client, "lamination"), one(client, "bleed", "any")))
             assert [client.get(e["id"])["status"] for e in api] == ["forgotten", "active"]
             # the file's entry is a new one (new uid), forgotten like the old one
             bleed = one(client, "bleed", "any")
             assert bleed["id"] != forgotten["bleed"]["id"] and bleed["status"] == "forgotten"
             assert [e["action"] for e in client.history(bleed["id"])["events"]] == \
                 ["indexed", "forgotten"]
-            assert one(client, "kraft")["status"] == "active"
+            kraft = one(client, "kraft", "superseded")
+            assert kraft["superseded_by"] == newer["id"] and one(client, "underbase")["id"] == \
+                newer["id"]
+            assert one(client, "lamination")["status"] == "active"
             # transcript chunks keep their uid: from disk (A, C) or the archive (B)
             for query in ("glue gun", "Posten", "gift boxes"):
                 assert client.get(forgotten[query]["id"])["status"] == "forgotten", query
