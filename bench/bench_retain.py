@@ -139,6 +139,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--keep", action="store_true", help="keep the temp dir")
     args = parser.parse_args()
+    sys.setswitchinterval(0.001)  # as `memoryd serve` sets it
     root = Path(tempfile.mkdtemp(prefix="mdr-", dir="/tmp"))
     state, home = root / "state", root / "home"
     os.environ["MEMORYD_HOME"] = str(state)
