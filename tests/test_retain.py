@@ -239,3 +239,10 @@ def test_an_unfinished_append_is_ignored_and_cut_off(tmp_path: Path) -> None:
     data[end // 2] ^= 0xFF
     archive.path("coder").write_bytes(bytes(data))
     assert [r["entry"]["uid"] for _, records in archive.read("coder") for r in records] == ["t9"]
+
+
+def test_reindex_works_when_the_old_database_cannot_be_read(memoryd_home: Path) -> None:
+    (memoryd_home / "memoryd.db").write_bytes(b"not a database" * 1000)
+    result = run_memoryd("reindex", "--no-vectors")
+    assert result.returncode == 0, result.stderr
+    assert "Not archiving transcripts from the old database" in result.stderr

@@ -63,8 +63,8 @@ def archive_old(config: Config, archive: TranscriptArchive) -> int:
         return 0
     try:
         old = Store(config.db_path)
-    except StartupError as exc:
-        log.warning("Not archiving transcripts from the old database: %s", exc.message)
+    except (StartupError, apsw.Error) as exc:
+        log.warning("Not archiving transcripts from the old database: %s", exc)
         return 0
     try:
         archived = archive_now(old, archive)
