@@ -121,6 +121,11 @@ class Config:
         return self.state_dir / "ledger"
 
     @property
+    def archive_dir(self) -> Path:
+        """The transcript archives of the retain pass (memoryd.store.archive)."""
+        return self.state_dir / "transcripts"
+
+    @property
     def lock_path(self) -> Path:
         return self.state_dir / "memoryd.lock"
 

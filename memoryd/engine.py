@@ -25,6 +25,7 @@ from memoryd.embed import Embedder, load_embedder
 from memoryd.errors import BadParamsError
 from memoryd.params import Params
 from memoryd.retrieval.search import Search
+from memoryd.store.archive import TranscriptArchive, restore_archives
 from memoryd.store.database import ModelInfo, Store
 from memoryd.store.entries import MAX_TEXT_CHARS, Entries, Vectors
 from memoryd.store.ledger import Ledger
@@ -78,11 +79,13 @@ class Engine:
     # -- lifecycle --------------------------------------------------------------------
 
     async def open(self) -> int:
-        """Open the store, replay what the ledgers hold beyond it, start loading the model.
-        Returns how many ledger records were replayed."""
+        """Open the store, restore what the transcript archives and then the ledgers hold
+        beyond it (the ledgers' status records may name restored transcript entries), start
+        loading the model. Returns how many ledger records were replayed."""
         self.store = await self.db(Store, self.config.db_path)
         self._entries = Entries(self.config, self.store, Ledger(self.config.ledger_dir))
         self._search = Search(self.config, self.store)
+        await self.db(restore_archives, self.store, TranscriptArchive(self.config.archive_dir))
         replayed = await self.db(self._entries.replay_ledgers)
         self.model_ready = asyncio.get_running_loop().create_future()
         self.spawn(self.load_model())

@@ -8,8 +8,9 @@ Tables:
     part_vectors  the vectors of an entry's parts (its sentences: text.split_parts), float32 rows
     events        the journal: every change with its before/after as JSON
     runs, changes the maintenance passes' runs and their changes (memoryd.passes.journal)
+    marks         a forget or supersede kept for an entry that is not (yet) indexed
 
-The database is an index: the ledgers (and, later, the watched files) rebuild it.
+The database is an index: the ledgers, the transcript archives and the watched files rebuild it.
 """
 
 from __future__ import annotations
@@ -228,6 +229,21 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX changes_run ON changes(run);
     CREATE INDEX changes_target ON changes(target, state);
     """,
+    # 7 (retain): forget and supersede that outlive their entry. A file entry gets a new uid
+    # when it is indexed again (after a reindex, a file deleted and written back), so its
+    # status is kept under what identifies its text: "hash:<content hash>"; a transcript
+    # chunk's uid is stable: "uid:<uid>". The indexer applies a mark to an entry it inserts.
+    """
+    CREATE TABLE marks(
+        agent TEXT NOT NULL,
+        target TEXT NOT NULL,
+        status TEXT NOT NULL,
+        superseded_by TEXT,
+        actor TEXT,
+        ts REAL NOT NULL,
+        PRIMARY KEY (agent, target)
+    ) WITHOUT ROWID;
+    """,
 )
 
 _bestpractice_applied = False
@@ -423,6 +439,27 @@ class Store:
 
     def agents(self) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT DISTINCT agent FROM entries ORDER BY agent")]
+
+    # -- marks ------------------------------------------------------------------------
+
+    def set_mark(self, agent: str, target: str, status: str, superseded_by: str | None,
+                 actor: str | None, ts: float) -> None:
+        """Keep a status for an entry by what identifies it (see migration 7); the newest
+        status wins."""
+        self.db.execute(
+            "INSERT INTO marks(agent, target, status, superseded_by, actor, ts) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(agent, target) DO UPDATE SET "
+            "status=excluded.status, superseded_by=excluded.superseded_by, "
+            "actor=excluded.actor, ts=excluded.ts",
+            (agent, target, status, superseded_by, actor, ts))
+
+    def mark(self, agent: str, target: str) -> dict[str, Any] | None:
+        row = self.db.execute(
+            "SELECT status, superseded_by, actor, ts FROM marks WHERE agent=? AND target=?",
+            (agent, target)).fetchone()
+        if row is None:
+            return None
+        return dict(zip(("status", "superseded_by", "actor", "ts"), row))
 
     # -- journal ----------------------------------------------------------------------
 

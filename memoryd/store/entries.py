@@ -20,6 +20,7 @@ from memoryd.config import Config
 from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError
 from memoryd.params import Params
 from memoryd.project import repository_of
+from memoryd.store.archive import TRANSCRIPT_PREFIX
 from memoryd.store.database import Store
 from memoryd.store.ledger import Ledger
 from memoryd.store.vectors import VectorIndex
@@ -40,6 +41,15 @@ Vectors = tuple[np.ndarray, np.ndarray]
 
 #: Fields an "update" ledger record may carry (a maintenance pass's change to an API entry).
 LEDGER_FIELDS = ("status", "superseded_by", "confidence", "occurrences")
+
+
+def mark_target(uid: str, hash_: str | None, via: str | None) -> str:
+    """What a forget or supersede of an entry is kept under when the entry is not indexed
+    (Store.set_mark): a watched file's entry by its text, since it gets a new uid when it is
+    indexed again; a transcript chunk (stable uid "t…") and any other entry by its uid."""
+    if via == "watch" and hash_ and not uid.startswith(TRANSCRIPT_PREFIX):
+        return "hash:" + hash_
+    return "uid:" + uid
 
 
 def new_uid() -> str:
@@ -86,7 +96,14 @@ class Entries:
             return 1
         if op == "status":
             before = self.store.entry_by_uid(str(record.get("id")))
-            if before is None or before["agent"] != agent:
+            if before is None:  # a watched entry the indexer has not (re)inserted yet
+                self.store.set_mark(
+                    agent, mark_target(str(record.get("id")), record.get("hash"),
+                                       record.get("via")),
+                    record["status"], record.get("superseded_by"), record.get("actor"),
+                    record["ts"])
+                return 1
+            if before["agent"] != agent:
                 return 0
             changes = {"status": record["status"], "updated": record["ts"]}
             if record.get("superseded_by"):
@@ -160,6 +177,9 @@ class Entries:
         if superseded_by:
             changes["superseded_by"] = superseded_by
         self.store.update_entry(entry["id"], **changes)
+        if entry["via"] == "watch":  # indexed again with a new uid, it keeps this status
+            self.store.set_mark(entry["agent"], mark_target(entry["id"], entry["hash"], "watch"),
+                                status, superseded_by, actor, now)
         after = self.store.entry_by_uid(entry["id"])
         assert after is not None
         self.store.journal(entry["id"], status, actor, entry, after, now)
@@ -170,7 +190,7 @@ class Entries:
     def _status_record(entry: dict[str, Any], status: str, actor: str | None,
                        reason: str | None = None, superseded_by: str | None = None) -> dict[str, Any]:
         record = {"op": "status", "ts": time.time(), "id": entry["id"], "status": status,
-                  "actor": actor}
+                  "actor": actor, "hash": entry["hash"], "via": entry["via"]}
         if reason:
             record["reason"] = reason
         if superseded_by:
