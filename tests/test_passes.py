@@ -456,3 +456,27 @@ def test_a_missed_run_happens_once_and_quiet_passes_wait(memoryd_home: Path, emb
             assert all(p["next"] for p in listing)
     finally:
         running.stop()
+
+
+def test_a_memory_directory_under_git_gets_one_commit_per_run(memory_dir: Path, daemon,
+                                                              client: Client) -> None:
+    def git(*args: str, cwd: Path) -> str:
+        return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                              cwd=cwd, capture_output=True, text=True, check=True).stdout
+
+    git("init", "-q", cwd=memory_dir)
+    notebook = memory_dir / "notebook.md"
+    notebook.write_text(notebook_text())
+    (memory_dir / "mine.txt").write_text("staged by the user, not memoryd's to commit\n")
+    git("add", "notebook.md", "mine.txt", cwd=memory_dir)
+    git("commit", "-qm", "start", "--", "notebook.md", cwd=memory_dir)
+    wait_until(lambda: active_count(client) >= 78)
+    done = client.pass_run("notebooks")
+    log = git("log", "--format=%s", cwd=memory_dir).splitlines()
+    assert log[0] == f"memoryd: notebooks run {done['run']} (2 file changes)"
+    files = git("show", "--name-only", "--format=", "HEAD", cwd=memory_dir).split()
+    assert sorted(files) == ["archive/notebook.md", "notebook.md"]
+    assert "mine.txt" in git("diff", "--cached", "--name-only", cwd=memory_dir)
+    undone = client.undo(done["run"])
+    assert git("log", "-1", "--format=%s", cwd=memory_dir).strip() == \
+        f"memoryd: undo run {undone['run']} (2 file changes)"

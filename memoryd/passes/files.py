@@ -159,14 +159,15 @@ def git_root(path: Path) -> Path | None:
     return None
 
 
-def commit(paths: list[Path], message: str) -> str | None:
+def commit(paths: list[Path], message: str, memory_roots: list[Path]) -> str | None:
     """Commit exactly these files (not whatever else is staged) in their repositories, as
-    "memoryd"; returns why not when it could not."""
+    "memoryd" — only repositories that are memory directories (at or below one of
+    ``memory_roots``), never a project's own repository; returns why not when it could not."""
     by_root: dict[Path, list[str]] = {}
     for path in paths:
         real = Path(os.path.realpath(path))
         root = git_root(real)
-        if root is not None:
+        if root is not None and any(root == top or top in root.parents for top in memory_roots):
             by_root.setdefault(root, []).append(str(real.relative_to(root)))
     problems = []
     for root, names in by_root.items():

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memoryd.errors import BadParamsError, NotFoundError
+from memoryd.ingest.pipeline import configured_sources
 from memoryd.passes import consolidate, notebooks, promote, retain
 from memoryd.passes.files import commit
 from memoryd.passes.journal import Change, Journal, RunSummary, parse_target, run_name
@@ -204,13 +206,21 @@ class Passes:
                 if ctx.touched:
                     problem = await asyncio.to_thread(
                         commit, ctx.touched, f"memoryd: {name} run {run_name(run.run)} "
-                        f"({len(ctx.touched)} file changes)")
+                        f"({len(ctx.touched)} file changes)", self.memory_roots())
                     if problem:
                         log.info("Not committed to git: %s", problem)
                 await self.engine.db(self.journal.finish, run, "done")
                 return self._summary(run)
             finally:
                 self.current = None
+
+    def memory_roots(self) -> list[Path]:
+        """Where a git repository counts as a memory directory: the roots of the memory
+        sources, not projects' (whose repository is the user's code)."""
+        sources, projects = configured_sources(self.engine.config)
+        home = Path.home()
+        return [Path(os.path.realpath(s.root(home))) for s in sources
+                if s.kind == "memory" and s.name not in projects]
 
     @staticmethod
     def _summary(run: RunSummary) -> dict[str, Any]:
