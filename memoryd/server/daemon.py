@@ -51,6 +51,9 @@ from memoryd.server.pass_methods import PassMethods
 from memoryd.server.session_methods import SessionMethods
 
 log = logging.getLogger(__name__)
+#: How long a stop waits for requests in flight (a bulk write can take seconds); under the
+#: service manager's stop timeout (TimeoutStopSec=30 in memoryd.service).
+SHUTDOWN_WAIT_S = 20.0
 
 
 def peer_uid(sock: socket.socket) -> int | None:
@@ -199,7 +202,7 @@ class Daemon:
         if self.requests_in_flight:
             self.idle.clear()
             try:
-                await asyncio.wait_for(self.idle.wait(), timeout=10)
+                await asyncio.wait_for(self.idle.wait(), timeout=SHUTDOWN_WAIT_S)
             except TimeoutError:
                 log.warning("Gave up waiting for %d requests.", self.requests_in_flight)
         if self.ingest is not None:
