@@ -129,13 +129,18 @@ def references(text: str) -> list[Ref]:
         code = span.group(2).strip()
         for match in _INSTALL.finditer(code):
             found.update(_packages(match.group(1), first_only=False))
-        found.update(_from_span(_INSTALL.sub(" ", code).strip()))
+        found.update(_from_span(_INSTALL.sub(_arguments, code).strip()))
     prose.append(text[last:])
     rest = " ".join(prose)
     for match in _INSTALL.finditer(rest):  # in prose the command's end is unclear: one name
         found.update(_packages(match.group(1), first_only=True))
-    found.update(_from_prose(_INSTALL.sub(" ", rest)))
+    found.update(_from_prose(_INSTALL.sub(_arguments, rest)))
     return sorted(found)[:MAX_REFS]
+
+
+def _arguments(install: re.Match[str]) -> str:
+    """An install command without the command: its arguments may still name paths."""
+    return " " + install.group(1)
 
 
 def _packages(arguments: str, *, first_only: bool) -> list[Ref]:
@@ -260,7 +265,8 @@ def path_ref(token: str, *, in_code: bool) -> Ref | None:
                                                                              last) is not None
     named = last in FILE_NAMES
     if len(parts) == 1 and not absolute:
-        if not (known or named or (in_code and (dotfile or body.endswith("/")))):
+        directory = body.endswith("/") and len(last) > 1  # "tests/", not "w/"
+        if not (known or named or directory or (in_code and dotfile)):
             return None
     elif not in_code and not (known or named or dotfile or body.endswith("/")
                               or token.startswith("./") or absolute):

@@ -40,7 +40,7 @@ import subprocess
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -57,7 +57,10 @@ RULES = "1"
 CHECKED_KINDS = ("fact", "lesson", "feedback", "note", "summary")
 MAX_FILE_BYTES = 1_000_000
 MAX_LISTED = 5
-BATCH = 500
+BATCH = 100
+#: A project with more text files than this is checked for paths only: its names count as
+#: unknown (never marked, never lifted), for reading them all would take minutes.
+MAX_TEXT_FILES = 50_000
 YIELD_EVERY = 100
 GIT_TIMEOUT_S = 60.0
 #: Words found per checked tree (root → (fingerprint, {word: found})), the newest few.
@@ -285,6 +288,8 @@ def check_project(root: str, keys: set[str], skip: set[str]) -> Checked | None:
     known = cached[1] if cached is not None and cached[0] == found.digest else {}
     wanted = {w for ref in refs for w in ref.words()} - set(known)
     read = 0
+    if len(tree.texts) > MAX_TEXT_FILES:
+        wanted = set()
     if wanted:
         present_words = read_words(tree.texts, wanted)
         read = len(tree.texts)
@@ -298,8 +303,10 @@ def check_project(root: str, keys: set[str], skip: set[str]) -> Checked | None:
     for ref in refs:
         if ref.kind == "path":
             present[ref.key] = tree.has_path(ref.value)
+        elif all(w in known for w in ref.words()):
+            present[ref.key] = any(known[w] for w in ref.words())
         else:
-            present[ref.key] = any(known.get(w) for w in ref.words())
+            present[ref.key] = None
     return Checked(found.digest, present, time.perf_counter() - started, read)
 
 
@@ -353,7 +360,7 @@ def _memory_files(ctx: PassContext, roots: list[str]) -> set[str]:
 
 
 def _gather(ctx: PassContext, project: str, since: float | None,
-            parsed_before: float | None) -> Iterator[Any]:
+            parsed_before: float | None) -> Generator[None, None, list[Item]]:
     """The project's entries to check (those written or changed since ``since``; all when
     None), with their references: read from ``entry_refs`` when the entry has not changed
     since ``parsed_before``, else from its text (and stored, unless a dry run)."""
@@ -421,9 +428,10 @@ def _undone(ctx: PassContext, uid: str, change: Change) -> bool:
 
 
 def _settle(ctx: PassContext, project: str, items: list[Item],
-            present: dict[str, bool | None]) -> Iterator[None]:
-    """Mark, lift, and remember what was seen."""
+            present: dict[str, bool | None]) -> Generator[None, None, set[str]]:
+    """Mark, lift, and remember what was seen. Returns the ids of the entries changed."""
     now = time.time()
+    changed: set[str] = set()
     seen: list[tuple[float, int, str]] = []
     for number, item in enumerate(items):
         if number % YIELD_EVERY == 0:
@@ -450,9 +458,12 @@ def _settle(ctx: PassContext, project: str, items: list[Item],
         if _undone(ctx, item.uid, change):
             ctx.count("kept as undone")
             continue
-        if ctx.apply(change) in ("applied", "preview"):
+        state = ctx.apply(change)
+        if state in ("applied", "preview"):
             ctx.count("marked" if mark is not None else "lifted")
+            changed.add(item.uid)
     _record_seen(ctx, seen)
+    return changed
 
 
 def _record_seen(ctx: PassContext, seen: list[tuple[float, int, str]]) -> None:
@@ -494,14 +505,26 @@ def run(ctx: PassContext) -> Iterator[Any]:
                 continue
             ctx.count("files read", checked.files_read)
             digest, present = checked.digest, checked.present
-        yield from _settle(ctx, project, items, present)
+        changed = yield from _settle(ctx, project, items, present)
         if not ctx.dry_run and ctx.agent is None:
             # after a check of the changed entries only, the tree it saw is not recorded as
             # checked: if it moved meanwhile, the next run checks every entry
-            _record(ctx, project, state[0] if unchanged and state else digest, started)
+            _record(ctx, project, state[0] if unchanged and state else digest,
+                    _checked_until(ctx, project, started, changed))
     if rules_changed and not ctx.dry_run and ctx.project is None and ctx.agent is None:
         with ctx.store.db:
             ctx.store.set_meta("staleness_rules", RULES)
+
+
+def _checked_until(ctx: PassContext, project: str, started: float, changed: set[str]) -> float:
+    """Until when the project's entries are checked: now, unless an entry was written while
+    the pass ran (between its slices) — then from when it started. The pass's own marks
+    count as checked."""
+    kinds = ", ".join("?" for _ in CHECKED_KINDS)
+    written = ctx.store.db.execute(
+        f"SELECT uid FROM entries WHERE project=? AND status='active' AND kind IN ({kinds}) "
+        "AND updated>=?", (project, *CHECKED_KINDS, started)).fetchall()
+    return started if any(uid not in changed for (uid,) in written) else time.time()
 
 
 def _record(ctx: PassContext, project: str, digest: str, checked: float) -> None:
