@@ -7,10 +7,10 @@ it names — paths, identifiers, flags, ``$VARS``, package names (:mod:`memoryd.
 - a **path** is there when it is a tracked (or untracked, not ignored) file or directory, or a
   suffix of one (``tests/conftest.py`` finds ``backend/tests/conftest.py``; a bare file name finds
   any file of that name), or exists on disk (an ignored ``.env``);
-- a **name** (identifier, flag, variable, package) is there when it is a word of a tracked text
-  file: files over 1 MB, binary files and the project's own memory files (CLAUDE.md and such,
-  indexed as entries) are not read. A flag ``--dry-run`` is found as ``dry-run`` or
-  ``dry_run``.
+- a **name** (identifier, flag, variable, package) is there when it is a word of a text file
+  of the checkouts (tracked, or untracked and not ignored): files over 1 MB, binary files and
+  the project's own memory files (CLAUDE.md and such, indexed as entries: no evidence for
+  themselves) are not read. A flag ``--dry-run`` is found as ``dry-run`` or ``dry_run``.
 
 **Only what was there can be gone.** A thing counts against an entry only once it has been
 seen in the project (``entry_refs.seen``): a lesson naming ``tomllib`` in a project that never
@@ -73,7 +73,6 @@ _SIMPLE_BYTES = bytes(c if c in _WORD_BYTES else 32 for c in range(256))
 _COMPOUND_BYTES = bytes(c if c in _WORD_BYTES + b"-." else 32 for c in range(256))
 #: How a compound word W stands between spaces once the bytes are translated: "--W", "W." …
 _COMPOUND_FORMS = tuple(p + b"W" + s for p in (b"", b"-", b"--", b".") for s in (b"", b".", b"-"))
-_GIT_ENV = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
 _word_cache: OrderedDict[str, tuple[str, dict[str, bool]]] = OrderedDict()
 _word_cache_lock = threading.Lock()
 
@@ -95,8 +94,12 @@ class Fingerprint:
 
 
 def _git(cwd: str, *args: str) -> bytes:
+    """git in ``cwd``, read-only: no prompt, no index lock taken (``git status`` would refresh
+    the index otherwise), and no GIT_DIR or such from the daemon's environment."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
     return subprocess.run(["git", "-C", cwd, *args], capture_output=True, check=True,
-                          timeout=GIT_TIMEOUT_S, env=_GIT_ENV).stdout
+                          timeout=GIT_TIMEOUT_S, env=env).stdout
 
 
 def fingerprint(root: str) -> Fingerprint | None:
@@ -205,7 +208,8 @@ def build_tree(found: Fingerprint, skip: set[str]) -> Tree:
                 else:
                     tree.add_path(path)
                     changed.add(path)
-                    tree.texts.append(os.path.join(checkout.path, path))
+                    if os.path.join(checkout.path, path) not in skip:
+                        tree.texts.append(os.path.join(checkout.path, path))
             elif "D" in (x, y):
                 deleted.add(path)
             else:
@@ -281,7 +285,10 @@ def check_project(root: str, keys: set[str], skip: set[str]) -> Checked | None:
     found = fingerprint(root)
     if found is None:
         return None
-    tree = build_tree(found, skip)
+    try:
+        tree = build_tree(found, skip)
+    except (OSError, subprocess.SubprocessError):  # a checkout removed meanwhile
+        return None
     refs = [Ref.from_key(key) for key in keys]
     with _word_cache_lock:
         cached = _word_cache.get(root)
