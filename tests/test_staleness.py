@@ -134,6 +134,23 @@ def test_the_fingerprint_changes_with_every_edit(repo: Path) -> None:
     (repo / "src/app.py").write_text(APP + "\n# two, longer\n")  # `git status` says M twice
     assert len({first.digest, edited.digest, staleness.fingerprint(str(repo)).digest}) == 3
     assert staleness.fingerprint(str(repo.parent / "nowhere")) is None
+    (repo.parent / "plain").mkdir()
+    assert staleness.fingerprint(str(repo.parent / "plain")) is None  # no git work tree
+
+
+def test_every_checkout_of_the_project_counts(repo: Path) -> None:
+    feature = repo.parent / "shop-feature"
+    git(repo, "worktree", "add", "-q", "-b", "feature", str(feature))
+    (feature / "src/new.py").write_text("def fresh(): ...\n")
+    git(feature, "add", "-A")
+    git(feature, "commit", "-q", "-m", "feature")
+    found = staleness.fingerprint(str(repo))
+    assert found is not None and [c.path for c in found.checkouts] == [str(repo), str(feature)]
+    tree = staleness.build_tree(found, skip=set())
+    assert tree.has_path("src/new.py") and tree.has_path(str(feature / "src/new.py"))
+    assert tree.texts.count(str(feature / "src/app.py")) == 0  # same content: read once
+    git(feature, "commit", "-q", "--allow-empty", "-m", "more")
+    assert staleness.fingerprint(str(repo)).digest != found.digest
 
 
 # -- the pass, through the daemon ------------------------------------------------------------
