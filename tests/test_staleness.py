@@ -57,6 +57,10 @@ def staleness_run(client: Client, **options: object) -> dict:
     return summary
 
 
+def remember_parsing(client: Client, repo: Path) -> dict:
+    return client.remember("coder", "layout", "Parsing lives in src/app.py.", cwd=str(repo))["entry"]
+
+
 def stale(client: Client, entry_id: str) -> str | None:
     return client.get(entry_id)["stale"]
 
@@ -223,7 +227,7 @@ def _succeeds(fn) -> bool:  # type: ignore[no-untyped-def]
 
 
 def test_dry_run_changes_nothing(client: Client, repo: Path) -> None:
-    entry = client.remember("coder", "layout", "Parsing lives in src/app.py.", cwd=str(repo))["entry"]
+    entry = remember_parsing(client, repo)
     staleness_run(client)
     (repo / "src/app.py").unlink()
     preview = staleness_run(client, dry_run=True)
@@ -235,7 +239,7 @@ def test_dry_run_changes_nothing(client: Client, repo: Path) -> None:
 
 
 def test_undo_of_a_staleness_run_lifts_and_restores_its_marks(client: Client, repo: Path) -> None:
-    entry = client.remember("coder", "layout", "Parsing lives in src/app.py.", cwd=str(repo))["entry"]
+    entry = remember_parsing(client, repo)
     staleness_run(client)
     (repo / "src/app.py").unlink()
     marked = staleness_run(client)
@@ -281,7 +285,7 @@ def test_a_project_and_an_agent_can_be_checked_alone(client: Client, repo: Path,
     (other / "lib.py").write_text("x = 1\n")
     git(other, "add", "-A")
     git(other, "commit", "-q", "-m", "one")
-    mine = client.remember("coder", "layout", "Parsing lives in src/app.py.", cwd=str(repo))["entry"]
+    mine = remember_parsing(client, repo)
     theirs = client.remember("coder", "layout", "All of it is lib.py.", cwd=str(other))["entry"]
     tester = client.remember("tester", "layout", "Test src/app.py first.", cwd=str(repo))["entry"]
     staleness_run(client)

@@ -54,7 +54,8 @@ HOSTNAME DISPLAY XDG_CONFIG_HOME XDG_DATA_HOME XDG_STATE_HOME XDG_CACHE_HOME XDG
 """.split())
 
 _FENCE = re.compile(r"^\s*(```|~~~).*?(?:^\s*\1[^\n]*$|\Z)", re.M | re.S)
-_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+|\bwww\.\S+|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}\b", re.I)
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+|\bwww\.\S+"
+                  r"|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}\b", re.I)  # and e-mail
 _SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 _FLAG = re.compile(r"(?<![\w\-/.=])--([a-zA-Z][a-zA-Z0-9]*(?:[-_][a-zA-Z0-9]+)*)(?![\w\-/])")
 _ENV = re.compile(r"\$\{?([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)\b\}?")

@@ -137,7 +137,7 @@ def fingerprints(roots: list[str]) -> dict[str, Fingerprint | None]:
     if len(roots) <= 1:
         return {root: fingerprint(root) for root in roots}
     with ThreadPoolExecutor(min(4, len(roots)), thread_name_prefix="memoryd-git") as pool:
-        return dict(zip(roots, pool.map(fingerprint, roots)))
+        return dict(zip(roots, pool.map(fingerprint, roots), strict=True))
 
 
 def _status(raw: bytes) -> Iterator[tuple[str, str, str]]:
