@@ -26,7 +26,10 @@ times, in this order:
 5. ``unchanged`` again;
 6. ``restored``: the files brought back (``git revert``): the marks are lifted.
 
-Prints one line per run (seconds, the pass's counts) and the figures as JSON on the last line.
+Each run also gives its slices on the database thread, their median, 99th percentile and longest (what
+a search or a hook may wait behind the pass; on a busy machine the longest includes the thread
+being preempted). Prints one line per run (seconds, the longest slice, the pass's counts) and
+the figures as JSON on the last line.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ sys.path.insert(0, str(HERE.parent))  # the working tree's memoryd, not an insta
 
 from memoryd.config import load_config  # noqa: E402
 from memoryd.engine import Engine  # noqa: E402
+from memoryd.passes import runner  # noqa: E402
 from memoryd.passes.runner import Passes  # noqa: E402
 from memoryd.store.database import Store  # noqa: E402
 from memoryd.store.entries import Entries, new_uid  # noqa: E402
@@ -143,12 +147,34 @@ async def main_async(args: argparse.Namespace, base: Path) -> dict[str, Any]:
     figures: dict[str, Any] = {"files": args.files, "entries": args.entries,
                                "referencing": referencing, "runs": {}}
 
+    slices: list[float] = []
+    plain_slice = runner._slice
+
+    def timed_slice(steps: Any, value: Any) -> Any:
+        begun = time.perf_counter()
+        try:
+            return plain_slice(steps, value)
+        finally:
+            slices.append(time.perf_counter() - begun)
+
+    runner._slice = timed_slice  # type: ignore[assignment]
+
     async def timed(label: str) -> None:
+        slices.clear()
         begun = time.perf_counter()
         summary = await passes.run("staleness")
         took = time.perf_counter() - begun
-        figures["runs"][label] = {"s": round(took, 3), "counts": summary["counts"]}
-        print(f"{label:<16} {took:7.3f} s  {summary['status']}  {summary['counts']}")
+        ordered = sorted(slices) or [0.0]
+        longest = ordered[-1] * 1000
+        p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000
+        median = ordered[len(ordered) // 2] * 1000
+        figures["runs"][label] = {"s": round(took, 3), "slices": len(slices),
+                                  "slice_median_ms": round(median, 1),
+                                  "slice_p99_ms": round(p99, 1),
+                                  "longest_slice_ms": round(longest, 1),
+                                  "counts": summary["counts"]}
+        print(f"{label:<16} {took:7.3f} s  {len(slices):4d} slices: median {median:4.1f} ms, "
+              f"p99 {p99:4.1f} ms, longest {longest:4.1f} ms  {summary['counts']}")
 
     await timed("first")
     await timed("unchanged")

@@ -57,11 +57,15 @@ RULES = "1"
 CHECKED_KINDS = ("fact", "lesson", "feedback", "note", "summary")
 MAX_FILE_BYTES = 1_000_000
 MAX_LISTED = 5
+#: Entries read per query; the pass yields (a slice point) every YIELD_EVERY entries it parses
+#: or settles and after every change, so that no step holds the database thread for long.
 BATCH = 100
+YIELD_EVERY = 10
+#: First sightings written per transaction.
+SEEN_BATCH = 500
 #: A project with more text files than this is checked for paths only: its names count as
 #: unknown (never marked, never lifted), for reading them all would take minutes.
 MAX_TEXT_FILES = 50_000
-YIELD_EVERY = 100
 GIT_TIMEOUT_S = 60.0
 #: Words found per checked tree (root → (fingerprint, {word: found})), the newest few.
 WORD_CACHE_PROJECTS = 8
@@ -389,13 +393,13 @@ def _gather(ctx: PassContext, project: str, since: float | None,
             if not rows:
                 break
             last = rows[-1][0]
-            items += _with_refs(ctx, rows, parsed_before)
+            items += yield from _with_refs(ctx, rows, parsed_before)
             ctx.count("entries checked", len(rows))
     return items
 
 
 def _with_refs(ctx: PassContext, rows: list[tuple[Any, ...]],
-               parsed_before: float | None) -> list[Item]:
+               parsed_before: float | None) -> Generator[None, None, list[Item]]:
     marks = ", ".join("?" for _ in rows)
     stored: dict[int, dict[str, float | None]] = {}
     for entry, ref, seen in ctx.store.db.execute(
@@ -404,7 +408,9 @@ def _with_refs(ctx: PassContext, rows: list[tuple[Any, ...]],
         stored.setdefault(entry, {})[ref] = seen
     items = []
     writes: list[tuple[int, dict[str, float | None], dict[str, float | None]]] = []
-    for rowid, uid, text, updated, stale in rows:
+    for number, (rowid, uid, text, updated, stale) in enumerate(rows, 1):
+        if number % YIELD_EVERY == 0:
+            yield
         refs = stored.get(rowid, {})
         if parsed_before is None or updated >= parsed_before:
             old = refs
@@ -443,7 +449,8 @@ def _settle(ctx: PassContext, project: str, items: list[Item],
     for number, item in enumerate(items):
         if number % YIELD_EVERY == 0:
             yield
-            _record_seen(ctx, seen)
+            if len(seen) >= SEEN_BATCH:
+                _record_seen(ctx, seen)
         gone = []
         for key, first_seen in item.refs.items():
             there = present.get(key)
@@ -469,6 +476,7 @@ def _settle(ctx: PassContext, project: str, items: list[Item],
         if state in ("applied", "preview"):
             ctx.count("marked" if mark is not None else "lifted")
             changed.add(item.uid)
+        yield
     _record_seen(ctx, seen)
     return changed
 
