@@ -221,6 +221,8 @@ def _when(ts: float) -> str:
 
 def _entry_line(entry: dict[str, Any]) -> str:
     status = "" if entry.get("status") == "active" else f" [{entry.get('status')}]"
+    if entry.get("stale"):  # something it names is gone from its project (staleness pass)
+        status += f" [stale: {entry['stale']}]"
     key = f" {entry['key']}" if entry.get("key") else ""
     category = entry.get("category") or "-"
     return f"{entry['id']}  {entry['agent']}/{category} {entry['kind']}{key}{status}: {entry['text']}"
@@ -232,7 +234,8 @@ def _print_entry(entry: dict[str, Any]) -> None:
     source = entry.get("source")
     span = f":{entry['line_start']}-{entry['line_end']}" if entry.get("line_start") else ""
     details = [
-        f"created {_when(entry['created'])}",
+        f"created {_when(entry['created'])}"
+        + (f" ({entry['age_note']})" if entry.get("age_note") else ""),
         f"confidence {entry['confidence']:.2f}",
         f"via {entry['via']}" + (f" by {entry['writer']}" if entry.get("writer") else ""),
     ]

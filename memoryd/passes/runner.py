@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from memoryd.errors import BadParamsError, NotFoundError
 from memoryd.ingest.pipeline import configured_sources
-from memoryd.passes import consolidate, notebooks, promote, retain
+from memoryd.passes import consolidate, notebooks, promote, retain, staleness
 from memoryd.passes.files import commit
 from memoryd.passes.journal import Change, Journal, RunSummary, parse_target, run_name
 from memoryd.store.database import SELECT_ENTRY, row_to_entry
@@ -41,6 +41,7 @@ PASSES: dict[str, Callable[[PassContext], Iterator[Any]]] = {
     "notebooks": notebooks.run,
     "consolidate": consolidate.run,
     "promote": promote.run,
+    "staleness": staleness.run,
     "retain": retain.run,
 }
 INTERVALS = {"hourly": 3600.0, "daily": 86400.0}

@@ -23,6 +23,11 @@ acting" warning. Entries in an open contradiction (the consolidation pass found 
 that disagree) are marked disputed and go last in their section; lines a notebook pass moved to
 an archive are searchable but never injected. The block starts with memoryd's marker line (ingestion drops anything carrying
 it) and ends with a short drift caveat. It is phrased as facts, not commands.
+
+**Stale entries** (the staleness pass found that something they name is gone from their project)
+are never given as fact: at session start and per prompt alike they come last in their section,
+with what is gone and a warning ("⚠ stale: gone: `app.py`; verify before acting"), and are the
+first items dropped when the block is over budget.
 """
 
 from __future__ import annotations
@@ -38,13 +43,12 @@ from memoryd_client.wire import INJECTION_MARKER
 from memoryd.ingest.sources import ARCHIVE_DIR
 from memoryd.params import Params
 from memoryd.project import project_of
-from memoryd.retrieval.search import Search, format_age
+from memoryd.retrieval.age import VERIFY_DAYS, age_note
+from memoryd.retrieval.search import Search
 from memoryd.store.database import SELECT_ENTRY, Store, row_to_entry
 
 DEFAULT_BUDGET_CHARS = 8000
 PROMPT_BUDGET_CHARS = 2000
-AGE_NOTE_DAYS = 30
-STALE_DAYS = 90
 FACT_PREFIXES = ("pref.", "project.", "tool.", "user.")
 #: Categories that name no topic (a prompt mentioning "general" is not about them).
 GENERIC_CATEGORIES = ("general", "misc", "notes", "session", "learnings", "mistakes", "other")
@@ -114,16 +118,19 @@ class Block:
 NOT_ARCHIVED = f"coalesce(source, '') NOT LIKE '%/{ARCHIVE_DIR}/%'"
 #: An entry in an open contradiction (memoryd.passes.consolidate) goes last, marked.
 DISPUTED_NOTE = " (disputed: another memory says otherwise; a person decides)"
+#: Added to the rank of a disputed or stale entry: after every other item, the first dropped.
 DEMOTED_RANK = 1000
 
 
 def age_suffix(created: float, now: float) -> str:
-    days = (now - created) / 86400
-    if days > STALE_DAYS:
-        return f" (⚠ {format_age(now - created)} old: verify before acting)"
-    if days > AGE_NOTE_DAYS:
-        return f" ({format_age(now - created)} old)"
-    return ""
+    note = age_note(created, now)
+    if note is None:
+        return ""
+    return f" (⚠ {note})" if (now - created) / 86400 > VERIFY_DAYS else f" ({note})"
+
+
+def stale_suffix(stale: str) -> str:
+    return f" (⚠ stale: {stale}; verify before acting)"
 
 
 def render(entry: dict[str, Any]) -> str:
@@ -262,8 +269,12 @@ class ContextBuilder:
     def _item(self, section: str, entry: dict[str, Any], now: float, rank: float,
               score: float | None = None, evidence: dict[str, float] | None = None) -> Item:
         suffix = age_suffix(entry["created"], now)
-        if entry["id"] in self.disputed:  # last in its section, first to go, never as fact
-            suffix += DISPUTED_NOTE
+        demoted = False
+        if entry.get("stale"):  # something it names is gone from its project
+            suffix, demoted = stale_suffix(entry["stale"]), True
+        if entry["id"] in self.disputed:
+            suffix, demoted = suffix + DISPUTED_NOTE, True
+        if demoted:  # last in its section, first to go, never as fact
             rank += DEMOTED_RANK
         return Item(section, f"- {render(entry)}{suffix}", rank,
                     entry_id=entry["id"], score=score, evidence=evidence)

@@ -9,6 +9,9 @@ Tables:
     events        the journal: every change with its before/after as JSON
     runs, changes the maintenance passes' runs and their changes (memoryd.passes.journal)
     marks         a forget or supersede kept for an entry that is not (yet) indexed
+    entry_refs    what each entry names in its project, and when it was first seen there
+    stale_projects  each project's working tree (a fingerprint) when the staleness pass last
+                  checked it (memoryd.passes.staleness)
 
 The database is an index: the ledgers, the transcript archives and the watched files rebuild it.
 """
@@ -243,6 +246,25 @@ MIGRATIONS: tuple[str, ...] = (
         ts REAL NOT NULL,
         PRIMARY KEY (agent, target)
     ) WITHOUT ROWID;
+    """,
+    # 8 (staleness pass): what each entry names (memoryd.passes.references) and when each
+    # thing was first seen in its project; each project's working tree as last checked
+    """
+    CREATE TABLE entry_refs(
+        entry INTEGER NOT NULL,
+        ref TEXT NOT NULL,
+        seen REAL,
+        PRIMARY KEY (entry, ref)
+    ) WITHOUT ROWID;
+    CREATE TRIGGER entries_refs_ad AFTER DELETE ON entries BEGIN
+        DELETE FROM entry_refs WHERE entry = old.id;
+    END;
+    CREATE TABLE stale_projects(
+        project TEXT PRIMARY KEY,
+        fingerprint TEXT NOT NULL,
+        checked REAL NOT NULL
+    );
+    CREATE INDEX entries_project ON entries(project, status, kind);
     """,
 )
 

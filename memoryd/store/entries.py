@@ -20,6 +20,7 @@ from memoryd.config import Config
 from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError
 from memoryd.params import Params
 from memoryd.project import repository_of
+from memoryd.retrieval.age import age_note
 from memoryd.store.archive import TRANSCRIPT_PREFIX
 from memoryd.store.database import Store
 from memoryd.store.ledger import Ledger
@@ -321,9 +322,12 @@ class Entries:
         }
 
     def get(self, params: Params) -> dict[str, Any]:
+        """The entry, with its ``age_note`` (memoryd.retrieval.age); ``stale`` says what it
+        names that its project no longer has (the staleness pass)."""
         entry_id = params.text("id", required=True, max_len=200)
         assert entry_id is not None
-        return self.resolve(entry_id)
+        entry = self.resolve(entry_id)
+        return {**entry, "age_note": age_note(entry["created"], time.time())}
 
     def _owned(self, params: Params) -> tuple[dict[str, Any], str]:
         entry_id = params.text("id", required=True, max_len=200)
