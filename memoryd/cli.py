@@ -41,7 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     commands.add_parser("serve", help="run the daemon in the foreground (SIGTERM stops it)")
     reindex = commands.add_parser(
-        "reindex", help="rebuild the database from the ledgers (the daemon must be stopped)")
+        "reindex", help="rebuild the database from the ledgers and the transcript archives "
+        "(the daemon must be stopped)")
     reindex.add_argument("--no-vectors", action="store_true",
                          help="skip embedding; the daemon embeds the backlog when it starts")
     add_service_parser(commands)
@@ -99,7 +100,9 @@ def run_reindex(no_vectors: bool) -> int:
     counts = reindex(config, embed=not no_vectors)
     print(
         f"reindexed {counts['entries']} entries from {counts['ledgers']} ledgers "
-        f"({counts['records']} records, {counts['vectors']} vectors) "
+        f"({counts['records']} records) and {counts['archives']} transcript archives "
+        f"({counts['restored']} entries, {counts['archived']} archived first), "
+        f"{counts['vectors']} vectors, "
         f"in {time.monotonic() - started:.1f} s into {config.db_path}"
     )
     return 0

@@ -67,6 +67,22 @@ class ContextConfig:
 
 
 @dataclass(frozen=True)
+class PassesConfig:
+    notebooks: str
+    consolidate: str
+    promote: str
+    staleness: str
+    retain: str
+    quiet_s: float
+    notebook_lines: int
+    promote_mode: str
+
+
+SCHEDULES = ("hourly", "daily", "off")
+PASS_NAMES = ("notebooks", "consolidate", "promote", "staleness", "retain")
+
+
+@dataclass(frozen=True)
 class ToolsConfig:
     memory_dir: str
 
@@ -83,6 +99,7 @@ class Config:
     context: ContextConfig
     tools: ToolsConfig
     extract: ExtractConfig
+    passes: PassesConfig
     sources: tuple[Source, ...]
 
     @property
@@ -102,6 +119,11 @@ class Config:
     @property
     def ledger_dir(self) -> Path:
         return self.state_dir / "ledger"
+
+    @property
+    def archive_dir(self) -> Path:
+        """The transcript archives of the retain pass (memoryd.store.archive)."""
+        return self.state_dir / "transcripts"
 
     @property
     def lock_path(self) -> Path:
@@ -169,7 +191,13 @@ RANGES: dict[str, tuple[float, float]] = {
     "watch.max_line_bytes": (1024, 1 << 31), "extract.timeout_s": (1, 3600),
     "extract.daily_calls": (0, 100_000), "remember.near_duplicate_cosine": (0.5, 1.0),
     "remember.manual_confidence": (0.0, 1.0), "search.limit": (1, 1000),
-    "search.match_precision": (0.5, 0.99),
+    "search.match_precision": (0.5, 0.99), "passes.quiet_s": (0, 86400),
+    "passes.notebook_lines": (10, 100_000),
+}
+#: The values a string setting may take.
+CHOICES: dict[str, tuple[str, ...]] = {
+    **{f"passes.{name}": SCHEDULES for name in PASS_NAMES},
+    "passes.promote_mode": ("propose", "auto"),
 }
 
 
@@ -179,6 +207,11 @@ def _check_ranges(settings: dict[str, Any]) -> None:
         value = settings[section][key]
         if not low <= value <= high:
             raise ConfigError(f"{name} must be between {low:g} and {high:g}; got {value!r}")
+    for name, allowed in CHOICES.items():
+        section, key = name.split(".")
+        if settings[section][key] not in allowed:
+            raise ConfigError(f"{name} must be one of {', '.join(allowed)}; "
+                              f"got {settings[section][key]!r}")
 
 
 def load_config(path: Path | None = None) -> Config:
@@ -210,6 +243,7 @@ def load_config(path: Path | None = None) -> Config:
         context=ContextConfig(shared_agents=tuple(settings["context"]["shared_agents"])),
         tools=ToolsConfig(**settings["tools"]),
         extract=ExtractConfig(**settings["extract"]),
+        passes=PassesConfig(**settings["passes"]),
         sources=tuple(sources),
     )
 

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 
 OK, FAILED, USAGE, UNREACHABLE = 0, 1, 2, 3
 COMMANDS = ("status", "sources", "reload", "hook", "file", "extract", "mcp", "context", "explain",
-            "session", "sessions", "store", "search", "get", "forget", "supersede", "history")
+            "session", "sessions", "store", "search", "get", "forget", "supersede", "history",
+            "pass", "undo", "promote", "notebook")
 
 
 def _common() -> argparse.ArgumentParser:
@@ -207,6 +208,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     history.add_argument("id", nargs="?")
     history.add_argument("--agent")
     history.add_argument("--key")
+
+    from memoryd_client import pass_commands
+
+    pass_commands.add_parsers(add_command, common)
     return parser
 
 
@@ -216,6 +221,8 @@ def _when(ts: float) -> str:
 
 def _entry_line(entry: dict[str, Any]) -> str:
     status = "" if entry.get("status") == "active" else f" [{entry.get('status')}]"
+    if entry.get("stale"):  # something it names is gone from its project (staleness pass)
+        status += f" [stale: {entry['stale']}]"
     key = f" {entry['key']}" if entry.get("key") else ""
     category = entry.get("category") or "-"
     return f"{entry['id']}  {entry['agent']}/{category} {entry['kind']}{key}{status}: {entry['text']}"
@@ -227,7 +234,8 @@ def _print_entry(entry: dict[str, Any]) -> None:
     source = entry.get("source")
     span = f":{entry['line_start']}-{entry['line_end']}" if entry.get("line_start") else ""
     details = [
-        f"created {_when(entry['created'])}",
+        f"created {_when(entry['created'])}"
+        + (f" ({entry['age_note']})" if entry.get("age_note") else ""),
         f"confidence {entry['confidence']:.2f}",
         f"via {entry['via']}" + (f" by {entry['writer']}" if entry.get("writer") else ""),
     ]
@@ -268,6 +276,19 @@ def _print_status(status: dict[str, Any]) -> None:
               f"queue {ingest['queue']}" + (f", {problems} with problems" if problems else ""))
     if status.get("rss_bytes"):
         print(f"memory: {status['rss_bytes'] / 1e6:.0f} MB RSS")
+    upcoming = [p for p in status.get("passes") or [] if p["next"]]
+    if upcoming:
+        print("passes: " + ", ".join(
+            f"{p['pass']} next {time.strftime('%H:%M', time.localtime(p['next']))}"
+            + (f" (last {p['last_run']}: "
+               + (", ".join(f"{k} {v}" for k, v in sorted(p["last_counts"].items()))
+                  or "nothing to do") + ")" if p["last_run"] else "")
+            for p in upcoming) + (f"; running {status['pass_running']}"
+                                  if status.get("pass_running") else ""))
+    for contradiction in status.get("contradictions") or []:
+        texts = " / ".join(repr(t[:60]) for t in contradiction["texts"])
+        print(f"contradiction {contradiction['change']}: {texts} (a person decides: forget or "
+              "supersede one)")
 
 
 def _print_sources(status: dict[str, Any]) -> None:
@@ -497,6 +518,10 @@ def run(args: argparse.Namespace, client: Client) -> int:
 
         _emit(args, result, show_history)
         return OK
+    if command in ("pass", "undo", "promote", "notebook"):
+        from memoryd_client import pass_commands
+
+        return pass_commands.run(args, client, _emit)
     raise AssertionError(command)  # argparse guarantees a known command
 
 

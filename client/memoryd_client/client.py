@@ -166,6 +166,34 @@ class _Methods:
     ) -> Any:
         return self.call("history", _drop_none({"id": entry_id, "agent": agent, "key": key}))
 
+    def pass_list(self) -> Any:
+        """Each maintenance pass: its schedule, last run and next run."""
+        return self.call("pass_list")
+
+    def pass_run(self, name: str, *, agent: str | None = None, project: str | None = None,
+                 dry_run: bool = False) -> Any:
+        """Run a pass now (notebooks, consolidate, promote, staleness, retain); the reply
+        names the run: {"run": "r12", "counts": {…}, …}."""
+        return self.call("pass_run", _drop_none({"name": name, "agent": agent,
+                                                 "project": project, "dry_run": dry_run}))
+
+    def pass_show(self, run_or_change: str | None = None) -> Any:
+        """A run (r12) with every change, or one change (c345); default the newest run."""
+        return self.call("pass_show", _drop_none({"id": run_or_change}))
+
+    def undo(self, run_or_change: str) -> Any:
+        """Take back a whole run (r12) or one change (c345), as a new run."""
+        return self.call("undo", {"id": run_or_change})
+
+    def promote_accept(self, change: str) -> Any:
+        """Apply a promotion the promote pass proposed (c345)."""
+        return self.call("promote_accept", {"id": change})
+
+    def notebook_check(self, path: str | None = None, *, agent: str | None = None,
+                       fix: bool = False) -> Any:
+        """The notebook pass over one file (or every notebook): a preview, or with fix applied."""
+        return self.call("notebook_check", _drop_none({"path": path, "agent": agent, "fix": fix}))
+
 
 class Client(_Methods):
     """Blocking client; one connection, reused across calls."""

@@ -76,10 +76,12 @@ def build_server(agent: str, client: Client) -> Any:
     def memory_search(query: str, limit: int = 8, category: str | None = None) -> list[dict[str, Any]]:
         """Search your memory (notes, lessons, facts, past session exchanges) by meaning and by
         keywords. Use it before answering questions about earlier decisions or preferences.
-        Returns hits with id, text, kind, category, age, scores and where each came from."""
+        Returns hits with id, text, kind, category, age, scores and where each came from.
+        A hit with `stale` names something its project no longer has (a file, a function, a
+        flag): check before relying on it; `age_note` warns about old hits the same way."""
         result = call(client.search, query, agent=agent, limit=limit, category=category)
-        keep = ("id", "text", "kind", "category", "key", "age", "score", "match", "source",
-                "session", "created")
+        keep = ("id", "text", "kind", "category", "key", "age", "age_note", "stale", "score",
+                "match", "source", "session", "created")
         return [{k: hit.get(k) for k in keep} for hit in result["hits"]]
 
     @server.tool(annotations=writes)

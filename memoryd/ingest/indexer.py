@@ -24,8 +24,9 @@ from memoryd.ingest.tail import TailPosition
 from memoryd.ingest.transcript import Chunk
 from memoryd.project import project_of
 from memoryd.redact import redact
+from memoryd.store.archive import TRANSCRIPT_PREFIX
 from memoryd.store.database import Store
-from memoryd.store.entries import Entries, new_uid
+from memoryd.store.entries import Entries, mark_target, new_uid
 from memoryd.text import content_hash
 
 log = logging.getLogger(__name__)
@@ -247,6 +248,20 @@ class Indexer:
         }
         self.store.insert_entry(entry)
         self.store.journal(entry["uid"], "indexed", "watch", None, entry, now)
+        self._apply_mark(entry, now)
+
+    def _apply_mark(self, entry: dict[str, Any], now: float) -> None:
+        """An entry indexed anew keeps the status a forget or supersede gave the same text
+        (a file entry) or the same chunk (a transcript) before: after a reindex, or when a
+        file was deleted and written back."""
+        mark = self.store.mark(entry["agent"], mark_target(entry["uid"], entry["hash"], "watch"))
+        if mark is None or mark["status"] == entry["status"]:
+            return
+        before = self.store.entry_by_uid(entry["uid"])
+        self.store.update_entry(entry["uid"], status=mark["status"],
+                                superseded_by=mark["superseded_by"])
+        self.store.journal(entry["uid"], mark["status"], mark["actor"], before,
+                           self.store.entry_by_uid(entry["uid"]), now)
 
     def _remove_entry(self, entry: dict[str, Any], why: str) -> None:
         self.store.db.execute("DELETE FROM entries WHERE id=?", (entry["rowid"],))
@@ -285,7 +300,7 @@ class Indexer:
         return changes
 
     def _upsert_chunk(self, facts: FileFacts, chunk: Chunk, now: float) -> Changes:
-        uid = "t" + chunk.chunk_id
+        uid = TRANSCRIPT_PREFIX + chunk.chunk_id
         text = redact(chunk.text)
         hash_ = content_hash(text)
         row = self.store.db.execute("SELECT hash, text FROM entries WHERE uid=?", (uid,)).fetchone()
@@ -307,6 +322,7 @@ class Indexer:
             "superseded_by": None, "polarity": None,
         }
         self.store.insert_entry(entry)
+        self._apply_mark(entry, now)
         return Changes(added=1)
 
     def _upsert_session(self, session: dict[str, Any], facts: FileFacts) -> None:

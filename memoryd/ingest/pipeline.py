@@ -42,6 +42,10 @@ from memoryd.ingest.tail import TailPosition, TailRead, read_appended
 from memoryd.ingest.transcript import Chunk, TranscriptParser, Turn, chunk_exchanges, make_parser
 
 log = logging.getLogger(__name__)
+#: How long the database thread applies parsed files before it lets other work in.
+APPLY_SLICE_S = 0.015
+#: When the scan that catches up with the watcher's start runs.
+CATCH_UP_S = 1.0
 T = TypeVar("T")
 
 BATCH_PATHS = 64
@@ -198,10 +202,12 @@ class Ingest:
                     read_memory_file, facts, relative, self.config.watch.max_file_bytes))
             else:
                 await self.ingest_transcript(source, facts)
-        if memory_results:
-            changes = await self.db(self._apply_memory, memory_results)
-            for result, change in zip(memory_results, changes):
+        done = 0
+        while done < len(memory_results):  # in slices: searches wait for one slice at most
+            changes = await self.db(self._apply_memory, memory_results[done:])
+            for result, change in zip(memory_results[done:], changes):
                 self._account(result.facts, change, result.error or "; ".join(result.notes) or None)
+            done += len(changes)
         for path in gone:
             self.transcripts.pop(path, None)
             changes = await self.db(self.indexer.remove_file, path)
@@ -209,7 +215,14 @@ class Ingest:
                 log.info("%s is gone: removed %d entries.", path, changes.removed)
 
     def _apply_memory(self, results: list[ParsedMemoryFile]) -> list[Changes]:
-        return [self.indexer.apply_memory_file(result) for result in results]
+        """Apply parsed files until APPLY_SLICE_S has passed (at least one)."""
+        deadline = time.perf_counter() + APPLY_SLICE_S
+        applied = []
+        for result in results:
+            applied.append(self.indexer.apply_memory_file(result))
+            if time.perf_counter() >= deadline:
+                break
+        return applied
 
     def _account(self, facts: FileFacts, change: Changes, problem: str | None) -> None:
         stats = self.stats.setdefault(facts.source, SourceStats())
@@ -281,8 +294,9 @@ class Ingest:
         try:
             known = await self.db(self.indexer.known_paths)
             found = await self.off_loop(self._scan_files)
-            queued = [path for path, facts in found.items() if known.get(path) != facts]
-            queued += [path for path in known if path not in found]
+            queued = [path for path, facts in found.items()
+                      if known.get(path) != facts and path not in self.pending]
+            queued += [path for path in known if path not in found and path not in self.pending]
             for source_name in self.stats:
                 self.stats[source_name].files = 0
             for path in found:
@@ -313,6 +327,7 @@ class Ingest:
             log.info("Watching %d roots; %d files queued for indexing.", len(self.roots), queued)
             stop = self.watch_stop = asyncio.Event()
             checker = asyncio.create_task(self._check_roots(stop, identity))
+            catch_up = asyncio.create_task(self._catch_up(stop))
             try:
                 if self.roots:
                     async for changes in watchfiles.awatch(
@@ -328,6 +343,18 @@ class Ingest:
             finally:
                 stop.set()
                 checker.cancel()
+                catch_up.cancel()
+
+    async def _catch_up(self, stop: asyncio.Event) -> None:
+        """Scan once more when the watcher is surely running: a file written between the
+        first scan and the watcher's start is in neither (watchfiles says nothing when it is
+        ready). Files queued already are not queued twice."""
+        try:
+            await asyncio.wait_for(stop.wait(), timeout=CATCH_UP_S)
+        except TimeoutError:
+            queued = await self.full_scan()
+            if queued:
+                log.info("Caught up with %d files written while the watcher started.", queued)
 
     @staticmethod
     def _identity(roots: list[Path]) -> list[tuple[str, int, int]]:

@@ -74,7 +74,10 @@ KINDS = ("memory", "transcript")
 FORMATS = ("markdown", "claude-code", "codex", "generic")
 FORMATS_BY_KIND = {"memory": ("markdown",), "transcript": ("claude-code", "codex", "generic")}
 PLACEHOLDER = "{agent}"
-SOURCE_KEYS = ("name", "path", "kind", "format", "agent")
+SOURCE_KEYS = ("name", "path", "kind", "format", "agent", "notebook_lines")
+#: Archives of notebooks (memoryd.passes.notebooks) live in this directory beside the notebook
+#: and belong to the notebook's source.
+ARCHIVE_DIR = "archive"
 _REQUIRED_KEYS = ("name", "path", "kind", "format")
 _AGENT_RE = AGENT_NAME.pattern.removeprefix("^").removesuffix("$")
 _WILDCARDS = ("*", "?", PLACEHOLDER)
@@ -89,6 +92,7 @@ class Source:
     kind: str
     format: str
     agent: str | None = None
+    notebook_lines: int | None = None  # this source's notebook cap (else passes.notebook_lines)
 
     def __post_init__(self) -> None:
         _check_source(self)
@@ -136,10 +140,16 @@ def validate_source(data: Mapping[str, Any]) -> Source:
         if key not in data:
             raise ConfigError(f"{label}: missing {key!r}")
     for key in SOURCE_KEYS:
-        if key in data and not isinstance(data[key], str):
+        if key == "notebook_lines":
+            lines = data.get(key)
+            if key in data and (not isinstance(lines, int) or isinstance(lines, bool)
+                                or not 10 <= lines <= 100_000):
+                raise ConfigError(f"{label}: 'notebook_lines' must be a whole number of lines "
+                                  f"from 10 to 100000, got {lines!r}")
+        elif key in data and not isinstance(data[key], str):
             raise ConfigError(f"{label}: {key!r} must be a string")
     return Source(name=name, path=data["path"], kind=data["kind"], format=data["format"],
-                  agent=data.get("agent"))
+                  agent=data.get("agent"), notebook_lines=data.get("notebook_lines"))
 
 
 def default_sources() -> list[Source]:
@@ -221,6 +231,15 @@ class _Compiled:
     agent: str | None       # the fixed agent, when the glob has no placeholder
 
     def agent_for(self, path: str) -> str | None:
+        agent = self._agent_for(path)
+        if agent is None:  # a notebook's archive belongs to the notebook's source
+            head, _, name = path.rpartition("/")
+            parent, _, directory = head.rpartition("/")
+            if directory == ARCHIVE_DIR and name.endswith(".md"):
+                return self._agent_for(f"{parent}/{name}")
+        return agent
+
+    def _agent_for(self, path: str) -> str | None:
         found = self.pattern.fullmatch(path)
         if found is None:
             return None
@@ -231,7 +250,11 @@ class _Compiled:
 
     def may_contain(self, directory: str) -> bool:
         """Whether walking ``directory`` can lead to a match (including reaching the root)."""
-        return _within(self.root, directory) or self.dirs.fullmatch(directory) is not None
+        if _within(self.root, directory) or self.dirs.fullmatch(directory) is not None:
+            return True
+        parent, _, name = directory.rpartition("/")
+        return name == ARCHIVE_DIR and (parent == self.root or
+                                        self.dirs.fullmatch(parent) is not None)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,32 +50,90 @@ def read_text(path: Path) -> FileText:
 def replace_if_unchanged(path: Path, expected: bytes | None, new: bytes,
                          mode: int = 0o600) -> bool:
     """Write ``new`` to ``path`` (through a symlink) if it still holds ``expected`` (None: if it
-    does not exist). Returns False, writing nothing, when it changed meanwhile."""
+    does not exist). Returns False, writing nothing, when it changed meanwhile.
+
+    A writer that rewrites the file in place (truncate and write, as most editors and agents'
+    write tools do) in the instant between the last check and the rename would write into the
+    file the rename replaces: so that file is read once more after the rename, and if it no
+    longer holds ``expected`` their text is put back and the swap counts as a conflict. (What
+    remains is a window of microseconds between that read and the put-back, in which a writer
+    that read our text would have to write again.)"""
     real = Path(os.path.realpath(path))
-    if _current(real) != expected:
-        return False
-    real.parent.mkdir(parents=True, exist_ok=True)
-    mode = real.stat().st_mode & 0o7777 if real.exists() else mode
+    old_fd = _open_existing(real)
+    try:
+        if _read_fd(old_fd) != expected:
+            return False
+        real.parent.mkdir(parents=True, exist_ok=True)
+        mode = os.fstat(old_fd).st_mode & 0o7777 if old_fd is not None else mode
+        temporary = _write_temporary(real, new, mode)
+        if _current(real) != expected:  # checked again just before the swap
+            temporary.unlink()
+            return False
+        os.replace(temporary, real)
+        if old_fd is not None and _read_fd(old_fd) != expected:
+            theirs = _settled(old_fd)
+            if _current(real) == new:  # unless they wrote again since, over ours
+                os.replace(_write_temporary(real, theirs, mode), real)
+            _fsync_directory(real.parent)
+            return False
+        _fsync_directory(real.parent)
+        return True
+    finally:
+        if old_fd is not None:
+            os.close(old_fd)
+
+
+def _open_existing(path: Path) -> int | None:
+    try:
+        return os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+
+
+def _read_fd(fd: int | None) -> bytes | None:
+    if fd is None:
+        return None
+    chunks = []
+    offset = 0
+    while chunk := os.pread(fd, 1 << 20, offset):
+        chunks.append(chunk)
+        offset += len(chunk)
+    return b"".join(chunks)
+
+
+def _settled(fd: int) -> bytes:
+    """What a concurrent writer left in a file, once it stopped changing (a rewrite in place
+    passes through an empty file)."""
+    data = _read_fd(fd) or b""
+    for _ in range(20):
+        time.sleep(0.005)
+        again = _read_fd(fd) or b""
+        if again == data:
+            return data
+        data = again
+    return data
+
+
+def _write_temporary(real: Path, data: bytes, mode: int) -> Path:
     temporary = real.with_name(f".{real.name}.memoryd-{os.getpid()}.tmp")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
-        view = memoryview(new)
+        view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]
         os.fchmod(fd, mode)
         os.fsync(fd)
     finally:
         os.close(fd)
-    if _current(real) != expected:  # checked again just before the swap: the window is tiny
-        temporary.unlink()
-        return False
-    os.replace(temporary, real)
-    directory = os.open(real.parent, os.O_RDONLY)
+    return temporary
+
+
+def _fsync_directory(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
     try:
-        os.fsync(directory)
+        os.fsync(fd)
     finally:
-        os.close(directory)
-    return True
+        os.close(fd)
 
 
 def remove_if_unchanged(path: Path, expected: bytes) -> bool:
@@ -100,14 +159,15 @@ def git_root(path: Path) -> Path | None:
     return None
 
 
-def commit(paths: list[Path], message: str) -> str | None:
+def commit(paths: list[Path], message: str, memory_roots: list[Path]) -> str | None:
     """Commit exactly these files (not whatever else is staged) in their repositories, as
-    "memoryd"; returns why not when it could not."""
+    "memoryd" — only repositories that are memory directories (at or below one of
+    ``memory_roots``), never a project's own repository; returns why not when it could not."""
     by_root: dict[Path, list[str]] = {}
     for path in paths:
         real = Path(os.path.realpath(path))
         root = git_root(real)
-        if root is not None:
+        if root is not None and any(root == top or top in root.parents for top in memory_roots):
             by_root.setdefault(root, []).append(str(real.relative_to(root)))
     problems = []
     for root, names in by_root.items():

@@ -33,6 +33,7 @@ from memoryd.config import Config
 from memoryd.errors import BadParamsError
 from memoryd.params import Params
 from memoryd.project import project_of
+from memoryd.retrieval.age import age_note, format_age
 from memoryd.retrieval.dates import Window, window
 from memoryd.retrieval.ranking import FEATURES, Model, idf, load_model
 from memoryd.store.database import Store, encode_tags
@@ -73,13 +74,6 @@ def query_terms(query: str) -> list[str]:
 def fts_expression(terms: Sequence[str], operator: str) -> str:
     """Each term quoted, so nothing a user types is read as FTS5 syntax."""
     return f" {operator} ".join('"' + t.replace('"', '""') + '"' for t in terms)
-
-
-def format_age(seconds: float) -> str:
-    for unit, size in (("y", 31_536_000), ("d", 86_400), ("h", 3_600), ("m", 60)):
-        if seconds >= size:
-            return f"{int(seconds // size)}{unit}"
-    return f"{int(max(seconds, 0))}s"
 
 
 @dataclass(frozen=True)
@@ -288,6 +282,7 @@ class Search:
                 "match": is_match,
                 "age_s": round(now - entry["created"], 1),
                 "age": format_age(now - entry["created"]),
+                "age_note": age_note(entry["created"], now),
             })
             if len(hits) >= plan.limit:
                 break

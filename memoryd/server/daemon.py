@@ -44,11 +44,16 @@ from memoryd.errors import (
 from memoryd.ingest.indexer import Indexer
 from memoryd.ingest.pipeline import Ingest
 from memoryd.params import Params
+from memoryd.passes.runner import Passes
 from memoryd.server.memory_files import MemoryFiles
 from memoryd.server.notify import monotonic_usec, ping_watchdog, sd_notify, watchdog_interval_s
+from memoryd.server.pass_methods import PassMethods
 from memoryd.server.session_methods import SessionMethods
 
 log = logging.getLogger(__name__)
+#: How long a stop waits for requests in flight (a bulk write can take seconds); under the
+#: service manager's stop timeout (TimeoutStopSec=30 in memoryd.service).
+SHUTDOWN_WAIT_S = 20.0
 
 
 def peer_uid(sock: socket.socket) -> int | None:
@@ -77,6 +82,8 @@ class Daemon:
         self.server: asyncio.base_events.Server | None = None
         self.lock_fd: int | None = None
         self.requests_in_flight = 0
+        self.last_request = time.time()
+        self.passes: Passes | None = None
         self.idle = asyncio.Event()
         self.bound = False
         self.methods: dict[str, Callable[[Params], Awaitable[Any]]] = {
@@ -148,11 +155,17 @@ class Daemon:
         assert engine.store is not None
         self.sessions = SessionMethods(engine)
         self.methods.update(self.sessions.methods())
+        self.passes = Passes(engine, lambda: self.last_request)
+        settled = await self.passes.recover()
+        if settled:
+            log.info("Settled %d changes of a pass that was stopped mid-run.", settled)
+        self.methods.update(PassMethods(self.passes).methods())
         self.server = await asyncio.start_unix_server(self.handle, sock=listener)
         self.ingest = Ingest(self.config, Indexer(engine.store, engine.entries),
                              engine.db, engine.backfill_wanted.set)
         self.ingest.start()
         engine.spawn(self.sessions.replay_spool())
+        engine.spawn(self.passes.scheduler())
         log.info("memoryd %s serving on %s (pid %d).", __version__, self.config.socket_path, os.getpid())
 
     def notify_ready(self) -> None:
@@ -189,7 +202,7 @@ class Daemon:
         if self.requests_in_flight:
             self.idle.clear()
             try:
-                await asyncio.wait_for(self.idle.wait(), timeout=10)
+                await asyncio.wait_for(self.idle.wait(), timeout=SHUTDOWN_WAIT_S)
             except TimeoutError:
                 log.warning("Gave up waiting for %d requests.", self.requests_in_flight)
         if self.ingest is not None:
@@ -232,6 +245,7 @@ class Daemon:
                         f"frame of {length} bytes exceeds the limit of {wire.MAX_FRAME_BYTES} bytes"))
                     continue
                 body = await reader.readexactly(length)
+                self.last_request = time.time()
                 self.requests_in_flight += 1
                 try:
                     await self._answer(writer, body)
@@ -310,6 +324,7 @@ class Daemon:
             "model_loading": engine.model_loading,
             "rss_bytes": rss,
             **status,
+            **(await self.passes.status() if self.passes is not None else {}),
             "ingest": self.ingest.status() if self.ingest is not None else None,
         }
 

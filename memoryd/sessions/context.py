@@ -19,8 +19,15 @@ lesson Claude Code learned in a repository reaches Codex in the same repository.
 
 Per prompt, the block holds only what search calls a match (``search.match_precision``), in the
 same sections. Items older than 30 days carry their age; older than 90 days a "verify before
-acting" warning. The block starts with memoryd's marker line (ingestion drops anything carrying
+acting" warning. Entries in an open contradiction (the consolidation pass found two memories
+that disagree) are marked disputed and go last in their section; lines a notebook pass moved to
+an archive are searchable but never injected. The block starts with memoryd's marker line (ingestion drops anything carrying
 it) and ends with a short drift caveat. It is phrased as facts, not commands.
+
+**Stale entries** (the staleness pass found that something they name is gone from their project)
+are never given as fact: at session start and per prompt alike they come last in their section,
+with what is gone and a warning ("⚠ stale: gone: `app.py`; verify before acting"), and are the
+first items dropped when the block is over budget.
 """
 
 from __future__ import annotations
@@ -33,15 +40,15 @@ from typing import Any
 
 from memoryd_client.wire import INJECTION_MARKER
 
+from memoryd.ingest.sources import ARCHIVE_DIR
 from memoryd.params import Params
 from memoryd.project import project_of
-from memoryd.retrieval.search import Search, format_age
+from memoryd.retrieval.age import VERIFY_DAYS, age_note
+from memoryd.retrieval.search import Search
 from memoryd.store.database import SELECT_ENTRY, Store, row_to_entry
 
 DEFAULT_BUDGET_CHARS = 8000
 PROMPT_BUDGET_CHARS = 2000
-AGE_NOTE_DAYS = 30
-STALE_DAYS = 90
 FACT_PREFIXES = ("pref.", "project.", "tool.", "user.")
 #: Categories that name no topic (a prompt mentioning "general" is not about them).
 GENERIC_CATEGORIES = ("general", "misc", "notes", "session", "learnings", "mistakes", "other")
@@ -107,13 +114,23 @@ class Block:
                 for i in self.items + self.dropped]
 
 
+#: Notebook archives (pruned lines, memoryd.passes.notebooks) are searchable, never injected.
+NOT_ARCHIVED = f"coalesce(source, '') NOT LIKE '%/{ARCHIVE_DIR}/%'"
+#: An entry in an open contradiction (memoryd.passes.consolidate) goes last, marked.
+DISPUTED_NOTE = " (disputed: another memory says otherwise; a person decides)"
+#: Added to the rank of a disputed or stale entry: after every other item, the first dropped.
+DEMOTED_RANK = 1000
+
+
 def age_suffix(created: float, now: float) -> str:
-    days = (now - created) / 86400
-    if days > STALE_DAYS:
-        return f" (⚠ {format_age(now - created)} old: verify before acting)"
-    if days > AGE_NOTE_DAYS:
-        return f" ({format_age(now - created)} old)"
-    return ""
+    note = age_note(created, now)
+    if note is None:
+        return ""
+    return f" (⚠ {note})" if (now - created) / 86400 > VERIFY_DAYS else f" ({note})"
+
+
+def stale_suffix(stale: str) -> str:
+    return f" (⚠ stale: {stale}; verify before acting)"
 
 
 def render(entry: dict[str, Any]) -> str:
@@ -138,6 +155,7 @@ class ContextBuilder:
     """Runs on the database thread; ``prompt_vector`` comes from the embedding thread."""
 
     def __init__(self, search: Search, store: Store, shared_agents: tuple[str, ...] = ()) -> None:
+        self.disputed: set[str] = set()
         self.search = search
         self.store = store
         self.shared_agents = shared_agents
@@ -150,14 +168,15 @@ class ContextBuilder:
     def _entries(self, where: str, params: list[Any], limit: int,
                  order: str = "created DESC") -> list[dict[str, Any]]:
         rows = self.store.db.execute(
-            SELECT_ENTRY + f" WHERE status='active' AND {where} ORDER BY {order} LIMIT ?",
-            [*params, limit])
+            SELECT_ENTRY + f" WHERE status='active' AND {where} AND {NOT_ARCHIVED} "
+            f"ORDER BY {order} LIMIT ?", [*params, limit])
         return [row_to_entry(r) for r in rows]
 
     def build(self, agent: str, *, cwd: str | None, prompt: str | None, prompt_vector: Any,
               budget: int, only_relevant: bool = False) -> Block:
         now = time.time()
         scope = self.scope(agent, cwd)
+        self.disputed = self.store.disputed_ids()
         if only_relevant:
             items = self._relevant(scope, cwd, prompt or "", prompt_vector, now)
         else:
@@ -232,9 +251,11 @@ class ContextBuilder:
         if cwd:
             params["in_project"] = cwd
         result = self.search.search(Params("context", params), prompt_vector)
+        hits = [hit for hit in result["hits"]
+                if f"/{ARCHIVE_DIR}/" not in (hit.get("source") or "")]
         items = [self._item(SECTION_OF_KIND[hit["kind"]], hit, now, rank,
                             hit["score"]["relevance"], hit["evidence"])
-                 for rank, hit in enumerate(result["hits"])]
+                 for rank, hit in enumerate(hits)]
         shown = {hit["id"] for hit in result["hits"]}
         topics = self.search.stems(prompt) - self.search.stems(" ".join(GENERIC_CATEGORIES))
         for lesson in self._scoped(scope, "lesson", [], 200):
@@ -247,7 +268,15 @@ class ContextBuilder:
 
     def _item(self, section: str, entry: dict[str, Any], now: float, rank: float,
               score: float | None = None, evidence: dict[str, float] | None = None) -> Item:
-        return Item(section, f"- {render(entry)}{age_suffix(entry['created'], now)}", rank,
+        suffix = age_suffix(entry["created"], now)
+        demoted = False
+        if entry.get("stale"):  # something it names is gone from its project
+            suffix, demoted = stale_suffix(entry["stale"]), True
+        if entry["id"] in self.disputed:
+            suffix, demoted = suffix + DISPUTED_NOTE, True
+        if demoted:  # last in its section, first to go, never as fact
+            rank += DEMOTED_RANK
+        return Item(section, f"- {render(entry)}{suffix}", rank,
                     entry_id=entry["id"], score=score, evidence=evidence)
 
     def _files(self, agent: str, scope: Scope) -> list[Item]:
@@ -257,7 +286,7 @@ class ContextBuilder:
         for path, description in self.store.db.execute(
                 "SELECT path, description FROM files WHERE agent=? AND kind='memory' AND pinned=0 "
                 "AND error IS NULL ORDER BY path LIMIT 200", (agent,)):
-            if native is not None and native.search(path):
+            if (native is not None and native.search(path)) or f"/{ARCHIVE_DIR}/" in path:
                 continue
             # Claude Code's auto-memory of another project: ~/.claude/projects/<its cwd>/memory/
             auto = re.search(r"/\.claude/projects/([^/]+)/memory/", path)

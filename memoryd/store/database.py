@@ -7,8 +7,13 @@ Tables:
     entries_vec   vec0 vectors, rowid = entries.id, created once the model's dimension is known
     part_vectors  the vectors of an entry's parts (its sentences: text.split_parts), float32 rows
     events        the journal: every change with its before/after as JSON
+    runs, changes the maintenance passes' runs and their changes (memoryd.passes.journal)
+    marks         a forget or supersede kept for an entry that is not (yet) indexed
+    entry_refs    what each entry names in its project, and when it was first seen there
+    stale_projects  each project's working tree (a fingerprint) when the staleness pass last
+                  checked it (memoryd.passes.staleness)
 
-The database is an index: the ledgers (and, later, the watched files) rebuild it.
+The database is an index: the ledgers, the transcript archives and the watched files rebuild it.
 """
 
 from __future__ import annotations
@@ -53,6 +58,8 @@ ENTRY_COLUMNS = (
     "message_id",
     "superseded_by",
     "polarity",
+    "occurrences",
+    "stale",
 )
 
 MIGRATIONS: tuple[str, ...] = (
@@ -189,6 +196,76 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TABLE part_vectors(entry INTEGER PRIMARY KEY, vectors BLOB NOT NULL);
     INSERT OR IGNORE INTO vector_queue(rowid) SELECT id FROM entries;
     """,
+    # 6: maintenance passes: their runs and every change they make (before/after, undoable);
+    # how often an entry was seen (merged duplicates), and what it names that is gone
+    """
+    ALTER TABLE entries ADD COLUMN occurrences INTEGER NOT NULL DEFAULT 1;
+    ALTER TABLE entries ADD COLUMN stale TEXT;
+    CREATE TABLE runs(
+        id INTEGER PRIMARY KEY,
+        pass TEXT NOT NULL,
+        started REAL NOT NULL,
+        finished REAL,
+        status TEXT NOT NULL,
+        dry_run INTEGER NOT NULL DEFAULT 0,
+        scope TEXT,
+        counts TEXT,
+        error TEXT
+    );
+    CREATE INDEX runs_pass ON runs(pass, started);
+    CREATE TABLE changes(
+        id INTEGER PRIMARY KEY,
+        run INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        target TEXT NOT NULL,
+        action TEXT NOT NULL,
+        why TEXT,
+        before TEXT,
+        after TEXT,
+        state TEXT NOT NULL,
+        ts REAL NOT NULL,
+        undoes INTEGER,
+        grp INTEGER
+    );
+    CREATE INDEX changes_state ON changes(state);
+    CREATE INDEX entries_updated ON entries(updated);
+    CREATE INDEX changes_run ON changes(run);
+    CREATE INDEX changes_target ON changes(target, state);
+    """,
+    # 7 (retain): forget and supersede that outlive their entry. A file entry gets a new uid
+    # when it is indexed again (after a reindex, a file deleted and written back), so its
+    # status is kept under what identifies its text: "hash:<content hash>"; a transcript
+    # chunk's uid is stable: "uid:<uid>". The indexer applies a mark to an entry it inserts.
+    """
+    CREATE TABLE marks(
+        agent TEXT NOT NULL,
+        target TEXT NOT NULL,
+        status TEXT NOT NULL,
+        superseded_by TEXT,
+        actor TEXT,
+        ts REAL NOT NULL,
+        PRIMARY KEY (agent, target)
+    ) WITHOUT ROWID;
+    """,
+    # 8 (staleness pass): what each entry names (memoryd.passes.references) and when each
+    # thing was first seen in its project; each project's working tree as last checked
+    """
+    CREATE TABLE entry_refs(
+        entry INTEGER NOT NULL,
+        ref TEXT NOT NULL,
+        seen REAL,
+        PRIMARY KEY (entry, ref)
+    ) WITHOUT ROWID;
+    CREATE TRIGGER entries_refs_ad AFTER DELETE ON entries BEGIN
+        DELETE FROM entry_refs WHERE entry = old.id;
+    END;
+    CREATE TABLE stale_projects(
+        project TEXT PRIMARY KEY,
+        fingerprint TEXT NOT NULL,
+        checked REAL NOT NULL
+    );
+    CREATE INDEX entries_project ON entries(project, status, kind);
+    """,
 )
 
 _bestpractice_applied = False
@@ -318,6 +395,7 @@ class Store:
     def insert_entry(self, entry: dict[str, Any]) -> int:
         values = [entry.get(c) for c in ENTRY_COLUMNS]
         values[ENTRY_COLUMNS.index("tags")] = encode_tags(entry.get("tags") or ())
+        values[ENTRY_COLUMNS.index("occurrences")] = entry.get("occurrences") or 1
         placeholders = ", ".join("?" for _ in ENTRY_COLUMNS)
         self.db.execute(
             f"INSERT INTO entries({', '.join(ENTRY_COLUMNS)}) VALUES ({placeholders})", values
@@ -368,12 +446,42 @@ class Store:
         assignments = ", ".join(f"{column}=?" for column in changes)
         self.db.execute(f"UPDATE entries SET {assignments} WHERE uid=?", [*changes.values(), uid])
 
+    def disputed_ids(self) -> set[str]:
+        """Entries in an open contradiction (memoryd.passes.consolidate): never shown as
+        certain until a person settles it."""
+        found: set[str] = set()
+        for (after,) in self.db.execute(
+                "SELECT after FROM changes WHERE state='open' AND kind='contradiction'"):
+            found.update(json.loads(after).get("ids", []))
+        return found
+
     def count_entries(self) -> dict[str, int]:
         rows = self.db.execute("SELECT status, count(*) FROM entries GROUP BY status")
         return {status: n for status, n in rows}
 
     def agents(self) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT DISTINCT agent FROM entries ORDER BY agent")]
+
+    # -- marks ------------------------------------------------------------------------
+
+    def set_mark(self, agent: str, target: str, status: str, superseded_by: str | None,
+                 actor: str | None, ts: float) -> None:
+        """Keep a status for an entry by what identifies it (see migration 7); the newest
+        status wins."""
+        self.db.execute(
+            "INSERT INTO marks(agent, target, status, superseded_by, actor, ts) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(agent, target) DO UPDATE SET "
+            "status=excluded.status, superseded_by=excluded.superseded_by, "
+            "actor=excluded.actor, ts=excluded.ts",
+            (agent, target, status, superseded_by, actor, ts))
+
+    def mark(self, agent: str, target: str) -> dict[str, Any] | None:
+        row = self.db.execute(
+            "SELECT status, superseded_by, actor, ts FROM marks WHERE agent=? AND target=?",
+            (agent, target)).fetchone()
+        if row is None:
+            return None
+        return dict(zip(("status", "superseded_by", "actor", "ts"), row))
 
     # -- journal ----------------------------------------------------------------------
 

@@ -20,6 +20,8 @@ from memoryd.config import Config
 from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError
 from memoryd.params import Params
 from memoryd.project import repository_of
+from memoryd.retrieval.age import age_note
+from memoryd.store.archive import TRANSCRIPT_PREFIX
 from memoryd.store.database import Store
 from memoryd.store.ledger import Ledger
 from memoryd.store.vectors import VectorIndex
@@ -36,6 +38,19 @@ BORDERLINE = 0.03
 
 #: An entry's vector and the vectors of its parts (text.split_parts; 0 rows for one sentence).
 Vectors = tuple[np.ndarray, np.ndarray]
+
+
+#: Fields an "update" ledger record may carry (a maintenance pass's change to an API entry).
+LEDGER_FIELDS = ("status", "superseded_by", "confidence", "occurrences")
+
+
+def mark_target(uid: str, hash_: str | None, via: str | None) -> str:
+    """What a forget or supersede of an entry is kept under when the entry is not indexed
+    (Store.set_mark): a watched file's entry by its text, since it gets a new uid when it is
+    indexed again; a transcript chunk (stable uid "t…") and any other entry by its uid."""
+    if via == "watch" and hash_ and not uid.startswith(TRANSCRIPT_PREFIX):
+        return "hash:" + hash_
+    return "uid:" + uid
 
 
 def new_uid() -> str:
@@ -82,7 +97,14 @@ class Entries:
             return 1
         if op == "status":
             before = self.store.entry_by_uid(str(record.get("id")))
-            if before is None or before["agent"] != agent:
+            if before is None:  # a watched entry the indexer has not (re)inserted yet
+                self.store.set_mark(
+                    agent, mark_target(str(record.get("id")), record.get("hash"),
+                                       record.get("via")),
+                    record["status"], record.get("superseded_by"), record.get("actor"),
+                    record["ts"])
+                return 1
+            if before["agent"] != agent:
                 return 0
             changes = {"status": record["status"], "updated": record["ts"]}
             if record.get("superseded_by"):
@@ -92,6 +114,15 @@ class Entries:
                 before["id"], record["status"], record.get("actor"), before,
                 self.store.entry_by_uid(before["id"]), record["ts"],
             )
+            return 1
+        if op == "update" and isinstance(record.get("fields"), dict):
+            before = self.store.entry_by_uid(str(record.get("id")))
+            fields = {k: v for k, v in record["fields"].items() if k in LEDGER_FIELDS}
+            if before is None or before["agent"] != agent or not fields:
+                return 0
+            self.store.update_entry(before["id"], **fields, updated=record["ts"])
+            self.store.journal(before["id"], "update", record.get("actor"), before,
+                               self.store.entry_by_uid(before["id"]), record["ts"])
             return 1
         log.warning("Skipping unknown ledger record in %s: %r", agent, op)
         return 0
@@ -113,7 +144,7 @@ class Entries:
                 raise BadParamsError(f"id prefix {entry_id!r} is ambiguous; give more characters")
         raise NotFoundError(f"no entry with id {entry_id!r}")
 
-    def _write(self, agent: str, records: list[dict[str, Any]]) -> None:
+    def write_ledger(self, agent: str, records: list[dict[str, Any]]) -> None:
         """Append records to the agent's ledger (one fsync) and record the new offset. The
         caller holds the database transaction, which commits only after the fsync."""
         size = self.ledger.append(agent, records)
@@ -147,6 +178,9 @@ class Entries:
         if superseded_by:
             changes["superseded_by"] = superseded_by
         self.store.update_entry(entry["id"], **changes)
+        if entry["via"] == "watch":  # indexed again with a new uid, it keeps this status
+            self.store.set_mark(entry["agent"], mark_target(entry["id"], entry["hash"], "watch"),
+                                status, superseded_by, actor, now)
         after = self.store.entry_by_uid(entry["id"])
         assert after is not None
         self.store.journal(entry["id"], status, actor, entry, after, now)
@@ -157,7 +191,7 @@ class Entries:
     def _status_record(entry: dict[str, Any], status: str, actor: str | None,
                        reason: str | None = None, superseded_by: str | None = None) -> dict[str, Any]:
         record = {"op": "status", "ts": time.time(), "id": entry["id"], "status": status,
-                  "actor": actor}
+                  "actor": actor, "hash": entry["hash"], "via": entry["via"]}
         if reason:
             record["reason"] = reason
         if superseded_by:
@@ -197,7 +231,7 @@ class Entries:
                 for draft, pair, params in zip(drafts, vectors, requests)
             ]
             for agent, agent_records in records.items():
-                self._write(agent, agent_records)
+                self.write_ledger(agent, agent_records)
         return replies
 
     def _remember_one(self, draft: dict[str, Any], vectors: Vectors | None, force: bool,
@@ -288,9 +322,12 @@ class Entries:
         }
 
     def get(self, params: Params) -> dict[str, Any]:
+        """The entry, with its ``age_note`` (memoryd.retrieval.age); ``stale`` says what it
+        names that its project no longer has (the staleness pass)."""
         entry_id = params.text("id", required=True, max_len=200)
         assert entry_id is not None
-        return self.resolve(entry_id)
+        entry = self.resolve(entry_id)
+        return {**entry, "age_note": age_note(entry["created"], time.time())}
 
     def _owned(self, params: Params) -> tuple[dict[str, Any], str]:
         entry_id = params.text("id", required=True, max_len=200)
@@ -310,7 +347,7 @@ class Entries:
             return entry
         reason = params.text("reason", max_len=2000)
         with self.store.db:
-            self._write(entry["agent"], [self._status_record(entry, "forgotten", actor, reason)])
+            self.write_ledger(entry["agent"], [self._status_record(entry, "forgotten", actor, reason)])
             return self._set_status(entry, "forgotten", actor)
 
     def supersede(self, params: Params, vectors: Vectors | None) -> dict[str, Any]:
@@ -341,7 +378,7 @@ class Entries:
             self._status_record(old, "superseded", actor, "superseded", new["uid"]),
         ]
         with self.store.db:
-            self._write(old["agent"], records)
+            self.write_ledger(old["agent"], records)
             rowid = self.store.insert_entry(new)
             stored = self.store.entry_by_uid(new["uid"])
             assert stored is not None

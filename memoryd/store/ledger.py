@@ -4,7 +4,12 @@
 
     {"op": "remember",  "ts": …, "entry": {…the whole entry…}}
     {"op": "status",    "ts": …, "id": "…", "status": "forgotten"|"superseded"|"active",
-                        "actor": "…", "reason": "…", "superseded_by": "…"}
+                        "actor": "…", "reason": "…", "superseded_by": "…",
+                        "hash": "…", "via": "api"|"watch"|…}   (the entry's content hash
+                        and origin: a watched entry the database lacks at replay keeps its
+                        status as a mark, applied when the watcher indexes it again)
+    {"op": "update",    "ts": …, "id": "…", "fields": {"confidence": …, "occurrences": …, …},
+                        "actor": "pass consolidate"}   (a maintenance pass's change)
 
 A line is written and fsynced before the write it records is acknowledged, so an acknowledged
 write survives a crash. ``memoryd reindex`` replays every ledger into an empty database; on

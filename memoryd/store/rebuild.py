@@ -1,4 +1,7 @@
-"""Rebuild the database from the ledgers: the database is an index, the ledgers the truth."""
+"""Rebuild the database from the files: the database is an index. Transcript entries the old
+database holds and the archives do not yet are archived first (their transcripts may be gone);
+then the archives are restored, then the ledgers replayed (their status records may name
+archived transcript entries); the daemon indexes the watched files when it starts."""
 
 from __future__ import annotations
 
@@ -6,11 +9,13 @@ import fcntl
 import logging
 import os
 
+import apsw
 import numpy as np
 
 from memoryd.config import Config
 from memoryd.embed import Embedder
-from memoryd.errors import AlreadyRunningError, EmbedderError
+from memoryd.errors import AlreadyRunningError, EmbedderError, StartupError
+from memoryd.store.archive import TranscriptArchive, archive_now, restore_archives
 from memoryd.store.database import ModelInfo, Store
 from memoryd.store.entries import Entries
 from memoryd.store.ledger import Ledger
@@ -29,12 +34,15 @@ def reindex(config: Config, *, embed: bool = True) -> dict[str, int]:
             raise AlreadyRunningError(
                 "memoryd is running; stop it first (`memoryd service stop`, or SIGTERM to "
                 "`memoryd serve`)") from None
+        archive = TranscriptArchive(config.archive_dir)
+        archived = archive_old(config, archive)
         for suffix in ("", "-wal", "-shm"):  # the old index is kept aside, not deleted
             path = config.db_path.with_name(config.db_path.name + suffix)
             if path.exists():
                 path.replace(path.with_name(path.name + ".bak"))
         store = Store(config.db_path)
         try:
+            restored = restore_archives(store, archive)
             ledger = Ledger(config.ledger_dir)
             memory = Entries(config, store, ledger)
             records = memory.replay_ledgers()
@@ -43,9 +51,32 @@ def reindex(config: Config, *, embed: bool = True) -> dict[str, int]:
         finally:
             store.close()
         return {"entries": entries, "records": records, "ledgers": len(ledger.agents()),
-                "vectors": vectors}
+                "vectors": vectors, "archives": len(archive.agents()), "restored": restored,
+                "archived": archived}
     finally:
         os.close(fd)
+
+
+def archive_old(config: Config, archive: TranscriptArchive) -> int:
+    """Archive what the retain pass has not yet copied from the database about to be set
+    aside; a database that cannot be opened (damaged, a newer schema) is left as it is."""
+    if not config.db_path.exists():
+        return 0
+    try:
+        old = Store(config.db_path)
+    except (StartupError, apsw.Error) as exc:
+        log.warning("Not archiving transcripts from the old database: %s", exc)
+        return 0
+    try:
+        archived = archive_now(old, archive)
+    except apsw.Error as exc:
+        log.warning("Not archiving transcripts from the old database: %s", exc)
+        return 0
+    finally:
+        old.close()
+    if archived:
+        log.info("Archived %d transcript entries from the old database first.", archived)
+    return archived
 
 
 def embed_backlog(config: Config, store: Store) -> int:

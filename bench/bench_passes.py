@@ -1,0 +1,266 @@
+#!/usr/bin/env python
+"""The maintenance passes against their budgets, through the real daemon and client.
+
+    python bench/bench_passes.py                      # the full store (below)
+    python bench/bench_passes.py --scale 0.1          # a tenth of it, to try the script
+    python bench/bench_passes.py --keep /tmp/mdpass   # keep (and later reuse) the store
+
+The store: 1,000 notebooks (~10,000 notebook entries; one in twenty over its 80-line cap, some
+with sections out of order and loose dates), 50,000 API entries (a few percent of them
+rephrasings of others, for consolidation; a third written in a 5,000-file git project, many
+naming its files, functions and flags), and Claude Code transcripts of ~10,000 exchange chunks.
+``python -m memoryd serve`` runs as a subprocess with HOME and MEMORYD_HOME under the store dir.
+
+Measured, each pass in turn (``memory pass run NAME``), in this order: retain, staleness (full),
+staleness again (nothing changed), notebooks, consolidate, promote — the run's wall time, and
+search round trips through the client issued back to back while it runs (p50/p99), against the
+same searches on the idle daemon. Budgets (issue 8): consolidation ≤ 60 s, staleness ≤ 10 s
+full and ≤ 1 s unchanged, notebooks ≤ 10 s for 1,000 notebooks, search p99 ≤ 50 ms while a pass
+runs. Prints a table and writes bench/results/passes.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))  # the working tree's memoryd, not an installed one
+
+from bench_ingest import AGENTS, TextPool, bullet, random_date, write_transcripts  # noqa: E402
+from bench_store import DaemonProcess, Report, ms, percentile, progress  # noqa: E402
+from corpus import Corpus  # noqa: E402
+from memoryd_client import Client  # noqa: E402
+
+NOTEBOOKS = 1_000
+OVER_CAP_EVERY = 20
+API_ENTRIES = 50_000
+TRANSCRIPT_CHUNKS = 10_000
+PROJECT_FILES = 5_000
+REPHRASED_SHARE = 0.04
+SEARCHES = 300
+BUDGETS = {"consolidate": 60.0, "staleness": 10.0, "staleness (unchanged)": 1.0,
+           "notebooks": 10.0}
+SEARCH_P99_MS = 50.0
+INGEST_BATCH = 256
+RESULTS = HERE / "results" / "passes.json"
+
+
+# -- the store ------------------------------------------------------------------------------
+
+
+def write_notebooks(home: Path, count: int, pool: TextPool, rng: random.Random) -> int:
+    """Notebooks spread over the agents' memory dirs; returns how many bullets."""
+    total = 0
+    for number in range(count):
+        agent = AGENTS[number % len(AGENTS)]
+        over = number % OVER_CAP_EVERY == 0
+        sections = {"Session Log": rng.randint(60, 90) if over else rng.randint(1, 4),
+                    "Learnings": rng.randint(2, 6) if over else rng.randint(1, 3),
+                    "Mistakes": rng.randint(1, 4), "Shareholder Feedback": rng.randint(0, 3)}
+        order = list(sections)
+        if number % 7 == 0:
+            rng.shuffle(order)  # out of order: the pass puts them right
+        parts = [f"# {agent} notebook {number}\n"]
+        for name in order:
+            lines = []
+            for _ in range(sections[name]):
+                date = random_date(rng)
+                if rng.random() < 0.05:  # a loose date the pass rewrites
+                    date = date.replace("-0", "-")
+                lines.append(bullet(pool.text(), date, rng))
+            total += len(lines)
+            parts.append(f"\n## {name}\n" + "".join(line + "\n" for line in lines))
+        path = home / ".mastersof-ai" / "agents" / agent / "memory" / f"notebook-{number:04d}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(parts))
+    return total
+
+
+def write_project(root: Path, files: int, rng: random.Random) -> list[str]:
+    """A git repository of ``files`` small Python modules; returns their paths."""
+    paths = []
+    for number in range(files):
+        package = f"pkg_{number // 100:02d}"
+        relative = f"src/{package}/mod_{number % 100:02d}.py"
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f'"""Module {number}."""\n\nTIMEOUT_{number} = {rng.randint(1, 90)}\n\n\n'
+                        f"def handle_{number}(request):\n    return request.get('--flag-{number}')\n")
+        paths.append(relative)
+    git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost"]
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    subprocess.run([*git, "commit", "-qm", "bench project"], cwd=root, check=True)
+    return paths
+
+
+def api_entries(n: int, project: Path, paths: list[str], rng: random.Random) -> list[dict[str, Any]]:
+    corpus = Corpus(seed=17)
+    entries = corpus.entries(n)
+    out = []
+    for number, entry in enumerate(entries):
+        params = {k: entry[k] for k in ("agent", "category", "text", "kind") if k in entry}
+        if "key" in entry:
+            params["key"] = entry["key"]
+        if number % 3 == 0:  # written in the project, naming its things
+            params["cwd"] = str(project)
+            target = rng.choice(paths)
+            module = int(target.split("_")[-1][:2]) + 100 * int(target.split("/")[1][4:])
+            gone = rng.random() < 0.02
+            params["text"] += (f" See `{target if not gone else target.replace('mod_', 'old_')}` "
+                               f"and `handle_{module}`.")
+        else:
+            params["cwd"] = None
+        params["session"] = f"bench-{number % 997}"
+        out.append(params)
+    for number in range(int(n * REPHRASED_SHARE)):  # rephrasings: consolidation's work
+        source = out[rng.randrange(len(out))]
+        again = dict(source)
+        again["text"] = rng.choice(("Always: ", "Note: ", "Remember, ", "")) + source["text"]
+        again["session"] = f"bench-again-{number}"
+        again["force"] = True
+        out.append(again)
+    rng.shuffle(out)
+    return out
+
+
+def build(state: Path, home: Path, scale: float) -> DaemonProcess:
+    rng = random.Random(5)
+    pool = TextPool(seed=23)
+    project = home / "work" / "project"
+    project.mkdir(parents=True)
+    paths = write_project(project, max(50, int(PROJECT_FILES * scale)), rng)
+    bullets = write_notebooks(home, max(20, int(NOTEBOOKS * scale)), pool, rng)
+    progress(f"wrote {int(NOTEBOOKS * scale):,} notebooks ({bullets:,} bullets) and a "
+             f"{len(paths):,}-file git project")
+    sample = write_transcripts(Path(tempfile.mkdtemp()), 2_000, TextPool(seed=3), 9)
+    lines = int(2_000 * TRANSCRIPT_CHUNKS * scale / max(1, sample.chunks))
+    tree = write_transcripts(home, lines, pool, 11)
+    progress(f"wrote transcripts: {tree.lines:,} lines, ~{tree.chunks:,} chunks")
+    daemon = DaemonProcess(state)
+    daemon.env["HOME"] = str(home)
+    daemon.start()
+    daemon.wait_ready()
+    entries = api_entries(int(API_ENTRIES * scale), project, paths, rng)
+    with Client(daemon.socket, timeout_s=600) as client:
+        for start in range(0, len(entries), INGEST_BATCH):
+            client.remember_many(entries[start:start + INGEST_BATCH])
+            if start % (INGEST_BATCH * 40) == 0:
+                progress(f"  remembered {start:,}/{len(entries):,}")
+        while True:  # everything indexed and embedded
+            status = client.status()
+            ingest = status.get("ingest") or {}
+            if not ingest.get("queue") and not ingest.get("scanning") and not status["backlog"]:
+                break
+            time.sleep(1)
+    (state / "bench-ready").write_text(json.dumps({"scale": scale}))
+    return daemon
+
+
+# -- measuring ------------------------------------------------------------------------------
+
+
+def search_loop(client: Client, queries: list[str], stop: threading.Event) -> list[float]:
+    times = []
+    number = 0
+    while not stop.is_set():
+        query = queries[number % len(queries)] + f" {number}"  # never the query cache
+        started = time.perf_counter()
+        client.search(query, agents=["*"], limit=10)
+        times.append(time.perf_counter() - started)
+        number += 1
+    return times
+
+
+def measure_pass(client: Client, searcher: Client, name: str,
+                 queries: list[str]) -> tuple[float, list[float], dict[str, Any]]:
+    stop = threading.Event()
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        started = time.perf_counter()
+        box["result"] = client.pass_run(name)
+        box["wall"] = time.perf_counter() - started
+        stop.set()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    times = search_loop(searcher, queries, stop)
+    thread.join()
+    return box["wall"], times, box["result"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scale", type=float, default=1.0, help="a fraction of the full store")
+    parser.add_argument("--keep", type=Path, help="state dir to keep and reuse")
+    args = parser.parse_args(argv)
+    state = args.keep or Path(tempfile.mkdtemp(prefix="mdp-", dir="/tmp"))
+    home = state / "home"
+    if (state / "bench-ready").exists():
+        progress(f"reusing the store in {state}")
+        daemon = DaemonProcess(state)
+        daemon.env["HOME"] = str(home)
+        daemon.start()
+        daemon.wait_ready()
+    else:
+        state.mkdir(parents=True, exist_ok=True)
+        home.mkdir(parents=True, exist_ok=True)
+        daemon = build(state, home, args.scale)
+    report = Report(0)
+    try:
+        queries = Corpus(seed=29).queries(SEARCHES)
+        with Client(daemon.socket, timeout_s=900) as client, \
+                Client(daemon.socket, timeout_s=60) as searcher:
+            status = client.status()
+            report.info["entries"] = status["entries"]
+            progress(f"store: {status['entries']}")
+            for query in queries[:5]:
+                searcher.search(query, agents=["*"], limit=10)
+            idle = []
+            for number, query in enumerate(queries):
+                started = time.perf_counter()
+                searcher.search(query + f" idle {number}", agents=["*"], limit=10)
+                idle.append(time.perf_counter() - started)
+            report.add("search p50, idle", percentile(ms(idle), 50), "ms")
+            report.add("search p99, idle", percentile(ms(idle), 99), "ms", le=SEARCH_P99_MS)
+            order = [("retain", "retain"), ("staleness", "staleness"),
+                     ("staleness", "staleness (unchanged)"), ("notebooks", "notebooks"),
+                     ("consolidate", "consolidate"), ("promote", "promote")]
+            known = {p["pass"] for p in client.pass_list()["passes"]}
+            for name, label in order:
+                if name not in known:
+                    progress(f"skipping {name}: this daemon has no such pass")
+                    continue
+                progress(f"running {label}")
+                wall, times, result = measure_pass(client, searcher, name, queries)
+                report.info[label] = result
+                report.add(f"{label}: duration", wall, "s", le=BUDGETS.get(label),
+                           note=", ".join(f"{k} {v}" for k, v in sorted(result["counts"].items())))
+                if times:
+                    report.add(f"{label}: search p50 while it runs", percentile(ms(times), 50), "ms")
+                    report.add(f"{label}: search p99 while it runs", percentile(ms(times), 99),
+                               "ms", le=SEARCH_P99_MS, note=f"{len(times)} searches")
+    finally:
+        code = daemon.stop()
+        if not args.keep:
+            shutil.rmtree(state, ignore_errors=True)
+    print(report.table())
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(report.to_json(), indent=2, default=str))
+    return 0 if code == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,388 @@
+"""Runs of the maintenance passes and every change they make: previewable, undoable, safe.
+
+A **run** (``r12``) is one pass over a scope; a **change** (``c345``) is one thing it did:
+
+    kind      entry (an entry's fields), file (a file's bytes), proposal (a rule to promote,
+              applied when accepted), contradiction (two entries that disagree; never resolved)
+    state     preview (a dry run), applied, proposed, open, pending (in flight), conflict (the
+              file changed meanwhile; left for a later run), undone, aborted
+
+A change carries what it replaces and what it writes (``before`` / ``after``): an entry's
+fields, or a file's text and the entries that moved with it. **Undo** applies the opposite
+change as a new run, so an undo can itself be undone. Entries written through the API keep
+their changes in the ledger too (``status`` and ``update`` records), so a rebuild keeps them.
+
+**Crash safety.** File changes that belong together (a notebook and its archive) form a group:
+all are recorded ``pending`` (committed) before any file is written, and marked ``applied``
+together with their entries' updates (one transaction) after. At start, ``recover`` settles
+what a killed run left: a group whose files all hold their new bytes is completed; otherwise the
+files already written are put back (compare-and-swap) and the group is aborted, so a change is
+never half applied. A run still "running" is marked interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memoryd.errors import BadParamsError, NotFoundError
+from memoryd.passes.files import FileText, remove_if_unchanged, replace_if_unchanged
+from memoryd.store.database import Store
+from memoryd.store.entries import LEDGER_FIELDS, Entries
+
+log = logging.getLogger(__name__)
+
+#: Entry fields a pass may change, and which of them the ledger must carry.
+ENTRY_FIELDS = ("status", "superseded_by", "confidence", "occurrences", "stale", "source",
+                "line_start", "line_end", "kind")
+LEDGERED = LEDGER_FIELDS
+#: Fields of the entries that move with a file change.
+MOVED_FIELDS = ("source", "line_start", "line_end", "text", "hash", "created")
+
+
+def run_name(run: int) -> str:
+    return f"r{run}"
+
+
+def change_name(change: int) -> str:
+    return f"c{change}"
+
+
+def parse_target(text: str) -> tuple[str, int]:
+    """"r12" → ("run", 12); "c345" → ("change", 345)."""
+    if len(text) > 1 and text[0] in "rc" and text[1:].isdigit():
+        return ("run" if text[0] == "r" else "change"), int(text[1:])
+    raise BadParamsError(f"{text!r} is neither a run (r12) nor a change (c345)")
+
+
+@dataclass
+class Change:
+    kind: str
+    target: str
+    action: str
+    why: str
+    before: Any = None
+    after: Any = None
+
+
+@dataclass
+class RunSummary:
+    run: int
+    name: str
+    dry_run: bool
+    counts: dict[str, int] = field(default_factory=dict)
+    status: str = "running"
+
+
+def _dump(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def _load(value: str | None) -> Any:
+    return None if value is None else json.loads(value)
+
+
+class Journal:
+    """Runs on the database thread."""
+
+    def __init__(self, store: Store, entries: Entries) -> None:
+        self.store = store
+        self.entries = entries
+
+    # -- runs -------------------------------------------------------------------------
+
+    def begin(self, name: str, scope: dict[str, Any], dry_run: bool) -> RunSummary:
+        with self.store.db:
+            self.store.db.execute(
+                "INSERT INTO runs(pass, started, status, dry_run, scope) VALUES (?, ?, ?, ?, ?)",
+                (name, time.time(), "running", int(dry_run), _dump(scope)))
+        return RunSummary(self.store.db.last_insert_rowid(), name, dry_run)
+
+    def finish(self, run: RunSummary, status: str, error: str | None = None) -> None:
+        run.status = status
+        with self.store.db:
+            self.store.db.execute(
+                "UPDATE runs SET finished=?, status=?, counts=?, error=? WHERE id=?",
+                (time.time(), status, _dump(run.counts), error, run.run))
+
+    def runs(self, name: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        sql = "SELECT id, pass, started, finished, status, dry_run, scope, counts, error FROM runs"
+        rows = self.store.db.execute(
+            sql + (" WHERE pass=?" if name else "") + " ORDER BY id DESC LIMIT ?",
+            ([name] if name else []) + [limit])
+        return [self._run_row(row) for row in rows]
+
+    def run(self, run: int) -> dict[str, Any]:
+        row = self.store.db.execute(
+            "SELECT id, pass, started, finished, status, dry_run, scope, counts, error FROM runs "
+            "WHERE id=?", (run,)).fetchone()
+        if row is None:
+            raise NotFoundError(f"no run {run_name(run)}")
+        return {**self._run_row(row), "changes": self.changes(run)}
+
+    @staticmethod
+    def _run_row(row: tuple[Any, ...]) -> dict[str, Any]:
+        number, name, started, finished, status, dry_run, scope, counts, error = row
+        return {"run": run_name(number), "pass": name, "started": started, "finished": finished,
+                "status": status, "dry_run": bool(dry_run), "scope": _load(scope),
+                "counts": _load(counts) or {}, "error": error}
+
+    def changes(self, run: int) -> list[dict[str, Any]]:
+        rows = self.store.db.execute(
+            "SELECT id, run, kind, target, action, why, before, after, state, ts, undoes, grp "
+            "FROM changes WHERE run=? ORDER BY id", (run,))
+        return [self._change_row(row) for row in rows]
+
+    def change(self, change: int) -> dict[str, Any]:
+        row = self.store.db.execute(
+            "SELECT id, run, kind, target, action, why, before, after, state, ts, undoes, grp "
+            "FROM changes WHERE id=?", (change,)).fetchone()
+        if row is None:
+            raise NotFoundError(f"no change {change_name(change)}")
+        return self._change_row(row)
+
+    @staticmethod
+    def _change_row(row: tuple[Any, ...]) -> dict[str, Any]:
+        number, run, kind, target, action, why, before, after, state, ts, undoes, group = row
+        return {"change": change_name(number), "run": run_name(run), "kind": kind,
+                "target": target, "action": action, "why": why, "before": _load(before),
+                "after": _load(after), "state": state, "ts": ts,
+                "undoes": change_name(undoes) if undoes else None,
+                "group": change_name(group) if group else None}
+
+    def open_contradictions(self) -> list[dict[str, Any]]:
+        rows = self.store.db.execute(
+            "SELECT id, run, kind, target, action, why, before, after, state, ts, undoes, grp "
+            "FROM changes WHERE kind='contradiction' AND state='open' ORDER BY id")
+        return [self._change_row(row) for row in rows]
+
+    # -- recording and applying -------------------------------------------------------
+
+    def _insert(self, run: int, change: Change, state: str, undoes: int | None = None) -> int:
+        self.store.db.execute(
+            "INSERT INTO changes(run, kind, target, action, why, before, after, state, ts, "
+            "undoes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (run, change.kind, change.target, change.action, change.why, _dump(change.before),
+             _dump(change.after), state, time.time(), undoes))
+        return self.store.db.last_insert_rowid()
+
+    def note(self, run: RunSummary, change: Change, state: str) -> int:
+        """Record a change that writes nothing now (a preview, a proposal, a contradiction)."""
+        with self.store.db:
+            return self._insert(run.run, change, state)
+
+    def apply(self, run: RunSummary, change: Change, undoes: int | None = None) -> str:
+        """Apply a change (or, in a dry run, record it as a preview). Returns its state:
+        applied, preview, conflict (a file changed meanwhile) or skipped (nothing to do)."""
+        if run.dry_run:
+            self.note(run, change, "preview")
+            return "preview"
+        if change.kind == "entry":
+            return self._apply_entry(run.run, change, undoes)
+        if change.kind == "file":
+            return self.apply_files(run, [change], [undoes])
+        raise ValueError(f"cannot apply a {change.kind} change")
+
+    def _apply_entry(self, run: int, change: Change, undoes: int | None) -> str:
+        return "applied" if self._apply_entries(run, [change], [undoes]) else "skipped"
+
+    def apply_entries(self, run: RunSummary, changes: list[Change]) -> int:
+        """Entry changes that belong together (a merge: the survivor and the entries it
+        absorbs), in one transaction with one ledger append per agent. Returns how many were
+        applied (or previewed, in a dry run)."""
+        if run.dry_run:
+            for change in changes:
+                self.note(run, change, "preview")
+            return len(changes)
+        return self._apply_entries(run.run, changes, [None] * len(changes))
+
+    def _apply_entries(self, run: int, changes: list[Change], undoes: list[int | None]) -> int:
+        applied = 0
+        ledger: dict[str, list[dict[str, Any]]] = {}
+        with self.store.db:
+            for change, undo in zip(changes, undoes):
+                entry = self.store.entry_by_uid(change.target)
+                if entry is None:
+                    continue
+                fields = {k: v for k, v in change.after.items() if k in ENTRY_FIELDS}
+                record = self._write_entry(entry, fields, f"pass {change.action}")
+                if record is not None:
+                    ledger.setdefault(entry["agent"], []).append(record)
+                self._insert(run, change, "applied", undo)
+                applied += 1
+            for agent, records in ledger.items():  # durable before the transaction commits
+                self.entries.write_ledger(agent, records)
+        return applied
+
+    def _write_entry(self, entry: dict[str, Any], fields: dict[str, Any],
+                     actor: str) -> dict[str, Any] | None:
+        """Update an entry (in a transaction the caller holds): the row, the vector index's
+        status, the entry's journal. Returns the ledger record the change needs (entries
+        written through the API keep their changes in their ledger), which the caller appends
+        before the transaction commits."""
+        if not fields:
+            return None
+        now = time.time()
+        self.store.update_entry(entry["id"], **fields, updated=now)
+        if "status" in fields:
+            self.entries.set_index_status(entry["rowid"], fields["status"])
+        self.store.journal(entry["id"], actor, "memoryd", {k: entry.get(k) for k in fields},
+                           fields, now)
+        ledgered = {k: v for k, v in fields.items() if k in LEDGERED}
+        if ledgered and entry["via"] in ("api", "import", "extract"):
+            return {"op": "update", "ts": now, "id": entry["id"], "fields": ledgered,
+                    "actor": actor}
+        return None
+
+    def apply_files(self, run: RunSummary, changes: list[Change],
+                    undoes: list[int | None] | None = None) -> str:
+        """Apply file changes that belong together (a notebook and its archive) all or none:
+        each recorded pending, then written by compare-and-swap, then all marked applied with
+        the entries that moved. When one file changed meanwhile, the ones written already are
+        put back and all are marked conflict. Returns applied, preview or conflict."""
+        if run.dry_run:
+            for change in changes:
+                self.note(run, change, "preview")
+            return "preview"
+        undoes = undoes or [None] * len(changes)
+        with self.store.db:
+            numbers = [self._insert(run.run, change, "pending", undo)
+                       for change, undo in zip(changes, undoes)]
+            for number in numbers:
+                self.store.db.execute("UPDATE changes SET grp=? WHERE id=?", (numbers[0], number))
+        written: list[Change] = []
+        for change in changes:
+            if not _swap(Path(change.target), change.before, change.after):
+                for done in reversed(written):
+                    _swap(Path(done.target), done.after, done.before)
+                with self.store.db:
+                    for number in numbers:
+                        self._state(number, "conflict")
+                return "conflict"
+            written.append(change)
+        with self.store.db:
+            for change, number in zip(changes, numbers):
+                self._move_entries((change.after or {}).get("entries", {}))
+                self._state(number, "applied")
+        return "applied"
+
+    def _move_entries(self, moves: dict[str, dict[str, Any]]) -> None:
+        """Entries whose text moved or changed with a file change (pruned lines into an
+        archive, a date rewritten): their new source, lines, text, so that the watcher finds
+        the index already right and the entries keep their ids. A new text is embedded anew."""
+        now = time.time()
+        for uid, fields in moves.items():
+            fields = {k: v for k, v in fields.items() if k in MOVED_FIELDS}
+            row = self.store.db.execute(
+                f"SELECT {', '.join(fields)} FROM entries WHERE uid=?", (uid,)).fetchone() \
+                if fields else None
+            if row is None:
+                continue
+            self.store.update_entry(uid, **fields, updated=now)
+            self.store.journal(uid, "pass move", "memoryd", dict(zip(fields, row)), fields, now)
+
+    def _state(self, change: int, state: str) -> None:
+        self.store.db.execute("UPDATE changes SET state=? WHERE id=?", (state, change))
+
+    def set_state(self, change: int, state: str) -> None:
+        with self.store.db:
+            self._state(change, state)
+
+    # -- undo -------------------------------------------------------------------------
+
+    def inverse(self, change: dict[str, Any]) -> Change:
+        """The change that takes this one back."""
+        if change["kind"] == "entry":
+            return Change("entry", change["target"], "undo " + change["action"],
+                          f"undo of {change['change']}", change["after"], change["before"])
+        if change["kind"] == "file":
+            after = dict(change["before"]) if change["before"] else None
+            if after is not None:  # entries go back where they were
+                after["entries"] = (change["after"] or {}).get("entries_before", {})
+            before = dict(change["after"]) if change["after"] else None
+            if before is not None:
+                before["entries_before"] = before.pop("entries", {})
+            return Change("file", change["target"], "undo " + change["action"],
+                          f"undo of {change['change']}", before, after)
+        raise BadParamsError(f"{change['change']} is a {change['kind']}: nothing to undo")
+
+    def recover(self) -> int:
+        """Settle what a killed run left (see the module docstring); returns how many."""
+        pending: dict[int, list[dict[str, Any]]] = {}
+        for number, group in self.store.db.execute(
+                "SELECT id, grp FROM changes WHERE state='pending' ORDER BY id").fetchall():
+            pending.setdefault(group or number, []).append(self.change(number))
+        for group in pending.values():
+            done = [_holds(c["target"], c["after"]) for c in group]
+            if all(done):
+                with self.store.db:
+                    for change in group:
+                        self._move_entries((change["after"] or {}).get("entries", {}))
+                        self._state(_number(change), "applied")
+                continue
+            for change, written in zip(group, done):  # all or none: put back what was written
+                if written:
+                    _swap(Path(change["target"]), change["after"], change["before"])
+            with self.store.db:
+                for change in group:
+                    self._state(_number(change), "aborted")
+        with self.store.db:
+            self.store.db.execute(
+                "UPDATE runs SET status='interrupted', finished=? WHERE status='running'",
+                (time.time(),))
+        settled = sum(len(g) for g in pending.values())
+        if settled:
+            log.info("Settled %d pass changes a stopped run left.", settled)
+        return settled
+
+
+def _number(change: dict[str, Any]) -> int:
+    return int(change["change"][1:])
+
+
+def _holds(target: str, side: dict[str, Any] | None) -> bool:
+    """Whether the file holds this side of a change (None: does not exist)."""
+    path = Path(target)
+    if side is None:
+        return not path.exists()
+    try:
+        return path.read_bytes() == _bytes(side)
+    except OSError:
+        return False
+
+
+def _swap(path: Path, old: dict[str, Any] | None, new: dict[str, Any] | None) -> bool:
+    """Compare-and-swap a file from one side of a change to the other."""
+    expected = _bytes(old) if old is not None else None
+    if new is None:
+        return expected is not None and remove_if_unchanged(path, expected)
+    return replace_if_unchanged(path, expected, _bytes(new))
+
+
+def file_change(path: Path, basis: FileText | None, new_text: str | None, action: str,
+                why: str, moves: dict[str, dict[str, Any]] | None = None,
+                moves_before: dict[str, dict[str, Any]] | None = None) -> Change | None:
+    """A change of a file from ``basis`` — the text the new one was computed from, as read
+    (None: the file did not exist) — to ``new_text`` (None: removed), in the file's own
+    conventions; None when nothing would change. The write is a compare-and-swap against the
+    basis, so an edit made since it was read is never overwritten."""
+    if basis is not None:
+        before: dict[str, Any] | None = {"text": basis.data.decode("utf-8", "surrogateescape")}
+        data = basis.encode(new_text) if new_text is not None else None
+        if data == basis.data:
+            return None
+    else:
+        before, data = None, None if new_text is None else new_text.encode("utf-8")
+        if data is None:
+            return None
+    after = None if data is None else {"text": data.decode("utf-8", "surrogateescape"),
+                                       "entries": moves or {}, "entries_before": moves_before or {}}
+    return Change("file", str(path), action, why, before, after)
+
+
+def _bytes(side: dict[str, Any]) -> bytes:
+    return side["text"].encode("utf-8", "surrogateescape")

@@ -1,0 +1,313 @@
+"""The notebook pass (seed 001): each notebook held to its line cap, in order, nothing lost.
+
+A notebook is a memory file with sections named Mistakes, Learnings, (Shareholder) Feedback or
+Session Log (``## `` headings). The pass:
+
+- **normalises** what seed 001's ``check --fix`` normalises: the sections in that order (other
+  sections after them, as they were), date prefixes written ``[YYYY-MM-DD]`` (``[2026-3-5]``,
+  ``2026-03-05:`` are rewritten), bullets newest first (undated ones stay on top, as written);
+- holds the file to its **cap** (``passes.notebook_lines``, 80 lines; a source's own
+  ``notebook_lines`` wins): the oldest Session Log bullets go first, then the oldest Learnings
+  and Mistakes that are kept elsewhere (promoted to a governance file, or with the same text in
+  another entry of the agent); Feedback is never pruned;
+- moves pruned lines to **long-term storage**: ``archive/<notebook name>`` beside the notebook,
+  under a dated heading naming the run. The archive is watched and searchable like any memory
+  file, and never injected into the memory block. The pruned lines' entries move with them (same
+  ids, same history);
+- **reports** what it cannot fix: bullets without a date, a notebook still over its cap after
+  every allowed prune, a section it cannot reorder (it has sub-headings).
+
+Pinned files (CONTEXT.md, system/) and archives are not notebooks.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memoryd.ingest.markdown import classify_heading, is_pinned, parse_memory_file, read_heading
+from memoryd.ingest.indexer import day_start
+from memoryd.ingest.sources import ARCHIVE_DIR
+from memoryd.passes.files import FileText, read_text
+from memoryd.passes.journal import file_change
+from memoryd.redact import redact
+from memoryd.text import content_hash
+
+if TYPE_CHECKING:
+    from memoryd.passes.runner import PassContext
+
+ORDER = ("mistakes", "learnings", "feedback", "session-log")
+TITLES = {"mistakes": "Mistakes", "learnings": "Learnings", "feedback": "Shareholder Feedback",
+          "session-log": "Session Log"}
+
+_LOOSE_DATE = re.compile(r"^(\s*[-*+]\s+)(?:\[(\d{4})-(\d{1,2})-(\d{1,2})\]|\(?(\d{4})-(\d{1,2})-"
+                         r"(\d{1,2})\)?(?=[:\s]))[:\s]*")
+
+
+def section_name(heading: str) -> str | None:
+    named = classify_heading(heading)
+    if named is None:
+        return None
+    kind, polarity = named
+    if kind == "lesson":
+        return "mistakes" if polarity == "negative" else "learnings"
+    return "feedback" if kind == "feedback" else "session-log"
+
+
+@dataclass
+class Item:
+    lines: list[str]
+    date: str | None
+    hash: str | None  # of the entry it is, when a bullet or paragraph
+    bullet: bool
+    rewritten: dict[str, Any] | None = None  # its entry's new text, hash, date (a date fixed)
+
+
+@dataclass
+class Section:
+    heading: str  # the heading line as written
+    name: str | None  # a notebook section, or None
+    items: list[Item] = field(default_factory=list)
+    other: list[str] = field(default_factory=list)  # lines that are no item (a sub-heading …)
+
+
+@dataclass
+class Notebook:
+    preamble: list[str]
+    sections: list[Section]
+    problems: list[str] = field(default_factory=list)
+
+    def render(self) -> str:
+        parts = ["\n".join(self.preamble).rstrip()] if "".join(self.preamble).strip() else []
+        for section in self.sections:
+            body = [section.heading, *section.other]
+            for item in section.items:
+                body += item.lines
+            parts.append("\n".join(line for line in body).rstrip())
+        return "\n\n".join(parts) + "\n"
+
+    def lines(self) -> int:
+        return self.render().count("\n")
+
+
+def is_notebook(text: str) -> bool:
+    for line in text.split("\n"):
+        heading = read_heading(line)
+        if heading and heading[0] == 2 and section_name(heading[1]):
+            return True
+    return False
+
+
+def parse(text: str, relative: str) -> Notebook:
+    """A notebook's structure: its preamble and ``## `` sections with their items."""
+    lines = text.split("\n")
+    parsed = parse_memory_file(text, relative)
+    starts = {item.line_start: item for item in parsed.items}
+    preamble: list[str] = []
+    sections: list[Section] = []
+    number = 0
+    while number < len(lines):
+        line = lines[number]
+        heading = read_heading(line)
+        if heading and heading[0] <= 2 and (heading[0] == 2 or sections):
+            sections.append(Section(line, section_name(heading[1]) if heading[0] == 2 else None))
+            number += 1
+            continue
+        target = sections[-1] if sections else None
+        item = starts.get(number + 1)
+        if item is not None and target is not None:
+            span = lines[item.line_start - 1:item.line_end]
+            target.items.append(Item(span, item.date, content_hash(redact(item.text)),
+                                     bool(re.match(r"\s*([-*+]|\d+[.)])\s", span[0]))))
+            number = item.line_end
+            continue
+        if target is None:
+            preamble.append(line)
+        elif line.strip():
+            target.other.append(line)
+        number += 1
+    notebook = Notebook(preamble, sections)
+    for section in sections:
+        if section.name and any(read_heading(line) for line in section.other):
+            notebook.problems.append(f"section {section.heading.strip()!r} has sub-headings; "
+                                     "left in its order")
+    return notebook
+
+
+def normalise(notebook: Notebook) -> list[str]:
+    """Section order, date prefixes, newest first. Returns what it fixed."""
+    fixed: list[str] = []
+    known = [s for s in notebook.sections if s.name]
+    ordered = sorted(known, key=lambda s: ORDER.index(s.name))  # type: ignore[arg-type]
+    if [id(s) for s in ordered] != [id(s) for s in known]:
+        fixed.append("sections put in order")
+    notebook.sections = ordered + [s for s in notebook.sections if not s.name]
+    for section in ordered:
+        for item in section.items:
+            match = _LOOSE_DATE.match(item.lines[0]) if item.bullet and item.date is None else None
+            if match:
+                y, m, d = next(g for g in (match.group(2, 3, 4), match.group(5, 6, 7)) if g[0])
+                item.date = f"{y}-{int(m):02d}-{int(d):02d}"
+                item.lines[0] = f"{match.group(1)}[{item.date}] {item.lines[0][match.end():]}"
+                item.rewritten = _entry_fields(item)
+                fixed.append(f"date prefix of {item.lines[0].strip()[:40]!r}")
+        if any(read_heading(line) for line in section.other):
+            continue
+        undated = [i for i in section.items if i.date is None]
+        dated = sorted((i for i in section.items if i.date is not None),
+                       key=lambda i: i.date or "", reverse=True)
+        if undated + dated != section.items:
+            fixed.append(f"{section.heading.strip()} newest first")
+            section.items = undated + dated
+        for item in undated:
+            if item.bullet:
+                notebook.problems.append(f"no date: {item.lines[0].strip()[:60]!r}")
+    return fixed
+
+
+def _entry_fields(item: Item) -> dict[str, Any]:
+    """What the indexer will make of a rewritten item: its entry keeps its id (and history)
+    when the pass updates it to this along with the file."""
+    parsed = parse_memory_file("## Notes\n" + "\n".join(item.lines), "notebook.md").items[0]
+    text = redact(parsed.text)
+    fields: dict[str, Any] = {"text": text, "hash": content_hash(text)}
+    if parsed.date:
+        fields["created"] = day_start(parsed.date)
+    return fields
+
+
+def prune(notebook: Notebook, cap: int, kept_elsewhere: set[str]) -> list[tuple[str, Item]]:
+    """Remove bullets until the notebook fits its cap: (section name, item) removed, oldest
+    Session Log first, then Learnings/Mistakes kept elsewhere; Feedback never."""
+    removed: list[tuple[str, Item]] = []
+    for names, allowed in ((("session-log",), lambda i: True),
+                           (("learnings", "mistakes"), lambda i: i.hash in kept_elsewhere)):
+        while notebook.lines() > cap:
+            candidates = [(s, i) for s in notebook.sections if s.name in names
+                          for i in s.items if i.bullet and allowed(i)]
+            if not candidates:
+                break
+            section, item = min(candidates, key=lambda c: c[1].date or "9999")
+            section.items.remove(item)
+            removed.append((section.name or "", item))
+    if notebook.lines() > cap:
+        notebook.problems.append(f"{notebook.lines()} lines, over the cap of {cap}: nothing "
+                                 "more may be pruned (feedback is kept, and lessons only go "
+                                 "once they are kept elsewhere)")
+    return removed
+
+
+def archive_text(existing: str | None, notebook_name: str, run: str,
+                 removed: list[tuple[str, Item]], when: float) -> str:
+    """The archive with a new dated block of pruned lines (newest blocks first)."""
+    title = f"# Archive of {notebook_name}\n\nLines pruned from {notebook_name} by memoryd's " \
+            "notebook pass: kept here, searchable, never injected.\n"
+    head, _, older = (existing or title).partition("\n## ")
+    block = [f"## {time.strftime('%Y-%m-%d', time.localtime(when))} (memoryd run {run})"]
+    for name in ORDER:
+        lines = [line for section, item in removed if section == name for line in item.lines]
+        if lines:
+            block += ["", f"### {TITLES[name]}", *lines]
+    text = head.rstrip() + "\n\n" + "\n".join(block) + "\n"
+    if older:
+        text += "\n## " + older.rstrip() + "\n"
+    return text
+
+
+def notebooks(ctx: PassContext) -> list[dict[str, Any]]:
+    """The notebook files in the pass's scope: path, agent, source."""
+    sql = ("SELECT path, agent, source FROM files WHERE kind='memory' AND pinned=0 "
+           "AND error IS NULL")
+    params: list[Any] = []
+    if ctx.agent:
+        sql += " AND agent=?"
+        params.append(ctx.agent)
+    found = []
+    for path, agent, source in ctx.store.db.execute(sql + " ORDER BY path", params):
+        if f"/{ARCHIVE_DIR}/" in path or is_pinned(path):
+            continue
+        if ctx.paths is not None and path not in ctx.paths:
+            continue
+        found.append({"path": path, "agent": agent, "source": source})
+    return found
+
+
+@dataclass
+class Plan:
+    """What the pass will do to one notebook, computed off the database thread."""
+
+    current: FileText
+    notebook: Notebook
+    fixed: list[str]
+    removed: list[tuple[str, Item]]
+    archive: Path
+    archive_basis: FileText | None
+    archive_text: str | None
+
+
+def plan(path: Path, cap: int, kept_elsewhere: set[str], run_name: str,
+         when: float) -> Plan | None:
+    """Read, parse, normalise and prune one notebook (None: not a notebook, or unreadable)."""
+    try:
+        current = read_text(path)
+    except OSError:
+        return None
+    if not is_notebook(current.text):
+        return None
+    notebook = parse(current.text, path.name)
+    fixed = normalise(notebook)
+    removed = prune(notebook, cap, kept_elsewhere)
+    archive = path.parent / ARCHIVE_DIR / path.name
+    basis = text = None
+    if removed:
+        try:
+            basis = read_text(archive) if archive.exists() else None
+        except OSError:
+            return None
+        text = archive_text(basis.text if basis else None, path.name, run_name, removed, when)
+    return Plan(current, notebook, fixed, removed, archive, basis, text)
+
+
+def run(ctx: PassContext) -> Iterator[Any]:
+    from memoryd.passes.runner import Offload
+
+    for found in notebooks(ctx):
+        yield
+        path = Path(found["path"])
+        kept = ctx.kept_elsewhere(found["agent"], found["path"])
+        cap = ctx.notebook_cap(found["source"])
+        planned = yield Offload(plan, (path, cap, kept, ctx.run_name, time.time()))
+        if planned is None:
+            continue
+        ctx.count("notebooks")
+        for problem in planned.notebook.problems:
+            ctx.report(str(path), problem)
+        fixed, removed = planned.fixed, planned.removed
+        if not fixed and not removed:
+            continue
+        why = "; ".join(fixed + ([f"{len(removed)} bullets over the cap of {cap} lines "
+                                  "moved to the archive"] if removed else []))
+        changes = []
+        updates = {item.hash: {"source": str(planned.archive), "line_start": None,
+                               "line_end": None, **(item.rewritten or {})}
+                   for _, item in removed if item.hash}
+        updates.update({item.hash: item.rewritten for section in planned.notebook.sections
+                        for item in section.items if item.rewritten and item.hash})
+        moves = ctx.entry_updates(found["path"], updates)
+        if removed:
+            changes.append(file_change(planned.archive, planned.archive_basis,
+                                       planned.archive_text, "archive",
+                                       f"{len(removed)} lines pruned from {path.name}"))
+            ctx.count("pruned", len(removed))
+        # the entries that move ride on the notebook's change: it exists before and after, so
+        # its undo moves them back
+        changes.append(file_change(path, planned.current, planned.notebook.render(),
+                                   "normalise" if not removed else "prune", why, *moves))
+        if fixed:
+            ctx.count("normalised")
+        yield
+        ctx.apply_all([c for c in changes if c is not None])

@@ -1,0 +1,291 @@
+"""Promotion (seed 001; seed 002's pinned promote/demote): lessons that keep coming back
+become rules in the agent's governance file.
+
+A lesson is **promoted** when it recurs — seen in ``MIN_SESSIONS`` (3) or more distinct
+sessions, counting the duplicates consolidation merged into it (a sighting without a session
+counts by its day) — or when the user's feedback confirms it (a feedback entry of the agent
+with cosine ≥ ``FEEDBACK_COSINE`` to it). Its rule goes to the agent's governance file:
+
+- Claude Code: the project's ``CLAUDE.md`` (``~/.claude/CLAUDE.md`` for a global lesson);
+- Codex: the project's ``AGENTS.md`` (``~/.codex/AGENTS.md`` for a global lesson);
+- any other agent: ``CONTEXT.md`` beside the notebook the lesson came from, else in the
+  agent's memory directory (``tools.memory_dir``) — a pinned file, injected whole.
+
+memoryd writes only inside its own section, ``## Learned rules (memoryd)`` (created at the end
+of the file when missing); nothing outside it is ever touched, and the file is written by
+compare-and-swap (memoryd.passes.files). With ``passes.promote_mode = "propose"`` (the default)
+the pass only proposes: ``memory pass show`` lists the proposals, ``memory promote accept ID``
+writes one. With ``"auto"`` the pass writes them itself. A promoted rule whose lesson is later
+forgotten, or marked stale, is **demoted** the same way (proposed, or removed in auto mode).
+Every write is a journaled file change: ``memory undo`` takes it back byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from memoryd.ingest.sources import ARCHIVE_DIR
+from memoryd.passes.files import read_text
+from memoryd.passes.journal import Change, file_change
+from memoryd.text import normalise_text
+
+if TYPE_CHECKING:
+    from memoryd.passes.runner import PassContext
+
+SECTION = "## Learned rules (memoryd)"
+SECTION_NOTE = ("<!-- memoryd writes this section (lessons seen in 3+ sessions or confirmed by "
+                "feedback); `memory undo` takes a rule back. The rest of the file is yours. -->")
+MIN_SESSIONS = 3
+FEEDBACK_COSINE = 0.8
+_HEADING = re.compile(r"^#{1,2}\s")
+
+
+# -- the section ---------------------------------------------------------------------------
+
+
+def _span(lines: list[str]) -> tuple[int, int] | None:
+    """[start, end) of memoryd's section: its heading up to the next heading of level 1-2."""
+    for start, line in enumerate(lines):
+        if line.strip() == SECTION:
+            end = start + 1
+            while end < len(lines) and not _HEADING.match(lines[end]):
+                end += 1
+            return start, end
+    return None
+
+
+def rules_in(text: str) -> list[str]:
+    lines = text.split("\n")
+    span = _span(lines)
+    if span is None:
+        return []
+    return [line.strip()[2:].strip() for line in lines[span[0] + 1:span[1]]
+            if line.strip().startswith("- ")]
+
+
+def with_rule(text: str, rule: str) -> str:
+    lines = text.rstrip("\n").split("\n") if text.strip() else []
+    span = _span(lines)
+    if span is None:
+        block = [SECTION, "", SECTION_NOTE, f"- {rule}"]
+        return "\n".join(lines + ([""] if lines else []) + block) + "\n"
+    start, end = span
+    last = max((i for i in range(start + 1, end) if lines[i].strip()), default=start)
+    lines.insert(last + 1, f"- {rule}")
+    return "\n".join(lines) + "\n"
+
+
+def without_rule(text: str, rule: str) -> str:
+    lines = text.split("\n")
+    span = _span(lines)
+    if span is None:
+        return text
+    start, end = span
+    wanted = normalise_text(rule)
+    kept = [line for line in lines[start + 1:end]
+            if not (line.strip().startswith("- ") and normalise_text(line.strip()[2:]) == wanted)]
+    if not any(line.strip().startswith("- ") for line in kept):  # the section goes with its last rule
+        before = lines[:start]
+        while before and not before[-1].strip():
+            before.pop()
+        rest = lines[end:]
+        return "\n".join(before + ([""] + rest if rest and any(r.strip() for r in rest) else [])
+                         ).rstrip("\n") + "\n"
+    return "\n".join(lines[:start + 1] + kept + lines[end:])
+
+
+def governance_file(entry: dict[str, Any], memory_dir: str) -> Path:
+    agent, project, source = entry["agent"], entry["project"], entry["source"]
+    if agent == "claude-code":
+        return Path(project) / "CLAUDE.md" if project else Path.home() / ".claude" / "CLAUDE.md"
+    if agent == "codex":
+        return Path(project) / "AGENTS.md" if project else Path.home() / ".codex" / "AGENTS.md"
+    if source:
+        return Path(source).parent / "CONTEXT.md"
+    return Path(memory_dir.replace("{agent}", agent)).expanduser() / "CONTEXT.md"
+
+
+def _rule_text(entry: dict[str, Any]) -> str:
+    return " ".join(entry["text"].split())
+
+
+# -- the pass ------------------------------------------------------------------------------
+
+
+COLUMNS = ("id", "uid", "agent", "project", "text", "source", "session", "created", "stale")
+
+
+def _lessons(ctx: PassContext) -> list[dict[str, Any]]:
+    sql = (f"SELECT {', '.join(COLUMNS)} FROM entries WHERE kind='lesson' AND status='active' "
+           f"AND category IS NOT 'session' AND coalesce(source, '') NOT LIKE '%/{ARCHIVE_DIR}/%'")
+    params: list[Any] = []
+    if ctx.agent:
+        sql += " AND agent=?"
+        params.append(ctx.agent)
+    if ctx.project:
+        sql += " AND project=?"
+        params.append(ctx.project)
+    return [dict(zip(COLUMNS, row)) for row in ctx.store.db.execute(sql, params)]
+
+
+def _sightings(ctx: PassContext) -> dict[str, set[str]]:
+    """uid → the independent sightings of the lessons merged into it."""
+    found: dict[str, set[str]] = {}
+    for survivor, session, created in ctx.store.db.execute(
+            "SELECT superseded_by, session, created FROM entries WHERE kind='lesson' "
+            "AND status='superseded' AND superseded_by IS NOT NULL"):
+        found.setdefault(survivor, set()).add(
+            f"session:{session}" if session else f"day:{int(created // 86400)}")
+    return found
+
+
+def _confirmed(ctx: PassContext, lessons: list[dict[str, Any]]) -> Iterator[Any]:
+    """uids of lessons a feedback entry of their agent confirms (sent back via the generator's
+    return value)."""
+    from memoryd.passes.runner import Offload
+
+    feedback = ctx.store.db.execute(
+        "SELECT id, agent FROM entries WHERE kind='feedback' AND status='active'").fetchall()
+    if not feedback or not lessons:
+        return set()
+    lesson_vectors = ctx.store.vectors_by_rowids([e["id"] for e in lessons])
+    yield
+    feedback_vectors = ctx.store.vectors_by_rowids([rowid for rowid, _ in feedback])
+    yield
+    confirmed: set[str] = set()
+    for agent in {a for _, a in feedback}:
+        mine = [e for e in lessons if e["agent"] == agent and e["id"] in lesson_vectors]
+        theirs = [feedback_vectors[r] for r, a in feedback if a == agent and r in feedback_vectors]
+        if not mine or not theirs:
+            continue
+        best = yield Offload(_best_cosines, (np.stack([lesson_vectors[e["id"]] for e in mine]),
+                                             np.stack(theirs)))
+        confirmed.update(e["uid"] for e, cosine in zip(mine, best) if cosine >= FEEDBACK_COSINE)
+    return confirmed
+
+
+def _best_cosines(rows: np.ndarray, against: np.ndarray) -> list[float]:
+    return (rows @ against.T).max(axis=1).tolist()
+
+
+def run(ctx: PassContext) -> Iterator[Any]:
+    lessons = _lessons(ctx)
+    yield
+    sightings = _sightings(ctx)
+    confirmed = yield from _confirmed(ctx, lessons)
+    open_proposals = {(p["after"]["entry"], p["action"]) for p in _proposals(ctx)}
+    disputed = ctx.store.disputed_ids()
+    texts: dict[Path, str] = {}
+    for entry in lessons:
+        yield
+        if entry["uid"] in disputed:  # a person decides first
+            continue
+        seen = sightings.get(entry["uid"], set()) | {
+            f"session:{entry['session']}" if entry["session"]
+            else f"day:{int(entry['created'] // 86400)}"}
+        if entry["stale"] or (len(seen) < MIN_SESSIONS and entry["uid"] not in confirmed):
+            continue
+        target = governance_file(entry, ctx.config.memory_dir)
+        rule = _rule_text(entry)
+        if _has_rule(texts, target, rule) or (entry["uid"], "promote") in open_proposals:
+            continue
+        why = (f"seen in {len(seen)} sessions" if len(seen) >= MIN_SESSIONS
+               else "confirmed by the user's feedback")
+        _propose(ctx, "promote", target, entry["uid"], rule, why)
+    yield from _demotions(ctx, open_proposals)
+
+
+def _has_rule(cache: dict[Path, str], target: Path, rule: str) -> bool:
+    if target not in cache:
+        try:
+            cache[target] = read_text(target).text if target.exists() else ""
+        except OSError:
+            cache[target] = ""
+    return normalise_text(rule) in {normalise_text(r) for r in rules_in(cache[target])}
+
+
+def _propose(ctx: PassContext, action: str, target: Path, uid: str, rule: str, why: str) -> None:
+    proposal = Change("proposal", str(target), action, why, None,
+                      {"entry": uid, "text": rule, "file": str(target)})
+    if ctx.config.passes.promote_mode == "auto" and not ctx.dry_run:
+        if _write(ctx, proposal.action, proposal.after, why) == "applied":
+            ctx.count("promoted" if action == "promote" else "demoted")
+        return
+    ctx.note(proposal, "preview" if ctx.dry_run else "proposed")
+
+
+def _proposals(ctx: PassContext) -> list[dict[str, Any]]:
+    rows = ctx.store.db.execute(
+        "SELECT id FROM changes WHERE kind='proposal' AND state='proposed'").fetchall()
+    return [ctx.journal.change(number) for (number,) in rows]
+
+
+def _demotions(ctx: PassContext, open_proposals: set[tuple[str, str]]) -> Iterator[None]:
+    """Rules memoryd promoted whose lesson is gone (forgotten) or stale: proposed for removal."""
+    promoted = ctx.store.db.execute(
+        "SELECT DISTINCT target, after FROM changes WHERE kind='file' AND action='promote' "
+        "AND state='applied'").fetchall()
+    texts: dict[Path, str] = {}
+    for target, after in promoted:
+        yield
+        detail = json.loads(after)
+        uid, rule = detail.get("entry"), detail.get("rule") or detail.get("text")
+        if not uid or not rule or (uid, "demote") in open_proposals:
+            continue
+        if not _has_rule(texts, Path(target), rule):
+            continue
+        entry = _follow(ctx, uid)
+        reason = None
+        if entry is None or entry["status"] in ("forgotten", "removed"):
+            reason = "its lesson was forgotten"
+        elif entry.get("stale"):
+            reason = f"its lesson is stale ({entry['stale']})"
+        if reason:
+            open_proposals.add((uid, "demote"))
+            _propose(ctx, "demote", Path(target), uid, rule, reason)
+
+
+def _follow(ctx: PassContext, uid: str) -> dict[str, Any] | None:
+    """The entry, or the one it was merged into (a superseded lesson lives on in its survivor)."""
+    seen: set[str] = set()
+    entry = ctx.store.entry_by_uid(uid)
+    while entry is not None and entry["status"] == "superseded" and entry["superseded_by"] \
+            and entry["id"] not in seen:
+        seen.add(entry["id"])
+        entry = ctx.store.entry_by_uid(entry["superseded_by"])
+    return entry
+
+
+def _write(ctx: PassContext, action: str, detail: dict[str, Any], why: str) -> str:
+    target = Path(detail["file"])
+    try:
+        basis = read_text(target) if target.exists() else None
+    except OSError as exc:
+        ctx.report(str(target), f"cannot read: {exc}")
+        return "skipped"
+    current = basis.text if basis else ""
+    text = with_rule(current, detail["text"]) if action == "promote" \
+        else without_rule(current, detail["text"])
+    change = file_change(target, basis, text, action, why)
+    if change is None:
+        return "skipped"
+    assert change.after is not None
+    change.after.update(entry=detail["entry"], rule=detail["text"])
+    return ctx.apply_all([change])
+
+
+def accept(ctx: PassContext, proposal: dict[str, Any]) -> Iterator[None]:
+    """`memory promote accept ID`: write a proposed promotion (or demotion)."""
+    yield
+    state = _write(ctx, proposal["action"], proposal["after"], proposal["why"] or "accepted")
+    if state == "applied":
+        ctx.journal.set_state(int(proposal["change"][1:]), "accepted")
+    elif state == "skipped":  # the file has it already (or no longer has it)
+        ctx.journal.set_state(int(proposal["change"][1:]), "accepted")
+        ctx.count("already")

@@ -1,0 +1,64 @@
+"""The retain pass (issue 8 §5): memoryd keeps its own copy of every transcript it indexed.
+
+Agents delete old transcripts (Claude Code after 30 days by default), and ``memoryd reindex``
+rebuilds the index from files. So before a transcript goes, its filtered exchanges go to the
+agent's append-only archive (:mod:`memoryd.store.archive`): each run copies the transcript
+entries that changed since the last run (a new exchange, an exchange that grew, a forget),
+oldest first, and the archive restores them at start and at reindex.
+
+- **Incremental**: a high-water mark in the database (``retain:mark``, the ``updated`` time and
+  rowid of the last row copied) says where the next run starts; a run copies nothing a previous
+  run copied unless it changed since. Rows changed after the run began wait for the next run.
+- **Durable**: each archive is fsynced before the database records its new end and the mark
+  moves, so a crash copies some rows twice (the newest copy wins), never loses one.
+- **In slices**: rows are read a few hundred at a time on the database thread; turning them
+  into JSON, compressing and writing happen off it (``Offload``). The copying itself is
+  :func:`memoryd.store.archive.copy_changed`; this module runs it as a pass and journals it.
+- **Scope**: ``--agent`` or ``--project`` copies only those rows and leaves the mark where it
+  is (a full run goes on from it). A dry run counts what it would copy and writes nothing.
+- ``memoryd reindex`` does a full run on the old database before it sets it aside
+  (:func:`memoryd.store.archive.archive_now`), so what no run had copied yet is not lost
+  either.
+
+The journal lists one change per archive (kind ``archive``, state ``archived``); an archive is
+never undone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from memoryd.passes.journal import Change
+from memoryd.store.archive import Appended, TranscriptArchive, Work, copy_changed
+
+if TYPE_CHECKING:
+    from memoryd.passes.runner import PassContext
+
+
+def run(ctx: PassContext) -> Iterator[Any]:
+    from memoryd.passes.runner import Offload  # the runner imports the passes
+
+    def journaled(done: Appended) -> None:
+        why = f"{done.entries} transcript entries of {done.agent}"
+        if ctx.dry_run:
+            ctx.journal.note(ctx.run, Change("archive", done.path, "append", why,
+                                             after={"entries": done.entries}), "preview")
+            ctx.count("preview", done.entries)
+            return
+        ctx.journal.note(ctx.run, Change(
+            "archive", done.path, "append", why,
+            after={"entries": done.entries, "bytes": done.bytes, "offset": done.offset}),
+            "archived")
+        ctx.count("archived", done.entries)
+        ctx.count("bytes", done.bytes)
+
+    steps = copy_changed(ctx.store, TranscriptArchive(ctx.config.archive_dir), agent=ctx.agent,
+                         project=ctx.project, dry_run=ctx.dry_run, on_append=journaled)
+    value: Any = None
+    while True:
+        try:
+            step = steps.send(value)
+        except StopIteration:
+            return
+        value = yield (Offload(step.fn, step.args) if isinstance(step, Work) else None)

@@ -1,0 +1,383 @@
+"""Running the maintenance passes: in slices, on demand, on a schedule, and undoing them.
+
+A pass is a generator over a :class:`PassContext`. It runs on the database thread (so it reads
+and writes the store like every other request) in **slices**: the runner advances it until
+``SLICE_S`` (10 ms) has passed, then lets queued requests through before the next slice, so a search or
+a hook waits at most one slice. A pass that has slow work without the database (a matrix of
+cosines, ``git ls-files``) yields an :class:`Offload`: the runner does it on a worker thread and
+sends the result back into the pass.
+
+**Schedule** (``[passes]``): each pass runs ``hourly``, ``daily`` or ``off``. A pass is due when
+its interval has passed since its last run began; so a machine that slept through several runs
+does one soon after it wakes, not one per missed interval. Daily passes wait for a quiet moment
+(no request for ``quiet_s`` seconds); nothing runs in the first ``START_DELAY_S`` after start.
+Passes run one at a time, scheduled or asked for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memoryd.errors import BadParamsError, NotFoundError
+from memoryd.ingest.pipeline import configured_sources
+from memoryd.passes import consolidate, notebooks, promote, retain, staleness
+from memoryd.passes.files import commit
+from memoryd.passes.journal import Change, Journal, RunSummary, parse_target, run_name
+from memoryd.store.database import SELECT_ENTRY, row_to_entry
+
+if TYPE_CHECKING:
+    from memoryd.engine import Engine
+
+log = logging.getLogger(__name__)
+
+PASSES: dict[str, Callable[[PassContext], Iterator[Any]]] = {
+    "notebooks": notebooks.run,
+    "consolidate": consolidate.run,
+    "promote": promote.run,
+    "staleness": staleness.run,
+    "retain": retain.run,
+}
+INTERVALS = {"hourly": 3600.0, "daily": 86400.0}
+QUIET_PASSES = ("notebooks", "consolidate", "promote")
+SLICE_S = 0.010
+START_DELAY_S = 60.0
+CHECK_EVERY_S = 30.0
+
+
+@dataclass(frozen=True)
+class Offload:
+    """Work a pass wants done off the database thread; its result is sent back."""
+
+    fn: Callable[..., Any]
+    args: tuple[Any, ...] = ()
+
+
+class PassContext:
+    """What a pass may see and do: its scope, the store, and the journal's apply."""
+
+    def __init__(self, runner: Passes, run: RunSummary, agent: str | None,
+                 project: str | None, paths: set[str] | None,
+                 extra: dict[str, Any] | None = None) -> None:
+        self.runner = runner
+        self.extra = extra or {}
+        self.run = run
+        self.agent = agent
+        self.project = project
+        self.paths = paths
+        self.journal = runner.journal
+        self.store = runner.engine.store
+        self.entries = runner.engine.entries
+        self.config = runner.engine.config
+        self.touched: list[Path] = []
+        self.problems: list[dict[str, str]] = []
+
+    @property
+    def run_name(self) -> str:
+        return run_name(self.run.run)
+
+    @property
+    def dry_run(self) -> bool:
+        return self.run.dry_run
+
+    def count(self, key: str, n: int = 1) -> None:
+        self.run.counts[key] = self.run.counts.get(key, 0) + n
+
+    def report(self, target: str, problem: str) -> None:
+        """Something the pass cannot fix: listed by `memory pass show`."""
+        self.count("problems")
+        self.journal.note(self.run, Change("problem", target, "report", problem), "reported")
+
+    def note(self, change: Change, state: str) -> None:
+        self.count(state)
+        self.journal.note(self.run, change, state)
+
+    def apply(self, change: Change) -> str:
+        state = self.journal.apply(self.run, change)
+        self.count(state)
+        return state
+
+    def apply_entries(self, changes: list[Change]) -> None:
+        """Entry changes that belong together, in one transaction (see Journal.apply_entries)."""
+        if changes:
+            self.count("preview" if self.dry_run else "applied",
+                       self.journal.apply_entries(self.run, changes))
+
+    def apply_all(self, changes: list[Change]) -> str:
+        """File changes that belong together: all applied or none (see Journal.apply_files)."""
+        if not changes:
+            return "skipped"
+        state = self.journal.apply_files(self.run, changes)
+        self.count(state, len(changes))
+        if state == "applied":
+            self.touched += [Path(c.target) for c in changes]
+        return state
+
+    # -- what the notebook pass asks ----------------------------------------------------
+
+    def notebook_cap(self, source: str | None) -> int:
+        for configured in self.config.sources:
+            if configured.name == source and configured.notebook_lines:
+                return configured.notebook_lines
+        return self.config.passes.notebook_lines
+
+    def kept_elsewhere(self, agent: str, path: str) -> set[str]:
+        """Hashes of this file's entries whose text is also kept somewhere else: another
+        entry of the agent (a governance file the lesson was promoted to, long-term memory)."""
+        rows = self.store.db.execute(
+            "SELECT DISTINCT e.hash FROM entries e JOIN entries o ON o.hash = e.hash "
+            "AND o.agent = e.agent AND o.id <> e.id AND coalesce(o.source, '') <> e.source "
+            "AND o.status = 'active' WHERE e.source = ? AND e.agent = ?", (path, agent))
+        return {h for (h,) in rows}
+
+    def entry_updates(self, path: str, updates: dict[str, dict[str, Any]]
+                      ) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+        """The entries of ``path`` whose text (by hash) changes with a file change — moved to
+        an archive, a date rewritten — as (their fields after, their fields before), by id."""
+        after: dict[str, dict[str, Any]] = {}
+        before: dict[str, dict[str, Any]] = {}
+        wanted = dict(updates)
+        cursor = self.store.db.execute(SELECT_ENTRY + " WHERE source=? ORDER BY id", (path,))
+        for entry in map(row_to_entry, cursor):
+            fields = wanted.pop(entry["hash"], None)
+            if fields is not None:
+                after[entry["id"]] = fields
+                before[entry["id"]] = {k: entry.get(k) for k in fields}
+        return after, before
+
+
+class Passes:
+    """The passes of one daemon: on demand, on a schedule, undo and accept."""
+
+    def __init__(self, engine: Engine, idle_since: Callable[[], float]) -> None:
+        self.engine = engine
+        self.idle_since = idle_since
+        self._journal: Journal | None = None
+        self.lock = asyncio.Lock()
+        self.current: str | None = None
+        self.started = time.time()
+
+    @property
+    def journal(self) -> Journal:
+        if self._journal is None:
+            assert self.engine.store is not None, "the engine is not open"
+            self._journal = Journal(self.engine.store, self.engine.entries)
+        return self._journal
+
+    async def recover(self) -> int:
+        return await self.engine.db(self.journal.recover)
+
+    # -- running ----------------------------------------------------------------------
+
+    async def run(self, name: str, *, agent: str | None = None, project: str | None = None,
+                  paths: list[str] | None = None, dry_run: bool = False,
+                  extra: dict[str, Any] | None = None) -> dict[str, Any]:
+        if name not in PASSES:
+            raise BadParamsError(f"no pass named {name!r} (passes: {', '.join(PASSES)})")
+        return await self._run(name, PASSES[name], agent=agent, project=project, paths=paths,
+                               dry_run=dry_run, extra=extra)
+
+    async def _run(self, name: str, body: Callable[[PassContext], Iterator[Any]], *,
+                   agent: str | None = None, project: str | None = None,
+                   paths: list[str] | None = None, dry_run: bool = False,
+                   extra: dict[str, Any] | None = None) -> dict[str, Any]:
+        scope = {k: v for k, v in (("agent", agent), ("project", project), ("paths", paths))
+                 if v is not None} | (extra or {})
+        async with self.lock:
+            self.current = name
+            try:
+                run = await self.engine.db(self.journal.begin, name, scope, dry_run)
+                ctx = PassContext(self, run, agent, project, set(paths) if paths else None,
+                                  extra)
+                try:
+                    await self._drive(body(ctx))
+                except asyncio.CancelledError:
+                    await self.engine.db(self.journal.finish, run, "interrupted")
+                    raise
+                except Exception as exc:
+                    log.exception("Pass %s (%s) failed.", name, run_name(run.run))
+                    await self.engine.db(self.journal.finish, run, "failed", repr(exc))
+                    return self._summary(run)
+                if ctx.touched:
+                    problem = await asyncio.to_thread(
+                        commit, ctx.touched, f"memoryd: {name} run {run_name(run.run)} "
+                        f"({len(ctx.touched)} file changes)", self.memory_roots())
+                    if problem:
+                        log.info("Not committed to git: %s", problem)
+                await self.engine.db(self.journal.finish, run, "done")
+                return self._summary(run)
+            finally:
+                self.current = None
+
+    def memory_roots(self) -> list[Path]:
+        """Where a git repository counts as a memory directory: the roots of the memory
+        sources, not projects' (whose repository is the user's code)."""
+        sources, projects = configured_sources(self.engine.config)
+        home = Path.home()
+        return [Path(os.path.realpath(s.root(home))) for s in sources
+                if s.kind == "memory" and s.name not in projects]
+
+    @staticmethod
+    def _summary(run: RunSummary) -> dict[str, Any]:
+        return {"run": run_name(run.run), "pass": run.name, "dry_run": run.dry_run,
+                "status": run.status, "counts": run.counts}
+
+    async def _drive(self, steps: Iterator[Any]) -> None:
+        value: Any = None
+        while True:
+            started = time.perf_counter()
+            done, step = await self.engine.db(_slice, steps, value)
+            took = time.perf_counter() - started
+            if took > SLICE_S * 3:
+                log.debug("A pass slice took %.0f ms.", took * 1000)
+            if done:
+                return
+            if isinstance(step, Offload):
+                value = await asyncio.to_thread(step.fn, *step.args)
+            else:
+                value = None
+                await asyncio.sleep(0)
+
+    # -- journal views ----------------------------------------------------------------
+
+    async def show(self, target: str) -> dict[str, Any]:
+        kind, number = parse_target(target)
+        if kind == "run":
+            return await self.engine.db(self.journal.run, number)
+        return await self.engine.db(self.journal.change, number)
+
+    async def listing(self) -> list[dict[str, Any]]:
+        """Each pass: its schedule, last run, next run."""
+        out = []
+        for name in PASSES:
+            last = await self.engine.db(self.journal.runs, name, 1)
+            every = self.every(name)
+            entry: dict[str, Any] = {"pass": name, "schedule": self.schedule_of(name),
+                                     "last": last[0] if last else None}
+            if every is not None:
+                started = last[0]["started"] if last else None
+                entry["next"] = max(self.started + START_DELAY_S,
+                                    (started or 0) + every)
+            else:
+                entry["next"] = None
+            out.append(entry)
+        return out
+
+    async def status(self) -> dict[str, Any]:
+        """For `memory status`: each pass's next run and last counts, open contradictions."""
+        contradictions = await self.engine.db(self.journal.open_contradictions)
+        passes = await self.listing()
+        return {"passes": [{"pass": p["pass"], "next": p["next"],
+                            "last_run": p["last"]["run"] if p["last"] else None,
+                            "last_counts": p["last"]["counts"] if p["last"] else None}
+                           for p in passes],
+                "pass_running": self.current,
+                "contradictions": [{"change": c["change"], "texts": c["after"]["texts"],
+                                    "ids": c["after"]["ids"], "why": c["why"]}
+                                   for c in contradictions]}
+
+    def schedule_of(self, name: str) -> str:
+        return str(getattr(self.engine.config.passes, name))
+
+    def every(self, name: str) -> float | None:
+        return INTERVALS.get(self.schedule_of(name))
+
+    # -- undo and accept --------------------------------------------------------------
+
+    async def undo(self, target: str) -> dict[str, Any]:
+        kind, number = parse_target(target)
+        if kind == "run":
+            found = await self.engine.db(self.journal.run, number)
+            changes = [c for c in found["changes"] if c["state"] == "applied"]
+            if not changes:
+                raise BadParamsError(f"{target}: nothing to undo (no applied change)")
+        else:
+            change = await self.engine.db(self.journal.change, number)
+            if change["state"] != "applied":
+                raise BadParamsError(f"{target} is {change['state']}: only an applied change "
+                                     "can be undone")
+            changes = [change]
+        return await self._run("undo", lambda ctx: _undo(ctx, changes), extra={"undoes": target})
+
+    async def accept(self, target: str) -> dict[str, Any]:
+        kind, number = parse_target(target)
+        if kind != "change":
+            raise BadParamsError(f"{target}: accept takes a proposal's change id (c123)")
+        proposal = await self.engine.db(self.journal.change, number)
+        if proposal["kind"] != "proposal" or proposal["state"] != "proposed":
+            raise BadParamsError(f"{target} is a {proposal['state']} {proposal['kind']}, not an "
+                                 "open proposal (see memory pass show)")
+        return await self._run("promote", lambda ctx: promote.accept(ctx, proposal),
+                               extra={"accepts": target})
+
+    # -- schedule ---------------------------------------------------------------------
+
+    async def due(self, now: float) -> list[str]:
+        due = []
+        if now - self.started < START_DELAY_S:
+            return due
+        for name in PASSES:
+            every = self.every(name)
+            if every is None:
+                continue
+            last = await self.engine.db(self.journal.runs, name, 1)
+            if last and now - last[0]["started"] < every:
+                continue
+            quiet = self.engine.config.passes.quiet_s
+            if name in QUIET_PASSES and now - self.idle_since() < quiet:
+                continue
+            due.append(name)
+        return due
+
+    async def scheduler(self) -> None:
+        while True:
+            await asyncio.sleep(CHECK_EVERY_S)
+            try:
+                for name in await self.due(time.time()):
+                    summary = await self.run(name)
+                    log.info("Pass %s (%s): %s", name, summary["run"], summary["counts"])
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("The pass scheduler hit an error; it carries on.")
+
+
+def _slice(steps: Iterator[Any], value: Any) -> tuple[bool, Any]:
+    """Advance a pass for up to SLICE_S on the database thread: (finished, what it yielded)."""
+    deadline = time.perf_counter() + SLICE_S
+    try:
+        while True:
+            step = steps.send(value)
+            value = None
+            if isinstance(step, Offload) or time.perf_counter() >= deadline:
+                return False, step
+    except StopIteration:
+        return True, None
+
+
+def _undo(ctx: PassContext, changes: list[dict[str, Any]]) -> Iterator[None]:
+    """Take changes back, newest first; a group of file changes goes back as a group."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for change in reversed(changes):
+        groups.setdefault(change.get("group") or change["change"], []).append(change)
+    for group in groups.values():
+        yield
+        inverses = [ctx.journal.inverse(change) for change in group]
+        numbers = [int(change["change"][1:]) for change in group]
+        if group[0]["kind"] == "file":
+            state = ctx.journal.apply_files(ctx.run, inverses, numbers)
+            ctx.count(state, len(group))
+            if state == "applied":
+                ctx.touched += [Path(c.target) for c in inverses]
+        else:
+            state = ctx.journal.apply(ctx.run, inverses[0], numbers[0])
+            ctx.count(state)
+        if state == "applied":
+            for number in numbers:
+                ctx.journal.set_state(number, "undone")

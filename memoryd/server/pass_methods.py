@@ -1,0 +1,72 @@
+"""Wire methods of the maintenance passes: list, run, show, undo, accept, notebook check.
+
+The passes themselves live in :mod:`memoryd.passes`; this is the asynchronous half the daemon
+dispatches to.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from memoryd.errors import BadParamsError
+from memoryd.params import Params
+from memoryd.passes.runner import PASSES, Passes
+from memoryd.project import project_of
+
+
+class PassMethods:
+    def __init__(self, passes: Passes) -> None:
+        self.passes = passes
+
+    def methods(self) -> dict[str, Any]:
+        return {"pass_list": self.m_pass_list, "pass_run": self.m_pass_run,
+                "pass_show": self.m_pass_show, "undo": self.m_undo,
+                "promote_accept": self.m_promote_accept, "notebook_check": self.m_notebook_check}
+
+    async def m_pass_list(self, params: Params) -> dict[str, Any]:
+        return {"passes": await self.passes.listing(), "running": self.passes.current}
+
+    async def m_pass_run(self, params: Params) -> dict[str, Any]:
+        name = params.text("name", required=True, max_len=40)
+        if name not in PASSES:
+            raise BadParamsError(f"no pass named {name!r} (passes: {', '.join(PASSES)})")
+        project = params.text("project", max_len=4096)
+        if project is not None:
+            project = project_of(project)
+        return await self.passes.run(name, agent=params.agent(required=False), project=project,
+                                     dry_run=params.flag("dry_run"))
+
+    async def m_pass_show(self, params: Params) -> dict[str, Any]:
+        target = params.text("id", max_len=40)
+        if target is None:  # the newest run
+            runs = await self.passes.engine.db(self.passes.journal.runs, None, 1)
+            if not runs:
+                raise BadParamsError("no pass has run yet (memory pass run NAME)")
+            target = runs[0]["run"]
+        return await self.passes.show(target)
+
+    async def m_undo(self, params: Params) -> dict[str, Any]:
+        target = params.text("id", required=True, max_len=40)
+        assert target is not None
+        return await self.passes.undo(target)
+
+    async def m_promote_accept(self, params: Params) -> dict[str, Any]:
+        target = params.text("id", required=True, max_len=40)
+        assert target is not None
+        return await self.passes.accept(target)
+
+    async def m_notebook_check(self, params: Params) -> dict[str, Any]:
+        """The notebook pass over one file (or all), as a preview unless ``fix``."""
+        path = params.text("path", max_len=4096)
+        paths = None
+        if path is not None:
+            resolved = Path(path).expanduser()
+            if not resolved.is_absolute():
+                raise BadParamsError(f"path {path!r} must be absolute")
+            if not resolved.is_file():
+                raise BadParamsError(f"{resolved}: no such file")
+            paths = [str(resolved)]
+        summary = await self.passes.run("notebooks", agent=params.agent(required=False),
+                                        paths=paths, dry_run=not params.flag("fix"))
+        return {**summary, **await self.passes.show(summary["run"])}

@@ -1,0 +1,482 @@
+"""The maintenance passes against a real daemon, real files and the real model: previews
+change nothing, runs do what `pass show` lists, undo restores bytes and index, a killed run
+leaves nothing half done, an agent's concurrent edit is never lost."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import apsw
+import pytest
+from memoryd_client import Client
+from memoryd_client.errors import MemorydError
+
+from conftest import run_cli, start_daemon, wait_until
+from memoryd.passes import runner
+from memoryd.passes.files import read_text, replace_if_unchanged
+from memoryd.passes.promote import SECTION, rules_in, with_rule, without_rule
+
+
+@pytest.fixture
+def memory_dir(memoryd_home: Path) -> Path:
+    path = memoryd_home / "user" / ".mastersof-ai" / "agents" / "designer" / "memory"
+    path.mkdir(parents=True)
+    return path
+
+
+def notebook_text(sessions: int = 70, feedback: int = 5, crlf: bool = False) -> str:
+    lines = ["# Designer notebook", "", "## Session Log"]
+    lines += [f"- [2026-{1 + i // 28:02d}-{1 + i % 28:02d}] session {i}: drew sticker {i}"
+              for i in range(sessions)]
+    lines += ["", "## Learnings", "- [2026-3-5] speech bubbles go on the left of the cat",
+              "- [2026-01-02] export PNGs at 2x for the shop"]
+    lines += ["", "## Shareholder Feedback"]
+    lines += [f"- [2026-02-{1 + i:02d}] the customer liked palette {i}" for i in range(feedback)]
+    lines += ["", "## Mistakes", "- [2026-02-02] forgot the bleed margin on print files"]
+    text = "\n".join(lines) + "\n"
+    return text.replace("\n", "\r\n") if crlf else text
+
+
+def entries_of(client: Client, agent: str) -> dict[str, dict]:
+    hits = client.search("sticker palette bleed speech export", agents=[agent], limit=200,
+                         status="any")["hits"]
+    return {h["id"]: h for h in hits}
+
+
+def active_count(client: Client) -> int:
+    return client.status()["entries"].get("active", 0)
+
+
+def normal(lines: list[str]) -> list[str]:
+    """Bullets as the notebook pass writes them: dates as [YYYY-MM-DD]."""
+    return sorted(line.replace("[2026-3-5]", "[2026-03-05]") for line in lines)
+
+
+def bullets(text: str) -> list[str]:
+    return sorted(line.strip() for line in text.splitlines() if line.strip().startswith("- "))
+
+
+# -- notebooks -------------------------------------------------------------------------------
+
+
+def test_notebook_pass_previews_prunes_to_archive_and_undoes_byte_for_byte(
+        memory_dir: Path, daemon, client: Client) -> None:
+    notebook = memory_dir / "notebook.md"
+    notebook.write_text(notebook_text(), newline="")
+    os.chmod(notebook, 0o640)
+    wait_until(lambda: active_count(client) >= 78)
+    original = notebook.read_bytes()
+    ids_before = {h["text"]: h["id"] for h in client.search(
+        "session drew sticker", agents=["designer"], limit=100)["hits"]}
+
+    loose = client.search("speech bubbles go on the left of the cat", agents=["designer"],
+                          limit=1)["hits"][0]
+    assert loose["text"].startswith("[2026-3-5]")  # not a date the indexer reads
+    preview = client.pass_run("notebooks", dry_run=True)
+    assert preview["dry_run"] and preview["counts"]["preview"] == 2
+    assert notebook.read_bytes() == original and not (memory_dir / "archive").exists()
+
+    done = client.pass_run("notebooks")
+    assert done["status"] == "done" and done["counts"]["applied"] == 2
+    after = notebook.read_text()
+    assert len(after.splitlines()) <= 80
+    # normalised: the seed's section order, dates written [YYYY-MM-DD], newest first
+    headings = [line for line in after.splitlines() if line.startswith("## ")]
+    assert headings == ["## Mistakes", "## Learnings", "## Shareholder Feedback", "## Session Log"]
+    assert "- [2026-03-05] speech bubbles" in after
+    log_dates = [line[3:13] for line in after.splitlines() if "session" in line and "drew" in line]
+    assert log_dates == sorted(log_dates, reverse=True)
+    # the oldest session-log lines moved to the archive, nothing else did
+    archive = memory_dir / "archive" / "notebook.md"
+    archived = archive.read_text()
+    assert "session 0: drew sticker 0" in archived and "session 0: drew" not in after
+    expected = sorted(b.replace("[2026-3-5]", "[2026-03-05]") for b in bullets(original.decode()))
+    assert sorted(bullets(after) + bullets(archived)) == expected
+    assert os.stat(notebook).st_mode & 0o777 == 0o640
+    # the bullet whose date was rewritten is the same entry, its date now read
+    time.sleep(0.5)
+    rewritten = client.get(loose["id"])
+    assert rewritten["text"] == "speech bubbles go on the left of the cat"
+    assert time.strftime("%Y-%m-%d", time.gmtime(rewritten["created"])) == "2026-03-05"
+
+    # `pass show` lists exactly what changed: the files' before and after
+    shown = client.pass_show(done["run"])
+    files = {c["target"]: c for c in shown["changes"]}
+    assert set(files) == {str(notebook), str(archive)}
+    assert files[str(notebook)]["before"]["text"].encode() == original
+    assert files[str(notebook)]["after"]["text"] == after
+    assert files[str(archive)]["after"]["text"] == archived
+
+    # pruned lines keep their entries (same ids): searchable, never injected
+    time.sleep(0.5)
+    hit = client.search("session 0: drew sticker 0", agents=["designer"], limit=1)["hits"][0]
+    assert hit["id"] == ids_before["session 0: drew sticker 0"]
+    assert hit["source"] == str(archive)
+    block = client.context("designer", cwd=str(memory_dir))["text"]
+    assert "sticker 0\n" not in block and "drew sticker 0 " not in block
+
+    # undo: the bytes come back exactly, the archive goes, the entries return to the notebook
+    undone = client.undo(done["run"])
+    assert undone["counts"]["applied"] == 2
+    assert notebook.read_bytes() == original and not archive.exists()
+    wait_until(lambda: client.get(ids_before["session 0: drew sticker 0"])["source"] == str(notebook))
+    # and the undo is itself undone
+    client.undo(undone["run"])
+    assert notebook.read_text() == after and archive.read_text() == archived
+
+
+def test_feedback_is_never_pruned_and_what_cannot_be_fixed_is_reported(
+        memory_dir: Path, daemon, client: Client) -> None:
+    notebook = memory_dir / "notebook.md"
+    notebook.write_text(notebook_text(sessions=3, feedback=90))
+    wait_until(lambda: active_count(client) >= 96)
+    done = client.pass_run("notebooks")
+    text = notebook.read_text()
+    assert all(f"the customer liked palette {i}\n" in text for i in range(90))
+    assert "session 2" in text or "session 2" in (memory_dir / "archive" / "notebook.md").read_text()
+    problems = [c for c in client.pass_show(done["run"])["changes"] if c["kind"] == "problem"]
+    assert any("over the cap of 80" in p["why"] for p in problems)
+
+
+def test_notebook_check_reports_without_fix_and_fixes_with_it(memory_dir: Path, daemon,
+                                                             client: Client) -> None:
+    notebook = memory_dir / "notebook.md"
+    notebook.write_text("## Learnings\n- [2026-1-2] old lesson\n- [2026-05-06] new lesson\n\n"
+                        "## Mistakes\n- [2026-01-01] a mistake\n", newline="")
+    wait_until(lambda: active_count(client) >= 3)
+    original = notebook.read_bytes()
+    check = run_cli("notebook", "check", str(notebook))
+    assert check.returncode == 1, check.stderr
+    assert "sections put in order" in check.stdout and notebook.read_bytes() == original
+    fixed = run_cli("notebook", "check", str(notebook), "--fix")
+    assert fixed.returncode == 0, fixed.stderr
+    assert notebook.read_text() == ("## Mistakes\n- [2026-01-01] a mistake\n\n## Learnings\n"
+                                    "- [2026-05-06] new lesson\n- [2026-01-02] old lesson\n")
+    assert run_cli("notebook", "check", str(notebook)).returncode == 0
+
+
+def test_line_endings_and_symlinks_are_kept(memory_dir: Path, memoryd_home: Path, daemon,
+                                            client: Client) -> None:
+    real = memoryd_home / "elsewhere.md"
+    real.write_bytes(notebook_text().encode().replace(b"\n", b"\r\n"))
+    link = memory_dir / "notebook.md"
+    link.symlink_to(real)
+    wait_until(lambda: active_count(client) >= 78)
+    client.pass_run("notebooks")
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    data = real.read_bytes()
+    assert b"\r\n" in data and b"\n" not in data.replace(b"\r\n", b"")
+    assert len(data.splitlines()) <= 80
+
+
+def test_an_agents_concurrent_edits_are_never_lost(memory_dir: Path, daemon,
+                                                   client: Client) -> None:
+    notebook = memory_dir / "notebook.md"
+    notebook.write_text(notebook_text(sessions=70))
+    wait_until(lambda: active_count(client) >= 78)
+    written: list[str] = []
+    stop = threading.Event()
+
+    def agent() -> None:  # appends to the Session Log as an agent's write tool does:
+        number = 0         # read, then rewrite in place, a few milliseconds apart
+        while not stop.is_set():
+            line = f"- [2026-11-{1 + number % 28:02d}] concurrent note {number}"
+            text = notebook.read_text()
+            notebook.write_text(text.replace("## Session Log\n", f"## Session Log\n{line}\n", 1))
+            written.append(line)
+            number += 1
+            time.sleep(0.002 + (number % 5) * 0.002)
+
+    thread = threading.Thread(target=agent)
+    thread.start()
+    conflicts = 0
+    try:
+        for _ in range(30):
+            conflicts += client.pass_run("notebooks")["counts"].get("conflict", 0)
+    finally:
+        stop.set()
+        thread.join()
+    assert conflicts, "the agent never wrote while a pass did: the race was not exercised"
+    client.pass_run("notebooks")  # what a conflict left is done now
+    archive = memory_dir / "archive" / "notebook.md"
+    kept = notebook.read_text() + (archive.read_text() if archive.exists() else "")
+    lost = [line for line in written if line[2:] not in kept]
+    assert written and not lost, lost[:3]
+
+
+def test_compare_and_swap_refuses_a_file_that_changed(tmp_path: Path) -> None:
+    path = tmp_path / "notes.md"
+    path.write_text("mine\n")
+    seen = read_text(path)
+    path.write_text("mine\ntheirs\n")
+    assert not replace_if_unchanged(path, seen.data, b"rewritten\n")
+    assert path.read_text() == "mine\ntheirs\n"
+    assert replace_if_unchanged(path, b"mine\ntheirs\n", b"rewritten\n")
+
+
+def test_a_pass_killed_mid_run_leaves_no_half_applied_change(memory_dir: Path,
+                                                            memoryd_home: Path) -> None:
+    originals = {}
+    for number in range(150):
+        path = memory_dir / f"notebook-{number:03d}.md"
+        path.write_text(notebook_text(sessions=75))
+        originals[path] = bullets(path.read_text())
+    env = {**os.environ, "MEMORYD_EMBED_MODEL": "default"}
+    socket = memoryd_home / "memoryd.sock"
+
+    def serve() -> subprocess.Popen[bytes]:
+        process = subprocess.Popen([sys.executable, "-m", "memoryd", "serve"], env=env,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+        def answers() -> bool:
+            try:
+                with Client(socket, timeout_s=5) as probe:
+                    probe.status()
+                return True
+            except MemorydError:
+                return False
+
+        wait_until(answers, 60)
+        return process
+
+    process = serve()
+    with Client(socket, timeout_s=60) as client:
+        wait_until(lambda: client.status()["entries"].get("active", 0) >= 150 * 82, 120)
+    runner_cli = subprocess.Popen([sys.executable, "-m", "memoryd_client", "pass", "run",
+                                   "notebooks"], env=env, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL)
+    db = memoryd_home / "memoryd.db"
+
+    def applied() -> int:
+        connection = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+        try:
+            return connection.execute(
+                "SELECT count(*) FROM changes WHERE state='applied'").fetchone()[0]
+        finally:
+            connection.close()
+
+    wait_until(lambda: applied() >= 20, 120)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    runner_cli.wait(timeout=30)
+    process = serve()
+    try:
+        with Client(socket, timeout_s=60) as client:
+            runs = client.pass_list()["passes"]
+            last = next(p for p in runs if p["pass"] == "notebooks")["last"]
+            assert last["status"] == "interrupted"
+            pending = [c for c in client.pass_show(last["run"])["changes"]
+                       if c["state"] == "pending"]
+            assert not pending
+        halves = []
+        for path, expected in originals.items():
+            archive = path.parent / "archive" / path.name
+            now = bullets(path.read_text()) + (bullets(archive.read_text())
+                                               if archive.exists() else [])
+            if normal(now) != normal(expected):
+                halves.append(path.name)
+        assert not halves, halves[:5]
+        done = sum(1 for p in originals if len(p.read_text().splitlines()) <= 80)
+        assert 0 < done < len(originals), "the kill was not mid-run"
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+# -- consolidation ---------------------------------------------------------------------------
+
+
+def test_duplicates_merge_into_the_best_and_contradictions_are_only_reported(
+        daemon, client: Client) -> None:
+    stored = {}
+    for text, session, confidence in (("Use conventional commits.", "s1", 0.8),
+                                      ("Always use conventional commits.", "s2", 0.85),
+                                      ("Use conventional commits, always.", "s3", 0.8),
+                                      ("Don't use conventional commits.", "s4", 0.8),
+                                      ("Run pytest -x before pushing.", "s1", 0.8)):
+        stored[text] = client.remember("coder", "git", text, kind="lesson", session=session,
+                                       confidence=confidence, force=True)["entry"]["id"]
+    preview = client.pass_run("consolidate", dry_run=True)
+    assert client.get(stored["Use conventional commits."])["status"] == "active"
+    done = client.pass_run("consolidate")
+    changes = client.pass_show(done["run"])["changes"]
+    assert [(c["kind"], c["action"], c["state"]) for c in changes] == \
+        [(c["kind"], c["action"], "open" if c["kind"] == "contradiction" else "applied")
+         for c in client.pass_show(preview["run"])["changes"]]
+    survivor = client.get(stored["Always use conventional commits."])
+    assert survivor["status"] == "active" and survivor["occurrences"] == 3
+    assert survivor["confidence"] > 0.85  # two more sessions said so
+    for text in ("Use conventional commits.", "Use conventional commits, always."):
+        loser = client.get(stored[text])
+        assert loser["status"] == "superseded" and loser["superseded_by"] == survivor["id"]
+    assert client.get(stored["Run pytest -x before pushing."])["status"] == "active"
+    # the "don't" stays, both sides are listed and shown as disputed, nothing is resolved
+    assert client.get(stored["Don't use conventional commits."])["status"] == "active"
+    status = client.status()
+    assert [sorted(c["ids"]) for c in status["contradictions"]] == \
+        [sorted([survivor["id"], stored["Don't use conventional commits."]])]
+    block = client.context("coder", cwd="/")["text"]
+    assert block.count("(disputed") == 2
+    status_text = run_cli("status").stdout
+    assert "contradiction c" in status_text and "Don't use conventional commits." in status_text
+    # a second run finds nothing new; a person settles it, and the next run closes it
+    again = client.pass_run("consolidate")
+    assert not again["counts"].get("applied") and not again["counts"].get("open")
+    client.forget(stored["Don't use conventional commits."])
+    client.pass_run("consolidate")
+    assert client.status()["contradictions"] == []
+    # undo puts every entry back
+    client.undo(done["run"])
+    assert client.get(stored["Use conventional commits."])["status"] == "active"
+    assert client.get(survivor["id"])["occurrences"] == 1
+
+
+# -- promotion -------------------------------------------------------------------------------
+
+
+def test_section_editing_touches_nothing_outside_memoryds_section() -> None:
+    mine = "# Project\n\nOur rules.\n\n## Build\n- make\n"
+    once = with_rule(mine, "Run pytest -x before pushing.")
+    assert once.startswith(mine) and SECTION in once
+    twice = with_rule(once + "\n## Later\nkept\n", "Use ruff.")
+    assert rules_in(twice) == ["Run pytest -x before pushing.", "Use ruff."]
+    assert twice.endswith("## Later\nkept\n") and twice.startswith(mine)
+    assert without_rule(without_rule(once, "Run pytest -x before pushing."), "x") == mine
+
+
+def test_a_recurring_lesson_is_proposed_accepted_into_its_file_and_undone(
+        memoryd_home: Path, daemon, client: Client) -> None:
+    project = memoryd_home / "repo"
+    (project / ".git").mkdir(parents=True)
+    claude = project / "CLAUDE.md"
+    claude.write_text("# Repo\n\nBuild with make.\n")
+    original = claude.read_bytes()
+    for number, text in enumerate(("Run pytest -x before pushing.",
+                                   "Always run pytest -x before pushing.",
+                                   "Run pytest -x before you push.")):
+        client.remember("claude-code", "testing", text, kind="lesson", session=f"s{number}",
+                        cwd=str(project), confidence=0.8, force=True)
+    client.pass_run("consolidate")
+    proposed = client.pass_run("promote")
+    assert proposed["counts"] == {"proposed": 1}
+    proposal = [c for c in client.pass_show(proposed["run"])["changes"]
+                if c["kind"] == "proposal"][0]
+    assert proposal["target"] == str(claude) and claude.read_bytes() == original
+    assert client.pass_run("promote")["counts"] == {}  # proposed once, not every run
+
+    accepted = run_cli("promote", "accept", proposal["change"], "--json")
+    assert accepted.returncode == 0, accepted.stderr
+    text = claude.read_text()
+    assert text.startswith(original.decode()) and SECTION in text
+    assert len(rules_in(text)) == 1 and "pytest -x" in rules_in(text)[0]
+    assert client.pass_run("promote")["counts"] == {}  # promoted already
+
+    # the lesson is forgotten: the rule is proposed for demotion
+    lesson = client.search("pytest before pushing", agents=["claude-code"], limit=1)["hits"][0]
+    client.forget(lesson["id"])
+    demotion = client.pass_run("promote")
+    demote = [c for c in client.pass_show(demotion["run"])["changes"] if c["action"] == "demote"]
+    assert len(demote) == 1
+
+    undone = run_cli("undo", json.loads(accepted.stdout)["run"])
+    assert undone.returncode == 0, undone.stderr
+    assert claude.read_bytes() == original
+
+
+def test_auto_promotion_writes_at_once(memoryd_home: Path, embedder, monkeypatch) -> None:
+    monkeypatch.setenv("MEMORYD_PASSES_PROMOTE_MODE", "auto")
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as client:
+            for number, text in enumerate(("Put speech bubbles on the left.",
+                                           "Always put speech bubbles on the left.",
+                                           "Put the speech bubbles on the left.")):
+                client.remember("designer", "style", text, kind="lesson",
+                                session=f"s{number}", force=True)
+            client.pass_run("consolidate")
+            done = client.pass_run("promote")
+            assert done["counts"].get("promoted") == 1
+            context_md = memoryd_home / "agents" / "designer" / "CONTEXT.md"
+            assert len(rules_in(context_md.read_text())) == 1
+            assert "speech bubbles on the left" in rules_in(context_md.read_text())[0]
+    finally:
+        running.stop()
+
+
+# -- the machinery ---------------------------------------------------------------------------
+
+
+def test_the_cli_names_runs_and_lists_passes(memory_dir: Path, daemon, client: Client) -> None:
+    (memory_dir / "notebook.md").write_text(notebook_text())
+    wait_until(lambda: active_count(client) >= 78)
+    result = run_cli("pass", "run", "notebooks", "--dry-run", "--json")
+    assert result.returncode == 0, result.stderr
+    run = json.loads(result.stdout)
+    assert run["run"].startswith("r") and run["dry_run"] is True
+    shown = run_cli("pass", "show", run["run"])
+    assert shown.returncode == 0 and "[preview]" in shown.stdout and "+- [2026-03-05]" in shown.stdout
+    listing = run_cli("pass", "list")
+    assert listing.returncode == 0
+    assert [line.split()[0] for line in listing.stdout.splitlines()] == list(runner.PASSES)
+    assert run_cli("pass", "run", "nonsense").returncode == 2
+    assert run_cli("undo", "x12").returncode == 2
+    assert run_cli("undo", run["run"]).returncode == 2  # a preview changed nothing
+
+
+def test_a_missed_run_happens_once_and_quiet_passes_wait(memoryd_home: Path, embedder,
+                                                        monkeypatch) -> None:
+    monkeypatch.setattr(runner, "START_DELAY_S", 0.0)
+    monkeypatch.setattr(runner, "CHECK_EVERY_S", 0.1)
+    monkeypatch.setenv("MEMORYD_PASSES_QUIET_S", "3600")
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as client:
+            def ran() -> dict[str, int]:
+                db = apsw.Connection(str(memoryd_home / "memoryd.db"),
+                                     flags=apsw.SQLITE_OPEN_READONLY)
+                try:
+                    return {name: db.execute("SELECT count(*) FROM runs WHERE pass=?",
+                                             (name,)).fetchone()[0] for name in runner.PASSES}
+                finally:
+                    db.close()
+            wait_until(lambda: all(ran()[n] for n in runner.PASSES if n not in runner.QUIET_PASSES))
+            time.sleep(1.0)
+            counts = ran()
+            assert all(counts[n] == 1 for n in runner.PASSES if n not in runner.QUIET_PASSES)
+            # daily passes wait for a quiet minute (the test keeps asking)
+            assert all(counts[n] == 0 for n in runner.QUIET_PASSES), counts
+            listing = client.pass_list()["passes"]
+            assert all(p["next"] for p in listing)
+    finally:
+        running.stop()
+
+
+def test_a_memory_directory_under_git_gets_one_commit_per_run(memory_dir: Path, daemon,
+                                                              client: Client) -> None:
+    def git(*args: str, cwd: Path) -> str:
+        return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                              cwd=cwd, capture_output=True, text=True, check=True).stdout
+
+    git("init", "-q", cwd=memory_dir)
+    notebook = memory_dir / "notebook.md"
+    notebook.write_text(notebook_text())
+    (memory_dir / "mine.txt").write_text("staged by the user, not memoryd's to commit\n")
+    git("add", "notebook.md", "mine.txt", cwd=memory_dir)
+    git("commit", "-qm", "start", "--", "notebook.md", cwd=memory_dir)
+    wait_until(lambda: active_count(client) >= 78)
+    done = client.pass_run("notebooks")
+    log = git("log", "--format=%s", cwd=memory_dir).splitlines()
+    assert log[0] == f"memoryd: notebooks run {done['run']} (2 file changes)"
+    files = git("show", "--name-only", "--format=", "HEAD", cwd=memory_dir).split()
+    assert sorted(files) == ["archive/notebook.md", "notebook.md"]
+    assert "mine.txt" in git("diff", "--cached", "--name-only", cwd=memory_dir)
+    undone = client.undo(done["run"])
+    assert git("log", "-1", "--format=%s", cwd=memory_dir).strip() == \
+        f"memoryd: undo run {undone['run']} (2 file changes)"
