@@ -86,6 +86,17 @@ class PassContext:
     def dry_run(self) -> bool:
         return self.run.dry_run
 
+    def scoped(self, sql: str, *, project: bool = True) -> tuple[str, list[Any]]:
+        """``sql`` (a SELECT with a WHERE clause) narrowed to the pass's agent and project."""
+        params: list[Any] = []
+        if self.agent:
+            sql += " AND agent=?"
+            params.append(self.agent)
+        if project and self.project:
+            sql += " AND project=?"
+            params.append(self.project)
+        return sql, params
+
     def count(self, key: str, n: int = 1) -> None:
         self.run.counts[key] = self.run.counts.get(key, 0) + n
 
