@@ -344,7 +344,10 @@ class Store:
             with self.db:
                 self.db.execute(MIGRATIONS[number])
                 self.db.execute(f"PRAGMA user_version={number + 1}")
-            log.info("Database migrated to schema version %d.", number + 1)
+        if version == 0:
+            log.info("Database created at schema version %d.", len(MIGRATIONS))
+        elif version < len(MIGRATIONS):
+            log.info("Database migrated from schema version %d to %d.", version, len(MIGRATIONS))
 
     def meta(self, key: str) -> str | None:
         row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
