@@ -74,6 +74,22 @@ def test_a_source_that_does_not_exist_is_a_problem_with_its_fix(daemon, memoryd_
     assert doctor()[0] == 0
 
 
+def test_an_entry_in_the_ledger_missing_from_the_index_is_a_problem(daemon, client,
+                                                                      memoryd_home) -> None:
+    import apsw
+
+    client.remember("coder", "tools", "We lint with ruff, not flake8")
+    lost = client.remember("coder", "tools", "Tests run with pytest -x")["entry"]["id"]
+    db = apsw.Connection(str(memoryd_home / "memoryd.db"))  # the index loses a row
+    db.execute("DELETE FROM entries WHERE uid=?", (lost,))
+    db.close()
+    code, report = doctor()
+    ledger = by_name(report)["ledger"]
+    assert code == 1 and ledger["status"] == "problem"
+    assert ledger["detail"] == "in the ledgers, not in the index: coder 1 of 2 entries"
+    assert "memoryd reindex" in ledger["fix"]
+
+
 def test_a_deleted_hook_program_is_a_problem(daemon, memoryd_home, tmp_path) -> None:
     installed = run_cli("hook", "install", "claude-code")
     assert installed.returncode == 0, installed.stderr

@@ -17,15 +17,13 @@ import shutil
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memoryd import __version__
 from memoryd.embed import DEFAULT_MODEL_ID, DEFAULT_MODEL_SHA256
 from memoryd.ingest.sources import default_sources
+from memoryd.store.database import entry_uids, ledger_offset, open_reader, quick_check
 from memoryd.store.ledger import Ledger
-
-if TYPE_CHECKING:
-    from memoryd.server.daemon import Daemon
 
 OK, WARNING, PROBLEM = "ok", "warning", "problem"
 #: Free space on the state dir's file system below which doctor warns, and below which a write
@@ -57,7 +55,9 @@ def log_location() -> str:
 
 
 class Health:
-    def __init__(self, daemon: Daemon) -> None:
+    def __init__(self, daemon: Any) -> None:
+        """``daemon``: the :class:`memoryd.server.daemon.Daemon` (its engine, config, ingest,
+        start time); not imported here, which would make a cycle."""
         self.daemon = daemon
 
     def methods(self) -> dict[str, Any]:
@@ -240,40 +240,35 @@ class Health:
 
     # -- the whole examination ---------------------------------------------------------
 
-    def quick_check(self) -> dict[str, Any]:
-        """PRAGMA quick_check (database thread): O(N), but no index cross-checks."""
-        store = self.daemon.engine.store
-        assert store is not None
+    def quick_check(self, db: Any) -> dict[str, Any]:
+        """PRAGMA quick_check on a reader of its own: O(N), no index cross-checks."""
         started = time.monotonic()
-        rows = [r[0] for r in store.db.execute("PRAGMA quick_check")]
-        version = store.db.execute("PRAGMA user_version").fetchone()[0]
+        rows, version = quick_check(db)
         took = time.monotonic() - started
+        path = self.daemon.config.db_path
         if rows == ["ok"]:
-            return check("database", OK, f"{store.path}: quick_check ok in {took:.1f} s "
+            return check("database", OK, f"{path}: quick_check ok in {took:.1f} s "
                          f"(schema version {version})")
-        return check("database", PROBLEM, f"{store.path}: quick_check: " + "; ".join(rows[:3]),
+        return check("database", PROBLEM, f"{path}: quick_check: " + "; ".join(rows[:3]),
                      "stop memoryd and run `memoryd reindex`: it rebuilds the database from the "
                      "ledgers (the old one is kept as memoryd.db.bak)")
 
-    def ledger_index(self, ledgers: dict[str, tuple[list[str], int]]) -> dict[str, Any]:
-        """The ledgers' entries against the index (database thread). ``ledgers``: for each
-        agent, the ids its ledger created (in order) and the ledger's size."""
-        store = self.daemon.engine.store
-        assert store is not None
+    def ledger_index(self, db: Any, ledgers: dict[str, tuple[list[str], int]]) -> dict[str, Any]:
+        """The ledgers' entries against the index. ``ledgers``: for each agent, the ids its
+        ledger created (in order) and the ledger's size, read before the index is."""
         missing: dict[str, int] = {}
         behind: list[str] = []
         total = 0
         lasts = []
         for agent, (uids, size) in sorted(ledgers.items()):
-            present = {r[0] for r in store.db.execute("SELECT uid FROM entries WHERE agent=?",
-                                                      (agent,))}
+            present = entry_uids(db, agent)
             lost = [uid for uid in dict.fromkeys(uids) if uid not in present]
             total += len(set(uids))
             if lost:
                 missing[agent] = len(lost)
             if uids:
                 lasts.append(f"{agent} {uids[-1]}" + ("" if uids[-1] in present else " (missing)"))
-            seen = int(store.meta(f"ledger:{agent}") or 0)
+            seen = ledger_offset(db, agent)
             if seen < size:
                 behind.append(f"{agent} ({size - seen} bytes)")
         if missing:
@@ -287,6 +282,21 @@ class Health:
             return check("ledger", OK, "no ledger yet (nothing stored through the API)")
         return check("ledger", OK, f"{len(ledgers)} ledgers, {total} entries, all in the index; "
                      "last ids: " + ", ".join(lasts[:5]) + (" …" if len(lasts) > 5 else ""))
+
+    def whole_store(self) -> list[dict[str, Any]]:
+        """The database and ledger checks, on a reader of their own (a worker thread). A write
+        lands in its ledger just before its transaction commits: a difference is checked again
+        after a moment before it is reported."""
+        db = open_reader(self.daemon.config.db_path)
+        try:
+            database = self.quick_check(db)
+            ledger = self.ledger_index(db, self.read_ledgers())
+            if ledger["status"] != OK:
+                time.sleep(0.5)
+                ledger = self.ledger_index(db, self.read_ledgers())
+        finally:
+            db.close()
+        return [database, ledger]
 
     def read_ledgers(self) -> dict[str, tuple[list[str], int]]:
         """Every ledger's remembered ids and size (off the database thread)."""
@@ -302,13 +312,12 @@ class Health:
 
     async def m_doctor(self, params: Any) -> dict[str, Any]:
         engine = self.daemon.engine
-        ledgers = await asyncio.to_thread(self.read_ledgers)
+        whole = await asyncio.to_thread(self.whole_store)
         waiting = await engine.db(self.backlog_counts)
         checks = [
             self.model(),
             self.telemetry(),
-            await engine.db(self.quick_check),
-            await engine.db(self.ledger_index, ledgers),
+            *whole,
             self.disk(),
             self.sources(),
             self.skipped(),
