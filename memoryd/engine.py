@@ -66,6 +66,7 @@ class Engine:
         self.background: list[asyncio.Task[Any]] = []
         self.query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self.embedded = Throughput()  # backlog entries given a vector: the rate for an ETA
+        self.backlog_since: float | None = None  # when the backfill found work to do
 
     @property
     def entries(self) -> Entries:
@@ -229,11 +230,13 @@ class Engine:
             await self.backfill_wanted.wait()
             self.backfill_wanted.clear()
             stretch, began = self.embedded.done, time.monotonic()
+            self.backlog_since = time.time()
             while rows := await self.db(self._next_backfill):
                 vectors = await self.embed_entries([text for _, text in rows])
                 if vectors is None:
                     return
                 await self.db(self._store_backfill, [rowid for rowid, _ in rows], vectors)
+            self.backlog_since = None
             if self.embedded.done - stretch >= LOGGED_BACKLOG:
                 log.info("Vector backlog embedded: %d entries in %.1f s.",
                          self.embedded.done - stretch, time.monotonic() - began)

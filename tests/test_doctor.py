@@ -74,6 +74,20 @@ def test_a_source_that_does_not_exist_is_a_problem_with_its_fix(daemon, memoryd_
     assert doctor()[0] == 0
 
 
+def test_a_project_root_is_checked_as_a_whole(daemon, tmp_path) -> None:
+    project = tmp_path / "shop"
+    project.mkdir()
+    (project / "CLAUDE.md").write_text("- Run the linter before every commit.\n")
+    assert run_cli("sources", "add", "--project", str(project)).returncode == 0
+    assert by_name(doctor()[1])["sources"]["status"] == "ok"  # no .claude/rules/: fine
+    (project / "CLAUDE.md").unlink()
+    project.rmdir()
+    code, report = doctor()
+    sources = by_name(report)["sources"]
+    assert code == 1 and sources["detail"] == f"does not exist: project {project}"
+    assert sources["fix"].endswith(f"memory sources remove {project}")
+
+
 def test_an_entry_in_the_ledger_missing_from_the_index_is_a_problem(daemon, client,
                                                                       memoryd_home) -> None:
     import apsw

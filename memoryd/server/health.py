@@ -124,18 +124,19 @@ class Health:
         builtin = {s.name for s in default_sources()} | {"memoryd-agents"}
         missing, absent = [], 0
         for source in ingest.sources:
+            root = ingest.projects.get(source.name)
+            if root is not None:  # a project root: its files may or may not be there
+                if not Path(root).is_dir():
+                    missing.append((f"project {root}", root))
+                continue
             if source.root(ingest.home).is_dir():
                 continue
             if source.name in builtin:
                 absent += 1  # that agent is not installed here: normal
                 continue
-            root = ingest.projects.get(source.name)
-            if root is not None:
-                missing.append((f"project {root}", root))
-            else:
-                missing.append((f"{source.name}: {source.root(ingest.home)}", source.name))
+            missing.append((f"{source.name}: {source.root(ingest.home)}", source.name))
         missing = list(dict.fromkeys(missing))  # a project's files share one root
-        present = sum(1 for s in ingest.sources if s.root(ingest.home).is_dir())
+        present = len(ingest.sources) - absent - len(missing)
         if missing:
             names = " ".join(dict.fromkeys(name for _, name in missing))
             return check("sources", PROBLEM, "does not exist: " + "; ".join(
@@ -200,8 +201,10 @@ class Health:
         stuck = []
         if waiting:
             rate = engine.embedded.rate(now)
+            since = engine.backlog_since
             parts.append(f"{waiting} entries wait for a vector"
-                         + (f" ({rate:.0f}/s)" if rate else ""))
+                         + (f", embedding since {_age(now - since)} ago" if since else "")
+                         + (f" at {rate:.0f}/s" if rate else ""))
             last = max(engine.embedded.last_progress or 0, self.daemon.started)
             if engine.embedder is not None and now - last > STUCK_S:
                 stuck.append(f"no vector embedded for {_age(now - last)}")
