@@ -107,14 +107,14 @@ def test_an_entry_in_the_ledger_missing_from_the_index_is_a_problem(daemon, clie
 def test_a_deleted_hook_program_is_a_problem(daemon, memoryd_home, tmp_path) -> None:
     installed = run_cli("hook", "install", "claude-code")
     assert installed.returncode == 0, installed.stderr
-    assert by_name(doctor()[1])["hooks claude-code ~/.claude/settings.json"]["status"] == "ok"
+    assert by_name(doctor()[1])["hooks claude-code"]["status"] == "ok"
     settings = memoryd_home / "user/.claude/settings.json"
     venv = tmp_path / "old-venv/bin"  # the venv the hooks were installed from, deleted since
     program = shlex.split(json.loads(settings.read_text())["hooks"]["Stop"][0]["hooks"][0]
                           ["command"])[2]
     settings.write_text(settings.read_text().replace(program, str(venv / "memory")))
     code, report = doctor()
-    hooks = by_name(report)["hooks claude-code ~/.claude/settings.json"]
+    hooks = by_name(report)["hooks claude-code"]
     assert code == 1 and hooks["status"] == "problem"
     assert f"runs {venv / 'memory'}, which does not exist" in hooks["detail"]
     assert "memory hook install claude-code" in hooks["fix"]
@@ -125,10 +125,11 @@ def test_hooks_on_another_memoryd_home_are_a_problem(daemon, memoryd_home, tmp_p
     installed = run_cli_env({"MEMORYD_HOME": str(other)}, "hook", "install", "codex")
     assert installed.returncode == 0, installed.stderr
     code, report = doctor()
-    hooks = by_name(report)["hooks codex ~/.codex/hooks.json"]
+    hooks = by_name(report)["hooks codex"]
     assert code == 1 and hooks["status"] == "problem"
     assert f"MEMORYD_HOME={other}" in hooks["detail"] and "no daemon replays them" in hooks["detail"]
-    assert "MEMORYD_HOME" in hooks["fix"]
+    assert hooks["detail"].startswith("~/.codex/hooks.json: ")
+    assert hooks["fix"].endswith(f"MEMORYD_HOME={memoryd_home} memory hook install codex")
 
 
 def test_a_shell_on_another_memoryd_home_is_a_problem(daemon, tmp_path) -> None:

@@ -260,17 +260,21 @@ def parse_command(command: str) -> tuple[dict[str, str], list[str]]:
     return environment, words[:-3]
 
 
-def hook_checks(hooks: list[dict[str, Any]], served_state: str) -> list[dict[str, Any]]:
+def hook_checks(hooks: list[dict[str, Any]], served_state: str,
+                served_home: str | None) -> list[dict[str, Any]]:
+    """Each settings file with memoryd's hooks: the program exists, and the hooks reach the
+    state dir the daemon serves (``served_home``: its MEMORYD_HOME)."""
     if not hooks:
         return [check("hooks", OK, "no memoryd hooks installed for this user or this project "
                       "(memory hook install claude-code|codex adds them)")]
     checks = []
     for found in hooks:
-        name = f"hooks {found['harness']} {_tilde(found['path'])}"
+        name = f"hooks {found['harness']}" + (" (project)" if found["project"] else "")
+        where = _tilde(found["path"])
         again = f"memory hook install {found['harness']}" + \
             (f" --project {shlex.quote(found['project'])}" if found["project"] else "")
         if found["error"]:
-            checks.append(check(name, WARNING, f"cannot read it: {found['error']}",
+            checks.append(check(name, WARNING, f"{where}: cannot read it: {found['error']}",
                                 "fix the file (memory hook install refuses a file it cannot "
                                 "parse)"))
             continue
@@ -296,11 +300,13 @@ def hook_checks(hooks: list[dict[str, Any]], served_state: str) -> list[dict[str
                 problems.append(f"the hooks use {_describe_home(home)}, memoryd serves "
                                 f"{served_state}: their events are spooled where no daemon "
                                 "replays them")
-                fixes.append(f"reinstall them with the daemon's MEMORYD_HOME set: {again}")
-        detail = f"{len(found['commands'])} hooks, running {', '.join(programs) or '?'}" + \
+                fixes.append("reinstall them with the daemon's MEMORYD_HOME: " + (
+                    f"MEMORYD_HOME={shlex.quote(served_home)} {again}" if served_home
+                    else f"env -u MEMORYD_HOME {again}"))
+        detail = f"{where}: {len(found['commands'])} hooks, running {', '.join(programs) or '?'}" + \
             "".join(f" with {_describe_home(h)}" for h, _ in sorted(homes, key=str) if h)
         if problems:
-            checks.append(check(name, PROBLEM, "; ".join(problems),
+            checks.append(check(name, PROBLEM, f"{where}: " + "; ".join(problems),
                                 "; ".join(dict.fromkeys(fixes))))
         else:
             checks.append(check(name, OK, detail))
@@ -427,7 +433,9 @@ def examine(client: Client) -> dict[str, Any]:
     checks = daemon_checks(str(client.path), reply, why, homes)
     checks.append(home_check(facts))
     checks.append(service_check(facts, served_state))
-    checks.extend(hook_checks(hooks, served_state))
+    served_home = facts.get("memoryd_home") if facts is not None else \
+        _home(os.environ.get("MEMORYD_HOME"))
+    checks.extend(hook_checks(hooks, served_state, served_home))
     checks.append(spool_check())
     checks.extend((reply or {}).get("checks") or [])
     statuses = {c["status"] for c in checks}
