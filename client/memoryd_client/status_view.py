@@ -47,8 +47,9 @@ def health_line(status: dict[str, Any]) -> str:
         work.append("loading the model")
     initial = (status.get("ingest") or {}).get("initial") or {}
     if initial.get("started") and initial.get("finished") is None:
-        work.append(_fraction("indexing files", initial.get("done", 0), initial.get("total", 0),
-                              initial.get("eta_s")))
+        work.append(_fraction("indexing files", initial.get("done", 0), initial["total"],
+                              initial.get("eta_s")) if initial.get("total") else
+                    "scanning the watched files")
     backlog = status.get("backlog") or 0
     if backlog:
         vectors = status.get("vectors") or 0
