@@ -255,3 +255,22 @@ def test_the_service_is_checked_with_the_service_manager(daemon, service_manager
     assert "systemctl --user start memoryd" in service["fix"]
     hint = run_cli_env({"MEMORYD_HOME": "/tmp/md-nobody-here"}, "status")
     assert hint.returncode == 3 and "systemctl --user start memoryd" in hint.stderr
+
+
+def test_status_sources_counts_what_is_indexed_across_a_restart(memoryd_home, embedder) -> None:
+    notes = memoryd_home / "user/.mastersof-ai/agents/ann/memory"
+    notes.mkdir(parents=True)
+    (notes / "a.md").write_text("- Kerning pairs need a second look.\n- Widows are fixed by hand.\n")
+
+    def indexed() -> dict[str, int]:
+        status = json.loads(run_cli("status", "--sources", "--json").stdout)
+        return {s["name"]: s["indexed"] for s in status["ingest"]["sources"]}
+
+    for _ in range(2):  # the second daemon adds nothing, but the index holds both entries
+        running = start_daemon(embedder)
+        try:
+            wait_until(lambda: indexed()["mastersof-ai"] == 2)
+            listing = run_cli("status", "--sources").stdout
+        finally:
+            running.stop()
+    assert "files 1, 2 entries indexed, since start +0 -0" in listing

@@ -269,7 +269,8 @@ def _print_sources(status: dict[str, Any]) -> None:
         agent = source["agent"] or "{agent}"
         print(f"{source['name']}: {source['path']} [{source['kind']}, {source['format']}, "
               f"agent {agent}]{state}")
-        print(f"    files {source['files']}, entries +{source['entries_added']} "
+        indexed = f"{source['indexed']} entries indexed, " if "indexed" in source else ""
+        print(f"    files {source['files']}, {indexed}since start +{source['entries_added']} "
               f"-{source['entries_removed']}")
         if source["skipped"]:
             print("    skipped: " + ", ".join(f"{n} {r}" for r, n in sorted(source["skipped"].items())))
@@ -319,7 +320,7 @@ def _print_hits(result: dict[str, Any], show_all: bool = True) -> None:
 def run(args: argparse.Namespace, client: Client) -> int:
     command = args.command
     if command == "status":
-        result = client.status()
+        result = client.status(sources=args.sources)
 
         def show_status(r: dict[str, Any]) -> None:
             _print_status(r)

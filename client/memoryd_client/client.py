@@ -56,9 +56,10 @@ class _Methods:
 
     call: Callable[[str, dict[str, Any] | None], Any]
 
-    def status(self) -> Any:
-        """The daemon's state, including ingestion (queue, sources, errors)."""
-        return self.call("status", {})
+    def status(self, *, sources: bool = False) -> Any:
+        """The daemon's state, including ingestion (queue, sources, errors); ``sources`` adds
+        each source's entries in the index now (``indexed``)."""
+        return self.call("status", {"sources": True} if sources else {})
 
     def remember(
         self,

@@ -319,7 +319,7 @@ class Daemon:
             rss = int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
         except OSError:
             pass
-        return {
+        status = {
             "version": __version__,
             "pid": os.getpid(),
             "uptime_s": round(time.time() - self.started, 1),
@@ -334,6 +334,11 @@ class Daemon:
             "ingest": self.ingest.status() if self.ingest is not None else None,
             **(await self.health.status_fields()),
         }
+        if params.flag("sources") and status["ingest"] is not None:  # memory status --sources
+            indexed = await engine.db(engine.store.count_indexed_by_source)
+            for source in status["ingest"]["sources"]:
+                source["indexed"] = indexed.get(source["name"], 0)
+        return status
 
     async def m_remember(self, params: Params) -> dict[str, Any]:
         return await self.engine.remember(params)

@@ -465,6 +465,13 @@ class Store:
     def agents(self) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT DISTINCT agent FROM entries ORDER BY agent")]
 
+    def count_indexed_by_source(self) -> dict[str, int]:
+        """Active entries from watched files, per source name (what is in the index now, not
+        what was added since the daemon started)."""
+        rows = self.db.execute("SELECT f.source, count(*) FROM files f JOIN entries e "
+                               "ON e.source = f.path WHERE e.status = 'active' GROUP BY f.source")
+        return {source: n for source, n in rows}
+
     # -- marks ------------------------------------------------------------------------
 
     def set_mark(self, agent: str, target: str, status: str, superseded_by: str | None,
