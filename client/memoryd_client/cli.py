@@ -212,9 +212,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     from memoryd_client import pass_commands
 
     pass_commands.add_parsers(add_command, common)
-    from memoryd_client import doctor
+    if only in (None, "doctor"):  # a long module: not loaded for the other commands
+        from memoryd_client import doctor
 
-    doctor.add_parsers(add_command, common)
+        doctor.add_parsers(add_command, common)
     return parser
 
 

@@ -15,9 +15,7 @@ Exit codes: 0 healthy (warnings allowed), 1 a problem, 2 usage error.
 from __future__ import annotations
 
 import os
-import shlex
 import sys
-import time
 TYPE_CHECKING = False  # see memoryd_client/__init__.py
 
 if TYPE_CHECKING:
@@ -250,6 +248,7 @@ def installed_hooks() -> list[dict[str, Any]]:
 
 def parse_command(command: str) -> tuple[dict[str, str], list[str]]:
     """The environment a hook command carries (``env NAME=VALUE …``) and its program words."""
+    import shlex
     words = shlex.split(command)
     environment: dict[str, str] = {}
     if words and os.path.basename(words[0]) == "env":
@@ -264,6 +263,7 @@ def hook_checks(hooks: list[dict[str, Any]], served_state: str,
                 served_home: str | None) -> list[dict[str, Any]]:
     """Each settings file with memoryd's hooks: the program exists, and the hooks reach the
     state dir the daemon serves (``served_home``: its MEMORYD_HOME)."""
+    import shlex
     if not hooks:
         return [check("hooks", OK, "no memoryd hooks installed for this user or this project "
                       "(memory hook install claude-code|codex adds them)")]
@@ -319,6 +319,7 @@ def _tilde(path: str) -> str:
 
 
 def service_check(facts: dict[str, Any] | None, served_state: str) -> dict[str, Any]:
+    import shlex
     from memoryd_client import service_probe
 
     path = service_probe.unit_path()
@@ -378,6 +379,7 @@ def service_check(facts: dict[str, Any] | None, served_state: str) -> dict[str, 
 
 
 def spool_check() -> dict[str, Any]:
+    import time
     from memoryd_client.hooks import read_spool, spool_path
 
     path = spool_path()
