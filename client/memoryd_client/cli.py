@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 OK, FAILED, USAGE, UNREACHABLE = 0, 1, 2, 3
 COMMANDS = ("status", "sources", "reload", "hook", "file", "extract", "mcp", "context", "explain",
             "session", "sessions", "store", "search", "get", "forget", "supersede", "history",
-            "pass", "undo", "promote", "notebook")
+            "pass", "undo", "promote", "notebook", "doctor")
 
 
 def _common() -> argparse.ArgumentParser:
@@ -212,6 +212,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     from memoryd_client import pass_commands
 
     pass_commands.add_parsers(add_command, common)
+    if only in (None, "doctor"):  # a long module: not loaded for the other commands
+        from memoryd_client import doctor
+
+        doctor.add_parsers(add_command, common)
     return parser
 
 
@@ -253,42 +257,9 @@ def _print_entry(entry: dict[str, Any]) -> None:
 
 
 def _print_status(status: dict[str, Any]) -> None:
-    model = status.get("model")
-    entries = status.get("entries", {})
-    print(f"memoryd {status['version']} (pid {status['pid']}, up {status['uptime_s']:.0f} s)")
-    print(f"socket: {status['socket']}")
-    print(f"state: {status['state_dir']}")
-    if status.get("degraded"):
-        print(f"degraded: {status['degraded']} ({status.get('degraded_reason')})")
-    elif status.get("model_loading"):
-        print("model: loading")
-    if model:
-        print(f"model: {model['id']} ({model['dim']} dims, sha256 {model['sha256'][:12]}…)")
-    print("entries: " + (", ".join(f"{n} {s}" for s, n in sorted(entries.items())) or "none"))
-    print(f"vectors: {status['vectors']}" + (f" (backlog {status['backlog']})" if status.get("backlog") else ""))
-    print(f"agents: {', '.join(status.get('agents') or []) or 'none'}")
-    ingest = status.get("ingest")
-    if ingest:
-        watched = sum(s["files"] for s in ingest["sources"])
-        present = sum(1 for s in ingest["sources"] if s["root_exists"])
-        problems = sum(1 for s in ingest["sources"] if s["last_error"])
-        print(f"sources: {present} of {len(ingest['sources'])} present, {watched} files, "
-              f"queue {ingest['queue']}" + (f", {problems} with problems" if problems else ""))
-    if status.get("rss_bytes"):
-        print(f"memory: {status['rss_bytes'] / 1e6:.0f} MB RSS")
-    upcoming = [p for p in status.get("passes") or [] if p["next"]]
-    if upcoming:
-        print("passes: " + ", ".join(
-            f"{p['pass']} next {time.strftime('%H:%M', time.localtime(p['next']))}"
-            + (f" (last {p['last_run']}: "
-               + (", ".join(f"{k} {v}" for k, v in sorted(p["last_counts"].items()))
-                  or "nothing to do") + ")" if p["last_run"] else "")
-            for p in upcoming) + (f"; running {status['pass_running']}"
-                                  if status.get("pass_running") else ""))
-    for contradiction in status.get("contradictions") or []:
-        texts = " / ".join(repr(t[:60]) for t in contradiction["texts"])
-        print(f"contradiction {contradiction['change']}: {texts} (a person decides: forget or "
-              "supersede one)")
+    from memoryd_client.status_view import print_status  # health line first, then details
+
+    print_status(status)
 
 
 def _print_sources(status: dict[str, Any]) -> None:
@@ -299,7 +270,8 @@ def _print_sources(status: dict[str, Any]) -> None:
         agent = source["agent"] or "{agent}"
         print(f"{source['name']}: {source['path']} [{source['kind']}, {source['format']}, "
               f"agent {agent}]{state}")
-        print(f"    files {source['files']}, entries +{source['entries_added']} "
+        indexed = f"{source['indexed']} entries indexed, " if "indexed" in source else ""
+        print(f"    files {source['files']}, {indexed}since start +{source['entries_added']} "
               f"-{source['entries_removed']}")
         if source["skipped"]:
             print("    skipped: " + ", ".join(f"{n} {r}" for r, n in sorted(source["skipped"].items())))
@@ -349,7 +321,7 @@ def _print_hits(result: dict[str, Any], show_all: bool = True) -> None:
 def run(args: argparse.Namespace, client: Client) -> int:
     command = args.command
     if command == "status":
-        result = client.status()
+        result = client.status(sources=args.sources)
 
         def show_status(r: dict[str, Any]) -> None:
             _print_status(r)
@@ -522,6 +494,10 @@ def run(args: argparse.Namespace, client: Client) -> int:
         from memoryd_client import pass_commands
 
         return pass_commands.run(args, client, _emit)
+    if command == "doctor":  # runs its client-side checks with the daemon down too
+        from memoryd_client import doctor
+
+        return doctor.run(args, client, _emit)
     raise AssertionError(command)  # argparse guarantees a known command
 
 

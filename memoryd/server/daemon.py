@@ -45,6 +45,7 @@ from memoryd.ingest.indexer import Indexer
 from memoryd.ingest.pipeline import Ingest
 from memoryd.params import Params
 from memoryd.passes.runner import Passes
+from memoryd.server.health import Health
 from memoryd.server.memory_files import MemoryFiles
 from memoryd.server.notify import monotonic_usec, ping_watchdog, sd_notify, watchdog_interval_s
 from memoryd.server.pass_methods import PassMethods
@@ -103,6 +104,8 @@ class Daemon:
             "file_replace": self.m_file,
             "file_insert": self.m_file,
         }
+        self.health = Health(self)
+        self.methods.update(self.health.methods())
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -195,6 +198,9 @@ class Daemon:
         await self.should_exit.wait()
 
     async def shutdown(self) -> None:
+        if self.lock_fd is None:  # refused at startup (another daemon serves): nothing ran
+            await self.engine.close()
+            return
         sd_notify("STOPPING=1")
         log.info("Shutting down: finishing %d in-flight requests.", self.requests_in_flight)
         if self.server is not None:
@@ -313,7 +319,7 @@ class Daemon:
             rss = int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
         except OSError:
             pass
-        return {
+        status = {
             "version": __version__,
             "pid": os.getpid(),
             "uptime_s": round(time.time() - self.started, 1),
@@ -326,7 +332,13 @@ class Daemon:
             **status,
             **(await self.passes.status() if self.passes is not None else {}),
             "ingest": self.ingest.status() if self.ingest is not None else None,
+            **(await self.health.status_fields()),
         }
+        if params.flag("sources") and status["ingest"] is not None:  # memory status --sources
+            indexed = await engine.db(engine.store.count_indexed_by_source)
+            for source in status["ingest"]["sources"]:
+                source["indexed"] = indexed.get(source["name"], 0)
+        return status
 
     async def m_remember(self, params: Params) -> dict[str, Any]:
         return await self.engine.remember(params)

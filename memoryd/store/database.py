@@ -344,7 +344,10 @@ class Store:
             with self.db:
                 self.db.execute(MIGRATIONS[number])
                 self.db.execute(f"PRAGMA user_version={number + 1}")
-            log.info("Database migrated to schema version %d.", number + 1)
+        if version == 0:
+            log.info("Database created at schema version %d.", len(MIGRATIONS))
+        elif version < len(MIGRATIONS):
+            log.info("Database migrated from schema version %d to %d.", version, len(MIGRATIONS))
 
     def meta(self, key: str) -> str | None:
         row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
@@ -461,6 +464,13 @@ class Store:
 
     def agents(self) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT DISTINCT agent FROM entries ORDER BY agent")]
+
+    def count_indexed_by_source(self) -> dict[str, int]:
+        """Active entries from watched files, per source name (what is in the index now, not
+        what was added since the daemon started)."""
+        rows = self.db.execute("SELECT f.source, count(*) FROM files f JOIN entries e "
+                               "ON e.source = f.path WHERE e.status = 'active' GROUP BY f.source")
+        return {source: n for source, n in rows}
 
     # -- marks ------------------------------------------------------------------------
 
@@ -709,3 +719,33 @@ class Store:
             rows = self.db.execute(sql + f" WHERE id IN ({', '.join('?' for _ in rowids)})",
                                    [int(r) for r in rowids])
         return {row[0]: tuple(row[1:]) for row in rows}
+
+
+# -- a reader of its own (memory doctor's whole-store checks, off the database thread) --------
+
+
+def open_reader(path: Path) -> apsw.Connection:
+    """A read-only connection beside the daemon's (WAL: it sees the last committed state and
+    blocks no writer), so that a check reading everything does not hold up searches and hooks."""
+    _apply_bestpractice()
+    db = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    db.enable_load_extension(True)
+    db.load_extension(sqlite_vec.loadable_path())
+    db.enable_load_extension(False)
+    return db
+
+
+def quick_check(db: apsw.Connection) -> tuple[list[str], int]:
+    """``PRAGMA quick_check``'s rows (["ok"] when sound) and the schema version."""
+    rows = [str(r[0]) for r in db.execute("PRAGMA quick_check")]
+    return rows, db.execute("PRAGMA user_version").fetchone()[0]
+
+
+def entry_uids(db: apsw.Connection, agent: str) -> set[str]:
+    return {r[0] for r in db.execute("SELECT uid FROM entries WHERE agent=?", (agent,))}
+
+
+def ledger_offset(db: apsw.Connection, agent: str) -> int:
+    """How far into ``ledger/<agent>.jsonl`` the index has applied (Entries.replay_ledgers)."""
+    row = db.execute("SELECT value FROM meta WHERE key=?", (f"ledger:{agent}",)).fetchone()
+    return int(row[0]) if row else 0
