@@ -308,6 +308,8 @@ def _print_sources(status: dict[str, Any]) -> None:
 
 
 def _print_sessions(result: dict[str, Any]) -> None:
+    if not result["sessions"]:
+        print("no sessions")
     for s in result["sessions"]:
         seen = _when(s["last_seen"]) if s.get("last_seen") else "-"
         print(f"{s['id']}  {s['agent']:<12} {seen}  {s['user_messages']:>4} msgs  "
