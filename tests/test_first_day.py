@@ -22,3 +22,26 @@ def test_sessions_with_nothing_to_list_is_an_empty_answer_not_a_crash(client: Cl
     nobody = run_cli("sessions", "--agent", "nobody")
     assert nobody.returncode == 0, nobody.stderr
     assert nobody.stdout.strip() == "no sessions"
+
+
+def test_supersede_of_a_superseded_entry_is_refused_naming_the_current_head(daemon) -> None:
+    """M1: a second supersede of the same old version would fork the chain."""
+    first = run_cli("store", "coder", "tools", "We lint with ruff, not flake8").stdout.split()[-1]
+    second = run_cli("supersede", first, "We lint and format with ruff, not flake8/black")
+    assert second.returncode == 0, second.stderr
+    head = second.stdout.split()[1].rstrip(",")
+    again = run_cli("supersede", first, "again")
+    assert again.returncode == 2
+    assert f"already superseded by {head}" in again.stderr
+    assert f"its current version is {head} (active)" in again.stderr
+    assert json.loads(run_cli("get", head, "--json").stdout)["status"] == "active"
+    history = json.loads(run_cli("history", first, "--json").stdout)
+    assert [(e["id"], e["status"]) for e in history["entries"]] == [
+        (first, "superseded"), (head, "active")]
+    third = run_cli("supersede", head, "We lint and format with ruff")
+    assert third.returncode == 0, third.stderr
+    newest = third.stdout.split()[1].rstrip(",")
+    assert f"its current version is {newest} (active)" in run_cli("supersede", first, "x").stderr
+    run_cli("forget", newest)
+    forgotten = run_cli("supersede", newest, "y")
+    assert forgotten.returncode == 2 and "is forgotten" in forgotten.stderr

@@ -350,8 +350,33 @@ class Entries:
             self.write_ledger(entry["agent"], [self._status_record(entry, "forgotten", actor, reason)])
             return self._set_status(entry, "forgotten", actor)
 
+    def head_of(self, entry: dict[str, Any]) -> dict[str, Any]:
+        """The newest version of an entry: its ``superseded_by`` links followed to the end."""
+        seen = {entry["id"]}
+        while entry.get("superseded_by"):
+            successor = self.store.entry_by_uid(entry["superseded_by"])
+            if successor is None or successor["id"] in seen:
+                break
+            seen.add(successor["id"])
+            entry = successor
+        return entry
+
+    def check_supersedable(self, old: dict[str, Any]) -> None:
+        """A version chain has one head: superseding an old version would fork it (two
+        active successors, and the first one lost from the history)."""
+        if old["status"] == "superseded":
+            head = self.head_of(old)
+            current = (f"its current version is {head['id']} ({head['status']}): supersede "
+                       f"that one" if head["id"] != old["id"] else "its successor is gone")
+            raise BadParamsError(
+                f"entry {old['id']} was already superseded by {old['superseded_by']}; {current}")
+        if old["status"] == "forgotten":
+            raise BadParamsError(f"entry {old['id']} is forgotten; store the new text as a new "
+                                 "entry instead (memory store)")
+
     def supersede(self, params: Params, vectors: Vectors | None) -> dict[str, Any]:
         old, actor = self._owned(params)
+        self.check_supersedable(old)
         text = params.text("text", required=True, max_len=MAX_TEXT_CHARS)
         assert text is not None
         now = time.time()
