@@ -45,3 +45,18 @@ def test_supersede_of_a_superseded_entry_is_refused_naming_the_current_head(daem
     run_cli("forget", newest)
     forgotten = run_cli("supersede", newest, "y")
     assert forgotten.returncode == 2 and "is forgotten" in forgotten.stderr
+
+
+def test_ids_made_in_the_same_second_differ_in_their_first_characters(client: Client) -> None:
+    """M9: ids no longer start with the time, so a 6-character prefix finds one entry."""
+    results = client.remember_many([
+        {"agent": "coder", "category": "tools", "text": f"Tool number {i} is called tool{i}x", "force": True}
+        for i in range(40)])["results"]
+    ids = [r["entry"]["id"] for r in results]
+    assert len({i[:6] for i in ids}) == 40
+    assert len({i[:3] for i in ids}) > 20  # random from the first character
+    for entry_id in ids[:5]:
+        got = run_cli("get", entry_id[:6], "--json")
+        assert got.returncode == 0, got.stderr
+        assert json.loads(got.stdout)["id"] == entry_id
+    assert client.get(ids[7])["id"] == ids[7]  # the whole id still works

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
+import secrets
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -54,8 +54,10 @@ def mark_target(uid: str, hash_: str | None, via: str | None) -> str:
 
 
 def new_uid() -> str:
-    """Time-ordered, unique, short enough to type a prefix of."""
-    return f"{int(time.time() * 1000):011x}{uuid.uuid4().hex[:8]}"
+    """19 random hex digits: random from the first one, so a prefix of 6 is unique in
+    practice (ids once began with the time, so all of a minute's shared 7 characters; those
+    stay valid). Never starts with "t", the transcript chunks' prefix."""
+    return secrets.token_hex(10)[:19]
 
 
 class Entries:
@@ -135,13 +137,15 @@ class Entries:
         if entry is not None:
             return entry
         if len(entry_id) >= 4:
-            matches = self.store.uids_with_prefix(entry_id)
+            matches = self.store.uids_with_prefix(entry_id, limit=4)
             if len(matches) == 1:
                 found = self.store.entry_by_uid(matches[0])
                 assert found is not None
                 return found
             if len(matches) > 1:
-                raise BadParamsError(f"id prefix {entry_id!r} is ambiguous; give more characters")
+                listed = ", ".join(matches[:3]) + (", …" if len(matches) > 3 else "")
+                raise BadParamsError(f"id prefix {entry_id!r} is ambiguous ({listed}); give "
+                                     "more characters")
         raise NotFoundError(f"no entry with id {entry_id!r}")
 
     def write_ledger(self, agent: str, records: list[dict[str, Any]]) -> None:
