@@ -60,3 +60,23 @@ def test_ids_made_in_the_same_second_differ_in_their_first_characters(client: Cl
         assert got.returncode == 0, got.stderr
         assert json.loads(got.stdout)["id"] == entry_id
     assert client.get(ids[7])["id"] == ids[7]  # the whole id still works
+
+
+def test_polarity_is_for_lessons_and_a_lesson_without_one_is_shown_as_written(
+        client: Client) -> None:
+    """L12: --polarity on a note is refused, not ignored; without --kind it makes a lesson;
+    a lesson without polarity is not turned into a 'Do:'."""
+    note = run_cli("store", "coder", "git", "Force-pushing rewrites history", "--kind", "note",
+                   "--polarity", "negative")
+    assert note.returncode == 2
+    assert "polarity is for lessons (kind lesson); got kind 'note'" in note.stderr
+    with pytest.raises(BadParamsError):
+        client.remember("coder", "git", "Force-pushing rewrites history", kind="fact",
+                        polarity="negative")
+    lesson = json.loads(run_cli("store", "coder", "git", "Force-push to main", "--polarity",
+                                "negative", "--json").stdout)["entry"]
+    assert (lesson["kind"], lesson["polarity"]) == ("lesson", "negative")
+    client.remember("coder", "style", "Tabs in Makefiles are required by make", kind="lesson")
+    text = client.call("context", {"agent": "coder"})["text"]
+    assert "- Don't: Force-push to main [git]" in text
+    assert "- Tabs in Makefiles are required by make [style]" in text

@@ -286,7 +286,14 @@ class Entries:
         text = params.text("text", required=True, max_len=MAX_TEXT_CHARS)
         assert agent is not None and text is not None
         key = params.key()
-        kind = params.choice("kind", KINDS, default="fact" if key else "note")
+        polarity = params.choice("polarity", ("negative", "positive"))
+        # a polarity says what a lesson is about (do / don't): it makes a lesson of an entry
+        # without a kind, and is refused on any other kind rather than silently dropped
+        kind = params.choice("kind", KINDS,
+                             default="lesson" if polarity else "fact" if key else "note")
+        if polarity and kind != "lesson":
+            raise BadParamsError(f"{params.method}: polarity is for lessons (kind lesson); "
+                                 f"got kind {kind!r}")
         confidence = params.number("confidence", default=self.config.remember.manual_confidence,
                                    low=0.0, high=1.0)
         project = params.text("project", max_len=4096)
@@ -322,7 +329,7 @@ class Entries:
             "line_end": None,
             "message_id": params.text("message_id", max_len=200),
             "superseded_by": None,
-            "polarity": params.choice("polarity", ("negative", "positive")),
+            "polarity": polarity,
         }
 
     def get(self, params: Params) -> dict[str, Any]:
