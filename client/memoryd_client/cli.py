@@ -368,8 +368,12 @@ def run(args: argparse.Namespace, client: Client) -> int:
                 fmt = args.format or ("markdown" if args.kind == "memory" else "generic")
                 result = client.sources("add", name=args.name, path=args.path, kind=args.kind,
                                         format=fmt, agent=args.agent)
+            elif args.name and not args.path:  # a built-in that `sources remove` disabled
+                result = client.sources("add", name=args.name, kind=args.kind,
+                                        format=args.format, agent=args.agent)
             else:
-                print("Error: give NAME PATH --kind KIND, or --project DIR", file=sys.stderr)
+                print("Error: give NAME PATH --kind KIND, NAME of a disabled built-in, or "
+                      "--project DIR", file=sys.stderr)
                 return USAGE
         elif args.sources_command == "remove":
             result = client.sources("remove", name=args.name)

@@ -370,10 +370,13 @@ class Daemon:
             await self.m_reload(params)
         elif action == "remove":
             name = params.text("name", required=True, max_len=4096)
-            assert name is not None
+            assert name is not None and self.ingest is not None
+            before = {s.name for s in self.ingest.sources}
             done = remove_source(self.config, name)
             log.info("Sources: %s.", done)
             await self.m_reload(params)
+            for gone in sorted(before - {s.name for s in self.ingest.sources}):
+                await self.engine.db(self.ingest.indexer.drop_source, gone)
         assert self.ingest is not None
         return {**self.ingest.status(), "sources_file": str(self.config.sources_file)}
 
