@@ -80,3 +80,25 @@ def test_polarity_is_for_lessons_and_a_lesson_without_one_is_shown_as_written(
     text = client.call("context", {"agent": "coder"})["text"]
     assert "- Don't: Force-push to main [git]" in text
     assert "- Tabs in Makefiles are required by make [style]" in text
+
+
+def test_subagent_namespaces_roll_up_under_their_harness_agent(client: Client) -> None:
+    """L10: claude-code.<agentId> namespaces (one per subagent run) are searched with
+    claude-code and listed under it, so the agent list stays as long as the harnesses."""
+    client.remember("claude-code", "billing", "Refunds go through payments/refunds.py")
+    client.remember("designer", "billing", "Refund banners are red")
+    assert [h["agent"] for h in client.search("refunds", agent="claude-code")["hits"]] == [
+        "claude-code"]  # the known agents are read here; later writes keep them current
+    for agent_id in ("a1b2c3d4", "e5f6a7b8", "c9d0e1f2"):
+        client.remember(f"claude-code.{agent_id}", "session",
+                        f"Subagent {agent_id} found the refund retry loop in client.py")
+    hits = client.search("refund retry loop", agent="claude-code", limit=10)["hits"]
+    assert {h["agent"] for h in hits} == {"claude-code", "claude-code.a1b2c3d4",
+                                          "claude-code.e5f6a7b8", "claude-code.c9d0e1f2"}
+    one = client.search("refund retry loop", agent="claude-code.a1b2c3d4", limit=10)["hits"]
+    assert {h["agent"] for h in one} == {"claude-code.a1b2c3d4"}
+    assert "designer" not in {h["agent"] for h in hits}
+    status = client.status()
+    assert status["agents"] == ["claude-code", "designer"]
+    assert status["subagents"] == {"claude-code": 3}
+    assert "agents: claude-code, designer" in run_cli("status").stdout
