@@ -124,7 +124,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     extract.add_argument("--dry-run", action="store_true", help="report only, store nothing")
 
     mcp = add_command("mcp", help="run the MCP stdio server with the memory tools "
-                              "(needs memoryd-client[mcp])")
+                              "(needs the MCP SDK: pip install 'mcp==2.3.0')")
     mcp.add_argument("--agent", required=True, help="whose memory the tools read and write")
 
     context = add_command("context", parents=[common],
