@@ -307,6 +307,16 @@ def _print_sources(status: dict[str, Any]) -> None:
             print(f"    last problem: {source['last_error_path']}: {source['last_error']}")
 
 
+def _edited(reply: dict[str, Any], how: str) -> str:
+    """What a forget or supersede of a file's entry did to the file."""
+    edited = reply.get("edited")
+    if not edited:
+        return ""
+    first, last = edited["lines"]
+    lines = f"line {first}" if first == last else f"lines {first}-{last}"
+    return f" ({how} {edited['file']}, {lines}; `memory undo {edited['run']}` takes it back)"
+
+
 def _print_sessions(result: dict[str, Any]) -> None:
     if not result["sessions"]:
         print("no sessions")
@@ -504,11 +514,12 @@ def run(args: argparse.Namespace, client: Client) -> int:
         return OK
     if command == "forget":
         _emit(args, client.forget(args.id, agent=args.agent, reason=args.reason),
-              lambda e: print(f"forgotten {e['id']}"))
+              lambda e: print(f"forgotten {e['id']}" + _edited(e, "removed from")))
         return OK
     if command == "supersede":
         result = client.supersede(args.id, args.text, agent=args.agent)
-        _emit(args, result, lambda r: print(f"stored {r['entry']['id']}, superseding {r['superseded']['id']}"))
+        _emit(args, result, lambda r: print(f"stored {r['entry']['id']}, superseding "
+                                            f"{r['superseded']['id']}" + _edited(r, "in")))
         return OK
     if command == "history":
         if not args.id and not (args.agent and args.key):

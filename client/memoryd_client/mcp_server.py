@@ -282,7 +282,8 @@ def build_server(agent: str, client: Client) -> Any:
     def memory_forget(entry_id: EntryId, reason: Annotated[str | None, Field(
             description="why, kept in the history")] = None) -> str:
         """Forget one of your entries by id (from memory_search). It is kept in the history,
-        not deleted, and no longer shows up in searches or in the injected memory."""
+        not deleted, and no longer shows up in searches or in the injected memory; an entry
+        from a memory file is removed from that file (undoable with `memory undo`)."""
         entry = call(client.forget, entry_id, agent=agent, reason=reason)
         return f"forgotten {entry['id']}"
 

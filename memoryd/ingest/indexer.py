@@ -223,6 +223,8 @@ class Indexer:
                 changes.added += 1
             for leftovers in existing.values():
                 for entry in leftovers:
+                    if entry["status"] in ("forgotten", "superseded"):
+                        continue  # history: `memory forget`/`supersede` took it out of the file
                     self._remove_entry(entry, "removed from file")
                     changes.removed += 1
             self._save_file(

@@ -44,6 +44,7 @@ from memoryd.errors import (
 from memoryd.ingest.indexer import Indexer
 from memoryd.ingest.pipeline import Ingest
 from memoryd.params import Params
+from memoryd.passes.entry_files import FileEntryEdits
 from memoryd.passes.runner import Passes
 from memoryd.server.memory_files import MemoryFiles
 from memoryd.server.notify import monotonic_usec, ping_watchdog, sd_notify, watchdog_interval_s
@@ -160,10 +161,13 @@ class Daemon:
         if settled:
             log.info("Settled %d changes of a pass that was stopped mid-run.", settled)
         self.methods.update(PassMethods(self.passes).methods())
+        edits = FileEntryEdits(self.passes)  # a file entry's forget/supersede edits its file
+        self.methods.update({"forget": edits.forget, "supersede": edits.supersede})
         self.server = await asyncio.start_unix_server(self.handle, sock=listener)
         self.ingest = Ingest(self.config, Indexer(engine.store, engine.entries),
                              engine.db, engine.backfill_wanted.set)
         self.ingest.start()
+        self.passes.on_written = self.ingest.enqueue
         engine.spawn(self.sessions.replay_spool())
         engine.spawn(self.passes.scheduler())
         log.info("memoryd %s serving on %s (pid %d).", __version__, self.config.socket_path, os.getpid())

@@ -340,6 +340,10 @@ class Entries:
         entry = self.resolve(entry_id)
         return {**entry, "age_note": age_note(entry["created"], time.time())}
 
+    def owned(self, params: Params) -> tuple[dict[str, Any], str]:
+        """The entry a forget or supersede names, and who asks (refused for another agent)."""
+        return self._owned(params)
+
     def _owned(self, params: Params) -> tuple[dict[str, Any], str]:
         entry_id = params.text("id", required=True, max_len=200)
         assert entry_id is not None
