@@ -102,3 +102,16 @@ def test_subagent_namespaces_roll_up_under_their_harness_agent(client: Client) -
     assert status["agents"] == ["claude-code", "designer"]
     assert status["subagents"] == {"claude-code": 3}
     assert "agents: claude-code, designer" in run_cli("status").stdout
+
+
+def test_not_running_says_which_setting_chose_the_socket(memoryd_home, monkeypatch,
+                                                         tmp_path) -> None:
+    """M8: a daemon on another MEMORYD_HOME looks 'not running'; the message says why."""
+    relocated = run_cli("status")
+    assert relocated.returncode == 3
+    assert f"MEMORYD_HOME={memoryd_home} of this shell" in relocated.stderr
+    monkeypatch.delenv("MEMORYD_HOME")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    default = run_cli("status")
+    assert default.returncode == 3
+    assert "neither MEMORYD_HOME nor MEMORYD_SOCKET is set in this shell" in default.stderr

@@ -106,7 +106,7 @@ class FileEntryEdits:
     async def forget(self, params: Params) -> dict[str, Any]:
         entries = self.engine.entries
         entry, actor = await self.engine.db(entries.owned, params)
-        if not from_file(entry) or entry["status"] == "forgotten":
+        if not from_file(entry) or entry["status"] != "active":  # history: not in the file
             return await self.engine.db(entries.forget, params)
         reason = params.text("reason", max_len=2000)
         return await self._edit("forget", entry, actor, None, reason)
