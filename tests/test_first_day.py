@@ -115,3 +115,18 @@ def test_not_running_says_which_setting_chose_the_socket(memoryd_home, monkeypat
     default = run_cli("status")
     assert default.returncode == 3
     assert "neither MEMORYD_HOME nor MEMORYD_SOCKET is set in this shell" in default.stderr
+
+
+@pytest.mark.parametrize(("setting", "message"), [
+    ("match_cosine = 2.5", "match_cosine"),  # the report's setting: gone, and named as unknown
+    ("match_precision = 2.5", "search.match_precision must be between 0.5 and 0.99; got 2.5"),
+    ("match_precision = -3", "search.match_precision must be between 0.5 and 0.99; got -3"),
+])
+def test_reload_refuses_nonsense_values_and_keeps_running(client: Client, memoryd_home,
+                                                         setting: str, message: str) -> None:
+    """M12: a cosine of 2.5 (or its successor, a precision of 2.5) is refused."""
+    (memoryd_home / "config.toml").write_text(f"[search]\n{setting}\n")
+    refused = run_cli("reload")
+    assert refused.returncode == 2
+    assert message in refused.stderr
+    assert client.search("anything", agent="coder")["threshold"] > 0  # the old settings serve
