@@ -18,6 +18,7 @@ index (and the ledger).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 import time
@@ -25,7 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memoryd.errors import BadParamsError, MemorydError
+from memoryd.errors import BadParamsError, MemorydError, UnavailableError
 from memoryd.ingest.markdown import MemoryItem, parse_memory_file, split_lines
 from memoryd.params import Params
 from memoryd.passes.files import FileText, read_text
@@ -45,10 +46,12 @@ _LEAD = re.compile(r"(?P<lead>[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+(?:\[[ xX]\][ \t]
                    r"(?P<date>\[\d{4}-\d{2}-\d{2}\](?:[ \t]*[:\-\u2013\u2014](?=\s))?[ \t]*)?")
 
 
-class FileChangedError(MemorydError):
-    """The file changed between reading and writing it: nothing was written."""
+#: How long a forget or supersede of a file's entry waits for a running pass.
+PASS_WAIT_S = 15.0
 
-    code = "error"
+
+class FileChangedError(MemorydError):
+    """The file changed between reading and writing it: nothing was written (exit 1)."""
 
 
 def from_file(entry: dict[str, Any]) -> bool:
@@ -126,6 +129,7 @@ class FileEntryEdits:
     async def _edit(self, action: str, entry: dict[str, Any], actor: str, text: str | None,
                     reason: str | None) -> dict[str, Any]:
         await self.engine.db(self._check, entry)  # refuse early, without an empty run
+        await self._wait_for_passes()
         box: dict[str, Any] = {}
         summary = await self.passes._run(  # noqa: SLF001  (a run of its own, as undo is)
             action, lambda ctx: self._apply(ctx, action, entry["id"], actor, text, reason, box),
@@ -138,6 +142,16 @@ class FileEntryEdits:
                                    "the daemon's log")
         return {**box["reply"], "edited": {"file": entry["source"], "run": summary["run"],
                                            "lines": box["lines"]}}
+
+    async def _wait_for_passes(self) -> None:
+        """A file edit is a run, and runs go one at a time: wait for a running pass a while
+        (they work in slices and most take seconds), rather than past the client's timeout."""
+        deadline = time.monotonic() + PASS_WAIT_S
+        while self.passes.lock.locked():
+            if time.monotonic() > deadline:
+                raise UnavailableError(f"the {self.passes.current or 'maintenance'} pass is "
+                                       "running; try again when it is done (memory pass list)")
+            await asyncio.sleep(0.05)
 
     def _check(self, entry: dict[str, Any]) -> None:
         try:
