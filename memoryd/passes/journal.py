@@ -284,10 +284,11 @@ class Journal:
             if row is None:
                 continue
             self.store.update_entry(uid, **fields, updated=now)
-            if "status" in fields:  # a forget or supersede that edited the file
+            action = "pass move"
+            if "status" in fields:  # a forget or supersede that edited the file, or its undo
                 self.entries.set_index_status(row[0], fields["status"])
-            self.store.journal(uid, "pass move", "memoryd", dict(zip(fields, row[1:])), fields,
-                               now)
+                action = fields["status"]
+            self.store.journal(uid, action, "memoryd", dict(zip(fields, row[1:])), fields, now)
 
     def _state(self, change: int, state: str) -> None:
         self.store.db.execute("UPDATE changes SET state=? WHERE id=?", (state, change))
