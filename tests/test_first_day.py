@@ -1,5 +1,6 @@
 """The newcomer report's first-day defects (reports/newcomer-2026-11-23.md), each re-run as the
-report wrote it, against the real daemon: H2, M1, M7, M9, L12."""
+report wrote it, against the real daemon: H2, M1, M8, M9, M12, L10, L12 (M2: test_file_entries,
+M5 and M15: test_mcp, M7: test_source_removal)."""
 
 from __future__ import annotations
 
