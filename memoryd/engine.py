@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from memoryd.agents import rolled_up
 from memoryd.config import Config
 from memoryd.embed import Embedder, load_embedder
 from memoryd.errors import BadParamsError
@@ -332,7 +333,7 @@ class Engine:
             "entries": self.store.count_entries(),
             "vectors": self.store.count_vectors(),
             "backlog": self.store.count_backlog() if model else None,
-            "agents": self.store.agents(),
+            **dict(zip(("agents", "subagents"), rolled_up(self.store.agents()))),
             "model": {"id": model.model_id, "sha256": model.sha256, "dim": model.dim} if model else None,
             "vector_index": {
                 "ready": index is not None,

@@ -124,7 +124,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     extract.add_argument("--dry-run", action="store_true", help="report only, store nothing")
 
     mcp = add_command("mcp", help="run the MCP stdio server with the memory tools "
-                              "(needs memoryd-client[mcp])")
+                              "(needs the MCP SDK: pip install 'mcp==2.3.0')")
     mcp.add_argument("--agent", required=True, help="whose memory the tools read and write")
 
     context = add_command("context", parents=[common],
@@ -279,7 +279,19 @@ def _print_sources(status: dict[str, Any]) -> None:
             print(f"    last problem: {source['last_error_path']}: {source['last_error']}")
 
 
+def _edited(reply: dict[str, Any], how: str) -> str:
+    """What a forget or supersede of a file's entry did to the file."""
+    edited = reply.get("edited")
+    if not edited:
+        return ""
+    first, last = edited["lines"]
+    lines = f"line {first}" if first == last else f"lines {first}-{last}"
+    return f" ({how} {edited['file']}, {lines}; `memory undo {edited['run']}` takes it back)"
+
+
 def _print_sessions(result: dict[str, Any]) -> None:
+    if not result["sessions"]:
+        print("no sessions")
     for s in result["sessions"]:
         seen = _when(s["last_seen"]) if s.get("last_seen") else "-"
         print(f"{s['id']}  {s['agent']:<12} {seen}  {s['user_messages']:>4} msgs  "
@@ -338,8 +350,12 @@ def run(args: argparse.Namespace, client: Client) -> int:
                 fmt = args.format or ("markdown" if args.kind == "memory" else "generic")
                 result = client.sources("add", name=args.name, path=args.path, kind=args.kind,
                                         format=fmt, agent=args.agent)
+            elif args.name and not args.path:  # a built-in that `sources remove` disabled
+                result = client.sources("add", name=args.name, kind=args.kind,
+                                        format=args.format, agent=args.agent)
             else:
-                print("Error: give NAME PATH --kind KIND, or --project DIR", file=sys.stderr)
+                print("Error: give NAME PATH --kind KIND, NAME of a disabled built-in, or "
+                      "--project DIR", file=sys.stderr)
                 return USAGE
         elif args.sources_command == "remove":
             result = client.sources("remove", name=args.name)
@@ -470,11 +486,12 @@ def run(args: argparse.Namespace, client: Client) -> int:
         return OK
     if command == "forget":
         _emit(args, client.forget(args.id, agent=args.agent, reason=args.reason),
-              lambda e: print(f"forgotten {e['id']}"))
+              lambda e: print(f"forgotten {e['id']}" + _edited(e, "removed from")))
         return OK
     if command == "supersede":
         result = client.supersede(args.id, args.text, agent=args.agent)
-        _emit(args, result, lambda r: print(f"stored {r['entry']['id']}, superseding {r['superseded']['id']}"))
+        _emit(args, result, lambda r: print(f"stored {r['entry']['id']}, superseding "
+                                            f"{r['superseded']['id']}" + _edited(r, "in")))
         return OK
     if command == "history":
         if not args.id and not (args.agent and args.key):

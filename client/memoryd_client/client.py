@@ -23,7 +23,7 @@ from memoryd_client.errors import (
     MemorydError,
     error_from_wire,
 )
-from memoryd_client.paths import socket_path
+from memoryd_client.paths import socket_origin, socket_path
 
 if TYPE_CHECKING:
     import asyncio
@@ -46,8 +46,8 @@ def _result(reply: dict[str, Any], request_id: int) -> Any:
 def _unreachable(path: Path, exc: OSError) -> DaemonUnreachableError:
     from memoryd_client.service_probe import start_hint  # names commands that work from here
 
-    return DaemonUnreachableError(f"memoryd is not running on {path} ({exc.strerror or exc}); "
-                                  f"{start_hint()}")
+    return DaemonUnreachableError(f"memoryd is not running on {path} ({exc.strerror or exc}; "
+                                  f"{socket_origin(path)}); {start_hint()}")
 
 
 class _Methods:

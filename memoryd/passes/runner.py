@@ -172,6 +172,9 @@ class Passes:
         self._journal: Journal | None = None
         self.lock = asyncio.Lock()
         self.current: str | None = None
+        #: told the files a run wrote, to index them now: the watcher does not see a write
+        #: through a symlink into a directory it does not watch (set by the daemon)
+        self.on_written: Callable[[list[str]], None] | None = None
         self.started = time.time()
 
     @property
@@ -215,6 +218,8 @@ class Passes:
                     log.exception("Pass %s (%s) failed.", name, run_name(run.run))
                     await self.engine.db(self.journal.finish, run, "failed", repr(exc))
                     return self._summary(run)
+                if ctx.touched and self.on_written is not None:
+                    self.on_written([str(path) for path in ctx.touched])
                 if ctx.touched:
                     problem = await asyncio.to_thread(
                         commit, ctx.touched, f"memoryd: {name} run {run_name(run.run)} "

@@ -44,6 +44,7 @@ from memoryd.errors import (
 from memoryd.ingest.indexer import Indexer
 from memoryd.ingest.pipeline import Ingest
 from memoryd.params import Params
+from memoryd.passes.entry_files import FileEntryEdits
 from memoryd.passes.runner import Passes
 from memoryd.server.health import Health
 from memoryd.server.memory_files import MemoryFiles
@@ -163,10 +164,13 @@ class Daemon:
         if settled:
             log.info("Settled %d changes of a pass that was stopped mid-run.", settled)
         self.methods.update(PassMethods(self.passes).methods())
+        edits = FileEntryEdits(self.passes)  # a file entry's forget/supersede edits its file
+        self.methods.update({"forget": edits.forget, "supersede": edits.supersede})
         self.server = await asyncio.start_unix_server(self.handle, sock=listener)
         self.ingest = Ingest(self.config, Indexer(engine.store, engine.entries),
                              engine.db, engine.backfill_wanted.set)
         self.ingest.start()
+        self.passes.on_written = self.ingest.enqueue
         engine.spawn(self.sessions.replay_spool())
         engine.spawn(self.passes.scheduler())
         log.info("memoryd %s serving on %s (pid %d).", __version__, self.config.socket_path, os.getpid())
@@ -382,10 +386,13 @@ class Daemon:
             await self.m_reload(params)
         elif action == "remove":
             name = params.text("name", required=True, max_len=4096)
-            assert name is not None
+            assert name is not None and self.ingest is not None
+            before = {s.name for s in self.ingest.sources}
             done = remove_source(self.config, name)
             log.info("Sources: %s.", done)
             await self.m_reload(params)
+            for gone in sorted(before - {s.name for s in self.ingest.sources}):
+                await self.engine.db(self.ingest.indexer.drop_source, gone)
         assert self.ingest is not None
         return {**self.ingest.status(), "sources_file": str(self.config.sources_file)}
 

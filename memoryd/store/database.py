@@ -313,6 +313,7 @@ class Store:
         _apply_bestpractice()
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
+        self._agents: set[str] | None = None
         try:
             self.db = apsw.Connection(str(path))
             self.db.enable_load_extension(True)
@@ -403,6 +404,8 @@ class Store:
         self.db.execute(
             f"INSERT INTO entries({', '.join(ENTRY_COLUMNS)}) VALUES ({placeholders})", values
         )
+        if self._agents is not None:
+            self._agents.add(entry["agent"])
         return self.db.last_insert_rowid()
 
     def entry_by_uid(self, uid: str) -> dict[str, Any] | None:
@@ -446,6 +449,8 @@ class Store:
     def update_entry(self, uid: str, **changes: Any) -> None:
         if "tags" in changes:
             changes["tags"] = encode_tags(changes["tags"])
+        if "agent" in changes and self._agents is not None:
+            self._agents.add(changes["agent"])
         assignments = ", ".join(f"{column}=?" for column in changes)
         self.db.execute(f"UPDATE entries SET {assignments} WHERE uid=?", [*changes.values(), uid])
 
@@ -471,6 +476,13 @@ class Store:
         rows = self.db.execute("SELECT f.source, count(*) FROM files f JOIN entries e "
                                "ON e.source = f.path WHERE e.status = 'active' GROUP BY f.source")
         return {source: n for source, n in rows}
+
+    def known_agents(self) -> set[str]:
+        """Every agent that has (or had, since the daemon started) an entry; read once, then
+        kept up to date by the writes (a search expands subagent namespaces from it)."""
+        if self._agents is None:
+            self._agents = set(self.agents())
+        return self._agents
 
     # -- marks ------------------------------------------------------------------------
 
