@@ -28,6 +28,7 @@ from memoryd.retrieval.search import Search
 from memoryd.store.archive import TranscriptArchive, restore_archives
 from memoryd.store.database import ModelInfo, Store
 from memoryd.store.entries import MAX_TEXT_CHARS, Entries, Vectors
+from memoryd.store.integrity import set_aside_damaged
 from memoryd.store.ledger import Ledger
 from memoryd.store.vectors import VectorIndex
 from memoryd.text import content_hash
@@ -82,11 +83,16 @@ class Engine:
         """Open the store, restore what the transcript archives and then the ledgers hold
         beyond it (the ledgers' status records may name restored transcript entries), start
         loading the model. Returns how many ledger records were replayed."""
+        rebuilding = await self.db(set_aside_damaged, self.config.db_path)
         self.store = await self.db(Store, self.config.db_path)
         self._entries = Entries(self.config, self.store, Ledger(self.config.ledger_dir))
         self._search = Search(self.config, self.store)
-        await self.db(restore_archives, self.store, TranscriptArchive(self.config.archive_dir))
+        restored = await self.db(restore_archives, self.store,
+                                 TranscriptArchive(self.config.archive_dir))
         replayed = await self.db(self._entries.replay_ledgers)
+        if rebuilding:
+            log.info("Rebuilt the index: %d archived transcript entries, %d ledger records; "
+                     "the watched files are being indexed.", restored, replayed)
         self.model_ready = asyncio.get_running_loop().create_future()
         self.spawn(self.load_model())
         return replayed

@@ -1,4 +1,6 @@
-"""Rebuild the database from the files: the database is an index. Transcript entries the old
+"""Rebuild the database from the files: the database is an index. The new index is built in
+``memoryd.db.new`` and put in place only when it is complete (the old one becomes
+``memoryd.db.bak``), so a reindex that is killed leaves the old index and its backup as they were. Transcript entries the old
 database holds and the archives do not yet are archived first (their transcripts may be gone);
 then the archives are restored, then the ledgers replayed (their status records may name
 archived transcript entries); the daemon indexes the watched files when it starts."""
@@ -18,6 +20,7 @@ from memoryd.errors import AlreadyRunningError, EmbedderError, StartupError
 from memoryd.store.archive import TranscriptArchive, archive_now, restore_archives
 from memoryd.store.database import ModelInfo, Store
 from memoryd.store.entries import Entries
+from memoryd.store.integrity import check_database, corrupt_suffix, discard, move_aside
 from memoryd.store.ledger import Ledger
 
 log = logging.getLogger(__name__)
@@ -36,11 +39,9 @@ def reindex(config: Config, *, embed: bool = True) -> dict[str, int]:
                 "`memoryd serve`)") from None
         archive = TranscriptArchive(config.archive_dir)
         archived = archive_old(config, archive)
-        for suffix in ("", "-wal", "-shm"):  # the old index is kept aside, not deleted
-            path = config.db_path.with_name(config.db_path.name + suffix)
-            if path.exists():
-                path.replace(path.with_name(path.name + ".bak"))
-        store = Store(config.db_path)
+        building = config.db_path.with_name(config.db_path.name + ".new")
+        discard(building)  # what a killed reindex left
+        store = Store(building)
         try:
             restored = restore_archives(store, archive)
             ledger = Ledger(config.ledger_dir)
@@ -50,11 +51,28 @@ def reindex(config: Config, *, embed: bool = True) -> dict[str, int]:
             entries = sum(store.count_entries().values())
         finally:
             store.close()
+        set_aside(config)  # only now: a reindex killed before this leaves the old index as it was
+        move_aside(building, "", config.db_path)
         return {"entries": entries, "records": records, "ledgers": len(ledger.agents()),
                 "vectors": vectors, "archives": len(archive.agents()), "restored": restored,
                 "archived": archived}
     finally:
         os.close(fd)
+
+
+def set_aside(config: Config) -> None:
+    """Keep the old index as ``memoryd.db.bak`` (replacing an older backup, as the old index is
+    the newer good copy); one that fails its integrity check goes to
+    ``memoryd.db.corrupt-<time>`` instead, so it never replaces a good backup."""
+    path = config.db_path
+    if not path.exists():
+        discard(path)
+        return
+    if check_database(path):
+        moved = move_aside(path, corrupt_suffix())
+        log.warning("The old index failed its integrity check; kept it as %s.", moved.name)
+    else:
+        move_aside(path, ".bak")
 
 
 def archive_old(config: Config, archive: TranscriptArchive) -> int:
