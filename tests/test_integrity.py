@@ -104,3 +104,36 @@ def test_a_killed_reindex_never_costs_the_last_good_backup(memoryd_home, embedde
     finally:
         running.stop()
     assert not (memoryd_home / "memoryd.db.new").exists()
+
+
+def test_state_is_private_whatever_the_umask(memoryd_home: Path) -> None:
+    """D11: a state dir left 0755 and a daemon started under umask 022 (a shell, not the unit)."""
+    state = memoryd_home / "state"
+    state.mkdir(mode=0o755)
+    os.chmod(state, 0o755)
+    (state / "agents" / "old").mkdir(parents=True)
+    os.chmod(state / "agents", 0o755)
+    os.chmod(state / "agents" / "old", 0o755)
+    run = memoryd_home / "run"
+    env = {**os.environ, "MEMORYD_HOME": str(state), "MEMORYD_SOCKET": str(run / "m.sock"),
+           "MEMORYD_EMBED_MODEL": str(memoryd_home / "no-model")}
+    proc = subprocess.Popen([sys.executable, "-m", "memoryd", "serve"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            preexec_fn=lambda: os.umask(0o022))
+    try:
+        wait_until(lambda: (run / "m.sock").exists(), 60)
+        with Client(run / "m.sock") as c:
+            c.remember("coder", "tools", "We use ruff for linting")
+            c.call("file_write", {"agent": "coder", "path": "notes/today.md", "text": "- a note\n"})
+            c.call("sources", {"action": "add", "name": "extra", "path": str(memoryd_home / "x/*.md"),
+                               "kind": "memory", "format": "markdown", "agent": "coder"})
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0
+    created = [state, *state.rglob("*")]
+    assert any(p.name == "sources.toml" for p in created)
+    assert any(p.name == "memoryd.db" for p in created)
+    assert any(p.name == "today.md" for p in created)
+    wide = {str(p.relative_to(memoryd_home)): oct(p.stat().st_mode & 0o777) for p in created
+            if p.stat().st_mode & 0o077}
+    assert wide == {}

@@ -49,6 +49,7 @@ from memoryd.server.memory_files import MemoryFiles
 from memoryd.server.notify import monotonic_usec, ping_watchdog, sd_notify, watchdog_interval_s
 from memoryd.server.pass_methods import PassMethods
 from memoryd.server.session_methods import SessionMethods
+from memoryd.store.permissions import restrict_umask, tighten_state
 
 log = logging.getLogger(__name__)
 #: How long a stop waits for requests in flight (a bulk write can take seconds); under the
@@ -86,6 +87,7 @@ class Daemon:
         self.passes: Passes | None = None
         self.idle = asyncio.Event()
         self.bound = False
+        self.umask: int | None = None  # the umask before startup, given back at shutdown
         self.methods: dict[str, Callable[[Params], Awaitable[Any]]] = {
             "status": self.m_status,
             "remember": self.m_remember,
@@ -107,6 +109,7 @@ class Daemon:
     # -- lifecycle --------------------------------------------------------------------
 
     def _take_lock(self) -> None:
+        self.umask = restrict_umask()  # files 0600, directories 0700, whatever the umask
         self.config.state_dir.mkdir(parents=True, mode=0o700, exist_ok=True)
         fd = os.open(self.config.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
@@ -120,6 +123,7 @@ class Daemon:
         os.ftruncate(fd, 0)
         os.write(fd, str(os.getpid()).encode())
         self.lock_fd = fd
+        tighten_state(self.config)
 
     def _bind(self) -> socket.socket:
         path = self.config.socket_path
@@ -215,6 +219,8 @@ class Daemon:
                 pass
         if self.lock_fd is not None:
             os.close(self.lock_fd)
+        if self.umask is not None:
+            os.umask(self.umask)
         log.info("memoryd stopped.")
 
     # -- connections ------------------------------------------------------------------

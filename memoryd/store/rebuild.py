@@ -22,13 +22,16 @@ from memoryd.store.database import ModelInfo, Store
 from memoryd.store.entries import Entries
 from memoryd.store.integrity import check_database, corrupt_suffix, discard, move_aside
 from memoryd.store.ledger import Ledger
+from memoryd.store.permissions import restrict_umask, tighten_state
 
 log = logging.getLogger(__name__)
 EMBED_BATCH = 256
 
 
 def reindex(config: Config, *, embed: bool = True) -> dict[str, int]:
+    restrict_umask()
     config.state_dir.mkdir(parents=True, mode=0o700, exist_ok=True)
+    tighten_state(config)
     fd = os.open(config.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         try:
