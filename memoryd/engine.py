@@ -25,6 +25,7 @@ from memoryd.embed import Embedder, load_embedder
 from memoryd.errors import BadParamsError
 from memoryd.params import Params
 from memoryd.retrieval.search import Search
+from memoryd.server.stopping import stopping_error
 from memoryd.store.archive import TranscriptArchive, restore_archives
 from memoryd.store.database import ModelInfo, Store
 from memoryd.store.entries import MAX_TEXT_CHARS, Entries, Vectors
@@ -62,6 +63,7 @@ class Engine:
         self.backfill_wanted = asyncio.Event()
         self.background: list[asyncio.Task[Any]] = []
         self.query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self.closing = False
 
     @property
     def entries(self) -> Entries:
@@ -98,16 +100,18 @@ class Engine:
         return replayed
 
     async def close(self) -> None:
+        self.closing = True  # a request still running gets "stopping", never a closed store
         for task in self.background:
             task.cancel()
         await asyncio.gather(*self.background, return_exceptions=True)
         if self.searcher_or_none is not None and self.searcher_or_none.index is not None:
-            await self.db(self.searcher_or_none.index.close)
+            await self._closing_db(self.searcher_or_none.index.close)
         if self.store is not None:
-            await self.db(self.store.close)
+            await self._closing_db(self.store.close)
         self.db_thread.shutdown(wait=True)
-        self.embed_thread.shutdown(wait=True)
-        self.query_thread.shutdown(wait=True)
+        # a batch being embedded finishes (onnxruntime cannot be interrupted); queued ones not
+        self.embed_thread.shutdown(wait=True, cancel_futures=True)
+        self.query_thread.shutdown(wait=True, cancel_futures=True)
 
     def spawn(self, coroutine: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         """Run in the background; cancelled when the engine closes."""
@@ -129,6 +133,12 @@ class Engine:
     # -- threads ----------------------------------------------------------------------
 
     async def db(self, fn: Callable[..., T], *args: Any) -> T:
+        if self.closing and self.store is not None:
+            raise stopping_error()
+        return await asyncio.get_running_loop().run_in_executor(self.db_thread, fn, *args)
+
+    async def _closing_db(self, fn: Callable[..., T], *args: Any) -> T:
+        """The database thread for the engine's own closing steps."""
         return await asyncio.get_running_loop().run_in_executor(self.db_thread, fn, *args)
 
     async def embed(self, texts: list[str]) -> np.ndarray | None:
