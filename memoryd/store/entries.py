@@ -25,6 +25,7 @@ from memoryd.project import repository_of
 from memoryd.retrieval.age import age_note
 from memoryd.store.archive import TRANSCRIPT_PREFIX
 from memoryd.store.database import Store
+from memoryd.store.file_journal import versions as file_versions
 from memoryd.store.ledger import Ledger
 from memoryd.store.vectors import VectorIndex
 from memoryd.text import content_hash
@@ -495,6 +496,11 @@ class Entries:
     def _history_of_removed(self, entry_id: str) -> dict[str, Any]:
         """A file entry whose bullet was deleted lives on in the journal."""
         events = self.store.events_for([entry_id])
+        if entry_id.startswith("file:") and events:  # the memory tools' deltas, as whole texts
+            for event, version in zip(events, file_versions(self.store, entry_id)):
+                event["before"] = {"text": version.before} if version.before is not None else None
+                event["after"] = {"text": version.after}
+            return {"entries": [], "events": events}
         if not events:
             raise NotFoundError(f"no entry with id {entry_id!r}")
         last = next((e["before"] for e in reversed(events) if e["before"]), None)
