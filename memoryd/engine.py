@@ -22,10 +22,9 @@ import numpy as np
 
 from memoryd.config import Config
 from memoryd.embed import Embedder, load_embedder
-from memoryd.errors import BadParamsError
+from memoryd.errors import BadParamsError, UnavailableError
 from memoryd.params import Params
 from memoryd.retrieval.search import Search
-from memoryd.server.stopping import stopping_error
 from memoryd.store.archive import TranscriptArchive, restore_archives
 from memoryd.store.database import ModelInfo, Store
 from memoryd.store.entries import MAX_TEXT_CHARS, Entries, Vectors
@@ -41,6 +40,12 @@ BACKFILL_BATCH = 128
 QUERY_CACHE_SIZE = 512
 MAX_BATCH = 1000
 PIPELINE_SLICE = 256
+
+
+def stopping_error() -> UnavailableError:
+    """The answer to a request that arrives (or needs the database) while memoryd stops."""
+    return UnavailableError("memoryd is stopping: request not served (a bulk write may be "
+                            "partly stored); retry once it is back, nothing is stored twice")
 
 
 class Engine:
@@ -64,6 +69,7 @@ class Engine:
         self.background: list[asyncio.Task[Any]] = []
         self.query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self.closing = False
+        self.closed_event = asyncio.Event()
 
     @property
     def entries(self) -> Entries:
@@ -100,7 +106,7 @@ class Engine:
         return replayed
 
     async def close(self) -> None:
-        self.closing = True  # a request still running gets "stopping", never a closed store
+        self.start_closing()  # a request still running gets "stopping", never a closed store
         for task in self.background:
             task.cancel()
         await asyncio.gather(*self.background, return_exceptions=True)
@@ -137,6 +143,27 @@ class Engine:
             raise stopping_error()
         return await asyncio.get_running_loop().run_in_executor(self.db_thread, fn, *args)
 
+    async def _unless_closing(self, work: asyncio.Future[T]) -> T:
+        """The result of work on a thread, or the "stopping" answer as soon as the engine starts
+        closing (the thread finishes the batch; nobody waits for it)."""
+        if self.closed_event.is_set():
+            work.cancel()
+            raise stopping_error()
+        closing = asyncio.ensure_future(self.closed_event.wait())
+        try:
+            await asyncio.wait({work, closing}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            closing.cancel()
+        if not work.done():
+            work.cancel()
+            raise stopping_error()
+        return work.result()
+
+    def start_closing(self) -> None:
+        """From now on requests get the "stopping" answer instead of new work."""
+        self.closing = True
+        self.closed_event.set()
+
     async def _closing_db(self, fn: Callable[..., T], *args: Any) -> T:
         """The database thread for the engine's own closing steps."""
         return await asyncio.get_running_loop().run_in_executor(self.db_thread, fn, *args)
@@ -147,16 +174,16 @@ class Engine:
             await asyncio.shield(self.model_ready)
         if self.embedder is None:
             return None
-        return await asyncio.get_running_loop().run_in_executor(
-            self.embed_thread, self.embedder.embed, texts)
+        return await self._unless_closing(asyncio.get_running_loop().run_in_executor(
+            self.embed_thread, self.embedder.embed, texts))
 
     async def embed_entries(self, texts: list[str]) -> list[Vectors] | None:
         if self.model_ready is not None:
             await asyncio.shield(self.model_ready)
         if self.embedder is None:
             return None
-        return await asyncio.get_running_loop().run_in_executor(
-            self.embed_thread, self.embedder.embed_entries, texts)
+        return await self._unless_closing(asyncio.get_running_loop().run_in_executor(
+            self.embed_thread, self.embedder.embed_entries, texts))
 
     async def vectors_for(self, texts: list[str]) -> list[Vectors | None]:
         """Vectors (and part vectors) of entry texts: from the content-hash cache where known,
@@ -189,8 +216,8 @@ class Engine:
             await asyncio.shield(self.model_ready)
         if self.embedder is None:
             return None
-        embedded = await asyncio.get_running_loop().run_in_executor(
-            self.query_thread, self.embedder.embed, [text])
+        embedded = await self._unless_closing(asyncio.get_running_loop().run_in_executor(
+            self.query_thread, self.embedder.embed, [text]))
         self.query_cache[text] = embedded[0]
         if len(self.query_cache) > QUERY_CACHE_SIZE:
             self.query_cache.popitem(last=False)

@@ -13,6 +13,7 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from memoryd_client import Client, MemorydError
 
 from conftest import wait_until
@@ -92,3 +93,45 @@ def test_sigterm_under_busy_writers(memoryd_home: Path) -> None:
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=60) == 0
+
+
+@pytest.mark.slow
+def test_sigterm_during_a_bulk_write_being_embedded(memoryd_home: Path) -> None:
+    """The report's worst case: a 1,000-entry remember_many was still embedding 25 s after the
+    signal. Now the request is answered "stopping" once the wait is over, within the unit's
+    TimeoutStopSec, and the log has no traceback."""
+    log = memoryd_home / "daemon.log"
+    with log.open("ab") as stderr:
+        proc = subprocess.Popen([sys.executable, "-m", "memoryd", "serve"], env=os.environ.copy(),
+                                stdout=subprocess.DEVNULL, stderr=stderr)
+    sock = memoryd_home / "memoryd.sock"
+
+    def ready() -> bool:
+        try:
+            with Client(sock, timeout_s=5) as c:
+                return bool(c.status()["vector_index"]["ready"])
+        except MemorydError:
+            return False
+
+    wait_until(ready, 120)
+    reply: dict[str, object] = {}
+
+    def bulk() -> None:
+        entries = [{"agent": "b", "text": f"bulk note {i}: " + " ".join(
+            f"w{i * 31 + j}" for j in range(40))} for i in range(1000)]
+        try:
+            with Client(sock, timeout_s=120) as c:
+                reply["ok"] = c.call("remember_many", {"entries": entries})
+        except MemorydError as exc:
+            reply["error"] = exc.code
+
+    thread = threading.Thread(target=bulk)
+    thread.start()
+    time.sleep(2)
+    started = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=TIMEOUT_STOP_S) == 0
+    assert time.monotonic() - started < TIMEOUT_STOP_S
+    thread.join(timeout=30)
+    assert "ok" in reply or reply.get("error") == "unavailable", reply
+    assert "Traceback" not in log.read_text()

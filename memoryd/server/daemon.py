@@ -223,8 +223,8 @@ class Daemon:
                 log.warning("Gave up waiting for %d requests.", self.requests_in_flight)
         if self.ingest is not None:
             await self.ingest.stop()
-        if self.requests_in_flight:  # past the wait: their next database step says "stopping"
-            self.engine.closing = True
+        if self.requests_in_flight:  # past the wait: they are answered "stopping" now
+            self.engine.start_closing()
             self.idle.clear()
             try:
                 await asyncio.wait_for(self.idle.wait(), timeout=2)
@@ -316,6 +316,10 @@ class Daemon:
             result = await handler(Params(method, request.get("params")))
         except MemorydError as exc:
             await self._send(writer, request_id, error=exc)
+        except asyncio.CancelledError:
+            if not self.should_exit.is_set():
+                raise
+            await self._send(writer, request_id, error=stopping_error())  # work of a stop
         except Exception as exc:
             log.exception("Internal error answering a request.")
             await self._send(writer, request_id, error=InternalError(f"{type(exc).__name__}: {exc}"))

@@ -13,14 +13,9 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from memoryd.errors import UnavailableError
+from memoryd.engine import stopping_error  # noqa: F401  (re-exported for the daemon)
 
 log = logging.getLogger(__name__)
-
-
-def stopping_error() -> UnavailableError:
-    return UnavailableError("memoryd is stopping: request not served, nothing was stored; "
-                            "retry once it is back")
 
 
 class Connections:
