@@ -71,6 +71,8 @@ class Entries:
         self.embed_alone: Callable[[list[str]], np.ndarray] | None = None
         #: (agent, size before) of each ledger append of the open transaction()
         self._appended: list[tuple[str, int]] | None = None
+        #: rows put into the RAM vector index by the open transaction()
+        self._indexed: list[int] = []
         #: remember records replay skipped as duplicates (their status records are skipped too)
         self._replay_skipped: set[str] = set()
 
@@ -202,6 +204,8 @@ class Entries:
                 yield
         except BaseException as exc:
             if outer:
+                for rowid in self._indexed:  # rolled back: the row is not there
+                    self.set_index_status(rowid, "removed")
                 for agent, size in reversed(appended):
                     if not self.ledger.undo(agent, size):
                         log.critical("A failed write stays in the ledger of %r: it will come "
@@ -215,12 +219,15 @@ class Entries:
         finally:
             if outer:
                 self._appended = None
+                self._indexed = []
 
     def _index_entry(self, rowid: int, vectors: Vectors | None) -> None:
         if vectors is None:
             return
         self.store.put_vectors([rowid], vectors[0][None, :], [vectors[1]])
         self.index_vectors([rowid], [vectors])
+        if self._appended is not None:  # taken out of the RAM index if the transaction fails
+            self._indexed.append(rowid)
 
     def index_vectors(self, rowids: list[int], vectors: list[Vectors]) -> None:
         """Put stored vectors into the RAM index (when it is built)."""
