@@ -247,7 +247,8 @@ def scenario_crash(root: Path, args: argparse.Namespace, rng: random.Random) -> 
         kills.append(after)
         progress(f"round {number + 1}: killed after {after:.1f} s, "
                  f"{len(writers.acked) - before:,} acknowledged this round")
-        check_api(daemon, writers.acked, writers.failed, tally, f"after kill {number + 1} (as left)")
+        check_api(daemon, writers.acked, writers.failed, tally,
+                  f"after kill {number + 1} (as left)")
         daemon.start()  # replays what the database missed
         daemon.stop()
         check_api(daemon, writers.acked, writers.failed, tally, f"after restart {number + 1}")

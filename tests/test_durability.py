@@ -10,7 +10,6 @@ import resource
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,7 +26,8 @@ FACTS = ["We use ruff for linting", "Tests run with pytest -x", "Never force-pus
          "The mobile app targets Android 12 and later"]
 
 
-def spawn(home: Path, *, fsize: int | None = None, log: Path | None = None) -> subprocess.Popen[bytes]:
+def spawn(home: Path, *, fsize: int | None = None,
+          log: Path | None = None) -> subprocess.Popen[bytes]:
     """The daemon as a process, keyword-only (no model: the tests here are about storage),
     optionally under RLIMIT_FSIZE (Python ignores SIGXFSZ: a write past it fails with EFBIG)."""
     env = {**os.environ, "MEMORYD_EMBED_MODEL": str(home / "no-model")}
@@ -90,8 +90,9 @@ def small_tmpfs(memoryd_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator
     """MEMORYD_HOME on a real 24 MB tmpfs (skipped where this process cannot mount one)."""
     home = memoryd_home / "fs"
     home.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m,mode=0700", "tmpfs", str(home)],
-                             capture_output=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=24m,mode=0700", "tmpfs", str(home)],
+        capture_output=True)
     if mounted.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
     monkeypatch.setenv("MEMORYD_HOME", str(home))

@@ -50,7 +50,8 @@ def damage_middle(db: Path) -> None:
         handle.write(os.urandom(16384))
 
 
-def test_a_subtly_damaged_database_is_moved_aside_and_rebuilt(memoryd_home, embedder, caplog, monkeypatch) -> None:
+def test_a_subtly_damaged_database_is_moved_aside_and_rebuilt(
+        memoryd_home, embedder, caplog, monkeypatch) -> None:
     ids, db = fill(memoryd_home, monkeypatch, 300)
     backup = memoryd_home / "memoryd.db.bak"
     backup.write_bytes(b"the last good backup")
@@ -71,7 +72,8 @@ def test_a_subtly_damaged_database_is_moved_aside_and_rebuilt(memoryd_home, embe
     assert len(list(memoryd_home.glob("memoryd.db.corrupt-*"))) == 1
 
 
-def test_a_database_with_a_garbage_header_is_rebuilt_not_refused(memoryd_home, embedder, monkeypatch) -> None:
+def test_a_database_with_a_garbage_header_is_rebuilt_not_refused(
+        memoryd_home, embedder, monkeypatch) -> None:
     ids, db = fill(memoryd_home, monkeypatch)
     with db.open("r+b") as handle:
         handle.write(b"this is not a database header")
@@ -83,7 +85,8 @@ def test_a_database_with_a_garbage_header_is_rebuilt_not_refused(memoryd_home, e
         running.stop()
 
 
-def test_a_killed_reindex_never_costs_the_last_good_backup(memoryd_home, embedder, monkeypatch) -> None:
+def test_a_killed_reindex_never_costs_the_last_good_backup(
+        memoryd_home, embedder, monkeypatch) -> None:
     ids, db = fill(memoryd_home, monkeypatch)
     assert run_memoryd("reindex", "--no-vectors").returncode == 0
     good = (memoryd_home / "memoryd.db.bak").read_bytes()
@@ -125,8 +128,9 @@ def test_state_is_private_whatever_the_umask(memoryd_home: Path) -> None:
         with Client(run / "m.sock") as c:
             c.remember("coder", "tools", "We use ruff for linting")
             c.call("file_write", {"agent": "coder", "path": "notes/today.md", "text": "- a note\n"})
-            c.call("sources", {"action": "add", "name": "extra", "path": str(memoryd_home / "x/*.md"),
-                               "kind": "memory", "format": "markdown", "agent": "coder"})
+            c.call("sources", {"action": "add", "name": "extra", "kind": "memory",
+                               "path": str(memoryd_home / "x/*.md"), "format": "markdown",
+                               "agent": "coder"})
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=60) == 0

@@ -76,7 +76,7 @@ def test_sigterm_under_busy_writers(memoryd_home: Path) -> None:
     assert stopped_in < 5, f"stop took {stopped_in:.1f} s"
     assert "Traceback" not in text and "CancelledError" not in text, text
     codes = {o[2] for o in outcomes}
-    assert "internal" not in codes and codes <= {"ok", "unavailable", "closed", "unreachable"}, codes
+    assert codes <= {"ok", "unavailable", "closed", "unreachable"}, codes  # never "internal"
     late = [o for o in outcomes if o[2] == "ok" and o[1] > signal_at[0] + 0.5]
     assert late == [], f"{len(late)} writes sent after the signal were served"
     acknowledged = sorted(o[0] for o in outcomes if o[2] == "ok")

@@ -65,7 +65,8 @@ def delta(before: str, after: str) -> dict[str, Any]:
 
 def apply_delta(before: str, change: dict[str, Any]) -> str:
     if "insert_z" in change:
-        insert = zlib.decompress(base64.b64decode(change["insert_z"])).decode("utf-8", "surrogatepass")
+        packed = base64.b64decode(change["insert_z"])
+        insert = zlib.decompress(packed).decode("utf-8", "surrogatepass")
     else:
         insert = change.get("insert", "")
     tail = int(change["tail"])
@@ -140,8 +141,7 @@ def compact(store: Store, now: float | None = None, keep_days: float = KEEP_DAYS
     cutoff = (now if now is not None else time.time()) - keep_days * 86_400
     dropped = freed = 0
     uids = [r[0] for r in store.db.execute(
-        "SELECT uid FROM events WHERE uid LIKE 'file:%' AND ts < ? GROUP BY uid HAVING count(*) > 0",
-        (cutoff,))]
+        "SELECT DISTINCT uid FROM events WHERE uid LIKE 'file:%' AND ts < ?", (cutoff,))]
     for uid in uids:
         rows = store.db.execute(
             "SELECT id, ts, length(coalesce(before, '')) + length(coalesce(after, '')) "

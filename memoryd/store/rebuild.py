@@ -1,9 +1,10 @@
 """Rebuild the database from the files: the database is an index. The new index is built in
 ``memoryd.db.new`` and put in place only when it is complete (the old one becomes
-``memoryd.db.bak``), so a reindex that is killed leaves the old index and its backup as they were. Transcript entries the old
-database holds and the archives do not yet are archived first (their transcripts may be gone);
-then the archives are restored, then the ledgers replayed (their status records may name
-archived transcript entries); the daemon indexes the watched files when it starts."""
+``memoryd.db.bak``), so a reindex that is killed leaves the old index and its backup as they
+were. Transcript entries the old database holds and the archives do not yet are archived first
+(their transcripts may be gone); then the archives are restored, then the ledgers replayed
+(their status records may name archived transcript entries); the daemon indexes the watched
+files when it starts."""
 
 from __future__ import annotations
 
