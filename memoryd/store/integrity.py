@@ -28,19 +28,27 @@ SUFFIXES = ("", "-wal", "-shm")
 
 
 def check_database(path: Path) -> list[str]:
-    """What ``PRAGMA quick_check`` finds wrong with the database (``[]``: fine, or no file)."""
+    """What is wrong with the database: ``PRAGMA quick_check``'s findings, or why it cannot be
+    opened (``[]``: fine, or no file). For ``memory doctor``."""
+    return damage(path, everything=True)
+
+
+def damage(path: Path, *, everything: bool = False) -> list[str]:
+    """The database's damage (``quick_check`` findings, a file that is not a database). An
+    error that says nothing about the file's content (cannot open it: permissions, a missing
+    directory) counts only with ``everything``: at start it is the store's startup error."""
     if not path.exists():
         return []
     try:
         db = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READWRITE)
-    except apsw.Error as exc:
-        return [f"cannot open: {exc}"]
-    try:
-        rows = [str(row[0]) for row in db.execute("PRAGMA quick_check")]
-    except apsw.Error as exc:
+        try:
+            rows = [str(row[0]) for row in db.execute("PRAGMA quick_check")]
+        finally:
+            db.close()
+    except (apsw.CorruptError, apsw.NotADBError) as exc:
         return [f"{type(exc).__name__}: {exc}"]
-    finally:
-        db.close()
+    except apsw.Error as exc:
+        return [f"cannot check: {type(exc).__name__}: {exc}"] if everything else []
     return [] if rows == ["ok"] else rows
 
 
@@ -71,7 +79,7 @@ def set_aside_damaged(path: Path) -> bool:
     """At start: check the database; a damaged one is moved aside and logged. Returns True when
     it was (the caller then rebuilds into a new database)."""
     started = time.monotonic()
-    problems = check_database(path)
+    problems = damage(path)
     if not problems:
         log.debug("Database integrity check passed in %.2f s.", time.monotonic() - started)
         return False

@@ -21,7 +21,7 @@ from memoryd.errors import AlreadyRunningError, EmbedderError, StartupError
 from memoryd.store.archive import TranscriptArchive, archive_now, restore_archives
 from memoryd.store.database import ModelInfo, Store
 from memoryd.store.entries import Entries
-from memoryd.store.integrity import check_database, corrupt_suffix, discard, move_aside
+from memoryd.store.integrity import corrupt_suffix, damage, discard, move_aside
 from memoryd.store.ledger import Ledger
 from memoryd.store.permissions import restrict_umask, tighten_state
 
@@ -72,7 +72,7 @@ def set_aside(config: Config) -> None:
     if not path.exists():
         discard(path)
         return
-    if check_database(path):
+    if damage(path):
         moved = move_aside(path, corrupt_suffix())
         log.warning("The old index failed its integrity check; kept it as %s.", moved.name)
     else:
