@@ -246,3 +246,26 @@ def test_a_ledger_shared_by_case_on_macos_replays_both_agents(memoryd_home, embe
     assert stored_texts(memoryd_home, "bob") == ["bob prefers spaces"]
     assert stored_texts(memoryd_home, "Bob") == ["Bob prefers tabs"]
     assert [p.kind for p in Ledger(path.parent).verify()] == ["shared"]
+
+
+def test_two_ledgers_differing_in_case_from_an_older_version_stay_writable(
+        memoryd_home, embedder) -> None:
+    """On a case-sensitive filesystem an older version made both Bob.jsonl and bob.jsonl."""
+    running = start_daemon(embedder)
+    with Client(running.socket) as c:
+        c.remember("Bob", "notes", "Bob prefers tabs")
+    running.stop()
+    ledger = memoryd_home / "ledger"
+    record = json.loads((ledger / "Bob.jsonl").read_bytes().splitlines()[0])
+    record["entry"].update(agent="bob", uid="0000000000300000003", text="bob prefers spaces",
+                           hash="other", writer="bob")
+    (ledger / "bob.jsonl").write_bytes(encode_record(record))
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as c:
+            assert c.remember("bob", "notes", "bob also uses emacs")["stored"]
+            assert c.remember("Bob", "notes", "Bob also uses vim")["stored"]
+            with pytest.raises(MemorydError):
+                c.remember("BOB", "notes", "a third spelling")
+    finally:
+        running.stop()

@@ -110,7 +110,7 @@ def _recover_tail(raw: bytes) -> tuple[int, dict[str, Any]] | None:
 class Ledger:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
-        self._names: dict[str, str] | None = None  # casefolded name -> name on disk
+        self._names: dict[str, set[str]] | None = None  # casefolded name -> names on disk
 
     def path(self, agent: str) -> Path:
         if not AGENT_NAME.match(agent):  # the daemon validates earlier; this guards the path
@@ -120,15 +120,20 @@ class Ledger:
     # -- writing ----------------------------------------------------------------------
 
     def check_name(self, agent: str) -> None:
-        """Refuse an agent name that differs only in case from one with a ledger: on a
-        case-insensitive filesystem both would write one file."""
-        if self._names is None or agent.casefold() not in self._names:
-            self._names = {name.casefold(): name for name in self.agents()}
-        existing = self._names.get(agent.casefold())
-        if existing is not None and existing != agent:
+        """Refuse a new agent name that differs only in case from one with a ledger: on a
+        case-insensitive filesystem both would write one file. (Two such ledgers that already
+        exist, made on a case-sensitive filesystem by an older version, both stay writable.)"""
+        folded = agent.casefold()
+        if self._names is None or agent not in self._names.get(folded, ()):
+            self._names = {}
+            for name in self.agents():
+                self._names.setdefault(name.casefold(), set()).add(name)
+        existing = self._names.get(folded, set())
+        if existing and agent not in existing:
+            other = sorted(existing)[0]
             raise AgentCaseError(
-                f"agent {agent!r} differs only in case from the existing agent {existing!r}; "
-                f"use {existing!r} (agent names are case-sensitive, and on macOS their ledgers "
+                f"agent {agent!r} differs only in case from the existing agent {other!r}; "
+                f"use {other!r} (agent names are case-sensitive, and on macOS their ledgers "
                 "would share one file)")
 
     def append(self, agent: str, records: list[dict[str, Any]]) -> tuple[int, int]:
@@ -158,7 +163,7 @@ class Ledger:
         if created:
             _fsync_dir(self.directory)
             if self._names is not None:
-                self._names[agent.casefold()] = agent
+                self._names.setdefault(agent.casefold(), set()).add(agent)
         return before, size
 
     def undo(self, agent: str, size: int) -> bool:
