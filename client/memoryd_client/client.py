@@ -112,6 +112,13 @@ class _Methods:
         limit, min_score, match."""
         return self.call("search", _drop_none({"query": query, **filters}))
 
+    def list_entries(self, **filters: Any) -> Any:
+        """Entries without a query (wire method ``list``), newest first (``order="oldest"``
+        for the other way). Filters as search's: agent, agents (default every agent), category,
+        kind, tags, project, cwd, status, since, until; paging: limit (1-1,000, default 20),
+        offset, cursor (the reply's ``next``). Returns {"entries", "total", "next"}."""
+        return self.call("list", _drop_none(filters))
+
     def get(self, entry_id: str) -> Any:
         return self.call("get", {"id": entry_id})
 

@@ -47,6 +47,7 @@ from memoryd.params import Params
 from memoryd.passes.runner import Passes
 from memoryd.server.memory_files import MemoryFiles
 from memoryd.server.notify import monotonic_usec, ping_watchdog, sd_notify, watchdog_interval_s
+from memoryd.server.list_methods import ListMethods
 from memoryd.server.pass_methods import PassMethods
 from memoryd.server.session_methods import SessionMethods
 
@@ -155,6 +156,7 @@ class Daemon:
         assert engine.store is not None
         self.sessions = SessionMethods(engine)
         self.methods.update(self.sessions.methods())
+        self.methods.update(ListMethods(engine).methods())
         self.passes = Passes(engine, lambda: self.last_request)
         settled = await self.passes.recover()
         if settled:
@@ -335,10 +337,13 @@ class Daemon:
         return await self.engine.remember_many(params)
 
     async def m_search(self, params: Params) -> dict[str, Any]:
-        return await self.engine.search(params)
+        result = await self.engine.search(params)  # hits without the index's own rowid
+        result["hits"] = [{k: v for k, v in hit.items() if k != "rowid"} for hit in result["hits"]]
+        return result
 
     async def m_get(self, params: Params) -> dict[str, Any]:
-        return await self.engine.db(self.engine.entries.get, params)
+        entry = await self.engine.db(self.engine.entries.get, params)
+        return {k: v for k, v in entry.items() if k != "rowid"}
 
     async def m_forget(self, params: Params) -> dict[str, Any]:
         return await self.engine.db(self.engine.entries.forget, params)
