@@ -244,3 +244,53 @@ def test_export_then_import_into_a_fresh_home_reproduces_the_entries(
         assert report["counts"]["stored"] == 1 and report["refused"][0]["line"] == 2
     finally:
         second.stop()
+
+
+def test_the_fast_parser_reads_store_and_search_as_argparse_does() -> None:
+    """`memory store` and `search` skip argparse when their arguments are plain; both parsers
+    must agree on every option, and anything unusual is left to argparse."""
+    from memoryd_client.cli import FAST_COMMANDS, GLOBAL_OPTIONS, build_parser, fast_parse
+
+    parser = build_parser()
+    commands = next(a for a in parser._actions if a.dest == "command").choices
+    samples = {"str": "a,b", "int": "7", "float": "0.5", "flag": None}
+    for command, (names, own) in FAST_COMMANDS.items():
+        known = {o for a in commands[command]._actions for o in a.option_strings} - {"-h", "--help"}
+        assert known == set(own) | set(GLOBAL_OPTIONS), command
+        positionals = ["agent-1", "-", "some words"]
+        variants = [[command, *positionals], ["--json", "--socket", "/s", command, *positionals],
+                    [command, *positionals, "--timeout", "3"]]
+        for name, (_, kind, _) in own.items():
+            value = kind[-1] if isinstance(kind, tuple) else samples[kind]
+            option = [name] if value is None else [name, value]
+            variants += [[command, *option, *positionals], [command, *positionals, *option]]
+            if value is not None:
+                variants.append([command, *positionals, f"{name}={value}"])
+        for argv in variants:
+            fast = fast_parse(argv)
+            assert fast is not None, argv
+            assert vars(fast) == vars(parser.parse_args(argv)), argv
+    for argv in (["search", "a", "-", "q", "-h"], ["search", "a", "-", "q", "--lim", "3"],
+                 ["search", "a", "-"], ["store", "a", "c", "t", "--kind", "bogus"],
+                 ["store", "a", "c", "t", "--confidence", "high"], ["--force", "store", "a", "c", "t"],
+                 ["search", "a", "-", "q", "--limit"], ["store", "a", "c", "t", "extra"]):
+        assert fast_parse(argv) is None, argv
+
+
+def test_the_socket_path_without_platformdirs_is_the_one_platformdirs_gives(
+        monkeypatch, tmp_path: Path) -> None:
+    """Without MEMORYD_HOME the client finds the daemon's socket under $XDG_RUNTIME_DIR without
+    importing platformdirs when the socket is there; it must be the daemon's path."""
+    import socket as socket_module
+
+    from memoryd_client.paths import socket_path, socket_text
+
+    monkeypatch.delenv("MEMORYD_HOME")
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    assert socket_text() == str(socket_path())  # no socket yet: platformdirs decides
+    (runtime / "memoryd").mkdir(mode=0o700, exist_ok=True)
+    with socket_module.socket(socket_module.AF_UNIX) as listener:
+        listener.bind(str(runtime / "memoryd" / "memoryd.sock"))
+        assert socket_text() == str(socket_path()) == str(runtime / "memoryd" / "memoryd.sock")

@@ -37,6 +37,82 @@ LIST_COMMANDS = ("list", "recent", "export", "import")  # memoryd_client.list_co
 VALUE_OPTIONS = ("--socket", "--timeout")
 
 
+#: Commands parsed without argparse when their arguments are plain: argparse (with the re,
+#: gettext and locale modules it imports) costs a process more than the request. Each is
+#: (positionals, options); an option is name → (dest, type, default), type "flag", "str",
+#: "int", "float" or a tuple of choices. Anything else (help, an unknown or abbreviated option,
+#: a missing argument, a bad value) goes to argparse, which says what is wrong. A test checks
+#: that both parsers read every option the same way.
+GLOBAL_OPTIONS: dict[str, tuple[str, Any, Any]] = {
+    "--json": ("json", "flag", False), "--socket": ("socket", "str", None),
+    "--timeout": ("timeout", "float", 30.0)}
+FAST_COMMANDS: dict[str, tuple[tuple[str, ...], dict[str, tuple[str, Any, Any]]]] = {
+    "store": (("agent", "category", "text"), {
+        "--tags": ("tags", "str", None), "--key": ("key", "str", None),
+        "--kind": ("kind", ("fact", "lesson", "feedback", "note", "turn", "summary"), None),
+        "--confidence": ("confidence", "float", None),
+        "--polarity": ("polarity", ("negative", "positive"), None),
+        "--force": ("force", "flag", False), "--global": ("is_global", "flag", False)}),
+    "search": (("agent", "category", "query"), {
+        "--limit": ("limit", "int", 10), "--kind": ("kind", "str", None),
+        "--tags": ("tags", "str", None), "--project": ("project", "str", None),
+        "--here": ("here", "flag", False), "--since": ("since", "str", None),
+        "--until": ("until", "str", None), "--status": ("status", "str", None),
+        "--min-score": ("min_score", "float", None), "--all": ("all", "flag", False)}),
+}
+
+
+class _Args:
+    """The parsed arguments of a fast command (what argparse.Namespace holds)."""
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        self.__dict__.update(values)
+
+
+def fast_parse(argv: list[str]) -> _Args | None:
+    """The arguments of a plain `memory store|search …`, or None: let argparse parse them."""
+    command = _command_of(argv)
+    if command not in FAST_COMMANDS:
+        return None
+    names, own = FAST_COMMANDS[command]
+    values: dict[str, Any] = {"command": command}
+    for dest, _, default in (*GLOBAL_OPTIONS.values(), *own.values()):
+        values[dest] = default
+    positionals: list[str] = []
+    seen_command = False
+    args = iter(argv)
+    for arg in args:
+        if arg.startswith("-") and arg != "-":
+            name, equals, inline = arg.partition("=")
+            option = GLOBAL_OPTIONS.get(name) or (own.get(name) if seen_command else None)
+            if option is None:
+                return None
+            dest, kind, _ = option
+            if kind == "flag":
+                if equals:
+                    return None
+                values[dest] = True
+                continue
+            value = inline if equals else next(args, None)
+            if value is None or (not equals and value.startswith("-")):
+                return None
+            try:
+                values[dest] = int(value) if kind == "int" else float(value) \
+                    if kind == "float" else value
+            except ValueError:
+                return None
+            if isinstance(kind, tuple) and value not in kind:
+                return None
+        elif not seen_command:
+            seen_command = True  # _command_of found it: the first word
+        else:
+            positionals.append(arg)
+    if len(positionals) != len(names):
+        return None
+    values.update(zip(names, positionals))
+    return _Args(values)
+
+
 class UsageError(Exception):
     """A usage mistake found by the parser or by a command (exit 2)."""
 
@@ -718,20 +794,22 @@ def main(argv: list[str] | None = None) -> int:
             print(help_text())
             return OK
         return run_hook_command(argv[1:])
-    as_json = _wants_json(argv)
-    first = _command_of(argv)
-    parser = build_parser(only=first if first in COMMANDS else None)
-    if not argv:  # `memory` alone: the help, as a usage error
-        parser.print_help()
-        return USAGE
-    try:
-        args = parser.parse_args(argv)
-    except UsageError as exc:
-        if not as_json:
-            sys.stderr.write(exc.usage)
-        return _fail(as_json, "usage", exc.message, USAGE)
-    except SystemExit as exc:  # --help, --version
-        return int(exc.code or 0) and USAGE
+    args: Any = fast_parse(argv)
+    if args is None:
+        as_json = _wants_json(argv)
+        first = _command_of(argv)
+        parser = build_parser(only=first if first in COMMANDS else None)
+        if not argv:  # `memory` alone: the help, as a usage error
+            parser.print_help()
+            return USAGE
+        try:
+            args = parser.parse_args(argv)
+        except UsageError as exc:
+            if not as_json:
+                sys.stderr.write(exc.usage)
+            return _fail(as_json, "usage", exc.message, USAGE)
+        except SystemExit as exc:  # --help, --version
+            return int(exc.code or 0) and USAGE
     if args.command == "hook":  # global options before `hook`: hooks take none
         return _fail(as_json, "usage", "memory hook: give `hook` first (memory hook --help)",
                      USAGE)

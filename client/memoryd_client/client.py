@@ -13,8 +13,7 @@ from __future__ import annotations
 import itertools
 import os
 import socket
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+TYPE_CHECKING = False  # typing and pathlib cost a `memory` process a few ms; it needs neither
 
 from memoryd_client import wire
 from memoryd_client.errors import (
@@ -23,10 +22,12 @@ from memoryd_client.errors import (
     MemorydError,
     error_from_wire,
 )
-from memoryd_client.paths import socket_path
+from memoryd_client.paths import socket_text
 
 if TYPE_CHECKING:
     import asyncio
+    from collections.abc import Callable
+    from typing import Any
 
 DEFAULT_TIMEOUT_S = 30.0
 START_HINT = "start it with `memoryd serve`, or run it at login with `memoryd service install`"
@@ -44,7 +45,7 @@ def _result(reply: dict[str, Any], request_id: int) -> Any:
     return reply.get("result")
 
 
-def _unreachable(path: Path, exc: OSError) -> DaemonUnreachableError:
+def _unreachable(path: str, exc: OSError) -> DaemonUnreachableError:
     return DaemonUnreachableError(f"memoryd is not running on {path} ({exc.strerror or exc}); {START_HINT}")
 
 
@@ -206,7 +207,7 @@ class Client(_Methods):
     """Blocking client; one connection, reused across calls."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S):
-        self.path = Path(path) if path is not None else socket_path()
+        self.path = os.fspath(path) if path is not None else socket_text()
         self.timeout_s = timeout_s
         self._sock: socket.socket | None = None
         self._ids = itertools.count(1)
@@ -227,7 +228,7 @@ class Client(_Methods):
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             sock.settimeout(self.timeout_s)
             try:
-                sock.connect(str(self.path))
+                sock.connect(self.path)
             except OSError as exc:
                 sock.close()
                 raise _unreachable(self.path, exc) from None
@@ -273,7 +274,7 @@ class AsyncClient(_Methods):
     def __init__(self, path: str | os.PathLike[str] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S):
         import asyncio
 
-        self.path = Path(path) if path is not None else socket_path()
+        self.path = os.fspath(path) if path is not None else socket_text()
         self.timeout_s = timeout_s
         self._streams: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
         self._lock = asyncio.Lock()
@@ -307,7 +308,7 @@ class AsyncClient(_Methods):
 
         if self._streams is None:
             try:
-                self._streams = await asyncio.open_unix_connection(str(self.path))
+                self._streams = await asyncio.open_unix_connection(self.path)
             except OSError as exc:
                 raise _unreachable(self.path, exc) from None
         reader, writer = self._streams

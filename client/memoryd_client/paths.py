@@ -8,6 +8,7 @@ socket path alone.
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,6 +34,13 @@ def socket_text() -> str:
     home = home_text()
     if home is not None:
         return os.path.join(home, "memoryd.sock")
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "").strip()
+    if sys.platform.startswith("linux") and os.path.isabs(runtime):
+        # platformdirs (~10 ms to import) would say $XDG_RUNTIME_DIR/memoryd when it accepts
+        # that directory; a socket there means the daemon's platformdirs accepted it
+        candidate = os.path.join(runtime, APP, "memoryd.sock")
+        if os.path.exists(candidate):
+            return candidate
     return str(socket_path())
 
 
