@@ -18,7 +18,8 @@ runs, interleaved (one of each per round, so load on the machine hits them alike
   - `memory hook claude-code SessionStart`        (payload on stdin; for scale)
   - `memory --help`                               (the whole parser; for scale)
 
-and prints p50 / min per command and the ratios to bare Python, then the heaviest imports of
+and prints p50 / min per command and the ratios to bare Python (wall clock; and the CPU
+time of the process itself, which load on the machine disturbs less), then the heaviest imports of
 `memory search` from `python -X importtime` (the minimum of several runs, in microseconds,
 cumulative), the imports that `python -c pass` does not make. PYTHONDONTWRITEBYTECODE is
 dropped from the commands' environment: an installed client has its .pyc files. JSON goes to
@@ -94,11 +95,21 @@ def query(number: int) -> str:
     return f"does {subject} {' '.join(rule[:3])} (round {number})"
 
 
-def timed(command: list[str], env: dict[str, str], stdin: bytes | None = None) -> tuple[float, int]:
+def timed(command: list[str], env: dict[str, str],
+          stdin: bytes | None = None) -> tuple[float, float, int]:
+    """(wall ms, CPU ms of the process itself: user + system, less sensitive to load, int)."""
     started = time.perf_counter()
-    done = subprocess.run(command, env=env, input=stdin, stdout=subprocess.DEVNULL,
-                          stderr=subprocess.DEVNULL)
-    return (time.perf_counter() - started) * 1000, done.returncode
+    process = subprocess.Popen(command, env=env, stdin=subprocess.PIPE if stdin else
+                               subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    if stdin:
+        assert process.stdin is not None
+        process.stdin.write(stdin)
+        process.stdin.close()
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = (time.perf_counter() - started) * 1000
+    process.returncode = os.waitstatus_to_exitcode(status)
+    return wall, (usage.ru_utime + usage.ru_stime) * 1000, process.returncode
 
 
 def heaviest_imports(python: str, command: list[str], env: dict[str, str],
@@ -132,14 +143,14 @@ def heaviest_imports(python: str, command: list[str], env: dict[str, str],
     return sorted(extra, key=lambda row: -row[1])
 
 
-def client_venv(path: Path, reinstall: bool) -> tuple[str, str]:
+def client_venv(path: Path, reinstall: bool, client: Path) -> tuple[str, str]:
     """(python, memory) of a venv holding a non-editable install of ./client."""
     python, memory = path / "bin" / "python", path / "bin" / "memory"
     if reinstall or not memory.exists():
         if not python.exists():
             subprocess.run([sys.executable, "-m", "venv", str(path)], check=True)
         subprocess.run([str(python), "-m", "pip", "install", "-q", "--force-reinstall",
-                        "--no-deps", str(ROOT / "client")], check=True)
+                        "--no-deps", str(client)], check=True)
         subprocess.run([str(python), "-m", "pip", "install", "-q", "msgpack>=1.0",
                         "platformdirs>=4.6"], check=True)
     return str(python), str(memory)
@@ -153,10 +164,13 @@ def main() -> int:
                         help="`python -X importtime` runs, the minimum kept (default 5)")
     parser.add_argument("--venv", type=Path, help="keep the client's venv here and reuse it")
     parser.add_argument("--reinstall", action="store_true", help="install the client again")
+    parser.add_argument("--client", type=Path, default=ROOT / "client",
+                        help="the client's source to install (default: ./client; another "
+                        "checkout's client to compare)")
     args = parser.parse_args()
 
     scratch = Path(tempfile.mkdtemp(prefix="mdc-venv-"))
-    python, memory = client_venv(args.venv or scratch, args.reinstall)
+    python, memory = client_venv(args.venv or scratch, args.reinstall, args.client)
     home = Path(tempfile.mkdtemp(prefix="mdc-", dir="/tmp"))
     for name in ("user", "data", "config", "run"):
         (home / name).mkdir(mode=0o700)
@@ -187,6 +201,7 @@ def main() -> int:
         }
         times: dict[str, list[float]] = {name: [] for name in commands}
         codes: dict[str, set[int]] = {name: set() for name in commands}
+        cpu_times: dict[str, list[float]] = {name: [] for name in commands}
         for _ in range(2):  # warm the page cache and the .pyc files
             for command, stdin in commands.values():
                 timed([a.replace("TEXT", "warm-up").replace("QUERY", "warm-up") for a in command],
@@ -195,8 +210,9 @@ def main() -> int:
             for name, (command, stdin) in commands.items():
                 command = [a.replace("TEXT", f"bench cli entry number {round_}")
                            .replace("QUERY", query(round_)) for a in command]
-                elapsed, code = timed(command, env, stdin)
+                elapsed, cpu, code = timed(command, env, stdin)
                 times[name].append(elapsed)
+                cpu_times[name].append(cpu)
                 codes[name].add(code)
         imports = heaviest_imports(python, [memory, "search", AGENT, "-",
                                             "who reviews the payment service"],
@@ -207,6 +223,7 @@ def main() -> int:
 
     bare_p50 = percentile(times["bare python -c pass"], 0.5)
     bare_min = min(times["bare python -c pass"])
+    bare_cpu = percentile(cpu_times["bare python -c pass"], 0.5)
     rows = []
     for name, values in times.items():
         p50, low = percentile(values, 0.5), min(values)
@@ -215,17 +232,22 @@ def main() -> int:
         rows.append({"command": name, "p50_ms": round(p50, 1), "min_ms": round(low, 1),
                      "p95_ms": round(percentile(values, 0.95), 1),
                      "ratio_p50": round(ratio, 2), "ratio_min": round(low / bare_min, 2),
+                     "cpu_p50_ms": round(percentile(cpu_times[name], 0.5), 1),
+                     "cpu_ratio": round(percentile(cpu_times[name], 0.5) / bare_cpu, 2),
                      "exit_codes": sorted(codes[name]),
                      "budget": f"<= {BUDGET_RATIO}x" if budget else "",
                      "ok": (ratio <= BUDGET_RATIO) if budget else None})
     print(f"{args.runs} interleaved rounds, {args.entries} entries, {os.cpu_count()} cores, "
           f"load average {os.getloadavg()[0]:.1f}")
     print(f"{'command':<27} {'p50 ms':>8} {'min ms':>8} {'p95 ms':>8} {'p50/bare':>9} "
-          f"{'min/bare':>9}  {'budget':>7}  ok")
+          f"{'min/bare':>9} {'CPU ms':>7} {'CPU/bare':>9}  {'budget':>7}  ok")
     for row in rows:
         mark = "" if row["ok"] is None else ("ok" if row["ok"] else "OVER")
         print(f"{row['command']:<27} {row['p50_ms']:>8} {row['min_ms']:>8} {row['p95_ms']:>8} "
-              f"{row['ratio_p50']:>9} {row['ratio_min']:>9}  {row['budget']:>7}  {mark}")
+              f"{row['ratio_p50']:>9} {row['ratio_min']:>9} {row['cpu_p50_ms']:>7} "
+              f"{row['cpu_ratio']:>9}  {row['budget']:>7}  {mark}")
+    print("(budget: the wall-clock p50 ratio; CPU = the process's own user + system time, p50, "
+          "which load disturbs less and which leaves out the daemon's share)")
     print(f"\nheaviest imports of `memory search` beyond a bare start (min of "
           f"{args.importtime_runs} runs, µs):")
     print(f"{'module':<40} {'cumulative':>10} {'self':>8}")

@@ -11,6 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import pytest
 from conftest import run_cli, start_daemon
 from memoryd_client import Client
 
@@ -294,3 +295,45 @@ def test_the_socket_path_without_platformdirs_is_the_one_platformdirs_gives(
     with socket_module.socket(socket_module.AF_UNIX) as listener:
         listener.bind(str(runtime / "memoryd" / "memoryd.sock"))
         assert socket_text() == str(socket_path()) == str(runtime / "memoryd" / "memoryd.sock")
+
+
+@pytest.mark.slow
+def test_export_and_import_of_a_store_bigger_than_a_page(daemon, client, embedder, monkeypatch,
+                                                         tmp_path: Path) -> None:
+    """1,200 entries of three agents: the export reads them in pages (cursor), the import
+    writes them in batches; the fresh store holds the same entries, and importing again
+    stores nothing."""
+    from memoryd_client.list_commands import BATCH, PAGE
+
+    count = 1200
+    assert count > PAGE and count > 2 * BATCH
+    entries = [{"agent": ("designer", "coder", "writer")[i % 3], "category": f"topic-{i % 7}",
+                "text": f"Observation {i}: the {('red', 'blue', 'green')[i % 3]} build step "
+                        f"number {i} takes {i % 13} seconds", "force": True,
+                "created": time.time() - (count - i) * 60} for i in range(count)]
+    for start in range(0, count, 400):
+        client.remember_many(entries[start:start + 400])
+    exported = tmp_path / "all.jsonl"
+    assert run_cli("export", "-o", str(exported), timeout=300).returncode == 0
+    lines = [json.loads(line) for line in exported.read_text().splitlines()]
+    assert len(lines) == count == len({line["id"] for line in lines})
+    assert [line["created"] for line in lines] == sorted(line["created"] for line in lines)
+    daemon.stop()
+
+    fresh = Path(tempfile.mkdtemp(prefix="md-", dir="/tmp"))
+    monkeypatch.setenv("MEMORYD_HOME", str(fresh))
+    second = start_daemon(embedder)
+    try:
+        imported = run_cli("import", str(exported), timeout=600)
+        assert imported.returncode == 0 and f"stored {count}, already there 0" in imported.stdout
+        with Client(second.socket) as fresh_client:
+            listed = fresh_client.list_entries(limit=1)
+            assert listed["total"] == count
+            copies = [e for start in range(0, count, 1000) for e in fresh_client.list_entries(
+                order="oldest", limit=1000, offset=start)["entries"]]
+        kept = ("agent", "category", "text", "created", "confidence")
+        assert [{k: c[k] for k in kept} for c in copies] == [{k: e[k] for k in kept} for e in lines]
+        again = run_cli("import", str(exported), timeout=600)
+        assert again.returncode == 0 and f"stored 0, already there {count}" in again.stdout
+    finally:
+        second.stop()

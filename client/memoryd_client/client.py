@@ -10,9 +10,9 @@ Every call raises a :class:`memoryd_client.errors.MemorydError` subclass on fail
 
 from __future__ import annotations
 
+import _socket  # socket.py builds four IntEnums and imports selectors: ~3 ms a `memory` run
 import itertools
 import os
-import socket
 TYPE_CHECKING = False  # typing and pathlib cost a `memory` process a few ms; it needs neither
 
 from memoryd_client import wire
@@ -209,7 +209,7 @@ class Client(_Methods):
     def __init__(self, path: str | os.PathLike[str] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S):
         self.path = os.fspath(path) if path is not None else socket_text()
         self.timeout_s = timeout_s
-        self._sock: socket.socket | None = None
+        self._sock: _socket.socket | None = None
         self._ids = itertools.count(1)
 
     def __enter__(self) -> Client:
@@ -223,9 +223,9 @@ class Client(_Methods):
             self._sock.close()
             self._sock = None
 
-    def _connect(self) -> socket.socket:
+    def _connect(self) -> _socket.socket:
         if self._sock is None:
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
             sock.settimeout(self.timeout_s)
             try:
                 sock.connect(self.path)
@@ -235,7 +235,7 @@ class Client(_Methods):
             self._sock = sock
         return self._sock
 
-    def _read_exact(self, sock: socket.socket, n: int) -> bytes:
+    def _read_exact(self, sock: _socket.socket, n: int) -> bytes:
         chunks = bytearray()
         while len(chunks) < n:
             chunk = sock.recv(n - len(chunks))
