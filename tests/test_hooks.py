@@ -142,7 +142,8 @@ def test_daemon_down_exits_quickly_and_the_event_is_replayed(memoryd_home, embed
     running = start_daemon(embedder)
     try:
         with Client(running.socket) as client:
-            wait_until(lambda: not (memoryd_home / "spool.msgpack").exists())
+            wait_until(lambda: not (memoryd_home / "spool.msgpack").exists()  # renamed at once,
+                       and not (memoryd_home / "spool.msgpack.replaying").exists())  # then replayed
             session = client.session(SESSION)["session"]
             assert session["cwd"] == str(tmp_path) and session["closed"] is not None
     finally:
