@@ -45,9 +45,9 @@ from memoryd.ingest.indexer import Indexer
 from memoryd.ingest.pipeline import Ingest
 from memoryd.params import Params
 from memoryd.passes.runner import Passes
+from memoryd.server.list_methods import ListMethods, without_rowids
 from memoryd.server.memory_files import MemoryFiles
 from memoryd.server.notify import monotonic_usec, ping_watchdog, sd_notify, watchdog_interval_s
-from memoryd.server.list_methods import ListMethods
 from memoryd.server.pass_methods import PassMethods
 from memoryd.server.session_methods import SessionMethods
 
@@ -297,7 +297,7 @@ class Daemon:
         if error is not None:
             message["error"] = error.to_wire()
         else:
-            message["result"] = result
+            message["result"] = without_rowids(result)  # the index's own row numbers stay inside
         try:
             frame = wire.pack(message)
         except FrameTooLargeError as exc:
@@ -337,13 +337,10 @@ class Daemon:
         return await self.engine.remember_many(params)
 
     async def m_search(self, params: Params) -> dict[str, Any]:
-        result = await self.engine.search(params)  # hits without the index's own rowid
-        result["hits"] = [{k: v for k, v in hit.items() if k != "rowid"} for hit in result["hits"]]
-        return result
+        return await self.engine.search(params)
 
     async def m_get(self, params: Params) -> dict[str, Any]:
-        entry = await self.engine.db(self.engine.entries.get, params)
-        return {k: v for k, v in entry.items() if k != "rowid"}
+        return await self.engine.db(self.engine.entries.get, params)
 
     async def m_forget(self, params: Params) -> dict[str, Any]:
         return await self.engine.db(self.engine.entries.forget, params)

@@ -36,6 +36,17 @@ def public_entry(entry: dict[str, Any], now: float) -> dict[str, Any]:
     return shown
 
 
+def without_rowids(value: Any) -> Any:
+    """A reply with every entry (a map with ``id`` and ``rowid``) stripped of ``rowid``: the
+    index's row number changes when the index is rebuilt, and no method takes it."""
+    if isinstance(value, dict):
+        return {k: without_rowids(v) for k, v in value.items()
+                if not (k == "rowid" and "id" in value)}
+    if isinstance(value, list):
+        return [without_rowids(v) for v in value]
+    return value
+
+
 def _cursor(created: float, rowid: int) -> str:
     return f"{created!r}:{rowid}"
 
