@@ -66,6 +66,9 @@ def test_unreachable_daemon_under_json(memoryd_home) -> None:
 def test_json_entries_do_not_expose_the_internal_rowid(daemon) -> None:
     stored = json.loads(run_cli("store", "coder", "tools", "We lint with ruff", "--json").stdout)
     entry_id = stored["entry"]["id"]
+    assert "rowid" not in stored["entry"]
+    history = json.loads(run_cli("history", entry_id, "--json").stdout)
+    assert history["entries"] and all("rowid" not in e for e in history["entries"])
     hits = json.loads(run_cli("search", "coder", "-", "ruff linter", "--json").stdout)["hits"]
     assert hits and all("rowid" not in hit for hit in hits)
     assert "rowid" not in json.loads(run_cli("get", entry_id, "--json").stdout)
