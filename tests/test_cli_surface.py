@@ -340,3 +340,19 @@ def test_export_and_import_of_a_store_bigger_than_a_page(daemon, client, embedde
         assert again.returncode == 0 and f"stored 0, already there {count}" in again.stdout
     finally:
         second.stop()
+
+
+def test_the_memory_script_imports_only_the_cli() -> None:
+    """`memory` is a plain script (client/scripts/memory), not a console_scripts launcher, which
+    would import re before the CLI starts; the installed one runs the CLI."""
+    import ast
+
+    script = Path(__file__).resolve().parent.parent / "client" / "scripts" / "memory"
+    tree = ast.parse(script.read_text())
+    imported = {alias.name if isinstance(node, ast.Import) else node.module
+                for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
+                for alias in node.names}
+    assert imported == {"sys", "memoryd_client.cli"}
+    installed = Path(sys.executable).parent / "memory"
+    result = subprocess.run([str(installed), "--version"], capture_output=True, text=True)
+    assert result.returncode == 0 and result.stdout.startswith("memory (memoryd-client)")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import sys
-import warnings
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
@@ -55,6 +54,7 @@ def _platform_dir(kind: str) -> Path:
     from pathlib import Path
 
     import platformdirs  # only when MEMORYD_HOME does not decide (it costs a hook ~10 ms)
+    import warnings
 
     with warnings.catch_warnings():  # platformdirs warns when XDG_RUNTIME_DIR is unset
         warnings.simplefilter("ignore")
