@@ -10,11 +10,10 @@ Every call raises a :class:`memoryd_client.errors.MemorydError` subclass on fail
 
 from __future__ import annotations
 
+import _socket  # socket.py builds four IntEnums and imports selectors: ~3 ms a `memory` run
 import itertools
 import os
-import socket
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+TYPE_CHECKING = False  # typing and pathlib cost a `memory` process a few ms; it needs neither
 
 from memoryd_client import wire
 from memoryd_client.errors import (
@@ -23,10 +22,12 @@ from memoryd_client.errors import (
     MemorydError,
     error_from_wire,
 )
-from memoryd_client.paths import socket_origin, socket_path
+from memoryd_client.paths import socket_origin, socket_text
 
 if TYPE_CHECKING:
     import asyncio
+    from collections.abc import Callable
+    from typing import Any
 
 DEFAULT_TIMEOUT_S = 30.0
 
@@ -43,7 +44,7 @@ def _result(reply: dict[str, Any], request_id: int) -> Any:
     return reply.get("result")
 
 
-def _unreachable(path: Path, exc: OSError) -> DaemonUnreachableError:
+def _unreachable(path: str, exc: OSError) -> DaemonUnreachableError:
     from memoryd_client.service_probe import start_hint  # names commands that work from here
 
     return DaemonUnreachableError(f"memoryd is not running on {path} ({exc.strerror or exc}; "
@@ -114,6 +115,13 @@ class _Methods:
         """Filters: agent, agents, category, kind, tags, project, since, until, status,
         limit, min_score, match."""
         return self.call("search", _drop_none({"query": query, **filters}))
+
+    def list_entries(self, **filters: Any) -> Any:
+        """Entries without a query (wire method ``list``), newest first (``order="oldest"``
+        for the other way). Filters as search's: agent, agents (default every agent), category,
+        kind, tags, project, cwd, status, since, until; paging: limit (1-1,000, default 20),
+        offset, cursor (the reply's ``next``). Returns {"entries", "total", "next"}."""
+        return self.call("list", _drop_none(filters))
 
     def get(self, entry_id: str) -> Any:
         return self.call("get", {"id": entry_id})
@@ -202,9 +210,9 @@ class Client(_Methods):
     """Blocking client; one connection, reused across calls."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S):
-        self.path = Path(path) if path is not None else socket_path()
+        self.path = os.fspath(path) if path is not None else socket_text()
         self.timeout_s = timeout_s
-        self._sock: socket.socket | None = None
+        self._sock: _socket.socket | None = None
         self._ids = itertools.count(1)
 
     def __enter__(self) -> Client:
@@ -218,19 +226,19 @@ class Client(_Methods):
             self._sock.close()
             self._sock = None
 
-    def _connect(self) -> socket.socket:
+    def _connect(self) -> _socket.socket:
         if self._sock is None:
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
             sock.settimeout(self.timeout_s)
             try:
-                sock.connect(str(self.path))
+                sock.connect(self.path)
             except OSError as exc:
                 sock.close()
                 raise _unreachable(self.path, exc) from None
             self._sock = sock
         return self._sock
 
-    def _read_exact(self, sock: socket.socket, n: int) -> bytes:
+    def _read_exact(self, sock: _socket.socket, n: int) -> bytes:
         chunks = bytearray()
         while len(chunks) < n:
             chunk = sock.recv(n - len(chunks))
@@ -269,7 +277,7 @@ class AsyncClient(_Methods):
     def __init__(self, path: str | os.PathLike[str] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S):
         import asyncio
 
-        self.path = Path(path) if path is not None else socket_path()
+        self.path = os.fspath(path) if path is not None else socket_text()
         self.timeout_s = timeout_s
         self._streams: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
         self._lock = asyncio.Lock()
@@ -303,7 +311,7 @@ class AsyncClient(_Methods):
 
         if self._streams is None:
             try:
-                self._streams = await asyncio.open_unix_connection(str(self.path))
+                self._streams = await asyncio.open_unix_connection(self.path)
             except OSError as exc:
                 raise _unreachable(self.path, exc) from None
         reader, writer = self._streams

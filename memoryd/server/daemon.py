@@ -47,6 +47,7 @@ from memoryd.params import Params
 from memoryd.passes.entry_files import FileEntryEdits
 from memoryd.passes.runner import Passes
 from memoryd.server.health import Health
+from memoryd.server.list_methods import ListMethods, without_rowids
 from memoryd.server.memory_files import MemoryFiles
 from memoryd.server.notify import monotonic_usec, ping_watchdog, sd_notify, watchdog_interval_s
 from memoryd.server.pass_methods import PassMethods
@@ -174,6 +175,7 @@ class Daemon:
         assert engine.store is not None
         self.sessions = SessionMethods(engine)
         self.methods.update(self.sessions.methods())
+        self.methods.update(ListMethods(engine).methods())
         self.passes = Passes(engine, lambda: self.last_request)
         settled = await self.passes.recover()
         if settled:
@@ -342,7 +344,7 @@ class Daemon:
         if error is not None:
             message["error"] = error.to_wire()
         else:
-            message["result"] = result
+            message["result"] = without_rowids(result)  # the index's own row numbers stay inside
         try:
             frame = wire.pack(message)
         except FrameTooLargeError as exc:
