@@ -83,6 +83,13 @@ PASS_NAMES = ("notebooks", "consolidate", "promote", "staleness", "retain")
 
 
 @dataclass(frozen=True)
+class ServerConfig:
+    max_connections: int
+    idle_timeout_s: float
+    buffered_frame_bytes: int
+
+
+@dataclass(frozen=True)
 class ToolsConfig:
     memory_dir: str
 
@@ -101,6 +108,7 @@ class Config:
     extract: ExtractConfig
     passes: PassesConfig
     sources: tuple[Source, ...]
+    server: ServerConfig
 
     @property
     def memory_dir(self) -> str:
@@ -192,7 +200,8 @@ RANGES: dict[str, tuple[float, float]] = {
     "extract.daily_calls": (0, 100_000), "remember.near_duplicate_cosine": (0.5, 1.0),
     "remember.manual_confidence": (0.0, 1.0), "search.limit": (1, 1000),
     "search.match_precision": (0.5, 0.99), "passes.quiet_s": (0, 86400),
-    "passes.notebook_lines": (10, 100_000),
+    "passes.notebook_lines": (10, 100_000), "server.max_connections": (1, 1_000_000),
+    "server.idle_timeout_s": (1, 86400), "server.buffered_frame_bytes": (8 << 20, 1 << 34),
 }
 #: The values a string setting may take.
 CHOICES: dict[str, tuple[str, ...]] = {
@@ -245,6 +254,7 @@ def load_config(path: Path | None = None) -> Config:
         extract=ExtractConfig(**settings["extract"]),
         passes=PassesConfig(**settings["passes"]),
         sources=tuple(sources),
+        server=ServerConfig(**settings["server"]),
     )
 
 

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import itertools
 import os
+import select
 import socket
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from memoryd_client import wire
+from memoryd_client.connect import connect, connect_async
 from memoryd_client.errors import (
     BadFrameError,
     DaemonUnreachableError,
@@ -37,6 +39,8 @@ def _drop_none(params: dict[str, Any]) -> dict[str, Any]:
 
 
 def _result(reply: dict[str, Any], request_id: int) -> Any:
+    if reply.get("id") is None and isinstance(reply.get("error"), dict):
+        raise error_from_wire(reply["error"])  # about the connection (refused), not a request
     if reply.get("id") != request_id:
         raise BadFrameError(f"reply id {reply.get('id')!r} does not match request {request_id}")
     if "error" in reply:
@@ -195,6 +199,16 @@ class _Methods:
         return self.call("notebook_check", _drop_none({"path": path, "agent": agent, "fix": fix}))
 
 
+def _closed_by_peer(sock: socket.socket) -> bool:
+    """Whether a reused connection was closed by the daemon (its idle timeout) while unused:
+    then nothing was sent on it, and a new connection is safe."""
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+        return bool(readable) and sock.recv(1, socket.MSG_PEEK) == b""
+    except OSError:
+        return True
+
+
 class Client(_Methods):
     """Blocking client; one connection, reused across calls."""
 
@@ -216,15 +230,13 @@ class Client(_Methods):
             self._sock = None
 
     def _connect(self) -> socket.socket:
+        if self._sock is not None and _closed_by_peer(self._sock):
+            self.close()  # the daemon closed an idle connection: open a new one
         if self._sock is None:
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            sock.settimeout(self.timeout_s)
             try:
-                sock.connect(str(self.path))
+                self._sock = connect(str(self.path), self.timeout_s)
             except OSError as exc:
-                sock.close()
                 raise _unreachable(self.path, exc) from None
-            self._sock = sock
         return self._sock
 
     def _read_exact(self, sock: socket.socket, n: int) -> bytes:
@@ -298,9 +310,12 @@ class AsyncClient(_Methods):
     async def _call(self, method: str, params: dict[str, Any] | None) -> Any:
         import asyncio
 
+        if self._streams is not None and (self._streams[0].at_eof()
+                                          or self._streams[1].is_closing()):
+            await self.close()  # the daemon closed an idle connection: open a new one
         if self._streams is None:
             try:
-                self._streams = await asyncio.open_unix_connection(str(self.path))
+                self._streams = await connect_async(str(self.path))
             except OSError as exc:
                 raise _unreachable(self.path, exc) from None
         reader, writer = self._streams
