@@ -305,6 +305,12 @@ def write_managed(path: Path, layer: dict[str, Any]) -> None:
 
 def add_source(config: Config, data: dict[str, Any]) -> Source:
     """Validate and record a new source (or, with only ``project_root``, a project root)."""
+    from memoryd.params import path_problem
+
+    for field in ("project_root", "path"):
+        problem = path_problem(str(data[field])) if field in data else None
+        if problem is not None:
+            raise ConfigError(f"{field} {problem}")
     layer = read_toml(config.sources_file)
     if "project_root" in data:
         root = str(Path(str(data["project_root"])).expanduser().resolve())
@@ -327,6 +333,11 @@ def add_source(config: Config, data: dict[str, Any]) -> Source:
 def remove_source(config: Config, name: str) -> str:
     """Forget a source added with `memory sources add`, disable a built-in one, or drop a
     project root (by its directory). Returns what was done."""
+    from memoryd.params import path_problem
+
+    problem = path_problem(name)
+    if problem is not None:
+        raise ConfigError(f"name {problem}")
     layer = read_toml(config.sources_file)
     added = layer.get("sources", [])
     if any(s.get("name") == name for s in added):
