@@ -278,3 +278,31 @@ def test_a_read_only_state_dir_exits_3_with_a_message(memoryd_home) -> None:
     assert result.returncode == 3, result.stderr
     assert "Read-only file system" in result.stderr and home in result.stderr
     assert "Traceback" not in result.stderr and "crashed" not in result.stderr
+
+
+# -- D9: interactive work before bulk embedding -------------------------------------------
+
+
+def test_a_remember_does_not_wait_for_another_clients_bulk_write(daemon) -> None:
+    sentences = [f"Service {i} deploys with step {j} of the runbook before the canary check."
+                 for i in range(32) for j in range(8)]
+    bulk = [{"agent": "bulk", "category": "runbooks", "text": " ".join(sentences[i * 8:i * 8 + 8])}
+            for i in range(32)]  # 32 entries of 8 sentences: ~300 texts to embed
+    finished: list[str] = []
+
+    def write_bulk() -> None:
+        with Client(daemon.socket, timeout_s=120) as c:
+            c.remember_many(bulk)
+        finished.append("remember_many")
+
+    writer = threading.Thread(target=write_bulk)
+    writer.start()
+    wait_until(lambda: daemon.daemon.requests_in_flight == 1, timeout_s=10)
+    time.sleep(0.3)  # the bulk batch is being embedded
+    with Client(daemon.socket, timeout_s=120) as c:
+        c.remember("coder", "tools", "We lint with ruff")
+        finished.append("remember")
+        assert c.search("linter", agent="coder")["hits"]
+        finished.append("search")
+    writer.join(timeout=120)
+    assert finished == ["remember", "search", "remember_many"]
