@@ -111,6 +111,8 @@ class Daemon:
         """Re-create the socket (and the lock files) when they are deleted under us."""
         while True:
             await asyncio.sleep(CHECK_INTERVAL_S)
+            if self.should_exit.is_set():
+                return  # stopping: nothing to keep
             listener = self.ownership.check(LISTEN_BACKLOG)
             if listener is not None:
                 old, self.server = self.server, await asyncio.start_unix_server(
