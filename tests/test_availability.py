@@ -3,6 +3,7 @@ burst of connects, the socket's ownership, a read-only state dir (report D6, D7,
 
 from __future__ import annotations
 
+import asyncio
 import os
 import resource
 import shutil
@@ -15,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from memoryd_client import Client, DaemonUnreachableError, UnavailableError, wire
+from memoryd_client import AsyncClient, Client, DaemonUnreachableError, UnavailableError, wire
 
 from conftest import start_daemon, wait_until
 
@@ -107,6 +108,14 @@ def test_an_idle_connection_is_closed_and_the_client_reconnects(monkeypatch, emb
             assert slow.recv(1) == b""  # the daemon closed the stalled connection
             assert c.status()["server"]["connections"] == 1  # the client reconnected by itself
         slow.close()
+
+        async def twice() -> int:
+            async with AsyncClient(running.socket, timeout_s=5) as c:
+                await c.status()
+                await asyncio.sleep(1.6)
+                return (await c.status())["server"]["connections"]
+
+        assert asyncio.run(twice()) == 1  # so did the asyncio client
     finally:
         running.stop()
 

@@ -104,7 +104,7 @@ def test_generated_params_get_a_result_or_a_typed_error(daemon) -> None:
     sock.connect(str(daemon.socket))
     internal: list[tuple[str, Any, str]] = []
 
-    @settings(max_examples=400, deadline=None, database=None,
+    @settings(max_examples=1000, deadline=None, database=None,
               suppress_health_check=list(HealthCheck))
     @given(request=requests(methods, entry_id))
     @example(request=("remember", {**ENTRY, "confidence": float("nan")}))  # the report's cases
