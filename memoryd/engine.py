@@ -5,8 +5,9 @@ Threads: one database thread (every SQLite call, so no locking is needed), one e
 thread for bulk work (``remember_many``, the vector backfill) and one for interactive work
 (queries, single writes, hooks), so that a search or a remember never waits behind a bulk
 batch (onnxruntime releases the GIL, and runs one session from several threads). The backfill
-also yields to bulk writes: it embeds small batches, and only while no ``remember_many`` waits. The model loads in the background after the store is
-open; calls that need a vector wait for it, and when it cannot load, search is keyword-only.
+also yields to bulk writes: it embeds small batches, and only while no ``remember_many`` waits.
+The model loads in the background after the store is open; calls that need a vector wait for
+it, and when it cannot load, search is keyword-only.
 The server (``memoryd.server``) dispatches wire methods here; the session methods, ingestion and
 extraction use it too.
 """

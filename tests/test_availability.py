@@ -16,9 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
-from memoryd_client import AsyncClient, Client, DaemonUnreachableError, UnavailableError, wire
-
 from conftest import start_daemon, wait_until
+from memoryd_client import AsyncClient, Client, DaemonUnreachableError, UnavailableError, wire
 
 
 def raw_connection(path: Path) -> socket.socket:
@@ -52,9 +51,9 @@ def spawn(home: Path, nofile: tuple[int, int] | None = None,
 
     log = home / "daemon.log"
     with log.open("a") as stderr:
-        proc = subprocess.Popen([sys.executable, "-m", "memoryd", "serve"], stdout=subprocess.DEVNULL,
-                                stderr=stderr, text=True, env={**os.environ, **(env or {})},
-                                preexec_fn=limit)
+        proc = subprocess.Popen([sys.executable, "-m", "memoryd", "serve"],
+                                stdout=subprocess.DEVNULL, stderr=stderr, text=True,
+                                env={**os.environ, **(env or {})}, preexec_fn=limit)
 
     def ready() -> bool:
         assert proc.poll() is None, log.read_text()
@@ -221,13 +220,13 @@ def test_a_deleted_socket_is_recreated(daemon) -> None:
     wait_until(answers, timeout_s=5)
 
 
-def test_a_daemon_on_another_state_dir_does_not_take_a_live_socket(daemon, tmp_path) -> None:
+def test_a_daemon_on_another_state_dir_does_not_take_a_live_socket(daemon) -> None:
     other = Path(f"/tmp/md-other-{os.getpid()}")
     other.mkdir(exist_ok=True)
     try:
+        env = {**os.environ, "MEMORYD_HOME": str(other), "MEMORYD_SOCKET": str(daemon.socket)}
         result = subprocess.run([sys.executable, "-m", "memoryd", "serve"], capture_output=True,
-                                text=True, timeout=60, env={**os.environ, "MEMORYD_HOME": str(other),
-                                                            "MEMORYD_SOCKET": str(daemon.socket)})
+                                text=True, timeout=60, env=env)
         assert result.returncode == 3, result.stderr
         assert "already serving" in result.stderr and str(daemon.socket) in result.stderr
         with Client(daemon.socket) as c:

@@ -11,7 +11,6 @@ from typing import Any
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from memoryd_client import Client, wire
-
 from test_availability import read_reply
 
 #: Every param name any method reads (and a few no method knows).

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
-import os
 
 import pytest
 from memoryd_client import BadParamsError, Client
