@@ -83,6 +83,13 @@ PASS_NAMES = ("notebooks", "consolidate", "promote", "staleness", "retain")
 
 
 @dataclass(frozen=True)
+class ServerConfig:
+    max_connections: int
+    idle_timeout_s: float
+    buffered_frame_bytes: int
+
+
+@dataclass(frozen=True)
 class ToolsConfig:
     memory_dir: str
 
@@ -101,6 +108,7 @@ class Config:
     extract: ExtractConfig
     passes: PassesConfig
     sources: tuple[Source, ...]
+    server: ServerConfig
 
     @property
     def memory_dir(self) -> str:
@@ -192,7 +200,8 @@ RANGES: dict[str, tuple[float, float]] = {
     "extract.daily_calls": (0, 100_000), "remember.near_duplicate_cosine": (0.5, 1.0),
     "remember.manual_confidence": (0.0, 1.0), "search.limit": (1, 1000),
     "search.match_precision": (0.5, 0.99), "passes.quiet_s": (0, 86400),
-    "passes.notebook_lines": (10, 100_000),
+    "passes.notebook_lines": (10, 100_000), "server.max_connections": (1, 1_000_000),
+    "server.idle_timeout_s": (1, 86400), "server.buffered_frame_bytes": (8 << 20, 1 << 34),
 }
 #: The values a string setting may take.
 CHOICES: dict[str, tuple[str, ...]] = {
@@ -245,6 +254,7 @@ def load_config(path: Path | None = None) -> Config:
         extract=ExtractConfig(**settings["extract"]),
         passes=PassesConfig(**settings["passes"]),
         sources=tuple(sources),
+        server=ServerConfig(**settings["server"]),
     )
 
 
@@ -298,6 +308,12 @@ def write_managed(path: Path, layer: dict[str, Any]) -> None:
 
 def add_source(config: Config, data: dict[str, Any]) -> Source:
     """Validate and record a new source (or, with only ``project_root``, a project root)."""
+    from memoryd.params import path_problem
+
+    for field in ("project_root", "path"):
+        problem = path_problem(str(data[field])) if field in data else None
+        if problem is not None:
+            raise ConfigError(f"{field} {problem}")
     layer = read_toml(config.sources_file)
     if "project_root" in data:
         root = str(Path(str(data["project_root"])).expanduser().resolve())
@@ -344,6 +360,11 @@ def _enable_builtin(config: Config, layer: dict[str, Any], builtin: Source,
 def remove_source(config: Config, name: str) -> str:
     """Forget a source added with `memory sources add`, disable a built-in one, or drop a
     project root (by its directory). Returns what was done."""
+    from memoryd.params import path_problem
+
+    problem = path_problem(name)
+    if problem is not None:
+        raise ConfigError(f"name {problem}")
     layer = read_toml(config.sources_file)
     added = layer.get("sources", [])
     if any(s.get("name") == name for s in added):

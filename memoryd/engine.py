@@ -2,9 +2,12 @@
 path (ledger, database, vectors), search, the embedder and the background work around it.
 
 Threads: one database thread (every SQLite call, so no locking is needed), one embedding
-thread for entries and one for queries, so that a search never waits behind a bulk batch
-(onnxruntime releases the GIL, and runs one session from several threads). The model loads in the background after the store is
-open; calls that need a vector wait for it, and when it cannot load, search is keyword-only.
+thread for bulk work (``remember_many``, the vector backfill) and one for interactive work
+(queries, single writes, hooks), so that a search or a remember never waits behind a bulk
+batch (onnxruntime releases the GIL, and runs one session from several threads). The backfill
+also yields to bulk writes: it embeds small batches, and only while no ``remember_many`` waits.
+The model loads in the background after the store is open; calls that need a vector wait for
+it, and when it cannot load, search is keyword-only.
 The server (``memoryd.server``) dispatches wire methods here; the session methods, ingestion and
 extraction use it too.
 """
@@ -39,7 +42,7 @@ from memoryd.text import content_hash
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-BACKFILL_BATCH = 128
+BACKFILL_BATCH = 32  # ~0.1 s of embedding: what a bulk write waits at most
 QUERY_CACHE_SIZE = 512
 MAX_BATCH = 1000
 PIPELINE_SLICE = 256
@@ -61,9 +64,12 @@ class Engine:
         self.preloaded = embedder
         self.db_thread = ThreadPoolExecutor(1, thread_name_prefix="memoryd-db")
         self.embed_thread = ThreadPoolExecutor(1, thread_name_prefix="memoryd-embed")
-        # queries never wait behind a bulk batch (a backfill of 128 texts takes ~0.4 s):
+        # interactive work (queries, single writes) never waits behind a bulk batch:
         # onnxruntime runs a session from two threads at once
         self.query_thread = ThreadPoolExecutor(1, thread_name_prefix="memoryd-query")
+        self.bulk_writes = 0  # remember_many calls embedding: the backfill waits for them
+        self.bulk_done = asyncio.Event()
+        self.bulk_done.set()
         self.store: Store | None = None
         self._entries: Entries | None = None
         self._search: Search | None = None
@@ -184,31 +190,35 @@ class Engine:
         return await self._unless_closing(asyncio.get_running_loop().run_in_executor(
             self.embed_thread, self.embedder.embed, texts))
 
-    async def embed_entries(self, texts: list[str]) -> list[Vectors] | None:
+    async def embed_entries(self, texts: list[str], *, interactive: bool = False
+                            ) -> list[Vectors] | None:
+        """On the interactive thread for a client's single write, else the bulk thread."""
         if self.model_ready is not None:
             await asyncio.shield(self.model_ready)
         if self.embedder is None:
             return None
         return await self._unless_closing(asyncio.get_running_loop().run_in_executor(
-            self.embed_thread, self.embedder.embed_entries, texts))
+            self.query_thread if interactive else self.embed_thread,
+            self.embedder.embed_entries, texts))
 
     async def vectors_for(self, texts: list[str]) -> list[Vectors | None]:
-        """Vectors (and part vectors) of entry texts: from the content-hash cache where known,
-        the rest embedded in one batch."""
+        """Vectors (and part vectors) of a single write's texts, interactively: from the
+        content-hash cache where known, the rest embedded in one batch."""
         vectors = await self.db(self.cached_vectors, texts)
-        return await self.fill_vectors(texts, vectors)
+        return await self.fill_vectors(texts, vectors, interactive=True)
 
     def cached_vectors(self, texts: list[str]) -> list[Vectors | None]:
         """The content-hash cache (database thread)."""
         assert self.store is not None
         return [self.store.cached_vectors(content_hash(t)) for t in texts]
 
-    async def fill_vectors(self, texts: list[str], vectors: list[Vectors | None]
-                           ) -> list[Vectors | None]:
-        """Embed the texts whose vectors are None (embedding thread only)."""
+    async def fill_vectors(self, texts: list[str], vectors: list[Vectors | None], *,
+                           interactive: bool = False) -> list[Vectors | None]:
+        """Embed the texts whose vectors are None."""
         missing = [i for i, v in enumerate(vectors) if v is None]
         if missing:
-            embedded = await self.embed_entries([texts[i] for i in missing])
+            embedded = await self.embed_entries([texts[i] for i in missing],
+                                                interactive=interactive)
             if embedded is not None:
                 for row, i in enumerate(missing):
                     vectors[i] = embedded[row]
@@ -275,7 +285,11 @@ class Engine:
             self.backfill_wanted.clear()
             stretch, began = self.embedded.done, time.monotonic()
             self.backlog_since = time.time()
-            while rows := await self.db(self._next_backfill):
+            while True:
+                await self.bulk_done.wait()  # a client's bulk write goes first
+                rows = await self.db(self._next_backfill)
+                if not rows:
+                    break
                 vectors = await self.embed_entries([text for _, text in rows])
                 if vectors is None:
                     return
@@ -338,6 +352,8 @@ class Engine:
                                                            [cached[i] for i in part]))
 
         results: list[dict[str, Any]] = []
+        self.bulk_writes += 1
+        self.bulk_done.clear()
         upcoming = embedding(slices[0])
         try:
             for number, part in enumerate(slices):
@@ -348,6 +364,9 @@ class Engine:
                                          [requests[i] for i in part], vectors)
         finally:
             upcoming.cancel()
+            self.bulk_writes -= 1
+            if not self.bulk_writes:
+                self.bulk_done.set()
         return {"results": results}
 
     async def supersede(self, params: Params) -> dict[str, Any]:

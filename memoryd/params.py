@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import os
 import re
 import time
 from datetime import datetime, timezone
@@ -14,6 +16,29 @@ AGENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhdw])$")
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _KEY = re.compile(r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$")
+#: A list param (tags, kinds, statuses) holds at most this many strings of MAX_ITEM_CHARS.
+MAX_ITEMS = 64
+MAX_ITEM_CHARS = 200
+#: Paths: PATH_MAX and NAME_MAX of Linux (macOS: 1024 and 255).
+MAX_PATH_BYTES = 4096
+MAX_NAME_BYTES = 255
+#: Times: years 1 to 9999 (what an ISO date can say).
+EARLIEST_S, LATEST_S = -62135596800.0, 253402300799.0
+
+
+def path_problem(value: str) -> str | None:
+    """Why ``value`` cannot be a file-system path, or None."""
+    if "\0" in value:
+        return "contains a NUL character"
+    try:
+        encoded = os.fsencode(value)
+    except UnicodeError:
+        return "is not valid text"
+    if len(encoded) > MAX_PATH_BYTES:
+        return f"is {len(encoded)} bytes long; the limit is {MAX_PATH_BYTES}"
+    if any(len(part) > MAX_NAME_BYTES for part in encoded.split(b"/")):
+        return f"has a name longer than {MAX_NAME_BYTES} bytes"
+    return None
 
 
 class Params:
@@ -43,6 +68,14 @@ class Params:
             raise self._fail(name, f"is {len(value)} characters long; the limit is {max_len}")
         return value
 
+    def path(self, name: str, *, required: bool = False) -> str | None:
+        """A file-system path: no NUL, within PATH_MAX, no name over NAME_MAX."""
+        value = self.text(name, required=required, max_len=MAX_PATH_BYTES)
+        problem = path_problem(value) if value is not None else None
+        if problem is not None:
+            raise self._fail(name, problem)
+        return value
+
     def agent(self, name: str = "agent", *, required: bool = True) -> str | None:
         value = self.text(name, required=required, max_len=64)
         if value is not None and not AGENT_NAME.match(value):
@@ -70,10 +103,16 @@ class Params:
         if value is None:
             return None
         if isinstance(value, str):
-            return [v.strip() for v in value.split(",") if v.strip()]
-        if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
-            return [v.strip() for v in value if v.strip()]
-        raise self._fail(name, "must be a list of strings")
+            items = [v.strip() for v in value.split(",") if v.strip()]
+        elif isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+            items = [v.strip() for v in value if v.strip()]
+        else:
+            raise self._fail(name, "must be a list of strings")
+        if len(items) > MAX_ITEMS:
+            raise self._fail(name, f"holds {len(items)} items; the limit is {MAX_ITEMS}")
+        if any(len(item) > MAX_ITEM_CHARS for item in items):
+            raise self._fail(name, f"items are {MAX_ITEM_CHARS} characters at most")
+        return items
 
     def number(self, name: str, *, default: float | None = None, low: float | None = None,
                high: float | None = None) -> float | None:
@@ -82,6 +121,8 @@ class Params:
             return default
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self._fail(name, f"must be a number, got {type(value).__name__}")
+        if not math.isfinite(value):
+            raise self._fail(name, f"must be a finite number, got {value}")
         if (low is not None and value < low) or (high is not None and value > high):
             raise self._fail(name, f"must be between {low:g} and {high:g}; got {value:g}")
         return float(value)
@@ -106,10 +147,12 @@ class Params:
         if value is None:
             return None
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
+            if EARLIEST_S <= value <= LATEST_S:  # False for NaN too
+                return float(value)
+            raise self._fail(name, f"{value!r} is not a time between the years 1 and 9999")
         if isinstance(value, str):
             parsed = parse_time(value)
-            if parsed is not None:
+            if parsed is not None and EARLIEST_S <= parsed <= LATEST_S:
                 return parsed
         raise self._fail(name, f"{value!r} is not a time (epoch seconds, 2026-03-15, or 7d/12h)")
 
@@ -121,7 +164,7 @@ def parse_time(value: str) -> float | None:
         return time.time() - float(relative.group(1)) * _UNIT_S[relative.group(2)]
     try:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
+    except (ValueError, OverflowError):
         return None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)

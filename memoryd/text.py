@@ -24,6 +24,21 @@ MIN_PART_CHARS = 20
 MAX_PARTS = 8
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def scrub_surrogates(value: object) -> object:
+    """``value`` (parsed JSON) with every lone surrogate (``"\\ud800"`` in JSON text, which
+    no UTF-8 file or database can hold) replaced by U+FFFD; maps and lists walked through."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [scrub_surrogates(item) for item in value]
+    if isinstance(value, dict):
+        return {scrub_surrogates(k): scrub_surrogates(v) for k, v in value.items()}
+    return value
+
+
 def normalise_text(text: str) -> str:
     """Unicode NFKC, lower case, white space collapsed, trimmed."""
     return _SPACE.sub(" ", unicodedata.normalize("NFKC", text)).strip().lower()

@@ -16,6 +16,7 @@ import os
 TYPE_CHECKING = False  # typing and pathlib cost a `memory` process a few ms; it needs neither
 
 from memoryd_client import wire
+from memoryd_client.connect import connect, connect_async
 from memoryd_client.errors import (
     BadFrameError,
     DaemonUnreachableError,
@@ -37,6 +38,8 @@ def _drop_none(params: dict[str, Any]) -> dict[str, Any]:
 
 
 def _result(reply: dict[str, Any], request_id: int) -> Any:
+    if reply.get("id") is None and isinstance(reply.get("error"), dict):
+        raise error_from_wire(reply["error"])  # about the connection (refused), not a request
     if reply.get("id") != request_id:
         raise BadFrameError(f"reply id {reply.get('id')!r} does not match request {request_id}")
     if "error" in reply:
@@ -206,6 +209,21 @@ class _Methods:
         return self.call("notebook_check", _drop_none({"path": path, "agent": agent, "fix": fix}))
 
 
+def _closed_by_peer(sock: _socket.socket) -> bool:
+    """Whether a reused connection was closed by the daemon (its idle timeout) while unused:
+    then nothing was sent on it, and a new connection is safe."""
+    timeout = sock.gettimeout()
+    sock.setblocking(False)
+    try:
+        return sock.recv(1, _socket.MSG_PEEK) == b""
+    except BlockingIOError:
+        return False  # open, nothing to read
+    except OSError:
+        return True
+    finally:
+        sock.settimeout(timeout)
+
+
 class Client(_Methods):
     """Blocking client; one connection, reused across calls."""
 
@@ -227,15 +245,13 @@ class Client(_Methods):
             self._sock = None
 
     def _connect(self) -> _socket.socket:
+        if self._sock is not None and _closed_by_peer(self._sock):
+            self.close()  # the daemon closed an idle connection: open a new one
         if self._sock is None:
-            sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-            sock.settimeout(self.timeout_s)
             try:
-                sock.connect(self.path)
+                self._sock = connect(str(self.path), self.timeout_s)
             except OSError as exc:
-                sock.close()
                 raise _unreachable(self.path, exc) from None
-            self._sock = sock
         return self._sock
 
     def _read_exact(self, sock: _socket.socket, n: int) -> bytes:
@@ -309,9 +325,12 @@ class AsyncClient(_Methods):
     async def _call(self, method: str, params: dict[str, Any] | None) -> Any:
         import asyncio
 
+        if self._streams is not None and (self._streams[0].at_eof()
+                                          or self._streams[1].is_closing()):
+            await self.close()  # the daemon closed an idle connection: open a new one
         if self._streams is None:
             try:
-                self._streams = await asyncio.open_unix_connection(self.path)
+                self._streams = await connect_async(str(self.path))
             except OSError as exc:
                 raise _unreachable(self.path, exc) from None
         reader, writer = self._streams

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import socket
 import sys
 import time
 TYPE_CHECKING = False  # typing and pathlib cost a hook process ~10 ms; it needs neither
@@ -118,9 +117,9 @@ def call_daemon(request: dict[str, Any], deadline_s: float) -> dict[str, Any]:
     from memoryd_client.paths import socket_text
 
     end = time.monotonic() + deadline_s
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.settimeout(deadline_s)
-        sock.connect(socket_text())
+    from memoryd_client.connect import connect
+
+    with connect(socket_text(), deadline_s, retry_s=deadline_s / 2) as sock:
         sock.sendall(wire.pack({"id": 1, "method": "hook", "params": request}))
         data = b""
         needed = wire.HEADER.size
@@ -180,7 +179,7 @@ def run_hook(argv: list[str], stdin: Any = None, stdout: Any = None) -> int:
                    "ts": time.time()}
         try:
             result = call_daemon(request, DEADLINE_S.get(event, DEFAULT_DEADLINE_S))
-        except (FileNotFoundError, ConnectionRefusedError, ConnectionError) as exc:
+        except (FileNotFoundError, ConnectionError, BlockingIOError) as exc:  # not sent
             append_spool(request)
             print(f"memoryd hook: daemon unreachable ({exc.__class__.__name__}); event spooled",
                   file=sys.stderr)

@@ -139,12 +139,12 @@ class Search:
         for kind in kinds or ():
             if kind not in KINDS:
                 raise BadParamsError(f"search: kind must be among {', '.join(KINDS)}; got {kind!r}")
-        project = params.text("project", max_len=4096)
-        cwd = params.text("cwd", max_len=4096)
+        project = params.path("project")
+        cwd = params.path("cwd")
         if project is None and cwd is not None:
             project = project_of(cwd)
         # "in_project": the entries of that directory's project and the global ones
-        in_project = params.text("in_project", max_len=4096)
+        in_project = params.path("in_project")
         statuses = params.strings("status") or ["active"]
         if statuses == ["any"]:
             statuses = list(STATUSES)
@@ -179,9 +179,9 @@ class Search:
         if until is not None:
             where.append("e.created <= ?")
             sql_params.append(until)
-        for tag in tags:
-            where.append("e.tags LIKE ?")
-            sql_params.append("%" + encode_tags([tag]) + "%")
+        for tag in tags:  # exactly: tags are stored as ",a,b," (no LIKE, so % and _ are plain)
+            where.append("instr(e.tags, ?) > 0")
+            sql_params.append(encode_tags([tag]))
         vector_filter = VectorFilter(agents, categories, kinds, projects, tuple(statuses), since,
                                      until)
         return Filter(vector_filter, " AND ".join(where), tuple(sql_params), tuple(tags))

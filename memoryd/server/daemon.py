@@ -10,7 +10,7 @@ the memory tools.
 from __future__ import annotations
 
 import asyncio
-import fcntl
+import errno
 import logging
 import os
 import signal
@@ -24,14 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from memoryd_client import wire
-from memoryd_client.paths import MAX_SOCKET_PATH_BYTES
 
 from memoryd import __version__
 from memoryd.config import Config, add_source, load_config, remove_source
 from memoryd.embed import Embedder
 from memoryd.engine import Engine
 from memoryd.errors import (
-    AlreadyRunningError,
     BadFrameError,
     BadParamsError,
     ForbiddenError,
@@ -39,6 +37,7 @@ from memoryd.errors import (
     InternalError,
     MemorydError,
     StartupError,
+    UnavailableError,
     UnknownMethodError,
 )
 from memoryd.ingest.indexer import Indexer
@@ -48,8 +47,10 @@ from memoryd.passes.entry_files import FileEntryEdits
 from memoryd.passes.runner import Passes
 from memoryd.server.health import Health
 from memoryd.server.list_methods import ListMethods, without_rowids
+from memoryd.server.limits import LISTEN_BACKLOG, ConnectionLimits, raise_open_file_limit
 from memoryd.server.memory_files import MemoryFiles
 from memoryd.server.notify import monotonic_usec, ping_watchdog, sd_notify, watchdog_interval_s
+from memoryd.server.ownership import CHECK_INTERVAL_S, Ownership
 from memoryd.server.pass_methods import PassMethods
 from memoryd.server.session_methods import SessionMethods
 from memoryd.server.stopping import Connections, stopping_error
@@ -94,12 +95,13 @@ class Daemon:
         self.ingest: Ingest | None = None
         self.sessions: SessionMethods | None = None
         self.server: asyncio.base_events.Server | None = None
-        self.lock_fd: int | None = None
+        self.ownership = Ownership(config.lock_path, config.socket_path)
+        self.limits = ConnectionLimits(config.server, raise_open_file_limit())
         self.requests_in_flight = 0
         self.last_request = time.time()
         self.passes: Passes | None = None
         self.idle = asyncio.Event()
-        self.bound = False
+        self.locked = False  # both locks taken: this daemon serves (and must clean up)
         self.umask: int | None = None  # the umask before startup, given back at shutdown
         self.connections = Connections()
         self.methods: dict[str, Callable[[Params], Awaitable[Any]]] = {
@@ -124,50 +126,25 @@ class Daemon:
 
     # -- lifecycle --------------------------------------------------------------------
 
-    def _take_lock(self) -> None:
-        self.umask = restrict_umask()  # files 0600, directories 0700, whatever the umask
-        self.config.state_dir.mkdir(parents=True, mode=0o700, exist_ok=True)
-        fd = os.open(self.config.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.read(fd, 32).decode(errors="replace").strip() or "unknown"
-            os.close(fd)
-            raise AlreadyRunningError(
-                f"another memoryd (pid {holder}) is already serving {self.config.socket_path}"
-            ) from None
-        os.ftruncate(fd, 0)
-        os.write(fd, str(os.getpid()).encode())
-        self.lock_fd = fd
-        tighten_state(self.config)
-
-    def _bind(self) -> socket.socket:
-        path = self.config.socket_path
-        if len(os.fsencode(path)) > MAX_SOCKET_PATH_BYTES:
-            raise StartupError(
-                f"socket path {path} is longer than {MAX_SOCKET_PATH_BYTES} bytes; "
-                "set MEMORYD_SOCKET to a shorter path"
-            )
-        path.parent.mkdir(parents=True, mode=0o700, exist_ok=True)
-        os.chmod(path.parent, 0o700)
-        if path.exists() or path.is_symlink():
-            log.info("Replacing stale socket %s.", path)
-            path.unlink()
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        old_umask = os.umask(0o177)
-        try:
-            sock.bind(str(path))
-        finally:
-            os.umask(old_umask)
-        os.chmod(path, 0o600)
-        sock.listen(128)
-        sock.setblocking(False)
-        self.bound = True
-        return sock
+    async def keep_socket(self) -> None:
+        """Re-create the socket (and the lock files) when they are deleted under us."""
+        while True:
+            await asyncio.sleep(CHECK_INTERVAL_S)
+            if self.should_exit.is_set():
+                return  # stopping: nothing to keep
+            listener = self.ownership.check(LISTEN_BACKLOG)
+            if listener is not None:
+                old, self.server = self.server, await asyncio.start_unix_server(
+                    self.handle, sock=listener)
+                if old is not None:
+                    old.close()
 
     async def startup(self) -> None:
-        self._take_lock()
-        listener = self._bind()
+        self.umask = restrict_umask()  # files 0600, directories 0700, whatever the umask
+        self.ownership.take_locks()
+        self.locked = True
+        tighten_state(self.config)
+        listener = self.ownership.bind(LISTEN_BACKLOG)
         engine = self.engine
         replayed = await engine.open()
         if replayed:
@@ -190,6 +167,7 @@ class Daemon:
         self.passes.on_written = self.ingest.enqueue
         engine.spawn(self.sessions.replay_spool())
         engine.spawn(self.passes.scheduler())
+        engine.spawn(self.keep_socket())
         log.info("memoryd %s serving on %s (pid %d).", __version__, self.config.socket_path, os.getpid())
 
     def notify_ready(self) -> None:
@@ -219,7 +197,7 @@ class Daemon:
         await self.should_exit.wait()
 
     async def shutdown(self) -> None:
-        if self.lock_fd is None:  # refused at startup (another daemon serves): nothing ran
+        if not self.locked:  # refused at startup (another daemon serves): nothing ran
             await self.engine.close()
             return
         sd_notify("STOPPING=1")
@@ -244,13 +222,7 @@ class Daemon:
                 pass
         await self.connections.close_all()
         await self.engine.close()
-        if self.bound:
-            try:
-                self.config.socket_path.unlink()
-            except FileNotFoundError:
-                pass
-        if self.lock_fd is not None:
-            os.close(self.lock_fd)
+        self.ownership.release()
         if self.umask is not None:
             os.umask(self.umask)
         log.info("memoryd stopped.")
@@ -258,7 +230,33 @@ class Daemon:
     # -- connections ------------------------------------------------------------------
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if not self.limits.admit():
+            await self._refuse(reader, writer, UnavailableError(
+                f"memoryd serves {self.limits.max_connections} connections at most; "
+                "try again shortly"))
+            return
         self.connections.opened(writer)
+        try:
+            await self._serve_connection(reader, writer)
+        finally:
+            self.limits.leave()
+
+    async def _refuse(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                      error: MemorydError) -> None:
+        """Send one error frame and close; unread input is drained briefly first (closing
+        with unread input would reset the connection before the client reads the refusal)."""
+        try:
+            await self._send(writer, None, error=error)
+            writer.write_eof()
+            await asyncio.wait_for(reader.read(wire.MAX_FRAME_BYTES), timeout=1)
+        except (TimeoutError, ConnectionError, OSError):
+            pass
+        finally:
+            writer.close()
+
+    async def _serve_connection(self, reader: asyncio.StreamReader,
+                                writer: asyncio.StreamWriter) -> None:
+        idle_s = self.limits.idle_timeout_s
         try:
             uid = peer_uid(writer.get_extra_info("socket"))
             if uid is not None and uid != os.getuid():
@@ -274,16 +272,24 @@ class Daemon:
                 return
             while not reader.at_eof():
                 try:
-                    header = await reader.readexactly(wire.HEADER.size)
+                    header = await asyncio.wait_for(reader.readexactly(wire.HEADER.size), idle_s)
                 except asyncio.IncompleteReadError:
                     return
                 length = wire.frame_length(header)
                 if length > wire.MAX_FRAME_BYTES:
-                    await self._discard(reader, length)
+                    await asyncio.wait_for(self._discard(reader, length), idle_s)
                     await self._send(writer, None, error=FrameTooLargeError(
                         f"frame of {length} bytes exceeds the limit of {wire.MAX_FRAME_BYTES} bytes"))
                     continue
-                body = await reader.readexactly(length)
+                if not self.limits.reserve(length):
+                    await asyncio.wait_for(self._discard(reader, length), idle_s)
+                    await self._send(writer, None, error=UnavailableError(
+                        "memoryd is receiving too many large requests at once; try again shortly"))
+                    continue
+                try:
+                    body = await asyncio.wait_for(reader.readexactly(length), idle_s)
+                finally:
+                    self.limits.release(length)
                 if self.should_exit.is_set():  # stopping: nothing new is served (stopping.py)
                     await self._send(writer, _request_id(body), error=stopping_error())
                     return
@@ -299,6 +305,8 @@ class Daemon:
                         self.idle.set()
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
+        except TimeoutError:
+            log.debug("Closed a connection idle for %g s.", idle_s)
         finally:
             self.connections.closed(writer)
             writer.close()
@@ -376,6 +384,7 @@ class Daemon:
             **(await self.passes.status() if self.passes is not None else {}),
             "ingest": self.ingest.status() if self.ingest is not None else None,
             **(await self.health.status_fields()),
+            "server": self.limits.status(),
         }
         if params.flag("sources") and status["ingest"] is not None:  # memory status --sources
             indexed = await engine.db(engine.store.count_indexed_by_source)
@@ -472,6 +481,14 @@ async def run_daemon(config: Config, ready: Callable[[Daemon], None] | None = No
         loop.add_signal_handler(signal.SIGHUP, daemon.reload_soon)
     try:
         await daemon.startup()
+    except OSError as exc:  # a read-only or full state dir: a startup failure, not a crash
+        if in_main_thread:
+            loop.remove_signal_handler(signal.SIGHUP)
+        await daemon.shutdown()
+        if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT):
+            raise StartupError(f"cannot start: {exc.strerror}: {exc.filename or ''} (memoryd "
+                               "needs its state directory writable)") from None
+        raise
     except BaseException:
         if in_main_thread:
             loop.remove_signal_handler(signal.SIGHUP)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError
+from memoryd.params import MAX_NAME_BYTES, MAX_PATH_BYTES, path_problem
 from memoryd.store.database import Store
 from memoryd.store.file_journal import journal_write
 
@@ -35,6 +36,11 @@ class MemoryFiles:
     def resolve(self, agent: str, relative: str, *, must_exist: bool = True) -> Path:
         if not relative or "\0" in relative:
             raise BadParamsError("path must be a non-empty relative path")
+        problem = path_problem(relative)
+        if problem is not None:
+            raise BadParamsError(f"path {problem}")
+        if relative.endswith("/"):
+            raise BadParamsError(f"{relative!r} names a directory; give a file's path")
         candidate = Path(relative)
         if candidate.is_absolute():
             raise ForbiddenError(f"{relative!r} is absolute; paths are relative to the memory directory")
@@ -46,6 +52,15 @@ class MemoryFiles:
         target = (root / candidate).resolve()
         if target != real_root and real_root not in target.parents:
             raise ForbiddenError(f"{relative!r} leads outside the memory directory (a symlink)")
+        if target == real_root or target.is_dir():
+            raise BadParamsError(f"{relative!r} is a directory; give a file's path")
+        for parent in target.parents:
+            if parent == real_root:
+                break
+            if parent.exists() and not parent.is_dir():
+                raise BadParamsError(f"{relative!r}: {parent.name!r} is a file, not a directory")
+        if len(os.fsencode(target)) > MAX_PATH_BYTES:
+            raise BadParamsError(f"{relative!r} is too long a path in the memory directory")
         if must_exist and not target.is_file():
             raise NotFoundError(f"no file {relative!r} in {agent}'s memory directory")
         return target
@@ -116,16 +131,22 @@ class MemoryFiles:
     def _atomic_write(path: Path, text: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         temporary = path.with_name(f".{path.name}.memoryd-{os.getpid()}.tmp")
+        if len(os.fsencode(temporary.name)) > MAX_NAME_BYTES:  # the name itself fits, barely
+            temporary = path.with_name(f".memoryd-{os.getpid()}.tmp")
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
-            data = text.encode("utf-8")
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(temporary, path)
+            try:
+                data = text.encode("utf-8")
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(temporary, path)
+        except BaseException:
+            temporary.unlink(missing_ok=True)  # never leave the caller's text behind
+            raise
         directory = os.open(path.parent, os.O_RDONLY)
         try:
             os.fsync(directory)

@@ -31,7 +31,7 @@ class PassMethods:
         name = params.text("name", required=True, max_len=40)
         if name not in PASSES:
             raise BadParamsError(f"no pass named {name!r} (passes: {', '.join(PASSES)})")
-        project = params.text("project", max_len=4096)
+        project = params.path("project")
         if project is not None:
             project = project_of(project)
         return await self.passes.run(name, agent=params.agent(required=False), project=project,

@@ -18,7 +18,7 @@ from memoryd_client.hooks import SPOOL_NAME, read_spool, render
 
 from memoryd.engine import Engine
 from memoryd.errors import BadParamsError, MemorydError, NotFoundError
-from memoryd.params import Params
+from memoryd.params import Params, path_problem
 from memoryd.sessions.context import (
     DEFAULT_BUDGET_CHARS,
     PROMPT_BUDGET_CHARS,
@@ -27,6 +27,7 @@ from memoryd.sessions.context import (
 )
 from memoryd.sessions.extractor import SessionExtractor
 from memoryd.sessions.registry import HARNESS_AGENTS, Registry
+from memoryd.text import scrub_surrogates
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +59,7 @@ class SessionMethods:
         prompt = params.text("prompt", max_len=20_000)
         budget = params.integer("budget", low=0, high=1_000_000, default=DEFAULT_BUDGET_CHARS
                                 if prompt is None else PROMPT_BUDGET_CHARS)
-        block = await self.build_context(agent, params.text("cwd", max_len=4096), prompt, budget,
+        block = await self.build_context(agent, params.path("cwd"), prompt, budget,
                                          only_relevant=prompt is not None)
         session = params.text("session", max_len=200)
         if session:
@@ -77,8 +78,9 @@ class SessionMethods:
         payload = params.raw.get("payload")
         if "raw" in params.raw:
             try:
-                payload = json.loads(params.text("raw", default="", max_len=8_000_000) or "{}")
-            except ValueError:
+                payload = scrub_surrogates(
+                    json.loads(params.text("raw", default="", max_len=8_000_000) or "{}"))
+            except (ValueError, RecursionError):
                 payload = None
             if not isinstance(payload, dict):
                 return {"context": None, "output": "",
@@ -87,10 +89,11 @@ class SessionMethods:
             raise BadParamsError("hook: needs harness and a payload map")
         event = str(payload.get("hook_event_name") or event)
         replayed = params.flag("replayed")
-        ts = params.number("ts", default=time.time()) or time.time()
+        ts = params.time("ts") or time.time()
         agent = HARNESS_AGENTS[harness]
         session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
-        cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
+        cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) \
+            and path_problem(payload["cwd"]) is None else None
         transcript = payload.get("transcript_path")
         transcript = transcript if isinstance(transcript, str) else None
         registry = self.registry

@@ -370,7 +370,7 @@ class Entries:
         confidence = params.number("confidence", default=self.config.remember.manual_confidence,
                                    low=0.0, high=1.0)
         project = params.text("project", max_len=4096)
-        cwd = params.text("cwd", max_len=4096)
+        cwd = params.path("cwd")
         if project is None and cwd:
             project = repository_of(cwd)
         now = time.time()

@@ -1,0 +1,87 @@
+"""Input a client can send gets a specific error, never ``internal`` (report D10, D14)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from memoryd_client import BadParamsError, Client
+
+NAN, INF = float("nan"), float("inf")
+
+
+@pytest.mark.parametrize("value", [NAN, INF, -INF])
+def test_non_finite_numbers_are_refused_by_name(client: Client, value: float) -> None:
+    with pytest.raises(BadParamsError, match="confidence must be a finite number"):
+        client.remember("coder", "tools", "We lint with ruff", confidence=value)
+    with pytest.raises(BadParamsError, match="min_score"):
+        client.search("ruff", agent="coder", min_score=value)
+    with pytest.raises(BadParamsError, match="since"):
+        client.search("ruff", agent="coder", since=value)
+    with pytest.raises(BadParamsError, match="ts"):
+        client.call("hook", {"harness": "claude-code", "event": "Stop", "ts": value,
+                             "raw": json.dumps({"session_id": "s1"})})
+    assert client.status()["entries"].get("active", 0) == 0
+
+
+@pytest.mark.parametrize("path", ["/tmp/a\0b", "/tmp/" + "x" * 256, "/" + "d/" * 2100])
+def test_impossible_paths_are_refused_by_name(client: Client, path: str) -> None:
+    with pytest.raises(BadParamsError, match="cwd"):
+        client.search("ruff", agent="coder", cwd=path)
+    with pytest.raises(BadParamsError, match="cwd"):
+        client.remember("coder", "tools", "We lint with ruff", cwd=path)
+    with pytest.raises(BadParamsError, match="cwd"):
+        client.context("coder", cwd=path)
+    with pytest.raises(BadParamsError, match="project"):
+        client.pass_run("staleness", project=path, dry_run=True)
+
+
+def test_oversized_tag_lists_are_refused(client: Client) -> None:
+    with pytest.raises(BadParamsError, match="tags holds 100000 items"):
+        client.search("ruff", agent="coder", tags=[f"t{i}" for i in range(100_000)])
+    with pytest.raises(BadParamsError, match="tags items are 200 characters at most"):
+        client.search("ruff", agent="coder", tags="t" * 200_000)
+    with pytest.raises(BadParamsError, match="tags holds"):
+        client.remember("coder", "tools", "We lint with ruff", tags=["t"] * 65)
+
+
+def test_tags_match_exactly_not_as_patterns(client: Client) -> None:
+    tagged = client.remember("coder", "tools", "Tests run with pytest -x", tags=["python"])
+    client.remember("coder", "tools", "Builds use cargo", tags=["rust"])
+    for pattern in (["%"], ["_ython"], ["pyth%"], ["%python%"]):
+        assert client.search("pytest cargo", agent="coder", tags=pattern)["hits"] == []
+    hits = client.search("pytest cargo", agent="coder", tags=["Python"])["hits"]
+    assert [hit["id"] for hit in hits] == [tagged["entry"]["id"]]
+
+
+def test_a_compact_summary_with_a_lone_surrogate_is_stored(daemon, client: Client) -> None:
+    payload = ('{"session_id": "s-sur", "hook_event_name": "PostCompact", "cwd": "/tmp", '
+               '"compact_summary": "We switched the linter to ruff \\ud800 last week"}')
+    result = subprocess.run([sys.executable, "-m", "memoryd_client", "hook", "claude-code",
+                             "PostCompact"], input=payload, capture_output=True, text=True,
+                            timeout=60, env=os.environ.copy())
+    assert result.returncode == 0 and result.stderr == ""
+    hits = client.search("switched the linter to ruff", agent="claude-code")["hits"]
+    assert [hit["text"] for hit in hits] == ["We switched the linter to ruff \ufffd last week"]
+
+
+def leftovers(root) -> list[str]:
+    return [os.path.join(top, name) for top, _, names in os.walk(root) for name in names
+            if ".memoryd-" in name]
+
+
+@pytest.mark.parametrize("path", [".", "./", "sub", "sub/", "notes.md/inner.md", "x" * 256,
+                                  "/".join(["d" * 250] * 17)])
+def test_directory_and_impossible_paths_in_memory_tools(client: Client, memoryd_home,
+                                                         path: str) -> None:
+    client.file("write", "coder", "notes.md", text="- ruff\n")
+    client.file("write", "coder", "sub/deep.md", text="- deep\n")
+    with pytest.raises(BadParamsError):
+        client.file("write", "coder", path, text="the caller's text")
+    with pytest.raises(BadParamsError):
+        client.file("replace", "coder", path, old="ruff", new="mypy")
+    assert leftovers(memoryd_home) == []
+    assert client.file("read", "coder", "notes.md")["text"] == "- ruff\n"
