@@ -119,7 +119,8 @@ def call_daemon(request: dict[str, Any], deadline_s: float) -> dict[str, Any]:
     end = time.monotonic() + deadline_s
     from memoryd_client.connect import connect
 
-    with connect(socket_text(), deadline_s, retry_s=deadline_s / 2) as sock:
+    sock = connect(socket_text(), deadline_s, retry_s=deadline_s / 2)  # a bare _socket.socket
+    try:
         sock.sendall(wire.pack({"id": 1, "method": "hook", "params": request}))
         data = b""
         needed = wire.HEADER.size
@@ -134,6 +135,8 @@ def call_daemon(request: dict[str, Any], deadline_s: float) -> dict[str, Any]:
                 length = wire.frame_length(data[: wire.HEADER.size])
                 needed = wire.HEADER.size + length
         reply = wire.unpack(data[wire.HEADER.size:needed])
+    finally:
+        sock.close()
     result = reply.get("result")
     return result if isinstance(result, dict) else {}
 
