@@ -15,8 +15,8 @@ contains ``[REDACTED:`` is dropped too. That makes redaction idempotent:
 Kinds, in order:
 
 - ``private-key``: PEM, OpenSSH and PGP private key blocks, from the BEGIN line to the END line.
-  Line breaks may be real or JSON-escaped (``\\n``). A block cut off before its END line is
-  redacted to the end of its base64 body.
+  Line breaks may be real, JSON-escaped (``\\n``) or spaces (a key pasted into one line). A
+  block cut off before its END line is redacted to the end of its base64 body.
 - ``jwt``: ``eyJ….eyJ….<signature>``.
 - ``anthropic-api-key``: ``sk-ant-…``.
 - ``openai-api-key``: ``sk-…``, ``sk-proj-…``, ``sk-svcacct-…`` (20+ characters, a digit).
@@ -32,6 +32,7 @@ Kinds, in order:
 - ``npm-token``: ``npm_`` + 36.
 - ``pypi-token``: ``pypi-AgE…``.
 - ``sendgrid-api-key``: ``SG.<22>.<43>``.
+- ``docker-token``: Docker Hub personal access tokens, ``dckr_pat_…``.
 - ``aws-access-key``: ``AKIA`` ``ASIA`` ``ABIA`` ``ACCA`` + 16 upper-case letters and digits.
 - ``aws-secret-key``: the 40-character value of ``aws_secret_access_key`` or
   ``SecretAccessKey``.
@@ -46,6 +47,8 @@ Kinds, in order:
   - flags: ``--password=foo``, ``--password "a b"``, and ``--password foo`` when the value has
     a digit or a symbol or ends the command (so not "the --password option is …");
   - ``.netrc``: ``machine h login u password p``;
+  - commands: ``mysql -pS3cret`` (and ``mysqldump``, ``mariadb``), ``sshpass -p pw``, the
+    password of ``curl -u user:pw`` (``--user``, ``-U``);
   - bare values with a digit or a symbol: ``password: hunter2``.
 - ``secret``: the same styles for keys ending in ``secret``, ``token``, ``credentials``,
   ``api_key``, ``access_key``, ``secret_key``, ``private_key`` and the like. A quoted or bare
@@ -198,8 +201,9 @@ def _flag_value() -> str:
 _KEY_LABEL = r"(?:[A-Z0-9]+ ){0,3}PRIVATE KEY(?: BLOCK)?-----"
 _KEY_BODY = (
     r"(?:[ \t]*(?:\r?\n|(?:\\+r)?\\+n)[ \t]*"
-    r"|[A-Za-z][A-Za-z0-9-]*+:[ \t][^\r\n\\]*"
-    r"|[A-Za-z0-9+/=]++)*+"
+    r"|[A-Za-z][A-Za-z0-9-]*+:[ \t](?:(?!-----)[^\r\n\\])*+"
+    r"|[A-Za-z0-9+/=]++"
+    r"|[ \t]++(?!-----END ))*+"  # lines joined by spaces (pasted into one line)
 )
 
 _START = r"(?<![A-Za-z0-9_\-])"  # a token does not start inside a longer word or token
@@ -214,7 +218,7 @@ _SECRET_ANCHORS = tuple(word + _AFTER_KEY for word in ("secret", "token", "crede
 _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     # -----BEGIN [RSA|EC|DSA|OPENSSH|ENCRYPTED|PGP] PRIVATE KEY[ BLOCK]----- … -----END …-----
     ("private-key", ("-----begin ",),
-        r"-----BEGIN " + _KEY_LABEL + _KEY_BODY + r"(?:-----END " + _KEY_LABEL + ")?"),
+        r"-----BEGIN " + _KEY_LABEL + _KEY_BODY + r"(?:[ \t]*-----END " + _KEY_LABEL + ")?"),
     # JWT: base64url JSON header and payload ("eyJ" is '{"'), then the signature.
     ("jwt", ("eyj",),
         r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
@@ -259,6 +263,9 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     # SendGrid: SG.<22>.<43>
     ("sendgrid-api-key", (r"sg\.",),
         _START + r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"),
+    # Docker Hub personal access tokens: dckr_pat_…
+    ("docker-token", ("dckr_pat_",),
+        _START + r"dckr_pat_[A-Za-z0-9_-]{20,}"),
     # AWS access key ids: AKIA (long-term), ASIA (temporary), ABIA, ACCA + 16.
     ("aws-access-key", (r"a(?:kia|sia|bia|cca)",),
         r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Z0-9])"),
@@ -300,6 +307,18 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     # --token foo, --api-key=foo, --client-secret "…"
     ("secret", _SECRET_ANCHORS,
         _SECRET_FLAG + _flag_value()),
+    # mysql -pS3cret (the password is glued to -p; a lone -p prompts), mysqldump, mariadb.
+    ("password", (r"m(?:ysql|ariadb)",),
+        r"\b(?:mysql(?:dump|admin|import|show|check)?|mariadb(?:-dump|-admin)?)\b"
+        r"[^\r\n|;&]{0,500}?[ \t]-p(?P<secret>[^\s\"'`|;&]+)"),
+    # sshpass -p hunter2 (and -phunter2)
+    ("password", ("sshpass",),
+        r"\bsshpass\b[^\r\n|;&]{0,200}?[ \t]-p[ \t]*(?P<secret>(?:\"[^\"\r\n]+\"|'[^'\r\n]+'"
+        r"|[^\s\"'`|;&]+))"),
+    # curl -u user:password, --user user:password, -U (proxy): only the password goes.
+    ("password", ("curl",),
+        r"\bcurl\b[^\r\n|;&]{0,2000}?[ \t](?:-[uU]|--(?:proxy-)?user)(?:[ \t]+|=)[\"']?"
+        r"[^\s:\"']*:(?P<secret>(?![$%{<])[^\s\"']+)"),
     # .netrc: machine host login user password pw
     ("password", ("machine",),
         r"\bmachine\s+\S+\s+(?:login\s+\S+\s+)?password\s+(?P<secret>[^\s\[]\S*)"),
