@@ -3,7 +3,7 @@ memory directory.
 
 Paths are relative to the directory; absolute paths, ``..`` and symlinks that lead outside it
 are refused. Writes are atomic (a temporary file in the same directory, fsync, rename, fsync of
-the directory) and journaled with the text before and after, so nothing is lost. The watcher
+the directory) and journaled with the text before and after (redacted), so nothing is lost. The watcher
 indexes what is written like any other memory file.
 """
 
@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError
+from memoryd.redact import redact
 from memoryd.store.database import Store
 
 MAX_FILE_CHARS = 1_000_000
@@ -131,6 +132,9 @@ class MemoryFiles:
             os.close(directory)
 
     def _journal(self, agent: str, relative: str, action: str, before: str | None, after: str) -> None:
+        """The file is the agent's; the journal of it keeps the texts redacted."""
+        before = redact(before) if before is not None else None
+        after = redact(after)
         with self.store.db:
             self.store.journal(f"file:{agent}:{relative}", action, agent,
                                {"text": before} if before is not None else None, {"text": after},

@@ -19,6 +19,7 @@ from memoryd_client.hooks import SPOOL_NAME, read_spool, render
 from memoryd.engine import Engine
 from memoryd.errors import BadParamsError, MemorydError, NotFoundError
 from memoryd.params import Params
+from memoryd.redact import redact
 from memoryd.sessions.context import (
     DEFAULT_BUDGET_CHARS,
     PROMPT_BUDGET_CHARS,
@@ -103,7 +104,8 @@ class SessionMethods:
                     await self.engine.db(registry.register, session, harness, agent, cwd, transcript, ts)
                 last = payload.get("last_assistant_message")
                 await self.engine.db(registry.touch, session, ts,
-                              last if isinstance(last, str) else None, event == "SessionEnd")
+                                     redact(last) if isinstance(last, str) else None,
+                                     event == "SessionEnd")
         if event == "SessionStart" and not replayed:
             block = await self.build_context(agent, cwd, None, DEFAULT_BUDGET_CHARS)
             await self.engine.db(registry.log_injection, session, agent, event, block, DEFAULT_BUDGET_CHARS)

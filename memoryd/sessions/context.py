@@ -43,6 +43,7 @@ from memoryd_client.wire import INJECTION_MARKER
 from memoryd.ingest.sources import ARCHIVE_DIR
 from memoryd.params import Params
 from memoryd.project import project_of
+from memoryd.redact import redact
 from memoryd.retrieval.age import VERIFY_DAYS, age_note
 from memoryd.retrieval.search import Search
 from memoryd.store.database import SELECT_ENTRY, Store, row_to_entry
@@ -194,7 +195,7 @@ class ContextBuilder:
         for path, in self.store.db.execute(
                 "SELECT path FROM files WHERE agent=? AND pinned=1 ORDER BY path", (agent,)):
             try:
-                text = Path(path).read_text("utf-8", errors="replace").strip()
+                text = redact(Path(path).read_text("utf-8", errors="replace")).strip()
             except OSError:
                 continue
             if text:

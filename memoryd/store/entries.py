@@ -20,6 +20,7 @@ from memoryd.config import Config
 from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError
 from memoryd.params import Params
 from memoryd.project import repository_of
+from memoryd.redact import redact
 from memoryd.retrieval.age import age_note
 from memoryd.store.archive import TRANSCRIPT_PREFIX
 from memoryd.store.database import Store
@@ -281,6 +282,7 @@ class Entries:
         agent = params.agent()
         text = params.text("text", required=True, max_len=MAX_TEXT_CHARS)
         assert agent is not None and text is not None
+        text = redact(text)
         key = params.key()
         kind = params.choice("kind", KINDS, default="fact" if key else "note")
         confidence = params.number("confidence", default=self.config.remember.manual_confidence,
@@ -354,6 +356,7 @@ class Entries:
         old, actor = self._owned(params)
         text = params.text("text", required=True, max_len=MAX_TEXT_CHARS)
         assert text is not None
+        text = redact(text)
         now = time.time()
         new = {
             **{k: old[k] for k in ("agent", "project", "kind", "category", "key", "tags", "session")},
