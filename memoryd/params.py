@@ -17,6 +17,9 @@ _KEY = re.compile(r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$")
 
 
 class Params:
+    #: the connection the request came on (memoryd.server.binding.Caller); None inside the daemon
+    caller: Any = None
+
     def __init__(self, method: str, params: Any) -> None:
         if params is None:
             params = {}

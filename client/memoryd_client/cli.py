@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 OK, FAILED, USAGE, UNREACHABLE = 0, 1, 2, 3
 COMMANDS = ("status", "sources", "reload", "hook", "file", "extract", "mcp", "context", "explain",
             "session", "sessions", "store", "search", "get", "forget", "supersede", "history",
-            "pass", "undo", "promote", "notebook")
+            "pass", "undo", "promote", "notebook", "purge", "release")
 
 
 def _common() -> argparse.ArgumentParser:
@@ -157,7 +157,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     store.add_argument("text")
     store.add_argument("--tags", help="comma-separated tags")
     store.add_argument("--key", help="dotted key (e.g. pref.commit_style); makes a fact")
-    store.add_argument("--kind", choices=["fact", "lesson", "feedback", "note", "turn", "summary"])
+    store.add_argument("--kind", choices=["fact", "lesson", "feedback", "note", "turn", "summary"],
+                       help="feedback (the user's own words) only from a terminal")
     store.add_argument("--confidence", type=float, help="0..1 (default 0.95)")
     store.add_argument("--polarity", choices=["negative", "positive"],
                        help="for lessons: a \"don't\" (negative) or a \"do\" (positive)")
@@ -194,14 +195,16 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     forget = add_command("forget", parents=[common],
                                  help="forget an entry (soft: journaled, kept in history)")
     forget.add_argument("id")
-    forget.add_argument("--agent", help="act as this agent (must own the entry)")
+    forget.add_argument("--agent", help="act as this agent (must own the entry; default: "
+                        "the entry's own agent)")
     forget.add_argument("--reason")
 
     supersede = add_command("supersede", parents=[common],
                                      help="replace an entry's text; the old one is kept as superseded")
     supersede.add_argument("id")
     supersede.add_argument("text")
-    supersede.add_argument("--agent", help="act as this agent (must own the entry)")
+    supersede.add_argument("--agent", help="act as this agent (must own the entry; default: "
+                           "the entry's own agent)")
 
     history = add_command("history", parents=[common],
                                   help="an entry's versions and journal (by id, or agent + key)")
@@ -212,6 +215,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     from memoryd_client import pass_commands
 
     pass_commands.add_parsers(add_command, common)
+    from memoryd_client import trust_commands
+
+    trust_commands.add_parsers(add_command, common)
     return parser
 
 
@@ -459,7 +465,7 @@ def run(args: argparse.Namespace, client: Client) -> int:
             kind=args.kind, key=args.key, confidence=args.confidence, force=args.force,
             polarity=args.polarity,
             tags=[t for t in (args.tags or "").split(",") if t.strip()] or None,
-            cwd=None if args.is_global else os.getcwd(), writer=args.agent,
+            cwd=None if args.is_global else os.getcwd(),
         )
 
         def show(r: dict[str, Any]) -> None:
@@ -522,6 +528,10 @@ def run(args: argparse.Namespace, client: Client) -> int:
         from memoryd_client import pass_commands
 
         return pass_commands.run(args, client, _emit)
+    if command in ("purge", "release"):
+        from memoryd_client import trust_commands
+
+        return trust_commands.run(args, client, _emit)
     raise AssertionError(command)  # argparse guarantees a known command
 
 
@@ -603,7 +613,10 @@ def main(argv: list[str] | None = None) -> int:
     from memoryd_client.client import Client
 
     try:
-        with Client(args.socket, timeout_s=args.timeout) as client:
+        # a person typing is the "terminal" channel (feedback, release); a script or an
+        # agent's shell is "cli" (memoryd.server.binding)
+        channel = "terminal" if sys.stdin is not None and sys.stdin.isatty() else "cli"
+        with Client(args.socket, timeout_s=args.timeout, channel=channel) as client:
             return run(args, client)
     except MemorydError as exc:
         print(f"Error: {exc.message}", file=sys.stderr)

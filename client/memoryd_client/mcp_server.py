@@ -88,10 +88,10 @@ def build_server(agent: str, client: Client) -> Any:
     def memory_remember(text: str, category: str = "general", kind: str = "note",
                         key: str | None = None, tags: list[str] | None = None) -> dict[str, Any]:
         """Store one lasting memory: a preference, a correction ("don't …"), a non-obvious fact.
-        kind is note, fact (give a dotted key such as pref.editor), lesson or feedback.
+        kind is note, fact (give a dotted key such as pref.editor) or lesson; feedback is the
+        user's own words and only the user records it.
         Returns whether it was stored; a duplicate returns the existing entry instead."""
-        result = call(client.remember, agent, category, text, kind=kind, key=key, tags=tags,
-                      writer=f"{agent} (mcp)")
+        result = call(client.remember, agent, category, text, kind=kind, key=key, tags=tags)
         return {"stored": result["stored"], "id": result["entry"]["id"],
                 "duplicate": result.get("duplicate"), "text": result["entry"]["text"]}
 
@@ -106,7 +106,7 @@ def build_server(agent: str, client: Client) -> Any:
 
 
 def run_mcp(agent: str) -> int:
-    with Client() as client:
+    with Client(agent=agent, channel="mcp") as client:  # bound: it writes only its namespace
         server = build_server(agent, client)
         print(f"memoryd MCP server for agent {agent} on stdio", file=sys.stderr)
         server.run()

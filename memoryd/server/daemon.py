@@ -45,10 +45,12 @@ from memoryd.ingest.indexer import Indexer
 from memoryd.ingest.pipeline import Ingest
 from memoryd.params import Params
 from memoryd.passes.runner import Passes
+from memoryd.server.binding import Caller, bind, enforce
 from memoryd.server.memory_files import MemoryFiles
 from memoryd.server.notify import monotonic_usec, ping_watchdog, sd_notify, watchdog_interval_s
 from memoryd.server.pass_methods import PassMethods
 from memoryd.server.session_methods import SessionMethods
+from memoryd.server.trust_methods import TrustMethods
 
 log = logging.getLogger(__name__)
 #: How long a stop waits for requests in flight (a bulk write can take seconds); under the
@@ -160,6 +162,7 @@ class Daemon:
         if settled:
             log.info("Settled %d changes of a pass that was stopped mid-run.", settled)
         self.methods.update(PassMethods(self.passes).methods())
+        self.methods.update(TrustMethods(engine).methods())
         self.server = await asyncio.start_unix_server(self.handle, sock=listener)
         self.ingest = Ingest(self.config, Indexer(engine.store, engine.entries),
                              engine.db, engine.backfill_wanted.set)
@@ -233,6 +236,7 @@ class Daemon:
                 except (TimeoutError, ConnectionError):
                     pass
                 return
+            caller = Caller()  # who this connection is: bound once (memoryd.server.binding)
             while not reader.at_eof():
                 try:
                     header = await reader.readexactly(wire.HEADER.size)
@@ -248,7 +252,7 @@ class Daemon:
                 self.last_request = time.time()
                 self.requests_in_flight += 1
                 try:
-                    await self._answer(writer, body)
+                    await self._answer(writer, body, caller)
                 finally:
                     self.requests_in_flight -= 1
                     if not self.requests_in_flight:
@@ -265,7 +269,7 @@ class Daemon:
                 raise asyncio.IncompleteReadError(b"", length)
             length -= len(chunk)
 
-    async def _answer(self, writer: asyncio.StreamWriter, body: bytes) -> None:
+    async def _answer(self, writer: asyncio.StreamWriter, body: bytes, caller: Caller) -> None:
         request_id = None
         try:
             request = wire.unpack(body)
@@ -276,11 +280,16 @@ class Daemon:
             method = request.get("method")
             if not isinstance(method, str):
                 raise BadFrameError("request needs a method name (a string)")
-            handler = self.methods.get(method)
-            if handler is None:
-                raise UnknownMethodError(
-                    f"unknown method {method!r}; known: {', '.join(sorted(self.methods))}")
-            result = await handler(Params(method, request.get("params")))
+            if method == "bind":
+                result = bind(caller, Params(method, request.get("params")))
+            else:
+                handler = self.methods.get(method)
+                if handler is None:
+                    raise UnknownMethodError(
+                        f"unknown method {method!r}; known: bind, {', '.join(sorted(self.methods))}")
+                params = Params(method, request.get("params"))
+                enforce(caller, params)
+                result = await handler(params)
         except MemorydError as exc:
             await self._send(writer, request_id, error=exc)
         except Exception as exc:

@@ -10,6 +10,10 @@
                         status as a mark, applied when the watcher indexes it again)
     {"op": "update",    "ts": …, "id": "…", "fields": {"confidence": …, "occurrences": …, …},
                         "actor": "pass consolidate"}   (a maintenance pass's change)
+    {"op": "release",   "ts": …, "id": "…", "hash": "…", "via": "…", "actor": "…"}
+                        (a person let a quarantined entry be injected: memoryd.quarantine)
+    {"op": "purge",     "ts": …, "ids": ["…"]}   (``memory purge`` removed these entries'
+                        records from this ledger: memoryd.store.purge)
 
 A line is written and fsynced before the write it records is acknowledged, so an acknowledged
 write survives a crash. ``memoryd reindex`` replays every ledger into an empty database; on
