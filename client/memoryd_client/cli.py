@@ -229,6 +229,9 @@ def _entry_line(entry: dict[str, Any]) -> str:
     status = "" if entry.get("status") == "active" else f" [{entry.get('status')}]"
     if entry.get("stale"):  # something it names is gone from its project (staleness pass)
         status += f" [stale: {entry['stale']}]"
+    if entry.get("quarantined"):  # looks like an instruction to the model: never injected
+        status += " [⚠ quarantined: looks like an instruction to the model; never injected " \
+                  "until a person runs `memory release` on it]"
     key = f" {entry['key']}" if entry.get("key") else ""
     category = entry.get("category") or "-"
     return f"{entry['id']}  {entry['agent']}/{category} {entry['kind']}{key}{status}: {entry['text']}"

@@ -33,6 +33,7 @@ from memoryd.ingest.indexer import (
 from memoryd.ingest.sources import (
     Source,
     default_sources,
+    names_one_file,
     project_sources,
     relevant,
     scan,
@@ -164,8 +165,21 @@ class Ingest:
             if agent is not None:
                 if self._through_symlink(candidate, source.root(self.home)):
                     return None  # the watcher follows directory symlinks; the scan does not
+                if leads_outside(candidate, source, self.home):
+                    return None
                 return source, agent
         return None
+
+    def _refuse_outside_link(self, path: str) -> None:
+        """A symlinked file that leads outside its source's directory: not indexed (as the
+        memory tools refuse to read it), and dropped from the index if it was."""
+        for source in self.sources:
+            if source.match(Path(path), self.home) is not None and \
+                    leads_outside(Path(path), source, self.home):
+                self.stats[source.name].skip("symlink leading outside the directory")
+                self.stats[source.name].error(
+                    path, f"not indexed: a symlink leading outside {source.root(self.home)}")
+                return
 
     @staticmethod
     def _through_symlink(path: Path, root: Path) -> bool:
@@ -184,6 +198,7 @@ class Ingest:
         for path in existing:  # before the gone ones, so that a rename is seen as one
             matched = self.match(path)
             if matched is None:
+                self._refuse_outside_link(path)
                 continue
             source, agent = matched
             try:
@@ -310,7 +325,10 @@ class Ingest:
 
     def _scan_files(self) -> dict[str, tuple[int, float, int]]:
         found = {}
-        for _source, path, _agent in scan(self.sources, self.home):
+        for source, path, _agent in scan(self.sources, self.home):
+            if leads_outside(path, source, self.home):
+                self._refuse_outside_link(str(path))
+                continue
             try:
                 stat = path.stat()
             except OSError:
@@ -416,3 +434,20 @@ class Ingest:
                 for s in self.sources
             ],
         }
+
+
+def leads_outside(path: Path, source: Source, home: Path) -> bool:
+    """Whether ``path`` is a symlinked file of a directory source (a glob with a wildcard)
+    whose target lies outside the source's directory. Such a file is not indexed, as the
+    memory tools do not read it: what is indexed is what lies in the watched directory. A
+    source that names one file (``~/.claude/CLAUDE.md``) follows its symlink: the user named
+    that file (often a link into a dotfiles repository)."""
+    if not path.is_symlink():
+        return False
+    if names_one_file(source, home):
+        return False
+    root = source.root(home)
+    try:
+        return not path.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):  # a loop: not indexable anyway
+        return True

@@ -122,7 +122,7 @@ class SessionMethods:
             await self.engine.remember(Params("hook", {
                 "agent": agent, "category": "session", "kind": "summary",
                 "text": payload["compact_summary"][:32_000], "session": session,
-                "writer": f"{harness}-hook", "cwd": cwd, "force": True}))
+                "writer": f"{agent} (hook)", "cwd": cwd, "force": True}))
         elif event == "SessionEnd" and session:
             self.on_session_end(session)
         return {"context": context, "output": render(event, context)}
