@@ -35,6 +35,11 @@ log = logging.getLogger(__name__)
 
 
 
+def encode_record(record: dict[str, Any]) -> bytes:
+    """One ledger line (with its newline), as every writer of a ledger writes it."""
+    return (json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
+
+
 class Ledger:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
@@ -50,9 +55,7 @@ class Ledger:
         if not self.directory.exists():
             self.directory.mkdir(parents=True, mode=0o700, exist_ok=True)
             _fsync_dir(self.directory.parent)
-        data = "".join(
-            json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n" for record in records
-        ).encode("utf-8")
+        data = b"".join(encode_record(record) for record in records)
         created = not path.exists()
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:

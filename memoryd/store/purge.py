@@ -36,7 +36,7 @@ from memoryd.store.archive import (
     meta_key,
 )
 from memoryd.store.database import SELECT_ENTRY, Store, row_to_entry
-from memoryd.store.ledger import Ledger
+from memoryd.store.ledger import Ledger, encode_record
 
 log = logging.getLogger(__name__)
 
@@ -207,6 +207,7 @@ class Purge:
             if not isinstance(record, dict):
                 kept.append(raw)
                 continue
+            record.pop("crc", None)  # a line's checksum, if the ledger writes one
             entry = record.get("entry") if isinstance(record.get("entry"), dict) else {}
             if entry.get("uid") in ids or record.get("id") in ids:
                 touched += 1
@@ -214,13 +215,11 @@ class Purge:
             if self.holds(record):
                 touched += 1
                 assert self.pattern is not None
-                raw = (json.dumps(_scrub(record, self.pattern), ensure_ascii=False,
-                                  sort_keys=True) + "\n").encode("utf-8")
+                raw = encode_record(_scrub(record, self.pattern))
             kept.append(raw)
         if dry_run or not touched:
             return touched
-        kept.append((json.dumps({"op": "purge", "ts": time.time(), "ids": sorted(ids)},
-                                sort_keys=True) + "\n").encode("utf-8"))
+        kept.append(encode_record({"op": "purge", "ts": time.time(), "ids": sorted(ids)}))
         size = _replace_file(path, b"".join(kept))
         self.store.set_meta(f"ledger:{self.agent}", str(size))
         return touched
