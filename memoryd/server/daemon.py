@@ -389,7 +389,8 @@ class Daemon:
     async def m_file(self, params: Params) -> dict[str, Any]:
         """The memory tools, confined to the agent's memory directory."""
         assert self.engine.store is not None
-        files = MemoryFiles(self.engine.store, self.config.memory_dir)
+        files = MemoryFiles(self.engine.store, self.config.memory_dir,
+                            human=params.caller is None or params.caller.human)
         agent = params.agent()
         assert agent is not None
         if params.method == "file_list":

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError
+from memoryd.ingest.markdown import parse_memory_file
 from memoryd.redact import redact
 from memoryd.store.database import Store
 
@@ -23,10 +24,12 @@ MAX_LIST = 1000
 
 
 class MemoryFiles:
-    def __init__(self, store: Store, pattern: str) -> None:
-        """``pattern``: the memory directory with an ``{agent}`` placeholder."""
+    def __init__(self, store: Store, pattern: str, *, human: bool = True) -> None:
+        """``pattern``: the memory directory with an ``{agent}`` placeholder; ``human``: a
+        person is writing (only a person adds to a file's Feedback section)."""
         self.store = store
         self.pattern = pattern
+        self.human = human
 
     def root(self, agent: str) -> Path:
         return Path(self.pattern.replace("{agent}", agent)).expanduser()
@@ -77,6 +80,7 @@ class MemoryFiles:
             raise BadParamsError(f"text is {len(text)} characters; the limit is {MAX_FILE_CHARS}")
         path = self.resolve(agent, relative, must_exist=False)
         before = path.read_text("utf-8", errors="replace") if path.is_file() else None
+        self._check_feedback(relative, before or "", text)
         self._atomic_write(path, text)
         self._journal(agent, relative, "file.write", before, text)
         return {"path": relative, "bytes": len(text.encode("utf-8")), "created": before is None}
@@ -92,6 +96,7 @@ class MemoryFiles:
                 f"old text must match exactly once in {relative!r}; found {count} matches"
                 + ("" if count else " (check spacing and line breaks)"))
         after = before.replace(old, new, 1)
+        self._check_feedback(relative, before, after)
         self._atomic_write(path, after)
         self._journal(agent, relative, "file.replace", before, after)
         return {"path": relative, "replaced": 1}
@@ -107,9 +112,24 @@ class MemoryFiles:
             lines[-1] += "\n"
         inserted = text if text.endswith("\n") else text + "\n"
         after = "".join(lines[:index]) + inserted + "".join(lines[index:])
+        self._check_feedback(relative, before, after)
         self._atomic_write(path, after)
         self._journal(agent, relative, "file.insert", before, after)
         return {"path": relative, "line": index + 1, "lines": len(after.splitlines())}
+
+    def _check_feedback(self, relative: str, before: str, after: str) -> None:
+        """An agent's tools may not put words in the user's mouth: a line that the indexer
+        would read as feedback (a ``Feedback`` section) is added only by a person."""
+        if self.human:
+            return
+        old = {i.text for i in parse_memory_file(before, relative).items if i.kind == "feedback"}
+        new = [i.text for i in parse_memory_file(after, relative).items
+               if i.kind == "feedback" and i.text not in old]
+        if new:
+            raise ForbiddenError(
+                f"{relative!r}: {new[0][:80]!r} would be feedback (a Feedback section), the "
+                "user's own words; only a person writes those. Write it under Learnings or as "
+                "a note")
 
     @staticmethod
     def _atomic_write(path: Path, text: str) -> None:
