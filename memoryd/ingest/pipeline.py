@@ -33,7 +33,6 @@ from memoryd.ingest.indexer import (
 from memoryd.ingest.sources import (
     Source,
     default_sources,
-    names_one_file,
     project_sources,
     relevant,
     scan,
@@ -165,7 +164,7 @@ class Ingest:
             if agent is not None:
                 if self._through_symlink(candidate, source.root(self.home)):
                     return None  # the watcher follows directory symlinks; the scan does not
-                if leads_outside(candidate, source, self.home):
+                if self.leads_outside(candidate, agent):
                     return None
                 return source, agent
         return None
@@ -174,12 +173,32 @@ class Ingest:
         """A symlinked file that leads outside its source's directory: not indexed (as the
         memory tools refuse to read it), and dropped from the index if it was."""
         for source in self.sources:
-            if source.match(Path(path), self.home) is not None and \
-                    leads_outside(Path(path), source, self.home):
+            agent = source.match(Path(path), self.home)
+            if agent is not None and self.leads_outside(Path(path), agent):
                 self.stats[source.name].skip("symlink leading outside the directory")
                 self.stats[source.name].error(
-                    path, f"not indexed: a symlink leading outside {source.root(self.home)}")
+                    path, "not indexed: a symlink leading outside the memory directory "
+                    f"{self.tools_root(agent)} (the memory tools do not read it either)")
                 return
+
+    def tools_root(self, agent: str) -> Path:
+        """The agent's memory directory, as the memory tools see it."""
+        return Path(self.config.memory_dir.replace("{agent}", agent)).expanduser()
+
+    def leads_outside(self, path: Path, agent: str) -> bool:
+        """A symlinked file in an agent's memory directory (the memory tools' one) whose
+        target lies outside it: not indexed, as the tools do not read it — what is indexed from
+        that directory is what the agent's tools can reach. Elsewhere a symlinked file is
+        followed (a notebook linked from a notes repository is the person's choice)."""
+        if not path.is_symlink():
+            return False
+        root = self.tools_root(agent)
+        if not path.is_relative_to(root):
+            return False
+        try:
+            return not path.resolve().is_relative_to(root.resolve())
+        except (OSError, RuntimeError):  # a loop: not indexable anyway
+            return True
 
     @staticmethod
     def _through_symlink(path: Path, root: Path) -> bool:
@@ -325,8 +344,8 @@ class Ingest:
 
     def _scan_files(self) -> dict[str, tuple[int, float, int]]:
         found = {}
-        for source, path, _agent in scan(self.sources, self.home):
-            if leads_outside(path, source, self.home):
+        for _source, path, agent in scan(self.sources, self.home):
+            if self.leads_outside(path, agent):
                 self._refuse_outside_link(str(path))
                 continue
             try:
@@ -435,19 +454,3 @@ class Ingest:
             ],
         }
 
-
-def leads_outside(path: Path, source: Source, home: Path) -> bool:
-    """Whether ``path`` is a symlinked file of a directory source (a glob with a wildcard)
-    whose target lies outside the source's directory. Such a file is not indexed, as the
-    memory tools do not read it: what is indexed is what lies in the watched directory. A
-    source that names one file (``~/.claude/CLAUDE.md``) follows its symlink: the user named
-    that file (often a link into a dotfiles repository)."""
-    if not path.is_symlink():
-        return False
-    if names_one_file(source, home):
-        return False
-    root = source.root(home)
-    try:
-        return not path.resolve().is_relative_to(root.resolve())
-    except (OSError, RuntimeError):  # a loop: not indexable anyway
-        return True

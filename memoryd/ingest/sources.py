@@ -300,11 +300,6 @@ def _segment_regex(segment: str) -> str:
     return "".join(out)
 
 
-def names_one_file(source: Source, home: Path) -> bool:
-    """Whether the source's glob has no wildcard or placeholder: it names one file."""
-    return not any(_has_wildcard(segment) for segment in source.expanded(home).split("/"))
-
-
 def _has_wildcard(segment: str) -> bool:
     return any(wildcard in segment for wildcard in _WILDCARDS)
 
