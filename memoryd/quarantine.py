@@ -10,9 +10,9 @@ hash so that it outlives a reindex).
 Flagged (case-insensitive), each with the reason shown:
 
 - ``ignore-previous``: "ignore / disregard / forget / override … previous / prior / above / all
-  … instructions / rules / prompt";
+  / your / system … instructions / prompt / directives / guardrails";
 - ``role-tag``: ``<system>``, ``</system>``, ``<|im_start|>``, ``[INST]``, ``<<SYS>>``,
-  ``<system-reminder>``, a line starting ``System:``, ``Assistant:``, ``Human:``;
+  ``<system-reminder>``, a line starting ``Assistant:`` or ``Human:``;
 - ``memoryd-marker``: memoryd's own block marker (``<!-- memoryd:``) and the block's own
   headings (``## Feedback (the user's words)``, ``## Other memory files …``);
 - ``tool-call``: tool-call markup (``<function_calls>``, ``<invoke …>``, ``<tool_use>``,
@@ -30,13 +30,13 @@ import re
 
 RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((name, re.compile(pattern, re.I | re.M)) for name, pattern in (
     ("ignore-previous",
-     r"\b(?:ignore|disregard|forget|override|bypass)\b[^.\n]{0,40}?"
-     r"\b(?:previous|prior|above|earlier|preceding|all|any|your|the)\b[^.\n]{0,30}?"
-     r"\b(?:instructions?|prompts?|rules|directions|guidelines|guardrails|directives)\b"),
+     r"\b(?:ignore|disregard|forget|override|bypass)\b[^.\n]{0,20}?"
+     r"\b(?:previous|prior|above|earlier|preceding|all|your|system)\b[^.\n]{0,20}?"
+     r"\b(?:instructions?|prompts?|directions|directives|guardrails)\b"),
     ("role-tag",
      r"<\s*/?\s*(?:system|assistant|human|developer|system[-_]reminder|im_start|im_end)\b[^>\n]{0,80}>"
      r"|<\|(?:im_start|im_end|system|user|assistant|endoftext)\|>|\[/?INST\]|<<\s*/?SYS\s*>>"
-     r"|^[ \t>*-]*(?:system|assistant|human)[ \t]*:"),
+     r"|^[ \t>*-]*(?:assistant|human)[ \t]*:"),
     ("memoryd-marker",
      r"<!--\s*memoryd:|^[ \t>]*#{1,6}[ \t]*(?:Feedback \(the user's words\)"
      r"|Other memory files \(read them when relevant\))"),

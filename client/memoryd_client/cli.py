@@ -474,6 +474,10 @@ def run(args: argparse.Namespace, client: Client) -> int:
         def show(r: dict[str, Any]) -> None:
             if r["stored"]:
                 print(f"stored {r['entry']['id']}")
+                if r["entry"].get("quarantined"):
+                    print("quarantined: it looks like an instruction to the model and is not "
+                          f"injected until a person runs `memory release {r['entry']['id']}`",
+                          file=sys.stderr)
                 for old in r.get("superseded") or []:
                     print(f"superseded {old['id']}: {old['text']}")
                 if r["entry"]["status"] == "superseded":

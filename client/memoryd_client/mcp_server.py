@@ -94,7 +94,8 @@ def build_server(agent: str, client: Client) -> Any:
         Returns whether it was stored; a duplicate returns the existing entry instead."""
         result = call(client.remember, agent, category, text, kind=kind, key=key, tags=tags)
         return {"stored": result["stored"], "id": result["entry"]["id"],
-                "duplicate": result.get("duplicate"), "text": result["entry"]["text"]}
+                "duplicate": result.get("duplicate"), "text": result["entry"]["text"],
+                "quarantined": result["entry"].get("quarantined", False)}
 
     @server.tool(annotations=writes)
     def memory_forget(entry_id: str, reason: str | None = None) -> str:

@@ -21,7 +21,6 @@ from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError
 from memoryd.params import Params
 from memoryd.project import repository_of
 from memoryd.quarantine import release_target
-from memoryd.redact import redact
 from memoryd.retrieval.age import age_note
 from memoryd.store.archive import TRANSCRIPT_PREFIX
 from memoryd.store.database import Store
@@ -299,8 +298,7 @@ class Entries:
         """The entry a remember request describes, validated, not yet stored."""
         agent = params.agent()
         text = params.text("text", required=True, max_len=MAX_TEXT_CHARS)
-        assert agent is not None and text is not None
-        text = redact(text)
+        assert agent is not None and text is not None  # redacted already (Engine.remember)
         key = params.key()
         kind = params.choice("kind", KINDS, default="fact" if key else "note")
         confidence = params.number("confidence", default=self.config.remember.manual_confidence,
@@ -378,8 +376,7 @@ class Entries:
             raise ForbiddenError(
                 f"supersede: entry {old['id']} is the user's feedback; only a person replaces it")
         text = params.text("text", required=True, max_len=MAX_TEXT_CHARS)
-        assert text is not None
-        text = redact(text)
+        assert text is not None  # redacted already (Engine.supersede)
         now = time.time()
         new = {
             **{k: old[k] for k in ("agent", "project", "kind", "category", "key", "tags", "session")},
