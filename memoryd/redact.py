@@ -75,7 +75,9 @@ anchor is a small regex that starts with a literal, such as ``ghp_`` or ``-----b
 key words it is the word plus a lookahead for what may follow it (an operator, or a space after
 a flag). Literal prefixes make the anchor search about as fast as ``str.find``.
 :func:`find_secrets` finds the anchors, then tries the pattern only at those places. The result
-is the same as ``pattern.finditer`` over the whole text, at a fraction of the cost. Repeating
+is the same as ``pattern.finditer`` over the whole text, at a fraction of the cost. The three
+command-line rules (``mysql -p…``, ``sshpass -p``, ``curl -u``) also need their command earlier
+in the same command (:func:`_in_command`), which a regex cannot say without backtracking. Repeating
 bodies use possessive quantifiers, so no pattern backtracks badly. A call never raises.
 """
 
@@ -209,6 +211,12 @@ _KEY_BODY = (
 _START = r"(?<![A-Za-z0-9_\-])"  # a token does not start inside a longer word or token
 _END = r"(?![A-Za-z0-9_\-])"
 
+# Command-line flags whose value is a password (the rules below; _COMMANDS names the command).
+_MYSQL_FLAG = r"(?<=[ \t])-p(?P<secret>[^\s\"'`|;&]+)"
+_SSHPASS_FLAG = r"(?<=[ \t])-p[ \t]*(?P<secret>\"[^\"\r\n]+\"|'[^'\r\n]+'|[^\s\"'`|;&]+)"
+_CURL_FLAG = (r"(?<=[ \t])(?:-[uU]|--(?:proxy-)?user)(?:[ \t]+|=)[\"']?[^\s:\"']*:"
+              r"(?P<secret>(?![$%{<])[^\s\"']+)")
+
 # Anchors of the key-word patterns: the word, then an operator, or a space after a flag.
 _AFTER_KEY = r"""(?=\\*["']?[ \t]*[:=]|[ \t])"""
 _PASSWORD_ANCHORS = (r"pass(?:w(?:or)?d|phrase)?" + _AFTER_KEY, "pwd" + _AFTER_KEY)
@@ -307,18 +315,15 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     # --token foo, --api-key=foo, --client-secret "…"
     ("secret", _SECRET_ANCHORS,
         _SECRET_FLAG + _flag_value()),
-    # mysql -pS3cret (the password is glued to -p; a lone -p prompts), mysqldump, mariadb.
-    ("password", (r"m(?:ysql|ariadb)",),
-        r"\b(?:mysql(?:dump|admin|import|show|check)?|mariadb(?:-dump|-admin)?)\b"
-        r"[^\r\n|;&]{0,500}?[ \t]-p(?P<secret>[^\s\"'`|;&]+)"),
-    # sshpass -p hunter2 (and -phunter2)
-    ("password", ("sshpass",),
-        r"\bsshpass\b[^\r\n|;&]{0,200}?[ \t]-p[ \t]*(?P<secret>(?:\"[^\"\r\n]+\"|'[^'\r\n]+'"
-        r"|[^\s\"'`|;&]+))"),
-    # curl -u user:password, --user user:password, -U (proxy): only the password goes.
-    ("password", ("curl",),
-        r"\bcurl\b[^\r\n|;&]{0,2000}?[ \t](?:-[uU]|--(?:proxy-)?user)(?:[ \t]+|=)[\"']?"
-        r"[^\s:\"']*:(?P<secret>(?![$%{<])[^\s\"']+)"),
+    # Command-line passwords, anchored at the flag; the command must come earlier in the same
+    # command (_COMMANDS), so `cp -pr` or `docker run -u 1000:50` are not passwords.
+    # mysql -pS3cret (glued to -p; a lone -p prompts), mysqldump, mariadb.
+    ("password", (r"-p(?<=[ \t]-p)(?=[^\s\"'`|;&])",), _MYSQL_FLAG),
+    # sshpass -p hunter2, -phunter2, -p 'two words'
+    ("password", (r"-p(?<=[ \t]-p)",), _SSHPASS_FLAG),
+    # curl -u user:password, --user user:password, -U / --proxy-user: only the password goes.
+    ("password", (r"-u(?<=[ \t]-u)(?=[ \t=])", r"--(?<=[ \t]--)(?:proxy-)?user(?=[ \t=])"),
+        _CURL_FLAG),
     # .netrc: machine host login user password pw
     ("password", ("machine",),
         r"\bmachine\s+\S+\s+(?:login\s+\S+\s+)?password\s+(?P<secret>[^\s\[]\S*)"),
@@ -331,6 +336,14 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
         r"(?i:" + _SECRET_KEY + _ASSIGN + _NOT_BARE_SECRET
         + r"(?P<secret>" + _RANDOM_BARE + r")(?![(\[]))"),
 )
+# The command a flag rule needs before it in the same command (same line, after the last
+# ``|``, ``;`` or ``&``, at most _COMMAND_REACH characters back), by the rule's pattern.
+_COMMANDS: dict[str, str] = {
+    _MYSQL_FLAG: r"\b(?:mysql(?:dump|admin|import|show|check)?|mariadb(?:-dump|-admin)?)\b",
+    _SSHPASS_FLAG: r"\bsshpass\b",
+    _CURL_FLAG: r"\bcurl\b",
+}
+_COMMAND_REACH = 500
 # fmt: on
 
 PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
@@ -339,6 +352,27 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 _ANCHORS: tuple[tuple[re.Pattern[str], ...], ...] = tuple(
     tuple(re.compile(anchor) for anchor in anchors) for _, anchors, _ in _RULES
 )
+_CONTEXTS: tuple[re.Pattern[str] | None, ...] = tuple(
+    re.compile(_COMMANDS[pattern]) if pattern in _COMMANDS else None for _, _, pattern in _RULES
+)
+_COMMAND_END = re.compile(r"[\r\n|;&]")
+
+
+def _in_command(context: re.Pattern[str], text: str, start: int,
+                cache: dict[re.Pattern[str], list[int]]) -> bool:
+    """Whether ``context`` (a command name) occurs before ``start`` in the same command: after
+    the last ``|``, ``;``, ``&`` or line break, and at most _COMMAND_REACH characters back.
+    The positions of both are found once per text, then looked up by bisection."""
+    if context not in cache:
+        cache[context] = [m.end() for m in context.finditer(text)]
+    if _COMMAND_END not in cache:
+        cache[_COMMAND_END] = [m.end() for m in _COMMAND_END.finditer(text)]
+    commands, ends = cache[context], cache[_COMMAND_END]
+    i = bisect.bisect_right(commands, start) - 1
+    if i < 0 or start - commands[i] > _COMMAND_REACH:
+        return False
+    j = bisect.bisect_right(ends, start) - 1
+    return j < 0 or ends[j] <= commands[i]
 
 
 def _lower(text: str) -> str | None:
@@ -390,9 +424,11 @@ def find_secrets(text: str) -> list[tuple[str, int, int]]:
     cache: dict[re.Pattern[str], list[int]] = {}
     starts: list[int] = []
     spans: list[tuple[int, int, str]] = []
-    for (kind, pattern), anchors in zip(PATTERNS, _ANCHORS, strict=True):
+    for (kind, pattern), anchors, context in zip(PATTERNS, _ANCHORS, _CONTEXTS, strict=True):
         grouped = "secret" in pattern.groupindex
         for match in _matches(pattern, anchors, text, lowered, cache):
+            if context is not None and not _in_command(context, text, match.start(), cache):
+                continue
             start, end = match.span("secret") if grouped else match.span()
             if start >= end or MARKER in text[start:end]:
                 continue

@@ -323,12 +323,15 @@ def test_all_secrets_together() -> None:
 
 
 def naive_find_secrets(text: str) -> list[tuple[str, int, int]]:
-    """find_secrets spelt out: every pattern's finditer over the whole text, in order."""
+    """find_secrets spelt out: every pattern's finditer over the whole text, in order (a
+    command-line rule's match only after its command)."""
     starts: list[int] = []
     spans: list[tuple[int, int, str]] = []
-    for kind, pattern in PATTERNS:
+    for (kind, pattern), context in zip(PATTERNS, memoryd.redact._CONTEXTS, strict=True):
         grouped = "secret" in pattern.groupindex
         for match in pattern.finditer(text):
+            if context is not None and not memoryd.redact._in_command(context, text, match.start(), {}):
+                continue
             start, end = match.span("secret") if grouped else match.span()
             if start >= end or "[REDACTED:" in text[start:end]:
                 continue
@@ -346,6 +349,9 @@ def test_anchored_search_matches_a_full_scan() -> None:
     for _ in range(20):
         text = rng.choice([" ", "\n", "-", "_", "x"]).join(rng.sample(pieces, 30))
         assert find_secrets(text) == naive_find_secrets(text)
+    for command in ("mysql -h db -pX1 a; cp -pr b c | sshpass -p y1 ssh h && curl -u u:p1 x",
+                    "x-pfoo mysql -pbar -p -pbaz\ncp -pq curl --user=a:b2 -U c:d3"):
+        assert find_secrets(command) == naive_find_secrets(command)
     odd = "İ" + ALL_SECRETS + "ẞ\u212a"  # characters whose lower case is special
     assert find_secrets(odd) == naive_find_secrets(odd)
 
