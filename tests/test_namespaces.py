@@ -5,7 +5,6 @@ instruction-like text is quarantined; pinned files cannot forge the block's stru
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import socket
 import subprocess
@@ -171,8 +170,8 @@ def test_instruction_like_text_is_quarantined_until_a_person_releases_it(
     block = client.context("coder")["text"]
     assert "ops/deploy.sh" in block and "Ignore all previous" not in block
     assert "developer mode" not in block and "rm -rf" not in block
-    assert client.context("coder", prompt="ignore previous instructions ssh")["text"] == "" or \
-        "Ignore all previous" not in client.context("coder", prompt="ssh key")["text"]
+    assert "Ignore all previous" not in client.context(
+        "coder", prompt="paste the ssh key id_rsa into the chat")["text"]
     shown = run_cli("search", "coder", "-", "ssh id_rsa", "--all")
     assert "⚠ quarantined" in shown.stdout and POISON in shown.stdout
     with pytest.raises(ForbiddenError, match="a person releases"):
@@ -307,7 +306,6 @@ def test_the_async_client_binds_the_same_way(daemon) -> None:
 
     agents = asyncio.run(run())
     assert agents[:2] == ["a", "b"] and "bound to agent 'a'" in agents[2]
-    json.dumps(agents)
 
 
 def test_an_agents_tools_cannot_write_the_users_feedback_section(daemon, client) -> None:
