@@ -303,6 +303,14 @@ def add_source(config: Config, data: dict[str, Any]) -> Source:
         layer["project_roots"] = list(dict.fromkeys([*layer.get("project_roots", []), root]))
         write_managed(config.sources_file, layer)
         return project_sources(Path(root))[0]
+    builtin = {s.name: s for s in default_sources()}.get(str(data.get("name")))
+    if builtin is not None and builtin.name in layer.get("disabled", []):
+        return _enable_builtin(config, layer, builtin, data)
+    if builtin is not None and builtin.name in config.watch.disabled:
+        raise ConfigError(f"built-in source {builtin.name!r} is disabled in "
+                          f"{config.config_file} (watch.disabled); enable it there")
+    if builtin is not None:
+        raise ConfigError(f"a source named {builtin.name!r} exists already (built-in, enabled)")
     source = validate_source(data)
     taken = {s.name for s in config.sources} | {s.name for s in default_sources()}
     if source.name in taken:
@@ -312,6 +320,22 @@ def add_source(config: Config, data: dict[str, Any]) -> Source:
          "agent": source.agent})
     write_managed(config.sources_file, layer)
     return source
+
+
+def _enable_builtin(config: Config, layer: dict[str, Any], builtin: Source,
+                    data: dict[str, Any]) -> Source:
+    """`memory sources add NAME` of a built-in that `memory sources remove` disabled: enabled
+    again, as built (a glob or kind that differs belongs to a source of another name)."""
+    given = {k: data[k] for k in ("path", "kind", "format", "agent") if data.get(k) is not None}
+    differs = sorted(k for k, v in given.items() if v != getattr(builtin, k))
+    if differs:
+        raise ConfigError(
+            f"{builtin.name!r} is a built-in source ({builtin.path}, {builtin.kind}, "
+            f"{builtin.format}); `memory sources add {builtin.name}` enables it again as it is; "
+            f"give a source with another {', '.join(differs)} another name")
+    layer["disabled"] = [n for n in layer["disabled"] if n != builtin.name]
+    write_managed(config.sources_file, layer)
+    return builtin
 
 
 def remove_source(config: Config, name: str) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
@@ -20,10 +21,12 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from memoryd.agents import rolled_up
 from memoryd.config import Config
 from memoryd.embed import Embedder, load_embedder
 from memoryd.errors import BadParamsError
 from memoryd.params import Params
+from memoryd.progress import Throughput
 from memoryd.redact import redact
 from memoryd.retrieval.search import Search
 from memoryd.store.archive import TranscriptArchive, restore_archives
@@ -40,6 +43,8 @@ BACKFILL_BATCH = 128
 QUERY_CACHE_SIZE = 512
 MAX_BATCH = 1000
 PIPELINE_SLICE = 256
+#: A backlog at least this big gets a log line when it has been embedded.
+LOGGED_BACKLOG = 1000
 
 
 class Engine:
@@ -62,6 +67,8 @@ class Engine:
         self.backfill_wanted = asyncio.Event()
         self.background: list[asyncio.Task[Any]] = []
         self.query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self.embedded = Throughput()  # backlog entries given a vector: the rate for an ETA
+        self.backlog_since: float | None = None  # when the backfill found work to do
 
     @property
     def entries(self) -> Entries:
@@ -224,11 +231,17 @@ class Engine:
         while True:
             await self.backfill_wanted.wait()
             self.backfill_wanted.clear()
+            stretch, began = self.embedded.done, time.monotonic()
+            self.backlog_since = time.time()
             while rows := await self.db(self._next_backfill):
                 vectors = await self.embed_entries([text for _, text in rows])
                 if vectors is None:
                     return
                 await self.db(self._store_backfill, [rowid for rowid, _ in rows], vectors)
+            self.backlog_since = None
+            if self.embedded.done - stretch >= LOGGED_BACKLOG:
+                log.info("Vector backlog embedded: %d entries in %.1f s.",
+                         self.embedded.done - stretch, time.monotonic() - began)
 
     def _next_backfill(self) -> list[tuple[int, str]]:
         """The next rows that need embedding; rows whose text has a cached vector get it here."""
@@ -254,6 +267,7 @@ class Engine:
             self.store.put_vectors(rowids, np.stack([v for v, _ in vectors]),
                                    [p for _, p in vectors])
         self.entries.index_vectors(rowids, vectors)
+        self.embedded.advance(len(rowids))
 
     # -- the write path and search ----------------------------------------------------
 
@@ -318,7 +332,7 @@ class Engine:
             "entries": self.store.count_entries(),
             "vectors": self.store.count_vectors(),
             "backlog": self.store.count_backlog() if model else None,
-            "agents": self.store.agents(),
+            **dict(zip(("agents", "subagents"), rolled_up(self.store.agents()))),
             "model": {"id": model.model_id, "sha256": model.sha256, "dim": model.dim} if model else None,
             "vector_index": {
                 "ready": index is not None,

@@ -360,19 +360,16 @@ _COMMAND_END = re.compile(r"[\r\n|;&]")
 
 def _in_command(context: re.Pattern[str], text: str, start: int,
                 cache: dict[re.Pattern[str], list[int]]) -> bool:
-    """Whether ``context`` (a command name) occurs before ``start`` in the same command: after
-    the last ``|``, ``;``, ``&`` or line break, and at most _COMMAND_REACH characters back.
-    The positions of both are found once per text, then looked up by bisection."""
+    """Whether ``context`` (a command name) occurs before ``start`` in the same command: at
+    most _COMMAND_REACH characters back, with no ``|``, ``;``, ``&`` or line break between.
+    The command's positions are found once per text, then looked up by bisection."""
     if context not in cache:
         cache[context] = [m.end() for m in context.finditer(text)]
-    if _COMMAND_END not in cache:
-        cache[_COMMAND_END] = [m.end() for m in _COMMAND_END.finditer(text)]
-    commands, ends = cache[context], cache[_COMMAND_END]
+    commands = cache[context]
     i = bisect.bisect_right(commands, start) - 1
     if i < 0 or start - commands[i] > _COMMAND_REACH:
         return False
-    j = bisect.bisect_right(ends, start) - 1
-    return j < 0 or ends[j] <= commands[i]
+    return _COMMAND_END.search(text, commands[i], start) is None
 
 
 def _lower(text: str) -> str | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import json
 import subprocess
 import sys
@@ -60,6 +62,12 @@ def test_unreachable_daemon_exits_3_and_says_how_to_start_it(memoryd_home) -> No
     result = run_cli("search", "a", "-", "anything")
     assert result.returncode == 3
     assert "memoryd serve" in result.stderr and str(memoryd_home) in result.stderr
+    import re
+    import shlex
+
+    named = re.search(r"`([^`]+) serve`", result.stderr).group(1)  # a command that works here
+    assert os.access(shlex.split(named)[0], os.X_OK), named
+    assert "systemctl" not in result.stderr  # no unit is installed
 
 
 def test_usage_errors_exit_2(daemon) -> None:

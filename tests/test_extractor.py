@@ -74,6 +74,10 @@ def test_corrections_become_lessons_and_noise_does_not(daemon, client, tmp_path)
     assert dry.returncode == 0
     assert "accepted" not in dry.stdout.replace("rejected", "") and "duplicate" in dry.stdout
     assert "negative-list" in dry.stdout
+    # every user message is in the report, the ones nothing came from too (M10)
+    assert dry.stdout.count("- message u") == len(CORRECTIONS)
+    assert "\"Let's fix the flaky checkout test.\"\n    → nothing to keep" in dry.stdout
+    assert "→ nothing to keep" in dry.stdout and "accepted (accepted)" not in dry.stdout
 
 
 def test_two_user_messages_yield_nothing(daemon, client, tmp_path) -> None:

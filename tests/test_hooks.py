@@ -145,7 +145,9 @@ def test_daemon_down_exits_quickly_and_the_event_is_replayed(memoryd_home, embed
     running = start_daemon(embedder)
     try:
         with Client(running.socket) as client:
-            wait_until(lambda: not (memoryd_home / "spool.msgpack").exists())
+            # the spool is renamed when its replay begins: wait for the replay to finish
+            wait_until(lambda: not (memoryd_home / "spool.msgpack").exists()
+                       and not (memoryd_home / "spool.msgpack.replaying").exists())
             session = client.session(SESSION)["session"]
             assert session["cwd"] == str(tmp_path) and session["closed"] is not None
     finally:

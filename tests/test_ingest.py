@@ -352,3 +352,24 @@ def test_config_errors_on_reload_keep_the_running_configuration(daemon, client, 
     with pytest.raises(ConfigError, match="watch.debounce_ms must be int"):
         client.reload()
     assert client.status()["ingest"]["sources"]
+
+
+def test_malformed_transcript_lines_are_counted_per_source(home: Path, daemon, client) -> None:
+    from conftest import run_cli
+
+    transcripts = home / ".claude/projects/-q"
+    transcripts.mkdir(parents=True)
+    write_lines(transcripts / "t.jsonl", [user("m1", "a first question about tea kettles")])
+    eventually(lambda: _one(client, "tea kettles"))
+    write_lines(transcripts / "t.jsonl", [
+        "{not json at all", "[1, 2]", user("m2", "a second question about copper pans")])
+    eventually(lambda: _one(client, "copper pans"))
+    [source] = [s for s in client.status()["ingest"]["sources"] if s["name"] == "claude-transcripts"]
+    assert source["skipped"] == {"invalid_json": 1, "not_object": 1}
+    assert source["last_error"] == "skipped lines: 1 invalid_json, 1 not_object"
+    write_lines(transcripts / "t.jsonl", ["{again not json", user("m3", "third: cast iron")])
+    eventually(lambda: _one(client, "cast iron"))
+    [source] = [s for s in client.status()["ingest"]["sources"] if s["name"] == "claude-transcripts"]
+    assert source["skipped"] == {"invalid_json": 2, "not_object": 1}  # counted once each
+    listing = run_cli("status", "--sources").stdout
+    assert "skipped: 2 invalid_json, 1 not_object" in listing

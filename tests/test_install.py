@@ -151,6 +151,7 @@ def test_codex_install_writes_hooks_json_and_uninstall_removes_the_file_it_creat
     assert removed.returncode == 0 and "and the file" in removed.stdout
     assert not (tmp_path / ".codex").exists()  # neither the file nor the directory install made
     assert not backups(memoryd_home)
+    assert not list((memoryd_home / "hook-backups").rglob("*"))  # no empty folders either (L11)
 
 
 def test_codex_uninstall_leaves_what_the_user_added(memoryd_home) -> None:

@@ -85,8 +85,8 @@ def test_mcp_session_lists_tools_and_round_trips(daemon) -> None:
                         "remembered": remembered}
 
     result = asyncio.run(session())
-    assert set(result["tools"]) == {"memory_list", "memory_read", "memory_write", "memory_replace",
-                                    "memory_insert", "memory_search", "memory_remember", "memory_forget"}
+    assert {"memory_list", "memory_read", "memory_write", "memory_replace", "memory_insert",
+            "memory_search", "memory_remember", "memory_forget"} <= set(result["tools"])
     assert all(len(t.description or "") > 60 for t in result["tools"].values())
     assert result["read"].content[0].text == "- likes green tea\n"
     assert result["twice"].is_error and "found 0 matches" in result["twice"].content[0].text

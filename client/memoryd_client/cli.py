@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 OK, FAILED, USAGE, UNREACHABLE = 0, 1, 2, 3
 COMMANDS = ("status", "sources", "reload", "hook", "file", "extract", "mcp", "context", "explain",
             "session", "sessions", "store", "search", "get", "forget", "supersede", "history",
-            "pass", "undo", "promote", "notebook", "purge", "release")
+            "pass", "undo", "promote", "notebook", "doctor", "purge", "release")
 
 
 def _common() -> argparse.ArgumentParser:
@@ -124,7 +124,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     extract.add_argument("--dry-run", action="store_true", help="report only, store nothing")
 
     mcp = add_command("mcp", help="run the MCP stdio server with the memory tools "
-                              "(needs memoryd-client[mcp])")
+                              "(needs the MCP SDK: pip install 'mcp==2.3.0')")
     mcp.add_argument("--agent", required=True, help="whose memory the tools read and write")
 
     context = add_command("context", parents=[common],
@@ -215,9 +215,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     from memoryd_client import pass_commands
 
     pass_commands.add_parsers(add_command, common)
-    from memoryd_client import trust_commands
+    if only in (None, "doctor"):  # a long module: not loaded for the other commands
+        from memoryd_client import doctor
 
-    trust_commands.add_parsers(add_command, common)
+        doctor.add_parsers(add_command, common)
+    if only in (None, "purge", "release"):
+        from memoryd_client import trust_commands
+
+        trust_commands.add_parsers(add_command, common)
     return parser
 
 
@@ -262,42 +267,9 @@ def _print_entry(entry: dict[str, Any]) -> None:
 
 
 def _print_status(status: dict[str, Any]) -> None:
-    model = status.get("model")
-    entries = status.get("entries", {})
-    print(f"memoryd {status['version']} (pid {status['pid']}, up {status['uptime_s']:.0f} s)")
-    print(f"socket: {status['socket']}")
-    print(f"state: {status['state_dir']}")
-    if status.get("degraded"):
-        print(f"degraded: {status['degraded']} ({status.get('degraded_reason')})")
-    elif status.get("model_loading"):
-        print("model: loading")
-    if model:
-        print(f"model: {model['id']} ({model['dim']} dims, sha256 {model['sha256'][:12]}…)")
-    print("entries: " + (", ".join(f"{n} {s}" for s, n in sorted(entries.items())) or "none"))
-    print(f"vectors: {status['vectors']}" + (f" (backlog {status['backlog']})" if status.get("backlog") else ""))
-    print(f"agents: {', '.join(status.get('agents') or []) or 'none'}")
-    ingest = status.get("ingest")
-    if ingest:
-        watched = sum(s["files"] for s in ingest["sources"])
-        present = sum(1 for s in ingest["sources"] if s["root_exists"])
-        problems = sum(1 for s in ingest["sources"] if s["last_error"])
-        print(f"sources: {present} of {len(ingest['sources'])} present, {watched} files, "
-              f"queue {ingest['queue']}" + (f", {problems} with problems" if problems else ""))
-    if status.get("rss_bytes"):
-        print(f"memory: {status['rss_bytes'] / 1e6:.0f} MB RSS")
-    upcoming = [p for p in status.get("passes") or [] if p["next"]]
-    if upcoming:
-        print("passes: " + ", ".join(
-            f"{p['pass']} next {time.strftime('%H:%M', time.localtime(p['next']))}"
-            + (f" (last {p['last_run']}: "
-               + (", ".join(f"{k} {v}" for k, v in sorted(p["last_counts"].items()))
-                  or "nothing to do") + ")" if p["last_run"] else "")
-            for p in upcoming) + (f"; running {status['pass_running']}"
-                                  if status.get("pass_running") else ""))
-    for contradiction in status.get("contradictions") or []:
-        texts = " / ".join(repr(t[:60]) for t in contradiction["texts"])
-        print(f"contradiction {contradiction['change']}: {texts} (a person decides: forget or "
-              "supersede one)")
+    from memoryd_client.status_view import print_status  # health line first, then details
+
+    print_status(status)
 
 
 def _print_sources(status: dict[str, Any]) -> None:
@@ -308,7 +280,8 @@ def _print_sources(status: dict[str, Any]) -> None:
         agent = source["agent"] or "{agent}"
         print(f"{source['name']}: {source['path']} [{source['kind']}, {source['format']}, "
               f"agent {agent}]{state}")
-        print(f"    files {source['files']}, entries +{source['entries_added']} "
+        indexed = f"{source['indexed']} entries indexed, " if "indexed" in source else ""
+        print(f"    files {source['files']}, {indexed}since start +{source['entries_added']} "
               f"-{source['entries_removed']}")
         if source["skipped"]:
             print("    skipped: " + ", ".join(f"{n} {r}" for r, n in sorted(source["skipped"].items())))
@@ -316,7 +289,19 @@ def _print_sources(status: dict[str, Any]) -> None:
             print(f"    last problem: {source['last_error_path']}: {source['last_error']}")
 
 
+def _edited(reply: dict[str, Any], how: str) -> str:
+    """What a forget or supersede of a file's entry did to the file."""
+    edited = reply.get("edited")
+    if not edited:
+        return ""
+    first, last = edited["lines"]
+    lines = f"line {first}" if first == last else f"lines {first}-{last}"
+    return f" ({how} {edited['file']}, {lines}; `memory undo {edited['run']}` takes it back)"
+
+
 def _print_sessions(result: dict[str, Any]) -> None:
+    if not result["sessions"]:
+        print("no sessions")
     for s in result["sessions"]:
         seen = _when(s["last_seen"]) if s.get("last_seen") else "-"
         print(f"{s['id']}  {s['agent']:<12} {seen}  {s['user_messages']:>4} msgs  "
@@ -358,7 +343,7 @@ def _print_hits(result: dict[str, Any], show_all: bool = True) -> None:
 def run(args: argparse.Namespace, client: Client) -> int:
     command = args.command
     if command == "status":
-        result = client.status()
+        result = client.status(sources=args.sources)
 
         def show_status(r: dict[str, Any]) -> None:
             _print_status(r)
@@ -375,8 +360,12 @@ def run(args: argparse.Namespace, client: Client) -> int:
                 fmt = args.format or ("markdown" if args.kind == "memory" else "generic")
                 result = client.sources("add", name=args.name, path=args.path, kind=args.kind,
                                         format=fmt, agent=args.agent)
+            elif args.name and not args.path:  # a built-in that `sources remove` disabled
+                result = client.sources("add", name=args.name, kind=args.kind,
+                                        format=args.format, agent=args.agent)
             else:
-                print("Error: give NAME PATH --kind KIND, or --project DIR", file=sys.stderr)
+                print("Error: give NAME PATH --kind KIND, NAME of a disabled built-in, or "
+                      "--project DIR", file=sys.stderr)
                 return USAGE
         elif args.sources_command == "remove":
             result = client.sources("remove", name=args.name)
@@ -511,11 +500,12 @@ def run(args: argparse.Namespace, client: Client) -> int:
         return OK
     if command == "forget":
         _emit(args, client.forget(args.id, agent=args.agent, reason=args.reason),
-              lambda e: print(f"forgotten {e['id']}"))
+              lambda e: print(f"forgotten {e['id']}" + _edited(e, "removed from")))
         return OK
     if command == "supersede":
         result = client.supersede(args.id, args.text, agent=args.agent)
-        _emit(args, result, lambda r: print(f"stored {r['entry']['id']}, superseding {r['superseded']['id']}"))
+        _emit(args, result, lambda r: print(f"stored {r['entry']['id']}, superseding "
+                                            f"{r['superseded']['id']}" + _edited(r, "in")))
         return OK
     if command == "history":
         if not args.id and not (args.agent and args.key):
@@ -535,6 +525,10 @@ def run(args: argparse.Namespace, client: Client) -> int:
         from memoryd_client import pass_commands
 
         return pass_commands.run(args, client, _emit)
+    if command == "doctor":  # runs its client-side checks with the daemon down too
+        from memoryd_client import doctor
+
+        return doctor.run(args, client, _emit)
     if command in ("purge", "release"):
         from memoryd_client import trust_commands
 

@@ -29,13 +29,12 @@ from memoryd_client.errors import (
     MemorydError,
     error_from_wire,
 )
-from memoryd_client.paths import socket_path
+from memoryd_client.paths import socket_origin, socket_path
 
 if TYPE_CHECKING:
     import asyncio
 
 DEFAULT_TIMEOUT_S = 30.0
-START_HINT = "start it with `memoryd serve`, or run it at login with `memoryd service install`"
 
 
 def _drop_none(params: dict[str, Any]) -> dict[str, Any]:
@@ -53,7 +52,10 @@ def _result(reply: dict[str, Any], request_id: int) -> Any:
 
 
 def _unreachable(path: Path, exc: OSError) -> DaemonUnreachableError:
-    return DaemonUnreachableError(f"memoryd is not running on {path} ({exc.strerror or exc}); {START_HINT}")
+    from memoryd_client.service_probe import start_hint  # names commands that work from here
+
+    return DaemonUnreachableError(f"memoryd is not running on {path} ({exc.strerror or exc}; "
+                                  f"{socket_origin(path)}); {start_hint()}")
 
 
 def write_agent(method: str, params: dict[str, Any] | None) -> str | None:
@@ -110,9 +112,10 @@ class _Methods:
         return self.call("purge", _drop_none({"agent": agent, "since": since, "match": match,
                                               "confirm": confirm}))
 
-    def status(self) -> Any:
-        """The daemon's state, including ingestion (queue, sources, errors)."""
-        return self.call("status", {})
+    def status(self, *, sources: bool = False) -> Any:
+        """The daemon's state, including ingestion (queue, sources, errors); ``sources`` adds
+        each source's entries in the index now (``indexed``)."""
+        return self.call("status", {"sources": True} if sources else {})
 
     def remember(
         self,

@@ -345,11 +345,25 @@ class SettingsFile:
                 os.rmdir(directory)
         _fsync_directory(os.path.dirname(self.real))
         note.unlink()
+        _prune_backup_dirs(note.parent)
         return True
 
     def forget_created(self) -> None:
         with contextlib.suppress(FileNotFoundError):
             self.created_note().unlink()
+        _prune_backup_dirs(self.created_note().parent)
+
+
+def _prune_backup_dirs(directory: Path) -> None:
+    """Remove the backup directories left empty, up to the backups' root (the backups of a
+    file install created and uninstall removed are nothing worth keeping a tree of folders)."""
+    root = state_dir() / BACKUP_DIR
+    while directory != root and root in directory.parents:
+        try:
+            directory.rmdir()
+        except OSError:  # not empty, or gone
+            return
+        directory = directory.parent
 
 
 def _read_text(path: str) -> str | None:

@@ -72,3 +72,18 @@ def socket_path() -> Path:
     if home is not None:
         return home / "memoryd.sock"
     return _platform_dir("runtime") / "memoryd.sock"
+
+
+def socket_origin(path: object) -> str:
+    """What chose this socket path, for "not running" messages: a daemon started with another
+    MEMORYD_HOME or MEMORYD_SOCKET than this shell's listens elsewhere."""
+    explicit = os.environ.get("MEMORYD_SOCKET")
+    home = home_text()
+    if explicit and str(path) == os.path.expanduser(explicit):
+        return "MEMORYD_SOCKET of this shell"
+    if home is not None and not explicit and str(path) == os.path.join(home, "memoryd.sock"):
+        return f"MEMORYD_HOME={home} of this shell"
+    if not explicit and home is None and str(path) == str(socket_path()):
+        return ("the default socket: neither MEMORYD_HOME nor MEMORYD_SOCKET is set in this "
+                "shell, so a daemon started with one of them is not found here")
+    return "the socket given"

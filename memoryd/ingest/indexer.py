@@ -223,6 +223,8 @@ class Indexer:
                 changes.added += 1
             for leftovers in existing.values():
                 for entry in leftovers:
+                    if entry["status"] in ("forgotten", "superseded"):
+                        continue  # history: `memory forget`/`supersede` took it out of the file
                     self._remove_entry(entry, "removed from file")
                     changes.removed += 1
             self._save_file(
@@ -282,6 +284,24 @@ class Indexer:
                     self._remove_entry(entry, "file deleted")
                     changes.removed += 1
             self.store.db.execute("DELETE FROM files WHERE path=?", (path,))
+        return changes
+
+    def drop_source(self, name: str) -> Changes:
+        """A source was removed (or a built-in disabled): its files' entries leave the index,
+        journaled; the files are not touched. Added again, the source is indexed anew (and a
+        forget or supersede of its entries applies again, kept by their text or chunk id)."""
+        changes = Changes()
+        with self.store.db:
+            paths = [p for (p,) in self.store.db.execute(
+                "SELECT path FROM files WHERE source=?", (name,))]
+            for path in paths:
+                for entry in self._entries_of(path):
+                    self._remove_entry(entry, f"source {name} removed")
+                    changes.removed += 1
+                self.store.db.execute("DELETE FROM files WHERE path=?", (path,))
+        if paths:
+            log.info("Source %s removed: %d files, %d entries left the index.", name,
+                     len(paths), changes.removed)
         return changes
 
     # -- transcripts ------------------------------------------------------------------

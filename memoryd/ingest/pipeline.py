@@ -40,6 +40,7 @@ from memoryd.ingest.sources import (
 )
 from memoryd.ingest.tail import TailPosition, TailRead, read_appended
 from memoryd.ingest.transcript import Chunk, TranscriptParser, Turn, chunk_exchanges, make_parser
+from memoryd.progress import InitialIndexing
 
 log = logging.getLogger(__name__)
 #: How long the database thread applies parsed files before it lets other work in.
@@ -49,6 +50,9 @@ CATCH_UP_S = 1.0
 T = TypeVar("T")
 
 BATCH_PATHS = 64
+#: Parser skip reasons that mean a malformed line (the others are lines memoryd never indexes:
+#: tool calls, harness records, …); these are counted per source for `memory status --sources`.
+MALFORMED = ("too_long", "invalid_json", "not_object", "bad_field", "internal_error")
 
 
 @dataclass
@@ -73,6 +77,7 @@ class TranscriptState:
     parser: TranscriptParser
     open_turns: list[Turn] = field(default_factory=list)
     users_reported: int = 0
+    skips_reported: dict[str, int] = field(default_factory=dict)
 
 
 def configured_sources(config: Config) -> tuple[list[Source], dict[str, str]]:
@@ -109,6 +114,8 @@ class Ingest:
         self.tasks: list[asyncio.Task[Any]] = []
         self.restart_watch = asyncio.Event()
         self.watch_stop = asyncio.Event()
+        self.initial = InitialIndexing()
+        self.initial_scanned = False
 
     async def off_loop(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self.thread, fn, *args)
@@ -138,7 +145,9 @@ class Ingest:
     # -- queue ------------------------------------------------------------------------
 
     def enqueue(self, paths: list[str]) -> None:
-        for path in paths:
+        new = [path for path in paths if path not in self.pending]
+        self.initial.queued(new)
+        for path in new:
             self.pending[path] = None
         if paths:
             self.wakeup.set()
@@ -151,11 +160,24 @@ class Ingest:
                 batch = list(self.pending)[:BATCH_PATHS]
                 for path in batch:
                     del self.pending[path]
+                added = self._entries_added()
                 try:
                     await self.process(batch)
                 except Exception:
                     log.exception("Ingesting a batch failed; continuing.")
+                self.initial.processed(len(batch), self._entries_added() - added)
                 self.on_indexed()
+            self._initial_done()
+
+    def _entries_added(self) -> int:
+        return sum(stats.entries_added for stats in self.stats.values())
+
+    def _initial_done(self) -> None:
+        """Log once when the files of the first scan are indexed."""
+        if self.initial_scanned and self.initial.active and not self.pending:
+            took = self.initial.finish()
+            log.info("Initial indexing finished: %d files, %d entries in %.1f s.",
+                     self.initial.total, self.initial.entries, took)
 
     def match(self, path: str) -> tuple[Source, str] | None:
         candidate = Path(path)
@@ -296,6 +318,16 @@ class Ingest:
             stats = self.stats[facts.source]
             for reason, count in read.skipped.items():
                 stats.skip(reason, count)
+            malformed = dict(read.skipped)
+            for reason in MALFORMED:  # the parser counts per file since it started reading it
+                count = parser.skipped.get(reason, 0) - state.skips_reported.get(reason, 0)
+                if count > 0:
+                    stats.skip(reason, count)
+                    malformed[reason] = malformed.get(reason, 0) + count
+                    state.skips_reported[reason] = parser.skipped[reason]
+            if malformed:
+                stats.error(facts.path, "skipped lines: " + ", ".join(
+                    f"{n} {reason}" for reason, n in sorted(malformed.items())))
             self._account(facts, change, None)
             position = read.position
             if not read.more:
@@ -308,6 +340,7 @@ class Ingest:
             state.parser = make_parser(state.parser.harness)
             state.open_turns = []
             state.users_reported = 0
+            state.skips_reported = {}
         turns: list[Turn] = []
         for line in read.lines:
             turns.extend(state.parser.feed(line))
@@ -360,8 +393,11 @@ class Ingest:
             self.restart_watch.clear()
             self.roots = watch_roots(self.sources, self.home)
             identity = self._identity(self.roots)
+            self.initial.begin()
             queued = await self.full_scan()
             log.info("Watching %d roots; %d files queued for indexing.", len(self.roots), queued)
+            self.initial_scanned = True
+            self._initial_done()
             stop = self.watch_stop = asyncio.Event()
             checker = asyncio.create_task(self._check_roots(stop, identity))
             catch_up = asyncio.create_task(self._catch_up(stop))
@@ -445,6 +481,7 @@ class Ingest:
         return {
             "queue": len(self.pending),
             "scanning": self.scanning,
+            "initial": self.initial.snapshot(),
             "roots": [str(r) for r in self.roots],
             "sources": [
                 {"name": s.name, "path": s.path, "kind": s.kind, "format": s.format,

@@ -96,15 +96,8 @@ def _better(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 
 def _groups(ctx: PassContext) -> list[tuple[str, str | None]]:
-    sql = ("SELECT DISTINCT agent, project FROM entries WHERE status='active' "
-           "AND category IS NOT 'session'")
-    params: list[Any] = []
-    if ctx.agent:
-        sql += " AND agent=?"
-        params.append(ctx.agent)
-    if ctx.project:
-        sql += " AND project=?"
-        params.append(ctx.project)
+    sql, params = ctx.scoped("SELECT DISTINCT agent, project FROM entries WHERE status='active' "
+                             "AND category IS NOT 'session'")
     return [(agent, project) for agent, project in ctx.store.db.execute(sql, params)]
 
 

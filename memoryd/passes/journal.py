@@ -41,7 +41,8 @@ ENTRY_FIELDS = ("status", "superseded_by", "confidence", "occurrences", "stale",
                 "line_start", "line_end", "kind")
 LEDGERED = LEDGER_FIELDS
 #: Fields of the entries that move with a file change.
-MOVED_FIELDS = ("source", "line_start", "line_end", "text", "hash", "created")
+MOVED_FIELDS = ("source", "line_start", "line_end", "text", "hash", "created", "status",
+                "superseded_by")
 
 
 def run_name(run: int) -> str:
@@ -278,12 +279,16 @@ class Journal:
         for uid, fields in moves.items():
             fields = {k: v for k, v in fields.items() if k in MOVED_FIELDS}
             row = self.store.db.execute(
-                f"SELECT {', '.join(fields)} FROM entries WHERE uid=?", (uid,)).fetchone() \
+                f"SELECT id, {', '.join(fields)} FROM entries WHERE uid=?", (uid,)).fetchone() \
                 if fields else None
             if row is None:
                 continue
             self.store.update_entry(uid, **fields, updated=now)
-            self.store.journal(uid, "pass move", "memoryd", dict(zip(fields, row)), fields, now)
+            action = "pass move"
+            if "status" in fields:  # a forget or supersede that edited the file, or its undo
+                self.entries.set_index_status(row[0], fields["status"])
+                action = fields["status"]
+            self.store.journal(uid, action, "memoryd", dict(zip(fields, row[1:])), fields, now)
 
     def _state(self, change: int, state: str) -> None:
         self.store.db.execute("UPDATE changes SET state=? WHERE id=?", (state, change))

@@ -220,12 +220,8 @@ def archive_text(existing: str | None, notebook_name: str, run: str,
 
 def notebooks(ctx: PassContext) -> list[dict[str, Any]]:
     """The notebook files in the pass's scope: path, agent, source."""
-    sql = ("SELECT path, agent, source FROM files WHERE kind='memory' AND pinned=0 "
-           "AND error IS NULL")
-    params: list[Any] = []
-    if ctx.agent:
-        sql += " AND agent=?"
-        params.append(ctx.agent)
+    sql, params = ctx.scoped("SELECT path, agent, source FROM files WHERE kind='memory' "
+                             "AND pinned=0 AND error IS NULL", project=False)
     found = []
     for path, agent, source in ctx.store.db.execute(sql + " ORDER BY path", params):
         if f"/{ARCHIVE_DIR}/" in path or is_pinned(path):

@@ -122,16 +122,10 @@ COLUMNS = ("id", "uid", "agent", "project", "text", "source", "session", "create
 
 
 def _lessons(ctx: PassContext) -> list[dict[str, Any]]:
-    sql = (f"SELECT {', '.join(COLUMNS)} FROM entries WHERE kind='lesson' AND status='active' "
-           f"AND NOT quarantined "  # a planted instruction never becomes a rule
-           f"AND category IS NOT 'session' AND coalesce(source, '') NOT LIKE '%/{ARCHIVE_DIR}/%'")
-    params: list[Any] = []
-    if ctx.agent:
-        sql += " AND agent=?"
-        params.append(ctx.agent)
-    if ctx.project:
-        sql += " AND project=?"
-        params.append(ctx.project)
+    sql, params = ctx.scoped(
+        f"SELECT {', '.join(COLUMNS)} FROM entries WHERE kind='lesson' AND status='active' "
+        f"AND NOT quarantined "  # a planted instruction never becomes a rule
+        f"AND category IS NOT 'session' AND coalesce(source, '') NOT LIKE '%/{ARCHIVE_DIR}/%'")
     return [dict(zip(COLUMNS, row)) for row in ctx.store.db.execute(sql, params)]
 
 

@@ -86,6 +86,17 @@ class PassContext:
     def dry_run(self) -> bool:
         return self.run.dry_run
 
+    def scoped(self, sql: str, *, project: bool = True) -> tuple[str, list[Any]]:
+        """``sql`` (a SELECT with a WHERE clause) narrowed to the pass's agent and project."""
+        params: list[Any] = []
+        if self.agent:
+            sql += " AND agent=?"
+            params.append(self.agent)
+        if project and self.project:
+            sql += " AND project=?"
+            params.append(self.project)
+        return sql, params
+
     def count(self, key: str, n: int = 1) -> None:
         self.run.counts[key] = self.run.counts.get(key, 0) + n
 
@@ -161,6 +172,9 @@ class Passes:
         self._journal: Journal | None = None
         self.lock = asyncio.Lock()
         self.current: str | None = None
+        #: told the files a run wrote, to index them now: the watcher does not see a write
+        #: through a symlink into a directory it does not watch (set by the daemon)
+        self.on_written: Callable[[list[str]], None] | None = None
         self.started = time.time()
 
     @property
@@ -204,6 +218,8 @@ class Passes:
                     log.exception("Pass %s (%s) failed.", name, run_name(run.run))
                     await self.engine.db(self.journal.finish, run, "failed", repr(exc))
                     return self._summary(run)
+                if ctx.touched and self.on_written is not None:
+                    self.on_written([str(path) for path in ctx.touched])
                 if ctx.touched:
                     problem = await asyncio.to_thread(
                         commit, ctx.touched, f"memoryd: {name} run {run_name(run.run)} "

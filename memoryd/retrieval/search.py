@@ -29,6 +29,7 @@ from typing import Any
 import apsw
 import numpy as np
 
+from memoryd.agents import with_subagents
 from memoryd.config import Config
 from memoryd.errors import BadParamsError
 from memoryd.params import Params
@@ -130,6 +131,8 @@ class Search:
         elif agents is not None:
             for name in agents:
                 Params(params.method, {"agent": name}).agent()
+            # a harness agent's subagents (claude-code.<agentId>) roll up under it
+            agents = with_subagents(agents, self.store.known_agents())
         category = params.text("category", max_len=200)
         categories = [category.strip()] if category not in (None, "", "-") else None
         kinds = params.strings("kind")

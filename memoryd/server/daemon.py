@@ -44,8 +44,10 @@ from memoryd.errors import (
 from memoryd.ingest.indexer import Indexer
 from memoryd.ingest.pipeline import Ingest
 from memoryd.params import Params
+from memoryd.passes.entry_files import FileEntryEdits
 from memoryd.passes.runner import Passes
 from memoryd.server.binding import Caller, bind, enforce
+from memoryd.server.health import Health
 from memoryd.server.memory_files import MemoryFiles
 from memoryd.server.notify import monotonic_usec, ping_watchdog, sd_notify, watchdog_interval_s
 from memoryd.server.pass_methods import PassMethods
@@ -105,6 +107,8 @@ class Daemon:
             "file_replace": self.m_file,
             "file_insert": self.m_file,
         }
+        self.health = Health(self)
+        self.methods.update(self.health.methods())
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -163,10 +167,13 @@ class Daemon:
             log.info("Settled %d changes of a pass that was stopped mid-run.", settled)
         self.methods.update(PassMethods(self.passes).methods())
         self.methods.update(TrustMethods(engine).methods())
+        edits = FileEntryEdits(self.passes)  # a file entry's forget/supersede edits its file
+        self.methods.update({"forget": edits.forget, "supersede": edits.supersede})
         self.server = await asyncio.start_unix_server(self.handle, sock=listener)
         self.ingest = Ingest(self.config, Indexer(engine.store, engine.entries),
                              engine.db, engine.backfill_wanted.set)
         self.ingest.start()
+        self.passes.on_written = self.ingest.enqueue
         engine.spawn(self.sessions.replay_spool())
         engine.spawn(self.passes.scheduler())
         log.info("memoryd %s serving on %s (pid %d).", __version__, self.config.socket_path, os.getpid())
@@ -198,6 +205,9 @@ class Daemon:
         await self.should_exit.wait()
 
     async def shutdown(self) -> None:
+        if self.lock_fd is None:  # refused at startup (another daemon serves): nothing ran
+            await self.engine.close()
+            return
         sd_notify("STOPPING=1")
         log.info("Shutting down: finishing %d in-flight requests.", self.requests_in_flight)
         if self.server is not None:
@@ -322,7 +332,7 @@ class Daemon:
             rss = int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
         except OSError:
             pass
-        return {
+        status = {
             "version": __version__,
             "pid": os.getpid(),
             "uptime_s": round(time.time() - self.started, 1),
@@ -335,7 +345,13 @@ class Daemon:
             **status,
             **(await self.passes.status() if self.passes is not None else {}),
             "ingest": self.ingest.status() if self.ingest is not None else None,
+            **(await self.health.status_fields()),
         }
+        if params.flag("sources") and status["ingest"] is not None:  # memory status --sources
+            indexed = await engine.db(engine.store.count_indexed_by_source)
+            for source in status["ingest"]["sources"]:
+                source["indexed"] = indexed.get(source["name"], 0)
+        return status
 
     async def m_remember(self, params: Params) -> dict[str, Any]:
         return await self.engine.remember(params)
@@ -379,10 +395,13 @@ class Daemon:
             await self.m_reload(params)
         elif action == "remove":
             name = params.text("name", required=True, max_len=4096)
-            assert name is not None
+            assert name is not None and self.ingest is not None
+            before = {s.name for s in self.ingest.sources}
             done = remove_source(self.config, name)
             log.info("Sources: %s.", done)
             await self.m_reload(params)
+            for gone in sorted(before - {s.name for s in self.ingest.sources}):
+                await self.engine.db(self.ingest.indexer.drop_source, gone)
         assert self.ingest is not None
         return {**self.ingest.status(), "sources_file": str(self.config.sources_file)}
 

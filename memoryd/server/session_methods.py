@@ -196,21 +196,6 @@ class SessionMethods:
         agent = params.agent(required=False)
         project = params.text("project", max_len=4096)
         limit = params.integer("limit", default=50, low=1, high=10_000)
-        store = self.engine.store
-
-        def query() -> list[dict[str, Any]]:
-            where, args = [], []
-            if agent:
-                where.append("agent=?")
-                args.append(agent)
-            if project:
-                where.append("project=?")
-                args.append(project)
-            sql = "SELECT * FROM sessions" + (" WHERE " + " AND ".join(where) if where else "")
-            cursor = store.db.execute(sql + " ORDER BY last_seen DESC LIMIT ?", [*args, limit])
-            names = [d[0] for d in cursor.getdescription()]
-            return [dict(zip(names, row)) for row in cursor]
-
-        return {"sessions": await self.engine.db(query)}
+        return {"sessions": await self.engine.db(self.registry.sessions, agent, project, limit)}
 
 

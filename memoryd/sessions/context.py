@@ -5,7 +5,8 @@ are dropped first):
 
 1. pinned files (``CONTEXT.md``, files under ``system/``) in full;
 2. feedback, in the user's own words;
-3. lessons, as rules ("Don't …", "Always …"; a bare statement gets "Do:") with their category;
+3. lessons, as rules ("Don't …", "Always …"; a bare statement gets "Do:" or "Don't:" by its
+   polarity, none without one) with their category;
 4. facts: keyed facts of the project and the top ``pref.``/``project.``/``tool.``/``user.`` ones;
 5. notes written through the API or extracted, newest and most confirmed first;
 6. a listing of the agent's other memory files with their frontmatter descriptions (not those
@@ -146,8 +147,9 @@ def render(entry: dict[str, Any]) -> str:
     with its key."""
     text = one_line(entry["text"])
     if entry["kind"] == "lesson":
-        if not _RULE_START.match(text):
-            text = f"{'Don' + chr(39) + 't' if entry.get('polarity') == 'negative' else 'Do'}: {text}"
+        prefix = {"negative": "Don't", "positive": "Do"}.get(entry.get("polarity") or "")
+        if prefix and not _RULE_START.match(text):  # without a polarity: as written
+            text = f"{prefix}: {text}"
         return text + (f" [{entry['category']}]" if entry.get("category") else "")
     if entry["kind"] == "fact" and entry.get("key"):
         return f"{entry['key']}: {text}"

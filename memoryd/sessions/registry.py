@@ -49,6 +49,23 @@ class Registry:
         row = cursor.fetchone()
         return dict(zip([d[0] for d in cursor.getdescription()], row)) if row else None
 
+    def sessions(self, agent: str | None, project: str | None, limit: int) -> list[dict[str, Any]]:
+        """The newest sessions first, filtered by agent and project; [] when none match."""
+        where, args = [], []
+        if agent:
+            where.append("agent=?")
+            args.append(agent)
+        if project:
+            where.append("project=?")
+            args.append(project)
+        # the column names from the schema: an apsw cursor with no row has no description
+        names = [row[1] for row in self.store.db.execute("PRAGMA table_info(sessions)")]
+        rows = self.store.db.execute(
+            f"SELECT {', '.join(names)} FROM sessions"
+            + (" WHERE " + " AND ".join(where) if where else "")
+            + " ORDER BY last_seen DESC LIMIT ?", [*args, limit]).fetchall()
+        return [dict(zip(names, row)) for row in rows]
+
     def log_injection(self, session: str | None, agent: str, event: str, block: Block,
                       budget: int) -> None:
         with self.store.db:

@@ -325,6 +325,7 @@ class Store:
         _apply_bestpractice()
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
+        self._agents: set[str] | None = None
         try:
             self.db = apsw.Connection(str(path))
             self.db.enable_load_extension(True)
@@ -358,7 +359,10 @@ class Store:
                 if number + 1 == QUARANTINE_VERSION:
                     self._flag_quarantine()
                 self.db.execute(f"PRAGMA user_version={number + 1}")
-            log.info("Database migrated to schema version %d.", number + 1)
+        if version == 0:
+            log.info("Database created at schema version %d.", len(MIGRATIONS))
+        elif version < len(MIGRATIONS):
+            log.info("Database migrated from schema version %d to %d.", version, len(MIGRATIONS))
 
     def _flag_quarantine(self) -> None:
         flagged = [(rowid,) for rowid, text in self.db.execute("SELECT id, text FROM entries")
@@ -425,6 +429,8 @@ class Store:
         self.db.execute(
             f"INSERT INTO entries({', '.join(ENTRY_COLUMNS)}) VALUES ({placeholders})", values
         )
+        if self._agents is not None:
+            self._agents.add(entry["agent"])
         return self.db.last_insert_rowid()
 
     def entry_by_uid(self, uid: str) -> dict[str, Any] | None:
@@ -468,6 +474,8 @@ class Store:
     def update_entry(self, uid: str, **changes: Any) -> None:
         if "tags" in changes:
             changes["tags"] = encode_tags(changes["tags"])
+        if "agent" in changes and self._agents is not None:
+            self._agents.add(changes["agent"])
         assignments = ", ".join(f"{column}=?" for column in changes)
         self.db.execute(f"UPDATE entries SET {assignments} WHERE uid=?", [*changes.values(), uid])
 
@@ -486,6 +494,20 @@ class Store:
 
     def agents(self) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT DISTINCT agent FROM entries ORDER BY agent")]
+
+    def count_indexed_by_source(self) -> dict[str, int]:
+        """Active entries from watched files, per source name (what is in the index now, not
+        what was added since the daemon started)."""
+        rows = self.db.execute("SELECT f.source, count(*) FROM files f JOIN entries e "
+                               "ON e.source = f.path WHERE e.status = 'active' GROUP BY f.source")
+        return {source: n for source, n in rows}
+
+    def known_agents(self) -> set[str]:
+        """Every agent that has (or had, since the daemon started) an entry; read once, then
+        kept up to date by the writes (a search expands subagent namespaces from it)."""
+        if self._agents is None:
+            self._agents = set(self.agents())
+        return self._agents
 
     # -- marks ------------------------------------------------------------------------
 
@@ -734,3 +756,33 @@ class Store:
             rows = self.db.execute(sql + f" WHERE id IN ({', '.join('?' for _ in rowids)})",
                                    [int(r) for r in rowids])
         return {row[0]: tuple(row[1:]) for row in rows}
+
+
+# -- a reader of its own (memory doctor's whole-store checks, off the database thread) --------
+
+
+def open_reader(path: Path) -> apsw.Connection:
+    """A read-only connection beside the daemon's (WAL: it sees the last committed state and
+    blocks no writer), so that a check reading everything does not hold up searches and hooks."""
+    _apply_bestpractice()
+    db = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    db.enable_load_extension(True)
+    db.load_extension(sqlite_vec.loadable_path())
+    db.enable_load_extension(False)
+    return db
+
+
+def quick_check(db: apsw.Connection) -> tuple[list[str], int]:
+    """``PRAGMA quick_check``'s rows (["ok"] when sound) and the schema version."""
+    rows = [str(r[0]) for r in db.execute("PRAGMA quick_check")]
+    return rows, db.execute("PRAGMA user_version").fetchone()[0]
+
+
+def entry_uids(db: apsw.Connection, agent: str) -> set[str]:
+    return {r[0] for r in db.execute("SELECT uid FROM entries WHERE agent=?", (agent,))}
+
+
+def ledger_offset(db: apsw.Connection, agent: str) -> int:
+    """How far into ``ledger/<agent>.jsonl`` the index has applied (Entries.replay_ledgers)."""
+    row = db.execute("SELECT value FROM meta WHERE key=?", (f"ledger:{agent}",)).fetchone()
+    return int(row[0]) if row else 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
+import secrets
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -55,8 +55,10 @@ def mark_target(uid: str, hash_: str | None, via: str | None) -> str:
 
 
 def new_uid() -> str:
-    """Time-ordered, unique, short enough to type a prefix of."""
-    return f"{int(time.time() * 1000):011x}{uuid.uuid4().hex[:8]}"
+    """19 random hex digits: random from the first one, so a prefix of 6 is unique in
+    practice (ids once began with the time, so all of a minute's shared 7 characters; those
+    stay valid). Never starts with "t", the transcript chunks' prefix."""
+    return secrets.token_hex(10)[:19]
 
 
 class Entries:
@@ -153,13 +155,15 @@ class Entries:
         if entry is not None:
             return entry
         if len(entry_id) >= 4:
-            matches = self.store.uids_with_prefix(entry_id)
+            matches = self.store.uids_with_prefix(entry_id, limit=4)
             if len(matches) == 1:
                 found = self.store.entry_by_uid(matches[0])
                 assert found is not None
                 return found
             if len(matches) > 1:
-                raise BadParamsError(f"id prefix {entry_id!r} is ambiguous; give more characters")
+                listed = ", ".join(matches[:3]) + (", …" if len(matches) > 3 else "")
+                raise BadParamsError(f"id prefix {entry_id!r} is ambiguous ({listed}); give "
+                                     "more characters")
         raise NotFoundError(f"no entry with id {entry_id!r}")
 
     def write_ledger(self, agent: str, records: list[dict[str, Any]]) -> None:
@@ -300,7 +304,14 @@ class Entries:
         text = params.text("text", required=True, max_len=MAX_TEXT_CHARS)
         assert agent is not None and text is not None  # redacted already (Engine.remember)
         key = params.key()
-        kind = params.choice("kind", KINDS, default="fact" if key else "note")
+        polarity = params.choice("polarity", ("negative", "positive"))
+        # a polarity says what a lesson is about (do / don't): it makes a lesson of an entry
+        # without a kind, and is refused on any other kind rather than silently dropped
+        kind = params.choice("kind", KINDS,
+                             default="lesson" if polarity else "fact" if key else "note")
+        if polarity and kind != "lesson":
+            raise BadParamsError(f"{params.method}: polarity is for lessons (kind lesson); "
+                                 f"got kind {kind!r}")
         confidence = params.number("confidence", default=self.config.remember.manual_confidence,
                                    low=0.0, high=1.0)
         project = params.text("project", max_len=4096)
@@ -336,7 +347,7 @@ class Entries:
             "line_end": None,
             "message_id": params.text("message_id", max_len=200),
             "superseded_by": None,
-            "polarity": params.choice("polarity", ("negative", "positive")),
+            "polarity": polarity,
         }
 
     def get(self, params: Params) -> dict[str, Any]:
@@ -346,6 +357,10 @@ class Entries:
         assert entry_id is not None
         entry = self.resolve(entry_id)
         return {**entry, "age_note": age_note(entry["created"], time.time())}
+
+    def owned(self, params: Params) -> tuple[dict[str, Any], str]:
+        """The entry a forget or supersede names, and who asks (refused for another agent)."""
+        return self._owned(params)
 
     def _owned(self, params: Params) -> tuple[dict[str, Any], str]:
         entry_id = params.text("id", required=True, max_len=200)
@@ -370,11 +385,41 @@ class Entries:
             self.write_ledger(entry["agent"], [self._status_record(entry, "forgotten", actor, reason)])
             return self._set_status(entry, "forgotten", actor)
 
-    def supersede(self, params: Params, vectors: Vectors | None) -> dict[str, Any]:
-        old, actor = self._owned(params)
+    def head_of(self, entry: dict[str, Any]) -> dict[str, Any]:
+        """The newest version of an entry: its ``superseded_by`` links followed to the end."""
+        seen = {entry["id"]}
+        while entry.get("superseded_by"):
+            successor = self.store.entry_by_uid(entry["superseded_by"])
+            if successor is None or successor["id"] in seen:
+                break
+            seen.add(successor["id"])
+            entry = successor
+        return entry
+
+    @staticmethod
+    def check_feedback_kept(old: dict[str, Any], params: Params) -> None:
+        """The user's feedback is replaced by a person only (memoryd.server.binding)."""
         if old["kind"] == "feedback" and params.caller is not None and not params.caller.human:
             raise ForbiddenError(
                 f"supersede: entry {old['id']} is the user's feedback; only a person replaces it")
+
+    def check_supersedable(self, old: dict[str, Any]) -> None:
+        """A version chain has one head: superseding an old version would fork it (two
+        active successors, and the first one lost from the history)."""
+        if old["status"] == "superseded":
+            head = self.head_of(old)
+            current = (f"its current version is {head['id']} ({head['status']}): supersede "
+                       f"that one" if head["id"] != old["id"] else "its successor is gone")
+            raise BadParamsError(
+                f"entry {old['id']} was already superseded by {old['superseded_by']}; {current}")
+        if old["status"] == "forgotten":
+            raise BadParamsError(f"entry {old['id']} is forgotten; store the new text as a new "
+                                 "entry instead (memory store)")
+
+    def supersede(self, params: Params, vectors: Vectors | None) -> dict[str, Any]:
+        old, actor = self._owned(params)
+        self.check_feedback_kept(old, params)
+        self.check_supersedable(old)
         text = params.text("text", required=True, max_len=MAX_TEXT_CHARS)
         assert text is not None  # redacted already (Engine.supersede)
         now = time.time()

@@ -1,0 +1,481 @@
+"""``memory doctor``: every check a user (or a bug report) needs, each ok, warning or problem
+with the fix in one line.
+
+The client's half runs even when the daemon is down: the daemon answers on this shell's socket;
+client and daemon versions agree; ``MEMORYD_HOME`` of this shell, of the daemon, of the service
+and of every installed hook agree; the hooks and the service run a program that exists; the
+service is installed, enabled and running; no hook events wait in the spool. The daemon's half
+(wire method ``doctor``, :mod:`memoryd.server.health`) checks the model and its hash, that
+onnxruntime's telemetry is off, the database (``PRAGMA quick_check``), the ledgers against the
+index, disk space, the sources, skipped files and lines, and the backlogs.
+
+Exit codes: 0 healthy (warnings allowed), 1 a problem, 2 usage error.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+TYPE_CHECKING = False  # see memoryd_client/__init__.py
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
+    from typing import Any
+
+    from memoryd_client.client import Client
+
+OK, WARNING, PROBLEM = "ok", "warning", "problem"
+COMMANDS = ("doctor",)
+DAEMON_CHECKS = ("model", "telemetry", "database", "ledger", "disk", "sources", "skipped",
+                 "backlog")
+
+
+def add_parsers(add_command: Callable[..., Any], common: argparse.ArgumentParser) -> None:
+    add_command(
+        "doctor", parents=[common], help="check the installation: daemon, versions, "
+        "MEMORYD_HOME, hooks, service, model, database, sources (exit 1 on a problem)",
+        description="Check everything a working memoryd needs and say how to fix what is not "
+        "right: the daemon answers; client and daemon versions agree; MEMORYD_HOME of this "
+        "shell, the daemon, the service and each installed hook agree; the hooks and the "
+        "service run a program that exists; the service is installed, enabled and running; "
+        "the model loaded with the shipped hash; onnxruntime's telemetry is off; the database "
+        "passes quick_check; every ledger entry is in the index; disk space; sources that do "
+        "not exist; skipped files and lines; backlogs. Run it when something seems wrong, and "
+        "paste its --json output into a bug report. With the daemon down, the checks that need "
+        "it are left out and the report says how to start it.",
+        epilog="Exit codes: 0 healthy (warnings allowed), 1 at least one problem, 2 usage error. "
+        "Example: memory doctor --json")
+
+
+def check(name: str, status: str, detail: str, fix: str | None = None) -> dict[str, Any]:
+    return {"check": name, "status": status, "detail": detail, "fix": fix}
+
+
+def _home(path: str | None) -> str | None:
+    return os.path.abspath(os.path.expanduser(path)) if path else None
+
+
+def _default_state_dir() -> str:
+    """The state dir of a process without MEMORYD_HOME (platformdirs)."""
+    from memoryd_client.paths import _platform_dir
+
+    return str(_platform_dir("data"))
+
+
+def _state_of(home: str | None) -> str:
+    return _home(home) or _default_state_dir()
+
+
+def _describe_home(home: str | None) -> str:
+    return f"MEMORYD_HOME={home}" if home else f"no MEMORYD_HOME (state in {_default_state_dir()})"
+
+
+def client_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("memoryd-client")
+    except Exception:  # not installed as a distribution (a source checkout on sys.path)
+        import memoryd_client
+
+        return str(getattr(memoryd_client, "__version__", "unknown"))
+
+
+# -- the daemon -------------------------------------------------------------------------------
+
+def ask_daemon(client: Client) -> tuple[dict[str, Any] | None, str | None]:
+    """The daemon's doctor reply, or None and why not."""
+    from memoryd_client.errors import DaemonUnreachableError, MemorydError
+
+    try:
+        return client.call("doctor", {}), None
+    except DaemonUnreachableError as exc:
+        return None, exc.message
+    except MemorydError as exc:
+        if exc.code == "unknown_method":
+            try:
+                status = client.status()
+            except MemorydError as again:
+                return None, again.message
+            return {"daemon": {"version": status.get("version"), "pid": status.get("pid"),
+                               "state_dir": status.get("state_dir"),
+                               "socket": status.get("socket"), "memoryd_home": None,
+                               "too_old": True}, "checks": []}, None
+        return None, exc.message
+
+
+def _other_daemons(sockets: dict[str, str], own: str) -> list[str]:
+    """Sockets (other than this shell's) where a memoryd answers, described."""
+    from memoryd_client.client import Client
+    from memoryd_client.errors import MemorydError
+
+    found = []
+    for socket, origin in sockets.items():
+        if socket == own or not os.path.exists(socket):
+            continue
+        try:
+            with Client(socket, timeout_s=2) as other:
+                status = other.status()
+        except (MemorydError, OSError):
+            continue
+        found.append(f"a memoryd (pid {status.get('pid')}) answers on {socket} ({origin})")
+    return found
+
+
+def daemon_checks(socket: str, reply: dict[str, Any] | None, why: str | None,
+                  homes: dict[str, str | None]) -> list[dict[str, Any]]:
+    """Reachable, and the version."""
+    if reply is None:
+        candidates = {}
+        for origin, home in homes.items():
+            candidates[os.path.join(_state_of(home), "memoryd.sock") if home else
+                       _default_socket()] = f"{origin}: {_describe_home(home)}"
+        others = _other_daemons(candidates, socket)
+        detail = why or f"nothing answers on {socket}"
+        if others:
+            return [check("daemon", PROBLEM, detail + "; but " + "; ".join(others),
+                          "point this shell at it: set MEMORYD_HOME (or MEMORYD_SOCKET) as "
+                          "that daemon has it")]
+        from memoryd_client.service_probe import start_hint
+
+        return [check("daemon", PROBLEM, detail.split("; ")[0], start_hint(mention_doctor=False))]
+    facts = reply["daemon"]
+    checks = [check("daemon", OK, f"memoryd {facts.get('version')} (pid {facts.get('pid')}) "
+                    f"answers on {socket}")]
+    mine = client_version()
+    if facts.get("too_old"):
+        checks.append(check("version", WARNING, f"client {mine}, daemon {facts.get('version')}: "
+                            "the daemon is older and has no doctor method",
+                            "restart memoryd so that it runs the installed version"))
+    elif facts.get("version") == mine:
+        checks.append(check("version", OK, f"client and daemon {mine}"))
+    else:
+        checks.append(check("version", WARNING, f"client {mine}, daemon {facts.get('version')}",
+                            "install both from the same checkout and restart memoryd"))
+    return checks
+
+
+def _default_socket() -> str:
+    from memoryd_client.paths import _platform_dir
+
+    return str(_platform_dir("runtime") / "memoryd.sock")
+
+
+# -- MEMORYD_HOME, hooks, service, spool ----------------------------------------------------
+
+def home_check(facts: dict[str, Any] | None) -> dict[str, Any]:
+    from memoryd_client.paths import state_dir
+
+    shell = os.environ.get("MEMORYD_HOME")
+    mine = str(state_dir())
+    if facts is None:
+        return check("memoryd_home", OK, f"this shell: {_describe_home(_home(shell))} (the "
+                     "daemon's is not known while it is down)")
+    theirs = facts.get("state_dir")
+    if theirs and os.path.realpath(theirs) != os.path.realpath(mine):
+        daemon_home = facts.get("memoryd_home")
+        fix = (f"use the daemon's in this shell: export MEMORYD_HOME={daemon_home}" if daemon_home
+               else "unset MEMORYD_HOME in this shell, as the daemon runs without it")
+        return check("memoryd_home", PROBLEM,
+                     f"this shell: {_describe_home(_home(shell))}; the daemon: "
+                     f"{_describe_home(daemon_home)} (state in {theirs}); this shell's "
+                     "commands reach that daemon only through --socket or MEMORYD_SOCKET", fix)
+    return check("memoryd_home", OK, f"this shell and the daemon: {_describe_home(_home(shell))}")
+
+
+def _settings_files() -> list[tuple[str, str, str | None]]:
+    """(harness, path, --project DIR or None) of every settings file memoryd may have written
+    that this shell can know: the user's, and the current project's."""
+    from memoryd_client.install import settings_path
+
+    files = [("claude-code", str(settings_path("claude-code", None)), None),
+             ("codex", str(settings_path("codex", None)), None)]
+    project = _project_root(os.getcwd())
+    if project is not None:
+        for harness, relative in (("claude-code", ".claude/settings.local.json"),
+                                  ("claude-code", ".claude/settings.json"),
+                                  ("codex", ".codex/hooks.json")):
+            files.append((harness, os.path.join(project, relative), project))
+    return files
+
+
+def _project_root(directory: str) -> str | None:
+    """The git root above the current directory (or the directory itself when it has an
+    agent's settings)."""
+    current = os.path.abspath(directory)
+    while True:
+        if os.path.exists(os.path.join(current, ".git")):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    if any(os.path.isdir(os.path.join(directory, d)) for d in (".claude", ".codex")):
+        return os.path.abspath(directory)
+    return None
+
+
+def installed_hooks() -> list[dict[str, Any]]:
+    """memoryd's hook handlers in each settings file: the file, the harness, the commands."""
+    import json
+
+    from memoryd_client.install import is_ours
+
+    found = []
+    for harness, path, project in _settings_files():
+        try:
+            with open(path, encoding="utf-8") as handle:
+                data = json.load(handle)
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError) as exc:
+            found.append({"harness": harness, "path": path, "project": project, "commands": [],
+                          "error": str(exc)})
+            continue
+        hooks = data.get("hooks") if isinstance(data, dict) else None
+        commands = []
+        for groups in (hooks.values() if isinstance(hooks, dict) else []):
+            for group in groups if isinstance(groups, list) else []:
+                for handler in (group.get("hooks") or []) if isinstance(group, dict) else []:
+                    if is_ours(handler, harness):
+                        commands.append(handler["command"])
+        if commands:
+            found.append({"harness": harness, "path": path, "project": project,
+                          "commands": commands, "error": None})
+    return found
+
+
+def parse_command(command: str) -> tuple[dict[str, str], list[str]]:
+    """The environment a hook command carries (``env NAME=VALUE …``) and its program words."""
+    import shlex
+    words = shlex.split(command)
+    environment: dict[str, str] = {}
+    if words and os.path.basename(words[0]) == "env":
+        words = words[1:]
+        while words and "=" in words[0] and not words[0].startswith("/"):
+            name, _, value = words.pop(0).partition("=")
+            environment[name] = value
+    return environment, words[:-3]
+
+
+def hook_checks(hooks: list[dict[str, Any]], served_state: str,
+                served_home: str | None) -> list[dict[str, Any]]:
+    """Each settings file with memoryd's hooks: the program exists, and the hooks reach the
+    state dir the daemon serves (``served_home``: its MEMORYD_HOME)."""
+    import shlex
+    if not hooks:
+        return [check("hooks", OK, "no memoryd hooks installed for this user or this project "
+                      "(memory hook install claude-code|codex adds them)")]
+    checks = []
+    for found in hooks:
+        name = f"hooks {found['harness']}" + (" (project)" if found["project"] else "")
+        where = _tilde(found["path"])
+        again = f"memory hook install {found['harness']}" + \
+            (f" --project {shlex.quote(found['project'])}" if found["project"] else "")
+        if found["error"]:
+            checks.append(check(name, WARNING, f"{where}: cannot read it: {found['error']}",
+                                "fix the file (memory hook install refuses a file it cannot "
+                                "parse)"))
+            continue
+        problems = []
+        fixes = []
+        programs = {}
+        homes = set()
+        for command in found["commands"]:
+            try:
+                environment, program = parse_command(command)
+            except ValueError:
+                continue
+            if program:
+                programs[program[0]] = program
+            homes.add((environment.get("MEMORYD_HOME"), environment.get("MEMORYD_SOCKET")))
+        for path in programs:
+            if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+                problems.append(f"runs {path}, which does not exist or is not executable")
+                fixes.append(f"reinstall the hooks from the memoryd you use: {again}")
+        for home, socket in homes:
+            state = _state_of(home)
+            if os.path.realpath(state) != os.path.realpath(served_state) and not socket:
+                problems.append(f"the hooks use {_describe_home(home)}, memoryd serves "
+                                f"{served_state}: their events are spooled where no daemon "
+                                "replays them")
+                fixes.append("reinstall them with the daemon's MEMORYD_HOME: " + (
+                    f"MEMORYD_HOME={shlex.quote(served_home)} {again}" if served_home
+                    else f"env -u MEMORYD_HOME {again}"))
+        detail = f"{where}: {len(found['commands'])} hooks, running {', '.join(programs) or '?'}" + \
+            "".join(f" with {_describe_home(h)}" for h, _ in sorted(homes, key=str) if h)
+        if problems:
+            checks.append(check(name, PROBLEM, f"{where}: " + "; ".join(problems),
+                                "; ".join(dict.fromkeys(fixes))))
+        else:
+            checks.append(check(name, OK, detail))
+    return checks
+
+
+def _tilde(path: str) -> str:
+    home = os.path.expanduser("~")
+    return "~" + path[len(home):] if path.startswith(home + os.sep) else path
+
+
+def service_check(facts: dict[str, Any] | None, served_state: str) -> dict[str, Any]:
+    import shlex
+    from memoryd_client import service_probe
+
+    path = service_probe.unit_path()
+    settings = service_probe.unit_settings(path)
+    if settings is None:
+        if path.exists():
+            return check("service", WARNING, f"{path} cannot be read",
+                         "memoryd service install rewrites it")
+        command = service_probe.memoryd_command()
+        memoryd = shlex.join(command) if command else "memoryd"
+        return check("service", OK, "not installed: memoryd runs only while you start it "
+                     f"(`{memoryd} service install` runs it at login)")
+    command, environment = settings
+    program = command[0] if command else "?"
+    if not (os.path.isfile(program) and os.access(program, os.X_OK)):
+        return check("service", PROBLEM, f"{_tilde(str(path))} runs {program}, which does not "
+                     "exist", "run `memoryd service install` from the memoryd you use: it "
+                     "rewrites the unit")
+    unit_state = _state_of(environment.get("MEMORYD_HOME"))
+    if os.path.realpath(unit_state) != os.path.realpath(served_state) and \
+            not environment.get("MEMORYD_SOCKET"):
+        return check("service", PROBLEM, f"the service runs with "
+                     f"{_describe_home(environment.get('MEMORYD_HOME'))}, this shell's memoryd "
+                     f"state is {served_state}",
+                     "run `memoryd service install` in a shell with the MEMORYD_HOME you use")
+    state, why = service_probe.manager_state()
+    if state is None:
+        return check("service", WARNING, f"{_tilde(str(path))} installed; {why}",
+                     "log in to a session with a user manager, or run memoryd serve yourself")
+    if service_probe.launchd():
+        if state.get("loaded") != "yes":
+            return check("service", PROBLEM, f"{_tilde(str(path))} installed but not loaded",
+                         "memoryd service start")
+        if state.get("state") != "running":
+            return check("service", PROBLEM, f"loaded, not running (state {state.get('state')}"
+                         f", last exit {state.get('last exit code', '?')})",
+                         "memoryd service logs says why; memoryd service start")
+        pid = state.get("pid")
+    else:
+        if state.get("UnitFileState") != "enabled":
+            return check("service", WARNING, f"{_tilde(str(path))} installed, not enabled "
+                         f"({state.get('UnitFileState') or 'unknown'}): it will not start at "
+                         "login", "memoryd service install (or systemctl --user enable memoryd)")
+        if state.get("ActiveState") != "active":
+            result = state.get("Result")
+            return check("service", PROBLEM, f"enabled, not running ({state.get('ActiveState')}"
+                         f", {state.get('SubState')}" + (f", last result {result}" if result
+                                                         and result != "success" else "") + ")",
+                         "memoryd service logs says why; systemctl --user start memoryd")
+        pid = state.get("MainPID")
+    detail = f"installed, enabled and running (pid {pid}) from {_tilde(str(path))}"
+    if facts is not None and pid and str(facts.get("pid")) != str(pid):
+        return check("service", WARNING, detail + f", but the daemon that answers is pid "
+                     f"{facts.get('pid')}", "stop the memoryd you started by hand; the service's "
+                     "takes over")
+    return check("service", OK, detail)
+
+
+def spool_check() -> dict[str, Any]:
+    import time
+    from memoryd_client.hooks import read_spool, spool_path
+
+    path = spool_path()
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+        since = os.path.getmtime(path)
+    except FileNotFoundError:
+        return check("spool", OK, "no hook events wait in the spool")
+    except OSError as exc:
+        return check("spool", WARNING, f"{path}: {exc.strerror or exc}", None)
+    events = read_spool(data)
+    if not events:
+        return check("spool", OK, "no hook events wait in the spool")
+    oldest = min((e.get("ts") for e in events if isinstance(e.get("ts"), (int, float))),
+                 default=since)
+    return check("spool", WARNING, f"{len(events)} hook events spooled while memoryd was "
+                 f"unreachable, the oldest {_age(time.time() - oldest)} ago ({path})",
+                 "memoryd replays them when it starts: start or restart it")
+
+
+def _age(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 172800:
+        return f"{seconds / 3600:.0f} h"
+    return f"{seconds / 86400:.0f} days"
+
+
+# -- the whole examination -------------------------------------------------------------------
+
+def examine(client: Client) -> dict[str, Any]:
+    from memoryd_client import service_probe
+    from memoryd_client.paths import state_dir
+
+    reply, why = ask_daemon(client)
+    facts = reply["daemon"] if reply is not None else None
+    served_state = (facts or {}).get("state_dir") or str(state_dir())
+    hooks = installed_hooks()
+    homes: dict[str, str | None] = {"no MEMORYD_HOME": None}
+    for found in hooks:
+        for command in found["commands"]:
+            try:
+                environment, _ = parse_command(command)
+            except ValueError:
+                continue
+            homes[f"hooks in {_tilde(found['path'])}"] = environment.get("MEMORYD_HOME")
+    unit = service_probe.unit_settings()
+    if unit is not None:
+        homes["the service"] = unit[1].get("MEMORYD_HOME")
+    checks = daemon_checks(str(client.path), reply, why, homes)
+    checks.append(home_check(facts))
+    checks.append(service_check(facts, served_state))
+    served_home = facts.get("memoryd_home") if facts is not None else \
+        _home(os.environ.get("MEMORYD_HOME"))
+    checks.extend(hook_checks(hooks, served_state, served_home))
+    checks.append(spool_check())
+    checks.extend((reply or {}).get("checks") or [])
+    statuses = {c["status"] for c in checks}
+    return {
+        "healthy": PROBLEM not in statuses,
+        "problems": sum(1 for c in checks if c["status"] == PROBLEM),
+        "warnings": sum(1 for c in checks if c["status"] == WARNING),
+        "client": {"version": client_version(), "executable": sys.executable,
+                   "memoryd_home": os.environ.get("MEMORYD_HOME"),
+                   "socket": str(client.path)},
+        "daemon": facts,
+        "checks": checks,
+        "not_checked": [] if reply is not None and not (facts or {}).get("too_old")
+        else list(DAEMON_CHECKS),
+    }
+
+
+def print_report(report: dict[str, Any]) -> None:
+    width = max(len(c["check"]) for c in report["checks"])
+    for item in report["checks"]:
+        print(f"{item['status']:<8} {item['check']:<{width}}  {item['detail']}")
+        if item["fix"] and item["status"] != OK:
+            print(f"{'':<8} {'':<{width}}  fix: {item['fix']}")
+    if report["not_checked"]:
+        print(f"not checked without the daemon: {', '.join(report['not_checked'])}")
+    daemon = report["daemon"]
+    if daemon and daemon.get("config_file"):
+        print(f"config: {daemon['config_file']}; log: {daemon.get('log')}")
+    counts = []
+    if report["problems"]:
+        counts.append(f"{report['problems']} problem" + ("s" if report["problems"] > 1 else ""))
+    if report["warnings"]:
+        counts.append(f"{report['warnings']} warning" + ("s" if report["warnings"] > 1 else ""))
+    verdict = "healthy" if report["healthy"] else "not healthy"
+    print(f"{verdict}" + (f": {', '.join(counts)}" if counts else ": every check ok"))
+
+
+def run(args: argparse.Namespace, client: Client, emit: Callable[..., None]) -> int:
+    report = examine(client)
+    emit(args, report, print_report)
+    return 0 if report["healthy"] else 1

@@ -1,0 +1,154 @@
+"""What the client can find out about the daemon's installation without talking to it or
+importing it: the ``memoryd`` command of this installation, the unit or agent ``memoryd service
+install`` wrote (and the environment it carries), what the service manager says about it, and
+from those the one line that tells a user how to start memoryd.
+
+The unit file locations are the ones :mod:`memoryd.service` writes; the client does not import
+the daemon package (it may not even be installed beside the client).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from pathlib import Path
+
+UNIT = "memoryd.service"
+LABEL = "dev.memoryd.agent"
+
+
+def launchd() -> bool:
+    return sys.platform == "darwin"
+
+
+def unit_path() -> Path:
+    """Where `memoryd service install` writes: the systemd user unit, or the launchd agent."""
+    if launchd():
+        return Path.home() / "Library" / "LaunchAgents" / f"{LABEL}.plist"
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "systemd" / "user" / UNIT
+
+
+def memoryd_command() -> list[str] | None:
+    """An absolute command for this installation's ``memoryd``: the script beside this Python,
+    one on PATH, or ``PYTHON -m memoryd``; None when the daemon is not installed here."""
+    beside = Path(sys.executable).parent / "memoryd"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return [str(beside)]
+    import shutil
+
+    found = shutil.which("memoryd")
+    if found:
+        return [os.path.abspath(found)]
+    import importlib.util
+
+    if importlib.util.find_spec("memoryd") is not None:
+        return [sys.executable, "-m", "memoryd"]
+    return None
+
+
+def unit_settings(path: Path | None = None) -> tuple[list[str], dict[str, str]] | None:
+    """The command (without ``serve``) and the environment of the installed unit or agent;
+    None when none is installed or it cannot be read."""
+    path = path or unit_path()
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if path.suffix == ".plist":
+        import plistlib
+
+        try:
+            plist = plistlib.loads(data)
+        except Exception:  # plistlib raises several kinds on a bad file
+            return None
+        arguments = [str(a) for a in plist.get("ProgramArguments", [])]
+        environment = {str(k): str(v) for k, v in plist.get("EnvironmentVariables", {}).items()}
+        return arguments[:-1] if arguments[-1:] == ["serve"] else arguments, environment
+    command: list[str] = []
+    environment: dict[str, str] = {}
+    for line in data.decode("utf-8", errors="replace").splitlines():
+        name, _, value = line.strip().partition("=")
+        try:
+            words = [w.replace("%%", "%").replace("$$", "$") for w in shlex.split(value)]
+        except ValueError:
+            continue
+        if name == "ExecStart":
+            command = words[:-1] if words[-1:] == ["serve"] else words
+        elif name == "Environment":
+            for word in words:
+                key, sep, setting = word.partition("=")
+                if sep:
+                    environment[key] = setting
+    return command, environment
+
+
+def manager_state() -> tuple[dict[str, str] | None, str]:
+    """The service manager's view of the installed service: systemd's LoadState,
+    UnitFileState, ActiveState, SubState, MainPID; launchd's ``state`` and ``pid``. None and why
+    when it cannot tell."""
+    import subprocess
+
+    if launchd():
+        argv = ["launchctl", "print", f"gui/{os.getuid()}/{LABEL}"]
+    else:
+        argv = ["systemctl", "--user", "show", UNIT,
+                "--property=LoadState,UnitFileState,ActiveState,SubState,MainPID,Result"]
+    try:
+        result = subprocess.run(argv, capture_output=True, text=True, timeout=10,
+                                stdin=subprocess.DEVNULL)
+    except FileNotFoundError:
+        return None, f"{argv[0]} not found"
+    except subprocess.TimeoutExpired:
+        return None, f"{argv[0]} did not answer in 10 s"
+    if result.returncode != 0:
+        reason = next((line.strip() for line in (result.stderr + result.stdout).splitlines()
+                       if line.strip()), f"exit {result.returncode}")
+        if launchd():
+            return {"loaded": "no"}, ""  # launchctl print fails for a job that is not loaded
+        return None, f"no systemd user manager answers ({reason})"
+    fields: dict[str, str] = {"loaded": "yes"} if launchd() else {}
+    for line in result.stdout.splitlines():
+        key, sep, value = line.strip().partition(" = " if launchd() else "=")
+        if sep and key not in fields:
+            fields[key] = value.strip()
+    return fields, ""
+
+
+def start_hint(mention_doctor: bool = True) -> str:
+    """How to start memoryd, with commands that work from this shell, and which environment
+    decided the socket (a daemon on another MEMORYD_HOME listens elsewhere)."""
+    installed = unit_settings()
+    command = memoryd_command()
+    memoryd = shlex.join(command) if command else "memoryd"
+    if installed is not None:
+        if launchd():
+            hint = f"start it with `{memoryd} service start` (the launchd agent is installed)"
+        else:
+            hint = ("start it with `systemctl --user start memoryd` (the unit is installed; "
+                    "`memoryd service logs` says why it stopped)")
+        unit_home = installed[1].get("MEMORYD_HOME")
+        shell_home = os.environ.get("MEMORYD_HOME")
+        if unit_home and shell_home and os.path.abspath(os.path.expanduser(shell_home)) != unit_home:
+            hint += f"; note: the service runs with MEMORYD_HOME={unit_home}"
+        elif unit_home and not shell_home:
+            hint += (f"; note: the service runs with MEMORYD_HOME={unit_home}, this shell has "
+                     "none: set it")
+        elif shell_home and not unit_home:
+            hint += "; note: this shell has MEMORYD_HOME set, the service does not"
+    elif command is None:
+        hint = ("the daemon is not installed in this Python (the client alone does not run "
+                "it): install it from the memoryd checkout (`pip install ./client .`), then run "
+                "`memoryd serve`")
+    else:
+        hint = f"start it with `{memoryd} serve`, or run it at login with `{memoryd} service install`"
+    if os.environ.get("MEMORYD_SOCKET"):
+        hint += " (this shell's socket comes from MEMORYD_SOCKET)"
+    elif os.environ.get("MEMORYD_HOME"):
+        hint += " (this shell's socket comes from MEMORYD_HOME; a daemon started without it " \
+            "listens elsewhere)"
+    elif installed is None:
+        hint += " (this shell has no MEMORYD_HOME; a daemon started with one listens in that " \
+            "directory)"
+    return hint + ("; `memory doctor` checks the rest" if mention_doctor else "")

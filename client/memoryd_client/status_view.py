@@ -1,0 +1,107 @@
+"""`memory status` as text: first the answer to "is it healthy, and is it done?", then the
+details (paths, model, counts, sources, passes, contradictions).
+
+    healthy · indexing files 1,234/5,000 (25%, ~2 min left) · embedding 812/3,100 (26%)
+    problem: model: not loaded, search is keyword-only: … (memory doctor says how to fix it)
+"""
+
+from __future__ import annotations
+
+import time
+TYPE_CHECKING = False  # see memoryd_client/__init__.py
+
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    if seconds < 90:
+        return f"{seconds:.0f} s" if seconds >= 1 else "under 1 s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def _fraction(what: str, done: int, total: int, eta_s: float | None) -> str:
+    percent = 100 * done // total if total else 100
+    left = f", ~{duration(eta_s)} left" if eta_s else ""
+    return f"{what} {done:,}/{total:,} ({percent}%{left})"
+
+
+def health_line(status: dict[str, Any]) -> str:
+    """One line: the verdict, then what is still being done (or "up to date")."""
+    health = status.get("health") or {}
+    checks = health.get("checks") or []
+    state = health.get("state", "ok")
+    if state == "ok":
+        verdict = "healthy"
+    else:
+        first = checks[0] if checks else {"check": "?", "detail": "?"}
+        more = f" (and {len(checks) - 1} more)" if len(checks) > 1 else ""
+        verdict = f"{state}: {first['check']}: {first['detail']}{more}; memory doctor says how " \
+            "to fix it"
+    work = []
+    if status.get("model_loading"):
+        work.append("loading the model")
+    initial = (status.get("ingest") or {}).get("initial") or {}
+    if initial.get("started") and initial.get("finished") is None:
+        work.append(_fraction("indexing files", initial.get("done", 0), initial["total"],
+                              initial.get("eta_s")) if initial.get("total") else
+                    "scanning the watched files")
+    backlog = status.get("backlog") or 0
+    if backlog:
+        vectors = status.get("vectors") or 0
+        work.append(_fraction("embedding", vectors, vectors + backlog,
+                              (status.get("embedding") or {}).get("eta_s")))
+    return " · ".join([verdict, *(work or ["up to date"])])
+
+
+def print_status(status: dict[str, Any]) -> None:
+    model = status.get("model")
+    entries = status.get("entries", {})
+    print(health_line(status))
+    print(f"memoryd {status['version']} (pid {status['pid']}, up {duration(status['uptime_s'])})")
+    print(f"socket: {status['socket']}")
+    print(f"state:  {status['state_dir']}")
+    if status.get("config_file"):
+        print(f"config: {status['config_file']}")
+    if status.get("log"):
+        print(f"log:    {status['log']}")
+    if status.get("degraded"):
+        print(f"degraded: {status['degraded']} ({status.get('degraded_reason')})")
+    elif status.get("model_loading"):
+        print("model: loading")
+    if model:
+        print(f"model: {model['id']} ({model['dim']} dims, sha256 {model['sha256'][:12]}…)")
+    print("entries: " + (", ".join(f"{n} {s}" for s, n in sorted(entries.items())) or "none"))
+    print(f"vectors: {status['vectors']}" + (f" (backlog {status['backlog']})" if status.get("backlog") else ""))
+    print(f"agents: {', '.join(status.get('agents') or []) or 'none'}")
+    ingest = status.get("ingest")
+    if ingest:
+        watched = sum(s["files"] for s in ingest["sources"])
+        present = sum(1 for s in ingest["sources"] if s["root_exists"])
+        problems = sum(1 for s in ingest["sources"] if s["last_error"])
+        print(f"sources: {present} of {len(ingest['sources'])} present, {watched} files, "
+              f"queue {ingest['queue']}" + (f", {problems} with problems" if problems else ""))
+        initial = ingest.get("initial") or {}
+        if initial.get("finished") is not None:
+            print(f"initial indexing: done, {initial['total']:,} files, {initial['entries']:,} "
+                  f"entries in {duration(initial.get('duration_s'))} "
+                  f"(finished {time.strftime('%H:%M', time.localtime(initial['finished']))})")
+    if status.get("rss_bytes"):
+        print(f"memory: {status['rss_bytes'] / 1e6:.0f} MB RSS")
+    upcoming = [p for p in status.get("passes") or [] if p["next"]]
+    if upcoming:
+        print("passes: " + ", ".join(
+            f"{p['pass']} next {time.strftime('%H:%M', time.localtime(p['next']))}"
+            + (f" (last {p['last_run']}: "
+               + (", ".join(f"{k} {v}" for k, v in sorted(p["last_counts"].items()))
+                  or "nothing to do") + ")" if p["last_run"] else "")
+            for p in upcoming) + (f"; running {status['pass_running']}"
+                                  if status.get("pass_running") else ""))
+    for contradiction in status.get("contradictions") or []:
+        texts = " / ".join(repr(t[:60]) for t in contradiction["texts"])
+        print(f"contradiction {contradiction['change']}: {texts} (a person decides: forget or "
+              "supersede one)")

@@ -1,0 +1,232 @@
+"""``forget`` and ``supersede`` of an entry that comes from a watched memory file: the file is
+edited, so the index never says one thing while the file (which the agent loads) says another.
+
+Forgetting removes the entry's lines (a bullet with everything under it, or a paragraph);
+superseding replaces them with the new text, as a bullet of the same kind (a dated one gets
+today's date). The edit goes through the passes' safe writes and journal (memoryd.passes.files,
+memoryd.passes.journal): computed from the bytes read and written by compare-and-swap (a file
+someone changed meanwhile is left alone and the request fails), through a temporary file,
+fsynced and renamed, keeping the file's mode, line endings and symlink; recorded as a run of its
+own (``forget`` or ``supersede``), so ``memory pass show RUN`` shows the diff and ``memory undo
+RUN`` puts the bytes back, and the entry with them: active again, under its id.
+
+The entry keeps its id: forgotten, or superseded by the new text's entry (which the watcher then
+finds in place), it stays in the index as history, no longer in the file. Transcript turns and
+entries written through the API are not file lines; their forget and supersede stay in the
+index (and the ledger).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memoryd.errors import BadParamsError, MemorydError, UnavailableError
+from memoryd.ingest.markdown import MemoryItem, parse_memory_file, split_lines
+from memoryd.params import Params
+from memoryd.passes.files import FileText, read_text
+from memoryd.passes.journal import file_change
+from memoryd.redact import redact
+from memoryd.store.archive import TRANSCRIPT_PREFIX
+from memoryd.store.entries import MAX_TEXT_CHARS, new_uid
+from memoryd.text import content_hash
+
+if TYPE_CHECKING:
+    from memoryd.passes.runner import PassContext, Passes
+
+log = logging.getLogger(__name__)
+
+#: A bullet's lead: indent, marker, a checkbox, a date.
+_LEAD = re.compile(r"(?P<lead>[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?)"
+                   r"(?P<date>\[\d{4}-\d{2}-\d{2}\](?:[ \t]*[:\-\u2013\u2014](?=\s))?[ \t]*)?")
+
+
+#: How long a forget or supersede of a file's entry waits for a running pass.
+PASS_WAIT_S = 15.0
+
+
+class FileChangedError(MemorydError):
+    """The file changed between reading and writing it: nothing was written (exit 1)."""
+
+
+def from_file(entry: dict[str, Any]) -> bool:
+    """Whether an entry is lines of a watched memory file (not a transcript turn)."""
+    return (entry.get("via") == "watch" and bool(entry.get("source"))
+            and entry.get("line_start") is not None
+            and not entry["id"].startswith(TRANSCRIPT_PREFIX))
+
+
+def locate(entry: dict[str, Any], file: FileText) -> tuple[MemoryItem, list[str]]:
+    """The item of the file that is this entry (same text, the nearest to where it was
+    indexed), and the file's lines."""
+    text = file.text
+    if "\r" in text:
+        raise BadParamsError(f"{entry['source']} ends lines with bare CR; edit it by hand")
+    parsed = parse_memory_file(text, Path(entry["source"]).name)
+    found = [item for item in parsed.items if content_hash(redact(item.text)) == entry["hash"]]
+    if not found:
+        raise BadParamsError(
+            f"entry {entry['id']} is no longer in {entry['source']} as indexed (the file "
+            "changed since); try again in a moment, or edit the file")
+    item = min(found, key=lambda i: abs(i.line_start - int(entry["line_start"])))
+    return item, split_lines(text)
+
+
+def replaced(lines: list[str], item: MemoryItem, text: str | None) -> str:
+    """The file's text with the item's lines removed (``text`` None) or replaced by ``text``
+    in the item's form: a bullet with the same marker (and today's date if it had one)."""
+    head, tail = lines[: item.line_start - 1], lines[item.line_end:]
+    if text is None:
+        if (not head or not head[-1].strip()) and tail and not tail[0].strip():
+            tail = tail[1:]  # a paragraph between blank lines: one blank line stays
+        return "\n".join(head + tail).rstrip("\n") + "\n"
+    first = lines[item.line_start - 1]
+    match = _LEAD.match(first)
+    new_lines = text.strip().splitlines()
+    if match is None:  # a paragraph
+        body = new_lines
+    else:
+        date = f"[{time.strftime('%Y-%m-%d')}] " if match.group("date") else ""
+        indent = " " * (len(match.group("lead").expandtabs(4)))
+        body = [match.group("lead") + date + new_lines[0],
+                *(indent + line if line.strip() else "" for line in new_lines[1:])]
+    return "\n".join(head + body + tail).rstrip("\n") + "\n"
+
+
+class FileEntryEdits:
+    """forget / supersede requests: file entries through a journaled file edit, the others
+    as before (Entries.forget, Engine.supersede)."""
+
+    def __init__(self, passes: Passes) -> None:
+        self.passes = passes
+        self.engine = passes.engine
+
+    async def forget(self, params: Params) -> dict[str, Any]:
+        entries = self.engine.entries
+        entry, actor = await self.engine.db(entries.owned, params)
+        if not from_file(entry) or entry["status"] != "active":  # history: not in the file
+            return await self.engine.db(entries.forget, params)
+        reason = params.text("reason", max_len=2000)
+        return await self._edit("forget", entry, actor, None, reason)
+
+    async def supersede(self, params: Params) -> dict[str, Any]:
+        entries = self.engine.entries
+        entry, actor = await self.engine.db(entries.owned, params)
+        if not from_file(entry):
+            return await self.engine.supersede(params)
+        entries.check_feedback_kept(entry, params)
+        entries.check_supersedable(entry)
+        text = params.text("text", required=True, max_len=MAX_TEXT_CHARS)
+        assert text is not None
+        if not redact(text).strip():
+            raise BadParamsError("supersede: the new text is empty")
+        return await self._edit("supersede", entry, actor, redact(text), None)
+
+    async def _edit(self, action: str, entry: dict[str, Any], actor: str, text: str | None,
+                    reason: str | None) -> dict[str, Any]:
+        await self.engine.db(self._check, entry)  # refuse early, without an empty run
+        await self._wait_for_passes()
+        box: dict[str, Any] = {}
+        summary = await self.passes._run(  # noqa: SLF001  (a run of its own, as undo is)
+            action, lambda ctx: self._apply(ctx, action, entry["id"], actor, text, reason, box),
+            agent=entry["agent"], extra={"entry": entry["id"]})
+        if "error" in box:
+            raise box["error"]
+        self.engine.backfill_wanted.set()  # the new text's vector
+        if "reply" not in box:
+            raise FileChangedError(f"editing {entry['source']} failed ({summary['run']}); see "
+                                   "the daemon's log")
+        return {**box["reply"], "edited": {"file": entry["source"], "run": summary["run"],
+                                           "lines": box["lines"]}}
+
+    async def _wait_for_passes(self) -> None:
+        """A file edit is a run, and runs go one at a time: wait for a running pass a while
+        (they work in slices and most take seconds), rather than past the client's timeout."""
+        deadline = time.monotonic() + PASS_WAIT_S
+        while self.passes.lock.locked():
+            if time.monotonic() > deadline:
+                raise UnavailableError(f"the {self.passes.current or 'maintenance'} pass is "
+                                       "running; try again when it is done (memory pass list)")
+            await asyncio.sleep(0.05)
+
+    def _check(self, entry: dict[str, Any]) -> None:
+        try:
+            locate(entry, read_text(Path(entry["source"])))
+        except OSError as exc:
+            raise BadParamsError(f"entry {entry['id']} comes from {entry['source']}, which "
+                                 f"cannot be read ({exc.strerror or exc}); edit it by "
+                                 "hand") from None
+
+    def _apply(self, ctx: PassContext, action: str, uid: str, actor: str, text: str | None,
+               reason: str | None, box: dict[str, Any]) -> Iterator[None]:
+        """One slice: read, write by compare-and-swap, update the entries; the watcher cannot
+        re-index the file in between (it applies files on this same thread)."""
+        try:
+            box.update(self._apply_now(ctx, action, uid, actor, text, reason))
+        except (MemorydError, OSError) as exc:
+            box["error"] = exc if isinstance(exc, MemorydError) else BadParamsError(
+                f"cannot write the file: {exc.strerror or exc}")
+        return
+        yield  # a generator, as passes are
+
+    def _apply_now(self, ctx: PassContext, action: str, uid: str, actor: str,
+                   text: str | None, reason: str | None) -> dict[str, Any]:
+        store = ctx.store
+        entry = store.entry_by_uid(uid)
+        if entry is None or not from_file(entry):
+            raise BadParamsError(f"entry {uid} left its file meanwhile; try again")
+        path = Path(entry["source"])
+        file = read_text(path)
+        item, lines = locate(entry, file)
+        new_uid_ = new_uid() if text is not None else None
+        after = {"status": "forgotten"} if text is None else \
+            {"status": "superseded", "superseded_by": new_uid_}
+        before = {"status": entry["status"], "superseded_by": entry.get("superseded_by")}
+        why = (f"memory {action} {uid} by {actor}"
+               + (f": {reason}" if reason else ""))
+        change = file_change(path, file, replaced(lines, item, text), action, why,
+                             moves={uid: after}, moves_before={uid: before})
+        assert change is not None
+        if ctx.apply_all([change]) != "applied":
+            raise FileChangedError(f"{path} changed while memoryd edited it; nothing was "
+                                   "changed, try again")
+        span = [item.line_start, item.line_end]
+        old = store.entry_by_uid(uid)
+        assert old is not None
+        if text is None:
+            log.info("Forgot %s: removed lines %d-%d of %s.", uid, *span, path)
+            return {"reply": old, "lines": span}
+        new = self._insert_successor(ctx, entry, new_uid_, path, item.line_start, actor)
+        log.info("Superseded %s by %s: rewrote lines %d-%d of %s.", uid, new_uid_, *span, path)
+        return {"reply": {"entry": new, "superseded": old}, "lines": span}
+
+    def _insert_successor(self, ctx: PassContext, old: dict[str, Any], uid: str | None,
+                          path: Path, line: int, actor: str) -> dict[str, Any]:
+        """The new text's entry, as the watcher would index it (so it finds it in place and
+        keeps its id): text, hash and lines from the file as written."""
+        assert uid is not None
+        written = read_text(path).text
+        item = next(i for i in parse_memory_file(written, path.name).items
+                    if i.line_start >= line)
+        text = redact(item.text)
+        now = time.time()
+        entry = {
+            **{k: old.get(k) for k in ("agent", "project", "kind", "category", "polarity",
+                                       "confidence", "tags", "source")},
+            "uid": uid, "key": None, "text": text, "hash": content_hash(text),
+            "status": "active", "created": now, "updated": now, "writer": actor,
+            "via": "watch", "session": None, "message_id": None, "superseded_by": None,
+            "line_start": item.line_start, "line_end": item.line_end,
+        }
+        store = ctx.store
+        with store.db:
+            store.insert_entry(entry)
+            store.journal(uid, "remember", actor, None, entry, now)
+        stored = store.entry_by_uid(uid)
+        assert stored is not None
+        return stored

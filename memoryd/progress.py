@@ -1,0 +1,103 @@
+"""How far along long work is, and how fast it goes: the initial indexing of watched files and
+the embedding of the vector backlog, for `memory status` ("indexing 1,234/5,000 (25%, ~2 min
+left)") and `memory doctor` (a backlog that does not move).
+
+Both are plain counters updated from one thread at a time; a rate is measured over the last
+``WINDOW_S`` seconds, so an estimate follows the current speed, not the average since start.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from typing import Any
+
+WINDOW_S = 60.0
+
+
+class Throughput:
+    """Units done, with the rate over the last WINDOW_S seconds."""
+
+    def __init__(self) -> None:
+        self.done = 0
+        self.last_progress: float | None = None  # time.time() of the latest advance
+        self._samples: deque[tuple[float, int]] = deque()
+
+    def advance(self, n: int, now: float | None = None) -> None:
+        if n <= 0:
+            return
+        now = time.time() if now is None else now
+        if not self._samples:
+            self._samples.append((now, self.done))  # the start of this stretch of work
+        self.done += n
+        self.last_progress = now
+        self._samples.append((now, self.done))
+        while len(self._samples) > 2 and now - self._samples[1][0] > WINDOW_S:
+            self._samples.popleft()
+
+    def rate(self, now: float | None = None) -> float | None:
+        """Units per second over the window; None before there is a measurement."""
+        now = time.time() if now is None else now
+        if len(self._samples) < 2 or self.last_progress is None or now - self.last_progress > WINDOW_S:
+            return None
+        (t0, n0), (t1, n1) = self._samples[0], self._samples[-1]
+        elapsed = max(now - t0, t1 - t0)
+        return (n1 - n0) / elapsed if elapsed > 0 else None
+
+    def eta_s(self, remaining: int, now: float | None = None) -> float | None:
+        rate = self.rate(now)
+        if not remaining:
+            return 0.0
+        return remaining / rate if rate else None
+
+
+class InitialIndexing:
+    """The first pass over the watched files after the daemon starts: every file the first scan
+    queued, and any queued before the queue first runs dry. ``finish`` is called once."""
+
+    def __init__(self) -> None:
+        self.started: float | None = None
+        self.finished: float | None = None
+        self.total = 0
+        self.files = Throughput()
+        self.entries = 0
+        self._seen: set[str] = set()
+
+    @property
+    def active(self) -> bool:
+        return self.started is not None and self.finished is None
+
+    def begin(self) -> None:
+        if self.started is None:
+            self.started = time.time()
+
+    def queued(self, paths: list[str]) -> None:
+        """Count files once, though a scan may queue a file again while it is indexed."""
+        if self.finished is None:
+            new = [path for path in paths if path not in self._seen]
+            self._seen.update(new)
+            self.total += len(new)
+
+    def processed(self, n: int, entries: int = 0) -> None:
+        if self.finished is None:
+            self.files.advance(min(n, self.total - self.files.done))
+            self.entries += entries
+
+    def finish(self) -> float:
+        """Mark it done; returns how long it took in seconds."""
+        self.finished = time.time()
+        self._seen.clear()
+        return self.finished - (self.started or self.finished)
+
+    def snapshot(self) -> dict[str, Any]:
+        done = self.files.done
+        return {
+            "done": done if self.finished is None else self.total,
+            "total": self.total,
+            "started": self.started,
+            "finished": self.finished,
+            "entries": self.entries,
+            "eta_s": None if self.finished is not None else self.files.eta_s(self.total - done),
+            "duration_s": (self.finished - self.started)
+            if self.finished is not None and self.started is not None else None,
+        }

@@ -1,0 +1,341 @@
+"""The daemon's half of `memory doctor` (wire method ``doctor``) and the health line of
+`memory status`.
+
+Each check is a map ``{check, status, detail, fix}``: ``status`` is ``ok``, ``warning`` or
+``problem``, ``fix`` one line saying what to do (None when there is nothing to do). The cheap
+checks (model, sources, skipped files, disk, backlog) also feed ``status``; ``doctor`` adds the
+ones that read the whole database or the ledgers (``PRAGMA quick_check``, ledger against index).
+The client adds what only it can see (its own environment, the hooks, the service manager):
+:mod:`memoryd_client.doctor`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from memoryd import __version__
+from memoryd.embed import DEFAULT_MODEL_ID, DEFAULT_MODEL_SHA256
+from memoryd.ingest.sources import default_sources
+from memoryd.store.database import entry_uids, ledger_offset, open_reader, quick_check
+from memoryd.store.ledger import Ledger
+
+OK, WARNING, PROBLEM = "ok", "warning", "problem"
+#: Free space on the state dir's file system below which doctor warns, and below which a write
+#: may fail soon (SQLite needs room for its WAL and a rebuild needs room for a second database).
+DISK_WARNING_BYTES = 1 << 30
+DISK_PROBLEM_BYTES = 100 << 20
+#: A backlog (vectors, files) that has not moved for this long while there is work is stuck.
+STUCK_S = 300.0
+RESTART = "restart memoryd (`memoryd service stop && memoryd service start`, or stop and run " \
+    "`memoryd serve` again)"
+
+
+def check(name: str, status: str, detail: str, fix: str | None = None) -> dict[str, Any]:
+    return {"check": name, "status": status, "detail": detail, "fix": fix}
+
+
+def worst(checks: list[dict[str, Any]]) -> str:
+    statuses = {c["status"] for c in checks}
+    return PROBLEM if PROBLEM in statuses else WARNING if WARNING in statuses else OK
+
+
+def log_location() -> str:
+    """Where this daemon's log goes, as the service manager set it up."""
+    if os.environ.get("JOURNAL_STREAM"):
+        return "the user journal: memoryd service logs (journalctl --user -u memoryd)"
+    if os.environ.get("XPC_SERVICE_NAME") == "dev.memoryd.agent":
+        return str(Path.home() / "Library" / "Logs" / "memoryd" / "memoryd.log")
+    return f"standard error of the memoryd process (pid {os.getpid()})"
+
+
+class Health:
+    def __init__(self, daemon: Any) -> None:
+        """``daemon``: the :class:`memoryd.server.daemon.Daemon` (its engine, config, ingest,
+        start time); not imported here, which would make a cycle."""
+        self.daemon = daemon
+
+    def methods(self) -> dict[str, Any]:
+        return {"doctor": self.m_doctor}
+
+    # -- facts -------------------------------------------------------------------------
+
+    def facts(self) -> dict[str, Any]:
+        """Who this daemon is and where it keeps things."""
+        config = self.daemon.config
+        return {
+            "version": __version__,
+            "pid": os.getpid(),
+            "executable": sys.executable,
+            "memoryd_home": os.environ.get("MEMORYD_HOME"),
+            "state_dir": str(config.state_dir),
+            "socket": str(config.socket_path),
+            "config_file": str(config.config_file),
+            "sources_file": str(config.sources_file),
+            "log": log_location(),
+        }
+
+    # -- cheap checks (status and doctor) --------------------------------------------
+
+    def model(self) -> dict[str, Any]:
+        engine = self.daemon.engine
+        embedder = engine.embedder
+        if embedder is not None:
+            if embedder.model_id == DEFAULT_MODEL_ID:
+                same = embedder.sha256 == DEFAULT_MODEL_SHA256
+                return check("model", OK if same else PROBLEM,
+                             f"{embedder.model_id} loaded ({embedder.dim} dims), sha256 "
+                             f"{embedder.sha256[:12]}… " + ("as shipped" if same else
+                                                           f"≠ shipped {DEFAULT_MODEL_SHA256[:12]}…"),
+                             None if same else "reinstall memoryd, then " + RESTART)
+            return check("model", OK, f"{embedder.model_id} loaded ({embedder.dim} dims) from "
+                         f"embed.model, sha256 {embedder.sha256[:12]}… (a model of your own: "
+                         "not checked against a known hash)")
+        if engine.model_loading:
+            return check("model", OK, "loading (search is by keyword until it is ready)")
+        return check("model", PROBLEM,
+                     f"not loaded, search is keyword-only: {engine.degraded_reason or 'unknown'}",
+                     "fix what the reason names (reinstall memoryd, or embed.model in "
+                     f"{self.daemon.config.config_file}), then " + RESTART)
+
+    def telemetry(self) -> dict[str, Any]:
+        """onnxruntime's telemetry: memoryd sets ORT_DISABLE_TELEMETRY=1 before importing it
+        and calls disable_telemetry_events() (memoryd.embed.import_onnxruntime)."""
+        loaded = "onnxruntime" in sys.modules
+        off = os.environ.get("ORT_DISABLE_TELEMETRY") == "1"
+        if not loaded:
+            return check("telemetry", OK, "onnxruntime is not loaded in the daemon")
+        if off:
+            return check("telemetry", OK, "onnxruntime telemetry off (ORT_DISABLE_TELEMETRY=1 "
+                         "set before import, disable_telemetry_events() called)")
+        return check("telemetry", PROBLEM, "onnxruntime is loaded without ORT_DISABLE_TELEMETRY=1",
+                     "report this as a bug; meanwhile set ORT_DISABLE_TELEMETRY=1 in memoryd's "
+                     "environment and " + RESTART)
+
+    def sources(self) -> dict[str, Any]:
+        ingest = self.daemon.ingest
+        if ingest is None:
+            return check("sources", OK, "ingestion has not started yet")
+        builtin = {s.name for s in default_sources()} | {"memoryd-agents"}
+        missing, absent = [], 0
+        for source in ingest.sources:
+            root = ingest.projects.get(source.name)
+            if root is not None:  # a project root: its files may or may not be there
+                if not Path(root).is_dir():
+                    missing.append((f"project {root}", root))
+                continue
+            if source.root(ingest.home).is_dir():
+                continue
+            if source.name in builtin:
+                absent += 1  # that agent is not installed here: normal
+                continue
+            missing.append((f"{source.name}: {source.root(ingest.home)}", source.name))
+        missing = list(dict.fromkeys(missing))  # a project's files share one root
+        present = len(ingest.sources) - absent - len(missing)
+        if missing:
+            names = " ".join(dict.fromkeys(name for _, name in missing))
+            return check("sources", PROBLEM, "does not exist: " + "; ".join(
+                dict.fromkeys(what for what, _ in missing)),
+                f"create it, or stop watching it: memory sources remove {names}")
+        return check("sources", OK, f"{present} watched sources present"
+                     + (f"; {absent} built-in ones absent (their agents are not installed here)"
+                        if absent else ""))
+
+    def skipped(self) -> dict[str, Any]:
+        ingest = self.daemon.ingest
+        if ingest is None:
+            return check("skipped", OK, "ingestion has not started yet")
+        problems = []
+        for name, stats in ingest.stats.items():
+            lines = sum(stats.skipped.values())
+            if stats.last_error:
+                problems.append(f"{name}: {stats.last_error_path}: {stats.last_error}"
+                                + (f" ({lines} lines skipped in all)" if lines else ""))
+            elif lines:
+                problems.append(f"{name}: {lines} lines skipped")
+        if problems:
+            return check("skipped", WARNING, "; ".join(problems[:3])
+                         + (f"; and {len(problems) - 3} more sources" if len(problems) > 3 else ""),
+                         "memory status --sources lists each source's skipped lines and last "
+                         "problem; the files are left as they are")
+        return check("skipped", OK, "no file or line skipped since memoryd started")
+
+    def disk(self) -> dict[str, Any]:
+        config = self.daemon.config
+        try:
+            usage = shutil.disk_usage(config.state_dir)
+        except OSError as exc:
+            return check("disk", PROBLEM, f"{config.state_dir}: {exc.strerror or exc}",
+                         "make the state dir readable, or set MEMORYD_HOME")
+        try:
+            db = config.db_path.stat().st_size
+        except OSError:
+            db = 0
+        detail = (f"{usage.free / 1e9:.1f} GB free on the state dir's file system "
+                  f"({config.state_dir}; database {db / 1e6:.0f} MB)")
+        if usage.free < DISK_PROBLEM_BYTES:
+            return check("disk", PROBLEM, detail, "free some space: writes fail when it is full")
+        if usage.free < max(DISK_WARNING_BYTES, 2 * db):
+            return check("disk", WARNING, detail, "free some space: a reindex needs room for a "
+                         "second database")
+        return check("disk", OK, detail)
+
+    def backlog_counts(self) -> int:
+        """Entries waiting for a vector (database thread)."""
+        store = self.daemon.engine.store
+        assert store is not None
+        return store.count_backlog()
+
+    def backlog(self, waiting: int) -> dict[str, Any]:
+        """The vector backlog and the file queue: their size and whether they move."""
+        engine = self.daemon.engine
+        ingest = self.daemon.ingest
+        queue = len(ingest.pending) if ingest is not None else 0
+        now = time.time()
+        parts = []
+        stuck = []
+        if waiting:
+            rate = engine.embedded.rate(now)
+            since = engine.backlog_since
+            parts.append(f"{waiting} entries wait for a vector"
+                         + (f", embedding since {_age(now - since)} ago" if since else "")
+                         + (f" at {rate:.0f}/s" if rate else ""))
+            last = max(engine.embedded.last_progress or 0, self.daemon.started)
+            if engine.embedder is not None and now - last > STUCK_S:
+                stuck.append(f"no vector embedded for {_age(now - last)}")
+        if queue:
+            parts.append(f"{queue} files queued for indexing")
+            last = max((ingest.initial.files.last_progress if ingest is not None else None) or 0,
+                       self.daemon.started)
+            if ingest is not None and ingest.initial.active and now - last > STUCK_S:
+                stuck.append(f"no file indexed for {_age(now - last)}")
+        if engine.embedder is None and not engine.model_loading and waiting:
+            return check("backlog", WARNING, "; ".join(parts) + " (no model: they get one once "
+                         "a model loads)", "see the model check")
+        if stuck:
+            return check("backlog", PROBLEM, "; ".join(parts + stuck),
+                         "memoryd service logs says why; " + RESTART)
+        if parts:
+            return check("backlog", OK, "working: " + "; ".join(parts))
+        return check("backlog", OK, "nothing waiting: every entry has its vector")
+
+    async def status_fields(self) -> dict[str, Any]:
+        """What `memory status` adds to the counts: the cheap checks for its health line
+        (only those that are not ok), the embedding rate and estimate, the paths."""
+        engine = self.daemon.engine
+        backlog = await engine.db(self.backlog_counts)
+        checks = [self.model(), self.sources(), self.skipped(), self.disk(),
+                  self.backlog(backlog)]
+        rate = engine.embedded.rate()
+        config = self.daemon.config
+        return {
+            "health": {"state": worst(checks), "checks": [c for c in checks if c["status"] != OK]},
+            "embedding": {"rate_per_s": rate, "eta_s": engine.embedded.eta_s(backlog),
+                          "embedded": engine.embedded.done},
+            "config_file": str(config.config_file),
+            "log": log_location(),
+        }
+
+    # -- the whole examination ---------------------------------------------------------
+
+    def quick_check(self, db: Any) -> dict[str, Any]:
+        """PRAGMA quick_check on a reader of its own: O(N), no index cross-checks."""
+        started = time.monotonic()
+        rows, version = quick_check(db)
+        took = time.monotonic() - started
+        path = self.daemon.config.db_path
+        if rows == ["ok"]:
+            return check("database", OK, f"{path}: quick_check ok in {took:.1f} s "
+                         f"(schema version {version})")
+        return check("database", PROBLEM, f"{path}: quick_check: " + "; ".join(rows[:3]),
+                     "stop memoryd and run `memoryd reindex`: it rebuilds the database from the "
+                     "ledgers (the old one is kept as memoryd.db.bak)")
+
+    def ledger_index(self, db: Any, ledgers: dict[str, tuple[list[str], int]]) -> dict[str, Any]:
+        """The ledgers' entries against the index. ``ledgers``: for each agent, the ids its
+        ledger created (in order) and the ledger's size, read before the index is."""
+        missing: dict[str, int] = {}
+        behind: list[str] = []
+        total = 0
+        lasts = []
+        for agent, (uids, size) in sorted(ledgers.items()):
+            present = entry_uids(db, agent)
+            lost = [uid for uid in dict.fromkeys(uids) if uid not in present]
+            total += len(set(uids))
+            if lost:
+                missing[agent] = len(lost)
+            if uids:
+                lasts.append(f"{agent} {uids[-1]}" + ("" if uids[-1] in present else " (missing)"))
+            seen = ledger_offset(db, agent)
+            if seen < size:
+                behind.append(f"{agent} ({size - seen} bytes)")
+        if missing:
+            return check("ledger", PROBLEM, "in the ledgers, not in the index: " + ", ".join(
+                f"{agent} {n}" for agent, n in missing.items()) + f" of {total} entries",
+                "stop memoryd and run `memoryd reindex` (it rebuilds the index from the ledgers)")
+        if behind:
+            return check("ledger", WARNING, "ledgers written past what the index has replayed: "
+                         + ", ".join(behind), "they are replayed when memoryd starts: " + RESTART)
+        if not ledgers:
+            return check("ledger", OK, "no ledger yet (nothing stored through the API)")
+        return check("ledger", OK, f"{len(ledgers)} ledgers, {total} entries, all in the index; "
+                     "last ids: " + ", ".join(lasts[:5]) + (" …" if len(lasts) > 5 else ""))
+
+    def whole_store(self) -> list[dict[str, Any]]:
+        """The database and ledger checks, on a reader of their own (a worker thread). A write
+        lands in its ledger just before its transaction commits: a difference is checked again
+        after a moment before it is reported."""
+        db = open_reader(self.daemon.config.db_path)
+        try:
+            database = self.quick_check(db)
+            ledger = self.ledger_index(db, self.read_ledgers())
+            if ledger["status"] != OK:
+                time.sleep(0.5)
+                ledger = self.ledger_index(db, self.read_ledgers())
+        finally:
+            db.close()
+        return [database, ledger]
+
+    def read_ledgers(self) -> dict[str, tuple[list[str], int]]:
+        """Every ledger's remembered ids and size (off the database thread)."""
+        ledger = Ledger(self.daemon.config.ledger_dir)
+        result = {}
+        for agent in ledger.agents():
+            path = ledger.path(agent)
+            size = path.stat().st_size
+            uids = [str(record["entry"].get("uid")) for _, record in ledger.read(agent)
+                    if record.get("op") == "remember" and isinstance(record.get("entry"), dict)]
+            result[agent] = (uids, size)
+        return result
+
+    async def m_doctor(self, params: Any) -> dict[str, Any]:
+        engine = self.daemon.engine
+        whole = await asyncio.to_thread(self.whole_store)
+        waiting = await engine.db(self.backlog_counts)
+        checks = [
+            self.model(),
+            self.telemetry(),
+            *whole,
+            self.disk(),
+            self.sources(),
+            self.skipped(),
+            self.backlog(waiting),
+        ]
+        return {"daemon": self.facts(), "checks": checks, "state": worst(checks)}
+
+
+def _age(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 172800:
+        return f"{seconds / 3600:.0f} h"
+    return f"{seconds / 86400:.0f} days"

@@ -1,0 +1,149 @@
+"""The MCP server (M15, M5 of the newcomer report) through the SDK's own stdio client, against
+the real daemon: described parameters, enums, compact hits, a version, and the tools get,
+history, recent and context."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import pytest
+from memoryd_client import Client
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+TOOLS = {"memory_list", "memory_read", "memory_write", "memory_replace", "memory_insert",
+         "memory_search", "memory_recent", "memory_get", "memory_history", "memory_context",
+         "memory_remember", "memory_forget"}
+
+
+def mcp_session(calls: list[tuple[str, dict[str, Any]]], agent: str = "coder") -> dict[str, Any]:
+    """Initialize, list the tools, make the calls in order; returns what came back."""
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    async def run() -> dict[str, Any]:
+        params = StdioServerParameters(command=sys.executable,
+                                       args=["-m", "memoryd_client", "mcp", "--agent", agent],
+                                       env=dict(os.environ))
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as mcp:
+                init = await mcp.initialize()
+                tools = {t.name: t for t in (await mcp.list_tools()).tools}
+                results = [await mcp.call_tool(name, args) for name, args in calls]
+                return {"init": init, "tools": tools, "results": results}
+
+    return asyncio.run(run())
+
+
+def text_of(result: Any) -> str:
+    assert not result.is_error, result.content
+    [block] = result.content
+    return block.text
+
+
+def test_schemas_describe_every_parameter_with_enums_and_the_server_has_a_version(daemon) -> None:
+    session = mcp_session([])
+    assert session["init"].server_info.name == "memoryd"
+    assert session["init"].server_info.version == version("memoryd-client") != ""
+    assert "memory_context" in session["init"].instructions
+    tools = session["tools"]
+    assert set(tools) == TOOLS
+    for tool in tools.values():
+        assert len(tool.description or "") > 60, tool.name
+        for name, schema in tool.input_schema.get("properties", {}).items():
+            assert schema.get("description"), f"{tool.name}.{name} has no description"
+    remember = tools["memory_remember"].input_schema["properties"]
+    kinds = next(v["enum"] for v in remember["kind"]["anyOf"] if "enum" in v)
+    assert kinds == ["note", "fact", "lesson"]  # feedback is the user's words (D4)
+    assert next(v["enum"] for v in remember["polarity"]["anyOf"] if "enum" in v) == [
+        "negative", "positive"]
+    search = tools["memory_search"].input_schema["properties"]
+    assert {"query", "limit", "category", "kind", "since", "other_agent"} <= set(search)
+
+
+def test_remember_a_dont_then_search_get_history_and_context(daemon, client: Client) -> None:
+    old = client.remember("coder", "tools", "We lint with flake8")["entry"]
+    newer = client.supersede(old["id"], "We lint with ruff, not flake8", agent="coder")["entry"]
+    client.remember("coder", "deploy", "Deploys go out on Tuesdays after the standup " * 30)
+    session = mcp_session([
+        ("memory_remember", {"text": "Never force-push to main", "category": "git",
+                             "polarity": "negative"}),
+        ("memory_remember", {"text": "Force-pushing is slow", "kind": "note",
+                             "polarity": "negative"}),
+        ("memory_search", {"query": "which linter do we use"}),
+        ("memory_search", {"query": "force push", "kind": "lesson"}),
+        ("memory_search", {"query": "deploys tuesday"}),
+        ("memory_get", {"entry_id": newer["id"][:8]}),
+        ("memory_history", {"entry_id": old["id"]}),
+        ("memory_context", {}),
+        ("memory_search", {"query": "recipe for banana bread", "limit": 3}),
+    ])
+    remembered, refused, linter, lesson, deploys, got, history, context, nothing = \
+        session["results"]
+    stored = json.loads(text_of(remembered))
+    assert stored["stored"] is True
+    assert client.get(stored["id"])["kind"] == "lesson"
+    assert refused.is_error and "polarity is for lessons" in refused.content[0].text
+
+    hits = text_of(linter).splitlines()
+    assert hits[0].endswith("marked * (likely what was asked; the others are weaker, check "
+                            "before relying on them):")
+    assert hits[1] == f"* {newer['id']} (note/tools, just now): We lint with ruff, not flake8"
+    assert "fused" not in text_of(linter) and "{" not in text_of(linter)
+    assert f"{stored['id']} (lesson/git, don't, " in text_of(lesson)
+    long_line = next(line for line in text_of(deploys).splitlines() if "Tuesdays" in line)
+    assert len(long_line) < 700 and long_line.endswith("(memory_get has it all)")
+
+    shown = text_of(got)
+    assert f"id: {newer['id']}" in shown and "status: active" in shown
+    assert shown.endswith("\n\nWe lint with ruff, not flake8")
+    versions = text_of(history)
+    assert versions.index("We lint with flake8") < versions.index("We lint with ruff")
+    assert "superseded" in versions and "changes:" in versions
+    block = text_of(context)
+    assert block.startswith("<!-- memoryd:ctx v1 -->")
+    assert "- Never force-push to main [git]" in block
+    assert not any(line.startswith("* ") for line in text_of(nothing).splitlines())
+
+
+def test_recent_lists_entries_newest_first_without_a_query(daemon, client: Client) -> None:
+    if "list" not in daemon.daemon.methods:
+        pytest.skip("the daemon's `list` method (memory list/recent) is not on this branch")
+    for text in ("First note about caching", "Second note about queues", "Third about logs"):
+        client.remember("coder", "notes", text)
+    client.remember("designer", "notes", "Not coder's")
+    session = mcp_session([("memory_recent", {"limit": 2}), ("memory_recent", {"kind": "fact"})])
+    newest, facts = session["results"]
+    lines = text_of(newest).splitlines()
+    assert "Third about logs" in lines[0] and "Second note about queues" in lines[1]
+    assert lines[2] == "(1 older; raise limit or narrow by since)"
+    assert "Not coder's" not in text_of(newest)
+    assert text_of(facts) == "no entries match"
+
+
+def test_without_the_sdk_the_hint_installs_it_from_pypi_into_this_python(tmp_path) -> None:
+    """M5: the hint names a package that exists on PyPI, for the interpreter that runs."""
+    (tmp_path / "mcp").mkdir()
+    (tmp_path / "mcp" / "__init__.py").write_text("raise ImportError('no SDK here')\n")
+    run = subprocess.run([sys.executable, "-m", "memoryd_client", "mcp", "--agent", "coder"],
+                         capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert run.returncode != 0
+    assert f"{sys.executable} -m pip install 'mcp==2.3.0'" in run.stderr
+    assert "memoryd-client[" not in run.stderr
+
+
+def test_readme_registers_the_server_by_an_absolute_path_and_names_no_missing_package() -> None:
+    """M5: after the README's install `memory` is not on PATH; memoryd-client is not on PyPI."""
+    readme = README.read_text()
+    assert "memoryd-client[mcp]" not in readme
+    assert 'claude mcp add --scope user memoryd -- "$PWD/.venv/bin/memory" mcp --agent ' \
+           "claude-code" in readme
+    assert 'codex mcp add memoryd -- "$PWD/.venv/bin/memory" mcp --agent codex' in readme
+    assert "-- memory mcp" not in readme
