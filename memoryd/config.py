@@ -289,7 +289,10 @@ def write_managed(path: Path, layer: dict[str, Any]) -> None:
         lines += [f"{k} = {_toml_string(v)}" for k, v in table.items() if v is not None]
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text("\n".join(lines) + "\n", "utf-8")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write("\n".join(lines) + "\n")
+    os.chmod(temporary, 0o600)  # an older, wider one is replaced by a private one
     os.replace(temporary, path)
 
 

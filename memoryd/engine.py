@@ -24,7 +24,7 @@ import numpy as np
 from memoryd.agents import rolled_up
 from memoryd.config import Config
 from memoryd.embed import Embedder, load_embedder
-from memoryd.errors import BadParamsError
+from memoryd.errors import BadParamsError, UnavailableError
 from memoryd.params import Params
 from memoryd.progress import Throughput
 from memoryd.redact import redact
@@ -32,6 +32,7 @@ from memoryd.retrieval.search import Search
 from memoryd.store.archive import TranscriptArchive, restore_archives
 from memoryd.store.database import ModelInfo, Store
 from memoryd.store.entries import MAX_TEXT_CHARS, Entries, Vectors
+from memoryd.store.integrity import set_aside_damaged
 from memoryd.store.ledger import Ledger
 from memoryd.store.vectors import VectorIndex
 from memoryd.text import content_hash
@@ -45,6 +46,12 @@ MAX_BATCH = 1000
 PIPELINE_SLICE = 256
 #: A backlog at least this big gets a log line when it has been embedded.
 LOGGED_BACKLOG = 1000
+
+
+def stopping_error() -> UnavailableError:
+    """The answer to a request that arrives (or needs the database) while memoryd stops."""
+    return UnavailableError("memoryd is stopping: request not served (a bulk write may be "
+                            "partly stored); retry once it is back, nothing is stored twice")
 
 
 class Engine:
@@ -69,6 +76,8 @@ class Engine:
         self.query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self.embedded = Throughput()  # backlog entries given a vector: the rate for an ETA
         self.backlog_since: float | None = None  # when the backfill found work to do
+        self.closing = False
+        self.closed_event = asyncio.Event()
 
     @property
     def entries(self) -> Entries:
@@ -90,26 +99,33 @@ class Engine:
         """Open the store, restore what the transcript archives and then the ledgers hold
         beyond it (the ledgers' status records may name restored transcript entries), start
         loading the model. Returns how many ledger records were replayed."""
+        rebuilding = await self.db(set_aside_damaged, self.config.db_path)
         self.store = await self.db(Store, self.config.db_path)
         self._entries = Entries(self.config, self.store, Ledger(self.config.ledger_dir))
         self._search = Search(self.config, self.store)
-        await self.db(restore_archives, self.store, TranscriptArchive(self.config.archive_dir))
+        restored = await self.db(restore_archives, self.store,
+                                 TranscriptArchive(self.config.archive_dir))
         replayed = await self.db(self._entries.replay_ledgers)
+        if rebuilding:
+            log.info("Rebuilt the index: %d archived transcript entries, %d ledger records; "
+                     "the watched files are being indexed.", restored, replayed)
         self.model_ready = asyncio.get_running_loop().create_future()
         self.spawn(self.load_model())
         return replayed
 
     async def close(self) -> None:
+        self.start_closing()  # a request still running gets "stopping", never a closed store
         for task in self.background:
             task.cancel()
         await asyncio.gather(*self.background, return_exceptions=True)
         if self.searcher_or_none is not None and self.searcher_or_none.index is not None:
-            await self.db(self.searcher_or_none.index.close)
+            await self._closing_db(self.searcher_or_none.index.close)
         if self.store is not None:
-            await self.db(self.store.close)
+            await self._closing_db(self.store.close)
         self.db_thread.shutdown(wait=True)
-        self.embed_thread.shutdown(wait=True)
-        self.query_thread.shutdown(wait=True)
+        # a batch being embedded finishes (onnxruntime cannot be interrupted); queued ones not
+        self.embed_thread.shutdown(wait=True, cancel_futures=True)
+        self.query_thread.shutdown(wait=True, cancel_futures=True)
 
     def spawn(self, coroutine: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         """Run in the background; cancelled when the engine closes."""
@@ -131,6 +147,33 @@ class Engine:
     # -- threads ----------------------------------------------------------------------
 
     async def db(self, fn: Callable[..., T], *args: Any) -> T:
+        if self.closing and self.store is not None:
+            raise stopping_error()
+        return await asyncio.get_running_loop().run_in_executor(self.db_thread, fn, *args)
+
+    async def _unless_closing(self, work: asyncio.Future[T]) -> T:
+        """The result of work on a thread, or the "stopping" answer as soon as the engine starts
+        closing (the thread finishes the batch; nobody waits for it)."""
+        if self.closed_event.is_set():
+            work.cancel()
+            raise stopping_error()
+        closing = asyncio.ensure_future(self.closed_event.wait())
+        try:
+            await asyncio.wait({work, closing}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            closing.cancel()
+        if not work.done():
+            work.cancel()
+            raise stopping_error()
+        return work.result()
+
+    def start_closing(self) -> None:
+        """From now on requests get the "stopping" answer instead of new work."""
+        self.closing = True
+        self.closed_event.set()
+
+    async def _closing_db(self, fn: Callable[..., T], *args: Any) -> T:
+        """The database thread for the engine's own closing steps."""
         return await asyncio.get_running_loop().run_in_executor(self.db_thread, fn, *args)
 
     async def embed(self, texts: list[str]) -> np.ndarray | None:
@@ -139,16 +182,16 @@ class Engine:
             await asyncio.shield(self.model_ready)
         if self.embedder is None:
             return None
-        return await asyncio.get_running_loop().run_in_executor(
-            self.embed_thread, self.embedder.embed, texts)
+        return await self._unless_closing(asyncio.get_running_loop().run_in_executor(
+            self.embed_thread, self.embedder.embed, texts))
 
     async def embed_entries(self, texts: list[str]) -> list[Vectors] | None:
         if self.model_ready is not None:
             await asyncio.shield(self.model_ready)
         if self.embedder is None:
             return None
-        return await asyncio.get_running_loop().run_in_executor(
-            self.embed_thread, self.embedder.embed_entries, texts)
+        return await self._unless_closing(asyncio.get_running_loop().run_in_executor(
+            self.embed_thread, self.embedder.embed_entries, texts))
 
     async def vectors_for(self, texts: list[str]) -> list[Vectors | None]:
         """Vectors (and part vectors) of entry texts: from the content-hash cache where known,
@@ -181,8 +224,8 @@ class Engine:
             await asyncio.shield(self.model_ready)
         if self.embedder is None:
             return None
-        embedded = await asyncio.get_running_loop().run_in_executor(
-            self.query_thread, self.embedder.embed, [text])
+        embedded = await self._unless_closing(asyncio.get_running_loop().run_in_executor(
+            self.query_thread, self.embedder.embed, [text]))
         self.query_cache[text] = embedded[0]
         if len(self.query_cache) > QUERY_CACHE_SIZE:
             self.query_cache.popitem(last=False)

@@ -46,7 +46,8 @@ def test_a_healthy_installation_passes_every_check(daemon, client) -> None:
     assert code == 0 and report["healthy"]
     checks = by_name(report)
     for name in ("daemon", "version", "memoryd_home", "service", "hooks", "spool", "model",
-                 "telemetry", "database", "ledger", "disk", "sources", "skipped", "backlog"):
+                 "telemetry", "database", "ledger lines", "ledger", "disk", "sources", "skipped",
+                 "backlog"):
         assert checks[name]["status"] == "ok", checks[name]
     assert "as shipped" in checks["model"]["detail"]
     assert "quick_check ok" in checks["database"]["detail"]
@@ -104,6 +105,20 @@ def test_an_entry_in_the_ledger_missing_from_the_index_is_a_problem(daemon, clie
     assert "memoryd reindex" in ledger["fix"]
 
 
+def test_a_damaged_ledger_line_is_a_problem_and_the_lines_after_it_still_count(
+        daemon, client, memoryd_home) -> None:
+    client.remember("coder", "tools", "We lint with ruff, not flake8")
+    client.remember("coder", "tools", "Tests run with pytest -x")
+    path = memoryd_home / "ledger" / "coder.jsonl"
+    first, rest = path.read_bytes().split(b"\n", 1)
+    path.write_bytes(first.replace(b"ruff", b"rufF") + b"\n" + rest)  # a flipped bit on disk
+    code, report = doctor()
+    lines = by_name(report)["ledger lines"]
+    assert code == 1 and lines["status"] == "problem"
+    assert lines["detail"].startswith(f"1 damaged: {path}@0: checksum")
+    assert by_name(report)["ledger"]["detail"].startswith("1 ledgers, 1 entries, all in the index")
+
+
 def test_a_deleted_hook_program_is_a_problem(daemon, memoryd_home, tmp_path) -> None:
     installed = run_cli("hook", "install", "claude-code")
     assert installed.returncode == 0, installed.stderr
@@ -149,8 +164,8 @@ def test_daemon_down_runs_the_client_checks_and_says_how_to_start_it(memoryd_hom
     program = re.search(r"`([^`]+) serve`", checks["daemon"]["fix"]).group(1)
     assert os.access(shlex.split(program)[0], os.X_OK)  # a command that works from here
     assert checks["spool"]["status"] == "ok" and checks["service"]["status"] == "ok"
-    assert report["not_checked"] == ["model", "telemetry", "database", "ledger", "disk",
-                                     "sources", "skipped", "backlog"]
+    assert report["not_checked"] == ["model", "telemetry", "database", "ledger lines", "ledger",
+                                     "disk", "sources", "skipped", "backlog"]
     text = run_cli("doctor")
     assert text.returncode == 1 and "not checked without the daemon: model" in text.stdout
 

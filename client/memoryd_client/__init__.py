@@ -19,6 +19,8 @@ _EXPORTS = {
 
 def __getattr__(name: str) -> Any:
     """Names are imported on first use, so that a hook process imports only what it needs."""
+    if name not in __all__:  # e.g. `from memoryd_client import wire` asks first: not ours
+        raise AttributeError(f"module 'memoryd_client' has no attribute {name!r}")
     import importlib
 
     if name in _EXPORTS:

@@ -16,11 +16,10 @@ several agents. ``channel`` says who is calling (``api`` by default).
 
 from __future__ import annotations
 
+import _socket  # socket.py builds four IntEnums and imports selectors: ~3 ms a `memory` run
 import itertools
 import os
-import socket
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+TYPE_CHECKING = False  # typing and pathlib cost a `memory` process a few ms; it needs neither
 
 from memoryd_client import wire
 from memoryd_client.errors import (
@@ -29,10 +28,12 @@ from memoryd_client.errors import (
     MemorydError,
     error_from_wire,
 )
-from memoryd_client.paths import socket_origin, socket_path
+from memoryd_client.paths import socket_origin, socket_text
 
 if TYPE_CHECKING:
     import asyncio
+    from collections.abc import Callable
+    from typing import Any
 
 DEFAULT_TIMEOUT_S = 30.0
 
@@ -51,7 +52,7 @@ def _result(reply: dict[str, Any], request_id: int) -> Any:
     return reply.get("result")
 
 
-def _unreachable(path: Path, exc: OSError) -> DaemonUnreachableError:
+def _unreachable(path: str, exc: OSError) -> DaemonUnreachableError:
     from memoryd_client.service_probe import start_hint  # names commands that work from here
 
     return DaemonUnreachableError(f"memoryd is not running on {path} ({exc.strerror or exc}; "
@@ -184,6 +185,13 @@ class _Methods:
         limit, min_score, match."""
         return self.call("search", _drop_none({"query": query, **filters}))
 
+    def list_entries(self, **filters: Any) -> Any:
+        """Entries without a query (wire method ``list``), newest first (``order="oldest"``
+        for the other way). Filters as search's: agent, agents (default every agent), category,
+        kind, tags, project, cwd, status, since, until; paging: limit (1-1,000, default 20),
+        offset, cursor (the reply's ``next``). Returns {"entries", "total", "next"}."""
+        return self.call("list", _drop_none(filters))
+
     def get(self, entry_id: str) -> Any:
         return self.call("get", {"id": entry_id})
 
@@ -274,11 +282,11 @@ class Client(_Methods):
     def __init__(self, path: str | os.PathLike[str] | None = None,
                  timeout_s: float = DEFAULT_TIMEOUT_S, *, agent: str | None = None,
                  channel: str = "api"):
-        self.path = Path(path) if path is not None else socket_path()
+        self.path = os.fspath(path) if path is not None else socket_text()
         self.timeout_s = timeout_s
         self.agent = agent
         self.channel = channel
-        self._socks: dict[str | None, socket.socket] = {}
+        self._socks: dict[str | None, _socket.socket] = {}
         self._ids = itertools.count(1)
 
     def __enter__(self) -> Client:
@@ -292,13 +300,13 @@ class Client(_Methods):
             sock.close()
         self._socks.clear()
 
-    def _connect(self, agent: str | None) -> socket.socket:
+    def _connect(self, agent: str | None) -> _socket.socket:
         sock = self._socks.get(agent)
         if sock is None:
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
             sock.settimeout(self.timeout_s)
             try:
-                sock.connect(str(self.path))
+                sock.connect(self.path)
             except OSError as exc:
                 sock.close()
                 raise _unreachable(self.path, exc) from None
@@ -307,7 +315,7 @@ class Client(_Methods):
                 self._exchange(agent, "bind", _drop_none({"agent": agent, "channel": self.channel}))
         return sock
 
-    def _read_exact(self, sock: socket.socket, n: int) -> bytes:
+    def _read_exact(self, sock: _socket.socket, n: int) -> bytes:
         chunks = bytearray()
         while len(chunks) < n:
             chunk = sock.recv(n - len(chunks))
@@ -357,7 +365,7 @@ class AsyncClient(_Methods):
                  channel: str = "api"):
         import asyncio
 
-        self.path = Path(path) if path is not None else socket_path()
+        self.path = os.fspath(path) if path is not None else socket_text()
         self.timeout_s = timeout_s
         self.agent = agent
         self.channel = channel
@@ -410,7 +418,7 @@ class AsyncClient(_Methods):
 
         if agent not in self._streams:
             try:
-                self._streams[agent] = await asyncio.open_unix_connection(str(self.path))
+                self._streams[agent] = await asyncio.open_unix_connection(self.path)
             except OSError as exc:
                 raise _unreachable(self.path, exc) from None
             if agent is not None or self.channel != "api":

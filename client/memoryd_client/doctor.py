@@ -27,8 +27,8 @@ if TYPE_CHECKING:
 
 OK, WARNING, PROBLEM = "ok", "warning", "problem"
 COMMANDS = ("doctor",)
-DAEMON_CHECKS = ("model", "telemetry", "database", "ledger", "disk", "sources", "skipped",
-                 "backlog")
+DAEMON_CHECKS = ("model", "telemetry", "database", "ledger lines", "ledger", "disk", "sources",
+                 "skipped", "backlog")
 
 
 def add_parsers(add_command: Callable[..., Any], common: argparse.ArgumentParser) -> None:

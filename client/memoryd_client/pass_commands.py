@@ -31,7 +31,7 @@ def add_parsers(add_command: Callable[..., Any], common: argparse.ArgumentParser
         "run", parents=[common], help="run a pass now",
         description="Run a pass now. With --dry-run nothing changes: the run lists what it "
         "would do (memory pass show RUN).")
-    run.add_argument("name", choices=PASS_NAMES)
+    run.add_argument("name", choices=PASS_NAMES, help="the pass: " + ", ".join(PASS_NAMES))
     run.add_argument("--agent", help="only this agent's memory")
     run.add_argument("--project", metavar="DIR", help="only this project's entries")
     run.add_argument("--dry-run", action="store_true", help="preview: change nothing")

@@ -8,7 +8,7 @@ socket path alone.
 from __future__ import annotations
 
 import os
-import warnings
+import sys
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
@@ -33,6 +33,13 @@ def socket_text() -> str:
     home = home_text()
     if home is not None:
         return os.path.join(home, "memoryd.sock")
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "").strip()
+    if sys.platform.startswith("linux") and os.path.isabs(runtime):
+        # platformdirs (~10 ms to import) would say $XDG_RUNTIME_DIR/memoryd when it accepts
+        # that directory; a socket there means the daemon's platformdirs accepted it
+        candidate = os.path.join(runtime, APP, "memoryd.sock")
+        if os.path.exists(candidate):
+            return candidate
     return str(socket_path())
 
 
@@ -47,6 +54,7 @@ def _platform_dir(kind: str) -> Path:
     from pathlib import Path
 
     import platformdirs  # only when MEMORYD_HOME does not decide (it costs a hook ~10 ms)
+    import warnings
 
     with warnings.catch_warnings():  # platformdirs warns when XDG_RUNTIME_DIR is unset
         warnings.simplefilter("ignore")

@@ -21,7 +21,8 @@ from typing import Any
 
 from memoryd.ingest.markdown import MemoryFile, parse_memory_file
 from memoryd.ingest.tail import TailPosition
-from memoryd.ingest.transcript import Chunk
+from memoryd.ingest.open_exchange import forget_open_turns, save_open_turns
+from memoryd.ingest.transcript import Chunk, Turn
 from memoryd.project import project_of
 from memoryd.redact import redact
 from memoryd.store.archive import TRANSCRIPT_PREFIX
@@ -284,6 +285,7 @@ class Indexer:
                     self._remove_entry(entry, "file deleted")
                     changes.removed += 1
             self.store.db.execute("DELETE FROM files WHERE path=?", (path,))
+            forget_open_turns(self.store, path)
         return changes
 
     def drop_source(self, name: str) -> Changes:
@@ -307,10 +309,15 @@ class Indexer:
     # -- transcripts ------------------------------------------------------------------
 
     def apply_transcript(self, facts: FileFacts, position: TailPosition, chunks: list[Chunk],
-                         session: dict[str, Any] | None, error: str | None) -> Changes:
+                         session: dict[str, Any] | None, error: str | None,
+                         open_turns: list[Turn] | None = None) -> Changes:
+        """``open_turns``: the exchange still open at ``position`` (memoryd.ingest.open_exchange),
+        stored with it."""
         changes = Changes()
         now = time.time()
         with self.store.db:
+            if open_turns is not None:
+                save_open_turns(self.store, facts.path, open_turns)
             for chunk in chunks:
                 changes += self._upsert_chunk(facts, chunk, now)
             if session is not None and session.get("id"):

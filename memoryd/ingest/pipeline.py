@@ -38,6 +38,7 @@ from memoryd.ingest.sources import (
     scan,
     watch_roots,
 )
+from memoryd.ingest.open_exchange import load_open_turns
 from memoryd.ingest.tail import TailPosition, TailRead, read_appended
 from memoryd.ingest.transcript import Chunk, TranscriptParser, Turn, chunk_exchanges, make_parser
 from memoryd.progress import InitialIndexing
@@ -295,6 +296,8 @@ class Ingest:
         state = self.transcripts.get(facts.path)
         if state is None:
             state = self.transcripts[facts.path] = TranscriptState(make_parser(source.format))
+            if position is not None:  # resume the exchange a restart left open
+                state.open_turns = await self.db(load_open_turns, self.indexer.store, facts.path)
         while True:
             try:
                 read, chunks = await self.off_loop(self._read_transcript, facts, position, state)
@@ -314,7 +317,8 @@ class Ingest:
                                           if k not in ("tool", "meta", "ignored", "empty")}}
             problem = ", ".join(f"{n} {reason}" for reason, n in sorted(skipped.items())) or None
             change = await self.db(self.indexer.apply_transcript, facts, read.position, chunks,
-                                   session, f"skipped lines: {problem}" if problem else None)
+                                   session, f"skipped lines: {problem}" if problem else None,
+                                   list(state.open_turns))
             stats = self.stats[facts.source]
             for reason, count in read.skipped.items():
                 stats.skip(reason, count)

@@ -204,7 +204,7 @@ class Journal:
     def _apply_entries(self, run: int, changes: list[Change], undoes: list[int | None]) -> int:
         applied = 0
         ledger: dict[str, list[dict[str, Any]]] = {}
-        with self.store.db:
+        with self.entries.transaction():
             for change, undo in zip(changes, undoes):
                 entry = self.store.entry_by_uid(change.target)
                 if entry is None:

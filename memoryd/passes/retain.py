@@ -20,6 +20,10 @@ oldest first, and the archive restores them at start and at reindex.
   (:func:`memoryd.store.archive.archive_now`), so what no run had copied yet is not lost
   either.
 
+- **The memory tools' journal**: a full run also drops memory-file versions older than 30 days
+  beyond the newest 20 of each file (:func:`memoryd.store.file_journal.compact`; the oldest
+  kept version becomes a whole-text base). Counted as ``journal_versions_dropped``.
+
 The journal lists one change per archive (kind ``archive``, state ``archived``); an archive is
 never undone.
 """
@@ -31,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from memoryd.passes.journal import Change
 from memoryd.store.archive import Appended, TranscriptArchive, Work, copy_changed
+from memoryd.store.file_journal import compact as compact_file_journal
 
 if TYPE_CHECKING:
     from memoryd.passes.runner import PassContext
@@ -60,5 +65,10 @@ def run(ctx: PassContext) -> Iterator[Any]:
         try:
             step = steps.send(value)
         except StopIteration:
-            return
+            break
         value = yield (Offload(step.fn, step.args) if isinstance(step, Work) else None)
+    if ctx.agent is None and ctx.project is None:  # a full run also compacts the tools' journal
+        dropped, freed = compact_file_journal(ctx.store, dry_run=ctx.dry_run)
+        if dropped:
+            ctx.count("journal_versions_dropped", dropped)
+            ctx.count("journal_bytes_freed", freed)

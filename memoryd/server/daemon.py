@@ -48,16 +48,28 @@ from memoryd.passes.entry_files import FileEntryEdits
 from memoryd.passes.runner import Passes
 from memoryd.server.binding import Caller, bind, enforce
 from memoryd.server.health import Health
+from memoryd.server.list_methods import ListMethods, without_rowids
 from memoryd.server.memory_files import MemoryFiles
 from memoryd.server.notify import monotonic_usec, ping_watchdog, sd_notify, watchdog_interval_s
 from memoryd.server.pass_methods import PassMethods
 from memoryd.server.session_methods import SessionMethods
+from memoryd.server.stopping import Connections, stopping_error
 from memoryd.server.trust_methods import TrustMethods
+from memoryd.store.permissions import restrict_umask, tighten_state
 
 log = logging.getLogger(__name__)
 #: How long a stop waits for requests in flight (a bulk write can take seconds); under the
 #: service manager's stop timeout (TimeoutStopSec=30 in memoryd.service).
 SHUTDOWN_WAIT_S = 20.0
+
+
+def _request_id(body: bytes) -> Any:
+    try:
+        request = wire.unpack(body)
+    except Exception:  # noqa: BLE001 - any undecodable frame: no id to answer with
+        return None
+    value = request.get("id") if isinstance(request, dict) else None
+    return value if isinstance(value, (int, str)) and not isinstance(value, bool) else None
 
 
 def peer_uid(sock: socket.socket) -> int | None:
@@ -90,6 +102,8 @@ class Daemon:
         self.passes: Passes | None = None
         self.idle = asyncio.Event()
         self.bound = False
+        self.umask: int | None = None  # the umask before startup, given back at shutdown
+        self.connections = Connections()
         self.methods: dict[str, Callable[[Params], Awaitable[Any]]] = {
             "status": self.m_status,
             "remember": self.m_remember,
@@ -113,6 +127,7 @@ class Daemon:
     # -- lifecycle --------------------------------------------------------------------
 
     def _take_lock(self) -> None:
+        self.umask = restrict_umask()  # files 0600, directories 0700, whatever the umask
         self.config.state_dir.mkdir(parents=True, mode=0o700, exist_ok=True)
         fd = os.open(self.config.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
@@ -126,6 +141,7 @@ class Daemon:
         os.ftruncate(fd, 0)
         os.write(fd, str(os.getpid()).encode())
         self.lock_fd = fd
+        tighten_state(self.config)
 
     def _bind(self) -> socket.socket:
         path = self.config.socket_path
@@ -161,6 +177,7 @@ class Daemon:
         assert engine.store is not None
         self.sessions = SessionMethods(engine)
         self.methods.update(self.sessions.methods())
+        self.methods.update(ListMethods(engine).methods())
         self.passes = Passes(engine, lambda: self.last_request)
         settled = await self.passes.recover()
         if settled:
@@ -212,6 +229,7 @@ class Daemon:
         log.info("Shutting down: finishing %d in-flight requests.", self.requests_in_flight)
         if self.server is not None:
             self.server.close()
+        self.connections.close_idle()
         if self.requests_in_flight:
             self.idle.clear()
             try:
@@ -220,6 +238,14 @@ class Daemon:
                 log.warning("Gave up waiting for %d requests.", self.requests_in_flight)
         if self.ingest is not None:
             await self.ingest.stop()
+        if self.requests_in_flight:  # past the wait: they are answered "stopping" now
+            self.engine.start_closing()
+            self.idle.clear()
+            try:
+                await asyncio.wait_for(self.idle.wait(), timeout=2)
+            except TimeoutError:
+                pass
+        await self.connections.close_all()
         await self.engine.close()
         if self.bound:
             try:
@@ -228,11 +254,14 @@ class Daemon:
                 pass
         if self.lock_fd is not None:
             os.close(self.lock_fd)
+        if self.umask is not None:
+            os.umask(self.umask)
         log.info("memoryd stopped.")
 
     # -- connections ------------------------------------------------------------------
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections.opened(writer)
         try:
             uid = peer_uid(writer.get_extra_info("socket"))
             if uid is not None and uid != os.getuid():
@@ -259,17 +288,23 @@ class Daemon:
                         f"frame of {length} bytes exceeds the limit of {wire.MAX_FRAME_BYTES} bytes"))
                     continue
                 body = await reader.readexactly(length)
+                if self.should_exit.is_set():  # stopping: nothing new is served (stopping.py)
+                    await self._send(writer, _request_id(body), error=stopping_error())
+                    return
                 self.last_request = time.time()
                 self.requests_in_flight += 1
+                self.connections.busy[writer] = True
                 try:
                     await self._answer(writer, body, caller)
                 finally:
+                    self.connections.busy[writer] = False
                     self.requests_in_flight -= 1
                     if not self.requests_in_flight:
                         self.idle.set()
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:
+            self.connections.closed(writer)
             writer.close()
 
     async def _discard(self, reader: asyncio.StreamReader, length: int) -> None:
@@ -302,6 +337,10 @@ class Daemon:
                 result = await handler(params)
         except MemorydError as exc:
             await self._send(writer, request_id, error=exc)
+        except asyncio.CancelledError:
+            if not self.should_exit.is_set():
+                raise
+            await self._send(writer, request_id, error=stopping_error())  # work of a stop
         except Exception as exc:
             log.exception("Internal error answering a request.")
             await self._send(writer, request_id, error=InternalError(f"{type(exc).__name__}: {exc}"))
@@ -314,7 +353,7 @@ class Daemon:
         if error is not None:
             message["error"] = error.to_wire()
         else:
-            message["result"] = result
+            message["result"] = without_rowids(result)  # the index's own row numbers stay inside
         try:
             frame = wire.pack(message)
         except FrameTooLargeError as exc:

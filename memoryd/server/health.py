@@ -23,7 +23,7 @@ from memoryd import __version__
 from memoryd.embed import DEFAULT_MODEL_ID, DEFAULT_MODEL_SHA256
 from memoryd.ingest.sources import default_sources
 from memoryd.store.database import entry_uids, ledger_offset, open_reader, quick_check
-from memoryd.store.ledger import Ledger
+from memoryd.store.ledger import Ledger, LedgerProblem
 
 OK, WARNING, PROBLEM = "ok", "warning", "problem"
 #: Free space on the state dir's file system below which doctor warns, and below which a write
@@ -293,22 +293,24 @@ class Health:
         db = open_reader(self.daemon.config.db_path)
         try:
             database = self.quick_check(db)
-            ledger = self.ledger_index(db, self.read_ledgers())
+            problems: list[LedgerProblem] = []
+            ledger = self.ledger_index(db, self.read_ledgers(problems))
             if ledger["status"] != OK:
                 time.sleep(0.5)
-                ledger = self.ledger_index(db, self.read_ledgers())
+                ledger = self.ledger_index(db, self.read_ledgers([]))
         finally:
             db.close()
-        return [database, ledger]
+        return [database, ledger_lines(problems), ledger]
 
-    def read_ledgers(self) -> dict[str, tuple[list[str], int]]:
-        """Every ledger's remembered ids and size (off the database thread)."""
+    def read_ledgers(self, problems: list[LedgerProblem]) -> dict[str, tuple[list[str], int]]:
+        """Every ledger's remembered ids and size (off the database thread); damaged lines are
+        added to ``problems``."""
         ledger = Ledger(self.daemon.config.ledger_dir)
         result = {}
         for agent in ledger.agents():
             path = ledger.path(agent)
             size = path.stat().st_size
-            uids = [str(record["entry"].get("uid")) for _, record in ledger.read(agent)
+            uids = [str(record["entry"].get("uid")) for _, record in ledger.read(agent, 0, problems)
                     if record.get("op") == "remember" and isinstance(record.get("entry"), dict)]
             result[agent] = (uids, size)
         return result
@@ -327,6 +329,19 @@ class Health:
             self.backlog(waiting),
         ]
         return {"daemon": self.facts(), "checks": checks, "state": worst(checks)}
+
+
+def ledger_lines(problems: list[LedgerProblem]) -> dict[str, Any]:
+    """Damaged ledger lines (bad JSON, a checksum mismatch, a torn tail): each was skipped when
+    read, and the lines after it were read."""
+    if not problems:
+        return check("ledger lines", OK, "every ledger line is whole and matches its checksum")
+    shown = "; ".join(f"{p.path}@{p.offset}: {p.kind}: {p.message}" for p in problems[:3])
+    more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+    return check("ledger lines", PROBLEM, f"{len(problems)} damaged: {shown}{more}",
+                 "the records on those lines were not read; keep a copy of the ledger for a "
+                 "bug report, and recover the lines by hand if they matter (the others are in "
+                 "the index)")
 
 
 def _age(seconds: float | None) -> str:

@@ -3,7 +3,8 @@ memory directory.
 
 Paths are relative to the directory; absolute paths, ``..`` and symlinks that lead outside it
 are refused. Writes are atomic (a temporary file in the same directory, fsync, rename, fsync of
-the directory) and journaled with the text before and after (redacted), so nothing is lost. The watcher
+the directory) and journaled (redacted) as a delta from the text before
+(memoryd.store.file_journal), so nothing is lost and the journal stays small. The watcher
 indexes what is written like any other memory file.
 """
 
@@ -18,6 +19,7 @@ from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError
 from memoryd.ingest.markdown import parse_memory_file
 from memoryd.redact import redact
 from memoryd.store.database import Store
+from memoryd.store.file_journal import journal_write
 
 MAX_FILE_CHARS = 1_000_000
 MAX_LIST = 1000
@@ -152,10 +154,9 @@ class MemoryFiles:
             os.close(directory)
 
     def _journal(self, agent: str, relative: str, action: str, before: str | None, after: str) -> None:
-        """The file is the agent's; the journal of it keeps the texts redacted."""
+        """The file is the agent's; the journal of it keeps the texts redacted (the same
+        text always redacts the same way, so the deltas chain)."""
         before = redact(before) if before is not None else None
         after = redact(after)
-        with self.store.db:
-            self.store.journal(f"file:{agent}:{relative}", action, agent,
-                               {"text": before} if before is not None else None, {"text": after},
-                               time.time())
+        with self.store.db:  # a delta, not two whole copies (memoryd.store.file_journal)
+            journal_write(self.store, agent, relative, action, before, after, time.time())

@@ -11,19 +11,22 @@ from __future__ import annotations
 import logging
 import time
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
+import apsw
 import numpy as np
 
 from memoryd.config import Config
-from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError
+from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError, UnavailableError
 from memoryd.params import Params
 from memoryd.project import repository_of
 from memoryd.quarantine import release_target
 from memoryd.retrieval.age import age_note
 from memoryd.store.archive import TRANSCRIPT_PREFIX
 from memoryd.store.database import Store
+from memoryd.store.file_journal import versions as file_versions
 from memoryd.store.ledger import Ledger
 from memoryd.store.vectors import VectorIndex
 from memoryd.text import content_hash
@@ -69,12 +72,21 @@ class Entries:
         self.index: VectorIndex | None = None
         #: the embedder's batch-independent vectors (set once a model is loaded)
         self.embed_alone: Callable[[list[str]], np.ndarray] | None = None
+        #: (agent, size before) of each ledger append of the open transaction()
+        self._appended: list[tuple[str, int]] | None = None
+        #: rows put into the RAM vector index by the open transaction()
+        self._indexed: list[int] = []
+        #: remember records replay skipped as duplicates (their status records are skipped too)
+        self._replay_skipped: set[str] = set()
 
     # -- startup ----------------------------------------------------------------------
 
     def replay_ledgers(self) -> int:
-        """Apply ledger records the database has not seen yet; returns how many."""
+        """Apply ledger records the database has not seen yet; returns how many. Torn tails
+        are cut off first (memoryd.store.ledger)."""
+        self.ledger.repair_tails()
         applied = 0
+        self._replay_skipped.clear()
         for agent in self.ledger.agents():
             key = f"ledger:{agent}"
             offset = int(self.store.meta(key) or 0)
@@ -93,11 +105,28 @@ class Entries:
         op = record.get("op")
         if op == "remember" and isinstance(record.get("entry"), dict):
             entry = dict(record["entry"])
-            if entry.get("agent") != agent or self.store.entry_by_uid(entry.get("uid", "")):
+            owner = entry.get("agent")
+            if not isinstance(owner, str) or owner.casefold() != agent.casefold():
+                log.warning("Skipping a record of agent %r in the ledger of %r.", owner, agent)
+                return 0
+            if owner != agent:  # an older version let Bob and bob share one file (macOS)
+                log.warning("Ledger of %r holds a record of %r (names differing only in case); "
+                            "replayed under its own name.", agent, owner)
+            if self.store.entry_by_uid(entry.get("uid", "")):
+                return 0
+            # by content too: the live write path never stores an exact duplicate, so one in
+            # the ledger is a write that was answered as failed (before writes were taken back)
+            if self.store.find_exact(
+                    owner, entry.get("category", ""), entry.get("hash", "")):
+                self._replay_skipped.add(str(entry.get("uid")))
+                log.info("Replay: skipped a duplicate of an entry already stored (%s).",
+                         entry.get("uid"))
                 return 0
             self.store.insert_entry(entry)
             self.store.journal(entry["uid"], "remember", entry.get("writer"), None, entry, entry.get("updated", entry["created"]))
             return 1
+        if str(record.get("id")) in self._replay_skipped:
+            return 0
         if op == "status":
             before = self.store.entry_by_uid(str(record.get("id")))
             if before is None:  # a watched entry the indexer has not (re)inserted yet
@@ -107,7 +136,7 @@ class Entries:
                     record["status"], record.get("superseded_by"), record.get("actor"),
                     record["ts"])
                 return 1
-            if before["agent"] != agent:
+            if before["agent"].casefold() != agent.casefold():
                 return 0
             changes = {"status": record["status"], "updated": record["ts"]}
             if record.get("superseded_by"):
@@ -121,7 +150,7 @@ class Entries:
         if op == "update" and isinstance(record.get("fields"), dict):
             before = self.store.entry_by_uid(str(record.get("id")))
             fields = {k: v for k, v in record["fields"].items() if k in LEDGER_FIELDS}
-            if before is None or before["agent"] != agent or not fields:
+            if before is None or before["agent"].casefold() != agent.casefold() or not fields:
                 return 0
             self.store.update_entry(before["id"], **fields, updated=record["ts"])
             self.store.journal(before["id"], "update", record.get("actor"), before,
@@ -168,15 +197,59 @@ class Entries:
 
     def write_ledger(self, agent: str, records: list[dict[str, Any]]) -> None:
         """Append records to the agent's ledger (one fsync) and record the new offset. The
-        caller holds the database transaction, which commits only after the fsync."""
-        size = self.ledger.append(agent, records)
+        caller holds the database transaction (:meth:`transaction`), which commits only after
+        the fsync; if it fails, the records are taken back."""
+        try:
+            before, size = self.ledger.append(agent, records)
+        except OSError as exc:
+            raise UnavailableError(
+                f"not stored: cannot write the ledger of {agent!r} "
+                f"({exc.strerror or exc}); nothing of this request was kept") from None
+        if self._appended is not None:
+            self._appended.append((agent, before))
         self.store.set_meta(f"ledger:{agent}", str(size))
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """A database transaction around writes that append to ledgers. The ack rule: a write
+        is acknowledged only once its ledger lines are fsynced *and* the transaction committed;
+        when anything fails after the append (the commit on a full disk, an I/O error), the
+        ledger is cut back to its size before the append, so a write answered as failed is
+        never resurrected by replay."""
+        outer = self._appended is None
+        if outer:
+            self._appended = []
+        appended = self._appended
+        assert appended is not None
+        try:
+            with self.store.db:
+                yield
+        except BaseException as exc:
+            if outer:
+                for rowid in self._indexed:  # rolled back: the row is not there
+                    self.set_index_status(rowid, "removed")
+                for agent, size in reversed(appended):
+                    if not self.ledger.undo(agent, size):
+                        log.critical("A failed write stays in the ledger of %r: it will come "
+                                     "back at the next replay.", agent)
+            if outer and isinstance(exc, (apsw.IOError, apsw.FullError, apsw.ReadOnlyError,
+                                          apsw.CantOpenError, apsw.BusyError)):
+                raise UnavailableError(
+                    f"not stored: the index could not commit ({exc}); nothing of this request "
+                    "was kept") from exc
+            raise
+        finally:
+            if outer:
+                self._appended = None
+                self._indexed = []
 
     def _index_entry(self, rowid: int, vectors: Vectors | None) -> None:
         if vectors is None:
             return
         self.store.put_vectors([rowid], vectors[0][None, :], [vectors[1]])
         self.index_vectors([rowid], [vectors])
+        if self._appended is not None:  # taken out of the RAM index if the transaction fails
+            self._indexed.append(rowid)
 
     def index_vectors(self, rowids: list[int], vectors: list[Vectors]) -> None:
         """Put stored vectors into the RAM index (when it is built)."""
@@ -247,7 +320,7 @@ class Entries:
         """Remember each request in order, in one transaction with one fsync per ledger."""
         drafts = [self.draft_entry(params) for params in requests]
         records: dict[str, list[dict[str, Any]]] = {}
-        with self.store.db:
+        with self.transaction():
             replies = [
                 self._remember_one(draft, pair, params.flag("force"), records)
                 for draft, pair, params in zip(drafts, vectors, requests)
@@ -381,7 +454,7 @@ class Entries:
         if entry["status"] == "forgotten":
             return entry
         reason = params.text("reason", max_len=2000)
-        with self.store.db:
+        with self.transaction():
             self.write_ledger(entry["agent"], [self._status_record(entry, "forgotten", actor, reason)])
             return self._set_status(entry, "forgotten", actor)
 
@@ -445,7 +518,7 @@ class Entries:
             {"op": "remember", "ts": now, "entry": new},
             self._status_record(old, "superseded", actor, "superseded", new["uid"]),
         ]
-        with self.store.db:
+        with self.transaction():
             self.write_ledger(old["agent"], records)
             rowid = self.store.insert_entry(new)
             stored = self.store.entry_by_uid(new["uid"])
@@ -513,6 +586,11 @@ class Entries:
     def _history_of_removed(self, entry_id: str) -> dict[str, Any]:
         """A file entry whose bullet was deleted lives on in the journal."""
         events = self.store.events_for([entry_id])
+        if entry_id.startswith("file:") and events:  # the memory tools' deltas, as whole texts
+            for event, version in zip(events, file_versions(self.store, entry_id)):
+                event["before"] = {"text": version.before} if version.before is not None else None
+                event["after"] = {"text": version.after}
+            return {"entries": [], "events": events}
         if not events:
             raise NotFoundError(f"no entry with id {entry_id!r}")
         last = next((e["before"] for e in reversed(events) if e["before"]), None)

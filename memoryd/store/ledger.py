@@ -15,9 +15,25 @@
     {"op": "purge",     "ts": …, "ids": ["…"]}   (``memory purge`` removed these entries'
                         records from this ledger: memoryd.store.purge)
 
-A line is written and fsynced before the write it records is acknowledged, so an acknowledged
-write survives a crash. ``memoryd reindex`` replays every ledger into an empty database; on
-start the daemon replays what lies past the offset the database last recorded for each ledger.
+Each line ends with ``"crc":"xxxxxxxx"}``: the CRC-32 of the line's bytes without that member
+(``{…record…}``), so a line damaged in the middle of the file is detected, never misread.
+Lines written before checksums existed have no ``crc`` and are read as they are.
+
+The rules that make the ledger a log that cannot swallow a write (see README "Guarantees"):
+
+- **Append**: one write and one fsync for a batch of lines; when the write or the fsync fails
+  the file is truncated back to its size before the append (as Redis does with a short AOF
+  write), so a partial line never stays behind to merge with the next append.
+- **Open** (:meth:`Ledger.repair_tails`, at every daemon start and reindex): a torn last line
+  (no newline: a crash or a full disk mid-append, never acknowledged) is cut off.
+- **Read**: a corrupt line in the middle is logged and skipped and reading goes on; when a line
+  holds a fragment followed by a whole record (a torn line that older versions appended after),
+  the whole record is recovered. :meth:`Ledger.verify` lists every problem for ``memory doctor``.
+- **Undo**: :meth:`Ledger.undo` cuts the file back to a size it had (the daemon calls it when the
+  database transaction of an appended write fails, before answering the error).
+- **Names**: two agents whose names differ only in case would share one file on a
+  case-insensitive filesystem (macOS), so such a second name is refused (:class:`AgentCaseError`);
+  a file that already holds records of both (made by an older version) replays both.
 """
 
 from __future__ import annotations
@@ -25,32 +41,109 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
+import zlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memoryd.errors import BadParamsError
 from memoryd.params import AGENT_NAME
 
 log = logging.getLogger(__name__)
 
+_CRC_TAIL = re.compile(rb',"crc":"([0-9a-f]{8})"\}\n?$')
+
+
+class AgentCaseError(BadParamsError):
+    """An agent name that differs only in case from one that has a ledger already."""
+
+
+@dataclass(frozen=True)
+class LedgerProblem:
+    """Something wrong in a ledger file, for the log and ``memory doctor``."""
+
+    agent: str
+    path: str
+    offset: int  # byte offset of the line's start
+    kind: str  # "torn" | "corrupt" | "checksum" | "recovered"
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"agent": self.agent, "path": self.path, "offset": self.offset,
+                "kind": self.kind, "message": self.message}
 
 
 def encode_record(record: dict[str, Any]) -> bytes:
-    """One ledger line (with its newline), as every writer of a ledger writes it."""
-    return (json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
+    """One ledger line: the record as sorted JSON with its CRC-32 as the last member."""
+    record = {k: v for k, v in record.items() if k != "crc"}
+    body = json.dumps(record, ensure_ascii=False, sort_keys=True).encode("utf-8")
+    return body[:-1] + b',"crc":"%08x"}\n' % zlib.crc32(body)
+
+
+def decode_line(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
+    """(record, None) for a good line; (None, kind: message) for a bad one."""
+    tail = _CRC_TAIL.search(raw)
+    if tail is not None:
+        body = raw[:tail.start()] + b"}"
+        if zlib.crc32(body) != int(tail.group(1), 16):
+            return None, "checksum: the line's CRC-32 does not match its bytes"
+    try:
+        record = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        return None, f"corrupt: {exc}"
+    if not isinstance(record, dict) or "op" not in record:
+        return None, "corrupt: not a ledger record"
+    record.pop("crc", None)
+    return record, None
+
+
+def _recover_tail(raw: bytes) -> tuple[int, dict[str, Any]] | None:
+    """A whole record at the end of a damaged line (a torn fragment with the next append glued
+    on, as older versions left it): (its start within the line, the record)."""
+    start = raw.find(b'{"', 1)
+    while start != -1:
+        record, problem = decode_line(raw[start:])
+        if record is not None:
+            return start, record
+        start = raw.find(b'{"', start + 1)
+    return None
 
 
 class Ledger:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
+        self._names: dict[str, set[str]] | None = None  # casefolded name -> names on disk
 
     def path(self, agent: str) -> Path:
         if not AGENT_NAME.match(agent):  # the daemon validates earlier; this guards the path
             raise ValueError(f"invalid agent name {agent!r}")
         return self.directory / f"{agent}.jsonl"
 
-    def append(self, agent: str, records: list[dict[str, Any]]) -> int:
-        """Append records durably (one write, one fsync); returns the ledger's size after."""
+    # -- writing ----------------------------------------------------------------------
+
+    def check_name(self, agent: str) -> None:
+        """Refuse a new agent name that differs only in case from one with a ledger: on a
+        case-insensitive filesystem both would write one file. (Two such ledgers that already
+        exist, made on a case-sensitive filesystem by an older version, both stay writable.)"""
+        folded = agent.casefold()
+        if self._names is None or agent not in self._names.get(folded, ()):
+            self._names = {}
+            for name in self.agents():
+                self._names.setdefault(name.casefold(), set()).add(name)
+        existing = self._names.get(folded, set())
+        if existing and agent not in existing:
+            other = sorted(existing)[0]
+            raise AgentCaseError(
+                f"agent {agent!r} differs only in case from the existing agent {other!r}; "
+                f"use {other!r} (agent names are case-sensitive, and on macOS their ledgers "
+                "would share one file)")
+
+    def append(self, agent: str, records: list[dict[str, Any]]) -> tuple[int, int]:
+        """Append records durably (one write, one fsync); returns the ledger's size before and
+        after. On failure nothing stays appended: the file is cut back to its size before."""
+        self.check_name(agent)
         path = self.path(agent)
         if not self.directory.exists():
             self.directory.mkdir(parents=True, mode=0o700, exist_ok=True)
@@ -59,27 +152,77 @@ class Ledger:
         created = not path.exists()
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
+            before = os.fstat(fd).st_size
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+                os.fsync(fd)
+            except BaseException:
+                _cut(fd, path, before)
+                raise
             size = os.fstat(fd).st_size
         finally:
             os.close(fd)
         if created:
             _fsync_dir(self.directory)
-        return size
+            if self._names is not None:
+                self._names.setdefault(agent.casefold(), set()).add(agent)
+        return before, size
+
+    def undo(self, agent: str, size: int) -> bool:
+        """Cut the ledger back to ``size`` bytes (an append whose write then failed)."""
+        path = self.path(agent)
+        try:
+            fd = os.open(path, os.O_WRONLY)
+        except OSError as exc:
+            log.error("Could not take back the records of a failed write from %s: %s", path, exc)
+            return False
+        try:
+            done = _cut(fd, path, size)
+        finally:
+            os.close(fd)
+        if done:
+            log.warning("Took back the ledger records of a write that failed (%s, cut to %d "
+                        "bytes).", path, size)
+        return done
+
+    # -- reading ----------------------------------------------------------------------
 
     def agents(self) -> list[str]:
         if not self.directory.is_dir():
             return []
         return sorted(p.stem for p in self.directory.glob("*.jsonl") if AGENT_NAME.match(p.stem))
 
-    def read(self, agent: str, offset: int = 0) -> Iterator[tuple[int, dict[str, Any]]]:
-        """(offset after the line, record) for each complete line from ``offset``.
+    def repair_tails(self) -> list[LedgerProblem]:
+        """Cut off a torn last line of every ledger (at open, before anything is appended)."""
+        problems = []
+        for agent in self.agents():
+            path = self.path(agent)
+            with path.open("rb+") as handle:
+                size = handle.seek(0, os.SEEK_END)
+                if size == 0:
+                    continue
+                handle.seek(size - 1)
+                if handle.read(1) == b"\n":
+                    continue
+                end = _last_newline_end(handle, size)
+                handle.truncate(end)
+                handle.flush()
+                os.fsync(handle.fileno())
+            problem = LedgerProblem(agent, str(path), end, "torn",
+                                    f"cut off a torn last line of {size - end} bytes (a write "
+                                    "interrupted before it was acknowledged)")
+            log.warning("Ledger %s: %s at byte %d.", path, problem.message, end)
+            problems.append(problem)
+        return problems
 
-        A torn last line (a crash mid-append, never acknowledged) is skipped; a corrupt line in
-        the middle is logged and skipped, never fatal."""
+    def read(self, agent: str, offset: int = 0,
+             problems: list[LedgerProblem] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+        """(offset after the line, record) for each good line from ``offset``.
+
+        A torn last line is not read (it is cut off at the next open); a corrupt line in the
+        middle is logged, added to ``problems`` and skipped, and reading goes on."""
         path = self.path(agent)
         if not path.exists():
             return
@@ -87,17 +230,74 @@ class Ledger:
             handle.seek(offset)
             position = offset
             for raw in handle:
-                position += len(raw)
+                start, position = position, position + len(raw)
                 if not raw.endswith(b"\n"):
-                    log.warning("Ignoring torn last line of %s at byte %d.", path, position - len(raw))
+                    self._problem(problems, LedgerProblem(
+                        agent, str(path), start, "torn",
+                        f"a torn last line of {len(raw)} bytes (never acknowledged)"), log.warning)
                     return
-                try:
-                    record = json.loads(raw)
-                except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                    log.error("Skipping corrupt line of %s before byte %d: %s", path, position, exc)
-                    continue
-                if isinstance(record, dict):
-                    yield position, record
+                record, problem = decode_line(raw)
+                if record is None:
+                    recovered = _recover_tail(raw)
+                    if recovered is None:
+                        assert problem is not None
+                        kind, _, message = problem.partition(": ")
+                        self._problem(problems, LedgerProblem(
+                            agent, str(path), start, kind,
+                            f"skipped a damaged line of {len(raw)} bytes ({message})"), log.error)
+                        continue
+                    cut, record = recovered
+                    self._problem(problems, LedgerProblem(
+                        agent, str(path), start, "recovered",
+                        f"a torn fragment of {cut} bytes was followed by a whole record; "
+                        "the record was read, the fragment skipped"), log.warning)
+                yield position, record
+
+    @staticmethod
+    def _problem(problems: list[LedgerProblem] | None, problem: LedgerProblem,
+                 report: Any) -> None:
+        report("Ledger %s, line at byte %d: %s", problem.path, problem.offset, problem.message)
+        if problems is not None:
+            problems.append(problem)
+
+    def verify(self) -> list[LedgerProblem]:
+        """Read every ledger whole and list what is wrong (for ``memory doctor``): torn tails,
+        damaged lines (bad JSON or a checksum mismatch), recovered fragments, and records of an
+        agent whose name differs only in case from the file's."""
+        problems: list[LedgerProblem] = []
+        for agent in self.agents():
+            for position, record in self.read(agent, 0, problems):
+                owner = record.get("entry", {}).get("agent") if record.get("op") == "remember" \
+                    and isinstance(record.get("entry"), dict) else None
+                if isinstance(owner, str) and owner != agent:
+                    problems.append(LedgerProblem(
+                        agent, str(self.path(agent)), position, "shared",
+                        f"a record of agent {owner!r} in the ledger of {agent!r}"))
+        return problems
+
+
+def _last_newline_end(handle: Any, size: int) -> int:
+    """The offset just after the last newline before ``size`` (0 when there is none)."""
+    position = size
+    while position > 0:
+        step = min(65536, position)
+        handle.seek(position - step)
+        block = handle.read(step)
+        found = block.rfind(b"\n")
+        if found != -1:
+            return position - step + found + 1
+        position -= step
+    return 0
+
+
+def _cut(fd: int, path: Path, size: int) -> bool:
+    try:
+        os.ftruncate(fd, size)
+        os.fsync(fd)
+    except OSError as exc:  # the next open cuts a torn tail; a whole line would stay: say so
+        log.error("Could not cut %s back to %d bytes after a failed write: %s", path, size, exc)
+        return False
+    return True
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -12,7 +12,7 @@ string, or both — from every place memoryd keeps text:
 - the agent's transcript archive, rewritten the same way;
 - journals: the memory-tool journal of the agent's files and the maintenance passes' changes
   that hold the string lose those events; other events and ledger records that merely mention
-  it (a forget's reason, a session's last message) get it replaced by ``[PURGED]``.
+  it (a forget's reason, a session's last message, a transcript's open exchange) get it replaced by ``[PURGED]``.
 
 It is journaled as a ``purge`` event (``memory history purge:AGENT``) with the ids and
 counts, never the matched text. Files are the user's: a purged entry that came from a watched
@@ -21,11 +21,13 @@ file comes back when the file is indexed again, so the reply names those files.
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import os
 import re
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -48,10 +50,27 @@ def _strings(value: Any) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, dict):
-        return "\n".join(_strings(v) for v in value.values())
+        texts = [_strings(v) for v in value.values()]
+        if isinstance(value.get("insert_z"), str):  # a memory-tool journal delta, compressed
+            try:
+                texts.append(zlib.decompress(base64.b64decode(value["insert_z"])).decode(
+                    "utf-8", "replace"))
+            except (ValueError, zlib.error):
+                pass
+        return "\n".join(texts)
     if isinstance(value, list):
         return "\n".join(_strings(v) for v in value)
     return ""
+
+
+def _json(raw: str | None) -> Any:
+    """A journal column's value (JSON text), or the text itself when it is not JSON."""
+    if not raw:
+        return ""
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
 
 
 def _scrub(value: Any, pattern: re.Pattern[str]) -> Any:
@@ -139,7 +158,7 @@ class Purge:
         for rowid, ts, uid, before, after in self.store.db.execute(
                 "SELECT id, ts, uid, before, after FROM events WHERE uid NOT LIKE 'purge:%'"):
             tool = (uid.startswith(f"file:{self.agent}:")
-                    and (self.pattern is None or self.holds([before or "", after or ""]))
+                    and (self.pattern is None or self.holds([_json(before), _json(after)]))
                     and (self.since is None or ts >= self.since))
             if uid in ids or tool:
                 found.append(rowid)
@@ -159,7 +178,8 @@ class Purge:
         if self.pattern is None:
             return False
         return any(self.holds(list(r)) for r in self.store.db.execute(
-            "SELECT before, after FROM events UNION ALL SELECT last_message, '' FROM sessions"))
+            "SELECT before, after FROM events UNION ALL SELECT last_message, '' FROM sessions "
+            "UNION ALL SELECT value, '' FROM meta WHERE key LIKE 'transcript:open:%'"))
 
     def _delete(self, entries: list[dict[str, Any]], events: list[int], changes: list[int]) -> None:
         db = self.store.db
@@ -182,6 +202,11 @@ class Purge:
                     if before else None,
                     json.dumps(_scrub(json.loads(after), self.pattern), sort_keys=True)
                     if after else None, rowid))
+        for key, value in db.execute(  # a transcript's open exchange (ingest.open_exchange)
+                "SELECT key, value FROM meta WHERE key LIKE 'transcript:open:%'").fetchall():
+            if self.pattern.search(value):
+                db.execute("UPDATE meta SET value=? WHERE key=?", (json.dumps(
+                    _scrub(_json(value), self.pattern), ensure_ascii=False), key))
         for session, message in db.execute(
                 "SELECT id, last_message FROM sessions WHERE last_message IS NOT NULL").fetchall():
             if self.pattern.search(message):

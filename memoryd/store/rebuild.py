@@ -1,7 +1,10 @@
-"""Rebuild the database from the files: the database is an index. Transcript entries the old
-database holds and the archives do not yet are archived first (their transcripts may be gone);
-then the archives are restored, then the ledgers replayed (their status records may name
-archived transcript entries); the daemon indexes the watched files when it starts."""
+"""Rebuild the database from the files: the database is an index. The new index is built in
+``memoryd.db.new`` and put in place only when it is complete (the old one becomes
+``memoryd.db.bak``), so a reindex that is killed leaves the old index and its backup as they
+were. Transcript entries the old database holds and the archives do not yet are archived first
+(their transcripts may be gone); then the archives are restored, then the ledgers replayed
+(their status records may name archived transcript entries); the daemon indexes the watched
+files when it starts."""
 
 from __future__ import annotations
 
@@ -18,14 +21,18 @@ from memoryd.errors import AlreadyRunningError, EmbedderError, StartupError
 from memoryd.store.archive import TranscriptArchive, archive_now, restore_archives
 from memoryd.store.database import ModelInfo, Store
 from memoryd.store.entries import Entries
+from memoryd.store.integrity import corrupt_suffix, damage, discard, move_aside
 from memoryd.store.ledger import Ledger
+from memoryd.store.permissions import restrict_umask, tighten_state
 
 log = logging.getLogger(__name__)
 EMBED_BATCH = 256
 
 
 def reindex(config: Config, *, embed: bool = True) -> dict[str, int]:
+    restrict_umask()
     config.state_dir.mkdir(parents=True, mode=0o700, exist_ok=True)
+    tighten_state(config)
     fd = os.open(config.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         try:
@@ -36,11 +43,9 @@ def reindex(config: Config, *, embed: bool = True) -> dict[str, int]:
                 "`memoryd serve`)") from None
         archive = TranscriptArchive(config.archive_dir)
         archived = archive_old(config, archive)
-        for suffix in ("", "-wal", "-shm"):  # the old index is kept aside, not deleted
-            path = config.db_path.with_name(config.db_path.name + suffix)
-            if path.exists():
-                path.replace(path.with_name(path.name + ".bak"))
-        store = Store(config.db_path)
+        building = config.db_path.with_name(config.db_path.name + ".new")
+        discard(building)  # what a killed reindex left
+        store = Store(building)
         try:
             restored = restore_archives(store, archive)
             ledger = Ledger(config.ledger_dir)
@@ -50,11 +55,28 @@ def reindex(config: Config, *, embed: bool = True) -> dict[str, int]:
             entries = sum(store.count_entries().values())
         finally:
             store.close()
+        set_aside(config)  # only now: a reindex killed before this leaves the old index as it was
+        move_aside(building, "", config.db_path)
         return {"entries": entries, "records": records, "ledgers": len(ledger.agents()),
                 "vectors": vectors, "archives": len(archive.agents()), "restored": restored,
                 "archived": archived}
     finally:
         os.close(fd)
+
+
+def set_aside(config: Config) -> None:
+    """Keep the old index as ``memoryd.db.bak`` (replacing an older backup, as the old index is
+    the newer good copy); one that fails its integrity check goes to
+    ``memoryd.db.corrupt-<time>`` instead, so it never replaces a good backup."""
+    path = config.db_path
+    if not path.exists():
+        discard(path)
+        return
+    if damage(path):
+        moved = move_aside(path, corrupt_suffix())
+        log.warning("The old index failed its integrity check; kept it as %s.", moved.name)
+    else:
+        move_aside(path, ".bak")
 
 
 def archive_old(config: Config, archive: TranscriptArchive) -> int:

@@ -1,0 +1,109 @@
+"""Wire method ``list``: entries without a query (``memory list``, ``recent`` and ``export``).
+
+The filters are search's (agents, category, kind, tags, project, here, status, since, until:
+:meth:`memoryd.retrieval.search.Search.search_filter`); the order is by creation time, newest
+first (``order: "newest"``) or oldest first (``"oldest"``, what an export wants). A page holds
+``limit`` entries (1 to 1,000); the reply's ``next`` is an opaque cursor for the page after it
+(``None`` on the last page), so that an export reads a store of any size in bounded pages and
+entries written meanwhile neither repeat nor push others out. ``offset`` skips entries instead
+(``memory list --offset``). The reply also counts every entry the filters select (``total``).
+
+Entries are returned as ``get`` returns them (with ``age_note``), without the database's
+internal ``rowid``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from memoryd.engine import Engine
+from memoryd.errors import BadParamsError
+from memoryd.params import Params
+from memoryd.retrieval.age import age_note
+from memoryd.store.database import ENTRY_COLUMNS, row_to_entry
+
+MAX_PAGE = 1000
+DEFAULT_PAGE = 20
+_SELECT = "SELECT e.id, " + ", ".join(f"e.{c}" for c in ENTRY_COLUMNS) + " FROM entries e"
+
+
+def public_entry(entry: dict[str, Any], now: float) -> dict[str, Any]:
+    """An entry as clients see it: no ``rowid`` (the index's own row number, which changes
+    when the index is rebuilt), and its ``age_note``."""
+    shown = {k: v for k, v in entry.items() if k != "rowid"}
+    shown["age_note"] = age_note(entry["created"], now)
+    return shown
+
+
+def without_rowids(value: Any) -> Any:
+    """A reply with every entry (a map with ``id`` and ``rowid``) stripped of ``rowid``: the
+    index's row number changes when the index is rebuilt, and no method takes it."""
+    if isinstance(value, dict):
+        return {k: without_rowids(v) for k, v in value.items()
+                if not (k == "rowid" and "id" in value)}
+    if isinstance(value, list):
+        return [without_rowids(v) for v in value]
+    return value
+
+
+def _cursor(created: float, rowid: int) -> str:
+    return f"{created!r}:{rowid}"
+
+
+def _parse_cursor(value: str) -> tuple[float, int]:
+    try:
+        created, rowid = value.rsplit(":", 1)
+        return float(created), int(rowid)
+    except ValueError:
+        raise BadParamsError(f"list: cursor {value!r} is not one a list reply gave") from None
+
+
+class ListMethods:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def methods(self) -> dict[str, Any]:
+        return {"list": self.m_list}
+
+    async def m_list(self, params: Params) -> dict[str, Any]:
+        raw = dict(params.raw)
+        if raw.get("agents") is None and raw.get("agent") is None:
+            raw["agents"] = ["*"]  # every agent unless told
+        return await self.engine.db(self.page, Params("list", raw))
+
+    def page(self, params: Params) -> dict[str, Any]:
+        """One page of entries (database thread)."""
+        store = self.engine.store
+        assert store is not None
+        limit = params.integer("limit", default=DEFAULT_PAGE, low=1, high=MAX_PAGE)
+        offset = params.integer("offset", default=0, low=0, high=10_000_000)
+        order = params.choice("order", ("newest", "oldest"), default="newest")
+        try:
+            where = self.engine.searcher.search_filter(params)
+        except BadParamsError as exc:  # search's filters, named for this method
+            raise BadParamsError(exc.message.replace("search:", "list:", 1)) from None
+        clauses = [where.where] if where.where else []
+        values: list[Any] = list(where.params)
+        total = store.db.execute(
+            "SELECT count(*) FROM entries e" + (" WHERE " + " AND ".join(clauses) if clauses
+                                                else ""), values).fetchone()[0]
+        cursor = params.text("cursor", max_len=100)
+        if cursor is not None:
+            created, rowid = _parse_cursor(cursor)
+            newer = order == "oldest"
+            clauses.append(f"(e.created {'>' if newer else '<'} ? OR (e.created = ? AND "
+                           f"e.id {'>' if newer else '<'} ?))")
+            values += [created, created, rowid]
+        direction = "ASC" if order == "oldest" else "DESC"
+        sql = (_SELECT + (" WHERE " + " AND ".join(clauses) if clauses else "")
+               + f" ORDER BY e.created {direction}, e.id {direction} LIMIT ? OFFSET ?")
+        rows = [row_to_entry(row) for row in store.db.execute(sql, [*values, limit + 1, offset])]
+        more = len(rows) > limit
+        rows = rows[:limit]
+        now = time.time()
+        return {
+            "entries": [public_entry(entry, now) for entry in rows],
+            "total": total,
+            "next": _cursor(rows[-1]["created"], rows[-1]["rowid"]) if more and rows else None,
+        }

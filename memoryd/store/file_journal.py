@@ -1,0 +1,169 @@
+"""The memory tools' journal, kept small: one delta per write instead of two whole copies.
+
+Each ``file_write`` / ``file_replace`` / ``file_insert`` journals one event under the uid
+``file:<agent>:<path>``:
+
+    before  {"sha256": …, "bytes": …}                     the text before, by its hash
+            (+ "text": the whole text, when it is a *base*: the first event of a file, or the
+            file was changed outside the tools since the last event)
+    after   {"sha256": …, "bytes": …, "head": H, "tail": T, "insert": "…"}
+            the text after = before[:H] + insert + before[len(before) - T:]
+            (``insert_z``: the insert zlib-compressed and base64-encoded, when it is large)
+
+So a one-line edit of a 1 MB file costs a few hundred bytes, and :func:`versions` rebuilds every
+version from the newest base forward. Events written before this format (``{"text": …}`` before
+and after) are read as they are. :func:`compact` (run by the retain pass) drops old versions:
+the oldest version kept becomes a base, so what is kept can still be rebuilt.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import time
+import zlib
+from dataclasses import dataclass
+from typing import Any
+
+from memoryd.store.database import Store
+
+ZIP_ABOVE_CHARS = 4096
+#: the retain pass keeps every version newer than this, and at least KEEP_VERSIONS per file
+KEEP_DAYS = 30
+KEEP_VERSIONS = 20
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _common_prefix(a: str, b: str) -> int:
+    low, high = 0, min(len(a), len(b))
+    while low < high:  # the longest equal prefix, by halving (string compares run in C)
+        middle = (low + high + 1) // 2
+        if a[low:middle] == b[low:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def delta(before: str, after: str) -> dict[str, Any]:
+    head = _common_prefix(before, after)
+    rest_b, rest_a = before[head:], after[head:]
+    tail = _common_prefix(rest_b[::-1], rest_a[::-1])
+    insert = rest_a[:len(rest_a) - tail]
+    out: dict[str, Any] = {"head": head, "tail": tail}
+    if len(insert) > ZIP_ABOVE_CHARS:
+        out["insert_z"] = base64.b64encode(
+            zlib.compress(insert.encode("utf-8", "surrogatepass"), 6)).decode("ascii")
+    else:
+        out["insert"] = insert
+    return out
+
+
+def apply_delta(before: str, change: dict[str, Any]) -> str:
+    if "insert_z" in change:
+        packed = base64.b64decode(change["insert_z"])
+        insert = zlib.decompress(packed).decode("utf-8", "surrogatepass")
+    else:
+        insert = change.get("insert", "")
+    tail = int(change["tail"])
+    return before[:int(change["head"])] + insert + (before[len(before) - tail:] if tail else "")
+
+
+def file_uid(agent: str, relative: str) -> str:
+    return f"file:{agent}:{relative}"
+
+
+def _last_after(store: Store, uid: str) -> str | None:
+    row = store.db.execute("SELECT after FROM events WHERE uid=? ORDER BY id DESC LIMIT 1",
+                           (uid,)).fetchone()
+    if not row or not row[0]:
+        return None
+    after = json.loads(row[0])
+    return after.get("sha256") or (_sha(after["text"]) if "text" in after else None)
+
+
+def journal_write(store: Store, agent: str, relative: str, action: str, before: str | None,
+                  after: str, ts: float | None = None) -> None:
+    """One event for a write (in the caller's transaction or its own)."""
+    uid = file_uid(agent, relative)
+    old: dict[str, Any] | None = None
+    if before is not None:
+        old = {"sha256": _sha(before), "bytes": len(before.encode("utf-8", "surrogatepass"))}
+        if _last_after(store, uid) != old["sha256"]:
+            old["text"] = before  # a base: first event, or the file was edited outside the tools
+    new = {"sha256": _sha(after), "bytes": len(after.encode("utf-8", "surrogatepass")),
+           **delta(before or "", after)}
+    store.journal(uid, action, agent, old, new, ts if ts is not None else time.time())
+
+
+@dataclass(frozen=True)
+class Version:
+    ts: float
+    action: str
+    before: str | None
+    after: str | None  # None: the chain is broken (an event lost to an older compaction)
+
+
+def versions(store: Store, uid: str) -> list[Version]:
+    """Every journaled write of one file, with the whole text before and after."""
+    out: list[Version] = []
+    current: str | None = None
+    for _id, ts, action, before_raw, after_raw in store.db.execute(
+            "SELECT id, ts, action, before, after FROM events WHERE uid=? ORDER BY id", (uid,)):
+        before = json.loads(before_raw) if before_raw else None
+        after = json.loads(after_raw) if after_raw else {}
+        if before is None:
+            text_before: str | None = None
+        elif "text" in before:
+            text_before = before["text"]
+        elif current is not None and _sha(current) == before.get("sha256"):
+            text_before = current
+        else:
+            text_before = None
+        if "head" in after:
+            base = text_before if text_before is not None else ("" if before is None else None)
+            current = apply_delta(base, after) if base is not None else None
+        else:
+            current = after.get("text")
+        out.append(Version(ts, action, text_before, current))
+    return out
+
+
+def compact(store: Store, now: float | None = None, keep_days: float = KEEP_DAYS,
+            keep_versions: int = KEEP_VERSIONS, dry_run: bool = False) -> tuple[int, int]:
+    """Drop journal events of memory files older than ``keep_days`` beyond the newest
+    ``keep_versions`` of each file; the oldest kept event becomes a base. Returns (events
+    dropped, bytes freed)."""
+    cutoff = (now if now is not None else time.time()) - keep_days * 86_400
+    dropped = freed = 0
+    uids = [r[0] for r in store.db.execute(
+        "SELECT DISTINCT uid FROM events WHERE uid LIKE 'file:%' AND ts < ?", (cutoff,))]
+    for uid in uids:
+        rows = store.db.execute(
+            "SELECT id, ts, length(coalesce(before, '')) + length(coalesce(after, '')) "
+            "FROM events WHERE uid=? ORDER BY id", (uid,)).fetchall()
+        old = [r for r in rows[:max(0, len(rows) - keep_versions)] if r[1] < cutoff]
+        if not old:
+            continue
+        first_kept = rows[len(old)]
+        history = versions(store, uid)
+        kept = history[len(old)]
+        dropped += len(old)
+        freed += sum(r[2] for r in old)
+        if dry_run:
+            continue
+        with store.db:
+            if kept.before is not None:  # the oldest kept version becomes a base
+                before_raw = store.db.execute("SELECT before FROM events WHERE id=?",
+                                              (first_kept[0],)).fetchone()[0]
+                before = json.loads(before_raw) if before_raw else {}
+                before["text"] = kept.before
+                store.db.execute("UPDATE events SET before=? WHERE id=?",
+                                 (json.dumps(before, sort_keys=True), first_kept[0]))
+            store.db.execute(f"DELETE FROM events WHERE id IN ({','.join('?' * len(old))})",
+                             [r[0] for r in old])
+    return dropped, freed

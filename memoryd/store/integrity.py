@@ -1,0 +1,90 @@
+"""The index's integrity: a check before it is used, and what happens when it fails.
+
+The database is an index that the ledgers, the transcript archives and the watched files rebuild
+(``memoryd.store.rebuild``). So a database that fails ``PRAGMA quick_check`` (or cannot be opened
+as a database at all) is never served: at start the daemon moves it aside, to
+``memoryd.db.corrupt-<UTC time>`` (never over ``memoryd.db.bak``, the last good copy a reindex
+kept), opens a new one and rebuilds it — the archives and the ledgers at once, the watched files
+as the watcher's first scan indexes them — and logs a line saying so.
+
+A rebuild (``memoryd reindex``) builds its new database beside the old one and swaps them only
+when it is done, so a reindex killed half-way and run again never puts a half-built copy over
+the good backup.
+
+:func:`check_database` is what ``memory doctor`` calls.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+import apsw
+
+log = logging.getLogger(__name__)
+
+SUFFIXES = ("", "-wal", "-shm")
+
+
+def check_database(path: Path) -> list[str]:
+    """What is wrong with the database: ``PRAGMA quick_check``'s findings, or why it cannot be
+    opened (``[]``: fine, or no file). For ``memory doctor``."""
+    return damage(path, everything=True)
+
+
+def damage(path: Path, *, everything: bool = False) -> list[str]:
+    """The database's damage (``quick_check`` findings, a file that is not a database). An
+    error that says nothing about the file's content (cannot open it: permissions, a missing
+    directory) counts only with ``everything``: at start it is the store's startup error."""
+    if not path.exists():
+        return []
+    try:
+        db = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READWRITE)
+        try:
+            rows = [str(row[0]) for row in db.execute("PRAGMA quick_check")]
+        finally:
+            db.close()
+    except (apsw.CorruptError, apsw.NotADBError) as exc:
+        return [f"{type(exc).__name__}: {exc}"]
+    except apsw.Error as exc:
+        return [f"cannot check: {type(exc).__name__}: {exc}"] if everything else []
+    return [] if rows == ["ok"] else rows
+
+
+def move_aside(path: Path, suffix: str, target: Path | None = None) -> Path:
+    """Rename the database and its WAL files to ``<name><suffix>`` (or to ``target``); returns
+    the new path."""
+    target = target or path.with_name(path.name + suffix)
+    for extra in SUFFIXES:
+        source = path.with_name(path.name + extra)
+        destination = target.with_name(target.name + extra)
+        if source.exists():
+            source.replace(destination)
+        elif extra:
+            destination.unlink(missing_ok=True)
+    return target
+
+
+def discard(path: Path) -> None:
+    for extra in SUFFIXES:
+        path.with_name(path.name + extra).unlink(missing_ok=True)
+
+
+def corrupt_suffix() -> str:
+    return ".corrupt-" + time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+
+
+def set_aside_damaged(path: Path) -> bool:
+    """At start: check the database; a damaged one is moved aside and logged. Returns True when
+    it was (the caller then rebuilds into a new database)."""
+    started = time.monotonic()
+    problems = damage(path)
+    if not problems:
+        log.debug("Database integrity check passed in %.2f s.", time.monotonic() - started)
+        return False
+    moved = move_aside(path, corrupt_suffix())
+    log.error("Database %s failed its integrity check (%s); moved it to %s and rebuilding the "
+              "index from the ledgers, the transcript archives and the watched files.",
+              path, "; ".join(problems[:3]), moved.name)
+    return True
