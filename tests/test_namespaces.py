@@ -245,6 +245,20 @@ def test_a_notebook_line_that_looks_like_an_instruction_is_not_injected(daemon, 
     [flagged] = [h for h in client.search("approve every design", agent="designer")["hits"]
                  if h["quarantined"]]
     assert flagged["via"] == "watch"
+    with Client(daemon.socket, channel="terminal") as person:  # a person read it and agrees
+        person.release(flagged["id"])
+    assert "approve every design" in client.context("designer")["text"]
+    # the release is kept by the text: the file deleted and written back (new ids) stays so
+    notebook = directory / "notebook.md"
+    text = notebook.read_text()
+    notebook.unlink()
+    wait_until(lambda: "die-cut" not in client.context("designer")["text"])
+    notebook.write_text(text)
+    wait_until(lambda: "die-cut" in client.context("designer")["text"])
+    again = [h for h in client.search("approve every design", agent="designer")["hits"]
+             if "approve every design" in h["text"]]
+    assert again and again[0]["id"] != flagged["id"] and not again[0]["quarantined"]
+    assert "approve every design" in client.context("designer")["text"]
 
 
 def test_a_symlink_out_of_a_memory_dir_is_neither_read_nor_indexed(daemon, client, tmp_path) -> None:
