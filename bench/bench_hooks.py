@@ -89,7 +89,8 @@ def main() -> int:
     os.environ.update(MEMORYD_HOME=str(home), HOME=str(home / "user"))
     rows = []
     try:
-        with Client(home / "memoryd.sock", timeout_s=300) as client:
+        # the terminal channel: the feedback entries stand in for what a person typed
+        with Client(home / "memoryd.sock", timeout_s=300, channel="terminal") as client:
             deadline = time.monotonic() + 120
             while True:
                 try:

@@ -30,6 +30,7 @@ from memoryd.embed import Embedder, load_embedder
 from memoryd.errors import BadParamsError, UnavailableError
 from memoryd.params import Params
 from memoryd.progress import Throughput
+from memoryd.redact import redact
 from memoryd.retrieval.search import Search
 from memoryd.store.archive import TranscriptArchive, restore_archives
 from memoryd.store.database import ModelInfo, Store
@@ -328,8 +329,7 @@ class Engine:
     # -- the write path and search ----------------------------------------------------
 
     async def remember(self, params: Params) -> dict[str, Any]:
-        text = params.text("text", required=True, max_len=MAX_TEXT_CHARS)
-        assert text is not None
+        text = redact_text(params)
         (vectors,) = await self.vectors_for([text])
         return await self.db(self.entries.remember, params, vectors)
 
@@ -342,7 +342,7 @@ class Engine:
         if not isinstance(items, list) or not 1 <= len(items) <= MAX_BATCH:
             raise BadParamsError(f"remember_many: entries must be a list of 1 to {MAX_BATCH} maps")
         requests = [Params("remember_many", item) for item in items]
-        texts = [r.text("text", required=True, max_len=MAX_TEXT_CHARS) or "" for r in requests]
+        texts = [redact_text(r) for r in requests]
         cached = await self.db(self.cached_vectors, texts)
         slices = [range(i, min(i + PIPELINE_SLICE, len(texts)))
                   for i in range(0, len(texts), PIPELINE_SLICE)]
@@ -370,8 +370,7 @@ class Engine:
         return {"results": results}
 
     async def supersede(self, params: Params) -> dict[str, Any]:
-        text = params.text("text", required=True, max_len=MAX_TEXT_CHARS)
-        assert text is not None
+        text = redact_text(params)
         (vectors,) = await self.vectors_for([text])
         return await self.db(self.entries.supersede, params, vectors)
 
@@ -403,3 +402,13 @@ class Engine:
                 "bytes": index.nbytes if index is not None else 0,
             },
         }
+
+
+def redact_text(params: Params) -> str:
+    """The request's text with its secrets redacted, written back into the request: whatever
+    stores it (entry, ledger, journal, vectors) never sees the raw secret."""
+    text = params.text("text", required=True, max_len=MAX_TEXT_CHARS)
+    assert text is not None
+    clean = redact(text)
+    params.raw["text"] = clean
+    return clean

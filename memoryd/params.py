@@ -42,6 +42,9 @@ def path_problem(value: str) -> str | None:
 
 
 class Params:
+    #: the connection the request came on (memoryd.server.binding.Caller); None inside the daemon
+    caller: Any = None
+
     def __init__(self, method: str, params: Any) -> None:
         if params is None:
             params = {}

@@ -15,8 +15,8 @@ contains ``[REDACTED:`` is dropped too. That makes redaction idempotent:
 Kinds, in order:
 
 - ``private-key``: PEM, OpenSSH and PGP private key blocks, from the BEGIN line to the END line.
-  Line breaks may be real or JSON-escaped (``\\n``). A block cut off before its END line is
-  redacted to the end of its base64 body.
+  Line breaks may be real, JSON-escaped (``\\n``) or spaces (a key pasted into one line). A
+  block cut off before its END line is redacted to the end of its base64 body.
 - ``jwt``: ``eyJ….eyJ….<signature>``.
 - ``anthropic-api-key``: ``sk-ant-…``.
 - ``openai-api-key``: ``sk-…``, ``sk-proj-…``, ``sk-svcacct-…`` (20+ characters, a digit).
@@ -32,6 +32,7 @@ Kinds, in order:
 - ``npm-token``: ``npm_`` + 36.
 - ``pypi-token``: ``pypi-AgE…``.
 - ``sendgrid-api-key``: ``SG.<22>.<43>``.
+- ``docker-token``: Docker Hub personal access tokens, ``dckr_pat_…``.
 - ``aws-access-key``: ``AKIA`` ``ASIA`` ``ABIA`` ``ACCA`` + 16 upper-case letters and digits.
 - ``aws-secret-key``: the 40-character value of ``aws_secret_access_key`` or
   ``SecretAccessKey``.
@@ -46,6 +47,8 @@ Kinds, in order:
   - flags: ``--password=foo``, ``--password "a b"``, and ``--password foo`` when the value has
     a digit or a symbol or ends the command (so not "the --password option is …");
   - ``.netrc``: ``machine h login u password p``;
+  - commands: ``mysql -pS3cret`` (and ``mysqldump``, ``mariadb``), ``sshpass -p pw``, the
+    password of ``curl -u user:pw`` (``--user``, ``-U``);
   - bare values with a digit or a symbol: ``password: hunter2``.
 - ``secret``: the same styles for keys ending in ``secret``, ``token``, ``credentials``,
   ``api_key``, ``access_key``, ``secret_key``, ``private_key`` and the like. A quoted or bare
@@ -72,7 +75,9 @@ anchor is a small regex that starts with a literal, such as ``ghp_`` or ``-----b
 key words it is the word plus a lookahead for what may follow it (an operator, or a space after
 a flag). Literal prefixes make the anchor search about as fast as ``str.find``.
 :func:`find_secrets` finds the anchors, then tries the pattern only at those places. The result
-is the same as ``pattern.finditer`` over the whole text, at a fraction of the cost. Repeating
+is the same as ``pattern.finditer`` over the whole text, at a fraction of the cost. The three
+command-line rules (``mysql -p…``, ``sshpass -p``, ``curl -u``) also need their command earlier
+in the same command (:func:`_in_command`), which a regex cannot say without backtracking. Repeating
 bodies use possessive quantifiers, so no pattern backtracks badly. A call never raises.
 """
 
@@ -198,12 +203,19 @@ def _flag_value() -> str:
 _KEY_LABEL = r"(?:[A-Z0-9]+ ){0,3}PRIVATE KEY(?: BLOCK)?-----"
 _KEY_BODY = (
     r"(?:[ \t]*(?:\r?\n|(?:\\+r)?\\+n)[ \t]*"
-    r"|[A-Za-z][A-Za-z0-9-]*+:[ \t][^\r\n\\]*"
-    r"|[A-Za-z0-9+/=]++)*+"
+    r"|[A-Za-z][A-Za-z0-9-]*+:[ \t](?:(?!-----)[^\r\n\\])*+"
+    r"|[A-Za-z0-9+/=]++"
+    r"|[ \t]++(?!-----END ))*+"  # lines joined by spaces (pasted into one line)
 )
 
 _START = r"(?<![A-Za-z0-9_\-])"  # a token does not start inside a longer word or token
 _END = r"(?![A-Za-z0-9_\-])"
+
+# Command-line flags whose value is a password (the rules below; _COMMANDS names the command).
+_MYSQL_FLAG = r"(?<=[ \t])-p(?P<secret>[^\s\"'`|;&]+)"
+_SSHPASS_FLAG = r"(?<=[ \t])-p[ \t]*(?P<secret>\"[^\"\r\n]+\"|'[^'\r\n]+'|[^\s\"'`|;&]+)"
+_CURL_FLAG = (r"(?<=[ \t])(?:-[uU]|--(?:proxy-)?user)(?:[ \t]+|=)[\"']?[^\s:\"']*:"
+              r"(?P<secret>(?![$%{<])[^\s\"']+)")
 
 # Anchors of the key-word patterns: the word, then an operator, or a space after a flag.
 _AFTER_KEY = r"""(?=\\*["']?[ \t]*[:=]|[ \t])"""
@@ -214,7 +226,7 @@ _SECRET_ANCHORS = tuple(word + _AFTER_KEY for word in ("secret", "token", "crede
 _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     # -----BEGIN [RSA|EC|DSA|OPENSSH|ENCRYPTED|PGP] PRIVATE KEY[ BLOCK]----- … -----END …-----
     ("private-key", ("-----begin ",),
-        r"-----BEGIN " + _KEY_LABEL + _KEY_BODY + r"(?:-----END " + _KEY_LABEL + ")?"),
+        r"-----BEGIN " + _KEY_LABEL + _KEY_BODY + r"(?:[ \t]*-----END " + _KEY_LABEL + ")?"),
     # JWT: base64url JSON header and payload ("eyJ" is '{"'), then the signature.
     ("jwt", ("eyj",),
         r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
@@ -259,6 +271,9 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     # SendGrid: SG.<22>.<43>
     ("sendgrid-api-key", (r"sg\.",),
         _START + r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"),
+    # Docker Hub personal access tokens: dckr_pat_…
+    ("docker-token", ("dckr_pat_",),
+        _START + r"dckr_pat_[A-Za-z0-9_-]{20,}"),
     # AWS access key ids: AKIA (long-term), ASIA (temporary), ABIA, ACCA + 16.
     ("aws-access-key", (r"a(?:kia|sia|bia|cca)",),
         r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Z0-9])"),
@@ -300,6 +315,15 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     # --token foo, --api-key=foo, --client-secret "…"
     ("secret", _SECRET_ANCHORS,
         _SECRET_FLAG + _flag_value()),
+    # Command-line passwords, anchored at the flag; the command must come earlier in the same
+    # command (_COMMANDS), so `cp -pr` or `docker run -u 1000:50` are not passwords.
+    # mysql -pS3cret (glued to -p; a lone -p prompts), mysqldump, mariadb.
+    ("password", (r"-p(?<=[ \t]-p)(?=[^\s\"'`|;&])",), _MYSQL_FLAG),
+    # sshpass -p hunter2, -phunter2, -p 'two words'
+    ("password", (r"-p(?<=[ \t]-p)",), _SSHPASS_FLAG),
+    # curl -u user:password, --user user:password, -U / --proxy-user: only the password goes.
+    ("password", (r"-u(?<=[ \t]-u)(?=[ \t=])", r"--(?<=[ \t]--)(?:proxy-)?user(?=[ \t=])"),
+        _CURL_FLAG),
     # .netrc: machine host login user password pw
     ("password", ("machine",),
         r"\bmachine\s+\S+\s+(?:login\s+\S+\s+)?password\s+(?P<secret>[^\s\[]\S*)"),
@@ -312,6 +336,14 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
         r"(?i:" + _SECRET_KEY + _ASSIGN + _NOT_BARE_SECRET
         + r"(?P<secret>" + _RANDOM_BARE + r")(?![(\[]))"),
 )
+# The command a flag rule needs before it in the same command (same line, after the last
+# ``|``, ``;`` or ``&``, at most _COMMAND_REACH characters back), by the rule's pattern.
+_COMMANDS: dict[str, str] = {
+    _MYSQL_FLAG: r"\b(?:mysql(?:dump|admin|import|show|check)?|mariadb(?:-dump|-admin)?)\b",
+    _SSHPASS_FLAG: r"\bsshpass\b",
+    _CURL_FLAG: r"\bcurl\b",
+}
+_COMMAND_REACH = 500
 # fmt: on
 
 PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
@@ -320,6 +352,24 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 _ANCHORS: tuple[tuple[re.Pattern[str], ...], ...] = tuple(
     tuple(re.compile(anchor) for anchor in anchors) for _, anchors, _ in _RULES
 )
+_CONTEXTS: tuple[re.Pattern[str] | None, ...] = tuple(
+    re.compile(_COMMANDS[pattern]) if pattern in _COMMANDS else None for _, _, pattern in _RULES
+)
+_COMMAND_END = re.compile(r"[\r\n|;&]")
+
+
+def _in_command(context: re.Pattern[str], text: str, start: int,
+                cache: dict[re.Pattern[str], list[int]]) -> bool:
+    """Whether ``context`` (a command name) occurs before ``start`` in the same command: at
+    most _COMMAND_REACH characters back, with no ``|``, ``;``, ``&`` or line break between.
+    The command's positions are found once per text, then looked up by bisection."""
+    if context not in cache:
+        cache[context] = [m.end() for m in context.finditer(text)]
+    commands = cache[context]
+    i = bisect.bisect_right(commands, start) - 1
+    if i < 0 or start - commands[i] > _COMMAND_REACH:
+        return False
+    return _COMMAND_END.search(text, commands[i], start) is None
 
 
 def _lower(text: str) -> str | None:
@@ -371,9 +421,11 @@ def find_secrets(text: str) -> list[tuple[str, int, int]]:
     cache: dict[re.Pattern[str], list[int]] = {}
     starts: list[int] = []
     spans: list[tuple[int, int, str]] = []
-    for (kind, pattern), anchors in zip(PATTERNS, _ANCHORS, strict=True):
+    for (kind, pattern), anchors, context in zip(PATTERNS, _ANCHORS, _CONTEXTS, strict=True):
         grouped = "secret" in pattern.groupindex
         for match in _matches(pattern, anchors, text, lowered, cache):
+            if context is not None and not _in_command(context, text, match.start(), cache):
+                continue
             start, end = match.span("secret") if grouped else match.span()
             if start >= end or MARKER in text[start:end]:
                 continue

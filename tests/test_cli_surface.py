@@ -230,10 +230,12 @@ def test_export_then_import_into_a_fresh_home_reproduces_the_entries(
         with Client(second.socket) as fresh_client:
             copies = fresh_client.list_entries(order="oldest", limit=100)["entries"]
             kept = ("agent", "category", "kind", "key", "text", "tags", "confidence", "project",
-                    "polarity", "status", "created", "writer", "session")
+                    "polarity", "status", "created", "session")
             assert [{k: c[k] for k in kept} for c in copies] == \
                 [{k: line[k] for k in kept} for line in lines]
             assert {c["via"] for c in copies} == {"import"}
+            # writer and via are the daemon's (D4): who imported them, through which channel
+            assert {c["writer"] for c in copies} == {f"{c['agent']} (cli)" for c in copies}
             history = fresh_client.history(copies[0]["id"])
             assert [e["action"] for e in history["events"]] == ["remember"]
         ledgers = {p.name: len(p.read_text().splitlines()) for p in (fresh / "ledger").iterdir()}

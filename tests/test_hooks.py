@@ -32,7 +32,9 @@ def start_payload(cwd: str, event: str = "SessionStart", **extra: object) -> dic
 def test_session_start_injects_the_block(daemon, client, tmp_path) -> None:
     client.remember("claude-code", "prefs", "Commit messages use the imperative mood", key="pref.commit_style")
     client.remember("claude-code", "git", "Never force-push to main", kind="lesson", polarity="negative")
-    client.remember("claude-code", "feedback", "Stop adding emojis to commit messages", kind="feedback")
+    with Client(daemon.socket, channel="terminal") as person:  # feedback: a person's words
+        person.remember("claude-code", "feedback", "Stop adding emojis to commit messages",
+                        kind="feedback")
     result = hook("claude-code", "SessionStart", start_payload(str(tmp_path)))
     assert result.returncode == 0, result.stderr
     output = json.loads(result.stdout)
@@ -55,7 +57,8 @@ def test_block_respects_its_budget_and_drops_lowest_ranked_first(daemon, client)
     for i in range(60):
         client.remember("coder", "rules", f"Rule number {i}: keep module {i} free of side effects",
                         kind="lesson", polarity="positive", force=True)
-    client.remember("coder", "feedback", "The user wants short answers", kind="feedback")
+    with Client(daemon.socket, channel="terminal") as person:  # feedback: a person's words
+        person.remember("coder", "feedback", "The user wants short answers", kind="feedback")
     block = client.context("coder", budget=1000)
     assert len(block["text"]) <= 1000
     assert "The user wants short answers" in block["text"]  # feedback outranks lessons

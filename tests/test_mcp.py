@@ -60,7 +60,7 @@ def test_schemas_describe_every_parameter_with_enums_and_the_server_has_a_versio
             assert schema.get("description"), f"{tool.name}.{name} has no description"
     remember = tools["memory_remember"].input_schema["properties"]
     kinds = next(v["enum"] for v in remember["kind"]["anyOf"] if "enum" in v)
-    assert kinds == ["note", "fact", "lesson", "feedback"]
+    assert kinds == ["note", "fact", "lesson"]  # feedback is the user's words (D4)
     assert next(v["enum"] for v in remember["polarity"]["anyOf"] if "enum" in v) == [
         "negative", "positive"]
     search = tools["memory_search"].input_schema["properties"]

@@ -109,6 +109,19 @@ CASES: list[tuple[str, str, str]] = [
     case("secret", "client_secret: {}", "", 32, seed=9),
     case("secret", "tool --api-key {}", "", 20, seed=8),
     case("secret", "curl 'https://x.test/v1?access_token={}&page=2'", "", 24, seed=7),
+    case("docker-token", "docker login -u me -p {}", "dckr_pat_", 27, URLSAFE),
+    ("password", "mysql -u root -pS3cretPass mydb", "S3cretPass"),
+    ("password", "mysqldump -h db -pdumpPw9 app > app.sql", "dumpPw9"),
+    ("password", "sshpass -p hunter2 ssh deploy@host", "hunter2"),
+    ("password", "curl -u admin:S3cret! https://api.example.com", "S3cret!"),
+    ("password", "curl -s --user bob:pw123 https://api.example.com", "pw123"),
+    (
+        "private-key",
+        "key: -----BEGIN OPENSSH PRIVATE KEY----- "
+        + " ".join(PRIVATE_KEY_BODY)
+        + " -----END OPENSSH PRIVATE KEY----- thanks",
+        PRIVATE_KEY_BODY[3],
+    ),
     (
         "private-key",
         "-----BEGIN RSA PRIVATE KEY-----\n"
@@ -132,6 +145,19 @@ def test_every_documented_kind_has_a_case() -> None:
     assert kinds == {kind for kind, _, _ in CASES}
     doc = memoryd.redact.__doc__ or ""
     assert all(f"``{kind}``" in doc for kind in kinds)
+
+
+def test_space_joined_key_block_goes_whole() -> None:
+    text = ("-----BEGIN OPENSSH PRIVATE KEY----- " + " ".join(PRIVATE_KEY_BODY)
+            + " -----END OPENSSH PRIVATE KEY----- and then")
+    assert redact(text) == "[REDACTED:private-key] and then"
+
+
+def test_command_passwords_keep_the_command() -> None:
+    assert redact("mysql -u root -pS3cretPass db") == "mysql -u root -p[REDACTED:password] db"
+    assert redact("curl -u admin:S3cret! https://x") == "curl -u admin:[REDACTED:password] https://x"
+    for kept in ("mysql -p mydb", "use mysql -p to be asked", "curl -u $USER:$PASS https://x"):
+        assert redact(kept) == kept
 
 
 def test_context_around_the_secret_is_kept() -> None:
@@ -297,12 +323,15 @@ def test_all_secrets_together() -> None:
 
 
 def naive_find_secrets(text: str) -> list[tuple[str, int, int]]:
-    """find_secrets spelt out: every pattern's finditer over the whole text, in order."""
+    """find_secrets spelt out: every pattern's finditer over the whole text, in order (a
+    command-line rule's match only after its command)."""
     starts: list[int] = []
     spans: list[tuple[int, int, str]] = []
-    for kind, pattern in PATTERNS:
+    for (kind, pattern), context in zip(PATTERNS, memoryd.redact._CONTEXTS, strict=True):
         grouped = "secret" in pattern.groupindex
         for match in pattern.finditer(text):
+            if context is not None and not memoryd.redact._in_command(context, text, match.start(), {}):
+                continue
             start, end = match.span("secret") if grouped else match.span()
             if start >= end or "[REDACTED:" in text[start:end]:
                 continue
@@ -320,6 +349,9 @@ def test_anchored_search_matches_a_full_scan() -> None:
     for _ in range(20):
         text = rng.choice([" ", "\n", "-", "_", "x"]).join(rng.sample(pieces, 30))
         assert find_secrets(text) == naive_find_secrets(text)
+    for command in ("mysql -h db -pX1 a; cp -pr b c | sshpass -p y1 ssh h && curl -u u:p1 x",
+                    "x-pfoo mysql -pbar -p -pbaz\ncp -pq curl --user=a:b2 -U c:d3"):
+        assert find_secrets(command) == naive_find_secrets(command)
     odd = "İ" + ALL_SECRETS + "ẞ\u212a"  # characters whose lower case is special
     assert find_secrets(odd) == naive_find_secrets(odd)
 

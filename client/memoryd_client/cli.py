@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 OK, FAILED, USAGE, UNREACHABLE = 0, 1, 2, 3
 COMMANDS = ("status", "sources", "reload", "hook", "file", "extract", "mcp", "context", "explain",
             "session", "sessions", "store", "search", "get", "forget", "supersede", "history",
-            "list", "recent", "export", "import", "pass", "undo", "promote", "notebook", "doctor")
+            "list", "recent", "export", "import", "pass", "undo", "promote", "notebook", "doctor",
+            "purge", "release")
 PASS_COMMANDS = ("pass", "undo", "promote", "notebook")  # memoryd_client.pass_commands
 LIST_COMMANDS = ("list", "recent", "export", "import")  # memoryd_client.list_commands
 #: Global options that take a value (so that the command can be found after them).
@@ -295,7 +296,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     store.add_argument("--tags", help="comma-separated tags")
     store.add_argument("--key", help="dotted key (e.g. pref.commit_style); makes a fact")
     store.add_argument("--kind", choices=["fact", "lesson", "feedback", "note", "turn", "summary"],
-                       help="default: fact with --key, note without")
+                       help="default: fact with --key, note without; feedback (the user's own "
+                       "words) only when typed at a terminal")
     store.add_argument("--confidence", type=float, help="0..1 (default: 0.95)")
     store.add_argument("--polarity", choices=["negative", "positive"],
                        help="for lessons: a \"don't\" (negative) or a \"do\" (positive)")
@@ -335,14 +337,16 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     forget = add_command("forget", parents=[common],
                          help="forget an entry (soft: journaled, kept in history)")
     forget.add_argument("id", help="entry id or a unique prefix of it")
-    forget.add_argument("--agent", help="act as this agent (must own the entry)")
+    forget.add_argument("--agent", help="act as this agent (must own the entry; default: "
+                        "the entry's own agent)")
     forget.add_argument("--reason", help="why (kept in the journal)")
 
     supersede = add_command("supersede", parents=[common],
                             help="replace an entry's text; the old one is kept as superseded")
     supersede.add_argument("id", help="entry id or a unique prefix of it")
     supersede.add_argument("text", help="the new text (quote it)")
-    supersede.add_argument("--agent", help="act as this agent (must own the entry)")
+    supersede.add_argument("--agent", help="act as this agent (must own the entry; default: "
+                           "the entry's own agent)")
 
     history = add_command("history", parents=[common],
                           help="an entry's versions and journal (by id, or agent + key)")
@@ -362,6 +366,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         from memoryd_client import doctor
 
         doctor.add_parsers(add_command, common)
+    if only in (None, "purge", "release"):
+        from memoryd_client import trust_commands
+
+        trust_commands.add_parsers(add_command, common)
     for sub in _subparsers(parser):  # nested actions added elsewhere (pass_commands)
         name = sub.prog.removeprefix("memory ")
         sub.formatter_class = Formatter
@@ -391,6 +399,9 @@ def _entry_line(entry: dict[str, Any]) -> str:
     status = "" if entry.get("status") == "active" else f" [{entry.get('status')}]"
     if entry.get("stale"):  # something it names is gone from its project (staleness pass)
         status += f" [stale: {entry['stale']}]"
+    if entry.get("quarantined"):  # looks like an instruction to the model: never injected
+        status += " [⚠ quarantined: looks like an instruction to the model; never injected " \
+                  "until a person runs `memory release` on it]"
     key = f" {entry['key']}" if entry.get("key") else ""
     category = entry.get("category") or "-"
     return f"{entry['id']}  {entry['agent']}/{category} {entry['kind']}{key}{status}: {entry['text']}"
@@ -611,12 +622,16 @@ def run(args: argparse.Namespace, client: Client) -> int:
             kind=args.kind, key=args.key, confidence=args.confidence, force=args.force,
             polarity=args.polarity,
             tags=[t for t in (args.tags or "").split(",") if t.strip()] or None,
-            cwd=None if args.is_global else os.getcwd(), writer=args.agent,
+            cwd=None if args.is_global else os.getcwd(),
         )
 
         def show(r: dict[str, Any]) -> None:
             if r["stored"]:
                 print(f"stored {r['entry']['id']}")
+                if r["entry"].get("quarantined"):
+                    print("quarantined: it looks like an instruction to the model and is not "
+                          f"injected until a person runs `memory release {r['entry']['id']}`",
+                          file=sys.stderr)
                 for old in r.get("superseded") or []:
                     print(f"superseded {old['id']}: {old['text']}")
                 if r["entry"]["status"] == "superseded":
@@ -682,6 +697,10 @@ def run(args: argparse.Namespace, client: Client) -> int:
         from memoryd_client import doctor
 
         return doctor.run(args, client, _emit)
+    if command in ("purge", "release"):
+        from memoryd_client import trust_commands
+
+        return trust_commands.run(args, client, _emit)
     raise AssertionError(command)  # argparse guarantees a known command
 
 
@@ -815,7 +834,10 @@ def main(argv: list[str] | None = None) -> int:
     from memoryd_client.client import Client
 
     try:
-        with Client(args.socket, timeout_s=args.timeout) as client:
+        # a person typing is the "terminal" channel (feedback, release); a script or an
+        # agent's shell is "cli" (memoryd.server.binding)
+        channel = "terminal" if sys.stdin is not None and sys.stdin.isatty() else "cli"
+        with Client(args.socket, timeout_s=args.timeout, channel=channel) as client:
             return run(args, client)
     except UsageError as exc:
         return _fail(args.json, "usage", exc.message, USAGE)

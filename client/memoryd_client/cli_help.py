@@ -18,6 +18,13 @@ COMMON_EXITS = "2 usage error; 3 daemon unreachable"
 
 #: command (as typed, nested ones with a space) → (examples, what 0 and 1 mean).
 COMMANDS: dict[str, tuple[tuple[str, ...], str]] = {
+    "purge": (("memory purge --agent designer --match 'hunter2'",
+               "memory purge --agent designer --match 'hunter2' --yes",
+               "memory purge --agent designer --since 2h --yes"),
+              "0 purged (or, without --yes, listed); 1 nothing to purge"),
+    "release": (("memory get 3f2a9c",
+                 "memory release 3f2a9c"), "0 released; 1 refused (not at a terminal, not "
+                "quarantined, not found)"),
     "status": (("memory status", "memory status --sources --json"), "0 the daemon answered"),
     "sources": (("memory sources list",), "0 done"),
     "sources list": (("memory sources list --json",), "0 done"),
@@ -51,7 +58,8 @@ COMMANDS: dict[str, tuple[tuple[str, ...], str]] = {
     "sessions": (("memory sessions --agent claude-code",), "0 done"),
     "store": (("memory store designer rejected-designs 'floating speech bubble' --tags sticker",
                "memory store coder prefs 'Commits in the imperative' --key pref.commit_style"),
-              "0 stored; 1 not stored: a duplicate (the existing entry is printed)"),
+              "0 stored; 1 not stored: a duplicate (the existing entry is printed), or feedback "
+              "not typed at a terminal"),
     "search": (("memory search designer - 'speech bubble on a cat sticker'",
                 "memory search 'claude-code,codex' testing 'which test runner' --all",
                 "memory search '*' - 'staging database' --since 30d --json"),

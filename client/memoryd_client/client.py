@@ -6,6 +6,12 @@
 
 Every call raises a :class:`memoryd_client.errors.MemorydError` subclass on failure;
 ``DaemonUnreachableError`` when nothing answers on the socket.
+
+The daemon binds each connection to one agent (see :mod:`memoryd_client.wire`). A client made
+with ``agent=`` has one connection, bound to that agent: a write naming another agent is
+refused. A client made without one is a person's or a program's own: it opens one connection
+per agent it writes as, each bound to its agent, and splits a ``remember_many`` that spans
+several agents. ``channel`` says who is calling (``api`` by default).
 """
 
 from __future__ import annotations
@@ -54,11 +60,59 @@ def _unreachable(path: str, exc: OSError) -> DaemonUnreachableError:
                                   f"{socket_origin(path)}); {start_hint()}")
 
 
+def write_agent(method: str, params: dict[str, Any] | None) -> str | None:
+    """The agent a request writes as (None for reads): its connection is bound to it."""
+    if method not in wire.WRITE_METHODS or not params:
+        return None
+    if method == "remember_many":
+        entries = params.get("entries")
+        first = entries[0] if isinstance(entries, list) and entries else None
+        agent = first.get("agent") if isinstance(first, dict) else None
+    else:
+        agent = params.get("agent")
+    return agent if isinstance(agent, str) else None
+
+
+#: Writes that name an entry, not an agent: an unbound client acts as the entry's agent.
+BY_ENTRY = ("forget", "supersede", "release")
+
+
+def _needs_owner(agent: str | None, method: str, params: dict[str, Any] | None) -> bool:
+    return (agent is None and method in BY_ENTRY and isinstance(params, dict)
+            and params.get("agent") is None and isinstance(params.get("id"), str))
+
+
+def agent_groups(entries: list[dict[str, Any]]) -> dict[Any, list[int]]:
+    """The positions of a remember_many's entries, by agent."""
+    groups: dict[Any, list[int]] = {}
+    for i, entry in enumerate(entries):
+        groups.setdefault(entry.get("agent") if isinstance(entry, dict) else None, []).append(i)
+    return groups
+
+
 class _Methods:
     """The daemon's methods, written once for both clients; ``call`` does the transport
     (in ``AsyncClient`` it is a coroutine function, so each method returns an awaitable)."""
 
     call: Callable[[str, dict[str, Any] | None], Any]
+    agent: str | None = None
+
+    def bind(self, agent: str | None = None, channel: str | None = None) -> Any:
+        """Bind this connection to an agent (and say its channel): every write on it goes
+        to that agent's namespace. Clients made with ``agent=`` bind by themselves."""
+        return self.call("bind", _drop_none({"agent": agent, "channel": channel}))
+
+    def release(self, entry_id: str, *, agent: str | None = None) -> Any:
+        """Release a quarantined entry (a person's decision: the terminal channel)."""
+        return self.call("release", _drop_none({"id": entry_id, "agent": agent}))
+
+    def purge(self, agent: str, *, since: float | str | None = None, match: str | None = None,
+              confirm: bool = False) -> Any:
+        """Delete an agent's entries for good (since a time, holding a string, or both) from
+        the index, the ledger, the archives and the journals. Without ``confirm`` a dry run:
+        the reply lists what would go."""
+        return self.call("purge", _drop_none({"agent": agent, "since": since, "match": match,
+                                              "confirm": confirm}))
 
     def status(self, *, sources: bool = False) -> Any:
         """The daemon's state, including ingestion (queue, sources, errors); ``sources`` adds
@@ -111,8 +165,21 @@ class _Methods:
 
     def remember_many(self, entries: list[dict[str, Any]]) -> Any:
         """Each entry is a map of remember's params; up to 1,000 per call, embedded in
-        batches and made durable with one fsync per agent. Returns {"results": [...]}."""
+        batches and made durable with one fsync per agent. Returns {"results": [...]}.
+        Entries of several agents go over each agent's connection (results in order)."""
+        if self.agent is None and isinstance(entries, list):
+            groups = agent_groups(entries)
+            if len(groups) > 1:
+                return self._remember_groups(entries, groups)
         return self.call("remember_many", {"entries": entries})
+
+    def _remember_groups(self, entries: list[dict[str, Any]], groups: dict[Any, list[int]]) -> Any:
+        results: list[Any] = [None] * len(entries)
+        for positions in groups.values():
+            reply = self.call("remember_many", {"entries": [entries[i] for i in positions]})
+            for i, result in zip(positions, reply["results"]):
+                results[i] = result
+        return {"results": results}
 
     def search(self, query: str, **filters: Any) -> Any:
         """Filters: agent, agents, category, kind, tags, project, since, until, status,
@@ -225,12 +292,17 @@ def _closed_by_peer(sock: _socket.socket) -> bool:
 
 
 class Client(_Methods):
-    """Blocking client; one connection, reused across calls."""
+    """Blocking client; its connections are reused across calls (one per agent written as,
+    see the module docstring)."""
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S):
+    def __init__(self, path: str | os.PathLike[str] | None = None,
+                 timeout_s: float = DEFAULT_TIMEOUT_S, *, agent: str | None = None,
+                 channel: str = "api"):
         self.path = os.fspath(path) if path is not None else socket_text()
         self.timeout_s = timeout_s
-        self._sock: _socket.socket | None = None
+        self.agent = agent
+        self.channel = channel
+        self._socks: dict[str | None, _socket.socket] = {}
         self._ids = itertools.count(1)
 
     def __enter__(self) -> Client:
@@ -240,19 +312,25 @@ class Client(_Methods):
         self.close()
 
     def close(self) -> None:
-        if self._sock is not None:
-            self._sock.close()
-            self._sock = None
+        for sock in self._socks.values():
+            sock.close()
+        self._socks.clear()
 
-    def _connect(self) -> _socket.socket:
-        if self._sock is not None and _closed_by_peer(self._sock):
-            self.close()  # the daemon closed an idle connection: open a new one
-        if self._sock is None:
+    def _connect(self, agent: str | None) -> _socket.socket:
+        sock = self._socks.get(agent)
+        if sock is not None and _closed_by_peer(sock):
+            sock.close()  # the daemon closed an idle connection: open (and bind) a new one
+            del self._socks[agent]
+            sock = None
+        if sock is None:
             try:
-                self._sock = connect(str(self.path), self.timeout_s)
+                sock = connect(str(self.path), self.timeout_s)
             except OSError as exc:
                 raise _unreachable(self.path, exc) from None
-        return self._sock
+            self._socks[agent] = sock
+            if agent is not None or self.channel != "api":
+                self._exchange(agent, "bind", _drop_none({"agent": agent, "channel": self.channel}))
+        return sock
 
     def _read_exact(self, sock: _socket.socket, n: int) -> bytes:
         chunks = bytearray()
@@ -264,9 +342,17 @@ class Client(_Methods):
         return bytes(chunks)
 
     def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        if method == "bind" and params and params.get("agent") is not None:
+            self.agent = params["agent"]
+        if _needs_owner(self.agent, method, params):
+            assert params is not None
+            params = {**params, "agent": self._exchange(None, "get", {"id": params["id"]})["agent"]}
+        return self._exchange(self.agent or write_agent(method, params), method, params)
+
+    def _exchange(self, agent: str | None, method: str, params: dict[str, Any] | None) -> Any:
         request_id = next(self._ids)
         frame = wire.pack({"id": request_id, "method": method, "params": params or {}})
-        sock = self._connect()
+        sock = self._connect(agent)
         try:
             sock.sendall(frame)
             length = wire.frame_length(self._read_exact(sock, wire.HEADER.size))
@@ -288,14 +374,19 @@ class Client(_Methods):
 
 
 class AsyncClient(_Methods):
-    """asyncio client; calls are serialised over one connection."""
+    """asyncio client; calls are serialised, over one connection per agent written as (see
+    the module docstring)."""
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S):
+    def __init__(self, path: str | os.PathLike[str] | None = None,
+                 timeout_s: float = DEFAULT_TIMEOUT_S, *, agent: str | None = None,
+                 channel: str = "api"):
         import asyncio
 
         self.path = os.fspath(path) if path is not None else socket_text()
         self.timeout_s = timeout_s
-        self._streams: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
+        self.agent = agent
+        self.channel = channel
+        self._streams: dict[str | None, tuple[asyncio.StreamReader, asyncio.StreamWriter]] = {}
         self._lock = asyncio.Lock()
         self._ids = itertools.count(1)
 
@@ -306,34 +397,54 @@ class AsyncClient(_Methods):
         await self.close()
 
     async def close(self) -> None:
-        if self._streams is not None:
-            self._streams[1].close()
-            self._streams = None
+        for _, writer in self._streams.values():
+            writer.close()
+        self._streams.clear()
 
     async def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
         import asyncio
 
+        if method == "bind" and params and params.get("agent") is not None:
+            self.agent = params["agent"]
         async with self._lock:
             try:
-                return await asyncio.wait_for(self._call(method, params), self.timeout_s)
+                if _needs_owner(self.agent, method, params):
+                    assert params is not None
+                    owner = await asyncio.wait_for(
+                        self._call(None, "get", {"id": params["id"]}), self.timeout_s)
+                    params = {**params, "agent": owner["agent"]}
+                agent = self.agent or write_agent(method, params)
+                return await asyncio.wait_for(self._call(agent, method, params), self.timeout_s)
             except TimeoutError:
                 await self.close()
                 raise DaemonUnreachableError(
                     f"memoryd did not answer {method!r} within {self.timeout_s:g} s on {self.path}"
                 ) from None
 
-    async def _call(self, method: str, params: dict[str, Any] | None) -> Any:
+    async def _remember_groups(self, entries: list[dict[str, Any]],  # type: ignore[override]
+                               groups: dict[Any, list[int]]) -> Any:
+        results: list[Any] = [None] * len(entries)
+        for positions in groups.values():
+            reply = await self.call("remember_many", {"entries": [entries[i] for i in positions]})
+            for i, result in zip(positions, reply["results"]):
+                results[i] = result
+        return {"results": results}
+
+    async def _call(self, agent: str | None, method: str, params: dict[str, Any] | None) -> Any:
         import asyncio
 
-        if self._streams is not None and (self._streams[0].at_eof()
-                                          or self._streams[1].is_closing()):
-            await self.close()  # the daemon closed an idle connection: open a new one
-        if self._streams is None:
+        streams = self._streams.get(agent)
+        if streams is not None and (streams[0].at_eof() or streams[1].is_closing()):
+            streams[1].close()  # the daemon closed an idle connection: open (and bind) a new one
+            del self._streams[agent]
+        if agent not in self._streams:
             try:
-                self._streams = await connect_async(str(self.path))
+                self._streams[agent] = await connect_async(str(self.path))
             except OSError as exc:
                 raise _unreachable(self.path, exc) from None
-        reader, writer = self._streams
+            if agent is not None or self.channel != "api":
+                await self._call(agent, "bind", _drop_none({"agent": agent, "channel": self.channel}))
+        reader, writer = self._streams[agent]
         request_id = next(self._ids)
         try:
             writer.write(wire.pack({"id": request_id, "method": method, "params": params or {}}))

@@ -166,7 +166,7 @@ def export(args: argparse.Namespace, client: Client) -> int:
 def import_file(args: argparse.Namespace, client: Client, emit: Callable[..., None]) -> int:
     import json
 
-    from memoryd_client.errors import BadParamsError
+    from memoryd_client.errors import BadParamsError, ForbiddenError
 
     counts = {"stored": 0, "duplicate": 0, "skipped_inactive": 0, "skipped_watched": 0,
               "refused": 0}
@@ -178,12 +178,12 @@ def import_file(args: argparse.Namespace, client: Client, emit: Callable[..., No
             return
         try:
             results = client.remember_many([item for _, item in batch])["results"]
-        except BadParamsError:  # one bad entry refuses the batch: find it, keep the others
-            results = []
+        except (BadParamsError, ForbiddenError):  # one bad entry refuses the batch (feedback
+            results = []                            # not from a terminal): find it, keep the others
             for number, item in batch:
                 try:
                     results += client.remember_many([item])["results"]
-                except BadParamsError as exc:
+                except (BadParamsError, ForbiddenError) as exc:
                     results.append({"refused": exc.message})
         for (number, _), result in zip(batch, results):
             if result.get("refused"):

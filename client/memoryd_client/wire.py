@@ -8,6 +8,13 @@ must decode to a map.
           or {"id": int, "error": {"code": str, "message": str}}
 
 The error codes are the ``code`` attributes of the classes in :mod:`memoryd_client.errors`.
+
+A connection binds to one agent, once: with ``{"method": "bind", "params": {"agent": …,
+"channel": …}}`` or, failing that, through the ``agent`` of its first write. Every write on it
+(:data:`WRITE_METHODS`) then goes to that agent's namespace; a write naming another agent is
+refused (``forbidden``). Reads name any agent explicitly. The channel says who is on the other
+end (:data:`CHANNELS`); only a person at a terminal (:data:`HUMAN_CHANNELS`) creates
+``feedback`` or releases a quarantined entry.
 """
 
 from __future__ import annotations
@@ -23,6 +30,15 @@ import msgpack
 MAX_FRAME_BYTES = 8 * 1024 * 1024
 HEADER = struct.Struct(">I")
 PROTOCOL_VERSION = 1
+
+#: Methods that write an agent's namespace: they act as the connection's bound agent.
+WRITE_METHODS = frozenset({"remember", "remember_many", "supersede", "forget", "file_write",
+                           "file_replace", "file_insert", "release", "purge"})
+#: Who a connection says it is: the Python library or a program speaking the protocol (api),
+#: the `memory` command at a terminal (terminal) or not (cli: a script, an agent's shell),
+#: the MCP server (mcp), an agent's lifecycle hook (hook).
+CHANNELS = ("api", "terminal", "cli", "mcp", "hook")
+HUMAN_CHANNELS = frozenset({"terminal"})
 
 #: First line of everything memoryd injects into an agent's context. Ingestion drops any
 #: transcript content that carries it, so injected memory never feeds back into memory.

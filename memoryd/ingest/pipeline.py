@@ -187,8 +187,41 @@ class Ingest:
             if agent is not None:
                 if self._through_symlink(candidate, source.root(self.home)):
                     return None  # the watcher follows directory symlinks; the scan does not
+                if self.leads_outside(candidate, agent):
+                    return None
                 return source, agent
         return None
+
+    def _refuse_outside_link(self, path: str) -> None:
+        """A symlinked file that leads outside its source's directory: not indexed (as the
+        memory tools refuse to read it), and dropped from the index if it was."""
+        for source in self.sources:
+            agent = source.match(Path(path), self.home)
+            if agent is not None and self.leads_outside(Path(path), agent):
+                self.stats[source.name].skip("symlink leading outside the directory")
+                self.stats[source.name].error(
+                    path, "not indexed: a symlink leading outside the memory directory "
+                    f"{self.tools_root(agent)} (the memory tools do not read it either)")
+                return
+
+    def tools_root(self, agent: str) -> Path:
+        """The agent's memory directory, as the memory tools see it."""
+        return Path(self.config.memory_dir.replace("{agent}", agent)).expanduser()
+
+    def leads_outside(self, path: Path, agent: str) -> bool:
+        """A symlinked file in an agent's memory directory (the memory tools' one) whose
+        target lies outside it: not indexed, as the tools do not read it — what is indexed from
+        that directory is what the agent's tools can reach. Elsewhere a symlinked file is
+        followed (a notebook linked from a notes repository is the person's choice)."""
+        if not path.is_symlink():
+            return False
+        root = self.tools_root(agent)
+        if not path.is_relative_to(root):
+            return False
+        try:
+            return not path.resolve().is_relative_to(root.resolve())
+        except (OSError, RuntimeError):  # a loop: not indexable anyway
+            return True
 
     @staticmethod
     def _through_symlink(path: Path, root: Path) -> bool:
@@ -207,6 +240,7 @@ class Ingest:
         for path in existing:  # before the gone ones, so that a rename is seen as one
             matched = self.match(path)
             if matched is None:
+                self._refuse_outside_link(path)
                 continue
             source, agent = matched
             try:
@@ -347,7 +381,10 @@ class Ingest:
 
     def _scan_files(self) -> dict[str, tuple[int, float, int]]:
         found = {}
-        for _source, path, _agent in scan(self.sources, self.home):
+        for _source, path, agent in scan(self.sources, self.home):
+            if self.leads_outside(path, agent):
+                self._refuse_outside_link(str(path))
+                continue
             try:
                 stat = path.stat()
             except OSError:
@@ -457,3 +494,4 @@ class Ingest:
                 for s in self.sources
             ],
         }
+

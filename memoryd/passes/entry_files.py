@@ -119,6 +119,7 @@ class FileEntryEdits:
         entry, actor = await self.engine.db(entries.owned, params)
         if not from_file(entry):
             return await self.engine.supersede(params)
+        entries.check_feedback_kept(entry, params)
         entries.check_supersedable(entry)
         text = params.text("text", required=True, max_len=MAX_TEXT_CHARS)
         assert text is not None

@@ -124,6 +124,7 @@ COLUMNS = ("id", "uid", "agent", "project", "text", "source", "session", "create
 def _lessons(ctx: PassContext) -> list[dict[str, Any]]:
     sql, params = ctx.scoped(
         f"SELECT {', '.join(COLUMNS)} FROM entries WHERE kind='lesson' AND status='active' "
+        f"AND NOT quarantined "  # a planted instruction never becomes a rule
         f"AND category IS NOT 'session' AND coalesce(source, '') NOT LIKE '%/{ARCHIVE_DIR}/%'")
     return [dict(zip(COLUMNS, row)) for row in ctx.store.db.execute(sql, params)]
 
@@ -145,7 +146,8 @@ def _confirmed(ctx: PassContext, lessons: list[dict[str, Any]]) -> Iterator[Any]
     from memoryd.passes.runner import Offload
 
     feedback = ctx.store.db.execute(
-        "SELECT id, agent FROM entries WHERE kind='feedback' AND status='active'").fetchall()
+        "SELECT id, agent FROM entries WHERE kind='feedback' AND status='active' "
+        "AND NOT quarantined").fetchall()
     if not feedback or not lessons:
         return set()
     lesson_vectors = ctx.store.vectors_by_rowids([e["id"] for e in lessons])

@@ -45,6 +45,7 @@ from memoryd.ingest.pipeline import Ingest
 from memoryd.params import Params
 from memoryd.passes.entry_files import FileEntryEdits
 from memoryd.passes.runner import Passes
+from memoryd.server.binding import Caller, bind, enforce
 from memoryd.server.health import Health
 from memoryd.server.list_methods import ListMethods, without_rowids
 from memoryd.server.limits import LISTEN_BACKLOG, ConnectionLimits, raise_open_file_limit
@@ -54,6 +55,7 @@ from memoryd.server.ownership import CHECK_INTERVAL_S, Ownership
 from memoryd.server.pass_methods import PassMethods
 from memoryd.server.session_methods import SessionMethods
 from memoryd.server.stopping import Connections, stopping_error
+from memoryd.server.trust_methods import TrustMethods
 from memoryd.store.permissions import restrict_umask, tighten_state
 
 log = logging.getLogger(__name__)
@@ -158,6 +160,7 @@ class Daemon:
         if settled:
             log.info("Settled %d changes of a pass that was stopped mid-run.", settled)
         self.methods.update(PassMethods(self.passes).methods())
+        self.methods.update(TrustMethods(engine).methods())
         edits = FileEntryEdits(self.passes)  # a file entry's forget/supersede edits its file
         self.methods.update({"forget": edits.forget, "supersede": edits.supersede})
         self.server = await asyncio.start_unix_server(self.handle, sock=listener)
@@ -270,6 +273,7 @@ class Daemon:
                 except (TimeoutError, ConnectionError):
                     pass
                 return
+            caller = Caller()  # who this connection is: bound once (memoryd.server.binding)
             while not reader.at_eof():
                 try:
                     header = await asyncio.wait_for(reader.readexactly(wire.HEADER.size), idle_s)
@@ -297,7 +301,7 @@ class Daemon:
                 self.requests_in_flight += 1
                 self.connections.busy[writer] = True
                 try:
-                    await self._answer(writer, body)
+                    await self._answer(writer, body, caller)
                 finally:
                     self.connections.busy[writer] = False
                     self.requests_in_flight -= 1
@@ -318,7 +322,7 @@ class Daemon:
                 raise asyncio.IncompleteReadError(b"", length)
             length -= len(chunk)
 
-    async def _answer(self, writer: asyncio.StreamWriter, body: bytes) -> None:
+    async def _answer(self, writer: asyncio.StreamWriter, body: bytes, caller: Caller) -> None:
         request_id = None
         try:
             request = wire.unpack(body)
@@ -329,11 +333,16 @@ class Daemon:
             method = request.get("method")
             if not isinstance(method, str):
                 raise BadFrameError("request needs a method name (a string)")
-            handler = self.methods.get(method)
-            if handler is None:
-                raise UnknownMethodError(
-                    f"unknown method {method!r}; known: {', '.join(sorted(self.methods))}")
-            result = await handler(Params(method, request.get("params")))
+            if method == "bind":
+                result = bind(caller, Params(method, request.get("params")))
+            else:
+                handler = self.methods.get(method)
+                if handler is None:
+                    raise UnknownMethodError(
+                        f"unknown method {method!r}; known: bind, {', '.join(sorted(self.methods))}")
+                params = Params(method, request.get("params"))
+                enforce(caller, params)
+                result = await handler(params)
         except MemorydError as exc:
             await self._send(writer, request_id, error=exc)
         except asyncio.CancelledError:
@@ -447,7 +456,8 @@ class Daemon:
     async def m_file(self, params: Params) -> dict[str, Any]:
         """The memory tools, confined to the agent's memory directory."""
         assert self.engine.store is not None
-        files = MemoryFiles(self.engine.store, self.config.memory_dir)
+        files = MemoryFiles(self.engine.store, self.config.memory_dir,
+                            human=params.caller is None or params.caller.human)
         agent = params.agent()
         assert agent is not None
         if params.method == "file_list":

@@ -3,8 +3,8 @@ memory directory.
 
 Paths are relative to the directory; absolute paths, ``..`` and symlinks that lead outside it
 are refused. Writes are atomic (a temporary file in the same directory, fsync, rename, fsync of
-the directory) and journaled as a delta from the text before (memoryd.store.file_journal), so
-nothing is lost and the journal stays small. The watcher
+the directory) and journaled (redacted) as a delta from the text before
+(memoryd.store.file_journal), so nothing is lost and the journal stays small. The watcher
 indexes what is written like any other memory file.
 """
 
@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError
+from memoryd.ingest.markdown import parse_memory_file
 from memoryd.params import MAX_NAME_BYTES, MAX_PATH_BYTES, path_problem
+from memoryd.redact import redact
 from memoryd.store.database import Store
 from memoryd.store.file_journal import journal_write
 
@@ -25,10 +27,12 @@ MAX_LIST = 1000
 
 
 class MemoryFiles:
-    def __init__(self, store: Store, pattern: str) -> None:
-        """``pattern``: the memory directory with an ``{agent}`` placeholder."""
+    def __init__(self, store: Store, pattern: str, *, human: bool = True) -> None:
+        """``pattern``: the memory directory with an ``{agent}`` placeholder; ``human``: a
+        person is writing (only a person adds to a file's Feedback section)."""
         self.store = store
         self.pattern = pattern
+        self.human = human
 
     def root(self, agent: str) -> Path:
         return Path(self.pattern.replace("{agent}", agent)).expanduser()
@@ -93,6 +97,7 @@ class MemoryFiles:
             raise BadParamsError(f"text is {len(text)} characters; the limit is {MAX_FILE_CHARS}")
         path = self.resolve(agent, relative, must_exist=False)
         before = path.read_text("utf-8", errors="replace") if path.is_file() else None
+        self._check_feedback(relative, before or "", text)
         self._atomic_write(path, text)
         self._journal(agent, relative, "file.write", before, text)
         return {"path": relative, "bytes": len(text.encode("utf-8")), "created": before is None}
@@ -108,6 +113,7 @@ class MemoryFiles:
                 f"old text must match exactly once in {relative!r}; found {count} matches"
                 + ("" if count else " (check spacing and line breaks)"))
         after = before.replace(old, new, 1)
+        self._check_feedback(relative, before, after)
         self._atomic_write(path, after)
         self._journal(agent, relative, "file.replace", before, after)
         return {"path": relative, "replaced": 1}
@@ -123,9 +129,24 @@ class MemoryFiles:
             lines[-1] += "\n"
         inserted = text if text.endswith("\n") else text + "\n"
         after = "".join(lines[:index]) + inserted + "".join(lines[index:])
+        self._check_feedback(relative, before, after)
         self._atomic_write(path, after)
         self._journal(agent, relative, "file.insert", before, after)
         return {"path": relative, "line": index + 1, "lines": len(after.splitlines())}
+
+    def _check_feedback(self, relative: str, before: str, after: str) -> None:
+        """An agent's tools may not put words in the user's mouth: a line that the indexer
+        would read as feedback (a ``Feedback`` section) is added only by a person."""
+        if self.human:
+            return
+        old = {i.text for i in parse_memory_file(before, relative).items if i.kind == "feedback"}
+        new = [i.text for i in parse_memory_file(after, relative).items
+               if i.kind == "feedback" and i.text not in old]
+        if new:
+            raise ForbiddenError(
+                f"{relative!r}: {new[0][:80]!r} would be feedback (a Feedback section), the "
+                "user's own words; only a person writes those. Write it under Learnings or as "
+                "a note")
 
     @staticmethod
     def _atomic_write(path: Path, text: str) -> None:
@@ -154,5 +175,9 @@ class MemoryFiles:
             os.close(directory)
 
     def _journal(self, agent: str, relative: str, action: str, before: str | None, after: str) -> None:
+        """The file is the agent's; the journal of it keeps the texts redacted (the same
+        text always redacts the same way, so the deltas chain)."""
+        before = redact(before) if before is not None else None
+        after = redact(after)
         with self.store.db:  # a delta, not two whole copies (memoryd.store.file_journal)
             journal_write(self.store, agent, relative, action, before, after, time.time())

@@ -19,6 +19,7 @@ from memoryd_client.hooks import SPOOL_NAME, read_spool, render
 from memoryd.engine import Engine
 from memoryd.errors import BadParamsError, MemorydError, NotFoundError
 from memoryd.params import Params, path_problem
+from memoryd.redact import redact
 from memoryd.sessions.context import (
     DEFAULT_BUDGET_CHARS,
     PROMPT_BUDGET_CHARS,
@@ -106,7 +107,8 @@ class SessionMethods:
                     await self.engine.db(registry.register, session, harness, agent, cwd, transcript, ts)
                 last = payload.get("last_assistant_message")
                 await self.engine.db(registry.touch, session, ts,
-                              last if isinstance(last, str) else None, event == "SessionEnd")
+                                     redact(last) if isinstance(last, str) else None,
+                                     event == "SessionEnd")
         if event == "SessionStart" and not replayed:
             block = await self.build_context(agent, cwd, None, DEFAULT_BUDGET_CHARS)
             await self.engine.db(registry.log_injection, session, agent, event, block, DEFAULT_BUDGET_CHARS)
@@ -123,7 +125,7 @@ class SessionMethods:
             await self.engine.remember(Params("hook", {
                 "agent": agent, "category": "session", "kind": "summary",
                 "text": payload["compact_summary"][:32_000], "session": session,
-                "writer": f"{harness}-hook", "cwd": cwd, "force": True}))
+                "writer": f"{agent} (hook)", "cwd": cwd, "force": True}))
         elif event == "SessionEnd" and session:
             self.on_session_end(session)
         return {"context": context, "output": render(event, context)}

@@ -25,6 +25,12 @@ that disagree) are marked disputed and go last in their section; lines a noteboo
 an archive are searchable but never injected. The block starts with memoryd's marker line (ingestion drops anything carrying
 it) and ends with a short drift caveat. It is phrased as facts, not commands.
 
+**Quarantined entries** (text that looks like an instruction to the model: memoryd.quarantine)
+are never injected, and neither is a pinned file that holds one: the block says it is withheld
+and how a person releases it. **Pinned files** are quoted: each line of the file starts with
+``│ `` between a ``### <name> (pinned file, quoted)`` heading and an end line, so nothing in a
+file can start a section, a marker or a heading of the block. Entries are one line each.
+
 **Stale entries** (the staleness pass found that something they name is gone from their project)
 are never given as fact: at session start and per prompt alike they come last in their section,
 with what is gone and a warning ("⚠ stale: gone: `app.py`; verify before acting"), and are the
@@ -44,6 +50,8 @@ from memoryd_client.wire import INJECTION_MARKER
 from memoryd.ingest.sources import ARCHIVE_DIR
 from memoryd.params import Params
 from memoryd.project import project_of
+from memoryd.quarantine import reason as quarantine_reason
+from memoryd.redact import redact
 from memoryd.retrieval.age import VERIFY_DAYS, age_note
 from memoryd.retrieval.search import Search
 from memoryd.store.database import SELECT_ENTRY, Store, row_to_entry
@@ -148,6 +156,16 @@ def render(entry: dict[str, Any]) -> str:
     return text
 
 
+PINNED_QUOTE = "│ "
+
+
+def quote_pinned(name: str, text: str) -> str:
+    """A pinned file inside the block: a heading, every line quoted, an end line. No line of
+    the file can open a section, forge the marker or close the block early."""
+    quoted = "\n".join((PINNED_QUOTE + line).rstrip() for line in text.splitlines())
+    return f"### {one_line(name, 200)} (pinned file, quoted)\n{quoted}\n└ end of {one_line(name, 200)}"
+
+
 def one_line(text: str, limit: int = 400) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
@@ -170,7 +188,7 @@ class ContextBuilder:
     def _entries(self, where: str, params: list[Any], limit: int,
                  order: str = "created DESC") -> list[dict[str, Any]]:
         rows = self.store.db.execute(
-            SELECT_ENTRY + f" WHERE status='active' AND {where} AND {NOT_ARCHIVED} "
+            SELECT_ENTRY + f" WHERE status='active' AND NOT quarantined AND {where} AND {NOT_ARCHIVED} "
             f"ORDER BY {order} LIMIT ?", [*params, limit])
         return [row_to_entry(r) for r in rows]
 
@@ -192,15 +210,29 @@ class ContextBuilder:
     # -- sections ---------------------------------------------------------------------
 
     def _pinned(self, agent: str) -> list[Item]:
+        """Pinned files as they are now (redacted), quoted; withheld while they hold a
+        quarantined entry (or, not indexed yet, text that looks like an instruction)."""
         items = []
         for path, in self.store.db.execute(
-                "SELECT path FROM files WHERE agent=? AND pinned=1 ORDER BY path", (agent,)):
+                "SELECT path FROM files WHERE agent=? AND pinned=1 ORDER BY path", (agent,)).fetchall():
             try:
-                text = Path(path).read_text("utf-8", errors="replace").strip()
+                text = redact(Path(path).read_text("utf-8", errors="replace")).strip()
             except OSError:
                 continue
-            if text:
-                items.append(Item("pinned", f"### {Path(path).name}\n{text}", 0, path=path))
+            if not text:
+                continue
+            name = Path(path).name
+            held = [uid for uid, in self.store.db.execute(
+                "SELECT uid FROM entries WHERE source=? AND status='active' AND quarantined",
+                (path,))]
+            indexed = self.store.db.execute(
+                "SELECT 1 FROM entries WHERE source=? LIMIT 1", (path,)).fetchone()
+            if held or (not indexed and quarantine_reason(text)):
+                which = f" (memory get {held[0]}; memory release {held[0]})" if held else ""
+                items.append(Item("pinned", f"### {name}: withheld: it holds text that looks like "
+                                  f"an instruction to the model{which}", 0, path=path))
+                continue
+            items.append(Item("pinned", quote_pinned(name, text), 0, path=path))
         return items
 
     def _scoped(self, scope: Scope, kind: str, from_pinned: list[str], limit: int,
@@ -253,8 +285,8 @@ class ContextBuilder:
         if cwd:
             params["in_project"] = cwd
         result = self.search.search(Params("context", params), prompt_vector)
-        hits = [hit for hit in result["hits"]
-                if f"/{ARCHIVE_DIR}/" not in (hit.get("source") or "")]
+        hits = [hit for hit in result["hits"] if not hit.get("quarantined")
+                and f"/{ARCHIVE_DIR}/" not in (hit.get("source") or "")]
         items = [self._item(SECTION_OF_KIND[hit["kind"]], hit, now, rank,
                             hit["score"]["relevance"], hit["evidence"])
                  for rank, hit in enumerate(hits)]

@@ -377,6 +377,7 @@ def _entry_of(record: dict[str, Any], agent: str, path: Path) -> dict[str, Any] 
     entry["status"] = entry["status"] or "active"
     entry["confidence"] = entry["confidence"] if entry["confidence"] is not None else 0.5
     entry["tags"] = entry["tags"] or []
+    entry.pop("quarantined", None)  # decided again from the text and the release marks
     return entry
 
 

@@ -32,6 +32,8 @@ import numpy as np
 import sqlite_vec
 
 from memoryd.errors import StartupError
+from memoryd.quarantine import reason as quarantine_reason
+from memoryd.quarantine import release_target
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +62,7 @@ ENTRY_COLUMNS = (
     "polarity",
     "occurrences",
     "stale",
+    "quarantined",
 )
 
 MIGRATIONS: tuple[str, ...] = (
@@ -266,7 +269,15 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX entries_project ON entries(project, status, kind);
     """,
+    # 9 (quarantine, memoryd.quarantine): text that looks like an instruction to the model is
+    # stored but never injected until a person releases it; existing rows are flagged once
+    # migrated (Store._flag_quarantine)
+    """
+    ALTER TABLE entries ADD COLUMN quarantined INTEGER NOT NULL DEFAULT 0;
+    """,
 )
+#: The migration after which existing entries are checked for quarantine.
+QUARANTINE_VERSION = 9
 
 _bestpractice_applied = False
 
@@ -300,6 +311,7 @@ def row_to_entry(row: Sequence[Any]) -> dict[str, Any]:
     entry = dict(zip(("rowid",) + ENTRY_COLUMNS, row))
     entry["id"] = entry.pop("uid")
     entry["tags"] = decode_tags(entry["tags"])
+    entry["quarantined"] = bool(entry["quarantined"])
     return entry
 
 
@@ -344,11 +356,21 @@ class Store:
         for number in range(version, len(MIGRATIONS)):
             with self.db:
                 self.db.execute(MIGRATIONS[number])
+                if number + 1 == QUARANTINE_VERSION:
+                    self._flag_quarantine()
                 self.db.execute(f"PRAGMA user_version={number + 1}")
         if version == 0:
             log.info("Database created at schema version %d.", len(MIGRATIONS))
         elif version < len(MIGRATIONS):
             log.info("Database migrated from schema version %d to %d.", version, len(MIGRATIONS))
+
+    def _flag_quarantine(self) -> None:
+        flagged = [(rowid,) for rowid, text in self.db.execute("SELECT id, text FROM entries")
+                   if quarantine_reason(text)]
+        self.db.executemany("UPDATE entries SET quarantined=1 WHERE id=?", flagged)
+        if flagged:
+            log.warning("Quarantined %d existing entries that look like instructions to the "
+                        "model (memory search shows them; memory release ID).", len(flagged))
 
     def meta(self, key: str) -> str | None:
         row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
@@ -400,6 +422,9 @@ class Store:
         values = [entry.get(c) for c in ENTRY_COLUMNS]
         values[ENTRY_COLUMNS.index("tags")] = encode_tags(entry.get("tags") or ())
         values[ENTRY_COLUMNS.index("occurrences")] = entry.get("occurrences") or 1
+        values[ENTRY_COLUMNS.index("quarantined")] = int(
+            quarantine_reason(entry["text"]) is not None
+            and self.mark(entry["agent"], release_target(entry["hash"])) is None)
         placeholders = ", ".join("?" for _ in ENTRY_COLUMNS)
         self.db.execute(
             f"INSERT INTO entries({', '.join(ENTRY_COLUMNS)}) VALUES ({placeholders})", values

@@ -22,6 +22,7 @@ from memoryd.config import Config
 from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError, UnavailableError
 from memoryd.params import Params
 from memoryd.project import repository_of
+from memoryd.quarantine import release_target
 from memoryd.retrieval.age import age_note
 from memoryd.store.archive import TRANSCRIPT_PREFIX
 from memoryd.store.database import Store
@@ -155,8 +156,25 @@ class Entries:
             self.store.journal(before["id"], "update", record.get("actor"), before,
                                self.store.entry_by_uid(before["id"]), record["ts"])
             return 1
+        if op == "release":
+            self._apply_release(agent, str(record.get("id")), record.get("hash"),
+                                record.get("actor"), record["ts"])
+            return 1
+        if op == "purge":  # the records it removed are gone from this ledger
+            return 0
         log.warning("Skipping unknown ledger record in %s: %r", agent, op)
         return 0
+
+    def _apply_release(self, agent: str, uid: str, hash_: str | None, actor: str | None,
+                       ts: float) -> None:
+        """A quarantined text released by a person: the mark outlives the row (a watched
+        entry is indexed again with a new uid, a reindex inserts the row again)."""
+        if hash_:
+            self.store.set_mark(agent, release_target(hash_), "released", None, actor, ts)
+        entry = self.store.entry_by_uid(uid)
+        if entry is not None and entry["agent"] == agent and entry["quarantined"]:
+            self.store.update_entry(uid, quarantined=0)
+            self.store.journal(uid, "released", actor, entry, self.store.entry_by_uid(uid), ts)
 
     # -- helpers ----------------------------------------------------------------------
 
@@ -357,7 +375,7 @@ class Entries:
         """The entry a remember request describes, validated, not yet stored."""
         agent = params.agent()
         text = params.text("text", required=True, max_len=MAX_TEXT_CHARS)
-        assert agent is not None and text is not None
+        assert agent is not None and text is not None  # redacted already (Engine.remember)
         key = params.key()
         polarity = params.choice("polarity", ("negative", "positive"))
         # a polarity says what a lesson is about (do / don't): it makes a lesson of an entry
@@ -427,6 +445,8 @@ class Entries:
                 f"entry {entry['id']} belongs to agent {entry['agent']!r}; "
                 f"agent {actor!r} may read it but not change it"
             )
+        if params.caller is not None:  # a connection: it acts as its bound agent
+            return entry, params.caller.writer
         return entry, actor or "user"
 
     def forget(self, params: Params) -> dict[str, Any]:
@@ -449,6 +469,13 @@ class Entries:
             entry = successor
         return entry
 
+    @staticmethod
+    def check_feedback_kept(old: dict[str, Any], params: Params) -> None:
+        """The user's feedback is replaced by a person only (memoryd.server.binding)."""
+        if old["kind"] == "feedback" and params.caller is not None and not params.caller.human:
+            raise ForbiddenError(
+                f"supersede: entry {old['id']} is the user's feedback; only a person replaces it")
+
     def check_supersedable(self, old: dict[str, Any]) -> None:
         """A version chain has one head: superseding an old version would fork it (two
         active successors, and the first one lost from the history)."""
@@ -464,9 +491,10 @@ class Entries:
 
     def supersede(self, params: Params, vectors: Vectors | None) -> dict[str, Any]:
         old, actor = self._owned(params)
+        self.check_feedback_kept(old, params)
         self.check_supersedable(old)
         text = params.text("text", required=True, max_len=MAX_TEXT_CHARS)
-        assert text is not None
+        assert text is not None  # redacted already (Engine.supersede)
         now = time.time()
         new = {
             **{k: old[k] for k in ("agent", "project", "kind", "category", "key", "tags", "session")},
@@ -499,6 +527,21 @@ class Entries:
             self._index_entry(rowid, vectors)
             previous = self._set_status(old, "superseded", actor, new["uid"])
         return {"entry": stored, "superseded": previous}
+
+    def release(self, params: Params) -> dict[str, Any]:
+        """Let a quarantined entry be injected: a person's decision (``memory release``)."""
+        entry, actor = self._owned(params)
+        if not entry["quarantined"]:
+            raise BadParamsError(f"release: entry {entry['id']} is not quarantined")
+        now = time.time()
+        with self.store.db:
+            self.write_ledger(entry["agent"], [{
+                "op": "release", "ts": now, "id": entry["id"], "hash": entry["hash"],
+                "via": entry["via"], "actor": actor}])
+            self._apply_release(entry["agent"], entry["id"], entry["hash"], actor, now)
+        after = self.store.entry_by_uid(entry["id"])
+        assert after is not None
+        return after
 
     def history(self, params: Params) -> dict[str, Any]:
         entry_id = params.text("id", max_len=200)

@@ -10,6 +10,10 @@
                         status as a mark, applied when the watcher indexes it again)
     {"op": "update",    "ts": …, "id": "…", "fields": {"confidence": …, "occurrences": …, …},
                         "actor": "pass consolidate"}   (a maintenance pass's change)
+    {"op": "release",   "ts": …, "id": "…", "hash": "…", "via": "…", "actor": "…"}
+                        (a person let a quarantined entry be injected: memoryd.quarantine)
+    {"op": "purge",     "ts": …, "ids": ["…"]}   (``memory purge`` removed these entries'
+                        records from this ledger: memoryd.store.purge)
 
 Each line ends with ``"crc":"xxxxxxxx"}``: the CRC-32 of the line's bytes without that member
 (``{…record…}``), so a line damaged in the middle of the file is detected, never misread.

@@ -1,0 +1,62 @@
+"""Quarantine: text that looks like an instruction to the model, not a memory (D4).
+
+Memory is injected into agents' context, so a planted "ignore previous instructions" would be
+obeyed in every later session. An entry whose text :func:`reason` flags is stored all the
+same (nothing is lost) but marked ``quarantined``: the memory block never injects it (nor a
+pinned file holding it), search shows it with a warning, and a person releases it with
+``memory release ID`` (a ``release`` ledger record, kept as a mark on the agent and content
+hash so that it outlives a reindex).
+
+Flagged (case-insensitive), each with the reason shown:
+
+- ``ignore-previous``: "ignore / disregard / forget / override … previous / prior / above / all
+  / your / system … instructions / prompt / directives / guardrails";
+- ``role-tag``: ``<system>``, ``</system>``, ``<|im_start|>``, ``[INST]``, ``<<SYS>>``,
+  ``<system-reminder>``, a line starting ``Assistant:`` or ``Human:``;
+- ``memoryd-marker``: memoryd's own block marker (``<!-- memoryd:``) and the block's own
+  headings (``## Feedback (the user's words)``, ``## Other memory files …``);
+- ``tool-call``: tool-call markup (``<function_calls>``, ``<invoke …>``, ``<tool_use>``,
+  ``<tool_call>``, ``"tool_calls":``, ``"function_call":``);
+- ``role-override``: "you are now a/an …", "new instructions:", "don't tell the user".
+
+A rule of thumb, not a proof: prose about prompt injection is flagged too (and released by a
+person); an instruction phrased as a preference ("from now on answer in French") is not, and
+is what memory is for.
+"""
+
+from __future__ import annotations
+
+import re
+
+RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((name, re.compile(pattern, re.I | re.M)) for name, pattern in (
+    ("ignore-previous",
+     r"\b(?:ignore|disregard|forget|override|bypass)\b[^.\n]{0,20}?"
+     r"\b(?:previous|prior|above|earlier|preceding|all|your|system)\b[^.\n]{0,20}?"
+     r"\b(?:instructions?|prompts?|directions|directives|guardrails)\b"),
+    ("role-tag",
+     r"<\s*/?\s*(?:system|assistant|human|developer|system[-_]reminder|im_start|im_end)\b[^>\n]{0,80}>"
+     r"|<\|(?:im_start|im_end|system|user|assistant|endoftext)\|>|\[/?INST\]|<<\s*/?SYS\s*>>"
+     r"|^[ \t>*-]*(?:assistant|human)[ \t]*:"),
+    ("memoryd-marker",
+     r"<!--\s*memoryd:|^[ \t>]*#{1,6}[ \t]*(?:Feedback \(the user's words\)"
+     r"|Other memory files \(read them when relevant\))"),
+    ("tool-call",
+     r"<\s*/?\s*(?:[a-z]+:)?(?:function_calls|invoke|tool_use|tool_call|tool_result|function_results)\b"
+     r"|\"(?:tool_calls|function_call)\"\s*:"),
+    ("role-override",
+     r"\byou are now (?:a|an|the|my|in)\b|\bnew (?:system )?instructions?\s*:"
+     r"|\b(?:do not|don't|never) (?:tell|inform|alert|mention (?:this |it )?to) the user\b"),
+))
+
+
+def reason(text: str) -> str | None:
+    """Why ``text`` looks like an instruction to the model (the rule's name), or None."""
+    for name, pattern in RULES:
+        if pattern.search(text):
+            return name
+    return None
+
+
+def release_target(hash_: str) -> str:
+    """The mark (Store.marks) that a released text keeps: by agent and content hash."""
+    return "release:" + hash_

@@ -1,0 +1,60 @@
+"""Wire methods that decide what memory is trusted with: ``purge`` (delete an agent's entries
+for good: :mod:`memoryd.store.purge`) and ``release`` (let a quarantined entry be injected:
+:mod:`memoryd.quarantine`). The connection binding (:mod:`memoryd.server.binding`) has already
+made the request act as its connection's agent; a person releases, and neither method is open
+to the MCP or hook channels."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memoryd.engine import Engine
+from memoryd.errors import BadParamsError, ForbiddenError
+from memoryd.params import Params
+from memoryd.store.archive import TranscriptArchive
+from memoryd.store.purge import Purge
+
+
+class TrustMethods:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def methods(self) -> dict[str, Any]:
+        return {"purge": self.m_purge, "release": self.m_release}
+
+    async def m_release(self, params: Params) -> dict[str, Any]:
+        if params.caller is not None and not params.caller.human:
+            raise ForbiddenError(
+                "release: a person releases a quarantined entry, at a terminal "
+                f"(`memory release ID`); this connection is {params.caller.channel!r}")
+        return await self.engine.db(self.engine.entries.release, params)
+
+    async def m_purge(self, params: Params) -> dict[str, Any]:
+        agent = params.agent()
+        since = params.time("since")
+        match = params.text("match", max_len=10_000)
+        if match is not None and not match.strip():
+            raise BadParamsError("purge: match must not be empty")
+        if since is None and match is None:
+            raise BadParamsError("purge: give since, match, or both")
+        confirm = params.flag("confirm")
+        actor = params.caller.writer if params.caller is not None else "user"
+        engine = self.engine
+        assert agent is not None and engine.store is not None
+
+        def purge() -> dict[str, Any]:
+            assert engine.store is not None
+            job = Purge(engine.store, engine.entries.ledger,
+                        TranscriptArchive(engine.config.archive_dir), agent, since, match)
+            report = job.run(dry_run=not confirm, actor=actor)
+            if not report["dry_run"]:
+                for entry in report["entries"]:
+                    engine.entries.set_index_status(entry["rowid"], "removed")
+            for entry in report["entries"]:
+                entry.pop("rowid", None)
+            return report
+
+        report = await engine.db(purge)
+        if confirm:
+            engine.query_cache.clear()  # a query may have held the text
+        return report
