@@ -66,7 +66,8 @@ def summary(samples: list[float]) -> tuple[float, float]:
 
 def fill(socket: Path, entries: list[dict[str, Any]]) -> float:
     started = time.perf_counter()
-    with Client(socket, timeout_s=600) as client:
+    # the terminal channel: the corpus's feedback entries stand in for what a person typed
+    with Client(socket, timeout_s=600, channel="terminal") as client:
         for i in range(0, len(entries), BATCH):
             client.remember_many(entries[i:i + BATCH])
     return time.perf_counter() - started

@@ -151,19 +151,24 @@ def build(state: Path, home: Path, scale: float) -> DaemonProcess:
     daemon = DaemonProcess(state)
     daemon.env["HOME"] = str(home)
     daemon.start()
-    daemon.wait_ready()
-    entries = api_entries(int(API_ENTRIES * scale), project, paths, rng)
-    with Client(daemon.socket, timeout_s=600) as client:
-        for start in range(0, len(entries), INGEST_BATCH):
-            client.remember_many(entries[start:start + INGEST_BATCH])
-            if start % (INGEST_BATCH * 40) == 0:
-                progress(f"  remembered {start:,}/{len(entries):,}")
-        while True:  # everything indexed and embedded
-            status = client.status()
-            ingest = status.get("ingest") or {}
-            if not ingest.get("queue") and not ingest.get("scanning") and not status["backlog"]:
-                break
-            time.sleep(1)
+    try:
+        daemon.wait_ready()
+        entries = api_entries(int(API_ENTRIES * scale), project, paths, rng)
+        # the terminal channel: the corpus's feedback entries stand in for what a person typed
+        with Client(daemon.socket, timeout_s=600, channel="terminal") as client:
+            for start in range(0, len(entries), INGEST_BATCH):
+                client.remember_many(entries[start:start + INGEST_BATCH])
+                if start % (INGEST_BATCH * 40) == 0:
+                    progress(f"  remembered {start:,}/{len(entries):,}")
+            while True:  # everything indexed and embedded
+                status = client.status()
+                ingest = status.get("ingest") or {}
+                if not ingest.get("queue") and not ingest.get("scanning") and not status["backlog"]:
+                    break
+                time.sleep(1)
+    except BaseException:
+        daemon.stop()  # a failed fill leaves no daemon behind on the kept state dir
+        raise
     (state / "bench-ready").write_text(json.dumps({"scale": scale}))
     return daemon
 

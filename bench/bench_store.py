@@ -331,7 +331,8 @@ def ingest(report: Report, socket: Path, entries: list[dict[str, Any]], label: s
 
     def send(batch: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], float]:
         if not hasattr(local, "client"):
-            local.client = Client(socket, timeout_s=300)
+            # the terminal channel: the corpus's feedback entries stand in for what a person typed
+            local.client = Client(socket, timeout_s=300, channel="terminal")
             clients.append(local.client)
         t0 = time.perf_counter()
         return local.client.remember_many(batch)["results"], time.perf_counter() - t0
@@ -648,7 +649,7 @@ def run(args: argparse.Namespace) -> Report:
         with cpu.phase("embedder"):
             _, bare_short = measure_embedder(report, [e["text"] for e in short], "short notes")
             embedder, bare = measure_embedder(report, [e["text"] for e in entries], "corpus")
-        with Client(daemon.socket, timeout_s=300) as client:
+        with Client(daemon.socket, timeout_s=300, channel="terminal") as client:
             stored_corpus = existing - len(short)
             if existing and stored_corpus < len(entries):
                 # a kept store that an earlier run did not finish: ingest the rest (batches go
