@@ -138,7 +138,8 @@ def _replace_line(text: str, placeholder: str, lines: list[str]) -> str:
 
 
 def render_unit(installation: Installation) -> str:
-    text = template(UNIT)
+    # the template's opening comment explains its placeholders: not for the rendered unit
+    text = template(UNIT).split("\n\n", 1)[1]
     text = text.replace("@MEMORYD@", " ".join(systemd_word(word, argument=index > 0)
                                              for index, word in enumerate(installation.command)))
     text = _replace_line(text, "@ENVIRONMENT@", [
@@ -147,7 +148,10 @@ def render_unit(installation: Installation) -> str:
     text = text.replace("@READWRITEPATHS@", " ".join(
         systemd_word(f"-{path}") for path in installation.writable))
     text = text.replace("@PRIVATETMP@", "yes" if installation.private_tmp else "no")
-    return f"# {MARKER}; `memoryd service uninstall` removes it.\n{text}"
+    return (f"# {MARKER}; `memoryd service uninstall` removes it.\n"
+            "# Change settings with a drop-in (`systemctl --user edit memoryd`): it survives a\n"
+            "# reinstall. Logs: `memoryd service logs` (journalctl --user -u memoryd).\n\n"
+            f"{text}")
 
 
 def _plist_string(value: str) -> str:
@@ -155,14 +159,17 @@ def _plist_string(value: str) -> str:
 
 
 def render_plist(installation: Installation) -> str:
-    text = template(f"{LABEL}.plist")
+    # the template's opening comment explains its placeholders: not for the rendered plist
+    head, comment_and_rest = template(f"{LABEL}.plist").split("<!--", 1)
+    text = head + comment_and_rest.split("-->\n", 1)[1]
     text = text.replace("@MEMORYD@", "".join(_plist_string(word) for word in installation.command))
     text = text.replace("@ENVIRONMENT@", "".join(
         f"\n    <key>{escape(name)}</key> {_plist_string(value)}"
         for name, value in installation.environment))
     text = text.replace("@LOGDIR@", escape(_check_value(str(installation.log_dir))))
     declaration, rest = text.split("\n", 1)
-    return f"{declaration}\n<!-- {MARKER}; `memoryd service uninstall` removes it. -->\n{rest}"
+    return (f"{declaration}\n<!-- {MARKER}; `memoryd service uninstall` removes it.\n"
+            f"     Logs: `memoryd service logs`. -->\n{rest}")
 
 
 # -- files ----------------------------------------------------------------------------
