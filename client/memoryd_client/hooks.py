@@ -18,7 +18,7 @@ import sys
 import time
 TYPE_CHECKING = False  # typing and pathlib cost a hook process ~10 ms; it needs neither
 if TYPE_CHECKING:
-    from typing import Any, TextIO
+    from typing import Any
 
 from memoryd_client import wire
 

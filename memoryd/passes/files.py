@@ -16,6 +16,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from memoryd.store.durable import fsync_directory, write_temporary
+
 
 @dataclass(frozen=True)
 class FileText:
@@ -65,7 +67,7 @@ def replace_if_unchanged(path: Path, expected: bytes | None, new: bytes,
             return False
         real.parent.mkdir(parents=True, exist_ok=True)
         mode = os.fstat(old_fd).st_mode & 0o7777 if old_fd is not None else mode
-        temporary = _write_temporary(real, new, mode)
+        temporary = write_temporary(real, new, mode)
         if _current(real) != expected:  # checked again just before the swap
             temporary.unlink()
             return False
@@ -73,10 +75,10 @@ def replace_if_unchanged(path: Path, expected: bytes | None, new: bytes,
         if old_fd is not None and _read_fd(old_fd) != expected:
             theirs = _settled(old_fd)
             if _current(real) == new:  # unless they wrote again since, over ours
-                os.replace(_write_temporary(real, theirs, mode), real)
-            _fsync_directory(real.parent)
+                os.replace(write_temporary(real, theirs, mode), real)
+            fsync_directory(real.parent)
             return False
-        _fsync_directory(real.parent)
+        fsync_directory(real.parent)
         return True
     finally:
         if old_fd is not None:
@@ -112,28 +114,6 @@ def _settled(fd: int) -> bytes:
             return data
         data = again
     return data
-
-
-def _write_temporary(real: Path, data: bytes, mode: int) -> Path:
-    temporary = real.with_name(f".{real.name}.memoryd-{os.getpid()}.tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fchmod(fd, mode)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    return temporary
-
-
-def _fsync_directory(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def remove_if_unchanged(path: Path, expected: bytes) -> bool:

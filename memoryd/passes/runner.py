@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memoryd.errors import BadParamsError, NotFoundError
+from memoryd.errors import BadParamsError
 from memoryd.ingest.pipeline import configured_sources
 from memoryd.passes import consolidate, notebooks, promote, retain, staleness
 from memoryd.passes.files import commit

@@ -17,9 +17,10 @@ from typing import Any
 
 from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError
 from memoryd.ingest.markdown import parse_memory_file
-from memoryd.params import MAX_NAME_BYTES, MAX_PATH_BYTES, path_problem
+from memoryd.params import MAX_PATH_BYTES, path_problem
 from memoryd.redact import redact
 from memoryd.store.database import Store
+from memoryd.store.durable import replace_file
 from memoryd.store.file_journal import journal_write
 
 MAX_FILE_CHARS = 1_000_000
@@ -151,28 +152,7 @@ class MemoryFiles:
     @staticmethod
     def _atomic_write(path: Path, text: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(f".{path.name}.memoryd-{os.getpid()}.tmp")
-        if len(os.fsencode(temporary.name)) > MAX_NAME_BYTES:  # the name itself fits, barely
-            temporary = path.with_name(f".memoryd-{os.getpid()}.tmp")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            try:
-                data = text.encode("utf-8")
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view):]
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(temporary, path)
-        except BaseException:
-            temporary.unlink(missing_ok=True)  # never leave the caller's text behind
-            raise
-        directory = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(directory)
-        finally:
-            os.close(directory)
+        replace_file(path, text.encode("utf-8"))
 
     def _journal(self, agent: str, relative: str, action: str, before: str | None, after: str) -> None:
         """The file is the agent's; the journal of it keeps the texts redacted (the same

@@ -40,6 +40,7 @@ from typing import IO, Any
 
 from memoryd.params import AGENT_NAME
 from memoryd.store.database import ENTRY_COLUMNS, Store, decode_tags
+from memoryd.store.durable import fsync_directory, write_all
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +129,7 @@ class TranscriptArchive:
         path = self.path(agent)
         if not self.directory.exists():
             self.directory.mkdir(parents=True, mode=0o700, exist_ok=True)
-            _fsync_dir(self.directory.parent)
+            fsync_directory(self.directory.parent)
         created = not path.exists()
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
@@ -145,15 +146,13 @@ class TranscriptArchive:
                     os.ftruncate(fd, end)
                     size = end
             os.lseek(fd, size, os.SEEK_SET)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
+            write_all(fd, data)
             os.fsync(fd)
             after = os.fstat(fd).st_size
         finally:
             os.close(fd)
         if created:
-            _fsync_dir(self.directory)
+            fsync_directory(self.directory)
         return size, after
 
     def read(self, agent: str, offset: int = 0) -> Iterator[tuple[int, list[dict[str, Any]]]]:
@@ -392,11 +391,3 @@ def _restore_entry(store: Store, entry: dict[str, Any]) -> int:
         store.journal(entry["uid"], "restored", "retain", before,
                       {"text": entry["text"], "status": entry["status"]}, entry["updated"])
     return 0
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -9,8 +9,8 @@ ledger (fsynced) before the database, so what is acknowledged survives a crash.
 from __future__ import annotations
 
 import logging
-import time
 import secrets
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any

@@ -50,6 +50,7 @@ from typing import Any
 
 from memoryd.errors import BadParamsError
 from memoryd.params import AGENT_NAME
+from memoryd.store.durable import fsync_directory, write_all
 
 log = logging.getLogger(__name__)
 
@@ -147,16 +148,14 @@ class Ledger:
         path = self.path(agent)
         if not self.directory.exists():
             self.directory.mkdir(parents=True, mode=0o700, exist_ok=True)
-            _fsync_dir(self.directory.parent)
+            fsync_directory(self.directory.parent)
         data = b"".join(encode_record(record) for record in records)
         created = not path.exists()
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             before = os.fstat(fd).st_size
             try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view):]
+                write_all(fd, data)
                 os.fsync(fd)
             except BaseException:
                 _cut(fd, path, before)
@@ -165,7 +164,7 @@ class Ledger:
         finally:
             os.close(fd)
         if created:
-            _fsync_dir(self.directory)
+            fsync_directory(self.directory)
             if self._names is not None:
                 self._names.setdefault(agent.casefold(), set()).add(agent)
         return before, size
@@ -298,11 +297,3 @@ def _cut(fd: int, path: Path, size: int) -> bool:
         log.error("Could not cut %s back to %d bytes after a failed write: %s", path, size, exc)
         return False
     return True
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -24,7 +24,6 @@ from __future__ import annotations
 import base64
 import json
 import logging
-import os
 import re
 import time
 import zlib
@@ -38,6 +37,7 @@ from memoryd.store.archive import (
     meta_key,
 )
 from memoryd.store.database import SELECT_ENTRY, Store, row_to_entry
+from memoryd.store.durable import replace_file
 from memoryd.store.ledger import Ledger, encode_record
 
 log = logging.getLogger(__name__)
@@ -274,19 +274,5 @@ class Purge:
 
 def _replace_file(path: Path, data: bytes) -> int:
     """Write ``data`` over ``path`` atomically and durably; returns its size."""
-    temporary = path.with_name(f".{path.name}.purge-{os.getpid()}.tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(temporary, path)
-    directory = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(directory)
-    finally:
-        os.close(directory)
+    replace_file(path, data)
     return len(data)
