@@ -27,7 +27,7 @@ import numpy as np
 from memoryd.agents import rolled_up
 from memoryd.config import Config
 from memoryd.embed import Embedder, load_embedder
-from memoryd.errors import BadParamsError, UnavailableError
+from memoryd.errors import BadParamsError, stopping_error
 from memoryd.params import Params
 from memoryd.progress import Throughput
 from memoryd.redact import redact
@@ -49,12 +49,6 @@ MAX_BATCH = 1000
 PIPELINE_SLICE = 256
 #: A backlog at least this big gets a log line when it has been embedded.
 LOGGED_BACKLOG = 1000
-
-
-def stopping_error() -> UnavailableError:
-    """The answer to a request that arrives (or needs the database) while memoryd stops."""
-    return UnavailableError("memoryd is stopping: request not served (a bulk write may be "
-                            "partly stored); retry once it is back, nothing is stored twice")
 
 
 class Engine:
@@ -177,6 +171,8 @@ class Engine:
         """From now on requests get the "stopping" answer instead of new work."""
         self.closing = True
         self.closed_event.set()
+        if self._entries is not None:
+            self._entries.stopping.set()  # a bulk write in a database step stops at its next entry
 
     async def _closing_db(self, fn: Callable[..., T], *args: Any) -> T:
         """The database thread for the engine's own closing steps."""

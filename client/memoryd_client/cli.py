@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+
 TYPE_CHECKING = False  # see memoryd_client/__init__.py
 
 from memoryd_client.errors import MemorydError

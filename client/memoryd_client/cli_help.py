@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+
 TYPE_CHECKING = False  # see memoryd_client/__init__.py
 if TYPE_CHECKING:
     from typing import Any

@@ -19,6 +19,7 @@ from __future__ import annotations
 import _socket  # socket.py builds four IntEnums and imports selectors: ~3 ms a `memory` run
 import itertools
 import os
+
 TYPE_CHECKING = False  # typing and pathlib cost a `memory` process a few ms; it needs neither
 
 from memoryd_client import wire

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
+
 TYPE_CHECKING = False  # see memoryd_client/__init__.py
 
 if TYPE_CHECKING:
@@ -320,6 +321,7 @@ def _tilde(path: str) -> str:
 
 def service_check(facts: dict[str, Any] | None, served_state: str) -> dict[str, Any]:
     import shlex
+
     from memoryd_client import service_probe
 
     path = service_probe.unit_path()
@@ -380,6 +382,7 @@ def service_check(facts: dict[str, Any] | None, served_state: str) -> dict[str, 
 
 def spool_check() -> dict[str, Any]:
     import time
+
     from memoryd_client.hooks import read_spool, spool_path
 
     path = spool_path()

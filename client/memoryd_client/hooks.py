@@ -16,6 +16,7 @@ import fcntl
 import os
 import sys
 import time
+
 TYPE_CHECKING = False  # typing and pathlib cost a hook process ~10 ms; it needs neither
 if TYPE_CHECKING:
     from typing import Any

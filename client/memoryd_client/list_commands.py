@@ -14,6 +14,7 @@ them between stores.
 from __future__ import annotations
 
 import sys
+
 TYPE_CHECKING = False  # see memoryd_client/__init__.py
 
 if TYPE_CHECKING:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 import time
+
 TYPE_CHECKING = False  # see memoryd_client/__init__.py
 
 if TYPE_CHECKING:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
@@ -51,10 +52,10 @@ def home_override() -> Path | None:
 
 
 def _platform_dir(kind: str) -> Path:
+    import warnings
     from pathlib import Path
 
     import platformdirs  # only when MEMORYD_HOME does not decide (it costs a hook ~10 ms)
-    import warnings
 
     with warnings.catch_warnings():  # platformdirs warns when XDG_RUNTIME_DIR is unset
         warnings.simplefilter("ignore")

@@ -8,6 +8,7 @@ details (paths, model, counts, sources, passes, contradictions).
 from __future__ import annotations
 
 import time
+
 TYPE_CHECKING = False  # see memoryd_client/__init__.py
 
 if TYPE_CHECKING:

@@ -20,6 +20,7 @@ end (:data:`CHANNELS`); only a person at a terminal (:data:`HUMAN_CHANNELS`) cre
 from __future__ import annotations
 
 import struct
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any

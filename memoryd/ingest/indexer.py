@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.ingest.markdown import MemoryFile, parse_memory_file
-from memoryd.ingest.tail import TailPosition
 from memoryd.ingest.open_exchange import forget_open_turns, save_open_turns
+from memoryd.ingest.tail import TailPosition
 from memoryd.ingest.transcript import Chunk, Turn
 from memoryd.project import project_of
 from memoryd.redact import redact

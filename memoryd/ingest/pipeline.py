@@ -30,6 +30,7 @@ from memoryd.ingest.indexer import (
     read_memory_file,
     stat_facts,
 )
+from memoryd.ingest.open_exchange import load_open_turns
 from memoryd.ingest.sources import (
     Source,
     default_sources,
@@ -38,7 +39,6 @@ from memoryd.ingest.sources import (
     scan,
     watch_roots,
 )
-from memoryd.ingest.open_exchange import load_open_turns
 from memoryd.ingest.tail import TailPosition, TailRead, read_appended
 from memoryd.ingest.transcript import Chunk, TranscriptParser, Turn, chunk_exchanges, make_parser
 from memoryd.progress import InitialIndexing

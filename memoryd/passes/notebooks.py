@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memoryd.ingest.markdown import classify_heading, is_pinned, parse_memory_file, read_heading
 from memoryd.ingest.indexer import day_start
+from memoryd.ingest.markdown import classify_heading, is_pinned, parse_memory_file, read_heading
 from memoryd.ingest.sources import ARCHIVE_DIR
 from memoryd.passes.files import FileText, read_text
 from memoryd.passes.journal import file_change

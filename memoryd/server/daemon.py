@@ -47,8 +47,8 @@ from memoryd.passes.entry_files import FileEntryEdits
 from memoryd.passes.runner import Passes
 from memoryd.server.binding import Caller, bind, enforce
 from memoryd.server.health import Health
-from memoryd.server.list_methods import ListMethods, without_rowids
 from memoryd.server.limits import LISTEN_BACKLOG, ConnectionLimits, raise_open_file_limit
+from memoryd.server.list_methods import ListMethods, without_rowids
 from memoryd.server.memory_files import MemoryFiles
 from memoryd.server.notify import monotonic_usec, ping_watchdog, sd_notify, watchdog_interval_s
 from memoryd.server.ownership import CHECK_INTERVAL_S, Ownership
@@ -61,7 +61,10 @@ from memoryd.store.permissions import restrict_umask, tighten_state
 log = logging.getLogger(__name__)
 #: How long a stop waits for requests in flight (a bulk write can take seconds); under the
 #: service manager's stop timeout (TimeoutStopSec=30 in memoryd.service).
-SHUTDOWN_WAIT_S = 20.0
+SHUTDOWN_WAIT_S = 15.0
+#: Then a request still running gets the "stopping" answer at its next step; its current
+#: database step (a slice of a bulk write takes seconds on a busy machine) may finish first.
+CLOSING_WAIT_S = 6.0
 
 
 def _request_id(body: bytes) -> Any:
@@ -220,7 +223,7 @@ class Daemon:
             self.engine.start_closing()
             self.idle.clear()
             try:
-                await asyncio.wait_for(self.idle.wait(), timeout=2)
+                await asyncio.wait_for(self.idle.wait(), timeout=CLOSING_WAIT_S)
             except TimeoutError:
                 pass
         await self.connections.close_all()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from memoryd.engine import stopping_error  # noqa: F401  (re-exported for the daemon)
+from memoryd.errors import stopping_error  # noqa: F401  (re-exported for the daemon)
 
 log = logging.getLogger(__name__)
 

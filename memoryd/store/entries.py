@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -19,7 +20,13 @@ import apsw
 import numpy as np
 
 from memoryd.config import Config
-from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError, UnavailableError
+from memoryd.errors import (
+    BadParamsError,
+    ForbiddenError,
+    NotFoundError,
+    UnavailableError,
+    stopping_error,
+)
 from memoryd.params import Params
 from memoryd.project import repository_of
 from memoryd.quarantine import release_target
@@ -72,6 +79,7 @@ class Entries:
         self.index: VectorIndex | None = None
         #: the embedder's batch-independent vectors (set once a model is loaded)
         self.embed_alone: Callable[[list[str]], np.ndarray] | None = None
+        self.stopping = threading.Event()  # set when memoryd stops: long writes end early
         #: (agent, size before) of each ledger append of the open transaction()
         self._appended: list[tuple[str, int]] | None = None
         #: rows put into the RAM vector index by the open transaction()
@@ -321,10 +329,11 @@ class Entries:
         drafts = [self.draft_entry(params) for params in requests]
         records: dict[str, list[dict[str, Any]]] = {}
         with self.transaction():
-            replies = [
-                self._remember_one(draft, pair, params.flag("force"), records)
-                for draft, pair, params in zip(drafts, vectors, requests)
-            ]
+            replies = []
+            for draft, pair, params in zip(drafts, vectors, requests):
+                if self.stopping.is_set():  # rolled back whole: nothing of it reached the ledger
+                    raise stopping_error()
+                replies.append(self._remember_one(draft, pair, params.flag("force"), records))
             for agent, agent_records in records.items():
                 self.write_ledger(agent, agent_records)
         return replies
