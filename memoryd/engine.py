@@ -43,7 +43,11 @@ from memoryd.text import content_hash
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-BACKFILL_BATCH = 32  # ~0.1 s of embedding: what a bulk write waits at most
+#: A backfill batch, at most: what a bulk write or a single write waits for the embedder. Rows
+#: of short notes take ~0.1 s for 32; transcript chunks (~190 tokens, and their sentences
+#: embedded again as parts) take seconds, so the batch also stops at BACKFILL_CHARS.
+BACKFILL_BATCH = 32
+BACKFILL_CHARS = 4_000
 QUERY_CACHE_SIZE = 512
 MAX_BATCH = 1000
 PIPELINE_SLICE = 256
@@ -311,7 +315,7 @@ class Engine:
             if cached:
                 self._store_backfill(list(cached), list(cached.values()))
             if todo:
-                return todo
+                return _within(todo, BACKFILL_CHARS)
         return []
 
     def _store_backfill(self, rowids: list[int], vectors: list[Vectors]) -> None:
@@ -408,3 +412,13 @@ def redact_text(params: Params) -> str:
     clean = redact(text)
     params.raw["text"] = clean
     return clean
+
+
+def _within(rows: list[tuple[int, str]], chars: int) -> list[tuple[int, str]]:
+    """The first rows whose texts fit ``chars`` (at least one); the rest wait for the next call."""
+    total = 0
+    for count, (_, text) in enumerate(rows):
+        total += len(text)
+        if total > chars and count:
+            return rows[:count]
+    return rows
