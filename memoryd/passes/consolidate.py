@@ -130,10 +130,7 @@ def run(ctx: PassContext) -> Iterator[Any]:
         superseded: set[str] = set()
         yield from _same_keys(ctx, entries, known, superseded)
         entries = [e for e in entries if e["uid"] not in superseded]
-        vectors: dict[int, np.ndarray] = {}
-        for start in range(0, len(entries), 500):
-            vectors.update(ctx.store.vectors_by_rowids([e["id"] for e in entries[start:start + 500]]))
-            yield
+        vectors = yield from ctx.vectors([e["id"] for e in entries])
         entries = [e for e in entries if e["id"] in vectors]
         if len(entries) < 2:
             continue

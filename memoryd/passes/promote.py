@@ -150,10 +150,8 @@ def _confirmed(ctx: PassContext, lessons: list[dict[str, Any]]) -> Iterator[Any]
         "AND NOT quarantined").fetchall()
     if not feedback or not lessons:
         return set()
-    lesson_vectors = ctx.store.vectors_by_rowids([e["id"] for e in lessons])
-    yield
-    feedback_vectors = ctx.store.vectors_by_rowids([rowid for rowid, _ in feedback])
-    yield
+    lesson_vectors = yield from ctx.vectors([e["id"] for e in lessons])
+    feedback_vectors = yield from ctx.vectors([rowid for rowid, _ in feedback])
     confirmed: set[str] = set()
     for agent in {a for _, a in feedback}:
         mine = [e for e in lessons if e["agent"] == agent and e["id"] in lesson_vectors]

@@ -20,7 +20,7 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -85,6 +85,15 @@ class PassContext:
     @property
     def dry_run(self) -> bool:
         return self.run.dry_run
+
+    def vectors(self, rowids: list[int], page: int = 500) -> Generator[None, None, dict[int, Any]]:
+        """The stored vectors of ``rowids``, read a page at a time with a slice point after each
+        (reading thousands at once held the database thread for a large part of a second)."""
+        found: dict[int, Any] = {}
+        for start in range(0, len(rowids), page):
+            found.update(self.store.vectors_by_rowids(rowids[start:start + page]))
+            yield
+        return found
 
     def scoped(self, sql: str, *, project: bool = True) -> tuple[str, list[Any]]:
         """``sql`` (a SELECT with a WHERE clause) narrowed to the pass's agent and project."""
