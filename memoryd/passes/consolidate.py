@@ -42,7 +42,7 @@ JACCARD = 0.7
 LESSON_COSINE = 0.75
 MAX_CONFIDENCE = 0.99
 BLOCK = 512
-PAGE = 1000
+PAGE = 250
 _WORD = re.compile(r"[a-z0-9][a-z0-9_+#/'-]*(?:\.[a-z0-9_+#/-]+)*")
 _NEGATION = {"not", "never", "don't", "dont", "avoid", "stop", "no", "without", "shouldn't",
              "mustn't", "can't", "cannot", "won't", "doesn't", "isn't", "nor"}
@@ -197,11 +197,14 @@ def _merge(ctx: PassContext, entries: list[dict[str, Any]], pairs: list[tuple[in
            threshold: float, known: set[frozenset[str]]) -> Iterator[None]:
     """Greedy, best first: an entry not yet merged takes its duplicates that are not yet
     merged either, so chains (a ~ b ~ c, a ≁ c) never merge things that differ."""
-    tokens = [words(e["text"]) for e in entries]
+    tokens: list[set[str]] = []
+    for start in range(0, len(entries), 250):  # thousands of texts at once held the thread
+        tokens.extend(words(e["text"]) for e in entries[start:start + 250])
+        yield
     neighbours: dict[int, list[tuple[int, float]]] = {}
     opposed: list[tuple[int, int]] = []
     for step, (i, j, cosine) in enumerate(pairs):
-        if step % 2000 == 0:
+        if step % 500 == 0:
             yield
         a, b = entries[i], entries[j]
         if a["kind"] != b["kind"]:

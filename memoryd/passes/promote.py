@@ -121,12 +121,21 @@ def _rule_text(entry: dict[str, Any]) -> str:
 COLUMNS = ("id", "uid", "agent", "project", "text", "source", "session", "created", "stale")
 
 
-def _lessons(ctx: PassContext) -> list[dict[str, Any]]:
+def _lessons(ctx: PassContext) -> Iterator[Any]:
+    """The active lessons in the pass's scope, a page at a time (a slice each; sent back via
+    the generator's return value)."""
     sql, params = ctx.scoped(
         f"SELECT {', '.join(COLUMNS)} FROM entries WHERE kind='lesson' AND status='active' "
         f"AND NOT quarantined "  # a planted instruction never becomes a rule
         f"AND category IS NOT 'session' AND coalesce(source, '') NOT LIKE '%/{ARCHIVE_DIR}/%'")
-    return [dict(zip(COLUMNS, row)) for row in ctx.store.db.execute(sql, params)]
+    lessons: list[dict[str, Any]] = []
+    last = 0
+    while rows := ctx.store.db.execute(sql + " AND id > ? ORDER BY id LIMIT 250",
+                                       [*params, last]).fetchall():
+        lessons.extend(dict(zip(COLUMNS, row)) for row in rows)
+        last = rows[-1][0]
+        yield
+    return lessons
 
 
 def _sightings(ctx: PassContext) -> dict[str, set[str]]:
@@ -169,8 +178,7 @@ def _best_cosines(rows: np.ndarray, against: np.ndarray) -> list[float]:
 
 
 def run(ctx: PassContext) -> Iterator[Any]:
-    lessons = _lessons(ctx)
-    yield
+    lessons = yield from _lessons(ctx)
     sightings = _sightings(ctx)
     confirmed = yield from _confirmed(ctx, lessons)
     open_proposals = {(p["after"]["entry"], p["action"]) for p in _proposals(ctx)}
