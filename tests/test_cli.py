@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import os
-
 import json
+import os
 import subprocess
 import sys
 
@@ -93,7 +92,8 @@ def test_importing_the_client_does_not_import_the_daemon_stack() -> None:
 
 
 def test_the_fast_path_knows_every_command() -> None:
-    from memoryd_client.cli import COMMANDS, build_parser
+    from memoryd_client.cli import COMMANDS
+    from memoryd_client.parser import build_parser
 
     action = next(a for a in build_parser()._actions if a.dest == "command")
     assert set(COMMANDS) == set(action.choices)

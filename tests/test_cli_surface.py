@@ -138,7 +138,7 @@ def test_session_list_and_sessions_are_one_command(daemon) -> None:
 
 
 def test_mcp_takes_a_socket() -> None:
-    from memoryd_client.cli import build_parser
+    from memoryd_client.parser import build_parser
 
     args = build_parser().parse_args(["mcp", "--agent", "designer", "--socket", "/tmp/x.sock"])
     assert args.socket == "/tmp/x.sock" and args.agent == "designer"
@@ -255,7 +255,8 @@ def test_export_then_import_into_a_fresh_home_reproduces_the_entries(
 def test_the_fast_parser_reads_store_and_search_as_argparse_does() -> None:
     """`memory store` and `search` skip argparse when their arguments are plain; both parsers
     must agree on every option, and anything unusual is left to argparse."""
-    from memoryd_client.cli import FAST_COMMANDS, GLOBAL_OPTIONS, build_parser, fast_parse
+    from memoryd_client.cli import FAST_COMMANDS, GLOBAL_OPTIONS, fast_parse
+    from memoryd_client.parser import build_parser
 
     parser = build_parser()
     commands = next(a for a in parser._actions if a.dest == "command").choices

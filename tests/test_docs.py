@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from memoryd_client.cli import build_parser as memory_parser
+from memoryd_client.parser import build_parser as memory_parser
 
 from memoryd.cli import build_parser as memoryd_parser
 

@@ -99,3 +99,12 @@ def error_from_wire(error: object) -> MemorydError:
         return MemorydError(f"malformed error reply: {error!r}")
     cls = _BY_CODE.get(str(error.get("code")), MemorydError)
     return cls(str(error.get("message", "")))
+
+
+class UsageError(Exception):
+    """A usage mistake found by the parser or by a command (exit 2)."""
+
+    def __init__(self, message: str, usage: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.usage = usage

@@ -5,7 +5,8 @@ check. Exit codes as for every command (memoryd_client.cli); ``notebook check`` 
 from __future__ import annotations
 
 import sys
-import time
+
+from memoryd_client import views
 
 TYPE_CHECKING = False  # see memoryd_client/__init__.py
 
@@ -99,8 +100,6 @@ def run(args: argparse.Namespace, client: Client, emit: Callable[..., None]) -> 
     return 1 if result["counts"].get("preview") or result["counts"].get("problems") else 0
 
 
-def _when(ts: float | None) -> str:
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts)) if ts else "-"
 
 
 def _counts(counts: dict[str, int]) -> str:
@@ -110,9 +109,9 @@ def _counts(counts: dict[str, int]) -> str:
 def _print_list(result: dict[str, Any]) -> None:
     for entry in result["passes"]:
         last = entry["last"]
-        done = (f"last {last['run']} {_when(last['started'])} {last['status']}: "
+        done = (f"last {last['run']} {views.when(last['started'])} {last['status']}: "
                 f"{_counts(last['counts'])}" if last else "never run")
-        upcoming = f"next {_when(entry['next'])}" if entry["next"] else "off"
+        upcoming = f"next {views.when(entry['next'])}" if entry["next"] else "off"
         running = " (running)" if result.get("running") == entry["pass"] else ""
         print(f"{entry['pass']:<12} {entry['schedule']:<7} {upcoming:<22} {done}{running}")
 
@@ -133,7 +132,7 @@ def _print_show(result: dict[str, Any]) -> None:
             if result.get("finished") else "")
     dry = " dry run" if result.get("dry_run") else ""
     print(f"{result['run']} {result['pass']}{dry} ({result['status']}, "
-          f"{_when(result['started'])}{took}): {_counts(result['counts'])}")
+          f"{views.when(result['started'])}{took}): {_counts(result['counts'])}")
     if result.get("error"):
         print(f"    error: {result['error']}")
     for change in result["changes"]:

@@ -1,0 +1,120 @@
+"""How entries, search hits, sources, sessions and injections are printed by `memory`."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+TYPE_CHECKING = False  # see memoryd_client/__init__.py
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def when(ts: float | None) -> str:
+    """A time as people read it in a listing ("-" for none)."""
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts)) if ts else "-"
+
+
+def entry_line(entry: dict[str, Any]) -> str:
+    status = "" if entry.get("status") == "active" else f" [{entry.get('status')}]"
+    if entry.get("stale"):  # something it names is gone from its project (staleness pass)
+        status += f" [stale: {entry['stale']}]"
+    if entry.get("quarantined"):  # looks like an instruction to the model: never injected
+        status += " [⚠ quarantined: looks like an instruction to the model; never injected " \
+                  "until a person runs `memory release` on it]"
+    key = f" {entry['key']}" if entry.get("key") else ""
+    category = entry.get("category") or "-"
+    return f"{entry['id']}  {entry['agent']}/{category} {entry['kind']}{key}{status}: {entry['text']}"
+
+
+def print_entry(entry: dict[str, Any]) -> None:
+    print(entry_line(entry))
+    tags = ",".join(entry.get("tags") or [])
+    source = entry.get("source")
+    span = f":{entry['line_start']}-{entry['line_end']}" if entry.get("line_start") else ""
+    details = [
+        f"created {when(entry['created'])}"
+        + (f" ({entry['age_note']})" if entry.get("age_note") else ""),
+        f"confidence {entry['confidence']:.2f}",
+        f"via {entry['via']}" + (f" by {entry['writer']}" if entry.get("writer") else ""),
+    ]
+    if tags:
+        details.append(f"tags {tags}")
+    if entry.get("project"):
+        details.append(f"project {entry['project']}")
+    if entry.get("session"):
+        details.append(f"session {entry['session']}")
+    if source:
+        details.append(f"source {source}{span}")
+    if entry.get("superseded_by"):
+        details.append(f"superseded by {entry['superseded_by']}")
+    print("    " + "; ".join(details))
+
+
+def print_sources(status: dict[str, Any]) -> None:
+    ingest = status.get("ingest", status)
+    print(f"queue: {ingest['queue']}" + (" (scanning)" if ingest.get("scanning") else ""))
+    for source in ingest["sources"]:
+        state = "" if source["root_exists"] else " (not present)"
+        agent = source["agent"] or "{agent}"
+        print(f"{source['name']}: {source['path']} [{source['kind']}, {source['format']}, "
+              f"agent {agent}]{state}")
+        indexed = f"{source['indexed']} entries indexed, " if "indexed" in source else ""
+        print(f"    files {source['files']}, {indexed}since start +{source['entries_added']} "
+              f"-{source['entries_removed']}")
+        if source["skipped"]:
+            print("    skipped: " + ", ".join(f"{n} {r}" for r, n in sorted(source["skipped"].items())))
+        if source["last_error"]:
+            print(f"    last problem: {source['last_error_path']}: {source['last_error']}")
+
+
+def edited(reply: dict[str, Any], how: str) -> str:
+    """What a forget or supersede of a file's entry did to the file."""
+    edited = reply.get("edited")
+    if not edited:
+        return ""
+    first, last = edited["lines"]
+    lines = f"line {first}" if first == last else f"lines {first}-{last}"
+    return f" ({how} {edited['file']}, {lines}; `memory undo {edited['run']}` takes it back)"
+
+
+def print_sessions(result: dict[str, Any]) -> None:
+    if not result["sessions"]:
+        print("no sessions")
+    for s in result["sessions"]:
+        seen = when(s["last_seen"]) if s.get("last_seen") else "-"
+        print(f"{s['id']}  {s['agent']:<12} {seen}  {s['user_messages']:>4} msgs  "
+              f"{s.get('project') or s.get('cwd') or '-'}")
+
+
+def print_injections(result: dict[str, Any]) -> None:
+    for injection in result["injections"]:
+        print(f"{when(injection['ts'])}  {injection['event']} for {injection['agent']} "
+              f"(session {injection['session'] or '-'}): {injection['chars']} of "
+              f"{injection['budget']} characters")
+        for item in injection["items"]:
+            what = item["id"] or item["path"] or "-"
+            score = f" relevance {item['score']:.2f}" if item.get("score") is not None else ""
+            if item.get("evidence"):
+                score += " (" + ", ".join(f"{k} {v:.2f}" for k, v in item["evidence"].items()
+                                          if v) + ")"
+            state = "" if item["included"] else " (dropped: over budget)"
+            print(f"    {item['section']:<9} {what}{score}, {item['chars']} chars{state}")
+
+
+def print_hits(result: dict[str, Any], show_all: bool = True) -> None:
+    """One line per hit: * for a match, the probability that it is relevant, its age."""
+    hits = [h for h in result["hits"] if show_all or h.get("match")]
+    if hits:  # the legend, aligned with the columns (on stderr: stdout stays one hit a line)
+        print(f"* rel.   age  {'id':<{len(hits[0]['id'])}}  agent/category kind: text"
+              "   (* match, rel. = probability of relevance, age since written)", file=sys.stderr)
+    for hit in hits:
+        marker = "*" if hit.get("match") else " "
+        print(f"{marker} {hit['score']['relevance']:.2f} {hit['age']:>5}  {entry_line(hit)}")
+    if not any(h.get("match") for h in result["hits"]):
+        best = result["hits"][0] if result["hits"] else None
+        hint = (f"best: {best['score']['relevance']:.2f} {best['text'][:60]!r}; --all lists "
+                "the ranked hits" if best else "nothing ranked")
+        print(f"no match ({hint})", file=sys.stderr)
+    if result.get("degraded"):
+        print("(keyword-only: the embedding model is not loaded)", file=sys.stderr)

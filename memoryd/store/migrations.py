@@ -1,0 +1,218 @@
+"""The index's schema: one SQL script per version (``PRAGMA user_version``), applied in order by
+:class:`memoryd.store.database.Store` in one transaction each. Append; never edit a shipped one."""
+
+from __future__ import annotations
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1: entries, full-text index, journal
+    """
+    CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE entries(
+        id INTEGER PRIMARY KEY,
+        uid TEXT NOT NULL UNIQUE,
+        agent TEXT NOT NULL,
+        project TEXT,
+        kind TEXT NOT NULL,
+        category TEXT NOT NULL DEFAULT '',
+        key TEXT,
+        text TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        confidence REAL NOT NULL,
+        tags TEXT NOT NULL DEFAULT '',
+        status TEXT NOT NULL DEFAULT 'active',
+        created REAL NOT NULL,
+        updated REAL NOT NULL,
+        writer TEXT,
+        via TEXT NOT NULL,
+        session TEXT,
+        source TEXT,
+        line_start INTEGER,
+        line_end INTEGER,
+        message_id TEXT,
+        superseded_by TEXT
+    );
+    CREATE INDEX entries_scope ON entries(agent, category, status);
+    CREATE INDEX entries_hash ON entries(hash);
+    CREATE INDEX entries_key ON entries(agent, key) WHERE key IS NOT NULL;
+    CREATE VIRTUAL TABLE entries_fts USING fts5(
+        text, category, tags,
+        content='entries', content_rowid='id',
+        tokenize='porter unicode61 remove_diacritics 2'
+    );
+    CREATE TRIGGER entries_ai AFTER INSERT ON entries BEGIN
+        INSERT INTO entries_fts(rowid, text, category, tags)
+        VALUES (new.id, new.text, new.category, new.tags);
+    END;
+    CREATE TRIGGER entries_ad AFTER DELETE ON entries BEGIN
+        INSERT INTO entries_fts(entries_fts, rowid, text, category, tags)
+        VALUES ('delete', old.id, old.text, old.category, old.tags);
+    END;
+    CREATE TRIGGER entries_au AFTER UPDATE OF text, category, tags ON entries BEGIN
+        INSERT INTO entries_fts(entries_fts, rowid, text, category, tags)
+        VALUES ('delete', old.id, old.text, old.category, old.tags);
+        INSERT INTO entries_fts(rowid, text, category, tags)
+        VALUES (new.id, new.text, new.category, new.tags);
+    END;
+    CREATE TABLE events(
+        id INTEGER PRIMARY KEY,
+        ts REAL NOT NULL,
+        uid TEXT NOT NULL,
+        action TEXT NOT NULL,
+        actor TEXT,
+        before TEXT,
+        after TEXT
+    );
+    CREATE INDEX events_uid ON events(uid);
+    """,
+    # 2: watched files, the session registry, the queue of entries awaiting a vector
+    """
+    ALTER TABLE entries ADD COLUMN polarity TEXT;
+    CREATE INDEX entries_source ON entries(source);
+    CREATE TABLE files(
+        id INTEGER PRIMARY KEY,
+        path TEXT NOT NULL UNIQUE,
+        source TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        device INTEGER,
+        inode INTEGER,
+        size INTEGER,
+        mtime REAL,
+        offset INTEGER NOT NULL DEFAULT 0,
+        description TEXT,
+        type TEXT,
+        pinned INTEGER NOT NULL DEFAULT 0,
+        frontmatter TEXT,
+        indexed REAL,
+        error TEXT
+    );
+    CREATE INDEX files_inode ON files(device, inode);
+    CREATE TABLE sessions(
+        id TEXT PRIMARY KEY,
+        harness TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        cwd TEXT,
+        project TEXT,
+        started REAL,
+        last_seen REAL,
+        user_messages INTEGER NOT NULL DEFAULT 0,
+        source TEXT,
+        closed REAL
+    );
+    CREATE TABLE vector_queue(rowid INTEGER PRIMARY KEY);
+    INSERT INTO vector_queue(rowid) SELECT id FROM entries;
+    CREATE TRIGGER entries_queue_ai AFTER INSERT ON entries BEGIN
+        INSERT OR IGNORE INTO vector_queue(rowid) VALUES (new.id);
+    END;
+    CREATE TRIGGER entries_queue_au AFTER UPDATE OF text ON entries BEGIN
+        INSERT OR IGNORE INTO vector_queue(rowid) VALUES (new.id);
+    END;
+    CREATE TRIGGER entries_queue_ad AFTER DELETE ON entries BEGIN
+        DELETE FROM vector_queue WHERE rowid = old.id;
+    END;
+    """,
+    # 3: session lifecycle (hooks) and the injection log
+    """
+    ALTER TABLE sessions ADD COLUMN transcript_path TEXT;
+    ALTER TABLE sessions ADD COLUMN last_message TEXT;
+    ALTER TABLE sessions ADD COLUMN extracted REAL;
+    CREATE TABLE injections(
+        id INTEGER PRIMARY KEY,
+        ts REAL NOT NULL,
+        session TEXT,
+        agent TEXT NOT NULL,
+        event TEXT NOT NULL,
+        chars INTEGER NOT NULL,
+        budget INTEGER NOT NULL,
+        items TEXT NOT NULL
+    );
+    CREATE INDEX injections_session ON injections(session, ts);
+    """,
+    # 4: the memory block reads an agent's newest entries of one kind
+    """
+    CREATE INDEX entries_kind ON entries(agent, kind, status, created);
+    """,
+    # 5: an entry's parts (sentences) get vectors of their own; everything is embedded again
+    """
+    CREATE TABLE part_vectors(entry INTEGER PRIMARY KEY, vectors BLOB NOT NULL);
+    INSERT OR IGNORE INTO vector_queue(rowid) SELECT id FROM entries;
+    """,
+    # 6: maintenance passes: their runs and every change they make (before/after, undoable);
+    # how often an entry was seen (merged duplicates), and what it names that is gone
+    """
+    ALTER TABLE entries ADD COLUMN occurrences INTEGER NOT NULL DEFAULT 1;
+    ALTER TABLE entries ADD COLUMN stale TEXT;
+    CREATE TABLE runs(
+        id INTEGER PRIMARY KEY,
+        pass TEXT NOT NULL,
+        started REAL NOT NULL,
+        finished REAL,
+        status TEXT NOT NULL,
+        dry_run INTEGER NOT NULL DEFAULT 0,
+        scope TEXT,
+        counts TEXT,
+        error TEXT
+    );
+    CREATE INDEX runs_pass ON runs(pass, started);
+    CREATE TABLE changes(
+        id INTEGER PRIMARY KEY,
+        run INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        target TEXT NOT NULL,
+        action TEXT NOT NULL,
+        why TEXT,
+        before TEXT,
+        after TEXT,
+        state TEXT NOT NULL,
+        ts REAL NOT NULL,
+        undoes INTEGER,
+        grp INTEGER
+    );
+    CREATE INDEX changes_state ON changes(state);
+    CREATE INDEX entries_updated ON entries(updated);
+    CREATE INDEX changes_run ON changes(run);
+    CREATE INDEX changes_target ON changes(target, state);
+    """,
+    # 7 (retain): forget and supersede that outlive their entry. A file entry gets a new uid
+    # when it is indexed again (after a reindex, a file deleted and written back), so its
+    # status is kept under what identifies its text: "hash:<content hash>"; a transcript
+    # chunk's uid is stable: "uid:<uid>". The indexer applies a mark to an entry it inserts.
+    """
+    CREATE TABLE marks(
+        agent TEXT NOT NULL,
+        target TEXT NOT NULL,
+        status TEXT NOT NULL,
+        superseded_by TEXT,
+        actor TEXT,
+        ts REAL NOT NULL,
+        PRIMARY KEY (agent, target)
+    ) WITHOUT ROWID;
+    """,
+    # 8 (staleness pass): what each entry names (memoryd.passes.references) and when each
+    # thing was first seen in its project; each project's working tree as last checked
+    """
+    CREATE TABLE entry_refs(
+        entry INTEGER NOT NULL,
+        ref TEXT NOT NULL,
+        seen REAL,
+        PRIMARY KEY (entry, ref)
+    ) WITHOUT ROWID;
+    CREATE TRIGGER entries_refs_ad AFTER DELETE ON entries BEGIN
+        DELETE FROM entry_refs WHERE entry = old.id;
+    END;
+    CREATE TABLE stale_projects(
+        project TEXT PRIMARY KEY,
+        fingerprint TEXT NOT NULL,
+        checked REAL NOT NULL
+    );
+    CREATE INDEX entries_project ON entries(project, status, kind);
+    """,
+    # 9 (quarantine, memoryd.quarantine): text that looks like an instruction to the model is
+    # stored but never injected until a person releases it; existing rows are flagged once
+    # migrated (Store._flag_quarantine)
+    """
+    ALTER TABLE entries ADD COLUMN quarantined INTEGER NOT NULL DEFAULT 0;
+    """,
+)
+#: The migration after which existing entries are checked for quarantine.
+QUARANTINE_VERSION = 9
