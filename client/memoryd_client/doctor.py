@@ -384,6 +384,7 @@ def spool_check() -> dict[str, Any]:
     import time
 
     from memoryd_client.hooks import read_spool, spool_path
+    from memoryd_client.views import duration
 
     path = spool_path()
     try:
@@ -400,18 +401,8 @@ def spool_check() -> dict[str, Any]:
     oldest = min((e.get("ts") for e in events if isinstance(e.get("ts"), (int, float))),
                  default=since)
     return check("spool", WARNING, f"{len(events)} hook events spooled while memoryd was "
-                 f"unreachable, the oldest {_age(time.time() - oldest)} ago ({path})",
+                 f"unreachable, the oldest {duration(time.time() - oldest)} ago ({path})",
                  "memoryd replays them when it starts: start or restart it")
-
-
-def _age(seconds: float) -> str:
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    if seconds < 7200:
-        return f"{seconds / 60:.0f} min"
-    if seconds < 172800:
-        return f"{seconds / 3600:.0f} h"
-    return f"{seconds / 86400:.0f} days"
 
 
 # -- the whole examination -------------------------------------------------------------------

@@ -15,6 +15,17 @@ def when(ts: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts)) if ts else "-"
 
 
+def duration(seconds: float) -> str:
+    """A span of time as people say it: "45 s", "12 min", "5 h", "3 days"."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 172800:
+        return f"{seconds / 3600:.0f} h"
+    return f"{seconds / 86400:.0f} days"
+
+
 def entry_line(entry: dict[str, Any]) -> str:
     status = "" if entry.get("status") == "active" else f" [{entry.get('status')}]"
     if entry.get("stale"):  # something it names is gone from its project (staleness pass)

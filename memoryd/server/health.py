@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from memoryd_client.views import duration
+
 from memoryd import __version__
 from memoryd.embed import DEFAULT_MODEL_ID, DEFAULT_MODEL_SHA256
 from memoryd.ingest.sources import default_sources
@@ -203,17 +205,17 @@ class Health:
             rate = engine.embedded.rate(now)
             since = engine.backlog_since
             parts.append(f"{waiting} entries wait for a vector"
-                         + (f", embedding since {_age(now - since)} ago" if since else "")
+                         + (f", embedding since {duration(now - since)} ago" if since else "")
                          + (f" at {rate:.0f}/s" if rate else ""))
             last = max(engine.embedded.last_progress or 0, self.daemon.started)
             if engine.embedder is not None and now - last > STUCK_S:
-                stuck.append(f"no vector embedded for {_age(now - last)}")
+                stuck.append(f"no vector embedded for {duration(now - last)}")
         if queue:
             parts.append(f"{queue} files queued for indexing")
             last = max((ingest.initial.files.last_progress if ingest is not None else None) or 0,
                        self.daemon.started)
             if ingest is not None and ingest.initial.active and now - last > STUCK_S:
-                stuck.append(f"no file indexed for {_age(now - last)}")
+                stuck.append(f"no file indexed for {duration(now - last)}")
         if engine.embedder is None and not engine.model_loading and waiting:
             return check("backlog", WARNING, "; ".join(parts) + " (no model: they get one once "
                          "a model loads)", "see the model check")
@@ -342,15 +344,3 @@ def ledger_lines(problems: list[LedgerProblem]) -> dict[str, Any]:
                  "the records on those lines were not read; keep a copy of the ledger for a "
                  "bug report, and recover the lines by hand if they matter (the others are in "
                  "the index)")
-
-
-def _age(seconds: float | None) -> str:
-    if seconds is None:
-        return "?"
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    if seconds < 7200:
-        return f"{seconds / 60:.0f} min"
-    if seconds < 172800:
-        return f"{seconds / 3600:.0f} h"
-    return f"{seconds / 86400:.0f} days"
