@@ -355,7 +355,7 @@ def test_the_memory_script_imports_only_the_cli() -> None:
     imported = {alias.name if isinstance(node, ast.Import) else node.module
                 for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
                 for alias in node.names}
-    assert imported == {"sys", "memoryd_client.cli"}
+    assert imported == {"memoryd_client.cli"}
     installed = Path(sys.executable).parent / "memory"
     result = subprocess.run([str(installed), "--version"], capture_output=True, text=True)
     assert result.returncode == 0 and result.stdout.startswith("memory (memoryd-client)")

@@ -68,10 +68,16 @@ def test_a_connection_writes_only_the_namespace_it_is_bound_to(daemon, client) -
         assert refused(mallory.call("remember_many", {"entries": [
             {"agent": "mallory", "category": "x", "text": "fine"},
             {"agent": "victim", "category": "x", "text": "not fine"}]}), "bound to agent")
-        assert refused(mallory.call("bind", {"agent": "victim"}), "bound to agent 'mallory'")
         # reads of another namespace stay possible, when named
         found = mallory.call("search", {"query": "tabs", "agent": "victim"})["result"]["hits"]
         assert [h["id"] for h in found] == [victim["id"]]
+        assert refused(mallory.call("bind", {"agent": "victim"}), "bound to agent 'mallory'")
+        # and after a refused bind the connection serves nothing (a request may have been sent
+        # right behind it) until a bind succeeds
+        assert refused(mallory.call("search", {"query": "tabs", "agent": "victim"}),
+                       "bind was refused")
+        assert "result" in mallory.call("bind", {"agent": "mallory"})
+        assert "result" in mallory.call("search", {"query": "tabs", "agent": "victim"})
     finally:
         mallory.close()
     assert client.get(victim["id"])["status"] == "active"

@@ -115,3 +115,22 @@ def test_other_users_are_refused(daemon) -> None:
     reply = msgpack.unpackb(bytes.fromhex(result.stdout.strip())[4:], raw=False)
     assert reply["error"]["code"] == "forbidden"
     assert "uid 65534 refused" in reply["error"]["message"]
+
+
+def test_a_request_sent_behind_a_refused_bind_is_not_served(daemon, client) -> None:
+    """The client sends its first request right behind its bind; when the bind is refused,
+    that request must not run under the connection's default identity (here: a note stored
+    for a channel the connection never got). A later bind that succeeds lifts it."""
+    remember = {"agent": "designer", "category": "notes", "text": "written behind a refused bind"}
+    with connect(daemon.socket) as sock:
+        sock.sendall(wire.pack({"id": 1, "method": "bind", "params": {"channel": "telepathy"}})
+                     + wire.pack({"id": 2, "method": "remember", "params": remember}))
+        refused, behind = read_reply(sock), read_reply(sock)
+        assert refused["id"] == 1 and refused["error"]["code"] == "bad_params"
+        assert behind["id"] == 2 and behind["error"]["code"] == "forbidden"
+        assert "bind was refused" in behind["error"]["message"]
+        assert client.search("written behind a refused bind", agent="designer")["hits"] == []
+        sock.sendall(wire.pack({"id": 3, "method": "bind", "params": {"channel": "cli"}})
+                     + wire.pack({"id": 4, "method": "remember", "params": remember}))
+        assert "error" not in read_reply(sock)
+        assert read_reply(sock)["result"]["stored"] is True

@@ -1,5 +1,3 @@
-import sys
+from memoryd_client.cli import finish, main
 
-from memoryd_client.cli import main
-
-sys.exit(main())
+finish(main())

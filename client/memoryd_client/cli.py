@@ -412,6 +412,24 @@ def run_hook_command(argv: list[str]) -> int:
     return run_hook(argv)
 
 
+def finish(code: int | None) -> None:
+    """Exit with ``code``. A command that started no thread and left nothing to run at exit
+    ends at once, its output flushed (os._exit): tearing the interpreter's modules down costs
+    ~3 ms, a tenth of a `memory search`. Anything else exits as usual."""
+    import atexit  # built in: free
+
+    threading = sys.modules.get("threading")
+    pending = getattr(atexit, "_ncallbacks", lambda: 1)()
+    if not pending and (threading is None or threading.active_count() == 1):
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            sys.exit(code)  # a closed pipe: reported as Python always does
+        os._exit(code or 0)
+    sys.exit(code)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["hook"]:  # the hook path stays lean: no argparse, no json

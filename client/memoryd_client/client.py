@@ -317,12 +317,17 @@ class Client(_Methods):
             sock.close()
         self._socks.clear()
 
-    def _connect(self, agent: str | None) -> _socket.socket:
+    def _connect(self, agent: str | None) -> tuple[_socket.socket, tuple[int, bytes] | None]:
+        """The connection for ``agent``, and the bind request (id, frame) to send ahead of the
+        first request on a new one. The bind is not waited for: the daemon answers a
+        connection's frames in order and serves nothing after a refused bind, so sending both
+        at once saves a round trip (a tenth of a `memory` command)."""
         sock = self._socks.get(agent)
         if sock is not None and _closed_by_peer(sock):
             sock.close()  # the daemon closed an idle connection: open (and bind) a new one
             del self._socks[agent]
             sock = None
+        bind = None
         if sock is None:
             try:
                 sock = connect(str(self.path), self.timeout_s)
@@ -330,8 +335,16 @@ class Client(_Methods):
                 raise _unreachable(self.path, exc) from None
             self._socks[agent] = sock
             if agent is not None or self.channel != "api":
-                self._exchange(agent, "bind", _drop_none({"agent": agent, "channel": self.channel}))
-        return sock
+                bind_id = next(self._ids)
+                bind = bind_id, wire.pack({"id": bind_id, "method": "bind", "params": _drop_none(
+                    {"agent": agent, "channel": self.channel})})
+        return sock, bind
+
+    def _reply(self, sock: _socket.socket, request_id: int) -> Any:
+        length = wire.frame_length(self._read_exact(sock, wire.HEADER.size))
+        if length > wire.MAX_FRAME_BYTES:
+            raise BadFrameError(f"reply of {length} bytes exceeds the frame limit")
+        return _result(wire.unpack(self._read_exact(sock, length)), request_id)
 
     def _read_exact(self, sock: _socket.socket, n: int) -> bytes:
         chunks = bytearray()
@@ -353,13 +366,12 @@ class Client(_Methods):
     def _exchange(self, agent: str | None, method: str, params: dict[str, Any] | None) -> Any:
         request_id = next(self._ids)
         frame = wire.pack({"id": request_id, "method": method, "params": params or {}})
-        sock = self._connect(agent)
+        sock, bind = self._connect(agent)
         try:
-            sock.sendall(frame)
-            length = wire.frame_length(self._read_exact(sock, wire.HEADER.size))
-            if length > wire.MAX_FRAME_BYTES:
-                raise BadFrameError(f"reply of {length} bytes exceeds the frame limit")
-            reply = wire.unpack(self._read_exact(sock, length))
+            sock.sendall(bind[1] + frame if bind else frame)
+            if bind:
+                self._reply(sock, bind[0])  # raises the bind's refusal
+            return self._reply(sock, request_id)
         except TimeoutError:
             self.close()
             raise DaemonUnreachableError(
@@ -371,7 +383,6 @@ class Client(_Methods):
         except OSError as exc:
             self.close()
             raise _unreachable(self.path, exc) from None
-        return _result(reply, request_id)
 
 
 class AsyncClient(_Methods):

@@ -10,11 +10,13 @@ must decode to a map.
 The error codes are the ``code`` attributes of the classes in :mod:`memoryd_client.errors`.
 
 A connection binds to one agent, once: with ``{"method": "bind", "params": {"agent": …,
-"channel": …}}`` or, failing that, through the ``agent`` of its first write. Every write on it
-(:data:`WRITE_METHODS`) then goes to that agent's namespace; a write naming another agent is
-refused (``forbidden``). Reads name any agent explicitly. The channel says who is on the other
-end (:data:`CHANNELS`); only a person at a terminal (:data:`HUMAN_CHANNELS`) creates
-``feedback`` or releases a quarantined entry.
+"channel": …}}`` or, failing that, through the ``agent`` of its first write. Every write on
+it (:data:`WRITE_METHODS`) then goes to that agent's namespace; a write naming another agent
+is refused (``forbidden``). Reads name any agent explicitly. The channel says who is on the
+other end (:data:`CHANNELS`); only a person at a terminal (:data:`HUMAN_CHANNELS`) creates
+``feedback`` or releases a quarantined entry. A connection's frames are answered in order, so
+a client may send its first request right behind its bind without waiting; after a refused
+bind nothing more is served on that connection until a bind succeeds.
 """
 
 from __future__ import annotations

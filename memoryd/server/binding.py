@@ -23,7 +23,7 @@ from typing import Any
 
 from memoryd_client.wire import CHANNELS, HUMAN_CHANNELS, WRITE_METHODS
 
-from memoryd.errors import BadParamsError, ForbiddenError
+from memoryd.errors import BadParamsError, ForbiddenError, MemorydError
 from memoryd.params import Params
 from memoryd.sessions.registry import HARNESS_AGENTS
 
@@ -41,6 +41,7 @@ class Caller:
     agent: str | None = None
     channel: str = "api"
     declared: bool = False  # the channel came from a bind
+    refused: str | None = None  # why its last bind was refused: nothing else is served
 
     @property
     def human(self) -> bool:
@@ -63,7 +64,20 @@ class Caller:
 
 
 def bind(caller: Caller, params: Params) -> dict[str, Any]:
-    """The ``bind`` method: say once which agent this connection is, and its channel."""
+    """The ``bind`` method: say once which agent this connection is, and its channel. A
+    refused bind refuses what follows it on the connection too, until a bind succeeds: a
+    client may send its first request right behind its bind without waiting (the Python
+    client does), and that request must not run as someone the connection is not."""
+    try:
+        result = _bind(caller, params)
+    except MemorydError as exc:
+        caller.refused = exc.message
+        raise
+    caller.refused = None
+    return result
+
+
+def _bind(caller: Caller, params: Params) -> dict[str, Any]:
     agent = params.agent(required=False)
     channel = params.choice("channel", CHANNELS)
     if channel is not None:
@@ -80,6 +94,9 @@ def enforce(caller: Caller, params: Params) -> None:
     write, refuse another namespace, set writer and via, keep feedback for people."""
     method = params.method
     params.caller = caller
+    if caller.refused is not None:
+        raise ForbiddenError(f"{method}: not served: this connection's bind was refused "
+                             f"({caller.refused})")
     if method in PERSON_METHODS and caller.channel in ("mcp", "hook"):
         raise ForbiddenError(f"{method}: a person runs this, not an agent's {caller.channel} "
                              "connection")
