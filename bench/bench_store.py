@@ -4,6 +4,7 @@
     python bench/bench_store.py                 # N = 10,000
     python bench/bench_store.py --n 100000
     python bench/bench_store.py --keep /tmp/mdb10k   # keep (and later reuse) the state dir
+    nice python bench/bench_store.py --n 1000000 --keep /tmp/m1 --fill-only   # fill now, measure later
 
 Starts ``python -m memoryd serve`` as a subprocess on a fresh, short MEMORYD_HOME under /tmp
 (AF_UNIX socket paths are limited to ~104 bytes), waits until the model is loaded and the
@@ -671,6 +672,11 @@ def run(args: argparse.Namespace) -> Report:
                            1000 * phase["daemon_cpu_s"] / len(entries), "ms",
                            note=f"meanwhile other processes {others:.2f} cores, "
                            f"stolen {stolen:.2f} cores")
+            if args.fill_only:
+                progress("filled; --fill-only: stopping without measuring")
+                exit_code = daemon.stop()
+                ok = exit_code == 0
+                return report
             seen = {" ".join(e["text"].lower().split()) for e in entries}
             fresh = corpus.entries(REMEMBERS, salt=1 + existing, avoid=seen)
             progress("remember round trips")
@@ -729,14 +735,22 @@ def main(argv: list[str] | None = None) -> int:
                         help="use DIR as MEMORYD_HOME and keep it; if it already holds entries, "
                         "finish an unfinished ingest (or skip a finished one) and measure against "
                         "them (keep the path short)")
+    parser.add_argument("--fill-only", action="store_true",
+                        help="with --keep: fill (or finish filling) the store, then stop; a later "
+                        "run with the same --keep measures, e.g. when the machine is quiet")
     parser.add_argument("--seed", type=int, default=7, help="corpus seed (default 7)")
     parser.add_argument("--out", type=Path, help="JSON output (default bench/results/store-N.json)")
     parser.add_argument("--check", action="store_true", help="exit 1 when a budget is over")
     args = parser.parse_args(argv)
     if args.n < 1:
         parser.error("--n must be positive")
+    if args.fill_only and not args.keep:
+        parser.error("--fill-only needs --keep DIR (the filled store is what it is for)")
 
     report = run(args)
+    if args.fill_only:
+        print(report.table())
+        return 0
     out = args.out or HERE / "results" / f"store-{args.n}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")

@@ -234,7 +234,7 @@ def notebooks(ctx: PassContext) -> list[dict[str, Any]]:
 
 @dataclass
 class Plan:
-    """What the pass will do to one notebook, computed off the database thread."""
+    """What the pass will do to one notebook."""
 
     current: FileText
     notebook: Notebook
@@ -269,41 +269,46 @@ def plan(path: Path, cap: int, kept_elsewhere: set[str], run_name: str,
 
 
 def run(ctx: PassContext) -> Iterator[Any]:
-    from memoryd.passes.runner import Offload
-
+    """One notebook a step, on the database thread: reading and parsing one is ~1 ms. (Handed
+    to a worker thread, each waited behind the queued requests, ~20 ms a notebook while
+    searches ran, and its pure-Python parsing held the GIL against the searches anyway.)"""
     for found in notebooks(ctx):
         yield
-        path = Path(found["path"])
-        kept = ctx.kept_elsewhere(found["agent"], found["path"])
         cap = ctx.notebook_cap(found["source"])
-        planned = yield Offload(plan, (path, cap, kept, ctx.run_name, time.time()))
-        if planned is None:
-            continue
-        ctx.count("notebooks")
-        for problem in planned.notebook.problems:
-            ctx.report(str(path), problem)
-        fixed, removed = planned.fixed, planned.removed
-        if not fixed and not removed:
-            continue
-        why = "; ".join(fixed + ([f"{len(removed)} bullets over the cap of {cap} lines "
-                                  "moved to the archive"] if removed else []))
-        changes = []
-        updates = {item.hash: {"source": str(planned.archive), "line_start": None,
-                               "line_end": None, **(item.rewritten or {})}
-                   for _, item in removed if item.hash}
-        updates.update({item.hash: item.rewritten for section in planned.notebook.sections
-                        for item in section.items if item.rewritten and item.hash})
-        moves = ctx.entry_updates(found["path"], updates)
-        if removed:
-            changes.append(file_change(planned.archive, planned.archive_basis,
-                                       planned.archive_text, "archive",
-                                       f"{len(removed)} lines pruned from {path.name}"))
-            ctx.count("pruned", len(removed))
-        # the entries that move ride on the notebook's change: it exists before and after, so
-        # its undo moves them back
-        changes.append(file_change(path, planned.current, planned.notebook.render(),
-                                   "normalise" if not removed else "prune", why, *moves))
-        if fixed:
-            ctx.count("normalised")
-        yield
-        ctx.apply_all([c for c in changes if c is not None])
+        planned = plan(Path(found["path"]), cap,
+                       ctx.kept_elsewhere(found["agent"], found["path"]), ctx.run_name,
+                       time.time())
+        if planned is not None:
+            yield
+            _apply(ctx, found, planned, cap=cap)
+
+
+def _apply(ctx: PassContext, found: dict[str, Any], planned: Plan, *, cap: int) -> None:
+    path = Path(found["path"])
+    ctx.count("notebooks")
+    for problem in planned.notebook.problems:
+        ctx.report(str(path), problem)
+    fixed, removed = planned.fixed, planned.removed
+    if not fixed and not removed:
+        return
+    why = "; ".join(fixed + ([f"{len(removed)} bullets over the cap of {cap} lines "
+                              "moved to the archive"] if removed else []))
+    changes = []
+    updates = {item.hash: {"source": str(planned.archive), "line_start": None,
+                           "line_end": None, **(item.rewritten or {})}
+               for _, item in removed if item.hash}
+    updates.update({item.hash: item.rewritten for section in planned.notebook.sections
+                    for item in section.items if item.rewritten and item.hash})
+    moves = ctx.entry_updates(found["path"], updates)
+    if removed:
+        changes.append(file_change(planned.archive, planned.archive_basis,
+                                   planned.archive_text, "archive",
+                                   f"{len(removed)} lines pruned from {path.name}"))
+        ctx.count("pruned", len(removed))
+    # the entries that move ride on the notebook's change: it exists before and after, so
+    # its undo moves them back
+    changes.append(file_change(path, planned.current, planned.notebook.render(),
+                               "normalise" if not removed else "prune", why, *moves))
+    if fixed:
+        ctx.count("normalised")
+    ctx.apply_all([c for c in changes if c is not None])

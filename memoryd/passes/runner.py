@@ -47,6 +47,7 @@ PASSES: dict[str, Callable[[PassContext], Iterator[Any]]] = {
 INTERVALS = {"hourly": 3600.0, "daily": 86400.0}
 QUIET_PASSES = ("notebooks", "consolidate", "promote")
 SLICE_S = 0.010
+STEP_WARN_S = 0.020
 START_DELAY_S = 60.0
 CHECK_EVERY_S = 30.0
 
@@ -254,14 +255,10 @@ class Passes:
         return {"run": run_name(run.run), "pass": run.name, "dry_run": run.dry_run,
                 "status": run.status, "counts": run.counts}
 
-    async def _drive(self, steps: Iterator[Any]) -> None:
+    async def _drive(self, steps: Generator[Any, Any, Any]) -> None:
         value: Any = None
         while True:
-            started = time.perf_counter()
             done, step = await self.engine.db(_slice, steps, value)
-            took = time.perf_counter() - started
-            if took > SLICE_S * 3:
-                log.debug("A pass slice took %.0f ms.", took * 1000)
             if done:
                 return
             if isinstance(step, Offload):
@@ -374,17 +371,35 @@ class Passes:
                 log.exception("The pass scheduler hit an error; it carries on.")
 
 
-def _slice(steps: Iterator[Any], value: Any) -> tuple[bool, Any]:
-    """Advance a pass for up to SLICE_S on the database thread: (finished, what it yielded)."""
+def _slice(steps: Generator[Any, Any, Any], value: Any) -> tuple[bool, Any]:
+    """Advance a pass for up to SLICE_S on the database thread: (finished, what it yielded).
+    A single step (from one yield to the next) over STEP_WARN_S is logged at debug level with
+    where it began and ended: the place to add a yield."""
     deadline = time.perf_counter() + SLICE_S
     try:
         while True:
+            began, here = time.perf_counter(), _where(steps)
             step = steps.send(value)
+            now = time.perf_counter()
+            if now - began > STEP_WARN_S:
+                log.debug("A pass step took %.0f ms, from %s to %s.", (now - began) * 1000, here,
+                          _where(steps))
             value = None
-            if isinstance(step, Offload) or time.perf_counter() >= deadline:
+            if isinstance(step, Offload) or now >= deadline:
                 return False, step
     except StopIteration:
         return True, None
+
+
+def _where(steps: Generator[Any, Any, Any]) -> str:
+    """The innermost generator's file:line (a pass delegates with ``yield from``)."""
+    inner = steps
+    while isinstance(getattr(inner, "gi_yieldfrom", None), Generator):
+        inner = inner.gi_yieldfrom
+    frame = inner.gi_frame
+    if frame is None:
+        return "(finished)"
+    return f"{Path(frame.f_code.co_filename).name}:{frame.f_lineno}"
 
 
 def _undo(ctx: PassContext, changes: list[dict[str, Any]]) -> Iterator[None]:
