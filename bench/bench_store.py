@@ -341,7 +341,8 @@ def ingest(report: Report, socket: Path, entries: list[dict[str, Any]], label: s
     outcome: Counter[str] = Counter()
     batch_times: list[float] = []
     started = last_note = time.perf_counter()
-    with ThreadPoolExecutor(INGEST_CONNECTIONS) as pool:
+    pool = ThreadPoolExecutor(INGEST_CONNECTIONS)
+    try:
         batches = [entries[i:i + INGEST_BATCH] for i in range(0, len(entries), INGEST_BATCH)]
         for number, future in enumerate([pool.submit(send, b) for b in batches]):
             results, took = future.result()
@@ -359,6 +360,8 @@ def ingest(report: Report, socket: Path, entries: list[dict[str, Any]], label: s
                 done = min(len(entries), (number + 1) * INGEST_BATCH)
                 rate = done / (last_note - started)
                 progress(f"ingest {done:,}/{len(entries):,} ({rate:.0f} entries/s)")
+    finally:  # on Ctrl-C the batches not yet sent are dropped (a kept store resumes later)
+        pool.shutdown(cancel_futures=True)
     for client in clients:
         client.close()
     elapsed = time.perf_counter() - started

@@ -15,6 +15,7 @@ extraction use it too.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import time
 from collections import OrderedDict
@@ -277,6 +278,10 @@ class Engine:
         self.entries.index = self.searcher.index = index
         log.info("Vector index ready: %d entries, %d part vectors, %.1f MB in memory.",
                  len(index), index.parts, index.nbytes / 1e6)
+        # the index's per-entry metadata lives as long as the daemon: a full collection need
+        # not walk it again and again (12-23 ms a time at 22k entries; <1 ms frozen)
+        gc.collect()
+        gc.freeze()
 
     async def backfill(self) -> None:
         """Give a vector to every queued entry (new file entries, a reindex, a model change),

@@ -211,6 +211,39 @@ def test_an_agents_concurrent_edits_are_never_lost(memory_dir: Path, daemon,
     assert written and not lost, lost[:3]
 
 
+def test_a_pass_gives_way_to_searches_but_still_finishes_among_them(
+        memory_dir: Path, daemon, client: Client) -> None:
+    """Searched back to back while the notebook pass rewrites forty notebooks, memoryd answers
+    every search, and the pass (which starts each slice only once the searches in flight are
+    done) still finishes with all its work."""
+    for number in range(40):
+        (memory_dir / f"notebook-{number:02d}.md").write_text(notebook_text(sessions=75))
+    wait_until(lambda: active_count(client) >= 40 * 83, 120)
+    stop = threading.Event()
+    answered: list[int] = []
+
+    def search() -> None:
+        with Client(daemon.socket, timeout_s=30) as searcher:
+            number = 0
+            while not stop.is_set():
+                searcher.search(f"sticker {number} palette", agent="designer")
+                answered.append(number)
+                number += 1
+
+    thread = threading.Thread(target=search)
+    thread.start()
+    try:
+        started = len(answered)
+        counts = client.pass_run("notebooks")["counts"]
+        during = len(answered) - started
+    finally:
+        stop.set()
+        thread.join()
+    assert counts.get("applied", 0) == 2 * 40 and counts.get("pruned", 0) > 0, counts
+    assert during > 0, "no search ran while the pass did"
+    assert all(len(p.read_text().splitlines()) <= 80 for p in memory_dir.glob("notebook-*.md"))
+
+
 def test_compare_and_swap_refuses_a_file_that_changed(tmp_path: Path) -> None:
     path = tmp_path / "notes.md"
     path.write_text("mine\n")
@@ -285,6 +318,23 @@ def test_a_pass_killed_mid_run_leaves_no_half_applied_change(memory_dir: Path,
         assert not halves, halves[:5]
         done = sum(1 for p in originals if len(p.read_text().splitlines()) <= 80)
         assert 0 < done < len(originals), "the kill was not mid-run"
+        # and the index agrees with the files: every bullet's entry kept its id and sits in
+        # the file that holds its line (entries move ahead of the files; recovery moves the
+        # entries of an aborted group back), none was dropped as "removed from file"
+        with Client(socket, timeout_s=60) as client:
+            wait_until(lambda: not client.status()["ingest"]["queue"], 60)
+        connection = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+        try:
+            rows = connection.execute(
+                "SELECT source, text, status FROM entries WHERE source LIKE ?",
+                (f"{memory_dir}/%",)).fetchall()
+        finally:
+            connection.close()
+        assert rows and not [r for r in rows if r[2] != "active"], \
+            [r for r in rows if r[2] != "active"][:3]
+        misplaced = [(source, text) for source, text, _ in rows
+                     if text not in Path(source).read_text()]
+        assert not misplaced, misplaced[:3]
     finally:
         process.terminate()
         process.wait(timeout=30)

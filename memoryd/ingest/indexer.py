@@ -197,14 +197,22 @@ class Indexer:
             return Changes()
         parsed = result.parsed
         existing: dict[str, list[dict[str, Any]]] = {}
+        # a text already stored as it stands has no secret left to redact (redacting is
+        # idempotent), and its hash is known: most items of a changed file are unchanged
+        stored: dict[str, str] = {}
         for entry in self._entries_of(facts.path):
             existing.setdefault(entry["hash"], []).append(entry)
+            stored[entry["text"]] = entry["hash"]
         changes = Changes()
         now = time.time()
         with self.store.db:
             for item in parsed.items:
-                text = redact(item.text)
-                hash_ = content_hash(text)
+                hash_ = stored.get(item.text)
+                if hash_ is None:
+                    text = redact(item.text)
+                    hash_ = content_hash(text)
+                else:
+                    text = item.text
                 fields = {"line_start": item.line_start, "line_end": item.line_end,
                           "category": item.category, "kind": item.kind,
                           "polarity": item.polarity, "agent": facts.agent}

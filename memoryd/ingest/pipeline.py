@@ -45,7 +45,7 @@ from memoryd.progress import InitialIndexing
 
 log = logging.getLogger(__name__)
 #: How long the database thread applies parsed files before it lets other work in.
-APPLY_SLICE_S = 0.015
+APPLY_SLICE_S = 0.010
 #: When the scan that catches up with the watcher's start runs.
 CATCH_UP_S = 1.0
 T = TypeVar("T")
@@ -98,10 +98,14 @@ def configured_sources(config: Config) -> tuple[list[Source], dict[str, str]]:
 
 class Ingest:
     def __init__(self, config: Config, indexer: Indexer,
-                 db: Callable[..., Awaitable[Any]], on_indexed: Callable[[], None]) -> None:
+                 db: Callable[..., Awaitable[Any]], on_indexed: Callable[[], None],
+                 background: Callable[..., Awaitable[Any]] | None = None) -> None:
         self.config = config
         self.indexer = indexer
         self.db = db
+        #: the database thread for slices of indexing, once the requests someone waits on are
+        #: done (memoryd.server.traffic)
+        self.background = background or db
         self.on_indexed = on_indexed
         self.home = Path.home()
         self.sources, self.projects = configured_sources(config)
@@ -261,7 +265,7 @@ class Ingest:
                 await self.ingest_transcript(source, facts)
         done = 0
         while done < len(memory_results):  # in slices: searches wait for one slice at most
-            changes = await self.db(self._apply_memory, memory_results[done:])
+            changes = await self.background(self._apply_memory, memory_results[done:])
             for result, change in zip(memory_results[done:], changes):
                 self._account(result.facts, change, result.error or "; ".join(result.notes) or None)
             done += len(changes)
@@ -316,9 +320,9 @@ class Ingest:
             skipped = {**read.skipped, **{k: v for k, v in parser.skipped.items()
                                           if k not in ("tool", "meta", "ignored", "empty")}}
             problem = ", ".join(f"{n} {reason}" for reason, n in sorted(skipped.items())) or None
-            change = await self.db(self.indexer.apply_transcript, facts, read.position, chunks,
-                                   session, f"skipped lines: {problem}" if problem else None,
-                                   list(state.open_turns))
+            change = await self.background(
+                self.indexer.apply_transcript, facts, read.position, chunks, session,
+                f"skipped lines: {problem}" if problem else None, list(state.open_turns))
             stats = self.stats[facts.source]
             for reason, count in read.skipped.items():
                 stats.skip(reason, count)

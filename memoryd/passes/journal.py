@@ -13,11 +13,12 @@ change as a new run, so an undo can itself be undone. Entries written through th
 their changes in the ledger too (``status`` and ``update`` records), so a rebuild keeps them.
 
 **Crash safety.** File changes that belong together (a notebook and its archive) form a group:
-all are recorded ``pending`` (committed) before any file is written, and marked ``applied``
-together with their entries' updates (one transaction) after. At start, ``recover`` settles
-what a killed run left: a group whose files all hold their new bytes is completed; otherwise the
-files already written are put back (compare-and-swap) and the group is aborted, so a change is
-never half applied. A run still "running" is marked interrupted.
+all are recorded ``pending``, with their entries' updates, in one transaction before any file
+is written, and marked ``applied`` after (or, when a file changed meanwhile, the entries move
+back and the group is a ``conflict``). At start, ``recover`` settles what a killed run left: a
+group whose files all hold their new bytes is completed; otherwise the files already written
+are put back (compare-and-swap), the entries move back, and the group is aborted, so a change
+is never half applied. A run still "running" is marked interrupted.
 """
 
 from __future__ import annotations
@@ -242,34 +243,44 @@ class Journal:
     def apply_files(self, run: RunSummary, changes: list[Change],
                     undoes: list[int | None] | None = None) -> str:
         """Apply file changes that belong together (a notebook and its archive) all or none:
-        each recorded pending, then written by compare-and-swap, then all marked applied with
-        the entries that moved. When one file changed meanwhile, the ones written already are
-        put back and all are marked conflict. Returns applied, preview or conflict."""
+        :meth:`begin_files`, :func:`swap_files`, :meth:`finish_files` in one go. Returns
+        applied, preview or conflict."""
+        numbers = self.begin_files(run, changes, undoes)
+        if numbers is None:
+            return "preview"
+        return self.finish_files(changes, numbers, swap_files(changes))
+
+    def begin_files(self, run: RunSummary, changes: list[Change],
+                    undoes: list[int | None] | None = None) -> list[int] | None:
+        """Record the changes pending and move the entries that go with them, in one
+        transaction, before any file is written (None: a dry run, recorded as previews). The
+        entries move first so that the watcher, should it read a file the moment it is
+        written, finds the index already right."""
         if run.dry_run:
             for change in changes:
                 self.note(run, change, "preview")
-            return "preview"
+            return None
         undoes = undoes or [None] * len(changes)
         with self.store.db:
             numbers = [self._insert(run.run, change, "pending", undo)
                        for change, undo in zip(changes, undoes)]
             for number in numbers:
                 self.store.db.execute("UPDATE changes SET grp=? WHERE id=?", (numbers[0], number))
-        written: list[Change] = []
-        for change in changes:
-            if not _swap(Path(change.target), change.before, change.after):
-                for done in reversed(written):
-                    _swap(Path(done.target), done.after, done.before)
-                with self.store.db:
-                    for number in numbers:
-                        self._state(number, "conflict")
-                return "conflict"
-            written.append(change)
-        with self.store.db:
-            for change, number in zip(changes, numbers):
+            for change in changes:
                 self._move_entries((change.after or {}).get("entries", {}))
-                self._state(number, "applied")
-        return "applied"
+        return numbers
+
+    def finish_files(self, changes: list[Change], numbers: list[int], written: bool) -> str:
+        """Mark the group applied — or, when a file had changed meanwhile (``written`` False:
+        :func:`swap_files` put back what it wrote), move the entries back and mark it
+        conflict."""
+        with self.store.db:
+            if not written:
+                for change in changes:
+                    self._move_entries((change.after or {}).get("entries_before", {}))
+            for number in numbers:
+                self._state(number, "applied" if written else "conflict")
+        return "applied" if written else "conflict"
 
     def _move_entries(self, moves: dict[str, dict[str, Any]]) -> None:
         """Entries whose text moved or changed with a file change (pruned lines into an
@@ -333,7 +344,8 @@ class Journal:
                 if written:
                     _swap(Path(change["target"]), change["after"], change["before"])
             with self.store.db:
-                for change in group:
+                for change in group:  # and the entries that moved ahead of the files
+                    self._move_entries((change["after"] or {}).get("entries_before", {}))
                     self._state(_number(change), "aborted")
         with self.store.db:
             self.store.db.execute(
@@ -358,6 +370,25 @@ def _holds(target: str, side: dict[str, Any] | None) -> bool:
         return path.read_bytes() == _bytes(side)
     except OSError:
         return False
+
+
+def swap_files(changes: list[Change]) -> bool:
+    """Write a group's files by compare-and-swap, all or none: when one changed meanwhile,
+    the ones written already are put back and False is returned. Needs no database (a pass
+    may run it on a worker thread)."""
+    written: list[Change] = []
+    for change in changes:
+        if not _swap(Path(change.target), change.before, change.after):
+            for done in reversed(written):
+                _swap(Path(done.target), done.after, done.before)
+            return False
+        written.append(change)
+    return True
+
+
+def swap_groups(groups: list[list[Change]]) -> list[bool]:
+    """:func:`swap_files` for each group, in order."""
+    return [swap_files(changes) for changes in groups]
 
 
 def _swap(path: Path, old: dict[str, Any] | None, new: dict[str, Any] | None) -> bool:

@@ -22,6 +22,7 @@ Pinned files (CONTEXT.md, system/) and archives are not notebooks.
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Iterator
@@ -33,7 +34,7 @@ from memoryd.ingest.indexer import day_start
 from memoryd.ingest.markdown import classify_heading, is_pinned, parse_memory_file, read_heading
 from memoryd.ingest.sources import ARCHIVE_DIR
 from memoryd.passes.files import FileText, read_text
-from memoryd.passes.journal import file_change
+from memoryd.passes.journal import Change, file_change, swap_groups
 from memoryd.redact import redact
 from memoryd.text import content_hash
 
@@ -41,6 +42,8 @@ if TYPE_CHECKING:
     from memoryd.passes.runner import PassContext
 
 ORDER = ("mistakes", "learnings", "feedback", "session-log")
+#: Notebooks whose files are written in one hand-off to a worker thread.
+WRITE_BATCH = 25
 TITLES = {"mistakes": "Mistakes", "learnings": "Learnings", "feedback": "Shareholder Feedback",
           "session-log": "Session Log"}
 
@@ -62,9 +65,15 @@ def section_name(heading: str) -> str | None:
 class Item:
     lines: list[str]
     date: str | None
-    hash: str | None  # of the entry it is, when a bullet or paragraph
+    text: str  # the text its entry was made from (before redaction)
     bullet: bool
     rewritten: dict[str, Any] | None = None  # its entry's new text, hash, date (a date fixed)
+
+    @functools.cached_property
+    def hash(self) -> str:
+        """The content hash of its entry: computed only for the items that move or change
+        (redacting every item of every notebook was a third of the pass)."""
+        return content_hash(redact(self.text))
 
 
 @dataclass
@@ -121,7 +130,7 @@ def parse(text: str, relative: str) -> Notebook:
         item = starts.get(number + 1)
         if item is not None and target is not None:
             span = lines[item.line_start - 1:item.line_end]
-            target.items.append(Item(span, item.date, content_hash(redact(item.text)),
+            target.items.append(Item(span, item.date, item.text,
                                      bool(re.match(r"\s*([-*+]|\d+[.)])\s", span[0]))))
             number = item.line_end
             continue
@@ -269,9 +278,12 @@ def plan(path: Path, cap: int, kept_elsewhere: set[str], run_name: str,
 
 
 def run(ctx: PassContext) -> Iterator[Any]:
-    """One notebook a step, on the database thread: reading and parsing one is ~1 ms. (Handed
-    to a worker thread, each waited behind the queued requests, ~20 ms a notebook while
-    searches ran, and its pure-Python parsing held the GIL against the searches anyway.)"""
+    """One notebook a step on the database thread (reading and parsing one is ~1 ms), its
+    changes recorded pending there; the files of WRITE_BATCH notebooks are then written in one
+    hand-off to a worker thread, while the database thread serves requests. (A hand-off per
+    notebook waited behind the queued requests each time, ~20 ms a notebook while searches
+    ran; the writes on the database thread were half of the pass's time there.)"""
+    pending: list[tuple[list[Change], list[int]]] = []
     for found in notebooks(ctx):
         yield
         cap = ctx.notebook_cap(found["source"])
@@ -280,25 +292,47 @@ def run(ctx: PassContext) -> Iterator[Any]:
                        time.time())
         if planned is not None:
             yield
-            _apply(ctx, found, planned, cap=cap)
+            changes = _changes(ctx, found, planned, cap=cap)
+            numbers = ctx.journal.begin_files(ctx.run, changes) if changes else None
+            if numbers is not None:
+                pending.append((changes, numbers))
+            elif changes:
+                ctx.files_done(changes, "preview")
+        if len(pending) >= WRITE_BATCH:
+            yield from _write(ctx, pending)
+            pending = []
+    if pending:
+        yield from _write(ctx, pending)
 
 
-def _apply(ctx: PassContext, found: dict[str, Any], planned: Plan, *, cap: int) -> None:
+def _write(ctx: PassContext, pending: list[tuple[list[Change], list[int]]]) -> Iterator[Any]:
+    from memoryd.passes.runner import Offload
+
+    written = yield Offload(swap_groups, ([changes for changes, _ in pending],))
+    for (changes, numbers), ok in zip(pending, written):
+        yield
+        ctx.files_done(changes, ctx.journal.finish_files(changes, numbers, ok))
+
+
+def _changes(ctx: PassContext, found: dict[str, Any], planned: Plan, *,
+             cap: int) -> list[Change]:
+    """The file changes of one notebook's plan (none when it is in order and within its cap),
+    with the entries that move with them."""
     path = Path(found["path"])
     ctx.count("notebooks")
     for problem in planned.notebook.problems:
         ctx.report(str(path), problem)
     fixed, removed = planned.fixed, planned.removed
     if not fixed and not removed:
-        return
+        return []
     why = "; ".join(fixed + ([f"{len(removed)} bullets over the cap of {cap} lines "
                               "moved to the archive"] if removed else []))
     changes = []
     updates = {item.hash: {"source": str(planned.archive), "line_start": None,
                            "line_end": None, **(item.rewritten or {})}
-               for _, item in removed if item.hash}
+               for _, item in removed}
     updates.update({item.hash: item.rewritten for section in planned.notebook.sections
-                    for item in section.items if item.rewritten and item.hash})
+                    for item in section.items if item.rewritten})
     moves = ctx.entry_updates(found["path"], updates)
     if removed:
         changes.append(file_change(planned.archive, planned.archive_basis,
@@ -311,4 +345,4 @@ def _apply(ctx: PassContext, found: dict[str, Any], planned: Plan, *, cap: int) 
                                "normalise" if not removed else "prune", why, *moves))
     if fixed:
         ctx.count("normalised")
-    ctx.apply_all([c for c in changes if c is not None])
+    return [c for c in changes if c is not None]

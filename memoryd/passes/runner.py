@@ -2,10 +2,11 @@
 
 A pass is a generator over a :class:`PassContext`. It runs on the database thread (so it reads
 and writes the store like every other request) in **slices**: the runner advances it until
-``SLICE_S`` (10 ms) has passed, then lets queued requests through before the next slice, so a search or
-a hook waits at most one slice. A pass that has slow work without the database (a matrix of
-cosines, ``git ls-files``) yields an :class:`Offload`: the runner does it on a worker thread and
-sends the result back into the pass.
+``SLICE_S`` (10 ms) has passed; the next slice starts once the searches and hooks in flight
+have finished (memoryd.server.traffic), so one waits at most for the slice it arrived in. A pass
+that has slow work without the database (a matrix of cosines, ``git ls-files``, writing files)
+yields an :class:`Offload`: the runner does it on a worker thread and sends the result back
+into the pass.
 
 **Schedule** (``[passes]``): each pass runs ``hourly``, ``daily`` or ``off``. A pass is due when
 its interval has passed since its last run began; so a machine that slept through several runs
@@ -20,7 +21,7 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Awaitable, Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -135,7 +136,10 @@ class PassContext:
         """File changes that belong together: all applied or none (see Journal.apply_files)."""
         if not changes:
             return "skipped"
-        state = self.journal.apply_files(self.run, changes)
+        return self.files_done(changes, self.journal.apply_files(self.run, changes))
+
+    def files_done(self, changes: list[Change], state: str) -> str:
+        """Count a group of file changes that ended in ``state`` (and the files it wrote)."""
         self.count(state, len(changes))
         if state == "applied":
             self.touched += [Path(c.target) for c in changes]
@@ -177,9 +181,13 @@ class PassContext:
 class Passes:
     """The passes of one daemon: on demand, on a schedule, undo and accept."""
 
-    def __init__(self, engine: Engine, idle_since: Callable[[], float]) -> None:
+    def __init__(self, engine: Engine, idle_since: Callable[[], float],
+                 background: Callable[..., Awaitable[Any]] | None = None) -> None:
         self.engine = engine
         self.idle_since = idle_since
+        #: runs a slice on the database thread once the requests someone waits on are done
+        #: (memoryd.server.traffic); the plain database thread without one
+        self.background = background or engine.db
         self._journal: Journal | None = None
         self.lock = asyncio.Lock()
         self.current: str | None = None
@@ -211,7 +219,10 @@ class Passes:
     async def _run(self, name: str, body: Callable[[PassContext], Iterator[Any]], *,
                    agent: str | None = None, project: str | None = None,
                    paths: list[str] | None = None, dry_run: bool = False,
-                   extra: dict[str, Any] | None = None) -> dict[str, Any]:
+                   extra: dict[str, Any] | None = None,
+                   interactive: bool = False) -> dict[str, Any]:
+        """``interactive``: a run someone waits on (a file entry's forget or supersede), whose
+        slices do not give way (they would wait for the very request that runs them)."""
         scope = {k: v for k, v in (("agent", agent), ("project", project), ("paths", paths))
                  if v is not None} | (extra or {})
         async with self.lock:
@@ -221,7 +232,8 @@ class Passes:
                 ctx = PassContext(self, run, agent, project, set(paths) if paths else None,
                                   extra)
                 try:
-                    await self._drive(body(ctx))
+                    await self._drive(body(ctx),
+                                      self.engine.db if interactive else self.background)
                 except asyncio.CancelledError:
                     await self.engine.db(self.journal.finish, run, "interrupted")
                     raise
@@ -255,10 +267,11 @@ class Passes:
         return {"run": run_name(run.run), "pass": run.name, "dry_run": run.dry_run,
                 "status": run.status, "counts": run.counts}
 
-    async def _drive(self, steps: Generator[Any, Any, Any]) -> None:
+    async def _drive(self, steps: Generator[Any, Any, Any],
+                     db: Callable[..., Awaitable[Any]]) -> None:
         value: Any = None
         while True:
-            done, step = await self.engine.db(_slice, steps, value)
+            done, step = await db(_slice, steps, value)
             if done:
                 return
             if isinstance(step, Offload):

@@ -56,6 +56,7 @@ from memoryd.server.pass_methods import PassMethods
 from memoryd.server.session_methods import SessionMethods
 from memoryd.server.stopping import Connections, stopping_error
 from memoryd.server.trust_methods import TrustMethods
+from memoryd.server.traffic import Traffic
 from memoryd.store.permissions import restrict_umask, tighten_state
 
 log = logging.getLogger(__name__)
@@ -106,6 +107,7 @@ class Daemon:
         self.last_request = time.time()
         self.passes: Passes | None = None
         self.idle = asyncio.Event()
+        self.traffic = Traffic(self.engine.db)  # the requests background work gives way to
         self.locked = False  # both locks taken: this daemon serves (and must clean up)
         self.umask: int | None = None  # the umask before startup, given back at shutdown
         self.connections = Connections()
@@ -158,7 +160,7 @@ class Daemon:
         self.sessions = SessionMethods(engine)
         self.methods.update(self.sessions.methods())
         self.methods.update(ListMethods(engine).methods())
-        self.passes = Passes(engine, lambda: self.last_request)
+        self.passes = Passes(engine, lambda: self.last_request, self.traffic.background)
         settled = await self.passes.recover()
         if settled:
             log.info("Settled %d changes of a pass that was stopped mid-run.", settled)
@@ -168,7 +170,7 @@ class Daemon:
         self.methods.update({"forget": edits.forget, "supersede": edits.supersede})
         self.server = await asyncio.start_unix_server(self.handle, sock=listener)
         self.ingest = Ingest(self.config, Indexer(engine.store, engine.entries),
-                             engine.db, engine.backfill_wanted.set)
+                             engine.db, engine.backfill_wanted.set, self.traffic.background)
         self.ingest.start()
         self.passes.on_written = self.ingest.enqueue
         engine.spawn(self.sessions.replay_spool())
@@ -345,7 +347,11 @@ class Daemon:
                         f"unknown method {method!r}; known: bind, {', '.join(sorted(self.methods))}")
                 params = Params(method, request.get("params"))
                 enforce(caller, params)
-                result = await handler(params)
+                number = self.traffic.begin(method)
+                try:
+                    result = await handler(params)
+                finally:
+                    self.traffic.end(number)
         except MemorydError as exc:
             await self._send(writer, request_id, error=exc)
         except asyncio.CancelledError:

@@ -1,0 +1,80 @@
+"""Requests someone is waiting on, and the background work that gives way to them.
+
+A maintenance pass works in slices on the database thread (memoryd.passes.runner). A search
+makes two calls on that thread (its keyword half, then the fusion once its question is
+embedded); between them the pass's next slice would take the thread again, so a search waited
+for up to two slices and, with the pass's Python holding the GIL, longer: while passes ran,
+the median search took 2.5× its idle time. So a pass starts its next slice only once the
+interactive requests in flight have finished, or after ``GIVE_WAY_S`` (requests that arrive
+meanwhile do not extend the wait: it never starves under a steady stream of searches).
+Indexing what the watcher saw gives way the same (a pass that rewrote a thousand notebooks
+makes the watcher reindex them), and background slices take turns: one between two searches.
+Long requests — a pass run, a bulk import — are not interactive: they would hold the passes
+back for their whole length.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+#: Requests that run long and that nobody waits on at once: passes do not give way to them.
+BACKGROUND_METHODS = frozenset({"pass_run", "undo", "promote_accept", "notebook_check",
+                                "remember_many", "extract", "purge", "reload", "sources"})
+#: The longest a pass's next slice waits for interactive requests to finish.
+GIVE_WAY_S = 0.05
+
+
+class Traffic:
+    """The interactive requests in flight (on the event loop)."""
+
+    def __init__(self, db: Callable[..., Awaitable[Any]]) -> None:
+        self.db = db
+        self.running: set[int] = set()
+        self._numbers = itertools.count()
+        self._ended = asyncio.Event()
+        self._turn = asyncio.Lock()
+
+    async def background(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn`` on the database thread as background work: one background slice at a
+        time (a pass's and the watcher's would otherwise both run between two searches),
+        each once the interactive requests in flight have finished."""
+        async with self._turn:
+            await self.give_way()
+            return await self.db(fn, *args)
+
+    def begin(self, method: str) -> int | None:
+        """Count a request in: its number (pass it to ``end``), None when it does not count."""
+        if method in BACKGROUND_METHODS:
+            return None
+        number = next(self._numbers)
+        self.running.add(number)
+        return number
+
+    def end(self, number: int | None) -> None:
+        if number is not None:
+            self.running.discard(number)
+            self._ended.set()
+
+    async def give_way(self) -> None:
+        """Wait until the interactive requests in flight now have finished, for at most
+        GIVE_WAY_S. Requests that arrive meanwhile do not extend the wait: under a steady
+        stream of searches a pass still gets a slice after each one."""
+        waiting = set(self.running)
+        if not waiting:
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + GIVE_WAY_S
+        while waiting & self.running:
+            self._ended.clear()
+            left = deadline - loop.time()
+            if left <= 0:
+                return
+            try:
+                await asyncio.wait_for(self._ended.wait(), left)
+            except TimeoutError:
+                return
