@@ -1,8 +1,10 @@
 """Search: keyword and vector candidates, scored together by the ranking model, with match flags.
 
 ``keyword_search`` runs first (it needs no vector, so the daemon runs it on the database thread
-while the question is embedded on the embedding thread); ``finish_search`` adds the vector
-candidates, weighs the evidence of each (:mod:`memoryd.retrieval.ranking`) and returns the hits.
+while the question is embedded on the embedding thread), and reads what it can ahead: the
+keyword candidates' entries and words, the question's word weights; ``finish_search`` adds the
+vector candidates, weighs the evidence of each (:mod:`memoryd.retrieval.ranking`) and returns
+the hits.
 
 Candidates:
 
@@ -106,6 +108,11 @@ class SearchPlan:
     keyword: dict[int, tuple[int, float]] = field(default_factory=dict)  # rowid → (rank, bm25)
     window_keyword: list[int] = field(default_factory=list)
     background: tuple[float, float, int] | None = None  # the vector candidates' mix: mean, spread, n
+    # read while the question is embedded: the keyword candidates' entries and words, the
+    # query words' weights (the vector half then reads only what the vectors add)
+    entries: dict[int, dict[str, Any]] = field(default_factory=dict)
+    words: dict[int, set[str]] = field(default_factory=dict)
+    weights: dict[str, float] = field(default_factory=dict)
 
 
 class Search:
@@ -214,6 +221,10 @@ class Search:
                 inside = plan.filter.within(*plan.window.bounds())
                 plan.window_keyword = [r for r, _ in self._keyword_candidates(
                     plan.terms, inside, CANDIDATES // 2)]
+        plan.entries = self.store.entries_by_rowids(
+            list(dict.fromkeys([*plan.keyword, *plan.window_keyword])))
+        plan.words = {rowid: self._tokens(entry["text"]) for rowid, entry in plan.entries.items()}
+        plan.weights = self._term_weights(plan.terms)
         return plan
 
     def _keyword_candidates(self, terms: list[str], where: Filter,
@@ -257,7 +268,8 @@ class Search:
         """Vector candidates, the evidence of every candidate, the model's ranking, the hits."""
         vector_rank, mixes = self._vector_candidates(plan, query_vector)
         candidates = list(dict.fromkeys([*vector_rank, *plan.keyword, *plan.window_keyword]))
-        entries = self.store.entries_by_rowids(candidates)
+        entries = {**plan.entries, **self.store.entries_by_rowids(
+            [r for r in candidates if r not in plan.entries])}
         candidates = [r for r in candidates if r in entries]
         if not candidates:
             return self._result(plan, [], query_vector is None)
@@ -354,7 +366,7 @@ class Search:
         top, second = (ranked_mix[0] if len(pool) else 0.0,
                        ranked_mix[1] if len(pool) > 1 else mean - spread)
         best_bm25 = max((score for _, score in plan.keyword.values()), default=0.0) or 1.0
-        weights = self._term_weights(plan.terms)
+        weights = plan.weights
         total_weight = sum(weights.values()) or 1.0
         start, end = plan.window.bounds() if plan.window is not None else (None, None)
         rows = []
@@ -362,7 +374,7 @@ class Search:
             cosine, part = mixes.get(rowid, (0.0, 0.0))
             mix = (cosine + part) / 2
             keyword = plan.keyword.get(rowid)
-            words = self._tokens(entries[rowid]["text"])
+            words = plan.words.get(rowid) or self._tokens(entries[rowid]["text"])
             coverage = sum(w for token, w in weights.items() if token in words) / total_weight
             created = entries[rowid]["created"]
             rows.append([
