@@ -44,6 +44,8 @@ if TYPE_CHECKING:
 ORDER = ("mistakes", "learnings", "feedback", "session-log")
 #: Notebooks whose files are written in one hand-off to a worker thread.
 WRITE_BATCH = 25
+#: Entries moved (to the archive, or re-dated) per step.
+MOVES = 10
 TITLES = {"mistakes": "Mistakes", "learnings": "Learnings", "feedback": "Shareholder Feedback",
           "session-log": "Session Log"}
 
@@ -293,8 +295,13 @@ def run(ctx: PassContext) -> Iterator[Any]:
         if planned is not None:
             yield
             changes = _changes(ctx, found, planned, cap=cap)
-            numbers = ctx.journal.begin_files(ctx.run, changes) if changes else None
+            numbers = ctx.journal.begin_files(ctx.run, changes, move=False) if changes else None
             if numbers is not None:
+                for change in changes:  # an over-cap notebook moves dozens: a step per MOVES
+                    moves = list((change.after or {}).get("entries", {}).items())
+                    for start in range(0, len(moves), MOVES):
+                        yield
+                        ctx.journal.move_entries(dict(moves[start:start + MOVES]))
                 pending.append((changes, numbers))
             elif changes:
                 ctx.files_done(changes, "preview")
