@@ -74,7 +74,9 @@ class Traffic:
             left = deadline - loop.time()
             if left <= 0:
                 return
-            try:
-                await asyncio.wait_for(self._ended.wait(), left)
+            try:  # not wait_for: in Python 3.11 it can swallow a cancel that arrives as the
+                # wait ends, and the cancelled task (the watcher's, at shutdown) then ran on
+                async with asyncio.timeout(left):
+                    await self._ended.wait()
             except TimeoutError:
                 return
