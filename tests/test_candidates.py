@@ -18,11 +18,10 @@ from memoryd.sessions.candidates import (
     extract,
     find_candidates,
     jaccard,
-    llm_prompt,
     negative_reason,
-    parse_llm_output,
     prose_lines,
 )
+from memoryd.sessions.llm_extractor import llm_prompt, parse_llm_output
 
 SESSION = "sess-42"
 

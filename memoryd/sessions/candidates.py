@@ -119,21 +119,19 @@ Dedup (:func:`decide`), after the negative list:
 Known limit: word-set Jaccard does not see order, so "Prefer tabs over spaces" duplicates an
 existing "Prefer spaces over tabs". Contradictions are a separate problem from duplicates.
 
-The optional LLM extractor (:func:`llm_prompt`, :func:`parse_llm_output`): the daemon runs a
-configured command with the prompt on stdin and reads JSON on stdout; its entries then go
-through the same :func:`decide`.
+The optional LLM extractor (:mod:`memoryd.sessions.llm_extractor`) gives candidates too; they
+go through the same :func:`decide`.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from memoryd.text import kebab, normalise_text
+from memoryd.text import normalise_text
 
 MIN_USER_MESSAGES = 3
 EXTRACTED_CONFIDENCE = 0.8
@@ -141,8 +139,6 @@ JACCARD_DUPLICATE = 0.7
 COSINE_DUPLICATE = 0.92
 MAX_RULE_CHARS = 300
 MAX_SENTENCE_CHARS = 1_000
-MAX_LLM_TEXT_CHARS = 500
-MAX_PROMPT_MESSAGE_CHARS = 2_000
 
 KINDS = ("lesson", "fact")
 POLARITIES = ("negative", "positive")
@@ -504,8 +500,8 @@ def _match(sentence: str) -> list[_Hit]:
         if _content_count(body) < 2:
             return []
         if _STATEMENT.search(body):  # "remember that staging is Postgres 16": a fact, no rule
-            return [_Hit("remember", "fact", None, _sentence_case(body))]
-        return [_Hit("remember", "lesson", "positive", _sentence_case(body))]
+            return [_Hit("remember", "fact", None, sentence_case(body))]
+        return [_Hit("remember", "lesson", "positive", sentence_case(body))]
     fact = _identity_fact(s)
     if fact:
         return [fact]
@@ -537,7 +533,7 @@ def _lesson(clause: str, rest: str) -> list[_Hit]:
             return []
         if _content_count(body) < minimum:
             return []
-        text = _sentence_case(f"{clause}{word.lower() if clause else word} {body}")
+        text = sentence_case(f"{clause}{word.lower() if clause else word} {body}")
         hits = [_Hit(rule, "lesson", polarity, text)]
         use = re.match(r"use\s+(?P<x>.+)$", body, re.I)
         if rule == "always" and use:
@@ -550,9 +546,9 @@ def _lesson(clause: str, rest: str) -> list[_Hit]:
         return _prefer(clause, m["body"].strip())
     m = contrast
     if m and m["verb"].lower() not in _NOT_CONTRAST_VERBS and not _is_past(m["verb"].lower()):
-        x, y = _value(m["x"]), _value(m["y"])
+        x, y = value_of(m["x"]), value_of(m["y"])
         if x and y and len(x.split()) <= 8 and len(y.split()) <= 6:
-            text = _sentence_case(f"{clause}{m['verb'].lower() if clause else m['verb']} "
+            text = sentence_case(f"{clause}{m['verb'].lower() if clause else m['verb']} "
                                   f"{x}, {m['neg'].lower()} {y}")
             named = re.sub(r"^(?:with|using|on|in|via|through|to)\s+", "", x, flags=re.I)
             return [_Hit("contrast", "lesson", "positive", text)] + _known_fact("contrast", named)
@@ -563,10 +559,10 @@ def _use_not(clause: str, text: str) -> list[_Hit]:
     m = _USE_NOT.match(text)
     if not m:
         return []
-    x, y = _value(m["x"]), _value(_CLAUSE_END.split(m["y"], maxsplit=1)[0])
+    x, y = value_of(m["x"]), value_of(_CLAUSE_END.split(m["y"], maxsplit=1)[0])
     if not x or not y or len(x.split()) > 8 or len(y.split()) > 8:
         return []
-    text_out = _sentence_case(f"{clause}{'use' if clause else 'Use'} {x}, not {y}")
+    text_out = sentence_case(f"{clause}{'use' if clause else 'Use'} {x}, not {y}")
     return [_Hit("use-not", "lesson", "positive", text_out)] + _known_fact("use-not", x)
 
 
@@ -576,32 +572,32 @@ def _prefer(clause: str, body: str) -> list[_Hit]:
     else:
         parts = _PREFER_SPLIT.split(body, maxsplit=1)
         x, y = parts[0], parts[1] if len(parts) > 1 else None
-    x = _value(x)
-    y = _value(y) if y else None
+    x = value_of(x)
+    y = value_of(y) if y else None
     if not x or _content_count(x) < 1:
         return []
     text = f"{clause}{'Prefer' if not clause else 'prefer'} {x}" + (f" over {y}" if y else "")
-    return [_Hit("prefer", "lesson", "positive", _sentence_case(text))] + _known_fact("prefer", x)
+    return [_Hit("prefer", "lesson", "positive", sentence_case(text))] + _known_fact("prefer", x)
 
 
 def _identity_fact(s: str) -> _Hit | None:
     m = _MY_X_IS.match(s)
     if m:
         what = re.sub(r"\s+", " ", m["what"].lower())
-        value = _value(m["value"])
+        value = value_of(m["value"])
         if not value or len(value.split()) > 6 or (what == "name" and not value[0].isupper()):
             return None
         key = _MY_X_KEYS[what]
         return _Hit("my-x-is", "fact", None, value, key, _fact_category(value, key))
     m = _CALL_ME.match(s)
     if m:
-        value = _value(m["value"])
+        value = value_of(m["value"])
         if value and value[0].isupper() and len(value.split()) <= 3:
             return _Hit("call-me", "fact", None, value, "user.name", "user")
         return None
     m = _WRITTEN_IN.match(s)
     if m:
-        name = _known_prefix(_value(m["value"]))
+        name = _known_prefix(value_of(m["value"]))
         if name and KNOWN_NAMES[name[1]][0] == "project.language":
             return _Hit("written-in", "fact", None, name[0], "project.language", "project")
     return None
@@ -609,8 +605,8 @@ def _identity_fact(s: str) -> _Hit | None:
 
 def _known_fact(rule: str, x: str, whole: bool = False) -> list[_Hit]:
     """A fact when ``x`` starts with a known name (or, with ``whole``, is one)."""
-    found = _known_prefix(_value(x))
-    if not found or whole and len(_value(x).split()) > len(found[0].split()) + 2:
+    found = _known_prefix(value_of(x))
+    if not found or whole and len(value_of(x).split()) > len(found[0].split()) + 2:
         return []
     key, category = KNOWN_NAMES[found[1]]
     return [_Hit(rule, "fact", None, found[0], key, category)]
@@ -630,7 +626,7 @@ def _known_prefix(value: str) -> tuple[str, str] | None:
     return None
 
 
-def _value(text: str) -> str:
+def value_of(text: str) -> str:
     """A named thing as written, without backticks, double quotes and trailing punctuation;
     a single quote only when it is unpaired ("like 'Add X'" keeps both)."""
     text = re.sub(r"[`\"]", "", text.replace("\u2019", "'")).strip()
@@ -644,7 +640,7 @@ def _is_past(word: str) -> bool:
     return word in _PAST_TENSE or word.endswith("ed") and word not in _NOT_PAST
 
 
-def _sentence_case(text: str) -> str:
+def sentence_case(text: str) -> str:
     text = re.sub(r"\s+", " ", text).strip().rstrip(".!;:, ")
     return text[:1].upper() + text[1:] + "."
 
@@ -805,7 +801,7 @@ def decide(
     """One decision per candidate, in order: the negative list, then dedup against existing
     memory, then dedup against the candidates accepted before it in the session."""
     lessons = [(e[0], e[1]) for e in existing if len(e) < 3 or not e[2]]
-    facts = [(e[0], e[2], _fact_value(e[1])) for e in existing if len(e) >= 3 and e[2]]
+    facts = [(e[0], e[2], _factvalue_of(e[1])) for e in existing if len(e) >= 3 and e[2]]
     accepted: list[Candidate] = []
     decisions = []
     for candidate in candidates:
@@ -827,14 +823,14 @@ def _decide_one(
     if reason:
         return Decision(candidate, False, reason)
     if candidate.kind == "fact" and candidate.key:
-        value = _fact_value(candidate.text)
+        value = _factvalue_of(candidate.text)
         for entry_id, key, existing_value in facts:
             if key == candidate.key and existing_value == value:
                 return Decision(candidate, False, f"duplicate: same key and value as {entry_id}",
                                 entry_id, 1.0, "key")
         for other in accepted:
             if other.kind == "fact" and other.key == candidate.key \
-                    and _fact_value(other.text) == value:
+                    and _factvalue_of(other.text) == value:
                 return Decision(candidate, False, "duplicate within session: same key and value "
                                 f"as message {other.message_id}", None, 1.0, "key")
         return Decision(candidate, True, "accepted")
@@ -872,7 +868,7 @@ def _nearest(
     return (best[0], round(best[1], 4), "cosine") if best else None
 
 
-def _fact_value(text: str) -> str:
+def _factvalue_of(text: str) -> str:
     return normalise_text(text).strip(" .,;:!\"'`")
 
 
@@ -906,132 +902,3 @@ def dry_run_report(
     for message_id, entries in by_message.items():
         report.append({"message_id": message_id, "text": None, "entries": entries})
     return report
-
-
-# -- the optional LLM extractor -----------------------------------------------------------------
-
-LLM_INSTRUCTIONS = """\
-You extract lasting memory from a finished coding session: the user's preferences and
-corrections, in the user's own words. Read only the user messages below.
-
-Extract:
-- Lessons: rules the user stated or corrections they made ("don't ...", "never ...",
-  "always ...", "I prefer X over Y", "we use X, not Y", "remember that ...").
-  kind "lesson"; polarity "negative" for what to avoid, "positive" for what to do;
-  text: the rule as one short sentence in the user's words ("Never force-push to main.").
-- Facts: stable facts about the user, their tools and their projects. kind "fact"; key: a
-  dotted lower-case key (pref.*, tool.*, user.*, project.*), e.g. pref.editor, tool.linter,
-  user.name, project.language; text: the value only ("ruff").
-- category: one short kebab-case topic: git, testing, style, tooling, database, deploy,
-  security, communication, or general.
-- message_id: the id of the message the entry comes from.
-
-Do not extract (these are rejected anyway):
-- file paths and project structure: they can be read from the project;
-- git history: git log is authoritative;
-- debugging recipes ("to debug X, run Y", "when error X, run Y");
-- activity summaries ("today we worked on ...", "we fixed ...", "we deployed ...");
-- the current task, ticket or branch;
-- one-off instructions that hold only for this task ("for now", "this time", "not yet");
-- anything the assistant said, suggested or did.
-When in doubt, leave it out. If nothing qualifies, answer {"entries": []}.
-
-Answer with JSON only, no prose, in this shape:
-{"entries": [{"kind": "lesson", "text": "...", "polarity": "negative", "category": "git",
-  "key": null, "message_id": "..."},
- {"kind": "fact", "text": "...", "polarity": null, "category": "tooling",
-  "key": "tool.linter", "message_id": "..."}]}
-"""
-
-
-def llm_prompt(messages: Sequence[Message]) -> str:
-    """The prompt sent on the LLM command's stdin: instructions, then the numbered messages
-    (prose only, as :func:`prose_lines` keeps it, each cut to MAX_PROMPT_MESSAGE_CHARS)."""
-    parts = [LLM_INSTRUCTIONS, "\nUser messages, in order:\n"]
-    for number, message in enumerate(messages, 1):
-        text = "\n".join(prose_lines(message.text)) or "(no prose)"
-        if len(text) > MAX_PROMPT_MESSAGE_CHARS:
-            text = text[:MAX_PROMPT_MESSAGE_CHARS] + " [...]"
-        parts.append(f"\n[{number}] message_id={message.message_id}\n{text}\n")
-    return "".join(parts)
-
-
-_JSON_FENCE = re.compile(r"```(?:json|JSON)?[ \t]*\n(.*?)```", re.S)
-_KEY = re.compile(r"^[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)+$")
-_NEGATIVE_START = re.compile(r"^(?:never|don't|dont|do not|avoid|stop)\b", re.I)
-
-
-def parse_llm_output(stdout: str, messages: Sequence[Message]) -> list[Candidate]:
-    """The LLM extractor's entries as candidates; never raises.
-
-    The JSON is the whole output, else the first fenced block (```json), else the span from
-    the first ``{`` to the last ``}``; a top-level list is taken as the entries. An item is
-    dropped when it is not an object, its kind is not lesson/fact, its text is not a non-empty
-    string of at most MAX_LLM_TEXT_CHARS, or it is a fact without a dotted lower-case key.
-    A lesson's missing or unknown polarity is read from its text (never/don't/avoid/stop is
-    negative, anything else positive); a lesson's key is dropped. A missing category is
-    derived with :func:`category_of`. An unknown message_id gives provenance to the session
-    only (message_id ""). The rule is 'llm'.
-    """
-    data = _load_json(stdout if isinstance(stdout, str) else "")
-    items = data.get("entries") if isinstance(data, dict) else data
-    if not isinstance(items, list):
-        return []
-    sessions = {m.message_id: m.session_id for m in messages}
-    default_session = messages[0].session_id if messages else ""
-    out = []
-    for item in items:
-        candidate = _llm_candidate(item, sessions, default_session)
-        if candidate is not None:
-            out.append(candidate)
-    return out
-
-
-def _load_json(stdout: str) -> Any:
-    attempts = [stdout.strip()]
-    attempts += [m.group(1).strip() for m in _JSON_FENCE.finditer(stdout)]
-    first, last = stdout.find("{"), stdout.rfind("}")
-    if 0 <= first < last:
-        attempts.append(stdout[first:last + 1])
-    for attempt in attempts:
-        try:
-            return json.loads(attempt)
-        except (ValueError, RecursionError):
-            continue
-    return None
-
-
-def _llm_candidate(
-    item: object, sessions: dict[str, str], default_session: str
-) -> Candidate | None:
-    if not isinstance(item, dict):
-        return None
-    kind, text = item.get("kind"), item.get("text")
-    if kind not in KINDS or not isinstance(text, str):
-        return None
-    text = re.sub(r"\s+", " ", text).strip()
-    if not text or len(text) > MAX_LLM_TEXT_CHARS:
-        return None
-    key = item.get("key")
-    polarity = item.get("polarity")
-    if kind == "fact":
-        if not isinstance(key, str) or not _KEY.match(key.strip()):
-            return None
-        key, polarity, text = key.strip(), None, _value(text) or text
-    else:
-        key = None
-        text = _sentence_case(text)
-        if polarity not in POLARITIES:
-            negative = _NEGATIVE_START.match(text.replace("\u2019", "'"))
-            polarity = "negative" if negative else "positive"
-    category = item.get("category")
-    category = kebab(category) if isinstance(category, str) else ""
-    message_id = item.get("message_id")
-    if isinstance(message_id, (str, int)) and str(message_id) in sessions:
-        message_id = str(message_id)
-        session_id = sessions[message_id]
-    else:
-        message_id, session_id = "", default_session
-    return Candidate(kind=kind, text=text, polarity=polarity,
-                     category=category or category_of(text, key), key=key,
-                     message_id=message_id, session_id=session_id, rule="llm")

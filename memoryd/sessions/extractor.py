@@ -1,4 +1,5 @@
-"""Extraction at session end: run the extractor (memoryd/sessions/candidates.py) over a finished session.
+"""Extraction at session end: run the extractor (memoryd/sessions/candidates.py; with an LLM
+command configured, memoryd/sessions/llm_extractor.py) over a finished session.
 
 The session's transcript is read again from its file (the source of truth) for the genuine
 user messages; candidates are checked against the agent's existing lessons and facts (Jaccard,
@@ -32,9 +33,8 @@ from memoryd.sessions.candidates import (
     decide,
     dry_run_report,
     find_candidates,
-    llm_prompt,
-    parse_llm_output,
 )
+from memoryd.sessions.llm_extractor import llm_prompt, parse_llm_output
 from memoryd.sessions.registry import Registry
 
 log = logging.getLogger(__name__)
