@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import resource
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -17,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from memoryd_client import Client
+from memoryd_client import Client, DaemonUnreachableError
 
 from memoryd.config import Config, load_config
 from memoryd.embed import Embedder
@@ -128,3 +130,34 @@ def run_cli(*args: str, cwd: str | None = None, timeout: float = 60) -> subproce
 def run_memoryd(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "memoryd", *args], capture_output=True, text=True,
                           timeout=timeout, env=os.environ.copy())
+
+
+def spawn_daemon(home: Path, nofile: tuple[int, int] | None = None,
+                 env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """`memoryd serve` as a process (optionally under an open-file limit), once it answers."""
+
+    def limit() -> None:
+        if nofile is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, nofile)
+
+    log = home / "daemon.log"
+    with log.open("a") as stderr:
+        proc = subprocess.Popen([sys.executable, "-m", "memoryd", "serve"],
+                                stdout=subprocess.DEVNULL, stderr=stderr, text=True,
+                                env={**os.environ, **(env or {})}, preexec_fn=limit)
+
+    def ready() -> bool:
+        assert proc.poll() is None, log.read_text()
+        try:
+            with Client(home / "memoryd.sock", timeout_s=5) as c:
+                return c.status()["vector_index"]["ready"]
+        except DaemonUnreachableError:
+            return False
+
+    wait_until(ready, timeout_s=60)
+    return proc
+
+
+def stop_process(proc: subprocess.Popen[str]) -> int:
+    proc.send_signal(signal.SIGTERM)
+    return proc.wait(timeout=30)

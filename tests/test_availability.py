@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-import resource
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -16,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import start_daemon, wait_until
+from conftest import spawn_daemon, start_daemon, stop_process, wait_until
 from memoryd_client import AsyncClient, Client, DaemonUnreachableError, UnavailableError, wire
 
 
@@ -39,37 +37,6 @@ def read_reply(sock: socket.socket) -> dict:
         assert chunk, "connection closed in the middle of a reply"
         data += chunk
     return wire.unpack(data[wire.HEADER.size:wire.HEADER.size + length])
-
-
-def spawn(home: Path, nofile: tuple[int, int] | None = None,
-          env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    """`memoryd serve` as a process (optionally under an open-file limit), once it answers."""
-
-    def limit() -> None:
-        if nofile is not None:
-            resource.setrlimit(resource.RLIMIT_NOFILE, nofile)
-
-    log = home / "daemon.log"
-    with log.open("a") as stderr:
-        proc = subprocess.Popen([sys.executable, "-m", "memoryd", "serve"],
-                                stdout=subprocess.DEVNULL, stderr=stderr, text=True,
-                                env={**os.environ, **(env or {})}, preexec_fn=limit)
-
-    def ready() -> bool:
-        assert proc.poll() is None, log.read_text()
-        try:
-            with Client(home / "memoryd.sock", timeout_s=5) as c:
-                return c.status()["vector_index"]["ready"]
-        except DaemonUnreachableError:
-            return False
-
-    wait_until(ready, timeout_s=60)
-    return proc
-
-
-def stop(proc: subprocess.Popen[str]) -> int:
-    proc.send_signal(signal.SIGTERM)
-    return proc.wait(timeout=30)
 
 
 # -- D6: connections, idle time, buffered frames, open files ------------------------------
@@ -141,7 +108,7 @@ def test_partial_frames_over_the_budget_are_dropped_and_answered(monkeypatch, em
 
 
 def test_the_open_file_limit_is_raised_to_the_hard_limit(memoryd_home) -> None:
-    proc = spawn(memoryd_home, nofile=(256, 4096))
+    proc = spawn_daemon(memoryd_home, nofile=(256, 4096))
     clients = [Client(memoryd_home / "memoryd.sock", timeout_s=10) for _ in range(400)]
     try:
         for c in clients:  # 400 connections on a soft limit of 256
@@ -152,11 +119,11 @@ def test_the_open_file_limit_is_raised_to_the_hard_limit(memoryd_home) -> None:
     finally:
         for c in clients:
             c.close()
-        assert stop(proc) == 0
+        assert stop_process(proc) == 0
 
 
 def test_at_the_open_file_limit_a_client_is_refused_not_left_hanging(memoryd_home) -> None:
-    proc = spawn(memoryd_home, nofile=(256, 256))
+    proc = spawn_daemon(memoryd_home, nofile=(256, 256))
     clients = [Client(memoryd_home / "memoryd.sock", timeout_s=5) for _ in range(300)]
     refused = 0
     try:
@@ -174,7 +141,7 @@ def test_at_the_open_file_limit_a_client_is_refused_not_left_hanging(memoryd_hom
     finally:
         for c in clients:
             c.close()
-        assert stop(proc) == 0
+        assert stop_process(proc) == 0
 
 
 # -- D7: a burst of connects --------------------------------------------------------------

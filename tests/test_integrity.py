@@ -42,6 +42,16 @@ def fill(home: Path, monkeypatch: pytest.MonkeyPatch, bulk: int = 20) -> tuple[l
     return ids, home / "memoryd.db"
 
 
+def assert_facts_served(embedder, ids: list[str]) -> None:  # type: ignore[no-untyped-def]
+    """A daemon started on the state dir serves every fact stored by :func:`fill`."""
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as c:
+            assert [c.get(i)["text"] for i in ids] == FACTS
+    finally:
+        running.stop()
+
+
 def damage_middle(db: Path) -> None:
     size = db.stat().st_size
     assert size > 200_000
@@ -77,12 +87,7 @@ def test_a_database_with_a_garbage_header_is_rebuilt_not_refused(
     ids, db = fill(memoryd_home, monkeypatch)
     with db.open("r+b") as handle:
         handle.write(b"this is not a database header")
-    running = start_daemon(embedder)
-    try:
-        with Client(running.socket) as c:
-            assert [c.get(i)["text"] for i in ids] == FACTS
-    finally:
-        running.stop()
+    assert_facts_served(embedder, ids)
 
 
 def test_a_killed_reindex_never_costs_the_last_good_backup(
@@ -100,12 +105,7 @@ def test_a_killed_reindex_never_costs_the_last_good_backup(
     assert (memoryd_home / "memoryd.db.bak").read_bytes() == good
     assert run_memoryd("reindex", "--no-vectors").returncode == 0  # and once more
     assert check_database(memoryd_home / "memoryd.db.bak") == []
-    running = start_daemon(embedder)
-    try:
-        with Client(running.socket) as c:
-            assert [c.get(i)["text"] for i in ids] == FACTS
-    finally:
-        running.stop()
+    assert_facts_served(embedder, ids)
     assert not (memoryd_home / "memoryd.db.new").exists()
 
 

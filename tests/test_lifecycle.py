@@ -3,41 +3,13 @@
 from __future__ import annotations
 
 import os
-import signal
 import socket
-import subprocess
-import sys
 import threading
 import time
-from pathlib import Path
 
-from memoryd_client import Client, DaemonUnreachableError
+from memoryd_client import Client
 
-from conftest import run_memoryd, start_daemon, wait_until
-
-
-def spawn_daemon(home: Path) -> subprocess.Popen[str]:
-    log = home / "daemon.log"
-    with log.open("a") as stderr:
-        proc = subprocess.Popen([sys.executable, "-m", "memoryd", "serve"], stdout=subprocess.DEVNULL,
-                                stderr=stderr, text=True, env=os.environ.copy())
-
-    def ready() -> bool:
-        assert proc.poll() is None, log.read_text()
-        try:
-            with Client(home / "memoryd.sock", timeout_s=5) as c:
-                status = c.status()
-            return status["model"] is not None and status["vector_index"]["ready"]
-        except DaemonUnreachableError:
-            return False
-
-    wait_until(ready, timeout_s=60)
-    return proc
-
-
-def stop(proc: subprocess.Popen[str]) -> int:
-    proc.send_signal(signal.SIGTERM)
-    return proc.wait(timeout=30)
+from conftest import run_memoryd, spawn_daemon, start_daemon, stop_process, wait_until
 
 
 def test_second_daemon_exits_3_with_a_clear_message(daemon) -> None:
@@ -74,7 +46,7 @@ def test_sigterm_finishes_inflight_writes_then_exits_0(memoryd_home) -> None:
     writer = threading.Thread(target=write)
     writer.start()
     time.sleep(0.3)
-    assert stop(proc) == 0
+    assert stop_process(proc) == 0
     writer.join(timeout=60)
     assert len(reply["results"]) == 300
     stored = sum(r["stored"] for r in reply["results"])
@@ -84,7 +56,7 @@ def test_sigterm_finishes_inflight_writes_then_exits_0(memoryd_home) -> None:
         with Client(memoryd_home / "memoryd.sock") as c:
             assert c.status()["entries"]["active"] == stored
     finally:
-        assert stop(proc) == 0
+        assert stop_process(proc) == 0
 
 
 def test_acknowledged_writes_survive_kill_9_and_a_deleted_database(memoryd_home) -> None:
@@ -105,7 +77,7 @@ def test_acknowledged_writes_survive_kill_9_and_a_deleted_database(memoryd_home)
             hit = c.search("ruff linter", agent="coder")["hits"][0]
             assert hit["id"] == ids[0] and hit["score"]["vector"] > 0.3  # vectors rebuilt too
     finally:
-        assert stop(proc) == 0
+        assert stop_process(proc) == 0
 
 
 def test_reindex_rebuilds_the_database_from_the_ledgers(memoryd_home, embedder) -> None:
@@ -162,7 +134,7 @@ def test_without_a_model_the_daemon_degrades_to_keyword_search(memoryd_home, mon
             assert c.search("which linter", agent="coder")["hits"][0]["score"]["vector"] > 0.2
         assert "degraded" not in run_cli("status").stdout
     finally:
-        assert stop(proc) == 0
+        assert stop_process(proc) == 0
 
 
 def test_bad_config_is_a_startup_failure(memoryd_home) -> None:
