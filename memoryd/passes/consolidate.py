@@ -69,12 +69,11 @@ def core(tokens: set[str]) -> set[str]:
     return {t for t in tokens if t not in _NEGATION and t not in _FILLER and not t.endswith("n't")}
 
 
-def near_pairs(rows: list[np.ndarray] | np.ndarray,
-               threshold: float) -> list[tuple[int, int, float]]:
+def near_pairs(vectors: list[np.ndarray], threshold: float) -> list[tuple[int, int, float]]:
     """(i, j, cosine) for i < j at or above the threshold (rows are unit vectors). Runs off
     the database thread, in numpy (a Python loop over the pairs here held the GIL against the
     daemon's other threads): a block of rows against all, so memory stays at BLOCK × n."""
-    matrix = np.asarray(np.stack(rows) if isinstance(rows, list) else rows, dtype=np.float32)
+    matrix = np.stack(vectors).astype(np.float32)
     found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     for start in range(0, len(matrix), BLOCK):
         sims = matrix[start:start + BLOCK] @ matrix.T
@@ -147,8 +146,8 @@ def run(ctx: PassContext) -> Iterator[Any]:
             entries = [e for e in entries if e["id"] in vectors]
             if len(entries) < 2:
                 continue
-            rows = [vectors[e["id"]] for e in entries]  # stacked off the thread: ~50 ms at 10k
-            pairs = yield Offload(near_pairs, (rows, min(threshold, LESSON_COSINE)))
+            group = [vectors[e["id"]] for e in entries]  # stacked off the thread: ~50 ms at 10k
+            pairs = yield Offload(near_pairs, (group, min(threshold, LESSON_COSINE)))
             yield from _merge(ctx, entries, pairs, threshold, known)
 
 

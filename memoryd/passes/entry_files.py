@@ -134,7 +134,7 @@ class FileEntryEdits:
         box: dict[str, Any] = {}
         summary = await self.passes._run(  # noqa: SLF001  (a run of its own, as undo is)
             action, lambda ctx: self._apply(ctx, action, entry["id"], actor, text, reason, box),
-            agent=entry["agent"], extra={"entry": entry["id"]}, interactive=True)
+            agent=entry["agent"], extra={"entry": entry["id"]})
         if "error" in box:
             raise box["error"]
         self.engine.backfill_wanted.set()  # the new text's vector

@@ -248,16 +248,18 @@ class Journal:
         numbers = self.begin_files(run, changes, undoes)
         if numbers is None:
             return "preview"
+        for change in changes:
+            self.move_entries((change.after or {}).get("entries", {}))
         return self.finish_files(changes, numbers, swap_files(changes))
 
     def begin_files(self, run: RunSummary, changes: list[Change],
-                    undoes: list[int | None] | None = None, *,
-                    move: bool = True) -> list[int] | None:
-        """Record the changes pending and move the entries that go with them (``move``; else
-        the caller moves them with :meth:`move_entries`, in steps), before any file is written
-        (None: a dry run, recorded as previews). The entries move first so that the watcher,
-        should it read a file the moment it is written, finds the index already right; should
-        memoryd stop before the files are written, recovery moves them all back."""
+                    undoes: list[int | None] | None = None) -> list[int] | None:
+        """Record the changes pending, before any file is written (None: a dry run, recorded
+        as previews). The caller then moves the entries that go with them
+        (:meth:`move_entries`, in steps if it likes) and writes the files: the entries move
+        first so that the watcher, should it read a file the moment it is written, finds the
+        index already right; should memoryd stop before the files are written, recovery moves
+        them all back."""
         if run.dry_run:
             for change in changes:
                 self.note(run, change, "preview")
@@ -268,12 +270,10 @@ class Journal:
                        for change, undo in zip(changes, undoes)]
             for number in numbers:
                 self.store.db.execute("UPDATE changes SET grp=? WHERE id=?", (numbers[0], number))
-            for change in changes if move else ():
-                self._move_entries((change.after or {}).get("entries", {}))
         return numbers
 
     def move_entries(self, moves: dict[str, dict[str, Any]]) -> None:
-        """Some of a pending group's entries moved, in a transaction of their own."""
+        """Entries of a pending group moved (some or all), in a transaction of their own."""
         with self.store.db:
             self._move_entries(moves)
 

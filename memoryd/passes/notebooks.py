@@ -295,7 +295,7 @@ def run(ctx: PassContext) -> Iterator[Any]:
         if planned is not None:
             yield
             changes = _changes(ctx, found, planned, cap=cap)
-            numbers = ctx.journal.begin_files(ctx.run, changes, move=False) if changes else None
+            numbers = ctx.journal.begin_files(ctx.run, changes) if changes else None
             if numbers is not None:
                 for change in changes:  # an over-cap notebook moves dozens: a step per MOVES
                     moves = list((change.after or {}).get("entries", {}).items())

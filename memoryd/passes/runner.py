@@ -219,10 +219,7 @@ class Passes:
     async def _run(self, name: str, body: Callable[[PassContext], Iterator[Any]], *,
                    agent: str | None = None, project: str | None = None,
                    paths: list[str] | None = None, dry_run: bool = False,
-                   extra: dict[str, Any] | None = None,
-                   interactive: bool = False) -> dict[str, Any]:
-        """``interactive``: a run someone waits on (a file entry's forget or supersede), whose
-        slices do not give way (they would wait for the very request that runs them)."""
+                   extra: dict[str, Any] | None = None) -> dict[str, Any]:
         scope = {k: v for k, v in (("agent", agent), ("project", project), ("paths", paths))
                  if v is not None} | (extra or {})
         async with self.lock:
@@ -232,8 +229,7 @@ class Passes:
                 ctx = PassContext(self, run, agent, project, set(paths) if paths else None,
                                   extra)
                 try:
-                    await self._drive(body(ctx),
-                                      self.engine.db if interactive else self.background)
+                    await self._drive(body(ctx))
                 except asyncio.CancelledError:
                     await self.engine.db(self.journal.finish, run, "interrupted")
                     raise
@@ -267,11 +263,10 @@ class Passes:
         return {"run": run_name(run.run), "pass": run.name, "dry_run": run.dry_run,
                 "status": run.status, "counts": run.counts}
 
-    async def _drive(self, steps: Generator[Any, Any, Any],
-                     db: Callable[..., Awaitable[Any]]) -> None:
+    async def _drive(self, steps: Generator[Any, Any, Any]) -> None:
         value: Any = None
         while True:
-            done, step = await db(_slice, steps, value)
+            done, step = await self.background(_slice, steps, value)
             if done:
                 return
             if isinstance(step, Offload):

@@ -16,6 +16,7 @@ back for their whole length.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import itertools
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -27,6 +28,9 @@ BACKGROUND_METHODS = frozenset({"pass_run", "undo", "promote_accept", "notebook_
                                 "remember_many", "extract", "purge", "reload", "sources"})
 #: The longest a pass's next slice waits for interactive requests to finish.
 GIVE_WAY_S = 0.05
+#: The interactive request the running task serves: background work it does itself (a file
+#: entry's forget runs a pass) does not wait for it.
+_SERVING: contextvars.ContextVar[int | None] = contextvars.ContextVar("serving", default=None)
 
 
 class Traffic:
@@ -53,18 +57,21 @@ class Traffic:
             return None
         number = next(self._numbers)
         self.running.add(number)
+        _SERVING.set(number)
         return number
 
     def end(self, number: int | None) -> None:
         if number is not None:
             self.running.discard(number)
+            _SERVING.set(None)
             self._ended.set()
 
     async def give_way(self) -> None:
         """Wait until the interactive requests in flight now have finished, for at most
         GIVE_WAY_S. Requests that arrive meanwhile do not extend the wait: under a steady
-        stream of searches a pass still gets a slice after each one."""
-        waiting = set(self.running)
+        stream of searches a pass still gets a slice after each one. The request this task
+        serves is not waited for (it waits for this work)."""
+        waiting = self.running - {_SERVING.get()}
         if not waiting:
             return
         loop = asyncio.get_running_loop()
