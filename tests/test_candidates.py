@@ -7,19 +7,21 @@ import json
 import pytest
 
 from memoryd.sessions.candidates import (
-    COSINE_DUPLICATE,
     EXTRACTED_CONFIDENCE,
-    MIN_USER_MESSAGES,
     Candidate,
     Message,
     category_of,
+    find_candidates,
+    jaccard,
+    prose_lines,
+)
+from memoryd.sessions.decisions import (
+    COSINE_DUPLICATE,
+    MIN_USER_MESSAGES,
     decide,
     dry_run_report,
     extract,
-    find_candidates,
-    jaccard,
     negative_reason,
-    prose_lines,
 )
 from memoryd.sessions.llm_extractor import llm_prompt, parse_llm_output
 

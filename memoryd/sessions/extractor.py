@@ -25,15 +25,8 @@ from memoryd.errors import NotFoundError
 from memoryd.ingest.transcript import make_parser
 from memoryd.params import Params
 from memoryd.redact import redact
-from memoryd.sessions.candidates import (
-    EXTRACTED_CONFIDENCE,
-    MIN_USER_MESSAGES,
-    Candidate,
-    Message,
-    decide,
-    dry_run_report,
-    find_candidates,
-)
+from memoryd.sessions.candidates import EXTRACTED_CONFIDENCE, Candidate, Message, find_candidates
+from memoryd.sessions.decisions import MIN_USER_MESSAGES, decide, dry_run_report
 from memoryd.sessions.llm_extractor import llm_prompt, parse_llm_output
 from memoryd.sessions.registry import Registry
 
