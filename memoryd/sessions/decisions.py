@@ -70,6 +70,7 @@ MIN_USER_MESSAGES = 3
 JACCARD_DUPLICATE = 0.7
 COSINE_DUPLICATE = 0.92
 
+
 @dataclass(frozen=True)
 class Decision:
     """What happens to a candidate, and why."""
