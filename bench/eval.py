@@ -112,7 +112,7 @@ class Daemon:
             ingest = status["ingest"]
             total = sum(status["entries"].values())
             busy = ingest["queue"] or ingest["scanning"] or status["model"] is None \
-                or status["backlog"]
+                or status["backlog"] or status["lexicon"]["entries_behind"]
             stable = stable + 1 if not busy and total == last else 0
             if stable >= 3:
                 return status

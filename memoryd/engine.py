@@ -15,6 +15,7 @@ extraction use it too.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 import time
@@ -36,7 +37,9 @@ from memoryd.retrieval.search import Search
 from memoryd.store.archive import TranscriptArchive, restore_archives
 from memoryd.store.database import ModelInfo, Store
 from memoryd.store.entries import MAX_TEXT_CHARS, Entries, Vectors
+from memoryd.store import lexicon
 from memoryd.store.integrity import set_aside_damaged
+from memoryd.store.lexicon import Lexicon
 from memoryd.store.ledger import Ledger
 from memoryd.store.vectors import VectorIndex
 from memoryd.text import content_hash
@@ -50,10 +53,16 @@ T = TypeVar("T")
 BACKFILL_BATCH = 32
 BACKFILL_CHARS = 4_000
 QUERY_CACHE_SIZE = 512
+WORD_CACHE_SIZE = 4096
 MAX_BATCH = 1000
 PIPELINE_SLICE = 256
 #: A backlog at least this big gets a log line when it has been embedded.
 LOGGED_BACKLOG = 1000
+#: The lexicon's filling: entries read and new words embedded per step (~0.15 s of the bulk
+#: embedding thread), and the longest pause when it has caught up with the entries.
+LEXICON_ENTRIES = 256
+LEXICON_WORDS = 128
+LEXICON_IDLE_S = 30.0  # woken sooner by new entries
 
 
 class Engine:
@@ -77,10 +86,13 @@ class Engine:
         self.model_ready: asyncio.Future[None] | None = None
         self.degraded_reason: str | None = None
         self.backfill_wanted = asyncio.Event()
+        self.lexicon_wanted = asyncio.Event()  # new entries (their words may be new)
         self.background: list[asyncio.Task[Any]] = []
         self.query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self.word_cache: OrderedDict[str, np.ndarray] = OrderedDict()  # question words, by stem
         self.embedded = Throughput()  # backlog entries given a vector: the rate for an ETA
         self.backlog_since: float | None = None  # when the backfill found work to do
+        self.lexicon_at = 0  # the lexicon holds the words of the entries up to this rowid
         self.closing = False
         self.closed_event = asyncio.Event()
 
@@ -242,6 +254,23 @@ class Engine:
             self.query_cache.popitem(last=False)
         return embedded[0]
 
+    async def question_words(self, text: str) -> dict[str, np.ndarray]:
+        """Vectors of the question's informative words that no entry has given the lexicon
+        (search's ``align``): embedded alone, remembered for the next questions."""
+        if self.embedder is None or self.searcher.lexicon is None:
+            return {}
+        wanted = await self.db(self.searcher.unknown_words, text)
+        found = {stem: self.word_cache[stem] for stem in wanted if stem in self.word_cache}
+        missing = [stem for stem in wanted if stem not in found]
+        if missing:
+            vectors = await self._unless_closing(asyncio.get_running_loop().run_in_executor(
+                self.query_thread, self.embedder.embed_alone, [wanted[stem] for stem in missing]))
+            for stem, vector in zip(missing, vectors):
+                found[stem] = self.word_cache[stem] = vector
+            while len(self.word_cache) > WORD_CACHE_SIZE:
+                self.word_cache.popitem(last=False)
+        return found
+
     # -- the model and the vectors ----------------------------------------------------
 
     async def load_model(self) -> None:
@@ -262,6 +291,8 @@ class Engine:
         await self.db(self._build_index, embedder.dim)
         self.spawn(self.backfill())
         self.backfill_wanted.set()
+        await self.db(self._load_lexicon, embedder.dim)
+        self.spawn(self.fill_lexicon())
 
     def _build_index(self, dim: int) -> None:
         assert self.store is not None
@@ -282,6 +313,34 @@ class Engine:
         # not walk it again and again (12-23 ms a time at 22k entries; <1 ms frozen)
         gc.collect()
         gc.freeze()
+
+    def _load_lexicon(self, dim: int) -> None:
+        assert self.store is not None
+        words = Lexicon(dim)
+        words.load(self.store.db)
+        self.lexicon_at = lexicon.cursor(self.store.db)
+        self.searcher.lexicon = words
+
+    async def fill_lexicon(self) -> None:
+        """Give every word of the entries a vector (memoryd.store.lexicon), a step at a time,
+        after bulk writes; then keep up with new entries."""
+        assert self.store is not None and self.embedder is not None
+        words, db = self.searcher.lexicon, self.store.db
+        assert words is not None
+        while True:
+            await self.bulk_done.wait()
+            reached, found = await self.db(lexicon.new_words, db, words, self.lexicon_at,
+                                           LEXICON_ENTRIES, LEXICON_WORDS)
+            if reached == self.lexicon_at:
+                self.lexicon_wanted.clear()
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(LEXICON_IDLE_S):
+                        await self.lexicon_wanted.wait()
+                continue
+            vectors = await self._unless_closing(asyncio.get_running_loop().run_in_executor(
+                self.embed_thread, self.embedder.embed_alone, list(found.values())))
+            await self.db(words.add, db, found, vectors, reached)
+            self.lexicon_at = reached
 
     async def backfill(self) -> None:
         """Give a vector to every queued entry (new file entries, a reindex, a model change),
@@ -330,13 +389,28 @@ class Engine:
                                    [p for _, p in vectors])
         self.entries.index_vectors(rowids, vectors)
         self.embedded.advance(len(rowids))
+        self.lexicon_wanted.set()
 
     # -- the write path and search ----------------------------------------------------
 
     async def remember(self, params: Params) -> dict[str, Any]:
         text = redact_text(params)
-        (vectors,) = await self.vectors_for([text])
+        (vectors,), _ = await asyncio.gather(self.vectors_for([text]), self.learn_words(text))
         return await self.db(self.entries.remember, params, vectors)
+
+    async def learn_words(self, text: str) -> None:
+        """Give a single write's new words to the lexicon before it is acknowledged, so that a
+        search right after it aligns with them (bulk writes and files: ``fill_lexicon``)."""
+        words = self.searcher.lexicon
+        if self.embedder is None or words is None:
+            return
+        assert self.store is not None
+        found = await self.db(lexicon.unknown_words, self.store.db, words, [text])
+        self.lexicon_wanted.set()  # its filling moves past the entry
+        if found:
+            vectors = await self._unless_closing(asyncio.get_running_loop().run_in_executor(
+                self.query_thread, self.embedder.embed_alone, list(found.values())))
+            await self.db(words.add, self.store.db, found, vectors)
 
     async def remember_many(self, params: Params) -> dict[str, Any]:
         """In slices of PIPELINE_SLICE (one transaction and one fsync per ledger each): the
@@ -372,29 +446,32 @@ class Engine:
             self.bulk_writes -= 1
             if not self.bulk_writes:
                 self.bulk_done.set()
+            self.lexicon_wanted.set()
         return {"results": results}
 
     async def supersede(self, params: Params) -> dict[str, Any]:
         text = redact_text(params)
-        (vectors,) = await self.vectors_for([text])
+        (vectors,), _ = await asyncio.gather(self.vectors_for([text]), self.learn_words(text))
         return await self.db(self.entries.supersede, params, vectors)
 
     async def search(self, params: Params) -> dict[str, Any]:
         query = params.text("query", required=True, max_len=10_000)
         assert query is not None
         embedding = asyncio.ensure_future(self.query_vector(query))
+        words = asyncio.ensure_future(self.question_words(query))
         try:
             plan = await self.db(self.searcher.keyword_search, params)  # meanwhile: embedding
         except BaseException:
             embedding.cancel()
+            words.cancel()
             raise
-        return await self.db(self.searcher.finish_search, plan, await embedding)
+        return await self.db(self.searcher.finish_search, plan, await embedding, await words)
 
     def status(self) -> dict[str, Any]:
         """Counts for `memory status` (database thread)."""
         assert self.store is not None
         model = self.store.model
-        index = self.searcher.index
+        index, words = self.searcher.index, self.searcher.lexicon
         return {
             "entries": self.store.count_entries(),
             "vectors": self.store.count_vectors(),
@@ -405,6 +482,12 @@ class Engine:
                 "ready": index is not None,
                 "entries": len(index) if index is not None else 0,
                 "bytes": index.nbytes if index is not None else 0,
+            },
+            "lexicon": {
+                "words": len(words) if words is not None else 0,
+                "bytes": words.nbytes if words is not None else 0,
+                "entries_behind": lexicon.entries_after(self.store.db, self.lexicon_at)
+                if words is not None else None,
             },
         }
 

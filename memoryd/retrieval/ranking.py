@@ -21,6 +21,9 @@ halves' figures. Evidence:
     vec_rr     1 / (1 + rank among vector candidates) (0: none)
     coverage   share of the question's informative words in the entry, each weighed by its rarity
     in_window  1 when the question names a time and the entry was written then
+    align      each informative word of the question paired with its nearest word of the entry
+               (cosine of the two words embedded alone, memoryd.store.lexicon), weighed like
+               ``coverage``: "skinny" finds "thin", "decal" finds "sticker"
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from importlib import resources
 import numpy as np
 
 FEATURES = ("cos", "part", "mix", "mix_z", "margin", "kw", "kw_rr", "vec_rr", "coverage",
-            "in_window")
+            "in_window", "align")
 PRIOR_CANDIDATES = 10
 
 

@@ -41,9 +41,12 @@ from memoryd.retrieval.dates import Window, window
 from memoryd.retrieval.ranking import FEATURES, Model, idf, load_model
 from memoryd.store.database import Store, encode_tags
 from memoryd.store.entries import KINDS, STATUSES
+from memoryd.store.lexicon import Lexicon
 from memoryd.store.vectors import VectorFilter, VectorIndex
 
 CANDIDATES = 50
+#: Candidates whose words' lexicon rows are kept between searches (a few MB).
+WORD_ROWS_CACHED = 20_000
 #: Above this many rows matching the question's words, bm25 ranks only the rarest words' rows.
 FULL_OR_ROWS = 6_000
 COMMON_WORD_ROWS = 20
@@ -121,7 +124,11 @@ class Search:
         self.store = store
         self.model = model or load_model()
         self.index: VectorIndex | None = None
+        self.lexicon: Lexicon | None = None
         self._tokenizer: Any = None
+        self._stop_stems: set[str] | None = None
+        self._word_rows: dict[int, np.ndarray] = {}  # rowid → its words' lexicon rows
+        self._word_rows_of = 0  # the lexicon's size when they were looked up
 
     # -- filters ----------------------------------------------------------------------
 
@@ -193,9 +200,10 @@ class Search:
                                      until)
         return Filter(vector_filter, " AND ".join(where), tuple(sql_params), tuple(tags))
 
-    def search(self, params: Params, query_vector: np.ndarray | None) -> dict[str, Any]:
+    def search(self, params: Params, query_vector: np.ndarray | None,
+               words: dict[str, np.ndarray] | None = None) -> dict[str, Any]:
         """Both halves at once (the daemon runs them apart, see the module docstring)."""
-        return self.finish_search(self.keyword_search(params), query_vector)
+        return self.finish_search(self.keyword_search(params), query_vector, words)
 
     # -- the keyword half -------------------------------------------------------------
 
@@ -264,7 +272,8 @@ class Search:
 
     # -- the vector half and the ranking ----------------------------------------------
 
-    def finish_search(self, plan: SearchPlan, query_vector: np.ndarray | None) -> dict[str, Any]:
+    def finish_search(self, plan: SearchPlan, query_vector: np.ndarray | None,
+                      words: dict[str, np.ndarray] | None = None) -> dict[str, Any]:
         """Vector candidates, the evidence of every candidate, the model's ranking, the hits."""
         vector_rank, mixes = self._vector_candidates(plan, query_vector)
         candidates = list(dict.fromkeys([*vector_rank, *plan.keyword, *plan.window_keyword]))
@@ -273,7 +282,8 @@ class Search:
         candidates = [r for r in candidates if r in entries]
         if not candidates:
             return self._result(plan, [], query_vector is None)
-        evidence = self._evidence(plan, candidates, entries, vector_rank, mixes, query_vector)
+        evidence = self._evidence(plan, candidates, entries, vector_rank, mixes, query_vector,
+                                  words or {})
         probability = self.model.probabilities(evidence)
         order = np.argsort(-probability, kind="stable")
         now = time.time()
@@ -350,7 +360,7 @@ class Search:
 
     def _evidence(self, plan: SearchPlan, candidates: list[int], entries: dict[int, dict[str, Any]],
                   vector_rank: dict[int, int], mixes: dict[int, tuple[float, float]],
-                  query: np.ndarray | None) -> np.ndarray:
+                  query: np.ndarray | None, words: dict[str, np.ndarray]) -> np.ndarray:
         missing = [r for r in candidates if r not in mixes]
         if query is not None and missing:
             if self.index is not None:
@@ -369,12 +379,15 @@ class Search:
         weights = plan.weights
         total_weight = sum(weights.values()) or 1.0
         start, end = plan.window.bounds() if plan.window is not None else (None, None)
+        word_sets = [plan.words.get(rowid) or self._tokens(entries[rowid]["text"])
+                     for rowid in candidates]
+        alignment = self._alignment(plan, candidates, word_sets, words)
         rows = []
-        for rowid in candidates:
+        for number, rowid in enumerate(candidates):
             cosine, part = mixes.get(rowid, (0.0, 0.0))
             mix = (cosine + part) / 2
             keyword = plan.keyword.get(rowid)
-            words = plan.words.get(rowid) or self._tokens(entries[rowid]["text"])
+            words = word_sets[number]
             coverage = sum(w for token, w in weights.items() if token in words) / total_weight
             created = entries[rowid]["created"]
             rows.append([
@@ -384,8 +397,106 @@ class Search:
                 1 / (1 + vector_rank[rowid]) if rowid in vector_rank else 0.0,
                 coverage,
                 1.0 if start is not None and start <= created < end else 0.0,  # type: ignore[operator]
+                alignment[number],
             ])
         return np.array(rows, dtype=np.float64)
+
+    def _alignment(self, plan: SearchPlan, candidates: list[int], word_sets: list[set[str]],
+                   words: dict[str, np.ndarray]) -> np.ndarray:
+        """Per candidate: each question word's best cosine with a word of the candidate (1 for
+        the word itself), weighed like ``coverage``. A question word's vector comes from the
+        lexicon or ``words``; one with neither does not count. A candidate's word the lexicon has
+        not reached yet (a new entry's, for a second or two) counts only as itself."""
+        lexicon = self.lexicon
+        if lexicon is None:
+            return np.zeros(len(candidates))
+        asked = [(t, w) for t, w in plan.weights.items() if t in lexicon.rows or t in words]
+        if not asked:
+            return np.zeros(len(candidates))
+        if len(lexicon) != self._word_rows_of:  # new words: a candidate may have more now
+            self._word_rows.clear()
+            self._word_rows_of = len(lexicon)
+        if self._stop_stems is None:
+            self._stop_stems = self._tokens(" ".join(STOPWORDS))
+        parts, starts, nonempty, total = [], [], [], 0
+        for number, rowid in enumerate(candidates):
+            rows = self._word_rows.get(rowid)
+            if rows is None:
+                rows = self._word_rows[rowid] = np.array(
+                    [lexicon.rows[w] for w in word_sets[number]
+                     if w in lexicon.rows and w not in self._stop_stems], dtype=np.int64)
+                if len(self._word_rows) > WORD_ROWS_CACHED:
+                    self._word_rows.pop(next(iter(self._word_rows)))
+            if len(rows):
+                parts.append(rows)
+                starts.append(total)
+                nonempty.append(number)
+                total += len(rows)
+        best = np.zeros((len(candidates), len(asked)))
+        if parts:
+            question = np.stack([words[t] if t in words else lexicon.vectors([lexicon.rows[t]])[0]
+                                 for t, _ in asked])
+            unique, inverse = np.unique(np.concatenate(parts), return_inverse=True)
+            similarity = lexicon.vectors(unique) @ question.T
+            best[nonempty] = np.maximum.reduceat(similarity[inverse], starts, axis=0)
+        for column, (token, _) in enumerate(asked):  # the word itself
+            for number, candidate_words in enumerate(word_sets):
+                if token in candidate_words:
+                    best[number, column] = 1.0
+        weight = np.array([max(w, 0.0) for _, w in asked])
+        return best @ weight / weight.sum() if weight.sum() > 0 else best.mean(axis=1)
+        known = [(lexicon.rows[t], w) for t, w in weights.items() if t in lexicon.rows]
+        if not known:
+            return out
+        if len(lexicon) != self._word_rows_of:  # new words: a candidate may have more now
+            self._word_rows.clear()
+            self._word_rows_of = len(lexicon)
+        if self._stop_stems is None:
+            self._stop_stems = self._tokens(" ".join(STOPWORDS))
+        parts, starts, nonempty, total = [], [], [], 0
+        for number, rowid in enumerate(candidates):
+            rows = self._word_rows.get(rowid)
+            if rows is None:
+                rows = self._word_rows[rowid] = np.array(
+                    [lexicon.rows[w] for w in word_sets[number]
+                     if w in lexicon.rows and w not in self._stop_stems], dtype=np.int64)
+                if len(self._word_rows) > WORD_ROWS_CACHED:
+                    self._word_rows.pop(next(iter(self._word_rows)))
+            if len(rows):
+                parts.append(rows)
+                starts.append(total)
+                nonempty.append(number)
+                total += len(rows)
+        if not parts:
+            return out
+        unique, inverse = np.unique(np.concatenate(parts), return_inverse=True)
+        similarity = lexicon.similarity(unique, [row for row, _ in known])[inverse]
+        best = np.maximum.reduceat(similarity, starts, axis=0)  # candidates × question words
+        weight = np.array([w for _, w in known])
+        out[nonempty] = best @ weight / weight.sum()
+        return out
+        known = [(lexicon.rows[t], w) for t, w in weights.items() if t in lexicon.rows]
+        if not known:
+            return out
+        if self._stop_stems is None:
+            self._stop_stems = self._tokens(" ".join(STOPWORDS))
+        stop_stems = self._stop_stems
+        rows: list[int] = []
+        starts, nonempty = [], []
+        for number, words in enumerate(word_sets):
+            start = len(rows)
+            rows += [lexicon.rows[w] for w in words if w in lexicon.rows and w not in stop_stems]
+            if len(rows) > start:
+                starts.append(start)
+                nonempty.append(number)
+        if not rows:
+            return out
+        unique, inverse = np.unique(np.array(rows), return_inverse=True)
+        similarity = lexicon.similarity(unique, [row for row, _ in known])[inverse]
+        best = np.maximum.reduceat(similarity, starts, axis=0)  # candidates × question words
+        weight = np.array([w for _, w in known])
+        out[nonempty] = best @ weight / weight.sum()
+        return out
 
     # -- words ------------------------------------------------------------------------
 
@@ -410,3 +521,11 @@ class Search:
             for token in self._tokens(term):
                 weights[token] = max(weights.get(token, 0.0), idf(self.store.term_rows(term), total))
         return weights
+
+    def unknown_words(self, query: str) -> dict[str, str]:
+        """The question's informative words the lexicon lacks (stem → word): the caller embeds
+        them for ``align`` (``words`` of :meth:`search`)."""
+        if self.lexicon is None:
+            return {}
+        return {token: term for term in query_terms(query) for token in self._tokens(term)
+                if token not in self.lexicon.rows}

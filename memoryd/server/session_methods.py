@@ -7,6 +7,8 @@ this module is the asynchronous half the daemon dispatches to. It works through 
 
 from __future__ import annotations
 
+import asyncio
+
 import fcntl
 import json
 import logging
@@ -49,10 +51,12 @@ class SessionMethods:
     async def build_context(self, agent: str, cwd: str | None, prompt: str | None, budget: int,
                             only_relevant: bool = False) -> Block:
         assert self.contexts is not None
-        vector = await self.engine.query_vector(prompt) if prompt else None
+        vector, words = await asyncio.gather(
+            self.engine.query_vector(prompt), self.engine.question_words(prompt)) \
+            if prompt else (None, {})
         return await self.engine.db(lambda: self.contexts.build(  # type: ignore[union-attr]
-            agent, cwd=cwd, prompt=prompt, prompt_vector=vector, budget=budget,
-            only_relevant=only_relevant))
+            agent, cwd=cwd, prompt=prompt, prompt_vector=vector, prompt_words=words,
+            budget=budget, only_relevant=only_relevant))
 
     async def m_context(self, params: Params) -> dict[str, Any]:
         agent = params.agent()

@@ -193,12 +193,12 @@ class ContextBuilder:
         return [row_to_entry(r) for r in rows]
 
     def build(self, agent: str, *, cwd: str | None, prompt: str | None, prompt_vector: Any,
-              budget: int, only_relevant: bool = False) -> Block:
+              budget: int, only_relevant: bool = False, prompt_words: Any = None) -> Block:
         now = time.time()
         scope = self.scope(agent, cwd)
         self.disputed = self.store.disputed_ids()
         if only_relevant:
-            items = self._relevant(scope, cwd, prompt or "", prompt_vector, now)
+            items = self._relevant(scope, cwd, prompt or "", prompt_vector, prompt_words, now)
         else:
             pinned = self._pinned(agent)
             from_pinned = [i.path for i in pinned if i.path]
@@ -276,7 +276,7 @@ class ContextBuilder:
         return [self._item("notes", e, now, 350 + i) for i, e in enumerate(notes)]
 
     def _relevant(self, scope: Scope, cwd: str | None, prompt: str, prompt_vector: Any,
-                  now: float) -> list[Item]:
+                  prompt_words: Any, now: float) -> list[Item]:
         """What search calls a match for the prompt, in the sections of its kinds; and the
         lessons filed under a topic the prompt names ("write a test …": the testing lessons)."""
         params: dict[str, Any] = {"query": prompt, "agents": list(scope.agents), "limit": 15,
@@ -284,7 +284,7 @@ class ContextBuilder:
                                   "match": True}
         if cwd:
             params["in_project"] = cwd
-        result = self.search.search(Params("context", params), prompt_vector)
+        result = self.search.search(Params("context", params), prompt_vector, prompt_words)
         hits = [hit for hit in result["hits"] if not hit.get("quarantined")
                 and f"/{ARCHIVE_DIR}/" not in (hit.get("source") or "")]
         items = [self._item(SECTION_OF_KIND[hit["kind"]], hit, now, rank,

@@ -34,6 +34,7 @@ import sqlite_vec
 from memoryd.errors import StartupError
 from memoryd.quarantine import reason as quarantine_reason
 from memoryd.quarantine import release_target
+from memoryd.store import lexicon
 from memoryd.store.migrations import MIGRATIONS, QUARANTINE_VERSION
 
 log = logging.getLogger(__name__)
@@ -196,6 +197,7 @@ class Store:
                 f"embedding float[{model.dim}] distance_metric=cosine)"
             )
             self.db.execute("INSERT OR IGNORE INTO vector_queue(rowid) SELECT id FROM entries")
+            lexicon.reset(self.db)
             self.set_meta(
                 "embedding_model",
                 json.dumps({"model_id": model.model_id, "sha256": model.sha256, "dim": model.dim}),

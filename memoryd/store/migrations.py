@@ -213,6 +213,17 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE entries ADD COLUMN quarantined INTEGER NOT NULL DEFAULT 0;
     """,
+    # 10 (memoryd.store.lexicon): each stemmed word of the entries, embedded alone by the
+    # bound model (int8 and its scale), for search's word alignment; derived, refilled from the
+    # entries after a model change (meta "lexicon_rowid" is how far the filling got)
+    """
+    CREATE TABLE lexicon(
+        stem TEXT PRIMARY KEY,
+        word TEXT NOT NULL,
+        scale REAL NOT NULL,
+        vector BLOB NOT NULL
+    ) WITHOUT ROWID;
+    """,
 )
 #: The migration after which existing entries are checked for quarantine.
 QUARANTINE_VERSION = 9

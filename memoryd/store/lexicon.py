@@ -1,0 +1,140 @@
+"""The lexicon: every word of the entries, embedded alone, for search's word alignment.
+
+A question asked weeks later rarely uses the stored words ("how skinny can a decal's arm be"
+for "thin tentacles tore off the sticker"); the sentence vectors of the small model catch only
+part of that. Search therefore also aligns each informative word of the question with its
+nearest word in a candidate (``align`` in :mod:`memoryd.retrieval.ranking`), which needs a
+vector per word. The lexicon holds them: one row per stem of the full-text index (porter, as
+``entries_fts`` stems), the vector of the first word seen with that stem, embedded alone by the
+bound model.
+
+Rows are derived data, filled in the background from the entries in rowid order (meta
+``lexicon_rowid`` says how far) and dropped with the vectors when the model changes. In RAM each
+word is int8 codes and a scale (384 bytes at 384 dims: 100,000 words are 38 MB). Only words
+of letters, 3 to 30 of them, are kept (no numbers, hashes or paths).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Container, Sequence
+
+import apsw
+import numpy as np
+
+CURSOR_KEY = "lexicon_rowid"
+_WORD = re.compile(r"[a-z]{3,30}")
+
+
+class Lexicon:
+    """Stem → int8 vector, in RAM; loaded from and written to the ``lexicon`` table."""
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self.rows: dict[str, int] = {}
+        self._codes = np.zeros((0, dim), dtype=np.int8)
+        self._scales = np.zeros(0, dtype=np.float32)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __contains__(self, stem: str) -> bool:
+        return stem in self.rows
+
+    @property
+    def nbytes(self) -> int:
+        return len(self.rows) * (self.dim + 4)
+
+    def load(self, db: apsw.Connection) -> None:
+        stems, scales, codes = [], [], []
+        for stem, scale, blob in db.execute("SELECT stem, scale, vector FROM lexicon"):
+            stems.append(stem)
+            scales.append(scale)
+            codes.append(blob)
+        self._append(stems, np.frombuffer(b"".join(codes), dtype=np.int8).reshape(-1, self.dim),
+                     np.array(scales, dtype=np.float32))
+
+    def add(self, db: apsw.Connection, words: dict[str, str], vectors: np.ndarray,
+            cursor: int | None = None) -> None:
+        """Store the words (stem → word, in the order of ``vectors``' rows) and how far the
+        filling got (``cursor``: the entries up to that rowid have all their words), in one
+        transaction; then they are searchable."""
+        stems = [s for s in words if s not in self.rows]
+        keep = [i for i, s in enumerate(words) if s not in self.rows]
+        vectors = np.asarray(vectors, dtype=np.float32)[keep]
+        scales = np.maximum(np.abs(vectors).max(axis=1), 1e-12) / 127 if len(keep) else \
+            np.zeros(0, dtype=np.float32)
+        codes = np.round(vectors / scales[:, None]).astype(np.int8)
+        with db:
+            db.executemany("INSERT OR REPLACE INTO lexicon(stem, word, scale, vector) "
+                           "VALUES (?, ?, ?, ?)",
+                           [(s, words[s], float(scale), code.tobytes())
+                            for s, scale, code in zip(stems, scales, codes)])
+            if cursor is not None:
+                db.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO "
+                           "UPDATE SET value=excluded.value", (CURSOR_KEY, str(cursor)))
+        self._append(stems, codes, scales.astype(np.float32))
+
+    def _append(self, stems: list[str], codes: np.ndarray, scales: np.ndarray) -> None:
+        base = len(self._scales)
+        self._codes = np.concatenate([self._codes, codes]) if base else codes.copy()
+        self._scales = np.concatenate([self._scales, scales]) if base else scales.copy()
+        for offset, stem in enumerate(stems):
+            self.rows[stem] = base + offset
+
+    def vectors(self, rows: Sequence[int] | np.ndarray) -> np.ndarray:
+        """The words' vectors at these rows (float32, unit length up to the int8 rounding)."""
+        index = np.asarray(rows, dtype=np.int64)
+        return self._codes[index].astype(np.float32) * self._scales[index, None]
+
+    def clear(self) -> None:
+        self.__init__(self.dim)  # type: ignore[misc]
+
+
+def cursor(db: apsw.Connection) -> int:
+    row = db.execute("SELECT value FROM meta WHERE key=?", (CURSOR_KEY,)).fetchone()
+    return int(row[0]) if row else 0
+
+
+def new_words(db: apsw.Connection, lexicon: Lexicon, after: int, entries: int, words: int
+              ) -> tuple[int, dict[str, str]]:
+    """The words (stem → the word as written, lower case) that the lexicon lacks, of the
+    entries after rowid ``after``: at most ``entries`` of them, stopping once ``words`` are
+    found; and the rowid reached."""
+    found: dict[str, str] = {}
+    reached = after
+    for rowid, text in db.execute("SELECT id, text FROM entries WHERE id > ? ORDER BY id "
+                                  "LIMIT ?", (after, entries)).fetchall():
+        found |= unknown_words(db, lexicon, [text], found)
+        reached = rowid
+        if len(found) >= words:
+            break
+    return reached, found
+
+
+def unknown_words(db: apsw.Connection, lexicon: Lexicon, texts: Sequence[str],
+                  known: Container[str] = ()) -> dict[str, str]:
+    """The words of the texts (stem → the word as written, lower case) that neither the
+    lexicon nor ``known`` has."""
+    tokenizer = db.fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
+    found: dict[str, str] = {}
+    for text in texts:
+        data = text.encode("utf-8", "replace")
+        for start, end, *tokens in tokenizer(data, apsw.FTS5_TOKENIZE_DOCUMENT, None):
+            stem = tokens[0]
+            if stem in found or stem in lexicon or stem in known or not _WORD.fullmatch(stem):
+                continue
+            word = data[start:end].decode("utf-8", "replace").lower()
+            if _WORD.fullmatch(word):
+                found[stem] = word
+    return found
+
+
+def entries_after(db: apsw.Connection, rowid: int) -> int:
+    return db.execute("SELECT count(*) FROM entries WHERE id > ?", (rowid,)).fetchone()[0]
+
+
+def reset(db: apsw.Connection) -> None:
+    """Drop every word (the model changed): the lexicon fills again from the first entry."""
+    db.execute("DELETE FROM lexicon")
+    db.execute("DELETE FROM meta WHERE key=?", (CURSOR_KEY,))
