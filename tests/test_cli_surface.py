@@ -5,9 +5,9 @@ memory tools, and list / recent / export / import through the real daemon."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -215,7 +215,7 @@ def test_export_then_import_into_a_fresh_home_reproduces_the_entries(
     assert ids["old"] not in "".join(since) and len(since) == 4
     daemon.stop()
 
-    fresh = Path(tempfile.mkdtemp(prefix="md-", dir="/tmp"))
+    fresh = Path(os.environ["MEMORYD_HOME"]) / "fresh"  # removed with the first
     monkeypatch.setenv("MEMORYD_HOME", str(fresh))
     second = start_daemon(embedder)
     try:
@@ -326,7 +326,7 @@ def test_export_and_import_of_a_store_bigger_than_a_page(daemon, client, embedde
     assert [line["created"] for line in lines] == sorted(line["created"] for line in lines)
     daemon.stop()
 
-    fresh = Path(tempfile.mkdtemp(prefix="md-", dir="/tmp"))
+    fresh = Path(os.environ["MEMORYD_HOME"]) / "fresh"  # removed with the first
     monkeypatch.setenv("MEMORYD_HOME", str(fresh))
     second = start_daemon(embedder)
     try:
