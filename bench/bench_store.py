@@ -283,6 +283,21 @@ class DaemonProcess:
             return None
 
 
+def settle(client: Client) -> None:
+    """Until the daemon's background work on the stored entries is done (vectors, the
+    lexicon's words), so that it does not run beside the measurements."""
+    started = time.monotonic()
+    while True:
+        status = client.status()
+        behind = (status["backlog"] or 0) + (status["lexicon"]["entries_behind"] or 0)
+        if not behind:
+            break
+        time.sleep(0.5)
+    if time.monotonic() - started > 1:
+        progress(f"background work settled in {time.monotonic() - started:.0f} s "
+                 f"(lexicon: {status['lexicon']['words']:,} words)")
+
+
 # -- measurements -----------------------------------------------------------------------------
 
 
@@ -680,6 +695,7 @@ def run(args: argparse.Namespace) -> Report:
                 exit_code = daemon.stop()
                 ok = exit_code == 0
                 return report
+            settle(client)
             seen = {" ".join(e["text"].lower().split()) for e in entries}
             fresh = corpus.entries(REMEMBERS, salt=1 + existing, avoid=seen)
             progress("remember round trips")

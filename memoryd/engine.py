@@ -34,13 +34,13 @@ from memoryd.params import Params
 from memoryd.progress import Throughput
 from memoryd.redact import redact
 from memoryd.retrieval.search import Search
+from memoryd.store import lexicon
 from memoryd.store.archive import TranscriptArchive, restore_archives
 from memoryd.store.database import ModelInfo, Store
 from memoryd.store.entries import MAX_TEXT_CHARS, Entries, Vectors
-from memoryd.store import lexicon
 from memoryd.store.integrity import set_aside_damaged
-from memoryd.store.lexicon import Lexicon
 from memoryd.store.ledger import Ledger
+from memoryd.store.lexicon import Lexicon
 from memoryd.store.vectors import VectorIndex
 from memoryd.text import content_hash
 
@@ -329,10 +329,10 @@ class Engine:
         assert words is not None
         while True:
             await self.bulk_done.wait()
+            self.lexicon_wanted.clear()  # an entry stored from now on wakes the wait below
             reached, found = await self.db(lexicon.new_words, db, words, self.lexicon_at,
                                            LEXICON_ENTRIES, LEXICON_WORDS)
             if reached == self.lexicon_at:
-                self.lexicon_wanted.clear()
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(LEXICON_IDLE_S):
                         await self.lexicon_wanted.wait()
@@ -396,7 +396,9 @@ class Engine:
     async def remember(self, params: Params) -> dict[str, Any]:
         text = redact_text(params)
         (vectors,), _ = await asyncio.gather(self.vectors_for([text]), self.learn_words(text))
-        return await self.db(self.entries.remember, params, vectors)
+        result = await self.db(self.entries.remember, params, vectors)
+        self.lexicon_wanted.set()  # its filling moves past the entry
+        return result
 
     async def learn_words(self, text: str) -> None:
         """Give a single write's new words to the lexicon before it is acknowledged, so that a
@@ -406,7 +408,6 @@ class Engine:
             return
         assert self.store is not None
         found = await self.db(lexicon.unknown_words, self.store.db, words, [text])
-        self.lexicon_wanted.set()  # its filling moves past the entry
         if found:
             vectors = await self._unless_closing(asyncio.get_running_loop().run_in_executor(
                 self.query_thread, self.embedder.embed_alone, list(found.values())))
@@ -452,7 +453,9 @@ class Engine:
     async def supersede(self, params: Params) -> dict[str, Any]:
         text = redact_text(params)
         (vectors,), _ = await asyncio.gather(self.vectors_for([text]), self.learn_words(text))
-        return await self.db(self.entries.supersede, params, vectors)
+        result = await self.db(self.entries.supersede, params, vectors)
+        self.lexicon_wanted.set()
+        return result
 
     async def search(self, params: Params) -> dict[str, Any]:
         query = params.text("query", required=True, max_len=10_000)

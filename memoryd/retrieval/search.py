@@ -445,58 +445,6 @@ class Search:
                     best[number, column] = 1.0
         weight = np.array([max(w, 0.0) for _, w in asked])
         return best @ weight / weight.sum() if weight.sum() > 0 else best.mean(axis=1)
-        known = [(lexicon.rows[t], w) for t, w in weights.items() if t in lexicon.rows]
-        if not known:
-            return out
-        if len(lexicon) != self._word_rows_of:  # new words: a candidate may have more now
-            self._word_rows.clear()
-            self._word_rows_of = len(lexicon)
-        if self._stop_stems is None:
-            self._stop_stems = self._tokens(" ".join(STOPWORDS))
-        parts, starts, nonempty, total = [], [], [], 0
-        for number, rowid in enumerate(candidates):
-            rows = self._word_rows.get(rowid)
-            if rows is None:
-                rows = self._word_rows[rowid] = np.array(
-                    [lexicon.rows[w] for w in word_sets[number]
-                     if w in lexicon.rows and w not in self._stop_stems], dtype=np.int64)
-                if len(self._word_rows) > WORD_ROWS_CACHED:
-                    self._word_rows.pop(next(iter(self._word_rows)))
-            if len(rows):
-                parts.append(rows)
-                starts.append(total)
-                nonempty.append(number)
-                total += len(rows)
-        if not parts:
-            return out
-        unique, inverse = np.unique(np.concatenate(parts), return_inverse=True)
-        similarity = lexicon.similarity(unique, [row for row, _ in known])[inverse]
-        best = np.maximum.reduceat(similarity, starts, axis=0)  # candidates × question words
-        weight = np.array([w for _, w in known])
-        out[nonempty] = best @ weight / weight.sum()
-        return out
-        known = [(lexicon.rows[t], w) for t, w in weights.items() if t in lexicon.rows]
-        if not known:
-            return out
-        if self._stop_stems is None:
-            self._stop_stems = self._tokens(" ".join(STOPWORDS))
-        stop_stems = self._stop_stems
-        rows: list[int] = []
-        starts, nonempty = [], []
-        for number, words in enumerate(word_sets):
-            start = len(rows)
-            rows += [lexicon.rows[w] for w in words if w in lexicon.rows and w not in stop_stems]
-            if len(rows) > start:
-                starts.append(start)
-                nonempty.append(number)
-        if not rows:
-            return out
-        unique, inverse = np.unique(np.array(rows), return_inverse=True)
-        similarity = lexicon.similarity(unique, [row for row, _ in known])[inverse]
-        best = np.maximum.reduceat(similarity, starts, axis=0)  # candidates × question words
-        weight = np.array([w for _, w in known])
-        out[nonempty] = best @ weight / weight.sum()
-        return out
 
     # -- words ------------------------------------------------------------------------
 
