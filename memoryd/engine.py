@@ -41,7 +41,7 @@ from memoryd.store.entries import MAX_TEXT_CHARS, Entries, Vectors
 from memoryd.store.integrity import set_aside_damaged
 from memoryd.store.ledger import Ledger
 from memoryd.store.lexicon import Lexicon
-from memoryd.store.vectors import VectorIndex
+from memoryd.store.vectors import OLD_ROW_FILES, ROW_FILE, VectorIndex
 from memoryd.text import content_hash
 
 log = logging.getLogger(__name__)
@@ -256,15 +256,18 @@ class Engine:
 
     async def question_words(self, text: str) -> dict[str, np.ndarray]:
         """Vectors of the question's informative words that no entry has given the lexicon
-        (search's ``align``): embedded alone, remembered for the next questions."""
+        (search's ``align``)."""
         if self.embedder is None or self.searcher.lexicon is None:
             return {}
-        wanted = await self.db(self.searcher.unknown_words, text)
-        found = {stem: self.word_cache[stem] for stem in wanted if stem in self.word_cache}
-        missing = [stem for stem in wanted if stem not in found]
-        if missing:
+        return await self.word_vectors(await self.db(self.searcher.unknown_words, text))
+
+    async def word_vectors(self, words: dict[str, str]) -> dict[str, np.ndarray]:
+        """stem → the vector of its word embedded alone; remembered for the next questions."""
+        found = {stem: self.word_cache[stem] for stem in words if stem in self.word_cache}
+        missing = [stem for stem in words if stem not in found]
+        if missing and self.embedder is not None:
             vectors = await self._unless_closing(asyncio.get_running_loop().run_in_executor(
-                self.query_thread, self.embedder.embed_alone, [wanted[stem] for stem in missing]))
+                self.query_thread, self.embedder.embed_alone, [words[stem] for stem in missing]))
             for stem, vector in zip(missing, vectors):
                 found[stem] = self.word_cache[stem] = vector
             while len(self.word_cache) > WORD_CACHE_SIZE:
@@ -296,7 +299,9 @@ class Engine:
 
     def _build_index(self, dim: int) -> None:
         assert self.store is not None
-        index = VectorIndex(dim, self.config.state_dir / "vectors.f16")
+        for old in OLD_ROW_FILES:  # derived data in an earlier format
+            (self.config.state_dir / old).unlink(missing_ok=True)
+        index = VectorIndex(dim, self.config.state_dir / ROW_FILE)
         meta = self.store.vector_meta(None)
         parts = dict(self.store.iter_part_vectors())
         empty = np.zeros((0, dim), dtype=np.float32)
@@ -461,14 +466,13 @@ class Engine:
         query = params.text("query", required=True, max_len=10_000)
         assert query is not None
         embedding = asyncio.ensure_future(self.query_vector(query))
-        words = asyncio.ensure_future(self.question_words(query))
         try:
             plan = await self.db(self.searcher.keyword_search, params)  # meanwhile: embedding
         except BaseException:
             embedding.cancel()
-            words.cancel()
             raise
-        return await self.db(self.searcher.finish_search, plan, await embedding, await words)
+        words = await self.word_vectors(plan.unknown)
+        return await self.db(self.searcher.finish_search, plan, await embedding, words)
 
     def status(self) -> dict[str, Any]:
         """Counts for `memory status` (database thread)."""

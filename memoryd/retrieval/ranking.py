@@ -21,9 +21,10 @@ halves' figures. Evidence:
     vec_rr     1 / (1 + rank among vector candidates) (0: none)
     coverage   share of the question's informative words in the entry, each weighed by its rarity
     in_window  1 when the question names a time and the entry was written then
-    align      each informative word of the question paired with its nearest word of the entry
-               (cosine of the two words embedded alone, memoryd.store.lexicon), weighed like
-               ``coverage``: "skinny" finds "thin", "decal" finds "sticker"
+    align      a soft ``coverage``: each informative word of the question by its nearest word
+               of the entry (cosine of the two words embedded alone, memoryd.store.lexicon; 1
+               for the word itself), weighed the same way: "skinny" finds "thin", "decal"
+               finds "sticker"
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ from memoryd.retrieval.dates import Window, window
 from memoryd.retrieval.ranking import FEATURES, Model, idf, load_model
 from memoryd.store.database import Store, encode_tags
 from memoryd.store.entries import KINDS, STATUSES
-from memoryd.store.lexicon import Lexicon
+from memoryd.store.lexicon import Lexicon, is_word
 from memoryd.store.vectors import VectorFilter, VectorIndex
 
 CANDIDATES = 50
@@ -116,6 +116,7 @@ class SearchPlan:
     entries: dict[int, dict[str, Any]] = field(default_factory=dict)
     words: dict[int, set[str]] = field(default_factory=dict)
     weights: dict[str, float] = field(default_factory=dict)
+    unknown: dict[str, str] = field(default_factory=dict)  # question words not in the lexicon
 
 
 class Search:
@@ -233,6 +234,7 @@ class Search:
             list(dict.fromkeys([*plan.keyword, *plan.window_keyword])))
         plan.words = {rowid: self._tokens(entry["text"]) for rowid, entry in plan.entries.items()}
         plan.weights = self._term_weights(plan.terms)
+        plan.unknown = self.unknown_words(query)
         return plan
 
     def _keyword_candidates(self, terms: list[str], where: Filter,
@@ -403,15 +405,14 @@ class Search:
 
     def _alignment(self, plan: SearchPlan, candidates: list[int], word_sets: list[set[str]],
                    words: dict[str, np.ndarray]) -> np.ndarray:
-        """Per candidate: each question word's best cosine with a word of the candidate (1 for
-        the word itself), weighed like ``coverage``. A question word's vector comes from the
-        lexicon or ``words``; one with neither does not count. A candidate's word the lexicon has
-        not reached yet (a new entry's, for a second or two) counts only as itself."""
+        """Per candidate: each informative question word by its best cosine with a word of the
+        candidate, 1 for the word itself (a soft ``coverage``, weighed the same way). A question
+        word's vector comes from the lexicon or ``words``; one with neither (a number, a word of
+        two letters) counts only where it occurs as such, and so does a candidate's word the
+        lexicon has not reached yet (a new entry's, for a second or two)."""
         lexicon = self.lexicon
-        if lexicon is None:
-            return np.zeros(len(candidates))
-        asked = [(t, w) for t, w in plan.weights.items() if t in lexicon.rows or t in words]
-        if not asked:
+        asked = list(plan.weights.items())
+        if lexicon is None or not asked:
             return np.zeros(len(candidates))
         if len(lexicon) != self._word_rows_of:  # new words: a candidate may have more now
             self._word_rows.clear()
@@ -433,12 +434,15 @@ class Search:
                 nonempty.append(number)
                 total += len(rows)
         best = np.zeros((len(candidates), len(asked)))
-        if parts:
-            question = np.stack([words[t] if t in words else lexicon.vectors([lexicon.rows[t]])[0]
-                                 for t, _ in asked])
+        embedded = [c for c, (t, _) in enumerate(asked) if t in words or t in lexicon.rows]
+        if parts and embedded:
+            question = np.stack([words[asked[c][0]] if asked[c][0] in words
+                                 else lexicon.vectors([lexicon.rows[asked[c][0]]])[0]
+                                 for c in embedded])
             unique, inverse = np.unique(np.concatenate(parts), return_inverse=True)
             similarity = lexicon.vectors(unique) @ question.T
-            best[nonempty] = np.maximum.reduceat(similarity[inverse], starts, axis=0)
+            best[np.ix_(nonempty, embedded)] = np.maximum.reduceat(similarity[inverse], starts,
+                                                                   axis=0)
         for column, (token, _) in enumerate(asked):  # the word itself
             for number, candidate_words in enumerate(word_sets):
                 if token in candidate_words:
@@ -476,4 +480,4 @@ class Search:
         if self.lexicon is None:
             return {}
         return {token: term for term in query_terms(query) for token in self._tokens(term)
-                if token not in self.lexicon.rows}
+                if token not in self.lexicon.rows and is_word(token)}

@@ -91,6 +91,11 @@ class Lexicon:
         self.__init__(self.dim)  # type: ignore[misc]
 
 
+def is_word(token: str) -> bool:
+    """Whether the lexicon keeps this stem (letters only, 3 to 30: no numbers, ids or paths)."""
+    return _WORD.fullmatch(token) is not None
+
+
 def cursor(db: apsw.Connection) -> int:
     row = db.execute("SELECT value FROM meta WHERE key=?", (CURSOR_KEY,)).fetchone()
     return int(row[0]) if row else 0
@@ -122,7 +127,7 @@ def unknown_words(db: apsw.Connection, lexicon: Lexicon, texts: Sequence[str],
         data = text.encode("utf-8", "replace")
         for start, end, *tokens in tokenizer(data, apsw.FTS5_TOKENIZE_DOCUMENT, None):
             stem = tokens[0]
-            if stem in found or stem in lexicon or stem in known or not _WORD.fullmatch(stem):
+            if stem in found or stem in lexicon or stem in known or not is_word(stem):
                 continue
             word = data[start:end].decode("utf-8", "replace").lower()
             if _WORD.fullmatch(word):

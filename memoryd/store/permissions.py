@@ -16,6 +16,7 @@ import stat
 from pathlib import Path
 
 from memoryd.config import Config
+from memoryd.store.vectors import ROW_FILE
 
 log = logging.getLogger(__name__)
 
@@ -43,8 +44,7 @@ def tighten_state(config: Config) -> None:
     """Take group/other permissions off the state that exists already."""
     state = config.state_dir
     _tighten(state, 0o700)
-    for name in ("memoryd.db", "memoryd.db-wal", "memoryd.db-shm", "memoryd.lock",
-                 "vectors.f16"):
+    for name in ("memoryd.db", "memoryd.db-wal", "memoryd.db-shm", "memoryd.lock", ROW_FILE):
         _tighten(state / name, 0o600)
     _tighten(config.sources_file, 0o600)
     for directory in (state / "agents", config.ledger_dir, config.archive_dir):

@@ -7,9 +7,11 @@ million entries with their parts (a few million vectors). So:
 - every vector (an entry's, and its parts' — its sentences, :func:`memoryd.text.split_parts`) is
   a row: its **sign bits** (48 bytes at 384 dims, word-major so that the Hamming scan runs over
   contiguous memory) stay in RAM;
-- its exact values (float16, 768 bytes) are appended to a **row file** beside the database and
-  read through a memory mapping only for the rows being re-ranked; the mapping's pages are given
-  back after each search, so the file sits in the page cache, not in the daemon's memory;
+- its exact values (int8, 384 bytes, with a float32 scale per row in RAM: the cosine to within
+  ~2e-4, like float16, but 7× faster to read back than float16, which numpy converts element by
+  element) are appended to a **row file** beside the database and read through a memory
+  mapping only for the rows being re-ranked; the mapping's pages are given back after each
+  search, so the file sits in the page cache, not in the daemon's memory;
 - the filter columns (agent, category, project, kind, status, creation time) are per entry,
   in arrays indexed by rowid; a part is filtered by its entry's.
 
@@ -39,6 +41,9 @@ RELEASE_EVERY = 256
 #: A row file this small stays in memory between searches (giving its pages back made each
 #: search fault them in again: a tenth of a search's time in a small store).
 KEEP_MAPPED_BYTES = 16 << 20
+#: The row file's name in the state dir; earlier formats' files are removed at start.
+ROW_FILE = "vectors.i8"
+OLD_ROW_FILES = ("vectors.f16",)
 
 Meta = tuple[str, str, "str | None", str, str, float]  # agent, category, project, kind, status, created
 
@@ -87,6 +92,7 @@ class VectorIndex:
         self.rows = 0
         self.bits = np.zeros((self.words, capacity), dtype=np.uint64)
         self.owner = np.zeros(capacity, dtype=np.int64)
+        self.scale = np.zeros(capacity, dtype=np.float32)  # a row's int8 values × scale
         self.live = np.zeros(capacity, dtype=bool)  # False: replaced by a newer vector
         # per entry, indexed by rowid
         self.status = np.full(capacity, STATUS_CODES["removed"], dtype=np.int8)
@@ -116,7 +122,7 @@ class VectorIndex:
 
     @property
     def nbytes(self) -> int:
-        arrays = [self.bits, self.owner, self.live, self.status, self.created, self.whole,
+        arrays = [self.bits, self.owner, self.scale, self.live, self.status, self.created, self.whole,
                   self.first_part, self.part_count, *self.columns.values()]
         return sum(a.nbytes for a in arrays)
 
@@ -190,12 +196,15 @@ class VectorIndex:
         start, self.rows = self.rows, self.rows + n
         self.bits = _grown(self.bits, self.rows)
         self.owner = _grown(self.owner, self.rows)
+        self.scale = _grown(self.scale, self.rows)
         self.live = _grown(self.live, self.rows)
         self.bits[:, start:self.rows] = self._sign_bits(matrix).T
         self.owner[start:self.rows] = owners
         self.live[start:self.rows] = True
-        self._file.seek(start * self.dim * 2)
-        self._file.write(matrix.astype(np.float16).tobytes())
+        scale = np.maximum(np.abs(matrix).max(axis=1), 1e-12) / 127
+        self.scale[start:self.rows] = scale
+        self._file.seek(start * self.dim)
+        self._file.write(np.round(matrix / scale[:, None]).astype(np.int8).tobytes())
 
     def _sign_bits(self, vectors: np.ndarray) -> np.ndarray:
         packed = np.packbits(vectors > 0, axis=1)
@@ -213,12 +222,13 @@ class VectorIndex:
             return np.zeros(0, dtype=np.float32)
         if self._map is None or self._mapped_rows < self.rows:
             self._remap()
-        table = np.frombuffer(self._map, dtype=np.float16,  # type: ignore[arg-type]
+        table = np.frombuffer(self._map, dtype=np.int8,  # type: ignore[arg-type]
                               count=self._mapped_rows * self.dim)
-        values = table.reshape(self._mapped_rows, self.dim)[rows].astype(np.float32) @ query
+        values = (table.reshape(self._mapped_rows, self.dim)[rows].astype(np.float32) @ query
+                  ) * self.scale[rows]
         del table
         self._reads += 1
-        small = self._mapped_rows * self.dim * 2 <= KEEP_MAPPED_BYTES
+        small = self._mapped_rows * self.dim <= KEEP_MAPPED_BYTES
         if not small and (release or self._reads >= RELEASE_EVERY):
             # the pages were only borrowed: the daemon's memory stays the bits and columns
             self._map.madvise(mmap.MADV_DONTNEED)  # type: ignore[union-attr]
@@ -231,8 +241,8 @@ class VectorIndex:
         if self._map is not None:
             self._map.close()
         capacity = self.bits.shape[1]
-        self._file.truncate(max(capacity, 1) * self.dim * 2)
-        self._map = mmap.mmap(self._file.fileno(), max(capacity, 1) * self.dim * 2,
+        self._file.truncate(max(capacity, 1) * self.dim)
+        self._map = mmap.mmap(self._file.fileno(), max(capacity, 1) * self.dim,
                               prot=mmap.PROT_READ)
         self._mapped_rows = capacity
 
