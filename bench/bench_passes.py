@@ -38,7 +38,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))  # the working tree's memoryd, not an installed one
 
 from bench_ingest import AGENTS, TextPool, bullet, random_date, write_transcripts  # noqa: E402
-from bench_store import DaemonProcess, Report, ms, percentile, progress  # noqa: E402
+from bench_store import DaemonProcess, Report, ms, percentile, progress, settle  # noqa: E402
 from corpus import Corpus  # noqa: E402
 from memoryd_client import Client  # noqa: E402
 
@@ -228,6 +228,7 @@ def main(argv: list[str] | None = None) -> int:
         queries = Corpus(seed=29).queries(SEARCHES)
         with Client(daemon.socket, timeout_s=900) as client, \
                 Client(daemon.socket, timeout_s=60) as searcher:
+            settle(client)
             status = client.status()
             report.info["entries"] = status["entries"]
             progress(f"store: {status['entries']}")
