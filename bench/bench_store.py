@@ -284,14 +284,15 @@ class DaemonProcess:
 
 
 def settle(client: Client) -> None:
-    """Until the daemon's background work on the stored entries is done (vectors, the
-    lexicon's words), so that it does not run beside the measurements."""
-    started = time.monotonic()
-    while True:
+    """Until the daemon's background work is done (files to index, vectors, the lexicon's
+    words), so that it does not run beside the measurements."""
+    started, quiet = time.monotonic(), 0
+    while quiet < 3:  # three polls in a row with nothing to do (a file event may be pending)
         status = client.status()
-        behind = (status["backlog"] or 0) + (status["lexicon"]["entries_behind"] or 0)
-        if not behind:
-            break
+        ingest = status.get("ingest") or {}
+        behind = (status["backlog"] or 0) + (status["lexicon"]["entries_behind"] or 0) \
+            + (ingest.get("queue") or 0) + bool(ingest.get("scanning"))
+        quiet = 0 if behind else quiet + 1
         time.sleep(0.5)
     if time.monotonic() - started > 1:
         progress(f"background work settled in {time.monotonic() - started:.0f} s "

@@ -260,18 +260,28 @@ def test_date_prefix_forms() -> None:
         "- [ ] [2026-03-15] after checkbox\n"
         "- [2026-02-30] not a real date\n"
         "- see [2026-03-15] in the middle\n"
+        "- [2026-3-5] unpadded\n"
+        "- (2026-03-05) in parentheses\n"
+        "- 2026-03-05: bare, with a colon\n"
+        "- 2026-03-05 was the launch day\n"
         "\n"
         "[2026-01-01] a dated paragraph\n"
     )
 
     items = parse_items(text)
 
+    # the notebook pass writes the looser forms as "[2026-03-05]": read as dates already, the
+    # entries keep their text (and vector) when it does
     assert [(item.date, item.text) for item in items] == [
         ("2026-03-15", "colon"),
         ("2026-03-15", "dash"),
         ("2026-03-15", "after checkbox"),
         (None, "[2026-02-30] not a real date"),
         (None, "see [2026-03-15] in the middle"),
+        ("2026-03-05", "unpadded"),
+        ("2026-03-05", "in parentheses"),
+        ("2026-03-05", "bare, with a colon"),
+        (None, "2026-03-05 was the launch day"),
         ("2026-01-01", "a dated paragraph"),
     ]
 

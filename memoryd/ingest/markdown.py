@@ -68,7 +68,12 @@ _BLOCK_SCALAR = re.compile(r"[|>][+-]?[1-9]?[+-]?")
 _HEADING = re.compile(r" {0,3}(#{1,6})(?=[ \t]|$)")
 _BULLET = re.compile(r"( *)([-*+]|\d{1,9}[.)])(?=[ \t]|$)")
 _CHECKBOX = re.compile(r"\[[ xX]\](?:[ \t]+|$)")
-_DATE = re.compile(r"\[(\d{4}-\d{2}-\d{2})\](?:[ \t]*[:\-\u2013\u2014](?=\s|$))?\s*")
+#: A leading date: ``[2026-03-05]``, also written ``[2026-3-5]``, ``(2026-03-05)`` or
+#: ``2026-03-05:`` (the notebook pass rewrites those as the first; reading them as a date
+#: already keeps the entry's text, and its vector, the same when it does)
+_DATE = re.compile(r"(?:\[(\d{4})-(\d{1,2})-(\d{1,2})\]|\((\d{4})-(\d{1,2})-(\d{1,2})\)"
+                   r"|(\d{4})-(\d{1,2})-(\d{1,2})(?=[ \t]*[:\-\u2013\u2014]\s))"
+                   r"(?:[ \t]*[:\-\u2013\u2014](?=\s|$))?\s*")
 _FENCE = re.compile(r" *(`{3,}|~{3,})")
 _WORD = re.compile(r"[a-z]+")
 
@@ -388,15 +393,17 @@ def finish_draft(draft: _Draft | None, items: list[MemoryItem]) -> None:
 
 
 def read_date(text: str) -> tuple[str | None, str]:
-    """Split a leading ``[YYYY-MM-DD]`` (a real date) from the text."""
+    """Split a leading date (``[YYYY-MM-DD]`` and the looser forms of ``_DATE``; a real date)
+    from the text; the date as ``YYYY-MM-DD``."""
     match = _DATE.match(text)
     if match is None:
         return None, text
     try:
-        datetime.date.fromisoformat(match.group(1))
+        first = next(n for n in (1, 4, 7) if match.group(n))
+        day = datetime.date(*(int(match.group(n)) for n in range(first, first + 3)))
     except ValueError:
         return None, text
-    return match.group(1), text[match.end() :]
+    return day.isoformat(), text[match.end() :]
 
 
 def dedent_lines(lines: list[str]) -> list[str]:

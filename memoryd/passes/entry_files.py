@@ -43,7 +43,9 @@ log = logging.getLogger(__name__)
 
 #: A bullet's lead: indent, marker, a checkbox, a date.
 _LEAD = re.compile(r"(?P<lead>[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?)"
-                   r"(?P<date>\[\d{4}-\d{2}-\d{2}\](?:[ \t]*[:\-\u2013\u2014](?=\s))?[ \t]*)?")
+                   r"(?P<date>(?:\[\d{4}-\d{1,2}-\d{1,2}\]|\(\d{4}-\d{1,2}-\d{1,2}\)"
+                   r"|\d{4}-\d{1,2}-\d{1,2}(?=[ \t]*[:\-\u2013\u2014]\s))"
+                   r"(?:[ \t]*[:\-\u2013\u2014](?=\s))?[ \t]*)?")
 
 
 #: How long a forget or supersede of a file's entry waits for a running pass.

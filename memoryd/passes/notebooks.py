@@ -159,10 +159,13 @@ def normalise(notebook: Notebook) -> list[str]:
     notebook.sections = ordered + [s for s in notebook.sections if not s.name]
     for section in ordered:
         for item in section.items:
-            match = _LOOSE_DATE.match(item.lines[0]) if item.bullet and item.date is None else None
+            match = _LOOSE_DATE.match(item.lines[0]) if item.bullet else None
             if match:
                 y, m, d = next(g for g in (match.group(2, 3, 4), match.group(5, 6, 7)) if g[0])
-                item.date = f"{y}-{int(m):02d}-{int(d):02d}"
+                date = f"{y}-{int(m):02d}-{int(d):02d}"
+                if item.date is not None and "-".join(match.group(2, 3, 4)) == date:
+                    continue  # written as it should be
+                item.date = date
                 item.lines[0] = f"{match.group(1)}[{item.date}] {item.lines[0][match.end():]}"
                 item.rewritten = _entry_fields(item)
                 fixed.append(f"date prefix of {item.lines[0].strip()[:40]!r}")
@@ -215,8 +218,9 @@ def prune(notebook: Notebook, cap: int, kept_elsewhere: set[str]) -> list[tuple[
 def archive_text(existing: str | None, notebook_name: str, run: str,
                  removed: list[tuple[str, Item]], when: float) -> str:
     """The archive with a new dated block of pruned lines (newest blocks first)."""
-    title = f"# Archive of {notebook_name}\n\nLines pruned from {notebook_name} by memoryd's " \
-            "notebook pass: kept here, searchable, never injected.\n"
+    # what the file is goes in its description, not in a paragraph that would be an entry
+    title = f"---\ndescription: Lines pruned from {notebook_name} by memoryd's notebook pass, " \
+            f"kept here: searchable, never injected.\n---\n# Archive of {notebook_name}\n"
     head, _, older = (existing or title).partition("\n## ")
     block = [f"## {time.strftime('%Y-%m-%d', time.localtime(when))} (memoryd run {run})"]
     for name in ORDER:
