@@ -87,9 +87,6 @@ class Lexicon:
         index = np.asarray(rows, dtype=np.int64)
         return self._codes[index].astype(np.float32) * self._scales[index, None]
 
-    def clear(self) -> None:
-        self.__init__(self.dim)  # type: ignore[misc]
-
 
 def is_word(token: str) -> bool:
     """Whether the lexicon keeps this stem (letters only, 3 to 30: no numbers, ids or paths)."""
