@@ -40,6 +40,20 @@ def test_changing_the_model_drops_old_vectors(tmp_path) -> None:
     assert reopened.rows_missing_vectors(10)[0][0] == rowid
 
 
+def test_an_entry_is_embedded_again_only_when_its_text_changes(tmp_path) -> None:
+    # a pass moving entries into an archive rewrites their source and lines, and names the
+    # text too: that alone must not send them to the embedder again
+    store = Store(tmp_path / "db")
+    store.bind_model(ModelInfo("m1", "h1", 4))
+    rowid = store.insert_entry(entry("u1", "thin tentacles tear off"))
+    store.put_vectors([rowid], np.ones((1, 4), dtype=np.float32) / 2)
+    assert store.count_backlog() == 0
+    store.update_entry("u1", text="thin tentacles tear off", source="/notes/archive/n.md")
+    assert store.count_backlog() == 0
+    store.update_entry("u1", text="thick tentacles hold")
+    assert store.rows_missing_vectors(10)[0][0] == rowid
+
+
 def test_a_newer_schema_is_refused(tmp_path) -> None:
     Store(tmp_path / "db").db.execute("PRAGMA user_version=99")
     with pytest.raises(StartupError, match="newer than this memoryd"):

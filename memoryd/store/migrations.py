@@ -224,6 +224,15 @@ MIGRATIONS: tuple[str, ...] = (
         vector BLOB NOT NULL
     ) WITHOUT ROWID;
     """,
+    # 11: an entry goes back to be embedded only when its text changes, not whenever an UPDATE
+    # names the column (a pass moving entries into an archive and back re-embedded them all)
+    """
+    DROP TRIGGER entries_queue_au;
+    CREATE TRIGGER entries_queue_au AFTER UPDATE OF text ON entries
+    WHEN new.text IS NOT old.text BEGIN
+        INSERT OR IGNORE INTO vector_queue(rowid) VALUES (new.id);
+    END;
+    """,
 )
 #: The migration after which existing entries are checked for quarantine.
 QUARANTINE_VERSION = 9
