@@ -1,0 +1,135 @@
+"""Codex CLI rollout files (see the package docstring)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memoryd.ingest.transcript.lines import (
+    MAX_LINE_CHARS,
+    Turn,
+    _check_text,
+    _content_text,
+    _LineParser,
+    _object,
+    _Skip,
+    _text_or_none,
+    _timestamp,
+    line_id,
+)
+
+#: Codex user texts starting with one of these are context the harness injected
+#: (integrations.md §3.1).
+CODEX_INJECTED_PREFIXES = (
+    "# AGENTS.md instructions for",
+    "<environment_context>",
+    "<user_instructions>",
+    "<INSTRUCTIONS>",
+    "<turn_aborted>",
+    "<codex_internal_context",
+)
+
+_CODEX_TOOL_ITEMS = frozenset(
+    {
+        "function_call",
+        "function_call_output",
+        "custom_tool_call",
+        "custom_tool_call_output",
+        "local_shell_call",
+        "web_search_call",
+        "image_generation_call",
+        "tool_search_call",
+        "tool_search_output",
+        "reasoning",
+    }
+)
+_CODEX_PLAIN_KINDS = frozenset({"plain", "user"})
+
+
+class CodexParser(_LineParser):
+    """Codex CLI rollout files (see the module docstring)."""
+
+    harness = "codex"
+
+    def __init__(self, *, max_line_chars: int = MAX_LINE_CHARS) -> None:
+        super().__init__(max_line_chars=max_line_chars)
+        self._agent: str | None = None
+        self._meta_seen = False
+
+    def _handle(self, record: dict[str, Any], line: str, out: list[Turn]) -> None:
+        kind = record.get("type")
+        timestamp = _timestamp(record.get("timestamp"))
+        self._note_time(timestamp)
+        if kind not in ("session_meta", "turn_context", "event_msg", "response_item", "compacted"):
+            raise _Skip("ignored" if kind is None or isinstance(kind, str) else "bad_field")
+        payload = _object(record, "payload")
+        if kind == "session_meta":
+            self._session_meta(payload)
+        elif kind == "turn_context":
+            self.cwd = _text_or_none(payload.get("cwd")) or self.cwd
+        elif kind == "event_msg":
+            if payload.get("type") != "user_message":
+                raise _Skip("ignored")
+            text = payload.get("message")
+            if not isinstance(text, str):
+                raise _Skip("bad_field")
+            kind_of_input = payload.get("kind")
+            text = text.strip()
+            if kind_of_input not in (None, *_CODEX_PLAIN_KINDS) or text.startswith(
+                CODEX_INJECTED_PREFIXES
+            ):
+                raise _Skip("meta")
+            _check_text(text)
+            self.user_messages += 1
+            out.append(self._turn(line, "user", text, timestamp, None))
+        elif kind == "response_item":
+            item_type = payload.get("type")
+            if item_type in _CODEX_TOOL_ITEMS:
+                raise _Skip("tool")
+            if item_type != "message":
+                raise _Skip("ignored")
+            role = payload.get("role")
+            if role == "user":
+                raise _Skip("ignored")  # repeats event_msg/user_message, plus injections
+            if role != "assistant":
+                raise _Skip("meta")
+            text = _content_text(payload.get("content"), frozenset({"output_text", "text"}))
+            _check_text(text)
+            message_id = _text_or_none(payload.get("id"))
+            out.append(self._turn(line, "assistant", text, timestamp, message_id))
+        else:  # compacted
+            text = payload.get("message")
+            if text is not None and not isinstance(text, str):
+                raise _Skip("bad_field")
+            text = (text or "").strip()
+            _check_text(text)
+            out.append(self._turn(line, "summary", text, timestamp, None))
+
+    def _session_meta(self, payload: dict[str, Any]) -> None:
+        # The first session_meta is the file's own; a fork may copy its parent's after it.
+        if self._meta_seen:
+            return
+        self._meta_seen = True
+        self.session_id = _text_or_none(payload.get("id")) or self.session_id
+        self.cwd = self.cwd or _text_or_none(payload.get("cwd"))
+        self._note_time(_timestamp(payload.get("timestamp")))
+        source = payload.get("source")
+        if isinstance(source, dict) and "subagent" in source:
+            self._agent = (
+                _text_or_none(payload.get("agent_nickname"))
+                or _text_or_none(payload.get("agent_role"))
+                or "subagent"
+            )
+
+    def _turn(
+        self, line: str, role: str, text: str, timestamp: float | None, message_id: str | None
+    ) -> Turn:
+        return Turn(
+            record_id=line_id(line),
+            session_id=self.session_id,
+            role=role,
+            text=text,
+            timestamp=timestamp,
+            cwd=self.cwd,
+            sidechain_agent=self._agent,
+            message_id=message_id,
+        )

@@ -1,0 +1,103 @@
+"""The generic one-message-per-line format, and pi session files (see the package
+docstring)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memoryd.ingest.transcript.lines import (
+    MAX_LINE_CHARS,
+    Turn,
+    _check_text,
+    _content_text,
+    _LineParser,
+    _object,
+    _Skip,
+    _text_or_none,
+    _timestamp,
+    line_id,
+)
+
+
+class GenericParser(_LineParser):
+    """The generic one-message-per-line format, and pi session files (see the module
+    docstring). ``harness`` names the agent in the session registry."""
+
+    def __init__(self, *, harness: str = "generic", max_line_chars: int = MAX_LINE_CHARS) -> None:
+        super().__init__(max_line_chars=max_line_chars)
+        self.harness = harness
+
+    def _handle(self, record: dict[str, Any], line: str, out: list[Turn]) -> None:
+        if "role" in record:
+            self._generic(record, line, out)
+            return
+        kind = record.get("type")
+        timestamp = _timestamp(record.get("timestamp"))
+        self._note_time(timestamp)
+        if kind == "session":  # pi header
+            self.session_id = _text_or_none(record.get("id")) or self.session_id
+            self.cwd = _text_or_none(record.get("cwd")) or self.cwd
+        elif kind == "message":
+            message = _object(record, "message")
+            if timestamp is None:
+                timestamp = _timestamp(message.get("timestamp"))
+                self._note_time(timestamp)
+            record_id = self._pi_record_id(record, line)
+            self._message(message.get("role"), message.get("content"), record_id, timestamp, out)
+        elif kind == "compaction":
+            summary = record.get("summary")
+            if not isinstance(summary, str):
+                raise _Skip("bad_field")
+            record_id = self._pi_record_id(record, line)
+            self._message("summary", summary, record_id, timestamp, out)
+        else:
+            raise _Skip("ignored")
+
+    def _generic(self, record: dict[str, Any], line: str, out: list[Turn]) -> None:
+        self.session_id = _text_or_none(record.get("session_id")) or self.session_id
+        self.cwd = _text_or_none(record.get("cwd")) or self.cwd
+        timestamp = _timestamp(record.get("timestamp"))
+        self._note_time(timestamp)
+        record_id = record.get("id")
+        if isinstance(record_id, int) and not isinstance(record_id, bool):
+            record_id = str(record_id)
+        elif record_id is None:
+            record_id = line_id(line)
+        elif not isinstance(record_id, str) or not record_id:
+            raise _Skip("bad_field")
+        self._message(record.get("role"), record.get("content"), record_id, timestamp, out)
+
+    def _pi_record_id(self, record: dict[str, Any], line: str) -> str:
+        entry_id = _text_or_none(record.get("id"))
+        if entry_id is None:
+            return line_id(line)
+        return f"{self.session_id}:{entry_id}" if self.session_id else entry_id
+
+    def _message(
+        self,
+        role: object,
+        content: object,
+        record_id: str,
+        timestamp: float | None,
+        out: list[Turn],
+    ) -> None:
+        if not isinstance(role, str):
+            raise _Skip("bad_field")
+        if role not in ("user", "assistant", "summary"):
+            raise _Skip("meta" if role == "system" else "ignored")
+        text = _content_text(content)
+        _check_text(text)
+        if role == "user":
+            self.user_messages += 1
+        out.append(
+            Turn(
+                record_id=record_id,
+                session_id=self.session_id,
+                role=role,
+                text=text,
+                timestamp=timestamp,
+                cwd=self.cwd,
+                sidechain_agent=None,
+                message_id=None,
+            )
+        )

@@ -1,0 +1,230 @@
+"""What every transcript format shares: turns and chunks, line decoding, skip counting,
+and the small readers of a decoded record (see the package docstring)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from memoryd_client.wire import INJECTION_MARKER
+
+log = logging.getLogger(__name__)
+
+#: Lines longer than this (in characters) are skipped undecoded, as ``too_long``. Genuine
+#: messages are far shorter; lines this long are spilled tool output or inline images.
+MAX_LINE_CHARS = 10_000_000
+
+# Epoch numbers at or above this are milliseconds (1e11 s is in the year 5138).
+_EPOCH_MS_THRESHOLD = 1e11
+_MAX_EPOCH_S = 253_402_300_799.0  # 9999-12-31T23:59:59Z
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One thing said in a session: a user prompt, an assistant answer, or a summary."""
+
+    record_id: str
+    session_id: str | None
+    role: str  # 'user' | 'assistant' | 'summary'
+    text: str
+    timestamp: float | None  # epoch seconds
+    cwd: str | None
+    sidechain_agent: str | None
+    message_id: str | None
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One exchange (a user message and the answers to it) or one summary, ready to index."""
+
+    chunk_id: str
+    kind: str  # 'turn' | 'summary'
+    text: str
+    record_ids: tuple[str, ...]
+    session_id: str | None
+    timestamp: float | None
+    cwd: str | None
+    sidechain_agent: str | None
+
+
+class TranscriptParser(Protocol):
+    """A stateful parser for one transcript file, fed line by line."""
+
+    harness: str
+    session_id: str | None
+    cwd: str | None
+    started: float | None
+    last_seen: float | None
+    user_messages: int
+    skipped: dict[str, int]
+
+    def feed(self, line: str) -> list[Turn]:
+        """Parse one complete JSONL line (no newline); return the turns it completes."""
+        ...
+
+    def flush(self) -> list[Turn]:
+        """End of the available input: return any turn still being assembled."""
+        ...
+
+
+def line_id(line: str) -> str:
+    """Record id for a line without one: 32 hex digits of the sha256 of the trimmed line."""
+    return hashlib.sha256(line.strip().encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+class _Skip(Exception):
+    """Raised inside a parser to drop the current line, counted under ``reason``."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class _LineParser(ABC):
+    """Line decoding, skip counting and session bookkeeping shared by the three formats."""
+
+    harness = "generic"
+
+    def __init__(self, *, max_line_chars: int = MAX_LINE_CHARS) -> None:
+        self.session_id: str | None = None
+        self.cwd: str | None = None
+        self.started: float | None = None
+        self.last_seen: float | None = None
+        self.user_messages = 0
+        self.skipped: dict[str, int] = {}
+        self._max_line_chars = max_line_chars
+
+    def feed(self, line: str) -> list[Turn]:
+        out: list[Turn] = []
+        line = line.strip()
+        if not line:
+            return out
+        try:
+            if len(line) > self._max_line_chars:
+                raise _Skip("too_long")
+            try:
+                record = json.loads(line)
+            except (ValueError, RecursionError):
+                raise _Skip("invalid_json") from None
+            if not isinstance(record, dict):
+                raise _Skip("not_object")
+            self._handle(record, line, out)
+        except _Skip as skip:
+            self._count(skip.reason)
+        except Exception:
+            log.exception("Unexpected error parsing a %s transcript line.", self.harness)
+            self._count("internal_error")
+        return out
+
+    def flush(self) -> list[Turn]:
+        return []
+
+    @abstractmethod
+    def _handle(self, record: dict[str, Any], line: str, out: list[Turn]) -> None:
+        """Turn one decoded record into turns appended to ``out`` (or raise _Skip)."""
+
+    def _count(self, reason: str) -> None:
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+    def _note_time(self, timestamp: float | None) -> None:
+        if timestamp is None:
+            return
+        if self.started is None or timestamp < self.started:
+            self.started = timestamp
+        if self.last_seen is None or timestamp > self.last_seen:
+            self.last_seen = timestamp
+
+
+def _timestamp(value: object) -> float | None:
+    """Epoch seconds from ISO-8601 text or epoch seconds/milliseconds; None if unusable."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        try:
+            seconds = float(value)
+        except OverflowError:
+            return None
+        if abs(seconds) >= _EPOCH_MS_THRESHOLD:
+            seconds /= 1000
+    elif isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value.strip())
+        except ValueError:
+            return None
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=UTC)
+        seconds = parsed.timestamp()
+    else:
+        return None
+    if not math.isfinite(seconds) or not 0 <= seconds <= _MAX_EPOCH_S:
+        return None
+    return seconds
+
+
+def _text_or_none(value: object) -> str | None:
+    """A non-empty string, or None (context fields are read leniently)."""
+    return value if isinstance(value, str) and value else None
+
+
+def _object(record: dict[str, Any], name: str) -> dict[str, Any]:
+    value = record.get(name)
+    if not isinstance(value, dict):
+        raise _Skip("bad_field")
+    return value
+
+
+def _string(record: dict[str, Any], name: str) -> str:
+    value = record.get(name)
+    if not isinstance(value, str) or not value:
+        raise _Skip("bad_field")
+    return value
+
+
+def _flag(record: dict[str, Any], name: str) -> bool:
+    value = record.get(name)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise _Skip("bad_field")
+    return value
+
+
+def _block_types(content: object) -> set[str]:
+    if not isinstance(content, list):
+        return set()
+    return {b["type"] for b in content if isinstance(b, dict) and isinstance(b.get("type"), str)}
+
+
+def _content_text(content: object, text_types: frozenset[str] = frozenset({"text"})) -> str:
+    """The trimmed text of a string, or of the text blocks of a block list, joined by a blank
+    line. Other block types are ignored; a wrongly typed content or text raises ``bad_field``."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content.strip()
+    if not isinstance(content, list):
+        raise _Skip("bad_field")
+    parts = []
+    for block in content:
+        if not isinstance(block, dict):
+            raise _Skip("bad_field")
+        if block.get("type") in text_types:
+            text = block.get("text")
+            if not isinstance(text, str):
+                raise _Skip("bad_field")
+            if text.strip():
+                parts.append(text.strip())
+    return "\n\n".join(parts)
+
+
+def _check_text(text: str) -> None:
+    if not text:
+        raise _Skip("empty")
+    if INJECTION_MARKER in text:
+        raise _Skip("marker")
