@@ -254,6 +254,13 @@ class Engine:
             self.query_cache.popitem(last=False)
         return embedded[0]
 
+    async def _embed_alone(self, words: list[str], thread: ThreadPoolExecutor) -> np.ndarray:
+        """Words for the lexicon or a question, each embedded alone (one vector per word,
+        whatever is embedded beside it)."""
+        assert self.embedder is not None
+        return await self._unless_closing(asyncio.get_running_loop().run_in_executor(
+            thread, self.embedder.embed_alone, words))
+
     async def question_words(self, text: str) -> dict[str, np.ndarray]:
         """Vectors of the question's informative words that no entry has given the lexicon
         (search's ``align``)."""
@@ -266,8 +273,7 @@ class Engine:
         found = {stem: self.word_cache[stem] for stem in words if stem in self.word_cache}
         missing = [stem for stem in words if stem not in found]
         if missing and self.embedder is not None:
-            vectors = await self._unless_closing(asyncio.get_running_loop().run_in_executor(
-                self.query_thread, self.embedder.embed_alone, [words[stem] for stem in missing]))
+            vectors = await self._embed_alone([words[stem] for stem in missing], self.query_thread)
             for stem, vector in zip(missing, vectors):
                 found[stem] = self.word_cache[stem] = vector
             while len(self.word_cache) > WORD_CACHE_SIZE:
@@ -342,8 +348,7 @@ class Engine:
                     async with asyncio.timeout(LEXICON_IDLE_S):
                         await self.lexicon_wanted.wait()
                 continue
-            vectors = await self._unless_closing(asyncio.get_running_loop().run_in_executor(
-                self.embed_thread, self.embedder.embed_alone, list(found.values())))
+            vectors = await self._embed_alone(list(found.values()), self.embed_thread)
             await self.db(words.add, db, found, vectors, reached)
             self.lexicon_at = reached
 
@@ -414,8 +419,7 @@ class Engine:
         assert self.store is not None
         found = await self.db(lexicon.unknown_words, self.store.db, words, [text])
         if found:
-            vectors = await self._unless_closing(asyncio.get_running_loop().run_in_executor(
-                self.query_thread, self.embedder.embed_alone, list(found.values())))
+            vectors = await self._embed_alone(list(found.values()), self.query_thread)
             await self.db(words.add, self.store.db, found, vectors)
 
     async def remember_many(self, params: Params) -> dict[str, Any]:

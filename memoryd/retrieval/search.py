@@ -41,7 +41,7 @@ from memoryd.retrieval.dates import Window, window
 from memoryd.retrieval.ranking import FEATURES, Model, idf, load_model
 from memoryd.store.database import Store, encode_tags
 from memoryd.store.entries import KINDS, STATUSES
-from memoryd.store.lexicon import Lexicon, is_word
+from memoryd.store.lexicon import Lexicon, unknown_words
 from memoryd.store.vectors import VectorFilter, VectorIndex
 
 CANDIDATES = 50
@@ -479,5 +479,4 @@ class Search:
         them for ``align`` (``words`` of :meth:`search`)."""
         if self.lexicon is None:
             return {}
-        return {token: term for term in query_terms(query) for token in self._tokens(term)
-                if token not in self.lexicon.rows and is_word(token)}
+        return unknown_words(self.store.db, self.lexicon, [" ".join(query_terms(query))])

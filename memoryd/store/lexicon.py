@@ -22,6 +22,8 @@ from collections.abc import Container, Sequence
 import apsw
 import numpy as np
 
+from memoryd.store.vectors import quantize
+
 CURSOR_KEY = "lexicon_rowid"
 _WORD = re.compile(r"[a-z]{3,30}")
 
@@ -61,10 +63,7 @@ class Lexicon:
         transaction; then they are searchable."""
         stems = [s for s in words if s not in self.rows]
         keep = [i for i, s in enumerate(words) if s not in self.rows]
-        vectors = np.asarray(vectors, dtype=np.float32)[keep]
-        scales = np.maximum(np.abs(vectors).max(axis=1), 1e-12) / 127 if len(keep) else \
-            np.zeros(0, dtype=np.float32)
-        codes = np.round(vectors / scales[:, None]).astype(np.int8)
+        codes, scales = quantize(np.asarray(vectors, dtype=np.float32).reshape(-1, self.dim)[keep])
         with db:
             db.executemany("INSERT OR REPLACE INTO lexicon(stem, word, scale, vector) "
                            "VALUES (?, ?, ?, ?)",
@@ -73,7 +72,7 @@ class Lexicon:
             if cursor is not None:
                 db.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO "
                            "UPDATE SET value=excluded.value", (CURSOR_KEY, str(cursor)))
-        self._append(stems, codes, scales.astype(np.float32))
+        self._append(stems, codes, scales)
 
     def _append(self, stems: list[str], codes: np.ndarray, scales: np.ndarray) -> None:
         base = len(self._scales)

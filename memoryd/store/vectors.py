@@ -8,7 +8,7 @@ million entries with their parts (a few million vectors). So:
   a row: its **sign bits** (48 bytes at 384 dims, word-major so that the Hamming scan runs over
   contiguous memory) stay in RAM;
 - its exact values (int8, 384 bytes, with a float32 scale per row in RAM: the cosine to within
-  ~2e-4, like float16, but 7× faster to read back than float16, which numpy converts element by
+  ~2e-4, like float16, but ~10× faster to read back than float16, which numpy converts element by
   element) are appended to a **row file** beside the database and read through a memory
   mapping only for the rows being re-ranked; the mapping's pages are given back after each
   search, so the file sits in the page cache, not in the daemon's memory;
@@ -79,6 +79,14 @@ def _grown(array: np.ndarray, size: int, fill: float = 0) -> np.ndarray:
     new = np.full((*array.shape[:-1], max(size, array.shape[-1] * 2)), fill, dtype=array.dtype)
     new[..., : array.shape[-1]] = array
     return new
+
+
+def quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of a matrix as int8 codes and a float32 scale each (row ≈ codes × scale; for a
+    unit vector of 384 dimensions the cosine moves by ~2e-4)."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    scales = (np.maximum(np.abs(vectors).max(axis=1, initial=0.0), 1e-12) / 127).astype(np.float32)
+    return np.round(vectors / scales[:, None]).astype(np.int8), scales
 
 
 class VectorIndex:
@@ -201,10 +209,9 @@ class VectorIndex:
         self.bits[:, start:self.rows] = self._sign_bits(matrix).T
         self.owner[start:self.rows] = owners
         self.live[start:self.rows] = True
-        scale = np.maximum(np.abs(matrix).max(axis=1), 1e-12) / 127
-        self.scale[start:self.rows] = scale
+        codes, self.scale[start:self.rows] = quantize(matrix)
         self._file.seek(start * self.dim)
-        self._file.write(np.round(matrix / scale[:, None]).astype(np.int8).tobytes())
+        self._file.write(codes.tobytes())
 
     def _sign_bits(self, vectors: np.ndarray) -> np.ndarray:
         packed = np.packbits(vectors > 0, axis=1)
