@@ -118,6 +118,7 @@ class Engine:
         loading the model. Returns how many ledger records were replayed."""
         rebuilding = await self.db(set_aside_damaged, self.config.db_path)
         self.store = await self.db(Store, self.config.db_path)
+        await self.db(self.store.checkpoint_in_background)
         self._entries = Entries(self.config, self.store, Ledger(self.config.ledger_dir))
         self._search = Search(self.config, self.store)
         restored = await self.db(restore_archives, self.store,
