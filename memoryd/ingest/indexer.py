@@ -1,7 +1,8 @@
 """Watched files → entries, in place: the files stay the source of truth.
 
-Reading and parsing (``read_memory_file``) happen off the database thread; ``Indexer`` applies
-the result on it. Memory files are diffed by content hash, so an edit touches only the entries
+Reading (``read_memory_file``) happens off the database thread; ``Indexer`` parses and applies
+the text on it (parsing is pure Python: on another thread it held the GIL against the searches
+on the database thread, and a pass that rewrote a thousand notebooks slowed them by a third). Memory files are diffed by content hash, so an edit touches only the entries
 whose text changed, a removed bullet leaves the index (journaled), and a renamed file keeps its
 entries and their history. Transcript chunks are upserted by a stable id derived from their
 first record, so re-reading a file never duplicates anything.
@@ -19,7 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from memoryd.ingest.markdown import MemoryFile, parse_memory_file
+from memoryd.ingest.markdown import parse_memory_file
 from memoryd.ingest.open_exchange import forget_open_turns, save_open_turns
 from memoryd.ingest.tail import TailPosition
 from memoryd.ingest.transcript import Chunk, Turn
@@ -69,9 +70,12 @@ class Changes:
 
 
 @dataclass
-class ParsedMemoryFile:
+class MemoryFileRead:
+    """A memory file's text as read (None: unreadable, ``error`` says why)."""
+
     facts: FileFacts
-    parsed: MemoryFile | None
+    relative: str
+    text: str | None
     error: str | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -82,24 +86,24 @@ def stat_facts(path: Path, source: str, kind: str, agent: str, project: str | No
                      stat.st_mtime, project)
 
 
-def read_memory_file(facts: FileFacts, relative: str, max_file_bytes: int) -> ParsedMemoryFile:
-    """Read and split one markdown file; problems become a reason, never an exception."""
+def read_memory_file(facts: FileFacts, relative: str, max_file_bytes: int) -> MemoryFileRead:
+    """Read and decode one markdown file; problems become a reason, never an exception."""
     if facts.size > max_file_bytes:
-        return ParsedMemoryFile(facts, None, f"file is {facts.size} bytes, over the "
-                                f"{max_file_bytes}-byte cap (watch.max_file_bytes)")
+        return MemoryFileRead(facts, relative, None, f"file is {facts.size} bytes, over the "
+                              f"{max_file_bytes}-byte cap (watch.max_file_bytes)")
     try:
         data = Path(facts.path).read_bytes()
     except OSError as exc:
-        return ParsedMemoryFile(facts, None, f"unreadable: {exc.strerror or exc}")
+        return MemoryFileRead(facts, relative, None, f"unreadable: {exc.strerror or exc}")
     if b"\0" in data[:BINARY_SNIFF_BYTES]:
-        return ParsedMemoryFile(facts, None, "binary file (NUL bytes), skipped")
+        return MemoryFileRead(facts, relative, None, "binary file (NUL bytes), skipped")
     notes = []
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         text = data.decode("utf-8", errors="replace")
         notes.append(f"invalid UTF-8 at byte {exc.start}; undecodable bytes replaced")
-    return ParsedMemoryFile(facts, parse_memory_file(text, relative), None, notes)
+    return MemoryFileRead(facts, relative, text, None, notes)
 
 
 def agent_for_sidechain(agent: str, sidechain: str | None) -> str:
@@ -190,12 +194,12 @@ class Indexer:
 
     # -- memory files -----------------------------------------------------------------
 
-    def apply_memory_file(self, result: ParsedMemoryFile) -> Changes:
+    def apply_memory_file(self, result: MemoryFileRead) -> Changes:
         facts = result.facts
-        if result.parsed is None:
+        if result.text is None:
             self.record_error(facts, result.error or "unreadable")
             return Changes()
-        parsed = result.parsed
+        parsed = parse_memory_file(result.text, result.relative)
         existing: dict[str, list[dict[str, Any]]] = {}
         # a text already stored as it stands has no secret left to redact (redacting is
         # idempotent), and its hash is known: most items of a changed file are unchanged

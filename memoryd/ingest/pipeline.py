@@ -26,7 +26,7 @@ from memoryd.ingest.indexer import (
     Changes,
     FileFacts,
     Indexer,
-    ParsedMemoryFile,
+    MemoryFileRead,
     read_memory_file,
     stat_facts,
 )
@@ -45,7 +45,7 @@ from memoryd.progress import InitialIndexing
 
 log = logging.getLogger(__name__)
 #: How long the database thread applies parsed files before it lets other work in.
-APPLY_SLICE_S = 0.010
+APPLY_SLICE_S = 0.005
 #: When the scan that catches up with the watcher's start runs.
 CATCH_UP_S = 1.0
 T = TypeVar("T")
@@ -240,7 +240,7 @@ class Ingest:
         existing, gone = [], []
         for path in paths:
             (existing if os.path.isfile(path) else gone).append(path)
-        memory_results: list[ParsedMemoryFile] = []
+        memory_results: list[MemoryFileRead] = []
         for path in existing:  # before the gone ones, so that a rename is seen as one
             matched = self.match(path)
             if matched is None:
@@ -275,7 +275,7 @@ class Ingest:
             if changes.removed:
                 log.info("%s is gone: removed %d entries.", path, changes.removed)
 
-    def _apply_memory(self, results: list[ParsedMemoryFile]) -> list[Changes]:
+    def _apply_memory(self, results: list[MemoryFileRead]) -> list[Changes]:
         """Apply parsed files until APPLY_SLICE_S has passed (at least one)."""
         deadline = time.perf_counter() + APPLY_SLICE_S
         applied = []
