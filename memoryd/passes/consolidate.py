@@ -32,6 +32,7 @@ import numpy as np
 
 from memoryd.ingest.sources import ARCHIVE_DIR
 from memoryd.passes.journal import Change
+from memoryd.passes.steps import Offload
 from memoryd.text import normalise_text
 
 if TYPE_CHECKING:
@@ -126,8 +127,6 @@ def _entries(ctx: PassContext, agent: str, into: list[dict[str, Any]]) -> Iterat
 
 
 def run(ctx: PassContext) -> Iterator[Any]:
-    from memoryd.passes.runner import Offload
-
     yield from _close_settled(ctx)
     known = {frozenset(c["after"]["ids"]) for c in ctx.journal.open_contradictions()}
     threshold = ctx.config.remember.near_duplicate_cosine

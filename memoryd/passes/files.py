@@ -50,7 +50,7 @@ def read_text(path: Path) -> FileText:
 
 
 def replace_if_unchanged(path: Path, expected: bytes | None, new: bytes,
-                         mode: int = 0o600) -> bool:
+                         mode: int = 0o600, renamed_in: set[Path] | None = None) -> bool:
     """Write ``new`` to ``path`` (through a symlink) if it still holds ``expected`` (None: if it
     does not exist). Returns False, writing nothing, when it changed meanwhile.
 
@@ -59,7 +59,10 @@ def replace_if_unchanged(path: Path, expected: bytes | None, new: bytes,
     file the rename replaces: so that file is read once more after the rename, and if it no
     longer holds ``expected`` their text is put back and the swap counts as a conflict. (What
     remains is a window of microseconds between that read and the put-back, in which a writer
-    that read our text would have to write again.)"""
+    that read our text would have to write again.)
+
+    The rename is made durable by fsyncing the directory; with ``renamed_in`` given, the
+    directory is added to it instead, for the caller to fsync once for a batch of files."""
     real = Path(os.path.realpath(path))
     old_fd = _open_existing(real)
     try:
@@ -76,13 +79,20 @@ def replace_if_unchanged(path: Path, expected: bytes | None, new: bytes,
             theirs = _settled(old_fd)
             if _current(real) == new:  # unless they wrote again since, over ours
                 os.replace(write_temporary(real, theirs, mode), real)
-            fsync_directory(real.parent)
+            _renamed(real.parent, renamed_in)
             return False
-        fsync_directory(real.parent)
+        _renamed(real.parent, renamed_in)
         return True
     finally:
         if old_fd is not None:
             os.close(old_fd)
+
+
+def _renamed(directory: Path, renamed_in: set[Path] | None) -> None:
+    if renamed_in is None:
+        fsync_directory(directory)
+    else:
+        renamed_in.add(directory)
 
 
 def _open_existing(path: Path) -> int | None:
@@ -116,11 +126,13 @@ def _settled(fd: int) -> bytes:
     return data
 
 
-def remove_if_unchanged(path: Path, expected: bytes) -> bool:
+def remove_if_unchanged(path: Path, expected: bytes,
+                        renamed_in: set[Path] | None = None) -> bool:
     real = Path(os.path.realpath(path))
     if _current(real) != expected:
         return False
     real.unlink()
+    _renamed(real.parent, renamed_in)
     return True
 
 

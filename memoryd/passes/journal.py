@@ -33,6 +33,7 @@ from typing import Any
 from memoryd.errors import BadParamsError, NotFoundError
 from memoryd.passes.files import FileText, remove_if_unchanged, replace_if_unchanged
 from memoryd.store.database import Store
+from memoryd.store.durable import fsync_directory
 from memoryd.store.entries import LEDGER_FIELDS, Entries
 
 log = logging.getLogger(__name__)
@@ -379,31 +380,39 @@ def _holds(target: str, side: dict[str, Any] | None) -> bool:
         return False
 
 
-def swap_files(changes: list[Change]) -> bool:
+def swap_files(changes: list[Change], renamed_in: set[Path] | None = None) -> bool:
     """Write a group's files by compare-and-swap, all or none: when one changed meanwhile,
     the ones written already are put back and False is returned. Needs no database (a pass
-    may run it on a worker thread)."""
+    may run it on a worker thread). With ``renamed_in``, the directories whose names changed
+    are collected there for the caller to fsync (see :func:`replace_if_unchanged`)."""
     written: list[Change] = []
     for change in changes:
-        if not _swap(Path(change.target), change.before, change.after):
+        if not _swap(Path(change.target), change.before, change.after, renamed_in):
             for done in reversed(written):
-                _swap(Path(done.target), done.after, done.before)
+                _swap(Path(done.target), done.after, done.before, renamed_in)
             return False
         written.append(change)
     return True
 
 
 def swap_groups(groups: list[list[Change]]) -> list[bool]:
-    """:func:`swap_files` for each group, in order."""
-    return [swap_files(changes) for changes in groups]
+    """:func:`swap_files` for each group, in order; each directory is fsynced once at the end
+    (a notebook pass writes a thousand files into a few directories), before any group is
+    reported written."""
+    renamed_in: set[Path] = set()
+    written = [swap_files(changes, renamed_in) for changes in groups]
+    for directory in sorted(renamed_in):
+        fsync_directory(directory)
+    return written
 
 
-def _swap(path: Path, old: dict[str, Any] | None, new: dict[str, Any] | None) -> bool:
+def _swap(path: Path, old: dict[str, Any] | None, new: dict[str, Any] | None,
+          renamed_in: set[Path] | None = None) -> bool:
     """Compare-and-swap a file from one side of a change to the other."""
     expected = _bytes(old) if old is not None else None
     if new is None:
-        return expected is not None and remove_if_unchanged(path, expected)
-    return replace_if_unchanged(path, expected, _bytes(new))
+        return expected is not None and remove_if_unchanged(path, expected, renamed_in)
+    return replace_if_unchanged(path, expected, _bytes(new), renamed_in=renamed_in)
 
 
 def file_change(path: Path, basis: FileText | None, new_text: str | None, action: str,

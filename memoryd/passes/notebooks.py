@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,6 +35,7 @@ from memoryd.ingest.markdown import classify_heading, is_pinned, parse_memory_fi
 from memoryd.ingest.sources import ARCHIVE_DIR
 from memoryd.passes.files import FileText, read_text
 from memoryd.passes.journal import Change, file_change, swap_groups
+from memoryd.passes.steps import Collect, Offload
 from memoryd.redact import redact
 from memoryd.text import content_hash
 
@@ -194,22 +195,33 @@ def _entry_fields(item: Item) -> dict[str, Any]:
     return fields
 
 
-def prune(notebook: Notebook, cap: int, kept_elsewhere: set[str]) -> list[tuple[str, Item]]:
+def prune(notebook: Notebook, cap: int,
+          kept_elsewhere: Callable[[], set[str]]) -> list[tuple[str, Item]]:
     """Remove bullets until the notebook fits its cap: (section name, item) removed, oldest
-    Session Log first, then Learnings/Mistakes kept elsewhere; Feedback never."""
+    Session Log first, then Learnings/Mistakes kept elsewhere (asked for only then: most
+    notebooks fit once their Session Log is pruned); Feedback never."""
     removed: list[tuple[str, Item]] = []
-    for names, allowed in ((("session-log",), lambda i: True),
-                           (("learnings", "mistakes"), lambda i: i.hash in kept_elsewhere)):
-        while notebook.lines() > cap:
+    lines = notebook.lines()
+    elsewhere: set[str] | None = None
+    for names in (("session-log",), ("learnings", "mistakes")):
+        while lines > cap:
+            if names != ("session-log",) and elsewhere is None:
+                elsewhere = kept_elsewhere()
             candidates = [(s, i) for s in notebook.sections if s.name in names
-                          for i in s.items if i.bullet and allowed(i)]
+                          for i in s.items if i.bullet and (elsewhere is None
+                                                            or i.hash in elsewhere)]
             if not candidates:
                 break
             section, item = min(candidates, key=lambda c: c[1].date or "9999")
             section.items.remove(item)
             removed.append((section.name or "", item))
-    if notebook.lines() > cap:
-        notebook.problems.append(f"{notebook.lines()} lines, over the cap of {cap}: nothing "
+            # an item takes at most its own lines with it (fewer when the section's trailing
+            # blank lines were its): render again only once that could be within the cap
+            lines -= len(item.lines)
+            if lines <= cap:
+                lines = notebook.lines()
+    if lines > cap:
+        notebook.problems.append(f"{lines} lines, over the cap of {cap}: nothing "
                                  "more may be pruned (feedback is kept, and lessons only go "
                                  "once they are kept elsewhere)")
     return removed
@@ -260,7 +272,7 @@ class Plan:
     archive_text: str | None
 
 
-def plan(path: Path, cap: int, kept_elsewhere: set[str], run_name: str,
+def plan(path: Path, cap: int, kept_elsewhere: Callable[[], set[str]], run_name: str,
          when: float) -> Plan | None:
     """Read, parse, normalise and prune one notebook (None: not a notebook, or unreadable)."""
     try:
@@ -286,15 +298,18 @@ def plan(path: Path, cap: int, kept_elsewhere: set[str], run_name: str,
 def run(ctx: PassContext) -> Iterator[Any]:
     """One notebook a step on the database thread (reading and parsing one is ~1 ms), its
     changes recorded pending there; the files of WRITE_BATCH notebooks are then written in one
-    hand-off to a worker thread, while the database thread serves requests. (A hand-off per
-    notebook waited behind the queued requests each time, ~20 ms a notebook while searches
-    ran; the writes on the database thread were half of the pass's time there.)"""
+    hand-off to a worker thread, while the pass plans the next batch and the database thread
+    serves requests. (A hand-off per notebook waited behind the queued requests each time,
+    ~20 ms a notebook while searches ran; the writes on the database thread were half of the
+    pass's time there; waiting for each batch's writes left the thread idle for a third.)"""
     pending: list[tuple[list[Change], list[int]]] = []
+    writing: tuple[list[tuple[list[Change], list[int]]], Any] | None = None
     for found in notebooks(ctx):
         yield
         cap = ctx.notebook_cap(found["source"])
         planned = plan(Path(found["path"]), cap,
-                       ctx.kept_elsewhere(found["agent"], found["path"]), ctx.run_name,
+                       functools.partial(ctx.kept_elsewhere, found["agent"], found["path"]),
+                       ctx.run_name,
                        time.time())
         if planned is not None:
             yield
@@ -310,16 +325,24 @@ def run(ctx: PassContext) -> Iterator[Any]:
             elif changes:
                 ctx.files_done(changes, "preview")
         if len(pending) >= WRITE_BATCH:
-            yield from _write(ctx, pending)
+            if writing is not None:
+                yield from _written(ctx, *writing)
+            writing = pending, (yield _write(pending))
             pending = []
+    if writing is not None:
+        yield from _written(ctx, *writing)
     if pending:
-        yield from _write(ctx, pending)
+        yield from _written(ctx, pending, (yield _write(pending)))
 
 
-def _write(ctx: PassContext, pending: list[tuple[list[Change], list[int]]]) -> Iterator[Any]:
-    from memoryd.passes.runner import Offload
+def _write(pending: list[tuple[list[Change], list[int]]]) -> Any:
+    return Offload(swap_groups, ([changes for changes, _ in pending],), wait=False)
 
-    written = yield Offload(swap_groups, ([changes for changes, _ in pending],))
+
+def _written(ctx: PassContext, pending: list[tuple[list[Change], list[int]]],
+             handle: Any) -> Iterator[Any]:
+    """Record a batch's writes (applied, or a conflict) once they are done."""
+    written = yield Collect(handle)
     for (changes, numbers), ok in zip(pending, written):
         yield
         ctx.files_done(changes, ctx.journal.finish_files(changes, numbers, ok))

@@ -33,6 +33,7 @@ import numpy as np
 from memoryd.ingest.sources import ARCHIVE_DIR
 from memoryd.passes.files import read_text
 from memoryd.passes.journal import Change, file_change
+from memoryd.passes.steps import Offload
 from memoryd.text import normalise_text
 
 if TYPE_CHECKING:
@@ -152,7 +153,6 @@ def _sightings(ctx: PassContext) -> dict[str, set[str]]:
 def _confirmed(ctx: PassContext, lessons: list[dict[str, Any]]) -> Iterator[Any]:
     """uids of lessons a feedback entry of their agent confirms (sent back via the generator's
     return value)."""
-    from memoryd.passes.runner import Offload
 
     if not lessons:
         return set()

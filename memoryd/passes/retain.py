@@ -34,6 +34,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from memoryd.passes.journal import Change
+from memoryd.passes.steps import Offload
 from memoryd.store.archive import Appended, TranscriptArchive, Work, copy_changed
 from memoryd.store.file_journal import compact as compact_file_journal
 
@@ -42,8 +43,6 @@ if TYPE_CHECKING:
 
 
 def run(ctx: PassContext) -> Iterator[Any]:
-    from memoryd.passes.runner import Offload  # the runner imports the passes
-
     def journaled(done: Appended) -> None:
         why = f"{done.entries} transcript entries of {done.agent}"
         if ctx.dry_run:

@@ -2,11 +2,12 @@
 
 A pass is a generator over a :class:`PassContext`. It runs on the database thread (so it reads
 and writes the store like every other request) in **slices**: the runner advances it until
-``SLICE_S`` (10 ms) has passed; the next slice starts once the searches and hooks in flight
+``SLICE_S`` (5 ms) has passed; the next slice starts once the searches and hooks in flight
 have finished (memoryd.server.traffic), so one waits at most for the slice it arrived in. A pass
 that has slow work without the database (a matrix of cosines, ``git ls-files``, writing files)
 yields an :class:`Offload`: the runner does it on a worker thread and sends the result back
-into the pass.
+into the pass — or, with ``wait=False``, sends back a handle at once, and the pass goes on
+(planning the next files while these are written) until it yields :class:`Collect` for it.
 
 **Schedule** (``[passes]``): each pass runs ``hourly``, ``daily`` or ``off``. A pass is due when
 its interval has passed since its last run began; so a machine that slept through several runs
@@ -22,7 +23,6 @@ import logging
 import os
 import time
 from collections.abc import Awaitable, Callable, Generator, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +31,7 @@ from memoryd.ingest.pipeline import configured_sources
 from memoryd.passes import consolidate, notebooks, promote, retain, staleness
 from memoryd.passes.files import commit
 from memoryd.passes.journal import Change, Journal, RunSummary, parse_target, run_name
+from memoryd.passes.steps import Collect, Offload
 from memoryd.store.database import SELECT_ENTRY, row_to_entry
 
 if TYPE_CHECKING:
@@ -47,18 +48,10 @@ PASSES: dict[str, Callable[[PassContext], Iterator[Any]]] = {
 }
 INTERVALS = {"hourly": 3600.0, "daily": 86400.0}
 QUIET_PASSES = ("notebooks", "consolidate", "promote")
-SLICE_S = 0.010
+SLICE_S = 0.005
 STEP_WARN_S = 0.020
 START_DELAY_S = 60.0
 CHECK_EVERY_S = 30.0
-
-
-@dataclass(frozen=True)
-class Offload:
-    """Work a pass wants done off the database thread; its result is sent back."""
-
-    fn: Callable[..., Any]
-    args: tuple[Any, ...] = ()
 
 
 class PassContext:
@@ -168,6 +161,8 @@ class PassContext:
         an archive, a date rewritten — as (their fields after, their fields before), by id."""
         after: dict[str, dict[str, Any]] = {}
         before: dict[str, dict[str, Any]] = {}
+        if not updates:  # sections reordered, nothing moved or rewritten
+            return after, before
         wanted = dict(updates)
         cursor = self.store.db.execute(SELECT_ENTRY + " WHERE source=? ORDER BY id", (path,))
         for entry in map(row_to_entry, cursor):
@@ -265,15 +260,25 @@ class Passes:
 
     async def _drive(self, steps: Generator[Any, Any, Any]) -> None:
         value: Any = None
-        while True:
-            done, step = await self.background(_slice, steps, value)
-            if done:
-                return
-            if isinstance(step, Offload):
-                value = await asyncio.to_thread(step.fn, *step.args)
-            else:
-                value = None
-                await asyncio.sleep(0)
+        started: list[asyncio.Future[Any]] = []
+        try:
+            while True:
+                done, step = await self.background(_slice, steps, value)
+                if done:
+                    return
+                if isinstance(step, Offload) and step.wait:
+                    value = await asyncio.to_thread(step.fn, *step.args)
+                elif isinstance(step, Offload):
+                    value = asyncio.ensure_future(asyncio.to_thread(step.fn, *step.args))
+                    started.append(value)
+                elif isinstance(step, Collect):
+                    value = await step.handle
+                else:
+                    value = None
+                    await asyncio.sleep(0)
+        finally:  # work a failed pass left running ends before its run is marked
+            if started:
+                await asyncio.gather(*started, return_exceptions=True)
 
     # -- journal views ----------------------------------------------------------------
 
@@ -393,7 +398,7 @@ def _slice(steps: Generator[Any, Any, Any], value: Any) -> tuple[bool, Any]:
                 log.debug("A pass step took %.0f ms, from %s to %s.", (now - began) * 1000, here,
                           _where(steps))
             value = None
-            if isinstance(step, Offload) or now >= deadline:
+            if isinstance(step, Offload | Collect) or now >= deadline:
                 return False, step
     except StopIteration:
         return True, None

@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 from memoryd.passes.journal import Change
 from memoryd.passes.references import Ref, references
+from memoryd.passes.steps import Offload
 
 if TYPE_CHECKING:
     from memoryd.passes.runner import PassContext
@@ -551,6 +552,4 @@ def _record(ctx: PassContext, project: str, digest: str, checked: float) -> None
 
 
 def _offload(fn: Any, *args: Any) -> Any:
-    from memoryd.passes.runner import Offload  # the runner imports this module
-
     return Offload(fn, args)
