@@ -309,8 +309,7 @@ def run(ctx: PassContext) -> Iterator[Any]:
         cap = ctx.notebook_cap(found["source"])
         planned = plan(Path(found["path"]), cap,
                        functools.partial(ctx.kept_elsewhere, found["agent"], found["path"]),
-                       ctx.run_name,
-                       time.time())
+                       ctx.run_name, time.time())
         if planned is not None:
             yield
             changes = _changes(ctx, found, planned, cap=cap)
