@@ -309,10 +309,13 @@ class Engine:
         for old in OLD_ROW_FILES:  # derived data in an earlier format
             (self.config.state_dir / old).unlink(missing_ok=True)
         index = VectorIndex(dim, self.config.state_dir / ROW_FILE)
-        meta = self.store.vector_meta(None)
-        parts = dict(self.store.iter_part_vectors())
         empty = np.zeros((0, dim), dtype=np.float32)
+        # a batch of vectors at a time with its entries' metadata and parts: read all at once,
+        # these took ~600 MB at 550k entries, and the freed memory stayed with the daemon
         for rowids, matrix in self.store.iter_vectors():
+            first, last = int(rowids[0]), int(rowids[-1])
+            meta = self.store.vector_meta_between(first, last)
+            parts = self.store.part_vectors_between(first, last)
             present = [i for i, r in enumerate(rowids.tolist()) if r in meta]
             if present:
                 index.add_many([int(rowids[i]) for i in present], matrix[present],

@@ -105,6 +105,7 @@ def row_to_entry(row: Sequence[Any]) -> dict[str, Any]:
 
 
 SELECT_ENTRY = "SELECT id, " + ", ".join(ENTRY_COLUMNS) + " FROM entries"
+VECTOR_META = "SELECT id, agent, category, project, kind, status, created FROM entries"
 
 
 class Store:
@@ -424,13 +425,14 @@ class Store:
                 self.db.execute(f"SELECT entry, vectors FROM part_vectors WHERE entry IN ({marks})",
                                 [int(r) for r in rowids])}
 
-    def iter_part_vectors(self) -> Iterator[tuple[int, np.ndarray]]:
-        """(rowid, matrix) of every entry with part vectors."""
+    def part_vectors_between(self, first: int, last: int) -> dict[int, np.ndarray]:
+        """The part vectors of the entries with rowids ``first``..``last``, by rowid."""
         if self.model is None:
-            return
+            return {}
         dim = self.model.dim
-        for entry, blob in self.db.execute("SELECT entry, vectors FROM part_vectors"):
-            yield entry, np.frombuffer(blob, dtype=np.float32).reshape(-1, dim)
+        return {entry: np.frombuffer(blob, dtype=np.float32).reshape(-1, dim) for entry, blob in
+                self.db.execute("SELECT entry, vectors FROM part_vectors "
+                                "WHERE entry BETWEEN ? AND ?", (first, last))}
 
     def vectors_by_rowids(self, rowids: Sequence[int]) -> dict[int, np.ndarray]:
         """Stored vectors by rowid, one lookup each: vec0 answers ``rowid IN (…)`` with a full
@@ -549,15 +551,16 @@ class Store:
         sql = f"SELECT e.id FROM entries e WHERE e.id IN ({marks})" + (f" AND {where}" if where else "")
         return {r[0] for r in self.db.execute(sql, [*map(int, rowids), *params])}
 
-    def vector_meta(self, rowids: Sequence[int] | None) -> dict[int, tuple[Any, ...]]:
-        """What the in-memory vector index keeps per entry, by rowid (all when None):
-        (agent, category, project, kind, status, created)."""
-        sql = "SELECT id, agent, category, project, kind, status, created FROM entries"
-        if rowids is None:
-            rows = self.db.execute(sql)
-        else:
-            rows = self.db.execute(sql + f" WHERE id IN ({', '.join('?' for _ in rowids)})",
-                                   [int(r) for r in rowids])
+    def vector_meta(self, rowids: Sequence[int]) -> dict[int, tuple[Any, ...]]:
+        """What the in-memory vector index keeps per entry, by rowid: (agent, category,
+        project, kind, status, created)."""
+        rows = self.db.execute(VECTOR_META + f" WHERE id IN ({', '.join('?' for _ in rowids)})",
+                               [int(r) for r in rowids])
+        return {row[0]: tuple(row[1:]) for row in rows}
+
+    def vector_meta_between(self, first: int, last: int) -> dict[int, tuple[Any, ...]]:
+        """:meth:`vector_meta` of the entries with rowids ``first``..``last``."""
+        rows = self.db.execute(VECTOR_META + " WHERE id BETWEEN ? AND ?", (first, last))
         return {row[0]: tuple(row[1:]) for row in rows}
 
 
