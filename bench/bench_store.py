@@ -491,11 +491,13 @@ def measure_recall(report: Report, db_path: Path, embedder: Any, queries: list[s
         dim = store.model.dim
         t0 = time.perf_counter()
         index = VectorIndex(dim, Path(work.name) / "rows")
-        meta = index_meta(store)
-        parts = dict(store.iter_part_vectors())
+        meta: dict[int, tuple[Any, ...]] = {}  # rowid → what the daemon's index keeps
         empty = np.zeros((0, dim), dtype=np.float32)
         owners, matrices = [], []
-        for rowids, matrix in store.iter_vectors():
+        for rowids, matrix in store.iter_vectors():  # batch by batch, as the daemon builds it
+            first, last = int(rowids[0]), int(rowids[-1])
+            meta.update(store.vector_meta_between(first, last))
+            parts = store.part_vectors_between(first, last)
             keep = [i for i, r in enumerate(rowids.tolist()) if r in meta]
             entry_parts = [parts.get(int(rowids[i]), empty) for i in keep]
             index.add_many([int(rowids[i]) for i in keep], matrix[keep], entry_parts,
@@ -547,13 +549,6 @@ def measure_recall(report: Report, db_path: Path, embedder: Any, queries: list[s
     report.add("exact numpy float32 scan, p50", percentile(ms(exact_times), 50), "ms")
     report.add("exact sqlite-vec Store.knn, p50", percentile(ms(knn_times), 50), "ms",
                note="20 queries")
-
-
-def index_meta(store: Any) -> dict[int, tuple[Any, ...]]:
-    """rowid → (agent, category, project, kind, status, created), as the daemon's index keeps."""
-    if hasattr(store, "vector_meta"):
-        return store.vector_meta(None)
-    return {row[0]: tuple(row[1:]) for row in store.vector_rows()}  # before store schema 2
 
 
 def top_k(scores: np.ndarray, k: int) -> np.ndarray:
