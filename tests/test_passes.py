@@ -176,6 +176,16 @@ def test_line_endings_and_symlinks_are_kept(memory_dir: Path, memoryd_home: Path
     data = real.read_bytes()
     assert b"\r\n" in data and b"\n" not in data.replace(b"\r\n", b"")
     assert len(data.splitlines()) <= 80
+    # the watcher sees no write into the link's target: the pass hands the file over, and the
+    # index follows the lines it moved (Mistakes went from the end to the top)
+    line = 1 + next(n for n, text in enumerate(data.decode().splitlines())
+                    if "bleed margin" in text)
+
+    def indexed_line() -> int | None:
+        hits = client.search("forgot the bleed margin on print files", agent="designer")["hits"]
+        return next((h["line_start"] for h in hits if "bleed margin" in h["text"]), None)
+
+    wait_until(lambda: indexed_line() == line)
 
 
 def test_an_agents_concurrent_edits_are_never_lost(memory_dir: Path, daemon,

@@ -186,8 +186,11 @@ class Passes:
         self._journal: Journal | None = None
         self.lock = asyncio.Lock()
         self.current: str | None = None
-        #: told the files a run wrote, to index them now: the watcher does not see a write
-        #: through a symlink into a directory it does not watch (set by the daemon)
+        #: told the files a run wrote through a symlink, to index them now: the watcher does
+        #: not see a write into a directory it does not watch (set by the daemon). Only those:
+        #: the watcher sees the rest, and a thousand notebooks handed over again at the end of
+        #: a run were all read and parsed a second time while searches waited
+        #: (memoryd.server.traffic)
         self.on_written: Callable[[list[str]], None] | None = None
         self.started = time.time()
 
@@ -232,8 +235,10 @@ class Passes:
                     log.exception("Pass %s (%s) failed.", name, run_name(run.run))
                     await self.engine.db(self.journal.finish, run, "failed", repr(exc))
                     return self._summary(run)
-                if ctx.touched and self.on_written is not None:
-                    self.on_written([str(path) for path in ctx.touched])
+                linked = [str(path) for path in ctx.touched
+                          if os.path.realpath(path) != os.path.abspath(path)]
+                if linked and self.on_written is not None:
+                    self.on_written(linked)
                 if ctx.touched:
                     problem = await asyncio.to_thread(
                         commit, ctx.touched, f"memoryd: {name} run {run_name(run.run)} "
