@@ -44,7 +44,7 @@ from memoryd.ingest.transcript import Chunk, TranscriptParser, Turn, chunk_excha
 from memoryd.progress import InitialIndexing
 
 log = logging.getLogger(__name__)
-#: How long the database thread applies parsed files before it lets other work in.
+#: How long the database thread parses and applies read files before it lets other work in.
 APPLY_SLICE_S = 0.005
 #: When the scan that catches up with the watcher's start runs.
 CATCH_UP_S = 1.0
