@@ -4,9 +4,9 @@ Reading (``read_memory_file``) happens off the database thread; ``Indexer`` pars
 the text on it, in the indexing slices (parsing is pure Python: on another thread it held the
 GIL against the searches on the database thread while the watcher reindexed the thousand
 notebooks a pass rewrote). Memory files are diffed by content hash, so an edit touches only the
-entries whose text changed, a removed bullet leaves the index (journaled), and a renamed file keeps its
-entries and their history. Transcript chunks are upserted by a stable id derived from their
-first record, so re-reading a file never duplicates anything.
+entries whose text changed, a removed bullet leaves the index (journaled), and a renamed file
+keeps its entries and their history. Transcript chunks are upserted by a stable id derived from
+their first record, so re-reading a file never duplicates anything.
 """
 
 from __future__ import annotations
