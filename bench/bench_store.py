@@ -35,9 +35,11 @@ is over).
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import platform
+import random
 import shutil
 import signal
 import subprocess
@@ -72,6 +74,9 @@ FILTERED_SEARCHES = 100
 WARMUP_SEARCHES = 5
 CLI_RUNS = 30
 RECALL_QUERIES = 100
+#: New entries written while searches probe how long a search waits behind a bulk write.
+PROBE_ENTRIES = 2_048
+PROBE_RATE = 5  # searches a second meanwhile
 RECALL_K = 10
 READY_TIMEOUT_S = 900.0
 
@@ -431,6 +436,42 @@ def measure_search(report: Report, client: Client, queries: list[str], label: st
         report.add(f"search round trip {label}, p99", percentile(samples, 99), "ms", note=note)
 
 
+def measure_search_during_ingest(report: Report, socket: Path, entries: list[dict[str, Any]],
+                                 queries: list[str]) -> None:
+    """Searches at PROBE_RATE a second (random moments) while remember_many batches of new
+    entries are stored: a bulk import must not hold a search up for longer than a slice."""
+    import threading
+
+    done = threading.Event()
+    box: dict[str, float] = {}
+
+    def write() -> None:
+        started = time.perf_counter()
+        with Client(socket, timeout_s=300, channel="terminal") as writer:
+            for start in range(0, len(entries), INGEST_BATCH):
+                writer.remember_many(entries[start:start + INGEST_BATCH])
+        box["rate"] = len(entries) / (time.perf_counter() - started)
+        done.set()
+
+    thread = threading.Thread(target=write)
+    times: list[float] = []
+    arrivals = random.Random(5)
+    with Client(socket, timeout_s=60) as client:
+        thread.start()
+        for query in itertools.cycle(queries):
+            if done.wait(arrivals.expovariate(PROBE_RATE)):
+                break
+            t0 = time.perf_counter()
+            client.search(f"{query} {len(times)}", agents=["*"], limit=10)
+            times.append(time.perf_counter() - t0)
+    thread.join()
+    note = f"{len(times)} searches while {len(entries):,} new entries were stored " \
+           f"({box.get('rate', 0):.0f} entries/s)"
+    report.add("search round trip during a bulk import, p50", percentile(ms(times), 50), "ms")
+    report.add("search round trip during a bulk import, p99", percentile(ms(times), 99), "ms",
+               note=note)
+
+
 def timed_runs(argv: list[str], env: dict[str, str], runs: int,
                ok_codes: tuple[int, ...] = (0,)) -> list[float]:
     times = []
@@ -709,6 +750,11 @@ def run(args: argparse.Namespace) -> Report:
                 measure_search(report, client, all_agents, "all agents", True, agents=["*"])
                 measure_search(report, client, one_agent, f"agent {top_agent}", False,
                                agent=top_agent)
+            progress("searches during a bulk import")
+            with cpu.phase("search during import"):
+                measure_search_during_ingest(
+                    report, daemon.socket,
+                    corpus.entries(PROBE_ENTRIES, salt=2 + existing, avoid=seen), all_agents)
             status = client.status()
         progress("memory search CLI")
         with cpu.phase("cli"):

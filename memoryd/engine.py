@@ -56,6 +56,9 @@ QUERY_CACHE_SIZE = 512
 WORD_CACHE_SIZE = 4096
 MAX_BATCH = 1000
 PIPELINE_SLICE = 256
+#: How long one call stores a write's entries on the database thread before searches get it
+#: back (a slice of 256 took ~0.5 s at 700k entries: near-duplicate checks).
+REMEMBER_SLICE_S = 0.01
 #: A backlog at least this big gets a log line when it has been embedded.
 LOGGED_BACKLOG = 1000
 #: The lexicon's filling: entries read and new words embedded per step (~0.15 s of the bulk
@@ -296,7 +299,6 @@ class Engine:
         if embedder is None:
             return
         log.info("Embedding model %s loaded (%d dims).", embedder.model_id, embedder.dim)
-        self.entries.embed_alone = embedder.embed_alone
         await self.db(self.store.bind_model, ModelInfo(embedder.model_id, embedder.sha256, embedder.dim))
         await self.db(self._build_index, embedder.dim)
         self.spawn(self.backfill())
@@ -410,9 +412,24 @@ class Engine:
     async def remember(self, params: Params) -> dict[str, Any]:
         text = redact_text(params)
         (vectors,), _ = await asyncio.gather(self.vectors_for([text]), self.learn_words(text))
-        result = await self.db(self.entries.remember, params, vectors)
+        (result,) = await self._remember([params], [vectors], self.query_thread)
         self.lexicon_wanted.set()  # its filling moves past the entry
         return result
+
+    async def _remember(self, requests: list[Params], vectors: list[Vectors | None],
+                        thread: ThreadPoolExecutor) -> list[dict[str, Any]]:
+        """Store requests on the database thread in slices of REMEMBER_SLICE_S, so that a
+        search waits for one slice at most; the texts a near-duplicate decision needs
+        embedded alone are embedded on ``thread`` between two slices."""
+        replies: list[dict[str, Any]] = []
+        alone: dict[str, np.ndarray] = {}
+        while len(replies) < len(requests):
+            done = await self.db(self.entries.remember_many, requests[len(replies):],
+                                 vectors[len(replies):], alone, REMEMBER_SLICE_S)
+            replies += done.replies
+            if done.wanted:
+                alone.update(zip(done.wanted, await self._embed_alone(done.wanted, thread)))
+        return replies
 
     async def learn_words(self, text: str) -> None:
         """Give a single write's new words to the lexicon before it is acknowledged, so that a
@@ -427,10 +444,11 @@ class Engine:
             await self.db(words.add, self.store.db, found, vectors)
 
     async def remember_many(self, params: Params) -> dict[str, Any]:
-        """In slices of PIPELINE_SLICE (one transaction and one fsync per ledger each): the
-        database stores one slice while the next is embedded. A slice is big because the
-        embedder batches a bigger pool better (slices of 64: ingest at 0.84 of the bare
-        embedder's rate, 256: 0.95); a client keeps the embedder busy with two connections."""
+        """Embedded in slices of PIPELINE_SLICE: the database stores one slice (in calls of
+        REMEMBER_SLICE_S, one transaction and one fsync per ledger each) while the next is
+        embedded. A slice is big because the embedder batches a bigger pool better (slices of
+        64: ingest at 0.84 of the bare embedder's rate, 256: 0.95); a client keeps the
+        embedder busy with two connections."""
         items = params.raw.get("entries")
         if not isinstance(items, list) or not 1 <= len(items) <= MAX_BATCH:
             raise BadParamsError(f"remember_many: entries must be a list of 1 to {MAX_BATCH} maps")
@@ -453,8 +471,8 @@ class Engine:
                 vectors = await upcoming
                 if number + 1 < len(slices):
                     upcoming = embedding(slices[number + 1])
-                results += await self.db(self.entries.remember_many,
-                                         [requests[i] for i in part], vectors)
+                results += await self._remember([requests[i] for i in part], vectors,
+                                                self.embed_thread)
         finally:
             upcoming.cancel()
             self.bulk_writes -= 1

@@ -132,3 +132,12 @@ def test_a_borderline_near_duplicate_does_not_depend_on_its_batch_mates(client, 
                                               "text": BORDER_PAIR[1]}])["results"]
     assert results[-1]["stored"] is False and results[-1]["duplicate"] == "near"
     assert results[-1]["cosine"] >= 0.92
+
+
+def test_a_borderline_near_duplicate_written_alone_is_decided_the_same(client) -> None:
+    client.remember("coder", "deploy", BORDER_PAIR[0])
+    result = client.remember("coder", "deploy", BORDER_PAIR[1])
+    assert result["stored"] is False and result["duplicate"] == "near"
+    assert result["cosine"] >= 0.92
+    forced = client.remember("coder", "deploy", BORDER_PAIR[1], force=True)
+    assert forced["stored"] is True and forced["similar"]["cosine"] >= 0.92

@@ -166,7 +166,8 @@ class _Methods:
 
     def remember_many(self, entries: list[dict[str, Any]]) -> Any:
         """Each entry is a map of remember's params; up to 1,000 per call, embedded in
-        batches and made durable with one fsync per agent. Returns {"results": [...]}.
+        batches and stored in short slices (one fsync per agent each) that searches can come
+        between. Returns {"results": [...]}.
         Entries of several agents go over each agent's connection (results in order)."""
         if self.agent is None and isinstance(entries, list):
             groups = agent_groups(entries)

@@ -12,8 +12,9 @@ import logging
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import apsw
@@ -71,14 +72,30 @@ def new_uid() -> str:
     return secrets.token_hex(10)[:19]
 
 
+@dataclass
+class Remembered:
+    """What one call of :meth:`Entries.remember_many` did: a reply for each request it
+    handled, in order, and the texts it needs embedded alone to decide the next one."""
+
+    replies: list[dict[str, Any]]
+    wanted: list[str]
+
+
+class NeedsAlone(Exception):
+    """A near-duplicate decision needs these texts embedded alone (on the embedding thread,
+    not the database thread)."""
+
+    def __init__(self, texts: list[str]) -> None:
+        super().__init__(texts)
+        self.texts = texts
+
+
 class Entries:
     def __init__(self, config: Config, store: Store, ledger: Ledger) -> None:
         self.config = config
         self.store = store
         self.ledger = ledger
         self.index: VectorIndex | None = None
-        #: the embedder's batch-independent vectors (set once a model is loaded)
-        self.embed_alone: Callable[[list[str]], np.ndarray] | None = None
         self.stopping = threading.Event()  # set when memoryd stops: long writes end early
         #: (agent, size before) of each ledger append of the open transaction()
         self._appended: list[tuple[str, int]] | None = None
@@ -320,26 +337,35 @@ class Entries:
 
     # -- methods ----------------------------------------------------------------------
 
-    def remember(self, params: Params, vectors: Vectors | None) -> dict[str, Any]:
-        return self.remember_many([params], [vectors])[0]
-
-    def remember_many(self, requests: Sequence[Params],
-                      vectors: Sequence[Vectors | None]) -> list[dict[str, Any]]:
-        """Remember each request in order, in one transaction with one fsync per ledger."""
+    def remember_many(self, requests: Sequence[Params], vectors: Sequence[Vectors | None],
+                      alone: Mapping[str, np.ndarray], slice_s: float) -> Remembered:
+        """Remember requests in order, in one transaction with one fsync per ledger, until
+        ``slice_s`` has passed (at least one) or a near-duplicate decision needs texts that
+        ``alone`` lacks: the caller embeds those off this thread and calls again with the
+        requests left."""
         drafts = [self.draft_entry(params) for params in requests]
         records: dict[str, list[dict[str, Any]]] = {}
+        deadline = time.perf_counter() + slice_s
+        done = Remembered([], [])
         with self.transaction():
-            replies = []
             for draft, pair, params in zip(drafts, vectors, requests):
-                if self.stopping.is_set():  # rolled back whole: nothing of it reached the ledger
+                if self.stopping.is_set():  # this call is rolled back: none of it reached the ledger
                     raise stopping_error()
-                replies.append(self._remember_one(draft, pair, params.flag("force"), records))
+                try:
+                    done.replies.append(
+                        self._remember_one(draft, pair, params.flag("force"), records, alone))
+                except NeedsAlone as needs:
+                    done.wanted = needs.texts
+                    break
+                if time.perf_counter() >= deadline:
+                    break
             for agent, agent_records in records.items():
                 self.write_ledger(agent, agent_records)
-        return replies
+        return done
 
     def _remember_one(self, draft: dict[str, Any], vectors: Vectors | None, force: bool,
-                      records: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+                      records: dict[str, list[dict[str, Any]]],
+                      alone: Mapping[str, np.ndarray]) -> dict[str, Any]:
         agent, category = draft["agent"], draft["category"]
         existing = self.store.find_exact(agent, category, draft["hash"])
         if existing is not None:
@@ -349,10 +375,13 @@ class Entries:
         if not rivals and vectors is not None:
             near = self.nearest(vectors[0], agent, category)
             threshold = self.config.remember.near_duplicate_cosine
-            if near is not None and abs(near[1] - threshold) <= BORDERLINE and self.embed_alone:
+            if near is not None and abs(near[1] - threshold) <= BORDERLINE:
                 # a vector moves a little with its batch mates: decide on both texts alone
-                alone = self.embed_alone([draft["text"], near[0]["text"]])
-                near = (near[0], float(alone[0] @ alone[1]))
+                pair = (draft["text"], near[0]["text"])
+                missing = [text for text in pair if text not in alone]
+                if missing:
+                    raise NeedsAlone(missing)
+                near = (near[0], float(alone[pair[0]] @ alone[pair[1]]))
             if near is not None and near[1] >= threshold:
                 similar = {"entry": near[0], "cosine": round(near[1], 4)}
                 if not force:
