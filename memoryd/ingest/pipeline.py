@@ -42,6 +42,7 @@ from memoryd.ingest.sources import (
 from memoryd.ingest.tail import TailPosition, TailRead, read_appended
 from memoryd.ingest.transcript import Chunk, TranscriptParser, Turn, chunk_exchanges, make_parser
 from memoryd.progress import InitialIndexing
+from memoryd.store.durable import is_temporary
 
 log = logging.getLogger(__name__)
 #: How long the database thread parses and applies read files before it lets other work in.
@@ -461,7 +462,9 @@ class Ingest:
                 stop.set()
 
     def wanted(self, change: watchfiles.Change, path: str) -> bool:
-        return relevant(self.sources, path, self.home)
+        # memoryd's own temporaries (a pass writing a notebook) are renamed over their file at
+        # once: that file's event is the one to follow
+        return not is_temporary(path) and relevant(self.sources, path, self.home)
 
     async def on_changes(self, paths: set[str]) -> None:
         queued = []
