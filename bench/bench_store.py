@@ -341,7 +341,8 @@ def short_notes(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def ingest(report: Report, socket: Path, entries: list[dict[str, Any]], label: str,
-           bare: float, ge: float | None = None) -> dict[str, int]:
+           bare: float, ge: float | None = None,
+           sent: Callable[[int], None] | None = None) -> dict[str, int]:
     """remember_many in batches over INGEST_CONNECTIONS connections (one batch is stored while
     the next is embedded, as `memory import` does); entries/s over the wall clock of the whole
     ingest, and as a share of the bare embedder's rate on the same texts."""
@@ -368,6 +369,8 @@ def ingest(report: Report, socket: Path, entries: list[dict[str, Any]], label: s
         for number, future in enumerate([pool.submit(send, b) for b in batches]):
             results, took = future.result()
             batch_times.append(took)
+            if sent is not None:  # batches are answered in order: all before this one are in
+                sent(min(len(entries), (number + 1) * INGEST_BATCH))
             for result in results:
                 if result["stored"]:
                     outcome["stored"] += 1
@@ -706,20 +709,29 @@ def run(args: argparse.Namespace) -> Report:
             _, bare_short = measure_embedder(report, [e["text"] for e in short], "short notes")
             embedder, bare = measure_embedder(report, [e["text"] for e in entries], "corpus")
         with Client(daemon.socket, timeout_s=300, channel="terminal") as client:
-            stored_corpus = existing - len(short)
+            # how far the corpus was sent (duplicates the daemon refused count as sent): kept
+            # with the store; a store from before this record counts its entries instead
+            record = home / "bench-sent.json"
+            stored_corpus = json.loads(record.read_text())["corpus_sent"] if record.exists() \
+                else existing - len(short)
+
+            def sent_up_to(start: int) -> Callable[[int], None]:
+                return lambda done: record.write_text(json.dumps({"corpus_sent": start + done}))
+
             if existing and stored_corpus < len(entries):
                 # a kept store that an earlier run did not finish: ingest the rest (batches go
                 # in corpus order, so the first entries are the stored ones)
+                start = max(0, stored_corpus)
                 progress(f"resuming the ingest after {stored_corpus:,} corpus entries")
-                ingest(report, daemon.socket, entries[max(0, stored_corpus):],
-                       "corpus (resumed)", bare)
+                ingest(report, daemon.socket, entries[start:], "corpus (resumed)", bare,
+                       sent=sent_up_to(start))
             elif existing:
                 report.add("bulk ingest", None, "entries/s", ge=200,
                            note=f"skipped: reusing {existing:,} stored entries")
             else:
                 ingest(report, daemon.socket, short, "short notes", bare_short, ge=200)
                 with cpu.phase("ingest"):
-                    ingest(report, daemon.socket, entries, "corpus", bare)
+                    ingest(report, daemon.socket, entries, "corpus", bare, sent=sent_up_to(0))
                 phase = cpu.phases["ingest"]
                 others = phase["other_cpu_s"] / phase["wall_s"]
                 stolen = phase["steal_s"] / phase["wall_s"]
