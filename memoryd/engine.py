@@ -1,10 +1,11 @@
-"""The daemon's working parts, without the socket: the store and its two threads, the write
+"""The daemon's working parts, without the socket: the store and its threads, the write
 path (ledger, database, vectors), search, the embedder and the background work around it.
 
 Threads: one database thread (every SQLite call, so no locking is needed), one embedding
-thread for bulk work (``remember_many``, the vector backfill) and one for interactive work
+thread for bulk work (``remember_many``, the vector backfill), one for interactive work
 (queries, single writes, hooks), so that a search or a remember never waits behind a bulk
-batch (onnxruntime releases the GIL, and runs one session from several threads). The backfill
+batch (onnxruntime releases the GIL, and runs one session from several threads), and one for
+the near-duplicate pairs of bulk writes, embedded alone. The backfill
 also yields to bulk writes: it embeds small batches, and only while no ``remember_many`` waits.
 The model loads in the background after the store is open; calls that need a vector wait for
 it, and when it cannot load, search is keyword-only.
@@ -79,6 +80,9 @@ class Engine:
         # interactive work (queries, single writes) never waits behind a bulk batch:
         # onnxruntime runs a session from two threads at once
         self.query_thread = ThreadPoolExecutor(1, thread_name_prefix="memoryd-query")
+        # a bulk write's borderline near-duplicates, embedded alone beside its next batch (one
+        # onnxruntime thread each: on the bulk thread they halved a big import's rate)
+        self.pair_thread = ThreadPoolExecutor(1, thread_name_prefix="memoryd-pairs")
         self.bulk_writes = 0  # remember_many calls embedding: the backfill waits for them
         self.bulk_done = asyncio.Event()
         self.bulk_done.set()
@@ -147,6 +151,7 @@ class Engine:
         # a batch being embedded finishes (onnxruntime cannot be interrupted); queued ones not
         self.embed_thread.shutdown(wait=True, cancel_futures=True)
         self.query_thread.shutdown(wait=True, cancel_futures=True)
+        self.pair_thread.shutdown(wait=True, cancel_futures=True)
 
     def spawn(self, coroutine: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         """Run in the background; cancelled when the engine closes."""
@@ -472,7 +477,7 @@ class Engine:
                 if number + 1 < len(slices):
                     upcoming = embedding(slices[number + 1])
                 results += await self._remember([requests[i] for i in part], vectors,
-                                                self.embed_thread)
+                                                self.pair_thread)
         finally:
             upcoming.cancel()
             self.bulk_writes -= 1
