@@ -38,7 +38,7 @@ from memoryd.retrieval.search import Search
 from memoryd.store import lexicon
 from memoryd.store.archive import TranscriptArchive, restore_archives
 from memoryd.store.database import ModelInfo, Store
-from memoryd.store.entries import MAX_TEXT_CHARS, Entries, Vectors
+from memoryd.store.entries import MAX_TEXT_CHARS, Draft, Entries, Vectors
 from memoryd.store.integrity import set_aside_damaged
 from memoryd.store.ledger import Ledger
 from memoryd.store.lexicon import Lexicon
@@ -417,19 +417,20 @@ class Engine:
     async def remember(self, params: Params) -> dict[str, Any]:
         text = redact_text(params)
         (vectors,), _ = await asyncio.gather(self.vectors_for([text]), self.learn_words(text))
-        (result,) = await self._remember([params], [vectors], self.query_thread)
+        (result,) = await self._remember(self.entries.drafts([params]), [vectors],
+                                         self.query_thread)
         self.lexicon_wanted.set()  # its filling moves past the entry
         return result
 
-    async def _remember(self, requests: list[Params], vectors: list[Vectors | None],
+    async def _remember(self, drafts: list[Draft], vectors: list[Vectors | None],
                         thread: ThreadPoolExecutor) -> list[dict[str, Any]]:
-        """Store requests on the database thread in slices of REMEMBER_SLICE_S, so that a
+        """Store drafts on the database thread in slices of REMEMBER_SLICE_S, so that a
         search waits for one slice at most; the texts a near-duplicate decision needs
         embedded alone are embedded on ``thread`` between two slices."""
         replies: list[dict[str, Any]] = []
         alone: dict[str, np.ndarray] = {}
-        while len(replies) < len(requests):
-            done = await self.db(self.entries.remember_many, requests[len(replies):],
+        while len(replies) < len(drafts):
+            done = await self.db(self.entries.remember_many, drafts[len(replies):],
                                  vectors[len(replies):], alone, REMEMBER_SLICE_S)
             replies += done.replies
             if done.wanted:
@@ -472,11 +473,14 @@ class Engine:
         self.bulk_done.clear()
         upcoming = embedding(slices[0])
         try:
+            # validated while the first slice is embedded: a bad entry fails the request
+            # before any of it is stored
+            drafts = await self.db(self.entries.drafts, requests)
             for number, part in enumerate(slices):
                 vectors = await upcoming
                 if number + 1 < len(slices):
                     upcoming = embedding(slices[number + 1])
-                results += await self._remember([requests[i] for i in part], vectors,
+                results += await self._remember([drafts[i] for i in part], vectors,
                                                 self.pair_thread)
         finally:
             upcoming.cancel()

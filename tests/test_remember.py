@@ -141,3 +141,16 @@ def test_a_borderline_near_duplicate_written_alone_is_decided_the_same(client) -
     assert result["cosine"] >= 0.92
     forced = client.remember("coder", "deploy", BORDER_PAIR[1], force=True)
     assert forced["stored"] is True and forced["similar"]["cosine"] >= 0.92
+
+
+def test_a_bad_entry_anywhere_in_a_bulk_write_stores_none_of_it(client: Client) -> None:
+    # entries are embedded and stored 256 at a time: a bad one in the second slice must not
+    # leave the first stored behind the error
+    entries = [{"agent": "bulk", "category": "c", "text": f"note {i} about item {i * 7}"}
+               for i in range(300)]
+    entries[280]["confidence"] = 2
+    with pytest.raises(BadParamsError, match="confidence must be between"):
+        client.remember_many(entries)
+    assert client.list_entries(agents=["bulk"])["total"] == 0
+    stored = sum(r["stored"] for r in client.remember_many(entries[:280])["results"])
+    assert client.list_entries(agents=["bulk"])["total"] == stored > 256

@@ -50,6 +50,8 @@ BORDERLINE = 0.03
 
 #: An entry's vector and the vectors of its parts (text.split_parts; 0 rows for one sentence).
 Vectors = tuple[np.ndarray, np.ndarray]
+#: An entry to store, validated, and whether to store it even if it is a near duplicate.
+Draft = tuple[dict[str, Any], bool]
 
 
 #: Fields an "update" ledger record may carry (a maintenance pass's change to an API entry).
@@ -337,23 +339,26 @@ class Entries:
 
     # -- methods ----------------------------------------------------------------------
 
-    def remember_many(self, requests: Sequence[Params], vectors: Sequence[Vectors | None],
+    def drafts(self, requests: Sequence[Params]) -> list[Draft]:
+        """The entries the requests describe, validated (a bad one fails them all before any
+        is stored), with their ``force`` flags."""
+        return [(self.draft_entry(params), params.flag("force")) for params in requests]
+
+    def remember_many(self, drafts: Sequence[Draft], vectors: Sequence[Vectors | None],
                       alone: Mapping[str, np.ndarray], slice_s: float) -> Remembered:
-        """Remember requests in order, in one transaction with one fsync per ledger, until
+        """Remember drafts in order, in one transaction with one fsync per ledger, until
         ``slice_s`` has passed (at least one) or a near-duplicate decision needs texts that
         ``alone`` lacks: the caller embeds those off this thread and calls again with the
-        requests left."""
-        drafts = [self.draft_entry(params) for params in requests]
+        drafts left."""
         records: dict[str, list[dict[str, Any]]] = {}
         deadline = time.perf_counter() + slice_s
         done = Remembered([], [])
         with self.transaction():
-            for draft, pair, params in zip(drafts, vectors, requests):
+            for (draft, force), pair in zip(drafts, vectors):
                 if self.stopping.is_set():  # this call is rolled back: none of it reached the ledger
                     raise stopping_error()
                 try:
-                    done.replies.append(
-                        self._remember_one(draft, pair, params.flag("force"), records, alone))
+                    done.replies.append(self._remember_one(draft, pair, force, records, alone))
                 except NeedsAlone as needs:
                     done.wanted = needs.texts
                     break
