@@ -5,8 +5,8 @@ Threads: one database thread (every SQLite call, so no locking is needed), one e
 thread for bulk work (``remember_many``, the vector backfill), one for interactive work
 (queries, single writes, hooks), so that a search or a remember never waits behind a bulk
 batch (onnxruntime releases the GIL, and runs one session from several threads), and one for
-the near-duplicate pairs of bulk writes, embedded alone. The backfill
-also yields to bulk writes: it embeds small batches, and only while no ``remember_many`` waits.
+the near-duplicate pairs of bulk writes, embedded alone. The backfill also yields to bulk
+writes: it embeds small batches, and only while no ``remember_many`` waits.
 The model loads in the background after the store is open; calls that need a vector wait for
 it, and when it cannot load, search is keyword-only.
 The server (``memoryd.server``) dispatches wire methods here; the session methods, ingestion and
@@ -80,8 +80,9 @@ class Engine:
         # interactive work (queries, single writes) never waits behind a bulk batch:
         # onnxruntime runs a session from two threads at once
         self.query_thread = ThreadPoolExecutor(1, thread_name_prefix="memoryd-query")
-        # a bulk write's borderline near-duplicates, embedded alone beside its next batch (one
-        # onnxruntime thread each: on the bulk thread they halved a big import's rate)
+        # a bulk write's borderline near-duplicates, embedded alone beside its next batch (on
+        # the bulk thread they waited behind that batch, and one onnxruntime thread a run left
+        # the other core idle)
         self.pair_thread = ThreadPoolExecutor(1, thread_name_prefix="memoryd-pairs")
         self.bulk_writes = 0  # remember_many calls embedding: the backfill waits for them
         self.bulk_done = asyncio.Event()
@@ -473,9 +474,11 @@ class Engine:
         self.bulk_done.clear()
         upcoming = embedding(slices[0])
         try:
-            # validated while the first slice is embedded: a bad entry fails the request
-            # before any of it is stored
-            drafts = await self.db(self.entries.drafts, requests)
+            # validated while the first slice is embedded, a slice a call: a bad entry fails
+            # the request before any of it is stored
+            drafts: list[Draft] = []
+            for part in slices:
+                drafts += await self.db(self.entries.drafts, [requests[i] for i in part])
             for number, part in enumerate(slices):
                 vectors = await upcoming
                 if number + 1 < len(slices):

@@ -76,8 +76,8 @@ def new_uid() -> str:
 
 @dataclass
 class Remembered:
-    """What one call of :meth:`Entries.remember_many` did: a reply for each request it
-    handled, in order, and the texts it needs embedded alone to decide the next one."""
+    """What one call of :meth:`Entries.remember_many` did: a reply for each draft it stored
+    or refused, in order, and the texts it needs embedded alone to decide the next one."""
 
     replies: list[dict[str, Any]]
     wanted: list[str]
