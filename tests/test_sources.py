@@ -23,7 +23,6 @@ from memoryd.ingest.sources import (
     validate_source,
     watch_roots,
 )
-from memoryd.store.durable import is_temporary, temporary_beside
 
 HOME = Path("/home/ana")
 
@@ -574,14 +573,3 @@ def test_out_of_range_values_are_refused(memoryd_home, setting: str, value: str)
     (memoryd_home / "config.toml").write_text(f"[{setting}]\n{value}\n")
     with pytest.raises(ConfigError, match="must be between"):
         load_config()
-
-
-def test_the_watcher_leaves_memoryds_own_temporaries_alone(tmp_path: Path) -> None:
-    # a pass writes a notebook through a temporary renamed over it at once: following the
-    # temporary's events cost a database round trip per file written
-    notebook = tmp_path / "memory" / "notebook.md"
-    long_name = tmp_path / "memory" / ("n" * 250 + ".md")
-    for path in (notebook, long_name):
-        assert is_temporary(str(temporary_beside(path)))
-    for name in ("notebook.md", ".notebook.md.swp", "notes.tmp", ".memoryd-notes.md"):
-        assert not is_temporary(str(tmp_path / name))

@@ -147,10 +147,15 @@ class Indexer:
         return {p: (s, m, i) for p, s, m, i in
                 self.store.db.execute("SELECT path, size, mtime, inode FROM files")}
 
-    def paths_below(self, directory: str) -> list[str]:
-        prefix = directory.rstrip("/") + "/"
-        return [p for (p,) in self.store.db.execute(
-            "SELECT path FROM files WHERE path >= ? AND path < ?", (prefix, prefix + "\uffff"))]
+    def paths_below(self, directories: list[str]) -> list[str]:
+        """The indexed files below any of ``directories``."""
+        found = []
+        for directory in directories:
+            prefix = directory.rstrip("/") + "/"
+            found += [p for (p,) in self.store.db.execute(
+                "SELECT path FROM files WHERE path >= ? AND path < ?",
+                (prefix, prefix + "\uffff"))]
+        return found
 
     def tail_position(self, path: str) -> TailPosition | None:
         row = self.store.db.execute(

@@ -42,7 +42,6 @@ from memoryd.ingest.sources import (
 from memoryd.ingest.tail import TailPosition, TailRead, read_appended
 from memoryd.ingest.transcript import Chunk, TranscriptParser, Turn, chunk_exchanges, make_parser
 from memoryd.progress import InitialIndexing
-from memoryd.store.durable import is_temporary
 
 log = logging.getLogger(__name__)
 #: How long the database thread parses and applies read files before it lets other work in.
@@ -462,21 +461,25 @@ class Ingest:
                 stop.set()
 
     def wanted(self, change: watchfiles.Change, path: str) -> bool:
-        # memoryd's own temporaries (a pass writing a notebook) are renamed over their file at
-        # once: that file's event is the one to follow
-        return not is_temporary(path) and relevant(self.sources, path, self.home)
+        return relevant(self.sources, path, self.home)
 
     async def on_changes(self, paths: set[str]) -> None:
-        queued = []
+        queued, vanished = [], []
         for path in paths:
             if self.match(path) is not None:
                 queued.append(path)
             elif os.path.isdir(path):  # a directory moved in: its files raise no events
                 queued.extend(await self.off_loop(self._files_below, path))
-            elif not os.path.exists(path):  # a directory moved or deleted away
-                queued.extend(await self.db(self.indexer.paths_below, path))
-                if any(root == Path(path) or Path(path) in root.parents for root in self.roots):
-                    self.restart_watch.set()  # a watched root went: watch again when it is back
+            elif not os.path.exists(path):
+                vanished.append(Path(path))
+        if vanished:
+            # a directory moved or deleted away, or (most often) a temporary renamed over its
+            # file, an editor's or a pass's: one look-up for all (one each was a database
+            # round trip per notebook a pass wrote)
+            queued.extend(await self.db(self.indexer.paths_below, [str(p) for p in vanished]))
+            if any(root == gone or gone in root.parents
+                   for gone in vanished for root in self.roots):
+                self.restart_watch.set()  # a watched root went: watch again when it is back
         self.enqueue(queued)
 
     def _files_below(self, directory: str) -> list[str]:

@@ -33,12 +33,6 @@ def temporary_beside(path: Path) -> Path:
     return temporary
 
 
-def is_temporary(path: str) -> bool:
-    """Whether ``path`` is a name :func:`temporary_beside` gives (of any memoryd process)."""
-    name = path.rpartition("/")[2]
-    return name.startswith(".") and name.endswith(".tmp") and ".memoryd-" in name
-
-
 def write_temporary(path: Path, data: bytes, mode: int = 0o600) -> Path:
     """``data`` written and fsynced to a temporary file beside ``path`` (with ``mode``), for
     the caller to rename over it; removed again if the write fails."""
