@@ -417,22 +417,21 @@ class Store:
             rowid, np.zeros((0, self.model.dim), dtype=np.float32))
 
     def part_vectors_by_rowids(self, rowids: Sequence[int]) -> dict[int, np.ndarray]:
-        if not rowids or self.model is None:
+        if not rowids:
             return {}
-        dim = self.model.dim
-        marks = ", ".join("?" for _ in rowids)
-        return {entry: np.frombuffer(blob, dtype=np.float32).reshape(-1, dim) for entry, blob in
-                self.db.execute(f"SELECT entry, vectors FROM part_vectors WHERE entry IN ({marks})",
-                                [int(r) for r in rowids])}
+        return self._part_vectors(f"entry IN ({', '.join('?' for _ in rowids)})",
+                                  [int(r) for r in rowids])
 
     def part_vectors_between(self, first: int, last: int) -> dict[int, np.ndarray]:
         """The part vectors of the entries with rowids ``first``..``last``, by rowid."""
+        return self._part_vectors("entry BETWEEN ? AND ?", [first, last])
+
+    def _part_vectors(self, where: str, params: list[int]) -> dict[int, np.ndarray]:
         if self.model is None:
             return {}
         dim = self.model.dim
         return {entry: np.frombuffer(blob, dtype=np.float32).reshape(-1, dim) for entry, blob in
-                self.db.execute("SELECT entry, vectors FROM part_vectors "
-                                "WHERE entry BETWEEN ? AND ?", (first, last))}
+                self.db.execute(f"SELECT entry, vectors FROM part_vectors WHERE {where}", params)}
 
     def vectors_by_rowids(self, rowids: Sequence[int]) -> dict[int, np.ndarray]:
         """Stored vectors by rowid, one lookup each: vec0 answers ``rowid IN (…)`` with a full
@@ -554,14 +553,16 @@ class Store:
     def vector_meta(self, rowids: Sequence[int]) -> dict[int, tuple[Any, ...]]:
         """What the in-memory vector index keeps per entry, by rowid: (agent, category,
         project, kind, status, created)."""
-        rows = self.db.execute(VECTOR_META + f" WHERE id IN ({', '.join('?' for _ in rowids)})",
-                               [int(r) for r in rowids])
-        return {row[0]: tuple(row[1:]) for row in rows}
+        return self._vector_meta(f"id IN ({', '.join('?' for _ in rowids)})",
+                                 [int(r) for r in rowids])
 
     def vector_meta_between(self, first: int, last: int) -> dict[int, tuple[Any, ...]]:
         """:meth:`vector_meta` of the entries with rowids ``first``..``last``."""
-        rows = self.db.execute(VECTOR_META + " WHERE id BETWEEN ? AND ?", (first, last))
-        return {row[0]: tuple(row[1:]) for row in rows}
+        return self._vector_meta("id BETWEEN ? AND ?", [first, last])
+
+    def _vector_meta(self, where: str, params: list[int]) -> dict[int, tuple[Any, ...]]:
+        return {row[0]: tuple(row[1:])
+                for row in self.db.execute(f"{VECTOR_META} WHERE {where}", params)}
 
 
 # -- a reader of its own (memory doctor's whole-store checks, off the database thread) --------
