@@ -44,7 +44,15 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))  # the working tree's memoryd, not an installed one
 
 from bench_ingest import AGENTS, TextPool, bullet, random_date, write_transcripts  # noqa: E402
-from bench_store import DaemonProcess, Report, ms, percentile, progress, settle  # noqa: E402
+from bench_store import (  # noqa: E402
+    DaemonProcess,
+    Report,
+    ms,
+    percentile,
+    progress,
+    search_loop,
+    settle,
+)
 from corpus import Corpus  # noqa: E402
 from memoryd_client import Client  # noqa: E402
 
@@ -182,27 +190,6 @@ def build(state: Path, home: Path, scale: float) -> DaemonProcess:
 
 
 # -- measuring ------------------------------------------------------------------------------
-
-
-def search_loop(client: Client, queries: list[str], stop: threading.Event,
-                rate: float) -> list[float]:
-    """Searches until ``stop``: ``rate`` a second at random moments (Poisson arrivals, a fixed
-    seed), or back to back with ``rate`` 0."""
-    times = []
-    number = 0
-    arrivals = random.Random(11)
-    due = time.perf_counter()
-    while not stop.is_set():
-        if rate:
-            due += arrivals.expovariate(rate)
-            if stop.wait(max(0.0, due - time.perf_counter())):
-                break
-        query = queries[number % len(queries)] + f" {number}"  # never the query cache
-        started = time.perf_counter()
-        client.search(query, agents=["*"], limit=10)
-        times.append(time.perf_counter() - started)
-        number += 1
-    return times
 
 
 def measure_pass(client: Client, searcher: Client, name: str, queries: list[str],

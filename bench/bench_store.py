@@ -38,7 +38,6 @@ is over).
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import os
 import platform
@@ -48,6 +47,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -349,7 +349,6 @@ def ingest(report: Report, socket: Path, entries: list[dict[str, Any]], label: s
     """remember_many in batches over INGEST_CONNECTIONS connections (one batch is stored while
     the next is embedded, as `memory import` does); entries/s over the wall clock of the whole
     ingest, and as a share of the bare embedder's rate on the same texts."""
-    import threading
     from concurrent.futures import ThreadPoolExecutor
 
     local = threading.local()
@@ -450,12 +449,31 @@ def measure_search(report: Report, client: Client, queries: list[str], label: st
         report.add(f"search round trip {label}, p99", percentile(samples, 99), "ms", note=note)
 
 
+def search_loop(client: Client, queries: list[str], stop: threading.Event,
+                rate: float) -> list[float]:
+    """Searches until ``stop``: ``rate`` a second at random moments (Poisson arrivals, a fixed
+    seed), or back to back with ``rate`` 0."""
+    times = []
+    number = 0
+    arrivals = random.Random(11)
+    due = time.perf_counter()
+    while not stop.is_set():
+        if rate:
+            due += arrivals.expovariate(rate)
+            if stop.wait(max(0.0, due - time.perf_counter())):
+                break
+        query = queries[number % len(queries)] + f" {number}"  # never the query cache
+        started = time.perf_counter()
+        client.search(query, agents=["*"], limit=10)
+        times.append(time.perf_counter() - started)
+        number += 1
+    return times
+
+
 def measure_search_during_ingest(report: Report, socket: Path, entries: list[dict[str, Any]],
                                  queries: list[str]) -> None:
     """Searches at PROBE_RATE a second (random moments) while remember_many batches of new
     entries are stored: a bulk import must not hold a search up for longer than a slice."""
-    import threading
-
     done = threading.Event()
     box: dict[str, float] = {}
 
@@ -468,16 +486,9 @@ def measure_search_during_ingest(report: Report, socket: Path, entries: list[dic
         done.set()
 
     thread = threading.Thread(target=write)
-    times: list[float] = []
-    arrivals = random.Random(5)
     with Client(socket, timeout_s=60) as client:
         thread.start()
-        for query in itertools.cycle(queries):
-            if done.wait(arrivals.expovariate(PROBE_RATE)):
-                break
-            t0 = time.perf_counter()
-            client.search(f"{query} {len(times)}", agents=["*"], limit=10)
-            times.append(time.perf_counter() - t0)
+        times = search_loop(client, queries, done, PROBE_RATE)
     thread.join()
     note = f"{len(times)} searches while {len(entries):,} new entries were stored " \
            f"({box.get('rate', 0):.0f} entries/s)"
