@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from datetime import datetime
 
 import pytest
 from memoryd_client import BadParamsError, Client
@@ -91,3 +92,21 @@ def test_forgotten_and_superseded_are_hidden_unless_asked(filled: Client) -> Non
     filled.forget(hit["id"])
     assert not any(h["id"] == hit["id"] for h in filled.search("PostgreSQL", agent="coder")["hits"])
     assert filled.search("PostgreSQL", agent="coder", status="any")["hits"][0]["id"] == hit["id"]
+
+
+
+def test_the_words_naming_a_time_do_not_count_against_a_match(filled: Client) -> None:
+    """Issue 7: "last week" says when, not what: no entry is about the words "last week", and
+    counted as words of the question they kept what was decided then from matching."""
+    asked = datetime(2026, 11, 25, 12, 0).timestamp()  # a Wednesday: last week is 16-22 Nov
+    then = filled.remember("coder", "deploy", "Staging deploys now wait for a manual approval.",
+                           created=datetime(2026, 11, 18, 15, 0).timestamp())["entry"]
+    result = filled.search("what did we decide about staging deploys last week", agent="coder",
+                           now=asked, match=True)
+    assert result["window"]["first"] == "2026-11-16" and result["window"]["last"] == "2026-11-22"
+    assert [hit["id"] for hit in result["hits"]] == [then["id"]]
+    evidence = result["hits"][0]["evidence"]
+    assert evidence["in_window"] == 1.0
+    timeless = filled.search("what did we decide about staging deploys", agent="coder",
+                             now=asked)["hits"][0]["evidence"]
+    assert (evidence["coverage"], evidence["align"]) == (timeless["coverage"], timeless["align"])

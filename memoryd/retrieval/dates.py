@@ -148,10 +148,14 @@ def _rules(today: date) -> list[tuple[re.Pattern[str], object]]:
     ]
 
 
+def _plain(question: str) -> str:
+    return " ".join(question.lower().replace(",", " ").split())
+
+
 def window(question: str, today: date | None = None) -> Window | None:
     """The first time expression in the question, as a window of local days; None if none."""
     today = today or date.today()
-    text = " ".join(question.lower().replace(",", " ").split())
+    text = _plain(question)
     for pattern, make in _rules(today):
         m = pattern.search(text)
         if m:
@@ -159,6 +163,12 @@ def window(question: str, today: date | None = None) -> Window | None:
             if found is not None and found.first <= today:
                 return Window(found.first, min(found.last, today), found.phrase)
     return None
+
+
+def without_time(question: str, found: Window) -> str:
+    """The question without the words that named its window ("what did we decide last week"
+    → "what did we decide"): they say when, not what, and no entry is about them."""
+    return _plain(question).replace(found.phrase, " ", 1)
 
 
 def date_words(moment: float) -> str:
