@@ -400,6 +400,28 @@ def test_duplicates_merge_into_the_best_and_contradictions_are_only_reported(
     assert client.get(survivor["id"])["occurrences"] == 1
 
 
+def test_a_big_group_of_duplicates_merges_whole_and_undoes_whole(daemon, client: Client) -> None:
+    """A merge of many goes in several transactions (the database thread serves searches
+    between them); what a user sees is one merge, and one undo takes it back."""
+    ids = [client.remember("coder", "ops", f"The staging database is reset every night at "
+                           f"2am (noted in session {n}).", session=f"s{n}", force=True)
+           ["entry"]["id"] for n in range(20)]
+    before = {i: (client.get(i)["occurrences"], client.get(i)["confidence"]) for i in ids}
+    done = client.pass_run("consolidate")
+    assert done["counts"]["merged"] == 19
+    survivors = [i for i in ids if client.get(i)["status"] == "active"]
+    assert len(survivors) == 1
+    survivor = client.get(survivors[0])
+    assert survivor["occurrences"] == 20
+    assert {client.get(i)["superseded_by"] for i in ids if i != survivor["id"]} == {survivor["id"]}
+    merges = [c for c in client.pass_show(done["run"])["changes"] if c["action"] == "merge"]
+    assert merges[-1]["after"]["occurrences"] == 20 and "absorbed 19 duplicates" in merges[-1]["why"]
+    client.undo(done["run"])
+    assert all(client.get(i)["status"] == "active" for i in ids)
+    restored = client.get(survivor["id"])
+    assert (restored["occurrences"], restored["confidence"]) == before[survivor["id"]]
+
+
 # -- promotion -------------------------------------------------------------------------------
 
 

@@ -42,6 +42,8 @@ JACCARD = 0.7
 #: Lessons this similar are checked for Jaccard and for "do X" / "don't X".
 LESSON_COSINE = 0.75
 MAX_CONFIDENCE = 0.99
+#: Losers superseded in one transaction (one step of the pass) by a merge.
+ABSORB_AT_ONCE = 8
 BLOCK = 512
 PAGE = 250
 _WORD = re.compile(r"[a-z0-9][a-z0-9_+#/'-]*(?:\.[a-z0-9_+#/-]+)*")
@@ -245,7 +247,7 @@ def _merge(ctx: PassContext, entries: list[dict[str, Any]], pairs: list[tuple[in
         gone = {j for j, _ in neighbours[i] if entries[j] in losers}
         merged.update(gone)
         survivor_of.update(dict.fromkeys(gone, i))
-        _absorb(ctx, survivor, losers)
+        yield from _absorb(ctx, survivor, losers)
     # a "do" and a "don't" are put to a person once, between what is left after merging
     for i, j in opposed:
         a, b = entries[survivor_of.get(i, i)], entries[survivor_of.get(j, j)]
@@ -253,24 +255,33 @@ def _merge(ctx: PassContext, entries: list[dict[str, Any]], pairs: list[tuple[in
             _contradiction(ctx, known, a, b, "a \"do\" and a \"don't\" about the same thing")
 
 
-def _absorb(ctx: PassContext, survivor: dict[str, Any], losers: list[dict[str, Any]]) -> None:
-    """One merge, applied whole: the losers superseded, the survivor's counts raised."""
+def _absorb(ctx: PassContext, survivor: dict[str, Any],
+            losers: list[dict[str, Any]]) -> Iterator[None]:
+    """One merge: the losers superseded and the survivor's counts raised, in one transaction
+    (a step) per ABSORB_AT_ONCE losers. A big group at once held the database thread for
+    20-60 ms; between two steps the survivor has absorbed the losers so far, and counts them."""
     confidence = survivor["confidence"]
     seen = {_evidence(survivor)}
     occurrences = survivor["occurrences"] or 1
-    changes = []
-    for loser in losers:
-        occurrences += loser["occurrences"] or 1
-        if _evidence(loser) not in seen:
-            seen.add(_evidence(loser))
-            confidence = 1 - (1 - confidence) * (1 - loser["confidence"] / 2)
-        changes.append(_supersede(loser, survivor, f"near duplicate of {survivor['uid']}: "
-                                  f"{survivor['text'][:80]!r}"))
-    confidence = round(min(MAX_CONFIDENCE, max(confidence, survivor["confidence"])), 4)
-    changes.append(Change(
-        "entry", survivor["uid"], "merge",
-        f"absorbed {len(losers)} duplicates: {occurrences} occurrences, {len(seen)} independent",
-        {"occurrences": survivor["occurrences"], "confidence": survivor["confidence"]},
-        {"occurrences": occurrences, "confidence": confidence}))
-    ctx.apply_entries(changes)
+    counts = {"occurrences": survivor["occurrences"], "confidence": survivor["confidence"]}
+    for start in range(0, len(losers), ABSORB_AT_ONCE):
+        if start:
+            yield
+        changes = []
+        for loser in losers[start:start + ABSORB_AT_ONCE]:
+            occurrences += loser["occurrences"] or 1
+            if _evidence(loser) not in seen:
+                seen.add(_evidence(loser))
+                confidence = 1 - (1 - confidence) * (1 - loser["confidence"] / 2)
+            changes.append(_supersede(loser, survivor, f"near duplicate of {survivor['uid']}: "
+                                      f"{survivor['text'][:80]!r}"))
+        absorbed = min(start + ABSORB_AT_ONCE, len(losers))
+        after = {"occurrences": occurrences, "confidence":
+                 round(min(MAX_CONFIDENCE, max(confidence, survivor["confidence"])), 4)}
+        changes.append(Change(
+            "entry", survivor["uid"], "merge",
+            f"absorbed {absorbed if absorbed == len(losers) else f'{absorbed} of {len(losers)}'}"
+            f" duplicates: {occurrences} occurrences, {len(seen)} independent", counts, after))
+        ctx.apply_entries(changes)
+        counts = after
     ctx.count("merged", len(losers))
