@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from memoryd.errors import BadParamsError
 from memoryd.ingest.pipeline import configured_sources
 from memoryd.passes import consolidate, notebooks, promote, retain, staleness
-from memoryd.passes.files import commit
+from memoryd.passes.files import commit, through_links
 from memoryd.passes.journal import Change, Journal, RunSummary, parse_target, run_name
 from memoryd.passes.steps import Collect, Offload
 from memoryd.store.database import SELECT_ENTRY, row_to_entry
@@ -235,8 +235,7 @@ class Passes:
                     log.exception("Pass %s (%s) failed.", name, run_name(run.run))
                     await self.engine.db(self.journal.finish, run, "failed", repr(exc))
                     return self._summary(run)
-                linked = [str(path) for path in ctx.touched
-                          if os.path.realpath(path) != os.path.abspath(path)]
+                linked = through_links(ctx.touched)
                 if linked and self.on_written is not None:
                     self.on_written(linked)
                 if ctx.touched:

@@ -140,8 +140,10 @@ def compact(store: Store, now: float | None = None, keep_days: float = KEEP_DAYS
     dropped, bytes freed)."""
     cutoff = (now if now is not None else time.time()) - keep_days * 86_400
     dropped = freed = 0
-    uids = [r[0] for r in store.db.execute(
-        "SELECT DISTINCT uid FROM events WHERE uid LIKE 'file:%' AND ts < ?", (cutoff,))]
+    uids = [r[0] for r in store.db.execute(  # a range, not LIKE: it reads events_uid's
+        # "file:" rows only (LIKE scanned all 600k events of the bench store: 70 ms)
+        "SELECT DISTINCT uid FROM events WHERE uid >= 'file:' AND uid < 'file;' AND ts < ?",
+        (cutoff,))]
     for uid in uids:
         rows = store.db.execute(
             "SELECT id, ts, length(coalesce(before, '')) + length(coalesce(after, '')) "
