@@ -111,9 +111,9 @@ class SearchPlan:
     keyword: dict[int, tuple[int, float]] = field(default_factory=dict)  # rowid → (rank, bm25)
     window_keyword: list[int] = field(default_factory=list)
     background: tuple[float, float, int] | None = None  # the vector candidates' mix: mean, spread, n
-    # read while the question is embedded: the keyword candidates' entries and words, the
+    # read while the question is embedded: the keyword candidates' texts and words, the
     # query words' weights (the vector half then reads only what the vectors add)
-    entries: dict[int, dict[str, Any]] = field(default_factory=dict)
+    texts: dict[int, tuple[str, float]] = field(default_factory=dict)  # rowid → (text, created)
     words: dict[int, set[str]] = field(default_factory=dict)
     weights: dict[str, float] = field(default_factory=dict)
     unknown: dict[str, str] = field(default_factory=dict)  # question words not in the lexicon
@@ -236,9 +236,9 @@ class Search:
                 inside = plan.filter.within(*plan.window.bounds())
                 plan.window_keyword = [r for r, _ in self._keyword_candidates(
                     rare, [], inside, CANDIDATES // 2)]
-        plan.entries = self.store.entries_by_rowids(
+        plan.texts = self.store.texts_by_rowids(
             list(dict.fromkeys([*plan.keyword, *plan.window_keyword])))
-        plan.words = {rowid: self._tokens(entry["text"]) for rowid, entry in plan.entries.items()}
+        plan.words = {rowid: self._tokens(text) for rowid, (text, _) in plan.texts.items()}
         plan.weights = self._term_weights(plan.terms)
         plan.unknown = self.unknown_words(" ".join(plan.terms))
         return plan
@@ -294,22 +294,22 @@ class Search:
         """Vector candidates, the evidence of every candidate, the model's ranking, the hits."""
         vector_rank, mixes = self._vector_candidates(plan, query_vector)
         candidates = list(dict.fromkeys([*vector_rank, *plan.keyword, *plan.window_keyword]))
-        entries = {**plan.entries, **self.store.entries_by_rowids(
-            [r for r in candidates if r not in plan.entries])}
-        candidates = [r for r in candidates if r in entries]
+        texts = {**plan.texts, **self.store.texts_by_rowids(
+            [r for r in candidates if r not in plan.texts])}
+        candidates = [r for r in candidates if r in texts]
         if not candidates:
             return self._result(plan, [], query_vector is None)
-        evidence = self._evidence(plan, candidates, entries, vector_rank, mixes, query_vector,
+        evidence = self._evidence(plan, candidates, texts, vector_rank, mixes, query_vector,
                                   words or {})
         probability = self.model.probabilities(evidence)
-        order = np.argsort(-probability, kind="stable")
+        order = [int(i) for i in np.argsort(-probability, kind="stable")
+                 if not plan.only_matches or probability[i] >= plan.threshold][:plan.limit]
+        entries = self.store.entries_by_rowids([candidates[i] for i in order])  # the hits' rows
         now = time.time()
         hits = []
         for i in order:
             p = float(probability[i])
             is_match = p >= plan.threshold
-            if plan.only_matches and not is_match:
-                continue
             entry = entries[candidates[i]]
             row = dict(zip(FEATURES, evidence[i].tolist()))
             bm25 = plan.keyword.get(candidates[i])
@@ -326,8 +326,6 @@ class Search:
                 "age": format_age(now - entry["created"]),
                 "age_note": age_note(entry["created"], now),
             })
-            if len(hits) >= plan.limit:
-                break
         return self._result(plan, hits, query_vector is None)
 
     def _result(self, plan: SearchPlan, hits: list[dict[str, Any]], degraded: bool) -> dict[str, Any]:
@@ -375,7 +373,7 @@ class Search:
         kept = [(r, c) for r, c in found if r in allowed][:CANDIDATES]
         return {r: rank for rank, (r, _) in enumerate(kept)}, {r: (c, c) for r, c in kept}
 
-    def _evidence(self, plan: SearchPlan, candidates: list[int], entries: dict[int, dict[str, Any]],
+    def _evidence(self, plan: SearchPlan, candidates: list[int], texts: dict[int, tuple[str, float]],
                   vector_rank: dict[int, int], mixes: dict[int, tuple[float, float]],
                   query: np.ndarray | None, words: dict[str, np.ndarray]) -> np.ndarray:
         missing = [r for r in candidates if r not in mixes]
@@ -396,7 +394,7 @@ class Search:
         weights = plan.weights
         total_weight = sum(weights.values()) or 1.0
         start, end = plan.window.bounds() if plan.window is not None else (None, None)
-        word_sets = [plan.words.get(rowid) or self._tokens(entries[rowid]["text"])
+        word_sets = [plan.words.get(rowid) or self._tokens(texts[rowid][0])
                      for rowid in candidates]
         alignment = self._alignment(plan, candidates, word_sets, words)
         rows = []
@@ -406,7 +404,7 @@ class Search:
             keyword = plan.keyword.get(rowid)
             words = word_sets[number]
             coverage = sum(w for token, w in weights.items() if token in words) / total_weight
-            created = entries[rowid]["created"]
+            created = texts[rowid][1]
             rows.append([
                 cosine, part, mix, (mix - mean) / spread, mix - (second if mix >= top else top),
                 keyword[1] / best_bm25 if keyword and keyword[1] > 0 else 0.0,

@@ -252,6 +252,15 @@ class Store:
         rows = self.db.execute(SELECT_ENTRY + f" WHERE id IN ({marks})", list(rowids))
         return {row[0]: row_to_entry(row) for row in rows}
 
+    def texts_by_rowids(self, rowids: Sequence[int]) -> dict[int, tuple[str, float]]:
+        """(text, created) of each entry: what search reads of its ~130 candidates (the
+        whole row, a third of a search's reading, only for the hits)."""
+        if not rowids:
+            return {}
+        marks = ", ".join("?" for _ in rowids)
+        return {row[0]: (row[1], row[2]) for row in self.db.execute(
+            f"SELECT id, text, created FROM entries WHERE id IN ({marks})", list(rowids))}
+
     def find_exact(self, agent: str, category: str, hash_: str) -> dict[str, Any] | None:
         row = self.db.execute(
             SELECT_ENTRY + " WHERE agent=? AND category=? AND hash=? AND status='active' LIMIT 1",
