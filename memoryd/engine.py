@@ -37,7 +37,7 @@ from memoryd.redact import redact
 from memoryd.retrieval.search import Search
 from memoryd.store import lexicon
 from memoryd.store.archive import TranscriptArchive, restore_archives
-from memoryd.store.database import ModelInfo, Store
+from memoryd.store.database import ModelInfo, Store, store_counts
 from memoryd.store.entries import MAX_TEXT_CHARS, Draft, Entries, Vectors
 from memoryd.store.integrity import set_aside_damaged
 from memoryd.store.ledger import Ledger
@@ -512,14 +512,20 @@ class Engine:
         words = await self.word_vectors(plan.unknown)
         return await self.db(self.searcher.finish_search, plan, await embedding, words)
 
-    def status(self) -> dict[str, Any]:
-        """Counts for `memory status` (database thread)."""
+    async def status(self) -> dict[str, Any]:
+        """Counts for `memory status`: the whole-table ones on a reader of their own, the
+        rest on the database thread."""
+        assert self.store is not None
+        (entries, vectors), status = await asyncio.gather(
+            asyncio.to_thread(store_counts, self.config.db_path, self.store.model is not None),
+            self.db(self._status))
+        return {"entries": entries, "vectors": vectors, **status}
+
+    def _status(self) -> dict[str, Any]:
         assert self.store is not None
         model = self.store.model
         index, words = self.searcher.index, self.searcher.lexicon
         return {
-            "entries": self.store.count_entries(),
-            "vectors": self.store.count_vectors(),
             "backlog": self.store.count_backlog() if model else None,
             **dict(zip(("agents", "subagents"), rolled_up(self.store.agents()))),
             "model": {"id": model.model_id, "sha256": model.sha256, "dim": model.dim} if model else None,

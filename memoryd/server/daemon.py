@@ -382,7 +382,7 @@ class Daemon:
 
     async def m_status(self, params: Params) -> dict[str, Any]:
         engine = self.engine
-        status = await engine.db(engine.status)
+        status = await engine.status()
         rss = None
         try:
             rss = int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")

@@ -299,8 +299,7 @@ class Store:
         return found
 
     def count_entries(self) -> dict[str, int]:
-        rows = self.db.execute("SELECT status, count(*) FROM entries GROUP BY status")
-        return {status: n for status, n in rows}
+        return count_entries(self.db)
 
     def agents(self) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT DISTINCT agent FROM entries ORDER BY agent")]
@@ -490,9 +489,7 @@ class Store:
         return self.db.execute("SELECT count(*) FROM vector_queue").fetchone()[0]
 
     def count_vectors(self) -> int:
-        if self.model is None:
-            return 0
-        return self.db.execute("SELECT count(*) FROM entries_vec").fetchone()[0]
+        return count_vectors(self.db) if self.model is not None else 0
 
     def knn(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
         """sqlite-vec's exact brute-force KNN: (rowid, cosine similarity)."""
@@ -586,6 +583,28 @@ def open_reader(path: Path) -> apsw.Connection:
     db.load_extension(sqlite_vec.loadable_path())
     db.enable_load_extension(False)
     return db
+
+
+def count_entries(db: apsw.Connection) -> dict[str, int]:
+    """Entries per status (a scan of the table: ~20 ms at 72k entries)."""
+    return {status: n for status, n in db.execute(
+        "SELECT status, count(*) FROM entries GROUP BY status")}
+
+
+def count_vectors(db: apsw.Connection) -> int:
+    """Stored vectors (sqlite-vec reads its chunks: ~30 ms at 72k)."""
+    return db.execute("SELECT count(*) FROM entries_vec").fetchone()[0]
+
+
+def store_counts(path: Path, vectors: bool) -> tuple[dict[str, int], int]:
+    """`memory status`'s two whole-table counts, on a reader of their own: on the database
+    thread they held searches up for 30-50 ms at 72k entries. ``vectors``: a model is bound
+    (the vector table exists)."""
+    db = open_reader(path)
+    try:
+        return count_entries(db), count_vectors(db) if vectors else 0
+    finally:
+        db.close()
 
 
 def quick_check(db: apsw.Connection) -> tuple[list[str], int]:
