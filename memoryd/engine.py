@@ -330,6 +330,7 @@ class Engine:
                                [parts.get(int(rowids[i]), empty) for i in present],
                                [meta[int(rowids[i])] for i in present])
         self.entries.index = self.searcher.index = index
+        self.store.meta_changed.clear()  # it read every entry's columns as they are now
         log.info("Vector index ready: %d entries, %d part vectors, %.1f MB in memory.",
                  len(index), index.parts, index.nbytes / 1e6)
         # the index's per-entry metadata lives as long as the daemon: a full collection need

@@ -86,6 +86,42 @@ def test_notebook_bullets_are_indexed_with_kinds_dates_and_spans(home: Path, dae
     assert learning["kind"] == "lesson" and learning["polarity"] == "positive"
 
 
+def test_a_bullet_moved_to_another_section_is_filtered_by_its_new_section(
+        home: Path, daemon, client) -> None:
+    """Moving a bullet between sections changes its entry's category and kind, not its text
+    (no new vector): filters must see the new ones, on the vector side too (the question
+    shares no word with the bullet)."""
+    memory = home / ".mastersof-ai/agents/designer/memory"
+    memory.mkdir(parents=True)
+    notebook = memory / "notebook.md"
+    notebook.write_text(NOTEBOOK)
+    question = "chroma key backdrop vanishes before we get the artwork"
+
+    def found(category: str, expected: bool = False) -> list[dict[str, Any]]:
+        hits = [h for h in search(client, question, agent="designer", category=category)
+                if "green background" in h["text"]]
+        assert hits or not expected
+        return hits
+
+    [learning] = eventually(lambda: found("learnings", True))  # once it has its vector
+    assert learning["score"]["keyword"] is None  # found by its vector alone
+    notebook.write_text(NOTEBOOK.replace(
+        "## Learnings\n- [2026-03-14] The image model sometimes pre-removes the green background.\n",
+        "## Learnings\n").replace(
+        "## Shareholder Feedback\n", "## Shareholder Feedback\n"
+        "- [2026-03-14] The image model sometimes pre-removes the green background.\n"))
+
+    def moved() -> list[dict[str, Any]]:
+        hits = found("shareholder-feedback", True)
+        assert hits[0]["kind"] == "feedback"
+        return hits
+
+    assert eventually(moved)[0]["id"] == learning["id"]
+    assert not found("learnings")
+    assert not [h for h in search(client, question, agent="designer", kind="lesson")
+                if "green background" in h["text"]]
+
+
 def test_editing_one_bullet_changes_only_that_entry(home: Path, daemon, client) -> None:
     memory = home / ".mastersof-ai/agents/designer/memory"
     memory.mkdir(parents=True)

@@ -42,7 +42,7 @@ from memoryd.retrieval.ranking import FEATURES, Model, idf, load_model
 from memoryd.store.database import Store, encode_tags
 from memoryd.store.entries import KINDS, STATUSES
 from memoryd.store.lexicon import Lexicon, unknown_words
-from memoryd.store.vectors import VectorFilter, VectorIndex
+from memoryd.store.vectors import VectorFilter, VectorIndex, follow_meta
 
 CANDIDATES = 50
 #: Candidates whose words' lexicon rows are kept between searches (a few MB).
@@ -346,6 +346,7 @@ class Search:
             return {}, {}
         if self.index is None:
             return self._vector_fallback(plan, query)
+        follow_meta(self.store, self.index)  # the filter columns of entries changed meanwhile
         filters = [plan.filter]
         if plan.window is not None:
             filters.append(plan.filter.within(*plan.window.bounds()))

@@ -106,6 +106,8 @@ def row_to_entry(row: Sequence[Any]) -> dict[str, Any]:
 
 SELECT_ENTRY = "SELECT id, " + ", ".join(ENTRY_COLUMNS) + " FROM entries"
 VECTOR_META = "SELECT id, agent, category, project, kind, status, created FROM entries"
+#: The columns the RAM vector index filters on (VECTOR_META's).
+META_COLUMNS = frozenset({"agent", "category", "project", "kind", "status", "created"})
 
 
 class Store:
@@ -130,6 +132,10 @@ class Store:
         self.model: ModelInfo | None = self._stored_model()
         self._fts_rows: tuple[int, float] | None = None
         self._term_rows: dict[str, tuple[int, float]] = {}
+        #: entries whose filter columns changed since the RAM vector index last followed them
+        #: (memoryd.store.vectors.follow_meta): a bullet moved to another section changes its
+        #: category and kind, a rewritten date its created, without a new vector
+        self.meta_changed: set[str] = set()
         self._checkpointer: Checkpointer | None = None
 
     def checkpoint_in_background(self) -> None:
@@ -286,6 +292,8 @@ class Store:
             changes["tags"] = encode_tags(changes["tags"])
         if "agent" in changes and self._agents is not None:
             self._agents.add(changes["agent"])
+        if not META_COLUMNS.isdisjoint(changes):
+            self.meta_changed.add(uid)
         assignments = ", ".join(f"{column}=?" for column in changes)
         self.db.execute(f"UPDATE entries SET {assignments} WHERE uid=?", [*changes.values(), uid])
 
@@ -561,6 +569,10 @@ class Store:
         project, kind, status, created)."""
         return self._vector_meta(f"id IN ({', '.join('?' for _ in rowids)})",
                                  [int(r) for r in rowids])
+
+    def vector_meta_of(self, uids: Sequence[str]) -> dict[int, tuple[Any, ...]]:
+        """:meth:`vector_meta` of the entries with these uids."""
+        return self._vector_meta(f"uid IN ({', '.join('?' for _ in uids)})", list(uids))
 
     def vector_meta_between(self, first: int, last: int) -> dict[int, tuple[Any, ...]]:
         """:meth:`vector_meta` of the entries with rowids ``first``..``last``."""

@@ -36,7 +36,7 @@ from memoryd.store.archive import TRANSCRIPT_PREFIX
 from memoryd.store.database import Store
 from memoryd.store.file_journal import versions as file_versions
 from memoryd.store.ledger import Ledger
-from memoryd.store.vectors import VectorIndex
+from memoryd.store.vectors import VectorIndex, follow_meta
 from memoryd.text import content_hash
 
 log = logging.getLogger(__name__)
@@ -323,6 +323,7 @@ class Entries:
     def nearest(self, vector: np.ndarray, agent: str, category: str) -> tuple[dict[str, Any], float] | None:
         """The most similar active entry of the same agent and category."""
         if self.index is not None:
+            follow_meta(self.store, self.index)
             found = self.index.nearest(vector, agent, category, 1)
         else:
             ids = [r for r, _ in self.store.knn(vector, 200)]

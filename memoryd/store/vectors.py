@@ -29,8 +29,12 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from memoryd.store.database import Store
 
 STATUS_CODES = {"active": 0, "superseded": 1, "forgotten": 2, "removed": 3}
 #: Re-ranked rows per search: more with a bigger index, so that recall holds (bench_store).
@@ -166,6 +170,20 @@ class VectorIndex:
             self.entries += 1
         matrix = np.concatenate(blocks)
         self._append(matrix, np.array(owners, dtype=np.int64))
+
+    def set_meta(self, rowid: int, meta: Meta) -> None:
+        """An indexed entry's filter columns changed (its vectors did not)."""
+        if not 0 <= rowid < len(self.whole) or self.whole[rowid] < 0:
+            return
+        row = int(self.whole[rowid])
+        old = (int(self.columns["agent"][rowid]), int(self.columns["category"][rowid]))
+        self._set_meta(rowid, meta)
+        new = (int(self.columns["agent"][rowid]), int(self.columns["category"][rowid]))
+        if new != old:  # near-duplicates are looked for within (agent, category)
+            group = self.groups.get(old, [])
+            if row in group:
+                group.remove(row)
+            self.groups.setdefault(new, []).append(row)
 
     def set_status(self, rowid: int, status: str) -> None:
         if 0 <= rowid < len(self.status):
@@ -375,3 +393,18 @@ def _smallest(distance: np.ndarray, keep: int) -> np.ndarray:
     cut = int(np.searchsorted(cumulative, keep))  # the smallest d with keep rows at or below
     below = np.flatnonzero(distance < cut)
     return np.concatenate([below, np.flatnonzero(distance == cut)[:keep - len(below)]])
+
+
+def follow_meta(store: Store, index: VectorIndex | None) -> None:
+    """Bring the index's filter columns up to date with the entries whose columns changed
+    since the last call (``Store.meta_changed``); before a search or a near-duplicate look-up
+    reads them."""
+    if index is None:  # the index, once built, reads them as they are then
+        store.meta_changed.clear()
+        return
+    if not store.meta_changed:
+        return
+    uids, store.meta_changed = list(store.meta_changed), set()
+    for start in range(0, len(uids), 10_000):
+        for rowid, meta in store.vector_meta_of(uids[start:start + 10_000]).items():
+            index.set_meta(rowid, meta)
