@@ -96,6 +96,25 @@ def test_filters_and_status(embedder: Embedder, new_index, tmp_path: Path) -> No
     assert 1 not in index.search(q, 10, VectorFilter())
 
 
+def test_changed_columns_and_a_deleted_entry(embedder: Embedder, new_index, tmp_path: Path) -> None:
+    """The filter columns follow an entry that moved (category, kind, date) without a new
+    vector; a deleted entry leaves the index, so that a new entry given its rowid is not
+    answered for by the old one's columns."""
+    vectors = embedder.embed(["alpha note", "beta note", "gamma note"])
+    index = new_index()
+    index.add_many([1, 2, 3], vectors, [NONE] * 3, [meta("a", "x"), meta("a", "x"), meta("a", "y")])
+    q = vectors[0]
+    index.set_meta(1, meta("a", "y", None, "lesson", "active", 50.0))
+    assert set(index.search(q, 10, VectorFilter(categories=["y"]))) == {1, 3}
+    assert set(index.search(q, 10, VectorFilter(kinds=["lesson"], until=60))) == {1}
+    assert [r for r, _ in index.nearest(q, "a", "y", 2)] == [1, 3]
+    assert [r for r, _ in index.nearest(q, "a", "x", 2)] == [2]
+    assert index.passing([1, 2, 3, 9], VectorFilter(categories=["y"])) == ({1, 3}, [9])
+    index.remove(3)
+    assert len(index) == 2 and 3 not in index.search(vectors[2], 10, VectorFilter())
+    assert index.passing([1, 3], VectorFilter()) == ({1}, [3])  # the database decides for 3
+
+
 def test_a_replaced_vector_is_not_found_again(embedder: Embedder, new_index, tmp_path: Path) -> None:
     old, new = embedder.embed(["invoices are due on Fridays", "the cat sleeps on the sofa"])
     index = new_index()

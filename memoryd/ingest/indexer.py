@@ -288,7 +288,7 @@ class Indexer:
         self.store.db.execute("DELETE FROM entries WHERE id=?", (entry["rowid"],))
         self.store.delete_vectors([entry["rowid"]])
         self.store.journal(entry["id"], "removed", "watch", entry, {"reason": why})
-        self.memory.set_index_status(entry["rowid"], "removed")
+        self.memory.unindex(entry["rowid"])
 
     def remove_file(self, path: str) -> Changes:
         """A watched file is gone. Memory files take their entries with them (journaled);

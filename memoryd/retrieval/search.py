@@ -277,11 +277,22 @@ class Search:
         ranked = ranked[:wide]
         if not where.where:
             return ranked[:pool]
-        allowed = self.store.filter_rowids([r for r, _ in ranked], where.where, where.params)
+        allowed = self._passing([r for r, _ in ranked], where)
         kept = [(r, score) for r, score in ranked if r in allowed]
         if len(kept) >= pool or len(ranked) < wide:
             return kept[:pool]
         return self.store.fts(expression, where.where, where.params, pool)
+
+    def _passing(self, rowids: list[int], where: Filter) -> set[int]:
+        """Which of these entries pass the filters: by the RAM index's columns where it holds
+        the entry and no tag is asked (0.05 ms for 200 entries, against 0.7-1.1 ms in SQL),
+        by the database for the rest."""
+        if self.index is None or where.tags:
+            return self.store.filter_rowids(rowids, where.where, where.params)
+        follow_meta(self.store, self.index)
+        held, others = self.index.passing(rowids, where.vectors)
+        return held | self.store.filter_rowids(others, where.where, where.params) if others \
+            else held
 
     def _newest_with(self, term: str, where: Filter, limit: int) -> list[int]:
         return self.store.newest_matching(fts_expression([term], "OR"), where.where,

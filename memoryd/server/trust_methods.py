@@ -49,7 +49,7 @@ class TrustMethods:
             report = job.run(dry_run=not confirm, actor=actor)
             if not report["dry_run"]:
                 for entry in report["entries"]:
-                    engine.entries.set_index_status(entry["rowid"], "removed")
+                    engine.entries.unindex(entry["rowid"])
             for entry in report["entries"]:
                 entry.pop("rowid", None)
             return report

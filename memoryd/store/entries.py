@@ -254,7 +254,7 @@ class Entries:
         except BaseException as exc:
             if outer:
                 for rowid in self._indexed:  # rolled back: the row is not there
-                    self.set_index_status(rowid, "removed")
+                    self.unindex(rowid)
                 for agent, size in reversed(appended):
                     if not self.ledger.undo(agent, size):
                         log.critical("A failed write stays in the ledger of %r: it will come "
@@ -292,6 +292,11 @@ class Entries:
     def set_index_status(self, rowid: int, status: str) -> None:
         if self.index is not None:
             self.index.set_status(rowid, status)
+
+    def unindex(self, rowid: int) -> None:
+        """The entry's row was deleted (or its insert rolled back): out of the RAM index."""
+        if self.index is not None:
+            self.index.remove(rowid)
 
     def _set_status(self, entry: dict[str, Any], status: str, actor: str | None,
                     superseded_by: str | None = None) -> dict[str, Any]:

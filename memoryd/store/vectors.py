@@ -185,6 +185,16 @@ class VectorIndex:
                 group.remove(row)
             self.groups.setdefault(new, []).append(row)
 
+    def remove(self, rowid: int) -> None:
+        """An entry deleted: its rows leave the index. (SQLite gives a deleted last rowid to
+        the next entry; until that entry has its vector, the index must not answer for it.)"""
+        if not 0 <= rowid < len(self.whole) or self.whole[rowid] < 0:
+            return
+        self._retire(rowid)
+        self.whole[rowid] = self.first_part[rowid] = -1
+        self.part_count[rowid] = 0
+        self.status[rowid] = STATUS_CODES["removed"]
+
     def set_status(self, rowid: int, status: str) -> None:
         if 0 <= rowid < len(self.status):
             self.status[rowid] = STATUS_CODES.get(status, STATUS_CODES["removed"])
@@ -284,18 +294,29 @@ class VectorIndex:
                               prot=mmap.PROT_READ)
         self._mapped_rows = capacity
 
-    def _entry_mask(self, where: VectorFilter) -> np.ndarray:
-        n = len(self.status)
-        mask = np.isin(self.status, [STATUS_CODES[s] for s in where.statuses if s in STATUS_CODES])
+    def _entry_mask(self, where: VectorFilter, rowids: np.ndarray | None = None) -> np.ndarray:
+        """Which entries (every rowid, or the given ones) pass the filter."""
+        pick = slice(None) if rowids is None else rowids
+        statuses = [STATUS_CODES[s] for s in where.statuses if s in STATUS_CODES]
+        mask = np.isin(self.status[pick], statuses)
         for name, values in (("agent", where.agents), ("category", where.categories),
                              ("project", where.projects), ("kind", where.kinds)):
             if values is not None:
-                mask &= np.isin(self.columns[name][:n], self._codes[name].lookup(values))
+                mask &= np.isin(self.columns[name][pick], self._codes[name].lookup(values))
         if where.since is not None:
-            mask &= self.created >= where.since
+            mask &= self.created[pick] >= where.since
         if where.until is not None:
-            mask &= self.created <= where.until
+            mask &= self.created[pick] <= where.until
         return mask
+
+    def passing(self, rowids: Sequence[int], where: VectorFilter) -> tuple[set[int], list[int]]:
+        """Of these entries, the ones the index holds that pass the filter, and the ones it
+        does not hold (no vector yet: the caller asks the database)."""
+        ids = np.asarray(rowids, dtype=np.int64)
+        known = ids < len(self.whole)
+        known[known] = self.whole[ids[known]] >= 0
+        held = ids[known]
+        return set(held[self._entry_mask(where, held)].tolist()), ids[~known].tolist()
 
     def search(self, query: np.ndarray, k: int, where: VectorFilter
                ) -> dict[int, tuple[float, float]]:
