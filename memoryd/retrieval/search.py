@@ -15,8 +15,9 @@ Candidates:
   every candidate still gets its coverage of all the words. No word is dropped.
 - vector: the best ``CANDIDATES`` by the mean of the whole entry's cosine and its best part's
   (the RAM indexes of :mod:`memoryd.store.vectors`).
-- a time named in the question (:mod:`memoryd.retrieval.dates`): the best keyword and vector
-  candidates written then, too; ``in_window`` is part of the evidence (a hint, never a filter).
+- a time named in the question (:mod:`memoryd.retrieval.dates`): the best keyword (by the rare
+  words) and vector candidates written then, too; ``in_window`` is part of the evidence (a
+  hint, never a filter). The words that named the time are not words of the question.
 """
 
 from __future__ import annotations
