@@ -129,7 +129,9 @@ class Search:
         self.lexicon: Lexicon | None = None
         self._tokenizer: Any = None
         self._stop_stems: set[str] | None = None
-        self._word_rows: dict[int, np.ndarray] = {}  # rowid → its words' lexicon rows
+        #: (rowid, hash of its text) → its words' lexicon rows: an entry's text can change,
+        #: and SQLite gives a deleted last rowid to the next entry
+        self._word_rows: dict[tuple[int, int], np.ndarray] = {}
         self._word_rows_of = 0  # the lexicon's size when they were looked up
         #: the last FTS5 ranking without filters: expression → (its limit, (rowid, bm25)s)
         self._ranked_alone: dict[str, tuple[int, list[tuple[int, float]]]] = {}
@@ -409,7 +411,8 @@ class Search:
         start, end = plan.window.bounds() if plan.window is not None else (None, None)
         word_sets = [plan.words.get(rowid) or self._tokens(texts[rowid][0])
                      for rowid in candidates]
-        alignment = self._alignment(plan, candidates, word_sets, words)
+        alignment = self._alignment(plan, [(rowid, hash(texts[rowid][0])) for rowid in candidates],
+                                    word_sets, words)
         rows = []
         for number, rowid in enumerate(candidates):
             cosine, part = mixes.get(rowid, (0.0, 0.0))
@@ -429,7 +432,8 @@ class Search:
             ])
         return np.array(rows, dtype=np.float64)
 
-    def _alignment(self, plan: SearchPlan, candidates: list[int], word_sets: list[set[str]],
+    def _alignment(self, plan: SearchPlan, candidates: list[tuple[int, int]],
+                   word_sets: list[set[str]],
                    words: dict[str, np.ndarray]) -> np.ndarray:
         """Per candidate: each informative question word by its best cosine with a word of the
         candidate, 1 for the word itself (a soft ``coverage``, weighed the same way). A question
@@ -446,10 +450,10 @@ class Search:
         if self._stop_stems is None:
             self._stop_stems = self._tokens(" ".join(STOPWORDS))
         parts, starts, nonempty, total = [], [], [], 0
-        for number, rowid in enumerate(candidates):
-            rows = self._word_rows.get(rowid)
+        for number, key in enumerate(candidates):
+            rows = self._word_rows.get(key)
             if rows is None:
-                rows = self._word_rows[rowid] = np.array(
+                rows = self._word_rows[key] = np.array(
                     [lexicon.rows[w] for w in word_sets[number]
                      if w in lexicon.rows and w not in self._stop_stems], dtype=np.int64)
                 if len(self._word_rows) > WORD_ROWS_CACHED:
