@@ -51,6 +51,8 @@ WORD_ROWS_CACHED = 20_000
 #: Above this many rows matching the question's words, bm25 ranks only the rarest words' rows.
 FULL_OR_ROWS = 6_000
 COMMON_WORD_ROWS = 20
+#: Keyword hits ranked without filters, which the filters then cut down (4 × CANDIDATES).
+RANKED_ALONE = 4 * CANDIDATES
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 #: Words that say nothing about what is asked: function words, question words, fillers.
@@ -133,8 +135,6 @@ class Search:
         #: and SQLite gives a deleted last rowid to the next entry
         self._word_rows: dict[tuple[int, int], np.ndarray] = {}
         self._word_rows_of = 0  # the lexicon's size when they were looked up
-        #: the last FTS5 ranking without filters: expression → (its limit, (rowid, bm25)s)
-        self._ranked_alone: dict[str, tuple[int, list[tuple[int, float]]]] = {}
 
     # -- filters ----------------------------------------------------------------------
 
@@ -229,16 +229,17 @@ class Search:
             threshold=min_score if min_score is not None else
             self.model.threshold(self.config.search.match_precision),
             filter=self.search_filter(params), window=named)
-        self._ranked_alone = {}  # the store may have changed since the last search
         if plan.terms:
             rare, common = self._split_terms(plan.terms)
-            ranked = self._keyword_candidates(rare, common, plan.filter, CANDIDATES)
+            expression = fts_expression(rare, "OR")
+            alone = self.store.fts(expression, "", [], RANKED_ALONE)  # read once, filtered twice
+            ranked = self._keyword_candidates(expression, alone, common, plan.filter, CANDIDATES)
             plan.keyword = {rowid: (rank, -bm25) for rank, (rowid, bm25) in enumerate(ranked)}
             if plan.window is not None:  # the rare words only: a common word's newest rows
                 # written then were found by reading all its rows (~10 ms a word at 70k)
                 inside = plan.filter.within(*plan.window.bounds())
                 plan.window_keyword = [r for r, _ in self._keyword_candidates(
-                    rare, [], inside, CANDIDATES // 2)]
+                    expression, alone, [], inside, CANDIDATES // 2)]
         plan.texts = self.store.texts_by_rowids(
             list(dict.fromkeys([*plan.keyword, *plan.window_keyword])))
         plan.words = {rowid: self._tokens(text) for rowid, (text, _) in plan.texts.items()}
@@ -258,31 +259,28 @@ class Search:
             total += count
         return rare, [term for _, term in counts[len(rare):]]
 
-    def _keyword_candidates(self, rare: list[str], common: list[str], where: Filter,
-                            pool: int) -> list[tuple[int, float]]:
-        """(rowid, bm25) best first, bounded in cost (see the module docstring)."""
-        ranked = self._fts(fts_expression(rare, "OR"), where, pool)
+    def _keyword_candidates(self, expression: str, alone: list[tuple[int, float]],
+                            common: list[str], where: Filter, pool: int) -> list[tuple[int, float]]:
+        """(rowid, bm25) best first, bounded in cost (see the module docstring): the rare
+        words' ``expression`` and its ranking without filters, ``alone``."""
+        ranked = self._fts(expression, alone, where, pool)
         for term in common:
             seen = {r for r, _ in ranked}
             ranked += [(r, 0.0) for r in self._newest_with(term, where, COMMON_WORD_ROWS)
                        if r not in seen]
         return ranked
 
-    def _fts(self, expression: str, where: Filter, pool: int) -> list[tuple[int, float]]:
-        """The best ``pool`` keyword hits that pass the filters. FTS5 ranks alone first (joining
-        every match to ``entries`` doubles the cost at 100k entries), then the filters apply
-        to that short list; only when they leave too few does the joined query run."""
-        wide = pool * 4
-        limit, ranked = self._ranked_alone.get(expression, (0, []))
-        if limit < wide:  # a search's window asks again for what its first call read
-            ranked = self.store.fts(expression, "", [], wide)
-            self._ranked_alone = {expression: (wide, ranked)}
-        ranked = ranked[:wide]
+    def _fts(self, expression: str, alone: list[tuple[int, float]], where: Filter,
+             pool: int) -> list[tuple[int, float]]:
+        """The best ``pool`` keyword hits that pass the filters. FTS5 ranks alone first
+        (``alone``: joining every match to ``entries`` doubles the cost at 100k entries), then
+        the filters apply to that short list; only when they leave too few does the joined
+        query run."""
         if not where.where:
-            return ranked[:pool]
-        allowed = self._passing([r for r, _ in ranked], where)
-        kept = [(r, score) for r, score in ranked if r in allowed]
-        if len(kept) >= pool or len(ranked) < wide:
+            return alone[:pool]
+        allowed = self._passing([r for r, _ in alone], where)
+        kept = [(r, score) for r, score in alone if r in allowed]
+        if len(kept) >= pool or len(alone) < RANKED_ALONE:
             return kept[:pool]
         return self.store.fts(expression, where.where, where.params, pool)
 
