@@ -25,6 +25,14 @@ halves' figures. Evidence:
                of the entry (cosine of the two words embedded alone, memoryd.store.lexicon; 1
                for the word itself), weighed the same way: "skinny" finds "thin", "decal"
                finds "sticker"
+    worst      the least covered informative word's nearest-word cosine (1 when the entry holds
+               every word): "how many keycap packs sold" against an entry that never says
+               "sold"
+
+Besides each evidence, the model weighs the products of the pairs it lists (``pairs``): a
+keyword match counts for more when the vectors agree, a high cosine for less when the question's
+words are missing. The products made the eval set's match recall at 0.9 precision rise from
+0.77 to 0.83 and MRR from 0.79 to 0.81 (mean of six random halvings, see the README).
 """
 
 from __future__ import annotations
@@ -37,12 +45,21 @@ from importlib import resources
 import numpy as np
 
 FEATURES = ("cos", "part", "mix", "mix_z", "margin", "kw", "kw_rr", "vec_rr", "coverage",
-            "in_window", "align")
+            "in_window", "align", "worst")
 PRIOR_CANDIDATES = 10
+
+
+def expand(evidence: np.ndarray, pairs: tuple[tuple[int, int], ...]) -> np.ndarray:
+    """The evidence (columns in FEATURES order) followed by the products of ``pairs``."""
+    if not pairs:
+        return evidence
+    first, second = (np.array(side, dtype=np.intp) for side in zip(*pairs))
+    return np.hstack([evidence, evidence[:, first] * evidence[:, second]])
 
 
 @dataclass(frozen=True)
 class Model:
+    pairs: tuple[tuple[int, int], ...]  # columns of FEATURES whose products are weighed too
     mean: np.ndarray
     scale: np.ndarray
     weights: np.ndarray
@@ -61,7 +78,7 @@ class Model:
 
     def probabilities(self, evidence: np.ndarray) -> np.ndarray:
         """P(relevant) for each row of evidence (columns in FEATURES order)."""
-        z = ((evidence - self.mean) / self.scale) @ self.weights + self.bias
+        z = ((expand(evidence, self.pairs) - self.mean) / self.scale) @ self.weights + self.bias
         return 1.0 / (1.0 + np.exp(-np.clip(z, -50, 50)))
 
     def threshold(self, precision: float) -> float:
@@ -82,8 +99,12 @@ def load_model(data: dict | None = None) -> Model:  # type: ignore[type-arg]
     names = tuple(data["features"])
     if names != FEATURES:
         raise ValueError(f"ranking.json has features {names}, this memoryd computes {FEATURES}")
+    unknown = {name for pair in data.get("pairs", ()) for name in pair} - set(FEATURES)
+    if unknown:
+        raise ValueError(f"ranking.json pairs name {sorted(unknown)}, not among {FEATURES}")
+    pairs = tuple((FEATURES.index(a), FEATURES.index(b)) for a, b in data.get("pairs", ()))
     thresholds = tuple(sorted((float(p), float(t)) for p, t in data["thresholds"].items()))
-    return Model(np.array(data["mean"], dtype=np.float64), np.array(data["scale"], dtype=np.float64),
+    return Model(pairs, np.array(data["mean"], dtype=np.float64), np.array(data["scale"], dtype=np.float64),
                  np.array(data["weights"], dtype=np.float64), float(data["bias"]), thresholds,
                  float(data["pool_mean"]), float(data["pool_spread"]))
 

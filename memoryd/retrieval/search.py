@@ -409,8 +409,8 @@ class Search:
         start, end = plan.window.bounds() if plan.window is not None else (None, None)
         word_sets = [plan.words.get(rowid) or self._tokens(texts[rowid][0])
                      for rowid in candidates]
-        alignment = self._alignment(plan, [(rowid, hash(texts[rowid][0])) for rowid in candidates],
-                                    word_sets, words)
+        alignment, worst = self._alignment(
+            plan, [(rowid, hash(texts[rowid][0])) for rowid in candidates], word_sets, words)
         rows = []
         for number, rowid in enumerate(candidates):
             cosine, part = mixes.get(rowid, (0.0, 0.0))
@@ -427,12 +427,13 @@ class Search:
                 coverage,
                 1.0 if start is not None and start <= created < end else 0.0,  # type: ignore[operator]
                 alignment[number],
+                worst[number],
             ])
         return np.array(rows, dtype=np.float64)
 
     def _alignment(self, plan: SearchPlan, candidates: list[tuple[int, int]],
                    word_sets: list[set[str]],
-                   words: dict[str, np.ndarray]) -> np.ndarray:
+                   words: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         """Per candidate: each informative question word by its best cosine with a word of the
         candidate, 1 for the word itself (a soft ``coverage``, weighed the same way). A question
         word's vector comes from the lexicon or ``words``; one with neither (a number, a word of
@@ -441,7 +442,7 @@ class Search:
         lexicon = self.lexicon
         asked = list(plan.weights.items())
         if lexicon is None or not asked:
-            return np.zeros(len(candidates))
+            return np.zeros(len(candidates)), np.zeros(len(candidates))
         if len(lexicon) != self._word_rows_of:  # new words: a candidate may have more now
             self._word_rows.clear()
             self._word_rows_of = len(lexicon)
@@ -476,7 +477,8 @@ class Search:
                 if token in candidate_words:
                     best[number, column] = 1.0
         weight = np.array([max(w, 0.0) for _, w in asked])
-        return best @ weight / weight.sum() if weight.sum() > 0 else best.mean(axis=1)
+        mean = best @ weight / weight.sum() if weight.sum() > 0 else best.mean(axis=1)
+        return mean, best.min(axis=1)
 
     # -- words ------------------------------------------------------------------------
 
