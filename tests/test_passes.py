@@ -542,6 +542,53 @@ def test_a_missed_run_happens_once_and_quiet_passes_wait(memoryd_home: Path, emb
         running.stop()
 
 
+def test_a_stop_during_a_scheduled_pass_ends_it_and_the_next_start_marks_it(
+        memory_dir: Path, memoryd_home: Path, embedder, monkeypatch) -> None:
+    originals = {}
+    for number in range(150):
+        path = memory_dir / f"notebook-{number:03d}.md"
+        path.write_text(notebook_text(sessions=75))
+        originals[path] = bullets(path.read_text())
+    monkeypatch.setattr(runner, "START_DELAY_S", 0.0)
+    monkeypatch.setattr(runner, "CHECK_EVERY_S", 0.1)
+    monkeypatch.setenv("MEMORYD_PASSES_QUIET_S", "1")  # the notebooks pass once all is read
+    db = memoryd_home / "memoryd.db"
+
+    def read(sql: str) -> list[tuple]:  # without a request: requests keep the daemon busy
+        connection = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+        try:
+            return connection.execute(sql).fetchall()
+        finally:
+            connection.close()
+
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket, timeout_s=60) as client:
+            wait_until(lambda: active_count(client) >= 150 * 82, 120)
+            time.sleep(0.2)
+            assert not read("SELECT * FROM runs WHERE pass='notebooks'")
+        wait_until(lambda: read("SELECT count(*) FROM changes WHERE state='applied'")[0][0] >= 20,
+                   60)
+    finally:
+        # it once caught its own "stopping" answer while marking the run interrupted, and the
+        # scheduler carried on: the daemon never exited
+        running.stop()
+    assert not running.errors, running.errors
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket, timeout_s=60) as client:
+            last = next(p for p in client.pass_list()["passes"] if p["pass"] == "notebooks")["last"]
+            assert last["status"] == "interrupted"
+            assert not [c for c in client.pass_show(last["run"])["changes"]
+                        if c["state"] == "pending"]
+    finally:
+        running.stop()
+    for path, expected in originals.items():
+        archive = path.parent / "archive" / path.name
+        now = bullets(path.read_text()) + (bullets(archive.read_text()) if archive.exists() else [])
+        assert normal(now) == normal(expected), path.name
+
+
 def test_a_memory_directory_under_git_gets_one_commit_per_run(memory_dir: Path, daemon,
                                                               client: Client) -> None:
     def git(*args: str, cwd: Path) -> str:

@@ -19,6 +19,7 @@ Passes run one at a time, scheduled or asked for.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import time
@@ -26,7 +27,7 @@ from collections.abc import Awaitable, Callable, Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memoryd.errors import BadParamsError
+from memoryd.errors import BadParamsError, UnavailableError
 from memoryd.ingest.pipeline import configured_sources
 from memoryd.passes import consolidate, notebooks, promote, retain, staleness
 from memoryd.passes.files import commit, through_links
@@ -229,7 +230,11 @@ class Passes:
                 try:
                     await self._drive(body(ctx))
                 except asyncio.CancelledError:
-                    await self.engine.db(self.journal.finish, run, "interrupted")
+                    # the daemon is stopping: the next start marks the run interrupted when
+                    # this cannot (the "stopping" answer must not swallow the cancellation, or
+                    # the scheduler carries on and the daemon never exits)
+                    with contextlib.suppress(UnavailableError):
+                        await self.engine.db(self.journal.finish, run, "interrupted")
                     raise
                 except Exception as exc:
                     log.exception("Pass %s (%s) failed.", name, run_name(run.run))
