@@ -13,7 +13,9 @@ naming its files, functions and flags), and Claude Code transcripts of ~10,000 e
 ``python -m memoryd serve`` runs as a subprocess with HOME and MEMORYD_HOME under the store dir.
 
 Measured, each pass in turn (``memory pass run NAME``), in this order: retain, staleness (full),
-staleness again (nothing changed), notebooks, consolidate, promote — the run's wall time, and
+staleness again (nothing changed), notebooks, consolidate (``--full``: every entry compared),
+consolidate again (only what changed since: the survivors the first run updated), promote — the
+run's wall time, and
 search round trips through the client while it runs (p50/p99), against the same searches on
 the idle daemon. The searches come at random moments, ``--search-rate`` a second (10: a busy
 machine's agents together; their hooks search once a prompt), so that they land anywhere in
@@ -198,13 +200,13 @@ def build(state: Path, home: Path, scale: float) -> DaemonProcess:
 
 
 def measure_pass(client: Client, searcher: Client, name: str, queries: list[str],
-                 rate: float) -> tuple[float, list[float], dict[str, Any]]:
+                 rate: float, **options: Any) -> tuple[float, list[float], dict[str, Any]]:
     stop = threading.Event()
     box: dict[str, Any] = {}
 
     def run() -> None:
         started = time.perf_counter()
-        box["result"] = client.pass_run(name)
+        box["result"] = client.pass_run(name, **options)
         box["wall"] = time.perf_counter() - started
         stop.set()
 
@@ -258,9 +260,13 @@ def main(argv: list[str] | None = None) -> int:
                 idle.append(time.perf_counter() - started)
             report.add("search p50, idle", percentile(ms(idle), 50), "ms")
             report.add("search p99, idle", percentile(ms(idle), 99), "ms", le=SEARCH_P99_MS)
+            # consolidate compares every entry (--full: a first run, or one after the rules
+            # changed), then only what changed since (the survivors the full run updated)
             order = [("retain", "retain"), ("staleness", "staleness"),
                      ("staleness", "staleness (unchanged)"), ("notebooks", "notebooks"),
-                     ("consolidate", "consolidate"), ("promote", "promote")]
+                     ("consolidate", "consolidate"), ("consolidate", "consolidate (again)"),
+                     ("promote", "promote")]
+            options = {"consolidate": {"full": True}}
             known = {p["pass"] for p in client.pass_list()["passes"]}
             for name in sorted({name for name, _ in order} - known):
                 progress(f"skipping {name}: this daemon has no such pass")
@@ -272,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
                 for name, label in order:
                     progress(f"round {number + 1}/{args.rounds}: running {label}")
                     wall, times, result = measure_pass(client, searcher, name, queries,
-                                                       args.search_rate)
+                                                       args.search_rate, **options.get(label, {}))
                     report.info[label] = result
                     walls[label].append(wall)
                     searched[label] += times

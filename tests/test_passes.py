@@ -422,6 +422,30 @@ def test_a_big_group_of_duplicates_merges_whole_and_undoes_whole(daemon, client:
     assert (restored["occurrences"], restored["confidence"]) == before[survivor["id"]]
 
 
+def test_a_run_compares_what_changed_since_the_last_with_everything(
+        daemon, client: Client) -> None:
+    """A whole run records where it left off: the next one compares the entries added or
+    changed since with the rest (a duplicate written today still meets last month's entry;
+    an undo brings entries back, changed)."""
+    first = client.remember("coder", "ops", "The staging database is reset every night at 2am.",
+                            session="s1", force=True)["entry"]["id"]
+    client.remember("coder", "ops", "Deploys go out on Tuesdays and Thursdays.", session="s1",
+                    force=True)
+    assert not client.pass_run("consolidate")["counts"].get("merged")
+    later = client.remember("coder", "ops", "Staging's database is reset every night at 2am.",
+                            session="s2", force=True)["entry"]["id"]
+    merged = client.pass_run("consolidate")
+    assert merged["counts"]["merged"] == 1
+    assert {client.get(first)["status"], client.get(later)["status"]} == {"active", "superseded"}
+    assert not client.pass_run("consolidate")["counts"].get("merged")  # nothing changed
+    client.undo(merged["run"])  # both active again, and changed: the next run merges again
+    assert client.pass_run("consolidate")["counts"]["merged"] == 1
+    full = client.pass_run("consolidate", full=True)
+    assert full["status"] == "done" and not full["counts"].get("merged")
+    with pytest.raises(MemorydError, match="consolidate only"):
+        client.pass_run("notebooks", full=True)
+
+
 # -- promotion -------------------------------------------------------------------------------
 
 

@@ -254,11 +254,12 @@ class _Methods:
         return self.call("pass_list")
 
     def pass_run(self, name: str, *, agent: str | None = None, project: str | None = None,
-                 dry_run: bool = False) -> Any:
+                 dry_run: bool = False, full: bool = False) -> Any:
         """Run a pass now (notebooks, consolidate, promote, staleness, retain); the reply
-        names the run: {"run": "r12", "counts": {…}, …}."""
-        return self.call("pass_run", _drop_none({"name": name, "agent": agent,
-                                                 "project": project, "dry_run": dry_run}))
+        names the run: {"run": "r12", "counts": {…}, …}. ``full``: consolidate compares every
+        entry, not only those added or changed since its last run."""
+        return self.call("pass_run", _drop_none({"name": name, "agent": agent, "project": project,
+                                                 "dry_run": dry_run, "full": full or None}))
 
     def pass_show(self, run_or_change: str | None = None) -> Any:
         """A run (r12) with every change, or one change (c345); default the newest run."""

@@ -37,6 +37,9 @@ def add_parsers(add_command: Callable[..., Any], common: argparse.ArgumentParser
     run.add_argument("--agent", help="only this agent's memory")
     run.add_argument("--project", metavar="DIR", help="only this project's entries")
     run.add_argument("--dry-run", action="store_true", help="preview: change nothing")
+    run.add_argument("--full", action="store_true",
+                     help="consolidate only: compare every entry, not only those added or "
+                     "changed since its last run")
     show = actions.add_parser("show", parents=[common],
                               help="a run's changes (before → after, and why), or one change")
     show.add_argument("id", nargs="?", help="run (r12) or change (c345); default the newest run")
@@ -79,7 +82,7 @@ def run(args: argparse.Namespace, client: Client, emit: Callable[..., None]) -> 
         if args.pass_action == "run":
             project = os.path.abspath(args.project) if args.project else None
             result = client.pass_run(args.name, agent=args.agent, project=project,
-                                     dry_run=args.dry_run)
+                                     dry_run=args.dry_run, full=args.full)
             emit(args, result, _print_summary)
             return 0 if result["status"] == "done" else 1
         emit(args, client.pass_show(args.id), _print_show)

@@ -20,12 +20,21 @@ Within one agent's namespace and project, over active entries (transcript turns 
   entries as disputed until a person forgets or supersedes one (the next run then closes it).
 
 Every change goes through the journal: ``--dry-run`` previews it, ``memory undo`` takes it back.
+
+**What a run looks at.** A whole run (no ``--agent``/``--project``, not a preview) records
+where it left off; the next one compares only the entries added or changed since (a new entry,
+an edited one, one an undo brought back) with the rest of their group, and checks the keys they
+share. The first run, ``--full``, and a run after the threshold, the model or these rules
+changed compare everything. The group's vectors come from the vector index (int8, ~400 bytes an
+entry), and only the entries of the pairs found are read.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterator
+import time
+from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -33,6 +42,7 @@ import numpy as np
 from memoryd.ingest.sources import ARCHIVE_DIR
 from memoryd.passes.journal import Change
 from memoryd.passes.steps import Offload
+from memoryd.store.vectors import VectorFilter, follow_meta
 from memoryd.text import normalise_text
 
 if TYPE_CHECKING:
@@ -44,8 +54,20 @@ LESSON_COSINE = 0.75
 MAX_CONFIDENCE = 0.99
 #: Losers superseded in one transaction (one step of the pass) by a merge.
 ABSORB_AT_ONCE = 8
-BLOCK = 512
+#: Rows compared at once off the database thread: BLOCK changed rows against GROUP_BLOCK of
+#: their group (~16 MB of cosines); one hand-off to the worker per group block.
+BLOCK = 1024
+GROUP_BLOCK = 4096
+#: Entries read at a time (a slice each): their columns; ids looked at for changes; vectors.
 PAGE = 250
+ID_WINDOW = 20_000
+READ_ROWS = 20_000
+#: Where the last whole run left off (meta): the next run looks at what was added or changed
+#: since. Bump CHECK_VERSION when the rules change, so that the next run looks at everything.
+CHECKED = "consolidate.checked"
+CHECK_VERSION = 1
+ELIGIBLE = ("status='active' AND category IS NOT 'session' "
+            f"AND coalesce(source, '') NOT LIKE '%/{ARCHIVE_DIR}/%'")
 _WORD = re.compile(r"[a-z0-9][a-z0-9_+#/'-]*(?:\.[a-z0-9_+#/-]+)*")
 _NEGATION = {"not", "never", "don't", "dont", "avoid", "stop", "no", "without", "shouldn't",
              "mustn't", "can't", "cannot", "won't", "doesn't", "isn't", "nor"}
@@ -72,22 +94,32 @@ def core(tokens: set[str]) -> set[str]:
     return {t for t in tokens if t not in _NEGATION and t not in _FILLER and not t.endswith("n't")}
 
 
-def near_pairs(vectors: list[np.ndarray], threshold: float) -> list[tuple[int, int, float]]:
-    """(i, j, cosine) for i < j at or above the threshold (rows are unit vectors). Runs off
-    the database thread, in numpy (a Python loop over the pairs here held the GIL against the
-    daemon's other threads): a block of rows against all, so memory stays at BLOCK × n."""
-    matrix = np.stack(vectors).astype(np.float32)
+def near_pairs(values: np.ndarray, scales: np.ndarray, changed: np.ndarray, kinds: np.ndarray,
+               lesson: int, threshold: float, start: int
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows i < j and their cosine, where j is in the GROUP_BLOCK rows from ``start`` and i or
+    j is one of the ``changed`` rows (ascending): one kind, at or above the threshold (two
+    lessons: from LESSON_COSINE). Rows are int8 values × scale (unit vectors); ``kinds`` holds
+    each row's kind code, ``lesson`` the lessons'. Runs off the database thread, in numpy, a
+    block of the changed rows at a time: memory stays at a block of each, and a stopping
+    daemon waits for one group block at most."""
+    low = min(threshold, LESSON_COSINE)
+    is_changed = np.zeros(len(values), dtype=bool)
+    is_changed[changed] = True
+    right = values[start:start + GROUP_BLOCK].astype(np.float32) \
+        * scales[start:start + GROUP_BLOCK, None]
     found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-    for start in range(0, len(matrix), BLOCK):
-        sims = matrix[start:start + BLOCK] @ matrix.T
-        rows, cols = np.nonzero(sims >= threshold)
-        upper = cols > rows + start
-        rows, cols = rows[upper], cols[upper]
-        found.append((rows + start, cols, sims[rows, cols]))
+    for first in range(0, len(changed), BLOCK):
+        rows = changed[first:first + BLOCK]
+        sims = (values[rows].astype(np.float32) * scales[rows, None]) @ right.T
+        left, column = np.nonzero(sims >= low)
+        i, j, cosine = rows[left], column + start, sims[left, column]
+        keep = (i != j) & ~(is_changed[j] & (j < i)) & (kinds[i] == kinds[j])  # changed: once
+        keep &= (cosine >= threshold) | (kinds[i] == lesson)
+        found.append((np.minimum(i, j)[keep], np.maximum(i, j)[keep], cosine[keep]))
     if not found:
-        return []
-    firsts, seconds, cosines = (np.concatenate(parts) for parts in zip(*found))
-    return list(zip(firsts.tolist(), seconds.tolist(), cosines.astype(float).tolist()))
+        return (np.zeros(0, np.int64),) * 2 + (np.zeros(0, np.float32),)
+    return tuple(np.concatenate(parts) for parts in zip(*found))  # type: ignore[return-value]
 
 
 def _evidence(entry: dict[str, Any]) -> str:
@@ -102,54 +134,128 @@ def _better(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return (a["confidence"], a["created"]) > (b["confidence"], b["created"])
 
 
-def _agents(ctx: PassContext) -> list[str]:
-    if ctx.agent:
-        return [ctx.agent]
-    return [agent for (agent,) in ctx.store.db.execute("SELECT DISTINCT agent FROM entries")]
-
-
-def _entries(ctx: PassContext, agent: str, into: list[dict[str, Any]]) -> Iterator[None]:
-    """The agent's entries (in the pass's project, if it has one), a page at a time (a slice
-    each). Read by agent and grouped by project here: the distinct (agent, project) pairs of a
-    large store took one query of ~50 ms."""
-    project = " AND project IS ?" if ctx.project else ""
-    last = 0
-    while True:
-        rows = ctx.store.db.execute(
-            f"SELECT {', '.join(COLUMNS)} FROM entries WHERE agent=?{project} "
-            "AND status='active' AND category IS NOT 'session' "
-            f"AND coalesce(source, '') NOT LIKE '%/{ARCHIVE_DIR}/%' AND id > ? "
-            "ORDER BY id LIMIT ?",
-            (agent, *([ctx.project] if ctx.project else []), last, PAGE)).fetchall()
-        if not rows:
-            return
-        into.extend(dict(zip(COLUMNS, row)) for row in rows)
-        last = rows[-1][0]
-        yield
-
-
 def run(ctx: PassContext) -> Iterator[Any]:
     yield from _close_settled(ctx)
     known = {frozenset(c["after"]["ids"]) for c in ctx.journal.open_contradictions()}
     threshold = ctx.config.remember.near_duplicate_cosine
-    for agent in _agents(ctx):
-        found: list[dict[str, Any]] = []
-        yield from _entries(ctx, agent, found)
-        by_project: dict[str | None, list[dict[str, Any]]] = {}
-        for entry in found:
-            by_project.setdefault(entry["project"], []).append(entry)
-        for entries in by_project.values():
-            yield
-            superseded: set[str] = set()
-            yield from _same_keys(ctx, entries, known, superseded)
-            entries = [e for e in entries if e["uid"] not in superseded]
-            vectors = yield from ctx.vectors([e["id"] for e in entries])
-            entries = [e for e in entries if e["id"] in vectors]
-            if len(entries) < 2:
-                continue
-            group = [vectors[e["id"]] for e in entries]  # stacked off the thread: ~50 ms at 10k
-            pairs = yield Offload(near_pairs, (group, min(threshold, LESSON_COSINE)))
-            yield from _merge(ctx, entries, pairs, threshold, known)
+    record: dict[str, Any] = {"version": CHECK_VERSION, "threshold": threshold,
+                              "model": ctx.store.model.model_id if ctx.store.model else None}
+    since = _checked(ctx, record)
+    record["id"] = ctx.store.db.execute("SELECT coalesce(max(id), 0) FROM entries").fetchone()[0]
+    record["time"] = time.time()
+    groups = yield from _changed(ctx, since, record["id"])
+    waiting: list[int] = []  # changed, but without a vector yet: the next run looks again
+    for (agent, project), changed in groups.items():
+        yield
+        superseded: set[str] = set()
+        keyed = _keyed(ctx, agent, project, since)
+        if keyed:
+            yield from _same_keys(ctx, keyed, known, superseded)
+        waiting += yield from _near(ctx, agent, project, np.array(changed, dtype=np.int64),
+                                    threshold, known, superseded)
+    if not (ctx.dry_run or ctx.agent or ctx.project):  # the next run starts from here
+        for start in range(0, len(waiting), PAGE):
+            page = waiting[start:start + PAGE]
+            record["id"] = min(record["id"], min(page) - 1)
+            record["time"] = min(record["time"], ctx.store.db.execute(
+                f"SELECT min(updated) FROM entries WHERE id IN ({', '.join('?' * len(page))})",
+                page).fetchone()[0] or record["time"])
+        ctx.store.set_meta(CHECKED, json.dumps(record))
+
+
+def _checked(ctx: PassContext, record: dict[str, Any]) -> tuple[int, float] | None:
+    """Where the last whole run left off: (the last entry id it saw, when it began); None
+    (look at everything) without one, when asked to (``full``), or when the threshold, the
+    model or these rules changed since."""
+    raw = None if ctx.extra.get("full") else ctx.store.meta(CHECKED)
+    if raw is None:
+        return None
+    last = json.loads(raw)
+    if any(last.get(name) != value for name, value in record.items()):
+        return None
+    return int(last["id"]), float(last["time"])
+
+
+def _changed(ctx: PassContext, since: tuple[int, float] | None,
+             top: int) -> Generator[None, None, dict[tuple[str, str | None], list[int]]]:
+    """The eligible entries added or changed since the last whole run (all of them without
+    one), by agent and project: a window of ids at a time, a slice each."""
+    sql = f"SELECT id, agent, project FROM entries WHERE id > ? AND id <= ? AND {ELIGIBLE}"
+    if since is not None:
+        sql += " AND (id > ? OR updated >= ?)"
+    sql, scope = ctx.scoped(sql)
+    groups: dict[tuple[str, str | None], list[int]] = {}
+    for start in range(0, top, ID_WINDOW):
+        params = [start, start + ID_WINDOW, *(since or ()), *scope]
+        for rowid, agent, project in ctx.store.db.execute(sql, params):
+            groups.setdefault((agent, project), []).append(rowid)
+        yield
+    return groups
+
+
+def _keyed(ctx: PassContext, agent: str, project: str | None,
+           since: tuple[int, float] | None) -> list[dict[str, Any]]:
+    """The group's entries whose key another of its entries shares, where one of them was
+    added or changed since the last whole run."""
+    changed = " AND max(id > ? OR updated >= ?)" if since is not None else ""
+    rows = ctx.store.db.execute(
+        f"SELECT {', '.join(COLUMNS)} FROM entries WHERE agent=? AND project IS ? "
+        f"AND {ELIGIBLE} AND key IN (SELECT key FROM entries WHERE agent=? AND project IS ? "
+        f"AND key IS NOT NULL AND {ELIGIBLE} GROUP BY key HAVING count(*) > 1{changed}) "
+        "ORDER BY id", (agent, project, agent, project, *(since or ()))).fetchall()
+    return [dict(zip(COLUMNS, row)) for row in rows]
+
+
+def _near(ctx: PassContext, agent: str, project: str | None, changed: np.ndarray,
+          threshold: float, known: set[frozenset[str]],
+          superseded: set[str]) -> Generator[Any, Any, list[int]]:
+    """Merge the changed entries' near duplicates within their group: the group's vectors
+    from the vector index (int8, READ_ROWS a slice), compared off the database thread; only
+    the entries of the pairs found are read. (All of an agent's entries and their float
+    vectors at once took 1.8 GB at a million entries.) Returns the changed entries the index
+    does not hold yet (their vectors are being computed)."""
+    index = ctx.index
+    if index is None:  # no model: nothing has a vector
+        return []
+    follow_meta(ctx.store, index)
+    group = index.rowids(VectorFilter(agents=[agent], projects=[project]), ("session",))
+    held = np.isin(changed, group)
+    waiting = changed[~held].tolist()
+    positions = np.searchsorted(group, np.sort(changed[held]))
+    if len(group) < 2 or not len(positions):
+        return waiting
+    values = np.empty((len(group), index.dim), dtype=np.int8)
+    scales = np.empty(len(group), dtype=np.float32)
+    for start in range(0, len(group), READ_ROWS):
+        yield
+        values[start:start + READ_ROWS], scales[start:start + READ_ROWS] = \
+            index.whole_vectors(group[start:start + READ_ROWS])
+    kinds, codes = index.codes("kind", group)
+    blocks = []
+    for start in range(0, len(group), GROUP_BLOCK):
+        blocks.append((yield Offload(near_pairs, (values, scales, positions, kinds,
+                                                  codes.get("lesson", -1), threshold, start))))
+    del values
+    firsts, seconds, cosines = (np.concatenate(parts) for parts in zip(*blocks))
+    order = np.lexsort((seconds, firsts))
+    pairs = list(zip(firsts[order].tolist(), seconds[order].tolist(),
+                     cosines[order].astype(float).tolist()))
+    involved = sorted({int(group[i]) for pair in pairs for i in pair[:2]})
+    entries: list[dict[str, Any]] = []
+    for start in range(0, len(involved), PAGE):
+        yield
+        page = involved[start:start + PAGE]
+        rows = ctx.store.db.execute(
+            f"SELECT {', '.join(COLUMNS)} FROM entries WHERE id IN "
+            f"({', '.join('?' * len(page))}) AND {ELIGIBLE} ORDER BY id", page).fetchall()
+        entries += [entry for entry in (dict(zip(COLUMNS, row)) for row in rows)
+                    if entry["uid"] not in superseded]
+    number = {entry["id"]: n for n, entry in enumerate(entries)}
+    found = [(number[int(group[i])], number[int(group[j])], cosine) for i, j, cosine in pairs
+             if int(group[i]) in number and int(group[j]) in number]
+    if found:
+        yield from _merge(ctx, entries, found, threshold, known)
+    return waiting
 
 
 def _close_settled(ctx: PassContext) -> Iterator[None]:

@@ -37,6 +37,7 @@ from memoryd.store.database import SELECT_ENTRY, row_to_entry
 
 if TYPE_CHECKING:
     from memoryd.engine import Engine
+    from memoryd.store.vectors import VectorIndex
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +82,12 @@ class PassContext:
     @property
     def dry_run(self) -> bool:
         return self.run.dry_run
+
+    @property
+    def index(self) -> VectorIndex | None:
+        """The vector index, once the model has loaded and it is built."""
+        search = self.runner.engine.searcher_or_none
+        return search.index if search is not None else None
 
     def vectors(self, rowids: list[int], page: int = 100) -> Generator[None, None, dict[int, Any]]:
         """The stored vectors of ``rowids``, read a page at a time with a slice point after each

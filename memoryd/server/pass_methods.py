@@ -34,8 +34,13 @@ class PassMethods:
         project = params.path("project")
         if project is not None:
             project = project_of(project)
+        full = params.flag("full")
+        if full and name != "consolidate":
+            raise BadParamsError("full applies to consolidate only (it compares every entry, "
+                                 "not only what changed since its last run)")
         return await self.passes.run(name, agent=params.agent(required=False), project=project,
-                                     dry_run=params.flag("dry_run"))
+                                     dry_run=params.flag("dry_run"),
+                                     extra={"full": True} if full else None)
 
     async def m_pass_show(self, params: Params) -> dict[str, Any]:
         target = params.text("id", max_len=40)
