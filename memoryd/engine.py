@@ -30,7 +30,7 @@ import numpy as np
 from memoryd.agents import rolled_up
 from memoryd.config import Config
 from memoryd.embed import Embedder, load_embedder
-from memoryd.errors import BadParamsError, stopping_error
+from memoryd.errors import BadParamsError, UnavailableError, stopping_error
 from memoryd.params import Params
 from memoryd.progress import Throughput
 from memoryd.redact import redact
@@ -158,9 +158,22 @@ class Engine:
         """Run in the background; cancelled when the engine closes."""
         task = asyncio.create_task(coroutine)
         self.background.append(task)
-        task.add_done_callback(lambda done: self.background.remove(done)
-                               if done in self.background else None)
+        task.add_done_callback(self._ended)
         return task
+
+    def _ended(self, task: asyncio.Task[Any]) -> None:
+        """A background task's end: a failure is logged once; the "stopping" answer its next
+        database call got while the engine closes is how it ends then, not a failure (it was
+        left unretrieved, and asyncio printed its traceback when the task was collected)."""
+        if task in self.background:
+            self.background.remove(task)
+        if task.cancelled():
+            return
+        error = task.exception()
+        if error is None or (self.closing and isinstance(error, UnavailableError)):
+            return
+        log.error("Background work %s failed.", task.get_coro().__qualname__,  # type: ignore[union-attr]
+                  exc_info=error)
 
     def reconfigure(self, config: Config) -> None:
         self.config = config
