@@ -94,18 +94,17 @@ def core(tokens: set[str]) -> set[str]:
     return {t for t in tokens if t not in _NEGATION and t not in _FILLER and not t.endswith("n't")}
 
 
-def near_pairs(values: np.ndarray, scales: np.ndarray, changed: np.ndarray, kinds: np.ndarray,
-               lesson: int, threshold: float, start: int
+def near_pairs(values: np.ndarray, scales: np.ndarray, is_changed: np.ndarray,
+               kinds: np.ndarray, lesson: int, threshold: float, start: int
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Rows i < j and their cosine, where j is in the GROUP_BLOCK rows from ``start`` and i or
-    j is one of the ``changed`` rows (ascending): one kind, at or above the threshold (two
-    lessons: from LESSON_COSINE). Rows are int8 values × scale (unit vectors); ``kinds`` holds
-    each row's kind code, ``lesson`` the lessons'. Runs off the database thread, in numpy, a
-    block of the changed rows at a time: memory stays at a block of each, and a stopping
-    daemon waits for one group block at most."""
+    j is a changed row (``is_changed``): one kind, at or above the threshold (two lessons:
+    from LESSON_COSINE). Rows are int8 values × scale (unit vectors); ``kinds`` holds each
+    row's kind code, ``lesson`` the lessons'. Runs off the database thread, in numpy, a block
+    of the changed rows at a time: memory stays at a block of each, and a stopping daemon
+    waits for one group block at most."""
     low = min(threshold, LESSON_COSINE)
-    is_changed = np.zeros(len(values), dtype=bool)
-    is_changed[changed] = True
+    changed = np.flatnonzero(is_changed)
     right = values[start:start + GROUP_BLOCK].astype(np.float32) \
         * scales[start:start + GROUP_BLOCK, None]
     found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
@@ -154,12 +153,8 @@ def run(ctx: PassContext) -> Iterator[Any]:
         waiting += yield from _near(ctx, agent, project, np.array(changed, dtype=np.int64),
                                     threshold, known, superseded)
     if not (ctx.dry_run or ctx.agent or ctx.project):  # the next run starts from here
-        for start in range(0, len(waiting), PAGE):
-            page = waiting[start:start + PAGE]
-            record["id"] = min(record["id"], min(page) - 1)
-            record["time"] = min(record["time"], ctx.store.db.execute(
-                f"SELECT min(updated) FROM entries WHERE id IN ({', '.join('?' * len(page))})",
-                page).fetchone()[0] or record["time"])
+        if waiting:  # every id above the record's counts as changed
+            record["id"] = min(record["id"], min(waiting) - 1)
         ctx.store.set_meta(CHECKED, json.dumps(record))
 
 
@@ -230,10 +225,9 @@ def _near(ctx: PassContext, agent: str, project: str | None, changed: np.ndarray
         return []
     follow_meta(ctx.store, index)
     group = index.rowids(VectorFilter(agents=[agent], projects=[project]), ("session",))
-    held = np.isin(changed, group)
-    waiting = changed[~held].tolist()
-    positions = np.searchsorted(group, np.sort(changed[held]))
-    if len(group) < 2 or not len(positions):
+    waiting = changed[~np.isin(changed, group)].tolist()
+    is_changed = np.isin(group, changed)
+    if len(group) < 2 or not is_changed.any():
         return waiting
     values = np.empty((len(group), index.dim), dtype=np.int8)
     scales = np.empty(len(group), dtype=np.float32)
@@ -244,7 +238,7 @@ def _near(ctx: PassContext, agent: str, project: str | None, changed: np.ndarray
     kinds, codes = index.codes("kind", group)
     blocks = []
     for start in range(0, len(group), GROUP_BLOCK):
-        blocks.append((yield Offload(near_pairs, (values, scales, positions, kinds,
+        blocks.append((yield Offload(near_pairs, (values, scales, is_changed, kinds,
                                                   codes.get("lesson", -1), threshold, start))))
     del values
     firsts, seconds, cosines = (np.concatenate(parts) for parts in zip(*blocks))

@@ -262,12 +262,6 @@ class VectorIndex:
             distance += counted
         return distance
 
-    def _exact(self, rows: np.ndarray, query: np.ndarray, release: bool = True) -> np.ndarray:
-        """Cosines of the given rows to the query, from the row file."""
-        if len(rows) == 0:
-            return np.zeros(0, dtype=np.float32)
-        return (self._read(rows, release).astype(np.float32) @ query) * self.scale[rows]
-
     def whole_vectors(self, rowids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The int8 values and scales of these entries' own vectors (held by the index):
         value × scale is the vector, to within ~2e-4 of each cosine. Read from the file, not
@@ -300,15 +294,18 @@ class VectorIndex:
             mask &= self.columns["category"] != category
         return np.flatnonzero(mask)
 
-    def _read(self, rows: np.ndarray, release: bool = True) -> np.ndarray:
-        """A copy of the given rows of the row file. ``release``: give the pages read back
-        now (searches); otherwise every RELEASE_EVERY reads. (A file of up to
+    def _exact(self, rows: np.ndarray, query: np.ndarray, release: bool = True) -> np.ndarray:
+        """Cosines of the given rows to the query, from the row file. ``release``: give the
+        pages read back now (searches); otherwise every RELEASE_EVERY reads. (A file of up to
         KEEP_MAPPED_BYTES keeps its pages.)"""
+        if len(rows) == 0:
+            return np.zeros(0, dtype=np.float32)
         if self._map is None or self._mapped_rows < self.rows:
             self._remap()
         table = np.frombuffer(self._map, dtype=np.int8,  # type: ignore[arg-type]
                               count=self._mapped_rows * self.dim)
-        values = table.reshape(self._mapped_rows, self.dim)[rows]
+        values = (table.reshape(self._mapped_rows, self.dim)[rows].astype(np.float32) @ query
+                  ) * self.scale[rows]
         del table
         self._reads += 1
         small = self._mapped_rows * self.dim <= KEEP_MAPPED_BYTES
