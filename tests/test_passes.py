@@ -425,8 +425,8 @@ def test_a_big_group_of_duplicates_merges_whole_and_undoes_whole(daemon, client:
 def test_a_run_compares_what_changed_since_the_last_with_everything(
         daemon, client: Client) -> None:
     """A whole run records where it left off: the next one compares the entries added or
-    changed since with the rest (a duplicate written today still meets last month's entry;
-    an undo brings entries back, changed)."""
+    changed since with the rest (a duplicate written today still meets last month's entry).
+    A merge a person undid stays undone, and a new duplicate still merges."""
     first = client.remember("coder", "ops", "The staging database is reset every night at 2am.",
                             session="s1", force=True)["entry"]["id"]
     client.remember("coder", "ops", "Deploys go out on Tuesdays and Thursdays.", session="s1",
@@ -438,8 +438,18 @@ def test_a_run_compares_what_changed_since_the_last_with_everything(
     assert merged["counts"]["merged"] == 1
     assert {client.get(first)["status"], client.get(later)["status"]} == {"active", "superseded"}
     assert not client.pass_run("consolidate")["counts"].get("merged")  # nothing changed
-    client.undo(merged["run"])  # both active again, and changed: the next run merges again
-    assert client.pass_run("consolidate")["counts"]["merged"] == 1
+    client.undo(merged["run"])  # both active again: kept apart from now on
+    assert not client.pass_run("consolidate")["counts"].get("merged")
+    assert not client.pass_run("consolidate", full=True)["counts"].get("merged")
+    assert client.get(first)["status"] == client.get(later)["status"] == "active"
+    third = client.remember("coder", "ops", "The staging DB is reset every night at 2am.",
+                            session="s3", force=True)["entry"]["id"]
+    again = client.pass_run("consolidate")
+    assert again["counts"]["merged"] == 1  # the new one joins one of the two, never both
+    statuses = [client.get(i)["status"] for i in (first, later, third)]
+    assert statuses.count("active") == 2 and statuses.count("superseded") == 1
+    client.undo(client.undo(again["run"])["run"])  # an undo undone: merged once more
+    assert [client.get(i)["status"] for i in (first, later, third)] == statuses
     full = client.pass_run("consolidate", full=True)
     assert full["status"] == "done" and not full["counts"].get("merged")
     with pytest.raises(MemorydError, match="consolidate only"):

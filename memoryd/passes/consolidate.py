@@ -20,6 +20,9 @@ Within one agent's namespace and project, over active entries (transcript turns 
   entries as disputed until a person forgets or supersedes one (the next run then closes it).
 
 Every change goes through the journal: ``--dry-run`` previews it, ``memory undo`` takes it back.
+An undone merge stays undone: two entries whose merge (or key supersede) a person took back are
+**kept apart** by every later run (the journal's undone changes say which); a third duplicate
+of them still merges.
 
 **What a run looks at.** A whole run (no ``--agent``/``--project``, not a preview) records
 where it left off; the next one compares only the entries added or changed since (a new entry,
@@ -52,6 +55,8 @@ JACCARD = 0.7
 #: Lessons this similar are checked for Jaccard and for "do X" / "don't X".
 LESSON_COSINE = 0.75
 MAX_CONFIDENCE = 0.99
+#: How far a chain of superseded_by is followed to see whether two entries were merged.
+MAX_CHAIN = 8
 #: Losers superseded in one transaction (one step of the pass) by a merge.
 ABSORB_AT_ONCE = 8
 #: Rows compared at once off the database thread: BLOCK changed rows against GROUP_BLOCK of
@@ -136,6 +141,10 @@ def _better(a: dict[str, Any], b: dict[str, Any]) -> bool:
 def run(ctx: PassContext) -> Iterator[Any]:
     yield from _close_settled(ctx)
     known = {frozenset(c["after"]["ids"]) for c in ctx.journal.open_contradictions()}
+    apart: dict[str, set[str]] = {}  # uid → the entries a person kept it apart from
+    for a, b in ctx.journal.undone_supersedes():
+        apart.setdefault(a, set()).add(b)
+        apart.setdefault(b, set()).add(a)
     threshold = ctx.config.remember.near_duplicate_cosine
     record: dict[str, Any] = {"version": CHECK_VERSION, "threshold": threshold,
                               "model": ctx.store.model.model_id if ctx.store.model else None}
@@ -149,9 +158,9 @@ def run(ctx: PassContext) -> Iterator[Any]:
         superseded: set[str] = set()
         keyed = yield from _keyed(ctx, agent, project, changed)
         if keyed:
-            yield from _same_keys(ctx, keyed, known, superseded)
+            yield from _same_keys(ctx, keyed, known, apart, superseded)
         waiting += yield from _near(ctx, agent, project, np.array(changed, dtype=np.int64),
-                                    threshold, known, superseded)
+                                    threshold, known, apart, superseded)
     if not (ctx.dry_run or ctx.agent or ctx.project):  # the next run starts from here
         if waiting:  # every id above the record's counts as changed
             record["id"] = min(record["id"], min(waiting) - 1)
@@ -213,7 +222,7 @@ def _keyed(ctx: PassContext, agent: str, project: str | None,
 
 
 def _near(ctx: PassContext, agent: str, project: str | None, changed: np.ndarray,
-          threshold: float, known: set[frozenset[str]],
+          threshold: float, known: set[frozenset[str]], apart: dict[str, set[str]],
           superseded: set[str]) -> Generator[Any, Any, list[int]]:
     """Merge the changed entries' near duplicates within their group: the group's vectors
     from the vector index (int8, READ_ROWS a slice), compared off the database thread; only
@@ -261,7 +270,7 @@ def _near(ctx: PassContext, agent: str, project: str | None, changed: np.ndarray
     order = np.lexsort((seconds, firsts))
     if len(order):
         yield from _merge(ctx, entries, (firsts[order], seconds[order], cosines[order]),
-                          threshold, known)
+                          threshold, known, apart)
     return waiting
 
 
@@ -297,7 +306,7 @@ def _supersede(loser: dict[str, Any], survivor: dict[str, Any], why: str) -> Cha
 
 
 def _same_keys(ctx: PassContext, entries: list[dict[str, Any]], known: set[frozenset[str]],
-               superseded: set[str]) -> Iterator[None]:
+               apart: dict[str, set[str]], superseded: set[str]) -> Iterator[None]:
     by_key: dict[str, list[dict[str, Any]]] = {}
     for entry in entries:
         if entry["key"]:
@@ -312,7 +321,7 @@ def _same_keys(ctx: PassContext, entries: list[dict[str, Any]], known: set[froze
             if other["hash"] != best["hash"] and other["confidence"] == best["confidence"]:
                 _contradiction(ctx, known, best, other,
                                f"{key}: two values of equal confidence {best['confidence']:.2f}")
-            elif other["via"] != "watch":
+            elif other["via"] != "watch" and not _kept_apart(ctx, apart, other["uid"], best["uid"]):
                 superseded.add(other["uid"])
                 ctx.apply(_supersede(other, best, f"{key}: {best['uid']} has the higher confidence "
                            f"({best['confidence']:.2f} > {other['confidence']:.2f})"
@@ -321,10 +330,11 @@ def _same_keys(ctx: PassContext, entries: list[dict[str, Any]], known: set[froze
 
 def _merge(ctx: PassContext, entries: list[dict[str, Any]],
            pairs: tuple[np.ndarray, np.ndarray, np.ndarray], threshold: float,
-           known: set[frozenset[str]]) -> Iterator[None]:
+           known: set[frozenset[str]], apart: dict[str, set[str]]) -> Iterator[None]:
     """Greedy, best first: an entry not yet merged takes its duplicates that are not yet
     merged either, so chains (a ~ b ~ c, a ≁ c) never merge things that differ. ``pairs``:
-    the two entries' numbers in ``entries`` and their cosine, as arrays."""
+    the two entries' numbers in ``entries`` and their cosine, as arrays; pairs a person took
+    apart (``apart``) are not duplicates."""
     tokens: list[set[str]] = []
     for start in range(0, len(entries), 250):  # thousands of texts at once held the thread
         tokens.extend(words(e["text"]) for e in entries[start:start + 250])
@@ -338,7 +348,7 @@ def _merge(ctx: PassContext, entries: list[dict[str, Any]],
                                 seconds[start:start + PAGE].tolist(),
                                 cosines[start:start + PAGE].astype(float).tolist()):
             a, b = entries[i], entries[j]
-            if a["kind"] != b["kind"]:
+            if a["kind"] != b["kind"] or b["uid"] in apart.get(a["uid"], ()):
                 continue
             lessons = a["kind"] == "lesson"
             if lessons and negated(tokens[i]) != negated(tokens[j]):
@@ -356,21 +366,58 @@ def _merge(ctx: PassContext, entries: list[dict[str, Any]],
         if i in merged:
             continue
         survivor = entries[i]
-        losers = [entries[j] for j, _ in neighbours[i] if j not in merged
-                  and entries[j]["via"] != "watch" and not _better(entries[j], survivor)]
-        if not losers:
+        gone = [j for j, _ in neighbours[i] if j not in merged
+                and entries[j]["via"] != "watch" and not _better(entries[j], survivor)]
+        if apart:
+            gone = _not_apart(ctx, apart, survivor["uid"], [entries[j]["uid"] for j in gone], gone)
+        if not gone:
             continue
         yield
         merged.add(i)
-        gone = {j for j, _ in neighbours[i] if entries[j] in losers}
         merged.update(gone)
         survivor_of.update(dict.fromkeys(gone, i))
-        yield from _absorb(ctx, survivor, losers)
+        yield from _absorb(ctx, survivor, [entries[j] for j in gone])
     # a "do" and a "don't" are put to a person once, between what is left after merging
     for i, j in opposed:
         a, b = entries[survivor_of.get(i, i)], entries[survivor_of.get(j, j)]
         if a is not b:
             _contradiction(ctx, known, a, b, "a \"do\" and a \"don't\" about the same thing")
+
+
+def _not_apart(ctx: PassContext, apart: dict[str, set[str]], survivor: str, uids: list[str],
+               losers: list[int]) -> list[int]:
+    """The losers (``uids`` theirs) the survivor may take: none kept apart from another it
+    takes (the first of two stays) or from one it took before."""
+    kept: list[int] = []
+    taken: list[str] = []
+    for j, uid in zip(losers, uids):
+        if uid in apart:
+            if apart[uid].intersection(taken) or _kept_apart(ctx, apart, uid, survivor):
+                continue
+            taken.append(uid)
+        kept.append(j)
+    return kept
+
+
+def _kept_apart(ctx: PassContext, apart: dict[str, set[str]], uid: str, survivor: str) -> bool:
+    """Whether superseding ``uid`` by ``survivor`` would merge two entries a person kept
+    apart: itself and the survivor, or itself and an entry already merged into the survivor
+    (along its chain of superseded_by)."""
+    partners = apart.get(uid)
+    if not partners:
+        return False
+    if survivor in partners:
+        return True
+    for partner in partners:
+        for _ in range(MAX_CHAIN):
+            row = ctx.store.db.execute("SELECT status, superseded_by FROM entries WHERE uid=?",
+                                       (partner,)).fetchone()
+            if row is None or row[0] != "superseded" or not row[1]:
+                break
+            if row[1] == survivor:
+                return True
+            partner = row[1]
+    return False
 
 
 def _absorb(ctx: PassContext, survivor: dict[str, Any],

@@ -163,6 +163,13 @@ class Journal:
             "FROM changes WHERE kind='contradiction' AND state='open' ORDER BY id")
         return [self._change_row(row) for row in rows]
 
+    def undone_supersedes(self) -> list[tuple[str, str]]:
+        """(entry, the entry it was superseded by) of every supersede that was taken back."""
+        rows = self.store.db.execute(
+            "SELECT target, after FROM changes WHERE state='undone' AND kind='entry' "
+            "AND action='supersede'")
+        return [(target, _load(after)["superseded_by"]) for target, after in rows]
+
     # -- recording and applying -------------------------------------------------------
 
     def _insert(self, run: int, change: Change, state: str, undoes: int | None = None) -> int:
