@@ -25,9 +25,10 @@ between two of them, so its wall time says more about the searches than about th
 over fewer than MIN_SEARCHES searches (a pass done in a tenth of a second) is printed but not
 judged; the p99 over the searches during all the passes together is. ``--rounds N`` runs the
 passes N times and pools each pass's searches (a p99 over one notebook run's ~50 searches is
-their second slowest); a duration is then the slowest round's. After a round (and after the
-last one on a kept store) the notebooks and consolidate runs are undone, so that every round,
-and the next run on a kept store, does the first-run work. Budgets (issue 8): consolidation
+their second slowest); a duration is then the slowest round's. Every round, and the next run on
+a kept store, starts from a copy of the store as built (``pristine/`` in the state dir), so
+each does the first-run work (undoing the runs would not do: an undone merge is kept apart
+from then on, and the next consolidation would find nothing to merge). Budgets (issue 8): consolidation
 ≤ 60 s, staleness ≤ 10 s full and ≤ 1 s unchanged, notebooks ≤ 10 s for 1,000 notebooks,
 search p99 ≤ 50 ms while a pass runs. Prints a table and writes bench/results/passes.json.
 """
@@ -36,8 +37,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -77,9 +80,51 @@ BUDGETS = {"consolidate": 60.0, "staleness": 10.0, "staleness (unchanged)": 1.0,
 SEARCH_P99_MS = 50.0
 INGEST_BATCH = 256
 RESULTS = HERE / "results" / "passes.json"
+PRISTINE = "pristine"  # the store as built, copied aside: every round starts from it
 
 
 # -- the store ------------------------------------------------------------------------------
+
+
+def _sockets(directory: str, names: list[str]) -> list[str]:
+    return [name for name in names if stat.S_ISSOCK(os.lstat(os.path.join(directory, name)).st_mode)]
+
+
+def _copy(path: Path, target: Path) -> None:
+    """A file, symlink or directory tree as it is (a daemon's socket left out)."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.copytree(path, target, symlinks=True, ignore=_sockets)
+    elif not stat.S_ISSOCK(path.lstat().st_mode):
+        shutil.copy2(path, target, follow_symlinks=False)
+
+
+def keep_pristine(state: Path) -> None:
+    """Copy the store as built (state dir, HOME, git project; the daemon stopped) aside."""
+    partial = state / f"{PRISTINE}.partial"
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir()
+    for path in state.iterdir():
+        if path.name not in (PRISTINE, partial.name):
+            _copy(path, partial / path.name)
+    partial.rename(state / PRISTINE)
+
+
+def restore_pristine(state: Path) -> None:
+    """Put the store back as built (the daemon stopped)."""
+    progress("restoring the store as built")
+    for path in state.iterdir():
+        if path.name != PRISTINE:
+            shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+    for path in (state / PRISTINE).iterdir():
+        _copy(path, state / path.name)
+
+
+def start_daemon(state: Path, home: Path) -> DaemonProcess:
+    daemon = DaemonProcess(state)
+    daemon.env["HOME"] = str(home)
+    daemon.start()
+    daemon.wait_ready()
+    return daemon
 
 
 def write_notebooks(home: Path, count: int, pool: TextPool, rng: random.Random) -> int:
@@ -225,22 +270,28 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"searches a second while a pass runs (default {SEARCH_RATE:g}; "
                         "0: back to back)")
     parser.add_argument("--rounds", type=int, default=1,
-                        help="run the passes this many times; the notebooks and consolidate "
-                        "runs are undone after each round (so each does the first-run work, "
-                        "and so does the next run on a kept store); the p99s pool all rounds")
+                        help="run the passes this many times, each from the store as built "
+                        "(so each does the first-run work, and so does the next run on a kept "
+                        "store); the p99s pool all rounds")
     args = parser.parse_args(argv)
     state = args.keep or Path(tempfile.mkdtemp(prefix="mdp-", dir="/tmp"))
     home = state / "home"
+    again = args.keep is not None or args.rounds > 1  # the store as built is needed again
     if (state / "bench-ready").exists():
+        if not (state / PRISTINE).exists():
+            raise SystemExit(f"{state} was kept by an older bench_passes, which undid its runs "
+                             "(an undone merge stays apart): remove it to build a new store")
         progress(f"reusing the store in {state}")
-        daemon = DaemonProcess(state)
-        daemon.env["HOME"] = str(home)
-        daemon.start()
-        daemon.wait_ready()
+        restore_pristine(state)
+        daemon = start_daemon(state, home)
     else:
         state.mkdir(parents=True, exist_ok=True)
         home.mkdir(parents=True, exist_ok=True)
         daemon = build(state, home, args.scale)
+        if again:
+            daemon.stop()
+            keep_pristine(state)
+            daemon = start_daemon(state, home)
     report = Report(0)
     try:
         queries = Corpus(seed=29).queries(SEARCHES)
@@ -274,7 +325,11 @@ def main(argv: list[str] | None = None) -> int:
             walls: dict[str, list[float]] = {label: [] for _, label in order}
             searched: dict[str, list[float]] = {label: [] for _, label in order}
             for number in range(args.rounds):
-                done = []
+                if number:  # the next round finds the same work to do
+                    daemon.stop()
+                    restore_pristine(state)
+                    daemon = start_daemon(state, home)
+                    settle(client)
                 for name, label in order:
                     progress(f"round {number + 1}/{args.rounds}: running {label}")
                     wall, times, result = measure_pass(client, searcher, name, queries,
@@ -282,13 +337,6 @@ def main(argv: list[str] | None = None) -> int:
                     report.info[label] = result
                     walls[label].append(wall)
                     searched[label] += times
-                    if name in ("notebooks", "consolidate") and result["counts"].get("applied"):
-                        done.append(result["run"])
-                if args.keep or number + 1 < args.rounds:
-                    for run in reversed(done):  # the next round finds the same work to do
-                        progress(f"undoing {run}")
-                        client.undo(run)
-                    settle(client)
             during: list[float] = []
             for _, label in order:
                 result, times = report.info[label], searched[label]
@@ -313,6 +361,8 @@ def main(argv: list[str] | None = None) -> int:
         code = daemon.stop()
         if not args.keep:
             shutil.rmtree(state, ignore_errors=True)
+        elif (state / PRISTINE).exists():  # the next run on it does the first-run work
+            restore_pristine(state)
     print(report.table())
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(report.to_json(), indent=2, default=str))
