@@ -28,6 +28,9 @@ halves' figures. Evidence:
     worst      the least covered informative word's nearest-word cosine (1 when the entry holds
                every word): "how many keycap packs sold" against an entry that never says
                "sold"
+    lacks      1 when the question asks for a kind of detail (a number, a time of day, a
+               weekday, a version, a year) and the entry holds none (memoryd.retrieval.asked):
+               "how many keycap packs sold" against the keycap pack's description
 
 Besides each evidence, the model weighs the products of the pairs it lists (``pairs``): a
 keyword match counts for more when the vectors agree, a high cosine for less when the question's
@@ -45,7 +48,7 @@ from importlib import resources
 import numpy as np
 
 FEATURES = ("cos", "part", "mix", "mix_z", "margin", "kw", "kw_rr", "vec_rr", "coverage",
-            "in_window", "align", "worst")
+            "in_window", "align", "worst", "lacks")
 PRIOR_CANDIDATES = 10
 
 

@@ -38,6 +38,7 @@ from memoryd.errors import BadParamsError
 from memoryd.params import Params
 from memoryd.project import project_of
 from memoryd.retrieval.age import age_note, format_age
+from memoryd.retrieval.asked import asked_details, lacks
 from memoryd.retrieval.dates import Window, window, without_time
 from memoryd.retrieval.ranking import FEATURES, Model, idf, load_model
 from memoryd.store.database import Store, encode_tags
@@ -407,6 +408,7 @@ class Search:
         weights = plan.weights
         total_weight = sum(weights.values()) or 1.0
         start, end = plan.window.bounds() if plan.window is not None else (None, None)
+        details = asked_details(plan.query)
         word_sets = [plan.words.get(rowid) or self._tokens(texts[rowid][0])
                      for rowid in candidates]
         alignment, worst = self._alignment(
@@ -428,6 +430,7 @@ class Search:
                 1.0 if start is not None and start <= created < end else 0.0,  # type: ignore[operator]
                 alignment[number],
                 worst[number],
+                lacks(details, texts[rowid][0]),
             ])
         return np.array(rows, dtype=np.float64)
 
