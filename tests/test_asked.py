@@ -39,8 +39,8 @@ LIFE = ["Biscuit is a beagle; he is three and pulls on the lead.",
         "Nora lives in Lisbon and is into film photography.",
         "Booked a Saturday dinner at Lucky Leek for Alex's birthday.",
         "Sam runs the Thursday group run with the Kreuzberg Harriers.",
-        "Biscuit has a new dog walker: Leonie, on Tuesdays and Thursdays, and she takes him to "
-        "Hasenheide."]
+        ("Biscuit has a new dog walker: Leonie, on Tuesdays and Thursdays, and she takes him "
+         "to Hasenheide.")]
 
 
 def test_an_entry_without_the_detail_asked_is_not_a_match(client: Client) -> None:
