@@ -55,10 +55,16 @@ def kebab(heading: str) -> str:
     return _KEBAB_SPLIT.sub("-", words).strip("-")
 
 
+def without_date_prefix(text: str) -> str:
+    """The text without the date in brackets that leads it (a transcript chunk's
+    ``[2026-10-14]``): what the entry itself says."""
+    return _DATE_PREFIX.sub("", text.strip())
+
+
 def split_parts(text: str) -> list[str]:
     """The sentences (or bullets, or paragraphs) of an entry that get vectors of their own;
     [] for a text of one sentence. At most MAX_PARTS: more are merged into even runs."""
-    body = _DATE_PREFIX.sub("", text.strip())
+    body = without_date_prefix(text)
     parts: list[str] = []
     carry = ""
     for piece in _PART_BREAK.split(body):

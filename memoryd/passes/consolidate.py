@@ -333,8 +333,8 @@ def _merge(ctx: PassContext, entries: list[dict[str, Any]],
            known: set[frozenset[str]], apart: dict[str, set[str]]) -> Iterator[None]:
     """Greedy, best first: an entry not yet merged takes its duplicates that are not yet
     merged either, so chains (a ~ b ~ c, a ≁ c) never merge things that differ. ``pairs``:
-    the two entries' numbers in ``entries`` and their cosine, as arrays; pairs a person took
-    apart (``apart``) are not duplicates."""
+    the two entries' numbers in ``entries`` and their cosine, as arrays. A survivor takes none
+    that a person kept apart from it or from another it takes (``apart``)."""
     tokens: list[set[str]] = []
     for start in range(0, len(entries), 250):  # thousands of texts at once held the thread
         tokens.extend(words(e["text"]) for e in entries[start:start + 250])
@@ -348,7 +348,7 @@ def _merge(ctx: PassContext, entries: list[dict[str, Any]],
                                 seconds[start:start + PAGE].tolist(),
                                 cosines[start:start + PAGE].astype(float).tolist()):
             a, b = entries[i], entries[j]
-            if a["kind"] != b["kind"] or b["uid"] in apart.get(a["uid"], ()):
+            if a["kind"] != b["kind"]:
                 continue
             lessons = a["kind"] == "lesson"
             if lessons and negated(tokens[i]) != negated(tokens[j]):
@@ -369,7 +369,7 @@ def _merge(ctx: PassContext, entries: list[dict[str, Any]],
         gone = [j for j, _ in neighbours[i] if j not in merged
                 and entries[j]["via"] != "watch" and not _better(entries[j], survivor)]
         if apart:
-            gone = _not_apart(ctx, apart, survivor["uid"], [entries[j]["uid"] for j in gone], gone)
+            gone = _not_apart(ctx, apart, survivor["uid"], entries, gone)
         if not gone:
             continue
         yield
@@ -384,13 +384,14 @@ def _merge(ctx: PassContext, entries: list[dict[str, Any]],
             _contradiction(ctx, known, a, b, "a \"do\" and a \"don't\" about the same thing")
 
 
-def _not_apart(ctx: PassContext, apart: dict[str, set[str]], survivor: str, uids: list[str],
-               losers: list[int]) -> list[int]:
-    """The losers (``uids`` theirs) the survivor may take: none kept apart from another it
-    takes (the first of two stays) or from one it took before."""
+def _not_apart(ctx: PassContext, apart: dict[str, set[str]], survivor: str,
+               entries: list[dict[str, Any]], losers: list[int]) -> list[int]:
+    """The losers (numbers into ``entries``) the survivor may take: none kept apart from it,
+    from another it takes (the first of two stays) or from one it took before."""
     kept: list[int] = []
     taken: list[str] = []
-    for j, uid in zip(losers, uids):
+    for j in losers:
+        uid = entries[j]["uid"]
         if uid in apart:
             if apart[uid].intersection(taken) or _kept_apart(ctx, apart, uid, survivor):
                 continue

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import re
 
+from memoryd.text import without_date_prefix
+
 _NUMBER_WORDS = ("one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|"
                  "thirty|forty|fifty|hundred|thousand|million|dozen|half|once|twice|none|free")
 #: (what the question says when it asks for the detail, what an entry holding one says)
@@ -35,7 +37,6 @@ DETAILS = (
     (re.compile(r"\b(what|which) year\b"),
      re.compile(r"\b(1[89]|20)\d\d\b")),
 )
-_DATE_PREFIX = re.compile(r"^\s*\[\d{4}-\d\d-\d\d\]\s*")
 
 
 def asked_details(question: str) -> tuple[re.Pattern[str], ...]:
@@ -48,5 +49,5 @@ def lacks(details: tuple[re.Pattern[str], ...], text: str) -> float:
     """1.0 when the text holds none of one of the details asked, else 0.0."""
     if not details:
         return 0.0
-    said = _DATE_PREFIX.sub("", text, count=1).lower()
+    said = without_date_prefix(text).lower()
     return 0.0 if all(holds.search(said) for holds in details) else 1.0
