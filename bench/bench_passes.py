@@ -113,17 +113,26 @@ def restore_pristine(state: Path) -> None:
     """Put the store back as built (the daemon stopped)."""
     progress("restoring the store as built")
     for path in state.iterdir():
-        if path.name != PRISTINE:
-            shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+        if path.name == PRISTINE:
+            continue
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
     for path in (state / PRISTINE).iterdir():
         _copy(path, state / path.name)
 
 
 def start_daemon(state: Path, home: Path) -> DaemonProcess:
+    """The daemon on the store, with HOME under it; ready (stopped again if it never gets so)."""
     daemon = DaemonProcess(state)
     daemon.env["HOME"] = str(home)
     daemon.start()
-    daemon.wait_ready()
+    try:
+        daemon.wait_ready()
+    except BaseException:
+        daemon.stop()
+        raise
     return daemon
 
 
@@ -216,11 +225,8 @@ def build(state: Path, home: Path, scale: float) -> DaemonProcess:
     lines = int(2_000 * TRANSCRIPT_CHUNKS * scale / max(1, sample.chunks))
     tree = write_transcripts(home, lines, pool, 11)
     progress(f"wrote transcripts: {tree.lines:,} lines, ~{tree.chunks:,} chunks")
-    daemon = DaemonProcess(state)
-    daemon.env["HOME"] = str(home)
-    daemon.start()
+    daemon = start_daemon(state, home)
     try:
-        daemon.wait_ready()
         entries = api_entries(int(API_ENTRIES * scale), project, paths, rng)
         # the terminal channel: the corpus's feedback entries stand in for what a person typed
         with Client(daemon.socket, timeout_s=600, channel="terminal") as client:
