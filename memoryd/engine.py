@@ -2,7 +2,8 @@
 path (ledger, database, vectors), search, the embedder and the background work around it.
 
 Threads: one database thread (every SQLite call, so no locking is needed), one embedding
-thread for bulk work (``remember_many``, the vector backfill), one for interactive work
+thread for bulk work (``remember_many``, the vector backfill; the texts of all the bulk work
+waiting are embedded together, ``memoryd.embed_queue``), one for interactive work
 (queries, single writes, hooks), so that a search or a remember never waits behind a bulk
 batch (onnxruntime releases the GIL, and runs one session from several threads), and one for
 the near-duplicate pairs of bulk writes, embedded alone. The backfill also yields to bulk
@@ -30,6 +31,7 @@ import numpy as np
 from memoryd.agents import rolled_up
 from memoryd.config import Config
 from memoryd.embed import Embedder, load_embedder
+from memoryd.embed_queue import EmbedQueue
 from memoryd.errors import BadParamsError, UnavailableError, stopping_error
 from memoryd.params import Params
 from memoryd.progress import Throughput
@@ -84,6 +86,7 @@ class Engine:
         # the bulk thread they waited behind that batch, and one onnxruntime thread a run left
         # the other core idle)
         self.pair_thread = ThreadPoolExecutor(1, thread_name_prefix="memoryd-pairs")
+        self.bulk_embedding = EmbedQueue(self._embed_bulk, PIPELINE_SLICE)
         self.bulk_writes = 0  # remember_many calls embedding: the backfill waits for them
         self.bulk_done = asyncio.Event()
         self.bulk_done.set()
@@ -229,14 +232,22 @@ class Engine:
 
     async def embed_entries(self, texts: list[str], *, interactive: bool = False
                             ) -> list[Vectors] | None:
-        """On the interactive thread for a client's single write, else the bulk thread."""
+        """On the interactive thread for a client's single write, else on the bulk thread
+        together with the other bulk work waiting then (``memoryd.embed_queue``)."""
         if self.model_ready is not None:
             await asyncio.shield(self.model_ready)
         if self.embedder is None:
             return None
+        if not interactive:
+            return await self.bulk_embedding(texts)
         return await self._unless_closing(asyncio.get_running_loop().run_in_executor(
-            self.query_thread if interactive else self.embed_thread,
-            self.embedder.embed_entries, texts))
+            self.query_thread, self.embedder.embed_entries, texts))
+
+    async def _embed_bulk(self, texts: list[str]) -> list[Vectors] | None:
+        if self.embedder is None:
+            return None
+        return await self._unless_closing(asyncio.get_running_loop().run_in_executor(
+            self.embed_thread, self.embedder.embed_entries, texts))
 
     async def vectors_for(self, texts: list[str]) -> list[Vectors | None]:
         """Vectors (and part vectors) of a single write's texts, interactively: from the

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 
 import pytest
@@ -93,6 +94,71 @@ def test_remember_many_applies_the_same_rules(client: Client) -> None:
     ])["results"]
     assert [r["stored"] for r in results] == [True, False, True]
     assert results[1]["entry"]["id"] == results[0]["entry"]["id"]
+
+
+AGENTS_TEXTS = {
+    "backend": ["Run the migrations before the API tests", "The billing service retries twice",
+                "Postgres runs on port 5433 in the dev stack"],
+    "designer": ["Speech bubbles never float over the cat's face", "Stickers use the warm palette"],
+    "ops": ["Rotate the deploy keys every quarter", "The staging cluster sleeps at night",
+            "Grafana alerts go to the on-call channel", "Backups are checked on Mondays"],
+}
+
+
+def many_agents_entries() -> list[dict[str, str]]:
+    """Entries of three agents, interleaved as an import of mixed history sends them."""
+    rows = [(agent, text) for agent, texts in AGENTS_TEXTS.items() for text in texts]
+    order = sorted(range(len(rows)), key=lambda i: (i * 7) % len(rows))
+    return [{"agent": rows[i][0], "category": "notes", "text": rows[i][1]} for i in order]
+
+
+def assert_each_has_its_own_vector(client: Client, entries: list[dict[str, str]],
+                                   results: list[dict]) -> None:
+    """Results in the entries' order, each entry in its agent's namespace and found by its own
+    text with the vector of that text (the agents' entries are embedded together)."""
+    assert [(r["entry"]["agent"], r["entry"]["text"]) for r in results] == \
+        [(e["agent"], e["text"]) for e in entries]
+    for entry, result in zip(entries, results):
+        hit = client.search(entry["text"], agent=entry["agent"])["hits"][0]
+        assert hit["id"] == result["entry"]["id"]
+        assert hit["evidence"]["cos"] >= 0.98, (entry["text"], hit["evidence"])
+
+
+def test_entries_of_several_agents_are_embedded_together_each_with_its_own_vector(
+        client: Client) -> None:
+    entries = many_agents_entries()
+    results = client.remember_many(entries)["results"]
+    assert all(r["stored"] for r in results)
+    assert_each_has_its_own_vector(client, entries, results)
+
+
+def test_the_async_client_sends_several_agents_entries_at_once(daemon, client: Client) -> None:
+    from memoryd_client import AsyncClient
+
+    entries = many_agents_entries()
+
+    async def run() -> list[dict]:
+        async with AsyncClient(daemon.socket) as c:
+            return (await c.remember_many(entries))["results"]
+
+    assert_each_has_its_own_vector(client, entries, asyncio.run(run()))
+
+
+def test_a_refused_agents_entries_raise_and_the_client_goes_on(daemon, client: Client) -> None:
+    """One agent's entries refused (feedback from a program): the error is raised, and the
+    client's next calls, on the connection whose answer was left unread too, get their own
+    answers."""
+    with Client(daemon.socket) as mine:
+        with pytest.raises(ForbiddenError, match="only a person creates it"):
+            mine.remember_many([
+                {"agent": "designer", "category": "c", "text": "Short answers", "kind": "feedback"},
+                {"agent": "backend", "category": "c", "text": "The queue drains at midnight"},
+            ])
+        reply = mine.remember("backend", "c", "Pager rotation is weekly")
+        assert reply["stored"] and reply["entry"]["text"] == "Pager rotation is weekly"
+        hits = mine.search("pager rotation", agent="backend")["hits"]
+        assert hits[0]["text"] == "Pager rotation is weekly"
+    assert client.search("Short answers", agent="designer")["hits"] == []
 
 
 @pytest.mark.parametrize("params, message", [

@@ -35,7 +35,9 @@ from memoryd_client.paths import socket_origin, socket_text
 if TYPE_CHECKING:
     import asyncio
     from collections.abc import Callable
-    from typing import Any
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
 
 DEFAULT_TIMEOUT_S = 30.0
 
@@ -74,6 +76,12 @@ def write_agent(method: str, params: dict[str, Any] | None) -> str | None:
     return agent if isinstance(agent, str) else None
 
 
+def _place(results: list[Any], positions: list[int], reply: Any) -> None:
+    """Put one agent's remember_many results where its entries were in the whole list."""
+    for i, result in zip(positions, reply["results"]):
+        results[i] = result
+
+
 #: Writes that name an entry, not an agent: an unbound client acts as the entry's agent.
 BY_ENTRY = ("forget", "supersede", "release")
 
@@ -83,11 +91,13 @@ def _needs_owner(agent: str | None, method: str, params: dict[str, Any] | None) 
             and params.get("agent") is None and isinstance(params.get("id"), str))
 
 
-def agent_groups(entries: list[dict[str, Any]]) -> dict[Any, list[int]]:
-    """The positions of a remember_many's entries, by agent."""
-    groups: dict[Any, list[int]] = {}
+def agent_groups(entries: list[dict[str, Any]]) -> dict[str | None, list[int]]:
+    """The positions of a remember_many's entries, by agent (None: entries naming none, or
+    not as a string: the daemon says what is wrong with them)."""
+    groups: dict[str | None, list[int]] = {}
     for i, entry in enumerate(entries):
-        groups.setdefault(entry.get("agent") if isinstance(entry, dict) else None, []).append(i)
+        agent = entry.get("agent") if isinstance(entry, dict) else None
+        groups.setdefault(agent if isinstance(agent, str) else None, []).append(i)
     return groups
 
 
@@ -168,20 +178,16 @@ class _Methods:
         """Each entry is a map of remember's params; up to 1,000 per call, embedded in
         batches and stored in short slices (one fsync per agent each) that searches can come
         between. Returns {"results": [...]}.
-        Entries of several agents go over each agent's connection (results in order)."""
+        Entries of several agents go over each agent's connection, all at once (results in
+        order); when one agent's entries are refused, the error is raised and the other
+        agents' entries may be stored."""
         if self.agent is None and isinstance(entries, list):
             groups = agent_groups(entries)
             if len(groups) > 1:
                 return self._remember_groups(entries, groups)
         return self.call("remember_many", {"entries": entries})
 
-    def _remember_groups(self, entries: list[dict[str, Any]], groups: dict[Any, list[int]]) -> Any:
-        results: list[Any] = [None] * len(entries)
-        for positions in groups.values():
-            reply = self.call("remember_many", {"entries": [entries[i] for i in positions]})
-            for i, result in zip(positions, reply["results"]):
-                results[i] = result
-        return {"results": results}
+    _remember_groups: Callable[[list[dict[str, Any]], dict[Any, list[int]]], Any]
 
     def search(self, query: str, **filters: Any) -> Any:
         """Filters: agent, agents, category, kind, tags, project, since, until, status,
@@ -366,14 +372,44 @@ class Client(_Methods):
         return self._exchange(self.agent or write_agent(method, params), method, params)
 
     def _exchange(self, agent: str | None, method: str, params: dict[str, Any] | None) -> Any:
+        return self._guarded(method, lambda: self._answer(*self._send(agent, method, params)))
+
+    def _remember_groups(self, entries: list[dict[str, Any]], groups: dict[Any, list[int]]) -> Any:
+        """Each agent's entries over its connection, all sent before any answer is read: the
+        daemon embeds them together (one request at a time left its embedder idle between
+        them, and in short batches)."""
+        results: list[Any] = [None] * len(entries)
+
+        def exchange() -> None:
+            sent = []
+            for positions in groups.values():
+                params = {"entries": [entries[i] for i in positions]}
+                sent.append((positions, self._send(write_agent("remember_many", params),
+                                                   "remember_many", params)))
+            for positions, request in sent:
+                _place(results, positions, self._answer(*request))
+
+        self._guarded("remember_many", exchange)
+        return {"results": results}
+
+    def _send(self, agent: str | None, method: str, params: dict[str, Any] | None
+              ) -> tuple[_socket.socket, int, tuple[int, bytes] | None]:
         request_id = next(self._ids)
         frame = wire.pack({"id": request_id, "method": method, "params": params or {}})
         sock, bind = self._connect(agent)
+        sock.sendall(bind[1] + frame if bind else frame)
+        return sock, request_id, bind
+
+    def _answer(self, sock: _socket.socket, request_id: int, bind: tuple[int, bytes] | None) -> Any:
+        if bind:
+            self._reply(sock, bind[0])  # raises the bind's refusal
+        return self._reply(sock, request_id)
+
+    def _guarded(self, method: str, exchange: Callable[[], T]) -> T:
+        """What an exchange raises, as the client's errors; the connections closed after any
+        (a reply left unread would answer the next request)."""
         try:
-            sock.sendall(bind[1] + frame if bind else frame)
-            if bind:
-                self._reply(sock, bind[0])  # raises the bind's refusal
-            return self._reply(sock, request_id)
+            return exchange()
         except TimeoutError:
             self.close()
             raise DaemonUnreachableError(
@@ -430,18 +466,33 @@ class AsyncClient(_Methods):
                 agent = self.agent or write_agent(method, params)
                 return await asyncio.wait_for(self._call(agent, method, params), self.timeout_s)
             except TimeoutError:
-                await self.close()
-                raise DaemonUnreachableError(
-                    f"memoryd did not answer {method!r} within {self.timeout_s:g} s on {self.path}"
-                ) from None
+                raise await self._timed_out(method) from None
+
+    async def _timed_out(self, method: str) -> DaemonUnreachableError:
+        await self.close()
+        return DaemonUnreachableError(
+            f"memoryd did not answer {method!r} within {self.timeout_s:g} s on {self.path}")
 
     async def _remember_groups(self, entries: list[dict[str, Any]],  # type: ignore[override]
                                groups: dict[Any, list[int]]) -> Any:
+        """Each agent's entries over its connection, all at once (see ``Client``)."""
+        import asyncio
+
+        requests = [(positions, {"entries": [entries[i] for i in positions]})
+                    for positions in groups.values()]
+        async with self._lock:
+            try:
+                replies = await asyncio.wait_for(asyncio.gather(*(
+                    self._call(write_agent("remember_many", params), "remember_many", params)
+                    for _, params in requests)), self.timeout_s)
+            except TimeoutError:
+                raise await self._timed_out("remember_many") from None
+            except MemorydError:
+                await self.close()  # the other agents' replies may be left unread
+                raise
         results: list[Any] = [None] * len(entries)
-        for positions in groups.values():
-            reply = await self.call("remember_many", {"entries": [entries[i] for i in positions]})
-            for i, result in zip(positions, reply["results"]):
-                results[i] = result
+        for (positions, _), reply in zip(requests, replies):
+            _place(results, positions, reply)
         return {"results": results}
 
     async def _call(self, agent: str | None, method: str, params: dict[str, Any] | None) -> Any:
