@@ -87,6 +87,9 @@ class Engine:
         # the other core idle)
         self.pair_thread = ThreadPoolExecutor(1, thread_name_prefix="memoryd-pairs")
         self.bulk_embedding = EmbedQueue(self._embed_bulk, PIPELINE_SLICE)
+        # bulk writes queue one database call at a time between them: the agents of a mixed
+        # import arrive together, and a search queued behind all their slices waited ~150 ms
+        self.bulk_turn = asyncio.Lock()
         self.bulk_writes = 0  # remember_many calls embedding: the backfill waits for them
         self.bulk_done = asyncio.Event()
         self.bulk_done.set()
@@ -448,16 +451,23 @@ class Engine:
         self.lexicon_wanted.set()  # its filling moves past the entry
         return result
 
+    async def bulk_db(self, fn: Callable[..., T], *args: Any) -> T:
+        """A bulk write's call on the database thread, once no other bulk write's call is
+        queued there."""
+        async with self.bulk_turn:
+            return await self.db(fn, *args)
+
     async def _remember(self, drafts: list[Draft], vectors: list[Vectors | None],
-                        thread: ThreadPoolExecutor) -> list[dict[str, Any]]:
+                        thread: ThreadPoolExecutor, *, bulk: bool = False) -> list[dict[str, Any]]:
         """Store drafts on the database thread in slices of REMEMBER_SLICE_S, so that a
         search waits for one slice at most; the texts a near-duplicate decision needs
         embedded alone are embedded on ``thread`` between two slices."""
         replies: list[dict[str, Any]] = []
         alone: dict[str, np.ndarray] = {}
+        db = self.bulk_db if bulk else self.db
         while len(replies) < len(drafts):
-            done = await self.db(self.entries.remember_many, drafts[len(replies):],
-                                 vectors[len(replies):], alone, REMEMBER_SLICE_S)
+            done = await db(self.entries.remember_many, drafts[len(replies):],
+                            vectors[len(replies):], alone, REMEMBER_SLICE_S)
             replies += done.replies
             if done.wanted:
                 alone.update(zip(done.wanted, await self._embed_alone(done.wanted, thread)))
@@ -486,7 +496,7 @@ class Engine:
             raise BadParamsError(f"remember_many: entries must be a list of 1 to {MAX_BATCH} maps")
         requests = [Params("remember_many", item) for item in items]
         texts = [redact_text(r) for r in requests]
-        cached = await self.db(self.cached_vectors, texts)
+        cached = await self.bulk_db(self.cached_vectors, texts)
         slices = [range(i, min(i + PIPELINE_SLICE, len(texts)))
                   for i in range(0, len(texts), PIPELINE_SLICE)]
 
@@ -503,13 +513,13 @@ class Engine:
             # the request before any of it is stored
             drafts: list[Draft] = []
             for part in slices:
-                drafts += await self.db(self.entries.drafts, [requests[i] for i in part])
+                drafts += await self.bulk_db(self.entries.drafts, [requests[i] for i in part])
             for number, part in enumerate(slices):
                 vectors = await upcoming
                 if number + 1 < len(slices):
                     upcoming = embedding(slices[number + 1])
                 results += await self._remember([drafts[i] for i in part], vectors,
-                                                self.pair_thread)
+                                                self.pair_thread, bulk=True)
         finally:
             upcoming.cancel()
             self.bulk_writes -= 1
