@@ -446,8 +446,7 @@ class Engine:
     async def remember(self, params: Params) -> dict[str, Any]:
         text = redact_text(params)
         (vectors,), _ = await asyncio.gather(self.vectors_for([text]), self.learn_words(text))
-        (result,) = await self._remember(self.entries.drafts([params]), [vectors],
-                                         self.query_thread)
+        (result,) = await self._remember(self.entries.drafts([params]), [vectors], bulk=False)
         self.lexicon_wanted.set()  # its filling moves past the entry
         return result
 
@@ -457,14 +456,15 @@ class Engine:
         async with self.bulk_turn:
             return await self.db(fn, *args)
 
-    async def _remember(self, drafts: list[Draft], vectors: list[Vectors | None],
-                        thread: ThreadPoolExecutor, *, bulk: bool = False) -> list[dict[str, Any]]:
+    async def _remember(self, drafts: list[Draft], vectors: list[Vectors | None], *,
+                        bulk: bool) -> list[dict[str, Any]]:
         """Store drafts on the database thread in slices of REMEMBER_SLICE_S, so that a
         search waits for one slice at most; the texts a near-duplicate decision needs
-        embedded alone are embedded on ``thread`` between two slices."""
+        embedded alone are embedded between two slices (a bulk write's on the pair thread,
+        a single write's on the interactive one)."""
         replies: list[dict[str, Any]] = []
         alone: dict[str, np.ndarray] = {}
-        db = self.bulk_db if bulk else self.db
+        db, thread = (self.bulk_db, self.pair_thread) if bulk else (self.db, self.query_thread)
         while len(replies) < len(drafts):
             done = await db(self.entries.remember_many, drafts[len(replies):],
                             vectors[len(replies):], alone, REMEMBER_SLICE_S)
@@ -518,8 +518,7 @@ class Engine:
                 vectors = await upcoming
                 if number + 1 < len(slices):
                     upcoming = embedding(slices[number + 1])
-                results += await self._remember([drafts[i] for i in part], vectors,
-                                                self.pair_thread, bulk=True)
+                results += await self._remember([drafts[i] for i in part], vectors, bulk=True)
         finally:
             upcoming.cancel()
             self.bulk_writes -= 1
