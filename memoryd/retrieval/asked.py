@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 
+from memoryd.retrieval.dates import WEEKDAYS
 from memoryd.text import without_date_prefix
 
 _NUMBER_WORDS = ("one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|"
@@ -31,7 +32,7 @@ DETAILS = (
      re.compile(r"\b\d{1,2}[:.h]\d{2}\b|\b\d{1,2} ?[ap]\.?m\b|\b(noon|midnight|morning|afternoon|"
                 r"evening|night)s?\b")),
     (re.compile(r"\b(what|which) (week)?day\b|\bweekdays?\b"),
-     re.compile(r"\b(mon|tues|wednes|thurs|fri|satur|sun)days?\b|\b(daily|weekends?|every day)\b")),
+     re.compile(rf"\b({'|'.join(WEEKDAYS)})s?\b|\b(daily|weekends?|every day)\b")),
     (re.compile(r"\b(what|which)\b[^.?!]{0,60}\b(version|release)\b"),
      re.compile(r"\d+(\.\d+)+|\bv\d|\b\d{4}-\d\d(-\d\d)?\b")),
     (re.compile(r"\b(what|which) year\b"),
