@@ -315,13 +315,17 @@ def settle(client: Client) -> None:
 # -- measurements -----------------------------------------------------------------------------
 
 
-def measure_embedder(report: Report, texts: list[str], label: str) -> Any:
-    """The bare embedder in this process on the texts the daemon embeds for these entries
-    (each text and its parts, ``Embedder.embed_entries``), in the batches remember_many gets."""
+def load_bare_embedder() -> Any:
+    """The shipped embedder, loaded in this process as the daemon loads it."""
     from memoryd.config import load_config
     from memoryd.embed import Embedder
 
-    embedder = Embedder(load_config().embed)
+    return Embedder(load_config().embed)
+
+
+def measure_embedder(report: Report, embedder: Any, texts: list[str], label: str) -> None:
+    """The bare embedder in this process on the texts the daemon embeds for these entries
+    (each text and its parts, ``Embedder.embed_entries``), in the batches remember_many gets."""
     embedder.embed_entries(texts[:EMBED_BATCH])  # warm-up
     sample = texts[:EMBED_SAMPLE]
     started = time.perf_counter()
@@ -331,7 +335,6 @@ def measure_embedder(report: Report, texts: list[str], label: str) -> Any:
     tokens = sum(len(e.ids) for e in embedder.tokenizer.encode_batch(sample)) / len(sample)
     report.add(f"bare embedder, {label} (~{tokens:.0f} tokens), {len(sample):,} texts", rate,
                "texts/s", note="this process, the same texts and batches")
-    return embedder
 
 
 def short_notes(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -346,6 +349,19 @@ def short_notes(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if len(notes) == SHORT_ENTRIES:
             break
     return notes
+
+
+def outcomes(results: list[dict[str, Any]]) -> Counter[str]:
+    """What remember_many did with each entry, counted."""
+    counted: Counter[str] = Counter()
+    for result in results:
+        if not result["stored"]:
+            counted[f"duplicate_{result['duplicate']}"] += 1
+            continue
+        counted["stored"] += 1
+        counted["superseded_others"] += len(result.get("superseded") or [])
+        counted["stored_as_superseded"] += result["entry"]["status"] == "superseded"
+    return counted
 
 
 def ingest(report: Report, socket: Path, entries: list[dict[str, Any]], label: str,
@@ -397,14 +413,7 @@ def ingest(report: Report, socket: Path, entries: list[dict[str, Any]], label: s
                 batch_times.append(took)
                 if sent is not None:  # batches are answered in order: all before this one are in
                     sent(min(len(entries), (number + 1) * INGEST_BATCH))
-                for result in results:
-                    if result["stored"]:
-                        outcome["stored"] += 1
-                        outcome["superseded_others"] += len(result.get("superseded") or [])
-                        if result["entry"]["status"] == "superseded":
-                            outcome["stored_as_superseded"] += 1
-                    else:
-                        outcome[f"duplicate_{result['duplicate']}"] += 1
+                outcome.update(outcomes(results))
             elapsed += time.perf_counter() - started
             if time.perf_counter() - last_note > 15:
                 last_note = time.perf_counter()
@@ -757,8 +766,9 @@ def run(args: argparse.Namespace) -> Report:
 
         short = short_notes(entries)
         with cpu.phase("embedder"):
-            measure_embedder(report, [e["text"] for e in short], "short notes")
-            embedder = measure_embedder(report, [e["text"] for e in entries], "corpus")
+            embedder = load_bare_embedder()
+            measure_embedder(report, embedder, [e["text"] for e in short], "short notes")
+            measure_embedder(report, embedder, [e["text"] for e in entries], "corpus")
         with Client(daemon.socket, timeout_s=300, channel="terminal") as client:
             # how far the corpus was sent (duplicates the daemon refused count as sent): kept
             # with the store; a store from before this record counts its entries instead
