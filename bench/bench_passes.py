@@ -87,25 +87,16 @@ PRISTINE = "pristine"  # the store as built, copied aside: every round starts fr
 
 
 def _sockets(directory: str, names: list[str]) -> list[str]:
+    """copytree's ignore: a daemon's socket is not copied."""
     return [name for name in names if stat.S_ISSOCK(os.lstat(os.path.join(directory, name)).st_mode)]
-
-
-def _copy(path: Path, target: Path) -> None:
-    """A file, symlink or directory tree as it is (a daemon's socket left out)."""
-    if path.is_dir() and not path.is_symlink():
-        shutil.copytree(path, target, symlinks=True, ignore=_sockets)
-    elif not stat.S_ISSOCK(path.lstat().st_mode):
-        shutil.copy2(path, target, follow_symlinks=False)
 
 
 def keep_pristine(state: Path) -> None:
     """Copy the store as built (state dir, HOME, git project; the daemon stopped) aside."""
     partial = state / f"{PRISTINE}.partial"
     shutil.rmtree(partial, ignore_errors=True)
-    partial.mkdir()
-    for path in state.iterdir():
-        if path.name not in (PRISTINE, partial.name):
-            _copy(path, partial / path.name)
+    shutil.copytree(state, partial, symlinks=True, ignore=lambda directory, names: _sockets(
+        directory, names) + ([PRISTINE, partial.name] if directory == str(state) else []))
     partial.rename(state / PRISTINE)
 
 
@@ -119,8 +110,7 @@ def restore_pristine(state: Path) -> None:
             shutil.rmtree(path)
         else:
             path.unlink()
-    for path in (state / PRISTINE).iterdir():
-        _copy(path, state / path.name)
+    shutil.copytree(state / PRISTINE, state, symlinks=True, dirs_exist_ok=True)
 
 
 def start_daemon(state: Path, home: Path) -> DaemonProcess:
@@ -367,8 +357,6 @@ def main(argv: list[str] | None = None) -> int:
         code = daemon.stop()
         if not args.keep:
             shutil.rmtree(state, ignore_errors=True)
-        elif (state / PRISTINE).exists():  # the next run on it does the first-run work
-            restore_pristine(state)
     print(report.table())
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(report.to_json(), indent=2, default=str))
