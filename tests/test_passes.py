@@ -452,7 +452,7 @@ def test_a_run_compares_what_changed_since_the_last_with_everything(
     assert [client.get(i)["status"] for i in (first, later, third)] == statuses
     full = client.pass_run("consolidate", full=True)
     assert full["status"] == "done" and not full["counts"].get("merged")
-    with pytest.raises(MemorydError, match="consolidate only"):
+    with pytest.raises(MemorydError, match="full applies to consolidate .* and staleness"):
         client.pass_run("notebooks", full=True)
 
 

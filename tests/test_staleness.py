@@ -277,6 +277,17 @@ def test_an_unchanged_project_costs_a_fingerprint_and_new_entries_only(
     assert stale(client, newer["id"]) == "gone: `$SHOP_TOKEN`"
 
 
+def test_a_full_run_checks_an_unchanged_project_again(client: Client, repo: Path) -> None:
+    client.remember("coder", "layout", "Parsing lives in src/app.py.", cwd=str(repo))
+    client.remember("coder", "release", "Set $SHOP_TOKEN before a release.", cwd=str(repo))
+    assert staleness_run(client)["counts"]["entries checked"] == 2
+    assert staleness_run(client)["counts"].get("projects unchanged") == 1
+    full = staleness_run(client, full=True)["counts"]
+    assert full["entries checked"] == 2 and full["references"] == 2
+    assert "projects unchanged" not in full
+    assert staleness_run(client)["counts"].get("projects unchanged") == 1  # recorded again
+
+
 def test_a_project_and_an_agent_can_be_checked_alone(client: Client, repo: Path,
                                                      tmp_path: Path) -> None:
     other = tmp_path / "other"

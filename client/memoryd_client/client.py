@@ -262,8 +262,9 @@ class _Methods:
     def pass_run(self, name: str, *, agent: str | None = None, project: str | None = None,
                  dry_run: bool = False, full: bool = False) -> Any:
         """Run a pass now (notebooks, consolidate, promote, staleness, retain); the reply
-        names the run: {"run": "r12", "counts": {…}, …}. ``full``: consolidate compares every
-        entry, not only those added or changed since its last run."""
+        names the run: {"run": "r12", "counts": {…}, …}. ``full``: as a first run —
+        consolidate compares every entry, not only those added or changed since its last run;
+        staleness checks every project and reads every entry's references again."""
         return self.call("pass_run", _drop_none({"name": name, "agent": agent, "project": project,
                                                  "dry_run": dry_run, "full": full or None}))
 

@@ -38,8 +38,9 @@ def add_parsers(add_command: Callable[..., Any], common: argparse.ArgumentParser
     run.add_argument("--project", metavar="DIR", help="only this project's entries")
     run.add_argument("--dry-run", action="store_true", help="preview: change nothing")
     run.add_argument("--full", action="store_true",
-                     help="consolidate only: compare every entry, not only those added or "
-                     "changed since its last run")
+                     help="consolidate and staleness only: every entry, as a first run "
+                     "(consolidate: not only those added or changed since its last run; "
+                     "staleness: every project checked, every entry's references read again)")
     show = actions.add_parser("show", parents=[common],
                               help="a run's changes (before → after, and why), or one change")
     show.add_argument("id", nargs="?", help="run (r12) or change (c345); default the newest run")

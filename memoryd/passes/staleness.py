@@ -23,7 +23,9 @@ are not checked.
 **Incremental.** Each project's fingerprint (every checkout's HEAD, ``git status`` and the size
 and time of the files it lists) is stored with the time of the check. A project whose
 fingerprint did not change is skipped, except for the entries written or changed since; an
-entry's references are read once and kept (``entry_refs``) until its text changes.
+entry's references are read once and kept (``entry_refs``) until its text changes. A ``full``
+run (``memory pass run staleness --full``) does what a first run does, as after a change of the
+rules: every project checked, every entry's references read again from its text.
 
 Search hits, ``memory get`` and the MCP tools show the mark; the memory block shows a stale entry
 last in its section with the reason, and drops it first when over budget
@@ -492,6 +494,7 @@ def _record_seen(ctx: PassContext, seen: list[tuple[float, int, str]]) -> None:
 
 def run(ctx: PassContext) -> Iterator[Any]:
     rules_changed = ctx.store.meta("staleness_rules") != RULES
+    everything = rules_changed or bool(ctx.extra.get("full"))
     projects = _projects(ctx)
     yield
     found: dict[str, Fingerprint | None] = yield _offload(fingerprints, projects)
@@ -502,7 +505,7 @@ def run(ctx: PassContext) -> Iterator[Any]:
         if current is None:
             ctx.count("projects not in git")
             continue
-        state = None if rules_changed else _state(ctx, project)
+        state = None if everything else _state(ctx, project)
         unchanged = state is not None and state[0] == current.digest and ctx.agent is None
         started = time.time()
         items = yield from _gather(ctx, project, state[1] if unchanged and state else None,

@@ -14,6 +14,9 @@ from memoryd.params import Params
 from memoryd.passes.runner import PASSES, Passes
 from memoryd.project import project_of
 
+#: The passes a run can be asked to do in full (as a first run), not only what changed since.
+FULL_PASSES = ("consolidate", "staleness")
+
 
 class PassMethods:
     def __init__(self, passes: Passes) -> None:
@@ -35,9 +38,10 @@ class PassMethods:
         if project is not None:
             project = project_of(project)
         full = params.flag("full")
-        if full and name != "consolidate":
-            raise BadParamsError("full applies to consolidate only (it compares every entry, "
-                                 "not only what changed since its last run)")
+        if full and name not in FULL_PASSES:
+            raise BadParamsError("full applies to consolidate (it compares every entry, not only "
+                                 "what changed since its last run) and staleness (it checks "
+                                 "every entry, as a first run does) only")
         return await self.passes.run(name, agent=params.agent(required=False), project=project,
                                      dry_run=params.flag("dry_run"),
                                      extra={"full": True} if full else None)
