@@ -122,3 +122,45 @@ def test_pinned_learnings_are_not_repeated_as_lessons(daemon, client: Client, re
     (memory / "CONTEXT.md").write_text("# Designer\n\n## Learnings\n- Die-cut needs one shape.\n")
     wait_until(lambda: "Die-cut" in block(client, "designer", shop))
     assert block(client, "designer", shop).count("Die-cut needs one shape") == 1
+
+
+def test_a_keyed_fact_is_the_projects_own(client: Client, repos) -> None:
+    """The same key in two repositories holds each one's value; a newer value in the same
+    repository replaces the older; a global value is shown where no project value is."""
+    shop, other = repos
+    first = client.remember("claude-code", "build", "Tests run with pytest -x.",
+                            key="project.test_command", cwd=str(shop))["entry"]
+    second = client.remember("claude-code", "build", "Tests run with cargo test.",
+                             key="project.test_command", cwd=str(other))
+    assert second["stored"] and not second["superseded"]
+    assert client.get(first["id"])["status"] == "active"
+    assert "pytest -x" in block(client, "claude-code", shop)
+    assert "cargo test" not in block(client, "claude-code", shop)
+    assert "cargo test" in block(client, "claude-code", other)
+    newer = client.remember("claude-code", "build", "Tests run with pytest -n auto.",
+                            key="project.test_command", cwd=str(shop))
+    assert [e["id"] for e in newer["superseded"]] == [first["id"]]
+    assert client.get(second["entry"]["id"])["status"] == "active"
+    client.remember("claude-code", "build", "Tests run with make test.",
+                    key="project.test_command", cwd="/")  # global
+    assert "make test" not in block(client, "claude-code", shop)  # the project's own wins
+    assert "pytest -n auto" in block(client, "claude-code", shop)
+    plain = repos[0].parent / "plain"
+    plain.mkdir()
+    assert "make test" in block(client, "claude-code", plain)
+
+
+def test_the_same_lesson_in_two_projects_is_stored_for_each(client: Client, repos) -> None:
+    shop, other = repos
+    text = "Run the migrations before the test suite."
+    first = client.remember("claude-code", "testing", text, kind="lesson", cwd=str(shop))
+    second = client.remember("claude-code", "testing", text, kind="lesson", cwd=str(other))
+    assert first["stored"] and second["stored"], second
+    assert text in block(client, "claude-code", other)
+    again = client.remember("claude-code", "testing", text + "!", kind="lesson", cwd=str(other))
+    assert not again["stored"] and again["entry"]["id"] == second["entry"]["id"]  # near, here
+    everywhere = client.remember("claude-code", "git", "Never force-push to main.", kind="lesson")
+    assert everywhere["entry"]["project"] is None
+    in_shop = client.remember("claude-code", "git", "Never force-push to main.", kind="lesson",
+                              cwd=str(shop))
+    assert in_shop["duplicate"] == "exact"  # the global one is shown in the project already

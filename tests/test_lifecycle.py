@@ -86,18 +86,25 @@ def test_reindex_rebuilds_the_database_from_the_ledgers(memoryd_home, embedder) 
         first = c.remember("designer", "feedback", "Stickers need an illustration, not just text")["entry"]
         c.remember("designer", "prefs", "Palette is teal", key="pref.palette")
         c.remember("designer", "prefs", "Palette is orange", key="pref.palette")
+        # the same text in two projects: two memories, and two again after the rebuild
+        repos = [memoryd_home / name for name in ("shop", "blog")]
+        for repo in repos:
+            (repo / ".git").mkdir(parents=True)
+        both = [c.remember("designer", "layout", "Logos sit top left.", cwd=str(repo))["entry"]
+                for repo in repos]
     running.stop()
     assert run_memoryd("reindex").returncode == 0  # with no database at all it works too
     (memoryd_home / "memoryd.db").unlink()
     result = run_memoryd("reindex")
     assert result.returncode == 0, result.stderr
-    assert "reindexed 3 entries from 1 ledgers" in result.stdout
+    assert "reindexed 5 entries from 1 ledgers" in result.stdout
     running = start_daemon(embedder)
     try:
         with Client(running.socket) as c:
             assert c.get(first["id"])["text"] == first["text"]
             history = c.history(agent="designer", key="pref.palette")
             assert [e["status"] for e in history["entries"]] == ["superseded", "active"]
+            assert [c.get(e["id"])["project"] for e in both] == [e["project"] for e in both]
             assert c.status()["backlog"] == 0
             hits = c.search("drawings matter more than lettering", agent="designer")["hits"]
             assert hits[0]["id"] == first["id"]

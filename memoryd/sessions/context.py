@@ -7,7 +7,8 @@ are dropped first):
 2. feedback, in the user's own words;
 3. lessons, as rules ("Don't …", "Always …"; a bare statement gets "Do:" or "Don't:" by its
    polarity, none without one) with their category;
-4. facts: keyed facts of the project and the top ``pref.``/``project.``/``tool.``/``user.`` ones;
+4. facts: keyed facts of the project and the top ``pref.``/``project.``/``tool.``/``user.`` ones
+   (a key the project gives its own value shows that value, not the global one);
 5. notes written through the API or extracted, newest and most confirmed first;
 6. a listing of the agent's other memory files with their frontmatter descriptions (not those
    the agent loads by itself, such as Claude Code's CLAUDE.md files and MEMORY.md).
@@ -16,7 +17,9 @@ are dropped first):
 that project; entries written elsewhere (or with ``--global``) are shown everywhere. The agents
 in ``context.shared_agents`` (the harnesses: Claude Code and Codex) share what they know: a
 lesson Claude Code learned in a repository reaches Codex in the same repository. Other agents
-(role agents such as ``designer``) see their own namespace only.
+(role agents such as ``designer``) see their own namespace only. A memory is one project's
+(or global): the same text written in another project is stored there too (not refused as a
+duplicate of the first project's), and a key holds one value per project beside its global one.
 
 Per prompt, the block holds only what search calls a match (``search.match_precision``), in the
 same sections. Items older than 30 days carry their age; older than 90 days a "verify before
@@ -260,10 +263,14 @@ class ContextBuilder:
         if scope.project is not None:
             for e in self._scoped(scope, "fact", [], 20, "project = ?", (scope.project,)):
                 chosen.setdefault(e["id"], e)
+        # a key the project gives a value of its own: that value, not the global one
+        own = {e["key"] for e in chosen.values() if e.get("key")}
         like = " OR ".join("key LIKE ?" for _ in FACT_PREFIXES)
         where, params = scope.sql()
         for e in self._entries(f"{where} AND kind='fact' AND ({like})",
                                [*params, *(p + "%" for p in FACT_PREFIXES)], 40):
+            if e["project"] is None and e.get("key") in own:
+                continue
             chosen.setdefault(e["id"], e)
         return [self._item("facts", e, now, 300 + i) for i, e in enumerate(chosen.values())]
 

@@ -267,17 +267,25 @@ class Store:
         return {row[0]: (row[1], row[2]) for row in self.db.execute(
             f"SELECT id, text, created FROM entries WHERE id IN ({marks})", list(rowids))}
 
-    def find_exact(self, agent: str, category: str, hash_: str) -> dict[str, Any] | None:
+    def find_exact(self, agent: str, category: str, hash_: str,
+                   project: str | None) -> dict[str, Any] | None:
+        """An active entry of the same text that covers ``project``: written in it, or global
+        (a global entry is shown in every project; the same text in another project is not
+        the same memory)."""
         row = self.db.execute(
-            SELECT_ENTRY + " WHERE agent=? AND category=? AND hash=? AND status='active' LIMIT 1",
-            (agent, category, hash_),
+            SELECT_ENTRY + " WHERE agent=? AND category=? AND hash=? AND status='active' "
+            "AND (project IS ? OR project IS NULL) ORDER BY project IS NULL LIMIT 1",
+            (agent, category, hash_, project),
         ).fetchone()
         return row_to_entry(row) if row else None
 
-    def active_with_key(self, agent: str, key: str) -> list[dict[str, Any]]:
+    def active_with_key(self, agent: str, key: str, project: str | None) -> list[dict[str, Any]]:
+        """The active values of a key in one project (or the global ones): each project keeps
+        its own value of a key, beside the global one."""
         rows = self.db.execute(
-            SELECT_ENTRY + " WHERE agent=? AND key=? AND status='active' ORDER BY created",
-            (agent, key),
+            SELECT_ENTRY + " WHERE agent=? AND key=? AND project IS ? AND status='active' "
+            "ORDER BY created",
+            (agent, key, project),
         )
         return [row_to_entry(r) for r in rows]
 

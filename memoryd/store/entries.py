@@ -143,8 +143,8 @@ class Entries:
                 return 0
             # by content too: the live write path never stores an exact duplicate, so one in
             # the ledger is a write that was answered as failed (before writes were taken back)
-            if self.store.find_exact(
-                    owner, entry.get("category", ""), entry.get("hash", "")):
+            if self.store.find_exact(owner, entry.get("category", ""), entry.get("hash", ""),
+                                     entry.get("project")):
                 self._replay_skipped.add(str(entry.get("uid")))
                 log.info("Replay: skipped a duplicate of an entry already stored (%s).",
                          entry.get("uid"))
@@ -325,16 +325,19 @@ class Entries:
             record["superseded_by"] = superseded_by
         return record
 
-    def nearest(self, vector: np.ndarray, agent: str, category: str) -> tuple[dict[str, Any], float] | None:
-        """The most similar active entry of the same agent and category."""
+    def nearest(self, vector: np.ndarray, agent: str, category: str,
+                project: str | None) -> tuple[dict[str, Any], float] | None:
+        """The most similar active entry of the same agent and category that covers
+        ``project`` (written in it, or global: ``Store.find_exact``)."""
         if self.index is not None:
             follow_meta(self.store, self.index)
-            found = self.index.nearest(vector, agent, category, 1)
+            found = self.index.nearest(vector, agent, category, 1, projects=(project, None))
         else:
             ids = [r for r, _ in self.store.knn(vector, 200)]
             rows = self.store.entries_by_rowids(ids)
             candidates = [r for r in ids if r in rows and rows[r]["agent"] == agent
-                          and rows[r]["category"] == category and rows[r]["status"] == "active"][:5]
+                          and rows[r]["category"] == category and rows[r]["status"] == "active"
+                          and rows[r]["project"] in (project, None)][:5]
             vectors = self.store.vectors_by_rowids(candidates)
             found = sorted(((r, float(v @ vector)) for r, v in vectors.items()),
                            key=lambda item: -item[1])[:1]
@@ -378,13 +381,14 @@ class Entries:
                       records: dict[str, list[dict[str, Any]]],
                       alone: Mapping[str, np.ndarray]) -> dict[str, Any]:
         agent, category = draft["agent"], draft["category"]
-        existing = self.store.find_exact(agent, category, draft["hash"])
+        project = draft["project"]
+        existing = self.store.find_exact(agent, category, draft["hash"], project)
         if existing is not None:
             return {"stored": False, "duplicate": "exact", "entry": existing}
-        rivals = self.store.active_with_key(agent, draft["key"]) if draft["key"] else []
+        rivals = self.store.active_with_key(agent, draft["key"], project) if draft["key"] else []
         similar = None
         if not rivals and vectors is not None:
-            near = self.nearest(vectors[0], agent, category)
+            near = self.nearest(vectors[0], agent, category, project)
             threshold = self.config.remember.near_duplicate_cosine
             if near is not None and abs(near[1] - threshold) <= BORDERLINE:
                 # a vector moves a little with its batch mates: decide on both texts alone

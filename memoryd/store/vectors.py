@@ -417,10 +417,11 @@ class VectorIndex:
             position += 1 + count
         return found
 
-    def nearest(self, vector: np.ndarray, agent: str, category: str, k: int = 5
-                ) -> list[tuple[int, float]]:
-        """The ``k`` active entries of this agent and category most like the vector (by their
-        own vectors, not their parts): (rowid, cosine), best first."""
+    def nearest(self, vector: np.ndarray, agent: str, category: str, k: int = 5,
+                projects: Sequence[str | None] | None = None) -> list[tuple[int, float]]:
+        """The ``k`` active entries of this agent and category (and of one of ``projects``,
+        when given) most like the vector (by their own vectors, not their parts): (rowid,
+        cosine), best first."""
         codes = self._codes
         if agent not in codes["agent"].ids or category not in codes["category"].ids:
             return []
@@ -428,7 +429,11 @@ class VectorIndex:
         if not group:
             return []
         rows = np.array(group, dtype=np.int64)
-        rows = rows[self.live[rows] & (self.status[self.owner[rows]] == STATUS_CODES["active"])]
+        owners = self.owner[rows]
+        keep = self.live[rows] & (self.status[owners] == STATUS_CODES["active"])
+        if projects is not None:
+            keep &= np.isin(self.columns["project"][owners], codes["project"].lookup(projects))
+        rows = rows[keep]
         if len(rows) > 4 * self.min_rerank:  # a big group: narrow it by the bits first
             code = self._sign_bits(np.asarray(vector, np.float32)[None, :])[0]
             rows = rows[_smallest(self._hamming(code, rows), self.min_rerank)]
