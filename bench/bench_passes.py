@@ -31,7 +31,9 @@ a kept store, starts from a copy of the store as built (``pristine/`` in the sta
 each does the first-run work (undoing the runs would not do: an undone merge is kept apart
 from then on, and the next consolidation would find nothing to merge). Budgets (issue 8): consolidation
 ≤ 60 s, staleness ≤ 10 s full and ≤ 1 s unchanged, notebooks ≤ 10 s for 1,000 notebooks,
-search p99 ≤ 50 ms while a pass runs. Prints a table and writes bench/results/passes.json.
+search p99 ≤ 50 ms while a pass runs. Prints a table (its last rows: the CPU other processes
+and the hypervisor took meanwhile, "noisy run" above 0.2 cores) and writes
+bench/results/passes.json.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ sys.path.insert(0, str(HERE.parent))  # the working tree's memoryd, not an insta
 
 from bench_ingest import AGENTS, TextPool, bullet, random_date, write_transcripts  # noqa: E402
 from bench_store import (  # noqa: E402
+    CpuMeter,
     DaemonProcess,
     Report,
     ms,
@@ -299,6 +302,7 @@ def main(argv: list[str] | None = None) -> int:
             keep_pristine(state)
             daemon = start_daemon(state, home)
     report = Report(0)
+    cpu = CpuMeter()
     try:
         queries = Corpus(seed=29).queries(SEARCHES)
         with Client(daemon.socket, timeout_s=900) as client, \
@@ -311,10 +315,12 @@ def main(argv: list[str] | None = None) -> int:
             for query in queries:  # warm: a cold page cache made the idle tail 3× the warm one
                 searcher.search(query + " warm", agents=["*"], limit=10)
             idle = []
-            for number, query in enumerate(queries):
-                started = time.perf_counter()
-                searcher.search(query + f" idle {number}", agents=["*"], limit=10)
-                idle.append(time.perf_counter() - started)
+            cpu.daemon_pid = daemon.pid
+            with cpu.phase("idle searches"):
+                for number, query in enumerate(queries):
+                    started = time.perf_counter()
+                    searcher.search(query + f" idle {number}", agents=["*"], limit=10)
+                    idle.append(time.perf_counter() - started)
             report.add("search p50, idle", percentile(ms(idle), 50), "ms")
             report.add("search p99, idle", percentile(ms(idle), 99), "ms", le=SEARCH_P99_MS)
             # consolidate and staleness do everything (--full: as a first run, or one after
@@ -336,10 +342,13 @@ def main(argv: list[str] | None = None) -> int:
                     restore_pristine(state)
                     daemon = start_daemon(state, home)
                     settle(client)
+                    cpu.daemon_pid = daemon.pid
                 for name, label in order:
                     progress(f"round {number + 1}/{args.rounds}: running {label}")
-                    wall, times, result = measure_pass(client, searcher, name, queries,
-                                                       args.search_rate, **options.get(label, {}))
+                    with cpu.phase(f"{label}, round {number + 1}"):
+                        wall, times, result = measure_pass(client, searcher, name, queries,
+                                                           args.search_rate,
+                                                           **options.get(label, {}))
                     report.info[label] = result
                     walls[label].append(wall)
                     searched[label] += times
@@ -363,6 +372,7 @@ def main(argv: list[str] | None = None) -> int:
                 report.add("search p99 while any pass runs", percentile(ms(during), 99), "ms",
                            le=SEARCH_P99_MS, note=f"{len(during)} searches, p50 "
                            f"{percentile(ms(during), 50):.1f} ms")
+            cpu.report(report)
     finally:
         code = daemon.stop()
         if not args.keep:

@@ -225,6 +225,15 @@ class CpuMeter:
         wall = sum(p["wall_s"] for p in self.phases.values())
         return sum(p[key] for p in self.phases.values()) / wall if wall else 0.0
 
+    def report(self, report: Report) -> None:
+        """The last rows: what other processes and the hypervisor took meanwhile."""
+        others, stolen = self.mean_cores("other_cpu_s"), self.mean_cores("steal_s")
+        noisy = " (noisy run)" if others + stolen > 0.2 else ""
+        report.add("other processes' CPU during the measurements" + noisy, others, "cores")
+        report.add("CPU stolen by the hypervisor during the measurements" + noisy, stolen, "cores")
+        report.info["cpu_phases"] = self.phases
+        report.info["loadavg_after"] = Path("/proc/loadavg").read_text().split()[:3]
+
 
 # -- the daemon -------------------------------------------------------------------------------
 
@@ -844,12 +853,7 @@ def run(args: argparse.Namespace) -> Report:
         progress("vector index recall")
         measure_recall(report, home / "memoryd.db", embedder, recall_queries, top_agent,
                        budgets(args.n).get("recall"))
-        others, stolen = cpu.mean_cores("other_cpu_s"), cpu.mean_cores("steal_s")
-        noisy = " (noisy run)" if others + stolen > 0.2 else ""
-        report.add("other processes' CPU during the measurements" + noisy, others, "cores")
-        report.add("CPU stolen by the hypervisor during the measurements" + noisy, stolen, "cores")
-        report.info["cpu_phases"] = cpu.phases
-        report.info["loadavg_after"] = Path("/proc/loadavg").read_text().split()[:3]
+        cpu.report(report)
         ok = True
     finally:
         if exit_code is None:
