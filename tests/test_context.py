@@ -164,3 +164,6 @@ def test_the_same_lesson_in_two_projects_is_stored_for_each(client: Client, repo
     in_shop = client.remember("claude-code", "git", "Never force-push to main.", kind="lesson",
                               cwd=str(shop))
     assert in_shop["duplicate"] == "exact"  # the global one is shown in the project already
+    later = client.remember("claude-code", "testing", text, kind="lesson")  # now global too
+    assert later["stored"] and later["entry"]["project"] is None
+    assert block(client, "claude-code", shop).count(text) == 1

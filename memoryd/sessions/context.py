@@ -345,7 +345,11 @@ class ContextBuilder:
         kept: list[Item] = []
         dropped: list[Item] = []
         used = fixed
+        shown: set[tuple[str, str]] = set()
         for item in sorted(items, key=lambda i: i.rank):
+            if (item.section, item.text) in shown:  # the same line of a global and a project entry
+                continue
+            shown.add((item.section, item.text))
             heading = SECTION_TITLES[item.section]
             extra = len(item.text) + 1
             if heading and not any(k.section == item.section for k in kept):
