@@ -110,6 +110,10 @@ def test_changed_columns_and_a_deleted_entry(embedder: Embedder, new_index, tmp_
     assert [r for r, _ in index.nearest(q, "a", "y", 2)] == [1, 3]
     assert [r for r, _ in index.nearest(q, "a", "x", 2)] == [2]
     assert index.passing([1, 2, 3, 9], VectorFilter(categories=["y"])) == ({1, 3}, [9])
+    index.set_meta(1, meta("a", "x"))  # and back: found once, in its category only
+    assert [r for r, _ in index.nearest(q, "a", "x", 5)] == [1, 2]
+    assert [r for r, _ in index.nearest(q, "a", "y", 5)] == [3]
+    index.set_meta(1, meta("a", "y"))
     index.remove(3)
     assert len(index) == 2 and 3 not in index.search(vectors[2], 10, VectorFilter())
     assert index.passing([1, 3], VectorFilter()) == ({1}, [3])  # the database decides for 3
@@ -132,6 +136,8 @@ def test_nearest_within_agent_and_category(embedder: Embedder, new_index, tmp_pa
     [(rowid, cosine)] = index.nearest(vectors[1], "a", "deploy", 1)
     assert rowid == 1 and cosine > 0.8
     assert index.nearest(vectors[1], "a", "nothing") == []
+    index.set_status(3, "forgotten")  # a group with no active entry left
+    assert index.nearest(vectors[2], "a", "style") == []
 
 
 def test_grows_past_its_capacity_and_memory_is_bits_and_columns(embedder: Embedder,

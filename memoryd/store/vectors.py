@@ -85,6 +85,23 @@ def _grown(array: np.ndarray, size: int, fill: float = 0) -> np.ndarray:
     return new
 
 
+class _Rows:
+    """Row numbers, appended to (a list turned into an array at each near-duplicate look-up
+    cost 2.2 ms for 100,000 rows)."""
+
+    def __init__(self) -> None:
+        self.array = np.empty(16, dtype=np.int64)
+        self.size = 0
+
+    def append(self, row: int) -> None:
+        self.array = _grown(self.array, self.size + 1)
+        self.array[self.size] = row
+        self.size += 1
+
+    def view(self) -> np.ndarray:
+        return self.array[:self.size]
+
+
 def quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The rows of a matrix as int8 codes and a float32 scale each (row ≈ codes × scale; for a
     unit vector of 384 dimensions the cosine moves by ~2e-4)."""
@@ -115,7 +132,9 @@ class VectorIndex:
         self.first_part = np.full(capacity, -1, dtype=np.int64)  # its parts' rows are contiguous
         self.part_count = np.zeros(capacity, dtype=np.int16)
         self._codes = {name: _Codes() for name in ("agent", "category", "project", "kind")}
-        self.groups: dict[tuple[int, int], list[int]] = {}  # (agent, category) → entry rows
+        # (agent, category) → its entries' rows, and rows of entries that have moved to
+        # another since (the look-up checks the columns)
+        self.groups: dict[tuple[int, int], _Rows] = {}
         self.entries = 0
         path.parent.mkdir(parents=True, exist_ok=True)
         self._file = open(path, "w+b", buffering=0)  # noqa: SIM115 (closed by close())
@@ -165,8 +184,7 @@ class VectorIndex:
             blocks += [vector[None, :], entry_parts]
             owners += [rowid] * (1 + len(entry_parts))
             self._set_meta(rowid, columns)
-            self.groups.setdefault((int(self.columns["agent"][rowid]),
-                                    int(self.columns["category"][rowid])), []).append(start)
+            self._group(rowid).append(start)
             self.entries += 1
         matrix = np.concatenate(blocks)
         self._append(matrix, np.array(owners, dtype=np.int64))
@@ -175,15 +193,18 @@ class VectorIndex:
         """An indexed entry's filter columns changed (its vectors did not)."""
         if not 0 <= rowid < len(self.whole) or self.whole[rowid] < 0:
             return
-        row = int(self.whole[rowid])
         old = (int(self.columns["agent"][rowid]), int(self.columns["category"][rowid]))
         self._set_meta(rowid, meta)
-        new = (int(self.columns["agent"][rowid]), int(self.columns["category"][rowid]))
-        if new != old:  # near-duplicates are looked for within (agent, category)
-            group = self.groups.get(old, [])
-            if row in group:
-                group.remove(row)
-            self.groups.setdefault(new, []).append(row)
+        if (int(self.columns["agent"][rowid]), int(self.columns["category"][rowid])) != old:
+            self._group(rowid).append(int(self.whole[rowid]))  # near-duplicates: within one
+
+    def _group(self, rowid: int) -> _Rows:
+        """The rows of the entry's (agent, category)."""
+        key = (int(self.columns["agent"][rowid]), int(self.columns["category"][rowid]))
+        group = self.groups.get(key)
+        if group is None:
+            group = self.groups[key] = _Rows()
+        return group
 
     def remove(self, rowid: int) -> None:
         """An entry deleted: its rows leave the index. (SQLite gives a deleted last rowid to
@@ -425,19 +446,25 @@ class VectorIndex:
         codes = self._codes
         if agent not in codes["agent"].ids or category not in codes["category"].ids:
             return []
-        group = self.groups.get((codes["agent"].ids[agent], codes["category"].ids[category]))
-        if not group:
+        key = (codes["agent"].ids[agent], codes["category"].ids[category])
+        group = self.groups.get(key)
+        if group is None or not group.size:
             return []
-        rows = np.array(group, dtype=np.int64)
+        rows = group.view()
         owners = self.owner[rows]
-        keep = self.live[rows] & (self.status[owners] == STATUS_CODES["active"])
+        keep = (self.live[rows] & (self.status[owners] == STATUS_CODES["active"])
+                & (self.columns["agent"][owners] == key[0])
+                & (self.columns["category"][owners] == key[1]))
         if projects is not None:
             keep &= np.isin(self.columns["project"][owners], codes["project"].lookup(projects))
         rows = rows[keep]
+        if not len(rows):
+            return []
         if len(rows) > 4 * self.min_rerank:  # a big group: narrow it by the bits first
             code = self._sign_bits(np.asarray(vector, np.float32)[None, :])[0]
             rows = rows[_smallest(self._hamming(code, rows), self.min_rerank)]
         rows.sort()
+        rows = rows[np.r_[True, rows[1:] != rows[:-1]]]  # once: an entry that moved and came back
         scores = self._exact(rows, np.asarray(vector, np.float32), release=False)
         best = np.argsort(-scores)[:k]
         return [(int(self.owner[rows[i]]), float(scores[i])) for i in best]
