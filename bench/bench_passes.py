@@ -31,9 +31,9 @@ a kept store, starts from a copy of the store as built (``pristine/`` in the sta
 each does the first-run work (undoing the runs would not do: an undone merge is kept apart
 from then on, and the next consolidation would find nothing to merge). Budgets (issue 8): consolidation
 ≤ 60 s, staleness ≤ 10 s full and ≤ 1 s unchanged, notebooks ≤ 10 s for 1,000 notebooks,
-search p99 ≤ 50 ms while a pass runs. Prints a table (its last rows: the CPU other processes
-and the hypervisor took meanwhile, "noisy run" above 0.2 cores) and writes
-bench/results/passes.json.
+search p99 ≤ 50 ms while a pass runs. Prints a table (with the machine's speed before and
+after, as the bare embedder's rate in this process, and the CPU other processes and the
+hypervisor took meanwhile, "noisy run" above 0.2 cores) and writes bench/results/passes.json.
 """
 
 from __future__ import annotations
@@ -61,6 +61,8 @@ from bench_store import (  # noqa: E402
     CpuMeter,
     DaemonProcess,
     Report,
+    load_bare_embedder,
+    measure_embedder,
     ms,
     percentile,
     progress,
@@ -82,6 +84,10 @@ MIN_SEARCHES = 20
 BUDGETS = {"consolidate": 60.0, "staleness": 10.0, "staleness (unchanged)": 1.0,
            "notebooks": 10.0}
 SEARCH_P99_MS = 50.0
+#: Texts the bare embedder embeds in this process before and after the measurements: how fast
+#: the machine is at the time (its speed moves by a third from hour to hour, with no other
+#: process busy), so that runs can be compared.
+REFERENCE_TEXTS = 512
 INGEST_BATCH = 256
 RESULTS = HERE / "results" / "passes.json"
 PRISTINE = "pristine"  # the store as built, copied aside: every round starts from it
@@ -303,6 +309,9 @@ def main(argv: list[str] | None = None) -> int:
             daemon = start_daemon(state, home)
     report = Report(0)
     cpu = CpuMeter()
+    os.environ["MEMORYD_HOME"] = str(state)  # the bare embedder reads the daemon's config
+    embedder = load_bare_embedder()
+    reference = [e["text"] for e in Corpus(seed=31).entries(REFERENCE_TEXTS)]
     try:
         queries = Corpus(seed=29).queries(SEARCHES)
         with Client(daemon.socket, timeout_s=900) as client, \
@@ -321,6 +330,7 @@ def main(argv: list[str] | None = None) -> int:
                     started = time.perf_counter()
                     searcher.search(query + f" idle {number}", agents=["*"], limit=10)
                     idle.append(time.perf_counter() - started)
+            measure_embedder(report, embedder, reference, "machine speed before the passes")
             report.add("search p50, idle", percentile(ms(idle), 50), "ms")
             report.add("search p99, idle", percentile(ms(idle), 99), "ms", le=SEARCH_P99_MS)
             # consolidate and staleness do everything (--full: as a first run, or one after
@@ -372,6 +382,7 @@ def main(argv: list[str] | None = None) -> int:
                 report.add("search p99 while any pass runs", percentile(ms(during), 99), "ms",
                            le=SEARCH_P99_MS, note=f"{len(during)} searches, p50 "
                            f"{percentile(ms(during), 50):.1f} ms")
+            measure_embedder(report, embedder, reference, "machine speed after the passes")
             cpu.report(report)
     finally:
         code = daemon.stop()
