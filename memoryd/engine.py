@@ -84,7 +84,7 @@ class Engine:
         self.query_thread = ThreadPoolExecutor(1, thread_name_prefix="memoryd-query")
         # a bulk write's borderline near-duplicates, embedded alone beside its next batch (on
         # the bulk thread they waited behind that batch, and one onnxruntime thread a run left
-        # the other core idle)
+        # the other core idle); a single write's new words, beside its own text
         self.pair_thread = ThreadPoolExecutor(1, thread_name_prefix="memoryd-pairs")
         self.bulk_embedding = EmbedQueue(self._embed_bulk, PIPELINE_SLICE)
         # bulk writes queue one database call at a time between them: the agents of a mixed
@@ -481,8 +481,8 @@ class Engine:
             return
         assert self.store is not None
         found = await self.db(lexicon.unknown_words, self.store.db, words, [text])
-        if found:
-            vectors = await self._embed_alone(list(found.values()), self.query_thread)
+        if found:  # on the pair thread: beside the write's own text on the interactive one
+            vectors = await self._embed_alone(list(found.values()), self.pair_thread)
             await self.db(words.add, self.store.db, found, vectors)
 
     async def remember_many(self, params: Params) -> dict[str, Any]:
