@@ -44,6 +44,7 @@ from memoryd.store.entries import MAX_TEXT_CHARS, Draft, Entries, Vectors
 from memoryd.store.integrity import set_aside_damaged
 from memoryd.store.ledger import Ledger
 from memoryd.store.lexicon import Lexicon
+from memoryd.store.replay import replay_ledgers
 from memoryd.store.vectors import OLD_ROW_FILES, ROW_FILE, VectorIndex
 from memoryd.text import content_hash, split_parts
 
@@ -137,7 +138,7 @@ class Engine:
         self._search = Search(self.config, self.store)
         restored = await self.db(restore_archives, self.store,
                                  TranscriptArchive(self.config.archive_dir))
-        replayed = await self.db(self._entries.replay_ledgers)
+        replayed = await self.db(replay_ledgers, self.store, self._entries.ledger)
         if rebuilding:
             log.info("Rebuilt the index: %d archived transcript entries, %d ledger records; "
                      "the watched files are being indexed.", restored, replayed)

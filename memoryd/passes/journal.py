@@ -34,7 +34,8 @@ from memoryd.errors import BadParamsError, NotFoundError
 from memoryd.passes.files import FileText, remove_if_unchanged, replace_if_unchanged
 from memoryd.store.database import Store
 from memoryd.store.durable import fsync_directory
-from memoryd.store.entries import LEDGER_FIELDS, Entries
+from memoryd.store.entries import Entries
+from memoryd.store.replay import LEDGER_FIELDS
 
 log = logging.getLogger(__name__)
 

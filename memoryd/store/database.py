@@ -638,6 +638,6 @@ def entry_uids(db: apsw.Connection, agent: str) -> set[str]:
 
 
 def ledger_offset(db: apsw.Connection, agent: str) -> int:
-    """How far into ``ledger/<agent>.jsonl`` the index has applied (Entries.replay_ledgers)."""
+    """How far into ``ledger/<agent>.jsonl`` the index has applied (memoryd.store.replay)."""
     row = db.execute("SELECT value FROM meta WHERE key=?", (f"ledger:{agent}",)).fetchone()
     return int(row[0]) if row else 0

@@ -1,5 +1,5 @@
 """The memory operations that write and read entries by id: remember, get, forget, supersede,
-history, and the replay of the ledgers.
+history (the replay of the ledgers at start: :mod:`memoryd.store.replay`).
 
 Everything here is synchronous and runs on the daemon's single database thread; vectors are
 computed beforehand on the embedding thread and passed in. Each write goes to the agent's
@@ -54,10 +54,6 @@ Vectors = tuple[np.ndarray, np.ndarray]
 Draft = tuple[dict[str, Any], bool]
 
 
-#: Fields an "update" ledger record may carry (a maintenance pass's change to an API entry).
-LEDGER_FIELDS = ("status", "superseded_by", "confidence", "occurrences")
-
-
 def mark_target(uid: str, hash_: str | None, via: str | None) -> str:
     """What a forget or supersede of an entry is kept under when the entry is not indexed
     (Store.set_mark): a watched file's entry by its text, since it gets a new uid when it is
@@ -72,6 +68,19 @@ def new_uid() -> str:
     practice (ids once began with the time, so all of a minute's shared 7 characters; those
     stay valid). Never starts with "t", the transcript chunks' prefix."""
     return secrets.token_hex(10)[:19]
+
+
+def apply_release(store: Store, agent: str, uid: str, hash_: str | None, actor: str | None,
+                  ts: float) -> None:
+    """A quarantined text released by a person (a request, or its ledger record replayed): the
+    mark outlives the row (a watched entry is indexed again with a new uid, a reindex inserts
+    the row again)."""
+    if hash_:
+        store.set_mark(agent, release_target(hash_), "released", None, actor, ts)
+    entry = store.entry_by_uid(uid)
+    if entry is not None and entry["agent"] == agent and entry["quarantined"]:
+        store.update_entry(uid, quarantined=0)
+        store.journal(uid, "released", actor, entry, store.entry_by_uid(uid), ts)
 
 
 @dataclass
@@ -103,105 +112,6 @@ class Entries:
         self._appended: list[tuple[str, int]] | None = None
         #: rows put into the RAM vector index by the open transaction()
         self._indexed: list[int] = []
-        #: remember records replay skipped as duplicates (their status records are skipped too)
-        self._replay_skipped: set[str] = set()
-
-    # -- startup ----------------------------------------------------------------------
-
-    def replay_ledgers(self) -> int:
-        """Apply ledger records the database has not seen yet; returns how many. Torn tails
-        are cut off first (memoryd.store.ledger)."""
-        self.ledger.repair_tails()
-        applied = 0
-        self._replay_skipped.clear()
-        for agent in self.ledger.agents():
-            key = f"ledger:{agent}"
-            offset = int(self.store.meta(key) or 0)
-            path = self.ledger.path(agent)
-            if path.stat().st_size < offset:
-                log.warning("Ledger %s is shorter than recorded; replaying it whole.", path)
-                offset = 0
-            with self.store.db:
-                for position, record in self.ledger.read(agent, offset):
-                    applied += self._apply_record(agent, record)
-                    offset = position
-                self.store.set_meta(key, str(offset))
-        return applied
-
-    def _apply_record(self, agent: str, record: dict[str, Any]) -> int:
-        op = record.get("op")
-        if op == "remember" and isinstance(record.get("entry"), dict):
-            entry = dict(record["entry"])
-            owner = entry.get("agent")
-            if not isinstance(owner, str) or owner.casefold() != agent.casefold():
-                log.warning("Skipping a record of agent %r in the ledger of %r.", owner, agent)
-                return 0
-            if owner != agent:  # an older version let Bob and bob share one file (macOS)
-                log.warning("Ledger of %r holds a record of %r (names differing only in case); "
-                            "replayed under its own name.", agent, owner)
-            if self.store.entry_by_uid(entry.get("uid", "")):
-                return 0
-            # by content too: the live write path never stores an exact duplicate, so one in
-            # the ledger is a write that was answered as failed (before writes were taken back)
-            if self.store.find_exact(owner, entry.get("category", ""), entry.get("hash", ""),
-                                     entry.get("project")):
-                self._replay_skipped.add(str(entry.get("uid")))
-                log.info("Replay: skipped a duplicate of an entry already stored (%s).",
-                         entry.get("uid"))
-                return 0
-            self.store.insert_entry(entry)
-            self.store.journal(entry["uid"], "remember", entry.get("writer"), None, entry, entry.get("updated", entry["created"]))
-            return 1
-        if str(record.get("id")) in self._replay_skipped:
-            return 0
-        if op == "status":
-            before = self.store.entry_by_uid(str(record.get("id")))
-            if before is None:  # a watched entry the indexer has not (re)inserted yet
-                self.store.set_mark(
-                    agent, mark_target(str(record.get("id")), record.get("hash"),
-                                       record.get("via")),
-                    record["status"], record.get("superseded_by"), record.get("actor"),
-                    record["ts"])
-                return 1
-            if before["agent"].casefold() != agent.casefold():
-                return 0
-            changes = {"status": record["status"], "updated": record["ts"]}
-            if record.get("superseded_by"):
-                changes["superseded_by"] = record["superseded_by"]
-            self.store.update_entry(before["id"], **changes)
-            self.store.journal(
-                before["id"], record["status"], record.get("actor"), before,
-                self.store.entry_by_uid(before["id"]), record["ts"],
-            )
-            return 1
-        if op == "update" and isinstance(record.get("fields"), dict):
-            before = self.store.entry_by_uid(str(record.get("id")))
-            fields = {k: v for k, v in record["fields"].items() if k in LEDGER_FIELDS}
-            if before is None or before["agent"].casefold() != agent.casefold() or not fields:
-                return 0
-            self.store.update_entry(before["id"], **fields, updated=record["ts"])
-            self.store.journal(before["id"], "update", record.get("actor"), before,
-                               self.store.entry_by_uid(before["id"]), record["ts"])
-            return 1
-        if op == "release":
-            self._apply_release(agent, str(record.get("id")), record.get("hash"),
-                                record.get("actor"), record["ts"])
-            return 1
-        if op == "purge":  # the records it removed are gone from this ledger
-            return 0
-        log.warning("Skipping unknown ledger record in %s: %r", agent, op)
-        return 0
-
-    def _apply_release(self, agent: str, uid: str, hash_: str | None, actor: str | None,
-                       ts: float) -> None:
-        """A quarantined text released by a person: the mark outlives the row (a watched
-        entry is indexed again with a new uid, a reindex inserts the row again)."""
-        if hash_:
-            self.store.set_mark(agent, release_target(hash_), "released", None, actor, ts)
-        entry = self.store.entry_by_uid(uid)
-        if entry is not None and entry["agent"] == agent and entry["quarantined"]:
-            self.store.update_entry(uid, quarantined=0)
-            self.store.journal(uid, "released", actor, entry, self.store.entry_by_uid(uid), ts)
 
     # -- helpers ----------------------------------------------------------------------
 
@@ -591,7 +501,7 @@ class Entries:
             self.write_ledger(entry["agent"], [{
                 "op": "release", "ts": now, "id": entry["id"], "hash": entry["hash"],
                 "via": entry["via"], "actor": actor}])
-            self._apply_release(entry["agent"], entry["id"], entry["hash"], actor, now)
+            apply_release(self.store, entry["agent"], entry["id"], entry["hash"], actor, now)
         after = self.store.entry_by_uid(entry["id"])
         assert after is not None
         return after

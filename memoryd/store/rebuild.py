@@ -20,10 +20,10 @@ from memoryd.embed import Embedder
 from memoryd.errors import AlreadyRunningError, EmbedderError, StartupError
 from memoryd.store.archive import TranscriptArchive, archive_now, restore_archives
 from memoryd.store.database import ModelInfo, Store
-from memoryd.store.entries import Entries
 from memoryd.store.integrity import corrupt_suffix, damage, discard, move_aside
 from memoryd.store.ledger import Ledger
 from memoryd.store.permissions import restrict_umask, tighten_state
+from memoryd.store.replay import replay_ledgers
 
 log = logging.getLogger(__name__)
 EMBED_BATCH = 256
@@ -49,8 +49,7 @@ def reindex(config: Config, *, embed: bool = True) -> dict[str, int]:
         try:
             restored = restore_archives(store, archive)
             ledger = Ledger(config.ledger_dir)
-            memory = Entries(config, store, ledger)
-            records = memory.replay_ledgers()
+            records = replay_ledgers(store, ledger)
             vectors = embed_backlog(config, store) if embed else 0
             entries = sum(store.count_entries().values())
         finally:

@@ -1,0 +1,107 @@
+"""The replay of the ledgers at start (and by ``memoryd reindex``): the records the database
+has not seen yet are applied to it, agent by agent, from where it stopped.
+
+A ledger is the source of truth for what was written through the API (memoryd.store.ledger);
+the database records how far into each one it has applied (``meta`` ``ledger:<agent>``).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from memoryd.store.database import Store
+from memoryd.store.entries import apply_release, mark_target
+from memoryd.store.ledger import Ledger
+
+log = logging.getLogger(__name__)
+
+#: Fields an "update" ledger record may carry (a maintenance pass's change to an API entry).
+LEDGER_FIELDS = ("status", "superseded_by", "confidence", "occurrences")
+
+
+def replay_ledgers(store: Store, ledger: Ledger) -> int:
+    """Apply ledger records the database has not seen yet; returns how many. Torn tails are
+    cut off first (memoryd.store.ledger)."""
+    ledger.repair_tails()
+    applied = 0
+    skipped: set[str] = set()  # remember records skipped as duplicates: their status records too
+    for agent in ledger.agents():
+        key = f"ledger:{agent}"
+        offset = int(store.meta(key) or 0)
+        path = ledger.path(agent)
+        if path.stat().st_size < offset:
+            log.warning("Ledger %s is shorter than recorded; replaying it whole.", path)
+            offset = 0
+        with store.db:
+            for position, record in ledger.read(agent, offset):
+                applied += _apply_record(store, agent, record, skipped)
+                offset = position
+            store.set_meta(key, str(offset))
+    return applied
+
+
+def _apply_record(store: Store, agent: str, record: dict[str, Any], skipped: set[str]) -> int:
+    op = record.get("op")
+    if op == "remember" and isinstance(record.get("entry"), dict):
+        return _apply_remember(store, agent, dict(record["entry"]), skipped)
+    if str(record.get("id")) in skipped:
+        return 0
+    if op == "status":
+        before = store.entry_by_uid(str(record.get("id")))
+        if before is None:  # a watched entry the indexer has not (re)inserted yet
+            store.set_mark(
+                agent, mark_target(str(record.get("id")), record.get("hash"), record.get("via")),
+                record["status"], record.get("superseded_by"), record.get("actor"), record["ts"])
+            return 1
+        if before["agent"].casefold() != agent.casefold():
+            return 0
+        changes = {"status": record["status"], "updated": record["ts"]}
+        if record.get("superseded_by"):
+            changes["superseded_by"] = record["superseded_by"]
+        store.update_entry(before["id"], **changes)
+        store.journal(before["id"], record["status"], record.get("actor"), before,
+                      store.entry_by_uid(before["id"]), record["ts"])
+        return 1
+    if op == "update" and isinstance(record.get("fields"), dict):
+        before = store.entry_by_uid(str(record.get("id")))
+        fields = {k: v for k, v in record["fields"].items() if k in LEDGER_FIELDS}
+        if before is None or before["agent"].casefold() != agent.casefold() or not fields:
+            return 0
+        store.update_entry(before["id"], **fields, updated=record["ts"])
+        store.journal(before["id"], "update", record.get("actor"), before,
+                      store.entry_by_uid(before["id"]), record["ts"])
+        return 1
+    if op == "release":
+        apply_release(store, agent, str(record.get("id")), record.get("hash"),
+                      record.get("actor"), record["ts"])
+        return 1
+    if op == "purge":  # the records it removed are gone from this ledger
+        return 0
+    log.warning("Skipping unknown ledger record in %s: %r", agent, op)
+    return 0
+
+
+def _apply_remember(store: Store, agent: str, entry: dict[str, Any], skipped: set[str]) -> int:
+    owner = entry.get("agent")
+    if not isinstance(owner, str) or owner.casefold() != agent.casefold():
+        log.warning("Skipping a record of agent %r in the ledger of %r.", owner, agent)
+        return 0
+    if owner != agent:  # an older version let Bob and bob share one file (macOS)
+        log.warning("Ledger of %r holds a record of %r (names differing only in case); "
+                    "replayed under its own name.", agent, owner)
+    if store.entry_by_uid(entry.get("uid", "")):
+        return 0
+    # by content too: the live write path never stores an exact duplicate (of the same
+    # project, or a global one), so one in the ledger is a write that was answered as failed
+    # (before writes were taken back)
+    if store.find_exact(owner, entry.get("category", ""), entry.get("hash", ""),
+                        entry.get("project")):
+        skipped.add(str(entry.get("uid")))
+        log.info("Replay: skipped a duplicate of an entry already stored (%s).", entry.get("uid"))
+        return 0
+    store.insert_entry(entry)
+    store.journal(entry["uid"], "remember", entry.get("writer"), None, entry,
+                  entry.get("updated", entry["created"]))
+    return 1
+
