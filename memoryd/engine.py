@@ -265,9 +265,9 @@ class Engine:
         vector, part_vectors = await self._unless_closing(asyncio.gather(whole, pieces))
         return vector[0], part_vectors
 
-    async def _embed_bulk(self, texts: list[str]) -> list[Vectors] | None:
-        if self.embedder is None:
-            return None
+    async def _embed_bulk(self, texts: list[str]) -> list[Vectors]:
+        """The bulk queue's batch (``embed_entries`` queues texts only with a model)."""
+        assert self.embedder is not None
         return await self._unless_closing(asyncio.get_running_loop().run_in_executor(
             self.embed_thread, self.embedder.embed_entries, texts))
 
