@@ -118,7 +118,7 @@ class SearchPlan:
     # read while the question is embedded: the keyword candidates' texts and words, the
     # query words' weights (the vector half then reads only what the vectors add)
     texts: dict[int, tuple[str, float]] = field(default_factory=dict)  # rowid → (text, created)
-    words: dict[int, set[str]] = field(default_factory=dict)
+    words: dict[int, frozenset[str]] = field(default_factory=dict)
     weights: dict[str, float] = field(default_factory=dict)
     unknown: dict[str, str] = field(default_factory=dict)  # question words not in the lexicon
 
@@ -136,6 +136,9 @@ class Search:
         #: and SQLite gives a deleted last rowid to the next entry
         self._word_rows: dict[tuple[int, int], np.ndarray] = {}
         self._word_rows_of = 0  # the lexicon's size when they were looked up
+        #: (rowid, hash of its text) → its words: tokenising the candidates' texts was a tenth
+        #: of a search, and the same entries come back as candidates of many questions
+        self._words: dict[tuple[int, int], frozenset[str]] = {}
 
     # -- filters ----------------------------------------------------------------------
 
@@ -243,7 +246,8 @@ class Search:
                     expression, alone, [], inside, CANDIDATES // 2)]
         plan.texts = self.store.texts_by_rowids(
             list(dict.fromkeys([*plan.keyword, *plan.window_keyword])))
-        plan.words = {rowid: self._tokens(text) for rowid, (text, _) in plan.texts.items()}
+        plan.words = {rowid: self._entry_words(rowid, text)
+                      for rowid, (text, _) in plan.texts.items()}
         plan.weights = self._term_weights(plan.terms)
         plan.unknown = self.unknown_words(" ".join(plan.terms))
         return plan
@@ -409,7 +413,7 @@ class Search:
         total_weight = sum(weights.values()) or 1.0
         start, end = plan.window.bounds() if plan.window is not None else (None, None)
         details = asked_details(plan.query)
-        word_sets = [plan.words.get(rowid) or self._tokens(texts[rowid][0])
+        word_sets = [plan.words.get(rowid) or self._entry_words(rowid, texts[rowid][0])
                      for rowid in candidates]
         alignment, worst = self._alignment(
             plan, [(rowid, hash(texts[rowid][0])) for rowid in candidates], word_sets, words)
@@ -435,7 +439,7 @@ class Search:
         return np.array(rows, dtype=np.float64)
 
     def _alignment(self, plan: SearchPlan, candidates: list[tuple[int, int]],
-                   word_sets: list[set[str]],
+                   word_sets: list[frozenset[str]],
                    words: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         """Per candidate: each informative question word by its best cosine with a word of the
         candidate, 1 for the word itself (a soft ``coverage``, weighed the same way). A question
@@ -484,6 +488,15 @@ class Search:
         return mean, best.min(axis=1)
 
     # -- words ------------------------------------------------------------------------
+
+    def _entry_words(self, rowid: int, text: str) -> frozenset[str]:
+        key = (rowid, hash(text))
+        found = self._words.get(key)
+        if found is None:
+            found = self._words[key] = frozenset(self._tokens(text))
+            if len(self._words) > WORD_ROWS_CACHED:
+                self._words.pop(next(iter(self._words)))
+        return found
 
     def _tokens(self, text: str) -> set[str]:
         """The words of a text as the full-text index has them (porter-stemmed)."""
