@@ -49,7 +49,7 @@ def main() -> None:
     daemon = SimpleNamespace(engine=SimpleNamespace(store=store), config=config)
     health = Health(daemon)  # type: ignore[arg-type]
 
-    from memoryd.store.database import open_reader
+    from memoryd.store.reader import open_reader
 
     reader = open_reader(config.db_path)
     started = time.perf_counter()

@@ -39,11 +39,12 @@ from memoryd.redact import redact
 from memoryd.retrieval.search import Search
 from memoryd.store import lexicon
 from memoryd.store.archive import TranscriptArchive, restore_archives
-from memoryd.store.database import ModelInfo, Store, store_counts
+from memoryd.store.database import ModelInfo, Store
 from memoryd.store.entries import MAX_TEXT_CHARS, Draft, Entries, Vectors
 from memoryd.store.integrity import set_aside_damaged
 from memoryd.store.ledger import Ledger
 from memoryd.store.lexicon import Lexicon
+from memoryd.store.reader import store_counts
 from memoryd.store.replay import replay_ledgers
 from memoryd.store.vectors import OLD_ROW_FILES, ROW_FILE, VectorIndex
 from memoryd.text import content_hash, split_parts

@@ -24,8 +24,8 @@ from memoryd_client.views import duration
 from memoryd import __version__
 from memoryd.embed import DEFAULT_MODEL_ID, DEFAULT_MODEL_SHA256
 from memoryd.ingest.sources import default_sources
-from memoryd.store.database import entry_uids, ledger_offset, open_reader, quick_check
 from memoryd.store.ledger import Ledger, LedgerProblem
+from memoryd.store.reader import entry_uids, ledger_offset, open_reader, quick_check
 
 OK, WARNING, PROBLEM = "ok", "warning", "problem"
 #: Free space on the state dir's file system below which doctor warns, and below which a write

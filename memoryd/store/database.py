@@ -71,7 +71,7 @@ ENTRY_COLUMNS = (
 _bestpractice_applied = False
 
 
-def _apply_bestpractice() -> None:
+def apply_bestpractice() -> None:
     global _bestpractice_applied
     if not _bestpractice_applied:
         apsw.bestpractice.apply(apsw.bestpractice.recommended)
@@ -114,7 +114,7 @@ class Store:
     """All SQL lives here. Not thread-safe: the daemon uses it from one thread."""
 
     def __init__(self, path: Path) -> None:
-        _apply_bestpractice()
+        apply_bestpractice()
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._agents: set[str] | None = None
@@ -591,20 +591,6 @@ class Store:
                 for row in self.db.execute(f"{VECTOR_META} WHERE {where}", params)}
 
 
-# -- a reader of its own (memory doctor's whole-store checks, off the database thread) --------
-
-
-def open_reader(path: Path) -> apsw.Connection:
-    """A read-only connection beside the daemon's (WAL: it sees the last committed state and
-    blocks no writer), so that a check reading everything does not hold up searches and hooks."""
-    _apply_bestpractice()
-    db = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
-    db.enable_load_extension(True)
-    db.load_extension(sqlite_vec.loadable_path())
-    db.enable_load_extension(False)
-    return db
-
-
 def count_entries(db: apsw.Connection) -> dict[str, int]:
     """Entries per status (a scan of the table: ~20 ms at 72k entries)."""
     return {status: n for status, n in db.execute(
@@ -614,30 +600,3 @@ def count_entries(db: apsw.Connection) -> dict[str, int]:
 def count_vectors(db: apsw.Connection) -> int:
     """Stored vectors (sqlite-vec reads its chunks: ~30 ms at 72k)."""
     return db.execute("SELECT count(*) FROM entries_vec").fetchone()[0]
-
-
-def store_counts(path: Path, vectors: bool) -> tuple[dict[str, int], int]:
-    """`memory status`'s two whole-table counts, on a reader of their own: on the database
-    thread they held searches up for 30-50 ms at 72k entries. ``vectors``: a model is bound
-    (the vector table exists)."""
-    db = open_reader(path)
-    try:
-        return count_entries(db), count_vectors(db) if vectors else 0
-    finally:
-        db.close()
-
-
-def quick_check(db: apsw.Connection) -> tuple[list[str], int]:
-    """``PRAGMA quick_check``'s rows (["ok"] when sound) and the schema version."""
-    rows = [str(r[0]) for r in db.execute("PRAGMA quick_check")]
-    return rows, db.execute("PRAGMA user_version").fetchone()[0]
-
-
-def entry_uids(db: apsw.Connection, agent: str) -> set[str]:
-    return {r[0] for r in db.execute("SELECT uid FROM entries WHERE agent=?", (agent,))}
-
-
-def ledger_offset(db: apsw.Connection, agent: str) -> int:
-    """How far into ``ledger/<agent>.jsonl`` the index has applied (memoryd.store.replay)."""
-    row = db.execute("SELECT value FROM meta WHERE key=?", (f"ledger:{agent}",)).fetchone()
-    return int(row[0]) if row else 0
