@@ -254,6 +254,31 @@ def test_claude_code_transcript_is_tailed_once_without_noise(home: Path, memoryd
         running.stop()
 
 
+def test_an_exchange_searched_before_its_answer_is_scored_by_the_answer_too(
+        home: Path, daemon, client) -> None:
+    """A transcript chunk grows when its answer arrives; search weighs the words it has now,
+    not those it had when it was first a candidate."""
+    project = home / ".claude/projects/-tmp-shop"
+    project.mkdir(parents=True)
+    path = project / f"{SESSION}.jsonl"
+    write_lines(path, [user("u1", "how should we deploy the billing worker")])
+    [first] = eventually(lambda: _one(client, "deploy the billing worker"))
+    assert "zeppelin" not in first["text"]
+    write_lines(path, [
+        assistant("a1", "msg_1", [{"type": "text", "text": "Through the zeppelin pipeline."}]),
+        user("u2", "thanks, and the invoices?"),
+    ])
+
+    def answered() -> dict[str, Any]:
+        hits = search(client, "zeppelin pipeline billing worker")
+        assert hits and "zeppelin" in hits[0]["text"]
+        return hits[0]
+
+    hit = eventually(answered)
+    assert hit["id"] == first["id"]
+    assert hit["evidence"]["coverage"] == 1.0
+
+
 def test_codex_rollout_is_indexed(home: Path, daemon, client) -> None:
     day = home / ".codex/sessions/2026/03/02"
     day.mkdir(parents=True)
