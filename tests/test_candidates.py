@@ -12,7 +12,6 @@ from memoryd.sessions.candidates import (
     Message,
     category_of,
     find_candidates,
-    jaccard,
     prose_lines,
 )
 from memoryd.sessions.decisions import (
@@ -24,6 +23,7 @@ from memoryd.sessions.decisions import (
     negative_reason,
 )
 from memoryd.sessions.llm_extractor import llm_prompt, parse_llm_output
+from memoryd.text import text_jaccard
 
 SESSION = "sess-42"
 
@@ -236,12 +236,12 @@ def test_categories() -> None:
 
 
 def test_jaccard() -> None:
-    assert jaccard("Use conventional commits.", "Always use conventional commits.") == 0.75
-    assert jaccard("Don't force-push to main", "Do not force push to main!") == 1.0
+    assert text_jaccard("Use conventional commits.", "Always use conventional commits.") == 0.75
+    assert text_jaccard("Don't force-push to main", "Do not force push to main!") == 1.0
     # Negations are not stop words: opposite rules stay apart.
-    assert jaccard("Never use mocks in integration tests",
+    assert text_jaccard("Never use mocks in integration tests",
                    "Always use mocks in integration tests") < 0.7
-    assert jaccard("", "anything") == 0.0
+    assert text_jaccard("", "anything") == 0.0
 
 
 def fake_cosine_from_table(table: dict[tuple[str, str], float]):  # type: ignore[no-untyped-def]

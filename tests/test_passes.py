@@ -355,6 +355,21 @@ def test_a_pass_killed_mid_run_leaves_no_half_applied_change(memory_dir: Path,
 # -- consolidation ---------------------------------------------------------------------------
 
 
+def test_lessons_worded_alike_merge_by_the_rule_extraction_uses(daemon, client: Client) -> None:
+    """Seed 003's Jaccard rule, as session-end extraction applies it (test_candidates): the
+    words a wording varies in ("the", "you", "always") do not keep two lessons apart. These two
+    are ~0.88 apart in cosine, under the 0.92 that merges any two entries."""
+    first = client.remember("coder", "git", "Always run the linter before you commit.",
+                            kind="lesson", session="s1")
+    second = client.remember("coder", "git", "Run linter before commit.", kind="lesson",
+                             session="s2")
+    assert first["stored"] and second["stored"]  # not near duplicates when written
+    done = client.pass_run("consolidate")
+    assert done["counts"].get("merged") == 1
+    statuses = sorted(client.get(reply["entry"]["id"])["status"] for reply in (first, second))
+    assert statuses == ["active", "superseded"]
+
+
 def test_duplicates_merge_into_the_best_and_contradictions_are_only_reported(
         daemon, client: Client) -> None:
     stored = {}

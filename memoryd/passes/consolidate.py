@@ -3,7 +3,8 @@
 Within one agent's namespace and project, over active entries (transcript turns aside):
 
 - **Near duplicates** — cosine ≥ ``remember.near_duplicate_cosine`` (0.92), or for two lessons
-  a word Jaccard ≥ 0.7 (seed 003: "Use conventional commits" / "Always use conventional
+  a Jaccard of their content words ≥ 0.7, the rule session-end extraction uses too
+  (``memoryd.text``; seed 003: "Use conventional commits" / "Always use conventional
   commits") — merge into the best of them: higher confidence, then newer. The others are
   superseded and linked to it (``superseded_by``; history shows the chain). A file-backed entry
   is never superseded (its file is the truth, and only the notebook pass edits a notebook): it
@@ -35,7 +36,6 @@ entry), and only the entries of the pairs found are read.
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any
@@ -46,12 +46,11 @@ from memoryd.ingest.sources import ARCHIVE_DIR
 from memoryd.passes.journal import Change
 from memoryd.passes.steps import Offload
 from memoryd.store.vectors import VectorFilter, follow_meta
-from memoryd.text import normalise_text
+from memoryd.text import JACCARD_DUPLICATE, content_words, jaccard
 
 if TYPE_CHECKING:
     from memoryd.passes.runner import PassContext
 
-JACCARD = 0.7
 #: Lessons this similar are checked for Jaccard and for "do X" / "don't X".
 LESSON_COSINE = 0.75
 MAX_CONFIDENCE = 0.99
@@ -70,33 +69,24 @@ READ_ROWS = 20_000
 #: Where the last whole run left off (meta): the next run looks at what was added or changed
 #: since. Bump CHECK_VERSION when the rules change, so that the next run looks at everything.
 CHECKED = "consolidate.checked"
-CHECK_VERSION = 1
+CHECK_VERSION = 2  # 2: lessons compared by their content words (memoryd.text)
 ELIGIBLE = ("status='active' AND category IS NOT 'session' "
             f"AND coalesce(source, '') NOT LIKE '%/{ARCHIVE_DIR}/%'")
-_WORD = re.compile(r"[a-z0-9][a-z0-9_+#/'-]*(?:\.[a-z0-9_+#/-]+)*")
-_NEGATION = {"not", "never", "don't", "dont", "avoid", "stop", "no", "without", "shouldn't",
-             "mustn't", "can't", "cannot", "won't", "doesn't", "isn't", "nor"}
+#: (content words read every "don't", "can't", … as "not")
+_NEGATION = {"not", "never", "avoid", "stop", "no", "without", "cannot", "nor"}
 _FILLER = {"always", "do", "please", "must", "should", "to", "the", "a", "an", "we", "you",
            "use", "using"}
 COLUMNS = ("id", "uid", "kind", "key", "text", "hash", "confidence", "created", "via", "source",
            "session", "occurrences", "project")
 
 
-def words(text: str) -> set[str]:
-    return set(_WORD.findall(normalise_text(text).replace("’", "'")))
+def negated(tokens: frozenset[str]) -> bool:
+    return bool(tokens & _NEGATION)
 
 
-def jaccard(a: set[str], b: set[str]) -> float:
-    return len(a & b) / len(a | b) if a or b else 0.0
-
-
-def negated(tokens: set[str]) -> bool:
-    return bool(tokens & _NEGATION) or any(t.endswith("n't") for t in tokens)
-
-
-def core(tokens: set[str]) -> set[str]:
+def core(tokens: frozenset[str]) -> frozenset[str]:
     """A lesson's words without its negation and filler: what it is about."""
-    return {t for t in tokens if t not in _NEGATION and t not in _FILLER and not t.endswith("n't")}
+    return frozenset(t for t in tokens if t not in _NEGATION and t not in _FILLER)
 
 
 def near_pairs(values: np.ndarray, scales: np.ndarray, is_changed: np.ndarray,
@@ -335,9 +325,9 @@ def _merge(ctx: PassContext, entries: list[dict[str, Any]],
     merged either, so chains (a ~ b ~ c, a ≁ c) never merge things that differ. ``pairs``:
     the two entries' numbers in ``entries`` and their cosine, as arrays. A survivor takes none
     that a person kept apart from it or from another it takes (``apart``)."""
-    tokens: list[set[str]] = []
+    tokens: list[frozenset[str]] = []
     for start in range(0, len(entries), 250):  # thousands of texts at once held the thread
-        tokens.extend(words(e["text"]) for e in entries[start:start + 250])
+        tokens.extend(content_words(e["text"]) for e in entries[start:start + 250])
         yield
     neighbours: dict[int, list[tuple[int, float]]] = {}
     opposed: list[tuple[int, int]] = []
@@ -352,10 +342,11 @@ def _merge(ctx: PassContext, entries: list[dict[str, Any]],
                 continue
             lessons = a["kind"] == "lesson"
             if lessons and negated(tokens[i]) != negated(tokens[j]):
-                if jaccard(core(tokens[i]), core(tokens[j])) >= JACCARD:
+                if jaccard(core(tokens[i]), core(tokens[j])) >= JACCARD_DUPLICATE:
                     opposed.append((i, j))
                 continue
-            if cosine >= threshold or (lessons and jaccard(tokens[i], tokens[j]) >= JACCARD):
+            if cosine >= threshold or (lessons and jaccard(tokens[i], tokens[j])
+                                       >= JACCARD_DUPLICATE):
                 neighbours.setdefault(i, []).append((j, cosine))
                 neighbours.setdefault(j, []).append((i, cosine))
     order = sorted(neighbours, key=lambda i: (entries[i]["confidence"], entries[i]["created"]),

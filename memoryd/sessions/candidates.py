@@ -90,6 +90,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memoryd.text import STOPWORDS, words
 
 EXTRACTED_CONFIDENCE = 0.8
 MAX_RULE_CHARS = 300
@@ -125,41 +126,10 @@ class Candidate:
 
 # -- words --------------------------------------------------------------------------------
 
-STOPWORDS = frozenset(
-    "a an and are as at be been but by can could do does for from has have i if in into is it "
-    "its just me my of on or our so some than that the their them then there these they this to "
-    "us was we were what when where which who why will with would you your please also".split()
-)
 _DEICTIC = frozenset(  # words that point at the moment and carry no rule
     "this that it these those them here there thing things stuff one again ever anymore now "
     "more really".split()
 )
-_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
-
-
-def words(text: str) -> list[str]:
-    """Lower-case words; ``don't``, ``dont``, ``doesn't``, … all become ``not``."""
-    out = []
-    for word in _WORD.findall(text.lower().replace("\u2019", "'")):
-        out.append("not" if word.endswith("n't") or word == "dont" else word)
-    return out
-
-
-def jaccard(a: str, b: str) -> float:
-    """Jaccard similarity of the two texts' lower-cased word sets without stop words.
-
-    Negations (``not``, ``never``, ``no``) are not stop words, so "always X" and "never X" stay
-    apart. A text of stop words only is compared by all its words.
-    """
-    set_a, set_b = _meaningful(a), _meaningful(b)
-    if not set_a or not set_b:
-        return 0.0
-    return len(set_a & set_b) / len(set_a | set_b)
-
-
-def _meaningful(text: str) -> set[str]:
-    all_words = words(text)
-    return {w for w in all_words if w not in STOPWORDS} or set(all_words)
 
 
 def _content_count(text: str) -> int:

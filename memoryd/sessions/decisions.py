@@ -34,7 +34,7 @@ extractor; the reason is ``negative-list: <what>``:
 
 Dedup (:func:`decide`), after the negative list:
 
-- a lesson is a duplicate of an existing unkeyed entry when :func:`jaccard` ≥
+- a lesson is a duplicate of an existing unkeyed entry when :func:`memoryd.text.text_jaccard` ≥
   :data:`JACCARD_DUPLICATE` (the best match, measure ``jaccard``), else, if ``cosine`` is given,
   when ``cosine(candidate, existing)`` ≥ :data:`COSINE_DUPLICATE` (measure ``cosine``). The
   cosine function is called once per pair, so it should cache its vectors;
@@ -62,12 +62,10 @@ from memoryd.sessions.candidates import (
     Candidate,
     Message,
     find_candidates,
-    jaccard,
 )
-from memoryd.text import normalise_text
+from memoryd.text import JACCARD_DUPLICATE, normalise_text, text_jaccard
 
 MIN_USER_MESSAGES = 3
-JACCARD_DUPLICATE = 0.7
 COSINE_DUPLICATE = 0.92
 
 
@@ -244,7 +242,7 @@ def _nearest(
     """(id, similarity, measure) of the best duplicate: by Jaccard first, else by cosine."""
     best: tuple[str, float] | None = None
     for other_id, other_text in others:
-        score = jaccard(text, other_text)
+        score = text_jaccard(text, other_text)
         if score >= JACCARD_DUPLICATE and (best is None or score > best[1]):
             best = (other_id, score)
     if best:
