@@ -101,7 +101,7 @@ def split_parts(text: str) -> list[str]:
 JACCARD_DUPLICATE = 0.7
 #: Words a lesson's wording varies in. Negations (``not``, ``never``, ``no``) are not among
 #: them, so "always X" and "never X" stay apart.
-STOPWORDS = frozenset(
+LESSON_STOPWORDS = frozenset(
     "a an and are as at be been but by can could do does for from has have i if in into is it "
     "its just me my of on or our so some than that the their them then there these they this to "
     "us was we were what when where which who why will with would you your please also".split()
@@ -120,7 +120,7 @@ def words(text: str) -> list[str]:
 def content_words(text: str) -> frozenset[str]:
     """A text's words without stop words (all its words when it has only stop words)."""
     every = words(text)
-    return frozenset(w for w in every if w not in STOPWORDS) or frozenset(every)
+    return frozenset(w for w in every if w not in LESSON_STOPWORDS) or frozenset(every)
 
 
 def jaccard(a: AbstractSet[str], b: AbstractSet[str]) -> float:

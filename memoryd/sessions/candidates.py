@@ -90,7 +90,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memoryd.text import STOPWORDS, words
+from memoryd.text import LESSON_STOPWORDS, words
 
 EXTRACTED_CONFIDENCE = 0.8
 MAX_RULE_CHARS = 300
@@ -133,7 +133,7 @@ _DEICTIC = frozenset(  # words that point at the moment and carry no rule
 
 
 def _content_count(text: str) -> int:
-    return sum(1 for w in words(text) if w not in STOPWORDS and w not in _DEICTIC)
+    return sum(1 for w in words(text) if w not in LESSON_STOPWORDS and w not in _DEICTIC)
 
 
 # -- message text -------------------------------------------------------------------------
