@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gc
 import logging
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Coroutine
@@ -30,7 +32,7 @@ import numpy as np
 
 from memoryd.agents import rolled_up
 from memoryd.config import Config
-from memoryd.embed import Embedder, load_embedder
+from memoryd.embed import Embedder, EmbeddingStopped, load_embedder
 from memoryd.embed_queue import EmbedQueue
 from memoryd.errors import BadParamsError, UnavailableError, stopping_error
 from memoryd.params import Params
@@ -111,6 +113,7 @@ class Engine:
         self.lexicon_at = 0  # the lexicon holds the words of the entries up to this rowid
         self.closing = False
         self.closed_event = asyncio.Event()
+        self.stop_embedding = threading.Event()  # set on closing: the embedder's ``stop``
 
     @property
     def entries(self) -> Entries:
@@ -157,7 +160,8 @@ class Engine:
         if self.store is not None:
             await self._closing_db(self.store.close)
         self.db_thread.shutdown(wait=True)
-        # a batch being embedded finishes (onnxruntime cannot be interrupted); queued ones not
+        # a run of the model being made finishes (onnxruntime cannot be interrupted), then the
+        # call stops (stop_embedding); queued ones do not start
         self.embed_thread.shutdown(wait=True, cancel_futures=True)
         self.query_thread.shutdown(wait=True, cancel_futures=True)
         self.pair_thread.shutdown(wait=True, cancel_futures=True)
@@ -213,12 +217,24 @@ class Engine:
         if not work.done():
             work.cancel()
             raise stopping_error()
-        return work.result()
+        try:
+            return work.result()
+        except EmbeddingStopped:  # the thread saw the engine close first
+            raise stopping_error() from None
+
+    def _embedding(self, thread: ThreadPoolExecutor, fn: Callable[..., T], *args: Any
+                   ) -> asyncio.Future[T]:
+        """``fn(*args)`` of the embedder on ``thread``, ended at its next run of the model once
+        the engine closes (``Embedder``'s ``stop``): closing then waits for one run, not for a
+        whole bulk slice."""
+        return asyncio.get_running_loop().run_in_executor(
+            thread, functools.partial(fn, *args, stop=self.stop_embedding))
 
     def start_closing(self) -> None:
         """From now on requests get the "stopping" answer instead of new work."""
         self.closing = True
         self.closed_event.set()
+        self.stop_embedding.set()
         if self._entries is not None:
             self._entries.stopping.set()  # a bulk write in a database step stops at its next entry
 
@@ -232,8 +248,8 @@ class Engine:
             await asyncio.shield(self.model_ready)
         if self.embedder is None:
             return None
-        return await self._unless_closing(asyncio.get_running_loop().run_in_executor(
-            self.embed_thread, self.embedder.embed, texts))
+        return await self._unless_closing(
+            self._embedding(self.embed_thread, self.embedder.embed, texts))
 
     async def embed_entries(self, texts: list[str], *, interactive: bool = False
                             ) -> list[Vectors] | None:
@@ -247,8 +263,8 @@ class Engine:
             return await self.bulk_embedding(texts)
         if len(texts) == 1:
             return [await self._embed_one(texts[0])]
-        return await self._unless_closing(asyncio.get_running_loop().run_in_executor(
-            self.query_thread, self.embedder.embed_entries, texts))
+        return await self._unless_closing(
+            self._embedding(self.query_thread, self.embedder.embed_entries, texts))
 
     async def _embed_one(self, text: str) -> Vectors:
         """A single write's text on the interactive thread and its parts (sentences) on the
@@ -256,21 +272,20 @@ class Engine:
         several sentences waited for them one after the other (p90 of `remember` 31 → 21 ms
         on a 2k store)."""
         assert self.embedder is not None
-        loop = asyncio.get_running_loop()
         parts = split_parts(text)
-        whole = loop.run_in_executor(self.query_thread, self.embedder.embed, [text])
+        whole = self._embedding(self.query_thread, self.embedder.embed, [text])
         if not parts:
             return (await self._unless_closing(whole))[0], np.zeros((0, self.embedder.dim),
                                                                       dtype=np.float32)
-        pieces = loop.run_in_executor(self.pair_thread, self.embedder.embed, parts)
+        pieces = self._embedding(self.pair_thread, self.embedder.embed, parts)
         vector, part_vectors = await self._unless_closing(asyncio.gather(whole, pieces))
         return vector[0], part_vectors
 
     async def _embed_bulk(self, texts: list[str]) -> list[Vectors]:
         """The bulk queue's batch (``embed_entries`` queues texts only with a model)."""
         assert self.embedder is not None
-        return await self._unless_closing(asyncio.get_running_loop().run_in_executor(
-            self.embed_thread, self.embedder.embed_entries, texts))
+        return await self._unless_closing(
+            self._embedding(self.embed_thread, self.embedder.embed_entries, texts))
 
     async def vectors_for(self, texts: list[str]) -> list[Vectors | None]:
         """Vectors (and part vectors) of a single write's texts, interactively: from the
@@ -304,8 +319,8 @@ class Engine:
             await asyncio.shield(self.model_ready)
         if self.embedder is None:
             return None
-        embedded = await self._unless_closing(asyncio.get_running_loop().run_in_executor(
-            self.query_thread, self.embedder.embed, [text]))
+        embedded = await self._unless_closing(
+            self._embedding(self.query_thread, self.embedder.embed, [text]))
         self.query_cache[text] = embedded[0]
         if len(self.query_cache) > QUERY_CACHE_SIZE:
             self.query_cache.popitem(last=False)
@@ -315,8 +330,8 @@ class Engine:
         """Words for the lexicon or a question, each embedded alone (one vector per word,
         whatever is embedded beside it)."""
         assert self.embedder is not None
-        return await self._unless_closing(asyncio.get_running_loop().run_in_executor(
-            thread, self.embedder.embed_alone, words))
+        return await self._unless_closing(
+            self._embedding(thread, self.embedder.embed_alone, words))
 
     async def question_words(self, text: str) -> dict[str, np.ndarray]:
         """Vectors of the question's informative words that no entry has given the lexicon

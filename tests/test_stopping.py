@@ -14,9 +14,10 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import wait_until
 from memoryd_client import Client, MemorydError
 
-from conftest import wait_until
+from memoryd.server.daemon import SHUTDOWN_WAIT_S
 
 TIMEOUT_STOP_S = 30  # memoryd.service
 
@@ -98,8 +99,10 @@ def test_sigterm_under_busy_writers(memoryd_home: Path) -> None:
 @pytest.mark.slow
 def test_sigterm_during_a_bulk_write_being_embedded(memoryd_home: Path) -> None:
     """The report's worst case: a 1,000-entry remember_many was still embedding 25 s after the
-    signal. Now the request is answered "stopping" once the wait is over, within the unit's
-    TimeoutStopSec, and the log has no traceback."""
+    signal. Now the request is answered "stopping" once the wait is over, and the embedding
+    stops at its next run of the model (a slice of 256 long texts had kept the daemon 12 s
+    past the wait on a slow machine, past the unit's TimeoutStopSec); the log has no
+    traceback."""
     log = memoryd_home / "daemon.log"
     with log.open("ab") as stderr:
         proc = subprocess.Popen([sys.executable, "-m", "memoryd", "serve"], env=os.environ.copy(),
@@ -131,7 +134,7 @@ def test_sigterm_during_a_bulk_write_being_embedded(memoryd_home: Path) -> None:
     started = time.monotonic()
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=TIMEOUT_STOP_S) == 0
-    assert time.monotonic() - started < TIMEOUT_STOP_S
+    assert time.monotonic() - started < SHUTDOWN_WAIT_S + 5
     thread.join(timeout=30)
     assert "ok" in reply or reply.get("error") == "unavailable", reply
     assert "Traceback" not in log.read_text()
