@@ -48,8 +48,8 @@ from memoryd.store.lexicon import Lexicon, unknown_words
 from memoryd.store.vectors import VectorFilter, VectorIndex, follow_meta
 
 CANDIDATES = 50
-#: Candidates whose words' lexicon rows are kept between searches (a few MB).
-WORD_ROWS_CACHED = 20_000
+#: Entries whose words (and their lexicon rows) are kept between searches (~6 MB).
+ENTRIES_KNOWN = 20_000
 #: Above this many rows matching the question's words, bm25 ranks only the rarest words' rows.
 FULL_OR_ROWS = 6_000
 COMMON_WORD_ROWS = 20
@@ -119,9 +119,21 @@ class SearchPlan:
     # read while the question is embedded: the keyword candidates' texts and words, the
     # query words' weights (the vector half then reads only what the vectors add)
     texts: dict[int, tuple[str, float]] = field(default_factory=dict)  # rowid → (text, created)
-    words: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    known: dict[int, Known] = field(default_factory=dict)
     weights: dict[str, float] = field(default_factory=dict)
     unknown: dict[str, str] = field(default_factory=dict)  # question words not in the lexicon
+
+
+@dataclass
+class Known:
+    """An entry's words as search tokenised them (tokenising the candidates was a tenth of a
+    search, and the same entries come back as candidates of many questions): interned, in a
+    tuple (~270 bytes an entry; a frozenset took ~2.3 KB). ``rows``: the lexicon's rows of
+    its informative words, looked up when the lexicon had ``rows_of`` words."""
+
+    words: tuple[str, ...]
+    rows: np.ndarray | None = None
+    rows_of: int = -1
 
 
 class Search:
@@ -133,14 +145,9 @@ class Search:
         self.lexicon: Lexicon | None = None
         self._tokenizer: Any = None
         self._stop_stems: set[str] | None = None
-        #: (rowid, hash of its text) → its words' lexicon rows: an entry's text can change,
-        #: and SQLite gives a deleted last rowid to the next entry
-        self._word_rows: dict[tuple[int, int], np.ndarray] = {}
-        self._word_rows_of = 0  # the lexicon's size when they were looked up
-        #: (rowid, hash of its text) → its words: tokenising the candidates' texts was a tenth
-        #: of a search, and the same entries come back as candidates of many questions. Tuples
-        #: of interned words: ~270 bytes an entry, where frozensets took ~2.3 KB (23 MB at 10k)
-        self._words: dict[tuple[int, int], tuple[str, ...]] = {}
+        #: (rowid, hash of its text) → what search knows of the entry: an entry's text can
+        #: change, and SQLite gives a deleted last rowid to the next entry
+        self._known: dict[tuple[int, int], Known] = {}
 
     # -- filters ----------------------------------------------------------------------
 
@@ -248,8 +255,7 @@ class Search:
                     expression, alone, [], inside, CANDIDATES // 2)]
         plan.texts = self.store.texts_by_rowids(
             list(dict.fromkeys([*plan.keyword, *plan.window_keyword])))
-        plan.words = {rowid: self._entry_words(rowid, text)
-                      for rowid, (text, _) in plan.texts.items()}
+        plan.known = {rowid: self._entry(rowid, text) for rowid, (text, _) in plan.texts.items()}
         plan.weights = self._term_weights(plan.terms)
         plan.unknown = self.unknown_words(" ".join(plan.terms))
         return plan
@@ -415,16 +421,15 @@ class Search:
         total_weight = sum(weights.values()) or 1.0
         start, end = plan.window.bounds() if plan.window is not None else (None, None)
         details = asked_details(plan.query)
-        word_sets = [plan.words.get(rowid) or self._entry_words(rowid, texts[rowid][0])
-                     for rowid in candidates]
-        alignment, worst = self._alignment(
-            plan, [(rowid, hash(texts[rowid][0])) for rowid in candidates], word_sets, words)
+        known = [plan.known.get(rowid) or self._entry(rowid, texts[rowid][0])
+                 for rowid in candidates]
+        alignment, worst = self._alignment(plan, known, words)
         rows = []
         for number, rowid in enumerate(candidates):
             cosine, part = mixes.get(rowid, (0.0, 0.0))
             mix = (cosine + part) / 2
             keyword = plan.keyword.get(rowid)
-            words = word_sets[number]
+            words = known[number].words
             coverage = sum(w for token, w in weights.items() if token in words) / total_weight
             created = texts[rowid][1]
             rows.append([
@@ -440,8 +445,7 @@ class Search:
             ])
         return np.array(rows, dtype=np.float64)
 
-    def _alignment(self, plan: SearchPlan, candidates: list[tuple[int, int]],
-                   word_sets: list[tuple[str, ...]],
+    def _alignment(self, plan: SearchPlan, candidates: list[Known],
                    words: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         """Per candidate: each informative question word by its best cosine with a word of the
         candidate, 1 for the word itself (a soft ``coverage``, weighed the same way). A question
@@ -452,20 +456,16 @@ class Search:
         asked = list(plan.weights.items())
         if lexicon is None or not asked:
             return np.zeros(len(candidates)), np.zeros(len(candidates))
-        if len(lexicon) != self._word_rows_of:  # new words: a candidate may have more now
-            self._word_rows.clear()
-            self._word_rows_of = len(lexicon)
         if self._stop_stems is None:
             self._stop_stems = self._tokens(" ".join(STOPWORDS))
         parts, starts, nonempty, total = [], [], [], 0
-        for number, key in enumerate(candidates):
-            rows = self._word_rows.get(key)
-            if rows is None:
-                rows = self._word_rows[key] = np.array(
-                    [lexicon.rows[w] for w in word_sets[number]
-                     if w in lexicon.rows and w not in self._stop_stems], dtype=np.int64)
-                if len(self._word_rows) > WORD_ROWS_CACHED:
-                    self._word_rows.pop(next(iter(self._word_rows)))
+        for number, entry in enumerate(candidates):
+            if entry.rows is None or entry.rows_of != len(lexicon):  # new words: maybe more
+                entry.rows = np.array([lexicon.rows[w] for w in entry.words
+                                       if w in lexicon.rows and w not in self._stop_stems],
+                                      dtype=np.int64)
+                entry.rows_of = len(lexicon)
+            rows = entry.rows
             if len(rows):
                 parts.append(rows)
                 starts.append(total)
@@ -482,8 +482,8 @@ class Search:
             best[np.ix_(nonempty, embedded)] = np.maximum.reduceat(similarity[inverse], starts,
                                                                    axis=0)
         for column, (token, _) in enumerate(asked):  # the word itself
-            for number, candidate_words in enumerate(word_sets):
-                if token in candidate_words:
+            for number, entry in enumerate(candidates):
+                if token in entry.words:
                     best[number, column] = 1.0
         weight = np.array([max(w, 0.0) for _, w in asked])
         mean = best @ weight / weight.sum() if weight.sum() > 0 else best.mean(axis=1)
@@ -491,13 +491,13 @@ class Search:
 
     # -- words ------------------------------------------------------------------------
 
-    def _entry_words(self, rowid: int, text: str) -> tuple[str, ...]:
+    def _entry(self, rowid: int, text: str) -> Known:
         key = (rowid, hash(text))
-        found = self._words.get(key)
+        found = self._known.get(key)
         if found is None:
-            found = self._words[key] = tuple(sys.intern(word) for word in self._tokens(text))
-            if len(self._words) > WORD_ROWS_CACHED:
-                self._words.pop(next(iter(self._words)))
+            found = self._known[key] = Known(tuple(sys.intern(w) for w in self._tokens(text)))
+            if len(self._known) > ENTRIES_KNOWN:
+                self._known.pop(next(iter(self._known)))
         return found
 
     def _tokens(self, text: str) -> set[str]:
