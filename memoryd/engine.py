@@ -242,15 +242,6 @@ class Engine:
         """The database thread for the engine's own closing steps."""
         return await asyncio.get_running_loop().run_in_executor(self.db_thread, fn, *args)
 
-    async def embed(self, texts: list[str]) -> np.ndarray | None:
-        """Vectors of queries (or any texts, without parts); None while keyword-only."""
-        if self.model_ready is not None:
-            await asyncio.shield(self.model_ready)
-        if self.embedder is None:
-            return None
-        return await self._unless_closing(
-            self._embedding(self.embed_thread, self.embedder.embed, texts))
-
     async def embed_entries(self, texts: list[str], *, interactive: bool = False
                             ) -> list[Vectors] | None:
         """On the interactive thread for a client's single write, else on the bulk thread
