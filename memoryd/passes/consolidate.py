@@ -74,8 +74,8 @@ ELIGIBLE = ("status='active' AND category IS NOT 'session' "
             f"AND coalesce(source, '') NOT LIKE '%/{ARCHIVE_DIR}/%'")
 #: (content words read every "don't", "can't", … as "not")
 _NEGATION = {"not", "never", "avoid", "stop", "no", "without", "cannot", "nor"}
-_FILLER = {"always", "do", "please", "must", "should", "to", "the", "a", "an", "we", "you",
-           "use", "using"}
+#: (beyond the stop words content words have dropped already)
+_FILLER = {"always", "must", "should", "use", "using"}
 COLUMNS = ("id", "uid", "kind", "key", "text", "hash", "confidence", "created", "via", "source",
            "session", "occurrences", "project")
 
