@@ -54,24 +54,16 @@ def _apply_record(store: Store, agent: str, record: dict[str, Any], skipped: set
                 agent, mark_target(str(record.get("id")), record.get("hash"), record.get("via")),
                 record["status"], record.get("superseded_by"), record.get("actor"), record["ts"])
             return 1
-        if before["agent"].casefold() != agent.casefold():
-            return 0
-        changes = {"status": record["status"], "updated": record["ts"]}
+        changes = {"status": record["status"]}
         if record.get("superseded_by"):
             changes["superseded_by"] = record["superseded_by"]
-        store.update_entry(before["id"], **changes)
-        store.journal(before["id"], record["status"], record.get("actor"), before,
-                      store.entry_by_uid(before["id"]), record["ts"])
-        return 1
+        return _change(store, agent, before, record["status"], record, changes)
     if op == "update" and isinstance(record.get("fields"), dict):
         before = store.entry_by_uid(str(record.get("id")))
         fields = {k: v for k, v in record["fields"].items() if k in LEDGER_FIELDS}
-        if before is None or before["agent"].casefold() != agent.casefold() or not fields:
+        if before is None or not fields:
             return 0
-        store.update_entry(before["id"], **fields, updated=record["ts"])
-        store.journal(before["id"], "update", record.get("actor"), before,
-                      store.entry_by_uid(before["id"]), record["ts"])
-        return 1
+        return _change(store, agent, before, "update", record, fields)
     if op == "release":
         apply_release(store, agent, str(record.get("id")), record.get("hash"),
                       record.get("actor"), record["ts"])
@@ -80,6 +72,17 @@ def _apply_record(store: Store, agent: str, record: dict[str, Any], skipped: set
         return 0
     log.warning("Skipping unknown ledger record in %s: %r", agent, op)
     return 0
+
+
+def _change(store: Store, agent: str, before: dict[str, Any], event: str,
+            record: dict[str, Any], changes: dict[str, Any]) -> int:
+    """A status or update record applied to its entry (of this agent's ledger), journaled."""
+    if before["agent"].casefold() != agent.casefold():
+        return 0
+    store.update_entry(before["id"], **changes, updated=record["ts"])
+    store.journal(before["id"], event, record.get("actor"), before,
+                  store.entry_by_uid(before["id"]), record["ts"])
+    return 1
 
 
 def _apply_remember(store: Store, agent: str, entry: dict[str, Any], skipped: set[str]) -> int:
