@@ -18,7 +18,7 @@ import pytest
 from memoryd_client import Client
 from memoryd_client.errors import MemorydError
 
-from conftest import run_cli, start_daemon, wait_until
+from conftest import run_cli, run_memoryd, start_daemon, wait_until
 from memoryd.passes import runner
 from memoryd.passes.files import read_text, replace_if_unchanged
 from memoryd.passes.promote import SECTION, rules_in, with_rule, without_rule
@@ -413,6 +413,62 @@ def test_duplicates_merge_into_the_best_and_contradictions_are_only_reported(
     client.undo(done["run"])
     assert client.get(stored["Use conventional commits."])["status"] == "active"
     assert client.get(survivor["id"])["occurrences"] == 1
+
+
+def tear_last_line(ledger: Path) -> None:
+    """Cut the ledger in the middle of its last line, as a crash in the middle of an append
+    leaves it: the lines before it are whole, the start of the last one is on disk."""
+    data = ledger.read_bytes()
+    start = data.rstrip(b"\n").rfind(b"\n") + 1
+    ledger.write_bytes(data[:start + (len(data) - start) // 2])
+
+
+def test_two_values_of_one_key_left_by_a_torn_append_are_settled_by_consolidation(
+        memoryd_home: Path, embedder) -> None:
+    """A keyed write and the record that supersedes the key's old value go to the ledger in
+    one append. A crash part-way through it can leave the write whole and the supersede torn
+    (cut at the next start): the rebuilt index then holds two active values of one key.
+    Consolidation keeps the value of higher confidence and supersedes the other, as `pass
+    show` lists; of equal confidence it reports a contradiction and resolves nothing."""
+    running = start_daemon(embedder)
+    with Client(running.socket) as c:
+        old_palette = c.remember("designer", "prefs", "Palette is teal", key="pref.palette",
+                                 confidence=0.6)["entry"]["id"]
+        new_palette = c.remember("designer", "prefs", "Palette is orange", key="pref.palette",
+                                 confidence=0.9)["entry"]["id"]
+        old_font = c.remember("coder", "prefs", "Docs use the Inter font", key="pref.font",
+                              confidence=0.7)["entry"]["id"]
+        new_font = c.remember("coder", "prefs", "Docs use the Futura font", key="pref.font",
+                              confidence=0.7)["entry"]["id"]
+        assert c.get(old_palette)["status"] == c.get(old_font)["status"] == "superseded"
+    running.stop()
+    for agent in ("designer", "coder"):
+        ledger = memoryd_home / "ledger" / f"{agent}.jsonl"
+        assert json.loads(ledger.read_bytes().splitlines()[-1])["op"] == "status"
+        tear_last_line(ledger)
+    (memoryd_home / "memoryd.db").unlink()
+    rebuilt = run_memoryd("reindex")
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as c:
+            for uid in (old_palette, new_palette, old_font, new_font):
+                assert c.get(uid)["status"] == "active"  # what the torn append left
+            done = c.pass_run("consolidate")
+            palette = c.get(old_palette)
+            assert palette["status"] == "superseded" and palette["superseded_by"] == new_palette
+            assert c.get(new_palette)["status"] == "active"
+            changes = c.pass_show(done["run"])["changes"]
+            applied = [ch for ch in changes if ch["state"] == "applied"]
+            assert len(applied) == 1 and "pref.palette" in applied[0]["why"]
+            # equal confidence: both stay, listed for a person to decide
+            assert c.get(old_font)["status"] == c.get(new_font)["status"] == "active"
+            assert [sorted(x["ids"]) for x in c.status()["contradictions"]] == \
+                [sorted([old_font, new_font])]
+            c.undo(done["run"])
+            assert c.get(old_palette)["status"] == "active"
+    finally:
+        running.stop()
 
 
 def test_a_big_group_of_duplicates_merges_whole_and_undoes_whole(daemon, client: Client) -> None:
