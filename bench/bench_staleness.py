@@ -194,7 +194,7 @@ async def main_async(args: argparse.Namespace, base: Path) -> dict[str, Any]:
     await timed("restored")
     await engine.db(engine.store.close)
     engine.db_thread.shutdown(wait=True)
-    engine.embed_thread.shutdown(wait=True)
+    engine.embedding.shutdown()
     return figures
 
 

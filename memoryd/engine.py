@@ -1,15 +1,12 @@
-"""The daemon's working parts, without the socket: the store and its threads, the write
-path (ledger, database, vectors), search, the embedder and the background work around it.
+"""The daemon's working parts, without the socket: the store and its database thread, the
+write path (ledger, database, vectors), search, and the background work around the embedder
+(the vector backfill, the lexicon's filling).
 
-Threads: one database thread (every SQLite call, so no locking is needed), one embedding
-thread for bulk work (``remember_many``, the vector backfill; the texts of all the bulk work
-waiting are embedded together, ``memoryd.embed_queue``), one for interactive work
-(queries, single writes, hooks), so that a search or a remember never waits behind a bulk
-batch (onnxruntime releases the GIL, and runs one session from several threads), and one for
-the near-duplicate pairs of bulk writes, embedded alone. The backfill also yields to bulk
-writes: it embeds small batches, and only while no ``remember_many`` waits.
-The model loads in the background after the store is open; calls that need a vector wait for
-it, and when it cannot load, search is keyword-only.
+Every SQLite call runs on the one database thread, so no locking is needed. The embedder runs
+on threads of its own (``memoryd.embed_threads``): bulk work never holds up a search or a
+single write. The backfill yields to bulk writes: it embeds small batches, and only while no
+``remember_many`` waits. The model loads in the background after the store is open; calls
+that need a vector wait for it, and when it cannot load, search is keyword-only.
 The server (``memoryd.server``) dispatches wire methods here; the session methods, ingestion and
 extraction use it too.
 """
@@ -18,12 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import gc
 import logging
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -32,8 +26,8 @@ import numpy as np
 
 from memoryd.agents import rolled_up
 from memoryd.config import Config
-from memoryd.embed import Embedder, EmbeddingStopped, load_embedder
-from memoryd.embed_queue import EmbedQueue
+from memoryd.embed import Embedder, load_embedder
+from memoryd.embed_threads import PIPELINE_SLICE, EmbedThreads
 from memoryd.errors import BadParamsError, UnavailableError, stopping_error
 from memoryd.params import Params
 from memoryd.progress import Throughput
@@ -49,7 +43,7 @@ from memoryd.store.lexicon import Lexicon
 from memoryd.store.reader import store_counts
 from memoryd.store.replay import replay_ledgers
 from memoryd.store.vectors import OLD_ROW_FILES, ROW_FILE, VectorIndex
-from memoryd.text import content_hash, split_parts
+from memoryd.text import content_hash
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -59,10 +53,7 @@ T = TypeVar("T")
 #: embedded again as parts) take seconds, so the batch also stops at BACKFILL_CHARS.
 BACKFILL_BATCH = 32
 BACKFILL_CHARS = 4_000
-QUERY_CACHE_SIZE = 512
-WORD_CACHE_SIZE = 4096
 MAX_BATCH = 1000
-PIPELINE_SLICE = 256
 #: How long one call stores a write's entries on the database thread before searches get it
 #: back (a slice of 256 took ~0.5 s at 700k entries: near-duplicate checks).
 REMEMBER_SLICE_S = 0.01
@@ -82,15 +73,7 @@ class Engine:
         self.config = config
         self.preloaded = embedder
         self.db_thread = ThreadPoolExecutor(1, thread_name_prefix="memoryd-db")
-        self.embed_thread = ThreadPoolExecutor(1, thread_name_prefix="memoryd-embed")
-        # interactive work (queries, single writes) never waits behind a bulk batch:
-        # onnxruntime runs a session from two threads at once
-        self.query_thread = ThreadPoolExecutor(1, thread_name_prefix="memoryd-query")
-        # a bulk write's borderline near-duplicates, embedded alone beside its next batch (on
-        # the bulk thread they waited behind that batch, and one onnxruntime thread a run left
-        # the other core idle); a single write's new words and sentences, beside its text
-        self.pair_thread = ThreadPoolExecutor(1, thread_name_prefix="memoryd-pairs")
-        self.bulk_embedding = EmbedQueue(self._embed_bulk, PIPELINE_SLICE)
+        self.embedding = EmbedThreads()
         # bulk writes queue one database call at a time between them: the agents of a mixed
         # import arrive together, and a search queued behind all their slices waited ~150 ms
         self.bulk_turn = asyncio.Lock()
@@ -100,20 +83,14 @@ class Engine:
         self.store: Store | None = None
         self._entries: Entries | None = None
         self._search: Search | None = None
-        self.embedder: Embedder | None = None
-        self.model_ready: asyncio.Future[None] | None = None
         self.degraded_reason: str | None = None
         self.backfill_wanted = asyncio.Event()
         self.lexicon_wanted = asyncio.Event()  # new entries (their words may be new)
         self.background: list[asyncio.Task[Any]] = []
-        self.query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
-        self.word_cache: OrderedDict[str, np.ndarray] = OrderedDict()  # question words, by stem
         self.embedded = Throughput()  # backlog entries given a vector: the rate for an ETA
         self.backlog_since: float | None = None  # when the backfill found work to do
         self.lexicon_at = 0  # the lexicon holds the words of the entries up to this rowid
         self.closing = False
-        self.closed_event = asyncio.Event()
-        self.stop_embedding = threading.Event()  # set on closing: the embedder's ``stop``
 
     @property
     def entries(self) -> Entries:
@@ -146,7 +123,7 @@ class Engine:
         if rebuilding:
             log.info("Rebuilt the index: %d archived transcript entries, %d ledger records; "
                      "the watched files are being indexed.", restored, replayed)
-        self.model_ready = asyncio.get_running_loop().create_future()
+        self.embedding.ready = asyncio.get_running_loop().create_future()
         self.spawn(self.load_model())
         return replayed
 
@@ -160,11 +137,7 @@ class Engine:
         if self.store is not None:
             await self._closing_db(self.store.close)
         self.db_thread.shutdown(wait=True)
-        # a run of the model being made finishes (onnxruntime cannot be interrupted), then the
-        # call stops (stop_embedding); queued ones do not start
-        self.embed_thread.shutdown(wait=True, cancel_futures=True)
-        self.query_thread.shutdown(wait=True, cancel_futures=True)
-        self.pair_thread.shutdown(wait=True, cancel_futures=True)
+        self.embedding.shutdown()
 
     def spawn(self, coroutine: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         """Run in the background; cancelled when the engine closes."""
@@ -193,8 +166,16 @@ class Engine:
             self._entries.config = self._search.config = config
 
     @property
+    def embedder(self) -> Embedder | None:
+        return self.embedding.embedder
+
+    @property
+    def model_ready(self) -> asyncio.Future[None] | None:
+        return self.embedding.ready
+
+    @property
     def model_loading(self) -> bool:
-        return self.model_ready is not None and not self.model_ready.done()
+        return self.embedding.loading
 
     # -- threads ----------------------------------------------------------------------
 
@@ -203,80 +184,16 @@ class Engine:
             raise stopping_error()
         return await asyncio.get_running_loop().run_in_executor(self.db_thread, fn, *args)
 
-    async def _unless_closing(self, work: asyncio.Future[T]) -> T:
-        """The result of work on a thread, or the "stopping" answer as soon as the engine starts
-        closing (the thread finishes the batch; nobody waits for it)."""
-        if self.closed_event.is_set():
-            work.cancel()
-            raise stopping_error()
-        closing = asyncio.ensure_future(self.closed_event.wait())
-        try:
-            await asyncio.wait({work, closing}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            closing.cancel()
-        if not work.done():
-            work.cancel()
-            raise stopping_error()
-        try:
-            return work.result()
-        except EmbeddingStopped:  # the thread saw the engine close first
-            raise stopping_error() from None
-
-    def _embedding(self, thread: ThreadPoolExecutor, fn: Callable[..., T], *args: Any
-                   ) -> asyncio.Future[T]:
-        """``fn(*args)`` of the embedder on ``thread``, ended at its next run of the model once
-        the engine closes (``Embedder``'s ``stop``): closing then waits for one run, not for a
-        whole bulk slice."""
-        return asyncio.get_running_loop().run_in_executor(
-            thread, functools.partial(fn, *args, stop=self.stop_embedding))
-
     def start_closing(self) -> None:
         """From now on requests get the "stopping" answer instead of new work."""
         self.closing = True
-        self.closed_event.set()
-        self.stop_embedding.set()
+        self.embedding.start_closing()
         if self._entries is not None:
             self._entries.stopping.set()  # a bulk write in a database step stops at its next entry
 
     async def _closing_db(self, fn: Callable[..., T], *args: Any) -> T:
         """The database thread for the engine's own closing steps."""
         return await asyncio.get_running_loop().run_in_executor(self.db_thread, fn, *args)
-
-    async def embed_entries(self, texts: list[str], *, interactive: bool = False
-                            ) -> list[Vectors] | None:
-        """On the interactive thread for a client's single write, else on the bulk thread
-        together with the other bulk work waiting then (``memoryd.embed_queue``)."""
-        if self.model_ready is not None:
-            await asyncio.shield(self.model_ready)
-        if self.embedder is None:
-            return None
-        if not interactive:
-            return await self.bulk_embedding(texts)
-        if len(texts) == 1:
-            return [await self._embed_one(texts[0])]
-        return await self._unless_closing(
-            self._embedding(self.query_thread, self.embedder.embed_entries, texts))
-
-    async def _embed_one(self, text: str) -> Vectors:
-        """A single write's text on the interactive thread and its parts (sentences) on the
-        pair thread, at once: in one batch, padded to the text's length, a single write of
-        several sentences waited for them one after the other (p90 of `remember` 31 → 21 ms
-        on a 2k store)."""
-        assert self.embedder is not None
-        parts = split_parts(text)
-        whole = self._embedding(self.query_thread, self.embedder.embed, [text])
-        if not parts:
-            return (await self._unless_closing(whole))[0], np.zeros((0, self.embedder.dim),
-                                                                      dtype=np.float32)
-        pieces = self._embedding(self.pair_thread, self.embedder.embed, parts)
-        vector, part_vectors = await self._unless_closing(asyncio.gather(whole, pieces))
-        return vector[0], part_vectors
-
-    async def _embed_bulk(self, texts: list[str]) -> list[Vectors]:
-        """The bulk queue's batch (``embed_entries`` queues texts only with a model)."""
-        assert self.embedder is not None
-        return await self._unless_closing(
-            self._embedding(self.embed_thread, self.embedder.embed_entries, texts))
 
     async def vectors_for(self, texts: list[str]) -> list[Vectors | None]:
         """Vectors (and part vectors) of a single write's texts, interactively: from the
@@ -294,67 +211,32 @@ class Engine:
         """Embed the texts whose vectors are None."""
         missing = [i for i, v in enumerate(vectors) if v is None]
         if missing:
-            embedded = await self.embed_entries([texts[i] for i in missing],
-                                                interactive=interactive)
+            embedded = await self.embedding.entries([texts[i] for i in missing],
+                                                    interactive=interactive)
             if embedded is not None:
                 for row, i in enumerate(missing):
                     vectors[i] = embedded[row]
         return vectors
-
-    async def query_vector(self, text: str) -> np.ndarray | None:
-        """A query's vector, from the query cache or embedded."""
-        if text in self.query_cache:
-            self.query_cache.move_to_end(text)
-            return self.query_cache[text]
-        if self.model_ready is not None:
-            await asyncio.shield(self.model_ready)
-        if self.embedder is None:
-            return None
-        embedded = await self._unless_closing(
-            self._embedding(self.query_thread, self.embedder.embed, [text]))
-        self.query_cache[text] = embedded[0]
-        if len(self.query_cache) > QUERY_CACHE_SIZE:
-            self.query_cache.popitem(last=False)
-        return embedded[0]
-
-    async def _embed_alone(self, words: list[str], thread: ThreadPoolExecutor) -> np.ndarray:
-        """Words for the lexicon or a question, each embedded alone (one vector per word,
-        whatever is embedded beside it)."""
-        assert self.embedder is not None
-        return await self._unless_closing(
-            self._embedding(thread, self.embedder.embed_alone, words))
 
     async def question_words(self, text: str) -> dict[str, np.ndarray]:
         """Vectors of the question's informative words that no entry has given the lexicon
         (search's ``align``)."""
         if self.embedder is None or self.searcher.lexicon is None:
             return {}
-        return await self.word_vectors(await self.db(self.searcher.unknown_words, text))
-
-    async def word_vectors(self, words: dict[str, str]) -> dict[str, np.ndarray]:
-        """stem → the vector of its word embedded alone; remembered for the next questions."""
-        found = {stem: self.word_cache[stem] for stem in words if stem in self.word_cache}
-        missing = [stem for stem in words if stem not in found]
-        if missing and self.embedder is not None:
-            vectors = await self._embed_alone([words[stem] for stem in missing], self.query_thread)
-            for stem, vector in zip(missing, vectors):
-                found[stem] = self.word_cache[stem] = vector
-            while len(self.word_cache) > WORD_CACHE_SIZE:
-                self.word_cache.popitem(last=False)
-        return found
+        return await self.embedding.words(await self.db(self.searcher.unknown_words, text))
 
     # -- the model and the vectors ----------------------------------------------------
 
     async def load_model(self) -> None:
-        assert self.store is not None and self.model_ready is not None
+        assert self.store is not None
         loop = asyncio.get_running_loop()
         if self.preloaded is not None:
             embedder, reason = self.preloaded, None
         else:
             embedder, reason = await loop.run_in_executor(
-                self.embed_thread, load_embedder, self.config.embed)
-        self.embedder, self.degraded_reason = embedder, reason
-        self.model_ready.set_result(None)
+                self.embedding.bulk_thread, load_embedder, self.config.embed)
+        self.degraded_reason = reason
+        self.embedding.loaded(embedder)
         if embedder is None:
             return
         log.info("Embedding model %s loaded (%d dims).", embedder.model_id, embedder.dim)
@@ -414,7 +296,7 @@ class Engine:
                     async with asyncio.timeout(LEXICON_IDLE_S):
                         await self.lexicon_wanted.wait()
                 continue
-            vectors = await self._embed_alone(list(found.values()), self.embed_thread)
+            vectors = await self.embedding.alone(list(found.values()), self.embedding.bulk_thread)
             await self.db(words.add, db, found, vectors, reached)
             self.lexicon_at = reached
 
@@ -431,7 +313,7 @@ class Engine:
                 rows = await self.db(self._next_backfill)
                 if not rows:
                     break
-                vectors = await self.embed_entries([text for _, text in rows])
+                vectors = await self.embedding.entries([text for _, text in rows])
                 if vectors is None:
                     return
                 await self.db(self._store_backfill, [rowid for rowid, _ in rows], vectors)
@@ -490,13 +372,14 @@ class Engine:
         a single write's on the interactive one)."""
         replies: list[dict[str, Any]] = []
         alone: dict[str, np.ndarray] = {}
-        db, thread = (self.bulk_db, self.pair_thread) if bulk else (self.db, self.query_thread)
+        db, thread = ((self.bulk_db, self.embedding.pair_thread) if bulk
+                      else (self.db, self.embedding.query_thread))
         while len(replies) < len(drafts):
             done = await db(self.entries.remember_many, drafts[len(replies):],
                             vectors[len(replies):], alone, REMEMBER_SLICE_S)
             replies += done.replies
             if done.wanted:
-                alone.update(zip(done.wanted, await self._embed_alone(done.wanted, thread)))
+                alone.update(zip(done.wanted, await self.embedding.alone(done.wanted, thread)))
         return replies
 
     async def learn_words(self, text: str) -> None:
@@ -508,7 +391,7 @@ class Engine:
         assert self.store is not None
         found = await self.db(lexicon.unknown_words, self.store.db, words, [text])
         if found:  # on the pair thread: beside the write's own text on the interactive one
-            vectors = await self._embed_alone(list(found.values()), self.pair_thread)
+            vectors = await self.embedding.alone(list(found.values()), self.embedding.pair_thread)
             await self.db(words.add, self.store.db, found, vectors)
 
     async def remember_many(self, params: Params) -> dict[str, Any]:
@@ -563,13 +446,13 @@ class Engine:
     async def search(self, params: Params) -> dict[str, Any]:
         query = params.text("query", required=True, max_len=10_000)
         assert query is not None
-        embedding = asyncio.ensure_future(self.query_vector(query))
+        embedding = asyncio.ensure_future(self.embedding.query(query))
         try:
             plan = await self.db(self.searcher.keyword_search, params)  # meanwhile: embedding
         except BaseException:
             embedding.cancel()
             raise
-        words = await self.word_vectors(plan.unknown)
+        words = await self.embedding.words(plan.unknown)
         return await self.db(self.searcher.finish_search, plan, await embedding, words)
 
     async def status(self) -> dict[str, Any]:

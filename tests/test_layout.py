@@ -15,7 +15,7 @@ LAYERS = [
     {"memoryd.ingest.sources", "memoryd.config", "memoryd.embed"},
     {"memoryd.store"},
     {"memoryd.ingest", "memoryd.retrieval"},
-    {"memoryd.engine"},
+    {"memoryd.engine", "memoryd.embed_threads"},
     {"memoryd.sessions", "memoryd.passes"},
     {"memoryd.server"},
     {"memoryd.cli", "memoryd.__main__", "memoryd.service"},

@@ -52,7 +52,7 @@ class SessionMethods:
                             only_relevant: bool = False) -> Block:
         assert self.contexts is not None
         vector, words = await asyncio.gather(
-            self.engine.query_vector(prompt), self.engine.question_words(prompt)) \
+            self.engine.embedding.query(prompt), self.engine.question_words(prompt)) \
             if prompt else (None, {})
         return await self.engine.db(lambda: self.contexts.build(  # type: ignore[union-attr]
             agent, cwd=cwd, prompt=prompt, prompt_vector=vector, prompt_words=words,

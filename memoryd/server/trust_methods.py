@@ -56,5 +56,5 @@ class TrustMethods:
 
         report = await engine.db(purge)
         if confirm:
-            engine.query_cache.clear()  # a query may have held the text
+            engine.embedding.query_cache.clear()  # a query may have held the text
         return report
