@@ -55,13 +55,18 @@ class EmbedThreads:
         self.closed = asyncio.Event()
         self.stop = threading.Event()  # the embedder's ``stop``: set on closing
 
+    def start_loading(self) -> None:
+        """The model is being loaded: callers that need it wait from now on."""
+        self.ready = asyncio.get_running_loop().create_future()
+
     def loaded(self, embedder: Embedder | None) -> None:
+        """The model has loaded (None: it could not load)."""
         self.embedder = embedder
         assert self.ready is not None
         self.ready.set_result(None)
 
     @property
-    def loading(self) -> bool:
+    def is_loading(self) -> bool:
         return self.ready is not None and not self.ready.done()
 
     async def model(self) -> Embedder | None:

@@ -123,7 +123,7 @@ class Engine:
         if rebuilding:
             log.info("Rebuilt the index: %d archived transcript entries, %d ledger records; "
                      "the watched files are being indexed.", restored, replayed)
-        self.embedding.ready = asyncio.get_running_loop().create_future()
+        self.embedding.start_loading()
         self.spawn(self.load_model())
         return replayed
 
@@ -175,7 +175,7 @@ class Engine:
 
     @property
     def model_loading(self) -> bool:
-        return self.embedding.loading
+        return self.embedding.is_loading
 
     # -- threads ----------------------------------------------------------------------
 
