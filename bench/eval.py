@@ -12,6 +12,7 @@ to bench/results/eval/last.json, and the previous last.json is printed beside th
     python bench/eval.py --set search.keyword_weight=2 --set search.vector_weight=1
     python bench/eval.py --variant kw=search.vector_weight=0 --variant vec=search.keyword_weight=0
     python bench/eval.py --index watch.transcript_window=1   # index settings: a separate build
+    python bench/eval.py --filler joined          # filler as long as the items: bench/eval/README.md
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ sys.path.insert(0, str(ROOT / "client"))
 from dataset import load  # noqa: E402
 from memoryd_client import Client  # noqa: E402
 
-from build import Sizes, build  # noqa: E402
+from build import FILLER_VARIANTS, Sizes, build  # noqa: E402
 
 TOP = 10
 L2 = 3.0  # ridge penalty of the ranking model's fit
@@ -57,11 +58,14 @@ TYPES = ("lexical", "paraphrase", "temporal", "multi-hop")
 # -- the corpus and the daemon ----------------------------------------------------------------
 
 
-def corpus_key(today: date, seed: int, index_settings: dict[str, str]) -> str:
+def corpus_key(today: date, seed: int, index_settings: dict[str, str],
+               filler: str = "as-written") -> str:
     digest = hashlib.sha256()
     for path in sorted(EVAL.glob("*/*.toml")) + [EVAL / "build.py", EVAL / "dataset.py"]:
         digest.update(path.name.encode() + path.read_bytes())
     model = ROOT / "memoryd" / "data" / "model.onnx"  # vectors depend on the model
+    if filler != "as-written":  # the key of the set as written is the one it always had
+        digest.update(filler.encode())
     digest.update(json.dumps([BUILD_VERSION, today.isoformat(), seed, index_settings,
                               model.stat().st_size if model.exists() else None],
                              sort_keys=True).encode())
@@ -139,7 +143,8 @@ def prepare(args: argparse.Namespace, index_settings: dict[str, str]) -> tuple[P
     if data.problems:
         raise SystemExit("the evaluation set has problems; run bench/eval/check.py")
     today = date.fromisoformat(args.today) if args.today else date.today()
-    key = corpus_key(today, args.seed, index_settings)
+    filler = getattr(args, "filler", "as-written")
+    key = corpus_key(today, args.seed, index_settings, filler)
     directory = RESULTS / "corpus" / key
     if args.rebuild and directory.exists():
         shutil.rmtree(directory)
@@ -148,7 +153,7 @@ def prepare(args: argparse.Namespace, index_settings: dict[str, str]) -> tuple[P
         if directory.exists():
             shutil.rmtree(directory)
         started = time.monotonic()
-        corpus = build(data, directory, today, args.seed, Sizes())
+        corpus = build(data, directory, today, args.seed, Sizes(filler=filler))
         state = directory / "state"
         state.mkdir(parents=True)
         write_config(state, corpus.home, index_settings)
@@ -399,6 +404,9 @@ def main() -> int:
     parser.add_argument("--index", action="append", default=[], metavar="SECTION.KEY=VALUE",
                         help="an indexing setting (chunking, …): builds a separate corpus")
     parser.add_argument("--rebuild", action="store_true", help="rebuild the corpus")
+    parser.add_argument("--filler", choices=FILLER_VARIANTS, default="as-written",
+                        help="the filler as written; joined two by two (as long as the items); "
+                             "or half of it (the control for joined): bench/eval/README.md")
     parser.add_argument("--fit", action="store_true",
                         help="refit memoryd/data/ranking.json on the training half first")
     parser.add_argument("--dump", metavar="FILE", help="write every query's ranked hits here")

@@ -16,6 +16,7 @@ import os
 import random
 import re
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
@@ -33,6 +34,13 @@ class Sizes:
 
     turns_per_session: tuple[int, int] = (4, 14)
     filler_notes: int = 1000
+    #: "as-written"; "joined": filler templates joined two by two (within a project, agent or
+    #: section), as long as the items; "half": half the templates, as written (the control for
+    #: "joined", which has half as many filler entries). README.md, "A known bias".
+    filler: str = "as-written"
+
+
+FILLER_VARIANTS = ("as-written", "joined", "half")
 
 
 @dataclass
@@ -50,6 +58,37 @@ def at(day: date, rng: random.Random) -> datetime:
 
 def iso(moment: datetime) -> str:
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _joined(pool: list[dict[str, Any]], group: Callable[[dict[str, Any]], Any]
+            ) -> list[dict[str, Any]]:
+    """Templates joined two by two within a group: each text field is the two texts in turn."""
+    groups: dict[Any, list[dict[str, Any]]] = {}
+    for raw in pool:
+        groups.setdefault(group(raw), []).append(raw)
+    joined = []
+    for members in groups.values():
+        for a, b in zip(members[0::2], members[1::2]):
+            joined.append({**a, **{k: a[k].rstrip() + " " + b[k]
+                                   for k in ("user", "assistant", "text") if k in a and k in b}})
+        if len(members) % 2:
+            joined.append(members[-1])
+    return joined
+
+
+def filler_variant(filler: dict[str, Any], how: str, rng: random.Random) -> dict[str, Any]:
+    """The filler templates as ``Sizes.filler`` asks."""
+    if how == "as-written":
+        return filler
+    groups: dict[str, Callable[[dict[str, Any]], Any]] = {
+        "exchange": lambda r: (r["project"], r.get("harness", "any")), "chat": lambda r: None,
+        "bullet": lambda r: (r["agent"], r["section"]), "note": lambda r: r["agent"]}
+    varied = dict(filler)
+    for kind, group in groups.items():
+        pool = list(filler[kind])
+        rng.shuffle(pool)
+        varied[kind] = _joined(pool, group) if how == "joined" else pool[:len(pool) // 2]
+    return varied
 
 
 class Filler:
@@ -93,6 +132,8 @@ def build(data: Dataset, root: Path, today: date, seed: int = 7, sizes: Sizes | 
     corpus = Corpus(home, [home / "src" / p for p in PROJECTS])
     for project in corpus.project_roots:
         (project / ".git").mkdir(parents=True, exist_ok=True)
+    filler_data = filler_variant(data.filler, sizes.filler, random.Random(seed + 1))
+    data = Dataset(data.items, data.queries, filler_data, data.problems)
     filler = Filler(data.filler, rng)
     items = sorted(data.items.values(), key=lambda i: i.id)
 
