@@ -64,7 +64,7 @@ def corpus_key(today: date, seed: int, index_settings: dict[str, str],
     for path in sorted(EVAL.glob("*/*.toml")) + [EVAL / "build.py", EVAL / "dataset.py"]:
         digest.update(path.name.encode() + path.read_bytes())
     model = ROOT / "memoryd" / "data" / "model.onnx"  # vectors depend on the model
-    if filler != "as-written":  # the key of the set as written is the one it always had
+    if filler != "as-written":  # the set as written keeps the key it had without the option
         digest.update(filler.encode())
     digest.update(json.dumps([BUILD_VERSION, today.isoformat(), seed, index_settings,
                               model.stat().st_size if model.exists() else None],
