@@ -170,10 +170,6 @@ class Engine:
         return self.embedding.embedder
 
     @property
-    def model_ready(self) -> asyncio.Future[None] | None:
-        return self.embedding.ready
-
-    @property
     def model_loading(self) -> bool:
         return self.embedding.is_loading
 

@@ -93,8 +93,8 @@ def start_daemon(embedder: Embedder | None, wait_for_model: bool = True) -> Runn
         raise errors[0]
     running = RunningDaemon(config, box["daemon"], box["loop"], thread, errors)  # type: ignore[arg-type]
     if wait_for_model:
-        wait_until(lambda: running.daemon.engine.store is not None and running.daemon.engine.model_ready is not None
-                   and running.daemon.engine.model_ready.done()
+        wait_until(lambda: running.daemon.engine.store is not None and running.daemon.engine.embedding.ready is not None
+                   and running.daemon.engine.embedding.ready.done()
                    and (running.daemon.engine.embedder is None or running.daemon.engine.searcher.index is not None))
     return running
 
