@@ -143,8 +143,7 @@ def prepare(args: argparse.Namespace, index_settings: dict[str, str]) -> tuple[P
     if data.problems:
         raise SystemExit("the evaluation set has problems; run bench/eval/check.py")
     today = date.fromisoformat(args.today) if args.today else date.today()
-    filler = getattr(args, "filler", "as-written")
-    key = corpus_key(today, args.seed, index_settings, filler)
+    key = corpus_key(today, args.seed, index_settings, args.filler)
     directory = RESULTS / "corpus" / key
     if args.rebuild and directory.exists():
         shutil.rmtree(directory)
@@ -153,7 +152,7 @@ def prepare(args: argparse.Namespace, index_settings: dict[str, str]) -> tuple[P
         if directory.exists():
             shutil.rmtree(directory)
         started = time.monotonic()
-        corpus = build(data, directory, today, args.seed, Sizes(filler=filler))
+        corpus = build(data, directory, today, args.seed, Sizes(filler=args.filler))
         state = directory / "state"
         state.mkdir(parents=True)
         write_config(state, corpus.home, index_settings)
