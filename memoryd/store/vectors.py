@@ -45,6 +45,8 @@ RELEASE_EVERY = 256
 #: A row file this small stays in memory between searches (giving its pages back made each
 #: search fault them in again: a tenth of a search's time in a small store).
 KEEP_MAPPED_BYTES = 16 << 20
+#: A filter of more codes than this is matched by np.isin (see _among).
+AMONG_MAX_CODES = 32
 #: The row file's name in the state dir; earlier formats' files are removed at start.
 ROW_FILE = "vectors.i8"
 OLD_ROW_FILES = ("vectors.f16",)
@@ -74,6 +76,18 @@ class _Codes:
 
     def lookup(self, values: Sequence[str | None]) -> list[int]:
         return [self.ids[v] for v in values if v in self.ids]
+
+
+def _among(values: np.ndarray, codes: Sequence[int]) -> np.ndarray:
+    """``values`` that are one of ``codes``, by a comparison per code: a filter has a few codes,
+    and ``np.isin`` on the small integers of a column took ~100 times as long (it builds a
+    lookup table and indexes it with every value: 0.4-2 ms for 140k rows, twice a search)."""
+    if len(codes) > AMONG_MAX_CODES:
+        return np.isin(values, codes)
+    mask = np.zeros(len(values), dtype=bool)
+    for code in codes:
+        mask |= values == code
+    return mask
 
 
 def _grown(array: np.ndarray, size: int, fill: float = 0) -> np.ndarray:
@@ -351,11 +365,11 @@ class VectorIndex:
         """Which entries (every rowid, or the given ones) pass the filter."""
         pick = slice(None) if rowids is None else rowids
         statuses = [STATUS_CODES[s] for s in where.statuses if s in STATUS_CODES]
-        mask = np.isin(self.status[pick], statuses)
+        mask = _among(self.status[pick], statuses)
         for name, values in (("agent", where.agents), ("category", where.categories),
                              ("project", where.projects), ("kind", where.kinds)):
             if values is not None:
-                mask &= np.isin(self.columns[name][pick], self._codes[name].lookup(values))
+                mask &= _among(self.columns[name][pick], self._codes[name].lookup(values))
         if where.since is not None:
             mask &= self.created[pick] >= where.since
         if where.until is not None:
@@ -456,7 +470,7 @@ class VectorIndex:
                 & (self.columns["agent"][owners] == key[0])
                 & (self.columns["category"][owners] == key[1]))
         if projects is not None:
-            keep &= np.isin(self.columns["project"][owners], codes["project"].lookup(projects))
+            keep &= _among(self.columns["project"][owners], codes["project"].lookup(projects))
         rows = rows[keep]
         if not len(rows):
             return []
