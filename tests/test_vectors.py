@@ -96,6 +96,18 @@ def test_filters_and_status(embedder: Embedder, new_index, tmp_path: Path) -> No
     assert 1 not in index.search(q, 10, VectorFilter())
 
 
+def test_a_filter_of_many_agents(embedder: Embedder, new_index, tmp_path: Path) -> None:
+    """A filter naming more agents than are compared one by one (a machine with dozens of
+    subagents) finds exactly theirs, as a filter of one or two does."""
+    texts = corpus()[:40]
+    index = new_index()
+    index.add_many(range(1, 41), embedder.embed(texts), [NONE] * 40,
+                   [meta(f"agent-{n}") for n in range(1, 41)])
+    q = embedder.embed(["which tools break at the start of the week"])[0]
+    many = [f"agent-{n}" for n in range(1, 36)] + ["nobody"]
+    assert set(index.search(q, 50, VectorFilter(agents=many))) == set(range(1, 36))
+    assert set(index.search(q, 50, VectorFilter(agents=["agent-7", "agent-40"]))) == {7, 40}
+
 def test_changed_columns_and_a_deleted_entry(embedder: Embedder, new_index, tmp_path: Path) -> None:
     """The filter columns follow an entry that moved (category, kind, date) without a new
     vector; a deleted entry leaves the index, so that a new entry given its rowid is not
