@@ -108,6 +108,7 @@ def test_a_filter_of_many_agents(embedder: Embedder, new_index, tmp_path: Path) 
     assert set(index.search(q, 50, VectorFilter(agents=many))) == set(range(1, 36))
     assert set(index.search(q, 50, VectorFilter(agents=["agent-7", "agent-40"]))) == {7, 40}
 
+
 def test_changed_columns_and_a_deleted_entry(embedder: Embedder, new_index, tmp_path: Path) -> None:
     """The filter columns follow an entry that moved (category, kind, date) without a new
     vector; a deleted entry leaves the index, so that a new entry given its rowid is not

@@ -80,8 +80,9 @@ class _Codes:
 
 def _among(values: np.ndarray, codes: Sequence[int]) -> np.ndarray:
     """``values`` that are one of ``codes``, by a comparison per code: a filter has a few codes,
-    and ``np.isin`` on the small integers of a column took ~100 times as long (it builds a
-    lookup table and indexes it with every value: 0.4-2 ms for 140k rows, twice a search)."""
+    and ``np.isin`` on the small integers of a column took 15-20 times as long (it builds a
+    lookup table and indexes it with every value: 0.3-0.4 ms of a 4-5 ms index search over
+    104k entries)."""
     if len(codes) > AMONG_MAX_CODES:
         return np.isin(values, codes)
     mask = np.zeros(len(values), dtype=bool)
