@@ -26,6 +26,7 @@ from typing import Any
 from memoryd_client import wire
 
 from memoryd import __version__
+from memoryd.collector import collect_when_quiet, defer_full_collections, resume_full_collections
 from memoryd.config import Config, add_source, load_config, remove_source
 from memoryd.embed import Embedder
 from memoryd.engine import Engine
@@ -110,6 +111,7 @@ class Daemon:
         self.traffic = Traffic(self.engine.db)  # the requests background work gives way to
         self.locked = False  # both locks taken: this daemon serves (and must clean up)
         self.umask: int | None = None  # the umask before startup, given back at shutdown
+        self.collecting = False  # full garbage collections deferred to quiet moments
         self.connections = Connections()
         self.methods: dict[str, Callable[[Params], Awaitable[Any]]] = {
             "status": self.m_status,
@@ -176,6 +178,9 @@ class Daemon:
         engine.spawn(self.sessions.replay_spool())
         engine.spawn(self.passes.scheduler())
         engine.spawn(self.keep_socket())
+        defer_full_collections()
+        self.collecting = True
+        engine.spawn(collect_when_quiet(lambda: self.last_request, lambda: self.requests_in_flight))
         log.info("memoryd %s serving on %s (pid %d).", __version__, self.config.socket_path, os.getpid())
 
     def notify_ready(self) -> None:
@@ -233,6 +238,8 @@ class Daemon:
         self.ownership.release()
         if self.umask is not None:
             os.umask(self.umask)
+        if self.collecting:
+            resume_full_collections()
         log.info("memoryd stopped.")
 
     # -- connections ------------------------------------------------------------------

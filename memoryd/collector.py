@@ -1,0 +1,69 @@
+"""Python's full garbage collections, at quiet moments instead of in the middle of requests.
+
+CPython collects its oldest generation once enough objects have outlived the younger ones. A
+maintenance pass allocates enough to set one off every few seconds of its run, and each held
+the GIL for 30-55 ms (three a round of `bench/bench_passes.py`, in a slow hour): a search or a
+hook that arrived then waited for it. The daemon turns the automatic full collection off when
+it starts and runs it here: once no request has come for ``IDLE_S``, at most every
+``MIN_INTERVAL_S``, and at the latest after ``MAX_INTERVAL_S`` even if no quiet moment comes
+(cyclic garbage must not pile up during a long import). The younger generations are collected
+as before: they are small, and most garbage dies there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import time
+from collections.abc import Callable
+
+log = logging.getLogger(__name__)
+
+IDLE_S = 5.0
+CHECK_EVERY_S = 5.0
+MIN_INTERVAL_S = 60.0
+MAX_INTERVAL_S = 600.0
+#: The oldest generation's threshold while full collections are deferred: never reached.
+NEVER = 1 << 30
+#: The thresholds from before the first deferral, once per daemon deferring in this process.
+_deferring: list[tuple[int, int, int]] = []
+
+
+def defer_full_collections() -> None:
+    """From now on the oldest generation is collected only by ``collect_when_quiet``. The
+    thresholds are the process's: a second daemon in one process (tests) defers with the first,
+    and the thresholds come back when the last one resumes."""
+    before = gc.get_threshold()
+    _deferring.append(_deferring[0] if _deferring else before)
+    gc.set_threshold(before[0], before[1], NEVER)
+
+
+def resume_full_collections() -> None:
+    """Undo one ``defer_full_collections``."""
+    if _deferring:
+        before = _deferring.pop()
+        if not _deferring:
+            gc.set_threshold(*before)
+
+
+def due(now: float, last_request: float, last_full: float, in_flight: int) -> bool:
+    """Whether a full collection should run now."""
+    waited = now - last_full
+    if waited >= MAX_INTERVAL_S:
+        return True
+    return waited >= MIN_INTERVAL_S and not in_flight and now - last_request >= IDLE_S
+
+
+async def collect_when_quiet(last_request: Callable[[], float],
+                             in_flight: Callable[[], int]) -> None:
+    """Run the full collections (a task for the daemon's lifetime; times from time.time())."""
+    last_full = time.time()
+    while True:
+        await asyncio.sleep(CHECK_EVERY_S)
+        if due(time.time(), last_request(), last_full, in_flight()):
+            started = time.perf_counter()
+            found = gc.collect()
+            last_full = time.time()
+            log.debug("Full garbage collection: %d objects freed in %.1f ms.", found,
+                      (time.perf_counter() - started) * 1000)
