@@ -187,6 +187,22 @@ def test_a_deleted_socket_is_recreated(daemon) -> None:
     wait_until(answers, timeout_s=5)
 
 
+def test_a_daemon_whose_state_dir_is_deleted_stops_and_says_why(embedder,
+                                                                memoryd_home: Path) -> None:
+    """Deleting the state dir to start afresh: the daemon stops (exit 1 from `memoryd serve`,
+    which systemd restarts) instead of acknowledging writes into files that are gone."""
+    running = start_daemon(embedder)
+    with Client(running.socket) as c:
+        c.remember("coder", "notes", "Deploys go out on Tuesdays.")
+    for name in ("memoryd.db", "memoryd.db-wal", "memoryd.db-shm", "ledger"):
+        path = memoryd_home / name
+        shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
+    running.thread.join(timeout=10)
+    assert not running.thread.is_alive(), "the daemon went on serving"
+    assert len(running.errors) == 1
+    assert "memoryd.db was removed or replaced while memoryd ran" in str(running.errors[0])
+
+
 def test_a_daemon_on_another_state_dir_does_not_take_a_live_socket(daemon) -> None:
     other = Path(f"/tmp/md-other-{os.getpid()}")
     other.mkdir(exist_ok=True)

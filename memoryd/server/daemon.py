@@ -52,7 +52,7 @@ from memoryd.server.limits import LISTEN_BACKLOG, ConnectionLimits, raise_open_f
 from memoryd.server.list_methods import ListMethods, without_rowids
 from memoryd.server.memory_files import MemoryFiles
 from memoryd.server.notify import monotonic_usec, ping_watchdog, sd_notify, watchdog_interval_s
-from memoryd.server.ownership import CHECK_INTERVAL_S, Ownership
+from memoryd.server.ownership import CHECK_INTERVAL_S, Ownership, file_identity
 from memoryd.server.pass_methods import PassMethods
 from memoryd.server.session_methods import SessionMethods
 from memoryd.server.stopping import Connections, stopping_error
@@ -112,6 +112,8 @@ class Daemon:
         self.locked = False  # both locks taken: this daemon serves (and must clean up)
         self.umask: int | None = None  # the umask before startup, given back at shutdown
         self.collecting = False  # full garbage collections deferred to quiet moments
+        self.store_identity: tuple[int, int] | None = None  # the database file it opened
+        self.lost_store: str | None = None  # why it stopped: its database file went away
         self.connections = Connections()
         self.methods: dict[str, Callable[[Params], Awaitable[Any]]] = {
             "status": self.m_status,
@@ -147,6 +149,21 @@ class Daemon:
                     self.handle, sock=listener)
                 if old is not None:
                     old.close()
+            if self._store_gone():
+                return
+
+    def _store_gone(self) -> bool:
+        """Stop when the database file was removed or replaced under the daemon (its state dir
+        deleted to start afresh): what it acknowledged from then on would go with the
+        deleted file."""
+        if self.store_identity is None or file_identity(self.config.db_path) == self.store_identity:
+            return False
+        self.lost_store = (f"{self.config.db_path} was removed or replaced while memoryd ran; "
+                           "stopped, so that nothing more is written to a file that is gone. "
+                           "Start memoryd again for a new store, or put the directory back first")
+        log.error("%s.", self.lost_store)
+        self.should_exit.set()
+        return True
 
     async def startup(self) -> None:
         self.umask = restrict_umask()  # files 0600, directories 0700, whatever the umask
@@ -156,6 +173,7 @@ class Daemon:
         listener = self.ownership.bind(LISTEN_BACKLOG)
         engine = self.engine
         replayed = await engine.open()
+        self.store_identity = file_identity(self.config.db_path)
         if replayed:
             log.info("Replayed %d ledger records the database had missed.", replayed)
         assert engine.store is not None
@@ -537,3 +555,5 @@ async def run_daemon(config: Config, ready: Callable[[Daemon], None] | None = No
         await daemon.shutdown()
         if watchdog is not None:
             watchdog.cancel()
+    if daemon.lost_store is not None:
+        raise MemorydError(daemon.lost_store)

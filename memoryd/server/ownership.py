@@ -30,7 +30,7 @@ CHECK_INTERVAL_S = 1.0
 PROBE_TIMEOUT_S = 1.0
 
 
-def _identity(path: Path) -> tuple[int, int] | None:
+def file_identity(path: Path) -> tuple[int, int] | None:
     try:
         found = os.lstat(path)
     except OSError:
@@ -76,7 +76,7 @@ class Lock:
         self.identity = (os.fstat(fd).st_dev, os.fstat(fd).st_ino)
 
     def intact(self) -> bool:
-        return self.fd is not None and _identity(self.path) == self.identity
+        return self.fd is not None and file_identity(self.path) == self.identity
 
     def release(self) -> None:
         if self.fd is not None:
@@ -126,7 +126,7 @@ class Ownership:
             os.umask(old_umask)
         sock.listen(backlog)
         sock.setblocking(False)
-        self.socket_identity = _identity(path)
+        self.socket_identity = file_identity(path)
         return sock
 
     def _clear_stale(self, path: Path) -> None:
@@ -159,7 +159,7 @@ class Ownership:
 
     def owns_socket(self) -> bool:
         return self.socket_identity is not None and \
-            _identity(self.socket_path) == self.socket_identity
+            file_identity(self.socket_path) == self.socket_identity
 
     def check(self, backlog: int) -> socket.socket | None:
         """Re-take a lock file that was deleted; re-create a deleted socket. Returns the new
@@ -174,7 +174,7 @@ class Ownership:
                     return self._lost(exc.message)
         if self.socket_identity is None or self.owns_socket():
             return None
-        if _identity(self.socket_path) is not None:
+        if file_identity(self.socket_path) is not None:
             return self._lost(f"{self.socket_path} was replaced by another process")
         try:
             sock = self.bind(backlog)
