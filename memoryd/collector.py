@@ -26,25 +26,29 @@ MIN_INTERVAL_S = 60.0
 MAX_INTERVAL_S = 600.0
 #: The oldest generation's threshold while full collections are deferred: never reached.
 NEVER = 1 << 30
-#: The thresholds from before the first deferral, once per daemon deferring in this process.
-_deferring: list[tuple[int, int, int]] = []
+
+
+class _Deferral:
+    """Daemons deferring in this process (tests run several), and the thresholds before."""
+
+    count = 0
+    before = gc.get_threshold()
 
 
 def defer_full_collections() -> None:
     """From now on the oldest generation is collected only by ``collect_when_quiet``. The
-    thresholds are the process's: a second daemon in one process (tests) defers with the first,
-    and the thresholds come back when the last one resumes."""
-    before = gc.get_threshold()
-    _deferring.append(_deferring[0] if _deferring else before)
-    gc.set_threshold(before[0], before[1], NEVER)
+    thresholds are the process's: they come back when the last daemon deferring resumes."""
+    if not _Deferral.count:
+        _Deferral.before = gc.get_threshold()
+        gc.set_threshold(_Deferral.before[0], _Deferral.before[1], NEVER)
+    _Deferral.count += 1
 
 
 def resume_full_collections() -> None:
     """Undo one ``defer_full_collections``."""
-    if _deferring:
-        before = _deferring.pop()
-        if not _deferring:
-            gc.set_threshold(*before)
+    _Deferral.count -= 1
+    if not _Deferral.count:
+        gc.set_threshold(*_Deferral.before)
 
 
 def due(now: float, last_request: float, last_full: float, in_flight: int) -> bool:

@@ -17,7 +17,7 @@ import random
 import re
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
@@ -132,8 +132,7 @@ def build(data: Dataset, root: Path, today: date, seed: int = 7, sizes: Sizes | 
     corpus = Corpus(home, [home / "src" / p for p in PROJECTS])
     for project in corpus.project_roots:
         (project / ".git").mkdir(parents=True, exist_ok=True)
-    filler_data = filler_variant(data.filler, sizes.filler, random.Random(seed + 1))
-    data = Dataset(data.items, data.queries, filler_data, data.problems)
+    data = replace(data, filler=filler_variant(data.filler, sizes.filler, random.Random(seed + 1)))
     filler = Filler(data.filler, rng)
     items = sorted(data.items.values(), key=lambda i: i.id)
 

@@ -137,20 +137,21 @@ class Daemon:
 
     # -- lifecycle --------------------------------------------------------------------
 
-    async def keep_socket(self) -> None:
-        """Re-create the socket (and the lock files) when they are deleted under us."""
+    async def watch_files(self) -> None:
+        """Every CHECK_INTERVAL_S: stop when the database file went away (``_store_gone``);
+        re-create the socket (and the lock files) when they are deleted under us."""
         while True:
             await asyncio.sleep(CHECK_INTERVAL_S)
             if self.should_exit.is_set():
                 return  # stopping: nothing to keep
+            if self._store_gone():  # first: a deleted state dir is not re-created for its locks
+                return
             listener = self.ownership.check(LISTEN_BACKLOG)
             if listener is not None:
                 old, self.server = self.server, await asyncio.start_unix_server(
                     self.handle, sock=listener)
                 if old is not None:
                     old.close()
-            if self._store_gone():
-                return
 
     def _store_gone(self) -> bool:
         """Stop when the database file was removed or replaced under the daemon (its state dir
@@ -195,7 +196,7 @@ class Daemon:
         self.passes.on_written = self.ingest.enqueue
         engine.spawn(self.sessions.replay_spool())
         engine.spawn(self.passes.scheduler())
-        engine.spawn(self.keep_socket())
+        engine.spawn(self.watch_files())
         defer_full_collections()
         self.collecting = True
         engine.spawn(collect_when_quiet(lambda: self.last_request, lambda: self.requests_in_flight))
