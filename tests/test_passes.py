@@ -164,6 +164,34 @@ def test_notebook_check_reports_without_fix_and_fixes_with_it(memory_dir: Path, 
     assert run_cli("notebook", "check", str(notebook)).returncode == 0
 
 
+def test_notebook_check_finds_the_notebook_it_is_pointed_at_or_says_why_not(
+        memory_dir: Path, memoryd_home: Path, daemon, client: Client) -> None:
+    notebook = memory_dir / "notebook.md"
+    notebook.write_text("## Learnings\n- [2026-1-2] lesson with a loose date\n")
+    (memory_dir / "plain.md").write_text("# Plain notes\n- no sections here\n")
+    unwatched = memoryd_home / "unwatched.md"
+    unwatched.write_text(notebook.read_text())
+    link = memoryd_home / "link"
+    link.symlink_to(memory_dir)
+    wait_until(lambda: active_count(client) >= 2)
+
+    # through a symlink, and as the directory it is in: found, and something to fix
+    for target in (link / "notebook.md", link, memory_dir):
+        check = run_cli("notebook", "check", str(target))
+        assert check.returncode == 1, (target, check.stdout, check.stderr)
+        assert "date prefix" in check.stdout
+
+    refused = {
+        unwatched: "not a memory file memoryd watches",
+        memory_dir / "plain.md": "not a notebook",
+        memoryd_home / "missing.md": "no such file or directory",
+    }
+    for target, why in refused.items():
+        check = run_cli("notebook", "check", str(target))
+        assert check.returncode == 2 and why in check.stderr, (target, check.stderr)
+    assert unwatched.read_text() == notebook.read_text()
+
+
 def test_line_endings_and_symlinks_are_kept(memory_dir: Path, memoryd_home: Path, daemon,
                                             client: Client) -> None:
     real = memoryd_home / "elsewhere.md"

@@ -91,7 +91,8 @@ COMMANDS: dict[str, tuple[tuple[str, ...], str]] = {
     "promote accept": (("memory promote accept c345",), "0 written; 1 not applied"),
     "notebook": (("memory notebook check", "memory notebook check ~/notes/me.md --fix"),
                  "0 nothing to fix / fixed; 1 something to fix"),
-    "notebook check": (("memory notebook check --agent designer",),
+    "notebook check": (("memory notebook check --agent designer",
+                        "memory notebook check ~/.claude/agent-memory/designer --fix"),
                        "0 nothing to fix / fixed; 1 something to fix"),
 }
 

@@ -67,7 +67,8 @@ def add_parsers(add_command: Callable[..., Any], common: argparse.ArgumentParser
         description="Check notebooks (Mistakes / Learnings / Shareholder Feedback / Session "
         "Log) as the notebook pass does: without --fix only report (exit 1 when something "
         "needs fixing); with --fix apply it (undoable: memory undo RUN).")
-    check.add_argument("path", nargs="?", help="one notebook (default: every notebook)")
+    check.add_argument("path", nargs="?", help="a notebook, or a directory of them (default: "
+                       "every notebook)")
     check.add_argument("--agent", help="only this agent's notebooks")
     check.add_argument("--fix", action="store_true", help="apply the fixes")
 

@@ -23,6 +23,7 @@ Pinned files (CONTEXT.md, system/) and archives are not notebooks.
 from __future__ import annotations
 
 import functools
+import os
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -30,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memoryd.errors import BadParamsError
 from memoryd.ingest.indexer import day_start
 from memoryd.ingest.markdown import classify_heading, is_pinned, parse_memory_file, read_heading
 from memoryd.ingest.sources import ARCHIVE_DIR
@@ -40,6 +42,8 @@ from memoryd.redact import redact
 from memoryd.text import content_hash
 
 if TYPE_CHECKING:
+    import apsw
+
     from memoryd.passes.runner import PassContext
 
 ORDER = ("mistakes", "learnings", "feedback", "session-log")
@@ -257,6 +261,55 @@ def notebooks(ctx: PassContext) -> list[dict[str, Any]]:
             continue
         found.append({"path": path, "agent": agent, "source": source})
     return found
+
+
+def checked_paths(db: apsw.Connection, target: Path) -> list[str]:
+    """The watched notebooks `memory notebook check TARGET` means: the file TARGET names
+    (through symlinks, as the watcher recorded it), or every notebook under a directory.
+    A target that holds none says why, instead of a check that found "nothing to do"."""
+    real = os.path.realpath(target)
+    folder = target.is_dir()
+    under = real.rstrip("/") + "/"
+    found: list[tuple[str, bool, str | None]] = []
+    for path, pinned, error in db.execute("SELECT path, pinned, error FROM files "
+                                          "WHERE kind='memory' ORDER BY path"):
+        resolved = os.path.realpath(path)
+        if resolved == real or (folder and resolved.startswith(under)):
+            found.append((path, bool(pinned) or is_pinned(path), error))
+    why = None
+    if not found:
+        why = ("no memory file memoryd watches is under it" if folder else
+               "not a memory file memoryd watches (see memory sources list)")
+    elif folder:
+        paths = [p for p, pinned, error in found
+                 if not pinned and not error and f"/{ARCHIVE_DIR}/" not in p]
+        if paths:
+            return paths
+        why = "no notebook under it, only pinned files, archives or files memoryd cannot read"
+    else:
+        path, pinned, error = found[0]
+        why = not_a_notebook(Path(path), pinned, error)
+        if why is None:
+            return [path]
+    raise BadParamsError(f"{target}: {why}")
+
+
+def not_a_notebook(path: Path, pinned: bool, error: str | None) -> str | None:
+    """Why a watched memory file is not a notebook the pass would check (None: it is one)."""
+    if error:
+        return f"memoryd could not read it: {error}"
+    if pinned:
+        return "a pinned file (CONTEXT.md, system/), injected whole: not a notebook"
+    if f"/{ARCHIVE_DIR}/" in str(path):
+        return "an archive of pruned lines, not a notebook"
+    try:
+        text = read_text(path).text
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc}"
+    if not is_notebook(text):
+        return ("not a notebook: it has no ## Mistakes, Learnings, Shareholder Feedback or "
+                "Session Log section")
+    return None
 
 
 @dataclass

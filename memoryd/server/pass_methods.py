@@ -11,6 +11,7 @@ from typing import Any
 
 from memoryd.errors import BadParamsError
 from memoryd.params import Params
+from memoryd.passes.notebooks import checked_paths
 from memoryd.passes.runner import PASSES, Passes
 from memoryd.project import project_of
 
@@ -66,16 +67,19 @@ class PassMethods:
         return await self.passes.accept(target)
 
     async def m_notebook_check(self, params: Params) -> dict[str, Any]:
-        """The notebook pass over one file (or all), as a preview unless ``fix``."""
+        """The notebook pass over one file, the notebooks under a directory, or all of them;
+        a preview unless ``fix``."""
         path = params.text("path", max_len=4096)
         paths = None
         if path is not None:
             resolved = Path(path).expanduser()
             if not resolved.is_absolute():
                 raise BadParamsError(f"path {path!r} must be absolute")
-            if not resolved.is_file():
-                raise BadParamsError(f"{resolved}: no such file")
-            paths = [str(resolved)]
+            if not resolved.exists():
+                raise BadParamsError(f"{resolved}: no such file or directory")
+            store = self.passes.engine.store
+            assert store is not None, "the engine is not open"
+            paths = await self.passes.engine.db(checked_paths, store.db, resolved)
         summary = await self.passes.run("notebooks", agent=params.agent(required=False),
                                         paths=paths, dry_run=not params.flag("fix"))
         return {**summary, **await self.passes.show(summary["run"])}
