@@ -164,6 +164,27 @@ def test_notebook_check_reports_without_fix_and_fixes_with_it(memory_dir: Path, 
     assert run_cli("notebook", "check", str(notebook)).returncode == 0
 
 
+def test_undo_leaves_a_file_edited_since_alone_and_says_what_to_do(
+        memory_dir: Path, daemon, client: Client) -> None:
+    notebook = memory_dir / "notebook.md"
+    notebook.write_text("## Learnings\n- [2026-1-2] a lesson\n\n## Mistakes\n- [2026-01-01] a "
+                        "mistake\n")
+    original = notebook.read_bytes()
+    wait_until(lambda: active_count(client) >= 2)
+    fixed = json.loads(run_cli("notebook", "check", str(notebook), "--fix", "--json").stdout)
+    as_fixed = notebook.read_bytes()
+    notebook.write_bytes(as_fixed + b"- [2026-11-25] an agent's new line\n")
+
+    undo = run_cli("undo", fixed["run"])
+    assert undo.returncode == 1
+    assert "changed since memoryd read it: left alone" in undo.stderr
+    assert notebook.read_bytes().endswith(b"an agent's new line\n")
+
+    notebook.write_bytes(as_fixed)  # as the run left it: now the undo goes through
+    assert run_cli("undo", fixed["run"]).returncode == 0
+    assert notebook.read_bytes() == original
+
+
 def test_notebook_check_finds_the_notebook_it_is_pointed_at_or_says_why_not(
         memory_dir: Path, memoryd_home: Path, daemon, client: Client) -> None:
     notebook = memory_dir / "notebook.md"

@@ -127,6 +127,14 @@ def _print_summary(result: dict[str, Any]) -> None:
     if result["counts"].get("preview") or result["counts"].get("proposed") or \
             result["counts"].get("open") or result["counts"].get("problems"):
         print(f"see: memory pass show {result['run']}", file=sys.stderr)
+    conflicts = result["counts"].get("conflict")
+    if conflicts:
+        one = conflicts == 1
+        then = ("undo it by hand, or put the file back as that run left it and undo again"
+                if result["pass"] == "undo" else "a run after the edit tries again")
+        print(f"{conflicts} file{'' if one else 's'} changed since memoryd read "
+              f"{'it' if one else 'them'}: left alone ({then}); memory pass show "
+              f"{result['run']}", file=sys.stderr)
 
 
 def _print_show(result: dict[str, Any]) -> None:
