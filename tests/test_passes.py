@@ -419,6 +419,28 @@ def test_lessons_worded_alike_merge_by_the_rule_extraction_uses(daemon, client: 
     assert statuses == ["active", "superseded"]
 
 
+def test_a_copy_in_another_category_is_not_merged_away_from_its_category(
+        daemon, client: Client) -> None:
+    """Seed 001's check: a design filed under rejected-designs is found there (exit 0, "done
+    this before") after the same text was filed under ideas too and consolidation ran."""
+    text = "floating speech bubble over the cat's head"
+    rejected = client.remember("designer", "rejected-designs", text)["entry"]["id"]
+    idea = client.remember("designer", "ideas", text)["entry"]["id"]
+    again = client.remember("designer", "ideas", text + "!", force=True)["entry"]["id"]
+    done = client.pass_run("consolidate")
+    assert done["counts"].get("merged") == 1  # the two ideas
+    assert client.get(rejected)["status"] == "active"
+    assert {client.get(idea)["status"], client.get(again)["status"]} == {"active", "superseded"}
+    check = run_cli("search", "designer", "rejected-designs", "floating speech bubble")
+    assert check.returncode == 0 and rejected in check.stdout
+    # a "do" and a "don't" are put to a person whatever their categories
+    client.remember("designer", "ideas", "Put the speech bubble on the left of the cat.",
+                    kind="lesson")
+    client.remember("designer", "rejected-designs",
+                    "Don't put the speech bubble on the left of the cat.", kind="lesson")
+    assert client.pass_run("consolidate")["counts"].get("contradictions") == 1
+
+
 def test_duplicates_merge_into_the_best_and_contradictions_are_only_reported(
         daemon, client: Client) -> None:
     stored = {}

@@ -5,7 +5,9 @@ Within one agent's namespace and project, over active entries (transcript turns 
 - **Near duplicates** — cosine ≥ ``remember.near_duplicate_cosine`` (0.92), or for two lessons
   a Jaccard of their content words ≥ 0.7, the rule session-end extraction uses too
   (``memoryd.text``; seed 003: "Use conventional commits" / "Always use conventional
-  commits") — merge into the best of them: higher confidence, then newer. The others are
+  commits") — in one category, as ``remember`` decides duplicates (a category can be what an
+  entry means: seed 001's ``rejected-designs``, whose check must still find a design after a
+  copy was filed elsewhere), merge into the best of them: higher confidence, then newer. The others are
   superseded and linked to it (``superseded_by``; history shows the chain). A file-backed entry
   is never superseded (its file is the truth, and only the notebook pass edits a notebook): it
   may survive a merge, and is otherwise left as it is.
@@ -76,8 +78,8 @@ ELIGIBLE = ("status='active' AND category IS NOT 'session' "
 _NEGATION = {"not", "never", "avoid", "stop", "no", "without", "cannot", "nor"}
 #: (beyond the stop words content words have dropped already)
 _FILLER = {"always", "must", "should", "use", "using"}
-COLUMNS = ("id", "uid", "kind", "key", "text", "hash", "confidence", "created", "via", "source",
-           "session", "occurrences", "project")
+COLUMNS = ("id", "uid", "kind", "category", "key", "text", "hash", "confidence", "created", "via",
+           "source", "session", "occurrences", "project")
 
 
 def negated(tokens: frozenset[str]) -> bool:
@@ -344,6 +346,8 @@ def _merge(ctx: PassContext, entries: list[dict[str, Any]],
             if lessons and negated(tokens[i]) != negated(tokens[j]):
                 if jaccard(core(tokens[i]), core(tokens[j])) >= JACCARD_DUPLICATE:
                     opposed.append((i, j))
+                continue
+            if a["category"] != b["category"]:  # see the module's docstring
                 continue
             if cosine >= threshold or (lessons and jaccard(tokens[i], tokens[j])
                                        >= JACCARD_DUPLICATE):
