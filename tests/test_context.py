@@ -69,6 +69,17 @@ def test_session_start_carries_notes_and_preferences(client: Client, repos) -> N
     assert "- pref.commit_style: Commit messages in the imperative mood" in text
 
 
+def test_a_note_says_what_it_was_filed_under(client: Client, repos) -> None:
+    """A rejected design in the block is not a suggestion: it carries its category; a
+    category that says nothing (general) is left out."""
+    shop, _ = repos
+    client.remember("designer", "rejected-designs", "Floating speech bubble on the cat sticker.")
+    client.remember("designer", "general", "The shop's palette has five colours.")
+    text = block(client, "designer", shop)
+    assert "- Floating speech bubble on the cat sticker. [rejected-designs]\n" in text
+    assert "- The shop's palette has five colours.\n" in text
+
+
 def test_rules_read_as_rules(client: Client, repos) -> None:
     shop, _ = repos
     client.remember("claude-code", "testing", "Don't mock the database in integration tests",

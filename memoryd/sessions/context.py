@@ -9,7 +9,8 @@ are dropped first):
    polarity, none without one) with their category;
 4. facts: keyed facts of the project and the top ``pref.``/``project.``/``tool.``/``user.`` ones
    (a key the project gives its own value shows that value, not the global one);
-5. notes written through the API or extracted, newest and most confirmed first;
+5. notes written through the API or extracted, newest and most confirmed first, with their
+   category (unless a generic one such as ``general``);
 6. a listing of the agent's other memory files with their frontmatter descriptions (not those
    the agent loads by itself, such as Claude Code's CLAUDE.md files and MEMORY.md).
 
@@ -147,15 +148,19 @@ def stale_suffix(stale: str) -> str:
 
 def render(entry: dict[str, Any]) -> str:
     """An entry as one line of the block: a lesson as a rule with its category, a keyed fact
-    with its key."""
+    with its key, a note or fact with its category unless that says nothing (a note filed
+    under ``rejected-designs`` is not a suggestion)."""
     text = one_line(entry["text"])
+    category = entry.get("category")
     if entry["kind"] == "lesson":
         prefix = {"negative": "Don't", "positive": "Do"}.get(entry.get("polarity") or "")
         if prefix and not _RULE_START.match(text):  # without a polarity: as written
             text = f"{prefix}: {text}"
-        return text + (f" [{entry['category']}]" if entry.get("category") else "")
+        return text + (f" [{category}]" if category else "")
     if entry["kind"] == "fact" and entry.get("key"):
         return f"{entry['key']}: {text}"
+    if entry["kind"] in ("note", "fact") and category and category not in GENERIC_CATEGORIES:
+        return f"{text} [{category}]"
     return text
 
 
