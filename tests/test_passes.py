@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -688,6 +689,8 @@ def test_the_cli_names_runs_and_lists_passes(memory_dir: Path, daemon, client: C
     assert run_cli("pass", "run", "nonsense").returncode == 2
     assert run_cli("undo", "x12").returncode == 2
     assert run_cli("undo", run["run"]).returncode == 2  # a preview changed nothing
+    client.pass_run("notebooks")  # a daily pass's next run is tomorrow, and says so
+    assert re.search(r"notebooks next tomorrow \d\d:\d\d \(last r", run_cli("status").stdout)
 
 
 def test_a_missed_run_happens_once_and_quiet_passes_wait(memoryd_home: Path, embedder,

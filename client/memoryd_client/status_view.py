@@ -25,6 +25,21 @@ def duration(seconds: float | None) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
+def _next_run(at: float, now: float) -> str:
+    """When a pass runs next, as a clock time that cannot be read as today's when it is not:
+    "16:35", "tomorrow 14:35", "due" (it waits for a quiet moment or its turn)."""
+    if at <= now:
+        return "due"
+    local = time.localtime(at)
+    clock = time.strftime("%H:%M", local)
+    day = (local.tm_year, local.tm_yday)
+    if day == (time.localtime(now).tm_year, time.localtime(now).tm_yday):
+        return clock
+    if day == (time.localtime(now + 86400).tm_year, time.localtime(now + 86400).tm_yday):
+        return f"tomorrow {clock}"
+    return time.strftime("%Y-%m-%d %H:%M", local)
+
+
 def _fraction(what: str, done: int, total: int, eta_s: float | None) -> str:
     percent = 100 * done // total if total else 100
     left = f", ~{duration(eta_s)} left" if eta_s else ""
@@ -96,7 +111,7 @@ def print_status(status: dict[str, Any]) -> None:
     upcoming = [p for p in status.get("passes") or [] if p["next"]]
     if upcoming:
         print("passes: " + ", ".join(
-            f"{p['pass']} next {time.strftime('%H:%M', time.localtime(p['next']))}"
+            f"{p['pass']} next {_next_run(p['next'], time.time())}"
             + (f" (last {p['last_run']}: "
                + (", ".join(f"{k} {v}" for k, v in sorted(p["last_counts"].items()))
                   or "nothing to do") + ")" if p["last_run"] else "")
