@@ -95,6 +95,8 @@ def test_forget_removes_the_bullet_with_its_lines_and_undo_brings_it_back(client
                                 "- Keep answers short.\n")
     assert client.get(metric["id"])["status"] == "forgotten"
     assert hit(client, "metric units") is None
+    forgotten = [e for e in client.history(metric["id"])["events"] if e["action"] == "forgotten"]
+    assert [e["actor"] for e in forgotten] == ["claude-code (cli)"]  # who asked, not memoryd
     wait_until(lambda: client.get(metric["id"])["line_start"] is not None
                and hit(client, "answers short")["line_start"] == 4)  # re-indexed
     assert client.get(metric["id"])["status"] == "forgotten"  # kept as history

@@ -192,7 +192,7 @@ class FileEntryEdits:
         why = (f"memory {action} {uid} by {actor}"
                + (f": {reason}" if reason else ""))
         change = file_change(path, file, replaced(lines, item, text), action, why,
-                             moves={uid: after}, moves_before={uid: before})
+                             moves={uid: {**after, "by": actor}}, moves_before={uid: before})
         assert change is not None
         if ctx.apply_all([change]) != "applied":
             raise FileChangedError(f"{path} changed while memoryd edited it; nothing was "

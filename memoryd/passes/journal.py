@@ -301,9 +301,12 @@ class Journal:
     def _move_entries(self, moves: dict[str, dict[str, Any]]) -> None:
         """Entries whose text moved or changed with a file change (pruned lines into an
         archive, a date rewritten): their new source, lines, text, so that the watcher finds
-        the index already right and the entries keep their ids. A new text is embedded anew."""
+        the index already right and the entries keep their ids. A new text is embedded anew.
+        An entry's ``by`` names who asked (the caller of a forget or supersede that edited the
+        file) for its history; otherwise it is memoryd's own change."""
         now = time.time()
         for uid, fields in moves.items():
+            actor = fields.get("by") or "memoryd"
             fields = {k: v for k, v in fields.items() if k in MOVED_FIELDS}
             row = self.store.db.execute(
                 f"SELECT id, {', '.join(fields)} FROM entries WHERE uid=?", (uid,)).fetchone() \
@@ -315,7 +318,7 @@ class Journal:
             if "status" in fields:  # a forget or supersede that edited the file, or its undo
                 self.entries.set_index_status(row[0], fields["status"])
                 action = fields["status"]
-            self.store.journal(uid, action, "memoryd", dict(zip(fields, row[1:])), fields, now)
+            self.store.journal(uid, action, actor, dict(zip(fields, row[1:])), fields, now)
 
     def _state(self, change: int, state: str) -> None:
         self.store.db.execute("UPDATE changes SET state=? WHERE id=?", (state, change))
