@@ -12,7 +12,8 @@ Flagged (case-insensitive), each with the reason shown:
 - ``ignore-previous``: "ignore / disregard / forget / override … previous / prior / above / all
   / your / system … instructions / prompt / directives / guardrails";
 - ``role-tag``: ``<system>``, ``</system>``, ``<|im_start|>``, ``[INST]``, ``<<SYS>>``,
-  ``<system-reminder>``, a line starting ``Assistant:`` or ``Human:``;
+  ``<system-reminder>``, a line starting ``Assistant:`` or ``Human:`` (in a transcript chunk,
+  not the speaker labels memoryd writes before each message);
 - ``memoryd-marker``: memoryd's own block marker (``<!-- memoryd:``) and the block's own
   headings (``## Feedback (the user's words)``, ``## Other memory files …``);
 - ``tool-call``: tool-call markup (``<function_calls>``, ``<invoke …>``, ``<tool_use>``,
@@ -49,8 +50,19 @@ RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((name, re.compile(pattern
 ))
 
 
-def reason(text: str) -> str | None:
-    """Why ``text`` looks like an instruction to the model (the rule's name), or None."""
+#: What memoryd writes around the messages of a transcript chunk (memoryd.ingest.transcript):
+#: the date, and a speaker label opening each section ("Assistant: " opens a line, as a
+#: role-tag does).
+_CHUNK_LABELS = re.compile(r"(^|\n\n)(?:\[\d{4}-\d{2}-\d{2}\] )?(?:User|Assistant|Summary): ")
+TRANSCRIPT_KINDS = ("turn", "summary")
+
+
+def reason(text: str, kind: str | None = None) -> str | None:
+    """Why ``text`` looks like an instruction to the model (the rule's name), or None. A
+    transcript chunk (``kind`` turn or summary) is judged by its messages, without the speaker
+    labels memoryd wrote (every exchange with an answer was flagged as a role-tag)."""
+    if kind in TRANSCRIPT_KINDS:
+        text = _CHUNK_LABELS.sub(r"\1", text)
     for name, pattern in RULES:
         if pattern.search(text):
             return name

@@ -60,5 +60,12 @@ def test_a_restart_mid_exchange_does_not_split_it(how: str, memoryd_home: Path, 
             wait_until(lambda: any("dial in" in t for t in turn_chunks(c)))
             [chunk] = turn_chunks(c)
             assert "User: How do I calibrate" in chunk and "Assistant: Start two steps" in chunk
+            # memoryd's own "Assistant:" label is not a planted role tag, whether the answer
+            # came later (the chunk updated) or with its question (read at once)
+            append(path, [user("u2", "And how fine for the espresso grinder on a moka pot?"),
+                          assistant("a2", "msg_2", [{"type": "text", "text": "Coarser."}])])
+            wait_until(lambda: len(turn_chunks(c)) == 2)
+            hits = c.search("espresso grinder burr calibration", agent="claude-code")["hits"]
+            assert [h["quarantined"] for h in hits if h["kind"] == "turn"] == [False, False]
     finally:
         running.stop()

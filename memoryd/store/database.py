@@ -36,7 +36,7 @@ from memoryd.quarantine import reason as quarantine_reason
 from memoryd.quarantine import release_target
 from memoryd.store import lexicon
 from memoryd.store.checkpoint import Checkpointer
-from memoryd.store.migrations import MIGRATIONS, QUARANTINE_VERSION
+from memoryd.store.migrations import MIGRATIONS, QUARANTINE_VERSIONS
 
 log = logging.getLogger(__name__)
 
@@ -162,21 +162,36 @@ class Store:
         for number in range(version, len(MIGRATIONS)):
             with self.db:
                 self.db.execute(MIGRATIONS[number])
-                if number + 1 == QUARANTINE_VERSION:
-                    self._flag_quarantine()
+                if number + 1 in QUARANTINE_VERSIONS:
+                    self._flag_quarantine(QUARANTINE_VERSIONS[number + 1])
                 self.db.execute(f"PRAGMA user_version={number + 1}")
         if version == 0:
             log.info("Database created at schema version %d.", len(MIGRATIONS))
         elif version < len(MIGRATIONS):
             log.info("Database migrated from schema version %d to %d.", version, len(MIGRATIONS))
 
-    def _flag_quarantine(self) -> None:
-        flagged = [(rowid,) for rowid, text in self.db.execute("SELECT id, text FROM entries")
-                   if quarantine_reason(text)]
+    def _flag_quarantine(self, kinds: tuple[str, ...] | None) -> None:
+        """Judge the existing entries (of ``kinds``; None: all) by the quarantine's rules as
+        they are now: flag those that look like instructions, and let go of those flagged
+        before that no longer do (a transcript chunk's own speaker labels flagged every
+        exchange before schema 13)."""
+        flagged, cleared = [], []
+        where = f"WHERE kind IN ({', '.join('?' * len(kinds))})" if kinds else ""
+        for rowid, kind, agent, text, hash_, was in self.db.execute(
+                f"SELECT id, kind, agent, text, hash, quarantined FROM entries {where}",
+                kinds or ()):
+            now = self._quarantined({"kind": kind, "agent": agent, "text": text, "hash": hash_})
+            if now and not was:
+                flagged.append((rowid,))
+            elif was and not now:
+                cleared.append((rowid,))
         self.db.executemany("UPDATE entries SET quarantined=1 WHERE id=?", flagged)
+        self.db.executemany("UPDATE entries SET quarantined=0 WHERE id=?", cleared)
         if flagged:
             log.warning("Quarantined %d existing entries that look like instructions to the "
                         "model (memory search shows them; memory release ID).", len(flagged))
+        if cleared:
+            log.info("Released %d entries the quarantine's rules no longer flag.", len(cleared))
 
     def meta(self, key: str) -> str | None:
         row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
@@ -229,9 +244,7 @@ class Store:
         values = [entry.get(c) for c in ENTRY_COLUMNS]
         values[ENTRY_COLUMNS.index("tags")] = encode_tags(entry.get("tags") or ())
         values[ENTRY_COLUMNS.index("occurrences")] = entry.get("occurrences") or 1
-        values[ENTRY_COLUMNS.index("quarantined")] = int(
-            quarantine_reason(entry["text"]) is not None
-            and self.mark(entry["agent"], release_target(entry["hash"])) is None)
+        values[ENTRY_COLUMNS.index("quarantined")] = int(self._quarantined(entry))
         placeholders = ", ".join("?" for _ in ENTRY_COLUMNS)
         self.db.execute(
             f"INSERT INTO entries({', '.join(ENTRY_COLUMNS)}) VALUES ({placeholders})", values
@@ -295,7 +308,20 @@ class Store:
         )
         return [row_to_entry(r) for r in rows]
 
+    def _quarantined(self, entry: dict[str, Any]) -> bool:
+        """Whether an entry's text looks like an instruction to the model and no person
+        released that text (memoryd.quarantine)."""
+        return (quarantine_reason(entry["text"], entry["kind"]) is not None
+                and self.mark(entry["agent"], release_target(entry["hash"])) is None)
+
     def update_entry(self, uid: str, **changes: Any) -> None:
+        if "text" in changes:  # a chunk whose answer arrived, a date a pass rewrote: judged anew
+            row = self.db.execute("SELECT kind, agent, hash FROM entries WHERE uid=?",
+                                  (uid,)).fetchone()
+            if row is not None:
+                changes["quarantined"] = int(self._quarantined(
+                    {"kind": row[0], "agent": row[1], "text": changes["text"],
+                     "hash": changes.get("hash", row[2])}))
         if "tags" in changes:
             changes["tags"] = encode_tags(changes["tags"])
         if "agent" in changes and self._agents is not None:

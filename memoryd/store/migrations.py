@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from memoryd.quarantine import TRANSCRIPT_KINDS
+
 MIGRATIONS: tuple[str, ...] = (
     # 1: entries, full-text index, journal
     """
@@ -239,6 +241,12 @@ MIGRATIONS: tuple[str, ...] = (
     """
     CREATE INDEX changes_kind ON changes(kind, action, state);
     """,
+    # 13: transcript chunks are judged by their messages, not memoryd's own speaker labels
+    # (memoryd.quarantine: every exchange with an answer was quarantined); existing entries
+    # are judged again (Store._flag_quarantine)
+    """
+    SELECT 1;
+    """,
 )
-#: The migration after which existing entries are checked for quarantine.
-QUARANTINE_VERSION = 9
+#: The migrations after which existing entries are judged for quarantine again: the kinds.
+QUARANTINE_VERSIONS: dict[int, tuple[str, ...] | None] = {9: None, 13: TRANSCRIPT_KINDS}
