@@ -12,7 +12,7 @@ import time
 import pytest
 from memoryd_client import Client, wire
 
-from conftest import start_daemon, wait_until
+from conftest import run_cli, start_daemon, wait_until
 
 SESSION = "5b0c9e4e-1f2a-4c55-9d55-6a3cf1f0a001"
 
@@ -51,6 +51,8 @@ def test_session_start_injects_the_block(daemon, client, tmp_path) -> None:
     [injection] = client.explain(SESSION)["injections"]
     assert injection["event"] == "SessionStart" and injection["chars"] == len(context)
     assert {i["section"] for i in injection["items"]} == {"feedback", "lessons", "facts"}
+    unknown = run_cli("explain", "no-such-session")  # documented: exit 1, and says so
+    assert unknown.returncode == 1 and "no session 'no-such-session'" in unknown.stderr
 
 
 def test_block_respects_its_budget_and_drops_lowest_ranked_first(daemon, client) -> None:

@@ -99,6 +99,9 @@ def print_sessions(result: dict[str, Any]) -> None:
 
 
 def print_injections(result: dict[str, Any]) -> None:
+    if not result["injections"]:
+        print("nothing injected yet" + (f" in session {result['session']}"
+                                        if result.get("session") else ""), file=sys.stderr)
     for injection in result["injections"]:
         print(f"{when(injection['ts'])}  {injection['event']} for {injection['agent']} "
               f"(session {injection['session'] or '-'}): {injection['chars']} of "

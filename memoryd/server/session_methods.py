@@ -177,7 +177,11 @@ class SessionMethods:
     async def m_explain(self, params: Params) -> dict[str, Any]:
         assert self.registry is not None
         session = params.text("session", max_len=200)
-        return {"injections": await self.engine.db(self.registry.injections, session)}
+        injections = await self.engine.db(self.registry.injections, session)
+        if session is not None and not injections and \
+                await self.engine.db(self.registry.session, session) is None:
+            raise NotFoundError(f"no session {session!r} (memory sessions lists them)")
+        return {"session": session, "injections": injections}
 
     async def m_session(self, params: Params) -> dict[str, Any]:
         assert self.registry is not None and self.engine.store is not None
