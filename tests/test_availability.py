@@ -271,6 +271,39 @@ def test_a_read_only_state_dir_exits_3_with_a_message(memoryd_home) -> None:
     assert "Traceback" not in result.stderr and "crashed" not in result.stderr
 
 
+def test_a_file_as_memoryd_home_exits_3_saying_it_is_a_file(memoryd_home) -> None:
+    afile = memoryd_home / "afile"
+    afile.write_text("")
+    result = subprocess.run([sys.executable, "-m", "memoryd", "serve"], capture_output=True,
+                            text=True, timeout=60, env={**os.environ, "MEMORYD_HOME": str(afile)})
+    assert result.returncode == 3
+    assert f"{afile} is a file, not a directory" in result.stderr, result.stderr
+
+
+def test_a_relative_memoryd_home_is_one_place_for_daemon_and_client(memoryd_home,
+                                                                     embedder) -> None:
+    """`MEMORYD_HOME=state memoryd serve` keeps its state in ./state, with absolute source
+    paths (a relative one was refused after the database was made), and a client run with
+    the same setting from the same directory finds it."""
+    checkout = str(Path(__file__).resolve().parent.parent)  # run in another directory
+    env = {**os.environ, "MEMORYD_HOME": "state", "PYTHONPATH": checkout}
+    log = memoryd_home / "daemon.log"
+    with log.open("w") as output:
+        proc = subprocess.Popen([sys.executable, "-m", "memoryd", "serve"], cwd=memoryd_home,
+                                env=env, stdout=output, stderr=subprocess.STDOUT, text=True)
+    try:
+        wait_until(lambda: (memoryd_home / "state" / "memoryd.sock").exists()
+                   or proc.poll() is not None, 60)
+        assert proc.poll() is None, log.read_text()
+        status = subprocess.run([sys.executable, "-m", "memoryd_client", "status"],
+                                cwd=memoryd_home, env=env, capture_output=True, text=True,
+                                timeout=60)
+        assert status.returncode == 0, status.stderr
+        assert f"state:  {memoryd_home / 'state'}" in status.stdout
+    finally:
+        assert stop_process(proc) == 0
+
+
 # -- D9: interactive work before bulk embedding -------------------------------------------
 
 

@@ -21,16 +21,17 @@ MAX_SOCKET_PATH_BYTES = 103
 
 
 def home_text() -> str | None:
-    """MEMORYD_HOME as a string (hooks avoid importing pathlib)."""
+    """MEMORYD_HOME as an absolute path string (hooks avoid importing pathlib); a relative one
+    is taken from the current directory, as a relative path argument would be."""
     value = os.environ.get("MEMORYD_HOME")
-    return os.path.expanduser(value) if value else None
+    return os.path.abspath(os.path.expanduser(value)) if value else None
 
 
 def socket_text() -> str:
     """The socket path as a string, without pathlib when the environment decides it."""
     explicit = os.environ.get("MEMORYD_SOCKET")
     if explicit:
-        return os.path.expanduser(explicit)
+        return os.path.abspath(os.path.expanduser(explicit))
     home = home_text()
     if home is not None:
         return os.path.join(home, "memoryd.sock")

@@ -39,8 +39,12 @@ def file_identity(path: Path) -> tuple[int, int] | None:
 
 
 def _unwritable(path: Path, exc: OSError) -> StartupError:
-    return StartupError(f"cannot write {path}: {exc.strerror or exc}; memoryd needs its state "
-                        "directory and socket directory writable (set MEMORYD_HOME to move them)")
+    why = exc.strerror or str(exc)
+    existing = next((p for p in path.parents if os.path.lexists(p)), None)
+    if existing is not None and not existing.is_dir():  # mkdir said "File exists"
+        why = f"{existing} is a file, not a directory"
+    return StartupError(f"cannot write {path}: {why}; memoryd needs its state directory and "
+                        "socket directory writable (set MEMORYD_HOME to move them)")
 
 
 class Lock:
