@@ -7,10 +7,10 @@ Within one agent's namespace and project, over active entries (transcript turns 
   (``memoryd.text``; seed 003: "Use conventional commits" / "Always use conventional
   commits") — in one category, as ``remember`` decides duplicates (a category can be what an
   entry means: seed 001's ``rejected-designs``, whose check must still find a design after a
-  copy was filed elsewhere), merge into the best of them: higher confidence, then newer. The others are
-  superseded and linked to it (``superseded_by``; history shows the chain). A file-backed entry
-  is never superseded (its file is the truth, and only the notebook pass edits a notebook): it
-  may survive a merge, and is otherwise left as it is.
+  copy was filed elsewhere), merge into the best of them: higher confidence, then newer. The
+  others are superseded and linked to it (``superseded_by``; history shows the chain). A
+  file-backed entry is never superseded (its file is the truth, and only the notebook pass
+  edits a notebook): it may survive a merge, and is otherwise left as it is.
 - The survivor counts its **occurrences** (its own plus each merged one's), and its
   **confidence rises with independent evidence**: each merged entry from another session (or,
   without sessions, another day) closes part of the gap to certainty,
