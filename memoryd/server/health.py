@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from memoryd_client.paths import home_text
 from memoryd_client.views import duration
 
 from memoryd import __version__
@@ -74,7 +75,7 @@ class Health:
             "version": __version__,
             "pid": os.getpid(),
             "executable": sys.executable,
-            "memoryd_home": os.environ.get("MEMORYD_HOME"),
+            "memoryd_home": home_text(),  # absolute: a relative one was the daemon's cwd's
             "state_dir": str(config.state_dir),
             "socket": str(config.socket_path),
             "config_file": str(config.config_file),
