@@ -181,6 +181,9 @@ def test_list_and_recent_filter_page_and_order(daemon, client) -> None:
     page = run_cli("list", "designer", "--limit", "2", "--offset", "1")
     assert [line.split()[2] for line in page.stdout.splitlines()] == [ids["note"], ids["lesson"]]
     assert "entries 2-3 of 4; next page: --offset 3" in page.stderr
+    past = run_cli("list", "designer", "--offset", "10")  # not "entries 10-10 of 4"
+    assert past.stdout == "" and "no entries from --offset 10: 4 in all" in past.stderr
+    assert "no entries" in run_cli("list", "nobody").stderr
     forgotten = run_cli("list", "coder", "--status", "forgotten").stdout
     assert ids["gone"] in forgotten and ids["fact"] not in forgotten
     oldest = run_cli("list", "--oldest", "--limit", "1").stdout

@@ -125,8 +125,14 @@ def run(args: argparse.Namespace, client: Client, emit: Callable[..., None],
             shown = len(r["entries"])
             more = (f"; next page: --offset {args.offset + shown}"
                     if args.offset + shown < r["total"] else "")
-            first = args.offset + 1 if shown else args.offset
-            print(f"entries {first}-{args.offset + shown} of {r['total']}{more}", file=sys.stderr)
+            if shown:
+                print(f"entries {args.offset + 1}-{args.offset + shown} of {r['total']}{more}",
+                      file=sys.stderr)
+            elif r["total"]:
+                print(f"no entries from --offset {args.offset}: {r['total']} in all",
+                      file=sys.stderr)
+            else:
+                print("no entries", file=sys.stderr)
 
         emit(args, result, show)
         return 0
