@@ -40,6 +40,13 @@ def test_global_options_before_or_after_the_command(daemon) -> None:
     assert wrong.returncode == 3 and "/nonexistent/memoryd.sock" in wrong.stderr
 
 
+def test_an_entry_is_found_by_a_prefix_of_its_id(daemon, client) -> None:
+    uid = client.remember("designer", "notes", "prefix lookups work")["entry"]["id"]
+    assert uid in run_cli("get", uid[:6]).stdout
+    short = run_cli("get", uid[:3])
+    assert short.returncode == 1 and "a prefix needs 4 characters or more" in short.stderr
+
+
 def test_errors_under_json_are_json_with_the_same_exit_codes(daemon) -> None:
     missing = run_cli("--json", "get", "nosuchid")
     assert missing.returncode == 1

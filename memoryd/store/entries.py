@@ -130,7 +130,8 @@ class Entries:
                 listed = ", ".join(matches[:3]) + (", …" if len(matches) > 3 else "")
                 raise BadParamsError(f"id prefix {entry_id!r} is ambiguous ({listed}); give "
                                      "more characters")
-        raise NotFoundError(f"no entry with id {entry_id!r}")
+        short = " (a prefix needs 4 characters or more)" if len(entry_id) < 4 else ""
+        raise NotFoundError(f"no entry with id {entry_id!r}{short}")
 
     def write_ledger(self, agent: str, records: list[dict[str, Any]]) -> None:
         """Append records to the agent's ledger (one fsync) and record the new offset. The
