@@ -91,6 +91,10 @@ def test_user_prompt_injects_only_what_matches(daemon, client, tmp_path) -> None
     nothing = hook("claude-code", "UserPromptSubmit", start_payload(
         str(tmp_path), "UserPromptSubmit", prompt="what is the capital of Mongolia"))
     assert nothing.returncode == 0 and nothing.stdout == ""
+    for blank in ("", "  "):  # an image pasted alone: no error line, nothing injected
+        alone = hook("claude-code", "UserPromptSubmit", start_payload(
+            str(tmp_path), "UserPromptSubmit", prompt=blank))
+        assert (alone.returncode, alone.stdout, alone.stderr) == (0, "", "")
 
 
 def test_codex_output_is_its_strict_subset(daemon, client, tmp_path) -> None:

@@ -39,6 +39,12 @@ def test_impossible_paths_are_refused_by_name(client: Client, path: str) -> None
         client.pass_run("staleness", project=path, dry_run=True)
 
 
+def test_an_empty_prompt_is_refused_by_its_name(client: Client) -> None:
+    for blank in ("", "   "):
+        with pytest.raises(BadParamsError, match="prompt must not be empty"):
+            client.context("coder", cwd="/", prompt=blank)
+
+
 def test_oversized_tag_lists_are_refused(client: Client) -> None:
     with pytest.raises(BadParamsError, match="tags holds 100000 items"):
         client.search("ruff", agent="coder", tags=[f"t{i}" for i in range(100_000)])

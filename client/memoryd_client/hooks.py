@@ -139,7 +139,11 @@ def call_daemon(request: dict[str, Any], deadline_s: float) -> dict[str, Any]:
     finally:
         sock.close()
     result = reply.get("result")
-    return result if isinstance(result, dict) else {}
+    if isinstance(result, dict):
+        return result
+    error = reply.get("error")  # the daemon refused the event: say so (the hook still exits 0)
+    message = error.get("message") if isinstance(error, dict) else None
+    return {"problem": f"the daemon refused the event: {message}"} if message else {}
 
 
 def render(event: str, context: str | None) -> str:

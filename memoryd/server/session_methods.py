@@ -62,6 +62,9 @@ class SessionMethods:
         agent = params.agent()
         assert agent is not None and self.registry is not None
         prompt = params.text("prompt", max_len=20_000)
+        if prompt is not None and not prompt.strip():
+            raise BadParamsError("context: prompt must not be empty (without one: the "
+                                 "session-start block)")
         budget = params.integer("budget", low=0, high=1_000_000, default=DEFAULT_BUDGET_CHARS
                                 if prompt is None else PROMPT_BUDGET_CHARS)
         block = await self.build_context(agent, params.path("cwd"), prompt, budget,
@@ -117,7 +120,8 @@ class SessionMethods:
             block = await self.build_context(agent, cwd, None, DEFAULT_BUDGET_CHARS)
             await self.engine.db(registry.log_injection, session, agent, event, block, DEFAULT_BUDGET_CHARS)
             context = block.text or None
-        elif event == "UserPromptSubmit" and not replayed and isinstance(payload.get("prompt"), str):
+        elif event == "UserPromptSubmit" and not replayed and isinstance(payload.get("prompt"), str) \
+                and payload["prompt"].strip():  # an image alone comes with an empty prompt
             block = await self.build_context(agent, cwd, payload["prompt"], PROMPT_BUDGET_CHARS,
                                              only_relevant=True)
             if block.items:
