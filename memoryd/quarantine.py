@@ -29,31 +29,43 @@ from __future__ import annotations
 
 import re
 
-RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((name, re.compile(pattern, re.I | re.M)) for name, pattern in (
-    ("ignore-previous",
-     r"\b(?:ignore|disregard|forget|override|bypass)\b[^.\n]{0,20}?"
-     r"\b(?:previous|prior|above|earlier|preceding|all|your|system)\b[^.\n]{0,20}?"
-     r"\b(?:instructions?|prompts?|directions|directives|guardrails)\b"),
-    ("role-tag",
-     r"<\s*/?\s*(?:system|assistant|human|developer|system[-_]reminder|im_start|im_end)\b[^>\n]{0,80}>"
-     r"|<\|(?:im_start|im_end|system|user|assistant|endoftext)\|>|\[/?INST\]|<<\s*/?SYS\s*>>"
-     r"|^[ \t>*-]*(?:assistant|human)[ \t]*:"),
-    ("memoryd-marker",
-     r"<!--\s*memoryd:|^[ \t>]*#{1,6}[ \t]*(?:Feedback \(the user's words\)"
-     r"|Other memory files \(read them when relevant\))"),
-    ("tool-call",
-     r"<\s*/?\s*(?:[a-z]+:)?(?:function_calls|invoke|tool_use|tool_call|tool_result|function_results)\b"
-     r"|\"(?:tool_calls|function_call)\"\s*:"),
-    ("role-override",
-     r"\byou are now (?:a|an|the|my|in)\b|\bnew (?:system )?instructions?\s*:"
-     r"|\b(?:do not|don't|never) (?:tell|inform|alert|mention (?:this |it )?to) the user\b"),
-))
+#: Each rule: its name, its pattern (case-insensitive), and words one of which a text must hold
+#: (case-folded) for the pattern to match at all: a text without any of them is not searched
+#: (the patterns cost ~220 µs for a transcript chunk of ~870 characters, the words ~10).
+RULES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = tuple(
+    (name, re.compile(pattern, re.I | re.M), needles) for name, pattern, needles in (
+        ("ignore-previous",
+         r"\b(?:ignore|disregard|forget|override|bypass)\b[^.\n]{0,20}?"
+         r"\b(?:previous|prior|above|earlier|preceding|all|your|system)\b[^.\n]{0,20}?"
+         r"\b(?:instructions?|prompts?|directions|directives|guardrails)\b",
+         ("ignore", "disregard", "forget", "override", "bypass")),
+        ("role-tag",
+         r"<\s*/?\s*(?:system|assistant|human|developer|system[-_]reminder|im_start|im_end)\b"
+         r"[^>\n]{0,80}>"
+         r"|<\|(?:im_start|im_end|system|user|assistant|endoftext)\|>|\[/?INST\]|<<\s*/?SYS\s*>>"
+         r"|^[ \t>*-]*(?:assistant|human)[ \t]*:",
+         ("<", "inst]", "assistant", "human")),
+        ("memoryd-marker",
+         r"<!--\s*memoryd:|^[ \t>]*#{1,6}[ \t]*(?:Feedback \(the user's words\)"
+         r"|Other memory files \(read them when relevant\))",
+         ("memoryd:", "feedback (the user's words)",
+          "other memory files (read them when relevant)")),
+        ("tool-call",
+         r"<\s*/?\s*(?:[a-z]+:)?(?:function_calls|invoke|tool_use|tool_call|tool_result"
+         r"|function_results)\b|\"(?:tool_calls|function_call)\"\s*:",
+         ("function_call", "invoke", "tool_use", "tool_call", "tool_result", "function_result")),
+        ("role-override",
+         r"\byou are now (?:a|an|the|my|in)\b|\bnew (?:system )?instructions?\s*:"
+         r"|\b(?:do not|don't|never) (?:tell|inform|alert|mention (?:this |it )?to) the user\b",
+         ("you are now", "instruction", "the user")),
+    ))
 
 
-#: What memoryd writes around the messages of a transcript chunk (memoryd.ingest.transcript):
-#: the date, and a speaker label opening each section ("Assistant: " opens a line, as a
-#: role-tag does).
-_CHUNK_LABELS = re.compile(r"(^|\n\n)(?:\[\d{4}-\d{2}-\d{2}\] )?(?:User|Assistant|Summary): ")
+#: What memoryd writes before the messages of a transcript chunk (memoryd.ingest.transcript):
+#: the date and a speaker label first, and a label after each blank line between messages
+#: ("Assistant: " opens a line, as a role-tag does).
+_CHUNK_START = re.compile(r"(?:\[\d{4}-\d{2}-\d{2}\] )?(?:User|Assistant|Summary): ")
+_CHUNK_LABELS = ("\n\nUser: ", "\n\nAssistant: ", "\n\nSummary: ")
 TRANSCRIPT_KINDS = ("turn", "summary")
 
 
@@ -62,9 +74,14 @@ def reason(text: str, kind: str | None = None) -> str | None:
     transcript chunk (``kind`` turn or summary) is judged by its messages, without the speaker
     labels memoryd wrote (every exchange with an answer was flagged as a role-tag)."""
     if kind in TRANSCRIPT_KINDS:
-        text = _CHUNK_LABELS.sub(r"\1", text)
-    for name, pattern in RULES:
-        if pattern.search(text):
+        start = _CHUNK_START.match(text)
+        if start:
+            text = text[start.end():]
+        for label in _CHUNK_LABELS:
+            text = text.replace(label, "\n\n")
+    folded = text.casefold()
+    for name, pattern, needles in RULES:
+        if any(needle in folded for needle in needles) and pattern.search(text):
             return name
     return None
 
