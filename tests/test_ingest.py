@@ -296,6 +296,28 @@ def test_codex_rollout_is_indexed(home: Path, daemon, client) -> None:
                for h in search(client, "rg charge exec_command"))  # the tool call is not indexed
 
 
+def test_generic_transcripts_numbering_their_messages_alike_are_all_kept(
+        home: Path, daemon, client) -> None:
+    """Two chats whose messages carry ids 1, 2 in each file: the second file's first exchange
+    replaced the first file's, which was gone from search."""
+    chats = home / "chats"
+    chats.mkdir()
+    client.sources("add", name="chats", path=str(chats / "*.jsonl"), kind="transcript",
+                   format="generic", agent="chatter")
+    for name, session, question, answer in (
+            ("a", "A", "What is the capital of Peru?", "Lima."),
+            ("b", "B", "How tall is Mount Fuji?", "3,776 metres.")):
+        write_lines(chats / f"{name}.jsonl", [
+            {"id": 1, "role": "user", "content": question, "session_id": session},
+            {"id": 2, "role": "assistant", "content": answer, "session_id": session}])
+    eventually(lambda: _one(client, "How tall is Mount Fuji"))
+    eventually(lambda: _one(client, "What is the capital of Peru"))
+    turns = client.list_entries(agents=["chatter"], kind=["turn"])["entries"]
+    assert sorted(" ".join(t["text"].split()) for t in turns) == [
+        "User: How tall is Mount Fuji? Assistant: 3,776 metres.",
+        "User: What is the capital of Peru? Assistant: Lima."]
+
+
 def test_bad_input_is_skipped_with_a_reason_and_nothing_is_lost(home: Path, daemon, client, memoryd_home) -> None:
     memory = home / ".mastersof-ai/agents/designer/memory"
     memory.mkdir(parents=True)

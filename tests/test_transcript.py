@@ -543,9 +543,9 @@ def test_generic_format() -> None:
     ]
     turns = run(parser, records)
     assert [(t.role, t.record_id, t.text, t.timestamp) for t in turns] == [
-        ("user", "m-1", "where are sessions stored?", epoch("2026-06-01T10:00:00+00:00")),
+        ("user", "s-1:m-1", "where are sessions stored?", epoch("2026-06-01T10:00:00+00:00")),
         ("assistant", line_id(json.dumps(records[2])), "In ~/.aider.\n\nSee docs.", 1780308005.0),
-        ("user", "3", "thanks", 1780308010.5),
+        ("user", "s-1:3", "thanks", 1780308010.5),  # an id need only be unique in its session
     ]
     assert all((t.session_id, t.cwd) == ("s-1", "/srv/app") for t in turns)
     assert (parser.harness, parser.session_id, parser.user_messages) == ("generic", "s-1", 2)

@@ -61,10 +61,14 @@ class GenericParser(_LineParser):
         record_id = record.get("id")
         if isinstance(record_id, int) and not isinstance(record_id, bool):
             record_id = str(record_id)
-        elif record_id is None:
-            record_id = line_id(line)
-        elif not isinstance(record_id, str) or not record_id:
+        elif record_id is not None and (not isinstance(record_id, str) or not record_id):
             raise _Skip("bad_field")
+        # ids are often a message's number in its file (1, 2, …): taken as they are, the first
+        # exchange of one transcript replaced the first of every other
+        if record_id is None or self.session_id is None:
+            record_id = line_id(line)
+        else:
+            record_id = f"{self.session_id}:{record_id}"
         self._message(record.get("role"), record.get("content"), record_id, timestamp, out)
 
     def _pi_record_id(self, record: dict[str, Any], line: str) -> str:
