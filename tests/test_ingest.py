@@ -316,6 +316,10 @@ def test_generic_transcripts_numbering_their_messages_alike_are_all_kept(
     assert sorted(" ".join(t["text"].split()) for t in turns) == [
         "User: How tall is Mount Fuji? Assistant: 3,776 metres.",
         "User: What is the capital of Peru? Assistant: Lima."]
+    from conftest import run_cli
+
+    listed = run_cli("list", "chatter").stdout  # one exchange a line, for grep and head
+    assert len(listed.splitlines()) == 2 and "Peru? Assistant: Lima." in listed
 
 
 def test_bad_input_is_skipped_with_a_reason_and_nothing_is_lost(home: Path, daemon, client, memoryd_home) -> None:

@@ -26,7 +26,9 @@ def duration(seconds: float) -> str:
     return f"{seconds / 86400:.0f} days"
 
 
-def entry_line(entry: dict[str, Any]) -> str:
+def entry_line(entry: dict[str, Any], whole: bool = False) -> str:
+    """An entry as one line (its text's line breaks as spaces, so that a listing is one entry
+    a line), or with its text ``whole``."""
     status = "" if entry.get("status") == "active" else f" [{entry.get('status')}]"
     if entry.get("stale"):  # something it names is gone from its project (staleness pass)
         status += f" [stale: {entry['stale']}]"
@@ -35,11 +37,12 @@ def entry_line(entry: dict[str, Any]) -> str:
                   "until a person runs `memory release` on it]"
     key = f" {entry['key']}" if entry.get("key") else ""
     category = entry.get("category") or "-"
-    return f"{entry['id']}  {entry['agent']}/{category} {entry['kind']}{key}{status}: {entry['text']}"
+    text = entry["text"] if whole else " ".join(entry["text"].split())
+    return f"{entry['id']}  {entry['agent']}/{category} {entry['kind']}{key}{status}: {text}"
 
 
 def print_entry(entry: dict[str, Any]) -> None:
-    print(entry_line(entry))
+    print(entry_line(entry, whole=True))
     tags = ",".join(entry.get("tags") or [])
     source = entry.get("source")
     span = f":{entry['line_start']}-{entry['line_end']}" if entry.get("line_start") else ""
