@@ -537,6 +537,7 @@ def test_generic_format() -> None:
             "session_id": "s-1",
         },
         {"role": "user", "content": "thanks", "timestamp": 1780308010500, "id": 3},
+        {"role": "user", "content": "and a UUID", "id": "0194f2a1-7c3e-7b21-9d4e-1a2b3c4d5e6f"},
         {"role": "tool", "content": "ls output"},
         {"role": "user", "content": {"text": "wrong"}},
         {"role": "user", "content": "   "},
@@ -546,9 +547,10 @@ def test_generic_format() -> None:
         ("user", "s-1:m-1", "where are sessions stored?", epoch("2026-06-01T10:00:00+00:00")),
         ("assistant", line_id(json.dumps(records[2])), "In ~/.aider.\n\nSee docs.", 1780308005.0),
         ("user", "s-1:3", "thanks", 1780308010.5),  # an id need only be unique in its session
+        ("user", "0194f2a1-7c3e-7b21-9d4e-1a2b3c4d5e6f", "and a UUID", None),  # as it is
     ]
     assert all((t.session_id, t.cwd) == ("s-1", "/srv/app") for t in turns)
-    assert (parser.harness, parser.session_id, parser.user_messages) == ("generic", "s-1", 2)
+    assert (parser.harness, parser.session_id, parser.user_messages) == ("generic", "s-1", 3)
     assert (parser.started, parser.last_seen) == (epoch("2026-06-01T10:00:00+00:00"), 1780308010.5)
     assert parser.skipped == {"meta": 1, "ignored": 1, "bad_field": 1, "empty": 1}
 

@@ -64,9 +64,10 @@ Formats
     ``role`` is ``user``, ``assistant`` or ``summary`` (kept) or ``system`` / anything else
     (dropped). ``content`` is a string or a list of ``{"type": "text", "text": …}`` blocks (other
     block types are ignored). ``timestamp`` (ISO-8601, or epoch seconds or milliseconds),
-    ``session_id``, ``id`` and ``cwd`` are optional. The record id is ``f"{session_id}:{id}"``
-    (an ``id`` need only be unique within its session, such as the message's number), and
-    :func:`line_id` of the line without either.
+    ``session_id``, ``id`` and ``cwd`` are optional. The record id is the ``id`` when it is a
+    long one (16 characters or more: a UUID), ``f"{session_id}:{id}"`` for a shorter one (unique
+    only within its session, such as the message's number), and :func:`line_id` of the line
+    without either.
 
     The generic parser also reads pi coding agent session files (``badlogic/pi-mono``, format
     v3, integrations.md §4.1): the ``session`` header gives ``session_id``, ``cwd`` and the start

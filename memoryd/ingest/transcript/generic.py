@@ -19,6 +19,11 @@ from memoryd.ingest.transcript.lines import (
 )
 
 
+#: An ``id`` this long (a UUID, a ULID, a hash) is taken as unique across sessions; a shorter
+#: one only within its session.
+GLOBAL_ID_CHARS = 16
+
+
 class GenericParser(_LineParser):
     """The generic one-message-per-line format, and pi session files (see the module
     docstring). ``harness`` names the agent in the session registry."""
@@ -63,11 +68,12 @@ class GenericParser(_LineParser):
             record_id = str(record_id)
         elif record_id is not None and (not isinstance(record_id, str) or not record_id):
             raise _Skip("bad_field")
-        # ids are often a message's number in its file (1, 2, …): taken as they are, the first
-        # exchange of one transcript replaced the first of every other
-        if record_id is None or self.session_id is None:
+        # a short id is often a message's number in its file (1, 2, …): taken as it is, the
+        # first exchange of one transcript replaced the first of every other. A long one (a
+        # UUID) stays as it is, as the chunks already indexed and archived under it know it
+        if record_id is None or (len(record_id) < GLOBAL_ID_CHARS and self.session_id is None):
             record_id = line_id(line)
-        else:
+        elif len(record_id) < GLOBAL_ID_CHARS:
             record_id = f"{self.session_id}:{record_id}"
         self._message(record.get("role"), record.get("content"), record_id, timestamp, out)
 
