@@ -75,6 +75,38 @@ def test_a_source_that_does_not_exist_is_a_problem_with_its_fix(daemon, memoryd_
     assert doctor()[0] == 0
 
 
+def test_every_skipped_file_is_named_and_still_after_a_restart(memoryd_home, embedder) -> None:
+    """Two files of one memory directory memoryd cannot index: doctor names both (it named a
+    source's last problem only), a restart does not forget them (unchanged files are not read
+    again), and a fixed file leaves the list."""
+    memory = memoryd_home / "user/.mastersof-ai/agents/designer/memory"
+    memory.mkdir(parents=True)
+    (memory / "good.md").write_text("- Keep this lesson about kerning.\n")
+    (memory / "binary.md").write_bytes(b"\x00\x01 binary junk")
+    (memory / "huge.md").write_text("- x\n" * 600_000)
+
+    def both_named() -> bool:
+        check = by_name(doctor()[1])["skipped"]
+        return check["status"] == "warning" and check["detail"].startswith("2 files") and \
+            "binary.md: binary file" in check["detail"] and "huge.md: file is" in check["detail"]
+
+    for _ in range(2):  # before and after a restart
+        running = start_daemon(embedder)
+        try:
+            wait_until(both_named, timeout_s=30)
+        finally:
+            running.stop()
+    (memory / "huge.md").write_text("- a short file now\n")
+    running = start_daemon(embedder)
+    try:
+        def fixed() -> bool:
+            detail = by_name(doctor()[1])["skipped"]["detail"]
+            return detail.startswith("1 file with a problem") and "huge.md" not in detail
+        wait_until(fixed, timeout_s=30)
+    finally:
+        running.stop()
+
+
 def test_a_project_root_is_checked_as_a_whole(daemon, tmp_path) -> None:
     project = tmp_path / "shop"
     project.mkdir()

@@ -16,6 +16,7 @@ import os
 import shutil
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,15 @@ DISK_WARNING_BYTES = 1 << 30
 DISK_PROBLEM_BYTES = 100 << 20
 #: A backlog (vectors, files) that has not moved for this long while there is work is stuck.
 STUCK_S = 300.0
+#: Files with a problem named by the "skipped" check (the others are counted).
+SHOWN_FILES = 3
+
+
+@dataclass
+class FileProblems:
+    count: int  # indexed files whose row holds an error
+    shown: list[tuple[str, str]]  # the first SHOWN_FILES of them: path, error
+    indexed: set[str]  # of the sources' last problem paths, those the index holds
 RESTART = "restart memoryd (`memoryd service stop && memoryd service start`, or stop and run " \
     "`memoryd serve` again)"
 
@@ -149,21 +159,45 @@ class Health:
                      + (f"; {absent} built-in ones absent (their agents are not installed here)"
                         if absent else ""))
 
-    def skipped(self) -> dict[str, Any]:
+    async def file_problems(self) -> FileProblems:
+        """The files with a problem now, from the index (their row's error: skipped, or read
+        with something left out), and which of the sources' last problems name a file the
+        index holds (whose row says whether it is still one)."""
+        ingest = self.daemon.ingest
+        paths = [s.last_error_path for s in ingest.stats.values() if s.last_error_path] \
+            if ingest is not None else []
+        return await self.daemon.engine.db(self._file_problems, paths)
+
+    def _file_problems(self, paths: list[str]) -> FileProblems:
+        store = self.daemon.engine.store
+        assert store is not None
+        (count,) = store.db.execute("SELECT count(*) FROM files WHERE error IS NOT NULL").fetchone()
+        shown = store.db.execute("SELECT path, error FROM files WHERE error IS NOT NULL "
+                                 f"ORDER BY path LIMIT {SHOWN_FILES}").fetchall()
+        indexed = {p for p in paths
+                   if store.db.execute("SELECT 1 FROM files WHERE path=?", (p,)).fetchone()}
+        return FileProblems(count, shown, indexed)
+
+    def skipped(self, files: FileProblems) -> dict[str, Any]:
+        """Every file with a problem (from the index: each one named, and still known after a
+        restart, which reads unchanged files again no more), then what the sources skipped
+        since start: lines, and files refused before they reached the index."""
         ingest = self.daemon.ingest
         if ingest is None:
             return check("skipped", OK, "ingestion has not started yet")
-        problems = []
+        problems = [f"{path}: {error}" for path, error in files.shown]
+        if files.count > len(files.shown):
+            problems.append(f"and {files.count - len(files.shown)} more files")
         for name, stats in ingest.stats.items():
             lines = sum(stats.skipped.values())
-            if stats.last_error:
-                problems.append(f"{name}: {stats.last_error_path}: {stats.last_error}"
-                                + (f" ({lines} lines skipped in all)" if lines else ""))
+            if stats.last_error and stats.last_error_path not in files.indexed:
+                problems.append(f"{name}: {stats.last_error_path}: {stats.last_error}")
             elif lines:
                 problems.append(f"{name}: {lines} lines skipped")
         if problems:
-            return check("skipped", WARNING, "; ".join(problems[:3])
-                         + (f"; and {len(problems) - 3} more sources" if len(problems) > 3 else ""),
+            count = files.count
+            what = f"{count} file{'' if count == 1 else 's'} with a problem: " if count else ""
+            return check("skipped", WARNING, what + "; ".join(problems),
                          "memory status --sources lists each source's skipped lines and last "
                          "problem; the files are left as they are")
         return check("skipped", OK, "no file or line skipped since memoryd started")
@@ -232,7 +266,8 @@ class Health:
         (only those that are not ok), the embedding rate and estimate, the paths."""
         engine = self.daemon.engine
         backlog = await engine.db(self.backlog_counts)
-        checks = [self.model(), self.sources(), self.skipped(), self.disk(),
+        files = await self.file_problems()
+        checks = [self.model(), self.sources(), self.skipped(files), self.disk(),
                   self.backlog(backlog)]
         rate = engine.embedded.rate()
         config = self.daemon.config
@@ -322,13 +357,14 @@ class Health:
         engine = self.daemon.engine
         whole = await asyncio.to_thread(self.whole_store)
         waiting = await engine.db(self.backlog_counts)
+        files = await self.file_problems()
         checks = [
             self.model(),
             self.telemetry(),
             *whole,
             self.disk(),
             self.sources(),
-            self.skipped(),
+            self.skipped(files),
             self.backlog(waiting),
         ]
         return {"daemon": self.facts(), "checks": checks, "state": worst(checks)}
