@@ -38,6 +38,8 @@ DISK_PROBLEM_BYTES = 100 << 20
 STUCK_S = 300.0
 #: Files with a problem named by the "skipped" check (the others are counted).
 SHOWN_FILES = 3
+RESTART = "restart memoryd (`memoryd service stop && memoryd service start`, or stop and run " \
+    "`memoryd serve` again)"
 
 
 @dataclass
@@ -45,8 +47,6 @@ class FileProblems:
     count: int  # indexed files whose row holds an error
     shown: list[tuple[str, str]]  # the first SHOWN_FILES of them: path, error
     indexed: set[str]  # of the sources' last problem paths, those the index holds
-RESTART = "restart memoryd (`memoryd service stop && memoryd service start`, or stop and run " \
-    "`memoryd serve` again)"
 
 
 def check(name: str, status: str, detail: str, fix: str | None = None) -> dict[str, Any]:
