@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import re
 
+from memoryd.text import CHUNK_LABELS, without_date_prefix
+
 #: Each rule: its name, its pattern (case-insensitive), and words one of which a text must hold
 #: (case-folded) for the pattern to match at all: a text without any of them is not searched
 #: (the patterns cost ~220 µs for a transcript chunk of ~870 characters, the words ~10).
@@ -61,24 +63,31 @@ RULES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = tuple(
     ))
 
 
-#: What memoryd writes before the messages of a transcript chunk (memoryd.ingest.transcript):
-#: the date and a speaker label first, and a label after each blank line between messages
-#: ("Assistant: " opens a line, as a role-tag does).
-_CHUNK_START = re.compile(r"(?:\[\d{4}-\d{2}-\d{2}\] )?(?:User|Assistant|Summary): ")
-_CHUNK_LABELS = ("\n\nUser: ", "\n\nAssistant: ", "\n\nSummary: ")
 TRANSCRIPT_KINDS = ("turn", "summary")
+#: What memoryd writes before each message of a transcript chunk ("Assistant: " opens a line,
+#: as a role-tag does).
+_LABELS = tuple(f"{label}: " for label in CHUNK_LABELS.values())
+
+
+def messages(chunk: str) -> str:
+    """A transcript chunk's messages without what memoryd wrote around them: the date before
+    the first, a speaker label before each."""
+    text = without_date_prefix(chunk)
+    for label in _LABELS:
+        if text.startswith(label):
+            text = text[len(label):]
+            break
+    for label in _LABELS:
+        text = text.replace("\n\n" + label, "\n\n")
+    return text
 
 
 def reason(text: str, kind: str | None = None) -> str | None:
     """Why ``text`` looks like an instruction to the model (the rule's name), or None. A
-    transcript chunk (``kind`` turn or summary) is judged by its messages, without the speaker
-    labels memoryd wrote (every exchange with an answer was flagged as a role-tag)."""
+    transcript chunk (``kind`` turn or summary) is judged by its messages (every exchange with
+    an answer was flagged as a role-tag by memoryd's own label)."""
     if kind in TRANSCRIPT_KINDS:
-        start = _CHUNK_START.match(text)
-        if start:
-            text = text[start.end():]
-        for label in _CHUNK_LABELS:
-            text = text.replace(label, "\n\n")
+        text = messages(text)
     folded = text.casefold()
     for name, pattern, needles in RULES:
         if any(needle in folded for needle in needles) and pattern.search(text):

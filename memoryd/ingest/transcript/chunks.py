@@ -8,13 +8,13 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from memoryd.ingest.transcript.lines import Chunk, Turn
+from memoryd.text import CHUNK_LABELS
 
 #: Longest chunk text, date prefix included. Past it, the assistant part is cut first: the user
 #: part (or summary) keeps all but :data:`_ASSISTANT_RESERVE_CHARS` of the room.
 MAX_CHUNK_CHARS = 4_000
 _ASSISTANT_RESERVE_CHARS = 1_000
 
-_LABELS = {"user": "User", "assistant": "Assistant", "summary": "Summary"}
 
 
 def chunk_exchanges(turns: Sequence[Turn], *, max_chars: int = MAX_CHUNK_CHARS) -> list[Chunk]:
@@ -54,7 +54,7 @@ def _make_chunk(group: list[Turn], max_chars: int) -> Chunk:
     prefix = ""
     if timestamp is not None:
         prefix = f"[{datetime.fromtimestamp(timestamp, UTC).date().isoformat()}] "
-    sections = [f"{_LABELS.get(t.role, 'Assistant')}: {t.text}" for t in group]
+    sections = [f"{CHUNK_LABELS.get(t.role, 'Assistant')}: {t.text}" for t in group]
     return Chunk(
         chunk_id=hashlib.sha256(f"chunk:{first.record_id}".encode()).hexdigest()[:32],
         kind="summary" if first.role == "summary" else "turn",
