@@ -68,20 +68,22 @@ class GenericParser(_LineParser):
             record_id = str(record_id)
         elif record_id is not None and (not isinstance(record_id, str) or not record_id):
             raise _Skip("bad_field")
-        # a short id is often a message's number in its file (1, 2, …): taken as it is, the
-        # first exchange of one transcript replaced the first of every other. A long one (a
-        # UUID) stays as it is, as the chunks already indexed and archived under it know it
-        if record_id is None or (len(record_id) < GLOBAL_ID_CHARS and self.session_id is None):
-            record_id = line_id(line)
-        elif len(record_id) < GLOBAL_ID_CHARS:
-            record_id = f"{self.session_id}:{record_id}"
-        self._message(record.get("role"), record.get("content"), record_id, timestamp, out)
+        self._message(record.get("role"), record.get("content"), self._record_id(record_id, line),
+                      timestamp, out)
 
     def _pi_record_id(self, record: dict[str, Any], line: str) -> str:
-        entry_id = _text_or_none(record.get("id"))
-        if entry_id is None:
-            return line_id(line)
-        return f"{self.session_id}:{entry_id}" if self.session_id else entry_id
+        return self._record_id(_text_or_none(record.get("id")), line)
+
+    def _record_id(self, given: str | None, line: str) -> str:
+        """A record id unique across transcripts: a long ``given`` one (a UUID) as it is, a
+        short one within its session (a message's number, or pi's 8 hex digits: taken as it
+        was, the first exchange of one transcript replaced the first of every other), else
+        the line's hash."""
+        if given is not None and len(given) >= GLOBAL_ID_CHARS:
+            return given
+        if given is not None and self.session_id is not None:
+            return f"{self.session_id}:{given}"
+        return line_id(line)
 
     def _message(
         self,
