@@ -263,42 +263,38 @@ def notebooks(ctx: PassContext) -> list[dict[str, Any]]:
     return found
 
 
-def checked_paths(db: apsw.Connection, target: Path) -> list[str]:
-    """The watched notebooks `memory notebook check TARGET` means: the file TARGET names
-    (through symlinks, as the watcher recorded it), or every notebook under a directory.
-    A target that holds none says why, instead of a check that found "nothing to do"."""
+def watched_memory_files(db: apsw.Connection) -> list[tuple[str, bool, str | None]]:
+    """Every watched memory file: path, pinned, the problem that kept it out (if any)."""
+    return [(path, bool(pinned), error) for path, pinned, error in db.execute(
+        "SELECT path, pinned, error FROM files WHERE kind='memory' ORDER BY path")]
+
+
+def checked_paths(files: list[tuple[str, bool, str | None]], target: Path) -> list[str]:
+    """The watched files `memory notebook check TARGET` means: the one TARGET names (through
+    symlinks, as the watcher recorded it), or those under a directory, whose notebooks the pass
+    then checks. A file that is not a notebook is refused with the reason, instead of a check
+    that found "nothing to do". (Off the database thread: it resolves every watched path.)"""
     real = os.path.realpath(target)
-    folder = target.is_dir()
-    under = real.rstrip("/") + "/"
-    found: list[tuple[str, bool, str | None]] = []
-    for path, pinned, error in db.execute("SELECT path, pinned, error FROM files "
-                                          "WHERE kind='memory' ORDER BY path"):
-        resolved = os.path.realpath(path)
-        if resolved == real or (folder and resolved.startswith(under)):
-            found.append((path, bool(pinned) or is_pinned(path), error))
-    why = None
-    if not found:
-        why = ("no memory file memoryd watches is under it" if folder else
-               "not a memory file memoryd watches (see memory sources list)")
-    elif folder:
-        paths = [p for p, pinned, error in found
-                 if not pinned and not error and f"/{ARCHIVE_DIR}/" not in p]
-        if paths:
-            return paths
-        why = "no notebook under it, only pinned files, archives or files memoryd cannot read"
-    else:
-        path, pinned, error = found[0]
-        why = not_a_notebook(Path(path), pinned, error)
-        if why is None:
+    if target.is_dir():
+        under = real.rstrip("/") + "/"
+        paths = [path for path, _, _ in files if os.path.realpath(path).startswith(under)]
+        if not paths:
+            raise BadParamsError(f"{target}: no memory file memoryd watches is under it")
+        return paths
+    for path, pinned, error in files:
+        if os.path.realpath(path) == real:
+            why = not_a_notebook(Path(path), pinned, error)
+            if why is not None:
+                raise BadParamsError(f"{target}: {why}")
             return [path]
-    raise BadParamsError(f"{target}: {why}")
+    raise BadParamsError(f"{target}: not a memory file memoryd watches (see memory sources list)")
 
 
 def not_a_notebook(path: Path, pinned: bool, error: str | None) -> str | None:
     """Why a watched memory file is not a notebook the pass would check (None: it is one)."""
     if error:
         return f"memoryd could not read it: {error}"
-    if pinned:
+    if pinned or is_pinned(str(path)):
         return "a pinned file (CONTEXT.md, system/), injected whole: not a notebook"
     if f"/{ARCHIVE_DIR}/" in str(path):
         return "an archive of pruned lines, not a notebook"

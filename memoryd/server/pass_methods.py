@@ -6,12 +6,13 @@ dispatches to.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
 from memoryd.errors import BadParamsError
 from memoryd.params import Params
-from memoryd.passes.notebooks import checked_paths
+from memoryd.passes.notebooks import checked_paths, watched_memory_files
 from memoryd.passes.runner import PASSES, Passes
 from memoryd.project import project_of
 
@@ -79,7 +80,8 @@ class PassMethods:
                 raise BadParamsError(f"{resolved}: no such file or directory")
             store = self.passes.engine.store
             assert store is not None, "the engine is not open"
-            paths = await self.passes.engine.db(checked_paths, store.db, resolved)
+            files = await self.passes.engine.db(watched_memory_files, store.db)
+            paths = await asyncio.to_thread(checked_paths, files, resolved)
         summary = await self.passes.run("notebooks", agent=params.agent(required=False),
                                         paths=paths, dry_run=not params.flag("fix"))
         return {**summary, **await self.passes.show(summary["run"])}
