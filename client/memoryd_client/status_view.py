@@ -30,14 +30,12 @@ def _next_run(at: float, now: float) -> str:
     "16:35", "tomorrow 14:35", "due" (it waits for a quiet moment or its turn)."""
     if at <= now:
         return "due"
-    local = time.localtime(at)
-    clock = time.strftime("%H:%M", local)
-    day = (local.tm_year, local.tm_yday)
-    if day == (time.localtime(now).tm_year, time.localtime(now).tm_yday):
+    day, clock = time.strftime("%Y-%m-%d %H:%M", time.localtime(at)).split()
+    if day == time.strftime("%Y-%m-%d", time.localtime(now)):
         return clock
-    if day == (time.localtime(now + 86400).tm_year, time.localtime(now + 86400).tm_yday):
+    if day == time.strftime("%Y-%m-%d", time.localtime(now + 86400)):
         return f"tomorrow {clock}"
-    return time.strftime("%Y-%m-%d %H:%M", local)
+    return f"{day} {clock}"
 
 
 def _fraction(what: str, done: int, total: int, eta_s: float | None) -> str:
