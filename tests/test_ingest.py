@@ -240,6 +240,18 @@ def test_claude_code_transcript_is_tailed_once_without_noise(home: Path, memoryd
             ])
             [summary] = eventually(lambda: _one(client, "release train"))
             assert summary["kind"] == "summary"
+            # the lines left out on purpose (a slash command, memoryd's own block) are no
+            # problem of the file: `memory status` had warned of one in every such session
+            status = client.call("status", {})
+            assert "skipped" not in [c["check"] for c in status["health"]["checks"]]
+            write_lines(path, ["{not json"])
+
+            def named() -> None:
+                checks = client.call("status", {})["health"]["checks"]
+                assert [c["detail"] for c in checks if c["check"] == "skipped"] == [
+                    f"1 file with a problem: {path}: skipped lines: 1 invalid_json; "
+                    "claude-transcripts: 1 line skipped"]
+            eventually(named)
         running.stop()
         # a restart resumes at the stored offset: nothing is indexed twice
         write_lines(path, [user("u9", "one more question about the release train cadence")])

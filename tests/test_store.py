@@ -100,6 +100,27 @@ def test_transcript_chunks_flagged_by_their_own_labels_are_let_go_at_upgrade(tmp
     assert quarantined == {"t1": 0, "t2": 1, "n1": 1}
 
 
+def test_lines_left_out_on_purpose_stop_being_a_files_problem_at_upgrade(tmp_path) -> None:
+    """Before schema 14 a transcript with a slash command (its wrapper lines) or memoryd's own
+    block was a file with a problem, and `memory status` warned of it until the file changed:
+    opening such a database keeps only the lines that could not be read."""
+    store = Store(tmp_path / "db")
+    problems = {"/t/clear.jsonl": "skipped lines: 2 wrapper",
+                "/t/both.jsonl": "skipped lines: 1 invalid_json, 1 marker, 3 wrapper",
+                "/t/bad.jsonl": "skipped lines: 2 too_long",
+                "/m/binary.md": "binary file (a NUL byte in the first 8 KiB)"}
+    for path, error in problems.items():
+        store.db.execute("INSERT INTO files(path, source, kind, agent, error) VALUES "
+                         "(?, 's', 'transcript', 'a', ?)", (path, error))
+    store.db.execute("PRAGMA user_version=13")
+    store.close()
+    reopened = Store(tmp_path / "db")
+    assert dict(reopened.db.execute("SELECT path, error FROM files")) == {
+        "/t/clear.jsonl": None, "/t/both.jsonl": "skipped lines: 1 invalid_json",
+        "/t/bad.jsonl": "skipped lines: 2 too_long",
+        "/m/binary.md": "binary file (a NUL byte in the first 8 KiB)"}
+
+
 def test_a_chunk_whose_answer_arrives_is_judged_again(tmp_path) -> None:
     store = Store(tmp_path / "db")
     store.insert_entry({**entry("t1", "[2026-11-01] User: what does the log say"), "kind": "turn"})

@@ -317,8 +317,10 @@ class Ingest:
                            "started": parser.started, "last_seen": parser.last_seen,
                            "user_messages": parser.user_messages - state.users_reported}
                 state.users_reported = parser.user_messages
+            # the file's problem: lines that could not be read, not those memoryd leaves out
+            # on purpose (tool calls, a slash command's wrapper, its own injected block, …)
             skipped = {**read.skipped, **{k: v for k, v in parser.skipped.items()
-                                          if k not in ("tool", "meta", "ignored", "empty")}}
+                                          if k in MALFORMED}}
             problem = ", ".join(f"{n} {reason}" for reason, n in sorted(skipped.items())) or None
             change = await self.background(
                 self.indexer.apply_transcript, facts, read.position, chunks, session,

@@ -193,7 +193,7 @@ class Health:
             if stats.last_error and stats.last_error_path not in files.indexed:
                 problems.append(f"{name}: {stats.last_error_path}: {stats.last_error}")
             elif lines:
-                problems.append(f"{name}: {lines} lines skipped")
+                problems.append(f"{name}: {lines} line{'' if lines == 1 else 's'} skipped")
         if problems:
             count = files.count
             what = f"{count} file{'' if count == 1 else 's'} with a problem: " if count else ""

@@ -36,7 +36,12 @@ from memoryd.quarantine import reason as quarantine_reason
 from memoryd.quarantine import release_target
 from memoryd.store import lexicon
 from memoryd.store.checkpoint import Checkpointer
-from memoryd.store.migrations import MIGRATIONS, QUARANTINE_VERSIONS
+from memoryd.store.migrations import (
+    MIGRATIONS,
+    QUARANTINE_VERSIONS,
+    UNREADABLE_LINES_VERSION,
+    only_unreadable_lines,
+)
 
 log = logging.getLogger(__name__)
 
@@ -164,6 +169,8 @@ class Store:
                 self.db.execute(MIGRATIONS[number])
                 if number + 1 in QUARANTINE_VERSIONS:
                     self._flag_quarantine(QUARANTINE_VERSIONS[number + 1])
+                if number + 1 == UNREADABLE_LINES_VERSION:
+                    only_unreadable_lines(self.db)
                 self.db.execute(f"PRAGMA user_version={number + 1}")
         if version == 0:
             log.info("Database created at schema version %d.", len(MIGRATIONS))

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import apsw
+
 from memoryd.quarantine import TRANSCRIPT_KINDS
 
 MIGRATIONS: tuple[str, ...] = (
@@ -247,6 +249,31 @@ MIGRATIONS: tuple[str, ...] = (
     """
     SELECT 1;
     """,
+    # 14: a transcript file's problem names the lines that could not be read, not those left
+    # out on purpose (a slash command's wrapper, memoryd's own block): every session with a
+    # slash command made `memory status` warn. Existing files' problems are rewritten
+    # (:func:`only_unreadable_lines`)
+    """
+    SELECT 1;
+    """,
 )
 #: The migrations after which existing entries are judged for quarantine again: the kinds.
 QUARANTINE_VERSIONS: dict[int, tuple[str, ...] | None] = {9: None, 13: TRANSCRIPT_KINDS}
+#: The migration after which files' problems name unreadable lines only.
+UNREADABLE_LINES_VERSION = 14
+#: The reasons a transcript's problem named before schema 14 for lines left out on purpose.
+LEFT_OUT_ON_PURPOSE = ("marker", "wrapper")
+
+
+def only_unreadable_lines(db: apsw.Connection) -> None:
+    """Rewrite the files' problems "skipped lines: 1 invalid_json, 2 wrapper" without the
+    lines left out on purpose; a problem of those alone is no problem."""
+    changed = []
+    for path, error in db.execute(
+            "SELECT path, error FROM files WHERE error LIKE 'skipped lines: %'").fetchall():
+        reasons = [item for item in error.removeprefix("skipped lines: ").split(", ")
+                   if item.partition(" ")[2] not in LEFT_OUT_ON_PURPOSE]
+        now = "skipped lines: " + ", ".join(reasons) if reasons else None
+        if now != error:
+            changed.append((now, path))
+    db.executemany("UPDATE files SET error=? WHERE path=?", changed)
