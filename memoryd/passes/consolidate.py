@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memoryd.ingest.sources import ARCHIVE_DIR
+from memoryd.pacing import give_way
 from memoryd.passes.journal import Change
 from memoryd.passes.steps import Offload
 from memoryd.store.vectors import VectorFilter, follow_meta
@@ -106,6 +107,7 @@ def near_pairs(values: np.ndarray, scales: np.ndarray, is_changed: np.ndarray,
         * scales[start:start + GROUP_BLOCK, None]
     found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     for first in range(0, len(changed), BLOCK):
+        give_way()
         rows = changed[first:first + BLOCK]
         sims = (values[rows].astype(np.float32) * scales[rows, None]) @ right.T
         left, column = np.nonzero(sims >= low)

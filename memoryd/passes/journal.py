@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.errors import BadParamsError, NotFoundError
+from memoryd.pacing import give_way
 from memoryd.passes.files import FileText, remove_if_unchanged, replace_if_unchanged
 from memoryd.store.database import Store
 from memoryd.store.durable import fsync_directory
@@ -411,7 +412,10 @@ def swap_groups(groups: list[list[Change]]) -> list[bool]:
     (a notebook pass writes a thousand files into a few directories), before any group is
     reported written."""
     renamed_in: set[Path] = set()
-    written = [swap_files(changes, renamed_in) for changes in groups]
+    written = []
+    for changes in groups:
+        give_way()
+        written.append(swap_files(changes, renamed_in))
     for directory in sorted(renamed_in):
         fsync_directory(directory)
     return written

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memoryd.errors import BadParamsError, UnavailableError
+from memoryd.pacing import paced
 from memoryd.ingest.pipeline import configured_sources
 from memoryd.passes import consolidate, notebooks, promote, retain, staleness
 from memoryd.passes.files import commit, through_links
@@ -185,12 +186,15 @@ class Passes:
     """The passes of one daemon: on demand, on a schedule, undo and accept."""
 
     def __init__(self, engine: Engine, idle_since: Callable[[], float],
-                 background: Callable[..., Awaitable[Any]] | None = None) -> None:
+                 background: Callable[..., Awaitable[Any]] | None = None,
+                 pause: Callable[[], None] | None = None) -> None:
         self.engine = engine
         self.idle_since = idle_since
         #: runs a slice on the database thread once the requests someone waits on are done
         #: (memoryd.server.traffic); the plain database thread without one
         self.background = background or engine.db
+        #: what offloaded work waits for between two of its units (memoryd.pacing)
+        self.pause = pause
         self._journal: Journal | None = None
         self.lock = asyncio.Lock()
         self.current: str | None = None
@@ -283,9 +287,10 @@ class Passes:
                 if done:
                     return
                 if isinstance(step, Offload) and step.wait:
-                    value = await asyncio.to_thread(step.fn, *step.args)
+                    value = await asyncio.to_thread(paced, self.pause, step.fn, *step.args)
                 elif isinstance(step, Offload):
-                    value = asyncio.ensure_future(asyncio.to_thread(step.fn, *step.args))
+                    value = asyncio.ensure_future(
+                        asyncio.to_thread(paced, self.pause, step.fn, *step.args))
                     started.append(value)
                 elif isinstance(step, Collect):
                     value = await step.handle

@@ -47,6 +47,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from memoryd.pacing import give_way
 from memoryd.passes.journal import Change
 from memoryd.passes.references import Ref, references
 from memoryd.passes.steps import Offload
@@ -262,6 +263,7 @@ def read_words(paths: Iterable[str], wanted: set[str]) -> set[str]:
     for path in paths:
         if len(found) == total:
             break
+        give_way()
         try:
             with open(path, "rb") as handle:
                 data = handle.read(MAX_FILE_BYTES + 1)

@@ -181,7 +181,8 @@ class Daemon:
         self.sessions = SessionMethods(engine)
         self.methods.update(self.sessions.methods())
         self.methods.update(ListMethods(engine).methods())
-        self.passes = Passes(engine, lambda: self.last_request, self.traffic.background)
+        self.passes = Passes(engine, lambda: self.last_request, self.traffic.background,
+                             self.traffic.pause)
         settled = await self.passes.recover()
         if settled:
             log.info("Settled %d changes of a pass that was stopped mid-run.", settled)

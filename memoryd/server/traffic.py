@@ -10,7 +10,8 @@ meanwhile do not extend the wait: it never starves under a steady stream of sear
 Indexing what the watcher saw gives way the same (a pass that rewrote a thousand notebooks
 makes the watcher reindex them), and background slices take turns: one between two searches.
 Long requests — a pass run, a bulk import — are not interactive: they would hold the passes
-back for their whole length.
+back for their whole length. Work on other threads gives way too, between two of its units
+(:meth:`Traffic.pause`, through memoryd.pacing).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import itertools
+import threading
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -42,6 +45,7 @@ class Traffic:
         self._numbers = itertools.count()
         self._ended = asyncio.Event()
         self._turn = asyncio.Lock()
+        self._changed = threading.Condition()  # ``running`` changed: for pauses on other threads
 
     async def background(self, fn: Callable[..., T], *args: Any) -> T:
         """Run ``fn`` on the database thread as background work: one background slice at a
@@ -56,13 +60,16 @@ class Traffic:
         if method in BACKGROUND_METHODS:
             return None
         number = next(self._numbers)
-        self.running.add(number)
+        with self._changed:
+            self.running.add(number)
         _SERVING.set(number)
         return number
 
     def end(self, number: int | None) -> None:
         if number is not None:
-            self.running.discard(number)
+            with self._changed:
+                self.running.discard(number)
+                self._changed.notify_all()
             _SERVING.set(None)
             self._ended.set()
 
@@ -87,3 +94,15 @@ class Traffic:
                     await self._ended.wait()
             except TimeoutError:
                 return
+
+    def pause(self) -> None:
+        """:meth:`give_way` for work on another thread, between two of its units: wait until
+        the interactive requests in flight now have finished, for at most GIVE_WAY_S."""
+        deadline = time.monotonic() + GIVE_WAY_S
+        with self._changed:
+            waiting = self.running - {_SERVING.get()}  # the context the work was started in
+            while waiting & self.running:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                self._changed.wait(left)
