@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 from memoryd_client import BadParamsError, Client
@@ -43,6 +44,15 @@ def test_an_empty_prompt_is_refused_by_its_name(client: Client) -> None:
     for blank in ("", "   "):
         with pytest.raises(BadParamsError, match="prompt must not be empty"):
             client.context("coder", cwd="/", prompt=blank)
+
+
+def test_a_window_that_ends_before_it_begins_is_refused(client: Client) -> None:
+    """`--since 3d --until 5d` read as "from 3 to 5 days ago" answered "no match" (exit 1):
+    as if nothing had been written then."""
+    client.remember("coder", "tools", "We lint with ruff")
+    with pytest.raises(BadParamsError, match=r"since \(3d\) is not before until \(5d\)"):
+        client.search("ruff", agent="coder", since="3d", until="5d")
+    assert client.search("ruff", agent="coder", since="5d", until=time.time() + 60)["hits"]
 
 
 def test_oversized_tag_lists_are_refused(client: Client) -> None:

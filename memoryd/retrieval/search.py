@@ -185,6 +185,11 @@ class Search:
             if status not in STATUSES:
                 raise BadParamsError(f"search: status must be among {', '.join(STATUSES)} or any")
         since, until = params.time("since"), params.time("until")
+        if since is not None and until is not None and since >= until:
+            raise BadParamsError(
+                f"search: since ({params.raw['since']}) is not before until "
+                f"({params.raw['until']}): nothing could match; an age counts back from now, so "
+                "--since 7d --until 1d is the week up to yesterday")
         tags = [t.lower() for t in params.strings("tags") or []]
 
         where: list[str] = []
