@@ -113,6 +113,10 @@ def test_a_project_root_is_checked_as_a_whole(daemon, tmp_path) -> None:
     (project / "CLAUDE.md").write_text("- Run the linter before every commit.\n")
     assert run_cli("sources", "add", "--project", str(project)).returncode == 0
     assert by_name(doctor()[1])["sources"]["status"] == "ok"  # no .claude/rules/: fine
+    # and `memory status` does not count its optional files' directories as missing sources
+    status = json.loads(run_cli("status", "--json").stdout)
+    mine = [s for s in status["ingest"]["sources"] if str(project) in s["name"]]
+    assert len(mine) > 3 and all(s["root_exists"] for s in mine)
     (project / "CLAUDE.md").unlink()
     project.rmdir()
     code, report = doctor()

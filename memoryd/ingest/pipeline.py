@@ -501,9 +501,15 @@ class Ingest:
             "roots": [str(r) for r in self.roots],
             "sources": [
                 {"name": s.name, "path": s.path, "kind": s.kind, "format": s.format,
-                 "agent": s.agent, "root_exists": s.root(self.home).is_dir(),
+                 "agent": s.agent, "root_exists": self._present(s),
                  **self.stats.get(s.name, SourceStats()).__dict__}
                 for s in self.sources
             ],
         }
+
+    def _present(self, source: Source) -> bool:
+        """Whether the source's directory is there; for one of a project's files, the
+        project's (its `.claude/rules/` or `AGENTS.md` need not exist, as `memory doctor` says)."""
+        project = self.projects.get(source.name)
+        return Path(project).is_dir() if project is not None else source.root(self.home).is_dir()
 

@@ -155,8 +155,9 @@ class Health:
             return check("sources", PROBLEM, "does not exist: " + "; ".join(
                 dict.fromkeys(what for what, _ in missing)),
                 f"create it, or stop watching it: memory sources remove {names}")
+        ones = "one" if absent == 1 else "ones"
         return check("sources", OK, f"{present} watched sources present"
-                     + (f"; {absent} built-in ones absent (their agents are not installed here)"
+                     + (f"; {absent} built-in {ones} absent (their agents are not installed here)"
                         if absent else ""))
 
     async def file_problems(self) -> FileProblems:
