@@ -31,7 +31,9 @@ a kept store, starts from a copy of the store as built (``pristine/`` in the sta
 each does the first-run work (undoing the runs would not do: an undone merge is kept apart
 from then on, and the next consolidation would find nothing to merge). Budgets (issue 8): consolidation
 ≤ 60 s, staleness ≤ 10 s full and ≤ 1 s unchanged, notebooks ≤ 10 s for 1,000 notebooks,
-search p99 ≤ 50 ms while a pass runs. Prints a table (with the machine's speed before and
+search p99 ≤ 50 ms while a pass runs, and each pass's longest step on the database thread
+(what a search that came then waited for; the daemon's reply to the run names it) ≤ ~20 ms.
+Prints a table (with the machine's speed before and
 after, as the bare embedder's rate in this process, and the CPU other processes and the
 hypervisor took meanwhile, "noisy run" above 0.2 cores) and writes bench/results/passes.json.
 """
@@ -83,6 +85,8 @@ SEARCH_RATE = 10.0
 MIN_SEARCHES = 20
 BUDGETS = {"consolidate": 60.0, "staleness": 10.0, "staleness (unchanged)": 1.0,
            "notebooks": 10.0}
+#: The issue's "no slice over ~20 ms": a search that comes during a step waits for it.
+STEP_MS = 20
 SEARCH_P99_MS = 50.0
 #: Texts the bare embedder embeds in this process before and after the measurements: how fast
 #: the machine is at the time (its speed moves by a third from hour to hour, with no other
@@ -345,6 +349,7 @@ def main(argv: list[str] | None = None) -> int:
                 progress(f"skipping {name}: this daemon has no such pass")
             order = [(name, label) for name, label in order if name in known]
             walls: dict[str, list[float]] = {label: [] for _, label in order}
+            steps: dict[str, list[dict[str, Any]]] = {label: [] for _, label in order}
             searched: dict[str, list[float]] = {label: [] for _, label in order}
             for number in range(args.rounds):
                 if number:  # the next round finds the same work to do
@@ -362,6 +367,8 @@ def main(argv: list[str] | None = None) -> int:
                     report.info[label] = result
                     walls[label].append(wall)
                     searched[label] += times
+                    if "longest_step" in result:  # an older daemon does not say
+                        steps[label].append(result["longest_step"])
             during: list[float] = []
             for _, label in order:
                 result, times = report.info[label], searched[label]
@@ -370,6 +377,11 @@ def main(argv: list[str] | None = None) -> int:
                 counts = ", ".join(f"{k} {v}" for k, v in sorted(result["counts"].items()))
                 report.add(f"{label}: duration", max(walls[label]), "s", le=BUDGETS.get(label),
                            note="; ".join(rounds + ([counts] if counts else [])))
+                if any(step["from"] for step in steps[label]):  # it took a step at all
+                    step = max(steps[label], key=lambda s: s["ms"])
+                    report.add(f"{label}: longest step on the database thread", step["ms"],
+                               "ms", le=STEP_MS, note=f"{step.get('cpu_ms', '?')} ms of CPU; "
+                               f"{step['from']} to {step['to']}")
                 during += times
                 if times:
                     report.add(f"{label}: search p50 while it runs", percentile(ms(times), 50), "ms")

@@ -176,6 +176,7 @@ def _confirmed(ctx: PassContext, lessons: list[dict[str, Any]]) -> Iterator[Any]
     feedback_vectors = yield from ctx.vectors([rowid for rowid, _ in feedback])
     confirmed: set[str] = set()
     for agent in {a for _, a in feedback}:
+        yield
         mine = [e for e in lessons if e["agent"] == agent and e["id"] in lesson_vectors]
         theirs = [feedback_vectors[r] for r, a in feedback if a == agent and r in feedback_vectors]
         if not mine or not theirs:
