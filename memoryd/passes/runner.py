@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memoryd.errors import BadParamsError, UnavailableError
-from memoryd.pacing import paced
 from memoryd.ingest.pipeline import configured_sources
+from memoryd.pacing import paced
 from memoryd.passes import consolidate, notebooks, promote, retain, staleness
 from memoryd.passes.files import commit, through_links
 from memoryd.passes.journal import Change, Journal, RunSummary, parse_target, run_name
