@@ -655,6 +655,31 @@ def test_a_recurring_lesson_is_proposed_accepted_into_its_file_and_undone(
     assert claude.read_bytes() == original
 
 
+def test_a_lesson_the_users_feedback_confirms_is_proposed_after_one_sighting(
+        memoryd_home: Path, daemon, client: Client) -> None:
+    """Seed 001: a lesson recurs (three sessions) or the user's feedback confirms it."""
+    project = memoryd_home / "repo"
+    (project / ".git").mkdir(parents=True)
+    (project / "CLAUDE.md").write_text("# Repo\n")
+    client.remember("claude-code", "testing", "Run pytest -x before pushing.", kind="lesson",
+                    session="s1", cwd=str(project), confidence=0.8)
+    client.remember("claude-code", "style", "Use tabs in the Makefile.", kind="lesson",
+                    session="s1", cwd=str(project), confidence=0.8)
+    assert client.pass_run("promote")["counts"] == {}  # seen once: not yet
+    mine = memoryd_home / "user/.claude/CLAUDE.md"  # a person's words: their Feedback section
+    mine.parent.mkdir(parents=True, exist_ok=True)
+    mine.write_text("# Me\n\n## Shareholder Feedback\n"
+                    "- [2026-11-20] Always run pytest -x before you push.\n")
+    wait_until(lambda: client.search("pytest before you push", agents=["claude-code"],
+                                     kind="feedback")["hits"], timeout_s=30)
+    wait_until(lambda: not client.status().get("backlog"), timeout_s=30)  # and its vector
+    proposed = client.pass_run("promote")
+    assert proposed["counts"] == {"proposed": 1}
+    [proposal] = [c for c in client.pass_show(proposed["run"])["changes"]
+                  if c["kind"] == "proposal"]
+    assert "pytest -x" in json.dumps(proposal["after"])
+
+
 def test_auto_promotion_writes_at_once(memoryd_home: Path, embedder, monkeypatch) -> None:
     monkeypatch.setenv("MEMORYD_PASSES_PROMOTE_MODE", "auto")
     running = start_daemon(embedder)
