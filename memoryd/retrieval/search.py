@@ -156,8 +156,8 @@ class Search:
         if agents is None:
             agent = params.agent(required=False)
             if agent is None:
-                raise BadParamsError(
-                    "search: give agent (your own namespace) or agents (a list, or ['*'] for all)")
+                raise BadParamsError(f"{params.method}: give agent (your own namespace) or "
+                                     "agents (a list, or ['*'] for all)")
             agents = [agent]
         if agents == ["*"]:
             agents = None
@@ -171,7 +171,8 @@ class Search:
         kinds = params.strings("kind")
         for kind in kinds or ():
             if kind not in KINDS:
-                raise BadParamsError(f"search: kind must be among {', '.join(KINDS)}; got {kind!r}")
+                raise BadParamsError(
+                    f"{params.method}: kind must be among {', '.join(KINDS)}; got {kind!r}")
         project = params.path("project")
         cwd = params.path("cwd")
         if project is None and cwd is not None:
@@ -183,11 +184,12 @@ class Search:
             statuses = list(STATUSES)
         for status in statuses:
             if status not in STATUSES:
-                raise BadParamsError(f"search: status must be among {', '.join(STATUSES)} or any")
+                raise BadParamsError(
+                    f"{params.method}: status must be among {', '.join(STATUSES)} or any")
         since, until = params.time("since"), params.time("until")
         if since is not None and until is not None and since >= until:
             raise BadParamsError(
-                f"search: since ({params.raw['since']}) is not before until "
+                f"{params.method}: since ({params.raw['since']}) is not before until "
                 f"({params.raw['until']}): nothing could match; an age counts back from now, so "
                 "--since 7d --until 1d is the week up to yesterday")
         tags = [t.lower() for t in params.strings("tags") or []]

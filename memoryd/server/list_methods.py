@@ -79,10 +79,7 @@ class ListMethods:
         limit = params.integer("limit", default=DEFAULT_PAGE, low=1, high=MAX_PAGE)
         offset = params.integer("offset", default=0, low=0, high=10_000_000)
         order = params.choice("order", ("newest", "oldest"), default="newest")
-        try:
-            where = self.engine.searcher.search_filter(params)
-        except BadParamsError as exc:  # search's filters, named for this method
-            raise BadParamsError(exc.message.replace("search:", "list:", 1)) from None
+        where = self.engine.searcher.search_filter(params)  # its errors name this method
         clauses = [where.where] if where.where else []
         values: list[Any] = list(where.params)
         total = store.db.execute(
