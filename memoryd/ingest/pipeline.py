@@ -501,13 +501,13 @@ class Ingest:
             "roots": [str(r) for r in self.roots],
             "sources": [
                 {"name": s.name, "path": s.path, "kind": s.kind, "format": s.format,
-                 "agent": s.agent, "root_exists": self._present(s),
+                 "agent": s.agent, "root_exists": self.present(s),
                  **self.stats.get(s.name, SourceStats()).__dict__}
                 for s in self.sources
             ],
         }
 
-    def _present(self, source: Source) -> bool:
+    def present(self, source: Source) -> bool:
         """Whether the source's directory is there; for one of a project's files, the
         project's (its `.claude/rules/` or `AGENTS.md` need not exist, as `memory doctor` says)."""
         project = self.projects.get(source.name)

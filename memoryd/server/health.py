@@ -137,17 +137,15 @@ class Health:
         builtin = {s.name for s in default_sources()} | {"memoryd-agents"}
         missing, absent = [], 0
         for source in ingest.sources:
+            if ingest.present(source):  # a project's files count when the project is there
+                continue
             root = ingest.projects.get(source.name)
-            if root is not None:  # a project root: its files may or may not be there
-                if not Path(root).is_dir():
-                    missing.append((f"project {root}", root))
-                continue
-            if source.root(ingest.home).is_dir():
-                continue
-            if source.name in builtin:
+            if root is not None:
+                missing.append((f"project {root}", root))
+            elif source.name in builtin:
                 absent += 1  # that agent is not installed here: normal
-                continue
-            missing.append((f"{source.name}: {source.root(ingest.home)}", source.name))
+            else:
+                missing.append((f"{source.name}: {source.root(ingest.home)}", source.name))
         missing = list(dict.fromkeys(missing))  # a project's files share one root
         present = len(ingest.sources) - absent - len(missing)
         if missing:
