@@ -282,8 +282,7 @@ class Passes:
         return {"run": run_name(run.run), "pass": run.name, "dry_run": run.dry_run,
                 "status": run.status, "counts": run.counts}
 
-    async def _drive(self, steps: Generator[Any, Any, Any],
-                     longest: LongestStep | None = None) -> None:
+    async def _drive(self, steps: Generator[Any, Any, Any], longest: LongestStep) -> None:
         value: Any = None
         started: list[asyncio.Future[Any]] = []
         try:
@@ -432,7 +431,7 @@ class LongestStep:
 
 
 def _slice(steps: Generator[Any, Any, Any], value: Any,
-           longest: LongestStep | None = None) -> tuple[bool, Any]:
+           longest: LongestStep) -> tuple[bool, Any]:
     """Advance a pass for up to SLICE_S on the database thread: (finished, what it yielded).
     A single step (from one yield to the next) over STEP_WARN_S is logged at debug level with
     where it began and ended: the place to add a yield."""
@@ -442,7 +441,7 @@ def _slice(steps: Generator[Any, Any, Any], value: Any,
             began, cpu, here = time.perf_counter(), time.thread_time(), _where(steps)
             step = steps.send(value)
             now = time.perf_counter()
-            if longest is not None and now - began > longest.seconds:
+            if now - began > longest.seconds:
                 longest.seconds, longest.cpu = now - began, time.thread_time() - cpu
                 longest.began, longest.ended = here, _where(steps)
             if now - began > STEP_WARN_S:
