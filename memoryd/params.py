@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import difflib
 import math
 import os
 import re
 import time
 from datetime import datetime, timezone
 from typing import Any
+
+from memoryd_client.wire import PARAMS
 
 from memoryd.errors import BadParamsError
 
@@ -52,6 +55,18 @@ class Params:
             raise BadParamsError(f"{method}: params must be a map, got {type(params).__name__}")
         self.method = method
         self.raw = params
+
+    def check_names(self) -> None:
+        """Refuse a name the method does not take (:data:`memoryd_client.wire.PARAMS`), and
+        one in any of ``remember_many``'s entries: ignored, a misspelt filter would widen a
+        search, a misspelt field would store an entry without it, and nobody would know."""
+        _check_names(self.method, self.raw, PARAMS.get(self.method, frozenset()))
+        entries = self.raw.get("entries") if self.method == "remember_many" else None
+        if isinstance(entries, list):
+            for number, item in enumerate(entries):
+                if isinstance(item, dict):
+                    _check_names(f"remember_many: entries[{number}]", item, PARAMS["remember"],
+                                 takes="an entry takes")
 
     def _fail(self, name: str, what: str) -> BadParamsError:
         return BadParamsError(f"{self.method}: {name} {what}")
@@ -158,6 +173,22 @@ class Params:
             if parsed is not None and EARLIEST_S <= parsed <= LATEST_S:
                 return parsed
         raise self._fail(name, f"{value!r} is not a time (epoch seconds, 2026-03-15, or 7d/12h)")
+
+
+def _check_names(where: str, raw: dict[Any, Any], known: frozenset[str], *,
+                 takes: str = "") -> None:
+    for name in raw:
+        if name in known:
+            continue
+        if name in ("writer", "via"):
+            raise BadParamsError(f"{where}: {name} is set by memoryd from the connection (its "
+                                 "agent and channel), never taken from a request; leave it out")
+        close = difflib.get_close_matches(str(name), sorted(known), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        method = where.split(":")[0]
+        taken = ", ".join(sorted(known)) or "nothing"
+        raise BadParamsError(f"{where}: unknown param {name!r}{hint}; "
+                             f"{takes or method + ' takes'} {taken}")
 
 
 def parse_time(value: str) -> float | None:

@@ -10,6 +10,7 @@ import time
 
 import pytest
 from memoryd_client import BadParamsError, Client
+from memoryd_client.errors import MemorydError
 
 NAN, INF = float("nan"), float("inf")
 
@@ -26,6 +27,44 @@ def test_non_finite_numbers_are_refused_by_name(client: Client, value: float) ->
         client.call("hook", {"harness": "claude-code", "event": "Stop", "ts": value,
                              "raw": json.dumps({"session_id": "s1"})})
     assert client.status()["entries"].get("active", 0) == 0
+
+
+def test_a_misspelt_param_is_refused_not_ignored(client: Client) -> None:
+    """Ignored, ``kinds`` searched every kind and ``tag`` stored an entry without its tags."""
+    client.remember("coder", "tools", "We lint with ruff", kind="fact")
+    with pytest.raises(BadParamsError) as refused:
+        client.search("ruff", agent="coder", kinds=["lesson"])
+    assert str(refused.value).startswith("search: unknown param 'kinds' (did you mean 'kind'?); "
+                                         "search takes agent, agents, category, cwd, kind, ")
+    with pytest.raises(BadParamsError, match=r"remember: unknown param 'tag' \(did you mean "
+                                             r"'tags'\?\)"):
+        client.call("remember", {"agent": "coder", "category": "tools", "text": "We use uv",
+                                 "tag": ["python"]})
+    with pytest.raises(BadParamsError, match=r"remember_many: entries\[1\]: unknown param "
+                                             r"'catgory' \(did you mean 'category'\?\); an entry "
+                                             r"takes agent, category, "):
+        client.remember_many([{"agent": "coder", "category": "tools", "text": "We use nox"},
+                              {"agent": "coder", "catgory": "tools", "text": "We use tox"}])
+    with pytest.raises(BadParamsError, match="reload: unknown param 'force'; reload takes "
+                                             "nothing"):
+        client.call("reload", {"force": True})
+    with Client(client.path) as other, pytest.raises(BadParamsError,
+                                                    match="bind: unknown param 'agnet'"):
+        other.call("bind", {"agnet": "coder"})
+    # nothing of the refused requests was stored; the filter, spelt right, filters
+    assert [e["text"] for e in client.list_entries()["entries"]] == ["We lint with ruff"]
+    assert client.search("ruff", agent="coder", kind=["lesson"])["hits"] == []
+
+
+def test_every_method_the_daemon_serves_declares_its_params(client: Client) -> None:
+    """The unknown-method error lists what the daemon serves: each is in the wire module's
+    table of params (one missing there would refuse every param it is sent)."""
+    from memoryd_client import wire
+
+    with pytest.raises(MemorydError) as unknown:
+        client.call("no_such_method", {})
+    served = str(unknown.value).split("known: ")[1].split(", ")
+    assert sorted(served) == sorted(wire.PARAMS)
 
 
 @pytest.mark.parametrize("path", ["/tmp/a\0b", "/tmp/" + "x" * 256, "/" + "d/" * 2100])

@@ -55,8 +55,13 @@ def test_a_connection_writes_only_the_namespace_it_is_bound_to(daemon, client) -
     victim = client.remember("victim", "prefs", "Prefers tabs")["entry"]
     mallory = Raw(daemon.socket)
     try:
-        own = mallory.call("remember", {"agent": "mallory", "category": "x", "text": "mine",
-                                        "writer": "user", "via": "extract"})["result"]["entry"]
+        for spoofed in ({"writer": "user"}, {"via": "extract"}):  # provenance is the daemon's
+            reply = mallory.call("remember", {"agent": "mallory", "category": "x", "text": "mine",
+                                              **spoofed})
+            assert reply["error"]["code"] == "bad_params"
+            assert f"{next(iter(spoofed))} is set by memoryd" in reply["error"]["message"]
+        own = mallory.call("remember", {"agent": "mallory", "category": "x",
+                                        "text": "mine"})["result"]["entry"]
         assert (own["agent"], own["writer"], own["via"]) == ("mallory", "mallory", "api")
         planted = mallory.call("remember", {"agent": "victim", "category": "x", "text": "planted"})
         assert refused(planted, "bound to agent 'mallory'")

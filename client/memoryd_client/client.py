@@ -144,7 +144,6 @@ class _Methods:
         cwd: str | None = None,
         project: str | None = None,
         session: str | None = None,
-        writer: str | None = None,
         polarity: str | None = None,
         created: float | str | None = None,
     ) -> Any:
@@ -167,7 +166,6 @@ class _Methods:
                     "cwd": cwd,
                     "project": project,
                     "session": session,
-                    "writer": writer,
                     "polarity": polarity,
                     "created": created,
                 }

@@ -27,10 +27,11 @@ if TYPE_CHECKING:
 COMMANDS = ("list", "recent", "export", "import")
 PAGE = 1000  # entries per list call in an export
 BATCH = 500  # entries per remember_many call in an import
-#: What an import carries over from an exported entry (the rest is recomputed or provenance
-#: that only the original store can vouch for: id, hash, updated, source file and lines).
+#: What an import carries over from an exported entry (the rest is recomputed, or provenance
+#: that only the original store can vouch for: id, hash, updated, source file and lines, and
+#: writer and via, which the daemon sets: who imported it, through which channel).
 IMPORTED_FIELDS = ("agent", "category", "text", "kind", "key", "tags", "confidence", "project",
-                   "session", "writer", "polarity", "created", "message_id")
+                   "session", "polarity", "created", "message_id")
 EXPORT_DROPS = ("age_note",)
 
 
@@ -226,8 +227,6 @@ def import_file(args: argparse.Namespace, client: Client, emit: Callable[..., No
             item = {k: entry[k] for k in IMPORTED_FIELDS if entry.get(k) is not None}
             item.setdefault("category", "")
             item["force"] = True  # near duplicates were kept where they come from
-            if entry.get("via") == "extract":
-                item["via"] = "extract"
             batch.append((number, item))
             if len(batch) >= BATCH:
                 flush()

@@ -37,6 +37,49 @@ PROTOCOL_VERSION = 1
 #: Methods that write an agent's namespace: they act as the connection's bound agent.
 WRITE_METHODS = frozenset({"remember", "remember_many", "supersede", "forget", "file_write",
                            "file_replace", "file_insert", "release", "purge"})
+#: What each method takes. The daemon refuses a request carrying any other name, so that a
+#: misspelt filter ("kinds") is an error rather than a search of everything. Each map of
+#: ``remember_many``'s ``entries`` takes ``remember``'s params. ``writer`` and ``via`` are
+#: never a request's: the daemon sets them from the connection.
+_FILTERS = frozenset({"agent", "agents", "category", "kind", "tags", "project", "cwd", "status",
+                      "since", "until"})
+PARAMS: dict[str, frozenset[str]] = {
+    "bind": frozenset({"agent", "channel"}),
+    "status": frozenset({"sources"}),
+    "doctor": frozenset(),
+    "reload": frozenset(),
+    "remember": frozenset({"agent", "category", "text", "kind", "key", "tags", "confidence",
+                           "force", "cwd", "project", "session", "polarity", "created",
+                           "message_id"}),
+    "remember_many": frozenset({"entries"}),
+    "search": _FILTERS | {"query", "limit", "min_score", "match", "now"},
+    "list": _FILTERS | {"limit", "offset", "cursor", "order"},
+    "get": frozenset({"id"}),
+    "forget": frozenset({"id", "agent", "reason"}),
+    "supersede": frozenset({"id", "text", "agent", "confidence"}),
+    "history": frozenset({"id", "agent", "key"}),
+    "sources": frozenset({"action", "name", "path", "kind", "format", "agent", "project_root",
+                          "notebook_lines"}),
+    "file_list": frozenset({"agent"}),
+    "file_read": frozenset({"agent", "path"}),
+    "file_write": frozenset({"agent", "path", "text"}),
+    "file_replace": frozenset({"agent", "path", "old", "new"}),
+    "file_insert": frozenset({"agent", "path", "line", "text"}),
+    "context": frozenset({"agent", "cwd", "prompt", "budget", "session"}),
+    "hook": frozenset({"harness", "event", "raw", "payload", "ts"}),
+    "explain": frozenset({"session"}),
+    "extract": frozenset({"session", "dry_run"}),
+    "session": frozenset({"id"}),
+    "sessions": frozenset({"agent", "project", "limit"}),
+    "pass_list": frozenset(),
+    "pass_run": frozenset({"name", "agent", "project", "dry_run", "full"}),
+    "pass_show": frozenset({"id"}),
+    "undo": frozenset({"id"}),
+    "promote_accept": frozenset({"id"}),
+    "notebook_check": frozenset({"path", "agent", "fix"}),
+    "purge": frozenset({"agent", "since", "match", "confirm"}),
+    "release": frozenset({"id", "agent"}),
+}
 #: Who a connection says it is: the Python library or a program speaking the protocol (api),
 #: the `memory` command at a terminal (terminal) or not (cli: a script, an agent's shell),
 #: the MCP server (mcp), an agent's lifecycle hook (hook).

@@ -78,6 +78,7 @@ def bind(caller: Caller, params: Params) -> dict[str, Any]:
 
 
 def _bind(caller: Caller, params: Params) -> dict[str, Any]:
+    params.check_names()
     agent = params.agent(required=False)
     channel = params.choice("channel", CHANNELS)
     if channel is not None:
@@ -126,8 +127,7 @@ def enforce(caller: Caller, params: Params) -> None:
                     "(agent=…) or bind first")
             continue  # the method says that the agent is required
         request.raw["agent"] = caller.agent
-        if method in ENTRY_WRITES:
-            request.raw.pop("via", None)
+        if method in ENTRY_WRITES:  # a request's own writer or via was refused already
             request.raw["writer"] = caller.writer
             if request.raw.get("kind") == "feedback" and not caller.human:
                 raise ForbiddenError(feedback_refusal(method))

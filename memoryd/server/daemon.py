@@ -365,14 +365,16 @@ class Daemon:
             method = request.get("method")
             if not isinstance(method, str):
                 raise BadFrameError("request needs a method name (a string)")
+            handler = self.methods.get(method)
+            if handler is None and method != "bind":
+                raise UnknownMethodError(
+                    f"unknown method {method!r}; known: bind, {', '.join(sorted(self.methods))}")
+            params = Params(method, request.get("params"))
             if method == "bind":
-                result = bind(caller, Params(method, request.get("params")))
+                result = bind(caller, params)
             else:
-                handler = self.methods.get(method)
-                if handler is None:
-                    raise UnknownMethodError(
-                        f"unknown method {method!r}; known: bind, {', '.join(sorted(self.methods))}")
-                params = Params(method, request.get("params"))
+                assert handler is not None
+                params.check_names()
                 enforce(caller, params)
                 number = self.traffic.begin(method)
                 try:
