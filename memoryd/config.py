@@ -284,19 +284,20 @@ def managed_layer(layer: dict[str, Any], settings: dict[str, Any], origin: Path)
     return merged
 
 
-def _toml_string(value: str) -> str:
-    return json.dumps(value, ensure_ascii=False)  # a JSON string is a valid TOML basic string
+def _toml_value(value: str | int) -> str:
+    return json.dumps(value, ensure_ascii=False)  # a JSON string or integer is valid TOML too
 
 
 def write_managed(path: Path, layer: dict[str, Any]) -> None:
-    """Write sources.toml atomically (it holds only strings, lists of strings and tables)."""
+    """Write sources.toml atomically (it holds only strings, whole numbers, lists of strings
+    and tables)."""
     lines = ["# Written by `memory sources add/remove`; hand-written settings go in config.toml.", ""]
     for key in ("disabled", "project_roots"):
         if layer.get(key):
-            lines.append(f"{key} = [{', '.join(_toml_string(v) for v in layer[key])}]")
+            lines.append(f"{key} = [{', '.join(_toml_value(v) for v in layer[key])}]")
     for table in layer.get("sources", []):
         lines += ["", "[[sources]]"]
-        lines += [f"{k} = {_toml_string(v)}" for k, v in table.items() if v is not None]
+        lines += [f"{k} = {_toml_value(v)}" for k, v in table.items() if v is not None]
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(path.name + ".tmp")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -336,7 +337,7 @@ def add_source(config: Config, data: dict[str, Any]) -> Source:
         raise ConfigError(f"a source named {source.name!r} exists already")
     layer.setdefault("sources", []).append(
         {"name": source.name, "path": source.path, "kind": source.kind, "format": source.format,
-         "agent": source.agent})
+         "agent": source.agent, "notebook_lines": source.notebook_lines})
     write_managed(config.sources_file, layer)
     return source
 
@@ -345,7 +346,8 @@ def _enable_builtin(config: Config, layer: dict[str, Any], builtin: Source,
                     data: dict[str, Any]) -> Source:
     """`memory sources add NAME` of a built-in that `memory sources remove` disabled: enabled
     again, as built (a glob or kind that differs belongs to a source of another name)."""
-    given = {k: data[k] for k in ("path", "kind", "format", "agent") if data.get(k) is not None}
+    given = {k: data[k] for k in ("path", "kind", "format", "agent", "notebook_lines")
+             if data.get(k) is not None}
     differs = sorted(k for k, v in given.items() if v != getattr(builtin, k))
     if differs:
         raise ConfigError(

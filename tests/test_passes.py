@@ -214,6 +214,27 @@ def test_notebook_check_finds_the_notebook_it_is_pointed_at_or_says_why_not(
     assert unwatched.read_text() == notebook.read_text()
 
 
+def test_a_source_added_with_its_own_cap_holds_its_notebooks_to_it(
+        memory_dir: Path, memoryd_home: Path, daemon, client: Client) -> None:
+    journals = memoryd_home / "journals"
+    journals.mkdir()
+    added = run_cli("sources", "add", "journal", f"{journals}/*.md", "--kind", "memory",
+                    "--agent", "scribe", "--notebook-lines", "20")
+    assert added.returncode == 0, added.stderr
+    assert "journal: " in added.stdout and "notebooks 20 lines" in added.stdout
+    assert "notebook_lines = 20" in (memoryd_home / "sources.toml").read_text()
+    for notebook in (journals / "notebook.md", memory_dir / "notebook.md"):
+        notebook.write_text(notebook_text(sessions=20))  # 37 lines: over 20, within 80
+    wait_until(lambda: active_count(client) >= 2 * 28)
+    client.pass_run("notebooks")
+    assert len((journals / "notebook.md").read_text().splitlines()) <= 20
+    assert (journals / "archive" / "notebook.md").exists()
+    kept = (memory_dir / "notebook.md").read_text()  # the default cap: nothing pruned
+    assert len(kept.splitlines()) == 37 and kept.count("drew sticker") == 20
+    bad = run_cli("sources", "add", "--project", str(memoryd_home), "--notebook-lines", "20")
+    assert bad.returncode == 2 and "--notebook-lines is a glob source's" in bad.stderr
+
+
 def test_line_endings_and_symlinks_are_kept(memory_dir: Path, memoryd_home: Path, daemon,
                                             client: Client) -> None:
     real = memoryd_home / "elsewhere.md"

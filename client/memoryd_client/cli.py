@@ -135,15 +135,20 @@ def run(args: argparse.Namespace, client: Client) -> int:
         return OK
     if command == "sources":
         if args.sources_command == "add":
+            if args.project and args.notebook_lines is not None:
+                raise UsageError("memory sources add: --notebook-lines is a glob source's "
+                                 "(NAME PATH), not a project's")
             if args.project:
                 result = client.sources("add", project_root=os.path.abspath(args.project))
             elif args.name and args.path and args.kind:
                 fmt = args.format or ("markdown" if args.kind == "memory" else "generic")
                 result = client.sources("add", name=args.name, path=args.path, kind=args.kind,
-                                        format=fmt, agent=args.agent)
+                                        format=fmt, agent=args.agent,
+                                        notebook_lines=args.notebook_lines)
             elif args.name and not args.path:  # a built-in that `sources remove` disabled
                 result = client.sources("add", name=args.name, kind=args.kind,
-                                        format=args.format, agent=args.agent)
+                                        format=args.format, agent=args.agent,
+                                        notebook_lines=args.notebook_lines)
             else:
                 raise UsageError("memory sources add: give NAME PATH --kind KIND, NAME of a "
                                  "disabled built-in, or --project DIR")

@@ -98,6 +98,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     add.add_argument("--format", choices=["markdown", "claude-code", "codex", "generic"],
                      help="default: markdown for memory, generic for transcripts")
     add.add_argument("--agent", help="the agent, when the glob has no {agent}")
+    add.add_argument("--notebook-lines", type=int, metavar="N",
+                     help="the notebook pass holds this source's notebooks to N lines "
+                     "(default: passes.notebook_lines, 80)")
     add.add_argument("--project", metavar="DIR", help="index CLAUDE.md, AGENTS.md, … in this project")
     remove = add_action(
         sources_commands, "sources", "remove",

@@ -71,8 +71,9 @@ def print_sources(status: dict[str, Any]) -> None:
     for source in ingest["sources"]:
         state = "" if source["root_exists"] else " (not present)"
         agent = source["agent"] or "{agent}"
+        cap = f", notebooks {source['notebook_lines']} lines" if source.get("notebook_lines") else ""
         print(f"{source['name']}: {source['path']} [{source['kind']}, {source['format']}, "
-              f"agent {agent}]{state}")
+              f"agent {agent}{cap}]{state}")
         indexed = f"{source['indexed']} entries indexed, " if "indexed" in source else ""
         print(f"    files {source['files']}, {indexed}since start +{source['entries_added']} "
               f"-{source['entries_removed']}")

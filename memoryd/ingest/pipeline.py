@@ -501,7 +501,8 @@ class Ingest:
             "roots": [str(r) for r in self.roots],
             "sources": [
                 {"name": s.name, "path": s.path, "kind": s.kind, "format": s.format,
-                 "agent": s.agent, "root_exists": self.present(s),
+                 "agent": s.agent, "notebook_lines": s.notebook_lines,
+                 "root_exists": self.present(s),
                  **self.stats.get(s.name, SourceStats()).__dict__}
                 for s in self.sources
             ],
