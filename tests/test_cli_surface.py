@@ -190,7 +190,12 @@ def test_list_and_recent_filter_page_and_order(daemon, client) -> None:
     assert "entries 2-3 of 4; next page: --offset 3" in page.stderr
     past = run_cli("list", "designer", "--offset", "10")  # not "entries 10-10 of 4"
     assert past.stdout == "" and "no entries from --offset 10: 4 in all" in past.stderr
-    assert "no entries" in run_cli("list", "nobody").stderr
+    nobody = run_cli("list", "nobody").stderr  # a misspelt agent is not an empty one
+    assert "no entries" in nobody and "no entries of agent 'nobody' at all" in nobody
+    assert "at all" not in past.stderr and "at all" not in run_cli("list", "designer").stderr
+    missed = run_cli("search", "designer,desginer", "-", "sticker")
+    assert "no entries of agent 'desginer' at all" in missed.stderr
+    assert "unknown_agents" not in client.search("sticker", agent="designer")
     forgotten = run_cli("list", "coder", "--status", "forgotten").stdout
     assert ids["gone"] in forgotten and ids["fact"] not in forgotten
     oldest = run_cli("list", "--oldest", "--limit", "1").stdout

@@ -83,9 +83,11 @@ def test_remember_a_dont_then_search_get_history_and_context(daemon, client: Cli
         ("memory_history", {"entry_id": old["id"]}),
         ("memory_context", {}),
         ("memory_search", {"query": "recipe for banana bread", "limit": 3}),
+        ("memory_search", {"query": "which linter", "other_agent": "codr"}),
     ])
-    remembered, refused, linter, lesson, deploys, got, history, context, nothing = \
+    remembered, refused, linter, lesson, deploys, got, history, context, nothing, typo = \
         session["results"]
+    assert text_of(typo) == "no agent named 'codr' has anything in memory"
     stored = json.loads(text_of(remembered))
     assert stored["stored"] is True
     assert client.get(stored["id"])["kind"] == "lesson"

@@ -120,6 +120,8 @@ def run(args: argparse.Namespace, client: Client, emit: Callable[..., None],
         def show(r: dict[str, Any]) -> None:
             import time
 
+            from memoryd_client.views import note_unknown_agents
+
             for entry in r["entries"]:
                 when = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry["created"]))
                 print(f"{when}  {entry_line(entry)}")
@@ -134,6 +136,7 @@ def run(args: argparse.Namespace, client: Client, emit: Callable[..., None],
                       file=sys.stderr)
             else:
                 print("no entries", file=sys.stderr)
+            note_unknown_agents(r)
 
         emit(args, result, show)
         return 0

@@ -187,6 +187,8 @@ def build_server(agent: str, client: Client) -> Any:
         check those before relying on them."""
         result = call(client.search, query, agent=other_agent or agent, limit=limit,
                       category=category, kind=[kind] if kind else None, since=since)
+        if other_agent and result.get("unknown_agents"):
+            return f"no agent named {other_agent!r} has anything in memory"
         return search_text(query, result["hits"], time.time())
 
     @server.tool(annotations=read_only, **text_tool)

@@ -120,6 +120,15 @@ def print_injections(result: dict[str, Any]) -> None:
             print(f"    {item['section']:<9} {what}{score}, {item['chars']} chars{state}")
 
 
+def note_unknown_agents(result: dict[str, Any]) -> None:
+    """Say so when an agent named has no entry at all: a misspelt name is not an empty one."""
+    unknown = result.get("unknown_agents")
+    if unknown:
+        names = ", ".join(repr(a) for a in unknown)
+        print(f"note: no entries of {'agent' if len(unknown) == 1 else 'agents'} {names} at all "
+              "(`memory status` lists the agents)", file=sys.stderr)
+
+
 def print_hits(result: dict[str, Any], show_all: bool = True) -> None:
     """One line per hit: * for a match, the probability that it is relevant, its age."""
     hits = [h for h in result["hits"] if show_all or h.get("match")]
@@ -134,5 +143,6 @@ def print_hits(result: dict[str, Any], show_all: bool = True) -> None:
         hint = (f"best: {best['score']['relevance']:.2f} {best['text'][:60]!r}; --all lists "
                 "the ranked hits" if best else "nothing ranked")
         print(f"no match ({hint})", file=sys.stderr)
+    note_unknown_agents(result)
     if result.get("degraded"):
         print("(keyword-only: the embedding model is not loaded)", file=sys.stderr)

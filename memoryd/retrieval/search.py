@@ -95,13 +95,15 @@ class Filter:
     where: str
     params: tuple[Any, ...]
     tags: tuple[str, ...]
+    #: agents named that have no entry at all (a misspelt name finds nothing, and says so)
+    unknown_agents: tuple[str, ...] = ()
 
     def within(self, start: float, end: float) -> Filter:
         where = " AND ".join(w for w in (self.where, "e.created >= ? AND e.created < ?") if w)
         since = max(start, self.vectors.since) if self.vectors.since is not None else start
         until = min(end, self.vectors.until) if self.vectors.until is not None else end
-        return Filter(replace(self.vectors, since=since, until=until), where,
-                      (*self.params, start, end), self.tags)
+        return replace(self, vectors=replace(self.vectors, since=since, until=until),
+                       where=where, params=(*self.params, start, end))
 
 
 @dataclass
@@ -159,13 +161,17 @@ class Search:
                 raise BadParamsError(f"{params.method}: give agent (your own namespace) or "
                                      "agents (a list, or ['*'] for all)")
             agents = [agent]
+        unknown: tuple[str, ...] = ()
         if agents == ["*"]:
             agents = None
         elif agents is not None:
             for name in agents:
                 Params(params.method, {"agent": name}).agent()
             # a harness agent's subagents (claude-code.<agentId>) roll up under it
-            agents = with_subagents(agents, self.store.known_agents())
+            known = self.store.known_agents()
+            unknown = tuple(name for name in agents
+                            if known.isdisjoint(with_subagents([name], known)))
+            agents = with_subagents(agents, known)
         category = params.text("category", max_len=200)
         categories = [category.strip()] if category not in (None, "", "-") else None
         kinds = params.strings("kind")
@@ -224,7 +230,7 @@ class Search:
             sql_params.append(encode_tags([tag]))
         vector_filter = VectorFilter(agents, categories, kinds, projects, tuple(statuses), since,
                                      until)
-        return Filter(vector_filter, " AND ".join(where), tuple(sql_params), tuple(tags))
+        return Filter(vector_filter, " AND ".join(where), tuple(sql_params), tuple(tags), unknown)
 
     def search(self, params: Params, query_vector: np.ndarray | None,
                words: dict[str, np.ndarray] | None = None) -> dict[str, Any]:
@@ -362,6 +368,8 @@ class Search:
 
     def _result(self, plan: SearchPlan, hits: list[dict[str, Any]], degraded: bool) -> dict[str, Any]:
         result: dict[str, Any] = {"hits": hits, "degraded": degraded, "threshold": plan.threshold}
+        if plan.filter.unknown_agents:
+            result["unknown_agents"] = list(plan.filter.unknown_agents)
         if plan.background is not None:
             mean, spread, n = plan.background
             result["background"] = {"mean": round(mean, 4), "spread": round(spread, 4),

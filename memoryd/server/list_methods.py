@@ -99,8 +99,11 @@ class ListMethods:
         more = len(rows) > limit
         rows = rows[:limit]
         now = time.time()
-        return {
+        page = {
             "entries": [public_entry(entry, now) for entry in rows],
             "total": total,
             "next": _cursor(rows[-1]["created"], rows[-1]["rowid"]) if more and rows else None,
         }
+        if where.unknown_agents:
+            page["unknown_agents"] = list(where.unknown_agents)
+        return page
