@@ -6,6 +6,7 @@ import asyncio
 import itertools
 
 import pytest
+from conftest import RunningDaemon, start_daemon
 from memoryd_client import BadParamsError, Client, ForbiddenError, NotFoundError
 
 
@@ -185,28 +186,54 @@ BORDER_PAIR = ("Deploys go through the release workflow; never push to productio
                "Deploys go through the release job; don't push to production manually.")
 
 
+def _mates(count: int) -> list[str]:
+    return [f"Unrelated note number {i} about {word} and its quirks."
+            for i, word in zip(range(count), itertools.cycle(["tabs", "ruff", "redis", "cron"]))]
+
+
+def borderline_daemon(monkeypatch, embedder, mates: int) -> tuple[RunningDaemon, float]:
+    """A daemon whose near-duplicate threshold lies just under the pair's cosine embedded alone
+    (0.919-0.925, by the CPU's int8 kernels) and, where a batch moves the second text's vector
+    (to 0.910-0.918 among 7 or 40 others), above the cosine it has in that batch: a decision
+    made with the batch's vector would turn."""
+    first, second = embedder.embed_alone(list(BORDER_PAIR))
+    alone = float(first @ second)
+    batched = float(first @ embedder.embed_entries([*_mates(mates), BORDER_PAIR[1]])[-1][0])
+    threshold = (alone + batched) / 2 if batched < alone - 1e-4 else alone - 0.002
+    monkeypatch.setenv("MEMORYD_REMEMBER_NEAR_DUPLICATE_COSINE", f"{threshold:.5f}")
+    return start_daemon(embedder), threshold
+
+
 @pytest.mark.parametrize("mates", [0, 7, 40])
-def test_a_borderline_near_duplicate_does_not_depend_on_its_batch_mates(client, mates) -> None:
-    # embedded alone the pair is 0.925 alike, just over the 0.92 threshold; in a batch of 8
-    # or 41 texts the second one's vector moves to 0.918 or 0.913, which must not turn the
-    # decision
-    client.remember("coder", "deploy", BORDER_PAIR[0])
-    others = [{"agent": "coder", "category": f"other-{i}",
-               "text": f"Unrelated note number {i} about {word} and its quirks."}
-              for i, word in zip(range(mates), itertools.cycle(["tabs", "ruff", "redis", "cron"]))]
-    results = client.remember_many([*others, {"agent": "coder", "category": "deploy",
-                                              "text": BORDER_PAIR[1]}])["results"]
+def test_a_borderline_near_duplicate_does_not_depend_on_its_batch_mates(monkeypatch, embedder,
+                                                                        mates) -> None:
+    running, threshold = borderline_daemon(monkeypatch, embedder, mates)
+    try:
+        with Client(running.socket) as client:
+            client.remember("coder", "deploy", BORDER_PAIR[0])
+            others = [{"agent": "coder", "category": f"other-{i}", "text": text}
+                      for i, text in enumerate(_mates(mates))]
+            results = client.remember_many([*others, {"agent": "coder", "category": "deploy",
+                                                      "text": BORDER_PAIR[1]}])["results"]
+    finally:
+        running.stop()
     assert results[-1]["stored"] is False and results[-1]["duplicate"] == "near"
-    assert results[-1]["cosine"] >= 0.92
+    assert results[-1]["cosine"] >= threshold
 
 
-def test_a_borderline_near_duplicate_written_alone_is_decided_the_same(client) -> None:
-    client.remember("coder", "deploy", BORDER_PAIR[0])
-    result = client.remember("coder", "deploy", BORDER_PAIR[1])
+def test_a_borderline_near_duplicate_written_alone_is_decided_the_same(monkeypatch,
+                                                                       embedder) -> None:
+    running, threshold = borderline_daemon(monkeypatch, embedder, 0)
+    try:
+        with Client(running.socket) as client:
+            client.remember("coder", "deploy", BORDER_PAIR[0])
+            result = client.remember("coder", "deploy", BORDER_PAIR[1])
+            forced = client.remember("coder", "deploy", BORDER_PAIR[1], force=True)
+    finally:
+        running.stop()
     assert result["stored"] is False and result["duplicate"] == "near"
-    assert result["cosine"] >= 0.92
-    forced = client.remember("coder", "deploy", BORDER_PAIR[1], force=True)
-    assert forced["stored"] is True and forced["similar"]["cosine"] >= 0.92
+    assert result["cosine"] >= threshold
+    assert forced["stored"] is True and forced["similar"]["cosine"] >= threshold
 
 
 def test_a_bad_entry_anywhere_in_a_bulk_write_stores_none_of_it(client: Client) -> None:
