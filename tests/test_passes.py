@@ -135,6 +135,24 @@ def test_notebook_pass_previews_prunes_to_archive_and_undoes_byte_for_byte(
     assert notebook.read_text() == after and archive.read_text() == archived
 
 
+def test_undo_of_one_file_change_takes_back_the_files_written_with_it(
+        memory_dir: Path, daemon, client: Client) -> None:
+    # the archive alone put back would leave the pruned lines in neither file
+    notebook = memory_dir / "notebook.md"
+    notebook.write_text(notebook_text())
+    wait_until(lambda: active_count(client) >= 78)
+    original = notebook.read_bytes()
+    done = client.pass_run("notebooks")
+    archive = memory_dir / "archive" / "notebook.md"
+    change = next(c["change"] for c in client.pass_show(done["run"])["changes"]
+                  if c["target"] == str(archive))
+    undone = run_cli("undo", change)
+    assert undone.returncode == 0, undone.stderr
+    assert "taken back with c" in undone.stderr
+    assert notebook.read_bytes() == original and not archive.exists()
+    assert {c["state"] for c in client.pass_show(done["run"])["changes"]} == {"undone"}
+
+
 def test_feedback_is_never_pruned_and_what_cannot_be_fixed_is_reported(
         memory_dir: Path, daemon, client: Client) -> None:
     notebook = memory_dir / "notebook.md"

@@ -48,7 +48,9 @@ def add_parsers(add_command: Callable[..., Any], common: argparse.ArgumentParser
     undo = add_command(
         "undo", parents=[common], help="take back a pass's run (r12) or one change (c345)",
         description="Undo restores files byte for byte and the index, as a new run that can "
-        "itself be undone. A file changed since is left alone (reported as a conflict).")
+        "itself be undone. A file changed since is left alone (reported as a conflict). A "
+        "change whose files were written together with others (a notebook and its archive) "
+        "goes back with them.")
     undo.add_argument("id", help="run (r12) or change (c345)")
 
     promote = add_command("promote", parents=[common],
@@ -124,6 +126,9 @@ def _print_list(result: dict[str, Any]) -> None:
 def _print_summary(result: dict[str, Any]) -> None:
     dry = " (dry run: nothing changed)" if result.get("dry_run") else ""
     print(f"{result['run']} {result['pass']} {result['status']}{dry}: {_counts(result['counts'])}")
+    if result.get("with"):  # undo of one change of a group: its group went back with it
+        print(f"taken back with {', '.join(result['with'])}: the files a change writes "
+              "together go back together", file=sys.stderr)
     if result["counts"].get("preview") or result["counts"].get("proposed") or \
             result["counts"].get("open") or result["counts"].get("problems"):
         print(f"see: memory pass show {result['run']}", file=sys.stderr)

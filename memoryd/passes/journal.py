@@ -159,6 +159,17 @@ class Journal:
                 "undoes": change_name(undoes) if undoes else None,
                 "group": change_name(group) if group else None}
 
+    def group_of(self, change: dict[str, Any]) -> list[dict[str, Any]]:
+        """The applied changes of ``change``'s group (itself alone when it has none): file
+        changes written all or none are taken back all or none."""
+        if not change["group"]:
+            return [change]
+        rows = self.store.db.execute(
+            "SELECT id, run, kind, target, action, why, before, after, state, ts, undoes, grp "
+            "FROM changes WHERE run=? AND grp=? AND state='applied' ORDER BY id",
+            (int(change["run"][1:]), int(change["group"][1:])))
+        return [self._change_row(row) for row in rows]
+
     def open_contradictions(self) -> list[dict[str, Any]]:
         rows = self.store.db.execute(
             "SELECT id, run, kind, target, action, why, before, after, state, ts, undoes, grp "

@@ -363,8 +363,14 @@ class Passes:
             if change["state"] != "applied":
                 raise BadParamsError(f"{target} is {change['state']}: only an applied change "
                                      "can be undone")
-            changes = [change]
-        return await self._run("undo", lambda ctx: _undo(ctx, changes), extra={"undoes": target})
+            # the files of a group (a notebook and its archive) go back together: the archive
+            # put back alone would drop the pruned lines the notebook no longer holds
+            changes = await self.engine.db(self.journal.group_of, change)
+        extra: dict[str, Any] = {"undoes": target}
+        if len(changes) > 1 and kind == "change":
+            extra["with"] = [c["change"] for c in changes if c["change"] != target]
+        result = await self._run("undo", lambda ctx: _undo(ctx, changes), extra=extra)
+        return {**result, "with": extra["with"]} if "with" in extra else result
 
     async def accept(self, target: str) -> dict[str, Any]:
         kind, number = parse_target(target)
