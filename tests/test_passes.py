@@ -153,6 +153,25 @@ def test_undo_of_one_file_change_takes_back_the_files_written_with_it(
     assert {c["state"] for c in client.pass_show(done["run"])["changes"]} == {"undone"}
 
 
+def test_a_notebook_run_for_a_project_keeps_to_the_projects_notebooks(
+        memory_dir: Path, tmp_path: Path, daemon, client: Client) -> None:
+    project = tmp_path / "shop"
+    (project / ".git").mkdir(parents=True)
+    ours = project / "agents" / "state" / "memory" / "designer.md"
+    ours.parent.mkdir(parents=True)
+    ours.write_text("## Learnings\n- [2026-1-2] project lesson\n")
+    home = memory_dir / "notebook.md"
+    home.write_text("## Learnings\n- [2026-1-3] home lesson\n")
+    client.sources("add", project_root=str(project))
+    wait_until(lambda: active_count(client) >= 2)
+    preview = client.pass_run("notebooks", project=str(project), dry_run=True)
+    targets = {c["target"] for c in client.pass_show(preview["run"])["changes"]}
+    assert targets == {str(ours)}
+    similar = tmp_path / "shop2"  # a sibling whose name starts the same is another project
+    (similar / ".git").mkdir(parents=True)
+    assert client.pass_run("notebooks", project=str(similar), dry_run=True)["counts"] == {}
+
+
 def test_feedback_is_never_pruned_and_what_cannot_be_fixed_is_reported(
         memory_dir: Path, daemon, client: Client) -> None:
     notebook = memory_dir / "notebook.md"

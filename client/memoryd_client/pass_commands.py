@@ -35,7 +35,8 @@ def add_parsers(add_command: Callable[..., Any], common: argparse.ArgumentParser
         "would do (memory pass show RUN).")
     run.add_argument("name", choices=PASS_NAMES, help="the pass: " + ", ".join(PASS_NAMES))
     run.add_argument("--agent", help="only this agent's memory")
-    run.add_argument("--project", metavar="DIR", help="only this project's entries")
+    run.add_argument("--project", metavar="DIR", help="only this project's entries (notebooks: "
+                     "the notebooks under its directory)")
     run.add_argument("--dry-run", action="store_true", help="preview: change nothing")
     run.add_argument("--full", action="store_true",
                      help="consolidate and staleness only: every entry, as a first run "

@@ -250,9 +250,14 @@ def archive_text(existing: str | None, notebook_name: str, run: str,
 
 
 def notebooks(ctx: PassContext) -> list[dict[str, Any]]:
-    """The notebook files in the pass's scope: path, agent, source."""
+    """The notebook files in the pass's scope: path, agent, source (``--project``: the files
+    under the project's directory, such as its ``agents/state/memory/``)."""
     sql, params = ctx.scoped("SELECT path, agent, source FROM files WHERE kind='memory' "
                              "AND pinned=0 AND error IS NULL", project=False)
+    if ctx.project:  # a range of paths ('/' sorts right before '0'), not LIKE and its escapes
+        root = ctx.project.rstrip("/")
+        sql += " AND path > ? AND path < ?"
+        params += [root + "/", root + "0"]
     found = []
     for path, agent, source in ctx.store.db.execute(sql + " ORDER BY path", params):
         if f"/{ARCHIVE_DIR}/" in path or is_pinned(path):
