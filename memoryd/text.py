@@ -135,3 +135,26 @@ def text_jaccard(a: str, b: str) -> float:
     """The Jaccard of two texts' content words (0 when either has no word)."""
     set_a, set_b = content_words(a), content_words(b)
     return jaccard(set_a, set_b) if set_a and set_b else 0.0
+
+
+#: (content words read every "don't", "can't", … as "not")
+_NEGATION = {"not", "never", "avoid", "stop", "no", "without", "cannot", "nor"}
+#: (beyond the stop words content words have dropped already)
+_FILLER = {"always", "must", "should", "use", "using"}
+
+
+def negated(tokens: AbstractSet[str]) -> bool:
+    """Whether a lesson's content words say "don't"."""
+    return bool(tokens & _NEGATION)
+
+
+def core(tokens: AbstractSet[str]) -> frozenset[str]:
+    """A lesson's words without its negation and filler: what it is about."""
+    return frozenset(t for t in tokens if t not in _NEGATION and t not in _FILLER)
+
+
+def same_lesson(a: AbstractSet[str], b: AbstractSet[str], cosine: float, threshold: float) -> bool:
+    """Two lessons (their content words, their vectors' cosine) are one: alike at
+    ``threshold`` or worded alike (Jaccard ≥ 0.7), and both a "do" or both a "don't"."""
+    return negated(a) == negated(b) and (cosine >= threshold
+                                         or jaccard(a, b) >= JACCARD_DUPLICATE)

@@ -172,6 +172,40 @@ def test_a_notebook_run_for_a_project_keeps_to_the_projects_notebooks(
     assert client.pass_run("notebooks", project=str(similar), dry_run=True)["counts"] == {}
 
 
+def test_an_older_copy_of_a_lesson_written_again_goes_to_the_archive(
+        memory_dir: Path, daemon, client: Client) -> None:
+    notebook = memory_dir / "notebook.md"
+    notebook.write_text(
+        "## Mistakes\n"
+        "- [2026-03-15] Always run the linter before you commit\n"
+        "- [2026-03-03] Never push to production by hand\n"
+        "- [2026-02-20] Run linter before commit\n"
+        "- [2026-02-05] Always run the linter before you commit\n"
+        "- [2026-02-01] Push to production by hand when the release job is down\n\n"
+        "## Learnings\n- [2026-03-14] Export PNGs at 2x for the shop\n\n"
+        "## Shareholder Feedback\n- [2026-03-10] Run linter before commit, please\n"
+        "- [2026-03-09] Run linter before commit, please\n")
+    wait_until(lambda: active_count(client) >= 8)
+    ids = {h["text"]: h["id"] for h in client.search(
+        "linter commit", agents=["designer"], limit=20)["hits"]}
+    done = client.pass_run("notebooks")
+    assert done["counts"]["repeats"] == 2 and "pruned" not in done["counts"]
+    text = notebook.read_text()
+    # the newest copy stays; a "do" and a "don't" are not one lesson; feedback is never touched
+    assert text.count("linter") == 3 and "- [2026-03-15] Always run the linter" in text
+    assert "Never push to production" in text and "Push to production by hand when" in text
+    archived = (memory_dir / "archive" / "notebook.md").read_text()
+    assert "- [2026-02-20] Run linter before commit" in archived
+    assert "- [2026-02-05] Always run the linter before you commit" in archived
+    why = next(c["why"] for c in client.pass_show(done["run"])["changes"]
+               if c["target"] == str(notebook))
+    assert "2 older copies of a lesson written again moved to the archive" in why
+    # the copies keep their entries, now in the archive: searchable, and still sightings
+    time.sleep(0.5)
+    moved = client.get(ids["Run linter before commit"])
+    assert moved["status"] == "active" and moved["source"].endswith("archive/notebook.md")
+
+
 def test_feedback_is_never_pruned_and_what_cannot_be_fixed_is_reported(
         memory_dir: Path, daemon, client: Client) -> None:
     notebook = memory_dir / "notebook.md"

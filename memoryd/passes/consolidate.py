@@ -49,7 +49,7 @@ from memoryd.pacing import give_way
 from memoryd.passes.journal import Change
 from memoryd.passes.steps import Offload
 from memoryd.store.vectors import VectorFilter, follow_meta
-from memoryd.text import JACCARD_DUPLICATE, content_words, jaccard
+from memoryd.text import JACCARD_DUPLICATE, content_words, core, jaccard, negated, same_lesson
 
 if TYPE_CHECKING:
     from memoryd.passes.runner import PassContext
@@ -77,21 +77,8 @@ CHECKED = "consolidate.checked"
 CHECK_VERSION = 2  # 2: lessons compared by their content words (memoryd.text)
 ELIGIBLE = ("status='active' AND category IS NOT 'session' "
             f"AND coalesce(source, '') NOT LIKE '%/{ARCHIVE_DIR}/%'")
-#: (content words read every "don't", "can't", … as "not")
-_NEGATION = {"not", "never", "avoid", "stop", "no", "without", "cannot", "nor"}
-#: (beyond the stop words content words have dropped already)
-_FILLER = {"always", "must", "should", "use", "using"}
 COLUMNS = ("id", "uid", "kind", "category", "key", "text", "hash", "confidence", "created", "via",
            "source", "session", "occurrences", "project")
-
-
-def negated(tokens: frozenset[str]) -> bool:
-    return bool(tokens & _NEGATION)
-
-
-def core(tokens: frozenset[str]) -> frozenset[str]:
-    """A lesson's words without its negation and filler: what it is about."""
-    return frozenset(t for t in tokens if t not in _NEGATION and t not in _FILLER)
 
 
 def near_pairs(values: np.ndarray, scales: np.ndarray, is_changed: np.ndarray,
@@ -369,8 +356,8 @@ def _merge(ctx: PassContext, entries: list[dict[str, Any]],
                 continue
             if a["category"] != b["category"]:  # see the module's docstring
                 continue
-            if cosine >= threshold or (lessons and jaccard(tokens[i], tokens[j])
-                                       >= JACCARD_DUPLICATE):
+            if same_lesson(tokens[i], tokens[j], cosine, threshold) if lessons \
+                    else cosine >= threshold:
                 neighbours.setdefault(i, []).append((j, cosine))
                 neighbours.setdefault(j, []).append((i, cosine))
     order = sorted(neighbours, key=lambda i: (entries[i]["confidence"], entries[i]["created"]),

@@ -6,6 +6,10 @@ Session Log (``## `` headings). The pass:
 - **normalises** what seed 001's ``check --fix`` normalises: the sections in that order (other
   sections after them, as they were), date prefixes written ``[YYYY-MM-DD]`` (``[2026-3-5]``,
   ``2026-03-05:`` are rewritten), bullets newest first (undated ones stay on top, as written);
+- takes out **repeated lessons**: an older Mistakes or Learnings bullet that says what a newer
+  one in its section says (seed 003: one lesson in several phrasings; cosine ≥ 0.92 or words
+  alike) goes to the archive, the newest copy stays. Its entry stays searchable there and
+  still counts as a sighting of the lesson for promotion;
 - holds the file to its **cap** (``passes.notebook_lines``, 80 lines; a source's own
   ``notebook_lines`` wins): the oldest Session Log bullets go first, then the oldest Learnings
   and Mistakes that are kept elsewhere (promoted to a governance file, or with the same text in
@@ -31,6 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from memoryd.errors import BadParamsError
 from memoryd.ingest.indexer import day_start
 from memoryd.ingest.markdown import classify_heading, is_pinned, parse_memory_file, read_heading
@@ -39,7 +45,7 @@ from memoryd.passes.files import FileText, read_text
 from memoryd.passes.journal import Change, file_change, swap_groups
 from memoryd.passes.steps import Collect, Offload
 from memoryd.redact import redact
-from memoryd.text import content_hash
+from memoryd.text import content_hash, content_words, same_lesson
 
 if TYPE_CHECKING:
     import apsw
@@ -47,6 +53,8 @@ if TYPE_CHECKING:
     from memoryd.passes.runner import PassContext
 
 ORDER = ("mistakes", "learnings", "feedback", "session-log")
+#: Sections whose older copies of a lesson go to the archive.
+DEDUPED = ("mistakes", "learnings")
 #: Notebooks whose files are written in one hand-off to a worker thread.
 WRITE_BATCH = 25
 #: Entries moved (to the archive, or re-dated) per step.
@@ -75,6 +83,7 @@ class Item:
     text: str  # the text its entry was made from (before redaction)
     bullet: bool
     rewritten: dict[str, Any] | None = None  # its entry's new text, hash, date (a date fixed)
+    line: int = 0  # where it starts in the file as read (its entry's line_start)
 
     @functools.cached_property
     def hash(self) -> str:
@@ -138,7 +147,8 @@ def parse(text: str, relative: str) -> Notebook:
         if item is not None and target is not None:
             span = lines[item.line_start - 1:item.line_end]
             target.items.append(Item(span, item.date, item.text,
-                                     bool(re.match(r"\s*([-*+]|\d+[.)])\s", span[0]))))
+                                     bool(re.match(r"\s*([-*+]|\d+[.)])\s", span[0])),
+                                     line=item.line_start))
             number = item.line_end
             continue
         if target is None:
@@ -197,6 +207,38 @@ def _entry_fields(item: Item) -> dict[str, Any]:
     if parsed.date:
         fields["created"] = day_start(parsed.date)
     return fields
+
+
+def repeats(notebook: Notebook, vectors: Callable[[list[Item]], list[np.ndarray | None]],
+            threshold: float) -> list[tuple[str, Item]]:
+    """Older copies of a lesson that its section holds a newer copy of — alike by their
+    vectors (cosine ≥ ``threshold``) or by their words (Jaccard ≥ 0.7), both a "do" or both a
+    "don't" — taken out of the notebook for the archive: (section name, item). The newest
+    copy stays, with its date (seed 003's one lesson in several phrasings; consolidation
+    leaves a notebook's own entries to this pass). ``vectors``: the items' vectors, None for
+    one the index does not hold (then its words decide)."""
+    removed: list[tuple[str, Item]] = []
+    for section in notebook.sections:
+        if section.name not in DEDUPED:
+            continue
+        dated = sorted((i for i in section.items if i.bullet and i.date),
+                       key=lambda i: i.date or "", reverse=True)
+        if len(dated) < 2:
+            continue
+        found = vectors(dated)
+        words = [content_words(i.text) for i in dated]
+        gone: set[int] = set()
+        for a in range(len(dated)):
+            if a in gone:
+                continue
+            for b in range(a + 1, len(dated)):
+                va, vb = found[a], found[b]
+                cosine = float(va @ vb) if va is not None and vb is not None else 0.0
+                if b not in gone and same_lesson(words[a], words[b], cosine, threshold):
+                    gone.add(b)
+                    section.items.remove(dated[b])
+                    removed.append((section.name, dated[b]))
+    return removed
 
 
 def prune(notebook: Notebook, cap: int,
@@ -320,15 +362,18 @@ class Plan:
     current: FileText
     notebook: Notebook
     fixed: list[str]
-    removed: list[tuple[str, Item]]
+    removed: list[tuple[str, Item]]  # the repeated lessons first, then what the cap pruned
+    repeated: int
     archive: Path
     archive_basis: FileText | None
     archive_text: str | None
 
 
-def plan(path: Path, cap: int, kept_elsewhere: Callable[[], set[str]], run_name: str,
-         when: float) -> Plan | None:
-    """Read, parse, normalise and prune one notebook (None: not a notebook, or unreadable)."""
+def plan(path: Path, cap: int, kept_elsewhere: Callable[[], set[str]],
+         vectors: Callable[[list[Item]], list[np.ndarray | None]], threshold: float,
+         run_name: str, when: float) -> Plan | None:
+    """Read, parse, normalise, take out repeated lessons and prune one notebook (None: not a
+    notebook, or unreadable)."""
     try:
         current = read_text(path)
     except OSError:
@@ -337,7 +382,8 @@ def plan(path: Path, cap: int, kept_elsewhere: Callable[[], set[str]], run_name:
         return None
     notebook = parse(current.text, path.name)
     fixed = normalise(notebook)
-    removed = prune(notebook, cap, kept_elsewhere)
+    repeated = repeats(notebook, vectors, threshold)
+    removed = repeated + prune(notebook, cap, kept_elsewhere)
     archive = path.parent / ARCHIVE_DIR / path.name
     basis = text = None
     if removed:
@@ -346,7 +392,7 @@ def plan(path: Path, cap: int, kept_elsewhere: Callable[[], set[str]], run_name:
         except OSError:
             return None
         text = archive_text(basis.text if basis else None, path.name, run_name, removed, when)
-    return Plan(current, notebook, fixed, removed, archive, basis, text)
+    return Plan(current, notebook, fixed, removed, len(repeated), archive, basis, text)
 
 
 def run(ctx: PassContext) -> Iterator[Any]:
@@ -363,7 +409,8 @@ def run(ctx: PassContext) -> Iterator[Any]:
         cap = ctx.notebook_cap(found["source"])
         planned = plan(Path(found["path"]), cap,
                        functools.partial(ctx.kept_elsewhere, found["agent"], found["path"]),
-                       ctx.run_name, time.time())
+                       functools.partial(_vectors, ctx, found["path"]),
+                       ctx.config.remember.near_duplicate_cosine, ctx.run_name, time.time())
         if planned is not None:
             yield
             changes = _changes(ctx, found, planned, cap=cap)
@@ -386,6 +433,20 @@ def run(ctx: PassContext) -> Iterator[Any]:
         yield from _written(ctx, *writing)
     if pending:
         yield from _written(ctx, pending, (yield _write(pending)))
+
+
+def _vectors(ctx: PassContext, path: str, items: list[Item]) -> list[np.ndarray | None]:
+    """The items' vectors: their entries' (by the line they start on, as the index last read
+    the file, and the same text) from the vector index; None where it has none."""
+    index = ctx.index
+    if index is None:
+        return [None] * len(items)
+    entries = {line: (rowid, text) for rowid, line, text in ctx.store.db.execute(
+        "SELECT id, line_start, text FROM entries WHERE source=? AND status='active'", (path,))}
+    rowids = [entries[i.line][0] if i.line in entries and entries[i.line][1] == i.text else -1
+              for i in items]
+    found = index.vectors_of([r for r in rowids if r >= 0])
+    return [found.get(r) for r in rowids]
 
 
 def _write(pending: list[tuple[list[Change], list[int]]]) -> Any:
@@ -412,8 +473,11 @@ def _changes(ctx: PassContext, found: dict[str, Any], planned: Plan, *,
     fixed, removed = planned.fixed, planned.removed
     if not fixed and not removed:
         return []
-    why = "; ".join(fixed + ([f"{len(removed)} bullets over the cap of {cap} lines "
-                              "moved to the archive"] if removed else []))
+    repeated, pruned = planned.repeated, len(removed) - planned.repeated
+    why = "; ".join(fixed + ([f"{repeated} older {'copy' if repeated == 1 else 'copies'} of a "
+                              "lesson written again moved to the archive"] if repeated else [])
+                    + ([f"{pruned} bullets over the cap of {cap} lines moved to the archive"]
+                       if pruned else []))
     changes = []
     updates = {item.hash: {"source": str(planned.archive), "line_start": None,
                            "line_end": None, **(item.rewritten or {})}
@@ -424,8 +488,11 @@ def _changes(ctx: PassContext, found: dict[str, Any], planned: Plan, *,
     if removed:
         changes.append(file_change(planned.archive, planned.archive_basis,
                                    planned.archive_text, "archive",
-                                   f"{len(removed)} lines pruned from {path.name}"))
-        ctx.count("pruned", len(removed))
+                                   f"{len(removed)} bullets moved from {path.name}"))
+        if pruned:
+            ctx.count("pruned", pruned)
+        if repeated:
+            ctx.count("repeats", repeated)
     # the entries that move ride on the notebook's change: it exists before and after, so
     # its undo moves them back
     changes.append(file_change(path, planned.current, planned.notebook.render(),
