@@ -102,6 +102,8 @@ def split_parts(text: str) -> list[str]:
 
 #: Seed 003: "Use conventional commits" / "Always use conventional commits" are one lesson.
 JACCARD_DUPLICATE = 0.7
+#: Lessons this alike by their vectors are compared by their words too.
+LESSON_COSINE = 0.75
 #: Words a lesson's wording varies in. Negations (``not``, ``never``, ``no``) are not among
 #: them, so "always X" and "never X" stay apart.
 LESSON_STOPWORDS = frozenset(

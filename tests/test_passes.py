@@ -747,6 +747,39 @@ def test_a_recurring_lesson_is_proposed_accepted_into_its_file_and_undone(
     assert claude.read_bytes() == original
 
 
+def test_a_notebook_mistake_made_in_three_sessions_becomes_a_rule_with_its_dates(
+        memory_dir: Path, daemon, client: Client) -> None:
+    """Seed 001: the designer made the same mistake three sessions in a row; after the third
+    it becomes a rule with its incident dates, even once the older copies are archived."""
+    notebook = memory_dir / "designer.md"
+    notebook.write_text(
+        "# Designer Agent Memory\n\n## Mistakes\n"
+        "- [2026-03-15] Generated sticker with a floating speech bubble disconnected from the "
+        "character\n"
+        "- [2026-03-03] Generated sticker with floating speech bubble disconnected from "
+        "character\n"
+        "- [2026-02-05] Generated a sticker with a floating speech bubble, disconnected from "
+        "the character\n"
+        "- [2026-02-01] Forgot the bleed margin on print files\n")
+    wait_until(lambda: active_count(client) >= 4)
+    wait_until(lambda: not client.status().get("backlog"))
+    assert client.pass_run("notebooks")["counts"]["repeats"] == 2  # two copies archived
+    time.sleep(0.5)
+    proposed = client.pass_run("promote")
+    assert proposed["counts"] == {"proposed": 1}  # one rule, not one per copy
+    [proposal] = [c for c in client.pass_show(proposed["run"])["changes"]
+                  if c["kind"] == "proposal"]
+    assert proposal["target"] == str(memory_dir / "CONTEXT.md")
+    assert proposal["why"] == "seen in 3 sessions"
+    assert proposal["after"]["text"].endswith(
+        "(incidents: 2026-02-05, 2026-03-03, 2026-03-15)")
+    assert client.pass_run("promote")["counts"] == {}
+    client.promote_accept(proposal["change"])
+    rules = rules_in((memory_dir / "CONTEXT.md").read_text())
+    assert rules == [proposal["after"]["text"]]
+    assert client.pass_run("promote")["counts"] == {}  # promoted: its copies too
+
+
 def test_a_lesson_the_users_feedback_confirms_is_proposed_after_one_sighting(
         memoryd_home: Path, daemon, client: Client) -> None:
     """Seed 001: a lesson recurs (three sessions) or the user's feedback confirms it."""

@@ -49,13 +49,19 @@ from memoryd.pacing import give_way
 from memoryd.passes.journal import Change
 from memoryd.passes.steps import Offload
 from memoryd.store.vectors import VectorFilter, follow_meta
-from memoryd.text import JACCARD_DUPLICATE, content_words, core, jaccard, negated, same_lesson
+from memoryd.text import (
+    JACCARD_DUPLICATE,
+    LESSON_COSINE,
+    content_words,
+    core,
+    jaccard,
+    negated,
+    same_lesson,
+)
 
 if TYPE_CHECKING:
     from memoryd.passes.runner import PassContext
 
-#: Lessons this similar are checked for Jaccard and for "do X" / "don't X".
-LESSON_COSINE = 0.75
 MAX_CONFIDENCE = 0.99
 #: How far a chain of superseded_by is followed to see whether two entries were merged.
 MAX_CHAIN = 8

@@ -2,9 +2,14 @@
 become rules in the agent's governance file.
 
 A lesson is **promoted** when it recurs — seen in ``MIN_SESSIONS`` (3) or more distinct
-sessions, counting the duplicates consolidation merged into it (a sighting without a session
-counts by its day) — or when the user's feedback confirms it (a feedback entry of the agent
-with cosine ≥ ``FEEDBACK_COSINE`` to it). Its rule goes to the agent's governance file:
+sessions, counting the duplicates consolidation merged into it and the agent's memory-file
+lessons that say the same (seed 001's notebook mistake written again in three sessions, its
+older copies perhaps in the notebook's archive by now; consolidation never merges a file's
+entries), a sighting without a session counting by its day — or when the user's feedback
+confirms it (a feedback entry of the agent with cosine ≥ ``FEEDBACK_COSINE`` to it). The rule
+is the lesson's text with its incident dates (seed 001: "a CLAUDE.md rule with incident
+date"); one rule a lesson, however many copies said it. Its rule goes to the agent's
+governance file:
 
 - Claude Code: the project's ``CLAUDE.md`` (``~/.claude/CLAUDE.md`` for a global lesson);
 - Codex: the project's ``AGENTS.md`` (``~/.codex/AGENTS.md`` for a global lesson);
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,17 +40,21 @@ from memoryd.ingest.sources import ARCHIVE_DIR
 from memoryd.passes.files import read_text
 from memoryd.passes.journal import Change, file_change
 from memoryd.passes.steps import Offload
-from memoryd.text import normalise_text
+from memoryd.text import LESSON_COSINE, content_words, normalise_text, same_lesson
 
 if TYPE_CHECKING:
     from memoryd.passes.runner import PassContext
+    from memoryd.store.database import Store
 
 SECTION = "## Learned rules (memoryd)"
 SECTION_NOTE = ("<!-- memoryd writes this section (lessons seen in 3+ sessions or confirmed by "
                 "feedback); `memory undo` takes a rule back. The rest of the file is yours. -->")
 MIN_SESSIONS = 3
 FEEDBACK_COSINE = 0.8
+#: Incident dates a rule names (the newest).
+DATES_SHOWN = 5
 _HEADING = re.compile(r"^#{1,2}\s")
+_NOTE = re.compile(r"\s*\((?:incidents: |confirmed by feedback)[^()]*\)\s*$")
 
 
 # -- the section ---------------------------------------------------------------------------
@@ -112,18 +122,34 @@ def governance_file(entry: dict[str, Any], memory_dir: str) -> Path:
     return Path(memory_dir.replace("{agent}", agent)).expanduser() / "CONTEXT.md"
 
 
-def _rule_text(entry: dict[str, Any]) -> str:
-    return " ".join(entry["text"].split())
+def _rule_text(entry: dict[str, Any], days: list[int], recurs: bool) -> str:
+    """The lesson's text and when it happened: its incidents' dates (the last few) when it
+    recurs, else that the user's feedback confirmed it."""
+    text = " ".join(entry["text"].split())
+    if not recurs:
+        return f"{text} (confirmed by feedback)"
+    dates = [time.strftime("%Y-%m-%d", time.gmtime(day * 86400)) for day in days[-DATES_SHOWN:]]
+    more = "…, " if len(days) > DATES_SHOWN else ""
+    return f"{text} (incidents: {more}{', '.join(dates)})"
+
+
+def _bare(rule: str) -> str:
+    """A rule without its incident note, normalised: what it says."""
+    return normalise_text(_NOTE.sub("", rule))
 
 
 # -- the pass ------------------------------------------------------------------------------
 
 
-COLUMNS = ("id", "uid", "agent", "project", "text", "source", "session", "created", "stale")
+COLUMNS = ("id", "uid", "agent", "project", "text", "source", "session", "created", "stale",
+           "confidence")
 #: Entries looked at in one step for the lessons merged into others.
 ID_WINDOW = 10_000
-#: Lessons compared with their agent's feedback in one step.
+#: Lessons compared with their agent's feedback (or memory-file lessons) in one hand-off.
 COMPARED_AT_ONCE = 500
+#: Vectors read from the vector index in one step.
+READ_AT_ONCE = 1_000
+
 
 
 def _lessons(ctx: PassContext) -> Iterator[Any]:
@@ -143,21 +169,97 @@ def _lessons(ctx: PassContext) -> Iterator[Any]:
     return lessons
 
 
+def _sighting(session: str | None, created: float) -> tuple[str, int]:
+    """What makes a sighting independent (its session, else its day), and its day."""
+    day = int(created // 86400)
+    return (f"session:{session}" if session else f"day:{day}"), day
+
+
 def _sightings(ctx: PassContext) -> Iterator[Any]:
-    """uid → the independent sightings of the lessons merged into it (sent back via the
-    generator's return value), a page at a time: all at once held the database thread for
-    ~30 ms after a consolidation of the bench's store."""
-    found: dict[str, set[str]] = {}
+    """uid → the independent sightings (key → day) of the lessons merged into it (sent back
+    via the generator's return value), a page at a time: all at once held the database thread
+    for ~30 ms after a consolidation of the bench's store."""
+    found: dict[str, dict[str, int]] = {}
     (top,) = ctx.store.db.execute("SELECT coalesce(max(id), 0) FROM entries").fetchone()
     for start in range(0, top, ID_WINDOW):  # by ids, not by matches: those are few and far
         for survivor, session, created in ctx.store.db.execute(
                 "SELECT superseded_by, session, created FROM entries WHERE id > ? AND id <= ? "
                 "AND kind='lesson' AND status='superseded' AND superseded_by IS NOT NULL",
                 (start, start + ID_WINDOW)):
-            found.setdefault(survivor, set()).add(
-                f"session:{session}" if session else f"day:{int(created // 86400)}")
+            key, day = _sighting(session, created)
+            found.setdefault(survivor, {})[key] = day
         yield
     return found
+
+
+FILE_COLUMNS = ("id", "uid", "text", "session", "created")
+
+
+def _file_copies(ctx: PassContext, lessons: list[dict[str, Any]]) -> Iterator[Any]:
+    """uid → the agent's memory-file lessons that say what the lesson says (cosine ≥ the
+    near-duplicate threshold, or worded alike; the same do/don't), archived ones included:
+    their uids and sightings (sent back via the generator's return value). A notebook's
+    lesson written again is never merged (its file is the truth), so its copies are found
+    here."""
+    index = ctx.index
+    if index is None or not lessons:
+        return {}
+    found: dict[str, list[tuple[str, str, int]]] = {}
+    by_agent: dict[str, list[dict[str, Any]]] = {}
+    for lesson in lessons:
+        by_agent.setdefault(lesson["agent"], []).append(lesson)
+    for agent, mine in by_agent.items():
+        yield
+        files = [dict(zip(FILE_COLUMNS, row)) for row in ctx.store.db.execute(
+            f"SELECT {', '.join(FILE_COLUMNS)} FROM entries WHERE agent=? AND kind='lesson' "
+            "AND status='active' AND source IS NOT NULL AND NOT quarantined", (agent,))]
+        if not files:
+            continue
+        file_vectors = yield from _index_vectors(ctx, [f["id"] for f in files])
+        files = [f for f in files if f["id"] in file_vectors]
+        lesson_vectors = yield from _index_vectors(ctx, [e["id"] for e in mine])
+        mine = [e for e in mine if e["id"] in lesson_vectors]
+        if not files or not mine:
+            continue
+        against = np.stack([file_vectors[f["id"]] for f in files])
+        for start in range(0, len(mine), COMPARED_AT_ONCE):
+            some = mine[start:start + COMPARED_AT_ONCE]
+            pairs = yield Offload(_copies, (
+                np.stack([lesson_vectors[e["id"]] for e in some]), against,
+                [e["text"] for e in some], [f["text"] for f in files],
+                ctx.config.remember.near_duplicate_cosine))
+            for i, j in pairs:
+                lesson, copy = some[i], files[j]
+                if copy["uid"] != lesson["uid"]:
+                    key, day = _sighting(copy["session"], copy["created"])
+                    found.setdefault(lesson["uid"], []).append((copy["uid"], key, day))
+    return found
+
+
+def _index_vectors(ctx: PassContext, rowids: list[int]) -> Iterator[Any]:
+    """The vector index's vectors of these entries, READ_AT_ONCE a step."""
+    assert ctx.index is not None
+    found: dict[int, np.ndarray] = {}
+    for start in range(0, len(rowids), READ_AT_ONCE):
+        found.update(ctx.index.vectors_of(rowids[start:start + READ_AT_ONCE]))
+        yield
+    return found
+
+
+def _copies(rows: np.ndarray, against: np.ndarray, texts: list[str], others: list[str],
+            threshold: float) -> list[tuple[int, int]]:
+    """(i, j): ``others[j]`` says what ``texts[i]`` says (off the database thread)."""
+    similar = rows @ against.T
+    low = min(threshold, LESSON_COSINE)
+    words: dict[tuple[int, int], frozenset[str]] = {}
+
+    def of(side: int, number: int) -> frozenset[str]:
+        if (side, number) not in words:
+            words[side, number] = content_words((texts if side == 0 else others)[number])
+        return words[side, number]
+
+    return [(i, j) for i, j in zip(*np.nonzero(similar >= low))
+            if same_lesson(of(0, i), of(1, j), float(similar[i, j]), threshold)]
 
 
 def _confirmed(ctx: PassContext, lessons: list[dict[str, Any]]) -> Iterator[Any]:
@@ -204,27 +306,36 @@ def _best_cosines(rows: np.ndarray, against: np.ndarray) -> list[float]:
 def run(ctx: PassContext) -> Iterator[Any]:
     lessons = yield from _lessons(ctx)
     sightings = yield from _sightings(ctx)
+    copies = yield from _file_copies(ctx, lessons)
     confirmed = yield from _confirmed(ctx, lessons)
-    open_proposals = _open_proposals(ctx)
+    covered = _covered(ctx)
     disputed = ctx.store.disputed_ids()
     texts: dict[Path, str] = {}
+    # the best first (as consolidation picks a survivor): it speaks for the copies after it
+    lessons.sort(key=lambda e: (e["confidence"], e["created"]), reverse=True)
     for entry in lessons:
         yield
-        if entry["uid"] in disputed:  # a person decides first
+        if entry["uid"] in disputed or entry["uid"] in covered:  # a person decides first
             continue
-        seen = sightings.get(entry["uid"], set()) | {
-            f"session:{entry['session']}" if entry["session"]
-            else f"day:{int(entry['created'] // 86400)}"}
+        seen = dict(sightings.get(entry["uid"], {}))
+        seen.update({key: day for _, key, day in copies.get(entry["uid"], [])})
+        key, day = _sighting(entry["session"], entry["created"])
+        seen[key] = day
         if entry["stale"] or (len(seen) < MIN_SESSIONS and entry["uid"] not in confirmed):
             continue
-        target = governance_file(entry, ctx.config.memory_dir)
-        rule = _rule_text(entry)
-        if _has_rule(texts, target, rule) or (entry["uid"], "promote") in open_proposals:
+        lesson_uids = [entry["uid"], *dict.fromkeys(uid for uid, _, _ in
+                                                    copies.get(entry["uid"], []))]
+        if covered.intersection(lesson_uids):
             continue
-        why = (f"seen in {len(seen)} sessions" if len(seen) >= MIN_SESSIONS
-               else "confirmed by the user's feedback")
-        _propose(ctx, "promote", target, entry["uid"], rule, why)
-    yield from _demotions(ctx, open_proposals)
+        covered.update(lesson_uids)
+        target = governance_file(entry, ctx.config.memory_dir)
+        recurs = len(seen) >= MIN_SESSIONS
+        rule = _rule_text(entry, sorted(set(seen.values())), recurs)
+        if _has_rule(texts, target, rule):
+            continue
+        why = f"seen in {len(seen)} sessions" if recurs else "confirmed by the user's feedback"
+        _propose(ctx, "promote", target, lesson_uids, rule, why)
+    yield from _demotions(ctx, _open_proposals(ctx))
 
 
 def _has_rule(cache: dict[Path, str], target: Path, rule: str) -> bool:
@@ -233,12 +344,14 @@ def _has_rule(cache: dict[Path, str], target: Path, rule: str) -> bool:
             cache[target] = read_text(target).text if target.exists() else ""
         except OSError:
             cache[target] = ""
-    return normalise_text(rule) in {normalise_text(r) for r in rules_in(cache[target])}
+    return _bare(rule) in {_bare(r) for r in rules_in(cache[target])}
 
 
-def _propose(ctx: PassContext, action: str, target: Path, uid: str, rule: str, why: str) -> None:
+def _propose(ctx: PassContext, action: str, target: Path, uids: list[str], rule: str,
+             why: str) -> None:
+    """``uids``: the lesson, then its copies the rule speaks for."""
     proposal = Change("proposal", str(target), action, why, None,
-                      {"entry": uid, "text": rule, "file": str(target)})
+                      {"entry": uids[0], "lessons": uids, "text": rule, "file": str(target)})
     if ctx.config.passes.promote_mode == "auto" and not ctx.dry_run:
         if _write(ctx, proposal.action, proposal.after, why) == "applied":
             ctx.count("promoted" if action == "promote" else "demoted")
@@ -252,6 +365,34 @@ def _open_proposals(ctx: PassContext) -> set[tuple[str, str]]:
     rows = ctx.store.db.execute(
         "SELECT after, action FROM changes WHERE kind='proposal' AND state='proposed'")
     return {(json.loads(after)["entry"], action) for after, action in rows}
+
+
+def _covered(ctx: PassContext) -> set[str]:
+    """The lessons (and their copies) a rule speaks for already: proposed and waiting, or
+    promoted and not taken back."""
+    covered = promoted_lessons(ctx.store)
+    for (after,) in ctx.store.db.execute(
+            "SELECT after FROM changes WHERE kind='proposal' AND action='promote' "
+            "AND state='proposed'"):
+        detail = json.loads(after)
+        covered.update(detail.get("lessons") or [detail["entry"]])
+    return covered
+
+
+def promoted_lessons(store: Store) -> set[str]:
+    """uids of the lessons (and their copies) that a promoted rule, not taken back, speaks
+    for: kept elsewhere, for the notebook pass's cap."""
+    rules: dict[str, list[str]] = {}
+    demoted: set[str] = set()
+    for action, after in store.db.execute(
+            "SELECT action, after FROM changes WHERE kind='file' AND action IN ('promote', "
+            "'demote') AND state='applied'"):
+        detail = json.loads(after)
+        if action == "demote":
+            demoted.add(detail["entry"])
+        else:
+            rules[detail["entry"]] = detail.get("lessons") or [detail["entry"]]
+    return {uid for entry, uids in rules.items() if entry not in demoted for uid in uids}
 
 
 def _demotions(ctx: PassContext, open_proposals: set[tuple[str, str]]) -> Iterator[None]:
@@ -276,7 +417,7 @@ def _demotions(ctx: PassContext, open_proposals: set[tuple[str, str]]) -> Iterat
             reason = f"its lesson is stale ({entry['stale']})"
         if reason:
             open_proposals.add((uid, "demote"))
-            _propose(ctx, "demote", Path(target), uid, rule, reason)
+            _propose(ctx, "demote", Path(target), [uid], rule, reason)
 
 
 def _follow(ctx: PassContext, uid: str) -> dict[str, Any] | None:
@@ -304,7 +445,8 @@ def _write(ctx: PassContext, action: str, detail: dict[str, Any], why: str) -> s
     if change is None:
         return "skipped"
     assert change.after is not None
-    change.after.update(entry=detail["entry"], rule=detail["text"])
+    change.after.update(entry=detail["entry"], lessons=detail.get("lessons") or [detail["entry"]],
+                        rule=detail["text"])
     return ctx.apply_all([change])
 
 

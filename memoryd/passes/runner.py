@@ -76,6 +76,7 @@ class PassContext:
         self.config = runner.engine.config
         self.touched: list[Path] = []
         self.problems: list[dict[str, str]] = []
+        self._promoted: set[str] | None = None
 
     @property
     def run_name(self) -> str:
@@ -157,13 +158,18 @@ class PassContext:
         return self.config.passes.notebook_lines
 
     def kept_elsewhere(self, agent: str, path: str) -> set[str]:
-        """Hashes of this file's entries whose text is also kept somewhere else: another
-        entry of the agent (a governance file the lesson was promoted to, long-term memory)."""
+        """Hashes of this file's entries whose text is also kept somewhere else: a rule in a
+        governance file speaks for them (promoted), or another entry of the agent has the
+        same text (long-term memory)."""
         rows = self.store.db.execute(
             "SELECT DISTINCT e.hash FROM entries e JOIN entries o ON o.hash = e.hash "
             "AND o.agent = e.agent AND o.id <> e.id AND coalesce(o.source, '') <> e.source "
             "AND o.status = 'active' WHERE e.source = ? AND e.agent = ?", (path, agent))
-        return {h for (h,) in rows}
+        if self._promoted is None:
+            self._promoted = promote.promoted_lessons(self.store)
+        promoted = [hash_ for uid, hash_ in self.store.db.execute(
+            "SELECT uid, hash FROM entries WHERE source = ?", (path,)) if uid in self._promoted]
+        return {h for (h,) in rows} | set(promoted)
 
     def entry_updates(self, path: str, updates: dict[str, dict[str, Any]]
                       ) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
