@@ -76,11 +76,12 @@ async def run_passes() -> dict[str, Any]:
     from memoryd.config import load_config
     from memoryd.engine import Engine
     from memoryd.params import Params
-    from memoryd.passes.runner import Passes
+    from memoryd.passes.runner import PassParts, Passes
 
     engine = Engine(load_config())
     await engine.open()
-    passes = Passes(engine, time.time)
+    passes = Passes(PassParts(engine.db, engine.store, engine.entries, lambda: engine.config,
+                              lambda: engine.searcher.index), time.time)
     out: dict[str, Any] = {}
     try:
         for label in ("first", "second"):

@@ -53,7 +53,7 @@ sys.path.insert(0, str(HERE.parent))  # the working tree's memoryd, not an insta
 from memoryd.config import load_config  # noqa: E402
 from memoryd.engine import Engine  # noqa: E402
 from memoryd.passes import runner  # noqa: E402
-from memoryd.passes.runner import Passes  # noqa: E402
+from memoryd.passes.runner import PassParts, Passes  # noqa: E402
 from memoryd.store.database import Store  # noqa: E402
 from memoryd.store.entries import Entries, new_uid  # noqa: E402
 from memoryd.store.ledger import Ledger  # noqa: E402
@@ -143,17 +143,19 @@ async def main_async(args: argparse.Namespace, base: Path) -> dict[str, Any]:
     engine._entries = Entries(config, engine.store, Ledger(config.ledger_dir))
     referencing = await engine.db(fill_store, engine.store, str(repo), args.files, args.entries)
     print(f"store: {args.entries} entries, {referencing} naming the project", file=sys.stderr)
-    passes = Passes(engine, idle_since=lambda: 0.0)
+    # keyword-only: no model, no vector index
+    passes = Passes(PassParts(engine.db, engine.store, engine.entries, lambda: config,
+                              lambda: None), idle_since=lambda: 0.0)
     figures: dict[str, Any] = {"files": args.files, "entries": args.entries,
                                "referencing": referencing, "runs": {}}
 
     slices: list[float] = []
     plain_slice = runner._slice
 
-    def timed_slice(steps: Any, value: Any) -> Any:
+    def timed_slice(steps: Any, value: Any, longest: Any) -> Any:
         begun = time.perf_counter()
         try:
-            return plain_slice(steps, value)
+            return plain_slice(steps, value, longest)
         finally:
             slices.append(time.perf_counter() - begun)
 

@@ -22,7 +22,7 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -102,25 +102,31 @@ def replaced(lines: list[str], item: MemoryItem, text: str | None) -> str:
 
 class FileEntryEdits:
     """forget / supersede requests: file entries through a journaled file edit, the others
-    as before (Entries.forget, Engine.supersede)."""
+    as before (Entries.forget, and ``supersede``: the write path's, which embeds the new
+    text). ``embed_new``: asks for the vectors of entries whose text changed."""
 
-    def __init__(self, passes: Passes) -> None:
+    def __init__(self, passes: Passes,
+                 supersede: Callable[[Params], Awaitable[dict[str, Any]]],
+                 embed_new: Callable[[], None]) -> None:
         self.passes = passes
-        self.engine = passes.engine
+        self.db = passes.db
+        self.entries = passes.parts.entries
+        self.supersede_elsewhere = supersede
+        self.embed_new = embed_new
 
     async def forget(self, params: Params) -> dict[str, Any]:
-        entries = self.engine.entries
-        entry, actor = await self.engine.db(entries.owned, params)
+        entries = self.entries
+        entry, actor = await self.db(entries.owned, params)
         if not from_file(entry) or entry["status"] != "active":  # history: not in the file
-            return await self.engine.db(entries.forget, params)
+            return await self.db(entries.forget, params)
         reason = params.text("reason", max_len=2000)
         return await self._edit("forget", entry, actor, None, reason)
 
     async def supersede(self, params: Params) -> dict[str, Any]:
-        entries = self.engine.entries
-        entry, actor = await self.engine.db(entries.owned, params)
+        entries = self.entries
+        entry, actor = await self.db(entries.owned, params)
         if not from_file(entry):
-            return await self.engine.supersede(params)
+            return await self.supersede_elsewhere(params)
         entries.check_feedback_kept(entry, params)
         entries.check_supersedable(entry)
         text = params.text("text", required=True, max_len=MAX_TEXT_CHARS)
@@ -131,7 +137,7 @@ class FileEntryEdits:
 
     async def _edit(self, action: str, entry: dict[str, Any], actor: str, text: str | None,
                     reason: str | None) -> dict[str, Any]:
-        await self.engine.db(self._check, entry)  # refuse early, without an empty run
+        await self.db(self._check, entry)  # refuse early, without an empty run
         await self._wait_for_passes()
         box: dict[str, Any] = {}
         summary = await self.passes._run(  # noqa: SLF001  (a run of its own, as undo is)
@@ -139,7 +145,7 @@ class FileEntryEdits:
             agent=entry["agent"], extra={"entry": entry["id"]})
         if "error" in box:
             raise box["error"]
-        self.engine.backfill_wanted.set()  # the new text's vector
+        self.embed_new()  # the new text's vector
         if "reply" not in box:
             raise FileChangedError(f"editing {entry['source']} failed ({summary['run']}); see "
                                    "the daemon's log")

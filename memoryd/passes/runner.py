@@ -38,7 +38,9 @@ from memoryd.passes.steps import Collect, Offload
 from memoryd.store.database import SELECT_ENTRY, row_to_entry
 
 if TYPE_CHECKING:
-    from memoryd.engine import Engine
+    from memoryd.config import Config
+    from memoryd.store.database import Store
+    from memoryd.store.entries import Entries
     from memoryd.store.vectors import VectorIndex
 
 log = logging.getLogger(__name__)
@@ -58,22 +60,36 @@ START_DELAY_S = 60.0
 CHECK_EVERY_S = 30.0
 
 
+@dataclass(frozen=True)
+class PassParts:
+    """What the passes work with, and nothing more of the daemon: the database thread (every
+    SQLite call runs there), the store and the write path over it (entries, ledgers), the
+    settings (a reload replaces them) and the vector index (None until the model has loaded
+    and the index is built)."""
+
+    db: Callable[..., Awaitable[Any]]
+    store: Store
+    entries: Entries
+    config: Callable[[], Config]
+    index: Callable[[], VectorIndex | None]
+
+
 class PassContext:
     """What a pass may see and do: its scope, the store, and the journal's apply."""
 
     def __init__(self, runner: Passes, run: RunSummary, agent: str | None,
                  project: str | None, paths: set[str] | None,
                  extra: dict[str, Any] | None = None) -> None:
-        self.runner = runner
+        self.parts = runner.parts
         self.extra = extra or {}
         self.run = run
         self.agent = agent
         self.project = project
         self.paths = paths
         self.journal = runner.journal
-        self.store = runner.engine.store
-        self.entries = runner.engine.entries
-        self.config = runner.engine.config
+        self.store = runner.parts.store
+        self.entries = runner.parts.entries
+        self.config = runner.parts.config()
         self.touched: list[Path] = []
         self.problems: list[dict[str, str]] = []
         self._promoted: set[str] | None = None
@@ -89,8 +105,7 @@ class PassContext:
     @property
     def index(self) -> VectorIndex | None:
         """The vector index, once the model has loaded and it is built."""
-        search = self.runner.engine.searcher_or_none
-        return search.index if search is not None else None
+        return self.parts.index()
 
     def vectors(self, rowids: list[int], page: int = 100) -> Generator[None, None, dict[int, Any]]:
         """The stored vectors of ``rowids``, read a page at a time with a slice point after each
@@ -192,14 +207,15 @@ class PassContext:
 class Passes:
     """The passes of one daemon: on demand, on a schedule, undo and accept."""
 
-    def __init__(self, engine: Engine, idle_since: Callable[[], float],
+    def __init__(self, parts: PassParts, idle_since: Callable[[], float],
                  background: Callable[..., Awaitable[Any]] | None = None,
                  pause: Callable[[], None] | None = None) -> None:
-        self.engine = engine
+        self.parts = parts
+        self.db = parts.db
         self.idle_since = idle_since
         #: runs a slice on the database thread once the requests someone waits on are done
         #: (memoryd.server.traffic); the plain database thread without one
-        self.background = background or engine.db
+        self.background = background or parts.db
         #: what offloaded work waits for between two of its units (memoryd.pacing)
         self.pause = pause
         self._journal: Journal | None = None
@@ -216,12 +232,11 @@ class Passes:
     @property
     def journal(self) -> Journal:
         if self._journal is None:
-            assert self.engine.store is not None, "the engine is not open"
-            self._journal = Journal(self.engine.store, self.engine.entries)
+            self._journal = Journal(self.parts.store, self.parts.entries)
         return self._journal
 
     async def recover(self) -> int:
-        return await self.engine.db(self.journal.recover)
+        return await self.db(self.journal.recover)
 
     # -- running ----------------------------------------------------------------------
 
@@ -242,7 +257,7 @@ class Passes:
         async with self.lock:
             self.current = name
             try:
-                run = await self.engine.db(self.journal.begin, name, scope, dry_run)
+                run = await self.db(self.journal.begin, name, scope, dry_run)
                 ctx = PassContext(self, run, agent, project, set(paths) if paths else None,
                                   extra)
                 longest = LongestStep()
@@ -253,11 +268,11 @@ class Passes:
                     # this cannot (the "stopping" answer must not swallow the cancellation, or
                     # the scheduler carries on and the daemon never exits)
                     with contextlib.suppress(UnavailableError):
-                        await self.engine.db(self.journal.finish, run, "interrupted")
+                        await self.db(self.journal.finish, run, "interrupted")
                     raise
                 except Exception as exc:
                     log.exception("Pass %s (%s) failed.", name, run_name(run.run))
-                    await self.engine.db(self.journal.finish, run, "failed", repr(exc))
+                    await self.db(self.journal.finish, run, "failed", repr(exc))
                     return self._summary(run)
                 linked = through_links(ctx.touched)
                 if linked and self.on_written is not None:
@@ -268,7 +283,7 @@ class Passes:
                         f"({len(ctx.touched)} file changes)", self.memory_roots())
                     if problem:
                         log.info("Not committed to git: %s", problem)
-                await self.engine.db(self.journal.finish, run, "done")
+                await self.db(self.journal.finish, run, "done")
                 log.info("Pass %s (%s) done; its longest step on the database thread: %s.",
                          name, run_name(run.run), longest)
                 return {**self._summary(run), "longest_step": longest.reply()}
@@ -278,7 +293,7 @@ class Passes:
     def memory_roots(self) -> list[Path]:
         """Where a git repository counts as a memory directory: the roots of the memory
         sources, not projects' (whose repository is the user's code)."""
-        sources, projects = configured_sources(self.engine.config)
+        sources, projects = configured_sources(self.parts.config())
         home = Path.home()
         return [Path(os.path.realpath(s.root(home))) for s in sources
                 if s.kind == "memory" and s.name not in projects]
@@ -316,14 +331,14 @@ class Passes:
     async def show(self, target: str) -> dict[str, Any]:
         kind, number = parse_target(target)
         if kind == "run":
-            return await self.engine.db(self.journal.run, number)
-        return await self.engine.db(self.journal.change, number)
+            return await self.db(self.journal.run, number)
+        return await self.db(self.journal.change, number)
 
     async def listing(self) -> list[dict[str, Any]]:
         """Each pass: its schedule, last run, next run."""
         out = []
         for name in PASSES:
-            last = await self.engine.db(self.journal.runs, name, 1)
+            last = await self.db(self.journal.runs, name, 1)
             every = self.every(name)
             entry: dict[str, Any] = {"pass": name, "schedule": self.schedule_of(name),
                                      "last": last[0] if last else None}
@@ -338,7 +353,7 @@ class Passes:
 
     async def status(self) -> dict[str, Any]:
         """For `memory status`: each pass's next run and last counts, open contradictions."""
-        contradictions = await self.engine.db(self.journal.open_contradictions)
+        contradictions = await self.db(self.journal.open_contradictions)
         passes = await self.listing()
         return {"passes": [{"pass": p["pass"], "next": p["next"],
                             "last_run": p["last"]["run"] if p["last"] else None,
@@ -350,7 +365,7 @@ class Passes:
                                    for c in contradictions]}
 
     def schedule_of(self, name: str) -> str:
-        return str(getattr(self.engine.config.passes, name))
+        return str(getattr(self.parts.config().passes, name))
 
     def every(self, name: str) -> float | None:
         return INTERVALS.get(self.schedule_of(name))
@@ -360,18 +375,18 @@ class Passes:
     async def undo(self, target: str) -> dict[str, Any]:
         kind, number = parse_target(target)
         if kind == "run":
-            found = await self.engine.db(self.journal.run, number)
+            found = await self.db(self.journal.run, number)
             changes = [c for c in found["changes"] if c["state"] == "applied"]
             if not changes:
                 raise BadParamsError(f"{target}: nothing to undo (no applied change)")
         else:
-            change = await self.engine.db(self.journal.change, number)
+            change = await self.db(self.journal.change, number)
             if change["state"] != "applied":
                 raise BadParamsError(f"{target} is {change['state']}: only an applied change "
                                      "can be undone")
             # the files of a group (a notebook and its archive) go back together: the archive
             # put back alone would drop the pruned lines the notebook no longer holds
-            changes = await self.engine.db(self.journal.group_of, change)
+            changes = await self.db(self.journal.group_of, change)
         extra: dict[str, Any] = {"undoes": target}
         if len(changes) > 1 and kind == "change":
             extra["with"] = [c["change"] for c in changes if c["change"] != target]
@@ -382,7 +397,7 @@ class Passes:
         kind, number = parse_target(target)
         if kind != "change":
             raise BadParamsError(f"{target}: accept takes a proposal's change id (c123)")
-        proposal = await self.engine.db(self.journal.change, number)
+        proposal = await self.db(self.journal.change, number)
         if proposal["kind"] != "proposal" or proposal["state"] != "proposed":
             raise BadParamsError(f"{target} is a {proposal['state']} {proposal['kind']}, not an "
                                  "open proposal (see memory pass show)")
@@ -399,10 +414,10 @@ class Passes:
             every = self.every(name)
             if every is None:
                 continue
-            last = await self.engine.db(self.journal.runs, name, 1)
+            last = await self.db(self.journal.runs, name, 1)
             if last and now - last[0]["started"] < every:
                 continue
-            quiet = self.engine.config.passes.quiet_s
+            quiet = self.parts.config().passes.quiet_s
             if name in QUIET_PASSES and now - self.idle_since() < quiet:
                 continue
             due.append(name)

@@ -45,7 +45,7 @@ from memoryd.ingest.indexer import Indexer
 from memoryd.ingest.pipeline import Ingest
 from memoryd.params import Params
 from memoryd.passes.entry_files import FileEntryEdits
-from memoryd.passes.runner import Passes
+from memoryd.passes.runner import PassParts, Passes
 from memoryd.server.binding import Caller, bind, enforce
 from memoryd.server.health import Health
 from memoryd.server.limits import LISTEN_BACKLOG, ConnectionLimits, raise_open_file_limit
@@ -181,14 +181,17 @@ class Daemon:
         self.sessions = SessionMethods(engine)
         self.methods.update(self.sessions.methods())
         self.methods.update(ListMethods(engine).methods())
-        self.passes = Passes(engine, lambda: self.last_request, self.traffic.background,
+        parts = PassParts(engine.db, engine.store, engine.entries, lambda: self.engine.config,
+                          lambda: self.engine.searcher.index)
+        self.passes = Passes(parts, lambda: self.last_request, self.traffic.background,
                              self.traffic.pause)
         settled = await self.passes.recover()
         if settled:
             log.info("Settled %d changes of a pass that was stopped mid-run.", settled)
         self.methods.update(PassMethods(self.passes).methods())
         self.methods.update(TrustMethods(engine).methods())
-        edits = FileEntryEdits(self.passes)  # a file entry's forget/supersede edits its file
+        # a file entry's forget/supersede edits its file
+        edits = FileEntryEdits(self.passes, engine.supersede, engine.backfill_wanted.set)
         self.methods.update({"forget": edits.forget, "supersede": edits.supersede})
         self.server = await asyncio.start_unix_server(self.handle, sock=listener)
         self.ingest = Ingest(self.config, Indexer(engine.store, engine.entries),

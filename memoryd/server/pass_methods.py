@@ -51,7 +51,7 @@ class PassMethods:
     async def m_pass_show(self, params: Params) -> dict[str, Any]:
         target = params.text("id", max_len=40)
         if target is None:  # the newest run
-            runs = await self.passes.engine.db(self.passes.journal.runs, None, 1)
+            runs = await self.passes.db(self.passes.journal.runs, None, 1)
             if not runs:
                 raise BadParamsError("no pass has run yet (memory pass run NAME)")
             target = runs[0]["run"]
@@ -78,9 +78,8 @@ class PassMethods:
                 raise BadParamsError(f"path {path!r} must be absolute")
             if not resolved.exists():
                 raise BadParamsError(f"{resolved}: no such file or directory")
-            store = self.passes.engine.store
-            assert store is not None, "the engine is not open"
-            files = await self.passes.engine.db(watched_memory_files, store.db)
+            store = self.passes.parts.store
+            files = await self.passes.db(watched_memory_files, store.db)
             paths = await asyncio.to_thread(checked_paths, files, resolved)
         summary = await self.passes.run("notebooks", agent=params.agent(required=False),
                                         paths=paths, dry_run=not params.flag("fix"))
