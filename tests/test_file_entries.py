@@ -16,7 +16,7 @@ from memoryd_client import BadParamsError, Client
 
 from memoryd.ingest.markdown import parse_memory_file
 from memoryd.passes.entry_files import locate, replaced
-from memoryd.passes.files import read_text
+from memoryd.passes.user_files import read_text
 from memoryd.text import content_hash
 
 CLAUDE_MD = """\

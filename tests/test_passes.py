@@ -21,7 +21,7 @@ from memoryd_client.errors import MemorydError
 
 from conftest import run_cli, run_memoryd, start_daemon, wait_until
 from memoryd.passes import runner
-from memoryd.passes.files import read_text, replace_if_unchanged
+from memoryd.passes.user_files import read_text, replace_if_unchanged
 from memoryd.passes.promote import SECTION, rules_in, with_rule, without_rule
 
 

@@ -3,7 +3,7 @@ edited, so the index never says one thing while the file (which the agent loads)
 
 Forgetting removes the entry's lines (a bullet with everything under it, or a paragraph);
 superseding replaces them with the new text, as a bullet of the same kind (a dated one gets
-today's date). The edit goes through the passes' safe writes and journal (memoryd.passes.files,
+today's date). The edit goes through the passes' safe writes and journal (memoryd.passes.user_files,
 memoryd.passes.journal): computed from the bytes read and written by compare-and-swap (a file
 someone changed meanwhile is left alone and the request fails), through a temporary file,
 fsynced and renamed, keeping the file's mode, line endings and symlink; recorded as a run of its
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from memoryd.errors import BadParamsError, MemorydError, UnavailableError
 from memoryd.ingest.markdown import MemoryItem, parse_memory_file, split_lines
 from memoryd.params import Params
-from memoryd.passes.files import FileText, read_text
+from memoryd.passes.user_files import FileText, read_text
 from memoryd.passes.journal import file_change
 from memoryd.redact import redact
 from memoryd.store.archive import TRANSCRIPT_PREFIX

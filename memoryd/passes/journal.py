@@ -32,7 +32,7 @@ from typing import Any
 
 from memoryd.errors import BadParamsError, NotFoundError
 from memoryd.pacing import give_way
-from memoryd.passes.files import FileText, remove_if_unchanged, replace_if_unchanged
+from memoryd.passes.user_files import FileText, remove_if_unchanged, replace_if_unchanged
 from memoryd.store.database import Store
 from memoryd.store.durable import fsync_directory
 from memoryd.store.entries import Entries

@@ -41,7 +41,7 @@ from memoryd.errors import BadParamsError
 from memoryd.ingest.indexer import day_start
 from memoryd.ingest.markdown import classify_heading, is_pinned, parse_memory_file, read_heading
 from memoryd.ingest.sources import ARCHIVE_DIR
-from memoryd.passes.files import FileText, read_text
+from memoryd.passes.user_files import FileText, read_text
 from memoryd.passes.journal import Change, file_change, swap_groups
 from memoryd.passes.steps import Collect, Offload
 from memoryd.redact import redact

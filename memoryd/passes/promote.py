@@ -18,7 +18,7 @@ governance file:
 
 memoryd writes only inside its own section, ``## Learned rules (memoryd)`` (created at the end
 of the file when missing); nothing outside it is ever touched, and the file is written by
-compare-and-swap (memoryd.passes.files). With ``passes.promote_mode = "propose"`` (the default)
+compare-and-swap (memoryd.passes.user_files). With ``passes.promote_mode = "propose"`` (the default)
 the pass only proposes: ``memory pass show`` lists the proposals, ``memory promote accept ID``
 writes one. With ``"auto"`` the pass writes them itself. A promoted rule whose lesson is later
 forgotten, or marked stale, is **demoted** the same way (proposed, or removed in auto mode).
@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memoryd.ingest.sources import ARCHIVE_DIR
-from memoryd.passes.files import read_text
+from memoryd.passes.user_files import read_text
 from memoryd.passes.journal import Change, file_change
 from memoryd.passes.steps import Offload
 from memoryd.text import LESSON_COSINE, content_words, normalise_text, same_lesson
