@@ -583,6 +583,33 @@ def test_duplicates_merge_into_the_best_and_contradictions_are_only_reported(
     assert client.get(survivor["id"])["occurrences"] == 1
 
 
+def test_a_merge_survives_a_rebuild_of_the_index_from_the_ledgers(
+        memoryd_home: Path, embedder) -> None:
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as c:
+            ids = [c.remember("coder", "git", text, kind="lesson", session=session,
+                              confidence=0.8, force=True)["entry"]["id"]
+                   for text, session in (("Use conventional commits.", "s1"),
+                                         ("Always use conventional commits.", "s2"))]
+            assert c.pass_run("consolidate")["counts"]["applied"] == 2
+            survivor = next(i for i in ids if c.get(i)["status"] == "active")
+            [loser] = [i for i in ids if i != survivor]
+    finally:
+        running.stop()
+    (memoryd_home / "memoryd.db").unlink()
+    rebuilt = run_memoryd("reindex")
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as c:
+            assert c.get(loser)["status"] == "superseded"
+            assert c.get(loser)["superseded_by"] == survivor
+            assert c.get(survivor)["occurrences"] == 2
+    finally:
+        running.stop()
+
+
 def tear_last_line(ledger: Path) -> None:
     """Cut the ledger in the middle of its last line, as a crash in the middle of an append
     leaves it: the lines before it are whole, the start of the last one is on disk."""

@@ -267,13 +267,16 @@ class Passes:
                     # the daemon is stopping: the next start marks the run interrupted when
                     # this cannot (the "stopping" answer must not swallow the cancellation, or
                     # the scheduler carries on and the daemon never exits)
+                    self._sync_ledgers()  # what it applied, durable before the daemon exits
                     with contextlib.suppress(UnavailableError):
                         await self.db(self.journal.finish, run, "interrupted")
                     raise
                 except Exception as exc:
                     log.exception("Pass %s (%s) failed.", name, run_name(run.run))
+                    await asyncio.to_thread(self._sync_ledgers)
                     await self.db(self.journal.finish, run, "failed", repr(exc))
                     return self._summary(run)
+                await asyncio.to_thread(self._sync_ledgers)  # durable before the run is done
                 linked = through_links(ctx.touched)
                 if linked and self.on_written is not None:
                     self.on_written(linked)
@@ -289,6 +292,12 @@ class Passes:
                 return {**self._summary(run), "longest_step": longest.reply()}
             finally:
                 self.current = None
+
+    def _sync_ledgers(self) -> None:
+        """fsync the ledgers the run's entry changes went to (Journal.sync_ledgers)."""
+        agents, self.journal.unsynced = self.journal.unsynced, set()
+        if agents:
+            self.journal.sync_ledgers(agents)
 
     def memory_roots(self) -> list[Path]:
         """Where a git repository counts as a memory directory: the roots of the memory

@@ -133,12 +133,14 @@ class Entries:
         short = " (a prefix needs 4 characters or more)" if len(entry_id) < 4 else ""
         raise NotFoundError(f"no entry with id {entry_id!r}{short}")
 
-    def write_ledger(self, agent: str, records: list[dict[str, Any]]) -> None:
+    def write_ledger(self, agent: str, records: list[dict[str, Any]], *,
+                     sync: bool = True) -> None:
         """Append records to the agent's ledger (one fsync) and record the new offset. The
         caller holds the database transaction (:meth:`transaction`), which commits only after
-        the fsync; if it fails, the records are taken back."""
+        the fsync; if it fails, the records are taken back. ``sync`` False: the caller fsyncs
+        the ledger later, before it tells anyone of the change (a pass's run)."""
         try:
-            before, size = self.ledger.append(agent, records)
+            before, size = self.ledger.append(agent, records, sync=sync)
         except OSError as exc:
             raise UnavailableError(
                 f"not stored: cannot write the ledger of {agent!r} "

@@ -43,7 +43,7 @@ import logging
 import os
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -141,9 +141,12 @@ class Ledger:
                 f"use {other!r} (agent names are case-sensitive, and on macOS their ledgers "
                 "would share one file)")
 
-    def append(self, agent: str, records: list[dict[str, Any]]) -> tuple[int, int]:
+    def append(self, agent: str, records: list[dict[str, Any]], *,
+               sync: bool = True) -> tuple[int, int]:
         """Append records durably (one write, one fsync); returns the ledger's size before and
-        after. On failure nothing stays appended: the file is cut back to its size before."""
+        after. On failure nothing stays appended: the file is cut back to its size before.
+        ``sync`` False leaves the fsync to a later :meth:`sync` (the records survive the
+        process being killed, not yet a power loss): for changes nobody has been told of yet."""
         self.check_name(agent)
         path = self.path(agent)
         if not self.directory.exists():
@@ -156,7 +159,8 @@ class Ledger:
             before = os.fstat(fd).st_size
             try:
                 write_all(fd, data)
-                os.fsync(fd)
+                if sync:
+                    os.fsync(fd)
             except BaseException:
                 _cut(fd, path, before)
                 raise
@@ -168,6 +172,15 @@ class Ledger:
             if self._names is not None:
                 self._names.setdefault(agent.casefold(), set()).add(agent)
         return before, size
+
+    def sync(self, agents: Iterable[str]) -> None:
+        """fsync these agents' ledgers: what :meth:`append` left unsynced is durable now."""
+        for agent in agents:
+            fd = os.open(self.path(agent), os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
 
     def undo(self, agent: str, size: int) -> bool:
         """Cut the ledger back to ``size`` bytes (an append whose write then failed)."""
