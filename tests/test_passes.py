@@ -583,6 +583,15 @@ def test_duplicates_merge_into_the_best_and_contradictions_are_only_reported(
     assert client.get(survivor["id"])["occurrences"] == 1
 
 
+def rebuilt_from_files(home: Path, embedder):  # type: ignore[no-untyped-def]
+    """The daemon on an index rebuilt from the files (the database deleted, `memoryd
+    reindex`)."""
+    (home / "memoryd.db").unlink()
+    rebuilt = run_memoryd("reindex")
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    return start_daemon(embedder)
+
+
 def test_a_merge_survives_a_rebuild_of_the_index_from_the_ledgers(
         memoryd_home: Path, embedder) -> None:
     running = start_daemon(embedder)
@@ -597,10 +606,7 @@ def test_a_merge_survives_a_rebuild_of_the_index_from_the_ledgers(
             [loser] = [i for i in ids if i != survivor]
     finally:
         running.stop()
-    (memoryd_home / "memoryd.db").unlink()
-    rebuilt = run_memoryd("reindex")
-    assert rebuilt.returncode == 0, rebuilt.stderr
-    running = start_daemon(embedder)
+    running = rebuilt_from_files(memoryd_home, embedder)
     try:
         with Client(running.socket) as c:
             assert c.get(loser)["status"] == "superseded"
@@ -641,10 +647,7 @@ def test_two_values_of_one_key_left_by_a_torn_append_are_settled_by_consolidatio
         ledger = memoryd_home / "ledger" / f"{agent}.jsonl"
         assert json.loads(ledger.read_bytes().splitlines()[-1])["op"] == "status"
         tear_last_line(ledger)
-    (memoryd_home / "memoryd.db").unlink()
-    rebuilt = run_memoryd("reindex")
-    assert rebuilt.returncode == 0, rebuilt.stderr
-    running = start_daemon(embedder)
+    running = rebuilt_from_files(memoryd_home, embedder)
     try:
         with Client(running.socket) as c:
             for uid in (old_palette, new_palette, old_font, new_font):
