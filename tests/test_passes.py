@@ -21,8 +21,9 @@ from memoryd_client.errors import MemorydError
 
 from conftest import run_cli, run_memoryd, start_daemon, wait_until
 from memoryd.passes import runner
-from memoryd.passes.user_files import read_text, replace_if_unchanged
 from memoryd.passes.promote import SECTION, rules_in, with_rule, without_rule
+from memoryd.passes.user_files import read_text, replace_if_unchanged
+from memoryd.store.ledger import Ledger
 
 
 @pytest.fixture
@@ -612,6 +613,37 @@ def test_a_merge_survives_a_rebuild_of_the_index_from_the_ledgers(
             assert c.get(loser)["status"] == "superseded"
             assert c.get(loser)["superseded_by"] == survivor
             assert c.get(survivor)["occurrences"] == 2
+    finally:
+        running.stop()
+
+
+def test_a_merge_whose_transaction_never_committed_is_not_replayed(
+        memoryd_home: Path, embedder) -> None:
+    """A merge's ledger record is written inside its transaction: killed between the two,
+    the ledger holds a change the journal does not. It is left undone at start, and stays
+    undone after a rebuild from the ledgers; nothing is applied that `pass show` and undo
+    do not know of."""
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as c:
+            ids = [c.remember("coder", "git", text, kind="lesson", force=True)["entry"]["id"]
+                   for text in ("Use conventional commits.", "Always use conventional commits.")]
+    finally:
+        running.stop()
+    # what a merge's append left when its transaction did not commit
+    Ledger(memoryd_home / "ledger").append("coder", [{
+        "op": "update", "ts": time.time(), "id": ids[0], "actor": "pass supersede",
+        "fields": {"status": "superseded", "superseded_by": ids[1]}, "change": 4242}])
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as c:
+            assert c.get(ids[0])["status"] == "active"
+    finally:
+        running.stop()
+    running = rebuilt_from_files(memoryd_home, embedder)
+    try:
+        with Client(running.socket) as c:
+            assert c.get(ids[0])["status"] == "active"
     finally:
         running.stop()
 

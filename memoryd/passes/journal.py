@@ -235,9 +235,9 @@ class Journal:
                     continue
                 fields = {k: v for k, v in change.after.items() if k in ENTRY_FIELDS}
                 record = self._write_entry(entry, fields, f"pass {change.action}")
-                if record is not None:
-                    ledger.setdefault(entry["agent"], []).append(record)
-                self._insert(run, change, "applied", undo)
+                number = self._insert(run, change, "applied", undo)
+                if record is not None:  # named by its change: see memoryd.store.replay
+                    ledger.setdefault(entry["agent"], []).append({**record, "change": number})
                 applied += 1
             for agent, records in ledger.items():  # fsynced before the run is done
                 self.entries.write_ledger(agent, records, sync=False)

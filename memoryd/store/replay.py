@@ -22,7 +22,15 @@ LEDGER_FIELDS = ("status", "superseded_by", "confidence", "occurrences")
 
 def replay_ledgers(store: Store, ledger: Ledger) -> int:
     """Apply ledger records the database has not seen yet; returns how many. Torn tails are
-    cut off first (memoryd.store.ledger)."""
+    cut off first (memoryd.store.ledger).
+
+    A maintenance pass's change to an entry is written to the ledger inside the transaction
+    that journals it (memoryd.passes.journal), and its record names the change. A record the
+    database has not seen whose change it does not hold either is a change whose transaction
+    never committed (the daemon was killed, or the power lost, between the two): it is not
+    applied, and a record putting the entry back as the database has it is appended, so that
+    a rebuild from the ledgers later ends the same. A database that has not read this ledger
+    before (a rebuild) holds no journal to check against, and applies every record."""
     ledger.repair_tails()
     applied = 0
     skipped: set[str] = set()  # remember records skipped as duplicates: their status records too
@@ -33,12 +41,39 @@ def replay_ledgers(store: Store, ledger: Ledger) -> int:
         if path.stat().st_size < offset:
             log.warning("Ledger %s is shorter than recorded; replaying it whole.", path)
             offset = 0
+        journaled = offset > 0  # this database's journal covers this ledger's pass records
+        undone: list[dict[str, Any]] = []
         with store.db:
             for position, record in ledger.read(agent, offset):
-                applied += _apply_record(store, agent, record, skipped)
+                if journaled and _uncommitted(store, record):
+                    undone.append(_as_stored(store, record))
+                else:
+                    applied += _apply_record(store, agent, record, skipped)
                 offset = position
+            if any(undone):
+                log.info("Replay: %d changes of a pass to %s's entries never committed; "
+                         "left undone.", len(undone), agent)
+                offset = ledger.append(agent, [r for r in undone if r])[1]
             store.set_meta(key, str(offset))
     return applied
+
+
+def _uncommitted(store: Store, record: dict[str, Any]) -> bool:
+    """A pass's change whose transaction never committed (see :func:`replay_ledgers`)."""
+    change = record.get("change")
+    return record.get("op") == "update" and isinstance(change, int) and store.db.execute(
+        "SELECT 1 FROM changes WHERE id=?", (change,)).fetchone() is None
+
+
+def _as_stored(store: Store, record: dict[str, Any]) -> dict[str, Any]:
+    """A record that puts the entry's fields back as the database holds them ({} when the
+    entry is not there)."""
+    entry = store.entry_by_uid(str(record.get("id")))
+    if entry is None:
+        return {}
+    fields = {k: entry.get(k) for k in record["fields"] if k in LEDGER_FIELDS}
+    return {"op": "update", "ts": record["ts"], "id": entry["id"], "fields": fields,
+            "actor": "memoryd (a pass's change that never committed)"}
 
 
 def _apply_record(store: Store, agent: str, record: dict[str, Any], skipped: set[str]) -> int:
