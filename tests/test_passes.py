@@ -914,6 +914,10 @@ def test_a_missed_run_happens_once_and_quiet_passes_wait(memoryd_home: Path, emb
     monkeypatch.setattr(runner, "START_DELAY_S", 0.0)
     monkeypatch.setattr(runner, "CHECK_EVERY_S", 0.1)
     monkeypatch.setenv("MEMORYD_PASSES_QUIET_S", "3600")
+    # a daily pass waits for a quiet moment whichever it is; an hourly one does not
+    monkeypatch.setenv("MEMORYD_PASSES_PROMOTE", "hourly")
+    monkeypatch.setenv("MEMORYD_PASSES_STALENESS", "daily")
+    daily = {"notebooks", "consolidate", "staleness"}
     running = start_daemon(embedder)
     try:
         with Client(running.socket) as client:
@@ -925,12 +929,12 @@ def test_a_missed_run_happens_once_and_quiet_passes_wait(memoryd_home: Path, emb
                                              (name,)).fetchone()[0] for name in runner.PASSES}
                 finally:
                     db.close()
-            wait_until(lambda: all(ran()[n] for n in runner.PASSES if n not in runner.QUIET_PASSES))
+            wait_until(lambda: all(ran()[n] for n in runner.PASSES if n not in daily))
             time.sleep(1.0)
             counts = ran()
-            assert all(counts[n] == 1 for n in runner.PASSES if n not in runner.QUIET_PASSES)
+            assert all(counts[n] == 1 for n in runner.PASSES if n not in daily)
             # daily passes wait for a quiet minute (the test keeps asking)
-            assert all(counts[n] == 0 for n in runner.QUIET_PASSES), counts
+            assert all(counts[n] == 0 for n in daily), counts
             listing = client.pass_list()["passes"]
             assert all(p["next"] for p in listing)
     finally:

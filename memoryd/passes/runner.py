@@ -53,7 +53,6 @@ PASSES: dict[str, Callable[[PassContext], Iterator[Any]]] = {
     "retain": retain.run,
 }
 INTERVALS = {"hourly": 3600.0, "daily": 86400.0}
-QUIET_PASSES = ("notebooks", "consolidate", "promote")
 SLICE_S = 0.005
 STEP_WARN_S = 0.020
 START_DELAY_S = 60.0
@@ -427,7 +426,7 @@ class Passes:
             if last and now - last[0]["started"] < every:
                 continue
             quiet = self.parts.config().passes.quiet_s
-            if name in QUIET_PASSES and now - self.idle_since() < quiet:
+            if self.schedule_of(name) == "daily" and now - self.idle_since() < quiet:
                 continue
             due.append(name)
         return due
