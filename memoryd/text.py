@@ -157,6 +157,12 @@ def core(tokens: AbstractSet[str]) -> frozenset[str]:
 
 def same_lesson(a: AbstractSet[str], b: AbstractSet[str], cosine: float, threshold: float) -> bool:
     """Two lessons (their content words, their vectors' cosine) are one: alike at
-    ``threshold`` or worded alike (Jaccard ≥ 0.7), and both a "do" or both a "don't"."""
-    return negated(a) == negated(b) and (cosine >= threshold
-                                         or jaccard(a, b) >= JACCARD_DUPLICATE)
+    ``threshold`` or worded alike (Jaccard ≥ 0.7), both a "do" or both a "don't", and
+    naming the same numbers ("export at 2x" and "export at 3x" are two lessons, however
+    alike the rest)."""
+    return negated(a) == negated(b) and _numbers(a) == _numbers(b) and (
+        cosine >= threshold or jaccard(a, b) >= JACCARD_DUPLICATE)
+
+
+def _numbers(words: AbstractSet[str]) -> set[str]:
+    return {w for w in words if any(c.isdigit() for c in w)}

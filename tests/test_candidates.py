@@ -23,7 +23,7 @@ from memoryd.sessions.decisions import (
     negative_reason,
 )
 from memoryd.sessions.llm_extractor import llm_prompt, parse_llm_output
-from memoryd.text import text_jaccard
+from memoryd.text import content_words, same_lesson, text_jaccard
 
 SESSION = "sess-42"
 
@@ -242,6 +242,17 @@ def test_jaccard() -> None:
     assert text_jaccard("Never use mocks in integration tests",
                    "Always use mocks in integration tests") < 0.7
     assert text_jaccard("", "anything") == 0.0
+
+
+@pytest.mark.parametrize("a, b, cosine, same", [
+    ("Use conventional commits.", "Always use conventional commits.", 0.5, True),  # words
+    ("Run the linter before committing", "Lint your changes before a commit", 0.95, True),
+    ("Never force-push to main", "Force-push to main", 0.95, False),  # a do and a don't
+    ("Export stickers at 2x", "Export stickers at 3x", 0.97, False),  # other numbers
+    ("Export stickers at 2x", "Always export stickers at 2x", 0.97, True),
+])
+def test_one_lesson_or_two(a: str, b: str, cosine: float, same: bool) -> None:
+    assert same_lesson(content_words(a), content_words(b), cosine, 0.92) is same
 
 
 def fake_cosine_from_table(table: dict[tuple[str, str], float]):  # type: ignore[no-untyped-def]

@@ -21,7 +21,7 @@ from memoryd_client.errors import MemorydError
 
 from conftest import run_cli, run_memoryd, start_daemon, wait_until
 from memoryd.passes import runner
-from memoryd.passes.promote import SECTION, rules_in, with_rule, without_rule
+from memoryd.passes.promote import SECTION, governance_file, rules_in, with_rule, without_rule
 from memoryd.passes.user_files import read_text, replace_if_unchanged
 from memoryd.store.ledger import Ledger
 
@@ -218,6 +218,39 @@ def test_feedback_is_never_pruned_and_what_cannot_be_fixed_is_reported(
     assert "session 2" in text or "session 2" in (memory_dir / "archive" / "notebook.md").read_text()
     problems = [c for c in client.pass_show(done["run"])["changes"] if c["kind"] == "problem"]
     assert any("over the cap of 80" in p["why"] for p in problems)
+
+
+LESSONS = ("Export stickers as PNG with a transparent background",
+           "Check the bleed margin before sending files to print",
+           "Keep speech bubbles attached to the character outline",
+           "Name layers after what they show, not their order",
+           "Ask the shop which paper stock the run uses",
+           "Vector outlines need closed paths for the cutter",
+           "Test colours on the matte sample before the glossy one",
+           "Round corners on die-cut shapes avoid tearing",
+           "Keep a copy of every rejected concept in the archive folder",
+           "Fonts must be outlined before export")
+
+
+def test_over_the_cap_a_lesson_kept_elsewhere_goes_and_the_others_stay(
+        memory_dir: Path, daemon, client: Client) -> None:
+    """Seed 001: after the Session Log, the oldest Learnings and Mistakes go — only those
+    kept elsewhere (here: the same text in the agent's long-term memory)."""
+    feedback = [f"- [2026-{1 + i // 28:02d}-{1 + i % 28:02d}] the customer liked palette {i}"
+                for i in range(70)]
+    notebook = memory_dir / "notebook.md"
+    notebook.write_text("## Learnings\n" + "".join(
+        f"- [2026-03-{10 + i:02d}] {text}\n" for i, text in reversed(list(enumerate(LESSONS))))
+        + "\n## Shareholder Feedback\n" + "\n".join(reversed(feedback)) + "\n")
+    wait_until(lambda: active_count(client) >= 80)
+    for i in (0, 1, 5, 7):  # kept in long-term memory too; the oldest three of them go
+        client.remember("designer", "long-term", LESSONS[i])
+    done = client.pass_run("notebooks")
+    text = notebook.read_text()
+    assert done["counts"]["pruned"] == 3 and len(text.splitlines()) == 80
+    archived = (memory_dir / "archive" / "notebook.md").read_text()
+    assert all(LESSONS[i] in archived and LESSONS[i] not in text for i in (0, 1, 5))
+    assert all(LESSONS[i] in text for i in (2, 3, 4, 6, 7, 8, 9))  # enough gone, or kept
 
 
 def test_notebook_check_reports_without_fix_and_fixes_with_it(memory_dir: Path, daemon,
@@ -768,6 +801,19 @@ def test_section_editing_touches_nothing_outside_memoryds_section() -> None:
     assert rules_in(twice) == ["Run pytest -x before pushing.", "Use ruff."]
     assert twice.endswith("## Later\nkept\n") and twice.startswith(mine)
     assert without_rule(without_rule(once, "Run pytest -x before pushing."), "x") == mine
+
+
+@pytest.mark.parametrize("agent, project, source, expected", [
+    ("claude-code", "/r", None, "/r/CLAUDE.md"),
+    ("claude-code", None, None, "~/.claude/CLAUDE.md"),
+    ("codex", "/r", None, "/r/AGENTS.md"),
+    ("codex", None, None, "~/.codex/AGENTS.md"),
+    ("designer", None, "/m/designer/notebook.md", "/m/designer/CONTEXT.md"),
+    ("designer", None, None, "/mem/designer/CONTEXT.md"),
+])
+def test_a_rule_goes_to_the_agents_governance_file(agent, project, source, expected) -> None:
+    entry = {"agent": agent, "project": project, "source": source}
+    assert governance_file(entry, "/mem/{agent}") == Path(expected).expanduser()
 
 
 def test_a_recurring_lesson_is_proposed_accepted_into_its_file_and_undone(
