@@ -121,13 +121,13 @@ async def timed(engine: Any, passes: Any) -> dict[str, Any]:
 
 def restore(state: Path) -> dict[str, Any]:
     from memoryd.config import load_config
-    from memoryd.store.archive import TranscriptArchive, restore_archives
+    from memoryd.store.archive import AgentArchive, restore_archives
     from memoryd.store.database import Store
 
     config = load_config()
     store = Store(state / "fresh.db")
     started = time.perf_counter()
-    restored = restore_archives(store, TranscriptArchive(config.archive_dir))
+    restored = restore_archives(store, AgentArchive(config.archive_dir))
     took = time.perf_counter() - started
     store.close()
     return {"seconds": took, "entries": restored}

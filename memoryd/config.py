@@ -134,6 +134,12 @@ class Config:
         return self.state_dir / "transcripts"
 
     @property
+    def history_dir(self) -> Path:
+        """Old versions of the memory tools' files, moved out of the journal by the retain
+        pass (memoryd.store.file_journal)."""
+        return self.state_dir / "history"
+
+    @property
     def lock_path(self) -> Path:
         return self.state_dir / "memoryd.lock"
 

@@ -34,7 +34,7 @@ from memoryd.progress import Throughput
 from memoryd.redact import redact
 from memoryd.retrieval.search import Search
 from memoryd.store import lexicon
-from memoryd.store.archive import TranscriptArchive, restore_archives
+from memoryd.store.archive import AgentArchive, restore_archives
 from memoryd.store.database import ModelInfo, Store
 from memoryd.store.entries import MAX_TEXT_CHARS, Draft, Entries, Vectors
 from memoryd.store.integrity import set_aside_damaged
@@ -118,7 +118,7 @@ class Engine:
         self._entries = Entries(self.config, self.store, Ledger(self.config.ledger_dir))
         self._search = Search(self.config, self.store)
         restored = await self.db(restore_archives, self.store,
-                                 TranscriptArchive(self.config.archive_dir))
+                                 AgentArchive(self.config.archive_dir))
         replayed = await self.db(replay_ledgers, self.store, self._entries.ledger)
         if rebuilding:
             log.info("Rebuilt the index: %d archived transcript entries, %d ledger records; "

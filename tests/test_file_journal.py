@@ -1,16 +1,21 @@
 """D15: the memory tools' journal keeps a delta per write, not two whole copies of the file, and
-the retain pass can compact it; every version can still be rebuilt."""
+the retain pass moves old versions to the history archive; every version can still be rebuilt,
+and none is lost."""
 
 from __future__ import annotations
 
+import gzip
+import json
 import time
 from types import SimpleNamespace
 
 import apsw
 from memoryd_client import Client
 
+from conftest import start_daemon
+from memoryd.store.archive import AgentArchive
 from memoryd.store.database import Store
-from memoryd.store.file_journal import compact, versions
+from memoryd.store.file_journal import archive_records, drop, old_versions, versions
 
 
 def journal_bytes(db: apsw.Connection) -> int:
@@ -55,18 +60,61 @@ def test_a_file_edited_outside_the_tools_keeps_its_text(daemon, client: Client) 
     assert events[1]["after"]["text"] == "# Notes\n- one\n- typed by a person\n"
 
 
-def test_compaction_drops_old_versions_and_keeps_the_rest_whole(daemon, client: Client) -> None:
+def test_old_versions_move_to_the_history_archive_and_the_rest_stay_whole(
+        daemon, client: Client) -> None:
     texts = [f"- fact {i}\n" * (i + 1) for i in range(12)]
     for text in texts:
         client.call("file_write", {"agent": "coder", "path": "c.md", "text": text})
     daemon.stop()
     store = Store(daemon.config.db_path)
+    history = AgentArchive(daemon.config.history_dir)
+    later = time.time() + 40 * 86_400
     try:
-        dropped, freed = compact(store, now=time.time() + 40 * 86_400, keep_versions=5)
-        assert dropped == 7 and freed > 0
+        old = list(old_versions(store, now=later, keep_versions=5))
+        assert [len(item.events) for item in old] == [7] and old[0].bytes > 0
+        for agent, data in archive_records(old).items():
+            history.append(agent, data, None)
+        for item in old:
+            drop(store, item)
         kept = versions(store, "file:coder:c.md")
         assert [v.after for v in kept] == texts[7:]
         assert kept[0].before == texts[6]  # the oldest kept version is a whole-text base
-        assert compact(store, now=time.time() + 40 * 86_400, keep_versions=5) == (0, 0)
+        assert list(old_versions(store, now=later, keep_versions=5)) == []
     finally:
         store.close()
+    # nothing is lost: every version moved is in the archive, whole
+    archived = [json.loads(line) for line in
+                gzip.decompress(history.path("coder").read_bytes()).splitlines()]
+    assert [r["after"] for r in archived] == texts[:7]
+    assert {r["uid"] for r in archived} == {"file:coder:c.md"}
+
+
+def test_the_retain_pass_moves_versions_past_keeping_and_lists_the_archive(
+        memoryd_home, embedder) -> None:
+    running = start_daemon(embedder)
+    with Client(running.socket) as client:
+        for i in range(25):
+            client.call("file_write", {"agent": "coder", "path": "c.md", "text": f"- v{i}\n"})
+    running.stop()
+    db = apsw.Connection(str(running.config.db_path))
+    with db:  # written 40 days ago
+        db.execute("UPDATE events SET ts = ts - 40 * 86400 WHERE uid='file:coder:c.md'")
+    db.close()
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as client:
+            preview = client.pass_run("retain", dry_run=True)
+            assert preview["counts"]["journal_versions_moved"] == 5
+            assert not running.config.history_dir.exists()
+            done = client.pass_run("retain")
+            assert done["counts"]["journal_versions_moved"] == 5
+            [archived] = [c for c in client.pass_show(done["run"])["changes"]
+                          if c["target"].endswith("history/coder.jsonl.gz")]
+            assert archived["after"]["versions"] == 5
+            events = client.history("file:coder:c.md")["events"]
+            assert len(events) == 20 and events[0]["after"]["text"] == "- v5\n"
+    finally:
+        running.stop()
+    lines = gzip.decompress((running.config.history_dir / "coder.jsonl.gz").read_bytes())
+    assert [json.loads(line)["after"] for line in lines.splitlines()] == \
+        [f"- v{i}\n" for i in range(5)]

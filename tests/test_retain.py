@@ -13,7 +13,7 @@ from conftest import run_memoryd, start_daemon
 from memoryd_client import Client
 from test_ingest import assistant, eventually, search, user, write_lines
 
-from memoryd.store.archive import MemberWriter, TranscriptArchive, archive_record
+from memoryd.store.archive import MemberWriter, AgentArchive, archive_record
 
 NOTEBOOK = """\
 # Designer Agent Memory
@@ -220,7 +220,7 @@ def test_retain_is_incremental_and_a_dry_run_writes_nothing(
 
 
 def test_an_unfinished_append_is_ignored_and_cut_off(tmp_path: Path) -> None:
-    archive = TranscriptArchive(tmp_path)
+    archive = AgentArchive(tmp_path)
     writer = MemberWriter()
     writer.add([archive_record({"uid": f"t{n}", "agent": "coder"}) for n in range(3)])
     whole = writer.data()

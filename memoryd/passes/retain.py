@@ -20,9 +20,10 @@ oldest first, and the archive restores them at start and at reindex.
   (:func:`memoryd.store.archive.archive_now`), so what no run had copied yet is not lost
   either.
 
-- **The memory tools' journal**: a full run also drops memory-file versions older than 30 days
-  beyond the newest 20 of each file (:func:`memoryd.store.file_journal.compact`; the oldest
-  kept version becomes a whole-text base). Counted as ``journal_versions_dropped``.
+- **The memory tools' journal**: a full run also moves memory-file versions older than 30 days
+  beyond the newest 20 of each file out of the database into ``history/<agent>.jsonl.gz``
+  under the state dir (whole texts; :mod:`memoryd.store.file_journal`; the oldest kept
+  version becomes a whole-text base). Counted as ``journal_versions_moved``.
 
 The journal lists one change per archive (kind ``archive``, state ``archived``); an archive is
 never undone.
@@ -35,8 +36,8 @@ from typing import TYPE_CHECKING, Any
 
 from memoryd.passes.journal import Change
 from memoryd.passes.steps import Offload
-from memoryd.store.archive import Appended, TranscriptArchive, Work, copy_changed
-from memoryd.store.file_journal import compact as compact_file_journal
+from memoryd.store.archive import Appended, AgentArchive, Work, copy_changed
+from memoryd.store.file_journal import archive_records, drop, old_versions
 
 if TYPE_CHECKING:
     from memoryd.passes.runner import PassContext
@@ -57,7 +58,7 @@ def run(ctx: PassContext) -> Iterator[Any]:
         ctx.count("archived", done.entries)
         ctx.count("bytes", done.bytes)
 
-    steps = copy_changed(ctx.store, TranscriptArchive(ctx.config.archive_dir), agent=ctx.agent,
+    steps = copy_changed(ctx.store, AgentArchive(ctx.config.archive_dir), agent=ctx.agent,
                          project=ctx.project, dry_run=ctx.dry_run, on_append=journaled)
     value: Any = None
     while True:
@@ -67,7 +68,31 @@ def run(ctx: PassContext) -> Iterator[Any]:
             break
         value = yield (Offload(step.fn, step.args) if isinstance(step, Work) else None)
     if ctx.agent is None and ctx.project is None:  # a full run also compacts the tools' journal
-        dropped, freed = compact_file_journal(ctx.store, dry_run=ctx.dry_run)
-        if dropped:
-            ctx.count("journal_versions_dropped", dropped)
-            ctx.count("journal_bytes_freed", freed)
+        yield from _move_old_versions(ctx)
+
+
+def _move_old_versions(ctx: PassContext) -> Iterator[Any]:
+    """The memory tools' old file versions, out of the journal into the history archive
+    (durably first: a crash in between archives a version twice, never loses one)."""
+    old = []
+    for item in old_versions(ctx.store):
+        old.append(item)
+        yield
+    if not old:
+        return
+    ctx.count("journal_versions_moved", sum(len(item.events) for item in old))
+    ctx.count("journal_bytes_freed", sum(item.bytes for item in old))
+    if ctx.dry_run:
+        return
+    history = AgentArchive(ctx.config.history_dir)
+    members = yield Offload(archive_records, (old,))
+    for agent, data in members.items():
+        where = yield Offload(history.append, (agent, data, None))
+        ctx.journal.note(ctx.run, Change(
+            "archive", str(history.path(agent)), "append",
+            f"old versions of {agent}'s memory files, moved out of the journal",
+            after={"versions": sum(len(i.events) for i in old if i.agent == agent),
+                   "offset": where[0], "bytes": where[1] - where[0]}), "archived")
+    for item in old:
+        yield
+        drop(ctx.store, item)

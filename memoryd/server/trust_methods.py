@@ -11,7 +11,7 @@ from typing import Any
 from memoryd.engine import Engine
 from memoryd.errors import BadParamsError, ForbiddenError
 from memoryd.params import Params
-from memoryd.store.archive import TranscriptArchive
+from memoryd.store.archive import AgentArchive
 from memoryd.store.purge import Purge
 
 
@@ -45,7 +45,7 @@ class TrustMethods:
         def purge() -> dict[str, Any]:
             assert engine.store is not None
             job = Purge(engine.store, engine.entries.ledger,
-                        TranscriptArchive(engine.config.archive_dir), agent, since, match)
+                        AgentArchive(engine.config.archive_dir), agent, since, match)
             report = job.run(dry_run=not confirm, actor=actor)
             if not report["dry_run"]:
                 for entry in report["entries"]:

@@ -107,7 +107,10 @@ class MemberWriter:
         return data
 
 
-class TranscriptArchive:
+class AgentArchive:
+    """An append-only gzip archive per agent, ``<directory>/<agent>.jsonl.gz``: the transcript
+    archives, and the history of the memory tools' files (old versions, whole texts)."""
+
     def __init__(self, directory: Path) -> None:
         self.directory = directory
 
@@ -249,7 +252,7 @@ class Appended:
     bytes: int = 0
 
 
-def copy_changed(store: Store, archive: TranscriptArchive, *, agent: str | None = None,
+def copy_changed(store: Store, archive: AgentArchive, *, agent: str | None = None,
                  project: str | None = None, dry_run: bool = False,
                  on_append: Callable[[Appended], None] | None = None
                  ) -> Generator[Work | None, Any, list[Appended]]:
@@ -303,7 +306,7 @@ def copy_changed(store: Store, archive: TranscriptArchive, *, agent: str | None 
     return appended
 
 
-def archive_now(store: Store, archive: TranscriptArchive) -> int:
+def archive_now(store: Store, archive: AgentArchive) -> int:
     """:func:`copy_changed` all at once, without the pass runner (``memoryd reindex`` does
     it before it sets the old database aside). Returns how many entries were copied."""
     steps = copy_changed(store, archive)
@@ -325,7 +328,7 @@ def _compress(writer: MemberWriter, rows: list[tuple[Any, ...]]) -> None:
     writer.add(lines)
 
 
-def restore_archives(store: Store, archive: TranscriptArchive) -> int:
+def restore_archives(store: Store, archive: AgentArchive) -> int:
     """Restore archive records the database has not seen (see the module docstring); returns
     how many entries were inserted (a newer record of one replaces it and is not counted
     again). Runs before the ledgers are replayed, so their status records find the transcript

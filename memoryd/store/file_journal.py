@@ -12,8 +12,10 @@ Each ``file_write`` / ``file_replace`` / ``file_insert`` journals one event unde
 
 So a one-line edit of a 1 MB file costs a few hundred bytes, and :func:`versions` rebuilds every
 version from the newest base forward. Events written before this format (``{"text": …}`` before
-and after) are read as they are. :func:`compact` (run by the retain pass) drops old versions:
-the oldest version kept becomes a base, so what is kept can still be rebuilt.
+and after) are read as they are. The retain pass moves old versions (:func:`old_versions`) to
+the history archive, ``history/<agent>.jsonl.gz`` under the state dir, each with its whole
+texts (:func:`archive_records`), and then drops them here (:func:`drop`): the oldest version
+kept becomes a base, so what is kept can still be rebuilt, and nothing is lost.
 """
 
 from __future__ import annotations
@@ -23,9 +25,11 @@ import hashlib
 import json
 import time
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from memoryd.store.archive import MemberWriter
 from memoryd.store.database import Store
 
 ZIP_ABOVE_CHARS = 4096
@@ -133,13 +137,36 @@ def versions(store: Store, uid: str) -> list[Version]:
     return out
 
 
-def compact(store: Store, now: float | None = None, keep_days: float = KEEP_DAYS,
-            keep_versions: int = KEEP_VERSIONS, dry_run: bool = False) -> tuple[int, int]:
-    """Drop journal events of memory files older than ``keep_days`` beyond the newest
-    ``keep_versions`` of each file; the oldest kept event becomes a base. Returns (events
-    dropped, bytes freed)."""
+@dataclass(frozen=True)
+class OldVersions:
+    """A file's journal events past keeping (see :func:`old_versions`), and the versions they
+    hold (the texts before and after each), for the history archive."""
+
+    uid: str
+    events: list[int]
+    bytes: int
+    first_kept: int  # the event that becomes a base
+    kept_before: str | None  # its text before: the base's whole text
+    versions: list[Version]
+
+    @property
+    def agent(self) -> str:
+        return self.uid.split(":", 2)[1]
+
+    def records(self) -> list[bytes]:
+        """The history archive's lines: one a version, with its whole text."""
+        return [json.dumps({"op": "version", "uid": self.uid, "ts": v.ts, "action": v.action,
+                            "before": v.before, "after": v.after}, ensure_ascii=False,
+                           sort_keys=True).encode("utf-8", "surrogatepass") + b"\n"
+                for v in self.versions]
+
+
+def old_versions(store: Store, now: float | None = None, keep_days: float = KEEP_DAYS,
+                 keep_versions: int = KEEP_VERSIONS) -> Iterator[OldVersions]:
+    """Each memory file's journal events older than ``keep_days`` beyond its newest
+    ``keep_versions``, a file at a time: the retain pass moves them to the history archive
+    (:func:`archive_records`, then :func:`drop`)."""
     cutoff = (now if now is not None else time.time()) - keep_days * 86_400
-    dropped = freed = 0
     uids = [r[0] for r in store.db.execute(  # a range, not LIKE: it reads events_uid's
         # "file:" rows only (LIKE scanned all 600k events of the bench store: 70 ms)
         "SELECT DISTINCT uid FROM events WHERE uid >= 'file:' AND uid < 'file;' AND ts < ?",
@@ -151,21 +178,30 @@ def compact(store: Store, now: float | None = None, keep_days: float = KEEP_DAYS
         old = [r for r in rows[:max(0, len(rows) - keep_versions)] if r[1] < cutoff]
         if not old:
             continue
-        first_kept = rows[len(old)]
         history = versions(store, uid)
-        kept = history[len(old)]
-        dropped += len(old)
-        freed += sum(r[2] for r in old)
-        if dry_run:
-            continue
-        with store.db:
-            if kept.before is not None:  # the oldest kept version becomes a base
-                before_raw = store.db.execute("SELECT before FROM events WHERE id=?",
-                                              (first_kept[0],)).fetchone()[0]
-                before = json.loads(before_raw) if before_raw else {}
-                before["text"] = kept.before
-                store.db.execute("UPDATE events SET before=? WHERE id=?",
-                                 (json.dumps(before, sort_keys=True), first_kept[0]))
-            store.db.execute(f"DELETE FROM events WHERE id IN ({','.join('?' * len(old))})",
-                             [r[0] for r in old])
-    return dropped, freed
+        yield OldVersions(uid, [r[0] for r in old], sum(r[2] for r in old), rows[len(old)][0],
+                          history[len(old)].before, history[:len(old)])
+
+
+def archive_records(old: list[OldVersions]) -> dict[str, bytes]:
+    """The history archive's gzip members for these versions, by agent (off the database
+    thread: compressing)."""
+    writers: dict[str, MemberWriter] = {}
+    for item in old:
+        writers.setdefault(item.agent, MemberWriter()).add(item.records())
+    return {agent: writer.data() for agent, writer in writers.items()}
+
+
+def drop(store: Store, item: OldVersions) -> None:
+    """Delete a file's old events (archived first), the oldest kept one becoming a base, so
+    what is kept can still be rebuilt."""
+    with store.db:
+        if item.kept_before is not None:
+            before_raw = store.db.execute("SELECT before FROM events WHERE id=?",
+                                          (item.first_kept,)).fetchone()[0]
+            before = json.loads(before_raw) if before_raw else {}
+            before["text"] = item.kept_before
+            store.db.execute("UPDATE events SET before=? WHERE id=?",
+                             (json.dumps(before, sort_keys=True), item.first_kept))
+        store.db.execute(f"DELETE FROM events WHERE id IN ({','.join('?' * len(item.events))})",
+                         item.events)

@@ -5,7 +5,7 @@ The daemon and ``memoryd reindex`` set the process umask to 077 before they crea
 (SQLite creates the database, its ``-wal`` and ``-shm`` with the umask), and at start
 :func:`tighten_state` takes group and other permissions away from what an earlier version or
 another umask left: the state directory, the database files, ``sources.toml`` and the
-directories under ``agents/``, ``ledger/`` and ``transcripts/``.
+directories under ``agents/``, ``ledger/``, ``transcripts/`` and ``history/``.
 """
 
 from __future__ import annotations
@@ -47,7 +47,8 @@ def tighten_state(config: Config) -> None:
     for name in ("memoryd.db", "memoryd.db-wal", "memoryd.db-shm", "memoryd.lock", ROW_FILE):
         _tighten(state / name, 0o600)
     _tighten(config.sources_file, 0o600)
-    for directory in (state / "agents", config.ledger_dir, config.archive_dir):
+    for directory in (state / "agents", config.ledger_dir, config.archive_dir,
+                      config.history_dir):
         if not directory.is_dir():
             continue
         _tighten(directory, 0o700)

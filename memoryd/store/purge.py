@@ -33,7 +33,7 @@ from typing import Any
 from memoryd.store.archive import (
     TRANSCRIPT_PREFIX,
     MemberWriter,
-    TranscriptArchive,
+    AgentArchive,
     meta_key,
 )
 from memoryd.store.database import SELECT_ENTRY, Store, row_to_entry
@@ -86,7 +86,7 @@ def _scrub(value: Any, pattern: re.Pattern[str]) -> Any:
 class Purge:
     """One purge of one agent's entries (database thread)."""
 
-    def __init__(self, store: Store, ledger: Ledger, archive: TranscriptArchive, agent: str,
+    def __init__(self, store: Store, ledger: Ledger, archive: AgentArchive, agent: str,
                  since: float | None, match: str | None) -> None:
         self.store, self.ledger, self.archive = store, ledger, archive
         self.agent, self.since, self.match = agent, since, match

@@ -18,7 +18,7 @@ import numpy as np
 from memoryd.config import Config
 from memoryd.embed import Embedder
 from memoryd.errors import AlreadyRunningError, EmbedderError, StartupError
-from memoryd.store.archive import TranscriptArchive, archive_now, restore_archives
+from memoryd.store.archive import AgentArchive, archive_now, restore_archives
 from memoryd.store.database import ModelInfo, Store
 from memoryd.store.integrity import corrupt_suffix, damage, discard, move_aside
 from memoryd.store.ledger import Ledger
@@ -41,7 +41,7 @@ def reindex(config: Config, *, embed: bool = True) -> dict[str, int]:
             raise AlreadyRunningError(
                 "memoryd is running; stop it first (`memoryd service stop`, or SIGTERM to "
                 "`memoryd serve`)") from None
-        archive = TranscriptArchive(config.archive_dir)
+        archive = AgentArchive(config.archive_dir)
         archived = archive_old(config, archive)
         building = config.db_path.with_name(config.db_path.name + ".new")
         discard(building)  # what a killed reindex left
@@ -78,7 +78,7 @@ def set_aside(config: Config) -> None:
         move_aside(path, ".bak")
 
 
-def archive_old(config: Config, archive: TranscriptArchive) -> int:
+def archive_old(config: Config, archive: AgentArchive) -> int:
     """Archive what the retain pass has not yet copied from the database about to be set
     aside; a database that cannot be opened (damaged, a newer schema) is left as it is."""
     if not config.db_path.exists():
