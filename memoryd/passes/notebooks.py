@@ -41,9 +41,9 @@ from memoryd.errors import BadParamsError
 from memoryd.ingest.indexer import day_start
 from memoryd.ingest.markdown import classify_heading, is_pinned, parse_memory_file, read_heading
 from memoryd.ingest.sources import ARCHIVE_DIR
-from memoryd.passes.user_files import FileText, read_text
 from memoryd.passes.journal import Change, file_change, swap_groups
 from memoryd.passes.steps import Collect, Offload
+from memoryd.passes.user_files import FileText, read_text
 from memoryd.redact import redact
 from memoryd.text import content_hash, content_words, same_lesson
 

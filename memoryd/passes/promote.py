@@ -37,9 +37,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memoryd.ingest.sources import ARCHIVE_DIR
-from memoryd.passes.user_files import read_text
 from memoryd.passes.journal import Change, file_change
 from memoryd.passes.steps import Offload
+from memoryd.passes.user_files import read_text
 from memoryd.text import LESSON_COSINE, content_words, normalise_text, same_lesson
 
 if TYPE_CHECKING:

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from memoryd.passes.journal import Change
 from memoryd.passes.steps import Offload
-from memoryd.store.archive import Appended, AgentArchive, Work, copy_changed
+from memoryd.store.archive import AgentArchive, Appended, Work, copy_changed
 from memoryd.store.file_journal import archive_records, drop, old_versions
 
 if TYPE_CHECKING:

@@ -32,9 +32,9 @@ from memoryd.errors import BadParamsError, UnavailableError
 from memoryd.ingest.pipeline import configured_sources
 from memoryd.pacing import paced
 from memoryd.passes import consolidate, notebooks, promote, retain, staleness
-from memoryd.passes.user_files import commit, through_links
 from memoryd.passes.journal import Change, Journal, RunSummary, parse_target, run_name
 from memoryd.passes.steps import Collect, Offload
+from memoryd.passes.user_files import commit, through_links
 from memoryd.store.database import SELECT_ENTRY, row_to_entry
 
 if TYPE_CHECKING:

@@ -32,8 +32,8 @@ from typing import Any
 
 from memoryd.store.archive import (
     TRANSCRIPT_PREFIX,
-    MemberWriter,
     AgentArchive,
+    MemberWriter,
     meta_key,
 )
 from memoryd.store.database import SELECT_ENTRY, Store, row_to_entry
