@@ -151,7 +151,6 @@ COMPARED_AT_ONCE = 500
 READ_AT_ONCE = 1_000
 
 
-
 def _lessons(ctx: PassContext) -> Iterator[Any]:
     """The active lessons in the pass's scope, a page at a time (a slice each; sent back via
     the generator's return value)."""
