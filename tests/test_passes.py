@@ -882,10 +882,22 @@ def test_a_notebook_mistake_made_in_three_sessions_becomes_a_rule_with_its_dates
     assert proposal["after"]["text"].endswith(
         "(incidents: 2026-02-05, 2026-03-03, 2026-03-15)")
     assert client.pass_run("promote")["counts"] == {}
-    client.promote_accept(proposal["change"])
+    before = notebook.read_bytes(), (memory_dir / "archive" / "designer.md").read_bytes()
+    accepted = client.promote_accept(proposal["change"])
     rules = rules_in((memory_dir / "CONTEXT.md").read_text())
     assert rules == [proposal["after"]["text"]]
+    # the rule graduates: its bullet leaves the notebook for the archive (seed 001: keeping
+    # both is noise), in the same run
+    assert accepted["counts"]["graduated"] == 1
+    assert "floating speech bubble" not in notebook.read_text()
+    assert "bleed margin" in notebook.read_text()
+    assert "- [2026-03-15] Generated sticker with a floating speech bubble" in \
+        (memory_dir / "archive" / "designer.md").read_text()
     assert client.pass_run("promote")["counts"] == {}  # promoted: its copies too
+    client.undo(accepted["run"])  # all of it comes back at once
+    assert (notebook.read_bytes(), (memory_dir / "archive" / "designer.md").read_bytes()) == \
+        before
+    assert not (memory_dir / "CONTEXT.md").exists()
 
 
 def test_a_lesson_the_users_feedback_confirms_is_proposed_after_one_sighting(

@@ -291,6 +291,46 @@ def archive_text(existing: str | None, notebook_name: str, run: str,
     return text
 
 
+def graduate(ctx: PassContext, path: str, uids: set[str], rule_file: Path) -> list[Change]:
+    """The changes that move a promoted lesson's bullets (its entries among ``uids``) out of a
+    notebook into its archive — seed 001: "Memory entries that graduate to CLAUDE.md get
+    deleted from the memory file — keeping both creates noise"; here moved, never deleted —
+    the archive's change and the notebook's, or none when the notebook no longer holds them
+    as the index read it."""
+    notebook_path = Path(path)
+    try:
+        current = read_text(notebook_path)
+    except OSError:
+        return []
+    if not is_notebook(current.text):
+        return []
+    notebook = parse(current.text, notebook_path.name)
+    held = {line: text for uid, line, text in ctx.store.db.execute(
+        "SELECT uid, line_start, text FROM entries WHERE source=? AND status='active'", (path,))
+        if uid in uids}
+    removed: list[tuple[str, Item]] = []
+    for section in notebook.sections:
+        for item in [i for i in section.items if held.get(i.line) == i.text]:
+            section.items.remove(item)
+            removed.append((section.name or "", item))
+    if not removed:
+        return []
+    archive = notebook_path.parent / ARCHIVE_DIR / notebook_path.name
+    try:
+        basis = read_text(archive) if archive.exists() else None
+    except OSError:
+        return []
+    moves = ctx.entry_updates(path, {item.hash: {"source": str(archive), "line_start": None,
+                                                 "line_end": None} for _, item in removed})
+    why = f"{len(removed)} bullets graduated to {rule_file} as a rule: moved to the archive"
+    ctx.count("graduated", len(removed))
+    changes = [file_change(archive, basis, archive_text(basis.text if basis else None,
+                                                        notebook_path.name, ctx.run_name,
+                                                        removed, time.time()), "archive", why),
+               file_change(notebook_path, current, notebook.render(), "graduate", why, *moves)]
+    return [c for c in changes if c is not None]
+
+
 def notebooks(ctx: PassContext) -> list[dict[str, Any]]:
     """The notebook files in the pass's scope: path, agent, source (``--project``: the files
     under the project's directory, such as its ``agents/state/memory/``)."""

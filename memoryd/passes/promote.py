@@ -22,7 +22,10 @@ compare-and-swap (memoryd.passes.user_files). With ``passes.promote_mode = "prop
 the pass only proposes: ``memory pass show`` lists the proposals, ``memory promote accept ID``
 writes one. With ``"auto"`` the pass writes them itself. A promoted rule whose lesson is later
 forgotten, or marked stale, is **demoted** the same way (proposed, or removed in auto mode).
-Every write is a journaled file change: ``memory undo`` takes it back byte for byte.
+Writing a rule also moves the lesson's bullets out of their notebooks into the notebooks'
+archives (seed 001: an entry that graduates to CLAUDE.md leaves the memory file; keeping both
+is noise), all in one group of file changes. Every write is a journaled file change: ``memory
+undo`` takes it back byte for byte.
 """
 
 from __future__ import annotations
@@ -36,8 +39,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from memoryd.ingest.markdown import is_pinned
 from memoryd.ingest.sources import ARCHIVE_DIR
 from memoryd.passes.journal import Change, file_change
+from memoryd.passes.notebooks import graduate
 from memoryd.passes.steps import Offload
 from memoryd.passes.user_files import read_text
 from memoryd.text import LESSON_COSINE, content_words, normalise_text, same_lesson
@@ -444,9 +449,22 @@ def _write(ctx: PassContext, action: str, detail: dict[str, Any], why: str) -> s
     if change is None:
         return "skipped"
     assert change.after is not None
-    change.after.update(entry=detail["entry"], lessons=detail.get("lessons") or [detail["entry"]],
-                        rule=detail["text"])
-    return ctx.apply_all([change])
+    lessons = detail.get("lessons") or [detail["entry"]]
+    change.after.update(entry=detail["entry"], lessons=lessons, rule=detail["text"])
+    changes = [change]
+    if action == "promote":  # its bullets leave their notebooks: written all or none with it
+        changes += _graduations(ctx, set(lessons), target)
+    return ctx.apply_all(changes)
+
+
+def _graduations(ctx: PassContext, lessons: set[str], target: Path) -> list[Change]:
+    """The notebook changes that move a promoted lesson's bullets to their archives."""
+    marks = ", ".join("?" for _ in lessons)
+    sources = {source for (source,) in ctx.store.db.execute(
+        f"SELECT DISTINCT source FROM entries WHERE uid IN ({marks}) AND status='active' "
+        "AND source IS NOT NULL", list(lessons))
+        if f"/{ARCHIVE_DIR}/" not in source and source != str(target) and not is_pinned(source)}
+    return [c for source in sorted(sources) for c in graduate(ctx, source, lessons, target)]
 
 
 def accept(ctx: PassContext, proposal: dict[str, Any]) -> Iterator[None]:
