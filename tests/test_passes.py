@@ -187,8 +187,10 @@ def test_an_older_copy_of_a_lesson_written_again_goes_to_the_archive(
         "## Shareholder Feedback\n- [2026-03-10] Run linter before commit, please\n"
         "- [2026-03-09] Run linter before commit, please\n")
     wait_until(lambda: active_count(client) >= 8)
-    ids = {h["text"]: h["id"] for h in client.search(
-        "linter commit", agents=["designer"], limit=20)["hits"]}
+    hits = client.search("linter commit", agents=["designer"], limit=20)["hits"]
+    ids = {h["text"]: h["id"] for h in hits}
+    [older_copy] = [h["id"] for h in hits if h["text"].startswith("Always run the linter")
+                    and time.strftime("%m-%d", time.gmtime(h["created"])) == "02-05"]
     done = client.pass_run("notebooks")
     assert done["counts"]["repeats"] == 2 and "pruned" not in done["counts"]
     text = notebook.read_text()
@@ -205,6 +207,10 @@ def test_an_older_copy_of_a_lesson_written_again_goes_to_the_archive(
     time.sleep(0.5)
     moved = client.get(ids["Run linter before commit"])
     assert moved["status"] == "active" and moved["source"].endswith("archive/notebook.md")
+    # of two bullets of one text, the one archived keeps its own id (and date)
+    copy = client.get(older_copy)
+    assert copy["source"].endswith("archive/notebook.md")
+    assert time.strftime("%m-%d", time.gmtime(copy["created"])) == "02-05"
 
 
 def test_feedback_is_never_pruned_and_what_cannot_be_fixed_is_reported(

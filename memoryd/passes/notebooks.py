@@ -320,8 +320,8 @@ def graduate(ctx: PassContext, path: str, uids: set[str], rule_file: Path) -> li
         basis = read_text(archive) if archive.exists() else None
     except OSError:
         return []
-    moves = ctx.entry_updates(path, {item.hash: {"source": str(archive), "line_start": None,
-                                                 "line_end": None} for _, item in removed})
+    moves = ctx.entry_updates(path, {(item.hash, item.line): {
+        "source": str(archive), "line_start": None, "line_end": None} for _, item in removed})
     why = f"{len(removed)} bullets graduated to {rule_file} as a rule: moved to the archive"
     ctx.count("graduated", len(removed))
     changes = [file_change(archive, basis, archive_text(basis.text if basis else None,
@@ -519,11 +519,12 @@ def _changes(ctx: PassContext, found: dict[str, Any], planned: Plan, *,
                     + ([f"{pruned} bullets over the cap of {cap} lines moved to the archive"]
                        if pruned else []))
     changes = []
-    updates = {item.hash: {"source": str(planned.archive), "line_start": None,
-                           "line_end": None, **(item.rewritten or {})}
+    updates = {(item.hash, item.line): {"source": str(planned.archive), "line_start": None,
+                                        "line_end": None, **(item.rewritten or {})}
                for _, item in removed}
-    updates.update({item.hash: item.rewritten for section in planned.notebook.sections
-                    for item in section.items if item.rewritten})
+    updates.update({(item.hash, item.line): item.rewritten
+                    for section in planned.notebook.sections for item in section.items
+                    if item.rewritten})
     moves = ctx.entry_updates(found["path"], updates)
     if removed:
         changes.append(file_change(planned.archive, planned.archive_basis,

@@ -185,21 +185,35 @@ class PassContext:
             "SELECT uid, hash FROM entries WHERE source = ?", (path,)) if uid in self._promoted]
         return {h for (h,) in rows} | set(promoted)
 
-    def entry_updates(self, path: str, updates: dict[str, dict[str, Any]]
+    def entry_updates(self, path: str, updates: dict[tuple[str, int], dict[str, Any]]
                       ) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
-        """The entries of ``path`` whose text (by hash) changes with a file change — moved to
-        an archive, a date rewritten — as (their fields after, their fields before), by id."""
+        """The entries of ``path`` whose text changes with a file change — moved to an
+        archive, a date rewritten — as (their fields after, their fields before), by id.
+        ``updates``: by the item's (content hash, first line in the file as read); an entry is
+        matched by both (two bullets of one text stay apart: each keeps its id), else by its
+        hash alone (the index read the file before its lines moved)."""
         after: dict[str, dict[str, Any]] = {}
         before: dict[str, dict[str, Any]] = {}
         if not updates:  # sections reordered, nothing moved or rewritten
             return after, before
         wanted = dict(updates)
-        cursor = self.store.db.execute(SELECT_ENTRY + " WHERE source=? ORDER BY id", (path,))
-        for entry in map(row_to_entry, cursor):
-            fields = wanted.pop(entry["hash"], None)
+        entries = [row_to_entry(row) for row in self.store.db.execute(
+            SELECT_ENTRY + " WHERE source=? ORDER BY id", (path,))]
+        matched: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        for entry in entries:  # by text and line first
+            fields = wanted.pop((entry["hash"], entry["line_start"]), None)
             if fields is not None:
-                after[entry["id"]] = fields
-                before[entry["id"]] = {k: entry.get(k) for k in fields}
+                matched.append((entry, fields))
+        taken = {entry["id"] for entry, _ in matched}
+        for entry in entries:  # then by text alone
+            if entry["id"] in taken:
+                continue
+            key = next((k for k in wanted if k[0] == entry["hash"]), None)
+            if key is not None:
+                matched.append((entry, wanted.pop(key)))
+        for entry, fields in matched:
+            after[entry["id"]] = fields
+            before[entry["id"]] = {k: entry.get(k) for k in fields}
         return after, before
 
 
