@@ -46,7 +46,8 @@ log = logging.getLogger(__name__)
 
 #: Transcript chunks are the entries whose uid is this prefix and a stable chunk id.
 TRANSCRIPT_PREFIX = "t"
-#: SQL (on ``entries``) for the rows the archives keep.
+#: SQL (on ``entries``) for the rows the archives keep. The partial index the retain pass walks
+#: (``entries_transcripts_updated``, schema 15) has this very WHERE: SQLite uses it only then.
 TRANSCRIPT_ROWS = "via = 'watch' AND uid >= 't' AND uid < 'u'"
 #: A member holds at most this many records, so restoring one never needs much memory.
 MEMBER_RECORDS = 2048
