@@ -165,4 +165,7 @@ def same_lesson(a: AbstractSet[str], b: AbstractSet[str], cosine: float, thresho
 
 
 def _numbers(words: AbstractSet[str]) -> set[str]:
-    return {w for w in words if any(c.isdigit() for c in w)}
+    return {w for w in words if _DIGIT.search(w)}
+
+
+_DIGIT = re.compile(r"\d")

@@ -71,12 +71,14 @@ ABSORB_AT_ONCE = 8
 #: their group (~16 MB of cosines); one hand-off to the worker per group block.
 BLOCK = 1024
 GROUP_BLOCK = 4096
-#: Entries read at a time (a slice each): their columns; ids looked at for changes; vectors
-#: (20,000 of each held the database thread for 20-40 ms a step on the bench's store).
+#: Entries read at a time (a slice each): their columns; ids looked at for changes; vectors;
+#: texts split into words (20,000 of each held the database thread for 20-40 ms a step on the
+#: bench's store; 5,000 ids and 1,000 vectors still 26-31 ms, in-process on 2026-11-27).
 PAGE = 250
 KEYS_AT_ONCE = 25  # each key's entries: a query each
-ID_WINDOW = 5_000
-READ_ROWS = 1_000
+ID_WINDOW = 1_000
+READ_ROWS = 250
+TOKENISED_AT_ONCE = 100
 #: Where the last whole run left off (meta): the next run looks at what was added or changed
 #: since. Bump CHECK_VERSION when the rules change, so that the next run looks at everything.
 CHECKED = "consolidate.checked"
@@ -256,6 +258,7 @@ def _near(ctx: PassContext, agent: str, project: str | None, changed: np.ndarray
                                                   codes.get("lesson", -1), threshold, start))))
     del values
     firsts, seconds, cosines = (np.concatenate(parts) for parts in zip(*blocks))
+    yield  # hundreds of thousands of pairs of lessons alike from 0.75: a step each
     involved = group[np.unique(np.concatenate([firsts, seconds]))].tolist()
     entries: list[dict[str, Any]] = []
     for start in range(0, len(involved), PAGE):
@@ -272,6 +275,7 @@ def _near(ctx: PassContext, agent: str, project: str | None, changed: np.ndarray
     firsts, seconds = number[firsts], number[seconds]
     kept = (firsts >= 0) & (seconds >= 0)
     firsts, seconds, cosines = firsts[kept], seconds[kept], cosines[kept]
+    yield
     order = np.lexsort((seconds, firsts))
     if len(order):
         yield from _merge(ctx, entries, (firsts[order], seconds[order], cosines[order]),
@@ -341,8 +345,8 @@ def _merge(ctx: PassContext, entries: list[dict[str, Any]],
     the two entries' numbers in ``entries`` and their cosine, as arrays. A survivor takes none
     that a person kept apart from it or from another it takes (``apart``)."""
     tokens: list[frozenset[str]] = []
-    for start in range(0, len(entries), 250):  # thousands of texts at once held the thread
-        tokens.extend(content_words(e["text"]) for e in entries[start:start + 250])
+    for start in range(0, len(entries), TOKENISED_AT_ONCE):
+        tokens.extend(content_words(e["text"]) for e in entries[start:start + TOKENISED_AT_ONCE])
         yield
     neighbours: dict[int, list[tuple[int, float]]] = {}
     opposed: list[tuple[int, int]] = []
