@@ -740,6 +740,17 @@ def test_two_values_of_one_key_left_by_a_torn_append_are_settled_by_consolidatio
         running.stop()
 
 
+def test_a_whole_consolidation_merges_the_keyword_index_and_finds_it_merged_after(
+        daemon, client: Client) -> None:
+    for number in range(12):  # a write a segment
+        client.remember("coder", f"c{number}", f"note {number} about the build cache")
+    done = client.pass_run("consolidate")
+    assert done["counts"]["index_pages_merged"] > 0
+    assert "index_pages_merged" not in client.pass_run("consolidate")["counts"]
+    assert "index_pages_merged" not in client.pass_run("consolidate", dry_run=True)["counts"]
+    assert len(client.search("build cache", agent="coder", limit=20)["hits"]) == 12
+
+
 def test_a_big_group_of_duplicates_merges_whole_and_undoes_whole(daemon, client: Client) -> None:
     """A merge of many goes in several transactions (the database thread serves searches
     between them); what a user sees is one merge, and one undo takes it back."""

@@ -382,22 +382,28 @@ def _gather(ctx: PassContext, project: str, since: float | None,
     since ``parsed_before``, else from its text (and stored, unless a dry run)."""
     items: list[Item] = []
     for kind in CHECKED_KINDS:
-        last = 0
+        last: tuple[float, int] = (since if since is not None else 0.0, 0)
         while True:
             yield
-            sql = ("SELECT id, uid, text, updated, stale FROM entries WHERE project=? "
-                   "AND status='active' AND kind=? AND id>?")
-            params: list[Any] = [project, kind, last]
-            if since is not None:
-                sql += " AND updated>=?"
-                params.append(since)
+            if since is None:  # every entry: the project's, by id
+                sql = ("SELECT id, uid, text, updated, stale FROM entries WHERE project=? "
+                       "AND status='active' AND kind=? AND id>?")
+                params: list[Any] = [project, kind, last[1]]
+                order = " ORDER BY id"
+            else:  # what changed since: by when (through the project's every entry, an
+                # unchanged project's run read ~17k rows a query: 36 ms on the database thread)
+                sql = ("SELECT id, uid, text, updated, stale FROM entries INDEXED BY "
+                       "entries_updated WHERE (updated, id) > (?, ?) AND updated >= ? "
+                       "AND project=? AND status='active' AND kind=?")
+                params = [last[0], last[1], since, project, kind]
+                order = " ORDER BY updated, id"
             if ctx.agent is not None:
                 sql += " AND agent=?"
                 params.append(ctx.agent)
-            rows = ctx.store.db.execute(sql + " ORDER BY id LIMIT ?", [*params, BATCH]).fetchall()
+            rows = ctx.store.db.execute(sql + order + " LIMIT ?", [*params, BATCH]).fetchall()
             if not rows:
                 break
-            last = rows[-1][0]
+            last = (rows[-1][3], rows[-1][0])
             items += yield from _with_refs(ctx, rows, parsed_before)
             ctx.count("entries checked", len(rows))
     return items

@@ -576,6 +576,18 @@ class Store:
             f"WHERE entries_fts MATCH ? AND {where} ORDER BY entries_fts.rowid DESC LIMIT ?",
             [match, *params, limit])]
 
+    def merge_keyword_index(self, pages: int) -> bool:
+        """Merge up to ``pages`` leaf pages of the full-text index's segments into bigger ones
+        (FTS5's incremental 'merge' with a negative count: as if optimising, a step at a
+        time). An index filled entry by entry keeps many segments, which every query reads:
+        merged into one, bm25 over the bench store's 72k entries took 4.0 instead of 5.5 ms
+        at p50, 35 instead of 42 at most. Returns whether there is more to merge."""
+        before = self.db.total_changes()
+        with self.db:
+            self.db.execute("INSERT INTO entries_fts(entries_fts, rank) VALUES('merge', ?)",
+                            (-pages,))
+        return self.db.total_changes() - before >= 2
+
     def count_fts_rows(self) -> int:
         """Rows in the full-text index (cached for a minute: it only steers query planning)."""
         now = time.monotonic()
