@@ -346,6 +346,33 @@ def measure_embedder(report: Report, embedder: Any, texts: list[str], label: str
                "texts/s", note="this process, the same texts and batches")
 
 
+#: The machine's own tail: a fixed piece of pure-Python work, timed this many times.
+JITTER_RUNS = 200
+JITTER_LOOP = 150_000  # ~12 ms on the 2-core development machine
+
+
+def measure_jitter(report: Report, label: str) -> None:
+    """How the machine stretches a fixed piece of work (~12 ms of Python, about a search's),
+    run now and then with nothing else of ours running: its p99 against its p50 is the tail
+    no code of ours causes (on the development VM on 2026-11-27, p50 12-13 ms and p99 41-50
+    ms, with other processes at 0.01 cores and nothing stolen)."""
+    def work() -> int:
+        total = 0
+        for number in range(JITTER_LOOP):
+            total += number * number
+        return total
+
+    times = []
+    for _ in range(JITTER_RUNS):
+        started = time.perf_counter()
+        work()
+        times.append(time.perf_counter() - started)
+        time.sleep(0.01)
+    report.add(f"machine tail, {label}: a fixed Python job, p50", percentile(ms(times), 50), "ms")
+    report.add(f"machine tail, {label}: a fixed Python job, p99", percentile(ms(times), 99), "ms",
+               note=f"{JITTER_RUNS} runs; a search is about this much work")
+
+
 def short_notes(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """SHORT_ENTRIES ~15-token notes: the first words of corpus texts whose openings differ (a
     shared opening would make near duplicates, which cost a second look)."""
