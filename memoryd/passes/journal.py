@@ -244,12 +244,13 @@ class Journal:
                 self.unsynced.add(agent)
         return applied
 
-    def sync_ledgers(self, agents: set[str]) -> None:
-        """fsync the ledgers a run's entry changes went to (off the database thread: a fsync
-        there held every search for as long as the disk took, 277 ms once while ext4 wrote
-        back a big copy). A run is done, and says so, only after this; until then a power
-        loss may lose its last changes from a ledger, never half a change: the changes that
-        reach the ledger are each whole records, replayed at start."""
+    def sync_ledgers(self) -> None:
+        """fsync the ledgers entry changes went to since the last call (off the database
+        thread: a fsync there held every search for as long as the disk took, 277 ms once while
+        ext4 wrote back a big copy). A run is done, and says so, only after this; until then a
+        power loss may lose its last changes from a ledger, never half a change: the changes
+        that reach the ledger are each whole records, replayed at start."""
+        agents, self.unsynced = self.unsynced, set()
         self.entries.ledger.sync(agents)
 
     def _write_entry(self, entry: dict[str, Any], fields: dict[str, Any],

@@ -112,9 +112,10 @@ class PassContext:
         a slice point after each (rows scattered over the row file: 250 took ~10 ms)."""
         index = self.index
         found: dict[int, Any] = {}
+        if index is None:
+            return found
         for start in range(0, len(rowids), page):
-            if index is not None:
-                found.update(index.vectors_of(rowids[start:start + page]))
+            found.update(index.vectors_of(rowids[start:start + page]))
             yield
         return found
 
@@ -282,16 +283,16 @@ class Passes:
                     # the daemon is stopping: the next start marks the run interrupted when
                     # this cannot (the "stopping" answer must not swallow the cancellation, or
                     # the scheduler carries on and the daemon never exits)
-                    self._sync_ledgers()  # what it applied, durable before the daemon exits
+                    self.journal.sync_ledgers()  # what it applied, durable before the exit
                     with contextlib.suppress(UnavailableError):
                         await self.db(self.journal.finish, run, "interrupted")
                     raise
                 except Exception as exc:
                     log.exception("Pass %s (%s) failed.", name, run_name(run.run))
-                    await asyncio.to_thread(self._sync_ledgers)
+                    await asyncio.to_thread(self.journal.sync_ledgers)
                     await self.db(self.journal.finish, run, "failed", repr(exc))
                     return self._summary(run)
-                await asyncio.to_thread(self._sync_ledgers)  # durable before the run is done
+                await asyncio.to_thread(self.journal.sync_ledgers)  # durable before "done"
                 linked = through_links(ctx.touched)
                 if linked and self.on_written is not None:
                     self.on_written(linked)
@@ -307,12 +308,6 @@ class Passes:
                 return {**self._summary(run), "longest_step": longest.reply()}
             finally:
                 self.current = None
-
-    def _sync_ledgers(self) -> None:
-        """fsync the ledgers the run's entry changes went to (Journal.sync_ledgers)."""
-        agents, self.journal.unsynced = self.journal.unsynced, set()
-        if agents:
-            self.journal.sync_ledgers(agents)
 
     def memory_roots(self) -> list[Path]:
         """Where a git repository counts as a memory directory: the roots of the memory
