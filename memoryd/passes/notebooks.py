@@ -234,9 +234,11 @@ def repeats(notebook: Notebook, vectors: Callable[[list[Item]], list[np.ndarray 
             if a in gone:
                 continue
             for b in range(a + 1, len(dated)):
+                if b in gone:
+                    continue
                 va, vb = found[a], found[b]
                 cosine = float(va @ vb) if va is not None and vb is not None else 0.0
-                if b not in gone and same_lesson(words[a], words[b], cosine, threshold):
+                if same_lesson(words[a], words[b], cosine, threshold):
                     gone.add(b)
                     section.items.remove(dated[b])
                     removed.append((section.name, dated[b]))
@@ -307,30 +309,71 @@ def graduate(ctx: PassContext, path: str, uids: set[str], rule_file: Path) -> li
     if not is_notebook(current.text):
         return []
     notebook = parse(current.text, notebook_path.name)
-    held = {line: text for uid, line, text in ctx.store.db.execute(
-        "SELECT uid, line_start, text FROM entries WHERE source=? AND status='active'", (path,))
-        if uid in uids}
+    entries = _file_entries(ctx, path)
     removed: list[tuple[str, Item]] = []
     for section in notebook.sections:
-        for item in [i for i in section.items if held.get(i.line) == i.text]:
+        for item in [i for i in section.items
+                     if (entry := _entry_of(entries, i)) is not None and entry[1] in uids]:
             section.items.remove(item)
             removed.append((section.name or "", item))
-    if not removed:
+    archived = _archived(notebook_path, ctx.run_name, removed, time.time()) if removed else None
+    if archived is None:
         return []
-    archive = notebook_path.parent / ARCHIVE_DIR / notebook_path.name
+    ctx.count("graduated", len(removed))
+    why = f"{len(removed)} bullets graduated to {rule_file} as a rule: moved to the archive"
+    return _file_changes(ctx, notebook_path, current, notebook, archived,
+                         _moving(removed, archived[0]), "graduate", why, why)
+
+
+def _archived(path: Path, run_name: str, removed: list[tuple[str, Item]],
+              when: float) -> tuple[Path, FileText | None, str] | None:
+    """The notebook's archive with a new block of ``removed``: its path, the file as read
+    (None: no archive yet) and its new text; None when it cannot be read."""
+    archive = path.parent / ARCHIVE_DIR / path.name
     try:
         basis = read_text(archive) if archive.exists() else None
     except OSError:
-        return []
-    moves = ctx.entry_updates(path, {(item.hash, item.line): {
-        "source": str(archive), "line_start": None, "line_end": None} for _, item in removed})
-    why = f"{len(removed)} bullets graduated to {rule_file} as a rule: moved to the archive"
-    ctx.count("graduated", len(removed))
-    changes = [file_change(archive, basis, archive_text(basis.text if basis else None,
-                                                        notebook_path.name, ctx.run_name,
-                                                        removed, time.time()), "archive", why),
-               file_change(notebook_path, current, notebook.render(), "graduate", why, *moves)]
+        return None
+    return archive, basis, archive_text(basis.text if basis else None, path.name, run_name,
+                                        removed, when)
+
+
+def _moving(removed: list[tuple[str, Item]], archive: Path) -> dict[tuple[str, int],
+                                                                     dict[str, Any]]:
+    """The entry updates of items moved to the archive, for :meth:`PassContext.entry_updates`."""
+    return {(item.hash, item.line): {"source": str(archive), "line_start": None,
+                                     "line_end": None, **(item.rewritten or {})}
+            for _, item in removed}
+
+
+def _file_changes(ctx: PassContext, path: Path, current: FileText, notebook: Notebook,
+                  archived: tuple[Path, FileText | None, str] | None,
+                  updates: dict[tuple[str, int], dict[str, Any]], action: str, why: str,
+                  archive_why: str) -> list[Change]:
+    """A notebook's change (carrying the entries that move or change with it: it exists
+    before and after, so its undo moves them back) and its archive's, when lines moved."""
+    changes = []
+    if archived is not None:
+        changes.append(file_change(archived[0], archived[1], archived[2], "archive",
+                                   archive_why))
+    changes.append(file_change(path, current, notebook.render(), action, why,
+                               *ctx.entry_updates(str(path), updates)))
     return [c for c in changes if c is not None]
+
+
+def _file_entries(ctx: PassContext, path: str) -> dict[int, tuple[int, str, str]]:
+    """A notebook's active entries by the line they start on, as the index last read it:
+    (rowid, uid, text)."""
+    return {line: (rowid, uid, text) for rowid, uid, line, text in ctx.store.db.execute(
+        "SELECT id, uid, line_start, text FROM entries WHERE source=? AND status='active'",
+        (path,))}
+
+
+def _entry_of(entries: dict[int, tuple[int, str, str]],
+              item: Item) -> tuple[int, str, str] | None:
+    """The item's entry: the one on its line, with its text (else the file changed since)."""
+    entry = entries.get(item.line)
+    return entry if entry is not None and entry[2] == item.text else None
 
 
 def notebooks(ctx: PassContext) -> list[dict[str, Any]]:
@@ -406,9 +449,7 @@ class Plan:
     fixed: list[str]
     removed: list[tuple[str, Item]]  # the repeated lessons first, then what the cap pruned
     repeated: int
-    archive: Path
-    archive_basis: FileText | None
-    archive_text: str | None
+    archived: tuple[Path, FileText | None, str] | None  # see _archived
 
 
 def plan(path: Path, cap: int, kept_elsewhere: Callable[[], set[str]],
@@ -433,15 +474,10 @@ def plan(path: Path, cap: int, kept_elsewhere: Callable[[], set[str]],
         yield
         for _, item in removed[start:start + HASHES]:
             item.hash  # noqa: B018 (computed now, kept)
-    archive = path.parent / ARCHIVE_DIR / path.name
-    basis = text = None
-    if removed:
-        try:
-            basis = read_text(archive) if archive.exists() else None
-        except OSError:
-            return None
-        text = archive_text(basis.text if basis else None, path.name, run_name, removed, when)
-    return Plan(current, notebook, fixed, removed, len(repeated), archive, basis, text)
+    archived = _archived(path, run_name, removed, when) if removed else None
+    if removed and archived is None:
+        return None
+    return Plan(current, notebook, fixed, removed, len(repeated), archived)
 
 
 def run(ctx: PassContext) -> Iterator[Any]:
@@ -491,10 +527,8 @@ def _vectors(ctx: PassContext, path: str, items: list[Item]) -> list[np.ndarray 
     index = ctx.index
     if index is None:
         return [None] * len(items)
-    entries = {line: (rowid, text) for rowid, line, text in ctx.store.db.execute(
-        "SELECT id, line_start, text FROM entries WHERE source=? AND status='active'", (path,))}
-    rowids = [entries[i.line][0] if i.line in entries and entries[i.line][1] == i.text else -1
-              for i in items]
+    entries = _file_entries(ctx, path)
+    rowids = [entry[0] if (entry := _entry_of(entries, i)) is not None else -1 for i in items]
     found = index.vectors_of([r for r in rowids if r >= 0])
     return [found.get(r) for r in rowids]
 
@@ -528,26 +562,17 @@ def _changes(ctx: PassContext, found: dict[str, Any], planned: Plan, *,
                               "lesson written again moved to the archive"] if repeated else [])
                     + ([f"{pruned} bullets over the cap of {cap} lines moved to the archive"]
                        if pruned else []))
-    changes = []
-    updates = {(item.hash, item.line): {"source": str(planned.archive), "line_start": None,
-                                        "line_end": None, **(item.rewritten or {})}
-               for _, item in removed}
+    updates = _moving(removed, planned.archived[0]) if planned.archived else {}
     updates.update({(item.hash, item.line): item.rewritten
                     for section in planned.notebook.sections for item in section.items
                     if item.rewritten})
-    moves = ctx.entry_updates(found["path"], updates)
-    if removed:
-        changes.append(file_change(planned.archive, planned.archive_basis,
-                                   planned.archive_text, "archive",
-                                   f"{len(removed)} bullets moved from {path.name}"))
-        if pruned:
-            ctx.count("pruned", pruned)
-        if repeated:
-            ctx.count("repeats", repeated)
-    # the entries that move ride on the notebook's change: it exists before and after, so
-    # its undo moves them back
-    changes.append(file_change(path, planned.current, planned.notebook.render(),
-                               "normalise" if not removed else "prune", why, *moves))
+    if pruned:
+        ctx.count("pruned", pruned)
+    if repeated:
+        ctx.count("repeats", repeated)
+    changes = _file_changes(ctx, path, planned.current, planned.notebook, planned.archived,
+                            updates, "normalise" if not removed else "prune", why,
+                            f"{len(removed)} bullets moved from {path.name}")
     if fixed:
         ctx.count("normalised")
-    return [c for c in changes if c is not None]
+    return changes
