@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from memoryd.passes.journal import Change
 from memoryd.passes.steps import Offload
 from memoryd.store.archive import AgentArchive, Appended, Work, copy_changed
-from memoryd.store.file_journal import archive_records, drop, old_versions
+from memoryd.store.file_journal import archive_records, drop, history_key, old_versions
 
 if TYPE_CHECKING:
     from memoryd.passes.runner import PassContext
@@ -87,7 +87,9 @@ def _move_old_versions(ctx: PassContext) -> Iterator[Any]:
     history = AgentArchive(ctx.config.history_dir)
     members = yield Offload(archive_records, (old,))
     for agent, data in members.items():
-        where = yield Offload(history.append, (agent, data, None))
+        known = ctx.store.meta(history_key(agent))  # where it ends: no reading it all again
+        where = yield Offload(history.append, (agent, data, int(known) if known else None))
+        ctx.store.set_meta(history_key(agent), str(where[1]))
         ctx.journal.note(ctx.run, Change(
             "archive", str(history.path(agent)), "append",
             f"old versions of {agent}'s memory files, moved out of the journal",

@@ -183,6 +183,12 @@ def old_versions(store: Store, now: float | None = None, keep_days: float = KEEP
                           history[len(old)].before, history[:len(old)])
 
 
+def history_key(agent: str) -> str:
+    """Meta key of where the agent's history archive ends (as the transcript archives'): an
+    append past it cuts a torn tail without reading the archive from its start."""
+    return f"history:{agent}"
+
+
 def archive_records(old: list[OldVersions]) -> dict[str, bytes]:
     """The history archive's gzip members for these versions, by agent (off the database
     thread: compressing)."""
