@@ -369,9 +369,14 @@ def _covered(ctx: PassContext) -> set[str]:
     for (after,) in ctx.store.db.execute(
             "SELECT after FROM changes WHERE kind='proposal' AND action='promote' "
             "AND state='proposed'"):
-        detail = json.loads(after)
-        covered.update(detail.get("lessons") or [detail["entry"]])
+        covered.update(_lessons_of(json.loads(after)))
     return covered
+
+
+def _lessons_of(detail: dict[str, Any]) -> list[str]:
+    """The lessons a proposal or a promotion speaks for (the lesson alone, before copies
+    were counted)."""
+    return detail.get("lessons") or [detail["entry"]]
 
 
 def promoted_lessons(store: Store) -> set[str]:
@@ -386,7 +391,7 @@ def promoted_lessons(store: Store) -> set[str]:
         if action == "demote":
             demoted.add(detail["entry"])
         else:
-            rules[detail["entry"]] = detail.get("lessons") or [detail["entry"]]
+            rules[detail["entry"]] = _lessons_of(detail)
     return {uid for entry, uids in rules.items() if entry not in demoted for uid in uids}
 
 
@@ -440,7 +445,7 @@ def _write(ctx: PassContext, action: str, detail: dict[str, Any], why: str) -> s
     if change is None:
         return "skipped"
     assert change.after is not None
-    lessons = detail.get("lessons") or [detail["entry"]]
+    lessons = _lessons_of(detail)
     change.after.update(entry=detail["entry"], lessons=lessons, rule=detail["text"])
     changes = [change]
     if action == "promote":  # its bullets leave their notebooks: written all or none with it
