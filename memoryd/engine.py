@@ -2,7 +2,9 @@
 write path (ledger, database, vectors), search, and the background work around the embedder
 (the vector backfill, the lexicon's filling).
 
-Every SQLite call runs on the one database thread, so no locking is needed. The embedder runs
+Every SQLite call runs on the one database thread, so no locking is needed; a search's vector
+half reads the RAM vector index on a search thread of its own (the index locks itself). The
+embedder runs
 on threads of its own (``memoryd.embed_threads``): bulk work never holds up a search or a
 single write. The backfill yields to bulk writes: it embeds small batches, and only while no
 ``remember_many`` waits. The model loads in the background after the store is open; calls
@@ -32,7 +34,7 @@ from memoryd.errors import BadParamsError, UnavailableError, stopping_error
 from memoryd.params import Params
 from memoryd.progress import Throughput
 from memoryd.redact import redact
-from memoryd.retrieval.search import Search
+from memoryd.retrieval.search import Search, SearchPlan
 from memoryd.store import lexicon
 from memoryd.store.archive import AgentArchive, restore_archives
 from memoryd.store.database import ModelInfo, Store
@@ -73,6 +75,8 @@ class Engine:
         self.config = config
         self.preloaded = embedder
         self.db_thread = ThreadPoolExecutor(1, thread_name_prefix="memoryd-db")
+        # a search's vector half, beside its keyword half on the database thread
+        self.search_thread = ThreadPoolExecutor(1, thread_name_prefix="memoryd-search")
         self.embedding = EmbedThreads()
         # bulk writes queue one database call at a time between them: the agents of a mixed
         # import arrive together, and a search queued behind all their slices waited ~150 ms
@@ -136,6 +140,7 @@ class Engine:
             await self._closing_db(self.searcher_or_none.index.close)
         if self.store is not None:
             await self._closing_db(self.store.close)
+        self.search_thread.shutdown(wait=True)
         self.db_thread.shutdown(wait=True)
         self.embedding.shutdown()
 
@@ -440,16 +445,34 @@ class Engine:
         return result
 
     async def search(self, params: Params) -> dict[str, Any]:
+        """The halves of a search at once (memoryd.retrieval.search): the keyword half on the
+        database thread, the question's embedding and then the vector half beside it."""
         query = params.text("query", required=True, max_len=10_000)
         assert query is not None
         embedding = asyncio.ensure_future(self.embedding.query(query))
         try:
-            plan = await self.db(self.searcher.keyword_search, params)  # meanwhile: embedding
+            plan = await self.db(self.searcher.plan, params)
         except BaseException:
             embedding.cancel()
             raise
+        vectors = asyncio.ensure_future(self._vector_half(plan, embedding))
+        try:
+            await self.db(self.searcher.keyword_half, plan)
+        except BaseException:
+            vectors.cancel()
+            raise
+        vector = await vectors
         words = await self.embedding.words(plan.unknown)
-        return await self.db(self.searcher.finish_search, plan, await embedding, words)
+        return await self.db(self.searcher.finish_search, plan, vector, words)
+
+    async def _vector_half(self, plan: SearchPlan,
+                           embedding: asyncio.Future[np.ndarray | None]) -> np.ndarray | None:
+        """The question's vector, and the vector index's candidates for it (search thread)."""
+        vector = await embedding
+        if vector is not None:
+            await asyncio.get_running_loop().run_in_executor(
+                self.search_thread, self.searcher.vector_half, plan, vector)
+        return vector
 
     async def status(self) -> dict[str, Any]:
         """Counts for `memory status`: the whole-table ones on a reader of their own, the

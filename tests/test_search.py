@@ -110,3 +110,46 @@ def test_the_words_naming_a_time_do_not_count_against_a_match(filled: Client) ->
     timeless = filled.search("what did we decide about staging deploys", agent="coder",
                              now=asked)["hits"][0]["evidence"]
     assert (evidence["coverage"], evidence["align"]) == (timeless["coverage"], timeless["align"])
+
+
+def test_searches_beside_writes_see_each_acknowledged_write(daemon, filled: Client) -> None:
+    """A search's vector half reads the index on a thread of its own while writes change it:
+    each search answers, finds every note written before it started (unless it was being
+    forgotten meanwhile), and never a note forgotten before it started."""
+    import threading
+
+    written: list[str] = []
+    forgetting: list[str] = []  # asked to forget (maybe not yet done)
+    forgotten: list[str] = []  # acknowledged
+    stop = threading.Event()
+    failures: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            with Client(daemon.socket, timeout_s=30) as writer:
+                for n in range(40):
+                    uid = writer.remember("coder", "churn", f"Churn note {n}: the staging cache "
+                                          f"warms in {n + 3} minutes after a deploy.")["entry"]["id"]
+                    written.append(uid)
+                    if n % 3 == 0:
+                        forgetting.append(uid)
+                        writer.forget(uid)
+                        forgotten.append(uid)
+        except BaseException as exc:  # noqa: BLE001 (reported by the test)
+            failures.append(exc)
+        finally:
+            stop.set()
+
+    thread = threading.Thread(target=write)
+    thread.start()
+    searches = 0
+    while not stop.is_set() or searches < 5:
+        before, gone = set(written), set(forgotten)
+        hits = filled.search("how long does the staging cache take to warm after a deploy",
+                             agent="coder", limit=100)["hits"]
+        ids = {h["id"] for h in hits}
+        assert before - set(forgetting) <= ids, "a note written before the search was not found"
+        assert not ids & gone, "a note forgotten before the search was found"
+        searches += 1
+    thread.join()
+    assert not failures and len(written) == 40 and searches >= 5

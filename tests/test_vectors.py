@@ -58,6 +58,46 @@ def test_index_top_hits_match_exact_search(embedder: Embedder, new_index, tmp_pa
     assert np.mean(recall) >= 0.8
 
 
+def test_a_narrow_filter_scans_its_own_rows(embedder: Embedder, new_index, tmp_path: Path) -> None:
+    """A filter that allows a few of many rows (one agent's) finds that agent's best, as exact
+    search over its entries does, when the bit scan narrows to fewer rows than it has."""
+    texts = corpus()
+    vectors = embedder.embed(texts)
+    index = new_index(min_rerank=16)
+    agents = [f"agent-{n % 6}" for n in range(len(texts))]
+    index.add_many(range(1, len(texts) + 1), vectors, [NONE] * len(texts),
+                   [meta(agent) for agent in agents])
+    mine = np.array([n for n, agent in enumerate(agents) if agent == "agent-2"])
+    assert 16 < len(mine) < len(texts) / 3
+    recall = []
+    for q in embedder.embed(["which tools break at the start of the week",
+                             "signing requirements for releases", "leaking credentials in logs"]):
+        found = index.search(q, 5, VectorFilter(agents=["agent-2"]))
+        assert {agents[r - 1] for r in found} == {"agent-2"} and len(found) == 5
+        exact = set((mine[np.argsort(-(vectors[mine] @ q))[:5]] + 1).tolist())
+        recall.append(len(exact & set(found)) / 5)
+    assert np.mean(recall) >= 0.8
+
+
+def test_a_search_follows_the_writes_since_the_last(embedder: Embedder, new_index,
+                                                    tmp_path: Path) -> None:
+    """The rows a filter allows are kept between searches; any write since counts: a new
+    entry is found, a forgotten or moved one is not."""
+    vectors = embedder.embed(["alpha note", "beta note", "gamma note"])
+    index = new_index()
+    index.add_many([1, 2], vectors[:2], [NONE] * 2, [meta(), meta()])
+    q = vectors[2]
+    assert set(index.search(q, 10, VectorFilter(agents=["a"]))) == {1, 2}
+    index.add(3, vectors[2], NONE, meta())
+    assert list(index.search(q, 10, VectorFilter(agents=["a"])))[0] == 3
+    index.set_status(3, "forgotten")
+    assert set(index.search(q, 10, VectorFilter(agents=["a"]))) == {1, 2}
+    index.set_meta(2, meta("b"))
+    assert set(index.search(q, 10, VectorFilter(agents=["a"]))) == {1}
+    index.remove(1)
+    assert index.search(q, 10, VectorFilter(agents=["a"])) == {}
+
+
 def test_an_entry_is_found_by_its_best_part(embedder: Embedder, new_index, tmp_path: Path) -> None:
     whole = "Sprint retro notes. The staging database moved to Postgres 16. Lunch was pizza."
     parts = embedder.embed(["Sprint retro notes.", "The staging database moved to Postgres 16.",

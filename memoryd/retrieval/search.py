@@ -1,10 +1,16 @@
 """Search: keyword and vector candidates, scored together by the ranking model, with match flags.
 
-``keyword_search`` runs first (it needs no vector, so the daemon runs it on the database thread
-while the question is embedded on the embedding thread), and reads what it can ahead: the
-keyword candidates' entries and words, the question's word weights; ``finish_search`` adds the
-vector candidates, weighs the evidence of each (:mod:`memoryd.retrieval.ranking`) and returns
-the hits.
+A search runs in four steps, so that the daemon can run two of them at once:
+
+- ``plan``: the question's words, its validated filters, a time it names (database thread);
+- ``keyword_half``: the keyword candidates, and what can be read ahead of the vector: their
+  entries and words, the question's word weights (database thread);
+- ``vector_half``: the vector index's candidates (no database: the daemon runs it on a thread
+  of its own, beside the keyword half, once the question is embedded);
+- ``finish_search``: every candidate's evidence (:mod:`memoryd.retrieval.ranking`), the model's
+  ranking, the hits (database thread).
+
+``search`` runs them one after the other (the memory block does, on the database thread).
 
 Candidates:
 
@@ -124,6 +130,9 @@ class SearchPlan:
     known: dict[int, Known] = field(default_factory=dict)
     weights: dict[str, float] = field(default_factory=dict)
     unknown: dict[str, str] = field(default_factory=dict)  # question words not in the lexicon
+    #: the vector index's candidates for each filter (:meth:`Search.vector_half`), when found
+    #: beside the keyword half
+    vector_found: list[dict[int, tuple[float, float]]] | None = None
 
 
 @dataclass
@@ -234,14 +243,19 @@ class Search:
 
     def search(self, params: Params, query_vector: np.ndarray | None,
                words: dict[str, np.ndarray] | None = None) -> dict[str, Any]:
-        """Both halves at once (the daemon runs them apart, see the module docstring)."""
+        """All of it on one thread (the daemon runs the halves apart, see the module
+        docstring)."""
         return self.finish_search(self.keyword_search(params), query_vector, words)
 
     # -- the keyword half -------------------------------------------------------------
 
     def keyword_search(self, params: Params) -> SearchPlan:
-        """Validated filters and the keyword candidates. Needs no vector, so the daemon runs
-        it while the query is being embedded."""
+        """Validated filters and the keyword candidates: :meth:`plan`, then :meth:`keyword_half`."""
+        return self.keyword_half(self.plan(params))
+
+    def plan(self, params: Params) -> SearchPlan:
+        """The question's words, its filters (validated) and the time it names; the vector
+        index's filter columns brought up to date (database thread)."""
         query = params.text("query", required=True, max_len=10_000)
         assert query is not None
         limit = params.integer("limit", default=self.config.search.limit, low=1, high=1000)
@@ -255,6 +269,12 @@ class Search:
             threshold=min_score if min_score is not None else
             self.model.threshold(self.config.search.match_precision),
             filter=self.search_filter(params), window=named)
+        follow_meta(self.store, self.index)  # the filter columns of entries changed meanwhile
+        return plan
+
+    def keyword_half(self, plan: SearchPlan) -> SearchPlan:
+        """The keyword candidates, and what can be read ahead of the vector (see the module
+        docstring); database thread."""
         if plan.terms:
             rare, common = self._split_terms(plan.terms)
             expression = fts_expression(rare, "OR")
@@ -379,6 +399,26 @@ class Search:
                                 "last": plan.window.last.isoformat(), "phrase": plan.window.phrase}
         return result
 
+    def vector_half(self, plan: SearchPlan, query: np.ndarray | None) -> None:
+        """The vector index's candidates for each of the plan's filters (the index's own
+        columns only: tags are SQL, applied by :meth:`finish_search`). Reads no database, so
+        it may run on a thread of its own beside :meth:`keyword_half` (the index locks
+        itself)."""
+        index = self.index
+        if query is None or index is None:
+            return
+        plan.vector_found = [
+            index.search(query, pool * (4 if where.tags else 1), where.vectors)
+            for where, pool in self._vector_filters(plan)]
+
+    def _vector_filters(self, plan: SearchPlan) -> list[tuple[Filter, int]]:
+        """The filters vector candidates are found for, each with its number of candidates:
+        the question's, and a time it names."""
+        filters = [(plan.filter, CANDIDATES)]
+        if plan.window is not None:
+            filters.append((plan.filter.within(*plan.window.bounds()), CANDIDATES // 2))
+        return filters
+
     def _vector_candidates(self, plan: SearchPlan, query: np.ndarray | None
                            ) -> tuple[dict[int, int], dict[int, tuple[float, float]]]:
         """rowid → rank among vector candidates; rowid → (cosine, best part's cosine) of them."""
@@ -386,15 +426,12 @@ class Search:
             return {}, {}
         if self.index is None:
             return self._vector_fallback(plan, query)
-        follow_meta(self.store, self.index)  # the filter columns of entries changed meanwhile
-        filters = [plan.filter]
-        if plan.window is not None:
-            filters.append(plan.filter.within(*plan.window.bounds()))
+        if plan.vector_found is None:
+            self.vector_half(plan, query)
+        assert plan.vector_found is not None
         mixes: dict[int, tuple[float, float]] = {}
         ranked: list[int] = []
-        for number, where in enumerate(filters):
-            pool = CANDIDATES if number == 0 else CANDIDATES // 2
-            found = self.index.search(query, pool * (4 if where.tags else 1), where.vectors)
+        for (where, pool), found in zip(self._vector_filters(plan), plan.vector_found):
             if where.tags:
                 allowed = self.store.filter_rowids(list(found), where.where, where.params)
                 found = {r: pair for r, pair in found.items() if r in allowed}
@@ -417,14 +454,15 @@ class Search:
     def _evidence(self, plan: SearchPlan, candidates: list[int], texts: dict[int, tuple[str, float]],
                   vector_rank: dict[int, int], mixes: dict[int, tuple[float, float]],
                   query: np.ndarray | None, words: dict[str, np.ndarray]) -> np.ndarray:
+        """One row of FEATURES per candidate, a column at a time."""
         missing = [r for r in candidates if r not in mixes]
         if query is not None and missing:
             if self.index is not None:
                 mixes.update(self.index.scores(missing, query))
             else:
                 for rowid, vector in self.store.vectors_by_rowids(missing).items():
-                    cosine = float(vector @ query)
-                    mixes[rowid] = (cosine, cosine)
+                    similarity = float(vector @ query)
+                    mixes[rowid] = (similarity, similarity)
         pool = np.array([sum(mixes[r]) / 2 for r in vector_rank], dtype=np.float64)
         plan.background = (float(pool.mean()), float(pool.std()), len(pool)) if len(pool) else None
         mean, spread = self.model.background(pool)
@@ -432,41 +470,57 @@ class Search:
         top, second = (ranked_mix[0] if len(pool) else 0.0,
                        ranked_mix[1] if len(pool) > 1 else mean - spread)
         best_bm25 = max((score for _, score in plan.keyword.values()), default=0.0) or 1.0
-        weights = plan.weights
-        total_weight = sum(weights.values()) or 1.0
-        start, end = plan.window.bounds() if plan.window is not None else (None, None)
-        details = asked_details(plan.query)
+        weights = np.array(list(plan.weights.values()), dtype=np.float64)
         known = [plan.known.get(rowid) or self._entry(rowid, texts[rowid][0])
                  for rowid in candidates]
-        alignment, worst = self._alignment(plan, known, words)
-        rows = []
-        for number, rowid in enumerate(candidates):
-            cosine, part = mixes.get(rowid, (0.0, 0.0))
-            mix = (cosine + part) / 2
-            keyword = plan.keyword.get(rowid)
-            words = known[number].words
-            coverage = sum(w for token, w in weights.items() if token in words) / total_weight
-            created = texts[rowid][1]
-            rows.append([
-                cosine, part, mix, (mix - mean) / spread, mix - (second if mix >= top else top),
-                keyword[1] / best_bm25 if keyword and keyword[1] > 0 else 0.0,
-                1 / (1 + keyword[0]) if keyword else 0.0,
-                1 / (1 + vector_rank[rowid]) if rowid in vector_rank else 0.0,
-                coverage,
-                1.0 if start is not None and start <= created < end else 0.0,  # type: ignore[operator]
-                alignment[number],
-                worst[number],
-                lacks(details, texts[rowid][0]),
-            ])
-        return np.array(rows, dtype=np.float64)
+        holds = self._holds(plan, known)
+        alignment, worst = self._alignment(plan, known, holds, words)
+        pairs = np.array([mixes.get(rowid, (0.0, 0.0)) for rowid in candidates],
+                         dtype=np.float64).reshape(-1, 2)
+        cosine, part = pairs[:, 0], pairs[:, 1]
+        mix = (cosine + part) / 2
+        keyword = [plan.keyword.get(rowid) for rowid in candidates]
+        bm25 = np.array([k[1] if k else 0.0 for k in keyword], dtype=np.float64)
+        created = np.array([texts[rowid][1] for rowid in candidates], dtype=np.float64)
+        details = asked_details(plan.query)
+        in_window = np.zeros(len(candidates))
+        if plan.window is not None:
+            start, end = plan.window.bounds()
+            in_window = ((created >= start) & (created < end)).astype(np.float64)
+        columns: list[np.ndarray] = [
+            cosine, part, mix, (mix - mean) / spread, mix - np.where(mix >= top, second, top),
+            np.where(bm25 > 0, bm25 / best_bm25, 0.0),
+            np.array([1 / (1 + k[0]) if k else 0.0 for k in keyword]),
+            np.array([1 / (1 + vector_rank[r]) if r in vector_rank else 0.0 for r in candidates]),
+            holds @ weights / (weights.sum() or 1.0),
+            in_window,
+            alignment,
+            worst,
+            np.array([lacks(details, texts[rowid][0]) for rowid in candidates]),
+        ]
+        return np.column_stack(columns)
 
-    def _alignment(self, plan: SearchPlan, candidates: list[Known],
+    def _holds(self, plan: SearchPlan, candidates: list[Known]) -> np.ndarray:
+        """Per candidate, per informative word of the question (``plan.weights``' order):
+        1.0 where the candidate holds the word itself."""
+        column = {token: number for number, token in enumerate(plan.weights)}
+        holds = np.zeros((len(candidates), len(column)))
+        if column:
+            for number, entry in enumerate(candidates):
+                for word in entry.words:
+                    found = column.get(word)
+                    if found is not None:
+                        holds[number, found] = 1.0
+        return holds
+
+    def _alignment(self, plan: SearchPlan, candidates: list[Known], holds: np.ndarray,
                    words: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         """Per candidate: each informative question word by its best cosine with a word of the
-        candidate, 1 for the word itself (a soft ``coverage``, weighed the same way). A question
-        word's vector comes from the lexicon or ``words``; one with neither (a number, a word of
-        two letters) counts only where it occurs as such, and so does a candidate's word the
-        lexicon has not reached yet (a new entry's, for a second or two)."""
+        candidate, 1 for the word itself (``holds``: a soft ``coverage``, weighed the same
+        way). A question word's vector comes from the lexicon or ``words``; one with neither
+        (a number, a word of two letters) counts only where it occurs as such, and so does a
+        candidate's word the lexicon has not reached yet (a new entry's, for a second or
+        two)."""
         lexicon = self.lexicon
         asked = list(plan.weights.items())
         if lexicon is None or not asked:
@@ -496,10 +550,7 @@ class Search:
             similarity = lexicon.vectors(unique) @ question.T
             best[np.ix_(nonempty, embedded)] = np.maximum.reduceat(similarity[inverse], starts,
                                                                    axis=0)
-        for column, (token, _) in enumerate(asked):  # the word itself
-            for number, entry in enumerate(candidates):
-                if token in entry.words:
-                    best[number, column] = 1.0
+        best[holds > 0] = 1.0  # the word itself
         weight = np.array([max(w, 0.0) for _, w in asked])
         mean = best @ weight / weight.sum() if weight.sum() > 0 else best.mean(axis=1)
         return mean, best.min(axis=1)
@@ -510,7 +561,7 @@ class Search:
         key = (rowid, hash(text))
         found = self._known.get(key)
         if found is None:
-            found = self._known[key] = Known(tuple(sys.intern(w) for w in self._tokens(text)))
+            found = self._known[key] = Known(tuple(map(sys.intern, self._tokens(text))))
             if len(self._known) > ENTRIES_KNOWN:
                 self._known.pop(next(iter(self._known)))
         return found
@@ -520,9 +571,8 @@ class Search:
         if self._tokenizer is None:
             self._tokenizer = self.store.db.fts5_tokenizer(
                 "porter", ["unicode61", "remove_diacritics", "2"])
-        return {t[0] for t in self._tokenizer(text.encode("utf-8", "replace"),
-                                              apsw.FTS5_TOKENIZE_DOCUMENT, None,
-                                              include_offsets=False)}
+        return set(self._tokenizer(text.encode("utf-8", "replace"), apsw.FTS5_TOKENIZE_DOCUMENT,
+                                   None, include_offsets=False, include_colocated=False))
 
     def stems(self, text: str) -> set[str]:
         """The informative words of a text, stemmed as the full-text index stems them."""

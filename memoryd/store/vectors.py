@@ -19,17 +19,23 @@ A search scans the bits (XOR + popcount) of every row whose entry passes the fil
 the best ``rerank`` rows exactly, and answers per entry: the cosine of its own vector and of its
 best part. RAM per row: 48 bytes of bits and ~10 of bookkeeping; per entry ~30 of columns.
 The row file is derived data: it is rebuilt from the database when the daemon starts.
+
+The index is written on the database thread and searched on the search thread too (a search's
+vector half runs beside its keyword half): each public method holds the index's lock, so a
+search never sees a write half done, and never reads a row file being re-mapped.
 (bench/bench_store.py prints the recall of this index against exact search, and its size.)
 """
 
 from __future__ import annotations
 
+import functools
 import mmap
 import os
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -47,11 +53,26 @@ RELEASE_EVERY = 256
 KEEP_MAPPED_BYTES = 16 << 20
 #: A filter of more codes than this is matched by np.isin (see _among).
 AMONG_MAX_CODES = 32
+#: A search whose filter allows fewer than one row in SCAN_SHARE scans only those (gathering
+#: them costs more a row than scanning all of them in order).
+SCAN_SHARE = 3
+#: Filters whose allowed rows are kept between searches (until the index changes).
+ALLOWED_KEPT = 8
 #: The row file's name in the state dir; earlier formats' files are removed at start.
 ROW_FILE = "vectors.i8"
 OLD_ROW_FILES = ("vectors.f16",)
 
 Meta = tuple[str, str, "str | None", str, str, float]  # agent, category, project, kind, status, created
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _locked(method: F) -> F:
+    """The method runs holding the index's lock (see the module docstring)."""
+    @functools.wraps(method)
+    def holding(self: VectorIndex, *args: Any, **kwargs: Any) -> Any:
+        with self.lock:
+            return method(self, *args, **kwargs)
+    return holding  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -157,7 +178,11 @@ class VectorIndex:
         self._map: mmap.mmap | None = None
         self._mapped_rows = 0
         self._reads = 0
+        self.lock = threading.RLock()
+        self._changes = 0  # any write: the rows a filter allows may differ
+        self._allowed: dict[tuple[object, ...], tuple[int, np.ndarray, np.ndarray]] = {}
 
+    @_locked
     def close(self) -> None:
         if self._map is not None:
             self._map.close()
@@ -182,6 +207,7 @@ class VectorIndex:
         """An entry's vector and its parts' (replacing any it had), with its filter columns."""
         self.add_many([rowid], np.asarray(vector, np.float32).reshape(1, self.dim), [parts], [meta])
 
+    @_locked
     def add_many(self, rowids: Sequence[int], vectors: np.ndarray, parts: Sequence[np.ndarray],
                  meta: Sequence[Meta]) -> None:
         vectors = np.asarray(vectors, dtype=np.float32).reshape(-1, self.dim)
@@ -204,6 +230,7 @@ class VectorIndex:
         matrix = np.concatenate(blocks)
         self._append(matrix, np.array(owners, dtype=np.int64))
 
+    @_locked
     def set_meta(self, rowid: int, meta: Meta) -> None:
         """An indexed entry's filter columns changed (its vectors did not)."""
         if not 0 <= rowid < len(self.whole) or self.whole[rowid] < 0:
@@ -221,6 +248,7 @@ class VectorIndex:
             group = self.groups[key] = _Rows()
         return group
 
+    @_locked
     def remove(self, rowid: int) -> None:
         """An entry deleted: its rows leave the index. (SQLite gives a deleted last rowid to
         the next entry; until that entry has its vector, the index must not answer for it.)"""
@@ -230,15 +258,19 @@ class VectorIndex:
         self.whole[rowid] = self.first_part[rowid] = -1
         self.part_count[rowid] = 0
         self.status[rowid] = STATUS_CODES["removed"]
+        self._changes += 1
 
+    @_locked
     def set_status(self, rowid: int, status: str) -> None:
         if 0 <= rowid < len(self.status):
             self.status[rowid] = STATUS_CODES.get(status, STATUS_CODES["removed"])
+            self._changes += 1
 
     def _retire(self, rowid: int) -> None:
         old = int(self.whole[rowid])
         if old < 0:
             return
+        self._changes += 1
         self.live[old] = False
         first, count = int(self.first_part[rowid]), int(self.part_count[rowid])
         if count:
@@ -253,6 +285,7 @@ class VectorIndex:
         self.columns["kind"][rowid] = self._codes["kind"].code(kind)
         self.status[rowid] = STATUS_CODES.get(status, STATUS_CODES["removed"])
         self.created[rowid] = created
+        self._changes += 1
 
     def _grow_entries(self, size: int) -> None:
         self.status = _grown(self.status, size, STATUS_CODES["removed"])
@@ -273,6 +306,7 @@ class VectorIndex:
         self.bits[:, start:self.rows] = self._sign_bits(matrix).T
         self.owner[start:self.rows] = owners
         self.live[start:self.rows] = True
+        self._changes += 1
         codes, self.scale[start:self.rows] = quantize(matrix)
         self._file.seek(start * self.dim)
         self._file.write(codes.tobytes())
@@ -298,6 +332,7 @@ class VectorIndex:
             distance += counted
         return distance
 
+    @_locked
     def whole_vectors(self, rowids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The int8 values and scales of these entries' own vectors (held by the index):
         value × scale is the vector, to within ~2e-4 of each cosine. Read from the file, not
@@ -317,6 +352,7 @@ class VectorIndex:
             values[order[start:end]] = np.frombuffer(data, dtype=np.int8).reshape(-1, self.dim)
         return values, self.scale[rows].copy()
 
+    @_locked
     def vectors_of(self, rowids: Sequence[int]) -> dict[int, np.ndarray]:
         """The vectors (float32, to within ~2e-4 of each cosine) of those of these entries the
         index holds."""
@@ -325,11 +361,13 @@ class VectorIndex:
         matrix = values.astype(np.float32) * scales[:, None]
         return dict(zip(held, matrix))
 
+    @_locked
     def codes(self, column: str, rowids: np.ndarray) -> tuple[np.ndarray, dict[str | None, int]]:
         """The entries' codes in a filter column (agent, category, project, kind), and the
         code of each value."""
         return self.columns[column][rowids].copy(), dict(self._codes[column].ids)
 
+    @_locked
     def rowids(self, where: VectorFilter, skip_categories: Sequence[str] = ()) -> np.ndarray:
         """The rowids, ascending, of the entries with a vector here that pass the filter and
         are in none of ``skip_categories``."""
@@ -387,13 +425,16 @@ class VectorIndex:
 
     def passing(self, rowids: Sequence[int], where: VectorFilter) -> tuple[set[int], list[int]]:
         """Of these entries, the ones the index holds that pass the filter, and the ones it
-        does not hold (no vector yet: the caller asks the database)."""
+        does not hold (no vector yet: the caller asks the database). Without the lock: it
+        reads a few hundred values of the per-entry columns, which only the database thread,
+        its caller, writes (holding the lock would wait for a search's vector half)."""
         ids = np.asarray(rowids, dtype=np.int64)
         known = ids < len(self.whole)
         known[known] = self.whole[ids[known]] >= 0
         held = ids[known]
         return set(held[self._entry_mask(where, held)].tolist()), ids[~known].tolist()
 
+    @_locked
     def search(self, query: np.ndarray, k: int, where: VectorFilter
                ) -> dict[int, tuple[float, float]]:
         """Up to ``k`` entries by the best of their rows: rowid → (cosine of the entry's
@@ -401,66 +442,96 @@ class VectorIndex:
         if self.rows == 0 or k <= 0:
             return {}
         query = np.asarray(query, dtype=np.float32).reshape(self.dim)
-        rows = self.rows
-        allowed = self.live[:rows] & self._entry_mask(where)[self.owner[:rows]]
-        count = int(np.count_nonzero(allowed))
-        if count == 0:
-            return {}
-        rerank = max(self.min_rerank, int(rows * RERANK_SHARE))
-        if count > rerank:
-            distance = self._hamming(self._sign_bits(query[None, :])[0], slice(0, rows))
-            distance[~allowed] = self.words * 64 + 1  # beyond any real distance
-            candidates = _smallest(distance, rerank)
+        allowed, blocked = self._rows_allowed(where)
+        rerank = max(self.min_rerank, int(self.rows * RERANK_SHARE))
+        if len(allowed) <= rerank:
+            candidates = allowed
         else:
-            candidates = np.flatnonzero(allowed)
-        candidates.sort()  # the row file is read in order
+            code = self._sign_bits(query[None, :])[0]
+            if len(allowed) * SCAN_SHARE < self.rows:  # a few rows: only those
+                candidates = allowed[_smallest(self._hamming(code, allowed), rerank)]
+            else:  # most rows: all of them, the others out of reach
+                distance = self._hamming(code, slice(0, self.rows))
+                distance[blocked] = self.words * 64 + 1  # beyond any real distance
+                candidates = _smallest(distance, rerank)
+        if not len(candidates):
+            return {}
+        candidates = np.sort(candidates)  # the row file is read in order
         scores = self._exact(candidates, query)
         owners = self.owner[candidates]
         order = np.lexsort((-scores, owners))  # by entry, its best row first
         firsts = order[np.flatnonzero(np.r_[True, owners[order][1:] != owners[order][:-1]])]
         top = firsts[np.argsort(-scores[firsts], kind="stable")[:k]]
-        found = {int(owners[i]): float(scores[i]) for i in top}
+        found = owners[top]
         # each entry's own cosine and its best part's: from the rows just read where possible
-        read = dict(zip(candidates.tolist(), scores.tolist()))
-        result, missing = {}, []
-        for rowid in found:
-            rows = [int(self.whole[rowid])]
-            first, count = int(self.first_part[rowid]), int(self.part_count[rowid])
-            rows += range(first, first + count)
-            if all(row in read for row in rows):
-                whole = read[rows[0]]
-                result[rowid] = (whole, max((read[r] for r in rows[1:]), default=whole))
-            else:
-                missing.append(rowid)
-        result.update(self.scores(missing, query))
-        return {rowid: result[rowid] for rowid in found}
+        wholes, firsts_part, counts = self.whole[found], self.first_part[found], self.part_count[found]
+        position = np.searchsorted(candidates, wholes)
+        read = position < len(candidates)
+        read[read] = candidates[position[read]] == wholes[read]
+        # an entry's parts are contiguous rows: all of them were read when as many rows were
+        # read from its first part on as it has parts
+        part_at = np.searchsorted(candidates, firsts_part)
+        last = part_at + counts - 1
+        within = (counts == 0) | ((last < len(candidates))
+                                  & (candidates[np.minimum(last, len(candidates) - 1)]
+                                     == firsts_part + counts - 1)
+                                  & (part_at < len(candidates))
+                                  & (candidates[np.minimum(part_at, len(candidates) - 1)]
+                                     == firsts_part))
+        complete = read & within
+        result: dict[int, tuple[float, float]] = {}
+        for number in np.flatnonzero(complete).tolist():
+            whole = float(scores[position[number]])
+            count = int(counts[number])
+            start = int(part_at[number])
+            result[int(found[number])] = (whole, float(scores[start:start + count].max())
+                                          if count else whole)
+        result.update(self.scores(found[~complete].tolist(), query))
+        return {int(rowid): result[int(rowid)] for rowid in found}
 
+    def _rows_allowed(self, where: VectorFilter) -> tuple[np.ndarray, np.ndarray]:
+        """The live rows whose entries pass the filter, and the other rows (both ascending);
+        kept until the index changes (most searches ask the same filter)."""
+        key = (tuple(where.agents) if where.agents is not None else None,
+               tuple(where.categories) if where.categories is not None else None,
+               tuple(where.kinds) if where.kinds is not None else None,
+               tuple(where.projects) if where.projects is not None else None,
+               tuple(where.statuses), where.since, where.until, self.rows)
+        cached = self._allowed.get(key)
+        if cached is not None and cached[0] == self._changes:
+            return cached[1], cached[2]
+        mask = self.live[:self.rows] & self._entry_mask(where)[self.owner[:self.rows]]
+        allowed, blocked = np.flatnonzero(mask), np.flatnonzero(~mask)
+        if len(self._allowed) >= ALLOWED_KEPT:
+            self._allowed.pop(next(iter(self._allowed)))
+        self._allowed[key] = (self._changes, allowed, blocked)
+        return allowed, blocked
+
+    @_locked
     def scores(self, rowids: Sequence[int], query: np.ndarray) -> dict[int, tuple[float, float]]:
         """(cosine of the entry's vector, of its best part) for each given entry in the index."""
         query = np.asarray(query, dtype=np.float32).reshape(self.dim)
-        present = [int(r) for r in rowids if 0 <= int(r) < len(self.whole) and self.whole[int(r)] >= 0]
-        if not present:
+        ids = np.asarray(rowids, dtype=np.int64).reshape(-1)
+        ids = ids[(ids >= 0) & (ids < len(self.whole))]
+        present = ids[self.whole[ids] >= 0]
+        if not len(present):
             return {}
-        rows, owners = [], []
-        for rowid in present:
-            rows.append(int(self.whole[rowid]))
-            owners.append(rowid)
-            first, count = int(self.first_part[rowid]), int(self.part_count[rowid])
-            rows.extend(range(first, first + count))
-            owners.extend([rowid] * count)
+        counts = self.part_count[present].astype(np.int64)
+        sizes = counts + 1  # each entry's rows: its own, then its parts (contiguous)
+        starts = np.cumsum(sizes) - sizes
+        offsets = np.arange(int(sizes.sum())) - np.repeat(starts, sizes)
+        rows = np.repeat(self.first_part[present] - 1, sizes) + offsets
+        rows[starts] = self.whole[present]
         order = np.argsort(rows)
         values = np.empty(len(rows), dtype=np.float32)
-        values[order] = self._exact(np.array(rows, dtype=np.int64)[order], query)
-        found: dict[int, tuple[float, float]] = {}
-        position = 0
-        for rowid in present:
-            count = int(self.part_count[rowid])
-            whole = float(values[position])
-            part = float(values[position + 1:position + 1 + count].max()) if count else whole
-            found[rowid] = (whole, part)
-            position += 1 + count
-        return found
+        values[order] = self._exact(rows[order], query)
+        whole = values[starts]
+        parts = values.copy()
+        parts[starts] = -np.inf
+        best = np.where(counts > 0, np.maximum.reduceat(parts, starts), whole)
+        return dict(zip(present.tolist(), zip(whole.tolist(), best.tolist())))
 
+    @_locked
     def nearest(self, vector: np.ndarray, agent: str, category: str, k: int = 5,
                 projects: Sequence[str | None] | None = None) -> list[tuple[int, float]]:
         """The ``k`` active entries of this agent and category (and of one of ``projects``,
