@@ -180,7 +180,7 @@ class VectorIndex:
         self._reads = 0
         self.lock = threading.RLock()
         self._changes = 0  # any write: the rows a filter allows may differ
-        self._allowed: dict[tuple[object, ...], tuple[int, np.ndarray, np.ndarray]] = {}
+        self._allowed: dict[tuple[object, ...], tuple[int, np.ndarray]] = {}
 
     @_locked
     def close(self) -> None:
@@ -195,7 +195,7 @@ class VectorIndex:
     def nbytes(self) -> int:
         arrays = [self.bits, self.owner, self.scale, self.live, self.status, self.created, self.whole,
                   self.first_part, self.part_count, *self.columns.values()]
-        return sum(a.nbytes for a in arrays)
+        return sum(a.nbytes for a in arrays) + sum(m.nbytes for _, m in self._allowed.values())
 
     @property
     def parts(self) -> int:
@@ -442,17 +442,19 @@ class VectorIndex:
         if self.rows == 0 or k <= 0:
             return {}
         query = np.asarray(query, dtype=np.float32).reshape(self.dim)
-        allowed, blocked = self._rows_allowed(where)
+        allowed = self._rows_allowed(where)
+        count = int(np.count_nonzero(allowed))
         rerank = max(self.min_rerank, int(self.rows * RERANK_SHARE))
-        if len(allowed) <= rerank:
-            candidates = allowed
+        if count <= rerank:
+            candidates = np.flatnonzero(allowed)
         else:
             code = self._sign_bits(query[None, :])[0]
-            if len(allowed) * SCAN_SHARE < self.rows:  # a few rows: only those
-                candidates = allowed[_smallest(self._hamming(code, allowed), rerank)]
+            if count * SCAN_SHARE < self.rows:  # a few rows: only those
+                rows = np.flatnonzero(allowed)
+                candidates = rows[_smallest(self._hamming(code, rows), rerank)]
             else:  # most rows: all of them, the others out of reach
                 distance = self._hamming(code, slice(0, self.rows))
-                distance[blocked] = self.words * 64 + 1  # beyond any real distance
+                distance[~allowed] = self.words * 64 + 1  # beyond any real distance
                 candidates = _smallest(distance, rerank)
         if not len(candidates):
             return {}
@@ -489,23 +491,24 @@ class VectorIndex:
         result.update(self.scores(found[~complete].tolist(), query))
         return {int(rowid): result[int(rowid)] for rowid in found}
 
-    def _rows_allowed(self, where: VectorFilter) -> tuple[np.ndarray, np.ndarray]:
-        """The live rows whose entries pass the filter, and the other rows (both ascending);
-        kept until the index changes (most searches ask the same filter)."""
+    def _rows_allowed(self, where: VectorFilter) -> np.ndarray:
+        """Which rows are live and of an entry that passes the filter (a mask over the rows);
+        kept until the index changes, since most searches ask the same filter (a byte a row:
+        1.4 MB for each filter kept at a million entries and their parts)."""
         key = (tuple(where.agents) if where.agents is not None else None,
                tuple(where.categories) if where.categories is not None else None,
                tuple(where.kinds) if where.kinds is not None else None,
                tuple(where.projects) if where.projects is not None else None,
-               tuple(where.statuses), where.since, where.until, self.rows)
+               tuple(where.statuses), where.since, where.until)
         cached = self._allowed.get(key)
         if cached is not None and cached[0] == self._changes:
-            return cached[1], cached[2]
-        mask = self.live[:self.rows] & self._entry_mask(where)[self.owner[:self.rows]]
-        allowed, blocked = np.flatnonzero(mask), np.flatnonzero(~mask)
+            return cached[1]
+        allowed = self.live[:self.rows] & self._entry_mask(where)[self.owner[:self.rows]]
+        self._allowed.pop(key, None)
         if len(self._allowed) >= ALLOWED_KEPT:
             self._allowed.pop(next(iter(self._allowed)))
-        self._allowed[key] = (self._changes, allowed, blocked)
-        return allowed, blocked
+        self._allowed[key] = (self._changes, allowed)
+        return allowed
 
     @_locked
     def scores(self, rowids: Sequence[int], query: np.ndarray) -> dict[int, tuple[float, float]]:
