@@ -136,11 +136,11 @@ class Engine:
         for task in self.background:
             task.cancel()
         await asyncio.gather(*self.background, return_exceptions=True)
+        await asyncio.to_thread(self.search_thread.shutdown, True)  # a vector half reading the index ends
         if self.searcher_or_none is not None and self.searcher_or_none.index is not None:
             await self._closing_db(self.searcher_or_none.index.close)
         if self.store is not None:
             await self._closing_db(self.store.close)
-        self.search_thread.shutdown(wait=True)
         self.db_thread.shutdown(wait=True)
         self.embedding.shutdown()
 
@@ -470,6 +470,8 @@ class Engine:
         """The question's vector, and the vector index's candidates for it (search thread)."""
         vector = await embedding
         if vector is not None:
+            if self.closing:  # the search thread stops before the index closes
+                raise stopping_error()
             await asyncio.get_running_loop().run_in_executor(
                 self.search_thread, self.searcher.vector_half, plan, vector)
         return vector
