@@ -20,7 +20,7 @@ from memoryd_client import Client
 from memoryd_client.errors import MemorydError
 
 from conftest import run_cli, run_memoryd, start_daemon, wait_until
-from memoryd.passes import runner
+from memoryd.passes import promote, runner
 from memoryd.passes.promote import SECTION, governance_file, rules_in, with_rule, without_rule
 from memoryd.passes.user_files import read_text, replace_if_unchanged
 from memoryd.store.ledger import Ledger
@@ -958,6 +958,30 @@ def test_auto_promotion_writes_at_once(memoryd_home: Path, embedder, monkeypatch
             context_md = memoryd_home / "agents" / "designer" / "CONTEXT.md"
             assert len(rules_in(context_md.read_text())) == 1
             assert "speech bubbles on the left" in rules_in(context_md.read_text())[0]
+    finally:
+        running.stop()
+
+
+def test_promotion_finds_lessons_past_windows_without_one(memoryd_home: Path, embedder,
+                                                           monkeypatch) -> None:
+    """Promotion reads the lessons a window of ids at a time: windows holding none (notes
+    written between the lessons) do not end the reading."""
+    monkeypatch.setenv("MEMORYD_PASSES_PROMOTE_MODE", "auto")
+    monkeypatch.setattr(promote, "ID_WINDOW", 2)
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as client:
+            for number, text in enumerate(("Put speech bubbles on the left.",
+                                           "Always put speech bubbles on the left.",
+                                           "Put the speech bubbles on the left.")):
+                for note in range(3):
+                    client.remember("designer", "notes", f"Meeting {number}.{note}: the "
+                                    f"{['print run', 'sticker sheet', 'colour proof'][note]} "
+                                    f"is due on day {number * 3 + note + 1}.")
+                client.remember("designer", "style", text, kind="lesson",
+                                session=f"s{number}", force=True)
+            client.pass_run("consolidate")
+            assert client.pass_run("promote")["counts"].get("promoted") == 1
     finally:
         running.stop()
 
