@@ -19,11 +19,11 @@ A search scans the bits (XOR + popcount) of every row whose entry passes the fil
 the best ``rerank`` rows exactly, and answers per entry: the cosine of its own vector and of its
 best part. RAM per row: 48 bytes of bits and ~10 of bookkeeping; per entry ~30 of columns.
 The row file is derived data: it is rebuilt from the database when the daemon starts.
+(bench/bench_store.py prints the recall of this index against exact search, and its size.)
 
 The index is written on the database thread and searched on the search thread too (a search's
 vector half runs beside its keyword half): each public method holds the index's lock, so a
 search never sees a write half done, and never reads a row file being re-mapped.
-(bench/bench_store.py prints the recall of this index against exact search, and its size.)
 """
 
 from __future__ import annotations
@@ -466,26 +466,14 @@ class VectorIndex:
         top = firsts[np.argsort(-scores[firsts], kind="stable")[:k]]
         found = owners[top]
         # each entry's own cosine and its best part's: from the rows just read where possible
-        wholes, firsts_part, counts = self.whole[found], self.first_part[found], self.part_count[found]
-        position = np.searchsorted(candidates, wholes)
-        read = position < len(candidates)
-        read[read] = candidates[position[read]] == wholes[read]
-        # an entry's parts are contiguous rows: all of them were read when as many rows were
-        # read from its first part on as it has parts
-        part_at = np.searchsorted(candidates, firsts_part)
-        last = part_at + counts - 1
-        within = (counts == 0) | ((last < len(candidates))
-                                  & (candidates[np.minimum(last, len(candidates) - 1)]
-                                     == firsts_part + counts - 1)
-                                  & (part_at < len(candidates))
-                                  & (candidates[np.minimum(part_at, len(candidates) - 1)]
-                                     == firsts_part))
-        complete = read & within
+        counts = self.part_count[found].astype(np.int64)
+        whole_at, whole_read = _read_at(candidates, self.whole[found], np.ones_like(counts))
+        parts_at, parts_read = _read_at(candidates, self.first_part[found], counts)
+        complete = whole_read & (parts_read | (counts == 0))
         result: dict[int, tuple[float, float]] = {}
         for number in np.flatnonzero(complete).tolist():
-            whole = float(scores[position[number]])
-            count = int(counts[number])
-            start = int(part_at[number])
+            whole = float(scores[whole_at[number]])
+            start, count = int(parts_at[number]), int(counts[number])
             result[int(found[number])] = (whole, float(scores[start:start + count].max())
                                           if count else whole)
         result.update(self.scores(found[~complete].tolist(), query))
@@ -565,6 +553,18 @@ class VectorIndex:
         scores = self._exact(rows, np.asarray(vector, np.float32), release=False)
         best = np.argsort(-scores)[:k]
         return [(int(self.owner[rows[i]]), float(scores[i])) for i in best]
+
+
+def _read_at(rows: np.ndarray, first: np.ndarray, count: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """Where runs of ``count`` rows from ``first`` start in ``rows`` (ascending, distinct),
+    and whether each run is there whole: its last row sits ``count - 1`` places after where
+    its first would go (distinct ascending rows leave no room for a gap)."""
+    at = np.searchsorted(rows, first)
+    last = at + count - 1
+    whole = (count > 0) & (last < len(rows))
+    whole[whole] = rows[last[whole]] == first[whole] + count[whole] - 1
+    return at, whole
 
 
 def _smallest(distance: np.ndarray, keep: int) -> np.ndarray:
