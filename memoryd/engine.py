@@ -4,11 +4,10 @@ write path (ledger, database, vectors), search, and the background work around t
 
 Every SQLite call runs on the one database thread, so no locking is needed; a search's vector
 half reads the RAM vector index on a search thread of its own (the index locks itself). The
-embedder runs
-on threads of its own (``memoryd.embed_threads``): bulk work never holds up a search or a
-single write. The backfill yields to bulk writes: it embeds small batches, and only while no
-``remember_many`` waits. The model loads in the background after the store is open; calls
-that need a vector wait for it, and when it cannot load, search is keyword-only.
+embedder runs on threads of its own (``memoryd.embed_threads``): bulk work never holds up a
+search or a single write. The backfill yields to bulk writes: it embeds small batches, and only
+while no ``remember_many`` waits. The model loads in the background after the store is open;
+calls that need a vector wait for it, and when it cannot load, search is keyword-only.
 The server (``memoryd.server``) dispatches wire methods here; the session methods, ingestion and
 extraction use it too.
 """

@@ -164,8 +164,8 @@ def same_lesson(a: AbstractSet[str], b: AbstractSet[str], cosine: float, thresho
         cosine >= threshold or jaccard(a, b) >= JACCARD_DUPLICATE)
 
 
+_DIGIT = re.compile(r"\d")
+
+
 def _numbers(words: AbstractSet[str]) -> set[str]:
     return {w for w in words if _DIGIT.search(w)}
-
-
-_DIGIT = re.compile(r"\d")

@@ -314,7 +314,7 @@ def run(ctx: PassContext) -> Iterator[Any]:
     lessons.sort(key=itemgetter("confidence", "created"), reverse=True)  # (a lambda: 14 ms)
     for entry in lessons:
         yield
-        if entry["uid"] in disputed or entry["uid"] in covered:  # a person decides first
+        if entry["uid"] in disputed:  # a person decides first
             continue
         seen = dict(sightings.get(entry["uid"], {}))
         seen.update({key: day for _, key, day in copies.get(entry["uid"], [])})

@@ -245,13 +245,9 @@ class Search:
                words: dict[str, np.ndarray] | None = None) -> dict[str, Any]:
         """All of it on one thread (the daemon runs the halves apart, see the module
         docstring)."""
-        return self.finish_search(self.keyword_search(params), query_vector, words)
+        return self.finish_search(self.keyword_half(self.plan(params)), query_vector, words)
 
     # -- the keyword half -------------------------------------------------------------
-
-    def keyword_search(self, params: Params) -> SearchPlan:
-        """Validated filters and the keyword candidates: :meth:`plan`, then :meth:`keyword_half`."""
-        return self.keyword_half(self.plan(params))
 
     def plan(self, params: Params) -> SearchPlan:
         """The question's words, its filters (validated) and the time it names; the vector
