@@ -16,10 +16,10 @@ from pathlib import Path
 
 import apsw
 import pytest
+from conftest import run_cli, run_memoryd, start_daemon, wait_until
 from memoryd_client import Client
 from memoryd_client.errors import MemorydError
 
-from conftest import run_cli, run_memoryd, start_daemon, wait_until
 from memoryd.passes import promote, runner
 from memoryd.passes.promote import SECTION, governance_file, rules_in, with_rule, without_rule
 from memoryd.passes.user_files import read_text, replace_if_unchanged
@@ -942,7 +942,9 @@ def test_a_lesson_the_users_feedback_confirms_is_proposed_after_one_sighting(
     assert "pytest -x" in json.dumps(proposal["after"])
 
 
-def test_auto_promotion_writes_at_once(memoryd_home: Path, embedder, monkeypatch) -> None:
+def promoted_in_auto_mode(monkeypatch, embedder, notes_between: int = 0):  # type: ignore[no-untyped-def]
+    """One lesson written in three sessions (``notes_between`` other notes before each), then
+    consolidation and promotion in auto mode, by a daemon of its own: the promote run's reply."""
     monkeypatch.setenv("MEMORYD_PASSES_PROMOTE_MODE", "auto")
     running = start_daemon(embedder)
     try:
@@ -950,40 +952,33 @@ def test_auto_promotion_writes_at_once(memoryd_home: Path, embedder, monkeypatch
             for number, text in enumerate(("Put speech bubbles on the left.",
                                            "Always put speech bubbles on the left.",
                                            "Put the speech bubbles on the left.")):
+                for note in range(notes_between):
+                    client.remember("designer", "notes", f"Meeting {number}.{note}: the "
+                                    f"{['print run', 'sticker sheet', 'colour proof'][note % 3]} "
+                                    f"is due on day {number * notes_between + note + 1}.")
                 client.remember("designer", "style", text, kind="lesson",
                                 session=f"s{number}", force=True)
             client.pass_run("consolidate")
-            done = client.pass_run("promote")
-            assert done["counts"].get("promoted") == 1
-            context_md = memoryd_home / "agents" / "designer" / "CONTEXT.md"
-            assert len(rules_in(context_md.read_text())) == 1
-            assert "speech bubbles on the left" in rules_in(context_md.read_text())[0]
+            return client.pass_run("promote")
     finally:
         running.stop()
+
+
+def test_auto_promotion_writes_at_once(memoryd_home: Path, embedder, monkeypatch) -> None:
+    done = promoted_in_auto_mode(monkeypatch, embedder)
+    assert done["counts"].get("promoted") == 1
+    context_md = memoryd_home / "agents" / "designer" / "CONTEXT.md"
+    assert len(rules_in(context_md.read_text())) == 1
+    assert "speech bubbles on the left" in rules_in(context_md.read_text())[0]
 
 
 def test_promotion_finds_lessons_past_windows_without_one(memoryd_home: Path, embedder,
                                                            monkeypatch) -> None:
     """Promotion reads the lessons a window of ids at a time: windows holding none (notes
     written between the lessons) do not end the reading."""
-    monkeypatch.setenv("MEMORYD_PASSES_PROMOTE_MODE", "auto")
     monkeypatch.setattr(promote, "ID_WINDOW", 2)
-    running = start_daemon(embedder)
-    try:
-        with Client(running.socket) as client:
-            for number, text in enumerate(("Put speech bubbles on the left.",
-                                           "Always put speech bubbles on the left.",
-                                           "Put the speech bubbles on the left.")):
-                for note in range(3):
-                    client.remember("designer", "notes", f"Meeting {number}.{note}: the "
-                                    f"{['print run', 'sticker sheet', 'colour proof'][note]} "
-                                    f"is due on day {number * 3 + note + 1}.")
-                client.remember("designer", "style", text, kind="lesson",
-                                session=f"s{number}", force=True)
-            client.pass_run("consolidate")
-            assert client.pass_run("promote")["counts"].get("promoted") == 1
-    finally:
-        running.stop()
+    done = promoted_in_auto_mode(monkeypatch, embedder, notes_between=3)
+    assert done["counts"].get("promoted") == 1
 
 
 # -- the machinery ---------------------------------------------------------------------------
