@@ -15,12 +15,14 @@ import time
 from pathlib import Path
 
 import apsw
+import numpy as np
 import pytest
 from conftest import run_cli, run_memoryd, start_daemon, wait_until
 from memoryd_client import Client
 from memoryd_client.errors import MemorydError
 
-from memoryd.passes import promote, runner
+from memoryd.pacing import paced
+from memoryd.passes import consolidate, promote, runner
 from memoryd.passes.promote import SECTION, governance_file, rules_in, with_rule, without_rule
 from memoryd.passes.user_files import read_text, replace_if_unchanged
 from memoryd.store.ledger import Ledger
@@ -1104,3 +1106,35 @@ def test_a_memory_directory_under_git_gets_one_commit_per_run(memory_dir: Path, 
     undone = client.undo(done["run"])
     assert git("log", "-1", "--format=%s", cwd=memory_dir).strip() == \
         f"memoryd: undo run {undone['run']} (2 file changes)"
+
+
+def test_near_duplicates_are_found_alike_in_small_blocks_with_pauses_between_them(
+        monkeypatch) -> None:
+    """Consolidation compares vectors off the database thread in blocks and gives way to the
+    searches in flight between two of them; the size of the blocks changes nothing found."""
+    rng = np.random.default_rng(5)
+    base = rng.normal(size=(40, 384)).astype(np.float32)
+    rows = np.concatenate([base, base[:15] + rng.normal(scale=0.05, size=(15, 384))])
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    scales = (np.abs(rows).max(axis=1) / 127).astype(np.float32)
+    values = np.round(rows / scales[:, None]).astype(np.int8)
+    is_changed = np.arange(len(rows)) % 3 == 0
+    kinds = np.zeros(len(rows), dtype=np.int64)
+
+    def found(**sizes: int) -> tuple[dict[tuple[int, int], float], int]:
+        for name, size in sizes.items():
+            monkeypatch.setattr(consolidate, name, size)
+        pauses: list[int] = []
+        pairs: dict[tuple[int, int], float] = {}
+        for start in range(0, len(rows), consolidate.GROUP_BLOCK):
+            firsts, seconds, cosines = paced(lambda: pauses.append(1), consolidate.near_pairs,
+                                             values, scales, is_changed, kinds, 1, 0.92, start)
+            pairs.update(zip(zip(firsts.tolist(), seconds.tolist()), cosines.tolist()))
+        return pairs, len(pauses)
+
+    whole, _ = found(BLOCK=1024, BLOCK_COLUMNS=4096, GROUP_BLOCK=4096)
+    small, pauses = found(BLOCK=4, BLOCK_COLUMNS=6, GROUP_BLOCK=16)
+    assert set(whole) == {(k, 40 + k) for k in range(15) if is_changed[k] or is_changed[40 + k]}
+    assert set(small) == set(whole)
+    assert all(abs(small[pair] - whole[pair]) < 1e-5 for pair in whole)
+    assert pauses >= -(-len(rows) // 6) * -(-int(is_changed.sum()) // 4)

@@ -13,7 +13,10 @@ from conftest import run_memoryd, start_daemon
 from memoryd_client import Client
 from test_ingest import assistant, eventually, search, user, write_lines
 
-from memoryd.store.archive import MemberWriter, AgentArchive, archive_record
+from memoryd.pacing import paced
+from memoryd.store import archive
+from memoryd.store.archive import AgentArchive, MemberWriter, archive_record
+from memoryd.store.database import ENTRY_COLUMNS
 
 NOTEBOOK = """\
 # Designer Agent Memory
@@ -246,3 +249,21 @@ def test_reindex_works_when_the_old_database_cannot_be_read(memoryd_home: Path) 
     result = run_memoryd("reindex", "--no-vectors")
     assert result.returncode == 0, result.stderr
     assert "Not archiving transcripts from the old database" in result.stderr
+
+
+def test_a_batch_is_archived_whole_with_pauses_for_searches_between_a_few_records(
+        tmp_path: Path) -> None:
+    """Compressing a batch (256 transcript chunks took ~20 ms of a core) gives way to the
+    searches in flight every GIVE_WAY_ROWS records, and every record still arrives."""
+    rows = [(number, *[{"uid": f"t{number}", "agent": "coder", "text": f"chunk {number}",
+                        "tags": ",build,"}.get(column) for column in ENTRY_COLUMNS])
+            for number in range(100)]
+    pauses: list[int] = []
+    writer = MemberWriter()
+    paced(lambda: pauses.append(1), archive._compress, writer, rows)
+    agent_archive = AgentArchive(tmp_path)
+    agent_archive.append("coder", writer.data(), None)
+    records = [r["entry"] for _, batch in agent_archive.read("coder") for r in batch]
+    assert [(r["uid"], r["text"], r["tags"]) for r in records] == \
+        [(f"t{n}", f"chunk {n}", ["build"]) for n in range(100)]
+    assert len(pauses) == -(-100 // archive.GIVE_WAY_ROWS) > 1

@@ -70,9 +70,13 @@ MAX_CONFIDENCE = 0.99
 MAX_CHAIN = 8
 #: Losers superseded in one transaction (one step of the pass) by a merge.
 ABSORB_AT_ONCE = 8
-#: Rows compared at once off the database thread: BLOCK changed rows against GROUP_BLOCK of
-#: their group (~16 MB of cosines); one hand-off to the worker per group block.
-BLOCK = 1024
+#: Rows compared off the database thread: one hand-off to the worker per GROUP_BLOCK rows of
+#: a group, compared BLOCK changed rows against BLOCK_COLUMNS of them at a time (1 MB of
+#: cosines, ~3 ms of one core); the worker gives way to the searches in flight between two
+#: such blocks. (Blocks of 1,024 × 4,096 took 55-85 ms each, and a search that came meanwhile
+#: shared the two cores with one for that long; the smaller blocks cost no more a pair.)
+BLOCK = 256
+BLOCK_COLUMNS = 1024
 GROUP_BLOCK = 4096
 #: Entries read at a time (a slice each): their columns; ids looked at for changes; vectors;
 #: texts split into words (20,000 of each held the database thread for 20-40 ms a step on the
@@ -106,18 +110,21 @@ def near_pairs(values: np.ndarray, scales: np.ndarray, is_changed: np.ndarray,
     waits for one group block at most."""
     low = min(threshold, LESSON_COSINE)
     changed = np.flatnonzero(is_changed)
-    right = values[start:start + GROUP_BLOCK].astype(np.float32) \
-        * scales[start:start + GROUP_BLOCK, None]
     found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-    for first in range(0, len(changed), BLOCK):
+    stop = min(start + GROUP_BLOCK, len(values))
+    for edge in range(start, stop, BLOCK_COLUMNS):
         give_way()
-        rows = changed[first:first + BLOCK]
-        sims = (values[rows].astype(np.float32) * scales[rows, None]) @ right.T
-        left, column = np.nonzero(sims >= low)
-        i, j, cosine = rows[left], column + start, sims[left, column]
-        keep = (i != j) & ~(is_changed[j] & (j < i)) & (kinds[i] == kinds[j])  # changed: once
-        keep &= (cosine >= threshold) | (kinds[i] == lesson)
-        found.append((np.minimum(i, j)[keep], np.maximum(i, j)[keep], cosine[keep]))
+        end = min(edge + BLOCK_COLUMNS, stop)
+        right = values[edge:end].astype(np.float32) * scales[edge:end, None]
+        for first in range(0, len(changed), BLOCK):
+            give_way()
+            rows = changed[first:first + BLOCK]
+            sims = (values[rows].astype(np.float32) * scales[rows, None]) @ right.T
+            left, column = np.nonzero(sims >= low)
+            i, j, cosine = rows[left], column + edge, sims[left, column]
+            keep = (i != j) & ~(is_changed[j] & (j < i)) & (kinds[i] == kinds[j])  # changed: once
+            keep &= (cosine >= threshold) | (kinds[i] == lesson)
+            found.append((np.minimum(i, j)[keep], np.maximum(i, j)[keep], cosine[keep]))
     if not found:
         return (np.zeros(0, np.int64),) * 2 + (np.zeros(0, np.float32),)
     return tuple(np.concatenate(parts) for parts in zip(*found))  # type: ignore[return-value]

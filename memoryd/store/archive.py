@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from memoryd.pacing import give_way
 from memoryd.params import AGENT_NAME
 from memoryd.store.database import ENTRY_COLUMNS, Store, decode_tags
 from memoryd.store.durable import fsync_directory, write_all
@@ -59,6 +60,9 @@ REQUIRED = ("uid", "agent", "kind", "text", "hash", "created", "updated", "via")
 RETAIN_MARK = "retain:mark"
 #: Rows read from the database per step of a copy.
 BATCH_ROWS = 256
+#: Records compressed between two pauses for the searches in flight (memoryd.pacing): ~2.5 ms
+#: of a core (a batch of 256 transcript chunks took ~20 ms, beside any search that came then).
+GIVE_WAY_ROWS = 32
 _SELECT = (f"SELECT id, {', '.join(ENTRY_COLUMNS)} FROM entries "
            f"WHERE (updated, id) > (?, ?) AND updated <= ? AND {TRANSCRIPT_ROWS}")
 _UPDATED = ENTRY_COLUMNS.index("updated") + 1
@@ -321,12 +325,14 @@ def archive_now(store: Store, archive: AgentArchive) -> int:
 
 
 def _compress(writer: MemberWriter, rows: list[tuple[Any, ...]]) -> None:
-    lines = []
-    for row in rows:
-        entry = dict(zip(ENTRY_COLUMNS, row[1:]))
-        entry["tags"] = decode_tags(entry["tags"])
-        lines.append(archive_record(entry))
-    writer.add(lines)
+    for start in range(0, len(rows), GIVE_WAY_ROWS):
+        give_way()
+        lines = []
+        for row in rows[start:start + GIVE_WAY_ROWS]:
+            entry = dict(zip(ENTRY_COLUMNS, row[1:]))
+            entry["tags"] = decode_tags(entry["tags"])
+            lines.append(archive_record(entry))
+        writer.add(lines)
 
 
 def restore_archives(store: Store, archive: AgentArchive) -> int:
