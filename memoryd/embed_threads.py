@@ -1,12 +1,14 @@
 """Where and when the model runs: the embedder's threads, its caches, and stopping it.
 
-Three threads run the one ONNX session (onnxruntime releases the GIL and runs a session from
-several threads at once):
+Three threads of its own run the one ONNX session, and the engine's search thread runs it for
+a search's question (onnxruntime releases the GIL and runs a session from several threads at
+once):
 
 - **bulk**: ``remember_many``, the vector backfill and the lexicon's filling; the texts of all
   the bulk work waiting are embedded together (``memoryd.embed_queue``);
-- **query**: interactive work (a question, a single write's text, a question's unknown
-  words), so that a search or a remember never waits behind a bulk batch;
+- **query**: interactive work (a single write's text, a question's unknown words, the
+  memory block's prompt), so that a search or a remember never waits behind a bulk batch (a
+  search's question is embedded on the engine's search thread, right before its vector half);
 - **pair**: a bulk write's borderline near-duplicates embedded alone beside its next batch (on
   the bulk thread they waited behind that batch, and one onnxruntime thread a run left the
   other core idle); a single write's sentences and new words, beside its text.
@@ -94,7 +96,7 @@ class EmbedThreads:
         return asyncio.get_running_loop().run_in_executor(
             thread, functools.partial(fn, *args, stop=self.stop))
 
-    async def _unless_closing(self, work: asyncio.Future[T]) -> T:
+    async def unless_closing(self, work: asyncio.Future[T]) -> T:
         """The result of work on a thread, or the "stopping" answer as soon as closing began
         (the thread finishes the batch; nobody waits for it)."""
         if self.closed.is_set():
@@ -125,7 +127,7 @@ class EmbedThreads:
             return await self.bulk(texts)
         if len(texts) == 1:
             return [await self._one(embedder, texts[0])]
-        return await self._unless_closing(
+        return await self.unless_closing(
             self._run(self.query_thread, embedder.embed_entries, texts))
 
     async def _one(self, embedder: Embedder, text: str) -> Vectors:
@@ -136,37 +138,47 @@ class EmbedThreads:
         parts = split_parts(text)
         whole = self._run(self.query_thread, embedder.embed, [text])
         if not parts:
-            return (await self._unless_closing(whole))[0], np.zeros((0, embedder.dim),
+            return (await self.unless_closing(whole))[0], np.zeros((0, embedder.dim),
                                                                       dtype=np.float32)
         pieces = self._run(self.pair_thread, embedder.embed, parts)
-        vector, part_vectors = await self._unless_closing(asyncio.gather(whole, pieces))
+        vector, part_vectors = await self.unless_closing(asyncio.gather(whole, pieces))
         return vector[0], part_vectors
 
     async def _bulk(self, texts: list[str]) -> list[Vectors]:
         """The bulk queue's batch (``entries`` queues texts only with a model)."""
         assert self.embedder is not None
-        return await self._unless_closing(
+        return await self.unless_closing(
             self._run(self.bulk_thread, self.embedder.embed_entries, texts))
 
     async def query(self, text: str) -> np.ndarray | None:
         """A question's vector, from the query cache or embedded."""
-        if text in self.query_cache:
-            self.query_cache.move_to_end(text)
-            return self.query_cache[text]
+        cached = self.cached_query(text)
+        if cached is not None:
+            return cached
         embedder = await self.model()
         if embedder is None:
             return None
-        embedded = await self._unless_closing(self._run(self.query_thread, embedder.embed, [text]))
-        self.query_cache[text] = embedded[0]
+        embedded = await self.unless_closing(self._run(self.query_thread, embedder.embed, [text]))
+        self.remember_query(text, embedded[0])
+        return embedded[0]
+
+    def cached_query(self, text: str) -> np.ndarray | None:
+        """A question's vector from the query cache (None: not there)."""
+        vector = self.query_cache.get(text)
+        if vector is not None:
+            self.query_cache.move_to_end(text)
+        return vector
+
+    def remember_query(self, text: str, vector: np.ndarray) -> None:
+        self.query_cache[text] = vector
         if len(self.query_cache) > QUERY_CACHE_SIZE:
             self.query_cache.popitem(last=False)
-        return embedded[0]
 
     async def alone(self, words: list[str], thread: ThreadPoolExecutor) -> np.ndarray:
         """Words (or texts) each embedded alone: one vector per word, whatever is embedded
         beside it (the lexicon, a question's words, a near-duplicate decision)."""
         assert self.embedder is not None
-        return await self._unless_closing(self._run(thread, self.embedder.embed_alone, words))
+        return await self.unless_closing(self._run(thread, self.embedder.embed_alone, words))
 
     async def words(self, words: dict[str, str]) -> dict[str, np.ndarray]:
         """stem → the vector of its word embedded alone; remembered for the next questions."""

@@ -20,7 +20,7 @@ import gc
 import logging
 import time
 from collections.abc import Callable, Coroutine
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import numpy as np
@@ -445,34 +445,53 @@ class Engine:
 
     async def search(self, params: Params) -> dict[str, Any]:
         """The halves of a search at once (memoryd.retrieval.search): the keyword half on the
-        database thread, the question's embedding and then the vector half beside it."""
+        database thread; beside it, on the search thread, the question's embedding and then
+        the vector half, in one go (handing the vector back to the event loop and on to the
+        search thread took 2.5-4 ms, p50, while a pass ran: the threads waited for the GIL)."""
         query = params.text("query", required=True, max_len=10_000)
         assert query is not None
-        embedding = asyncio.ensure_future(self.embedding.query(query))
+        embedder = await self.embedding.model()
+        if self.closing:  # the search thread stops before the index closes
+            raise stopping_error()
+        cached = self.embedding.cached_query(query)
+        planned: Future[SearchPlan] = Future()
+        vectors = asyncio.get_running_loop().run_in_executor(
+            self.search_thread, self._vector_half, query, embedder, cached, planned)
         try:
-            plan = await self.db(self.searcher.plan, params)
-        except BaseException:
-            embedding.cancel()
-            raise
-        vectors = asyncio.ensure_future(self._vector_half(plan, embedding))
-        try:
+            plan = await self.db(self._plan, params, planned)
             await self.db(self.searcher.keyword_half, plan)
         except BaseException:
+            planned.cancel()  # the vector half waits for the plan no longer
             vectors.cancel()
             raise
-        vector = await vectors
+        vector = await self.embedding.unless_closing(vectors)
+        if cached is None and vector is not None:
+            self.embedding.remember_query(query, vector)
         words = await self.embedding.words(plan.unknown)
         return await self.db(self.searcher.finish_search, plan, vector, words)
 
-    async def _vector_half(self, plan: SearchPlan,
-                           embedding: asyncio.Future[np.ndarray | None]) -> np.ndarray | None:
-        """The question's vector, and the vector index's candidates for it (search thread)."""
-        vector = await embedding
+    def _plan(self, params: Params, planned: Future[SearchPlan]) -> SearchPlan:
+        """A search's plan (database thread), handed at once to its vector half."""
+        try:
+            plan = self.searcher.plan(params)
+        except BaseException as exc:
+            with contextlib.suppress(InvalidStateError):  # the search was given up meanwhile
+                planned.set_exception(exc)
+            raise
+        with contextlib.suppress(InvalidStateError):
+            planned.set_result(plan)
+        return plan
+
+    def _vector_half(self, query: str, embedder: Embedder | None, cached: np.ndarray | None,
+                     planned: Future[SearchPlan]) -> np.ndarray | None:
+        """The question's vector (embedded here, unless the query cache had it) and, once the
+        plan is made, the vector index's candidates for it (search thread)."""
+        vector = cached
+        if vector is None and embedder is not None:
+            vector = embedder.embed([query], stop=self.embedding.stop)[0]
+        plan = planned.result()
         if vector is not None:
-            if self.closing:  # the search thread stops before the index closes
-                raise stopping_error()
-            await asyncio.get_running_loop().run_in_executor(
-                self.search_thread, self.searcher.vector_half, plan, vector)
+            self.searcher.vector_half(plan, vector)
         return vector
 
     async def status(self) -> dict[str, Any]:
