@@ -53,6 +53,19 @@ def test_own_namespace_by_default_others_when_named(filled: Client) -> None:
         filled.search("deploy")
 
 
+def test_a_refused_search_leaves_the_searches_after_it_whole(filled: Client) -> None:
+    """A search whose filters are refused gets its error, and the searches after it still get
+    their vector half (a search's question is embedded on the search thread, which then waits
+    for the plan: a refused plan must let it go)."""
+    for _ in range(3):
+        with pytest.raises(BadParamsError, match="kind must be among"):
+            filled.search("speech bubble", agent="designer", kind=["sticker"])
+        with pytest.raises(BadParamsError, match="is not before until"):
+            filled.search("speech bubble", agent="designer", since="1d", until="7d")
+    hit = filled.search("kitten cartoon whose talking balloon drifts off", agent="designer")["hits"][0]
+    assert hit["text"].startswith("Floating speech bubble") and hit["score"]["vector"] > 0.3
+
+
 def test_filters(filled: Client) -> None:
     assert {h["category"] for h in filled.search("database", agent="coder", category="db")["hits"]} == {"db"}
     tagged = filled.search("ruff", agent="coder", tags=["deploy"])["hits"]
