@@ -6,7 +6,6 @@ import pytest
 
 from memoryd.ingest.markdown import MemoryItem, parse_memory_file
 from memoryd.text import kebab
-from memoryd.text import content_hash
 
 NOTEBOOK = """\
 # Designer Agent Memory
@@ -65,11 +64,6 @@ def test_entry_text_drops_marker_and_date_and_dedents_wrapped_lines() -> None:
         "disconnected from character. Die-cut requires single continuous\n"
         "shape. Use ensure_single_shape() after compositing."
     )
-
-
-def test_every_entry_carries_the_content_hash_of_its_text() -> None:
-    for item in parse_items(NOTEBOOK):
-        assert item.hash == content_hash(item.text)
 
 
 def test_spans_point_at_the_entry_lines_in_the_file() -> None:
@@ -487,7 +481,6 @@ def check_invariants(text: str) -> None:
     for item in memory.items:
         assert previous_end < item.line_start <= item.line_end <= line_count
         assert item.text and item.text == item.text.strip()
-        assert item.hash == content_hash(item.text)
         previous_end = item.line_end
 
 

@@ -58,7 +58,7 @@ import datetime
 import re
 from dataclasses import dataclass, field
 
-from memoryd.text import content_hash, kebab
+from memoryd.text import kebab
 
 _TAB_COLUMNS = 4
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -90,7 +90,6 @@ class MemoryItem:
     kind: str
     polarity: str | None
     date: str | None
-    hash: str
 
 
 @dataclass(frozen=True)
@@ -425,5 +424,4 @@ def build_item(draft: _Draft, text: str, date: str | None) -> MemoryItem:
         kind=draft.section.kind,
         polarity=draft.section.polarity,
         date=date,
-        hash=content_hash(text),
     )
