@@ -74,7 +74,8 @@ class Engine:
         self.config = config
         self.preloaded = embedder
         self.db_thread = ThreadPoolExecutor(1, thread_name_prefix="memoryd-db")
-        # a search's vector half, beside its keyword half on the database thread
+        # a search's question embedded and its vector half, beside its keyword half on the
+        # database thread
         self.search_thread = ThreadPoolExecutor(1, thread_name_prefix="memoryd-search")
         self.embedding = EmbedThreads()
         # bulk writes queue one database call at a time between them: the agents of a mixed
@@ -461,7 +462,7 @@ class Engine:
             plan = await self.db(self._plan, params, planned)
             await self.db(self.searcher.keyword_half, plan)
         except BaseException:
-            planned.cancel()  # the vector half waits for the plan no longer
+            planned.cancel()  # the vector half waits for no plan (none came, or too late)
             vectors.cancel()
             raise
         vector = await self.embedding.unless_closing(vectors)
@@ -471,14 +472,10 @@ class Engine:
         return await self.db(self.searcher.finish_search, plan, vector, words)
 
     def _plan(self, params: Params, planned: Future[SearchPlan]) -> SearchPlan:
-        """A search's plan (database thread), handed at once to its vector half."""
-        try:
-            plan = self.searcher.plan(params)
-        except BaseException as exc:
-            with contextlib.suppress(InvalidStateError):  # the search was given up meanwhile
-                planned.set_exception(exc)
-            raise
-        with contextlib.suppress(InvalidStateError):
+        """A search's plan (database thread), handed at once to its vector half (a plan that
+        fails is handed nothing: :meth:`search` cancels ``planned``)."""
+        plan = self.searcher.plan(params)
+        with contextlib.suppress(InvalidStateError):  # the search was given up meanwhile
             planned.set_result(plan)
         return plan
 
