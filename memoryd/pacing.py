@@ -14,7 +14,7 @@ way (a test, a script) does not wait.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
@@ -29,6 +29,15 @@ def give_way() -> None:
     pause = _PAUSE.get()
     if pause is not None:
         pause()
+
+
+def giving_way(items: Iterable[T], every: int) -> Iterator[T]:
+    """The items, with :func:`give_way` before each run of ``every`` of them (the unit of
+    work is then ``every`` items)."""
+    for number, item in enumerate(items):
+        if number % every == 0:
+            give_way()
+        yield item
 
 
 def paced(pause: Callable[[], None] | None, fn: Callable[..., T], *args: Any) -> T:

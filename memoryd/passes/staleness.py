@@ -47,7 +47,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from memoryd.pacing import give_way
+from memoryd.pacing import give_way, giving_way
 from memoryd.passes.journal import Change
 from memoryd.passes.references import Ref, references
 from memoryd.passes.steps import Offload
@@ -229,9 +229,7 @@ def build_tree(found: Fingerprint, skip: set[str]) -> Tree:
             else:
                 changed.add(path)
         listing = _git(checkout.path, "ls-files", "-z", "-s").split(b"\0")
-        for number, record in enumerate(listing):
-            if number % GIVE_WAY_PATHS == 0:
-                give_way()
+        for record in giving_way(listing, GIVE_WAY_PATHS):
             meta, _, raw = record.partition(b"\t")
             if not raw:
                 continue

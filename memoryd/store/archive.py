@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from memoryd.pacing import give_way
+from memoryd.pacing import giving_way
 from memoryd.params import AGENT_NAME
 from memoryd.store.database import ENTRY_COLUMNS, Store, decode_tags
 from memoryd.store.durable import fsync_directory, write_all
@@ -325,14 +325,10 @@ def archive_now(store: Store, archive: AgentArchive) -> int:
 
 
 def _compress(writer: MemberWriter, rows: list[tuple[Any, ...]]) -> None:
-    for start in range(0, len(rows), GIVE_WAY_ROWS):
-        give_way()
-        lines = []
-        for row in rows[start:start + GIVE_WAY_ROWS]:
-            entry = dict(zip(ENTRY_COLUMNS, row[1:]))
-            entry["tags"] = decode_tags(entry["tags"])
-            lines.append(archive_record(entry))
-        writer.add(lines)
+    for row in giving_way(rows, GIVE_WAY_ROWS):
+        entry = dict(zip(ENTRY_COLUMNS, row[1:]))
+        entry["tags"] = decode_tags(entry["tags"])
+        writer.add([archive_record(entry)])
 
 
 def restore_archives(store: Store, archive: AgentArchive) -> int:
