@@ -218,16 +218,18 @@ def repeats(notebook: Notebook, vectors: Callable[[list[Item]], list[np.ndarray 
     "don't" — taken out of the notebook for the archive: (section name, item). The newest
     copy stays, with its date (seed 003's one lesson in several phrasings; consolidation
     leaves a notebook's own entries to this pass). ``vectors``: the items' vectors, None for
-    one the index does not hold (then its words decide)."""
+    one the index does not hold (then its words decide), asked once for the whole notebook
+    (its entries are read for it)."""
+    runs = [(section, sorted((i for i in section.items if i.bullet and i.date),
+                             key=lambda i: i.date or "", reverse=True))
+            for section in notebook.sections if section.name in DEDUPED]
+    runs = [(section, dated) for section, dated in runs if len(dated) >= 2]
+    every = vectors([item for _, dated in runs for item in dated]) if runs else []
     removed: list[tuple[str, Item]] = []
-    for section in notebook.sections:
-        if section.name not in DEDUPED:
-            continue
-        dated = sorted((i for i in section.items if i.bullet and i.date),
-                       key=lambda i: i.date or "", reverse=True)
-        if len(dated) < 2:
-            continue
-        found = vectors(dated)
+    offset = 0
+    for section, dated in runs:
+        found = every[offset:offset + len(dated)]
+        offset += len(dated)
         words = [content_words(i.text) for i in dated]
         gone: set[int] = set()
         for a in range(len(dated)):
