@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from datetime import datetime
 
@@ -129,8 +130,6 @@ def test_searches_beside_writes_see_each_acknowledged_write(daemon, filled: Clie
     """A search's vector half reads the index on a thread of its own while writes change it:
     each search answers, finds every note written before it started (unless it was being
     forgotten meanwhile), and never a note forgotten before it started."""
-    import threading
-
     written: list[str] = []
     forgetting: list[str] = []  # asked to forget (maybe not yet done)
     forgotten: list[str] = []  # acknowledged
