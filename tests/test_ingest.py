@@ -472,3 +472,70 @@ def test_malformed_transcript_lines_are_counted_per_source(home: Path, daemon, c
     assert source["skipped"] == {"invalid_json": 2, "not_object": 1}  # counted once each
     listing = run_cli("status", "--sources").stdout
     assert "skipped: 2 invalid_json, 1 not_object" in listing
+
+
+def test_a_file_read_again_as_indexed_is_not_parsed_again(memoryd_home: Path, monkeypatch,
+                                                          tmp_path: Path) -> None:
+    from memoryd.config import load_config
+    from memoryd.ingest import indexer as indexing
+    from memoryd.store.database import Store
+    from memoryd.store.entries import Entries
+    from memoryd.store.ledger import Ledger
+
+    config = load_config()
+    store = Store(config.db_path)
+    index = indexing.Indexer(store, Entries(config, store, Ledger(config.ledger_dir)))
+    parsed: list[str] = []
+    real_parse = indexing.parse_memory_file
+    monkeypatch.setattr(indexing, "parse_memory_file",
+                        lambda text, relative: parsed.append(relative) or real_parse(text, relative))
+    path = tmp_path / "notes.md"
+
+    def read(text: str, relative: str = "notes.md", agent: str = "coder") -> indexing.Changes:
+        path.write_text(text)
+        facts = indexing.stat_facts(path, "src", "memory", agent, None)
+        return index.apply_memory_file(indexing.read_memory_file(facts, relative, 1 << 20))
+
+    try:
+        assert read("- one\n- two\n").added == 2
+        read("- one\n- two\n")  # touched: the same text
+        assert parsed == ["notes.md"]
+        assert read("- two\n- one\n").updated == 2  # reordered: read again
+        read("- two\n- one\n", "system/notes.md")  # the same text, now pinned
+        read("- two\n- one\n", "system/notes.md", agent="designer")  # another agent's
+        assert parsed == ["notes.md", "notes.md", "system/notes.md", "system/notes.md"]
+        assert store.db.execute("SELECT pinned, agent FROM files").fetchall() == [(1, "designer")]
+    finally:
+        store.close()
+
+
+def test_memory_files_indexed_before_their_text_was_kept_are_read_again_at_start(
+        home: Path, memoryd_home: Path, embedder) -> None:
+    import apsw
+
+    memory = home / ".mastersof-ai/agents/designer/memory"
+    memory.mkdir(parents=True)
+    (memory / "a.md").write_text("- Vellum paper for the prints.\n")
+
+    def keys() -> list[tuple[str | None]]:
+        db = apsw.Connection(str(memoryd_home / "memoryd.db"))
+        try:
+            return db.execute("SELECT text_key FROM files WHERE kind='memory'").fetchall()
+        finally:
+            db.close()
+
+    for _ in range(2):
+        running = start_daemon(embedder)
+        try:
+            with Client(running.socket) as client:
+                eventually(lambda: _one(client, "vellum paper"))
+                eventually(lambda: _keyed(keys()))
+        finally:
+            running.stop()
+        db = apsw.Connection(str(memoryd_home / "memoryd.db"))
+        db.execute("UPDATE files SET text_key=NULL")  # as an older memoryd left it
+        db.close()
+
+
+def _keyed(keys: list[tuple[str | None]]) -> None:
+    assert keys and keys[0][0] is not None

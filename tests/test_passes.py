@@ -21,6 +21,7 @@ from conftest import run_cli, run_memoryd, start_daemon, wait_until
 from memoryd_client import Client
 from memoryd_client.errors import MemorydError
 
+from memoryd.ingest.markdown import parse_memory_file
 from memoryd.pacing import paced
 from memoryd.passes import consolidate, promote, runner
 from memoryd.passes.promote import SECTION, governance_file, rules_in, with_rule, without_rule
@@ -372,8 +373,8 @@ def test_line_endings_and_symlinks_are_kept(memory_dir: Path, memoryd_home: Path
     wait_until(lambda: indexed_line() == line)
 
 
-def test_an_agents_concurrent_edits_are_never_lost(memory_dir: Path, daemon,
-                                                   client: Client) -> None:
+def test_an_agents_concurrent_edits_are_never_lost(memory_dir: Path, memoryd_home: Path,
+                                                   daemon, client: Client) -> None:
     notebook = memory_dir / "notebook.md"
     notebook.write_text(notebook_text(sessions=70))
     wait_until(lambda: active_count(client) >= 78)
@@ -405,6 +406,59 @@ def test_an_agents_concurrent_edits_are_never_lost(memory_dir: Path, daemon,
     kept = notebook.read_text() + (archive.read_text() if archive.exists() else "")
     lost = [line for line in written if line[2:] not in kept]
     assert written and not lost, lost[:3]
+    # the pass indexes what it writes; an edit after its write is the watcher's to index
+    wait_until(lambda: indexed_lines(memoryd_home, [notebook, archive])
+               == lines_in_files([notebook, archive]))
+
+
+def indexed_lines(home: Path, files: list[Path]) -> list[tuple[str, int, int, str]]:
+    """The active entries of ``files`` as the index holds them: (file, lines, text)."""
+    db = apsw.Connection(str(home / "memoryd.db"), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        return sorted(db.execute(
+            "SELECT source, line_start, line_end, text FROM entries WHERE status='active' "
+            f"AND source IN ({', '.join('?' for _ in files)})", [str(f) for f in files]))
+    finally:
+        db.close()
+
+
+def lines_in_files(files: list[Path]) -> list[tuple[str, int, int, str]]:
+    """The entries ``files`` hold, read from them: (file, lines, text)."""
+    return sorted((str(f), i.line_start, i.line_end, i.text) for f in files if f.exists()
+                  for i in parse_memory_file(f.read_text(), f.name).items)
+
+
+def test_a_rewritten_notebook_keeps_each_entry_apart_and_under_its_heading(
+        memory_dir: Path, memoryd_home: Path, daemon, client: Client) -> None:
+    notebook = memory_dir / "notebook.md"
+    notebook.write_text(
+        "## Session Log\n- [2026-01-05] drew the cat\n\n"
+        "## Learnings\n- [2026-01-02] export at 2x\n\nA paragraph of its own about palettes.\n\n"
+        "- [2026-03-01] the newer bullet\n\n```\n- [2026-02-01] a bullet inside a fence\n```\n\n"
+        "## Mistakes\n- [2026-01-03] forgot the bleed\n### Print\n- [2026-02-04] wrong paper\n")
+    files = [notebook]
+    wait_until(lambda: len(indexed_lines(memoryd_home, files)) == 7)
+    before = {text: (uid, category) for uid, text, category in sqlite_rows(
+        memoryd_home, "SELECT uid, text, category FROM entries WHERE source=?", str(notebook))}
+
+    done = client.pass_run("notebooks")
+    assert done["counts"]["applied"] == 1, done
+    text = notebook.read_text()
+    assert text.index("## Mistakes") < text.index("## Learnings") < text.index("## Session Log")
+    # the paragraph and the fenced block did not run into a bullet; "forgot the bleed" did not
+    # move under "### Print"
+    assert lines_in_files(files) == indexed_lines(memoryd_home, files)
+    after = {text: (uid, category) for uid, text, category in sqlite_rows(
+        memoryd_home, "SELECT uid, text, category FROM entries WHERE source=?", str(notebook))}
+    assert after == before
+
+
+def sqlite_rows(home: Path, sql: str, *params: object) -> list[tuple]:
+    db = apsw.Connection(str(home / "memoryd.db"), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        return list(db.execute(sql, params))
+    finally:
+        db.close()
 
 
 def test_a_pass_gives_way_to_searches_but_still_finishes_among_them(

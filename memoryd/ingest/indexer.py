@@ -5,12 +5,15 @@ the text on it, in the indexing slices (parsing is pure Python: on another threa
 GIL against the searches on the database thread while the watcher reindexed the thousand
 notebooks a pass rewrote). Memory files are diffed by content hash, so an edit touches only the
 entries whose text changed, a removed bullet leaves the index (journaled), and a renamed file
-keeps its entries and their history. Transcript chunks are upserted by a stable id derived from
+keeps its entries and their history. A file read again with the text it was indexed from
+(:func:`memory_key`, kept in its row; the notebook pass indexes what it writes itself) is not
+parsed again. Transcript chunks are upserted by a stable id derived from
 their first record, so re-reading a file never duplicates anything.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -21,7 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from memoryd.ingest.markdown import parse_memory_file
+from memoryd.ingest.markdown import MemoryFile, is_pinned, parse_memory_file
 from memoryd.ingest.open_exchange import forget_open_turns, save_open_turns
 from memoryd.ingest.tail import TailPosition
 from memoryd.ingest.transcript import Chunk, Turn
@@ -87,6 +90,14 @@ def stat_facts(path: Path, source: str, kind: str, agent: str, project: str | No
                      stat.st_mtime, project)
 
 
+def memory_key(text: str, pinned: bool) -> str:
+    """What a memory file's entries are made from, as one digest: its text as read, and whether
+    it is pinned (which its path decides)."""
+    digest = hashlib.blake2b(b"1" if pinned else b"0", digest_size=16)
+    digest.update(text.encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
+
+
 def read_memory_file(facts: FileFacts, relative: str, max_file_bytes: int) -> MemoryFileRead:
     """Read and decode one markdown file; problems become a reason, never an exception."""
     if facts.size > max_file_bytes:
@@ -142,10 +153,12 @@ class Indexer:
             return None
         return dict(zip([d[0] for d in cursor.getdescription()], row))
 
-    def known_paths(self) -> dict[str, tuple[int, float, int]]:
-        """path → (size, mtime, inode) of every file indexed so far."""
-        return {p: (s, m, i) for p, s, m, i in
-                self.store.db.execute("SELECT path, size, mtime, inode FROM files")}
+    def known_paths(self) -> dict[str, tuple[int, float, int] | None]:
+        """path → (size, mtime, inode) of every file indexed so far; None for a memory file
+        indexed without its :func:`memory_key` (by a version before it: read it again)."""
+        return {p: None if kind == "memory" and key is None and error is None else (s, m, i)
+                for p, s, m, i, kind, key, error in self.store.db.execute(
+                    "SELECT path, size, mtime, inode, kind, text_key, error FROM files")}
 
     def paths_below(self, directories: list[str]) -> list[str]:
         """The indexed files below any of ``directories``."""
@@ -205,7 +218,28 @@ class Indexer:
         if result.text is None:
             self.record_error(facts, result.error or "unreadable")
             return Changes()
+        key = memory_key(result.text, is_pinned(result.relative))
+        if not result.notes and self.indexed_as(facts, key):
+            with self.store.db:  # as indexed (a pass indexed what it wrote): only its stat
+                self._save_file(facts)
+            return Changes()
         parsed = parse_memory_file(result.text, result.relative)
+        return self.apply_parsed(facts, parsed, None if result.notes else key, result.notes)
+
+    def indexed_as(self, facts: FileFacts, key: str) -> bool:
+        """Whether the index holds the file made from the text of ``key``, for its source,
+        agent and project."""
+        row = self.store.db.execute(
+            "SELECT source, kind, agent, project, text_key, error FROM files WHERE path=?",
+            (facts.path,)).fetchone()
+        return row == (facts.source, facts.kind, facts.agent, facts.project, key, None)
+
+    def apply_parsed(self, facts: FileFacts, parsed: MemoryFile, key: str | None,
+                     notes: list[str] | None = None) -> Changes:
+        """Make the file's entries those of ``parsed``: unchanged texts keep their entries
+        (their lines, dates, sections updated), new ones are added, gone ones removed. ``key``:
+        the :func:`memory_key` of the text parsed (None: not to be trusted, e.g. undecodable
+        bytes were replaced)."""
         existing: dict[str, list[dict[str, Any]]] = {}
         # a text already stored as it stands has no secret left to redact (redacting is
         # idempotent), and its hash is known: most items of a changed file are unchanged
@@ -249,7 +283,7 @@ class Indexer:
             self._save_file(
                 facts, description=parsed.description, type=parsed.type,
                 pinned=int(parsed.pinned), frontmatter=json.dumps(parsed.frontmatter),
-                error="; ".join(result.notes) or None)
+                error="; ".join(notes or ()) or None, text_key=key, project=facts.project)
         return changes
 
     def _entries_of(self, path: str) -> list[dict[str, Any]]:

@@ -39,7 +39,13 @@ import numpy as np
 
 from memoryd.errors import BadParamsError
 from memoryd.ingest.indexer import day_start
-from memoryd.ingest.markdown import classify_heading, is_pinned, parse_memory_file, read_heading
+from memoryd.ingest.markdown import (
+    MemoryFile,
+    classify_heading,
+    is_pinned,
+    parse_memory_file,
+    read_heading,
+)
 from memoryd.ingest.sources import ARCHIVE_DIR
 from memoryd.passes.journal import Change, file_change, swap_groups
 from memoryd.passes.steps import Collect, Offload
@@ -78,7 +84,7 @@ def section_name(heading: str) -> str | None:
     return "feedback" if kind == "feedback" else "session-log"
 
 
-@dataclass
+@dataclass(eq=False)
 class Item:
     lines: list[str]
     date: str | None
@@ -86,6 +92,8 @@ class Item:
     bullet: bool
     rewritten: dict[str, Any] | None = None  # its entry's new text, hash, date (a date fixed)
     line: int = 0  # where it starts in the file as read (its entry's line_start)
+    heading: str | None = None  # the heading it sits under, as the index read it
+    after: str | None = None  # the text its entry is made from once rewritten
 
     @functools.cached_property
     def hash(self) -> str:
@@ -100,6 +108,8 @@ class Section:
     name: str | None  # a notebook section, or None
     items: list[Item] = field(default_factory=list)
     other: list[str] = field(default_factory=list)  # lines that are no item (a sub-heading …)
+    pieces: list[str | Item] = field(default_factory=list)  # other lines and items, as read
+    in_order: bool = False  # written as read (no notebook section, or it has sub-headings)
 
 
 @dataclass
@@ -107,15 +117,36 @@ class Notebook:
     preamble: list[str]
     sections: list[Section]
     problems: list[str] = field(default_factory=list)
+    leading: list[tuple[str, str | None]] = field(default_factory=list)  # preamble entries
 
     def render(self) -> str:
+        """The notebook's text: each section's other lines, then its items (a section kept in
+        order: both where they were), with a blank line before an item that is no bullet (it
+        would run on into the item before it)."""
         parts = ["\n".join(self.preamble).rstrip()] if "".join(self.preamble).strip() else []
         for section in self.sections:
-            body = [section.heading, *section.other]
-            for item in section.items:
-                body += item.lines
-            parts.append("\n".join(line for line in body).rstrip())
+            kept = set(map(id, section.items))
+            pieces: list[str | Item] = [
+                p for p in section.pieces if isinstance(p, str) or id(p) in kept
+            ] if section.in_order else [*section.other, *section.items]
+            body = [section.heading]
+            previous: Item | None = None
+            for piece in pieces:
+                if isinstance(piece, str):
+                    body.append(piece)
+                    previous = None
+                    continue
+                if previous is not None and not piece.bullet:
+                    body.append("")
+                body += piece.lines
+                previous = piece
+            parts.append("\n".join(body).rstrip())
         return "\n\n".join(parts) + "\n"
+
+    def entries(self) -> list[tuple[str, str | None]]:
+        """The entries the rendered text must hold, in order: (text, heading)."""
+        return self.leading + [(item.after or item.text, item.heading)
+                               for section in self.sections for item in section.items]
 
     def lines(self) -> int:
         return self.render().count("\n")
@@ -141,7 +172,8 @@ def parse(text: str, relative: str) -> Notebook:
         line = lines[number]
         heading = read_heading(line)
         if heading and heading[0] <= 2 and (heading[0] == 2 or sections):
-            sections.append(Section(line, section_name(heading[1]) if heading[0] == 2 else None))
+            name = section_name(heading[1]) if heading[0] == 2 else None
+            sections.append(Section(line, name, in_order=name is None))
             number += 1
             continue
         target = sections[-1] if sections else None
@@ -150,15 +182,19 @@ def parse(text: str, relative: str) -> Notebook:
             span = lines[item.line_start - 1:item.line_end]
             target.items.append(Item(span, item.date, item.text,
                                      bool(re.match(r"\s*([-*+]|\d+[.)])\s", span[0])),
-                                     line=item.line_start))
+                                     line=item.line_start, heading=item.heading))
+            target.pieces.append(target.items[-1])
             number = item.line_end
             continue
         if target is None:
             preamble.append(line)
         elif line.strip():
             target.other.append(line)
+            target.pieces.append(line)
         number += 1
-    notebook = Notebook(preamble, sections)
+    notebook = Notebook(preamble, sections,
+                        leading=[(i.text, i.heading) for i in parsed.items
+                                 if i.line_start <= len(preamble)])
     for section in sections:
         if section.name and any(read_heading(line) for line in section.other):
             notebook.problems.append(f"section {section.heading.strip()!r} has sub-headings; "
@@ -180,13 +216,15 @@ def normalise(notebook: Notebook) -> list[str]:
             if match:
                 y, m, d = next(g for g in (match.group(2, 3, 4), match.group(5, 6, 7)) if g[0])
                 date = f"{y}-{int(m):02d}-{int(d):02d}"
-                if item.date is not None and "-".join(match.group(2, 3, 4)) == date:
+                if item.date is not None and match.group(2) \
+                        and "-".join(match.group(2, 3, 4)) == date:
                     continue  # written as it should be
                 item.date = date
                 item.lines[0] = f"{match.group(1)}[{item.date}] {item.lines[0][match.end():]}"
-                item.rewritten = _entry_fields(item)
+                item.rewritten = _rewrite(item)
                 fixed.append(f"date prefix of {item.lines[0].strip()[:40]!r}")
         if any(read_heading(line) for line in section.other):
+            section.in_order = True
             continue
         undated = [i for i in section.items if i.date is None]
         dated = sorted((i for i in section.items if i.date is not None),
@@ -200,10 +238,11 @@ def normalise(notebook: Notebook) -> list[str]:
     return fixed
 
 
-def _entry_fields(item: Item) -> dict[str, Any]:
+def _rewrite(item: Item) -> dict[str, Any]:
     """What the indexer will make of a rewritten item: its entry keeps its id (and history)
     when the pass updates it to this along with the file."""
     parsed = parse_memory_file("## Notes\n" + "\n".join(item.lines), "notebook.md").items[0]
+    item.after = parsed.text
     text = redact(parsed.text)
     fields: dict[str, Any] = {"text": text, "hash": content_hash(text)}
     if parsed.date:
@@ -323,7 +362,7 @@ def graduate(ctx: PassContext, path: str, uids: set[str], rule_file: Path) -> li
         return []
     ctx.count("graduated", len(removed))
     why = f"{len(removed)} bullets graduated to {rule_file} as a rule: moved to the archive"
-    return _file_changes(ctx, notebook_path, current, notebook, archived,
+    return _file_changes(ctx, notebook_path, current, notebook.render(), archived,
                          _moving(removed, archived[0]), "graduate", why, why)
 
 
@@ -348,7 +387,7 @@ def _moving(removed: list[tuple[str, Item]], archive: Path) -> dict[tuple[str, i
             for _, item in removed}
 
 
-def _file_changes(ctx: PassContext, path: Path, current: FileText, notebook: Notebook,
+def _file_changes(ctx: PassContext, path: Path, current: FileText, text: str,
                   archived: tuple[Path, FileText | None, str] | None,
                   updates: dict[tuple[str, int], dict[str, Any]], action: str, why: str,
                   archive_why: str) -> list[Change]:
@@ -358,7 +397,7 @@ def _file_changes(ctx: PassContext, path: Path, current: FileText, notebook: Not
     if archived is not None:
         changes.append(file_change(archived[0], archived[1], archived[2], "archive",
                                    archive_why))
-    changes.append(file_change(path, current, notebook.render(), action, why,
+    changes.append(file_change(path, current, text, action, why,
                                *ctx.entry_updates(str(path), updates)))
     return [c for c in changes if c is not None]
 
@@ -442,6 +481,10 @@ def not_a_notebook(path: Path, pinned: bool, error: str | None) -> str | None:
     return None
 
 
+#: A notebook's file changes pending, their journal numbers, and its new text parsed.
+Written = tuple[list[Change], list[int], MemoryFile | None]
+
+
 @dataclass
 class Plan:
     """What the pass will do to one notebook."""
@@ -452,6 +495,8 @@ class Plan:
     removed: list[tuple[str, Item]]  # the repeated lessons first, then what the cap pruned
     repeated: int
     archived: tuple[Path, FileText | None, str] | None  # see _archived
+    text: str = ""  # the notebook's new text
+    parsed: MemoryFile | None = None  # … as the indexer reads it
 
 
 def plan(path: Path, cap: int, kept_elsewhere: Callable[[], set[str]],
@@ -479,7 +524,16 @@ def plan(path: Path, cap: int, kept_elsewhere: Callable[[], set[str]],
     archived = _archived(path, run_name, removed, when) if removed else None
     if removed and archived is None:
         return None
-    return Plan(current, notebook, fixed, removed, len(repeated), archived)
+    if not fixed and not removed:
+        return Plan(current, notebook, fixed, removed, 0, None)
+    yield
+    text = notebook.render()
+    parsed = parse_memory_file(text, path.name)
+    if [(i.text, i.heading) for i in parsed.items] != notebook.entries():
+        notebook.problems.append("its entries would not stay apart, or not under their "
+                                 "headings, if it were rewritten: left as it is")
+        return Plan(current, notebook, [], [], 0, None)
+    return Plan(current, notebook, fixed, removed, len(repeated), archived, text, parsed)
 
 
 def run(ctx: PassContext) -> Iterator[Any]:
@@ -489,8 +543,8 @@ def run(ctx: PassContext) -> Iterator[Any]:
     serves requests. (A hand-off per notebook waited behind the queued requests each time,
     ~20 ms a notebook while searches ran; the writes on the database thread were half of the
     pass's time there; waiting for each batch's writes left the thread idle for a third.)"""
-    pending: list[tuple[list[Change], list[int]]] = []
-    writing: tuple[list[tuple[list[Change], list[int]]], Any] | None = None
+    pending: list[Written] = []
+    writing: tuple[list[Written], Any] | None = None
     for found in notebooks(ctx):
         yield
         cap = ctx.notebook_cap(found["source"])
@@ -509,7 +563,7 @@ def run(ctx: PassContext) -> Iterator[Any]:
                     for start in range(0, len(moves), MOVES):
                         yield
                         ctx.journal.move_entries(dict(moves[start:start + MOVES]))
-                pending.append((changes, numbers))
+                pending.append((changes, numbers, planned.parsed))
             elif changes:
                 ctx.files_done(changes, "preview")
         if len(pending) >= WRITE_BATCH:
@@ -535,17 +589,21 @@ def _vectors(ctx: PassContext, path: str, items: list[Item]) -> list[np.ndarray 
     return [found.get(r) for r in rowids]
 
 
-def _write(pending: list[tuple[list[Change], list[int]]]) -> Any:
-    return Offload(swap_groups, ([changes for changes, _ in pending],), wait=False)
+def _write(pending: list[Written]) -> Any:
+    return Offload(swap_groups, ([changes for changes, _, _ in pending],), wait=False)
 
 
-def _written(ctx: PassContext, pending: list[tuple[list[Change], list[int]]],
-             handle: Any) -> Iterator[Any]:
-    """Record a batch's writes (applied, or a conflict) once they are done."""
+def _written(ctx: PassContext, pending: list[Written], handle: Any) -> Iterator[Any]:
+    """Record a batch's writes (applied, or a conflict) once they are done, and index the
+    files written (the watcher, reading them, then finds them indexed)."""
     written = yield Collect(handle)
-    for (changes, numbers), ok in zip(pending, written):
+    for (changes, numbers, parsed), ok in zip(pending, written):
         yield
-        ctx.files_done(changes, ctx.journal.finish_files(changes, numbers, ok))
+        if ctx.files_done(changes, ctx.journal.finish_files(changes, numbers, ok)) != "applied":
+            continue
+        for change in changes:
+            yield
+            ctx.index_written(change, parsed if change.action != "archive" else None)
 
 
 def _changes(ctx: PassContext, found: dict[str, Any], planned: Plan, *,
@@ -572,7 +630,7 @@ def _changes(ctx: PassContext, found: dict[str, Any], planned: Plan, *,
         ctx.count("pruned", pruned)
     if repeated:
         ctx.count("repeats", repeated)
-    changes = _file_changes(ctx, path, planned.current, planned.notebook, planned.archived,
+    changes = _file_changes(ctx, path, planned.current, planned.text, planned.archived,
                             updates, "normalise" if not removed else "prune", why,
                             f"{len(removed)} bullets moved from {path.name}")
     if fixed:

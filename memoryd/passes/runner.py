@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memoryd.errors import BadParamsError, UnavailableError
+from memoryd.ingest.indexer import Indexer, memory_key, stat_facts
+from memoryd.ingest.markdown import MemoryFile, parse_memory_file
 from memoryd.ingest.pipeline import configured_sources
 from memoryd.pacing import paced
 from memoryd.passes import consolidate, notebooks, promote, retain, staleness
@@ -158,6 +160,32 @@ class PassContext:
         if not changes:
             return "skipped"
         return self.files_done(changes, self.journal.apply_files(self.run, changes))
+
+    def index_written(self, change: Change, parsed: MemoryFile | None = None) -> None:
+        """Index a memory file as this pass wrote it (``parsed``: its new text parsed, if the
+        pass has it), as the watcher would on reading it — which then finds it indexed and
+        parses nothing. Only when the index holds the file as the pass read it: otherwise the
+        watcher has read it since (the pass's text, or an edit made after it), and its reading
+        stands. A file new, removed, pinned or over the size cap is left to the watcher."""
+        if change.kind != "file" or change.before is None or change.after is None:
+            return
+        path = Path(change.target)
+        row = self.store.db.execute(
+            "SELECT source, kind, agent, project, text_key FROM files WHERE path=?",
+            (str(path),)).fetchone()
+        if row is None or row[1] != "memory" or row[4] != memory_key(change.before["text"],
+                                                                     False):
+            return
+        try:
+            facts = stat_facts(path, row[0], row[1], row[2], row[3])
+        except OSError:
+            return  # gone again: the watcher removes it
+        text = change.after["text"]
+        if facts.size > self.config.watch.max_file_bytes:
+            return
+        if parsed is None:
+            parsed = parse_memory_file(text, path.name)
+        Indexer(self.store, self.entries).apply_parsed(facts, parsed, memory_key(text, False))
 
     def files_done(self, changes: list[Change], state: str) -> str:
         """Count a group of file changes that ended in ``state`` (and the files it wrote)."""

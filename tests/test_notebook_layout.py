@@ -1,0 +1,77 @@
+"""The notebook pass rewrites a notebook without running entries together: each entry stays
+its own, under its heading, whatever the mix of bullets, paragraphs, fences and sub-headings
+(the indexer reads the new text as it read the old, minus what moved to the archive)."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memoryd.ingest.markdown import parse_memory_file
+from memoryd.passes import notebooks
+
+WORDS = st.sampled_from(["cat", "palette", "export", "bleed", "print", "`make`", "--dry-run"])
+SENTENCE = st.lists(WORDS, min_size=1, max_size=4).map(" ".join)
+DAY = st.tuples(st.integers(2024, 2026), st.integers(1, 12), st.integers(1, 28))
+DATE = st.one_of(st.none(), DAY.flatmap(lambda d: st.sampled_from([
+    f"[{d[0]}-{d[1]:02d}-{d[2]:02d}] ", f"[{d[0]}-{d[1]}-{d[2]}] ", f"{d[0]}-{d[1]:02d}-{d[2]:02d}: "])))
+BLOCK = st.one_of(
+    st.builds(lambda d, s, m: [f"{m} {d or ''}{s}"], DATE, SENTENCE, st.sampled_from(["-", "*", "1."])),
+    st.builds(lambda d, s: [f"- [ ] {d or ''}{s}"], DATE, SENTENCE),
+    st.builds(lambda d, s, c: [f"- {d or ''}{s}", f"  - {c}"], DATE, SENTENCE, SENTENCE),
+    st.builds(lambda d, s, c: [f"- {d or ''}{s}", "", f"  {c}"], DATE, SENTENCE, SENTENCE),
+    st.builds(lambda s: [s], SENTENCE),  # a paragraph: an entry of its own
+    st.builds(lambda s, t: [s, t], SENTENCE, SENTENCE),
+    st.builds(lambda s: [f"> {s}"], SENTENCE),
+    st.builds(lambda s: ["```", f"- {s}", "```"], SENTENCE),  # a fenced block, bullets inside
+    st.builds(lambda s: [f"### {s}"], SENTENCE),
+)
+HEADING = st.sampled_from(["## Mistakes", "## Learnings", "## Session Log",
+                           "## Shareholder Feedback", "## Notes", "# Title"])
+NOTEBOOK = st.lists(st.tuples(HEADING, st.lists(st.tuples(BLOCK, st.booleans()), max_size=6)),
+                    min_size=1, max_size=5)
+
+
+def text_of(sections: list[tuple[str, list[tuple[list[str], bool]]]]) -> str:
+    lines: list[str] = []
+    for heading, blocks in sections:
+        lines.append(heading)
+        for block, blank_after in blocks:
+            lines += block + ([""] if blank_after else [])
+    return "\n".join(lines) + "\n"
+
+
+def entries_read(text: str) -> list[tuple[str, str | None]]:
+    return [(item.text, item.heading) for item in parse_memory_file(text, "n.md").items]
+
+
+@settings(max_examples=400, deadline=None, database=None,
+          suppress_health_check=list(HealthCheck))
+@given(NOTEBOOK)
+def test_a_normalised_notebook_holds_the_same_entries_under_the_same_headings(sections) -> None:
+    text = text_of(sections)
+    notebook = notebooks.parse(text, "n.md")
+    notebooks.normalise(notebook)
+    assert entries_read(notebook.render()) == notebook.entries()
+    assert sorted(notebook.entries()) == sorted(entries_read(text))  # none lost, none merged
+
+
+def test_loose_dates_are_written_in_brackets() -> None:
+    notebook = notebooks.parse("## Learnings\n- 2026-03-05: export at 2x\n- [2026-3-4] print\n",
+                               "n.md")
+    assert notebooks.normalise(notebook)
+    assert notebook.render() == "## Learnings\n- [2026-03-05] export at 2x\n- [2026-03-04] print\n"
+
+
+def test_a_notebook_whose_entries_would_run_together_is_left_as_it_is(tmp_path) -> None:
+    path = tmp_path / "n.md"
+    # an unclosed fence takes in everything after it: moved up, it would swallow the bullets
+    path.write_text("## Session Log\n- [2026-01-01] a\n## Learnings\n- [2026-01-02] b\n```\nc\n")
+    steps = notebooks.plan(path, 80, set, lambda items: [None] * len(items), 0.92, "r1", 0.0)
+    try:
+        while True:
+            next(steps)
+    except StopIteration as done:
+        planned = done.value
+    assert not planned.fixed and not planned.removed
+    assert "left as it is" in planned.notebook.problems[-1]
