@@ -286,6 +286,23 @@ class Indexer:
                 error="; ".join(notes or ()) or None, text_key=key, project=facts.project)
         return changes
 
+    def apply_known(self, facts: FileFacts, parsed: MemoryFile, key: str,
+                    rowids: list[int]) -> None:
+        """:meth:`apply_parsed` for a text whose entries the caller knows: ``parsed``'s items
+        are the entries ``rowids``, in order, as they stand but for their lines (a notebook the
+        pass reordered: only its lines moved). Nothing is read back to diff."""
+        assert len(rowids) == len(parsed.items)
+        now = time.time()
+        with self.store.db:
+            self.store.db.executemany(
+                "UPDATE entries SET line_start=?1, line_end=?2, updated=?3 WHERE id=?4 "
+                "AND (line_start IS NOT ?1 OR line_end IS NOT ?2)",
+                [(i.line_start, i.line_end, now, rowid) for i, rowid in zip(parsed.items, rowids)])
+            self._save_file(
+                facts, description=parsed.description, type=parsed.type,
+                pinned=int(parsed.pinned), frontmatter=json.dumps(parsed.frontmatter),
+                error=None, text_key=key, project=facts.project)
+
     def _entries_of(self, path: str) -> list[dict[str, Any]]:
         from memoryd.store.database import SELECT_ENTRY, row_to_entry
 

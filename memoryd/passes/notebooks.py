@@ -481,8 +481,8 @@ def not_a_notebook(path: Path, pinned: bool, error: str | None) -> str | None:
     return None
 
 
-#: A notebook's file changes pending, their journal numbers, and its new text parsed.
-Written = tuple[list[Change], list[int], MemoryFile | None]
+#: A notebook's file changes pending, their journal numbers, and its new text as known.
+Written = tuple[list[Change], list[int], "Known | None"]
 
 
 @dataclass
@@ -563,7 +563,7 @@ def run(ctx: PassContext) -> Iterator[Any]:
                     for start in range(0, len(moves), MOVES):
                         yield
                         ctx.journal.move_entries(dict(moves[start:start + MOVES]))
-                pending.append((changes, numbers, planned.parsed))
+                pending.append((changes, numbers, _known(ctx, found["path"], planned)))
             elif changes:
                 ctx.files_done(changes, "preview")
         if len(pending) >= WRITE_BATCH:
@@ -590,20 +590,46 @@ def _vectors(ctx: PassContext, path: str, items: list[Item]) -> list[np.ndarray 
 
 
 def _write(pending: list[Written]) -> Any:
-    return Offload(swap_groups, ([changes for changes, _, _ in pending],), wait=False)
+    return Offload(swap_groups, ([changes for changes, *_ in pending],), wait=False)
 
 
 def _written(ctx: PassContext, pending: list[Written], handle: Any) -> Iterator[Any]:
     """Record a batch's writes (applied, or a conflict) once they are done, and index the
     files written (the watcher, reading them, then finds them indexed)."""
     written = yield Collect(handle)
-    for (changes, numbers, parsed), ok in zip(pending, written):
+    for (changes, numbers, known), ok in zip(pending, written):
         yield
         if ctx.files_done(changes, ctx.journal.finish_files(changes, numbers, ok)) != "applied":
             continue
         for change in changes:
             yield
-            ctx.index_written(change, parsed if change.action != "archive" else None)
+            if known is not None and change.after and change.after["text"] == known.text:
+                ctx.index_written(change, known.parsed, known.rowids)
+            else:  # its archive, or written with other line endings than parsed
+                ctx.index_written(change)
+
+
+@dataclass
+class Known:
+    """A notebook's new text, parsed, and the entries of its items (in order, as the index
+    holds them before the pass moves any; None when one is not held as read, e.g. its text
+    redacted)."""
+
+    text: str
+    parsed: MemoryFile
+    rowids: list[int] | None
+
+
+def _known(ctx: PassContext, path: str, planned: Plan) -> Known | None:
+    if planned.parsed is None:
+        return None
+    entries = _file_entries(ctx, path)
+    kept = [item for section in planned.notebook.sections for item in section.items]
+    leading = planned.parsed.items[:len(planned.parsed.items) - len(kept)]
+    found = [entry if (entry := entries.get(i.line_start)) and entry[2] == i.text else None
+             for i in leading] + [_entry_of(entries, item) for item in kept]
+    rowids = [entry[0] for entry in found if entry is not None]
+    return Known(planned.text, planned.parsed, rowids if len(rowids) == len(found) else None)
 
 
 def _changes(ctx: PassContext, found: dict[str, Any], planned: Plan, *,

@@ -161,9 +161,11 @@ class PassContext:
             return "skipped"
         return self.files_done(changes, self.journal.apply_files(self.run, changes))
 
-    def index_written(self, change: Change, parsed: MemoryFile | None = None) -> None:
+    def index_written(self, change: Change, parsed: MemoryFile | None = None,
+                      rowids: list[int] | None = None) -> None:
         """Index a memory file as this pass wrote it (``parsed``: its new text parsed, if the
-        pass has it), as the watcher would on reading it — which then finds it indexed and
+        pass has it; ``rowids``: the entries of its items, if it knows them and only their
+        lines moved), as the watcher would on reading it — which then finds it indexed and
         parses nothing. Only when the index holds the file as the pass read it: otherwise the
         watcher has read it since (the pass's text, or an edit made after it), and its reading
         stands. A file new, removed, pinned or over the size cap is left to the watcher."""
@@ -183,9 +185,13 @@ class PassContext:
         text = change.after["text"]
         if facts.size > self.config.watch.max_file_bytes:
             return
+        indexer = Indexer(self.store, self.entries)
+        if parsed is not None and rowids is not None:
+            indexer.apply_known(facts, parsed, memory_key(text, False), rowids)
+            return
         if parsed is None:
             parsed = parse_memory_file(text, path.name)
-        Indexer(self.store, self.entries).apply_parsed(facts, parsed, memory_key(text, False))
+        indexer.apply_parsed(facts, parsed, memory_key(text, False))
 
     def files_done(self, changes: list[Change], state: str) -> str:
         """Count a group of file changes that ended in ``state`` (and the files it wrote)."""
