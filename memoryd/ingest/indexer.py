@@ -6,8 +6,8 @@ GIL against the searches on the database thread while the watcher reindexed the 
 notebooks a pass rewrote). Memory files are diffed by content hash, so an edit touches only the
 entries whose text changed, a removed bullet leaves the index (journaled), and a renamed file
 keeps its entries and their history. A file read again with the text it was indexed from
-(:func:`memory_key`, kept in its row; the notebook pass indexes what it writes itself) is not
-parsed again. Transcript chunks are upserted by a stable id derived from
+(:func:`memory_key`, kept in its row) is not parsed again, and a file a pass is writing
+(``Store.writing``) is left to the pass, which indexes it once written. Transcript chunks are upserted by a stable id derived from
 their first record, so re-reading a file never duplicates anything.
 """
 
@@ -215,6 +215,8 @@ class Indexer:
 
     def apply_memory_file(self, result: MemoryFileRead) -> Changes:
         facts = result.facts
+        if facts.path in self.store.writing:
+            return Changes()  # a pass is writing it, and reads and indexes it once written
         if result.text is None:
             self.record_error(facts, result.error or "unreadable")
             return Changes()

@@ -563,6 +563,7 @@ def run(ctx: PassContext) -> Iterator[Any]:
                     for start in range(0, len(moves), MOVES):
                         yield
                         ctx.journal.move_entries(dict(moves[start:start + MOVES]))
+                ctx.hold(changes)
                 pending.append((changes, numbers, _known(ctx, found["path"], planned)))
             elif changes:
                 ctx.files_done(changes, "preview")
@@ -599,8 +600,7 @@ def _written(ctx: PassContext, pending: list[Written], handle: Any) -> Iterator[
     written = yield Collect(handle)
     for (changes, numbers, known), ok in zip(pending, written):
         yield
-        if ctx.files_done(changes, ctx.journal.finish_files(changes, numbers, ok)) != "applied":
-            continue
+        ctx.files_done(changes, ctx.journal.finish_files(changes, numbers, ok))
         for change in changes:
             yield
             if known is not None and change.after and change.after["text"] == known.text:

@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memoryd.errors import BadParamsError, UnavailableError
-from memoryd.ingest.indexer import Indexer, memory_key, stat_facts
-from memoryd.ingest.markdown import MemoryFile, parse_memory_file
+from memoryd.ingest.indexer import Indexer, memory_key, read_memory_file, stat_facts
+from memoryd.ingest.markdown import MemoryFile
 from memoryd.ingest.pipeline import configured_sources
 from memoryd.pacing import paced
 from memoryd.passes import consolidate, notebooks, promote, retain, staleness
@@ -92,6 +92,7 @@ class PassContext:
         self.entries = runner.parts.entries
         self.config = runner.parts.config()
         self.touched: list[Path] = []
+        self.held: set[str] = set()  # see hold
         self.problems: list[dict[str, str]] = []
         self._promoted: set[str] | None = None
 
@@ -161,37 +162,54 @@ class PassContext:
             return "skipped"
         return self.files_done(changes, self.journal.apply_files(self.run, changes))
 
+    def hold(self, changes: list[Change]) -> None:
+        """Before writing them: the watched files among ``changes`` are this pass's to index
+        (:meth:`index_written`) until then; the watcher leaves them alone (it would parse each
+        again, and before the pass could index it)."""
+        for change in changes:
+            if change.kind == "file" and change.before is not None and self.store.db.execute(
+                    "SELECT 1 FROM files WHERE path=? AND kind='memory'",
+                    (change.target,)).fetchone():
+                self.store.writing.add(change.target)
+                self.held.add(change.target)
+
     def index_written(self, change: Change, parsed: MemoryFile | None = None,
                       rowids: list[int] | None = None) -> None:
-        """Index a memory file as this pass wrote it (``parsed``: its new text parsed, if the
-        pass has it; ``rowids``: the entries of its items, if it knows them and only their
-        lines moved), as the watcher would on reading it — which then finds it indexed and
-        parses nothing. Only when the index holds the file as the pass read it: otherwise the
-        watcher has read it since (the pass's text, or an edit made after it), and its reading
-        stands. A file new, removed, pinned or over the size cap is left to the watcher."""
-        if change.kind != "file" or change.before is None or change.after is None:
+        """Index a held file as it is on disk now (written, or left as it was: a conflict),
+        and hand it back to the watcher. ``parsed``: the pass's new text parsed, used when the
+        file holds that text and the index held it as the pass read it; ``rowids``: the entries
+        of its items as well, when only their lines moved. Otherwise the file is read and
+        parsed in full, as the watcher would have."""
+        if change.target not in self.held:
             return
         path = Path(change.target)
+        self.store.writing.discard(change.target)
+        self.held.discard(change.target)
         row = self.store.db.execute(
             "SELECT source, kind, agent, project, text_key FROM files WHERE path=?",
             (str(path),)).fetchone()
-        if row is None or row[1] != "memory" or row[4] != memory_key(change.before["text"],
-                                                                     False):
-            return
+        if row is None:
+            return  # no longer watched (its source removed)
+        indexer = Indexer(self.store, self.entries)
         try:
             facts = stat_facts(path, row[0], row[1], row[2], row[3])
         except OSError:
-            return  # gone again: the watcher removes it
-        text = change.after["text"]
-        if facts.size > self.config.watch.max_file_bytes:
+            indexer.remove_file(str(path))
             return
-        indexer = Indexer(self.store, self.entries)
-        if parsed is not None and rowids is not None:
-            indexer.apply_known(facts, parsed, memory_key(text, False), rowids)
-            return
-        if parsed is None:
-            parsed = parse_memory_file(text, path.name)
-        indexer.apply_parsed(facts, parsed, memory_key(text, False))
+        read = read_memory_file(facts, path.name, self.config.watch.max_file_bytes)
+        if parsed is None or read.text is None or read.notes or change.after is None \
+                or change.before is None or read.text != change.after["text"] \
+                or row[4] != memory_key(change.before["text"], False):
+            indexer.apply_memory_file(read)
+        elif rowids is not None:
+            indexer.apply_known(facts, parsed, memory_key(read.text, False), rowids)
+        else:
+            indexer.apply_parsed(facts, parsed, memory_key(read.text, False))
+
+    def release(self) -> None:
+        """Index what a pass that ended early still held, as the watcher would have."""
+        for path in list(self.held):
+            self.index_written(Change("file", path, "release", ""))
 
     def files_done(self, changes: list[Change], state: str) -> str:
         """Count a group of file changes that ended in ``state`` (and the files it wrote)."""
@@ -306,6 +324,7 @@ class Passes:
                  if v is not None} | (extra or {})
         async with self.lock:
             self.current = name
+            ctx: PassContext | None = None
             try:
                 run = await self.db(self.journal.begin, name, scope, dry_run)
                 ctx = PassContext(self, run, agent, project, set(paths) if paths else None,
@@ -342,6 +361,13 @@ class Passes:
                 return {**self._summary(run), "longest_step": longest.reply()}
             finally:
                 self.current = None
+                if ctx is not None and ctx.held:  # it failed, or the daemon is stopping
+                    held = set(ctx.held)
+                    try:
+                        with contextlib.suppress(Exception):
+                            await self.db(ctx.release)
+                    finally:
+                        self.parts.store.writing -= held
 
     def memory_roots(self) -> list[Path]:
         """Where a git repository counts as a memory directory: the roots of the memory

@@ -141,6 +141,9 @@ class Store:
         #: (memoryd.store.vectors.follow_meta): a bullet moved to another section changes its
         #: category and kind, a rewritten date its created, without a new vector
         self.meta_changed: set[str] = set()
+        #: watched files a pass is writing, which it indexes itself once written (reading them
+        #: then): the watcher leaves them alone meanwhile (memoryd.passes.runner, hold)
+        self.writing: set[str] = set()
         self._checkpointer: Checkpointer | None = None
 
     def checkpoint_in_background(self) -> None:
