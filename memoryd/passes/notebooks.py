@@ -512,6 +512,7 @@ def plan(path: Path, cap: int, kept_elsewhere: Callable[[], set[str]],
     if not is_notebook(current.text):
         return None
     notebook = parse(current.text, path.name)
+    yield
     fixed = normalise(notebook)
     yield
     repeated = repeats(notebook, vectors, threshold)
