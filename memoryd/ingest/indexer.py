@@ -7,8 +7,9 @@ notebooks a pass rewrote). Memory files are diffed by content hash, so an edit t
 entries whose text changed, a removed bullet leaves the index (journaled), and a renamed file
 keeps its entries and their history. A file read again with the text it was indexed from
 (:func:`memory_key`, kept in its row) is not parsed again, and a file a pass is writing
-(``Store.writing``) is left to the pass, which indexes it once written. Transcript chunks are upserted by a stable id derived from
-their first record, so re-reading a file never duplicates anything.
+(``Store.writing``) is left to the pass, which indexes it once written. Transcript chunks are
+upserted by a stable id derived from their first record, so re-reading a file never duplicates
+anything.
 """
 
 from __future__ import annotations

@@ -559,13 +559,14 @@ def run(ctx: PassContext) -> Iterator[Any]:
             changes = _changes(ctx, found, planned, cap=cap)
             numbers = ctx.journal.begin_files(ctx.run, changes) if changes else None
             if numbers is not None:
+                known = _known(ctx, found["path"], planned)  # before its entries move
                 for change in changes:  # an over-cap notebook moves dozens: a step per MOVES
                     moves = list((change.after or {}).get("entries", {}).items())
                     for start in range(0, len(moves), MOVES):
                         yield
                         ctx.journal.move_entries(dict(moves[start:start + MOVES]))
                 ctx.hold(changes)
-                pending.append((changes, numbers, _known(ctx, found["path"], planned)))
+                pending.append((changes, numbers, known))
             elif changes:
                 ctx.files_done(changes, "preview")
         if len(pending) >= WRITE_BATCH:
