@@ -106,10 +106,14 @@ class Item:
 class Section:
     heading: str  # the heading line as written
     name: str | None  # a notebook section, or None
-    items: list[Item] = field(default_factory=list)
-    other: list[str] = field(default_factory=list)  # lines that are no item (a sub-heading …)
-    pieces: list[str | Item] = field(default_factory=list)  # other lines and items, as read
+    items: list[Item] = field(default_factory=list)  # in the order they will be written
+    pieces: list[str | Item] = field(default_factory=list)  # its lines and items, as read
     in_order: bool = False  # written as read (no notebook section, or it has sub-headings)
+
+    @property
+    def other(self) -> list[str]:
+        """Its lines that are no item (a sub-heading, a rule)."""
+        return [piece for piece in self.pieces if isinstance(piece, str)]
 
 
 @dataclass
@@ -189,7 +193,6 @@ def parse(text: str, relative: str) -> Notebook:
         if target is None:
             preamble.append(line)
         elif line.strip():
-            target.other.append(line)
             target.pieces.append(line)
         number += 1
     notebook = Notebook(preamble, sections,
