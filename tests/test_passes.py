@@ -23,7 +23,7 @@ from memoryd_client.errors import MemorydError
 
 from memoryd.ingest.markdown import parse_memory_file
 from memoryd.pacing import paced
-from memoryd.passes import consolidate, promote, runner
+from memoryd.passes import consolidate, notebooks, promote, runner
 from memoryd.passes.promote import SECTION, governance_file, rules_in, with_rule, without_rule
 from memoryd.passes.user_files import read_text, replace_if_unchanged
 from memoryd.store.ledger import Ledger
@@ -409,6 +409,31 @@ def test_an_agents_concurrent_edits_are_never_lost(memory_dir: Path, memoryd_hom
     # the pass indexes what it writes; an edit after its write is the watcher's to index
     wait_until(lambda: indexed_lines(memoryd_home, [notebook, archive])
                == lines_in_files([notebook, archive]))
+
+
+def test_a_pass_that_fails_while_writing_leaves_files_and_index_as_they_were(
+        memory_dir: Path, memoryd_home: Path, daemon, client: Client, monkeypatch) -> None:
+    notebook = memory_dir / "notebook.md"
+    notebook.write_text(notebook_text())
+    wait_until(lambda: active_count(client) >= 78)
+    original = notebook.read_bytes()
+    indexed = indexed_lines(memoryd_home, [notebook])
+
+    def disk_full(groups: list) -> list:
+        for changes in groups:  # the archive is written, then the disk is full
+            Path(changes[0].target).parent.mkdir(exist_ok=True)
+            Path(changes[0].target).write_text(changes[0].after["text"])
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(notebooks, "swap_groups", disk_full)
+    assert client.pass_run("notebooks")["status"] == "failed"
+    # put back at once (not at the next start): the notebook as it was, its entries in it
+    assert notebook.read_bytes() == original
+    assert not (memory_dir / "archive" / "notebook.md").exists()
+    assert indexed_lines(memoryd_home, [notebook]) == indexed
+    # and the watcher has the notebook back: an agent's edit is indexed
+    notebook.write_text(notebook.read_text() + "- [2026-11-20] noted after the failed run\n")
+    wait_until(lambda: indexed_lines(memoryd_home, [notebook]) == lines_in_files([notebook]))
 
 
 def indexed_lines(home: Path, files: list[Path]) -> list[tuple[str, int, int, str]]:

@@ -371,9 +371,23 @@ class Journal:
 
     def recover(self) -> int:
         """Settle what a killed run left (see the module docstring); returns how many."""
+        settled = self.settle()
+        with self.store.db:
+            self.store.db.execute(
+                "UPDATE runs SET status='interrupted', finished=? WHERE status='running'",
+                (time.time(),))
+        if settled:
+            log.info("Settled %d pass changes a stopped run left.", settled)
+        return settled
+
+    def settle(self, run: int | None = None) -> int:
+        """Complete or put back the pending file changes (of ``run``, or of every run): a group
+        whose files all hold their new bytes is applied, any other is undone, files and
+        entries. Returns how many changes it settled."""
         pending: dict[int, list[dict[str, Any]]] = {}
         for number, group in self.store.db.execute(
-                "SELECT id, grp FROM changes WHERE state='pending' ORDER BY id").fetchall():
+                "SELECT id, grp FROM changes WHERE state='pending' AND (?1 IS NULL OR run=?1) "
+                "ORDER BY id", (run,)).fetchall():
             pending.setdefault(group or number, []).append(self.change(number))
         for group in pending.values():
             done = [_holds(c["target"], c["after"]) for c in group]
@@ -390,14 +404,7 @@ class Journal:
                 for change in group:  # and the entries that moved ahead of the files
                     self._move_entries((change["after"] or {}).get("entries_before", {}))
                     self._state(_number(change), "aborted")
-        with self.store.db:
-            self.store.db.execute(
-                "UPDATE runs SET status='interrupted', finished=? WHERE status='running'",
-                (time.time(),))
-        settled = sum(len(g) for g in pending.values())
-        if settled:
-            log.info("Settled %d pass changes a stopped run left.", settled)
-        return settled
+        return sum(len(g) for g in pending.values())
 
 
 def _number(change: dict[str, Any]) -> int:

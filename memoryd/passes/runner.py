@@ -342,6 +342,8 @@ class Passes:
                     raise
                 except Exception as exc:
                     log.exception("Pass %s (%s) failed.", name, run_name(run.run))
+                    with contextlib.suppress(Exception):  # else the next start settles them
+                        await self.db(self.journal.settle, run.run)
                     await asyncio.to_thread(self.journal.sync_ledgers)
                     await self.db(self.journal.finish, run, "failed", repr(exc))
                     return self._summary(run)
