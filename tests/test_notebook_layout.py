@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memoryd.ingest.markdown import parse_memory_file
-from memoryd.passes import notebooks
+from memoryd.passes import notebook_text, notebooks
 
 WORDS = st.sampled_from(["cat", "palette", "export", "bleed", "print", "`make`", "--dry-run"])
 SENTENCE = st.lists(WORDS, min_size=1, max_size=4).map(" ".join)
@@ -50,16 +50,16 @@ def entries_read(text: str) -> list[tuple[str, str | None]]:
 @given(NOTEBOOK)
 def test_a_normalised_notebook_holds_the_same_entries_under_the_same_headings(sections) -> None:
     text = text_of(sections)
-    notebook = notebooks.parse(text, "n.md")
-    notebooks.normalise(notebook)
+    notebook = notebook_text.parse(text, "n.md")
+    notebook_text.normalise(notebook)
     assert entries_read(notebook.render()) == notebook.entries()
     assert sorted(notebook.entries()) == sorted(entries_read(text))  # none lost, none merged
 
 
 def test_loose_dates_are_written_in_brackets() -> None:
-    notebook = notebooks.parse("## Learnings\n- 2026-03-05: export at 2x\n- [2026-3-4] print\n",
+    notebook = notebook_text.parse("## Learnings\n- 2026-03-05: export at 2x\n- [2026-3-4] print\n",
                                "n.md")
-    assert notebooks.normalise(notebook)
+    assert notebook_text.normalise(notebook)
     assert notebook.render() == "## Learnings\n- [2026-03-05] export at 2x\n- [2026-03-04] print\n"
 
 

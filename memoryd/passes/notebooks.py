@@ -21,322 +21,51 @@ Session Log (``## `` headings). The pass:
 - **reports** what it cannot fix: bullets without a date, a notebook still over its cap after
   every allowed prune, a section it cannot reorder (it has sub-headings).
 
-Pinned files (CONTEXT.md, system/) and archives are not notebooks.
+Pinned files (CONTEXT.md, system/) and archives are not notebooks. What is done to a
+notebook's text is memoryd.passes.notebook_text; this module runs it over the store: reading,
+the journal, the writes, and indexing what it wrote.
 """
 
 from __future__ import annotations
 
 import functools
 import os
-import re
 import time
 from collections.abc import Callable, Generator, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from memoryd.errors import BadParamsError
-from memoryd.ingest.indexer import day_start
-from memoryd.ingest.markdown import (
-    MemoryFile,
-    classify_heading,
-    is_pinned,
-    parse_memory_file,
-    read_heading,
-)
+from memoryd.ingest.markdown import MemoryFile, is_pinned, parse_memory_file
 from memoryd.ingest.sources import ARCHIVE_DIR
 from memoryd.passes.journal import Change, file_change, swap_groups
+from memoryd.passes.notebook_text import (
+    Item,
+    Notebook,
+    archive_text,
+    is_notebook,
+    normalise,
+    parse,
+    prune,
+    repeats,
+)
 from memoryd.passes.steps import Collect, Offload
 from memoryd.passes.user_files import FileText, read_text
-from memoryd.redact import redact
-from memoryd.text import content_hash, content_words, same_lesson
 
 if TYPE_CHECKING:
     import apsw
 
     from memoryd.passes.runner import PassContext
 
-ORDER = ("mistakes", "learnings", "feedback", "session-log")
-#: Sections whose older copies of a lesson go to the archive.
-DEDUPED = ("mistakes", "learnings")
 #: Notebooks whose files are written in one hand-off to a worker thread.
 WRITE_BATCH = 25
 #: Entries moved (to the archive, or re-dated) per step.
 MOVES = 10
 #: Moving items hashed per step (redacting their text first: ~0.2 ms an item).
 HASHES = 16
-TITLES = {"mistakes": "Mistakes", "learnings": "Learnings", "feedback": "Shareholder Feedback",
-          "session-log": "Session Log"}
-
-_LOOSE_DATE = re.compile(r"^(\s*[-*+]\s+)(?:\[(\d{4})-(\d{1,2})-(\d{1,2})\]|\(?(\d{4})-(\d{1,2})-"
-                         r"(\d{1,2})\)?(?=[:\s]))[:\s]*")
-
-
-def section_name(heading: str) -> str | None:
-    named = classify_heading(heading)
-    if named is None:
-        return None
-    kind, polarity = named
-    if kind == "lesson":
-        return "mistakes" if polarity == "negative" else "learnings"
-    return "feedback" if kind == "feedback" else "session-log"
-
-
-@dataclass(eq=False)
-class Item:
-    lines: list[str]
-    date: str | None
-    text: str  # the text its entry was made from (before redaction)
-    bullet: bool
-    rewritten: dict[str, Any] | None = None  # its entry's new text, hash, date (a date fixed)
-    line: int = 0  # where it starts in the file as read (its entry's line_start)
-    heading: str | None = None  # the heading it sits under, as the index read it
-    after: str | None = None  # the text its entry is made from once rewritten
-
-    @functools.cached_property
-    def hash(self) -> str:
-        """The content hash of its entry: computed only for the items that move or change
-        (redacting every item of every notebook was a third of the pass)."""
-        return content_hash(redact(self.text))
-
-
-@dataclass
-class Section:
-    heading: str  # the heading line as written
-    name: str | None  # a notebook section, or None
-    items: list[Item] = field(default_factory=list)  # in the order they will be written
-    pieces: list[str | Item] = field(default_factory=list)  # its lines and items, as read
-    in_order: bool = False  # written as read (no notebook section, or it has sub-headings)
-
-    @property
-    def other(self) -> list[str]:
-        """Its lines that are no item (a sub-heading, a rule)."""
-        return [piece for piece in self.pieces if isinstance(piece, str)]
-
-
-@dataclass
-class Notebook:
-    preamble: list[str]
-    sections: list[Section]
-    problems: list[str] = field(default_factory=list)
-    leading: list[tuple[str, str | None]] = field(default_factory=list)  # preamble entries
-
-    def render(self) -> str:
-        """The notebook's text: each section's other lines, then its items (a section kept in
-        order: both where they were), with a blank line before an item that is no bullet (it
-        would run on into the item before it)."""
-        parts = ["\n".join(self.preamble).rstrip()] if "".join(self.preamble).strip() else []
-        for section in self.sections:
-            kept = set(map(id, section.items))
-            pieces: list[str | Item] = [
-                p for p in section.pieces if isinstance(p, str) or id(p) in kept
-            ] if section.in_order else [*section.other, *section.items]
-            body = [section.heading]
-            previous: Item | None = None
-            for piece in pieces:
-                if isinstance(piece, str):
-                    body.append(piece)
-                    previous = None
-                    continue
-                if previous is not None and not piece.bullet:
-                    body.append("")
-                body += piece.lines
-                previous = piece
-            parts.append("\n".join(body).rstrip())
-        return "\n\n".join(parts) + "\n"
-
-    def entries(self) -> list[tuple[str, str | None]]:
-        """The entries the rendered text must hold, in order: (text, heading)."""
-        return self.leading + [(item.after or item.text, item.heading)
-                               for section in self.sections for item in section.items]
-
-    def lines(self) -> int:
-        return self.render().count("\n")
-
-
-def is_notebook(text: str) -> bool:
-    for line in text.split("\n"):
-        heading = read_heading(line)
-        if heading and heading[0] == 2 and section_name(heading[1]):
-            return True
-    return False
-
-
-def parse(text: str, relative: str) -> Notebook:
-    """A notebook's structure: its preamble and ``## `` sections with their items."""
-    lines = text.split("\n")
-    parsed = parse_memory_file(text, relative)
-    starts = {item.line_start: item for item in parsed.items}
-    preamble: list[str] = []
-    sections: list[Section] = []
-    number = 0
-    while number < len(lines):
-        line = lines[number]
-        heading = read_heading(line)
-        if heading and heading[0] <= 2 and (heading[0] == 2 or sections):
-            name = section_name(heading[1]) if heading[0] == 2 else None
-            sections.append(Section(line, name, in_order=name is None))
-            number += 1
-            continue
-        target = sections[-1] if sections else None
-        item = starts.get(number + 1)
-        if item is not None and target is not None:
-            span = lines[item.line_start - 1:item.line_end]
-            target.items.append(Item(span, item.date, item.text,
-                                     bool(re.match(r"\s*([-*+]|\d+[.)])\s", span[0])),
-                                     line=item.line_start, heading=item.heading))
-            target.pieces.append(target.items[-1])
-            number = item.line_end
-            continue
-        if target is None:
-            preamble.append(line)
-        elif line.strip():
-            target.pieces.append(line)
-        number += 1
-    notebook = Notebook(preamble, sections,
-                        leading=[(i.text, i.heading) for i in parsed.items
-                                 if i.line_start <= len(preamble)])
-    for section in sections:
-        if section.name and any(read_heading(line) for line in section.other):
-            notebook.problems.append(f"section {section.heading.strip()!r} has sub-headings; "
-                                     "left in its order")
-    return notebook
-
-
-def normalise(notebook: Notebook) -> list[str]:
-    """Section order, date prefixes, newest first. Returns what it fixed."""
-    fixed: list[str] = []
-    known = [s for s in notebook.sections if s.name]
-    ordered = sorted(known, key=lambda s: ORDER.index(s.name))  # type: ignore[arg-type]
-    if [id(s) for s in ordered] != [id(s) for s in known]:
-        fixed.append("sections put in order")
-    notebook.sections = ordered + [s for s in notebook.sections if not s.name]
-    for section in ordered:
-        for item in section.items:
-            match = _LOOSE_DATE.match(item.lines[0]) if item.bullet else None
-            if match:
-                y, m, d = next(g for g in (match.group(2, 3, 4), match.group(5, 6, 7)) if g[0])
-                date = f"{y}-{int(m):02d}-{int(d):02d}"
-                if item.date is not None and match.group(2) \
-                        and "-".join(match.group(2, 3, 4)) == date:
-                    continue  # written as it should be
-                item.date = date
-                item.lines[0] = f"{match.group(1)}[{item.date}] {item.lines[0][match.end():]}"
-                item.rewritten = _rewrite(item)
-                fixed.append(f"date prefix of {item.lines[0].strip()[:40]!r}")
-        if any(read_heading(line) for line in section.other):
-            section.in_order = True
-            continue
-        undated = [i for i in section.items if i.date is None]
-        dated = sorted((i for i in section.items if i.date is not None),
-                       key=lambda i: i.date or "", reverse=True)
-        if undated + dated != section.items:
-            fixed.append(f"{section.heading.strip()} newest first")
-            section.items = undated + dated
-        for item in undated:
-            if item.bullet:
-                notebook.problems.append(f"no date: {item.lines[0].strip()[:60]!r}")
-    return fixed
-
-
-def _rewrite(item: Item) -> dict[str, Any]:
-    """What the indexer will make of a rewritten item: its entry keeps its id (and history)
-    when the pass updates it to this along with the file."""
-    parsed = parse_memory_file("## Notes\n" + "\n".join(item.lines), "notebook.md").items[0]
-    item.after = parsed.text
-    text = redact(parsed.text)
-    fields: dict[str, Any] = {"text": text, "hash": content_hash(text)}
-    if parsed.date:
-        fields["created"] = day_start(parsed.date)
-    return fields
-
-
-def repeats(notebook: Notebook, vectors: Callable[[list[Item]], list[np.ndarray | None]],
-            threshold: float) -> list[tuple[str, Item]]:
-    """Older copies of a lesson that its section holds a newer copy of — alike by their
-    vectors (cosine ≥ ``threshold``) or by their words (Jaccard ≥ 0.7), both a "do" or both a
-    "don't" — taken out of the notebook for the archive: (section name, item). The newest
-    copy stays, with its date (seed 003's one lesson in several phrasings; consolidation
-    leaves a notebook's own entries to this pass). ``vectors``: the items' vectors, None for
-    one the index does not hold (then its words decide), asked once for the whole notebook
-    (its entries are read for it)."""
-    runs = [(section, sorted((i for i in section.items if i.bullet and i.date),
-                             key=lambda i: i.date or "", reverse=True))
-            for section in notebook.sections if section.name in DEDUPED]
-    runs = [(section, dated) for section, dated in runs if len(dated) >= 2]
-    every = vectors([item for _, dated in runs for item in dated]) if runs else []
-    removed: list[tuple[str, Item]] = []
-    offset = 0
-    for section, dated in runs:
-        found = every[offset:offset + len(dated)]
-        offset += len(dated)
-        words = [content_words(i.text) for i in dated]
-        gone: set[int] = set()
-        for a in range(len(dated)):
-            if a in gone:
-                continue
-            for b in range(a + 1, len(dated)):
-                if b in gone:
-                    continue
-                va, vb = found[a], found[b]
-                cosine = float(va @ vb) if va is not None and vb is not None else 0.0
-                if same_lesson(words[a], words[b], cosine, threshold):
-                    gone.add(b)
-                    section.items.remove(dated[b])
-                    removed.append((section.name, dated[b]))
-    return removed
-
-
-def prune(notebook: Notebook, cap: int,
-          kept_elsewhere: Callable[[], set[str]]) -> list[tuple[str, Item]]:
-    """Remove bullets until the notebook fits its cap: (section name, item) removed, oldest
-    Session Log first, then Learnings/Mistakes kept elsewhere (asked for only then: most
-    notebooks fit once their Session Log is pruned); Feedback never."""
-    removed: list[tuple[str, Item]] = []
-    lines = notebook.lines()
-    elsewhere: set[str] | None = None
-    for names in (("session-log",), ("learnings", "mistakes")):
-        while lines > cap:
-            if names != ("session-log",) and elsewhere is None:
-                elsewhere = kept_elsewhere()
-            candidates = [(s, i) for s in notebook.sections if s.name in names
-                          for i in s.items if i.bullet and (elsewhere is None
-                                                            or i.hash in elsewhere)]
-            if not candidates:
-                break
-            section, item = min(candidates, key=lambda c: c[1].date or "9999")
-            section.items.remove(item)
-            removed.append((section.name or "", item))
-            # an item takes at most its own lines with it (fewer when the section's trailing
-            # blank lines were its): render again only once that could be within the cap
-            lines -= len(item.lines)
-            if lines <= cap:
-                lines = notebook.lines()
-    if lines > cap:
-        notebook.problems.append(f"{lines} lines, over the cap of {cap}: nothing "
-                                 "more may be pruned (feedback is kept, and lessons only go "
-                                 "once they are kept elsewhere)")
-    return removed
-
-
-def archive_text(existing: str | None, notebook_name: str, run: str,
-                 removed: list[tuple[str, Item]], when: float) -> str:
-    """The archive with a new dated block of pruned lines (newest blocks first)."""
-    # what the file is goes in its description, not in a paragraph that would be an entry
-    title = f"---\ndescription: Lines pruned from {notebook_name} by memoryd's notebook pass, " \
-            f"kept here: searchable, never injected.\n---\n# Archive of {notebook_name}\n"
-    head, _, older = (existing or title).partition("\n## ")
-    block = [f"## {time.strftime('%Y-%m-%d', time.localtime(when))} (memoryd run {run})"]
-    for name in ORDER:
-        lines = [line for section, item in removed if section == name for line in item.lines]
-        if lines:
-            block += ["", f"### {TITLES[name]}", *lines]
-    text = head.rstrip() + "\n\n" + "\n".join(block) + "\n"
-    if older:
-        text += "\n## " + older.rstrip() + "\n"
-    return text
 
 
 def graduate(ctx: PassContext, path: str, uids: set[str], rule_file: Path) -> list[Change]:
