@@ -281,17 +281,20 @@ def run(ctx: PassContext) -> Iterator[Any]:
     for found in notebooks(ctx):
         yield
         cap = ctx.notebook_cap(found["source"])
+        # its entries as the index holds them, read once (if at all) for the vectors of its
+        # lessons and for indexing what is written, before any of them moves
+        entries = functools.cache(functools.partial(_file_entries, ctx, found["path"]))
         planned = yield from plan(
             Path(found["path"]), cap,
             functools.partial(ctx.kept_elsewhere, found["agent"], found["path"]),
-            functools.partial(_vectors, ctx, found["path"]),
+            functools.partial(_vectors, ctx, entries),
             ctx.config.remember.near_duplicate_cosine, ctx.run_name, time.time())
         if planned is not None:
             yield
             changes = _changes(ctx, found, planned, cap=cap)
             numbers = ctx.journal.begin_files(ctx.run, changes) if changes else None
             if numbers is not None:
-                known = _known(ctx, found["path"], planned)  # before its entries move
+                known = _known(entries(), planned)
                 for change in changes:  # an over-cap notebook moves dozens: a step per MOVES
                     moves = list((change.after or {}).get("entries", {}).items())
                     for start in range(0, len(moves), MOVES):
@@ -312,13 +315,15 @@ def run(ctx: PassContext) -> Iterator[Any]:
         yield from _written(ctx, pending, (yield _write(pending)))
 
 
-def _vectors(ctx: PassContext, path: str, items: list[Item]) -> list[np.ndarray | None]:
+def _vectors(ctx: PassContext, held: Callable[[], dict[int, tuple[int, str, str]]],
+             items: list[Item]) -> list[np.ndarray | None]:
     """The items' vectors: their entries' (by the line they start on, as the index last read
-    the file, and the same text) from the vector index; None where it has none."""
+    the file, and the same text; ``held``: see :func:`_file_entries`) from the vector
+    index; None where it has none."""
     index = ctx.index
     if index is None:
         return [None] * len(items)
-    entries = _file_entries(ctx, path)
+    entries = held()
     rowids = [entry[0] if (entry := _entry_of(entries, i)) is not None else -1 for i in items]
     found = index.vectors_of([r for r in rowids if r >= 0])
     return [found.get(r) for r in rowids]
@@ -354,10 +359,9 @@ class Known:
     rowids: list[int] | None
 
 
-def _known(ctx: PassContext, path: str, planned: Plan) -> Known | None:
+def _known(entries: dict[int, tuple[int, str, str]], planned: Plan) -> Known | None:
     if planned.parsed is None:
         return None
-    entries = _file_entries(ctx, path)
     kept = [item for section in planned.notebook.sections for item in section.items]
     leading = planned.parsed.items[:len(planned.parsed.items) - len(kept)]
     found = [entry if (entry := entries.get(i.line_start)) and entry[2] == i.text else None
