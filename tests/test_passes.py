@@ -25,7 +25,7 @@ from memoryd.ingest.markdown import parse_memory_file
 from memoryd.pacing import paced
 from memoryd.passes import consolidate, notebooks, promote, runner
 from memoryd.passes.promote import SECTION, governance_file, rules_in, with_rule, without_rule
-from memoryd.passes.user_files import read_text, replace_if_unchanged
+from memoryd.passes.user_files import read_text
 from memoryd.store.ledger import Ledger
 
 
@@ -383,7 +383,9 @@ def test_an_agents_concurrent_edits_are_never_lost(memory_dir: Path, memoryd_hom
 
     def agent() -> None:  # appends to the Session Log as an agent's write tool does:
         number = 0         # read, then rewrite in place, a few milliseconds apart
-        while not stop.is_set():
+        # (600 lines: a writer that never stops keeps every run in conflict, so the notebook
+        # and each run grow without end; the race is run through long before)
+        while not stop.is_set() and number < 600:
             line = f"- [2026-11-{1 + number % 28:02d}] concurrent note {number}"
             text = notebook.read_text()
             notebook.write_text(text.replace("## Session Log\n", f"## Session Log\n{line}\n", 1))
@@ -517,16 +519,6 @@ def test_a_pass_gives_way_to_searches_but_still_finishes_among_them(
     assert counts.get("applied", 0) == 2 * 40 and counts.get("pruned", 0) > 0, counts
     assert during > 0, "no search ran while the pass did"
     assert all(len(p.read_text().splitlines()) <= 80 for p in memory_dir.glob("notebook-*.md"))
-
-
-def test_compare_and_swap_refuses_a_file_that_changed(tmp_path: Path) -> None:
-    path = tmp_path / "notes.md"
-    path.write_text("mine\n")
-    seen = read_text(path)
-    path.write_text("mine\ntheirs\n")
-    assert not replace_if_unchanged(path, seen.data, b"rewritten\n")
-    assert path.read_text() == "mine\ntheirs\n"
-    assert replace_if_unchanged(path, b"mine\ntheirs\n", b"rewritten\n")
 
 
 def test_a_pass_killed_mid_run_leaves_no_half_applied_change(memory_dir: Path,

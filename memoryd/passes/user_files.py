@@ -10,13 +10,17 @@ stays. Line endings (LF or CRLF) and the presence of a final newline are kept.
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from memoryd.passes.carry_edit import carry_edit
 from memoryd.store.durable import fsync_directory, write_temporary
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -55,11 +59,9 @@ def replace_if_unchanged(path: Path, expected: bytes | None, new: bytes,
     does not exist). Returns False, writing nothing, when it changed meanwhile.
 
     A writer that rewrites the file in place (truncate and write, as most editors and agents'
-    write tools do) in the instant between the last check and the rename would write into the
-    file the rename replaces: so that file is read once more after the rename, and if it no
-    longer holds ``expected`` their text is put back and the swap counts as a conflict. (What
-    remains is a window of microseconds between that read and the put-back, in which a writer
-    that read our text would have to write again.)
+    write tools do) in the instant of the rename writes into the file the rename replaced:
+    see :func:`_keep_lost_writes`. Returns False too when what it wrote there could only be
+    kept by giving up ``new``.
 
     The rename is made durable by fsyncing the directory; with ``renamed_in`` given, the
     directory is added to it instead, for the caller to fsync once for a batch of files."""
@@ -75,17 +77,65 @@ def replace_if_unchanged(path: Path, expected: bytes | None, new: bytes,
             temporary.unlink()
             return False
         os.replace(temporary, real)
-        if old_fd is not None and _read_fd(old_fd) != expected:
-            theirs = _settled(old_fd)
-            if _current(real) == new:  # unless they wrote again since, over ours
-                os.replace(write_temporary(real, theirs, mode), real)
-            _renamed(real.parent, renamed_in)
-            return False
+        kept = old_fd is None or _keep_lost_writes(real, old_fd, expected or b"", new, mode)
         _renamed(real.parent, renamed_in)
-        return True
+        return kept
     finally:
         if old_fd is not None:
             os.close(old_fd)
+
+
+#: Rounds of carrying lost writes over before giving up on a writer that never pauses.
+CARRY_ROUNDS = 20
+
+
+def _keep_lost_writes(real: Path, replaced_fd: int, replaced: bytes, placed: bytes,
+                      mode: int) -> bool:
+    """Make sure no write went into a file that a rename of ours replaced (``replaced_fd``,
+    which held ``replaced``), and return whether the file still holds our change.
+
+    If a write did, its edit is carried onto the text now in place (the writer may have read
+    ours since and written again over it), which is put in place, the file it replaces then
+    checked in turn. When their edit touches lines changed since, their text wins, with what
+    was written over ours carried onto it. Only when neither can be carried is the text they
+    wrote kept beside the file, as ``<name>.memoryd-conflict-<time>``, and logged."""
+    ours_replaced, ours_placed = False, True  # whether each text holds our change
+    fds: list[int] = []
+    try:
+        for _ in range(CARRY_ROUNDS):
+            if _read_fd(replaced_fd) == replaced:
+                return ours_placed
+            theirs = _settled(replaced_fd)
+            current_fd = _open_existing(real)
+            if current_fd is None:
+                _keep_beside(real, theirs)  # the file was removed meanwhile
+                return ours_placed
+            fds.append(current_fd)
+            current = _read_fd(current_fd) or b""  # ours, or what was written over it
+            merged, ours_merged = carry_edit(replaced, theirs, current), ours_placed
+            if merged is None:
+                merged, ours_merged = carry_edit(placed, current, theirs), ours_replaced
+            if merged is None:
+                _keep_beside(real, theirs)
+                return ours_placed
+            if _current(real) != current:
+                continue  # written again meanwhile: carried onto the newer text next round
+            os.replace(write_temporary(real, merged, mode), real)
+            replaced_fd, replaced, ours_replaced = current_fd, current, ours_placed
+            placed, ours_placed = merged, ours_merged
+        log.warning("%s: a writer kept rewriting it while memoryd wrote it; what it wrote "
+                    "into the file's old copy may be lost", real)
+        return ours_placed
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def _keep_beside(real: Path, theirs: bytes) -> None:
+    beside = real.with_name(f"{real.name}.memoryd-conflict-{time.strftime('%Y%m%d-%H%M%S')}")
+    os.replace(write_temporary(beside, theirs), beside)
+    log.warning("%s: an edit written while memoryd wrote the file could not be merged; "
+                "it is kept in %s", real, beside)
 
 
 def _renamed(directory: Path, renamed_in: set[Path] | None) -> None:
@@ -179,18 +229,19 @@ def commit(paths: list[Path], message: str, memory_roots: list[Path]) -> str | N
             by_root.setdefault(root, []).append(str(real.relative_to(root)))
     problems = []
     for root, names in by_root.items():
-        run = subprocess.run(
-            ["git", "-c", "user.name=memoryd", "-c", "user.email=memoryd@localhost",
-             "-c", "commit.gpgsign=false", "commit", "--quiet", "--only", "-m", message, "--",
-             *names], cwd=root, capture_output=True, text=True, timeout=30)
+        run = _git_commit(root, names, message)
         if run.returncode != 0:
             # files git does not track yet are added first (archives the pass created)
-            subprocess.run(["git", "add", "--", *names], cwd=root, capture_output=True,
-                           timeout=30)
-            run = subprocess.run(
-                ["git", "-c", "user.name=memoryd", "-c", "user.email=memoryd@localhost",
-                 "-c", "commit.gpgsign=false", "commit", "--quiet", "--only", "-m", message,
-                 "--", *names], cwd=root, capture_output=True, text=True, timeout=30)
+            subprocess.run(["git", "add", "--", *names], check=False, cwd=root,
+                           capture_output=True, timeout=30)
+            run = _git_commit(root, names, message)
         if run.returncode != 0:
             problems.append(f"{root}: {(run.stderr or run.stdout).strip()[:200]}")
     return "; ".join(problems) or None
+
+
+def _git_commit(root: Path, names: list[str], message: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", "-c", "user.name=memoryd", "-c", "user.email=memoryd@localhost",
+         "-c", "commit.gpgsign=false", "commit", "--quiet", "--only", "-m", message, "--",
+         *names], check=False, cwd=root, capture_output=True, text=True, timeout=30)

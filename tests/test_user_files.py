@@ -1,0 +1,127 @@
+"""Writing the user's files by compare-and-swap: an edit made while memoryd writes is never lost,
+even one written into the very file memoryd's rename replaced."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memoryd.passes import user_files
+from memoryd.passes.carry_edit import carry_edit
+from memoryd.passes.user_files import read_text, replace_if_unchanged
+
+NOTEBOOK = (b"# Notebook\n\n## Session Log\n- [2026-11-02] drew the cat\n- [2026-11-01] drew the dog\n"
+            b"\n## Learnings\n- [2026-10-01] export at 2x\n")
+
+
+def test_compare_and_swap_refuses_a_file_that_changed(tmp_path: Path) -> None:
+    path = tmp_path / "notes.md"
+    path.write_text("mine\n")
+    seen = read_text(path)
+    path.write_text("mine\ntheirs\n")
+    assert not replace_if_unchanged(path, seen.data, b"rewritten\n")
+    assert path.read_text() == "mine\ntheirs\n"
+    assert replace_if_unchanged(path, b"mine\ntheirs\n", b"rewritten\n")
+
+
+def racing_agent(monkeypatch: pytest.MonkeyPatch, path: Path, first: bytes,
+                 second: tuple[bytes, bytes] | None) -> None:
+    """An agent that opened the file (truncating) just before memoryd's rename: its write
+    lands in the file the rename replaces. Then it reads memoryd's text and, with ``second``,
+    edits that in place too — all before memoryd looks again."""
+    agent = os.open(path, os.O_WRONLY)
+    rename = os.replace
+    raced = []
+
+    def replace(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
+        rename(source, target)
+        if not raced and Path(target) == path:
+            raced.append(True)
+            os.ftruncate(agent, 0)
+            os.pwrite(agent, first, 0)
+            os.close(agent)
+            if second is not None:
+                path.write_bytes(path.read_bytes().replace(*second, 1))
+
+    monkeypatch.setattr(user_files.os, "replace", replace)
+
+
+def test_an_edit_written_into_the_replaced_file_is_carried_onto_the_new_text(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "notebook.md"
+    path.write_bytes(NOTEBOOK)
+    ours = NOTEBOOK.replace(b"- [2026-10-01] export at 2x\n", b"- [2026-10-01] export PNGs at 2x\n")
+    first = NOTEBOOK.replace(b"## Session Log\n", b"## Session Log\n- [2026-11-03] first note\n")
+    racing_agent(monkeypatch, path, first,
+                 (b"## Learnings\n", b"## Learnings\n- [2026-11-03] second note\n"))
+    assert replace_if_unchanged(path, NOTEBOOK, ours)
+    assert path.read_bytes() == (
+        b"# Notebook\n\n## Session Log\n- [2026-11-03] first note\n- [2026-11-02] drew the cat\n"
+        b"- [2026-11-01] drew the dog\n\n## Learnings\n- [2026-11-03] second note\n"
+        b"- [2026-10-01] export PNGs at 2x\n")
+    assert [p.name for p in tmp_path.iterdir()] == ["notebook.md"]
+
+
+def test_an_edit_of_the_lines_memoryd_changed_wins_over_memoryds_change(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "notebook.md"
+    path.write_bytes(NOTEBOOK)
+    ours = NOTEBOOK.replace(b"export at 2x", b"export PNGs at 2x")
+    theirs = NOTEBOOK.replace(b"export at 2x", b"export at 3x")
+    racing_agent(monkeypatch, path, theirs, None)
+    assert not replace_if_unchanged(path, NOTEBOOK, ours)
+    assert path.read_bytes() == theirs
+    # and what the agent then wrote over memoryd's text is carried onto theirs
+    path.write_bytes(NOTEBOOK)
+    racing_agent(monkeypatch, path, theirs, (b"## Session Log\n", b"## Session Log\n- later\n"))
+    assert not replace_if_unchanged(path, NOTEBOOK, ours)
+    assert path.read_bytes() == theirs.replace(b"## Session Log\n", b"## Session Log\n- later\n")
+
+
+def test_two_edits_that_cannot_both_be_made_keep_the_lost_one_beside_the_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    path = tmp_path / "notebook.md"
+    path.write_bytes(NOTEBOOK)
+    ours = NOTEBOOK.replace(b"export at 2x", b"export PNGs at 2x")
+    theirs = NOTEBOOK.replace(b"export at 2x", b"export at 3x")
+    racing_agent(monkeypatch, path, theirs, (b"export PNGs at 2x", b"export PNGs at 4x"))
+    assert replace_if_unchanged(path, NOTEBOOK, ours)
+    assert path.read_bytes() == ours.replace(b"export PNGs at 2x", b"export PNGs at 4x")
+    [kept] = tmp_path.glob("notebook.md.memoryd-conflict-*")
+    assert kept.read_bytes() == theirs
+    assert "could not be merged" in caplog.text
+
+
+def test_carrying_keeps_crlf_line_endings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "notebook.md"
+    crlf = NOTEBOOK.replace(b"\n", b"\r\n")
+    path.write_bytes(crlf)
+    ours = crlf.replace(b"export at 2x", b"export PNGs at 2x")
+    first = crlf.replace(b"## Learnings\r\n", b"## Learnings\r\n- new\r\n")
+    racing_agent(monkeypatch, path, first, None)
+    assert replace_if_unchanged(path, crlf, ours)
+    assert path.read_bytes() == ours.replace(b"## Learnings\r\n", b"## Learnings\r\n- new\r\n")
+
+
+def test_an_edit_is_carried_past_a_section_that_moved() -> None:
+    base = b"## A\n- a1\n- a2\n## B\n- b1\n"
+    moved = b"## B\n- b1\n## A\n- a1\n- a2\n"
+    assert carry_edit(base, base.replace(b"## B\n", b"## B\n- b0\n"), moved) == \
+        b"## B\n- b0\n- b1\n## A\n- a1\n- a2\n"
+    assert carry_edit(base, base.replace(b"- a2\n", b"- a2, changed\n"), b"## A\n- a1\n") is None
+
+
+lines = st.lists(st.sampled_from([b"- a\n", b"- b\n", b"\n", b"## S\n", b"text\n", b"- c"]),
+                 max_size=12)
+
+
+@given(lines, lines)
+def test_an_edit_carried_onto_its_own_base_is_the_edit(base: list[bytes], edited: list[bytes]
+                                                       ) -> None:
+    base_text, edited_text = b"".join(base), b"".join(edited)
+    assert carry_edit(base_text, edited_text, base_text) == edited_text
+    assert carry_edit(base_text, base_text, edited_text) == edited_text
