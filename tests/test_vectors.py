@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from memoryd.embed import Embedder
+from memoryd.store import vectors as vector_module
 from memoryd.store.vectors import VectorFilter, VectorIndex
 
 SUBJECTS = ["ruff", "pytest", "postgres", "deploys", "stickers", "the cat", "commit messages",
@@ -41,7 +42,10 @@ def meta(agent: str = "a", category: str = "c", project: str | None = None, kind
     return (agent, category, project, kind, status, created)
 
 
-def test_index_top_hits_match_exact_search(embedder: Embedder, new_index, tmp_path: Path) -> None:
+@pytest.mark.parametrize("block", [vector_module.HAMMING_BLOCK, 7])  # 7: the scan in many blocks
+def test_index_top_hits_match_exact_search(embedder: Embedder, new_index, tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch, block: int) -> None:
+    monkeypatch.setattr(vector_module, "HAMMING_BLOCK", block)
     texts = corpus()
     vectors = embedder.embed(texts)
     index = new_index(min_rerank=64)  # the bit scan really narrows
@@ -58,9 +62,12 @@ def test_index_top_hits_match_exact_search(embedder: Embedder, new_index, tmp_pa
     assert np.mean(recall) >= 0.8
 
 
-def test_a_narrow_filter_scans_its_own_rows(embedder: Embedder, new_index, tmp_path: Path) -> None:
+@pytest.mark.parametrize("block", [vector_module.HAMMING_BLOCK, 7])
+def test_a_narrow_filter_scans_its_own_rows(embedder: Embedder, new_index, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch, block: int) -> None:
     """A filter that allows a few of many rows (one agent's) finds that agent's best, as exact
     search over its entries does, when the bit scan narrows to fewer rows than it has."""
+    monkeypatch.setattr(vector_module, "HAMMING_BLOCK", block)
     texts = corpus()
     vectors = embedder.embed(texts)
     index = new_index(min_rerank=16)

