@@ -285,7 +285,11 @@ def _near(ctx: PassContext, agent: str, project: str | None, changed: np.ndarray
     del values
     firsts, seconds, cosines = (np.concatenate(parts) for parts in zip(*blocks))
     yield  # hundreds of thousands of pairs of lessons alike from 0.75: a step each
-    involved = group[np.unique(np.concatenate([firsts, seconds]))].tolist()
+    # the members in a pair, marked (np.unique sorted every pair's two ends: 14-37 ms a step)
+    involved_mask = np.zeros(len(group), dtype=bool)
+    involved_mask[firsts] = True
+    involved_mask[seconds] = True
+    involved = group[involved_mask].tolist()
     entries: list[dict[str, Any]] = []
     for start in range(0, len(involved), PAGE):
         yield

@@ -62,9 +62,10 @@ CHECKED_KINDS = ("fact", "lesson", "feedback", "note", "summary")
 MAX_FILE_BYTES = 1_000_000
 MAX_LISTED = 5
 #: Entries read per query; the pass yields (a slice point) every YIELD_EVERY entries it parses
-#: or settles and after every change, so that no step holds the database thread for long.
+#: or settles and after every change, so that no step holds the database thread for long
+#: (10 entries' references took 11-16 ms of CPU in the bench's runs).
 BATCH = 100
-YIELD_EVERY = 10
+YIELD_EVERY = 4
 #: Paths of a checkout's listing taken in between two pauses for the searches in flight
 #: (memoryd.pacing): ~4 ms of a core (the 5,000 of the bench's project took ~40 ms at once).
 GIVE_WAY_PATHS = 500
