@@ -4,7 +4,7 @@ A search runs in four steps, so that the daemon can run two of them at once:
 
 - ``plan``: the question's words, its validated filters, a time it names (database thread);
 - ``keyword_half``: the keyword candidates, and what can be read ahead of the vector: their
-  entries and words, the question's word weights (database thread);
+  entries, words and the lexicon rows of those, the question's word weights (database thread);
 - ``vector_half``: the vector index's candidates (no database: the daemon runs it on a thread
   of its own, beside the keyword half, once the question is embedded);
 - ``finish_search``: every candidate's evidence (:mod:`memoryd.retrieval.ranking`), the model's
@@ -285,6 +285,9 @@ class Search:
         plan.texts = self.store.texts_by_rowids(
             list(dict.fromkeys([*plan.keyword, *plan.window_keyword])))
         plan.known = {rowid: self._entry(rowid, text) for rowid, (text, _) in plan.texts.items()}
+        if self.lexicon is not None:  # for the alignment, while the question is embedded
+            for known in plan.known.values():
+                self._lexicon_rows(known, self.lexicon)
         plan.weights = self._term_weights(plan.terms)
         plan.unknown = self.unknown_words(" ".join(plan.terms))
         return plan
@@ -521,16 +524,9 @@ class Search:
         asked = list(plan.weights.items())
         if lexicon is None or not asked:
             return np.zeros(len(candidates)), np.zeros(len(candidates))
-        if self._stop_stems is None:
-            self._stop_stems = self._tokens(" ".join(STOPWORDS))
         parts, starts, nonempty, total = [], [], [], 0
         for number, entry in enumerate(candidates):
-            if entry.rows is None or entry.rows_of != len(lexicon):  # new words: maybe more
-                entry.rows = np.array([lexicon.rows[w] for w in entry.words
-                                       if w in lexicon.rows and w not in self._stop_stems],
-                                      dtype=np.int64)
-                entry.rows_of = len(lexicon)
-            rows = entry.rows
+            rows = self._lexicon_rows(entry, lexicon)
             if len(rows):
                 parts.append(rows)
                 starts.append(total)
@@ -550,6 +546,18 @@ class Search:
         weight = np.array([max(w, 0.0) for _, w in asked])
         mean = best @ weight / weight.sum() if weight.sum() > 0 else best.mean(axis=1)
         return mean, best.min(axis=1)
+
+    def _lexicon_rows(self, entry: Known, lexicon: Lexicon) -> np.ndarray:
+        """The lexicon's rows of an entry's informative words, looked up once (again when the
+        lexicon has grown: a new word of the entry may be in it now)."""
+        if entry.rows is None or entry.rows_of != len(lexicon):
+            if self._stop_stems is None:
+                self._stop_stems = self._tokens(" ".join(STOPWORDS))
+            entry.rows = np.array([lexicon.rows[w] for w in entry.words
+                                   if w in lexicon.rows and w not in self._stop_stems],
+                                  dtype=np.int64)
+            entry.rows_of = len(lexicon)
+        return entry.rows
 
     # -- words ------------------------------------------------------------------------
 
