@@ -88,7 +88,7 @@ KEYS_AT_ONCE = 25  # each key's entries: a query each
 MERGE_PAGES = 16
 ID_WINDOW = 1_000
 READ_ROWS = 250
-TOKENISED_AT_ONCE = 100
+TOKENISED_AT_ONCE = 50
 #: Where the last whole run left off (meta): the next run looks at what was added or changed
 #: since. Bump CHECK_VERSION when the rules change, so that the next run looks at everything.
 CHECKED = "consolidate.checked"

@@ -294,6 +294,7 @@ def run(ctx: PassContext) -> Iterator[Any]:
             changes = _changes(ctx, found, planned, cap=cap)
             numbers = ctx.journal.begin_files(ctx.run, changes) if changes else None
             if numbers is not None:
+                yield
                 known = _known(entries(), planned)
                 for change in changes:  # an over-cap notebook moves dozens: a step per MOVES
                     moves = list((change.after or {}).get("entries", {}).items())

@@ -34,7 +34,6 @@ import json
 import re
 import time
 from collections.abc import Iterator
-from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -310,8 +309,13 @@ def run(ctx: PassContext) -> Iterator[Any]:
     disputed = ctx.store.disputed_ids()
     yield
     texts: dict[Path, str] = {}
-    # the best first (as consolidation picks a survivor): it speaks for the copies after it
-    lessons.sort(key=itemgetter("confidence", "created"), reverse=True)  # (a lambda: 14 ms)
+    # the best first (as consolidation picks a survivor): it speaks for the copies after it.
+    # Sorted as sorted(..., reverse=True) would, ties kept in order, by numpy: sorting the
+    # dicts by an itemgetter took one step 9-24 ms of CPU in the bench.
+    confidence = np.fromiter((e["confidence"] for e in lessons), np.float64, len(lessons))
+    created = np.fromiter((e["created"] for e in lessons), np.float64, len(lessons))
+    yield
+    lessons = [lessons[i] for i in np.lexsort((-created, -confidence)).tolist()]
     for entry in lessons:
         yield
         if entry["uid"] in disputed:  # a person decides first
