@@ -83,9 +83,9 @@ GROUP_BLOCK = 4096
 #: bench's store; 5,000 ids and 1,000 vectors still 26-31 ms, in-process on 2026-11-27).
 PAGE = 250
 KEYS_AT_ONCE = 25  # each key's entries: a query each
-#: Leaf pages of the keyword index merged a step (~3 ms on the bench store; 32 pages took up
-#: to 24 ms).
-MERGE_PAGES = 16
+#: Leaf pages of the keyword index merged a step (16 took ~3 ms on the bench store measured
+#: alone, but up to 28 ms of CPU in the daemon while searches ran; 32 took up to 24 ms alone).
+MERGE_PAGES = 8
 ID_WINDOW = 1_000
 READ_ROWS = 250
 TOKENISED_AT_ONCE = 50
