@@ -400,11 +400,14 @@ def _merge(ctx: PassContext, entries: list[dict[str, Any]],
                     else cosine >= threshold:
                 neighbours.setdefault(i, []).append((j, cosine))
                 neighbours.setdefault(j, []).append((i, cosine))
+    yield
     order = sorted(neighbours, key=lambda i: (entries[i]["confidence"], entries[i]["created"]),
                    reverse=True)
     merged: set[int] = set()
     survivor_of: dict[int, int] = {}
-    for i in order:
+    for number, i in enumerate(order, 1):
+        if number % PAGE == 0:  # most take no one: a step for so many
+            yield
         if i in merged:
             continue
         survivor = entries[i]
