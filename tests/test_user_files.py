@@ -16,6 +16,15 @@ from memoryd.passes.user_files import read_text, replace_if_unchanged
 
 NOTEBOOK = (b"# Notebook\n\n## Session Log\n- [2026-11-02] drew the cat\n- [2026-11-01] drew the dog\n"
             b"\n## Learnings\n- [2026-10-01] export at 2x\n")
+OURS = NOTEBOOK.replace(b"export at 2x", b"export PNGs at 2x")  # what memoryd writes
+THEIRS = NOTEBOOK.replace(b"export at 2x", b"export at 3x")  # an agent's edit of the same line
+
+
+@pytest.fixture
+def notebook(tmp_path: Path) -> Path:
+    path = tmp_path / "notebook.md"
+    path.write_bytes(NOTEBOOK)
+    return path
 
 
 def test_compare_and_swap_refuses_a_file_that_changed(tmp_path: Path) -> None:
@@ -51,48 +60,38 @@ def racing_agent(monkeypatch: pytest.MonkeyPatch, path: Path, first: bytes,
 
 
 def test_an_edit_written_into_the_replaced_file_is_carried_onto_the_new_text(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    path = tmp_path / "notebook.md"
-    path.write_bytes(NOTEBOOK)
-    ours = NOTEBOOK.replace(b"- [2026-10-01] export at 2x\n", b"- [2026-10-01] export PNGs at 2x\n")
+        notebook: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = notebook
     first = NOTEBOOK.replace(b"## Session Log\n", b"## Session Log\n- [2026-11-03] first note\n")
     racing_agent(monkeypatch, path, first,
                  (b"## Learnings\n", b"## Learnings\n- [2026-11-03] second note\n"))
-    assert replace_if_unchanged(path, NOTEBOOK, ours)
+    assert replace_if_unchanged(path, NOTEBOOK, OURS)
     assert path.read_bytes() == (
         b"# Notebook\n\n## Session Log\n- [2026-11-03] first note\n- [2026-11-02] drew the cat\n"
         b"- [2026-11-01] drew the dog\n\n## Learnings\n- [2026-11-03] second note\n"
         b"- [2026-10-01] export PNGs at 2x\n")
-    assert [p.name for p in tmp_path.iterdir()] == ["notebook.md"]
+    assert [p.name for p in path.parent.iterdir()] == ["notebook.md"]
 
 
 def test_an_edit_of_the_lines_memoryd_changed_wins_over_memoryds_change(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    path = tmp_path / "notebook.md"
-    path.write_bytes(NOTEBOOK)
-    ours = NOTEBOOK.replace(b"export at 2x", b"export PNGs at 2x")
-    theirs = NOTEBOOK.replace(b"export at 2x", b"export at 3x")
-    racing_agent(monkeypatch, path, theirs, None)
-    assert not replace_if_unchanged(path, NOTEBOOK, ours)
-    assert path.read_bytes() == theirs
+        notebook: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    racing_agent(monkeypatch, notebook, THEIRS, None)
+    assert not replace_if_unchanged(notebook, NOTEBOOK, OURS)
+    assert notebook.read_bytes() == THEIRS
     # and what the agent then wrote over memoryd's text is carried onto theirs
-    path.write_bytes(NOTEBOOK)
-    racing_agent(monkeypatch, path, theirs, (b"## Session Log\n", b"## Session Log\n- later\n"))
-    assert not replace_if_unchanged(path, NOTEBOOK, ours)
-    assert path.read_bytes() == theirs.replace(b"## Session Log\n", b"## Session Log\n- later\n")
+    notebook.write_bytes(NOTEBOOK)
+    racing_agent(monkeypatch, notebook, THEIRS, (b"## Session Log\n", b"## Session Log\n- later\n"))
+    assert not replace_if_unchanged(notebook, NOTEBOOK, OURS)
+    assert notebook.read_bytes() == THEIRS.replace(b"## Session Log\n", b"## Session Log\n- later\n")
 
 
 def test_two_edits_that_cannot_both_be_made_keep_the_lost_one_beside_the_file(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
-    path = tmp_path / "notebook.md"
-    path.write_bytes(NOTEBOOK)
-    ours = NOTEBOOK.replace(b"export at 2x", b"export PNGs at 2x")
-    theirs = NOTEBOOK.replace(b"export at 2x", b"export at 3x")
-    racing_agent(monkeypatch, path, theirs, (b"export PNGs at 2x", b"export PNGs at 4x"))
-    assert replace_if_unchanged(path, NOTEBOOK, ours)
-    assert path.read_bytes() == ours.replace(b"export PNGs at 2x", b"export PNGs at 4x")
-    [kept] = tmp_path.glob("notebook.md.memoryd-conflict-*")
-    assert kept.read_bytes() == theirs
+        notebook: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    racing_agent(monkeypatch, notebook, THEIRS, (b"export PNGs at 2x", b"export PNGs at 4x"))
+    assert replace_if_unchanged(notebook, NOTEBOOK, OURS)
+    assert notebook.read_bytes() == OURS.replace(b"export PNGs at 2x", b"export PNGs at 4x")
+    [kept] = notebook.parent.glob("notebook.md.memoryd-conflict-*")
+    assert kept.read_bytes() == THEIRS
     assert "could not be merged" in caplog.text
 
 
