@@ -4,10 +4,11 @@ even one written into the very file memoryd's rename replaced."""
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memoryd.passes import user_files
@@ -124,3 +125,34 @@ def test_an_edit_carried_onto_its_own_base_is_the_edit(base: list[bytes], edited
     base_text, edited_text = b"".join(base), b"".join(edited)
     assert carry_edit(base_text, edited_text, base_text) == edited_text
     assert carry_edit(base_text, base_text, edited_text) == edited_text
+
+
+def inserted(text: bytes, at: int, line: bytes) -> bytes:
+    """``text`` with ``line`` put before its line number ``at`` (modulo its lines, and after
+    the last)."""
+    lines = text.splitlines(keepends=True)
+    at %= len(lines) + 1
+    return b"".join([*lines[:at], line, *lines[at:]])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 40), st.integers(0, 40), st.booleans(), st.booleans())
+def test_an_agents_racing_lines_are_never_lost(first_at: int, second_at: int, writes_again: bool,
+                                               ours_removes: bool) -> None:
+    """Whatever the lines an agent adds in the race, and wherever: each ends in the file or, at
+    worst, in the conflict copy beside it."""
+    ours = (NOTEBOOK.replace(b"- [2026-11-01] drew the dog\n", b"") if ours_removes
+            else OURS)
+    first = inserted(NOTEBOOK, first_at, b"- first line of the agent\n")
+    with tempfile.TemporaryDirectory() as directory, pytest.MonkeyPatch.context() as patch:
+        path = Path(directory) / "notebook.md"
+        path.write_bytes(NOTEBOOK)
+        second = None
+        if writes_again:  # its second edit, made to what it then read: memoryd's text
+            anchor = ours.splitlines(keepends=True)[second_at % len(ours.splitlines())]
+            second = (anchor, anchor + b"- second line of the agent\n")
+        racing_agent(patch, path, first, second)
+        replace_if_unchanged(path, NOTEBOOK, ours)
+        kept = b"".join(p.read_bytes() for p in Path(directory).iterdir())
+    assert b"first line of the agent" in kept
+    assert not writes_again or b"second line of the agent" in kept
