@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -39,21 +40,28 @@ def test_compare_and_swap_refuses_a_file_that_changed(tmp_path: Path) -> None:
 
 
 def racing_agent(monkeypatch: pytest.MonkeyPatch, path: Path, first: bytes,
-                 second: tuple[bytes, bytes] | None) -> None:
+                 second: tuple[bytes, bytes] | None, late_s: float = 0.0) -> None:
     """An agent that opened the file (truncating) just before memoryd's rename: its write
-    lands in the file the rename replaces. Then it reads memoryd's text and, with ``second``,
-    edits that in place too — all before memoryd looks again."""
+    lands in the file the rename replaces (``late_s`` after its truncation: it was
+    descheduled in between). Then it reads memoryd's text and, with ``second``, edits that
+    in place too — all before memoryd looks again."""
     agent = os.open(path, os.O_WRONLY)
     rename = os.replace
     raced = []
+
+    def write_first() -> None:
+        os.pwrite(agent, first, 0)
+        os.close(agent)
 
     def replace(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
         rename(source, target)
         if not raced and Path(target) == path:
             raced.append(True)
             os.ftruncate(agent, 0)
-            os.pwrite(agent, first, 0)
-            os.close(agent)
+            if late_s:
+                threading.Timer(late_s, write_first).start()
+                return
+            write_first()
             if second is not None:
                 path.write_bytes(path.read_bytes().replace(*second, 1))
 
@@ -72,6 +80,15 @@ def test_an_edit_written_into_the_replaced_file_is_carried_onto_the_new_text(
         b"- [2026-11-01] drew the dog\n\n## Learnings\n- [2026-11-03] second note\n"
         b"- [2026-10-01] export PNGs at 2x\n")
     assert [p.name for p in path.parent.iterdir()] == ["notebook.md"]
+
+
+def test_a_write_that_comes_late_after_its_truncation_is_waited_for(
+        notebook: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = NOTEBOOK.replace(b"## Session Log\n", b"## Session Log\n- [2026-11-03] late note\n")
+    racing_agent(monkeypatch, notebook, first, None, late_s=0.2)
+    assert replace_if_unchanged(notebook, NOTEBOOK, OURS)
+    assert notebook.read_bytes() == OURS.replace(b"## Session Log\n",
+                                                 b"## Session Log\n- [2026-11-03] late note\n")
 
 
 def test_an_edit_of_the_lines_memoryd_changed_wins_over_memoryds_change(

@@ -87,6 +87,10 @@ def replace_if_unchanged(path: Path, expected: bytes | None, new: bytes,
 
 #: Rounds of carrying lost writes over before giving up on a writer that never pauses.
 CARRY_ROUNDS = 20
+#: A writer's text is taken as settled when two reads this far apart agree (see _settled).
+SETTLE_S = 0.005
+SETTLE_CHANGES = 20
+EMPTY_WAIT_S = 2.0
 
 
 def _keep_lost_writes(real: Path, replaced_fd: int, replaced: bytes, placed: bytes,
@@ -164,16 +168,24 @@ def _read_fd(fd: int | None) -> bytes | None:
 
 
 def _settled(fd: int) -> bytes:
-    """What a concurrent writer left in a file, once it stopped changing (a rewrite in place
-    passes through an empty file)."""
+    """What a concurrent writer left in a file, once it stopped changing: the same in two reads
+    SETTLE_S apart (at most SETTLE_CHANGES changes are followed). A rewrite in place passes
+    through an empty file, and a writer descheduled between its truncation and its write
+    leaves it empty for a while: an empty file counts as what they left only after
+    EMPTY_WAIT_S (taken for their text sooner, it was put in place of ours, and their write
+    then went into the file it replaced)."""
     data = _read_fd(fd) or b""
-    for _ in range(20):
-        time.sleep(0.005)
+    empty_until = time.monotonic() + EMPTY_WAIT_S
+    changes = 0
+    while True:
+        time.sleep(SETTLE_S)
         again = _read_fd(fd) or b""
-        if again == data:
+        if again != data:
+            data, changes = again, changes + 1
+            if changes < SETTLE_CHANGES:
+                continue
+        if data or changes >= SETTLE_CHANGES or time.monotonic() >= empty_until:
             return data
-        data = again
-    return data
 
 
 def remove_if_unchanged(path: Path, expected: bytes,
