@@ -110,6 +110,13 @@ def test_two_edits_that_cannot_both_be_made_keep_the_lost_one_beside_the_file(
     assert notebook.read_bytes() == OURS.replace(b"export PNGs at 2x", b"export PNGs at 4x")
     [kept] = notebook.parent.glob("notebook.md.memoryd-conflict-*")
     assert kept.read_bytes() == THEIRS
+    # a second such race, in the same second: its copy is kept beside the first
+    notebook.write_bytes(NOTEBOOK)
+    again = NOTEBOOK.replace(b"export at 2x", b"export at 5x")
+    racing_agent(monkeypatch, notebook, again, (b"export PNGs at 2x", b"export PNGs at 4x"))
+    assert replace_if_unchanged(notebook, NOTEBOOK, OURS)
+    kept_now = sorted(p.read_bytes() for p in notebook.parent.glob("notebook.md.memoryd-conflict-*"))
+    assert kept_now == sorted([THEIRS, again])
     assert "could not be merged" in caplog.text
 
 

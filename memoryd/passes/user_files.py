@@ -136,7 +136,12 @@ def _keep_lost_writes(real: Path, replaced_fd: int, replaced: bytes, placed: byt
 
 
 def _keep_beside(real: Path, theirs: bytes) -> None:
-    beside = real.with_name(f"{real.name}.memoryd-conflict-{time.strftime('%Y%m%d-%H%M%S')}")
+    stamp = f"{real.name}.memoryd-conflict-{time.strftime('%Y%m%d-%H%M%S')}"
+    beside = real.with_name(stamp)
+    number = 1
+    while beside.exists():  # another in the same second: never over it
+        number += 1
+        beside = real.with_name(f"{stamp}-{number}")
     os.replace(write_temporary(beside, theirs), beside)
     log.warning("%s: an edit written while memoryd wrote the file could not be merged; "
                 "it is kept in %s", real, beside)
