@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import time
@@ -30,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from memoryd.errors import BadParamsError, UnavailableError
 from memoryd.ingest.indexer import Indexer, memory_key, read_memory_file, stat_facts
-from memoryd.ingest.markdown import MemoryFile
+from memoryd.ingest.markdown import MemoryFile, is_pinned
 from memoryd.ingest.pipeline import configured_sources
 from memoryd.pacing import paced
 from memoryd.passes import consolidate, notebooks, promote, retain, staleness
@@ -92,7 +93,6 @@ class PassContext:
         self.entries = runner.parts.entries
         self.config = runner.parts.config()
         self.touched: list[Path] = []
-        self.held: set[str] = set()  # see hold
         self.problems: list[dict[str, str]] = []
         self._promoted: set[str] | None = None
 
@@ -164,14 +164,18 @@ class PassContext:
 
     def hold(self, changes: list[Change]) -> None:
         """Before writing them: the watched files among ``changes`` are this pass's to index
-        (:meth:`index_written`) until then; the watcher leaves them alone (it would parse each
-        again, and before the pass could index it)."""
+        (:meth:`index_written`) until then (``Store.writing``: one pass runs at a time); the
+        watcher leaves them alone (it would parse each again, and before the pass could index
+        it)."""
         for change in changes:
             if change.kind == "file" and change.before is not None and self.store.db.execute(
                     "SELECT 1 FROM files WHERE path=? AND kind='memory'",
                     (change.target,)).fetchone():
                 self.store.writing.add(change.target)
-                self.held.add(change.target)
+
+    @functools.cached_property
+    def indexer(self) -> Indexer:
+        return Indexer(self.store, self.entries)
 
     def index_written(self, change: Change, parsed: MemoryFile | None = None,
                       rowids: list[int] | None = None) -> None:
@@ -180,35 +184,33 @@ class PassContext:
         file holds that text and the index held it as the pass read it; ``rowids``: the entries
         of its items as well, when only their lines moved. Otherwise the file is read and
         parsed in full, as the watcher would have."""
-        if change.target not in self.held:
+        if change.target not in self.store.writing:
             return
-        path = Path(change.target)
         self.store.writing.discard(change.target)
-        self.held.discard(change.target)
-        row = self.store.db.execute(
-            "SELECT source, kind, agent, project, text_key FROM files WHERE path=?",
-            (str(path),)).fetchone()
+        path = Path(change.target)
+        row = self.store.db.execute("SELECT source, kind, agent, project FROM files WHERE path=?",
+                                    (str(path),)).fetchone()
         if row is None:
             return  # no longer watched (its source removed)
-        indexer = Indexer(self.store, self.entries)
         try:
-            facts = stat_facts(path, row[0], row[1], row[2], row[3])
+            facts = stat_facts(path, *row)
         except OSError:
-            indexer.remove_file(str(path))
+            self.indexer.remove_file(str(path))
             return
         read = read_memory_file(facts, path.name, self.config.watch.max_file_bytes)
+        pinned = is_pinned(read.relative)
         if parsed is None or read.text is None or read.notes or change.after is None \
                 or change.before is None or read.text != change.after["text"] \
-                or row[4] != memory_key(change.before["text"], False):
-            indexer.apply_memory_file(read)
+                or not self.indexer.indexed_as(facts, memory_key(change.before["text"], pinned)):
+            self.indexer.apply_memory_file(read)
         elif rowids is not None:
-            indexer.apply_known(facts, parsed, memory_key(read.text, False), rowids)
+            self.indexer.apply_known(facts, parsed, memory_key(read.text, pinned), rowids)
         else:
-            indexer.apply_parsed(facts, parsed, memory_key(read.text, False))
+            self.indexer.apply_parsed(facts, parsed, memory_key(read.text, pinned))
 
     def release(self) -> None:
         """Index what a pass that ended early still held, as the watcher would have."""
-        for path in list(self.held):
+        for path in list(self.store.writing):
             self.index_written(Change("file", path, "release", ""))
 
     def files_done(self, changes: list[Change], state: str) -> str:
@@ -363,13 +365,12 @@ class Passes:
                 return {**self._summary(run), "longest_step": longest.reply()}
             finally:
                 self.current = None
-                if ctx is not None and ctx.held:  # it failed, or the daemon is stopping
-                    held = set(ctx.held)
+                if ctx is not None and self.parts.store.writing:  # it failed, or is stopping
                     try:
                         with contextlib.suppress(Exception):
                             await self.db(ctx.release)
                     finally:
-                        self.parts.store.writing -= held
+                        self.parts.store.writing.clear()
 
     def memory_roots(self) -> list[Path]:
         """Where a git repository counts as a memory directory: the roots of the memory
