@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -149,6 +149,15 @@ def _evidence(entry: dict[str, Any]) -> str:
 def _better(a: dict[str, Any], b: dict[str, Any]) -> bool:
     """Whether ``a`` should survive over ``b``: higher confidence, then newer."""
     return (a["confidence"], a["created"]) > (b["confidence"], b["created"])
+
+
+def best_first(entries: Sequence[dict[str, Any]]) -> list[int]:
+    """The positions of ``entries`` in the order they survive (:func:`_better`), ties in their
+    own order: a stable sort by numpy (sorting thousands of dicts by a key took one step 9-24
+    ms of CPU in the bench)."""
+    confidence = np.fromiter((e["confidence"] for e in entries), np.float64, len(entries))
+    created = np.fromiter((e["created"] for e in entries), np.float64, len(entries))
+    return np.lexsort((-created, -confidence)).tolist()
 
 
 def run(ctx: PassContext) -> Iterator[Any]:
@@ -354,7 +363,7 @@ def _same_keys(ctx: PassContext, entries: list[dict[str, Any]], known: set[froze
         if len(found) < 2:
             continue
         yield
-        found.sort(key=lambda e: (e["confidence"], e["created"]), reverse=True)
+        found = [found[number] for number in best_first(found)]
         best = found[0]
         for other in found[1:]:
             if other["hash"] != best["hash"] and other["confidence"] == best["confidence"]:
@@ -401,8 +410,8 @@ def _merge(ctx: PassContext, entries: list[dict[str, Any]],
                 neighbours.setdefault(i, []).append((j, cosine))
                 neighbours.setdefault(j, []).append((i, cosine))
     yield
-    order = sorted(neighbours, key=lambda i: (entries[i]["confidence"], entries[i]["created"]),
-                   reverse=True)
+    having = list(neighbours)
+    order = [having[number] for number in best_first([entries[i] for i in having])]
     merged: set[int] = set()
     survivor_of: dict[int, int] = {}
     for number, i in enumerate(order, 1):
