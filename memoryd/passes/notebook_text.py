@@ -161,6 +161,7 @@ def parse(text: str, relative: str) -> Notebook:
                                  if i.line_start <= len(preamble)])
     for section in sections:
         if section.name and any(read_heading(line) for line in section.other):
+            section.in_order = True
             notebook.problems.append(f"section {section.heading.strip()!r} has sub-headings; "
                                      "left in its order")
     return notebook
@@ -187,8 +188,7 @@ def normalise(notebook: Notebook) -> list[str]:
                 item.lines[0] = f"{match.group(1)}[{item.date}] {item.lines[0][match.end():]}"
                 item.rewritten = _rewrite(item)
                 fixed.append(f"date prefix of {item.lines[0].strip()[:40]!r}")
-        if any(read_heading(line) for line in section.other):
-            section.in_order = True
+        if section.in_order:
             continue
         undated = [i for i in section.items if i.date is None]
         dated = sorted((i for i in section.items if i.date is not None),
