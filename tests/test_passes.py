@@ -23,9 +23,9 @@ from memoryd_client.errors import MemorydError
 
 from memoryd.ingest.markdown import parse_memory_file
 from memoryd.pacing import paced
-from memoryd.passes import consolidate, notebooks, promote, runner
+from memoryd.passes import consolidate, promote, runner
 from memoryd.passes.promote import SECTION, governance_file, rules_in, with_rule, without_rule
-from memoryd.passes.user_files import read_text
+from memoryd.store.durable import temporary_beside
 from memoryd.store.ledger import Ledger
 
 
@@ -414,21 +414,19 @@ def test_an_agents_concurrent_edits_are_never_lost(memory_dir: Path, memoryd_hom
 
 
 def test_a_pass_that_fails_while_writing_leaves_files_and_index_as_they_were(
-        memory_dir: Path, memoryd_home: Path, daemon, client: Client, monkeypatch) -> None:
+        memory_dir: Path, memoryd_home: Path, daemon, client: Client) -> None:
     notebook = memory_dir / "notebook.md"
     notebook.write_text(notebook_text())
     wait_until(lambda: active_count(client) >= 78)
     original = notebook.read_bytes()
     indexed = indexed_lines(memoryd_home, [notebook])
 
-    def disk_full(groups: list) -> list:
-        for changes in groups:  # the archive is written, then the disk is full
-            Path(changes[0].target).parent.mkdir(exist_ok=True)
-            Path(changes[0].target).write_text(changes[0].after["text"])
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(notebooks, "swap_groups", disk_full)
+    # the archive is written, then the notebook cannot be: where its new text would go
+    # first, a directory stands (a real write that fails, as on a full disk)
+    blocker = temporary_beside(Path(os.path.realpath(notebook)))
+    blocker.mkdir()
     assert client.pass_run("notebooks")["status"] == "failed"
+    blocker.rmdir()
     # put back at once (not at the next start): the notebook as it was, its entries in it
     assert notebook.read_bytes() == original
     assert not (memory_dir / "archive" / "notebook.md").exists()
