@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 
 from memoryd.passes import user_files
 from memoryd.passes.carry_edit import carry_edit
-from memoryd.passes.user_files import read_text, replace_if_unchanged
+from memoryd.passes.user_files import read_text, remove_if_unchanged, replace_if_unchanged
 
 NOTEBOOK = (b"# Notebook\n\n## Session Log\n- [2026-11-02] drew the cat\n- [2026-11-01] drew the dog\n"
             b"\n## Learnings\n- [2026-10-01] export at 2x\n")
@@ -118,6 +119,67 @@ def test_two_edits_that_cannot_both_be_made_keep_the_lost_one_beside_the_file(
     kept_now = sorted(p.read_bytes() for p in notebook.parent.glob("notebook.md.memoryd-conflict-*"))
     assert kept_now == sorted([THEIRS, again])
     assert "could not be merged" in caplog.text
+
+
+def racing_removal(monkeypatch: pytest.MonkeyPatch, before: Callable[[], None] = lambda: None,
+                   after: Callable[[], None] = lambda: None) -> None:
+    """An agent that acts in the instant memoryd removes a file: ``before`` its rename aside
+    (after memoryd read it), ``after`` it."""
+    rename = os.rename
+
+    def racing(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
+        before()
+        rename(source, target)
+        after()
+
+    monkeypatch.setattr(user_files.os, "rename", racing)
+
+
+def test_a_file_is_removed_only_while_it_holds_what_memoryd_read(notebook: Path) -> None:
+    assert not remove_if_unchanged(notebook, OURS)
+    assert notebook.read_bytes() == NOTEBOOK
+    assert remove_if_unchanged(notebook, NOTEBOOK)
+    assert list(notebook.parent.iterdir()) == []
+
+
+def test_an_edit_written_as_the_file_is_removed_keeps_the_file(
+        notebook: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    agent = os.open(notebook, os.O_WRONLY)  # opened before the removal, written after
+    racing_removal(monkeypatch, after=lambda: (os.ftruncate(agent, 0), os.pwrite(agent, THEIRS, 0)))
+    assert not remove_if_unchanged(notebook, NOTEBOOK)
+    os.pwrite(agent, THEIRS + b"- and more\n", 0)  # still writing into the file at its name
+    os.close(agent)
+    assert notebook.read_bytes() == THEIRS + b"- and more\n"
+    assert [p.name for p in notebook.parent.iterdir()] == ["notebook.md"]
+
+
+def test_a_file_an_agent_renamed_into_place_is_not_removed(
+        notebook: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def replace_it() -> None:
+        (notebook.parent / "tmp").write_bytes(THEIRS)
+        os.replace(notebook.parent / "tmp", notebook)
+
+    racing_removal(monkeypatch, before=replace_it)
+    assert not remove_if_unchanged(notebook, NOTEBOOK)
+    assert notebook.read_bytes() == THEIRS
+    assert [p.name for p in notebook.parent.iterdir()] == ["notebook.md"]
+
+
+def test_an_edit_of_a_removed_file_whose_name_was_taken_again_is_kept_beside(
+        notebook: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    agent = os.open(notebook, os.O_WRONLY)
+
+    def write_both() -> None:
+        os.pwrite(agent, THEIRS, 0)
+        notebook.write_bytes(b"# A new notebook\n")
+
+    racing_removal(monkeypatch, after=write_both)
+    assert not remove_if_unchanged(notebook, NOTEBOOK)
+    os.close(agent)
+    assert notebook.read_bytes() == b"# A new notebook\n"
+    [kept] = notebook.parent.glob("notebook.md.memoryd-conflict-*")
+    assert kept.read_bytes() == THEIRS
+    assert len(list(notebook.parent.iterdir())) == 2
 
 
 def test_carrying_keeps_crlf_line_endings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

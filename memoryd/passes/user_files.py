@@ -195,12 +195,45 @@ def _settled(fd: int) -> bytes:
 
 def remove_if_unchanged(path: Path, expected: bytes,
                         renamed_in: set[Path] | None = None) -> bool:
+    """Remove ``path`` (a symlink's target) if it still holds ``expected``. Returns False,
+    removing nothing, when it changed meanwhile.
+
+    The file is renamed aside first and checked there (the rename is atomic: what is checked
+    is what left the name), SETTLE_S later, so that a write in the instant of the removal is
+    seen: one made in place (into the file as it was), or a file another writer renamed into
+    its place. Then the file goes back, the same file (a writer still holding it open writes
+    on into the file at its name), or, when the name has been taken again meanwhile, their
+    text is kept beside it (see :func:`_keep_beside`)."""
     real = Path(os.path.realpath(path))
-    if _current(real) != expected:
+    fd = _open_existing(real)
+    if fd is None:
         return False
-    real.unlink()
+    aside = real.with_name(f".{real.name}.memoryd-removing")
+    try:
+        if _read_fd(fd) != expected:
+            return False
+        try:
+            os.rename(real, aside)
+        except FileNotFoundError:
+            return False
+        time.sleep(SETTLE_S)
+        if not os.path.samestat(os.stat(aside), os.fstat(fd)) or _read_fd(fd) != expected:
+            _put_back(aside, real)
+            return False
+        aside.unlink()
+    finally:
+        os.close(fd)
     _renamed(real.parent, renamed_in)
     return True
+
+
+def _put_back(aside: Path, real: Path) -> None:
+    """The file renamed aside back at its name, never over a file written there since."""
+    try:
+        os.link(aside, real)
+    except FileExistsError:
+        _keep_beside(real, aside.read_bytes())
+    aside.unlink()
 
 
 def _current(path: Path) -> bytes | None:
