@@ -279,6 +279,51 @@ def test_notebook_check_reports_without_fix_and_fixes_with_it(memory_dir: Path, 
     assert run_cli("notebook", "check", str(notebook)).returncode == 0
 
 
+def test_undo_keeps_an_edit_made_since_the_run_apart_from_its_lines(
+        memory_dir: Path, daemon, client: Client) -> None:
+    """An agent wrote a new session line after the notebook pass pruned the notebook: undoing
+    the run puts back the pruned lines and keeps the agent's, in the file and in the index;
+    undoing the undo prunes them again, the agent's line still kept."""
+    notebook = memory_dir / "notebook.md"
+    notebook.write_text(notebook_text(), newline="")
+    wait_until(lambda: active_count(client) >= 78)
+    client.pass_run("notebooks")  # in order and within its cap from now on
+    archive = memory_dir / "archive" / "notebook.md"
+    archived = archive.read_bytes()
+
+    def session_line(number: int, what: str = "drew sticker") -> bytes:
+        return f"- [2026-11-{number:02d}] session {number}: {what} {number}\n".encode()
+
+    def with_top_line(text: bytes, line: bytes) -> bytes:
+        return text.replace(b"## Session Log\n", b"## Session Log\n" + line, 1)
+
+    for day in range(1, 6):
+        notebook.write_bytes(with_top_line(notebook.read_bytes(), session_line(day)))
+    wait_until(lambda: active_count(client) >= 83)
+    over_cap = notebook.read_bytes()
+    done = client.pass_run("notebooks")
+    assert done["counts"]["applied"] == 2
+    pruned = notebook.read_bytes()
+    new_line = session_line(27, "drew the sticker sheet")
+    notebook.write_bytes(with_top_line(pruned, new_line))
+    wait_until(lambda: "session 27: drew the sticker sheet 27" in {
+        h["text"] for h in entries_of(client, "designer").values()})
+
+    undone = client.undo(done["run"])
+    assert undone["counts"]["applied"] == 2
+    assert notebook.read_bytes() == with_top_line(over_cap, new_line)
+    assert archive.read_bytes() == archived
+    text = notebook.read_text().splitlines()
+    for hit in entries_of(client, "designer").values():  # where the files have them
+        if hit["status"] == "active" and hit["source"] == str(notebook):
+            assert text[hit["line_start"] - 1].endswith(hit["text"])
+    assert "session 27: drew the sticker sheet 27" in {
+        h["text"] for h in entries_of(client, "designer").values()}
+
+    client.undo(undone["run"])
+    assert notebook.read_bytes() == with_top_line(pruned, new_line)
+
+
 def test_undo_leaves_a_file_edited_since_alone_and_says_what_to_do(
         memory_dir: Path, daemon, client: Client) -> None:
     notebook = memory_dir / "notebook.md"
@@ -290,10 +335,16 @@ def test_undo_leaves_a_file_edited_since_alone_and_says_what_to_do(
     as_fixed = notebook.read_bytes()
     notebook.write_bytes(as_fixed + b"- [2026-11-25] an agent's new line\n")
 
+    wait_until(lambda: active_count(client) >= 3)
     undo = run_cli("undo", fixed["run"])
     assert undo.returncode == 1
     assert "changed since memoryd read it: left alone" in undo.stderr
     assert notebook.read_bytes().endswith(b"an agent's new line\n")
+    lines = notebook.read_text().splitlines()  # and the index has the file as it was left
+    hits = client.search("lesson mistake agent line", agents=["designer"], limit=10)["hits"]
+    assert len(hits) == 3
+    for hit in hits:
+        assert lines[hit["line_start"] - 1].endswith(hit["text"])
 
     notebook.write_bytes(as_fixed)  # as the run left it: now the undo goes through
     assert run_cli("undo", fixed["run"]).returncode == 0

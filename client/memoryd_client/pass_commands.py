@@ -49,7 +49,8 @@ def add_parsers(add_command: Callable[..., Any], common: argparse.ArgumentParser
     undo = add_command(
         "undo", parents=[common], help="take back a pass's run (r12) or one change (c345)",
         description="Undo restores files byte for byte and the index, as a new run that can "
-        "itself be undone. A file changed since is left alone (reported as a conflict). A "
+        "itself be undone. A file edited since keeps the edit where it is apart from the "
+        "run's lines; where they meet, the file is left alone (reported as a conflict). A "
         "change whose files were written together with others (a notebook and its archive) "
         "goes back with them.")
     undo.add_argument("id", help="run (r12) or change (c345)")
@@ -136,7 +137,8 @@ def _print_summary(result: dict[str, Any]) -> None:
     conflicts = result["counts"].get("conflict")
     if conflicts:
         one = conflicts == 1
-        then = ("undo it by hand, or put the file back as that run left it and undo again"
+        then = ("its edit meets the run's lines: undo it by hand, or put the file back as "
+                "that run left it and undo again"
                 if result["pass"] == "undo" else "a run after the edit tries again")
         print(f"{conflicts} file{'' if one else 's'} changed since memoryd read "
               f"{'it' if one else 'them'}: left alone ({then}); memory pass show "

@@ -9,7 +9,8 @@ A **run** (``r12``) is one pass over a scope; a **change** (``c345``) is one thi
 
 A change carries what it replaces and what it writes (``before`` / ``after``): an entry's
 fields, or a file's text and the entries that moved with it. **Undo** applies the opposite
-change as a new run, so an undo can itself be undone. Entries written through the API keep
+change as a new run, so an undo can itself be undone. A file edited since the run wrote it is
+undone as it is now where the edits made since and the undo's are apart (:func:`rebased`). Entries written through the API keep
 their changes in the ledger too (``status`` and ``update`` records), so a rebuild keeps them.
 
 **Crash safety.** File changes that belong together (a notebook and its archive) form a group:
@@ -26,12 +27,13 @@ from __future__ import annotations
 import json
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from memoryd.errors import BadParamsError, NotFoundError
 from memoryd.pacing import give_way
+from memoryd.passes.carry_edit import carry_edit
 from memoryd.passes.user_files import FileText, remove_if_unchanged, replace_if_unchanged
 from memoryd.store.database import Store
 from memoryd.store.durable import fsync_directory
@@ -405,6 +407,36 @@ class Journal:
                     self._move_entries((change["after"] or {}).get("entries_before", {}))
                     self._state(_number(change), "aborted")
         return sum(len(g) for g in pending.values())
+
+
+def rebased(change: Change) -> Change:
+    """An undo's file change made to the file as it is now. An undo puts back the text a run
+    replaced; when the file was edited since the run wrote it (an agent's new line in the
+    notebook), the undo is made to the edited text instead, keeping the edit — if the two are
+    apart: the undo carried onto the edited text and the edit carried onto the undone text
+    (:func:`~memoryd.passes.carry_edit.carry_edit`) must give the same text. Otherwise, or
+    when the file is gone, the change is returned as it was, and its compare-and-swap finds a
+    conflict. An undo that removes a file the run created keeps what was written into it
+    since (a later run's archived lines): it removes only this run's lines, and the file
+    when nothing else is left."""
+    if change.kind != "file" or change.before is None:
+        return change
+    try:
+        current = Path(change.target).read_bytes()
+    except OSError:
+        return change
+    written = _bytes(change.before)
+    if current == written:
+        return change
+    undone = _bytes(change.after) if change.after is not None else b""
+    merged = carry_edit(written, undone, current)
+    if merged is None or merged != carry_edit(written, current, undone):
+        return change
+    before = {**change.before, "text": current.decode("utf-8", "surrogateescape")}
+    if change.after is None and not merged:
+        return replace(change, before=before)
+    return replace(change, before=before, after={
+        **(change.after or {"entries": {}}), "text": merged.decode("utf-8", "surrogateescape")})
 
 
 def _number(change: dict[str, Any]) -> int:

@@ -35,7 +35,7 @@ from memoryd.ingest.markdown import MemoryFile, is_pinned
 from memoryd.ingest.pipeline import configured_sources
 from memoryd.pacing import paced
 from memoryd.passes import consolidate, notebooks, promote, retain, staleness
-from memoryd.passes.journal import Change, Journal, RunSummary, parse_target, run_name
+from memoryd.passes.journal import Change, Journal, RunSummary, parse_target, rebased, run_name
 from memoryd.passes.steps import Collect, Offload
 from memoryd.passes.user_files import commit, through_links
 from memoryd.store.database import SELECT_ENTRY, row_to_entry
@@ -589,7 +589,11 @@ def _undo(ctx: PassContext, changes: list[dict[str, Any]]) -> Iterator[None]:
         inverses = [ctx.journal.inverse(change) for change in group]
         numbers = [int(change["change"][1:]) for change in group]
         if group[0]["kind"] == "file":
+            inverses = [rebased(change) for change in inverses]
+            ctx.hold(inverses)
             state = ctx.journal.apply_files(ctx.run, inverses, numbers)
+            for change in inverses:  # as written, or as left: a conflict moved no entry back
+                ctx.index_written(change)
             ctx.count(state, len(group))
             if state == "applied":
                 ctx.touched += [Path(c.target) for c in inverses]
