@@ -199,11 +199,12 @@ def remove_if_unchanged(path: Path, expected: bytes,
     removing nothing, when it changed meanwhile.
 
     The file is renamed aside first and checked there (the rename is atomic: what is checked
-    is what left the name), SETTLE_S later, so that a write in the instant of the removal is
-    seen: one made in place (into the file as it was), or a file another writer renamed into
-    its place. Then the file goes back, the same file (a writer still holding it open writes
-    on into the file at its name), or, when the name has been taken again meanwhile, their
-    text is kept beside it (see :func:`_keep_beside`)."""
+    is what left the name), so that a write in the instant of the removal is seen: one made in
+    place (a writer that opened it to rewrite it truncated it then), or a file another writer
+    renamed into its place. Then the file goes back, the same file (a writer still holding it
+    open writes on into the file at its name), or, when the name has been taken again
+    meanwhile, their text is kept beside it (see :func:`_keep_beside`). A writer that opened
+    it without truncating and writes only after the check is not seen (as for a replace)."""
     real = Path(os.path.realpath(path))
     fd = _open_existing(real)
     if fd is None:
@@ -216,7 +217,6 @@ def remove_if_unchanged(path: Path, expected: bytes,
             os.rename(real, aside)
         except FileNotFoundError:
             return False
-        time.sleep(SETTLE_S)
         if not os.path.samestat(os.stat(aside), os.fstat(fd)) or _read_fd(fd) != expected:
             _put_back(aside, real)
             return False
