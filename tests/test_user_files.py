@@ -15,7 +15,12 @@ from hypothesis import strategies as st
 
 from memoryd.passes import user_files
 from memoryd.passes.carry_edit import carry_edit
-from memoryd.passes.user_files import read_text, remove_if_unchanged, replace_if_unchanged
+from memoryd.passes.user_files import (
+    read_text,
+    remove_if_unchanged,
+    replace_if_unchanged,
+    settle_removal,
+)
 
 NOTEBOOK = (b"# Notebook\n\n## Session Log\n- [2026-11-02] drew the cat\n- [2026-11-01] drew the dog\n"
             b"\n## Learnings\n- [2026-10-01] export at 2x\n")
@@ -180,6 +185,20 @@ def test_an_edit_of_a_removed_file_whose_name_was_taken_again_is_kept_beside(
     [kept] = notebook.parent.glob("notebook.md.memoryd-conflict-*")
     assert kept.read_bytes() == THEIRS
     assert len(list(notebook.parent.iterdir())) == 2
+
+
+def test_a_removal_stopped_midway_is_settled_without_losing_a_write(notebook: Path) -> None:
+    """A daemon killed between renaming a file aside and removing it: at the next start the
+    file aside goes if it holds what was to be removed (the journal keeps that), and goes back
+    to its name if someone wrote into it."""
+    aside = notebook.with_name(".notebook.md.memoryd-removing")
+    notebook.rename(aside)
+    settle_removal(notebook, NOTEBOOK)
+    assert list(notebook.parent.iterdir()) == []
+    aside.write_bytes(THEIRS)
+    settle_removal(notebook, NOTEBOOK)
+    assert notebook.read_bytes() == THEIRS
+    assert [p.name for p in notebook.parent.iterdir()] == ["notebook.md"]
 
 
 def test_carrying_keeps_crlf_line_endings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,8 +10,9 @@ A **run** (``r12``) is one pass over a scope; a **change** (``c345``) is one thi
 A change carries what it replaces and what it writes (``before`` / ``after``): an entry's
 fields, or a file's text and the entries that moved with it. **Undo** applies the opposite
 change as a new run, so an undo can itself be undone. A file edited since the run wrote it is
-undone as it is now where the edits made since and the undo's are apart (:func:`rebased`). Entries written through the API keep
-their changes in the ledger too (``status`` and ``update`` records), so a rebuild keeps them.
+undone as it is now where the edits made since and the undo's are apart (:func:`rebased`).
+Entries written through the API keep their changes in the ledger too (``status`` and
+``update`` records), so a rebuild keeps them.
 
 **Crash safety.** File changes that belong together (a notebook and its archive) form a group:
 all are recorded ``pending``, with their entries' updates, in one transaction before any file
@@ -19,7 +20,9 @@ is written, and marked ``applied`` after (or, when a file changed meanwhile, the
 back and the group is a ``conflict``). At start, ``recover`` settles what a killed run left: a
 group whose files all hold their new bytes is completed; otherwise the files already written
 are put back (compare-and-swap), the entries move back, and the group is aborted, so a change
-is never half applied. A run still "running" is marked interrupted.
+is never half applied (a file a removal had renamed aside goes, or back if someone wrote into
+it: :func:`~memoryd.passes.user_files.settle_removal`). A run still "running" is marked
+interrupted.
 """
 
 from __future__ import annotations
@@ -34,7 +37,12 @@ from typing import Any
 from memoryd.errors import BadParamsError, NotFoundError
 from memoryd.pacing import give_way
 from memoryd.passes.carry_edit import carry_edit
-from memoryd.passes.user_files import FileText, remove_if_unchanged, replace_if_unchanged
+from memoryd.passes.user_files import (
+    FileText,
+    remove_if_unchanged,
+    replace_if_unchanged,
+    settle_removal,
+)
 from memoryd.store.database import Store
 from memoryd.store.durable import fsync_directory
 from memoryd.store.entries import Entries
@@ -392,6 +400,9 @@ class Journal:
                 "ORDER BY id", (run,)).fetchall():
             pending.setdefault(group or number, []).append(self.change(number))
         for group in pending.values():
+            for change in group:
+                if change["after"] is None and change["before"] is not None:
+                    settle_removal(Path(change["target"]), _bytes(change["before"]))
             done = [_holds(c["target"], c["after"]) for c in group]
             if all(done):
                 with self.store.db:

@@ -209,7 +209,7 @@ def remove_if_unchanged(path: Path, expected: bytes,
     fd = _open_existing(real)
     if fd is None:
         return False
-    aside = real.with_name(f".{real.name}.memoryd-removing")
+    aside = _aside(real)
     try:
         if _read_fd(fd) != expected:
             return False
@@ -225,6 +225,26 @@ def remove_if_unchanged(path: Path, expected: bytes,
         os.close(fd)
     _renamed(real.parent, renamed_in)
     return True
+
+
+def _aside(real: Path) -> Path:
+    """Where :func:`remove_if_unchanged` renames a file it removes, to look at it there."""
+    return real.with_name(f".{real.name}.memoryd-removing")
+
+
+def settle_removal(path: Path, expected: bytes) -> None:
+    """What a removal stopped midway (kill -9) left aside: gone if it holds what was to be
+    removed (the journal has it), else back at its name (someone wrote into it)."""
+    real = Path(os.path.realpath(path))
+    aside = _aside(real)
+    try:
+        left = aside.read_bytes()
+    except FileNotFoundError:
+        return
+    if left == expected:
+        aside.unlink()
+    else:
+        _put_back(aside, real)
 
 
 def _put_back(aside: Path, real: Path) -> None:
