@@ -187,6 +187,20 @@ def test_an_edit_of_a_removed_file_whose_name_was_taken_again_is_kept_beside(
     assert len(list(notebook.parent.iterdir())) == 2
 
 
+def test_a_file_goes_back_on_a_file_system_without_hard_links(
+        notebook: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_links(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
+        raise PermissionError(1, "Operation not permitted")  # as FAT or some network mounts
+
+    monkeypatch.setattr(user_files.os, "link", no_links)
+    agent = os.open(notebook, os.O_WRONLY)
+    racing_removal(monkeypatch, after=lambda: (os.ftruncate(agent, 0), os.pwrite(agent, THEIRS, 0)))
+    assert not remove_if_unchanged(notebook, NOTEBOOK)
+    os.close(agent)
+    assert notebook.read_bytes() == THEIRS
+    assert [p.name for p in notebook.parent.iterdir()] == ["notebook.md"]
+
+
 def test_a_removal_stopped_midway_is_settled_without_losing_a_write(notebook: Path) -> None:
     """A daemon killed between renaming a file aside and removing it: at the next start the
     file aside goes if it holds what was to be removed (the journal keeps that), and goes back

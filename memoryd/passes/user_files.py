@@ -248,12 +248,21 @@ def settle_removal(path: Path, expected: bytes) -> None:
 
 
 def _put_back(aside: Path, real: Path) -> None:
-    """The file renamed aside back at its name, never over a file written there since."""
+    """The file renamed aside back at its name, never over a file written there since
+    (durably: a crash must not leave it hidden aside)."""
     try:
         os.link(aside, real)
     except FileExistsError:
         _keep_beside(real, aside.read_bytes())
+    except OSError:  # a file system without hard links: renamed back, if the name is free
+        if os.path.lexists(real):
+            _keep_beside(real, aside.read_bytes())
+        else:
+            os.rename(aside, real)
+            fsync_directory(real.parent)
+            return
     aside.unlink()
+    fsync_directory(real.parent)
 
 
 def _current(path: Path) -> bytes | None:
