@@ -531,6 +531,8 @@ class LongestStep:
     ended: str = ""
 
     def __str__(self) -> str:
+        if not self.began:  # it ended in its first step
+            return "none (it ended at once)"
         return (f"{self.seconds * 1000:.0f} ms ({self.cpu * 1000:.0f} ms of CPU), from "
                 f"{self.began} to {self.ended}")
 
