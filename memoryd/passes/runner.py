@@ -596,9 +596,7 @@ def _undo(ctx: PassContext, changes: list[dict[str, Any]]) -> Iterator[None]:
             state = ctx.journal.apply_files(ctx.run, inverses, numbers)
             for change in inverses:  # as written, or as left: a conflict moved no entry back
                 ctx.index_written(change)
-            ctx.count(state, len(group))
-            if state == "applied":
-                ctx.touched += [Path(c.target) for c in inverses]
+            ctx.files_done(inverses, state)
         else:
             state = ctx.journal.apply(ctx.run, inverses[0], numbers[0])
             ctx.count(state)
