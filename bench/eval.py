@@ -13,6 +13,10 @@ to bench/results/eval/last.json, and the previous last.json is printed beside th
     python bench/eval.py --variant kw=search.vector_weight=0 --variant vec=search.keyword_weight=0
     python bench/eval.py --index watch.transcript_window=1   # index settings: a separate build
     python bench/eval.py --filler joined          # filler as long as the items: bench/eval/README.md
+    python bench/eval.py --half held-out          # only the held-out half (README.md, "Halves")
+
+Every table shows both halves apart: tuning (what --fit and anyone tuning search may look at)
+and held-out (what a change is judged on).
 """
 
 from __future__ import annotations
@@ -39,10 +43,9 @@ RESULTS = ROOT / "bench" / "results" / "eval"
 sys.path.insert(0, str(EVAL))
 sys.path.insert(0, str(ROOT / "client"))
 
-from dataset import load  # noqa: E402
-from memoryd_client import Client  # noqa: E402
-
-from build import FILLER_VARIANTS, Sizes, build  # noqa: E402
+from build import FILLER_VARIANTS, Sizes, build
+from dataset import load
+from memoryd_client import Client
 
 TOP = 10
 L2 = 3.0  # ridge penalty of the ranking model's fit
@@ -190,10 +193,14 @@ def relevance(state: Path, queries: list[dict[str, Any]]) -> dict[str, dict[str,
 # -- measuring --------------------------------------------------------------------------------
 
 
+HALVES = ("tuning", "held-out")
+
+
 def half(query: dict[str, Any]) -> str:
-    """Training or held-out half, by the answer item (all queries of one item in one half)."""
+    """The tuning or the held-out half, by a hash of the answer item's id (all queries of one
+    item in one half; a no-answer query by its text): fixed, README.md "Halves"."""
     key = query["answers"][0]["item"] if query["answers"] else query["q"]
-    return "train" if int(hashlib.sha256(key.encode()).hexdigest(), 16) % 2 == 0 else "test"
+    return "tuning" if int(hashlib.sha256(key.encode()).hexdigest(), 16) % 2 == 0 else "held-out"
 
 
 def run_queries(client: Client, queries: list[dict[str, Any]], span_uids: dict[str, dict[str, str]],
@@ -248,9 +255,15 @@ def metrics(rows: list[dict[str, Any]]) -> dict[str, Any]:
     result: dict[str, Any] = {"overall": for_rows(answerable)}
     for kind in TYPES:
         result[kind] = for_rows([r for r in answerable if r["type"] == kind])
-    result["held-out"] = for_rows([r for r in answerable if r["half"] == "test"])
+    for name in HALVES:
+        result[name] = for_rows([r for r in answerable if r["half"] == name])
+        for kind in TYPES:
+            result[f"{name}/{kind}"] = for_rows([r for r in answerable
+                                                 if r["half"] == name and r["type"] == kind])
     result["match"] = match_figures(rows)
-    result["match_held_out"] = match_figures([r for r in rows if r["half"] == "test"])
+    for name, key in (("tuning", "match_tuning"), ("held-out", "match_held_out")):
+        if any(r["half"] == name for r in rows):
+            result[key] = match_figures([r for r in rows if r["half"] == name])
     latencies = sorted(r["ms"] for r in rows)
     result["latency_ms"] = {"p50": latencies[len(latencies) // 2],
                             "p99": latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]}
@@ -294,17 +307,20 @@ def show(name: str, figures: dict[str, Any], previous: dict[str, Any] | None) ->
         return f" ({value - old:+.3f})"
 
     print(f"\n== {name}")
-    print(f"{'type':<11} {'n':>4} " + " ".join(f"{m:>14}" for m in ("R@1", "R@5", "R@10", "MRR",
+    print(f"{'type':<20} {'n':>4} " + " ".join(f"{m:>14}" for m in ("R@1", "R@5", "R@10", "MRR",
                                                                     "nDCG@10")))
-    for kind in ("overall", *TYPES, "held-out"):
+    for kind in ("overall", *TYPES, *HALVES, *(f"{h}/{t}" for h in HALVES for t in TYPES)):
         row = figures.get(kind) or {}
         if not row:
             continue
         cells = " ".join(f"{row[m]:>6.3f}{delta([kind, m], row[m]):>8}" for m in
                          ("R@1", "R@5", "R@10", "MRR", "nDCG@10"))
-        print(f"{kind:<11} {row['n']:>4} {cells}")
-    for label, key in (("match", "match"), ("held-out", "match_held_out")):
-        m = figures[key]
+        print(f"{kind:<20} {row['n']:>4} {cells}")
+    for label, key in (("match", "match"), ("tuning", "match_tuning"),
+                       ("held-out", "match_held_out")):
+        m = figures.get(key)
+        if not m:
+            continue
         print(f"{label}: top hit flagged → correct (precision) {m['precision']:.3f}"
               f"{delta([key, 'precision'], m['precision'])}, correct → flagged (recall) "
               f"{m['recall']:.3f}{delta([key, 'recall'], m['recall'])}; every flagged hit "
@@ -337,7 +353,7 @@ def fit(rows: list[dict[str, Any]], path: Path, corpus: str) -> None:
 
     pairs = [list(pair) for pair in PAIRS]
     columns = tuple((FEATURES.index(a), FEATURES.index(b)) for a, b in PAIRS)
-    train = [r for r in rows if r["half"] == "train"]
+    train = [r for r in rows if r["half"] == "tuning"]
     features = expand(np.array([[e[name] for name in FEATURES] for r in train
                                 for e in r["evidence"]]), columns)
     labels = np.array([1.0 if a else 0.0 for r in train for a in r["ranked"]])
@@ -409,6 +425,9 @@ def main() -> int:
     parser.add_argument("--fit", action="store_true",
                         help="refit memoryd/data/ranking.json on the training half first")
     parser.add_argument("--dump", metavar="FILE", help="write every query's ranked hits here")
+    parser.add_argument("--half", choices=("tuning", "held-out", "both"), default="both",
+                        help="which half's queries to ask (default both, printed apart); "
+                             "--fit always fits on the tuning half")
     args = parser.parse_args()
 
     index_settings = parse_settings(args.index)
@@ -429,6 +448,7 @@ def main() -> int:
                 ROOT / "memoryd" / "data" / "ranking.json", directory.name)
         finally:
             daemon.stop()
+    asked = queries if args.half == "both" else [q for q in queries if half(q) == args.half]
     variants = [("default", parse_settings(args.set))]
     for spec in args.variant:
         name, _, rest = spec.partition("=")
@@ -437,7 +457,8 @@ def main() -> int:
     previous = json.loads(previous_path.read_text()) if previous_path.exists() else {}
     daemon = Daemon(state, home)
     results: dict[str, Any] = {"when": time.strftime("%Y-%m-%d %H:%M"), "corpus": directory.name,
-                               "index_settings": index_settings, "variants": {}}
+                               "index_settings": index_settings, "half": args.half,
+                               "variants": {}}
     dumps = {}
     try:
         status = daemon.wait_indexed()
@@ -445,13 +466,15 @@ def main() -> int:
         for name, settings in variants:
             write_config(state, home, {**index_settings, **settings})
             daemon.client.reload()
-            rows = run_queries(daemon.client, queries, span_uids, now)
+            rows = run_queries(daemon.client, asked, span_uids, now)
             figures = metrics(rows)
             figures["settings"] = settings
             results["variants"][name] = figures
             dumps[name] = rows
-            show(f"{name} {settings or ''} ({results['entries']} entries, {len(queries)} queries)",
-                 figures, previous.get("variants", {}).get(name))
+            show(f"{name} {settings or ''} ({results['entries']} entries, {len(asked)} queries"
+                 f"{'' if args.half == 'both' else ', ' + args.half + ' half'})",
+                 figures, previous.get("variants", {}).get(name)
+                 if previous.get("half", "both") == args.half else None)
     finally:
         write_config(state, home, index_settings)
         daemon.stop()
