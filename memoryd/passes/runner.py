@@ -348,6 +348,7 @@ class Passes:
                         await self.db(self.journal.settle, run.run)
                     await asyncio.to_thread(self.journal.sync_ledgers)
                     await self.db(self.journal.finish, run, "failed", repr(exc))
+                    await asyncio.to_thread(self.journal.log.sync)
                     return self._summary(run)
                 await asyncio.to_thread(self.journal.sync_ledgers)  # durable before "done"
                 linked = through_links(ctx.touched)
@@ -360,6 +361,7 @@ class Passes:
                     if problem:
                         log.info("Not committed to git: %s", problem)
                 await self.db(self.journal.finish, run, "done")
+                await asyncio.to_thread(self.journal.log.sync)  # the run's end, durable too
                 log.info("Pass %s (%s) done; its longest step on the database thread: %s.",
                          name, run_name(run.run), longest)
                 return {**self._summary(run), "longest_step": longest.reply()}
