@@ -45,6 +45,7 @@ from memoryd.store.database import Store
 from memoryd.store.durable import fsync_directory, write_all
 from memoryd.store.file_journal import apply_delta, delta
 from memoryd.store.ledger import decode_line
+from memoryd.store.purge_files import Rewrite
 
 log = logging.getLogger(__name__)
 
@@ -246,6 +247,29 @@ class PassLog:
                               start, problem)
                     continue
                 yield position, record
+
+    def without(self, changes: set[int]) -> Rewrite:
+        """The file without these changes' lines (``memory purge``); every other line kept
+        byte for byte."""
+        if not changes or not self.path.exists():
+            return Rewrite()
+        kept: list[bytes] = []
+        dropped = 0
+        for raw in self.path.read_bytes().splitlines(keepends=True):
+            record, _ = decode_line(raw) if raw.endswith(b"\n") else (None, None)
+            if record is not None and record.get("op") == "change" \
+                    and record.get("id") in changes:
+                dropped += 1
+                continue
+            if record is not None and record.get("op") == "state" \
+                    and not changes.isdisjoint(record.get("ids") or ()):
+                ids = [i for i in record["ids"] if i not in changes]
+                dropped += 1
+                if not ids:
+                    continue
+                raw = encode_line({**record, "ids": ids})
+            kept.append(raw)
+        return Rewrite(dropped, 0, b"".join(kept)) if dropped else Rewrite()
 
 
 def _truncate(fd: int, size: int) -> None:
