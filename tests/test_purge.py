@@ -152,3 +152,37 @@ def test_the_dry_run_lists_what_it_removes_and_where_it_only_replaces_the_text(
             assert "it named [PURGED] once" in (memoryd_home / "ledger" / "ops.jsonl").read_text()
     finally:
         running.stop()
+
+
+def test_a_purged_entrys_pass_changes_leave_the_journal_file_too(
+        memoryd_home: Path, embedder: Any) -> None:
+    """A contradiction the consolidation pass listed holds both texts; a merge names the
+    entries it merged. Purged, they leave the database and passes.jsonl, and a rebuild of the
+    index (which replays passes.jsonl) does not bring them back."""
+    secret = "zqv7k2m9p4wx"
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as c:
+            for text in (f"Use conventional commits (ticket {secret}).",
+                         f"Don't use conventional commits (ticket {secret})."):
+                c.remember("coder", "git", text, kind="lesson", force=True)
+            kept = c.remember("coder", "ops", "The staging database resets nightly.")["entry"]
+            done = c.pass_run("consolidate")
+            assert done["counts"].get("open") == 1, done
+            assert secret in (memoryd_home / "passes.jsonl").read_text()
+            purged = run_cli("purge", "--agent", "coder", "--match", secret, "--yes")
+            assert purged.returncode == 0 and "1 pass change" in purged.stdout, purged.stdout
+            assert c.status()["contradictions"] == []
+            assert c.pass_show(done["run"])["changes"] == []
+    finally:
+        running.stop()
+    assert state_holds(memoryd_home, secret) == []
+    running = reindexed(memoryd_home, embedder)
+    try:
+        with Client(running.socket) as c:
+            assert c.status()["contradictions"] == []
+            assert c.pass_show(done["run"])["counts"] == done["counts"]  # the run stays
+            assert c.get(kept["id"])["text"] == kept["text"]
+    finally:
+        running.stop()
+    assert state_holds(memoryd_home, secret) == []
