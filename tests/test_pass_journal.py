@@ -161,3 +161,33 @@ def test_the_journal_file_keeps_a_files_bytes_compressed(memoryd_home: Path) -> 
     [(_, record)] = list(log.read())
     before, after = unpack(record["before"], record["after"])
     assert before == {"text": big} and after["text"] == big[:-40]
+
+
+def test_a_database_made_before_the_journal_file_writes_it_once(
+        memoryd_home: Path, embedder: Any) -> None:
+    """An index made by a version without passes.jsonl: its first start writes the journal
+    it holds to the file, so a later rebuild keeps those runs too."""
+    import apsw
+
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as c:
+            ids = two_lessons(c)
+            merged = c.pass_run("consolidate")
+    finally:
+        running.stop()
+    (memoryd_home / "passes.jsonl").unlink()  # as an older version left the state dir
+    db = apsw.Connection(str(memoryd_home / "memoryd.db"))
+    with db:
+        db.execute("DELETE FROM meta WHERE key='pass_log'")
+    db.close()
+    start_daemon(embedder).stop()
+    assert (memoryd_home / "passes.jsonl").stat().st_size > 0
+    running = rebuilt_from_files(memoryd_home, embedder)
+    try:
+        with Client(running.socket) as c:
+            assert c.pass_show(merged["run"])["changes"]
+            assert run_cli("undo", merged["run"]).returncode == 0
+            assert statuses(c, ids) == ["active", "active"]
+    finally:
+        running.stop()
