@@ -186,3 +186,34 @@ def test_a_purged_entrys_pass_changes_leave_the_journal_file_too(
     finally:
         running.stop()
     assert state_holds(memoryd_home, secret) == []
+
+
+def test_a_purged_word_leaves_the_lexicon(memoryd_home: Path, embedder: Any) -> None:
+    """Search's lexicon keeps every word of the entries as written, embedded alone: a
+    password made of letters is such a word, and must go with the entry that had it."""
+    import apsw
+
+    secret = "quokkaberrytangle"
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as c:
+            c.remember("ops", "vault", f"the vault word is {secret}")
+            c.remember("ops", "vault", "the vault opens on mondays")
+
+            def learned(word: str) -> bool:
+                db = apsw.Connection(str(memoryd_home / "memoryd.db"),
+                                     flags=apsw.SQLITE_OPEN_READONLY)
+                try:
+                    return db.execute("SELECT 1 FROM lexicon WHERE word=?",
+                                      (word,)).fetchone() is not None
+                finally:
+                    db.close()
+
+            wait_until(lambda: learned(secret) and learned("mondays"))
+            done = run_cli("purge", "--agent", "ops", "--match", secret, "--yes")
+            assert done.returncode == 0, done.stderr
+            assert learned("mondays") and learned("vault")  # the other entry's words stay
+            assert not learned(secret)
+    finally:
+        running.stop()
+    assert state_holds(memoryd_home, secret) == []

@@ -50,6 +50,9 @@ class TrustMethods:
                         history=AgentArchive(engine.config.history_dir),
                         pass_log=PassLog.in_state(engine.config.state_dir))
             report = job.run(dry_run=not confirm, actor=actor)
+            search = engine.searcher_or_none
+            if job.words and search is not None and search.lexicon is not None:
+                search.lexicon.forget(job.words)
             for entry in report["entries"]:
                 rowid = entry.pop("rowid", None)
                 entry.pop("hash", None)

@@ -51,6 +51,7 @@ from memoryd.store.archive import TRANSCRIPT_PREFIX, AgentArchive, meta_key
 from memoryd.store.database import SELECT_ENTRY, Store, row_to_entry
 from memoryd.store.file_journal import history_key
 from memoryd.store.ledger import Ledger
+from memoryd.store.lexicon import Lexicon, unknown_words
 from memoryd.store.pass_log import PassLog, pass_log_key
 from memoryd.store.purge_files import Rewrite, archive_rewrite, ledger_rewrite
 from memoryd.store.purge_match import ChangeFilter, holds_text, json_value, scrub_texts
@@ -78,6 +79,7 @@ class Plan:
     open_exchanges: dict[str, str] = field(default_factory=dict)
     mentions: list[dict[str, str]] = field(default_factory=list)
     files: dict[str, tuple[Path, str, Rewrite]] = field(default_factory=dict)
+    texts: list[str] = field(default_factory=list)  # the selected entries' texts
 
     def mention(self, what: str, where: str) -> None:
         item = {"id": what, "where": where}
@@ -100,6 +102,8 @@ class Purge:
         self.history, self.pass_log = history, pass_log
         self.agent, self.since, self.match = agent, since, match
         self.pattern = re.compile(re.escape(match), re.IGNORECASE) if match else None
+        #: the lexicon's stems the purge took out (for the daemon's copy in memory)
+        self.words: list[str] = []
 
     def selects(self, entry: dict[str, Any]) -> bool:
         """Whether an entry (a row, or a record of one) is the agent's and selected: created
@@ -134,6 +138,7 @@ class Purge:
             if self.selects(entry):
                 plan.entries.append(_listed(entry, entry["rowid"]))
                 plan.ids.add(entry["id"])
+                plan.texts.append(entry["text"])
         self._select_unindexed(plan, owners)
         self._plan_events(plan, owners)
         kept_hashes = {e["hash"] for e in rows if e["id"] not in plan.ids}
@@ -164,6 +169,7 @@ class Purge:
         uid = str(entry.get("uid"))
         if uid not in plan.ids:
             plan.ids.add(uid)
+            plan.texts.append(str(entry.get("text") or ""))
             plan.entries.append({**_listed({**entry, "id": uid}, None), "where": WHERE[where]})
 
     def _plan_events(self, plan: Plan, owners: dict[str, str]) -> None:
@@ -355,6 +361,20 @@ class Purge:
                        ((v, k) for k, v in plan.open_exchanges.items()))
         db.executemany("UPDATE sessions SET last_message=? WHERE id=?",
                        ((m, s) for s, m in plan.sessions.items()))
+        self.words = self._drop_words(plan.texts)
+
+    def _drop_words(self, texts: list[str]) -> list[str]:
+        """The lexicon's words (memoryd.store.lexicon) that only the purged texts had: the
+        table keeps each word as written (a password of letters is a word). Returns their
+        stems."""
+        dropped: list[str] = []
+        db = self.store.db
+        for stem, word in unknown_words(db, Lexicon(0), texts).items():
+            if db.execute("SELECT 1 FROM entries_fts WHERE entries_fts MATCH ? LIMIT 1",
+                          (f'text : "{word}"',)).fetchone() is None:
+                db.execute("DELETE FROM lexicon WHERE stem=?", (stem,))
+                dropped.append(stem)
+        return dropped
 
 
 def _listed(entry: dict[str, Any], rowid: int | None) -> dict[str, Any]:
