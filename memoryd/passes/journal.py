@@ -50,7 +50,7 @@ from memoryd.passes.user_files import (
 )
 from memoryd.store.database import Store
 from memoryd.store.durable import fsync_directory
-from memoryd.store.entries import Entries
+from memoryd.store.entries import Entries, mark_target
 from memoryd.store.pass_log import (
     PassLog,
     change_record,
@@ -257,6 +257,37 @@ class Journal:
             "AND action='supersede'")
         return [(target, _load(after)["superseded_by"]) for target, after in rows]
 
+    def forget(self, uid: str, actor: str, reason: str | None) -> tuple[dict[str, Any], str | None]:
+        """``memory forget`` of an entry that is not a line of a memory file (one written
+        through the API, a transcript turn, a file's entry kept as history): a run of its own
+        (``forget``) with one applied change, so that ``memory undo RUN`` takes it back like
+        any other change — the entry active again under its id, with its date and history.
+        The forget's ledger record names the change, and the run is in the passes' journal
+        file: both outlive a rebuild. Returns the entry and the run (None: it was forgotten
+        already)."""
+        entry = self.store.entry_by_uid(uid)
+        if entry is None:
+            raise NotFoundError(f"no entry with id {uid!r}")
+        if entry["status"] == "forgotten":
+            return entry, None
+        now = time.time()
+        change = Change("entry", uid, "forget",
+                        f"memory forget {uid} by {actor}" + (f": {reason}" if reason else ""),
+                        {"status": entry["status"], "superseded_by": entry.get("superseded_by")},
+                        {"status": "forgotten"})
+        with self.recording():
+            self.store.db.execute(
+                "INSERT INTO runs(pass, started, finished, status, dry_run, scope, counts) "
+                "VALUES ('forget', ?, ?, 'done', 0, ?, ?)",
+                (now, now, _dump({"agent": entry["agent"], "entry": uid}),
+                 _dump({"applied": 1})))
+            run = self.store.db.last_insert_rowid()
+            self._log_runs([run], finished=False)
+            self._log_runs([run], finished=True)
+            number = self._insert(run, change, "applied")
+            forgotten = self.entries.forget_entry(entry, actor, reason, change=number)
+        return forgotten, run_name(run)
+
     # -- recording and applying -------------------------------------------------------
 
     def _insert(self, run: int, change: Change, state: str, undoes: int | None = None, *,
@@ -351,6 +382,16 @@ class Journal:
         if ledgered and entry["via"] in ("api", "import", "extract"):
             return {"op": "update", "ts": now, "id": entry["id"], "fields": ledgered,
                     "actor": actor}
+        if "status" in fields and entry["via"] == "watch":
+            # a watched entry's status (the undo of its forget) outlives its row as a mark,
+            # and its ledger's status record puts the mark back after a rebuild, as the
+            # forget's did (Entries._set_status)
+            superseded_by = fields.get("superseded_by", entry.get("superseded_by"))
+            self.store.set_mark(entry["agent"], mark_target(entry["id"], entry["hash"], "watch"),
+                                fields["status"], superseded_by, actor, now)
+            record = {"op": "status", "ts": now, "id": entry["id"], "status": fields["status"],
+                      "actor": actor, "hash": entry["hash"], "via": "watch"}
+            return {**record, "superseded_by": superseded_by} if superseded_by else record
         return None
 
     def apply_files(self, run: RunSummary, changes: list[Change],
