@@ -191,3 +191,16 @@ def test_a_database_made_before_the_journal_file_writes_it_once(
             assert statuses(c, ids) == ["active", "active"]
     finally:
         running.stop()
+
+
+def test_a_torn_last_line_of_the_journal_file_is_cut_off(memoryd_home: Path) -> None:
+    """A crash in the middle of an append leaves part of a line, never part of a commit: it
+    is cut off before anything is read or appended, and the lines before it are kept."""
+    log = PassLog(memoryd_home / "passes.jsonl")
+    log.append([{"op": "state", "ids": [1], "state": "applied"}])
+    whole = log.size()
+    with log.path.open("ab") as handle:
+        handle.write(b'{"op": "state", "ids": [2')
+    log.repair_tail()
+    assert log.size() == whole
+    assert [record["ids"] for _, record in log.read()] == [[1]]

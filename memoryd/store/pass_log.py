@@ -44,6 +44,7 @@ from typing import Any
 from memoryd.store.database import Store
 from memoryd.store.durable import fsync_directory, write_all
 from memoryd.store.file_journal import apply_delta, delta
+from memoryd.store.ledger import _last_newline_end as last_newline_end
 from memoryd.store.ledger import decode_line
 from memoryd.store.purge_files import Rewrite
 
@@ -221,13 +222,21 @@ class PassLog:
             return 0
 
     def repair_tail(self) -> None:
-        """Cut off a torn last line (a crash mid-append: never part of a commit)."""
-        data = self.path.read_bytes() if self.path.exists() else b""
-        if data and not data.endswith(b"\n"):
-            end = data.rfind(b"\n") + 1
-            log.warning("Pass journal %s: cut off a torn last line of %d bytes.", self.path,
-                        len(data) - end)
-            self.cut(end)
+        """Cut off a torn last line (a crash mid-append: never part of a commit), reading
+        only the file's end."""
+        if not self.path.exists():
+            return
+        with self.path.open("rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            if size == 0:
+                return
+            handle.seek(size - 1)
+            if handle.read(1) == b"\n":
+                return
+            end = last_newline_end(handle, size)
+        log.warning("Pass journal %s: cut off a torn last line of %d bytes.", self.path,
+                    size - end)
+        self.cut(end)
 
     def read(self, offset: int = 0) -> Iterator[tuple[int, dict[str, Any]]]:
         """(offset after the line, record) for each good line from ``offset``; a damaged line
