@@ -127,7 +127,7 @@ def files(home: Path) -> dict[str, bytes]:
     return {str(p.relative_to(home)): p.read_bytes() for p in sorted(home.rglob("*.jsonl*"))}
 
 
-@settings(max_examples=30, deadline=None,
+@settings(max_examples=20, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(example=stores())
 def test_a_rebuild_after_a_purge_restores_every_entry_it_did_not_select(
