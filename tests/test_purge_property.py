@@ -120,7 +120,8 @@ def selected(entry: dict[str, Any], example: dict[str, Any]) -> bool:
     match, since = example["match"], example["since"]
     return (entry["agent"] == example["agent"]
             and (since is None or entry["created"] >= since)
-            and (match is None or re.search(re.escape(match), entry["text"], re.I) is not None))
+            and (match is None
+                 or re.search(re.escape(match), entry["text"], re.IGNORECASE) is not None))
 
 
 def files(home: Path) -> dict[str, bytes]:
