@@ -33,8 +33,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -42,6 +41,7 @@ from typing import Any
 from memoryd.errors import BadParamsError, NotFoundError
 from memoryd.pacing import give_way
 from memoryd.passes.carry_edit import carry_edit
+from memoryd.passes.journal_file import JournalFile
 from memoryd.passes.user_files import (
     FileText,
     remove_if_unchanged,
@@ -51,15 +51,6 @@ from memoryd.passes.user_files import (
 from memoryd.store.database import Store
 from memoryd.store.durable import fsync_directory
 from memoryd.store.entries import Entries, mark_target
-from memoryd.store.pass_log import (
-    PassLog,
-    change_record,
-    finish_record,
-    pass_log_key,
-    run_record,
-    select_changes,
-    select_runs,
-)
 from memoryd.store.replay import LEDGER_FIELDS
 
 log = logging.getLogger(__name__)
@@ -123,51 +114,10 @@ class Journal:
         self.entries = entries
         #: agents whose ledger holds entry changes not fsynced yet (see :meth:`sync_ledgers`)
         self.unsynced: set[str] = set()
-        self.log = PassLog.in_state(entries.config.state_dir)
-        #: the pass journal's lines of the transaction being recorded (:meth:`recording`)
-        self._lines: list[dict[str, Any]] | None = None
-
-    # -- the journal file -------------------------------------------------------------
-
-    @contextmanager
-    def recording(self) -> Iterator[None]:
-        """A transaction whose runs and changes also go to the passes' journal file: its
-        lines are appended at the end, after the ledger records of its entries and before the
-        commit, and taken back when the transaction fails (as the ledgers' are:
-        Entries.transaction)."""
-        outer = self._lines is None
-        if outer:
-            self._lines = []
-        appended: tuple[int, int] | None = None
-        try:
-            with self.entries.transaction():
-                yield
-                if outer and self._lines:
-                    appended = self.log.append(self._lines)
-                    self.store.set_meta(pass_log_key(), str(appended[1]))
-        except BaseException:
-            if appended is not None:
-                self.log.cut(appended[0])
-            raise
-        finally:
-            if outer:
-                self._lines = None
-
-    def _log_runs(self, runs: list[int], finished: bool) -> None:
-        assert self._lines is not None, "a journal write outside recording()"
-        marks = ", ".join("?" for _ in runs)
-        for row in self.store.db.execute(select_runs(f"id IN ({marks})"), runs).fetchall():
-            self._lines.append(finish_record(row) if finished else run_record(row))
-
-    def _log_changes(self, changes: list[int]) -> None:
-        assert self._lines is not None, "a journal write outside recording()"
-        marks = ", ".join("?" for _ in changes)
-        rows = self.store.db.execute(select_changes(f"id IN ({marks}) ORDER BY id"), changes)
-        self._lines.extend(change_record(row) for row in rows)
-
-    def _log_state(self, changes: list[int], state: str) -> None:
-        assert self._lines is not None, "a journal write outside recording()"
-        self._lines.append({"op": "state", "ids": changes, "state": state})
+        #: the journal file: a transaction's runs and changes go there too (recording())
+        self.file = JournalFile(store, entries)
+        self.log = self.file.log
+        self.recording = self.file.recording
 
     # -- runs -------------------------------------------------------------------------
 
@@ -177,7 +127,7 @@ class Journal:
                 "INSERT INTO runs(pass, started, status, dry_run, scope) VALUES (?, ?, ?, ?, ?)",
                 (name, time.time(), "running", int(dry_run), _dump(scope)))
             run = self.store.db.last_insert_rowid()
-            self._log_runs([run], finished=False)
+            self.file.runs([run], finished=False)
         return RunSummary(run, name, dry_run)
 
     def finish(self, run: RunSummary, status: str, error: str | None = None) -> None:
@@ -186,7 +136,7 @@ class Journal:
             self.store.db.execute(
                 "UPDATE runs SET finished=?, status=?, counts=?, error=? WHERE id=?",
                 (time.time(), status, _dump(run.counts), error, run.run))
-            self._log_runs([run.run], finished=True)
+            self.file.runs([run.run], finished=True)
 
     def runs(self, name: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
         sql = "SELECT id, pass, started, finished, status, dry_run, scope, counts, error FROM runs"
@@ -282,8 +232,8 @@ class Journal:
                 (now, now, _dump({"agent": entry["agent"], "entry": uid}),
                  _dump({"applied": 1})))
             run = self.store.db.last_insert_rowid()
-            self._log_runs([run], finished=False)
-            self._log_runs([run], finished=True)
+            self.file.runs([run], finished=False)
+            self.file.runs([run], finished=True)
             number = self._insert(run, change, "applied")
             forgotten = self.entries.forget_entry(entry, actor, reason, change=number)
         return forgotten, run_name(run)
@@ -301,7 +251,7 @@ class Journal:
              _dump(change.after), state, time.time(), undoes))
         number = self.store.db.last_insert_rowid()
         if logged and state != "preview":
-            self._log_changes([number])
+            self.file.changes([number])
         return number
 
     def note(self, run: RunSummary, change: Change, state: str) -> int:
@@ -424,7 +374,7 @@ class Journal:
                        for change, undo in zip(changes, undoes)]
             for number in numbers:
                 self.store.db.execute("UPDATE changes SET grp=? WHERE id=?", (numbers[0], number))
-            self._log_changes(numbers)
+            self.file.changes(numbers)
         return numbers
 
     def move_entries(self, moves: dict[str, dict[str, Any]]) -> None:
@@ -468,7 +418,7 @@ class Journal:
     def _states(self, changes: list[int], state: str) -> None:
         self.store.db.executemany("UPDATE changes SET state=? WHERE id=?",
                                   ((state, change) for change in changes))
-        self._log_state(changes, state)
+        self.file.state(changes, state)
 
     def set_state(self, change: int, state: str) -> None:
         with self.recording():
@@ -502,7 +452,7 @@ class Journal:
                 "UPDATE runs SET status='interrupted', finished=? WHERE status='running'",
                 (time.time(),))
             if running:
-                self._log_runs(running, finished=True)
+                self.file.runs(running, finished=True)
         if settled:
             log.info("Settled %d pass changes a stopped run left.", settled)
         return settled
