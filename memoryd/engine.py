@@ -41,6 +41,7 @@ from memoryd.store.entries import MAX_TEXT_CHARS, Draft, Entries, Vectors
 from memoryd.store.integrity import set_aside_damaged
 from memoryd.store.ledger import Ledger
 from memoryd.store.lexicon import Lexicon
+from memoryd.store.pass_log import PassLog, replay_pass_log
 from memoryd.store.reader import store_counts
 from memoryd.store.replay import replay_ledgers
 from memoryd.store.vectors import OLD_ROW_FILES, ROW_FILE, VectorIndex
@@ -123,6 +124,8 @@ class Engine:
         self._search = Search(self.config, self.store)
         restored = await self.db(restore_archives, self.store,
                                  AgentArchive(self.config.archive_dir))
+        # the passes' journal before the ledgers: their records of a pass's changes name them
+        await self.db(replay_pass_log, self.store, PassLog.in_state(self.config.state_dir))
         replayed = await self.db(replay_ledgers, self.store, self._entries.ledger)
         if rebuilding:
             log.info("Rebuilt the index: %d archived transcript entries, %d ledger records; "

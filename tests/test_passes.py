@@ -1122,7 +1122,9 @@ def test_the_cli_names_runs_and_lists_passes(memory_dir: Path, daemon, client: C
     assert [line.split()[0] for line in listing.stdout.splitlines()] == list(runner.PASSES)
     assert run_cli("pass", "run", "nonsense").returncode == 2
     assert run_cli("undo", "x12").returncode == 2
-    assert run_cli("undo", run["run"]).returncode == 2  # a preview changed nothing
+    # a preview changed nothing: nothing to undo is no usage mistake (exit 1, not 2)
+    nothing = run_cli("undo", run["run"])
+    assert nothing.returncode == 1 and "nothing to undo" in nothing.stderr, nothing.stderr
     client.pass_run("notebooks")  # a daily pass's next run is tomorrow, and says so
     assert re.search(r"notebooks next tomorrow \d\d:\d\d \(last r", run_cli("status").stdout)
 

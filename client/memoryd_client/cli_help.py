@@ -86,7 +86,8 @@ COMMANDS: dict[str, tuple[tuple[str, ...], str]] = {
     "pass run": (("memory pass run consolidate --dry-run",), "0 done; 1 failed"),
     "pass show": (("memory pass show r12", "memory pass show c345"), "0 done; 1 not found"),
     "undo": (("memory undo r12", "memory undo c345"),
-             "0 undone; 1 a file changed since (conflict: left alone) or not found"),
+             ("0 undone; 1 a file changed since (conflict: left alone), nothing to undo "
+              "(no applied change) or not found")),
     "promote": (("memory promote accept c345",), "0 written; 1 not applied"),
     "promote accept": (("memory promote accept c345",), "0 written; 1 not applied"),
     "notebook": (("memory notebook check", "memory notebook check ~/notes/me.md --fix"),

@@ -228,7 +228,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     get.add_argument("id", help="entry id or a unique prefix of it (4+ characters)")
 
     forget = add_command("forget", parents=[common],
-                         help="forget an entry (soft: journaled, kept in history)")
+                         help="forget an entry (soft: journaled, kept in history; the "
+                         "command prints the `memory undo RUN` that takes it back)")
     forget.add_argument("id", help="entry id or a unique prefix of it")
     forget.add_argument("--agent", help="act as this agent (must own the entry; default: "
                         "the entry's own agent)")

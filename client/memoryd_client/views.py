@@ -84,10 +84,11 @@ def print_sources(status: dict[str, Any]) -> None:
 
 
 def edited(reply: dict[str, Any], how: str) -> str:
-    """What a forget or supersede of a file's entry did to the file."""
+    """What a forget or supersede of a file's entry did to the file, or what takes back the
+    forget of another entry."""
     edited = reply.get("edited")
     if not edited:
-        return ""
+        return f" (`memory undo {reply['undo']}` takes it back)" if reply.get("undo") else ""
     first, last = edited["lines"]
     lines = f"line {first}" if first == last else f"lines {first}-{last}"
     return f" ({how} {edited['file']}, {lines}; `memory undo {edited['run']}` takes it back)"

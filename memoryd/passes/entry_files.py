@@ -13,7 +13,8 @@ RUN`` puts the bytes back, and the entry with them: active again, under its id.
 The entry keeps its id: forgotten, or superseded by the new text's entry (which the watcher then
 finds in place), it stays in the index as history, no longer in the file. Transcript turns and
 entries written through the API are not file lines; their forget and supersede stay in the
-index (and the ledger).
+index (and the ledger). Their forget is a run of its own too (Journal.forget), so that one
+``memory undo RUN`` takes back any forget.
 """
 
 from __future__ import annotations
@@ -117,9 +118,14 @@ class FileEntryEdits:
     async def forget(self, params: Params) -> dict[str, Any]:
         entries = self.entries
         entry, actor = await self.db(entries.owned, params)
-        if not from_file(entry) or entry["status"] != "active":  # history: not in the file
-            return await self.db(entries.forget, params)
         reason = params.text("reason", max_len=2000)
+        if not from_file(entry) or entry["status"] != "active":  # history: not in the file
+            forgotten, run = await self.db(self.passes.journal.forget, entry["id"], actor,
+                                           reason)
+            if run is None:
+                return forgotten
+            await asyncio.to_thread(self.passes.journal.log.sync)  # undoable after a crash too
+            return {**forgotten, "undo": run}
         return await self._edit("forget", entry, actor, None, reason)
 
     async def supersede(self, params: Params) -> dict[str, Any]:

@@ -12,7 +12,10 @@ fields, or a file's text and the entries that moved with it. **Undo** applies th
 change as a new run, so an undo can itself be undone. A file edited since the run wrote it is
 undone as it is now where the edits made since and the undo's are apart (:func:`rebased`).
 Entries written through the API keep their changes in the ledger too (``status`` and
-``update`` records), so a rebuild keeps them.
+``update`` records), so a rebuild keeps them; and every run and change (not a dry run's
+previews) is also written to the passes' journal file as it is recorded
+(:mod:`memoryd.store.pass_log`), so that a rebuilt index still lists the runs, undoes them,
+and keeps an undone merge undone.
 
 **Crash safety.** File changes that belong together (a notebook and its archive) form a group:
 all are recorded ``pending``, with their entries' updates, in one transaction before any file
@@ -30,6 +33,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -37,6 +41,7 @@ from typing import Any
 from memoryd.errors import BadParamsError, NotFoundError
 from memoryd.pacing import give_way
 from memoryd.passes.carry_edit import carry_edit
+from memoryd.passes.journal_file import JournalFile
 from memoryd.passes.user_files import (
     FileText,
     remove_if_unchanged,
@@ -45,7 +50,7 @@ from memoryd.passes.user_files import (
 )
 from memoryd.store.database import Store
 from memoryd.store.durable import fsync_directory
-from memoryd.store.entries import Entries
+from memoryd.store.entries import Entries, mark_target
 from memoryd.store.replay import LEDGER_FIELDS
 
 log = logging.getLogger(__name__)
@@ -109,22 +114,29 @@ class Journal:
         self.entries = entries
         #: agents whose ledger holds entry changes not fsynced yet (see :meth:`sync_ledgers`)
         self.unsynced: set[str] = set()
+        #: the journal file: a transaction's runs and changes go there too (recording())
+        self.file = JournalFile(store, entries)
+        self.log = self.file.log
+        self.recording = self.file.recording
 
     # -- runs -------------------------------------------------------------------------
 
     def begin(self, name: str, scope: dict[str, Any], dry_run: bool) -> RunSummary:
-        with self.store.db:
+        with self.recording():
             self.store.db.execute(
                 "INSERT INTO runs(pass, started, status, dry_run, scope) VALUES (?, ?, ?, ?, ?)",
                 (name, time.time(), "running", int(dry_run), _dump(scope)))
-        return RunSummary(self.store.db.last_insert_rowid(), name, dry_run)
+            run = self.store.db.last_insert_rowid()
+            self.file.runs([run], finished=False)
+        return RunSummary(run, name, dry_run)
 
     def finish(self, run: RunSummary, status: str, error: str | None = None) -> None:
         run.status = status
-        with self.store.db:
+        with self.recording():
             self.store.db.execute(
                 "UPDATE runs SET finished=?, status=?, counts=?, error=? WHERE id=?",
                 (time.time(), status, _dump(run.counts), error, run.run))
+            self.file.runs([run.run], finished=True)
 
     def runs(self, name: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
         sql = "SELECT id, pass, started, finished, status, dry_run, scope, counts, error FROM runs"
@@ -195,19 +207,56 @@ class Journal:
             "AND action='supersede'")
         return [(target, _load(after)["superseded_by"]) for target, after in rows]
 
+    def forget(self, uid: str, actor: str, reason: str | None) -> tuple[dict[str, Any], str | None]:
+        """``memory forget`` of an entry that is not a line of a memory file (one written
+        through the API, a transcript turn, a file's entry kept as history): a run of its own
+        (``forget``) with one applied change, so that ``memory undo RUN`` takes it back like
+        any other change — the entry active again under its id, with its date and history.
+        The forget's ledger record names the change, and the run is in the passes' journal
+        file: both outlive a rebuild. Returns the entry and the run (None: it was forgotten
+        already)."""
+        entry = self.store.entry_by_uid(uid)
+        if entry is None:
+            raise NotFoundError(f"no entry with id {uid!r}")
+        if entry["status"] == "forgotten":
+            return entry, None
+        now = time.time()
+        change = Change("entry", uid, "forget",
+                        f"memory forget {uid} by {actor}" + (f": {reason}" if reason else ""),
+                        {"status": entry["status"], "superseded_by": entry.get("superseded_by")},
+                        {"status": "forgotten"})
+        with self.recording():
+            self.store.db.execute(
+                "INSERT INTO runs(pass, started, finished, status, dry_run, scope, counts) "
+                "VALUES ('forget', ?, ?, 'done', 0, ?, ?)",
+                (now, now, _dump({"agent": entry["agent"], "entry": uid}),
+                 _dump({"applied": 1})))
+            run = self.store.db.last_insert_rowid()
+            self.file.runs([run], finished=False)
+            self.file.runs([run], finished=True)
+            number = self._insert(run, change, "applied")
+            forgotten = self.entries.forget_entry(entry, actor, reason, change=number)
+        return forgotten, run_name(run)
+
     # -- recording and applying -------------------------------------------------------
 
-    def _insert(self, run: int, change: Change, state: str, undoes: int | None = None) -> int:
+    def _insert(self, run: int, change: Change, state: str, undoes: int | None = None, *,
+                logged: bool = True) -> int:
+        """A change's row (in a transaction of :meth:`recording`), and its line in the
+        journal file unless ``logged`` is False (the caller writes it) or it is a preview."""
         self.store.db.execute(
             "INSERT INTO changes(run, kind, target, action, why, before, after, state, ts, "
             "undoes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (run, change.kind, change.target, change.action, change.why, _dump(change.before),
              _dump(change.after), state, time.time(), undoes))
-        return self.store.db.last_insert_rowid()
+        number = self.store.db.last_insert_rowid()
+        if logged and state != "preview":
+            self.file.changes([number])
+        return number
 
     def note(self, run: RunSummary, change: Change, state: str) -> int:
         """Record a change that writes nothing now (a preview, a proposal, a contradiction)."""
-        with self.store.db:
+        with self.recording():
             return self._insert(run.run, change, state)
 
     def apply(self, run: RunSummary, change: Change, undoes: int | None = None) -> str:
@@ -238,7 +287,7 @@ class Journal:
     def _apply_entries(self, run: int, changes: list[Change], undoes: list[int | None]) -> int:
         applied = 0
         ledger: dict[str, list[dict[str, Any]]] = {}
-        with self.entries.transaction():
+        with self.recording():
             for change, undo in zip(changes, undoes):
                 entry = self.store.entry_by_uid(change.target)
                 if entry is None:
@@ -255,13 +304,15 @@ class Journal:
         return applied
 
     def sync_ledgers(self) -> None:
-        """fsync the ledgers entry changes went to since the last call (off the database
-        thread: a fsync there held every search for as long as the disk took, 277 ms once while
-        ext4 wrote back a big copy). A run is done, and says so, only after this; until then a
-        power loss may lose its last changes from a ledger, never half a change: the changes
-        that reach the ledger are each whole records, replayed at start."""
+        """fsync the ledgers entry changes went to since the last call, and the passes'
+        journal file (off the database thread: a fsync there held every search for as long as
+        the disk took, 277 ms once while ext4 wrote back a big copy). A run is done, and says
+        so, only after this; until then a power loss may lose its last changes from a ledger,
+        never half a change: the changes that reach the ledger are each whole records,
+        replayed at start."""
         agents, self.unsynced = self.unsynced, set()
         self.entries.ledger.sync(agents)
+        self.log.sync()
 
     def _write_entry(self, entry: dict[str, Any], fields: dict[str, Any],
                      actor: str) -> dict[str, Any] | None:
@@ -281,6 +332,16 @@ class Journal:
         if ledgered and entry["via"] in ("api", "import", "extract"):
             return {"op": "update", "ts": now, "id": entry["id"], "fields": ledgered,
                     "actor": actor}
+        if "status" in fields and entry["via"] == "watch":
+            # a watched entry's status (the undo of its forget) outlives its row as a mark,
+            # and its ledger's status record puts the mark back after a rebuild, as the
+            # forget's did (Entries._set_status)
+            superseded_by = fields.get("superseded_by", entry.get("superseded_by"))
+            self.store.set_mark(entry["agent"], mark_target(entry["id"], entry["hash"], "watch"),
+                                fields["status"], superseded_by, actor, now)
+            record = {"op": "status", "ts": now, "id": entry["id"], "status": fields["status"],
+                      "actor": actor, "hash": entry["hash"], "via": "watch"}
+            return {**record, "superseded_by": superseded_by} if superseded_by else record
         return None
 
     def apply_files(self, run: RunSummary, changes: list[Change],
@@ -293,7 +354,7 @@ class Journal:
             return "preview"
         for change in changes:
             self.move_entries((change.after or {}).get("entries", {}))
-        return self.finish_files(changes, numbers, swap_files(changes))
+        return self.finish_files(changes, numbers, swap_files(changes, sync=self.log.sync))
 
     def begin_files(self, run: RunSummary, changes: list[Change],
                     undoes: list[int | None] | None = None) -> list[int] | None:
@@ -308,28 +369,28 @@ class Journal:
                 self.note(run, change, "preview")
             return None
         undoes = undoes or [None] * len(changes)
-        with self.store.db:
-            numbers = [self._insert(run.run, change, "pending", undo)
+        with self.recording():
+            numbers = [self._insert(run.run, change, "pending", undo, logged=False)
                        for change, undo in zip(changes, undoes)]
             for number in numbers:
                 self.store.db.execute("UPDATE changes SET grp=? WHERE id=?", (numbers[0], number))
+            self.file.changes(numbers)
         return numbers
 
     def move_entries(self, moves: dict[str, dict[str, Any]]) -> None:
         """Entries of a pending group moved (some or all), in a transaction of their own."""
-        with self.store.db:
+        with self.recording():
             self._move_entries(moves)
 
     def finish_files(self, changes: list[Change], numbers: list[int], written: bool) -> str:
         """Mark the group applied — or, when a file had changed meanwhile (``written`` False:
         :func:`swap_files` put back what it wrote), move the entries back and mark it
         conflict."""
-        with self.store.db:
+        with self.recording():
             if not written:
                 for change in changes:
                     self._move_entries((change.after or {}).get("entries_before", {}))
-            for number in numbers:
-                self._state(number, "applied" if written else "conflict")
+            self._states(numbers, "applied" if written else "conflict")
         return "applied" if written else "conflict"
 
     def _move_entries(self, moves: dict[str, dict[str, Any]]) -> None:
@@ -354,12 +415,14 @@ class Journal:
                 action = fields["status"]
             self.store.journal(uid, action, actor, dict(zip(fields, row[1:])), fields, now)
 
-    def _state(self, change: int, state: str) -> None:
-        self.store.db.execute("UPDATE changes SET state=? WHERE id=?", (state, change))
+    def _states(self, changes: list[int], state: str) -> None:
+        self.store.db.executemany("UPDATE changes SET state=? WHERE id=?",
+                                  ((state, change) for change in changes))
+        self.file.state(changes, state)
 
     def set_state(self, change: int, state: str) -> None:
-        with self.store.db:
-            self._state(change, state)
+        with self.recording():
+            self._states([change], state)
 
     # -- undo -------------------------------------------------------------------------
 
@@ -382,10 +445,14 @@ class Journal:
     def recover(self) -> int:
         """Settle what a killed run left (see the module docstring); returns how many."""
         settled = self.settle()
-        with self.store.db:
+        with self.recording():
+            running = [r for (r,) in self.store.db.execute(
+                "SELECT id FROM runs WHERE status='running'").fetchall()]
             self.store.db.execute(
                 "UPDATE runs SET status='interrupted', finished=? WHERE status='running'",
                 (time.time(),))
+            if running:
+                self.file.runs(running, finished=True)
         if settled:
             log.info("Settled %d pass changes a stopped run left.", settled)
         return settled
@@ -405,18 +472,18 @@ class Journal:
                     settle_removal(Path(change["target"]), _bytes(change["before"]))
             done = [_holds(c["target"], c["after"]) for c in group]
             if all(done):
-                with self.store.db:
+                with self.recording():
                     for change in group:
                         self._move_entries((change["after"] or {}).get("entries", {}))
-                        self._state(_number(change), "applied")
+                    self._states([_number(c) for c in group], "applied")
                 continue
             for change, written in zip(group, done):  # all or none: put back what was written
                 if written:
                     _swap(Path(change["target"]), change["after"], change["before"])
-            with self.store.db:
+            with self.recording():
                 for change in group:  # and the entries that moved ahead of the files
                     self._move_entries((change["after"] or {}).get("entries_before", {}))
-                    self._state(_number(change), "aborted")
+                self._states([_number(c) for c in group], "aborted")
         return sum(len(g) for g in pending.values())
 
 
@@ -465,11 +532,16 @@ def _holds(target: str, side: dict[str, Any] | None) -> bool:
         return False
 
 
-def swap_files(changes: list[Change], renamed_in: set[Path] | None = None) -> bool:
+def swap_files(changes: list[Change], renamed_in: set[Path] | None = None, *,
+               sync: Callable[[], None] | None = None) -> bool:
     """Write a group's files by compare-and-swap, all or none: when one changed meanwhile,
     the ones written already are put back and False is returned. Needs no database (a pass
     may run it on a worker thread). With ``renamed_in``, the directories whose names changed
-    are collected there for the caller to fsync (see :func:`replace_if_unchanged`)."""
+    are collected there for the caller to fsync (see :func:`replace_if_unchanged`); ``sync``
+    makes the journal file's pending lines durable first (a power loss then leaves the
+    change recorded pending, which the next start settles, even after a rebuild)."""
+    if sync is not None:
+        sync()
     written: list[Change] = []
     for change in changes:
         if not _swap(Path(change.target), change.before, change.after, renamed_in):
@@ -480,10 +552,13 @@ def swap_files(changes: list[Change], renamed_in: set[Path] | None = None) -> bo
     return True
 
 
-def swap_groups(groups: list[list[Change]]) -> list[bool]:
+def swap_groups(groups: list[list[Change]],
+                sync: Callable[[], None] | None = None) -> list[bool]:
     """:func:`swap_files` for each group, in order; each directory is fsynced once at the end
     (a notebook pass writes a thousand files into a few directories), before any group is
-    reported written."""
+    reported written. ``sync``: as swap_files', once before the first file."""
+    if sync is not None:
+        sync()
     renamed_in: set[Path] = set()
     written = []
     for changes in groups:

@@ -308,12 +308,12 @@ def run(ctx: PassContext) -> Iterator[Any]:
         if len(pending) >= WRITE_BATCH:
             if writing is not None:
                 yield from _written(ctx, *writing)
-            writing = pending, (yield _write(pending))
+            writing = pending, (yield _write(ctx, pending))
             pending = []
     if writing is not None:
         yield from _written(ctx, *writing)
     if pending:
-        yield from _written(ctx, pending, (yield _write(pending)))
+        yield from _written(ctx, pending, (yield _write(ctx, pending)))
 
 
 def _vectors(ctx: PassContext, held: Callable[[], dict[int, tuple[int, str, str]]],
@@ -330,8 +330,9 @@ def _vectors(ctx: PassContext, held: Callable[[], dict[int, tuple[int, str, str]
     return [found.get(r) for r in rowids]
 
 
-def _write(pending: list[Written]) -> Any:
-    return Offload(swap_groups, ([changes for changes, *_ in pending],), wait=False)
+def _write(ctx: PassContext, pending: list[Written]) -> Any:
+    return Offload(swap_groups, ([changes for changes, *_ in pending], ctx.journal.log.sync),
+                   wait=False)
 
 
 def _written(ctx: PassContext, pending: list[Written], handle: Any) -> Iterator[Any]:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memoryd.errors import BadParamsError, UnavailableError
+from memoryd.errors import BadParamsError, NotFoundError, UnavailableError
 from memoryd.ingest.indexer import Indexer, memory_key, read_memory_file, stat_facts
 from memoryd.ingest.markdown import MemoryFile, is_pinned
 from memoryd.ingest.pipeline import configured_sources
@@ -348,6 +348,7 @@ class Passes:
                         await self.db(self.journal.settle, run.run)
                     await asyncio.to_thread(self.journal.sync_ledgers)
                     await self.db(self.journal.finish, run, "failed", repr(exc))
+                    await asyncio.to_thread(self.journal.log.sync)
                     return self._summary(run)
                 await asyncio.to_thread(self.journal.sync_ledgers)  # durable before "done"
                 linked = through_links(ctx.touched)
@@ -360,6 +361,7 @@ class Passes:
                     if problem:
                         log.info("Not committed to git: %s", problem)
                 await self.db(self.journal.finish, run, "done")
+                await asyncio.to_thread(self.journal.log.sync)  # the run's end, durable too
                 log.info("Pass %s (%s) done; its longest step on the database thread: %s.",
                          name, run_name(run.run), longest)
                 return {**self._summary(run), "longest_step": longest.reply()}
@@ -459,13 +461,13 @@ class Passes:
         if kind == "run":
             found = await self.db(self.journal.run, number)
             changes = [c for c in found["changes"] if c["state"] == "applied"]
-            if not changes:
-                raise BadParamsError(f"{target}: nothing to undo (no applied change)")
+            if not changes:  # nothing to do, not a mistake of the caller's: exit 1, not 2
+                raise NotFoundError(f"{target}: nothing to undo (no applied change)")
         else:
             change = await self.db(self.journal.change, number)
             if change["state"] != "applied":
-                raise BadParamsError(f"{target} is {change['state']}: only an applied change "
-                                     "can be undone")
+                raise NotFoundError(f"{target} is {change['state']}: only an applied change "
+                                    "can be undone")
             # the files of a group (a notebook and its archive) go back together: the archive
             # put back alone would drop the pruned lines the notebook no longer holds
             changes = await self.db(self.journal.group_of, change)

@@ -12,6 +12,7 @@ from memoryd.engine import Engine
 from memoryd.errors import BadParamsError, ForbiddenError
 from memoryd.params import Params
 from memoryd.store.archive import AgentArchive
+from memoryd.store.pass_log import PassLog
 from memoryd.store.purge import Purge
 
 
@@ -45,13 +46,18 @@ class TrustMethods:
         def purge() -> dict[str, Any]:
             assert engine.store is not None
             job = Purge(engine.store, engine.entries.ledger,
-                        AgentArchive(engine.config.archive_dir), agent, since, match)
+                        AgentArchive(engine.config.archive_dir), agent, since, match,
+                        history=AgentArchive(engine.config.history_dir),
+                        pass_log=PassLog.in_state(engine.config.state_dir))
             report = job.run(dry_run=not confirm, actor=actor)
-            if not report["dry_run"]:
-                for entry in report["entries"]:
-                    engine.entries.unindex(entry["rowid"])
+            search = engine.searcher_or_none
+            if job.words and search is not None and search.lexicon is not None:
+                search.lexicon.forget(job.words)
             for entry in report["entries"]:
-                entry.pop("rowid", None)
+                rowid = entry.pop("rowid", None)
+                entry.pop("hash", None)
+                if not report["dry_run"] and rowid is not None:
+                    engine.entries.unindex(rowid)
             return report
 
         report = await engine.db(purge)

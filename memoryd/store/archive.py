@@ -163,6 +163,16 @@ class AgentArchive:
             fsync_directory(self.directory)
         return size, after
 
+    def raw(self, agent: str) -> Iterator[bytes]:
+        """Each whole member's uncompressed bytes, as written (``memory purge`` keeps the
+        lines it does not remove byte for byte)."""
+        path = self.path(agent)
+        if not path.exists():
+            return
+        with path.open("rb") as handle:
+            for _, _, data in _members(handle, path, 0):
+                yield data
+
     def read(self, agent: str, offset: int = 0) -> Iterator[tuple[int, list[dict[str, Any]]]]:
         """(offset after the member, its records) for each whole member from ``offset``."""
         path = self.path(agent)

@@ -419,9 +419,17 @@ class Entries:
         entry, actor = self._owned(params)
         if entry["status"] == "forgotten":
             return entry
-        reason = params.text("reason", max_len=2000)
+        return self.forget_entry(entry, actor, params.text("reason", max_len=2000))
+
+    def forget_entry(self, entry: dict[str, Any], actor: str, reason: str | None,
+                     change: int | None = None) -> dict[str, Any]:
+        """Forget an entry: its ledger's status record (naming the journal's ``change`` that
+        makes it undoable: memoryd.passes.journal.Journal.forget), then the row."""
+        record = self._status_record(entry, "forgotten", actor, reason)
+        if change is not None:
+            record["change"] = change
         with self.transaction():
-            self.write_ledger(entry["agent"], [self._status_record(entry, "forgotten", actor, reason)])
+            self.write_ledger(entry["agent"], [record])
             return self._set_status(entry, "forgotten", actor)
 
     def head_of(self, entry: dict[str, Any]) -> dict[str, Any]:

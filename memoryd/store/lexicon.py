@@ -43,6 +43,12 @@ class Lexicon:
     def __contains__(self, stem: str) -> bool:
         return stem in self.rows
 
+    def forget(self, stems: Sequence[str]) -> None:
+        """Words a purge took out of the table: unknown again, so that an entry that has one
+        later gives it back (its row of codes stays unused until the next load)."""
+        for stem in stems:
+            self.rows.pop(stem, None)
+
     @property
     def nbytes(self) -> int:
         return len(self.rows) * (self.dim + 4)

@@ -1,18 +1,36 @@
 """``memory purge``: the one operation that really deletes, for the day a secret got in anyway.
 
 Everything else in memoryd keeps history (a forget is a status, a pass's change is undoable).
-A purge removes an agent's entries — those created since a time, those whose text holds a
-string, or both — from every place memoryd keeps text:
+A purge removes what it **selects** and nothing else. It selects an agent's entries — those
+created since a time, those whose *text* holds a string (case-insensitive), or both — wherever
+memoryd still keeps one: a row of the index, a ``remember`` record of the agent's ledger that
+the index does not hold (a write replay skipped as a duplicate), a record of its transcript
+archive (a turn whose source was removed), the journal of an entry whose lines left their file.
+Only the text is matched: an agent name, a category, a tag, a kind, a path that holds the
+string selects nothing.
 
-- the index: the rows, their full-text postings (the FTS5 index is merged so no old segment
-  keeps a term), their vectors, their journal events and marks, with ``secure_delete`` on so
-  freed pages are zeroed, and the WAL checkpointed and truncated afterwards;
-- the agent's ledger, rewritten atomically (temporary file, fsync, rename, fsync of the
-  directory) without the records of those entries;
-- the agent's transcript archive, rewritten the same way;
-- journals: the memory-tool journal of the agent's files and the maintenance passes' changes
-  that hold the string lose those events; other events and ledger records that merely mention
-  it (a forget's reason, a session's last message, a transcript's open exchange) get it replaced by ``[PURGED]``.
+What goes, for good:
+
+- the selected entries' rows, their full-text postings (the FTS5 index is merged so no old
+  segment keeps a term), their vectors, their journal events and marks, with
+  ``secure_delete`` on so freed pages are zeroed, and the WAL checkpointed and truncated after;
+- every record of theirs in the agent's ledger (remember, status, update, release) and in its
+  transcript archive, each file rewritten atomically (:mod:`memoryd.store.purge_files`) with
+  every other line kept byte for byte;
+- the maintenance passes' changes that name a selected entry, or that hold the string and are
+  the agent's (its entries, its files), with the changes written together with them (a
+  notebook and its archive go back together or not at all), in the database and in the
+  passes' journal file (:mod:`memoryd.store.pass_log`);
+- the memory tools' journal events of the agent's files that hold the string, and the
+  versions of its history archive that do (``--since``: those written since).
+
+What only mentions the string keeps its place, with the string replaced by ``[PURGED]`` in
+that free text alone: a forget's reason in the ledger, an older version of one of the agent's
+entries in its journal, a session's last message, a transcript's open exchange. The reply
+lists them (the dry run too) beside the entries it removes; anything else — the other
+entries and every field of their records — is left byte for byte, so a rebuild of the index
+restores every entry the purge did not select exactly as before
+(``tests/test_purge_property.py``).
 
 It is journaled as a ``purge`` event (``memory history purge:AGENT``) with the ids and
 counts, never the matched text. Files are the user's: a purged entry that came from a watched
@@ -21,258 +39,346 @@ file comes back when the file is indexed again, so the reply names those files.
 
 from __future__ import annotations
 
-import base64
 import json
 import logging
 import re
 import time
-import zlib
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memoryd.store.archive import (
-    TRANSCRIPT_PREFIX,
-    AgentArchive,
-    MemberWriter,
-    meta_key,
-)
+from memoryd.store.archive import TRANSCRIPT_PREFIX, AgentArchive, meta_key
 from memoryd.store.database import SELECT_ENTRY, Store, row_to_entry
-from memoryd.store.durable import replace_file
-from memoryd.store.ledger import Ledger, encode_record
+from memoryd.store.file_journal import history_key
+from memoryd.store.ledger import Ledger
+from memoryd.store.lexicon import Lexicon, unknown_words
+from memoryd.store.pass_log import PassLog, pass_log_key
+from memoryd.store.purge_files import Rewrite, archive_rewrite, ledger_rewrite
+from memoryd.store.purge_match import ChangeFilter, holds_text, json_value, scrub_texts
 
 log = logging.getLogger(__name__)
 
 PURGED = "[PURGED]"
+OPEN_EXCHANGE = "transcript:open:"
+#: How the reply names what a purge selected that the index does not hold.
+WHERE = {"ledger": "only in the ledger", "archive": "only in the transcript archive",
+         "journal": "only in the journal (its lines left their file)"}
 
 
-def _strings(value: Any) -> str:
-    """Every string inside a JSON value, joined: what a match is looked for in."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict):
-        texts = [_strings(v) for v in value.values()]
-        if isinstance(value.get("insert_z"), str):  # a memory-tool journal delta, compressed
-            try:
-                texts.append(zlib.decompress(base64.b64decode(value["insert_z"])).decode(
-                    "utf-8", "replace"))
-            except (ValueError, zlib.error):
-                pass
-        return "\n".join(texts)
-    if isinstance(value, list):
-        return "\n".join(_strings(v) for v in value)
-    return ""
+@dataclass
+class Plan:
+    """What one purge removes and what it scrubs (built by :meth:`Purge.plan`)."""
 
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    ids: set[str] = field(default_factory=set)
+    events: list[int] = field(default_factory=list)
+    scrubbed_events: dict[int, tuple[str | None, str | None]] = field(default_factory=dict)
+    changes: list[int] = field(default_factory=list)
+    marks: list[str] = field(default_factory=list)
+    sessions: dict[str, str] = field(default_factory=dict)
+    open_exchanges: dict[str, str] = field(default_factory=dict)
+    mentions: list[dict[str, str]] = field(default_factory=list)
+    files: dict[str, tuple[Path, str, Rewrite]] = field(default_factory=dict)
+    texts: list[str] = field(default_factory=list)  # the selected entries' texts
 
-def _json(raw: str | None) -> Any:
-    """A journal column's value (JSON text), or the text itself when it is not JSON."""
-    if not raw:
-        return ""
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return raw
+    def mention(self, what: str, where: str) -> None:
+        item = {"id": what, "where": where}
+        if item not in self.mentions:
+            self.mentions.append(item)
 
-
-def _scrub(value: Any, pattern: re.Pattern[str]) -> Any:
-    if isinstance(value, str):
-        return pattern.sub(PURGED, value)
-    if isinstance(value, dict):
-        return {k: _scrub(v, pattern) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_scrub(v, pattern) for v in value]
-    return value
+    def anything(self) -> bool:
+        return bool(self.entries or self.events or self.scrubbed_events or self.changes
+                    or self.sessions or self.open_exchanges
+                    or any(r.data is not None for _, _, r in self.files.values()))
 
 
 class Purge:
     """One purge of one agent's entries (database thread)."""
 
     def __init__(self, store: Store, ledger: Ledger, archive: AgentArchive, agent: str,
-                 since: float | None, match: str | None) -> None:
+                 since: float | None, match: str | None, *,
+                 history: AgentArchive | None = None, pass_log: PassLog | None = None) -> None:
         self.store, self.ledger, self.archive = store, ledger, archive
+        self.history, self.pass_log = history, pass_log
         self.agent, self.since, self.match = agent, since, match
         self.pattern = re.compile(re.escape(match), re.IGNORECASE) if match else None
+        #: the lexicon's stems the purge took out (for the daemon's copy in memory)
+        self.words: list[str] = []
 
-    def holds(self, value: Any) -> bool:
-        return self.pattern is not None and self.pattern.search(_strings(value)) is not None
+    def selects(self, entry: dict[str, Any]) -> bool:
+        """Whether an entry (a row, or a record of one) is the agent's and selected: created
+        since the time, its text holding the string."""
+        if entry.get("agent") != self.agent:
+            return False
+        created = entry.get("created")
+        if self.since is not None and not (
+                isinstance(created, int | float) and created >= self.since):
+            return False
+        if self.pattern is None:
+            return True
+        text = entry.get("text")
+        return isinstance(text, str) and self.pattern.search(text) is not None
 
-    def selected(self) -> list[dict[str, Any]]:
+    def holds(self, text: str | None) -> bool:
+        return self.pattern is not None and bool(text) and self.pattern.search(text) is not None
+
+    def scrub(self, text: str) -> str:
+        assert self.pattern is not None
+        return self.pattern.sub(PURGED, text)
+
+    # -- planning -----------------------------------------------------------------------
+
+    def plan(self) -> Plan:
+        plan = Plan()
+        owners = dict(self.store.db.execute("SELECT uid, agent FROM entries").fetchall())
         where, params = "agent=?", [self.agent]
-        if self.since is not None:
-            where += " AND created >= ?"
-            params.append(self.since)
         rows = [row_to_entry(r) for r in self.store.db.execute(
             SELECT_ENTRY + f" WHERE {where} ORDER BY created", params)]
-        if self.pattern is not None:
-            rows = [e for e in rows if self.pattern.search(e["text"])]
-        return rows
+        for entry in rows:
+            if self.selects(entry):
+                plan.entries.append(_listed(entry, entry["rowid"]))
+                plan.ids.add(entry["id"])
+                plan.texts.append(entry["text"])
+        self._select_unindexed(plan, owners)
+        self._plan_events(plan, owners)
+        kept_hashes = {e["hash"] for e in rows if e["id"] not in plan.ids}
+        plan.marks = [f"uid:{uid}" for uid in sorted(plan.ids)] + [
+            f"{kind}:{h}" for h in sorted({e["hash"] for e in plan.entries if e.get("hash")}
+                                          - kept_hashes) for kind in ("hash", "release")]
+        self._plan_changes(plan, owners)
+        self._plan_mentions(plan)
+        self._plan_files(plan)
+        return plan
+
+    def _select_unindexed(self, plan: Plan, owners: dict[str, str]) -> None:
+        """Entries the agent's ledger or transcript archive holds that the index does not."""
+        for _, record in self.ledger.read(self.agent):
+            entry = record.get("entry")
+            if record.get("op") == "remember" and isinstance(entry, dict) \
+                    and entry.get("uid") not in owners and self.selects(entry):
+                self._add_unindexed(plan, entry, "ledger")
+        for _, records in self.archive.read(self.agent):
+            for record in records:
+                entry = record.get("entry")
+                if isinstance(entry, dict) and entry.get("uid") not in owners \
+                        and self.selects(entry):
+                    self._add_unindexed(plan, entry, "archive")
+
+    @staticmethod
+    def _add_unindexed(plan: Plan, entry: dict[str, Any], where: str) -> None:
+        uid = str(entry.get("uid"))
+        if uid not in plan.ids:
+            plan.ids.add(uid)
+            plan.texts.append(str(entry.get("text") or ""))
+            plan.entries.append({**_listed({**entry, "id": uid}, None), "where": WHERE[where]})
+
+    def _plan_events(self, plan: Plan, owners: dict[str, str]) -> None:
+        """The selected entries' events; the memory tools' events of the agent's files that
+        hold the string; the journal of an entry no longer indexed (its lines left their
+        file) that is selected; and older versions of the agent's other entries that mention
+        the string (scrubbed)."""
+        tool = f"file:{self.agent}:"
+        unindexed: dict[str, list[tuple[int, Any, Any]]] = {}
+        for number, uid, ts, before, after in self.store.db.execute(
+                "SELECT id, uid, ts, before, after FROM events"):
+            if uid in plan.ids:
+                plan.events.append(number)
+            elif uid.startswith(tool):
+                if (self.since is None or ts >= self.since) and (
+                        self.pattern is None
+                        or holds_text(self.pattern, [json_value(before), json_value(after)])):
+                    plan.events.append(number)
+            elif uid.startswith(("file:", "purge:")):
+                continue
+            elif uid not in owners:
+                unindexed.setdefault(uid, []).append((number, before, after))
+            elif owners[uid] == self.agent and self.pattern is not None:
+                self._scrub_event(plan, uid, number, before, after)
+        for uid, events in unindexed.items():
+            versions = [v for _, b, a in events for v in (json_value(b), json_value(a))
+                        if isinstance(v, dict) and "text" in v]
+            if not any(v.get("agent") == self.agent for v in versions):
+                continue
+            created = next((v.get("created") for v in versions if "created" in v), None)
+            if any(self.selects({**v, "agent": self.agent, "created": created})
+                   for v in versions):
+                plan.events += [number for number, _, _ in events]
+                self._add_unindexed(plan, {**versions[-1], "uid": uid, "created": created},
+                                    "journal")
+            elif self.pattern is not None:
+                for number, before, after in events:
+                    self._scrub_event(plan, uid, number, before, after)
+
+    def _scrub_event(self, plan: Plan, uid: str, number: int, before: str | None,
+                     after: str | None) -> None:
+        """An older version of an entry the purge keeps that mentions the string: the string
+        replaced in its text (the only free text of a version)."""
+        assert self.pattern is not None
+        if not (self.holds(before) or self.holds(after) or "\\u" in (before or "") + (after or "")):
+            return  # the journal's JSON escapes non-ASCII: look closer only then
+        new = [scrub_texts(json_value(side), self.pattern, PURGED) for side in (before, after)]
+        if new[0] is None and new[1] is None:
+            return
+        plan.scrubbed_events[number] = (
+            json.dumps(new[0], sort_keys=True) if new[0] is not None else before,
+            json.dumps(new[1], sort_keys=True) if new[1] is not None else after)
+        plan.mention(uid, "an older version in its history")
+
+    def _plan_changes(self, plan: Plan, owners: dict[str, str]) -> None:
+        files = dict(self.store.db.execute("SELECT path, agent FROM files").fetchall())
+        changes = ChangeFilter(self.agent, plan.ids, self.pattern, owners, files)
+        dropped: set[int] = set()
+        groups: set[int] = set()
+        rows = self.store.db.execute(
+            "SELECT id, target, why, before, after, grp FROM changes").fetchall()
+        for number, target, why, before, after, group in rows:
+            if changes.drops(target, why, before, after):
+                dropped.add(number)
+                if group:
+                    groups.add(group)
+        dropped.update(number for number, *_, group in rows if group in groups)
+        plan.changes = sorted(dropped)
+
+    def _plan_mentions(self, plan: Plan) -> None:
+        """A session's last message and a transcript's open exchange of the agent's."""
+        if self.pattern is None:
+            return
+        for session, message in self.store.db.execute(
+                "SELECT id, last_message FROM sessions WHERE agent=? AND last_message IS NOT "
+                "NULL", (self.agent,)):
+            if self.holds(message):
+                plan.sessions[session] = self.scrub(message)
+                plan.mention(f"session {session}", "its last message")
+        files = {p for (p,) in self.store.db.execute("SELECT path FROM files WHERE agent=?",
+                                                     (self.agent,))}
+        for key, value in self.store.db.execute(
+                "SELECT key, value FROM meta WHERE key >= ? AND key < ?",
+                (OPEN_EXCHANGE, OPEN_EXCHANGE[:-1] + chr(ord(":") + 1))):
+            path = key[len(OPEN_EXCHANGE):]
+            if path in files and self.holds(value):
+                scrubbed = scrub_texts(json_value(value), self.pattern, PURGED)
+                if scrubbed is not None:
+                    plan.open_exchanges[key] = json.dumps(scrubbed, ensure_ascii=False)
+                    plan.mention(path, "the open exchange of this transcript")
+
+    def _plan_files(self, plan: Plan) -> None:
+        ids = plan.ids
+
+        def ledger(record: dict[str, Any]) -> bool | dict[str, Any] | None:
+            op, entry = record.get("op"), record.get("entry")
+            if op == "remember":
+                return isinstance(entry, dict) and entry.get("uid") in ids
+            if op in ("status", "update", "release") and str(record.get("id")) in ids:
+                return True
+            reason = record.get("reason")
+            if op == "status" and isinstance(reason, str) and self.holds(reason):
+                plan.mention(str(record.get("id")), "the reason of a forget or supersede")
+                return {**record, "reason": self.scrub(reason)}
+            return None
+
+        def transcripts(record: dict[str, Any]) -> bool:
+            entry = record.get("entry")
+            return isinstance(entry, dict) and entry.get("uid") in ids
+
+        def versions(record: dict[str, Any]) -> bool:
+            return (record.get("op") == "version"
+                    and (self.since is None or float(record.get("ts") or 0) >= self.since)
+                    and (self.pattern is None or holds_text(
+                        self.pattern, [record.get("before"), record.get("after")])))
+
+        tail = {"op": "purge", "ts": time.time(), "ids": sorted(ids)}
+        plan.files["ledger"] = (self.ledger.path(self.agent), f"ledger:{self.agent}",
+                                ledger_rewrite(self.ledger.path(self.agent), ledger, tail))
+        plan.files["archive"] = (self.archive.path(self.agent), meta_key(self.agent),
+                                 archive_rewrite(self.archive, self.agent, transcripts))
+        if self.history is not None:
+            plan.files["history"] = (self.history.path(self.agent), history_key(self.agent),
+                                     archive_rewrite(self.history, self.agent, versions))
+        if self.pass_log is not None:
+            plan.files["passes"] = (self.pass_log.path, pass_log_key(),
+                                    self.pass_log.without(set(plan.changes)))
+
+    # -- running ------------------------------------------------------------------------
 
     def run(self, dry_run: bool, actor: str) -> dict[str, Any]:
-        entries = self.selected()
-        ids = {e["id"] for e in entries}
-        files = sorted({e["source"] for e in entries
-                        if e["via"] == "watch" and e["source"]
-                        and not e["id"].startswith(TRANSCRIPT_PREFIX) and Path(e["source"]).exists()})
-        transcripts = sorted({e["source"] for e in entries if e["via"] == "watch" and e["source"]
-                              and e["id"].startswith(TRANSCRIPT_PREFIX)
-                              and Path(e["source"]).exists()})
-        events = self._events(ids)
-        changes = self._changes(ids)
-        report: dict[str, Any] = {
-            "agent": self.agent, "dry_run": dry_run,
-            "entries": [{"id": e["id"], "rowid": e["rowid"], "kind": e["kind"],
-                         "category": e["category"],
-                         "created": e["created"], "via": e["via"], "source": e["source"]}
-                        for e in entries],
-            "events": len(events), "changes": len(changes),
-            "files_still_holding": files, "transcripts_still_holding": transcripts,
-        }
-        if dry_run or not (entries or events or changes or self._other_texts()):
-            report["ledger_records"] = self._rewrite_ledger(ids, dry_run=True)
-            report["archive_records"] = self._rewrite_archive(ids, dry_run=True)
+        plan = self.plan()
+        report = self._report(plan, dry_run)
+        if dry_run or not plan.anything():
             return report
         self.store.db.execute("PRAGMA secure_delete=ON")
         try:
             with self.store.db:
-                report["ledger_records"] = self._rewrite_ledger(ids, dry_run=False)
-                report["archive_records"] = self._rewrite_archive(ids, dry_run=False)
-                self._delete(entries, events, changes)
+                for path, key, rewrite in plan.files.values():
+                    size = rewrite.write(path)
+                    if size is not None:
+                        self.store.set_meta(key, str(size))
+                self._delete(plan)
                 self.store.journal(f"purge:{self.agent}", "purge", actor, None, {
                     "agent": self.agent, "since": self.since, "matched_text": self.match is not None,
-                    "ids": sorted(ids), "events": len(events), "changes": len(changes),
-                    "ledger_records": report["ledger_records"],
-                    "archive_records": report["archive_records"]}, time.time())
+                    "ids": sorted(plan.ids), "events": len(plan.events),
+                    "changes": len(plan.changes), "ledger_records": report["ledger_records"],
+                    "archive_records": report["archive_records"],
+                    "mentions": len(plan.mentions)}, time.time())
             self.store.db.execute("INSERT INTO entries_fts(entries_fts) VALUES ('optimize')")
         finally:
             self.store.db.execute("PRAGMA secure_delete=OFF")
         self.store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
-        log.info("Purged %d entries of agent %s (%d events, %d changes).",
-                 len(entries), self.agent, len(events), len(changes))
+        log.info("Purged %d entries of agent %s (%d events, %d changes, %d mentions).",
+                 len(plan.entries), self.agent, len(plan.events), len(plan.changes),
+                 len(plan.mentions))
         return report
 
-    # -- the database -------------------------------------------------------------------
+    def _report(self, plan: Plan, dry_run: bool) -> dict[str, Any]:
+        indexed = [e for e in plan.entries if e.get("rowid") is not None]
+        return {
+            "agent": self.agent, "dry_run": dry_run,
+            "entries": plan.entries, "mentions": plan.mentions,
+            "events": len(plan.events), "changes": len(plan.changes),
+            "ledger_records": sum(r.dropped + r.scrubbed for k, (_, _, r) in plan.files.items()
+                                  if k == "ledger"),
+            "archive_records": sum(r.dropped for k, (_, _, r) in plan.files.items()
+                                   if k in ("archive", "history")),
+            "files_still_holding": sorted({
+                e["source"] for e in indexed if e["via"] == "watch" and e["source"]
+                and not e["id"].startswith(TRANSCRIPT_PREFIX) and Path(e["source"]).exists()}),
+            "transcripts_still_holding": sorted({
+                e["source"] for e in indexed if e["via"] == "watch" and e["source"]
+                and e["id"].startswith(TRANSCRIPT_PREFIX) and Path(e["source"]).exists()}),
+        }
 
-    def _events(self, ids: set[str]) -> list[int]:
-        """Events of the purged entries, and memory-tool events of the agent's files that
-        hold the string."""
-        found = []
-        for rowid, ts, uid, before, after in self.store.db.execute(
-                "SELECT id, ts, uid, before, after FROM events WHERE uid NOT LIKE 'purge:%'"):
-            tool = (uid.startswith(f"file:{self.agent}:")
-                    and (self.pattern is None or self.holds([_json(before), _json(after)]))
-                    and (self.since is None or ts >= self.since))
-            if uid in ids or tool:
-                found.append(rowid)
-        return found
-
-    def _changes(self, ids: set[str]) -> list[int]:
-        """Pass changes that touched a purged entry or hold the string (a file's text)."""
-        found = []
-        for rowid, target, before, after in self.store.db.execute(
-                "SELECT id, target, before, after FROM changes"):
-            if target in ids or self.holds([before or "", after or ""]) or any(
-                    i in (before or "") or i in (after or "") for i in ids):
-                found.append(rowid)
-        return found
-
-    def _other_texts(self) -> bool:
-        if self.pattern is None:
-            return False
-        return any(self.holds(list(r)) for r in self.store.db.execute(
-            "SELECT before, after FROM events UNION ALL SELECT last_message, '' FROM sessions "
-            "UNION ALL SELECT value, '' FROM meta WHERE key LIKE 'transcript:open:%'"))
-
-    def _delete(self, entries: list[dict[str, Any]], events: list[int], changes: list[int]) -> None:
+    def _delete(self, plan: Plan) -> None:
         db = self.store.db
-        rowids = [e["rowid"] for e in entries]
+        rowids = [e["rowid"] for e in plan.entries if e.get("rowid") is not None]
         db.executemany("DELETE FROM entries WHERE id=?", ((r,) for r in rowids))
         self.store.delete_vectors(rowids)
         db.executemany("DELETE FROM marks WHERE agent=? AND target=?",
-                       ((self.agent, t) for e in entries
-                        for t in (f"hash:{e['hash']}", f"uid:{e['id']}", f"release:{e['hash']}")))
-        db.executemany("DELETE FROM events WHERE id=?", ((r,) for r in events))
-        db.executemany("DELETE FROM changes WHERE id=?", ((r,) for r in changes))
-        if self.pattern is None:
-            return
-        for rowid, before, after in db.execute(
-                "SELECT id, before, after FROM events WHERE before IS NOT NULL OR after IS NOT NULL"
-                ).fetchall():
-            if self.holds([before or "", after or ""]):
-                db.execute("UPDATE events SET before=?, after=? WHERE id=?", (
-                    json.dumps(_scrub(json.loads(before), self.pattern), sort_keys=True)
-                    if before else None,
-                    json.dumps(_scrub(json.loads(after), self.pattern), sort_keys=True)
-                    if after else None, rowid))
-        for key, value in db.execute(  # a transcript's open exchange (ingest.open_exchange)
-                "SELECT key, value FROM meta WHERE key LIKE 'transcript:open:%'").fetchall():
-            if self.pattern.search(value):
-                db.execute("UPDATE meta SET value=? WHERE key=?", (json.dumps(
-                    _scrub(_json(value), self.pattern), ensure_ascii=False), key))
-        for session, message in db.execute(
-                "SELECT id, last_message FROM sessions WHERE last_message IS NOT NULL").fetchall():
-            if self.pattern.search(message):
-                db.execute("UPDATE sessions SET last_message=? WHERE id=?",
-                           (self.pattern.sub(PURGED, message), session))
+                       ((self.agent, target) for target in plan.marks))
+        db.executemany("DELETE FROM events WHERE id=?", ((r,) for r in plan.events))
+        db.executemany("UPDATE events SET before=?, after=? WHERE id=?",
+                       ((b, a, n) for n, (b, a) in plan.scrubbed_events.items()))
+        db.executemany("DELETE FROM changes WHERE id=?", ((r,) for r in plan.changes))
+        db.executemany("UPDATE meta SET value=? WHERE key=?",
+                       ((v, k) for k, v in plan.open_exchanges.items()))
+        db.executemany("UPDATE sessions SET last_message=? WHERE id=?",
+                       ((m, s) for s, m in plan.sessions.items()))
+        self.words = self._drop_words(plan.texts)
 
-    # -- the files ----------------------------------------------------------------------
-
-    def _rewrite_ledger(self, ids: set[str], dry_run: bool) -> int:
-        """Drop the purged entries' records from the agent's ledger, scrub the string from the
-        rest; returns how many records were dropped or scrubbed."""
-        path = self.ledger.path(self.agent)
-        if not path.exists():
-            return 0
-        kept: list[bytes] = []
-        touched = 0
-        for raw in path.read_bytes().splitlines(keepends=True):
-            try:
-                record = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                kept.append(raw)  # not ours to judge: the ledger's reader reports it
-                continue
-            if not isinstance(record, dict):
-                kept.append(raw)
-                continue
-            record.pop("crc", None)  # a line's checksum, if the ledger writes one
-            entry = record.get("entry") if isinstance(record.get("entry"), dict) else {}
-            if entry.get("uid") in ids or record.get("id") in ids:
-                touched += 1
-                continue
-            if self.holds(record):
-                touched += 1
-                assert self.pattern is not None
-                raw = encode_record(_scrub(record, self.pattern))
-            kept.append(raw)
-        if dry_run or not touched:
-            return touched
-        kept.append(encode_record({"op": "purge", "ts": time.time(), "ids": sorted(ids)}))
-        size = _replace_file(path, b"".join(kept))
-        self.store.set_meta(f"ledger:{self.agent}", str(size))
-        return touched
-
-    def _rewrite_archive(self, ids: set[str], dry_run: bool) -> int:
-        path = self.archive.path(self.agent)
-        if not path.exists():
-            return 0
-        writer = MemberWriter()
-        dropped = 0
-        for _, records in self.archive.read(self.agent):
-            lines = []
-            for record in records:
-                entry = record.get("entry") if isinstance(record.get("entry"), dict) else {}
-                if entry.get("uid") in ids or self.holds(record):
-                    dropped += 1
-                    continue
-                lines.append(json.dumps(record, ensure_ascii=False, sort_keys=True)
-                             .encode("utf-8") + b"\n")
-            writer.add(lines)
-        if dry_run or not dropped:
-            return dropped
-        size = _replace_file(path, writer.data())
-        self.store.set_meta(meta_key(self.agent), str(size))
+    def _drop_words(self, texts: list[str]) -> list[str]:
+        """The lexicon's words (memoryd.store.lexicon) that only the purged texts had: the
+        table keeps each word as written (a password of letters is a word). Returns their
+        stems."""
+        dropped: list[str] = []
+        db = self.store.db
+        for stem, word in unknown_words(db, Lexicon(0), texts).items():
+            if db.execute("SELECT 1 FROM entries_fts WHERE entries_fts MATCH ? LIMIT 1",
+                          (f'text : "{word}"',)).fetchone() is None:
+                db.execute("DELETE FROM lexicon WHERE stem=?", (stem,))
+                dropped.append(stem)
         return dropped
 
 
-def _replace_file(path: Path, data: bytes) -> int:
-    """Write ``data`` over ``path`` atomically and durably; returns its size."""
-    replace_file(path, data)
-    return len(data)
+def _listed(entry: dict[str, Any], rowid: int | None) -> dict[str, Any]:
+    """How the reply lists a selected entry."""
+    return {"id": entry["id"], "rowid": rowid, "kind": entry.get("kind"),
+            "category": entry.get("category") or "", "created": entry.get("created"),
+            "via": entry.get("via"), "source": entry.get("source"), "hash": entry.get("hash")}

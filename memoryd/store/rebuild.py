@@ -2,9 +2,10 @@
 ``memoryd.db.new`` and put in place only when it is complete (the old one becomes
 ``memoryd.db.bak``), so a reindex that is killed leaves the old index and its backup as they
 were. Transcript entries the old database holds and the archives do not yet are archived first
-(their transcripts may be gone); then the archives are restored, then the ledgers replayed
-(their status records may name archived transcript entries); the daemon indexes the watched
-files when it starts."""
+(their transcripts may be gone), and so is the passes' journal of a database made before the
+journal had a file of its own; then the archives are restored, the passes' journal replayed
+(the ledgers' records of a pass's changes name them), then the ledgers (their status records
+may name archived transcript entries); the daemon indexes the watched files when it starts."""
 
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ from memoryd.store.archive import AgentArchive, archive_now, restore_archives
 from memoryd.store.database import ModelInfo, Store
 from memoryd.store.integrity import corrupt_suffix, damage, discard, move_aside
 from memoryd.store.ledger import Ledger
+from memoryd.store.pass_log import PassLog, pass_log_key, replay_pass_log
+from memoryd.store.pass_log import export as export_pass_log
 from memoryd.store.permissions import restrict_umask, tighten_state
 from memoryd.store.replay import replay_ledgers
 
@@ -43,11 +46,15 @@ def reindex(config: Config, *, embed: bool = True) -> dict[str, int]:
                 "`memoryd serve`)") from None
         archive = AgentArchive(config.archive_dir)
         archived = archive_old(config, archive)
+        pass_log = PassLog.in_state(config.state_dir)
+        journal_old(config, pass_log)
         building = config.db_path.with_name(config.db_path.name + ".new")
         discard(building)  # what a killed reindex left
         store = Store(building)
         try:
             restored = restore_archives(store, archive)
+            replay_pass_log(store, pass_log)
+            runs = store.db.execute("SELECT count(*) FROM runs").fetchone()[0]
             ledger = Ledger(config.ledger_dir)
             records = replay_ledgers(store, ledger)
             vectors = embed_backlog(config, store) if embed else 0
@@ -58,7 +65,7 @@ def reindex(config: Config, *, embed: bool = True) -> dict[str, int]:
         move_aside(building, "", config.db_path)
         return {"entries": entries, "records": records, "ledgers": len(ledger.agents()),
                 "vectors": vectors, "archives": len(archive.agents()), "restored": restored,
-                "archived": archived}
+                "archived": archived, "runs": runs}
     finally:
         os.close(fd)
 
@@ -98,6 +105,26 @@ def archive_old(config: Config, archive: AgentArchive) -> int:
     if archived:
         log.info("Archived %d transcript entries from the old database first.", archived)
     return archived
+
+
+def journal_old(config: Config, pass_log: PassLog) -> None:
+    """Write the passes' journal of the database about to be set aside to its file, if that
+    database was made before the journal had one (a damaged one is left as it is)."""
+    if not config.db_path.exists() or pass_log.size():
+        return
+    try:
+        old = Store(config.db_path)
+    except (StartupError, apsw.Error) as exc:
+        log.warning("Not reading the passes' journal of the old database: %s", exc)
+        return
+    try:
+        if old.meta(pass_log_key()) is None and \
+                old.db.execute("SELECT 1 FROM runs LIMIT 1").fetchone() is not None:
+            export_pass_log(old, pass_log)
+    except apsw.Error as exc:
+        log.warning("Not reading the passes' journal of the old database: %s", exc)
+    finally:
+        old.close()
 
 
 def embed_backlog(config: Config, store: Store) -> int:

@@ -1,0 +1,75 @@
+"""The passes' journal file seen from the journal (memoryd.passes.journal): what a
+transaction records — runs, changes, states — goes to ``passes.jsonl`` (memoryd.store.pass_log)
+as well as the database, appended at the end of the transaction, after the ledger records of
+its entries and before the commit, and taken back when the transaction fails."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from memoryd.store.database import Store
+from memoryd.store.entries import Entries
+from memoryd.store.pass_log import (
+    PassLog,
+    change_record,
+    finish_record,
+    pass_log_key,
+    run_record,
+    select_changes,
+    select_runs,
+)
+
+
+class JournalFile:
+    """Runs on the database thread."""
+
+    def __init__(self, store: Store, entries: Entries) -> None:
+        self.store = store
+        self.entries = entries
+        self.log = PassLog.in_state(entries.config.state_dir)
+        #: the lines of the transaction being recorded (:meth:`recording`)
+        self._lines: list[dict[str, Any]] | None = None
+
+    @contextmanager
+    def recording(self) -> Iterator[None]:
+        """A transaction whose runs and changes also go to the file: its lines are appended
+        at the end, after the ledger records of its entries and before the commit, and taken
+        back when the transaction fails (as the ledgers' are: Entries.transaction)."""
+        outer = self._lines is None
+        if outer:
+            self._lines = []
+        appended: tuple[int, int] | None = None
+        try:
+            with self.entries.transaction():
+                yield
+                if outer and self._lines:
+                    appended = self.log.append(self._lines)
+                    self.store.set_meta(pass_log_key(), str(appended[1]))
+        except BaseException:
+            if appended is not None:
+                self.log.cut(appended[0])
+            raise
+        finally:
+            if outer:
+                self._lines = None
+
+    def _pending(self) -> list[dict[str, Any]]:
+        assert self._lines is not None, "a journal write outside recording()"
+        return self._lines
+
+    def runs(self, runs: list[int], finished: bool) -> None:
+        """These runs as recorded now: begun, or finished."""
+        marks = ", ".join("?" for _ in runs)
+        for row in self.store.db.execute(select_runs(f"id IN ({marks})"), runs).fetchall():
+            self._pending().append(finish_record(row) if finished else run_record(row))
+
+    def changes(self, changes: list[int]) -> None:
+        """These changes as recorded now."""
+        marks = ", ".join("?" for _ in changes)
+        rows = self.store.db.execute(select_changes(f"id IN ({marks}) ORDER BY id"), changes)
+        self._pending().extend(change_record(row) for row in rows)
+
+    def state(self, changes: list[int], state: str) -> None:
+        self._pending().append({"op": "state", "ids": changes, "state": state})

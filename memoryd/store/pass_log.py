@@ -1,0 +1,376 @@
+"""The maintenance passes' journal as a file, so that a rebuilt index still knows its runs.
+
+The runs and changes of the passes (memoryd.passes.journal) live in the database, which is an
+index rebuilt from the files. What ``memory pass list``/``show``, ``memory undo`` and the
+rule "an undone merge stays undone" need of them is therefore also written, as it is
+recorded, to ``$MEMORYD_HOME/passes.jsonl``: one JSON object a line, each with the CRC-32 of
+its bytes as the ledgers' lines (memoryd.store.ledger), read back the same way (a torn last
+line is cut off, a damaged one skipped)::
+
+    {"op": "run",    "id": 12, "pass": "consolidate", "started": …, "status": "running",
+                     "dry_run": false, "scope": {…}}
+    {"op": "finish", "id": 12, "finished": …, "status": "done", "counts": {…}, "error": null}
+    {"op": "change", "id": 345, "run": 12, "kind": "entry", "target": "…", "action": "…",
+                     "why": "…", "before": {…}, "after": {…}, "state": "applied", "ts": …,
+                     "undoes": null, "grp": null}
+    {"op": "state",  "ids": [345, 346], "state": "undone"}
+
+A file change carries a file's bytes before and after. To keep the file small, the text
+before is stored zlib-compressed (``text_z``, base64) and the text after as a delta from it
+(``text_delta``: the memory tools' journal's, memoryd.store.file_journal); a dry run's
+previews are not written (they changed nothing; the run and its counts are).
+
+**When.** The lines of a change go in the transaction that records it, after the ledger
+records of its entries (so a ledger record naming a change the file lacks is one whose
+transaction never committed: memoryd.store.replay), and are taken back when the transaction
+fails. They are fsynced before the files of a change are written, and before a run says it
+is done (off the database thread, as the ledgers are). The database records how far into
+the file it holds (meta ``pass_log``); at every start and rebuild the lines past that are
+applied (:func:`replay_pass_log`), before the ledgers are replayed. A database from before
+this file existed writes its journal to it once, at its first start.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import os
+import zlib
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from memoryd.store.database import Store
+from memoryd.store.durable import fsync_directory, write_all
+from memoryd.store.file_journal import apply_delta, delta
+from memoryd.store.ledger import _last_newline_end as last_newline_end
+from memoryd.store.ledger import decode_line
+from memoryd.store.purge_files import Rewrite
+
+log = logging.getLogger(__name__)
+
+FILE_NAME = "passes.jsonl"
+#: Texts longer than this are stored compressed.
+COMPRESS_ABOVE = 256
+_RUN_COLUMNS = ("id", "pass", "started", "finished", "status", "dry_run", "scope", "counts",
+                "error")
+_CHANGE_COLUMNS = ("id", "run", "kind", "target", "action", "why", "before", "after", "state",
+                   "ts", "undoes", "grp")
+EXPORT_BATCH = 500
+
+
+def pass_log_key() -> str:
+    """Meta key of how far into the passes' journal file the database holds."""
+    return "pass_log"
+
+
+def encode_line(record: dict[str, Any]) -> bytes:
+    """One line, as a ledger's: sorted JSON with its CRC-32 as the last member. A text read
+    from a file that is not UTF-8 (kept with surrogate escapes) is written as JSON escapes."""
+    record = {k: v for k, v in record.items() if k != "crc"}
+    try:
+        body = json.dumps(record, ensure_ascii=False, sort_keys=True).encode("utf-8")
+    except UnicodeEncodeError:
+        body = json.dumps(record, sort_keys=True).encode("ascii")
+    return body[:-1] + b',"crc":"%08x"}\n' % zlib.crc32(body)
+
+
+# -- a change's sides, packed -----------------------------------------------------------
+
+
+def _zip(text: str) -> str:
+    return base64.b64encode(zlib.compress(text.encode("utf-8", "surrogatepass"), 6)).decode()
+
+
+def _unzip(packed: str) -> str:
+    return zlib.decompress(base64.b64decode(packed)).decode("utf-8", "surrogatepass")
+
+
+def pack(kind: str, before: Any, after: Any) -> tuple[Any, Any]:
+    """A change's sides as the file keeps them: a file's text before compressed, its text
+    after as a delta from it."""
+    if kind != "file":
+        return before, after
+    old = before.get("text") if isinstance(before, dict) else None
+    new = after.get("text") if isinstance(after, dict) else None
+    if isinstance(old, str) and len(old) > COMPRESS_ABOVE:
+        before = {**{k: v for k, v in before.items() if k != "text"}, "text_z": _zip(old)}
+    if isinstance(new, str) and isinstance(old, str):
+        after = {**{k: v for k, v in after.items() if k != "text"}, "text_delta": delta(old, new)}
+    elif isinstance(new, str) and len(new) > COMPRESS_ABOVE:
+        after = {**{k: v for k, v in after.items() if k != "text"}, "text_z": _zip(new)}
+    return before, after
+
+
+def unpack(before: Any, after: Any) -> tuple[Any, Any]:
+    """The sides of a change as :func:`pack` got them."""
+    if isinstance(before, dict) and "text_z" in before:
+        before = {**{k: v for k, v in before.items() if k != "text_z"},
+                  "text": _unzip(before["text_z"])}
+    if isinstance(after, dict) and "text_z" in after:
+        after = {**{k: v for k, v in after.items() if k != "text_z"},
+                 "text": _unzip(after["text_z"])}
+    elif isinstance(after, dict) and "text_delta" in after:
+        old = before.get("text", "") if isinstance(before, dict) else ""
+        after = {**{k: v for k, v in after.items() if k != "text_delta"},
+                 "text": apply_delta(old, after["text_delta"])}
+    return before, after
+
+
+def _load(value: str | None) -> Any:
+    return None if value is None else json.loads(value)
+
+
+def _dump(value: Any) -> str | None:
+    """As memoryd.passes.journal stores a column."""
+    return None if value is None else json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def run_record(row: tuple[Any, ...]) -> dict[str, Any]:
+    """A ``runs`` row (in :data:`_RUN_COLUMNS` order) as its "run" line."""
+    run = dict(zip(_RUN_COLUMNS, row))
+    return {"op": "run", "id": run["id"], "pass": run["pass"], "started": run["started"],
+            "status": run["status"], "dry_run": bool(run["dry_run"]),
+            "scope": _load(run["scope"])}
+
+
+def finish_record(row: tuple[Any, ...]) -> dict[str, Any]:
+    run = dict(zip(_RUN_COLUMNS, row))
+    return {"op": "finish", "id": run["id"], "finished": run["finished"],
+            "status": run["status"], "counts": _load(run["counts"]), "error": run["error"]}
+
+
+def change_record(row: tuple[Any, ...]) -> dict[str, Any]:
+    """A ``changes`` row (in :data:`_CHANGE_COLUMNS` order) as its "change" line."""
+    change = dict(zip(_CHANGE_COLUMNS, row))
+    before, after = pack(change["kind"], _load(change["before"]), _load(change["after"]))
+    return {"op": "change", **change, "before": before, "after": after}
+
+
+def select_runs(where: str) -> str:
+    return f"SELECT {', '.join(_RUN_COLUMNS)} FROM runs WHERE {where}"
+
+
+def select_changes(where: str) -> str:
+    return f"SELECT {', '.join(_CHANGE_COLUMNS)} FROM changes WHERE {where}"
+
+
+# -- the file ---------------------------------------------------------------------------
+
+
+class PassLog:
+    """``passes.jsonl``: appended on the database thread, fsynced off it."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @classmethod
+    def in_state(cls, state_dir: Path) -> PassLog:
+        return cls(state_dir / FILE_NAME)
+
+    def append(self, records: Iterable[dict[str, Any]], *, sync: bool = False
+               ) -> tuple[int, int]:
+        """Append lines in one write; returns the file's size before and after. On failure
+        nothing stays appended. Without ``sync`` the lines survive the process being killed,
+        and :meth:`sync` makes them survive a power loss."""
+        data = b"".join(encode_line(record) for record in records)
+        created = not self.path.exists()
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            before = os.fstat(fd).st_size
+            try:
+                write_all(fd, data)
+                if sync:
+                    os.fsync(fd)
+            except BaseException:
+                _truncate(fd, before)
+                raise
+            size = os.fstat(fd).st_size
+        finally:
+            os.close(fd)
+        if created:
+            fsync_directory(self.path.parent)
+        return before, size
+
+    def sync(self) -> None:
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            return
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def cut(self, size: int) -> None:
+        """Take back lines appended in a transaction that failed."""
+        try:
+            fd = os.open(self.path, os.O_WRONLY)
+        except OSError as exc:
+            log.error("Could not take back the pass journal's lines of a failed write: %s", exc)
+            return
+        try:
+            _truncate(fd, size)
+        finally:
+            os.close(fd)
+
+    def size(self) -> int:
+        try:
+            return self.path.stat().st_size
+        except FileNotFoundError:
+            return 0
+
+    def repair_tail(self) -> None:
+        """Cut off a torn last line (a crash mid-append: never part of a commit), reading
+        only the file's end."""
+        if not self.path.exists():
+            return
+        with self.path.open("rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            if size == 0:
+                return
+            handle.seek(size - 1)
+            if handle.read(1) == b"\n":
+                return
+            end = last_newline_end(handle, size)
+        log.warning("Pass journal %s: cut off a torn last line of %d bytes.", self.path,
+                    size - end)
+        self.cut(end)
+
+    def read(self, offset: int = 0) -> Iterator[tuple[int, dict[str, Any]]]:
+        """(offset after the line, record) for each good line from ``offset``; a damaged line
+        is logged and skipped."""
+        if not self.path.exists():
+            return
+        with self.path.open("rb") as handle:
+            handle.seek(offset)
+            position = offset
+            for raw in handle:
+                start, position = position, position + len(raw)
+                if not raw.endswith(b"\n"):
+                    return
+                record, problem = decode_line(raw)
+                if record is None:
+                    log.error("Pass journal %s, line at byte %d: skipped (%s).", self.path,
+                              start, problem)
+                    continue
+                yield position, record
+
+    def without(self, changes: set[int]) -> Rewrite:
+        """The file without these changes' lines (``memory purge``); every other line kept
+        byte for byte."""
+        if not changes or not self.path.exists():
+            return Rewrite()
+        kept: list[bytes] = []
+        dropped = 0
+        for raw in self.path.read_bytes().splitlines(keepends=True):
+            record, _ = decode_line(raw) if raw.endswith(b"\n") else (None, None)
+            if record is not None and record.get("op") == "change" \
+                    and record.get("id") in changes:
+                dropped += 1
+                continue
+            if record is not None and record.get("op") == "state" \
+                    and not changes.isdisjoint(record.get("ids") or ()):
+                ids = [i for i in record["ids"] if i not in changes]
+                dropped += 1
+                if not ids:
+                    continue
+                raw = encode_line({**record, "ids": ids})
+            kept.append(raw)
+        return Rewrite(dropped, 0, b"".join(kept)) if dropped else Rewrite()
+
+
+def _truncate(fd: int, size: int) -> None:
+    try:
+        os.ftruncate(fd, size)
+        os.fsync(fd)
+    except OSError as exc:
+        log.error("Could not cut the pass journal back to %d bytes: %s", size, exc)
+
+
+# -- replay -----------------------------------------------------------------------------
+
+
+def replay_pass_log(store: Store, pass_log: PassLog) -> int:
+    """Apply the lines the database does not hold yet (at start: those of a transaction the
+    daemon was killed in, before it committed; in a rebuild: all). Returns how many. A
+    database from before the file existed writes its journal to the file instead."""
+    key = pass_log_key()
+    known = store.meta(key)
+    if known is None and pass_log.size() == 0 and _has_runs(store):
+        return export(store, pass_log)
+    pass_log.repair_tail()
+    offset = int(known or 0)
+    if pass_log.size() < offset:
+        log.warning("Pass journal %s is shorter than recorded; replaying it whole.",
+                    pass_log.path)
+        offset = 0
+    applied = 0
+    with store.db:
+        for position, record in pass_log.read(offset):
+            applied += apply_record(store, record)
+            offset = position
+        store.set_meta(key, str(offset))
+    if applied and known is not None:
+        log.info("Replayed %d lines of the pass journal the database had missed.", applied)
+    return applied
+
+
+def _has_runs(store: Store) -> bool:
+    return store.db.execute("SELECT 1 FROM runs LIMIT 1").fetchone() is not None
+
+
+def apply_record(store: Store, record: dict[str, Any]) -> int:
+    """One line applied to the ``runs`` and ``changes`` tables (by id: applying it twice
+    changes nothing)."""
+    op, db = record.get("op"), store.db
+    if op == "run":
+        db.execute(
+            "INSERT INTO runs(id, pass, started, status, dry_run, scope) VALUES (?, ?, ?, ?, ?, "
+            "?) ON CONFLICT(id) DO UPDATE SET pass=excluded.pass, started=excluded.started, "
+            "status=excluded.status, dry_run=excluded.dry_run, scope=excluded.scope",
+            (record["id"], record["pass"], record["started"], record["status"],
+             int(bool(record.get("dry_run"))), _dump(record.get("scope"))))
+    elif op == "finish":
+        db.execute("UPDATE runs SET finished=?, status=?, counts=?, error=? WHERE id=?",
+                   (record.get("finished"), record["status"], _dump(record.get("counts")),
+                    record.get("error"), record["id"]))
+    elif op == "change":
+        before, after = unpack(record.get("before"), record.get("after"))
+        db.execute(
+            "INSERT OR REPLACE INTO changes(id, run, kind, target, action, why, before, after, "
+            "state, ts, undoes, grp) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (record["id"], record["run"], record["kind"], record["target"], record["action"],
+             record.get("why"), _dump(before), _dump(after), record["state"], record["ts"],
+             record.get("undoes"), record.get("grp")))
+    elif op == "state":
+        db.executemany("UPDATE changes SET state=? WHERE id=?",
+                       ((record["state"], number) for number in record.get("ids") or ()))
+    else:
+        log.warning("Skipping an unknown line of the pass journal: %r", op)
+        return 0
+    return 1
+
+
+def export(store: Store, pass_log: PassLog) -> int:
+    """Write a database's runs and changes (not a dry run's previews) to the file, once: the
+    database was made before the file existed."""
+    records = []
+    for row in store.db.execute(select_runs("1 ORDER BY id")).fetchall():
+        records.append(run_record(row))
+        if row[3] is not None or row[4] != "running":
+            records.append(finish_record(row))
+    pass_log.append(records)
+    written, last = len(records), 0
+    while rows := store.db.execute(select_changes("id > ? AND state <> 'preview' ORDER BY id "
+                                                  "LIMIT ?"), (last, EXPORT_BATCH)).fetchall():
+        pass_log.append(change_record(row) for row in rows)
+        written += len(rows)
+        last = rows[-1][0]
+    pass_log.sync()
+    with store.db:
+        store.set_meta(pass_log_key(), str(pass_log.size()))
+    log.info("Wrote the passes' journal of this database to %s (%d lines): a rebuilt index "
+             "keeps its runs.", pass_log.path, written)
+    return 0
