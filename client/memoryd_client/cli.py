@@ -115,6 +115,19 @@ def fast_parse(argv: list[str]) -> _Args | None:
     return _Args(values)
 
 
+def here_directory() -> str:
+    """`--here`: this directory, for its repository's entries and the global ones; outside a
+    git repository there is no such project, and saying so beats an empty answer."""
+    from memoryd_client.project import repository_of
+
+    cwd = os.getcwd()
+    if repository_of(cwd) is None:
+        raise UsageError(f"--here: not in a git repository ({cwd}); --here means this "
+                         "repository's entries and the global ones. Run it inside a "
+                         "repository, or name one with --project DIR")
+    return cwd
+
+
 def _print_status(status: dict[str, Any]) -> None:
     from memoryd_client.status_view import print_status  # health line first, then details
 
@@ -139,7 +152,7 @@ def run(args: argparse.Namespace, client: Client) -> int:
                 raise UsageError("memory sources add: --notebook-lines is a glob source's "
                                  "(NAME PATH), not a project's")
             if args.project:
-                result = client.sources("add", project_root=os.path.abspath(args.project))
+                result = client.sources("add", project_root=args.project)
             elif args.name and args.path and args.kind:
                 fmt = args.format or ("markdown" if args.kind == "memory" else "generic")
                 result = client.sources("add", name=args.name, path=args.path, kind=args.kind,
@@ -242,7 +255,7 @@ def run(args: argparse.Namespace, client: Client) -> int:
             kind=args.kind, key=args.key, confidence=args.confidence, force=args.force,
             polarity=args.polarity,
             tags=[t for t in (args.tags or "").split(",") if t.strip()] or None,
-            cwd=None if args.is_global else os.getcwd(),
+            is_global=args.is_global,  # else the project of this directory (the client's cwd)
         )
 
         def show(r: dict[str, Any]) -> None:
@@ -270,7 +283,7 @@ def run(args: argparse.Namespace, client: Client) -> int:
             "category": None if args.category == "-" else args.category,
             "kind": args.kind, "tags": args.tags, "since": args.since, "until": args.until,
             "status": args.status, "min_score": args.min_score,
-            "project": args.project, "cwd": os.getcwd() if args.here else None,
+            "project": args.project, "cwd": here_directory() if args.here else None,
         }
         agents = [a for a in args.agent.split(",") if a]
         filters["agents"] = agents

@@ -12,6 +12,11 @@ if TYPE_CHECKING:
     from typing import Any
 
 
+#: What `--here` means (search, list, recent, export).
+HERE_HELP = ("this repository's entries and the global ones (the entries its agents' blocks "
+             "show); outside a git repository an error (exit 2)")
+
+
 def _parser_class() -> type[argparse.ArgumentParser]:
     import argparse
 
@@ -214,7 +219,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     search.add_argument("--kind", help="comma-separated kinds")
     search.add_argument("--tags", help="comma-separated tags; all must be present")
     search.add_argument("--project", metavar="DIR", help="only entries of this project directory")
-    search.add_argument("--here", action="store_true", help="only entries of the current project")
+    search.add_argument("--here", action="store_true", help=HERE_HELP)
     search.add_argument("--since", metavar="T", help="epoch seconds, ISO date, or an age like 7d")
     search.add_argument("--until", metavar="T", help="epoch seconds, ISO date, or an age like 7d")
     search.add_argument("--status", help="active (default), superseded, forgotten, or any")
