@@ -384,11 +384,16 @@ def run_hook_command(argv: list[str]) -> int:
 
         descriptions = {
             "install": "Add memoryd's hooks to an agent's settings file (idempotent). The file is "
-                       "rewritten through symlinks, atomically, with its permissions and "
-                       "indentation kept. When MEMORYD_HOME or MEMORYD_SOCKET is set, the hook "
-                       "commands carry it, so the hooks reach the same daemon.",
-            "uninstall": "Remove exactly the hooks memoryd added (recognised by their command). A "
-                         "file that install created is deleted when nothing else is left in it.",
+                       "edited as text, through symlinks, atomically: memoryd's handlers are "
+                       "inserted in the layout around them and every other byte stays as it "
+                       "was. When MEMORYD_HOME or MEMORYD_SOCKET is set, the hook commands carry "
+                       "it, so the hooks reach the same daemon. With --project in a git "
+                       "repository, the file is listed in .git/info/exclude (local): it stays "
+                       "out of git status.",
+            "uninstall": "Remove exactly the hooks memoryd added (recognised by their command), "
+                         "with the text they brought: install then uninstall gives back the "
+                         "same bytes. A file that install created is deleted when nothing else "
+                         "is left in it; the line install added to .git/info/exclude goes too.",
         }
         from memoryd_client.cli_help import Formatter
 
