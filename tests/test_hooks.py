@@ -203,3 +203,27 @@ def test_a_hook_process_imports_neither_json_nor_typing_nor_argparse() -> None:
                             capture_output=True, text=True, timeout=30, env=os.environ.copy())
     assert result.returncode == 0
     assert result.stderr.strip().splitlines()[-1] == "[]", result.stderr
+
+
+def test_explain_shows_what_was_injected_and_why_in_words(daemon, client, tmp_path) -> None:
+    """L-d (2026-11-28): explain listed ids and, per prompt, the raw evidence vector."""
+    client.remember("claude-code", "testing", "Integration tests run against a real Postgres, "
+                    "never mocks", kind="lesson", polarity="negative")
+    client.remember("claude-code", "deploy", "We deploy to fly.io with flyctl deploy", kind="fact")
+    assert hook("claude-code", "SessionStart", start_payload(str(tmp_path))).returncode == 0
+    prompt = {**start_payload(str(tmp_path), "UserPromptSubmit"),
+              "prompt": "how do we deploy to fly.io? and write a test for the refund endpoint"}
+    assert hook("claude-code", "UserPromptSubmit", prompt).returncode == 0
+    shown = run_cli("explain", SESSION)
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert "        - Don't: Integration tests run against a real Postgres, never mocks [testing]" \
+        in lines  # the text as injected
+    assert "        why: a lesson (global): every session gets the lessons, newest first" in lines
+    matched = next(line for line in lines if line.startswith("        why: matched the prompt"))
+    assert "close in meaning (cosine" in matched
+    assert "        why: a lesson filed under [testing], a topic the prompt names" in lines
+    assert "mix_z" not in shown.stdout and "kw_rr" not in shown.stdout  # words, not the vector
+    as_json = json.loads(run_cli("explain", SESSION, "--json").stdout)
+    scored = [i for inj in as_json["injections"] for i in inj["items"] if i.get("score")]
+    assert scored and "mix_z" in scored[0]["evidence"] and scored[0]["reason"]

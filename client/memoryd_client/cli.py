@@ -217,9 +217,18 @@ def run(args: argparse.Namespace, client: Client) -> int:
         _emit(args, result, show_extract)
         return OK
     if command == "context":
-        result = client.context(args.agent, cwd=args.cwd or os.getcwd(), prompt=args.prompt,
-                                budget=args.budget)
-        _emit(args, result, lambda r: print(r["text"]))
+        cwd = args.cwd or os.getcwd()
+        result = client.context(args.agent, cwd=cwd, prompt=args.prompt, budget=args.budget)
+
+        def show_context(r: dict[str, Any]) -> None:
+            if r["text"]:
+                print(r["text"])
+            else:  # stdout stays empty for scripts; a person learns why there is nothing
+                what = "for this prompt " if args.prompt else ""
+                print(f"(nothing {what}for {args.agent} in {os.path.abspath(cwd)})",
+                      file=sys.stderr)
+
+        _emit(args, result, show_context)
         return OK
     if command == "explain":
         result = client.explain(args.session)
