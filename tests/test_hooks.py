@@ -227,3 +227,49 @@ def test_explain_shows_what_was_injected_and_why_in_words(daemon, client, tmp_pa
     as_json = json.loads(run_cli("explain", SESSION, "--json").stdout)
     scored = [i for inj in as_json["injections"] for i in inj["items"] if i.get("score")]
     assert scored and "mix_z" in scored[0]["evidence"] and scored[0]["reason"]
+
+
+def modules_of_a_hook(env: dict[str, str], payload: dict) -> set[str]:
+    """The modules a hook process imports beyond the interpreter's start."""
+    code = ("import sys; before = set(sys.modules); from memoryd_client.cli import main; "
+            "main(sys.argv[1:]); print(' '.join(sorted(set(sys.modules) - before)), file=sys.stderr)")
+    result = subprocess.run([sys.executable, "-c", code, "hook", "claude-code", "SessionStart"],
+                            input=json.dumps(payload), capture_output=True, text=True, timeout=30,
+                            env=env)
+    assert result.returncode == 0, result.stderr
+    return set(result.stderr.strip().splitlines()[-1].split())
+
+
+def test_a_hook_spooling_for_a_daemon_that_is_down_imports_no_more_than_one_that_reaches_it(
+        daemon, memoryd_home, tmp_path) -> None:
+    """L-p (2026-11-28): with the daemon down a hook cost twice the CPU of one with the daemon
+    up: finding the state dir and the socket without MEMORYD_HOME imported platformdirs (and
+    with it shutil, tempfile, random, pathlib). Now the hook says both itself."""
+    payload = start_payload(str(tmp_path))
+    up = modules_of_a_hook(os.environ.copy(), payload)
+    assert "platformdirs" not in up
+    user = tmp_path / "user"
+    (tmp_path / "run").mkdir(mode=0o700)
+    down_env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "XDG_"))}
+    down_env.update(HOME=str(user), XDG_RUNTIME_DIR=str(tmp_path / "run"))
+    down = modules_of_a_hook(down_env, payload)
+    assert down <= up, sorted(down - up)
+    assert (user / ".local" / "share" / "memoryd" / "spool.msgpack").exists()
+
+
+@pytest.mark.parametrize("home, xdg_data", [("/home/ana", None), ("/home/ana/", None),
+                                            ("/", None), ("/home/ana", "/srv/data"),
+                                            ("/home/ana", "relative/data"), ("/home/ana", "")])
+def test_a_hook_spools_where_the_daemon_replays(monkeypatch, home, xdg_data) -> None:
+    """The spool's directory, said without platformdirs, is platformdirs' user data dir (the
+    daemon's state dir, where it replays the spool)."""
+    import platformdirs
+    from memoryd_client import paths
+
+    monkeypatch.delenv("MEMORYD_HOME")
+    monkeypatch.setenv("HOME", home)
+    if xdg_data is None:
+        monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    else:
+        monkeypatch.setenv("XDG_DATA_HOME", xdg_data)
+    assert paths.data_text() == platformdirs.user_data_dir("memoryd", appauthor=False)
