@@ -108,7 +108,8 @@ def test_an_empty_context_says_so_on_stderr_and_prints_nothing(daemon, memoryd_h
     assert empty.returncode == 0 and empty.stdout == ""
     assert empty.stderr.strip() == f"(nothing for claude-code in {memoryd_home})"
     prompted = run_cli("context", "--agent", "claude-code", "--prompt", "how do we deploy")
-    assert prompted.stdout == "" and "(nothing for this prompt for claude-code in" in prompted.stderr
+    assert prompted.stdout == ""
+    assert "(nothing for this prompt for claude-code in" in prompted.stderr
     run_cli("store", "claude-code", "git", "Never force-push to main", "--kind", "lesson")
     block = run_cli("context", "--agent", "claude-code")
     assert "Never force-push to main" in block.stdout and block.stderr == ""

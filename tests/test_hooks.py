@@ -232,7 +232,8 @@ def test_explain_shows_what_was_injected_and_why_in_words(daemon, client, tmp_pa
 def modules_of_a_hook(env: dict[str, str], payload: dict) -> set[str]:
     """The modules a hook process imports beyond the interpreter's start."""
     code = ("import sys; before = set(sys.modules); from memoryd_client.cli import main; "
-            "main(sys.argv[1:]); print(' '.join(sorted(set(sys.modules) - before)), file=sys.stderr)")
+            "main(sys.argv[1:]); "
+            "print(' '.join(sorted(set(sys.modules) - before)), file=sys.stderr)")
     result = subprocess.run([sys.executable, "-c", code, "hook", "claude-code", "SessionStart"],
                             input=json.dumps(payload), capture_output=True, text=True, timeout=30,
                             env=env)

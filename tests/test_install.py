@@ -338,7 +338,8 @@ def hand_written(rng: random.Random, harness: str) -> str:
     key_sep = rng.choice([": ", ":", " : "])
     item_sep = rng.choice([", ", ","])
     pad = rng.choice(["", " "])
-    words = ["opus", "sonnet", "ü", "日本語", "emoji 🎉", 'say "hi"', "tab\there", "back\\slash",
+    words = ["opus", "sonnet", "ü", "日本語", "emoji 🎉", 'say "hi"', "tab\there",
+             "back\\slash",
              "/usr/bin/notify-send", "Bash(git status)", "Read(./.env)", ""]
 
     def text(value: str) -> str:
@@ -358,8 +359,8 @@ def hand_written(rng: random.Random, harness: str) -> str:
     events = [*(install.CLAUDE_CODE_EVENTS if harness == "claude-code" else install.CODEX_EVENTS),
               "PreToolUse", "Notification"]
     data: dict[str, Any] = {}
-    for key in rng.sample(["$schema", "model", "env", "permissions", "statusLine", "cleanupPeriodDays",
-                           "includeCoAuthoredBy"], rng.randint(0, 5)):
+    for key in rng.sample(["$schema", "model", "env", "permissions", "statusLine",
+                           "cleanupPeriodDays", "includeCoAuthoredBy"], rng.randint(0, 5)):
         if key == "env":
             data[key] = {rng.choice(words[:6]) or "X": scalar() for _ in range(rng.randint(0, 3))}
         elif key == "permissions":
@@ -394,7 +395,8 @@ def hand_written(rng: random.Random, harness: str) -> str:
                 + unit * depth + closing)
 
     body = render(data, 0, rng.random() < 0.1)
-    return rng.choice(["", "", " ", newline]) + body + rng.choice(["", newline, newline, newline * 2])
+    end = rng.choice(["", newline, newline, newline * 2])
+    return rng.choice(["", "", " ", newline]) + body + end
 
 
 @pytest.mark.parametrize("harness", ["claude-code", "codex"])
@@ -470,5 +472,6 @@ def test_a_line_the_user_wrote_in_the_exclude_file_is_theirs(tmp_path) -> None:
     assert run_cli("hook", "install", "claude-code", "--project", str(repo / "web")).returncode == 0
     assert git("status", "--porcelain", cwd=repo) == ""
     assert exclude.read_text() == "# mine\n/web/.claude/settings.local.json\n"
-    assert run_cli("hook", "uninstall", "claude-code", "--project", str(repo / "web")).returncode == 0
+    assert run_cli("hook", "uninstall", "claude-code", "--project",
+                   str(repo / "web")).returncode == 0
     assert exclude.read_text() == "# mine\n/web/.claude/settings.local.json\n"

@@ -68,7 +68,8 @@ def test_a_compact_summary_from_the_hooks_stays_in_its_project(daemon, client, r
     shop, other = repos
     payload = {"session_id": SESSION, "transcript_path": "/tmp/none.jsonl",
                "cwd": str(shop / "tests"), "hook_event_name": "PostCompact", "trigger": "manual",
-               "compact_summary": "Refunds are computed in payments/refunds.py; tests use make test."}
+               "compact_summary": "Refunds are computed in payments/refunds.py; tests use "
+                                  "make test."}
     assert hook("claude-code", "PostCompact", payload).returncode == 0
     [summary] = client.list_entries(agent="claude-code", kind="summary")["entries"]
     assert summary["project"] == str(shop)

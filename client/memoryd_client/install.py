@@ -457,7 +457,8 @@ def install(harness: str, project: str | None = None) -> str:
 
 
 def _exclude(project: str | None, path: Path, add: bool) -> list[str]:
-    """Keep a project's personal settings file out of `git status` (install), or stop (uninstall)."""
+    """Keep a project's personal settings file out of `git status` (install), or stop
+    (uninstall)."""
     if project is None:
         return []
     from memoryd_client import git_exclude
