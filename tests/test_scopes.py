@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from memoryd_client import AsyncClient, Client
+from memoryd_client import AsyncClient, BadParamsError, Client
 
 from conftest import run_cli
 from test_extractor import CORRECTIONS, SESSION, end_session, transcript
@@ -161,3 +161,15 @@ def test_here_is_this_repository_and_the_global_entries(daemon, client, repos, t
         assert f"not in a git repository ({tmp_path / 'plain'})" in outside.stderr
     helped = run_cli("search", "--help")
     assert "this repository's entries and the global ones" in " ".join(helped.stdout.split())
+
+
+def test_a_client_in_a_removed_directory_writes_global_entries(daemon, tmp_path,
+                                                               monkeypatch) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    with Client(daemon.socket) as memory:
+        assert memory.remember("coder", "notes", "Written from nowhere")["entry"]["project"] is None
+        with pytest.raises(BadParamsError, match="relative"):
+            memory.search("nowhere", agent="coder", project=".")

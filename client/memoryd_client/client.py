@@ -61,7 +61,22 @@ PATH_PARAMS = ("cwd", "project", "project_root")
 
 
 def absolute(path: str) -> str:
-    return os.path.abspath(os.path.expanduser(path))
+    try:
+        return os.path.abspath(os.path.expanduser(path))
+    except FileNotFoundError:  # os.getcwd(): the working directory was removed
+        raise BadParamsError(f"{path!r} is relative, and this process's working directory "
+                             "no longer exists; give an absolute path") from None
+
+
+def _client_cwd(cwd: str | os.PathLike[str] | None) -> str | None:
+    """The directory whose project ``remember`` writes for; None when the working directory
+    was removed (no project can be said: the writes are global)."""
+    if cwd is None:
+        return None
+    try:
+        return os.path.abspath(os.path.expanduser(os.fspath(cwd)))
+    except FileNotFoundError:
+        return None
 
 
 def absolute_paths(method: str, params: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -354,7 +369,7 @@ class Client(_Methods):
         self.timeout_s = timeout_s
         self.agent = agent
         self.channel = channel
-        self.cwd = absolute(os.fspath(cwd)) if cwd is not None else None
+        self.cwd = _client_cwd(cwd)
         self._socks: dict[str | None, _socket.socket] = {}
         self._ids = itertools.count(1)
 
@@ -481,7 +496,7 @@ class AsyncClient(_Methods):
         self.timeout_s = timeout_s
         self.agent = agent
         self.channel = channel
-        self.cwd = absolute(os.fspath(cwd)) if cwd is not None else None
+        self.cwd = _client_cwd(cwd)
         self._streams: dict[str | None, tuple[asyncio.StreamReader, asyncio.StreamWriter]] = {}
         self._lock = asyncio.Lock()
         self._ids = itertools.count(1)

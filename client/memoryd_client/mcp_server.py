@@ -103,6 +103,14 @@ def unknown_arguments(tool: str, arguments: dict[str, Any], takes: list[str]) ->
             + (", ".join(takes) if takes else "no arguments"))
 
 
+def working_directory() -> str:
+    """Where the server was started; "/" (no project: global) if that directory is gone."""
+    try:
+        return os.getcwd()
+    except FileNotFoundError:
+        return "/"
+
+
 def scope_of(cwd: str) -> tuple[str | None, str]:
     """The project memory_remember writes for by default (the git repository the server was
     started in: Claude Code and Codex start it in the workspace), and how to say so."""
@@ -131,7 +139,7 @@ def build_server(agent: str, client: Client, cwd: str | None = None) -> Any:
             f"memory mcp needs the MCP SDK (the PyPI package mcp): {sys.executable} -m pip "
             f"install '{MCP_REQUIREMENT}'") from None
 
-    server_cwd = os.path.abspath(cwd or os.getcwd())
+    server_cwd = os.path.abspath(cwd or working_directory())
     _, scope_help = scope_of(server_cwd)
 
     class Server(MCPServer):  # type: ignore[misc]
@@ -361,7 +369,7 @@ def build_server(agent: str, client: Client, cwd: str | None = None) -> Any:
 def run_mcp(agent: str) -> int:
     with Client(agent=agent, channel="mcp") as client:  # bound: it writes only its namespace
         server = build_server(agent, client)
-        repository, _ = scope_of(os.getcwd())
+        repository, _ = scope_of(working_directory())
         print(f"memoryd MCP server for agent {agent} on stdio; memory_remember writes for "
               + (f"the project {repository}" if repository else "no project (global): not in "
                  "a git repository"), file=sys.stderr)
