@@ -245,9 +245,10 @@ class _Methods:
     _remember_groups: Callable[[list[dict[str, Any]], dict[Any, list[int]]], Any]
 
     def search(self, query: str, **filters: Any) -> Any:
-        """Filters: agent, agents, category, kind, tags, project, cwd, since, until, status,
-        limit, min_score, match, now (when the question is asked: "last week" counts back
-        from it). A name the daemon does not take is refused (``BadParamsError``); the reply
+        """Filters: agent, agents, category, kind, tags, project (that project's entries), cwd
+        (the entries of that directory's project and the global ones: what its blocks show),
+        since, until, status, limit, min_score, match, now (when the question is asked: "last
+        week" counts back from it). A name the daemon does not take is refused (``BadParamsError``); the reply
         lists ``unknown_agents``, agents named that have no entry at all."""
         return self.call("search", _drop_none({"query": query, **filters}))
 
