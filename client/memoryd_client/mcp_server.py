@@ -9,6 +9,11 @@ memory_remember, memory_forget) and memory_context, the block the hooks inject a
 for agents without hooks. Every parameter is described; kinds and polarities are enums. Search,
 recent, get and history answer in compact text, one line per entry, not JSON: what a model reads
 best and cheapest.
+
+The server works for the directory it was started in, as `memory store` does there (agents start
+it in their workspace): memory_remember writes for that git repository unless its ``scope`` is
+"global", and memory_context shows that project's block. A tool refuses arguments it does not
+take, naming the ones it takes (the SDK would drop them silently).
 """
 
 # no `from __future__ import annotations`: the SDK reads the tools' annotations, which name
