@@ -139,6 +139,9 @@ def test_relative_project_and_cwd_are_the_callers_directory(daemon, client, repo
     assert "structlog" in relative.stdout and relative.stdout == absolute.stdout
     up = run_cli("list", "claude-code", "--project", "..", cwd=str(shop / "tests"))
     assert "structlog" in up.stdout and ".env" not in up.stdout
+    inside = run_cli("search", "claude-code", "-", "structlog logger", "--project", ".",
+                     cwd=str(shop / "tests"))  # a directory of the repository: its project
+    assert inside.returncode == 0 and "structlog" in inside.stdout
 
 
 def test_here_is_this_repository_and_the_global_entries(daemon, client, repos, tmp_path) -> None:

@@ -84,13 +84,13 @@ def add_parsers(add_command: Callable[..., Any], common: argparse.ArgumentParser
 
 
 def add_filters(parser: argparse.ArgumentParser, since_default: str | None) -> None:
-    from memoryd_client.parser import HERE_HELP
+    from memoryd_client.parser import HERE_HELP, PROJECT_HELP
 
     parser.add_argument("--category", help="only this category")
     parser.add_argument("--kind", help="comma-separated kinds (fact, lesson, feedback, note, "
                         "turn, summary)")
     parser.add_argument("--tags", help="comma-separated tags; all must be present")
-    parser.add_argument("--project", metavar="DIR", help="only entries of this project directory")
+    parser.add_argument("--project", metavar="DIR", help=PROJECT_HELP)
     parser.add_argument("--here", action="store_true", help=HERE_HELP)
     parser.add_argument("--since", default=since_default, metavar="T",
                         help="epoch seconds, ISO date, or an age like 7d"

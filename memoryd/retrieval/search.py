@@ -189,6 +189,8 @@ class Search:
                 raise BadParamsError(
                     f"{params.method}: kind must be among {', '.join(KINDS)}; got {kind!r}")
         project = params.path("project")
+        if project:  # a directory inside a repository, or a worktree of it: its project
+            project = project_of(project)
         # "cwd" (`memory search --here`) and "in_project" (the prompt hook's search): the
         # entries of that directory's project and the global ones, as its block shows them
         in_project = params.path("cwd") or params.path("in_project")

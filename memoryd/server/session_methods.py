@@ -21,6 +21,7 @@ from memoryd_client.hooks import SPOOL_NAME, read_spool, render
 from memoryd.engine import Engine
 from memoryd.errors import BadParamsError, MemorydError, NotFoundError
 from memoryd.params import Params, path_problem
+from memoryd.project import project_of
 from memoryd.redact import redact
 from memoryd.sessions.context import (
     DEFAULT_BUDGET_CHARS,
@@ -224,7 +225,9 @@ class SessionMethods:
     async def m_sessions(self, params: Params) -> dict[str, Any]:
         assert self.engine.store is not None
         agent = params.agent(required=False)
-        project = params.text("project", max_len=4096)
+        project = params.path("project")
+        if project:  # a directory inside a repository, or a worktree of it: its project
+            project = project_of(project)
         limit = params.integer("limit", default=50, low=1, high=10_000)
         return {"sessions": await self.engine.db(self.registry.sessions, agent, project, limit)}
 
