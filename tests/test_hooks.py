@@ -236,7 +236,7 @@ def modules_of_a_hook(env: dict[str, str], payload: dict) -> set[str]:
             "print(' '.join(sorted(set(sys.modules) - before)), file=sys.stderr)")
     result = subprocess.run([sys.executable, "-c", code, "hook", "claude-code", "SessionStart"],
                             input=json.dumps(payload), capture_output=True, text=True, timeout=30,
-                            env=env)
+                            env=env, check=False)
     assert result.returncode == 0, result.stderr
     return set(result.stderr.strip().splitlines()[-1].split())
 
