@@ -1,14 +1,25 @@
 """Hook latency: the whole `memory hook` process, as an agent runs it.
 
-    python bench/bench_hooks.py [--entries 10000] [--runs 40]
+    python bench/bench_hooks.py [--entries 10000] [--runs 40] [--default-paths] [--memory PATH]
 
 Fills a fresh store with N entries (facts with keys, lessons, feedback, notes) through the
-client, then times:
+client, then times, each hook run interleaved with a bare start of the same interpreter that
+reads the same payload (one of each per round, two rounds of warm-up not counted, so that load
+on the machine hits both alike):
   - SessionStart hook, whole process, daemon up   (budget p50 <= 50 ms)
   - UserPromptSubmit hook, whole process, daemon up
   - SessionStart hook, whole process, daemon down (budget p50 <= 30 ms; the event is spooled)
   - `context` build time inside the daemon (round trip of the context method)
-and prints a table; JSON goes to bench/results/hooks.json.
+and prints a table: p50 wall clock and p50 CPU of the process itself (user + system, which
+load disturbs less), each as a ratio to the bare start, and how many modules each process
+imports (`python -X importtime`). JSON goes to bench/results/hooks.json.
+
+--default-paths runs as a user's default installation does: no MEMORYD_HOME, the state in
+~/.local/share/memoryd and the socket in $XDG_RUNTIME_DIR/memoryd (HOME and XDG_RUNTIME_DIR in
+the bench's temporary directory), where finding them is the hook's own work. --memory names the
+`memory` script to time (default: the one beside this interpreter); a non-editable install in a
+venv of its own is what users run (an editable install makes every start in its venv,
+the bare one too, import pathlib and more).
 """
 
 from __future__ import annotations
@@ -62,35 +73,92 @@ def fill(client: Client, n: int, seed: int = 3) -> None:
         client.remember_many(batch)
 
 
-def time_hook(event: str, payload: dict, runs: int, env: dict) -> tuple[list[float], str]:
-    data = json.dumps(payload)
-    times, output = [], ""
-    for _ in range(runs):
-        started = time.perf_counter()
-        result = subprocess.run([MEMORY, "hook", "claude-code", event], input=data,
-                                capture_output=True, text=True, env=env)
-        times.append((time.perf_counter() - started) * 1000)
-        assert result.returncode == 0, result.stderr
-        output = result.stdout
-    return times, output
+def timed(command: list[str], data: bytes, env: dict) -> tuple[float, float, bytes]:
+    """(wall ms, CPU ms of the process itself: user + system, its stdout)."""
+    started = time.perf_counter()
+    process = subprocess.Popen(command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL)
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write(data)
+    process.stdin.close()
+    output = process.stdout.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = (time.perf_counter() - started) * 1000
+    process.returncode = os.waitstatus_to_exitcode(status)
+    assert process.returncode == 0, command
+    return wall, (usage.ru_utime + usage.ru_stime) * 1000, output
+
+
+def time_hook(memory: str, event: str, payload: dict, runs: int,
+              env: dict) -> tuple[dict[str, list[float]], str]:
+    """The hook and a bare start of its interpreter reading the payload, interleaved; their
+    wall and CPU ms."""
+    data = json.dumps(payload).encode()
+    bare = [str(Path(memory).parent / "python"), "-c", "import sys; sys.stdin.buffer.read()"]
+    times: dict[str, list[float]] = {"wall": [], "cpu": [], "bare_wall": [], "bare_cpu": []}
+    output = b""
+    for number in range(runs + 2):
+        wall, cpu, output = timed([memory, "hook", "claude-code", event], data, env)
+        bare_wall, bare_cpu, _ = timed(bare, data, env)
+        if number >= 2:  # warm-up
+            for name, value in (("wall", wall), ("cpu", cpu), ("bare_wall", bare_wall),
+                                ("bare_cpu", bare_cpu)):
+                times[name].append(value)
+    return times, output.decode()
+
+
+def modules(python: str, command: list[str], data: bytes, env: dict) -> int:
+    """How many modules a process imports (python -X importtime)."""
+    stderr = subprocess.run([python, "-X", "importtime", *command], input=data, env=env,
+                            capture_output=True).stderr.decode()
+    return sum(1 for line in stderr.splitlines()
+               if line.startswith("import time:") and "self [us]" not in line)
+
+
+def hook_rows(name: str, times: dict[str, list[float]], budget_ms: float | None,
+              count: int) -> list[tuple[str, str, str, bool | None]]:
+    wall, cpu = percentile(times["wall"], 0.5), percentile(times["cpu"], 0.5)
+    bare_wall, bare_cpu = percentile(times["bare_wall"], 0.5), percentile(times["bare_cpu"], 0.5)
+    return [
+        (f"{name}, p50", f"{wall:.1f} ms ({wall / bare_wall:.2f}x bare {bare_wall:.1f})",
+         f"<= {budget_ms:g} ms" if budget_ms else "", wall <= budget_ms if budget_ms else None),
+        (f"{name}, p95", f"{percentile(times['wall'], 0.95):.1f} ms", "", None),
+        (f"{name}, CPU p50", f"{cpu:.1f} ms ({cpu / bare_cpu:.2f}x bare {bare_cpu:.1f})", "",
+         None),
+        (f"{name}, modules imported", f"{count}", "", None),
+    ]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--entries", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=40)
+    parser.add_argument("--default-paths", action="store_true",
+                        help="no MEMORYD_HOME: the user's default state dir and runtime dir")
+    parser.add_argument("--memory", default=MEMORY, help="the `memory` script to time")
     args = parser.parse_args()
+    memory = args.memory
+    python = str(Path(memory).parent / "python")
 
     home = Path(tempfile.mkdtemp(prefix="mdh-", dir="/tmp"))
-    env = {**os.environ, "MEMORYD_HOME": str(home), "HOME": str(home / "user")}
     (home / "user").mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "XDG_"))}
+    env["HOME"] = str(home / "user")
+    if args.default_paths:
+        (home / "run").mkdir(mode=0o700)
+        env["XDG_RUNTIME_DIR"] = str(home / "run")
+        socket = home / "run" / "memoryd" / "memoryd.sock"
+    else:
+        env["MEMORYD_HOME"] = str(home)
+        socket = home / "memoryd.sock"
     log = (home / "daemon.log").open("w")
     daemon = subprocess.Popen([sys.executable, "-m", "memoryd", "serve"], env=env, stderr=log)
-    os.environ.update(MEMORYD_HOME=str(home), HOME=str(home / "user"))
+    os.environ.clear()
+    os.environ.update(env)
     rows = []
     try:
         # the terminal channel: the feedback entries stand in for what a person typed
-        with Client(home / "memoryd.sock", timeout_s=300, channel="terminal") as client:
+        with Client(socket, timeout_s=300, channel="terminal") as client:
             deadline = time.monotonic() + 120
             while True:
                 try:
@@ -116,29 +184,25 @@ def main() -> int:
             rows.append(("context build (round trip), p50", f"{percentile(context_ms, 0.5):.1f} ms",
                          "", None))
             rows.append(("context block size", f"{block['chars']} chars", "<= 8000", block["chars"] <= 8000))
-        up, out = time_hook("SessionStart", payload, args.runs, env)
+        data = json.dumps(payload).encode()
+        up_modules = modules(python, ["-m", "memoryd_client", "hook", "claude-code",
+                                      "SessionStart"], data, env)
+        up, out = time_hook(memory, "SessionStart", payload, args.runs, env)
         assert json.loads(out)["hookSpecificOutput"]["additionalContext"]
-        rows.append(("SessionStart hook, daemon up, p50", f"{percentile(up, 0.5):.1f} ms", "<= 50 ms",
-                     percentile(up, 0.5) <= 50))
-        rows.append(("SessionStart hook, daemon up, p95", f"{percentile(up, 0.95):.1f} ms", "", None))
+        rows += hook_rows("SessionStart hook, daemon up", up, 50, up_modules)
         prompt = {**payload, "hook_event_name": "UserPromptSubmit",
                   "prompt": "how do we handle database migrations on the staging cluster?"}
-        ups, _ = time_hook("UserPromptSubmit", prompt, args.runs, env)
-        rows.append(("UserPromptSubmit hook, daemon up, p50", f"{percentile(ups, 0.5):.1f} ms", "", None))
+        ups, _ = time_hook(memory, "UserPromptSubmit", prompt, args.runs, env)
+        rows += hook_rows("UserPromptSubmit hook, daemon up", ups, None, up_modules)[:3]
     finally:
         daemon.send_signal(signal.SIGTERM)
         daemon.wait(timeout=60)
         log.close()
-    down, out = time_hook("SessionStart", payload, args.runs, env)
+    down_modules = modules(python, ["-m", "memoryd_client", "hook", "claude-code",
+                                    "SessionStart"], json.dumps(payload).encode(), env)
+    down, out = time_hook(memory, "SessionStart", payload, args.runs, env)
     assert out == ""
-    rows.append(("SessionStart hook, daemon down, p50", f"{percentile(down, 0.5):.1f} ms", "<= 30 ms",
-                 percentile(down, 0.5) <= 30))
-    bare = []
-    for _ in range(args.runs):
-        t = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "pass"], env=env)
-        bare.append((time.perf_counter() - t) * 1000)
-    rows.append(("bare `python -c pass`, p50 (for scale)", f"{percentile(bare, 0.5):.1f} ms", "", None))
+    rows += hook_rows("SessionStart hook, daemon down", down, 30, down_modules)
 
     width = max(len(r[0]) for r in rows)
     print(f"{'metric':<{width}}  {'value':>28}  {'budget':>10}  ok")
@@ -148,7 +212,8 @@ def main() -> int:
     out_dir = HERE / "results"
     out_dir.mkdir(exist_ok=True)
     (out_dir / "hooks.json").write_text(json.dumps(
-        {"entries": args.entries, "runs": args.runs,
+        {"entries": args.entries, "runs": args.runs, "default_paths": args.default_paths,
+         "memory": memory,
          "rows": [{"metric": r[0], "value": r[1], "budget": r[2], "ok": r[3]} for r in rows],
          "raw_ms": {"up": up, "prompt": ups, "down": down, "context": context_ms}}, indent=2))
     shutil.rmtree(home, ignore_errors=True)

@@ -14,6 +14,8 @@ import os
 import sys
 import time
 
+from memoryd_client.cli_help import Formatter  # each line of an epilog wrapped on its own
+
 from memoryd import __version__
 from memoryd.config import load_config
 from memoryd.errors import STARTUP_FAILURE, MemorydError, StartupError
@@ -29,20 +31,75 @@ def setup_logging(level: str) -> None:
     logging.getLogger("watchfiles").setLevel(logging.WARNING)  # it logs every batch at INFO
 
 
+#: What each `memoryd … --help` shows after the options: examples, then the exit codes.
+SERVICE_EXITS = "exit codes: 0 done; 1 not done (one line says why); 2 usage error."
+EPILOGS = {
+    "memoryd": ("memoryd serve", "memoryd service install",
+                "memoryd reindex --no-vectors   # with the daemon stopped",
+                ("exit codes: 0 clean stop; 1 crash; 2 usage error (also `memoryd` alone, which "
+                 "prints this help); 3 startup failure. `memoryd COMMAND --help` says more.")),
+    "serve": ("memoryd serve", "MEMORYD_HOME=~/memoryd-test memoryd serve --log-level debug",
+              ("exit codes: 0 clean stop (SIGTERM or SIGINT: in-flight requests are finished); "
+               "1 crash; 2 usage error; 3 startup failure (a bad config, another memoryd on the "
+               "socket, a database schema newer than this code, a read-only state dir).")),
+    "reindex": ("memoryd reindex", "memoryd reindex --no-vectors",
+                ("exit codes: 0 rebuilt; 1 failed; 2 usage error; 3 startup failure (the "
+                 "daemon is running: stop it first, or a bad config).")),
+    "service": ("memoryd service install", "memoryd service status",
+                "memoryd service install --manager launchd", SERVICE_EXITS),
+    "service install": ("memoryd service install",
+                        "memoryd service install --manager systemd", SERVICE_EXITS),
+    "service uninstall": ("memoryd service uninstall", SERVICE_EXITS),
+    "service status": ("memoryd service status",
+                       ("exit codes: 0 memoryd runs; 1 it does not (one line says why: not "
+                        "installed, not enabled, stopped); 2 usage error.")),
+    "service start": ("memoryd service start", SERVICE_EXITS),
+    "service stop": ("memoryd service stop", SERVICE_EXITS),
+    "service logs": ("memoryd service logs -n 200", "memoryd service logs -f",
+                     ("exit codes: 0 shown; 1 no log to show (one line says where memoryd "
+                      "logs); 2 usage error.")),
+}
+
+
+def epilog(name: str) -> str:
+    *examples, exits = EPILOGS[name]
+    return "examples:\n" + "".join(f"  {e}\n" for e in examples) + "\n" + exits
+
+
+def _add(commands: argparse._SubParsersAction, name: str, key: str,  # type: ignore[type-arg]
+         **kwargs: object) -> argparse.ArgumentParser:
+    """A command's parser, its help as its description unless it has its own, and its
+    examples and exit codes."""
+    kwargs.setdefault("description", kwargs.get("help"))
+    parser: argparse.ArgumentParser = commands.add_parser(
+        name, formatter_class=Formatter, epilog=epilog(key),
+        **kwargs)  # type: ignore[arg-type]
+    return parser
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="memoryd",
         description="memoryd: local memory for AI agents. State lives in $MEMORYD_HOME "
         "(default: the platform's user data dir).",
+        formatter_class=Formatter, epilog=epilog("memoryd"),
     )
     parser.add_argument("--version", action="version", version=f"memoryd {__version__}")
     parser.add_argument("--log-level", default=os.environ.get("MEMORYD_LOG_LEVEL", "info"),
                         choices=["debug", "info", "warning", "error"], help="default: info")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    commands.add_parser("serve", help="run the daemon in the foreground (SIGTERM stops it)")
-    reindex = commands.add_parser(
-        "reindex", help="rebuild the database from the ledgers and the transcript archives "
-        "(the daemon must be stopped)")
+    _add(commands, "serve", "serve", help="run the daemon in the foreground (SIGTERM stops it)",
+         description="Run the daemon in the foreground: it serves the socket, watches the "
+         "sources and runs the maintenance passes. SIGTERM or SIGINT stops it (in-flight "
+         "requests are finished); SIGHUP re-reads the configuration. To run it at login: "
+         "memoryd service install.")
+    reindex = _add(
+        commands, "reindex", "reindex",
+        help="rebuild the database from the ledgers and the transcript archives (the daemon "
+        "must be stopped)",
+        description="Rebuild the database from the ledgers and the transcript archives (the "
+        "files are the source of truth). The daemon must be stopped; watched files are "
+        "indexed again when it starts. The old database is kept as memoryd.db.bak.")
     reindex.add_argument("--no-vectors", action="store_true",
                          help="skip embedding; the daemon embeds the backlog when it starts")
     add_service_parser(commands)
@@ -56,25 +113,44 @@ def positive_int(text: str) -> int:
     return value
 
 
+def _manager(top: bool) -> argparse.ArgumentParser:
+    """--manager, taken before the action (``service --manager launchd install``) and after
+    it (``service install --manager launchd``, as the README writes it): the action's copy has
+    no default, so that it overrides only when given."""
+    manager = argparse.ArgumentParser(add_help=False)
+    manager.add_argument("--manager", choices=["systemd", "launchd"],
+                         default=None if top else argparse.SUPPRESS,
+                         help="default: launchd on macOS, systemd elsewhere")
+    return manager
+
+
 def add_service_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    service = commands.add_parser(
-        "service",
+    service = _add(
+        commands, "service", "service",
         help="run memoryd at login: a systemd user unit (Linux), a launchd agent (macOS)",
         description="Run this installation's memoryd at login under the user's service manager: "
         "~/.config/systemd/user/memoryd.service (systemd) or "
-        "~/Library/LaunchAgents/dev.memoryd.agent.plist (launchd). Exit codes: 0 done, 1 not "
-        "done (one line says why), 2 usage error.")
-    service.add_argument("--manager", choices=["systemd", "launchd"],
-                         help="default: launchd on macOS, systemd elsewhere")
+        "~/Library/LaunchAgents/dev.memoryd.agent.plist (launchd).",
+        parents=[_manager(top=True)])
     actions = service.add_subparsers(dest="action", metavar="ACTION", required=True)
-    actions.add_parser("install", help="write the unit for this installation, enable and start "
-                       "it; run again, it changes nothing and says so")
-    actions.add_parser("uninstall", help="stop and disable memoryd, remove what install wrote")
-    actions.add_parser("status", help="installed, enabled, running (exit 0 only when it runs)")
-    actions.add_parser("start", help="start memoryd through the service manager")
-    actions.add_parser("stop", help="stop memoryd through the service manager")
-    logs = actions.add_parser("logs", help="the daemon's log: the journal (systemd) or "
-                              "~/Library/Logs/memoryd/memoryd.log (launchd)")
+    after = _manager(top=False)
+    _add(actions, "install", "service install", parents=[after],
+         help="write the unit for this installation, enable and start it; run again, it "
+         "changes nothing and says so",
+         description="Write the unit (systemd) or agent (launchd) that runs this "
+         "installation's `memoryd serve` at login, enable it and start it. Run again, it "
+         "changes nothing and says so; after moving the installation, it rewrites the unit.")
+    _add(actions, "uninstall", "service uninstall", parents=[after],
+         help="stop and disable memoryd, remove what install wrote")
+    _add(actions, "status", "service status", parents=[after],
+         help="installed, enabled, running (exit 0 only when it runs)")
+    _add(actions, "start", "service start", parents=[after],
+         help="start memoryd through the service manager")
+    _add(actions, "stop", "service stop", parents=[after],
+         help="stop memoryd through the service manager")
+    logs = _add(actions, "logs", "service logs", parents=[after],
+                help="the daemon's log: the journal (systemd) or "
+                "~/Library/Logs/memoryd/memoryd.log (launchd)")
     logs.add_argument("-n", "--lines", type=positive_int, default=50, help="default: 50")
     logs.add_argument("-f", "--follow", action="store_true", help="keep printing new lines")
 
@@ -110,6 +186,9 @@ def run_reindex(no_vectors: bool) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    if not (sys.argv[1:] if argv is None else argv):  # `memoryd` alone: the help, as `memory`
+        parser.print_help()
+        return 2
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:

@@ -28,7 +28,8 @@ from memoryd.server.daemon import Daemon, run_daemon
 
 @pytest.fixture(autouse=True)
 def memoryd_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A short private state dir (AF_UNIX paths are limited to ~104 bytes)."""
+    """A short private state dir (AF_UNIX paths are limited to ~104 bytes), and the working
+    directory of the test."""
     home = Path(tempfile.mkdtemp(prefix="md-", dir="/tmp"))
     monkeypatch.setenv("MEMORYD_HOME", str(home))
     (home / "user").mkdir()
@@ -40,6 +41,9 @@ def memoryd_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
         if name.startswith("MEMORYD_") and name != "MEMORYD_HOME":
             monkeypatch.delenv(name)
     monkeypatch.setenv("MEMORYD_WATCH_RESCAN_INTERVAL_S", "0.2")  # notice new roots quickly
+    # outside any git repository: what `memory store` and the library write is global unless
+    # a test says where it works, wherever the tests are run from (a checkout or not)
+    monkeypatch.chdir(home)
     yield home
     shutil.rmtree(home, ignore_errors=True)
 

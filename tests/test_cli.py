@@ -100,3 +100,16 @@ def test_the_fast_path_knows_every_command() -> None:
     for command in COMMANDS:  # each command alone builds the same subparser
         alone = next(a for a in build_parser(only=command)._actions if a.dest == "command")
         assert list(alone.choices) == [command]
+
+
+def test_an_empty_context_says_so_on_stderr_and_prints_nothing(daemon, memoryd_home) -> None:
+    """L-c (2026-11-28): it printed one blank line and nothing else, rc 0."""
+    empty = run_cli("context", "--agent", "claude-code", "--cwd", str(memoryd_home))
+    assert empty.returncode == 0 and empty.stdout == ""
+    assert empty.stderr.strip() == f"(nothing for claude-code in {memoryd_home})"
+    prompted = run_cli("context", "--agent", "claude-code", "--prompt", "how do we deploy")
+    assert prompted.stdout == ""
+    assert "(nothing for this prompt for claude-code in" in prompted.stderr
+    run_cli("store", "claude-code", "git", "Never force-push to main", "--kind", "lesson")
+    block = run_cli("context", "--agent", "claude-code")
+    assert "Never force-push to main" in block.stdout and block.stderr == ""

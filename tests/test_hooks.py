@@ -203,3 +203,74 @@ def test_a_hook_process_imports_neither_json_nor_typing_nor_argparse() -> None:
                             capture_output=True, text=True, timeout=30, env=os.environ.copy())
     assert result.returncode == 0
     assert result.stderr.strip().splitlines()[-1] == "[]", result.stderr
+
+
+def test_explain_shows_what_was_injected_and_why_in_words(daemon, client, tmp_path) -> None:
+    """L-d (2026-11-28): explain listed ids and, per prompt, the raw evidence vector."""
+    client.remember("claude-code", "testing", "Integration tests run against a real Postgres, "
+                    "never mocks", kind="lesson", polarity="negative")
+    client.remember("claude-code", "deploy", "We deploy to fly.io with flyctl deploy", kind="fact")
+    assert hook("claude-code", "SessionStart", start_payload(str(tmp_path))).returncode == 0
+    prompt = {**start_payload(str(tmp_path), "UserPromptSubmit"),
+              "prompt": "how do we deploy to fly.io? and write a test for the refund endpoint"}
+    assert hook("claude-code", "UserPromptSubmit", prompt).returncode == 0
+    shown = run_cli("explain", SESSION)
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert "        - Don't: Integration tests run against a real Postgres, never mocks [testing]" \
+        in lines  # the text as injected
+    assert "        why: a lesson (global): every session gets the lessons, newest first" in lines
+    matched = next(line for line in lines if line.startswith("        why: matched the prompt"))
+    assert "close in meaning (cosine" in matched
+    assert "        why: a lesson filed under [testing], a topic the prompt names" in lines
+    assert "mix_z" not in shown.stdout and "kw_rr" not in shown.stdout  # words, not the vector
+    as_json = json.loads(run_cli("explain", SESSION, "--json").stdout)
+    scored = [i for inj in as_json["injections"] for i in inj["items"] if i.get("score")]
+    assert scored and "mix_z" in scored[0]["evidence"] and scored[0]["reason"]
+
+
+def modules_of_a_hook(env: dict[str, str], payload: dict) -> set[str]:
+    """The modules a hook process imports beyond the interpreter's start."""
+    code = ("import sys; before = set(sys.modules); from memoryd_client.cli import main; "
+            "main(sys.argv[1:]); "
+            "print(' '.join(sorted(set(sys.modules) - before)), file=sys.stderr)")
+    result = subprocess.run([sys.executable, "-c", code, "hook", "claude-code", "SessionStart"],
+                            input=json.dumps(payload), capture_output=True, text=True, timeout=30,
+                            env=env, check=False)
+    assert result.returncode == 0, result.stderr
+    return set(result.stderr.strip().splitlines()[-1].split())
+
+
+def test_a_hook_spooling_for_a_daemon_that_is_down_imports_no_more_than_one_that_reaches_it(
+        daemon, memoryd_home, tmp_path) -> None:
+    """L-p (2026-11-28): with the daemon down a hook cost twice the CPU of one with the daemon
+    up: finding the state dir and the socket without MEMORYD_HOME imported platformdirs (and
+    with it shutil, tempfile, random, pathlib). Now the hook says both itself."""
+    payload = start_payload(str(tmp_path))
+    up = modules_of_a_hook(os.environ.copy(), payload)
+    assert "platformdirs" not in up
+    user = tmp_path / "user"
+    (tmp_path / "run").mkdir(mode=0o700)
+    down_env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "XDG_"))}
+    down_env.update(HOME=str(user), XDG_RUNTIME_DIR=str(tmp_path / "run"))
+    down = modules_of_a_hook(down_env, payload)
+    assert down <= up, sorted(down - up)
+    assert (user / ".local" / "share" / "memoryd" / "spool.msgpack").exists()
+
+
+@pytest.mark.parametrize("home, xdg_data", [("/home/ana", None), ("/home/ana/", None),
+                                            ("/", None), ("/home/ana", "/srv/data"),
+                                            ("/home/ana", "relative/data"), ("/home/ana", "")])
+def test_a_hook_spools_where_the_daemon_replays(monkeypatch, home, xdg_data) -> None:
+    """The spool's directory, said without platformdirs, is platformdirs' user data dir (the
+    daemon's state dir, where it replays the spool)."""
+    import platformdirs
+    from memoryd_client import paths
+
+    monkeypatch.delenv("MEMORYD_HOME")
+    monkeypatch.setenv("HOME", home)
+    if xdg_data is None:
+        monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    else:
+        monkeypatch.setenv("XDG_DATA_HOME", xdg_data)
+    assert paths.data_text() == platformdirs.user_data_dir("memoryd", appauthor=False)

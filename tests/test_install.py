@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shlex
 import stat
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from memoryd_client import install
@@ -281,10 +283,9 @@ def test_is_ours(command, ours) -> None:
 def test_a_file_changed_while_editing_is_not_overwritten(claude_settings, memoryd_home) -> None:
     claude_settings.write_text('{\n  "model": "opus"\n}\n')
     settings = install.SettingsFile.read(claude_settings)
-    settings.data["hooks"] = {}
     claude_settings.write_text('{\n  "model": "sonnet"\n}\n')  # Claude Code saved a setting meanwhile
     with pytest.raises(ValueError, match="changed while memoryd was editing it"):
-        settings.write()
+        settings.write('{\n  "model": "opus",\n  "hooks": {}\n}\n')
     assert claude_settings.read_text() == '{\n  "model": "sonnet"\n}\n'
 
 
@@ -293,3 +294,184 @@ def test_install_registers_the_events_the_hooks_handle() -> None:
 
     assert tuple(install.CLAUDE_CODE_EVENTS) == HARNESS_EVENTS["claude-code"]
     assert tuple(install.CODEX_EVENTS) == HARNESS_EVENTS["codex"]
+
+
+N8_SETTINGS = """{
+    "permissions": {
+        "allow": ["Bash(git status)"],
+        "deny": []
+    },
+    "hooks": {
+        "Stop": [
+            {
+                "hooks": [{"type": "command", "command": "echo wrote"}]
+            }
+        ]
+    }
+}
+"""
+
+
+def test_inline_arrays_and_objects_come_back_byte_for_byte(claude_settings) -> None:
+    """N8 (2026-11-28): a hand-written file's inline arrays were spread over several lines, so
+    a dotfiles repository showed a diff after install and uninstall."""
+    claude_settings.write_text(N8_SETTINGS)
+    assert run_cli("hook", "install", "claude-code").returncode == 0
+    installed = claude_settings.read_text()
+    assert '"allow": ["Bash(git status)"],' in installed  # untouched while installed, too
+    assert '"hooks": [{"type": "command", "command": "echo wrote"}]' in installed
+    assert json.loads(installed)["hooks"]["Stop"][0]["hooks"][0]["command"] == "echo wrote"
+    assert run_cli("hook", "uninstall", "claude-code").returncode == 0
+    assert claude_settings.read_text() == N8_SETTINGS
+    tabbed = '{\n\t"permissions": {"allow": []},\n\t"model": "opus"\n}\n'
+    claude_settings.write_text(tabbed)
+    install.install("claude-code")
+    install.uninstall("claude-code")
+    assert claude_settings.read_text() == tabbed
+
+
+def hand_written(rng: random.Random, harness: str) -> str:
+    """A settings file as people write them: any indentation, inline or spread containers,
+    CRLF, unicode and escapes, empty lists and objects, other tools' hooks."""
+    unit = rng.choice(["  ", "    ", "\t", " ", "   "])
+    newline = rng.choice(["\n", "\n", "\r\n"])
+    key_sep = rng.choice([": ", ":", " : "])
+    item_sep = rng.choice([", ", ","])
+    pad = rng.choice(["", " "])
+    words = ["opus", "sonnet", "ü", "日本語", "emoji 🎉", 'say "hi"', "tab\there",
+             "back\\slash",
+             "/usr/bin/notify-send", "Bash(git status)", "Read(./.env)", ""]
+
+    def text(value: str) -> str:
+        return json.dumps(value, ensure_ascii=rng.random() < 0.3)
+
+    def scalar() -> Any:
+        return rng.choice([rng.choice(words), rng.randint(-5, 10**6), rng.random() * 100, True,
+                           False, None])
+
+    def group() -> dict[str, Any]:
+        handlers = [{"type": "command", "command": rng.choice(words[4:9]) + f" {i}",
+                     **({"timeout": rng.randint(1, 60)} if rng.random() < 0.5 else {})}
+                    for i in range(rng.randint(1, 3))]
+        return {"matcher": rng.choice(["Bash", "startup", "*", ""]), "hooks": handlers} \
+            if rng.random() < 0.5 else {"hooks": handlers}
+
+    events = [*(install.CLAUDE_CODE_EVENTS if harness == "claude-code" else install.CODEX_EVENTS),
+              "PreToolUse", "Notification"]
+    data: dict[str, Any] = {}
+    for key in rng.sample(["$schema", "model", "env", "permissions", "statusLine",
+                           "cleanupPeriodDays", "includeCoAuthoredBy"], rng.randint(0, 5)):
+        if key == "env":
+            data[key] = {rng.choice(words[:6]) or "X": scalar() for _ in range(rng.randint(0, 3))}
+        elif key == "permissions":
+            data[key] = {"allow": [rng.choice(words) for _ in range(rng.randint(0, 3))],
+                         "deny": [rng.choice(words) for _ in range(rng.randint(0, 2))]}
+        else:
+            data[key] = scalar()
+    shape = rng.random()
+    if shape < 0.15:
+        data["hooks"] = {}
+    elif shape < 0.8:
+        data["hooks"] = {event: [group() for _ in range(rng.randint(0, 2))]
+                         for event in rng.sample(events, rng.randint(1, 4))}
+    keys = list(data)
+    rng.shuffle(keys)
+    data = {k: data[k] for k in keys}
+
+    def render(value: Any, depth: int, inline: bool) -> str:
+        if not isinstance(value, (dict, list)):
+            return text(value) if isinstance(value, str) else json.dumps(value)
+        opening, closing = "{}" if isinstance(value, dict) else "[]"
+        parts = [text(k) + key_sep + render(v, depth + 1, inline or rng.random() < 0.4)
+                 for k, v in value.items()] if isinstance(value, dict) else \
+            [render(v, depth + 1, inline or rng.random() < 0.4) for v in value]
+        if not parts:
+            return rng.choice([opening + closing, opening + " " + closing,
+                               opening + newline + unit * depth + closing])
+        if inline:
+            return opening + pad + item_sep.join(parts) + pad + closing
+        inner = unit * (depth + 1) + ("" if rng.random() < 0.9 else " ")  # a stray space
+        return (opening + newline + ("," + newline).join(inner + p for p in parts) + newline
+                + unit * depth + closing)
+
+    body = render(data, 0, rng.random() < 0.1)
+    end = rng.choice(["", newline, newline, newline * 2])
+    return rng.choice(["", "", " ", newline]) + body + end
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "codex"])
+def test_install_and_uninstall_give_back_the_same_bytes_of_any_hand_written_file(
+        memoryd_home, harness) -> None:
+    """N8, as a property: for varied hand-written files, install leaves every byte of the
+    user's alone and adds memoryd's handlers where the agent reads them, and uninstall gives
+    back the file byte for byte."""
+    path = install.settings_path(harness, None)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mine = {event: install.hook_command(harness, event)
+            for event in (install.CLAUDE_CODE_EVENTS if harness == "claude-code"
+                          else install.CODEX_EVENTS)}
+    for seed in range(100):
+        rng = random.Random(seed)
+        original = hand_written(rng, harness)
+        path.write_bytes(original.encode())
+        before = json.loads(original)
+        install.install(harness)
+        installed = path.read_bytes().decode()
+        after = json.loads(installed)
+        context = f"seed {seed}:\n{original}\n--- installed:\n{installed}"
+        assert {k: v for k, v in after.items() if k != "hooks"} == \
+            {k: v for k, v in before.items() if k != "hooks"}, context
+        for event, command in mine.items():
+            theirs = (before.get("hooks") or {}).get(event, [])
+            assert after["hooks"][event][:len(theirs)] == theirs, context
+            [added] = after["hooks"][event][len(theirs):]
+            assert [h["command"] for h in added["hooks"]] == [command], context
+        others = {e: g for e, g in (before.get("hooks") or {}).items() if e not in mine}
+        assert {e: after["hooks"][e] for e in others} == others, context
+        assert "already installed" in install.install(harness)
+        assert path.read_bytes().decode() == installed, context
+        install.uninstall(harness)
+        assert path.read_bytes().decode() == original, context
+
+
+def git(*args: str, cwd: Path) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True,
+                          timeout=30, env={**os.environ, "GIT_CONFIG_GLOBAL": os.devnull,
+                                           "GIT_CONFIG_SYSTEM": os.devnull}).stdout
+
+
+@pytest.mark.parametrize("harness, written", [("claude-code", ".claude/settings.local.json"),
+                                              ("codex", ".codex/hooks.json")])
+def test_a_projects_hook_file_stays_out_of_git_status(tmp_path, harness, written) -> None:
+    """L-k (2026-11-28): `hook install --project .` left `?? .claude/` in git status, a file
+    with absolute paths into this user's venv that nobody else can use."""
+    repo = tmp_path / "shop"
+    repo.mkdir()
+    git("init", "-q", cwd=repo)
+    exclude = repo / ".git" / "info" / "exclude"
+    pristine = exclude.read_bytes()
+    assert git("status", "--porcelain", cwd=repo) == ""
+    result = run_cli("hook", "install", harness, "--project", ".", cwd=str(repo / ""))
+    assert result.returncode == 0, result.stderr
+    assert (repo / written).exists() and git("status", "--porcelain", cwd=repo) == ""
+    assert f"/{written}" in exclude.read_text().splitlines()
+    assert f"kept out of git status: /{written}" in result.stdout
+    assert "already installed" in run_cli("hook", "install", harness, "--project", str(repo)).stdout
+    assert exclude.read_text().count(f"/{written}") == 1
+    removed = run_cli("hook", "uninstall", harness, "--project", str(repo))
+    assert removed.returncode == 0 and "taken out of" in removed.stdout
+    assert not (repo / written).exists() and exclude.read_bytes() == pristine
+
+
+def test_a_line_the_user_wrote_in_the_exclude_file_is_theirs(tmp_path) -> None:
+    repo = tmp_path / "shop"
+    (repo / "web").mkdir(parents=True)
+    git("init", "-q", cwd=repo)
+    exclude = repo / ".git" / "info" / "exclude"
+    exclude.write_text("# mine\n/web/.claude/settings.local.json\n")
+    assert run_cli("hook", "install", "claude-code", "--project", str(repo / "web")).returncode == 0
+    assert git("status", "--porcelain", cwd=repo) == ""
+    assert exclude.read_text() == "# mine\n/web/.claude/settings.local.json\n"
+    assert run_cli("hook", "uninstall", "claude-code", "--project",
+                   str(repo / "web")).returncode == 0
+    assert exclude.read_text() == "# mine\n/web/.claude/settings.local.json\n"

@@ -22,15 +22,17 @@ TOOLS = {"memory_list", "memory_read", "memory_write", "memory_replace", "memory
          "memory_remember", "memory_forget"}
 
 
-def mcp_session(calls: list[tuple[str, dict[str, Any]]], agent: str = "coder") -> dict[str, Any]:
-    """Initialize, list the tools, make the calls in order; returns what came back."""
+def mcp_session(calls: list[tuple[str, dict[str, Any]]], agent: str = "coder",
+                cwd: Path | None = None) -> dict[str, Any]:
+    """Initialize, list the tools, make the calls in order; returns what came back. The
+    server runs in ``cwd`` (as an agent starts it in its workspace)."""
     from mcp import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     async def run() -> dict[str, Any]:
         params = StdioServerParameters(command=sys.executable,
                                        args=["-m", "memoryd_client", "mcp", "--agent", agent],
-                                       env=dict(os.environ))
+                                       env=dict(os.environ), cwd=cwd)
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write) as mcp:
                 init = await mcp.initialize()
@@ -149,3 +151,31 @@ def test_readme_registers_the_server_by_an_absolute_path_and_names_no_missing_pa
            "claude-code" in readme
     assert 'codex mcp add memoryd -- "$PWD/.venv/bin/memory" mcp --agent codex' in readme
     assert "-- memory mcp" not in readme
+
+
+def test_unknown_arguments_are_refused_with_the_valid_names(daemon, client: Client) -> None:
+    """N6: the SDK dropped names a tool does not take, so a misspelt filter searched
+    everything and `agent` (for other_agent) searched the caller's own memory."""
+    client.remember("coder", "infra", "Deploys go through fly.io")
+    client.remember("coder", "web", "Deploy previews are on Netlify")
+    session = mcp_session([
+        ("memory_search", {"query": "deploy", "categroy": "infra"}),
+        ("memory_search", {"query": "how do we deploy", "agent": "designer"}),
+        ("memory_list", {"path": "CONTEXT.md"}),
+        ("memory_remember", {"text": "Deploys go out on Tuesdays", "projet": "x", "tag": ["a"]}),
+        ("memory_search", {"query": "deploy", "category": "infra"}),
+    ])
+    typo, agent, no_args, two, right = session["results"]
+    for result in (typo, agent, no_args, two):
+        assert result.is_error, result.content
+    assert typo.content[0].text == (
+        "memory_search: unknown argument 'categroy' (did you mean 'category'?); nothing was "
+        "done. memory_search takes query, limit, category, kind, since, other_agent")
+    assert "unknown argument 'agent' (did you mean 'other_agent'?)" in agent.content[0].text
+    assert "memory_list takes no arguments" in no_args.content[0].text
+    assert "'projet'" in two.content[0].text and "'tag' (did you mean 'tags'?)" in \
+        two.content[0].text and "scope" in two.content[0].text
+    assert client.list_entries(agent="coder", since="1h")["total"] == 2  # nothing stored
+    assert "fly.io" in text_of(right) and "Netlify" not in text_of(right)
+    for tool in session["tools"].values():
+        assert tool.input_schema.get("additionalProperties") is False, tool.name

@@ -115,6 +115,19 @@ def fast_parse(argv: list[str]) -> _Args | None:
     return _Args(values)
 
 
+def here_directory() -> str:
+    """`--here`: this directory, for its repository's entries and the global ones; outside a
+    git repository there is no such project, and saying so beats an empty answer."""
+    from memoryd_client.project import repository_of
+
+    cwd = os.getcwd()
+    if repository_of(cwd) is None:
+        raise UsageError(f"--here: not in a git repository ({cwd}); --here means this "
+                         "repository's entries and the global ones. Run it inside a "
+                         "repository, or name one with --project DIR")
+    return cwd
+
+
 def _print_status(status: dict[str, Any]) -> None:
     from memoryd_client.status_view import print_status  # health line first, then details
 
@@ -139,7 +152,7 @@ def run(args: argparse.Namespace, client: Client) -> int:
                 raise UsageError("memory sources add: --notebook-lines is a glob source's "
                                  "(NAME PATH), not a project's")
             if args.project:
-                result = client.sources("add", project_root=os.path.abspath(args.project))
+                result = client.sources("add", project_root=args.project)
             elif args.name and args.path and args.kind:
                 fmt = args.format or ("markdown" if args.kind == "memory" else "generic")
                 result = client.sources("add", name=args.name, path=args.path, kind=args.kind,
@@ -204,9 +217,18 @@ def run(args: argparse.Namespace, client: Client) -> int:
         _emit(args, result, show_extract)
         return OK
     if command == "context":
-        result = client.context(args.agent, cwd=args.cwd or os.getcwd(), prompt=args.prompt,
-                                budget=args.budget)
-        _emit(args, result, lambda r: print(r["text"]))
+        cwd = args.cwd or os.getcwd()
+        result = client.context(args.agent, cwd=cwd, prompt=args.prompt, budget=args.budget)
+
+        def show_context(r: dict[str, Any]) -> None:
+            if r["text"]:
+                print(r["text"])
+            else:  # stdout stays empty for scripts; a person learns why there is nothing
+                what = "for this prompt " if args.prompt else ""
+                print(f"(nothing {what}for {args.agent} in {os.path.abspath(cwd)})",
+                      file=sys.stderr)
+
+        _emit(args, result, show_context)
         return OK
     if command == "explain":
         result = client.explain(args.session)
@@ -242,7 +264,7 @@ def run(args: argparse.Namespace, client: Client) -> int:
             kind=args.kind, key=args.key, confidence=args.confidence, force=args.force,
             polarity=args.polarity,
             tags=[t for t in (args.tags or "").split(",") if t.strip()] or None,
-            cwd=None if args.is_global else os.getcwd(),
+            is_global=args.is_global,  # else the project of this directory (the client's cwd)
         )
 
         def show(r: dict[str, Any]) -> None:
@@ -270,7 +292,7 @@ def run(args: argparse.Namespace, client: Client) -> int:
             "category": None if args.category == "-" else args.category,
             "kind": args.kind, "tags": args.tags, "since": args.since, "until": args.until,
             "status": args.status, "min_score": args.min_score,
-            "project": args.project, "cwd": os.getcwd() if args.here else None,
+            "project": args.project, "cwd": here_directory() if args.here else None,
         }
         agents = [a for a in args.agent.split(",") if a]
         filters["agents"] = agents
@@ -371,11 +393,16 @@ def run_hook_command(argv: list[str]) -> int:
 
         descriptions = {
             "install": "Add memoryd's hooks to an agent's settings file (idempotent). The file is "
-                       "rewritten through symlinks, atomically, with its permissions and "
-                       "indentation kept. When MEMORYD_HOME or MEMORYD_SOCKET is set, the hook "
-                       "commands carry it, so the hooks reach the same daemon.",
-            "uninstall": "Remove exactly the hooks memoryd added (recognised by their command). A "
-                         "file that install created is deleted when nothing else is left in it.",
+                       "edited as text, through symlinks, atomically: memoryd's handlers are "
+                       "inserted in the layout around them and every other byte stays as it "
+                       "was. When MEMORYD_HOME or MEMORYD_SOCKET is set, the hook commands carry "
+                       "it, so the hooks reach the same daemon. With --project in a git "
+                       "repository, the file is listed in .git/info/exclude (local): it stays "
+                       "out of git status.",
+            "uninstall": "Remove exactly the hooks memoryd added (recognised by their command), "
+                         "with the text they brought: install then uninstall gives back the "
+                         "same bytes. A file that install created is deleted when nothing else "
+                         "is left in it; the line install added to .git/info/exclude goes too.",
         }
         from memoryd_client.cli_help import Formatter
 

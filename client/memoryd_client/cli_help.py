@@ -50,8 +50,11 @@ COMMANDS: dict[str, tuple[tuple[str, ...], str]] = {
             "0 the client closed the server"),
     "context": (("memory context --agent claude-code --cwd ~/src/shop",
                  "memory context --agent claude-code --prompt 'write a test for refunds'"),
-                "0 done"),
-    "explain": (("memory explain", "memory explain 5f2c1d --json"), "0 done; 1 no such session"),
+                ("0 done (nothing to inject: stdout stays empty and stderr says `(nothing for "
+                 "AGENT in DIR)`)")),
+    "explain": (("memory explain", "memory explain 5f2c1d --json"),
+                ("0 done; 1 no such session. Each item shows its text as injected and why it was "
+                 "there, in words; --json keeps the search evidence")),
     "session": (("memory session list --agent claude-code", "memory session show 5f2c1d"),
                 "0 done; 1 no such session"),
     "session list": (("memory session list --agent codex --limit 10",), "0 done"),

@@ -12,6 +12,14 @@ with ``agent=`` has one connection, bound to that agent: a write naming another 
 refused. A client made without one is a person's or a program's own: it opens one connection
 per agent it writes as, each bound to its agent, and splits a ``remember_many`` that spans
 several agents. ``channel`` says who is calling (``api`` by default).
+
+Projects: ``remember`` stores an entry for the project (git repository) of the directory the
+client was made in, as ``memory store`` does, so that "in this repo, run tests with make test"
+is not injected in every other repository. ``Client(cwd=DIR)`` names another directory;
+``Client(cwd=None)`` makes writes global unless a call says otherwise; per call, ``cwd=``,
+``project=`` or ``is_global=True`` decide. ``remember_many`` takes each entry's own ``cwd`` or
+``project`` (an import carries them) and adds none. Relative paths (``cwd``, ``project``) are
+taken from the client's working directory, not the daemon's.
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ from memoryd_client import wire
 from memoryd_client.connect import connect, connect_async
 from memoryd_client.errors import (
     BadFrameError,
+    BadParamsError,
     DaemonUnreachableError,
     MemorydError,
     error_from_wire,
@@ -44,6 +53,43 @@ DEFAULT_TIMEOUT_S = 30.0
 
 def _drop_none(params: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in params.items() if v is not None}
+
+
+#: Params that name a directory of the caller's: a relative one is resolved here, where it
+#: was meant (the daemon's working directory is not the caller's).
+PATH_PARAMS = ("cwd", "project", "project_root")
+
+
+def absolute(path: str) -> str:
+    try:
+        return os.path.abspath(os.path.expanduser(path))
+    except FileNotFoundError:  # os.getcwd(): the working directory was removed
+        raise BadParamsError(f"{path!r} is relative, and this process's working directory "
+                             "no longer exists; give an absolute path") from None
+
+
+def _client_cwd(cwd: str | os.PathLike[str] | None) -> str | None:
+    """The directory whose project ``remember`` writes for; None when the working directory
+    was removed (no project can be said: the writes are global)."""
+    if cwd is None:
+        return None
+    try:
+        return os.path.abspath(os.path.expanduser(os.fspath(cwd)))
+    except FileNotFoundError:
+        return None
+
+
+def absolute_paths(method: str, params: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``params`` with each of PATH_PARAMS (and in ``remember_many``'s entries) absolute."""
+    if not isinstance(params, dict):
+        return params
+    if method == "remember_many" and isinstance(params.get("entries"), list):
+        return {**params, "entries": [absolute_paths("remember", entry)
+                                      for entry in params["entries"]]}
+    relative = [name for name in PATH_PARAMS if isinstance(params.get(name), str)
+                and params[name] and not os.path.isabs(params[name])]
+    return {**params, **{name: absolute(params[name]) for name in relative}} if relative \
+        else params
 
 
 def _result(reply: dict[str, Any], request_id: int) -> Any:
@@ -107,6 +153,8 @@ class _Methods:
 
     call: Callable[[str, dict[str, Any] | None], Any]
     agent: str | None = None
+    #: the directory whose project ``remember`` writes for when a call names none
+    cwd: str | None = None
 
     def bind(self, agent: str | None = None, channel: str | None = None) -> Any:
         """Bind this connection to an agent (and say its channel): every write on it goes
@@ -146,11 +194,20 @@ class _Methods:
         session: str | None = None,
         polarity: str | None = None,
         created: float | str | None = None,
+        is_global: bool = False,
     ) -> Any:
         """Store an entry in the agent's namespace (see the README for the dedupe rules).
         ``polarity`` ("negative" or "positive") makes a lesson a "don't" or a "do".
         ``created`` (epoch seconds or ISO date) dates imported history; the entry then says
-        ``via: import``."""
+        ``via: import``. The entry belongs to the project of ``cwd`` (default: the client's
+        ``cwd``, the directory it was made in), or to ``project``; ``is_global`` makes it
+        global (shown in every project), as does a directory outside git."""
+        if is_global:
+            if cwd is not None or project is not None:
+                raise BadParamsError("remember: is_global contradicts cwd and project; give "
+                                     "one or the other")
+        elif cwd is None and project is None:
+            cwd = self.cwd
         return self.call(
             "remember",
             _drop_none(
@@ -188,9 +245,10 @@ class _Methods:
     _remember_groups: Callable[[list[dict[str, Any]], dict[Any, list[int]]], Any]
 
     def search(self, query: str, **filters: Any) -> Any:
-        """Filters: agent, agents, category, kind, tags, project, cwd, since, until, status,
-        limit, min_score, match, now (when the question is asked: "last week" counts back
-        from it). A name the daemon does not take is refused (``BadParamsError``); the reply
+        """Filters: agent, agents, category, kind, tags, project (that project's entries), cwd
+        (the entries of that directory's project and the global ones: what its blocks show),
+        since, until, status, limit, min_score, match, now (when the question is asked: "last
+        week" counts back from it). A name the daemon does not take is refused (``BadParamsError``); the reply
         lists ``unknown_agents``, agents named that have no entry at all."""
         return self.call("search", _drop_none({"query": query, **filters}))
 
@@ -307,11 +365,12 @@ class Client(_Methods):
 
     def __init__(self, path: str | os.PathLike[str] | None = None,
                  timeout_s: float = DEFAULT_TIMEOUT_S, *, agent: str | None = None,
-                 channel: str = "api"):
+                 channel: str = "api", cwd: str | os.PathLike[str] | None = "."):
         self.path = os.fspath(path) if path is not None else socket_text()
         self.timeout_s = timeout_s
         self.agent = agent
         self.channel = channel
+        self.cwd = _client_cwd(cwd)
         self._socks: dict[str | None, _socket.socket] = {}
         self._ids = itertools.count(1)
 
@@ -365,6 +424,7 @@ class Client(_Methods):
         return bytes(chunks)
 
     def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        params = absolute_paths(method, params)
         if method == "bind" and params and params.get("agent") is not None:
             self.agent = params["agent"]
         if _needs_owner(self.agent, method, params):
@@ -430,13 +490,14 @@ class AsyncClient(_Methods):
 
     def __init__(self, path: str | os.PathLike[str] | None = None,
                  timeout_s: float = DEFAULT_TIMEOUT_S, *, agent: str | None = None,
-                 channel: str = "api"):
+                 channel: str = "api", cwd: str | os.PathLike[str] | None = "."):
         import asyncio
 
         self.path = os.fspath(path) if path is not None else socket_text()
         self.timeout_s = timeout_s
         self.agent = agent
         self.channel = channel
+        self.cwd = _client_cwd(cwd)
         self._streams: dict[str | None, tuple[asyncio.StreamReader, asyncio.StreamWriter]] = {}
         self._lock = asyncio.Lock()
         self._ids = itertools.count(1)
@@ -455,6 +516,7 @@ class AsyncClient(_Methods):
     async def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
         import asyncio
 
+        params = absolute_paths(method, params)
         if method == "bind" and params and params.get("agent") is not None:
             self.agent = params["agent"]
         async with self._lock:

@@ -72,14 +72,9 @@ def help_text(harness: str | None = None) -> str:
 
 
 def spool_path() -> str:
-    from memoryd_client.paths import home_text
+    from memoryd_client.paths import data_text
 
-    home = home_text()
-    if home is None:
-        from memoryd_client.paths import state_dir
-
-        home = str(state_dir())
-    return os.path.join(home, SPOOL_NAME)
+    return os.path.join(data_text(), SPOOL_NAME)
 
 
 def append_spool(request: dict[str, Any]) -> None:
@@ -120,7 +115,7 @@ def call_daemon(request: dict[str, Any], deadline_s: float) -> dict[str, Any]:
     end = time.monotonic() + deadline_s
     from memoryd_client.connect import connect
 
-    sock = connect(socket_text(), deadline_s, retry_s=deadline_s / 2)  # a bare _socket.socket
+    sock = connect(socket_text(lean=True), deadline_s, retry_s=deadline_s / 2)  # a bare _socket
     try:
         sock.sendall(wire.pack({"id": 1, "method": "hook", "params": request}))
         data = b""

@@ -2,13 +2,17 @@
 
 Adds memoryd's hook handlers to the agent's settings idempotently and removes exactly the
 handlers it added (recognised by their command). The settings file is the user's, so it is
-rewritten the way an editor would:
+edited the way a careful person would:
 
+- as text: memoryd's handlers are inserted, and taken out again, in the file's own layout (the
+  indentation, line endings and separators around them), and every other byte stays as it
+  was, inline arrays and objects included (:mod:`memoryd_client.json_edit`); install followed
+  by uninstall gives back the same bytes. What install added besides the handlers (a
+  ``hooks`` object, an event's list, or what filled an empty one) is noted beside the backups,
+  so that uninstall puts back an empty ``[]`` or ``{}`` the user had, rather than dropping it;
 - through a symlink (the dotfiles pattern): the link's target is updated, the link is kept;
 - atomically: a temporary file in the target's directory, fsync, rename, fsync of the directory;
-- with the file's permission bits (a 0600 file stays 0600) and its layout: the indentation (2 or 4
-  spaces, tabs, or one line), the line endings and the final newline are detected and re-emitted,
-  so install followed by uninstall gives back the same bytes;
+- with the file's permission bits (a 0600 file stays 0600);
 - with a backup of the previous contents before every change. Backups live in memoryd's state dir,
   not beside the file (which may be in a git repository or a dotfiles repository):
   ``<state dir>/hook-backups/<real path of the file>.memoryd-backup-<date>-<time>-<microseconds>``,
@@ -17,6 +21,10 @@ rewritten the way an editor would:
   are deleted. The output names the backup and the directory.
 - A file that install created is removed again by uninstall when nothing else is left in it
   (with the directories install created, when empty); a note beside the backups remembers that.
+- In a project (``--project DIR``), the file is personal (absolute paths into this user's
+  installation), so install lists it in the repository's ``.git/info/exclude`` (local, never
+  committed) and it stays out of ``git status``; uninstall takes the line out again
+  (:mod:`memoryd_client.git_exclude`).
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memoryd_client import hook_settings
 from memoryd_client.errors import BadParamsError
 from memoryd_client.paths import state_dir
 
@@ -61,6 +70,7 @@ CARRIED_ENV = ("MEMORYD_HOME", "MEMORYD_SOCKET")
 BACKUP_DIR = "hook-backups"
 BACKUP_INFIX = ".memoryd-backup-"
 CREATED_SUFFIX = ".memoryd-created"
+ADDED_SUFFIX = ".memoryd-added"
 
 
 def settings_path(harness: str, project: str | None) -> Path:
@@ -142,55 +152,6 @@ def is_ours(handler: Any, harness: str) -> bool:
     program = words[:-3]
     return (len(program) == 1 and os.path.basename(program[0]) == "memory") or \
         (len(program) == 3 and program[1:] == ["-m", "memoryd_client"])
-
-
-# -- the file's layout ------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Layout:
-    """How a JSON file is written, so that a rewrite looks like the user's own."""
-
-    indent: str | None = "  "  # None: all on one line
-    item_separator: str = ", "  # one-line files only
-    key_separator: str = ": "
-    newline: str = "\n"
-    final_newline: bool = True
-    ensure_ascii: bool = False
-
-    def dumps(self, data: Any) -> str:
-        if self.indent is None:
-            text = json.dumps(data, ensure_ascii=self.ensure_ascii,
-                              separators=(self.item_separator, self.key_separator))
-        else:
-            text = json.dumps(data, ensure_ascii=self.ensure_ascii, indent=self.indent,
-                              separators=(",", self.key_separator))
-        text = text.replace("\n", self.newline)
-        return text + self.newline if self.final_newline else text
-
-
-def detect_layout(text: str) -> Layout:
-    """The indentation (the smallest indent of any line: 2 or 4 spaces, a tab, …), the line
-    endings and the final newline of a JSON file's text."""
-    newline = "\r\n" if "\r\n" in text else "\n"
-    final_newline = text.endswith("\n")
-    ensure_ascii = text.isascii() and "\\u" in text
-    lines = text.strip().splitlines()
-    if not lines:
-        return Layout()
-    if len(lines) == 1:
-        return Layout(indent=None, item_separator=", " if re.search(r",\s", text) else ",",
-                      key_separator=": " if re.search(r'":\s', text) else ":", newline=newline,
-                      final_newline=final_newline, ensure_ascii=ensure_ascii)
-    indents = [re.match(r"[ \t]*", line).group() for line in lines[1:]]  # type: ignore[union-attr]
-    indents = [i for i in indents if i]
-    if not indents:
-        indent = ""
-    elif indents[0].startswith("\t"):
-        indent = "\t"
-    else:
-        indent = " " * min(len(i) for i in indents if not i.startswith("\t"))
-    return Layout(indent=indent, key_separator=": " if re.search(r'":\s', text) else ":",
-                  newline=newline, final_newline=final_newline, ensure_ascii=ensure_ascii)
 
 
 # -- writing ----------------------------------------------------------------------------------
@@ -305,12 +266,10 @@ class SettingsFile:
     def linked(self) -> bool:
         return os.path.islink(self.path)
 
-    def write(self) -> Path | None:
-        """Write the data back in the file's own layout; returns the backup made (None for a new
-        file). A file that did not exist is created with its missing directories, and a note
-        remembers what was created, for uninstall."""
-        layout = detect_layout(self.text) if self.text is not None else Layout()
-        text = layout.dumps(self.data)
+    def write(self, text: str) -> Path | None:
+        """Write ``text``; returns the backup made (None for a new file). A file that did not
+        exist is created with its missing directories, and a note remembers what was created,
+        for uninstall."""
         if _read_text(self.real) != self.text:  # the agent or an editor wrote it meanwhile
             raise ValueError(f"{self.path} changed while memoryd was editing it; nothing was "
                              "changed, try again")
@@ -326,6 +285,28 @@ class SettingsFile:
         backup = write_backup(self.real, self.text)
         write_atomically(self.real, text, self.mode or 0o600, self.owner)
         return backup
+
+    def added_note(self) -> Path:
+        stem = backup_stem(self.real)
+        return stem.with_name(stem.name + ADDED_SUFFIX)
+
+    def added(self) -> dict[tuple[str, ...], str | None]:
+        """What install added besides the handlers: the path of each container it created
+        (None) or filled when it was empty (the text it had)."""
+        try:
+            pairs = json.loads(self.added_note().read_text("utf-8"))
+            return {tuple(path): text for path, text in pairs}
+        except (OSError, ValueError, TypeError):
+            return {}
+
+    def note_added(self, added: dict[tuple[str, ...], str | None]) -> None:
+        note = self.added_note()
+        if not added:
+            with contextlib.suppress(FileNotFoundError):
+                note.unlink()
+            return
+        note.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        note.write_text(json.dumps([[list(p), t] for p, t in added.items()]), "utf-8")
 
     def created_note(self) -> Path:
         stem = backup_stem(self.real)
@@ -387,29 +368,6 @@ def _make_parents(directory: str) -> list[str]:
     return list(reversed(missing))
 
 
-def _strip_ours(hooks: dict[str, Any], harness: str) -> int:
-    """Remove memoryd's handlers (and the groups left empty by that); returns how many."""
-    removed = 0
-    for event in list(hooks):
-        if not isinstance(hooks[event], list):
-            continue  # not ours, whatever it is
-        kept_groups = []
-        for group in hooks[event]:
-            handlers = group.get("hooks") if isinstance(group, dict) else None
-            if not isinstance(handlers, list) or not handlers:
-                kept_groups.append(group)
-                continue
-            kept = [h for h in handlers if not is_ours(h, harness)]
-            removed += len(handlers) - len(kept)
-            if kept:
-                kept_groups.append({**group, "hooks": kept})
-        if kept_groups or not hooks[event]:
-            hooks[event] = kept_groups
-        else:
-            del hooks[event]
-    return removed
-
-
 def next_steps(harness: str) -> list[str]:
     """What the user does after install (integrations.md §1.1, §3.2)."""
     if harness == "claude-code":
@@ -442,30 +400,54 @@ def _describe(settings: SettingsFile, backup: Path | None) -> list[str]:
     return lines
 
 
+def groups_for(harness: str) -> dict[str, dict[str, Any]]:
+    """The group memoryd adds to each event's list."""
+    groups = {}
+    events = CLAUDE_CODE_EVENTS if harness == "claude-code" else CODEX_EVENTS
+    for event, (matcher, extras) in events.items():
+        handler = {"type": "command", "command": hook_command(harness, event), **extras}
+        groups[event] = {"matcher": matcher, "hooks": [handler]} if matcher else \
+            {"hooks": [handler]}
+    return groups
+
+
+def _without_ours(settings: SettingsFile, harness: str) -> tuple[str, int]:
+    """The file's text without memoryd's handlers (what install found, if any)."""
+    assert settings.text is not None
+    added = settings.added()
+    text, removed = hook_settings.strip_handlers(settings.text, lambda h: is_ours(h, harness),
+                                                 added)
+    if removed and not json.loads(text) and ("file",) in added:  # it held only whitespace
+        text = added[("file",)] or ""
+    return text, removed
+
+
 def install(harness: str, project: str | None = None) -> str:
     path = settings_path(harness, project)
     settings = SettingsFile.read(path)
-    hooks = settings.data.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        raise ValueError(f"{path}: 'hooks' is not an object; nothing was changed")
-    before = json.dumps(settings.data, sort_keys=True)
-    replaced = _strip_ours(hooks, harness)
-    events = CLAUDE_CODE_EVENTS if harness == "claude-code" else CODEX_EVENTS
-    for event, (matcher, extras) in events.items():
-        if not isinstance(hooks.setdefault(event, []), list):
-            raise ValueError(f"{path}: hooks.{event} is not a list; nothing was changed")
-        handler = {"type": "command", "command": hook_command(harness, event), **extras}
-        group: dict[str, Any] = {"hooks": [handler]}
-        if matcher:
-            group = {"matcher": matcher, **group}
-        hooks.setdefault(event, []).append(group)
-    if settings.text is not None and json.dumps(settings.data, sort_keys=True) == before:
-        return f"{path}: memoryd hooks already installed"
-    backup = settings.write()
-    head = f"{path}: installed {len(events)} memoryd hooks" + \
+    groups = groups_for(harness)
+    replaced = 0
+    if settings.text is None:
+        text, added = hook_settings.new_file(groups), {}
+    else:
+        base, replaced = _without_ours(settings, harness)
+        try:
+            if base.strip():
+                text, added = hook_settings.add_handlers(base, groups)
+            else:  # an empty file
+                text, added = hook_settings.new_file(groups), {("file",): base}
+        except ValueError as exc:  # 'hooks' or an event's list is something else
+            raise ValueError(f"{path}: {exc}; nothing was changed") from None
+        if json.loads(text) == settings.data:
+            return f"{path}: memoryd hooks already installed" + "".join(
+                f"\n{line}" for line in _exclude(project, path, add=True))
+    backup = settings.write(text)
+    settings.note_added(added)
+    head = f"{path}: installed {len(groups)} memoryd hooks" + \
         (f" (replacing {replaced} earlier ones)" if replaced else "") + \
         (" (new file)" if settings.text is None else "")
-    lines = [head, *_describe(settings, backup), *_reach(), *next_steps(harness)]
+    lines = [head, *_describe(settings, backup), *_exclude(project, path, add=True), *_reach(),
+             *next_steps(harness)]
     legacy = legacy_path(harness, project)
     if legacy is not None and _ours_in(legacy, harness):
         lines.append(f"  note: {legacy} (committable) also holds memoryd hooks, written there "
@@ -474,34 +456,57 @@ def install(harness: str, project: str | None = None) -> str:
     return "\n".join(lines)
 
 
-def _ours_in(path: Path, harness: str) -> int:
+def _exclude(project: str | None, path: Path, add: bool) -> list[str]:
+    """Keep a project's personal settings file out of `git status` (install), or stop
+    (uninstall)."""
+    if project is None:
+        return []
+    from memoryd_client import git_exclude
+
+    change = git_exclude.add if add else git_exclude.remove
     try:
-        hooks = SettingsFile.read(path).data.get("hooks")
+        said = change(str(path))
+    except OSError as exc:  # not fatal: the hooks work; git status shows the file
+        return [f"  note: could not edit the repository's info/exclude ({exc})"]
+    return [f"  {said}"] if said else []
+
+
+def _ours_in(path: Path, harness: str) -> int:
+    """How many of memoryd's handlers a settings file holds."""
+    try:
+        settings = SettingsFile.read(path)
     except (OSError, ValueError):
         return 0
-    return _strip_ours(hooks, harness) if isinstance(hooks, dict) else 0
+    if not (settings.text or "").strip():
+        return 0
+    return hook_settings.strip_handlers(settings.text or "", lambda h: is_ours(h, harness),
+                                        {})[1]
 
 
 def uninstall(harness: str, project: str | None = None) -> str:
-    lines = [_uninstall_from(settings_path(harness, project), harness)]
+    lines = [_uninstall_from(settings_path(harness, project), harness, project)]
     legacy = legacy_path(harness, project)
     if legacy is not None and _ours_in(legacy, harness):
         lines.append(_uninstall_from(legacy, harness))
     return "\n".join(lines)
 
 
-def _uninstall_from(path: Path, harness: str) -> str:
+def _uninstall_from(path: Path, harness: str, project: str | None = None) -> str:
     settings = SettingsFile.read(path)
     if settings.text is None:
-        return f"{path}: nothing to remove"
-    hooks = settings.data.get("hooks")
-    removed = _strip_ours(hooks, harness) if isinstance(hooks, dict) else 0
+        return f"{path}: nothing to remove" + "".join(
+            f"\n{line}" for line in _exclude(project, path, add=False))
+    text, removed = _without_ours(settings, harness)
     if not removed:
-        return f"{path}: no memoryd hooks found"
-    if not hooks:
-        del settings.data["hooks"]
-    if not settings.data and settings.remove_created():
-        return f"{path}: removed {removed} memoryd hooks, and the file, which memoryd had created"
+        return f"{path}: no memoryd hooks found" + "".join(
+            f"\n{line}" for line in _exclude(project, path, add=False))
+    excluded = _exclude(project, path, add=False)
+    if not json.loads(text or "{}") and settings.remove_created():
+        settings.note_added({})
+        return "\n".join([(f"{path}: removed {removed} memoryd hooks, and the file, which "
+                           "memoryd had created"), *excluded])
     settings.forget_created()  # what is left is the user's
-    backup = settings.write()
-    return "\n".join([f"{path}: removed {removed} memoryd hooks", *_describe(settings, backup)])
+    backup = settings.write(text)
+    settings.note_added({})
+    return "\n".join([f"{path}: removed {removed} memoryd hooks", *_describe(settings, backup),
+                      *excluded])

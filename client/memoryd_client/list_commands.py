@@ -84,12 +84,14 @@ def add_parsers(add_command: Callable[..., Any], common: argparse.ArgumentParser
 
 
 def add_filters(parser: argparse.ArgumentParser, since_default: str | None) -> None:
+    from memoryd_client.parser import HERE_HELP, PROJECT_HELP
+
     parser.add_argument("--category", help="only this category")
     parser.add_argument("--kind", help="comma-separated kinds (fact, lesson, feedback, note, "
                         "turn, summary)")
     parser.add_argument("--tags", help="comma-separated tags; all must be present")
-    parser.add_argument("--project", metavar="DIR", help="only entries of this project directory")
-    parser.add_argument("--here", action="store_true", help="only entries of the current project")
+    parser.add_argument("--project", metavar="DIR", help=PROJECT_HELP)
+    parser.add_argument("--here", action="store_true", help=HERE_HELP)
     parser.add_argument("--since", default=since_default, metavar="T",
                         help="epoch seconds, ISO date, or an age like 7d"
                         + (f" (default: {since_default})" if since_default else ""))
@@ -99,13 +101,13 @@ def add_filters(parser: argparse.ArgumentParser, since_default: str | None) -> N
 
 
 def filters(args: argparse.Namespace, agents: str | None) -> dict[str, Any]:
-    import os
+    from memoryd_client.cli import here_directory
 
     return {
         "agents": [a for a in (agents or "*").split(",") if a],
         "category": args.category, "kind": args.kind, "tags": args.tags,
-        "project": os.path.abspath(args.project) if args.project else None,
-        "cwd": os.getcwd() if args.here else None,
+        "project": args.project,  # a relative one is resolved by the client
+        "cwd": here_directory() if args.here else None,
         "since": args.since, "until": args.until, "status": args.status,
     }
 

@@ -9,10 +9,16 @@ memory_remember, memory_forget) and memory_context, the block the hooks inject a
 for agents without hooks. Every parameter is described; kinds and polarities are enums. Search,
 recent, get and history answer in compact text, one line per entry, not JSON: what a model reads
 best and cheapest.
+
+The server works for the directory it was started in, as `memory store` does there (agents start
+it in their workspace): memory_remember writes for that git repository unless its ``scope`` is
+"global", and memory_context shows that project's block. A tool refuses arguments it does not
+take, naming the ones it takes (the SDK would drop them silently).
 """
 
 # no `from __future__ import annotations`: the SDK reads the tools' annotations, which name
 # types defined inside build_server (the SDK is imported only when the server runs)
+import os
 import sys
 import time
 from typing import Any
@@ -84,7 +90,48 @@ def search_text(query: str, hits: list[dict[str, Any]], now: float) -> str:
                               for h in hits)])
 
 
-def build_server(agent: str, client: Client) -> Any:
+def unknown_arguments(tool: str, arguments: dict[str, Any], takes: list[str]) -> str | None:
+    """Why a call's arguments are refused (names the tool does not take), or None. The SDK
+    drops such names: a misspelt filter ("categroy") would be a search of everything, and
+    ``agent`` for ``other_agent`` a search of the wrong memory, with nobody told."""
+    import difflib
+
+    unknown = [name for name in arguments if name not in takes]
+    if not unknown:
+        return None
+    hints = []
+    for name in unknown:
+        close = difflib.get_close_matches(name, takes, n=1, cutoff=0.6)
+        hints.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    what = "argument" if len(unknown) == 1 else "arguments"
+    return (f"{tool}: unknown {what} {', '.join(hints)}; nothing was done. {tool} takes "
+            + (", ".join(takes) if takes else "no arguments"))
+
+
+def working_directory() -> str:
+    """Where the server was started; "/" (no project: global) if that directory is gone."""
+    try:
+        return os.getcwd()
+    except FileNotFoundError:
+        return "/"
+
+
+def scope_of(cwd: str) -> tuple[str | None, str]:
+    """The project memory_remember writes for by default (the git repository the server was
+    started in: Claude Code and Codex start it in the workspace), and how to say so."""
+    from memoryd_client.project import repository_of
+
+    repository = repository_of(cwd)
+    if repository is None:
+        return None, (f"this server runs outside a git repository ({cwd}), so every memory "
+                      "is global: shown in every project")
+    return repository, (f"project (the default): the memory belongs to the repository this "
+                        f"server runs in ({repository}) and is shown only there; global: shown "
+                        "in every project, for what holds everywhere (the user's preferences, "
+                        "how they like to work), not for this codebase")
+
+
+def build_server(agent: str, client: Client, cwd: str | None = None) -> Any:
     try:
         from typing import Annotated, Literal
 
@@ -97,7 +144,29 @@ def build_server(agent: str, client: Client) -> Any:
             f"memory mcp needs the MCP SDK (the PyPI package mcp): {sys.executable} -m pip "
             f"install '{MCP_REQUIREMENT}'") from None
 
-    server = MCPServer("memoryd", instructions=INSTRUCTIONS, version=client_version())
+    server_cwd = os.path.abspath(cwd or working_directory())
+    _, scope_help = scope_of(server_cwd)
+
+    class Server(MCPServer):  # type: ignore[misc]
+        """Refuses arguments a tool does not take, and says so in each tool's schema."""
+
+        async def list_tools(self) -> Any:
+            tools = await super().list_tools()
+            for tool in tools:
+                tool.input_schema["additionalProperties"] = False
+            return tools
+
+        async def call_tool(self, name: str, arguments: dict[str, Any],
+                            context: Any = None) -> Any:
+            schemas = {t.name: t.input_schema for t in await super().list_tools()}
+            if name in schemas:
+                takes = list(schemas[name].get("properties") or {})
+                problem = unknown_arguments(name, arguments or {}, takes)
+                if problem is not None:
+                    raise ToolError(problem)
+            return await super().call_tool(name, arguments, context)
+
+    server = Server("memoryd", instructions=INSTRUCTIONS, version=client_version())
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
     text_tool = {"structured_output": False}
@@ -250,11 +319,11 @@ def build_server(agent: str, client: Client) -> Any:
     @server.tool(annotations=read_only, **text_tool)
     def memory_context(cwd: Annotated[str | None, Field(
             description="the directory you work in (absolute path): that project's lessons "
-            "and facts are included")] = None) -> str:
+            f"and facts are included (default: the server's, {server_cwd})")] = None) -> str:
         """What you already know, as one block: pinned files, feedback, lessons, facts, notes
         and your other memory files. The hooks of Claude Code and Codex inject it at session
         start; without hooks, call it once at the start of a session."""
-        text = call(client.context, agent, cwd=cwd)["text"]
+        text = call(client.context, agent, cwd=cwd or server_cwd)["text"]
         return text or f"no memory yet for agent {agent}"
 
     @server.tool(annotations=writes)
@@ -274,14 +343,21 @@ def build_server(agent: str, client: Client) -> Any:
             description="for a fact: a dotted key (pref.editor, tool.linter); a new value "
             "for the same key supersedes the old one")] = None,
         tags: Annotated[list[str] | None, Field(description="a few tags")] = None,
+        scope: Annotated[Literal["project", "global"], Field(
+            description=scope_help)] = "project",
     ) -> dict[str, Any]:
         """Store one lasting memory: a preference, a correction ("don't …"), a non-obvious fact.
-        Returns whether it was stored; a duplicate returns the existing entry instead."""
+        It belongs to the project (git repository) you work in, unless scope is global.
+        Returns whether it was stored and for which project; a duplicate returns the existing
+        entry instead."""
         result = call(client.remember, agent, category, text, kind=kind, key=key, tags=tags,
-                      polarity=polarity)
-        return {"stored": result["stored"], "id": result["entry"]["id"],
-                "duplicate": result.get("duplicate"), "text": result["entry"]["text"],
-                "quarantined": result["entry"].get("quarantined", False)}
+                      polarity=polarity, **({"is_global": True} if scope == "global" else
+                                            {"cwd": server_cwd}))
+        entry = result["entry"]
+        return {"stored": result["stored"], "id": entry["id"],
+                "duplicate": result.get("duplicate"), "text": entry["text"],
+                "project": entry.get("project") or "global (shown in every project)",
+                "quarantined": entry.get("quarantined", False)}
 
     @server.tool(annotations=writes, **text_tool)
     def memory_forget(entry_id: EntryId, reason: Annotated[str | None, Field(
@@ -298,6 +374,9 @@ def build_server(agent: str, client: Client) -> Any:
 def run_mcp(agent: str) -> int:
     with Client(agent=agent, channel="mcp") as client:  # bound: it writes only its namespace
         server = build_server(agent, client)
-        print(f"memoryd MCP server for agent {agent} on stdio", file=sys.stderr)
+        repository, _ = scope_of(working_directory())
+        print(f"memoryd MCP server for agent {agent} on stdio; memory_remember writes for "
+              + (f"the project {repository}" if repository else "no project (global): not in "
+                 "a git repository"), file=sys.stderr)
         server.run()
     return 0

@@ -12,6 +12,14 @@ if TYPE_CHECKING:
     from typing import Any
 
 
+#: What `--project` means (search, list, recent, export).
+PROJECT_HELP = ("only entries of DIR's project (the git repository DIR is in, or DIR outside "
+                "git; DIR may be relative)")
+#: What `--here` means (search, list, recent, export).
+HERE_HELP = ("this repository's entries and the global ones (the entries its agents' blocks "
+             "show); outside a git repository an error (exit 2)")
+
+
 def _parser_class() -> type[argparse.ArgumentParser]:
     import argparse
 
@@ -175,7 +183,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                            help="list recorded agent sessions (the same as memory session list)")
     for parser_ in (listing, sessions):
         parser_.add_argument("--agent", help="only this agent's sessions")
-        parser_.add_argument("--project", metavar="DIR", help="only sessions in this project")
+        parser_.add_argument("--project", metavar="DIR",
+                             help="only sessions in DIR's project (the git repository DIR is "
+                             "in; DIR may be relative)")
         parser_.add_argument("--limit", type=int, default=50, metavar="N",
                              help="at most N sessions (default: %(default)s)")
 
@@ -213,8 +223,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                         help="at most N hits (default: %(default)s)")
     search.add_argument("--kind", help="comma-separated kinds")
     search.add_argument("--tags", help="comma-separated tags; all must be present")
-    search.add_argument("--project", metavar="DIR", help="only entries of this project directory")
-    search.add_argument("--here", action="store_true", help="only entries of the current project")
+    search.add_argument("--project", metavar="DIR", help=PROJECT_HELP)
+    search.add_argument("--here", action="store_true", help=HERE_HELP)
     search.add_argument("--since", metavar="T", help="epoch seconds, ISO date, or an age like 7d")
     search.add_argument("--until", metavar="T", help="epoch seconds, ISO date, or an age like 7d")
     search.add_argument("--status", help="active (default), superseded, forgotten, or any")

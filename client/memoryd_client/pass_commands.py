@@ -86,8 +86,7 @@ def run(args: argparse.Namespace, client: Client, emit: Callable[..., None]) -> 
             emit(args, client.pass_list(), _print_list)
             return 0
         if args.pass_action == "run":
-            project = os.path.abspath(args.project) if args.project else None
-            result = client.pass_run(args.name, agent=args.agent, project=project,
+            result = client.pass_run(args.name, agent=args.agent, project=args.project,
                                      dry_run=args.dry_run, full=args.full)
             emit(args, result, _print_summary)
             return 0 if result["status"] == "done" else 1

@@ -27,22 +27,58 @@ def home_text() -> str | None:
     return os.path.abspath(os.path.expanduser(value)) if value else None
 
 
-def socket_text() -> str:
-    """The socket path as a string, without pathlib when the environment decides it."""
+def socket_text(lean: bool = False) -> str:
+    """The socket path as a string, without pathlib when the environment decides it. On Linux
+    platformdirs (~10 ms to import, with shutil, tempfile and random) puts the runtime dir in
+    $XDG_RUNTIME_DIR when it accepts that directory, else in /run/user/UID, else in
+    runtime-UID of the temporary directory: a socket in $XDG_RUNTIME_DIR/memoryd means the
+    daemon's platformdirs accepted it. ``lean`` (a hook, which only needs a daemon to talk
+    to): the first of those places that holds a socket, and with none no daemon listens (only
+    a daemon's platformdirs chose where), so the first place is as good an answer."""
     explicit = os.environ.get("MEMORYD_SOCKET")
     if explicit:
         return os.path.abspath(os.path.expanduser(explicit))
     home = home_text()
     if home is not None:
         return os.path.join(home, "memoryd.sock")
-    runtime = os.environ.get("XDG_RUNTIME_DIR", "").strip()
-    if sys.platform.startswith("linux") and os.path.isabs(runtime):
-        # platformdirs (~10 ms to import) would say $XDG_RUNTIME_DIR/memoryd when it accepts
-        # that directory; a socket there means the daemon's platformdirs accepted it
-        candidate = os.path.join(runtime, APP, "memoryd.sock")
-        if os.path.exists(candidate):
-            return candidate
+    if sys.platform.startswith("linux"):
+        runtime = os.environ.get("XDG_RUNTIME_DIR", "").strip()
+        candidates = _runtime_candidates() if lean else \
+            [os.path.join(runtime, APP, "memoryd.sock")] if os.path.isabs(runtime) else []
+        for candidate in candidates:
+            if os.path.exists(candidate):
+                return candidate
+        if lean:
+            return candidates[0]
     return str(socket_path())
+
+
+def _runtime_candidates() -> list[str]:
+    """Where platformdirs may put the socket on Linux, in the order it tries them."""
+    uid = os.geteuid()
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "").strip()
+    temporary = [value for name in ("TMPDIR", "TEMP", "TMP")
+                 if os.path.isabs(value := os.environ.get(name, ""))]
+    bases = ([runtime] if os.path.isabs(runtime) else []) + [f"/run/user/{uid}"] + [
+        os.path.join(t, f"runtime-{uid}") for t in [*temporary, "/tmp", "/var/tmp", "/usr/tmp"]]
+    return [os.path.join(base, APP, "memoryd.sock") for base in bases]
+
+
+def data_text() -> str:
+    """The state dir as a string: MEMORYD_HOME, or platformdirs' user data dir, which on Linux
+    is $XDG_DATA_HOME/memoryd or ~/.local/share/memoryd (said here without importing it: a
+    hook spooling an event while the daemon is down needs nothing else from it)."""
+    home = home_text()
+    if home is not None:
+        return home
+    if sys.platform.startswith("linux"):
+        xdg = os.environ.get("XDG_DATA_HOME", "")
+        user_home = os.environ.get("HOME", "")
+        if os.path.isabs(xdg):
+            return os.path.join(xdg, APP)
+        if os.path.isabs(user_home):
+            return os.path.join(os.path.expanduser("~/.local/share"), APP)
+    return str(state_dir())  # platformdirs decides (a relative HOME, another platform)
 
 
 def home_override() -> Path | None:

@@ -111,14 +111,14 @@ def print_injections(result: dict[str, Any]) -> None:
         print(f"{when(injection['ts'])}  {injection['event']} for {injection['agent']} "
               f"(session {injection['session'] or '-'}): {injection['chars']} of "
               f"{injection['budget']} characters")
-        for item in injection["items"]:
+        for item in injection["items"]:  # the evidence vector is in --json
             what = item["id"] or item["path"] or "-"
-            score = f" relevance {item['score']:.2f}" if item.get("score") is not None else ""
-            if item.get("evidence"):
-                score += " (" + ", ".join(f"{k} {v:.2f}" for k, v in item["evidence"].items()
-                                          if v) + ")"
             state = "" if item["included"] else " (dropped: over budget)"
-            print(f"    {item['section']:<9} {what}{score}, {item['chars']} chars{state}")
+            print(f"    {item['section']:<9} {what}, {item['chars']} chars{state}")
+            if item.get("text"):
+                print(f"        {item['text']}")
+            if item.get("reason"):
+                print(f"        why: {item['reason']}")
 
 
 def note_unknown_agents(result: dict[str, Any]) -> None:

@@ -189,11 +189,11 @@ class Search:
                 raise BadParamsError(
                     f"{params.method}: kind must be among {', '.join(KINDS)}; got {kind!r}")
         project = params.path("project")
-        cwd = params.path("cwd")
-        if project is None and cwd is not None:
-            project = project_of(cwd)
-        # "in_project": the entries of that directory's project and the global ones
-        in_project = params.path("in_project")
+        if project:  # a directory inside a repository, or a worktree of it: its project
+            project = project_of(project)
+        # "cwd" (`memory search --here`) and "in_project" (the prompt hook's search): the
+        # entries of that directory's project and the global ones, as its block shows them
+        in_project = params.path("cwd") or params.path("in_project")
         statuses = params.strings("status") or ["active"]
         if statuses == ["any"]:
             statuses = list(STATUSES)

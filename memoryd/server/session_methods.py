@@ -21,6 +21,7 @@ from memoryd_client.hooks import SPOOL_NAME, read_spool, render
 from memoryd.engine import Engine
 from memoryd.errors import BadParamsError, MemorydError, NotFoundError
 from memoryd.params import Params, path_problem
+from memoryd.project import project_of
 from memoryd.redact import redact
 from memoryd.sessions.context import (
     DEFAULT_BUDGET_CHARS,
@@ -28,6 +29,7 @@ from memoryd.sessions.context import (
     Block,
     ContextBuilder,
 )
+from memoryd.sessions.explain import describe
 from memoryd.sessions.extractor import SessionExtractor
 from memoryd.sessions.registry import HARNESS_AGENTS, Registry
 from memoryd.text import scrub_surrogates
@@ -178,10 +180,24 @@ class SessionMethods:
         replaying.unlink()
         log.info("Replayed %d spooled hook events.", replayed)
 
+    def explained(self, session: str | None) -> list[dict[str, Any]]:
+        """A session's injections (the latest session's by default), each item with its text
+        and the reason it was there, in words (database thread)."""
+        assert self.registry is not None and self.engine.store is not None
+        store = self.engine.store
+        found: dict[str, dict[str, Any] | None] = {}
+        described = []
+        for injection in self.registry.injections(session):
+            for item in injection["items"]:
+                if item.get("id") and item["id"] not in found:
+                    found[item["id"]] = store.entry_by_uid(item["id"])
+            described.append(describe(injection, {k: v for k, v in found.items() if v}))
+        return described
+
     async def m_explain(self, params: Params) -> dict[str, Any]:
         assert self.registry is not None
         session = params.text("session", max_len=200)
-        injections = await self.engine.db(self.registry.injections, session)
+        injections = await self.engine.db(self.explained, session)
         if session is not None and not injections and \
                 await self.engine.db(self.registry.session, session) is None:
             raise NotFoundError(f"no session {session!r} (memory sessions lists them)")
@@ -204,12 +220,14 @@ class SessionMethods:
                 (session_id,))]
 
         return {"session": found, "entries": await self.engine.db(extracted),
-                "injections": await self.engine.db(self.registry.injections, session_id)}
+                "injections": await self.engine.db(self.explained, session_id)}
 
     async def m_sessions(self, params: Params) -> dict[str, Any]:
         assert self.engine.store is not None
         agent = params.agent(required=False)
-        project = params.text("project", max_len=4096)
+        project = params.path("project")
+        if project:  # a directory inside a repository, or a worktree of it: its project
+            project = project_of(project)
         limit = params.integer("limit", default=50, low=1, high=10_000)
         return {"sessions": await self.engine.db(self.registry.sessions, agent, project, limit)}
 

@@ -11,7 +11,8 @@ import time
 from typing import Any
 
 from memoryd.project import project_of
-from memoryd.sessions.context import Block
+from memoryd.sessions.context import Block, one_line
+from memoryd.sessions.explain import TEXT_CHARS
 from memoryd.store.database import Store
 
 #: The agent whose namespace a harness's sessions read and write.
@@ -73,7 +74,9 @@ class Registry:
                 "INSERT INTO injections(ts, session, agent, event, chars, budget, items) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (time.time(), session, agent, event, len(block.text), budget,
-                 json.dumps(block.explain())))
+                 json.dumps([{**explained, "text": one_line(item.text, TEXT_CHARS)}  # as read
+                             for explained, item in zip(block.explain(),
+                                                        block.items + block.dropped)])))
 
     def injections(self, session: str | None) -> list[dict[str, Any]]:
         if session is None:

@@ -1,0 +1,81 @@
+"""Keeping the settings file `memory hook install --project DIR` writes out of `git status`.
+
+The file holds absolute paths into this user's installation, so it is personal: it belongs in
+the repository's ``info/exclude`` (read by git like a ``.gitignore``, but local: never
+committed, shared by the repository's worktrees), not in a ``.gitignore`` everybody gets.
+Install adds two lines there, a comment saying who wrote them and the file's path from the
+checkout's root; uninstall removes exactly those two lines, and leaves a line it did not write
+(the user's own) alone. A file git already tracks is not hidden by an exclude: it stays as it
+is. Outside a git repository nothing is done.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+MARK = "# memoryd: personal hook settings (memory hook install; uninstall removes these lines)"
+
+
+def _where(path: str) -> tuple[str, str] | None:
+    """(the line that names ``path``, the exclude file), or None outside git."""
+    from memoryd_client.project import checkout_of, git_common_dir
+
+    directory = os.path.dirname(path)
+    while not os.path.isdir(directory):  # uninstall may have removed the file's directory
+        directory = os.path.dirname(directory)
+    checkout = checkout_of(directory)
+    if checkout is None:
+        return None
+    common = git_common_dir(os.path.join(checkout, ".git"))
+    if common is None:
+        return None
+    real = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+    relative = os.path.relpath(real, checkout).replace(os.sep, "/")
+    line = "/" + re.sub(r"([*?\[\\#!])", r"\\\1", relative)
+    return line, os.path.join(common, "info", "exclude")
+
+
+def _read(exclude: str) -> str:
+    try:
+        with open(exclude, encoding="utf-8", newline="") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return ""
+
+
+def _write(exclude: str, text: str) -> None:
+    from memoryd_client.install import write_atomically
+
+    os.makedirs(os.path.dirname(exclude), exist_ok=True)
+    mode = os.stat(exclude).st_mode & 0o7777 if os.path.exists(exclude) else 0o644
+    write_atomically(exclude, text, mode)
+
+
+def add(path: str) -> str | None:
+    """List ``path`` in its repository's exclude file; what was done, or None (not in git, or
+    listed already)."""
+    found = _where(path)
+    if found is None:
+        return None
+    line, exclude = found
+    text = _read(exclude)
+    if line in text.splitlines():
+        return None
+    separator = "" if not text or text.endswith("\n") else "\n"
+    _write(exclude, f"{text}{separator}{MARK}\n{line}\n")
+    return f"kept out of git status: {line} added to {exclude}"
+
+
+def remove(path: str) -> str | None:
+    """Take out the lines install added for ``path``; what was done, or None."""
+    found = _where(path)
+    if found is None:
+        return None
+    line, exclude = found
+    text = _read(exclude)
+    ours = f"{MARK}\n{line}\n"
+    if ours not in text:
+        return None
+    _write(exclude, text.replace(ours, "", 1))
+    return f"{line} taken out of {exclude} again"

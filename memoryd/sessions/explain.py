@@ -1,0 +1,98 @@
+"""`memory explain`: what was injected, as the agent read it, and why, in words.
+
+The injection log (``Registry.log_injection``) keeps each item's section, entry id or file,
+size, the probability search gave it and its evidence, and (since 2026-11-28) the line as it
+was injected. An explanation adds to each item its ``text`` (for older records, the entry's
+text now) and a ``reason``: a sentence a person can check ("matched the prompt: close in
+meaning (cosine 0.81), holds most of its words"), where the evidence is a vector of numbers;
+the vector stays in the item for ``--json``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memoryd.sessions.context import FACT_PREFIXES, one_line, render
+
+#: An item's text in an explanation: enough to recognise it.
+TEXT_CHARS = 160
+
+
+def _scope(entry: dict[str, Any] | None) -> str:
+    if entry is None:
+        return ""
+    return " of this project" if entry.get("project") else " (global)"
+
+
+def _evidence_words(evidence: dict[str, float]) -> list[str]:
+    """The evidence that made a search hit, as people say it."""
+    said = []
+    mix, cos, part = evidence.get("mix", 0.0), evidence.get("cos", 0.0), evidence.get("part", 0.0)
+    if mix >= 0.5:
+        said.append(f"close in meaning (cosine {max(cos, part):.2f})")
+    elif mix >= 0.3:
+        said.append(f"near in meaning (cosine {max(cos, part):.2f})")
+    if part > cos + 0.05:
+        said.append("one of its sentences especially")
+    coverage, align = evidence.get("coverage", 0.0), evidence.get("align", 0.0)
+    if coverage >= 0.75:
+        said.append("holds the prompt's telling words")
+    elif coverage >= 0.4:
+        said.append("holds some of the prompt's telling words")
+    elif align >= 0.6:
+        said.append("words close to the prompt's")
+    if evidence.get("kw_rr", 0.0) >= 1.0:
+        said.append("the best keyword match")
+    elif evidence.get("kw", 0.0) > 0:
+        said.append("a keyword match")
+    if evidence.get("in_window"):
+        said.append("written in the time the prompt names")
+    if evidence.get("vec_rr", 0.0) >= 1.0 and evidence.get("margin", 0.0) >= 0.05:
+        said.append("well ahead of the other candidates")
+    if evidence.get("lacks"):
+        said.append("though it lacks the kind of detail the prompt asks for")
+    return said
+
+
+def reason(item: dict[str, Any], event: str, entry: dict[str, Any] | None) -> str:
+    """Why one item was in a block, in one sentence."""
+    section = item.get("section")
+    if item.get("score") is not None:
+        words = _evidence_words(item.get("evidence") or {})
+        return (f"matched the prompt (probability {item['score']:.2f} that it is relevant)"
+                + (": " + ", ".join(words) if words else ""))
+    if event == "UserPromptSubmit" and section == "lessons":
+        category = (entry or {}).get("category") or "its category"
+        return f"a lesson filed under [{category}], a topic the prompt names"
+    if section == "pinned":
+        return "a pinned file (CONTEXT.md, system/): every session gets it whole"
+    if section == "files":
+        return "another memory file of the agent, listed so that it reads it when relevant"
+    if section == "feedback":
+        return f"the user's own words{_scope(entry)}: every session starts with them"
+    if section == "lessons":
+        return f"a lesson{_scope(entry)}: every session gets the lessons, newest first"
+    if section == "facts":
+        key = (entry or {}).get("key") or ""
+        if key.startswith(FACT_PREFIXES):
+            return f"a {key.split('.')[0]}. fact{_scope(entry)}: the top ones go in every session"
+        return f"a fact{_scope(entry)}: the project's keyed facts go in every session"
+    if section == "notes":
+        return f"a note written on purpose{_scope(entry)}: the newest go in every session"
+    return f"in the {section} section"
+
+
+def describe(injection: dict[str, Any], entries: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """An injection with each item's text and reason (``entries``: the items' entries by id,
+    for older records and for what the reason says of them)."""
+    items = []
+    for item in injection.get("items") or []:
+        entry = entries.get(item.get("id") or "")
+        text = item.get("text")
+        if text is None:
+            text = f"- {render(entry)}" if entry is not None else (item.get("path") or "")
+        why = reason(item, injection.get("event") or "", entry)
+        if not item.get("included", True):
+            why += "; dropped: over the budget"
+        items.append({**item, "text": one_line(text, TEXT_CHARS), "reason": why})
+    return {**injection, "items": items}
