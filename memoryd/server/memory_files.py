@@ -64,10 +64,11 @@ class MemoryFiles:
         if len(os.fsencode(root / candidate)) > MAX_PATH_BYTES:
             raise BadParamsError(f"path is too long once in the memory directory ({root}): "
                                  f"the file system takes {MAX_PATH_BYTES} bytes at most")
-        try:
-            root.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise refused(relative, agent, exc) from None
+        if not must_exist:  # a write; a read of a directory not made yet finds no file
+            try:
+                root.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise refused(relative, agent, exc) from None
         real_root = root.resolve()
         target = (root / candidate).resolve()
         if target != real_root and real_root not in target.parents:
