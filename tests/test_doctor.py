@@ -18,6 +18,9 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli, run_memoryd, start_daemon, wait_until
+from memoryd_client import Client
+
+from memoryd.store.ledger import encode_record
 
 
 @pytest.fixture(autouse=True)
@@ -146,12 +149,8 @@ def test_a_ledger_shared_by_case_is_counted_as_the_index_holds_it(memoryd_home,
     """D16's recovery case (an older version on a case-insensitive disk wrote bob's records
     into Bob.jsonl): the index keeps each record under its own agent, and doctor counts it
     there, not as missing from Bob's entries (which no reindex could clear)."""
-    from memoryd.store.ledger import encode_record
-
     running = start_daemon(embedder)
     try:
-        from memoryd_client import Client
-
         with Client(running.socket) as c:
             c.remember("Bob", "notes", "Bob prefers tabs")
     finally:
@@ -165,7 +164,7 @@ def test_a_ledger_shared_by_case_is_counted_as_the_index_holds_it(memoryd_home,
     assert run_memoryd("reindex").returncode == 0
     running = start_daemon(embedder)
     try:
-        code, report = doctor()
+        _, report = doctor()
     finally:
         running.stop()
     ledger = by_name(report)["ledger"]
