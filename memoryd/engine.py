@@ -37,6 +37,7 @@ from memoryd.retrieval.search import Search, SearchPlan
 from memoryd.store import lexicon
 from memoryd.store.archive import AgentArchive, restore_archives
 from memoryd.store.database import ModelInfo, Store
+from memoryd.store.durable import DISK_ERRORS
 from memoryd.store.entries import MAX_TEXT_CHARS, Draft, Entries, Vectors
 from memoryd.store.integrity import set_aside_damaged
 from memoryd.store.ledger import Ledger
@@ -66,6 +67,8 @@ LOGGED_BACKLOG = 1000
 LEXICON_ENTRIES = 256
 LEXICON_WORDS = 128
 LEXICON_IDLE_S = 30.0  # woken sooner by new entries
+#: Background writes (the vector backlog, the lexicon) the disk refused wait this long to retry.
+DISK_RETRY_S = 60.0
 
 
 class Engine:
@@ -117,6 +120,10 @@ class Engine:
         """Open the store, restore what the transcript archives and then the ledgers hold
         beyond it (the ledgers' status records may name restored transcript entries), start
         loading the model. Returns how many ledger records were replayed."""
+        # the row file is derived and rebuilt once the model is loaded: removed first, so
+        # that on a full disk its space lets the database open (it writes its WAL index)
+        for name in (ROW_FILE, *OLD_ROW_FILES):
+            (self.config.state_dir / name).unlink(missing_ok=True)
         rebuilding = await self.db(set_aside_damaged, self.config.db_path)
         self.store = await self.db(Store, self.config.db_path)
         await self.db(self.store.checkpoint_in_background)
@@ -245,17 +252,40 @@ class Engine:
             return
         log.info("Embedding model %s loaded (%d dims).", embedder.model_id, embedder.dim)
         await self.db(self.store.bind_model, ModelInfo(embedder.model_id, embedder.sha256, embedder.dim))
-        await self.db(self._build_index, embedder.dim)
+        try:
+            await self.db(self._build_index, embedder.dim)
+        except UnavailableError as exc:
+            if self.closing:
+                raise
+            log.error("The vector index could not be built in %s (%s): searches read the "
+                      "stored vectors instead (slower) until memoryd restarts with disk space.",
+                      self.config.state_dir, getattr(exc.__cause__, "strerror", None) or exc)
         self.spawn(self.backfill())
         self.backfill_wanted.set()
         await self.db(self._load_lexicon, embedder.dim)
         self.spawn(self.fill_lexicon())
 
     def _build_index(self, dim: int) -> None:
+        """The RAM index and its row file, from the stored vectors; UnavailableError when the
+        disk cannot hold the row file (the daemon serves on without it)."""
         assert self.store is not None
-        for old in OLD_ROW_FILES:  # derived data in an earlier format
-            (self.config.state_dir / old).unlink(missing_ok=True)
         index = VectorIndex(dim, self.config.state_dir / ROW_FILE)
+        try:
+            self._fill_index(index, dim)
+        except BaseException:
+            index.close()
+            raise
+        self.entries.index = self.searcher.index = index
+        self.store.meta_changed.clear()  # it read every entry's columns as they are now
+        log.info("Vector index ready: %d entries, %d part vectors, %.1f MB in memory.",
+                 len(index), index.parts, index.nbytes / 1e6)
+        # the index's per-entry metadata lives as long as the daemon: a full collection need
+        # not walk it again and again (12-23 ms a time at 22k entries; <1 ms frozen)
+        gc.collect()
+        gc.freeze()
+
+    def _fill_index(self, index: VectorIndex, dim: int) -> None:
+        assert self.store is not None
         empty = np.zeros((0, dim), dtype=np.float32)
         # a batch of vectors at a time with its entries' metadata and parts: read all at once,
         # these took ~600 MB at 550k entries, and the freed memory stayed with the daemon
@@ -268,14 +298,6 @@ class Engine:
                 index.add_many([int(rowids[i]) for i in present], matrix[present],
                                [parts.get(int(rowids[i]), empty) for i in present],
                                [meta[int(rowids[i])] for i in present])
-        self.entries.index = self.searcher.index = index
-        self.store.meta_changed.clear()  # it read every entry's columns as they are now
-        log.info("Vector index ready: %d entries, %d part vectors, %.1f MB in memory.",
-                 len(index), index.parts, index.nbytes / 1e6)
-        # the index's per-entry metadata lives as long as the daemon: a full collection need
-        # not walk it again and again (12-23 ms a time at 22k entries; <1 ms frozen)
-        gc.collect()
-        gc.freeze()
 
     def _load_lexicon(self, dim: int) -> None:
         assert self.store is not None
@@ -301,8 +323,22 @@ class Engine:
                         await self.lexicon_wanted.wait()
                 continue
             vectors = await self.embedding.alone(list(found.values()), self.embedding.bulk_thread)
-            await self.db(words.add, db, found, vectors, reached)
+            try:
+                await self.db(words.add, db, found, vectors, reached)
+            except UnavailableError as exc:
+                await self._disk_refused("The lexicon", exc)
+                continue
             self.lexicon_at = reached
+
+    async def _disk_refused(self, what: str, exc: UnavailableError) -> None:
+        """A background write the disk refused (full, read-only): logged, tried again later;
+        the entries it is for are stored (only derived data waits)."""
+        if self.closing:
+            raise exc
+        log.warning("%s waits: the disk refused a write (%s); trying again in %.0f s.", what,
+                    getattr(exc.__cause__, "strerror", None) or exc.__cause__ or exc.message,
+                    DISK_RETRY_S)
+        await asyncio.sleep(DISK_RETRY_S)
 
     async def backfill(self) -> None:
         """Give a vector to every queued entry (new file entries, a reindex, a model change),
@@ -314,13 +350,20 @@ class Engine:
             self.backlog_since = time.time()
             while True:
                 await self.bulk_done.wait()  # a client's bulk write goes first
-                rows = await self.db(self._next_backfill)
+                try:
+                    rows = await self.db(self._next_backfill)
+                except UnavailableError as exc:  # storing cached vectors
+                    await self._disk_refused("The vector backlog", exc)
+                    continue
                 if not rows:
                     break
                 vectors = await self.embedding.entries([text for _, text in rows])
                 if vectors is None:
                     return
-                await self.db(self._store_backfill, [rowid for rowid, _ in rows], vectors)
+                try:
+                    await self.db(self._store_backfill, [rowid for rowid, _ in rows], vectors)
+                except UnavailableError as exc:
+                    await self._disk_refused("The vector backlog", exc)
             self.backlog_since = None
             if self.embedded.done - stretch >= LOGGED_BACKLOG:
                 log.info("Vector backlog embedded: %d entries in %.1f s.",
@@ -345,11 +388,15 @@ class Engine:
         return []
 
     def _store_backfill(self, rowids: list[int], vectors: list[Vectors]) -> None:
+        """In the database and the RAM index, or (a full disk) in neither: still queued."""
         assert self.store is not None
-        with self.store.db:
-            self.store.put_vectors(rowids, np.stack([v for v, _ in vectors]),
-                                   [p for _, p in vectors])
-        self.entries.index_vectors(rowids, vectors)
+        try:
+            with self.store.db:
+                self.store.put_vectors(rowids, np.stack([v for v, _ in vectors]),
+                                       [p for _, p in vectors])
+                self.entries.index_vectors(rowids, vectors)
+        except DISK_ERRORS as exc:
+            raise UnavailableError(f"cannot store vectors ({exc})") from exc
         self.embedded.advance(len(rowids))
         self.lexicon_wanted.set()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import resource
 import shutil
 import socket
 import subprocess
@@ -107,6 +108,72 @@ def test_partial_frames_over_the_budget_are_dropped_and_answered(monkeypatch, em
         running.stop()
 
 
+def test_a_process_holding_every_connection_does_not_lock_others_out(monkeypatch,
+                                                                     embedder) -> None:
+    """R13: at the cap, a newcomer closes the connection idle longest (before, everyone was
+    refused until the idle timeout, 300 s, closed the held connections)."""
+    monkeypatch.setenv("MEMORYD_SERVER_MAX_CONNECTIONS", "5")
+    running = start_daemon(embedder)
+    held = [raw_connection(running.socket) for _ in range(5)]
+    try:
+        time.sleep(1.2)  # idle for more than a second
+        with Client(running.socket, timeout_s=5) as c:
+            server = c.status()["server"]
+            assert server["closed_for_newcomers"] == 1 and server["connections"] <= 5
+        assert held[0].recv(1) == b""  # the one idle longest was closed
+        with Client(running.socket, timeout_s=5) as c:  # and again, by the next one
+            c.status()
+    finally:
+        for sock in held:
+            sock.close()
+        running.stop()
+
+
+def test_small_requests_are_served_while_big_frames_hold_the_budget(embedder) -> None:
+    """R13: eight connections each holding half of an 8 MiB frame spend the whole budget for
+    frames being received (64 MiB); a status or a search still gets through (before: every
+    request of every client was refused), only big frames wait."""
+    running = start_daemon(embedder)
+    holders = [raw_connection(running.socket) for _ in range(8)]
+    try:
+        for sock in holders:
+            sock.sendall(wire.HEADER.pack(wire.MAX_FRAME_BYTES) + b"x" * 1024)
+        time.sleep(0.3)
+        with Client(running.socket, timeout_s=5) as c:
+            assert c.status()["server"]["buffered_frame_bytes"] == 64 << 20
+            c.search("ruff", agent="coder")
+            with pytest.raises(UnavailableError, match="too many large requests"):
+                c.file("write", "coder", "big.md", text="- a long note\n" * 10_000)
+    finally:
+        for sock in holders:
+            sock.close()
+        running.stop()
+
+
+def test_a_frame_that_stalls_is_dropped_and_its_budget_given_back(monkeypatch,
+                                                                  embedder) -> None:
+    """R13: a frame whose bytes stop coming held its share of the budget until the idle
+    timeout (300 s); it is dropped after 5 s and a second for each 4 MiB."""
+    monkeypatch.setenv("MEMORYD_SERVER_BUFFERED_FRAME_BYTES", str(8 << 20))
+    running = start_daemon(embedder)
+    holder = raw_connection(running.socket)
+    try:
+        holder.sendall(wire.HEADER.pack(wire.MAX_FRAME_BYTES) + b"x" * 1024)
+        time.sleep(0.2)
+        big = "- a long note\n" * 10_000
+        with Client(running.socket, timeout_s=5) as c:
+            with pytest.raises(UnavailableError, match="too many large requests"):
+                c.file("write", "coder", "big.md", text=big)
+            holder.settimeout(10)
+            assert "did not arrive within 7 s" in read_reply(holder)["error"]["message"]
+            assert holder.recv(1) == b""
+            assert c.file("write", "coder", "big.md", text=big)["created"]
+            assert c.status()["server"]["stalled_frames"] == 1
+    finally:
+        holder.close()
+        running.stop()
+
+
 def test_the_open_file_limit_is_raised_to_the_hard_limit(memoryd_home) -> None:
     proc = spawn_daemon(memoryd_home, nofile=(256, 4096))
     clients = [Client(memoryd_home / "memoryd.sock", timeout_s=10) for _ in range(400)]
@@ -127,20 +194,46 @@ def test_at_the_open_file_limit_a_client_is_refused_not_left_hanging(memoryd_hom
     clients = [Client(memoryd_home / "memoryd.sock", timeout_s=5) for _ in range(300)]
     refused = 0
     try:
-        for c in clients:
+        for c in clients:  # each answered or refused at once: none waits for its timeout
             try:
                 c.status()
             except UnavailableError:
                 refused += 1
-        assert 50 <= refused <= 300 - 150  # the cap keeps fds for the daemon's own files
-        for c in clients[:20]:
-            c.close()
-        time.sleep(0.2)
         with Client(memoryd_home / "memoryd.sock", timeout_s=5) as c:
+            server = c.status()["server"]
+            assert server["max_connections"] <= 256 - 50  # fds kept for the daemon's files
+            assert server["connections"] <= server["max_connections"]
+            assert refused + server["closed_for_newcomers"] >= 300 - server["max_connections"]
             c.remember("coder", "tools", "We use ruff")  # it can still open its files
     finally:
         for c in clients:
             c.close()
+        assert stop_process(proc) == 0
+
+
+def test_a_burst_past_the_open_file_limit_logs_no_tracebacks(memoryd_home) -> None:
+    """R13: 1,100 connects at NOFILE 1024 ran accept() out of descriptors, and asyncio logged a
+    traceback for each failed accept (~2,000, 1 MB of log, in 10 s). Accepting now pauses,
+    with one log line, and resumes."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 1024:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(1024, hard), hard))
+    proc = spawn_daemon(memoryd_home, nofile=(256, 256))
+    burst: list[socket.socket] = []
+    try:
+        for _ in range(400):
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.connect(str(memoryd_home / "memoryd.sock"))
+            burst.append(sock)
+        time.sleep(2)
+        log = (memoryd_home / "daemon.log").read_text()
+        assert "Traceback" not in log and "out of system resource" not in log, log[-2000:]
+        assert log.count("Out of file descriptors") == 1, log[-3000:]
+        with Client(memoryd_home / "memoryd.sock", timeout_s=10) as c:
+            assert c.status()["pid"] == proc.pid  # an idle one was closed for it
+    finally:
+        for sock in burst:
+            sock.close()
         assert stop_process(proc) == 0
 
 

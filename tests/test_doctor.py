@@ -18,6 +18,9 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli, run_memoryd, start_daemon, wait_until
+from memoryd_client import Client
+
+from memoryd.store.ledger import encode_record
 
 
 @pytest.fixture(autouse=True)
@@ -139,6 +142,34 @@ def test_an_entry_in_the_ledger_missing_from_the_index_is_a_problem(daemon, clie
     assert code == 1 and ledger["status"] == "problem"
     assert ledger["detail"] == "in the ledgers, not in the index: coder 1 of 2 entries"
     assert "memoryd reindex" in ledger["fix"]
+
+
+def test_a_ledger_shared_by_case_is_counted_as_the_index_holds_it(memoryd_home,
+                                                                   embedder) -> None:
+    """D16's recovery case (an older version on a case-insensitive disk wrote bob's records
+    into Bob.jsonl): the index keeps each record under its own agent, and doctor counts it
+    there, not as missing from Bob's entries (which no reindex could clear)."""
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as c:
+            c.remember("Bob", "notes", "Bob prefers tabs")
+    finally:
+        running.stop()
+    path = memoryd_home / "ledger" / "Bob.jsonl"
+    record = json.loads(path.read_bytes().splitlines()[0])
+    record["entry"].update(agent="bob", uid="0000000000200000002", text="bob prefers spaces",
+                           hash="other", writer="bob")
+    with path.open("ab") as handle:
+        handle.write(encode_record(record))
+    assert run_memoryd("reindex").returncode == 0
+    running = start_daemon(embedder)
+    try:
+        _, report = doctor()
+    finally:
+        running.stop()
+    ledger = by_name(report)["ledger"]
+    assert ledger["status"] == "ok", ledger
+    assert ledger["detail"].startswith("1 ledgers, 2 entries, all in the index")
 
 
 def test_a_damaged_ledger_line_is_a_problem_and_the_lines_after_it_still_count(

@@ -26,11 +26,13 @@ FACTS = ["We use ruff for linting", "Tests run with pytest -x", "Never force-pus
          "The mobile app targets Android 12 and later"]
 
 
-def spawn(home: Path, *, fsize: int | None = None,
-          log: Path | None = None) -> subprocess.Popen[bytes]:
-    """The daemon as a process, keyword-only (no model: the tests here are about storage),
-    optionally under RLIMIT_FSIZE (Python ignores SIGXFSZ: a write past it fails with EFBIG)."""
-    env = {**os.environ, "MEMORYD_EMBED_MODEL": str(home / "no-model")}
+def spawn(home: Path, *, fsize: int | None = None, log: Path | None = None,
+          model: bool = False) -> subprocess.Popen[bytes]:
+    """The daemon as a process, keyword-only unless ``model`` (most tests here are about
+    storage), optionally under RLIMIT_FSIZE (Python ignores SIGXFSZ: a write past it fails
+    with EFBIG). With the model, every write is kept apart (no near-duplicate merges)."""
+    env = ({**os.environ, "MEMORYD_REMEMBER_NEAR_DUPLICATE_COSINE": "1.0"} if model
+           else {**os.environ, "MEMORYD_EMBED_MODEL": str(home / "no-model")})
 
     def limit() -> None:
         if fsize is not None:
@@ -132,6 +134,65 @@ def test_full_disk_leaves_no_torn_line_and_no_write_is_lost(small_tmpfs: Path) -
     assert not Ledger(home / "ledger").verify()  # no torn or damaged line stayed behind
     texts = stored_texts(home, "a")
     assert sorted(texts) == sorted(acknowledged)  # none lost, none of the refused came back
+
+
+def distinct_note(i: int) -> str:
+    """A note of its own (no two alike), in words the model embeds as words."""
+    people = ["Alice", "Bruno", "Chen", "Dana", "Emeka", "Farah", "Goran", "Hana"]
+    things = ["billing service", "staging database", "mobile app", "deploy script",
+              "search index", "invoice template", "test suite", "release notes"]
+    doings = ["reviews", "rewrites", "monitors", "documents", "benchmarks", "migrates"]
+    return (f"Note {i}: {people[i % 8]} {doings[i // 8 % 6]} the {things[i // 48 % 8]} "
+            f"every {['Monday', 'Tuesday', 'Friday'][i % 3]}, ticket {i * 7919 % 10007}.")
+
+
+def test_a_full_disk_under_the_vector_file_refuses_writes_and_the_daemon_lives(
+        small_tmpfs: Path) -> None:
+    """R4: the row file of the vector index is read through a shared mapping; a row its
+    write left as a hole on a full tmpfs killed the daemon with SIGBUS at the next search.
+    Now a write the disk cannot take is refused whole, and the daemon serves on (also
+    started again on the still-full disk)."""
+    home = small_tmpfs
+    log = home.parent / "daemon.log"  # the log is not on the full disk
+    acknowledged: list[str] = []
+    refused: list[str] = []
+
+    def session(first: int, count: int) -> None:
+        with Client(home / "memoryd.sock", timeout_s=30) as c:
+            wait_until(lambda: c.status()["model"] is not None, 60)
+            for i in range(first, first + count):
+                text = distinct_note(i)
+                try:
+                    c.remember("f", "notes", text)
+                    acknowledged.append(text)
+                except MemorydError as exc:
+                    assert exc.code == "unavailable", exc.message
+                    assert "not stored" in exc.message and "nothing" in exc.message
+                    refused.append(text)
+                c.search("who monitors the staging database", agent="f")  # reads the rows
+                assert proc.poll() is None, log.read_text()[-2000:]
+
+    proc = spawn(home, log=log, model=True)
+    try:
+        with Client(home / "memoryd.sock") as c:
+            wait_until(lambda: c.status()["vector_index"]["ready"], 60)
+        session(0, 50)
+        fill(home / "filler")
+        session(50, 30)
+    finally:
+        assert stop(proc) == 0
+    assert len(refused) > 0, "the disk never filled up"
+    proc = spawn(home, log=log, model=True)  # the disk still full
+    try:
+        session(80, 10)
+        with Client(home / "memoryd.sock") as c:
+            hits = c.search("Alice", agent="f", limit=100)["hits"]
+            assert {h["text"] for h in hits} <= set(acknowledged) and hits
+    finally:
+        assert stop(proc) == 0
+    (home / "filler").unlink()
+    assert not Ledger(home / "ledger").verify()
+    assert sorted(stored_texts(home, "f")) == sorted(acknowledged)  # none lost, none back
 
 
 def test_writes_answered_as_failed_are_not_resurrected(memoryd_home: Path) -> None:

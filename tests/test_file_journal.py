@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import apsw
 from memoryd_client import Client
 
-from conftest import start_daemon
+from conftest import run_cli, start_daemon, wait_until
 from memoryd.store.archive import AgentArchive
 from memoryd.store.database import Store
 from memoryd.store.file_journal import archive_records, drop, old_versions, versions
@@ -118,3 +118,36 @@ def test_the_retain_pass_moves_versions_past_keeping_and_lists_the_archive(
     lines = gzip.decompress((running.config.history_dir / "coder.jsonl.gz").read_bytes())
     assert [json.loads(line)["after"] for line in lines.splitlines()] == \
         [f"- v{i}\n" for i in range(5)]
+
+
+def test_a_big_memory_file_rewritten_keeps_a_bounded_entry_journal(daemon, client: Client
+                                                                   ) -> None:
+    """D15, the entry half: each version of a memory file read as one big entry was journaled
+    whole twice (indexed, then removed): 50 writes of 1 MB grew the database by 100 MB. The
+    watcher's events now keep 4,096 characters of a longer text, with its length, and
+    `memory history` says so; the memory tools' journal keeps every version whole."""
+    words = " ".join(f"word{i * 7919 % 10007}" for i in range(40_000))  # one paragraph: one entry
+    texts = [f"# Notes\n\nVersion {v} of the notes: {words}\n" for v in range(5)]
+    for v, text in enumerate(texts):
+        client.file("write", "coder", "notes.md", text=text)
+        wait_until(lambda v=v: any(f"Version {v} of" in h["text"] for h in client.search(
+            f"Version {v} of the notes", agent="coder", limit=3)["hits"]), 30)
+    db = apsw.Connection(str(daemon.config.db_path), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        rows = db.execute("SELECT uid, action, before, after FROM events "
+                          "WHERE action IN ('indexed', 'removed')").fetchall()
+        removed = [(uid, json.loads(before)) for uid, action, before, _ in rows
+                   if action == "removed"]
+        stored = sum(len(b or "") + len(a or "") for _, _, b, a in rows)
+    finally:
+        db.close()
+    assert len(removed) == 4 and stored < 10 * 12_000  # ~5 MB whole
+    uid, before = removed[0]
+    assert before["text"] == texts[0][len("# Notes\n\n"):-1][:4096]
+    assert before["text_chars"] == len(texts[0]) - len("# Notes\n\n") - 1
+    shown = run_cli("history", uid)
+    assert shown.returncode == 0, shown.stderr
+    assert f"the journal keeps the first 4,096 of its {before['text_chars']:,} characters" \
+        in shown.stdout
+    versions_shown = client.history("file:coder:notes.md")["events"]
+    assert [e["after"]["text"] for e in versions_shown] == texts  # every version, whole

@@ -139,6 +139,33 @@ def test_notebook_pass_previews_prunes_to_archive_and_undoes_byte_for_byte(
     assert notebook.read_text() == after and archive.read_text() == archived
 
 
+def test_pass_show_diffs_with_context_and_counts_repeated_reasons(memory_dir: Path, daemon,
+                                                                  client: Client) -> None:
+    """L-e: the diff had no context and no hunk headers (an unchanged `## Learnings` heading
+    was hidden, so moved bullets seemed to follow `+## Mistakes`), and the why line repeated
+    `date prefix of '…'` for every bullet. Now a unified diff, and `date prefix: N bullets`;
+    --json keeps every reason."""
+    lines = ["# Designer notebook", "", "## Mistakes",
+             "- [2026-02-02] forgot the bleed margin on print files", "", "## Learnings"]
+    lines += [f"- 2026-3-{day}: lesson number {day} about sticker margins" for day in range(1, 7)]
+    lines += ["- [2026-01-02] export PNGs at 2x for the shop"]
+    (memory_dir / "notebook.md").write_text("\n".join(lines) + "\n")
+    wait_until(lambda: active_count(client) >= 8)
+    run = client.pass_run("notebooks", dry_run=True)["run"]
+    shown = run_cli("pass", "show", run)
+    assert shown.returncode == 0, shown.stderr
+    out = shown.stdout.splitlines()
+    assert any(re.fullmatch(r"    @@ -\d+(,\d+)? \+\d+(,\d+)? @@", line) for line in out)
+    assert "     ## Learnings" in out  # unchanged: a context line where the lessons still are
+    assert "    +- [2026-03-06] lesson number 6 about sticker margins" in out
+    why = next(line for line in out if line.startswith("    why: "))
+    assert "date prefix: 6 bullets (the first '- [2026-03-01] lesson number 1" in why
+    assert "date prefix of" not in why
+    whole = json.loads(run_cli("pass", "show", run, "--json").stdout)
+    notebook = next(c for c in whole["changes"] if c["target"].endswith("notebook.md"))
+    assert notebook["why"].count("date prefix of") == 6
+
+
 def test_undo_of_one_file_change_takes_back_the_files_written_with_it(
         memory_dir: Path, daemon, client: Client) -> None:
     # the archive alone put back would leave the pruned lines in neither file

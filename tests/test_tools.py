@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 import sys
 
 import pytest
-from memoryd_client import BadParamsError, Client, ForbiddenError
+from memoryd_client import BadParamsError, Client, ForbiddenError, NotFoundError, UnavailableError
 
-from conftest import run_cli
+from conftest import run_cli, start_daemon
 
 
 def test_write_replace_insert_read_list(client: Client, memoryd_home) -> None:
@@ -92,3 +93,55 @@ def test_mcp_session_lists_tools_and_round_trips(daemon) -> None:
     assert result["twice"].is_error and "found 0 matches" in result["twice"].content[0].text
     assert result["escape"].is_error and "not allowed" in result["escape"].content[0].text
     assert json.loads(result["remembered"].content[0].text)["stored"] is True
+
+
+@pytest.mark.parametrize(("path", "why"), [(("x" * 250 + "/") * 16 + "y" * 70 + ".md", "too long once in"),
+                                           ("a/" * 2046 + "x.md", "2047 names deep"),
+                                           ("a/" * 1000 + "deep.md", "1001 names deep")])
+def test_a_path_too_long_for_the_file_system_is_a_clear_error(client: Client, path: str,
+                                                              why: str) -> None:
+    """Within the request's own limits (4,096 bytes, names of 255) but too long, or too deep,
+    once under the memory directory: a bad_params answer, not an internal error."""
+    with pytest.raises(BadParamsError, match=why):
+        client.file("write", "coder", path, text="- a note\n")
+    assert client.file("list", "coder")["files"] == []
+
+
+@pytest.fixture
+def read_only_memory_dir(memoryd_home, monkeypatch: pytest.MonkeyPatch):
+    """The agents' memory directories on a tmpfs that is read-only (skipped where this process
+    cannot mount one): root writes through file permissions, not through a read-only mount."""
+    mount = memoryd_home / "ro"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)],
+                          capture_output=True, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+    try:
+        (mount / "coder").mkdir()
+        (mount / "coder" / "CONTEXT.md").write_text("- uses ruff\n")
+        subprocess.run(["mount", "-o", "remount,ro", str(mount)], check=True)
+        monkeypatch.setenv("MEMORYD_TOOLS_MEMORY_DIR", str(mount / "{agent}"))
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_writing_into_a_read_only_memory_directory_is_unavailable(read_only_memory_dir,
+                                                                 embedder) -> None:
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as c:
+            for action, fields in (("write", {"text": "- uses ruff, not flake8\n"}),
+                                   ("replace", {"old": "ruff", "new": "black"}),
+                                   ("insert", {"line": 1, "text": "- small commits"})):
+                with pytest.raises(UnavailableError, match="Read-only file system") as failed:
+                    c.file(action, "coder", "CONTEXT.md", **fields)
+                assert "nothing of this request was kept" in failed.value.message
+            with pytest.raises(UnavailableError, match="Read-only file system"):
+                c.file("write", "tester", "new.md", text="- a note\n")  # no directory yet
+            assert c.file("read", "coder", "CONTEXT.md")["text"] == "- uses ruff\n"
+            with pytest.raises(NotFoundError):  # nothing journaled
+                c.history("file:coder:CONTEXT.md")
+    finally:
+        running.stop()

@@ -4,6 +4,7 @@ check. Exit codes as for every command (memoryd_client.cli); ``notebook check`` 
 
 from __future__ import annotations
 
+import re
 import sys
 
 from memoryd_client import views
@@ -110,6 +111,51 @@ def run(args: argparse.Namespace, client: Client, emit: Callable[..., None]) -> 
 
 
 
+#: Unchanged lines shown around each change of a file (as ``diff -u``).
+DIFF_CONTEXT = 3
+#: One reason of a change about one line: "date prefix of '- 2026-3-5 speech bubbles …'".
+_ABOUT_ONE = re.compile(r"^(?P<what>[a-z][\w ]*?) of (?P<line>'.*'|\".*\")$", re.DOTALL)
+
+
+def _reasons(why: str) -> list[str]:
+    """A change's reasons, joined by "; " (not inside a quoted line)."""
+    parts, start, quote, i = [], 0, "", 0
+    while i < len(why):
+        char = why[i]
+        if quote:
+            if char == "\\":
+                i += 1
+            elif char == quote:
+                quote = ""
+        elif char in "'\"" and (i == 0 or why[i - 1] == " "):
+            quote = char
+        elif why.startswith("; ", i):
+            parts.append(why[start:i])
+            start = i + 2
+            i += 1
+        i += 1
+    return parts + [why[start:]]
+
+
+def grouped_why(why: str) -> str:
+    """The reasons of a change with those repeated for many lines counted, in order:
+    "date prefix: 24 bullets (the first '- 2026-3-5 …')" for 24 "date prefix of '…'"."""
+    groups: dict[str, list[str]] = {}  # a reason → the lines it is about ("" for none)
+    for reason in _reasons(why):
+        about = _ABOUT_ONE.match(reason)
+        what, line = (about["what"], about["line"]) if about else (reason, "")
+        groups.setdefault(what, []).append(line)
+    shown = []
+    for what, lines in groups.items():
+        if not lines[0]:
+            shown.append(what + (f" ({len(lines)} times)" if len(lines) > 1 else ""))
+        elif len(lines) > 1:
+            shown.append(f"{what}: {len(lines)} bullets (the first {lines[0]})")
+        else:
+            shown.append(f"{what} of {lines[0]}")
+    return "; ".join(shown)
+
+
 def _counts(counts: dict[str, int]) -> str:
     return ", ".join(f"{name} {n}" for name, n in sorted(counts.items())) or "nothing to do"
 
@@ -164,16 +210,16 @@ def _print_change(change: dict[str, Any]) -> None:
     print(f"{change['change']} {change['kind']} {change['action']} [{change['state']}]"
           f"{undoes}: {change['target']}")
     if change.get("why"):
-        print(f"    why: {change['why']}")
+        print(f"    why: {grouped_why(change['why'])}")
     before, after = change.get("before"), change.get("after")
     if change["kind"] == "file":
         import difflib
 
         old = (before or {}).get("text", "").splitlines()
         new = (after or {}).get("text", "").splitlines()
-        for line in list(difflib.unified_diff(old, new, lineterm="", n=0))[2:]:
-            if not line.startswith("@@"):
-                print(f"    {line}")
+        # with context and hunk headers: an unchanged heading shows where lines moved to
+        for line in list(difflib.unified_diff(old, new, lineterm="", n=DIFF_CONTEXT))[2:]:
+            print(f"    {line}")
     elif change["kind"] == "entry":
         for name in sorted(set(before or {}) | set(after or {})):
             print(f"    {name}: {(before or {}).get(name)!r} → {(after or {}).get(name)!r}")

@@ -63,6 +63,10 @@ def print_entry(entry: dict[str, Any]) -> None:
     if entry.get("superseded_by"):
         details.append(f"superseded by {entry['superseded_by']}")
     print("    " + "; ".join(details))
+    if entry.get("text_chars"):  # a removed file entry, as its journal event keeps it
+        print(f"    (the journal keeps the first {len(entry['text']):,} of its "
+              f"{entry['text_chars']:,} characters; versions the memory tools wrote: "
+              "memory history file:AGENT:PATH)")
 
 
 def print_sources(status: dict[str, Any]) -> None:

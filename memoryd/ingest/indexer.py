@@ -38,10 +38,24 @@ from memoryd.text import content_hash
 
 log = logging.getLogger(__name__)
 
+#: A watched entry's journal events keep its text whole up to this many characters; a longer
+#: one (a big memory file read as one entry) by its beginning and its length (``text_chars``).
+#: The file holds the text, and the memory tools' own journal every version they wrote (as
+#: deltas: memoryd.store.file_journal); whole, each version of a 1 MB file written 50 times
+#: grew the database by 100 MB.
+EVENT_TEXT_CHARS = 4096
 TRANSCRIPT_CATEGORY = "session"
 TRANSCRIPT_CONFIDENCE = 0.5
 BINARY_SNIFF_BYTES = 8192
 _UNSAFE_AGENT_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def journaled(entry: dict[str, Any]) -> dict[str, Any]:
+    """An entry as a watcher's journal event keeps it (its text cut at EVENT_TEXT_CHARS)."""
+    text = entry.get("text")
+    if not isinstance(text, str) or len(text) <= EVENT_TEXT_CHARS:
+        return entry
+    return {**entry, "text": text[:EVENT_TEXT_CHARS], "text_chars": len(text)}
 
 
 @dataclass(frozen=True)
@@ -322,7 +336,7 @@ class Indexer:
             "source": facts.path, "message_id": None, "superseded_by": None, **fields,
         }
         self.store.insert_entry(entry)
-        self.store.journal(entry["uid"], "indexed", "watch", None, entry, now)
+        self.store.journal(entry["uid"], "indexed", "watch", None, journaled(entry), now)
         self._apply_mark(entry, now)
 
     def _apply_mark(self, entry: dict[str, Any], now: float) -> None:
@@ -335,13 +349,15 @@ class Indexer:
         before = self.store.entry_by_uid(entry["uid"])
         self.store.update_entry(entry["uid"], status=mark["status"],
                                 superseded_by=mark["superseded_by"])
-        self.store.journal(entry["uid"], mark["status"], mark["actor"], before,
-                           self.store.entry_by_uid(entry["uid"]), now)
+        after = self.store.entry_by_uid(entry["uid"])
+        self.store.journal(entry["uid"], mark["status"], mark["actor"],
+                           journaled(before) if before else None,
+                           journaled(after) if after else None, now)
 
     def _remove_entry(self, entry: dict[str, Any], why: str) -> None:
         self.store.db.execute("DELETE FROM entries WHERE id=?", (entry["rowid"],))
         self.store.delete_vectors([entry["rowid"]])
-        self.store.journal(entry["id"], "removed", "watch", entry, {"reason": why})
+        self.store.journal(entry["id"], "removed", "watch", journaled(entry), {"reason": why})
         self.memory.unindex(entry["rowid"])
 
     def remove_file(self, path: str) -> Changes:
@@ -408,7 +424,8 @@ class Indexer:
                 return Changes(unchanged=1)
             before = self.store.entry_by_uid(uid)
             self.store.update_entry(uid, text=text, hash=hash_, updated=now)
-            self.store.journal(uid, "updated", "watch", before, {"text": text}, now)
+            self.store.journal(uid, "updated", "watch", journaled(before) if before else None,
+                               journaled({"text": text}), now)
             return Changes(updated=1)
         entry = {
             "uid": uid, "agent": agent_for_sidechain(facts.agent, chunk.sidechain_agent),

@@ -10,6 +10,7 @@ the memory tools.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import logging
 import os
@@ -48,7 +49,13 @@ from memoryd.passes.entry_files import FileEntryEdits
 from memoryd.passes.runner import PassParts, Passes
 from memoryd.server.binding import Caller, bind, enforce
 from memoryd.server.health import Health
-from memoryd.server.limits import LISTEN_BACKLOG, ConnectionLimits, raise_open_file_limit
+from memoryd.server.limits import (
+    LISTEN_BACKLOG,
+    Acceptor,
+    ConnectionLimits,
+    raise_open_file_limit,
+    read_body,
+)
 from memoryd.server.list_methods import ListMethods, without_rowids
 from memoryd.server.memory_files import MemoryFiles
 from memoryd.server.notify import monotonic_usec, ping_watchdog, sd_notify, watchdog_interval_s
@@ -101,7 +108,7 @@ class Daemon:
         self.ready = asyncio.Event()  # set once READY=1 is sent: startup done, handlers in place
         self.ingest: Ingest | None = None
         self.sessions: SessionMethods | None = None
-        self.server: asyncio.base_events.Server | None = None
+        self.server: Acceptor | None = None
         self.ownership = Ownership(config.lock_path, config.socket_path)
         self.limits = ConnectionLimits(config.server, raise_open_file_limit())
         self.requests_in_flight = 0
@@ -148,8 +155,7 @@ class Daemon:
                 return
             listener = self.ownership.check(LISTEN_BACKLOG)
             if listener is not None:
-                old, self.server = self.server, await asyncio.start_unix_server(
-                    self.handle, sock=listener)
+                old, self.server = self.server, Acceptor(listener, self.handle)
                 if old is not None:
                     old.close()
 
@@ -193,7 +199,7 @@ class Daemon:
         # a file entry's forget/supersede edits its file
         edits = FileEntryEdits(self.passes, engine.supersede, engine.backfill_wanted.set)
         self.methods.update({"forget": edits.forget, "supersede": edits.supersede})
-        self.server = await asyncio.start_unix_server(self.handle, sock=listener)
+        self.server = Acceptor(listener, self.handle)
         self.ingest = Ingest(self.config, Indexer(engine.store, engine.entries),
                              engine.db, engine.backfill_wanted.set, self.traffic.background)
         self.ingest.start()
@@ -277,7 +283,7 @@ class Daemon:
         try:
             await self._serve_connection(reader, writer)
         finally:
-            self.limits.leave()
+            self.limits.leave(writer)
 
     async def _refuse(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                       error: MemorydError) -> None:
@@ -310,23 +316,31 @@ class Daemon:
                 return
             caller = Caller()  # who this connection is: bound once (memoryd.server.binding)
             while not reader.at_eof():
+                self.limits.waiting(writer)  # at the cap, the longest waiting may be closed
                 try:
                     header = await asyncio.wait_for(reader.readexactly(wire.HEADER.size), idle_s)
                 except asyncio.IncompleteReadError:
                     return
+                self.limits.working(writer)
                 length = wire.frame_length(header)
                 if length > wire.MAX_FRAME_BYTES:
-                    await asyncio.wait_for(self._discard(reader, length), idle_s)
+                    await asyncio.wait_for(self._discard(reader, length),
+                                           self.limits.frame_wait_s(length))
                     await self._send(writer, None, error=FrameTooLargeError(
                         f"frame of {length} bytes exceeds the limit of {wire.MAX_FRAME_BYTES} bytes"))
                     continue
                 if not self.limits.reserve(length):
-                    await asyncio.wait_for(self._discard(reader, length), idle_s)
+                    await asyncio.wait_for(self._discard(reader, length),
+                                           self.limits.frame_wait_s(length))
                     await self._send(writer, None, error=UnavailableError(
                         "memoryd is receiving too many large requests at once; try again shortly"))
                     continue
                 try:
-                    body = await asyncio.wait_for(reader.readexactly(length), idle_s)
+                    body = await asyncio.wait_for(read_body(reader, length),
+                                                  self.limits.frame_wait_s(length))
+                except TimeoutError:
+                    await self._frame_stalled(writer, length)
+                    return
                 finally:
                     self.limits.release(length)
                 if self.should_exit.is_set():  # stopping: nothing new is served (stopping.py)
@@ -349,6 +363,16 @@ class Daemon:
         finally:
             self.connections.closed(writer)
             writer.close()
+
+    async def _frame_stalled(self, writer: asyncio.StreamWriter, length: int) -> None:
+        """A frame whose bytes stopped coming: its budget is given back and its connection
+        closed (there is no telling where the next frame would start)."""
+        self.limits.stalled += 1
+        log.debug("Dropped a frame of %d bytes that stalled, and its connection.", length)
+        with contextlib.suppress(ConnectionError, OSError, TimeoutError):
+            await asyncio.wait_for(self._send(writer, None, error=UnavailableError(
+                f"the request's {length} bytes did not arrive within "
+                f"{self.limits.frame_wait_s(length):.0f} s; connection closed")), 1)
 
     async def _discard(self, reader: asyncio.StreamReader, length: int) -> None:
         while length > 0:

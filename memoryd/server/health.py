@@ -42,6 +42,13 @@ RESTART = "restart memoryd (`memoryd service stop && memoryd service start`, or 
     "`memoryd serve` again)"
 
 
+@dataclass(frozen=True)
+class LedgerEntry:
+    """An entry a ledger's ``remember`` record created: its agent and id."""
+    agent: str
+    uid: str
+
+
 @dataclass
 class FileProblems:
     count: int  # indexed files whose row holds an error
@@ -293,21 +300,30 @@ class Health:
                      "stop memoryd and run `memoryd reindex`: it rebuilds the database from the "
                      "ledgers (the old one is kept as memoryd.db.bak)")
 
-    def ledger_index(self, db: Any, ledgers: dict[str, tuple[list[str], int]]) -> dict[str, Any]:
-        """The ledgers' entries against the index. ``ledgers``: for each agent, the ids its
-        ledger created (in order) and the ledger's size, read before the index is."""
+    def ledger_index(self, db: Any, ledgers: dict[str, tuple[list[LedgerEntry], int]]
+                     ) -> dict[str, Any]:
+        """The ledgers' entries against the index. ``ledgers``: for each ledger, the entries it
+        created (in order) and its size, read before the index is. Each entry counts as replay
+        treats it: under its own agent (an older version let Bob's and bob's records share
+        Bob.jsonl on macOS), and not at all if that agent is another's."""
         missing: dict[str, int] = {}
         behind: list[str] = []
         total = 0
         lasts = []
-        for agent, (uids, size) in sorted(ledgers.items()):
-            present = entry_uids(db, agent)
-            lost = [uid for uid in dict.fromkeys(uids) if uid not in present]
-            total += len(set(uids))
+        held: dict[str, set[str]] = {}  # agent → the ids the index holds
+        for agent, (created, size) in sorted(ledgers.items()):
+            counted = [e for e in dict.fromkeys(created) if e.agent.casefold() == agent.casefold()]
+            for entry in counted:
+                if entry.agent not in held:
+                    held[entry.agent] = entry_uids(db, entry.agent)
+            lost = [e for e in counted if e.uid not in held[e.agent]]
+            total += len(counted)
             if lost:
                 missing[agent] = len(lost)
-            if uids:
-                lasts.append(f"{agent} {uids[-1]}" + ("" if uids[-1] in present else " (missing)"))
+            if counted:
+                last = counted[-1]
+                lasts.append(f"{agent} {last.uid}"
+                             + ("" if last.uid in held[last.agent] else " (missing)"))
             seen = ledger_offset(db, agent)
             if seen < size:
                 behind.append(f"{agent} ({size - seen} bytes)")
@@ -339,17 +355,20 @@ class Health:
             db.close()
         return [database, ledger_lines(problems), ledger]
 
-    def read_ledgers(self, problems: list[LedgerProblem]) -> dict[str, tuple[list[str], int]]:
-        """Every ledger's remembered ids and size (off the database thread); damaged lines are
-        added to ``problems``."""
+    def read_ledgers(self, problems: list[LedgerProblem]
+                     ) -> dict[str, tuple[list[LedgerEntry], int]]:
+        """Every ledger's remembered entries and size (off the database thread); damaged lines
+        are added to ``problems``."""
         ledger = Ledger(self.daemon.config.ledger_dir)
         result = {}
         for agent in ledger.agents():
             path = ledger.path(agent)
             size = path.stat().st_size
-            uids = [str(record["entry"].get("uid")) for _, record in ledger.read(agent, 0, problems)
-                    if record.get("op") == "remember" and isinstance(record.get("entry"), dict)]
-            result[agent] = (uids, size)
+            created = [LedgerEntry(str(entry.get("agent")), str(entry.get("uid")))
+                       for _, record in ledger.read(agent, 0, problems)
+                       if record.get("op") == "remember"
+                       and isinstance(entry := record.get("entry"), dict)]
+            result[agent] = (created, size)
         return result
 
     async def m_doctor(self, params: Any) -> dict[str, Any]:

@@ -10,21 +10,27 @@ indexes what is written like any other memory file.
 
 from __future__ import annotations
 
+import errno
+import logging
 import os
 import time
 from pathlib import Path
 from typing import Any
 
-from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError
+from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError, UnavailableError
 from memoryd.ingest.markdown import parse_memory_file
 from memoryd.params import MAX_PATH_BYTES, path_problem
 from memoryd.redact import redact
 from memoryd.store.database import Store
-from memoryd.store.durable import replace_file
+from memoryd.store.durable import DISK_ERRORS, REFUSED_WRITE_ERRNOS, replace_file
 from memoryd.store.file_journal import journal_write
+
+log = logging.getLogger(__name__)
 
 MAX_FILE_CHARS = 1_000_000
 MAX_LIST = 1000
+#: Directories a path may go down (mkdir and the watcher walk them one by one).
+MAX_DEPTH = 64
 
 
 class MemoryFiles:
@@ -51,8 +57,18 @@ class MemoryFiles:
             raise ForbiddenError(f"{relative!r} is absolute; paths are relative to the memory directory")
         if ".." in candidate.parts:
             raise ForbiddenError(f"{relative!r} leaves the memory directory ('..' is not allowed)")
+        if len(candidate.parts) > MAX_DEPTH:
+            raise BadParamsError(f"path is {len(candidate.parts)} names deep; the limit is "
+                                 f"{MAX_DEPTH}")
         root = self.root(agent)
-        root.mkdir(parents=True, exist_ok=True)
+        if len(os.fsencode(root / candidate)) > MAX_PATH_BYTES:
+            raise BadParamsError(f"path is too long once in the memory directory ({root}): "
+                                 f"the file system takes {MAX_PATH_BYTES} bytes at most")
+        if not must_exist:  # a write; a read of a directory not made yet finds no file
+            try:
+                root.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise refused(relative, agent, exc) from None
         real_root = root.resolve()
         target = (root / candidate).resolve()
         if target != real_root and real_root not in target.parents:
@@ -65,7 +81,9 @@ class MemoryFiles:
             if parent.exists() and not parent.is_dir():
                 raise BadParamsError(f"{relative!r}: {parent.name!r} is a file, not a directory")
         if len(os.fsencode(target)) > MAX_PATH_BYTES:
-            raise BadParamsError(f"{relative!r} is too long a path in the memory directory")
+            raise BadParamsError("path is too long once in the memory directory (a symlink "
+                                 f"leads deeper): the file system takes {MAX_PATH_BYTES} bytes "
+                                 "at most")
         if must_exist and not target.is_file():
             raise NotFoundError(f"no file {relative!r} in {agent}'s memory directory")
         return target
@@ -99,8 +117,7 @@ class MemoryFiles:
         path = self.resolve(agent, relative, must_exist=False)
         before = path.read_text("utf-8", errors="replace") if path.is_file() else None
         self._check_feedback(relative, before or "", text)
-        self._atomic_write(path, text)
-        self._journal(agent, relative, "file.write", before, text)
+        self._change(agent, relative, path, "file.write", before, text)
         return {"path": relative, "bytes": len(text.encode("utf-8")), "created": before is None}
 
     def replace(self, agent: str, relative: str, old: str, new: str) -> dict[str, Any]:
@@ -115,8 +132,7 @@ class MemoryFiles:
                 + ("" if count else " (check spacing and line breaks)"))
         after = before.replace(old, new, 1)
         self._check_feedback(relative, before, after)
-        self._atomic_write(path, after)
-        self._journal(agent, relative, "file.replace", before, after)
+        self._change(agent, relative, path, "file.replace", before, after)
         return {"path": relative, "replaced": 1}
 
     def insert(self, agent: str, relative: str, line: int, text: str) -> dict[str, Any]:
@@ -131,8 +147,7 @@ class MemoryFiles:
         inserted = text if text.endswith("\n") else text + "\n"
         after = "".join(lines[:index]) + inserted + "".join(lines[index:])
         self._check_feedback(relative, before, after)
-        self._atomic_write(path, after)
-        self._journal(agent, relative, "file.insert", before, after)
+        self._change(agent, relative, path, "file.insert", before, after)
         return {"path": relative, "line": index + 1, "lines": len(after.splitlines())}
 
     def _check_feedback(self, relative: str, before: str, after: str) -> None:
@@ -149,15 +164,58 @@ class MemoryFiles:
                 "user's own words; only a person writes those. Write it under Learnings or as "
                 "a note")
 
+    def _change(self, agent: str, relative: str, path: Path, action: str, before: str | None,
+                after: str) -> None:
+        """The file replaced (atomically) and the change journaled, or neither: the journal's
+        transaction commits only after the file is written, and a commit that fails puts the
+        old bytes back."""
+        old = path.read_bytes() if before is not None else None
+        written = False
+        try:
+            with self.store.db:
+                self._journal(agent, relative, action, before, after)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                replace_file(path, after.encode("utf-8"))
+                written = True
+        except (OSError, *DISK_ERRORS) as exc:
+            if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
+                raise BadParamsError(f"path is too long for the file system: {exc.strerror}") \
+                    from None
+            if isinstance(exc, OSError) and exc.errno not in REFUSED_WRITE_ERRNOS:
+                raise
+            if written and not self._put_back(path, old):
+                raise UnavailableError(
+                    f"{relative!r} was written to {agent}'s memory directory, but memoryd "
+                    f"could not journal the change ({exc}); the previous text is not in its "
+                    "history") from None
+            raise refused(relative, agent, exc) from None
+
     @staticmethod
-    def _atomic_write(path: Path, text: str) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        replace_file(path, text.encode("utf-8"))
+    def _put_back(path: Path, old: bytes | None) -> bool:
+        """The file as it was before a write whose journal could not commit; False if that
+        failed too."""
+        try:
+            if old is None:
+                path.unlink(missing_ok=True)
+            else:
+                replace_file(path, old)
+        except OSError as exc:
+            log.critical("Could not put back %s after its journal failed: %s", path, exc)
+            return False
+        return True
 
     def _journal(self, agent: str, relative: str, action: str, before: str | None, after: str) -> None:
         """The file is the agent's; the journal of it keeps the texts redacted (the same
-        text always redacts the same way, so the deltas chain)."""
+        text always redacts the same way, so the deltas chain). Within the caller's
+        transaction."""
         before = redact(before) if before is not None else None
         after = redact(after)
-        with self.store.db:  # a delta, not two whole copies (memoryd.store.file_journal)
-            journal_write(self.store, agent, relative, action, before, after, time.time())
+        # a delta, not two whole copies (memoryd.store.file_journal)
+        journal_write(self.store, agent, relative, action, before, after, time.time())
+
+
+def refused(relative: str, agent: str, exc: BaseException) -> UnavailableError:
+    """The file system (or the journal's database) refused a write that was itself fine."""
+    why = getattr(exc, "strerror", None) or exc
+    return UnavailableError(f"not written: cannot write {relative!r} in {agent}'s memory "
+                            f"directory ({why}); nothing of this request was kept")

@@ -77,10 +77,23 @@ _bestpractice_applied = False
 
 
 def apply_bestpractice() -> None:
+    """apsw's recommended settings for every connection, but ``PRAGMA optimize``: it writes,
+    and a database that cannot be written (a full disk) must still open to be read
+    (:func:`optimize` runs it where a failure is harmless)."""
     global _bestpractice_applied
     if not _bestpractice_applied:
-        apsw.bestpractice.apply(apsw.bestpractice.recommended)
+        apsw.bestpractice.apply([hook for hook in apsw.bestpractice.recommended
+                                 if hook is not apsw.bestpractice.connection_optimize])
         _bestpractice_applied = True
+
+
+def optimize(db: apsw.Connection) -> None:
+    """What apsw.bestpractice.connection_optimize does at opening, if the disk lets it."""
+    try:
+        if not db.readonly("main"):
+            db.pragma("optimize", 0x10002)
+    except (apsw.ReadOnlyError, apsw.FullError, apsw.IOError, apsw.BusyError) as exc:
+        log.info("Skipped PRAGMA optimize at opening: %s.", exc)
 
 
 @dataclass(frozen=True)
@@ -130,6 +143,7 @@ class Store:
             self.db.enable_load_extension(False)
         except apsw.Error as exc:
             raise StartupError(f"cannot open database {path}: {exc}") from None
+        optimize(self.db)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("PRAGMA cache_size=-16000")

@@ -3,10 +3,19 @@ atomically (a temporary file beside it, fsynced, renamed over it, the directory 
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
+import apsw
+
 from memoryd.params import MAX_NAME_BYTES
+
+#: SQLite's answers when the disk cannot take a write (full, read-only, failing, gone).
+DISK_ERRORS = (apsw.IOError, apsw.FullError, apsw.ReadOnlyError, apsw.CantOpenError)
+#: The same from the file system: the write is refused for now, the request was fine.
+REFUSED_WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES,
+                                  errno.EPERM, errno.EIO, errno.EFBIG})
 
 
 def write_all(fd: int, data: bytes) -> None:

@@ -34,6 +34,7 @@ from memoryd.quarantine import release_target
 from memoryd.retrieval.age import age_note
 from memoryd.store.archive import TRANSCRIPT_PREFIX
 from memoryd.store.database import Store
+from memoryd.store.durable import DISK_ERRORS
 from memoryd.store.file_journal import versions as file_versions
 from memoryd.store.ledger import Ledger
 from memoryd.store.vectors import VectorIndex, follow_meta
@@ -172,8 +173,7 @@ class Entries:
                     if not self.ledger.undo(agent, size):
                         log.critical("A failed write stays in the ledger of %r: it will come "
                                      "back at the next replay.", agent)
-            if outer and isinstance(exc, (apsw.IOError, apsw.FullError, apsw.ReadOnlyError,
-                                          apsw.CantOpenError, apsw.BusyError)):
+            if outer and isinstance(exc, (*DISK_ERRORS, apsw.BusyError)):
                 raise UnavailableError(
                     f"not stored: the index could not commit ({exc}); nothing of this request "
                     "was kept") from exc

@@ -22,6 +22,8 @@ from collections.abc import Container, Sequence
 import apsw
 import numpy as np
 
+from memoryd.errors import UnavailableError
+from memoryd.store.durable import DISK_ERRORS
 from memoryd.store.vectors import quantize
 
 CURSOR_KEY = "lexicon_rowid"
@@ -70,14 +72,18 @@ class Lexicon:
         stems = [s for s in words if s not in self.rows]
         keep = [i for i, s in enumerate(words) if s not in self.rows]
         codes, scales = quantize(np.asarray(vectors, dtype=np.float32).reshape(-1, self.dim)[keep])
-        with db:
-            db.executemany("INSERT OR REPLACE INTO lexicon(stem, word, scale, vector) "
-                           "VALUES (?, ?, ?, ?)",
-                           [(s, words[s], float(scale), code.tobytes())
-                            for s, scale, code in zip(stems, scales, codes)])
-            if cursor is not None:
-                db.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO "
-                           "UPDATE SET value=excluded.value", (CURSOR_KEY, str(cursor)))
+        try:
+            with db:
+                db.executemany("INSERT OR REPLACE INTO lexicon(stem, word, scale, vector) "
+                               "VALUES (?, ?, ?, ?)",
+                               [(s, words[s], float(scale), code.tobytes())
+                                for s, scale, code in zip(stems, scales, codes)])
+                if cursor is not None:
+                    db.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO "
+                               "UPDATE SET value=excluded.value", (CURSOR_KEY, str(cursor)))
+        except DISK_ERRORS as exc:  # a single write learns its words first: it is not stored
+            raise UnavailableError(f"not stored: the index could not keep the text's new words "
+                                   f"({exc}); nothing of this request was kept") from exc
         self._append(stems, codes, scales)
 
     def _append(self, stems: list[str], codes: np.ndarray, scales: np.ndarray) -> None:

@@ -28,6 +28,7 @@ search never sees a write half done, and never reads a row file being re-mapped.
 
 from __future__ import annotations
 
+import errno
 import functools
 import mmap
 import os
@@ -38,6 +39,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
+
+from memoryd.errors import UnavailableError
 
 if TYPE_CHECKING:
     from memoryd.store.database import Store
@@ -212,25 +215,29 @@ class VectorIndex:
     @_locked
     def add_many(self, rowids: Sequence[int], vectors: np.ndarray, parts: Sequence[np.ndarray],
                  meta: Sequence[Meta]) -> None:
+        """Raises UnavailableError, the index unchanged, when the row file cannot take the rows
+        (a full disk)."""
         vectors = np.asarray(vectors, dtype=np.float32).reshape(-1, self.dim)
+        parts = [np.asarray(p, dtype=np.float32).reshape(-1, self.dim) for p in parts]
+        matrix = np.concatenate([block for vector, entry_parts in zip(vectors, parts)
+                                 for block in (vector[None, :], entry_parts)])
+        codes, scales = quantize(matrix)
+        self._store_rows(self.rows, codes)  # first: nothing has changed if it fails
         top = max(int(r) for r in rowids) + 1
         self._grow_entries(top)
-        blocks, owners = [], []
-        for rowid, vector, entry_parts, columns in zip(rowids, vectors, parts, meta):
+        owners: list[int] = []
+        for rowid, entry_parts, columns in zip(rowids, parts, meta):
             rowid = int(rowid)
             self._retire(rowid)
-            entry_parts = np.asarray(entry_parts, dtype=np.float32).reshape(-1, self.dim)
             start = self.rows + len(owners)
             self.whole[rowid] = start
             self.first_part[rowid] = start + 1 if len(entry_parts) else -1
             self.part_count[rowid] = len(entry_parts)
-            blocks += [vector[None, :], entry_parts]
             owners += [rowid] * (1 + len(entry_parts))
             self._set_meta(rowid, columns)
             self._group(rowid).append(start)
             self.entries += 1
-        matrix = np.concatenate(blocks)
-        self._append(matrix, np.array(owners, dtype=np.int64))
+        self._append(matrix, scales, np.array(owners, dtype=np.int64))
 
     @_locked
     def set_meta(self, rowid: int, meta: Meta) -> None:
@@ -298,7 +305,8 @@ class VectorIndex:
         for name in self.columns:
             self.columns[name] = _grown(self.columns[name], size)
 
-    def _append(self, matrix: np.ndarray, owners: np.ndarray) -> None:
+    def _append(self, matrix: np.ndarray, scales: np.ndarray, owners: np.ndarray) -> None:
+        """The rows' bits and bookkeeping in RAM (their values are in the row file already)."""
         n = len(matrix)
         start, self.rows = self.rows, self.rows + n
         self.bits = _grown(self.bits, self.rows)
@@ -308,10 +316,29 @@ class VectorIndex:
         self.bits[:, start:self.rows] = self._sign_bits(matrix).T
         self.owner[start:self.rows] = owners
         self.live[start:self.rows] = True
+        self.scale[start:self.rows] = scales
         self._changes += 1
-        codes, self.scale[start:self.rows] = quantize(matrix)
-        self._file.seek(start * self.dim)
-        self._file.write(codes.tobytes())
+
+    def _store_rows(self, start: int, codes: np.ndarray) -> None:
+        """Write rows' int8 values into the row file from row ``start``, their space allocated
+        first. The file is read through a shared mapping, and reading a page the file system
+        cannot back (a hole a short write left on a full tmpfs) kills the daemon with SIGBUS;
+        allocated and written whole, or refused here, before the index counts the rows."""
+        data = memoryview(codes.tobytes())
+        offset, fd = start * self.dim, self._file.fileno()
+        try:
+            try:
+                os.posix_fallocate(fd, offset, len(data))
+            except OSError as exc:
+                if exc.errno not in (errno.EOPNOTSUPP, errno.ENOSYS):
+                    raise
+            while data:
+                written = os.pwrite(fd, data, offset)
+                data, offset = data[written:], offset + written
+        except OSError as exc:
+            raise UnavailableError(
+                f"not stored: cannot write the vector index in {self.path.parent} "
+                f"({exc.strerror or exc}); nothing of this request was kept") from exc
 
     def _sign_bits(self, vectors: np.ndarray) -> np.ndarray:
         packed = np.packbits(vectors > 0, axis=1)
