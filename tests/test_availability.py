@@ -18,6 +18,8 @@ import pytest
 from conftest import spawn_daemon, start_daemon, stop_process, wait_until
 from memoryd_client import AsyncClient, Client, DaemonUnreachableError, UnavailableError, wire
 
+from memoryd.server.limits import EVICT_IDLE_S
+
 
 def raw_connection(path: Path) -> socket.socket:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -199,6 +201,7 @@ def test_at_the_open_file_limit_a_client_is_refused_not_left_hanging(memoryd_hom
                 c.status()
             except UnavailableError:
                 refused += 1
+        time.sleep(EVICT_IDLE_S + 0.2)  # the held connections are idle now: one makes room
         with Client(memoryd_home / "memoryd.sock", timeout_s=5) as c:
             server = c.status()["server"]
             assert server["max_connections"] <= 256 - 50  # fds kept for the daemon's files
