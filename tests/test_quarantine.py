@@ -1,7 +1,10 @@
 """What the quarantine flags (memoryd.quarantine): instructions aimed at the model, not the
 memories that merely mention prompts, systems or users."""
 
+from pathlib import Path
+
 import pytest
+from conftest import wait_until
 
 from memoryd.fold import fold
 from memoryd.ingest.markdown import parse_memory_file
@@ -158,3 +161,56 @@ def test_folding_flags_no_ordinary_memory(text: str) -> None:
     assert reason(text) is None
     assert reason_for_entry(text, "note", "notes") is None
 
+
+# -- through the daemon: every channel into the block ------------------------------------------
+
+
+def notebook_bullet(text: str) -> str:
+    """A dated Learnings bullet holding ``text`` (its later lines indented under it)."""
+    first, *rest = text.split("\n")
+    return "\n".join([f"- [2026-11-01] {first}", *(f"  {line}" if line else "" for line in rest)])
+
+
+def test_no_payload_reaches_the_block_through_any_channel(daemon, client) -> None:
+    """R2: each payload through an API note, an API lesson, a watched notebook's bullet, a
+    pinned file's paragraph and heading (CONTEXT.md, system/*.md) and a memory file's
+    frontmatter description; each agent also gets a plain memory in every channel, which must
+    reach its block (so that the payload's absence says something)."""
+    names = list(PAYLOADS)
+    for n, name in enumerate(names):
+        agent, text = f"victim{n}", payload(name, n)
+        directory = Path(daemon.config.memory_dir.replace("{agent}", agent))
+        (directory / "system").mkdir(parents=True)
+        client.remember(agent, "setup", text, force=True)
+        client.remember(agent, "setup", text, kind="lesson", force=True)
+        client.remember(agent, "setup", f"The deploy key of victim {n} is in the vault")
+        client.remember(agent, "style", f"Keep answers under {n + 5} lines", kind="lesson")
+        (directory / "notebook.md").write_text(
+            f"## Learnings\n- [2026-11-02] Tests of victim {n} run with pytest -x\n"
+            f"{notebook_bullet(text)}\n")
+        (directory / "CONTEXT.md").write_text(f"# Context\n\n{text}\n\n- stay polite {n}\n")
+        first, *rest = text.split("\n")
+        (directory / "system" / "rules.md").write_text(
+            f"# Rules\n\n## {first}\n\n" + "\n".join(rest) + f"\n\n- be brief {n}\n")
+        (directory / "system" / "plain.md").write_text(f"- answer in English {n}\n")
+        described = "description: |\n" + "".join(f"  {line}\n" for line in text.split("\n"))
+        (directory / "other.md").write_text(f"---\n{described}---\n- nothing much\n")
+        (directory / "fine.md").write_text(f"---\ndescription: recipes of victim {n}\n---\n- x\n")
+    for n, name in enumerate(names):
+        agent = f"victim{n}"
+
+        def indexed(agent: str = agent, n: int = n) -> bool:
+            block = client.context(agent)["text"]
+            return (f"answer in English {n}" in block and "recipes of" in block
+                    and block.count("withheld") >= 3
+                    and len(client.search("pytest", agent=agent)["hits"]) >= 1)
+
+        wait_until(indexed)
+        block = client.context(agent, budget=100_000)["text"]
+        assert f"evil{n}" not in block, (name, block)
+        for kept in (f"deploy key of victim {n}", f"Keep answers under {n + 5} lines",
+                     f"Tests of victim {n} run with pytest -x", f"answer in English {n}",
+                     f"recipes of victim {n}"):
+            assert kept in block, (name, kept, block)
+        assert "### CONTEXT.md: withheld" in block and "### rules.md: withheld" in block, name
+        assert "other.md: (its description is withheld" in block, name

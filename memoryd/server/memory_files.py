@@ -28,12 +28,16 @@ MAX_LIST = 1000
 
 
 class MemoryFiles:
-    def __init__(self, store: Store, pattern: str, *, human: bool = True) -> None:
+    def __init__(self, store: Store, pattern: str, *, human: bool = True,
+                 writer: str | None = None) -> None:
         """``pattern``: the memory directory with an ``{agent}`` placeholder; ``human``: a
-        person is writing (only a person adds to a file's Feedback section)."""
+        person is writing (only a person adds to a file's Feedback section); ``writer``: who
+        writes, as the journal names them (``designer (mcp)``; memoryd.provenance: the lines
+        of a file an agent's tools wrote are that agent's words)."""
         self.store = store
         self.pattern = pattern
         self.human = human
+        self.writer = writer
 
     def root(self, agent: str) -> Path:
         return Path(self.pattern.replace("{agent}", agent)).expanduser()
@@ -160,4 +164,5 @@ class MemoryFiles:
         before = redact(before) if before is not None else None
         after = redact(after)
         with self.store.db:  # a delta, not two whole copies (memoryd.store.file_journal)
-            journal_write(self.store, agent, relative, action, before, after, time.time())
+            journal_write(self.store, agent, relative, action, before, after, time.time(),
+                          actor=self.writer)
