@@ -149,6 +149,36 @@ def test_only_a_person_creates_feedback(daemon, client) -> None:
     with Client(daemon.socket, agent="coder", channel="mcp") as mcp:
         with pytest.raises(ForbiddenError, match="only a person replaces it"):
             mcp.supersede(hit["id"], "The user wants long answers")
+        # R6: nor removes it, through any channel but a person's
+        with pytest.raises(ForbiddenError, match="only a person removes it"):
+            mcp.forget(hit["id"])
+    with pytest.raises(ForbiddenError, match="only a person removes it"):
+        client.forget(hit["id"], agent="coder")  # the library
+    hook = Raw(daemon.socket)
+    try:
+        assert "result" in hook.call("bind", {"agent": "coder", "channel": "hook"})
+        assert refused(hook.call("forget", {"id": hit["id"]}), "only a person removes it")
+    finally:
+        hook.close()
+    scripted = run_cli("forget", hit["id"])
+    assert scripted.returncode == 1 and "only a person removes it" in scripted.stderr
+    assert client.get(hit["id"])["status"] == "active"
+    assert terminal_cli("forget", hit["id"]).returncode == 0  # a person may
+    assert client.get(hit["id"])["status"] == "forgotten"
+
+
+def test_an_agents_value_for_a_key_does_not_replace_the_users_feedback(daemon, client) -> None:
+    """R6: a key the user's feedback holds keeps it; an agent's value for it is kept beside,
+    as superseded (a person's own value would replace it)."""
+    typed = terminal_cli("store", "coder", "style", "Answers in British English",
+                         "--kind", "feedback", "--key", "pref.spelling", "--global")
+    assert typed.returncode == 0, typed.stderr
+    mine = client.remember("coder", "style", "Answers in American English",
+                           key="pref.spelling")["entry"]
+    assert mine["status"] == "superseded"
+    [kept] = [e for e in client.history(mine["id"])["entries"] if e["kind"] == "feedback"]
+    assert kept["status"] == "active" and mine["superseded_by"] == kept["id"]
+    assert "American" not in client.context("coder")["text"]
 
 
 def test_hooks_write_as_their_harness_and_cannot_make_feedback(daemon, client) -> None:
