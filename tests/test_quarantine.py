@@ -173,9 +173,9 @@ def notebook_bullet(text: str) -> str:
 
 def test_no_payload_reaches_the_block_through_any_channel(daemon, client) -> None:
     """R2: each payload through an API note, an API lesson, a watched notebook's bullet, a
-    pinned file's paragraph and heading (CONTEXT.md, system/*.md) and a memory file's
-    frontmatter description; each agent also gets a plain memory in every channel, which must
-    reach its block (so that the payload's absence says something)."""
+    pinned file's paragraph, heading and frontmatter (CONTEXT.md, system/*.md) and a memory
+    file's frontmatter description; each agent also gets a plain memory in every channel, which
+    must reach its block (so that the payload's absence says something)."""
     names = list(PAYLOADS)
     for n, name in enumerate(names):
         agent, text = f"victim{n}", payload(name, n)
@@ -194,6 +194,7 @@ def test_no_payload_reaches_the_block_through_any_channel(daemon, client) -> Non
             f"# Rules\n\n## {first}\n\n" + "\n".join(rest) + f"\n\n- be brief {n}\n")
         (directory / "system" / "plain.md").write_text(f"- answer in English {n}\n")
         described = "description: |\n" + "".join(f"  {line}\n" for line in text.split("\n"))
+        (directory / "system" / "front.md").write_text(f"---\n{described}---\n- use tabs\n")
         (directory / "other.md").write_text(f"---\n{described}---\n- nothing much\n")
         (directory / "fine.md").write_text(f"---\ndescription: recipes of victim {n}\n---\n- x\n")
     for n, name in enumerate(names):
@@ -202,7 +203,7 @@ def test_no_payload_reaches_the_block_through_any_channel(daemon, client) -> Non
         def indexed(agent: str = agent, n: int = n) -> bool:
             block = client.context(agent)["text"]
             return (f"answer in English {n}" in block and "recipes of" in block
-                    and block.count("withheld") >= 3
+                    and block.count("withheld") >= 4
                     and len(client.search("pytest", agent=agent)["hits"]) >= 1)
 
         wait_until(indexed)
@@ -212,5 +213,6 @@ def test_no_payload_reaches_the_block_through_any_channel(daemon, client) -> Non
                      f"Tests of victim {n} run with pytest -x", f"answer in English {n}",
                      f"recipes of victim {n}"):
             assert kept in block, (name, kept, block)
-        assert "### CONTEXT.md: withheld" in block and "### rules.md: withheld" in block, name
+        for pinned in ("CONTEXT.md", "rules.md", "front.md"):
+            assert f"### {pinned}: withheld" in block, (name, pinned)
         assert "other.md: (its description is withheld" in block, name
