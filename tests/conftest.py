@@ -131,6 +131,26 @@ def run_cli(*args: str, cwd: str | None = None, timeout: float = 60) -> subproce
                           text=True, timeout=timeout, cwd=cwd, env=os.environ.copy())
 
 
+def run_cli_from_script(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """The real `memory` command as a script or an agent's shell runs it: stdin is no
+    terminal (whatever the terminal pytest runs in)."""
+    return subprocess.run([sys.executable, "-m", "memoryd_client", *args], capture_output=True,
+                          text=True, timeout=timeout, env=os.environ.copy(),
+                          stdin=subprocess.DEVNULL, check=False)
+
+
+def run_cli_at_terminal(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """The real `memory` command as a person types it: its stdin is a terminal (a pty)."""
+    leader, follower = os.openpty()
+    try:
+        return subprocess.run([sys.executable, "-m", "memoryd_client", *args], stdin=follower,
+                              capture_output=True, text=True, timeout=timeout,
+                              env=os.environ.copy(), check=False)
+    finally:
+        os.close(leader)
+        os.close(follower)
+
+
 def run_memoryd(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "memoryd", *args], capture_output=True, text=True,
                           timeout=timeout, env=os.environ.copy())

@@ -65,8 +65,9 @@ def test_session_start_carries_notes_and_preferences(client: Client, repos) -> N
     client.remember("claude-code", "prefs", "Commit messages in the imperative mood",
                     key="pref.commit_style")
     text = block(client, "claude-code", shop)
-    assert "## Notes\n- I prefer tabs over spaces in Makefiles." in text
-    assert "- pref.commit_style: Commit messages in the imperative mood" in text
+    # written through the API: an agent's words, quoted (memoryd.provenance)
+    assert "## Notes\n- “I prefer tabs over spaces in Makefiles.”" in text
+    assert "- pref.commit_style: “Commit messages in the imperative mood”" in text
 
 
 def test_a_note_says_what_it_was_filed_under(client: Client, repos) -> None:
@@ -76,8 +77,8 @@ def test_a_note_says_what_it_was_filed_under(client: Client, repos) -> None:
     client.remember("designer", "rejected-designs", "Floating speech bubble on the cat sticker.")
     client.remember("designer", "general", "The shop's palette has five colours.")
     text = block(client, "designer", shop)
-    assert "- Floating speech bubble on the cat sticker. [rejected-designs]\n" in text
-    assert "- The shop's palette has five colours.\n" in text
+    assert "- “Floating speech bubble on the cat sticker.” [rejected-designs]\n" in text
+    assert "- “The shop's palette has five colours.”\n" in text
 
 
 def test_rules_read_as_rules(client: Client, repos) -> None:
@@ -87,9 +88,9 @@ def test_rules_read_as_rules(client: Client, repos) -> None:
     client.remember("claude-code", "style", "Four spaces in YAML files", kind="lesson",
                     polarity="positive")
     text = block(client, "claude-code", shop)
-    assert "- Don't mock the database in integration tests [testing]" in text
-    assert "Don't: Don't" not in text
-    assert "- Do: Four spaces in YAML files [style]" in text
+    assert "- “Don't mock the database in integration tests” [testing]" in text
+    assert "Don't: “Don't" not in text
+    assert "- Do: “Four spaces in YAML files” [style]" in text
 
 
 def test_prompt_injects_what_matches_in_its_section(client: Client, repos) -> None:
@@ -101,7 +102,7 @@ def test_prompt_injects_what_matches_in_its_section(client: Client, repos) -> No
                     cwd=str(shop))
     client.remember("claude-code", "cooking", "The sourdough starter needs feeding on Sundays.")
     text = block(client, "claude-code", shop, prompt="write a test for the refund endpoint")
-    assert "## Lessons\n- Use pytest, not unittest, for every new test. [testing]" in text
+    assert "## Lessons\n- “Use pytest, not unittest, for every new test.” [testing]" in text
     assert "Refunds go through payments/refunds.py" in text
     assert "sourdough" not in text
     assert block(client, "claude-code", shop, prompt="what is the capital of Mongolia") == ""

@@ -79,8 +79,8 @@ def test_polarity_is_for_lessons_and_a_lesson_without_one_is_shown_as_written(
     assert (lesson["kind"], lesson["polarity"]) == ("lesson", "negative")
     client.remember("coder", "style", "Tabs in Makefiles are required by make", kind="lesson")
     text = client.call("context", {"agent": "coder"})["text"]
-    assert "- Don't: Force-push to main [git]" in text
-    assert "- Tabs in Makefiles are required by make [style]" in text
+    assert "- Don't: “Force-push to main” [git]" in text  # from a script: an agent's words
+    assert "- “Tabs in Makefiles are required by make” [style]" in text
 
 
 def test_subagent_namespaces_roll_up_under_their_harness_agent(client: Client) -> None:

@@ -42,8 +42,8 @@ def test_session_start_injects_the_block(daemon, client, tmp_path) -> None:
     assert output["hookSpecificOutput"]["hookEventName"] == "SessionStart"
     assert context.startswith(wire.INJECTION_MARKER)
     assert len(context) <= 8000
-    assert "- Never force-push to main [git]" in context
-    assert "pref.commit_style: Commit messages use the imperative mood" in context
+    assert "- “Never force-push to main” [git]" in context  # an agent's words, quoted
+    assert "pref.commit_style: “Commit messages use the imperative mood”" in context
     assert "Stop adding emojis" in context
     assert context.rstrip().endswith("before relying on it.")
     session = client.session(SESSION)
@@ -78,7 +78,8 @@ def test_stale_fact_carries_its_warning(daemon, client, memoryd_home) -> None:
     db.execute("UPDATE entries SET created=? WHERE uid=?", (old, entry["id"]))
     db.close()
     text = client.context("claude-code")["text"]
-    assert "project.deploy_target: Deploys go to the personal account (⚠ 95d old: verify before acting)" in text
+    assert "project.deploy_target: “Deploys go to the personal account” (⚠ 95d old: verify " \
+           "before acting)" in text
 
 
 def test_user_prompt_injects_only_what_matches(daemon, client, tmp_path) -> None:
@@ -103,7 +104,8 @@ def test_codex_output_is_its_strict_subset(daemon, client, tmp_path) -> None:
     output = json.loads(result.stdout)
     assert set(output) == {"hookSpecificOutput"}
     assert set(output["hookSpecificOutput"]) == {"hookEventName", "additionalContext"}
-    assert "- Prefer small pull requests [style]" in output["hookSpecificOutput"]["additionalContext"]
+    assert "- “Prefer small pull requests” [style]" in \
+        output["hookSpecificOutput"]["additionalContext"]
 
 
 def test_post_compact_summary_is_kept_and_stop_notes_progress(daemon, client, tmp_path) -> None:

@@ -343,7 +343,7 @@ def test_the_memory_block_shows_stale_entries_last_with_what_is_gone(
     (repo / "src/app.py").unlink()
     staleness_run(client)
     text = client.context("claude-code", cwd=str(repo))["text"]
-    assert "Never edit src/app.py by hand. [layout] (⚠ stale: gone: `src/app.py`; verify " \
+    assert "“Never edit src/app.py by hand.” [layout] (⚠ stale: gone: `src/app.py`; verify " \
            "before acting)" in text
     assert text.index("Tag releases") < text.index("Never edit src/app.py")
     small = client.context("claude-code", cwd=str(repo), budget=len(text) - 20)["text"]

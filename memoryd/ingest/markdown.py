@@ -34,9 +34,10 @@ Entries
       bullets keep their relative indent. Entries with no text left are dropped.
 
 Sections
-    ``category`` is the nearest heading of any level in kebab form. ``kind`` and ``polarity`` come
-    from the nearest enclosing heading that names a notebook section, so ``### Deploy`` under
-    ``## Mistakes`` is still a negative lesson. A heading names a section by its first words,
+    ``category`` is the nearest heading of any level in kebab form (invisible characters such as
+    a zero-width space or a soft hyphen dropped first: they do not split a word). ``kind`` and
+    ``polarity`` come from the nearest enclosing heading that names a notebook section, so
+    ``### Deploy`` under ``## Mistakes`` is still a negative lesson. A heading names a section by its first words,
     case-insensitively, ignoring numbering, emoji and trailing text:
 
     - ``Mistake`` / ``Mistakes``: kind ``lesson``, polarity ``negative``
@@ -58,6 +59,7 @@ import datetime
 import re
 from dataclasses import dataclass, field
 
+from memoryd.fold import INVISIBLE
 from memoryd.text import kebab
 
 _TAB_COLUMNS = 4
@@ -420,7 +422,9 @@ def build_item(draft: _Draft, text: str, date: str | None) -> MemoryItem:
         line_start=draft.start,
         line_end=draft.end,
         heading=heading,
-        category=kebab(heading) if heading is not None else "",
+        # an invisible character inside a word would split it ("ig-nore"): the category is
+        # shown in the memory block, judged by the quarantine as it is shown
+        category=kebab(INVISIBLE.sub("", heading)) if heading is not None else "",
         kind=draft.section.kind,
         polarity=draft.section.polarity,
         date=date,

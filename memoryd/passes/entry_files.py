@@ -118,6 +118,7 @@ class FileEntryEdits:
     async def forget(self, params: Params) -> dict[str, Any]:
         entries = self.entries
         entry, actor = await self.db(entries.owned, params)
+        entries.check_person_kept(entry, params, "forget")
         reason = params.text("reason", max_len=2000)
         if not from_file(entry) or entry["status"] != "active":  # history: not in the file
             forgotten, run = await self.db(self.passes.journal.forget, entry["id"], actor,
@@ -133,7 +134,7 @@ class FileEntryEdits:
         entry, actor = await self.db(entries.owned, params)
         if not from_file(entry):
             return await self.supersede_elsewhere(params)
-        entries.check_feedback_kept(entry, params)
+        entries.check_person_kept(entry, params, "supersede")
         entries.check_supersedable(entry)
         text = params.text("text", required=True, max_len=MAX_TEXT_CHARS)
         assert text is not None

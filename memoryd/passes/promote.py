@@ -20,7 +20,11 @@ memoryd writes only inside its own section, ``## Learned rules (memoryd)`` (crea
 of the file when missing); nothing outside it is ever touched, and the file is written by
 compare-and-swap (memoryd.passes.user_files). With ``passes.promote_mode = "propose"`` (the default)
 the pass only proposes: ``memory pass show`` lists the proposals, ``memory promote accept ID``
-writes one. With ``"auto"`` the pass writes them itself. A promoted rule whose lesson is later
+writes one. With ``"auto"`` the pass writes them itself — except a rule whose lessons an agent
+wrote (through the API, MCP, a hook or a script, or by its memory tools: memoryd.provenance),
+which waits for a person's accept in either mode: ``memory promote accept`` typed at a
+terminal. Text the quarantine's rules flag is never promoted, nor accepted (a proposal made
+before the rules flagged it included). A promoted rule whose lesson is later
 forgotten, or marked stale, is **demoted** the same way (proposed, or removed in auto mode).
 Writing a rule also moves the lesson's bullets out of their notebooks into the notebooks'
 archives (seed 001: an entry that graduates to CLAUDE.md leaves the memory file; keeping both
@@ -46,9 +50,13 @@ from memoryd.passes.journal import Change, file_change
 from memoryd.passes.notebooks import graduate
 from memoryd.passes.steps import Offload
 from memoryd.passes.user_files import read_text
+from memoryd.provenance import agent_wrote
+from memoryd.quarantine import reason as quarantine_reason
+from memoryd.store.file_journal import tool_written
 from memoryd.text import LESSON_COSINE, content_words, normalise_text, same_lesson
 
 if TYPE_CHECKING:
+    from memoryd.config import Config
     from memoryd.passes.runner import PassContext
     from memoryd.store.database import Store
 
@@ -349,9 +357,12 @@ def _has_rule(cache: dict[Path, str], target: Path, rule: str) -> bool:
 def _propose(ctx: PassContext, action: str, target: Path, uids: list[str], rule: str,
              why: str) -> None:
     """``uids``: the lesson, then its copies the rule speaks for."""
+    by_agent = action == "promote" and agent_written(ctx.store, ctx.config, uids)
+    if by_agent:
+        why += f"; an agent wrote it ({by_agent[0]}): a person accepts it, at a terminal"
     proposal = Change("proposal", str(target), action, why, None,
                       {"entry": uids[0], "lessons": uids, "text": rule, "file": str(target)})
-    if ctx.config.passes.promote_mode == "auto" and not ctx.dry_run:
+    if ctx.config.passes.promote_mode == "auto" and not ctx.dry_run and not by_agent:
         if _write(ctx, proposal.action, proposal.after, why) == "applied":
             ctx.count("promoted" if action == "promote" else "demoted")
         return
@@ -435,8 +446,49 @@ def _follow(ctx: PassContext, uid: str) -> dict[str, Any] | None:
     return entry
 
 
+def agent_written(store: Store, config: Config, uids: list[str]) -> list[str]:
+    """Who wrote those of the lessons ``uids`` an agent wrote (memoryd.provenance), if any."""
+    marks = ", ".join("?" for _ in uids)
+    files: dict[str, set[str]] = {}
+    writers = []
+    for agent, via, writer, source in store.db.execute(
+            f"SELECT agent, via, writer, source FROM entries WHERE uid IN ({marks})", uids):
+        if agent not in files:
+            root = Path(config.memory_dir.replace("{agent}", agent)).expanduser()
+            files[agent] = tool_written(store, agent, str(root))
+        entry = {"via": via, "writer": writer, "source": source}
+        if agent_wrote(entry, files[agent]):
+            writers.append(f"{writer}, its memory tools" if via == "watch" else writer)
+    return writers
+
+
+def accept_refusal(store: Store, config: Config, proposal: dict[str, Any],
+                   human: bool) -> str | None:
+    """Why ``memory promote accept`` of ``proposal`` is refused, or None: a rule the
+    quarantine's rules flag is never promoted; one whose lessons an agent wrote is accepted by
+    a person at a terminal (a script or an agent's connection cannot)."""
+    detail = proposal["after"] or {}
+    if proposal["action"] != "promote":
+        return None
+    name = proposal["change"]
+    flagged = quarantine_reason(str(detail.get("text", "")))
+    if flagged is not None:
+        return (f"{name}: the rule looks like an instruction to the model ({flagged}); memoryd "
+                "never promotes such text. Read its lesson (memory get "
+                f"{detail.get('entry')}); write a rule of your own into the file if you want one")
+    writers = agent_written(store, config, _lessons_of(detail)) if not human else []
+    if writers:
+        return (f"{name}: an agent wrote this lesson ({writers[0]}); a person accepts it, by "
+                f"typing `memory promote accept {name}` at a terminal")
+    return None
+
+
 def _write(ctx: PassContext, action: str, detail: dict[str, Any], why: str) -> str:
     target = Path(detail["file"])
+    if action == "promote" and quarantine_reason(detail["text"]) is not None:
+        ctx.report(str(target), f"not promoted: {detail['text'][:80]!r} looks like an "
+                   "instruction to the model")
+        return "skipped"
     try:
         basis = read_text(target) if target.exists() else None
     except OSError as exc:

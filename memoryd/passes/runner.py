@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memoryd.errors import BadParamsError, NotFoundError, UnavailableError
+from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError, UnavailableError
 from memoryd.ingest.indexer import Indexer, memory_key, read_memory_file, stat_facts
 from memoryd.ingest.markdown import MemoryFile, is_pinned
 from memoryd.ingest.pipeline import configured_sources
@@ -477,7 +477,8 @@ class Passes:
         result = await self._run("undo", lambda ctx: _undo(ctx, changes), extra=extra)
         return {**result, "with": extra["with"]} if "with" in extra else result
 
-    async def accept(self, target: str) -> dict[str, Any]:
+    async def accept(self, target: str, human: bool = True) -> dict[str, Any]:
+        """Write a proposal; ``human``: a person asks (promote.accept_refusal)."""
         kind, number = parse_target(target)
         if kind != "change":
             raise BadParamsError(f"{target}: accept takes a proposal's change id (c123)")
@@ -485,6 +486,10 @@ class Passes:
         if proposal["kind"] != "proposal" or proposal["state"] != "proposed":
             raise BadParamsError(f"{target} is a {proposal['state']} {proposal['kind']}, not an "
                                  "open proposal (see memory pass show)")
+        refusal = await self.db(promote.accept_refusal, self.parts.store, self.parts.config(),
+                                proposal, human)
+        if refusal is not None:
+            raise ForbiddenError(refusal)
         return await self._run("promote", lambda ctx: promote.accept(ctx, proposal),
                                extra={"accepts": target})
 

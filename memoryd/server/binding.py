@@ -11,9 +11,11 @@ The channel is what the client declares (the MCP server says ``mcp``, the `memor
 ``terminal`` when a person types it and ``cli`` otherwise). Our own MCP server and hooks
 cannot be made to declare another one by what a model sends them; only a person's channel
 creates ``feedback`` or releases a quarantined entry, and the MCP and hook channels cannot call
-the maintenance methods. A program of the same user that speaks the protocol itself can declare
-anything — as it can edit the memory files; the namespace protects against confused deputies,
-not against the user's own code (README: Guarantees).
+the maintenance methods; what only a person writes (feedback) only a person's channel forgets
+or supersedes (memoryd.provenance, asked where those requests are served). A program of the
+same user that speaks the protocol itself can declare anything — as it can edit the memory
+files, or run the `memory` command in a terminal it made (``script``); the namespace protects
+against confused deputies, not against the user's own code (README: Namespaces).
 """
 
 from __future__ import annotations

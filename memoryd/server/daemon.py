@@ -521,10 +521,12 @@ class Daemon:
     async def m_file(self, params: Params) -> dict[str, Any]:
         """The memory tools, confined to the agent's memory directory."""
         assert self.engine.store is not None
-        files = MemoryFiles(self.engine.store, self.config.memory_dir,
-                            human=params.caller is None or params.caller.human)
         agent = params.agent()
         assert agent is not None
+        caller = params.caller
+        files = MemoryFiles(self.engine.store, self.config.memory_dir,
+                            human=caller is None or caller.human,
+                            writer=caller.writer if caller is not None and caller.agent else None)
         if params.method == "file_list":
             return await self.engine.db(files.list, agent)
         path = params.text("path", required=True, max_len=4096)

@@ -14,12 +14,14 @@ import errno
 import logging
 import os
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError, UnavailableError
 from memoryd.ingest.markdown import parse_memory_file
 from memoryd.params import MAX_PATH_BYTES, path_problem
+from memoryd.provenance import person_only
 from memoryd.redact import redact
 from memoryd.store.database import Store
 from memoryd.store.durable import DISK_ERRORS, REFUSED_WRITE_ERRNOS, replace_file
@@ -34,12 +36,16 @@ MAX_DEPTH = 64
 
 
 class MemoryFiles:
-    def __init__(self, store: Store, pattern: str, *, human: bool = True) -> None:
+    def __init__(self, store: Store, pattern: str, *, human: bool = True,
+                 writer: str | None = None) -> None:
         """``pattern``: the memory directory with an ``{agent}`` placeholder; ``human``: a
-        person is writing (only a person adds to a file's Feedback section)."""
+        person is writing (only a person changes a file's Feedback section); ``writer``: who
+        writes, as the journal names them (``designer (mcp)``; memoryd.provenance: the lines
+        of a file an agent's tools wrote are that agent's words)."""
         self.store = store
         self.pattern = pattern
         self.human = human
+        self.writer = writer
 
     def root(self, agent: str) -> Path:
         return Path(self.pattern.replace("{agent}", agent)).expanduser()
@@ -151,16 +157,24 @@ class MemoryFiles:
         return {"path": relative, "line": index + 1, "lines": len(after.splitlines())}
 
     def _check_feedback(self, relative: str, before: str, after: str) -> None:
-        """An agent's tools may not put words in the user's mouth: a line that the indexer
-        would read as feedback (a ``Feedback`` section) is added only by a person."""
+        """An agent's tools may not put words in the user's mouth, nor take them out: a line
+        the indexer reads as feedback (a ``Feedback`` section) is added, changed or removed by
+        a person only (memoryd.provenance.person_only: the rule forget and supersede ask)."""
         if self.human:
             return
-        old = {i.text for i in parse_memory_file(before, relative).items if i.kind == "feedback"}
-        new = [i.text for i in parse_memory_file(after, relative).items
-               if i.kind == "feedback" and i.text not in old]
-        if new:
+        old = Counter(i.text for i in parse_memory_file(before, relative).items
+                      if person_only({"kind": i.kind}))
+        new = Counter(i.text for i in parse_memory_file(after, relative).items
+                      if person_only({"kind": i.kind}))
+        removed, added = list((old - new).elements()), list((new - old).elements())
+        if removed:
             raise ForbiddenError(
-                f"{relative!r}: {new[0][:80]!r} would be feedback (a Feedback section), the "
+                f"{relative!r}: {removed[0][:80]!r} is the user's feedback (a Feedback "
+                "section), their own words; only a person changes or removes it. Leave the "
+                "line as it is")
+        if added:
+            raise ForbiddenError(
+                f"{relative!r}: {added[0][:80]!r} would be feedback (a Feedback section), the "
                 "user's own words; only a person writes those. Write it under Learnings or as "
                 "a note")
 
@@ -211,7 +225,8 @@ class MemoryFiles:
         before = redact(before) if before is not None else None
         after = redact(after)
         # a delta, not two whole copies (memoryd.store.file_journal)
-        journal_write(self.store, agent, relative, action, before, after, time.time())
+        journal_write(self.store, agent, relative, action, before, after, time.time(),
+                      actor=self.writer)
 
 
 def refused(relative: str, agent: str, exc: BaseException) -> UnavailableError:

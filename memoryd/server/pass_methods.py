@@ -65,7 +65,8 @@ class PassMethods:
     async def m_promote_accept(self, params: Params) -> dict[str, Any]:
         target = params.text("id", required=True, max_len=40)
         assert target is not None
-        return await self.passes.accept(target)
+        caller = params.caller
+        return await self.passes.accept(target, human=caller is None or caller.human)
 
     async def m_notebook_check(self, params: Params) -> dict[str, Any]:
         """The notebook pass over one file, the notebooks under a directory, or all of them;

@@ -43,7 +43,8 @@ class SessionMethods:
         self.engine = engine
         self.registry = Registry(engine.store)
         self.contexts = ContextBuilder(engine.searcher, engine.store,
-                                       engine.config.context.shared_agents)
+                                       engine.config.context.shared_agents,
+                                       lambda: engine.config.memory_dir)
         self.extractor = SessionExtractor(engine, self.registry)
 
     def methods(self) -> dict[str, Any]:

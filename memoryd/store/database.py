@@ -32,8 +32,7 @@ import numpy as np
 import sqlite_vec
 
 from memoryd.errors import StartupError
-from memoryd.quarantine import reason as quarantine_reason
-from memoryd.quarantine import release_target
+from memoryd.quarantine import RULES_VERSION, reason_for_entry, release_target
 from memoryd.store import lexicon
 from memoryd.store.checkpoint import Checkpointer
 from memoryd.store.migrations import (
@@ -193,6 +192,17 @@ class Store:
             log.info("Database created at schema version %d.", len(MIGRATIONS))
         elif version < len(MIGRATIONS):
             log.info("Database migrated from schema version %d to %d.", version, len(MIGRATIONS))
+        self._judge_again()
+
+    def _judge_again(self) -> None:
+        """Judge every entry by the quarantine's rules again when they changed since the
+        database was last judged (meta ``quarantine_rules``): no schema change, a version of
+        the rules (memoryd.quarantine.RULES_VERSION)."""
+        if self.meta("quarantine_rules") == str(RULES_VERSION):
+            return
+        with self.db:
+            self._flag_quarantine(None)
+            self.set_meta("quarantine_rules", str(RULES_VERSION))
 
     def _flag_quarantine(self, kinds: tuple[str, ...] | None) -> None:
         """Judge the existing entries (of ``kinds``; None: all) by the quarantine's rules as
@@ -201,10 +211,11 @@ class Store:
         exchange before schema 13)."""
         flagged, cleared = [], []
         where = f"WHERE kind IN ({', '.join('?' * len(kinds))})" if kinds else ""
-        for rowid, kind, agent, text, hash_, was in self.db.execute(
-                f"SELECT id, kind, agent, text, hash, quarantined FROM entries {where}",
-                kinds or ()):
-            now = self._quarantined({"kind": kind, "agent": agent, "text": text, "hash": hash_})
+        for rowid, kind, agent, text, hash_, category, key, was in self.db.execute(
+                f"SELECT id, kind, agent, text, hash, category, key, quarantined FROM entries "
+                f"{where}", kinds or ()):
+            now = self._quarantined({"kind": kind, "agent": agent, "text": text, "hash": hash_,
+                                     "category": category, "key": key})
             if now and not was:
                 flagged.append((rowid,))
             elif was and not now:
@@ -333,19 +344,26 @@ class Store:
         return [row_to_entry(r) for r in rows]
 
     def _quarantined(self, entry: dict[str, Any]) -> bool:
-        """Whether an entry's text looks like an instruction to the model and no person
-        released that text (memoryd.quarantine)."""
-        return (quarantine_reason(entry["text"], entry["kind"]) is not None
+        """Whether an entry looks like an instruction to the model — its text, or its
+        category or key, which the block shows beside it — and no person released that text
+        (memoryd.quarantine)."""
+        return (reason_for_entry(entry["text"], entry["kind"], entry.get("category"),
+                                 entry.get("key")) is not None
                 and self.mark(entry["agent"], release_target(entry["hash"])) is None)
 
     def update_entry(self, uid: str, **changes: Any) -> None:
-        if "text" in changes:  # a chunk whose answer arrived, a date a pass rewrote: judged anew
-            row = self.db.execute("SELECT kind, agent, hash FROM entries WHERE uid=?",
-                                  (uid,)).fetchone()
+        if not {"text", "category", "key"}.isdisjoint(changes):
+            # a chunk whose answer arrived, a date a pass rewrote, a bullet moved under
+            # another heading: judged anew
+            row = self.db.execute("SELECT kind, agent, hash, text, category, key FROM entries "
+                                  "WHERE uid=?", (uid,)).fetchone()
             if row is not None:
+                kind, agent, hash_, text, category, key = row
                 changes["quarantined"] = int(self._quarantined(
-                    {"kind": row[0], "agent": row[1], "text": changes["text"],
-                     "hash": changes.get("hash", row[2])}))
+                    {"kind": kind, "agent": agent, "text": changes.get("text", text),
+                     "hash": changes.get("hash", hash_),
+                     "category": changes.get("category", category),
+                     "key": changes.get("key", key)}))
         if "tags" in changes:
             changes["tags"] = encode_tags(changes["tags"])
         if "agent" in changes and self._agents is not None:

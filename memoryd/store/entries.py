@@ -30,6 +30,7 @@ from memoryd.errors import (
 )
 from memoryd.params import Params
 from memoryd.project import repository_of
+from memoryd.provenance import person_only, person_only_refusal, typed_by_person
 from memoryd.quarantine import release_target
 from memoryd.retrieval.age import age_note
 from memoryd.store.archive import TRANSCRIPT_PREFIX
@@ -316,7 +317,10 @@ class Entries:
                     return {"stored": False, "duplicate": "near", **similar}
         losers = []
         for rival in rivals:
-            if draft["confidence"] >= rival["confidence"]:
+            if person_only(rival) and not typed_by_person(draft["writer"]):
+                # the user's feedback under this key: only a person replaces it (R6)
+                draft["status"], draft["superseded_by"] = "superseded", rival["id"]
+            elif draft["confidence"] >= rival["confidence"]:
                 losers.append(rival)
             elif draft["status"] == "active":
                 draft["status"], draft["superseded_by"] = "superseded", rival["id"]
@@ -417,6 +421,7 @@ class Entries:
 
     def forget(self, params: Params) -> dict[str, Any]:
         entry, actor = self._owned(params)
+        self.check_person_kept(entry, params, "forget")
         if entry["status"] == "forgotten":
             return entry
         return self.forget_entry(entry, actor, params.text("reason", max_len=2000))
@@ -444,11 +449,15 @@ class Entries:
         return entry
 
     @staticmethod
-    def check_feedback_kept(old: dict[str, Any], params: Params) -> None:
-        """The user's feedback is replaced by a person only (memoryd.server.binding)."""
-        if old["kind"] == "feedback" and params.caller is not None and not params.caller.human:
-            raise ForbiddenError(
-                f"supersede: entry {old['id']} is the user's feedback; only a person replaces it")
+    def check_person_kept(entry: dict[str, Any], params: Params, action: str) -> None:
+        """What only a person writes (the user's feedback) only a person supersedes or
+        forgets: memoryd.provenance's rule, for every path that does either (this one, and
+        memoryd.passes.entry_files for a file's lines). A request with no connection behind
+        it is memoryd's own."""
+        human = params.caller is None or params.caller.human
+        refusal = person_only_refusal(entry, action, human)
+        if refusal is not None:
+            raise ForbiddenError(refusal)
 
     def check_supersedable(self, old: dict[str, Any]) -> None:
         """A version chain has one head: superseding an old version would fork it (two
@@ -465,7 +474,7 @@ class Entries:
 
     def supersede(self, params: Params, vectors: Vectors | None) -> dict[str, Any]:
         old, actor = self._owned(params)
-        self.check_feedback_kept(old, params)
+        self.check_person_kept(old, params, "supersede")
         self.check_supersedable(old)
         text = params.text("text", required=True, max_len=MAX_TEXT_CHARS)
         assert text is not None  # redacted already (Engine.supersede)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import time
 import zlib
 from collections.abc import Iterator
@@ -81,6 +82,20 @@ def file_uid(agent: str, relative: str) -> str:
     return f"file:{agent}:{relative}"
 
 
+def tool_written(store: Store, agent: str, root: str) -> set[str]:
+    """The files of ``agent``'s memory directory (``root``) that its memory tools wrote for
+    someone other than a person at a terminal — an agent's MCP or library connection, a
+    script — as normalised paths (memoryd.provenance.agent_wrote). A write journaled before
+    the journal named its channel names the agent alone, and counts as an agent's."""
+    prefix = file_uid(agent, "")
+    found = set()
+    for (uid,) in store.db.execute(
+            "SELECT DISTINCT uid FROM events WHERE uid >= ? AND uid < ? "
+            "AND coalesce(actor, '') NOT LIKE '% (terminal)'", (prefix, prefix + "\uffff")):
+        found.add(os.path.normpath(os.path.join(root, uid[len(prefix):])))
+    return found
+
+
 def _last_after(store: Store, uid: str) -> str | None:
     row = store.db.execute("SELECT after FROM events WHERE uid=? ORDER BY id DESC LIMIT 1",
                            (uid,)).fetchone()
@@ -91,8 +106,9 @@ def _last_after(store: Store, uid: str) -> str | None:
 
 
 def journal_write(store: Store, agent: str, relative: str, action: str, before: str | None,
-                  after: str, ts: float | None = None) -> None:
-    """One event for a write (in the caller's transaction or its own)."""
+                  after: str, ts: float | None = None, actor: str | None = None) -> None:
+    """One event for a write (in the caller's transaction or its own); ``actor``: who wrote
+    (``designer (mcp)``; the agent when not given)."""
     uid = file_uid(agent, relative)
     old: dict[str, Any] | None = None
     if before is not None:
@@ -101,7 +117,7 @@ def journal_write(store: Store, agent: str, relative: str, action: str, before: 
             old["text"] = before  # a base: first event, or the file was edited outside the tools
     new = {"sha256": _sha(after), "bytes": len(after.encode("utf-8", "surrogatepass")),
            **delta(before or "", after)}
-    store.journal(uid, action, agent, old, new, ts if ts is not None else time.time())
+    store.journal(uid, action, actor or agent, old, new, ts if ts is not None else time.time())
 
 
 @dataclass(frozen=True)
