@@ -219,8 +219,9 @@ def test_explain_shows_what_was_injected_and_why_in_words(daemon, client, tmp_pa
     shown = run_cli("explain", SESSION)
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
-    assert "        - Don't: Integration tests run against a real Postgres, never mocks [testing]" \
-        in lines  # the text as injected
+    # the text as injected (quoted: the library's words are an agent's, not the user's)
+    assert "        - Don't: “Integration tests run against a real Postgres, never mocks” " \
+        "[testing]" in lines
     assert "        why: a lesson (global): every session gets the lessons, newest first" in lines
     matched = next(line for line in lines if line.startswith("        why: matched the prompt"))
     assert "close in meaning (cosine" in matched
