@@ -43,6 +43,7 @@ from memoryd.passes.user_files import (
     replace_if_unchanged,
     settle_removal,
 )
+from memoryd.regular_file import read_regular
 from memoryd.store.database import Store
 from memoryd.store.durable import fsync_directory
 from memoryd.store.entries import Entries
@@ -433,7 +434,7 @@ def rebased(change: Change) -> Change:
     if change.kind != "file" or change.before is None:
         return change
     try:
-        current = Path(change.target).read_bytes()
+        current = read_regular(change.target)
     except OSError:
         return change
     written = _bytes(change.before)
@@ -460,7 +461,7 @@ def _holds(target: str, side: dict[str, Any] | None) -> bool:
     if side is None:
         return not path.exists()
     try:
-        return path.read_bytes() == _bytes(side)
+        return read_regular(path) == _bytes(side)
     except OSError:
         return False
 

@@ -36,7 +36,7 @@ from memoryd.ingest.pipeline import configured_sources
 from memoryd.pacing import paced
 from memoryd.passes import consolidate, notebooks, promote, retain, staleness
 from memoryd.passes.journal import Change, Journal, RunSummary, parse_target, rebased, run_name
-from memoryd.passes.steps import Collect, Offload
+from memoryd.passes.steps import Collect, Offload, in_thread
 from memoryd.passes.user_files import commit, through_links
 from memoryd.store.database import SELECT_ENTRY, row_to_entry
 
@@ -394,10 +394,9 @@ class Passes:
                 if done:
                     return
                 if isinstance(step, Offload) and step.wait:
-                    value = await asyncio.to_thread(paced, self.pause, step.fn, *step.args)
+                    value = await in_thread(paced, self.pause, step.fn, *step.args)
                 elif isinstance(step, Offload):
-                    value = asyncio.ensure_future(
-                        asyncio.to_thread(paced, self.pause, step.fn, *step.args))
+                    value = in_thread(paced, self.pause, step.fn, *step.args)
                     started.append(value)
                 elif isinstance(step, Collect):
                     value = await step.handle

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.passes.carry_edit import carry_edit
+from memoryd.regular_file import open_regular, read_regular
 from memoryd.store.durable import fsync_directory, write_temporary
 
 log = logging.getLogger(__name__)
@@ -49,8 +50,13 @@ class FileText:
 
 def read_text(path: Path) -> FileText:
     real = Path(os.path.realpath(path))
-    data = real.read_bytes()
-    return FileText(real, data, real.stat().st_mode & 0o7777, b"\r\n" in data)
+    fd = open_regular(real)
+    try:
+        data = _read_fd(fd) or b""
+        mode = os.fstat(fd).st_mode & 0o7777
+    finally:
+        os.close(fd)
+    return FileText(real, data, mode, b"\r\n" in data)
 
 
 def replace_if_unchanged(path: Path, expected: bytes | None, new: bytes,
@@ -155,8 +161,10 @@ def _renamed(directory: Path, renamed_in: set[Path] | None) -> None:
 
 
 def _open_existing(path: Path) -> int | None:
+    """The regular file at ``path``, open (None: there is none); anything else is refused
+    (:mod:`memoryd.regular_file`)."""
     try:
-        return os.open(path, os.O_RDONLY)
+        return open_regular(path)
     except FileNotFoundError:
         return None
 
@@ -238,7 +246,7 @@ def settle_removal(path: Path, expected: bytes) -> None:
     real = Path(os.path.realpath(path))
     aside = _aside(real)
     try:
-        left = aside.read_bytes()
+        left = read_regular(aside)
     except FileNotFoundError:
         return
     if left == expected:
@@ -267,7 +275,7 @@ def _put_back(aside: Path, real: Path) -> None:
 
 def _current(path: Path) -> bytes | None:
     try:
-        return path.read_bytes()
+        return read_regular(path)
     except FileNotFoundError:
         return None
 

@@ -56,6 +56,7 @@ from memoryd.params import Params
 from memoryd.project import project_of
 from memoryd.quarantine import reason as quarantine_reason
 from memoryd.redact import redact
+from memoryd.regular_file import read_regular_text
 from memoryd.retrieval.age import VERIFY_DAYS, age_note
 from memoryd.retrieval.search import Search
 from memoryd.store.database import SELECT_ENTRY, Store, row_to_entry
@@ -224,7 +225,7 @@ class ContextBuilder:
         for path, in self.store.db.execute(
                 "SELECT path FROM files WHERE agent=? AND pinned=1 ORDER BY path", (agent,)).fetchall():
             try:
-                text = redact(Path(path).read_text("utf-8", errors="replace")).strip()
+                text = redact(read_regular_text(path)).strip()
             except OSError:
                 continue
             if not text:
