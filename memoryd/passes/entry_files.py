@@ -29,8 +29,9 @@ from typing import TYPE_CHECKING, Any
 from memoryd.errors import BadParamsError, MemorydError, UnavailableError
 from memoryd.ingest.markdown import MemoryItem, parse_memory_file, split_lines
 from memoryd.params import Params
+from memoryd.passes.file_care import FileNotWrittenError
 from memoryd.passes.journal import file_change
-from memoryd.passes.user_files import FileNotWrittenError, FileText, read_text
+from memoryd.passes.user_files import FileText, read_text
 from memoryd.redact import redact
 from memoryd.store.archive import TRANSCRIPT_PREFIX
 from memoryd.store.entries import MAX_TEXT_CHARS, new_uid

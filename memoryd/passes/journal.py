@@ -40,14 +40,16 @@ from typing import Any
 from memoryd.errors import BadParamsError, NotFoundError
 from memoryd.pacing import give_way
 from memoryd.passes.carry_edit import carry_edit
-from memoryd.passes.user_files import (
+from memoryd.passes.file_care import (
     FileNotWrittenError,
-    FileText,
     NotWritten,
     is_file_error,
     not_written,
-    remove_if_unchanged,
     remove_stale_temporaries,
+)
+from memoryd.passes.user_files import (
+    FileText,
+    remove_if_unchanged,
     replace_if_unchanged,
     settle_removal,
 )

@@ -41,6 +41,7 @@ import numpy as np
 from memoryd.errors import BadParamsError
 from memoryd.ingest.markdown import MemoryFile, is_pinned, parse_memory_file
 from memoryd.ingest.sources import ARCHIVE_DIR
+from memoryd.passes.file_care import NotWritten
 from memoryd.passes.journal import Change, file_change, swap_groups
 from memoryd.passes.notebook_text import (
     Item,
@@ -53,7 +54,7 @@ from memoryd.passes.notebook_text import (
     repeats,
 )
 from memoryd.passes.steps import Collect, Offload
-from memoryd.passes.user_files import FileText, NotWritten, read_text
+from memoryd.passes.user_files import FileText, read_text
 
 if TYPE_CHECKING:
     import apsw

@@ -42,10 +42,11 @@ import numpy as np
 from memoryd.ingest.markdown import is_pinned
 from memoryd.ingest.sources import ARCHIVE_DIR
 from memoryd.passes.consolidate import best_first
+from memoryd.passes.file_care import FileNotWrittenError, NotWritten
 from memoryd.passes.journal import UNWRITTEN, Change, file_change
 from memoryd.passes.notebooks import graduate
 from memoryd.passes.steps import Offload
-from memoryd.passes.user_files import FileNotWrittenError, NotWritten, read_text
+from memoryd.passes.user_files import read_text
 from memoryd.text import LESSON_COSINE, content_words, normalise_text, same_lesson
 
 if TYPE_CHECKING:

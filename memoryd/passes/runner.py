@@ -35,6 +35,7 @@ from memoryd.ingest.markdown import MemoryFile, is_pinned
 from memoryd.ingest.pipeline import configured_sources
 from memoryd.pacing import paced
 from memoryd.passes import consolidate, notebooks, promote, retain, staleness
+from memoryd.passes.file_care import FileNotWrittenError, NotWritten
 from memoryd.passes.journal import (
     UNWRITTEN,
     Change,
@@ -45,7 +46,7 @@ from memoryd.passes.journal import (
     run_name,
 )
 from memoryd.passes.steps import Collect, Offload, in_thread
-from memoryd.passes.user_files import FileNotWrittenError, NotWritten, commit, through_links
+from memoryd.passes.user_files import commit, through_links
 from memoryd.store.database import SELECT_ENTRY, row_to_entry
 
 if TYPE_CHECKING:
