@@ -339,6 +339,26 @@ def test_the_service_is_checked_with_the_service_manager(daemon, service_manager
     assert hint.returncode == 3 and "systemctl --user start memoryd" in hint.stderr
 
 
+@pytest.mark.skipif(sys.platform == "darwin", reason="the systemd user unit")
+def test_doctor_says_when_the_installed_unit_is_stale(daemon, service_managers,
+                                                     monkeypatch) -> None:
+    """A unit an older memoryd wrote (here: with the file-system sandbox of before N3, which
+    broke forget, promotion, the notebook pass and undo) is named until a reinstall."""
+    monkeypatch.setenv("FAKE_MAIN_PID", str(os.getpid()))
+    assert run_memoryd("service", "install").returncode == 0
+    unit = Path(os.environ["HOME"]) / ".config" / "systemd" / "user" / "memoryd.service"
+    unit.write_text(unit.read_text().replace(
+        "[Install]", "ProtectSystem=strict\nReadWritePaths=-/somewhere\n\n[Install]"))
+    code, report = doctor()
+    service = by_name(report)["service"]
+    assert code == 0 and service["status"] == "warning", service
+    assert "the unit is stale: `memoryd service install` would write it differently " \
+        "(-ProtectSystem=strict, -ReadWritePaths=-/somewhere)" in service["detail"]
+    assert service["fix"].startswith("memoryd service install")
+    assert run_memoryd("service", "install").returncode == 0
+    assert by_name(doctor()[1])["service"]["status"] == "ok"
+
+
 def test_status_sources_counts_what_is_indexed_across_a_restart(memoryd_home, embedder) -> None:
     notes = memoryd_home / "user/.mastersof-ai/agents/ann/memory"
     notes.mkdir(parents=True)

@@ -10,6 +10,7 @@ import json
 import os
 import plistlib
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -31,13 +32,13 @@ from memoryd.service import (
     this_installation,
 )
 
-from conftest import start_daemon, wait_until
+from conftest import run_cli, start_daemon, wait_until
+from memoryd_client import Client, DaemonUnreachableError
 
 ROOT = Path(__file__).resolve().parent.parent
 FAKES = Path(__file__).resolve().parent / "fake_service_managers.py"
 HARDENING = ["NoNewPrivileges=yes", "UMask=0077", "RestrictAddressFamilies=AF_UNIX",
-             "ProtectSystem=strict", "LockPersonality=yes", "RestrictRealtime=yes",
-             "SystemCallArchitectures=native"]
+             "LockPersonality=yes", "RestrictRealtime=yes", "SystemCallArchitectures=native"]
 
 
 @pytest.fixture
@@ -105,37 +106,17 @@ def test_the_unit_runs_this_installation(installation: Installation, home: Path)
     environment = [line for line in lines if line.startswith("Environment=")]
     if os.environ.get("MEMORYD_HOME"):
         assert f"Environment=MEMORYD_HOME={os.environ['MEMORYD_HOME']}" in environment
-        assert f"ReadWritePaths=-{os.environ['MEMORYD_HOME']}" in lines
     else:
         assert not any("MEMORYD_HOME" in line for line in environment)
-        [paths] = [line for line in lines if line.startswith("ReadWritePaths=")]
-        assert paths.split("=", 1)[1].split() == [
-            f"-{home}/.local/share/memoryd", f"-{home}/.config/memoryd"]
     for directive in ["Type=notify", "ExecReload=/bin/kill -HUP $MAINPID", "Restart=on-failure",
                       "RestartPreventExitStatus=2 3", "Environment=ORT_DISABLE_TELEMETRY=1",
                       "LimitNOFILE=8192", "RuntimeDirectory=memoryd", *HARDENING]:
         assert directive in lines, directive
     assert any(line.startswith("WatchdogSec=") for line in lines)
     assert any(line.startswith("TimeoutStopSec=") for line in lines)
-    # the fake home is under /tmp, which a private /tmp would hide from the daemon
-    assert "PrivateTmp=no" in lines
-
-
-def test_a_memory_dir_elsewhere_is_writable(memoryd_home: Path, tmp_path: Path) -> None:
-    (memoryd_home / "config.toml").write_text(
-        f'[tools]\nmemory_dir = "{tmp_path}/agents/{{agent}}/memory"\n')
-    [paths] = [line for line in render_unit(this_installation()).splitlines()
-               if line.startswith("ReadWritePaths=")]
-    assert paths == f"ReadWritePaths=-{memoryd_home} -{tmp_path}/agents"
-
-
-def test_private_tmp_unless_memoryd_lives_under_tmp() -> None:
-    def installation(*paths: str) -> Installation:
-        return Installation(("/usr/bin/memoryd",), (), tuple(Path(p) for p in paths),
-                            Path("/run/user/1000/memoryd"), Path("/home/ana"))
-
-    assert "PrivateTmp=yes" in render_unit(installation("/home/ana/.local/share/memoryd"))
-    assert "PrivateTmp=no" in render_unit(installation("/var/tmp/memoryd"))
+    # memoryd edits the user's files where they are: no file-system sandbox (N3; see
+    # test_the_daemon_under_the_units_file_system_view_edits_the_users_files)
+    assert not [line for line in lines if line.split("=", 1)[0] in FILE_SYSTEM_SETTINGS]
 
 
 def systemd_analyze_verify(unit: Path, runtime_dir: Path) -> subprocess.CompletedProcess[str]:
@@ -212,6 +193,179 @@ def test_the_plist_escapes_what_xml_would_misread(tmp_path: Path,
     assert plist["EnvironmentVariables"]["MEMORYD_HOME"] == str(tmp_path / "a <b> & 'c'")
 
 
+# -- the daemon under the unit's file-system view ---------------------------------------
+
+#: The settings of systemd.exec(5) that change what the service sees of the file system: the
+#: test below builds each one it finds in the rendered unit, and refuses one it cannot build.
+FILE_SYSTEM_SETTINGS = ("ProtectSystem", "ProtectHome", "ReadWritePaths", "ReadOnlyPaths",
+                        "InaccessiblePaths", "PrivateTmp", "TemporaryFileSystem", "BindPaths",
+                        "BindReadOnlyPaths", "RootDirectory", "RootImage", "MountAPIVFS",
+                        "PrivateMounts", "ProtectKernelTunables", "ProtectControlGroups")
+#: What ProtectSystem= and ProtectHome= make read-only (or hide), after systemd.exec(5).
+PROTECT_SYSTEM = {"yes": ["/usr", "/boot", "/efi"], "full": ["/usr", "/boot", "/efi", "/etc"],
+                  "strict": ["/"], "no": []}
+PROTECT_HOME = {"read-only": ["/home", "/root", "/run/user"], "no": []}
+API_FILE_SYSTEMS = ("/dev", "/proc", "/sys")
+
+
+def unit_settings(unit: str) -> dict[str, list[str]]:
+    settings: dict[str, list[str]] = {}
+    for line in unit.splitlines():
+        if line and not line.startswith(("#", "[")) and "=" in line:
+            name, value = line.split("=", 1)
+            settings.setdefault(name, []).append(value)
+    return settings
+
+
+def mount_script(unit: str) -> str:
+    """Shell commands that give a process in a new mount namespace the file-system view this
+    unit gives the service (as root: `unshare -m`), derived from its settings: read-only
+    what ProtectSystem=/ProtectHome=/ReadOnlyPaths= make read-only (each mount under it but
+    the API file systems), writable again what ReadWritePaths= names, a private /tmp for
+    PrivateTmp=yes. A setting of the file system this cannot build fails the test."""
+    settings = unit_settings(unit)
+    unknown = [name for name in settings if name in FILE_SYSTEM_SETTINGS and name not in (
+        "ProtectSystem", "ProtectHome", "ReadWritePaths", "ReadOnlyPaths", "PrivateTmp")]
+    assert not unknown, f"the test cannot build {unknown}: teach mount_script them"
+    read_only = [path for value in settings.get("ProtectSystem", []) for path in
+                 PROTECT_SYSTEM[value]]
+    for value in settings.get("ProtectHome", []):
+        assert value in PROTECT_HOME, f"ProtectHome={value}: teach mount_script it"
+        read_only += PROTECT_HOME[value]
+    read_only += [p.lstrip("-") for v in settings.get("ReadOnlyPaths", []) for p in v.split()]
+    writable = [p for v in settings.get("ReadWritePaths", []) for p in shlex.split(v)]
+    mounts = [line.split()[4].replace("\\040", " ")
+              for line in Path("/proc/self/mountinfo").read_text().splitlines()]
+    lines = ["set -e"]
+    for path in writable:  # a bind of its own first: the read-only remounts leave it as it is
+        optional, path = path.startswith("-"), path.lstrip("-")
+        if not os.path.exists(path):
+            assert optional, f"ReadWritePaths={path} does not exist"
+            continue
+        lines.append(f"mount --bind {shlex.quote(path)} {shlex.quote(path)}")
+    for root in read_only:
+        if not os.path.exists(root):
+            continue
+        under = [m for m in mounts if (m == root or m.startswith(root.rstrip("/") + "/"))
+                 and not m.startswith(API_FILE_SYSTEMS)]
+        if root not in mounts:
+            lines.append(f"mount --bind {shlex.quote(root)} {shlex.quote(root)}")
+            under.append(root)
+        lines += [f"mount -o remount,bind,ro {shlex.quote(m)}" for m in sorted(set(under))]
+    if settings.get("PrivateTmp", ["no"])[-1] in ("yes", "true"):
+        lines += ["mount -t tmpfs tmpfs /tmp", "mount -t tmpfs tmpfs /var/tmp"]
+    if "UMask" in settings:
+        lines.append(f"umask {settings['UMask'][-1]}")
+    return "\n".join(lines)
+
+
+def test_the_mount_script_builds_what_a_sandbox_declares() -> None:
+    """The derivation itself (else the test below could pass on a script that mounts
+    nothing): the sandbox the unit had before N3 makes everything read-only but its paths."""
+    script = mount_script("ProtectSystem=strict\nReadWritePaths=-/var/tmp -/nonexistent\n"
+                          "PrivateTmp=yes\nProtectHome=read-only\n")
+    assert "mount --bind /var/tmp /var/tmp" in script and "/nonexistent" not in script
+    assert "mount -o remount,bind,ro /" in script.splitlines()
+    assert "mount -t tmpfs tmpfs /tmp" in script
+    with pytest.raises(AssertionError, match="TemporaryFileSystem"):
+        mount_script("TemporaryFileSystem=/var\n")
+
+
+def test_the_daemon_under_the_units_file_system_view_edits_the_users_files(
+        memoryd_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """N3 of the newcomer report: the unit made the file system read-only but the state and
+    config directories, so forget of a ~/.claude/CLAUDE.md line failed (EROFS), and promotion,
+    the notebook pass outside the state dir and undo would too. Here the real daemon runs the
+    unit's command in a mount namespace built from the rendered unit's own settings (so the
+    test fails whenever the unit and what memoryd edits disagree), with the user's files
+    outside the state dir, and does each of those."""
+    if sys.platform != "linux" or shutil.which("unshare") is None:
+        pytest.skip("needs Linux mount namespaces (unshare)")
+    if subprocess.run(["unshare", "-m", "true"], capture_output=True, check=False).returncode:
+        pytest.skip("unshare -m is not permitted here (it needs root or CAP_SYS_ADMIN)")
+    home = tmp_path / "home"  # outside MEMORYD_HOME, as a real home is
+    (home / ".claude").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    claude = home / ".claude" / "CLAUDE.md"
+    claude.write_text("# Preferences\n\n- Answer in British English.\n- Keep answers short.\n")
+    notes = home / ".mastersof-ai" / "agents" / "designer" / "memory"
+    notes.mkdir(parents=True)
+    notebook = notes / "notebook.md"
+    notebook.write_text("# Designer notebook\n\n## Session Log\n" + "".join(
+        f"- [2026-{1 + i // 28:02d}-{1 + i % 28:02d}] session {i}: drew sticker {i}\n"
+        for i in range(90)))
+    project = tmp_path / "proj" / "shop"
+    (project / ".git").mkdir(parents=True)
+    rules = project / "CLAUDE.md"
+    rules.write_text("# Shop\n\nBuild with make.\n")
+
+    unit = render_unit(this_installation())
+    settings = unit_settings(unit)
+    command = shlex.split(settings["ExecStart"][0].replace("%%", "%").replace("$$", "$"))
+    environment = dict(os.environ)
+    for value in settings.get("Environment", []):
+        name, _, setting = shlex.split(value)[0].partition("=")
+        environment[name] = setting
+    script = mount_script(unit) + "\nexec " + shlex.join(command)
+    log = memoryd_home / "daemon.log"
+    with log.open("a") as stderr:
+        proc = subprocess.Popen(["unshare", "-m", "--propagation", "private", "sh", "-c", script],
+                                stdout=subprocess.DEVNULL, stderr=stderr, env=environment)
+    try:
+        def answers() -> bool:
+            assert proc.poll() is None, log.read_text()
+            try:
+                with Client(memoryd_home / "memoryd.sock", timeout_s=5) as c:
+                    return c.status()["vector_index"]["ready"]
+            except DaemonUnreachableError:
+                return False
+
+        wait_until(answers, timeout_s=90)
+        with Client(memoryd_home / "memoryd.sock", timeout_s=60) as client:
+            def entry(words: str) -> dict | None:
+                hits = client.search(words, agents=["*"], limit=5)["hits"]
+                return next((h for h in hits if words in h["text"]), None)
+
+            wait_until(lambda: entry("British English") is not None
+                       and entry("session 89") is not None, timeout_s=60)
+            # forget a line of ~/.claude/CLAUDE.md
+            forgot = run_cli("forget", entry("British English")["id"])
+            assert forgot.returncode == 0, forgot.stderr
+            assert "British" not in claude.read_text()
+            # the notebook pass, on a notebook outside the state dir
+            run = client.pass_run("notebooks")
+            assert run["status"] == "done" and run["counts"].get("applied"), run
+            assert len(notebook.read_text().splitlines()) <= 80
+            assert (notes / "archive" / "notebook.md").exists()
+            # promotion accepted into a project's CLAUDE.md
+            for number, text in enumerate(("Run pytest -x before pushing.",
+                                           "Always run pytest -x before pushing.",
+                                           "Run pytest -x before you push.")):
+                client.remember("claude-code", "testing", text, kind="lesson",
+                                session=f"s{number}", cwd=str(project), confidence=0.8,
+                                force=True)
+            client.pass_run("consolidate")
+            proposed = client.pass_run("promote")
+            [proposal] = [c for c in client.pass_show(proposed["run"])["changes"]
+                          if c["kind"] == "proposal"]
+            accepted = run_cli("promote", "accept", proposal["change"], "--json")
+            assert accepted.returncode == 0, accepted.stderr
+            assert "pytest -x" in rules.read_text()
+            # and undo, of the promotion and of the forget
+            for undone in (json.loads(accepted.stdout)["run"], forgot.stdout.split(
+                    "`memory undo ")[1].split("`")[0]):
+                result = run_cli("undo", undone)
+                assert result.returncode == 0, result.stderr
+            assert rules.read_text() == "# Shop\n\nBuild with make.\n"
+            assert "British" in claude.read_text()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 # -- install, uninstall, status … against stand-in managers -----------------------------
 
 
@@ -259,7 +413,6 @@ def test_a_changed_installation_updates_the_unit_and_restarts(
     assert ["systemctl", "--user", "restart", "memoryd.service"] in calls(managers)
     unit = (home / ".config" / "systemd" / "user" / "memoryd.service").read_text()
     assert f"Environment=MEMORYD_HOME={tmp_path / 'elsewhere'}" in unit
-    assert (tmp_path / "elsewhere").is_dir()  # ReadWritePaths= needs it to exist
 
 
 def test_without_a_user_manager_install_writes_the_unit_and_says_how_to_run_memoryd(
@@ -309,6 +462,43 @@ def test_systemd_status_start_stop_and_logs(managers: Path, home: Path,
     assert calls(managers) == [
         ["journalctl", "--user", "-u", "memoryd.service", "-n", "5", "--no-pager"],
         ["journalctl", "--user", "-u", "memoryd.service", "-n", "50", "--no-pager", "-f"]]
+
+
+def test_status_says_when_the_installed_unit_is_stale(managers: Path, home: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """A unit an older memoryd wrote keeps its settings until a reinstall: the file-system
+    sandbox of before N3 kept breaking memoryd's edits. Status names what would change."""
+    assert service(capsys, "install")[0] == 0
+    unit = home / ".config" / "systemd" / "user" / "memoryd.service"
+    old = unit.read_text().replace("[Install]", "ProtectSystem=strict\nReadWritePaths=-/x\n\n"
+                                   "[Install]")
+    unit.write_text(old)
+    _, out, _ = service(capsys, "status")
+    [line] = [line for line in out.splitlines() if line.startswith("unit:")]
+    assert "stale: `memoryd service install` would write it differently: " \
+        "-ProtectSystem=strict, -ReadWritePaths=-/x; run it to update it" in line
+    assert service(capsys, "install")[0] == 0
+    assert "(as `memoryd service install` writes it)" in service(capsys, "status")[1]
+
+
+def test_logs_without_a_unit_say_where_the_logs_are(managers: Path, home: Path,
+                                                    memoryd_home: Path, embedder,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """L-m of the newcomer report: `service logs` with nothing installed printed the
+    journal's "No entries" and exited 0, not saying that the daemon logs to its stderr."""
+    for manager in ("systemd", "launchd"):
+        code, out, err = service(capsys, "--manager", manager, "logs")
+        assert code == 1 and "not installed" in err, (out, err)
+        assert "no memoryd answers; one you start with `memoryd serve` logs to its standard " \
+            "error" in err
+    assert [c for c in calls(managers) if c[0] in ("journalctl", "tail")] == []
+    running = start_daemon(embedder)
+    try:
+        code, _, err = service(capsys, "logs")
+        assert code == 1 and f"memoryd (pid {os.getpid()}) answers and logs to standard " \
+            f"error of the memoryd process (pid {os.getpid()})" in err
+    finally:
+        running.stop()
 
 
 def test_a_unit_install_did_not_write_is_left_alone(managers: Path, home: Path,

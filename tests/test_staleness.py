@@ -6,13 +6,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-from conftest import run_cli, wait_until
+from conftest import run_cli, spawn_daemon, wait_until
 from memoryd_client import Client
 
 from memoryd.pacing import paced
@@ -390,3 +391,34 @@ def test_mcp_search_shows_stale_marks_and_age_notes(daemon, client: Client, repo
     [hit] = [line for line in asyncio.run(search()) if entry["id"] in line]
     assert "(note/layout, 100d old: verify before acting, stale: gone: `src/app.py`; verify " \
            "before relying on it): The CLI entry point is src/app.py." in hit
+
+
+def test_a_symlink_to_a_fifo_in_a_project_neither_hangs_the_pass_nor_the_stop(
+        memoryd_home: Path, repo: Path) -> None:
+    """R8 of the reliability report: an untracked symlink to a FIFO was opened with a blocking
+    open(), so the pass never finished, every later pass waited behind it, and SIGTERM left
+    the process running (a worker thread stuck in the open)."""
+    os.mkfifo(repo / "a.fifo")
+    (repo / "notes-link.txt").symlink_to(repo / "a.fifo")
+    (repo / "src" / "pipe").symlink_to("/dev/zero")  # a device: never read either
+    proc = spawn_daemon(memoryd_home)
+    try:
+        with Client(memoryd_home / "memoryd.sock", timeout_s=20) as client:
+            entry = client.remember("coder", "layout", "Call `frobnicate()` in src/app.py.",
+                                    cwd=str(repo))["entry"]
+            checked = client.pass_run("staleness", full=True)
+            assert checked["status"] == "done" and checked["counts"]["entries checked"] == 1
+            assert stale(client, entry["id"]) is None
+            # the words are still read from the other files: a name that goes is marked
+            (repo / "src/app.py").write_text(APP.replace("frobnicate", "shout"))
+            assert client.pass_run("staleness", full=True)["status"] == "done"
+            assert stale(client, entry["id"]) == "gone: `frobnicate`"
+            assert client.pass_run("notebooks")["status"] == "done"  # nothing waits behind it
+        stopped = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=15) == 0
+        assert time.monotonic() - stopped < 15
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

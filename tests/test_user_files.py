@@ -47,23 +47,26 @@ def test_compare_and_swap_refuses_a_file_that_changed(tmp_path: Path) -> None:
 
 def racing_agent(monkeypatch: pytest.MonkeyPatch, path: Path, first: bytes,
                  second: tuple[bytes, bytes] | None, late_s: float = 0.0) -> None:
-    """An agent that opened the file (truncating) just before memoryd's rename: its write
-    lands in the file the rename replaces (``late_s`` after its truncation: it was
+    """An agent that opened the file (truncating) just before memoryd's rename — after
+    memoryd looked whether someone holds it open for writing (it leaves such a file alone):
+    its write lands in the file the rename replaces (``late_s`` after its truncation: it was
     descheduled in between). Then it reads memoryd's text and, with ``second``, edits that
     in place too — all before memoryd looks again."""
-    agent = os.open(path, os.O_WRONLY)
     rename = os.replace
     raced = []
+    agent: list[int] = []
 
     def write_first() -> None:
-        os.pwrite(agent, first, 0)
-        os.close(agent)
+        os.pwrite(agent[0], first, 0)
+        os.close(agent[0])
 
     def replace(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
+        if not raced and Path(target) == path:
+            agent.append(os.open(path, os.O_WRONLY))
         rename(source, target)
         if not raced and Path(target) == path:
             raced.append(True)
-            os.ftruncate(agent, 0)
+            os.ftruncate(agent[0], 0)
             if late_s:
                 threading.Timer(late_s, write_first).start()
                 return

@@ -377,6 +377,12 @@ def service_check(facts: dict[str, Any] | None, served_state: str) -> dict[str, 
         return check("service", WARNING, detail + f", but the daemon that answers is pid "
                      f"{facts.get('pid')}", "stop the memoryd you started by hand; the service's "
                      "takes over")
+    stale = service_probe.stale_settings(path)
+    if stale:  # a unit an older memoryd wrote: its file-system sandbox broke memoryd's edits
+        shown = ", ".join(stale[:4]) + (f" and {len(stale) - 4} more" if len(stale) > 4 else "")
+        return check("service", WARNING, detail + ", but the unit is stale: `memoryd service "
+                     f"install` would write it differently ({shown})",
+                     "memoryd service install (it rewrites the unit and restarts memoryd)")
     return check("service", OK, detail)
 
 

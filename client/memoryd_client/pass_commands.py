@@ -173,6 +173,8 @@ def _print_list(result: dict[str, Any]) -> None:
 def _print_summary(result: dict[str, Any]) -> None:
     dry = " (dry run: nothing changed)" if result.get("dry_run") else ""
     print(f"{result['run']} {result['pass']} {result['status']}{dry}: {_counts(result['counts'])}")
+    if result.get("error"):  # a failed run: why (a file it could not write names the file)
+        print(f"error: {result['error']}", file=sys.stderr)
     if result.get("with"):  # undo of one change of a group: its group went back with it
         print(f"taken back with {', '.join(result['with'])}: the files a change writes "
               "together go back together", file=sys.stderr)

@@ -84,6 +84,41 @@ def unit_settings(path: Path | None = None) -> tuple[list[str], dict[str, str]] 
     return command, environment
 
 
+#: What ``memoryd service install`` fills in from the installation: not compared.
+_RENDERED = ("ExecStart=", "@", *(f"Environment={name}=" for name in
+                                  ("MEMORYD_HOME", "MEMORYD_SOCKET", "XDG_DATA_HOME",
+                                   "XDG_CONFIG_HOME")))
+
+
+def stale_settings(path: Path | None = None) -> list[str]:
+    """How the installed systemd unit's settings differ from the template of this
+    installation's memoryd (read from its package, not imported): ``-line`` the unit has and
+    an install now would not write (the file-system sandbox of before, say), ``+line`` it
+    lacks. The lines an install fills in (the command, the carried environment) and comments
+    are left out; empty when it is current, unknown (no memoryd here) or launchd's."""
+    import importlib.util
+
+    path = path or unit_path()
+    spec = importlib.util.find_spec("memoryd")
+    if launchd() or spec is None or not spec.submodule_search_locations:
+        return []
+    try:
+        installed = path.read_text("utf-8", errors="replace")
+        template = (Path(next(iter(spec.submodule_search_locations))) / "data" / UNIT).read_text(
+            "utf-8")
+    except OSError:
+        return []
+
+    def settings(text: str) -> list[str]:
+        lines = (line.strip() for line in text.splitlines())  # a quoted value: "NAME=…"
+        return [line for line in lines if line and not line.replace('"', "").startswith(
+            ("#", *_RENDERED))]
+
+    have, want = settings(installed), settings(template)
+    return [f"-{line}" for line in have if line not in want] + \
+        [f"+{line}" for line in want if line not in have]
+
+
 def manager_state() -> tuple[dict[str, str] | None, str]:
     """The service manager's view of the installed service: systemd's LoadState,
     UnitFileState, ActiveState, SubState, MainPID; launchd's ``state`` and ``pid``. None and why

@@ -31,6 +31,7 @@ from memoryd.ingest.tail import TailPosition
 from memoryd.ingest.transcript import Chunk, Turn
 from memoryd.project import project_of
 from memoryd.redact import redact
+from memoryd.regular_file import read_regular
 from memoryd.store.archive import TRANSCRIPT_PREFIX
 from memoryd.store.database import Store
 from memoryd.store.entries import Entries, mark_target, new_uid
@@ -119,7 +120,7 @@ def read_memory_file(facts: FileFacts, relative: str, max_file_bytes: int) -> Me
         return MemoryFileRead(facts, relative, None, f"file is {facts.size} bytes, over the "
                               f"{max_file_bytes}-byte cap (watch.max_file_bytes)")
     try:
-        data = Path(facts.path).read_bytes()
+        data = read_regular(facts.path)
     except OSError as exc:
         return MemoryFileRead(facts, relative, None, f"unreadable: {exc.strerror or exc}")
     if b"\0" in data[:BINARY_SNIFF_BYTES]:

@@ -13,6 +13,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memoryd.regular_file import open_regular
+
 READ_SLICE_BYTES = 8 * 1024 * 1024
 
 
@@ -35,7 +37,7 @@ class TailRead:
 def read_appended(path: Path, previous: TailPosition | None, max_line_bytes: int,
                   slice_bytes: int = READ_SLICE_BYTES) -> TailRead:
     """Complete lines appended after ``previous`` (OSError propagates to the caller)."""
-    with path.open("rb") as handle:
+    with os.fdopen(open_regular(path), "rb") as handle:  # a FIFO is refused, not waited on
         stat = os.fstat(handle.fileno())
         offset = 0
         restarted = False

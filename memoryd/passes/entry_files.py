@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from memoryd.errors import BadParamsError, MemorydError, UnavailableError
 from memoryd.ingest.markdown import MemoryItem, parse_memory_file, split_lines
 from memoryd.params import Params
+from memoryd.passes.file_care import FileNotWrittenError
 from memoryd.passes.journal import file_change
 from memoryd.passes.user_files import FileText, read_text
 from memoryd.redact import redact
@@ -152,6 +153,9 @@ class FileEntryEdits:
             agent=entry["agent"], extra={"entry": entry["id"]})
         if "error" in box:
             raise box["error"]
+        if summary["status"] == "failed":  # the write failed: its change is settled already
+            raise FileNotWrittenError(f"{action} {entry['id']} failed ({summary['run']}): "
+                                      f"{summary.get('error') or 'see the daemon log'}")
         self.embed_new()  # the new text's vector
         if "reply" not in box:
             raise FileChangedError(f"editing {entry['source']} failed ({summary['run']}); see "
@@ -180,12 +184,16 @@ class FileEntryEdits:
     def _apply(self, ctx: PassContext, action: str, uid: str, actor: str, text: str | None,
                reason: str | None, box: dict[str, Any]) -> Iterator[None]:
         """One slice: read, write by compare-and-swap, update the entries; the watcher cannot
-        re-index the file in between (it applies files on this same thread)."""
+        re-index the file in between (it applies files on this same thread). A request
+        refused before anything is written leaves the run done with nothing to do; a write
+        that fails fails the run, with the reason (the file may not or cannot be rewritten:
+        FileNotWrittenError, or any error of the write), its change settled at once."""
         try:
             box.update(self._apply_now(ctx, action, uid, actor, text, reason))
-        except (MemorydError, OSError) as exc:
-            box["error"] = exc if isinstance(exc, MemorydError) else BadParamsError(
-                f"cannot write the file: {exc.strerror or exc}")
+        except FileNotWrittenError:
+            raise
+        except MemorydError as exc:
+            box["error"] = exc
         return
         yield  # a generator, as passes are
 
@@ -196,7 +204,11 @@ class FileEntryEdits:
         if entry is None or not from_file(entry):
             raise BadParamsError(f"entry {uid} left its file meanwhile; try again")
         path = Path(entry["source"])
-        file = read_text(path)
+        try:
+            file = read_text(path)
+        except OSError as exc:
+            raise BadParamsError(f"entry {uid} comes from {path}, which cannot be read "
+                                 f"({exc.strerror or exc}); edit it by hand") from None
         item, lines = locate(entry, file)
         new_uid_ = new_uid() if text is not None else None
         after = {"status": "forgotten"} if text is None else \

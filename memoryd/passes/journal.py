@@ -5,7 +5,9 @@ A **run** (``r12``) is one pass over a scope; a **change** (``c345``) is one thi
     kind      entry (an entry's fields), file (a file's bytes), proposal (a rule to promote,
               applied when accepted), contradiction (two entries that disagree; never resolved)
     state     preview (a dry run), applied, proposed, open, pending (in flight), conflict (the
-              file changed meanwhile; left for a later run), undone, aborted
+              file changed meanwhile; left for a later run), skipped (a file memoryd may not
+              or cannot rewrite: read-only, hard links, immutable, a read-only file system;
+              nothing written, the reason reported with it), undone, aborted
 
 A change carries what it replaces and what it writes (``before`` / ``after``): an entry's
 fields, or a file's text and the entries that moved with it. **Undo** applies the opposite
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -41,6 +44,13 @@ from typing import Any
 from memoryd.errors import BadParamsError, NotFoundError
 from memoryd.pacing import give_way
 from memoryd.passes.carry_edit import carry_edit
+from memoryd.passes.file_care import (
+    FileNotWrittenError,
+    NotWritten,
+    is_file_error,
+    not_written,
+    remove_stale_temporaries,
+)
 from memoryd.passes.journal_file import JournalFile
 from memoryd.passes.user_files import (
     FileText,
@@ -48,6 +58,7 @@ from memoryd.passes.user_files import (
     replace_if_unchanged,
     settle_removal,
 )
+from memoryd.regular_file import read_regular
 from memoryd.store.database import Store
 from memoryd.store.durable import fsync_directory
 from memoryd.store.entries import Entries, mark_target
@@ -59,6 +70,9 @@ log = logging.getLogger(__name__)
 ENTRY_FIELDS = ("status", "superseded_by", "confidence", "occurrences", "stale", "source",
                 "line_start", "line_end", "kind")
 LEDGERED = LEDGER_FIELDS
+#: The action of a reported problem that names a file a pass may not or cannot rewrite
+#: (`memory status` names the files of the last runs' such problems).
+UNWRITTEN = "unwritten"
 #: Fields of the entries that move with a file change.
 MOVED_FIELDS = ("source", "line_start", "line_end", "text", "hash", "created", "status",
                 "superseded_by")
@@ -199,6 +213,15 @@ class Journal:
             "SELECT id, run, kind, target, action, why, before, after, state, ts, undoes, grp "
             "FROM changes WHERE kind='contradiction' AND state='open' ORDER BY id")
         return [self._change_row(row) for row in rows]
+
+    def unwritten(self) -> list[tuple[str, str, str]]:
+        """The files the last finished run of each pass could not rewrite, as it reported
+        them: (file, why, run), for `memory status`."""
+        rows = self.store.db.execute(
+            "SELECT c.target, c.why, c.run FROM changes c WHERE c.kind='problem' AND c.action=? "
+            "AND c.run IN (SELECT max(id) FROM runs WHERE dry_run=0 AND status<>'running' "
+            "GROUP BY pass) ORDER BY c.target", (UNWRITTEN,))
+        return [(target, why, run_name(run)) for target, why, run in rows]
 
     def undone_supersedes(self) -> list[tuple[str, str]]:
         """(entry, the entry it was superseded by) of every supersede that was taken back."""
@@ -348,13 +371,25 @@ class Journal:
                     undoes: list[int | None] | None = None) -> str:
         """Apply file changes that belong together (a notebook and its archive) all or none:
         :meth:`begin_files`, :func:`swap_files`, :meth:`finish_files` in one go. Returns
-        applied, preview or conflict."""
+        applied, preview or conflict; a file that may not or cannot be rewritten (see
+        :func:`~memoryd.passes.user_files.is_file_error`) raises FileNotWrittenError, the
+        group settled first (nothing written, ``skipped``); any other error of the write
+        propagates, the group pending for the caller's :meth:`settle`."""
         numbers = self.begin_files(run, changes, undoes)
         if numbers is None:
             return "preview"
         for change in changes:
             self.move_entries((change.after or {}).get("entries", {}))
-        return self.finish_files(changes, numbers, swap_files(changes, sync=self.log.sync))
+        try:
+            written = swap_files(changes, sync=self.log.sync)
+        except OSError as exc:
+            if not is_file_error(exc):
+                raise
+            self.settle(group=numbers[0], state="skipped")
+            what = not_written(exc, changes[0].target)
+            raise FileNotWrittenError(f"cannot write {what}; nothing was changed",
+                                      what) from exc
+        return self.finish_files(changes, numbers, written)
 
     def begin_files(self, run: RunSummary, changes: list[Change],
                     undoes: list[int | None] | None = None) -> list[int] | None:
@@ -433,8 +468,9 @@ class Journal:
                           f"undo of {change['change']}", change["after"], change["before"])
         if change["kind"] == "file":
             after = dict(change["before"]) if change["before"] else None
-            if after is not None:  # entries go back where they were
+            if after is not None:  # entries go back where they were (or stay, if it fails)
                 after["entries"] = (change["after"] or {}).get("entries_before", {})
+                after["entries_before"] = (change["after"] or {}).get("entries", {})
             before = dict(change["after"]) if change["after"] else None
             if before is not None:
                 before["entries_before"] = before.pop("entries", {})
@@ -445,6 +481,7 @@ class Journal:
     def recover(self) -> int:
         """Settle what a killed run left (see the module docstring); returns how many."""
         settled = self.settle()
+        self.stale_temporaries()
         with self.recording():
             running = [r for (r,) in self.store.db.execute(
                 "SELECT id FROM runs WHERE status='running'").fetchall()]
@@ -457,34 +494,48 @@ class Journal:
             log.info("Settled %d pass changes a stopped run left.", settled)
         return settled
 
-    def settle(self, run: int | None = None) -> int:
-        """Complete or put back the pending file changes (of ``run``, or of every run): a group
-        whose files all hold their new bytes is applied, any other is undone, files and
-        entries. Returns how many changes it settled."""
+    def settle(self, run: int | None = None, group: int | None = None,
+               state: str = "aborted") -> int:
+        """Complete or put back the pending file changes (of ``run``, of one ``group``, or of
+        every run): a group whose files all hold their new bytes is applied, any other is
+        undone, files and entries, and marked ``state``. Returns how many changes it settled.
+        A file that cannot be put back is logged and left as it is (its text is in the
+        journal; the watcher indexes what it holds)."""
         pending: dict[int, list[dict[str, Any]]] = {}
-        for number, group in self.store.db.execute(
+        for number, grp in self.store.db.execute(
                 "SELECT id, grp FROM changes WHERE state='pending' AND (?1 IS NULL OR run=?1) "
-                "ORDER BY id", (run,)).fetchall():
-            pending.setdefault(group or number, []).append(self.change(number))
-        for group in pending.values():
-            for change in group:
+                "AND (?2 IS NULL OR grp=?2) ORDER BY id", (run, group)).fetchall():
+            pending.setdefault(grp or number, []).append(self.change(number))
+        for changes in pending.values():
+            for change in changes:
                 if change["after"] is None and change["before"] is not None:
-                    settle_removal(Path(change["target"]), _bytes(change["before"]))
-            done = [_holds(c["target"], c["after"]) for c in group]
+                    _logged(settle_removal, Path(change["target"]), _bytes(change["before"]))
+            done = [_holds(c["target"], c["after"]) for c in changes]
             if all(done):
                 with self.recording():
-                    for change in group:
+                    for change in changes:
                         self._move_entries((change["after"] or {}).get("entries", {}))
-                    self._states([_number(c) for c in group], "applied")
+                    self._states([_number(c) for c in changes], "applied")
                 continue
-            for change, written in zip(group, done):  # all or none: put back what was written
+            for change, written in zip(changes, done):  # all or none: put back what was written
                 if written:
-                    _swap(Path(change["target"]), change["after"], change["before"])
+                    _logged(_swap, Path(change["target"]), change["after"], change["before"])
             with self.recording():
-                for change in group:  # and the entries that moved ahead of the files
+                for change in changes:  # and the entries that moved ahead of the files
                     self._move_entries((change["after"] or {}).get("entries_before", {}))
-                self._states([_number(c) for c in group], "aborted")
+                self._states([_number(c) for c in changes], state)
         return sum(len(g) for g in pending.values())
+
+    def stale_temporaries(self) -> int:
+        """Remove what a memoryd killed mid-write left beside the files it writes
+        (:func:`~memoryd.passes.user_files.remove_stale_temporaries`), in the directories
+        of the pending changes and of the watched memory files; at start."""
+        directories = {Path(os.path.realpath(target)).parent for (target,) in self.store.db.execute(
+            "SELECT target FROM changes WHERE state='pending' AND kind='file'")}
+        # each file's directory, with its slash: rtrim takes off the characters of its name
+        directories.update(Path(path) for (path,) in self.store.db.execute(
+            "SELECT DISTINCT rtrim(path, replace(path, '/', '')) FROM files WHERE kind='memory'"))
+        return remove_stale_temporaries(sorted(directories))
 
 
 def rebased(change: Change) -> Change:
@@ -500,7 +551,7 @@ def rebased(change: Change) -> Change:
     if change.kind != "file" or change.before is None:
         return change
     try:
-        current = Path(change.target).read_bytes()
+        current = read_regular(change.target)
     except OSError:
         return change
     written = _bytes(change.before)
@@ -517,6 +568,15 @@ def rebased(change: Change) -> Change:
         **(change.after or {"entries": {}}), "text": merged.decode("utf-8", "surrogateescape")})
 
 
+def _logged(fn: Any, path: Path, *args: Any) -> None:
+    """Settling a file: what cannot be done is logged, and the rest goes on."""
+    try:
+        fn(path, *args)
+    except OSError as exc:
+        log.warning("%s: could not be put back as the journal has it (%s); left as it is",
+                    path, exc.strerror or exc)
+
+
 def _number(change: dict[str, Any]) -> int:
     return int(change["change"][1:])
 
@@ -527,7 +587,7 @@ def _holds(target: str, side: dict[str, Any] | None) -> bool:
     if side is None:
         return not path.exists()
     try:
-        return path.read_bytes() == _bytes(side)
+        return read_regular(path) == _bytes(side)
     except OSError:
         return False
 
@@ -544,7 +604,13 @@ def swap_files(changes: list[Change], renamed_in: set[Path] | None = None, *,
         sync()
     written: list[Change] = []
     for change in changes:
-        if not _swap(Path(change.target), change.before, change.after, renamed_in):
+        try:
+            swapped = _swap(Path(change.target), change.before, change.after, renamed_in)
+        except OSError:  # what was written goes back (settle does it, should this fail)
+            for done in reversed(written):
+                _logged(_swap, Path(done.target), done.after, done.before, renamed_in)
+            raise
+        if not swapped:
             for done in reversed(written):
                 _swap(Path(done.target), done.after, done.before, renamed_in)
             return False
@@ -553,17 +619,24 @@ def swap_files(changes: list[Change], renamed_in: set[Path] | None = None, *,
 
 
 def swap_groups(groups: list[list[Change]],
-                sync: Callable[[], None] | None = None) -> list[bool]:
+                sync: Callable[[], None] | None = None) -> list[bool | NotWritten]:
     """:func:`swap_files` for each group, in order; each directory is fsynced once at the end
     (a notebook pass writes a thousand files into a few directories), before any group is
-    reported written. ``sync``: as swap_files', once before the first file."""
+    reported written. A group with a file that may not or cannot be rewritten is skipped:
+    its place holds why (see :func:`~memoryd.passes.user_files.is_file_error`); the others
+    are written. ``sync``: as swap_files', once before the first file."""
     if sync is not None:
         sync()
     renamed_in: set[Path] = set()
-    written = []
+    written: list[bool | NotWritten] = []
     for changes in groups:
         give_way()
-        written.append(swap_files(changes, renamed_in))
+        try:
+            written.append(swap_files(changes, renamed_in))
+        except OSError as exc:
+            if not is_file_error(exc):
+                raise
+            written.append(not_written(exc, changes[0].target))
     for directory in sorted(renamed_in):
         fsync_directory(directory)
     return written

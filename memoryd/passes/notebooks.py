@@ -41,6 +41,7 @@ import numpy as np
 from memoryd.errors import BadParamsError
 from memoryd.ingest.markdown import MemoryFile, is_pinned, parse_memory_file
 from memoryd.ingest.sources import ARCHIVE_DIR
+from memoryd.passes.file_care import NotWritten
 from memoryd.passes.journal import Change, file_change, swap_groups
 from memoryd.passes.notebook_text import (
     Item,
@@ -336,12 +337,16 @@ def _write(ctx: PassContext, pending: list[Written]) -> Any:
 
 
 def _written(ctx: PassContext, pending: list[Written], handle: Any) -> Iterator[Any]:
-    """Record a batch's writes (applied, or a conflict) once they are done, and index the
-    files written (the watcher, reading them, then finds them indexed)."""
+    """Record a batch's writes (applied, a conflict, or skipped: a notebook that may not or
+    cannot be rewritten, reported with the reason, while the others are written) once they are
+    done, and index the files written (the watcher, reading them, then finds them indexed)."""
     written = yield Collect(handle)
     for (changes, numbers, known), ok in zip(pending, written):
         yield
-        ctx.files_done(changes, ctx.journal.finish_files(changes, numbers, ok))
+        if isinstance(ok, NotWritten):
+            ctx.files_skipped(changes, numbers, ok)
+        else:
+            ctx.files_done(changes, ctx.journal.finish_files(changes, numbers, ok))
         for change in changes:
             yield
             if known is not None and change.after and change.after["text"] == known.text:

@@ -46,7 +46,8 @@ import numpy as np
 from memoryd.ingest.markdown import is_pinned
 from memoryd.ingest.sources import ARCHIVE_DIR
 from memoryd.passes.consolidate import best_first
-from memoryd.passes.journal import Change, file_change
+from memoryd.passes.file_care import FileNotWrittenError, NotWritten
+from memoryd.passes.journal import UNWRITTEN, Change, file_change
 from memoryd.passes.notebooks import graduate
 from memoryd.passes.steps import Offload
 from memoryd.passes.user_files import read_text
@@ -363,7 +364,13 @@ def _propose(ctx: PassContext, action: str, target: Path, uids: list[str], rule:
     proposal = Change("proposal", str(target), action, why, None,
                       {"entry": uids[0], "lessons": uids, "text": rule, "file": str(target)})
     if ctx.config.passes.promote_mode == "auto" and not ctx.dry_run and not by_agent:
-        if _write(ctx, proposal.action, proposal.after, why) == "applied":
+        try:
+            written = _write(ctx, proposal.action, proposal.after, why)
+        except FileNotWrittenError as exc:  # reported; the other rules are written
+            what = exc.what or NotWritten(str(target), exc.message)
+            ctx.report(what.path, f"not written: {what.why}", action=UNWRITTEN)
+            return
+        if written == "applied":
             ctx.count("promoted" if action == "promote" else "demoted")
         return
     ctx.note(proposal, "preview" if ctx.dry_run else "proposed")

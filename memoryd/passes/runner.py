@@ -35,8 +35,17 @@ from memoryd.ingest.markdown import MemoryFile, is_pinned
 from memoryd.ingest.pipeline import configured_sources
 from memoryd.pacing import paced
 from memoryd.passes import consolidate, notebooks, promote, retain, staleness
-from memoryd.passes.journal import Change, Journal, RunSummary, parse_target, rebased, run_name
-from memoryd.passes.steps import Collect, Offload
+from memoryd.passes.file_care import FileNotWrittenError, NotWritten
+from memoryd.passes.journal import (
+    UNWRITTEN,
+    Change,
+    Journal,
+    RunSummary,
+    parse_target,
+    rebased,
+    run_name,
+)
+from memoryd.passes.steps import Collect, Offload, in_thread
 from memoryd.passes.user_files import commit, through_links
 from memoryd.store.database import SELECT_ENTRY, row_to_entry
 
@@ -136,10 +145,19 @@ class PassContext:
     def count(self, key: str, n: int = 1) -> None:
         self.run.counts[key] = self.run.counts.get(key, 0) + n
 
-    def report(self, target: str, problem: str) -> None:
-        """Something the pass cannot fix: listed by `memory pass show`."""
+    def report(self, target: str, problem: str, action: str = "report") -> None:
+        """Something the pass cannot fix: listed by `memory pass show` (``unwritten``: a file
+        it may not or cannot rewrite, also named by `memory status`)."""
         self.count("problems")
-        self.journal.note(self.run, Change("problem", target, "report", problem), "reported")
+        self.journal.note(self.run, Change("problem", target, action, problem), "reported")
+
+    def files_skipped(self, changes: list[Change], numbers: list[int], why: NotWritten) -> str:
+        """A group of file changes not written, as a file of it may not or cannot be
+        rewritten: settled (nothing written, the entries back), counted and reported; the pass
+        goes on with the other files."""
+        self.journal.settle(group=numbers[0], state="skipped")
+        self.report(why.path, f"not written: {why.why}", action=UNWRITTEN)
+        return self.files_done(changes, "skipped")
 
     def note(self, change: Change, state: str) -> None:
         self.count(state)
@@ -343,13 +361,17 @@ class Passes:
                         await self.db(self.journal.finish, run, "interrupted")
                     raise
                 except Exception as exc:
-                    log.exception("Pass %s (%s) failed.", name, run_name(run.run))
+                    error = _error_text(exc)
+                    if isinstance(exc, FileNotWrittenError):  # the reason says it all
+                        log.warning("Pass %s (%s) failed: %s", name, run_name(run.run), error)
+                    else:
+                        log.exception("Pass %s (%s) failed.", name, run_name(run.run))
                     with contextlib.suppress(Exception):  # else the next start settles them
                         await self.db(self.journal.settle, run.run)
                     await asyncio.to_thread(self.journal.sync_ledgers)
-                    await self.db(self.journal.finish, run, "failed", repr(exc))
+                    await self.db(self.journal.finish, run, "failed", error)
                     await asyncio.to_thread(self.journal.log.sync)
-                    return self._summary(run)
+                    return {**self._summary(run), "error": error}
                 await asyncio.to_thread(self.journal.sync_ledgers)  # durable before "done"
                 linked = through_links(ctx.touched)
                 if linked and self.on_written is not None:
@@ -396,10 +418,9 @@ class Passes:
                 if done:
                     return
                 if isinstance(step, Offload) and step.wait:
-                    value = await asyncio.to_thread(paced, self.pause, step.fn, *step.args)
+                    value = await in_thread(paced, self.pause, step.fn, *step.args)
                 elif isinstance(step, Offload):
-                    value = asyncio.ensure_future(
-                        asyncio.to_thread(paced, self.pause, step.fn, *step.args))
+                    value = in_thread(paced, self.pause, step.fn, *step.args)
                     started.append(value)
                 elif isinstance(step, Collect):
                     value = await step.handle
@@ -546,6 +567,16 @@ class LongestStep:
     def reply(self) -> dict[str, Any]:
         return {"ms": round(self.seconds * 1000, 1), "cpu_ms": round(self.cpu * 1000, 1),
                 "from": self.began, "to": self.ended}
+
+
+def _error_text(exc: Exception) -> str:
+    """A failed run's error, for `memory pass show` and the reply: a file's error names the
+    file and says what happened, others as Python writes them."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
+    if isinstance(exc, FileNotWrittenError):
+        return exc.message
+    return repr(exc)
 
 
 def _slice(steps: Generator[Any, Any, Any], value: Any,

@@ -51,6 +51,7 @@ from memoryd.pacing import give_way, giving_way
 from memoryd.passes.journal import Change
 from memoryd.passes.references import Ref, references
 from memoryd.passes.steps import Offload
+from memoryd.regular_file import read_regular
 
 if TYPE_CHECKING:
     from memoryd.passes.runner import PassContext
@@ -271,9 +272,8 @@ def read_words(paths: Iterable[str], wanted: set[str]) -> set[str]:
         if len(found) == total:
             break
         give_way()
-        try:
-            with open(path, "rb") as handle:
-                data = handle.read(MAX_FILE_BYTES + 1)
+        try:  # a FIFO, socket or device (a symlink to one) is skipped, never waited on
+            data = read_regular(path, MAX_FILE_BYTES + 1)
         except OSError:
             continue
         if len(data) > MAX_FILE_BYTES or b"\0" in data[:8192]:

@@ -5,7 +5,12 @@ is computed from the bytes read, and written only if the file still holds exactl
 otherwise someone else wrote it meanwhile, and the change is left for a later run (their edit is
 never lost). A write goes to a temporary file beside the target, with the target's permissions,
 fsynced, then renamed over it; a symlinked file is written through to its target, so the link
-stays. Line endings (LF or CRLF) and the presence of a final newline are kept.
+stays. Line endings (LF or CRLF), the presence of a final newline, the owner and group (where
+the daemon may set them) and the extended attributes (Linux; ACLs are kept with them) are kept.
+
+What memoryd must leave as it is, and what it keeps of a file besides its text, is
+:mod:`memoryd.passes.file_care`. Special files (FIFOs, devices) are never opened:
+:mod:`memoryd.regular_file`.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.passes.carry_edit import carry_edit
+from memoryd.passes.file_care import keep_attributes, refuse_rewrite
+from memoryd.regular_file import open_regular, read_regular
 from memoryd.store.durable import fsync_directory, write_temporary
 
 log = logging.getLogger(__name__)
@@ -49,8 +56,23 @@ class FileText:
 
 def read_text(path: Path) -> FileText:
     real = Path(os.path.realpath(path))
-    data = real.read_bytes()
-    return FileText(real, data, real.stat().st_mode & 0o7777, b"\r\n" in data)
+    fd = open_regular(real)
+    try:
+        data = _read_fd(fd) or b""
+        mode = os.fstat(fd).st_mode & 0o7777
+    finally:
+        os.close(fd)
+    return FileText(real, data, mode, b"\r\n" in data)
+
+
+def _put_in_place(temporary: Path, real: Path) -> None:
+    """Rename a written temporary file over ``real``; on failure it is removed (the new text
+    is in the journal, never left hidden beside the file)."""
+    try:
+        os.replace(temporary, real)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
 
 
 def replace_if_unchanged(path: Path, expected: bytes | None, new: bytes,
@@ -68,15 +90,23 @@ def replace_if_unchanged(path: Path, expected: bytes | None, new: bytes,
     real = Path(os.path.realpath(path))
     old_fd = _open_existing(real)
     try:
+        if old_fd is not None:  # first: such a file is left alone whatever it holds
+            refuse_rewrite(real, old_fd)
         if _read_fd(old_fd) != expected:
             return False
         real.parent.mkdir(parents=True, exist_ok=True)
         mode = os.fstat(old_fd).st_mode & 0o7777 if old_fd is not None else mode
         temporary = write_temporary(real, new, mode)
-        if _current(real) != expected:  # checked again just before the swap
-            temporary.unlink()
-            return False
-        os.replace(temporary, real)
+        try:
+            if old_fd is not None:
+                keep_attributes(old_fd, temporary)
+            if _current(real) != expected:  # checked again just before the swap
+                temporary.unlink()
+                return False
+        except BaseException:
+            temporary.unlink(missing_ok=True)
+            raise
+        _put_in_place(temporary, real)
         kept = old_fd is None or _keep_lost_writes(real, old_fd, expected or b"", new, mode)
         _renamed(real.parent, renamed_in)
         return kept
@@ -124,7 +154,13 @@ def _keep_lost_writes(real: Path, replaced_fd: int, replaced: bytes, placed: byt
                 return ours_placed
             if _current(real) != current:
                 continue  # written again meanwhile: carried onto the newer text next round
-            os.replace(write_temporary(real, merged, mode), real)
+            temporary = write_temporary(real, merged, mode)
+            try:
+                keep_attributes(current_fd, temporary)
+            except BaseException:
+                temporary.unlink(missing_ok=True)
+                raise
+            _put_in_place(temporary, real)
             replaced_fd, replaced, ours_replaced = current_fd, current, ours_placed
             placed, ours_placed = merged, ours_merged
         log.warning("%s: a writer kept rewriting it while memoryd wrote it; what it wrote "
@@ -142,7 +178,7 @@ def _keep_beside(real: Path, theirs: bytes) -> None:
     while beside.exists():  # another in the same second: never over it
         number += 1
         beside = real.with_name(f"{stamp}-{number}")
-    os.replace(write_temporary(beside, theirs), beside)
+    _put_in_place(write_temporary(beside, theirs), beside)
     log.warning("%s: an edit written while memoryd wrote the file could not be merged; "
                 "it is kept in %s", real, beside)
 
@@ -155,8 +191,10 @@ def _renamed(directory: Path, renamed_in: set[Path] | None) -> None:
 
 
 def _open_existing(path: Path) -> int | None:
+    """The regular file at ``path``, open (None: there is none); anything else is refused
+    (:mod:`memoryd.regular_file`)."""
     try:
-        return os.open(path, os.O_RDONLY)
+        return open_regular(path)
     except FileNotFoundError:
         return None
 
@@ -211,6 +249,7 @@ def remove_if_unchanged(path: Path, expected: bytes,
         return False
     aside = _aside(real)
     try:
+        refuse_rewrite(real, fd, removing=True)
         if _read_fd(fd) != expected:
             return False
         try:
@@ -238,7 +277,7 @@ def settle_removal(path: Path, expected: bytes) -> None:
     real = Path(os.path.realpath(path))
     aside = _aside(real)
     try:
-        left = aside.read_bytes()
+        left = read_regular(aside)
     except FileNotFoundError:
         return
     if left == expected:
@@ -267,7 +306,7 @@ def _put_back(aside: Path, real: Path) -> None:
 
 def _current(path: Path) -> bytes | None:
     try:
-        return path.read_bytes()
+        return read_regular(path)
     except FileNotFoundError:
         return None
 

@@ -208,6 +208,22 @@ class Health:
                          "problem; the files are left as they are")
         return check("skipped", OK, "no file or line skipped since memoryd started")
 
+    async def unwritten(self) -> dict[str, Any]:
+        """The files the passes' last runs left as they were because they may not or cannot
+        rewrite them (read-only, hard links, immutable, a read-only file system)."""
+        passes = self.daemon.passes
+        found = await self.daemon.engine.db(passes.journal.unwritten) if passes else []
+        if not found:
+            return check("unwritten", OK, "the passes' last runs wrote every file they changed")
+        shown = [f"{path}: {why.removeprefix('not written: ')} (memory pass show {run})"
+                 for path, why, run in found[:SHOWN_FILES]]
+        if len(found) > SHOWN_FILES:
+            shown.append(f"and {len(found) - SHOWN_FILES} more")
+        return check("unwritten", WARNING, f"{len(found)} file{'' if len(found) == 1 else 's'} "
+                     "the passes leave as they are: " + "; ".join(shown),
+                     "the reason says what to change; the other files are maintained, and the "
+                     "next run tries these again")
+
     def disk(self) -> dict[str, Any]:
         config = self.daemon.config
         try:
@@ -273,8 +289,8 @@ class Health:
         engine = self.daemon.engine
         backlog = await engine.db(self.backlog_counts)
         files = await self.file_problems()
-        checks = [self.model(), self.sources(), self.skipped(files), self.disk(),
-                  self.backlog(backlog)]
+        checks = [self.model(), self.sources(), self.skipped(files), await self.unwritten(),
+                  self.disk(), self.backlog(backlog)]
         rate = engine.embedded.rate()
         config = self.daemon.config
         return {
@@ -383,6 +399,7 @@ class Health:
             self.disk(),
             self.sources(),
             self.skipped(files),
+            await self.unwritten(),
             self.backlog(waiting),
         ]
         return {"daemon": self.facts(), "checks": checks, "state": worst(checks)}

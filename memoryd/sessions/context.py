@@ -69,6 +69,7 @@ from memoryd.provenance import agent_wrote
 from memoryd.quarantine import reason as quarantine_reason
 from memoryd.quarantine import reason_for_entry
 from memoryd.redact import redact
+from memoryd.regular_file import read_regular_text
 from memoryd.retrieval.age import VERIFY_DAYS, age_note
 from memoryd.retrieval.search import Search
 from memoryd.store.database import SELECT_ENTRY, Store, row_to_entry
@@ -256,7 +257,7 @@ class ContextBuilder:
         for path, in self.store.db.execute(
                 "SELECT path FROM files WHERE agent=? AND pinned=1 ORDER BY path", (agent,)).fetchall():
             try:
-                raw = Path(path).read_text("utf-8", errors="replace")
+                raw = read_regular_text(path)
             except OSError:
                 continue
             text = redact(raw).strip()

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import shlex
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -25,6 +25,7 @@ from memoryd.errors import NotFoundError
 from memoryd.ingest.transcript import make_parser
 from memoryd.params import Params
 from memoryd.redact import redact
+from memoryd.regular_file import is_regular, open_regular
 from memoryd.sessions.candidates import EXTRACTED_CONFIDENCE, Candidate, Message, find_candidates
 from memoryd.sessions.decisions import MIN_USER_MESSAGES, decide, dry_run_report
 from memoryd.sessions.llm_extractor import llm_prompt, parse_llm_output
@@ -36,7 +37,7 @@ log = logging.getLogger(__name__)
 def read_user_messages(path: str, harness: str, session: str) -> list[Message]:
     parser = make_parser(harness)
     messages = []
-    with open(path, encoding="utf-8", errors="replace") as handle:
+    with os.fdopen(open_regular(path), encoding="utf-8", errors="replace") as handle:
         for line in handle:
             for turn in parser.feed(line.rstrip("\n")):
                 if turn.role == "user" and turn.sidechain_agent is None:
@@ -63,7 +64,7 @@ class SessionExtractor:
         if session is None:
             raise NotFoundError(f"no session {session_id!r}")
         path = session.get("transcript_path") or session.get("source")
-        if not path or not Path(path).is_file():
+        if not path or not is_regular(path):
             raise NotFoundError(f"session {session_id} has no readable transcript ({path or 'none'})")
         messages = await asyncio.get_running_loop().run_in_executor(
             None, read_user_messages, path, session["harness"], session_id)
