@@ -150,7 +150,8 @@ def add_service_parser(commands: argparse._SubParsersAction) -> None:  # type: i
          help="stop memoryd through the service manager")
     logs = _add(actions, "logs", "service logs", parents=[after],
                 help="the daemon's log: the journal (systemd) or "
-                "~/Library/Logs/memoryd/memoryd.log (launchd)")
+                "~/Library/Logs/memoryd/memoryd.log (launchd); with nothing installed, where "
+                "the running memoryd logs instead")
     logs.add_argument("-n", "--lines", type=positive_int, default=50, help="default: 50")
     logs.add_argument("-f", "--follow", action="store_true", help="keep printing new lines")
 
