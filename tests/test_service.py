@@ -32,7 +32,7 @@ from memoryd.service import (
     this_installation,
 )
 
-from conftest import run_cli, start_daemon, wait_until
+from conftest import run_cli, run_cli_at_terminal, start_daemon, wait_until
 from memoryd_client import Client, DaemonUnreachableError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -348,7 +348,8 @@ def test_the_daemon_under_the_units_file_system_view_edits_the_users_files(
             proposed = client.pass_run("promote")
             [proposal] = [c for c in client.pass_show(proposed["run"])["changes"]
                           if c["kind"] == "proposal"]
-            accepted = run_cli("promote", "accept", proposal["change"], "--json")
+            # lessons an agent wrote (the library): a person accepts them, at a terminal
+            accepted = run_cli_at_terminal("promote", "accept", proposal["change"], "--json")
             assert accepted.returncode == 0, accepted.stderr
             assert "pytest -x" in rules.read_text()
             # and undo, of the promotion and of the forget
