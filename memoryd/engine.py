@@ -28,7 +28,7 @@ import numpy as np
 from memoryd.agents import rolled_up
 from memoryd.config import Config
 from memoryd.embed import Embedder, load_embedder
-from memoryd.embed_threads import PIPELINE_SLICE, EmbedThreads
+from memoryd.embed_threads import PIPELINE_SLICE, EmbedThreads, abandon
 from memoryd.errors import BadParamsError, UnavailableError, stopping_error
 from memoryd.params import Params
 from memoryd.progress import Throughput
@@ -430,7 +430,7 @@ class Engine:
                     upcoming = embedding(slices[number + 1])
                 results += await self._remember([drafts[i] for i in part], vectors, bulk=True)
         finally:
-            upcoming.cancel()
+            abandon(upcoming)
             self.bulk_writes -= 1
             if not self.bulk_writes:
                 self.bulk_done.set()
@@ -463,7 +463,7 @@ class Engine:
             await self.db(self.searcher.keyword_half, plan)
         except BaseException:
             planned.cancel()  # the vector half waits for no plan (none came, or too late)
-            vectors.cancel()
+            abandon(vectors)
             raise
         vector = await self.embedding.unless_closing(vectors)
         if cached is None and vector is not None:

@@ -80,7 +80,28 @@ def apply_bestpractice() -> None:
     global _bestpractice_applied
     if not _bestpractice_applied:
         apsw.bestpractice.apply(apsw.bestpractice.recommended)
+        apsw.config(apsw.SQLITE_CONFIG_LOG, _sqlite_log)  # in place of apsw's forwarding
         _bestpractice_applied = True
+
+
+_sqlite_log_target = logging.getLogger("memoryd.sqlite")
+
+
+def _sqlite_log(code: int, message: str) -> None:
+    """SQLite's own log, as apsw's best practice forwards it but under memoryd's name, and
+    with a statement prepared again after a schema change (SQLITE_SCHEMA) at debug level:
+    SQLite retries it by itself. It came once at every start (a connection's ``PRAGMA
+    optimize`` analyses the new tables) and read as a fault ("statement aborts at 16:
+    database schema has changed")."""
+    if code == apsw.SQLITE_SCHEMA:
+        level = logging.DEBUG
+    elif code & 0xFF in (apsw.SQLITE_WARNING, apsw.SQLITE_NOTICE):
+        level = logging.WARNING
+    else:
+        level = logging.ERROR
+    name = (apsw.mapping_extended_result_codes.get(code)
+            or apsw.mapping_result_codes.get(code & 0xFF, str(code)))
+    _sqlite_log_target.log(level, "SQLite: %s (%s)", message, name)
 
 
 @dataclass(frozen=True)
