@@ -31,7 +31,7 @@ from memoryd.embed import Embedder, load_embedder
 from memoryd.embed_threads import PIPELINE_SLICE, EmbedThreads, abandon
 from memoryd.errors import BadParamsError, UnavailableError, stopping_error
 from memoryd.params import Params
-from memoryd.progress import Throughput
+from memoryd.progress import Throughput, report
 from memoryd.redact import redact
 from memoryd.retrieval.search import Search, SearchPlan
 from memoryd.store import lexicon
@@ -404,6 +404,7 @@ class Engine:
         items = params.raw.get("entries")
         if not isinstance(items, list) or not 1 <= len(items) <= MAX_BATCH:
             raise BadParamsError(f"remember_many: entries must be a list of 1 to {MAX_BATCH} maps")
+        report(phase="embedding and storing entries", done=0, total=len(items))
         requests = [Params("remember_many", item) for item in items]
         texts = [redact_text(r) for r in requests]
         cached = await self.bulk_db(self.cached_vectors, texts)
@@ -429,6 +430,7 @@ class Engine:
                 if number + 1 < len(slices):
                     upcoming = embedding(slices[number + 1])
                 results += await self._remember([drafts[i] for i in part], vectors, bulk=True)
+                report(done=len(results))
         finally:
             abandon(upcoming)
             self.bulk_writes -= 1
