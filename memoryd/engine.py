@@ -93,6 +93,7 @@ class Engine:
         self.background: list[asyncio.Task[Any]] = []
         self.embedded = Throughput()  # backlog entries given a vector: the rate for an ETA
         self.backlog_since: float | None = None  # when the backfill found work to do
+        self.stretch_start = 0  # ``embedded.done`` then: the backlog's progress counts from it
         self.lexicon_at = 0  # the lexicon holds the words of the entries up to this rowid
         self.closing = False
 
@@ -308,7 +309,7 @@ class Engine:
             await self.backfill_wanted.wait()
             self.backfill_wanted.clear()
             stretch, began = self.embedded.done, time.monotonic()
-            self.backlog_since = time.time()
+            self.backlog_since, self.stretch_start = time.time(), stretch
             while True:
                 await self.bulk_done.wait()  # a client's bulk write goes first
                 rows = await self.db(self._next_backfill)

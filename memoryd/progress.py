@@ -60,7 +60,8 @@ class InitialIndexing:
     def __init__(self) -> None:
         self.started: float | None = None
         self.finished: float | None = None
-        self.total = 0
+        self.total = 0  # the files queued: new or changed since the last run
+        self.watched = 0  # the files the first scan found
         self.files = Throughput()
         self.entries = 0
         self._seen: set[str] = set()
@@ -96,6 +97,7 @@ class InitialIndexing:
         return {
             "done": done if self.finished is None else self.total,
             "total": self.total,
+            "watched": self.watched,
             "started": self.started,
             "finished": self.finished,
             "entries": self.entries,

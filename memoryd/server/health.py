@@ -272,8 +272,12 @@ class Health:
         config = self.daemon.config
         return {
             "health": {"state": worst(checks), "checks": [c for c in checks if c["status"] != OK]},
+            # "done": embedded since this backlog began, so that the share done never counts
+            # the whole store (it went backwards while files added entries: 96% → 65%)
             "embedding": {"rate_per_s": rate, "eta_s": engine.embedded.eta_s(backlog),
-                          "embedded": engine.embedded.done},
+                          "embedded": engine.embedded.done,
+                          "done": engine.embedded.done - engine.stretch_start
+                          if engine.backlog_since is not None else 0},
             "config_file": str(config.config_file),
             "log": log_location(),
         }
