@@ -1,7 +1,7 @@
 """`memory status` counts what is (N10): files written after start count for their source,
 a restart says how many files are watched (not "0 files"), the embedding share never counts the
 whole store, files written while memoryd runs show "indexing files x/y", and removing and adding
-a source again does not double its counters."""
+a source again does not double its counters. Malformed transcript lines warn briefly (L-j)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from conftest import run_cli, start_daemon, wait_until
 from memoryd_client.status_view import health_line
 from test_ingest import _one, eventually, user, write_lines
-
-from conftest import run_cli, start_daemon, wait_until
 
 
 def _source(client: Any, name: str) -> dict[str, Any]:
@@ -129,3 +128,39 @@ def test_removing_and_adding_a_source_again_does_not_double_its_counters(
     source = _source(client, "claude-transcripts")
     assert source["skipped"] == {"invalid_json": 1, "not_object": 1}  # was 2 and 2
     assert source["files"] == 1
+
+
+def test_a_malformed_transcript_line_warns_shortly_and_says_what_to_do(
+        memoryd_home: Path, daemon, client) -> None:
+    """L-j: two bad lines made status start with a 250-character warning, kept across
+    restarts, and doctor's fix sent the user to `memory status --sources`, which only counts
+    them again. Now the warning is short, doctor names the file and the lines' kinds and says
+    that nothing needs doing, and a day after the file last changed it is a note, not a
+    warning."""
+    transcripts = memoryd_home / "user/.claude/projects/-q"
+    transcripts.mkdir(parents=True)
+    path = transcripts / "t.jsonl"
+    write_lines(path, ["{not json at all", "[1, 2]", user("m1", "a question about tin cans")])
+    eventually(lambda: _one(client, "tin cans"))
+    line = health_line(client.status())
+    assert line == ("warning: skipped: 2 malformed lines skipped in t.jsonl (the rest of it is "
+                    "indexed); memory doctor says how to fix it · up to date")
+    report = json.loads(run_cli("doctor", "--json").stdout)
+    [skipped] = [c for c in report["checks"] if c["check"] == "skipped"]
+    assert skipped["fix"].startswith(f"nothing needs doing: {path}: 1 invalid_json, "
+                                     "1 not_object. ")
+    assert "memory status --sources" not in skipped["fix"]
+    store = daemon.daemon.engine.store  # the file last changed two days ago
+
+    def age() -> None:
+        store.db.execute("UPDATE files SET indexed = indexed - 2 * 86400 WHERE path = ?",
+                         (str(path),))
+
+    asyncio.run_coroutine_threadsafe(daemon.daemon.engine.db(age), daemon.loop).result(10)
+    status = client.status()
+    assert health_line(status).startswith("healthy")
+    report = json.loads(run_cli("doctor", "--json").stdout)
+    [skipped] = [c for c in report["checks"] if c["check"] == "skipped"]
+    assert skipped["status"] == "ok"
+    assert skipped["detail"].startswith("2 malformed lines skipped in t.jsonl, more than a day "
+                                        "ago: left as they are")
