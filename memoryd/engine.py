@@ -277,9 +277,9 @@ class Engine:
 
     def _load_lexicon(self, dim: int) -> None:
         assert self.store is not None
-        words = Lexicon(dim)
-        words.load(self.store.db)
         self.lexicon_at = lexicon.cursor(self.store.db)
+        words = Lexicon(dim, self.lexicon_at)
+        words.load(self.store.db)
         self.searcher.lexicon = words
 
     async def fill_lexicon(self) -> None:
@@ -521,6 +521,9 @@ class Engine:
                 "bytes": words.nbytes if words is not None else 0,
                 "entries_behind": lexicon.entries_after(self.store.db, self.lexicon_at)
                 if words is not None else None,
+                # a fill of this many entries or more is shown (`memory status`: "filling the
+                # word index"): search scores their hits without word alignment meanwhile
+                "shown_from": LEXICON_ENTRIES,
             },
         }
 

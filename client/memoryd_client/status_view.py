@@ -70,6 +70,12 @@ def health_line(status: dict[str, Any]) -> str:
     elif later and later.get("total"):
         indexing = True
         work.append(_fraction("indexing files", later["done"], later["total"], None))
+    lexicon = status.get("lexicon") or {}
+    behind = lexicon.get("entries_behind") or 0
+    if behind and behind >= lexicon.get("shown_from", 1):
+        total = sum((status.get("entries") or {}).values())
+        work.append(_fraction("filling the word index", max(total - behind, 0), total, None)
+                    if total >= behind else f"filling the word index ({behind:,} entries)")
     backlog = status.get("backlog") or 0
     if backlog:
         embedding = status.get("embedding") or {}

@@ -448,14 +448,20 @@ class Daemon:
             rss = int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
         except OSError:
             pass
+        behind = (status.get("lexicon") or {}).get("entries_behind") or 0
+        filling = behind >= status["lexicon"]["shown_from"]
         status = {
             "version": __version__,
             "pid": os.getpid(),
             "uptime_s": round(time.time() - self.started, 1),
             "socket": str(self.config.socket_path),
             "state_dir": str(self.config.state_dir),
-            "degraded": None if engine.embedder or engine.model_loading else "keyword-only",
-            "degraded_reason": engine.degraded_reason,
+            "degraded": None if engine.model_loading else "keyword-only" if not engine.embedder
+            else "word index filling" if filling else None,
+            "degraded_reason": engine.degraded_reason if not engine.embedder else
+            (f"the word index is being filled ({behind:,} entries to go): their hits are "
+             "scored without word alignment meanwhile, by a model fitted for that (less sure)"
+             if filling else None),
             "model_loading": engine.model_loading,
             "rss_bytes": rss,
             **status,
