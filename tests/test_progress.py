@@ -140,23 +140,23 @@ def test_the_library_reports_progress_and_a_request_without_the_flag_gets_its_re
     try:
         seen: list[dict[str, object]] = []
         entries = [{**json.loads(line), "force": True} for line in
-                   _import_file(memoryd_home / "a.jsonl", 100, "a").read_text().splitlines()]
+                   _import_file(memoryd_home / "a.jsonl", 200, "a").read_text().splitlines()]
         with Client(memoryd_home / "memoryd.sock", timeout_s=1, progress=seen.append) as c:
             reply = c.remember_many(entries)
         assert all(r["stored"] for r in reply["results"])
-        assert seen and all(f["method"] == "remember_many" and f["total"] == 100 for f in seen)
-        assert 0 <= min(f["done"] for f in seen) <= max(f["done"] for f in seen) <= 100
+        assert seen and all(f["method"] == "remember_many" and f["total"] == 200 for f in seen)
+        assert 0 <= min(f["done"] for f in seen) <= max(f["done"] for f in seen) <= 200
         # the protocol: progress frames only when asked for, with the request's id
         more = [json.loads(line) for line in
-                _import_file(memoryd_home / "b.jsonl", 120, "b").read_text().splitlines()]
-        for flag, batch in ((False, more[:60]), (True, more[60:])):
+                _import_file(memoryd_home / "b.jsonl", 300, "b").read_text().splitlines()]
+        for flag, batch in ((False, more[:100]), (True, more[100:])):
             with socket.socket(socket.AF_UNIX) as raw:
                 raw.connect(str(memoryd_home / "memoryd.sock"))
                 request = {"id": 7, "method": "remember_many", "params": {"entries": batch}}
                 raw.sendall(wire.pack({**request, "progress": True} if flag else request))
                 frames = _frames(raw)
             assert all(f["id"] == 7 for f in frames)
-            assert len(frames[-1]["result"]["results"]) == 60  # type: ignore[index]
+            assert len(frames[-1]["result"]["results"]) == len(batch)  # type: ignore[index]
             if flag:
                 assert len(frames) > 1 and all("progress" in f for f in frames[:-1])
             else:
