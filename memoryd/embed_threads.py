@@ -44,6 +44,14 @@ WORD_CACHE_SIZE = 4096
 PIPELINE_SLICE = 256
 
 
+def abandon(work: asyncio.Future[Any]) -> None:
+    """Give up work on a thread: cancelled, or, when it has already ended, its outcome taken
+    (an ``EmbeddingStopped`` nobody took was logged at shutdown as "Future exception was never
+    retrieved", with a traceback)."""
+    if not work.cancel() and not work.cancelled():
+        work.exception()
+
+
 class EmbedThreads:
     def __init__(self) -> None:
         self.bulk_thread = ThreadPoolExecutor(1, thread_name_prefix="memoryd-embed")
@@ -100,15 +108,18 @@ class EmbedThreads:
         """The result of work on a thread, or the "stopping" answer as soon as closing began
         (the thread finishes the batch; nobody waits for it)."""
         if self.closed.is_set():
-            work.cancel()
+            abandon(work)
             raise stopping_error()
         closing = asyncio.ensure_future(self.closed.wait())
         try:
             await asyncio.wait({work, closing}, return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:  # the caller was cancelled (a background task, at closing)
+            abandon(work)
+            raise
         finally:
             closing.cancel()
         if not work.done():
-            work.cancel()
+            abandon(work)
             raise stopping_error()
         try:
             return work.result()

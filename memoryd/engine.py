@@ -28,10 +28,10 @@ import numpy as np
 from memoryd.agents import rolled_up
 from memoryd.config import Config
 from memoryd.embed import Embedder, load_embedder
-from memoryd.embed_threads import PIPELINE_SLICE, EmbedThreads
+from memoryd.embed_threads import PIPELINE_SLICE, EmbedThreads, abandon
 from memoryd.errors import BadParamsError, UnavailableError, stopping_error
 from memoryd.params import Params
-from memoryd.progress import Throughput
+from memoryd.progress import Throughput, report
 from memoryd.redact import redact
 from memoryd.retrieval.search import Search, SearchPlan
 from memoryd.store import lexicon
@@ -97,6 +97,7 @@ class Engine:
         self.background: list[asyncio.Task[Any]] = []
         self.embedded = Throughput()  # backlog entries given a vector: the rate for an ETA
         self.backlog_since: float | None = None  # when the backfill found work to do
+        self.stretch_start = 0  # ``embedded.done`` then: the backlog's progress counts from it
         self.lexicon_at = 0  # the lexicon holds the words of the entries up to this rowid
         self.closing = False
 
@@ -301,9 +302,9 @@ class Engine:
 
     def _load_lexicon(self, dim: int) -> None:
         assert self.store is not None
-        words = Lexicon(dim)
-        words.load(self.store.db)
         self.lexicon_at = lexicon.cursor(self.store.db)
+        words = Lexicon(dim, self.lexicon_at)
+        words.load(self.store.db)
         self.searcher.lexicon = words
 
     async def fill_lexicon(self) -> None:
@@ -347,7 +348,7 @@ class Engine:
             await self.backfill_wanted.wait()
             self.backfill_wanted.clear()
             stretch, began = self.embedded.done, time.monotonic()
-            self.backlog_since = time.time()
+            self.backlog_since, self.stretch_start = time.time(), stretch
             while True:
                 await self.bulk_done.wait()  # a client's bulk write goes first
                 try:
@@ -454,6 +455,7 @@ class Engine:
         items = params.raw.get("entries")
         if not isinstance(items, list) or not 1 <= len(items) <= MAX_BATCH:
             raise BadParamsError(f"remember_many: entries must be a list of 1 to {MAX_BATCH} maps")
+        report(phase="embedding and storing entries", done=0, total=len(items))
         requests = [Params("remember_many", item) for item in items]
         texts = [redact_text(r) for r in requests]
         cached = await self.bulk_db(self.cached_vectors, texts)
@@ -479,8 +481,9 @@ class Engine:
                 if number + 1 < len(slices):
                     upcoming = embedding(slices[number + 1])
                 results += await self._remember([drafts[i] for i in part], vectors, bulk=True)
+                report(done=len(results))
         finally:
-            upcoming.cancel()
+            abandon(upcoming)
             self.bulk_writes -= 1
             if not self.bulk_writes:
                 self.bulk_done.set()
@@ -513,7 +516,7 @@ class Engine:
             await self.db(self.searcher.keyword_half, plan)
         except BaseException:
             planned.cancel()  # the vector half waits for no plan (none came, or too late)
-            vectors.cancel()
+            abandon(vectors)
             raise
         vector = await self.embedding.unless_closing(vectors)
         if cached is None and vector is not None:
@@ -568,6 +571,9 @@ class Engine:
                 "bytes": words.nbytes if words is not None else 0,
                 "entries_behind": lexicon.entries_after(self.store.db, self.lexicon_at)
                 if words is not None else None,
+                # a fill of this many entries or more is shown (`memory status`: "filling the
+                # word index"): search scores their hits without word alignment meanwhile
+                "shown_from": LEXICON_ENTRIES,
             },
         }
 

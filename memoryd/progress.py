@@ -1,8 +1,9 @@
 """How far along long work is, and how fast it goes: the initial indexing of watched files and
 the embedding of the vector backlog, for `memory status` ("indexing 1,234/5,000 (25%, ~2 min
-left)") and `memory doctor` (a backlog that does not move).
+left)") and `memory doctor` (a backlog that does not move); and how far a long request is
+(an import, a pass), for the client that asked (:func:`report`).
 
-Both are plain counters updated from one thread at a time; a rate is measured over the last
+The counters are updated from one thread at a time; a rate is measured over the last
 ``WINDOW_S`` seconds, so an estimate follows the current speed, not the average since start.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from contextvars import ContextVar, Token
 from typing import Any
 
 WINDOW_S = 60.0
@@ -58,7 +60,8 @@ class InitialIndexing:
     def __init__(self) -> None:
         self.started: float | None = None
         self.finished: float | None = None
-        self.total = 0
+        self.total = 0  # the files queued: new or changed since the last run
+        self.watched = 0  # the files the first scan found
         self.files = Throughput()
         self.entries = 0
         self._seen: set[str] = set()
@@ -94,6 +97,7 @@ class InitialIndexing:
         return {
             "done": done if self.finished is None else self.total,
             "total": self.total,
+            "watched": self.watched,
             "started": self.started,
             "finished": self.finished,
             "entries": self.entries,
@@ -101,3 +105,52 @@ class InitialIndexing:
             "duration_s": (self.finished - self.started)
             if self.finished is not None and self.started is not None else None,
         }
+
+
+# -- a request's progress, for the client that asked (wire: progress frames) -----------------
+
+#: How often a request that asked for progress is told it (wire.PROGRESS_METHODS): a frame
+#: every PROGRESS_EVERY_S while its handler works, changed or not, so that a client's idle
+#: timeout (the `memory` command's --timeout) is reset as long as the daemon works on it, and
+#: a daemon that stopped answering (SIGSTOP, a hung machine) still times out.
+PROGRESS_EVERY_S = 0.5
+
+
+class Reporter:
+    """What the request being answered is doing, as its handler reports it (:func:`report`);
+    the daemon sends it to the client in progress frames. Updated on the event loop only."""
+
+    def __init__(self, method: str) -> None:
+        self.fields: dict[str, Any] = {"what": method}
+
+    def update(self, **fields: Any) -> None:
+        self.fields.update(fields)
+
+    def frame(self) -> dict[str, Any]:
+        return {name: value for name, value in self.fields.items() if value is not None}
+
+
+_current: ContextVar[Reporter | None] = ContextVar("memoryd_progress", default=None)
+
+
+def report(*, what: str | None = None, phase: str | None = None, done: int | None = None,
+           total: int | None = None, counts: dict[str, int] | None = None) -> None:
+    """Tell the client of the request being answered how far it got: ``what`` is being done,
+    in which ``phase``, ``done`` of ``total`` units, and counts so far. Nothing when the client
+    did not ask for progress. Call it from the event loop (a thread does not see the request's
+    context)."""
+    reporter = _current.get()
+    if reporter is not None:
+        reporter.update(**{name: value for name, value in (
+            ("what", what), ("phase", phase), ("done", done), ("total", total),
+            ("counts", counts)) if value is not None})
+
+
+def reporting(reporter: Reporter) -> Token[Reporter | None]:
+    """Make ``reporter`` the current request's (undone with ``_current.reset``, see
+    :func:`stop_reporting`)."""
+    return _current.set(reporter)
+
+
+def stop_reporting(token: Token[Reporter | None]) -> None:
+    _current.reset(token)

@@ -274,9 +274,12 @@ def test_status_answers_is_it_healthy_and_is_it_done(memoryd_home, embedder, cap
     assert lines[0] == "healthy · up to date"
     assert f"config: {memoryd_home / 'config.toml'}" in lines
     assert any(line.startswith("log:") for line in lines)
-    assert any(line.startswith("initial indexing: done, 120 files, 120 entries in") for line in lines)
+    assert any(line.startswith("initial indexing: done, 120 files watched, 120 of them new or "
+                               "changed since the last run, 120 entries indexed, in")
+               for line in lines)
     finished = [r.getMessage() for r in caplog.records if "Initial indexing finished" in r.getMessage()]
-    assert len(finished) == 1 and finished[0].startswith("Initial indexing finished: 120 files")
+    assert len(finished) == 1 and finished[0].startswith(
+        "Initial indexing finished: 120 files watched, 120 of them new or changed")
     migrations = [r.getMessage() for r in caplog.records if "schema version" in r.getMessage()]
     assert migrations == [f"Database created at schema version {migrations[0].split()[-1]}"]
 
@@ -285,11 +288,13 @@ def test_status_shows_indexing_progress_with_an_estimate() -> None:
     from memoryd_client.status_view import health_line
 
     status = {"health": {"state": "ok", "checks": []}, "vectors": 250, "backlog": 750,
-              "embedding": {"eta_s": 95.0},
+              "embedding": {"eta_s": 95.0, "done": 250},
               "ingest": {"initial": {"started": time.time() - 10, "finished": None,
                                      "done": 1234, "total": 5000, "eta_s": 31.0}}}
     assert health_line(status) == ("healthy · indexing files 1,234/5,000 (24%, ~31 s left) · "
-                                   "embedding 250/1,000 (25%, ~2 min left)")
+                                   "embedding 250 done, 750 waiting")
+    status["ingest"]["initial"]["finished"] = time.time()
+    assert health_line(status) == "healthy · embedding 250/1,000 (25%, ~2 min left)"
 
 
 def test_second_daemon_refused_without_a_stop_line(daemon) -> None:

@@ -138,3 +138,38 @@ def test_sigterm_during_a_bulk_write_being_embedded(memoryd_home: Path) -> None:
     thread.join(timeout=30)
     assert "ok" in reply or reply.get("error") == "unavailable", reply
     assert "Traceback" not in log.read_text()
+
+
+def test_a_fresh_start_and_a_stop_right_after_writes_log_no_noise(memoryd_home: Path) -> None:
+    """The newcomer's L-l and R14: a fresh start logged SQLite's "statement aborts at 16:
+    database schema has changed" (a statement SQLite prepares again by itself), and a stop
+    right after a bulk write, while the lexicon embedded its new words, logged "Future
+    exception was never retrieved … EmbeddingStopped" with a traceback. The log of a start,
+    writes and a stop holds neither, nor any traceback."""
+    log = memoryd_home / "daemon.log"
+    with log.open("ab") as stderr:
+        proc = subprocess.Popen([sys.executable, "-m", "memoryd", "serve"], env=os.environ.copy(),
+                                stdout=subprocess.DEVNULL, stderr=stderr)
+    sock = memoryd_home / "memoryd.sock"
+
+    def ready() -> bool:
+        try:
+            with Client(sock, timeout_s=5) as c:
+                return bool(c.status()["vector_index"]["ready"])
+        except MemorydError:
+            return False
+
+    try:
+        wait_until(ready, 120)
+        with Client(sock, timeout_s=60) as c:  # words the lexicon then embeds in the background
+            c.remember_many([{"agent": "a", "category": "notes", "text": f"note {i} about "
+                              + " ".join(f"{chr(97 + i % 26)}word{chr(97 + j)}xq" for j in range(8))}
+                             for i in range(300)])
+            c.remember("a", "notes", "the staging database listens on port 6543")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=TIMEOUT_STOP_S) == 0
+    text = log.read_text()
+    assert "memoryd stopped." in text
+    for noise in ("SQLITE_LOG", "schema has changed", "never retrieved", "Traceback", "ERROR"):
+        assert noise not in text, text

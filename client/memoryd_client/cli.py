@@ -37,6 +37,12 @@ PASS_COMMANDS = ("pass", "undo", "promote", "notebook")  # memoryd_client.pass_c
 LIST_COMMANDS = ("list", "recent", "export", "import")  # memoryd_client.list_commands
 #: Global options that take a value (so that the command can be found after them).
 VALUE_OPTIONS = ("--socket", "--timeout")
+#: Commands whose requests can take long: on a terminal they show the daemon's progress on
+#: one line of stderr (memoryd_client.progress_view).
+PROGRESS_COMMANDS = ("import", "pass", "undo", "promote", "notebook", "purge", "sources",
+                     "reload", "extract")
+#: The progress line being shown (taken away before anything else is printed).
+_progress: Any = None
 
 
 #: Commands parsed without argparse when their arguments are plain: argparse (with the re,
@@ -346,7 +352,13 @@ def run(args: argparse.Namespace, client: Client) -> int:
     raise AssertionError(command)  # argparse guarantees a known command
 
 
+def _clear_progress() -> None:
+    if _progress is not None:
+        _progress.clear()
+
+
 def _emit(args: argparse.Namespace, result: Any, show: Any) -> None:
+    _clear_progress()
     if args.json:
         import json  # not at the top: a hook process goes through this module and needs no json
 
@@ -362,6 +374,7 @@ def _wants_json(argv: list[str]) -> bool:
 
 def _fail(as_json: bool, code: str, message: str, exit_code: int) -> int:
     """Report a failure: JSON on stdout under --json, else text on stderr."""
+    _clear_progress()
     if as_json:
         import json
 
@@ -500,11 +513,17 @@ def main(argv: list[str] | None = None) -> int:
         return run_mcp(args.agent)
     from memoryd_client.client import Client
 
+    global _progress
+    if args.command in PROGRESS_COMMANDS and not args.json and sys.stderr.isatty():
+        from memoryd_client.progress_view import ProgressLine
+
+        _progress = ProgressLine()
     try:
         # a person typing is the "terminal" channel (feedback, release); a script or an
         # agent's shell is "cli" (memoryd.server.binding)
         channel = "terminal" if sys.stdin is not None and sys.stdin.isatty() else "cli"
-        with Client(args.socket, timeout_s=args.timeout, channel=channel) as client:
+        with Client(args.socket, timeout_s=args.timeout, channel=channel,
+                    progress=_progress) as client:
             return run(args, client)
     except UsageError as exc:
         return _fail(args.json, "usage", exc.message, USAGE)

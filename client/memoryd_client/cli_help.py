@@ -82,7 +82,8 @@ COMMANDS: dict[str, tuple[tuple[str, ...], str]] = {
     "export": (("memory export > memory.jsonl", "memory export --agent designer --since 30d -o designer.jsonl"),
                "0 exported"),
     "import": (("memory import memory.jsonl", "memory export | MEMORYD_HOME=/new memory import -"),
-               "0 every line stored or already there; 1 some lines refused (each is named)"),
+               ("0 every line stored or already there; 1 some lines refused (each is named); "
+                "after a 3 running it again is safe")),
     "pass": (("memory pass list", "memory pass run consolidate --dry-run", "memory pass show"),
              "0 done; 1 failed"),
     "pass list": (("memory pass list",), "0 done"),

@@ -20,6 +20,12 @@ is not injected in every other repository. ``Client(cwd=DIR)`` names another dir
 ``project=`` or ``is_global=True`` decide. ``remember_many`` takes each entry's own ``cwd`` or
 ``project`` (an import carries them) and adds none. Relative paths (``cwd``, ``project``) are
 taken from the client's working directory, not the daemon's.
+
+Requests that can take long (an import, a pass, a purge: ``wire.PROGRESS_METHODS``) ask the
+daemon for progress frames: ``timeout_s`` is then how long the client waits for the next frame,
+not for the whole call, so a long import goes on as long as the daemon works on it, and a
+daemon that stops answering still times out. ``progress``, a callable, is given each frame
+({"method", "what", "phase", "done", "total", "counts"}; all but the first two optional).
 """
 
 from __future__ import annotations
@@ -43,7 +49,7 @@ from memoryd_client.paths import socket_origin, socket_text
 
 if TYPE_CHECKING:
     import asyncio
-    from collections.abc import Callable
+    from collections.abc import Awaitable, Callable
     from typing import Any, TypeVar
 
     T = TypeVar("T")
@@ -102,6 +108,26 @@ def _result(reply: dict[str, Any], request_id: int) -> Any:
     return reply.get("result")
 
 
+def _silent(method: str, timeout_s: float, path: str) -> DaemonUnreachableError:
+    if method in wire.PROGRESS_METHODS:
+        return DaemonUnreachableError(
+            f"memoryd sent nothing for {timeout_s:g} s while answering {method!r} (no progress, "
+            f"no reply) on {path}: it is stopped, hung or overloaded")
+    return DaemonUnreachableError(
+        f"memoryd did not answer {method!r} within {timeout_s:g} s on {path}")
+
+
+def combined(parts: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    """One view of the progress of a call sent as several requests (a remember_many of several
+    agents, one request per agent's connection): their done and total added up."""
+    frames = list(parts.values())
+    view = dict(frames[-1])
+    for field in ("done", "total"):
+        values = [f.get(field) for f in frames]
+        view[field] = sum(values) if all(isinstance(v, int) for v in values) else None
+    return {k: v for k, v in view.items() if v is not None}
+
+
 def _unreachable(path: str, exc: OSError) -> DaemonUnreachableError:
     from memoryd_client.service_probe import start_hint  # names commands that work from here
 
@@ -145,6 +171,18 @@ def agent_groups(entries: list[dict[str, Any]]) -> dict[str | None, list[int]]:
         agent = entry.get("agent") if isinstance(entry, dict) else None
         groups.setdefault(agent if isinstance(agent, str) else None, []).append(i)
     return groups
+
+
+def _request(request_id: int, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
+    request = {"id": request_id, "method": method, "params": params or {}}
+    if method in wire.PROGRESS_METHODS:
+        request["progress"] = True
+    return request
+
+
+def _is_progress(message: dict[str, Any], request_id: int) -> bool:
+    return (message.get("id") == request_id and isinstance(message.get("progress"), dict)
+            and "result" not in message and "error" not in message)
 
 
 class _Methods:
@@ -365,14 +403,17 @@ class Client(_Methods):
 
     def __init__(self, path: str | os.PathLike[str] | None = None,
                  timeout_s: float = DEFAULT_TIMEOUT_S, *, agent: str | None = None,
-                 channel: str = "api", cwd: str | os.PathLike[str] | None = "."):
+                 channel: str = "api", cwd: str | os.PathLike[str] | None = ".",
+                 progress: Callable[[dict[str, Any]], None] | None = None):
         self.path = os.fspath(path) if path is not None else socket_text()
         self.timeout_s = timeout_s
         self.agent = agent
         self.channel = channel
         self.cwd = _client_cwd(cwd)
+        self.progress = progress
         self._socks: dict[str | None, _socket.socket] = {}
         self._ids = itertools.count(1)
+        self._parts: dict[int, dict[str, Any]] = {}  # the progress of the call's requests
 
     def __enter__(self) -> Client:
         return self
@@ -408,11 +449,19 @@ class Client(_Methods):
                     {"agent": agent, "channel": self.channel})})
         return sock, bind
 
-    def _reply(self, sock: _socket.socket, request_id: int) -> Any:
-        length = wire.frame_length(self._read_exact(sock, wire.HEADER.size))
-        if length > wire.MAX_FRAME_BYTES:
-            raise BadFrameError(f"reply of {length} bytes exceeds the frame limit")
-        return _result(wire.unpack(self._read_exact(sock, length)), request_id)
+    def _reply(self, sock: _socket.socket, request_id: int, method: str = "") -> Any:
+        """The reply to a request, past its progress frames (each recv waits ``timeout_s``
+        at most: a frame resets the wait)."""
+        while True:
+            length = wire.frame_length(self._read_exact(sock, wire.HEADER.size))
+            if length > wire.MAX_FRAME_BYTES:
+                raise BadFrameError(f"reply of {length} bytes exceeds the frame limit")
+            message = wire.unpack(self._read_exact(sock, length))
+            if not _is_progress(message, request_id):
+                return _result(message, request_id)
+            if self.progress is not None:
+                self._parts[request_id] = message["progress"]
+                self.progress({"method": method, **combined(self._parts)})
 
     def _read_exact(self, sock: _socket.socket, n: int) -> bytes:
         chunks = bytearray()
@@ -433,7 +482,8 @@ class Client(_Methods):
         return self._exchange(self.agent or write_agent(method, params), method, params)
 
     def _exchange(self, agent: str | None, method: str, params: dict[str, Any] | None) -> Any:
-        return self._guarded(method, lambda: self._answer(*self._send(agent, method, params)))
+        return self._guarded(method, lambda: self._answer(*self._send(agent, method, params),
+                                                          method))
 
     def _remember_groups(self, entries: list[dict[str, Any]], groups: dict[Any, list[int]]) -> Any:
         """Each agent's entries over its connection, all sent before any answer is read: the
@@ -448,7 +498,7 @@ class Client(_Methods):
                 sent.append((positions, self._send(write_agent("remember_many", params),
                                                    "remember_many", params)))
             for positions, request in sent:
-                _place(results, positions, self._answer(*request))
+                _place(results, positions, self._answer(*request, "remember_many"))
 
         self._guarded("remember_many", exchange)
         return {"results": results}
@@ -456,26 +506,26 @@ class Client(_Methods):
     def _send(self, agent: str | None, method: str, params: dict[str, Any] | None
               ) -> tuple[_socket.socket, int, tuple[int, bytes] | None]:
         request_id = next(self._ids)
-        frame = wire.pack({"id": request_id, "method": method, "params": params or {}})
+        frame = wire.pack(_request(request_id, method, params))
         sock, bind = self._connect(agent)
         sock.sendall(bind[1] + frame if bind else frame)
         return sock, request_id, bind
 
-    def _answer(self, sock: _socket.socket, request_id: int, bind: tuple[int, bytes] | None) -> Any:
+    def _answer(self, sock: _socket.socket, request_id: int, bind: tuple[int, bytes] | None,
+                method: str = "") -> Any:
         if bind:
             self._reply(sock, bind[0])  # raises the bind's refusal
-        return self._reply(sock, request_id)
+        return self._reply(sock, request_id, method)
 
     def _guarded(self, method: str, exchange: Callable[[], T]) -> T:
         """What an exchange raises, as the client's errors; the connections closed after any
         (a reply left unread would answer the next request)."""
+        self._parts.clear()
         try:
             return exchange()
         except TimeoutError:
             self.close()
-            raise DaemonUnreachableError(
-                f"memoryd did not answer {method!r} within {self.timeout_s:g} s on {self.path}"
-            ) from None
+            raise _silent(method, self.timeout_s, self.path) from None
         except MemorydError:
             self.close()
             raise
@@ -490,7 +540,8 @@ class AsyncClient(_Methods):
 
     def __init__(self, path: str | os.PathLike[str] | None = None,
                  timeout_s: float = DEFAULT_TIMEOUT_S, *, agent: str | None = None,
-                 channel: str = "api", cwd: str | os.PathLike[str] | None = "."):
+                 channel: str = "api", cwd: str | os.PathLike[str] | None = ".",
+                 progress: Callable[[dict[str, Any]], None] | None = None):
         import asyncio
 
         self.path = os.fspath(path) if path is not None else socket_text()
@@ -498,6 +549,8 @@ class AsyncClient(_Methods):
         self.agent = agent
         self.channel = channel
         self.cwd = _client_cwd(cwd)
+        self.progress = progress
+        self._parts: dict[int, dict[str, Any]] = {}
         self._streams: dict[str | None, tuple[asyncio.StreamReader, asyncio.StreamWriter]] = {}
         self._lock = asyncio.Lock()
         self._ids = itertools.count(1)
@@ -527,14 +580,23 @@ class AsyncClient(_Methods):
                         self._call(None, "get", {"id": params["id"]}), self.timeout_s)
                     params = {**params, "agent": owner["agent"]}
                 agent = self.agent or write_agent(method, params)
-                return await asyncio.wait_for(self._call(agent, method, params), self.timeout_s)
+                self._parts.clear()
+                return await self._within(self._call(agent, method, params), method)
             except TimeoutError:
                 raise await self._timed_out(method) from None
 
+    async def _within(self, call: Awaitable[T], method: str) -> T:
+        """A call within the timeout; one with progress frames waits ``timeout_s`` for each
+        frame instead (``_call`` times each read)."""
+        import asyncio
+
+        if method in wire.PROGRESS_METHODS:
+            return await call
+        return await asyncio.wait_for(call, self.timeout_s)
+
     async def _timed_out(self, method: str) -> DaemonUnreachableError:
         await self.close()
-        return DaemonUnreachableError(
-            f"memoryd did not answer {method!r} within {self.timeout_s:g} s on {self.path}")
+        return _silent(method, self.timeout_s, self.path)
 
     async def _remember_groups(self, entries: list[dict[str, Any]],  # type: ignore[override]
                                groups: dict[Any, list[int]]) -> Any:
@@ -544,10 +606,11 @@ class AsyncClient(_Methods):
         requests = [(positions, {"entries": [entries[i] for i in positions]})
                     for positions in groups.values()]
         async with self._lock:
+            self._parts.clear()
             try:
-                replies = await asyncio.wait_for(asyncio.gather(*(
+                replies = await self._within(asyncio.gather(*(
                     self._call(write_agent("remember_many", params), "remember_many", params)
-                    for _, params in requests)), self.timeout_s)
+                    for _, params in requests)), "remember_many")
             except TimeoutError:
                 raise await self._timed_out("remember_many") from None
             except MemorydError:
@@ -574,13 +637,21 @@ class AsyncClient(_Methods):
                 await self._call(agent, "bind", _drop_none({"agent": agent, "channel": self.channel}))
         reader, writer = self._streams[agent]
         request_id = next(self._ids)
+        timeout = self.timeout_s
         try:
-            writer.write(wire.pack({"id": request_id, "method": method, "params": params or {}}))
+            writer.write(wire.pack(_request(request_id, method, params)))
             await writer.drain()
-            length = wire.frame_length(await reader.readexactly(wire.HEADER.size))
-            if length > wire.MAX_FRAME_BYTES:
-                raise BadFrameError(f"reply of {length} bytes exceeds the frame limit")
-            reply = wire.unpack(await reader.readexactly(length))
+            while True:
+                header = await asyncio.wait_for(reader.readexactly(wire.HEADER.size), timeout)
+                length = wire.frame_length(header)
+                if length > wire.MAX_FRAME_BYTES:
+                    raise BadFrameError(f"reply of {length} bytes exceeds the frame limit")
+                reply = wire.unpack(await asyncio.wait_for(reader.readexactly(length), timeout))
+                if not _is_progress(reply, request_id):
+                    break
+                if self.progress is not None:
+                    self._parts[request_id] = reply["progress"]
+                    self.progress({"method": method, **combined(self._parts)})
         except asyncio.IncompleteReadError:
             await self.close()
             raise DaemonUnreachableError(f"memoryd closed the connection on {self.path}") from None

@@ -79,7 +79,9 @@ def add_parsers(add_command: Callable[..., Any], common: argparse.ArgumentParser
         "duplicates are not stored again (importing twice changes nothing), near duplicates "
         "are kept (they were kept where they came from), and every entry goes to the agent's "
         "ledger and journal (via: import). Entries that are not active, and entries indexed from "
-        "watched files (watch their files instead), are skipped and counted.")
+        "watched files (watch their files instead), are skipped and counted. A terminal "
+        "shows how far it is; the command waits as long as the daemon reports progress, and "
+        "if the daemon stops answering (exit 3), running it again is safe.")
     imports.add_argument("file", metavar="FILE", help="a JSONL file, or - for standard input")
 
 
@@ -179,18 +181,31 @@ def export(args: argparse.Namespace, client: Client) -> int:
 def import_file(args: argparse.Namespace, client: Client, emit: Callable[..., None]) -> int:
     import json
 
-    from memoryd_client.errors import BadParamsError, ForbiddenError
+    from memoryd_client.errors import BadParamsError, DaemonUnreachableError, ForbiddenError
 
     counts = {"stored": 0, "duplicate": 0, "skipped_inactive": 0, "skipped_watched": 0,
               "refused": 0}
+    progress = client.progress  # the terminal's progress line (memoryd_client.progress_view)
+    if progress is not None:
+        progress.prefix = f"importing {args.file}"
+        progress.total = _lines(args.file)
+    lines_sent = read = 0  # the lines before the batch being sent; the lines read
     refused: list[dict[str, Any]] = []
     batch: list[tuple[int, dict[str, Any]]] = []
 
     def flush() -> None:
+        nonlocal lines_sent
         if not batch:
             return
+        if progress is not None:
+            progress.offset = lines_sent
         try:
             results = client.remember_many([item for _, item in batch])["results"]
+        except DaemonUnreachableError as exc:
+            raise DaemonUnreachableError(
+                f"{exc.message}. The entries sent before it stopped may be stored: running "
+                f"`memory import {args.file}` again is safe (entries already there are not "
+                f"stored twice; a longer --timeout waits longer)") from None
         except (BadParamsError, ForbiddenError):  # one bad entry refuses the batch (feedback
             results = []                            # not from a terminal): find it, keep the others
             for number, item in batch:
@@ -207,12 +222,14 @@ def import_file(args: argparse.Namespace, client: Client, emit: Callable[..., No
             else:
                 counts["duplicate"] += 1
         batch.clear()
+        lines_sent = read
 
     source: TextIO = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")
     try:
         for number, line in enumerate(source, 1):
             if not line.strip():
                 continue
+            read += 1
             try:
                 entry = json.loads(line)
             except ValueError as exc:
@@ -252,3 +269,10 @@ def import_file(args: argparse.Namespace, client: Client, emit: Callable[..., No
     emit(args, result, show)
     return 1 if counts["refused"] else 0
 
+
+def _lines(path: str) -> int | None:
+    """The non-empty lines of the file to import, for the progress line (None: stdin)."""
+    if path == "-":
+        return None
+    with open(path, "rb") as source:
+        return sum(1 for line in source if line.strip())

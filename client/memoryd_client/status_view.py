@@ -59,16 +59,31 @@ def health_line(status: dict[str, Any]) -> str:
     work = []
     if status.get("model_loading"):
         work.append("loading the model")
-    initial = (status.get("ingest") or {}).get("initial") or {}
-    if initial.get("started") and initial.get("finished") is None:
+    ingest = status.get("ingest") or {}
+    initial = ingest.get("initial") or {}
+    later = ingest.get("indexing")  # files written while memoryd runs
+    indexing = initial.get("started") and initial.get("finished") is None
+    if indexing:
         work.append(_fraction("indexing files", initial.get("done", 0), initial["total"],
                               initial.get("eta_s")) if initial.get("total") else
                     "scanning the watched files")
+    elif later and later.get("total"):
+        indexing = True
+        work.append(_fraction("indexing files", later["done"], later["total"], None))
+    lexicon = status.get("lexicon") or {}
+    behind = lexicon.get("entries_behind") or 0
+    if behind and behind >= lexicon.get("shown_from", 1):
+        total = sum((status.get("entries") or {}).values())
+        work.append(_fraction("filling the word index", max(total - behind, 0), total, None)
+                    if total >= behind else f"filling the word index ({behind:,} entries)")
     backlog = status.get("backlog") or 0
     if backlog:
-        vectors = status.get("vectors") or 0
-        work.append(_fraction("embedding", vectors, vectors + backlog,
-                              (status.get("embedding") or {}).get("eta_s")))
+        embedding = status.get("embedding") or {}
+        done = embedding.get("done") or 0
+        if indexing:  # files still add entries: a share of a total that grows would shrink
+            work.append(f"embedding {done:,} done, {backlog:,} waiting")
+        else:
+            work.append(_fraction("embedding", done, done + backlog, embedding.get("eta_s")))
     return " · ".join([verdict, *(work or ["up to date"])])
 
 
@@ -101,8 +116,12 @@ def print_status(status: dict[str, Any]) -> None:
               f"queue {ingest['queue']}" + (f", {problems} with problems" if problems else ""))
         initial = ingest.get("initial") or {}
         if initial.get("finished") is not None:
-            print(f"initial indexing: done, {initial['total']:,} files, {initial['entries']:,} "
-                  f"entries in {duration(initial.get('duration_s'))} "
+            watched = initial.get("watched")
+            files = (f"{watched:,} files watched, {initial['total']:,} of them new or changed "
+                     "since the last run" if watched is not None else
+                     f"{initial['total']:,} files")  # a daemon from before "watched"
+            print(f"initial indexing: done, {files}, {initial['entries']:,} entries indexed, "
+                  f"in {duration(initial.get('duration_s'))} "
                   f"(finished {time.strftime('%H:%M', time.localtime(initial['finished']))})")
     if status.get("rss_bytes"):
         print(f"memory: {status['rss_bytes'] / 1e6:.0f} MB RSS")

@@ -150,4 +150,5 @@ def print_hits(result: dict[str, Any], show_all: bool = True) -> None:
         print(f"no match ({hint})", file=sys.stderr)
     note_unknown_agents(result)
     if result.get("degraded"):
-        print("(keyword-only: the embedding model is not loaded)", file=sys.stderr)
+        print(f"({result.get('degraded_reason') or 'keyword-only: the embedding model is not loaded'})",
+              file=sys.stderr)

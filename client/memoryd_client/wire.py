@@ -3,11 +3,20 @@
 A frame is a 4-byte big-endian unsigned length followed by that many bytes of msgpack, which
 must decode to a map.
 
-    request  {"id": int, "method": str, "params": map}
+    request  {"id": int, "method": str, "params": map, "progress": bool (optional)}
     reply    {"id": int, "result": any}
           or {"id": int, "error": {"code": str, "message": str}}
+    progress {"id": int, "progress": {"what": str, "phase": str, "done": int, "total": int,
+                                      "counts": map}}   (every field but "what" optional)
 
 The error codes are the ``code`` attributes of the classes in :mod:`memoryd_client.errors`.
+
+A request with ``"progress": true`` is answered, while the daemon works on it, by progress
+frames with its id, one every ~0.5 s (changed or not), then by its reply: a client waits as
+long as they come (its timeout is an idle timeout, reset by each frame), and a daemon that
+stops answering still times out. A request without it gets its reply alone, as before (a
+daemon that predates progress frames ignores the flag, so a new client works with it too).
+Clients ask for progress on the requests that can take long (:data:`PROGRESS_METHODS`).
 
 A connection binds to one agent, once: with ``{"method": "bind", "params": {"agent": …,
 "channel": …}}`` or, failing that, through the ``agent`` of its first write. Every write on
@@ -80,6 +89,10 @@ PARAMS: dict[str, frozenset[str]] = {
     "purge": frozenset({"agent", "since", "match", "confirm"}),
     "release": frozenset({"id", "agent"}),
 }
+#: Requests that can take long (a big import, a pass over a big store, a purge, a source's
+#: first scan): clients ask for progress frames on them.
+PROGRESS_METHODS = frozenset({"remember_many", "pass_run", "undo", "promote_accept",
+                              "notebook_check", "purge", "sources", "reload", "extract"})
 #: Who a connection says it is: the Python library or a program speaking the protocol (api),
 #: the `memory` command at a terminal (terminal) or not (cli: a script, an agent's shell),
 #: the MCP server (mcp), an agent's lifecycle hook (hook).

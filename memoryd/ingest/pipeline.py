@@ -110,6 +110,12 @@ class Ingest:
         self.home = Path.home()
         self.sources, self.projects = configured_sources(config)
         self.stats = {s.name: SourceStats() for s in self.sources}
+        #: each source's files, as the last scan found them and the watcher since (``files``
+        #: of its stats): a file written after the scan counts at once
+        self.files: dict[str, set[str]] = {}
+        #: the files queued since the queue was last empty, and how many of them are done:
+        #: `memory status` says "indexing files x/y" for files written while memoryd runs too
+        self.indexing = [0, 0]
         self.thread = ThreadPoolExecutor(1, thread_name_prefix="memoryd-ingest")
         self.pending: dict[str, None] = {}
         self.wakeup = asyncio.Event()
@@ -142,6 +148,10 @@ class Ingest:
         """New configuration: new sources, a new watcher, a rescan."""
         self.config = config
         self.sources, self.projects = configured_sources(config)
+        names = {source.name for source in self.sources}
+        for gone in set(self.stats) - names:  # removed: added again, it counts from nothing
+            del self.stats[gone]
+            self.files.pop(gone, None)
         for source in self.sources:
             self.stats.setdefault(source.name, SourceStats())
         self.transcripts.clear()
@@ -151,6 +161,9 @@ class Ingest:
 
     def enqueue(self, paths: list[str]) -> None:
         new = [path for path in paths if path not in self.pending]
+        if not self.pending and self.indexing[0] >= self.indexing[1]:
+            self.indexing = [0, 0]  # a new stretch of work
+        self.indexing[1] += len(new)
         self.initial.queued(new)
         for path in new:
             self.pending[path] = None
@@ -171,6 +184,7 @@ class Ingest:
                 except Exception:
                     log.exception("Ingesting a batch failed; continuing.")
                 self.initial.processed(len(batch), self._entries_added() - added)
+                self.indexing[0] = min(self.indexing[0] + len(batch), self.indexing[1])
                 self.on_indexed()
             self._initial_done()
 
@@ -181,7 +195,8 @@ class Ingest:
         """Log once when the files of the first scan are indexed."""
         if self.initial_scanned and self.initial.active and not self.pending:
             took = self.initial.finish()
-            log.info("Initial indexing finished: %d files, %d entries in %.1f s.",
+            log.info("Initial indexing finished: %d files watched, %d of them new or changed "
+                     "since the last run, %d entries, in %.1f s.", self.initial.watched,
                      self.initial.total, self.initial.entries, took)
 
     def match(self, path: str) -> tuple[Source, str] | None:
@@ -247,6 +262,7 @@ class Ingest:
                 self._refuse_outside_link(path)
                 continue
             source, agent = matched
+            self._count_file(source.name, path)
             try:
                 facts = stat_facts(Path(path), source.name, source.kind, agent,
                                    self.projects.get(source.name))
@@ -270,10 +286,22 @@ class Ingest:
                 self._account(result.facts, change, result.error or "; ".join(result.notes) or None)
             done += len(changes)
         for path in gone:
+            self._count_file(None, path)
             self.transcripts.pop(path, None)
             changes = await self.db(self.indexer.remove_file, path)
             if changes.removed:
                 log.info("%s is gone: removed %d entries.", path, changes.removed)
+
+    def _count_file(self, source: str | None, path: str) -> None:
+        """A file of ``source`` is there (None: it is gone): its source's file count."""
+        for name, paths in self.files.items():
+            if name != source and path in paths:
+                paths.discard(path)
+                self.stats[name].files = len(paths)
+        if source is not None and source in self.stats:
+            paths = self.files.setdefault(source, set())
+            paths.add(path)
+            self.stats[source].files = len(paths)
 
     def _apply_memory(self, results: list[MemoryFileRead]) -> list[Changes]:
         """Apply parsed files until APPLY_SLICE_S has passed (at least one)."""
@@ -374,12 +402,17 @@ class Ingest:
             queued = [path for path, facts in found.items()
                       if known.get(path) != facts and path not in self.pending]
             queued += [path for path in known if path not in found and path not in self.pending]
-            for source_name in self.stats:
-                self.stats[source_name].files = 0
+            files: dict[str, set[str]] = {name: set() for name in self.stats}
             for path in found:
                 matched = self.match(path)
                 if matched:
-                    self.stats[matched[0].name].files += 1
+                    files.setdefault(matched[0].name, set()).add(path)
+            self.files = files
+            for name, paths in files.items():
+                if name in self.stats:
+                    self.stats[name].files = len(paths)
+            if self.initial.finished is None:
+                self.initial.watched = len(found)
             self.enqueue(queued)
             return len(queued)
         finally:
@@ -498,6 +531,8 @@ class Ingest:
             "queue": len(self.pending),
             "scanning": self.scanning,
             "initial": self.initial.snapshot(),
+            "indexing": {"done": self.indexing[0], "total": self.indexing[1]}
+            if self.indexing[0] < self.indexing[1] else None,
             "roots": [str(r) for r in self.roots],
             "sources": [
                 {"name": s.name, "path": s.path, "kind": s.kind, "format": s.format,

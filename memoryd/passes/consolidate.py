@@ -177,7 +177,10 @@ def run(ctx: PassContext) -> Iterator[Any]:
     record["time"] = time.time()
     groups = yield from _changed(ctx, since, record["id"])
     waiting: list[int] = []  # changed, but without a vector yet: the next run looks again
+    total, done = sum(len(changed) for changed in groups.values()), 0
     for (agent, project), changed in groups.items():
+        ctx.progress("comparing entries", done, total)
+        done += len(changed)
         yield
         superseded: set[str] = set()
         keyed = yield from _keyed(ctx, agent, project, changed)

@@ -47,6 +47,7 @@ from memoryd.passes.journal import (
 )
 from memoryd.passes.steps import Collect, Offload, in_thread
 from memoryd.passes.user_files import commit, through_links
+from memoryd.progress import report
 from memoryd.store.database import SELECT_ENTRY, row_to_entry
 
 if TYPE_CHECKING:
@@ -104,6 +105,8 @@ class PassContext:
         self.touched: list[Path] = []
         self.problems: list[dict[str, str]] = []
         self._promoted: set[str] | None = None
+        #: how far the pass is, for the client that asked (``progress``)
+        self.stage: dict[str, Any] = {}
 
     @property
     def run_name(self) -> str:
@@ -141,6 +144,11 @@ class PassContext:
             sql += " AND project=?"
             params.append(self.project)
         return sql, params
+
+    def progress(self, phase: str, done: int, total: int) -> None:
+        """Say how far the pass is (``done`` of ``total`` units of ``phase``): the client that
+        ran it sees it while it runs, beside the run's counts so far."""
+        self.stage = {"phase": phase, "done": done, "total": total}
 
     def count(self, key: str, n: int = 1) -> None:
         self.run.counts[key] = self.run.counts.get(key, 0) + n
@@ -350,8 +358,13 @@ class Passes:
                 ctx = PassContext(self, run, agent, project, set(paths) if paths else None,
                                   extra)
                 longest = LongestStep()
+                report(what=f"{name} {run_name(run.run)}")
+
+                def progressed(ctx: PassContext = ctx) -> None:
+                    report(counts=dict(ctx.run.counts), **ctx.stage)
+
                 try:
-                    await self._drive(body(ctx), longest)
+                    await self._drive(body(ctx), longest, progressed)
                 except asyncio.CancelledError:
                     # the daemon is stopping: the next start marks the run interrupted when
                     # this cannot (the "stopping" answer must not swallow the cancellation, or
@@ -409,12 +422,14 @@ class Passes:
         return {"run": run_name(run.run), "pass": run.name, "dry_run": run.dry_run,
                 "status": run.status, "counts": run.counts}
 
-    async def _drive(self, steps: Generator[Any, Any, Any], longest: LongestStep) -> None:
+    async def _drive(self, steps: Generator[Any, Any, Any], longest: LongestStep,
+                     progressed: Callable[[], None] = lambda: None) -> None:
         value: Any = None
         started: list[asyncio.Future[Any]] = []
         try:
             while True:
                 done, step = await self.background(_slice, steps, value, longest)
+                progressed()
                 if done:
                     return
                 if isinstance(step, Offload) and step.wait:
@@ -624,7 +639,8 @@ def _undo(ctx: PassContext, changes: list[dict[str, Any]]) -> Iterator[None]:
     groups: dict[str, list[dict[str, Any]]] = {}
     for change in reversed(changes):
         groups.setdefault(change.get("group") or change["change"], []).append(change)
-    for group in groups.values():
+    for position, group in enumerate(groups.values()):
+        ctx.progress("undoing", position, len(groups))
         yield
         inverses = [ctx.journal.inverse(change) for change in group]
         numbers = [int(change["change"][1:]) for change in group]

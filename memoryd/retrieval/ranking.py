@@ -36,13 +36,24 @@ Besides each evidence, the model weighs the products of the pairs it lists (``pa
 keyword match counts for more when the vectors agree, a high cosine for less when the question's
 words are missing (README, "Products of evidence": the pairs are chosen so that a store of a
 few entries is still judged sensibly).
+
+Missing evidence. Some evidence comes from derived data that may not be there yet when a
+question is asked: ``align`` and ``worst`` need the entry's words in the lexicon (filled in the
+background after a reindex, a rebuild or an upgrade), every vector feature needs the entry's
+vector (the backlog; none at all without a model). Scoring such a candidate as if the evidence
+were 0 made a stored paraphrase 0.23 instead of 0.94, and no match. Such a candidate is scored
+instead by a model fitted on the same training candidates without that evidence
+(``fallbacks`` of ranking.json: ``no_align``, ``no_vector``), with its own thresholds: its
+probability is as calibrated as the full model's, only less sure. The search says so
+(``degraded``).
 """
 
 from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from importlib import resources
 
 import numpy as np
@@ -50,6 +61,9 @@ import numpy as np
 FEATURES = ("cos", "part", "mix", "mix_z", "margin", "kw", "kw_rr", "vec_rr", "coverage",
             "in_window", "align", "worst", "lacks")
 PRIOR_CANDIDATES = 10
+#: The evidence a candidate may lack, each with the fallback model that does without it, the
+#: weakest last (a candidate without a vector lacks the alignment too).
+NO_ALIGN, NO_VECTOR = "no_align", "no_vector"
 
 
 def expand(evidence: np.ndarray, pairs: tuple[tuple[int, int], ...]) -> np.ndarray:
@@ -70,6 +84,9 @@ class Model:
     thresholds: tuple[tuple[float, float], ...]  # (precision, probability threshold), ascending
     pool_mean: float  # the vector candidates' mean mix and spread, typical of the training searches
     pool_spread: float
+    #: models fitted without evidence that may be missing (NO_ALIGN, NO_VECTOR); without
+    #: them (an older ranking.json) such a candidate is scored by this model
+    fallbacks: Mapping[str, Model] = field(default_factory=dict)
 
     def background(self, pool: np.ndarray) -> tuple[float, float]:
         """Mean and spread of the candidates' mix, the typical ones counting as
@@ -83,6 +100,19 @@ class Model:
         """P(relevant) for each row of evidence (columns in FEATURES order)."""
         z = ((expand(evidence, self.pairs) - self.mean) / self.scale) @ self.weights + self.bias
         return 1.0 / (1.0 + np.exp(-np.clip(z, -50, 50)))
+
+    def decide(self, evidence: np.ndarray, lacking: Sequence[str | None], precision: float
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """P(relevant) and the match threshold of each candidate: scored by the model fitted
+        without the evidence it lacks (``lacking``: None, NO_ALIGN or NO_VECTOR)."""
+        probability = self.probabilities(evidence)
+        threshold = np.full(len(evidence), self.threshold(precision))
+        for name, model in self.fallbacks.items():
+            rows = np.array([kind == name for kind in lacking], dtype=bool)
+            if rows.any():
+                probability[rows] = model.probabilities(evidence[rows])
+                threshold[rows] = model.threshold(precision)
+        return probability, threshold
 
     def threshold(self, precision: float) -> float:
         """The probability a hit needs to be a match at this precision (interpolated)."""
@@ -106,12 +136,33 @@ def load_model(data: dict | None = None) -> Model:  # type: ignore[type-arg]
     if unknown:
         raise ValueError(f"ranking.json pairs name {sorted(unknown)}, not among {FEATURES}")
     pairs = tuple((FEATURES.index(a), FEATURES.index(b)) for a, b in data.get("pairs", ()))
-    thresholds = tuple(sorted((float(p), float(t)) for p, t in data["thresholds"].items()))
-    return Model(pairs, np.array(data["mean"], dtype=np.float64), np.array(data["scale"], dtype=np.float64),
-                 np.array(data["weights"], dtype=np.float64), float(data["bias"]), thresholds,
-                 float(data["pool_mean"]), float(data["pool_spread"]))
+
+    def model(part: dict, fallbacks: Mapping[str, Model]) -> Model:  # type: ignore[type-arg]
+        thresholds = tuple(sorted((float(p), float(t)) for p, t in part["thresholds"].items()))
+        return Model(pairs, np.array(part["mean"], dtype=np.float64),
+                     np.array(part["scale"], dtype=np.float64),
+                     np.array(part["weights"], dtype=np.float64), float(part["bias"]),
+                     thresholds, float(data["pool_mean"]), float(data["pool_spread"]), fallbacks)
+
+    fallbacks = {name: model(part, {}) for name, part in (data.get("fallbacks") or {}).items()
+                 if name in (NO_ALIGN, NO_VECTOR)}
+    return model(data, fallbacks)
 
 
 def idf(rows: int, total: int) -> float:
     """bm25's inverse document frequency of a word in ``rows`` of ``total`` entries."""
     return math.log((total - rows + 0.5) / (rows + 0.5) + 1.0)
+
+#: What a hit scored without some evidence says it lacked (``scored_without``).
+LACKING = {NO_ALIGN: ["align", "worst"], NO_VECTOR: ["vector"]}
+
+
+def degraded_reason(lacking: Sequence[str | None]) -> str:
+    """Why a search's hits are less sure than usual: derived data not there yet."""
+    parts = []
+    for kind, what in ((NO_VECTOR, "without a vector (the vector backlog is being embedded)"),
+                       (NO_ALIGN, "without word alignment (the word index is being filled)")):
+        n = sum(1 for k in lacking if k == kind)
+        if n:
+            parts.append(f"{n} hit{'' if n == 1 else 's'} scored {what}")
+    return "; ".join(parts) + ": by a model fitted without that evidence, less sure (memory status)"

@@ -28,7 +28,6 @@ Candidates:
 
 from __future__ import annotations
 
-import re
 import sys
 import time
 from collections.abc import Sequence
@@ -44,13 +43,15 @@ from memoryd.config import Config
 from memoryd.errors import BadParamsError
 from memoryd.params import Params
 from memoryd.project import project_of
+from memoryd.retrieval import ranking
 from memoryd.retrieval.age import age_note, format_age
 from memoryd.retrieval.asked import asked_details, lacks
 from memoryd.retrieval.dates import Window, window, without_time
-from memoryd.retrieval.ranking import FEATURES, Model, idf, load_model
+from memoryd.retrieval.ranking import FEATURES, NO_ALIGN, NO_VECTOR, Model, idf, load_model
+from memoryd.retrieval.terms import STOPWORDS, fts_expression, query_terms
 from memoryd.store.database import Store, encode_tags
 from memoryd.store.entries import KINDS, STATUSES
-from memoryd.store.lexicon import Lexicon, unknown_words
+from memoryd.store.lexicon import Lexicon, is_word, unknown_words
 from memoryd.store.vectors import VectorFilter, VectorIndex, follow_meta
 
 CANDIDATES = 50
@@ -61,37 +62,6 @@ FULL_OR_ROWS = 6_000
 COMMON_WORD_ROWS = 20
 #: Keyword hits ranked without filters, which the filters then cut down (4 × CANDIDATES).
 RANKED_ALONE = 4 * CANDIDATES
-
-_WORD = re.compile(r"\w+", re.UNICODE)
-#: Words that say nothing about what is asked: function words, question words, fillers.
-STOPWORDS = frozenset("""
-a about above after again against all also am an and any are aren't as at be because been before
-being below between both but by can can't cannot could couldn't did didn't do does doesn't doing
-don't down during each few for from further had hadn't has hasn't have haven't having he he'd
-he'll he's her here here's hers herself him himself his how how's i i'd i'll i'm i've if in into is
-isn't it it's its itself just let's me more most mustn't my myself no nor not of off on once only
-or other ought our ours ourselves out over own same shan't she she'd she'll she's should shouldn't
-so some such than that that's the their theirs them themselves then there there's these they
-they'd they'll they're they've this those through to too under until up very was wasn't we we'd
-we'll we're we've were weren't what what's when when's where where's which while who who's whom
-why why's will with won't would wouldn't you you'd you'll you're you've your yours yourself
-yourselves anything something everything nothing thing things get got gets getting go goes going
-went gone make makes made use used using uses tell told say said know knew remind reminder please
-hey hi ok okay yes yeah one ones ever still really actually even much many lot lots kind sort way
-ways back now
-""".split())
-
-
-def query_terms(query: str) -> list[str]:
-    words = [w.lower() for w in _WORD.findall(query)]
-    meaningful = [w for w in words if w not in STOPWORDS]
-    return list(dict.fromkeys(meaningful or words))
-
-
-def fts_expression(terms: Sequence[str], operator: str) -> str:
-    """Each term quoted, so nothing a user types is read as FTS5 syntax."""
-    return f" {operator} ".join('"' + t.replace('"', '""') + '"' for t in terms)
-
 
 @dataclass(frozen=True)
 class Filter:
@@ -119,6 +89,7 @@ class SearchPlan:
     limit: int
     only_matches: bool
     threshold: float
+    min_score: float | None
     filter: Filter
     window: Window | None
     keyword: dict[int, tuple[int, float]] = field(default_factory=dict)  # rowid → (rank, bm25)
@@ -145,6 +116,7 @@ class Known:
     words: tuple[str, ...]
     rows: np.ndarray | None = None
     rows_of: int = -1
+    unaligned: bool = False  # some of its words are not in the lexicon (yet)
 
 
 class Search:
@@ -263,7 +235,7 @@ class Search:
             or query_terms(query), limit=limit,
             only_matches=params.flag("match") or min_score is not None,
             threshold=min_score if min_score is not None else
-            self.model.threshold(self.config.search.match_precision),
+            self.model.threshold(self.config.search.match_precision), min_score=min_score,
             filter=self.search_filter(params), window=named)
         follow_meta(self.store, self.index)  # the filter columns of entries changed meanwhile
         return plan
@@ -356,17 +328,20 @@ class Search:
         candidates = [r for r in candidates if r in texts]
         if not candidates:
             return self._result(plan, [], query_vector is None)
-        evidence = self._evidence(plan, candidates, texts, vector_rank, mixes, query_vector,
-                                  words or {})
-        probability = self.model.probabilities(evidence)
+        evidence, lacking = self._evidence(plan, candidates, texts, vector_rank, mixes,
+                                           query_vector, words or {})
+        probability, thresholds = self.model.decide(
+            evidence, lacking, self.config.search.match_precision)
+        if plan.min_score is not None:
+            thresholds[:] = plan.min_score  # the caller's own
         order = [int(i) for i in np.argsort(-probability, kind="stable")
-                 if not plan.only_matches or probability[i] >= plan.threshold][:plan.limit]
+                 if not plan.only_matches or probability[i] >= thresholds[i]][:plan.limit]
         entries = self.store.entries_by_rowids([candidates[i] for i in order])  # the hits' rows
         now = time.time()
         hits = []
         for i in order:
             p = float(probability[i])
-            is_match = p >= plan.threshold
+            is_match = bool(p >= thresholds[i])
             entry = entries[candidates[i]]
             row = dict(zip(FEATURES, evidence[i].tolist()))
             bm25 = plan.keyword.get(candidates[i])
@@ -379,14 +354,22 @@ class Search:
                           "coverage": round(row["coverage"], 4)},
                 "evidence": {name: round(value, 4) for name, value in row.items()},
                 "match": is_match,
+                **({"scored_without": ranking.LACKING[lacking[i]]} if lacking[i] else {}),
                 "age_s": round(now - entry["created"], 1),
                 "age": format_age(now - entry["created"]),
                 "age_note": age_note(entry["created"], now),
             })
-        return self._result(plan, hits, query_vector is None)
+        return self._result(plan, hits, query_vector is None,
+                            [lacking[i] for i in order if lacking[i]])
 
-    def _result(self, plan: SearchPlan, hits: list[dict[str, Any]], degraded: bool) -> dict[str, Any]:
-        result: dict[str, Any] = {"hits": hits, "degraded": degraded, "threshold": plan.threshold}
+    def _result(self, plan: SearchPlan, hits: list[dict[str, Any]], degraded: bool,
+                lacking: Sequence[str | None] = ()) -> dict[str, Any]:
+        result: dict[str, Any] = {"hits": hits, "degraded": degraded or bool(lacking),
+                                  "threshold": plan.threshold}
+        if degraded:
+            result["degraded_reason"] = "keyword-only: the embedding model is not loaded"
+        elif lacking:
+            result["degraded_reason"] = ranking.degraded_reason(lacking)
         if plan.filter.unknown_agents:
             result["unknown_agents"] = list(plan.filter.unknown_agents)
         if plan.background is not None:
@@ -452,8 +435,10 @@ class Search:
 
     def _evidence(self, plan: SearchPlan, candidates: list[int], texts: dict[int, tuple[str, float]],
                   vector_rank: dict[int, int], mixes: dict[int, tuple[float, float]],
-                  query: np.ndarray | None, words: dict[str, np.ndarray]) -> np.ndarray:
-        """One row of FEATURES per candidate, a column at a time."""
+                  query: np.ndarray | None, words: dict[str, np.ndarray]
+                  ) -> tuple[np.ndarray, list[str | None]]:
+        """One row of FEATURES per candidate, a column at a time; and the evidence each lacks
+        (ranking.py, "Missing evidence"): None, NO_ALIGN or NO_VECTOR."""
         missing = [r for r in candidates if r not in mixes]
         if query is not None and missing:
             if self.index is not None:
@@ -497,7 +482,12 @@ class Search:
             worst,
             np.array([lacks(details, texts[rowid][0]) for rowid in candidates]),
         ]
-        return np.column_stack(columns)
+        lexicon = self.lexicon
+        lacking = [NO_VECTOR if query is None or rowid not in mixes
+                   else NO_ALIGN if lexicon is None or (entry.unaligned
+                                                       and rowid > lexicon.filled_to)
+                   else None for rowid, entry in zip(candidates, known)]
+        return np.column_stack(columns), lacking
 
     def _holds(self, plan: SearchPlan, candidates: list[Known]) -> np.ndarray:
         """Per candidate, per informative word of the question (``plan.weights``' order):
@@ -557,6 +547,10 @@ class Search:
                                    if w in lexicon.rows and w not in self._stop_stems],
                                   dtype=np.int64)
             entry.rows_of = len(lexicon)
+            # words the lexicon's filling has not reached (it has every word of the entries
+            # up to its cursor that it keeps at all; a word of a newer entry may be missing)
+            entry.unaligned = any(is_word(w) and w not in lexicon.rows
+                                  and w not in self._stop_stems for w in entry.words)
         return entry.rows
 
     # -- words ------------------------------------------------------------------------
@@ -597,3 +591,4 @@ class Search:
         if self.lexicon is None:
             return {}
         return unknown_words(self.store.db, self.lexicon, [" ".join(query_terms(query))])
+

@@ -47,6 +47,7 @@ from memoryd.ingest.pipeline import Ingest
 from memoryd.params import Params
 from memoryd.passes.entry_files import FileEntryEdits
 from memoryd.passes.runner import PassParts, Passes
+from memoryd.progress import PROGRESS_EVERY_S, Reporter, reporting, stop_reporting
 from memoryd.server.binding import Caller, bind, enforce
 from memoryd.server.health import Health
 from memoryd.server.limits import (
@@ -405,7 +406,11 @@ class Daemon:
                 enforce(caller, params)
                 number = self.traffic.begin(method)
                 try:
-                    result = await handler(params)
+                    if request.get("progress") is True:
+                        result = await self._with_progress(writer, request_id, method,
+                                                           handler(params))
+                    else:
+                        result = await handler(params)
                 finally:
                     self.traffic.end(number)
         except MemorydError as exc:
@@ -419,6 +424,28 @@ class Daemon:
             await self._send(writer, request_id, error=InternalError(f"{type(exc).__name__}: {exc}"))
         else:
             await self._send(writer, request_id, result=result)
+
+    async def _with_progress(self, writer: asyncio.StreamWriter, request_id: Any, method: str,
+                             work: Awaitable[Any]) -> Any:
+        """The handler's result, with progress frames sent while it works (the client asked:
+        wire.py). The last frame goes before the reply: both are written on the event loop."""
+        reporter = Reporter(method)
+        token = reporting(reporter)
+        ticker = asyncio.ensure_future(self._tick(writer, request_id, reporter))
+        try:
+            return await work
+        finally:
+            ticker.cancel()
+            await asyncio.gather(ticker, return_exceptions=True)
+            stop_reporting(token)
+
+    async def _tick(self, writer: asyncio.StreamWriter, request_id: Any,
+                    reporter: Reporter) -> None:
+        with contextlib.suppress(ConnectionError, OSError):
+            while True:
+                await asyncio.sleep(PROGRESS_EVERY_S)
+                writer.write(wire.pack({"id": request_id, "progress": reporter.frame()}))
+                await writer.drain()
 
     async def _send(self, writer: asyncio.StreamWriter, request_id: Any, *,
                     result: Any = None, error: MemorydError | None = None) -> None:
@@ -444,14 +471,20 @@ class Daemon:
             rss = int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
         except OSError:
             pass
+        behind = (status.get("lexicon") or {}).get("entries_behind") or 0
+        filling = behind >= status["lexicon"]["shown_from"]
         status = {
             "version": __version__,
             "pid": os.getpid(),
             "uptime_s": round(time.time() - self.started, 1),
             "socket": str(self.config.socket_path),
             "state_dir": str(self.config.state_dir),
-            "degraded": None if engine.embedder or engine.model_loading else "keyword-only",
-            "degraded_reason": engine.degraded_reason,
+            "degraded": None if engine.model_loading else "keyword-only" if not engine.embedder
+            else "word index filling" if filling else None,
+            "degraded_reason": engine.degraded_reason if not engine.embedder else
+            (f"the word index is being filled ({behind:,} entries to go): their hits are "
+             "scored without word alignment meanwhile, by a model fitted for that (less sure)"
+             if filling else None),
             "model_loading": engine.model_loading,
             "rss_bytes": rss,
             **status,

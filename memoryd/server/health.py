@@ -38,6 +38,12 @@ DISK_PROBLEM_BYTES = 100 << 20
 STUCK_S = 300.0
 #: Files with a problem named by the "skipped" check (the others are counted).
 SHOWN_FILES = 3
+#: Malformed lines of a transcript (skipped; the rest of the file is indexed) are a warning
+#: until the file has not changed for this long, then a note: nothing needs doing about them,
+#: and a warning that never cleared (even across restarts) hid the ones that matter.
+SKIPPED_FRESH_S = 86400.0
+#: The error a transcript's row holds for its malformed lines (memoryd.ingest.pipeline).
+SKIPPED_LINES = "skipped lines: "
 RESTART = "restart memoryd (`memoryd service stop && memoryd service start`, or stop and run " \
     "`memoryd serve` again)"
 
@@ -49,11 +55,13 @@ class LedgerEntry:
     uid: str
 
 
-@dataclass
+@dataclass(frozen=True)
 class FileProblems:
-    count: int  # indexed files whose row holds an error
+    count: int  # indexed files whose row holds an error other than skipped lines
     shown: list[tuple[str, str]]  # the first SHOWN_FILES of them: path, error
     indexed: set[str]  # of the sources' last problem paths, those the index holds
+    #: the files with malformed lines skipped: path, error, when it was last indexed
+    lines: list[tuple[str, str, float]]
 
 
 def check(name: str, status: str, detail: str, fix: str | None = None) -> dict[str, Any]:
@@ -177,17 +185,22 @@ class Health:
     def _file_problems(self, paths: list[str]) -> FileProblems:
         store = self.daemon.engine.store
         assert store is not None
-        (count,) = store.db.execute("SELECT count(*) FROM files WHERE error IS NOT NULL").fetchone()
-        shown = store.db.execute("SELECT path, error FROM files WHERE error IS NOT NULL "
-                                 f"ORDER BY path LIMIT {SHOWN_FILES}").fetchall()
+        other = "error IS NOT NULL AND substr(error, 1, ?) <> ?"
+        prefix = (len(SKIPPED_LINES), SKIPPED_LINES)
+        (count,) = store.db.execute(f"SELECT count(*) FROM files WHERE {other}", prefix).fetchone()
+        shown = store.db.execute(f"SELECT path, error FROM files WHERE {other} "
+                                 f"ORDER BY path LIMIT {SHOWN_FILES}", prefix).fetchall()
+        lines = store.db.execute("SELECT path, error, coalesce(indexed, 0) FROM files WHERE "
+                                 "substr(error, 1, ?) = ? ORDER BY indexed DESC LIMIT 1000",
+                                 prefix).fetchall()
         indexed = {p for p in paths
                    if store.db.execute("SELECT 1 FROM files WHERE path=?", (p,)).fetchone()}
-        return FileProblems(count, shown, indexed)
+        return FileProblems(count, shown, indexed, lines)
 
     def skipped(self, files: FileProblems) -> dict[str, Any]:
         """Every file with a problem (from the index: each one named, and still known after a
-        restart, which reads unchanged files again no more), then what the sources skipped
-        since start: lines, and files refused before they reached the index."""
+        restart, which reads unchanged files again no more), and files refused before they
+        reached the index; then transcripts with malformed lines (skipped_lines)."""
         ingest = self.daemon.ingest
         if ingest is None:
             return check("skipped", OK, "ingestion has not started yet")
@@ -195,18 +208,16 @@ class Health:
         if files.count > len(files.shown):
             problems.append(f"and {files.count - len(files.shown)} more files")
         for name, stats in ingest.stats.items():
-            lines = sum(stats.skipped.values())
-            if stats.last_error and stats.last_error_path not in files.indexed:
+            if stats.last_error and stats.last_error_path not in files.indexed \
+                    and not stats.last_error.startswith(SKIPPED_LINES):
                 problems.append(f"{name}: {stats.last_error_path}: {stats.last_error}")
-            elif lines:
-                problems.append(f"{name}: {lines} line{'' if lines == 1 else 's'} skipped")
         if problems:
             count = files.count
             what = f"{count} file{'' if count == 1 else 's'} with a problem: " if count else ""
             return check("skipped", WARNING, what + "; ".join(problems),
-                         "memory status --sources lists each source's skipped lines and last "
-                         "problem; the files are left as they are")
-        return check("skipped", OK, "no file or line skipped since memoryd started")
+                         "memory status --sources lists each source's last problem; the files "
+                         "are left as they are")
+        return skipped_lines(files.lines, time.time())
 
     async def unwritten(self) -> dict[str, Any]:
         """The files the passes' last runs left as they were because they may not or cannot
@@ -295,8 +306,12 @@ class Health:
         config = self.daemon.config
         return {
             "health": {"state": worst(checks), "checks": [c for c in checks if c["status"] != OK]},
+            # "done": embedded since this backlog began, so that the share done never counts
+            # the whole store (it went backwards while files added entries: 96% → 65%)
             "embedding": {"rate_per_s": rate, "eta_s": engine.embedded.eta_s(backlog),
-                          "embedded": engine.embedded.done},
+                          "embedded": engine.embedded.done,
+                          "done": engine.embedded.done - engine.stretch_start
+                          if engine.backlog_since is not None else 0},
             "config_file": str(config.config_file),
             "log": log_location(),
         }
@@ -416,3 +431,35 @@ def ledger_lines(problems: list[LedgerProblem]) -> dict[str, Any]:
                  "the records on those lines were not read; keep a copy of the ledger for a "
                  "bug report, and recover the lines by hand if they matter (the others are in "
                  "the index)")
+
+
+def skipped_lines(rows: list[tuple[str, str, float]], now: float) -> dict[str, Any]:
+    """Transcripts with malformed lines: harmless (each such line is skipped, the rest of the
+    file is indexed, nothing is lost that memoryd could have read), so a warning only while
+    fresh (the file changed within SKIPPED_FRESH_S), then a note. The warning names the files
+    and the lines' kinds and says what to do: nothing, or mend the lines."""
+    if not rows:
+        return check("skipped", OK, "no file or line skipped")
+    fresh = [row for row in rows if now - row[2] < SKIPPED_FRESH_S]
+    shown = fresh or rows
+    lines = sum(_line_count(error) for _, error, _ in shown)
+    where = (os.path.basename(shown[0][0]) if len(shown) == 1
+             else f"{len(shown)} transcripts")
+    detail = f"{lines} malformed line{'' if lines == 1 else 's'} skipped in {where}"
+    named = "; ".join(f"{path}: {error.removeprefix(SKIPPED_LINES)}"
+                      for path, error, _ in shown[:SHOWN_FILES])
+    more = f" (and {len(shown) - SHOWN_FILES} more files)" if len(shown) > SHOWN_FILES else ""
+    if not fresh:
+        return check("skipped", OK, f"{detail}, more than a day ago: left as they are, the "
+                     f"rest indexed ({named}{more})")
+    return check("skipped", WARNING, detail + " (the rest of it is indexed)",
+                 f"nothing needs doing: {named}{more}. Those lines are not JSON records the "
+                 "agent's format knows, so they are skipped and the rest of the file is "
+                 "indexed. This turns into a note a day after the file last changed; mending "
+                 "or deleting the lines clears it at once (memoryd reads the file again)")
+
+
+def _line_count(error: str) -> int:
+    """The lines an error like "skipped lines: 1 invalid_json, 2 not_object" counts."""
+    return sum(int(part.split()[0]) for part in error.removeprefix(SKIPPED_LINES).split(", ")
+               if part.split() and part.split()[0].isdigit()) or 1

@@ -83,6 +83,7 @@ def apply_bestpractice() -> None:
     if not _bestpractice_applied:
         apsw.bestpractice.apply([hook for hook in apsw.bestpractice.recommended
                                  if hook is not apsw.bestpractice.connection_optimize])
+        apsw.config(apsw.SQLITE_CONFIG_LOG, _sqlite_log)  # in place of apsw's forwarding
         _bestpractice_applied = True
 
 
@@ -93,6 +94,27 @@ def optimize(db: apsw.Connection) -> None:
             db.pragma("optimize", 0x10002)
     except (apsw.ReadOnlyError, apsw.FullError, apsw.IOError, apsw.BusyError) as exc:
         log.info("Skipped PRAGMA optimize at opening: %s.", exc)
+
+
+
+_sqlite_log_target = logging.getLogger("memoryd.sqlite")
+
+
+def _sqlite_log(code: int, message: str) -> None:
+    """SQLite's own log, as apsw's best practice forwards it but under memoryd's name, and
+    with a statement prepared again after a schema change (SQLITE_SCHEMA) at debug level:
+    SQLite retries it by itself. It came once at every start (a connection's ``PRAGMA
+    optimize`` analyses the new tables) and read as a fault ("statement aborts at 16:
+    database schema has changed")."""
+    if code == apsw.SQLITE_SCHEMA:
+        level = logging.DEBUG
+    elif code & 0xFF in (apsw.SQLITE_WARNING, apsw.SQLITE_NOTICE):
+        level = logging.WARNING
+    else:
+        level = logging.ERROR
+    name = (apsw.mapping_extended_result_codes.get(code)
+            or apsw.mapping_result_codes.get(code & 0xFF, str(code)))
+    _sqlite_log_target.log(level, "SQLite: %s (%s)", message, name)
 
 
 @dataclass(frozen=True)

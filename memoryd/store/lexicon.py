@@ -17,7 +17,7 @@ of letters, 3 to 30 of them, are kept (no numbers, hashes or paths).
 from __future__ import annotations
 
 import re
-from collections.abc import Container, Sequence
+from collections.abc import Callable, Container, Sequence
 
 import apsw
 import numpy as np
@@ -33,8 +33,11 @@ _WORD = re.compile(r"[a-z]{3,30}")
 class Lexicon:
     """Stem → int8 vector, in RAM; loaded from and written to the ``lexicon`` table."""
 
-    def __init__(self, dim: int) -> None:
+    def __init__(self, dim: int, filled_to: int = 0) -> None:
         self.dim = dim
+        #: the entries up to this rowid have all their words here (the filling's cursor):
+        #: a newer entry's may not, and search scores it without the alignment then
+        self.filled_to = filled_to
         self.rows: dict[str, int] = {}
         self._codes = np.zeros((0, dim), dtype=np.int8)
         self._scales = np.zeros(0, dtype=np.float32)
@@ -85,6 +88,8 @@ class Lexicon:
             raise UnavailableError(f"not stored: the index could not keep the text's new words "
                                    f"({exc}); nothing of this request was kept") from exc
         self._append(stems, codes, scales)
+        if cursor is not None:
+            self.filled_to = cursor
 
     def _append(self, stems: list[str], codes: np.ndarray, scales: np.ndarray) -> None:
         base = len(self._scales)
@@ -141,6 +146,21 @@ def unknown_words(db: apsw.Connection, lexicon: Lexicon, texts: Sequence[str],
             if _WORD.fullmatch(word):
                 found[stem] = word
     return found
+
+
+def fill(db: apsw.Connection, words: Lexicon, embed_alone: Callable[[list[str]], np.ndarray],
+         entries: int = 256, batch: int = 128) -> int:
+    """Give every word of the entries a vector at once (a reindex: the index it builds is
+    complete when it is put in place, and a search right after it aligns as before); returns
+    the words added. The daemon fills a step at a time instead (Engine.fill_lexicon)."""
+    added, at = 0, cursor(db)
+    while True:
+        reached, found = new_words(db, words, at, entries, batch)
+        if reached == at:
+            return added
+        words.add(db, found, embed_alone(list(found.values())) if found else
+                  np.zeros((0, words.dim), dtype=np.float32), reached)
+        added, at = added + len(found), reached
 
 
 def entries_after(db: apsw.Connection, rowid: int) -> int:

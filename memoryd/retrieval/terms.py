@@ -1,0 +1,37 @@
+"""A question's words: the informative ones (stop words removed), and as an FTS5 expression.
+Search (:mod:`memoryd.retrieval.search`) asks with them."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+#: Words that say nothing about what is asked: function words, question words, fillers.
+STOPWORDS = frozenset("""
+a about above after again against all also am an and any are aren't as at be because been before
+being below between both but by can can't cannot could couldn't did didn't do does doesn't doing
+don't down during each few for from further had hadn't has hasn't have haven't having he he'd
+he'll he's her here here's hers herself him himself his how how's i i'd i'll i'm i've if in into is
+isn't it it's its itself just let's me more most mustn't my myself no nor not of off on once only
+or other ought our ours ourselves out over own same shan't she she'd she'll she's should shouldn't
+so some such than that that's the their theirs them themselves then there there's these they
+they'd they'll they're they've this those through to too under until up very was wasn't we we'd
+we'll we're we've were weren't what what's when when's where where's which while who who's whom
+why why's will with won't would wouldn't you you'd you'll you're you've your yours yourself
+yourselves anything something everything nothing thing things get got gets getting go goes going
+went gone make makes made use used using uses tell told say said know knew remind reminder please
+hey hi ok okay yes yeah one ones ever still really actually even much many lot lots kind sort way
+ways back now
+""".split())
+
+
+def query_terms(query: str) -> list[str]:
+    words = [w.lower() for w in _WORD.findall(query)]
+    meaningful = [w for w in words if w not in STOPWORDS]
+    return list(dict.fromkeys(meaningful or words))
+
+
+def fts_expression(terms: Sequence[str], operator: str) -> str:
+    """Each term quoted, so nothing a user types is read as FTS5 syntax."""
+    return f" {operator} ".join('"' + t.replace('"', '""') + '"' for t in terms)
