@@ -10,7 +10,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "memoryd"
 
 #: Lower layers first; a module may import only modules of its own layer or a lower one.
 LAYERS = [
-    {"memoryd", "memoryd.agents", "memoryd.errors", "memoryd.text", "memoryd.project", "memoryd.params",
+    {"memoryd", "memoryd.agents", "memoryd.errors", "memoryd.text", "memoryd.meaning",
+     "memoryd.project", "memoryd.params",
      "memoryd.redact", "memoryd.malloc", "memoryd.collector", "memoryd.retrieval.dates", "memoryd.retrieval.age"},
     {"memoryd.ingest.sources", "memoryd.config", "memoryd.embed"},
     {"memoryd.store"},

@@ -247,7 +247,7 @@ def plan(path: Path, cap: int, kept_elsewhere: Callable[[], set[str]],
     yield
     fixed = normalise(notebook)
     yield
-    repeated = repeats(notebook, vectors, threshold)
+    repeated = yield from repeats(notebook, vectors, threshold)
     yield
     removed = repeated + prune(notebook, cap, kept_elsewhere)
     for start in range(0, len(removed), HASHES):  # what moves is found by its hash
