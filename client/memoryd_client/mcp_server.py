@@ -276,12 +276,24 @@ def build_server(agent: str, client: Client) -> Any:
         tags: Annotated[list[str] | None, Field(description="a few tags")] = None,
     ) -> dict[str, Any]:
         """Store one lasting memory: a preference, a correction ("don't …"), a non-obvious fact.
-        Returns whether it was stored; a duplicate returns the existing entry instead."""
+        Returns whether it was stored. A duplicate (the same thing said before) is not stored:
+        the reply names the entry that says it (``existing``). A correction of an entry (the
+        opposite rule, another number) is stored, and the reply names what it contradicts."""
         result = call(client.remember, agent, category, text, kind=kind, key=key, tags=tags,
                       polarity=polarity)
-        return {"stored": result["stored"], "id": result["entry"]["id"],
-                "duplicate": result.get("duplicate"), "text": result["entry"]["text"],
-                "quarantined": result["entry"].get("quarantined", False)}
+        entry = result["entry"]
+        if not result["stored"]:
+            return {"stored": False, "duplicate": result.get("duplicate"),
+                    "existing": {"id": entry["id"], "text": entry["text"]}}
+        reply: dict[str, Any] = {"stored": True, "id": entry["id"], "text": entry["text"],
+                                 "quarantined": entry.get("quarantined", False)}
+        if result.get("corrects"):
+            reply["contradicts"] = [
+                {"id": c["entry"]["id"], "text": c["entry"]["text"], "why": c["why"],
+                 "now": "superseded by this one" if c["action"] == "supersede" else
+                 "disputed: both kept until the user forgets or supersedes one"}
+                for c in result["corrects"]]
+        return reply
 
     @server.tool(annotations=writes, **text_tool)
     def memory_forget(entry_id: EntryId, reason: Annotated[str | None, Field(
