@@ -395,6 +395,43 @@ class Entries:
                 and quarantine_reason(draft["text"], draft["kind"]) is None
                 and old["kind"] != "feedback" and old["via"] != "watch")
 
+    def seen_again(self, params: Params, uid: str) -> dict[str, Any] | None:
+        """A lesson session-end extraction found said again in a later session: the sighting
+        is kept as an entry of its own (its session and message: provenance), superseded by
+        the lesson it repeats, and the lesson's occurrences rise by one — what a merge by
+        consolidation would do, at once; promotion counts the sessions of the copies merged
+        into a lesson (memoryd.passes.promote). Both go to the ledger, so a rebuild counts
+        them again. Returns the lesson as it is now, or None when nothing was counted: the
+        lesson is gone, or this session was counted already (a session extracted twice)."""
+        draft = self.draft_entry(params)
+        with self.transaction():
+            entry = self.store.entry_by_uid(uid)
+            session = draft["session"]
+            if entry is None or entry["status"] != "active" or entry["agent"] != draft["agent"] \
+                    or session is None or entry["session"] == session:
+                return None
+            if self.store.db.execute(
+                    "SELECT 1 FROM entries WHERE agent=? AND kind=? AND status='superseded' "
+                    "AND superseded_by=? AND session=? LIMIT 1",
+                    (entry["agent"], entry["kind"], uid, session)).fetchone():
+                return None
+            draft.update(status="superseded", superseded_by=uid, kind=entry["kind"],
+                         category=entry["category"], project=entry["project"])
+            now = draft["updated"]
+            occurrences = (entry["occurrences"] or 1) + 1
+            self.write_ledger(entry["agent"], [
+                {"op": "remember", "ts": now, "entry": draft},
+                {"op": "update", "ts": now, "id": uid, "fields": {"occurrences": occurrences},
+                 "actor": "extract (seen again)"}])
+            self.store.insert_entry(draft)
+            stored = self.store.entry_by_uid(draft["uid"])
+            self.store.journal(draft["uid"], "remember", draft["writer"], None, stored, now)
+            self.store.update_entry(uid, occurrences=occurrences, updated=now)
+            after = self.store.entry_by_uid(uid)
+            assert after is not None
+            self.store.journal(uid, "seen again", draft["writer"], entry, after, now)
+            return after
+
     def draft_entry(self, params: Params) -> dict[str, Any]:
         """The entry a remember request describes, validated, not yet stored."""
         agent = params.agent()
