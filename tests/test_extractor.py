@@ -138,7 +138,8 @@ def session_of(client: Client, cwd: Path, session: str, messages: list[str]) -> 
                       "isSidechain": False, "message": {"role": "user", "content": text}})
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     payload = {"session_id": session, "transcript_path": str(path), "cwd": str(cwd)}
-    assert hook("claude-code", "SessionStart", {**payload, "hook_event_name": "SessionStart"}).returncode == 0
+    started = hook("claude-code", "SessionStart", {**payload, "hook_event_name": "SessionStart"})
+    assert started.returncode == 0
     assert hook("claude-code", "SessionEnd", {**payload, "hook_event_name": "SessionEnd",
                                               "reason": "other"}).returncode == 0
     deadline = time.monotonic() + 20
@@ -186,7 +187,8 @@ def test_a_lesson_said_in_three_sessions_counts_and_is_proposed_as_a_rule(
             # the sessions promotion counts: the lesson's and those of its copies
             copies = client.history(lesson["id"])["entries"]
             assert len({e["session"] for e in copies}) == 3
-            assert all(e["superseded_by"] == lesson["id"] for e in copies if e["id"] != lesson["id"])
+            assert all(e["superseded_by"] == lesson["id"] for e in copies
+                       if e["id"] != lesson["id"])
     finally:
         running.stop()
 
