@@ -198,6 +198,14 @@ class Reading:
     def term_set(self) -> frozenset[str]:
         return frozenset(self.terms)
 
+    @property
+    def key(self) -> tuple[bool, frozenset[str]]:
+        """What two texts that say the same thing have in common: whether they say "don't",
+        and their terms but the light words, the general nouns and a possessive (the only
+        words :func:`difference` lets one have and the other not). Texts with another key
+        say different things: a key groups the texts worth comparing."""
+        return self.negative, self.term_set - LIGHT_TERMS - ADDABLE_TERMS - {_POSSESSIVE}
+
     def numbers(self) -> Counter[str]:
         return Counter(t for t in self.terms if _is_number(t))
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import date, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,7 @@ from memoryd_client import Client
 
 from memoryd.embed import Embedder
 from memoryd.meaning import difference, reading, same_thing
-from memoryd.passes.notebook_text import repeated_pairs
+from memoryd.passes.notebook_text import repeated
 
 PAIRS = [json.loads(line) for line in
          (Path(__file__).resolve().parent.parent / "bench" / "near_pairs" / "pairs.jsonl")
@@ -82,18 +83,26 @@ def test_the_same_thing_said_otherwise_has_no_difference(a: str, b: str) -> None
 
 def test_a_big_section_finds_the_repeats_that_comparing_every_pair_finds(
         embedder: Embedder) -> None:
-    """The notebook pass compares only the pairs alike by their vectors or sharing a rare
-    term (R5): it finds what comparing every pair finds."""
+    """The notebook pass compares a bullet only with the earlier ones of the same words
+    (R5): it finds the copies that comparing it with every earlier one finds."""
     texts = [text for p in PAIRS for text in (p["a"], p["b"])]
     vectors: list[np.ndarray | None] = list(embedder.embed_alone(texts))
     vectors[3] = vectors[40] = None  # not in the index yet: their words decide
-    found = repeated_pairs(texts, vectors, 0.92)
     readings = [reading(t) for t in texts]
-    every = [(a, b) for a in range(len(texts)) for b in range(a + 1, len(texts))
-             if same_thing(readings[a], readings[b],
-                           float(vectors[a] @ vectors[b]) if vectors[a] is not None
-                           and vectors[b] is not None else 0.0, 0.92, lesson=True)]
-    assert found == every and len(found) >= len(SAME) * 0.9
+    every: list[tuple[int, int]] = []
+    kept: list[int] = []
+    for b in range(len(texts)):
+        same = next((a for a in kept if same_thing(
+            readings[a], readings[b], float(vectors[a] @ vectors[b])
+            if vectors[a] is not None and vectors[b] is not None else 0.0, 0.92, lesson=True)),
+            None)
+        if same is None:
+            kept.append(b)
+        else:
+            every.append((same, b))
+    assert repeated(texts, vectors, 0.92) == every and len(every) >= len(SAME) * 0.9
+    # no two texts that say the same thing have another key
+    assert all(readings[a].key == readings[b].key for a, b in every)
 
 
 def _statuses(client: Client, ids: dict[int, tuple[str, str]]) -> dict[int, tuple[str, str]]:
@@ -145,3 +154,34 @@ def test_the_notebook_pass_archives_no_bullet_that_says_something_else(
     assert [p["a"] for p in DISTINCT if p["id"] in archived] == []
     assert all(p["b"] in (memory / f"pair-{p['id']}.md").read_text() for p in PAIRS)
     assert len(archived) >= len(SAME) * 0.8 and done["counts"].get("repeats") == len(archived)
+
+
+def test_a_big_notebook_goes_through_the_pass_whole(memoryd_home: Path, client: Client) -> None:
+    """R5: a notebook of 64,000 characters or more is read, ordered, pruned and written out off
+    the database thread, its entries read a page a step: its copies still leave it for the
+    archive under their own ids, and every other bullet stays."""
+    memory = memoryd_home / "user" / ".mastersof-ai" / "agents" / "designer" / "memory"
+    memory.mkdir(parents=True)
+    lines, copies = [], []
+    for n in range(600):
+        day = (date(2025, 1, 1) + timedelta(days=n)).isoformat()
+        text = (f"Sticker batch {n} needs the matte laminate and a bleed margin of {n} "
+                f"millimetres before it goes to the print shop in Leipzig")
+        if n % 50 == 49:  # an older bullet written again, later, with filler
+            text = "Always " + lines[-40].split("] ", 1)[1].lower()
+            copies.append(lines[-40])
+        lines.append(f"- [{day}] {text}")
+    path = memory / "notebook.md"
+    path.write_text("## Learnings\n" + "\n".join(reversed(lines)) + "\n")
+    assert path.stat().st_size >= 64_000
+    wait_until(lambda: client.status()["entries"].get("active", 0) >= 600, timeout_s=60)
+    old = {e["text"]: e["id"] for e in client.list_entries(agent="designer",
+                                                           limit=1000)["entries"]}
+    done = client.pass_run("notebooks")
+    assert done["counts"]["repeats"] == len(copies) == 12
+    text, archive = path.read_text(), (memory / "archive" / "notebook.md").read_text()
+    assert all(line not in text and line in archive for line in copies)
+    assert sum(line in text for line in lines) == 600 - len(copies)
+    time.sleep(0.3)
+    moved = client.get(old[copies[0].split("] ", 1)[1]])
+    assert moved["status"] == "active" and moved["source"].endswith("archive/notebook.md")

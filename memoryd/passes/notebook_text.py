@@ -12,7 +12,6 @@ memoryd.passes.notebooks runs this over the store.
 from __future__ import annotations
 
 import functools
-import math
 import re
 import time
 from collections.abc import Callable, Generator
@@ -23,14 +22,7 @@ import numpy as np
 
 from memoryd.ingest.indexer import day_start
 from memoryd.ingest.markdown import classify_heading, parse_memory_file, read_heading
-from memoryd.meaning import (
-    JACCARD_DUPLICATE,
-    LESSON_COSINE,
-    LIGHT_TERMS,
-    Reading,
-    reading,
-    same_thing,
-)
+from memoryd.meaning import Reading, reading, same_thing
 from memoryd.pacing import give_way
 from memoryd.passes.steps import Offload
 from memoryd.redact import redact
@@ -40,10 +32,9 @@ ORDER = ("mistakes", "learnings", "feedback", "session-log")
 #: Sections whose older copies of a lesson go to the archive.
 DEDUPED = ("mistakes", "learnings")
 #: A notebook's vectors read per step; bullets read for their words (or compared) between two
-#: pauses for the searches; rows of the cosine matrix a block (256 × 9,500: ~2.5 ms).
+#: pauses for the searches.
 VECTORS_AT_ONCE = 500
 READ_BLOCK = 200
-VECTOR_BLOCK = 256
 #: A section this small finds its repeats in the step itself (a few ms at most).
 SMALL_SECTION = 60
 TITLES = {"mistakes": "Mistakes", "learnings": "Learnings", "feedback": "Shareholder Feedback",
@@ -242,11 +233,10 @@ def repeats(notebook: Notebook, vectors: Callable[[list[Item]], list[np.ndarray 
     entries to this pass). ``vectors``: the items' vectors, None for one the index does not
     hold (then its words decide), asked VECTORS_AT_ONCE items a step.
 
-    A generator, in steps (a big notebook in slices): the vectors are read a page a step,
-    and the pairs are found off the database thread (:class:`~memoryd.passes.steps.Offload`;
-    a section of SMALL_SECTION bullets or fewer in the step itself): not every pair of
-    bullets, only those alike by their vectors (a block of the matrix at a time) or sharing
-    a rare word (:func:`repeated_pairs`). Comparing every pair of 1,000 bullets held the
+    A generator, in steps (a big notebook in slices): the vectors are read a page a step, and
+    the copies are found off the database thread (:class:`~memoryd.passes.steps.Offload`; a
+    section of SMALL_SECTION bullets or fewer in the step itself) by :func:`repeated`, which
+    compares only bullets with the same words. Comparing every pair of 1,000 bullets held the
     database thread for 3 s, of 2,000 for 15 s."""
     runs = [(section, sorted((i for i in section.items if i.bullet and i.date),
                              key=lambda i: i.date or "", reverse=True))
@@ -260,77 +250,45 @@ def repeats(notebook: Notebook, vectors: Callable[[list[Item]], list[np.ndarray 
             yield
             found += vectors(dated[start:start + VECTORS_AT_ONCE])
         texts = [item.text for item in dated]
-        pairs = repeated_pairs(texts, found, threshold) if len(dated) <= SMALL_SECTION \
-            else (yield Offload(repeated_pairs, (texts, found, threshold)))
+        copies = repeated(texts, found, threshold) if len(dated) <= SMALL_SECTION \
+            else (yield Offload(repeated, (texts, found, threshold)))
         yield
-        gone: set[int] = set()
-        for a, b in pairs:  # newest first: a copy already gone takes no other with it
-            if a not in gone and b not in gone:
-                gone.add(b)
-        if gone:
-            leaving = {id(dated[b]) for b in gone}
+        if copies:
+            leaving = {id(dated[b]) for _, b in copies}
             section.items = [item for item in section.items if id(item) not in leaving]
-            removed += [(section.name or "", dated[b]) for b in sorted(gone)]
+            removed += [(section.name or "", dated[b]) for _, b in copies]
     return removed
 
 
-def repeated_pairs(texts: list[str], vectors: list[np.ndarray | None],
-                   threshold: float) -> list[tuple[int, int]]:
-    """(a, b), a < b, in order: ``texts[a]`` and ``texts[b]`` say the same thing (see
-    :func:`repeats`). Candidates come from the vectors, a block of rows at a time, and from
-    the words: two texts with a Jaccard ≥ 0.7 share one of the rarest few terms of each
-    (prefix filtering), so only texts that share such a term are compared. Gives way to the
-    searches between two blocks (memoryd.pacing) when run off the database thread."""
-    readings = []
+def repeated(texts: list[str], vectors: list[np.ndarray | None],
+             threshold: float) -> list[tuple[int, int]]:
+    """(a, b) for each text ``b`` that says what an earlier text ``a`` kept says (see
+    :func:`repeats`; the first of a run of copies is kept, and a copy takes no other with
+    it), in the order of ``b``. Only texts with the same key (memoryd.meaning.Reading.key:
+    the same words but light ones) can say the same thing, so each is compared only with
+    the texts kept before it under its key: linear in the texts, not in their pairs. Gives
+    way to the searches (memoryd.pacing) every READ_BLOCK texts or comparisons when run off
+    the database thread."""
+    kept: dict[tuple[bool, frozenset[str]], list[tuple[int, Reading]]] = {}
+    copies: list[tuple[int, int]] = []
+    compared = 0
     for number, text in enumerate(texts):
         if number % READ_BLOCK == 0:
             give_way()
-        readings.append(reading(text))
-    candidates: dict[tuple[int, int], float] = {}
-    held = [number for number, vector in enumerate(vectors) if vector is not None]
-    if len(held) >= 2:
-        matrix = np.stack([vectors[number] for number in held]).astype(np.float32)
-        rows = np.array(held)
-        for start in range(0, len(held), VECTOR_BLOCK):
-            give_way()
-            sims = matrix[start:start + VECTOR_BLOCK] @ matrix.T
-            left, right = np.nonzero(sims >= min(threshold, LESSON_COSINE))
-            for i, j in zip(left.tolist(), right.tolist()):
-                a, b = int(rows[start + i]), int(rows[j])
-                if a < b:
-                    candidates[a, b] = float(sims[i, j])
-    for a, b in _sharing_rare_terms(readings):
-        candidates.setdefault((a, b), 0.0)
-    same: list[tuple[int, int]] = []
-    for number, ((a, b), cosine) in enumerate(sorted(candidates.items())):
-        if number % READ_BLOCK == 0:
-            give_way()
-        if same_thing(readings[a], readings[b], cosine, threshold, lesson=True):
-            same.append((a, b))
-    return same
-
-
-def _sharing_rare_terms(readings: list[Reading]) -> set[tuple[int, int]]:
-    """The pairs whose terms may overlap by a Jaccard ≥ JACCARD_DUPLICATE: each text's
-    terms ordered rarest first, two such texts share one of the first
-    ``n - ceil(0.7 n) + 1`` of either's ``n`` terms."""
-    sets = [sorted(r.term_set - LIGHT_TERMS) for r in readings]
-    counts: dict[str, int] = {}
-    for terms in sets:
-        for term in terms:
-            counts[term] = counts.get(term, 0) + 1
-    index: dict[str, list[int]] = {}
-    pairs: set[tuple[int, int]] = set()
-    for number, terms in enumerate(sets):
-        if number % READ_BLOCK == 0:
-            give_way()
-        terms.sort(key=lambda t: (counts[t], t))
-        prefix = len(terms) - math.ceil(JACCARD_DUPLICATE * len(terms)) + 1
-        for term in terms[:prefix]:
-            for other in index.setdefault(term, []):
-                pairs.add((other, number))
-            index[term].append(number)
-    return pairs
+        mine = reading(text)
+        earlier = kept.setdefault(mine.key, [])
+        for other, theirs in earlier:
+            compared += 1
+            if compared % READ_BLOCK == 0:
+                give_way()
+            va, vb = vectors[other], vectors[number]
+            cosine = float(va @ vb) if va is not None and vb is not None else 0.0
+            if same_thing(theirs, mine, cosine, threshold, lesson=True):
+                copies.append((other, number))
+                break
+        else:
+            earlier.append((number, mine))
+    return copies
 
 
 def prune(notebook: Notebook, cap: int,
