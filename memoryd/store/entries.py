@@ -365,7 +365,8 @@ class Entries:
         for entry, cosine in nearby:
             differs = difference(draft["text"], entry["text"])
             if differs is not None:
-                if differs.contradiction and cosine >= low and entry["kind"] == draft["kind"]:
+                if differs.contradiction and cosine >= low and entry["kind"] == draft["kind"] \
+                        and draft["kind"] not in ("summary", "turn"):  # what was, not rules
                     corrects.append((entry, differs.why()))
                 continue
             if similar is not None or abs(cosine - threshold) > BORDERLINE and cosine < threshold:
