@@ -9,11 +9,12 @@ near duplicate, an extracted lesson counted as a sighting of one already known �
 are read (:func:`reading`) and compared (:func:`difference`). They say different things when
 
 - one says "don't" and the other does not (``not``, ``never``, ``no``, ``without``, ``n't``,
-  and ``avoid``/``stop`` leading a rule): **negation**;
+  ``forbidden``, ``prohibited``, ``banned``, and ``avoid``/``stop`` leading a rule; "allowed"
+  is the plain statement): **negation**;
 - they name other numbers (digits, and number words read as digits: "two times" is "2
   times", "the first of December" is "1 December"): **number**;
 - a word of one stands where the other has another word ("staging" / "production", "Alice"
-  / "Bob", "allowed" / "forbidden", "pnpm" / "npm"): a **substitution**, named by what the
+  / "Bob", "before" / "after", "pnpm" / "npm"): a **substitution**, named by what the
   words are (an antonym, an environment, a quantity, a name, or other wording);
 - one has a word the other lacks, unless it is a light word (``run``, ``really``, …,
   :data:`LIGHT`; a general noun after what it names, :data:`ADDABLE`: "main" / "the main
@@ -27,8 +28,9 @@ are read (:func:`reading`) and compared (:func:`difference`). They say different
 Words are compared by a light stem (``commits``, ``committing`` → ``commit``; ``linter`` →
 ``lint``), after a few abbreviations (``repo`` → ``repository``, ``db`` → ``database``,
 ``prod`` → ``production``) and without stop words and filler (``always``, ``please``,
-``must``, ``every``). That is all: no thesaurus, so "Lint your changes" and "Run the linter"
-are two memories (a miss costs a second copy; a wrong merge hides what the user said).
+``must``, ``every``). That is all: no thesaurus, so "push by hand" and "push manually" are two
+memories (a miss costs a second copy; a wrong merge hides what the user said). Texts that say
+the same thing have the same :attr:`Reading.key`, which groups the texts worth comparing.
 
 A difference is a **contradiction** — the same topic, said two incompatible ways, put to a
 person rather than merged — when it is a negation of the same words, or the one change
