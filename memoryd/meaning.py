@@ -34,7 +34,8 @@ the same thing have the same :attr:`Reading.key`, which groups the texts worth c
 
 A difference is a **contradiction** — the same topic, said two incompatible ways, put to a
 person rather than merged — when it is a negation of the same words, or the one change
-between two otherwise identical statements is a number, an antonym, or an order.
+between two otherwise identical statements is an antonym, an order, or a number that is a
+quantity ("retry 3 times" / "5 times"; not "module 3" / "module 4", two modules).
 
 :func:`same_thing` is the decision: no difference, and alike by their vectors (cosine ≥ the
 near-duplicate threshold) or, for two lessons, by their words (seed 003's Jaccard ≥ 0.7 of
@@ -138,6 +139,13 @@ _OPPOSITES = [
     ("ascending", "descending"), ("top", "bottom"), ("light", "dark"), ("cheap", "expensive"),
     ("busy", "quiet"), ("busiest", "quietest"),
 ]
+#: What a number counts when it is a quantity (see :func:`_quantity`).
+UNITS = frozenset(
+    "times time x percent % lines line spaces space characters chars pixels px seconds second "
+    "minutes minute hours hour days day weeks week months month years year retries retry "
+    "attempts attempt requests request items bytes kilobytes megabytes gigabytes milliseconds "
+    "kilograms kilometres workers threads replicas columns tabs digits words pages".split())
+_UNIT_SUFFIX = re.compile(r"^\d+(?:\.\d+)?(?:x|am|pm|ms|s|h|d|k|m|gb|mb|kb|px|%)$")
 ENVIRONMENTS = frozenset(
     "production staging development dev test testing qa uat local sandbox preview demo "
     "canary beta alpha ci live".split())
@@ -176,6 +184,7 @@ for _group in _OPPOSITES:
     for _word in _stems:
         _STEMMED_OPPOSITES.setdefault(_word, set()).update(_stems - {_word})
 _ENVIRONMENT_STEMS = frozenset(_stem(w) for w in ENVIRONMENTS)
+_UNIT_TERMS = frozenset(_stem(w) for w in UNITS) | UNITS
 _QUANTITY_STEMS = frozenset(_stem(w) for w in QUANTITIES)
 #: LIGHT and ADDABLE as terms (stems), as :func:`difference` meets them.
 LIGHT_TERMS = frozenset(_stem(w) for w in LIGHT) | LIGHT
@@ -332,7 +341,8 @@ def difference(first: str | Reading, second: str | Reading) -> Difference | None
             numbers_b = sorted(t for t in set_b if _is_number(t))
         return Difference("number", tuple(a.shown(t) for t in numbers_a),
                           tuple(b.shown(t) for t in numbers_b),
-                          len(only_a) == len(only_b) == 1 and _ordered_alike(a, b))
+                          len(only_a) == len(only_b) == 1 and _ordered_alike(a, b)
+                          and _quantity(a, next(iter(only_a))))
     if only_a and only_b and (only_a | only_b) - LIGHT_TERMS:
         what = _substitution(only_a, only_b, a, b)
         one_for_one = len(only_a) == len(only_b) == 1 and _ordered_alike(a, b)
@@ -367,6 +377,17 @@ def _substitution(only_a: frozenset[str], only_b: frozenset[str], a: Reading,
     if any(not t.isalpha() for t in both) or both & (a.names | b.names):
         return "name"
     return "wording"
+
+
+def _quantity(reading: Reading, term: str) -> bool:
+    """Whether a number of a text is how much of something ("3 times", "40 lines", "2x",
+    "9am"), not which one ("module 3", "release 2.3", "Postgres 16"): one value for another
+    of the same quantity contradicts, another module or release does not."""
+    if _UNIT_SUFFIX.match(term):
+        return True
+    order = reading.order
+    at = order.index(term) if term in order else -1
+    return 0 <= at < len(order) - 1 and order[at + 1] in _UNIT_TERMS
 
 
 def _ordered_alike(a: Reading, b: Reading) -> bool:

@@ -60,6 +60,8 @@ def test_no_labelled_pair_that_says_different_things_is_one(cosines) -> None:
     ("Write the changelog before the release", "Write the changelog after the release",
      "antonym", True),
     ("Run the tests before pushing", "Run the slow tests before pushing", "addition", False),
+    ("Keep module 3 free of side effects", "Keep module 4 free of side effects", "number",
+     False),  # which module, not how much: two rules, neither wrong
     ("Merge the data branch into the model branch",
      "Merge the model branch into the data branch", "order", True),
 ])
