@@ -9,9 +9,9 @@ usually asks about one of them, and one vector for the whole text averages it aw
 of two or more sentences also gets a vector per sentence (``split_parts``), and search scores it
 by both (bench/eval: R@5 .802 → .842 for vectors alone).
 
-Two lessons worded alike are one lesson (seed 003): their **content words** (lower-cased, stop
-words dropped, ``don't``/``doesn't``/… read as ``not``) overlap by a Jaccard of at least
-``JACCARD_DUPLICATE``. Session-end extraction and consolidation both decide by this one rule.
+A text's **content words** (lower-cased, stop words dropped, ``don't``/``doesn't``/… read as
+``not``) are what the session-end extractor counts to tell a rule from a reaction; whether two
+memories say the same thing is :mod:`memoryd.meaning`.
 """
 
 import hashlib
@@ -98,12 +98,8 @@ def split_parts(text: str) -> list[str]:
     return parts
 
 
-# -- lessons worded alike ------------------------------------------------------------------
+# -- content words ------------------------------------------------------------------
 
-#: Seed 003: "Use conventional commits" / "Always use conventional commits" are one lesson.
-JACCARD_DUPLICATE = 0.7
-#: Lessons this alike by their vectors are compared by their words too.
-LESSON_COSINE = 0.75
 #: Words a lesson's wording varies in. Negations (``not``, ``never``, ``no``) are not among
 #: them, so "always X" and "never X" stay apart.
 LESSON_STOPWORDS = frozenset(
@@ -137,35 +133,3 @@ def text_jaccard(a: str, b: str) -> float:
     """The Jaccard of two texts' content words (0 when either has no word)."""
     set_a, set_b = content_words(a), content_words(b)
     return jaccard(set_a, set_b) if set_a and set_b else 0.0
-
-
-#: (content words read every "don't", "can't", … as "not")
-_NEGATION = {"not", "never", "avoid", "stop", "no", "without", "cannot", "nor"}
-#: (beyond the stop words content words have dropped already)
-_FILLER = {"always", "must", "should", "use", "using"}
-
-
-def negated(tokens: AbstractSet[str]) -> bool:
-    """Whether a lesson's content words say "don't"."""
-    return bool(tokens & _NEGATION)
-
-
-def core(tokens: AbstractSet[str]) -> frozenset[str]:
-    """A lesson's words without its negation and filler: what it is about."""
-    return frozenset(t for t in tokens if t not in _NEGATION and t not in _FILLER)
-
-
-def same_lesson(a: AbstractSet[str], b: AbstractSet[str], cosine: float, threshold: float) -> bool:
-    """Two lessons (their content words, their vectors' cosine) are one: alike at
-    ``threshold`` or worded alike (Jaccard ≥ 0.7), both a "do" or both a "don't", and
-    naming the same numbers ("export at 2x" and "export at 3x" are two lessons, however
-    alike the rest)."""
-    return negated(a) == negated(b) and _numbers(a) == _numbers(b) and (
-        cosine >= threshold or jaccard(a, b) >= JACCARD_DUPLICATE)
-
-
-_DIGIT = re.compile(r"\d")
-
-
-def _numbers(words: AbstractSet[str]) -> set[str]:
-    return {w for w in words if _DIGIT.search(w)}

@@ -126,3 +126,85 @@ def test_llm_extractor_output_passes_the_same_filters(memoryd_home, embedder, tm
             assert not any(e["rule"] == "llm" for m in report for e in m["entries"])
     finally:
         running.stop()
+
+
+def session_of(client: Client, cwd: Path, session: str, messages: list[str]) -> None:
+    """One Claude Code session in ``cwd`` saying ``messages``, ended and extracted."""
+    path = cwd / f"{session}.jsonl"
+    lines = []
+    for i, text in enumerate(messages):
+        lines.append({"type": "user", "uuid": f"{session[:4]}-u{i}", "sessionId": session,
+                      "cwd": str(cwd), "timestamp": "2026-06-01T09:58:00.000Z",
+                      "isSidechain": False, "message": {"role": "user", "content": text}})
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    payload = {"session_id": session, "transcript_path": str(path), "cwd": str(cwd)}
+    started = hook("claude-code", "SessionStart", {**payload, "hook_event_name": "SessionStart"})
+    assert started.returncode == 0
+    assert hook("claude-code", "SessionEnd", {**payload, "hook_event_name": "SessionEnd",
+                                              "reason": "other"}).returncode == 0
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not client.session(session)["session"]["extracted"]:
+        time.sleep(0.05)
+    assert client.session(session)["session"]["extracted"]
+
+
+LOGGING = "Never use print for logging in this repo; always use the structlog logger."
+
+
+def test_a_lesson_said_in_three_sessions_counts_and_is_proposed_as_a_rule(
+        memoryd_home: Path, embedder, tmp_path) -> None:
+    """N4: a repeat found at extraction was dropped as a duplicate and counted nothing, so
+    promotion by repetition never fired for extracted lessons."""
+    from conftest import run_memoryd, start_daemon
+
+    shop = tmp_path / "shop"
+    (shop / ".git").mkdir(parents=True)
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as client:
+            for number in range(3):
+                session_of(client, shop, f"{number}aaaaaaa-2222-3333-4444-555555555555",
+                           ["Let's look at the payment handler.", LOGGING, "Thanks, go on."])
+            [lesson] = [h for h in client.search("print logging", agent="claude-code",
+                                                 kind="lesson")["hits"]
+                        if h["text"] == "Never use print for logging in this repo."]
+            assert client.get(lesson["id"])["occurrences"] == 3
+            extracted_again = client.extract("0aaaaaaa-2222-3333-4444-555555555555")
+            assert extracted_again["seen_again"] == []  # a session counts once
+            proposed = client.pass_run("promote")  # both rules of the message, each once
+            assert proposed["counts"].get("proposed") == 2
+            [proposal] = [c for c in client.pass_show(proposed["run"])["changes"]
+                          if c["kind"] == "proposal" and c["after"]["entry"] == lesson["id"]]
+            assert "seen in 3 sessions" in proposal["why"]
+    finally:
+        running.stop()
+    (memoryd_home / "memoryd.db").unlink()  # the count is in the ledger: a rebuild keeps it
+    assert run_memoryd("reindex").returncode == 0
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as client:
+            assert client.get(lesson["id"])["occurrences"] == 3
+            # the sessions promotion counts: the lesson's and those of its copies
+            copies = client.history(lesson["id"])["entries"]
+            assert len({e["session"] for e in copies}) == 3
+            assert all(e["superseded_by"] == lesson["id"] for e in copies
+                       if e["id"] != lesson["id"])
+    finally:
+        running.stop()
+
+
+def test_a_preference_the_user_states_is_theirs_in_every_project(daemon, client, tmp_path) -> None:
+    """L-o: "I prefer …" was extracted as a lesson of the project it was said in."""
+    shop, other = tmp_path / "shop", tmp_path / "other"
+    for repo in (shop, other):
+        (repo / ".git").mkdir(parents=True)
+    session_of(client, shop, "bbbbbbbb-2222-3333-4444-555555555555",
+               ["Let's tidy the history.", "I prefer small commits with imperative messages.",
+                "We prefer squash merges in this repo.", "Thanks."])
+    found = {h["text"]: h for h in client.search("commits messages squash merges",
+                                                 agent="claude-code", kind="lesson")["hits"]}
+    mine = found["Prefer small commits with imperative messages."]
+    assert mine["project"] is None  # the user's own: global
+    assert found["Prefer squash merges in this repo."]["project"] is not None  # the team's
+    assert "Prefer small commits with imperative messages." in \
+        client.context("claude-code", cwd=str(other))["text"]

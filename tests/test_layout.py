@@ -10,8 +10,10 @@ PACKAGE = Path(__file__).resolve().parent.parent / "memoryd"
 
 #: Lower layers first; a module may import only modules of its own layer or a lower one.
 LAYERS = [
-    {"memoryd", "memoryd.agents", "memoryd.errors", "memoryd.text", "memoryd.project", "memoryd.params",
-     "memoryd.redact", "memoryd.malloc", "memoryd.regular_file", "memoryd.collector", "memoryd.retrieval.dates", "memoryd.retrieval.age"},
+    {"memoryd", "memoryd.agents", "memoryd.errors", "memoryd.text", "memoryd.meaning",
+     "memoryd.project", "memoryd.params", "memoryd.redact", "memoryd.malloc",
+     "memoryd.regular_file", "memoryd.collector", "memoryd.retrieval.dates",
+     "memoryd.retrieval.age"},
     {"memoryd.ingest.sources", "memoryd.config", "memoryd.embed"},
     {"memoryd.store"},
     {"memoryd.ingest", "memoryd.retrieval"},

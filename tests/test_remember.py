@@ -182,8 +182,10 @@ def test_unknown_id(client: Client) -> None:
         client.get("ffffffffffffffff")
 
 
+#: The same rule twice (memoryd.meaning: one wording only adds filler), ~0.955 apart.
 BORDER_PAIR = ("Deploys go through the release workflow; never push to production by hand.",
-               "Deploys go through the release job; don't push to production manually.")
+               "Deploys always go through the release workflow: never push to production by "
+               "hand, please.")
 
 
 def _mates(count: int) -> list[str]:
@@ -193,8 +195,8 @@ def _mates(count: int) -> list[str]:
 
 def borderline_daemon(monkeypatch, embedder, mates: int) -> tuple[RunningDaemon, float]:
     """A daemon whose near-duplicate threshold lies just under the pair's cosine embedded alone
-    (0.919-0.925, by the CPU's int8 kernels) and, where a batch moves the second text's vector
-    (to 0.910-0.918 among 7 or 40 others), above the cosine it has in that batch: a decision
+    (~0.955, by the CPU's int8 kernels) and, where a batch moves the second text's vector
+    (to ~0.950-0.952 among 7 or 40 others), above the cosine it has in that batch: a decision
     made with the batch's vector would turn."""
     first, second = embedder.embed_alone(list(BORDER_PAIR))
     alone = float(first @ second)

@@ -282,6 +282,14 @@ def run(args: argparse.Namespace, client: Client) -> int:
                           file=sys.stderr)
                 for old in r.get("superseded") or []:
                     print(f"superseded {old['id']}: {old['text']}")
+                for c in r.get("corrects") or []:  # memoryd.passes.corrections
+                    if c["action"] == "dispute":
+                        print(f"disputes {c['entry']['id']}: {c['entry']['text']} ({c['why']}; "
+                              "both kept until you forget or supersede one)")
+                if r.get("run") and any(c["action"] == "supersede" for c in r["corrects"]):
+                    print(f"recorded as {r['run']}: `memory undo {r['run']}` takes it back")
+                elif r.get("run"):
+                    print(f"recorded as {r['run']} (memory pass show {r['run']})")
                 if r["entry"]["status"] == "superseded":
                     print(f"kept as superseded: an entry with key {r['entry']['key']} has higher confidence")
             else:

@@ -348,16 +348,28 @@ def build_server(agent: str, client: Client, cwd: str | None = None) -> Any:
     ) -> dict[str, Any]:
         """Store one lasting memory: a preference, a correction ("don't …"), a non-obvious fact.
         It belongs to the project (git repository) you work in, unless scope is global.
-        Returns whether it was stored and for which project; a duplicate returns the existing
-        entry instead."""
+        Returns whether it was stored, and for which project. A duplicate (the same thing said
+        before) is not stored: the reply names the entry that says it (``existing``). A
+        correction of an entry (the opposite rule, another number) is stored, and the reply
+        names what it contradicts."""
         result = call(client.remember, agent, category, text, kind=kind, key=key, tags=tags,
                       polarity=polarity, **({"is_global": True} if scope == "global" else
                                             {"cwd": server_cwd}))
         entry = result["entry"]
-        return {"stored": result["stored"], "id": entry["id"],
-                "duplicate": result.get("duplicate"), "text": entry["text"],
-                "project": entry.get("project") or "global (shown in every project)",
-                "quarantined": entry.get("quarantined", False)}
+        if not result["stored"]:
+            return {"stored": False, "duplicate": result.get("duplicate"),
+                    "existing": {"id": entry["id"], "text": entry["text"]}}
+        reply: dict[str, Any] = {"stored": True, "id": entry["id"], "text": entry["text"],
+                                 "project": entry.get("project") or
+                                 "global (shown in every project)",
+                                 "quarantined": entry.get("quarantined", False)}
+        if result.get("corrects"):
+            reply["contradicts"] = [
+                {"id": c["entry"]["id"], "text": c["entry"]["text"], "why": c["why"],
+                 "now": "superseded by this one" if c["action"] == "supersede" else
+                 "disputed: both kept until the user forgets or supersedes one"}
+                for c in result["corrects"]]
+        return reply
 
     @server.tool(annotations=writes, **text_tool)
     def memory_forget(entry_id: EntryId, reason: Annotated[str | None, Field(

@@ -2,15 +2,18 @@
 
 Within one agent's namespace and project, over active entries (transcript turns aside):
 
-- **Near duplicates** — cosine ≥ ``remember.near_duplicate_cosine`` (0.92), or for two lessons
-  a Jaccard of their content words ≥ 0.7, the rule session-end extraction uses too
-  (``memoryd.text``; seed 003: "Use conventional commits" / "Always use conventional
-  commits") — in one category, as ``remember`` decides duplicates (a category can be what an
-  entry means: seed 001's ``rejected-designs``, whose check must still find a design after a
-  copy was filed elsewhere), merge into the best of them: higher confidence, then newer. The
-  others are superseded and linked to it (``superseded_by``; history shows the chain). A
-  file-backed entry is never superseded (its file is the truth, and only the notebook pass
-  edits a notebook): it may survive a merge, and is otherwise left as it is.
+- **Near duplicates** — two entries that say the same thing (``memoryd.meaning``: no word of
+  one stands where the other has another — a negation, a number, a name, an environment, a
+  quantity, an antonym — none says more, and their shared words stand in the same roles),
+  alike at cosine ≥ ``remember.near_duplicate_cosine`` (0.92) or, two lessons, by a Jaccard ≥
+  0.7 of their terms (seed 003: "Use conventional commits" / "Always use conventional
+  commits"), the rule the write path and session-end extraction use too — in one category,
+  as ``remember`` decides duplicates (a category can be what an entry means: seed 001's
+  ``rejected-designs``, whose check must still find a design after a copy was filed
+  elsewhere), merge into the best of them: higher confidence, then newer. The others are
+  superseded and linked to it (``superseded_by``; history shows the chain). A file-backed
+  entry is never superseded (its file is the truth, and only the notebook pass edits a
+  notebook): it may survive a merge, and is otherwise left as it is.
 - The survivor counts its **occurrences** (its own plus each merged one's), and its
   **confidence rises with independent evidence**: each merged entry from another session (or,
   without sessions, another day) closes part of the gap to certainty,
@@ -20,10 +23,13 @@ Within one agent's namespace and project, over active entries (transcript turns 
 - **The keyword index** is consolidated too: a whole run merges the full-text index's segments
   (one more with every write, which automatic merging keeps in check but never down to one)
   into one, ``MERGE_PAGES`` pages a step: every query reads every segment.
-- **Contradictions** — the same key with different values of equal confidence, or a "do X"
-  and a "don't X" lesson about the same thing — are never resolved here: each is recorded as an
-  open contradiction (``memory pass show``, ``memory status``), and the memory block marks both
-  entries as disputed until a person forgets or supersedes one (the next run then closes it).
+- **Contradictions** — the same key with different values of equal confidence, or two
+  entries alike enough to be compared that say one thing two incompatible ways (a "do X" and a
+  "don't X"; two otherwise identical statements with another number, an antonym, or their
+  words in another order: ``memoryd.meaning``), two lessons whatever their categories — are
+  never resolved here: each is recorded as an open contradiction (``memory pass show``,
+  ``memory status``), and the memory block marks both entries as disputed until a person
+  forgets or supersedes one (the next run then closes it).
 
 Every change goes through the journal: ``--dry-run`` previews it, ``memory undo`` takes it back.
 An undone merge stays undone: two entries whose merge (or key supersede) a person took back are
@@ -48,19 +54,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memoryd.ingest.sources import ARCHIVE_DIR
+from memoryd.meaning import LESSON_COSINE, Reading, difference, reading, same_thing
 from memoryd.pacing import give_way
 from memoryd.passes.journal import Change
 from memoryd.passes.steps import Offload
 from memoryd.store.vectors import VectorFilter, follow_meta
-from memoryd.text import (
-    JACCARD_DUPLICATE,
-    LESSON_COSINE,
-    content_words,
-    core,
-    jaccard,
-    negated,
-    same_lesson,
-)
 
 if TYPE_CHECKING:
     from memoryd.passes.runner import PassContext
@@ -92,7 +90,7 @@ TOKENISED_AT_ONCE = 50
 #: Where the last whole run left off (meta): the next run looks at what was added or changed
 #: since. Bump CHECK_VERSION when the rules change, so that the next run looks at everything.
 CHECKED = "consolidate.checked"
-CHECK_VERSION = 2  # 2: lessons compared by their content words (memoryd.text)
+CHECK_VERSION = 3  # 2: lessons compared by their content words; 3: memoryd.meaning
 ELIGIBLE = ("status='active' AND category IS NOT 'session' "
             f"AND coalesce(source, '') NOT LIKE '%/{ARCHIVE_DIR}/%'")
 COLUMNS = ("id", "uid", "kind", "category", "key", "text", "hash", "confidence", "created", "via",
@@ -188,6 +186,7 @@ def run(ctx: PassContext) -> Iterator[Any]:
             yield from _same_keys(ctx, keyed, known, apart, superseded)
         waiting += yield from _near(ctx, agent, project, np.array(changed, dtype=np.int64),
                                     threshold, known, apart, superseded)
+    yield from _close_settled(ctx)  # a side merged away: its survivor speaks for it
     if not (ctx.dry_run or ctx.agent or ctx.project):  # the next run starts from here
         if waiting:  # every id above the record's counts as changed
             record["id"] = min(record["id"], min(waiting) - 1)
@@ -326,7 +325,10 @@ def _near(ctx: PassContext, agent: str, project: str | None, changed: np.ndarray
 
 
 def _close_settled(ctx: PassContext) -> Iterator[None]:
-    """Open contradictions a person has settled (one side forgotten or superseded) close."""
+    """Open contradictions a person has settled (one side forgotten or superseded) close; so
+    do those one side of which this run merged into another (the write path records a
+    correction against each copy of what it contradicts: memoryd.passes.corrections), whose
+    survivor carries the contradiction on (it was compared with the other side too)."""
     for change in ctx.journal.open_contradictions():
         yield
         ids = change["after"]["ids"]
@@ -386,12 +388,12 @@ def _merge(ctx: PassContext, entries: list[dict[str, Any]],
     merged either, so chains (a ~ b ~ c, a ≁ c) never merge things that differ. ``pairs``:
     the two entries' numbers in ``entries`` and their cosine, as arrays. A survivor takes none
     that a person kept apart from it or from another it takes (``apart``)."""
-    tokens: list[frozenset[str]] = []
+    readings: list[Reading] = []
     for start in range(0, len(entries), TOKENISED_AT_ONCE):
-        tokens.extend(content_words(e["text"]) for e in entries[start:start + TOKENISED_AT_ONCE])
+        readings.extend(reading(e["text"]) for e in entries[start:start + TOKENISED_AT_ONCE])
         yield
     neighbours: dict[int, list[tuple[int, float]]] = {}
-    opposed: list[tuple[int, int]] = []
+    opposed: list[tuple[int, int, str]] = []
     firsts, seconds, cosines = pairs
     for start in range(0, len(firsts), PAGE):
         yield
@@ -402,14 +404,14 @@ def _merge(ctx: PassContext, entries: list[dict[str, Any]],
             if a["kind"] != b["kind"]:
                 continue
             lessons = a["kind"] == "lesson"
-            if lessons and negated(tokens[i]) != negated(tokens[j]):
-                if jaccard(core(tokens[i]), core(tokens[j])) >= JACCARD_DUPLICATE:
-                    opposed.append((i, j))
+            differs = difference(readings[i], readings[j])
+            if differs is not None:  # two things: never merged (memoryd.meaning)
+                if differs.contradiction and (lessons or a["category"] == b["category"]):
+                    opposed.append((i, j, differs.why()))
                 continue
             if a["category"] != b["category"]:  # see the module's docstring
                 continue
-            if same_lesson(tokens[i], tokens[j], cosine, threshold) if lessons \
-                    else cosine >= threshold:
+            if same_thing(readings[i], readings[j], cosine, threshold, lessons):
                 neighbours.setdefault(i, []).append((j, cosine))
                 neighbours.setdefault(j, []).append((i, cosine))
     yield
@@ -434,11 +436,11 @@ def _merge(ctx: PassContext, entries: list[dict[str, Any]],
         merged.update(gone)
         survivor_of.update(dict.fromkeys(gone, i))
         yield from _absorb(ctx, survivor, [entries[j] for j in gone])
-    # a "do" and a "don't" are put to a person once, between what is left after merging
-    for i, j in opposed:
+    # a contradiction is put to a person once, between what is left after merging
+    for i, j, why in opposed:
         a, b = entries[survivor_of.get(i, i)], entries[survivor_of.get(j, j)]
         if a is not b:
-            _contradiction(ctx, known, a, b, "a \"do\" and a \"don't\" about the same thing")
+            _contradiction(ctx, known, a, b, why)
 
 
 def _not_apart(ctx: PassContext, apart: dict[str, set[str]], survivor: str,

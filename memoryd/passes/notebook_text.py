@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,12 +22,21 @@ import numpy as np
 
 from memoryd.ingest.indexer import day_start
 from memoryd.ingest.markdown import classify_heading, parse_memory_file, read_heading
+from memoryd.meaning import Reading, reading, same_thing
+from memoryd.pacing import give_way
+from memoryd.passes.steps import Offload
 from memoryd.redact import redact
-from memoryd.text import content_hash, content_words, same_lesson
+from memoryd.text import content_hash
 
 ORDER = ("mistakes", "learnings", "feedback", "session-log")
 #: Sections whose older copies of a lesson go to the archive.
 DEDUPED = ("mistakes", "learnings")
+#: A notebook's vectors read per step; bullets read for their words (or compared) between two
+#: pauses for the searches.
+VECTORS_AT_ONCE = 500
+READ_BLOCK = 200
+#: A section this small finds its repeats in the step itself (a few ms at most).
+SMALL_SECTION = 60
 TITLES = {"mistakes": "Mistakes", "learnings": "Learnings", "feedback": "Shareholder Feedback",
           "session-log": "Session Log"}
 
@@ -215,39 +224,71 @@ def _rewrite(item: Item) -> dict[str, Any]:
 
 
 def repeats(notebook: Notebook, vectors: Callable[[list[Item]], list[np.ndarray | None]],
-            threshold: float) -> list[tuple[str, Item]]:
-    """Older copies of a lesson that its section holds a newer copy of — alike by their
-    vectors (cosine ≥ ``threshold``) or by their words (Jaccard ≥ 0.7), both a "do" or both a
-    "don't" — taken out of the notebook for the archive: (section name, item). The newest
-    copy stays, with its date (seed 003's one lesson in several phrasings; consolidation
-    leaves a notebook's own entries to this pass). ``vectors``: the items' vectors, None for
-    one the index does not hold (then its words decide), asked once for the whole notebook
-    (its entries are read for it)."""
+            threshold: float) -> Generator[Any, Any, list[tuple[str, Item]]]:
+    """Older copies of a lesson that its section holds a newer copy of — saying the same
+    thing (memoryd.meaning: no other negation, number, name, order, …), alike by their
+    vectors (cosine ≥ ``threshold``) or by their words (Jaccard ≥ 0.7) — taken out of the
+    notebook for the archive: (section name, item). The newest copy stays, with its date
+    (seed 003's one lesson in several phrasings; consolidation leaves a notebook's own
+    entries to this pass). ``vectors``: the items' vectors, None for one the index does not
+    hold (then its words decide), asked VECTORS_AT_ONCE items a step.
+
+    A generator, in steps (a big notebook in slices): the vectors are read a page a step, and
+    the copies are found off the database thread (:class:`~memoryd.passes.steps.Offload`; a
+    section of SMALL_SECTION bullets or fewer in the step itself) by :func:`repeated`, which
+    compares only bullets with the same words. Comparing every pair of 1,000 bullets held the
+    database thread for 3 s, of 2,000 for 15 s."""
     runs = [(section, sorted((i for i in section.items if i.bullet and i.date),
                              key=lambda i: i.date or "", reverse=True))
             for section in notebook.sections if section.name in DEDUPED]
-    runs = [(section, dated) for section, dated in runs if len(dated) >= 2]
-    every = vectors([item for _, dated in runs for item in dated]) if runs else []
     removed: list[tuple[str, Item]] = []
-    offset = 0
     for section, dated in runs:
-        found = every[offset:offset + len(dated)]
-        offset += len(dated)
-        words = [content_words(i.text) for i in dated]
-        gone: set[int] = set()
-        for a in range(len(dated)):
-            if a in gone:
-                continue
-            for b in range(a + 1, len(dated)):
-                if b in gone:
-                    continue
-                va, vb = found[a], found[b]
-                cosine = float(va @ vb) if va is not None and vb is not None else 0.0
-                if same_lesson(words[a], words[b], cosine, threshold):
-                    gone.add(b)
-                    section.items.remove(dated[b])
-                    removed.append((section.name, dated[b]))
+        if len(dated) < 2:
+            continue
+        found: list[np.ndarray | None] = []
+        for start in range(0, len(dated), VECTORS_AT_ONCE):
+            yield
+            found += vectors(dated[start:start + VECTORS_AT_ONCE])
+        texts = [item.text for item in dated]
+        copies = repeated(texts, found, threshold) if len(dated) <= SMALL_SECTION \
+            else (yield Offload(repeated, (texts, found, threshold)))
+        yield
+        if copies:
+            leaving = {id(dated[b]) for _, b in copies}
+            section.items = [item for item in section.items if id(item) not in leaving]
+            removed += [(section.name or "", dated[b]) for _, b in copies]
     return removed
+
+
+def repeated(texts: list[str], vectors: list[np.ndarray | None],
+             threshold: float) -> list[tuple[int, int]]:
+    """(a, b) for each text ``b`` that says what an earlier text ``a`` kept says (see
+    :func:`repeats`; the first of a run of copies is kept, and a copy takes no other with
+    it), in the order of ``b``. Only texts with the same key (memoryd.meaning.Reading.key:
+    the same words but light ones) can say the same thing, so each is compared only with
+    the texts kept before it under its key: linear in the texts, not in their pairs. Gives
+    way to the searches (memoryd.pacing) every READ_BLOCK texts or comparisons when run off
+    the database thread."""
+    kept: dict[tuple[bool, frozenset[str]], list[tuple[int, Reading]]] = {}
+    copies: list[tuple[int, int]] = []
+    compared = 0
+    for number, text in enumerate(texts):
+        if number % READ_BLOCK == 0:
+            give_way()
+        mine = reading(text)
+        earlier = kept.setdefault(mine.key, [])
+        for other, theirs in earlier:
+            compared += 1
+            if compared % READ_BLOCK == 0:
+                give_way()
+            va, vb = vectors[other], vectors[number]
+            cosine = float(va @ vb) if va is not None and vb is not None else 0.0
+            if same_thing(theirs, mine, cosine, threshold, lesson=True):
+                copies.append((other, number))
+                break
+        else:
+            earlier.append((number, mine))
+    return copies
 
 
 def prune(notebook: Notebook, cap: int,

@@ -44,6 +44,7 @@ from memoryd.ingest.sources import ARCHIVE_DIR
 from memoryd.passes.file_care import NotWritten
 from memoryd.passes.journal import Change, file_change, swap_groups
 from memoryd.passes.notebook_text import (
+    DEDUPED,
     Item,
     Notebook,
     archive_text,
@@ -55,6 +56,7 @@ from memoryd.passes.notebook_text import (
 )
 from memoryd.passes.steps import Collect, Offload
 from memoryd.passes.user_files import FileText, read_text
+from memoryd.store.database import SELECT_ENTRY, row_to_entry
 
 if TYPE_CHECKING:
     import apsw
@@ -67,6 +69,10 @@ WRITE_BATCH = 25
 MOVES = 10
 #: Moving items hashed per step (redacting their text first: ~0.2 ms an item).
 HASHES = 16
+#: A notebook this long (characters) is parsed, ordered, pruned and rendered off the database
+#: thread, and its entries read a page (ROWS_AT_ONCE) a step.
+BIG_TEXT = 64_000
+ROWS_AT_ONCE = 1_000
 
 
 def graduate(ctx: PassContext, path: str, uids: set[str], rule_file: Path) -> list[Change]:
@@ -123,7 +129,7 @@ def _moving(removed: list[tuple[str, Item]], archive: Path) -> dict[tuple[str, i
 def _file_changes(ctx: PassContext, path: Path, current: FileText, text: str,
                   archived: tuple[Path, FileText | None, str] | None,
                   updates: dict[tuple[str, int], dict[str, Any]], action: str, why: str,
-                  archive_why: str) -> list[Change]:
+                  archive_why: str, rows: list[dict[str, Any]] | None = None) -> list[Change]:
     """A notebook's change (carrying the entries that move or change with it: it exists
     before and after, so its undo moves them back) and its archive's, when lines moved."""
     changes = []
@@ -131,7 +137,7 @@ def _file_changes(ctx: PassContext, path: Path, current: FileText, text: str,
         changes.append(file_change(archived[0], archived[1], archived[2], "archive",
                                    archive_why))
     changes.append(file_change(path, current, text, action, why,
-                               *ctx.entry_updates(str(path), updates)))
+                               *ctx.entry_updates(str(path), updates, rows)))
     return [c for c in changes if c is not None]
 
 
@@ -234,23 +240,31 @@ class Plan:
 
 def plan(path: Path, cap: int, kept_elsewhere: Callable[[], set[str]],
          vectors: Callable[[list[Item]], list[np.ndarray | None]], threshold: float,
-         run_name: str, when: float) -> Generator[None, None, Plan | None]:
+         run_name: str, when: float) -> Generator[Any, Any, Plan | None]:
     """Read, parse, normalise, take out repeated lessons and prune one notebook (None: not a
     notebook, or unreadable), with a slice point between (a notebook over its cap took up to
-    20 ms in one step)."""
+    20 ms in one step). A notebook of BIG_TEXT characters or more is parsed, pruned and
+    rendered off the database thread (each is one pass over the whole text: 2 MB took a
+    quarter of a second), its hashes and vectors read a page a step."""
     try:
         current = read_text(path)
     except OSError:
         return None
     if not is_notebook(current.text):
         return None
-    notebook = parse(current.text, path.name)
+    big = len(current.text) >= BIG_TEXT
+    notebook = (yield Offload(parse, (current.text, path.name))) if big \
+        else parse(current.text, path.name)
     yield
-    fixed = normalise(notebook)
+    fixed = (yield Offload(normalise, (notebook,))) if big else normalise(notebook)
     yield
-    repeated = repeats(notebook, vectors, threshold)
+    repeated = yield from repeats(notebook, vectors, threshold)
     yield
-    removed = repeated + prune(notebook, cap, kept_elsewhere)
+    if big:
+        pruned = yield from _pruned_apart(notebook, cap, kept_elsewhere)
+    else:
+        pruned = prune(notebook, cap, kept_elsewhere)
+    removed = repeated + pruned
     for start in range(0, len(removed), HASHES):  # what moves is found by its hash
         yield
         for _, item in removed[start:start + HASHES]:
@@ -261,13 +275,37 @@ def plan(path: Path, cap: int, kept_elsewhere: Callable[[], set[str]],
     if not fixed and not removed:
         return Plan(current, notebook, fixed, removed, 0, None)
     yield
-    text = notebook.render()
-    parsed = parse_memory_file(text, path.name)
+    text, parsed = (yield Offload(_rendered, (notebook, path.name))) if big \
+        else _rendered(notebook, path.name)
+    yield
     if [(i.text, i.heading) for i in parsed.items] != notebook.entries():
         notebook.problems.append("its entries would not stay apart, or not under their "
                                  "headings, if it were rewritten: left as it is")
         return Plan(current, notebook, [], [], 0, None)
     return Plan(current, notebook, fixed, removed, len(repeated), archived, text, parsed)
+
+
+def _rendered(notebook: Notebook, name: str) -> tuple[str, MemoryFile]:
+    """A notebook's new text, and the text as the indexer will read it."""
+    text = notebook.render()
+    return text, parse_memory_file(text, name)
+
+
+def _pruned_apart(notebook: Notebook, cap: int,
+                  kept_elsewhere: Callable[[], set[str]]) -> Generator[Any, Any, list[Any]]:
+    """:func:`prune` of a big notebook off the database thread: what is kept elsewhere read
+    here first (its query, and the bullets' hashes HASHES a step), if the notebook is over
+    its cap at all."""
+    if not (yield Offload(notebook.lines)) > cap:
+        return []
+    bullets = [i for s in notebook.sections if s.name in DEDUPED for i in s.items if i.bullet]
+    for start in range(0, len(bullets), HASHES):
+        yield
+        for item in bullets[start:start + HASHES]:
+            item.hash  # noqa: B018 (computed now, kept)
+    yield
+    elsewhere = kept_elsewhere()
+    return (yield Offload(prune, (notebook, cap, lambda: elsewhere)))
 
 
 def run(ctx: PassContext) -> Iterator[Any]:
@@ -292,7 +330,12 @@ def run(ctx: PassContext) -> Iterator[Any]:
             ctx.config.remember.near_duplicate_cosine, ctx.run_name, time.time())
         if planned is not None:
             yield
-            changes = _changes(ctx, found, planned, cap=cap)
+            rows = None
+            if len(planned.current.text) >= BIG_TEXT and (planned.fixed or planned.removed):
+                rows = yield from _entry_rows(ctx, found["path"])
+            changes = _changes(ctx, found, planned, cap=cap, rows=rows)
+            if changes:  # a big notebook's texts are a few MB to journal: a step of its own
+                yield
             numbers = ctx.journal.begin_files(ctx.run, changes) if changes else None
             if numbers is not None:
                 yield
@@ -315,6 +358,21 @@ def run(ctx: PassContext) -> Iterator[Any]:
         yield from _written(ctx, *writing)
     if pending:
         yield from _written(ctx, pending, (yield _write(ctx, pending)))
+
+
+def _entry_rows(ctx: PassContext, path: str) -> Generator[None, None, list[dict[str, Any]]]:
+    """A big notebook's entries, ROWS_AT_ONCE a step (9,500 at once took ~50 ms)."""
+    rows: list[dict[str, Any]] = []
+    last = 0
+    while True:
+        yield
+        page = [row_to_entry(row) for row in ctx.store.db.execute(
+            SELECT_ENTRY + " WHERE source=? AND id > ? ORDER BY id LIMIT ?",
+            (path, last, ROWS_AT_ONCE))]
+        rows += page
+        if len(page) < ROWS_AT_ONCE:
+            return rows
+        last = page[-1]["rowid"]
 
 
 def _vectors(ctx: PassContext, held: Callable[[], dict[int, tuple[int, str, str]]],
@@ -378,7 +436,7 @@ def _known(entries: dict[int, tuple[int, str, str]], planned: Plan) -> Known | N
 
 
 def _changes(ctx: PassContext, found: dict[str, Any], planned: Plan, *,
-             cap: int) -> list[Change]:
+             cap: int, rows: list[dict[str, Any]] | None = None) -> list[Change]:
     """The file changes of one notebook's plan (none when it is in order and within its cap),
     with the entries that move with them."""
     path = Path(found["path"])
@@ -403,7 +461,7 @@ def _changes(ctx: PassContext, found: dict[str, Any], planned: Plan, *,
         ctx.count("repeats", repeated)
     changes = _file_changes(ctx, path, planned.current, planned.text, planned.archived,
                             updates, "normalise" if not removed else "prune", why,
-                            f"{len(removed)} bullets moved from {path.name}")
+                            f"{len(removed)} bullets moved from {path.name}", rows)
     if fixed:
         ctx.count("normalised")
     return changes

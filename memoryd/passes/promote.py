@@ -45,6 +45,7 @@ import numpy as np
 
 from memoryd.ingest.markdown import is_pinned
 from memoryd.ingest.sources import ARCHIVE_DIR
+from memoryd.meaning import LESSON_COSINE, Reading, reading, same_thing
 from memoryd.passes.consolidate import best_first
 from memoryd.passes.file_care import FileNotWrittenError, NotWritten
 from memoryd.passes.journal import UNWRITTEN, Change, file_change
@@ -54,7 +55,7 @@ from memoryd.passes.user_files import read_text
 from memoryd.provenance import agent_wrote
 from memoryd.quarantine import reason as quarantine_reason
 from memoryd.store.file_journal import tool_written
-from memoryd.text import LESSON_COSINE, content_words, normalise_text, same_lesson
+from memoryd.text import normalise_text
 
 if TYPE_CHECKING:
     from memoryd.config import Config
@@ -213,7 +214,8 @@ FILE_COLUMNS = ("id", "uid", "text", "session", "created")
 
 def _file_copies(ctx: PassContext, lessons: list[dict[str, Any]]) -> Iterator[Any]:
     """uid → the agent's memory-file lessons that say what the lesson says (cosine ≥ the
-    near-duplicate threshold, or worded alike; the same do/don't), archived ones included:
+    near-duplicate threshold, or worded alike; saying the same thing: memoryd.meaning),
+    archived ones included:
     their uids and sightings (sent back via the generator's return value). A notebook's
     lesson written again is never merged (its file is the truth), so its copies are found
     here."""
@@ -257,15 +259,15 @@ def _copies(rows: np.ndarray, against: np.ndarray, texts: list[str], others: lis
     """(i, j): ``others[j]`` says what ``texts[i]`` says (off the database thread)."""
     similar = rows @ against.T
     low = min(threshold, LESSON_COSINE)
-    words: dict[tuple[int, int], frozenset[str]] = {}
+    readings: dict[tuple[int, int], Reading] = {}
 
-    def of(side: int, number: int) -> frozenset[str]:
-        if (side, number) not in words:
-            words[side, number] = content_words((texts if side == 0 else others)[number])
-        return words[side, number]
+    def of(side: int, number: int) -> Reading:
+        if (side, number) not in readings:
+            readings[side, number] = reading((texts if side == 0 else others)[number])
+        return readings[side, number]
 
     return [(i, j) for i, j in zip(*np.nonzero(similar >= low))
-            if same_lesson(of(0, i), of(1, j), float(similar[i, j]), threshold)]
+            if same_thing(of(0, i), of(1, j), float(similar[i, j]), threshold, lesson=True)]
 
 
 def _confirmed(ctx: PassContext, lessons: list[dict[str, Any]]) -> Iterator[Any]:

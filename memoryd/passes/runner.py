@@ -268,19 +268,21 @@ class PassContext:
             "SELECT uid, hash FROM entries WHERE source = ?", (path,)) if uid in self._promoted]
         return {h for (h,) in rows} | set(promoted)
 
-    def entry_updates(self, path: str, updates: dict[tuple[str, int], dict[str, Any]]
+    def entry_updates(self, path: str, updates: dict[tuple[str, int], dict[str, Any]],
+                      rows: list[dict[str, Any]] | None = None
                       ) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
         """The entries of ``path`` whose text changes with a file change — moved to an
         archive, a date rewritten — as (their fields after, their fields before), by id.
         ``updates``: by the item's (content hash, first line in the file as read); an entry is
         matched by both (two bullets of one text stay apart: each keeps its id), else by its
-        hash alone (the index read the file before its lines moved)."""
+        hash alone (the index read the file before its lines moved). ``rows``: the file's
+        entries, read beforehand (a big notebook's, a page a step: memoryd.passes.notebooks)."""
         after: dict[str, dict[str, Any]] = {}
         before: dict[str, dict[str, Any]] = {}
         if not updates:  # sections reordered, nothing moved or rewritten
             return after, before
         wanted = dict(updates)
-        entries = [row_to_entry(row) for row in self.store.db.execute(
+        entries = rows if rows is not None else [row_to_entry(row) for row in self.store.db.execute(
             SELECT_ENTRY + " WHERE source=? ORDER BY id", (path,))]
         matched: list[tuple[dict[str, Any], dict[str, Any]]] = []
         for entry in entries:  # by text and line first

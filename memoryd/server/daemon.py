@@ -45,8 +45,9 @@ from memoryd.errors import (
 from memoryd.ingest.indexer import Indexer
 from memoryd.ingest.pipeline import Ingest
 from memoryd.params import Params
+from memoryd.passes import corrections
 from memoryd.passes.entry_files import FileEntryEdits
-from memoryd.passes.runner import PassParts, Passes
+from memoryd.passes.runner import Passes, PassParts
 from memoryd.progress import PROGRESS_EVERY_S, Reporter, reporting, stop_reporting
 from memoryd.server.binding import Caller, bind, enforce
 from memoryd.server.health import Health
@@ -64,8 +65,8 @@ from memoryd.server.ownership import CHECK_INTERVAL_S, Ownership, file_identity
 from memoryd.server.pass_methods import PassMethods
 from memoryd.server.session_methods import SessionMethods
 from memoryd.server.stopping import Connections, stopping_error
-from memoryd.server.trust_methods import TrustMethods
 from memoryd.server.traffic import Traffic
+from memoryd.server.trust_methods import TrustMethods
 from memoryd.store.permissions import restrict_umask, tighten_state
 
 log = logging.getLogger(__name__)
@@ -500,10 +501,24 @@ class Daemon:
         return status
 
     async def m_remember(self, params: Params) -> dict[str, Any]:
-        return await self.engine.remember(params)
+        reply = await self.engine.remember(params)
+        await self._corrections([reply])
+        return reply
 
     async def m_remember_many(self, params: Params) -> dict[str, Any]:
-        return await self.engine.remember_many(params)
+        reply = await self.engine.remember_many(params)
+        await self._corrections(reply["results"])
+        return reply
+
+    async def _corrections(self, replies: list[dict[str, Any]]) -> None:
+        """What a write corrected or contradicts, recorded as a run (memoryd.passes.corrections):
+        its name in each reply that has some."""
+        if self.passes is None or not any(r.get("corrects") for r in replies):
+            return
+        run = await self.engine.db(corrections.record, self.passes.journal, replies)
+        for reply in replies:
+            if reply.get("corrects"):
+                reply["run"] = run
 
     async def m_search(self, params: Params) -> dict[str, Any]:
         return await self.engine.search(params)

@@ -32,6 +32,7 @@ The deterministic extractor (:func:`find_candidates`)
     stop          stop X-ing                                 lesson, negative, "Stop X-ing."
     always        always X                                   lesson, positive, "Always X."
     prefer        I prefer X (over|to|rather than) Y         lesson, positive, "Prefer X over Y."
+                                                             (said as "I prefer": personal)
     use-not       (we) use X, not Y / X instead of Y         lesson, positive, "Use X, not Y."
     remember      remember that X, keep in mind X, note      lesson, positive, "X." (or what the
                   that X, fyi: X, don't forget that X        inner sentence matches); a fact
@@ -88,7 +89,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from memoryd.text import LESSON_STOPWORDS, words
 
@@ -122,6 +123,7 @@ class Candidate:
     message_id: str  # "" when an LLM named no known message
     session_id: str
     rule: str  # the pattern that produced it, or 'llm'
+    personal: bool = False  # the user's own preference ("I prefer …"): for every project
 
 
 # -- words --------------------------------------------------------------------------------
@@ -255,6 +257,8 @@ _I_PREFER = re.compile(
     r"\s+(?=prefer\b)",
     re.I,
 )
+#: "I prefer …" (not "we prefer …", a team's convention): the user's own preference
+_MY_PREFERENCE = re.compile(r"^i\b(?!')|^i'd\b", re.I)
 _LESSON_RULES = (
     ("never", "negative", "Never", re.compile(r"^never\s+(?P<body>.+)$", re.I), 2),
     ("dont", "negative", "Don't", re.compile(r"^(?:don't|dont|do not)\s+(?P<body>.+)$", re.I), 2),
@@ -343,6 +347,7 @@ class _Hit:
     text: str
     key: str | None = None
     category: str | None = None
+    personal: bool = False
 
 
 def find_candidates(messages: Sequence[Message]) -> list[Candidate]:
@@ -356,7 +361,7 @@ def find_candidates(messages: Sequence[Message]) -> list[Candidate]:
                         kind=hit.kind, text=hit.text, polarity=hit.polarity,
                         category=hit.category or category_of(hit.text, hit.key),
                         key=hit.key, message_id=message.message_id,
-                        session_id=message.session_id, rule=hit.rule,
+                        session_id=message.session_id, rule=hit.rule, personal=hit.personal,
                     ))
     return out
 
@@ -433,6 +438,7 @@ def _lesson(clause: str, rest: str) -> list[_Hit]:
     if m and not clause and not _CONTRAST.search(m["x"]):
         return _known_fact("we-use", m["x"], whole=True)
     contrast = _VERB_CONTRAST.match(rest)
+    mine = bool(_I_PREFER.match(rest) and _MY_PREFERENCE.match(rest))
     rest = _SUBJECT.sub("", _I_PREFER.sub("", rest), count=1)
     for rule, polarity, word, pattern, minimum in _LESSON_RULES:
         m = pattern.match(rest)
@@ -456,7 +462,8 @@ def _lesson(clause: str, rest: str) -> list[_Hit]:
         return _use_not(clause, rest)
     m = _PREFER.match(rest)
     if m:
-        return _prefer(clause, m["body"].strip())
+        hits = _prefer(clause, m["body"].strip())
+        return [replace(hit, personal=True) for hit in hits] if mine else hits
     m = contrast
     if m and m["verb"].lower() not in _NOT_CONTRAST_VERBS and not _is_past(m["verb"].lower()):
         x, y = value_of(m["x"]), value_of(m["y"])

@@ -34,10 +34,13 @@ extractor; the reason is ``negative-list: <what>``:
 
 Dedup (:func:`decide`), after the negative list:
 
-- a lesson is a duplicate of an existing unkeyed entry when :func:`memoryd.text.text_jaccard` ≥
-  :data:`JACCARD_DUPLICATE` (the best match, measure ``jaccard``), else, if ``cosine`` is given,
-  when ``cosine(candidate, existing)`` ≥ :data:`COSINE_DUPLICATE` (measure ``cosine``). The
-  cosine function is called once per pair, so it should cache its vectors;
+- a lesson is a duplicate of an existing unkeyed entry that says the same thing
+  (:func:`memoryd.meaning.difference` finds no difference: a "don't" is never the duplicate of
+  a "do", nor "use pnpm" of "use npm") when the Jaccard of their terms
+  (:func:`memoryd.meaning.term_jaccard`) ≥ :data:`JACCARD_DUPLICATE` (the best match, measure
+  ``jaccard``), else, if ``cosine`` is given, when ``cosine(candidate, existing)`` ≥
+  :data:`COSINE_DUPLICATE` (measure ``cosine``). The cosine function is called once per pair,
+  so it should cache its vectors;
 - a fact is a duplicate when an existing entry has the same key and the same normalised value
   (measure ``key``). Existing entries are ``(entry_id, text)`` or ``(entry_id, text, key)``:
   facts are compared only with keyed entries, lessons only with unkeyed ones. A fact with the
@@ -45,8 +48,8 @@ Dedup (:func:`decide`), after the negative list:
 - candidates are compared with the ones accepted before them in the session the same way;
   the reason is ``duplicate within session: … with message <message_id>``.
 
-Known limit: word-set Jaccard does not see order, so "Prefer tabs over spaces" duplicates an
-existing "Prefer spaces over tabs". Contradictions are a separate problem from duplicates.
+A candidate that says the opposite of an existing lesson is accepted: the write path stores
+it beside the lesson it corrects (memoryd.store.entries).
 """
 
 from __future__ import annotations
@@ -57,13 +60,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from memoryd.meaning import JACCARD_DUPLICATE, difference, reading, term_jaccard
 from memoryd.sessions.candidates import (
     MAX_SENTENCE_CHARS,
     Candidate,
     Message,
     find_candidates,
 )
-from memoryd.text import JACCARD_DUPLICATE, normalise_text, text_jaccard
+from memoryd.text import normalise_text
 
 MIN_USER_MESSAGES = 3
 COSINE_DUPLICATE = 0.92
@@ -239,18 +243,24 @@ def _decide_one(
 def _nearest(
     text: str, others: Sequence[tuple[str, str]], cosine: Callable[[str, str], float] | None
 ) -> tuple[str, float, str] | None:
-    """(id, similarity, measure) of the best duplicate: by Jaccard first, else by cosine."""
+    """(id, similarity, measure) of the best duplicate — one that says the same thing
+    (memoryd.meaning: not a "don't" of a "do", not another number, name or order) — by
+    Jaccard first, else by cosine."""
+    mine = reading(text)
+    same = [(other_id, theirs) for other_id, other_text in others
+            if difference(mine, theirs := reading(other_text)) is None]
     best: tuple[str, float] | None = None
-    for other_id, other_text in others:
-        score = text_jaccard(text, other_text)
+    for other_id, theirs in same:
+        score = term_jaccard(mine, theirs)
         if score >= JACCARD_DUPLICATE and (best is None or score > best[1]):
             best = (other_id, score)
     if best:
         return best[0], round(best[1], 4), "jaccard"
     if cosine is None:
         return None
-    for other_id, other_text in others:
-        score = float(cosine(text, other_text))
+    texts = dict(others)
+    for other_id, _ in same:
+        score = float(cosine(text, texts[other_id]))
         if math.isfinite(score) and score >= COSINE_DUPLICATE and (best is None or score > best[1]):
             best = (other_id, score)
     return (best[0], round(best[1], 4), "cosine") if best else None

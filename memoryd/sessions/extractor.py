@@ -5,8 +5,11 @@ The session's transcript is read again from its file (the source of truth) for t
 user messages; candidates are checked against the agent's existing lessons and facts (Jaccard,
 then cosine with the real embedder) and the accepted ones are stored through the normal write
 path (ledger first) with ``via: extract``, confidence 0.8 and provenance to the session and
-message. An optional LLM extractor (``[extract] command``) adds candidates that pass the same
-filters, within a timeout and a daily call budget.
+message. A lesson the agent knows already, said again in this session, is counted as a
+sighting of it (its occurrences, and the session for promotion). A lesson that contradicts one
+known is stored beside it (memoryd.passes.corrections). An optional LLM extractor (``[extract]
+command``) adds candidates that pass the same filters, within a timeout and a daily call
+budget.
 """
 
 from __future__ import annotations
@@ -24,10 +27,12 @@ from memoryd.engine import Engine
 from memoryd.errors import NotFoundError
 from memoryd.ingest.transcript import make_parser
 from memoryd.params import Params
+from memoryd.passes import corrections
+from memoryd.passes.journal import Journal
 from memoryd.redact import redact
 from memoryd.regular_file import is_regular, open_regular
 from memoryd.sessions.candidates import EXTRACTED_CONFIDENCE, Candidate, Message, find_candidates
-from memoryd.sessions.decisions import MIN_USER_MESSAGES, decide, dry_run_report
+from memoryd.sessions.decisions import MIN_USER_MESSAGES, Decision, decide, dry_run_report
 from memoryd.sessions.llm_extractor import llm_prompt, parse_llm_output
 from memoryd.sessions.registry import Registry
 
@@ -47,9 +52,11 @@ def read_user_messages(path: str, harness: str, session: str) -> list[Message]:
 
 
 def is_personal(candidate: Candidate) -> bool:
-    """The user's own preferences hold in every project: stored global, not project-scoped."""
+    """The user's own preferences hold in every project: stored global, not project-scoped
+    (``pref.*`` and ``user.*`` facts, how to talk to them, and what they said they prefer:
+    "I prefer small commits with imperative messages")."""
     return bool(candidate.key and candidate.key.startswith(("pref.", "user."))) \
-        or candidate.category == "communication"
+        or candidate.category == "communication" or candidate.personal
 
 
 class SessionExtractor:
@@ -82,6 +89,7 @@ class SessionExtractor:
         if not dry_run:
             accepted = [d.candidate for d in decisions if d.accepted]
             result["stored"] = await self._store(session, accepted)
+            result["seen_again"] = await self._seen_again(session, decisions)
             await engine.db(self._mark_extracted, session_id)
         return result
 
@@ -114,23 +122,51 @@ class SessionExtractor:
 
         return cosine
 
+    @staticmethod
+    def _params(session: dict[str, Any], candidate: Candidate) -> Params:
+        params = {
+            "agent": session["agent"], "category": candidate.category, "kind": candidate.kind,
+            "text": redact(candidate.text), "key": candidate.key, "polarity": candidate.polarity,
+            "confidence": EXTRACTED_CONFIDENCE, "session": candidate.session_id,
+            "message_id": candidate.message_id or None, "writer": "extractor",
+            "via": "extract", "cwd": None if is_personal(candidate) else session.get("cwd"),
+            "force": True,
+        }
+        return Params("extract", {k: v for k, v in params.items() if v is not None})
+
     async def _store(self, session: dict[str, Any], accepted: list[Candidate]) -> list[str]:
         stored = []
+        replies = []
         for candidate in accepted:
-            params = {
-                "agent": session["agent"], "category": candidate.category, "kind": candidate.kind,
-                "text": redact(candidate.text), "key": candidate.key, "polarity": candidate.polarity,
-                "confidence": EXTRACTED_CONFIDENCE, "session": candidate.session_id,
-                "message_id": candidate.message_id or None, "writer": "extractor",
-                "via": "extract", "cwd": None if is_personal(candidate) else session.get("cwd"),
-                "force": True,
-            }
-            reply = await self.engine.remember(Params("extract", {
-                k: v for k, v in params.items() if v is not None}))
+            reply = await self.engine.remember(self._params(session, candidate))
+            replies.append(reply)
             if reply["stored"]:
                 stored.append(reply["entry"]["id"])
+        if any(reply.get("corrects") for reply in replies):  # a later session said otherwise
+            await self.engine.db(corrections.record, self._journal(), replies)
         log.info("Session %s: stored %d extracted entries.", session["id"], len(stored))
         return stored
+
+    async def _seen_again(self, session: dict[str, Any], decisions: list[Decision]) -> list[str]:
+        """The lessons this session said again (rejected as duplicates of existing ones):
+        each counted as a sighting of the lesson it repeats (Entries.seen_again), so that a
+        lesson said in three sessions is proposed as a rule (memoryd.passes.promote)."""
+        counted = []
+        for decision in decisions:
+            if decision.duplicate_of is None or decision.candidate.kind != "lesson":
+                continue
+            entry = await self.engine.db(self.engine.entries.seen_again,
+                                         self._params(session, decision.candidate),
+                                         decision.duplicate_of)
+            if entry is not None:
+                counted.append(entry["id"])
+        if counted:
+            log.info("Session %s: %d lessons seen again, counted.", session["id"], len(counted))
+        return counted
+
+    def _journal(self) -> Journal:
+        assert self.engine.store is not None
+        return Journal(self.engine.store, self.engine.entries)
 
     def _mark_extracted(self, session_id: str) -> None:
         assert self.engine.store is not None

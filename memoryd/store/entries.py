@@ -28,9 +28,11 @@ from memoryd.errors import (
     UnavailableError,
     stopping_error,
 )
+from memoryd.meaning import LESSON_COSINE, difference
 from memoryd.params import Params
 from memoryd.project import repository_of
 from memoryd.provenance import person_only, person_only_refusal, typed_by_person
+from memoryd.quarantine import reason as quarantine_reason
 from memoryd.quarantine import release_target
 from memoryd.retrieval.age import age_note
 from memoryd.store.archive import TRANSCRIPT_PREFIX
@@ -49,6 +51,12 @@ MAX_TEXT_CHARS = 32_000
 #: Near-duplicate cosines this close to the threshold are decided on vectors embedded alone
 #: (dynamic int8 moves a vector by up to ~0.02 with its batch mates).
 BORDERLINE = 0.03
+#: The entries most like a new one that the write path reads: one may say the same thing
+#: where the nearest says another ("Always use tabs" next to "Use tabs" and "Never use tabs").
+NEARBY = 5
+#: How an agent's own writes are marked in their writer (memoryd.server.binding): such a
+#: write disputes what it contradicts, never replaces it.
+AGENT_CHANNELS = ("(mcp)", "(hook)")
 
 #: An entry's vector and the vectors of its parts (text.split_parts; 0 rows for one sentence).
 Vectors = tuple[np.ndarray, np.ndarray]
@@ -239,26 +247,26 @@ class Entries:
             record["superseded_by"] = superseded_by
         return record
 
-    def nearest(self, vector: np.ndarray, agent: str, category: str,
-                project: str | None) -> tuple[dict[str, Any], float] | None:
-        """The most similar active entry of the same agent and category that covers
-        ``project`` (written in it, or global: ``Store.find_exact``)."""
+    def nearby(self, vector: np.ndarray, agent: str, category: str, project: str | None,
+               limit: int = NEARBY) -> list[tuple[dict[str, Any], float]]:
+        """The active entries of the same agent and category that cover ``project`` (written
+        in it, or global: ``Store.find_exact``) most like the vector, best first."""
         if self.index is not None:
             follow_meta(self.store, self.index)
-            found = self.index.nearest(vector, agent, category, 1, projects=(project, None))
+            found = self.index.nearest(vector, agent, category, limit, projects=(project, None))
         else:
             ids = [r for r, _ in self.store.knn(vector, 200)]
             rows = self.store.entries_by_rowids(ids)
             candidates = [r for r in ids if r in rows and rows[r]["agent"] == agent
                           and rows[r]["category"] == category and rows[r]["status"] == "active"
-                          and rows[r]["project"] in (project, None)][:5]
+                          and rows[r]["project"] in (project, None)][:limit]
             vectors = self.store.vectors_by_rowids(candidates)
             found = sorted(((r, float(v @ vector)) for r, v in vectors.items()),
-                           key=lambda item: -item[1])[:1]
+                           key=lambda item: -item[1])[:limit]
         if not found:
-            return None
-        rowid, cosine = found[0]
-        return self.store.entries_by_rowids([rowid])[rowid], cosine
+            return []
+        rows = self.store.entries_by_rowids([rowid for rowid, _ in found])
+        return [(rows[rowid], cosine) for rowid, cosine in found if rowid in rows]
 
     # -- methods ----------------------------------------------------------------------
 
@@ -301,20 +309,11 @@ class Entries:
             return {"stored": False, "duplicate": "exact", "entry": existing}
         rivals = self.store.active_with_key(agent, draft["key"], project) if draft["key"] else []
         similar = None
+        corrects: list[tuple[dict[str, Any], str]] = []
         if not rivals and vectors is not None:
-            near = self.nearest(vectors[0], agent, category, project)
-            threshold = self.config.remember.near_duplicate_cosine
-            if near is not None and abs(near[1] - threshold) <= BORDERLINE:
-                # a vector moves a little with its batch mates: decide on both texts alone
-                pair = (draft["text"], near[0]["text"])
-                missing = [text for text in pair if text not in alone]
-                if missing:
-                    raise NeedsAlone(missing)
-                near = (near[0], float(alone[pair[0]] @ alone[pair[1]]))
-            if near is not None and near[1] >= threshold:
-                similar = {"entry": near[0], "cosine": round(near[1], 4)}
-                if not force:
-                    return {"stored": False, "duplicate": "near", **similar}
+            similar, corrects = self._near(draft, vectors[0], alone)
+            if similar is not None and not force:
+                return {"stored": False, "duplicate": "near", **similar}
         losers = []
         for rival in rivals:
             if person_only(rival) and not typed_by_person(draft["writer"]):
@@ -324,12 +323,16 @@ class Entries:
                 losers.append(rival)
             elif draft["status"] == "active":
                 draft["status"], draft["superseded_by"] = "superseded", rival["id"]
+        corrected = [(old, why) for old, why in corrects if self._corrects(draft, old)]
         agent_records = records.setdefault(agent, [])
         agent_records.append({"op": "remember", "ts": draft["updated"], "entry": draft})
         agent_records.extend(
             self._status_record(loser, "superseded", agent, "key conflict", draft["uid"])
             for loser in losers
         )
+        agent_records.extend(
+            self._status_record(old, "superseded", draft["writer"], f"corrected: {why}",
+                                draft["uid"]) for old, why in corrected)
         rowid = self.store.insert_entry(draft)
         stored = self.store.entry_by_uid(draft["uid"])
         assert stored is not None
@@ -339,7 +342,100 @@ class Entries:
         reply: dict[str, Any] = {"stored": True, "entry": stored, "superseded": superseded}
         if similar:
             reply["similar"] = similar
+        if corrects:
+            replaced = {old["id"] for old, _ in corrected}
+            reply["corrects"] = [
+                {"entry": self._set_status(old, "superseded", draft["writer"], draft["uid"])
+                 if old["id"] in replaced else old, "why": why,
+                 "action": "supersede" if old["id"] in replaced else "dispute"}
+                for old, why in corrects]
+            reply["superseded"] += [c["entry"] for c in reply["corrects"]
+                                    if c["action"] == "supersede"]
         return reply
+
+    def _near(self, draft: dict[str, Any], vector: np.ndarray, alone: Mapping[str, np.ndarray]
+              ) -> tuple[dict[str, Any] | None, list[tuple[dict[str, Any], str]]]:
+        """What the entries most like a new one are to it (memoryd.meaning): a near duplicate
+        — says the same thing, at cosine ≥ the threshold — and the entries it contradicts (a
+        "don't" of a "do", another number, an antonym, another order), from cosine 0.75 for a
+        lesson. A text that says another thing is never a duplicate, however alike."""
+        threshold = self.config.remember.near_duplicate_cosine
+        low = min(threshold, LESSON_COSINE) if draft["kind"] == "lesson" else threshold
+        nearby = [(entry, cosine) for entry, cosine in self.nearby(
+            vector, draft["agent"], draft["category"], draft["project"])
+            if cosine >= low - BORDERLINE]
+        similar = None
+        corrects: list[tuple[dict[str, Any], str]] = []
+        for entry, cosine in nearby:
+            differs = difference(draft["text"], entry["text"])
+            if differs is not None:
+                if differs.contradiction and cosine >= low and entry["kind"] == draft["kind"] \
+                        and draft["kind"] not in ("summary", "turn"):  # what was, not rules
+                    corrects.append((entry, differs.why()))
+                continue
+            if similar is not None or abs(cosine - threshold) > BORDERLINE and cosine < threshold:
+                continue
+            if abs(cosine - threshold) <= BORDERLINE:
+                # a vector moves a little with its batch mates: decide on both texts alone
+                pair = (draft["text"], entry["text"])
+                missing = [text for text in pair if text not in alone]
+                if missing:
+                    raise NeedsAlone(missing)
+                cosine = float(alone[pair[0]] @ alone[pair[1]])
+            if cosine >= threshold:
+                similar = {"entry": entry, "cosine": round(cosine, 4)}
+        return similar, corrects
+
+    @staticmethod
+    def _corrects(draft: dict[str, Any], old: dict[str, Any]) -> bool:
+        """Whether a new entry that contradicts an old one supersedes it (else both stay,
+        disputed, until a person forgets or supersedes one): it is at least as confident (a
+        person's write corrects an extracted lesson and another write of theirs; an
+        extracted one does not correct what they wrote), not imported history, not an
+        agent's write over MCP or a hook, and does not look like a planted instruction
+        (memoryd.quarantine); and the old one is not the user's feedback, nor a line of a
+        memory file (its file is the truth: only a person or the notebook pass edits it)."""
+        return (draft["confidence"] >= old["confidence"] and draft["via"] != "import"
+                and not str(draft["writer"]).endswith(AGENT_CHANNELS)
+                and quarantine_reason(draft["text"], draft["kind"]) is None
+                and old["kind"] != "feedback" and old["via"] != "watch")
+
+    def seen_again(self, params: Params, uid: str) -> dict[str, Any] | None:
+        """A lesson session-end extraction found said again in a later session: the sighting
+        is kept as an entry of its own (its session and message: provenance), superseded by
+        the lesson it repeats, and the lesson's occurrences rise by one — what a merge by
+        consolidation would do, at once; promotion counts the sessions of the copies merged
+        into a lesson (memoryd.passes.promote). Both go to the ledger, so a rebuild counts
+        them again. Returns the lesson as it is now, or None when nothing was counted: the
+        lesson is gone, or this session was counted already (a session extracted twice)."""
+        draft = self.draft_entry(params)
+        with self.transaction():
+            entry = self.store.entry_by_uid(uid)
+            session = draft["session"]
+            if entry is None or entry["status"] != "active" or entry["agent"] != draft["agent"] \
+                    or session is None or entry["session"] == session:
+                return None
+            if self.store.db.execute(
+                    "SELECT 1 FROM entries WHERE agent=? AND kind=? AND status='superseded' "
+                    "AND superseded_by=? AND session=? LIMIT 1",
+                    (entry["agent"], entry["kind"], uid, session)).fetchone():
+                return None
+            draft.update(status="superseded", superseded_by=uid, kind=entry["kind"],
+                         category=entry["category"], project=entry["project"])
+            now = draft["updated"]
+            occurrences = (entry["occurrences"] or 1) + 1
+            self.write_ledger(entry["agent"], [
+                {"op": "remember", "ts": now, "entry": draft},
+                {"op": "update", "ts": now, "id": uid, "fields": {"occurrences": occurrences},
+                 "actor": "extract (seen again)"}])
+            self.store.insert_entry(draft)
+            stored = self.store.entry_by_uid(draft["uid"])
+            self.store.journal(draft["uid"], "remember", draft["writer"], None, stored, now)
+            self.store.update_entry(uid, occurrences=occurrences, updated=now)
+            after = self.store.entry_by_uid(uid)
+            assert after is not None
+            self.store.journal(uid, "seen again", draft["writer"], entry, after, now)
+            return after
 
     def draft_entry(self, params: Params) -> dict[str, Any]:
         """The entry a remember request describes, validated, not yet stored."""

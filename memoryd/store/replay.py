@@ -133,8 +133,11 @@ def _apply_remember(store: Store, agent: str, entry: dict[str, Any], skipped: se
     # by content too: the live write path never stores an exact duplicate (of the same
     # project, or a global one), so one in the ledger is a write that was answered as failed
     # (before writes were taken back)
-    if store.find_exact(owner, entry.get("category", ""), entry.get("hash", ""),
-                        entry.get("project")):
+    # (a lesson said again in a later session is stored superseded by the lesson it repeats,
+    # often with the same text: Entries.seen_again)
+    seen_again = entry.get("status") == "superseded" and bool(entry.get("superseded_by"))
+    if not seen_again and store.find_exact(owner, entry.get("category", ""),
+                                           entry.get("hash", ""), entry.get("project")):
         skipped.add(str(entry.get("uid")))
         log.info("Replay: skipped a duplicate of an entry already stored (%s).", entry.get("uid"))
         return 0

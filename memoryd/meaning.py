@@ -1,0 +1,443 @@
+"""Whether two memories say the same thing: the one rule every merge goes by (DESIGN.md
+principle 7: no automatic step changes what a memory says).
+
+Vectors find memories worded alike, but a small model places "Deploys are allowed on Fridays"
+and "Deploys are forbidden on Fridays" at a cosine of 0.93, "Prefer rebase over merge" and
+"Prefer merge over rebase" at 0.98: alike is not the same. So before two memories are one —
+a merge by consolidation, an older notebook bullet archived as a repeat, a write refused as a
+near duplicate, an extracted lesson counted as a sighting of one already known — their words
+are read (:func:`reading`) and compared (:func:`difference`). They say different things when
+
+- one says "don't" and the other does not (``not``, ``never``, ``no``, ``without``, ``n't``,
+  ``forbidden``, ``prohibited``, ``banned``, and ``avoid``/``stop`` leading a rule; "allowed"
+  is the plain statement): **negation**;
+- they name other numbers (digits, and number words read as digits: "two times" is "2
+  times", "the first of December" is "1 December"): **number**;
+- a word of one stands where the other has another word ("staging" / "production", "Alice"
+  / "Bob", "before" / "after", "pnpm" / "npm"): a **substitution**, named by what the
+  words are (an antonym, an environment, a quantity, a name, or other wording);
+- one has a word the other lacks, unless it is a light word (``run``, ``really``, …,
+  :data:`LIGHT`; a general noun after what it names, :data:`ADDABLE`: "main" / "the main
+  branch"; a possessive where no word moved: "staging's database" / "the staging
+  database"): an **addition** ("the slow tests" is not "the tests");
+- the words they share stand in another order around a word they both have ("rebase over
+  merge" / "merge over rebase", "Alice reports to Bob" / "Bob reports to Alice"): **order**.
+  Two words that only trade places ("Outline fonts" / "fonts outlined", "the first of
+  December" / "December 1st") are the same thing said otherwise.
+
+Words are compared by a light stem (``commits``, ``committing`` → ``commit``; ``linter`` →
+``lint``), after a few abbreviations (``repo`` → ``repository``, ``db`` → ``database``,
+``prod`` → ``production``) and without stop words and filler (``always``, ``please``,
+``must``, ``every``). That is all: no thesaurus, so "push by hand" and "push manually" are two
+memories (a miss costs a second copy; a wrong merge hides what the user said). Texts that say
+the same thing have the same :attr:`Reading.key`, which groups the texts worth comparing.
+
+A difference is a **contradiction** — the same topic, said two incompatible ways, put to a
+person rather than merged — when it is a negation of the same words, or the one change
+between two otherwise identical statements is an antonym, an order, or a number that is a
+quantity ("retry 3 times" / "5 times"; not "module 3" / "module 4", two modules).
+
+:func:`same_thing` is the decision: no difference, and alike by their vectors (cosine ≥ the
+near-duplicate threshold) or, for two lessons, by their words (seed 003's Jaccard ≥ 0.7 of
+their terms: "Use conventional commits" / "Always use conventional commits").
+``bench/bench_meaning.py`` measures it on a labelled set of near pairs
+(``bench/near_pairs/pairs.jsonl``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memoryd.text import LESSON_STOPWORDS, jaccard
+
+#: Seed 003: "Use conventional commits" / "Always use conventional commits" are one lesson.
+JACCARD_DUPLICATE = 0.7
+#: Lessons this alike by their vectors are compared by their words too.
+LESSON_COSINE = 0.75
+
+_WORD = re.compile(r"[a-z0-9]+(?:[./_][a-z0-9]+)*(?:'[a-z]+)?")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
+_ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
+#: A word written with a capital after the first of its sentence: a name ("Ask Alice").
+_CAPITALISED = re.compile(r"(?<=[\w,;:)] )[A-Z][\w.]*")
+
+#: Words that say "don't" wherever they stand; ``avoid`` and ``stop`` only leading a rule.
+NEGATIONS = frozenset({"not", "never", "no", "nor", "without", "cannot", "dont", "forbidden",
+                       "forbid", "prohibited", "prohibit", "banned", "disallowed"})
+_LEADING_NEGATIONS = frozenset({"avoid", "stop"})
+#: Words a wording varies in without changing what it says (beyond the stop words).
+FILLER = frozenset(
+    "always please pls just really also every each must should shall need needs make sure "
+    "remember use uses using used get gets got am being been he she him her hers his "
+    "mine ours yours whose whom its there here very actually basically generally ever allow "
+    "allows allowed permit permits permitted okay ok fine".split())
+#: Words one wording may add to another without changing what it says: a verb that only
+#: carries the rule ("run the linter" / "lint"), a general noun ("your changes"), an aside
+#: ("(I told you)").
+LIGHT = frozenset("run running runs do doing done make making have having had keep keeping "
+                  "thing things stuff code change changes told tell said say mentioned"
+                  .split())
+#: General nouns one wording may add after what it names ("main" / "the main branch"); in
+#: place of another word they are a difference like any ("the branch" / "the file").
+ADDABLE = frozenset("branch file files folder directory command tool step process work"
+                    .split())
+#: Function words kept to see who does what to whom: "merge the data branch *into* the
+#: model branch". They take part in the order of a text's terms only (:func:`_swapped`);
+#: ``by`` marks the passive ("caused by the DNS provider" / "the DNS provider caused").
+MARKERS = frozenset("into onto to from than of by".split())
+_ABBREVIATIONS = {
+    "repo": "repository", "repos": "repositories", "db": "database", "dbs": "databases",
+    "prod": "production", "env": "environment", "envs": "environments", "config": "configuration",
+    "configs": "configurations", "docs": "documentation", "doc": "documentation",
+    "info": "information", "k8s": "kubernetes", "js": "javascript", "ts": "typescript",
+    "pr": "pull request", "prs": "pull requests", "mins": "minutes", "min": "minute",
+    "secs": "seconds", "sec": "second", "hrs": "hours", "hr": "hour", "daily": "day",
+    "kg": "kilograms", "kilo": "kilogram", "kilos": "kilograms", "km": "kilometres",
+    "gb": "gigabytes", "mb": "megabytes", "kb": "kilobytes", "ms": "milliseconds",
+}
+_NUMBERS = {word: str(value) for value, word in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen twenty".split())}
+_NUMBERS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70",
+                 "eighty": "80", "ninety": "90", "hundred": "100", "thousand": "1000",
+                 "million": "1000000", "dozen": "12", "half": "0.5", "none": "0"})
+_ORDINALS = {word: str(value) for value, word in enumerate(
+    "zeroth first _ third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth "
+    "thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth "
+    "twentieth".split()) if word != "_"}
+_TIMES = {"once": "1", "twice": "2", "thrice": "3"}
+#: ``second`` is a number only after these ("the second of May"), else a unit of time.
+_BEFORE_SECOND = frozenset({"the", "every", "each"})
+_PRONOUNS_IS = frozenset({"it", "that", "there", "what", "here", "he", "she", "who", "let"})
+_CONTRACTION_BASE = {"ca": "can", "wo": "will", "sha": "shall"}
+
+#: Words that turn a statement around when one stands for the other.
+_OPPOSITES = [
+    ("allow", "forbid", "prohibit", "disallow", "ban", "forbidden", "prohibited", "disallowed",
+     "banned", "block", "deny"),
+    ("enable", "disable"), ("before", "after"), ("start", "end", "stop", "finish"),
+    ("begin", "end", "finish"), ("increase", "decrease", "reduce", "lower", "raise"),
+    ("add", "remove", "delete", "drop"), ("include", "exclude", "omit"),
+    ("accept", "reject", "refuse", "decline"), ("left", "right"), ("upper", "lower"),
+    ("newest", "oldest"), ("latest", "earliest"), ("new", "old"), ("first", "last"),
+    ("early", "late"), ("public", "private"), ("synchronous", "asynchronous"),
+    ("sync", "async"), ("more", "less", "fewer"), ("most", "least", "few", "fewest"),
+    ("all", "none", "some", "only", "any"), ("love", "hate", "dislike"), ("like", "dislike"),
+    ("on", "off"), ("open", "close", "closed"), ("true", "false"), ("yes", "no"),
+    ("push", "pull"), ("min", "max"), ("minimum", "maximum"), ("above", "below"),
+    ("over", "under"), ("inside", "outside"), ("internal", "external"), ("up", "down"),
+    ("in", "out"), ("import", "export"), ("read", "write"), ("win", "lose"), ("pass", "fail"),
+    ("succeed", "fail"), ("high", "low"), ("higher", "lower"), ("big", "small"),
+    ("large", "small"), ("long", "short"), ("fast", "slow"), ("strict", "lenient", "loose"),
+    ("safe", "unsafe"), ("valid", "invalid"), ("support", "unsupported"), ("with", "without"),
+    ("supports", "lacks"), ("mandatory", "optional"), ("required", "optional"),
+    ("encrypt", "decrypt"), ("compress", "decompress"), ("lock", "unlock"),
+    ("show", "hide"), ("always", "never"), ("local", "remote"), ("online", "offline"),
+    ("ascending", "descending"), ("top", "bottom"), ("light", "dark"), ("cheap", "expensive"),
+    ("busy", "quiet"), ("busiest", "quietest"),
+]
+#: What a number counts when it is a quantity (see :func:`_quantity`).
+UNITS = frozenset(
+    "times time x percent % lines line spaces space characters chars pixels px seconds second "
+    "minutes minute hours hour days day weeks week months month years year retries retry "
+    "attempts attempt requests request items bytes kilobytes megabytes gigabytes milliseconds "
+    "kilograms kilometres workers threads replicas columns tabs digits words pages".split())
+_UNIT_SUFFIX = re.compile(r"^\d+(?:\.\d+)?(?:x|am|pm|ms|s|h|d|k|m|gb|mb|kb|px|%)$")
+ENVIRONMENTS = frozenset(
+    "production staging development dev test testing qa uat local sandbox preview demo "
+    "canary beta alpha ci live".split())
+QUANTITIES = frozenset(
+    "all only some most many few fewer more less least none any several both either neither "
+    "every each half whole entire single multiple majority minority".split())
+
+#: Suffixes a light stem strips (the longest that leaves a root of 3+ letters; once).
+_SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ers", "er", "ies", "ied",
+             "ed", "es", "ly", "s", "e")
+
+
+def _stem(word: str) -> str:
+    """A word's light stem: ``commits``, ``committing``, ``committed`` → ``commit``;
+    ``merging``, ``merge`` → ``merg``; ``linter`` → ``lint``. Names with digits, dots or
+    slashes are kept whole."""
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            if suffix == "s" and word.endswith(("ss", "us", "is")):
+                continue
+            root = word[:-len(suffix)]
+            if suffix in ("ies", "ied"):
+                root += "y"
+            elif len(root) >= 4 and root[-1] == root[-2] and root[-1] not in "lsz" \
+                    and root[-1] not in "aeiou":
+                root = root[:-1]  # committ → commit, shipp → ship
+            return root
+    return word
+
+
+_STEMMED_OPPOSITES: dict[str, set[str]] = {}
+for _group in _OPPOSITES:
+    _stems = {_stem(w) for w in _group}
+    for _word in _stems:
+        _STEMMED_OPPOSITES.setdefault(_word, set()).update(_stems - {_word})
+_ENVIRONMENT_STEMS = frozenset(_stem(w) for w in ENVIRONMENTS)
+_UNIT_TERMS = frozenset(_stem(w) for w in UNITS) | UNITS
+_QUANTITY_STEMS = frozenset(_stem(w) for w in QUANTITIES)
+#: LIGHT and ADDABLE as terms (stems), as :func:`difference` meets them.
+LIGHT_TERMS = frozenset(_stem(w) for w in LIGHT) | LIGHT
+ADDABLE_TERMS = frozenset(_stem(w) for w in ADDABLE) | ADDABLE
+_DROPPED = LESSON_STOPWORDS | FILLER
+_POSSESSIVE = "'s"
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A text as :func:`difference` compares it: its terms in order (stems, numbers as
+    digits, without stop words, filler and negations), whether it says "don't", and the
+    words as written that some terms came from (to name them in an explanation)."""
+
+    terms: tuple[str, ...]
+    negative: bool
+    written: tuple[tuple[str, str], ...] = ()
+    names: frozenset[str] = frozenset()  # terms written with a capital inside a sentence
+    order: tuple[str, ...] = ()  # the terms with the MARKERS among them, in order
+
+    @property
+    def term_set(self) -> frozenset[str]:
+        return frozenset(self.terms)
+
+    @property
+    def key(self) -> tuple[bool, frozenset[str]]:
+        """What two texts that say the same thing have in common: whether they say "don't",
+        and their terms but the light words, the general nouns and a possessive (the only
+        words :func:`difference` lets one have and the other not). Texts with another key
+        say different things: a key groups the texts worth comparing."""
+        return self.negative, self.term_set - LIGHT_TERMS - ADDABLE_TERMS - {_POSSESSIVE}
+
+    def numbers(self) -> Counter[str]:
+        return Counter(t for t in self.terms if _is_number(t))
+
+    def shown(self, term: str) -> str:
+        return dict(self.written).get(term, term)
+
+
+@dataclass(frozen=True)
+class Difference:
+    """Why two texts say different things: what differs (``negation``, ``number``,
+    ``antonym``, ``environment``, ``quantity``, ``name``, ``wording``, ``addition``,
+    ``order``), the words on each side, and whether it is a contradiction (see the module's
+    docstring)."""
+
+    what: str
+    first: tuple[str, ...]
+    second: tuple[str, ...]
+    contradiction: bool
+
+    def why(self) -> str:
+        """The difference in words, for a reply, a report or a journal's why."""
+        a, b = ", ".join(self.first) or "-", ", ".join(self.second) or "-"
+        if self.what == "negation":
+            return "a \"do\" and a \"don't\" about the same thing"
+        if self.what == "order":
+            return f"the same words in another order: {a} / {b}"
+        if self.what == "addition":
+            return f"one says more ({a or b})"
+        return f"{self.what}: {a} / {b}"
+
+
+def _is_number(term: str) -> bool:
+    """A number, a time, a version or a size: a term that starts with a digit ("3", "2x",
+    "9am", "3.8"); "flake8" and "s3" are names."""
+    return term[:1].isdigit()
+
+
+def reading(text: str) -> Reading:
+    """What :func:`difference` compares of a text (see :class:`Reading`)."""
+    capitals = {match.group().lower() for match in _CAPITALISED.finditer(text)}
+    raw = _THOUSANDS.sub("", text.lower().replace("\u2019", "'"))
+    raw = raw.replace("&", " and ").replace("-", " ")
+    words: list[str] = []
+    for word in _WORD.findall(raw):
+        if "'" in word:
+            base, _, tail = word.partition("'")
+            if tail == "t" and base.endswith("n"):  # don't, can't, doesn't
+                stem = base[:-1]
+                words += [_CONTRACTION_BASE.get(stem, stem), "not"]
+            elif tail == "s" and base not in _PRONOUNS_IS:
+                words += [base, _POSSESSIVE]
+            else:
+                words.append(base)  # it's, we're, I'll, they'd: the verb is a stop word
+        else:
+            words.append(word)
+    terms: list[str] = []
+    order: list[str] = []
+    written: list[tuple[str, str]] = []
+    negative = False
+    for number, word in enumerate(words):
+        if word == "cannot":
+            words_here = ["can", "not"]
+        elif word in _ABBREVIATIONS:
+            words_here = _ABBREVIATIONS[word].split()
+        elif word in _TIMES:
+            words_here = [_TIMES[word], "times"]
+        else:
+            words_here = [word]
+        for part in words_here:
+            if part in NEGATIONS or (part in _LEADING_NEGATIONS and not terms
+                                     and not negative):
+                negative = not negative
+                continue
+            if part in MARKERS:
+                order.append(part)
+                continue
+            term = _term(part, words[number - 1] if number else "")
+            if term is None:
+                continue
+            terms.append(term)
+            order.append(term)
+            if term != word:
+                written.append((term, word))
+    names = frozenset(term for term, word in [*written, *((t, t) for t in terms)]
+                      if word in capitals)
+    return Reading(tuple(terms), negative, tuple(written), names, tuple(order))
+
+
+def _term(word: str, before: str) -> str | None:
+    """A word's term (None: a word the comparison leaves out)."""
+    if word in _NUMBERS:
+        return _NUMBERS[word]
+    if word in _ORDINALS:
+        return _ORDINALS[word]
+    if word == "second" and before in _BEFORE_SECOND:
+        return "2"
+    ordinal = _ORDINAL.match(word)
+    if ordinal:
+        return ordinal.group(1)
+    if word == _POSSESSIVE:
+        return word
+    if word in _DROPPED:
+        return None
+    stem = _stem(word)
+    return None if stem in FILLER else stem
+
+
+def difference(first: str | Reading, second: str | Reading) -> Difference | None:
+    """Why two texts say different things, or None when their words say the same (see the
+    module's docstring). Symmetric up to the order of the sides."""
+    a = first if isinstance(first, Reading) else reading(first)
+    b = second if isinstance(second, Reading) else reading(second)
+    set_a, set_b = a.term_set, b.term_set
+    if a.negative != b.negative:
+        return Difference("negation", (), (), jaccard(set_a, set_b) >= JACCARD_DUPLICATE)
+    only_a, only_b = set_a - set_b, set_b - set_a
+    if a.numbers() != b.numbers():
+        numbers_a = sorted(t for t in only_a if _is_number(t))
+        numbers_b = sorted(t for t in only_b if _is_number(t))
+        if not numbers_a and not numbers_b:  # the same numbers, another count of them
+            numbers_a = sorted(t for t in set_a if _is_number(t))
+            numbers_b = sorted(t for t in set_b if _is_number(t))
+        return Difference("number", tuple(a.shown(t) for t in numbers_a),
+                          tuple(b.shown(t) for t in numbers_b),
+                          len(only_a) == len(only_b) == 1 and _ordered_alike(a, b)
+                          and _quantity(a, next(iter(only_a))))
+    if only_a and only_b and (only_a | only_b) - LIGHT_TERMS:
+        what = _substitution(only_a, only_b, a, b)
+        one_for_one = len(only_a) == len(only_b) == 1 and _ordered_alike(a, b)
+        return Difference(what, tuple(sorted(a.shown(t) for t in only_a)),
+                          tuple(sorted(b.shown(t) for t in only_b)),
+                          one_for_one and what == "antonym")
+    added = (only_a or only_b) - LIGHT_TERMS - ADDABLE_TERMS
+    if added == {_POSSESSIVE} and _ordered_alike(a, b):
+        added = set()  # "Staging's database" / "the staging database": nobody moved
+    if added:
+        side = a if only_a else b
+        shown = tuple(sorted(side.shown(t) for t in added))
+        return Difference("addition", shown if only_a else (), () if only_a else shown, False)
+    swapped = _swapped(a.order, b.order)
+    if swapped is not None:
+        shown = (a.shown(swapped[0]), a.shown(swapped[1]))
+        return Difference("order", shown, tuple(reversed(shown)), True)
+    return None
+
+
+def _substitution(only_a: frozenset[str], only_b: frozenset[str], a: Reading,
+                  b: Reading) -> str:
+    """What kind of words stand for each other: an antonym, an environment, a quantity, a
+    name (or a path), or other wording."""
+    if any(_STEMMED_OPPOSITES.get(t, set()) & only_b for t in only_a):
+        return "antonym"
+    both = only_a | only_b
+    if both & _ENVIRONMENT_STEMS:
+        return "environment"
+    if both & _QUANTITY_STEMS:
+        return "quantity"
+    if any(not t.isalpha() for t in both) or both & (a.names | b.names):
+        return "name"
+    return "wording"
+
+
+def _quantity(reading: Reading, term: str) -> bool:
+    """Whether a number of a text is how much of something ("3 times", "40 lines", "2x",
+    "9am"), not which one ("module 3", "release 2.3", "Postgres 16"): one value for another
+    of the same quantity contradicts, another module or release does not."""
+    if _UNIT_SUFFIX.match(term):
+        return True
+    order = reading.order
+    at = order.index(term) if term in order else -1
+    return 0 <= at < len(order) - 1 and order[at + 1] in _UNIT_TERMS
+
+
+def _ordered_alike(a: Reading, b: Reading) -> bool:
+    """Whether the terms the two share stand in the same order (one change between two
+    otherwise identical statements)."""
+    shared = a.term_set & b.term_set
+    return [t for t in a.terms if t in shared] == [t for t in b.terms if t in shared]
+
+
+def _swapped(a: Sequence[str], b: Sequence[str]) -> tuple[str, str] | None:
+    """Two terms that trade places around a third both texts hold between them ("rebase
+    over merge" / "merge over rebase", "the data branch into the model branch"); None when
+    the shared terms only moved as blocks or two neighbours traded places. Terms that occur
+    more than once in either are left out. When one text is passive ("caused by the DNS
+    provider") and the other is not, it is the other way round: the same order says
+    another thing, and terms that trade places say the same."""
+    count_a, count_b = Counter(a), Counter(b)
+    where_a = {t: i for i, t in enumerate(a) if count_a[t] == 1 and count_b[t] == 1}
+    where_b = {t: i for i, t in enumerate(b) if t in where_a}
+    terms = [t for t in where_a if t in where_b]
+    found: tuple[str, str] | None = None
+    for i, x in enumerate(terms):
+        for y in terms[i + 1:]:
+            if where_b[x] > where_b[y] and x not in MARKERS and y not in MARKERS:
+                if found is None:
+                    found = (x, y)
+                if ("by" in a) == ("by" in b) and any(
+                        where_a[x] < where_a[z] < where_a[y]
+                        and where_b[y] < where_b[z] < where_b[x] for z in terms):
+                    return x, y
+    if ("by" in a) != ("by" in b):
+        content = [t for t in terms if t not in MARKERS]
+        if found is None and len(content) >= 2:
+            return content[0], content[-1]
+    return None
+
+
+def same_thing(first: str | Reading, second: str | Reading, cosine: float, threshold: float,
+               lesson: bool) -> bool:
+    """Whether two memories are one (see the module's docstring): no difference in what
+    they say, and alike by their vectors (``cosine`` ≥ ``threshold``) or, two lessons, by
+    their words (Jaccard ≥ JACCARD_DUPLICATE of their terms)."""
+    a = first if isinstance(first, Reading) else reading(first)
+    b = second if isinstance(second, Reading) else reading(second)
+    if difference(a, b) is not None:
+        return False
+    return cosine >= threshold or (lesson and term_jaccard(a, b) >= JACCARD_DUPLICATE)
+
+
+def term_jaccard(a: Reading, b: Reading) -> float:
+    """The overlap of two readings' terms, light words aside (0 when either has none)."""
+    set_a, set_b = a.term_set - LIGHT_TERMS, b.term_set - LIGHT_TERMS
+    return jaccard(set_a, set_b) if set_a and set_b else 0.0
