@@ -62,7 +62,7 @@ FALLBACKS = {
     # the entry has no vector yet (the backlog), or there is no model (keyword-only)
     "no_vector": ("cos", "part", "mix", "mix_z", "margin", "vec_rr", "align", "worst"),
 }
-BUILD_VERSION = 2  # bump when build.py changes what it writes
+BUILD_VERSION = 3  # bump when build.py changes what it writes
 TYPES = ("lexical", "paraphrase", "temporal", "multi-hop")
 
 
@@ -230,6 +230,7 @@ def run_queries(client: Client, queries: list[dict[str, Any]], span_uids: dict[s
             "match": [bool(h["match"]) for h in hits],
             "relevance": [h["score"]["relevance"] for h in hits],
             "evidence": [h["evidence"] for h in hits] if limit > TOP else None,
+            "chars": [len(h["text"]) for h in hits],
             "background": result.get("background"),
             "ms": elapsed * 1000,
         })

@@ -47,14 +47,18 @@ from memoryd.retrieval import ranking
 from memoryd.retrieval.age import age_note, format_age
 from memoryd.retrieval.asked import asked_details, lacks
 from memoryd.retrieval.dates import Window, window, without_time
+from memoryd.retrieval.passage import add_turns_around
 from memoryd.retrieval.ranking import FEATURES, NO_ALIGN, NO_VECTOR, Model, idf, load_model
 from memoryd.retrieval.terms import STOPWORDS, fts_expression, query_terms
 from memoryd.store.database import Store, encode_tags
 from memoryd.store.entries import KINDS, STATUSES
 from memoryd.store.lexicon import Lexicon, is_word, unknown_words
 from memoryd.store.vectors import VectorFilter, VectorIndex, follow_meta
+from memoryd.text import normalise_text
 
 CANDIDATES = 50
+#: Hits shown with the turns around them (memoryd.retrieval.passage): more are never read.
+CONTEXT_HITS = 20
 #: Entries whose words (and their lexicon rows) are kept between searches (~6 MB).
 ENTRIES_KNOWN = 20_000
 #: Above this many rows matching the question's words, bm25 ranks only the rarest words' rows.
@@ -359,6 +363,9 @@ class Search:
                 "age": format_age(now - entry["created"]),
                 "age_note": age_note(entry["created"], now),
             })
+        if self.config.search.context_turns:
+            for number, i in enumerate(order[:CONTEXT_HITS]):
+                add_turns_around(self.store, hits[number], candidates[i])
         return self._result(plan, hits, query_vector is None,
                             [lacking[i] for i in order if lacking[i]])
 
@@ -450,9 +457,17 @@ class Search:
         pool = np.array([sum(mixes[r]) / 2 for r in vector_rank], dtype=np.float64)
         plan.background = (float(pool.mean()), float(pool.std()), len(pool)) if len(pool) else None
         mean, spread = self.model.background(pool)
-        ranked_mix = np.sort(pool)[::-1]
-        top, second = (ranked_mix[0] if len(pool) else 0.0,
-                       ranked_mix[1] if len(pool) > 1 else mean - spread)
+        # the lead is over the best candidate that says something else: a copy of the same
+        # text (another agent's, a file's and an import's) is not a rival (L-h)
+        said = {rowid: normalise_text(texts[rowid][0]) if rowid in texts else str(rowid)
+                for rowid in candidates}
+        by_mix = sorted(vector_rank, key=lambda r: -sum(mixes[r]))
+        top = sum(mixes[by_mix[0]]) / 2 if by_mix else 0.0
+        second = next((sum(mixes[r]) / 2 for r in by_mix[1:]
+                       if said.get(r) != said.get(by_mix[0])), mean - spread)
+        keyword_rank = distinct_ranks(sorted(plan.keyword, key=lambda r: plan.keyword[r][0]),
+                                      said)
+        vector_ranks = distinct_ranks(sorted(vector_rank, key=vector_rank.__getitem__), said)
         best_bm25 = max((score for _, score in plan.keyword.values()), default=0.0) or 1.0
         weights = np.array(list(plan.weights.values()), dtype=np.float64)
         known = [plan.known.get(rowid) or self._entry(rowid, texts[rowid][0])
@@ -474,8 +489,10 @@ class Search:
         columns: list[np.ndarray] = [
             cosine, part, mix, (mix - mean) / spread, mix - np.where(mix >= top, second, top),
             np.where(bm25 > 0, bm25 / best_bm25, 0.0),
-            np.array([1 / (1 + k[0]) if k else 0.0 for k in keyword]),
-            np.array([1 / (1 + vector_rank[r]) if r in vector_rank else 0.0 for r in candidates]),
+            np.array([1 / (1 + keyword_rank[r]) if r in keyword_rank else 0.0
+                      for r in candidates]),
+            np.array([1 / (1 + vector_ranks[r]) if r in vector_ranks else 0.0
+                      for r in candidates]),
             holds @ weights / (weights.sum() or 1.0),
             in_window,
             alignment,
@@ -592,3 +609,15 @@ class Search:
             return {}
         return unknown_words(self.store.db, self.lexicon, [" ".join(query_terms(query))])
 
+
+def distinct_ranks(order: Sequence[int], said: dict[int, str]) -> dict[int, int]:
+    """Each rowid's rank in ``order`` counting only what says something else: copies of one
+    text (``said``: its normalised text) share the rank of the first."""
+    ranks: dict[int, int] = {}
+    first: dict[str, int] = {}
+    for rowid in order:
+        text = said.get(rowid, str(rowid))
+        if text not in first:
+            first[text] = len(first)
+        ranks[rowid] = first[text]
+    return ranks
