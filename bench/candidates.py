@@ -51,7 +51,7 @@ def dump_first(index_settings: dict[str, str], today: str) -> tuple[str, list[di
     for row in rows:
         out.append({"set": "first", "id": row["id"], "type": row["type"], "half": row["half"],
                     "wanted": row["answers"], "labels": row["ranked"],
-                    "evidence": row["evidence"], "chars": row["chars"]})
+                    "evidence": row["evidence"], "chars": row["chars"], "kinds": row["kinds"]})
     return directory.name, out
 
 
@@ -77,7 +77,10 @@ def dump_conv(index_settings: dict[str, str]) -> tuple[str, list[dict[str, Any]]
                             "half": conversation.half, "wanted": list(question.evidence),
                             "labels": covered,
                             "evidence": [h["evidence"] for h in result["hits"]],
-                            "chars": [len(h["text"]) for h in result["hits"]]})
+                            "chars": [len(h["text"]) for h in result["hits"]],
+                            "kinds": [h["kind"] + ("/chunk" if h["via"] == "watch"
+                                                   and h["id"].startswith("t") else "")
+                                      for h in result["hits"]]})
     finally:
         daemon.stop()
     return directory.name, out

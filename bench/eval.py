@@ -231,6 +231,8 @@ def run_queries(client: Client, queries: list[dict[str, Any]], span_uids: dict[s
             "relevance": [h["score"]["relevance"] for h in hits],
             "evidence": [h["evidence"] for h in hits] if limit > TOP else None,
             "chars": [len(h["text"]) for h in hits],
+            "kinds": [h["kind"] + ("/chunk" if h["via"] == "watch" and h["id"].startswith("t")
+                                   else "") for h in hits],
             "background": result.get("background"),
             "ms": elapsed * 1000,
         })

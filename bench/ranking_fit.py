@@ -95,9 +95,11 @@ def shipped() -> Model:
 
 
 def fit(train: Sequence[Question], pairs: Sequence[tuple[str, str]] = PAIRS, l2: float = 3.0,
-        weigh: Callable[[Question], float] | None = None) -> Model:
-    """Logistic regression by Newton's method, each question's candidates weighed by
-    ``weigh`` (default: each set counts as much as the other, whatever its size)."""
+        weigh: Callable[[Question], float] | None = None, prior: Model | None = None) -> Model:
+    """Logistic regression (Newton's method, halving a step that does not lower the loss),
+    each question's candidates weighed by ``weigh`` (default: each set counts as much as the
+    other, whatever its size). The ridge penalty ``l2`` pulls the weights towards ``prior``'s
+    (its standardisation kept) or, without one, towards 0."""
     columns = tuple((FEATURES.index(a), FEATURES.index(b)) for a, b in pairs)
     if weigh is None:
         sizes = {s: sum(1 for q in train if q.set == s) for s in SETS}
@@ -106,19 +108,38 @@ def fit(train: Sequence[Question], pairs: Sequence[tuple[str, str]] = PAIRS, l2:
     labels = np.concatenate([q.labels for q in train])
     sample = np.concatenate([np.full(len(q.x), weigh(q)) for q in train])
     sample *= len(sample) / sample.sum()
-    mean = features.mean(axis=0)
-    scale = features.std(axis=0) + 1e-9
+    if prior is not None:
+        assert prior.pairs == columns, "the prior weighs other products"
+        mean, scale = prior.mean.copy(), prior.scale.copy()
+        start = np.r_[prior.weights, prior.bias]
+    else:
+        mean = features.mean(axis=0)
+        scale = features.std(axis=0) + 1e-9
+        start = np.zeros(features.shape[1] + 1)
     x = np.hstack([(features - mean) / scale, np.ones((len(features), 1))])
-    w = np.zeros(x.shape[1])
-    ridge = l2 * np.eye(len(w))
-    ridge[-1, -1] = 0
-    for _ in range(100):
+    ridge = l2 * np.eye(len(start))
+    ridge[-1, -1] = 1e-6
+
+    def loss(w: np.ndarray) -> float:
+        z = np.clip(x @ w, -50, 50)
+        nll = sample * (np.logaddexp(0, z) - labels * z)
+        return float(nll.sum() + 0.5 * (w - start) @ ridge @ (w - start))
+
+    w = start.copy()
+    current = loss(w)
+    for _ in range(200):
         p = 1 / (1 + np.exp(-np.clip(x @ w, -50, 50)))
-        gradient = x.T @ (sample * (p - labels)) + ridge @ w
+        gradient = x.T @ (sample * (p - labels)) + ridge @ (w - start)
         hessian = (x * (sample * p * (1 - p))[:, None]).T @ x + ridge
         step = np.linalg.solve(hessian, gradient)
-        w -= step
-        if np.abs(step).max() < 1e-8:
+        for _ in range(30):
+            trial = w - step
+            value = loss(trial)
+            if value <= current:
+                break
+            step = step / 2
+        w, improved, current = trial, current - value, value
+        if np.abs(step).max() < 1e-8 or improved < 1e-10:
             break
     model = Model(columns, mean, scale, w[:-1], float(w[-1]), {})
     model.thresholds = thresholds(model, train)

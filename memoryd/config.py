@@ -41,7 +41,7 @@ class RememberConfig:
 class SearchConfig:
     limit: int
     match_precision: float
-    context_turns: int
+    passage_chars: int
 
 
 @dataclass(frozen=True)
@@ -53,9 +53,6 @@ class WatchConfig:
     rescan_interval_s: float
     max_file_bytes: int
     max_line_bytes: int
-    transcript_chunks: str
-    transcript_window: int
-    transcript_context_chars: int
 
 
 @dataclass(frozen=True)
@@ -206,11 +203,10 @@ RANGES: dict[str, tuple[float, float]] = {
     "embed.threads": (1, 64), "embed.batch_size": (1, 1024), "embed.batch_tokens": (64, 65536),
     "embed.max_tokens": (16, 512), "watch.debounce_ms": (1, 60_000),
     "watch.rescan_interval_s": (0.05, 3600), "watch.max_file_bytes": (1024, 1 << 31),
-    "watch.max_line_bytes": (1024, 1 << 31), "watch.transcript_window": (1, 8),
-    "watch.transcript_context_chars": (0, 4000), "extract.timeout_s": (1, 3600),
+    "watch.max_line_bytes": (1024, 1 << 31), "extract.timeout_s": (1, 3600),
     "extract.daily_calls": (0, 100_000), "remember.near_duplicate_cosine": (0.5, 1.0),
     "remember.manual_confidence": (0.0, 1.0), "search.limit": (1, 1000),
-    "search.match_precision": (0.5, 0.99), "search.context_turns": (0, 1), "passes.quiet_s": (0, 86400),
+    "search.match_precision": (0.5, 0.99), "search.passage_chars": (0, 4000), "passes.quiet_s": (0, 86400),
     "passes.notebook_lines": (10, 100_000), "server.max_connections": (1, 1_000_000),
     "server.idle_timeout_s": (1, 86400), "server.buffered_frame_bytes": (8 << 20, 1 << 34),
 }
@@ -218,7 +214,6 @@ RANGES: dict[str, tuple[float, float]] = {
 CHOICES: dict[str, tuple[str, ...]] = {
     **{f"passes.{name}": SCHEDULES for name in PASS_NAMES},
     "passes.promote_mode": ("propose", "auto"),
-    "watch.transcript_chunks": ("window", "exchange"),
 }
 
 

@@ -439,7 +439,7 @@ class Indexer:
             "confidence": TRANSCRIPT_CONFIDENCE, "tags": [], "status": "active",
             "created": chunk.timestamp or now, "updated": now, "writer": facts.source,
             "via": "watch", "session": chunk.session_id, "source": facts.path,
-            "line_start": None, "line_end": None, "message_id": chunk.anchor or chunk.record_ids[0],
+            "line_start": None, "line_end": None, "message_id": chunk.record_ids[0],
             "superseded_by": None, "polarity": None, "records": records,
         }
         self.store.insert_entry(entry)

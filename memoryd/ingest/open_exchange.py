@@ -45,11 +45,3 @@ def load_open_turns(store: Store, path: str) -> list[Turn]:
 def forget_open_turns(store: Store, path: str) -> None:
     store.db.execute("DELETE FROM meta WHERE key=?", (_key(path),))
 
-
-def open_exchange_start(turns: list[Turn]) -> int:
-    """Where the last exchange of ``turns`` begins: the first of the user's last messages in a
-    row (memoryd.ingest.transcript.chunk_exchanges), 0 when there is none."""
-    start = max((i for i, t in enumerate(turns) if t.role == "user"), default=0)
-    while start > 0 and turns[start - 1].role == "user":
-        start -= 1
-    return start

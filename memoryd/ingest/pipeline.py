@@ -30,7 +30,7 @@ from memoryd.ingest.indexer import (
     read_memory_file,
     stat_facts,
 )
-from memoryd.ingest.open_exchange import load_open_turns, open_exchange_start
+from memoryd.ingest.open_exchange import load_open_turns
 from memoryd.ingest.sources import (
     Source,
     default_sources,
@@ -41,7 +41,6 @@ from memoryd.ingest.sources import (
 )
 from memoryd.ingest.tail import TailPosition, TailRead, read_appended
 from memoryd.ingest.transcript import Chunk, TranscriptParser, Turn, chunk_exchanges, make_parser
-from memoryd.ingest.transcript.chunks import WindowShape, chunk_windows
 from memoryd.progress import InitialIndexing
 
 log = logging.getLogger(__name__)
@@ -387,15 +386,8 @@ class Ingest:
         if not turns:
             return read, []
         combined = state.open_turns + turns
-        watch = self.config.watch
-        if watch.transcript_chunks == "window":
-            shape = WindowShape(watch.transcript_window, watch.transcript_context_chars)
-            # the last turns' windows wait for their next turns; the turns before them are
-            # the left context of those windows
-            emit_from = max(0, len(state.open_turns) - shape.turns) if state.open_turns else 0
-            state.open_turns = combined[-2 * shape.turns:]
-            return read, chunk_windows(combined, shape, emit_from=emit_from)
-        state.open_turns = combined[open_exchange_start(combined):]
+        last_user = max((i for i, t in enumerate(combined) if t.role == "user"), default=0)
+        state.open_turns = combined[last_user:]
         return read, chunk_exchanges(combined)
 
     # -- scanning and watching --------------------------------------------------------

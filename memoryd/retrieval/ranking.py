@@ -59,7 +59,7 @@ from importlib import resources
 import numpy as np
 
 FEATURES = ("cos", "part", "mix", "mix_z", "margin", "kw", "kw_rr", "vec_rr", "coverage",
-            "in_window", "align", "worst", "lacks")
+            "in_window", "align", "worst", "lacks", "ctx_coverage", "ctx_align")
 PRIOR_CANDIDATES = 10
 #: The evidence a candidate may lack, each with the fallback model that does without it, the
 #: weakest last (a candidate without a vector lacks the alignment too).
@@ -130,8 +130,10 @@ def load_model(data: dict | None = None) -> Model:  # type: ignore[type-arg]
         text = resources.files("memoryd").joinpath("data/ranking.json").read_text("utf-8")
         data = json.loads(text)
     names = tuple(data["features"])
-    if names != FEATURES:
+    if names != FEATURES[:len(names)]:
         raise ValueError(f"ranking.json has features {names}, this memoryd computes {FEATURES}")
+    if len(names) < len(FEATURES):  # evidence the model was fitted without: weighed 0
+        data = _padded(data, len(FEATURES) - len(names))
     unknown = {name for pair in data.get("pairs", ()) for name in pair} - set(FEATURES)
     if unknown:
         raise ValueError(f"ranking.json pairs name {sorted(unknown)}, not among {FEATURES}")
@@ -147,6 +149,24 @@ def load_model(data: dict | None = None) -> Model:  # type: ignore[type-arg]
     fallbacks = {name: model(part, {}) for name, part in (data.get("fallbacks") or {}).items()
                  if name in (NO_ALIGN, NO_VECTOR)}
     return model(data, fallbacks)
+
+
+def _padded(data: dict, more: int) -> dict:  # type: ignore[type-arg]
+    """A model's data with ``more`` features after its own (before its products), each with
+    mean 0, scale 1 and weight 0."""
+    features = len(data["features"])
+
+    def pad(part: dict) -> dict:  # type: ignore[type-arg]
+        out = dict(part)
+        for key, fill in (("mean", 0.0), ("scale", 1.0), ("weights", 0.0)):
+            values = list(part[key])
+            out[key] = values[:features] + [fill] * more + values[features:]
+        return out
+
+    padded = pad(data)
+    padded["features"] = list(FEATURES)
+    padded["fallbacks"] = {name: pad(part) for name, part in (data.get("fallbacks") or {}).items()}
+    return padded
 
 
 def idf(rows: int, total: int) -> float:

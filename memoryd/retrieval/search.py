@@ -363,9 +363,9 @@ class Search:
                 "age": format_age(now - entry["created"]),
                 "age_note": age_note(entry["created"], now),
             })
-        if self.config.search.context_turns:
-            for number, i in enumerate(order[:CONTEXT_HITS]):
-                add_turns_around(self.store, hits[number], candidates[i])
+        for number, i in enumerate(order[:CONTEXT_HITS]):
+            add_turns_around(self.store, hits[number], candidates[i],
+                             self.config.search.passage_chars)
         return self._result(plan, hits, query_vector is None,
                             [lacking[i] for i in order if lacking[i]])
 
@@ -499,12 +499,31 @@ class Search:
             worst,
             np.array([lacks(details, texts[rowid][0]) for rowid in candidates]),
         ]
+        passages = self._passages(candidates, known)
+        passage_holds = self._holds(plan, passages)
+        passage_align, _ = self._alignment(plan, passages, passage_holds, words)
+        columns += [passage_holds @ weights / (weights.sum() or 1.0), passage_align]
         lexicon = self.lexicon
         lacking = [NO_VECTOR if query is None or rowid not in mixes
                    else NO_ALIGN if lexicon is None or (entry.unaligned
                                                        and rowid > lexicon.filled_to)
                    else None for rowid, entry in zip(candidates, known)]
         return np.column_stack(columns), lacking
+
+    def _passages(self, candidates: list[int], known: list[Known]) -> list[Known]:
+        """Each candidate's words with those of the transcript chunks just before and after it
+        in its session (memoryd.retrieval.passage: a hit is shown with them); another entry's
+        own words."""
+        around = self.store.chunks_around(candidates)
+        texts = self.store.texts_by_rowids(sorted({r for pair in around.values() for r in pair
+                                                   if r is not None}))
+        out = []
+        for rowid, own in zip(candidates, known):
+            near = [self._entry(r, texts[r][0]) for r in around.get(rowid, ()) if r in texts]
+            out.append(Known(tuple(dict.fromkeys(own.words + tuple(w for k in near
+                                                                  for w in k.words))))
+                       if near else own)
+        return out
 
     def _holds(self, plan: SearchPlan, candidates: list[Known]) -> np.ndarray:
         """Per candidate, per informative word of the question (``plan.weights``' order):

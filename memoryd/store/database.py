@@ -344,23 +344,41 @@ class Store:
         )
         return [r[0] for r in rows]
 
-    def chunk_neighbours(self, rowid: int) -> tuple[tuple[str, list[str] | None] | None,
-                                                    tuple[str, list[str] | None] | None]:
-        """The transcript chunks just before and just after a chunk in its session (the same
-        agent and file), active and not quarantined: (text, record ids) each, or None."""
+    def chunks_around(self, rowids: Sequence[int]) -> dict[int, tuple[int | None, int | None]]:
+        """For each transcript chunk among ``rowids``: the rowids of the chunks just before
+        and just after it in its session (the same agent and file; active, not quarantined)."""
+        if not rowids:
+            return {}
+        near = ("SELECT n.id FROM entries n WHERE n.session = c.session AND n.source IS c.source "
+                "AND n.agent = c.agent AND (n.created, n.id) {} (c.created, c.id) "
+                "AND n.status = 'active' AND NOT n.quarantined AND n.via = 'watch' "
+                "AND n.uid >= 't' AND n.uid < 'u' ORDER BY n.created {}, n.id {} LIMIT 1")
+        marks = ", ".join("?" for _ in rowids)
+        rows = self.db.execute(
+            f"SELECT c.id, ({near.format('<', 'DESC', 'DESC')}), "
+            f"({near.format('>', 'ASC', 'ASC')}) FROM entries c WHERE c.id IN ({marks}) "
+            f"AND c.session IS NOT NULL AND c.via = 'watch' AND c.uid >= 't' AND c.uid < 'u'",
+            list(rowids)).fetchall()
+        return {rowid: (before, after) for rowid, before, after in rows}
+
+    def chunk_neighbours(self, rowid: int, count: int = 1
+                         ) -> tuple[list[tuple[str, list[str] | None]],
+                                    list[tuple[str, list[str] | None]]]:
+        """The ``count`` transcript chunks before (nearest first) and after a chunk in its
+        session (the same agent and file), active and not quarantined: (text, record ids)."""
         row = self.db.execute("SELECT session, source, agent, created FROM entries WHERE id=?",
                               (rowid,)).fetchone()
         if row is None or row[0] is None:
-            return None, None
+            return [], []
         session, source, agent, created = row
-        found = []
+        found: list[list[tuple[str, list[str] | None]]] = []
         for comparison, order in (("<", "DESC"), (">", "ASC")):
             near = self.db.execute(
                 "SELECT text, records FROM entries WHERE session=? AND source IS ? AND agent=? "
                 f"AND (created, id) {comparison} (?, ?) AND status='active' AND NOT quarantined "
-                f"AND {TRANSCRIPT_CHUNK} ORDER BY created {order}, id {order} LIMIT 1",
-                (session, source, agent, created, rowid)).fetchone()
-            found.append((near[0], decode_records(near[1])) if near else None)
+                f"AND {TRANSCRIPT_CHUNK} ORDER BY created {order}, id {order} LIMIT ?",
+                (session, source, agent, created, rowid, count)).fetchall()
+            found.append([(text, decode_records(records)) for text, records in near])
         return found[0], found[1]
 
     def entries_by_rowids(self, rowids: Sequence[int]) -> dict[int, dict[str, Any]]:

@@ -51,9 +51,6 @@ class Chunk:
     timestamp: float | None
     cwd: str | None
     sidechain_agent: str | None
-    #: the record the chunk is named by (its ``message_id``): an exchange's first turn, a
-    #: window's centre; empty: the first of ``record_ids``
-    anchor: str = ""
 
 
 class TranscriptParser(Protocol):
