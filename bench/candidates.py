@@ -51,7 +51,8 @@ def dump_first(index_settings: dict[str, str], today: str) -> tuple[str, list[di
     for row in rows:
         out.append({"set": "first", "id": row["id"], "type": row["type"], "half": row["half"],
                     "wanted": row["answers"], "labels": row["ranked"],
-                    "evidence": row["evidence"], "chars": row["chars"], "kinds": row["kinds"]})
+                    "evidence": row["evidence"], "chars": row["chars"], "kinds": row["kinds"],
+                    "ids": row["ids"], "corpus": directory.name})
     return directory.name, out
 
 
@@ -80,7 +81,9 @@ def dump_conv(index_settings: dict[str, str]) -> tuple[str, list[dict[str, Any]]
                             "chars": [len(h["text"]) for h in result["hits"]],
                             "kinds": [h["kind"] + ("/chunk" if h["via"] == "watch"
                                                    and h["id"].startswith("t") else "")
-                                      for h in result["hits"]]})
+                                      for h in result["hits"]],
+                            "ids": [h["id"] for h in result["hits"]],
+                            "corpus": directory.name})
     finally:
         daemon.stop()
     return directory.name, out

@@ -59,7 +59,7 @@ def _first_set() -> Any:
 first = _first_set()
 Daemon, parse_settings, toml_value = first.Daemon, first.parse_settings, first.toml_value
 
-BUILD_VERSION = 2  # bump when write_transcripts or write_config changes what they write
+BUILD_VERSION = 3  # bump when write_transcripts or write_config changes what they write
 ONE_AGENT = "chats"
 #: the generic parser keeps an ``id`` this long as it is, a shorter one as "<session>:<id>"
 GLOBAL_ID_CHARS = 16

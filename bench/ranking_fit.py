@@ -1,8 +1,9 @@
 """The ranking model fitted on both evaluation sets' tuning halves, and judged on their held-out
 halves, offline over a dump of every candidate (bench/candidates.py).
 
-    python bench/ranking_fit.py                 # the shipped model and a refit, both sets
-    python bench/ranking_fit.py --index watch.transcript_chunks=window
+    python bench/ranking_fit.py                 # the shipped model and refits, both sets
+    python bench/ranking_fit.py --write         # fit as shipped: memoryd/data/ranking.json
+    python bench/ranking_fit.py --index embed.max_tokens=128  # another build's candidates
 
 A question's candidates ranked by a model's probability are the hits the daemon would return
 (search ranks every candidate by the model), so the figures are those of the client, for the
@@ -15,9 +16,11 @@ sets for the precision asked (on the tuning halves).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import statistics
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +34,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from memoryd.retrieval.ranking import FEATURES, expand, load_model  # noqa: E402
 
+#: Pairs of evidence whose products the model weighs too (memoryd.retrieval.ranking): chosen
+#: over random halvings of the first set (README, "Products of evidence"), among those that
+#: keep the README's and the newcomer report's cases matched in a store of a few entries.
 PAIRS = (("kw", "cos"), ("coverage", "cos"), ("kw", "mix_z"), ("coverage", "mix_z"))
 PRECISIONS = (0.8, 0.85, 0.9, 0.95)
 SETS = ("first", "conv")
@@ -41,6 +47,7 @@ BUDGET = 2000
 
 @dataclass
 class Question:
+    id: str
     set: str
     type: str
     half: str
@@ -67,7 +74,8 @@ def questions(rows: list[dict[str, Any]]) -> list[Question]:
         x = np.array([[e[name] for name in FEATURES] for e in row["evidence"]],
                      dtype=np.float64).reshape(-1, len(FEATURES))
         chars = np.array(row.get("chars") or [0] * len(found), dtype=np.float64)
-        out.append(Question(row["set"], row["type"], row["half"], wanted, found, x, chars))
+        out.append(Question(row["id"], row["set"], row["type"], row["half"], wanted, found, x,
+                            chars))
     return out
 
 
@@ -95,11 +103,13 @@ def shipped() -> Model:
 
 
 def fit(train: Sequence[Question], pairs: Sequence[tuple[str, str]] = PAIRS, l2: float = 3.0,
-        weigh: Callable[[Question], float] | None = None, prior: Model | None = None) -> Model:
+        weigh: Callable[[Question], float] | None = None, prior: Model | None = None,
+        without: Sequence[str] = ()) -> Model:
     """Logistic regression (Newton's method, halving a step that does not lower the loss),
     each question's candidates weighed by ``weigh`` (default: each set counts as much as the
     other, whatever its size). The ridge penalty ``l2`` pulls the weights towards ``prior``'s
-    (its standardisation kept) or, without one, towards 0."""
+    (its standardisation kept) or, without one, towards 0. ``without``: evidence left out
+    (its columns and the products using them weigh 0)."""
     columns = tuple((FEATURES.index(a), FEATURES.index(b)) for a, b in pairs)
     if weigh is None:
         sizes = {s: sum(1 for q in train if q.set == s) for s in SETS}
@@ -116,7 +126,12 @@ def fit(train: Sequence[Question], pairs: Sequence[tuple[str, str]] = PAIRS, l2:
         mean = features.mean(axis=0)
         scale = features.std(axis=0) + 1e-9
         start = np.zeros(features.shape[1] + 1)
-    x = np.hstack([(features - mean) / scale, np.ones((len(features), 1))])
+    names = list(FEATURES) + [f"{FEATURES[a]}*{FEATURES[b]}" for a, b in columns]
+    unused = np.array([any(part in without for part in name.split("*")) for name in names])
+    mean, scale = np.where(unused, 0.0, mean), np.where(unused, 1.0, scale)
+    start[:-1][unused] = 0.0
+    x = np.hstack([np.where(unused, 0.0, (features - mean) / scale),
+                   np.ones((len(features), 1))])
     ridge = l2 * np.eye(len(start))
     ridge[-1, -1] = 1e-6
 
@@ -206,6 +221,71 @@ def figures(model: Model, qs: Sequence[Question], precision: str = "0.90") -> di
             "recall": both / right if right else 0.0}
 
 
+#: The pull towards the first set's model tried, and the one chosen by cross-validation on the
+#: tuning halves (:func:`choose_l2`).
+L2_GRID = (10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0)
+#: Cross-validated scores this close count as a tie (two folds of ~265 questions each).
+TIED = 0.002
+
+
+def fold(q: Question) -> int:
+    """One of two folds of the tuning questions, fixed by a hash of the question's id."""
+    return int(hashlib.sha256(q.id.encode()).hexdigest(), 16) % 2
+
+
+def procedure(train: Sequence[Question], l2: float, without: Sequence[str] = ()) -> Model:
+    """The shipped fit: a model of the first set's tuning half alone (the evidence of coding
+    sessions, notes and facts), then both sets' tuning halves pulled towards it by ``l2``, so
+    that what the conversations teach is kept where it does not cost the first set."""
+    first = fit([q for q in train if q.set == "first"], without=without)
+    return fit(train, l2=l2, prior=first, without=without)
+
+
+def choose_l2(train: Sequence[Question]) -> tuple[float, dict[float, float]]:
+    """The pull that ranks best on held-back tuning questions: two folds of the tuning halves
+    (each fitted on one, scored on the other), the mean of both sets' MRR and R@5."""
+    scores: dict[float, float] = {}
+    folds = [fold(q) for q in train]
+    for l2 in L2_GRID:
+        values = []
+        for held in (0, 1):
+            model = procedure([q for q, f in zip(train, folds) if f != held], l2)
+            for s in SETS:
+                f = figures(model, [q for q, k in zip(train, folds) if k == held and q.set == s])
+                values += [f["MRR"], f["R@5"]]
+        scores[l2] = statistics.fmean(values)
+    best = max(scores.values())
+    # the strongest pull within TIED of the best: as good on held-back questions, and the
+    # nearest to the first set's model (which keeps small stores' matches, README)
+    return max(l2 for l2, score in scores.items() if score >= best - TIED), scores
+
+
+def write(path: Path, model: Model, fallbacks: dict[str, Model], provenance: dict[str, Any]
+          ) -> None:
+    """ranking.json: the model, its fallbacks for missing evidence, where it came from; the
+    typical vector candidates' mix (``pool_mean``/``pool_spread``) kept from the file."""
+    old = json.loads(path.read_text())
+
+    def part(m: Model) -> dict[str, Any]:
+        return {"mean": m.mean.round(6).tolist(), "scale": m.scale.round(6).tolist(),
+                "weights": m.weights.round(6).tolist(), "bias": round(m.bias, 6),
+                "thresholds": m.thresholds}
+
+    data = {"features": list(FEATURES), "pairs": [list(p) for p in PAIRS],
+            "pool_mean": old["pool_mean"], "pool_spread": old["pool_spread"], **part(model),
+            "fitted": provenance,
+            "fallbacks": {name: {"without": list(FALLBACKS[name]), **part(m)}
+                          for name, m in fallbacks.items()}}
+    path.write_text(json.dumps(data, indent=1) + "\n")
+
+
+#: The models for evidence a candidate may lack (memoryd.retrieval.ranking), by what they go
+#: without.
+FALLBACKS = {"no_align": ("align", "worst", "ctx_align"),
+             "no_vector": ("cos", "part", "mix", "mix_z", "margin", "vec_rr", "align", "worst",
+                           "ctx_align")}
+
+
 def table(name: str, model: Model, qs: Sequence[Question], by_type: bool = False) -> None:
     print(f"\n== {name}")
     print(f"{'':<26} {'n':>4} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'MRR':>6} {'R@2k':>6} "
@@ -231,6 +311,8 @@ def main() -> int:
     parser.add_argument("--today", default="2026-11-28")
     parser.add_argument("--types", action="store_true", help="held-out figures per type")
     parser.add_argument("--tag", default="", help="the dump's variant (bench/candidates.py)")
+    parser.add_argument("--write", action="store_true",
+                        help="fit as shipped and write memoryd/data/ranking.json")
     args = parser.parse_args()
     import candidates
 
@@ -242,6 +324,24 @@ def main() -> int:
     table("refit on the first set's tuning half", fit([q for q in train if q.set == "first"]),
           qs, args.types)
     table("refit on both tuning halves (each set weighed alike)", fit(train), qs, args.types)
+    l2, scores = choose_l2(train)
+    print("\npull towards the first set's model, cross-validated on the tuning halves: " +
+          ", ".join(f"{k:g}: {v:.4f}" for k, v in scores.items()) + f"; chosen {l2:g}")
+    model = procedure(train, l2)
+    table(f"as shipped: the first set's model, both tuning halves pulled to it (l2 {l2:g})",
+          model, qs, args.types)
+    if args.write:
+        fallbacks = {name: procedure(train, l2, without) for name, without in FALLBACKS.items()}
+        for name, m in fallbacks.items():
+            table(f"fallback {name} (without {', '.join(FALLBACKS[name])})", m, qs)
+        sizes = {s: sum(1 for q in train if q.set == s) for s in SETS}
+        path = ROOT / "memoryd" / "data" / "ranking.json"
+        write(path, model, fallbacks, {
+            "by": "python bench/ranking_fit.py --write", "on": time.strftime("%Y-%m-%d"),
+            "corpora": sorted({r["corpus"] for r in rows if r.get("corpus")}), "l2": l2,
+            "tuning_questions": sizes,
+            "candidates": sum(len(q.x) for q in train)})
+        print(f"wrote {path}")
     return 0
 
 

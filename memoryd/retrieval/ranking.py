@@ -5,9 +5,10 @@ the question) is described by the evidence below; a logistic model turns it into
 that the entry is relevant to the question. Hits are ranked by it, and a hit is a **match** when
 it reaches the threshold that gives the configured precision (``search.match_precision``).
 
-The model (``memoryd/data/ranking.json``) is fitted by ``python bench/eval.py --fit`` on the
-training half of bench/eval's queries and checked on the other half; the file records both
-halves' figures. Evidence:
+The model (``memoryd/data/ranking.json``) is fitted by ``python bench/ranking_fit.py --write``
+on the tuning halves of both evaluation sets (bench/eval's coding sessions, notes and facts;
+bench/conv's long chats), pulled towards a model of the first set alone, and judged on their
+held-out halves (README, "Retrieval choices"). Evidence:
 
     cos        cosine of the question and the entry's vector
     part       the best cosine of the entry's parts (its sentences); ``cos`` when it has none
@@ -31,6 +32,11 @@ halves' figures. Evidence:
     lacks      1 when the question asks for a kind of detail (a number, a time of day, a
                weekday, a version, a year) and the entry holds none (memoryd.retrieval.asked):
                "how many keycap packs sold" against the keycap pack's description
+    ctx_coverage  ``coverage`` of the passage a transcript chunk is shown as: the chunk with the
+               chunks just before and after it in its session (memoryd.retrieval.passage);
+               another entry's own ``coverage``: "where does Denise take her improv class"
+               against "me. Thursday nights at the Lantern", whose previous turn says "improv"
+    ctx_align  ``align`` of that passage
 
 Besides each evidence, the model weighs the products of the pairs it lists (``pairs``): a
 keyword match counts for more when the vectors agree, a high cosine for less when the question's

@@ -57,7 +57,8 @@ from memoryd.store.vectors import VectorFilter, VectorIndex, follow_meta
 from memoryd.text import normalise_text
 
 CANDIDATES = 50
-#: Hits shown with the turns around them (memoryd.retrieval.passage): more are never read.
+#: Hits shown with the turns around them (memoryd.retrieval.passage), and read beyond the
+#: limit in place of hits whose turns an earlier passage shows.
 CONTEXT_HITS = 20
 #: Entries whose words (and their lexicon rows) are kept between searches (~6 MB).
 ENTRIES_KNOWN = 20_000
@@ -338,18 +339,22 @@ class Search:
             evidence, lacking, self.config.search.match_precision)
         if plan.min_score is not None:
             thresholds[:] = plan.min_score  # the caller's own
-        order = [int(i) for i in np.argsort(-probability, kind="stable")
-                 if not plan.only_matches or probability[i] >= thresholds[i]][:plan.limit]
-        entries = self.store.entries_by_rowids([candidates[i] for i in order])  # the hits' rows
+        ranked = [int(i) for i in np.argsort(-probability, kind="stable")
+                  if not plan.only_matches or probability[i] >= thresholds[i]]
+        # read ahead: a hit whose turns an earlier hit's passage shows already is left out
+        ahead = ranked[:plan.limit + CONTEXT_HITS]
+        entries = self.store.entries_by_rowids([candidates[i] for i in ahead])  # the hits' rows
         now = time.time()
-        hits = []
-        for i in order:
+        hits, order = [], []
+        shown: set[str] = set()
+        for number, i in enumerate(ahead):
+            if len(hits) == plan.limit:
+                break
             p = float(probability[i])
-            is_match = bool(p >= thresholds[i])
             entry = entries[candidates[i]]
             row = dict(zip(FEATURES, evidence[i].tolist()))
             bm25 = plan.keyword.get(candidates[i])
-            hits.append({
+            hit = {
                 **entry,
                 "score": {"relevance": round(p, 4),
                           "keyword": round(bm25[1], 4) if bm25 and bm25[1] else None,
@@ -357,15 +362,21 @@ class Search:
                           "part": round(row["part"], 4) if query_vector is not None else None,
                           "coverage": round(row["coverage"], 4)},
                 "evidence": {name: round(value, 4) for name, value in row.items()},
-                "match": is_match,
+                "match": bool(p >= thresholds[i]),
                 **({"scored_without": ranking.LACKING[lacking[i]]} if lacking[i] else {}),
                 "age_s": round(now - entry["created"], 1),
                 "age": format_age(now - entry["created"]),
                 "age_note": age_note(entry["created"], now),
-            })
-        for number, i in enumerate(order[:CONTEXT_HITS]):
-            add_turns_around(self.store, hits[number], candidates[i],
-                             self.config.search.passage_chars)
+            }
+            own = set(entry.get("records") or ())
+            if own and own <= shown:
+                continue  # its turns are in an earlier passage
+            if number < CONTEXT_HITS:
+                add_turns_around(self.store, hit, candidates[i],
+                                 self.config.search.passage_chars)
+            shown.update(hit.get("records") or ())
+            hits.append(hit)
+            order.append(i)
         return self._result(plan, hits, query_vector is None,
                             [lacking[i] for i in order if lacking[i]])
 
