@@ -306,8 +306,10 @@ def derive(name: str, output: Path | None = None, parts_dir: Path | None = None,
                             f"{', '.join(sorted(NAMED_MODELS))})")
     pinned = NAMED_MODELS[name].sha256
     target = (output or named_model_dir(name)).expanduser()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=f".{target.name}-", dir=target.parent) as work:
+    if not check_only:  # staged beside the target: the last step is a rename
+        target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f".{target.name}-",
+                                     dir=None if check_only else target.parent) as work:
         staging = Path(work) / "model"
         staging.mkdir()
         if parts_dir is None:

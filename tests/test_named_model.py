@@ -108,7 +108,7 @@ def test_switching_minilm_mpnet_minilm_re_embeds_in_the_background(memoryd_home)
                 if not c.status()["entries"]:
                     stored = c.remember_many([{"agent": "coder", "category": "notes", "text": t}
                                               for t in notes])
-                    assert all(r.get("id") for r in stored["results"]), stored
+                    assert all(r["stored"] for r in stored["results"]), stored
                 status = c.status()
                 assert sum(status["entries"].values()) == len(notes)
                 assert status["model"]["id"] == model_id and status["model"]["dim"] == dim
