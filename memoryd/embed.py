@@ -74,7 +74,7 @@ NAMED_MODELS = {
     "mpnet": NamedModel(
         "all-mpnet-base-v2",
         "dd0fddfb90794aa4cd82487028cbf0bcada3c3a71020b2aef151516927989336",
-        "all-mpnet-base-v2, fp32, 768 dims: better on paraphrases, ~8x the CPU of the default"),
+        "all-mpnet-base-v2, fp32, 768 dims: better on paraphrases, ~10x the CPU of the default"),
 }
 
 

