@@ -39,8 +39,10 @@ from memoryd.store.migrations import (
     MIGRATIONS,
     QUARANTINE_VERSIONS,
     UNREADABLE_LINES_VERSION,
+    add_functions,
     only_unreadable_lines,
 )
+from memoryd.text import content_hash, index_text
 
 log = logging.getLogger(__name__)
 
@@ -182,6 +184,7 @@ class Store:
             self.db.enable_load_extension(True)
             self.db.load_extension(sqlite_vec.loadable_path())
             self.db.enable_load_extension(False)
+            add_functions(self.db)
         except apsw.Error as exc:
             raise StartupError(f"cannot open database {path}: {exc}") from None
         optimize(self.db)
@@ -389,13 +392,15 @@ class Store:
         return {row[0]: row_to_entry(row) for row in rows}
 
     def texts_by_rowids(self, rowids: Sequence[int]) -> dict[int, tuple[str, float]]:
-        """(text, created) of each entry: what search reads of its ~130 candidates (the
-        whole row, a third of a search's reading, only for the hits)."""
+        """(index text, created) of each entry: what search reads of its ~130 candidates (the
+        whole row, a third of a search's reading, only for the hits). The index text
+        (``memoryd.text.index_text``) is what its words are weighed by."""
         if not rowids:
             return {}
         marks = ", ".join("?" for _ in rowids)
         return {row[0]: (row[1], row[2]) for row in self.db.execute(
-            f"SELECT id, text, created FROM entries WHERE id IN ({marks})", list(rowids))}
+            f"SELECT id, index_text(text, key), created FROM entries WHERE id IN ({marks})",
+            list(rowids))}
 
     def find_exact(self, agent: str, category: str, hash_: str,
                    project: str | None) -> dict[str, Any] | None:
@@ -575,14 +580,16 @@ class Store:
 
     def cached_vectors(self, hash_: str) -> tuple[np.ndarray, np.ndarray] | None:
         """The vector and part vectors of an entry with this content hash that has them (the
-        embedding cache: the same text is never embedded twice).
+        embedding cache: the same text is never embedded twice), of an entry whose index text
+        is its text (the vector of a fact with a key is that of its key and text).
 
         Two steps on purpose: joined, SQLite scans the vec0 table for every candidate row."""
         if self.model is None:
             return None
         rowids = [r for (r,) in self.db.execute(
-            "SELECT e.id FROM entries e WHERE e.hash=? AND NOT EXISTS "
-            "(SELECT 1 FROM vector_queue q WHERE q.rowid = e.id) LIMIT 4", (hash_,))]
+            "SELECT e.id FROM entries e WHERE e.hash=? AND index_text(e.text, e.key) = e.text "
+            "AND NOT EXISTS (SELECT 1 FROM vector_queue q WHERE q.rowid = e.id) LIMIT 4",
+            (hash_,))]
         vectors = self.vectors_by_rowids(rowids)
         if not vectors:
             return None
@@ -639,17 +646,23 @@ class Store:
             last = int(ids[-1])
 
     def rows_missing_vectors(self, limit: int) -> list[tuple[int, str, str]]:
-        """(rowid, hash, text) of queued entries that await a vector, oldest first. (CROSS
+        """(rowid, hash, text) of queued entries that await a vector, oldest first: the text
+        embedded is the index text (``memoryd.text.index_text``), the hash that text's. (CROSS
         JOIN keeps the queue the outer loop: with the statistics of a store that once had a
         long queue, the planner scanned all entries instead, 22 ms at 72k for an empty queue,
         on every write's wake of the backfill.)"""
         if self.model is None:
             return []
-        return self.db.execute(
-            "SELECT e.id, e.hash, e.text FROM vector_queue q CROSS JOIN entries e "
+        rows = self.db.execute(
+            "SELECT e.id, e.hash, e.text, e.key FROM vector_queue q CROSS JOIN entries e "
             "ON e.id = q.rowid ORDER BY q.rowid LIMIT ?",
             (limit,),
         ).fetchall()
+        out = []
+        for rowid, hash_, text, key in rows:
+            indexed = index_text(text, key)
+            out.append((rowid, hash_ if indexed == text else content_hash(indexed), indexed))
+        return out
 
     def count_backlog(self) -> int:
         return self.db.execute("SELECT count(*) FROM vector_queue").fetchone()[0]
