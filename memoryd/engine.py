@@ -46,7 +46,7 @@ from memoryd.store.pass_log import PassLog, replay_pass_log
 from memoryd.store.reader import store_counts
 from memoryd.store.replay import replay_ledgers
 from memoryd.store.vectors import OLD_ROW_FILES, ROW_FILE, VectorIndex
-from memoryd.text import content_hash
+from memoryd.text import content_hash, index_text
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -404,7 +404,7 @@ class Engine:
     # -- the write path and search ----------------------------------------------------
 
     async def remember(self, params: Params) -> dict[str, Any]:
-        text = redact_text(params)
+        text = index_text(redact_text(params), params.key())
         (vectors,), _ = await asyncio.gather(self.vectors_for([text]), self.learn_words(text))
         (result,) = await self._remember(self.entries.drafts([params]), [vectors], bulk=False)
         self.lexicon_wanted.set()  # its filling moves past the entry
@@ -457,7 +457,7 @@ class Engine:
             raise BadParamsError(f"remember_many: entries must be a list of 1 to {MAX_BATCH} maps")
         report(phase="embedding and storing entries", done=0, total=len(items))
         requests = [Params("remember_many", item) for item in items]
-        texts = [redact_text(r) for r in requests]
+        texts = [index_text(redact_text(r), r.key()) for r in requests]  # what is embedded
         cached = await self.bulk_db(self.cached_vectors, texts)
         slices = [range(i, min(i + PIPELINE_SLICE, len(texts)))
                   for i in range(0, len(texts), PIPELINE_SLICE)]

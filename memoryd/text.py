@@ -52,6 +52,29 @@ def normalise_text(text: str) -> str:
     return _SPACE.sub(" ", unicodedata.normalize("NFKC", text)).strip().lower()
 
 
+#: A redaction marker (``memoryd.redact``): what replaced a secret, not words of the entry.
+_REDACTION = re.compile(r"\[REDACTED:[^\]\s]*\]")
+_KEY_BREAK = re.compile(r"[^0-9A-Za-z]+")
+
+
+def index_text(text: str, key: str | None = None) -> str:
+    """What the indexes hold of an entry (its keyword index, its vectors, the words search
+    weighs): its text without redaction markers, which are no words of it (a search for
+    "github" found "the token is [REDACTED:github-token]"), and a fact's key in words before
+    it, which is what the value is about ("pref editor: emacs" for ``--key pref.editor``).
+    Deterministic, and the text itself when it has neither: an ordinary entry is indexed as
+    it was."""
+    body = text
+    if "[REDACTED:" in body:
+        body = _REDACTION.sub("", body)
+        body = re.sub(r"[ \t]{2,}", " ", body).strip()
+    if key:
+        words = " ".join(w for w in _KEY_BREAK.split(key) if w)
+        if words:
+            body = f"{words}: {body}"
+    return body
+
+
 def content_hash(text: str) -> str:
     """sha256 hex digest of the normalised text."""
     return hashlib.sha256(normalise_text(text).encode("utf-8")).hexdigest()
@@ -103,9 +126,7 @@ def split_parts(text: str) -> list[str]:
 #: Words a lesson's wording varies in. Negations (``not``, ``never``, ``no``) are not among
 #: them, so "always X" and "never X" stay apart.
 LESSON_STOPWORDS = frozenset(
-    "a an and are as at be been but by can could do does for from has have i if in into is it "
-    "its just me my of on or our so some than that the their them then there these they this to "
-    "us was we were what when where which who why will with would you your please also".split()
+    ["a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "could", "do", "does", "for", "from", "has", "have", "i", "if", "in", "into", "is", "it", "its", "just", "me", "my", "of", "on", "or", "our", "so", "some", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "to", "us", "was", "we", "were", "what", "when", "where", "which", "who", "why", "will", "with", "would", "you", "your", "please", "also"]
 )
 _LESSON_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 

@@ -165,3 +165,55 @@ def test_searches_beside_writes_see_each_acknowledged_write(daemon, filled: Clie
         searches += 1
     thread.join()
     assert not failures and len(written) == 40 and searches >= 5
+
+
+def test_a_copy_in_another_namespace_does_not_lower_a_hits_relevance(client: Client) -> None:
+    """L-h (newcomer report, 2026-11-28): the same text in two agents scored 1.00 searched in
+    one and 0.47 searched in both: each copy's lead over the next candidate, and its rank,
+    counted the other copy as a rival."""
+    text = "The staging database is Postgres 16, not MySQL"
+    for agent in ("coder", "claude-code"):
+        client.remember(agent, "infra", text)
+    for other in ("Deploys go through fly.io from the main branch",
+                  "We lint with ruff, not flake8", "Tests run with pytest -x",
+                  "The cache is Redis 7 on the staging box", "Production runs Postgres 15 on RDS"):
+        client.remember("coder", "infra", other)
+    question = "which database does staging run"
+    [alone] = [h for h in client.search(question, agent="coder")["hits"] if h["text"] == text]
+    both = [h for h in client.search(question, agents=["*"])["hits"] if h["text"] == text]
+    assert len(both) == 2 and all(h["match"] for h in both)
+    for hit in both:
+        assert abs(hit["score"]["relevance"] - alone["score"]["relevance"]) < 0.05, \
+            (hit["score"], alone["score"])
+
+
+INFRA = ["CI runs on GitHub Actions for every push to main",
+         "We lint with ruff, not flake8", "Deploys go through fly.io from the main branch",
+         "Tests run with pytest -x"]
+
+
+def test_a_redaction_marker_is_no_word_of_the_entry(client: Client) -> None:
+    """L-f (newcomer report, 2026-11-28): `[REDACTED:github-token]` made "do we use github
+    actions" flag the entry holding the token above the one about Actions, and a search for
+    "redacted" found it."""
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    stored = client.remember("coder", "infra", f"the deploy token is {token} for CI")
+    assert "[REDACTED:github-token]" in stored["entry"]["text"]  # kept as the user sees it
+    for text in INFRA:
+        client.remember("coder", "infra", text)
+    hits = client.search("do we use github actions", agent="coder")["hits"]
+    assert hits[0]["text"] == INFRA[0] and hits[0]["match"]
+    assert not any("REDACTED" in h["text"] and h["match"] for h in hits)
+    assert not any(h["match"] for h in client.search("redacted", agent="coder")["hits"])
+
+
+def test_a_facts_key_is_searchable(client: Client) -> None:
+    """L-g (newcomer report, 2026-11-28): after storing "emacs" under the key pref.editor,
+    "what editor do I like" found no match and a search for the key found nothing."""
+    client.remember("coder", "prefs", "emacs", key="pref.editor")
+    for text in INFRA:
+        client.remember("coder", "infra", text)
+    [hit] = client.search("pref.editor", agent="coder")["hits"][:1]
+    assert hit["text"] == "emacs"
+    hits = client.search("what editor do I like", agent="coder")["hits"]
+    assert hits[0]["text"] == "emacs" and hits[0]["match"], hits[:2]

@@ -39,8 +39,10 @@ from memoryd.store.migrations import (
     MIGRATIONS,
     QUARANTINE_VERSIONS,
     UNREADABLE_LINES_VERSION,
+    add_functions,
     only_unreadable_lines,
 )
+from memoryd.text import content_hash, index_text
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +72,7 @@ ENTRY_COLUMNS = (
     "occurrences",
     "stale",
     "quarantined",
+    "records",
 )
 
 _bestpractice_applied = False
@@ -134,16 +137,35 @@ def decode_tags(stored: str) -> list[str]:
     return [t for t in stored.split(",") if t]
 
 
+def encode_records(records: Sequence[str] | None) -> str | None:
+    """A chunk's record ids as the ``records`` column holds them (a JSON list)."""
+    return json.dumps(list(records)) if records else None
+
+
+def decode_records(raw: str | None) -> list[str] | None:
+    """The ``records`` column's record ids (None for an entry that is no transcript chunk)."""
+    if not raw:
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return [str(v) for v in value] if isinstance(value, list) else None
+
+
 def row_to_entry(row: Sequence[Any]) -> dict[str, Any]:
     """An ``entries`` row (id first, then ENTRY_COLUMNS) as the wire-level entry dict."""
     entry = dict(zip(("rowid",) + ENTRY_COLUMNS, row))
     entry["id"] = entry.pop("uid")
     entry["tags"] = decode_tags(entry["tags"])
     entry["quarantined"] = bool(entry["quarantined"])
+    entry["records"] = decode_records(entry["records"])
     return entry
 
 
 SELECT_ENTRY = "SELECT id, " + ", ".join(ENTRY_COLUMNS) + " FROM entries"
+#: SQL (on ``entries``) for a transcript chunk: memoryd.store.archive's TRANSCRIPT_ROWS.
+TRANSCRIPT_CHUNK = "via = 'watch' AND uid >= 't' AND uid < 'u'"
 VECTOR_META = "SELECT id, agent, category, project, kind, status, created FROM entries"
 #: The columns the RAM vector index filters on (VECTOR_META's).
 META_COLUMNS = frozenset({"agent", "category", "project", "kind", "status", "created"})
@@ -162,6 +184,7 @@ class Store:
             self.db.enable_load_extension(True)
             self.db.load_extension(sqlite_vec.loadable_path())
             self.db.enable_load_extension(False)
+            add_functions(self.db)
         except apsw.Error as exc:
             raise StartupError(f"cannot open database {path}: {exc}") from None
         optimize(self.db)
@@ -302,6 +325,9 @@ class Store:
         values[ENTRY_COLUMNS.index("tags")] = encode_tags(entry.get("tags") or ())
         values[ENTRY_COLUMNS.index("occurrences")] = entry.get("occurrences") or 1
         values[ENTRY_COLUMNS.index("quarantined")] = int(self._quarantined(entry))
+        records = entry.get("records")
+        values[ENTRY_COLUMNS.index("records")] = records if isinstance(records, str) or \
+            records is None else encode_records(records)
         placeholders = ", ".join("?" for _ in ENTRY_COLUMNS)
         self.db.execute(
             f"INSERT INTO entries({', '.join(ENTRY_COLUMNS)}) VALUES ({placeholders})", values
@@ -321,6 +347,43 @@ class Store:
         )
         return [r[0] for r in rows]
 
+    def chunks_around(self, rowids: Sequence[int]) -> dict[int, tuple[int | None, int | None]]:
+        """For each transcript chunk among ``rowids``: the rowids of the chunks just before
+        and just after it in its session (the same agent and file; active, not quarantined)."""
+        if not rowids:
+            return {}
+        near = ("SELECT n.id FROM entries n WHERE n.session = c.session AND n.source IS c.source "
+                "AND n.agent = c.agent AND (n.created, n.id) {} (c.created, c.id) "
+                "AND n.status = 'active' AND NOT n.quarantined AND n.via = 'watch' "
+                "AND n.uid >= 't' AND n.uid < 'u' ORDER BY n.created {}, n.id {} LIMIT 1")
+        marks = ", ".join("?" for _ in rowids)
+        rows = self.db.execute(
+            f"SELECT c.id, ({near.format('<', 'DESC', 'DESC')}), "
+            f"({near.format('>', 'ASC', 'ASC')}) FROM entries c WHERE c.id IN ({marks}) "
+            f"AND c.session IS NOT NULL AND c.via = 'watch' AND c.uid >= 't' AND c.uid < 'u'",
+            list(rowids)).fetchall()
+        return {rowid: (before, after) for rowid, before, after in rows}
+
+    def chunk_neighbours(self, rowid: int, count: int = 1
+                         ) -> tuple[list[tuple[str, list[str] | None]],
+                                    list[tuple[str, list[str] | None]]]:
+        """The ``count`` transcript chunks before (nearest first) and after a chunk in its
+        session (the same agent and file), active and not quarantined: (text, record ids)."""
+        row = self.db.execute("SELECT session, source, agent, created FROM entries WHERE id=?",
+                              (rowid,)).fetchone()
+        if row is None or row[0] is None:
+            return [], []
+        session, source, agent, created = row
+        found: list[list[tuple[str, list[str] | None]]] = []
+        for comparison, order in (("<", "DESC"), (">", "ASC")):
+            near = self.db.execute(
+                "SELECT text, records FROM entries WHERE session=? AND source IS ? AND agent=? "
+                f"AND (created, id) {comparison} (?, ?) AND status='active' AND NOT quarantined "
+                f"AND {TRANSCRIPT_CHUNK} ORDER BY created {order}, id {order} LIMIT ?",
+                (session, source, agent, created, rowid, count)).fetchall()
+            found.append([(text, decode_records(records)) for text, records in near])
+        return found[0], found[1]
+
     def entries_by_rowids(self, rowids: Sequence[int]) -> dict[int, dict[str, Any]]:
         if not rowids:
             return {}
@@ -329,13 +392,15 @@ class Store:
         return {row[0]: row_to_entry(row) for row in rows}
 
     def texts_by_rowids(self, rowids: Sequence[int]) -> dict[int, tuple[str, float]]:
-        """(text, created) of each entry: what search reads of its ~130 candidates (the
-        whole row, a third of a search's reading, only for the hits)."""
+        """(index text, created) of each entry: what search reads of its ~130 candidates (the
+        whole row, a third of a search's reading, only for the hits). The index text
+        (``memoryd.text.index_text``) is what its words are weighed by."""
         if not rowids:
             return {}
         marks = ", ".join("?" for _ in rowids)
         return {row[0]: (row[1], row[2]) for row in self.db.execute(
-            f"SELECT id, text, created FROM entries WHERE id IN ({marks})", list(rowids))}
+            f"SELECT id, index_text(text, key), created FROM entries WHERE id IN ({marks})",
+            list(rowids))}
 
     def find_exact(self, agent: str, category: str, hash_: str,
                    project: str | None) -> dict[str, Any] | None:
@@ -515,14 +580,16 @@ class Store:
 
     def cached_vectors(self, hash_: str) -> tuple[np.ndarray, np.ndarray] | None:
         """The vector and part vectors of an entry with this content hash that has them (the
-        embedding cache: the same text is never embedded twice).
+        embedding cache: the same text is never embedded twice), of an entry whose index text
+        is its text (the vector of a fact with a key is that of its key and text).
 
         Two steps on purpose: joined, SQLite scans the vec0 table for every candidate row."""
         if self.model is None:
             return None
         rowids = [r for (r,) in self.db.execute(
-            "SELECT e.id FROM entries e WHERE e.hash=? AND NOT EXISTS "
-            "(SELECT 1 FROM vector_queue q WHERE q.rowid = e.id) LIMIT 4", (hash_,))]
+            "SELECT e.id FROM entries e WHERE e.hash=? AND index_text(e.text, e.key) = e.text "
+            "AND NOT EXISTS (SELECT 1 FROM vector_queue q WHERE q.rowid = e.id) LIMIT 4",
+            (hash_,))]
         vectors = self.vectors_by_rowids(rowids)
         if not vectors:
             return None
@@ -579,17 +646,23 @@ class Store:
             last = int(ids[-1])
 
     def rows_missing_vectors(self, limit: int) -> list[tuple[int, str, str]]:
-        """(rowid, hash, text) of queued entries that await a vector, oldest first. (CROSS
+        """(rowid, hash, text) of queued entries that await a vector, oldest first: the text
+        embedded is the index text (``memoryd.text.index_text``), the hash that text's. (CROSS
         JOIN keeps the queue the outer loop: with the statistics of a store that once had a
         long queue, the planner scanned all entries instead, 22 ms at 72k for an empty queue,
         on every write's wake of the backfill.)"""
         if self.model is None:
             return []
-        return self.db.execute(
-            "SELECT e.id, e.hash, e.text FROM vector_queue q CROSS JOIN entries e "
+        rows = self.db.execute(
+            "SELECT e.id, e.hash, e.text, e.key FROM vector_queue q CROSS JOIN entries e "
             "ON e.id = q.rowid ORDER BY q.rowid LIMIT ?",
             (limit,),
         ).fetchall()
+        out = []
+        for rowid, hash_, text, key in rows:
+            indexed = index_text(text, key)
+            out.append((rowid, hash_ if indexed == text else content_hash(indexed), indexed))
+        return out
 
     def count_backlog(self) -> int:
         return self.db.execute("SELECT count(*) FROM vector_queue").fetchone()[0]

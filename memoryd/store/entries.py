@@ -596,6 +596,8 @@ class Entries:
             {"op": "remember", "ts": now, "entry": new},
             self._status_record(old, "superseded", actor, "superseded", new["uid"]),
         ]
+        if old["key"]:  # embedded without its key: the vector backlog embeds its index text
+            vectors = None
         with self.transaction():
             self.write_ledger(old["agent"], records)
             rowid = self.store.insert_entry(new)

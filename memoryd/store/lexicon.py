@@ -121,7 +121,7 @@ def new_words(db: apsw.Connection, lexicon: Lexicon, after: int, entries: int, w
     found; and the rowid reached."""
     found: dict[str, str] = {}
     reached = after
-    for rowid, text in db.execute("SELECT id, text FROM entries WHERE id > ? ORDER BY id "
+    for rowid, text in db.execute("SELECT id, index_text(text, key) FROM entries WHERE id > ? ORDER BY id "
                                   "LIMIT ?", (after, entries)).fetchall():
         found |= unknown_words(db, lexicon, [text], found)
         reached = rowid
