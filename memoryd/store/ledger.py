@@ -19,7 +19,7 @@ Each line ends with ``"crc":"xxxxxxxx"}``: the CRC-32 of the line's bytes withou
 (``{…record…}``), so a line damaged in the middle of the file is detected, never misread.
 Lines written before checksums existed have no ``crc`` and are read as they are.
 
-The rules that make the ledger a log that cannot swallow a write (see README "Guarantees"):
+The rules that make the ledger a log that cannot swallow a write (docs/guarantees.md, "The ledger cannot swallow a write"):
 
 - **Append**: one write and one fsync for a batch of lines; when the write or the fsync fails
   the file is truncated back to its size before the append (as Redis does with a short AOF
