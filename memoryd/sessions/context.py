@@ -208,7 +208,8 @@ class ContextBuilder:
     """Runs on the database thread; ``prompt_vector`` comes from the embedding thread."""
 
     def __init__(self, search: Search, store: Store, shared_agents: tuple[str, ...] = (),
-                 memory_dir: Callable[[], str] = lambda: "") -> None:
+                 memory_dir: Callable[[], str] = lambda: "",
+                 clock: Callable[[], float] = time.time) -> None:
         self.disputed: set[str] = set()
         self.search = search
         self.store = store
@@ -216,6 +217,8 @@ class ContextBuilder:
         #: the agents' memory directories (``{agent}`` in it; as configured now): what their
         #: tools wrote there is theirs (memoryd.provenance)
         self.memory_dir = memory_dir
+        #: when a block is built: what an entry's age is counted from (a bench simulates days)
+        self.clock = clock
         self._tool_files: dict[str, set[str]] = {}
 
     def scope(self, agent: str, cwd: str | None) -> Scope:
@@ -232,7 +235,7 @@ class ContextBuilder:
 
     def build(self, agent: str, *, cwd: str | None, prompt: str | None, prompt_vector: Any,
               budget: int, only_relevant: bool = False, prompt_words: Any = None) -> Block:
-        now = time.time()
+        now = self.clock()
         scope = self.scope(agent, cwd)
         self.disputed = self.store.disputed_ids()
         self._tool_files = {}
