@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import difflib
+import itertools
 import json
 import os
 import random
@@ -49,14 +50,14 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))  # the working tree's memoryd, not an installed one
 
-from corpus import Corpus  # noqa: E402
-from memoryd_client import Client, DaemonUnreachableError  # noqa: E402
+from corpus import Corpus
+from memoryd_client import Client, DaemonUnreachableError
 
 DAY = 86_400.0
 AGENT = "claude-code"
@@ -226,7 +227,7 @@ class Sessions:
         self.repo = repo
         self.now = time.time()
 
-    async def __aenter__(self) -> Sessions:
+    async def __aenter__(self) -> Self:
         from memoryd.config import load_config
         from memoryd.engine import Engine
         from memoryd.sessions.context import ContextBuilder
@@ -278,22 +279,22 @@ async def measure(repo: Path, days: int, seed: int) -> dict[str, Any]:
             sessions.now = at
             blocks.append((await sessions.block()).text)
             prompts.append([(await sessions.block(p)).text for p in PROMPTS])
-        pairs = [shared(a, b) for a, b in zip(blocks, blocks[1:])]
-        prompt_pairs = [shared(a[i], b[i]) for a, b in zip(prompts, prompts[1:])
+        pairs = [shared(a, b) for a, b in itertools.pairwise(blocks)]
+        prompt_pairs = [shared(a[i], b[i]) for a, b in itertools.pairwise(prompts)
                         for i in range(len(PROMPTS))]
-        changed = [line_changes(a, b) for a, b in zip(blocks, blocks[1:])]
+        changed = [line_changes(a, b) for a, b in itertools.pairwise(blocks)]
         out["unchanged"] = {
             "sessions": len(blocks), "block_chars": statistics.mean(len(b) for b in blocks),
             "identical_mean": statistics.mean(p[0] for p in pairs),
             "identical_min": min(p[0] for p in pairs),
             "prefix_mean": statistics.mean(p[1] for p in pairs),
-            "byte_identical_pairs": sum(a == b for a, b in zip(blocks, blocks[1:])),
+            "byte_identical_pairs": sum(a == b for a, b in itertools.pairwise(blocks)),
             "pairs": len(pairs),
             "first_day": [round(p[0], 4) for p in pairs[:3]],
             "lines_changed_mean": statistics.mean(len(c[1]) for c in changed),
             "example": changed[3] if changed[3][1] else None,
             "prompt_identical_mean": statistics.mean(p[0] for p in prompt_pairs),
-            "prompt_byte_identical_pairs": sum(a[i] == b[i] for a, b in zip(prompts, prompts[1:])
+            "prompt_byte_identical_pairs": sum(a[i] == b[i] for a, b in itertools.pairwise(prompts)
                                                for i in range(len(PROMPTS))),
             "prompt_pairs": len(prompt_pairs),
         }
@@ -366,10 +367,12 @@ def main() -> int:
          f"{same['prompt_byte_identical_pairs']} of {same['prompt_pairs']}", "", None),
     ]
     for kind, added in figures["one_added"].items():
-        clean = added["shown"] and not added["came_other"] and not added["went_other"]
-        rows.append((f"one {kind} added: lines came (own/other), went (trim/other)",
-                     f"{added['came_own']}/{len(added['came_other'])}, "
-                     f"{added['went_trimmed']}/{len(added['went_other'])}", "0 other", clean))
+        clean = not added["came_other"] and not added["went_other"]
+        label = (f"one {kind} added ({'shown' if added['shown'] else 'trimmed'}): lines came "
+                 "(own/other), went (trim/other)")
+        value = (f"{added['came_own']}/{len(added['came_other'])}, "
+                 f"{added['went_trimmed']}/{len(added['went_other'])}")
+        rows.append((label, value, "0 other", clean))
         rows.append((f"one {kind} added: identical bytes, prefix",
                      f"{added['identical']:.1%}, {added['prefix']:.1%}", "", None))
     width = max(len(r[0]) for r in rows)
