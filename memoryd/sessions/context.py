@@ -23,12 +23,14 @@ lesson Claude Code learned in a repository reaches Codex in the same repository.
 duplicate of the first project's), and a key holds one value per project beside its global one.
 
 Per prompt, the block holds only what search calls a match (``search.match_precision``), in the
-same sections. Items older than 30 days carry their age; older than 90 days a "verify before
-acting" warning. Entries in an open contradiction (the consolidation pass found two memories
-that disagree) are marked disputed and go last in their section; lines a notebook pass moved to
-an archive are searchable but never injected. The block starts with memoryd's marker line (ingestion drops anything carrying
-it), then :data:`DATA_NOTE` (what the block is: data, not instructions), and ends with a short
-drift caveat. It is phrased as facts, not commands.
+same sections. Items older than 30 days carry their age, worded by the threshold passed ("over
+30 days old", "over 90 days old" with a "verify before acting" warning, "over a year old"),
+never in days: a line changes only when its entry crosses a threshold. Entries in an open
+contradiction (the consolidation pass found two memories that disagree) are marked disputed and
+go last in their section; lines a notebook pass moved to an archive are searchable but never
+injected. The block starts with memoryd's marker line (ingestion drops anything carrying it),
+then :data:`DATA_NOTE` (what the block is: data, not instructions), and ends with a short drift
+caveat. It is phrased as facts, not commands.
 
 **Quarantined entries** (text that looks like an instruction to the model: memoryd.quarantine)
 are never injected, and neither is a pinned file that holds one, nor one whose text read whole
@@ -70,7 +72,7 @@ from memoryd.quarantine import reason as quarantine_reason
 from memoryd.quarantine import reason_for_entry
 from memoryd.redact import redact
 from memoryd.regular_file import read_regular_text
-from memoryd.retrieval.age import VERIFY_DAYS, age_note
+from memoryd.retrieval.age import VERIFY_DAYS, age_bucket
 from memoryd.retrieval.search import Search
 from memoryd.store.database import SELECT_ENTRY, Store, row_to_entry
 from memoryd.store.file_journal import tool_written
@@ -156,7 +158,8 @@ DEMOTED_RANK = 1000
 
 
 def age_suffix(created: float, now: float) -> str:
-    note = age_note(created, now)
+    """By the threshold passed, never in days: the same bytes from one day to the next."""
+    note = age_bucket(created, now)
     if note is None:
         return ""
     return f" (⚠ {note})" if (now - created) / 86400 > VERIFY_DAYS else f" ({note})"
