@@ -17,6 +17,8 @@ from conftest import wait_until
 from memoryd_client import Client
 from test_hooks import hook, start_payload
 
+from memoryd.sessions.context import DRIFT_CAVEAT
+
 DAY = 86_400
 AGENT = "claude-code"
 #: Ages in days, away from the thresholds the block words an age by (30, 90, 365 days): a
@@ -128,6 +130,32 @@ def test_an_age_changes_its_line_only_when_it_crosses_a_threshold(
     assert len(went) == len(came) == 1  # the one entry that is now over 90 days old
     assert "on-call rota" in went[0] and "verify before acting" not in went[0]
     assert "on-call rota" in came[0] and "verify before acting" in came[0]
+
+
+def test_adding_an_entry_changes_only_its_line_and_the_trim(
+        daemon, client: Client, repo: Path, memoryd_home: Path) -> None:
+    """Learned at the end of one session, there at the start of the next (a day later): the
+    new line comes, the lowest-ranked item the budget no longer holds goes, nothing else moves;
+    not even a shorter item further down that would fit in the room the trim left."""
+    write_memory(daemon, client, repo, memoryd_home)
+    whole = client.context(AGENT, cwd=str(repo), budget=100_000)["text"]
+    last = next(line for line in whole.split("\n") if "full integration suite" in line)
+    # the budget ends just after that long lesson: the (shorter) lines below it do not fit
+    budget = whole.index(last) + len(last) + len(DRIFT_CAVEAT) + 3 + 10
+    before = client.context(AGENT, cwd=str(repo), budget=budget)
+    assert before["text"].split("\n")[-3] == last
+    client.remember(AGENT, "git", "Rebase feature branches onto main before review",
+                    kind="lesson", polarity="positive", cwd=str(repo))
+    days_pass(memoryd_home)
+    after = client.context(AGENT, cwd=str(repo), budget=budget)
+    went, came = changed_lines(before["text"], after["text"])
+    assert came == ["- Do: “Rebase feature branches onto main before review” [git]"]
+    assert went == [last]
+    kept_before = {i["id"] for i in before["items"] if i["included"]}
+    kept_after = {i["id"] for i in after["items"] if i["included"]}
+    assert len(kept_before - kept_after) == 1 and len(kept_after - kept_before) == 1
+    rest = [line for line in after["text"].split("\n") if line not in came]
+    assert rest == [line for line in before["text"].split("\n") if line not in went]
 
 
 def changed_lines(old: str, new: str) -> tuple[list[str], list[str]]:

@@ -423,13 +423,21 @@ class ContextBuilder:
     # -- budget -----------------------------------------------------------------------
 
     def _fit(self, items: list[Item], budget: int) -> Block:
-        """Keep the best-ranked items that fit; a pinned file too big alone is truncated."""
+        """Keep the best-ranked items, in rank order, up to the first that does not fit (a
+        pinned file too big alone is truncated instead); that one and every item after it are
+        dropped. Filling the room left with smaller items further down would keep more, but
+        then one entry added, or one line grown by its age, brings back lines from anywhere
+        below: the block would change in more places than the entry and the end of the trim."""
         fixed = len(INJECTION_MARKER) + 1 + len(DATA_NOTE) + 1 + len(DRIFT_CAVEAT) + 2
         kept: list[Item] = []
         dropped: list[Item] = []
         used = fixed
         shown: set[tuple[str, str]] = set()
+        full = False  # an item did not fit: the rest is dropped
         for item in sorted(items, key=lambda i: i.rank):
+            if full:
+                dropped.append(item)
+                continue
             if (item.section, item.text) in shown:  # the same line of a global and a project entry
                 continue
             shown.add((item.section, item.text))
@@ -447,6 +455,7 @@ class ContextBuilder:
                 used += len(item.text) + 1
             else:
                 dropped.append(item)
+                full = True
         if not kept:
             return Block("", [], dropped)
         parts = [INJECTION_MARKER, DATA_NOTE]
