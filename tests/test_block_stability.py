@@ -13,7 +13,7 @@ from pathlib import Path
 
 import apsw
 import pytest
-from conftest import wait_until
+from conftest import start_daemon, wait_until
 from memoryd_client import Client
 from test_hooks import hook, start_payload
 
@@ -158,6 +158,41 @@ def test_adding_an_entry_changes_only_its_line_and_the_trim(
     assert rest == [line for line in before["text"].split("\n") if line not in went]
 
 
+def test_a_restart_leaves_the_block_as_it_was(embedder, repo: Path, memoryd_home: Path) -> None:
+    """Entries of one date (a notebook's bullets of a day) tie on their date. Their order is
+    the block's own, the last stored first as newest first goes, not the order the query plan
+    happens to read them in: at its start the daemon refreshes the database's statistics, and
+    with them the plan can change (it did, with a few hundred entries)."""
+    bullets = {"Feedback": "Feedback number {n}: shorter step {n} updates please",
+               "Mistakes": "Mistake number {n}: skipped the step {n} checklist"}
+    notebook = memoryd_home / "agents" / AGENT / "more.md"
+    notebook.parent.mkdir(parents=True, exist_ok=True)
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket, timeout_s=60) as client:
+            write_memory(running, client, repo, memoryd_home)
+            client.remember_many([{"agent": AGENT, "category": f"area-{i % 7}", "force": True,
+                                   "text": f"Module {i * 7} runs {i % 5 + 2} workers in {i}",
+                                   **({"cwd": str(repo)} if i % 2 else {})}
+                                  for i in range(300)])
+            notebook.write_text("# More\n" + "".join(
+                f"\n## {section}\n" + "".join(f"- [2026-01-15] {text.format(n=n)}\n"
+                                               for n in range(1, 6))
+                for section, text in bullets.items()))
+            wait_until(lambda: "Mistake number 5" in client.context(AGENT, cwd=str(repo))["text"])
+            first = client.context(AGENT, cwd=str(repo))["text"]
+    finally:
+        running.stop()
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket, timeout_s=60) as client:
+            assert client.context(AGENT, cwd=str(repo))["text"] == first
+    finally:
+        running.stop()
+    numbers = [line.split("number ")[1][0] for line in first.split("\n") if "number " in line]
+    assert numbers == ["5", "4", "3", "2", "1"] * 2  # the last stored first
+
+
 def changed_lines(old: str, new: str) -> tuple[list[str], list[str]]:
     """(lines that went, lines that came)."""
     a, b = old.split("\n"), new.split("\n")
@@ -169,3 +204,4 @@ def changed_lines(old: str, new: str) -> tuple[list[str], list[str]]:
         if tag in ("insert", "replace"):
             came += b[j1:j2]
     return went, came
+

@@ -155,6 +155,11 @@ NOT_ARCHIVED = f"coalesce(source, '') NOT LIKE '%/{ARCHIVE_DIR}/%'"
 DISPUTED_NOTE = " (disputed: another memory says otherwise; a person decides)"
 #: Added to the rank of a disputed or stale entry: after every other item, the first dropped.
 DEMOTED_RANK = 1000
+#: Newest first; entries of one date (a notebook's bullets of a day, a file's lines indexed
+#: together) the last stored first: never as the query plan happens to read them. The row id
+#: is in the ``entries_kind`` index, so the order costs no sort (by ``uid``, 80 lessons of
+#: 30,000 took 80 ms instead of 1).
+NEWEST_FIRST = "created DESC, id DESC"
 
 
 def age_suffix(created: float, now: float) -> str:
@@ -230,7 +235,7 @@ class ContextBuilder:
         return Scope(agents, project_of(cwd) if cwd else None)
 
     def _entries(self, where: str, params: list[Any], limit: int,
-                 order: str = "created DESC") -> list[dict[str, Any]]:
+                 order: str = NEWEST_FIRST) -> list[dict[str, Any]]:
         rows = self.store.db.execute(
             SELECT_ENTRY + f" WHERE status='active' AND NOT quarantined AND {where} AND {NOT_ARCHIVED} "
             f"ORDER BY {order} LIMIT ?", [*params, limit])
@@ -306,7 +311,7 @@ class ContextBuilder:
 
     def _scoped(self, scope: Scope, kind: str, from_pinned: list[str], limit: int,
                 extra: str = "", extra_params: tuple[Any, ...] = (),
-                order: str = "created DESC") -> list[dict[str, Any]]:
+                order: str = NEWEST_FIRST) -> list[dict[str, Any]]:
         """Entries of one kind in scope, not from a pinned file (shown whole already)."""
         where, params = scope.sql()
         where += " AND kind=?" + (f" AND {extra}" if extra else "")
@@ -345,7 +350,7 @@ class ContextBuilder:
         newest first, the more confident ahead within a day."""
         notes = self._scoped(scope, "note", [], 30, "via IN ('api', 'import', 'extract')",
                              order="CAST(created / 86400 AS INTEGER) DESC, confidence DESC, "
-                                   "created DESC")
+                                   + NEWEST_FIRST)
         return [self._item("notes", e, now, 350 + i) for i, e in enumerate(notes)]
 
     def _relevant(self, scope: Scope, cwd: str | None, prompt: str, prompt_vector: Any,
