@@ -78,7 +78,7 @@ def test_stale_fact_carries_its_warning(daemon, client, memoryd_home) -> None:
     db.execute("UPDATE entries SET created=? WHERE uid=?", (old, entry["id"]))
     db.close()
     text = client.context("claude-code")["text"]
-    assert "project.deploy_target: “Deploys go to the personal account” (⚠ 95d old: verify " \
+    assert "project.deploy_target: “Deploys go to the personal account” (⚠ over 90 days old: verify " \
            "before acting)" in text
 
 

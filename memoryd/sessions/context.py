@@ -23,12 +23,14 @@ lesson Claude Code learned in a repository reaches Codex in the same repository.
 duplicate of the first project's), and a key holds one value per project beside its global one.
 
 Per prompt, the block holds only what search calls a match (``search.match_precision``), in the
-same sections. Items older than 30 days carry their age; older than 90 days a "verify before
-acting" warning. Entries in an open contradiction (the consolidation pass found two memories
-that disagree) are marked disputed and go last in their section; lines a notebook pass moved to
-an archive are searchable but never injected. The block starts with memoryd's marker line (ingestion drops anything carrying
-it), then :data:`DATA_NOTE` (what the block is: data, not instructions), and ends with a short
-drift caveat. It is phrased as facts, not commands.
+same sections. Items older than 30 days carry their age, worded by the threshold passed ("over
+30 days old", "over 90 days old" with a "verify before acting" warning, "over a year old"),
+never in days: a line changes only when its entry crosses a threshold. Entries in an open
+contradiction (the consolidation pass found two memories that disagree) are marked disputed and
+go last in their section; lines a notebook pass moved to an archive are searchable but never
+injected. The block starts with memoryd's marker line (ingestion drops anything carrying it),
+then :data:`DATA_NOTE` (what the block is: data, not instructions), and ends with a short drift
+caveat. It is phrased as facts, not commands.
 
 **Quarantined entries** (text that looks like an instruction to the model: memoryd.quarantine)
 are never injected, and neither is a pinned file that holds one, nor one whose text read whole
@@ -70,7 +72,7 @@ from memoryd.quarantine import reason as quarantine_reason
 from memoryd.quarantine import reason_for_entry
 from memoryd.redact import redact
 from memoryd.regular_file import read_regular_text
-from memoryd.retrieval.age import VERIFY_DAYS, age_note
+from memoryd.retrieval.age import VERIFY_DAYS, age_bucket
 from memoryd.retrieval.search import Search
 from memoryd.store.database import SELECT_ENTRY, Store, row_to_entry
 from memoryd.store.file_journal import tool_written
@@ -153,10 +155,16 @@ NOT_ARCHIVED = f"coalesce(source, '') NOT LIKE '%/{ARCHIVE_DIR}/%'"
 DISPUTED_NOTE = " (disputed: another memory says otherwise; a person decides)"
 #: Added to the rank of a disputed or stale entry: after every other item, the first dropped.
 DEMOTED_RANK = 1000
+#: Newest first; entries of one date (a notebook's bullets of a day, a file's lines indexed
+#: together) the last stored first: never as the query plan happens to read them. The row id
+#: is in the ``entries_kind`` index, so the order costs no sort (by ``uid``, 80 lessons of
+#: 30,000 took 80 ms instead of 1).
+NEWEST_FIRST = "created DESC, id DESC"
 
 
 def age_suffix(created: float, now: float) -> str:
-    note = age_note(created, now)
+    """By the threshold passed, never in days: the same bytes from one day to the next."""
+    note = age_bucket(created, now)
     if note is None:
         return ""
     return f" (⚠ {note})" if (now - created) / 86400 > VERIFY_DAYS else f" ({note})"
@@ -208,7 +216,8 @@ class ContextBuilder:
     """Runs on the database thread; ``prompt_vector`` comes from the embedding thread."""
 
     def __init__(self, search: Search, store: Store, shared_agents: tuple[str, ...] = (),
-                 memory_dir: Callable[[], str] = lambda: "") -> None:
+                 memory_dir: Callable[[], str] = lambda: "",
+                 clock: Callable[[], float] = time.time) -> None:
         self.disputed: set[str] = set()
         self.search = search
         self.store = store
@@ -216,6 +225,8 @@ class ContextBuilder:
         #: the agents' memory directories (``{agent}`` in it; as configured now): what their
         #: tools wrote there is theirs (memoryd.provenance)
         self.memory_dir = memory_dir
+        #: when a block is built: what an entry's age is counted from (a bench simulates days)
+        self.clock = clock
         self._tool_files: dict[str, set[str]] = {}
 
     def scope(self, agent: str, cwd: str | None) -> Scope:
@@ -224,7 +235,7 @@ class ContextBuilder:
         return Scope(agents, project_of(cwd) if cwd else None)
 
     def _entries(self, where: str, params: list[Any], limit: int,
-                 order: str = "created DESC") -> list[dict[str, Any]]:
+                 order: str = NEWEST_FIRST) -> list[dict[str, Any]]:
         rows = self.store.db.execute(
             SELECT_ENTRY + f" WHERE status='active' AND NOT quarantined AND {where} AND {NOT_ARCHIVED} "
             f"ORDER BY {order} LIMIT ?", [*params, limit])
@@ -232,7 +243,7 @@ class ContextBuilder:
 
     def build(self, agent: str, *, cwd: str | None, prompt: str | None, prompt_vector: Any,
               budget: int, only_relevant: bool = False, prompt_words: Any = None) -> Block:
-        now = time.time()
+        now = self.clock()
         scope = self.scope(agent, cwd)
         self.disputed = self.store.disputed_ids()
         self._tool_files = {}
@@ -300,7 +311,7 @@ class ContextBuilder:
 
     def _scoped(self, scope: Scope, kind: str, from_pinned: list[str], limit: int,
                 extra: str = "", extra_params: tuple[Any, ...] = (),
-                order: str = "created DESC") -> list[dict[str, Any]]:
+                order: str = NEWEST_FIRST) -> list[dict[str, Any]]:
         """Entries of one kind in scope, not from a pinned file (shown whole already)."""
         where, params = scope.sql()
         where += " AND kind=?" + (f" AND {extra}" if extra else "")
@@ -339,7 +350,7 @@ class ContextBuilder:
         newest first, the more confident ahead within a day."""
         notes = self._scoped(scope, "note", [], 30, "via IN ('api', 'import', 'extract')",
                              order="CAST(created / 86400 AS INTEGER) DESC, confidence DESC, "
-                                   "created DESC")
+                                   + NEWEST_FIRST)
         return [self._item("notes", e, now, 350 + i) for i, e in enumerate(notes)]
 
     def _relevant(self, scope: Scope, cwd: str | None, prompt: str, prompt_vector: Any,
@@ -417,13 +428,21 @@ class ContextBuilder:
     # -- budget -----------------------------------------------------------------------
 
     def _fit(self, items: list[Item], budget: int) -> Block:
-        """Keep the best-ranked items that fit; a pinned file too big alone is truncated."""
+        """Keep the best-ranked items, in rank order, up to the first that does not fit (a
+        pinned file too big alone is truncated instead); that one and every item after it are
+        dropped. Filling the room left with smaller items further down would keep more, but
+        then one entry added, or one line grown by its age, brings back lines from anywhere
+        below: the block would change in more places than the entry and the end of the trim."""
         fixed = len(INJECTION_MARKER) + 1 + len(DATA_NOTE) + 1 + len(DRIFT_CAVEAT) + 2
         kept: list[Item] = []
         dropped: list[Item] = []
         used = fixed
         shown: set[tuple[str, str]] = set()
+        full = False  # an item did not fit: the rest is dropped
         for item in sorted(items, key=lambda i: i.rank):
+            if full:
+                dropped.append(item)
+                continue
             if (item.section, item.text) in shown:  # the same line of a global and a project entry
                 continue
             shown.add((item.section, item.text))
@@ -441,6 +460,7 @@ class ContextBuilder:
                 used += len(item.text) + 1
             else:
                 dropped.append(item)
+                full = True
         if not kept:
             return Block("", [], dropped)
         parts = [INJECTION_MARKER, DATA_NOTE]
