@@ -59,6 +59,7 @@ import fnmatch
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from memoryd.ingest.transcript.actions import Step
@@ -113,7 +114,17 @@ class Outcome:
 
 
 def _program(want: str, word: str) -> bool:
-    return word == want or re.fullmatch(re.escape(want) + r"\d+(?:\.\d+)*", word) is not None
+    """``word`` runs ``want``: itself, or a versioned name of it (``pip3``, ``python3.12``)."""
+    if word == want:
+        return True
+    version = word[len(want):]
+    return word.startswith(want) and bool(version) and version[0].isdigit() \
+        and version.replace(".", "").isdigit()
+
+
+def _base(word: str) -> str:
+    """A program's name without its version (``pip3.12`` → ``pip``)."""
+    return word.rstrip("0123456789.") or word
 
 
 def _flag(flag: str, args: Sequence[str]) -> bool:
@@ -168,15 +179,21 @@ def path_matches(value: str, path: str) -> bool:
     return base == want
 
 
-def _text_has(value: str, text: str) -> bool:
-    if not value or not text:
-        return False
+@lru_cache(maxsize=4096)
+def _word_pattern(value: str) -> re.Pattern[str]:
     pattern = re.escape(value)
     if value[-1].isalnum() or value[-1] == "_":
         pattern += r"(?![\w-])"
     if value[0].isalnum() or value[0] == "_":
         pattern = r"(?<![\w-])" + pattern
-    return re.search(pattern, text) is not None
+    return re.compile(pattern)
+
+
+def _text_has(value: str, text: str) -> bool:
+    """``text`` holds ``value`` as a word (not inside a longer one)."""
+    if not value or not text or value not in text:
+        return False
+    return _word_pattern(value).search(text) is not None
 
 
 @dataclass
@@ -187,6 +204,7 @@ class _Action:
     runs: list[Invocation]
     writes: list[str]
     code: str  # commands and added text, for literals
+    programs: frozenset[str]  # the programs it runs, without versions: a quick first check
 
     @classmethod
     def of(cls, step: Step) -> _Action:
@@ -202,12 +220,15 @@ class _Action:
                 writes.extend(plain[1:])
             elif inv.command == "sed" and any(a.startswith("-i") for a in inv.args):
                 writes.extend(plain[1:])
-        return cls(step, runs, writes, "\n".join((*step.commands, step.added)))
+        return cls(step, runs, writes, "\n".join((*step.commands, step.added)),
+                   frozenset(w for inv in runs for w in (inv.command, _base(inv.command))))
 
     def match(self, term: Term, reading: bool = False) -> str | None:
         """How the call matches ``term``; ``reading``: a file it reads counts as its path (a
         memory that says where something is was used when the agent read it)."""
         if term.kind in ("command", "flag"):
+            if term.kind == "command" and not term.programs & self.programs:
+                return None
             found = [m for inv in self.runs if (m := match_command(term, inv))]
             for level in ("thing", "near", "occasion"):
                 if level in found:
