@@ -201,3 +201,80 @@ def test_a_merge_by_the_consolidate_pass_and_its_undo_keep_both_usage_records(
     assert run_cli("undo", merged["run"]).returncode == 0
     assert {client.get(i)["status"] for i in (first, second)} == {"active"}
     assert all(client.get(i)["usage"]["broken"] == 1 for i in (first, second))
+
+
+def test_a_codex_session_is_judged_from_its_rollout_when_shown(daemon, client, tmp_path) -> None:
+    """Codex: its SessionStart hook, its rollout file (shell calls, apply_patch), no
+    SessionEnd; `memory session show` judges what it shows."""
+    ids = lessons(client)
+    generated = client.remember("codex", "workflow", "Don't edit generated files in src/gen/",
+                                kind="lesson", polarity="negative")["entry"]["id"]
+    session = "019c2a7e-3b1d-7c40-9e1a-5d2f8a0b4c11"
+    path = tmp_path / f"rollout-2026-06-01T10-00-00-{session}.jsonl"
+    hook("codex", "SessionStart", {"session_id": session, "transcript_path": str(path),
+                                   "cwd": str(tmp_path), "source": "startup"})
+    start = time.time() + 1
+    rows = [
+        {"type": "session_meta", "payload": {"id": session, "cwd": str(tmp_path)}},
+        {"type": "event_msg", "payload": {"type": "user_message", "message": "add rich"}},
+        {"type": "response_item", "payload": {
+            "type": "function_call", "name": "shell", "call_id": "call_1",
+            "arguments": json.dumps({"command": ["bash", "-lc", "uv add rich"]})}},
+        {"type": "response_item", "payload": {
+            "type": "custom_tool_call", "name": "apply_patch", "call_id": "call_2",
+            "input": "*** Begin Patch\n*** Update File: src/gen/models.py\n@@\n-a = 1\n+a = 2\n"
+                     "*** End Patch"}},
+    ]
+    path.write_text("".join(json.dumps({"timestamp": iso(start + n), **row}) + "\n"
+                            for n, row in enumerate(rows)))
+    shown = run_cli("session", "show", session)
+    assert shown.returncode == 0, shown.stderr
+    assert "        outcome: followed: shell: uv add rich (“uv”)" in shown.stdout.splitlines()
+    assert client.get(generated)["usage"]["broken"] == 1
+    assert client.get(ids[UV])["usage"]["followed"] == 1
+
+
+def test_sessions_are_due_when_they_end_or_go_quiet_with_something_to_judge(tmp_path) -> None:
+    """The minute's check (memoryd.sessions.usage) picks the sessions that ended or have been
+    quiet since the cut-off and have injections not judged, or moved on since judged."""
+    from memoryd.store.database import Store
+    from memoryd.store.usage import Usage
+
+    store = Store(tmp_path / "db")
+    usage = Usage(store)
+    now = time.time()
+    for name, last_seen, closed in (("quiet", now - 900, None), ("live", now - 5, None),
+                                    ("ended", now - 5, now), ("nothing", now - 900, None)):
+        store.db.execute("INSERT INTO sessions(id, harness, agent, last_seen, closed) "
+                         "VALUES (?, 'claude-code', 'claude-code', ?, ?)", (name, last_seen, closed))
+        if name != "nothing":
+            usage.record_injection(name, "claude-code", ["e1", "e2"], last_seen - 60)
+    assert sorted(usage.quiet_sessions(now - 600, 10)) == ["ended", "quiet"]
+    assert usage.due("live") and not usage.due("nothing")
+    usage.save_outcomes("quiet", [("e1", "broken", "broken: …", [], None),
+                                  ("e2", "no occasion", "no occasion", [], None)])
+    assert sorted(usage.quiet_sessions(now - 600, 10)) == ["ended"]  # judged, not moved on
+    store.db.execute("UPDATE sessions SET last_seen=? WHERE id='quiet'", (time.time() + 1,))
+    assert usage.due("quiet")  # resumed after it was judged: judged again
+    record = usage.record("e1")  # injected into three sessions, one judged
+    assert (record.injected, record.broken, record.pending) == (3, 1, 2)
+    store.close()
+
+
+def test_purge_removes_an_entrys_outcomes_and_scrubs_the_text_from_others_evidence(
+        daemon, client, tmp_path) -> None:
+    ids = lessons(client)
+    secret = client.remember("claude-code", "workflow", "The deploy token is tok_9f8e7d6c5b",
+                             kind="note")["entry"]["id"]
+    run_session(client, tmp_path, SESSION, [
+        ("user", "add rich"), ("bash", "TOKEN=tok_9f8e7d6c5b pip install rich")])
+    wait_until(lambda: client.get(ids[UV])["usage"]["broken"] == 1)
+    assert client.get(secret)["usage"]["injected"] == 1
+    purged = run_cli("purge", "--agent", "claude-code", "--match", "tok_9f8e7d6c5b", "--yes")
+    assert purged.returncode == 0, purged.stderr
+    items = [i for inj in json.loads(run_cli("explain", SESSION, "--json").stdout)["injections"]
+             for i in inj["items"]]
+    uv = next(i for i in items if i["id"] == ids[UV])
+    assert uv["outcome"] == "broken"  # kept, without the text
+    assert "tok_9f8e7d6c5b" not in json.dumps(uv) and "[PURGED]" in uv["outcome_why"]
+    assert not any(i["id"] == secret and i.get("outcome") for i in items)
