@@ -246,7 +246,8 @@ def test_sessions_are_due_when_they_end_or_go_quiet_with_something_to_judge(tmp_
     for name, last_seen, closed in (("quiet", now - 900, None), ("live", now - 5, None),
                                     ("ended", now - 5, now), ("nothing", now - 900, None)):
         store.db.execute("INSERT INTO sessions(id, harness, agent, last_seen, closed) "
-                         "VALUES (?, 'claude-code', 'claude-code', ?, ?)", (name, last_seen, closed))
+                         "VALUES (?, 'claude-code', 'claude-code', ?, ?)",
+                         (name, last_seen, closed))
         if name != "nothing":
             usage.record_injection(name, "claude-code", ["e1", "e2"], last_seen - 60)
     assert sorted(usage.quiet_sessions(now - 600, 10)) == ["ended", "quiet"]
