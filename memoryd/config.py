@@ -63,6 +63,12 @@ class ExtractConfig:
 
 
 @dataclass(frozen=True)
+class OutcomesConfig:
+    enabled: bool
+    idle_s: float
+
+
+@dataclass(frozen=True)
 class ContextConfig:
     shared_agents: tuple[str, ...]
 
@@ -110,6 +116,7 @@ class Config:
     passes: PassesConfig
     sources: tuple[Source, ...]
     server: ServerConfig
+    outcomes: OutcomesConfig
 
     @property
     def memory_dir(self) -> str:
@@ -209,6 +216,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "search.match_precision": (0.5, 0.99), "search.passage_chars": (0, 4000), "passes.quiet_s": (0, 86400),
     "passes.notebook_lines": (10, 100_000), "server.max_connections": (1, 1_000_000),
     "server.idle_timeout_s": (1, 86400), "server.buffered_frame_bytes": (8 << 20, 1 << 34),
+    "outcomes.idle_s": (10, 7 * 86400),
 }
 #: The values a string setting may take.
 CHOICES: dict[str, tuple[str, ...]] = {
@@ -262,6 +270,7 @@ def load_config(path: Path | None = None) -> Config:
         passes=PassesConfig(**settings["passes"]),
         sources=tuple(sources),
         server=ServerConfig(**settings["server"]),
+        outcomes=OutcomesConfig(**settings["outcomes"]),
     )
 
 

@@ -33,6 +33,13 @@ BATCH = 500  # entries per remember_many call in an import
 IMPORTED_FIELDS = ("agent", "category", "text", "kind", "key", "tags", "confidence", "project",
                    "session", "polarity", "created", "message_id")
 EXPORT_DROPS = ("age_note",)
+#: The views of `memory list --usage` (memoryd.store.usage.RANKINGS, and all of them).
+USAGE_VIEWS = ("broken", "followed", "unused", "all")
+USAGE_TITLES = {
+    "broken": "most broken (sessions broken / sessions injected into)",
+    "unused": "never used (injected into judged sessions, never followed nor broken)",
+    "followed": "most followed (sessions followed / sessions injected into)",
+}
 
 
 def add_parsers(add_command: Callable[..., Any], common: argparse.ArgumentParser) -> None:
@@ -59,6 +66,14 @@ def add_parsers(add_command: Callable[..., Any], common: argparse.ArgumentParser
         parser.add_argument("--offset", type=int, default=0, metavar="N",
                             help="skip the first N entries (the next page; default: 0)")
         parser.add_argument("--oldest", action="store_true", help="oldest first")
+        if not recent:
+            parser.add_argument(
+                "--usage", nargs="?", const="all", choices=USAGE_VIEWS, metavar="VIEW",
+                help="rank entries by what became of them in sessions (docs/outcomes.md): "
+                "broken (most broken first), followed (most followed first), unused "
+                "(injected, never followed nor broken), or all three (the default); each "
+                "line: the count, the sessions it was injected into, the entry; with AGENT, "
+                "--kind (lesson, fact, note, feedback) and --limit (per view, default 10)")
 
     export = add_command(
         "export", parents=[common], epilog=epilog("export"),
@@ -116,6 +131,8 @@ def filters(args: argparse.Namespace, agents: str | None) -> dict[str, Any]:
 
 def run(args: argparse.Namespace, client: Client, emit: Callable[..., None],
         entry_line: Callable[[dict[str, Any]], str]) -> int:
+    if getattr(args, "usage", None):
+        return usage_view(args, client, emit, entry_line)
     if args.command in ("list", "recent"):
         result = client.list_entries(**filters(args, args.agent), limit=args.limit,
                                      offset=args.offset,
@@ -147,6 +164,40 @@ def run(args: argparse.Namespace, client: Client, emit: Callable[..., None],
     if args.command == "export":
         return export(args, client)
     return import_file(args, client, emit)
+
+
+def usage_view(args: argparse.Namespace, client: Client, emit: Callable[..., None],
+               entry_line: Callable[[dict[str, Any]], str]) -> int:
+    """`memory list --usage [VIEW]`: entries ranked by use (the daemon's ``usage``)."""
+    from memoryd_client.errors import UsageError
+
+    other = [name for name, default in (("category", None), ("tags", None), ("project", None),
+                                        ("here", False), ("since", None), ("until", None),
+                                        ("status", "active"), ("offset", 0), ("oldest", False))
+             if getattr(args, name) != default]
+    if other:
+        raise UsageError(f"memory list --usage: ranks active entries by AGENT, --kind and "
+                         f"--limit only; not with --{other[0]}")
+    limit = args.limit if args.limit != 20 else 10  # per view
+    result = client.call("usage", {"by": args.usage, "limit": limit, "kind": args.kind,
+                                   "agents": [a for a in args.agent.split(",") if a]})
+
+    def show(r: dict[str, Any]) -> None:
+        for view in ("broken", "unused", "followed"):
+            if view not in r:
+                continue
+            print(f"{USAGE_TITLES[view]}:")
+            if not r[view]:
+                print("  (none)")
+            for entry in r[view]:
+                usage = entry["usage"]
+                count = {"broken": usage["broken"], "followed": usage["followed"],
+                         "unused": usage["injected"]}[view]
+                share = f"{count}/{usage['injected']}" if view != "unused" else f"{count}"
+                print(f"  {share:>7}  {entry_line(entry)}")
+
+    emit(args, result, show)
+    return 0
 
 
 def iter_entries(client: Client, **params: Any) -> Iterator[dict[str, Any]]:

@@ -285,7 +285,10 @@ def build_server(agent: str, client: Client, cwd: str | None = None) -> Any:
     @server.tool(annotations=read_only, **text_tool)
     def memory_get(entry_id: EntryId) -> str:
         """One entry in full: its whole text, kind, category, key, status, confidence, when
-        and where it came from, and what superseded it. Use it when a search line was cut."""
+        and where it came from, what superseded it, and its usage (the sessions it was
+        injected into: followed, broken, no occasion). Use it when a search line was cut."""
+        from memoryd_client.views import usage_words
+
         entry = call(client.get, entry_id)
         fields = [("id", entry["id"]), ("agent", entry["agent"]), ("kind", entry["kind"]),
                   ("category", entry.get("category")), ("key", entry.get("key")),
@@ -298,7 +301,8 @@ def build_server(agent: str, client: Client, cwd: str | None = None) -> Any:
                   ("from", f"{entry['source']}:{entry['line_start']}" if entry.get("source")
                    and entry.get("line_start") else entry.get("source")),
                   ("session", entry.get("session")),
-                  ("tags", ", ".join(entry.get("tags") or []) or None)]
+                  ("tags", ", ".join(entry.get("tags") or []) or None),
+                  ("usage", usage_words(entry["usage"]) if entry.get("usage") else None)]
         return "\n".join([*(f"{k}: {v}" for k, v in fields if v not in (None, "")), "",
                           entry["text"]])
 

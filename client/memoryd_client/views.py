@@ -63,10 +63,29 @@ def print_entry(entry: dict[str, Any]) -> None:
     if entry.get("superseded_by"):
         details.append(f"superseded by {entry['superseded_by']}")
     print("    " + "; ".join(details))
+    if entry.get("usage") is not None:  # memoryd.store.usage: what became of it in sessions
+        print("    usage: " + usage_words(entry["usage"]))
     if entry.get("text_chars"):  # a removed file entry, as its journal event keeps it
         print(f"    (the journal keeps the first {len(entry['text']):,} of its "
               f"{entry['text_chars']:,} characters; versions the memory tools wrote: "
               "memory history file:AGENT:PATH)")
+
+
+def usage_words(usage: dict[str, Any]) -> str:
+    """An entry's usage record as a sentence: the sessions it was injected into and what
+    became of it there (memoryd.sessions.outcomes)."""
+    sessions = usage.get("injected") or 0
+    if not sessions:
+        return "never injected into a session yet"
+    said = (f"injected into {sessions} session{'s' if sessions != 1 else ''}: followed "
+            f"{usage['followed']}, broken {usage['broken']}, no occasion {usage['no_occasion']}")
+    if usage.get("pending"):
+        said += f", {usage['pending']} not judged yet"
+    if usage.get("last_followed"):
+        said += f"; last followed {when(usage['last_followed'])}"
+    if usage.get("last_broken"):
+        said += f"; last broken {when(usage['last_broken'])}"
+    return said
 
 
 def print_sources(status: dict[str, Any]) -> None:
@@ -123,6 +142,8 @@ def print_injections(result: dict[str, Any]) -> None:
                 print(f"        {item['text']}")
             if item.get("reason"):
                 print(f"        why: {item['reason']}")
+            if item.get("outcome"):  # what became of it in the session
+                print(f"        outcome: {item.get('outcome_why') or item['outcome']}")
 
 
 def note_unknown_agents(result: dict[str, Any]) -> None:

@@ -80,6 +80,7 @@ PARAMS: dict[str, frozenset[str]] = {
     "extract": frozenset({"session", "dry_run"}),
     "session": frozenset({"id"}),
     "sessions": frozenset({"agent", "project", "limit"}),
+    "usage": frozenset({"by", "agents", "kind", "limit"}),
     "pass_list": frozenset(),
     "pass_run": frozenset({"name", "agent", "project", "dry_run", "full"}),
     "pass_show": frozenset({"id"}),

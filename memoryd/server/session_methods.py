@@ -32,6 +32,8 @@ from memoryd.sessions.context import (
 from memoryd.sessions.explain import describe
 from memoryd.sessions.extractor import SessionExtractor
 from memoryd.sessions.registry import HARNESS_AGENTS, Registry
+from memoryd.sessions.usage import UsageJudge
+from memoryd.store.usage import RANKINGS, USABLE_KINDS
 from memoryd.text import scrub_surrogates
 
 log = logging.getLogger(__name__)
@@ -46,10 +48,17 @@ class SessionMethods:
                                        engine.config.context.shared_agents,
                                        lambda: engine.config.memory_dir)
         self.extractor = SessionExtractor(engine, self.registry)
+        self.usage = UsageJudge(engine)
 
     def methods(self) -> dict[str, Any]:
         return {"context": self.m_context, "hook": self.m_hook, "explain": self.m_explain,
-                "extract": self.m_extract, "session": self.m_session, "sessions": self.m_sessions}
+                "extract": self.m_extract, "session": self.m_session, "sessions": self.m_sessions,
+                "usage": self.m_usage}
+
+    @property
+    def tracking(self) -> bool:
+        """Entries injected into sessions are counted and judged (``[outcomes] enabled``)."""
+        return self.engine.config.outcomes.enabled
 
     async def build_context(self, agent: str, cwd: str | None, prompt: str | None, budget: int,
                             only_relevant: bool = False) -> Block:
@@ -74,7 +83,8 @@ class SessionMethods:
                                          only_relevant=prompt is not None)
         session = params.text("session", max_len=200)
         if session:
-            await self.engine.db(self.registry.log_injection, session, agent, "context", block, budget)
+            await self.engine.db(self.registry.log_injection, session, agent, "context", block,
+                                 budget, self.tracking)
         return {"text": block.text, "chars": len(block.text), "budget": budget,
                 "items": block.explain()}
 
@@ -121,7 +131,8 @@ class SessionMethods:
                                      event == "SessionEnd")
         if event == "SessionStart" and not replayed:
             block = await self.build_context(agent, cwd, None, DEFAULT_BUDGET_CHARS)
-            await self.engine.db(registry.log_injection, session, agent, event, block, DEFAULT_BUDGET_CHARS)
+            await self.engine.db(registry.log_injection, session, agent, event, block,
+                                 DEFAULT_BUDGET_CHARS, self.tracking)
             context = block.text or None
         elif event == "UserPromptSubmit" and not replayed and isinstance(payload.get("prompt"), str) \
                 and payload["prompt"].strip():  # an image alone comes with an empty prompt
@@ -129,7 +140,7 @@ class SessionMethods:
                                              only_relevant=True)
             if block.items:
                 await self.engine.db(registry.log_injection, session, agent, event, block,
-                              PROMPT_BUDGET_CHARS)
+                                     PROMPT_BUDGET_CHARS, self.tracking)
                 context = block.text
         elif event == "PostCompact" and isinstance(payload.get("compact_summary"), str) \
                 and payload["compact_summary"].strip():
@@ -142,7 +153,9 @@ class SessionMethods:
         return {"context": context, "output": render(event, context)}
 
     def on_session_end(self, session: str) -> None:
-        """Queue extraction; it runs in the background, never on the hook's path."""
+        """Queue extraction and the judging of what was injected (memoryd.sessions.usage);
+        they run in the background, never on the hook's path."""
+        self.usage.on_session_end(session)
 
         async def extract() -> None:
             try:
@@ -182,22 +195,31 @@ class SessionMethods:
         log.info("Replayed %d spooled hook events.", replayed)
 
     def explained(self, session: str | None) -> list[dict[str, Any]]:
-        """A session's injections (the latest session's by default), each item with its text
-        and the reason it was there, in words (database thread)."""
+        """A session's injections (the latest session's by default), each item with its text,
+        the reason it was there, in words, and what became of it (its outcome in the session,
+        memoryd.store.usage) (database thread)."""
         assert self.registry is not None and self.engine.store is not None
         store = self.engine.store
         found: dict[str, dict[str, Any] | None] = {}
         described = []
+        outcomes: dict[str, dict[str, Any]] = {}
         for injection in self.registry.injections(session):
+            if injection["session"] and not outcomes:
+                outcomes = {row["entry"]: row
+                            for row in self.usage.usage.session_rows(injection["session"])}
             for item in injection["items"]:
                 if item.get("id") and item["id"] not in found:
                     found[item["id"]] = store.entry_by_uid(item["id"])
-            described.append(describe(injection, {k: v for k, v in found.items() if v}))
+            described.append(describe(injection, {k: v for k, v in found.items() if v},
+                                      outcomes))
         return described
 
     async def m_explain(self, params: Params) -> dict[str, Any]:
         assert self.registry is not None
         session = params.text("session", max_len=200)
+        latest = session or await self.engine.db(self.registry.latest_injected)
+        if latest:  # show outcomes as they are now
+            await self.usage.judge_if_due(latest)
         injections = await self.engine.db(self.explained, session)
         if session is not None and not injections and \
                 await self.engine.db(self.registry.session, session) is None:
@@ -220,6 +242,7 @@ class SessionMethods:
                 SELECT_ENTRY + " WHERE session=? AND via IN ('extract', 'api') ORDER BY created",
                 (session_id,))]
 
+        await self.usage.judge_if_due(session_id)
         return {"session": found, "entries": await self.engine.db(extracted),
                 "injections": await self.engine.db(self.explained, session_id)}
 
@@ -233,3 +256,29 @@ class SessionMethods:
         return {"sessions": await self.engine.db(self.registry.sessions, agent, project, limit)}
 
 
+
+    async def m_usage(self, params: Params) -> dict[str, Any]:
+        """Entries ranked by what became of them in sessions: ``by`` broken (most broken
+        first), followed (most followed first), unused (injected, never followed nor
+        broken), or all three; ``agents``, ``kind`` (comma-separated), ``limit`` each."""
+        usage = self.usage.usage
+        by = params.choice("by", (*RANKINGS, "all"), default="all")
+        agents = params.raw.get("agents")
+        if agents is not None and (not isinstance(agents, list)
+                                   or not all(isinstance(a, str) for a in agents)):
+            raise BadParamsError("usage: agents must be a list of names")
+        agents = [a for a in agents or [] if a and a != "*"] or None
+        kind = params.text("kind", max_len=200)
+        kinds = [k.strip() for k in kind.split(",") if k.strip()] if kind else None
+        if kinds and not set(kinds) <= set(USABLE_KINDS):
+            raise BadParamsError(f"usage: kind must be among {', '.join(USABLE_KINDS)}")
+        limit = params.integer("limit", default=10, low=1, high=1000)
+
+        def rank() -> dict[str, Any]:
+            out: dict[str, Any] = {"by": by}
+            for name in RANKINGS if by == "all" else (by,):
+                out[name] = [{**entry, "usage": record.as_dict()}
+                             for entry, record in usage.ranking(name, agents, kinds, limit)]
+            return out
+
+        return await self.engine.db(rank)

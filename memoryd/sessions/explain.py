@@ -5,7 +5,9 @@ size, the probability search gave it and its evidence, and (since 2026-11-28) th
 was injected. An explanation adds to each item its ``text`` (for older records, the entry's
 text now) and a ``reason``: a sentence a person can check ("matched the prompt: close in
 meaning (cosine 0.81), holds most of its words"), where the evidence is a vector of numbers;
-the vector stays in the item for ``--json``.
+the vector stays in the item for ``--json``. For an entry the agent got, it adds what became
+of it in the session (memoryd.sessions.outcomes): followed, broken or no occasion, why, and
+the transcript steps that show it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from memoryd.sessions.context import FACT_PREFIXES, one_line, render
 
 #: An item's text in an explanation: enough to recognise it.
 TEXT_CHARS = 160
+#: The outcome of an entry injected into a session that was not judged (yet).
+NOT_JUDGED = "not judged yet"
 
 
 def _scope(entry: dict[str, Any] | None) -> str:
@@ -82,9 +86,13 @@ def reason(item: dict[str, Any], event: str, entry: dict[str, Any] | None) -> st
     return f"in the {section} section"
 
 
-def describe(injection: dict[str, Any], entries: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def describe(injection: dict[str, Any], entries: dict[str, dict[str, Any]],
+             outcomes: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     """An injection with each item's text and reason (``entries``: the items' entries by id,
-    for older records and for what the reason says of them)."""
+    for older records and for what the reason says of them), and, for an entry the agent got,
+    what became of it in the session (``outcomes``: memoryd.store.usage's rows by entry):
+    ``outcome`` (followed, broken, no occasion, or "not judged yet"), ``outcome_why`` and
+    ``outcome_evidence``."""
     items = []
     for item in injection.get("items") or []:
         entry = entries.get(item.get("id") or "")
@@ -94,5 +102,9 @@ def describe(injection: dict[str, Any], entries: dict[str, dict[str, Any]]) -> d
         why = reason(item, injection.get("event") or "", entry)
         if not item.get("included", True):
             why += "; dropped: over the budget"
+        judged = (outcomes or {}).get(item.get("id") or "")
+        if judged is not None and item.get("included", True):
+            item = {**item, "outcome": judged["outcome"] or NOT_JUDGED,
+                    "outcome_why": judged["why"], "outcome_evidence": judged["evidence"]}
         items.append({**item, "text": one_line(text, TEXT_CHARS), "reason": why})
     return {**injection, "items": items}

@@ -14,6 +14,7 @@ from memoryd.project import project_of
 from memoryd.sessions.context import Block, one_line
 from memoryd.sessions.explain import TEXT_CHARS
 from memoryd.store.database import Store
+from memoryd.store.usage import Usage
 
 #: The agent whose namespace a harness's sessions read and write.
 HARNESS_AGENTS = {"claude-code": "claude-code", "codex": "codex"}
@@ -68,15 +69,28 @@ class Registry:
         return [dict(zip(names, row)) for row in rows]
 
     def log_injection(self, session: str | None, agent: str, event: str, block: Block,
-                      budget: int) -> None:
+                      budget: int, track: bool = False) -> None:
+        """Log what a block held; ``track``: and count each entry the agent got as injected
+        into the session, to be judged (memoryd.store.usage: its outcome, its usage record)."""
+        now = time.time()
         with self.store.db:
             self.store.db.execute(
                 "INSERT INTO injections(ts, session, agent, event, chars, budget, items) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (time.time(), session, agent, event, len(block.text), budget,
+                (now, session, agent, event, len(block.text), budget,
                  json.dumps([{**explained, "text": one_line(item.text, TEXT_CHARS)}  # as read
                              for explained, item in zip(block.explain(),
                                                         block.items + block.dropped)])))
+            if track and session:
+                Usage(self.store).record_injection(
+                    session, agent, [i.entry_id for i in block.items if i.entry_id], now)
+
+    def latest_injected(self) -> str | None:
+        """The session memoryd injected into last."""
+        row = self.store.db.execute(
+            "SELECT session FROM injections WHERE session IS NOT NULL ORDER BY ts DESC "
+            "LIMIT 1").fetchone()
+        return row[0] if row else None
 
     def injections(self, session: str | None) -> list[dict[str, Any]]:
         if session is None:

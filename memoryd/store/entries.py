@@ -40,6 +40,7 @@ from memoryd.store.database import Store
 from memoryd.store.durable import DISK_ERRORS
 from memoryd.store.file_journal import versions as file_versions
 from memoryd.store.ledger import Ledger
+from memoryd.store.usage import Usage
 from memoryd.store.vectors import VectorIndex, follow_meta
 from memoryd.text import content_hash
 
@@ -489,12 +490,14 @@ class Entries:
         }
 
     def get(self, params: Params) -> dict[str, Any]:
-        """The entry, with its ``age_note`` (memoryd.retrieval.age); ``stale`` says what it
-        names that its project no longer has (the staleness pass)."""
+        """The entry, with its ``age_note`` (memoryd.retrieval.age) and its ``usage`` record
+        (memoryd.store.usage: the sessions it was injected into, followed, broken, …);
+        ``stale`` says what it names that its project no longer has (the staleness pass)."""
         entry_id = params.text("id", required=True, max_len=200)
         assert entry_id is not None
         entry = self.resolve(entry_id)
-        return {**entry, "age_note": age_note(entry["created"], time.time())}
+        return {**entry, "age_note": age_note(entry["created"], time.time()),
+                "usage": Usage(self.store).record(entry["id"]).as_dict()}
 
     def owned(self, params: Params) -> tuple[dict[str, Any], str]:
         """The entry a forget or supersede names, and who asks (refused for another agent)."""

@@ -317,6 +317,28 @@ MIGRATIONS: tuple[str, ...] = (
     INSERT OR IGNORE INTO vector_queue(rowid)
         SELECT id FROM entries WHERE index_text(text, key) != text;
     """,
+    # 19 (memoryd.store.usage): what became of each entry injected into a session — followed,
+    # broken, no occasion, or not judged yet (outcome NULL) — with its evidence; an entry's
+    # usage record is the sum of its rows. Keyed by the entry's uid, never deleted with it: a
+    # pass that archives or merges an entry, and the undo of that pass, leave its history be.
+    # ``sessions.judged``: when its outcomes were last judged (again when last_seen passes it)
+    """
+    CREATE TABLE outcomes(
+        entry TEXT NOT NULL,
+        session TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        injected REAL NOT NULL,
+        injections INTEGER NOT NULL DEFAULT 1,
+        outcome TEXT,
+        why TEXT,
+        evidence TEXT,
+        at REAL,
+        judged REAL,
+        PRIMARY KEY (entry, session)
+    ) WITHOUT ROWID;
+    CREATE INDEX outcomes_session ON outcomes(session);
+    ALTER TABLE sessions ADD COLUMN judged REAL;
+    """,
 )
 #: The migrations after which existing entries are judged for quarantine again: the kinds.
 QUARANTINE_VERSIONS: dict[int, tuple[str, ...] | None] = {9: None, 13: TRANSCRIPT_KINDS}

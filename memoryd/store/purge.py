@@ -43,6 +43,7 @@ import json
 import logging
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,9 @@ class Plan:
     changes: list[int] = field(default_factory=list)
     marks: list[str] = field(default_factory=list)
     sessions: dict[str, str] = field(default_factory=dict)
+    #: outcomes (memoryd.store.usage) whose reason or evidence quotes the text: (entry,
+    #: session) → (why, evidence) scrubbed
+    outcomes: dict[tuple[str, str], tuple[str | None, str | None]] = field(default_factory=dict)
     open_exchanges: dict[str, str] = field(default_factory=dict)
     mentions: list[dict[str, str]] = field(default_factory=list)
     files: dict[str, tuple[Path, str, Rewrite]] = field(default_factory=dict)
@@ -88,7 +92,7 @@ class Plan:
 
     def anything(self) -> bool:
         return bool(self.entries or self.events or self.scrubbed_events or self.changes
-                    or self.sessions or self.open_exchanges
+                    or self.sessions or self.open_exchanges or self.outcomes
                     or any(r.data is not None for _, _, r in self.files.values()))
 
 
@@ -249,6 +253,15 @@ class Purge:
             if self.holds(message):
                 plan.sessions[session] = self.scrub(message)
                 plan.mention(f"session {session}", "its last message")
+        for entry, session, why, evidence in self.store.db.execute(
+                "SELECT entry, session, why, evidence FROM outcomes WHERE agent=? AND "
+                "outcome IS NOT NULL", (self.agent,)):
+            if self.holds(why) or self.holds(evidence):
+                plan.outcomes[(entry, session)] = (
+                    self.scrub(why) if why else why,
+                    json.dumps(_scrub_strings(json_value(evidence), self.scrub),
+                               ensure_ascii=False) if self.holds(evidence) else evidence)
+                plan.mention(f"session {session}", "what became of an entry there")
         files = {p for (p,) in self.store.db.execute("SELECT path FROM files WHERE agent=?",
                                                      (self.agent,))}
         for key, value in self.store.db.execute(
@@ -361,6 +374,9 @@ class Purge:
                        ((v, k) for k, v in plan.open_exchanges.items()))
         db.executemany("UPDATE sessions SET last_message=? WHERE id=?",
                        ((m, s) for s, m in plan.sessions.items()))
+        db.executemany("DELETE FROM outcomes WHERE entry=?", ((uid,) for uid in plan.ids))
+        db.executemany("UPDATE outcomes SET why=?, evidence=? WHERE entry=? AND session=?",
+                       ((w, e, entry, s) for (entry, s), (w, e) in plan.outcomes.items()))
         self.words = self._drop_words(plan.texts)
 
     def _drop_words(self, texts: list[str]) -> list[str]:
@@ -382,3 +398,15 @@ def _listed(entry: dict[str, Any], rowid: int | None) -> dict[str, Any]:
     return {"id": entry["id"], "rowid": rowid, "kind": entry.get("kind"),
             "category": entry.get("category") or "", "created": entry.get("created"),
             "via": entry.get("via"), "source": entry.get("source"), "hash": entry.get("hash")}
+
+
+def _scrub_strings(value: Any, scrub: Callable[[str], str]) -> Any:
+    """``value`` (an outcome's evidence: the calls and messages it quotes) with every string
+    scrubbed."""
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, list):
+        return [_scrub_strings(v, scrub) for v in value]
+    if isinstance(value, dict):
+        return {k: _scrub_strings(v, scrub) for k, v in value.items()}
+    return value
