@@ -19,7 +19,7 @@ from typing import Any
 from memoryd_client.paths import config_dir, socket_path, state_dir
 
 from memoryd.errors import ConfigError
-from memoryd.ingest.sources import Source, default_sources, project_sources, validate_source
+from memoryd.sources import Source, default_sources, project_sources, validate_source
 
 
 @dataclass(frozen=True)
@@ -312,6 +312,23 @@ def write_managed(path: Path, layer: dict[str, Any]) -> None:
         handle.write("\n".join(lines) + "\n")
     os.chmod(temporary, 0o600)  # an older, wider one is replaced by a private one
     os.replace(temporary, path)
+
+
+def configured_sources(config: Config) -> tuple[list[Source], dict[str, str]]:
+    """All sources, and the project root of each project source."""
+    sources = [s for s in default_sources()
+               if config.watch.defaults and s.name not in config.watch.disabled]
+    projects: dict[str, str] = {}
+    for root in config.watch.project_roots:
+        for source in project_sources(Path(root)):
+            sources.append(source)
+            projects[source.name] = str(Path(root).expanduser())
+    sources.extend(config.sources)
+    tools = Source("memoryd-agents", config.memory_dir.rstrip("/") + "/**/*.md", "memory",
+                   "markdown")
+    if all(s.path.split("{agent}")[0] != tools.path.split("{agent}")[0] for s in sources):
+        sources.append(tools)
+    return sources, projects
 
 
 def add_source(config: Config, data: dict[str, Any]) -> Source:

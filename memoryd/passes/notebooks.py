@@ -40,7 +40,6 @@ import numpy as np
 
 from memoryd.errors import BadParamsError
 from memoryd.ingest.markdown import MemoryFile, is_pinned, parse_memory_file
-from memoryd.ingest.sources import ARCHIVE_DIR
 from memoryd.passes.file_care import NotWritten
 from memoryd.passes.journal import Change, file_change, swap_groups
 from memoryd.passes.notebook_text import (
@@ -56,6 +55,7 @@ from memoryd.passes.notebook_text import (
 )
 from memoryd.passes.steps import Collect, Offload
 from memoryd.passes.user_files import FileText, read_text
+from memoryd.sources import ARCHIVE_DIR
 from memoryd.store.database import SELECT_ENTRY, row_to_entry
 
 if TYPE_CHECKING:
