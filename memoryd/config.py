@@ -135,6 +135,17 @@ class Config:
         return self.state_dir / "transcripts"
 
     @property
+    def private_files(self) -> tuple[Path, ...]:
+        """Files beside the state that are kept private (memoryd.store.permissions)."""
+        return (self.sources_file,)
+
+    @property
+    def private_trees(self) -> tuple[Path, ...]:
+        """The directories of state kept private with all below them: the agents' memory
+        files, the ledgers, the transcript archives and the memory tools' old versions."""
+        return (self.state_dir / "agents", self.ledger_dir, self.archive_dir, self.history_dir)
+
+    @property
     def history_dir(self) -> Path:
         """Old versions of the memory tools' files, moved out of the journal by the retain
         pass (memoryd.store.file_journal)."""

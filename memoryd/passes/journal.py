@@ -123,13 +123,13 @@ def _load(value: str | None) -> Any:
 class Journal:
     """Runs on the database thread."""
 
-    def __init__(self, store: Store, entries: Entries) -> None:
+    def __init__(self, store: Store, entries: Entries, state_dir: Path) -> None:
         self.store = store
         self.entries = entries
         #: agents whose ledger holds entry changes not fsynced yet (see :meth:`sync_ledgers`)
         self.unsynced: set[str] = set()
         #: the journal file: a transaction's runs and changes go there too (recording())
-        self.file = JournalFile(store, entries)
+        self.file = JournalFile(store, entries, state_dir)
         self.log = self.file.log
         self.recording = self.file.recording
 

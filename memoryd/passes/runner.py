@@ -330,7 +330,8 @@ class Passes:
     @property
     def journal(self) -> Journal:
         if self._journal is None:
-            self._journal = Journal(self.parts.store, self.parts.entries)
+            self._journal = Journal(self.parts.store, self.parts.entries,
+                                   self.parts.config().state_dir)
         return self._journal
 
     async def recover(self) -> int:
