@@ -76,7 +76,8 @@ async def run_passes() -> dict[str, Any]:
     from memoryd.config import load_config
     from memoryd.engine import Engine
     from memoryd.params import Params
-    from memoryd.passes.runner import Passes, PassParts
+    from memoryd.passes.runner import Passes
+    from memoryd.passes.steps import PassParts
 
     engine = Engine(load_config())
     await engine.open()

@@ -53,7 +53,8 @@ sys.path.insert(0, str(HERE.parent))  # the working tree's memoryd, not an insta
 from memoryd.config import load_config  # noqa: E402
 from memoryd.engine import Engine  # noqa: E402
 from memoryd.passes import runner  # noqa: E402
-from memoryd.passes.runner import Passes, PassParts  # noqa: E402
+from memoryd.passes.runner import Passes  # noqa: E402
+from memoryd.passes.steps import PassParts  # noqa: E402
 from memoryd.store.database import Store  # noqa: E402
 from memoryd.store.entries import Entries, new_uid  # noqa: E402
 from memoryd.store.ledger import Ledger  # noqa: E402

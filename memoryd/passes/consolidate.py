@@ -61,7 +61,7 @@ from memoryd.sources import ARCHIVE_DIR
 from memoryd.store.vectors import VectorFilter, follow_meta
 
 if TYPE_CHECKING:
-    from memoryd.passes.runner import PassContext
+    from memoryd.passes.steps import PassContext
 
 MAX_CONFIDENCE = 0.99
 #: How far a chain of superseded_by is followed to see whether two entries were merged.

@@ -59,7 +59,7 @@ from memoryd.text import normalise_text
 
 if TYPE_CHECKING:
     from memoryd.config import Config
-    from memoryd.passes.runner import PassContext
+    from memoryd.passes.steps import PassContext
     from memoryd.store.database import Store
 
 SECTION = "## Learned rules (memoryd)"

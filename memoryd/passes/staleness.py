@@ -54,7 +54,7 @@ from memoryd.passes.steps import Offload
 from memoryd.regular_file import read_regular
 
 if TYPE_CHECKING:
-    from memoryd.passes.runner import PassContext
+    from memoryd.passes.steps import PassContext
 
 #: Bumped when the rules of memoryd.passes.references change: every entry is read again.
 RULES = "1"

@@ -47,7 +47,8 @@ from memoryd.ingest.pipeline import Ingest
 from memoryd.params import Params
 from memoryd.passes import corrections
 from memoryd.passes.entry_files import FileEntryEdits
-from memoryd.passes.runner import Passes, PassParts
+from memoryd.passes.runner import Passes
+from memoryd.passes.steps import PassParts
 from memoryd.progress import PROGRESS_EVERY_S, Reporter, reporting, stop_reporting
 from memoryd.server.binding import Caller, bind, enforce
 from memoryd.server.health import Health
