@@ -87,7 +87,7 @@ class Ingest:
         self.indexer = indexer
         self.db = db
         #: the database thread for slices of indexing, once the requests someone waits on are
-        #: done (memoryd.server.traffic)
+        #: done (memoryd.scheduling)
         self.background = background or db
         self.on_indexed = on_indexed
         self.home = Path.home()

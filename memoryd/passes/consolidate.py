@@ -54,9 +54,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memoryd.meaning import LESSON_COSINE, Reading, difference, reading, same_thing
-from memoryd.pacing import give_way
 from memoryd.passes.journal import Change
 from memoryd.passes.steps import Offload
+from memoryd.scheduling import give_way
 from memoryd.sources import ARCHIVE_DIR
 from memoryd.store.vectors import VectorFilter, follow_meta
 

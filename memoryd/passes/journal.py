@@ -42,7 +42,6 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.errors import BadParamsError, NotFoundError
-from memoryd.pacing import give_way
 from memoryd.passes.carry_edit import carry_edit
 from memoryd.passes.file_care import (
     FileNotWrittenError,
@@ -59,6 +58,7 @@ from memoryd.passes.user_files import (
     settle_removal,
 )
 from memoryd.regular_file import read_regular
+from memoryd.scheduling import give_way
 from memoryd.store.database import Store
 from memoryd.store.durable import fsync_directory
 from memoryd.store.entries import Entries, mark_target

@@ -3,7 +3,7 @@
 A pass is a generator over a :class:`PassContext` (memoryd.passes.steps). It runs on the database
 thread (so it reads and writes the store like every other request) in **slices**: the runner
 advances it until ``SLICE_S`` (5 ms) has passed; the next slice starts once the searches and hooks
-in flight have finished (memoryd.server.traffic), so one waits at most for the slice it arrived in.
+in flight have finished (memoryd.scheduling), so one waits at most for the slice it arrived in.
 A pass that has slow work without the database (a matrix of cosines, ``git ls-files``, writing
 files) yields an :class:`Offload`: the runner does it on a worker thread and sends the result back
 into the pass — or, with ``wait=False``, sends back a handle at once, and the pass goes on
@@ -31,7 +31,6 @@ from typing import Any
 
 from memoryd.config import configured_sources
 from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError, UnavailableError
-from memoryd.pacing import paced
 from memoryd.passes import consolidate, notebooks, promote, retain, staleness
 from memoryd.passes.file_care import FileNotWrittenError
 from memoryd.passes.journal import (
@@ -44,6 +43,7 @@ from memoryd.passes.journal import (
 from memoryd.passes.steps import Collect, Offload, PassContext, PassParts, in_thread
 from memoryd.passes.user_files import commit, through_links
 from memoryd.progress import report
+from memoryd.scheduling import paced
 
 log = logging.getLogger(__name__)
 
@@ -73,9 +73,9 @@ class Passes:
         self.db = parts.db
         self.idle_since = idle_since
         #: runs a slice on the database thread once the requests someone waits on are done
-        #: (memoryd.server.traffic); the plain database thread without one
+        #: (memoryd.scheduling); the plain database thread without one
         self.background = background or parts.db
-        #: what offloaded work waits for between two of its units (memoryd.pacing)
+        #: what offloaded work waits for between two of its units (memoryd.scheduling)
         self.pause = pause
         self._journal: Journal | None = None
         self.lock = asyncio.Lock()
@@ -84,7 +84,7 @@ class Passes:
         #: not see a write into a directory it does not watch (set by the daemon). Only those:
         #: the watcher sees the rest, and a thousand notebooks handed over again at the end of
         #: a run were all read and parsed a second time while searches waited
-        #: (memoryd.server.traffic)
+        #: (memoryd.scheduling)
         self.on_written: Callable[[list[str]], None] | None = None
         self.started = time.time()
 

@@ -50,6 +50,7 @@ from memoryd.passes.entry_files import FileEntryEdits
 from memoryd.passes.runner import Passes
 from memoryd.passes.steps import PassParts
 from memoryd.progress import PROGRESS_EVERY_S, Reporter, reporting, stop_reporting
+from memoryd.scheduling import Traffic
 from memoryd.server.binding import Caller, bind, enforce
 from memoryd.server.health import Health
 from memoryd.server.limits import (
@@ -67,7 +68,6 @@ from memoryd.server.pass_methods import PassMethods
 from memoryd.server.replies import public_entry, without_rowids
 from memoryd.server.session_methods import SessionMethods
 from memoryd.server.stopping import Connections, stopping_error
-from memoryd.server.traffic import Traffic
 from memoryd.server.trust_methods import TrustMethods
 from memoryd.store.permissions import restrict_umask, tighten_state
 
