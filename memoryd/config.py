@@ -19,6 +19,7 @@ from typing import Any
 from memoryd_client.paths import config_dir, socket_path, state_dir
 
 from memoryd.errors import ConfigError
+from memoryd.names import path_problem
 from memoryd.sources import Source, default_sources, project_sources, validate_source
 
 
@@ -344,8 +345,6 @@ def configured_sources(config: Config) -> tuple[list[Source], dict[str, str]]:
 
 def add_source(config: Config, data: dict[str, Any]) -> Source:
     """Validate and record a new source (or, with only ``project_root``, a project root)."""
-    from memoryd.params import path_problem
-
     for field in ("project_root", "path"):
         problem = path_problem(str(data[field])) if field in data else None
         if problem is not None:
@@ -397,8 +396,6 @@ def _enable_builtin(config: Config, layer: dict[str, Any], builtin: Source,
 def remove_source(config: Config, name: str) -> str:
     """Forget a source added with `memory sources add`, disable a built-in one, or drop a
     project root (by its directory). Returns what was done."""
-    from memoryd.params import path_problem
-
     problem = path_problem(name)
     if problem is not None:
         raise ConfigError(f"name {problem}")

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from memoryd.params import AGENT_NAME
+from memoryd.names import AGENT_NAME
 from memoryd.scheduling import giving_way
 from memoryd.store.database import ENTRY_COLUMNS, Store, decode_tags
 from memoryd.store.durable import fsync_directory, write_all
