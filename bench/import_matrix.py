@@ -54,10 +54,10 @@ class Import:
     line: int
 
 
-def modules() -> dict[str, Path]:
-    """Every module of both packages by its dotted name."""
+def modules(packages: dict[str, Path] = PACKAGES) -> dict[str, Path]:
+    """Every module of the packages (name → folder) by its dotted name."""
     found = {}
-    for top, folder in PACKAGES.items():
+    for top, folder in packages.items():
         for path in folder.rglob("*.py"):
             parts = (top, *path.relative_to(folder).with_suffix("").parts)
             found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
@@ -75,6 +75,7 @@ def layer(module: str) -> int:
 
 
 def _imports_of(module: str, tree: ast.Module, known: dict[str, Path]) -> list[Import]:
+    packages = {name.split(".")[0] for name in known}
     found: list[Import] = []
 
     def walk(node: ast.AST, kind: str) -> None:
@@ -91,23 +92,23 @@ def _imports_of(module: str, tree: ast.Module, known: dict[str, Path]) -> list[I
                     package = package[:len(package) - child.level + (
                         known[module].name == "__init__.py")]
                     base = ".".join([*package, base] if base else package)
-                if base.split(".")[0] in PACKAGES:
+                if base.split(".")[0] in packages:
                     targets = Counter(f"{base}.{a.name}" if f"{base}.{a.name}" in known else base
                                       for a in child.names)
                     found.extend(Import(module, target, count, inner, child.lineno)
                                  for target, count in targets.items())
             elif isinstance(child, ast.Import):
                 found.extend(Import(module, a.name, 1, inner, child.lineno)
-                             for a in child.names if a.name.split(".")[0] in PACKAGES)
+                             for a in child.names if a.name.split(".")[0] in packages)
             walk(child, inner)
 
     walk(tree, "top")
     return found
 
 
-def imports() -> list[Import]:
-    """Every import of one of the two packages' modules by another, wherever it is made."""
-    known = modules()
+def imports(packages: dict[str, Path] = PACKAGES) -> list[Import]:
+    """Every import of one of the packages' modules by another, wherever it is made."""
+    known = modules(packages)
     return [found for module, path in sorted(known.items())
             for found in _imports_of(module, ast.parse(path.read_text("utf-8")), known)]
 
