@@ -25,8 +25,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = {"memoryd": ROOT / "memoryd", "memoryd_client": ROOT / "client" / "memoryd_client"}
 
-#: The layers, top first. A module is in the layer whose prefix names it most closely. The
-#: store sits below the configuration and the model: it is handed the values it needs.
+#: The layers, top first. A module is in the layer whose prefix names it most closely (a new
+#: folder is in "base" until it is given its place here). The store sits below the
+#: configuration and the model: it is handed the values it needs.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("entry", ("memoryd.cli", "memoryd.__main__", "memoryd.service")),
     ("server", ("memoryd.server",)),
