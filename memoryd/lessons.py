@@ -11,11 +11,13 @@ from collections.abc import Set as AbstractSet
 
 #: Words a lesson's wording varies in. Negations (``not``, ``never``, ``no``) are not among
 #: them, so "always X" and "never X" stay apart.
-LESSON_STOPWORDS = frozenset(
-    "a an and are as at be been but by can could do does for from has have i if in into is it "
-    "its just me my of on or our so some than that the their them then there these they this to "
-    "us was we were what when where which who why will with would you your please also".split()
-)
+LESSON_STOPWORDS = frozenset([
+    "a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "could", "do", "does",
+    "for", "from", "has", "have", "i", "if", "in", "into", "is", "it", "its", "just", "me", "my",
+    "of", "on", "or", "our", "so", "some", "than", "that", "the", "their", "them", "then", "there",
+    "these", "they", "this", "to", "us", "was", "we", "were", "what", "when", "where", "which",
+    "who", "why", "will", "with", "would", "you", "your", "please", "also"
+])
 _LESSON_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
 
