@@ -128,7 +128,7 @@ class Engine:
         rebuilding = await self.db(set_aside_damaged, self.config.db_path)
         self.store = await self.db(Store, self.config.db_path)
         await self.db(self.store.checkpoint_in_background)
-        self._entries = Entries(self.config, self.store, Ledger(self.config.ledger_dir))
+        self._entries = Entries(self.config.remember, self.store, Ledger(self.config.ledger_dir))
         self._search = Search(self.config, self.store)
         restored = await self.db(restore_archives, self.store,
                                  AgentArchive(self.config.archive_dir))
@@ -179,7 +179,8 @@ class Engine:
     def reconfigure(self, config: Config) -> None:
         self.config = config
         if self._entries is not None and self._search is not None:
-            self._entries.config = self._search.config = config
+            self._entries.remember = config.remember
+            self._search.config = config
 
     @property
     def embedder(self) -> Embedder | None:

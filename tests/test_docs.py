@@ -12,7 +12,7 @@ from memoryd_client.parser import build_parser as memory_parser
 from memoryd_client.wire import PARAMS
 
 from memoryd.cli import build_parser as memoryd_parser
-from memoryd.ingest.sources import SOURCE_KEYS
+from memoryd.sources import SOURCE_KEYS
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from memoryd_client import Client, wire
-
 from conftest import start_daemon
+from memoryd_client import Client, wire
 
 NOTEBOOK = """\
 # Designer Agent Memory
@@ -487,7 +486,7 @@ def test_a_file_read_again_as_indexed_is_not_parsed_again(memoryd_home: Path, mo
 
     config = load_config()
     store = Store(config.db_path)
-    index = indexing.Indexer(store, Entries(config, store, Ledger(config.ledger_dir)))
+    index = indexing.Indexer(store, Entries(config.remember, store, Ledger(config.ledger_dir)))
     parsed: list[str] = []
     real_parse = indexing.parse_memory_file
     monkeypatch.setattr(indexing, "parse_memory_file",

@@ -44,7 +44,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memoryd.ingest.markdown import is_pinned
-from memoryd.ingest.sources import ARCHIVE_DIR
 from memoryd.meaning import LESSON_COSINE, Reading, reading, same_thing
 from memoryd.passes.consolidate import best_first
 from memoryd.passes.file_care import FileNotWrittenError, NotWritten
@@ -54,12 +53,13 @@ from memoryd.passes.steps import Offload
 from memoryd.passes.user_files import read_text
 from memoryd.provenance import agent_wrote
 from memoryd.quarantine import reason as quarantine_reason
+from memoryd.sources import ARCHIVE_DIR
 from memoryd.store.file_journal import tool_written
 from memoryd.text import normalise_text
 
 if TYPE_CHECKING:
     from memoryd.config import Config
-    from memoryd.passes.runner import PassContext
+    from memoryd.passes.steps import PassContext
     from memoryd.store.database import Store
 
 SECTION = "## Learned rules (memoryd)"

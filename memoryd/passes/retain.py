@@ -40,7 +40,7 @@ from memoryd.store.archive import AgentArchive, Appended, Work, copy_changed
 from memoryd.store.file_journal import archive_records, drop, history_key, old_versions
 
 if TYPE_CHECKING:
-    from memoryd.passes.runner import PassContext
+    from memoryd.passes.steps import PassContext
 
 
 def run(ctx: PassContext) -> Iterator[Any]:

@@ -8,7 +8,6 @@ this module is the asynchronous half the daemon dispatches to. It works through 
 from __future__ import annotations
 
 import asyncio
-
 import fcntl
 import json
 import logging
@@ -20,7 +19,8 @@ from memoryd_client.hooks import SPOOL_NAME, read_spool, render
 
 from memoryd.engine import Engine
 from memoryd.errors import BadParamsError, MemorydError, NotFoundError
-from memoryd.params import Params, path_problem
+from memoryd.names import path_problem
+from memoryd.params import Params
 from memoryd.project import project_of
 from memoryd.redact import redact
 from memoryd.sessions.context import (

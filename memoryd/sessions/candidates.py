@@ -91,7 +91,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from memoryd.text import LESSON_STOPWORDS, words
+from memoryd.lessons import LESSON_STOPWORDS, words
 
 EXTRACTED_CONFIDENCE = 0.8
 MAX_RULE_CHARS = 300

@@ -64,7 +64,6 @@ from typing import Any
 from memoryd_client.wire import INJECTION_MARKER
 
 from memoryd.ingest.markdown import split_lines
-from memoryd.ingest.sources import ARCHIVE_DIR
 from memoryd.params import Params
 from memoryd.project import project_of
 from memoryd.provenance import agent_wrote
@@ -74,6 +73,7 @@ from memoryd.redact import redact
 from memoryd.regular_file import read_regular_text
 from memoryd.retrieval.age import VERIFY_DAYS, age_bucket
 from memoryd.retrieval.search import Search
+from memoryd.sources import ARCHIVE_DIR
 from memoryd.store.database import SELECT_ENTRY, Store, row_to_entry
 from memoryd.store.file_journal import tool_written
 

@@ -15,12 +15,11 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import apsw
 import numpy as np
 
-from memoryd.config import Config
 from memoryd.errors import (
     BadParamsError,
     ForbiddenError,
@@ -34,7 +33,6 @@ from memoryd.project import repository_of
 from memoryd.provenance import agent_wrote, person_only, person_only_refusal, typed_by_person
 from memoryd.quarantine import reason as quarantine_reason
 from memoryd.quarantine import release_target
-from memoryd.retrieval.age import age_note
 from memoryd.store.archive import TRANSCRIPT_PREFIX
 from memoryd.store.database import Store
 from memoryd.store.durable import DISK_ERRORS
@@ -109,9 +107,21 @@ class NeedsAlone(Exception):
         self.texts = texts
 
 
+class RememberSettings(Protocol):
+    """What a write goes by (the configuration's ``[remember]``, handed down by the daemon):
+    the cosine from which a new entry is a near duplicate, and the confidence of an entry
+    written by hand."""
+
+    @property
+    def near_duplicate_cosine(self) -> float: ...
+
+    @property
+    def manual_confidence(self) -> float: ...
+
+
 class Entries:
-    def __init__(self, config: Config, store: Store, ledger: Ledger) -> None:
-        self.config = config
+    def __init__(self, remember: RememberSettings, store: Store, ledger: Ledger) -> None:
+        self.remember = remember
         self.store = store
         self.ledger = ledger
         self.index: VectorIndex | None = None
@@ -357,7 +367,7 @@ class Entries:
         — says the same thing, at cosine ≥ the threshold — and the entries it contradicts (a
         "don't" of a "do", another number, an antonym, another order), from cosine 0.75 for a
         lesson. A text that says another thing is never a duplicate, however alike."""
-        threshold = self.config.remember.near_duplicate_cosine
+        threshold = self.remember.near_duplicate_cosine
         low = min(threshold, LESSON_COSINE) if draft["kind"] == "lesson" else threshold
         nearby = [(entry, cosine) for entry, cosine in self.nearby(
             vector, draft["agent"], draft["category"], draft["project"])
@@ -451,7 +461,7 @@ class Entries:
         if polarity and kind != "lesson":
             raise BadParamsError(f"{params.method}: polarity is for lessons (kind lesson); "
                                  f"got kind {kind!r}")
-        confidence = params.number("confidence", default=self.config.remember.manual_confidence,
+        confidence = params.number("confidence", default=self.remember.manual_confidence,
                                    low=0.0, high=1.0)
         project = params.text("project", max_len=4096)
         cwd = params.path("cwd")
@@ -490,14 +500,13 @@ class Entries:
         }
 
     def get(self, params: Params) -> dict[str, Any]:
-        """The entry, with its ``age_note`` (memoryd.retrieval.age) and its ``usage`` record
-        (memoryd.store.usage: the sessions it was injected into, followed, broken, …);
-        ``stale`` says what it names that its project no longer has (the staleness pass)."""
+        """The entry with its ``usage`` record (memoryd.store.usage: the sessions it was
+        injected into, followed, broken, …); ``stale`` says what it names that its project no
+        longer has (the staleness pass)."""
         entry_id = params.text("id", required=True, max_len=200)
         assert entry_id is not None
         entry = self.resolve(entry_id)
-        return {**entry, "age_note": age_note(entry["created"], time.time()),
-                "usage": Usage(self.store).record(entry["id"]).as_dict()}
+        return {**entry, "usage": Usage(self.store).record(entry["id"]).as_dict()}
 
     def owned(self, params: Params) -> tuple[dict[str, Any], str]:
         """The entry a forget or supersede names, and who asks (refused for another agent)."""

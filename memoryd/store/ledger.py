@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.errors import BadParamsError
-from memoryd.params import AGENT_NAME
+from memoryd.names import AGENT_NAME
 from memoryd.store.durable import fsync_directory, write_all
 
 log = logging.getLogger(__name__)

@@ -24,9 +24,9 @@ from memoryd.store.archive import AgentArchive, archive_now, restore_archives
 from memoryd.store.database import ModelInfo, Store
 from memoryd.store.integrity import corrupt_suffix, damage, discard, move_aside
 from memoryd.store.ledger import Ledger
+from memoryd.store.lexicon import Lexicon
 from memoryd.store.pass_log import PassLog, pass_log_key, replay_pass_log
 from memoryd.store.pass_log import export as export_pass_log
-from memoryd.store.lexicon import Lexicon
 from memoryd.store.permissions import restrict_umask, tighten_state
 from memoryd.store.replay import replay_ledgers
 
@@ -37,7 +37,7 @@ EMBED_BATCH = 256
 def reindex(config: Config, *, embed: bool = True) -> dict[str, int]:
     restrict_umask()
     config.state_dir.mkdir(parents=True, mode=0o700, exist_ok=True)
-    tighten_state(config)
+    tighten_state(config.state_dir, config.private_files, config.private_trees)
     fd = os.open(config.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         try:

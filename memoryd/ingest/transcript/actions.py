@@ -51,7 +51,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memoryd.ingest.transcript import make_parser
-from memoryd.ingest.transcript.lines import _timestamp, line_id
+from memoryd.ingest.transcript.lines import line_id, parse_timestamp
 
 #: A tool whose name holds one of these writes the path it names.
 _WRITING = re.compile(r"edit|write|create|patch|replace|insert|str_replace|notebook", re.I)
@@ -229,7 +229,7 @@ class StepReader:
         if not isinstance(content, list):
             return []
         record_id = record.get("uuid") if isinstance(record.get("uuid"), str) else line_id(line)
-        ts = _timestamp(record.get("timestamp"))
+        ts = parse_timestamp(record.get("timestamp"))
         if record["type"] == "user":  # a call the user rejected: a correction of it
             return [Step(record_id, "rejected", ts, _result_text(block.get("content")),
                          call_id=str(block.get("tool_use_id") or ""))
@@ -247,7 +247,7 @@ class StepReader:
         if record.get("type") != "response_item" or not isinstance(payload, dict):
             return []
         kind = payload.get("type")
-        ts = _timestamp(record.get("timestamp"))
+        ts = parse_timestamp(record.get("timestamp"))
         call_id = str(payload.get("call_id") or payload.get("id") or "")
         if kind == "function_call":
             return [tool_step(line_id(line), ts, str(payload.get("name") or ""),
@@ -263,11 +263,11 @@ class StepReader:
         return []
 
     def _generic(self, record: dict[str, Any], line: str) -> list[Step]:
-        ts = _timestamp(record.get("timestamp"))
+        ts = parse_timestamp(record.get("timestamp"))
         message = record
         if record.get("type") == "message" and isinstance(record.get("message"), dict):
             message = record["message"]  # pi
-            ts = ts if ts is not None else _timestamp(message.get("timestamp"))
+            ts = ts if ts is not None else parse_timestamp(message.get("timestamp"))
         own = record.get("id") if isinstance(record.get("id"), str) else None
         record_id = own if own and len(own) >= 16 else line_id(line)
         role = message.get("role")
