@@ -91,12 +91,12 @@ def test_importing_the_client_does_not_import_the_daemon_stack() -> None:
     assert result.stdout.strip() == "[]"
 
 
-def test_the_fast_path_knows_every_command() -> None:
-    from memoryd_client.cli import COMMANDS
+def test_each_command_alone_builds_its_parser() -> None:
+    from memoryd_client.commands import COMMANDS
     from memoryd_client.parser import build_parser
 
     action = next(a for a in build_parser()._actions if a.dest == "command")
-    assert set(COMMANDS) == set(action.choices)
+    assert list(COMMANDS) == list(action.choices)
     for command in COMMANDS:  # each command alone builds the same subparser
         alone = next(a for a in build_parser(only=command)._actions if a.dest == "command")
         assert list(alone.choices) == [command]
@@ -113,3 +113,43 @@ def test_an_empty_context_says_so_on_stderr_and_prints_nothing(daemon, memoryd_h
     run_cli("store", "claude-code", "git", "Never force-push to main", "--kind", "lesson")
     block = run_cli("context", "--agent", "claude-code")
     assert "Never force-push to main" in block.stdout and block.stderr == ""
+
+
+def client_imports() -> dict[str, set[str]]:
+    """Each module of memoryd_client → the modules of memoryd_client it imports, at the top,
+    inside a function (a lazy import) or for the type checker; `from memoryd_client import
+    views` is an import of memoryd_client.views."""
+    import ast
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parent.parent / "client" / "memoryd_client"
+    graph: dict[str, set[str]] = {}
+    for path in package.glob("*.py"):
+        module = "memoryd_client" + ("" if path.stem == "__init__" else f".{path.stem}")
+        found = graph.setdefault(module, set())
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("memoryd_client"):
+                for alias in node.names:
+                    inner = (package / f"{alias.name}.py").exists() and node.module == "memoryd_client"
+                    found.add(f"memoryd_client.{alias.name}" if inner else str(node.module))
+            elif isinstance(node, ast.Import):
+                found.update(a.name for a in node.names if a.name.startswith("memoryd_client"))
+    return graph
+
+
+def test_the_client_modules_import_no_cycle() -> None:
+    """Not even through lazy imports: `memory`'s commands are one table that the parser, the
+    command line and the MCP server read, and nothing it names imports them back."""
+    graph = client_imports()
+    cycles = []
+
+    def visit(module: str, path: list[str]) -> None:
+        for target in sorted(graph.get(module, ())):
+            if target in path:
+                cycles.append(path[path.index(target):] + [target])
+            elif target in graph:
+                visit(target, path + [target])
+
+    for module in sorted(graph):
+        visit(module, [module])
+    assert cycles == []

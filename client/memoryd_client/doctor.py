@@ -20,33 +20,13 @@ import sys
 TYPE_CHECKING = False  # see memoryd_client/__init__.py
 
 if TYPE_CHECKING:
-    import argparse
-    from collections.abc import Callable
     from typing import Any
 
     from memoryd_client.client import Client
 
 OK, WARNING, PROBLEM = "ok", "warning", "problem"
-COMMANDS = ("doctor",)
 DAEMON_CHECKS = ("model", "telemetry", "database", "ledger lines", "ledger", "disk", "sources",
                  "skipped", "backlog")
-
-
-def add_parsers(add_command: Callable[..., Any], common: argparse.ArgumentParser) -> None:
-    add_command(
-        "doctor", parents=[common], help="check the installation: daemon, versions, "
-        "MEMORYD_HOME, hooks, service, model, database, sources (exit 1 on a problem)",
-        description="Check everything a working memoryd needs and say how to fix what is not "
-        "right: the daemon answers; client and daemon versions agree; MEMORYD_HOME of this "
-        "shell, the daemon, the service and each installed hook agree; the hooks and the "
-        "service run a program that exists; the service is installed, enabled and running; "
-        "the model loaded with the shipped hash; onnxruntime's telemetry is off; the database "
-        "passes quick_check; every ledger entry is in the index; disk space; sources that do "
-        "not exist; skipped files and lines; backlogs. Run it when something seems wrong, and "
-        "paste its --json output into a bug report. With the daemon down, the checks that need "
-        "it are left out and the report says how to start it.",
-        epilog="Exit codes: 0 healthy (warnings allowed), 1 at least one problem, 2 usage error. "
-        "Example: memory doctor --json")
 
 
 def check(name: str, status: str, detail: str, fix: str | None = None) -> dict[str, Any]:
@@ -483,9 +463,3 @@ def print_report(report: dict[str, Any]) -> None:
         counts.append(f"{report['warnings']} warning" + ("s" if report["warnings"] > 1 else ""))
     verdict = "healthy" if report["healthy"] else "not healthy"
     print(f"{verdict}" + (f": {', '.join(counts)}" if counts else ": every check ok"))
-
-
-def run(args: argparse.Namespace, client: Client, emit: Callable[..., None]) -> int:
-    report = examine(client)
-    emit(args, report, print_report)
-    return 0 if report["healthy"] else 1

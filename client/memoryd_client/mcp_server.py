@@ -383,6 +383,13 @@ def build_server(agent: str, client: Client, cwd: str | None = None) -> Any:
     return server
 
 
+def run_command(args: Any) -> int:
+    """`memory mcp`: its client finds the socket as every client does (--socket sets it)."""
+    if args.socket:
+        os.environ["MEMORYD_SOCKET"] = args.socket
+    return run_mcp(args.agent)
+
+
 def run_mcp(agent: str) -> int:
     with Client(agent=agent, channel="mcp") as client:  # bound: it writes only its namespace
         server = build_server(agent, client)

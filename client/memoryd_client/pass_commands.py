@@ -1,6 +1,6 @@
-"""The maintenance commands of ``memory``: pass list|run|show, undo, promote accept, notebook
-check. Exit codes as for every command (memoryd_client.cli); ``notebook check`` without
-``--fix`` exits 1 when a notebook needs fixing, so it works as a check in scripts."""
+"""How the maintenance commands of ``memory`` print their replies: pass list|run|show, undo,
+promote accept, notebook check (their arguments and exit rules are in the table,
+memoryd_client.commands)."""
 
 from __future__ import annotations
 
@@ -12,104 +12,7 @@ from memoryd_client import views
 TYPE_CHECKING = False  # see memoryd_client/__init__.py
 
 if TYPE_CHECKING:
-    import argparse
-    from collections.abc import Callable
     from typing import Any
-
-    from memoryd_client.client import Client
-
-COMMANDS = ("pass", "undo", "promote", "notebook")
-PASS_NAMES = ("notebooks", "consolidate", "promote", "staleness", "retain")
-
-
-def add_parsers(add_command: Callable[..., Any], common: argparse.ArgumentParser) -> None:
-    passes = add_command(
-        "pass", parents=[common], help="the maintenance passes: list, run, show",
-        description="memoryd keeps memory in order with scheduled passes (README: Maintenance "
-        "passes). Every change a pass makes is journaled: `memory pass show` lists it, "
-        "`memory undo` takes it back.")
-    actions = passes.add_subparsers(dest="pass_action", metavar="ACTION", required=True)
-    actions.add_parser("list", parents=[common], help="each pass: schedule, last run, next run")
-    run = actions.add_parser(
-        "run", parents=[common], help="run a pass now",
-        description="Run a pass now. With --dry-run nothing changes: the run lists what it "
-        "would do (memory pass show RUN).")
-    run.add_argument("name", choices=PASS_NAMES, help="the pass: " + ", ".join(PASS_NAMES))
-    run.add_argument("--agent", help="only this agent's memory")
-    run.add_argument("--project", metavar="DIR", help="only this project's entries (notebooks: "
-                     "the notebooks under its directory)")
-    run.add_argument("--dry-run", action="store_true", help="preview: change nothing")
-    run.add_argument("--full", action="store_true",
-                     help="consolidate and staleness only: every entry, as a first run "
-                     "(consolidate: not only those added or changed since its last run; "
-                     "staleness: every project checked, every entry's references read again)")
-    show = actions.add_parser("show", parents=[common],
-                              help="a run's changes (before → after, and why), or one change")
-    show.add_argument("id", nargs="?", help="run (r12) or change (c345); default the newest run")
-
-    undo = add_command(
-        "undo", parents=[common], help="take back a pass's run (r12) or one change (c345)",
-        description="Undo restores files byte for byte and the index, as a new run that can "
-        "itself be undone. A file edited since keeps the edit where it is apart from the "
-        "run's lines; where they meet, the file is left alone (reported as a conflict). A "
-        "change whose files were written together with others (a notebook and its archive) "
-        "goes back with them.")
-    undo.add_argument("id", help="run (r12) or change (c345)")
-
-    promote = add_command("promote", parents=[common],
-                          help="accept a lesson the promote pass proposed for a governance file")
-    promote_actions = promote.add_subparsers(dest="promote_action", metavar="ACTION",
-                                             required=True)
-    accept = promote_actions.add_parser(
-        "accept", parents=[common], help="write a proposed rule into its governance file")
-    accept.add_argument("id", help="the proposal's change id (c345, from memory pass show)")
-
-    notebook = add_command("notebook", parents=[common], help="check (and fix) notebooks")
-    notebook_actions = notebook.add_subparsers(dest="notebook_action", metavar="ACTION",
-                                               required=True)
-    check = notebook_actions.add_parser(
-        "check", parents=[common], help="section order, date prefixes, the line cap",
-        description="Check notebooks (Mistakes / Learnings / Shareholder Feedback / Session "
-        "Log) as the notebook pass does: without --fix only report (exit 1 when something "
-        "needs fixing); with --fix apply it (undoable: memory undo RUN).")
-    check.add_argument("path", nargs="?", help="a notebook, or a directory of them (default: "
-                       "every notebook)")
-    check.add_argument("--agent", help="only this agent's notebooks")
-    check.add_argument("--fix", action="store_true", help="apply the fixes")
-
-
-def run(args: argparse.Namespace, client: Client, emit: Callable[..., None]) -> int:
-    import os
-
-    command = args.command
-    if command == "pass":
-        if args.pass_action == "list":
-            emit(args, client.pass_list(), _print_list)
-            return 0
-        if args.pass_action == "run":
-            result = client.pass_run(args.name, agent=args.agent, project=args.project,
-                                     dry_run=args.dry_run, full=args.full)
-            emit(args, result, _print_summary)
-            return 0 if result["status"] == "done" else 1
-        emit(args, client.pass_show(args.id), _print_show)
-        return 0
-    if command == "undo":
-        result = client.undo(args.id)
-        emit(args, result, _print_summary)
-        return 0 if result["status"] == "done" and not result["counts"].get("conflict") else 1
-    if command == "promote":
-        result = client.promote_accept(args.id)
-        emit(args, result, _print_summary)
-        return 0 if result["counts"].get("applied") else 1
-    path = os.path.abspath(args.path) if args.path else None
-    result = client.notebook_check(path, agent=args.agent, fix=args.fix)
-    emit(args, result, _print_show)
-    if args.fix:
-        return 0 if not result["counts"].get("conflict") else 1
-    return 1 if result["counts"].get("preview") or result["counts"].get("problems") else 0
-
-
-
 
 #: Unchanged lines shown around each change of a file (as ``diff -u``).
 DIFF_CONTEXT = 3
@@ -160,7 +63,7 @@ def _counts(counts: dict[str, int]) -> str:
     return ", ".join(f"{name} {n}" for name, n in sorted(counts.items())) or "nothing to do"
 
 
-def _print_list(result: dict[str, Any]) -> None:
+def print_list(result: dict[str, Any]) -> None:
     for entry in result["passes"]:
         last = entry["last"]
         done = (f"last {last['run']} {views.when(last['started'])} {last['status']}: "
@@ -170,7 +73,7 @@ def _print_list(result: dict[str, Any]) -> None:
         print(f"{entry['pass']:<12} {entry['schedule']:<7} {upcoming:<22} {done}{running}")
 
 
-def _print_summary(result: dict[str, Any]) -> None:
+def print_summary(result: dict[str, Any]) -> None:
     dry = " (dry run: nothing changed)" if result.get("dry_run") else ""
     print(f"{result['run']} {result['pass']} {result['status']}{dry}: {_counts(result['counts'])}")
     if result.get("error"):  # a failed run: why (a file it could not write names the file)
@@ -192,7 +95,7 @@ def _print_summary(result: dict[str, Any]) -> None:
               f"{result['run']}", file=sys.stderr)
 
 
-def _print_show(result: dict[str, Any]) -> None:
+def print_show(result: dict[str, Any]) -> None:
     if "changes" not in result:  # one change
         _print_change(result)
         return
