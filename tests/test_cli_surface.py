@@ -63,6 +63,15 @@ def test_errors_under_json_are_json_with_the_same_exit_codes(daemon) -> None:
     assert history.returncode == 2 and json.loads(history.stdout)["error"]["code"] == "usage"
 
 
+def test_purge_without_a_filter_is_a_usage_error_as_json_too(memoryd_home) -> None:
+    """Under --json it printed its complaint as text on stderr, and nothing on stdout."""
+    as_json = run_cli("purge", "--agent", "designer", "--json")
+    assert as_json.returncode == 2
+    assert json.loads(as_json.stdout)["error"]["code"] == "usage"
+    text = run_cli("purge", "--agent", "designer")
+    assert text.returncode == 2 and "give --since T, --match TEXT, or both" in text.stderr
+
+
 def test_unreachable_daemon_under_json(memoryd_home) -> None:
     result = run_cli("search", "a", "-", "anything", "--json")
     assert result.returncode == 3
