@@ -149,8 +149,8 @@ LIST_LINES = (" Each line: when it was written, id, agent/category, kind, text; 
               "option for the next page go to stderr.")
 LIST_PAGE = later("list_commands", "list_page")
 PRINT_PAGE = later("list_commands", "print_page")
-PASS_SUMMARY = plain(later("pass_commands", "print_summary"))
-PASS_SHOW = plain(later("pass_commands", "print_show"))
+PASS_SUMMARY = plain(later("pass_view", "print_summary"))
+PASS_SHOW = plain(later("pass_view", "print_show"))
 EXAMINE = later("doctor", "examine")
 
 COMMANDS: dict[str, Command] = {
@@ -438,7 +438,7 @@ COMMANDS: dict[str, Command] = {
         exits="0 done; 1 failed", actions={
             "list": Command(
                 help="each pass: schedule, last run, next run", request=lambda a, c:
-                c.pass_list(), show=plain(later("pass_commands", "print_list")),
+                c.pass_list(), show=plain(later("pass_view", "print_list")),
                 examples=("memory pass list",), exits="0 done"),
             "run": Command(
                 help="run a pass now",
@@ -537,8 +537,8 @@ COMMANDS: dict[str, Command] = {
                   "date, or an age like 2h)"),
               Arg("--match", metavar="TEXT", help="entries whose text holds TEXT"),
               Arg("--yes", kind="flag", help="do it (default: a dry run)")),
-        request=_purge, show=plain(later("trust_commands", "print_purge")),
-        exit=later("trust_commands", "purge_exit"),
+        request=_purge, show=plain(later("purge_view", "print_purge")),
+        exit=later("purge_view", "purge_exit"),
         examples=("memory purge --agent designer --match 'hunter2'",
                   "memory purge --agent designer --match 'hunter2' --yes",
                   "memory purge --agent designer --since 2h --yes"),
