@@ -127,7 +127,7 @@ def unpack(body: bytes) -> dict[str, Any]:
 
     try:
         message = msgpack.unpackb(body, raw=False, strict_map_key=False)
-    except Exception as exc:  # msgpack raises several unrelated types
+    except Exception as exc:  # noqa: BLE001 (msgpack raises several unrelated types)
         raise BadFrameError(f"frame is not valid msgpack: {exc}") from None
     if not isinstance(message, dict):
         raise BadFrameError(f"frame must be a msgpack map, got {type(message).__name__}")
