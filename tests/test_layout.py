@@ -62,7 +62,6 @@ def test_no_import_cycles_in_the_daemon(found: list) -> None:
     assert matrix.cycles(found, "memoryd") == []
 
 
-@pytest.mark.xfail(strict=True, reason="cli.py <-> parser.py: removed by the command table")
 def test_no_import_cycles_in_the_client(found: list) -> None:
     assert matrix.cycles(found, "memoryd_client") == []
 

@@ -1,5 +1,6 @@
-"""Replacing a file whole, so that a crash leaves the old text or the new, never half of one:
-what `memory hook install` writes into an agent's settings and a repository's info/exclude."""
+"""Replacing a file so that a crash leaves the old text or the new, never half of either: the
+agents' settings files (memoryd_client.install) and a repository's exclude file
+(memoryd_client.git_exclude)."""
 
 from __future__ import annotations
 
@@ -33,7 +34,6 @@ def write_atomically(path: str, text: str, mode: int, owner: tuple[int, int] | N
 
 
 def fsync_directory(directory: str) -> None:
-    """Make a rename or a new file in ``directory`` durable (where the file system allows)."""
     with contextlib.suppress(OSError):  # not every file system lets a directory be opened
         fd = os.open(directory, os.O_RDONLY)
         try:

@@ -338,13 +338,13 @@ def _make_parents(directory: str) -> list[str]:
 def next_steps(harness: str) -> list[str]:
     """What the user does after install (integrations.md §1.1, §3.2)."""
     if harness == "claude-code":
-        return ["Next: new Claude Code sessions run the hooks (a running one may need a look at "
-                "/hooks or a restart; project hooks run once the workspace is trusted)."]
+        return [("Next: new Claude Code sessions run the hooks (a running one may need a look at "
+                 "/hooks or a restart; project hooks run once the workspace is trusted).")]
     config = settings_path("codex", None).with_name("config.toml")
-    return ["Next: in Codex, review and trust the hooks with /hooks: Codex does not run untrusted "
-            "hooks.",
-            "  Codex versions from before hooks were on by default also need `codex_hooks = true` "
-            f"under [features] in {config}."]
+    return [("Next: in Codex, review and trust the hooks with /hooks: Codex does not run untrusted "
+             "hooks."),
+            ("  Codex versions from before hooks were on by default also need `codex_hooks = true` "
+             f"under [features] in {config}.")]
 
 
 def _reach() -> list[str]:
@@ -394,6 +394,7 @@ def install(harness: str, project: str | None = None) -> str:
     settings = SettingsFile.read(path)
     groups = groups_for(harness)
     replaced = 0
+    added: hook_settings.Added
     if settings.text is None:
         text, added = hook_settings.new_file(groups), {}
     else:

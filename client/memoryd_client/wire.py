@@ -41,7 +41,6 @@ import msgpack
 #: Largest frame either side accepts (the length prefix excluded).
 MAX_FRAME_BYTES = 8 * 1024 * 1024
 HEADER = struct.Struct(">I")
-PROTOCOL_VERSION = 1
 
 #: Methods that write an agent's namespace: they act as the connection's bound agent.
 WRITE_METHODS = frozenset({"remember", "remember_many", "supersede", "forget", "file_write",
@@ -129,7 +128,7 @@ def unpack(body: bytes) -> dict[str, Any]:
 
     try:
         message = msgpack.unpackb(body, raw=False, strict_map_key=False)
-    except Exception as exc:  # msgpack raises several unrelated types
+    except Exception as exc:  # noqa: BLE001 (msgpack raises several unrelated types)
         raise BadFrameError(f"frame is not valid msgpack: {exc}") from None
     if not isinstance(message, dict):
         raise BadFrameError(f"frame must be a msgpack map, got {type(message).__name__}")
