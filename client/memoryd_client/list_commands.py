@@ -114,7 +114,7 @@ def add_filters(parser: argparse.ArgumentParser, since_default: str | None) -> N
                         + (f" (default: {since_default})" if since_default else ""))
     parser.add_argument("--until", metavar="T", help="epoch seconds, ISO date, or an age like 7d")
     parser.add_argument("--status", default="active",
-                        help="active (default), superseded, forgotten, or any")
+                        help="active (default), superseded, forgotten, archived, or any")
 
 
 def filters(args: argparse.Namespace, agents: str | None) -> dict[str, Any]:

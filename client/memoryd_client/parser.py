@@ -227,7 +227,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     search.add_argument("--here", action="store_true", help=HERE_HELP)
     search.add_argument("--since", metavar="T", help="epoch seconds, ISO date, or an age like 7d")
     search.add_argument("--until", metavar="T", help="epoch seconds, ISO date, or an age like 7d")
-    search.add_argument("--status", help="active (default), superseded, forgotten, or any")
+    search.add_argument("--status", help="active (default), superseded, forgotten, archived, or any")
     search.add_argument("--min-score", type=float, metavar="P",
                         help="a match needs at least this probability of relevance (0..1; "
                         "default: the one giving search.match_precision)")
