@@ -133,3 +133,109 @@ def test_unused_entries_sink_in_the_block_and_retain_archives_them_undoably(
         again = client.pass_run("retain")
         assert not again["counts"].get("unused_archived"), again
         assert client.get(ids[NOTE])["status"] == "active"
+
+
+CONCISE = "Keep answers short"
+
+
+def test_a_lesson_broken_twice_or_followed_three_times_is_proposed_with_its_outcomes(
+        daemon, memoryd_home: Path, tmp_path: Path) -> None:
+    with Client(daemon.socket, channel="terminal") as person:  # the user's own lessons
+        ids = {text: person.remember(AGENT, "workflow", text, kind="lesson",
+                                     polarity="negative" if text == FORCE else "positive",
+                                     cwd=str(tmp_path))["entry"]["id"]
+               for text in (UV, FORCE, CONCISE)}
+    with Client(daemon.socket, timeout_s=60) as client:
+        assert client.pass_run("promote")["counts"] == {}  # seen once, never judged: not yet
+        for n in range(3):
+            steps = [("user", "ship the change"), ("bash", "git push origin main")]
+            if n < 2:  # pip twice, against "use uv", the second time corrected
+                steps += [("bash", "pip install rich")] + \
+                    ([("user", "no, we use uv here")] if n else [])
+            run_session(client, tmp_path, session_id(n), steps)
+        wait_until(lambda: judged(client, ids[UV], 3) and judged(client, ids[FORCE], 3))
+        assert client.get(ids[UV])["usage"]["broken"] == 2
+        assert client.get(ids[FORCE])["usage"]["followed"] == 3
+        ran = client.pass_run("promote")
+        assert ran["counts"] == {"proposed": 2}, ran
+        proposals = {c["after"]["entry"]: c for c in client.pass_show(ran["run"])["changes"]
+                     if c["kind"] == "proposal"}
+        assert set(proposals) == {ids[UV], ids[FORCE]}  # not the one never at stake
+        uv, force = proposals[ids[UV]], proposals[ids[FORCE]]
+        rules = memoryd_home / "user" / ".claude" / "CLAUDE.md"  # a global lesson's file
+        assert uv["target"] == force["target"] == str(rules)
+        day = time.strftime("%Y-%m-%d", time.gmtime())
+        assert uv["after"]["text"] == f"{UV} (broken in 2 sessions: {day})"  # its dates
+        assert uv["why"].startswith("outcomes: broken in 2 sessions (last broken ")
+        assert "pip install rich" in uv["why"]
+        assert uv["after"]["outcomes"] == {"followed": 0, "broken": 2}
+        assert force["after"]["text"] == f"{FORCE} (followed in 3 sessions)"
+        assert force["why"] == "outcomes: followed in 3 sessions"
+        shown = run_cli("pass", "show", ran["run"])  # the reason, as a person reads it
+        assert shown.returncode == 0, shown.stderr
+        assert "why: outcomes: broken in 2 sessions (last broken" in shown.stdout
+        assert "outcomes: {'broken': 0, 'followed': 3}" in shown.stdout
+        assert client.pass_run("promote")["counts"] == {}  # proposed once
+        accepted = run_cli("promote", "accept", uv["change"])
+        assert accepted.returncode == 0, accepted.stderr
+        assert f"- {uv['after']['text']}" in rules.read_text()
+
+
+def test_a_lesson_followed_in_two_projects_is_proposed_for_the_global_tier(
+        memoryd_home: Path, embedder, tmp_path: Path) -> None:
+    from conftest import run_memoryd
+
+    shop, api, web = (tmp_path / name for name in ("shop", "api", "web"))
+    for repo in (shop, api, web):
+        (repo / ".git").mkdir(parents=True)
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket, channel="terminal") as person:  # said in each project
+            mine = {repo: person.remember(AGENT, "workflow", UV, kind="lesson",
+                                          cwd=str(repo))["entry"]["id"] for repo in (shop, api)}
+            only_here = person.remember(AGENT, "deps", "Use pnpm, not npm, for the frontend",
+                                        kind="lesson", cwd=str(shop))["entry"]["id"]
+        with Client(running.socket, timeout_s=60) as client:
+            assert mine[shop] != mine[api]  # one entry a project
+            run_session(client, shop, session_id(0),
+                        [("user", "add requests"), ("bash", "uv add requests"),
+                         ("bash", "pnpm install")])
+            assert client.pass_run("promote")["counts"] == {}  # one project so far
+            run_session(client, api, session_id(1), [("user", "sync"), ("bash", "uv sync")])
+            wait_until(lambda: judged(client, mine[shop], 1) and judged(client, mine[api], 1))
+            assert client.get(only_here)["usage"]["followed"] == 1
+            ran = client.pass_run("promote")
+            assert ran["counts"] == {"proposed": 1}, ran
+            [proposal] = [c for c in client.pass_show(ran["run"])["changes"]
+                          if c["kind"] == "proposal"]
+            assert proposal["action"] == "global"
+            assert proposal["why"].startswith("followed in sessions of 2 projects (api, shop)")
+            assert set(proposal["after"]["lessons"]) == set(mine.values())
+            assert UV not in client.context(AGENT, cwd=str(web))["text"]
+            accepted = run_cli("promote", "accept", proposal["change"])
+            assert accepted.returncode == 0, accepted.stderr
+            best = proposal["after"]["entry"]
+            [other] = [uid for uid in mine.values() if uid != best]
+            assert client.get(best)["project"] is None  # global: in every project now
+            assert client.get(other)["status"] == "superseded"
+            assert client.get(other)["superseded_by"] == best
+            assert UV in client.context(AGENT, cwd=str(web))["text"]
+            assert client.get(only_here)["project"] == str(shop)
+            run = accepted.stdout.split()[0]  # "r7 promote done: applied 2"
+    finally:
+        running.stop()
+    (memoryd_home / "memoryd.db").unlink()  # the move is in the ledger: a rebuild keeps it
+    assert run_memoryd("reindex").returncode == 0
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket, timeout_s=60) as client:
+            assert client.get(best)["project"] is None
+            assert client.get(other)["superseded_by"] == best
+            undone = run_cli("undo", run)  # a person takes it back: both as they were
+            assert undone.returncode == 0, undone.stderr
+            assert {client.get(uid)["project"] for uid in mine.values()} == {str(shop), str(api)}
+            assert client.get(other)["status"] == "active"
+            assert UV not in client.context(AGENT, cwd=str(web))["text"]
+            assert client.pass_run("promote")["counts"] == {}  # and it is not proposed again
+    finally:
+        running.stop()

@@ -262,6 +262,12 @@ class Usage:
             "SELECT target, max(ts) FROM changes WHERE kind='entry' AND action=? "
             "AND state='applied' GROUP BY target", (RESTORE_UNUSED,)).fetchall())
 
+    def undone_targets(self, action: str) -> set[str]:
+        """The entries whose entry change ``action`` a person took back (``memory undo``)."""
+        return {target for (target,) in self.store.db.execute(
+            "SELECT DISTINCT target FROM changes WHERE kind='entry' AND action=? "
+            "AND state='undone'", (action,))}
+
     def nth_session_back(self, agents: Sequence[str], project: str | None,
                          n: int) -> float | None:
         """When the ``n``-th newest judged session of ``agents`` (in ``project``; anywhere
