@@ -84,6 +84,11 @@ def test_unused_entries_sink_in_the_block_and_retain_archives_them_undoably(
         uses = {item["id"]: item.get("use") for item in block["items"]}
         assert uses[ids[UV]] == "in use" and uses[ids[FORCE]] == "unused"
         assert uses[ids[NOTE]] == "unused" and uses[ids[FACT]] is None
+        for prompt, entry, use in (("can I force-push to main?", ids[FORCE], "unused"),
+                                   ("should I manage dependencies with pip or uv?", ids[UV],
+                                    "in use")):  # the prompt hook's block likewise
+            asked = client.context(AGENT, cwd=str(tmp_path), prompt=prompt)["items"]
+            assert {item["id"]: item.get("use") for item in asked}.get(entry) == use, asked
         lines = block["text"].split("\n")
         short = len(block["text"]) - sum(len(line) + 1 for line in lines
                                          if NOTE in line or RELEASE in line)
