@@ -57,11 +57,13 @@ def add_parsers(add_command: Callable[..., Any], common: argparse.ArgumentParser
     undo.add_argument("id", help="run (r12) or change (c345)")
 
     promote = add_command("promote", parents=[common],
-                          help="accept a lesson the promote pass proposed for a governance file")
+                          help="accept a lesson the promote pass proposed for a governance file "
+                               "or for the global tier")
     promote_actions = promote.add_subparsers(dest="promote_action", metavar="ACTION",
                                              required=True)
     accept = promote_actions.add_parser(
-        "accept", parents=[common], help="write a proposed rule into its governance file")
+        "accept", parents=[common],
+        help="write a proposed rule into its governance file, or make a proposed lesson global")
     accept.add_argument("id", help="the proposal's change id (c345, from memory pass show)")
 
     notebook = add_command("notebook", parents=[common], help="check (and fix) notebooks")

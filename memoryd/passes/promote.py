@@ -6,10 +6,11 @@ sessions, counting the duplicates consolidation merged into it and the agent's m
 lessons that say the same (seed 001's notebook mistake written again in three sessions, its
 older copies perhaps in the notebook's archive by now; consolidation never merges a file's
 entries), a sighting without a session counting by its day — or when the user's feedback
-confirms it (a feedback entry of the agent with cosine ≥ ``FEEDBACK_COSINE`` to it). The rule
-is the lesson's text with its incident dates (seed 001: "a CLAUDE.md rule with incident
-date"); one rule a lesson, however many copies said it. Its rule goes to the agent's
-governance file:
+confirms it (a feedback entry of the agent with cosine ≥ ``FEEDBACK_COSINE`` to it), or the
+sessions' outcomes do: broken in 2 sessions, or followed in 3 (memoryd.passes.evidence, which
+also proposes lessons followed in several projects for the global tier). The rule is the
+lesson's text with its incident dates (seed 001: "a CLAUDE.md rule with incident date"); one
+rule a lesson, however many copies said it. Its rule goes to the agent's governance file:
 
 - Claude Code: the project's ``CLAUDE.md`` (``~/.claude/CLAUDE.md`` for a global lesson);
 - Codex: the project's ``AGENTS.md`` (``~/.codex/AGENTS.md`` for a global lesson);
