@@ -53,23 +53,27 @@ def archive(ctx: PassContext) -> Iterator[Any]:
                                                ctx.agent, ctx.project)
         if not found:
             continue
-        records = disuse.records([entry["id"] for entry in found])
+        used = disuse.last_used([entry["id"] for entry in found])
+        unused = [entry for entry in found if disuse.unused(entry, used.get(entry["id"]))]
         yield
+        if not unused:
+            continue
+        records = disuse.usage.records([entry["id"] for entry in unused])
         changes = [Change("entry", entry["id"], ARCHIVE_UNUSED,
-                          _why(disuse, entry, records.get(entry["id"])),
-                          {"status": "active"}, {"status": "archived"})
-                   for entry in found if disuse.unused(entry, records.get(entry["id"]))]
+                          _why(disuse, entry, used.get(entry["id"]), records.get(entry["id"])),
+                          {"status": "active"}, {"status": "archived"}) for entry in unused]
         if changes:
             done = ctx.journal.apply_entries(ctx.run, changes)
             ctx.count("unused_preview" if ctx.dry_run else "unused_archived", done)
 
 
-def _why(disuse: Disuse, entry: dict[str, Any], record: UsageRecord | None) -> str:
+def _why(disuse: Disuse, entry: dict[str, Any], used: float | None,
+         record: UsageRecord | None) -> str:
     """The reason, in words: when it was last used, and what its usage record says."""
-    last = disuse.last_use(entry, record)
+    last = disuse.last_use(entry, used)
     day = time.strftime("%Y-%m-%d", time.gmtime(last))
-    used = "last followed or broken" if record is not None and last in (
-        record.last_followed, record.last_broken) else "not followed nor broken since"
+    how = "last followed or broken" if used is not None and last == used else \
+        "not followed nor broken since"
     if record is None or not record.injected:
         shown = "never injected into a session"
     else:
@@ -77,5 +81,5 @@ def _why(disuse: Disuse, entry: dict[str, Any], record: UsageRecord | None) -> s
                  f"followed {record.followed}, broken {record.broken}, "
                  f"no occasion {record.no_occasion}")
     where = "its project" if entry["project"] else "its agents"
-    return (f"unused for over {disuse.days:g} days ({used} {day}); {shown}; {where} had "
+    return (f"unused for over {disuse.days:g} days ({how} {day}); {shown}; {where} had "
             f"{UNUSED_AFTER_SESSIONS} or more judged sessions since")

@@ -76,7 +76,7 @@ from memoryd.retrieval.search import Search
 from memoryd.sources import ARCHIVE_DIR
 from memoryd.store.database import SELECT_ENTRY, Store, row_to_entry
 from memoryd.store.file_journal import tool_written
-from memoryd.store.usage import Disuse
+from memoryd.store.usage import DISUSE_KINDS, Disuse
 
 DEFAULT_BUDGET_CHARS = 8000
 PROMPT_BUDGET_CHARS = 2000
@@ -373,13 +373,14 @@ class ContextBuilder:
         ``unused_days`` crossed, as an age's wording does."""
         if self.disuse.days <= 0 or self.disuse.since is None or not entries:
             return [(entry, None) for entry in entries]
-        records = self.disuse.records([entry["id"] for entry in entries])
+        used = self.disuse.last_used([entry["id"] for entry in entries
+                                      if entry["kind"] in DISUSE_KINDS])
         tiers: list[tuple[int, int, dict[str, Any], str | None]] = []
         for position, entry in enumerate(entries):
-            record = records.get(entry["id"])
-            if self.disuse.in_use(entry, record):
+            last = used.get(entry["id"])
+            if self.disuse.in_use(entry, last):
                 tiers.append((0, position, entry, "in use"))
-            elif self.disuse.unused(entry, record):
+            elif self.disuse.unused(entry, last):
                 tiers.append((2, position, entry, "unused"))
             else:
                 tiers.append((1, position, entry, None))
