@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memoryd.meaning import same_thing
+from memoryd.meaning import LESSON_COSINE, same_thing
 from memoryd.passes.consolidate import best_first
 from memoryd.passes.journal import Change
 from memoryd.store.usage import BROKEN, FOLLOWED, Usage, Verdict
@@ -173,14 +173,13 @@ def _alike(ctx: PassContext, lessons: list[dict[str, Any]]) -> Iterator[Any]:
     vectors = yield from ctx.index_vectors([e["id"] for e in lessons])
     texts = [normalise_text(e["text"]) for e in lessons]
     threshold = ctx.config.remember.near_duplicate_cosine
+    low = min(threshold, LESSON_COSINE)  # below it, no two lessons are one (meaning)
     for i in range(len(lessons)):
         for j in range(i + 1, len(lessons)):
             a, b = vectors.get(lessons[i]["id"]), vectors.get(lessons[j]["id"])
-            alike = texts[i] == texts[j] or (
-                a is not None and b is not None and same_thing(
-                    lessons[i]["text"], lessons[j]["text"], float(np.dot(a, b)), threshold,
-                    lesson=True))
-            if alike:
+            cosine = float(np.dot(a, b)) if a is not None and b is not None else -1.0
+            if texts[i] == texts[j] or (cosine >= low and same_thing(
+                    lessons[i]["text"], lessons[j]["text"], cosine, threshold, lesson=True)):
                 parent[root(j)] = root(i)
         if i % 20 == 19:
             yield
