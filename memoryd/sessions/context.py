@@ -14,6 +14,11 @@ are dropped first):
 6. a listing of the agent's other memory files with their frontmatter descriptions (not those
    the agent loads by itself, such as Claude Code's CLAUDE.md files and MEMORY.md).
 
+**By use** (issue 37 §3, ``[outcomes] unused_days``): lessons and notes the agent followed or
+broke lately go first in their section; those unused for long (memoryd.store.usage.Disuse) go
+last and are dropped before every item but the stale and disputed ones. Per prompt likewise,
+among the matches. The order moves only when an entry's use changes, never per session.
+
 **Scope.** Entries written inside a git repository belong to its project and are shown only in
 that project; entries written elsewhere (or with ``--global``) are shown everywhere. The agents
 in ``context.shared_agents`` (the harnesses: Claude Code and Codex) share what they know: a
