@@ -39,6 +39,12 @@ def configure(home: Path, **outcomes: object) -> None:
     (home / "config.toml").write_text("[outcomes]\n" + "\n".join(lines) + "\n")
 
 
+def why_of(explained: list[str], text: str) -> str:
+    """The reason `memory explain` gives for the item of ``text``."""
+    at = next(n for n, line in enumerate(explained) if text in line)
+    return next(line for line in explained[at:] if line.startswith("        why: "))
+
+
 @pytest.fixture
 def unused_soon(memoryd_home: Path, embedder):  # type: ignore[no-untyped-def]
     """A daemon for which an entry goes unused after ``UNUSED_S`` seconds."""
@@ -84,6 +90,11 @@ def test_unused_entries_sink_in_the_block_and_retain_archives_them_undoably(
         uses = {item["id"]: item.get("use") for item in block["items"]}
         assert uses[ids[UV]] == "in use" and uses[ids[FORCE]] == "unused"
         assert uses[ids[NOTE]] == "unused" and uses[ids[FACT]] is None
+        run_session(client, tmp_path, session_id(11), [("user", "hi"), ("bash", "ls")])
+        explained = run_cli("explain", session_id(11)).stdout.split("\n")  # and why, in words
+        assert why_of(explained, UV).endswith("followed or broken lately: ahead of the others")
+        assert why_of(explained, FORCE).endswith("unused for long: last, and the first dropped")
+        wait_until(lambda: judged(client, ids[FORCE], 12))
         for prompt, entry, use in (("can I force-push to main?", ids[FORCE], "unused"),
                                    ("should I manage dependencies with pip or uv?", ids[UV],
                                     "in use")):  # the prompt hook's block likewise
@@ -127,7 +138,7 @@ def test_unused_entries_sink_in_the_block_and_retain_archives_them_undoably(
         shown = run_cli("pass", "show", ran["run"])
         assert shown.returncode == 0, shown.stderr
         assert "entry archive unused [applied]: " + ids[FORCE] in shown.stdout
-        assert "unused for over" in shown.stdout and "injected into 11 sessions" in shown.stdout
+        assert "unused for over" in shown.stdout and "injected into 12 sessions" in shown.stdout
 
         # undo brings them back as they were, and the next run leaves them be
         undone = run_cli("undo", ran["run"])
