@@ -45,7 +45,7 @@ from memoryd.store.usage import BROKEN, FOLLOWED, Usage, Verdict
 from memoryd.text import normalise_text
 
 if TYPE_CHECKING:
-    from memoryd.passes.runner import PassContext
+    from memoryd.passes.steps import PassContext
 
 BROKEN_SESSIONS = 2
 FOLLOWED_SESSIONS = 3

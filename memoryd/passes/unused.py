@@ -31,7 +31,7 @@ from memoryd.passes.journal import Change
 from memoryd.store.usage import ARCHIVE_UNUSED, UNUSED_AFTER_SESSIONS, Disuse, UsageRecord
 
 if TYPE_CHECKING:
-    from memoryd.passes.runner import PassContext
+    from memoryd.passes.steps import PassContext
 
 #: Row ids looked at in one step.
 ID_WINDOW = 5_000
