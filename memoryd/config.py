@@ -67,6 +67,8 @@ class ExtractConfig:
 class OutcomesConfig:
     enabled: bool
     idle_s: float
+    unused_days: float
+    promote: bool
 
 
 @dataclass(frozen=True)
@@ -228,7 +230,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "search.match_precision": (0.5, 0.99), "search.passage_chars": (0, 4000), "passes.quiet_s": (0, 86400),
     "passes.notebook_lines": (10, 100_000), "server.max_connections": (1, 1_000_000),
     "server.idle_timeout_s": (1, 86400), "server.buffered_frame_bytes": (8 << 20, 1 << 34),
-    "outcomes.idle_s": (10, 7 * 86400),
+    "outcomes.idle_s": (10, 7 * 86400), "outcomes.unused_days": (0, 36_500),
 }
 #: The values a string setting may take.
 CHOICES: dict[str, tuple[str, ...]] = {

@@ -205,3 +205,34 @@ def changed_lines(old: str, new: str) -> tuple[list[str], list[str]]:
             came += b[j1:j2]
     return went, came
 
+
+
+def test_a_block_ranked_by_use_stays_the_same_until_a_use_changes(
+        daemon, client: Client, repo: Path, memoryd_home: Path) -> None:
+    """Selection by use (issue 37 §3): a lesson the agent followed goes first among the
+    lessons, and stays there from one session to the next while nothing else happened; the
+    block does not churn."""
+    from test_usage import run_session
+
+    write_memory(daemon, client, repo, memoryd_home)
+    uv = client.remember(AGENT, "deps", "Use uv, not pip, to manage dependencies",
+                         kind="lesson", created=time.time() - 200.3 * DAY,
+                         cwd=str(repo))["entry"]["id"]
+    before = session_block(repo, "session-0")
+    lessons = section_lines(before, "## Lessons")
+    assert "Use uv" not in lessons[0]  # newest first: one of 200 days is not first
+    run_session(client, repo, "5e550001-4a5b-4c6d-8e9f-0a1b2c3d4e5f",
+                [("user", "add requests"), ("bash", "uv add requests")])
+    wait_until(lambda: client.get(uv)["usage"]["followed"] == 1)
+    first = session_block(repo, "session-1")
+    assert "Use uv" in section_lines(first, "## Lessons")[0]
+    went, came = changed_lines(before, first)
+    assert went == came and len(went) == 1 and "Use uv" in went[0]  # it moved, alone
+    days_pass(memoryd_home)
+    assert session_block(repo, "session-2") == first
+
+
+def section_lines(block: str, heading: str) -> list[str]:
+    lines = block.split("\n")
+    start = lines.index(heading) + 1
+    return lines[start:lines.index("", start)]

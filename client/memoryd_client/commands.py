@@ -41,7 +41,7 @@ LIST_FILTERS = (
     Arg("--category", help="only this category"),
     Arg("--kind", help="comma-separated kinds (fact, lesson, feedback, note, turn, summary)"),
     TAGS, PROJECT, HERE, SINCE, UNTIL,
-    Arg("--status", default="active", help="active (default), superseded, forgotten, or any"))
+    Arg("--status", default="active", help="active (default), superseded, forgotten, archived, or any"))
 
 
 def _cwd_of(args: Args) -> str | None:
@@ -337,7 +337,7 @@ COMMANDS: dict[str, Command] = {
                   help="at most N hits (default: %(default)s)"),
               Arg("--kind", help="comma-separated kinds"),
               TAGS, PROJECT, HERE, SINCE, UNTIL,
-              Arg("--status", help="active (default), superseded, forgotten, or any"),
+              Arg("--status", help="active (default), superseded, forgotten, archived, or any"),
               Arg("--min-score", kind="float", metavar="P",
                   help="a match needs at least this probability of relevance (0..1; default: "
                   "the one giving search.match_precision)"),
@@ -488,10 +488,12 @@ COMMANDS: dict[str, Command] = {
         exits="0 undone; 1 a file changed since (conflict: left alone), nothing to undo (no "
         "applied change) or not found"),
     "promote": Command(
-        help="accept a lesson the promote pass proposed for a governance file", progress=True,
+        help="accept a lesson the promote pass proposed for a governance file or for the global "
+        "tier", progress=True,
         examples=("memory promote accept c345",), exits="0 written; 1 not applied", actions={
             "accept": Command(
-                help="write a proposed rule into its governance file",
+                help="write a proposed rule into its governance file, or make a proposed lesson "
+                "global",
                 args=(Arg("id", help="the proposal's change id (c345, from memory pass show)"),),
                 request=lambda a, c: c.promote_accept(a.id), show=PASS_SUMMARY,
                 exit=lambda r, a: OK if r["counts"].get("applied") else FAILED,

@@ -68,7 +68,7 @@ log = logging.getLogger(__name__)
 
 #: Entry fields a pass may change, and which of them the ledger must carry.
 ENTRY_FIELDS = ("status", "superseded_by", "confidence", "occurrences", "stale", "source",
-                "line_start", "line_end", "kind")
+                "line_start", "line_end", "kind", "project")
 LEDGERED = LEDGER_FIELDS
 #: The action of a reported problem that names a file a pass may not or cannot rewrite
 #: (`memory status` names the files of the last runs' such problems).

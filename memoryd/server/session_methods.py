@@ -46,7 +46,8 @@ class SessionMethods:
         self.registry = Registry(engine.store)
         self.contexts = ContextBuilder(engine.searcher, engine.store,
                                        engine.config.context.shared_agents,
-                                       lambda: engine.config.memory_dir)
+                                       lambda: engine.config.memory_dir,
+                                       unused_days=self._unused_days)
         self.extractor = SessionExtractor(engine, self.registry)
         self.usage = UsageJudge(engine)
 
@@ -54,6 +55,11 @@ class SessionMethods:
         return {"context": self.m_context, "hook": self.m_hook, "explain": self.m_explain,
                 "extract": self.m_extract, "session": self.m_session, "sessions": self.m_sessions,
                 "usage": self.m_usage}
+
+    def _unused_days(self) -> float:
+        """Selection by use (memoryd.store.usage.Disuse) as configured now: off with outcomes."""
+        outcomes = self.engine.config.outcomes
+        return outcomes.unused_days if outcomes.enabled else 0.0
 
     @property
     def tracking(self) -> bool:

@@ -58,6 +58,11 @@ def _evidence_words(evidence: dict[str, float]) -> list[str]:
     return said
 
 
+#: What selection by use (memoryd.store.usage.Disuse) did with an item, after its reason.
+USE_WORDS = {"in use": "; followed or broken lately: ahead of the others",
+             "unused": "; unused for long: last, and the first dropped"}
+
+
 def reason(item: dict[str, Any], event: str, entry: dict[str, Any] | None) -> str:
     """Why one item was in a block, in one sentence."""
     section = item.get("section")
@@ -99,7 +104,8 @@ def describe(injection: dict[str, Any], entries: dict[str, dict[str, Any]],
         text = item.get("text")
         if text is None:
             text = f"- {render(entry)}" if entry is not None else (item.get("path") or "")
-        why = reason(item, injection.get("event") or "", entry)
+        why = reason(item, injection.get("event") or "", entry) + USE_WORDS.get(
+            item.get("use") or "", "")
         if not item.get("included", True):
             why += "; dropped: over the budget"
         judged = (outcomes or {}).get(item.get("id") or "")

@@ -45,7 +45,9 @@ from memoryd.text import content_hash
 log = logging.getLogger(__name__)
 
 KINDS = ("fact", "lesson", "feedback", "note", "turn", "summary")
-STATUSES = ("active", "superseded", "forgotten")
+#: ``archived``: unused for long, set aside by the retain pass (memoryd.store.usage.Disuse):
+#: never injected, found with ``--status archived``, back with ``memory undo``.
+STATUSES = ("active", "superseded", "forgotten", "archived")
 MAX_TEXT_CHARS = 32_000
 #: Near-duplicate cosines this close to the threshold are decided on vectors embedded alone
 #: (dynamic int8 moves a vector by up to ~0.02 with its batch mates).

@@ -339,6 +339,13 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX outcomes_session ON outcomes(session);
     ALTER TABLE sessions ADD COLUMN judged REAL;
     """,
+    # 20 (memoryd.store.usage.Disuse): when an entry was last followed or broken, read for
+    # each lesson and note of a memory block: one index step, where its rows (one a session it
+    # was injected into: thousands for a lesson in every block) would all be read
+    """
+    CREATE INDEX outcomes_used ON outcomes(entry, coalesce(at, injected))
+        WHERE outcome IN ('followed', 'broken');
+    """,
 )
 #: The migrations after which existing entries are judged for quarantine again: the kinds.
 QUARANTINE_VERSIONS: dict[int, tuple[str, ...] | None] = {9: None, 13: TRANSCRIPT_KINDS}

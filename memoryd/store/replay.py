@@ -17,7 +17,7 @@ from memoryd.store.ledger import Ledger
 log = logging.getLogger(__name__)
 
 #: Fields an "update" ledger record may carry (a maintenance pass's change to an API entry).
-LEDGER_FIELDS = ("status", "superseded_by", "confidence", "occurrences")
+LEDGER_FIELDS = ("status", "superseded_by", "confidence", "occurrences", "project")
 
 
 def replay_ledgers(store: Store, ledger: Ledger) -> int:

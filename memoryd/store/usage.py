@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from memoryd.store.database import ENTRY_COLUMNS, Store, row_to_entry
+from memoryd.store.database import ENTRY_COLUMNS, SELECT_ENTRY, Store, row_to_entry
 
 FOLLOWED, BROKEN, NO_OCCASION = "followed", "broken", "no occasion"
 #: Who the journal says changed an outcome.
@@ -35,6 +35,21 @@ ACTOR = "memoryd (outcomes)"
 RANKINGS = ("broken", "followed", "unused")
 #: The kinds an agent is told to act on (transcript chunks injected as search hits are not).
 USABLE_KINDS = ("lesson", "fact", "note", "feedback")
+#: When memoryd first recorded an injection (``meta``): before it, nothing says whether an
+#: entry was used, so no entry counts as unused for time before it.
+SINCE_KEY = "usage:since"
+DAY_S = 86_400.0
+#: The kinds that sink in the block and are archived by the retain pass when unused (a fact
+#: holds a value something asks for now and then, a name, a port: "no occasion" says little
+#: of it; feedback is the user's own words).
+DISUSE_KINDS = ("lesson", "note")
+#: The judged sessions of an entry's scope (its project, or its agents anywhere for a global
+#: entry) there must have been since it was last used for it to count as unused: a project
+#: worked on twice a year keeps its memory, however old.
+UNUSED_AFTER_SESSIONS = 10
+#: The journal action of the retain pass archiving an unused entry, and of its undo.
+ARCHIVE_UNUSED = "archive unused"
+RESTORE_UNUSED = "undo " + ARCHIVE_UNUSED
 
 
 @dataclass(frozen=True)
@@ -85,6 +100,8 @@ class Usage:
             "ON CONFLICT(entry, session) DO UPDATE SET injections = injections + 1, "
             "injected = min(injected, excluded.injected)",
             [(uid, session, agent, ts) for uid in dict.fromkeys(entries)])
+        self.store.db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)",
+                              (SINCE_KEY, repr(ts)))
 
     def session_rows(self, session: str) -> list[dict[str, Any]]:
         """Every entry injected into ``session``, with its outcome (None: not judged)."""
@@ -208,3 +225,166 @@ class Usage:
             f"ORDER BY {order}, e.uid LIMIT ?", [*params, limit]).fetchall()
         width = 1 + len(ENTRY_COLUMNS)
         return [(row_to_entry(row[:width]), _record(row[width:width + 9])) for row in rows]
+
+    # -- what the passes and the block act on -------------------------------------------
+
+    def since(self) -> float | None:
+        """When memoryd first recorded an injection (None: never)."""
+        value = self.store.meta(SINCE_KEY)
+        return float(value) if value else None
+
+    def last_used(self, entries: Sequence[str]) -> dict[str, float]:
+        """When each of ``entries`` was last followed or broken (those ever were): a step of
+        the index ``outcomes_used`` each."""
+        out: dict[str, float] = {}
+        for uid in dict.fromkeys(entries):
+            (last,) = self.store.db.execute(
+                "SELECT max(coalesce(at, injected)) FROM outcomes WHERE entry = ? "
+                "AND outcome IN ('followed', 'broken')", (uid,)).fetchone()
+            if last is not None:
+                out[uid] = last
+        return out
+
+    def acted_on(self, after: tuple[str, str], limit: int
+                 ) -> tuple[list[Verdict], tuple[str, str] | None]:
+        """The followed and broken outcomes among the ``limit`` rows after the key ``after``
+        (entry, session), in key order; and the key to go on from (None: no rows after)."""
+        rows = self.store.db.execute(
+            "SELECT entry, session, outcome, coalesce(at, injected), coalesce(why, '') "
+            "FROM outcomes WHERE (entry, session) > (?, ?) ORDER BY entry, session LIMIT ?",
+            (*after, limit)).fetchall()
+        found = [Verdict(*row) for row in rows if row[2] in (FOLLOWED, BROKEN)]
+        return found, ((rows[-1][0], rows[-1][1]) if len(rows) == limit else None)
+
+    def session_projects(self, sessions: Iterable[str]) -> dict[str, str | None]:
+        """The project each of ``sessions`` ran in (None: none, or outside a repository)."""
+        wanted = list(dict.fromkeys(sessions))
+        out: dict[str, str | None] = {}
+        for start in range(0, len(wanted), 500):
+            part = wanted[start:start + 500]
+            out.update(self.store.db.execute(
+                f"SELECT id, project FROM sessions WHERE id IN ({', '.join('?' for _ in part)})",
+                part).fetchall())
+        return out
+
+    def restored(self) -> dict[str, float]:
+        """uid → when a person last took back the retain pass's archiving of it (an undo not
+        undone since): a use, as far as retention goes."""
+        return dict(self.store.db.execute(
+            "SELECT target, max(ts) FROM changes WHERE kind='entry' AND action=? "
+            "AND state='applied' GROUP BY target", (RESTORE_UNUSED,)).fetchall())
+
+    def undone_targets(self, action: str) -> set[str]:
+        """The entries whose entry change ``action`` a person took back (``memory undo``)."""
+        return {target for (target,) in self.store.db.execute(
+            "SELECT DISTINCT target FROM changes WHERE kind='entry' AND action=? "
+            "AND state='undone'", (action,))}
+
+    def nth_session_back(self, agents: Sequence[str], project: str | None,
+                         n: int) -> float | None:
+        """When the earliest of the ``n`` latest judged sessions of ``agents`` (in
+        ``project``; anywhere when None) started; None when there were fewer. Latest by when
+        memoryd first saw them (the row order): no sort of the table, which a hook's block
+        could not afford (20,000 sessions: 2-20 ms)."""
+        marks = ", ".join("?" for _ in agents)
+        where = f"judged IS NOT NULL AND agent IN ({marks})"
+        params: list[Any] = list(agents)
+        if project is not None:
+            where += " AND project = ?"
+            params.append(project)
+        row = self.store.db.execute(
+            f"SELECT count(*), min(started) FROM (SELECT started FROM sessions WHERE {where} "
+            "ORDER BY rowid DESC LIMIT ?)", [*params, n]).fetchone()
+        return row[1] if row and row[0] >= n else None
+
+    def disuse_candidates(self, first: int, last: int, written_before: float,
+                          agent: str | None, project: str | None) -> list[dict[str, Any]]:
+        """Active entries of rows ``first`` to ``last`` that the retain pass may archive when
+        unused: lessons and notes memoryd holds (written through the API, imported or
+        extracted; a file's lines are its file's), not quarantined (a person decides those),
+        written before ``written_before``; of ``agent`` and ``project`` when given."""
+        where = ("id >= ? AND id <= ? AND status = 'active' AND NOT quarantined "
+                 f"AND kind IN ({', '.join('?' for _ in DISUSE_KINDS)}) "
+                 "AND via IN ('api', 'import', 'extract') AND created < ?")
+        params: list[Any] = [first, last, *DISUSE_KINDS, written_before]
+        if agent is not None:
+            where += " AND agent = ?"
+            params.append(agent)
+        if project is not None:
+            where += " AND project = ?"
+            params.append(project)
+        return [row_to_entry(row) for row in self.store.db.execute(
+            f"{SELECT_ENTRY} WHERE {where} ORDER BY id", params)]
+
+    def last_row(self) -> int:
+        (top,) = self.store.db.execute("SELECT coalesce(max(id), 0) FROM entries").fetchone()
+        return int(top)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """An entry's outcome in one session (followed or broken: what the passes act on)."""
+
+    entry: str
+    session: str
+    outcome: str
+    at: float
+    why: str
+
+
+class Disuse:
+    """Which entries are in use, and which unused, at one moment (issue 37 §3). Both are for
+    lessons and notes (:data:`DISUSE_KINDS`), and only while ``days`` > 0.
+
+    - **In use**: followed or broken in a session in the last ``days`` days (a lesson broken
+      is one the agent needed: it is not unused).
+    - **Unused**: last used — followed or broken, or written, or brought back by an undo of
+      its archiving, or, for time before memoryd first recorded an injection, then — over
+      ``days`` days ago, with :data:`UNUSED_AFTER_SESSIONS` judged sessions of its scope
+      since. The block puts it last and drops it first; the retain pass archives it.
+
+    Reads on the database thread; one instance for one block or one run."""
+
+    def __init__(self, store: Store, days: float, now: float,
+                 shared_agents: Sequence[str] = ()) -> None:
+        self.usage = Usage(store)
+        self.days = days
+        self.cutoff = now - days * DAY_S
+        self.since = self.usage.since() if days > 0 else None
+        #: whether anything can be unused now: memoryd recorded injections long enough ago
+        self.on = self.since is not None and self.since <= self.cutoff
+        self.shared = tuple(shared_agents)
+        self._restored: dict[str, float] | None = None
+        self._nth: dict[tuple[tuple[str, ...], str | None], float | None] = {}
+
+    def last_used(self, uids: Sequence[str]) -> dict[str, float]:
+        """When each of ``uids`` was last followed or broken (those ever were; none while
+        off)."""
+        return self.usage.last_used(uids) if self.days > 0 and self.since is not None else {}
+
+    def in_use(self, entry: dict[str, Any], used: float | None) -> bool:
+        """``used``: when it was last followed or broken (:meth:`last_used`)."""
+        if self.days <= 0 or used is None or entry["kind"] not in DISUSE_KINDS:
+            return False
+        return used >= self.cutoff
+
+    def last_use(self, entry: dict[str, Any], used: float | None) -> float:
+        if self._restored is None:
+            self._restored = self.usage.restored()
+        return max(entry["created"], self.since or 0.0, self._restored.get(entry["id"], 0.0),
+                   used or 0.0)
+
+    def unused(self, entry: dict[str, Any], used: float | None) -> bool:
+        if not self.on or entry["kind"] not in DISUSE_KINDS:
+            return False
+        last = self.last_use(entry, used)
+        if last > self.cutoff:
+            return False
+        agents = (entry["agent"], *(a for a in self.shared if a != entry["agent"])) \
+            if entry["agent"] in self.shared else (entry["agent"],)
+        key = (agents, entry["project"])
+        if key not in self._nth:
+            self._nth[key] = self.usage.nth_session_back(agents, entry["project"],
+                                                         UNUSED_AFTER_SESSIONS)
+        nth = self._nth[key]
+        return nth is not None and last < nth

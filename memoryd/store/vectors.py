@@ -42,7 +42,7 @@ import numpy as np
 
 from memoryd.errors import UnavailableError
 
-STATUS_CODES = {"active": 0, "superseded": 1, "forgotten": 2, "removed": 3}
+STATUS_CODES = {"active": 0, "superseded": 1, "forgotten": 2, "removed": 3, "archived": 4}
 #: Re-ranked rows per search: more with a bigger index, so that recall holds (bench_store).
 MIN_RERANK = 1000
 RERANK_SHARE = 1 / 400
