@@ -26,24 +26,28 @@ from memoryd_client import wire
 HARNESSES = ("claude-code", "codex")
 #: The events memoryd's hooks handle, per agent (what `memory hook install` registers).
 HARNESS_EVENTS = {
-    "claude-code": ("SessionStart", "UserPromptSubmit", "PreCompact", "PostCompact", "Stop",
-                    "SubagentStop", "SessionEnd"),
-    "codex": ("SessionStart", "UserPromptSubmit", "PreCompact", "PostCompact", "Stop",
-              "SessionEnd"),
+    "claude-code": ("SessionStart", "UserPromptSubmit", "PreToolUse", "PreCompact", "PostCompact",
+                    "Stop", "SubagentStop", "SessionEnd"),
+    "codex": ("SessionStart", "UserPromptSubmit", "PreToolUse", "PreCompact", "PostCompact",
+              "Stop", "SessionEnd"),
 }
 #: Event names the agents send, and the aliases accepted on the command line.
 EVENTS = {
     "sessionstart": "SessionStart", "session-start": "SessionStart",
     "userpromptsubmit": "UserPromptSubmit", "prompt": "UserPromptSubmit",
+    "pretooluse": "PreToolUse", "pre-tool-use": "PreToolUse",
     "precompact": "PreCompact", "pre-compact": "PreCompact",
     "postcompact": "PostCompact", "post-compact": "PostCompact",
     "stop": "Stop", "subagentstop": "SubagentStop", "subagent-stop": "SubagentStop",
     "sessionend": "SessionEnd", "session-end": "SessionEnd",
 }
 #: Events whose output carries context into the conversation.
-CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit")
+CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse")
 #: Seconds the whole exchange with the daemon may take, per event (agents allow 5-60 s).
-DEADLINE_S = {"SessionStart": 2.5, "UserPromptSubmit": 1.5}
+#: PreToolUse runs before every tool call: a daemon slower than this is not waited for.
+DEADLINE_S = {"SessionStart": 2.5, "UserPromptSubmit": 1.5, "PreToolUse": 0.25}
+#: Events not worth replaying later: a tool call's lesson is of use only before the call.
+NOT_SPOOLED = ("PreToolUse",)
 DEFAULT_DEADLINE_S = 0.5
 MAX_STDIN_BYTES = 4 * 1024 * 1024
 SPOOL_NAME = "spool.msgpack"
@@ -141,16 +145,21 @@ def call_daemon(request: dict[str, Any], deadline_s: float) -> dict[str, Any]:
     return {"problem": f"the daemon refused the event: {message}"} if message else {}
 
 
-def render(event: str, context: str | None) -> str:
+def render(event: str, context: str | None, deny: str | None = None) -> str:
     """The agent's own output: JSON with additionalContext for context events, else nothing.
     Codex validates hook output against strict schemas, so only the common subset is used.
-    (The daemon renders; the hook process only prints, so it never imports json.)"""
+    ``deny`` (PreToolUse only: a hard rule the user opted into) denies the call, with the
+    reason the agent reads; memoryd never answers "allow", which would skip the user's
+    permission prompt. (The daemon renders; the hook process only prints, so it never imports
+    json.)"""
     import json
 
     if event not in CONTEXT_EVENTS or not context:
         return ""
-    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}},
-                      ensure_ascii=False)
+    output: dict[str, str] = {"hookEventName": event, "additionalContext": context}
+    if deny and event == "PreToolUse":
+        output.update(permissionDecision="deny", permissionDecisionReason=deny)
+    return json.dumps({"hookSpecificOutput": output}, ensure_ascii=False)
 
 
 def _is_terminal(stream: Any) -> bool:
@@ -183,6 +192,10 @@ def run_hook(argv: list[str], stdin: Any = None, stdout: Any = None) -> int:
         try:
             result = call_daemon(request, DEADLINE_S.get(event, DEFAULT_DEADLINE_S))
         except (FileNotFoundError, ConnectionError, BlockingIOError) as exc:  # not sent
+            if event in NOT_SPOOLED:
+                print(f"memoryd hook: daemon unreachable ({exc.__class__.__name__})",
+                      file=sys.stderr)
+                return 0
             append_spool(request)
             print(f"memoryd hook: daemon unreachable ({exc.__class__.__name__}); event spooled",
                   file=sys.stderr)
