@@ -5,7 +5,8 @@ never blocks its agent: it always exits 0 with valid (possibly empty) output —
 usage mistake, a slow or dead daemon — and it answers within a deadline well under the agent's
 hook timeout. When the daemon cannot be reached the event is appended to a spool file that the
 daemon replays when it is back. The payload is forwarded as it came: the daemon parses it and
-renders the agent's output, so a hook process never imports json (or typing, or pathlib).
+renders the agent's output, so a hook process never imports json (or typing, or pathlib), and
+it speaks the wire protocol without msgpack (memoryd_client.hook_wire).
 
 Kept free of argparse and of the rest of the CLI so that a hook process starts fast.
 """
@@ -21,7 +22,7 @@ TYPE_CHECKING = False  # typing and pathlib cost a hook process ~10 ms; it needs
 if TYPE_CHECKING:
     from typing import Any
 
-from memoryd_client import wire
+from memoryd_client import hook_wire
 
 HARNESSES = ("claude-code", "codex")
 #: The events memoryd's hooks handle, per agent (what `memory hook install` registers).
@@ -86,7 +87,7 @@ def append_spool(request: dict[str, Any]) -> None:
     daemon's replay."""
     path = spool_path()
     os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-    frame = wire.pack(request)
+    frame = hook_wire.frame(request)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
@@ -97,6 +98,8 @@ def append_spool(request: dict[str, Any]) -> None:
 
 def read_spool(data: bytes) -> list[dict[str, Any]]:
     """The requests in a spool file's bytes; a torn or corrupt tail is dropped."""
+    from memoryd_client import wire  # the daemon's side: msgpack is loaded there anyway
+
     requests = []
     offset = 0
     while offset + wire.HEADER.size <= len(data):
@@ -121,9 +124,9 @@ def call_daemon(request: dict[str, Any], deadline_s: float) -> dict[str, Any]:
 
     sock = connect(socket_text(lean=True), deadline_s, retry_s=deadline_s / 2)  # a bare _socket
     try:
-        sock.sendall(wire.pack({"id": 1, "method": "hook", "params": request}))
+        sock.sendall(hook_wire.frame({"id": 1, "method": "hook", "params": request}))
         data = b""
-        needed = wire.HEADER.size
+        needed = hook_wire.HEADER_SIZE
         length = None
         while len(data) < needed:
             sock.settimeout(max(end - time.monotonic(), 0.001))
@@ -131,10 +134,12 @@ def call_daemon(request: dict[str, Any], deadline_s: float) -> dict[str, Any]:
             if not chunk:
                 raise ConnectionError("memoryd closed the connection")
             data += chunk
-            if length is None and len(data) >= wire.HEADER.size:
-                length = wire.frame_length(data[: wire.HEADER.size])
-                needed = wire.HEADER.size + length
-        reply = wire.unpack(data[wire.HEADER.size:needed])
+            if length is None and len(data) >= hook_wire.HEADER_SIZE:
+                length = hook_wire.frame_length(data)
+                needed = hook_wire.HEADER_SIZE + length
+        reply = hook_wire.unpack(data[hook_wire.HEADER_SIZE:needed])
+        if not isinstance(reply, dict):
+            raise TypeError("the reply is not a map")
     finally:
         sock.close()
     result = reply.get("result")
