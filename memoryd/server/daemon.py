@@ -212,6 +212,7 @@ class Daemon:
         self.ingest.start()
         self.passes.on_written = self.ingest.enqueue
         engine.spawn(self.sessions.replay_spool())
+        engine.spawn(self.sessions.guard.refresh())  # the PreToolUse hook's lessons, read ahead
         engine.spawn(self.sessions.usage.judge_quiet_sessions())
         engine.spawn(self.passes.scheduler())
         engine.spawn(self.watch_files())

@@ -25,9 +25,10 @@ agent's tag never blocks anything) denies the call instead, with the rule as the
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,8 @@ PROJECT_TTL_S = 30.0
 #: files an agent's memory tools wrote, which decide whose words a file's line is).
 REREAD_S = 300.0
 
+TermKey = tuple[str, str, "str | None", "str | None"]
+
 
 @dataclass(frozen=True)
 class Guard:
@@ -63,6 +66,11 @@ class Guard:
     terms: tuple[Term, ...]
     line: str
     hard: bool
+
+    @property
+    def order(self) -> tuple[float, int]:
+        """Newest first, as the memory block lists lessons."""
+        return (-self.entry["created"], -self.entry["rowid"])
 
 
 @dataclass(frozen=True)
@@ -81,6 +89,45 @@ class Verdict:
         return Block(self.context, items)
 
 
+@dataclass
+class _Index:
+    """The guards' terms by what a call must show for them to match, so that a call is held
+    against the few lessons that could match it, not all of them: command terms by program;
+    flags alone; paths (a call that writes); code, names and values (a call whose text holds
+    them)."""
+
+    by_program: dict[str, list[tuple[Guard, Term]]] = field(default_factory=dict)
+    flags: list[tuple[Guard, Term]] = field(default_factory=list)
+    paths: list[tuple[Guard, Term]] = field(default_factory=list)
+    texts: list[tuple[Guard, Term, str]] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, guards: Iterable[Guard]) -> _Index:
+        index = cls()
+        for guard in guards:
+            for term in guard.terms:
+                if term.kind == "command":
+                    for program in term.programs:
+                        index.by_program.setdefault(program, []).append((guard, term))
+                elif term.kind == "flag":
+                    index.flags.append((guard, term))
+                elif term.kind == "path":
+                    index.paths.append((guard, term))
+                else:
+                    index.texts.append((guard, term, (term.value or term.said).lower()))
+        return index
+
+    def candidates(self, action: Any) -> list[tuple[Guard, Term]]:
+        found = [pair for program in action.programs for pair in self.by_program.get(program, ())]
+        if action.runs:
+            found += self.flags
+        if action.writes:
+            found += self.paths
+        text = action.code.lower()
+        found += [(guard, term) for guard, term, value in self.texts if value and value in text]
+        return found
+
+
 class ToolGuard:
     """The lessons' guards, kept in memory; see the module docstring."""
 
@@ -89,48 +136,81 @@ class ToolGuard:
         self.store = store
         self.db = db
         self.memory_dir = memory_dir
-        self.guards: list[Guard] = []
-        #: bumped (on the database thread) by the triggers when a lesson changes
+        self.guards: dict[int, Guard] = {}  # by the entry's row id
+        self.index = _Index()
+        #: bumped (on the database thread) by the triggers when a lesson changes; the rows
+        #: they named wait in ``_dirty`` for the next read
         self.generation = 0
+        self._dirty: set[int] = set()
         self.built: int | None = None
         self.read_at = 0.0
         self.watching = False
+        self._reading = asyncio.Lock()
+        self._later: asyncio.Future[None] | None = None
         self._projects: dict[str, tuple[float, str]] = {}
         #: each text's "don't" terms, kept from one read to the next (outcome_rules' own
         #: cache holds 4,096 texts: a store with more would read them all again)
-        self._terms: dict[tuple[str, str, str | None, str | None], tuple[Term, ...]] = {}
+        self._terms: dict[TermKey, tuple[Term, ...]] = {}
 
-    def _changed(self) -> None:
+    def _changed(self, rowid: int) -> None:
+        self._dirty.add(rowid)
         self.generation += 1
 
-    def read(self) -> None:
-        """Read the lessons again (database thread); a text's rule is read once."""
+    def _fetch(self, full: bool) -> tuple[int, list[dict[str, Any]], set[int] | None, set[str]]:
+        """(database thread) The rows to read again — all of them, or those the triggers
+        named since the last read — and the memory files the agents' tools wrote."""
         if not self.watching:
             watch_lessons(self.store.db, self._changed)
             self.watching = True
         generation = self.generation
+        dirty, self._dirty = self._dirty, set()
+        rows = guarded_entries(self.store.db, None if full else dirty)
         pattern = self.memory_dir()
-        tool_files: dict[str, set[str]] = {}
-        guards = []
-        known: dict[tuple[str, str, str | None, str | None], tuple[Term, ...]] = {}
-        for entry in guarded_entries(self.store.db):
-            key = (entry["kind"], entry["text"], entry.get("polarity"), entry.get("key"))
+        tool_files: set[str] = set()
+        if pattern:
+            for agent in {row["agent"] for row in rows if row["via"] == "watch"}:
+                root = Path(pattern.replace("{agent}", agent)).expanduser()
+                tool_files |= tool_written(self.store, agent, str(root))
+        return generation, rows, None if full else dirty, tool_files
+
+    def _guards(self, rows: list[dict[str, Any]], tool_files: set[str]) -> dict[int, Guard]:
+        """The rows' guards (off the database thread: a text not seen before is parsed; each
+        text's terms are kept, the ones that forbid nothing too)."""
+        found = {}
+        for entry in rows:
+            key: TermKey = (entry["kind"], entry["text"], entry.get("polarity"), entry.get("key"))
             terms = self._terms.get(key)
             if terms is None:
-                terms = rule_of(*key).dont
-            known[key] = terms
-            if not terms:
-                continue
-            agent = entry["agent"]
-            if agent not in tool_files:
-                root = Path(pattern.replace("{agent}", agent)).expanduser()
-                tool_files[agent] = tool_written(self.store, agent, str(root)) if pattern \
-                    else set()
-            by_agent = agent_wrote(entry, tool_files[agent])
-            guards.append(Guard(entry, terms, f"- {render(entry, by_agent)}",
-                                HARD_RULE_TAG in entry["tags"] and not by_agent))
-        self.guards, self._terms = guards, known
-        self.built, self.read_at = generation, time.monotonic()
+                terms = self._terms[key] = rule_of(*key).dont
+            if terms:
+                by_agent = agent_wrote(entry, tool_files)
+                found[entry["rowid"]] = Guard(entry, terms, f"- {render(entry, by_agent)}",
+                                              HARD_RULE_TAG in entry["tags"] and not by_agent)
+        return found
+
+    async def refresh(self) -> None:
+        """Bring the guards up to date: every lesson at the first read and every REREAD_S,
+        else the rows changed since."""
+        async with self._reading:
+            full = self.built is None or time.monotonic() - self.read_at > REREAD_S
+            if not full and self.built == self.generation:
+                return
+            generation, rows, changed, tool_files = await self.db(self._fetch, full)
+            fresh = await asyncio.to_thread(self._guards, rows, tool_files)
+            if changed is None:
+                guards = fresh
+                if len(self._terms) > 2 * len(rows) + 1000:  # texts no lesson has any more
+                    self._terms = {(r["kind"], r["text"], r.get("polarity"), r.get("key")):
+                                   self._terms[(r["kind"], r["text"], r.get("polarity"),
+                                                r.get("key"))] for r in rows}
+            else:
+                guards = {k: v for k, v in self.guards.items() if k not in changed}
+                guards.update(fresh)
+            self.guards = dict(sorted(guards.items(), key=lambda item: item[1].order))
+            self.index = _Index.of(self.guards.values())
+            self.built = generation
+            if full:
+                self.read_at = time.monotonic()
 
     def project(self, cwd: str) -> str:
         now = time.monotonic()
@@ -151,23 +231,26 @@ class ToolGuard:
         step = tool_step(call_id or "pending", None, tool, tool_input, call_id)
         if not (step.commands or step.writes or step.added):
             return None
-        if self.built != self.generation or time.monotonic() - self.read_at > REREAD_S:
-            await self.db(self.read)
+        if self.built != self.generation:  # a lesson changed: this call sees it
+            await self.refresh()
+        elif time.monotonic() - self.read_at > REREAD_S and not self._reading.locked():
+            self._later = asyncio.ensure_future(self.refresh())  # meanwhile, the guards as read
         [action] = read_actions([step])
         project = self.project(cwd) if cwd else None
-        hits = []
-        for guard in self.guards:
+        matched: dict[int, list[Term]] = {}
+        for guard, term in self.index.candidates(action):
             entry = guard.entry
             if entry["agent"] not in agents or entry["project"] not in (None, project):
                 continue
-            what = tuple(term for term in guard.terms if action.match(term) == "thing")
-            if what:
-                hits.append((guard, what))
-                if len(hits) == MAX_LESSONS:
-                    break
-        if not hits:
+            if action.match(term) == "thing":
+                terms = matched.setdefault(entry["rowid"], [])
+                if term not in terms:
+                    terms.append(term)
+        if not matched:
             return None
-        return verdict(step, tuple(hits), hard_rules)
+        hits = sorted(((self.guards[rowid], tuple(terms)) for rowid, terms in matched.items()
+                       if rowid in self.guards), key=lambda hit: hit[0].order)[:MAX_LESSONS]
+        return verdict(step, tuple(hits), hard_rules) if hits else None
 
 
 #: How the reply says what a call does that a term names.

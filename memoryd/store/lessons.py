@@ -12,7 +12,7 @@ never sees them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 import apsw
@@ -26,24 +26,33 @@ _KINDS = ", ".join(f"'{kind}'" for kind in GUARD_KINDS)
 _CHANGED = "memoryd_lessons_changed"
 
 
-def guarded_entries(db: apsw.Connection) -> list[dict[str, Any]]:
+def guarded_entries(db: apsw.Connection,
+                    rowids: Collection[int] | None = None) -> list[dict[str, Any]]:
     """Every active lesson and feedback entry that may be injected: not quarantined, not in a
-    notebook's archive (every agent, every project: the caller scopes them)."""
-    rows = db.execute(
-        SELECT_ENTRY + f" WHERE kind IN ({_KINDS}) AND status='active' AND NOT quarantined "
-        f"AND coalesce(source, '') NOT LIKE '%/{ARCHIVE_DIR}/%' ORDER BY created DESC, id DESC")
+    notebook's archive (every agent, every project: the caller scopes them); with ``rowids``,
+    those of them among these rows."""
+    where = (f"kind IN ({_KINDS}) AND status='active' AND NOT quarantined "
+             f"AND coalesce(source, '') NOT LIKE '%/{ARCHIVE_DIR}/%'")
+    if rowids is None:
+        rows = list(db.execute(SELECT_ENTRY + f" WHERE {where} ORDER BY created DESC, id DESC"))
+    else:
+        wanted, rows = sorted(rowids), []
+        for at in range(0, len(wanted), 500):
+            part = wanted[at:at + 500]
+            rows += db.execute(SELECT_ENTRY + f" WHERE {where} AND id IN "
+                               f"({', '.join('?' for _ in part)})", part).fetchall()
     return [row_to_entry(row) for row in rows]
 
 
-def watch_lessons(db: apsw.Connection, changed: Callable[[], None]) -> None:
-    """Call ``changed`` (on the connection's thread, inside the writing statement) whenever a
-    lesson or feedback row is inserted, updated or deleted through ``db``. It may be called
-    for a change that is then rolled back: a spurious call only costs a re-read."""
-    db.create_scalar_function(_CHANGED, lambda: changed(), 0)
+def watch_lessons(db: apsw.Connection, changed: Callable[[int], None]) -> None:
+    """Call ``changed(rowid)`` (on the connection's thread, inside the writing statement)
+    whenever a lesson or feedback row is inserted, updated or deleted through ``db``. It may
+    be called for a change that is then rolled back: a spurious call only costs a re-read."""
+    db.create_scalar_function(_CHANGED, lambda rowid: changed(int(rowid)), 1)
     for event, row in (("INSERT", "new"), ("DELETE", "old")):
         db.execute(f"CREATE TEMP TRIGGER IF NOT EXISTS {_CHANGED}_{event.lower()} AFTER {event} "
                    f"ON main.entries WHEN {row}.kind IN ({_KINDS}) "
-                   f"BEGIN SELECT {_CHANGED}(); END")
+                   f"BEGIN SELECT {_CHANGED}({row}.id); END")
     db.execute(f"CREATE TEMP TRIGGER IF NOT EXISTS {_CHANGED}_update AFTER UPDATE ON main.entries "
                f"WHEN old.kind IN ({_KINDS}) OR new.kind IN ({_KINDS}) "
-               f"BEGIN SELECT {_CHANGED}(); END")
+               f"BEGIN SELECT {_CHANGED}(new.id); END")
