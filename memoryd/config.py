@@ -74,6 +74,8 @@ class OutcomesConfig:
 @dataclass(frozen=True)
 class ContextConfig:
     shared_agents: tuple[str, ...]
+    tool_lessons: bool = True
+    hard_rules: bool = False
 
 
 @dataclass(frozen=True)
@@ -278,7 +280,8 @@ def load_config(path: Path | None = None) -> Config:
         watch=WatchConfig(**{**settings["watch"],
                              "disabled": tuple(settings["watch"]["disabled"]),
                              "project_roots": tuple(settings["watch"]["project_roots"])}),
-        context=ContextConfig(shared_agents=tuple(settings["context"]["shared_agents"])),
+        context=ContextConfig(**{**settings["context"],
+                                 "shared_agents": tuple(settings["context"]["shared_agents"])}),
         tools=ToolsConfig(**settings["tools"]),
         extract=ExtractConfig(**settings["extract"]),
         passes=PassesConfig(**settings["passes"]),

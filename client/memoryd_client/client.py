@@ -155,7 +155,7 @@ def _place(results: list[Any], positions: list[int], reply: Any) -> None:
 
 
 #: Writes that name an entry, not an agent: an unbound client acts as the entry's agent.
-BY_ENTRY = ("forget", "supersede", "release")
+BY_ENTRY = ("forget", "supersede", "release", "scope")
 
 
 def _needs_owner(agent: str | None, method: str, params: dict[str, Any] | None) -> bool:
@@ -321,6 +321,14 @@ class _Methods:
 
     def forget(self, entry_id: str, *, agent: str | None = None, reason: str | None = None) -> Any:
         return self.call("forget", _drop_none({"id": entry_id, "agent": agent, "reason": reason}))
+
+    def scope(self, entry_id: str, scope: str, project: str | None = None, *,
+              agent: str | None = None) -> Any:
+        """Move an entry to the user's global tier (``scope="global"``) or to the project of
+        the directory ``project`` (``scope="project"``); journaled, and ``memory undo`` of
+        the reply's ``undo`` run moves it back."""
+        return self.call("scope", _drop_none({"id": entry_id, "scope": scope,
+                                              "project": project, "agent": agent}))
 
     def supersede(
         self, entry_id: str, text: str, *, agent: str | None = None, confidence: float | None = None

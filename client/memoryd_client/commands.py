@@ -94,6 +94,14 @@ def _history(args: Args, client: Client) -> Any:
     return client.history(args.id, agent=args.agent, key=args.key)
 
 
+def _scope(args: Args, client: Client) -> Any:
+    """`memory scope ID global|project [DIR]`: DIR (default here) with project only."""
+    if args.scope == "global" and args.dir is not None:
+        raise UsageError("memory scope: DIR goes with `project` only (memory scope ID global)")
+    directory = (args.dir or os.getcwd()) if args.scope == "project" else None
+    return client.scope(args.id, args.scope, directory, agent=args.agent)
+
+
 def _purge(args: Args, client: Client) -> Any:
     if not args.since and not args.match:
         raise UsageError("memory purge: give --since T, --match TEXT, or both")
@@ -369,6 +377,25 @@ COMMANDS: dict[str, Command] = {
         show=plain(views.print_superseded),
         examples=("memory supersede 1a20b902eb96 'We lint and format with ruff'",),
         exits="0 stored; 1 not found or not the agent's"),
+    "scope": Command(
+        help="move an entry to the global tier or to a project",
+        description="A global entry reaches every project (the memory block, the prompt hook, "
+        "the lessons shown before a tool call); a project's entry reaches that project only. "
+        "The move is journaled as a run of its own, which `memory undo RUN` takes back. An "
+        "entry of a watched file (a memory file's line, a transcript turn) belongs where its "
+        "file is: scope refuses it, and says why.",
+        args=(ENTRY_ID, Arg("scope", kind=("global", "project"),
+                            help="global: every project; project: the project of DIR"),
+              Arg("dir", optional=True, metavar="DIR",
+                  help="with project: a directory in the repository (default: here)"),
+              ACT_AS),
+        request=_scope, show=plain(views.print_scope),
+        examples=("memory scope 1a20b902eb96 global",
+                  "memory scope 1a20b902eb96 project ~/src/shop",
+                  "memory undo r12"),
+        exits="0 moved (or already there); 1 refused (an entry of a watched file, not active, "
+        "the same memory or another value of its key already there, not the agent's, not "
+        "found); 2 also DIR in no git repository"),
     "history": Command(
         help="an entry's versions and journal (by id, or agent + key)",
         args=(Arg("id", optional=True, help="entry id or prefix (or give --agent and --key)"),

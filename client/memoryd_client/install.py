@@ -46,10 +46,15 @@ from memoryd_client.atomic_file import fsync_directory, write_atomically
 from memoryd_client.errors import BadParamsError
 from memoryd_client.paths import state_dir
 
+#: The tools the PreToolUse hook reads (memoryd.sessions.tool_lessons): the hook runs for
+#: no other tool call.
+CLAUDE_CODE_TOOLS = "Bash|Edit|Write|MultiEdit|NotebookEdit"
+CODEX_TOOLS = "Bash|apply_patch"
 #: event → (matcher or None, handler extras)
 CLAUDE_CODE_EVENTS: dict[str, tuple[str | None, dict[str, Any]]] = {
     "SessionStart": ("startup|resume|clear|compact|fork", {"timeout": 10}),
     "UserPromptSubmit": (None, {"timeout": 5}),
+    "PreToolUse": (CLAUDE_CODE_TOOLS, {"timeout": 5}),
     "PreCompact": (None, {"timeout": 10}),
     "PostCompact": (None, {"timeout": 10}),
     "Stop": (None, {"timeout": 10, "async": True}),
@@ -59,6 +64,7 @@ CLAUDE_CODE_EVENTS: dict[str, tuple[str | None, dict[str, Any]]] = {
 CODEX_EVENTS: dict[str, tuple[str | None, dict[str, Any]]] = {
     "SessionStart": ("startup|resume|clear", {"timeout": 10}),
     "UserPromptSubmit": (None, {"timeout": 5}),
+    "PreToolUse": (CODEX_TOOLS, {"timeout": 5}),
     "PreCompact": (None, {"timeout": 10}),
     "PostCompact": (None, {"timeout": 10}),
     "Stop": (None, {"timeout": 10}),

@@ -5,8 +5,8 @@ talks to the daemon; stdout is the JSON-RPC wire, so nothing else prints to it.
 
 Tools: the memory directory (memory_list, memory_read, memory_write, memory_replace,
 memory_insert), entries (memory_search, memory_recent, memory_get, memory_history,
-memory_remember, memory_forget) and memory_context, the block the hooks inject at session start,
-for agents without hooks. Every parameter is described; kinds and polarities are enums. Search,
+memory_remember, memory_forget, memory_scope) and memory_context, the block the hooks inject at
+session start, for agents without hooks. Every parameter is described; kinds and polarities are enums. Search,
 recent, get and history answer in compact text, one line per entry, not JSON: what a model reads
 best and cheapest.
 
@@ -17,8 +17,9 @@ take, naming the ones it takes (the SDK would drop them silently).
 
 The tools are a table (:data:`TOOLS`). A tool that is a command of `memory` (get, history,
 forget, context, the file actions, and recent, which is `memory list` of the agent) runs that
-command's request from the command table (memoryd_client.commands); search and remember, whose
-arguments no command has (another agent's memory; a scope), make their own call. The SDK reads
+command's request from the command table (memoryd_client.commands); search, remember and
+scope, whose arguments no command has (another agent's memory; a scope; the server's project),
+make their own call. The SDK reads
 each tool's parameters from a signature made of the table, with the SDK's types.
 """
 
@@ -263,6 +264,17 @@ def search(client: Client, values: dict[str, Any], facts: dict[str, str]) -> str
     return search_text(values["query"], result["hits"], time.time())
 
 
+def scope(client: Client, values: dict[str, Any], facts: dict[str, str]) -> str:
+    """memory_scope: one of the agent's entries to the global tier or the server's project."""
+    result = client.scope(values["entry_id"], values["scope"],
+                          facts["cwd"] if values["scope"] == "project" else None,
+                          agent=facts["agent"])
+    where = f"project {result['project']}" if result["project"] else "the global tier"
+    if not result["moved"]:
+        return f"{result['entry']['id']} is in {where} already"
+    return f"moved {result['entry']['id']} to {where} (undo: memory undo {result['undo']})"
+
+
 def remember(client: Client, values: dict[str, Any], facts: dict[str, str]) -> dict[str, Any]:
     """memory_remember: for the server's project (or every project), with its tags as a
     list; the reply says what was stored, or which entry already says it."""
@@ -385,6 +397,15 @@ TOOLS = (
          (ENTRY_ID, Param("reason", "str", "why, kept in the history", None)),
          command="forget", facts=("agent",), writes=True,
          reply=lambda r, a: f"forgotten {r['id']}"),
+    Tool("memory_scope", "Move one of your entries (by id, from memory_search) to the global "
+         "tier or to this project: a lesson that proved true in several projects belongs to "
+         "the global tier. The move is journaled; the user can take it back with `memory "
+         "undo`. An entry of a memory file belongs where its file is: that is refused, with "
+         "the reason.",
+         (ENTRY_ID, Param("scope", ("project", "global"), "global: shown in every project "
+                          "(what holds everywhere, such as the user's preferences); project: "
+                          "shown only in the git repository this server runs in")),
+         call=scope, writes=True),
 )
 
 

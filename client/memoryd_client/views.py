@@ -282,6 +282,18 @@ def print_forgotten(entry: dict[str, Any]) -> None:
     print(f"forgotten {entry['id']}" + edited(entry, "removed from"))
 
 
+def print_scope(result: dict[str, Any]) -> None:
+    """What `memory scope` did: the move and the run that takes it back, or nothing."""
+    entry = result["entry"]
+    where = f"project {result['project']}" if result["project"] else "the global tier"
+    if not result["moved"]:
+        print(f"{entry['id']} is in {where} already; nothing was changed")
+        return
+    before = f"project {result['before']}" if result["before"] else "the global tier"
+    print(f"moved {entry['id']} to {where} (from {before}); `memory undo {result['undo']}` "
+          "moves it back")
+
+
 def print_superseded(result: dict[str, Any]) -> None:
     print(f"stored {result['entry']['id']}, superseding {result['superseded']['id']}"
           + edited(result, "in"))

@@ -44,7 +44,7 @@ HEADER = struct.Struct(">I")
 
 #: Methods that write an agent's namespace: they act as the connection's bound agent.
 WRITE_METHODS = frozenset({"remember", "remember_many", "supersede", "forget", "file_write",
-                           "file_replace", "file_insert", "release", "purge"})
+                           "file_replace", "file_insert", "release", "purge", "scope"})
 #: What each method takes. The daemon refuses a request carrying any other name, so that a
 #: misspelt filter ("kinds") is an error rather than a search of everything. Each map of
 #: ``remember_many``'s ``entries`` takes ``remember``'s params. ``writer`` and ``via`` are
@@ -65,6 +65,7 @@ PARAMS: dict[str, frozenset[str]] = {
     "get": frozenset({"id"}),
     "forget": frozenset({"id", "agent", "reason"}),
     "supersede": frozenset({"id", "text", "agent", "confidence"}),
+    "scope": frozenset({"id", "agent", "scope", "project"}),
     "history": frozenset({"id", "agent", "key"}),
     "sources": frozenset({"action", "name", "path", "kind", "format", "agent", "project_root",
                           "notebook_lines"}),

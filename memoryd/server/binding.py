@@ -123,7 +123,7 @@ def enforce(caller: Caller, params: Params) -> None:
         if named is not None:
             caller.bind_to(named, method)
         elif caller.agent is None:
-            if method in ("forget", "supersede", "release"):
+            if method in ("forget", "supersede", "release", "scope"):
                 raise ForbiddenError(
                     f"{method}: this connection is not bound to an agent; name the agent "
                     "(agent=…) or bind first")

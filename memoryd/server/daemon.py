@@ -48,6 +48,7 @@ from memoryd.params import Params
 from memoryd.passes import corrections
 from memoryd.passes.entry_files import FileEntryEdits
 from memoryd.passes.runner import Passes
+from memoryd.passes.scope import ScopeMoves
 from memoryd.passes.steps import PassParts
 from memoryd.progress import PROGRESS_EVERY_S, Reporter, reporting, stop_reporting
 from memoryd.scheduling import Traffic
@@ -203,13 +204,15 @@ class Daemon:
         self.methods.update(TrustMethods(engine).methods())
         # a file entry's forget/supersede edits its file
         edits = FileEntryEdits(self.passes, engine.supersede, engine.backfill_wanted.set)
-        self.methods.update({"forget": edits.forget, "supersede": edits.supersede})
+        self.methods.update({"forget": edits.forget, "supersede": edits.supersede,
+                             "scope": ScopeMoves(self.passes).scope})
         self.server = Acceptor(listener, self.handle)
         self.ingest = Ingest(self.config, Indexer(engine.store, engine.entries),
                              engine.db, engine.backfill_wanted.set, self.traffic.background)
         self.ingest.start()
         self.passes.on_written = self.ingest.enqueue
         engine.spawn(self.sessions.replay_spool())
+        engine.spawn(self.sessions.guard.refresh())  # the PreToolUse hook's lessons, read ahead
         engine.spawn(self.sessions.usage.judge_quiet_sessions())
         engine.spawn(self.passes.scheduler())
         engine.spawn(self.watch_files())

@@ -32,6 +32,7 @@ from memoryd.sessions.context import (
 from memoryd.sessions.explain import describe
 from memoryd.sessions.extractor import SessionExtractor
 from memoryd.sessions.registry import HARNESS_AGENTS, Registry
+from memoryd.sessions.tool_guard import ToolGuard
 from memoryd.sessions.usage import UsageJudge
 from memoryd.store.usage import RANKINGS, USABLE_KINDS
 from memoryd.text import scrub_surrogates
@@ -50,6 +51,7 @@ class SessionMethods:
                                        unused_days=self._unused_days)
         self.extractor = SessionExtractor(engine, self.registry)
         self.usage = UsageJudge(engine)
+        self.guard = ToolGuard(engine.store, engine.db, lambda: engine.config.memory_dir)
 
     def methods(self) -> dict[str, Any]:
         return {"context": self.m_context, "hook": self.m_hook, "explain": self.m_explain,
@@ -116,6 +118,9 @@ class SessionMethods:
             raise BadParamsError("hook: needs harness and a payload map")
         event = str(payload.get("hook_event_name") or event)
         replayed = params.flag("replayed")
+        if event == "PreToolUse":  # every tool call: no registry write, no search
+            return await self.pre_tool_use(harness, payload) if not replayed else \
+                {"context": None, "output": ""}
         ts = params.time("ts") or time.time()
         agent = HARNESS_AGENTS[harness]
         session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
@@ -157,6 +162,34 @@ class SessionMethods:
         elif event == "SessionEnd" and session:
             self.on_session_end(session)
         return {"context": context, "output": render(event, context)}
+
+    async def pre_tool_use(self, harness: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """A pending tool call: the lessons it goes against as context next to it (or, for a
+        person's hard rule with ``context.hard_rules`` on, the call denied); nothing when it
+        goes against none (memoryd.sessions.tool_guard). Logged as an injection of the session
+        in the background, so that ``memory explain`` shows it."""
+        settings = self.engine.config.context
+        tool = payload.get("tool_name")
+        if not settings.tool_lessons or not isinstance(tool, str):
+            return {"context": None, "output": ""}
+        agent = HARNESS_AGENTS[harness]
+        cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) \
+            and path_problem(payload["cwd"]) is None else None
+        assert self.contexts is not None
+        agents = self.contexts.scope(agent, None).agents
+        call_id = payload.get("tool_use_id")
+        verdict = await self.guard.check(agents, cwd, tool, payload.get("tool_input"),
+                                         call_id if isinstance(call_id, str) else "",
+                                         settings.hard_rules)
+        if verdict is None:
+            return {"context": None, "output": ""}
+        session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
+        block = verdict.block()
+        self.engine.spawn(self.engine.db(self.registry.log_injection, session, agent,
+                                         "PreToolUse", block, len(block.text),
+                                         self.tracking))
+        return {"context": verdict.context, "deny": verdict.deny,
+                "output": render("PreToolUse", verdict.context, verdict.deny)}
 
     def on_session_end(self, session: str) -> None:
         """Queue extraction and the judging of what was injected (memoryd.sessions.usage);

@@ -16,7 +16,8 @@ from memoryd.store.ledger import Ledger
 
 log = logging.getLogger(__name__)
 
-#: Fields an "update" ledger record may carry (a maintenance pass's change to an API entry).
+#: Fields an "update" ledger record may carry (a maintenance pass's change to an API entry;
+#: ``project``: `memory scope` moved it between the global tier and a project).
 LEDGER_FIELDS = ("status", "superseded_by", "confidence", "occurrences", "project")
 
 
