@@ -8,6 +8,7 @@ import pytest
 from memoryd.config import EmbedConfig
 from memoryd.embed import DEFAULT_MODEL_SHA256, Embedder, file_sha256, locate_model
 from memoryd.errors import EmbedderError
+from memoryd.text import MAX_PARTS, part_spans, split_parts
 
 
 def test_vectors_are_normalised_and_rank_meaning(embedder: Embedder) -> None:
@@ -60,3 +61,26 @@ def test_a_broken_model_fails_loudly(tmp_path, setup, message) -> None:
     setup(tmp_path)
     with pytest.raises(EmbedderError, match=message):
         Embedder(EmbedConfig(str(tmp_path), 1, 8, 1024, 128))
+
+
+EXCHANGE = ("[2026-10-14] User: The plotter tears tentacles thinner than 1.5 mm off the "
+            "sticker sheet. Which blade should we order for the next batch?\n\n"
+            "Assistant: Order the 45 degree blades from the usual supplier. The invoice goes to "
+            "the accountant every Monday, so file it before the weekend.")
+
+
+@pytest.mark.parametrize("text", [
+    EXCHANGE,
+    "  [2026-03-01]   Use tabs.  Never spaces, not even in YAML files!\n",
+    "- first bullet of the list, long enough\n- second bullet, long enough too\n1. third one",
+    "Short. Tiny. Then a sentence long enough to stand alone. Ok.",
+    " ".join(f"Sentence {i} is here and long enough." for i in range(19)),
+    "One sentence only, however long it is and whatever it says",
+])
+def test_each_part_is_where_the_embedder_pools_it(text: str) -> None:
+    """The embedder pools a part's tokens by its character span: the span must hold exactly
+    the part's text (white space aside)."""
+    spans = part_spans(text)
+    assert [" ".join(text[start:end].split()) for start, end in spans] == split_parts(text)
+    assert all(0 <= start < end <= len(text) for start, end in spans)
+    assert spans == sorted(spans) and len(spans) <= MAX_PARTS
