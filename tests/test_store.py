@@ -42,6 +42,29 @@ def test_changing_the_model_drops_old_vectors(tmp_path) -> None:
     assert reopened.rows_missing_vectors(10)[0][0] == rowid
 
 
+def test_another_way_of_making_part_vectors_embeds_only_the_entries_with_parts_again(
+        tmp_path) -> None:
+    """Sentence vectors of two schemes are never mixed: a store whose part vectors were made
+    another way (each sentence embedded on its own, before late chunking) drops them and
+    queues their entries, whose own vectors stay and are searched meanwhile."""
+    store = Store(tmp_path / "db")
+    store.bind_model(ModelInfo("m1", "h1", 4))  # as recorded before the scheme was
+    parted = store.insert_entry(entry("u1", "First sentence here. And a second one there."))
+    single = store.insert_entry(entry("u2", "one sentence"))
+    store.put_vectors([parted, single], np.ones((2, 4), dtype=np.float32) / 2,
+                      [np.ones((2, 4), dtype=np.float32) / 2, np.zeros((0, 4), dtype=np.float32)])
+    store.db.execute("INSERT INTO lexicon(stem, word, scale, vector) VALUES ('thin', 'thin', 1.0, "
+                     "zeroblob(4))")
+    assert store.bind_model(ModelInfo("m1", "h1", 4, "late-chunking")) is True
+    assert [row[0] for row in store.rows_missing_vectors(10)] == [parted]
+    assert store.count_vectors() == 2 and store.part_vectors_by_rowids([parted]) == {}
+    assert store.db.execute("SELECT count(*) FROM lexicon").fetchone()[0] == 1  # same words
+    store.close()
+    reopened = Store(tmp_path / "db")
+    assert reopened.model == ModelInfo("m1", "h1", 4, "late-chunking")
+    assert reopened.bind_model(ModelInfo("m1", "h1", 4, "late-chunking")) is False
+
+
 def test_an_entry_is_embedded_again_only_when_its_text_changes(tmp_path) -> None:
     # a pass moving entries into an archive rewrites their source and lines, and names the
     # text too: that alone must not send them to the embedder again

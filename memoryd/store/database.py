@@ -22,7 +22,7 @@ import json
 import logging
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -117,11 +117,20 @@ def _sqlite_log(code: int, message: str) -> None:
     _sqlite_log_target.log(level, "SQLite: %s (%s)", message, name)
 
 
+#: How the sentence vectors of a store made before the scheme was recorded were made: each
+#: sentence embedded on its own.
+OLD_PARTS = "sentences"
+
+
 @dataclass(frozen=True)
 class ModelInfo:
+    """What the stored vectors are: the model's id, its file's sha256, the vectors' size, and
+    how the vectors of an entry's parts are made (``memoryd.embed.PARTS``)."""
+
     model_id: str
     sha256: str
     dim: int
+    parts: str = OLD_PARTS
 
 
 def encode_tags(tags: Iterable[str]) -> str:
@@ -266,13 +275,29 @@ class Store:
         if raw is None:
             return None
         data = json.loads(raw)
-        return ModelInfo(data["model_id"], data["sha256"], int(data["dim"]))
+        return ModelInfo(data["model_id"], data["sha256"], int(data["dim"]),
+                         data.get("parts", OLD_PARTS))
 
     def bind_model(self, model: ModelInfo) -> bool:
         """Record the model whose vectors the table holds. When another model was recorded,
-        its vectors are dropped (never mixed); returns True when vectors must be rebuilt."""
+        its vectors are dropped (never mixed); when only the parts' scheme changed, the part
+        vectors are, and their entries queued to be embedded again (their own vectors stay,
+        and search by them). Returns True when vectors must be rebuilt."""
         if self.model == model:
             return False
+        if self.model is not None and (self.model.model_id, self.model.sha256, self.model.dim) \
+                == (model.model_id, model.sha256, model.dim):
+            with self.db:
+                self.db.execute("INSERT OR IGNORE INTO vector_queue(rowid) SELECT p.entry "
+                                "FROM part_vectors p JOIN entries e ON e.id = p.entry")
+                queued = self.db.changes()
+                self.db.execute("DELETE FROM part_vectors")
+                self.set_meta("embedding_model", json.dumps(asdict(model)))
+            log.warning("Sentence vectors are now made as %r (they were %r): embedding the %d "
+                        "entries that have them again, in the background.", model.parts,
+                        self.model.parts, queued)
+            self.model = model
+            return True
         with self.db:
             if self.model is not None:
                 log.warning(
@@ -288,10 +313,7 @@ class Store:
             )
             self.db.execute("INSERT OR IGNORE INTO vector_queue(rowid) SELECT id FROM entries")
             lexicon.reset(self.db)
-            self.set_meta(
-                "embedding_model",
-                json.dumps({"model_id": model.model_id, "sha256": model.sha256, "dim": model.dim}),
-            )
+            self.set_meta("embedding_model", json.dumps(asdict(model)))
         self.model = model
         return True
 
