@@ -27,7 +27,7 @@ import numpy as np
 
 from memoryd.agents import rolled_up
 from memoryd.config import Config
-from memoryd.embed import Embedder, load_embedder
+from memoryd.embed import PARTS, Embedder, load_embedder
 from memoryd.embed_threads import PIPELINE_SLICE, EmbedThreads, abandon
 from memoryd.errors import BadParamsError, UnavailableError, stopping_error
 from memoryd.params import Params
@@ -252,7 +252,8 @@ class Engine:
         if embedder is None:
             return
         log.info("Embedding model %s loaded (%d dims).", embedder.model_id, embedder.dim)
-        await self.db(self.store.bind_model, ModelInfo(embedder.model_id, embedder.sha256, embedder.dim))
+        await self.db(self.store.bind_model,
+                      ModelInfo(embedder.model_id, embedder.sha256, embedder.dim, PARTS))
         try:
             await self.db(self._build_index, embedder.dim)
         except UnavailableError as exc:

@@ -3,14 +3,19 @@ and columns in memory."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import apsw
 import numpy as np
 import pytest
+from conftest import start_daemon, wait_until
+from memoryd_client import Client
 
-from memoryd.embed import Embedder
+from memoryd.embed import PARTS, Embedder
 from memoryd.store import vectors as vector_module
 from memoryd.store.vectors import VectorFilter, VectorIndex
+from memoryd.text import split_parts
 
 SUBJECTS = ["ruff", "pytest", "postgres", "deploys", "stickers", "the cat", "commit messages",
             "docker images", "the release train", "code review", "invoices", "the API gateway"]
@@ -211,3 +216,44 @@ def test_grows_past_its_capacity_and_memory_is_bits_and_columns(embedder: Embedd
     assert list(index.search(vectors[17], 1, VectorFilter())) == [18]
     assert index.nbytes < len(texts) * 2 * 100  # no float copy in memory: ~60 bytes a row
     assert index.path.stat().st_size >= len(texts) * 384  # int8 rows; sparse beyond those written
+
+
+def test_a_store_of_sentence_vectors_made_the_old_way_gets_them_again(memoryd_home: Path,
+                                                                      embedder: Embedder) -> None:
+    """A store from before late chunking (each sentence embedded on its own): the daemon makes
+    its sentences' vectors again, in the background (the entries' own vectors stay); then
+    they are the ones the embedder makes now, never a mix of the two."""
+    text = ("The plotter tears tentacles thinner than 1.5 mm off the sticker sheet. Order the "
+            "45 degree blades from the usual supplier before the next batch.")
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket, timeout_s=30) as c:
+            c.remember("designer", "print", text)
+    finally:
+        running.stop()
+    old = embedder.embed(split_parts(text))  # what the store held before
+    db = apsw.Connection(str(memoryd_home / "memoryd.db"))
+    model = json.loads(db.execute("SELECT value FROM meta WHERE key='embedding_model'")
+                       .fetchone()[0])
+    del model["parts"]
+    db.execute("UPDATE meta SET value=? WHERE key='embedding_model'", (json.dumps(model),))
+    db.execute("UPDATE part_vectors SET vectors=?", (old.tobytes(),))
+    db.close()
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket, timeout_s=30) as c:
+            wait_until(lambda: c.status()["backlog"] == 0
+                       and c.status()["lexicon"]["entries_behind"] == 0)
+            [hit] = c.search("which blades should we order", agent="designer")["hits"]
+            assert "scored_without" not in hit, hit["scored_without"]
+    finally:
+        running.stop()
+    db = apsw.Connection(str(memoryd_home / "memoryd.db"))
+    stored = np.frombuffer(db.execute("SELECT vectors FROM part_vectors").fetchone()[0],
+                           dtype=np.float32).reshape(-1, 384)
+    assert json.loads(db.execute("SELECT value FROM meta WHERE key='embedding_model'")
+                      .fetchone()[0])["parts"] == PARTS
+    db.close()
+    [(_, made_now)] = embedder.embed_entries([text])
+    assert (stored * made_now).sum(axis=1).min() > 0.98
+    assert (stored * old).sum(axis=1).max() < 0.97
