@@ -11,7 +11,7 @@ once):
   search's question is embedded on the engine's search thread, right before its vector half);
 - **pair**: a bulk write's borderline near-duplicates embedded alone beside its next batch (on
   the bulk thread they waited behind that batch, and one onnxruntime thread a run left the
-  other core idle); a single write's new words, beside its text.
+  other core idle); a single write's new words, once it is acknowledged.
 
 A text's sentence vectors come from the same run of the model as its own vector
 (``Embedder.embed_entries``): a single write is one run on the interactive thread.

@@ -613,6 +613,17 @@ class Store:
             (limit,),
         ).fetchall()
 
+    def queued_for_vectors(self, entries: Sequence[tuple[int, str]]) -> set[int]:
+        """Those of the (rowid, hash) entries that wait for a vector and still have that text
+        (one changed meanwhile waits for the vectors of its new text)."""
+        if not entries:
+            return set()
+        marks = ", ".join("(?, ?)" for _ in entries)
+        return {r for (r,) in self.db.execute(
+            f"WITH wanted(rowid, hash) AS (VALUES {marks}) SELECT q.rowid FROM wanted w "
+            "JOIN vector_queue q ON q.rowid = w.rowid JOIN entries e ON e.id = w.rowid "
+            "AND e.hash = w.hash", [v for r, h in entries for v in (int(r), h)])}
+
     def count_backlog(self) -> int:
         return self.db.execute("SELECT count(*) FROM vector_queue").fetchone()[0]
 
