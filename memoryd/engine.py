@@ -52,11 +52,14 @@ from memoryd.text import content_hash
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-#: A backfill batch, at most: what a bulk write or a single write waits for the embedder. Rows
-#: of short notes take ~0.1 s for 32; transcript chunks (~190 tokens, and their sentences
-#: embedded again as parts) take seconds, so the batch also stops at BACKFILL_CHARS.
+#: A backfill batch, at most: what a bulk write waits for the embedder (a single write does
+#: not: it is embedded on a thread of its own). Rows of short notes take ~0.1 s for 32,
+#: transcript chunks (~200 tokens) ~2.5 s. Fewer texts a batch cost more per text (padding:
+#: the embedder sorts a batch's texts by length): 5 chunks a batch, as BACKFILL_CHARS of 4,000
+#: made them, embedded ~0.8 × as many a CPU-second as 32. BACKFILL_CHARS bounds a batch of
+#: very long texts (each is truncated, but its parts past the truncation are embedded too).
 BACKFILL_BATCH = 32
-BACKFILL_CHARS = 4_000
+BACKFILL_CHARS = 32_000
 MAX_BATCH = 1000
 #: How long one call stores a write's entries on the database thread before searches get it
 #: back (a slice of 256 took ~0.5 s at 700k entries: near-duplicate checks).
@@ -94,6 +97,8 @@ class Engine:
         self.bulk_writes = 0  # remember_many calls embedding: the backfill waits for them
         self.bulk_done = asyncio.Event()
         self.bulk_done.set()
+        self.vectors_done = asyncio.Event()  # cleared while the backfill has entries to embed
+        self.vectors_done.set()
         self.store: Store | None = None
         self._entries: Entries | None = None
         self._search: Search | None = None
@@ -330,12 +335,16 @@ class Engine:
 
     async def fill_lexicon(self) -> None:
         """Give every word of the entries a vector (memoryd.store.lexicon), a step at a time,
-        after bulk writes; then keep up with new entries."""
+        after bulk writes and the vector backlog; then keep up with new entries. The words
+        wait for the vectors: an entry without its words is scored without the alignment, one
+        without its vector by its keywords alone; and the words of a backlog, each embedded
+        alone, took ~10 % of the embedder's time while files were indexed."""
         assert self.store is not None and self.embedder is not None
         words, db = self.searcher.lexicon, self.store.db
         assert words is not None
         while True:
             await self.bulk_done.wait()
+            await self.vectors_done.wait()
             self.lexicon_wanted.clear()  # an entry stored from now on wakes the wait below
             reached, found = await self.db(lexicon.new_words, db, words, self.lexicon_at,
                                            LEXICON_ENTRIES, LEXICON_WORDS)
@@ -379,14 +388,17 @@ class Engine:
                     continue
                 if not rows:
                     break
+                self.vectors_done.clear()
                 vectors = await self.embedding.entries([text for _, text in rows])
                 if vectors is None:
+                    self.vectors_done.set()
                     return
                 try:
                     await self.db(self._store_backfill, [rowid for rowid, _ in rows], vectors)
                 except UnavailableError as exc:
                     await self._disk_refused("The vector backlog", exc)
             self.backlog_since = None
+            self.vectors_done.set()
             if self.embedded.done - stretch >= LOGGED_BACKLOG:
                 log.info("Vector backlog embedded: %d entries in %.1f s.",
                          self.embedded.done - stretch, time.monotonic() - began)
