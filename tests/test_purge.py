@@ -156,9 +156,9 @@ def test_the_dry_run_lists_what_it_removes_and_where_it_only_replaces_the_text(
 
 def test_a_purged_entrys_pass_changes_leave_the_journal_file_too(
         memoryd_home: Path, embedder: Any) -> None:
-    """A contradiction the consolidation pass listed holds both texts; a merge names the
-    entries it merged. Purged, they leave the database and passes.jsonl, and a rebuild of the
-    index (which replays passes.jsonl) does not bring them back."""
+    """A contradiction holds both texts (recorded when the second was written, as a run of
+    its own: memoryd.store.entries). Purged, they leave the database and passes.jsonl, and a
+    rebuild of the index (which replays passes.jsonl) does not bring them back."""
     secret = "zqv7k2m9p4wx"
     running = start_daemon(embedder)
     try:
@@ -167,8 +167,9 @@ def test_a_purged_entrys_pass_changes_leave_the_journal_file_too(
                          f"Don't use conventional commits (ticket {secret})."):
                 c.remember("coder", "git", text, kind="lesson", force=True)
             kept = c.remember("coder", "ops", "The staging database resets nightly.")["entry"]
-            done = c.pass_run("consolidate")
-            assert done["counts"].get("open") == 1, done
+            assert len(c.status()["contradictions"]) == 1
+            done = c.pass_show()  # the newest run: the correction that disputes the two
+            assert done["pass"] == "correct", done
             assert secret in (memoryd_home / "passes.jsonl").read_text()
             purged = run_cli("purge", "--agent", "coder", "--match", secret, "--yes")
             assert purged.returncode == 0 and "1 pass change" in purged.stdout, purged.stdout

@@ -165,3 +165,23 @@ def test_searches_beside_writes_see_each_acknowledged_write(daemon, filled: Clie
         searches += 1
     thread.join()
     assert not failures and len(written) == 40 and searches >= 5
+
+
+def test_a_copy_in_another_namespace_does_not_lower_a_hits_relevance(client: Client) -> None:
+    """L-h (newcomer report, 2026-11-28): the same text in two agents scored 1.00 searched in
+    one and 0.47 searched in both: each copy's lead over the next candidate, and its rank,
+    counted the other copy as a rival."""
+    text = "The staging database is Postgres 16, not MySQL"
+    for agent in ("coder", "claude-code"):
+        client.remember(agent, "infra", text)
+    for other in ("Deploys go through fly.io from the main branch",
+                  "We lint with ruff, not flake8", "Tests run with pytest -x",
+                  "The cache is Redis 7 on the staging box", "Production runs Postgres 15 on RDS"):
+        client.remember("coder", "infra", other)
+    question = "which database does staging run"
+    [alone] = [h for h in client.search(question, agent="coder")["hits"] if h["text"] == text]
+    both = [h for h in client.search(question, agents=["*"])["hits"] if h["text"] == text]
+    assert len(both) == 2 and all(h["match"] for h in both)
+    for hit in both:
+        assert abs(hit["score"]["relevance"] - alone["score"]["relevance"]) < 0.05, \
+            (hit["score"], alone["score"])

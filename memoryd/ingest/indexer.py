@@ -33,7 +33,7 @@ from memoryd.project import project_of
 from memoryd.redact import redact
 from memoryd.regular_file import read_regular
 from memoryd.store.archive import TRANSCRIPT_PREFIX
-from memoryd.store.database import Store
+from memoryd.store.database import Store, encode_records
 from memoryd.store.entries import Entries, mark_target, new_uid
 from memoryd.text import content_hash
 
@@ -419,12 +419,16 @@ class Indexer:
         uid = TRANSCRIPT_PREFIX + chunk.chunk_id
         text = redact(chunk.text)
         hash_ = content_hash(text)
-        row = self.store.db.execute("SELECT hash, text FROM entries WHERE uid=?", (uid,)).fetchone()
+        records = encode_records(chunk.record_ids)
+        row = self.store.db.execute("SELECT hash, records FROM entries WHERE uid=?",
+                                    (uid,)).fetchone()
         if row is not None:
             if row[0] == hash_:
+                if row[1] != records:  # indexed before chunks kept their turns
+                    self.store.update_entry(uid, records=records)
                 return Changes(unchanged=1)
             before = self.store.entry_by_uid(uid)
-            self.store.update_entry(uid, text=text, hash=hash_, updated=now)
+            self.store.update_entry(uid, text=text, hash=hash_, updated=now, records=records)
             self.store.journal(uid, "updated", "watch", journaled(before) if before else None,
                                journaled({"text": text}), now)
             return Changes(updated=1)
@@ -436,7 +440,7 @@ class Indexer:
             "created": chunk.timestamp or now, "updated": now, "writer": facts.source,
             "via": "watch", "session": chunk.session_id, "source": facts.path,
             "line_start": None, "line_end": None, "message_id": chunk.record_ids[0],
-            "superseded_by": None, "polarity": None,
+            "superseded_by": None, "polarity": None, "records": records,
         }
         self.store.insert_entry(entry)
         self._apply_mark(entry, now)

@@ -5,9 +5,10 @@ the question) is described by the evidence below; a logistic model turns it into
 that the entry is relevant to the question. Hits are ranked by it, and a hit is a **match** when
 it reaches the threshold that gives the configured precision (``search.match_precision``).
 
-The model (``memoryd/data/ranking.json``) is fitted by ``python bench/eval.py --fit`` on the
-training half of bench/eval's queries and checked on the other half; the file records both
-halves' figures. Evidence:
+The model (``memoryd/data/ranking.json``) is fitted by ``python bench/ranking_fit.py --write``
+on the tuning halves of both evaluation sets (bench/eval's coding sessions, notes and facts;
+bench/conv's long chats), pulled towards a model of the first set alone, and judged on their
+held-out halves (README, "Retrieval choices"). Evidence:
 
     cos        cosine of the question and the entry's vector
     part       the best cosine of the entry's parts (its sentences); ``cos`` when it has none
@@ -31,6 +32,11 @@ halves' figures. Evidence:
     lacks      1 when the question asks for a kind of detail (a number, a time of day, a
                weekday, a version, a year) and the entry holds none (memoryd.retrieval.asked):
                "how many keycap packs sold" against the keycap pack's description
+    ctx_coverage  ``coverage`` of the passage a transcript chunk is shown as: the chunk with the
+               chunks just before and after it in its session (memoryd.retrieval.passage);
+               another entry's own ``coverage``: "where does Denise take her improv class"
+               against "me. Thursday nights at the Lantern", whose previous turn says "improv"
+    ctx_align  ``align`` of that passage
 
 Besides each evidence, the model weighs the products of the pairs it lists (``pairs``): a
 keyword match counts for more when the vectors agree, a high cosine for less when the question's
@@ -59,7 +65,7 @@ from importlib import resources
 import numpy as np
 
 FEATURES = ("cos", "part", "mix", "mix_z", "margin", "kw", "kw_rr", "vec_rr", "coverage",
-            "in_window", "align", "worst", "lacks")
+            "in_window", "align", "worst", "lacks", "ctx_coverage", "ctx_align")
 PRIOR_CANDIDATES = 10
 #: The evidence a candidate may lack, each with the fallback model that does without it, the
 #: weakest last (a candidate without a vector lacks the alignment too).
@@ -130,8 +136,10 @@ def load_model(data: dict | None = None) -> Model:  # type: ignore[type-arg]
         text = resources.files("memoryd").joinpath("data/ranking.json").read_text("utf-8")
         data = json.loads(text)
     names = tuple(data["features"])
-    if names != FEATURES:
+    if names != FEATURES[:len(names)]:
         raise ValueError(f"ranking.json has features {names}, this memoryd computes {FEATURES}")
+    if len(names) < len(FEATURES):  # evidence the model was fitted without: weighed 0
+        data = _padded(data, len(FEATURES) - len(names))
     unknown = {name for pair in data.get("pairs", ()) for name in pair} - set(FEATURES)
     if unknown:
         raise ValueError(f"ranking.json pairs name {sorted(unknown)}, not among {FEATURES}")
@@ -147,6 +155,24 @@ def load_model(data: dict | None = None) -> Model:  # type: ignore[type-arg]
     fallbacks = {name: model(part, {}) for name, part in (data.get("fallbacks") or {}).items()
                  if name in (NO_ALIGN, NO_VECTOR)}
     return model(data, fallbacks)
+
+
+def _padded(data: dict, more: int) -> dict:  # type: ignore[type-arg]
+    """A model's data with ``more`` features after its own (before its products), each with
+    mean 0, scale 1 and weight 0."""
+    features = len(data["features"])
+
+    def pad(part: dict) -> dict:  # type: ignore[type-arg]
+        out = dict(part)
+        for key, fill in (("mean", 0.0), ("scale", 1.0), ("weights", 0.0)):
+            values = list(part[key])
+            out[key] = values[:features] + [fill] * more + values[features:]
+        return out
+
+    padded = pad(data)
+    padded["features"] = list(FEATURES)
+    padded["fallbacks"] = {name: pad(part) for name, part in (data.get("fallbacks") or {}).items()}
+    return padded
 
 
 def idf(rows: int, total: int) -> float:

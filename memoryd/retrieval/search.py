@@ -47,14 +47,19 @@ from memoryd.retrieval import ranking
 from memoryd.retrieval.age import age_note, format_age
 from memoryd.retrieval.asked import asked_details, lacks
 from memoryd.retrieval.dates import Window, window, without_time
+from memoryd.retrieval.passage import add_turns_around
 from memoryd.retrieval.ranking import FEATURES, NO_ALIGN, NO_VECTOR, Model, idf, load_model
 from memoryd.retrieval.terms import STOPWORDS, fts_expression, query_terms
 from memoryd.store.database import Store, encode_tags
 from memoryd.store.entries import KINDS, STATUSES
 from memoryd.store.lexicon import Lexicon, is_word, unknown_words
 from memoryd.store.vectors import VectorFilter, VectorIndex, follow_meta
+from memoryd.text import normalise_text
 
 CANDIDATES = 50
+#: Hits shown with the turns around them (memoryd.retrieval.passage), and read beyond the
+#: limit in place of hits whose turns an earlier passage shows.
+CONTEXT_HITS = 20
 #: Entries whose words (and their lexicon rows) are kept between searches (~6 MB).
 ENTRIES_KNOWN = 20_000
 #: Above this many rows matching the question's words, bm25 ranks only the rarest words' rows.
@@ -334,18 +339,22 @@ class Search:
             evidence, lacking, self.config.search.match_precision)
         if plan.min_score is not None:
             thresholds[:] = plan.min_score  # the caller's own
-        order = [int(i) for i in np.argsort(-probability, kind="stable")
-                 if not plan.only_matches or probability[i] >= thresholds[i]][:plan.limit]
-        entries = self.store.entries_by_rowids([candidates[i] for i in order])  # the hits' rows
+        ranked = [int(i) for i in np.argsort(-probability, kind="stable")
+                  if not plan.only_matches or probability[i] >= thresholds[i]]
+        # read ahead: a hit whose turns an earlier hit's passage shows already is left out
+        ahead = ranked[:plan.limit + CONTEXT_HITS]
+        entries = self.store.entries_by_rowids([candidates[i] for i in ahead])  # the hits' rows
         now = time.time()
-        hits = []
-        for i in order:
+        hits, order = [], []
+        shown: set[str] = set()
+        for number, i in enumerate(ahead):
+            if len(hits) == plan.limit:
+                break
             p = float(probability[i])
-            is_match = bool(p >= thresholds[i])
             entry = entries[candidates[i]]
             row = dict(zip(FEATURES, evidence[i].tolist()))
             bm25 = plan.keyword.get(candidates[i])
-            hits.append({
+            hit = {
                 **entry,
                 "score": {"relevance": round(p, 4),
                           "keyword": round(bm25[1], 4) if bm25 and bm25[1] else None,
@@ -353,12 +362,21 @@ class Search:
                           "part": round(row["part"], 4) if query_vector is not None else None,
                           "coverage": round(row["coverage"], 4)},
                 "evidence": {name: round(value, 4) for name, value in row.items()},
-                "match": is_match,
+                "match": bool(p >= thresholds[i]),
                 **({"scored_without": ranking.LACKING[lacking[i]]} if lacking[i] else {}),
                 "age_s": round(now - entry["created"], 1),
                 "age": format_age(now - entry["created"]),
                 "age_note": age_note(entry["created"], now),
-            })
+            }
+            own = set(entry.get("records") or ())
+            if own and own <= shown:
+                continue  # its turns are in an earlier passage
+            if number < CONTEXT_HITS:
+                add_turns_around(self.store, hit, candidates[i],
+                                 self.config.search.passage_chars)
+            shown.update(hit.get("records") or ())
+            hits.append(hit)
+            order.append(i)
         return self._result(plan, hits, query_vector is None,
                             [lacking[i] for i in order if lacking[i]])
 
@@ -450,9 +468,17 @@ class Search:
         pool = np.array([sum(mixes[r]) / 2 for r in vector_rank], dtype=np.float64)
         plan.background = (float(pool.mean()), float(pool.std()), len(pool)) if len(pool) else None
         mean, spread = self.model.background(pool)
-        ranked_mix = np.sort(pool)[::-1]
-        top, second = (ranked_mix[0] if len(pool) else 0.0,
-                       ranked_mix[1] if len(pool) > 1 else mean - spread)
+        # the lead is over the best candidate that says something else: a copy of the same
+        # text (another agent's, a file's and an import's) is not a rival (L-h)
+        said = {rowid: normalise_text(texts[rowid][0]) if rowid in texts else str(rowid)
+                for rowid in candidates}
+        by_mix = sorted(vector_rank, key=lambda r: -sum(mixes[r]))
+        top = sum(mixes[by_mix[0]]) / 2 if by_mix else 0.0
+        second = next((sum(mixes[r]) / 2 for r in by_mix[1:]
+                       if said.get(r) != said.get(by_mix[0])), mean - spread)
+        keyword_rank = distinct_ranks(sorted(plan.keyword, key=lambda r: plan.keyword[r][0]),
+                                      said)
+        vector_ranks = distinct_ranks(sorted(vector_rank, key=vector_rank.__getitem__), said)
         best_bm25 = max((score for _, score in plan.keyword.values()), default=0.0) or 1.0
         weights = np.array(list(plan.weights.values()), dtype=np.float64)
         known = [plan.known.get(rowid) or self._entry(rowid, texts[rowid][0])
@@ -474,20 +500,41 @@ class Search:
         columns: list[np.ndarray] = [
             cosine, part, mix, (mix - mean) / spread, mix - np.where(mix >= top, second, top),
             np.where(bm25 > 0, bm25 / best_bm25, 0.0),
-            np.array([1 / (1 + k[0]) if k else 0.0 for k in keyword]),
-            np.array([1 / (1 + vector_rank[r]) if r in vector_rank else 0.0 for r in candidates]),
+            np.array([1 / (1 + keyword_rank[r]) if r in keyword_rank else 0.0
+                      for r in candidates]),
+            np.array([1 / (1 + vector_ranks[r]) if r in vector_ranks else 0.0
+                      for r in candidates]),
             holds @ weights / (weights.sum() or 1.0),
             in_window,
             alignment,
             worst,
             np.array([lacks(details, texts[rowid][0]) for rowid in candidates]),
         ]
+        passages = self._passages(candidates, known)
+        passage_holds = self._holds(plan, passages)
+        passage_align, _ = self._alignment(plan, passages, passage_holds, words)
+        columns += [passage_holds @ weights / (weights.sum() or 1.0), passage_align]
         lexicon = self.lexicon
         lacking = [NO_VECTOR if query is None or rowid not in mixes
                    else NO_ALIGN if lexicon is None or (entry.unaligned
                                                        and rowid > lexicon.filled_to)
                    else None for rowid, entry in zip(candidates, known)]
         return np.column_stack(columns), lacking
+
+    def _passages(self, candidates: list[int], known: list[Known]) -> list[Known]:
+        """Each candidate's words with those of the transcript chunks just before and after it
+        in its session (memoryd.retrieval.passage: a hit is shown with them); another entry's
+        own words."""
+        around = self.store.chunks_around(candidates)
+        texts = self.store.texts_by_rowids(sorted({r for pair in around.values() for r in pair
+                                                   if r is not None}))
+        out = []
+        for rowid, own in zip(candidates, known):
+            near = [self._entry(r, texts[r][0]) for r in around.get(rowid, ()) if r in texts]
+            out.append(Known(tuple(dict.fromkeys(own.words + tuple(w for k in near
+                                                                  for w in k.words))))
+                       if near else own)
+        return out
 
     def _holds(self, plan: SearchPlan, candidates: list[Known]) -> np.ndarray:
         """Per candidate, per informative word of the question (``plan.weights``' order):
@@ -592,3 +639,15 @@ class Search:
             return {}
         return unknown_words(self.store.db, self.lexicon, [" ".join(query_terms(query))])
 
+
+def distinct_ranks(order: Sequence[int], said: dict[int, str]) -> dict[int, int]:
+    """Each rowid's rank in ``order`` counting only what says something else: copies of one
+    text (``said``: its normalised text) share the rank of the first."""
+    ranks: dict[int, int] = {}
+    first: dict[str, int] = {}
+    for rowid in order:
+        text = said.get(rowid, str(rowid))
+        if text not in first:
+            first[text] = len(first)
+        ranks[rowid] = first[text]
+    return ranks

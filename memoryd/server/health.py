@@ -121,6 +121,9 @@ class Health:
                              f"{embedder.sha256[:12]}… " + ("as shipped" if same else
                                                            f"≠ shipped {DEFAULT_MODEL_SHA256[:12]}…"),
                              None if same else "reinstall memoryd, then " + RESTART)
+            if getattr(embedder, "pinned", False):  # a named model: checked at load
+                return check("model", OK, f"{embedder.model_id} loaded ({embedder.dim} dims) "
+                             f"from embed.model, sha256 {embedder.sha256[:12]}… as derived")
             return check("model", OK, f"{embedder.model_id} loaded ({embedder.dim} dims) from "
                          f"embed.model, sha256 {embedder.sha256[:12]}… (a model of your own: "
                          "not checked against a known hash)")

@@ -70,6 +70,7 @@ ENTRY_COLUMNS = (
     "occurrences",
     "stale",
     "quarantined",
+    "records",
 )
 
 _bestpractice_applied = False
@@ -143,16 +144,35 @@ def decode_tags(stored: str) -> list[str]:
     return [t for t in stored.split(",") if t]
 
 
+def encode_records(records: Sequence[str] | None) -> str | None:
+    """A chunk's record ids as the ``records`` column holds them (a JSON list)."""
+    return json.dumps(list(records)) if records else None
+
+
+def decode_records(raw: str | None) -> list[str] | None:
+    """The ``records`` column's record ids (None for an entry that is no transcript chunk)."""
+    if not raw:
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return [str(v) for v in value] if isinstance(value, list) else None
+
+
 def row_to_entry(row: Sequence[Any]) -> dict[str, Any]:
     """An ``entries`` row (id first, then ENTRY_COLUMNS) as the wire-level entry dict."""
     entry = dict(zip(("rowid",) + ENTRY_COLUMNS, row))
     entry["id"] = entry.pop("uid")
     entry["tags"] = decode_tags(entry["tags"])
     entry["quarantined"] = bool(entry["quarantined"])
+    entry["records"] = decode_records(entry["records"])
     return entry
 
 
 SELECT_ENTRY = "SELECT id, " + ", ".join(ENTRY_COLUMNS) + " FROM entries"
+#: SQL (on ``entries``) for a transcript chunk: memoryd.store.archive's TRANSCRIPT_ROWS.
+TRANSCRIPT_CHUNK = "via = 'watch' AND uid >= 't' AND uid < 'u'"
 VECTOR_META = "SELECT id, agent, category, project, kind, status, created FROM entries"
 #: The columns the RAM vector index filters on (VECTOR_META's).
 META_COLUMNS = frozenset({"agent", "category", "project", "kind", "status", "created"})
@@ -324,6 +344,9 @@ class Store:
         values[ENTRY_COLUMNS.index("tags")] = encode_tags(entry.get("tags") or ())
         values[ENTRY_COLUMNS.index("occurrences")] = entry.get("occurrences") or 1
         values[ENTRY_COLUMNS.index("quarantined")] = int(self._quarantined(entry))
+        records = entry.get("records")
+        values[ENTRY_COLUMNS.index("records")] = records if isinstance(records, str) or \
+            records is None else encode_records(records)
         placeholders = ", ".join("?" for _ in ENTRY_COLUMNS)
         self.db.execute(
             f"INSERT INTO entries({', '.join(ENTRY_COLUMNS)}) VALUES ({placeholders})", values
@@ -342,6 +365,43 @@ class Store:
             "SELECT uid FROM entries WHERE uid >= ? AND uid < ? LIMIT ?", (prefix, upper, limit)
         )
         return [r[0] for r in rows]
+
+    def chunks_around(self, rowids: Sequence[int]) -> dict[int, tuple[int | None, int | None]]:
+        """For each transcript chunk among ``rowids``: the rowids of the chunks just before
+        and just after it in its session (the same agent and file; active, not quarantined)."""
+        if not rowids:
+            return {}
+        near = ("SELECT n.id FROM entries n WHERE n.session = c.session AND n.source IS c.source "
+                "AND n.agent = c.agent AND (n.created, n.id) {} (c.created, c.id) "
+                "AND n.status = 'active' AND NOT n.quarantined AND n.via = 'watch' "
+                "AND n.uid >= 't' AND n.uid < 'u' ORDER BY n.created {}, n.id {} LIMIT 1")
+        marks = ", ".join("?" for _ in rowids)
+        rows = self.db.execute(
+            f"SELECT c.id, ({near.format('<', 'DESC', 'DESC')}), "
+            f"({near.format('>', 'ASC', 'ASC')}) FROM entries c WHERE c.id IN ({marks}) "
+            f"AND c.session IS NOT NULL AND c.via = 'watch' AND c.uid >= 't' AND c.uid < 'u'",
+            list(rowids)).fetchall()
+        return {rowid: (before, after) for rowid, before, after in rows}
+
+    def chunk_neighbours(self, rowid: int, count: int = 1
+                         ) -> tuple[list[tuple[str, list[str] | None]],
+                                    list[tuple[str, list[str] | None]]]:
+        """The ``count`` transcript chunks before (nearest first) and after a chunk in its
+        session (the same agent and file), active and not quarantined: (text, record ids)."""
+        row = self.db.execute("SELECT session, source, agent, created FROM entries WHERE id=?",
+                              (rowid,)).fetchone()
+        if row is None or row[0] is None:
+            return [], []
+        session, source, agent, created = row
+        found: list[list[tuple[str, list[str] | None]]] = []
+        for comparison, order in (("<", "DESC"), (">", "ASC")):
+            near = self.db.execute(
+                "SELECT text, records FROM entries WHERE session=? AND source IS ? AND agent=? "
+                f"AND (created, id) {comparison} (?, ?) AND status='active' AND NOT quarantined "
+                f"AND {TRANSCRIPT_CHUNK} ORDER BY created {order}, id {order} LIMIT ?",
+                (session, source, agent, created, rowid, count)).fetchall()
+            found.append([(text, decode_records(records)) for text, records in near])
+        return found[0], found[1]
 
     def entries_by_rowids(self, rowids: Sequence[int]) -> dict[int, dict[str, Any]]:
         if not rowids:

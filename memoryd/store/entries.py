@@ -31,7 +31,7 @@ from memoryd.errors import (
 from memoryd.meaning import LESSON_COSINE, difference
 from memoryd.params import Params
 from memoryd.project import repository_of
-from memoryd.provenance import person_only, person_only_refusal, typed_by_person
+from memoryd.provenance import agent_wrote, person_only, person_only_refusal, typed_by_person
 from memoryd.quarantine import reason as quarantine_reason
 from memoryd.quarantine import release_target
 from memoryd.retrieval.age import age_note
@@ -54,9 +54,6 @@ BORDERLINE = 0.03
 #: The entries most like a new one that the write path reads: one may say the same thing
 #: where the nearest says another ("Always use tabs" next to "Use tabs" and "Never use tabs").
 NEARBY = 5
-#: How an agent's own writes are marked in their writer (memoryd.server.binding): such a
-#: write disputes what it contradicts, never replaces it.
-AGENT_CHANNELS = ("(mcp)", "(hook)")
 
 #: An entry's vector and the vectors of its parts (text.split_parts; 0 rows for one sentence).
 Vectors = tuple[np.ndarray, np.ndarray]
@@ -428,14 +425,16 @@ class Entries:
     @staticmethod
     def _corrects(draft: dict[str, Any], old: dict[str, Any]) -> bool:
         """Whether a new entry that contradicts an old one supersedes it (else both stay,
-        disputed, until a person forgets or supersedes one): it is at least as confident (a
-        person's write corrects an extracted lesson and another write of theirs; an
-        extracted one does not correct what they wrote), not imported history, not an
-        agent's write over MCP or a hook, and does not look like a planted instruction
-        (memoryd.quarantine); and the old one is not the user's feedback, nor a line of a
-        memory file (its file is the truth: only a person or the notebook pass edits it)."""
-        return (draft["confidence"] >= old["confidence"] and draft["via"] != "import"
-                and not str(draft["writer"]).endswith(AGENT_CHANNELS)
+        disputed, until a person forgets or supersedes one): a person's words (typed at a
+        terminal, or extracted from their own messages: memoryd.provenance; an agent's
+        write, through the library, MCP, a hook or a script, overrules nothing), at least as
+        confident (a person's write corrects an extracted lesson and another write of
+        theirs; an extracted one does not correct what they wrote), not imported history,
+        and not looking like a planted instruction (memoryd.quarantine); and the old one is
+        not the user's feedback, nor a line of a memory file (its file is the truth: only a
+        person or the notebook pass edits it)."""
+        return (not agent_wrote(draft) and draft["confidence"] >= old["confidence"]
+                and draft["via"] != "import"
                 and quarantine_reason(draft["text"], draft["kind"]) is None
                 and old["kind"] != "feedback" and old["via"] != "watch")
 

@@ -271,6 +271,12 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE files ADD COLUMN text_key TEXT;
     ALTER TABLE files ADD COLUMN project TEXT;
     """,
+    # 17: the turns a transcript chunk covers (the record ids, a JSON list), so that a hit maps
+    # back to them; and its session's chunks in order, for the turns around a hit
+    """
+    ALTER TABLE entries ADD COLUMN records TEXT;
+    CREATE INDEX entries_session ON entries(session, created) WHERE session IS NOT NULL;
+    """,
 )
 #: The migrations after which existing entries are judged for quarantine again: the kinds.
 QUARANTINE_VERSIONS: dict[int, tuple[str, ...] | None] = {9: None, 13: TRANSCRIPT_KINDS}

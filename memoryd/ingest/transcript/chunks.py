@@ -86,3 +86,4 @@ def _cut(text: str, limit: int) -> str:
     if limit <= 1:
         return ""
     return text[: limit - 1].rstrip() + "…"
+

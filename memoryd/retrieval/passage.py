@@ -1,0 +1,92 @@
+"""A transcript hit as a passage: its exchange, with the turns before it and after it.
+
+A transcript is indexed by exchange (a user's message and the answers to it,
+memoryd.ingest.transcript): that is what search scores. A short hit is shown with the turns
+around it in the same session, so that the passage is about ``passage_chars`` long: half the
+room left on each side (at least the nearest turn, cut to fit). In a chat the subject of a
+reply is often a message or two before it ("I joined an improv class" / "You?" / "me.
+Thursday nights at the Lantern"), and the turns around an exchange say what it is about; an
+exchange of a coding session is long enough to be read alone, and gets none. Indexing each turn with its neighbours instead
+(windows) was measured and left out (README, "Retrieval choices").
+
+The hit's ``text`` is the passage and its ``records`` the record ids of every turn it shows
+(the context's too), so that a hit maps back to the turns it covers; ``context`` holds the
+turns shown before and after (``before``, ``after``). The entry itself is unchanged
+(``memory get``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from memoryd.store.database import Store
+from memoryd.text import CHUNK_LABELS, without_date_prefix
+
+#: Chunks read on each side for the context (a chat's turns are short: a few make the room).
+NEIGHBOURS = 4
+#: Less room than this on a side is none: a fragment of a turn says nothing.
+MIN_CONTEXT = 40
+_SECTION = re.compile(r"\n\n(?=(?:%s): )" % "|".join(CHUNK_LABELS.values()))
+_DATE = re.compile(r"^\[[^\]\n]{4,40}\]\s*")
+
+Turn = tuple[str, str | None]  # a turn as written ("User: …"), its record id
+
+
+def sections(text: str) -> list[str]:
+    """A chunk's turns as written: ``User: …``, ``Assistant: …`` (the date left out)."""
+    return [s for s in _SECTION.split(without_date_prefix(text)) if s.strip()]
+
+
+def add_turns_around(store: Store, hit: dict[str, Any], rowid: int, passage_chars: int) -> None:
+    """Show a transcript chunk's hit with the turns around it (see the module docstring);
+    other hits are left as they are."""
+    chars = (passage_chars - len(hit.get("text", ""))) // 2
+    if chars < MIN_CONTEXT or hit.get("via") != "watch" \
+            or not str(hit.get("id", "")).startswith("t") or hit.get("kind") != "turn":
+        return
+    earlier, later = store.chunk_neighbours(rowid, NEIGHBOURS)
+    before = _within([t for text, records in earlier for t in reversed(_turns(text, records))],
+                     chars, keep_end=True)
+    after = _within([t for text, records in later for t in _turns(text, records)], chars,
+                    keep_end=False)
+    if not before and not after:
+        return
+    own = hit["text"]
+    date = _DATE.match(own)
+    parts = [f"(before) {turn}" for turn, _ in reversed(before)]
+    parts.append(own[date.end():] if date else own)
+    parts += [f"(after) {turn}" for turn, _ in after]
+    hit["text"] = (date.group(0) if date else "") + "\n\n".join(parts)
+    hit["context"] = {"before": [turn for turn, _ in reversed(before)],
+                      "after": [turn for turn, _ in after]}
+    if hit.get("records"):
+        hit["records"] = [r for _, r in reversed(before) if r] + list(hit["records"]) + \
+            [r for _, r in after if r]
+
+
+def _turns(text: str, records: list[str] | None) -> list[Turn]:
+    """A chunk's turns with their record ids (None where the chunk does not know them)."""
+    turns = sections(text)
+    ids: list[str | None] = list(records) if records and len(records) == len(turns) else \
+        [None] * len(turns)
+    return list(zip(turns, ids))
+
+
+def _within(turns: list[Turn], chars: int, *, keep_end: bool) -> list[Turn]:
+    """The turns, nearest first, while they fit ``chars``; the nearest one at least, cut to
+    it on the side away from the hit (``keep_end``: a turn before the hit keeps its end)."""
+    shown: list[Turn] = []
+    room = chars
+    for turn, record in turns:
+        if len(turn) <= room:
+            shown.append((turn, record))
+            room -= len(turn)
+            continue
+        if not shown:
+            label, _, body = turn.partition(": ")
+            body = ("…" + body[-chars + 1:].lstrip()) if keep_end else \
+                (body[:chars - 1].rstrip() + "…")
+            shown.append((f"{label}: {body}", record))
+        break
+    return shown
