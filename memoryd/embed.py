@@ -46,7 +46,7 @@ from memoryd_client.paths import state_dir
 
 from memoryd.config import EmbedConfig
 from memoryd.errors import EmbedderError
-from memoryd.text import part_spans
+from memoryd.text import part_spans, split_parts
 
 log = logging.getLogger(__name__)
 
@@ -59,14 +59,19 @@ SOURCE_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab01
 #: each): at most ~12 MB per layer, e.g. 4 texts of 256 tokens or 128 of 45. Measured: it keeps
 #: embedding long texts under the RSS peak of loading the model (~280 MB) at the same speed.
 MAX_BATCH_ATTENTION = 1 << 18
-#: Windows of ``max_tokens`` that ``embed_entries`` runs over an entry with parts: the first,
+#: How ``embed_entries`` makes the vectors of an entry's parts (``[embed] parts``), recorded
+#: with the stored vectors (``memoryd.store.database.ModelInfo``): a store whose part vectors
+#: were made the other way has them made again in the background. SENTENCES: each part
+#: embedded on its own, beside the entry (the default: the better on both evaluation sets'
+#: held-out halves); LATE_CHUNKING: pooled from the entry's own run, about half the work
+#: (docs/embedding.md, "Sentence vectors").
+SENTENCES = "sentences"
+LATE_CHUNKING = "late-chunking"
+PART_SCHEMES = (SENTENCES, LATE_CHUNKING)
+#: Windows of ``max_tokens`` that late chunking runs over an entry with parts: the first,
 #: whose mean is the entry's vector, and the text past it for the parts there (1,016 tokens in
 #: all at 256, ~4,000 characters); a part past them is embedded on its own.
 MAX_WINDOWS = 4
-#: How ``embed_entries`` makes the vectors of an entry's parts, recorded with the stored vectors
-#: (``memoryd.store.database.ModelInfo``): a store whose part vectors were made otherwise (each
-#: sentence embedded on its own, before 2026-11-29) has them made again in the background.
-PARTS = "late-chunking"
 
 
 @dataclass(frozen=True)
@@ -180,6 +185,10 @@ class Embedder:
         self.pinned = files.expected_sha256 is not None
         self.model_id = files.model_id
         self.max_tokens = config.max_tokens
+        if config.parts not in PART_SCHEMES:
+            raise EmbedderError(f"embed.parts must be one of {', '.join(PART_SCHEMES)}; "
+                                f"got {config.parts!r}")
+        self.parts = config.parts
         self.batch_size = config.batch_size
         self.batch_tokens = max(config.batch_tokens, config.max_tokens)
         try:
@@ -258,12 +267,26 @@ class Embedder:
     def embed_entries(self, texts: list[str], stop: threading.Event | None = None
                       ) -> list[tuple[np.ndarray, np.ndarray]]:
         """Each entry's vector and the vectors of its parts (``text.split_parts``; an empty
-        matrix for a text of one sentence) from one run of the model over the entry ("late
-        chunking"): the entry's vector is the mean of all its token states, as ``embed``
-        gives it; a part's is the mean of the states of its own tokens, which saw the whole
-        entry. The text past the truncation at ``max_tokens`` is run as windows of its own (up
-        to MAX_WINDOWS in all), for the parts there; a part the windows do not hold whole is
-        embedded on its own (README, "Sentence vectors")."""
+        matrix for a text of one sentence), made as ``parts`` says. The entry's vector is the
+        one ``embed`` gives it either way."""
+        if self.parts == LATE_CHUNKING:
+            return self.late_chunked(texts, stop)
+        parts = [split_parts(text) for text in texts]
+        vectors = self.embed(texts + [part for entry in parts for part in entry], stop)
+        out, start = [], len(texts)
+        for row, entry in enumerate(parts):
+            out.append((vectors[row], vectors[start:start + len(entry)]))
+            start += len(entry)
+        return out
+
+    def late_chunked(self, texts: list[str], stop: threading.Event | None = None
+                     ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """``embed_entries`` by late chunking: one run of the model over the entry; the
+        entry's vector is the mean of all its token states, as ``embed`` gives it; a part's
+        is the mean of the states of its own tokens, which saw the whole entry. The text past
+        the truncation at ``max_tokens`` is run as windows of its own (up to MAX_WINDOWS in
+        all), for the parts there; a part the windows do not hold whole is embedded on its
+        own."""
         if not texts:
             return []
         firsts = self.tokenizer.encode_batch(texts)

@@ -28,7 +28,7 @@ import numpy as np
 
 from memoryd.agents import rolled_up
 from memoryd.config import Config
-from memoryd.embed import PARTS, Embedder, load_embedder
+from memoryd.embed import Embedder, load_embedder
 from memoryd.embed_threads import PIPELINE_SLICE, EmbedThreads, abandon
 from memoryd.errors import BadParamsError, UnavailableError, stopping_error
 from memoryd.params import Params
@@ -54,10 +54,11 @@ T = TypeVar("T")
 
 #: A backfill batch, at most: what a bulk write waits for the embedder (a single write does
 #: not: it is embedded on a thread of its own). Rows of short notes take ~0.1 s for 32,
-#: transcript chunks (~200 tokens) ~2.5 s. Fewer texts a batch cost more per text (padding:
-#: the embedder sorts a batch's texts by length): 5 chunks a batch, as BACKFILL_CHARS of 4,000
-#: made them, embedded ~0.8 × as many a CPU-second as 32. BACKFILL_CHARS bounds a batch of
-#: very long texts (each is truncated, but its parts past the truncation are embedded too).
+#: transcript chunks (~200 tokens) ~2.5 s with late chunking. Fewer texts a batch cost more per
+#: text (padding: the embedder sorts a batch's texts by length): 5 chunks a batch, as
+#: BACKFILL_CHARS of 4,000 made them, embedded ~0.8 × as many a CPU-second as 32.
+#: BACKFILL_CHARS bounds a batch of very long texts (each is truncated, but its parts past the
+#: truncation are embedded too).
 BACKFILL_BATCH = 32
 BACKFILL_CHARS = 32_000
 MAX_BATCH = 1000
@@ -278,7 +279,7 @@ class Engine:
             return
         log.info("Embedding model %s loaded (%d dims).", embedder.model_id, embedder.dim)
         await self.db(self.store.bind_model,
-                      ModelInfo(embedder.model_id, embedder.sha256, embedder.dim, PARTS))
+                      ModelInfo(embedder.model_id, embedder.sha256, embedder.dim, embedder.parts))
         try:
             await self.db(self._build_index, embedder.dim)
         except UnavailableError as exc:
@@ -437,8 +438,9 @@ class Engine:
     # -- the write path and search ----------------------------------------------------
 
     async def remember(self, params: Params) -> dict[str, Any]:
-        """A single write: its text embedded once (its sentences' vectors come from the same
-        run), stored, acknowledged; its new words go to the lexicon after that."""
+        """A single write: its text (and its sentences) embedded, the entry stored and
+        acknowledged; its vectors are indexed and its new words go to the lexicon after that
+        (``index_later``, ``learn_later``)."""
         text = redact_text(params)
         (vectors,) = await self.vectors_for([text])
         (result,) = await self._remember(self.entries.drafts([params]), [vectors], bulk=False)

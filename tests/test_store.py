@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from memoryd.config import load_config
-from memoryd.embed import PARTS, Embedder
+from memoryd.embed import Embedder
 from memoryd.errors import StartupError
 from memoryd.params import Params
 from memoryd.store.database import ModelInfo, Store
@@ -78,7 +78,7 @@ def test_a_write_answered_before_its_vector_is_stored_and_never_gets_a_stale_one
     was deleted meanwhile never gets the vectors of the text it had."""
     config = load_config()
     store = Store(config.db_path)
-    store.bind_model(ModelInfo(embedder.model_id, embedder.sha256, embedder.dim, PARTS))
+    store.bind_model(ModelInfo(embedder.model_id, embedder.sha256, embedder.dim, embedder.parts))
     entries = Entries(config, store, Ledger(config.ledger_dir))
     texts = ["Invoices go to the accountant every Monday.",
              "The plotter tears tentacles thinner than 1.5 mm. Use the 45 degree blade.",

@@ -12,7 +12,8 @@ import pytest
 from conftest import start_daemon, wait_until
 from memoryd_client import Client
 
-from memoryd.embed import PARTS, Embedder
+from memoryd.config import load_config
+from memoryd.embed import LATE_CHUNKING, SENTENCES, Embedder
 from memoryd.store import vectors as vector_module
 from memoryd.store.vectors import VectorFilter, VectorIndex
 from memoryd.text import split_parts
@@ -218,42 +219,44 @@ def test_grows_past_its_capacity_and_memory_is_bits_and_columns(embedder: Embedd
     assert index.path.stat().st_size >= len(texts) * 384  # int8 rows; sparse beyond those written
 
 
-def test_a_store_of_sentence_vectors_made_the_old_way_gets_them_again(memoryd_home: Path,
-                                                                      embedder: Embedder) -> None:
-    """A store from before late chunking (each sentence embedded on its own): the daemon makes
-    its sentences' vectors again, in the background (the entries' own vectors stay); then
-    they are the ones the embedder makes now, never a mix of the two."""
+def test_switching_how_sentence_vectors_are_made_makes_them_again(memoryd_home: Path,
+                                                                    embedder: Embedder) -> None:
+    """``[embed] parts``: a store's sentence vectors are made again, in the background, when
+    the setting changes (the entries' own vectors stay, and search by them meanwhile); then
+    they are the ones the setting makes, never a mix of the two schemes."""
     text = ("The plotter tears tentacles thinner than 1.5 mm off the sticker sheet. Order the "
             "45 degree blades from the usual supplier before the next batch.")
-    running = start_daemon(embedder)
-    try:
-        with Client(running.socket, timeout_s=30) as c:
-            c.remember("designer", "print", text)
-    finally:
-        running.stop()
-    old = embedder.embed(split_parts(text))  # what the store held before
-    db = apsw.Connection(str(memoryd_home / "memoryd.db"))
-    model = json.loads(db.execute("SELECT value FROM meta WHERE key='embedding_model'")
-                       .fetchone()[0])
-    del model["parts"]
-    db.execute("UPDATE meta SET value=? WHERE key='embedding_model'", (json.dumps(model),))
-    db.execute("UPDATE part_vectors SET vectors=?", (old.tobytes(),))
-    db.close()
-    running = start_daemon(embedder)
-    try:
-        with Client(running.socket, timeout_s=30) as c:
-            wait_until(lambda: c.status()["backlog"] == 0
-                       and c.status()["lexicon"]["entries_behind"] == 0)
-            [hit] = c.search("which blades should we order", agent="designer")["hits"]
-            assert "scored_without" not in hit, hit["scored_without"]
-    finally:
-        running.stop()
-    db = apsw.Connection(str(memoryd_home / "memoryd.db"))
-    stored = np.frombuffer(db.execute("SELECT vectors FROM part_vectors").fetchone()[0],
-                           dtype=np.float32).reshape(-1, 384)
-    assert json.loads(db.execute("SELECT value FROM meta WHERE key='embedding_model'")
-                      .fetchone()[0])["parts"] == PARTS
-    db.close()
-    [(_, made_now)] = embedder.embed_entries([text])
-    assert (stored * made_now).sum(axis=1).min() > 0.98
-    assert (stored * old).sum(axis=1).max() < 0.97
+    alone = embedder.embed_alone(split_parts(text))
+
+    def run(embedder: Embedder | None) -> tuple[str, np.ndarray]:
+        """A daemon (None: loading the model as configured) until the backlog is embedded:
+        the recorded scheme and the stored part vectors."""
+        running = start_daemon(embedder)
+        try:
+            with Client(running.socket, timeout_s=30) as c:
+                if not c.search("tentacles", agent="designer")["hits"]:
+                    c.remember("designer", "print", text)
+                wait_until(lambda: c.status()["backlog"] == 0
+                           and c.status()["lexicon"]["entries_behind"] == 0)
+                [hit] = c.search("which blades should we order", agent="designer")["hits"]
+                assert "scored_without" not in hit, hit["scored_without"]
+        finally:
+            running.stop()
+        db = apsw.Connection(str(memoryd_home / "memoryd.db"))
+        model = json.loads(db.execute("SELECT value FROM meta WHERE key='embedding_model'")
+                           .fetchone()[0])
+        stored = np.frombuffer(db.execute("SELECT vectors FROM part_vectors").fetchone()[0],
+                               dtype=np.float32).reshape(-1, 384)
+        db.close()
+        return model["parts"], stored
+
+    scheme, stored = run(embedder)
+    assert scheme == SENTENCES and (stored * alone).sum(axis=1).min() > 0.98
+    (memoryd_home / "config.toml").write_text('[embed]\nparts = "late-chunking"\n')
+    scheme, stored = run(None)
+    [(_, late)] = Embedder(load_config().embed).embed_entries([text])
+    assert scheme == LATE_CHUNKING and (stored * late).sum(axis=1).min() > 0.98
+    assert (stored * alone).sum(axis=1).max() < 0.97
+    (memoryd_home / "config.toml").unlink()
+    scheme, stored = run(embedder)
+    assert scheme == SENTENCES and (stored * alone).sum(axis=1).min() > 0.98

@@ -119,14 +119,14 @@ def _sqlite_log(code: int, message: str) -> None:
 
 
 #: How the sentence vectors of a store made before the scheme was recorded were made: each
-#: sentence embedded on its own.
+#: sentence embedded on its own (``memoryd.embed.SENTENCES``).
 OLD_PARTS = "sentences"
 
 
 @dataclass(frozen=True)
 class ModelInfo:
     """What the stored vectors are: the model's id, its file's sha256, the vectors' size, and
-    how the vectors of an entry's parts are made (``memoryd.embed.PARTS``)."""
+    how the vectors of an entry's parts are made (``memoryd.embed.PART_SCHEMES``)."""
 
     model_id: str
     sha256: str

@@ -17,7 +17,7 @@ import apsw
 import numpy as np
 
 from memoryd.config import Config
-from memoryd.embed import PARTS, Embedder
+from memoryd.embed import Embedder
 from memoryd.errors import AlreadyRunningError, EmbedderError, StartupError
 from memoryd.store import lexicon
 from memoryd.store.archive import AgentArchive, archive_now, restore_archives
@@ -135,7 +135,7 @@ def embed_backlog(config: Config, store: Store) -> int:
     except EmbedderError as exc:
         log.error("Not embedding: %s", exc.message)
         return 0
-    store.bind_model(ModelInfo(embedder.model_id, embedder.sha256, embedder.dim, PARTS))
+    store.bind_model(ModelInfo(embedder.model_id, embedder.sha256, embedder.dim, embedder.parts))
     done = 0
     while rows := store.rows_missing_vectors(EMBED_BATCH):
         pairs = embedder.embed_entries([text for _, _, text in rows])
