@@ -30,6 +30,7 @@ class EmbedConfig:
     batch_size: int
     batch_tokens: int
     max_tokens: int
+    parts: str = "sentences"  # memoryd.embed.PART_SCHEMES
 
 
 @dataclass(frozen=True)
@@ -238,6 +239,7 @@ RANGES: dict[str, tuple[float, float]] = {
 CHOICES: dict[str, tuple[str, ...]] = {
     **{f"passes.{name}": SCHEDULES for name in PASS_NAMES},
     "passes.promote_mode": ("propose", "auto"),
+    "embed.parts": ("sentences", "late-chunking"),  # memoryd.embed.PART_SCHEMES
 }
 
 

@@ -93,27 +93,46 @@ def without_date_prefix(text: str) -> str:
 def split_parts(text: str) -> list[str]:
     """The sentences (or bullets, or paragraphs) of an entry that get vectors of their own;
     [] for a text of one sentence. At most MAX_PARTS: more are merged into even runs."""
-    body = without_date_prefix(text)
-    parts: list[str] = []
-    carry = ""
-    for piece in _PART_BREAK.split(body):
-        piece = _SPACE.sub(" ", piece).strip()
-        if not piece:
-            continue
-        piece = f"{carry} {piece}".strip() if carry else piece
-        if len(piece) < MIN_PART_CHARS:
-            carry = piece
-            continue
-        carry = ""
-        parts.append(piece)
-    if carry:
-        if parts:
-            parts[-1] = f"{parts[-1]} {carry}"
+    return [_SPACE.sub(" ", text[start:end]) for start, end in part_spans(text)]
+
+
+def part_spans(text: str) -> list[tuple[int, int]]:
+    """Where each of ``split_parts(text)`` is in ``text``: (start, end) character offsets,
+    so that the embedder can pool a part's tokens out of the run over the whole text."""
+    stripped = text.lstrip()
+    offset = len(text) - len(stripped)
+    prefix = _DATE_PREFIX.match(stripped.rstrip())
+    if prefix:
+        offset += prefix.end()
+    body = text[offset:len(text.rstrip())]
+    spans: list[tuple[int, int]] = []
+    carry: int | None = None  # where the short pieces being carried into the next one begin
+    start = 0
+    for cut in [*_PART_BREAK.finditer(body), None]:
+        end = cut.start() if cut else len(body)
+        piece = body[start:end]
+        if piece.strip():
+            first = start + len(piece) - len(piece.lstrip())
+            last = start + len(piece.rstrip())
+            begin = first if carry is None else carry
+            if len(_SPACE.sub(" ", body[begin:last])) < MIN_PART_CHARS:
+                carry = begin
+            else:
+                carry = None
+                spans.append((begin, last))
+        if cut:
+            start = cut.end()
+    if carry is not None:
+        last = len(body.rstrip())
+        if spans:
+            spans[-1] = (spans[-1][0], last)
         else:
-            parts.append(carry)
-    if len(parts) < 2:
+            spans.append((carry, last))
+    if len(spans) < 2:
         return []
-    if len(parts) > MAX_PARTS:
-        size = -(-len(parts) // MAX_PARTS)
-        parts = [" ".join(parts[i:i + size]) for i in range(0, len(parts), size)]
-    return parts
+    if len(spans) > MAX_PARTS:
+        size = -(-len(spans) // MAX_PARTS)
+        spans = [(spans[i][0], spans[min(i + size, len(spans)) - 1][1])
+                 for i in range(0, len(spans), size)]
+    return [(offset + begin, offset + end) for begin, end in spans]
+

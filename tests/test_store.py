@@ -7,8 +7,13 @@ import time
 import numpy as np
 import pytest
 
+from memoryd.config import load_config
+from memoryd.embed import Embedder
 from memoryd.errors import StartupError
+from memoryd.params import Params
 from memoryd.store.database import ModelInfo, Store
+from memoryd.store.entries import Entries
+from memoryd.store.ledger import Ledger
 from memoryd.store.migrations import MIGRATIONS
 
 
@@ -41,6 +46,62 @@ def test_changing_the_model_drops_old_vectors(tmp_path) -> None:
     assert reopened.bind_model(ModelInfo("m2", "h2", 8)) is True
     assert reopened.count_vectors() == 0
     assert reopened.rows_missing_vectors(10)[0][0] == rowid
+
+
+def test_another_way_of_making_part_vectors_embeds_only_the_entries_with_parts_again(
+        tmp_path) -> None:
+    """Sentence vectors of two schemes are never mixed: a store whose part vectors were made
+    another way (each sentence embedded on its own, before late chunking) drops them and
+    queues their entries, whose own vectors stay and are searched meanwhile."""
+    store = Store(tmp_path / "db")
+    store.bind_model(ModelInfo("m1", "h1", 4))  # as recorded before the scheme was
+    parted = store.insert_entry(entry("u1", "First sentence here. And a second one there."))
+    single = store.insert_entry(entry("u2", "one sentence"))
+    store.put_vectors([parted, single], np.ones((2, 4), dtype=np.float32) / 2,
+                      [np.ones((2, 4), dtype=np.float32) / 2, np.zeros((0, 4), dtype=np.float32)])
+    store.db.execute("INSERT INTO lexicon(stem, word, scale, vector) VALUES ('thin', 'thin', 1.0, "
+                     "zeroblob(4))")
+    assert store.bind_model(ModelInfo("m1", "h1", 4, "late-chunking")) is True
+    assert [row[0] for row in store.rows_missing_vectors(10)] == [parted]
+    assert store.count_vectors() == 2 and store.part_vectors_by_rowids([parted]) == {}
+    assert store.db.execute("SELECT count(*) FROM lexicon").fetchone()[0] == 1  # same words
+    store.close()
+    reopened = Store(tmp_path / "db")
+    assert reopened.model == ModelInfo("m1", "h1", 4, "late-chunking")
+    assert reopened.bind_model(ModelInfo("m1", "h1", 4, "late-chunking")) is False
+
+
+def test_a_write_answered_before_its_vector_is_stored_and_never_gets_a_stale_one(
+        memoryd_home, embedder: Embedder) -> None:
+    """A single write is acknowledged once its entries are committed (and in their ledger);
+    their vectors come after (``index_later``). Until then, and if they never come (a crash,
+    a full disk), the entries wait in the vector backlog; an entry whose text changed or that
+    was deleted meanwhile never gets the vectors of the text it had."""
+    config = load_config()
+    store = Store(config.db_path)
+    store.bind_model(ModelInfo(embedder.model_id, embedder.sha256, embedder.dim, embedder.parts))
+    entries = Entries(config.remember, store, Ledger(config.ledger_dir))
+    texts = ["Invoices go to the accountant every Monday.",
+             "The plotter tears tentacles thinner than 1.5 mm. Use the 45 degree blade.",
+             "Stickers ship in padded envelopes, never in tubes."]
+    drafts = entries.drafts([Params("remember", {"agent": "designer", "category": "print",
+                                                 "text": text}) for text in texts])
+    done = entries.remember_many(drafts, embedder.embed_entries(texts), {}, 10.0,
+                                 index_later=True)
+    rowids = [u.rowid for u in done.unindexed]
+    assert len(rowids) == 3 and all(reply["stored"] for reply in done.replies)
+    store.close()
+    store = Store(config.db_path)  # committed: what a restart after a crash finds
+    entries = Entries(config.remember, store, Ledger(config.ledger_dir))
+    assert sorted(row[0] for row in store.rows_missing_vectors(10)) == rowids
+    assert len((config.ledger_dir / "designer.jsonl").read_text().splitlines()) == 3
+    changed, deleted = (reply["entry"]["id"] for reply in done.replies[1:])
+    store.update_entry(changed, text="Tentacles: the 30 degree blade.", hash="other")
+    store.db.execute("DELETE FROM entries WHERE uid=?", (deleted,))
+    entries.index_stored(done.unindexed)
+    assert set(store.vectors_by_rowids(rowids)) == {rowids[0]}
+    assert [row[0] for row in store.rows_missing_vectors(10)] == [rowids[1]]
+    store.close()
 
 
 def test_an_entry_is_embedded_again_only_when_its_text_changes(tmp_path) -> None:

@@ -22,7 +22,7 @@ import json
 import logging
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -120,11 +120,20 @@ def _sqlite_log(code: int, message: str) -> None:
     _sqlite_log_target.log(level, "SQLite: %s (%s)", message, name)
 
 
+#: How the sentence vectors of a store made before the scheme was recorded were made: each
+#: sentence embedded on its own (``memoryd.embed.SENTENCES``).
+OLD_PARTS = "sentences"
+
+
 @dataclass(frozen=True)
 class ModelInfo:
+    """What the stored vectors are: the model's id, its file's sha256, the vectors' size, and
+    how the vectors of an entry's parts are made (``memoryd.embed.PART_SCHEMES``)."""
+
     model_id: str
     sha256: str
     dim: int
+    parts: str = OLD_PARTS
 
 
 def encode_tags(tags: Iterable[str]) -> str:
@@ -289,13 +298,29 @@ class Store:
         if raw is None:
             return None
         data = json.loads(raw)
-        return ModelInfo(data["model_id"], data["sha256"], int(data["dim"]))
+        return ModelInfo(data["model_id"], data["sha256"], int(data["dim"]),
+                         data.get("parts", OLD_PARTS))
 
     def bind_model(self, model: ModelInfo) -> bool:
         """Record the model whose vectors the table holds. When another model was recorded,
-        its vectors are dropped (never mixed); returns True when vectors must be rebuilt."""
+        its vectors are dropped (never mixed); when only the parts' scheme changed, the part
+        vectors are, and their entries queued to be embedded again (their own vectors stay,
+        and search by them). Returns True when vectors must be rebuilt."""
         if self.model == model:
             return False
+        if self.model is not None and (self.model.model_id, self.model.sha256, self.model.dim) \
+                == (model.model_id, model.sha256, model.dim):
+            with self.db:
+                self.db.execute("INSERT OR IGNORE INTO vector_queue(rowid) SELECT p.entry "
+                                "FROM part_vectors p JOIN entries e ON e.id = p.entry")
+                queued = self.db.changes()
+                self.db.execute("DELETE FROM part_vectors")
+                self.set_meta("embedding_model", json.dumps(asdict(model)))
+            log.warning("Sentence vectors are now made as %r (they were %r): embedding the %d "
+                        "entries that have them again, in the background.", model.parts,
+                        self.model.parts, queued)
+            self.model = model
+            return True
         with self.db:
             if self.model is not None:
                 log.warning(
@@ -311,10 +336,7 @@ class Store:
             )
             self.db.execute("INSERT OR IGNORE INTO vector_queue(rowid) SELECT id FROM entries")
             lexicon.reset(self.db)
-            self.set_meta(
-                "embedding_model",
-                json.dumps({"model_id": model.model_id, "sha256": model.sha256, "dim": model.dim}),
-            )
+            self.set_meta("embedding_model", json.dumps(asdict(model)))
         self.model = model
         return True
 
@@ -663,6 +685,17 @@ class Store:
             indexed = index_text(text, key)
             out.append((rowid, hash_ if indexed == text else content_hash(indexed), indexed))
         return out
+
+    def queued_for_vectors(self, entries: Sequence[tuple[int, str]]) -> set[int]:
+        """Those of the (rowid, hash) entries that wait for a vector and still have that text
+        (one changed meanwhile waits for the vectors of its new text)."""
+        if not entries:
+            return set()
+        marks = ", ".join("(?, ?)" for _ in entries)
+        return {r for (r,) in self.db.execute(
+            f"WITH wanted(rowid, hash) AS (VALUES {marks}) SELECT q.rowid FROM wanted w "
+            "JOIN vector_queue q ON q.rowid = w.rowid JOIN entries e ON e.id = w.rowid "
+            "AND e.hash = w.hash", [v for r, h in entries for v in (int(r), h)])}
 
     def count_backlog(self) -> int:
         return self.db.execute("SELECT count(*) FROM vector_queue").fetchone()[0]

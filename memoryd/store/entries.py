@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import apsw
@@ -94,10 +94,22 @@ def apply_release(store: Store, agent: str, uid: str, hash_: str | None, actor: 
 @dataclass
 class Remembered:
     """What one call of :meth:`Entries.remember_many` did: a reply for each draft it stored
-    or refused, in order, and the texts it needs embedded alone to decide the next one."""
+    or refused, in order, the texts it needs embedded alone to decide the next one, and (when
+    asked to) the vectors of the entries it stored that are still to be indexed."""
 
     replies: list[dict[str, Any]]
     wanted: list[str]
+    unindexed: list[Unindexed] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Unindexed:
+    """A stored entry's vectors, still to be put in the database and the RAM index, and the
+    hash of the text they are of."""
+
+    rowid: int
+    hash: str
+    vectors: Vectors
 
 
 class NeedsAlone(Exception):
@@ -286,11 +298,14 @@ class Entries:
         return [(self.draft_entry(params), params.flag("force")) for params in requests]
 
     def remember_many(self, drafts: Sequence[Draft], vectors: Sequence[Vectors | None],
-                      alone: Mapping[str, np.ndarray], slice_s: float) -> Remembered:
+                      alone: Mapping[str, np.ndarray], slice_s: float, *,
+                      index_later: bool = False) -> Remembered:
         """Remember drafts in order, in one transaction with one fsync per ledger, until
         ``slice_s`` has passed (at least one) or a near-duplicate decision needs texts that
         ``alone`` lacks: the caller embeds those off this thread and calls again with the
-        drafts left."""
+        drafts left. ``index_later``: the stored entries' vectors are left to the caller
+        (``unindexed``), who hands them to :meth:`index_stored` once it has answered; the
+        entries stay queued for a vector meanwhile."""
         records: dict[str, list[dict[str, Any]]] = {}
         deadline = time.perf_counter() + slice_s
         done = Remembered([], [])
@@ -299,7 +314,9 @@ class Entries:
                 if self.stopping.is_set():  # this call is rolled back: none of it reached the ledger
                     raise stopping_error()
                 try:
-                    done.replies.append(self._remember_one(draft, pair, force, records, alone))
+                    done.replies.append(self._remember_one(
+                        draft, pair, force, records, alone,
+                        done.unindexed if index_later else None))
                 except NeedsAlone as needs:
                     done.wanted = needs.texts
                     break
@@ -309,9 +326,28 @@ class Entries:
                 self.write_ledger(agent, agent_records)
         return done
 
+    def index_stored(self, unindexed: Sequence[Unindexed]) -> None:
+        """Vectors that :meth:`remember_many` left to be indexed: in the database and the RAM
+        index, for the entries still waiting for them with the same text (one deleted meanwhile
+        has none to get; one the vector backlog embedded meanwhile has its own; one whose text
+        changed meanwhile waits for the backlog to embed the new text)."""
+        waiting = self.store.queued_for_vectors([(u.rowid, u.hash) for u in unindexed])
+        pending = [(u.rowid, u.vectors) for u in unindexed if u.rowid in waiting]
+        if not pending:
+            return
+        try:
+            with self.store.db:
+                self.store.put_vectors([r for r, _ in pending],
+                                       np.stack([p[0] for _, p in pending]),
+                                       [p[1] for _, p in pending])
+                self.index_vectors([r for r, _ in pending], [p for _, p in pending])
+        except DISK_ERRORS as exc:
+            raise UnavailableError(f"cannot store vectors ({exc})") from exc
+
     def _remember_one(self, draft: dict[str, Any], vectors: Vectors | None, force: bool,
                       records: dict[str, list[dict[str, Any]]],
-                      alone: Mapping[str, np.ndarray]) -> dict[str, Any]:
+                      alone: Mapping[str, np.ndarray],
+                      unindexed: list[Unindexed] | None = None) -> dict[str, Any]:
         agent, category = draft["agent"], draft["category"]
         project = draft["project"]
         existing = self.store.find_exact(agent, category, draft["hash"], project)
@@ -347,7 +383,10 @@ class Entries:
         stored = self.store.entry_by_uid(draft["uid"])
         assert stored is not None
         self.store.journal(draft["uid"], "remember", draft["writer"], None, stored, draft["updated"])
-        self._index_entry(rowid, vectors)
+        if unindexed is not None and vectors is not None:
+            unindexed.append(Unindexed(rowid, draft["hash"], vectors))
+        else:
+            self._index_entry(rowid, vectors)
         superseded = [self._set_status(loser, "superseded", agent, draft["uid"]) for loser in losers]
         reply: dict[str, Any] = {"stored": True, "entry": stored, "superseded": superseded}
         if similar:

@@ -84,9 +84,8 @@ class Lexicon:
                 if cursor is not None:
                     db.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO "
                                "UPDATE SET value=excluded.value", (CURSOR_KEY, str(cursor)))
-        except DISK_ERRORS as exc:  # a single write learns its words first: it is not stored
-            raise UnavailableError(f"not stored: the index could not keep the text's new words "
-                                   f"({exc}); nothing of this request was kept") from exc
+        except DISK_ERRORS as exc:  # derived data: the filling tries again later
+            raise UnavailableError(f"cannot store the lexicon's words ({exc})") from exc
         self._append(stems, codes, scales)
         if cursor is not None:
             self.filled_to = cursor

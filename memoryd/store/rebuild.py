@@ -135,7 +135,7 @@ def embed_backlog(config: Config, store: Store) -> int:
     except EmbedderError as exc:
         log.error("Not embedding: %s", exc.message)
         return 0
-    store.bind_model(ModelInfo(embedder.model_id, embedder.sha256, embedder.dim))
+    store.bind_model(ModelInfo(embedder.model_id, embedder.sha256, embedder.dim, embedder.parts))
     done = 0
     while rows := store.rows_missing_vectors(EMBED_BATCH):
         pairs = embedder.embed_entries([text for _, _, text in rows])
