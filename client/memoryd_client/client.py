@@ -31,6 +31,7 @@ daemon that stops answering still times out. ``progress``, a callable, is given 
 from __future__ import annotations
 
 import _socket  # socket.py builds four IntEnums and imports selectors: ~3 ms a `memory` run
+import abc
 import itertools
 import os
 
@@ -185,7 +186,7 @@ def _is_progress(message: dict[str, Any], request_id: int) -> bool:
             and "result" not in message and "error" not in message)
 
 
-class _Methods:
+class _Methods(abc.ABC):
     """The daemon's methods, written once for both clients; ``call`` does the transport
     (in ``AsyncClient`` it is a coroutine function, so each method returns an awaitable)."""
 
@@ -209,9 +210,9 @@ class _Methods:
         self._ids = itertools.count(1)
         self._parts: dict[int, dict[str, Any]] = {}  # the progress of the call's requests
 
+    @abc.abstractmethod
     def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
         """Send one request and return its result (each client does the transport)."""
-        raise NotImplementedError
 
     def bind(self, agent: str | None = None, channel: str | None = None) -> Any:
         """Bind this connection to an agent (and say its channel): every write on it goes
