@@ -24,7 +24,7 @@ Default sources (:func:`default_sources`; ``~`` is the user's home)
 
 ``claude-transcripts`` includes subagent transcripts (``<session>/subagents/agent-*.jsonl`` and
 the older ``agent-*.jsonl``). ``codex-segmented`` covers the possible layout where a rollout is a
-directory (``rollout-…/rollout.jsonl`` + ``compact-NNNNNN.jsonl``; integrations.md §3.1).
+directory (``rollout-…/rollout.jsonl`` + ``compact-NNNNNN.jsonl``).
 
 Each project root in the configuration adds :func:`project_sources`: ``CLAUDE.md``,
 ``CLAUDE.local.md``, ``.claude/CLAUDE.md`` and ``.claude/rules/**/*.md`` (agent ``claude-code``;

@@ -1,4 +1,4 @@
-"""Which agent a connection writes as, and who is on the other end (D4).
+"""Which agent a connection writes as, and who is on the other end.
 
 A connection binds to one agent, once: with the ``bind`` method, or through the ``agent`` of
 its first write (:data:`memoryd_client.wire.WRITE_METHODS`). From then on every write goes to

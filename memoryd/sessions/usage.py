@@ -1,4 +1,4 @@
-"""Judging what became of the memory injected into sessions (issue 37 §1, §2).
+"""Judging what became of the memory injected into sessions (docs/outcomes.md).
 
 The injection log records each entry a session got (memoryd.sessions.registry,
 memoryd.store.usage: a row waiting to be judged). A session is judged — its transcript read

@@ -363,7 +363,7 @@ class Entries:
         losers = []
         for rival in rivals:
             if person_only(rival) and not typed_by_person(draft["writer"]):
-                # the user's feedback under this key: only a person replaces it (R6)
+                # the user's feedback under this key: only a person replaces it
                 draft["status"], draft["superseded_by"] = "superseded", rival["id"]
             elif draft["confidence"] >= rival["confidence"]:
                 losers.append(rival)

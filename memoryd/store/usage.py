@@ -333,7 +333,7 @@ class Verdict:
 
 
 class Disuse:
-    """Which entries are in use, and which unused, at one moment (issue 37 §3). Both are for
+    """Which entries are in use, and which unused, at one moment. Both are for
     lessons and notes (:data:`DISUSE_KINDS`), and only while ``days`` > 0.
 
     - **In use**: followed or broken in a session in the last ``days`` days (a lesson broken

@@ -13,7 +13,7 @@ Formats
 -------
 
 ``claude-code`` — ``~/.claude/projects/<project>/<session>.jsonl`` and subagent files.
-    One JSON object per line; ``type`` says what it is (integrations.md §2.2 to §2.4).
+    One JSON object per line; ``type`` says what it is (docs/sources.md).
 
     - ``user`` records are kept when they are genuine user messages: ``message.role == "user"``;
       not ``isMeta``, ``isCompactSummary`` or ``isVisibleInTranscriptOnly``; ``origin`` absent or
@@ -37,7 +37,7 @@ Formats
       ``cwd`` are those of the latest record (a resumed file starts with copies of older records
       that keep their original ``sessionId``).
 
-``codex`` — ``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl`` (integrations.md §3.1).
+``codex`` — ``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl`` (docs/sources.md).
     Lines are ``{"timestamp", "type", "payload"}``.
 
     - ``session_meta``: the first one gives ``session_id`` (``payload.id``), ``cwd`` and the start
@@ -70,7 +70,7 @@ Formats
     without either.
 
     The generic parser also reads pi coding agent session files (``badlogic/pi-mono``, format
-    v3, integrations.md §4.1): the ``session`` header gives ``session_id``, ``cwd`` and the start
+    v3): the ``session`` header gives ``session_id``, ``cwd`` and the start
     time; ``message`` entries whose ``message.role`` is ``user`` or ``assistant`` are kept (text
     blocks only, so ``thinking`` and ``toolCall`` blocks are dropped); ``compaction`` entries
     become ``summary`` turns. pi entry ids are 8 hex digits, unique only within a session, so the
