@@ -97,10 +97,6 @@ class Source:
     def __post_init__(self) -> None:
         _check_source(self)
 
-    def expanded(self, home: Path) -> str:
-        """The absolute glob, with a leading ``~`` replaced by ``home``."""
-        return _expand(self.path, home)
-
     def root(self, home: Path) -> Path:
         """The longest leading directory with no wildcard or placeholder in it."""
         return Path(_compile(self, home).root)
@@ -302,12 +298,6 @@ def _segment_regex(segment: str) -> str:
 
 def _has_wildcard(segment: str) -> bool:
     return any(wildcard in segment for wildcard in _WILDCARDS)
-
-
-def _expand(path: str, home: Path) -> str:
-    if path == "~" or path.startswith("~/"):
-        return str(home).rstrip("/") + path[1:]
-    return path
 
 
 def _check_source(source: Source) -> None:

@@ -92,13 +92,24 @@ def test_match_separates_related_from_unrelated(filled: Client) -> None:
                          min_score=0.9999)["hits"] == []
 
 
-@pytest.mark.parametrize("query", [
-    '"unbalanced quote', "AND OR NOT", "col:thing*", "(", "NEAR(a b", "^start", "a -b +c",
-    "text:ruff", "ruff*", "'; DROP TABLE entries; --", "\u0000", "🙂 emoji only 🙂", "*",
+@pytest.mark.parametrize(("query", "words"), [
+    ('"unbalanced quote', False), ("col:thing*", False), ("(", False), ("NEAR(a b", False),
+    ("^start", False), ("a -b +c", False), ("\u0000", False), ("🙂 emoji only 🙂", False),
+    ("*", False), ("text:ruff", True), ("ruff*", True), ("'; DROP TABLE entries; --", False),
+    ("AND OR NOT", None),
 ])
-def test_fts_syntax_in_user_text_never_reaches_the_user(filled: Client, query: str) -> None:
-    result = filled.search(query, agent="coder")
-    assert isinstance(result["hits"], list)
+def test_fts_syntax_in_user_text_never_reaches_the_user(filled: Client, query: str,
+                                                        words: bool | None) -> None:
+    """The question's words are searched as words: its quotes, operators, columns and
+    wildcards are neither an error nor a query of their own (``words``: the coder's notes hold
+    one of its words; None: only common words, either way)."""
+    hits = filled.search(query, agent="coder")["hits"]  # an FTS5 syntax error would raise
+    by_keyword = [h["text"] for h in hits if h["score"]["keyword"] is not None]
+    if words is True:
+        assert by_keyword and by_keyword[0].startswith("We use ruff")
+    elif words is False:
+        assert by_keyword == []
+    assert filled.search("ruff", agent="coder")["hits"][0]["text"].startswith("We use ruff")
 
 
 def test_forgotten_and_superseded_are_hidden_unless_asked(filled: Client) -> None:

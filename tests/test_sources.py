@@ -167,10 +167,13 @@ def test_roots() -> None:
     assert roots["codex-transcripts"] == HOME / ".codex/sessions"
 
 
-def test_expanded() -> None:
-    assert by_name("claude-transcripts").expanded(HOME) == "/home/ana/.claude/projects/**/*.jsonl"
+def test_a_leading_tilde_is_the_home_and_an_absolute_glob_stays() -> None:
+    transcripts = by_name("claude-transcripts")
+    assert transcripts.match(HOME / ".claude/projects/-srv-app/1.jsonl", HOME) is not None
+    assert transcripts.match(Path("/root/.claude/projects/-srv-app/1.jsonl"), HOME) is None
     absolute = Source("abs", "/srv/notes/*.md", "memory", "markdown", agent="ops")
-    assert absolute.expanded(HOME) == "/srv/notes/*.md"
+    assert absolute.match(Path("/srv/notes/a.md"), HOME) == "ops"
+    assert absolute.match(HOME / "srv/notes/a.md", HOME) is None
     assert absolute.root(HOME) == Path("/srv/notes")
 
 

@@ -133,8 +133,6 @@ class Daemon:
             "remember_many": self.m_remember_many,
             "search": self.m_search,
             "get": self.m_get,
-            "forget": self.m_forget,
-            "supersede": self.m_supersede,
             "history": self.m_history,
             "reload": self.m_reload,
             "sources": self.m_sources,
@@ -202,7 +200,7 @@ class Daemon:
             log.info("Settled %d changes of a pass that was stopped mid-run.", settled)
         self.methods.update(PassMethods(self.passes).methods())
         self.methods.update(TrustMethods(engine).methods())
-        # a file entry's forget/supersede edits its file
+        # forget and supersede: a file entry's edits its file, any other is the entries'
         edits = FileEntryEdits(self.passes, engine.supersede, engine.backfill_wanted.set)
         self.methods.update({"forget": edits.forget, "supersede": edits.supersede,
                              "scope": ScopeMoves(self.passes).scope})
@@ -532,12 +530,6 @@ class Daemon:
 
     async def m_get(self, params: Params) -> dict[str, Any]:
         return public_entry(await self.engine.db(self.engine.entries.get, params), time.time())
-
-    async def m_forget(self, params: Params) -> dict[str, Any]:
-        return await self.engine.db(self.engine.entries.forget, params)
-
-    async def m_supersede(self, params: Params) -> dict[str, Any]:
-        return await self.engine.supersede(params)
 
     async def m_history(self, params: Params) -> dict[str, Any]:
         return await self.engine.db(self.engine.entries.history, params)

@@ -567,13 +567,6 @@ class Entries:
             return entry, params.caller.writer
         return entry, actor or "user"
 
-    def forget(self, params: Params) -> dict[str, Any]:
-        entry, actor = self._owned(params)
-        self.check_person_kept(entry, params, "forget")
-        if entry["status"] == "forgotten":
-            return entry
-        return self.forget_entry(entry, actor, params.text("reason", max_len=2000))
-
     def forget_entry(self, entry: dict[str, Any], actor: str, reason: str | None,
                      change: int | None = None) -> dict[str, Any]:
         """Forget an entry: its ledger's status record (naming the journal's ``change`` that

@@ -72,10 +72,6 @@ class LedgerProblem:
     kind: str  # "torn" | "corrupt" | "checksum" | "recovered"
     message: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"agent": self.agent, "path": self.path, "offset": self.offset,
-                "kind": self.kind, "message": self.message}
-
 
 def encode_record(record: dict[str, Any]) -> bytes:
     """One ledger line: the record as sorted JSON with its CRC-32 as the last member."""
@@ -258,21 +254,6 @@ class Ledger:
         report("Ledger %s, line at byte %d: %s", problem.path, problem.offset, problem.message)
         if problems is not None:
             problems.append(problem)
-
-    def verify(self) -> list[LedgerProblem]:
-        """Read every ledger whole and list what is wrong (for ``memory doctor``): torn tails,
-        damaged lines (bad JSON or a checksum mismatch), recovered fragments, and records of an
-        agent whose name differs only in case from the file's."""
-        problems: list[LedgerProblem] = []
-        for agent in self.agents():
-            for position, record in self.read(agent, 0, problems):
-                owner = record.get("entry", {}).get("agent") if record.get("op") == "remember" \
-                    and isinstance(record.get("entry"), dict) else None
-                if isinstance(owner, str) and owner != agent:
-                    problems.append(LedgerProblem(
-                        agent, str(self.path(agent)), position, "shared",
-                        f"a record of agent {owner!r} in the ledger of {agent!r}"))
-        return problems
 
 
 def _last_newline_end(handle: Any, size: int) -> int:
