@@ -50,7 +50,7 @@ class Planted:
     files: dict[str, list[Path]]  # harness → its transcripts
     sessions: dict[str, list[str]]  # harness → its session ids
     turns: int  # user and assistant messages in all
-    lessons: list[str]  # lesson texts the users said, once each
+    lessons: dict[str, list[str]]  # harness → the lessons its users said, once each
 
 
 def _iso(ts: float) -> str:
@@ -131,12 +131,13 @@ def plant(home: Path, memoryd_home: Path, *, sessions: int, exchanges: int,
     """``sessions`` past sessions of each harness under ``home``, of ``exchanges`` exchanges
     each (every other one with a lesson), dated ``days_ago`` (cycled; default 10 days); the
     generic source is added to ``memoryd_home``'s configuration."""
-    config = memoryd_home / "config.toml"
-    config.write_text((config.read_text() if config.exists() else "") + GENERIC_SOURCE)
+    if memoryd_home.is_dir():  # else the caller adds the generic source itself
+        config = memoryd_home / "config.toml"
+        config.write_text((config.read_text() if config.exists() else "") + GENERIC_SOURCE)
     ages = days_ago or [10.0]
     files: dict[str, list[Path]] = {name: [] for name in WRITERS}
     ids: dict[str, list[str]] = {name: [] for name in WRITERS}
-    lessons = []
+    lessons: dict[str, list[str]] = {name: [] for name in WRITERS}
     seed = 0
     for number in range(sessions):
         start = time.time() - ages[number % len(ages)] * 86400 + number
@@ -146,7 +147,7 @@ def plant(home: Path, memoryd_home: Path, *, sessions: int, exchanges: int,
             with_lesson = number % 2 == 0
             pairs = _messages(seed, exchanges, with_lesson)
             if with_lesson:
-                lessons.append(pairs[1][0])
+                lessons[harness].append(pairs[1][0])
             files[harness].append(write(home, session, pairs, start))
             ids[harness].append(session)
     return Planted(files, ids, 2 * exchanges * sessions * len(WRITERS), lessons)

@@ -281,8 +281,9 @@ COMMANDS: dict[str, Command] = {
         show=later("history_view", "show"),
         examples=("memory import-history", "memory import-history claude-code --since 30d",
                   "memory import-history --dry-run"),
-        exits="0 done (or started, with --detach); 1 failed, an unknown harness, or another "
-        "import running; after a 3 running it again goes on where it stopped"),
+        exits="0 done (or started, with --detach); 1 failed, or another import running; 2 "
+        "an unknown harness or a bad time; after a 3 running it again goes on where it "
+        "stopped"),
     "mcp": Command(
         help="run the MCP stdio server with the memory tools (needs the MCP SDK: pip install "
         "'mcp==2.3.0')",
