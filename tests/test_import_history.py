@@ -12,10 +12,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from memoryd_client import Client
-
 from conftest import run_cli, spawn_daemon, stop_process, wait_until
 from history_home import WRITERS, plant
+from memoryd_client import Client
 
 AGENTS = {"claude-code": "claude-code", "codex": "codex", "generic": "chatter"}
 

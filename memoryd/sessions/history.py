@@ -165,6 +165,7 @@ class HistoryProgress:
     sessions_total: int = 0
     extracted: Throughput = field(default_factory=Throughput)  # sessions read this run
     counts: dict[str, int] = field(default_factory=dict)
+    indexing_ended: float | None = None
     finished: float | None = None
     error: str | None = None
 
@@ -188,7 +189,8 @@ class HistoryProgress:
 
     def snapshot(self) -> dict[str, Any]:
         return {"phase": self.phase, "harnesses": self.harnesses, "since": self.since,
-                "started": self.started, "finished": self.finished, "error": self.error,
+                "started": self.started, "indexing_ended": self.indexing_ended,
+                "finished": self.finished, "error": self.error,
                 "files": {"done": self.files_done, "total": self.files_total},
                 "bytes": {"done": self.indexed.done, "total": self.bytes_total},
                 "sessions": {"done": self.extracted.done, "total": self.sessions_total},
@@ -286,6 +288,7 @@ class HistoryImport:
             await self._index(files, progress)
             sessions = await self._finished_sessions(files, request.since)
             progress.sessions_total = len(sessions)
+            progress.indexing_ended = time.time()
             progress.phase = "extracting"
             for session in sessions:
                 await self._extract(session, progress)
