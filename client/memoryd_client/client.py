@@ -374,6 +374,16 @@ class _Methods(abc.ABC):
         """Extract lessons and facts from a finished session (dry_run: only report)."""
         return self.call("extract", {"session": session, "dry_run": dry_run})
 
+    def import_history(self, harnesses: list[str] | None = None, *,
+                       since: float | str | None = None, dry_run: bool = False,
+                       detach: bool = False) -> Any:
+        """Index the session histories already on disk (of these harnesses; all by default)
+        and extract from their finished sessions, in the daemon's background; the reply comes
+        when it is done (``detach``: at once). ``dry_run``: what it would do, writing nothing."""
+        return self.call("import_history", _drop_none({
+            "harnesses": harnesses or None, "since": since, "dry_run": dry_run or None,
+            "detach": detach or None}))
+
     def history(
         self, entry_id: str | None = None, *, agent: str | None = None, key: str | None = None
     ) -> Any:

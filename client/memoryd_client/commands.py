@@ -260,6 +260,31 @@ COMMANDS: dict[str, Command] = {
               Arg("--dry-run", kind="flag", help="report only, store nothing")),
         request=lambda a, c: c.extract(a.session, dry_run=a.dry_run), show=views.show_extract,
         examples=("memory extract 5f2c1d --dry-run",), exits="0 done; 1 failed"),
+    "import-history": Command(
+        help="index the session histories already on disk, and extract from past sessions",
+        description="Indexes the transcripts every harness memoryd watches has kept (Claude "
+        "Code, Codex, generic JSONL and any transcript source configured), then runs session "
+        "end's extraction over their finished sessions not extracted yet. It runs in the "
+        "daemon's background, giving way to searches and writes; a terminal shows how far it "
+        "is and the time left. Stopped (Ctrl-C leaves it running; memoryd stopping or killed "
+        "stops it), it goes on where it was when memoryd starts again, and running it again "
+        "indexes and extracts nothing twice. `memory status` shows it while it runs.",
+        args=(Arg("harnesses", metavar="HARNESS", many=True, default=[],
+                  help="a harness (claude-code, codex, generic, …: a transcript source's format) "
+                  "or a source's name; default: every one"),
+              Arg("--since", metavar="T", help="only files and sessions active since T: " + TIME),
+              Arg("--dry-run", kind="flag", help="write nothing: list the files it would index "
+                  "and the entries extraction would keep, session by session"),
+              Arg("--detach", kind="flag", help="return once started (memory status follows it)")),
+        progress=True,
+        request=lambda a, c: c.import_history(a.harnesses, since=a.since, dry_run=a.dry_run,
+                                              detach=a.detach),
+        show=later("history_view", "show"),
+        examples=("memory import-history", "memory import-history claude-code --since 30d",
+                  "memory import-history --dry-run"),
+        exits="0 done (or started, with --detach); 1 failed, or another import running; 2 "
+        "an unknown harness or a bad time; after a 3 running it again goes on where it "
+        "stopped"),
     "mcp": Command(
         help="run the MCP stdio server with the memory tools (needs the MCP SDK: pip install "
         "'mcp==2.3.0')",

@@ -7,7 +7,8 @@ must decode to a map.
     reply    {"id": int, "result": any}
           or {"id": int, "error": {"code": str, "message": str}}
     progress {"id": int, "progress": {"what": str, "phase": str, "done": int, "total": int,
-                                      "counts": map}}   (every field but "what" optional)
+                                      "counts": map, "eta_s": float}}
+             (every field but "what" optional; eta_s: the seconds left, when known)
 
 The error codes are the ``code`` attributes of the classes in :mod:`memoryd_client.errors`.
 
@@ -88,12 +89,14 @@ PARAMS: dict[str, frozenset[str]] = {
     "promote_accept": frozenset({"id"}),
     "notebook_check": frozenset({"path", "agent", "fix"}),
     "purge": frozenset({"agent", "since", "match", "confirm"}),
+    "import_history": frozenset({"harnesses", "since", "dry_run", "detach"}),
     "release": frozenset({"id", "agent"}),
 }
 #: Requests that can take long (a big import, a pass over a big store, a purge, a source's
 #: first scan): clients ask for progress frames on them.
 PROGRESS_METHODS = frozenset({"remember_many", "pass_run", "undo", "promote_accept",
-                              "notebook_check", "purge", "sources", "reload", "extract"})
+                              "notebook_check", "purge", "sources", "reload", "extract",
+                              "import_history"})
 #: Who a connection says it is: the Python library or a program speaking the protocol (api),
 #: the `memory` command at a terminal (terminal) or not (cli: a script, an agent's shell),
 #: the MCP server (mcp), an agent's lifecycle hook (hook).

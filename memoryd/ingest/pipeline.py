@@ -144,6 +144,9 @@ class Ingest:
         self.watch_stop = asyncio.Event()
         self.initial = InitialIndexing()
         self.initial_scanned = False
+        #: held while files are processed: by the worker, or by import-history indexing files
+        #: itself (:meth:`index_now`); one at a time, so a file is never read twice at once
+        self.busy = asyncio.Lock()
 
     async def off_loop(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self.thread, fn, *args)
@@ -197,13 +200,33 @@ class Ingest:
                     del self.pending[path]
                 added = self._entries_added()
                 try:
-                    await self.process(batch)
+                    async with self.busy:
+                        await self.process(batch)
                 except Exception:
                     log.exception("Ingesting a batch failed; continuing.")
                 self.initial.processed(len(batch), self._entries_added() - added)
                 self.indexing[0] = min(self.indexing[0] + len(batch), self.indexing[1])
                 self.on_indexed()
             self._initial_done()
+
+    async def index_now(self, paths: list[str]) -> int:
+        """Index these files now, as the worker does (import-history: memoryd.sessions.history);
+        those in the queue are taken out of it and counted as its own. Returns the entries
+        added. From each file's tail offset, so what the watcher indexed is not read again."""
+        async with self.busy:
+            queued = [path for path in paths if path in self.pending]
+            for path in queued:
+                del self.pending[path]
+            added = self._entries_added()
+            await self.process(paths)
+            gained = self._entries_added() - added
+            if queued:
+                self.initial.processed(len(queued), gained)
+                self.indexing[0] = min(self.indexing[0] + len(queued), self.indexing[1])
+            self.on_indexed()
+            if not self.pending:
+                self._initial_done()
+        return gained
 
     def _entries_added(self) -> int:
         return sum(stats.entries_added for stats in self.stats.values())

@@ -54,6 +54,7 @@ from memoryd.progress import PROGRESS_EVERY_S, Reporter, reporting, stop_reporti
 from memoryd.scheduling import Traffic
 from memoryd.server.binding import Caller, bind, enforce
 from memoryd.server.health import Health
+from memoryd.server.history_methods import HistoryMethods
 from memoryd.server.limits import (
     LISTEN_BACKLOG,
     Acceptor,
@@ -70,6 +71,7 @@ from memoryd.server.replies import public_entry, without_rowids
 from memoryd.server.session_methods import SessionMethods
 from memoryd.server.stopping import Connections, stopping_error
 from memoryd.server.trust_methods import TrustMethods
+from memoryd.sessions.history import HistoryImport
 from memoryd.store.permissions import restrict_umask, tighten_state
 
 log = logging.getLogger(__name__)
@@ -112,6 +114,7 @@ class Daemon:
         self.should_exit = asyncio.Event()
         self.ready = asyncio.Event()  # set once READY=1 is sent: startup done, handlers in place
         self.ingest: Ingest | None = None
+        self.history: HistoryImport | None = None  # memory import-history
         self.sessions: SessionMethods | None = None
         self.server: Acceptor | None = None
         self.ownership = Ownership(config.lock_path, config.socket_path)
@@ -209,6 +212,9 @@ class Daemon:
                              engine.db, engine.backfill_wanted.set, self.traffic.background)
         self.ingest.start()
         self.passes.on_written = self.ingest.enqueue
+        self.history = HistoryImport(engine, self.ingest, self.sessions.extractor, self.traffic)
+        self.methods.update(HistoryMethods(self.history).methods())
+        engine.spawn(self.history.resume())  # an import stopped mid-way goes on
         engine.spawn(self.sessions.replay_spool())
         engine.spawn(self.sessions.guard.refresh())  # the PreToolUse hook's lessons, read ahead
         engine.spawn(self.sessions.usage.judge_quiet_sessions())
@@ -250,6 +256,8 @@ class Daemon:
             await self.engine.close()
             return
         sd_notify("STOPPING=1")
+        if self.history is not None:  # it resumes at the next start; its followers are told
+            await self.history.stop()
         log.info("Shutting down: finishing %d in-flight requests.", self.requests_in_flight)
         if self.server is not None:
             self.server.close()
@@ -496,6 +504,7 @@ class Daemon:
             **status,
             **(await self.passes.status() if self.passes is not None else {}),
             "ingest": self.ingest.status() if self.ingest is not None else None,
+            "history_import": self.history.status() if self.history is not None else None,
             **(await self.health.status_fields()),
             "server": self.limits.status(),
         }

@@ -70,11 +70,18 @@ class SessionExtractor:
         self.registry = registry
 
     async def run(self, session_id: str, *, dry_run: bool) -> dict[str, Any]:
-        engine = self.engine
-        assert engine.store is not None
-        session = await engine.db(self.registry.session, session_id)
+        session = await self.engine.db(self.registry.session, session_id)
         if session is None:
             raise NotFoundError(f"no session {session_id!r}")
+        return await self.extract(session, dry_run=dry_run)
+
+    async def extract(self, session: dict[str, Any], *, dry_run: bool) -> dict[str, Any]:
+        """Extraction over one session of the registry (its id, harness, agent, cwd and
+        transcript: ``transcript_path`` or ``source``): session end's, and import-history's
+        over past sessions (memoryd.sessions.history)."""
+        engine = self.engine
+        assert engine.store is not None
+        session_id = session["id"]
         path = session.get("transcript_path") or session.get("source")
         if not path or not is_regular(path):
             raise NotFoundError(f"session {session_id} has no readable transcript ({path or 'none'})")

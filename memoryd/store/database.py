@@ -42,6 +42,7 @@ from memoryd.store.migrations import (
     add_functions,
     only_unreadable_lines,
 )
+from memoryd.store.past_sessions import PastSessions
 from memoryd.text import content_hash, index_text
 
 log = logging.getLogger(__name__)
@@ -212,6 +213,7 @@ class Store:
         #: then): the watcher leaves them alone meanwhile (memoryd.passes.runner, hold)
         self.writing: set[str] = set()
         self._checkpointer: Checkpointer | None = None
+        self.past_sessions = PastSessions(self.db)  # what import-history reads and marks
 
     def checkpoint_in_background(self) -> None:
         """WAL checkpoints on a thread of their own from now on (the daemon's store): see
