@@ -65,8 +65,7 @@ from importlib import resources
 import numpy as np
 
 FEATURES = ("cos", "part", "mix", "mix_z", "margin", "kw", "kw_rr", "vec_rr", "coverage",
-            "in_window", "align", "worst", "lacks", "ctx_coverage", "ctx_align",
-            "local_cov", "ctx_local_cov", "held_cov", "nb_mix")
+            "in_window", "align", "worst", "lacks", "ctx_coverage", "ctx_align")
 PRIOR_CANDIDATES = 10
 #: The evidence a candidate may lack, each with the fallback model that does without it, the
 #: weakest last (a candidate without a vector lacks the alignment too).

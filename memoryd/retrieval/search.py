@@ -512,28 +512,10 @@ class Search:
             worst,
             np.array([lacks(details, texts[rowid][0]) for rowid in candidates]),
         ]
-        around = self.store.chunks_around(candidates)
-        passages = self._passages(candidates, known, around)
+        passages = self._passages(candidates, known)
         passage_holds = self._holds(plan, passages)
         passage_align, _ = self._alignment(plan, passages, passage_holds, words)
         columns += [passage_holds @ weights / (weights.sum() or 1.0), passage_align]
-        # EXPERIMENT: the question's words weighed by their rarity among the candidates
-        n = len(candidates)
-        df = holds.sum(axis=0)
-        local = weights * np.log((n - df + 0.5) / (df + 0.5) + 1.0)
-        held = weights * np.log((n - df + 0.5) / (df + 0.5) + 1.0) * (df > 0)
-        columns += [holds @ local / (local.sum() or 1.0),
-                    passage_holds @ local / (local.sum() or 1.0),
-                    holds @ held / (held.sum() or 1.0)]
-        # EXPERIMENT: the neighbouring chunks' best mix
-        near = [r for pair in around.values() for r in pair if r is not None]
-        if query is not None and near:
-            extra = [r for r in near if r not in mixes]
-            if extra and self.index is not None:
-                mixes.update(self.index.scores(extra, query))
-        nb = np.array([max([sum(mixes[r]) / 2 for r in around.get(rowid, ()) if r is not None
-                            and r in mixes] or [0.0]) for rowid in candidates])
-        columns += [nb]
         lexicon = self.lexicon
         lacking = [NO_VECTOR if query is None or rowid not in mixes
                    else NO_ALIGN if lexicon is None or (entry.unaligned
@@ -541,11 +523,11 @@ class Search:
                    else None for rowid, entry in zip(candidates, known)]
         return np.column_stack(columns), lacking
 
-    def _passages(self, candidates: list[int], known: list[Known],
-                  around: dict[int, tuple[int | None, int | None]]) -> list[Known]:
+    def _passages(self, candidates: list[int], known: list[Known]) -> list[Known]:
         """Each candidate's words with those of the transcript chunks just before and after it
-        in its session (memoryd.retrieval.passage: a hit is shown with them; ``around``:
-        Store.chunks_around); another entry's own words."""
+        in its session (memoryd.retrieval.passage: a hit is shown with them); another entry's
+        own words."""
+        around = self.store.chunks_around(candidates)
         texts = self.store.texts_by_rowids(sorted({r for pair in around.values() for r in pair
                                                    if r is not None}))
         out = []
