@@ -19,39 +19,50 @@ if TYPE_CHECKING:
 
     from memoryd_client.client import Client
 
-#: How often the page asks again, in milliseconds.
-POLL_MS = 2000
+#: How often the page asks again for the daemon's state (cheap: one status request), and for
+#: the doctor's checks (which read the whole store: most of a second on 10,000 entries), in
+#: milliseconds.
+LIVE_MS = 2000
+CHECKS_MS = 30_000
 
 
 def health_page(client: Client) -> Page:
-    return Page("Health", "health", f'<h1>Health</h1><div id="live" data-poll="{POLL_MS}">'
-                f"{live(client)}</div>")
+    """The page comes at once with the daemon's state; the doctor's checks follow (the
+    script fetches them, then again every half minute)."""
+    return Page("Health", "health", "<h1>Health</h1>"
+                f'<div id="live" class="live" data-fragment="health?fragment=live" '
+                f'data-every="{LIVE_MS}">{live(client)}</div>'
+                '<h2>Checks</h2><div id="checks" class="live" data-fragment="health?fragment='
+                f'checks" data-every="{CHECKS_MS}" data-now="1"><p class="meta">running '
+                "memory doctor's checks…</p></div>")
 
 
 def live(client: Client) -> str:
-    """The part of the page that is redrawn: the verdict, the work in progress, the checks."""
-    report = examine(client)
+    """The part redrawn every few seconds: the verdict, the work in progress."""
     try:
         status = client.status()
-    except DaemonUnreachableError:
-        status = None
-    checks = [(f'<span class="check-{esc(c["status"])}">{esc(c["status"])}</span>',
-               esc(c["check"]), esc(c["detail"])
-               + (f'<br><span class="meta">fix: {esc(c["fix"])}</span>'
-                  if c.get("fix") and c["status"] != "ok" else ""))
-              for c in report["checks"]]
+    except DaemonUnreachableError as exc:
+        return f'<p class="check-problem">{esc(exc.message)}</p>'
+    return (f'<p class="now"><strong>{esc(health_line(status))}</strong> '
+            f'<span class="meta">(updated {time.strftime("%H:%M:%S")})</span></p>'
+            + _progress(status))
+
+
+def checks(client: Client) -> str:
+    """`memory doctor`'s checks, each with its fix."""
+    report = examine(client)
+    rows = [(f'<span class="check-{esc(c["status"])}">{esc(c["status"])}</span>',
+             esc(c["check"]), esc(c["detail"])
+             + (f'<br><span class="meta">fix: {esc(c["fix"])}</span>'
+                if c.get("fix") and c["status"] != "ok" else ""))
+            for c in report["checks"]]
     verdict = "healthy" if report["healthy"] else "not healthy"
-    counts = f"{report['problems']} problem(s), {report['warnings']} warning(s)"
-    parts = [f'<p class="summary"><strong>{verdict}</strong> ({counts}); updated '
-             + time.strftime("%H:%M:%S") + "</p>"]
-    if status is not None:
-        parts.append(f'<p class="now">{esc(health_line(status))}</p>')
-        parts.append(_progress(status))
+    said = (f'<p class="summary"><strong>{verdict}</strong>: {report["problems"]} problem(s), '
+            f'{report["warnings"]} warning(s) (checked {time.strftime("%H:%M:%S")})</p>')
     if report.get("not_checked"):
-        parts.append(f"<p>Not checked without the daemon: "
-                     f"{esc(', '.join(report['not_checked']))}</p>")
-    parts.append("<h2>Checks</h2>" + table(("", "check", "detail"), checks, "checks"))
-    return "".join(parts)
+        said += (f"<p>Not checked without the daemon: "
+                 f"{esc(', '.join(report['not_checked']))}</p>")
+    return said + table(("", "check", "detail"), rows, "checks")
 
 
 def _bar(what: str, done: int, total: int, eta_s: float | None) -> str:

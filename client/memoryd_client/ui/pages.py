@@ -163,7 +163,7 @@ def entry_page(client: Client, entry_id: str) -> Page:
         f'<p class="state">{badge(entry["status"], "ok" if entry["status"] == "active" else "muted")}'
         f' {status_badges(entry)}</p>'
         f'<blockquote class="entry-text">{esc(entry["text"])}</blockquote>'
-        f'<div class="actions">{_entry_actions(entry)}</div>'
+        f'<div class="actions">{_entry_actions(entry)}</div>{_forgotten(client, entry, history)}'
         f'<h2>Provenance</h2><table class="facts">{rows}</table>'
         f'<h2>Usage</h2><p class="usage">{esc(usage_words(usage)) if usage else "no usage record"}'
         "</p>"
@@ -186,6 +186,25 @@ def _entry_actions(entry: dict[str, Any]) -> str:
             "Forget this entry? It stops being searched and injected; the journal keeps it, "
             "and the Passes page can undo the forget.", danger=True))
     return " ".join(buttons)
+
+
+def _forgotten(client: Client, entry: dict[str, Any], history: dict[str, Any]) -> str:
+    """Who forgot a forgotten entry, and the run that takes the forget back (``memory
+    forget`` records one: its scope names the entry)."""
+    if entry.get("status") != "forgotten":
+        return ""
+    events = [e for e in history.get("events") or [] if e["action"] == "forgotten"]
+    who = (f"Forgotten by {esc(events[-1].get('actor') or 'someone')} "
+           f"{ago(events[-1]['ts'])}." if events else "Forgotten.")
+    runs = [r for r in client.pass_runs("forget", limit=1000)["runs"]
+            if (r.get("scope") or {}).get("entry") == entry["id"]]
+    if not runs:
+        return f'<p class="message">{who}</p>'
+    run = runs[0]["run"]
+    return (f'<p class="message">{who} {link("passes/" + run, "Run " + run)} did it; undoing it '
+            "makes the entry active again, with its id, date and history.</p>"
+            + action_button("undo", run, f"Undo the forget ({run})",
+                            f"Undo run {run}: make this entry active again?"))
 
 
 def _versions(history: dict[str, Any], current: str) -> str:

@@ -204,9 +204,8 @@ class Handler(BaseHTTPRequestHandler):
         if name == "timeline":
             return lambda c: timeline.timeline_page(c, query)
         if name == "health":
-            if fragment == "live":
-                return health.live
-            return health.health_page
+            return health.live if fragment == "live" else health.checks \
+                if fragment == "checks" else health.health_page
         return None
 
     def _answer(self, view: Callable[[Client], Page | str], fragment: bool = False

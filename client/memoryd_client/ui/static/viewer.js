@@ -101,20 +101,19 @@
     if (button && !button.disabled) act(button);
   });
 
-  // -- Health, live ------------------------------------------------------------------------
-  const live = document.getElementById("live");
-  if (live && live.dataset.poll) {
-    const every = Number(live.dataset.poll);
+  // -- Live parts (Health): fetched again every data-every milliseconds ---------------------
+  document.querySelectorAll(".live[data-fragment]").forEach(function (part) {
+    const every = Number(part.dataset.every);
     const poll = function () {
-      fetch("health?fragment=live", {credentials: "omit"})
+      fetch(part.dataset.fragment, {credentials: "omit"})
         .then(function (reply) { return reply.text(); })
         .then(function (html) {
-          live.innerHTML = html;
-          live.dataset.updated = String(Date.now());
+          part.innerHTML = html;
+          part.dataset.updated = String(Date.now());
         })
         .catch(function () { /* the next poll tries again */ })
         .finally(function () { setTimeout(poll, every); });
     };
-    setTimeout(poll, every);
-  }
+    setTimeout(poll, part.dataset.now ? 0 : every);
+  });
 })();
