@@ -142,7 +142,10 @@ def _start_viewer(env: dict[str, str], socket: Path) -> Viewer:
     assert proc.stdout is not None
     line = proc.stdout.readline()
     found = re.match(r"memory ui: (http://127\.0\.0\.1:\d+/[\w-]+/)$", line.strip())
-    assert found, line + (proc.stderr.read() if proc.stderr else "")
+    if not found:
+        _, said = proc.communicate(timeout=30)
+        os.close(leader)
+        raise AssertionError(f"memory ui printed no address: {line}{said}")
     return Viewer(proc, found.group(1), leader)
 
 
@@ -359,6 +362,15 @@ def test_a_run_shows_each_file_change_side_by_side_and_undo_shows_on_the_entry(
     assert b.evaluate("document.querySelector('table.diff td.ins').innerText") \
         == "- [2026-03-03] lesson number 3 about sticker margins"
     b.screenshot("pass-run-diff")
+    # undo that one change: the notebook is back as it was, byte for byte
+    notebook = world.home / "user" / ".mastersof-ai" / "agents" / "designer" / "memory" \
+        / "notebook.md"
+    assert notebook.read_text() != "\n".join(NOTEBOOK) + "\n"
+    change = b.evaluate("document.querySelector('section.change').id")
+    b.click(f"section.change button.action[data-target={change}]")
+    assert _confirm(b).startswith(f"{change} undone as run r")
+    assert notebook.read_text() == "\n".join(NOTEBOOK) + "\n"
+    assert "undone" in b.text(f"section#{change} .change-head")
     # undo the merge: the entries it superseded are active again, as their pages show
     loser = world.ids["Use conventional commits."]
     b.open(world.url + "entry/" + loser)
