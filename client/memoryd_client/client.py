@@ -306,7 +306,7 @@ class _Methods(abc.ABC):
         """Filters: agent, agents, category, kind, tags, project (that project's entries), cwd
         (the entries of that directory's project and the global ones: what its blocks show),
         since, until, status, limit, min_score, match, now (when the question is asked: "last
-        week" counts back from it). A name the daemon does not take is refused (``BadParamsError``); the reply
+        week" counts back from it), explain (each hit's ``why``: its evidence in words). A name the daemon does not take is refused (``BadParamsError``); the reply
         lists ``unknown_agents``, agents named that have no entry at all."""
         return self.call("search", _drop_none({"query": query, **filters}))
 
@@ -316,6 +316,12 @@ class _Methods(abc.ABC):
         kind, tags, project, cwd, status, since, until; paging: limit (1-1,000, default 20),
         offset, cursor (the reply's ``next``). Returns {"entries", "total", "next"}."""
         return self.call("list", _drop_none(filters))
+
+    def timeline(self, *, bucket: int | None = None, **filters: Any) -> Any:
+        """How many entries were written in each ``bucket`` seconds (default a day), by agent
+        and kind: {"bucket", "counts": [{"start", "agent", "kind", "count"}]}. Filters as
+        list's; every status unless ``status`` says."""
+        return self.call("timeline", _drop_none({"bucket": bucket, **filters}))
 
     def get(self, entry_id: str) -> Any:
         return self.call("get", {"id": entry_id})
@@ -401,6 +407,10 @@ class _Methods(abc.ABC):
         staleness checks every project and reads every entry's references again."""
         return self.call("pass_run", _drop_none({"name": name, "agent": agent, "project": project,
                                                  "dry_run": dry_run, "full": full or None}))
+
+    def pass_runs(self, name: str | None = None, *, limit: int | None = None) -> Any:
+        """The newest runs (of one pass, or of all), newest first: {"runs": [...]}."""
+        return self.call("pass_runs", _drop_none({"name": name, "limit": limit}))
 
     def pass_show(self, run_or_change: str | None = None) -> Any:
         """A run (r12) with every change, or one change (c345); default the newest run."""

@@ -12,7 +12,7 @@ import os
 import sys
 
 from memoryd_client import views
-from memoryd_client.command_spec import FAILED, OK, SOCKET, Arg, Command, later, plain
+from memoryd_client.command_spec import FAILED, OK, SOCKET, TIMEOUT, Arg, Command, later, plain
 from memoryd_client.errors import UsageError
 
 TYPE_CHECKING = False  # see memoryd_client/__init__.py
@@ -297,6 +297,21 @@ COMMANDS: dict[str, Command] = {
                    'claude-code'),
                   "memory mcp --agent codex --socket /run/user/1000/memoryd/memoryd.sock"),
         exits="0 the client closed the server"),
+    "ui": Command(
+        help="look at memory in the browser: search, entries, timeline, sessions, passes, "
+        "health",
+        description="A viewer served by this process on 127.0.0.1 (a free port), at an address "
+        "holding a random token; it asks the daemon over its socket, as every client does, and "
+        "loads nothing from the network. Prints the address and opens the browser. Undo, "
+        "forget, release and promote accept ask for a confirmation and go through the daemon "
+        "as `memory` does from this terminal. Ctrl-C stops it (docs/viewer.md).",
+        args=(Arg("--no-open", kind="flag", help="print the address only; open no browser"),
+              Arg("--port", kind="int", default=0, metavar="N",
+                  help="listen on port N of 127.0.0.1 (default: a free one)"),
+              SOCKET, TIMEOUT),
+        globals=(), alone=later("ui.server", "run_command"),
+        examples=("memory ui", "memory ui --no-open --port 8765"),
+        exits="0 stopped (Ctrl-C); 2 the port cannot be used"),
     "context": Command(
         help="print the memory block an agent would get at session start",
         args=(Arg("--agent", required=True, help="the agent whose block it is"),

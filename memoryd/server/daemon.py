@@ -71,6 +71,7 @@ from memoryd.server.replies import public_entry, without_rowids
 from memoryd.server.session_methods import SessionMethods
 from memoryd.server.stopping import Connections, stopping_error
 from memoryd.server.trust_methods import TrustMethods
+from memoryd.sessions.explain import evidence_words
 from memoryd.sessions.history import HistoryImport
 from memoryd.store.permissions import restrict_umask, tighten_state
 
@@ -535,7 +536,11 @@ class Daemon:
                 reply["run"] = run
 
     async def m_search(self, params: Params) -> dict[str, Any]:
-        return await self.engine.search(params)
+        reply = await self.engine.search(params)
+        if params.flag("explain"):  # the viewer: each hit's evidence in words
+            for hit in reply["hits"]:
+                hit["why"] = evidence_words(hit.get("evidence") or {}, asked="query")
+        return reply
 
     async def m_get(self, params: Params) -> dict[str, Any]:
         return public_entry(await self.engine.db(self.engine.entries.get, params), time.time())
