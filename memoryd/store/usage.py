@@ -232,6 +232,20 @@ class Usage:
             "ORDER BY s.last_seen LIMIT ?", (quiet_since, limit)).fetchall()
         return [row[0] for row in rows]
 
+    def live_sessions(self, agent: str, seen_since: float) -> list[LiveSession]:
+        """``agent``'s sessions not ended and seen since ``seen_since``, the latest seen first:
+        those an MCP read of the agent may be part of (memoryd.sessions.mcp_reads)."""
+        return [LiveSession(*row) for row in self.store.db.execute(
+            "SELECT id, project, coalesce(last_seen, started, 0) FROM sessions "
+            "WHERE agent=? AND closed IS NULL AND coalesce(last_seen, started, 0) >= ? "
+            "ORDER BY coalesce(last_seen, started, 0) DESC LIMIT 50", (agent, seen_since))]
+
+    def session_ended(self, session: str) -> bool | None:
+        """Whether ``session`` ended (None: the index knows no such session)."""
+        row = self.store.db.execute("SELECT closed IS NOT NULL FROM sessions WHERE id=?",
+                                    (session,)).fetchone()
+        return None if row is None else bool(row[0])
+
     # -- usage records --------------------------------------------------------------------
 
     def record(self, entry: str) -> UsageRecord:
@@ -380,6 +394,15 @@ class Usage:
     def last_row(self) -> int:
         (top,) = self.store.db.execute("SELECT coalesce(max(id), 0) FROM entries").fetchone()
         return int(top)
+
+
+@dataclass(frozen=True)
+class LiveSession:
+    """A session not ended: its id, its project, when it was last seen."""
+
+    id: str
+    project: str | None
+    last_seen: float
 
 
 @dataclass(frozen=True)
