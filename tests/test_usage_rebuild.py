@@ -49,6 +49,9 @@ def test_usage_records_survive_a_reindex_and_a_deleted_database(
     try:
         assert usage_of(ids) == before
         assert json.loads(run_cli("list", "--usage", "--json").stdout) == ranked
+        events = json.loads(run_cli("history", ids[UV], "--json").stdout)["events"]
+        assert [(e["after"]["session"], e["after"]["outcome"]) for e in events
+                if e["action"] == "outcome"] == [(SESSION, "broken")]  # its history too
         sessions = json.loads(run_cli("sessions", "--json").stdout)["sessions"]
         assert [s["id"] for s in sessions] == [SESSION]  # judged: not judged again
         assert sessions[0]["judged"] is not None

@@ -29,6 +29,7 @@ from typing import Any
 
 from memoryd.store.database import ENTRY_COLUMNS, SELECT_ENTRY, Store, row_to_entry
 from memoryd.store.usage_log import (
+    ACTOR,
     KEY,
     SINCE_KEY,
     UsageLog,
@@ -38,8 +39,6 @@ from memoryd.store.usage_log import (
 )
 
 FOLLOWED, BROKEN, NO_OCCASION = "followed", "broken", "no occasion"
-#: Who the journal says changed an outcome.
-ACTOR = "memoryd (outcomes)"
 #: The rankings of ``memory list --usage``.
 RANKINGS = ("broken", "followed", "unused")
 #: The kinds an agent is told to act on (transcript chunks injected as search hits are not).

@@ -48,6 +48,8 @@ FILE_NAME = "outcomes.jsonl"
 KEY = "usage_log"
 #: When memoryd first recorded an injection (meta; memoryd.store.usage reads it).
 SINCE_KEY = "usage:since"
+#: Who the journal says changed an outcome.
+ACTOR = "memoryd (outcomes)"
 _ROW_COLUMNS = ("entry", "session", "agent", "injected", "injections", "outcome", "why",
                 "evidence", "at", "judged")
 _SESSION_COLUMNS = ("id", "harness", "agent", "cwd", "project", "started", "last_seen",
@@ -190,12 +192,18 @@ def apply_record(store: Store, record: dict[str, Any]) -> int:
         db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)",
                    (SINCE_KEY, repr(record["ts"])))
     elif op == "outcome":
+        before = db.execute("SELECT outcome FROM outcomes WHERE entry=? AND session=?",
+                            (record["entry"], record["session"])).fetchone()
+        if before is None:
+            return 0
         db.execute(
             "UPDATE outcomes SET outcome=?, why=?, evidence=?, at=?, judged=? "
             "WHERE entry=? AND session=?",
             (record["outcome"], record.get("why"),
              json.dumps(record.get("evidence") or [], ensure_ascii=False), record.get("at"),
              record["ts"], record["entry"], record["session"]))
+        _journal(store, record["entry"], record["session"], before[0], record["outcome"],
+                 record.get("why"), record["ts"])
     elif op == "session":
         db.execute(
             "INSERT INTO sessions(id, harness, agent, cwd, project, started, last_seen, closed, "
@@ -213,16 +221,33 @@ def apply_record(store: Store, record: dict[str, Any]) -> int:
              record.get("project"), record.get("started"), record.get("last_seen"),
              record.get("closed"), record.get("transcript"), record.get("judged")))
     elif op == "row":
+        before = db.execute("SELECT outcome FROM outcomes WHERE entry=? AND session=?",
+                            (record.get("entry"), record.get("session"))).fetchone()
         db.execute(
             f"INSERT OR REPLACE INTO outcomes({', '.join(_ROW_COLUMNS)}) "
             f"VALUES ({', '.join('?' for _ in _ROW_COLUMNS)})",
             [record.get(column) for column in _ROW_COLUMNS])
         db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)",
                    (SINCE_KEY, repr(record["injected"])))
+        _journal(store, record["entry"], record["session"], before[0] if before else None,
+                 record.get("outcome"), record.get("why"),
+                 record.get("judged") or record["injected"])
     else:
         log.warning("Skipping an unknown line of the outcomes file: %r", op)
         return 0
     return 1
+
+
+def _journal(store: Store, entry: str, session: str, before: str | None, after: str | None,
+             why: str | None, ts: float) -> None:
+    """An outcome that changed, in the entry's history, as memoryd.store.usage journals it
+    (``memory history``): the events of a transaction that never committed, or of the index
+    a rebuild replaced, are not in any file."""
+    if after is None or after == before:
+        return
+    store.journal(entry, "outcome", ACTOR,
+                  {"session": session, "outcome": before} if before is not None else None,
+                  {"session": session, "outcome": after, "why": why}, ts)
 
 
 def export(store: Store, usage_log: UsageLog) -> int:
