@@ -65,8 +65,12 @@ def test_an_mcp_read_is_injected_into_its_session_and_judged(daemon, client, tmp
         subprocess.run(["git", "init", "-q", str(repo)], check=True)
     pnpm = client.remember("claude-code", "tooling", PNPM, kind="lesson", polarity="positive",
                            cwd=str(api))["entry"]["id"]  # another project's: not in shop's block
-    searched, got = agent_reads(shop, [("memory_search", {"query": "how to install packages"}),
-                                       ("memory_get", {"entry_id": pnpm})])
+    force = client.remember("claude-code", "git", "Never force-push to main", kind="lesson",
+                            polarity="negative")["entry"]["id"]  # global: in every block
+    searched, got, block = agent_reads(shop, [
+        ("memory_search", {"query": "how to install packages"}),
+        ("memory_get", {"entry_id": pnpm}), ("memory_context", {})])
+    assert "Never force-push to main" in text_of(block)
     assert pnpm in text_of(searched) and PNPM in text_of(got)
     claude_transcript(shop / f"{SESSION}.jsonl", SESSION, [
         ("user", "add left-pad"), ("bash", "npm install left-pad"),
@@ -86,6 +90,11 @@ def test_an_mcp_read_is_injected_into_its_session_and_judged(daemon, client, tmp
     assert read[3] == "        why: the agent read it through its MCP tool memory_search"
     assert read[4].startswith("        outcome: broken: Bash: npm install left-pad")
     assert any(f"MCP memory_get for claude-code (session {SESSION})" in line for line in lines)
+    at = next(i for i, line in enumerate(lines)
+              if f"MCP memory_context for claude-code (session {SESSION})" in line)
+    assert f"    lessons   {force}, " in lines[at + 1]
+    # in two sessions: this one (its block and the read count once) and the other's block
+    assert client.get(force)["usage"]["injected"] == 2
     items = [i for inj in json.loads(run_cli("explain", SESSION, "--json").stdout)["injections"]
              for i in inj["items"] if i["id"] == pnpm]
     assert [i["outcome"] for i in items] == ["broken", "broken"]
