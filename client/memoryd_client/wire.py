@@ -78,6 +78,7 @@ PARAMS: dict[str, frozenset[str]] = {
     "file_insert": frozenset({"agent", "path", "line", "text"}),
     "context": frozenset({"agent", "cwd", "prompt", "budget", "session"}),
     "hook": frozenset({"harness", "event", "raw", "payload", "ts"}),
+    "mcp_read": frozenset({"agent", "tool", "entries", "cwd", "session", "started"}),
     "explain": frozenset({"session"}),
     "extract": frozenset({"session", "dry_run"}),
     "session": frozenset({"id"}),

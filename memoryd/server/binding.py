@@ -44,6 +44,7 @@ class Caller:
     channel: str = "api"
     declared: bool = False  # the channel came from a bind
     refused: str | None = None  # why its last bind was refused: nothing else is served
+    pid: int | None = None  # the process at the other end, where the system tells (Linux)
 
     @property
     def human(self) -> bool:

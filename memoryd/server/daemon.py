@@ -105,6 +105,15 @@ def peer_uid(sock: socket.socket) -> int | None:
     return None
 
 
+def peer_pid(sock: socket.socket) -> int | None:
+    """The pid of the process at the other end, where the system says (SO_PEERCRED: Linux):
+    which agent process a hook or an MCP server came from (memoryd.sessions.mcp_reads)."""
+    if not hasattr(socket, "SO_PEERCRED"):
+        return None
+    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    return struct.unpack("3i", creds)[0] or None
+
+
 class Daemon:
     def __init__(self, config: Config, embedder: Embedder | None = None) -> None:
         """``embedder``: an already loaded model to use instead of loading one (tests share
@@ -318,7 +327,8 @@ class Daemon:
                                 writer: asyncio.StreamWriter) -> None:
         idle_s = self.limits.idle_timeout_s
         try:
-            uid = peer_uid(writer.get_extra_info("socket"))
+            sock = writer.get_extra_info("socket")
+            uid = peer_uid(sock)
             if uid is not None and uid != os.getuid():
                 log.warning("Refused a connection from uid %d.", uid)
                 await self._send(writer, None, error=ForbiddenError(
@@ -330,7 +340,8 @@ class Daemon:
                 except (TimeoutError, ConnectionError):
                     pass
                 return
-            caller = Caller()  # who this connection is: bound once (memoryd.server.binding)
+            # who this connection is: bound once (memoryd.server.binding)
+            caller = Caller(pid=peer_pid(sock))
             while not reader.at_eof():
                 self.limits.waiting(writer)  # at the cap, the longest waiting may be closed
                 try:

@@ -68,6 +68,8 @@ USE_WORDS = {"in use": "; followed or broken lately: ahead of the others",
 def reason(item: dict[str, Any], event: str, entry: dict[str, Any] | None) -> str:
     """Why one item was in a block, in one sentence."""
     section = item.get("section")
+    if event.startswith("MCP "):  # memoryd.sessions.mcp_reads
+        return f"the agent read it through its MCP tool {event[4:]}"
     if item.get("score") is not None:
         words = evidence_words(item.get("evidence") or {})
         return (f"matched the prompt (probability {item['score']:.2f} that it is relevant)"

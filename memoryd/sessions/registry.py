@@ -73,7 +73,8 @@ class Registry:
         """Log what a block held; ``track``: and count each entry the agent got as injected
         into the session, to be judged (memoryd.store.usage: its outcome, its usage record)."""
         now = time.time()
-        with self.store.db:
+        usage = Usage(self.store)
+        with usage.recording():  # the outcomes file's lines go with the commit
             self.store.db.execute(
                 "INSERT INTO injections(ts, session, agent, event, chars, budget, items) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -82,7 +83,7 @@ class Registry:
                              for explained, item in zip(block.explain(),
                                                         block.items + block.dropped)])))
             if track and session:
-                Usage(self.store).record_injection(
+                usage.record_injection(
                     session, agent, [i.entry_id for i in block.items if i.entry_id], now)
 
     def latest_injected(self) -> str | None:

@@ -119,6 +119,8 @@ class UsageJudge:
             await engine.db(self.usage.mark_judged, session)
             return None
         changed = await engine.db(self.usage.save_outcomes, session, verdicts)
+        # what was learned from a transcript that may be gone by the next rebuild: on disk now
+        await asyncio.to_thread(self.usage.log.sync)
         log.info("Session %s judged: %d entries, %d outcomes changed.", session, len(verdicts),
                  changed)
         return changed
