@@ -432,7 +432,7 @@ def groups_for(harness: str) -> dict[str, dict[str, Any]]:
 
 def _nothing_left(text: str, harness: str) -> bool:
     """Whether a settings text holds nothing but what a new file of the harness starts with."""
-    data = json.loads(text or "{}")
+    data = json.loads(text) if text.strip() else {}
     return not data or data == HEAD.get(harness)
 
 
@@ -444,6 +444,8 @@ def _strip(text: str, harness: str, added: hook_settings.Added) -> tuple[str, in
 def _without_ours(settings: SettingsFile, harness: str) -> tuple[str, int]:
     """The file's text without memoryd's handlers (what install found, if any)."""
     assert settings.text is not None
+    if not settings.text.strip():  # an empty file: nothing to parse, nothing of ours
+        return settings.text, 0
     added = settings.added()
     text, removed = _strip(settings.text, harness, added)
     if removed and _nothing_left(text, harness) and ("file",) in added:  # only whitespace
