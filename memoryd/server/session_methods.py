@@ -117,10 +117,10 @@ class SessionMethods:
                         "problem": "stdin is not a JSON object; ignored"}
         if harness is None or not isinstance(payload, dict):
             raise BadParamsError("hook: needs harness and a payload map")
-        name = payload.get("hook_event_name")
-        name = name if isinstance(name, str) and name else event
-        event = canonical(harness, name)  # Gemini's BeforeAgent is memoryd's UserPromptSubmit
-        name = name if name != event else native(harness, event)
+        sent = payload.get("hook_event_name")
+        sent = sent if isinstance(sent, str) and sent else None
+        event = canonical(harness, sent or event)  # Gemini's BeforeAgent: UserPromptSubmit
+        name = sent or native(harness, event)  # the agent's own name, for its output
         payload = normalize(harness, payload)
         replayed = params.flag("replayed")
         if event in ("PreToolUse", "PostToolUse"):  # every tool call: no registry write, no search
