@@ -259,7 +259,7 @@ _DOES = {"command": "runs", "flag": "runs", "name": "uses", "path": "writes", "c
          "literal": "uses"}
 
 
-#: The same verbs for a call already made (Gemini CLI's AfterTool: memoryd.sessions.hook_payload).
+#: The same verbs for a call just made (PostToolUse: Gemini CLI's AfterTool).
 _DID = {"runs": "ran", "uses": "used", "writes": "wrote"}
 
 
