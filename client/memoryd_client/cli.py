@@ -181,19 +181,23 @@ def run_hook_command(argv: list[str]) -> int:
             prog=f"memory hook {argv[0]}", description=descriptions[argv[0]],
             formatter_class=Formatter,
             epilog=f"examples:\n  memory hook {argv[0]} claude-code\n"
-                   f"  memory hook {argv[0]} codex --project ~/src/shop\n\n"
+                   f"  memory hook {argv[0]} codex --project ~/src/shop\n"
+                   f"  memory hook {argv[0]} gemini\n\n"
                    "The previous contents are backed up in memoryd's state dir (hook-backups/, "
                    "named after the file's real path); per file the first backup (before memoryd "
                    "first changed it) and the latest are kept.\n\n"
                    "exit codes: 0 done; 1 the file could not be changed (not JSON, not "
                    "writable); 2 usage error (DIR does not exist).")
-        parser.add_argument("harness", choices=["claude-code", "codex"],
+        parser.add_argument("harness", choices=["claude-code", "codex", "gemini", "cursor"],
                             help="claude-code: ~/.claude/settings.json (or $CLAUDE_CONFIG_DIR); "
-                                 "codex: ~/.codex/hooks.json (or $CODEX_HOME)")
+                                 "codex: ~/.codex/hooks.json (or $CODEX_HOME); gemini (Gemini "
+                                 "CLI): ~/.gemini/settings.json (or $GEMINI_CLI_HOME/.gemini); "
+                                 "cursor: ~/.cursor/hooks.json")
         parser.add_argument("--project", metavar="DIR",
                             help="a project's settings instead of the user's: "
-                                 "DIR/.claude/settings.local.json (personal, not committed) or "
-                                 "DIR/.codex/hooks.json; DIR must exist")
+                                 "DIR/.claude/settings.local.json (personal, not committed), "
+                                 "DIR/.codex/hooks.json, DIR/.gemini/settings.json or "
+                                 "DIR/.cursor/hooks.json; DIR must exist")
         try:
             args = parser.parse_args(argv[1:])
         except SystemExit as exc:

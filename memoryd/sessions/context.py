@@ -21,8 +21,9 @@ among the matches. The order moves only when an entry's use changes, never per s
 
 **Scope.** Entries written inside a git repository belong to its project and are shown only in
 that project; entries written elsewhere (or with ``--global``) are shown everywhere. The agents
-in ``context.shared_agents`` (the harnesses: Claude Code and Codex) share what they know: a
-lesson Claude Code learned in a repository reaches Codex in the same repository. Other agents
+in ``context.shared_agents`` (the harnesses with hooks: Claude Code, Codex, Gemini CLI, Cursor)
+share what they know: a lesson Claude Code learned in a repository reaches Codex in the same
+repository. Other agents
 (role agents such as ``designer``) see their own namespace only. A memory is one project's
 (or global): the same text written in another project is stored there too (not refused as a
 duplicate of the first project's), and a key holds one value per project beside its global one.
@@ -115,7 +116,9 @@ _RULE_START = re.compile(r"^(?:don't|do not|never|avoid|stop|always|prefer|use|k
 #: Files an agent loads by itself: listing them in the block would repeat them.
 _NATIVE_FILES = {"claude-code": re.compile(r"(?:^|/)(?:CLAUDE(?:\.local)?\.md|MEMORY\.md)$|"
                                            r"/\.claude/rules/"),
-                 "codex": re.compile(r"(?:^|/)AGENTS\.md$")}
+                 "codex": re.compile(r"(?:^|/)AGENTS\.md$"),
+                 "gemini": re.compile(r"(?:^|/)GEMINI\.md$"),
+                 "cursor": re.compile(r"/\.cursor/rules/|(?:^|/)\.cursorrules$")}
 
 
 @dataclass(frozen=True)
