@@ -31,7 +31,8 @@ from memoryd.sessions.registry import HARNESS_AGENTS
 
 #: Methods a person runs (maintenance, configuration, deleting): not over MCP or a hook.
 PERSON_METHODS = frozenset({"purge", "release", "pass_run", "undo", "promote_accept",
-                            "notebook_check", "sources", "reload", "extract"})
+                            "notebook_check", "sources", "reload", "extract", "sync_init",
+                            "sync", "sync_add_shared", "share"})
 #: Methods that store an entry's text: their writer and via are the daemon's to set.
 ENTRY_WRITES = frozenset({"remember", "remember_many", "supersede"})
 

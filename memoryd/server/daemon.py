@@ -69,6 +69,7 @@ from memoryd.server.pass_methods import PassMethods
 from memoryd.server.replies import public_entry, without_rowids
 from memoryd.server.session_methods import SessionMethods
 from memoryd.server.stopping import Connections, stopping_error
+from memoryd.server.sync_methods import Sync
 from memoryd.server.trust_methods import TrustMethods
 from memoryd.store.permissions import restrict_umask, tighten_state
 
@@ -119,6 +120,7 @@ class Daemon:
         self.requests_in_flight = 0
         self.last_request = time.time()
         self.passes: Passes | None = None
+        self.sync: Sync | None = None
         self.idle = asyncio.Event()
         self.traffic = Traffic(self.engine.db)  # the requests background work gives way to
         self.locked = False  # both locks taken: this daemon serves (and must clean up)
@@ -202,6 +204,8 @@ class Daemon:
             log.info("Settled %d changes of a pass that was stopped mid-run.", settled)
         self.methods.update(PassMethods(self.passes).methods())
         self.methods.update(TrustMethods(engine).methods())
+        self.sync = Sync(engine)
+        self.methods.update(self.sync.methods())
         # a file entry's forget/supersede edits its file
         edits = FileEntryEdits(self.passes, engine.supersede, engine.backfill_wanted.set)
         self.methods.update({"forget": edits.forget, "supersede": edits.supersede,
@@ -215,6 +219,7 @@ class Daemon:
         engine.spawn(self.sessions.guard.refresh())  # the PreToolUse hook's lessons, read ahead
         engine.spawn(self.sessions.usage.judge_quiet_sessions())
         engine.spawn(self.passes.scheduler())
+        engine.spawn(self.sync.scheduler())
         engine.spawn(self.watch_files())
         defer_full_collections()
         self.collecting = True
@@ -499,6 +504,7 @@ class Daemon:
             **(await self.passes.status() if self.passes is not None else {}),
             "ingest": self.ingest.status() if self.ingest is not None else None,
             **(await self.health.status_fields()),
+            "sync": await asyncio.to_thread(self.sync.status) if self.sync is not None else None,
             "server": self.limits.status(),
         }
         if params.flag("sources") and status["ingest"] is not None:  # memory status --sources
