@@ -302,3 +302,32 @@ def test_kill_9_during_a_sync_then_the_next_sync_completes(machines, remote: Pat
     assert a.texts_all() == expected
     assert b.texts_all() == expected
     assert a.ids_all() == b.ids_all()
+
+
+def test_a_shared_lesson_reaches_the_team_under_its_own_heading(machines, tmp_path: Path) -> None:
+    team_remote = tmp_path / "team.git"
+    subprocess.run(["git", "init", "--quiet", "--bare", str(team_remote)], check=True)
+    a, b = machines(2)
+    for m in (a, b):
+        added = m.cli("sync", "add-shared", "acme", str(team_remote))
+        assert added.returncode == 0, added.stderr
+    with a.client("designer") as c:
+        stored = c.remember("designer", "deploy",
+                            "Run the migrations before the deploy, never after", kind="lesson")
+    shared = a.cli("share", stored["entry"]["id"], "acme")
+    assert shared.returncode == 0, shared.stderr
+    assert "shared" in shared.stdout
+    synced = b.cli("sync")  # b follows the team without a repository of its own
+    assert synced.returncode == 0, synced.stderr
+    with b.client() as c:
+        block = c.context("coder")["text"]
+        team = c.list_entries(agents=["team.acme"])["entries"]
+    assert [e["text"] for e in team] == ["Run the migrations before the deploy, never after"]
+    assert "## Team" in block
+    assert block.index("## Team") < block.index("Run the migrations before the deploy")
+    # the namespace is read-only: no write reaches it but a share
+    from memoryd_client.errors import ForbiddenError
+    with b.client("team.acme") as c, pytest.raises(ForbiddenError):
+        c.remember("team.acme", "deploy", "planted", kind="lesson")
+    with b.client() as c, pytest.raises(ForbiddenError):
+        c.forget(team[0]["id"], agent="team.acme")

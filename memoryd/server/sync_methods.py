@@ -18,11 +18,14 @@ import time
 from typing import Any
 
 from memoryd.engine import Engine
+from memoryd.errors import NotFoundError
 from memoryd.params import Params
 from memoryd.passes.runner import INTERVALS, START_DELAY_S
 from memoryd.sync.apply import Applied, apply_merge, finish_pending, mark_pending
 from memoryd.sync.git import SyncError, git_program
 from memoryd.sync.repo import SyncRepo, host, reachable
+from memoryd.sync.shared import PREFIX as TEAM_PREFIX
+from memoryd.sync.shared import Team, follow, followed
 
 log = logging.getLogger(__name__)
 
@@ -40,13 +43,15 @@ class Sync:
         self.lock = asyncio.Lock()
         self.started = time.time()
         self.running = False
+        self.last_run = 0.0  # a machine that only follows teams has no repository state
 
     @property
     def repo(self) -> SyncRepo:
         return SyncRepo(self.engine.config.state_dir)
 
     def methods(self) -> dict[str, Any]:
-        return {"sync_init": self.m_sync_init, "sync": self.m_sync}
+        return {"sync_init": self.m_sync_init, "sync": self.m_sync,
+                "sync_add_shared": self.m_sync_add_shared, "share": self.m_share}
 
     # -- wire methods -------------------------------------------------------------------
 
@@ -66,11 +71,82 @@ class Sync:
     async def m_sync(self, params: Params) -> dict[str, Any]:
         return await self.run()
 
+    async def m_sync_add_shared(self, params: Params) -> dict[str, Any]:
+        name = params.text("name", required=True, max_len=64) or ""
+        remote = (params.text("remote", required=True, max_len=4096) or "").strip()
+        if not remote:
+            raise SyncError("sync add-shared: the remote must not be empty")
+        state = self.engine.config.state_dir
+        team = Team(state, name)
+        async with self.lock:
+            await asyncio.to_thread(team.add, remote)
+            await asyncio.to_thread(team.fetch)
+            await asyncio.to_thread(follow, state, name, remote)
+            pulled = await self.engine.db(team.apply, self.engine.store)
+        if pulled.records:
+            self.engine.backfill_wanted.set()
+            self.engine.lexicon_wanted.set()
+        entries = await self.engine.db(self._team_count, team.agent)
+        return {"shared": name, "agent": team.agent, "remote": remote, "entries": entries}
+
+    def _team_count(self, agent: str) -> int:
+        store = self.engine.store
+        assert store is not None
+        return int(store.count_entries().get(agent, 0))
+
+    async def m_share(self, params: Params) -> dict[str, Any]:
+        entry_id = params.text("id", required=True, max_len=64) or ""
+        name = params.text("name", required=True, max_len=64) or ""
+        state = self.engine.config.state_dir
+        if name not in await asyncio.to_thread(followed, state):
+            raise NotFoundError(f"no team named {name!r} is followed here (memory sync "
+                                "add-shared NAME REMOTE)")
+        team = Team(state, name)
+        entry = await self.engine.db(self.engine.entries.resolve, entry_id)
+        if str(entry["agent"]).startswith(TEAM_PREFIX):
+            raise SyncError(f"entry {entry['id']} is a team's already")
+        by = params.caller.writer if params.caller is not None and params.caller.agent \
+            else str(entry["agent"])
+        async with self.lock:
+            await asyncio.to_thread(team.fetch)
+            copy = await asyncio.to_thread(team.share, entry, by)
+            pushed = await asyncio.to_thread(team.push)
+            await self.engine.db(team.apply, self.engine.store)
+        self.engine.backfill_wanted.set()
+        self.engine.lexicon_wanted.set()
+        return {"id": entry["id"], "name": name, "shared_id": copy["uid"],
+                "agent": team.agent, "pushed": pushed}
+
+    async def _follow_teams(self) -> dict[str, int]:
+        """Every followed team: fetched, what it brought applied."""
+        state = self.engine.config.state_dir
+        counts: dict[str, int] = {}
+        for name in sorted(await asyncio.to_thread(followed, state)):
+            team = Team(state, name)
+            try:
+                await asyncio.to_thread(team.fetch)
+            except SyncError as exc:
+                log.warning("Team %s not followed this time: %s", name, exc.message)
+                continue
+            pulled = await self.engine.db(team.apply, self.engine.store)
+            counts[name] = pulled.records
+        if any(counts.values()):
+            self.engine.backfill_wanted.set()
+            self.engine.lexicon_wanted.set()
+        return counts
+
     # -- a sync -------------------------------------------------------------------------
 
     async def run(self) -> dict[str, Any]:
         repo = self.repo
+        self.last_run = time.time()
         if not repo.initialized:
+            if await asyncio.to_thread(followed, self.engine.config.state_dir):
+                async with self.lock:
+                    return {"committed": False, "pulled": False, "pushed": False,
+                            "applied": Applied().reply(), "new_conflicts": [],
+                            "conflicts": [], "seconds": 0.0,
+                            "teams": await self._follow_teams()}
             raise SyncError("sync is not set up here: run `memory sync init REMOTE` first")
         async with self.lock:
             self.running = True
@@ -88,6 +164,7 @@ class Sync:
             await asyncio.to_thread(repo.save_state, last_attempt=began, last_sync=time.time(),
                                     last_error=None, conflicts=conflicts)
             reply["conflicts"] = conflicts
+            reply["teams"] = await self._follow_teams()
             reply["seconds"] = round(time.time() - began, 3)
             log.info("Sync: %s", {k: v for k, v in reply.items() if k != "conflicts"})
             return reply
@@ -164,10 +241,11 @@ class Sync:
             await asyncio.sleep(CHECK_EVERY_S)
             every = self.every()
             repo = self.repo
-            if every is None or not repo.initialized or self.lock.locked():
+            if every is None or self.lock.locked() or not (
+                    repo.initialized or followed(self.engine.config.state_dir)):
                 continue
             now = time.time()
-            last = float(repo.state().get("last_attempt") or 0)
+            last = max(float(repo.state().get("last_attempt") or 0), self.last_run)
             if now - self.started < START_DELAY_S or now - last < every:
                 continue
             try:
