@@ -190,6 +190,8 @@ class Sync:
                 total.restored += applied.restored
                 total.purged += applied.purged
                 total.files += applied.files
+                total.merge_s += applied.merge_s
+                total.apply_s += applied.apply_s
             if theirs is not None and theirs == await asyncio.to_thread(repo.head):
                 break  # nothing of ours the remote lacks
             if await asyncio.to_thread(repo.push):
@@ -208,12 +210,17 @@ class Sync:
         before = repo.head()
         assert before is not None
         mark_pending(store, before)
+        began = time.perf_counter()
         try:
             merged = repo.merge(theirs)
         except BaseException:
             finish_pending(store, repo.root, False)  # put back already: only the mark ends
             raise
-        return merged, apply_merge(store, repo, merged.before, merged.after)
+        merging = time.perf_counter() - began
+        applied = apply_merge(store, repo, merged.before, merged.after)
+        applied.merge_s = merging
+        applied.apply_s = time.perf_counter() - began - merging
+        return merged, applied
 
     def _after(self, applied: Applied) -> None:
         """New entries get their vectors (and their words) here; purged ones leave the RAM

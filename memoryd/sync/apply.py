@@ -48,10 +48,14 @@ class Applied:
     agents: set[str] = field(default_factory=set)
     purged_rows: list[int] = field(default_factory=list)
     purged_words: list[str] = field(default_factory=list)
+    #: the merge's and the apply's time on the database thread (what a search could wait)
+    merge_s: float = 0.0
+    apply_s: float = 0.0
 
-    def reply(self) -> dict[str, int]:
+    def reply(self) -> dict[str, Any]:
         return {"records": self.records, "restored": self.restored, "purged": self.purged,
-                "files": self.files}
+                "files": self.files, "merge_s": round(self.merge_s, 3),
+                "apply_s": round(self.apply_s, 3)}
 
 
 def apply_merge(store: Store, repo: SyncRepo, before: str, after: str) -> Applied:
@@ -74,9 +78,12 @@ def apply_merge(store: Store, repo: SyncRepo, before: str, after: str) -> Applie
                 agent = file.removesuffix(".jsonl")
                 if not AGENT_NAME.match(agent):
                     continue
-                held = {line.data for line in ledger_lines(old)[0]}
-                fresh = [line for line in ledger_lines(new)[0] if line.data not in held]
-                records = [_record(line.data) for line in fresh]
+                # only the lines the file did not hold are read (a merge writes every line
+                # in its canonical bytes, as the ledger does)
+                held = set(old.splitlines(keepends=True))
+                fresh = b"".join(line for line in new.splitlines(keepends=True)
+                                 if line not in held)
+                records = [_record(line.data) for line in ledger_lines(fresh)[0]]
                 for record in records:
                     if record.get("op") == "purge":
                         purges.setdefault(agent, set()).update(

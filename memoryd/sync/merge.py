@@ -20,6 +20,7 @@ out. So the merge is a three-way merge of *sets of records*:
 from __future__ import annotations
 
 import json
+import re
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -27,6 +28,8 @@ from typing import Any
 
 from memoryd.store.archive import GZIP_WBITS, MemberWriter
 from memoryd.store.ledger import decode_line, encode_record
+
+_CHECKED = re.compile(rb',"crc":"[0-9a-f]{8}"\}\n$')
 
 
 @dataclass
@@ -58,25 +61,29 @@ def ledger_lines(raw: bytes, report: MergeReport | None = None,
     for line in raw.splitlines(keepends=True):
         if not line.strip():
             continue
-        record, problem = decode_line(line if line.endswith(b"\n") else line + b"\n")
+        whole = line if line.endswith(b"\n") else line + b"\n"
+        record, problem = decode_line(whole)
         if record is None:
-            damaged.append(line if line.endswith(b"\n") else line + b"\n")
+            damaged.append(whole)
             if report is not None:
                 report.damaged.append(f"{side}: {problem}")
             continue
-        good.append(ledger_line(record))
+        # a line with its checksum is canonical already (encode_record wrote it): only an
+        # older line without one is encoded again, to compare it with the other side's
+        good.append(ledger_line(record, whole if _CHECKED.search(whole) else None))
     return good, damaged
 
 
-def ledger_line(record: dict[str, Any]) -> Line:
+def ledger_line(record: dict[str, Any], data: bytes | None = None) -> Line:
     op = record.get("op")
     entry = record.get("entry")
     ts = _number(record.get("ts"))
+    data = data if data is not None else encode_record(record)
     if op == "remember" and isinstance(entry, dict):
-        return Line(encode_record(record), (ts, 0, b""), str(entry.get("uid")))
+        return Line(data, (ts, 0, b""), str(entry.get("uid")))
     ids = tuple(str(i) for i in record.get("ids") or ()) if op == "purge" else ()
     about = str(record["id"]) if record.get("id") is not None else None
-    return Line(encode_record(record), (ts, 1, b""), about, ids)
+    return Line(data, (ts, 1, b""), about, ids)
 
 
 def merge_ledgers(base: bytes, ours: bytes, theirs: bytes) -> tuple[bytes, MergeReport]:
