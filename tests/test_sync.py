@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import threading
@@ -105,6 +106,7 @@ def machines(tmp_path: Path) -> Iterator[list[Machine]]:
     yield make  # type: ignore[misc]
     for m in made:
         m.stop()
+        shutil.rmtree(m.home, ignore_errors=True)
 
 
 def tempfile_dir(tmp_path: Path, i: int) -> str:
