@@ -34,6 +34,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("sessions", ("memoryd.sessions",)),
     ("passes", ("memoryd.passes",)),
     ("engine", ("memoryd.engine", "memoryd.embed_threads")),
+    ("sync", ("memoryd.sync",)),
     ("retrieval", ("memoryd.retrieval",)),
     ("ingest", ("memoryd.ingest",)),
     ("embed", ("memoryd.embed", "memoryd.embed_derive")),

@@ -108,6 +108,21 @@ def _purge(args: Args, client: Client) -> Any:
     return client.purge(args.agent, since=args.since, match=args.match, confirm=args.yes)
 
 
+def _sync(args: Args, client: Client) -> Any:
+    if args.action is None:
+        if args.first is not None:
+            raise UsageError(f"memory sync: unknown action {args.first!r} (init, add-shared)")
+        return client.sync()
+    if args.action == "init":
+        if args.first is None or args.second is not None:
+            raise UsageError("memory sync init: give the remote (memory sync init REMOTE)")
+        return client.sync_init(args.first)
+    if args.first is None or args.second is None:
+        raise UsageError("memory sync add-shared: give a name and the team's remote "
+                         "(memory sync add-shared NAME REMOTE)")
+    return client.sync_add_shared(args.first, args.second)
+
+
 def _notebook_check(args: Args, client: Client) -> Any:
     path = os.path.abspath(args.path) if args.path else None
     return client.notebook_check(path, agent=args.agent, fix=args.fix)
@@ -622,6 +637,37 @@ COMMANDS: dict[str, Command] = {
                   "memory purge --agent designer --match 'hunter2' --yes",
                   "memory purge --agent designer --since 2h --yes"),
         exits="0 purged (or, without --yes, listed); 1 nothing to purge"),
+    "sync": Command(
+        help="sync memory with a git remote: every machine holds the union", progress=True,
+        description="memoryd's durable files (ledgers, the memory tools' directory, the "
+        "transcript archives; never the database, the configuration or secrets) are a git "
+        "repository. `memory sync init REMOTE` sets it up (any git remote: a bare repository on "
+        "a disk or a NAS, ssh, https); `memory sync` commits what changed, fetches, merges and "
+        "pushes, never with force, and applies what the merge brought to this machine's index. "
+        "Ledgers merge as the union of their records; a markdown file changed on both machines "
+        "keeps both versions (a conflict copy beside it). `memory sync add-shared NAME REMOTE` "
+        "follows a team's repository read-only (its entries: the namespace team.NAME, in the "
+        "memory block under a Team heading). Needs git (docs/sync.md).",
+        args=(Arg("action", optional=True, kind=("init", "add-shared"),
+                  help="init REMOTE, add-shared NAME REMOTE; none: sync now"),
+              Arg("first", optional=True, metavar="REMOTE|NAME", help="init: the remote; "
+                  "add-shared: the team's name"),
+              Arg("second", optional=True, metavar="REMOTE", help="add-shared: the team's "
+                  "remote")),
+        request=_sync, show=plain(later("sync_view", "print_sync")),
+        examples=("memory sync init git@github.com:me/memory.git", "memory sync",
+                  "memory sync add-shared acme git@github.com:acme/lessons.git"),
+        exits="0 synced (a conflict copy is reported, not a failure); 1 failed (git's error: "
+        "the remote unreachable, not set up); 2 usage"),
+    "share": Command(
+        help="copy an entry into a team's shared repository (commit and push)", progress=True,
+        description="The one way to write a team namespace: the entry is copied (the original "
+        "stays yours) into the team's repository followed with `memory sync add-shared`, "
+        "committed and pushed; every member's next sync brings it.",
+        args=(ENTRY_ID, Arg("name", help="the team (as added with memory sync add-shared)")),
+        request=lambda a, c: c.share(a.id, a.name), show=plain(later("sync_view", "print_share")),
+        examples=("memory share 3f2a9c acme",),
+        exits="0 shared; 1 not found, no such team, or the push failed"),
     "release": Command(
         help="let a quarantined entry into the memory block",
         description="An entry whose text looks like an instruction to the model (ignore "

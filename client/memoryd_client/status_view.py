@@ -154,6 +154,17 @@ def print_status(status: dict[str, Any]) -> None:
                   or "nothing to do") + ")" if p["last_run"] else "")
             for p in upcoming) + (f"; running {status['pass_running']}"
                                   if status.get("pass_running") else ""))
+    sync = status.get("sync")
+    if sync:
+        last = (time.strftime("%Y-%m-%d %H:%M", time.localtime(sync["last_sync"]))
+                if sync.get("last_sync") else "never")
+        upcoming = (f", next {_next_run(sync['next'], time.time())}" if sync.get("next")
+                    else f" ({sync['schedule']})")
+        print(f"sync: {sync['remote']}, last {last}{upcoming}"
+              + (f"; last error: {sync['last_error']}" if sync.get("last_error") else ""))
+        for copy in sync.get("conflicts") or []:
+            print(f"sync conflict: {copy} holds the other machine's version (merge it into the "
+                  "file, delete the copy, memory sync)")
     for contradiction in status.get("contradictions") or []:
         texts = " / ".join(repr(t[:60]) for t in contradiction["texts"])
         print(f"contradiction {contradiction['change']}: {texts} (a person decides: forget or "

@@ -103,6 +103,7 @@ SECTION_TITLES = {
     "pinned": None,
     "feedback": "## Feedback (the user's words)",
     "lessons": "## Lessons",
+    "team": "## Team (shared with your team: memory sync add-shared)",
     "facts": "## Facts",
     "notes": "## Notes",
     "files": "## Other memory files (read them when relevant)",
@@ -273,7 +274,8 @@ class ContextBuilder:
             pinned = self._pinned(agent)
             from_pinned = [i.path for i in pinned if i.path]
             items = [*pinned, *self._feedback(scope, from_pinned, now),
-                     *self._lessons(scope, from_pinned, now), *self._facts(scope, now),
+                     *self._lessons(scope, from_pinned, now), *self._team(now),
+                     *self._facts(scope, now),
                      *self._notes(scope, now), *self._files(agent, scope)]
         return self._fit(items, budget)
 
@@ -348,6 +350,12 @@ class ContextBuilder:
     def _lessons(self, scope: Scope, from_pinned: list[str], now: float) -> list[Item]:
         return [self._item("lessons", e, now, 200 + i, use=use) for i, (e, use) in
                 enumerate(self._by_use(self._scoped(scope, "lesson", from_pinned, 80)))]
+
+    def _team(self, now: float) -> list[Item]:
+        """The teams' shared entries (memoryd.sync.shared: namespaces ``team.NAME``), for
+        every agent: newest first, after the agent's own lessons."""
+        shared = self._entries("agent >= 'team.' AND agent < 'team/'", [], 30)
+        return [self._item("team", e, now, 290 + i) for i, e in enumerate(shared)]
 
     def _facts(self, scope: Scope, now: float) -> list[Item]:
         chosen: dict[str, dict[str, Any]] = {}

@@ -59,6 +59,15 @@ def replay_ledgers(store: Store, ledger: Ledger) -> int:
     return applied
 
 
+def apply_records(store: Store, agent: str, records: list[dict[str, Any]]) -> int:
+    """Apply records that came from another machine (memoryd.sync.apply), in the caller's
+    transaction; returns how many changed the index. Unlike the replay at start, a pass's
+    change is never taken for one that did not commit: its change number is the other
+    machine's. A ``purge`` record is left to the caller (memoryd.store.purge, by ids)."""
+    skipped: set[str] = set()
+    return sum(_apply_record(store, agent, record, skipped) for record in records)
+
+
 def _uncommitted(store: Store, record: dict[str, Any]) -> bool:
     """A pass's change whose transaction never committed (see :func:`replay_ledgers`)."""
     change = record.get("change")
