@@ -105,7 +105,7 @@ def run(args: Args, client: Client) -> int:
         return command.run(args, client)
     assert command.request is not None and command.show is not None  # Command checks it
     result = command.request(args, client)
-    _emit(args, result, command.show)
+    emit(args, result, command.show)
     return command.exit(result, args)
 
 
@@ -114,7 +114,7 @@ def _clear_progress() -> None:
         _progress.clear()
 
 
-def _emit(args: Args, result: Any, show: Show) -> None:
+def emit(args: Args, result: Any, show: Show) -> None:
     """The reply: as JSON under --json, else as the command prints it."""
     _clear_progress()
     if args.json:

@@ -51,6 +51,13 @@ def _cwd_of(args: Args) -> str | None:
     return here_directory() if args.here else None
 
 
+def _status(args: Args, client: Client) -> int:
+    from memoryd_client.cli import emit
+
+    emit(args, client.status(sources=args.sources), views.show_status)
+    return OK
+
+
 def _add_source(args: Args, client: Client) -> Any:
     if args.project and args.notebook_lines is not None:
         raise UsageError("memory sources add: --notebook-lines is a glob source's (NAME PATH), "
@@ -160,15 +167,28 @@ PRINT_PAGE = later("list_commands", "print_page")
 PASS_SUMMARY = plain(later("pass_view", "print_summary"))
 PASS_SHOW = plain(later("pass_view", "print_show"))
 EXAMINE = later("doctor", "examine")
+WATCH = later("status_watch", "watch")
 
 COMMANDS: dict[str, Command] = {
     "status": Command(
-        help="show the daemon's state",
+        help="show the daemon's state (--watch: live, until Ctrl-C)",
+        description="The daemon's state: a health line, then the details. With --watch, "
+        "again every --interval seconds until Ctrl-C: on a terminal a view drawn over in "
+        "place (indexing and embedding with the time left, the queue, the passes, the last "
+        "errors); into a pipe one plain line a snapshot; under --json one JSON document a "
+        "line. A daemon that stops answering does not end a watch: it says since when, and "
+        "asks again until the daemon answers.",
         args=(Arg("--sources", kind="flag",
-                  help="also each watched source: files, errors, skipped lines"),),
-        request=lambda a, c: c.status(sources=a.sources), show=views.show_status,
-        examples=("memory status", "memory status --sources --json"),
-        exits="0 the daemon answered"),
+                  help="also each watched source: files, errors, skipped lines"),
+              Arg("--watch", kind="flag", help="show it again every --interval seconds, "
+                  "until Ctrl-C"),
+              Arg("--interval", kind="float", default=2.0, metavar="S",
+                  help="with --watch: seconds between two looks (default: 2)")),
+        run=lambda a, c: WATCH(a, c) if a.watch else _status(a, c),
+        examples=("memory status", "memory status --sources --json", "memory status --watch",
+                  "memory status --watch --interval 10 >> memoryd-status.log"),
+        exits="0 the daemon answered (--watch: ended with Ctrl-C); 3 daemon unreachable "
+        "(not with --watch: it waits)"),
     "sources": Command(
         help="list, add or remove watched sources", progress=True,
         examples=("memory sources list",), exits="0 done", actions={
