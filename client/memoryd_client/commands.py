@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 KINDS = ("fact", "lesson", "feedback", "note", "turn", "summary")
 PASS_NAMES = ("notebooks", "consolidate", "promote", "staleness", "retain")
+SHELLS = ("bash", "zsh", "fish")
 ENTRY_ID = Arg("id", help="entry id or a unique prefix of it")
 ACT_AS = Arg("--agent", help="act as this agent (must own the entry; default: the entry's own "
              "agent)")
@@ -49,13 +50,6 @@ def _cwd_of(args: Args) -> str | None:
     from memoryd_client.project import here_directory
 
     return here_directory() if args.here else None
-
-
-def _status(args: Args, client: Client) -> int:
-    from memoryd_client.cli import emit
-
-    emit(args, client.status(sources=args.sources), views.show_status)
-    return OK
 
 
 def _add_source(args: Args, client: Client) -> Any:
@@ -184,7 +178,7 @@ COMMANDS: dict[str, Command] = {
                   "until Ctrl-C"),
               Arg("--interval", kind="float", default=2.0, metavar="S",
                   help="with --watch: seconds between two looks (default: 2)")),
-        run=lambda a, c: WATCH(a, c) if a.watch else _status(a, c),
+        request=lambda a, c: c.status(sources=a.sources), show=views.show_status, watch=WATCH,
         examples=("memory status", "memory status --sources --json", "memory status --watch",
                   "memory status --watch --interval 10 >> memoryd-status.log"),
         exits="0 the daemon answered (--watch: ended with Ctrl-C); 3 daemon unreachable "
@@ -601,6 +595,19 @@ COMMANDS: dict[str, Command] = {
                   "memory purge --agent designer --match 'hunter2' --yes",
                   "memory purge --agent designer --since 2h --yes"),
         exits="0 purged (or, without --yes, listed); 1 nothing to purge"),
+    "completion": Command(
+        help="print the shell completion script for bash, zsh or fish",
+        description="The completion script for SHELL, made from this client's table of "
+        "commands: commands, actions, options and their choices, files where a file is "
+        "wanted, and from the daemon when it is up agent names, entry ids (type a few "
+        "characters, then TAB) and session ids. Load it in the shell's start-up file "
+        "(docs/commands.md, Shell completion, says where for each shell).",
+        args=(Arg("shell", kind=SHELLS, help="bash, zsh or fish"),),
+        globals=(), alone=later("completion", "print_script"),
+        examples=("echo 'eval \"$(memory completion bash)\"' >> ~/.bashrc",
+                  "memory completion zsh > ~/.zfunc/_memory",
+                  "memory completion fish > ~/.config/fish/completions/memory.fish"),
+        exits="0 printed; 2 an unknown shell"),
     "release": Command(
         help="let a quarantined entry into the memory block",
         description="An entry whose text looks like an instruction to the model (ignore "

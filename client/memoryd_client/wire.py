@@ -61,7 +61,7 @@ PARAMS: dict[str, frozenset[str]] = {
                            "message_id"}),
     "remember_many": frozenset({"entries"}),
     "search": _FILTERS | {"query", "limit", "min_score", "match", "now"},
-    "list": _FILTERS | {"limit", "offset", "cursor", "order"},
+    "list": _FILTERS | {"limit", "offset", "cursor", "order", "prefix"},
     "get": frozenset({"id"}),
     "forget": frozenset({"id", "agent", "reason"}),
     "supersede": frozenset({"id", "text", "agent", "confidence"}),
