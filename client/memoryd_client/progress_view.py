@@ -101,7 +101,7 @@ class Bar:
             if total != self._total:  # a new phase, or a total that grew: measure afresh
                 self.estimate, self._total = Estimate(), total
             self.estimate.add(time.monotonic(), done)
-            left = self.estimate.left_s(done, total)
+            left = self.estimate.left_s(done, total) if done < total else None
             percent = f"{100 * min(done, total) // total}%"
             numbers[:0] = [percent if share else f"{done:,}/{total:,} ({percent})",
                            *([f"~{duration(left)} left"] if left is not None else [])]
