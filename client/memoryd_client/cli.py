@@ -103,6 +103,8 @@ def run(args: Args, client: Client) -> int:
     command = resolve(args)
     if command.run is not None:
         return command.run(args, client)
+    if command.watch is not None and args.watch:
+        return command.watch(args, client)
     assert command.request is not None and command.show is not None  # Command checks it
     result = command.request(args, client)
     _emit(args, result, command.show)
@@ -246,6 +248,10 @@ def main(argv: list[str] | None = None) -> int:
             print(help_text())
             return OK
         return run_hook_command(argv[1:])
+    if argv[:1] == ["__complete"]:  # the shell completion's question: lean, never fails
+        from memoryd_client.completion_values import main as complete
+
+        return complete(argv[1:])
     args = fast_parse(argv)
     if args is not None:
         return _execute(args)

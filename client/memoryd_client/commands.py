@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 KINDS = ("fact", "lesson", "feedback", "note", "turn", "summary")
 PASS_NAMES = ("notebooks", "consolidate", "promote", "staleness", "retain")
+SHELLS = ("bash", "zsh", "fish")
 ENTRY_ID = Arg("id", help="entry id or a unique prefix of it")
 ACT_AS = Arg("--agent", help="act as this agent (must own the entry; default: the entry's own "
              "agent)")
@@ -175,15 +176,28 @@ PRINT_PAGE = later("list_commands", "print_page")
 PASS_SUMMARY = plain(later("pass_view", "print_summary"))
 PASS_SHOW = plain(later("pass_view", "print_show"))
 EXAMINE = later("doctor", "examine")
+WATCH = later("status_watch", "watch")
 
 COMMANDS: dict[str, Command] = {
     "status": Command(
-        help="show the daemon's state",
+        help="show the daemon's state (--watch: live, until Ctrl-C)",
+        description="The daemon's state: a health line, then the details. With --watch, "
+        "again every --interval seconds until Ctrl-C: on a terminal a view drawn over in "
+        "place (indexing and embedding with the time left, the queue, the passes, the last "
+        "errors); into a pipe one plain line a snapshot; under --json one JSON document a "
+        "line. A daemon that stops answering does not end a watch: it says since when, and "
+        "asks again until the daemon answers.",
         args=(Arg("--sources", kind="flag",
-                  help="also each watched source: files, errors, skipped lines"),),
-        request=lambda a, c: c.status(sources=a.sources), show=views.show_status,
-        examples=("memory status", "memory status --sources --json"),
-        exits="0 the daemon answered"),
+                  help="also each watched source: files, errors, skipped lines"),
+              Arg("--watch", kind="flag", help="show it again every --interval seconds, "
+                  "until Ctrl-C"),
+              Arg("--interval", kind="float", default=2.0, metavar="S",
+                  help="with --watch: seconds between two looks (default: 2)")),
+        request=lambda a, c: c.status(sources=a.sources), show=views.show_status, watch=WATCH,
+        examples=("memory status", "memory status --sources --json", "memory status --watch",
+                  "memory status --watch --interval 10 >> memoryd-status.log"),
+        exits="0 the daemon answered (--watch: ended with Ctrl-C); 3 daemon unreachable "
+        "(not with --watch: it waits)"),
     "sources": Command(
         help="list, add or remove watched sources", progress=True,
         examples=("memory sources list",), exits="0 done", actions={
@@ -668,6 +682,19 @@ COMMANDS: dict[str, Command] = {
         request=lambda a, c: c.share(a.id, a.name), show=plain(later("sync_view", "print_share")),
         examples=("memory share 3f2a9c acme",),
         exits="0 shared; 1 not found, no such team, or the push failed"),
+    "completion": Command(
+        help="print the shell completion script for bash, zsh or fish",
+        description="The completion script for SHELL, made from this client's table of "
+        "commands: commands, actions, options and their choices, files where a file is "
+        "wanted, and from the daemon when it is up agent names, entry ids (type a few "
+        "characters, then TAB) and session ids. Load it in the shell's start-up file "
+        "(docs/commands.md, Shell completion, says where for each shell).",
+        args=(Arg("shell", kind=SHELLS, help="bash, zsh or fish"),),
+        globals=(), alone=later("completion", "print_script"),
+        examples=("echo 'eval \"$(memory completion bash)\"' >> ~/.bashrc",
+                  "memory completion zsh > ~/.zfunc/_memory",
+                  "memory completion fish > ~/.config/fish/completions/memory.fish"),
+        exits="0 printed; 2 an unknown shell"),
     "release": Command(
         help="let a quarantined entry into the memory block",
         description="An entry whose text looks like an instruction to the model (ignore "

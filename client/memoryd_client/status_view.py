@@ -25,7 +25,7 @@ def duration(seconds: float | None) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def _next_run(at: float, now: float) -> str:
+def next_run(at: float, now: float) -> str:
     """When a pass runs next, as a clock time that cannot be read as today's when it is not:
     "16:35", "tomorrow 14:35", "due" (it waits for a quiet moment or its turn)."""
     if at <= now:
@@ -148,7 +148,7 @@ def print_status(status: dict[str, Any]) -> None:
     upcoming = [p for p in status.get("passes") or [] if p["next"]]
     if upcoming:
         print("passes: " + ", ".join(
-            f"{p['pass']} next {_next_run(p['next'], time.time())}"
+            f"{p['pass']} next {next_run(p['next'], time.time())}"
             + (f" (last {p['last_run']}: "
                + (", ".join(f"{k} {v}" for k, v in sorted(p["last_counts"].items()))
                   or "nothing to do") + ")" if p["last_run"] else "")

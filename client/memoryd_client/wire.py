@@ -62,7 +62,7 @@ PARAMS: dict[str, frozenset[str]] = {
                            "message_id"}),
     "remember_many": frozenset({"entries"}),
     "search": _FILTERS | {"query", "limit", "min_score", "match", "now", "explain"},
-    "list": _FILTERS | {"limit", "offset", "cursor", "order"},
+    "list": _FILTERS | {"limit", "offset", "cursor", "order", "prefix"},
     "timeline": _FILTERS | {"bucket"},
     "get": frozenset({"id"}),
     "forget": frozenset({"id", "agent", "reason"}),

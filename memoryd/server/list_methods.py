@@ -7,6 +7,7 @@ first (``order: "newest"``) or oldest first (``"oldest"``, what an export wants)
 (``None`` on the last page), so that an export reads a store of any size in bounded pages and
 entries written meanwhile neither repeat nor push others out. ``offset`` skips entries instead
 (``memory list --offset``). The reply also counts every entry the filters select (``total``).
+``prefix`` keeps the entries whose id begins with it (what shell completion offers).
 
 Entries are returned as ``get`` returns them (with ``age_note``), without the database's
 internal ``rowid``.
@@ -86,6 +87,10 @@ class ListMethods:
         where = self.engine.searcher.search_filter(params)  # its errors name this method
         clauses = [where.where] if where.where else []
         values: list[Any] = list(where.params)
+        prefix = params.text("prefix", max_len=64)
+        if prefix:  # ids beginning so (shell completion): the uid index's range
+            clauses.append("e.uid >= ? AND e.uid < ?")
+            values += [prefix, prefix + "\uffff"]
         total = store.db.execute(
             "SELECT count(*) FROM entries e" + (" WHERE " + " AND ".join(clauses) if clauses
                                                 else ""), values).fetchone()[0]
