@@ -13,7 +13,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from conftest import run_cli, wait_until
+from conftest import run_cli, start_daemon, wait_until
+from memoryd_client import Client
 
 from memoryd.ingest.transcript.actions import read_steps
 from memoryd.sessions.outcomes import BROKEN, FOLLOWED, NO_OCCASION, judge
@@ -231,3 +232,36 @@ def test_aider_history_gives_what_aider_ran_and_edited_per_session(tmp_path) -> 
         by_session[session] = {entry: outcome for entry, outcome, *_ in verdicts}
     assert [by_session[s] for s in sessions] == [  # the first ran pip; the second declined it
         {"uv": BROKEN, "env": NO_OCCASION}, {"uv": NO_OCCASION, "env": FOLLOWED}]
+
+
+def test_the_gemini_and_codex_sources_follow_their_home_variables(
+        embedder, memoryd_home, monkeypatch, tmp_path) -> None:
+    """Gemini CLI keeps its files in $GEMINI_CLI_HOME/.gemini when that is set, Codex in
+    $CODEX_HOME: the daemon's built-in sources watch there, not in ~."""
+    profile, codex = tmp_path / "profile", tmp_path / "codex-home"
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(profile))
+    monkeypatch.setenv("CODEX_HOME", str(codex))
+    (profile / ".gemini").mkdir(parents=True)
+    (profile / ".gemini" / "GEMINI.md").write_text(
+        "## Gemini Added Memories\n- The staging cluster is called heron-west\n")
+    default = memoryd_home / "user" / ".gemini"
+    default.mkdir()
+    (default / "GEMINI.md").write_text("## Gemini Added Memories\n- The staging cluster is "
+                                       "called osprey-east\n")
+    (codex / "memories").mkdir(parents=True)
+    (codex / "memories" / "MEMORY.md").write_text("# Memory\n\n- Release trains leave on "
+                                                  "Thursdays at noon\n")
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket, timeout_s=30) as client:
+            def texts() -> str:
+                return json.dumps(client.list_entries(limit=100)["entries"])
+            wait_until(lambda: "heron-west" in texts() and "Thursdays" in texts())
+            assert "osprey-east" not in texts()
+        listing = run_cli("status", "--sources")
+        assert listing.returncode == 0, listing.stderr
+        assert f"{profile}/.gemini/tmp/*/chats/**/*.jsonl" in listing.stdout
+        assert f"{codex}/sessions/**/rollout-*.jsonl" in listing.stdout
+    finally:
+        running.stop()
+    assert not running.errors, running.errors
