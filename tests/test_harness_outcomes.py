@@ -190,16 +190,14 @@ API_KEY = os.environ["SHOP_API_KEY"]
 ```
 
 ```bash
-uv add requests
-pip install requests
+grep -rn API_KEY src
 ```
 
-> uv add requests
-> pip install requests
-> Run shell commands? (Y)es/(N)o/(D)on't ask again [Yes]: n
+> grep -rn API_KEY src
+> Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]: n
 > Applied edit to src/shop/config.py
 
-#### /run pip list
+#### /run pip install requests
 
 > Added 40 lines of output to the chat.
 """
@@ -207,8 +205,9 @@ pip install requests
 
 def test_aider_history_gives_what_aider_ran_and_edited_per_session(tmp_path) -> None:
     """Aider records the commands it ran (`> Running …`) and the files it edited (`> Applied
-    edit to …`, the text from the answer's block); a command the user declined, and what the
-    user ran with /run, are not the agent's. A file of two sessions is judged per session."""
+    edit to …`, the text from the answer's block); a command it offered and the user declined
+    is a refused call; what the user ran with /run is not the agent's. A file of two sessions
+    is judged per session."""
     project = tmp_path / "shop"
     project.mkdir()
     path = project / ".aider.chat.history.md"
@@ -216,13 +215,17 @@ def test_aider_history_gives_what_aider_ran_and_edited_per_session(tmp_path) -> 
     steps = read_steps(AIDER.splitlines(), "aider", str(project))
     tools = [s for s in steps if s.role == "tool"]
     assert [(t.tool, t.commands, t.writes) for t in tools] == [
-        ("run", ("pip install httpx",), ()), ("edit", (), ("src/shop/config.py",))]
-    assert "API_KEY = os.environ" in tools[1].added and "TIMEOUT" in tools[1].added
+        ("run", ("pip install httpx",), ()), ("run", ("grep -rn API_KEY src",), ()),
+        ("edit", (), ("src/shop/config.py",))]
+    refused = next(s for s in steps if s.role == "rejected")
+    assert refused.call_id == tools[1].call_id
+    assert "API_KEY = os.environ" in tools[2].added and "TIMEOUT" in tools[2].added
     sessions = list(dict.fromkeys(s.record_id.split(":")[0] for s in steps))
     assert len(sessions) == 2
     assert all(s.timestamp is None for s in steps)
 
     lessons = {"uv": {"kind": "lesson", "text": UV, "polarity": "positive"},
+               "rg": {"kind": "lesson", "text": "Use rg, not grep", "polarity": "positive"},
                "env": {"kind": "lesson", "polarity": "positive",
                        "text": "Read API keys with os.environ in src/shop/config.py"}}
     rows = [{"entry": name, "injected": None} for name in lessons]
@@ -230,8 +233,9 @@ def test_aider_history_gives_what_aider_ran_and_edited_per_session(tmp_path) -> 
     for session in sessions:
         verdicts = judge_transcript(str(path), "aider", rows, lessons, session)
         by_session[session] = {entry: outcome for entry, outcome, *_ in verdicts}
-    assert [by_session[s] for s in sessions] == [  # the first ran pip; the second declined it
-        {"uv": BROKEN, "env": NO_OCCASION}, {"uv": NO_OCCASION, "env": FOLLOWED}]
+    assert [by_session[s] for s in sessions] == [
+        {"uv": BROKEN, "rg": NO_OCCASION, "env": NO_OCCASION},  # Aider ran pip
+        {"uv": NO_OCCASION, "rg": BROKEN, "env": FOLLOWED}]  # the user ran pip; grep refused
 
 
 def test_the_gemini_and_codex_sources_follow_their_home_variables(

@@ -43,12 +43,14 @@ Tool calls by format
     shell command the model suggested and the user let run, ``> Applied edit to PATH`` for
     each file an answer's edit changed. The edit's text comes from the answer's fenced blocks
     before it (the ``REPLACE`` half of a ``SEARCH``/``REPLACE`` block, the ``+`` lines of a
-    diff, a whole file's content), matched by the file named above or in the block. What the
-    user runs (``/run``, ``!``), a command or an edit the user declined, and an edit Aider
-    could not apply are not the agent's doing and give no step. Aider writes no time per
+    diff, a whole file's content), matched by the file named above or in the block. An
+    answer's shell block that Aider offered to run and the user declined (``> Run shell
+    command? … n``) is a call the user refused: its commands, each followed by a ``rejected``
+    step. What the user runs (``/run``, ``!``) and an edit Aider did not apply are not the
+    agent's doing and give no step. Aider writes no time per
     message, and its header's time is local: Aider's steps have no time (the whole session is
     after its injection). Record ids start with the session's id and ``:``, like its turns',
-    since one file holds many sessions.
+    since one file holds many sessions; a step's call id is its record id.
 
 ``generic``
     An assistant record's ``tool_calls`` list (OpenAI style ``{"id", "function": {"name",
@@ -377,6 +379,11 @@ _AIDER_APPLIED = re.compile(r"Applied edit to (.+?)\s*$")
 #: The line naming an edit's file: a path alone, maybe in backticks or bold.
 _AIDER_PATH = re.compile(r"[`*]*([\w./~+@-]+\.?[\w-]*)[`*:]*")
 _SEARCH, _DIVIDER, _REPLACE = "<<<<<<< SEARCH", "=======", ">>>>>>> REPLACE"
+#: Aider asking whether to run an answer's shell block, and the user's answer (``y``/``n``/…).
+_AIDER_ASKED = re.compile(r"Run shell commands?\? .*\]: *(\w?)")
+#: The fences of an answer's shell commands (Aider offers to run these).
+_AIDER_SHELLS = {"bash", "sh", "shell", "zsh", "fish", "ksh", "csh", "tcsh", "cmd", "batch",
+                 "powershell", "ps1"}
 
 
 class _AiderActions:
@@ -390,25 +397,43 @@ class _AiderActions:
         self._named = ""  # the file named on the line above the open block
         self._last = ""  # the last line of prose outside a block
         self._edits: list[tuple[str, str]] = []  # (file, text added) of this turn's blocks
+        self._shell = False  # the open block is shell commands
+        self._offered: list[list[str]] = []  # shell blocks Aider has yet to ask about
         self._count = 0
 
     def feed(self, line: str, session: str) -> list[Step]:
         if self._fence is not None:
             if line.lstrip().startswith(self._fence):
                 self._fence = None
-                self._edits.extend(_aider_block(self._block, self._named))
+                if self._shell:
+                    self._offered.append([c.strip() for c in self._block if c.strip()
+                                          and not c.strip().startswith("#")])
+                else:
+                    self._edits.extend(_aider_block(self._block, self._named))
                 self._block = []
             else:
                 self._block.append(line)
             return []
         if AIDER_HEADER.match(line) or line == "####" or line.startswith("#### "):
-            self._edits, self._last = [], ""  # a new session or prompt: edits are the answer's
+            # a new session or prompt: what is offered and edited is the next answer's
+            self._edits, self._offered, self._last = [], [], ""
             return []
         if line.startswith(">"):
             said = line[1:].strip()
             ran = _AIDER_RAN.fullmatch(said)
             if ran is not None:
                 return [self._step(session, "run", {"command": ran.group(1)})]
+            asked = _AIDER_ASKED.fullmatch(said)
+            if asked is not None and self._offered:
+                commands = self._offered.pop(0)
+                if asked.group(1).lower() in ("y", "a"):
+                    return []  # its ``Running`` lines follow
+                refused = []  # declined: proposed and refused, as a call the user rejects
+                for command in commands:
+                    step = self._step(session, "run", {"command": command})
+                    refused += [step, Step(step.record_id, "rejected", None, said,
+                                           call_id=step.call_id)]
+                return refused
             applied = _AIDER_APPLIED.fullmatch(said)
             if applied is not None:
                 path = applied.group(1)
@@ -418,13 +443,15 @@ class _AiderActions:
         fence = AIDER_FENCE.match(line)
         if fence is not None:
             self._fence, self._block, self._named = fence.group(1), [], self._last
+            self._shell = line.strip()[len(fence.group(1)):].strip().lower() in _AIDER_SHELLS
         elif line.strip():
             self._last = line.strip()
         return []
 
     def _step(self, session: str, tool: str, data: dict[str, str]) -> Step:
         self._count += 1
-        return tool_step(f"{session}:t{self._count}", None, tool, data)
+        record_id = f"{session}:t{self._count}"
+        return tool_step(record_id, None, tool, data, call_id=record_id)
 
 
 def _aider_block(lines: list[str], named: str) -> list[tuple[str, str]]:
