@@ -210,6 +210,10 @@ def test_the_same_notebook_line_edited_on_both_keeps_both(machines, remote: Path
         with m.client() as c:
             status = c.status()
         assert status["sync"]["conflicts"] == [str(copies[0].relative_to(m.home))]
+        shown = m.cli("status")  # what a person reads: the remote, the next sync, the copy
+        assert shown.returncode == 0, shown.stderr
+        assert "sync: " in shown.stdout and ", next " in shown.stdout
+        assert copies[0].name in shown.stdout
         doctor = m.cli("doctor", "--json")
         check = next(c for c in json.loads(doctor.stdout)["checks"] if c["check"] == "sync")
         assert check["status"] == "warning" and copies[0].name in check["detail"]

@@ -158,7 +158,7 @@ def print_status(status: dict[str, Any]) -> None:
     if sync:
         last = (time.strftime("%Y-%m-%d %H:%M", time.localtime(sync["last_sync"]))
                 if sync.get("last_sync") else "never")
-        upcoming = (f", next {_next_run(sync['next'], time.time())}" if sync.get("next")
+        upcoming = (f", next {next_run(sync['next'], time.time())}" if sync.get("next")
                     else f" ({sync['schedule']})")
         print(f"sync: {sync['remote']}, last {last}{upcoming}"
               + (f"; last error: {sync['last_error']}" if sync.get("last_error") else ""))
