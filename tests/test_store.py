@@ -20,11 +20,11 @@ def entry(uid: str, text: str) -> dict:
 def test_fts_follows_inserts_updates_and_deletes(tmp_path) -> None:
     store = Store(tmp_path / "db")
     store.insert_entry(entry("u1", "running the deploy workflow"))
-    assert [r for r, _ in store.fts('"deploys"', "", [], 10)] == [1]  # porter stemming
+    assert [r for r, _ in store.fts('"deploys"', None, 10)] == [1]  # porter stemming
     store.update_entry("u1", text="nothing relevant")
-    assert store.fts('"deploy"', "", [], 10) == []
+    assert store.fts('"deploy"', None, 10) == []
     store.db.execute("DELETE FROM entries")
-    assert store.fts('"nothing"', "", [], 10) == []
+    assert store.fts('"nothing"', None, 10) == []
 
 
 def test_changing_the_model_drops_old_vectors(tmp_path) -> None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,37 +41,21 @@ from memoryd.store.migrations import (
     UNREADABLE_LINES_VERSION,
     only_unreadable_lines,
 )
+from memoryd.store.query import EntryReads
+from memoryd.store.rows import (
+    ENTRY_COLUMNS,
+    SELECT_ENTRY,
+    decode_records,
+    decode_tags,
+    encode_records,
+    encode_tags,
+    row_to_entry,
+)
+
+__all__ = ["ENTRY_COLUMNS", "SELECT_ENTRY", "ModelInfo", "Store", "decode_records",
+           "decode_tags", "encode_records", "encode_tags", "row_to_entry"]
 
 log = logging.getLogger(__name__)
-
-ENTRY_COLUMNS = (
-    "uid",
-    "agent",
-    "project",
-    "kind",
-    "category",
-    "key",
-    "text",
-    "hash",
-    "confidence",
-    "tags",
-    "status",
-    "created",
-    "updated",
-    "writer",
-    "via",
-    "session",
-    "source",
-    "line_start",
-    "line_end",
-    "message_id",
-    "superseded_by",
-    "polarity",
-    "occurrences",
-    "stale",
-    "quarantined",
-    "records",
-)
 
 _bestpractice_applied = False
 
@@ -125,43 +109,6 @@ class ModelInfo:
     dim: int
 
 
-def encode_tags(tags: Iterable[str]) -> str:
-    """Tags as stored: ",a,b," so that a LIKE '%,a,%' finds one exactly."""
-    clean = sorted({t.strip().lower() for t in tags if t.strip()})
-    return "," + ",".join(clean) + "," if clean else ""
-
-
-def decode_tags(stored: str) -> list[str]:
-    return [t for t in stored.split(",") if t]
-
-
-def encode_records(records: Sequence[str] | None) -> str | None:
-    """A chunk's record ids as the ``records`` column holds them (a JSON list)."""
-    return json.dumps(list(records)) if records else None
-
-
-def decode_records(raw: str | None) -> list[str] | None:
-    """The ``records`` column's record ids (None for an entry that is no transcript chunk)."""
-    if not raw:
-        return None
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return None
-    return [str(v) for v in value] if isinstance(value, list) else None
-
-
-def row_to_entry(row: Sequence[Any]) -> dict[str, Any]:
-    """An ``entries`` row (id first, then ENTRY_COLUMNS) as the wire-level entry dict."""
-    entry = dict(zip(("rowid",) + ENTRY_COLUMNS, row))
-    entry["id"] = entry.pop("uid")
-    entry["tags"] = decode_tags(entry["tags"])
-    entry["quarantined"] = bool(entry["quarantined"])
-    entry["records"] = decode_records(entry["records"])
-    return entry
-
-
-SELECT_ENTRY = "SELECT id, " + ", ".join(ENTRY_COLUMNS) + " FROM entries"
 #: SQL (on ``entries``) for a transcript chunk: memoryd.store.archive's TRANSCRIPT_ROWS.
 TRANSCRIPT_CHUNK = "via = 'watch' AND uid >= 't' AND uid < 'u'"
 VECTOR_META = "SELECT id, agent, category, project, kind, status, created FROM entries"
@@ -169,7 +116,7 @@ VECTOR_META = "SELECT id, agent, category, project, kind, status, created FROM e
 META_COLUMNS = frozenset({"agent", "category", "project", "kind", "status", "created"})
 
 
-class Store:
+class Store(EntryReads):
     """All SQL lives here. Not thread-safe: the daemon uses it from one thread."""
 
     def __init__(self, path: Path) -> None:
@@ -178,16 +125,16 @@ class Store:
         self.path = path
         self._agents: set[str] | None = None
         try:
-            self.db = apsw.Connection(str(path))
-            self.db.enable_load_extension(True)
-            self.db.load_extension(sqlite_vec.loadable_path())
-            self.db.enable_load_extension(False)
+            self._db = apsw.Connection(str(path))
+            self._db.enable_load_extension(True)
+            self._db.load_extension(sqlite_vec.loadable_path())
+            self._db.enable_load_extension(False)
         except apsw.Error as exc:
             raise StartupError(f"cannot open database {path}: {exc}") from None
-        optimize(self.db)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.execute("PRAGMA cache_size=-16000")
+        optimize(self._db)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("PRAGMA cache_size=-16000")
         self._migrate()
         self.model: ModelInfo | None = self._stored_model()
         self._fts_rows: tuple[int, float] | None = None
@@ -201,35 +148,39 @@ class Store:
         self.writing: set[str] = set()
         self._checkpointer: Checkpointer | None = None
 
+    @property
+    def db(self) -> apsw.Connection:
+        return self._db
+
     def checkpoint_in_background(self) -> None:
         """WAL checkpoints on a thread of their own from now on (the daemon's store): see
         memoryd.store.checkpoint."""
         if self._checkpointer is None:
             self._checkpointer = Checkpointer(self.path)
-            self._checkpointer.watch(self.db)
+            self._checkpointer.watch(self._db)
 
     def close(self) -> None:
         if self._checkpointer is not None:
             self._checkpointer.close()
-        self.db.close()
+        self._db.close()
 
     # -- schema -----------------------------------------------------------------------
 
     def _migrate(self) -> None:
-        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
         if version > len(MIGRATIONS):
             raise StartupError(
                 f"database {self.path} has schema version {version}, newer than this memoryd "
                 f"({len(MIGRATIONS)}); upgrade memoryd or run `memoryd reindex`"
             )
         for number in range(version, len(MIGRATIONS)):
-            with self.db:
-                self.db.execute(MIGRATIONS[number])
+            with self._db:
+                self._db.execute(MIGRATIONS[number])
                 if number + 1 in QUARANTINE_VERSIONS:
                     self._flag_quarantine(QUARANTINE_VERSIONS[number + 1])
                 if number + 1 == UNREADABLE_LINES_VERSION:
-                    only_unreadable_lines(self.db)
-                self.db.execute(f"PRAGMA user_version={number + 1}")
+                    only_unreadable_lines(self._db)
+                self._db.execute(f"PRAGMA user_version={number + 1}")
         if version == 0:
             log.info("Database created at schema version %d.", len(MIGRATIONS))
         elif version < len(MIGRATIONS):
@@ -242,7 +193,7 @@ class Store:
         the rules (memoryd.quarantine.RULES_VERSION)."""
         if self.meta("quarantine_rules") == str(RULES_VERSION):
             return
-        with self.db:
+        with self._db:
             self._flag_quarantine(None)
             self.set_meta("quarantine_rules", str(RULES_VERSION))
 
@@ -253,7 +204,7 @@ class Store:
         exchange before schema 13)."""
         flagged, cleared = [], []
         where = f"WHERE kind IN ({', '.join('?' * len(kinds))})" if kinds else ""
-        for rowid, kind, agent, text, hash_, category, key, was in self.db.execute(
+        for rowid, kind, agent, text, hash_, category, key, was in self._db.execute(
                 f"SELECT id, kind, agent, text, hash, category, key, quarantined FROM entries "
                 f"{where}", kinds or ()):
             now = self._quarantined({"kind": kind, "agent": agent, "text": text, "hash": hash_,
@@ -262,8 +213,8 @@ class Store:
                 flagged.append((rowid,))
             elif was and not now:
                 cleared.append((rowid,))
-        self.db.executemany("UPDATE entries SET quarantined=1 WHERE id=?", flagged)
-        self.db.executemany("UPDATE entries SET quarantined=0 WHERE id=?", cleared)
+        self._db.executemany("UPDATE entries SET quarantined=1 WHERE id=?", flagged)
+        self._db.executemany("UPDATE entries SET quarantined=0 WHERE id=?", cleared)
         if flagged:
             log.warning("Quarantined %d existing entries that look like instructions to the "
                         "model (memory search shows them; memory release ID).", len(flagged))
@@ -271,11 +222,11 @@ class Store:
             log.info("Released %d entries the quarantine's rules no longer flag.", len(cleared))
 
     def meta(self, key: str) -> str | None:
-        row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
         return row[0] if row else None
 
     def set_meta(self, key: str, value: str) -> None:
-        self.db.execute(
+        self._db.execute(
             "INSERT INTO meta(key, value) VALUES (?, ?) "
             "ON CONFLICT(key) DO UPDATE SET value=excluded.value",
             (key, value),
@@ -293,21 +244,21 @@ class Store:
         its vectors are dropped (never mixed); returns True when vectors must be rebuilt."""
         if self.model == model:
             return False
-        with self.db:
+        with self._db:
             if self.model is not None:
                 log.warning(
                     "Embedding model changed from %s to %s: dropping stored vectors.",
                     self.model.model_id,
                     model.model_id,
                 )
-            self.db.execute("DROP TABLE IF EXISTS entries_vec")
-            self.db.execute("DELETE FROM part_vectors")
-            self.db.execute(
+            self._db.execute("DROP TABLE IF EXISTS entries_vec")
+            self._db.execute("DELETE FROM part_vectors")
+            self._db.execute(
                 f"CREATE VIRTUAL TABLE entries_vec USING vec0("
                 f"embedding float[{model.dim}] distance_metric=cosine)"
             )
-            self.db.execute("INSERT OR IGNORE INTO vector_queue(rowid) SELECT id FROM entries")
-            lexicon.reset(self.db)
+            self._db.execute("INSERT OR IGNORE INTO vector_queue(rowid) SELECT id FROM entries")
+            lexicon.reset(self._db)
             self.set_meta(
                 "embedding_model",
                 json.dumps({"model_id": model.model_id, "sha256": model.sha256, "dim": model.dim}),
@@ -326,20 +277,20 @@ class Store:
         values[ENTRY_COLUMNS.index("records")] = records if isinstance(records, str) or \
             records is None else encode_records(records)
         placeholders = ", ".join("?" for _ in ENTRY_COLUMNS)
-        self.db.execute(
+        self._db.execute(
             f"INSERT INTO entries({', '.join(ENTRY_COLUMNS)}) VALUES ({placeholders})", values
         )
         if self._agents is not None:
             self._agents.add(entry["agent"])
-        return self.db.last_insert_rowid()
+        return self._db.last_insert_rowid()
 
     def entry_by_uid(self, uid: str) -> dict[str, Any] | None:
-        row = self.db.execute(SELECT_ENTRY + " WHERE uid=?", (uid,)).fetchone()
+        row = self._db.execute(SELECT_ENTRY + " WHERE uid=?", (uid,)).fetchone()
         return row_to_entry(row) if row else None
 
     def uids_with_prefix(self, prefix: str, limit: int = 2) -> list[str]:
         upper = prefix + "\uffff"
-        rows = self.db.execute(
+        rows = self._db.execute(
             "SELECT uid FROM entries WHERE uid >= ? AND uid < ? LIMIT ?", (prefix, upper, limit)
         )
         return [r[0] for r in rows]
@@ -354,7 +305,7 @@ class Store:
                 "AND n.status = 'active' AND NOT n.quarantined AND n.via = 'watch' "
                 "AND n.uid >= 't' AND n.uid < 'u' ORDER BY n.created {}, n.id {} LIMIT 1")
         marks = ", ".join("?" for _ in rowids)
-        rows = self.db.execute(
+        rows = self._db.execute(
             f"SELECT c.id, ({near.format('<', 'DESC', 'DESC')}), "
             f"({near.format('>', 'ASC', 'ASC')}) FROM entries c WHERE c.id IN ({marks}) "
             f"AND c.session IS NOT NULL AND c.via = 'watch' AND c.uid >= 't' AND c.uid < 'u'",
@@ -366,14 +317,14 @@ class Store:
                                     list[tuple[str, list[str] | None]]]:
         """The ``count`` transcript chunks before (nearest first) and after a chunk in its
         session (the same agent and file), active and not quarantined: (text, record ids)."""
-        row = self.db.execute("SELECT session, source, agent, created FROM entries WHERE id=?",
+        row = self._db.execute("SELECT session, source, agent, created FROM entries WHERE id=?",
                               (rowid,)).fetchone()
         if row is None or row[0] is None:
             return [], []
         session, source, agent, created = row
         found: list[list[tuple[str, list[str] | None]]] = []
         for comparison, order in (("<", "DESC"), (">", "ASC")):
-            near = self.db.execute(
+            near = self._db.execute(
                 "SELECT text, records FROM entries WHERE session=? AND source IS ? AND agent=? "
                 f"AND (created, id) {comparison} (?, ?) AND status='active' AND NOT quarantined "
                 f"AND {TRANSCRIPT_CHUNK} ORDER BY created {order}, id {order} LIMIT ?",
@@ -385,7 +336,7 @@ class Store:
         if not rowids:
             return {}
         marks = ", ".join("?" for _ in rowids)
-        rows = self.db.execute(SELECT_ENTRY + f" WHERE id IN ({marks})", list(rowids))
+        rows = self._db.execute(SELECT_ENTRY + f" WHERE id IN ({marks})", list(rowids))
         return {row[0]: row_to_entry(row) for row in rows}
 
     def texts_by_rowids(self, rowids: Sequence[int]) -> dict[int, tuple[str, float]]:
@@ -394,7 +345,7 @@ class Store:
         if not rowids:
             return {}
         marks = ", ".join("?" for _ in rowids)
-        return {row[0]: (row[1], row[2]) for row in self.db.execute(
+        return {row[0]: (row[1], row[2]) for row in self._db.execute(
             f"SELECT id, text, created FROM entries WHERE id IN ({marks})", list(rowids))}
 
     def find_exact(self, agent: str, category: str, hash_: str,
@@ -402,7 +353,7 @@ class Store:
         """An active entry of the same text that covers ``project``: written in it, or global
         (a global entry is shown in every project; the same text in another project is not
         the same memory)."""
-        row = self.db.execute(
+        row = self._db.execute(
             SELECT_ENTRY + " WHERE agent=? AND category=? AND hash=? AND status='active' "
             "AND (project IS ? OR project IS NULL) ORDER BY project IS NULL LIMIT 1",
             (agent, category, hash_, project),
@@ -412,7 +363,7 @@ class Store:
     def active_with_key(self, agent: str, key: str, project: str | None) -> list[dict[str, Any]]:
         """The active values of a key in one project (or the global ones): each project keeps
         its own value of a key, beside the global one."""
-        rows = self.db.execute(
+        rows = self._db.execute(
             SELECT_ENTRY + " WHERE agent=? AND key=? AND project IS ? AND status='active' "
             "ORDER BY created",
             (agent, key, project),
@@ -420,7 +371,7 @@ class Store:
         return [row_to_entry(r) for r in rows]
 
     def entries_with_key(self, agent: str, key: str) -> list[dict[str, Any]]:
-        rows = self.db.execute(
+        rows = self._db.execute(
             SELECT_ENTRY + " WHERE agent=? AND key=? ORDER BY created", (agent, key)
         )
         return [row_to_entry(r) for r in rows]
@@ -437,7 +388,7 @@ class Store:
         if not {"text", "category", "key"}.isdisjoint(changes):
             # a chunk whose answer arrived, a date a pass rewrote, a bullet moved under
             # another heading: judged anew
-            row = self.db.execute("SELECT kind, agent, hash, text, category, key FROM entries "
+            row = self._db.execute("SELECT kind, agent, hash, text, category, key FROM entries "
                                   "WHERE uid=?", (uid,)).fetchone()
             if row is not None:
                 kind, agent, hash_, text, category, key = row
@@ -453,27 +404,27 @@ class Store:
         if not META_COLUMNS.isdisjoint(changes):
             self.meta_changed.add(uid)
         assignments = ", ".join(f"{column}=?" for column in changes)
-        self.db.execute(f"UPDATE entries SET {assignments} WHERE uid=?", [*changes.values(), uid])
+        self._db.execute(f"UPDATE entries SET {assignments} WHERE uid=?", [*changes.values(), uid])
 
     def disputed_ids(self) -> set[str]:
         """Entries in an open contradiction (memoryd.passes.consolidate): never shown as
         certain until a person settles it."""
         found: set[str] = set()
-        for (after,) in self.db.execute(
+        for (after,) in self._db.execute(
                 "SELECT after FROM changes WHERE state='open' AND kind='contradiction'"):
             found.update(json.loads(after).get("ids", []))
         return found
 
     def count_entries(self) -> dict[str, int]:
-        return count_entries(self.db)
+        return count_entries(self._db)
 
     def agents(self) -> list[str]:
-        return [r[0] for r in self.db.execute("SELECT DISTINCT agent FROM entries ORDER BY agent")]
+        return [r[0] for r in self._db.execute("SELECT DISTINCT agent FROM entries ORDER BY agent")]
 
     def count_indexed_by_source(self) -> dict[str, int]:
         """Active entries from watched files, per source name (what is in the index now, not
         what was added since the daemon started)."""
-        rows = self.db.execute("SELECT f.source, count(*) FROM files f JOIN entries e "
+        rows = self._db.execute("SELECT f.source, count(*) FROM files f JOIN entries e "
                                "ON e.source = f.path WHERE e.status = 'active' GROUP BY f.source")
         return {source: n for source, n in rows}
 
@@ -490,7 +441,7 @@ class Store:
                  actor: str | None, ts: float) -> None:
         """Keep a status for an entry by what identifies it (see migration 7); the newest
         status wins."""
-        self.db.execute(
+        self._db.execute(
             "INSERT INTO marks(agent, target, status, superseded_by, actor, ts) "
             "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(agent, target) DO UPDATE SET "
             "status=excluded.status, superseded_by=excluded.superseded_by, "
@@ -498,7 +449,7 @@ class Store:
             (agent, target, status, superseded_by, actor, ts))
 
     def mark(self, agent: str, target: str) -> dict[str, Any] | None:
-        row = self.db.execute(
+        row = self._db.execute(
             "SELECT status, superseded_by, actor, ts FROM marks WHERE agent=? AND target=?",
             (agent, target)).fetchone()
         if row is None:
@@ -516,7 +467,7 @@ class Store:
         after: dict[str, Any] | None,
         ts: float | None = None,
     ) -> None:
-        self.db.execute(
+        self._db.execute(
             "INSERT INTO events(ts, uid, action, actor, before, after) VALUES (?, ?, ?, ?, ?, ?)",
             (
                 ts if ts is not None else time.time(),
@@ -532,7 +483,7 @@ class Store:
         if not uids:
             return []
         marks = ", ".join("?" for _ in uids)
-        rows = self.db.execute(
+        rows = self._db.execute(
             f"SELECT ts, uid, action, actor, before, after FROM events WHERE uid IN ({marks}) "
             "ORDER BY ts, id",
             list(uids),
@@ -558,20 +509,20 @@ class Store:
         ids = [int(r) for r in rowids]
         marks = ", ".join("?" for _ in ids)
         self.delete_vectors(ids)
-        self.db.executemany(
+        self._db.executemany(
             "INSERT INTO entries_vec(rowid, embedding) VALUES (?, ?)",
             ((r, v.astype(np.float32).tobytes()) for r, v in zip(ids, vectors)),
         )
         if parts is not None:
-            self.db.executemany(
+            self._db.executemany(
                 "INSERT INTO part_vectors(entry, vectors) VALUES (?, ?)",
                 ((r, p.astype(np.float32).tobytes()) for r, p in zip(ids, parts) if len(p)))
-        self.db.execute(f"DELETE FROM vector_queue WHERE rowid IN ({marks})", ids)
+        self._db.execute(f"DELETE FROM vector_queue WHERE rowid IN ({marks})", ids)
 
     def delete_vectors(self, rowids: Sequence[int]) -> None:
         if self.model is not None:
-            self.db.executemany("DELETE FROM entries_vec WHERE rowid = ?", ((int(r),) for r in rowids))
-        self.db.executemany("DELETE FROM part_vectors WHERE entry = ?", ((int(r),) for r in rowids))
+            self._db.executemany("DELETE FROM entries_vec WHERE rowid = ?", ((int(r),) for r in rowids))
+        self._db.executemany("DELETE FROM part_vectors WHERE entry = ?", ((int(r),) for r in rowids))
 
     def cached_vectors(self, hash_: str) -> tuple[np.ndarray, np.ndarray] | None:
         """The vector and part vectors of an entry with this content hash that has them (the
@@ -580,7 +531,7 @@ class Store:
         Two steps on purpose: joined, SQLite scans the vec0 table for every candidate row."""
         if self.model is None:
             return None
-        rowids = [r for (r,) in self.db.execute(
+        rowids = [r for (r,) in self._db.execute(
             "SELECT e.id FROM entries e WHERE e.hash=? AND NOT EXISTS "
             "(SELECT 1 FROM vector_queue q WHERE q.rowid = e.id) LIMIT 4", (hash_,))]
         vectors = self.vectors_by_rowids(rowids)
@@ -605,7 +556,7 @@ class Store:
             return {}
         dim = self.model.dim
         return {entry: np.frombuffer(blob, dtype=np.float32).reshape(-1, dim) for entry, blob in
-                self.db.execute(f"SELECT entry, vectors FROM part_vectors WHERE {where}", params)}
+                self._db.execute(f"SELECT entry, vectors FROM part_vectors WHERE {where}", params)}
 
     def vectors_by_rowids(self, rowids: Sequence[int]) -> dict[int, np.ndarray]:
         """Stored vectors by rowid, one lookup each: vec0 answers ``rowid IN (…)`` with a full
@@ -614,7 +565,7 @@ class Store:
             return {}
         found = {}
         for rowid in rowids:
-            row = self.db.execute(
+            row = self._db.execute(
                 "SELECT embedding FROM entries_vec WHERE rowid = ?", (int(rowid),)).fetchone()
             if row is not None:
                 found[int(rowid)] = np.frombuffer(row[0], dtype=np.float32)
@@ -627,7 +578,7 @@ class Store:
         last = 0
         dim = self.model.dim
         while True:
-            rows = self.db.execute(
+            rows = self._db.execute(
                 "SELECT rowid, embedding FROM entries_vec WHERE rowid > ? ORDER BY rowid LIMIT ?",
                 (last, batch),
             ).fetchall()
@@ -645,21 +596,21 @@ class Store:
         on every write's wake of the backfill.)"""
         if self.model is None:
             return []
-        return self.db.execute(
+        return self._db.execute(
             "SELECT e.id, e.hash, e.text FROM vector_queue q CROSS JOIN entries e "
             "ON e.id = q.rowid ORDER BY q.rowid LIMIT ?",
             (limit,),
         ).fetchall()
 
     def count_backlog(self) -> int:
-        return self.db.execute("SELECT count(*) FROM vector_queue").fetchone()[0]
+        return self._db.execute("SELECT count(*) FROM vector_queue").fetchone()[0]
 
     def count_vectors(self) -> int:
-        return count_vectors(self.db) if self.model is not None else 0
+        return count_vectors(self._db) if self.model is not None else 0
 
     def knn(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
         """sqlite-vec's exact brute-force KNN: (rowid, cosine similarity)."""
-        rows = self.db.execute(
+        rows = self._db.execute(
             "SELECT rowid, distance FROM entries_vec WHERE embedding MATCH ? AND k = ?",
             (query.astype(np.float32).tobytes(), k),
         )
@@ -667,72 +618,17 @@ class Store:
 
     # -- keyword search ---------------------------------------------------------------
 
-    def fts(self, match: str, where: str, params: Sequence[Any], limit: int) -> list[tuple[int, float]]:
-        """(rowid, bm25) best first; ``where`` filters on entries columns aliased ``e``."""
-        if not where:
-            return self.db.execute(
-                "SELECT rowid, bm25(entries_fts, 1.0, 0.5, 0.5) AS score FROM entries_fts "
-                "WHERE entries_fts MATCH ? ORDER BY score LIMIT ?", (match, limit)).fetchall()
-        sql = (
-            # CROSS JOIN keeps FTS5 as the outer loop: probing it per entries row would re-run
-            # the MATCH for every row
-            "SELECT e.id, bm25(entries_fts, 1.0, 0.5, 0.5) AS score FROM entries_fts "
-            "CROSS JOIN entries e ON e.id = entries_fts.rowid "
-            f"WHERE entries_fts MATCH ? AND {where} ORDER BY score LIMIT ?"
-        )
-        return self.db.execute(sql, [match, *params, limit]).fetchall()
-
-    def newest_matching(self, match: str, where: str, params: Sequence[Any], limit: int) -> list[int]:
-        """The newest ``limit`` entries (by rowid) matching, unscored: cheap for a common word."""
-        if not where:
-            return [r for (r,) in self.db.execute(
-                "SELECT rowid FROM entries_fts WHERE entries_fts MATCH ? ORDER BY rowid DESC "
-                "LIMIT ?", (match, limit))]
-        return [r for (r,) in self.db.execute(
-            "SELECT e.id FROM entries_fts CROSS JOIN entries e ON e.id = entries_fts.rowid "
-            f"WHERE entries_fts MATCH ? AND {where} ORDER BY entries_fts.rowid DESC LIMIT ?",
-            [match, *params, limit])]
-
     def merge_keyword_index(self, pages: int) -> bool:
         """Merge up to ``pages`` leaf pages of the full-text index's segments into bigger ones
         (FTS5's incremental 'merge' with a negative count: as if optimising, a step at a
         time). An index filled entry by entry keeps many segments, which every query reads:
         merged into one, bm25 over the bench store's 72k entries took 4.0 instead of 5.5 ms
         at p50, 35 instead of 42 at most. Returns whether there is more to merge."""
-        before = self.db.total_changes()
-        with self.db:
-            self.db.execute("INSERT INTO entries_fts(entries_fts, rank) VALUES('merge', ?)",
+        before = self._db.total_changes()
+        with self._db:
+            self._db.execute("INSERT INTO entries_fts(entries_fts, rank) VALUES('merge', ?)",
                             (-pages,))
-        return self.db.total_changes() - before >= 2
-
-    def count_fts_rows(self) -> int:
-        """Rows in the full-text index (cached for a minute: it only steers query planning)."""
-        now = time.monotonic()
-        cached = self._fts_rows
-        if cached is None or now - cached[1] > 60:
-            cached = self._fts_rows = (
-                self.db.execute("SELECT count(*) FROM entries").fetchone()[0], now)
-        return cached[0]
-
-    def term_rows(self, term: str) -> int:
-        """How many rows contain ``term`` (cached for a minute per term)."""
-        now = time.monotonic()
-        cached = self._term_rows.get(term)
-        if cached is None or now - cached[1] > 60:
-            count = self.db.execute(
-                "SELECT count(*) FROM entries_fts WHERE entries_fts MATCH ?",
-                ('"' + term.replace('"', '""') + '"',)).fetchone()[0]
-            if len(self._term_rows) > 10_000:
-                self._term_rows.clear()
-            cached = self._term_rows[term] = (count, now)
-        return cached[0]
-
-    def filter_rowids(self, rowids: Sequence[int], where: str, params: Sequence[Any]) -> set[int]:
-        if not rowids:
-            return set()
-        marks = ", ".join("?" for _ in rowids)
-        sql = f"SELECT e.id FROM entries e WHERE e.id IN ({marks})" + (f" AND {where}" if where else "")
-        return {r[0] for r in self.db.execute(sql, [*map(int, rowids), *params])}
+        return self._db.total_changes() - before >= 2
 
     def vector_meta(self, rowids: Sequence[int]) -> dict[int, tuple[Any, ...]]:
         """What the in-memory vector index keeps per entry, by rowid: (agent, category,
@@ -750,7 +646,7 @@ class Store:
 
     def _vector_meta(self, where: str, params: list[int]) -> dict[int, tuple[Any, ...]]:
         return {row[0]: tuple(row[1:])
-                for row in self.db.execute(f"{VECTOR_META} WHERE {where}", params)}
+                for row in self._db.execute(f"{VECTOR_META} WHERE {where}", params)}
 
 
 def count_entries(db: apsw.Connection) -> dict[str, int]:
