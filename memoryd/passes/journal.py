@@ -532,9 +532,7 @@ class Journal:
         of the pending changes and of the watched memory files; at start."""
         directories = {Path(os.path.realpath(target)).parent for (target,) in self.store.db.execute(
             "SELECT target FROM changes WHERE state='pending' AND kind='file'")}
-        # each file's directory, with its slash: rtrim takes off the characters of its name
-        directories.update(Path(path) for (path,) in self.store.db.execute(
-            "SELECT DISTINCT rtrim(path, replace(path, '/', '')) FROM files WHERE kind='memory'"))
+        directories.update(Path(path) for path in self.store.files.memory_directories())
         return remove_stale_temporaries(sorted(directories))
 
 

@@ -59,8 +59,6 @@ from memoryd.passes.user_files import FileText, read_text
 from memoryd.store.database import SELECT_ENTRY, row_to_entry
 
 if TYPE_CHECKING:
-    import apsw
-
     from memoryd.passes.runner import PassContext
 
 #: Notebooks whose files are written in one hand-off to a worker thread.
@@ -159,26 +157,14 @@ def _entry_of(entries: dict[int, tuple[int, str, str]],
 def notebooks(ctx: PassContext) -> list[dict[str, Any]]:
     """The notebook files in the pass's scope: path, agent, source (``--project``: the files
     under the project's directory, such as its ``agents/state/memory/``)."""
-    sql, params = ctx.scoped("SELECT path, agent, source FROM files WHERE kind='memory' "
-                             "AND pinned=0 AND error IS NULL", project=False)
-    if ctx.project:  # a range of paths ('/' sorts right before '0'), not LIKE and its escapes
-        root = ctx.project.rstrip("/")
-        sql += " AND path > ? AND path < ?"
-        params += [root + "/", root + "0"]
     found = []
-    for path, agent, source in ctx.store.db.execute(sql + " ORDER BY path", params):
+    for path, agent, source in ctx.store.files.notebooks(ctx.agent, ctx.project):
         if f"/{ARCHIVE_DIR}/" in path or is_pinned(path):
             continue
         if ctx.paths is not None and path not in ctx.paths:
             continue
         found.append({"path": path, "agent": agent, "source": source})
     return found
-
-
-def watched_memory_files(db: apsw.Connection) -> list[tuple[str, bool, str | None]]:
-    """Every watched memory file: path, pinned, the problem that kept it out (if any)."""
-    return [(path, bool(pinned), error) for path, pinned, error in db.execute(
-        "SELECT path, pinned, error FROM files WHERE kind='memory' ORDER BY path")]
 
 
 def checked_paths(files: list[tuple[str, bool, str | None]], target: Path) -> list[str]:

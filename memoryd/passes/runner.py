@@ -194,9 +194,8 @@ class PassContext:
         watcher leaves them alone (it would parse each again, and before the pass could index
         it)."""
         for change in changes:
-            if change.kind == "file" and change.before is not None and self.store.db.execute(
-                    "SELECT 1 FROM files WHERE path=? AND kind='memory'",
-                    (change.target,)).fetchone():
+            if change.kind == "file" and change.before is not None \
+                    and self.store.files.is_memory(change.target):
                 self.store.writing.add(change.target)
 
     @functools.cached_property
@@ -214,12 +213,11 @@ class PassContext:
             return
         self.store.writing.discard(change.target)
         path = Path(change.target)
-        row = self.store.db.execute("SELECT source, kind, agent, project FROM files WHERE path=?",
-                                    (str(path),)).fetchone()
-        if row is None:
+        origin = self.store.files.origin(str(path))
+        if origin is None:
             return  # no longer watched (its source removed)
         try:
-            facts = stat_facts(path, *row)
+            facts = stat_facts(path, origin.source, origin.kind, origin.agent, origin.project)
         except OSError:
             self.indexer.remove_file(str(path))
             return

@@ -373,13 +373,7 @@ def _state(ctx: PassContext, project: str) -> tuple[str, float] | None:
 
 def _memory_files(ctx: PassContext, roots: list[str]) -> set[str]:
     """Memory files inside the checkouts: indexed as entries, so not read for words."""
-    found: set[str] = set()
-    for root in roots:
-        prefix = root.rstrip("/") + "/"
-        found.update(p for (p,) in ctx.store.db.execute(
-            "SELECT path FROM files WHERE kind='memory' AND path >= ? AND path < ?",
-            (prefix, prefix[:-1] + "0")))
-    return found
+    return {p for root in roots for p in ctx.store.files.paths_below(root, "memory")}
 
 
 def _gather(ctx: PassContext, project: str, since: float | None,

@@ -254,8 +254,7 @@ class ContextBuilder:
         its headings and frontmatter, its text read as a whole — looks like an instruction
         (the lines of an entry a person released excepted)."""
         items = []
-        for path, in self.store.db.execute(
-                "SELECT path FROM files WHERE agent=? AND pinned=1 ORDER BY path", (agent,)).fetchall():
+        for path in self.store.files.pinned(agent):
             try:
                 raw = read_regular_text(path)
             except OSError:
@@ -394,9 +393,7 @@ class ContextBuilder:
         native = _NATIVE_FILES.get(agent)
         here = re.sub(r"[^A-Za-z0-9]", "-", scope.project) if scope.project else None
         items = []
-        for path, description in self.store.db.execute(
-                "SELECT path, description FROM files WHERE agent=? AND kind='memory' AND pinned=0 "
-                "AND error IS NULL ORDER BY path LIMIT 200", (agent,)):
+        for path, description in self.store.files.described(agent, 200):
             if (native is not None and native.search(path)) or f"/{ARCHIVE_DIR}/" in path:
                 continue
             # Claude Code's auto-memory of another project: ~/.claude/projects/<its cwd>/memory/

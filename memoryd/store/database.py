@@ -22,6 +22,7 @@ import json
 import logging
 import time
 from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ from memoryd.errors import StartupError
 from memoryd.quarantine import RULES_VERSION, reason_for_entry, release_target
 from memoryd.store import lexicon
 from memoryd.store.checkpoint import Checkpointer
+from memoryd.store.files import Files
 from memoryd.store.migrations import (
     MIGRATIONS,
     QUARANTINE_VERSIONS,
@@ -136,6 +138,8 @@ class Store(EntryReads):
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA cache_size=-16000")
         self._migrate()
+        #: the watched files (memoryd.store.files)
+        self.files = Files(self._db)
         self.model: ModelInfo | None = self._stored_model()
         self._fts_rows: tuple[int, float] | None = None
         self._term_rows: dict[str, tuple[int, float]] = {}
@@ -150,6 +154,11 @@ class Store(EntryReads):
 
     @property
     def db(self) -> apsw.Connection:
+        return self._db
+
+    def transaction(self) -> AbstractContextManager[Any]:
+        """A transaction: committed when the block ends, rolled back when it raises; one
+        inside another is a savepoint."""
         return self._db
 
     def checkpoint_in_background(self) -> None:
@@ -405,6 +414,29 @@ class Store(EntryReads):
             self.meta_changed.add(uid)
         assignments = ", ".join(f"{column}=?" for column in changes)
         self._db.execute(f"UPDATE entries SET {assignments} WHERE uid=?", [*changes.values(), uid])
+
+    def set_lines(self, lines: Sequence[tuple[int, int | None, int | None]], now: float) -> None:
+        """Entries' new line ranges in their file: (rowid, first line, last line); only those
+        that moved are updated (at ``now``)."""
+        self._db.executemany(
+            "UPDATE entries SET line_start=?1, line_end=?2, updated=?3 WHERE id=?4 "
+            "AND (line_start IS NOT ?1 OR line_end IS NOT ?2)",
+            [(start, end, now, rowid) for rowid, start, end in lines])
+
+    def move_source(self, old: str, new: str) -> None:
+        """The entries of the file ``old`` are now of ``new`` (a renamed file)."""
+        self._db.execute("UPDATE entries SET source=? WHERE source=?", (new, old))
+
+    def hash_and_records(self, uid: str) -> tuple[str, str | None] | None:
+        """An entry's content hash and its ``records`` column as stored (None: no entry)."""
+        row = self._db.execute("SELECT hash, records FROM entries WHERE uid=?",
+                               (uid,)).fetchone()
+        return (row[0], row[1]) if row else None
+
+    def delete_entry(self, rowid: int) -> None:
+        """An entry's row and its vectors gone (the caller journals it)."""
+        self._db.execute("DELETE FROM entries WHERE id=?", (rowid,))
+        self.delete_vectors([rowid])
 
     def disputed_ids(self) -> set[str]:
         """Entries in an open contradiction (memoryd.passes.consolidate): never shown as
