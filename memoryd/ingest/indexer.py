@@ -416,13 +416,5 @@ class Indexer:
         return Changes(added=1)
 
     def _upsert_session(self, session: dict[str, Any], facts: FileFacts) -> None:
-        self.store.db.execute(
-            "INSERT INTO sessions(id, harness, agent, cwd, project, started, last_seen, "
-            "user_messages, source) VALUES (:id, :harness, :agent, :cwd, :project, :started, "
-            ":last_seen, :user_messages, :source) ON CONFLICT(id) DO UPDATE SET "
-            "cwd=coalesce(excluded.cwd, cwd), project=coalesce(excluded.project, project), "
-            "started=min(coalesce(started, excluded.started), coalesce(excluded.started, started)), "
-            "last_seen=max(coalesce(last_seen, 0), coalesce(excluded.last_seen, 0)), "
-            "user_messages=user_messages + excluded.user_messages",
-            {**session, "agent": facts.agent, "project": self.project(session.get("cwd")),
-             "source": facts.path})
+        self.store.sessions.read_from_transcript(session, facts.agent,
+                                                 self.project(session.get("cwd")), facts.path)

@@ -8,7 +8,6 @@ this module is the asynchronous half the daemon dispatches to. It works through 
 from __future__ import annotations
 
 import asyncio
-
 import fcntl
 import json
 import logging
@@ -32,6 +31,7 @@ from memoryd.sessions.context import (
 from memoryd.sessions.explain import describe
 from memoryd.sessions.extractor import SessionExtractor
 from memoryd.sessions.registry import HARNESS_AGENTS, Registry
+from memoryd.store.query import EntryQuery
 from memoryd.text import scrub_surrogates
 
 log = logging.getLogger(__name__)
@@ -214,11 +214,8 @@ class SessionMethods:
         store = self.engine.store
 
         def extracted() -> list[dict[str, Any]]:
-            from memoryd.store.database import SELECT_ENTRY, row_to_entry
-
-            return [row_to_entry(r) for r in store.db.execute(
-                SELECT_ENTRY + " WHERE session=? AND via IN ('extract', 'api') ORDER BY created",
-                (session_id,))]
+            return store.entries(EntryQuery().session(session_id).vias(["extract", "api"]),
+                                 "oldest")
 
         return {"session": found, "entries": await self.engine.db(extracted),
                 "injections": await self.engine.db(self.explained, session_id)}

@@ -53,6 +53,7 @@ from memoryd.store.rows import (
     encode_tags,
     row_to_entry,
 )
+from memoryd.store.sessions import Sessions
 
 __all__ = ["ENTRY_COLUMNS", "SELECT_ENTRY", "ModelInfo", "Store", "decode_records",
            "decode_tags", "encode_records", "encode_tags", "row_to_entry"]
@@ -140,6 +141,8 @@ class Store(EntryReads):
         self._migrate()
         #: the watched files (memoryd.store.files)
         self.files = Files(self._db)
+        #: the agents' sessions and the blocks they were given (memoryd.store.sessions)
+        self.sessions = Sessions(self._db)
         self.model: ModelInfo | None = self._stored_model()
         self._fts_rows: tuple[int, float] | None = None
         self._term_rows: dict[str, tuple[int, float]] = {}
@@ -240,6 +243,15 @@ class Store(EntryReads):
             "ON CONFLICT(key) DO UPDATE SET value=excluded.value",
             (key, value),
         )
+
+    def delete_meta(self, key: str) -> None:
+        self._db.execute("DELETE FROM meta WHERE key=?", (key,))
+
+    def meta_with_prefix(self, prefix: str) -> dict[str, str]:
+        """The meta values whose key starts with ``prefix`` (a range: no LIKE escapes)."""
+        return dict(self._db.execute(
+            "SELECT key, value FROM meta WHERE key >= ? AND key < ?",
+            (prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1))).fetchall())
 
     def _stored_model(self) -> ModelInfo | None:
         raw = self.meta("embedding_model")
