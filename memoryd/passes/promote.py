@@ -381,19 +381,16 @@ def _propose(ctx: PassContext, action: str, target: Path, uids: list[str], rule:
 def _open_proposals(ctx: PassContext) -> set[tuple[str, str]]:
     """(entry uid, action) of the proposals waiting for a person: one query (read one by one,
     hundreds of them held the database thread for tens of milliseconds)."""
-    rows = ctx.store.db.execute(
-        "SELECT after, action FROM changes WHERE kind='proposal' AND state='proposed'")
-    return {(json.loads(after)["entry"], action) for after, action in rows}
+    return {(after["entry"], action)
+            for _, action, after in ctx.store.runs.sides("proposal", "proposed")}
 
 
 def _covered(ctx: PassContext) -> set[str]:
     """The lessons (and their copies) a rule speaks for already: proposed and waiting, or
     promoted and not taken back."""
     covered = promoted_lessons(ctx.store)
-    for (after,) in ctx.store.db.execute(
-            "SELECT after FROM changes WHERE kind='proposal' AND action='promote' "
-            "AND state='proposed'"):
-        covered.update(_lessons_of(json.loads(after)))
+    for _, _, after in ctx.store.runs.sides("proposal", "proposed", ["promote"]):
+        covered.update(_lessons_of(after))
     return covered
 
 
@@ -408,10 +405,7 @@ def promoted_lessons(store: Store) -> set[str]:
     for: kept elsewhere, for the notebook pass's cap."""
     rules: dict[str, list[str]] = {}
     demoted: set[str] = set()
-    for action, after in store.db.execute(
-            "SELECT action, after FROM changes WHERE kind='file' AND action IN ('promote', "
-            "'demote') AND state='applied'"):
-        detail = json.loads(after)
+    for _, action, detail in store.runs.sides("file", "applied", ["promote", "demote"]):
         if action == "demote":
             demoted.add(detail["entry"])
         else:
@@ -421,13 +415,11 @@ def promoted_lessons(store: Store) -> set[str]:
 
 def _demotions(ctx: PassContext, open_proposals: set[tuple[str, str]]) -> Iterator[None]:
     """Rules memoryd promoted whose lesson is gone (forgotten) or stale: proposed for removal."""
-    promoted = ctx.store.db.execute(
-        "SELECT DISTINCT target, after FROM changes WHERE kind='file' AND action='promote' "
-        "AND state='applied'").fetchall()
+    promoted = {(target, json.dumps(after, sort_keys=True, ensure_ascii=False)): after
+                for target, _, after in ctx.store.runs.sides("file", "applied", ["promote"])}
     texts: dict[Path, str] = {}
-    for target, after in promoted:
+    for (target, _), detail in promoted.items():
         yield
-        detail = json.loads(after)
         uid, rule = detail.get("entry"), detail.get("rule") or detail.get("text")
         if not uid or not rule or (uid, "demote") in open_proposals:
             continue

@@ -35,7 +35,6 @@ last in its section with the reason, and drops it first when over budget
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import subprocess
@@ -444,12 +443,10 @@ def _with_refs(ctx: PassContext, rows: list[tuple[Any, ...]],
 
 def _undone(ctx: PassContext, uid: str, change: Change) -> bool:
     """Whether the newest staleness change of this entry is this very change, undone."""
-    row = ctx.store.db.execute(
-        "SELECT action, after, state FROM changes WHERE target=? AND kind='entry' "
-        "AND action IN ('mark stale', 'lift stale') AND state IN ('applied', 'undone') "
-        "ORDER BY id DESC LIMIT 1", (uid,)).fetchone()
+    row = ctx.store.runs.newest_of_target(uid, "entry", ("mark stale", "lift stale"),
+                                          ("applied", "undone"))
     return row is not None and row[2] == "undone" and row[0] == change.action and \
-        json.loads(row[1]) == change.after
+        row[1] == change.after
 
 
 def _settle(ctx: PassContext, project: str, items: list[Item],

@@ -53,6 +53,7 @@ from memoryd.store.rows import (
     encode_tags,
     row_to_entry,
 )
+from memoryd.store.runs import Runs
 from memoryd.store.sessions import Sessions
 
 __all__ = ["ENTRY_COLUMNS", "SELECT_ENTRY", "ModelInfo", "Store", "decode_records",
@@ -143,6 +144,8 @@ class Store(EntryReads):
         self.files = Files(self._db)
         #: the agents' sessions and the blocks they were given (memoryd.store.sessions)
         self.sessions = Sessions(self._db)
+        #: the maintenance passes' runs and changes (memoryd.store.runs)
+        self.runs = Runs(self._db)
         self.model: ModelInfo | None = self._stored_model()
         self._fts_rows: tuple[int, float] | None = None
         self._term_rows: dict[str, tuple[int, float]] = {}
@@ -453,11 +456,7 @@ class Store(EntryReads):
     def disputed_ids(self) -> set[str]:
         """Entries in an open contradiction (memoryd.passes.consolidate): never shown as
         certain until a person settles it."""
-        found: set[str] = set()
-        for (after,) in self._db.execute(
-                "SELECT after FROM changes WHERE state='open' AND kind='contradiction'"):
-            found.update(json.loads(after).get("ids", []))
-        return found
+        return self.runs.disputed_ids()
 
     def count_entries(self) -> dict[str, int]:
         return count_entries(self._db)
