@@ -56,7 +56,7 @@ from memoryd.passes.notebook_text import (
 )
 from memoryd.passes.steps import Collect, Offload
 from memoryd.passes.user_files import FileText, read_text
-from memoryd.store.database import SELECT_ENTRY, row_to_entry
+from memoryd.store.query import EntryQuery
 
 if TYPE_CHECKING:
     from memoryd.passes.runner import PassContext
@@ -142,9 +142,8 @@ def _file_changes(ctx: PassContext, path: Path, current: FileText, text: str,
 def _file_entries(ctx: PassContext, path: str) -> dict[int, tuple[int, str, str]]:
     """A notebook's active entries by the line they start on, as the index last read it:
     (rowid, uid, text)."""
-    return {line: (rowid, uid, text) for rowid, uid, line, text in ctx.store.db.execute(
-        "SELECT id, uid, line_start, text FROM entries WHERE source=? AND status='active'",
-        (path,))}
+    return {e["line_start"]: (e["id"], e["uid"], e["text"]) for e in ctx.store.entry_fields(
+        EntryQuery().source(path).active(), ("id", "uid", "line_start", "text"))}
 
 
 def _entry_of(entries: dict[int, tuple[int, str, str]],
@@ -352,9 +351,7 @@ def _entry_rows(ctx: PassContext, path: str) -> Generator[None, None, list[dict[
     last = 0
     while True:
         yield
-        page = [row_to_entry(row) for row in ctx.store.db.execute(
-            SELECT_ENTRY + " WHERE source=? AND id > ? ORDER BY id LIMIT ?",
-            (path, last, ROWS_AT_ONCE))]
+        page = ctx.store.entries(EntryQuery().source(path).ids_after(last), "id", ROWS_AT_ONCE)
         rows += page
         if len(page) < ROWS_AT_ONCE:
             return rows

@@ -48,7 +48,7 @@ from memoryd.passes.journal import (
 from memoryd.passes.steps import Collect, Offload, in_thread
 from memoryd.passes.user_files import commit, through_links
 from memoryd.progress import report
-from memoryd.store.database import SELECT_ENTRY, row_to_entry
+from memoryd.store.query import EntryQuery
 
 if TYPE_CHECKING:
     from memoryd.config import Config
@@ -134,16 +134,14 @@ class PassContext:
             yield
         return found
 
-    def scoped(self, sql: str, *, project: bool = True) -> tuple[str, list[Any]]:
-        """``sql`` (a SELECT with a WHERE clause) narrowed to the pass's agent and project."""
-        params: list[Any] = []
+    def scope(self) -> EntryQuery:
+        """The entries of the pass's agent and project (any, when not given)."""
+        query = EntryQuery()
         if self.agent:
-            sql += " AND agent=?"
-            params.append(self.agent)
-        if project and self.project:
-            sql += " AND project=?"
-            params.append(self.project)
-        return sql, params
+            query = query.agent(self.agent)
+        if self.project:
+            query = query.projects([self.project])
+        return query
 
     def progress(self, phase: str, done: int, total: int) -> None:
         """Say how far the pass is (``done`` of ``total`` units of ``phase``): the client that
@@ -256,15 +254,13 @@ class PassContext:
         """Hashes of this file's entries whose text is also kept somewhere else: a rule in a
         governance file speaks for them (promoted), or another entry of the agent has the
         same text (long-term memory)."""
-        rows = self.store.db.execute(
-            "SELECT DISTINCT e.hash FROM entries e JOIN entries o ON o.hash = e.hash "
-            "AND o.agent = e.agent AND o.id <> e.id AND coalesce(o.source, '') <> e.source "
-            "AND o.status = 'active' WHERE e.source = ? AND e.agent = ?", (path, agent))
+        kept = self.store.hashes_kept_elsewhere(path, agent)
         if self._promoted is None:
             self._promoted = promote.promoted_lessons(self.store)
-        promoted = [hash_ for uid, hash_ in self.store.db.execute(
-            "SELECT uid, hash FROM entries WHERE source = ?", (path,)) if uid in self._promoted]
-        return {h for (h,) in rows} | set(promoted)
+        promoted = [e["hash"] for e in self.store.entry_fields(EntryQuery().source(path),
+                                                               ("uid", "hash"))
+                    if e["uid"] in self._promoted]
+        return kept | set(promoted)
 
     def entry_updates(self, path: str, updates: dict[tuple[str, int], dict[str, Any]],
                       rows: list[dict[str, Any]] | None = None
@@ -280,8 +276,8 @@ class PassContext:
         if not updates:  # sections reordered, nothing moved or rewritten
             return after, before
         wanted = dict(updates)
-        entries = rows if rows is not None else [row_to_entry(row) for row in self.store.db.execute(
-            SELECT_ENTRY + " WHERE source=? ORDER BY id", (path,))]
+        entries = rows if rows is not None else self.store.entries(EntryQuery().source(path),
+                                                                   "id")
         matched: list[tuple[dict[str, Any], dict[str, Any]]] = []
         for entry in entries:  # by text and line first
             fields = wanted.pop((entry["hash"], entry["line_start"]), None)

@@ -44,6 +44,7 @@ from memoryd.store.migrations import (
     only_unreadable_lines,
 )
 from memoryd.store.query import EntryReads
+from memoryd.store.references import References
 from memoryd.store.rows import (
     ENTRY_COLUMNS,
     SELECT_ENTRY,
@@ -146,6 +147,8 @@ class Store(EntryReads):
         self.sessions = Sessions(self._db)
         #: the maintenance passes' runs and changes (memoryd.store.runs)
         self.runs = Runs(self._db)
+        #: what entries name, for the staleness pass (memoryd.store.references)
+        self.references = References(self._db)
         self.model: ModelInfo | None = self._stored_model()
         self._fts_rows: tuple[int, float] | None = None
         self._term_rows: dict[str, tuple[int, float]] = {}
@@ -447,6 +450,14 @@ class Store(EntryReads):
         row = self._db.execute("SELECT hash, records FROM entries WHERE uid=?",
                                (uid,)).fetchone()
         return (row[0], row[1]) if row else None
+
+    def hashes_kept_elsewhere(self, source: str, agent: str) -> set[str]:
+        """Hashes of the file's entries whose text another active entry of the agent has (of
+        no file, or of another file)."""
+        return {h for (h,) in self._db.execute(
+            "SELECT DISTINCT e.hash FROM entries e JOIN entries o ON o.hash = e.hash "
+            "AND o.agent = e.agent AND o.id <> e.id AND coalesce(o.source, '') <> e.source "
+            "AND o.status = 'active' WHERE e.source = ? AND e.agent = ?", (source, agent))}
 
     def delete_entry(self, rowid: int) -> None:
         """An entry's row and its vectors gone (the caller journals it)."""

@@ -22,9 +22,11 @@ import apsw
 from memoryd.store.rows import ENTRY_COLUMNS, encode_tags, row_to_entry
 
 #: The orders a read can ask for (the SQL of each is here, beside the indexes it relies on).
-Order = Literal["id", "oldest", "newest", "oldest page", "newest page", "day, surest"]
+Order = Literal["id", "project", "oldest", "newest", "oldest page", "newest page",
+                "day, surest"]
 ORDERS: dict[str, str] = {
     "id": "e.id",
+    "project": "e.project",
     "oldest": "e.created",
     "newest": "e.created DESC",
     # pages that neither repeat nor skip an entry: ties on created broken by the row
@@ -92,6 +94,10 @@ class EntryQuery:
 
     def active(self) -> EntryQuery:
         return self._and("e.status = 'active'")
+
+    def superseded(self) -> EntryQuery:
+        """Superseded by another entry (merged into it, or replaced)."""
+        return self._and("e.status = 'superseded' AND e.superseded_by IS NOT NULL")
 
     def quarantined(self, flagged: bool = True) -> EntryQuery:
         return self._and("e.quarantined" if flagged else "NOT e.quarantined")
