@@ -16,7 +16,7 @@ LAYERS = [
      "memoryd.retrieval.age"},
     {"memoryd.ingest.sources", "memoryd.config", "memoryd.embed", "memoryd.embed_derive"},
     {"memoryd.store"},
-    {"memoryd.ingest", "memoryd.retrieval"},
+    {"memoryd.ingest", "memoryd.retrieval", "memoryd.maintenance"},
     {"memoryd.engine", "memoryd.embed_threads"},
     {"memoryd.sessions", "memoryd.passes"},
     {"memoryd.server"},

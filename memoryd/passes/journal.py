@@ -61,8 +61,8 @@ from memoryd.regular_file import read_regular
 from memoryd.store.database import Store
 from memoryd.store.durable import fsync_directory
 from memoryd.store.entries import Entries, mark_target
+from memoryd.store.ledger import LEDGER_FIELDS
 from memoryd.store.query import EntryQuery
-from memoryd.store.replay import LEDGER_FIELDS
 from memoryd.store.runs import ChangeRow, Run
 
 log = logging.getLogger(__name__)
@@ -276,7 +276,7 @@ class Journal:
                 fields = {k: v for k, v in change.after.items() if k in ENTRY_FIELDS}
                 record = self._write_entry(entry, fields, f"pass {change.action}")
                 number = self._insert(run, change, "applied", undo)
-                if record is not None:  # named by its change: see memoryd.store.replay
+                if record is not None:  # named by its change: see memoryd.maintenance.replay
                     ledger.setdefault(entry["agent"], []).append({**record, "change": number})
                 applied += 1
             for agent, records in ledger.items():  # fsynced before the run is done

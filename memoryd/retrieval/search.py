@@ -35,7 +35,6 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any
 
-import apsw
 import numpy as np
 
 from memoryd.agents import with_subagents
@@ -130,7 +129,6 @@ class Search:
         self.model = model or load_model()
         self.index: VectorIndex | None = None
         self.lexicon: Lexicon | None = None
-        self._tokenizer: Any = None
         self._stop_stems: set[str] | None = None
         #: (rowid, hash of its text) → what search knows of the entry: an entry's text can
         #: change, and SQLite gives a deleted last rowid to the next entry
@@ -596,11 +594,7 @@ class Search:
 
     def _tokens(self, text: str) -> set[str]:
         """The words of a text as the full-text index has them (porter-stemmed)."""
-        if self._tokenizer is None:
-            self._tokenizer = self.store.db.fts5_tokenizer(
-                "porter", ["unicode61", "remove_diacritics", "2"])
-        return set(self._tokenizer(text.encode("utf-8", "replace"), apsw.FTS5_TOKENIZE_DOCUMENT,
-                                   None, include_offsets=False, include_colocated=False))
+        return self.store.stems(text)
 
     def stems(self, text: str) -> set[str]:
         """The informative words of a text, stemmed as the full-text index stems them."""
@@ -620,7 +614,7 @@ class Search:
         them for ``align`` (``words`` of :meth:`search`)."""
         if self.lexicon is None:
             return {}
-        return unknown_words(self.store.db, self.lexicon, [" ".join(query_terms(query))])
+        return unknown_words(self.store, self.lexicon, [" ".join(query_terms(query))])
 
 
 def distinct_ranks(order: Sequence[int], said: dict[int, str]) -> dict[int, int]:

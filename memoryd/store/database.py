@@ -20,22 +20,19 @@ from __future__ import annotations
 
 import json
 import logging
-import time
-from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
 import apsw
 import apsw.bestpractice
-import numpy as np
 import sqlite_vec
 
 from memoryd.errors import StartupError
 from memoryd.quarantine import RULES_VERSION, reason_for_entry, release_target
-from memoryd.store import lexicon
 from memoryd.store.checkpoint import Checkpointer
+from memoryd.store.events import EventRows
 from memoryd.store.files import Files
 from memoryd.store.migrations import (
     MIGRATIONS,
@@ -56,11 +53,17 @@ from memoryd.store.rows import (
 )
 from memoryd.store.runs import Runs
 from memoryd.store.sessions import Sessions
+from memoryd.store.vector_rows import ModelInfo, VectorRows
 
 __all__ = ["ENTRY_COLUMNS", "SELECT_ENTRY", "ModelInfo", "Store", "decode_records",
            "decode_tags", "encode_records", "encode_tags", "row_to_entry"]
 
 log = logging.getLogger(__name__)
+
+#: How far the lexicon has read the entries (meta; memoryd.store.lexicon).
+LEXICON_CURSOR = "lexicon_rowid"
+#: What SQLite raises (a damaged file, a full disk, …), for the code above the store.
+DatabaseError = apsw.Error
 
 _bestpractice_applied = False
 
@@ -107,21 +110,13 @@ def _sqlite_log(code: int, message: str) -> None:
     _sqlite_log_target.log(level, "SQLite: %s (%s)", message, name)
 
 
-@dataclass(frozen=True)
-class ModelInfo:
-    model_id: str
-    sha256: str
-    dim: int
-
-
 #: SQL (on ``entries``) for a transcript chunk: memoryd.store.archive's TRANSCRIPT_ROWS.
 TRANSCRIPT_CHUNK = "via = 'watch' AND uid >= 't' AND uid < 'u'"
-VECTOR_META = "SELECT id, agent, category, project, kind, status, created FROM entries"
 #: The columns the RAM vector index filters on (VECTOR_META's).
 META_COLUMNS = frozenset({"agent", "category", "project", "kind", "status", "created"})
 
 
-class Store(EntryReads):
+class Store(EntryReads, VectorRows, EventRows):
     """All SQL lives here. Not thread-safe: the daemon uses it from one thread."""
 
     def __init__(self, path: Path) -> None:
@@ -160,6 +155,7 @@ class Store(EntryReads):
         #: then): the watcher leaves them alone meanwhile (memoryd.passes.runner, hold)
         self.writing: set[str] = set()
         self._checkpointer: Checkpointer | None = None
+        self._tokenizer: apsw.FTS5Tokenizer | None = None
 
     @property
     def db(self) -> apsw.Connection:
@@ -253,6 +249,11 @@ class Store(EntryReads):
     def delete_meta(self, key: str) -> None:
         self._db.execute("DELETE FROM meta WHERE key=?", (key,))
 
+    def replace_meta(self, values: Mapping[str, str]) -> None:
+        """Values of existing keys replaced (key → value; a key not there stays absent)."""
+        self._db.executemany("UPDATE meta SET value=? WHERE key=?",
+                             ((v, k) for k, v in values.items()))
+
     def meta_with_prefix(self, prefix: str) -> dict[str, str]:
         """The meta values whose key starts with ``prefix`` (a range: no LIKE escapes)."""
         return dict(self._db.execute(
@@ -285,7 +286,8 @@ class Store(EntryReads):
                 f"embedding float[{model.dim}] distance_metric=cosine)"
             )
             self._db.execute("INSERT OR IGNORE INTO vector_queue(rowid) SELECT id FROM entries")
-            lexicon.reset(self._db)
+            self._db.execute("DELETE FROM lexicon")  # its words are the old model's
+            self.delete_meta(LEXICON_CURSOR)
             self.set_meta(
                 "embedding_model",
                 json.dumps({"model_id": model.model_id, "sha256": model.sha256, "dim": model.dim}),
@@ -461,8 +463,15 @@ class Store(EntryReads):
 
     def delete_entry(self, rowid: int) -> None:
         """An entry's row and its vectors gone (the caller journals it)."""
-        self._db.execute("DELETE FROM entries WHERE id=?", (rowid,))
-        self.delete_vectors([rowid])
+        self.delete_entries([rowid])
+
+    def delete_entries(self, rowids: Sequence[int]) -> None:
+        self._db.executemany("DELETE FROM entries WHERE id=?", ((r,) for r in rowids))
+        self.delete_vectors(rowids)
+
+    def owners(self) -> dict[str, str]:
+        """uid → agent of every entry."""
+        return dict(self._db.execute("SELECT uid, agent FROM entries").fetchall())
 
     def disputed_ids(self) -> set[str]:
         """Entries in an open contradiction (memoryd.passes.consolidate): never shown as
@@ -502,6 +511,10 @@ class Store(EntryReads):
             "actor=excluded.actor, ts=excluded.ts",
             (agent, target, status, superseded_by, actor, ts))
 
+    def delete_marks(self, agent: str, targets: Sequence[str]) -> None:
+        self._db.executemany("DELETE FROM marks WHERE agent=? AND target=?",
+                             ((agent, target) for target in targets))
+
     def mark(self, agent: str, target: str) -> dict[str, Any] | None:
         row = self._db.execute(
             "SELECT status, superseded_by, actor, ts FROM marks WHERE agent=? AND target=?",
@@ -510,167 +523,33 @@ class Store(EntryReads):
             return None
         return dict(zip(("status", "superseded_by", "actor", "ts"), row))
 
-    # -- journal ----------------------------------------------------------------------
-
-    def journal(
-        self,
-        uid: str,
-        action: str,
-        actor: str | None,
-        before: dict[str, Any] | None,
-        after: dict[str, Any] | None,
-        ts: float | None = None,
-    ) -> None:
-        self._db.execute(
-            "INSERT INTO events(ts, uid, action, actor, before, after) VALUES (?, ?, ?, ?, ?, ?)",
-            (
-                ts if ts is not None else time.time(),
-                uid,
-                action,
-                actor,
-                json.dumps(before, sort_keys=True) if before is not None else None,
-                json.dumps(after, sort_keys=True) if after is not None else None,
-            ),
-        )
-
-    def events_for(self, uids: Sequence[str]) -> list[dict[str, Any]]:
-        if not uids:
-            return []
-        marks = ", ".join("?" for _ in uids)
-        rows = self._db.execute(
-            f"SELECT ts, uid, action, actor, before, after FROM events WHERE uid IN ({marks}) "
-            "ORDER BY ts, id",
-            list(uids),
-        )
-        return [
-            {
-                "ts": ts,
-                "id": uid,
-                "action": action,
-                "actor": actor,
-                "before": json.loads(before) if before else None,
-                "after": json.loads(after) if after else None,
-            }
-            for ts, uid, action, actor, before, after in rows
-        ]
-
-    # -- vectors ----------------------------------------------------------------------
-
-    def put_vectors(self, rowids: Sequence[int], vectors: np.ndarray,
-                    parts: Sequence[np.ndarray] | None = None) -> None:
-        """Store vectors and the vectors of each entry's parts (replacing any), and take the
-        rows off the vector queue."""
-        ids = [int(r) for r in rowids]
-        marks = ", ".join("?" for _ in ids)
-        self.delete_vectors(ids)
-        self._db.executemany(
-            "INSERT INTO entries_vec(rowid, embedding) VALUES (?, ?)",
-            ((r, v.astype(np.float32).tobytes()) for r, v in zip(ids, vectors)),
-        )
-        if parts is not None:
-            self._db.executemany(
-                "INSERT INTO part_vectors(entry, vectors) VALUES (?, ?)",
-                ((r, p.astype(np.float32).tobytes()) for r, p in zip(ids, parts) if len(p)))
-        self._db.execute(f"DELETE FROM vector_queue WHERE rowid IN ({marks})", ids)
-
-    def delete_vectors(self, rowids: Sequence[int]) -> None:
-        if self.model is not None:
-            self._db.executemany("DELETE FROM entries_vec WHERE rowid = ?", ((int(r),) for r in rowids))
-        self._db.executemany("DELETE FROM part_vectors WHERE entry = ?", ((int(r),) for r in rowids))
-
-    def cached_vectors(self, hash_: str) -> tuple[np.ndarray, np.ndarray] | None:
-        """The vector and part vectors of an entry with this content hash that has them (the
-        embedding cache: the same text is never embedded twice).
-
-        Two steps on purpose: joined, SQLite scans the vec0 table for every candidate row."""
-        if self.model is None:
-            return None
-        rowids = [r for (r,) in self._db.execute(
-            "SELECT e.id FROM entries e WHERE e.hash=? AND NOT EXISTS "
-            "(SELECT 1 FROM vector_queue q WHERE q.rowid = e.id) LIMIT 4", (hash_,))]
-        vectors = self.vectors_by_rowids(rowids)
-        if not vectors:
-            return None
-        rowid, vector = next(iter(vectors.items()))
-        return vector, self.part_vectors_by_rowids([rowid]).get(
-            rowid, np.zeros((0, self.model.dim), dtype=np.float32))
-
-    def part_vectors_by_rowids(self, rowids: Sequence[int]) -> dict[int, np.ndarray]:
-        if not rowids:
-            return {}
-        return self._part_vectors(f"entry IN ({', '.join('?' for _ in rowids)})",
-                                  [int(r) for r in rowids])
-
-    def part_vectors_between(self, first: int, last: int) -> dict[int, np.ndarray]:
-        """The part vectors of the entries with rowids ``first``..``last``, by rowid."""
-        return self._part_vectors("entry BETWEEN ? AND ?", [first, last])
-
-    def _part_vectors(self, where: str, params: list[int]) -> dict[int, np.ndarray]:
-        if self.model is None:
-            return {}
-        dim = self.model.dim
-        return {entry: np.frombuffer(blob, dtype=np.float32).reshape(-1, dim) for entry, blob in
-                self._db.execute(f"SELECT entry, vectors FROM part_vectors WHERE {where}", params)}
-
-    def vectors_by_rowids(self, rowids: Sequence[int]) -> dict[int, np.ndarray]:
-        """Stored vectors by rowid, one lookup each: vec0 answers ``rowid IN (…)`` with a full
-        scan (23 ms at 100k rows for 5 ids), ``rowid = ?`` with a point lookup."""
-        if not rowids or self.model is None:
-            return {}
-        found = {}
-        for rowid in rowids:
-            row = self._db.execute(
-                "SELECT embedding FROM entries_vec WHERE rowid = ?", (int(rowid),)).fetchone()
-            if row is not None:
-                found[int(rowid)] = np.frombuffer(row[0], dtype=np.float32)
-        return found
-
-    def iter_vectors(self, batch: int = 4096) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """(rowids, matrix) batches of all stored vectors, in rowid order."""
-        if self.model is None:
-            return
-        last = 0
-        dim = self.model.dim
-        while True:
-            rows = self._db.execute(
-                "SELECT rowid, embedding FROM entries_vec WHERE rowid > ? ORDER BY rowid LIMIT ?",
-                (last, batch),
-            ).fetchall()
-            if not rows:
-                return
-            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(-1, dim)
-            yield ids, matrix
-            last = int(ids[-1])
-
-    def rows_missing_vectors(self, limit: int) -> list[tuple[int, str, str]]:
-        """(rowid, hash, text) of queued entries that await a vector, oldest first. (CROSS
-        JOIN keeps the queue the outer loop: with the statistics of a store that once had a
-        long queue, the planner scanned all entries instead, 22 ms at 72k for an empty queue,
-        on every write's wake of the backfill.)"""
-        if self.model is None:
-            return []
-        return self._db.execute(
-            "SELECT e.id, e.hash, e.text FROM vector_queue q CROSS JOIN entries e "
-            "ON e.id = q.rowid ORDER BY q.rowid LIMIT ?",
-            (limit,),
-        ).fetchall()
-
-    def count_backlog(self) -> int:
-        return self._db.execute("SELECT count(*) FROM vector_queue").fetchone()[0]
-
-    def count_vectors(self) -> int:
-        return count_vectors(self._db) if self.model is not None else 0
-
-    def knn(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """sqlite-vec's exact brute-force KNN: (rowid, cosine similarity)."""
-        rows = self._db.execute(
-            "SELECT rowid, distance FROM entries_vec WHERE embedding MATCH ? AND k = ?",
-            (query.astype(np.float32).tobytes(), k),
-        )
-        return [(rowid, 1.0 - distance) for rowid, distance in rows]
-
     # -- keyword search ---------------------------------------------------------------
+
+    def stems(self, text: str) -> set[str]:
+        """The words of a text as the full-text index has them (porter-stemmed)."""
+        if self._tokenizer is None:
+            self._tokenizer = self._db.fts5_tokenizer(
+                "porter", ["unicode61", "remove_diacritics", "2"])
+        return set(self._tokenizer(text.encode("utf-8", "replace"), apsw.FTS5_TOKENIZE_DOCUMENT,
+                                   None, include_offsets=False, include_colocated=False))
+
+    def optimize_keyword_index(self) -> None:
+        """Merge the full-text index into one segment: no old segment keeps a deleted term."""
+        self._db.execute("INSERT INTO entries_fts(entries_fts) VALUES ('optimize')")
+
+    @contextmanager
+    def secure_delete(self) -> Iterator[None]:
+        """Freed pages zeroed while the block runs (what it deletes is gone from the file)."""
+        self._db.execute("PRAGMA secure_delete=ON")
+        try:
+            yield
+        finally:
+            self._db.execute("PRAGMA secure_delete=OFF")
+
+    def checkpoint_truncate(self) -> None:
+        """Checkpoint the WAL into the database and truncate it (nothing deleted stays in
+        it)."""
+        self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
 
     def merge_keyword_index(self, pages: int) -> bool:
         """Merge up to ``pages`` leaf pages of the full-text index's segments into bigger ones
@@ -684,31 +563,8 @@ class Store(EntryReads):
                             (-pages,))
         return self._db.total_changes() - before >= 2
 
-    def vector_meta(self, rowids: Sequence[int]) -> dict[int, tuple[Any, ...]]:
-        """What the in-memory vector index keeps per entry, by rowid: (agent, category,
-        project, kind, status, created)."""
-        return self._vector_meta(f"id IN ({', '.join('?' for _ in rowids)})",
-                                 [int(r) for r in rowids])
-
-    def vector_meta_of(self, uids: Sequence[str]) -> dict[int, tuple[Any, ...]]:
-        """:meth:`vector_meta` of the entries with these uids."""
-        return self._vector_meta(f"uid IN ({', '.join('?' for _ in uids)})", list(uids))
-
-    def vector_meta_between(self, first: int, last: int) -> dict[int, tuple[Any, ...]]:
-        """:meth:`vector_meta` of the entries with rowids ``first``..``last``."""
-        return self._vector_meta("id BETWEEN ? AND ?", [first, last])
-
-    def _vector_meta(self, where: str, params: list[int]) -> dict[int, tuple[Any, ...]]:
-        return {row[0]: tuple(row[1:])
-                for row in self._db.execute(f"{VECTOR_META} WHERE {where}", params)}
-
 
 def count_entries(db: apsw.Connection) -> dict[str, int]:
     """Entries per status (a scan of the table: ~20 ms at 72k entries)."""
     return {status: n for status, n in db.execute(
         "SELECT status, count(*) FROM entries GROUP BY status")}
-
-
-def count_vectors(db: apsw.Connection) -> int:
-    """Stored vectors (sqlite-vec reads its chunks: ~30 ms at 72k)."""
-    return db.execute("SELECT count(*) FROM entries_vec").fetchone()[0]

@@ -1,5 +1,5 @@
 """The memory operations that write and read entries by id: remember, get, forget, supersede,
-history (the replay of the ledgers at start: :mod:`memoryd.store.replay`).
+history (the replay of the ledgers at start: :mod:`memoryd.maintenance.replay`).
 
 Everything here is synchronous and runs on the daemon's single database thread; vectors are
 computed beforehand on the embedding thread and passed in. Each write goes to the agent's

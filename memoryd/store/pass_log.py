@@ -22,7 +22,7 @@ previews are not written (they changed nothing; the run and its counts are).
 
 **When.** The lines of a change go in the transaction that records it, after the ledger
 records of its entries (so a ledger record naming a change the file lacks is one whose
-transaction never committed: memoryd.store.replay), and are taken back when the transaction
+transaction never committed: memoryd.maintenance.replay), and are taken back when the transaction
 fails. They are fsynced before the files of a change are written, and before a run says it
 is done (off the database thread, as the ledgers are). The database records how far into
 the file it holds (meta ``pass_log``); at every start and rebuild the lines past that are

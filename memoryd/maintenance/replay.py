@@ -12,12 +12,9 @@ from typing import Any
 
 from memoryd.store.database import Store
 from memoryd.store.entries import apply_release, mark_target
-from memoryd.store.ledger import Ledger
+from memoryd.store.ledger import LEDGER_FIELDS, Ledger
 
 log = logging.getLogger(__name__)
-
-#: Fields an "update" ledger record may carry (a maintenance pass's change to an API entry).
-LEDGER_FIELDS = ("status", "superseded_by", "confidence", "occurrences")
 
 
 def replay_ledgers(store: Store, ledger: Ledger) -> int:
@@ -43,7 +40,7 @@ def replay_ledgers(store: Store, ledger: Ledger) -> int:
             offset = 0
         journaled = offset > 0  # this database's journal covers this ledger's pass records
         undone: list[dict[str, Any]] = []
-        with store.db:
+        with store.transaction():
             for position, record in ledger.read(agent, offset):
                 if journaled and _uncommitted(store, record):
                     undone.append(_as_stored(store, record))
@@ -61,8 +58,8 @@ def replay_ledgers(store: Store, ledger: Ledger) -> int:
 def _uncommitted(store: Store, record: dict[str, Any]) -> bool:
     """A pass's change whose transaction never committed (see :func:`replay_ledgers`)."""
     change = record.get("change")
-    return record.get("op") == "update" and isinstance(change, int) and store.db.execute(
-        "SELECT 1 FROM changes WHERE id=?", (change,)).fetchone() is None
+    return record.get("op") == "update" and isinstance(change, int) and \
+        not store.runs.has_change(change)
 
 
 def _as_stored(store: Store, record: dict[str, Any]) -> dict[str, Any]:

@@ -13,22 +13,21 @@ import fcntl
 import logging
 import os
 
-import apsw
 import numpy as np
 
 from memoryd.config import Config
 from memoryd.embed import Embedder
 from memoryd.errors import AlreadyRunningError, EmbedderError, StartupError
+from memoryd.maintenance.replay import replay_ledgers
 from memoryd.store import lexicon
 from memoryd.store.archive import AgentArchive, archive_now, restore_archives
-from memoryd.store.database import ModelInfo, Store
+from memoryd.store.database import DatabaseError, ModelInfo, Store
 from memoryd.store.integrity import corrupt_suffix, damage, discard, move_aside
 from memoryd.store.ledger import Ledger
+from memoryd.store.lexicon import Lexicon
 from memoryd.store.pass_log import PassLog, pass_log_key, replay_pass_log
 from memoryd.store.pass_log import export as export_pass_log
-from memoryd.store.lexicon import Lexicon
 from memoryd.store.permissions import restrict_umask, tighten_state
-from memoryd.store.replay import replay_ledgers
 
 log = logging.getLogger(__name__)
 EMBED_BATCH = 256
@@ -56,7 +55,7 @@ def reindex(config: Config, *, embed: bool = True) -> dict[str, int]:
         try:
             restored = restore_archives(store, archive)
             replay_pass_log(store, pass_log)
-            runs = store.db.execute("SELECT count(*) FROM runs").fetchone()[0]
+            runs = store.runs.count()
             ledger = Ledger(config.ledger_dir)
             records = replay_ledgers(store, ledger)
             vectors = embed_backlog(config, store) if embed else 0
@@ -94,12 +93,12 @@ def archive_old(config: Config, archive: AgentArchive) -> int:
         return 0
     try:
         old = Store(config.db_path)
-    except (StartupError, apsw.Error) as exc:
+    except (StartupError, DatabaseError) as exc:
         log.warning("Not archiving transcripts from the old database: %s", exc)
         return 0
     try:
         archived = archive_now(old, archive)
-    except apsw.Error as exc:
+    except DatabaseError as exc:
         log.warning("Not archiving transcripts from the old database: %s", exc)
         return 0
     finally:
@@ -116,14 +115,13 @@ def journal_old(config: Config, pass_log: PassLog) -> None:
         return
     try:
         old = Store(config.db_path)
-    except (StartupError, apsw.Error) as exc:
+    except (StartupError, DatabaseError) as exc:
         log.warning("Not reading the passes' journal of the old database: %s", exc)
         return
     try:
-        if old.meta(pass_log_key()) is None and \
-                old.db.execute("SELECT 1 FROM runs LIMIT 1").fetchone() is not None:
+        if old.meta(pass_log_key()) is None and old.runs.any():
             export_pass_log(old, pass_log)
-    except apsw.Error as exc:
+    except DatabaseError as exc:
         log.warning("Not reading the passes' journal of the old database: %s", exc)
     finally:
         old.close()
@@ -139,12 +137,12 @@ def embed_backlog(config: Config, store: Store) -> int:
     done = 0
     while rows := store.rows_missing_vectors(EMBED_BATCH):
         pairs = embedder.embed_entries([text for _, _, text in rows])
-        with store.db:
+        with store.transaction():
             store.put_vectors([r[0] for r in rows], np.stack([v for v, _ in pairs]),
                               [p for _, p in pairs])
         done += len(rows)
     # the words too: filled by the daemon afterwards, a paraphrase asked meanwhile scored
     # 0.23 instead of 0.94 (search's word alignment lacked them)
-    words = lexicon.fill(store.db, Lexicon(embedder.dim), embedder.embed_alone)
+    words = lexicon.fill(store, Lexicon(embedder.dim), embedder.embed_alone)
     log.info("Embedded %d entries and %d words.", done, words)
     return done
