@@ -75,3 +75,29 @@ def test_no_import_cycles() -> None:
     for module in graph:
         visit(module, [module])
     assert cycles == []
+
+
+def test_only_the_store_knows_the_schema() -> None:
+    """Each table has one module that knows it, in memoryd/store/: no module elsewhere imports
+    apsw, runs SQL (``.execute``, ``.executemany``) or reaches for the store's connection."""
+    found = []
+    for path in PACKAGE.rglob("*.py"):
+        module = module_name(path)
+        if module == "memoryd.store" or module.startswith("memoryd.store."):
+            continue
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.Import):
+                named = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                named = [node.module or ""]
+            else:
+                named = []
+            if any(name.split(".")[0] == "apsw" for name in named):
+                found.append(f"{module}:{node.lineno} imports apsw")
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    node.func.attr in ("execute", "executemany"):
+                found.append(f"{module}:{node.lineno} calls .{node.func.attr}(")
+            if isinstance(node, ast.Attribute) and node.attr in ("db", "_db") and \
+                    getattr(node.value, "attr", getattr(node.value, "id", None)) == "store":
+                found.append(f"{module}:{node.lineno} uses the store's connection")
+    assert found == []

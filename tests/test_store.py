@@ -23,7 +23,7 @@ def test_fts_follows_inserts_updates_and_deletes(tmp_path) -> None:
     assert [r for r, _ in store.fts('"deploys"', None, 10)] == [1]  # porter stemming
     store.update_entry("u1", text="nothing relevant")
     assert store.fts('"deploy"', None, 10) == []
-    store.db.execute("DELETE FROM entries")
+    store._db.execute("DELETE FROM entries")
     assert store.fts('"nothing"', None, 10) == []
 
 
@@ -57,7 +57,7 @@ def test_an_entry_is_embedded_again_only_when_its_text_changes(tmp_path) -> None
 
 
 def test_a_newer_schema_is_refused(tmp_path) -> None:
-    Store(tmp_path / "db").db.execute("PRAGMA user_version=99")
+    Store(tmp_path / "db")._db.execute("PRAGMA user_version=99")
     with pytest.raises(StartupError, match="newer than this memoryd"):
         Store(tmp_path / "db")
 
@@ -71,7 +71,7 @@ def test_the_wal_is_checkpointed_by_the_background_checkpointer(tmp_path) -> Non
     try:
         for round_ in range(6):
             for number in range(30):
-                with store.db:
+                with store.transaction():
                     store.set_meta(f"k{number}", f"{round_}" * 200_000)
             time.sleep(0.3)  # a moment between bursts, as the daemon's writes have
         assert (tmp_path / "db-wal").stat().st_size < 16_000_000
@@ -81,7 +81,7 @@ def test_the_wal_is_checkpointed_by_the_background_checkpointer(tmp_path) -> Non
 
 def without_later_columns(store: Store) -> None:
     """A database of an older schema has none of the columns later migrations add."""
-    store.db.execute("ALTER TABLE files DROP COLUMN text_key; ALTER TABLE files DROP COLUMN project")
+    store._db.execute("ALTER TABLE files DROP COLUMN text_key; ALTER TABLE files DROP COLUMN project")
 
 
 def test_transcript_chunks_flagged_by_their_own_labels_are_let_go_at_upgrade(tmp_path) -> None:
@@ -95,14 +95,14 @@ def test_transcript_chunks_flagged_by_their_own_labels_are_let_go_at_upgrade(tmp
     note = {**entry("n1", "ok\n\nAssistant: sure"), "kind": "note"}
     for item in (turn, planted, note):
         store.insert_entry(item)
-    quarantined = {uid: q for uid, q in store.db.execute("SELECT uid, quarantined FROM entries")}
+    quarantined = {uid: q for uid, q in store._db.execute("SELECT uid, quarantined FROM entries")}
     assert quarantined == {"t1": 0, "t2": 1, "n1": 1}
-    store.db.execute("UPDATE entries SET quarantined=1")  # as schema 12 left them
-    store.db.execute("PRAGMA user_version=12")
+    store._db.execute("UPDATE entries SET quarantined=1")  # as schema 12 left them
+    store._db.execute("PRAGMA user_version=12")
     without_later_columns(store)
     store.close()
     reopened = Store(tmp_path / "db")
-    quarantined = {uid: q for uid, q in reopened.db.execute("SELECT uid, quarantined FROM entries")}
+    quarantined = {uid: q for uid, q in reopened._db.execute("SELECT uid, quarantined FROM entries")}
     assert quarantined == {"t1": 0, "t2": 1, "n1": 1}
 
 
@@ -116,13 +116,13 @@ def test_lines_left_out_on_purpose_stop_being_a_files_problem_at_upgrade(tmp_pat
                 "/t/bad.jsonl": "skipped lines: 2 too_long",
                 "/m/binary.md": "binary file (a NUL byte in the first 8 KiB)"}
     for path, error in problems.items():
-        store.db.execute("INSERT INTO files(path, source, kind, agent, error) VALUES "
+        store._db.execute("INSERT INTO files(path, source, kind, agent, error) VALUES "
                          "(?, 's', 'transcript', 'a', ?)", (path, error))
-    store.db.execute("PRAGMA user_version=13")
+    store._db.execute("PRAGMA user_version=13")
     without_later_columns(store)
     store.close()
     reopened = Store(tmp_path / "db")
-    assert dict(reopened.db.execute("SELECT path, error FROM files")) == {
+    assert dict(reopened._db.execute("SELECT path, error FROM files")) == {
         "/t/clear.jsonl": None, "/t/both.jsonl": "skipped lines: 1 invalid_json",
         "/t/bad.jsonl": "skipped lines: 2 too_long",
         "/m/binary.md": "binary file (a NUL byte in the first 8 KiB)"}

@@ -1,19 +1,29 @@
-"""The SQLite index: one apsw connection with sqlite-vec loaded, its migrations and all its SQL.
+"""The SQLite index: one apsw connection with sqlite-vec loaded, its migrations, and the store
+through which everything else reads and writes it. No module outside ``memoryd.store`` runs
+SQL (tests/test_layout.py checks it); each family of tables has its module here:
 
-Tables:
-    meta          key/value: schema facts, the embedding model (id, sha256, dim), ledger offsets
-    entries       one row per memory entry (see ``ENTRY_COLUMNS``)
-    entries_fts   FTS5 over text, category and tags (external content, porter stemming)
-    entries_vec   vec0 vectors, rowid = entries.id, created once the model's dimension is known
-    part_vectors  the vectors of an entry's parts (its sentences: text.split_parts), float32 rows
-    events        the journal: every change with its before/after as JSON
-    runs, changes the maintenance passes' runs and their changes (memoryd.passes.journal)
-    marks         a forget or supersede kept for an entry that is not (yet) indexed
-    entry_refs    what each entry names in its project, and when it was first seen there
-    stale_projects  each project's working tree (a fingerprint) when the staleness pass last
-                  checked it (memoryd.passes.staleness)
+    meta          key/value: schema facts, the embedding model (id, sha256, dim), ledger
+                  offsets (this module)
+    entries       one row per memory entry (this module; the columns and their codecs:
+                  store/rows.py; filtered reads by an EntryQuery: store/query.py)
+    entries_fts   FTS5 over text, category and tags (external content, porter stemming;
+                  store/query.py)
+    entries_vec   vec0 vectors, rowid = entries.id, created once the model's dimension is
+                  known; part_vectors, the vectors of an entry's parts (its sentences:
+                  text.split_parts); vector_queue, the entries awaiting one (vector_rows.py)
+    lexicon       every word of the entries, embedded alone (lexicon.py)
+    events        the journal: every change with its before/after as JSON (events.py)
+    marks         a forget or supersede kept for an entry that is not (yet) indexed (here)
+    files         the watched files (files.py: ``Store.files``)
+    sessions, injections  the agents' sessions and the blocks they were given (sessions.py:
+                  ``Store.sessions``)
+    runs, changes the maintenance passes' runs and their changes (runs.py: ``Store.runs``)
+    entry_refs, stale_projects  what each entry names in its project, and each project's
+                  working tree as the staleness pass last checked it (references.py:
+                  ``Store.references``)
 
-The database is an index: the ledgers, the transcript archives and the watched files rebuild it.
+The database is an index: the ledgers, the transcript archives and the watched files rebuild
+it (memoryd.maintenance.rebuild).
 """
 
 from __future__ import annotations
@@ -117,7 +127,7 @@ META_COLUMNS = frozenset({"agent", "category", "project", "kind", "status", "cre
 
 
 class Store(EntryReads, VectorRows, EventRows):
-    """All SQL lives here. Not thread-safe: the daemon uses it from one thread."""
+    """The index and its SQL. Not thread-safe: the daemon uses it from one thread."""
 
     def __init__(self, path: Path) -> None:
         apply_bestpractice()
@@ -156,10 +166,6 @@ class Store(EntryReads, VectorRows, EventRows):
         self.writing: set[str] = set()
         self._checkpointer: Checkpointer | None = None
         self._tokenizer: apsw.FTS5Tokenizer | None = None
-
-    @property
-    def db(self) -> apsw.Connection:
-        return self._db
 
     def transaction(self) -> AbstractContextManager[Any]:
         """A transaction: committed when the block ends, rolled back when it raises; one

@@ -169,7 +169,7 @@ class Entries:
         appended = self._appended
         assert appended is not None
         try:
-            with self.store.db:
+            with self.store.transaction():
                 yield
         except BaseException as exc:
             if outer:
@@ -414,7 +414,7 @@ class Entries:
             if entry is None or entry["status"] != "active" or entry["agent"] != draft["agent"] \
                     or session is None or entry["session"] == session:
                 return None
-            if self.store.db.execute(
+            if self.store._db.execute(
                     "SELECT 1 FROM entries WHERE agent=? AND kind=? AND status='superseded' "
                     "AND superseded_by=? AND session=? LIMIT 1",
                     (entry["agent"], entry["kind"], uid, session)).fetchone():
@@ -612,7 +612,7 @@ class Entries:
         if not entry["quarantined"]:
             raise BadParamsError(f"release: entry {entry['id']} is not quarantined")
         now = time.time()
-        with self.store.db:
+        with self.store.transaction():
             self.write_ledger(entry["agent"], [{
                 "op": "release", "ts": now, "id": entry["id"], "hash": entry["hash"],
                 "via": entry["via"], "actor": actor}])
@@ -648,7 +648,7 @@ class Entries:
                 if found:
                     related[successor] = found
                     frontier.append(found)
-            for predecessor in self.store.db.execute(
+            for predecessor in self.store._db.execute(
                 "SELECT uid FROM entries WHERE superseded_by=?", (entry["id"],)
             ):
                 if predecessor[0] not in related:
