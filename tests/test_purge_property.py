@@ -18,13 +18,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memoryd.config import load_config
+from memoryd.maintenance.purge import Purge
+from memoryd.maintenance.replay import replay_ledgers
 from memoryd.params import Params
 from memoryd.store.archive import AgentArchive, archive_now, restore_archives
 from memoryd.store.database import SELECT_ENTRY, Store, row_to_entry
 from memoryd.store.entries import Entries
 from memoryd.store.ledger import Ledger
-from memoryd.maintenance.purge import Purge
-from memoryd.maintenance.replay import replay_ledgers
 
 AGENTS = ("designer", "billing", "scribe")
 #: Words that are also agent names, categories, tags, kinds, keys and a transcript's path.
