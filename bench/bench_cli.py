@@ -1,6 +1,7 @@
 """The `memory` command as a whole process, against a bare Python start.
 
     python bench/bench_cli.py [--entries 1000] [--runs 30] [--importtime-runs 5] [--venv DIR]
+                              [--compare CLIENT_DIR [--compare-venv DIR]]
 
 The client is measured as the README installs it: `pip install ./client` into a venv of its
 own (not editable: an editable install's import hook makes every Python start in its venv,
@@ -24,6 +25,12 @@ time of the process itself, which load on the machine disturbs less), then the h
 cumulative), the imports that `python -c pass` does not make. PYTHONDONTWRITEBYTECODE is
 dropped from the commands' environment: an installed client has its .pyc files. JSON goes to
 bench/results/cli.json. Exits 1 when a budget is missed.
+
+With --compare, another checkout's client (e.g. a worktree of the code before a change) is
+installed into a venv of its own and its commands run in the same rounds, against the same
+daemon (its questions and texts differ, so nothing it asks is cached for the other); the
+report then gives each command's p50 and CPU against the other client's. The rounds alternate
+their order, so that neither client always runs right after the other.
 """
 
 from __future__ import annotations
@@ -55,7 +62,7 @@ RULES = ["must be reviewed by two people", "should stay under 72 characters",
 
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def start_daemon(home: Path, socket: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
@@ -118,7 +125,7 @@ def heaviest_imports(python: str, command: list[str], env: dict[str, str],
     `command` and not by a bare start."""
 
     def profile(cmd: list[str]) -> dict[str, tuple[int, int, int]]:
-        stderr = subprocess.run([python, "-X", "importtime", *cmd], env=env,
+        stderr = subprocess.run([python, "-X", "importtime", *cmd], env=env, check=False,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                 text=True).stderr
         rows: dict[str, tuple[int, int, int]] = {}
@@ -167,10 +174,18 @@ def main() -> int:
     parser.add_argument("--client", type=Path, default=ROOT / "client",
                         help="the client's source to install (default: ./client; another "
                         "checkout's client to compare)")
+    parser.add_argument("--compare", type=Path, metavar="CLIENT_DIR",
+                        help="also run this client's commands in the same rounds (another "
+                        "checkout's client/), and compare")
+    parser.add_argument("--compare-venv", type=Path, help="keep the compared client's venv here")
     args = parser.parse_args()
 
     scratch = Path(tempfile.mkdtemp(prefix="mdc-venv-"))
     python, memory = client_venv(args.venv or scratch, args.reinstall, args.client)
+    compared = None
+    if args.compare is not None:
+        compared = client_venv(args.compare_venv or scratch / "compare", args.reinstall,
+                               args.compare)[1]
     home = Path(tempfile.mkdtemp(prefix="mdc-", dir="/tmp"))
     for name in ("user", "data", "config", "run"):
         (home / name).mkdir(mode=0o700)
@@ -199,6 +214,10 @@ def main() -> int:
             "memory hook SessionStart": ([memory, "hook", "claude-code", "SessionStart"], payload),
             "memory --help": ([memory, "--help"], None),
         }
+        if compared is not None:  # the other client's, with questions and texts of their own
+            commands.update({f"{name} (compared)": ([compared, *command[1:]], stdin)
+                             for name, (command, stdin) in list(commands.items())
+                             if name.startswith("memory ")})
         times: dict[str, list[float]] = {name: [] for name in commands}
         codes: dict[str, set[int]] = {name: set() for name in commands}
         cpu_times: dict[str, list[float]] = {name: [] for name in commands}
@@ -207,9 +226,11 @@ def main() -> int:
                 timed([a.replace("TEXT", "warm-up").replace("QUERY", "warm-up") for a in command],
                       env, stdin)
         for round_ in range(args.runs):
-            for name, (command, stdin) in commands.items():
-                command = [a.replace("TEXT", f"bench cli entry number {round_}")
-                           .replace("QUERY", query(round_)) for a in command]
+            order = list(commands.items())
+            for name, (command, stdin) in order[::-1] if round_ % 2 else order:
+                number = round_ + (args.runs if name.endswith("(compared)") else 0)
+                command = [a.replace("TEXT", f"bench cli entry number {number}")
+                           .replace("QUERY", query(number)) for a in command]
                 elapsed, cpu, code = timed(command, env, stdin)
                 times[name].append(elapsed)
                 cpu_times[name].append(cpu)
@@ -248,6 +269,15 @@ def main() -> int:
               f"{row['cpu_ratio']:>9}  {row['budget']:>7}  {mark}")
     print("(budget: the wall-clock p50 ratio; CPU = the process's own user + system time, p50, "
           "which load disturbs less and which leaves out the daemon's share)")
+    by_name = {row["command"]: row for row in rows}
+    if compared is not None:
+        print(f"\nagainst the compared client ({args.compare}): this one's p50 and CPU p50 over "
+              "the other's")
+        for name, row in by_name.items():
+            other = by_name.get(f"{name} (compared)")
+            if other is not None:
+                print(f"{name:<27} p50 {row['p50_ms'] / other['p50_ms']:>5.2f}   "
+                      f"CPU {row['cpu_p50_ms'] / other['cpu_p50_ms']:>5.2f}")
     print(f"\nheaviest imports of `memory search` beyond a bare start (min of "
           f"{args.importtime_runs} runs, µs):")
     print(f"{'module':<40} {'cumulative':>10} {'self':>8}")

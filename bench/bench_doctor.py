@@ -36,7 +36,7 @@ def main() -> None:
 
     config = load_config()
     store = Store(config.db_path)
-    entries = Entries(config, store, Ledger(config.ledger_dir))
+    entries = Entries(config.remember, store, Ledger(config.ledger_dir))
     started = time.perf_counter()
     for start in range(0, args.n, 1000):
         batch = [Params("remember_many", {

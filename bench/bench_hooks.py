@@ -9,10 +9,17 @@ on the machine hits both alike):
   - SessionStart hook, whole process, daemon up   (budget p50 <= 50 ms)
   - UserPromptSubmit hook, whole process, daemon up
   - SessionStart hook, whole process, daemon down (budget p50 <= 30 ms; the event is spooled)
+  - PreToolUse hook, whole process, daemon up: a Bash call a stored lesson forbids
+    (`pip install requests` against "Use uv, not pip": the lesson comes back) and one no
+    lesson forbids (`uv add requests`: nothing)   (budget p50 <= 30 ms each)
   - `context` build time inside the daemon (round trip of the context method)
 and prints a table: p50 wall clock and p50 CPU of the process itself (user + system, which
 load disturbs less), each as a ratio to the bare start, and how many modules each process
 imports (`python -X importtime`). JSON goes to bench/results/hooks.json.
+
+The hooks run without PYTHONDONTWRITEBYTECODE (an installed client has its .pyc files; without
+them every start compiled the client again, ~20 ms of CPU), and with another --memory without
+this tree on PYTHONPATH (the daemon keeps it).
 
 --default-paths runs as a user's default installation does: no MEMORYD_HOME, the state in
 ~/.local/share/memoryd and the socket in $XDG_RUNTIME_DIR/memoryd (HOME and XDG_RUNTIME_DIR in
@@ -46,6 +53,18 @@ SUBJECTS = ["the payment service", "the CLI", "release notes", "the staging clus
 RULES = ["must be reviewed by two people", "should stay under 72 characters", "run before every merge",
          "need a changelog entry", "are frozen on Fridays", "use the shared fixtures",
          "are written in the imperative", "must not log secrets", "go through the release train"]
+
+
+#: Lessons the PreToolUse rows match against (besides the fill's, which forbid nothing).
+LESSONS = ["Use uv, not pip", "Never edit files under migrations/ by hand",
+           "Prefer rg over grep", "Don't run `git push --force` on main"]
+
+
+def client_hook(socket: Path, payload: dict) -> dict:
+    """The daemon's answer to a hook event, over a connection of the library."""
+    with Client(socket, timeout_s=30) as client:
+        return client.call("hook", {"harness": "claude-code", "event": payload["hook_event_name"],
+                                    "raw": json.dumps(payload)})
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -93,18 +112,30 @@ def time_hook(memory: str, event: str, payload: dict, runs: int,
               env: dict) -> tuple[dict[str, list[float]], str]:
     """The hook and a bare start of its interpreter reading the payload, interleaved; their
     wall and CPU ms."""
-    data = json.dumps(payload).encode()
+    [(times, output)] = time_hooks(memory, event, [payload], runs, env)
+    return times, output
+
+
+def time_hooks(memory: str, event: str, payloads: list[dict], runs: int,
+               env: dict) -> list[tuple[dict[str, list[float]], str]]:
+    """For each payload, the hook and a bare start of its interpreter reading the payload,
+    all interleaved (a round runs each once); their wall and CPU ms, and the hook's output."""
     bare = [str(Path(memory).parent / "python"), "-c", "import sys; sys.stdin.buffer.read()"]
-    times: dict[str, list[float]] = {"wall": [], "cpu": [], "bare_wall": [], "bare_cpu": []}
-    output = b""
+    found: list[tuple[dict[str, list[float]], str]] = []
+    for _ in payloads:
+        found.append(({"wall": [], "cpu": [], "bare_wall": [], "bare_cpu": []}, ""))
     for number in range(runs + 2):
-        wall, cpu, output = timed([memory, "hook", "claude-code", event], data, env)
-        bare_wall, bare_cpu, _ = timed(bare, data, env)
-        if number >= 2:  # warm-up
-            for name, value in (("wall", wall), ("cpu", cpu), ("bare_wall", bare_wall),
-                                ("bare_cpu", bare_cpu)):
-                times[name].append(value)
-    return times, output.decode()
+        for at, payload in enumerate(payloads):
+            data = json.dumps(payload).encode()
+            wall, cpu, output = timed([memory, "hook", "claude-code", event], data, env)
+            bare_wall, bare_cpu, _ = timed(bare, data, env)
+            times = found[at][0]
+            found[at] = (times, output.decode())
+            if number >= 2:  # warm-up
+                for name, value in (("wall", wall), ("cpu", cpu), ("bare_wall", bare_wall),
+                                    ("bare_cpu", bare_cpu)):
+                    times[name].append(value)
+    return found
 
 
 def modules(python: str, command: list[str], data: bytes, env: dict) -> int:
@@ -153,6 +184,11 @@ def main() -> int:
         socket = home / "memoryd.sock"
     log = (home / "daemon.log").open("w")
     daemon = subprocess.Popen([sys.executable, "-m", "memoryd", "serve"], env=env, stderr=log)
+    # the hooks run as installed: with their .pyc files (PYTHONDONTWRITEBYTECODE made every
+    # start compile the client again, ~20 ms of CPU), and another --memory with its own
+    # modules, not this tree's on PYTHONPATH
+    skipped = ("PYTHONDONTWRITEBYTECODE",) + (("PYTHONPATH",) if memory != MEMORY else ())
+    hook_env = {k: v for k, v in env.items() if k not in skipped}
     os.environ.clear()
     os.environ.update(env)
     rows = []
@@ -172,6 +208,8 @@ def main() -> int:
                 time.sleep(0.1)
             started = time.perf_counter()
             fill(client, args.entries)
+            for text in LESSONS:  # what the PreToolUse hook matches calls against
+                client.remember("claude-code", "tooling", text, kind="lesson", is_global=True)
             rows.append(("fill", f"{args.entries} entries in {time.perf_counter() - started:.1f} s", "", None))
             cwd = str(home / "user")
             payload = {"session_id": "bench-session", "transcript_path": "/tmp/none.jsonl",
@@ -186,21 +224,40 @@ def main() -> int:
             rows.append(("context block size", f"{block['chars']} chars", "<= 8000", block["chars"] <= 8000))
         data = json.dumps(payload).encode()
         up_modules = modules(python, ["-m", "memoryd_client", "hook", "claude-code",
-                                      "SessionStart"], data, env)
-        up, out = time_hook(memory, "SessionStart", payload, args.runs, env)
+                                      "SessionStart"], data, hook_env)
+        up, out = time_hook(memory, "SessionStart", payload, args.runs, hook_env)
         assert json.loads(out)["hookSpecificOutput"]["additionalContext"]
         rows += hook_rows("SessionStart hook, daemon up", up, 50, up_modules)
         prompt = {**payload, "hook_event_name": "UserPromptSubmit",
                   "prompt": "how do we handle database migrations on the staging cluster?"}
-        ups, _ = time_hook(memory, "UserPromptSubmit", prompt, args.runs, env)
+        ups, _ = time_hook(memory, "UserPromptSubmit", prompt, args.runs, hook_env)
         rows += hook_rows("UserPromptSubmit hook, daemon up", ups, None, up_modules)[:3]
+        tool = {**payload, "hook_event_name": "PreToolUse", "tool_name": "Bash",
+                "tool_use_id": "toolu_01"}
+        (hit, hit_out), (miss, miss_out) = time_hooks(memory, "PreToolUse", [
+            {**tool, "tool_input": {"command": "pip install requests"}},
+            {**tool, "tool_input": {"command": "uv add requests"}}], args.runs, hook_env)
+        assert "Use uv, not pip" in json.loads(hit_out)["hookSpecificOutput"]["additionalContext"]
+        assert miss_out == ""
+        rows += hook_rows("PreToolUse hook, a lesson matches, daemon up", hit, 30, up_modules)[:3]
+        rows += hook_rows("PreToolUse hook, no lesson matches, daemon up", miss, 30,
+                          up_modules)[:3]
+        tool_ms = []
+        for _ in range(args.runs):
+            t = time.perf_counter()
+            client_reply = client_hook(socket, {**tool,
+                                                "tool_input": {"command": "pip install requests"}})
+            tool_ms.append((time.perf_counter() - t) * 1000)
+        assert client_reply["context"]
+        rows.append(("PreToolUse inside the daemon (round trip), p50",
+                     f"{percentile(tool_ms, 0.5):.2f} ms", "", None))
     finally:
         daemon.send_signal(signal.SIGTERM)
         daemon.wait(timeout=60)
         log.close()
     down_modules = modules(python, ["-m", "memoryd_client", "hook", "claude-code",
-                                    "SessionStart"], json.dumps(payload).encode(), env)
-    down, out = time_hook(memory, "SessionStart", payload, args.runs, env)
+                                    "SessionStart"], json.dumps(payload).encode(), hook_env)
+    down, out = time_hook(memory, "SessionStart", payload, args.runs, hook_env)
     assert out == ""
     rows += hook_rows("SessionStart hook, daemon down", down, 30, down_modules)
 
@@ -215,7 +272,9 @@ def main() -> int:
         {"entries": args.entries, "runs": args.runs, "default_paths": args.default_paths,
          "memory": memory,
          "rows": [{"metric": r[0], "value": r[1], "budget": r[2], "ok": r[3]} for r in rows],
-         "raw_ms": {"up": up, "prompt": ups, "down": down, "context": context_ms}}, indent=2))
+         "raw_ms": {"up": up, "prompt": ups, "down": down, "context": context_ms,
+                    "pre_tool_hit": hit, "pre_tool_miss": miss, "pre_tool_daemon": tool_ms}},
+        indent=2))
     shutil.rmtree(home, ignore_errors=True)
     return 0 if all(r[3] in (None, True) for r in rows) else 1
 

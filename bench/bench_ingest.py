@@ -49,7 +49,7 @@ database (``via='watch'``): markdown entries and transcript chunks separately. T
 indexing rate / bare rate is the budget (≥ 0.8: indexing is embedding-bound).
 
 Budgets (the issue's): edit → searchable p50 ≤ 250 ms and p95 ≤ 600 ms; indexing rate ≥ 0.8 ×
-the bare embedder's; idle CPU ~0 (here ≤ 1 % of one core); RSS ≤ 300 MB (README "Performance"),
+the bare embedder's; idle CPU ~0 (here ≤ 1 % of one core); RSS ≤ 300 MB (docs/performance.md),
 applied to the peak (VmHWM) too, since the embedder's memory on long texts must be bounded.
 
 Prints a table (metric | value | budget | status) and writes the same as JSON to
@@ -114,7 +114,7 @@ EMBED_BATCH = 32
 BACKFILL_BATCH = 64  # memoryd.server.BACKFILL_BATCH: what the daemon hands the embedder
 SAMPLE_MD = 3_000
 SAMPLE_CHUNKS = 2_000
-RSS_BUDGET_MB = 300  # README "Performance": RSS ≤ 300 MB
+RSS_BUDGET_MB = 300  # docs/performance.md: RSS ≤ 300 MB
 IDLE_CPU_BUDGET_PCT = 1.0  # "should be ~0"
 OTHERS_PATTERN = r"bench_[a-z_]+\.py|pytest"  # other benchmarks and test runs
 QUIET_CORES = 0.25  # the machine counts as quiet while other processes use less than this

@@ -48,7 +48,7 @@ def load(path: Path) -> list[dict]:
 
 def before_rule(a: str, b: str, cosine: float, lesson: bool) -> bool:
     """The rule of memoryd.text.same_lesson before memoryd.meaning (for comparison)."""
-    from memoryd.text import content_words, jaccard
+    from memoryd.lessons import content_words, jaccard
 
     negation = {"not", "never", "avoid", "stop", "no", "without", "cannot", "nor"}
     words_a, words_b = content_words(a), content_words(b)

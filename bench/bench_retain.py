@@ -52,7 +52,7 @@ def build_store(home: Path, state: Path, lines: int, seed: int) -> dict[str, Any
     generated = time.perf_counter() - started
     config = load_config()
     store = Store(config.db_path)
-    indexer = Indexer(store, Entries(config, store, Ledger(config.ledger_dir)))
+    indexer = Indexer(store, Entries(config.remember, store, Ledger(config.ledger_dir)))
     chunks = 0
     for path in tree.files:
         parser = make_parser("claude-code")
@@ -76,7 +76,8 @@ async def run_passes() -> dict[str, Any]:
     from memoryd.config import load_config
     from memoryd.engine import Engine
     from memoryd.params import Params
-    from memoryd.passes.runner import PassParts, Passes
+    from memoryd.passes.runner import Passes
+    from memoryd.passes.steps import PassParts
 
     engine = Engine(load_config())
     await engine.open()

@@ -53,7 +53,8 @@ sys.path.insert(0, str(HERE.parent))  # the working tree's memoryd, not an insta
 from memoryd.config import load_config  # noqa: E402
 from memoryd.engine import Engine  # noqa: E402
 from memoryd.passes import runner  # noqa: E402
-from memoryd.passes.runner import PassParts, Passes  # noqa: E402
+from memoryd.passes.runner import Passes  # noqa: E402
+from memoryd.passes.steps import PassParts  # noqa: E402
 from memoryd.store.database import Store  # noqa: E402
 from memoryd.store.entries import Entries, new_uid  # noqa: E402
 from memoryd.store.ledger import Ledger  # noqa: E402
@@ -140,7 +141,7 @@ async def main_async(args: argparse.Namespace, base: Path) -> dict[str, Any]:
     config = load_config()
     engine = Engine(config)
     engine.store = await engine.db(Store, config.db_path)
-    engine._entries = Entries(config, engine.store, Ledger(config.ledger_dir))
+    engine._entries = Entries(config.remember, engine.store, Ledger(config.ledger_dir))
     referencing = await engine.db(fill_store, engine.store, str(repo), args.files, args.entries)
     print(f"store: {args.entries} entries, {referencing} naming the project", file=sys.stderr)
     # keyword-only: no model, no vector index

@@ -5,6 +5,7 @@
     python bench/bench_store.py --n 100000
     python bench/bench_store.py --keep /tmp/mdb10k   # keep (and later reuse) the state dir
     nice python bench/bench_store.py --n 1000000 --keep /tmp/m1 --fill-only   # fill now, measure later
+    python bench/bench_store.py --keep /tmp/mdb10k --against /tmp/old   # this tree vs another
 
 Starts ``python -m memoryd serve`` as a subprocess on a fresh, short MEMORYD_HOME under /tmp
 (AF_UNIX socket paths are limited to ~104 bytes), waits until the model is loaded and the
@@ -35,6 +36,13 @@ Budgets are the 100k ones (search p50 ≤ 20 ms, p99 ≤ 50 ms, RSS ≤ 300 MB),
 ≥ 0.97). Prints a table (metric | value | budget | status) and writes the same as JSON to
 ``bench/results/store-N.json``. Exit status 0 unless the run fails (or, with --check, a budget
 is over).
+
+``--against TREE`` (with ``--keep DIR``, a filled store) measures only ``remember`` and
+``search`` round trips, this tree's daemon against TREE's (another checkout, e.g. ``git
+worktree add --detach /tmp/old main``), each on its own copy of DIR, both running: the same new
+texts (then the same new questions) go to both in blocks of COMPARE_BLOCK, the order of the two
+alternating from block to block, so that the machine's slow and fast minutes weigh on both
+alike. Prints p50/p90/p99 of each and their ratios.
 """
 
 from __future__ import annotations
@@ -178,15 +186,19 @@ class CpuMeter:
     def __init__(self) -> None:
         self.phases: dict[str, dict[str, float]] = {}
         self.daemon_pid: int | None = None
+        self.more_daemons: list[int] = []  # --against: the other daemon is ours too
 
     def _daemon_s(self) -> float:
-        if self.daemon_pid is None:
-            return 0.0
-        try:
-            fields = Path(f"/proc/{self.daemon_pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            return 0.0
-        return (int(fields[11]) + int(fields[12])) / self.TICK  # utime, stime
+        total = 0.0
+        for pid in [self.daemon_pid, *self.more_daemons]:
+            if pid is None:
+                continue
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            total += (int(fields[11]) + int(fields[12])) / self.TICK  # utime, stime
+        return total
 
     @classmethod
     def _machine_s(cls) -> tuple[float, float]:
@@ -240,14 +252,18 @@ class CpuMeter:
 
 
 class DaemonProcess:
-    """``python -m memoryd serve`` on its own MEMORYD_HOME, logging to daemon.log there."""
+    """``python -m memoryd serve`` on its own MEMORYD_HOME, logging to daemon.log there; the
+    memoryd of ``tree`` (another checkout) instead of this one's when given."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, tree: Path | None = None) -> None:
         self.home = home
+        self.tree = tree or HERE.parent
         self.socket = home / "memoryd.sock"
         self.log_path = home / "daemon.log"
         self.env = {k: v for k, v in os.environ.items() if k != "MEMORYD_SOCKET"}
         self.env["MEMORYD_HOME"] = str(home)
+        if tree is not None:
+            self.env["PYTHONPATH"] = os.pathsep.join([str(tree), str(tree / "client")])
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -262,7 +278,7 @@ class DaemonProcess:
         log = self.log_path.open("ab")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "memoryd", "serve"], env=self.env, stdin=subprocess.DEVNULL,
-            cwd=HERE.parent,
+            cwd=self.tree,
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True,  # Ctrl-C is ours to relay
         )
         log.close()
@@ -491,6 +507,92 @@ def measure_remember(report: Report, client: Client, entries: list[dict[str, Any
     report.add("remember round trip, p50", percentile(samples, 50), "ms", le=15)
     report.add("remember round trip, p99", percentile(samples, 99), "ms",
                note=f"{len(entries)} new texts, {stored} stored")
+
+
+#: Remembers sent to one daemon before the other gets the same texts (--against).
+COMPARE_BLOCK = 20
+COMPARE_REMEMBERS = 400
+COMPARE_SEARCHES = 400
+
+
+def compare_remember(args: argparse.Namespace) -> Report:
+    """``remember`` round trips of this tree's daemon and TREE's (``--against``), interleaved
+    in blocks on two copies of the kept store (module docstring)."""
+    report = Report(args.n)
+    report.info["machine"] = machine()
+    report.info["started"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    report.info["loadavg_before"] = Path("/proc/loadavg").read_text().split()[:3]
+    kept = Path(args.keep).expanduser().resolve()
+    tree = Path(args.against).expanduser().resolve()
+    if not (kept / "memoryd.db").exists():
+        raise SystemExit(f"--against needs a filled store in --keep ({kept} has none)")
+    if not (tree / "memoryd" / "__main__.py").exists():
+        raise SystemExit(f"--against {tree}: not a memoryd checkout")
+    corpus = Corpus(args.seed)
+    seen = {" ".join(e["text"].lower().split()) for e in corpus.entries(args.n)}
+    fresh = corpus.entries(COMPARE_REMEMBERS, salt=99, avoid=seen)
+    questions = corpus.queries(COMPARE_SEARCHES, salt=99)
+    cpu = CpuMeter()
+    names = ("this tree", f"against ({tree.name})")
+    daemons: list[DaemonProcess] = []
+    clients: list[Client] = []
+    times: dict[tuple[str, str], list[float]] = {(op, name): [] for op in ("remember", "search")
+                                                 for name in names}
+    cpu_s = dict.fromkeys(times, 0.0)  # the daemon's CPU for each block, its work after replies too
+    try:
+        for name, code in zip(names, (None, tree)):
+            home = Path(tempfile.mkdtemp(prefix="mdc-", dir="/tmp"))
+            shutil.copytree(kept, home, dirs_exist_ok=True,
+                            ignore=shutil.ignore_patterns("*.sock", "*.lock", "daemon.log"))
+            daemon = DaemonProcess(home, code)
+            daemon.start()
+            daemons.append(daemon)
+            cpu.more_daemons.append(daemon.pid)
+            daemon.wait_ready()
+            clients.append(Client(daemon.socket, timeout_s=300, channel="terminal"))
+            settle(clients[-1])
+            progress(f"{name}: daemon pid {daemon.pid} ready on {home}")
+        for op, items in (("remember", fresh), ("search", questions)):
+            with cpu.phase(op):
+                for number, first in enumerate(range(0, len(items), COMPARE_BLOCK)):
+                    block = items[first:first + COMPARE_BLOCK]
+                    for which in [0, 1] if number % 2 == 0 else [1, 0]:
+                        cpu_before = proc_cpu_s(daemons[which].pid)
+                        for item in block:
+                            t0 = time.perf_counter()
+                            if op == "remember":
+                                clients[which].remember(**item)
+                            else:
+                                clients[which].search(item, agents=["*"], limit=10)
+                            times[op, names[which]].append(time.perf_counter() - t0)
+                        time.sleep(0.2)  # the work after a reply ends before the other's
+                        cpu_s[op, names[which]] += proc_cpu_s(daemons[which].pid) - cpu_before
+            for name in names:
+                samples = ms(times[op, name])
+                for q in (50, 90, 99):
+                    report.add(f"{op} round trip, {name}, p{q}", percentile(samples, q), "ms",
+                               le=15 if (op, q, name) == ("remember", 50, names[0]) else None)
+            for q in (50, 90, 99):
+                report.add(f"  this tree ÷ against, p{q}", percentile(ms(times[op, names[0]]), q)
+                           / percentile(ms(times[op, names[1]]), q), "")
+            for name in names:
+                report.add(f"  daemon CPU per {op}, {name}",
+                           1000 * cpu_s[op, name] / len(times[op, name]), "ms",
+                           note="its work after the reply included")
+        cpu.report(report)
+    finally:
+        for client in clients:
+            client.close()
+        for daemon in daemons:
+            daemon.stop()
+            shutil.rmtree(daemon.home, ignore_errors=True)
+    return report
+
+
+def proc_cpu_s(pid: int) -> float:
+    """A process's user + system CPU seconds, its threads' included."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def budgets(n: int) -> dict[str, float]:
@@ -915,12 +1017,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7, help="corpus seed (default 7)")
     parser.add_argument("--out", type=Path, help="JSON output (default bench/results/store-N.json)")
     parser.add_argument("--check", action="store_true", help="exit 1 when a budget is over")
+    parser.add_argument("--against", metavar="TREE",
+                        help="with --keep DIR (a filled store): only remember and search "
+                        "round trips, this tree's daemon against TREE's (another checkout), "
+                        "interleaved")
     args = parser.parse_args(argv)
     if args.n < 1:
         parser.error("--n must be positive")
     if args.fill_only and not args.keep:
         parser.error("--fill-only needs --keep DIR (the filled store is what it is for)")
 
+    if args.against:
+        if not args.keep:
+            parser.error("--against needs --keep DIR (a filled store)")
+        report = compare_remember(args)
+        print(report.table())
+        return 0
     report = run(args)
     if args.fill_only:
         print(report.table())

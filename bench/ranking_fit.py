@@ -35,8 +35,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from memoryd.retrieval.ranking import FEATURES, expand, load_model  # noqa: E402
 
 #: Pairs of evidence whose products the model weighs too (memoryd.retrieval.ranking): chosen
-#: over random halvings of the first set (README, "Products of evidence"), among those that
-#: keep the README's and the newcomer report's cases matched in a store of a few entries.
+#: over random halvings of the first set (docs/retrieval.md, "Products of evidence"), among those that
+#: keep docs/retrieval.md's and the newcomer report's cases matched in a store of a few entries.
 PAIRS = (("kw", "cos"), ("coverage", "cos"), ("kw", "mix_z"), ("coverage", "mix_z"))
 PRECISIONS = (0.8, 0.85, 0.9, 0.95)
 SETS = ("first", "conv")

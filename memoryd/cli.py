@@ -40,7 +40,7 @@ EPILOGS = {
                 "memoryd reindex --no-vectors   # with the daemon stopped",
                 ("exit codes: 0 clean stop; 1 crash; 2 usage error (also `memoryd` alone, which "
                  "prints this help); 3 startup failure. `memoryd COMMAND --help` says more.")),
-    "serve": ("memoryd serve", "MEMORYD_HOME=~/memoryd-test memoryd serve --log-level debug",
+    "serve": ("memoryd serve", "MEMORYD_HOME=~/memoryd-test memoryd --log-level debug serve",
               ("exit codes: 0 clean stop (SIGTERM or SIGINT: in-flight requests are finished); "
                "1 crash; 2 usage error; 3 startup failure (a bad config, another memoryd on the "
                "socket, a database schema newer than this code, a read-only state dir).")),

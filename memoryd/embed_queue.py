@@ -6,7 +6,7 @@ per agent (a connection writes as one agent), often of a few dozen entries each.
 request by request, every request ended in a short batch of its longest texts, and the
 embedder waited between requests for each one's database turn: bulk ingest of a corpus of
 many agents ran at 0.73–0.79 of the bare embedder's rate on the same texts. Together they
-fill the embedder's batches as one request would (README: Performance).
+fill the embedder's batches as one request would (docs/performance.md).
 """
 
 from __future__ import annotations

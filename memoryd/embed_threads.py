@@ -11,7 +11,9 @@ once):
   search's question is embedded on the engine's search thread, right before its vector half);
 - **pair**: a bulk write's borderline near-duplicates embedded alone beside its next batch (on
   the bulk thread they waited behind that batch, and one onnxruntime thread a run left the
-  other core idle); a single write's sentences and new words, beside its text.
+  other core idle); a single write's sentences (``[embed] parts = "sentences"``: with late
+  chunking they come from the text's own run) beside its text, and its new words once it is
+  acknowledged.
 
 The model loads in the background after the store is open; callers that need a vector wait
 for it (``ready``), and get None when it could not load. Closing sets ``stop``: a call of the
@@ -30,7 +32,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from memoryd.embed import Embedder, EmbeddingStopped
+from memoryd.embed import SENTENCES, Embedder, EmbeddingStopped
 from memoryd.embed_queue import EmbedQueue
 from memoryd.errors import stopping_error
 from memoryd.store.entries import Vectors
@@ -136,7 +138,7 @@ class EmbedThreads:
             return None
         if not interactive:
             return await self.bulk(texts)
-        if len(texts) == 1:
+        if len(texts) == 1 and embedder.parts == SENTENCES:
             return [await self._one(embedder, texts[0])]
         return await self.unless_closing(
             self._run(self.query_thread, embedder.embed_entries, texts))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gc
 import logging
 import time
@@ -39,23 +40,27 @@ from memoryd.store import lexicon
 from memoryd.store.archive import AgentArchive, restore_archives
 from memoryd.store.database import ModelInfo, Store
 from memoryd.store.durable import DISK_ERRORS
-from memoryd.store.entries import MAX_TEXT_CHARS, Draft, Entries, Vectors
+from memoryd.store.entries import MAX_TEXT_CHARS, Draft, Entries, Unindexed, Vectors
 from memoryd.store.integrity import set_aside_damaged
 from memoryd.store.ledger import Ledger
 from memoryd.store.lexicon import Lexicon
 from memoryd.store.pass_log import PassLog, replay_pass_log
 from memoryd.store.reader import store_counts
 from memoryd.store.vectors import OLD_ROW_FILES, ROW_FILE, VectorIndex
-from memoryd.text import content_hash
+from memoryd.text import content_hash, index_text
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-#: A backfill batch, at most: what a bulk write or a single write waits for the embedder. Rows
-#: of short notes take ~0.1 s for 32; transcript chunks (~190 tokens, and their sentences
-#: embedded again as parts) take seconds, so the batch also stops at BACKFILL_CHARS.
+#: A backfill batch, at most: what a bulk write waits for the embedder (a single write does
+#: not: it is embedded on a thread of its own). Rows of short notes take ~0.1 s for 32,
+#: transcript chunks (~200 tokens) ~2.5 s with late chunking. Fewer texts a batch cost more per
+#: text (padding: the embedder sorts a batch's texts by length): 5 chunks a batch, as
+#: BACKFILL_CHARS of 4,000 made them, embedded ~0.8 × as many a CPU-second as 32.
+#: BACKFILL_CHARS bounds a batch of very long texts (each is truncated, but its parts past the
+#: truncation are embedded too).
 BACKFILL_BATCH = 32
-BACKFILL_CHARS = 4_000
+BACKFILL_CHARS = 32_000
 MAX_BATCH = 1000
 #: How long one call stores a write's entries on the database thread before searches get it
 #: back (a slice of 256 took ~0.5 s at 700k entries: near-duplicate checks).
@@ -69,6 +74,11 @@ LEXICON_WORDS = 128
 LEXICON_IDLE_S = 30.0  # woken sooner by new entries
 #: Background writes (the vector backlog, the lexicon) the disk refused wait this long to retry.
 DISK_RETRY_S = 60.0
+#: How long a search waits, at most, for the new words of single writes acknowledged just before
+#: it: a bound for an embedder that is stuck, not for a slow one (each word is a run of the model
+#: of its own: a write's took 0.25-0.5 s on a 2-core machine at load 10, and a search that gave
+#: up after 0.5 s ranked the write without its words).
+LEARNING_WAIT_S = 5.0
 
 
 class Engine:
@@ -88,6 +98,8 @@ class Engine:
         self.bulk_writes = 0  # remember_many calls embedding: the backfill waits for them
         self.bulk_done = asyncio.Event()
         self.bulk_done.set()
+        self.vectors_done = asyncio.Event()  # cleared while the backfill has entries to embed
+        self.vectors_done.set()
         self.store: Store | None = None
         self._entries: Entries | None = None
         self._search: Search | None = None
@@ -99,6 +111,7 @@ class Engine:
         self.backlog_since: float | None = None  # when the backfill found work to do
         self.stretch_start = 0  # ``embedded.done`` then: the backlog's progress counts from it
         self.lexicon_at = 0  # the lexicon holds the words of the entries up to this rowid
+        self.learning: set[asyncio.Task[None]] = set()  # single writes' new words being added
         self.closing = False
 
     @property
@@ -128,7 +141,7 @@ class Engine:
         rebuilding = await self.db(set_aside_damaged, self.config.db_path)
         self.store = await self.db(Store, self.config.db_path)
         await self.db(self.store.checkpoint_in_background)
-        self._entries = Entries(self.config, self.store, Ledger(self.config.ledger_dir))
+        self._entries = Entries(self.config.remember, self.store, Ledger(self.config.ledger_dir))
         self._search = Search(self.config, self.store)
         restored = await self.db(restore_archives, self.store,
                                  AgentArchive(self.config.archive_dir))
@@ -179,7 +192,8 @@ class Engine:
     def reconfigure(self, config: Config) -> None:
         self.config = config
         if self._entries is not None and self._search is not None:
-            self._entries.config = self._search.config = config
+            self._entries.remember = config.remember
+            self._search.config = config
 
     @property
     def embedder(self) -> Embedder | None:
@@ -209,9 +223,22 @@ class Engine:
 
     async def vectors_for(self, texts: list[str]) -> list[Vectors | None]:
         """Vectors (and part vectors) of a single write's texts, interactively: from the
-        content-hash cache where known, the rest embedded in one batch."""
-        vectors = await self.db(self.cached_vectors, texts)
-        return await self.fill_vectors(texts, vectors, interactive=True)
+        content-hash cache where known, the rest embedded in one batch. A single text is
+        embedded while the cache is looked up (a write waited for both, one after the other)."""
+        if len(texts) != 1:
+            vectors = await self.db(self.cached_vectors, texts)
+            return await self.fill_vectors(texts, vectors, interactive=True)
+        embedding = asyncio.ensure_future(self.embedding.entries(texts, interactive=True))
+        try:
+            cached = await self.db(self.cached_vectors, texts)
+        except BaseException:
+            abandon(embedding)
+            raise
+        if cached[0] is not None:
+            abandon(embedding)
+            return cached
+        embedded = await embedding
+        return [embedded[0] if embedded is not None else None]
 
     def cached_vectors(self, texts: list[str]) -> list[Vectors | None]:
         """The content-hash cache (database thread)."""
@@ -252,7 +279,8 @@ class Engine:
         if embedder is None:
             return
         log.info("Embedding model %s loaded (%d dims).", embedder.model_id, embedder.dim)
-        await self.db(self.store.bind_model, ModelInfo(embedder.model_id, embedder.sha256, embedder.dim))
+        await self.db(self.store.bind_model,
+                      ModelInfo(embedder.model_id, embedder.sha256, embedder.dim, embedder.parts))
         try:
             await self.db(self._build_index, embedder.dim)
         except UnavailableError as exc:
@@ -309,12 +337,16 @@ class Engine:
 
     async def fill_lexicon(self) -> None:
         """Give every word of the entries a vector (memoryd.store.lexicon), a step at a time,
-        after bulk writes; then keep up with new entries."""
+        after bulk writes and the vector backlog; then keep up with new entries. The words
+        wait for the vectors: an entry without its words is scored without the alignment, one
+        without its vector by its keywords alone; and the words of a backlog, each embedded
+        alone, took ~10 % of the embedder's time while files were indexed."""
         assert self.store is not None and self.embedder is not None
         words, store = self.searcher.lexicon, self.store
         assert words is not None
         while True:
             await self.bulk_done.wait()
+            await self.vectors_done.wait()
             self.lexicon_wanted.clear()  # an entry stored from now on wakes the wait below
             reached, found = await self.db(lexicon.new_words, store, words, self.lexicon_at,
                                            LEXICON_ENTRIES, LEXICON_WORDS)
@@ -358,14 +390,17 @@ class Engine:
                     continue
                 if not rows:
                     break
+                self.vectors_done.clear()
                 vectors = await self.embedding.entries([text for _, text in rows])
                 if vectors is None:
+                    self.vectors_done.set()
                     return
                 try:
                     await self.db(self._store_backfill, [rowid for rowid, _ in rows], vectors)
                 except UnavailableError as exc:
                     await self._disk_refused("The vector backlog", exc)
             self.backlog_since = None
+            self.vectors_done.set()
             if self.embedded.done - stretch >= LOGGED_BACKLOG:
                 log.info("Vector backlog embedded: %d entries in %.1f s.",
                          self.embedded.done - stretch, time.monotonic() - began)
@@ -404,10 +439,14 @@ class Engine:
     # -- the write path and search ----------------------------------------------------
 
     async def remember(self, params: Params) -> dict[str, Any]:
-        text = redact_text(params)
-        (vectors,), _ = await asyncio.gather(self.vectors_for([text]), self.learn_words(text))
+        """A single write: its index text (and its sentences) embedded, the entry stored and
+        acknowledged; its vectors are indexed and its new words go to the lexicon after that
+        (``index_later``, ``learn_later``)."""
+        text = index_text(redact_text(params), params.key())
+        (vectors,) = await self.vectors_for([text])
         (result,) = await self._remember(self.entries.drafts([params]), [vectors], bulk=False)
-        self.lexicon_wanted.set()  # its filling moves past the entry
+        if result["stored"]:
+            self.learn_later(text)  # then the lexicon's filling moves past the entry
         return result
 
     async def bulk_db(self, fn: Callable[..., T], *args: Any) -> T:
@@ -426,25 +465,75 @@ class Engine:
         alone: dict[str, np.ndarray] = {}
         db, thread = ((self.bulk_db, self.embedding.pair_thread) if bulk
                       else (self.db, self.embedding.query_thread))
+        later = functools.partial(self.entries.remember_many, index_later=not bulk)
         while len(replies) < len(drafts):
-            done = await db(self.entries.remember_many, drafts[len(replies):],
-                            vectors[len(replies):], alone, REMEMBER_SLICE_S)
+            done = await db(later, drafts[len(replies):], vectors[len(replies):], alone,
+                            REMEMBER_SLICE_S)
             replies += done.replies
+            if done.unindexed:
+                self.index_later(done.unindexed)
             if done.wanted:
                 alone.update(zip(done.wanted, await self.embedding.alone(done.wanted, thread)))
         return replies
 
+    def index_later(self, unindexed: list[Unindexed]) -> None:
+        """A single write's vectors into the database and the RAM index, after it is answered:
+        queued on the database thread now, so that whatever comes after it there (a search, the
+        next write's near-duplicate check) finds them. If the disk refuses them, the entry stays
+        in the vector backlog, which embeds it again."""
+        indexing = asyncio.get_running_loop().run_in_executor(
+            self.db_thread, self.entries.index_stored, unindexed)
+
+        async def indexed() -> None:
+            try:
+                await indexing
+            except UnavailableError as exc:
+                if self.closing:
+                    raise
+                log.warning("A write's vector waits for the vector backlog: %s", exc.message)
+                self.backfill_wanted.set()
+
+        self.spawn(indexed())
+
+    def learn_later(self, text: str) -> None:
+        """Give a single write's new words to the lexicon once it is acknowledged (bulk writes
+        and files: ``fill_lexicon``). Before the acknowledgement they cost a write ~2 ms a
+        word; a search waits for them instead (``learned``), and finds them there."""
+        task = self.spawn(self.learn_words(text))
+        self.learning.add(task)
+        task.add_done_callback(self.learning.discard)
+
+    async def learned(self) -> None:
+        """The new words of the single writes acknowledged just before, in the lexicon (a few
+        ms quiet), so that a search right after a write aligns with them; after LEARNING_WAIT_S a
+        search goes on, and scores such an entry without the alignment (``scored_without``)."""
+        if self.learning:
+            await asyncio.wait(set(self.learning), timeout=LEARNING_WAIT_S)
+
     async def learn_words(self, text: str) -> None:
-        """Give a single write's new words to the lexicon before it is acknowledged, so that a
-        search right after it aligns with them (bulk writes and files: ``fill_lexicon``)."""
+        """Give a text's new words to the lexicon, then wake its filling (woken first, it took
+        the same words as new). A disk that refuses them loses nothing: the filling reads
+        every entry after its cursor, this one's words too."""
+        try:
+            await self._learn_words(text)
+        finally:
+            self.lexicon_wanted.set()
+
+    async def _learn_words(self, text: str) -> None:
         words = self.searcher.lexicon
         if self.embedder is None or words is None:
             return
         assert self.store is not None
         found = await self.db(lexicon.unknown_words, self.store, words, [text])
-        if found:  # on the pair thread: beside the write's own text on the interactive one
+        if found:  # on the pair thread: beside the next write's text on the interactive one
             vectors = await self.embedding.alone(list(found.values()), self.embedding.pair_thread)
-            await self.db(words.add, self.store, found, vectors)
+            try:
+                await self.db(words.add, self.store, found, vectors)
+            except UnavailableError as exc:
+                if self.closing:
+                    raise
+                log.warning("A write's new words wait for the lexicon's filling: the disk "
+                            "refused them (%s).", getattr(exc.__cause__, "strerror", None) or exc)
 
     async def remember_many(self, params: Params) -> dict[str, Any]:
         """Embedded in slices of PIPELINE_SLICE: the database stores one slice (in calls of
@@ -457,7 +546,7 @@ class Engine:
             raise BadParamsError(f"remember_many: entries must be a list of 1 to {MAX_BATCH} maps")
         report(phase="embedding and storing entries", done=0, total=len(items))
         requests = [Params("remember_many", item) for item in items]
-        texts = [redact_text(r) for r in requests]
+        texts = [index_text(redact_text(r), r.key()) for r in requests]  # what is embedded
         cached = await self.bulk_db(self.cached_vectors, texts)
         slices = [range(i, min(i + PIPELINE_SLICE, len(texts)))
                   for i in range(0, len(texts), PIPELINE_SLICE)]
@@ -492,9 +581,9 @@ class Engine:
 
     async def supersede(self, params: Params) -> dict[str, Any]:
         text = redact_text(params)
-        (vectors,), _ = await asyncio.gather(self.vectors_for([text]), self.learn_words(text))
+        (vectors,) = await self.vectors_for([text])
         result = await self.db(self.entries.supersede, params, vectors)
-        self.lexicon_wanted.set()
+        self.learn_later(text)
         return result
 
     async def search(self, params: Params) -> dict[str, Any]:
@@ -522,6 +611,7 @@ class Engine:
         if cached is None and vector is not None:
             self.embedding.remember_query(query, vector)
         words = await self.embedding.words(plan.unknown)
+        await self.learned()
         return await self.db(self.searcher.finish_search, plan, vector, words)
 
     def _plan(self, params: Params, planned: Future[SearchPlan]) -> SearchPlan:

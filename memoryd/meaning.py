@@ -51,7 +51,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memoryd.text import LESSON_STOPWORDS, jaccard
+from memoryd.lessons import LESSON_STOPWORDS, jaccard
 
 #: Seed 003: "Use conventional commits" / "Always use conventional commits" are one lesson.
 JACCARD_DUPLICATE = 0.7

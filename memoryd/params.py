@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 import math
-import os
 import re
 import time
 from datetime import datetime, timezone
@@ -13,35 +12,16 @@ from typing import Any
 from memoryd_client.wire import PARAMS
 
 from memoryd.errors import BadParamsError
+from memoryd.names import AGENT_NAME, MAX_PATH_BYTES, path_problem
 
-#: An agent name: also a ledger file name, so no path separators and no leading dot.
-AGENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhdw])$")
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _KEY = re.compile(r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$")
 #: A list param (tags, kinds, statuses) holds at most this many strings of MAX_ITEM_CHARS.
 MAX_ITEMS = 64
 MAX_ITEM_CHARS = 200
-#: Paths: PATH_MAX and NAME_MAX of Linux (macOS: 1024 and 255).
-MAX_PATH_BYTES = 4096
-MAX_NAME_BYTES = 255
 #: Times: years 1 to 9999 (what an ISO date can say).
 EARLIEST_S, LATEST_S = -62135596800.0, 253402300799.0
-
-
-def path_problem(value: str) -> str | None:
-    """Why ``value`` cannot be a file-system path, or None."""
-    if "\0" in value:
-        return "contains a NUL character"
-    try:
-        encoded = os.fsencode(value)
-    except UnicodeError:
-        return "is not valid text"
-    if len(encoded) > MAX_PATH_BYTES:
-        return f"is {len(encoded)} bytes long; the limit is {MAX_PATH_BYTES}"
-    if any(len(part) > MAX_NAME_BYTES for part in encoded.split(b"/")):
-        return f"has a name longer than {MAX_NAME_BYTES} bytes"
-    return None
 
 
 class Params:

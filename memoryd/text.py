@@ -9,15 +9,13 @@ usually asks about one of them, and one vector for the whole text averages it aw
 of two or more sentences also gets a vector per sentence (``split_parts``), and search scores it
 by both (bench/eval: R@5 .802 → .842 for vectors alone).
 
-A text's **content words** (lower-cased, stop words dropped, ``don't``/``doesn't``/… read as
-``not``) are what the session-end extractor counts to tell a rule from a reaction; whether two
-memories say the same thing is :mod:`memoryd.meaning`.
+The words of a lesson are :mod:`memoryd.lessons`; whether two memories say the same thing is
+:mod:`memoryd.meaning`.
 """
 
 import hashlib
 import re
 import unicodedata
-from collections.abc import Set as AbstractSet
 
 _SPACE = re.compile(r"\s+")
 _KEBAB_DROP = re.compile(r"['\u2019]")
@@ -52,6 +50,29 @@ def normalise_text(text: str) -> str:
     return _SPACE.sub(" ", unicodedata.normalize("NFKC", text)).strip().lower()
 
 
+#: A redaction marker (``memoryd.redact``): what replaced a secret, not words of the entry.
+_REDACTION = re.compile(r"\[REDACTED:[^\]\s]*\]")
+_KEY_BREAK = re.compile(r"[^0-9A-Za-z]+")
+
+
+def index_text(text: str, key: str | None = None) -> str:
+    """What the indexes hold of an entry (its keyword index, its vectors, the words search
+    weighs): its text without redaction markers, which are no words of it (a search for
+    "github" found "the token is [REDACTED:github-token]"), and a fact's key in words before
+    it, which is what the value is about ("pref editor: emacs" for ``--key pref.editor``).
+    Deterministic, and the text itself when it has neither: an ordinary entry is indexed as
+    it was."""
+    body = text
+    if "[REDACTED:" in body:
+        body = _REDACTION.sub("", body)
+        body = re.sub(r"[ \t]{2,}", " ", body).strip()
+    if key:
+        words = " ".join(w for w in _KEY_BREAK.split(key) if w)
+        if words:
+            body = f"{words}: {body}"
+    return body
+
+
 def content_hash(text: str) -> str:
     """sha256 hex digest of the normalised text."""
     return hashlib.sha256(normalise_text(text).encode("utf-8")).hexdigest()
@@ -72,64 +93,46 @@ def without_date_prefix(text: str) -> str:
 def split_parts(text: str) -> list[str]:
     """The sentences (or bullets, or paragraphs) of an entry that get vectors of their own;
     [] for a text of one sentence. At most MAX_PARTS: more are merged into even runs."""
-    body = without_date_prefix(text)
-    parts: list[str] = []
-    carry = ""
-    for piece in _PART_BREAK.split(body):
-        piece = _SPACE.sub(" ", piece).strip()
-        if not piece:
-            continue
-        piece = f"{carry} {piece}".strip() if carry else piece
-        if len(piece) < MIN_PART_CHARS:
-            carry = piece
-            continue
-        carry = ""
-        parts.append(piece)
-    if carry:
-        if parts:
-            parts[-1] = f"{parts[-1]} {carry}"
+    return [_SPACE.sub(" ", text[start:end]) for start, end in part_spans(text)]
+
+
+def part_spans(text: str) -> list[tuple[int, int]]:
+    """Where each of ``split_parts(text)`` is in ``text``: (start, end) character offsets,
+    so that the embedder can pool a part's tokens out of the run over the whole text."""
+    stripped = text.lstrip()
+    offset = len(text) - len(stripped)
+    prefix = _DATE_PREFIX.match(stripped.rstrip())
+    if prefix:
+        offset += prefix.end()
+    body = text[offset:len(text.rstrip())]
+    spans: list[tuple[int, int]] = []
+    carry: int | None = None  # where the short pieces being carried into the next one begin
+    start = 0
+    for cut in [*_PART_BREAK.finditer(body), None]:
+        end = cut.start() if cut else len(body)
+        piece = body[start:end]
+        if piece.strip():
+            first = start + len(piece) - len(piece.lstrip())
+            last = start + len(piece.rstrip())
+            begin = first if carry is None else carry
+            if len(_SPACE.sub(" ", body[begin:last])) < MIN_PART_CHARS:
+                carry = begin
+            else:
+                carry = None
+                spans.append((begin, last))
+        if cut:
+            start = cut.end()
+    if carry is not None:
+        last = len(body.rstrip())
+        if spans:
+            spans[-1] = (spans[-1][0], last)
         else:
-            parts.append(carry)
-    if len(parts) < 2:
+            spans.append((carry, last))
+    if len(spans) < 2:
         return []
-    if len(parts) > MAX_PARTS:
-        size = -(-len(parts) // MAX_PARTS)
-        parts = [" ".join(parts[i:i + size]) for i in range(0, len(parts), size)]
-    return parts
+    if len(spans) > MAX_PARTS:
+        size = -(-len(spans) // MAX_PARTS)
+        spans = [(spans[i][0], spans[min(i + size, len(spans)) - 1][1])
+                 for i in range(0, len(spans), size)]
+    return [(offset + begin, offset + end) for begin, end in spans]
 
-
-# -- content words ------------------------------------------------------------------
-
-#: Words a lesson's wording varies in. Negations (``not``, ``never``, ``no``) are not among
-#: them, so "always X" and "never X" stay apart.
-LESSON_STOPWORDS = frozenset(
-    "a an and are as at be been but by can could do does for from has have i if in into is it "
-    "its just me my of on or our so some than that the their them then there these they this to "
-    "us was we were what when where which who why will with would you your please also".split()
-)
-_LESSON_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
-
-
-def words(text: str) -> list[str]:
-    """Lower-case words; ``don't``, ``dont``, ``doesn't``, … all become ``not``."""
-    out = []
-    for word in _LESSON_WORD.findall(text.lower().replace("\u2019", "'")):
-        out.append("not" if word.endswith("n't") or word == "dont" else word)
-    return out
-
-
-def content_words(text: str) -> frozenset[str]:
-    """A text's words without stop words (all its words when it has only stop words)."""
-    every = words(text)
-    return frozenset(w for w in every if w not in LESSON_STOPWORDS) or frozenset(every)
-
-
-def jaccard(a: AbstractSet[str], b: AbstractSet[str]) -> float:
-    """The overlap of two word sets: shared words over all words (0 for two empty sets)."""
-    return len(a & b) / len(a | b) if a or b else 0.0
-
-
-def text_jaccard(a: str, b: str) -> float:
-    """The Jaccard of two texts' content words (0 when either has no word)."""
-    set_a, set_b = content_words(a), content_words(b)
-    return jaccard(set_a, set_b) if set_a and set_b else 0.0

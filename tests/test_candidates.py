@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from memoryd.lessons import text_jaccard
 from memoryd.meaning import same_thing
 from memoryd.sessions.candidates import (
     EXTRACTED_CONFIDENCE,
@@ -24,7 +25,6 @@ from memoryd.sessions.decisions import (
     negative_reason,
 )
 from memoryd.sessions.llm_extractor import llm_prompt, parse_llm_output
-from memoryd.text import text_jaccard
 
 SESSION = "sess-42"
 

@@ -91,12 +91,12 @@ def test_importing_the_client_does_not_import_the_daemon_stack() -> None:
     assert result.stdout.strip() == "[]"
 
 
-def test_the_fast_path_knows_every_command() -> None:
-    from memoryd_client.cli import COMMANDS
+def test_each_command_alone_builds_its_parser() -> None:
+    from memoryd_client.commands import COMMANDS
     from memoryd_client.parser import build_parser
 
     action = next(a for a in build_parser()._actions if a.dest == "command")
-    assert set(COMMANDS) == set(action.choices)
+    assert list(COMMANDS) == list(action.choices)
     for command in COMMANDS:  # each command alone builds the same subparser
         alone = next(a for a in build_parser(only=command)._actions if a.dest == "command")
         assert list(alone.choices) == [command]
@@ -113,3 +113,5 @@ def test_an_empty_context_says_so_on_stderr_and_prints_nothing(daemon, memoryd_h
     run_cli("store", "claude-code", "git", "Never force-push to main", "--kind", "lesson")
     block = run_cli("context", "--agent", "claude-code")
     assert "Never force-push to main" in block.stdout and block.stderr == ""
+
+

@@ -63,6 +63,15 @@ def test_errors_under_json_are_json_with_the_same_exit_codes(daemon) -> None:
     assert history.returncode == 2 and json.loads(history.stdout)["error"]["code"] == "usage"
 
 
+def test_purge_without_a_filter_is_a_usage_error_as_json_too(memoryd_home) -> None:
+    """Under --json it printed its complaint as text on stderr, and nothing on stdout."""
+    as_json = run_cli("purge", "--agent", "designer", "--json")
+    assert as_json.returncode == 2
+    assert json.loads(as_json.stdout)["error"]["code"] == "usage"
+    text = run_cli("purge", "--agent", "designer")
+    assert text.returncode == 2 and "give --since T, --match TEXT, or both" in text.stderr
+
+
 def test_unreachable_daemon_under_json(memoryd_home) -> None:
     result = run_cli("search", "a", "-", "anything", "--json")
     assert result.returncode == 3
@@ -259,7 +268,7 @@ def test_export_then_import_into_a_fresh_home_reproduces_the_entries(
         assert again.returncode == 0 and "stored 0, already there 5" in again.stdout
         piped = subprocess.run([sys.executable, "-m", "memoryd_client", "import", "-", "--json"],
                                input='{"agent": "x", "text": "ok"}\nnot json\n', text=True,
-                               capture_output=True)
+                               capture_output=True, check=False)
         assert piped.returncode == 1
         report = json.loads(piped.stdout)
         assert report["counts"]["stored"] == 1 and report["refused"][0]["line"] == 2
@@ -267,36 +276,54 @@ def test_export_then_import_into_a_fresh_home_reproduces_the_entries(
         second.stop()
 
 
-def test_the_fast_parser_reads_store_and_search_as_argparse_does() -> None:
-    """`memory store` and `search` skip argparse when their arguments are plain; both parsers
-    must agree on every option, and anything unusual is left to argparse."""
-    from memoryd_client.cli import FAST_COMMANDS, GLOBAL_OPTIONS, fast_parse
+def test_the_fast_parser_reads_every_plain_command_as_argparse_does() -> None:
+    """A command whose arguments are all plain (`memory store`, `search`, `get` …) skips
+    argparse. Both parsers are made from the table of commands, so they know the same options;
+    they must also read every option the same way, and leave anything unusual to argparse."""
+    from memoryd_client.cli import fast_parse
+    from memoryd_client.commands import COMMANDS
     from memoryd_client.parser import build_parser
 
     parser = build_parser()
-    commands = next(a for a in parser._actions if a.dest == "command").choices
+    fast = [name for name, command in COMMANDS.items() if command.fast]
+    assert {"store", "search", "get", "forget", "status"} <= set(fast)
+    assert not {"file", "pass", "mcp", "hook", "context", "list"} & set(fast)  # not plain
     samples = {"str": "a,b", "int": "7", "float": "0.5", "flag": None}
-    for command, (names, own) in FAST_COMMANDS.items():
-        known = {o for a in commands[command]._actions for o in a.option_strings} - {"-h", "--help"}
-        assert known == set(own) | set(GLOBAL_OPTIONS), command
-        positionals = ["agent-1", "-", "some words"]
-        variants = [[command, *positionals], ["--json", "--socket", "/s", command, *positionals],
-                    [command, *positionals, "--timeout", "3"]]
-        for name, (_, kind, _) in own.items():
-            value = kind[-1] if isinstance(kind, tuple) else samples[kind]
-            option = [name] if value is None else [name, value]
-            variants += [[command, *option, *positionals], [command, *positionals, *option]]
-            if value is not None:
-                variants.append([command, *positionals, f"{name}={value}"])
+    for name in fast:
+        args = COMMANDS[name].args
+        positionals = ["agent-1", "-", "some words"][:sum(arg.positional for arg in args)]
+        variants = [[name, *positionals], ["--json", "--socket", "/s", name, *positionals],
+                    [name, *positionals, "--timeout", "3"]]
+        for arg in (arg for arg in args if not arg.positional):
+            value = arg.kind[-1] if isinstance(arg.kind, tuple) else samples[arg.kind]
+            for flag in arg.flags:
+                option = [flag] if value is None else [flag, value]
+                variants += [[name, *option, *positionals], [name, *positionals, *option]]
+                if value is not None:
+                    variants.append([name, *positionals, f"{flag}={value}"])
         for argv in variants:
-            fast = fast_parse(argv)
-            assert fast is not None, argv
-            assert vars(fast) == vars(parser.parse_args(argv)), argv
+            fast_args = fast_parse(argv)
+            assert fast_args is not None, argv
+            assert vars(fast_args) == vars(parser.parse_args(argv)), argv
     for argv in (["search", "a", "-", "q", "-h"], ["search", "a", "-", "q", "--lim", "3"],
                  ["search", "a", "-"], ["store", "a", "c", "t", "--kind", "bogus"],
                  ["store", "a", "c", "t", "--confidence", "high"], ["--force", "store", "a", "c", "t"],
-                 ["search", "a", "-", "q", "--limit"], ["store", "a", "c", "t", "extra"]):
+                 ["search", "a", "-", "q", "--limit"], ["store", "a", "c", "t", "extra"],
+                 ["store", "a", "c", "t", "--force=yes"], ["get", "--", "id"], ["get"]):
         assert fast_parse(argv) is None, argv
+
+
+def test_every_function_the_table_names_exists() -> None:
+    """The table names the long commands' functions by module (imported when they run)."""
+    import importlib
+
+    import memoryd_client.commands  # noqa: F401  (naming them is what fills LATER)
+    from memoryd_client.command_spec import LATER
+
+    assert len(LATER) > 10
+    for module, name in LATER:
+        assert callable(getattr(importlib.import_module(f"memoryd_client.{module}"), name)), \
+            (module, name)
 
 
 def test_the_socket_path_without_platformdirs_is_the_one_platformdirs_gives(
@@ -372,5 +399,6 @@ def test_the_memory_script_imports_only_the_cli() -> None:
                 for alias in node.names}
     assert imported == {"memoryd_client.cli"}
     installed = Path(sys.executable).parent / "memory"
-    result = subprocess.run([str(installed), "--version"], capture_output=True, text=True)
+    result = subprocess.run([str(installed), "--version"], capture_output=True, text=True,
+                            check=False)
     assert result.returncode == 0 and result.stdout.startswith("memory (memoryd-client)")

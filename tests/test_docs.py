@@ -1,15 +1,34 @@
-"""The README stays true: CI runs its test command, and every command is documented."""
+"""The docs stay true: CI runs the README's test command, the README's quick start is its two
+commands and links every page of docs/, and docs/ documents every command, setting and wire
+method."""
 
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 
 from memoryd_client.parser import build_parser as memory_parser
+from memoryd_client.wire import PARAMS
 
 from memoryd.cli import build_parser as memoryd_parser
+from memoryd.sources import SOURCE_KEYS
 
 ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+#: The quick start's first command, as a new user types it (the test command is CI's own).
+SERVE = "python3 -m venv .venv && .venv/bin/pip install ./client . && .venv/bin/memoryd serve"
+
+
+def read(name: str) -> str:
+    return (ROOT / name).read_text()
+
+
+def section(text: str, heading: str) -> str:
+    """The text under a heading, up to the next heading of the same or a higher level."""
+    level = heading.split(" ", 1)[0]
+    body = text.split(f"\n{heading}\n", 1)[1]
+    return re.split(rf"\n#{{1,{len(level)}}} ", body, maxsplit=1)[0]
 
 
 def subcommands(parser) -> list[str]:  # type: ignore[no-untyped-def]
@@ -17,21 +36,67 @@ def subcommands(parser) -> list[str]:  # type: ignore[no-untyped-def]
     return list(action.choices)
 
 
-def test_ci_runs_the_readme_test_command() -> None:
-    readme = (ROOT / "README.md").read_text()
-    blocks = re.findall(r"```sh\n(.*?)\n```", readme, re.S)
-    test_command = blocks[1].strip()
+def test_the_quick_start_is_the_two_commands_and_ci_runs_the_test_command() -> None:
+    blocks = re.findall(r"```sh\n(.*?)\n```", section(read("README.md"), "## Quick start"), re.DOTALL)
+    serve, test_command = (block.strip() for block in blocks[:2])
+    assert serve == SERVE
     assert "pytest" in test_command
-    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    ci = read(".ci/run").splitlines()
     assert test_command in ci
 
 
+def test_the_readme_links_every_page_of_the_docs() -> None:
+    readme = read("README.md")
+    pages = sorted(path.name for path in DOCS.glob("*.md"))
+    assert pages
+    for page in pages:
+        assert f"](docs/{page}" in readme, page
+
+
+def anchors(path: Path) -> set[str]:
+    """The anchors GitHub makes of a markdown file's headings."""
+    text = re.sub(r"```.*?```", "", path.read_text(), flags=re.DOTALL)
+    return {re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+            for heading in re.findall(r"(?m)^#+ (.*)$", text)}
+
+
+def test_every_link_between_the_docs_leads_to_a_file_and_a_heading() -> None:
+    for path in [ROOT / "README.md", *DOCS.glob("*.md")]:
+        for target in re.findall(r"\]\(([^)\s]+)\)", path.read_text()):
+            if "://" in target:
+                continue
+            name, _, anchor = target.partition("#")
+            linked = path.parent / name if name else path
+            assert linked.exists(), f"{path.name}: {target}"
+            if anchor and linked.suffix == ".md":
+                assert anchor in anchors(linked), f"{path.name}: {target}"
+
+
 def test_every_command_is_documented() -> None:
-    readme = (ROOT / "README.md").read_text()
+    commands = read("docs/commands.md")
     for command in subcommands(memory_parser()):
-        assert f"`memory {command}" in readme, command
+        assert f"`memory {command}" in commands, command
     for command in subcommands(memoryd_parser()):
-        assert f"`memoryd {command}" in readme, command
+        assert f"`memoryd {command}" in commands, command
+
+
+def test_every_setting_is_documented() -> None:
+    """Every setting of the shipped defaults, and every key of a [[sources]] table."""
+    page = read("docs/configuration.md")
+    defaults = tomllib.loads(read("memoryd/default.toml"))
+    settings = [f"{name}.{key}" for name, table in defaults.items() for key in table]
+    assert len(settings) > 30
+    for setting in settings:
+        assert f"`{setting}`" in page, setting
+    sources = section(page, "## Sources")
+    for key in SOURCE_KEYS:
+        assert f"`{key}`" in sources, key
+
+
+def test_every_wire_method_is_documented() -> None:
+    protocol = read("docs/protocol.md")
+    for method in PARAMS:
+        assert f"`{method}`" in protocol, method
 
 
 def command_paths(parser) -> set[tuple[str, str | None]]:  # type: ignore[no-untyped-def]
@@ -49,11 +114,10 @@ def command_paths(parser) -> set[tuple[str, str | None]]:  # type: ignore[no-unt
     return paths
 
 
-def readme_table_paths() -> set[tuple[str, str | None]]:
-    """(command, action) of every row of the README's `memory` table; each row must name its
-    exit codes."""
-    readme = (ROOT / "README.md").read_text()
-    table = readme.split("## The `memory` command", 1)[1].split("\n## ", 1)[0]
+def command_table_paths() -> set[tuple[str, str | None]]:
+    """(command, action) of every row of the `memory` table in docs/commands.md; each row must
+    name its exit codes."""
+    table = section(read("docs/commands.md"), "## `memory`: the client")
     rows = [line for line in table.splitlines() if line.startswith("| `memory ")]
     assert rows
     paths: set[tuple[str, str | None]] = set()
@@ -69,16 +133,16 @@ def readme_table_paths() -> set[tuple[str, str | None]]:
     return paths
 
 
-def test_readme_command_table_matches_the_parsers() -> None:
-    """Every command and action is in the README's table, and the table names none that the
-    parser does not know (arguments such as `hook claude-code|codex EVENT` count as actions
-    only for commands that have actions)."""
+def test_the_command_table_matches_the_parsers() -> None:
+    """Every command and action is in the table of docs/commands.md, and the table names none
+    that the parser does not know (arguments such as `hook claude-code|codex EVENT` count as
+    actions only for commands that have actions)."""
     parsed = command_paths(memory_parser())
-    documented = readme_table_paths()
+    documented = command_table_paths()
     with_actions = {command for command, action in parsed if action is not None}
     documented = {(c, a if c in with_actions else None) for c, a in documented}
-    assert parsed - documented == set(), "commands missing from the README table"
-    assert documented - parsed == set(), "the README table names commands that do not exist"
+    assert parsed - documented == set(), "commands missing from the table of docs/commands.md"
+    assert documented - parsed == set(), "docs/commands.md's table names commands that do not exist"
 
 
 def all_parsers(parser, path=()):  # type: ignore[no-untyped-def]

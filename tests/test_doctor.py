@@ -131,10 +131,12 @@ def test_a_project_root_is_checked_as_a_whole(daemon, tmp_path) -> None:
 def test_an_entry_in_the_ledger_missing_from_the_index_is_a_problem(daemon, client,
                                                                       memoryd_home) -> None:
     import apsw
+    from memoryd.store.migrations import add_functions
 
     client.remember("coder", "tools", "We lint with ruff, not flake8")
     lost = client.remember("coder", "tools", "Tests run with pytest -x")["entry"]["id"]
     db = apsw.Connection(str(memoryd_home / "memoryd.db"))  # the index loses a row
+    add_functions(db)  # its keyword index's triggers call them
     db.execute("DELETE FROM entries WHERE uid=?", (lost,))
     db.close()
     code, report = doctor()

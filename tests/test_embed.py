@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
+import random
+
 import numpy as np
 import pytest
 
-from memoryd.config import EmbedConfig
-from memoryd.embed import DEFAULT_MODEL_SHA256, Embedder, file_sha256, locate_model
-from memoryd.errors import EmbedderError
+from memoryd.config import EmbedConfig, load_config
+from memoryd.embed import (
+    DEFAULT_MODEL_SHA256,
+    LATE_CHUNKING,
+    MAX_WINDOWS,
+    Embedder,
+    file_sha256,
+    locate_model,
+)
+from memoryd.errors import ConfigError, EmbedderError
+from memoryd.text import MAX_PARTS, part_spans, split_parts
 
 
 def test_vectors_are_normalised_and_rank_meaning(embedder: Embedder) -> None:
@@ -60,3 +72,87 @@ def test_a_broken_model_fails_loudly(tmp_path, setup, message) -> None:
     setup(tmp_path)
     with pytest.raises(EmbedderError, match=message):
         Embedder(EmbedConfig(str(tmp_path), 1, 8, 1024, 128))
+
+
+EXCHANGE = ("[2026-10-14] User: The plotter tears tentacles thinner than 1.5 mm off the "
+            "sticker sheet. Which blade should we order for the next batch?\n\n"
+            "Assistant: Order the 45 degree blades from the usual supplier. The invoice goes to "
+            "the accountant every Monday, so file it before the weekend.")
+
+
+def test_an_unknown_way_of_making_sentence_vectors_is_refused(monkeypatch) -> None:
+    monkeypatch.setenv("MEMORYD_EMBED_PARTS", "late")
+    with pytest.raises(ConfigError, match="embed.parts must be one of sentences, late-chunking"):
+        load_config()
+
+
+@pytest.fixture(scope="module")
+def late() -> Embedder:
+    """The embedder with ``[embed] parts = "late-chunking"``."""
+    return Embedder(dataclasses.replace(load_config().embed, parts=LATE_CHUNKING))
+
+
+def test_by_default_each_sentence_is_embedded_on_its_own(embedder: Embedder) -> None:
+    """The default sentence vectors are the sentences' own (as a search for one of them
+    embeds it), and the entry's vector the whole text's."""
+    [(vector, parts)] = embedder.embed_entries([EXCHANGE])
+    assert float(vector @ embedder.embed([EXCHANGE])[0]) > 0.99
+    alone = embedder.embed_alone(split_parts(EXCHANGE))
+    assert parts.shape == (4, 384) and (parts * alone).sum(axis=1).min() > 0.98
+
+
+def test_an_entry_and_its_sentences_come_from_one_run(embedder: Embedder,
+                                                       late: Embedder) -> None:
+    """Late chunking: the entry's vector is the one embed gives it (search and near-duplicate
+    decisions do not move); each sentence's is pooled from the same run, so it saw the whole
+    entry (nearer the entry than the sentence embedded on its own) and still tells the
+    sentences apart (nearest to its own sentence)."""
+    [(vector, parts)] = late.embed_entries([EXCHANGE])
+    sentences = split_parts(EXCHANGE)
+    assert len(sentences) == 4 and parts.shape == (4, 384)
+    assert np.allclose(vector, embedder.embed([EXCHANGE])[0], atol=1e-6)
+    assert np.allclose(np.linalg.norm(parts, axis=1), 1.0, atol=1e-5)
+    alone = embedder.embed_alone(sentences)
+    assert list((parts @ alone.T).argmax(axis=1)) == [0, 1, 2, 3]
+    assert float(np.mean(parts @ vector - alone @ vector)) > 0.1
+
+
+def test_the_text_past_the_truncation_keeps_its_sentence_vectors(embedder: Embedder,
+                                                                  late: Embedder) -> None:
+    """Late chunking: the whole text's vector sees its first max_tokens; its sentences further
+    on are pooled from windows of their own, and those past the last window are embedded
+    alone."""
+    sentences = [f"{s} {v} {o}." for s, v, o in itertools.product(
+        ["Ruff", "Pytest", "Postgres", "The deploy", "The sticker", "The cat", "Docker",
+         "The invoice", "Code review", "The gateway"],
+        ["must never", "should always", "tends to", "is not allowed to", "was seen to", "will"],
+        ["break on Mondays", "use tabs", "run before merging", "be signed twice",
+         "need a changelog", "fail under load", "log secrets", "retry three times"])]
+    random.Random(3).shuffle(sentences)
+    long = " ".join(sentences[:160])  # ~1,400 tokens, 8 parts
+    assert len(late.tokenizer.encode(long).overflowing) > MAX_WINDOWS - 1
+    [(vector, parts)] = late.embed_entries([long])
+    assert float(vector @ embedder.embed([long])[0]) > 0.98  # its windows are batch mates
+    assert parts.shape == (MAX_PARTS, 384) and np.isfinite(parts).all()
+    alone = embedder.embed_alone(split_parts(long))
+    assert list((parts @ alone.T).argmax(axis=1)) == list(range(MAX_PARTS))
+    together = (parts * alone).sum(axis=1)
+    assert together[:4].max() < 0.97  # in a window: pooled there
+    assert together[-1] > 0.98  # past the windows: on its own
+
+
+@pytest.mark.parametrize("text", [
+    EXCHANGE,
+    "  [2026-03-01]   Use tabs.  Never spaces, not even in YAML files!\n",
+    "- first bullet of the list, long enough\n- second bullet, long enough too\n1. third one",
+    "Short. Tiny. Then a sentence long enough to stand alone. Ok.",
+    " ".join(f"Sentence {i} is here and long enough." for i in range(19)),
+    "One sentence only, however long it is and whatever it says",
+])
+def test_each_part_is_where_the_embedder_pools_it(text: str) -> None:
+    """The embedder pools a part's tokens by its character span: the span must hold exactly
+    the part's text (white space aside)."""
+    spans = part_spans(text)
+    assert [" ".join(text[start:end].split()) for start, end in spans] == split_parts(text)
+    assert all(0 <= start < end <= len(text) for start, end in spans)
+    assert spans == sorted(spans) and len(spans) <= MAX_PARTS

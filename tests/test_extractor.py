@@ -208,3 +208,21 @@ def test_a_preference_the_user_states_is_theirs_in_every_project(daemon, client,
     assert found["Prefer squash merges in this repo."]["project"] is not None  # the team's
     assert "Prefer small commits with imperative messages." in \
         client.context("claude-code", cwd=str(other))["text"]
+
+
+def test_what_the_user_says_they_do_themselves_is_theirs_in_every_project(
+        daemon, client, tmp_path) -> None:
+    """L-o, checked again: "I <do> X, never Y" is the user's own way, as "I prefer" is; its
+    fact (``pref.editor``) went global while the lesson stayed in the project it was said in."""
+    shop, other = tmp_path / "shop", tmp_path / "other"
+    for repo in (shop, other):
+        (repo / ".git").mkdir(parents=True)
+    session_of(client, shop, "cccccccc-2222-3333-4444-555555555555",
+               ["Let's set up the editor config.", "I use vim, never emacs.",
+                "We deploy with fly.io, never with Heroku.", "Thanks."])
+    found = {h["text"]: h for h in client.search("vim emacs deploy fly.io heroku",
+                                                 agent="claude-code", kind="lesson")["hits"]}
+    assert found["Use vim, never emacs."]["project"] is None  # the user's own: global
+    assert found["Deploy with fly.io, never with Heroku."]["project"] is not None  # the team's
+    block = client.context("claude-code", cwd=str(other))["text"]
+    assert "Use vim, never emacs." in block and "fly.io" not in block

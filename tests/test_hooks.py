@@ -10,6 +10,8 @@ import sys
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from memoryd_client import Client, wire
 
 from conftest import run_cli, start_daemon, wait_until
@@ -78,7 +80,7 @@ def test_stale_fact_carries_its_warning(daemon, client, memoryd_home) -> None:
     db.execute("UPDATE entries SET created=? WHERE uid=?", (old, entry["id"]))
     db.close()
     text = client.context("claude-code")["text"]
-    assert "project.deploy_target: “Deploys go to the personal account” (⚠ 95d old: verify " \
+    assert "project.deploy_target: “Deploys go to the personal account” (⚠ over 90 days old: verify " \
            "before acting)" in text
 
 
@@ -197,10 +199,10 @@ def test_a_hook_typed_in_a_terminal_prints_its_usage_and_reads_nothing(memoryd_h
     assert not (memoryd_home / "spool.msgpack").exists()  # nothing was sent or spooled
 
 
-def test_a_hook_process_imports_neither_json_nor_typing_nor_argparse() -> None:
+def test_a_hook_process_imports_neither_json_nor_typing_nor_argparse_nor_msgpack() -> None:
     code = ("import sys; before = set(sys.modules); from memoryd_client.cli import main; main(sys.argv[1:]); "
-            "print(sorted(m for m in ('json', 'typing', 'pathlib', 'argparse') if m in sys.modules and m not in before),"
-            " file=sys.stderr)")
+            "print(sorted(m for m in ('json', 'typing', 'pathlib', 'argparse', 'msgpack', 'datetime')"
+            " if m in sys.modules and m not in before), file=sys.stderr)")
     result = subprocess.run([sys.executable, "-c", code, "hook", "claude-code", "Stop"], input="{}",
                             capture_output=True, text=True, timeout=30, env=os.environ.copy())
     assert result.returncode == 0
@@ -277,3 +279,34 @@ def test_a_hook_spools_where_the_daemon_replays(monkeypatch, home, xdg_data) -> 
     else:
         monkeypatch.setenv("XDG_DATA_HOME", xdg_data)
     assert paths.data_text() == platformdirs.user_data_dir("memoryd", appauthor=False)
+
+
+_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-(1 << 63), (1 << 64) - 1)
+    | st.floats(allow_nan=False) | st.text() | st.binary(),
+    lambda inner: st.lists(inner, max_size=20) | st.dictionaries(st.text(), inner, max_size=20),
+    max_leaves=60)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_VALUES)
+def test_the_hooks_own_msgpack_agrees_with_msgpack(value) -> None:
+    """A hook speaks the wire protocol without msgpack (memoryd_client.hook_wire): what it
+    packs, msgpack reads as the same value, and it reads what msgpack packs."""
+    import msgpack
+    from memoryd_client import hook_wire
+
+    assert msgpack.unpackb(hook_wire.pack(value), raw=False, strict_map_key=False) == value
+    assert hook_wire.unpack(msgpack.packb(value, use_bin_type=True)) == value
+    framed = hook_wire.frame({"id": 1, "result": value})
+    assert hook_wire.frame_length(framed) == len(framed) - 4
+    assert wire.unpack(framed[4:]) == {"id": 1, "result": value}
+
+
+@pytest.mark.parametrize("data", [b"", b"\x92\x01", b"\xd9\x05ab", b"\xc7\x01\x05x",
+                                  b"\x01\x02", b"\xa2\xff\xfe"])
+def test_the_hooks_own_msgpack_refuses_what_it_cannot_read(data) -> None:
+    from memoryd_client import hook_wire
+
+    with pytest.raises(ValueError):
+        hook_wire.unpack(data)

@@ -39,7 +39,7 @@ def test_install_is_idempotent_keeps_a_backup_and_uninstall_removes_only_ours(cl
     claude_settings.write_text(json.dumps(THEIRS, indent=2, ensure_ascii=False) + "\n")
     pristine = claude_settings.read_bytes()
     first = run_cli("hook", "install", "claude-code")
-    assert first.returncode == 0 and "installed 7" in first.stdout
+    assert first.returncode == 0 and "installed 8" in first.stdout
     installed = json.loads(claude_settings.read_text())
     assert {k: v for k, v in installed.items() if k != "hooks"} == {k: v for k, v in THEIRS.items() if k != "hooks"}
     assert [h["command"] for g in installed["hooks"]["Stop"] for h in g["hooks"]][0] == "notify-send 'done ✓'"
@@ -52,7 +52,7 @@ def test_install_is_idempotent_keeps_a_backup_and_uninstall_removes_only_ours(cl
     assert "already installed" in again.stdout
     assert json.loads(claude_settings.read_text()) == installed
     removed = run_cli("hook", "uninstall", "claude-code")
-    assert removed.returncode == 0 and "removed 7" in removed.stdout
+    assert removed.returncode == 0 and "removed 8" in removed.stdout
     assert claude_settings.read_bytes() == pristine
 
 
@@ -148,7 +148,8 @@ def test_codex_install_writes_hooks_json_and_uninstall_removes_the_file_it_creat
     result = run_cli("hook", "install", "codex", "--project", str(tmp_path))
     assert result.returncode == 0
     hooks = json.loads((tmp_path / ".codex" / "hooks.json").read_text())["hooks"]
-    assert set(hooks) == {"SessionStart", "UserPromptSubmit", "PreCompact", "PostCompact", "Stop", "SessionEnd"}
+    assert set(hooks) == {"SessionStart", "UserPromptSubmit", "PreToolUse", "PreCompact", "PostCompact",
+                          "Stop", "SessionEnd"}
     removed = run_cli("hook", "uninstall", "codex", "--project", str(tmp_path))
     assert removed.returncode == 0 and "and the file" in removed.stdout
     assert not (tmp_path / ".codex").exists()  # neither the file nor the directory install made
@@ -203,7 +204,7 @@ def test_project_uninstall_also_cleans_hooks_an_older_memoryd_put_in_settings_js
     result = run_cli("hook", "install", "claude-code", "--project", str(project))
     assert "older memoryd" in result.stdout and str(legacy) in result.stdout
     removed = run_cli("hook", "uninstall", "claude-code", "--project", str(project))
-    assert "removed 7" in removed.stdout and "removed 1" in removed.stdout
+    assert "removed 8" in removed.stdout and "removed 1" in removed.stdout
     assert json.loads(legacy.read_text()) == {"model": "sonnet"}
 
 
@@ -248,7 +249,7 @@ def test_memoryd_home_is_carried_and_the_hook_reaches_that_daemon(daemon, client
     assert ran.returncode == 0 and "spooled" not in ran.stderr, ran.stderr
     assert "Never force-push to main" in json.loads(ran.stdout)["hookSpecificOutput"]["additionalContext"]
     assert client.session(SESSION)["session"]["harness"] == "claude-code"
-    assert "removed 7" in run_cli("hook", "uninstall", "claude-code").stdout
+    assert "removed 8" in run_cli("hook", "uninstall", "claude-code").stdout
 
 
 def test_memoryd_socket_is_carried_too_and_nothing_when_unset(claude_settings, memoryd_home, monkeypatch) -> None:
@@ -260,10 +261,10 @@ def test_memoryd_socket_is_carried_too_and_nothing_when_unset(claude_settings, m
     monkeypatch.delenv("MEMORYD_HOME")
     monkeypatch.setenv("XDG_DATA_HOME", str(memoryd_home / "data"))  # the state dir without MEMORYD_HOME
     reinstalled = run_cli("hook", "install", "claude-code")
-    assert "replacing 7 earlier ones" in reinstalled.stdout
+    assert "replacing 8 earlier ones" in reinstalled.stdout
     command = json.loads(claude_settings.read_text())["hooks"]["Stop"][0]["hooks"][0]["command"]
     assert os.path.basename(shlex.split(command)[0]) == "memory" and "=" not in command
-    assert "removed 7" in run_cli("hook", "uninstall", "claude-code").stdout
+    assert "removed 8" in run_cli("hook", "uninstall", "claude-code").stdout
 
 
 @pytest.mark.parametrize("command, ours", [

@@ -1,88 +1,103 @@
-"""The daemon package is layered by the stages of the data flow: imports point down, never up,
-and no module imports itself back through others."""
+"""The packages are layered by the stages of the data flow: imports point down, never up; the
+client imports nothing of the daemon; and no module imports itself back through others.
+
+The layers and the import graph are bench/import_matrix.py's (which prints them as a matrix).
+Every import counts — made at import time, lazily in a function, or only for type checking —
+and ``from package import module`` is an import of that module, not of the package.
+"""
 
 from __future__ import annotations
 
 import ast
+import importlib.util
+import sys
 from pathlib import Path
+from types import ModuleType
 
-PACKAGE = Path(__file__).resolve().parent.parent / "memoryd"
+import pytest
 
-#: Lower layers first; a module may import only modules of its own layer or a lower one.
-LAYERS = [
-    {"memoryd", "memoryd.agents", "memoryd.errors", "memoryd.text", "memoryd.meaning",
-     "memoryd.project", "memoryd.params", "memoryd.redact", "memoryd.malloc",
-     "memoryd.regular_file", "memoryd.collector", "memoryd.retrieval.dates",
-     "memoryd.retrieval.age"},
-    {"memoryd.ingest.sources", "memoryd.config", "memoryd.embed", "memoryd.embed_derive"},
-    {"memoryd.store"},
-    {"memoryd.ingest", "memoryd.retrieval", "memoryd.maintenance"},
-    {"memoryd.engine", "memoryd.embed_threads"},
-    {"memoryd.sessions", "memoryd.passes"},
-    {"memoryd.server"},
-    {"memoryd.cli", "memoryd.__main__", "memoryd.service"},
-]
+ROOT = Path(__file__).resolve().parent.parent
 
 
-def module_name(path: Path) -> str:
-    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+def _import_matrix() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("import_matrix",
+                                                  ROOT / "bench" / "import_matrix.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
 
 
-def layer(module: str) -> int:
-    best = None
-    for number, names in enumerate(LAYERS):
-        for name in names:
-            if (module == name or module.startswith(name + ".")) and \
-                    (best is None or len(name) > len(best[1])):
-                best = (number, name)
-    assert best is not None, f"{module} is in no layer"
-    return best[0]
+matrix = _import_matrix()
+LAYER_NAMES = [name for name, _ in matrix.LAYERS]
 
 
-def imports() -> dict[str, set[str]]:
-    graph: dict[str, set[str]] = {}
-    for path in PACKAGE.rglob("*.py"):
-        module = module_name(path)
-        found = graph.setdefault(module, set())
-        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.module and \
-                    node.module.split(".")[0] == "memoryd":
-                found.add(node.module)
-            elif isinstance(node, ast.Import):
-                found.update(a.name for a in node.names if a.name.split(".")[0] == "memoryd")
-    return graph
+@pytest.fixture(scope="module")
+def found() -> list:
+    return matrix.imports()
 
 
-def test_imports_point_down_the_flow() -> None:
-    upward = [f"{module} (layer {layer(module)}) imports {target} (layer {layer(target)})"
-              for module, targets in imports().items() for target in targets
-              if layer(target) > layer(module)]
+@pytest.mark.parametrize("name", LAYER_NAMES)
+def test_imports_point_down_the_flow(found: list, name: str) -> None:
+    upward = [f"{i.source}:{i.line} imports {i.target} ({LAYER_NAMES[matrix.layer(i.target)]}, "
+              f"{i.kind})" for i in matrix.against_the_flow(found)
+              if LAYER_NAMES[matrix.layer(i.source)] == name]
     assert upward == []
 
 
-def test_no_import_cycles() -> None:
-    graph = imports()
-    cycles = []
+def test_the_client_imports_nothing_of_the_daemon(found: list) -> None:
+    """memoryd_client is installed on its own (`pip install ./client`): it cannot need memoryd."""
+    assert [f"{i.source}:{i.line} imports {i.target}" for i in found
+            if i.source.split(".")[0] == "memoryd_client"
+            and i.target.split(".")[0] == "memoryd"] == []
 
-    def visit(module: str, path: list[str]) -> None:
-        for target in graph.get(module, ()):
-            if target in path:
-                cycles.append(path[path.index(target):] + [target])
-            elif target in graph:
-                visit(target, path + [target])
 
-    for module in graph:
-        visit(module, [module])
-    assert cycles == []
+def test_no_import_cycles_in_the_daemon(found: list) -> None:
+    assert matrix.cycles(found, "memoryd") == []
+
+
+def test_no_import_cycles_in_the_client(found: list) -> None:
+    assert matrix.cycles(found, "memoryd_client") == []
+
+
+def test_the_guard_sees_every_kind_of_import(tmp_path: Path) -> None:
+    """``from pkg import module``, relative imports, lazy and type-only imports are all edges
+    of the graph (the old guard recorded ``from memoryd.passes import consolidate`` as an
+    import of the empty package, and missed the cycles through it)."""
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "sub" / "__init__.py").write_text("from . import deep\n")
+    (package / "sub" / "deep.py").write_text("VALUE = 1\n")
+    (package / "a.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "from pkg import b\n"
+        "from pkg.sub import deep, VALUE\n"
+        "import pkg.sub\n"
+        "if TYPE_CHECKING:\n    from pkg.c import Thing\n"
+        "def later():\n    from .b import name\n")
+    (package / "b.py").write_text("name = 1\n")
+    (package / "c.py").write_text("def f():\n    import pkg.a\n")
+    edges = {(i.source, i.target, i.kind) for i in matrix.imports({"pkg": package})}
+    assert edges == {
+        ("pkg.sub", "pkg.sub.deep", "top"),
+        ("pkg.a", "pkg.b", "top"),
+        ("pkg.a", "pkg.sub.deep", "top"),
+        ("pkg.a", "pkg.sub", "top"),  # VALUE, and import pkg.sub
+        ("pkg.a", "pkg.c", "typing"),
+        ("pkg.a", "pkg.b", "lazy"),
+        ("pkg.c", "pkg.a", "lazy"),
+    }
+    assert matrix.cycles(matrix.imports({"pkg": package}), "pkg") == [["pkg.a", "pkg.c", "pkg.a"]]
 
 
 def test_only_the_store_knows_the_schema() -> None:
-    """Each table has one module that knows it, in memoryd/store/: no module elsewhere imports
-    apsw, runs SQL (``.execute``, ``.executemany``) or reaches for the store's connection."""
+    """Each table has one module that knows it, in memoryd/store/: no module elsewhere (the
+    daemon's or the client's) imports apsw, runs SQL (``.execute``, ``.executemany``) or
+    reaches for the store's connection."""
     found = []
-    for path in PACKAGE.rglob("*.py"):
-        module = module_name(path)
+    for module, path in matrix.modules().items():
         if module == "memoryd.store" or module.startswith("memoryd.store."):
             continue
         for node in ast.walk(ast.parse(path.read_text("utf-8"))):

@@ -20,7 +20,7 @@ from memoryd_client import Client
 README = Path(__file__).resolve().parent.parent / "README.md"
 TOOLS = {"memory_list", "memory_read", "memory_write", "memory_replace", "memory_insert",
          "memory_search", "memory_recent", "memory_get", "memory_history", "memory_context",
-         "memory_remember", "memory_forget"}
+         "memory_remember", "memory_forget", "memory_scope"}
 
 
 def mcp_session(calls: list[tuple[str, dict[str, Any]]], agent: str = "coder",
@@ -250,3 +250,27 @@ def test_an_agent_cannot_forget_or_rewrite_the_users_feedback(daemon, client: Cl
     typed = run_cli_at_terminal("forget", feedback["id"])
     assert typed.returncode == 0, typed.stderr
     assert "never push to main" not in notebook.read_text()
+
+
+def test_an_agent_moves_its_lesson_between_its_project_and_the_global_tier(
+        daemon, client: Client, tmp_path: Path) -> None:
+    repo = tmp_path / "shop"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    lesson = client.remember("coder", "tooling", "Use uv, not pip", kind="lesson",
+                             cwd=str(repo))["entry"]
+    theirs = client.remember("designer", "tooling", "Use uv, not pip", kind="lesson",
+                             is_global=True)["entry"]
+    session = mcp_session([("memory_scope", {"entry_id": lesson["id"], "scope": "global"}),
+                           ("memory_scope", {"entry_id": lesson["id"], "scope": "global"}),
+                           ("memory_scope", {"entry_id": lesson["id"], "scope": "project"}),
+                           ("memory_scope", {"entry_id": theirs["id"], "scope": "project"})],
+                          cwd=repo)
+    moved, already, back, other = session["results"]
+    assert text_of(moved).startswith(f"moved {lesson['id']} to the global tier (undo: memory "
+                                     "undo r")
+    assert text_of(already) == f"{lesson['id']} is in the global tier already"
+    assert text_of(back).startswith(f"moved {lesson['id']} to project {repo.resolve()}")
+    assert client.get(lesson["id"])["project"] == str(repo.resolve())
+    assert other.is_error and "belongs to agent 'designer'" in other.content[0].text
+    assert client.get(theirs["id"])["project"] is None

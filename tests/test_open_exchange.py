@@ -17,10 +17,14 @@ from conftest import start_daemon, wait_until
 from test_ingest import SESSION, assistant, user
 
 
+def turns(client: Client) -> list[dict]:
+    """The transcript's turn chunks as stored (a search shows adjacent chunks as one passage)."""
+    return client.list_entries(agent="claude-code", kind="turn", status="any",
+                               limit=50)["entries"]
+
+
 def turn_chunks(client: Client) -> list[str]:
-    hits = client.search("espresso grinder burr calibration", agent="claude-code", limit=50,
-                         status="any")["hits"]
-    return sorted(h["text"] for h in hits if h["kind"] == "turn")
+    return sorted(e["text"] for e in turns(client))
 
 
 def append(path: Path, records: list[dict]) -> None:
@@ -65,7 +69,6 @@ def test_a_restart_mid_exchange_does_not_split_it(how: str, memoryd_home: Path, 
             append(path, [user("u2", "And how fine for the espresso grinder on a moka pot?"),
                           assistant("a2", "msg_2", [{"type": "text", "text": "Coarser."}])])
             wait_until(lambda: len(turn_chunks(c)) == 2)
-            hits = c.search("espresso grinder burr calibration", agent="claude-code")["hits"]
-            assert [h["quarantined"] for h in hits if h["kind"] == "turn"] == [False, False]
+            assert [e["quarantined"] for e in turns(c)] == [False, False]
     finally:
         running.stop()

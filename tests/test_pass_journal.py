@@ -121,7 +121,8 @@ def test_a_change_pending_when_the_daemon_died_is_settled_after_a_rebuild(
     config = load_config()
     store = Store(config.db_path)
     try:
-        journal = Journal(store, Entries(config, store, Ledger(config.ledger_dir)))
+        journal = Journal(store, Entries(config.remember, store, Ledger(config.ledger_dir)),
+                          config.state_dir)
         run = journal.begin("notebooks", {}, False)
         changes = [file_change(notebook, read_text(notebook), "# Notes\n\n- one\n", "prune",
                                "over the cap"),

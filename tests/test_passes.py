@@ -30,9 +30,9 @@ from memoryd_client.errors import MemorydError
 
 from memoryd.config import load_config
 from memoryd.ingest.markdown import parse_memory_file
-from memoryd.pacing import paced
 from memoryd.passes import consolidate, promote, runner
 from memoryd.passes.promote import SECTION, governance_file, rules_in, with_rule, without_rule
+from memoryd.scheduling import paced
 from memoryd.store.database import Store
 from memoryd.store.durable import temporary_beside
 from memoryd.store.ledger import Ledger

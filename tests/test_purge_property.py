@@ -64,7 +64,7 @@ def stores(draw: Any) -> dict[str, Any]:
 def build(home: Path, example: dict[str, Any]) -> tuple[Store, Entries, AgentArchive]:
     config = load_config()
     store = Store(home / "memoryd.db")
-    entries = Entries(config, store, Ledger(home / "ledger"))
+    entries = Entries(config.remember, store, Ledger(home / "ledger"))
     ids = []
     for number, item in enumerate(example["entries"]):
         params = {k: v for k, v in item.items() if v is not None}

@@ -393,14 +393,15 @@ runs any pending migrations in one transaction and then begins to watch the dire
 def test_time_grows_linearly_with_hostile_input(unit: str) -> None:
     """A pattern that backtracks quadratically would hang a hook on a long transcript: four
     times the input must cost about four times the time (quadratic would be sixteen). Measured
-    interleaved, the best of three, so that a busy machine slows both sizes alike."""
+    interleaved, the best of five, so that a busy machine slows both sizes alike (the best of
+    three went over 8x once on a machine at load 10)."""
     small = unit * (60_000 // len(unit))
     big = small * 4
     small_s, big_s = [], []
-    for _ in range(3):
+    for _ in range(5):
         small_s.append(timed_redact(small))
         big_s.append(timed_redact(big))
-    assert min(big_s) < 8 * min(small_s) + 0.02, (unit, min(small_s), min(big_s))
+    assert min(big_s) < 10 * min(small_s) + 0.02, (unit, min(small_s), min(big_s))
 
 
 def timed_redact(text: str) -> float:

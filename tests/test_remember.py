@@ -48,6 +48,21 @@ def test_near_duplicate_is_reported_and_stored_only_with_force(client: Client) -
     assert client.remember("social", "stories", "SQLite WAL mode configuration for our service")["stored"]
 
 
+def test_a_search_right_after_a_write_finds_it_by_its_vector_and_its_new_words(
+        client: Client) -> None:
+    """A write is answered before its new words reach the lexicon and its vector the index
+    (README, "Performance"); a search right after it still finds it by meaning, with both.
+    (The next write's near-duplicate decision: test_near_duplicate_is_reported….)"""
+    client.remember("designer", "print", "Invoices are exported to the accountant every Monday.")
+    stored = client.remember("designer", "print",
+                             "Tentacles thinner than 1.5 mm tear off on the plotter. Use a "
+                             "sharper zorbulating blade for them.")
+    result = client.search("how skinny can a decal's arm be", agent="designer")
+    assert result["hits"][0]["id"] == stored["entry"]["id"]
+    assert "scored_without" not in result["hits"][0], result["hits"][0]["scored_without"]
+    assert result["degraded"] is False, result["degraded_reason"]
+
+
 def test_key_conflict_higher_confidence_wins_and_loser_is_kept(client: Client) -> None:
     vim = client.remember("coder", "prefs", "The user's editor is vim", key="pref.editor")["entry"]
     low = client.remember("coder", "prefs", "The user's editor is emacs", key="pref.editor", confidence=0.5)

@@ -13,7 +13,7 @@ from conftest import run_memoryd, start_daemon
 from memoryd_client import Client
 from test_ingest import assistant, eventually, search, user, write_lines
 
-from memoryd.pacing import paced
+from memoryd.scheduling import paced
 from memoryd.store import archive
 from memoryd.store.archive import AgentArchive, MemberWriter, archive_record
 from memoryd.store.database import ENTRY_COLUMNS

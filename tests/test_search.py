@@ -185,3 +185,35 @@ def test_a_copy_in_another_namespace_does_not_lower_a_hits_relevance(client: Cli
     for hit in both:
         assert abs(hit["score"]["relevance"] - alone["score"]["relevance"]) < 0.05, \
             (hit["score"], alone["score"])
+
+
+INFRA = ["CI runs on GitHub Actions for every push to main",
+         "We lint with ruff, not flake8", "Deploys go through fly.io from the main branch",
+         "Tests run with pytest -x"]
+
+
+def test_a_redaction_marker_is_no_word_of_the_entry(client: Client) -> None:
+    """L-f (newcomer report, 2026-11-28): `[REDACTED:github-token]` made "do we use github
+    actions" flag the entry holding the token above the one about Actions, and a search for
+    "redacted" found it."""
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    stored = client.remember("coder", "infra", f"the deploy token is {token} for CI")
+    assert "[REDACTED:github-token]" in stored["entry"]["text"]  # kept as the user sees it
+    for text in INFRA:
+        client.remember("coder", "infra", text)
+    hits = client.search("do we use github actions", agent="coder")["hits"]
+    assert hits[0]["text"] == INFRA[0] and hits[0]["match"]
+    assert not any("REDACTED" in h["text"] and h["match"] for h in hits)
+    assert not any(h["match"] for h in client.search("redacted", agent="coder")["hits"])
+
+
+def test_a_facts_key_is_searchable(client: Client) -> None:
+    """L-g (newcomer report, 2026-11-28): after storing "emacs" under the key pref.editor,
+    "what editor do I like" found no match and a search for the key found nothing."""
+    client.remember("coder", "prefs", "emacs", key="pref.editor")
+    for text in INFRA:
+        client.remember("coder", "infra", text)
+    [hit] = client.search("pref.editor", agent="coder")["hits"][:1]
+    assert hit["text"] == "emacs"
+    hits = client.search("what editor do I like", agent="coder")["hits"]
+    assert hits[0]["text"] == "emacs" and hits[0]["match"], hits[:2]

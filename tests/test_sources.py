@@ -13,7 +13,7 @@ import pytest
 
 from memoryd.config import load_config
 from memoryd.errors import ConfigError
-from memoryd.ingest.sources import (
+from memoryd.sources import (
     FORMATS,
     KINDS,
     Source,
@@ -441,7 +441,7 @@ def test_scan_does_not_walk_what_no_source_needs(tmp_path: Path,
     home = fake_home(tmp_path)
     for blocked in (home / ".claude/todos", home / ".claude/projects"):
         blocked.chmod(0)
-    caplog.set_level(logging.DEBUG, logger="memoryd.ingest.sources")
+    caplog.set_level(logging.DEBUG, logger="memoryd.sources")
     try:
         found = scanned([by_name("claude-user-memory")], home)
     finally:
@@ -457,7 +457,7 @@ def test_scan_skips_unreadable_directories(tmp_path: Path,
     home = fake_home(tmp_path)
     blocked = home / ".claude/projects/-p/memory"
     blocked.chmod(0)
-    caplog.set_level(logging.DEBUG, logger="memoryd.ingest.sources")
+    caplog.set_level(logging.DEBUG, logger="memoryd.sources")
     try:
         found = {path for _, path, _ in scanned(default_sources(), home)}
     finally:
@@ -481,7 +481,7 @@ def test_scan_skips_directories_it_cannot_list(tmp_path: Path,
         os.close(os.open("deep.md", os.O_WRONLY | os.O_CREAT, dir_fd=fd))
     finally:
         os.close(fd)
-    caplog.set_level(logging.DEBUG, logger="memoryd.ingest.sources")
+    caplog.set_level(logging.DEBUG, logger="memoryd.sources")
     found = {path for name, path, _ in scanned(default_sources(), home)
              if name == "claude-agent-memory"}
     assert ".claude/agent-memory/reviewer/MEMORY.md" in found

@@ -4,7 +4,6 @@ when it is back. Real git repositories in tmp dirs, the real daemon, the real `m
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
 import subprocess
@@ -16,9 +15,9 @@ import pytest
 from conftest import run_cli, spawn_daemon, wait_until
 from memoryd_client import Client
 
-from memoryd.pacing import paced
 from memoryd.passes import staleness
 from memoryd.passes.references import references
+from memoryd.scheduling import paced
 
 APP = '''\
 import argparse

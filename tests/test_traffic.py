@@ -11,9 +11,8 @@ import time
 
 import pytest
 
-from memoryd.pacing import give_way, paced
-from memoryd.server import traffic
-from memoryd.server.traffic import Traffic
+from memoryd import scheduling
+from memoryd.scheduling import Traffic, give_way, paced
 
 
 async def _db(fn, *args):  # type: ignore[no-untyped-def]  # never called: no background slice here
@@ -38,7 +37,7 @@ def _units(pause, reached: threading.Event, done: threading.Event,
 
 def test_work_on_another_thread_waits_for_the_search_in_flight(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(traffic, "GIVE_WAY_S", 30.0)  # only the search's end lets it go on
+    monkeypatch.setattr(scheduling, "GIVE_WAY_S", 30.0)  # only the search's end lets it go on
     lanes = Traffic(_db)
     search = lanes.begin("search")
     reached, done = threading.Event(), threading.Event()
@@ -58,12 +57,12 @@ def test_work_waits_at_most_its_bound_under_endless_requests() -> None:
     worker = _units(lanes.pause, reached, done)
     assert done.wait(10), "the work starved behind a request that never ends"
     worker.join()
-    assert time.monotonic() - started >= traffic.GIVE_WAY_S
+    assert time.monotonic() - started >= scheduling.GIVE_WAY_S
 
 
 def test_work_neither_waits_for_the_request_it_serves_nor_for_long_ones(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(traffic, "GIVE_WAY_S", 30.0)
+    monkeypatch.setattr(scheduling, "GIVE_WAY_S", 30.0)
     lanes = Traffic(_db)
     lanes.begin("pass_run")  # a long request nobody waits on at once: not counted
     serving = contextvars.copy_context()
@@ -74,7 +73,7 @@ def test_work_neither_waits_for_the_request_it_serves_nor_for_long_ones(
 
 
 def test_work_run_outside_the_daemon_does_not_wait(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(traffic, "GIVE_WAY_S", 30.0)
+    monkeypatch.setattr(scheduling, "GIVE_WAY_S", 30.0)
     lanes = Traffic(_db)
     lanes.begin("search")
     reached, done = threading.Event(), threading.Event()

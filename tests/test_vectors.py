@@ -3,14 +3,20 @@ and columns in memory."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import apsw
 import numpy as np
 import pytest
+from conftest import start_daemon, wait_until
+from memoryd_client import Client
 
-from memoryd.embed import Embedder
+from memoryd.config import load_config
+from memoryd.embed import LATE_CHUNKING, SENTENCES, Embedder
 from memoryd.store import vectors as vector_module
 from memoryd.store.vectors import VectorFilter, VectorIndex
+from memoryd.text import split_parts
 
 SUBJECTS = ["ruff", "pytest", "postgres", "deploys", "stickers", "the cat", "commit messages",
             "docker images", "the release train", "code review", "invoices", "the API gateway"]
@@ -211,3 +217,46 @@ def test_grows_past_its_capacity_and_memory_is_bits_and_columns(embedder: Embedd
     assert list(index.search(vectors[17], 1, VectorFilter())) == [18]
     assert index.nbytes < len(texts) * 2 * 100  # no float copy in memory: ~60 bytes a row
     assert index.path.stat().st_size >= len(texts) * 384  # int8 rows; sparse beyond those written
+
+
+def test_switching_how_sentence_vectors_are_made_makes_them_again(memoryd_home: Path,
+                                                                    embedder: Embedder) -> None:
+    """``[embed] parts``: a store's sentence vectors are made again, in the background, when
+    the setting changes (the entries' own vectors stay, and search by them meanwhile); then
+    they are the ones the setting makes, never a mix of the two schemes."""
+    text = ("The plotter tears tentacles thinner than 1.5 mm off the sticker sheet. Order the "
+            "45 degree blades from the usual supplier before the next batch.")
+    alone = embedder.embed_alone(split_parts(text))
+
+    def run(embedder: Embedder | None) -> tuple[str, np.ndarray]:
+        """A daemon (None: loading the model as configured) until the backlog is embedded:
+        the recorded scheme and the stored part vectors."""
+        running = start_daemon(embedder)
+        try:
+            with Client(running.socket, timeout_s=30) as c:
+                if not c.search("tentacles", agent="designer")["hits"]:
+                    c.remember("designer", "print", text)
+                wait_until(lambda: c.status()["backlog"] == 0
+                           and c.status()["lexicon"]["entries_behind"] == 0)
+                [hit] = c.search("which blades should we order", agent="designer")["hits"]
+                assert "scored_without" not in hit, hit["scored_without"]
+        finally:
+            running.stop()
+        db = apsw.Connection(str(memoryd_home / "memoryd.db"))
+        model = json.loads(db.execute("SELECT value FROM meta WHERE key='embedding_model'")
+                           .fetchone()[0])
+        stored = np.frombuffer(db.execute("SELECT vectors FROM part_vectors").fetchone()[0],
+                               dtype=np.float32).reshape(-1, 384)
+        db.close()
+        return model["parts"], stored
+
+    scheme, stored = run(embedder)
+    assert scheme == SENTENCES and (stored * alone).sum(axis=1).min() > 0.98
+    (memoryd_home / "config.toml").write_text('[embed]\nparts = "late-chunking"\n')
+    scheme, stored = run(None)
+    [(_, late)] = Embedder(load_config().embed).embed_entries([text])
+    assert scheme == LATE_CHUNKING and (stored * late).sum(axis=1).min() > 0.98
+    assert (stored * alone).sum(axis=1).max() < 0.97
+    (memoryd_home / "config.toml").unlink()
+    scheme, stored = run(embedder)
+    assert scheme == SENTENCES and (stored * alone).sum(axis=1).min() > 0.98

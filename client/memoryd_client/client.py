@@ -50,7 +50,7 @@ from memoryd_client.paths import socket_origin, socket_text
 if TYPE_CHECKING:
     import asyncio
     from collections.abc import Awaitable, Callable
-    from typing import Any, TypeVar
+    from typing import Any, Self, TypeVar
 
     T = TypeVar("T")
 
@@ -155,7 +155,7 @@ def _place(results: list[Any], positions: list[int], reply: Any) -> None:
 
 
 #: Writes that name an entry, not an agent: an unbound client acts as the entry's agent.
-BY_ENTRY = ("forget", "supersede", "release")
+BY_ENTRY = ("forget", "supersede", "release", "scope")
 
 
 def _needs_owner(agent: str | None, method: str, params: dict[str, Any] | None) -> bool:
@@ -189,10 +189,29 @@ class _Methods:
     """The daemon's methods, written once for both clients; ``call`` does the transport
     (in ``AsyncClient`` it is a coroutine function, so each method returns an awaitable)."""
 
-    call: Callable[[str, dict[str, Any] | None], Any]
     agent: str | None = None
     #: the directory whose project ``remember`` writes for when a call names none
     cwd: str | None = None
+    #: the connection for each agent written as (None: unbound)
+    _connections: dict[str | None, Any]
+
+    def __init__(self, path: str | os.PathLike[str] | None = None,
+                 timeout_s: float = DEFAULT_TIMEOUT_S, *, agent: str | None = None,
+                 channel: str = "api", cwd: str | os.PathLike[str] | None = ".",
+                 progress: Callable[[dict[str, Any]], None] | None = None) -> None:
+        self.path = os.fspath(path) if path is not None else socket_text()
+        self.timeout_s = timeout_s
+        self.agent = agent
+        self.channel = channel
+        self.cwd = _client_cwd(cwd)
+        self.progress = progress
+        self._connections = {}
+        self._ids = itertools.count(1)
+        self._parts: dict[int, dict[str, Any]] = {}  # the progress of the call's requests
+
+    def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        """Send one request and return its result (each client does the transport)."""
+        raise NotImplementedError
 
     def bind(self, agent: str | None = None, channel: str | None = None) -> Any:
         """Bind this connection to an agent (and say its channel): every write on it goes
@@ -234,7 +253,7 @@ class _Methods:
         created: float | str | None = None,
         is_global: bool = False,
     ) -> Any:
-        """Store an entry in the agent's namespace (see the README for the dedupe rules).
+        """Store an entry in the agent's namespace (docs/concepts.md, "remember rules").
         ``polarity`` ("negative" or "positive") makes a lesson a "don't" or a "do".
         ``created`` (epoch seconds or ISO date) dates imported history; the entry then says
         ``via: import``. The entry belongs to the project of ``cwd`` (default: the client's
@@ -302,6 +321,14 @@ class _Methods:
 
     def forget(self, entry_id: str, *, agent: str | None = None, reason: str | None = None) -> Any:
         return self.call("forget", _drop_none({"id": entry_id, "agent": agent, "reason": reason}))
+
+    def scope(self, entry_id: str, scope: str, project: str | None = None, *,
+              agent: str | None = None) -> Any:
+        """Move an entry to the user's global tier (``scope="global"``) or to the project of
+        the directory ``project`` (``scope="project"``); journaled, and ``memory undo`` of
+        the reply's ``undo`` run moves it back."""
+        return self.call("scope", _drop_none({"id": entry_id, "scope": scope,
+                                              "project": project, "agent": agent}))
 
     def supersede(
         self, entry_id: str, text: str, *, agent: str | None = None, confidence: float | None = None
@@ -401,40 +428,28 @@ class Client(_Methods):
     """Blocking client; its connections are reused across calls (one per agent written as,
     see the module docstring)."""
 
-    def __init__(self, path: str | os.PathLike[str] | None = None,
-                 timeout_s: float = DEFAULT_TIMEOUT_S, *, agent: str | None = None,
-                 channel: str = "api", cwd: str | os.PathLike[str] | None = ".",
-                 progress: Callable[[dict[str, Any]], None] | None = None):
-        self.path = os.fspath(path) if path is not None else socket_text()
-        self.timeout_s = timeout_s
-        self.agent = agent
-        self.channel = channel
-        self.cwd = _client_cwd(cwd)
-        self.progress = progress
-        self._socks: dict[str | None, _socket.socket] = {}
-        self._ids = itertools.count(1)
-        self._parts: dict[int, dict[str, Any]] = {}  # the progress of the call's requests
+    _connections: dict[str | None, _socket.socket]
 
-    def __enter__(self) -> Client:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:
-        for sock in self._socks.values():
+        for sock in self._connections.values():
             sock.close()
-        self._socks.clear()
+        self._connections.clear()
 
     def _connect(self, agent: str | None) -> tuple[_socket.socket, tuple[int, bytes] | None]:
         """The connection for ``agent``, and the bind request (id, frame) to send ahead of the
         first request on a new one. The bind is not waited for: the daemon answers a
         connection's frames in order and serves nothing after a refused bind, so sending both
         at once saves a round trip (a tenth of a `memory` command)."""
-        sock = self._socks.get(agent)
+        sock = self._connections.get(agent)
         if sock is not None and _closed_by_peer(sock):
             sock.close()  # the daemon closed an idle connection: open (and bind) a new one
-            del self._socks[agent]
+            del self._connections[agent]
             sock = None
         bind = None
         if sock is None:
@@ -442,7 +457,7 @@ class Client(_Methods):
                 sock = connect(str(self.path), self.timeout_s)
             except OSError as exc:
                 raise _unreachable(self.path, exc) from None
-            self._socks[agent] = sock
+            self._connections[agent] = sock
             if agent is not None or self.channel != "api":
                 bind_id = next(self._ids)
                 bind = bind_id, wire.pack({"id": bind_id, "method": "bind", "params": _drop_none(
@@ -538,33 +553,28 @@ class AsyncClient(_Methods):
     """asyncio client; calls are serialised, over one connection per agent written as (see
     the module docstring)."""
 
-    def __init__(self, path: str | os.PathLike[str] | None = None,
-                 timeout_s: float = DEFAULT_TIMEOUT_S, *, agent: str | None = None,
-                 channel: str = "api", cwd: str | os.PathLike[str] | None = ".",
-                 progress: Callable[[dict[str, Any]], None] | None = None):
-        import asyncio
+    _connections: dict[str | None, tuple[asyncio.StreamReader, asyncio.StreamWriter]]
+    _serial: asyncio.Lock | None = None
 
-        self.path = os.fspath(path) if path is not None else socket_text()
-        self.timeout_s = timeout_s
-        self.agent = agent
-        self.channel = channel
-        self.cwd = _client_cwd(cwd)
-        self.progress = progress
-        self._parts: dict[int, dict[str, Any]] = {}
-        self._streams: dict[str | None, tuple[asyncio.StreamReader, asyncio.StreamWriter]] = {}
-        self._lock = asyncio.Lock()
-        self._ids = itertools.count(1)
+    @property
+    def _lock(self) -> asyncio.Lock:
+        """Calls are serialised (the lock is made on first use, in the loop that uses it)."""
+        if self._serial is None:
+            import asyncio
 
-    async def __aenter__(self) -> AsyncClient:
+            self._serial = asyncio.Lock()
+        return self._serial
+
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
     async def close(self) -> None:
-        for _, writer in self._streams.values():
+        for _, writer in self._connections.values():
             writer.close()
-        self._streams.clear()
+        self._connections.clear()
 
     async def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
         import asyncio
@@ -624,18 +634,18 @@ class AsyncClient(_Methods):
     async def _call(self, agent: str | None, method: str, params: dict[str, Any] | None) -> Any:
         import asyncio
 
-        streams = self._streams.get(agent)
+        streams = self._connections.get(agent)
         if streams is not None and (streams[0].at_eof() or streams[1].is_closing()):
             streams[1].close()  # the daemon closed an idle connection: open (and bind) a new one
-            del self._streams[agent]
-        if agent not in self._streams:
+            del self._connections[agent]
+        if agent not in self._connections:
             try:
-                self._streams[agent] = await connect_async(str(self.path))
+                self._connections[agent] = await connect_async(str(self.path))
             except OSError as exc:
                 raise _unreachable(self.path, exc) from None
             if agent is not None or self.channel != "api":
                 await self._call(agent, "bind", _drop_none({"agent": agent, "channel": self.channel}))
-        reader, writer = self._streams[agent]
+        reader, writer = self._connections[agent]
         request_id = next(self._ids)
         timeout = self.timeout_s
         try:

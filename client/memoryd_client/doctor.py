@@ -20,33 +20,13 @@ import sys
 TYPE_CHECKING = False  # see memoryd_client/__init__.py
 
 if TYPE_CHECKING:
-    import argparse
-    from collections.abc import Callable
     from typing import Any
 
     from memoryd_client.client import Client
 
 OK, WARNING, PROBLEM = "ok", "warning", "problem"
-COMMANDS = ("doctor",)
 DAEMON_CHECKS = ("model", "telemetry", "database", "ledger lines", "ledger", "disk", "sources",
                  "skipped", "backlog")
-
-
-def add_parsers(add_command: Callable[..., Any], common: argparse.ArgumentParser) -> None:
-    add_command(
-        "doctor", parents=[common], help="check the installation: daemon, versions, "
-        "MEMORYD_HOME, hooks, service, model, database, sources (exit 1 on a problem)",
-        description="Check everything a working memoryd needs and say how to fix what is not "
-        "right: the daemon answers; client and daemon versions agree; MEMORYD_HOME of this "
-        "shell, the daemon, the service and each installed hook agree; the hooks and the "
-        "service run a program that exists; the service is installed, enabled and running; "
-        "the model loaded with the shipped hash; onnxruntime's telemetry is off; the database "
-        "passes quick_check; every ledger entry is in the index; disk space; sources that do "
-        "not exist; skipped files and lines; backlogs. Run it when something seems wrong, and "
-        "paste its --json output into a bug report. With the daemon down, the checks that need "
-        "it are left out and the report says how to start it.",
-        epilog="Exit codes: 0 healthy (warnings allowed), 1 at least one problem, 2 usage error. "
-        "Example: memory doctor --json")
 
 
 def check(name: str, status: str, detail: str, fix: str | None = None) -> dict[str, Any]:
@@ -77,7 +57,8 @@ def client_version() -> str:
         from importlib.metadata import version
 
         return version("memoryd-client")
-    except Exception:  # not installed as a distribution (a source checkout on sys.path)
+    except ImportError:  # not installed as a distribution (a source checkout on sys.path;
+        # PackageNotFoundError is an ImportError)
         import memoryd_client
 
         return str(getattr(memoryd_client, "__version__", "unknown"))
@@ -190,8 +171,9 @@ def _settings_files() -> list[tuple[str, str, str | None]]:
     that this shell can know: the user's, and the current project's."""
     from memoryd_client.install import settings_path
 
-    files = [("claude-code", str(settings_path("claude-code", None)), None),
-             ("codex", str(settings_path("codex", None)), None)]
+    files: list[tuple[str, str, str | None]] = [
+        ("claude-code", str(settings_path("claude-code", None)), None),
+        ("codex", str(settings_path("codex", None)), None)]
     project = _project_root(os.getcwd())
     if project is not None:
         for harness, relative in (("claude-code", ".claude/settings.local.json"),
@@ -223,7 +205,7 @@ def installed_hooks() -> list[dict[str, Any]]:
 
     from memoryd_client.install import is_ours
 
-    found = []
+    found: list[dict[str, Any]] = []
     for harness, path, project in _settings_files():
         try:
             with open(path, encoding="utf-8") as handle:
@@ -351,27 +333,9 @@ def service_check(facts: dict[str, Any] | None, served_state: str) -> dict[str, 
     if state is None:
         return check("service", WARNING, f"{_tilde(str(path))} installed; {why}",
                      "log in to a session with a user manager, or run memoryd serve yourself")
-    if service_probe.launchd():
-        if state.get("loaded") != "yes":
-            return check("service", PROBLEM, f"{_tilde(str(path))} installed but not loaded",
-                         "memoryd service start")
-        if state.get("state") != "running":
-            return check("service", PROBLEM, f"loaded, not running (state {state.get('state')}"
-                         f", last exit {state.get('last exit code', '?')})",
-                         "memoryd service logs says why; memoryd service start")
-        pid = state.get("pid")
-    else:
-        if state.get("UnitFileState") != "enabled":
-            return check("service", WARNING, f"{_tilde(str(path))} installed, not enabled "
-                         f"({state.get('UnitFileState') or 'unknown'}): it will not start at "
-                         "login", "memoryd service install (or systemctl --user enable memoryd)")
-        if state.get("ActiveState") != "active":
-            result = state.get("Result")
-            return check("service", PROBLEM, f"enabled, not running ({state.get('ActiveState')}"
-                         f", {state.get('SubState')}" + (f", last result {result}" if result
-                                                         and result != "success" else "") + ")",
-                         "memoryd service logs says why; systemctl --user start memoryd")
-        pid = state.get("MainPID")
+    problem, pid = _service_running(path, state)
+    if problem is not None:
+        return problem
     detail = f"installed, enabled and running (pid {pid}) from {_tilde(str(path))}"
     if facts is not None and pid and str(facts.get("pid")) != str(pid):
         return check("service", WARNING, detail + f", but the daemon that answers is pid "
@@ -384,6 +348,32 @@ def service_check(facts: dict[str, Any] | None, served_state: str) -> dict[str, 
                      f"install` would write it differently ({shown})",
                      "memoryd service install (it rewrites the unit and restarts memoryd)")
     return check("service", OK, detail)
+
+
+def _service_running(path: Any, state: dict[str, Any]) -> tuple[dict[str, Any] | None, Any]:
+    """Why the installed service does not run (not loaded, not enabled, stopped), or its pid."""
+    from memoryd_client import service_probe
+
+    if service_probe.launchd():
+        if state.get("loaded") != "yes":
+            return check("service", PROBLEM, f"{_tilde(str(path))} installed but not loaded",
+                         "memoryd service start"), None
+        if state.get("state") != "running":
+            return check("service", PROBLEM, f"loaded, not running (state {state.get('state')}"
+                         f", last exit {state.get('last exit code', '?')})",
+                         "memoryd service logs says why; memoryd service start"), None
+        return None, state.get("pid")
+    if state.get("UnitFileState") != "enabled":
+        return check("service", WARNING, f"{_tilde(str(path))} installed, not enabled "
+                     f"({state.get('UnitFileState') or 'unknown'}): it will not start at "
+                     "login", "memoryd service install (or systemctl --user enable memoryd)"), None
+    if state.get("ActiveState") != "active":
+        result = state.get("Result")
+        return check("service", PROBLEM, f"enabled, not running ({state.get('ActiveState')}"
+                     f", {state.get('SubState')}" + (f", last result {result}" if result
+                                                     and result != "success" else "") + ")",
+                     "memoryd service logs says why; systemctl --user start memoryd"), None
+    return None, state.get("MainPID")
 
 
 def spool_check() -> dict[str, Any]:
@@ -404,7 +394,7 @@ def spool_check() -> dict[str, Any]:
     events = read_spool(data)
     if not events:
         return check("spool", OK, "no hook events wait in the spool")
-    oldest = min((e.get("ts") for e in events if isinstance(e.get("ts"), (int, float))),
+    oldest = min([e["ts"] for e in events if isinstance(e.get("ts"), (int, float))],
                  default=since)
     return check("spool", WARNING, f"{len(events)} hook events spooled while memoryd was "
                  f"unreachable, the oldest {duration(time.time() - oldest)} ago ({path})",
@@ -473,9 +463,3 @@ def print_report(report: dict[str, Any]) -> None:
         counts.append(f"{report['warnings']} warning" + ("s" if report["warnings"] > 1 else ""))
     verdict = "healthy" if report["healthy"] else "not healthy"
     print(f"{verdict}" + (f": {', '.join(counts)}" if counts else ": every check ok"))
-
-
-def run(args: argparse.Namespace, client: Client, emit: Callable[..., None]) -> int:
-    report = examine(client)
-    emit(args, report, print_report)
-    return 0 if report["healthy"] else 1

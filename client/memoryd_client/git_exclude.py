@@ -45,7 +45,7 @@ def _read(exclude: str) -> str:
 
 
 def _write(exclude: str, text: str) -> None:
-    from memoryd_client.install import write_atomically
+    from memoryd_client.atomic_file import write_atomically
 
     os.makedirs(os.path.dirname(exclude), exist_ok=True)
     mode = os.stat(exclude).st_mode & 0o7777 if os.path.exists(exclude) else 0o644

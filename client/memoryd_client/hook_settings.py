@@ -89,17 +89,9 @@ def strip_handlers(text: str, ours: Callable[[Any], bool], added: Added) -> tupl
     for number, event in enumerate(hooks.value.members):
         if event.value.kind != "array":
             continue
-        gone_groups = []
-        for index, group in enumerate(event.value.items):
-            handlers = group.member("hooks") if group.kind == "object" else None
-            if handlers is None or handlers.value.kind != "array" or not handlers.value.items:
-                continue
-            mine = [i for i, h in enumerate(handlers.value.items) if ours(value_of(text, h))]
-            removed += len(mine)
-            if len(mine) == len(handlers.value.items):
-                gone_groups.append(index)
-            elif mine:
-                edits += remove(text, handlers.value, mine)
+        event_edits, gone_groups, mine = _strip_event(text, event.value, ours)
+        edits += event_edits
+        removed += mine
         if gone_groups and len(gone_groups) == len(event.value.items):
             emptied.append(number)
         elif gone_groups:
@@ -117,6 +109,26 @@ def strip_handlers(text: str, ours: Callable[[Any], bool], added: Added) -> tupl
     elif gone_events:
         edits += _empty(text, root, hooks.value, added)
     return apply(text, edits), removed
+
+
+def _strip_event(text: str, groups: Node, ours: Callable[[Any], bool]
+                 ) -> tuple[list[Edit], list[int], int]:
+    """An event's list of groups without our handlers: the edits inside groups that keep
+    others' handlers, the groups that held only ours, and how many of ours there were."""
+    edits: list[Edit] = []
+    gone_groups = []
+    removed = 0
+    for index, group in enumerate(groups.items):
+        handlers = group.member("hooks") if group.kind == "object" else None
+        if handlers is None or handlers.value.kind != "array" or not handlers.value.items:
+            continue
+        mine = [i for i, h in enumerate(handlers.value.items) if ours(value_of(text, h))]
+        removed += len(mine)
+        if len(mine) == len(handlers.value.items):
+            gone_groups.append(index)
+        elif mine:
+            edits += remove(text, handlers.value, mine)
+    return edits, gone_groups, removed
 
 
 def _empty(text: str, root: Node, hooks: Node, added: Added) -> list[Edit]:

@@ -5,7 +5,8 @@ never blocks its agent: it always exits 0 with valid (possibly empty) output —
 usage mistake, a slow or dead daemon — and it answers within a deadline well under the agent's
 hook timeout. When the daemon cannot be reached the event is appended to a spool file that the
 daemon replays when it is back. The payload is forwarded as it came: the daemon parses it and
-renders the agent's output, so a hook process never imports json (or typing, or pathlib).
+renders the agent's output, so a hook process never imports json (or typing, or pathlib), and
+it speaks the wire protocol without msgpack (memoryd_client.hook_wire).
 
 Kept free of argparse and of the rest of the CLI so that a hook process starts fast.
 """
@@ -21,29 +22,33 @@ TYPE_CHECKING = False  # typing and pathlib cost a hook process ~10 ms; it needs
 if TYPE_CHECKING:
     from typing import Any
 
-from memoryd_client import wire
+from memoryd_client import hook_wire
 
 HARNESSES = ("claude-code", "codex")
 #: The events memoryd's hooks handle, per agent (what `memory hook install` registers).
 HARNESS_EVENTS = {
-    "claude-code": ("SessionStart", "UserPromptSubmit", "PreCompact", "PostCompact", "Stop",
-                    "SubagentStop", "SessionEnd"),
-    "codex": ("SessionStart", "UserPromptSubmit", "PreCompact", "PostCompact", "Stop",
-              "SessionEnd"),
+    "claude-code": ("SessionStart", "UserPromptSubmit", "PreToolUse", "PreCompact", "PostCompact",
+                    "Stop", "SubagentStop", "SessionEnd"),
+    "codex": ("SessionStart", "UserPromptSubmit", "PreToolUse", "PreCompact", "PostCompact",
+              "Stop", "SessionEnd"),
 }
 #: Event names the agents send, and the aliases accepted on the command line.
 EVENTS = {
     "sessionstart": "SessionStart", "session-start": "SessionStart",
     "userpromptsubmit": "UserPromptSubmit", "prompt": "UserPromptSubmit",
+    "pretooluse": "PreToolUse", "pre-tool-use": "PreToolUse",
     "precompact": "PreCompact", "pre-compact": "PreCompact",
     "postcompact": "PostCompact", "post-compact": "PostCompact",
     "stop": "Stop", "subagentstop": "SubagentStop", "subagent-stop": "SubagentStop",
     "sessionend": "SessionEnd", "session-end": "SessionEnd",
 }
 #: Events whose output carries context into the conversation.
-CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit")
+CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse")
 #: Seconds the whole exchange with the daemon may take, per event (agents allow 5-60 s).
-DEADLINE_S = {"SessionStart": 2.5, "UserPromptSubmit": 1.5}
+#: PreToolUse runs before every tool call: a daemon slower than this is not waited for.
+DEADLINE_S = {"SessionStart": 2.5, "UserPromptSubmit": 1.5, "PreToolUse": 0.25}
+#: Events not worth replaying later: a tool call's lesson is of use only before the call.
+NOT_SPOOLED = ("PreToolUse",)
 DEFAULT_DEADLINE_S = 0.5
 MAX_STDIN_BYTES = 4 * 1024 * 1024
 SPOOL_NAME = "spool.msgpack"
@@ -82,7 +87,7 @@ def append_spool(request: dict[str, Any]) -> None:
     daemon's replay."""
     path = spool_path()
     os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-    frame = wire.pack(request)
+    frame = hook_wire.frame(request)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
@@ -93,6 +98,8 @@ def append_spool(request: dict[str, Any]) -> None:
 
 def read_spool(data: bytes) -> list[dict[str, Any]]:
     """The requests in a spool file's bytes; a torn or corrupt tail is dropped."""
+    from memoryd_client import wire  # the daemon's side: msgpack is loaded there anyway
+
     requests = []
     offset = 0
     while offset + wire.HEADER.size <= len(data):
@@ -117,9 +124,9 @@ def call_daemon(request: dict[str, Any], deadline_s: float) -> dict[str, Any]:
 
     sock = connect(socket_text(lean=True), deadline_s, retry_s=deadline_s / 2)  # a bare _socket
     try:
-        sock.sendall(wire.pack({"id": 1, "method": "hook", "params": request}))
+        sock.sendall(hook_wire.frame({"id": 1, "method": "hook", "params": request}))
         data = b""
-        needed = wire.HEADER.size
+        needed = hook_wire.HEADER_SIZE
         length = None
         while len(data) < needed:
             sock.settimeout(max(end - time.monotonic(), 0.001))
@@ -127,10 +134,12 @@ def call_daemon(request: dict[str, Any], deadline_s: float) -> dict[str, Any]:
             if not chunk:
                 raise ConnectionError("memoryd closed the connection")
             data += chunk
-            if length is None and len(data) >= wire.HEADER.size:
-                length = wire.frame_length(data[: wire.HEADER.size])
-                needed = wire.HEADER.size + length
-        reply = wire.unpack(data[wire.HEADER.size:needed])
+            if length is None and len(data) >= hook_wire.HEADER_SIZE:
+                length = hook_wire.frame_length(data)
+                needed = hook_wire.HEADER_SIZE + length
+        reply = hook_wire.unpack(data[hook_wire.HEADER_SIZE:needed])
+        if not isinstance(reply, dict):
+            raise TypeError("the reply is not a map")
     finally:
         sock.close()
     result = reply.get("result")
@@ -141,16 +150,21 @@ def call_daemon(request: dict[str, Any], deadline_s: float) -> dict[str, Any]:
     return {"problem": f"the daemon refused the event: {message}"} if message else {}
 
 
-def render(event: str, context: str | None) -> str:
+def render(event: str, context: str | None, deny: str | None = None) -> str:
     """The agent's own output: JSON with additionalContext for context events, else nothing.
     Codex validates hook output against strict schemas, so only the common subset is used.
-    (The daemon renders; the hook process only prints, so it never imports json.)"""
+    ``deny`` (PreToolUse only: a hard rule the user opted into) denies the call, with the
+    reason the agent reads; memoryd never answers "allow", which would skip the user's
+    permission prompt. (The daemon renders; the hook process only prints, so it never imports
+    json.)"""
     import json
 
     if event not in CONTEXT_EVENTS or not context:
         return ""
-    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}},
-                      ensure_ascii=False)
+    output: dict[str, str] = {"hookEventName": event, "additionalContext": context}
+    if deny and event == "PreToolUse":
+        output.update(permissionDecision="deny", permissionDecisionReason=deny)
+    return json.dumps({"hookSpecificOutput": output}, ensure_ascii=False)
 
 
 def _is_terminal(stream: Any) -> bool:
@@ -183,6 +197,10 @@ def run_hook(argv: list[str], stdin: Any = None, stdout: Any = None) -> int:
         try:
             result = call_daemon(request, DEADLINE_S.get(event, DEFAULT_DEADLINE_S))
         except (FileNotFoundError, ConnectionError, BlockingIOError) as exc:  # not sent
+            if event in NOT_SPOOLED:
+                print(f"memoryd hook: daemon unreachable ({exc.__class__.__name__})",
+                      file=sys.stderr)
+                return 0
             append_spool(request)
             print(f"memoryd hook: daemon unreachable ({exc.__class__.__name__}); event spooled",
                   file=sys.stderr)

@@ -36,20 +36,25 @@ import re
 import shlex
 import shutil
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from memoryd_client import hook_settings
+from memoryd_client.atomic_file import fsync_directory, write_atomically
 from memoryd_client.errors import BadParamsError
 from memoryd_client.paths import state_dir
 
+#: The tools the PreToolUse hook reads (memoryd.sessions.tool_lessons): the hook runs for
+#: no other tool call.
+CLAUDE_CODE_TOOLS = "Bash|Edit|Write|MultiEdit|NotebookEdit"
+CODEX_TOOLS = "Bash|apply_patch"
 #: event → (matcher or None, handler extras)
 CLAUDE_CODE_EVENTS: dict[str, tuple[str | None, dict[str, Any]]] = {
     "SessionStart": ("startup|resume|clear|compact|fork", {"timeout": 10}),
     "UserPromptSubmit": (None, {"timeout": 5}),
+    "PreToolUse": (CLAUDE_CODE_TOOLS, {"timeout": 5}),
     "PreCompact": (None, {"timeout": 10}),
     "PostCompact": (None, {"timeout": 10}),
     "Stop": (None, {"timeout": 10, "async": True}),
@@ -59,6 +64,7 @@ CLAUDE_CODE_EVENTS: dict[str, tuple[str | None, dict[str, Any]]] = {
 CODEX_EVENTS: dict[str, tuple[str | None, dict[str, Any]]] = {
     "SessionStart": ("startup|resume|clear", {"timeout": 10}),
     "UserPromptSubmit": (None, {"timeout": 5}),
+    "PreToolUse": (CODEX_TOOLS, {"timeout": 5}),
     "PreCompact": (None, {"timeout": 10}),
     "PostCompact": (None, {"timeout": 10}),
     "Stop": (None, {"timeout": 10}),
@@ -155,39 +161,6 @@ def is_ours(handler: Any, harness: str) -> bool:
 
 
 # -- writing ----------------------------------------------------------------------------------
-
-def write_atomically(path: str, text: str, mode: int, owner: tuple[int, int] | None = None) -> None:
-    """Replace `path` (a real file, not a link) with `text`: a temporary file in its directory,
-    fsync, rename, then fsync of the directory. The file gets `mode` (and `owner` when given and
-    allowed)."""
-    directory = os.path.dirname(path)
-    fd, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".memoryd-tmp",
-                                     dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
-            out.write(text)
-            out.flush()
-            os.fchmod(out.fileno(), mode)
-            if owner is not None and owner != (os.geteuid(), os.getegid()):
-                with contextlib.suppress(OSError):  # only root may give a file away
-                    os.fchown(out.fileno(), *owner)
-            os.fsync(out.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-    _fsync_directory(directory)
-
-
-def _fsync_directory(directory: str) -> None:
-    with contextlib.suppress(OSError):  # not every file system lets a directory be opened
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
 
 def backup_stem(real_path: str) -> Path:
     """Where the backups of the file at `real_path` go, without their suffix."""
@@ -324,7 +297,7 @@ class SettingsFile:
         for directory in reversed(created[:-1]):
             with contextlib.suppress(OSError):  # not empty: something else lives there now
                 os.rmdir(directory)
-        _fsync_directory(os.path.dirname(self.real))
+        fsync_directory(os.path.dirname(self.real))
         note.unlink()
         _prune_backup_dirs(note.parent)
         return True
@@ -371,13 +344,13 @@ def _make_parents(directory: str) -> list[str]:
 def next_steps(harness: str) -> list[str]:
     """What the user does after install (integrations.md §1.1, §3.2)."""
     if harness == "claude-code":
-        return ["Next: new Claude Code sessions run the hooks (a running one may need a look at "
-                "/hooks or a restart; project hooks run once the workspace is trusted)."]
+        return [("Next: new Claude Code sessions run the hooks (a running one may need a look at "
+                 "/hooks or a restart; project hooks run once the workspace is trusted).")]
     config = settings_path("codex", None).with_name("config.toml")
-    return ["Next: in Codex, review and trust the hooks with /hooks: Codex does not run untrusted "
-            "hooks.",
-            "  Codex versions from before hooks were on by default also need `codex_hooks = true` "
-            f"under [features] in {config}."]
+    return [("Next: in Codex, review and trust the hooks with /hooks: Codex does not run untrusted "
+             "hooks."),
+            ("  Codex versions from before hooks were on by default also need `codex_hooks = true` "
+             f"under [features] in {config}.")]
 
 
 def _reach() -> list[str]:
@@ -427,6 +400,7 @@ def install(harness: str, project: str | None = None) -> str:
     settings = SettingsFile.read(path)
     groups = groups_for(harness)
     replaced = 0
+    added: hook_settings.Added
     if settings.text is None:
         text, added = hook_settings.new_file(groups), {}
     else:

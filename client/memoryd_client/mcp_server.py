@@ -5,8 +5,8 @@ talks to the daemon; stdout is the JSON-RPC wire, so nothing else prints to it.
 
 Tools: the memory directory (memory_list, memory_read, memory_write, memory_replace,
 memory_insert), entries (memory_search, memory_recent, memory_get, memory_history,
-memory_remember, memory_forget) and memory_context, the block the hooks inject at session start,
-for agents without hooks. Every parameter is described; kinds and polarities are enums. Search,
+memory_remember, memory_forget, memory_scope) and memory_context, the block the hooks inject at
+session start, for agents without hooks. Every parameter is described; kinds and polarities are enums. Search,
 recent, get and history answer in compact text, one line per entry, not JSON: what a model reads
 best and cheapest.
 
@@ -14,16 +14,27 @@ The server works for the directory it was started in, as `memory store` does the
 it in their workspace): memory_remember writes for that git repository unless its ``scope`` is
 "global", and memory_context shows that project's block. A tool refuses arguments it does not
 take, naming the ones it takes (the SDK would drop them silently).
+
+The tools are a table (:data:`TOOLS`). A tool that is a command of `memory` (get, history,
+forget, context, the file actions, and recent, which is `memory list` of the agent) runs that
+command's request from the command table (memoryd_client.commands); search, remember and
+scope, whose arguments no command has (another agent's memory; a scope; the server's project),
+make their own call. The SDK reads
+each tool's parameters from a signature made of the table, with the SDK's types.
 """
 
-# no `from __future__ import annotations`: the SDK reads the tools' annotations, which name
-# types defined inside build_server (the SDK is imported only when the server runs)
+from __future__ import annotations
+
+import inspect
 import os
 import sys
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
 
 from memoryd_client.client import Client
+from memoryd_client.command_spec import Values
+from memoryd_client.commands import command_at
 from memoryd_client.errors import MemorydError
 
 INSTRUCTIONS = (
@@ -37,6 +48,8 @@ INSTRUCTIONS = (
 MCP_REQUIREMENT = "mcp==2.3.0"
 #: A hit's text in a listing; memory_get gives the whole text.
 TEXT_CHARS = 600
+#: The default of a parameter the model must give.
+REQUIRED = object()
 
 
 def client_version() -> str:
@@ -131,10 +144,274 @@ def scope_of(cwd: str) -> tuple[str | None, str]:
                         "how they like to work), not for this codebase")
 
 
-def build_server(agent: str, client: Client, cwd: str | None = None) -> Any:
-    try:
-        from typing import Annotated, Literal
+class Param:
+    """One argument of a tool, as the SDK describes it to the model: a type ("str", "int",
+    "strs" for a list of text, or a tuple of the values allowed), a description (or a function
+    of the server's facts that writes it) and a default (None makes it optional; REQUIRED: the
+    model must give it). ``dest`` names the argument of the command it fills (its own name
+    by default); ``ge`` and ``le`` bound a number."""
 
+    __slots__ = ("default", "description", "dest", "ge", "kind", "le", "name")
+
+    def __init__(self, name: str, kind: Any, description: Any, default: Any = REQUIRED, *,
+                 dest: str | None = None, ge: int | None = None, le: int | None = None) -> None:
+        self.name = name
+        self.kind = kind
+        self.description = description
+        self.default = default
+        self.dest = dest or name
+        self.ge = ge
+        self.le = le
+
+
+class Tool:
+    """One tool. A tool that is a command of `memory` (``command``, as "file read") runs the
+    command's request from the table (memoryd_client.commands) with its arguments, the
+    server's ``facts`` it takes ("agent": it acts as the server's agent; "cwd": the server's
+    directory) filled in, and turns the reply into what the model reads (``reply``). A tool
+    that is not quite one (search: another agent's memory; remember: a scope) has ``call``:
+    the client call and the reply together."""
+
+    __slots__ = (
+        "call",
+        "command",
+        "description",
+        "facts",
+        "name",
+        "params",
+        "reply",
+        "text",
+        "writes",
+    )
+
+    def __init__(self, name: str, description: str, params: tuple[Param, ...] = (), *,
+                 command: str | None = None, facts: tuple[str, ...] = (),
+                 reply: Callable[[Any, Values], Any] | None = None,
+                 call: Callable[[Client, dict[str, Any], dict[str, str]], Any] | None = None,
+                 writes: bool = False, text: bool = True) -> None:
+        self.name = name
+        self.description = description
+        self.params = params
+        self.command = command
+        self.facts = facts
+        self.reply = reply
+        self.call = call
+        self.writes = writes
+        self.text = text  # plain text for the model; else a structured (JSON) reply
+
+
+PATH = Param("path", "str", "a path relative to your memory directory, e.g. CONTEXT.md or "
+             "notes/decisions.md")
+ENTRY_ID = Param("entry_id", "str", "an entry's id (from memory_search or memory_recent); a "
+                 "unique prefix of 6+ characters works", dest="id")
+KIND = Param("kind", ("note", "fact", "lesson", "feedback", "summary", "turn"),
+             "only this kind: lesson (a rule learned), fact, note, feedback (the user's words), "
+             "summary (a compacted session), turn (a past session exchange)", None)
+SINCE = Param("since", "str", "only entries written since: an age (7d, 12h), a date "
+              "(2026-03-15) or epoch seconds", None)
+
+
+def recent_text(result: dict[str, Any], args: Values) -> str:
+    entries = result["entries"]
+    if not entries:
+        return "no entries yet" if not (args.kind or args.since) else "no entries match"
+    now = time.time()
+    more = result.get("total", len(entries)) - len(entries)
+    lines = [entry_line(e, now, "") for e in entries]
+    return "\n".join(lines + ([f"({more} older; raise limit or narrow by since)"]
+                              if more > 0 else []))
+
+
+def entry_text(entry: dict[str, Any], args: Values) -> str:
+    from memoryd_client.views import usage_words
+
+    fields = [("id", entry["id"]), ("agent", entry["agent"]), ("kind", entry["kind"]),
+              ("category", entry.get("category")), ("key", entry.get("key")),
+              ("polarity", entry.get("polarity")), ("status", entry["status"]),
+              ("superseded by", entry.get("superseded_by")),
+              ("confidence", entry.get("confidence")),
+              ("written", time.strftime("%Y-%m-%d %H:%M", time.localtime(entry["created"]))
+               + f" ({entry.get('age_note') or _age(entry['created'], time.time())})"),
+              ("stale", entry.get("stale")),
+              ("from", f"{entry['source']}:{entry['line_start']}" if entry.get("source")
+               and entry.get("line_start") else entry.get("source")),
+              ("session", entry.get("session")),
+              ("tags", ", ".join(entry.get("tags") or []) or None),
+              ("usage", usage_words(entry["usage"]) if entry.get("usage") else None)]
+    return "\n".join([*(f"{k}: {v}" for k, v in fields if v not in (None, "")), "",
+                      entry["text"]])
+
+
+def history_text(result: dict[str, Any], args: Values) -> str:
+    now = time.time()
+    lines = ["versions (oldest first):",
+             *(entry_line(e, now, "  ") for e in result["entries"]), "changes:"]
+    for event in result.get("events") or []:
+        lines.append(f"  {time.strftime('%Y-%m-%d %H:%M', time.localtime(event['ts']))} "
+                     f"{event['action']} {event['id']} by {event.get('actor') or '-'}")
+    return "\n".join(lines)
+
+
+def search(client: Client, values: dict[str, Any], facts: dict[str, str]) -> str:
+    """memory_search: the agent's own memory, or (other_agent) one other agent's."""
+    other = values["other_agent"]
+    result = client.search(values["query"], agent=other or facts["agent"], limit=values["limit"],
+                           category=values["category"],
+                           kind=[values["kind"]] if values["kind"] else None,
+                           since=values["since"])
+    if other and result.get("unknown_agents"):
+        return f"no agent named {other!r} has anything in memory"
+    return search_text(values["query"], result["hits"], time.time())
+
+
+def scope(client: Client, values: dict[str, Any], facts: dict[str, str]) -> str:
+    """memory_scope: one of the agent's entries to the global tier or the server's project."""
+    result = client.scope(values["entry_id"], values["scope"],
+                          facts["cwd"] if values["scope"] == "project" else None,
+                          agent=facts["agent"])
+    where = f"project {result['project']}" if result["project"] else "the global tier"
+    if not result["moved"]:
+        return f"{result['entry']['id']} is in {where} already"
+    return f"moved {result['entry']['id']} to {where} (undo: memory undo {result['undo']})"
+
+
+def remember(client: Client, values: dict[str, Any], facts: dict[str, str]) -> dict[str, Any]:
+    """memory_remember: for the server's project (or every project), with its tags as a
+    list; the reply says what was stored, or which entry already says it."""
+    where: dict[str, Any] = ({"is_global": True} if values["scope"] == "global" else
+                             {"cwd": facts["cwd"]})
+    result = client.remember(facts["agent"], values["category"], values["text"],
+                             kind=values["kind"], key=values["key"], tags=values["tags"],
+                             polarity=values["polarity"], **where)
+    entry = result["entry"]
+    if not result["stored"]:
+        return {"stored": False, "duplicate": result.get("duplicate"),
+                "existing": {"id": entry["id"], "text": entry["text"]}}
+    reply: dict[str, Any] = {"stored": True, "id": entry["id"], "text": entry["text"],
+                             "project": entry.get("project") or "global (shown in every project)",
+                             "quarantined": entry.get("quarantined", False)}
+    if result.get("corrects"):
+        reply["contradicts"] = [
+            {"id": c["entry"]["id"], "text": c["entry"]["text"], "why": c["why"],
+             "now": "superseded by this one" if c["action"] == "supersede" else
+             "disputed: both kept until the user forgets or supersedes one"}
+            for c in result["corrects"]]
+    return reply
+
+
+TOOLS = (
+    # -- the memory directory (memory file ACTION) ------------------------------------------
+    Tool("memory_list", "List the files in your memory directory (paths relative to it, sizes, "
+         "times). Use it to see what you have written down before reading or adding a file.",
+         command="file list", facts=("agent",), reply=lambda r, a: r, text=False),
+    Tool("memory_read", "Read one file of your memory directory, e.g. \"CONTEXT.md\" or "
+         "\"decisions.md\". Returns the whole text; use memory_search to find something across "
+         "all memory.",
+         (PATH,), command="file read", facts=("agent",), reply=lambda r, a: r["text"]),
+    Tool("memory_write", "Write a whole file in your memory directory (created if missing, "
+         "replaced if not). Prefer memory_replace or memory_insert to change part of an "
+         "existing file.",
+         (PATH, Param("text", "str", "the file's whole new text (markdown)")),
+         command="file write", facts=("agent",), writes=True,
+         reply=lambda r, a: f"{'created' if r['created'] else 'wrote'} {r['path']} "
+         f"({r['bytes']} bytes)"),
+    Tool("memory_replace", "Replace text in a memory file. `old` must occur exactly once (the "
+         "error says how many times it was found otherwise); include surrounding words to make "
+         "it unique.",
+         (PATH, Param("old", "str", "the exact text to replace; it must occur exactly once in "
+                      "the file"),
+          Param("new", "str", "the text to put in its place (empty deletes it)")),
+         command="file replace", facts=("agent",), writes=True,
+         reply=lambda r, a: f"replaced 1 occurrence in {a.path}"),
+    Tool("memory_insert", "Insert text before line `line` (1-based) of a memory file; 0 inserts "
+         "at the top and one past the last line appends. Use it to add a dated bullet under a "
+         "section.",
+         (PATH, Param("line", "int", "insert before this line (1-based); 0 inserts at the top, "
+                      "one past the last line appends", ge=0),
+          Param("text", "str", "the lines to insert")),
+         command="file insert", facts=("agent",), writes=True,
+         reply=lambda r, a: f"inserted at line {r['line']} of {a.path}"),
+    # -- entries ------------------------------------------------------------------------------
+    Tool("memory_search", "Search your memory (notes, lessons, facts, past session exchanges) "
+         "by meaning and by keywords. Use it before answering questions about earlier "
+         "decisions or preferences. Returns one line per hit, best first: `id (kind/category, "
+         "age, notes): text`; a hit marked * is likely what was asked. `stale` means something "
+         "it names is gone from the project (a file, a function, a flag) and an old hit says "
+         "\"verify before acting\": check those before relying on them.",
+         (Param("query", "str", "what you want to know, in words: a question or a few "
+                "keywords"),
+          Param("limit", "int", "at most this many hits", 8, ge=1, le=50),
+          Param("category", "str", "only this category (the topic an entry was filed under, "
+                "e.g. git, testing, billing)", None),
+          KIND, SINCE,
+          Param("other_agent", "str", "search this other agent's memory instead of yours "
+                "(read only)", None)),
+         call=search),
+    Tool("memory_recent", "Your newest entries, without a query, newest first: what you noted, "
+         "learned or were told lately. Use it to catch up at the start of work, or to find an "
+         "entry's id. Returns one line per entry: `id (kind/category, age): text`.",
+         (Param("limit", "int", "at most this many entries", 10, ge=1, le=100), KIND, SINCE),
+         command="list", facts=("agent",), reply=recent_text),
+    Tool("memory_get", "One entry in full: its whole text, kind, category, key, status, "
+         "confidence, when and where it came from, what superseded it, and its usage (the sessions "
+         "it was injected into: followed, broken, no occasion). Use it when a search line was "
+         "cut.",
+         (ENTRY_ID,), command="get", reply=entry_text),
+    Tool("memory_history", "Every version of an entry, oldest first (what superseded what, and "
+         "a keyed fact's earlier values), then what was done to it and by whom. Use it before "
+         "changing a memory someone else may have corrected.",
+         (ENTRY_ID,), command="history", reply=history_text),
+    Tool("memory_context", "What you already know, as one block: pinned files, feedback, "
+         "lessons, facts, notes and your other memory files. The hooks of Claude Code and Codex "
+         "inject it at session start; without hooks, call it once at the start of a session.",
+         (Param("cwd", "str", lambda facts: "the directory you work in (absolute path): that "
+                "project's lessons and facts are included (default: the server's, "
+                f"{facts['cwd']})", None),),
+         command="context", facts=("agent", "cwd"),
+         reply=lambda r, a: r["text"] or f"no memory yet for agent {a.agent}"),
+    Tool("memory_remember", "Store one lasting memory: a preference, a correction (\"don't …\"), "
+         "a non-obvious fact. It belongs to the project (git repository) you work in, unless "
+         "scope is global. Returns whether it was stored, and for which project. A duplicate "
+         "(the same thing said before) is not stored: the reply names the entry that says it "
+         "(``existing``). A correction of an entry (the opposite rule, another number) is "
+         "stored, and the reply names what it contradicts.",
+         (Param("text", "str", "the memory, one self-contained statement (\"We deploy with "
+                "fly.io, never Heroku\")"),
+          Param("category", "str", "the topic to file it under, e.g. git, testing, style",
+                "general"),
+          Param("kind", ("note", "fact", "lesson"), "lesson: a rule learned (give polarity); "
+                "fact: a value, best with a key; note: anything else (the default; fact with a "
+                "key, lesson with a polarity). Feedback is the user's own words: only the user "
+                "records it", None),
+          Param("polarity", ("negative", "positive"), "for a lesson: negative for what to "
+                "avoid (don't), positive for what to do; refused on other kinds", None),
+          Param("key", "str", "for a fact: a dotted key (pref.editor, tool.linter); a new "
+                "value for the same key supersedes the old one", None),
+          Param("tags", "strs", "a few tags", None),
+          Param("scope", ("project", "global"), lambda facts: facts["scope"], "project")),
+         call=remember, writes=True, text=False),
+    Tool("memory_forget", "Forget one of your entries by id (from memory_search). It is kept in "
+         "the history, not deleted, and no longer shows up in searches or in the injected "
+         "memory; an entry from a memory file is removed from that file (undoable with `memory "
+         "undo`).",
+         (ENTRY_ID, Param("reason", "str", "why, kept in the history", None)),
+         command="forget", facts=("agent",), writes=True,
+         reply=lambda r, a: f"forgotten {r['id']}"),
+    Tool("memory_scope", "Move one of your entries (by id, from memory_search) to the global "
+         "tier or to this project: a lesson that proved true in several projects belongs to "
+         "the global tier. The move is journaled; the user can take it back with `memory "
+         "undo`. An entry of a memory file belongs where its file is: that is refused, with "
+         "the reason.",
+         (ENTRY_ID, Param("scope", ("project", "global"), "global: shown in every project "
+                          "(what holds everywhere, such as the user's preferences); project: "
+                          "shown only in the git repository this server runs in")),
+         call=scope, writes=True),
+)
+
+
+def build_server(agent: str, client: Client, cwd: str | None = None) -> Any:
+    """The server, its tools registered from :data:`TOOLS`."""
+    try:
         from mcp.server import MCPServer
         from mcp.server.mcpserver.exceptions import ToolError
         from mcp.types import ToolAnnotations
@@ -145,11 +422,30 @@ def build_server(agent: str, client: Client, cwd: str | None = None) -> Any:
             f"install '{MCP_REQUIREMENT}'") from None
 
     server_cwd = os.path.abspath(cwd or working_directory())
-    _, scope_help = scope_of(server_cwd)
+    facts = {"agent": agent, "cwd": server_cwd, "scope": scope_of(server_cwd)[1]}
+    server = _refusing(MCPServer, ToolError)("memoryd", instructions=INSTRUCTIONS,
+                                             version=client_version())
+    read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+    writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+    for tool in TOOLS:
+        function = _function(tool, client, facts, ToolError)
+        function.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+            [inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY,
+                               default=inspect.Parameter.empty if p.default is REQUIRED
+                               else p.default, annotation=_annotation(p, facts, Field))
+             for p in tool.params],
+            return_annotation=str if tool.text else dict[str, Any])
+        server.add_tool(function, name=tool.name, description=tool.description,
+                        annotations=writes if tool.writes else read_only,
+                        structured_output=False if tool.text else None)
+    return server
 
-    class Server(MCPServer):  # type: ignore[misc]
-        """Refuses arguments a tool does not take, and says so in each tool's schema."""
 
+def _refusing(base: Any, tool_error: type[Exception]) -> Any:
+    """The SDK's server class, refusing arguments a tool does not take (and saying so in each
+    tool's schema): the SDK would drop them silently."""
+
+    class Server(base):  # type: ignore[misc,valid-type]
         async def list_tools(self) -> Any:
             tools = await super().list_tools()
             for tool in tools:
@@ -163,224 +459,53 @@ def build_server(agent: str, client: Client, cwd: str | None = None) -> Any:
                 takes = list(schemas[name].get("properties") or {})
                 problem = unknown_arguments(name, arguments or {}, takes)
                 if problem is not None:
-                    raise ToolError(problem)
+                    raise tool_error(problem)
             return await super().call_tool(name, arguments, context)
 
-    server = Server("memoryd", instructions=INSTRUCTIONS, version=client_version())
-    read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-    writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
-    text_tool = {"structured_output": False}
+    return Server
 
-    Path = Annotated[str, Field(description="a path relative to your memory directory, "
-                                "e.g. CONTEXT.md or notes/decisions.md")]
-    EntryId = Annotated[str, Field(description="an entry's id (from memory_search or "
-                                   "memory_recent); a unique prefix of 6+ characters works")]
-    Kind = Literal["note", "fact", "lesson", "feedback", "summary", "turn"]
-    KindFilter = Annotated[Kind | None, Field(
-        description="only this kind: lesson (a rule learned), fact, note, feedback (the "
-        "user's words), summary (a compacted session), turn (a past session exchange)")]
-    Since = Annotated[str | None, Field(
-        description="only entries written since: an age (7d, 12h), a date (2026-03-15) or "
-        "epoch seconds")]
 
-    def call(fn: Any, *args: Any, **kwargs: Any) -> Any:
+def _function(tool: Tool, client: Client, facts: dict[str, str],
+              tool_error: type[Exception]) -> Callable[..., Any]:
+    """What the SDK calls for ``tool``; a daemon's refusal reaches the model as a tool error,
+    with the reason."""
+
+    def serve(**values: Any) -> Any:
         try:
-            return fn(*args, **kwargs)
-        except MemorydError as exc:  # reported to the model as a tool error, with the reason
-            raise ToolError(exc.message) from None
+            if tool.call is not None:
+                return tool.call(client, values, facts)
+            assert tool.command is not None and tool.reply is not None
+            command = command_at(tool.command)
+            args = Values({**command.defaults(), **{fact: facts[fact] for fact in tool.facts},
+                           **{p.dest: values[p.name] for p in tool.params
+                              if values[p.name] is not None}})
+            assert command.request is not None
+            return tool.reply(command.request(args, client), args)
+        except MemorydError as exc:
+            raise tool_error(exc.message) from None
 
-    # -- the memory directory ---------------------------------------------------------
+    serve.__name__ = tool.name
+    return serve
 
-    @server.tool(annotations=read_only)
-    def memory_list() -> dict[str, Any]:
-        """List the files in your memory directory (paths relative to it, sizes, times).
-        Use it to see what you have written down before reading or adding a file."""
-        return call(client.file, "list", agent)
 
-    @server.tool(annotations=read_only, **text_tool)
-    def memory_read(path: Path) -> str:
-        """Read one file of your memory directory, e.g. "CONTEXT.md" or "decisions.md".
-        Returns the whole text; use memory_search to find something across all memory."""
-        return call(client.file, "read", agent, path)["text"]
+def _annotation(param: Param, facts: dict[str, str], field: Any) -> Any:
+    """The type the SDK makes the parameter's schema of."""
+    kind: Any = {"str": str, "int": int, "strs": list[str]}.get(param.kind) \
+        if isinstance(param.kind, str) else Literal[param.kind]
+    if param.default is None:
+        kind = kind | None
+    bounds = {name: value for name, value in (("ge", param.ge), ("le", param.le))
+              if value is not None}
+    description = param.description(facts) if callable(param.description) \
+        else param.description
+    return Annotated[kind, field(description=description, **bounds)]
 
-    @server.tool(annotations=writes, **text_tool)
-    def memory_write(path: Path, text: Annotated[str, Field(
-            description="the file's whole new text (markdown)")]) -> str:
-        """Write a whole file in your memory directory (created if missing, replaced if not).
-        Prefer memory_replace or memory_insert to change part of an existing file."""
-        result = call(client.file, "write", agent, path, text=text)
-        return f"{'created' if result['created'] else 'wrote'} {result['path']} ({result['bytes']} bytes)"
 
-    @server.tool(annotations=writes, **text_tool)
-    def memory_replace(path: Path,
-                       old: Annotated[str, Field(description="the exact text to replace; it "
-                                                 "must occur exactly once in the file")],
-                       new: Annotated[str, Field(description="the text to put in its place "
-                                                 "(empty deletes it)")]) -> str:
-        """Replace text in a memory file. `old` must occur exactly once (the error says how many
-        times it was found otherwise); include surrounding words to make it unique."""
-        call(client.file, "replace", agent, path, old=old, new=new)
-        return f"replaced 1 occurrence in {path}"
-
-    @server.tool(annotations=writes, **text_tool)
-    def memory_insert(path: Path,
-                      line: Annotated[int, Field(ge=0, description="insert before this line "
-                                                 "(1-based); 0 inserts at the top, one past "
-                                                 "the last line appends")],
-                      text: Annotated[str, Field(description="the lines to insert")]) -> str:
-        """Insert text before line `line` (1-based) of a memory file; 0 inserts at the top and
-        one past the last line appends. Use it to add a dated bullet under a section."""
-        result = call(client.file, "insert", agent, path, line=line, text=text)
-        return f"inserted at line {result['line']} of {path}"
-
-    # -- entries ----------------------------------------------------------------------
-
-    @server.tool(annotations=read_only, **text_tool)
-    def memory_search(
-        query: Annotated[str, Field(description="what you want to know, in words: a "
-                                    "question or a few keywords")],
-        limit: Annotated[int, Field(ge=1, le=50, description="at most this many hits")] = 8,
-        category: Annotated[str | None, Field(
-            description="only this category (the topic an entry was filed under, e.g. git, "
-            "testing, billing)")] = None,
-        kind: KindFilter = None,
-        since: Since = None,
-        other_agent: Annotated[str | None, Field(
-            description="search this other agent's memory instead of yours (read only)")] = None,
-    ) -> str:
-        """Search your memory (notes, lessons, facts, past session exchanges) by meaning and by
-        keywords. Use it before answering questions about earlier decisions or preferences.
-        Returns one line per hit, best first: `id (kind/category, age, notes): text`; a hit
-        marked * is likely what was asked. `stale` means something it names is gone from the
-        project (a file, a function, a flag) and an old hit says "verify before acting":
-        check those before relying on them."""
-        result = call(client.search, query, agent=other_agent or agent, limit=limit,
-                      category=category, kind=[kind] if kind else None, since=since)
-        if other_agent and result.get("unknown_agents"):
-            return f"no agent named {other_agent!r} has anything in memory"
-        return search_text(query, result["hits"], time.time())
-
-    @server.tool(annotations=read_only, **text_tool)
-    def memory_recent(
-        limit: Annotated[int, Field(ge=1, le=100, description="at most this many entries")] = 10,
-        kind: KindFilter = None,
-        since: Since = None,
-    ) -> str:
-        """Your newest entries, without a query, newest first: what you noted, learned or were
-        told lately. Use it to catch up at the start of work, or to find an entry's id.
-        Returns one line per entry: `id (kind/category, age): text`."""
-        result = call(client.call, "list", {
-            k: v for k, v in {"agent": agent, "limit": limit, "order": "newest",
-                              "kind": [kind] if kind else None, "since": since}.items()
-            if v is not None})
-        now = time.time()
-        entries = result["entries"]
-        if not entries:
-            return "no entries yet" if not (kind or since) else "no entries match"
-        more = result.get("total", len(entries)) - len(entries)
-        lines = [entry_line(e, now, "") for e in entries]
-        return "\n".join(lines + ([f"({more} older; raise limit or narrow by since)"]
-                                  if more > 0 else []))
-
-    @server.tool(annotations=read_only, **text_tool)
-    def memory_get(entry_id: EntryId) -> str:
-        """One entry in full: its whole text, kind, category, key, status, confidence, when
-        and where it came from, and what superseded it. Use it when a search line was cut."""
-        entry = call(client.get, entry_id)
-        fields = [("id", entry["id"]), ("agent", entry["agent"]), ("kind", entry["kind"]),
-                  ("category", entry.get("category")), ("key", entry.get("key")),
-                  ("polarity", entry.get("polarity")), ("status", entry["status"]),
-                  ("superseded by", entry.get("superseded_by")),
-                  ("confidence", entry.get("confidence")),
-                  ("written", time.strftime("%Y-%m-%d %H:%M", time.localtime(entry["created"]))
-                   + f" ({entry.get('age_note') or _age(entry['created'], time.time())})"),
-                  ("stale", entry.get("stale")),
-                  ("from", f"{entry['source']}:{entry['line_start']}" if entry.get("source")
-                   and entry.get("line_start") else entry.get("source")),
-                  ("session", entry.get("session")),
-                  ("tags", ", ".join(entry.get("tags") or []) or None)]
-        return "\n".join([*(f"{k}: {v}" for k, v in fields if v not in (None, "")), "",
-                          entry["text"]])
-
-    @server.tool(annotations=read_only, **text_tool)
-    def memory_history(entry_id: EntryId) -> str:
-        """Every version of an entry, oldest first (what superseded what, and a keyed fact's
-        earlier values), then what was done to it and by whom. Use it before changing a
-        memory someone else may have corrected."""
-        result = call(client.history, entry_id)
-        now = time.time()
-        lines = ["versions (oldest first):",
-                 *(entry_line(e, now, "  ") for e in result["entries"]), "changes:"]
-        for event in result.get("events") or []:
-            lines.append(f"  {time.strftime('%Y-%m-%d %H:%M', time.localtime(event['ts']))} "
-                         f"{event['action']} {event['id']} by {event.get('actor') or '-'}")
-        return "\n".join(lines)
-
-    @server.tool(annotations=read_only, **text_tool)
-    def memory_context(cwd: Annotated[str | None, Field(
-            description="the directory you work in (absolute path): that project's lessons "
-            f"and facts are included (default: the server's, {server_cwd})")] = None) -> str:
-        """What you already know, as one block: pinned files, feedback, lessons, facts, notes
-        and your other memory files. The hooks of Claude Code and Codex inject it at session
-        start; without hooks, call it once at the start of a session."""
-        text = call(client.context, agent, cwd=cwd or server_cwd)["text"]
-        return text or f"no memory yet for agent {agent}"
-
-    @server.tool(annotations=writes)
-    def memory_remember(
-        text: Annotated[str, Field(description="the memory, one self-contained statement "
-                                   "(\"We deploy with fly.io, never Heroku\")")],
-        category: Annotated[str, Field(description="the topic to file it under, e.g. git, "
-                                       "testing, style")] = "general",
-        kind: Annotated[Literal["note", "fact", "lesson"] | None, Field(
-            description="lesson: a rule learned (give polarity); fact: a value, best with a "
-            "key; note: anything else (the default; fact with a key, lesson with a polarity). "
-            "Feedback is the user's own words: only the user records it")] = None,
-        polarity: Annotated[Literal["negative", "positive"] | None, Field(
-            description="for a lesson: negative for what to avoid (don't), positive for what "
-            "to do; refused on other kinds")] = None,
-        key: Annotated[str | None, Field(
-            description="for a fact: a dotted key (pref.editor, tool.linter); a new value "
-            "for the same key supersedes the old one")] = None,
-        tags: Annotated[list[str] | None, Field(description="a few tags")] = None,
-        scope: Annotated[Literal["project", "global"], Field(
-            description=scope_help)] = "project",
-    ) -> dict[str, Any]:
-        """Store one lasting memory: a preference, a correction ("don't …"), a non-obvious fact.
-        It belongs to the project (git repository) you work in, unless scope is global.
-        Returns whether it was stored, and for which project. A duplicate (the same thing said
-        before) is not stored: the reply names the entry that says it (``existing``). A
-        correction of an entry (the opposite rule, another number) is stored, and the reply
-        names what it contradicts."""
-        result = call(client.remember, agent, category, text, kind=kind, key=key, tags=tags,
-                      polarity=polarity, **({"is_global": True} if scope == "global" else
-                                            {"cwd": server_cwd}))
-        entry = result["entry"]
-        if not result["stored"]:
-            return {"stored": False, "duplicate": result.get("duplicate"),
-                    "existing": {"id": entry["id"], "text": entry["text"]}}
-        reply: dict[str, Any] = {"stored": True, "id": entry["id"], "text": entry["text"],
-                                 "project": entry.get("project") or
-                                 "global (shown in every project)",
-                                 "quarantined": entry.get("quarantined", False)}
-        if result.get("corrects"):
-            reply["contradicts"] = [
-                {"id": c["entry"]["id"], "text": c["entry"]["text"], "why": c["why"],
-                 "now": "superseded by this one" if c["action"] == "supersede" else
-                 "disputed: both kept until the user forgets or supersedes one"}
-                for c in result["corrects"]]
-        return reply
-
-    @server.tool(annotations=writes, **text_tool)
-    def memory_forget(entry_id: EntryId, reason: Annotated[str | None, Field(
-            description="why, kept in the history")] = None) -> str:
-        """Forget one of your entries by id (from memory_search). It is kept in the history,
-        not deleted, and no longer shows up in searches or in the injected memory; an entry
-        from a memory file is removed from that file (undoable with `memory undo`)."""
-        entry = call(client.forget, entry_id, agent=agent, reason=reason)
-        return f"forgotten {entry['id']}"
-
-    return server
+def run_command(args: Values) -> int:
+    """`memory mcp`: its client finds the socket as every client does (--socket sets it)."""
+    if args.socket:
+        os.environ["MEMORYD_SOCKET"] = args.socket
+    return run_mcp(args.agent)
 
 
 def run_mcp(agent: str) -> int:

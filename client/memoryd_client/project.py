@@ -61,3 +61,16 @@ def repository_of(directory: str | os.PathLike[str]) -> str | None:
         return None
     dotgit = os.path.join(checkout, ".git")
     return checkout if os.path.isdir(dotgit) else _main_root(dotgit)
+
+
+def here_directory() -> str:
+    """`--here`: this directory, for its repository's entries and the global ones; outside a
+    git repository there is no such project, and saying so beats an empty answer."""
+    from memoryd_client.errors import UsageError
+
+    cwd = os.getcwd()
+    if repository_of(cwd) is None:
+        raise UsageError(f"--here: not in a git repository ({cwd}); --here means this "
+                         "repository's entries and the global ones. Run it inside a "
+                         "repository, or name one with --project DIR")
+    return cwd

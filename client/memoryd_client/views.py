@@ -1,13 +1,18 @@
-"""How entries, search hits, sources, sessions and injections are printed by `memory`."""
+"""How `memory` prints the daemon's replies: entries, search hits, sources, sessions,
+injections, and what a command did. A printer takes the reply, or (``show_*``) the reply and the
+command's arguments (memoryd_client.commands names them)."""
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 
 TYPE_CHECKING = False  # see memoryd_client/__init__.py
 if TYPE_CHECKING:
     from typing import Any
+
+    from memoryd_client.command_spec import Args
 
 
 def when(ts: float | None) -> str:
@@ -63,10 +68,29 @@ def print_entry(entry: dict[str, Any]) -> None:
     if entry.get("superseded_by"):
         details.append(f"superseded by {entry['superseded_by']}")
     print("    " + "; ".join(details))
+    if entry.get("usage") is not None:  # memoryd.store.usage: what became of it in sessions
+        print("    usage: " + usage_words(entry["usage"]))
     if entry.get("text_chars"):  # a removed file entry, as its journal event keeps it
         print(f"    (the journal keeps the first {len(entry['text']):,} of its "
               f"{entry['text_chars']:,} characters; versions the memory tools wrote: "
               "memory history file:AGENT:PATH)")
+
+
+def usage_words(usage: dict[str, Any]) -> str:
+    """An entry's usage record as a sentence: the sessions it was injected into and what
+    became of it there (memoryd.sessions.outcomes)."""
+    sessions = usage.get("injected") or 0
+    if not sessions:
+        return "never injected into a session yet"
+    said = (f"injected into {sessions} session{'s' if sessions != 1 else ''}: followed "
+            f"{usage['followed']}, broken {usage['broken']}, no occasion {usage['no_occasion']}")
+    if usage.get("pending"):
+        said += f", {usage['pending']} not judged yet"
+    if usage.get("last_followed"):
+        said += f"; last followed {when(usage['last_followed'])}"
+    if usage.get("last_broken"):
+        said += f"; last broken {when(usage['last_broken'])}"
+    return said
 
 
 def print_sources(status: dict[str, Any]) -> None:
@@ -123,6 +147,8 @@ def print_injections(result: dict[str, Any]) -> None:
                 print(f"        {item['text']}")
             if item.get("reason"):
                 print(f"        why: {item['reason']}")
+            if item.get("outcome"):  # what became of it in the session
+                print(f"        outcome: {item.get('outcome_why') or item['outcome']}")
 
 
 def note_unknown_agents(result: dict[str, Any]) -> None:
@@ -152,3 +178,134 @@ def print_hits(result: dict[str, Any], show_all: bool = True) -> None:
     if result.get("degraded"):
         print(f"({result.get('degraded_reason') or 'keyword-only: the embedding model is not loaded'})",
               file=sys.stderr)
+
+
+def show_status(status: dict[str, Any], args: Args) -> None:
+    from memoryd_client.status_view import print_status  # health line first, then details
+
+    print_status(status)
+    if args.sources:
+        print_sources(status)
+
+
+def print_reloaded(result: dict[str, Any]) -> None:
+    print(f"reloaded: {result['sources']} sources")
+
+
+def print_files(result: dict[str, Any]) -> None:
+    for f in result["files"]:
+        print(f"{f['bytes']:>8}  {when(f['modified'])}  {f['path']}")
+
+
+def print_file_text(result: dict[str, Any]) -> None:
+    sys.stdout.write(result["text"])
+
+
+def show_file_written(result: dict[str, Any], args: Args) -> None:
+    print(f"{args.action}: {result['path']}")
+
+
+def show_extract(result: dict[str, Any], args: Args) -> None:
+    print(f"session {result['session']} ({result['agent']}): {result['messages']} user messages"
+          + (f"; {result['reason']}" if result.get("reason") else ""))
+    for message in result["report"]:
+        print(f"- message {message['message_id'] or '(unknown)'}: "
+              f"{(message['text'] or '')[:100]!r}")
+        if not message["entries"]:
+            print("    → nothing to keep")
+        for entry in message["entries"]:
+            key = f" {entry['key']}" if entry.get("key") else ""
+            verdict = "accepted" if entry["accepted"] else f"rejected: {entry['reason']}"
+            print(f"    → {entry['kind']}{key} [{entry['category']}] {entry['text']!r}: "
+                  f"{verdict}")
+    if not args.dry_run:
+        print(f"stored {len(result['stored'])} entries")
+
+
+def show_context(result: dict[str, Any], args: Args) -> None:
+    if result["text"]:
+        print(result["text"])
+    else:  # stdout stays empty for scripts; a person learns why there is nothing
+        what = "for this prompt " if args.prompt else ""
+        print(f"(nothing {what}for {args.agent} in {os.path.abspath(args.cwd or os.getcwd())})",
+              file=sys.stderr)
+
+
+def print_session(result: dict[str, Any]) -> None:
+    s = result["session"]
+    print(f"session {s['id']} ({s['harness']}, agent {s['agent']})")
+    for name in ("cwd", "project", "transcript_path"):
+        if s.get(name):
+            print(f"  {name}: {s[name]}")
+    print(f"  started {when(s.get('started'))}, last seen {when(s.get('last_seen'))}"
+          + (f", closed {when(s['closed'])}" if s.get("closed") else ", open"))
+    print(f"  user messages: {s['user_messages']}")
+    print(f"  entries from this session: {len(result['entries'])}")
+    for entry in result["entries"]:
+        print("    " + entry_line(entry))
+    print_injections({"injections": result["injections"]})
+
+
+def print_stored(result: dict[str, Any]) -> None:
+    """What `memory store` did: stored (and what it superseded or disputes), or why not."""
+    if not result["stored"]:
+        kind = "exact duplicate" if result["duplicate"] == "exact" else \
+            f"near duplicate (cosine {result['cosine']:.2f}; --force stores it anyway)"
+        print(f"not stored: {kind} of", file=sys.stderr)
+        print_entry(result["entry"])
+        return
+    entry = result["entry"]
+    print(f"stored {entry['id']}")
+    if entry.get("quarantined"):
+        print("quarantined: it looks like an instruction to the model and is not injected "
+              f"until a person runs `memory release {entry['id']}`", file=sys.stderr)
+    for old in result.get("superseded") or []:
+        print(f"superseded {old['id']}: {old['text']}")
+    _print_corrections(result)
+    if entry["status"] == "superseded":
+        print(f"kept as superseded: an entry with key {entry['key']} has higher confidence")
+
+
+def _print_corrections(result: dict[str, Any]) -> None:
+    """The entries a stored one contradicts (memoryd.passes.corrections), and its run."""
+    for c in result.get("corrects") or []:
+        if c["action"] == "dispute":
+            print(f"disputes {c['entry']['id']}: {c['entry']['text']} ({c['why']}; "
+                  "both kept until you forget or supersede one)")
+    if result.get("run") and any(c["action"] == "supersede" for c in result["corrects"]):
+        print(f"recorded as {result['run']}: `memory undo {result['run']}` takes it back")
+    elif result.get("run"):
+        print(f"recorded as {result['run']} (memory pass show {result['run']})")
+
+
+def print_forgotten(entry: dict[str, Any]) -> None:
+    print(f"forgotten {entry['id']}" + edited(entry, "removed from"))
+
+
+def print_scope(result: dict[str, Any]) -> None:
+    """What `memory scope` did: the move and the run that takes it back, or nothing."""
+    entry = result["entry"]
+    where = f"project {result['project']}" if result["project"] else "the global tier"
+    if not result["moved"]:
+        print(f"{entry['id']} is in {where} already; nothing was changed")
+        return
+    before = f"project {result['before']}" if result["before"] else "the global tier"
+    print(f"moved {entry['id']} to {where} (from {before}); `memory undo {result['undo']}` "
+          "moves it back")
+
+
+def print_superseded(result: dict[str, Any]) -> None:
+    print(f"stored {result['entry']['id']}, superseding {result['superseded']['id']}"
+          + edited(result, "in"))
+
+
+def print_history(result: dict[str, Any]) -> None:
+    for entry in result["entries"]:
+        print_entry(entry)
+    for event in result["events"]:
+        print(f"{when(event['ts'])}  {event['action']:<10} {event['id']}  "
+              f"by {event['actor'] or '-'}")
+
+
+def print_released(entry: dict[str, Any]) -> None:
+    print(f"released {entry['id']}: it may be injected again")

@@ -41,11 +41,10 @@ import msgpack
 #: Largest frame either side accepts (the length prefix excluded).
 MAX_FRAME_BYTES = 8 * 1024 * 1024
 HEADER = struct.Struct(">I")
-PROTOCOL_VERSION = 1
 
 #: Methods that write an agent's namespace: they act as the connection's bound agent.
 WRITE_METHODS = frozenset({"remember", "remember_many", "supersede", "forget", "file_write",
-                           "file_replace", "file_insert", "release", "purge"})
+                           "file_replace", "file_insert", "release", "purge", "scope"})
 #: What each method takes. The daemon refuses a request carrying any other name, so that a
 #: misspelt filter ("kinds") is an error rather than a search of everything. Each map of
 #: ``remember_many``'s ``entries`` takes ``remember``'s params. ``writer`` and ``via`` are
@@ -66,6 +65,7 @@ PARAMS: dict[str, frozenset[str]] = {
     "get": frozenset({"id"}),
     "forget": frozenset({"id", "agent", "reason"}),
     "supersede": frozenset({"id", "text", "agent", "confidence"}),
+    "scope": frozenset({"id", "agent", "scope", "project"}),
     "history": frozenset({"id", "agent", "key"}),
     "sources": frozenset({"action", "name", "path", "kind", "format", "agent", "project_root",
                           "notebook_lines"}),
@@ -80,6 +80,7 @@ PARAMS: dict[str, frozenset[str]] = {
     "extract": frozenset({"session", "dry_run"}),
     "session": frozenset({"id"}),
     "sessions": frozenset({"agent", "project", "limit"}),
+    "usage": frozenset({"by", "agents", "kind", "limit"}),
     "pass_list": frozenset(),
     "pass_run": frozenset({"name", "agent", "project", "dry_run", "full"}),
     "pass_show": frozenset({"id"}),
@@ -128,7 +129,7 @@ def unpack(body: bytes) -> dict[str, Any]:
 
     try:
         message = msgpack.unpackb(body, raw=False, strict_map_key=False)
-    except Exception as exc:  # msgpack raises several unrelated types
+    except Exception as exc:  # noqa: BLE001 (msgpack raises several unrelated types)
         raise BadFrameError(f"frame is not valid msgpack: {exc}") from None
     if not isinstance(message, dict):
         raise BadFrameError(f"frame must be a msgpack map, got {type(message).__name__}")

@@ -303,7 +303,7 @@ class Indexer:
                            fields: dict[str, Any], now: float) -> None:
         entry = {
             "uid": new_uid(), "project": facts.project, "key": None, "text": text,
-            "hash": hash_, "confidence": self.memory.config.remember.manual_confidence,
+            "hash": hash_, "confidence": self.memory.remember.manual_confidence,
             "tags": [], "status": "active", "created": fields.pop("created", facts.mtime),
             "updated": now, "writer": facts.source, "via": "watch", "session": None,
             "source": facts.path, "message_id": None, "superseded_by": None, **fields,

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import watchfiles
 
-from memoryd.config import Config
+from memoryd.config import Config, configured_sources
 from memoryd.ingest.indexer import (
     Changes,
     FileFacts,
@@ -31,17 +31,15 @@ from memoryd.ingest.indexer import (
     stat_facts,
 )
 from memoryd.ingest.open_exchange import load_open_turns
-from memoryd.ingest.sources import (
+from memoryd.ingest.tail import TailPosition, TailRead, read_appended
+from memoryd.ingest.transcript import Chunk, TranscriptParser, Turn, chunk_exchanges, make_parser
+from memoryd.progress import InitialIndexing
+from memoryd.sources import (
     Source,
-    default_sources,
-    project_sources,
     relevant,
     scan,
     watch_roots,
 )
-from memoryd.ingest.tail import TailPosition, TailRead, read_appended
-from memoryd.ingest.transcript import Chunk, TranscriptParser, Turn, chunk_exchanges, make_parser
-from memoryd.progress import InitialIndexing
 
 log = logging.getLogger(__name__)
 #: How long the database thread parses and applies read files before it lets other work in.
@@ -81,21 +79,6 @@ class TranscriptState:
     skips_reported: dict[str, int] = field(default_factory=dict)
 
 
-def configured_sources(config: Config) -> tuple[list[Source], dict[str, str]]:
-    """All sources, and the project root of each project source."""
-    sources = [s for s in default_sources() if config.watch.defaults and s.name not in config.watch.disabled]
-    projects: dict[str, str] = {}
-    for root in config.watch.project_roots:
-        for source in project_sources(Path(root)):
-            sources.append(source)
-            projects[source.name] = str(Path(root).expanduser())
-    sources.extend(config.sources)
-    tools = Source("memoryd-agents", config.memory_dir.rstrip("/") + "/**/*.md", "memory", "markdown")
-    if all(s.path.split("{agent}")[0] != tools.path.split("{agent}")[0] for s in sources):
-        sources.append(tools)
-    return sources, projects
-
-
 class Ingest:
     def __init__(self, config: Config, indexer: Indexer,
                  db: Callable[..., Awaitable[Any]], on_indexed: Callable[[], None],
@@ -104,7 +87,7 @@ class Ingest:
         self.indexer = indexer
         self.db = db
         #: the database thread for slices of indexing, once the requests someone waits on are
-        #: done (memoryd.server.traffic)
+        #: done (memoryd.scheduling)
         self.background = background or db
         self.on_indexed = on_indexed
         self.home = Path.home()

@@ -43,6 +43,7 @@ import json
 import logging
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,7 @@ from memoryd.store.lexicon import Lexicon, drop_word, unknown_words
 from memoryd.store.pass_log import PassLog, pass_log_key
 from memoryd.store.purge_files import Rewrite, archive_rewrite, ledger_rewrite
 from memoryd.store.query import EntryQuery
+from memoryd.store.usage import Usage
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +79,9 @@ class Plan:
     changes: list[int] = field(default_factory=list)
     marks: list[str] = field(default_factory=list)
     sessions: dict[str, str] = field(default_factory=dict)
+    #: outcomes (memoryd.store.usage) whose reason or evidence quotes the text: (entry,
+    #: session) → (why, evidence) scrubbed
+    outcomes: dict[tuple[str, str], tuple[str | None, str | None]] = field(default_factory=dict)
     open_exchanges: dict[str, str] = field(default_factory=dict)
     mentions: list[dict[str, str]] = field(default_factory=list)
     files: dict[str, tuple[Path, str, Rewrite]] = field(default_factory=dict)
@@ -89,7 +94,7 @@ class Plan:
 
     def anything(self) -> bool:
         return bool(self.entries or self.events or self.scrubbed_events or self.changes
-                    or self.sessions or self.open_exchanges
+                    or self.sessions or self.open_exchanges or self.outcomes
                     or any(r.data is not None for _, _, r in self.files.values()))
 
 
@@ -244,6 +249,13 @@ class Purge:
             if self.holds(message):
                 plan.sessions[session] = self.scrub(message)
                 plan.mention(f"session {session}", "its last message")
+        for entry, session, why, evidence in Usage(self.store).reasons_of(self.agent):
+            if self.holds(why) or self.holds(evidence):
+                plan.outcomes[(entry, session)] = (
+                    self.scrub(why) if why else why,
+                    json.dumps(_scrub_strings(json_value(evidence), self.scrub),
+                               ensure_ascii=False) if self.holds(evidence) else evidence)
+                plan.mention(f"session {session}", "what became of an entry there")
         files = self.store.files.paths_of_agent(self.agent)
         for key, value in self.store.meta_with_prefix(OPEN_EXCHANGE).items():
             path = key[len(OPEN_EXCHANGE):]
@@ -344,6 +356,7 @@ class Purge:
         store.runs.delete_changes(plan.changes)
         store.replace_meta(plan.open_exchanges)
         store.sessions.set_last_messages(plan.sessions)
+        Usage(store).purge(plan.ids, plan.outcomes)
         self.words = self._drop_words(plan.texts)
 
     def _drop_words(self, texts: list[str]) -> list[str]:
@@ -363,3 +376,15 @@ def _listed(entry: dict[str, Any], rowid: int | None) -> dict[str, Any]:
     return {"id": entry["id"], "rowid": rowid, "kind": entry.get("kind"),
             "category": entry.get("category") or "", "created": entry.get("created"),
             "via": entry.get("via"), "source": entry.get("source"), "hash": entry.get("hash")}
+
+
+def _scrub_strings(value: Any, scrub: Callable[[str], str]) -> Any:
+    """``value`` (an outcome's evidence: the calls and messages it quotes) with every string
+    scrubbed."""
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, list):
+        return [_scrub_strings(v, scrub) for v in value]
+    if isinstance(value, dict):
+        return {k: _scrub_strings(v, scrub) for k, v in value.items()}
+    return value

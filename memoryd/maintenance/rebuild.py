@@ -36,7 +36,7 @@ EMBED_BATCH = 256
 def reindex(config: Config, *, embed: bool = True) -> dict[str, int]:
     restrict_umask()
     config.state_dir.mkdir(parents=True, mode=0o700, exist_ok=True)
-    tighten_state(config)
+    tighten_state(config.state_dir, config.private_files, config.private_trees)
     fd = os.open(config.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         try:
@@ -133,7 +133,7 @@ def embed_backlog(config: Config, store: Store) -> int:
     except EmbedderError as exc:
         log.error("Not embedding: %s", exc.message)
         return 0
-    store.bind_model(ModelInfo(embedder.model_id, embedder.sha256, embedder.dim))
+    store.bind_model(ModelInfo(embedder.model_id, embedder.sha256, embedder.dim, embedder.parts))
     done = 0
     while rows := store.rows_missing_vectors(EMBED_BATCH):
         pairs = embedder.embed_entries([text for _, _, text in rows])

@@ -53,16 +53,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memoryd.ingest.sources import ARCHIVE_DIR
 from memoryd.meaning import LESSON_COSINE, Reading, difference, reading, same_thing
-from memoryd.pacing import give_way
 from memoryd.passes.journal import Change
 from memoryd.passes.steps import Offload
+from memoryd.scheduling import give_way
+from memoryd.sources import ARCHIVE_DIR
 from memoryd.store.query import EntryQuery
 from memoryd.store.vectors import VectorFilter, follow_meta
 
 if TYPE_CHECKING:
-    from memoryd.passes.runner import PassContext
+    from memoryd.passes.steps import PassContext
 
 MAX_CONFIDENCE = 0.99
 #: How far a chain of superseded_by is followed to see whether two entries were merged.

@@ -39,7 +39,8 @@ from memoryd.store.entries import MAX_TEXT_CHARS, new_uid
 from memoryd.text import content_hash
 
 if TYPE_CHECKING:
-    from memoryd.passes.runner import PassContext, Passes
+    from memoryd.passes.runner import Passes
+    from memoryd.passes.steps import PassContext
 
 log = logging.getLogger(__name__)
 

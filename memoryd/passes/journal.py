@@ -41,7 +41,6 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.errors import BadParamsError, NotFoundError
-from memoryd.pacing import give_way
 from memoryd.passes.carry_edit import carry_edit
 from memoryd.passes.file_care import (
     FileNotWrittenError,
@@ -58,6 +57,7 @@ from memoryd.passes.user_files import (
     settle_removal,
 )
 from memoryd.regular_file import read_regular
+from memoryd.scheduling import give_way
 from memoryd.store.database import Store
 from memoryd.store.durable import fsync_directory
 from memoryd.store.entries import Entries, mark_target
@@ -69,7 +69,7 @@ log = logging.getLogger(__name__)
 
 #: Entry fields a pass may change, and which of them the ledger must carry.
 ENTRY_FIELDS = ("status", "superseded_by", "confidence", "occurrences", "stale", "source",
-                "line_start", "line_end", "kind")
+                "line_start", "line_end", "kind", "project")
 LEDGERED = LEDGER_FIELDS
 #: The action of a reported problem that names a file a pass may not or cannot rewrite
 #: (`memory status` names the files of the last runs' such problems).
@@ -116,13 +116,13 @@ class RunSummary:
 class Journal:
     """Runs on the database thread."""
 
-    def __init__(self, store: Store, entries: Entries) -> None:
+    def __init__(self, store: Store, entries: Entries, state_dir: Path) -> None:
         self.store = store
         self.entries = entries
         #: agents whose ledger holds entry changes not fsynced yet (see :meth:`sync_ledgers`)
         self.unsynced: set[str] = set()
         #: the journal file: a transaction's runs and changes go there too (recording())
-        self.file = JournalFile(store, entries)
+        self.file = JournalFile(store, entries, state_dir)
         self.log = self.file.log
         self.recording = self.file.recording
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from memoryd.store.database import Store
@@ -17,10 +18,10 @@ from memoryd.store.pass_log import PassLog, change_lines, pass_log_key, run_line
 class JournalFile:
     """Runs on the database thread."""
 
-    def __init__(self, store: Store, entries: Entries) -> None:
+    def __init__(self, store: Store, entries: Entries, state_dir: Path) -> None:
         self.store = store
         self.entries = entries
-        self.log = PassLog.in_state(entries.config.state_dir)
+        self.log = PassLog.in_state(state_dir)
         #: the lines of the transaction being recorded (:meth:`recording`)
         self._lines: list[dict[str, Any]] | None = None
 

@@ -23,9 +23,9 @@ import numpy as np
 from memoryd.ingest.indexer import day_start
 from memoryd.ingest.markdown import classify_heading, parse_memory_file, read_heading
 from memoryd.meaning import Reading, reading, same_thing
-from memoryd.pacing import give_way
 from memoryd.passes.steps import Offload
 from memoryd.redact import redact
+from memoryd.scheduling import give_way
 from memoryd.text import content_hash
 
 ORDER = ("mistakes", "learnings", "feedback", "session-log")
@@ -267,7 +267,7 @@ def repeated(texts: list[str], vectors: list[np.ndarray | None],
     it), in the order of ``b``. Only texts with the same key (memoryd.meaning.Reading.key:
     the same words but light ones) can say the same thing, so each is compared only with
     the texts kept before it under its key: linear in the texts, not in their pairs. Gives
-    way to the searches (memoryd.pacing) every READ_BLOCK texts or comparisons when run off
+    way to the searches (memoryd.scheduling) every READ_BLOCK texts or comparisons when run off
     the database thread."""
     kept: dict[tuple[bool, frozenset[str]], list[tuple[int, Reading]]] = {}
     copies: list[tuple[int, int]] = []

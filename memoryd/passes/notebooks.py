@@ -40,7 +40,6 @@ import numpy as np
 
 from memoryd.errors import BadParamsError
 from memoryd.ingest.markdown import MemoryFile, is_pinned, parse_memory_file
-from memoryd.ingest.sources import ARCHIVE_DIR
 from memoryd.passes.file_care import NotWritten
 from memoryd.passes.journal import Change, file_change, swap_groups
 from memoryd.passes.notebook_text import (
@@ -56,10 +55,12 @@ from memoryd.passes.notebook_text import (
 )
 from memoryd.passes.steps import Collect, Offload
 from memoryd.passes.user_files import FileText, read_text
+from memoryd.sources import ARCHIVE_DIR
 from memoryd.store.query import EntryQuery
 
 if TYPE_CHECKING:
-    from memoryd.passes.runner import PassContext
+    from memoryd.passes.steps import PassContext
+    from memoryd.store.database import Store
 
 #: Notebooks whose files are written in one hand-off to a worker thread.
 WRITE_BATCH = 25
@@ -293,24 +294,47 @@ def _pruned_apart(notebook: Notebook, cap: int,
     return (yield Offload(prune, (notebook, cap, lambda: elsewhere)))
 
 
-def run(ctx: PassContext) -> Iterator[Any]:
+def notebook_cap(ctx: PassContext, source: str | None) -> int:
+    """The lines a notebook of this source may hold (the source's own cap, else the pass's)."""
+    for configured in ctx.config.sources:
+        if configured.name == source and configured.notebook_lines:
+            return configured.notebook_lines
+    return ctx.config.passes.notebook_lines
+
+
+def kept_elsewhere(ctx: PassContext, promoted: Callable[[], set[str]], agent: str,
+                   path: str) -> set[str]:
+    """Hashes of this file's entries whose text is also kept somewhere else: a rule in a
+    governance file speaks for them (``promoted``: the uids of those lessons), or another
+    entry of the agent has the same text (long-term memory)."""
+    kept = ctx.store.hashes_kept_elsewhere(path, agent)
+    uids = promoted()
+    hashes = [e["hash"] for e in ctx.store.entry_fields(EntryQuery().source(path),
+                                                         ("uid", "hash")) if e["uid"] in uids]
+    return kept | set(hashes)
+
+
+def run(ctx: PassContext, promoted: Callable[[Store], set[str]]) -> Iterator[Any]:
     """One notebook a step on the database thread (reading and parsing one is ~1 ms), its
     changes recorded pending there; the files of WRITE_BATCH notebooks are then written in one
     hand-off to a worker thread, while the pass plans the next batch and the database thread
     serves requests. (A hand-off per notebook waited behind the queued requests each time,
     ~20 ms a notebook while searches ran; the writes on the database thread were half of the
-    pass's time there; waiting for each batch's writes left the thread idle for a third.)"""
+    pass's time there; waiting for each batch's writes left the thread idle for a third.)
+    ``promoted`` reads the lessons a promoted rule speaks for (memoryd.passes.promote): once,
+    when a notebook over its cap first asks."""
     pending: list[Written] = []
     writing: tuple[list[Written], Any] | None = None
+    promoted_once = functools.cache(functools.partial(promoted, ctx.store))
     for found in notebooks(ctx):
         yield
-        cap = ctx.notebook_cap(found["source"])
+        cap = notebook_cap(ctx, found["source"])
         # its entries as the index holds them, read once (if at all) for the vectors of its
         # lessons and for indexing what is written, before any of them moves
         entries = functools.cache(functools.partial(_file_entries, ctx, found["path"]))
         planned = yield from plan(
             Path(found["path"]), cap,
-            functools.partial(ctx.kept_elsewhere, found["agent"], found["path"]),
+            functools.partial(kept_elsewhere, ctx, promoted_once, found["agent"], found["path"]),
             functools.partial(_vectors, ctx, entries),
             ctx.config.remember.near_duplicate_cosine, ctx.run_name, time.time())
         if planned is not None:

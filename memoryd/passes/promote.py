@@ -6,10 +6,11 @@ sessions, counting the duplicates consolidation merged into it and the agent's m
 lessons that say the same (seed 001's notebook mistake written again in three sessions, its
 older copies perhaps in the notebook's archive by now; consolidation never merges a file's
 entries), a sighting without a session counting by its day — or when the user's feedback
-confirms it (a feedback entry of the agent with cosine ≥ ``FEEDBACK_COSINE`` to it). The rule
-is the lesson's text with its incident dates (seed 001: "a CLAUDE.md rule with incident
-date"); one rule a lesson, however many copies said it. Its rule goes to the agent's
-governance file:
+confirms it (a feedback entry of the agent with cosine ≥ ``FEEDBACK_COSINE`` to it), or the
+sessions' outcomes do: broken in 2 sessions, or followed in 3 (memoryd.passes.evidence, which
+also proposes lessons followed in several projects for the global tier). The rule is the
+lesson's text with its incident dates (seed 001: "a CLAUDE.md rule with incident date"); one
+rule a lesson, however many copies said it. Its rule goes to the agent's governance file:
 
 - Claude Code: the project's ``CLAUDE.md`` (``~/.claude/CLAUDE.md`` for a global lesson);
 - Codex: the project's ``AGENTS.md`` (``~/.codex/AGENTS.md`` for a global lesson);
@@ -44,9 +45,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memoryd.ingest.markdown import is_pinned
-from memoryd.ingest.sources import ARCHIVE_DIR
 from memoryd.meaning import LESSON_COSINE, Reading, reading, same_thing
+from memoryd.passes import evidence
 from memoryd.passes.consolidate import best_first
+from memoryd.passes.evidence import BROKEN_SESSIONS, GLOBAL, Used
 from memoryd.passes.file_care import FileNotWrittenError, NotWritten
 from memoryd.passes.journal import UNWRITTEN, Change, file_change
 from memoryd.passes.notebooks import graduate
@@ -54,24 +56,27 @@ from memoryd.passes.steps import Offload
 from memoryd.passes.user_files import read_text
 from memoryd.provenance import agent_wrote
 from memoryd.quarantine import reason as quarantine_reason
+from memoryd.sources import ARCHIVE_DIR
 from memoryd.store.file_journal import tool_written
 from memoryd.store.query import EntryQuery
 from memoryd.text import normalise_text
 
 if TYPE_CHECKING:
     from memoryd.config import Config
-    from memoryd.passes.runner import PassContext
+    from memoryd.passes.steps import PassContext
     from memoryd.store.database import Store
 
 SECTION = "## Learned rules (memoryd)"
-SECTION_NOTE = ("<!-- memoryd writes this section (lessons seen in 3+ sessions or confirmed by "
-                "feedback); `memory undo` takes a rule back. The rest of the file is yours. -->")
+SECTION_NOTE = ("<!-- memoryd writes this section (lessons seen in 3+ sessions, broken or "
+                "followed in sessions, or confirmed by feedback); `memory undo` takes a rule "
+                "back. The rest of the file is yours. -->")
 MIN_SESSIONS = 3
 FEEDBACK_COSINE = 0.8
 #: Incident dates a rule names (the newest).
 DATES_SHOWN = 5
 _HEADING = re.compile(r"^#{1,2}\s")
-_NOTE = re.compile(r"\s*\((?:incidents: |confirmed by feedback)[^()]*\)\s*$")
+_NOTE = re.compile(r"\s*\((?:incidents: |confirmed by feedback|broken in |followed in )"
+                   r"[^()]*\)\s*$")
 
 
 # -- the section ---------------------------------------------------------------------------
@@ -139,15 +144,25 @@ def governance_file(entry: dict[str, Any], memory_dir: str) -> Path:
     return Path(memory_dir.replace("{agent}", agent)).expanduser() / "CONTEXT.md"
 
 
-def _rule_text(entry: dict[str, Any], days: list[int], recurs: bool) -> str:
+def _rule_text(entry: dict[str, Any], days: list[int], recurs: bool,
+               used: Used | None = None) -> str:
     """The lesson's text and when it happened: its incidents' dates (the last few) when it
-    recurs, else that the user's feedback confirmed it."""
+    recurs; else the sessions that broke it (their dates) or followed it; else that the
+    user's feedback confirmed it."""
     text = " ".join(entry["text"].split())
+    if not recurs and used is not None and used.by_evidence:
+        if used.broken >= BROKEN_SESSIONS:
+            return f"{text} (broken in {used.broken} sessions: {_dates(used.broken_days)})"
+        return f"{text} (followed in {used.followed} sessions)"
     if not recurs:
         return f"{text} (confirmed by feedback)"
+    return f"{text} (incidents: {_dates(days)})"
+
+
+def _dates(days: list[int]) -> str:
+    """The last few of ``days`` (days since the epoch) as dates, oldest first."""
     dates = [time.strftime("%Y-%m-%d", time.gmtime(day * 86400)) for day in days[-DATES_SHOWN:]]
-    more = "…, " if len(days) > DATES_SHOWN else ""
-    return f"{text} (incidents: {more}{', '.join(dates)})"
+    return ("…, " if len(days) > DATES_SHOWN else "") + ", ".join(dates)
 
 
 def _bare(rule: str) -> str:
@@ -314,6 +329,9 @@ def run(ctx: PassContext) -> Iterator[Any]:
     sightings = yield from _sightings(ctx)
     copies = yield from _file_copies(ctx, lessons)
     confirmed = yield from _confirmed(ctx, lessons)
+    outcomes = ctx.config.outcomes
+    verdicts = (yield from evidence.verdicts(ctx)) if outcomes.enabled and outcomes.promote \
+        else {}
     covered = _covered(ctx)
     yield
     disputed = ctx.store.disputed_ids()
@@ -329,21 +347,30 @@ def run(ctx: PassContext) -> Iterator[Any]:
         seen.update({key: day for _, key, day in copies.get(entry["uid"], [])})
         key, day = _sighting(entry["session"], entry["created"])
         seen[key] = day
-        if entry["stale"] or (len(seen) < MIN_SESSIONS and entry["uid"] not in confirmed):
-            continue
         lesson_uids = [entry["uid"], *dict.fromkeys(uid for uid, _, _ in
                                                     copies.get(entry["uid"], []))]
+        used = evidence.used(verdicts, lesson_uids)
+        if entry["stale"] or (len(seen) < MIN_SESSIONS and entry["uid"] not in confirmed
+                              and not used.by_evidence):
+            continue
         if covered.intersection(lesson_uids):
             continue
         covered.update(lesson_uids)
         target = governance_file(entry, ctx.config.memory_dir)
         recurs = len(seen) >= MIN_SESSIONS
-        rule = _rule_text(entry, sorted(set(seen.values())), recurs)
+        rule = _rule_text(entry, sorted(set(seen.values())), recurs, used)
         if _has_rule(texts, target, rule):
             continue
-        why = f"seen in {len(seen)} sessions" if recurs else "confirmed by the user's feedback"
-        _propose(ctx, "promote", target, lesson_uids, rule, why)
-    yield from _demotions(ctx, _open_proposals(ctx))
+        reasons = [f"seen in {len(seen)} sessions"] if recurs else []
+        if used.by_evidence:
+            reasons.append(used.why())
+        why = "; ".join(reasons) or "confirmed by the user's feedback"
+        _propose(ctx, "promote", target, lesson_uids, rule, why,
+                 {"outcomes": used.summary()} if used.by_evidence else None)
+    open_proposals = _open_proposals(ctx)
+    if verdicts:  # lessons that prove true in several projects: for the global tier
+        yield from evidence.propose_global(ctx, lessons, verdicts, open_proposals)
+    yield from _demotions(ctx, open_proposals)
 
 
 def _has_rule(cache: dict[Path, str], target: Path, rule: str) -> bool:
@@ -356,13 +383,15 @@ def _has_rule(cache: dict[Path, str], target: Path, rule: str) -> bool:
 
 
 def _propose(ctx: PassContext, action: str, target: Path, uids: list[str], rule: str,
-             why: str) -> None:
-    """``uids``: the lesson, then its copies the rule speaks for."""
+             why: str, more: dict[str, Any] | None = None) -> None:
+    """``uids``: the lesson, then its copies the rule speaks for; ``more``: what else the
+    proposal shows (the outcomes that made it)."""
     by_agent = action == "promote" and agent_written(ctx.store, ctx.config, uids)
     if by_agent:
         why += f"; an agent wrote it ({by_agent[0]}): a person accepts it, at a terminal"
     proposal = Change("proposal", str(target), action, why, None,
-                      {"entry": uids[0], "lessons": uids, "text": rule, "file": str(target)})
+                      {"entry": uids[0], "lessons": uids, "text": rule, "file": str(target),
+                       **(more or {})})
     if ctx.config.passes.promote_mode == "auto" and not ctx.dry_run and not by_agent:
         try:
             written = _write(ctx, proposal.action, proposal.after, why)
@@ -466,11 +495,11 @@ def accept_refusal(store: Store, config: Config, proposal: dict[str, Any],
     quarantine's rules flag is never promoted; one whose lessons an agent wrote is accepted by
     a person at a terminal (a script or an agent's connection cannot)."""
     detail = proposal["after"] or {}
-    if proposal["action"] != "promote":
+    if proposal["action"] not in ("promote", GLOBAL):
         return None
     name = proposal["change"]
     flagged = quarantine_reason(str(detail.get("text", "")))
-    if flagged is not None:
+    if flagged is not None and proposal["action"] == "promote":
         return (f"{name}: the rule looks like an instruction to the model ({flagged}); memoryd "
                 "never promotes such text. Read its lesson (memory get "
                 f"{detail.get('entry')}); write a rule of your own into the file if you want one")
@@ -516,7 +545,11 @@ def _graduations(ctx: PassContext, lessons: set[str], target: Path) -> list[Chan
 
 
 def accept(ctx: PassContext, proposal: dict[str, Any]) -> Iterator[None]:
-    """`memory promote accept ID`: write a proposed promotion (or demotion)."""
+    """`memory promote accept ID`: write a proposed promotion (or demotion), or move a
+    lesson to the global tier (memoryd.passes.evidence)."""
+    if proposal["action"] == GLOBAL:
+        yield from evidence.accept_global(ctx, proposal)
+        return
     yield
     state = _write(ctx, proposal["action"], proposal["after"], proposal["why"] or "accepted")
     if state == "applied":

@@ -27,6 +27,10 @@ oldest first, and the archive restores them at start and at reindex.
 
 The journal lists one change per archive (kind ``archive``, state ``archived``); an archive is
 never undone.
+
+- **Retention by use** (:mod:`memoryd.passes.unused`): every run also archives the lessons and
+  notes unused for ``[outcomes] unused_days`` (status ``archived``: never deleted, never
+  injected; one journaled entry change each, which ``memory undo`` takes back).
 """
 
 from __future__ import annotations
@@ -34,13 +38,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from memoryd.passes import unused
 from memoryd.passes.journal import Change
 from memoryd.passes.steps import Offload
 from memoryd.store.archive import AgentArchive, Appended, Work, copy_changed
 from memoryd.store.file_journal import archive_records, drop, history_key, old_versions
 
 if TYPE_CHECKING:
-    from memoryd.passes.runner import PassContext
+    from memoryd.passes.steps import PassContext
 
 
 def run(ctx: PassContext) -> Iterator[Any]:
@@ -69,6 +74,7 @@ def run(ctx: PassContext) -> Iterator[Any]:
         value = yield (Offload(step.fn, step.args) if isinstance(step, Work) else None)
     if ctx.agent is None and ctx.project is None:  # a full run also compacts the tools' journal
         yield from _move_old_versions(ctx)
+    yield from unused.archive(ctx)  # and lessons and notes unused for long are set aside
 
 
 def _move_old_versions(ctx: PassContext) -> Iterator[Any]:

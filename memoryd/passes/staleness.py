@@ -46,16 +46,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from memoryd.pacing import give_way, giving_way
 from memoryd.passes.journal import Change
 from memoryd.passes.references import Ref, references
 from memoryd.passes.steps import Offload
 from memoryd.regular_file import read_regular
+from memoryd.scheduling import give_way, giving_way
 from memoryd.store.query import EntryQuery
 from memoryd.store.references import EntryToCheck
 
 if TYPE_CHECKING:
-    from memoryd.passes.runner import PassContext
+    from memoryd.passes.steps import PassContext
 
 #: Bumped when the rules of memoryd.passes.references change: every entry is read again.
 RULES = "1"
@@ -69,7 +69,7 @@ MAX_LISTED = 5
 BATCH = 100
 YIELD_EVERY = 4
 #: Paths of a checkout's listing taken in between two pauses for the searches in flight
-#: (memoryd.pacing): ~4 ms of a core (the 5,000 of the bench's project took ~40 ms at once).
+#: (memoryd.scheduling): ~4 ms of a core (the 5,000 of the bench's project took ~40 ms at once).
 GIVE_WAY_PATHS = 500
 #: Entries whose references are collected in one step.
 KEYS_AT_ONCE = 2_000

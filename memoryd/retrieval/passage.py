@@ -7,7 +7,7 @@ room left on each side (at least the nearest turn, cut to fit). In a chat the su
 reply is often a message or two before it ("I joined an improv class" / "You?" / "me.
 Thursday nights at the Lantern"), and the turns around an exchange say what it is about; an
 exchange of a coding session is long enough to be read alone, and gets none. Indexing each turn with its neighbours instead
-(windows) was measured and left out (README, "Retrieval choices").
+(windows) was measured and left out (docs/retrieval.md, "Retrieval choices").
 
 The hit's ``text`` is the passage and its ``records`` the record ids of every turn it shows
 (the context's too), so that a hit maps back to the turns it covers; ``context`` holds the

@@ -8,7 +8,7 @@ it reaches the threshold that gives the configured precision (``search.match_pre
 The model (``memoryd/data/ranking.json``) is fitted by ``python bench/ranking_fit.py --write``
 on the tuning halves of both evaluation sets (bench/eval's coding sessions, notes and facts;
 bench/conv's long chats), pulled towards a model of the first set alone, and judged on their
-held-out halves (README, "Retrieval choices"). Evidence:
+held-out halves (docs/retrieval.md, "Retrieval choices"). Evidence:
 
     cos        cosine of the question and the entry's vector
     part       the best cosine of the entry's parts (its sentences); ``cos`` when it has none
@@ -40,7 +40,7 @@ held-out halves (README, "Retrieval choices"). Evidence:
 
 Besides each evidence, the model weighs the products of the pairs it lists (``pairs``): a
 keyword match counts for more when the vectors agree, a high cosine for less when the question's
-words are missing (README, "Products of evidence": the pairs are chosen so that a store of a
+words are missing (docs/retrieval.md, "Products of evidence": the pairs are chosen so that a store of a
 few entries is still judged sensibly).
 
 Missing evidence. Some evidence comes from derived data that may not be there yet when a

@@ -332,8 +332,10 @@ class Search:
         for number, i in enumerate(ahead):
             if len(hits) == plan.limit:
                 break
+            entry = entries.get(candidates[i])
+            if entry is None:  # gone since the plan read it (its file rewritten meanwhile)
+                continue
             p = float(probability[i])
-            entry = entries[candidates[i]]
             row = dict(zip(FEATURES, evidence[i].tolist()))
             bm25 = plan.keyword.get(candidates[i])
             hit = {

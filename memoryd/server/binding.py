@@ -15,7 +15,7 @@ the maintenance methods; what only a person writes (feedback) only a person's ch
 or supersedes (memoryd.provenance, asked where those requests are served). A program of the
 same user that speaks the protocol itself can declare anything — as it can edit the memory
 files, or run the `memory` command in a terminal it made (``script``); the namespace protects
-against confused deputies, not against the user's own code (README: Namespaces).
+against confused deputies, not against the user's own code (docs/guarantees.md, "Namespaces").
 """
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ def enforce(caller: Caller, params: Params) -> None:
         if named is not None:
             caller.bind_to(named, method)
         elif caller.agent is None:
-            if method in ("forget", "supersede", "release"):
+            if method in ("forget", "supersede", "release", "scope"):
                 raise ForbiddenError(
                     f"{method}: this connection is not bound to an agent; name the agent "
                     "(agent=…) or bind first")

@@ -47,8 +47,11 @@ from memoryd.ingest.pipeline import Ingest
 from memoryd.params import Params
 from memoryd.passes import corrections
 from memoryd.passes.entry_files import FileEntryEdits
-from memoryd.passes.runner import Passes, PassParts
+from memoryd.passes.runner import Passes
+from memoryd.passes.scope import ScopeMoves
+from memoryd.passes.steps import PassParts
 from memoryd.progress import PROGRESS_EVERY_S, Reporter, reporting, stop_reporting
+from memoryd.scheduling import Traffic
 from memoryd.server.binding import Caller, bind, enforce
 from memoryd.server.health import Health
 from memoryd.server.limits import (
@@ -58,14 +61,14 @@ from memoryd.server.limits import (
     raise_open_file_limit,
     read_body,
 )
-from memoryd.server.list_methods import ListMethods, without_rowids
+from memoryd.server.list_methods import ListMethods
 from memoryd.server.memory_files import MemoryFiles
 from memoryd.server.notify import monotonic_usec, ping_watchdog, sd_notify, watchdog_interval_s
 from memoryd.server.ownership import CHECK_INTERVAL_S, Ownership, file_identity
 from memoryd.server.pass_methods import PassMethods
+from memoryd.server.replies import public_entry, without_rowids
 from memoryd.server.session_methods import SessionMethods
 from memoryd.server.stopping import Connections, stopping_error
-from memoryd.server.traffic import Traffic
 from memoryd.server.trust_methods import TrustMethods
 from memoryd.store.permissions import restrict_umask, tighten_state
 
@@ -178,7 +181,8 @@ class Daemon:
         self.umask = restrict_umask()  # files 0600, directories 0700, whatever the umask
         self.ownership.take_locks()
         self.locked = True
-        tighten_state(self.config)
+        tighten_state(self.config.state_dir, self.config.private_files,
+                      self.config.private_trees)
         listener = self.ownership.bind(LISTEN_BACKLOG)
         engine = self.engine
         replayed = await engine.open()
@@ -200,13 +204,16 @@ class Daemon:
         self.methods.update(TrustMethods(engine).methods())
         # a file entry's forget/supersede edits its file
         edits = FileEntryEdits(self.passes, engine.supersede, engine.backfill_wanted.set)
-        self.methods.update({"forget": edits.forget, "supersede": edits.supersede})
+        self.methods.update({"forget": edits.forget, "supersede": edits.supersede,
+                             "scope": ScopeMoves(self.passes).scope})
         self.server = Acceptor(listener, self.handle)
         self.ingest = Ingest(self.config, Indexer(engine.store, engine.entries),
                              engine.db, engine.backfill_wanted.set, self.traffic.background)
         self.ingest.start()
         self.passes.on_written = self.ingest.enqueue
         engine.spawn(self.sessions.replay_spool())
+        engine.spawn(self.sessions.guard.refresh())  # the PreToolUse hook's lessons, read ahead
+        engine.spawn(self.sessions.usage.judge_quiet_sessions())
         engine.spawn(self.passes.scheduler())
         engine.spawn(self.watch_files())
         defer_full_collections()
@@ -524,7 +531,7 @@ class Daemon:
         return await self.engine.search(params)
 
     async def m_get(self, params: Params) -> dict[str, Any]:
-        return await self.engine.db(self.engine.entries.get, params)
+        return public_entry(await self.engine.db(self.engine.entries.get, params), time.time())
 
     async def m_forget(self, params: Params) -> dict[str, Any]:
         return await self.engine.db(self.engine.entries.forget, params)

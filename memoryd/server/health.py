@@ -25,7 +25,7 @@ from memoryd_client.views import duration
 
 from memoryd import __version__
 from memoryd.embed import DEFAULT_MODEL_ID, DEFAULT_MODEL_SHA256
-from memoryd.ingest.sources import default_sources
+from memoryd.sources import default_sources
 from memoryd.store.ledger import Ledger, LedgerProblem
 from memoryd.store.reader import entry_uids, ledger_offset, open_reader, quick_check
 

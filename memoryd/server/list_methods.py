@@ -20,30 +20,11 @@ from typing import Any
 from memoryd.engine import Engine
 from memoryd.errors import BadParamsError
 from memoryd.params import Params
-from memoryd.retrieval.age import age_note
+from memoryd.server.replies import public_entry
 from memoryd.store.query import Order
 
 MAX_PAGE = 1000
 DEFAULT_PAGE = 20
-
-
-def public_entry(entry: dict[str, Any], now: float) -> dict[str, Any]:
-    """An entry as clients see it: no ``rowid`` (the index's own row number, which changes
-    when the index is rebuilt), and its ``age_note``."""
-    shown = {k: v for k, v in entry.items() if k != "rowid"}
-    shown["age_note"] = age_note(entry["created"], now)
-    return shown
-
-
-def without_rowids(value: Any) -> Any:
-    """A reply with every entry (a map with ``id`` and ``rowid``) stripped of ``rowid``: the
-    index's row number changes when the index is rebuilt, and no method takes it."""
-    if isinstance(value, dict):
-        return {k: without_rowids(v) for k, v in value.items()
-                if not (k == "rowid" and "id" in value)}
-    if isinstance(value, list):
-        return [without_rowids(v) for v in value]
-    return value
 
 
 def _cursor(created: float, rowid: int) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 
 from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError, UnavailableError
 from memoryd.ingest.markdown import parse_memory_file
-from memoryd.params import MAX_PATH_BYTES, path_problem
+from memoryd.names import MAX_PATH_BYTES, path_problem
 from memoryd.provenance import person_only
 from memoryd.redact import redact
 from memoryd.store.database import Store

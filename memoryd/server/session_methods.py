@@ -19,7 +19,8 @@ from memoryd_client.hooks import SPOOL_NAME, read_spool, render
 
 from memoryd.engine import Engine
 from memoryd.errors import BadParamsError, MemorydError, NotFoundError
-from memoryd.params import Params, path_problem
+from memoryd.names import path_problem
+from memoryd.params import Params
 from memoryd.project import project_of
 from memoryd.redact import redact
 from memoryd.sessions.context import (
@@ -31,7 +32,10 @@ from memoryd.sessions.context import (
 from memoryd.sessions.explain import describe
 from memoryd.sessions.extractor import SessionExtractor
 from memoryd.sessions.registry import HARNESS_AGENTS, Registry
+from memoryd.sessions.tool_guard import ToolGuard
+from memoryd.sessions.usage import UsageJudge
 from memoryd.store.query import EntryQuery
+from memoryd.store.usage import RANKINGS, USABLE_KINDS
 from memoryd.text import scrub_surrogates
 
 log = logging.getLogger(__name__)
@@ -44,12 +48,26 @@ class SessionMethods:
         self.registry = Registry(engine.store)
         self.contexts = ContextBuilder(engine.searcher, engine.store,
                                        engine.config.context.shared_agents,
-                                       lambda: engine.config.memory_dir)
+                                       lambda: engine.config.memory_dir,
+                                       unused_days=self._unused_days)
         self.extractor = SessionExtractor(engine, self.registry)
+        self.usage = UsageJudge(engine)
+        self.guard = ToolGuard(engine.store, engine.db, lambda: engine.config.memory_dir)
 
     def methods(self) -> dict[str, Any]:
         return {"context": self.m_context, "hook": self.m_hook, "explain": self.m_explain,
-                "extract": self.m_extract, "session": self.m_session, "sessions": self.m_sessions}
+                "extract": self.m_extract, "session": self.m_session, "sessions": self.m_sessions,
+                "usage": self.m_usage}
+
+    def _unused_days(self) -> float:
+        """Selection by use (memoryd.store.usage.Disuse) as configured now: off with outcomes."""
+        outcomes = self.engine.config.outcomes
+        return outcomes.unused_days if outcomes.enabled else 0.0
+
+    @property
+    def tracking(self) -> bool:
+        """Entries injected into sessions are counted and judged (``[outcomes] enabled``)."""
+        return self.engine.config.outcomes.enabled
 
     async def build_context(self, agent: str, cwd: str | None, prompt: str | None, budget: int,
                             only_relevant: bool = False) -> Block:
@@ -74,7 +92,8 @@ class SessionMethods:
                                          only_relevant=prompt is not None)
         session = params.text("session", max_len=200)
         if session:
-            await self.engine.db(self.registry.log_injection, session, agent, "context", block, budget)
+            await self.engine.db(self.registry.log_injection, session, agent, "context", block,
+                                 budget, self.tracking)
         return {"text": block.text, "chars": len(block.text), "budget": budget,
                 "items": block.explain()}
 
@@ -100,6 +119,9 @@ class SessionMethods:
             raise BadParamsError("hook: needs harness and a payload map")
         event = str(payload.get("hook_event_name") or event)
         replayed = params.flag("replayed")
+        if event == "PreToolUse":  # every tool call: no registry write, no search
+            return await self.pre_tool_use(harness, payload) if not replayed else \
+                {"context": None, "output": ""}
         ts = params.time("ts") or time.time()
         agent = HARNESS_AGENTS[harness]
         session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
@@ -121,7 +143,8 @@ class SessionMethods:
                                      event == "SessionEnd")
         if event == "SessionStart" and not replayed:
             block = await self.build_context(agent, cwd, None, DEFAULT_BUDGET_CHARS)
-            await self.engine.db(registry.log_injection, session, agent, event, block, DEFAULT_BUDGET_CHARS)
+            await self.engine.db(registry.log_injection, session, agent, event, block,
+                                 DEFAULT_BUDGET_CHARS, self.tracking)
             context = block.text or None
         elif event == "UserPromptSubmit" and not replayed and isinstance(payload.get("prompt"), str) \
                 and payload["prompt"].strip():  # an image alone comes with an empty prompt
@@ -129,7 +152,7 @@ class SessionMethods:
                                              only_relevant=True)
             if block.items:
                 await self.engine.db(registry.log_injection, session, agent, event, block,
-                              PROMPT_BUDGET_CHARS)
+                                     PROMPT_BUDGET_CHARS, self.tracking)
                 context = block.text
         elif event == "PostCompact" and isinstance(payload.get("compact_summary"), str) \
                 and payload["compact_summary"].strip():
@@ -141,8 +164,38 @@ class SessionMethods:
             self.on_session_end(session)
         return {"context": context, "output": render(event, context)}
 
+    async def pre_tool_use(self, harness: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """A pending tool call: the lessons it goes against as context next to it (or, for a
+        person's hard rule with ``context.hard_rules`` on, the call denied); nothing when it
+        goes against none (memoryd.sessions.tool_guard). Logged as an injection of the session
+        in the background, so that ``memory explain`` shows it."""
+        settings = self.engine.config.context
+        tool = payload.get("tool_name")
+        if not settings.tool_lessons or not isinstance(tool, str):
+            return {"context": None, "output": ""}
+        agent = HARNESS_AGENTS[harness]
+        cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) \
+            and path_problem(payload["cwd"]) is None else None
+        assert self.contexts is not None
+        agents = self.contexts.scope(agent, None).agents
+        call_id = payload.get("tool_use_id")
+        verdict = await self.guard.check(agents, cwd, tool, payload.get("tool_input"),
+                                         call_id if isinstance(call_id, str) else "",
+                                         settings.hard_rules)
+        if verdict is None:
+            return {"context": None, "output": ""}
+        session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
+        block = verdict.block()
+        self.engine.spawn(self.engine.db(self.registry.log_injection, session, agent,
+                                         "PreToolUse", block, len(block.text),
+                                         self.tracking))
+        return {"context": verdict.context, "deny": verdict.deny,
+                "output": render("PreToolUse", verdict.context, verdict.deny)}
+
     def on_session_end(self, session: str) -> None:
-        """Queue extraction; it runs in the background, never on the hook's path."""
+        """Queue extraction and the judging of what was injected (memoryd.sessions.usage);
+        they run in the background, never on the hook's path."""
+        self.usage.on_session_end(session)
 
         async def extract() -> None:
             try:
@@ -182,22 +235,31 @@ class SessionMethods:
         log.info("Replayed %d spooled hook events.", replayed)
 
     def explained(self, session: str | None) -> list[dict[str, Any]]:
-        """A session's injections (the latest session's by default), each item with its text
-        and the reason it was there, in words (database thread)."""
+        """A session's injections (the latest session's by default), each item with its text,
+        the reason it was there, in words, and what became of it (its outcome in the session,
+        memoryd.store.usage) (database thread)."""
         assert self.registry is not None and self.engine.store is not None
         store = self.engine.store
         found: dict[str, dict[str, Any] | None] = {}
         described = []
+        outcomes: dict[str, dict[str, Any]] = {}
         for injection in self.registry.injections(session):
+            if injection["session"] and not outcomes:
+                outcomes = {row["entry"]: row
+                            for row in self.usage.usage.session_rows(injection["session"])}
             for item in injection["items"]:
                 if item.get("id") and item["id"] not in found:
                     found[item["id"]] = store.entry_by_uid(item["id"])
-            described.append(describe(injection, {k: v for k, v in found.items() if v}))
+            described.append(describe(injection, {k: v for k, v in found.items() if v},
+                                      outcomes))
         return described
 
     async def m_explain(self, params: Params) -> dict[str, Any]:
         assert self.registry is not None
         session = params.text("session", max_len=200)
+        latest = session or await self.engine.db(self.registry.latest_injected)
+        if latest:  # show outcomes as they are now
+            await self.usage.judge_if_due(latest)
         injections = await self.engine.db(self.explained, session)
         if session is not None and not injections and \
                 await self.engine.db(self.registry.session, session) is None:
@@ -217,6 +279,7 @@ class SessionMethods:
             return store.entries(EntryQuery().session(session_id).vias(["extract", "api"]),
                                  "oldest")
 
+        await self.usage.judge_if_due(session_id)
         return {"session": found, "entries": await self.engine.db(extracted),
                 "injections": await self.engine.db(self.explained, session_id)}
 
@@ -230,3 +293,29 @@ class SessionMethods:
         return {"sessions": await self.engine.db(self.registry.sessions, agent, project, limit)}
 
 
+
+    async def m_usage(self, params: Params) -> dict[str, Any]:
+        """Entries ranked by what became of them in sessions: ``by`` broken (most broken
+        first), followed (most followed first), unused (injected, never followed nor
+        broken), or all three; ``agents``, ``kind`` (comma-separated), ``limit`` each."""
+        usage = self.usage.usage
+        by = params.choice("by", (*RANKINGS, "all"), default="all")
+        agents = params.raw.get("agents")
+        if agents is not None and (not isinstance(agents, list)
+                                   or not all(isinstance(a, str) for a in agents)):
+            raise BadParamsError("usage: agents must be a list of names")
+        agents = [a for a in agents or [] if a and a != "*"] or None
+        kind = params.text("kind", max_len=200)
+        kinds = [k.strip() for k in kind.split(",") if k.strip()] if kind else None
+        if kinds and not set(kinds) <= set(USABLE_KINDS):
+            raise BadParamsError(f"usage: kind must be among {', '.join(USABLE_KINDS)}")
+        limit = params.integer("limit", default=10, low=1, high=1000)
+
+        def rank() -> dict[str, Any]:
+            out: dict[str, Any] = {"by": by}
+            for name in RANKINGS if by == "all" else (by,):
+                out[name] = [{**entry, "usage": record.as_dict()}
+                             for entry, record in usage.ranking(name, agents, kinds, limit)]
+            return out
+
+        return await self.engine.db(rank)

@@ -39,6 +39,7 @@ The deterministic extractor (:func:`find_candidates`)
                                                              "X." when X states how things are
                                                              ("staging is Postgres 16")
     contrast      we/I <verb> X, never/not Y                 lesson, positive, "<Verb> X, never Y."
+                                                             (said as "I …": personal)
     we-use        we use X / I use X (X a known name)        fact
     my-x-is       my editor/shell/timezone/os/name is X      fact (pref.*, user.*)
     call-me       call me X                                  fact user.name
@@ -91,7 +92,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from memoryd.text import LESSON_STOPWORDS, words
+from memoryd.lessons import LESSON_STOPWORDS, words
 
 EXTRACTED_CONFIDENCE = 0.8
 MAX_RULE_CHARS = 300
@@ -471,7 +472,11 @@ def _lesson(clause: str, rest: str) -> list[_Hit]:
             text = sentence_case(f"{clause}{m['verb'].lower() if clause else m['verb']} "
                                   f"{x}, {m['neg'].lower()} {y}")
             named = re.sub(r"^(?:with|using|on|in|via|through|to)\s+", "", x, flags=re.I)
-            return [_Hit("contrast", "lesson", "positive", text)] + _known_fact("contrast", named)
+            hits = [_Hit("contrast", "lesson", "positive", text)] + _known_fact("contrast", named)
+            # "I write commits in English, never in French": the user's own way, as "I
+            # prefer" is (not "we …", a team's)
+            return [replace(hit, personal=True) for hit in hits] \
+                if _MY_PREFERENCE.match(rest) else hits
     return []
 
 

@@ -14,6 +14,11 @@ are dropped first):
 6. a listing of the agent's other memory files with their frontmatter descriptions (not those
    the agent loads by itself, such as Claude Code's CLAUDE.md files and MEMORY.md).
 
+**By use** (issue 37 §3, ``[outcomes] unused_days``): lessons and notes the agent followed or
+broke lately go first in their section; those unused for long (memoryd.store.usage.Disuse) go
+last and are dropped before every item but the stale and disputed ones. Per prompt likewise,
+among the matches. The order moves only when an entry's use changes, never per session.
+
 **Scope.** Entries written inside a git repository belong to its project and are shown only in
 that project; entries written elsewhere (or with ``--global``) are shown everywhere. The agents
 in ``context.shared_agents`` (the harnesses: Claude Code and Codex) share what they know: a
@@ -23,12 +28,14 @@ lesson Claude Code learned in a repository reaches Codex in the same repository.
 duplicate of the first project's), and a key holds one value per project beside its global one.
 
 Per prompt, the block holds only what search calls a match (``search.match_precision``), in the
-same sections. Items older than 30 days carry their age; older than 90 days a "verify before
-acting" warning. Entries in an open contradiction (the consolidation pass found two memories
-that disagree) are marked disputed and go last in their section; lines a notebook pass moved to
-an archive are searchable but never injected. The block starts with memoryd's marker line (ingestion drops anything carrying
-it), then :data:`DATA_NOTE` (what the block is: data, not instructions), and ends with a short
-drift caveat. It is phrased as facts, not commands.
+same sections. Items older than 30 days carry their age, worded by the threshold passed ("over
+30 days old", "over 90 days old" with a "verify before acting" warning, "over a year old"),
+never in days: a line changes only when its entry crosses a threshold. Entries in an open
+contradiction (the consolidation pass found two memories that disagree) are marked disputed and
+go last in their section; lines a notebook pass moved to an archive are searchable but never
+injected. The block starts with memoryd's marker line (ingestion drops anything carrying it),
+then :data:`DATA_NOTE` (what the block is: data, not instructions), and ends with a short drift
+caveat. It is phrased as facts, not commands.
 
 **Quarantined entries** (text that looks like an instruction to the model: memoryd.quarantine)
 are never injected, and neither is a pinned file that holds one, nor one whose text read whole
@@ -62,7 +69,6 @@ from typing import Any
 from memoryd_client.wire import INJECTION_MARKER
 
 from memoryd.ingest.markdown import split_lines
-from memoryd.ingest.sources import ARCHIVE_DIR
 from memoryd.params import Params
 from memoryd.project import project_of
 from memoryd.provenance import agent_wrote
@@ -70,11 +76,13 @@ from memoryd.quarantine import reason as quarantine_reason
 from memoryd.quarantine import reason_for_entry
 from memoryd.redact import redact
 from memoryd.regular_file import read_regular_text
-from memoryd.retrieval.age import VERIFY_DAYS, age_note
+from memoryd.retrieval.age import VERIFY_DAYS, age_bucket
 from memoryd.retrieval.search import Search
+from memoryd.sources import ARCHIVE_DIR
 from memoryd.store.database import Store
 from memoryd.store.file_journal import tool_written
 from memoryd.store.query import EntryQuery, Order
+from memoryd.store.usage import DISUSE_KINDS, Disuse
 
 DEFAULT_BUDGET_CHARS = 8000
 PROMPT_BUDGET_CHARS = 2000
@@ -103,7 +111,8 @@ SECTION_OF_KIND = {"feedback": "feedback", "lesson": "lessons", "fact": "facts",
                    "summary": "notes", "turn": "notes"}
 #: A lesson that starts with one of these is a rule already: it needs no "Do:"/"Don't:".
 _RULE_START = re.compile(r"^(?:don't|do not|never|avoid|stop|always|prefer|use|keep|make sure|"
-                         r"run|write|put|add|check|ask|answer|commit|test|call)\b", re.I)
+                         r"run|write|put|add|check|ask|answer|commit|test|call)\b",
+                         re.IGNORECASE)
 #: Files an agent loads by itself: listing them in the block would repeat them.
 _NATIVE_FILES = {"claude-code": re.compile(r"(?:^|/)(?:CLAUDE(?:\.local)?\.md|MEMORY\.md)$|"
                                            r"/\.claude/rules/"),
@@ -132,6 +141,7 @@ class Item:
     score: float | None = None  # the probability that search gave it (prompt injections)
     path: str | None = None
     evidence: dict[str, float] | None = None
+    use: str | None = None  # "in use" or "unused" (Disuse), when it moved it
 
 
 @dataclass
@@ -142,7 +152,8 @@ class Block:
 
     def explain(self) -> list[dict[str, Any]]:
         return [{"section": i.section, "id": i.entry_id, "path": i.path, "score": i.score,
-                 "evidence": i.evidence, "chars": len(i.text), "included": i not in self.dropped}
+                 "evidence": i.evidence, "chars": len(i.text), "included": i not in self.dropped,
+                 **({"use": i.use} if i.use else {})}
                 for i in self.items + self.dropped]
 
 
@@ -150,10 +161,14 @@ class Block:
 DISPUTED_NOTE = " (disputed: another memory says otherwise; a person decides)"
 #: Added to the rank of a disputed or stale entry: after every other item, the first dropped.
 DEMOTED_RANK = 1000
+#: Added to the rank of an unused lesson or note (memoryd.store.usage.Disuse): last in its
+#: section, dropped before every other item but the demoted ones.
+UNUSED_RANK = 600
 
 
 def age_suffix(created: float, now: float) -> str:
-    note = age_note(created, now)
+    """By the threshold passed, never in days: the same bytes from one day to the next."""
+    note = age_bucket(created, now)
     if note is None:
         return ""
     return f" (⚠ {note})" if (now - created) / 86400 > VERIFY_DAYS else f" ({note})"
@@ -205,7 +220,9 @@ class ContextBuilder:
     """Runs on the database thread; ``prompt_vector`` comes from the embedding thread."""
 
     def __init__(self, search: Search, store: Store, shared_agents: tuple[str, ...] = (),
-                 memory_dir: Callable[[], str] = lambda: "") -> None:
+                 memory_dir: Callable[[], str] = lambda: "",
+                 clock: Callable[[], float] = time.time,
+                 unused_days: Callable[[], float] = lambda: 0.0) -> None:
         self.disputed: set[str] = set()
         self.search = search
         self.store = store
@@ -213,6 +230,11 @@ class ContextBuilder:
         #: the agents' memory directories (``{agent}`` in it; as configured now): what their
         #: tools wrote there is theirs (memoryd.provenance)
         self.memory_dir = memory_dir
+        #: when a block is built: what an entry's age is counted from (a bench simulates days)
+        self.clock = clock
+        #: ``[outcomes] unused_days`` as configured now (0: no selection by use)
+        self.unused_days = unused_days
+        self.disuse = Disuse(store, 0.0, 0.0)
         self._tool_files: dict[str, set[str]] = {}
 
     def scope(self, agent: str, cwd: str | None) -> Scope:
@@ -229,9 +251,10 @@ class ContextBuilder:
 
     def build(self, agent: str, *, cwd: str | None, prompt: str | None, prompt_vector: Any,
               budget: int, only_relevant: bool = False, prompt_words: Any = None) -> Block:
-        now = time.time()
+        now = self.clock()
         scope = self.scope(agent, cwd)
         self.disputed = self.store.disputed_ids()
+        self.disuse = Disuse(self.store, self.unused_days(), now, self.shared_agents)
         self._tool_files = {}
         if only_relevant:
             items = self._relevant(scope, cwd, prompt or "", prompt_vector, prompt_words, now)
@@ -307,8 +330,8 @@ class ContextBuilder:
                 for i, e in enumerate(self._scoped(scope, "feedback", from_pinned, 50))]
 
     def _lessons(self, scope: Scope, from_pinned: list[str], now: float) -> list[Item]:
-        return [self._item("lessons", e, now, 200 + i)
-                for i, e in enumerate(self._scoped(scope, "lesson", from_pinned, 80))]
+        return [self._item("lessons", e, now, 200 + i, use=use) for i, (e, use) in
+                enumerate(self._by_use(self._scoped(scope, "lesson", from_pinned, 80)))]
 
     def _facts(self, scope: Scope, now: float) -> list[Item]:
         chosen: dict[str, dict[str, Any]] = {}
@@ -328,7 +351,28 @@ class ContextBuilder:
         newest first, the more confident ahead within a day."""
         notes = self._scoped(scope, "note", [], 30, EntryQuery().vias(["api", "import", "extract"]),
                              order="day, surest")
-        return [self._item("notes", e, now, 350 + i) for i, e in enumerate(notes)]
+        return [self._item("notes", e, now, 350 + i, use=use)
+                for i, (e, use) in enumerate(self._by_use(notes))]
+
+    def _by_use(self, entries: list[dict[str, Any]]) -> list[tuple[dict[str, Any], str | None]]:
+        """``entries`` in their section's order, but those in use (followed or broken lately)
+        first and the unused last (memoryd.store.usage.Disuse), each with that word. The order
+        changes only when an entry's use does: a session judged, or a threshold of
+        ``unused_days`` crossed, as an age's wording does."""
+        if self.disuse.days <= 0 or self.disuse.since is None or not entries:
+            return [(entry, None) for entry in entries]
+        used = self.disuse.last_used([entry["id"] for entry in entries
+                                      if entry["kind"] in DISUSE_KINDS])
+        tiers: list[tuple[int, int, dict[str, Any], str | None]] = []
+        for position, entry in enumerate(entries):
+            last = used.get(entry["id"])
+            if self.disuse.in_use(entry, last):
+                tiers.append((0, position, entry, "in use"))
+            elif self.disuse.unused(entry, last):
+                tiers.append((2, position, entry, "unused"))
+            else:
+                tiers.append((1, position, entry, None))
+        return [(entry, use) for _, _, entry, use in sorted(tiers, key=lambda t: t[:2])]
 
     def _relevant(self, scope: Scope, cwd: str | None, prompt: str, prompt_vector: Any,
                   prompt_words: Any, now: float) -> list[Item]:
@@ -342,23 +386,30 @@ class ContextBuilder:
         result = self.search.search(Params("context", params), prompt_vector, prompt_words)
         hits = [hit for hit in result["hits"] if not hit.get("quarantined")
                 and f"/{ARCHIVE_DIR}/" not in (hit.get("source") or "")]
+        # the best match first, but those in use ahead and the unused last (_by_use)
         items = [self._item(SECTION_OF_KIND[hit["kind"]], hit, now, rank,
-                            hit["score"]["relevance"], hit["evidence"])
-                 for rank, hit in enumerate(hits)]
+                            hit["score"]["relevance"], hit["evidence"], use)
+                 for rank, (hit, use) in enumerate(self._by_use(hits))]
         shown = {hit["id"] for hit in result["hits"]}
         topics = self.search.stems(prompt) - self.search.stems(" ".join(GENERIC_CATEGORIES))
+        topical = []
         for lesson in self._scoped(scope, "lesson", [], 200):
             if lesson["id"] not in shown and lesson["category"] and \
                     self.search.stems(lesson["category"].replace("-", " ")) & topics:
-                items.append(self._item("lessons", lesson, now, 100 + len(items)))
-                if len(items) - len(shown) >= MAX_TOPIC_LESSONS:
+                topical.append(lesson)
+                if len(topical) >= MAX_TOPIC_LESSONS:
                     break
+        items += [self._item("lessons", lesson, now, 100 + len(items) + position, use=use)
+                  for position, (lesson, use) in enumerate(self._by_use(topical))]
         return items
 
     def _item(self, section: str, entry: dict[str, Any], now: float, rank: float,
-              score: float | None = None, evidence: dict[str, float] | None = None) -> Item:
+              score: float | None = None, evidence: dict[str, float] | None = None,
+              use: str | None = None) -> Item:
         suffix = age_suffix(entry["created"], now)
         demoted = False
+        if use == "unused":  # last in its section, dropped before the rest
+            rank += UNUSED_RANK
         if entry.get("stale"):  # something it names is gone from its project
             suffix, demoted = stale_suffix(entry["stale"]), True
         if entry["id"] in self.disputed:
@@ -367,7 +418,7 @@ class ContextBuilder:
             rank += DEMOTED_RANK
         quoted = agent_wrote(entry, self._files_of(entry["agent"]))
         return Item(section, f"- {render(entry, quoted)}{suffix}", rank,
-                    entry_id=entry["id"], score=score, evidence=evidence)
+                    entry_id=entry["id"], score=score, evidence=evidence, use=use)
 
     def _files_of(self, agent: str) -> set[str]:
         """The memory files ``agent``'s tools wrote for an agent's connection (once a block)."""
@@ -403,13 +454,21 @@ class ContextBuilder:
     # -- budget -----------------------------------------------------------------------
 
     def _fit(self, items: list[Item], budget: int) -> Block:
-        """Keep the best-ranked items that fit; a pinned file too big alone is truncated."""
+        """Keep the best-ranked items, in rank order, up to the first that does not fit (a
+        pinned file too big alone is truncated instead); that one and every item after it are
+        dropped. Filling the room left with smaller items further down would keep more, but
+        then one entry added, or one line grown by its age, brings back lines from anywhere
+        below: the block would change in more places than the entry and the end of the trim."""
         fixed = len(INJECTION_MARKER) + 1 + len(DATA_NOTE) + 1 + len(DRIFT_CAVEAT) + 2
         kept: list[Item] = []
         dropped: list[Item] = []
         used = fixed
         shown: set[tuple[str, str]] = set()
+        full = False  # an item did not fit: the rest is dropped
         for item in sorted(items, key=lambda i: i.rank):
+            if full:
+                dropped.append(item)
+                continue
             if (item.section, item.text) in shown:  # the same line of a global and a project entry
                 continue
             shown.add((item.section, item.text))
@@ -427,6 +486,7 @@ class ContextBuilder:
                 used += len(item.text) + 1
             else:
                 dropped.append(item)
+                full = True
         if not kept:
             return Block("", [], dropped)
         parts = [INJECTION_MARKER, DATA_NOTE]

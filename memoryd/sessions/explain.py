@@ -5,7 +5,9 @@ size, the probability search gave it and its evidence, and (since 2026-11-28) th
 was injected. An explanation adds to each item its ``text`` (for older records, the entry's
 text now) and a ``reason``: a sentence a person can check ("matched the prompt: close in
 meaning (cosine 0.81), holds most of its words"), where the evidence is a vector of numbers;
-the vector stays in the item for ``--json``.
+the vector stays in the item for ``--json``. For an entry the agent got, it adds what became
+of it in the session (memoryd.sessions.outcomes): followed, broken or no occasion, why, and
+the transcript steps that show it.
 """
 
 from __future__ import annotations
@@ -13,9 +15,12 @@ from __future__ import annotations
 from typing import Any
 
 from memoryd.sessions.context import FACT_PREFIXES, one_line, render
+from memoryd.sessions.outcome_rules import rule_of
 
 #: An item's text in an explanation: enough to recognise it.
 TEXT_CHARS = 160
+#: The outcome of an entry injected into a session that was not judged (yet).
+NOT_JUDGED = "not judged yet"
 
 
 def _scope(entry: dict[str, Any] | None) -> str:
@@ -54,6 +59,11 @@ def _evidence_words(evidence: dict[str, float]) -> list[str]:
     return said
 
 
+#: What selection by use (memoryd.store.usage.Disuse) did with an item, after its reason.
+USE_WORDS = {"in use": "; followed or broken lately: ahead of the others",
+             "unused": "; unused for long: last, and the first dropped"}
+
+
 def reason(item: dict[str, Any], event: str, entry: dict[str, Any] | None) -> str:
     """Why one item was in a block, in one sentence."""
     section = item.get("section")
@@ -61,6 +71,11 @@ def reason(item: dict[str, Any], event: str, entry: dict[str, Any] | None) -> st
         words = _evidence_words(item.get("evidence") or {})
         return (f"matched the prompt (probability {item['score']:.2f} that it is relevant)"
                 + (": " + ", ".join(words) if words else ""))
+    if event == "PreToolUse":  # memoryd.sessions.tool_guard
+        said = [t.said for t in rule_of(entry["kind"], entry["text"], entry.get("polarity"),
+                                        entry.get("key")).dont] if entry is not None else []
+        what = f" (it forbids {', '.join(f'`{w}`' for w in said)})" if said else ""
+        return f"a lesson{_scope(entry)} that the tool call about to be made went against{what}"
     if event == "UserPromptSubmit" and section == "lessons":
         category = (entry or {}).get("category") or "its category"
         return f"a lesson filed under [{category}], a topic the prompt names"
@@ -82,17 +97,26 @@ def reason(item: dict[str, Any], event: str, entry: dict[str, Any] | None) -> st
     return f"in the {section} section"
 
 
-def describe(injection: dict[str, Any], entries: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def describe(injection: dict[str, Any], entries: dict[str, dict[str, Any]],
+             outcomes: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     """An injection with each item's text and reason (``entries``: the items' entries by id,
-    for older records and for what the reason says of them)."""
+    for older records and for what the reason says of them), and, for an entry the agent got,
+    what became of it in the session (``outcomes``: memoryd.store.usage's rows by entry):
+    ``outcome`` (followed, broken, no occasion, or "not judged yet"), ``outcome_why`` and
+    ``outcome_evidence``."""
     items = []
     for item in injection.get("items") or []:
         entry = entries.get(item.get("id") or "")
         text = item.get("text")
         if text is None:
             text = f"- {render(entry)}" if entry is not None else (item.get("path") or "")
-        why = reason(item, injection.get("event") or "", entry)
+        why = reason(item, injection.get("event") or "", entry) + USE_WORDS.get(
+            item.get("use") or "", "")
         if not item.get("included", True):
             why += "; dropped: over the budget"
+        judged = (outcomes or {}).get(item.get("id") or "")
+        if judged is not None and item.get("included", True):
+            item = {**item, "outcome": judged["outcome"] or NOT_JUDGED,
+                    "outcome_why": judged["why"], "outcome_evidence": judged["evidence"]}
         items.append({**item, "text": one_line(text, TEXT_CHARS), "reason": why})
     return {**injection, "items": items}

@@ -167,7 +167,7 @@ class SessionExtractor:
 
     def _journal(self) -> Journal:
         assert self.engine.store is not None
-        return Journal(self.engine.store, self.engine.entries)
+        return Journal(self.engine.store, self.engine.entries, self.engine.config.state_dir)
 
     def _mark_extracted(self, session_id: str) -> None:
         assert self.engine.store is not None

@@ -13,6 +13,7 @@ from memoryd.project import project_of
 from memoryd.sessions.context import Block, one_line
 from memoryd.sessions.explain import TEXT_CHARS
 from memoryd.store.database import Store
+from memoryd.store.usage import Usage
 
 #: The agent whose namespace a harness's sessions read and write.
 HARNESS_AGENTS = {"claude-code": "claude-code", "codex": "codex"}
@@ -46,12 +47,22 @@ class Registry:
         return [s.as_dict() for s in self.store.sessions.newest(agent, project, limit)]
 
     def log_injection(self, session: str | None, agent: str, event: str, block: Block,
-                      budget: int) -> None:
+                      budget: int, track: bool = False) -> None:
+        """Log what a block held; ``track``: and count each entry the agent got as injected
+        into the session, to be judged (memoryd.store.usage: its outcome, its usage record)."""
+        now = time.time()
         with self.store.transaction():
             self.store.sessions.log_injection(
-                time.time(), session, agent, event, len(block.text), budget,
+                now, session, agent, event, len(block.text), budget,
                 [{**explained, "text": one_line(item.text, TEXT_CHARS)}  # as read
                  for explained, item in zip(block.explain(), block.items + block.dropped)])
+            if track and session:
+                Usage(self.store).record_injection(
+                    session, agent, [i.entry_id for i in block.items if i.entry_id], now)
+
+    def latest_injected(self) -> str | None:
+        """The session memoryd injected into last."""
+        return self.store.sessions.latest_injected()
 
     def injections(self, session: str | None) -> list[dict[str, Any]]:
         return [i.as_dict() for i in self.store.sessions.injections(session)]

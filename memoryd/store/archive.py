@@ -38,8 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from memoryd.pacing import giving_way
-from memoryd.params import AGENT_NAME
+from memoryd.names import AGENT_NAME
+from memoryd.scheduling import giving_way
 from memoryd.store.database import ENTRY_COLUMNS, Store, decode_tags
 from memoryd.store.durable import fsync_directory, write_all
 
@@ -60,7 +60,7 @@ REQUIRED = ("uid", "agent", "kind", "text", "hash", "created", "updated", "via")
 RETAIN_MARK = "retain:mark"
 #: Rows read from the database per step of a copy.
 BATCH_ROWS = 256
-#: Records compressed between two pauses for the searches in flight (memoryd.pacing): ~2.5 ms
+#: Records compressed between two pauses for the searches in flight (memoryd.scheduling): ~2.5 ms
 #: of a core (a batch of 256 transcript chunks took ~20 ms, beside any search that came then).
 GIVE_WAY_ROWS = 32
 _SELECT = (f"SELECT id, {', '.join(ENTRY_COLUMNS)} FROM entries "

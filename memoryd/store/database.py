@@ -32,6 +32,7 @@ import json
 import logging
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,7 @@ from memoryd.store.migrations import (
     MIGRATIONS,
     QUARANTINE_VERSIONS,
     UNREADABLE_LINES_VERSION,
+    add_functions,
     only_unreadable_lines,
 )
 from memoryd.store.query import EntryReads
@@ -63,7 +65,7 @@ from memoryd.store.rows import (
 )
 from memoryd.store.runs import Runs
 from memoryd.store.sessions import Sessions
-from memoryd.store.vector_rows import ModelInfo, VectorRows
+from memoryd.store.vector_rows import OLD_PARTS, ModelInfo, VectorRows
 
 __all__ = ["ENTRY_COLUMNS", "SELECT_ENTRY", "ModelInfo", "Store", "decode_records",
            "decode_tags", "encode_records", "encode_tags", "row_to_entry"]
@@ -139,6 +141,7 @@ class Store(EntryReads, VectorRows, EventRows):
             self._db.enable_load_extension(True)
             self._db.load_extension(sqlite_vec.loadable_path())
             self._db.enable_load_extension(False)
+            add_functions(self._db)
         except apsw.Error as exc:
             raise StartupError(f"cannot open database {path}: {exc}") from None
         optimize(self._db)
@@ -271,13 +274,29 @@ class Store(EntryReads, VectorRows, EventRows):
         if raw is None:
             return None
         data = json.loads(raw)
-        return ModelInfo(data["model_id"], data["sha256"], int(data["dim"]))
+        return ModelInfo(data["model_id"], data["sha256"], int(data["dim"]),
+                         data.get("parts", OLD_PARTS))
 
     def bind_model(self, model: ModelInfo) -> bool:
         """Record the model whose vectors the table holds. When another model was recorded,
-        its vectors are dropped (never mixed); returns True when vectors must be rebuilt."""
+        its vectors are dropped (never mixed); when only the parts' scheme changed, the part
+        vectors are, and their entries queued to be embedded again (their own vectors stay,
+        and search by them). Returns True when vectors must be rebuilt."""
         if self.model == model:
             return False
+        if self.model is not None and (self.model.model_id, self.model.sha256, self.model.dim) \
+                == (model.model_id, model.sha256, model.dim):
+            with self._db:
+                self._db.execute("INSERT OR IGNORE INTO vector_queue(rowid) SELECT p.entry "
+                                 "FROM part_vectors p JOIN entries e ON e.id = p.entry")
+                queued = self._db.changes()
+                self._db.execute("DELETE FROM part_vectors")
+                self.set_meta("embedding_model", json.dumps(asdict(model)))
+            log.warning("Sentence vectors are now made as %r (they were %r): embedding the %d "
+                        "entries that have them again, in the background.", model.parts,
+                        self.model.parts, queued)
+            self.model = model
+            return True
         with self._db:
             if self.model is not None:
                 log.warning(
@@ -294,10 +313,7 @@ class Store(EntryReads, VectorRows, EventRows):
             self._db.execute("INSERT OR IGNORE INTO vector_queue(rowid) SELECT id FROM entries")
             self._db.execute("DELETE FROM lexicon")  # its words are the old model's
             self.delete_meta(LEXICON_CURSOR)
-            self.set_meta(
-                "embedding_model",
-                json.dumps({"model_id": model.model_id, "sha256": model.sha256, "dim": model.dim}),
-            )
+            self.set_meta("embedding_model", json.dumps(asdict(model)))
         self.model = model
         return True
 
@@ -375,13 +391,15 @@ class Store(EntryReads, VectorRows, EventRows):
         return {row[0]: row_to_entry(row) for row in rows}
 
     def texts_by_rowids(self, rowids: Sequence[int]) -> dict[int, tuple[str, float]]:
-        """(text, created) of each entry: what search reads of its ~130 candidates (the
-        whole row, a third of a search's reading, only for the hits)."""
+        """(index text, created) of each entry: what search reads of its ~130 candidates (the
+        whole row, a third of a search's reading, only for the hits). The index text
+        (``memoryd.text.index_text``) is what its words are weighed by."""
         if not rowids:
             return {}
         marks = ", ".join("?" for _ in rowids)
         return {row[0]: (row[1], row[2]) for row in self._db.execute(
-            f"SELECT id, text, created FROM entries WHERE id IN ({marks})", list(rowids))}
+            f"SELECT id, index_text(text, key), created FROM entries WHERE id IN ({marks})",
+            list(rowids))}
 
     def find_exact(self, agent: str, category: str, hash_: str,
                    project: str | None) -> dict[str, Any] | None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import apsw
 
-from memoryd.params import MAX_NAME_BYTES
+from memoryd.names import MAX_NAME_BYTES
 
 #: SQLite's answers when the disk cannot take a write (full, read-only, failing, gone).
 DISK_ERRORS = (apsw.IOError, apsw.FullError, apsw.ReadOnlyError, apsw.CantOpenError)

@@ -14,13 +14,12 @@ import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import apsw
 import numpy as np
 
-from memoryd.config import Config
 from memoryd.errors import (
     BadParamsError,
     ForbiddenError,
@@ -34,19 +33,21 @@ from memoryd.project import repository_of
 from memoryd.provenance import agent_wrote, person_only, person_only_refusal, typed_by_person
 from memoryd.quarantine import reason as quarantine_reason
 from memoryd.quarantine import release_target
-from memoryd.retrieval.age import age_note
 from memoryd.store.archive import TRANSCRIPT_PREFIX
 from memoryd.store.database import Store
 from memoryd.store.durable import DISK_ERRORS
 from memoryd.store.file_journal import versions as file_versions
 from memoryd.store.ledger import Ledger
+from memoryd.store.usage import Usage
 from memoryd.store.vectors import VectorIndex, follow_meta
 from memoryd.text import content_hash
 
 log = logging.getLogger(__name__)
 
 KINDS = ("fact", "lesson", "feedback", "note", "turn", "summary")
-STATUSES = ("active", "superseded", "forgotten")
+#: ``archived``: unused for long, set aside by the retain pass (memoryd.store.usage.Disuse):
+#: never injected, found with ``--status archived``, back with ``memory undo``.
+STATUSES = ("active", "superseded", "forgotten", "archived")
 MAX_TEXT_CHARS = 32_000
 #: Near-duplicate cosines this close to the threshold are decided on vectors embedded alone
 #: (dynamic int8 moves a vector by up to ~0.02 with its batch mates).
@@ -93,10 +94,22 @@ def apply_release(store: Store, agent: str, uid: str, hash_: str | None, actor: 
 @dataclass
 class Remembered:
     """What one call of :meth:`Entries.remember_many` did: a reply for each draft it stored
-    or refused, in order, and the texts it needs embedded alone to decide the next one."""
+    or refused, in order, the texts it needs embedded alone to decide the next one, and (when
+    asked to) the vectors of the entries it stored that are still to be indexed."""
 
     replies: list[dict[str, Any]]
     wanted: list[str]
+    unindexed: list[Unindexed] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Unindexed:
+    """A stored entry's vectors, still to be put in the database and the RAM index, and the
+    hash of the text they are of."""
+
+    rowid: int
+    hash: str
+    vectors: Vectors
 
 
 class NeedsAlone(Exception):
@@ -108,9 +121,21 @@ class NeedsAlone(Exception):
         self.texts = texts
 
 
+class RememberSettings(Protocol):
+    """What a write goes by (the configuration's ``[remember]``, handed down by the daemon):
+    the cosine from which a new entry is a near duplicate, and the confidence of an entry
+    written by hand."""
+
+    @property
+    def near_duplicate_cosine(self) -> float: ...
+
+    @property
+    def manual_confidence(self) -> float: ...
+
+
 class Entries:
-    def __init__(self, config: Config, store: Store, ledger: Ledger) -> None:
-        self.config = config
+    def __init__(self, remember: RememberSettings, store: Store, ledger: Ledger) -> None:
+        self.remember = remember
         self.store = store
         self.ledger = ledger
         self.index: VectorIndex | None = None
@@ -273,11 +298,14 @@ class Entries:
         return [(self.draft_entry(params), params.flag("force")) for params in requests]
 
     def remember_many(self, drafts: Sequence[Draft], vectors: Sequence[Vectors | None],
-                      alone: Mapping[str, np.ndarray], slice_s: float) -> Remembered:
+                      alone: Mapping[str, np.ndarray], slice_s: float, *,
+                      index_later: bool = False) -> Remembered:
         """Remember drafts in order, in one transaction with one fsync per ledger, until
         ``slice_s`` has passed (at least one) or a near-duplicate decision needs texts that
         ``alone`` lacks: the caller embeds those off this thread and calls again with the
-        drafts left."""
+        drafts left. ``index_later``: the stored entries' vectors are left to the caller
+        (``unindexed``), who hands them to :meth:`index_stored` once it has answered; the
+        entries stay queued for a vector meanwhile."""
         records: dict[str, list[dict[str, Any]]] = {}
         deadline = time.perf_counter() + slice_s
         done = Remembered([], [])
@@ -286,7 +314,9 @@ class Entries:
                 if self.stopping.is_set():  # this call is rolled back: none of it reached the ledger
                     raise stopping_error()
                 try:
-                    done.replies.append(self._remember_one(draft, pair, force, records, alone))
+                    done.replies.append(self._remember_one(
+                        draft, pair, force, records, alone,
+                        done.unindexed if index_later else None))
                 except NeedsAlone as needs:
                     done.wanted = needs.texts
                     break
@@ -296,9 +326,28 @@ class Entries:
                 self.write_ledger(agent, agent_records)
         return done
 
+    def index_stored(self, unindexed: Sequence[Unindexed]) -> None:
+        """Vectors that :meth:`remember_many` left to be indexed: in the database and the RAM
+        index, for the entries still waiting for them with the same text (one deleted meanwhile
+        has none to get; one the vector backlog embedded meanwhile has its own; one whose text
+        changed meanwhile waits for the backlog to embed the new text)."""
+        waiting = self.store.queued_for_vectors([(u.rowid, u.hash) for u in unindexed])
+        pending = [(u.rowid, u.vectors) for u in unindexed if u.rowid in waiting]
+        if not pending:
+            return
+        try:
+            with self.store.transaction():
+                self.store.put_vectors([r for r, _ in pending],
+                                       np.stack([p[0] for _, p in pending]),
+                                       [p[1] for _, p in pending])
+                self.index_vectors([r for r, _ in pending], [p for _, p in pending])
+        except DISK_ERRORS as exc:
+            raise UnavailableError(f"cannot store vectors ({exc})") from exc
+
     def _remember_one(self, draft: dict[str, Any], vectors: Vectors | None, force: bool,
                       records: dict[str, list[dict[str, Any]]],
-                      alone: Mapping[str, np.ndarray]) -> dict[str, Any]:
+                      alone: Mapping[str, np.ndarray],
+                      unindexed: list[Unindexed] | None = None) -> dict[str, Any]:
         agent, category = draft["agent"], draft["category"]
         project = draft["project"]
         existing = self.store.find_exact(agent, category, draft["hash"], project)
@@ -334,7 +383,10 @@ class Entries:
         stored = self.store.entry_by_uid(draft["uid"])
         assert stored is not None
         self.store.journal(draft["uid"], "remember", draft["writer"], None, stored, draft["updated"])
-        self._index_entry(rowid, vectors)
+        if unindexed is not None and vectors is not None:
+            unindexed.append(Unindexed(rowid, draft["hash"], vectors))
+        else:
+            self._index_entry(rowid, vectors)
         superseded = [self._set_status(loser, "superseded", agent, draft["uid"]) for loser in losers]
         reply: dict[str, Any] = {"stored": True, "entry": stored, "superseded": superseded}
         if similar:
@@ -356,7 +408,7 @@ class Entries:
         — says the same thing, at cosine ≥ the threshold — and the entries it contradicts (a
         "don't" of a "do", another number, an antonym, another order), from cosine 0.75 for a
         lesson. A text that says another thing is never a duplicate, however alike."""
-        threshold = self.config.remember.near_duplicate_cosine
+        threshold = self.remember.near_duplicate_cosine
         low = min(threshold, LESSON_COSINE) if draft["kind"] == "lesson" else threshold
         nearby = [(entry, cosine) for entry, cosine in self.nearby(
             vector, draft["agent"], draft["category"], draft["project"])
@@ -450,7 +502,7 @@ class Entries:
         if polarity and kind != "lesson":
             raise BadParamsError(f"{params.method}: polarity is for lessons (kind lesson); "
                                  f"got kind {kind!r}")
-        confidence = params.number("confidence", default=self.config.remember.manual_confidence,
+        confidence = params.number("confidence", default=self.remember.manual_confidence,
                                    low=0.0, high=1.0)
         project = params.text("project", max_len=4096)
         cwd = params.path("cwd")
@@ -489,12 +541,13 @@ class Entries:
         }
 
     def get(self, params: Params) -> dict[str, Any]:
-        """The entry, with its ``age_note`` (memoryd.retrieval.age); ``stale`` says what it
-        names that its project no longer has (the staleness pass)."""
+        """The entry with its ``usage`` record (memoryd.store.usage: the sessions it was
+        injected into, followed, broken, …); ``stale`` says what it names that its project no
+        longer has (the staleness pass)."""
         entry_id = params.text("id", required=True, max_len=200)
         assert entry_id is not None
         entry = self.resolve(entry_id)
-        return {**entry, "age_note": age_note(entry["created"], time.time())}
+        return {**entry, "usage": Usage(self.store).record(entry["id"]).as_dict()}
 
     def owned(self, params: Params) -> tuple[dict[str, Any], str]:
         """The entry a forget or supersede names, and who asks (refused for another agent)."""
@@ -596,6 +649,8 @@ class Entries:
             {"op": "remember", "ts": now, "entry": new},
             self._status_record(old, "superseded", actor, "superseded", new["uid"]),
         ]
+        if old["key"]:  # embedded without its key: the vector backlog embeds its index text
+            vectors = None
         with self.transaction():
             self.write_ledger(old["agent"], records)
             rowid = self.store.insert_entry(new)

@@ -19,7 +19,7 @@ Each line ends with ``"crc":"xxxxxxxx"}``: the CRC-32 of the line's bytes withou
 (``{…record…}``), so a line damaged in the middle of the file is detected, never misread.
 Lines written before checksums existed have no ``crc`` and are read as they are.
 
-The rules that make the ledger a log that cannot swallow a write (see README "Guarantees"):
+The rules that make the ledger a log that cannot swallow a write (docs/guarantees.md, "The ledger cannot swallow a write"):
 
 - **Append**: one write and one fsync for a batch of lines; when the write or the fsync fails
   the file is truncated back to its size before the append (as Redis does with a short AOF
@@ -49,13 +49,14 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.errors import BadParamsError
-from memoryd.params import AGENT_NAME
+from memoryd.names import AGENT_NAME
 from memoryd.store.durable import fsync_directory, write_all
 
 log = logging.getLogger(__name__)
 
-#: Fields an "update" ledger record may carry (a maintenance pass's change to an API entry).
-LEDGER_FIELDS = ("status", "superseded_by", "confidence", "occurrences")
+#: Fields an "update" ledger record may carry (a maintenance pass's change to an API entry;
+#: ``project``: `memory scope` moved it between the global tier and a project).
+LEDGER_FIELDS = ("status", "superseded_by", "confidence", "occurrences", "project")
 
 _CRC_TAIL = re.compile(rb',"crc":"([0-9a-f]{8})"\}\n?$')
 

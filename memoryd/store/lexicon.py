@@ -86,9 +86,8 @@ class Lexicon:
                 if cursor is not None:
                     db.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO "
                                "UPDATE SET value=excluded.value", (CURSOR_KEY, str(cursor)))
-        except DISK_ERRORS as exc:  # a single write learns its words first: it is not stored
-            raise UnavailableError(f"not stored: the index could not keep the text's new words "
-                                   f"({exc}); nothing of this request was kept") from exc
+        except DISK_ERRORS as exc:  # derived data: the filling tries again later
+            raise UnavailableError(f"cannot store the lexicon's words ({exc})") from exc
         self._append(stems, codes, scales)
         if cursor is not None:
             self.filled_to = cursor
@@ -123,8 +122,9 @@ def new_words(store: Store, lexicon: Lexicon, after: int, entries: int, words: i
     found; and the rowid reached."""
     found: dict[str, str] = {}
     reached = after
-    for rowid, text in store._db.execute("SELECT id, text FROM entries WHERE id > ? ORDER BY "
-                                         "id LIMIT ?", (after, entries)).fetchall():
+    for rowid, text in store._db.execute(
+            "SELECT id, index_text(text, key) FROM entries WHERE id > ? ORDER BY id LIMIT ?",
+            (after, entries)).fetchall():
         found |= unknown_words(store, lexicon, [text], found)
         reached = rowid
         if len(found) >= words:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import apsw
 
 from memoryd.quarantine import TRANSCRIPT_KINDS
+from memoryd.text import index_text
 
 MIGRATIONS: tuple[str, ...] = (
     # 1: entries, full-text index, journal
@@ -277,6 +278,74 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE entries ADD COLUMN records TEXT;
     CREATE INDEX entries_session ON entries(session, created) WHERE session IS NOT NULL;
     """,
+    # 18: the keyword index holds each entry's index text (``memoryd.text.index_text``: no
+    # redaction markers, a fact's key in words), read through a view so that FTS5's own
+    # rebuild and checks see what the triggers wrote; a key change re-embeds the entry, and
+    # the entries whose index text is not their text are embedded again
+    """
+    DROP TRIGGER entries_ai;
+    DROP TRIGGER entries_ad;
+    DROP TRIGGER entries_au;
+    DROP TABLE entries_fts;
+    CREATE VIEW entries_indexed AS
+        SELECT id, index_text(text, key) AS text, category, tags FROM entries;
+    CREATE VIRTUAL TABLE entries_fts USING fts5(
+        text, category, tags,
+        content='entries_indexed', content_rowid='id',
+        tokenize='porter unicode61 remove_diacritics 2'
+    );
+    CREATE TRIGGER entries_ai AFTER INSERT ON entries BEGIN
+        INSERT INTO entries_fts(rowid, text, category, tags)
+        VALUES (new.id, index_text(new.text, new.key), new.category, new.tags);
+    END;
+    CREATE TRIGGER entries_ad AFTER DELETE ON entries BEGIN
+        INSERT INTO entries_fts(entries_fts, rowid, text, category, tags)
+        VALUES ('delete', old.id, index_text(old.text, old.key), old.category, old.tags);
+    END;
+    CREATE TRIGGER entries_au AFTER UPDATE OF text, key, category, tags ON entries BEGIN
+        INSERT INTO entries_fts(entries_fts, rowid, text, category, tags)
+        VALUES ('delete', old.id, index_text(old.text, old.key), old.category, old.tags);
+        INSERT INTO entries_fts(rowid, text, category, tags)
+        VALUES (new.id, index_text(new.text, new.key), new.category, new.tags);
+    END;
+    INSERT INTO entries_fts(entries_fts) VALUES ('rebuild');
+    DROP TRIGGER entries_queue_au;
+    CREATE TRIGGER entries_queue_au AFTER UPDATE OF text, key ON entries
+    WHEN new.text IS NOT old.text OR new.key IS NOT old.key BEGIN
+        INSERT OR IGNORE INTO vector_queue(rowid) VALUES (new.id);
+    END;
+    INSERT OR IGNORE INTO vector_queue(rowid)
+        SELECT id FROM entries WHERE index_text(text, key) != text;
+    """,
+    # 19 (memoryd.store.usage): what became of each entry injected into a session — followed,
+    # broken, no occasion, or not judged yet (outcome NULL) — with its evidence; an entry's
+    # usage record is the sum of its rows. Keyed by the entry's uid, never deleted with it: a
+    # pass that archives or merges an entry, and the undo of that pass, leave its history be.
+    # ``sessions.judged``: when its outcomes were last judged (again when last_seen passes it)
+    """
+    CREATE TABLE outcomes(
+        entry TEXT NOT NULL,
+        session TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        injected REAL NOT NULL,
+        injections INTEGER NOT NULL DEFAULT 1,
+        outcome TEXT,
+        why TEXT,
+        evidence TEXT,
+        at REAL,
+        judged REAL,
+        PRIMARY KEY (entry, session)
+    ) WITHOUT ROWID;
+    CREATE INDEX outcomes_session ON outcomes(session);
+    ALTER TABLE sessions ADD COLUMN judged REAL;
+    """,
+    # 20 (memoryd.store.usage.Disuse): when an entry was last followed or broken, read for
+    # each lesson and note of a memory block: one index step, where its rows (one a session it
+    # was injected into: thousands for a lesson in every block) would all be read
+    """
+    CREATE INDEX outcomes_used ON outcomes(entry, coalesce(at, injected))
+        WHERE outcome IN ('followed', 'broken');
+    """,
 )
 #: The migrations after which existing entries are judged for quarantine again: the kinds.
 QUARANTINE_VERSIONS: dict[int, tuple[str, ...] | None] = {9: None, 13: TRANSCRIPT_KINDS}
@@ -284,6 +353,12 @@ QUARANTINE_VERSIONS: dict[int, tuple[str, ...] | None] = {9: None, 13: TRANSCRIP
 UNREADABLE_LINES_VERSION = 14
 #: The reasons a transcript's problem named before schema 14 for lines left out on purpose.
 LEFT_OUT_ON_PURPOSE = ("marker", "wrapper")
+
+
+def add_functions(db: apsw.Connection) -> None:
+    """The SQL functions the schema's view and triggers call: every connection that reads or
+    writes the entries needs them."""
+    db.create_scalar_function("index_text", index_text, 2, deterministic=True)
 
 
 def only_unreadable_lines(db: apsw.Connection) -> None:

@@ -13,9 +13,9 @@ from __future__ import annotations
 import logging
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 
-from memoryd.config import Config
 from memoryd.store.vectors import ROW_FILE
 
 log = logging.getLogger(__name__)
@@ -40,15 +40,16 @@ def _tighten(path: Path, mode: int) -> None:
         log.info("Made %s private (mode %o).", path, stat.S_IMODE(info.st_mode) & ~0o077 & mode)
 
 
-def tighten_state(config: Config) -> None:
-    """Take group/other permissions off the state that exists already."""
-    state = config.state_dir
+def tighten_state(state: Path, files: Iterable[Path], trees: Iterable[Path]) -> None:
+    """Take group/other permissions off the state that exists already: the state directory,
+    the database's files in it, ``files``, and each directory of ``trees`` with all below it
+    (the configuration names them: memoryd.config.Config.private_files and private_trees)."""
     _tighten(state, 0o700)
     for name in ("memoryd.db", "memoryd.db-wal", "memoryd.db-shm", "memoryd.lock", ROW_FILE):
         _tighten(state / name, 0o600)
-    _tighten(config.sources_file, 0o600)
-    for directory in (state / "agents", config.ledger_dir, config.archive_dir,
-                      config.history_dir):
+    for path in files:
+        _tighten(path, 0o600)
+    for directory in trees:
         if not directory.is_dir():
             continue
         _tighten(directory, 0o700)

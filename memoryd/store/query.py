@@ -28,12 +28,17 @@ ORDERS: dict[str, str] = {
     "id": "e.id",
     "project": "e.project",
     "oldest": "e.created",
-    "newest": "e.created DESC",
+    # entries of one date (a notebook's bullets of a day, a file's lines indexed together) the
+    # last stored first, never as the plan happens to read them; the row id is in the
+    # ``entries_kind`` index, so the order costs no sort (by uid, 80 lessons of 30,000 took
+    # 80 ms instead of 1)
+    "newest": "e.created DESC, e.id DESC",
     # pages that neither repeat nor skip an entry: ties on created broken by the row
     "oldest page": "e.created ASC, e.id ASC",
     "newest page": "e.created DESC, e.id DESC",
     # notes in the memory block: newest day first, the more confident ahead within a day
-    "day, surest": "CAST(e.created / 86400 AS INTEGER) DESC, e.confidence DESC, e.created DESC",
+    "day, surest": "CAST(e.created / 86400 AS INTEGER) DESC, e.confidence DESC, "
+                   "e.created DESC, e.id DESC",
 }
 #: The columns a read may ask for by name.
 COLUMNS = frozenset(("id", *ENTRY_COLUMNS))

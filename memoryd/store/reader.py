@@ -9,6 +9,7 @@ import apsw
 import sqlite_vec
 
 from memoryd.store.database import apply_bestpractice, count_entries
+from memoryd.store.migrations import add_functions
 from memoryd.store.vector_rows import count_vectors
 
 
@@ -20,6 +21,7 @@ def open_reader(path: Path) -> apsw.Connection:
     db.enable_load_extension(True)
     db.load_extension(sqlite_vec.loadable_path())
     db.enable_load_extension(False)
+    add_functions(db)
     return db
 
 

@@ -18,7 +18,7 @@ import apsw
 
 SESSION_COLUMNS = ("id", "harness", "agent", "cwd", "project", "started", "last_seen",
                    "user_messages", "source", "closed", "transcript_path", "last_message",
-                   "extracted")
+                   "extracted", "judged")
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,7 @@ class Session:
     transcript_path: str | None  # the transcript a hook named
     last_message: str | None
     extracted: float | None
+    judged: float | None  # when its outcomes were last judged (memoryd.store.usage)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -137,6 +138,13 @@ class Sessions:
             "INSERT INTO injections(ts, session, agent, event, chars, budget, items) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             (ts, session, agent, event, chars, budget, json.dumps(items)))
+
+    def latest_injected(self) -> str | None:
+        """The session memoryd injected into last."""
+        row = self._db.execute(
+            "SELECT session FROM injections WHERE session IS NOT NULL ORDER BY ts DESC "
+            "LIMIT 1").fetchone()
+        return row[0] if row else None
 
     def injections(self, session: str | None) -> list[Injection]:
         """A session's injections, oldest first (None: the session of the newest one)."""

@@ -12,16 +12,25 @@ from typing import Any
 import apsw
 import numpy as np
 
+from memoryd.text import content_hash, index_text
+
 VECTOR_META = "SELECT id, agent, category, project, kind, status, created FROM entries"
+
+
+#: How the sentence vectors of a store made before the scheme was recorded were made: each
+#: sentence embedded on its own (``memoryd.embed.SENTENCES``).
+OLD_PARTS = "sentences"
 
 
 @dataclass(frozen=True)
 class ModelInfo:
-    """The embedding model whose vectors the tables hold."""
+    """What the stored vectors are: the model's id, its file's sha256, the vectors' size, and
+    how the vectors of an entry's parts are made (``memoryd.embed.PART_SCHEMES``)."""
 
     model_id: str
     sha256: str
     dim: int
+    parts: str = OLD_PARTS
 
 
 class VectorRows:
@@ -54,14 +63,16 @@ class VectorRows:
 
     def cached_vectors(self, hash_: str) -> tuple[np.ndarray, np.ndarray] | None:
         """The vector and part vectors of an entry with this content hash that has them (the
-        embedding cache: the same text is never embedded twice).
+        embedding cache: the same text is never embedded twice), of an entry whose index text
+        is its text (the vector of a fact with a key is that of its key and text).
 
         Two steps on purpose: joined, SQLite scans the vec0 table for every candidate row."""
         if self.model is None:
             return None
         rowids = [r for (r,) in self._db.execute(
-            "SELECT e.id FROM entries e WHERE e.hash=? AND NOT EXISTS "
-            "(SELECT 1 FROM vector_queue q WHERE q.rowid = e.id) LIMIT 4", (hash_,))]
+            "SELECT e.id FROM entries e WHERE e.hash=? AND index_text(e.text, e.key) = e.text "
+            "AND NOT EXISTS (SELECT 1 FROM vector_queue q WHERE q.rowid = e.id) LIMIT 4",
+            (hash_,))]
         vectors = self.vectors_by_rowids(rowids)
         if not vectors:
             return None
@@ -118,17 +129,34 @@ class VectorRows:
             last = int(ids[-1])
 
     def rows_missing_vectors(self, limit: int) -> list[tuple[int, str, str]]:
-        """(rowid, hash, text) of queued entries that await a vector, oldest first. (CROSS
+        """(rowid, hash, text) of queued entries that await a vector, oldest first: the text
+        embedded is the index text (``memoryd.text.index_text``), the hash that text's. (CROSS
         JOIN keeps the queue the outer loop: with the statistics of a store that once had a
         long queue, the planner scanned all entries instead, 22 ms at 72k for an empty queue,
         on every write's wake of the backfill.)"""
         if self.model is None:
             return []
-        return self._db.execute(
-            "SELECT e.id, e.hash, e.text FROM vector_queue q CROSS JOIN entries e "
+        rows = self._db.execute(
+            "SELECT e.id, e.hash, e.text, e.key FROM vector_queue q CROSS JOIN entries e "
             "ON e.id = q.rowid ORDER BY q.rowid LIMIT ?",
             (limit,),
         ).fetchall()
+        out = []
+        for rowid, hash_, text, key in rows:
+            indexed = index_text(text, key)
+            out.append((rowid, hash_ if indexed == text else content_hash(indexed), indexed))
+        return out
+
+    def queued_for_vectors(self, entries: Sequence[tuple[int, str]]) -> set[int]:
+        """Those of the (rowid, hash) entries that wait for a vector and still have that text
+        (one changed meanwhile waits for the vectors of its new text)."""
+        if not entries:
+            return set()
+        marks = ", ".join("(?, ?)" for _ in entries)
+        return {r for (r,) in self._db.execute(
+            f"WITH wanted(rowid, hash) AS (VALUES {marks}) SELECT q.rowid FROM wanted w "
+            "JOIN vector_queue q ON q.rowid = w.rowid JOIN entries e ON e.id = w.rowid "
+            "AND e.hash = w.hash", [v for r, h in entries for v in (int(r), h)])}
 
     def count_backlog(self) -> int:
         return self._db.execute("SELECT count(*) FROM vector_queue").fetchone()[0]

@@ -36,16 +36,13 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
 from memoryd.errors import UnavailableError
 
-if TYPE_CHECKING:
-    from memoryd.store.database import Store
-
-STATUS_CODES = {"active": 0, "superseded": 1, "forgotten": 2, "removed": 3}
+STATUS_CODES = {"active": 0, "superseded": 1, "forgotten": 2, "removed": 3, "archived": 4}
 #: Re-ranked rows per search: more with a bigger index, so that recall holds (bench_store).
 MIN_RERANK = 1000
 RERANK_SHARE = 1 / 400
@@ -616,7 +613,17 @@ def _smallest(distance: np.ndarray, keep: int) -> np.ndarray:
     return np.concatenate([below, np.flatnonzero(distance == cut)[:keep - len(below)]])
 
 
-def follow_meta(store: Store, index: VectorIndex | None) -> None:
+class MetaChanges(Protocol):
+    """What :func:`follow_meta` reads of the store (:class:`memoryd.store.database.Store`,
+    which this module cannot import: the store's lexicon quantizes with it): the uids of the
+    entries whose filter columns changed, and those columns by row."""
+
+    meta_changed: set[str]
+
+    def vector_meta_of(self, uids: Sequence[str]) -> dict[int, tuple[Any, ...]]: ...
+
+
+def follow_meta(store: MetaChanges, index: VectorIndex | None) -> None:
     """Bring the index's filter columns up to date with the entries whose columns changed
     since the last call (``Store.meta_changed``); before a search or a near-duplicate look-up
     reads them."""

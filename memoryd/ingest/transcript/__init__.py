@@ -130,9 +130,9 @@ from memoryd.ingest.transcript.generic import GenericParser
 from memoryd.ingest.transcript.lines import (
     MAX_LINE_CHARS,
     Chunk,
+    LineParser,
     TranscriptParser,
     Turn,
-    _LineParser,
     line_id,
 )
 
@@ -153,7 +153,7 @@ __all__ = [
     "make_parser",
 ]
 
-_PARSERS: dict[str, type[_LineParser]] = {
+_PARSERS: dict[str, type[LineParser]] = {
     "claude-code": ClaudeCodeParser,
     "codex": CodexParser,
     "generic": GenericParser,

@@ -9,17 +9,17 @@ from memoryd_client.wire import INJECTION_MARKER
 
 from memoryd.ingest.transcript.lines import (
     MAX_LINE_CHARS,
+    LineParser,
+    Skip,
     Turn,
-    _block_types,
-    _check_text,
-    _content_text,
-    _flag,
-    _LineParser,
-    _object,
-    _Skip,
-    _string,
-    _text_or_none,
-    _timestamp,
+    block_types,
+    check_text,
+    content_text,
+    flag_field,
+    object_field,
+    parse_timestamp,
+    string_field,
+    text_or_none,
 )
 
 #: Claude Code user texts starting with one of these are harness output, not typed prompts
@@ -58,7 +58,7 @@ class _PendingMessage:
     parts: list[str] = field(default_factory=list)
 
 
-class ClaudeCodeParser(_LineParser):
+class ClaudeCodeParser(LineParser):
     """Claude Code session transcripts (see the module docstring)."""
 
     harness = "claude-code"
@@ -76,10 +76,10 @@ class ClaudeCodeParser(_LineParser):
 
     def _handle(self, record: dict[str, Any], line: str, out: list[Turn]) -> None:
         kind = record.get("type")
-        timestamp = _timestamp(record.get("timestamp"))
+        timestamp = parse_timestamp(record.get("timestamp"))
         self._note_time(timestamp)
-        self.session_id = _text_or_none(record.get("sessionId")) or self.session_id
-        self.cwd = _text_or_none(record.get("cwd")) or self.cwd
+        self.session_id = text_or_none(record.get("sessionId")) or self.session_id
+        self.cwd = text_or_none(record.get("cwd")) or self.cwd
         if kind == "assistant":
             self._assistant(record, timestamp, out)
         elif kind == "user":
@@ -89,80 +89,80 @@ class ClaudeCodeParser(_LineParser):
             self._emit_pending(out)
             self._boundary_time = timestamp
         elif kind is not None and not isinstance(kind, str):
-            raise _Skip("bad_field")
+            raise Skip("bad_field")
         else:
-            raise _Skip("ignored")
+            raise Skip("ignored")
 
     def _turn(
         self, record: dict[str, Any], record_id: str, role: str, text: str, ts: float | None
     ) -> Turn:
         return Turn(
             record_id=record_id,
-            session_id=_text_or_none(record.get("sessionId")) or self.session_id,
+            session_id=text_or_none(record.get("sessionId")) or self.session_id,
             role=role,
             text=text,
             timestamp=ts,
-            cwd=_text_or_none(record.get("cwd")) or self.cwd,
+            cwd=text_or_none(record.get("cwd")) or self.cwd,
             sidechain_agent=_sidechain_agent(record),
             message_id=None,
         )
 
     def _user(self, record: dict[str, Any], timestamp: float | None, out: list[Turn]) -> None:
-        message = _object(record, "message")
+        message = object_field(record, "message")
         if message.get("role") != "user":
-            raise _Skip("bad_field")
-        record_id = _string(record, "uuid")
+            raise Skip("bad_field")
+        record_id = string_field(record, "uuid")
         content = message.get("content")
-        if _flag(record, "isCompactSummary"):
-            text = _content_text(content)
-            _check_text(text)
+        if flag_field(record, "isCompactSummary"):
+            text = content_text(content)
+            check_text(text)
             ts = timestamp if timestamp is not None else self._boundary_time
             out.append(self._turn(record, record_id, "summary", text, ts))
             return
-        if _flag(record, "isMeta") or _flag(record, "isVisibleInTranscriptOnly"):
-            raise _Skip("meta")
+        if flag_field(record, "isMeta") or flag_field(record, "isVisibleInTranscriptOnly"):
+            raise Skip("meta")
         sidechain = _sidechain_agent(record)
         origin = record.get("origin")
         if origin is not None and not (isinstance(origin, dict) and origin.get("kind") == "human"):
-            raise _Skip("meta")
-        text = _content_text(content)
-        if "toolUseResult" in record or (not text and "tool_result" in _block_types(content)):
-            raise _Skip("tool")
-        _check_text(text)
+            raise Skip("meta")
+        text = content_text(content)
+        if "toolUseResult" in record or (not text and "tool_result" in block_types(content)):
+            raise Skip("tool")
+        check_text(text)
         if text.startswith(CLAUDE_CODE_WRAPPERS):
-            raise _Skip("wrapper")
+            raise Skip("wrapper")
         if sidechain is None:
             self.user_messages += 1
         out.append(self._turn(record, record_id, "user", text, timestamp))
 
     def _assistant(self, record: dict[str, Any], timestamp: float | None, out: list[Turn]) -> None:
-        message = _object(record, "message")
+        message = object_field(record, "message")
         if message.get("role") != "assistant":
-            raise _Skip("bad_field")
-        record_id = _string(record, "uuid")
-        message_id = _text_or_none(message.get("id"))
+            raise Skip("bad_field")
+        record_id = string_field(record, "uuid")
+        message_id = text_or_none(message.get("id"))
         if self._pending is not None and self._pending.message_id != message_id:
             self._emit_pending(out)
         if (
-            _flag(record, "isMeta")
-            or _flag(record, "isApiErrorMessage")
+            flag_field(record, "isMeta")
+            or flag_field(record, "isApiErrorMessage")
             or message.get("model") == _SYNTHETIC_MODEL
         ):
-            raise _Skip("meta")
+            raise Skip("meta")
         content = message.get("content")
-        text = _content_text(content)
+        text = content_text(content)
         if not text:
-            raise _Skip("tool" if _block_types(content) - {"text"} else "empty")
+            raise Skip("tool" if block_types(content) - {"text"} else "empty")
         if message_id is None:  # nothing to merge by: the line is a message of its own
-            _check_text(text)
+            check_text(text)
             out.append(self._turn(record, record_id, "assistant", text, timestamp))
             return
         if self._pending is None:
             self._pending = _PendingMessage(
                 message_id=message_id,
-                session_id=_text_or_none(record.get("sessionId")) or self.session_id,
+                session_id=text_or_none(record.get("sessionId")) or self.session_id,
                 timestamp=timestamp,
-                cwd=_text_or_none(record.get("cwd")) or self.cwd,
+                cwd=text_or_none(record.get("cwd")) or self.cwd,
                 sidechain_agent=_sidechain_agent(record),
             )
         self._pending.parts.append(text)
@@ -195,7 +195,7 @@ class ClaudeCodeParser(_LineParser):
 
 
 def _sidechain_agent(record: dict[str, Any]) -> str | None:
-    agent_id = _text_or_none(record.get("agentId"))
+    agent_id = text_or_none(record.get("agentId"))
     if agent_id is not None:
         return agent_id
-    return "subagent" if _flag(record, "isSidechain") else None
+    return "subagent" if flag_field(record, "isSidechain") else None

@@ -6,15 +6,15 @@ from typing import Any
 
 from memoryd.ingest.transcript.lines import (
     MAX_LINE_CHARS,
+    LineParser,
+    Skip,
     Turn,
-    _check_text,
-    _content_text,
-    _LineParser,
-    _object,
-    _Skip,
-    _text_or_none,
-    _timestamp,
+    check_text,
+    content_text,
     line_id,
+    object_field,
+    parse_timestamp,
+    text_or_none,
 )
 
 #: Codex user texts starting with one of these are context the harness injected
@@ -45,7 +45,7 @@ _CODEX_TOOL_ITEMS = frozenset(
 _CODEX_PLAIN_KINDS = frozenset({"plain", "user"})
 
 
-class CodexParser(_LineParser):
+class CodexParser(LineParser):
     """Codex CLI rollout files (see the module docstring)."""
 
     harness = "codex"
@@ -57,51 +57,51 @@ class CodexParser(_LineParser):
 
     def _handle(self, record: dict[str, Any], line: str, out: list[Turn]) -> None:
         kind = record.get("type")
-        timestamp = _timestamp(record.get("timestamp"))
+        timestamp = parse_timestamp(record.get("timestamp"))
         self._note_time(timestamp)
         if kind not in ("session_meta", "turn_context", "event_msg", "response_item", "compacted"):
-            raise _Skip("ignored" if kind is None or isinstance(kind, str) else "bad_field")
-        payload = _object(record, "payload")
+            raise Skip("ignored" if kind is None or isinstance(kind, str) else "bad_field")
+        payload = object_field(record, "payload")
         if kind == "session_meta":
             self._session_meta(payload)
         elif kind == "turn_context":
-            self.cwd = _text_or_none(payload.get("cwd")) or self.cwd
+            self.cwd = text_or_none(payload.get("cwd")) or self.cwd
         elif kind == "event_msg":
             if payload.get("type") != "user_message":
-                raise _Skip("ignored")
+                raise Skip("ignored")
             text = payload.get("message")
             if not isinstance(text, str):
-                raise _Skip("bad_field")
+                raise Skip("bad_field")
             kind_of_input = payload.get("kind")
             text = text.strip()
             if kind_of_input not in (None, *_CODEX_PLAIN_KINDS) or text.startswith(
                 CODEX_INJECTED_PREFIXES
             ):
-                raise _Skip("meta")
-            _check_text(text)
+                raise Skip("meta")
+            check_text(text)
             self.user_messages += 1
             out.append(self._turn(line, "user", text, timestamp, None))
         elif kind == "response_item":
             item_type = payload.get("type")
             if item_type in _CODEX_TOOL_ITEMS:
-                raise _Skip("tool")
+                raise Skip("tool")
             if item_type != "message":
-                raise _Skip("ignored")
+                raise Skip("ignored")
             role = payload.get("role")
             if role == "user":
-                raise _Skip("ignored")  # repeats event_msg/user_message, plus injections
+                raise Skip("ignored")  # repeats event_msg/user_message, plus injections
             if role != "assistant":
-                raise _Skip("meta")
-            text = _content_text(payload.get("content"), frozenset({"output_text", "text"}))
-            _check_text(text)
-            message_id = _text_or_none(payload.get("id"))
+                raise Skip("meta")
+            text = content_text(payload.get("content"), frozenset({"output_text", "text"}))
+            check_text(text)
+            message_id = text_or_none(payload.get("id"))
             out.append(self._turn(line, "assistant", text, timestamp, message_id))
         else:  # compacted
             text = payload.get("message")
             if text is not None and not isinstance(text, str):
-                raise _Skip("bad_field")
+                raise Skip("bad_field")
             text = (text or "").strip()
-            _check_text(text)
+            check_text(text)
             out.append(self._turn(line, "summary", text, timestamp, None))
 
     def _session_meta(self, payload: dict[str, Any]) -> None:
@@ -109,14 +109,14 @@ class CodexParser(_LineParser):
         if self._meta_seen:
             return
         self._meta_seen = True
-        self.session_id = _text_or_none(payload.get("id")) or self.session_id
-        self.cwd = self.cwd or _text_or_none(payload.get("cwd"))
-        self._note_time(_timestamp(payload.get("timestamp")))
+        self.session_id = text_or_none(payload.get("id")) or self.session_id
+        self.cwd = self.cwd or text_or_none(payload.get("cwd"))
+        self._note_time(parse_timestamp(payload.get("timestamp")))
         source = payload.get("source")
         if isinstance(source, dict) and "subagent" in source:
             self._agent = (
-                _text_or_none(payload.get("agent_nickname"))
-                or _text_or_none(payload.get("agent_role"))
+                text_or_none(payload.get("agent_nickname"))
+                or text_or_none(payload.get("agent_role"))
                 or "subagent"
             )
 

@@ -7,24 +7,23 @@ from typing import Any
 
 from memoryd.ingest.transcript.lines import (
     MAX_LINE_CHARS,
+    LineParser,
+    Skip,
     Turn,
-    _check_text,
-    _content_text,
-    _LineParser,
-    _object,
-    _Skip,
-    _text_or_none,
-    _timestamp,
+    check_text,
+    content_text,
     line_id,
+    object_field,
+    parse_timestamp,
+    text_or_none,
 )
-
 
 #: An ``id`` this long (a UUID, a ULID, a hash) is taken as unique across sessions; a shorter
 #: one only within its session.
 GLOBAL_ID_CHARS = 16
 
 
-class GenericParser(_LineParser):
+class GenericParser(LineParser):
     """The generic one-message-per-line format, and pi session files (see the module
     docstring). ``harness`` names the agent in the session registry."""
 
@@ -37,42 +36,42 @@ class GenericParser(_LineParser):
             self._generic(record, line, out)
             return
         kind = record.get("type")
-        timestamp = _timestamp(record.get("timestamp"))
+        timestamp = parse_timestamp(record.get("timestamp"))
         self._note_time(timestamp)
         if kind == "session":  # pi header
-            self.session_id = _text_or_none(record.get("id")) or self.session_id
-            self.cwd = _text_or_none(record.get("cwd")) or self.cwd
+            self.session_id = text_or_none(record.get("id")) or self.session_id
+            self.cwd = text_or_none(record.get("cwd")) or self.cwd
         elif kind == "message":
-            message = _object(record, "message")
+            message = object_field(record, "message")
             if timestamp is None:
-                timestamp = _timestamp(message.get("timestamp"))
+                timestamp = parse_timestamp(message.get("timestamp"))
                 self._note_time(timestamp)
             record_id = self._pi_record_id(record, line)
             self._message(message.get("role"), message.get("content"), record_id, timestamp, out)
         elif kind == "compaction":
             summary = record.get("summary")
             if not isinstance(summary, str):
-                raise _Skip("bad_field")
+                raise Skip("bad_field")
             record_id = self._pi_record_id(record, line)
             self._message("summary", summary, record_id, timestamp, out)
         else:
-            raise _Skip("ignored")
+            raise Skip("ignored")
 
     def _generic(self, record: dict[str, Any], line: str, out: list[Turn]) -> None:
-        self.session_id = _text_or_none(record.get("session_id")) or self.session_id
-        self.cwd = _text_or_none(record.get("cwd")) or self.cwd
-        timestamp = _timestamp(record.get("timestamp"))
+        self.session_id = text_or_none(record.get("session_id")) or self.session_id
+        self.cwd = text_or_none(record.get("cwd")) or self.cwd
+        timestamp = parse_timestamp(record.get("timestamp"))
         self._note_time(timestamp)
         record_id = record.get("id")
         if isinstance(record_id, int) and not isinstance(record_id, bool):
             record_id = str(record_id)
         elif record_id is not None and (not isinstance(record_id, str) or not record_id):
-            raise _Skip("bad_field")
+            raise Skip("bad_field")
         self._message(record.get("role"), record.get("content"), self._record_id(record_id, line),
                       timestamp, out)
 
     def _pi_record_id(self, record: dict[str, Any], line: str) -> str:
-        return self._record_id(_text_or_none(record.get("id")), line)
+        return self._record_id(text_or_none(record.get("id")), line)
 
     def _record_id(self, given: str | None, line: str) -> str:
         """A record id unique across transcripts: a long ``given`` one (a UUID) as it is, a
@@ -94,11 +93,11 @@ class GenericParser(_LineParser):
         out: list[Turn],
     ) -> None:
         if not isinstance(role, str):
-            raise _Skip("bad_field")
+            raise Skip("bad_field")
         if role not in ("user", "assistant", "summary"):
-            raise _Skip("meta" if role == "system" else "ignored")
-        text = _content_text(content)
-        _check_text(text)
+            raise Skip("meta" if role == "system" else "ignored")
+        text = content_text(content)
+        check_text(text)
         if role == "user":
             self.user_messages += 1
         out.append(

@@ -78,7 +78,7 @@ def line_id(line: str) -> str:
     return hashlib.sha256(line.strip().encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
-class _Skip(Exception):
+class Skip(Exception):
     """Raised inside a parser to drop the current line, counted under ``reason``."""
 
     def __init__(self, reason: str) -> None:
@@ -86,7 +86,7 @@ class _Skip(Exception):
         self.reason = reason
 
 
-class _LineParser(ABC):
+class LineParser(ABC):
     """Line decoding, skip counting and session bookkeeping shared by the three formats."""
 
     harness = "generic"
@@ -107,15 +107,15 @@ class _LineParser(ABC):
             return out
         try:
             if len(line) > self._max_line_chars:
-                raise _Skip("too_long")
+                raise Skip("too_long")
             try:
                 record = json.loads(line)
             except (ValueError, RecursionError):
-                raise _Skip("invalid_json") from None
+                raise Skip("invalid_json") from None
             if not isinstance(record, dict):
-                raise _Skip("not_object")
+                raise Skip("not_object")
             self._handle(record, line, out)
-        except _Skip as skip:
+        except Skip as skip:
             self._count(skip.reason)
         except Exception:
             log.exception("Unexpected error parsing a %s transcript line.", self.harness)
@@ -127,7 +127,7 @@ class _LineParser(ABC):
 
     @abstractmethod
     def _handle(self, record: dict[str, Any], line: str, out: list[Turn]) -> None:
-        """Turn one decoded record into turns appended to ``out`` (or raise _Skip)."""
+        """Turn one decoded record into turns appended to ``out`` (or raise Skip)."""
 
     def _count(self, reason: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
@@ -141,7 +141,7 @@ class _LineParser(ABC):
             self.last_seen = timestamp
 
 
-def _timestamp(value: object) -> float | None:
+def parse_timestamp(value: object) -> float | None:
     """Epoch seconds from ISO-8601 text or epoch seconds/milliseconds; None if unusable."""
     if isinstance(value, bool):
         return None
@@ -167,41 +167,41 @@ def _timestamp(value: object) -> float | None:
     return seconds
 
 
-def _text_or_none(value: object) -> str | None:
+def text_or_none(value: object) -> str | None:
     """A non-empty string, or None (context fields are read leniently)."""
     return value if isinstance(value, str) and value else None
 
 
-def _object(record: dict[str, Any], name: str) -> dict[str, Any]:
+def object_field(record: dict[str, Any], name: str) -> dict[str, Any]:
     value = record.get(name)
     if not isinstance(value, dict):
-        raise _Skip("bad_field")
+        raise Skip("bad_field")
     return value
 
 
-def _string(record: dict[str, Any], name: str) -> str:
+def string_field(record: dict[str, Any], name: str) -> str:
     value = record.get(name)
     if not isinstance(value, str) or not value:
-        raise _Skip("bad_field")
+        raise Skip("bad_field")
     return value
 
 
-def _flag(record: dict[str, Any], name: str) -> bool:
+def flag_field(record: dict[str, Any], name: str) -> bool:
     value = record.get(name)
     if value is None:
         return False
     if not isinstance(value, bool):
-        raise _Skip("bad_field")
+        raise Skip("bad_field")
     return value
 
 
-def _block_types(content: object) -> set[str]:
+def block_types(content: object) -> set[str]:
     if not isinstance(content, list):
         return set()
     return {b["type"] for b in content if isinstance(b, dict) and isinstance(b.get("type"), str)}
 
 
-def _content_text(content: object, text_types: frozenset[str] = frozenset({"text"})) -> str:
+def content_text(content: object, text_types: frozenset[str] = frozenset({"text"})) -> str:
     """The trimmed text of a string, or of the text blocks of a block list, joined by a blank
     line. Other block types are ignored; a wrongly typed content or text raises ``bad_field``."""
     if content is None:
@@ -209,22 +209,22 @@ def _content_text(content: object, text_types: frozenset[str] = frozenset({"text
     if isinstance(content, str):
         return content.strip()
     if not isinstance(content, list):
-        raise _Skip("bad_field")
+        raise Skip("bad_field")
     parts = []
     for block in content:
         if not isinstance(block, dict):
-            raise _Skip("bad_field")
+            raise Skip("bad_field")
         if block.get("type") in text_types:
             text = block.get("text")
             if not isinstance(text, str):
-                raise _Skip("bad_field")
+                raise Skip("bad_field")
             if text.strip():
                 parts.append(text.strip())
     return "\n\n".join(parts)
 
 
-def _check_text(text: str) -> None:
+def check_text(text: str) -> None:
     if not text:
-        raise _Skip("empty")
+        raise Skip("empty")
     if INJECTION_MARKER in text:
-        raise _Skip("marker")
+        raise Skip("marker")

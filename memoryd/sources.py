@@ -37,7 +37,7 @@ Glob syntax
 Paths are absolute or start with ``~/``. ``*`` matches within one path segment, ``?`` one
 character, ``**`` (a whole segment) any number of segments including none — so ``d/**/*.md``
 matches ``d/a.md`` — and a final ``**`` every file at any depth below. ``{agent}`` matches (part
-of) one segment and must be a valid agent name (:data:`memoryd.params.AGENT_NAME`); a directory
+of) one segment and must be a valid agent name (:data:`memoryd.names.AGENT_NAME`); a directory
 whose name is not one is not matched. Every other character is literal. Hidden files and
 directories are matched like any other, but nothing below a source's root whose path has a
 ``.git`` segment is ever matched.
@@ -66,7 +66,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.errors import ConfigError
-from memoryd.params import AGENT_NAME
+from memoryd.names import AGENT_NAME
 
 log = logging.getLogger(__name__)
 

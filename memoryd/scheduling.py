@@ -1,17 +1,25 @@
-"""Requests someone is waiting on, and the background work that gives way to them.
+"""Background work gives way to the requests someone waits on: one mechanism, two halves.
 
-A maintenance pass works in slices on the database thread (memoryd.passes.runner). A search
-makes two calls on that thread (its keyword half, then the fusion once its question is
-embedded); between them the pass's next slice would take the thread again, so a search waited
-for up to two slices and, with the pass's Python holding the GIL, longer: while passes ran,
-the median search took 2.5× its idle time. So a pass starts its next slice only once the
-interactive requests in flight have finished, or after ``GIVE_WAY_S`` (requests that arrive
-meanwhile do not extend the wait: it never starves under a steady stream of searches).
-Indexing what the watcher saw gives way the same (a pass that rewrote a thousand notebooks
-makes the watcher reindex them), and background slices take turns: one between two searches.
-Long requests — a pass run, a bulk import — are not interactive: they would hold the passes
-back for their whole length. Work on other threads gives way too, between two of its units
-(:meth:`Traffic.pause`, through memoryd.pacing).
+**On the database thread** (:class:`Traffic`). A maintenance pass works in slices on the database
+thread (memoryd.passes.runner). A search makes two calls on that thread (its keyword half, then
+the fusion once its question is embedded); between them the pass's next slice would take the
+thread again, so a search waited for up to two slices and, with the pass's Python holding the
+GIL, longer: while passes ran, the median search took 2.5× its idle time. So a pass starts its
+next slice only once the interactive requests in flight have finished, or after ``GIVE_WAY_S``
+(requests that arrive meanwhile do not extend the wait: it never starves under a steady stream
+of searches). Indexing what the watcher saw gives way the same (a pass that rewrote a thousand
+notebooks makes the watcher reindex them), and background slices take turns: one between two
+searches. Long requests — a pass run, a bulk import — are not interactive: they would hold the
+passes back for their whole length.
+
+**On other threads** (:func:`give_way`). A pass's work on a worker thread did not wait: the
+staleness pass reading a project's 5,000 files for words held the GIL and a core while a search
+ran beside it (py-spy), and the searches during that pass had the worst tail
+(bench/bench_passes.py, four runs each way on 2026-11-25, three of them interleaved: search p99
+during staleness 37-60 ms, mean 48, against 45-69, mean 58, before; the other passes within the
+machine's noise). Such work calls :func:`give_way` between two of its units (a file, a block of
+rows). What that waits for is the daemon's to say: it runs the work through :func:`paced` with
+:meth:`Traffic.pause`. Work run any other way (a test, a script) does not wait.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ import contextvars
 import itertools
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -106,3 +114,36 @@ class Traffic:
                 if left <= 0:
                     return
                 self._changed.wait(left)
+
+
+# -- work on other threads -----------------------------------------------------------------------
+
+#: What :func:`give_way` calls in the work :func:`paced` runs.
+_PAUSE: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar(
+    "memoryd_pause", default=None)
+
+
+def give_way() -> None:
+    """Between two units of background work: wait while the daemon serves someone (for a
+    bounded time: it never starves under a steady stream of requests)."""
+    pause = _PAUSE.get()
+    if pause is not None:
+        pause()
+
+
+def giving_way(items: Iterable[T], every: int) -> Iterator[T]:
+    """The items, with :func:`give_way` before each run of ``every`` of them (the unit of
+    work is then ``every`` items)."""
+    for number, item in enumerate(items):
+        if number % every == 0:
+            give_way()
+        yield item
+
+
+def paced(pause: Callable[[], None] | None, fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)``, in whatever thread runs this, with :func:`give_way` calling ``pause``."""
+    token = _PAUSE.set(pause)
+    try:
+        return fn(*args)
+    finally:
+        _PAUSE.reset(token)

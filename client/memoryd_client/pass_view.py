@@ -1,0 +1,136 @@
+"""How the maintenance commands of ``memory`` print their replies: pass list|run|show, undo,
+promote accept, notebook check (their arguments and exit rules are in the table,
+memoryd_client.commands)."""
+
+from __future__ import annotations
+
+import re
+import sys
+
+from memoryd_client import views
+
+TYPE_CHECKING = False  # see memoryd_client/__init__.py
+
+if TYPE_CHECKING:
+    from typing import Any
+
+#: Unchanged lines shown around each change of a file (as ``diff -u``).
+DIFF_CONTEXT = 3
+#: One reason of a change about one line: "date prefix of '- 2026-3-5 speech bubbles …'".
+_ABOUT_ONE = re.compile(r"^(?P<what>[a-z][\w ]*?) of (?P<line>'.*'|\".*\")$", re.DOTALL)
+
+
+def _reasons(why: str) -> list[str]:
+    """A change's reasons, joined by "; " (not inside a quoted line)."""
+    parts, start, quote, i = [], 0, "", 0
+    while i < len(why):
+        char = why[i]
+        if quote:
+            if char == "\\":
+                i += 1
+            elif char == quote:
+                quote = ""
+        elif char in "'\"" and (i == 0 or why[i - 1] == " "):
+            quote = char
+        elif why.startswith("; ", i):
+            parts.append(why[start:i])
+            start = i + 2
+            i += 1
+        i += 1
+    return parts + [why[start:]]
+
+
+def grouped_why(why: str) -> str:
+    """The reasons of a change with those repeated for many lines counted, in order:
+    "date prefix: 24 bullets (the first '- 2026-3-5 …')" for 24 "date prefix of '…'"."""
+    groups: dict[str, list[str]] = {}  # a reason → the lines it is about ("" for none)
+    for reason in _reasons(why):
+        about = _ABOUT_ONE.match(reason)
+        what, line = (about["what"], about["line"]) if about else (reason, "")
+        groups.setdefault(what, []).append(line)
+    shown = []
+    for what, lines in groups.items():
+        if not lines[0]:
+            shown.append(what + (f" ({len(lines)} times)" if len(lines) > 1 else ""))
+        elif len(lines) > 1:
+            shown.append(f"{what}: {len(lines)} bullets (the first {lines[0]})")
+        else:
+            shown.append(f"{what} of {lines[0]}")
+    return "; ".join(shown)
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{name} {n}" for name, n in sorted(counts.items())) or "nothing to do"
+
+
+def print_list(result: dict[str, Any]) -> None:
+    for entry in result["passes"]:
+        last = entry["last"]
+        done = (f"last {last['run']} {views.when(last['started'])} {last['status']}: "
+                f"{_counts(last['counts'])}" if last else "never run")
+        upcoming = f"next {views.when(entry['next'])}" if entry["next"] else "off"
+        running = " (running)" if result.get("running") == entry["pass"] else ""
+        print(f"{entry['pass']:<12} {entry['schedule']:<7} {upcoming:<22} {done}{running}")
+
+
+def print_summary(result: dict[str, Any]) -> None:
+    dry = " (dry run: nothing changed)" if result.get("dry_run") else ""
+    print(f"{result['run']} {result['pass']} {result['status']}{dry}: {_counts(result['counts'])}")
+    if result.get("error"):  # a failed run: why (a file it could not write names the file)
+        print(f"error: {result['error']}", file=sys.stderr)
+    if result.get("with"):  # undo of one change of a group: its group went back with it
+        print(f"taken back with {', '.join(result['with'])}: the files a change writes "
+              "together go back together", file=sys.stderr)
+    if result["counts"].get("preview") or result["counts"].get("proposed") or \
+            result["counts"].get("open") or result["counts"].get("problems"):
+        print(f"see: memory pass show {result['run']}", file=sys.stderr)
+    conflicts = result["counts"].get("conflict")
+    if conflicts:
+        one = conflicts == 1
+        then = ("its edit meets the run's lines: undo it by hand, or put the file back as "
+                "that run left it and undo again"
+                if result["pass"] == "undo" else "a run after the edit tries again")
+        print(f"{conflicts} file{'' if one else 's'} changed since memoryd read "
+              f"{'it' if one else 'them'}: left alone ({then}); memory pass show "
+              f"{result['run']}", file=sys.stderr)
+
+
+def print_show(result: dict[str, Any]) -> None:
+    if "changes" not in result:  # one change
+        _print_change(result)
+        return
+    took = (f", {result['finished'] - result['started']:.1f} s"
+            if result.get("finished") else "")
+    dry = " dry run" if result.get("dry_run") else ""
+    print(f"{result['run']} {result['pass']}{dry} ({result['status']}, "
+          f"{views.when(result['started'])}{took}): {_counts(result['counts'])}")
+    if result.get("error"):
+        print(f"    error: {result['error']}")
+    for change in result["changes"]:
+        _print_change(change)
+
+
+def _print_change(change: dict[str, Any]) -> None:
+    undoes = f" (undoes {change['undoes']})" if change.get("undoes") else ""
+    print(f"{change['change']} {change['kind']} {change['action']} [{change['state']}]"
+          f"{undoes}: {change['target']}")
+    if change.get("why"):
+        print(f"    why: {grouped_why(change['why'])}")
+    before, after = change.get("before"), change.get("after")
+    if change["kind"] == "file":
+        import difflib
+
+        old = (before or {}).get("text", "").splitlines()
+        new = (after or {}).get("text", "").splitlines()
+        # with context and hunk headers: an unchanged heading shows where lines moved to
+        for line in list(difflib.unified_diff(old, new, lineterm="", n=DIFF_CONTEXT))[2:]:
+            print(f"    {line}")
+    elif change["kind"] == "entry":
+        for name in sorted(set(before or {}) | set(after or {})):
+            print(f"    {name}: {(before or {}).get(name)!r} → {(after or {}).get(name)!r}")
+    elif after:
+        for name, value in after.items():
+            if name not in ("text",):
+                print(f"    {name}: {value}")
+        if after.get("text"):
+            print(f"    text: {after['text']}")

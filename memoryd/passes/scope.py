@@ -1,0 +1,146 @@
+"""``memory scope ID global|project [DIR]``: move an entry between the user's global tier and
+a project.
+
+A global entry reaches every project's memory block, prompt hook and tool-call lessons; a
+project's reaches that project only (memoryd.sessions.context). Moving one is a change like
+the maintenance passes' (memoryd.passes.journal): a run of its own (``scope``) with one entry
+change, its ``project`` before and after, journaled in the entry's history and, for an entry
+written through the API, in its agent's ledger (so a rebuild keeps the move); ``memory undo
+RUN`` moves it back.
+
+Refused, with the reason, and nothing changed:
+
+- an entry of a watched file (a line of a memory file, a transcript turn): it belongs where its
+  file is (``CLAUDE.md`` in a repository is that project's, ``~/.claude/CLAUDE.md`` global),
+  and the index follows the file; the line is moved by moving it to a file of the other tier;
+- an entry that is not active (superseded: move its current version; forgotten);
+- a move to a tier that already holds the same memory (the same agent, category and text), or
+  another value of its key: two would then say the same thing, or disagree;
+- a move to a directory outside any git repository (outside one every memory is global);
+- the user's feedback, unless a person asks (memoryd.provenance).
+
+An entry already in that tier is left as it is (``moved`` false), and no run is recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from memoryd.errors import BadParamsError, MemorydError, UnavailableError
+from memoryd.params import Params
+from memoryd.passes.entry_files import PASS_WAIT_S, from_file
+from memoryd.passes.journal import Change
+from memoryd.project import repository_of
+from memoryd.store.scope import key_in_tier, same_in_tier
+
+if TYPE_CHECKING:
+    from memoryd.passes.runner import Passes
+    from memoryd.passes.steps import PassContext
+
+TIERS = ("global", "project")
+
+
+class ScopeRefusedError(MemorydError):
+    """The entry cannot move there (see the module docstring); nothing was changed (exit 1)."""
+
+    code = "refused"
+
+
+def tier_name(project: str | None) -> str:
+    return f"project {project}" if project else "the global tier"
+
+
+class ScopeMoves:
+    """The ``scope`` method; moves go through the passes' runner, one run at a time."""
+
+    def __init__(self, passes: Passes) -> None:
+        self.passes = passes
+        self.db = passes.db
+        self.entries = passes.parts.entries
+
+    async def scope(self, params: Params) -> dict[str, Any]:
+        tier = params.choice("scope", TIERS)
+        if tier is None:
+            raise BadParamsError("scope: say where the entry goes: scope 'global' or 'project' "
+                                 "(with the project's directory)")
+        directory = params.path("project")
+        if tier == "global" and directory is not None:
+            raise BadParamsError("scope: a directory goes with scope 'project' only")
+        project = None
+        if tier == "project":
+            if directory is None:
+                raise BadParamsError("scope: scope 'project' needs the project's directory "
+                                     "(project=DIR)")
+            project = await asyncio.to_thread(repository_of, directory)
+            if project is None:
+                raise BadParamsError(f"{directory} is in no git repository: an entry belongs to "
+                                     "a project only inside one (outside, every memory is "
+                                     "global: memory scope ID global)")
+        entry, actor = await self.db(self.entries.owned, params)
+        self.entries.check_person_kept(entry, params, "scope")
+        await self.db(self._check, entry, project)
+        if entry["project"] == project:
+            return {"entry": entry, "moved": False, "scope": tier, "project": project}
+        await self._wait_for_passes()
+        why = f"memory scope {entry['id']} {tier}" + (f" {project}" if project else "") + \
+            f" by {actor}: from {tier_name(entry['project'])}"
+        change = Change("entry", entry["id"], "scope", why, {"project": entry["project"]},
+                        {"project": project})
+        summary = await self.passes._run(  # a run of its own, as undo is
+            "scope", lambda ctx: _move(ctx, change), agent=entry["agent"],
+            extra={"entry": entry["id"], "to": project or "global"})
+        if summary.get("status") == "failed":
+            raise UnavailableError(f"scope {entry['id']} failed ({summary['run']}): "
+                                   f"{summary.get('error') or 'see the daemon log'}")
+        moved = await self.db(self.passes.parts.store.entry_by_uid, entry["id"])
+        return {"entry": moved, "moved": bool(summary["counts"].get("applied")),
+                "scope": tier, "project": project, "before": entry["project"],
+                "undo": summary["run"]}
+
+    def _check(self, entry: dict[str, Any], project: str | None) -> None:
+        """Why the entry cannot go to ``project``'s tier, raised (database thread)."""
+        name = entry["id"]
+        if entry["via"] == "watch":
+            what = "a line of" if from_file(entry) else "a turn of the transcript"
+            raise ScopeRefusedError(
+                f"entry {name} is {what} {entry.get('source') or 'a watched file'}, which "
+                f"belongs where its file is ({tier_name(entry['project'])}); nothing was "
+                "changed. Move the line to a file of the other tier (for Claude Code "
+                "~/.claude/CLAUDE.md is global, a repository's CLAUDE.md its project's), or "
+                "store it there with `memory store` (--global for the global tier)")
+        if entry["status"] == "superseded":
+            head = self.entries.head_of(entry)
+            raise ScopeRefusedError(f"entry {name} was superseded by {entry['superseded_by']}; "
+                                 f"move its current version ({head['id']})")
+        if entry["status"] != "active":
+            raise ScopeRefusedError(f"entry {name} is {entry['status']}; only an active entry moves")
+        if entry["project"] == project:
+            return
+        store = self.passes.parts.store
+        same = same_in_tier(store, entry, project)
+        if same is not None:
+            raise ScopeRefusedError(f"{tier_name(project)} already holds this memory: entry "
+                                 f"{same['id']}; nothing was changed (forget one of them)")
+        rival = key_in_tier(store, entry, project)
+        if rival is not None:
+            raise ScopeRefusedError(f"{tier_name(project)} already has a value of "
+                                 f"{entry['key']}: entry {rival['id']}; nothing was changed "
+                                 "(supersede or forget one of them first)")
+
+    async def _wait_for_passes(self) -> None:
+        """A move is a run, and runs go one at a time: wait for a running pass a while."""
+        deadline = time.monotonic() + PASS_WAIT_S
+        while self.passes.lock.locked():
+            if time.monotonic() > deadline:
+                raise UnavailableError(f"the {self.passes.current or 'maintenance'} pass is "
+                                       "running; try again when it is done (memory pass list)")
+            await asyncio.sleep(0.05)
+
+
+def _move(ctx: PassContext, change: Change) -> Iterator[None]:
+    ctx.count(ctx.journal.apply(ctx.run, change))
+    return
+    yield  # a generator, as passes are

@@ -1,0 +1,150 @@
+"""Judging what became of the memory injected into sessions (issue 37 §1, §2).
+
+The injection log records each entry a session got (memoryd.sessions.registry,
+memoryd.store.usage: a row waiting to be judged). A session is judged — its transcript read
+from its file, every entry injected into it given an outcome by memoryd.sessions.outcomes —
+
+- when it ends (the SessionEnd hook), in the background;
+- when it has been quiet for ``outcomes.idle_s`` (no hook event, no new transcript line),
+  by a check every minute: sessions whose harness sends no SessionEnd, or that crashed;
+- when ``memory explain`` shows it, so that what it shows is current.
+
+A session is judged again when it moves on after being judged (a resumed session); the
+outcome of each entry is the one its whole session gives it. Reading and judging run off the
+database thread (a transcript can be megabytes); the verdicts are stored in one transaction.
+With ``[outcomes] enabled = false`` nothing is recorded or judged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from memoryd.engine import Engine
+from memoryd.ingest.transcript.actions import StepReader
+from memoryd.regular_file import is_regular, open_regular
+from memoryd.sessions.outcomes import judge, read_actions
+from memoryd.store.query import EntryQuery
+from memoryd.store.usage import Usage
+
+log = logging.getLogger(__name__)
+#: How often quiet sessions are looked for, and how many are judged at a time.
+CHECK_EVERY_S = 60.0
+BATCH = 20
+_HARNESSES = ("claude-code", "codex")
+
+
+def judge_transcript(path: str, harness: str, rows: Sequence[dict[str, Any]],
+                     entries: dict[str, dict[str, Any]]
+                     ) -> list[tuple[str, str, str, list[Any], float | None]]:
+    """Read a session's transcript and judge each injected entry (``rows``: its injections,
+    memoryd.store.usage.Usage.session_rows) → (entry, outcome, why, evidence, at)."""
+    reader = StepReader(harness if harness in _HARNESSES else "generic")
+    steps = []
+    with os.fdopen(open_regular(path), encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            steps.extend(reader.feed(line))
+    steps.extend(reader.flush())
+    actions = read_actions(steps)
+    verdicts = []
+    for row in rows:
+        entry = entries.get(row["entry"])
+        if entry is None:  # purged since: nothing to judge it by
+            continue
+        outcome = judge(entry, steps, row["injected"], actions)
+        evidence = outcome.as_dict()["evidence"]
+        at = next((e["ts"] for e in evidence if e.get("ts") is not None), None)
+        verdicts.append((row["entry"], outcome.outcome, outcome.why, evidence, at))
+    return verdicts
+
+
+class UsageJudge:
+    def __init__(self, engine: Engine) -> None:
+        assert engine.store is not None
+        self.engine = engine
+        self.usage = Usage(engine.store)
+        self._running: dict[str, asyncio.Task[int | None]] = {}
+
+    @property
+    def enabled(self) -> bool:
+        return self.engine.config.outcomes.enabled
+
+    async def judge(self, session: str) -> int | None:
+        """Judge ``session`` now; the number of outcomes that changed (None: its transcript
+        cannot be read). A session being judged already is waited for, not judged twice."""
+        task = self._running.get(session)
+        if task is None:
+            task = self._running[session] = self.engine.spawn(self._judge(session))
+            task.add_done_callback(lambda _: self._running.pop(session, None))
+        return await asyncio.shield(task)
+
+    async def _judge(self, session: str) -> int | None:
+        engine = self.engine
+        store = engine.store
+        assert store is not None
+
+        def gather() -> tuple[dict[str, Any] | None, list[dict[str, Any]],
+                              dict[str, dict[str, Any]]]:
+            known = store.sessions.get(session)
+            rows = self.usage.session_rows(session)
+            uids = [r["entry"] for r in rows]
+            entries = {}
+            for start in range(0, len(uids), 500):
+                for entry in store.entries(EntryQuery().uids(uids[start:start + 500])):
+                    entries[entry["id"]] = entry
+            found_session = {"harness": known.harness, "transcript_path": known.transcript_path,
+                             "source": known.source} if known else None
+            return found_session, rows, entries
+
+        found, rows, entries = await engine.db(gather)
+        if found is None or not rows:
+            return 0
+        path = found.get("transcript_path") or found.get("source")
+        if not path or not is_regular(path):
+            await engine.db(self.usage.mark_judged, session)
+            return None
+        try:
+            verdicts = await asyncio.get_running_loop().run_in_executor(
+                None, judge_transcript, path, found["harness"], rows, entries)
+        except OSError as exc:
+            log.info("Session %s not judged: %s", session, exc)
+            await engine.db(self.usage.mark_judged, session)
+            return None
+        changed = await engine.db(self.usage.save_outcomes, session, verdicts)
+        log.info("Session %s judged: %d entries, %d outcomes changed.", session, len(verdicts),
+                 changed)
+        return changed
+
+    async def judge_if_due(self, session: str) -> None:
+        """Before showing a session: judge it when it has something not judged."""
+        if self.enabled and await self.engine.db(self.usage.due, session):
+            await self.judge(session)
+
+    def on_session_end(self, session: str) -> None:
+        if not self.enabled:
+            return
+
+        async def run() -> None:
+            try:
+                await self.judge(session)
+            except Exception:
+                log.exception("Judging session %s failed.", session)
+
+        self.engine.spawn(run())
+
+    async def judge_quiet_sessions(self) -> None:
+        """Every minute: the sessions that ended or went quiet and have something to judge."""
+        while True:
+            await asyncio.sleep(CHECK_EVERY_S)
+            if not self.enabled:
+                continue
+            try:
+                quiet = time.time() - self.engine.config.outcomes.idle_s
+                for session in await self.engine.db(self.usage.quiet_sessions, quiet, BATCH):
+                    await self.judge(session)
+            except Exception:  # a bad session must not end the loop
+                log.exception("Judging quiet sessions failed.")

@@ -1,0 +1,56 @@
+"""The lessons (and the user's feedback) the PreToolUse hook holds tool calls against, read
+whole when they changed, and a signal that says when they did.
+
+The hook fires on every tool call, so the daemon keeps what the lessons forbid in memory
+(memoryd.sessions.tool_guard) and must know, without a query, whether that is still true.
+:func:`watch_lessons` puts TEMP triggers on the daemon's connection — the one connection that
+writes ``entries`` — that call back whenever a row of those kinds is inserted, changed or
+deleted (its text, status, project, tags, quarantine, anything). TEMP triggers live with the
+connection and are no part of the schema: a rebuild, another connection or an older memoryd
+never sees them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from typing import Any
+
+from memoryd.sources import ARCHIVE_DIR
+from memoryd.store.database import Store
+from memoryd.store.query import EntryQuery
+
+#: The kinds whose words can forbid a tool call.
+GUARD_KINDS = ("lesson", "feedback")
+_KINDS = ", ".join(f"'{kind}'" for kind in GUARD_KINDS)
+_CHANGED = "memoryd_lessons_changed"
+
+
+def guarded_entries(store: Store,
+                    rowids: Collection[int] | None = None) -> list[dict[str, Any]]:
+    """Every active lesson and feedback entry that may be injected: not quarantined, not in a
+    notebook's archive (every agent, every project: the caller scopes them), newest first;
+    with ``rowids``, those of them among these rows."""
+    query = EntryQuery().kinds(GUARD_KINDS).active().quarantined(False).not_under(ARCHIVE_DIR)
+    if rowids is None:
+        return store.entries(query, "newest")
+    wanted: list[int] = sorted(rowids)
+    rows: list[dict[str, Any]] = []
+    for at in range(0, len(wanted), 500):
+        rows += store.entries(query.ids(wanted[at:at + 500]))
+    return rows
+
+
+def watch_lessons(store: Store, changed: Callable[[int], None]) -> None:
+    """Call ``changed(rowid)`` (on the connection's thread, inside the writing statement)
+    whenever a lesson or feedback row is inserted, updated or deleted through the store's
+    connection. It may be called for a change that is then rolled back: a spurious call only
+    costs a re-read."""
+    db = store._db
+    db.create_scalar_function(_CHANGED, lambda rowid: changed(int(rowid)), 1)
+    for event, row in (("INSERT", "new"), ("DELETE", "old")):
+        db.execute(f"CREATE TEMP TRIGGER IF NOT EXISTS {_CHANGED}_{event.lower()} AFTER {event} "
+                   f"ON main.entries WHEN {row}.kind IN ({_KINDS}) "
+                   f"BEGIN SELECT {_CHANGED}({row}.id); END")
+    db.execute(f"CREATE TEMP TRIGGER IF NOT EXISTS {_CHANGED}_update AFTER UPDATE ON main.entries "
+               f"WHEN old.kind IN ({_KINDS}) OR new.kind IN ({_KINDS}) "
+               f"BEGIN SELECT {_CHANGED}(new.id); END")
