@@ -356,8 +356,12 @@ def scenario_full(root: Path, args: argparse.Namespace, rng: random.Random) -> T
         check_api(daemon, writers.acked, writers.failed, tally, "full: after restart")
         daemon.reindex()
         check_api(daemon, writers.acked, writers.failed, tally, "full: after reindex")
-        from memoryd.store.ledger import Ledger
-        problems = Ledger(state / "ledger").verify()
+        from memoryd.store.ledger import Ledger, LedgerProblem
+        ledger = Ledger(state / "ledger")
+        problems: list[LedgerProblem] = []
+        for agent in ledger.agents():  # every ledger read whole: torn or damaged lines
+            for _ in ledger.read(agent, 0, problems):
+                pass
         tally.acknowledged, tally.refused = len(writers.acked), refused
         tally.notes.append(f"{refused} refused while full, ledger problems: {len(problems)}")
     finally:

@@ -46,6 +46,7 @@ from memoryd.store.ledger import Ledger
 from memoryd.store.lexicon import Lexicon
 from memoryd.store.pass_log import PassLog, replay_pass_log
 from memoryd.store.reader import store_counts
+from memoryd.store.usage_log import UsageLog, replay_usage_log
 from memoryd.store.vectors import OLD_ROW_FILES, ROW_FILE, VectorIndex
 from memoryd.text import content_hash, index_text
 
@@ -148,6 +149,7 @@ class Engine:
         # the passes' journal before the ledgers: their records of a pass's changes name them
         await self.db(replay_pass_log, self.store, PassLog.in_state(self.config.state_dir))
         replayed = await self.db(replay_ledgers, self.store, self._entries.ledger)
+        await self.db(replay_usage_log, self.store, UsageLog.beside(self.store))
         if rebuilding:
             log.info("Rebuilt the index: %d archived transcript entries, %d ledger records; "
                      "the watched files are being indexed.", restored, replayed)

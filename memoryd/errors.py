@@ -2,7 +2,8 @@
 
     MemorydError (memoryd_client.errors; each has a wire code)
     ├── StartupError          daemon exit 3
-    │   ├── ConfigError       bad configuration
+    │   ├── ConfigError       bad configuration (also the client's ConfigError: one wire code;
+    │   │                     the daemon exits 3 at start, a client shown it exits 2)
     │   └── AlreadyRunningError   another daemon holds the socket
     ├── EmbedderError         the model cannot load or run (the daemon goes keyword-only)
     └── ServiceError          `memoryd service` could not do it (exit 1)
@@ -10,6 +11,7 @@
 
 from __future__ import annotations
 
+from memoryd_client import errors as wire_errors
 from memoryd_client.errors import (  # noqa: F401  (re-exported for the daemon's modules)
     BadFrameError,
     BadParamsError,
@@ -30,7 +32,10 @@ class StartupError(MemorydError):
     exit_code = STARTUP_FAILURE
 
 
-class ConfigError(StartupError):
+class ConfigError(StartupError, wire_errors.ConfigError):
+    """Bad configuration: at start the daemon exits 3 (``StartupError`` comes first); sent
+    over the wire to a client it is the client's ``ConfigError`` (a usage mistake, exit 2)."""
+
     code = "config"
 
 

@@ -134,16 +134,17 @@ _current: ContextVar[Reporter | None] = ContextVar("memoryd_progress", default=N
 
 
 def report(*, what: str | None = None, phase: str | None = None, done: int | None = None,
-           total: int | None = None, counts: dict[str, int] | None = None) -> None:
+           total: int | None = None, counts: dict[str, int] | None = None,
+           eta_s: float | None = None) -> None:
     """Tell the client of the request being answered how far it got: ``what`` is being done,
-    in which ``phase``, ``done`` of ``total`` units, and counts so far. Nothing when the client
-    did not ask for progress. Call it from the event loop (a thread does not see the request's
-    context)."""
+    in which ``phase``, ``done`` of ``total`` units, counts so far and, when known, the
+    seconds left (``eta_s``). Nothing when the client did not ask for progress. Call it from
+    the event loop (a thread does not see the request's context)."""
     reporter = _current.get()
     if reporter is not None:
         reporter.update(**{name: value for name, value in (
             ("what", what), ("phase", phase), ("done", done), ("total", total),
-            ("counts", counts)) if value is not None})
+            ("counts", counts), ("eta_s", eta_s)) if value is not None})
 
 
 def reporting(reporter: Reporter) -> Token[Reporter | None]:

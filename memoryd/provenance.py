@@ -1,5 +1,5 @@
 """Who wrote an entry — a person, or an agent through one of memoryd's integrations — and what
-only a person may change (D4, R2, R6).
+only a person may change.
 
 The daemon records each write's channel in the entry's ``writer`` (memoryd.server.binding):
 ``designer`` (the library), ``designer (mcp)``, ``claude-code (hook)``, ``designer (cli)`` (the

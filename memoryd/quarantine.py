@@ -1,4 +1,4 @@
-"""Quarantine: text that looks like an instruction to the model, not a memory (D4, R2).
+"""Quarantine: text that looks like an instruction to the model, not a memory.
 
 Memory is injected into agents' context, so a planted "ignore previous instructions" would be
 obeyed in every later session. An entry whose text :func:`reason_for_entry` flags is stored all

@@ -36,7 +36,8 @@ T = TypeVar("T")
 
 #: Requests that run long and that nobody waits on at once: passes do not give way to them.
 BACKGROUND_METHODS = frozenset({"pass_run", "undo", "promote_accept", "notebook_check",
-                                "remember_many", "extract", "purge", "reload", "sources"})
+                                "remember_many", "extract", "purge", "reload", "sources",
+                                "import_history"})
 #: The longest a pass's next slice waits for interactive requests to finish.
 GIVE_WAY_S = 0.05
 #: The interactive request the running task serves: background work it does itself (a file

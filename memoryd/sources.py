@@ -21,15 +21,31 @@ Default sources (:func:`default_sources`; ``~`` is the user's home)
                          transcript, format codex, agent codex
     codex-segmented      ~/.codex/sessions/**/rollout-*/*.jsonl
                          transcript, format codex, agent codex
+    codex-memories       ~/.codex/memories/**/*.md
+                         memory, markdown, agent codex
+    gemini-user-memory   ~/.gemini/GEMINI.md
+                         memory, markdown, agent gemini
+    gemini-transcripts   ~/.gemini/tmp/*/chats/**/*.jsonl
+                         transcript, format gemini, agent gemini
+    opencode-user-rules  ~/.config/opencode/AGENTS.md
+                         memory, markdown, agent opencode
 
 ``claude-transcripts`` includes subagent transcripts (``<session>/subagents/agent-*.jsonl`` and
 the older ``agent-*.jsonl``). ``codex-segmented`` covers the possible layout where a rollout is a
-directory (``rollout-…/rollout.jsonl`` + ``compact-NNNNNN.jsonl``; integrations.md §3.1).
+directory (``rollout-…/rollout.jsonl`` + ``compact-NNNNNN.jsonl``).
+``codex-memories`` is what Codex's memories feature writes (when enabled) beside its rollouts;
+``gemini-transcripts`` includes Gemini CLI's subagent chats (``chats/<parent>/<id>.jsonl``).
+docs/harnesses.md gives every harness's files and formats, with their sources.
 
-Each project root in the configuration adds :func:`project_sources`: ``CLAUDE.md``,
-``CLAUDE.local.md``, ``.claude/CLAUDE.md`` and ``.claude/rules/**/*.md`` (agent ``claude-code``;
-Claude Code discovers rules recursively), ``AGENTS.md`` (agent ``codex``) and
-``agents/state/memory/{agent}.md``.
+Each project root in the configuration adds :func:`project_sources` (:data:`_PROJECT_FILES`):
+``CLAUDE.md``, ``CLAUDE.local.md``, ``.claude/CLAUDE.md`` and ``.claude/rules/**/*.md`` (agent
+``claude-code``; Claude Code discovers rules recursively), ``AGENTS.md`` (agent ``codex``; OpenCode,
+Cursor and Copilot read it too), ``agents/state/memory/{agent}.md``, ``GEMINI.md`` (``gemini``),
+``.cursor/rules/**/*.mdc`` and ``.cursorrules`` (``cursor``), ``CONVENTIONS.md`` (``aider``),
+``memory-bank/**/*.md`` (``cline``: the Cline / Roo memory bank),
+``.github/copilot-instructions.md`` and ``.github/instructions/**/*.instructions.md``
+(``copilot``), all memory files; and Aider's chat history ``.aider.chat.history.md``, a
+transcript (format ``aider``, agent ``aider``).
 
 Glob syntax
 -----------
@@ -71,8 +87,9 @@ from memoryd.names import AGENT_NAME
 log = logging.getLogger(__name__)
 
 KINDS = ("memory", "transcript")
-FORMATS = ("markdown", "claude-code", "codex", "generic")
-FORMATS_BY_KIND = {"memory": ("markdown",), "transcript": ("claude-code", "codex", "generic")}
+TRANSCRIPT_FORMATS = ("claude-code", "codex", "gemini", "aider", "generic")
+FORMATS = ("markdown", *TRANSCRIPT_FORMATS)
+FORMATS_BY_KIND = {"memory": ("markdown",), "transcript": TRANSCRIPT_FORMATS}
 PLACEHOLDER = "{agent}"
 SOURCE_KEYS = ("name", "path", "kind", "format", "agent", "notebook_lines")
 #: Archives of notebooks (memoryd.passes.notebooks) live in this directory beside the notebook
@@ -96,10 +113,6 @@ class Source:
 
     def __post_init__(self) -> None:
         _check_source(self)
-
-    def expanded(self, home: Path) -> str:
-        """The absolute glob, with a leading ``~`` replaced by ``home``."""
-        return _expand(self.path, home)
 
     def root(self, home: Path) -> Path:
         """The longest leading directory with no wildcard or placeholder in it."""
@@ -168,30 +181,47 @@ def default_sources() -> list[Source]:
                "codex", agent="codex"),
         Source("codex-segmented", "~/.codex/sessions/**/rollout-*/*.jsonl", "transcript",
                "codex", agent="codex"),
+        Source("codex-memories", "~/.codex/memories/**/*.md", "memory", "markdown",
+               agent="codex"),
+        Source("gemini-user-memory", "~/.gemini/GEMINI.md", "memory", "markdown",
+               agent="gemini"),
+        Source("gemini-transcripts", "~/.gemini/tmp/*/chats/**/*.jsonl", "transcript",
+               "gemini", agent="gemini"),
+        Source("opencode-user-rules", "~/.config/opencode/AGENTS.md", "memory", "markdown",
+               agent="opencode"),
     ]
 
 
-_PROJECT_FILES: tuple[tuple[str, str | None], ...] = (
-    ("CLAUDE.md", "claude-code"),
-    ("CLAUDE.local.md", "claude-code"),
-    (".claude/CLAUDE.md", "claude-code"),
-    (".claude/rules/**/*.md", "claude-code"),
-    ("AGENTS.md", "codex"),
-    ("agents/state/memory/{agent}.md", None),
+#: A project's files: (path relative to the root, agent (None: the {agent} placeholder), kind,
+#: format).
+_PROJECT_FILES: tuple[tuple[str, str | None, str, str], ...] = (
+    ("CLAUDE.md", "claude-code", "memory", "markdown"),
+    ("CLAUDE.local.md", "claude-code", "memory", "markdown"),
+    (".claude/CLAUDE.md", "claude-code", "memory", "markdown"),
+    (".claude/rules/**/*.md", "claude-code", "memory", "markdown"),
+    ("AGENTS.md", "codex", "memory", "markdown"),
+    ("agents/state/memory/{agent}.md", None, "memory", "markdown"),
+    ("GEMINI.md", "gemini", "memory", "markdown"),
+    (".cursor/rules/**/*.mdc", "cursor", "memory", "markdown"),
+    (".cursorrules", "cursor", "memory", "markdown"),
+    ("CONVENTIONS.md", "aider", "memory", "markdown"),
+    (".aider.chat.history.md", "aider", "transcript", "aider"),
+    ("memory-bank/**/*.md", "cline", "memory", "markdown"),
+    (".github/copilot-instructions.md", "copilot", "memory", "markdown"),
+    (".github/instructions/**/*.instructions.md", "copilot", "memory", "markdown"),
 )
 
 
 def project_sources(root: Path) -> list[Source]:
-    """The memory files indexed in one project root (absolute, or starting with ``~``)."""
+    """The agents' files indexed in one project root (absolute, or starting with ``~``)."""
     text = str(root).rstrip("/") or "/"
     if any(char in text for char in "*?{}"):
         raise ConfigError(f"project root {text!r}: the path may not contain * ? {{ or }}")
     if not (text.startswith(("/", "~/")) or text == "~"):
         raise ConfigError(f"project root {text!r}: must be absolute or start with ~/")
     base = text if text != "/" else ""
-    return [Source(f"project:{text}:{relative}", f"{base}/{relative}", "memory", "markdown",
-                   agent=agent)
-            for relative, agent in _PROJECT_FILES]
+    return [Source(f"project:{text}:{relative}", f"{base}/{relative}", kind, fmt, agent=agent)
+            for relative, agent, kind, fmt in _PROJECT_FILES]
 
 
 def scan(sources: Sequence[Source], home: Path) -> Iterator[tuple[Source, Path, str]]:
@@ -302,12 +332,6 @@ def _segment_regex(segment: str) -> str:
 
 def _has_wildcard(segment: str) -> bool:
     return any(wildcard in segment for wildcard in _WILDCARDS)
-
-
-def _expand(path: str, home: Path) -> str:
-    if path == "~" or path.startswith("~/"):
-        return str(home).rstrip("/") + path[1:]
-    return path
 
 
 def _check_source(source: Source) -> None:

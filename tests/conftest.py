@@ -30,6 +30,12 @@ from memoryd.server.daemon import Daemon, run_daemon
 def memoryd_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A short private state dir (AF_UNIX paths are limited to ~104 bytes), and the working
     directory of the test."""
+    home = private_home(monkeypatch)
+    yield home
+    shutil.rmtree(home, ignore_errors=True)
+
+
+def private_home(monkeypatch: pytest.MonkeyPatch) -> Path:
     home = Path(tempfile.mkdtemp(prefix="md-", dir="/tmp"))
     monkeypatch.setenv("MEMORYD_HOME", str(home))
     (home / "user").mkdir()
@@ -44,12 +50,12 @@ def memoryd_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     # outside any git repository: what `memory store` and the library write is global unless
     # a test says where it works, wherever the tests are run from (a checkout or not)
     monkeypatch.chdir(home)
-    yield home
-    shutil.rmtree(home, ignore_errors=True)
+    return home
 
 
 @pytest.fixture(scope="session")
 def embedder() -> Embedder:
+    """The model, loaded once for the session: every daemon started in this process uses it."""
     return Embedder(load_config().embed)
 
 
@@ -123,6 +129,20 @@ def daemon(embedder: Embedder) -> Iterator[RunningDaemon]:
 def client(daemon: RunningDaemon) -> Iterator[Client]:
     with Client(daemon.socket, timeout_s=30) as c:
         yield c
+
+
+@pytest.fixture(scope="module")
+def shared_daemon(embedder: Embedder) -> Iterator[RunningDaemon]:
+    """One daemon for the tests of a module that only read what it holds (a module fixture
+    fills it): started once, in a state dir of its own. A test that writes, or runs `memory`
+    (whose MEMORYD_HOME is the test's), takes ``daemon``."""
+    with pytest.MonkeyPatch.context() as patch:
+        home = private_home(patch)
+        running = start_daemon(embedder)
+    yield running
+    running.stop()
+    shutil.rmtree(home, ignore_errors=True)
+    assert not running.errors, running.errors
 
 
 def run_cli(*args: str, cwd: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:

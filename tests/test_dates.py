@@ -6,7 +6,7 @@ from datetime import date, datetime
 
 import pytest
 
-from memoryd.retrieval.dates import date_words, window
+from memoryd.retrieval.dates import window
 
 TODAY = date(2026, 11, 24)  # a Tuesday
 
@@ -50,7 +50,3 @@ def test_window_bounds_are_local_days() -> None:
     assert datetime.fromtimestamp(start).date() == date(2026, 11, 23)
     assert end - start in (23 * 3600, 24 * 3600, 25 * 3600)  # a day, or one with a DST change
 
-
-def test_date_words_name_the_local_day() -> None:
-    moment = datetime(2026, 10, 14, 12, 0).timestamp()
-    assert date_words(moment) == "wednesday 14 october 2026"

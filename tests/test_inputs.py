@@ -35,7 +35,8 @@ def test_a_misspelt_param_is_refused_not_ignored(client: Client) -> None:
     with pytest.raises(BadParamsError) as refused:
         client.search("ruff", agent="coder", kinds=["lesson"])
     assert str(refused.value).startswith("search: unknown param 'kinds' (did you mean 'kind'?); "
-                                         "search takes agent, agents, category, cwd, kind, ")
+                                         "search takes agent, agents, category, cwd, explain, "
+                                         "kind, ")
     with pytest.raises(BadParamsError, match=r"remember: unknown param 'tag' \(did you mean "
                                              r"'tags'\?\)"):
         client.call("remember", {"agent": "coder", "category": "tools", "text": "We use uv",

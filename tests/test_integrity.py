@@ -16,7 +16,7 @@ import pytest
 from memoryd_client import Client
 
 from conftest import run_memoryd, start_daemon, wait_until
-from memoryd.store.integrity import check_database
+from memoryd.store.integrity import damage
 
 FACTS = ["We use ruff for linting", "Tests run with pytest -x", "Never force-push to main",
          "The staging database lives in Frankfurt", "Deploys happen on Tuesdays after lunch"]
@@ -66,7 +66,7 @@ def test_a_subtly_damaged_database_is_moved_aside_and_rebuilt(
     backup = memoryd_home / "memoryd.db.bak"
     backup.write_bytes(b"the last good backup")
     damage_middle(db)
-    assert check_database(db)  # what `memory doctor` reports
+    assert damage(db)  # what the daemon finds at start
     with caplog.at_level(logging.INFO, logger="memoryd"):
         running = start_daemon(embedder)
     try:
@@ -77,7 +77,7 @@ def test_a_subtly_damaged_database_is_moved_aside_and_rebuilt(
             wait_until(lambda: c.search("hopper build server", agent="claude-code")["hits"])
     finally:
         running.stop()
-    assert check_database(db) == []
+    assert damage(db) == []
     assert backup.read_bytes() == b"the last good backup"
     assert len(list(memoryd_home.glob("memoryd.db.corrupt-*"))) == 1
 
@@ -95,7 +95,7 @@ def test_a_killed_reindex_never_costs_the_last_good_backup(
     ids, db = fill(memoryd_home, monkeypatch)
     assert run_memoryd("reindex", "--no-vectors").returncode == 0
     good = (memoryd_home / "memoryd.db.bak").read_bytes()
-    assert check_database(memoryd_home / "memoryd.db.bak") == []
+    assert damage(memoryd_home / "memoryd.db.bak") == []
     proc = subprocess.Popen([sys.executable, "-m", "memoryd", "reindex"], env=os.environ.copy(),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_until(lambda: (memoryd_home / "memoryd.db.new").exists(), 60)
@@ -104,7 +104,7 @@ def test_a_killed_reindex_never_costs_the_last_good_backup(
     proc.wait()
     assert (memoryd_home / "memoryd.db.bak").read_bytes() == good
     assert run_memoryd("reindex", "--no-vectors").returncode == 0  # and once more
-    assert check_database(memoryd_home / "memoryd.db.bak") == []
+    assert damage(memoryd_home / "memoryd.db.bak") == []
     assert_facts_served(embedder, ids)
     assert not (memoryd_home / "memoryd.db.new").exists()
 

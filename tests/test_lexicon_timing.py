@@ -41,7 +41,7 @@ def test_right_after_a_reindex_a_stored_paraphrase_is_still_a_match(embedder) ->
     running = start_daemon(embedder)
     try:
         with Client(running.socket) as c:
-            c.remember_many(_filler(200))
+            c.remember_many(_filler(50, words=20))  # 1,000 words: ~8 steps of filling
             c.remember("coder", "tools", STORED)  # the newest: the lexicon's filling ends there
             assert c.search(ASKED, agent="coder")["hits"][0]["match"]
     finally:

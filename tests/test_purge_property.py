@@ -78,8 +78,7 @@ def build(home: Path, example: dict[str, Any]) -> tuple[Store, Entries, AgentArc
         if entry["status"] != "active":
             continue
         if op == "forget":
-            entries.forget(Params("forget", {"id": entry["id"], "reason": "the design note moved"}
-                                  if reason else {"id": entry["id"]}))
+            entries.forget_entry(entry, "user", "the design note moved" if reason else None)
         else:
             entries.supersede(Params("supersede", {"id": entry["id"],
                                                    "text": f"teal note now [s{number}]"}), None)

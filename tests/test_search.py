@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
 from datetime import datetime
 
 import pytest
+from conftest import RunningDaemon
 from memoryd_client import BadParamsError, Client
 
 NOTES = [
@@ -19,22 +21,34 @@ NOTES = [
 ]
 
 
-@pytest.fixture
-def filled(client: Client) -> Client:
+def fill(client: Client) -> Client:
     for agent, category, text in NOTES:
         client.remember(agent, category, text, tags=[category])
     return client
 
 
-def test_paraphrase_without_shared_keywords_is_found(filled: Client) -> None:
+@pytest.fixture
+def filled(client: Client) -> Client:
+    """The notes, in a daemon of the test's own: for the tests that write."""
+    return fill(client)
+
+
+@pytest.fixture(scope="module")
+def notes(shared_daemon: RunningDaemon) -> Iterator[Client]:
+    """The notes, stored once: for the tests that only search them."""
+    with Client(shared_daemon.socket, timeout_s=30) as c:
+        yield fill(c)
+
+
+def test_paraphrase_without_shared_keywords_is_found(notes: Client) -> None:
     # no word of the query occurs in the stored text: only real vectors can find it
-    hits = filled.search("kitten cartoon whose talking balloon drifts off", agent="designer")["hits"]
+    hits = notes.search("kitten cartoon whose talking balloon drifts off", agent="designer")["hits"]
     assert hits[0]["text"].startswith("Floating speech bubble")
     assert hits[0]["score"]["keyword"] is None and hits[0]["score"]["vector"] > 0.3
 
 
-def test_hits_carry_scores_age_and_provenance(filled: Client) -> None:
-    hit = filled.search("ruff linting", agent="coder")["hits"][0]
+def test_hits_carry_scores_age_and_provenance(notes: Client) -> None:
+    hit = notes.search("ruff linting", agent="coder")["hits"][0]
     assert hit["text"].startswith("We use ruff")
     assert hit["score"]["keyword"] > 0 and hit["score"]["vector"] > 0.3
     assert 0.5 < hit["score"]["relevance"] <= 1 and hit["score"]["coverage"] == 1.0
@@ -44,61 +58,72 @@ def test_hits_carry_scores_age_and_provenance(filled: Client) -> None:
     assert hit["via"] == "api" and hit["writer"] == "coder" and hit["created"] <= time.time()
 
 
-def test_own_namespace_by_default_others_when_named(filled: Client) -> None:
-    assert not [h for h in filled.search("deploy", agent="social")["hits"] if h["agent"] != "social"]
-    both = filled.search("deploy", agents=["social", "coder"])["hits"]
+def test_own_namespace_by_default_others_when_named(notes: Client) -> None:
+    assert not [h for h in notes.search("deploy", agent="social")["hits"] if h["agent"] != "social"]
+    both = notes.search("deploy", agents=["social", "coder"])["hits"]
     assert {h["agent"] for h in both} == {"social", "coder"}
-    everyone = filled.search("deploy", agents=["*"])["hits"]
+    everyone = notes.search("deploy", agents=["*"])["hits"]
     assert {h["agent"] for h in everyone} == {"social", "coder", "designer"}
     with pytest.raises(BadParamsError, match="give agent"):
-        filled.search("deploy")
+        notes.search("deploy")
 
 
-def test_a_refused_search_leaves_the_searches_after_it_whole(filled: Client) -> None:
+def test_a_refused_search_leaves_the_searches_after_it_whole(notes: Client) -> None:
     """A search whose filters are refused gets its error, and the searches after it still get
     their vector half (a search's question is embedded on the search thread, which then waits
     for the plan: a refused plan must let it go)."""
     for _ in range(3):
         with pytest.raises(BadParamsError, match="kind must be among"):
-            filled.search("speech bubble", agent="designer", kind=["sticker"])
+            notes.search("speech bubble", agent="designer", kind=["sticker"])
         with pytest.raises(BadParamsError, match="is not before until"):
-            filled.search("speech bubble", agent="designer", since="1d", until="7d")
-    hit = filled.search("kitten cartoon whose talking balloon drifts off", agent="designer")["hits"][0]
+            notes.search("speech bubble", agent="designer", since="1d", until="7d")
+    hit = notes.search("kitten cartoon whose talking balloon drifts off", agent="designer")["hits"][0]
     assert hit["text"].startswith("Floating speech bubble") and hit["score"]["vector"] > 0.3
 
 
-def test_filters(filled: Client) -> None:
-    assert {h["category"] for h in filled.search("database", agent="coder", category="db")["hits"]} == {"db"}
-    tagged = filled.search("ruff", agent="coder", tags=["deploy"])["hits"]
+def test_filters(notes: Client) -> None:
+    assert {h["category"] for h in notes.search("database", agent="coder", category="db")["hits"]} == {"db"}
+    tagged = notes.search("ruff", agent="coder", tags=["deploy"])["hits"]
     assert tagged and all(h["tags"] == ["deploy"] for h in tagged)
-    assert filled.search("ruff", agent="coder", tags=["tools"])["hits"][0]["text"].startswith("We use ruff")
-    assert filled.search("ruff", agent="coder", kind="lesson")["hits"] == []
-    assert filled.search("ruff", agent="coder", since="1h")["hits"]
-    assert filled.search("ruff", agent="coder", until="2000-01-01")["hits"] == []
-    assert len(filled.search("anything at all", agents=["*"], limit=2)["hits"]) <= 2
+    assert notes.search("ruff", agent="coder", tags=["tools"])["hits"][0]["text"].startswith("We use ruff")
+    assert notes.search("ruff", agent="coder", kind="lesson")["hits"] == []
+    assert notes.search("ruff", agent="coder", since="1h")["hits"]
+    assert notes.search("ruff", agent="coder", until="2000-01-01")["hits"] == []
+    assert len(notes.search("anything at all", agents=["*"], limit=2)["hits"]) <= 2
 
 
-def test_match_separates_related_from_unrelated(filled: Client) -> None:
+def test_match_separates_related_from_unrelated(notes: Client) -> None:
     # the README's example and the newcomer report's cases: relevant, though the words differ
-    related = filled.search("speech bubble on a cat sticker", agent="designer", match=True)["hits"]
+    related = notes.search("speech bubble on a cat sticker", agent="designer", match=True)["hits"]
     assert [h["text"][:22] for h in related] == ["Floating speech bubble"]
-    linter = filled.search("which linter do we use", agent="coder", match=True)["hits"]
+    linter = notes.search("which linter do we use", agent="coder", match=True)["hits"]
     assert [h["category"] for h in linter] == ["tools"]
-    assert filled.search("quarterly tax filing deadline", agent="designer", match=True)["hits"] == []
+    assert notes.search("quarterly tax filing deadline", agent="designer", match=True)["hits"] == []
     # min_score is a probability of relevance and overrides the configured precision
-    everything = filled.search("speech bubble on a cat sticker", agent="designer", min_score=0.0)
+    everything = notes.search("speech bubble on a cat sticker", agent="designer", min_score=0.0)
     assert len(everything["hits"]) == 2 and everything["threshold"] == 0.0
-    assert filled.search("speech bubble on a cat sticker", agent="designer",
+    assert notes.search("speech bubble on a cat sticker", agent="designer",
                          min_score=0.9999)["hits"] == []
 
 
-@pytest.mark.parametrize("query", [
-    '"unbalanced quote', "AND OR NOT", "col:thing*", "(", "NEAR(a b", "^start", "a -b +c",
-    "text:ruff", "ruff*", "'; DROP TABLE entries; --", "\u0000", "🙂 emoji only 🙂", "*",
+@pytest.mark.parametrize(("query", "words"), [
+    ('"unbalanced quote', False), ("col:thing*", False), ("(", False), ("NEAR(a b", False),
+    ("^start", False), ("a -b +c", False), ("\u0000", False), ("🙂 emoji only 🙂", False),
+    ("*", False), ("text:ruff", True), ("ruff*", True), ("'; DROP TABLE entries; --", False),
+    ("AND OR NOT", None),
 ])
-def test_fts_syntax_in_user_text_never_reaches_the_user(filled: Client, query: str) -> None:
-    result = filled.search(query, agent="coder")
-    assert isinstance(result["hits"], list)
+def test_fts_syntax_in_user_text_never_reaches_the_user(notes: Client, query: str,
+                                                        words: bool | None) -> None:
+    """The question's words are searched as words: its quotes, operators, columns and
+    wildcards are neither an error nor a query of their own (``words``: the coder's notes hold
+    one of its words; None: only common words, either way)."""
+    hits = notes.search(query, agent="coder")["hits"]  # an FTS5 syntax error would raise
+    by_keyword = [h["text"] for h in hits if h["score"]["keyword"] is not None]
+    if words is True:
+        assert by_keyword and by_keyword[0].startswith("We use ruff")
+    elif words is False:
+        assert by_keyword == []
+    assert notes.search("ruff", agent="coder")["hits"][0]["text"].startswith("We use ruff")
 
 
 def test_forgotten_and_superseded_are_hidden_unless_asked(filled: Client) -> None:

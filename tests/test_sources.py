@@ -54,7 +54,8 @@ def test_default_sources_are_named_and_valid() -> None:
         assert source.kind in KINDS and source.format in FORMATS
         assert source.path.startswith("~/")
     assert by_name("claude-transcripts").format == "claude-code"
-    assert {s.format for s in sources if s.name.startswith("codex")} == {"codex"}
+    assert {s.format for s in sources if s.name.startswith("codex") and s.kind == "transcript"} \
+        == {"codex"}
 
 
 @pytest.mark.parametrize("relative, agent", [
@@ -165,12 +166,43 @@ def test_roots() -> None:
     assert roots["claude-agent-memory"] == HOME / ".claude/agent-memory"
     assert roots["claude-transcripts"] == HOME / ".claude/projects"
     assert roots["codex-transcripts"] == HOME / ".codex/sessions"
+    assert roots["codex-memories"] == HOME / ".codex/memories"
+    assert roots["gemini-user-memory"] == HOME / ".gemini"
+    assert roots["gemini-transcripts"] == HOME / ".gemini/tmp"
+    assert roots["opencode-user-rules"] == HOME / ".config/opencode"
 
 
-def test_expanded() -> None:
-    assert by_name("claude-transcripts").expanded(HOME) == "/home/ana/.claude/projects/**/*.jsonl"
+@pytest.mark.parametrize("name, relative, agent", [
+    ("gemini-user-memory", ".gemini/GEMINI.md", "gemini"),
+    ("gemini-transcripts", ".gemini/tmp/shop/chats/session-2026-03-02T10-00-1a2b3c4d.jsonl",
+     "gemini"),
+    ("gemini-transcripts", ".gemini/tmp/shop/chats/1a2b3c4d-parent/5e6f-sub.jsonl", "gemini"),
+    ("gemini-transcripts", ".gemini/tmp/9f86d081884c7d65/chats/session-x.jsonl", "gemini"),
+    ("codex-memories", ".codex/memories/MEMORY.md", "codex"),
+    ("codex-memories", ".codex/memories/rollout_summaries/2026-03-02-fix.md", "codex"),
+    ("opencode-user-rules", ".config/opencode/AGENTS.md", "opencode"),
+])
+def test_harness_sources_match(name: str, relative: str, agent: str) -> None:
+    assert by_name(name).match(HOME / relative, HOME) == agent
+
+
+@pytest.mark.parametrize("name, relative", [
+    ("gemini-transcripts", ".gemini/tmp/shop/chats/session-2026-03-02T10-00-1a2b3c4d.json"),
+    ("gemini-transcripts", ".gemini/tmp/shop/logs.json"),
+    ("gemini-user-memory", ".gemini/settings.json"),
+    ("codex-memories", ".codex/memories/raw_memories.jsonl"),
+])
+def test_harness_sources_reject(name: str, relative: str) -> None:
+    assert by_name(name).match(HOME / relative, HOME) is None
+
+
+def test_a_leading_tilde_is_the_home_and_an_absolute_glob_stays() -> None:
+    transcripts = by_name("claude-transcripts")
+    assert transcripts.match(HOME / ".claude/projects/-srv-app/1.jsonl", HOME) is not None
+    assert transcripts.match(Path("/root/.claude/projects/-srv-app/1.jsonl"), HOME) is None
     absolute = Source("abs", "/srv/notes/*.md", "memory", "markdown", agent="ops")
-    assert absolute.expanded(HOME) == "/srv/notes/*.md"
+    assert absolute.match(Path("/srv/notes/a.md"), HOME) == "ops"
+    assert absolute.match(HOME / "srv/notes/a.md", HOME) is None
     assert absolute.root(HOME) == Path("/srv/notes")
 
 
@@ -237,6 +269,17 @@ def test_relative_paths_never_match() -> None:
     ("AGENTS.md", "codex"),
     ("agents/state/memory/planner.md", "planner"),
     ("agents/state/memory/planner.v2.md", "planner.v2"),
+    ("GEMINI.md", "gemini"),
+    (".cursor/rules/testing.mdc", "cursor"),
+    (".cursor/rules/frontend/react.mdc", "cursor"),
+    (".cursorrules", "cursor"),
+    ("CONVENTIONS.md", "aider"),
+    (".aider.chat.history.md", "aider"),
+    ("memory-bank/activeContext.md", "cline"),
+    ("memory-bank/notes/api.md", "cline"),
+    (".github/copilot-instructions.md", "copilot"),
+    (".github/instructions/python.instructions.md", "copilot"),
+    (".github/instructions/web/react.instructions.md", "copilot"),
 ])
 def test_project_sources_match(relative: str, agent: str | None) -> None:
     root = Path("/home/ana/src/shop")
@@ -247,7 +290,9 @@ def test_project_sources_match(relative: str, agent: str | None) -> None:
 @pytest.mark.parametrize("relative", [
     "src/CLAUDE.md", "README.md", "agents.md", ".claude/settings.json", ".claude/rules/x.txt",
     "agents/state/memory/sub/planner.md", "agents/state/memory/planner.txt",
-    ".claude/rules/.git/x.md", "../CLAUDE.md",
+    ".claude/rules/.git/x.md", "../CLAUDE.md", ".cursor/rules/x.md", "src/GEMINI.md",
+    ".github/instructions/python.md", ".github/workflows/ci.yml", "memory-bank/x.txt",
+    ".aider.input.history",
 ])
 def test_project_sources_reject(relative: str) -> None:
     root = Path("/home/ana/src/shop")
@@ -257,7 +302,10 @@ def test_project_sources_reject(relative: str) -> None:
 def test_project_sources_names_and_tilde() -> None:
     sources = project_sources(Path("~/src/shop"))
     assert "project:~/src/shop:CLAUDE.md" in {s.name for s in sources}
-    assert all(s.kind == "memory" and s.format == "markdown" for s in sources)
+    assert {(s.kind, s.format) for s in sources} == {("memory", "markdown"),
+                                                     ("transcript", "aider")}
+    history = next(s for s in sources if s.name.endswith(":.aider.chat.history.md"))
+    assert history.kind == "transcript"
     claude = next(s for s in sources if s.name.endswith(":CLAUDE.md"))
     assert claude.match(HOME / "src/shop/CLAUDE.md", HOME) == "claude-code"
     assert claude.root(HOME) == HOME / "src/shop"

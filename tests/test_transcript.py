@@ -644,8 +644,8 @@ def test_make_parser() -> None:
     assert isinstance(make_parser("codex"), CodexParser)
     assert isinstance(make_parser("generic"), GenericParser)
     assert make_parser("codex") is not make_parser("codex")
-    with pytest.raises(ValueError, match="unknown transcript format 'gemini'"):
-        make_parser("gemini")
+    with pytest.raises(ValueError, match="unknown transcript format 'cursor'"):
+        make_parser("cursor")
 
 
 # --- chunking ---------------------------------------------------------------------------------

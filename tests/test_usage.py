@@ -23,7 +23,8 @@ CONCISE = "Keep answers short"
 def hook(harness: str, event: str, payload: dict) -> None:
     result = subprocess.run([sys.executable, "-m", "memoryd_client", "hook", harness, event],
                             input=json.dumps({**payload, "hook_event_name": event}),
-                            capture_output=True, text=True, timeout=30, env=os.environ.copy())
+                            capture_output=True, text=True, timeout=30, env=os.environ.copy(),
+                            check=False)
     assert result.returncode == 0, result.stderr
 
 
@@ -263,7 +264,7 @@ def test_sessions_are_due_when_they_end_or_go_quiet_with_something_to_judge(tmp_
 
 
 def test_purge_removes_an_entrys_outcomes_and_scrubs_the_text_from_others_evidence(
-        daemon, client, tmp_path) -> None:
+        daemon, client, tmp_path, memoryd_home) -> None:
     ids = lessons(client)
     secret = client.remember("claude-code", "workflow", "The deploy token is tok_9f8e7d6c5b",
                              kind="note")["entry"]["id"]
@@ -279,3 +280,5 @@ def test_purge_removes_an_entrys_outcomes_and_scrubs_the_text_from_others_eviden
     assert uv["outcome"] == "broken"  # kept, without the text
     assert "tok_9f8e7d6c5b" not in json.dumps(uv) and "[PURGED]" in uv["outcome_why"]
     assert not any(i["id"] == secret and i.get("outcome") for i in items)
+    kept = (memoryd_home / "outcomes.jsonl").read_text()  # what a rebuild would bring back
+    assert "tok_9f8e7d6c5b" not in kept and secret not in kept and "[PURGED]" in kept

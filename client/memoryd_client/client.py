@@ -31,6 +31,7 @@ daemon that stops answering still times out. ``progress``, a callable, is given 
 from __future__ import annotations
 
 import _socket  # socket.py builds four IntEnums and imports selectors: ~3 ms a `memory` run
+import abc
 import itertools
 import os
 
@@ -185,7 +186,7 @@ def _is_progress(message: dict[str, Any], request_id: int) -> bool:
             and "result" not in message and "error" not in message)
 
 
-class _Methods:
+class _Methods(abc.ABC):
     """The daemon's methods, written once for both clients; ``call`` does the transport
     (in ``AsyncClient`` it is a coroutine function, so each method returns an awaitable)."""
 
@@ -209,9 +210,9 @@ class _Methods:
         self._ids = itertools.count(1)
         self._parts: dict[int, dict[str, Any]] = {}  # the progress of the call's requests
 
+    @abc.abstractmethod
     def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
         """Send one request and return its result (each client does the transport)."""
-        raise NotImplementedError
 
     def bind(self, agent: str | None = None, channel: str | None = None) -> Any:
         """Bind this connection to an agent (and say its channel): every write on it goes
@@ -305,7 +306,7 @@ class _Methods:
         """Filters: agent, agents, category, kind, tags, project (that project's entries), cwd
         (the entries of that directory's project and the global ones: what its blocks show),
         since, until, status, limit, min_score, match, now (when the question is asked: "last
-        week" counts back from it). A name the daemon does not take is refused (``BadParamsError``); the reply
+        week" counts back from it), explain (each hit's ``why``: its evidence in words). A name the daemon does not take is refused (``BadParamsError``); the reply
         lists ``unknown_agents``, agents named that have no entry at all."""
         return self.call("search", _drop_none({"query": query, **filters}))
 
@@ -315,6 +316,12 @@ class _Methods:
         kind, tags, project, cwd, status, since, until; paging: limit (1-1,000, default 20),
         offset, cursor (the reply's ``next``). Returns {"entries", "total", "next"}."""
         return self.call("list", _drop_none(filters))
+
+    def timeline(self, *, bucket: int | None = None, **filters: Any) -> Any:
+        """How many entries were written in each ``bucket`` seconds (default a day), by agent
+        and kind: {"bucket", "counts": [{"start", "agent", "kind", "count"}]}. Filters as
+        list's; every status unless ``status`` says."""
+        return self.call("timeline", _drop_none({"bucket": bucket, **filters}))
 
     def get(self, entry_id: str) -> Any:
         return self.call("get", {"id": entry_id})
@@ -373,6 +380,16 @@ class _Methods:
         """Extract lessons and facts from a finished session (dry_run: only report)."""
         return self.call("extract", {"session": session, "dry_run": dry_run})
 
+    def import_history(self, harnesses: list[str] | None = None, *,
+                       since: float | str | None = None, dry_run: bool = False,
+                       detach: bool = False) -> Any:
+        """Index the session histories already on disk (of these harnesses; all by default)
+        and extract from their finished sessions, in the daemon's background; the reply comes
+        when it is done (``detach``: at once). ``dry_run``: what it would do, writing nothing."""
+        return self.call("import_history", _drop_none({
+            "harnesses": harnesses or None, "since": since, "dry_run": dry_run or None,
+            "detach": detach or None}))
+
     def history(
         self, entry_id: str | None = None, *, agent: str | None = None, key: str | None = None
     ) -> Any:
@@ -390,6 +407,10 @@ class _Methods:
         staleness checks every project and reads every entry's references again."""
         return self.call("pass_run", _drop_none({"name": name, "agent": agent, "project": project,
                                                  "dry_run": dry_run, "full": full or None}))
+
+    def pass_runs(self, name: str | None = None, *, limit: int | None = None) -> Any:
+        """The newest runs (of one pass, or of all), newest first: {"runs": [...]}."""
+        return self.call("pass_runs", _drop_none({"name": name, "limit": limit}))
 
     def pass_show(self, run_or_change: str | None = None) -> Any:
         """A run (r12) with every change, or one change (c345); default the newest run."""

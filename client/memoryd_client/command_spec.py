@@ -45,14 +45,16 @@ if TYPE_CHECKING:
 class Arg:
     """One argument: a positional (``"agent"``) or an option (``"--limit"``; a short form goes
     first: ``"-o", "--output"``). ``optional`` makes a positional one that may be left out, and
-    an option one whose value may be left out (it is ``const`` then)."""
+    an option one whose value may be left out (it is ``const`` then); ``many`` a positional
+    that takes any number of values."""
 
-    __slots__ = ("const", "default", "dest", "flags", "help", "kind", "metavar", "optional",
-                 "required")
+    __slots__ = ("const", "default", "dest", "flags", "help", "kind", "many", "metavar",
+                 "optional", "required")
 
     def __init__(self, *flags: str, kind: Kind = "str", default: Any = None,
                  help: str | None = None, metavar: str | None = None, required: bool = False,
-                 optional: bool = False, dest: str | None = None, const: Any = None) -> None:
+                 optional: bool = False, dest: str | None = None, const: Any = None,
+                 many: bool = False) -> None:
         self.flags = flags
         self.const = const
         self.dest = dest or flags[-1].lstrip("-").replace("-", "_")
@@ -62,6 +64,7 @@ class Arg:
         self.metavar = metavar
         self.required = required
         self.optional = optional
+        self.many = many  # a positional taking any number of values (a list, maybe empty)
 
     @property
     def positional(self) -> bool:
@@ -72,7 +75,7 @@ class Arg:
         """Whether the fast parser reads it (a required positional of text, or an option that
         may be left out); anything else is left to argparse."""
         if self.positional:
-            return not self.optional and self.kind == "str"
+            return not self.optional and not self.many and self.kind == "str"
         return not self.required and not self.optional
 
     def but(self, **changes: Any) -> Arg:

@@ -12,7 +12,7 @@ import os
 import sys
 
 from memoryd_client import views
-from memoryd_client.command_spec import FAILED, OK, SOCKET, Arg, Command, later, plain
+from memoryd_client.command_spec import FAILED, OK, SOCKET, TIMEOUT, Arg, Command, later, plain
 from memoryd_client.errors import UsageError
 
 TYPE_CHECKING = False  # see memoryd_client/__init__.py
@@ -185,7 +185,8 @@ COMMANDS: dict[str, Command] = {
                       Arg("path", optional=True,
                           help="glob (quote it; ~ and {agent} allowed)"),
                       Arg("--kind", kind=("memory", "transcript"), help="what the files are"),
-                      Arg("--format", kind=("markdown", "claude-code", "codex", "generic"),
+                      Arg("--format", kind=("markdown", "claude-code", "codex", "gemini",
+                                            "aider", "generic"),
                           help="default: markdown for memory, generic for transcripts"),
                       Arg("--agent", help="the agent, when the glob has no {agent}"),
                       Arg("--notebook-lines", kind="int", metavar="N",
@@ -259,6 +260,31 @@ COMMANDS: dict[str, Command] = {
               Arg("--dry-run", kind="flag", help="report only, store nothing")),
         request=lambda a, c: c.extract(a.session, dry_run=a.dry_run), show=views.show_extract,
         examples=("memory extract 5f2c1d --dry-run",), exits="0 done; 1 failed"),
+    "import-history": Command(
+        help="index the session histories already on disk, and extract from past sessions",
+        description="Indexes the transcripts every harness memoryd watches has kept (Claude "
+        "Code, Codex, generic JSONL and any transcript source configured), then runs session "
+        "end's extraction over their finished sessions not extracted yet. It runs in the "
+        "daemon's background, giving way to searches and writes; a terminal shows how far it "
+        "is and the time left. Stopped (Ctrl-C leaves it running; memoryd stopping or killed "
+        "stops it), it goes on where it was when memoryd starts again, and running it again "
+        "indexes and extracts nothing twice. `memory status` shows it while it runs.",
+        args=(Arg("harnesses", metavar="HARNESS", many=True, default=[],
+                  help="a harness (claude-code, codex, generic, …: a transcript source's format) "
+                  "or a source's name; default: every one"),
+              Arg("--since", metavar="T", help="only files and sessions active since T: " + TIME),
+              Arg("--dry-run", kind="flag", help="write nothing: list the files it would index "
+                  "and the entries extraction would keep, session by session"),
+              Arg("--detach", kind="flag", help="return once started (memory status follows it)")),
+        progress=True,
+        request=lambda a, c: c.import_history(a.harnesses, since=a.since, dry_run=a.dry_run,
+                                              detach=a.detach),
+        show=later("history_view", "show"),
+        examples=("memory import-history", "memory import-history claude-code --since 30d",
+                  "memory import-history --dry-run"),
+        exits="0 done (or started, with --detach); 1 failed, or another import running; 2 "
+        "an unknown harness or a bad time; after a 3 running it again goes on where it "
+        "stopped"),
     "mcp": Command(
         help="run the MCP stdio server with the memory tools (needs the MCP SDK: pip install "
         "'mcp==2.3.0')",
@@ -271,6 +297,21 @@ COMMANDS: dict[str, Command] = {
                    'claude-code'),
                   "memory mcp --agent codex --socket /run/user/1000/memoryd/memoryd.sock"),
         exits="0 the client closed the server"),
+    "ui": Command(
+        help="look at memory in the browser: search, entries, timeline, sessions, passes, "
+        "health",
+        description="A viewer served by this process on 127.0.0.1 (a free port), at an address "
+        "holding a random token; it asks the daemon over its socket, as every client does, and "
+        "loads nothing from the network. Prints the address and opens the browser. Undo, "
+        "forget, release and promote accept ask for a confirmation and go through the daemon "
+        "as `memory` does from this terminal. Ctrl-C stops it (docs/viewer.md).",
+        args=(Arg("--no-open", kind="flag", help="print the address only; open no browser"),
+              Arg("--port", kind="int", default=0, metavar="N",
+                  help="listen on port N of 127.0.0.1 (default: a free one)"),
+              SOCKET, TIMEOUT),
+        globals=(), alone=later("ui.server", "run_command"),
+        examples=("memory ui", "memory ui --no-open --port 8765"),
+        exits="0 stopped (Ctrl-C); 2 the port cannot be used"),
     "context": Command(
         help="print the memory block an agent would get at session start",
         args=(Arg("--agent", required=True, help="the agent whose block it is"),

@@ -342,7 +342,7 @@ def _make_parents(directory: str) -> list[str]:
 
 
 def next_steps(harness: str) -> list[str]:
-    """What the user does after install (integrations.md §1.1, §3.2)."""
+    """What the user does after install (docs/agents.md, "Hooks")."""
     if harness == "claude-code":
         return [("Next: new Claude Code sessions run the hooks (a running one may need a look at "
                  "/hooks or a restart; project hooks run once the workspace is trusted).")]

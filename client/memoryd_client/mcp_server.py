@@ -15,6 +15,10 @@ it in their workspace): memory_remember writes for that git repository unless it
 "global", and memory_context shows that project's block. A tool refuses arguments it does not
 take, naming the ones it takes (the SDK would drop them silently).
 
+What search, recent, get and context show the model counts as injected into the agent's
+session, as the hooks' block does, and is judged with it (:class:`Reads`; which session:
+memoryd.sessions.mcp_reads).
+
 The tools are a table (:data:`TOOLS`). A tool that is a command of `memory` (get, history,
 forget, context, the file actions, and recent, which is `memory list` of the agent) runs that
 command's request from the command table (memoryd_client.commands); search, remember and
@@ -30,6 +34,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from memoryd_client.client import Client
@@ -180,6 +185,7 @@ class Tool:
         "name",
         "params",
         "reply",
+        "shown",
         "text",
         "writes",
     )
@@ -188,6 +194,7 @@ class Tool:
                  command: str | None = None, facts: tuple[str, ...] = (),
                  reply: Callable[[Any, Values], Any] | None = None,
                  call: Callable[[Client, dict[str, Any], dict[str, str]], Any] | None = None,
+                 shown: Callable[[Any], list[str]] | None = None,
                  writes: bool = False, text: bool = True) -> None:
         self.name = name
         self.description = description
@@ -196,8 +203,51 @@ class Tool:
         self.facts = facts
         self.reply = reply
         self.call = call
+        #: the entries the command's reply shows the model (their ids): counted as injected
+        #: into the agent's session (:class:`Reads`)
+        self.shown = shown
         self.writes = writes
         self.text = text  # plain text for the model; else a structured (JSON) reply
+
+
+@dataclass(frozen=True)
+class Shown:
+    """A ``call`` tool's text for the model, with the ids of the entries it shows."""
+
+    text: str
+    entries: list[str]
+
+
+class Reads:
+    """Tells the daemon which entries a tool's answer showed the agent, so that they count as
+    injected into its session and are judged like the block's (the ``mcp_read`` method:
+    memoryd.sessions.mcp_reads). The server cannot know its session: it sends what the daemon
+    finds it by (when it started, its directory, a session id its environment may hold; the
+    daemon sees which process it is). Never fails a tool: a refusal or a daemon gone (or one
+    from before ``mcp_read``) is logged, and the answer goes to the model as it is."""
+
+    #: Where a harness may put its session id in the server's environment.
+    SESSION_VARIABLES = ("CLAUDE_CODE_SESSION_ID", "CODEX_THREAD_ID")
+
+    def __init__(self, client: Client, agent: str, cwd: str) -> None:
+        self.client = client
+        self.agent = agent
+        self.cwd = cwd
+        self.started = time.time()
+        self.session = next((os.environ[name] for name in self.SESSION_VARIABLES
+                             if os.environ.get(name)), None)
+
+    def record(self, tool: str, entries: list[str]) -> None:
+        if not entries:
+            return
+        try:
+            self.client.call("mcp_read", {
+                "agent": self.agent, "tool": tool, "entries": list(dict.fromkeys(entries)),
+                "cwd": self.cwd, "started": self.started,
+                **({"session": self.session} if self.session else {})})
+        except MemorydError as exc:
+            print(f"memoryd MCP: what {tool} showed is not counted for the session: "
+                  f"{exc.message}", file=sys.stderr)
 
 
 PATH = Param("path", "str", "a path relative to your memory directory, e.g. CONTEXT.md or "
@@ -252,7 +302,7 @@ def history_text(result: dict[str, Any], args: Values) -> str:
     return "\n".join(lines)
 
 
-def search(client: Client, values: dict[str, Any], facts: dict[str, str]) -> str:
+def search(client: Client, values: dict[str, Any], facts: dict[str, str]) -> str | Shown:
     """memory_search: the agent's own memory, or (other_agent) one other agent's."""
     other = values["other_agent"]
     result = client.search(values["query"], agent=other or facts["agent"], limit=values["limit"],
@@ -261,7 +311,8 @@ def search(client: Client, values: dict[str, Any], facts: dict[str, str]) -> str
                            since=values["since"])
     if other and result.get("unknown_agents"):
         return f"no agent named {other!r} has anything in memory"
-    return search_text(values["query"], result["hits"], time.time())
+    return Shown(search_text(values["query"], result["hits"], time.time()),
+                 [hit["id"] for hit in result["hits"]])
 
 
 def scope(client: Client, values: dict[str, Any], facts: dict[str, str]) -> str:
@@ -351,12 +402,13 @@ TOOLS = (
          "learned or were told lately. Use it to catch up at the start of work, or to find an "
          "entry's id. Returns one line per entry: `id (kind/category, age): text`.",
          (Param("limit", "int", "at most this many entries", 10, ge=1, le=100), KIND, SINCE),
-         command="list", facts=("agent",), reply=recent_text),
+         command="list", facts=("agent",), reply=recent_text,
+         shown=lambda r: [e["id"] for e in r["entries"]]),
     Tool("memory_get", "One entry in full: its whole text, kind, category, key, status, "
          "confidence, when and where it came from, what superseded it, and its usage (the sessions "
          "it was injected into: followed, broken, no occasion). Use it when a search line was "
          "cut.",
-         (ENTRY_ID,), command="get", reply=entry_text),
+         (ENTRY_ID,), command="get", reply=entry_text, shown=lambda r: [r["id"]]),
     Tool("memory_history", "Every version of an entry, oldest first (what superseded what, and "
          "a keyed fact's earlier values), then what was done to it and by whom. Use it before "
          "changing a memory someone else may have corrected.",
@@ -368,7 +420,8 @@ TOOLS = (
                 "project's lessons and facts are included (default: the server's, "
                 f"{facts['cwd']})", None),),
          command="context", facts=("agent", "cwd"),
-         reply=lambda r, a: r["text"] or f"no memory yet for agent {a.agent}"),
+         reply=lambda r, a: r["text"] or f"no memory yet for agent {a.agent}",
+         shown=lambda r: [i["id"] for i in r["items"] if i.get("id") and i.get("included")]),
     Tool("memory_remember", "Store one lasting memory: a preference, a correction (\"don't …\"), "
          "a non-obvious fact. It belongs to the project (git repository) you work in, unless "
          "scope is global. Returns whether it was stored, and for which project. A duplicate "
@@ -423,12 +476,13 @@ def build_server(agent: str, client: Client, cwd: str | None = None) -> Any:
 
     server_cwd = os.path.abspath(cwd or working_directory())
     facts = {"agent": agent, "cwd": server_cwd, "scope": scope_of(server_cwd)[1]}
+    reads = Reads(client, agent, server_cwd)
     server = _refusing(MCPServer, ToolError)("memoryd", instructions=INSTRUCTIONS,
                                              version=client_version())
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
     for tool in TOOLS:
-        function = _function(tool, client, facts, ToolError)
+        function = _function(tool, client, facts, ToolError, reads)
         function.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
             [inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY,
                                default=inspect.Parameter.empty if p.default is REQUIRED
@@ -466,21 +520,29 @@ def _refusing(base: Any, tool_error: type[Exception]) -> Any:
 
 
 def _function(tool: Tool, client: Client, facts: dict[str, str],
-              tool_error: type[Exception]) -> Callable[..., Any]:
+              tool_error: type[Exception], reads: Reads) -> Callable[..., Any]:
     """What the SDK calls for ``tool``; a daemon's refusal reaches the model as a tool error,
-    with the reason."""
+    with the reason. The entries an answer shows are counted for the session (``reads``)."""
 
     def serve(**values: Any) -> Any:
         try:
             if tool.call is not None:
-                return tool.call(client, values, facts)
+                answer = tool.call(client, values, facts)
+                if isinstance(answer, Shown):
+                    reads.record(tool.name, answer.entries)
+                    return answer.text
+                return answer
             assert tool.command is not None and tool.reply is not None
             command = command_at(tool.command)
             args = Values({**command.defaults(), **{fact: facts[fact] for fact in tool.facts},
                            **{p.dest: values[p.name] for p in tool.params
                               if values[p.name] is not None}})
             assert command.request is not None
-            return tool.reply(command.request(args, client), args)
+            result = command.request(args, client)
+            reply = tool.reply(result, args)
+            if tool.shown is not None:
+                reads.record(tool.name, tool.shown(result))
+            return reply
         except MemorydError as exc:
             raise tool_error(exc.message) from None
 

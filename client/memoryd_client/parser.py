@@ -80,7 +80,9 @@ def add_argument(parser: argparse.ArgumentParser, arg: Arg, top: bool = False) -
         options["choices"] = list(arg.kind)
     options["default"] = argparse.SUPPRESS if arg in GLOBALS and not top else arg.default
     if arg.positional:
-        if arg.optional:
+        if arg.many:
+            options["nargs"] = "*"
+        elif arg.optional:
             options["nargs"] = "?"
         parser.add_argument(arg.dest, **options)
     else:

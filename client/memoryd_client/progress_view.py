@@ -59,6 +59,9 @@ class ProgressLine:
         if isinstance(counts, dict) and counts:
             parts.append(", ".join(f"{k} {v:,}" if isinstance(v, int) else f"{k} {v}"
                                    for k, v in counts.items()))
+        eta = frame.get("eta_s")
+        if isinstance(eta, (int, float)) and eta > 0:
+            parts.append(f"~{eta / 60:.0f} min left" if eta >= 90 else f"~{eta:.0f} s left")
         elapsed = time.monotonic() - self._began
         parts.append(f"· {elapsed:.0f} s")
         return " ".join(parts)[:200]

@@ -70,6 +70,18 @@ def health_line(status: dict[str, Any]) -> str:
     elif later and later.get("total"):
         indexing = True
         work.append(_fraction("indexing files", later["done"], later["total"], None))
+    history = status.get("history_import") or {}
+    if history.get("finished") is None and history.get("phase"):  # memory import-history
+        if history["phase"] == "extracting":
+            sessions = history["sessions"]
+            work.append(_fraction("importing history: extracting sessions", sessions["done"],
+                                  sessions["total"], history.get("eta_s")))
+        elif history["phase"] == "indexing":
+            files = history["files"]
+            work.append(_fraction("importing history: indexing files", files["done"],
+                                  files["total"], history.get("eta_s")))
+        else:
+            work.append("importing history: finding the files")
     lexicon = status.get("lexicon") or {}
     behind = lexicon.get("entries_behind") or 0
     if behind and behind >= lexicon.get("shown_from", 1):
@@ -123,6 +135,14 @@ def print_status(status: dict[str, Any]) -> None:
             print(f"initial indexing: done, {files}, {initial['entries']:,} entries indexed, "
                   f"in {duration(initial.get('duration_s'))} "
                   f"(finished {time.strftime('%H:%M', time.localtime(initial['finished']))})")
+    history = status.get("history_import") or {}
+    if history.get("finished") is not None:
+        counts = ", ".join(f"{name} {n:,}" for name, n in history["counts"].items() if n)
+        print(f"history import: {history['phase']}"
+              + (f" ({history['error']})" if history.get("error") else "")
+              + f", {history['files']['total']:,} files, {history['sessions']['done']:,} "
+              f"sessions extracted" + (f", {counts}" if counts else "")
+              + f" (finished {time.strftime('%H:%M', time.localtime(history['finished']))})")
     if status.get("rss_bytes"):
         print(f"memory: {status['rss_bytes'] / 1e6:.0f} MB RSS")
     upcoming = [p for p in status.get("passes") or [] if p["next"]]

@@ -7,7 +7,8 @@ must decode to a map.
     reply    {"id": int, "result": any}
           or {"id": int, "error": {"code": str, "message": str}}
     progress {"id": int, "progress": {"what": str, "phase": str, "done": int, "total": int,
-                                      "counts": map}}   (every field but "what" optional)
+                                      "counts": map, "eta_s": float}}
+             (every field but "what" optional; eta_s: the seconds left, when known)
 
 The error codes are the ``code`` attributes of the classes in :mod:`memoryd_client.errors`.
 
@@ -60,8 +61,9 @@ PARAMS: dict[str, frozenset[str]] = {
                            "force", "cwd", "project", "session", "polarity", "created",
                            "message_id"}),
     "remember_many": frozenset({"entries"}),
-    "search": _FILTERS | {"query", "limit", "min_score", "match", "now"},
+    "search": _FILTERS | {"query", "limit", "min_score", "match", "now", "explain"},
     "list": _FILTERS | {"limit", "offset", "cursor", "order"},
+    "timeline": _FILTERS | {"bucket"},
     "get": frozenset({"id"}),
     "forget": frozenset({"id", "agent", "reason"}),
     "supersede": frozenset({"id", "text", "agent", "confidence"}),
@@ -76,6 +78,7 @@ PARAMS: dict[str, frozenset[str]] = {
     "file_insert": frozenset({"agent", "path", "line", "text"}),
     "context": frozenset({"agent", "cwd", "prompt", "budget", "session"}),
     "hook": frozenset({"harness", "event", "raw", "payload", "ts"}),
+    "mcp_read": frozenset({"agent", "tool", "entries", "cwd", "session", "started"}),
     "explain": frozenset({"session"}),
     "extract": frozenset({"session", "dry_run"}),
     "session": frozenset({"id"}),
@@ -84,16 +87,19 @@ PARAMS: dict[str, frozenset[str]] = {
     "pass_list": frozenset(),
     "pass_run": frozenset({"name", "agent", "project", "dry_run", "full"}),
     "pass_show": frozenset({"id"}),
+    "pass_runs": frozenset({"name", "limit"}),
     "undo": frozenset({"id"}),
     "promote_accept": frozenset({"id"}),
     "notebook_check": frozenset({"path", "agent", "fix"}),
     "purge": frozenset({"agent", "since", "match", "confirm"}),
+    "import_history": frozenset({"harnesses", "since", "dry_run", "detach"}),
     "release": frozenset({"id", "agent"}),
 }
 #: Requests that can take long (a big import, a pass over a big store, a purge, a source's
 #: first scan): clients ask for progress frames on them.
 PROGRESS_METHODS = frozenset({"remember_many", "pass_run", "undo", "promote_accept",
-                              "notebook_check", "purge", "sources", "reload", "extract"})
+                              "notebook_check", "purge", "sources", "reload", "extract",
+                              "import_history"})
 #: Who a connection says it is: the Python library or a program speaking the protocol (api),
 #: the `memory` command at a terminal (terminal) or not (cli: a script, an agent's shell),
 #: the MCP server (mcp), an agent's lifecycle hook (hook).

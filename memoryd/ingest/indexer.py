@@ -368,10 +368,11 @@ class Indexer:
     # -- transcripts ------------------------------------------------------------------
 
     def apply_transcript(self, facts: FileFacts, position: TailPosition, chunks: list[Chunk],
-                         session: dict[str, Any] | None, error: str | None,
+                         sessions: list[dict[str, Any]] | None, error: str | None,
                          open_turns: list[Turn] | None = None) -> Changes:
-        """``open_turns``: the exchange still open at ``position`` (memoryd.ingest.open_exchange),
-        stored with it."""
+        """``sessions``: the sessions the new lines registered or moved on (a file can hold
+        several: Aider's history). ``open_turns``: the exchange still open at ``position``
+        (memoryd.ingest.open_exchange), stored with it."""
         changes = Changes()
         now = time.time()
         with self.store.transaction():
@@ -379,8 +380,9 @@ class Indexer:
                 save_open_turns(self.store, facts.path, open_turns)
             for chunk in chunks:
                 changes += self._upsert_chunk(facts, chunk, now)
-            if session is not None and session.get("id"):
-                self._upsert_session(session, facts)
+            for session in sessions or ():
+                if session.get("id"):
+                    self._upsert_session(session, facts)
             self._save_file(facts, offset=position.offset, device=position.device,
                             inode=position.inode, error=error)
         return changes

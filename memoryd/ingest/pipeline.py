@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 import watchfiles
 
 from memoryd.config import Config, configured_sources
+from memoryd.ingest.context import cwd_hint, replay
 from memoryd.ingest.indexer import (
     Changes,
     FileFacts,
@@ -32,7 +33,14 @@ from memoryd.ingest.indexer import (
 )
 from memoryd.ingest.open_exchange import load_open_turns
 from memoryd.ingest.tail import TailPosition, TailRead, read_appended
-from memoryd.ingest.transcript import Chunk, TranscriptParser, Turn, chunk_exchanges, make_parser
+from memoryd.ingest.transcript import (
+    Chunk,
+    TranscriptParser,
+    Turn,
+    chunk_exchanges,
+    make_parser,
+    needs_context,
+)
 from memoryd.progress import InitialIndexing
 from memoryd.sources import (
     Source,
@@ -74,9 +82,35 @@ class SourceStats:
 @dataclass
 class TranscriptState:
     parser: TranscriptParser
+    fmt: str
+    cwd: str | None = None  # the project the file's path names (memoryd.ingest.context)
     open_turns: list[Turn] = field(default_factory=list)
-    users_reported: int = 0
+    #: per session (None: the file's one session), what the registry was last told
+    reported: dict[str | None, tuple[Any, ...]] = field(default_factory=dict)
     skips_reported: dict[str, int] = field(default_factory=dict)
+
+    def sessions(self) -> list[dict[str, Any]]:
+        """The sessions to register or update since last time, with the user messages they
+        gained. A file holding many sessions (Aider's history: ``parser.sessions``) tells
+        each; any other, its current session with all its user messages."""
+        parser = self.parser
+        many: dict[str, tuple[Any, ...]] | None = getattr(parser, "sessions", None)
+        found = many if many is not None else {None: (
+            parser.started, parser.last_seen, parser.user_messages)} if parser.session_id else {}
+        out = []
+        for key, (started, last_seen, users) in found.items():
+            before = self.reported.get(key)
+            if before == (started, last_seen, users):
+                continue
+            self.reported[key] = (started, last_seen, users)
+            out.append({"id": key or parser.session_id, "harness": parser.harness,
+                        "cwd": parser.cwd, "started": started, "last_seen": last_seen,
+                        "user_messages": users - (before[2] if before else 0)})
+        return out
+
+    def all_reported(self) -> None:
+        """What the parser has counted was reported (before a restart)."""
+        self.sessions()
 
 
 class Ingest:
@@ -110,6 +144,9 @@ class Ingest:
         self.watch_stop = asyncio.Event()
         self.initial = InitialIndexing()
         self.initial_scanned = False
+        #: held while files are processed: by the worker, or by import-history indexing files
+        #: itself (:meth:`index_now`); one at a time, so a file is never read twice at once
+        self.busy = asyncio.Lock()
 
     async def off_loop(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self.thread, fn, *args)
@@ -163,13 +200,33 @@ class Ingest:
                     del self.pending[path]
                 added = self._entries_added()
                 try:
-                    await self.process(batch)
+                    async with self.busy:
+                        await self.process(batch)
                 except Exception:
                     log.exception("Ingesting a batch failed; continuing.")
                 self.initial.processed(len(batch), self._entries_added() - added)
                 self.indexing[0] = min(self.indexing[0] + len(batch), self.indexing[1])
                 self.on_indexed()
             self._initial_done()
+
+    async def index_now(self, paths: list[str]) -> int:
+        """Index these files now, as the worker does (import-history: memoryd.sessions.history);
+        those in the queue are taken out of it and counted as its own. Returns the entries
+        added. From each file's tail offset, so what the watcher indexed is not read again."""
+        async with self.busy:
+            queued = [path for path in paths if path in self.pending]
+            for path in queued:
+                del self.pending[path]
+            added = self._entries_added()
+            await self.process(paths)
+            gained = self._entries_added() - added
+            if queued:
+                self.initial.processed(len(queued), gained)
+                self.indexing[0] = min(self.indexing[0] + len(queued), self.indexing[1])
+            self.on_indexed()
+            if not self.pending:
+                self._initial_done()
+        return gained
 
     def _entries_added(self) -> int:
         return sum(stats.entries_added for stats in self.stats.values())
@@ -310,9 +367,11 @@ class Ingest:
         position = await self.db(self.indexer.tail_position, facts.path)
         state = self.transcripts.get(facts.path)
         if state is None:
-            state = self.transcripts[facts.path] = TranscriptState(make_parser(source.format))
+            cwd = await self.off_loop(cwd_hint, source.format, facts.path)
+            state = self.transcripts[facts.path] = TranscriptState(
+                make_parser(source.format, cwd=cwd), source.format, cwd)
             if position is not None:  # resume the exchange a restart left open
-                state.open_turns = await self.db(load_open_turns, self.indexer.store, facts.path)
+                await self._resume(state, facts.path, position)
         while True:
             try:
                 read, chunks = await self.off_loop(self._read_transcript, facts, position, state)
@@ -322,19 +381,14 @@ class Ingest:
                 await self.db(self.indexer.record_error, facts, message)
                 return
             parser = state.parser
-            session = None
-            if parser.session_id:
-                session = {"id": parser.session_id, "harness": parser.harness, "cwd": parser.cwd,
-                           "started": parser.started, "last_seen": parser.last_seen,
-                           "user_messages": parser.user_messages - state.users_reported}
-                state.users_reported = parser.user_messages
+            sessions = state.sessions()
             # the file's problem: lines that could not be read, not those memoryd leaves out
             # on purpose (tool calls, a slash command's wrapper, its own injected block, …)
             skipped = {**read.skipped, **{k: v for k, v in parser.skipped.items()
                                           if k in MALFORMED}}
             problem = ", ".join(f"{n} {reason}" for reason, n in sorted(skipped.items())) or None
             change = await self.background(
-                self.indexer.apply_transcript, facts, read.position, chunks, session,
+                self.indexer.apply_transcript, facts, read.position, chunks, sessions,
                 f"skipped lines: {problem}" if problem else None, list(state.open_turns))
             stats = self.stats[facts.source]
             for reason, count in read.skipped.items():
@@ -354,13 +408,28 @@ class Ingest:
             if not read.more:
                 return
 
+    async def _resume(self, state: TranscriptState, path: str, position: TailPosition) -> None:
+        """A file read before this run: its parser put back in the state it had at
+        ``position`` (memoryd.ingest.context.replay) where the format needs it, and the
+        exchange still open there restored."""
+        if needs_context(state.fmt):
+            opened = await self.off_loop(replay, path, position, state.parser,
+                                         self.config.watch.max_line_bytes)
+            if opened is not None:  # what the parser counted there was reported then
+                state.open_turns = opened
+                state.all_reported()
+                state.skips_reported = dict(state.parser.skipped)
+                return
+            state.parser = make_parser(state.fmt, cwd=state.cwd)
+        state.open_turns = await self.db(load_open_turns, self.indexer.store, path)
+
     def _read_transcript(self, facts: FileFacts, position: TailPosition | None,
                          state: TranscriptState) -> tuple[TailRead, list[Chunk]]:
         read = read_appended(Path(facts.path), position, self.config.watch.max_line_bytes)
         if read.restarted:  # truncated or replaced: start over, record ids dedupe
-            state.parser = make_parser(state.parser.harness)
+            state.parser = make_parser(state.fmt, cwd=state.cwd)
             state.open_turns = []
-            state.users_reported = 0
+            state.reported = {}
             state.skips_reported = {}
         turns: list[Turn] = []
         for line in read.lines:

@@ -21,6 +21,8 @@ What goes, for good:
   the agent's (its entries, its files), with the changes written together with them (a
   notebook and its archive go back together or not at all), in the database and in the
   passes' journal file (:mod:`memoryd.store.pass_log`);
+- what became of the selected entries in sessions (their outcomes), in the database and in
+  the outcomes file (:mod:`memoryd.store.usage_log`);
 - the memory tools' journal events of the agent's files that hold the string, and the
   versions of its history archive that do (``--since``: those written since).
 
@@ -58,6 +60,8 @@ from memoryd.store.pass_log import PassLog, pass_log_key
 from memoryd.store.purge_files import Rewrite, archive_rewrite, ledger_rewrite
 from memoryd.store.query import EntryQuery
 from memoryd.store.usage import Usage
+from memoryd.store.usage_log import KEY as USAGE_KEY
+from memoryd.store.usage_log import UsageLog
 
 log = logging.getLogger(__name__)
 
@@ -301,6 +305,12 @@ class Purge:
         if self.pass_log is not None:
             plan.files["passes"] = (self.pass_log.path, pass_log_key(),
                                     self.pass_log.without(set(plan.changes)))
+        outcomes = UsageLog.beside(self.store)
+        scrub = (lambda value: _scrub_strings(value, self.scrub)) if self.pattern else \
+            (lambda value: value)
+        sessions = Usage(self.store).sessions_of(self.agent)
+        plan.files["outcomes"] = (outcomes.path, USAGE_KEY,
+                                  outcomes.without(ids, sessions, self.holds, scrub))
 
     # -- running ------------------------------------------------------------------------
 

@@ -2,10 +2,12 @@
 ``memoryd.db.new`` and put in place only when it is complete (the old one becomes
 ``memoryd.db.bak``), so a reindex that is killed leaves the old index and its backup as they
 were. Transcript entries the old database holds and the archives do not yet are archived first
-(their transcripts may be gone), and so is the passes' journal of a database made before the
-journal had a file of its own; then the archives are restored, the passes' journal replayed
+(their transcripts may be gone), and so are the passes' journal and the outcomes of a database
+made before each had a file of its own; then the archives are restored, the passes' journal replayed
 (the ledgers' records of a pass's changes name them), then the ledgers (their status records
-may name archived transcript entries); the daemon indexes the watched files when it starts."""
+may name archived transcript entries), then the outcomes file (what became of the memory
+injected into sessions: memoryd.store.usage_log); the daemon indexes the watched files when it
+starts."""
 
 from __future__ import annotations
 
@@ -28,6 +30,10 @@ from memoryd.store.lexicon import Lexicon
 from memoryd.store.pass_log import PassLog, pass_log_key, replay_pass_log
 from memoryd.store.pass_log import export as export_pass_log
 from memoryd.store.permissions import restrict_umask, tighten_state
+from memoryd.store.usage_log import FILE_NAME as USAGE_FILE
+from memoryd.store.usage_log import KEY as USAGE_KEY
+from memoryd.store.usage_log import UsageLog, has_outcomes, replay_usage_log
+from memoryd.store.usage_log import export as export_outcomes
 
 log = logging.getLogger(__name__)
 EMBED_BATCH = 256
@@ -49,6 +55,8 @@ def reindex(config: Config, *, embed: bool = True) -> dict[str, int]:
         archived = archive_old(config, archive)
         pass_log = PassLog.in_state(config.state_dir)
         journal_old(config, pass_log)
+        usage_log = UsageLog(config.state_dir / USAGE_FILE)
+        outcomes_old(config, usage_log)
         building = config.db_path.with_name(config.db_path.name + ".new")
         discard(building)  # what a killed reindex left
         store = Store(building)
@@ -58,6 +66,7 @@ def reindex(config: Config, *, embed: bool = True) -> dict[str, int]:
             runs = store.runs.count()
             ledger = Ledger(config.ledger_dir)
             records = replay_ledgers(store, ledger)
+            replay_usage_log(store, usage_log)
             vectors = embed_backlog(config, store) if embed else 0
             entries = sum(store.count_entries().values())
         finally:
@@ -123,6 +132,25 @@ def journal_old(config: Config, pass_log: PassLog) -> None:
             export_pass_log(old, pass_log)
     except DatabaseError as exc:
         log.warning("Not reading the passes' journal of the old database: %s", exc)
+    finally:
+        old.close()
+
+
+def outcomes_old(config: Config, usage_log: UsageLog) -> None:
+    """Write the outcomes of the database about to be set aside to their file, if that
+    database was made before the file existed (a damaged one is left as it is)."""
+    if not config.db_path.exists() or usage_log.size():
+        return
+    try:
+        old = Store(config.db_path)
+    except (StartupError, DatabaseError) as exc:
+        log.warning("Not reading the outcomes of the old database: %s", exc)
+        return
+    try:
+        if old.meta(USAGE_KEY) is None and has_outcomes(old):
+            export_outcomes(old, usage_log)
+    except DatabaseError as exc:
+        log.warning("Not reading the outcomes of the old database: %s", exc)
     finally:
         old.close()
 

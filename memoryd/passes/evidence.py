@@ -1,4 +1,4 @@
-"""Promotion by evidence (issue 37 §3): what the outcomes of the sessions propose.
+"""Promotion by evidence: what the outcomes of the sessions propose.
 
 memoryd judges what became of each entry it injected into a session (followed, broken, no
 occasion: memoryd.sessions.outcomes, kept by memoryd.store.usage). The promote pass

@@ -1,4 +1,4 @@
-"""The retain pass (issue 8 §5): memoryd keeps its own copy of every transcript it indexed.
+"""The retain pass: memoryd keeps its own copy of every transcript it indexed.
 
 Agents delete old transcripts (Claude Code after 30 days by default), and ``memoryd reindex``
 rebuilds the index from files. So before a transcript goes, its filtered exchanges go to the

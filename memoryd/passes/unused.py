@@ -1,4 +1,4 @@
-"""Retention by use (issue 37 §3): the retain pass archives the lessons and notes nobody used.
+"""Retention by use: the retain pass archives the lessons and notes nobody used.
 
 An entry is **unused** when it was last used — followed or broken in a session, written, or
 brought back by an undo of its archiving — over ``[outcomes] unused_days`` days ago (180 by

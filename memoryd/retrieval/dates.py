@@ -170,8 +170,3 @@ def without_time(question: str, found: Window) -> str:
     → "what did we decide"): they say when, not what, and no entry is about them."""
     return _plain(question).replace(found.phrase, " ", 1)
 
-
-def date_words(moment: float) -> str:
-    """How questions name the local day of ``moment``: "wednesday 14 october 2026"."""
-    day = datetime.fromtimestamp(moment).date()
-    return f"{WEEKDAYS[day.weekday()]} {day.day} {MONTHS[day.month - 1]} {day.year}"

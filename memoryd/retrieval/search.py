@@ -452,7 +452,7 @@ class Search:
         plan.background = (float(pool.mean()), float(pool.std()), len(pool)) if len(pool) else None
         mean, spread = self.model.background(pool)
         # the lead is over the best candidate that says something else: a copy of the same
-        # text (another agent's, a file's and an import's) is not a rival (L-h)
+        # text (another agent's, a file's and an import's) is not a rival
         said = {rowid: normalise_text(texts[rowid][0]) if rowid in texts else str(rowid)
                 for rowid in candidates}
         by_mix = sorted(vector_rank, key=lambda r: -sum(mixes[r]))

@@ -1,4 +1,4 @@
-"""Which agent a connection writes as, and who is on the other end (D4).
+"""Which agent a connection writes as, and who is on the other end.
 
 A connection binds to one agent, once: with the ``bind`` method, or through the ``agent`` of
 its first write (:data:`memoryd_client.wire.WRITE_METHODS`). From then on every write goes to
@@ -44,6 +44,7 @@ class Caller:
     channel: str = "api"
     declared: bool = False  # the channel came from a bind
     refused: str | None = None  # why its last bind was refused: nothing else is served
+    pid: int | None = None  # the process at the other end, where the system tells (Linux)
 
     @property
     def human(self) -> bool:

@@ -54,6 +54,7 @@ from memoryd.progress import PROGRESS_EVERY_S, Reporter, reporting, stop_reporti
 from memoryd.scheduling import Traffic
 from memoryd.server.binding import Caller, bind, enforce
 from memoryd.server.health import Health
+from memoryd.server.history_methods import HistoryMethods
 from memoryd.server.limits import (
     LISTEN_BACKLOG,
     Acceptor,
@@ -70,6 +71,8 @@ from memoryd.server.replies import public_entry, without_rowids
 from memoryd.server.session_methods import SessionMethods
 from memoryd.server.stopping import Connections, stopping_error
 from memoryd.server.trust_methods import TrustMethods
+from memoryd.sessions.explain import evidence_words
+from memoryd.sessions.history import HistoryImport
 from memoryd.store.permissions import restrict_umask, tighten_state
 
 log = logging.getLogger(__name__)
@@ -102,6 +105,15 @@ def peer_uid(sock: socket.socket) -> int | None:
     return None
 
 
+def peer_pid(sock: socket.socket) -> int | None:
+    """The pid of the process at the other end, where the system says (SO_PEERCRED: Linux):
+    which agent process a hook or an MCP server came from (memoryd.sessions.mcp_reads)."""
+    if not hasattr(socket, "SO_PEERCRED"):
+        return None
+    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    return struct.unpack("3i", creds)[0] or None
+
+
 class Daemon:
     def __init__(self, config: Config, embedder: Embedder | None = None) -> None:
         """``embedder``: an already loaded model to use instead of loading one (tests share
@@ -112,6 +124,7 @@ class Daemon:
         self.should_exit = asyncio.Event()
         self.ready = asyncio.Event()  # set once READY=1 is sent: startup done, handlers in place
         self.ingest: Ingest | None = None
+        self.history: HistoryImport | None = None  # memory import-history
         self.sessions: SessionMethods | None = None
         self.server: Acceptor | None = None
         self.ownership = Ownership(config.lock_path, config.socket_path)
@@ -133,8 +146,6 @@ class Daemon:
             "remember_many": self.m_remember_many,
             "search": self.m_search,
             "get": self.m_get,
-            "forget": self.m_forget,
-            "supersede": self.m_supersede,
             "history": self.m_history,
             "reload": self.m_reload,
             "sources": self.m_sources,
@@ -202,7 +213,7 @@ class Daemon:
             log.info("Settled %d changes of a pass that was stopped mid-run.", settled)
         self.methods.update(PassMethods(self.passes).methods())
         self.methods.update(TrustMethods(engine).methods())
-        # a file entry's forget/supersede edits its file
+        # forget and supersede: a file entry's edits its file, any other is the entries'
         edits = FileEntryEdits(self.passes, engine.supersede, engine.backfill_wanted.set)
         self.methods.update({"forget": edits.forget, "supersede": edits.supersede,
                              "scope": ScopeMoves(self.passes).scope})
@@ -211,6 +222,9 @@ class Daemon:
                              engine.db, engine.backfill_wanted.set, self.traffic.background)
         self.ingest.start()
         self.passes.on_written = self.ingest.enqueue
+        self.history = HistoryImport(engine, self.ingest, self.sessions.extractor, self.traffic)
+        self.methods.update(HistoryMethods(self.history).methods())
+        engine.spawn(self.history.resume())  # an import stopped mid-way goes on
         engine.spawn(self.sessions.replay_spool())
         engine.spawn(self.sessions.guard.refresh())  # the PreToolUse hook's lessons, read ahead
         engine.spawn(self.sessions.usage.judge_quiet_sessions())
@@ -252,6 +266,8 @@ class Daemon:
             await self.engine.close()
             return
         sd_notify("STOPPING=1")
+        if self.history is not None:  # it resumes at the next start; its followers are told
+            await self.history.stop()
         log.info("Shutting down: finishing %d in-flight requests.", self.requests_in_flight)
         if self.server is not None:
             self.server.close()
@@ -311,7 +327,8 @@ class Daemon:
                                 writer: asyncio.StreamWriter) -> None:
         idle_s = self.limits.idle_timeout_s
         try:
-            uid = peer_uid(writer.get_extra_info("socket"))
+            sock = writer.get_extra_info("socket")
+            uid = peer_uid(sock)
             if uid is not None and uid != os.getuid():
                 log.warning("Refused a connection from uid %d.", uid)
                 await self._send(writer, None, error=ForbiddenError(
@@ -323,7 +340,8 @@ class Daemon:
                 except (TimeoutError, ConnectionError):
                     pass
                 return
-            caller = Caller()  # who this connection is: bound once (memoryd.server.binding)
+            # who this connection is: bound once (memoryd.server.binding)
+            caller = Caller(pid=peer_pid(sock))
             while not reader.at_eof():
                 self.limits.waiting(writer)  # at the cap, the longest waiting may be closed
                 try:
@@ -498,6 +516,7 @@ class Daemon:
             **status,
             **(await self.passes.status() if self.passes is not None else {}),
             "ingest": self.ingest.status() if self.ingest is not None else None,
+            "history_import": self.history.status() if self.history is not None else None,
             **(await self.health.status_fields()),
             "server": self.limits.status(),
         }
@@ -528,16 +547,14 @@ class Daemon:
                 reply["run"] = run
 
     async def m_search(self, params: Params) -> dict[str, Any]:
-        return await self.engine.search(params)
+        reply = await self.engine.search(params)
+        if params.flag("explain"):  # the viewer: each hit's evidence in words
+            for hit in reply["hits"]:
+                hit["why"] = evidence_words(hit.get("evidence") or {}, asked="query")
+        return reply
 
     async def m_get(self, params: Params) -> dict[str, Any]:
         return public_entry(await self.engine.db(self.engine.entries.get, params), time.time())
-
-    async def m_forget(self, params: Params) -> dict[str, Any]:
-        return await self.engine.db(self.engine.entries.forget, params)
-
-    async def m_supersede(self, params: Params) -> dict[str, Any]:
-        return await self.engine.supersede(params)
 
     async def m_history(self, params: Params) -> dict[str, Any]:
         return await self.engine.db(self.engine.entries.history, params)

@@ -22,9 +22,11 @@ from memoryd.errors import BadParamsError
 from memoryd.params import Params
 from memoryd.server.replies import public_entry
 from memoryd.store.query import Order
+from memoryd.store.timeline import growth
 
 MAX_PAGE = 1000
 DEFAULT_PAGE = 20
+DAY_S = 86_400
 
 
 def _cursor(created: float, rowid: int) -> str:
@@ -44,13 +46,34 @@ class ListMethods:
         self.engine = engine
 
     def methods(self) -> dict[str, Any]:
-        return {"list": self.m_list}
+        return {"list": self.m_list, "timeline": self.m_timeline}
 
     async def m_list(self, params: Params) -> dict[str, Any]:
         raw = dict(params.raw)
         if raw.get("agents") is None and raw.get("agent") is None:
             raw["agents"] = ["*"]  # every agent unless told
         return await self.engine.db(self.page, Params("list", raw))
+
+    async def m_timeline(self, params: Params) -> dict[str, Any]:
+        """Entries written per ``bucket`` seconds (default a day), by agent and kind; the
+        filters are list's, and every status counts unless ``status`` says (what was written,
+        not what is still active)."""
+        raw = dict(params.raw)
+        if raw.get("agents") is None and raw.get("agent") is None:
+            raw["agents"] = ["*"]
+        raw.setdefault("status", "any")
+        return await self.engine.db(self.timeline, Params("timeline", raw))
+
+    def timeline(self, params: Params) -> dict[str, Any]:
+        """The counts (database thread)."""
+        store = self.engine.store
+        assert store is not None
+        bucket = params.integer("bucket", default=DAY_S, low=60, high=366 * DAY_S)
+        where = self.engine.searcher.search_filter(params)
+        counts = growth(store, where.query, bucket)
+        return {"bucket": bucket, "counts": [
+            {"start": c.start, "agent": c.agent, "kind": c.kind, "count": c.count}
+            for c in counts]}
 
     def page(self, params: Params) -> dict[str, Any]:
         """One page of entries (database thread)."""

@@ -26,7 +26,7 @@ class PassMethods:
 
     def methods(self) -> dict[str, Any]:
         return {"pass_list": self.m_pass_list, "pass_run": self.m_pass_run,
-                "pass_show": self.m_pass_show, "undo": self.m_undo,
+                "pass_show": self.m_pass_show, "pass_runs": self.m_pass_runs, "undo": self.m_undo,
                 "promote_accept": self.m_promote_accept, "notebook_check": self.m_notebook_check}
 
     async def m_pass_list(self, params: Params) -> dict[str, Any]:
@@ -47,6 +47,13 @@ class PassMethods:
         return await self.passes.run(name, agent=params.agent(required=False), project=project,
                                      dry_run=params.flag("dry_run"),
                                      extra={"full": True} if full else None)
+
+    async def m_pass_runs(self, params: Params) -> dict[str, Any]:
+        """The newest runs, newest first: of every pass, or of ``name`` (a pass, or what
+        else runs are made by: undo, forget, scope)."""
+        name = params.text("name", max_len=40)
+        limit = params.integer("limit", default=50, low=1, high=1000)
+        return {"runs": await self.passes.db(self.passes.journal.runs, name, limit)}
 
     async def m_pass_show(self, params: Params) -> dict[str, Any]:
         target = params.text("id", max_len=40)

@@ -18,7 +18,7 @@ from typing import Any
 from memoryd_client.hooks import SPOOL_NAME, read_spool, render
 
 from memoryd.engine import Engine
-from memoryd.errors import BadParamsError, MemorydError, NotFoundError
+from memoryd.errors import BadParamsError, ForbiddenError, MemorydError, NotFoundError
 from memoryd.names import path_problem
 from memoryd.params import Params
 from memoryd.project import project_of
@@ -31,6 +31,16 @@ from memoryd.sessions.context import (
 )
 from memoryd.sessions.explain import describe
 from memoryd.sessions.extractor import SessionExtractor
+from memoryd.sessions.mcp_reads import (
+    ANCESTRY_EVENTS,
+    KEEP_SESSIONS,
+    READ_TOOLS,
+    STARTED_SLACK_S,
+    Reader,
+    ancestors,
+    read_block,
+    session_of,
+)
 from memoryd.sessions.registry import HARNESS_AGENTS, Registry
 from memoryd.sessions.tool_guard import ToolGuard
 from memoryd.sessions.usage import UsageJudge
@@ -53,11 +63,13 @@ class SessionMethods:
         self.extractor = SessionExtractor(engine, self.registry)
         self.usage = UsageJudge(engine)
         self.guard = ToolGuard(engine.store, engine.db, lambda: engine.config.memory_dir)
+        #: each live session's hook ancestors, newest last (memoryd.sessions.mcp_reads)
+        self.hook_pids: dict[str, tuple[int, ...]] = {}
 
     def methods(self) -> dict[str, Any]:
         return {"context": self.m_context, "hook": self.m_hook, "explain": self.m_explain,
                 "extract": self.m_extract, "session": self.m_session, "sessions": self.m_sessions,
-                "usage": self.m_usage}
+                "usage": self.m_usage, "mcp_read": self.m_mcp_read}
 
     def _unused_days(self) -> float:
         """Selection by use (memoryd.store.usage.Disuse) as configured now: off with outcomes."""
@@ -131,6 +143,8 @@ class SessionMethods:
         transcript = transcript if isinstance(transcript, str) else None
         registry = self.registry
         context = None
+        if session and not replayed:
+            self._remember_pids(session, event, params)
         if session:
             if event == "SessionStart":
                 await self.engine.db(registry.register, session, harness, agent, cwd, transcript, ts)
@@ -163,6 +177,63 @@ class SessionMethods:
         elif event == "SessionEnd" and session:
             self.on_session_end(session)
         return {"context": context, "output": render(event, context)}
+
+    def _remember_pids(self, session: str, event: str, params: Params) -> None:
+        """The processes a session's hook came from, to tell which session an MCP server
+        serves (memoryd.sessions.mcp_reads); forgotten when the session ends."""
+        if event == "SessionEnd":
+            self.hook_pids.pop(session, None)
+            return
+        if event not in ANCESTRY_EVENTS or params.caller is None:
+            return
+        chain = ancestors(params.caller.pid)
+        if not chain:
+            return
+        self.hook_pids.pop(session, None)
+        self.hook_pids[session] = chain
+        while len(self.hook_pids) > KEEP_SESSIONS:
+            del self.hook_pids[next(iter(self.hook_pids))]
+
+    async def m_mcp_read(self, params: Params) -> dict[str, Any]:
+        """Entries an agent read through its MCP tools (``tool``: memory_search, …), counted
+        as injected into its session as a block and a prompt's items are, then judged like
+        them. The server sends what it knows to find the session by: ``cwd``, ``started``,
+        ``session`` (from its environment); the daemon sees which process it is. Replies the
+        session found (None: none; nothing recorded) and how many entries count."""
+        agent = params.agent()
+        tool = params.choice("tool", READ_TOOLS)
+        uids = params.raw.get("entries")
+        if tool is None or not isinstance(uids, list) or len(uids) > 1000 \
+                or not all(isinstance(u, str) and 0 < len(u) <= 200 for u in uids):
+            raise BadParamsError("mcp_read: needs tool and entries, a list of entry ids")
+        cwd = params.path("cwd")
+        assert agent is not None
+        bound = params.caller.agent if params.caller is not None else None
+        if bound is not None and bound != agent:
+            raise ForbiddenError(f"mcp_read: this connection is bound to agent {bound!r}")
+        reader = Reader(agent, project_of(cwd) if cwd else None,
+                        ancestors(params.caller.pid if params.caller is not None else None),
+                        params.time("started"), params.text("session", max_len=200))
+        store, usage = self.engine.store, self.usage.usage
+        assert store is not None
+        hook_pids = dict(self.hook_pids)
+
+        def record() -> dict[str, Any]:
+            seen_since = (reader.started or 0.0) - STARTED_SLACK_S
+            session = session_of(
+                reader, usage.session_ended(reader.session) if reader.session else None,
+                usage.live_sessions(agent, seen_since), hook_pids)
+            if session is None:
+                return {"session": None, "entries": 0}
+            found = [e for uid in dict.fromkeys(uids) if (e := store.entry_by_uid(uid))]
+            block = read_block(found)
+            if block.items:
+                assert self.registry is not None
+                self.registry.log_injection(session, agent, f"MCP {tool}", block,
+                                            len(block.text), self.tracking)
+            return {"session": session, "entries": len(block.items)}
+
+        return await self.engine.db(record)
 
     async def pre_tool_use(self, harness: str, payload: dict[str, Any]) -> dict[str, Any]:
         """A pending tool call: the lessons it goes against as context next to it (or, for a

@@ -14,7 +14,7 @@ are dropped first):
 6. a listing of the agent's other memory files with their frontmatter descriptions (not those
    the agent loads by itself, such as Claude Code's CLAUDE.md files and MEMORY.md).
 
-**By use** (issue 37 §3, ``[outcomes] unused_days``): lessons and notes the agent followed or
+**By use** (``[outcomes] unused_days``): lessons and notes the agent followed or
 broke lately go first in their section; those unused for long (memoryd.store.usage.Disuse) go
 last and are dropped before every item but the stale and disputed ones. Per prompt likewise,
 among the matches. The order moves only when an entry's use changes, never per session.

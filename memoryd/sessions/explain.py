@@ -29,8 +29,9 @@ def _scope(entry: dict[str, Any] | None) -> str:
     return " of this project" if entry.get("project") else " (global)"
 
 
-def _evidence_words(evidence: dict[str, float]) -> list[str]:
-    """The evidence that made a search hit, as people say it."""
+def evidence_words(evidence: dict[str, float], asked: str = "prompt") -> list[str]:
+    """The evidence that made a search hit, as people say it (``asked``: what the words
+    were, the prompt of a hook or the query of a search)."""
     said = []
     mix, cos, part = evidence.get("mix", 0.0), evidence.get("cos", 0.0), evidence.get("part", 0.0)
     if mix >= 0.5:
@@ -41,21 +42,21 @@ def _evidence_words(evidence: dict[str, float]) -> list[str]:
         said.append("one of its sentences especially")
     coverage, align = evidence.get("coverage", 0.0), evidence.get("align", 0.0)
     if coverage >= 0.75:
-        said.append("holds the prompt's telling words")
+        said.append(f"holds the {asked}'s telling words")
     elif coverage >= 0.4:
-        said.append("holds some of the prompt's telling words")
+        said.append(f"holds some of the {asked}'s telling words")
     elif align >= 0.6:
-        said.append("words close to the prompt's")
+        said.append(f"words close to the {asked}'s")
     if evidence.get("kw_rr", 0.0) >= 1.0:
         said.append("the best keyword match")
     elif evidence.get("kw", 0.0) > 0:
         said.append("a keyword match")
     if evidence.get("in_window"):
-        said.append("written in the time the prompt names")
+        said.append(f"written in the time the {asked} names")
     if evidence.get("vec_rr", 0.0) >= 1.0 and evidence.get("margin", 0.0) >= 0.05:
         said.append("well ahead of the other candidates")
     if evidence.get("lacks"):
-        said.append("though it lacks the kind of detail the prompt asks for")
+        said.append(f"though it lacks the kind of detail the {asked} asks for")
     return said
 
 
@@ -67,8 +68,10 @@ USE_WORDS = {"in use": "; followed or broken lately: ahead of the others",
 def reason(item: dict[str, Any], event: str, entry: dict[str, Any] | None) -> str:
     """Why one item was in a block, in one sentence."""
     section = item.get("section")
+    if event.startswith("MCP "):  # memoryd.sessions.mcp_reads
+        return f"the agent read it through its MCP tool {event[4:]}"
     if item.get("score") is not None:
-        words = _evidence_words(item.get("evidence") or {})
+        words = evidence_words(item.get("evidence") or {})
         return (f"matched the prompt (probability {item['score']:.2f} that it is relevant)"
                 + (": " + ", ".join(words) if words else ""))
     if event == "PreToolUse":  # memoryd.sessions.tool_guard

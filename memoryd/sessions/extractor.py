@@ -25,6 +25,7 @@ import numpy as np
 
 from memoryd.engine import Engine
 from memoryd.errors import NotFoundError
+from memoryd.ingest.context import cwd_hint
 from memoryd.ingest.transcript import make_parser
 from memoryd.params import Params
 from memoryd.passes import corrections
@@ -41,15 +42,19 @@ log = logging.getLogger(__name__)
 
 
 def read_user_messages(path: str, harness: str, session: str) -> list[Message]:
-    parser = make_parser(harness)
-    messages = []
+    """The user's messages in ``session``'s transcript. A file that holds many sessions
+    (Aider's chat history) gives only those of ``session``."""
+    parser = make_parser(harness, cwd=cwd_hint(harness, path))
+    one_session = getattr(parser, "many_sessions", False)
+    turns = []
     with os.fdopen(open_regular(path), encoding="utf-8", errors="replace") as handle:
         for line in handle:
-            for turn in parser.feed(line.rstrip("\n")):
-                if turn.role == "user" and turn.sidechain_agent is None:
-                    messages.append(Message(turn.record_id, turn.session_id or session,
-                                            redact(turn.text), turn.timestamp))
-    return messages
+            turns.extend(parser.feed(line.rstrip("\n")))
+    turns.extend(parser.flush())  # a last prompt Aider had not answered yet
+    return [Message(turn.record_id, turn.session_id or session, redact(turn.text),
+                    turn.timestamp)
+            for turn in turns if turn.role == "user" and turn.sidechain_agent is None
+            and not (one_session and turn.session_id != session)]
 
 
 def is_personal(candidate: Candidate) -> bool:
@@ -66,11 +71,18 @@ class SessionExtractor:
         self.registry = registry
 
     async def run(self, session_id: str, *, dry_run: bool) -> dict[str, Any]:
-        engine = self.engine
-        assert engine.store is not None
-        session = await engine.db(self.registry.session, session_id)
+        session = await self.engine.db(self.registry.session, session_id)
         if session is None:
             raise NotFoundError(f"no session {session_id!r}")
+        return await self.extract(session, dry_run=dry_run)
+
+    async def extract(self, session: dict[str, Any], *, dry_run: bool) -> dict[str, Any]:
+        """Extraction over one session of the registry (its id, harness, agent, cwd and
+        transcript: ``transcript_path`` or ``source``): session end's, and import-history's
+        over past sessions (memoryd.sessions.history)."""
+        engine = self.engine
+        assert engine.store is not None
+        session_id = session["id"]
         path = session.get("transcript_path") or session.get("source")
         if not path or not is_regular(path):
             raise NotFoundError(f"session {session_id} has no readable transcript ({path or 'none'})")

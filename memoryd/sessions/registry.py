@@ -51,13 +51,14 @@ class Registry:
         """Log what a block held; ``track``: and count each entry the agent got as injected
         into the session, to be judged (memoryd.store.usage: its outcome, its usage record)."""
         now = time.time()
-        with self.store.transaction():
+        usage = Usage(self.store)
+        with usage.recording():  # the outcomes file's lines go with the commit
             self.store.sessions.log_injection(
                 now, session, agent, event, len(block.text), budget,
                 [{**explained, "text": one_line(item.text, TEXT_CHARS)}  # as read
                  for explained, item in zip(block.explain(), block.items + block.dropped)])
             if track and session:
-                Usage(self.store).record_injection(
+                usage.record_injection(
                     session, agent, [i.entry_id for i in block.items if i.entry_id], now)
 
     def latest_injected(self) -> str | None:

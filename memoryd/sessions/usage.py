@@ -1,4 +1,4 @@
-"""Judging what became of the memory injected into sessions (issue 37 §1, §2).
+"""Judging what became of the memory injected into sessions (docs/outcomes.md).
 
 The injection log records each entry a session got (memoryd.sessions.registry,
 memoryd.store.usage: a row waiting to be judged). A session is judged — its transcript read
@@ -115,6 +115,8 @@ class UsageJudge:
             await engine.db(self.usage.mark_judged, session)
             return None
         changed = await engine.db(self.usage.save_outcomes, session, verdicts)
+        # what was learned from a transcript that may be gone by the next rebuild: on disk now
+        await asyncio.to_thread(self.usage.log.sync)
         log.info("Session %s judged: %d entries, %d outcomes changed.", session, len(verdicts),
                  changed)
         return changed

@@ -69,6 +69,7 @@ from memoryd.store.vector_rows import OLD_PARTS, ModelInfo, VectorRows
 
 __all__ = ["ENTRY_COLUMNS", "SELECT_ENTRY", "ModelInfo", "Store", "decode_records",
            "decode_tags", "encode_records", "encode_tags", "row_to_entry"]
+from memoryd.store.past_sessions import PastSessions
 
 log = logging.getLogger(__name__)
 
@@ -157,6 +158,8 @@ class Store(EntryReads, VectorRows, EventRows):
         self.runs = Runs(self._db)
         #: what entries name, for the staleness pass (memoryd.store.references)
         self.references = References(self._db)
+        #: what import-history reads and marks (memoryd.store.past_sessions)
+        self.past_sessions = PastSessions(self._db)
         self.model: ModelInfo | None = self._stored_model()
         self._fts_rows: tuple[int, float] | None = None
         self._term_rows: dict[str, tuple[int, float]] = {}

@@ -4,12 +4,15 @@ atomically (a temporary file beside it, fsynced, renamed over it, the directory 
 from __future__ import annotations
 
 import errno
+import logging
 import os
 from pathlib import Path
 
 import apsw
 
 from memoryd.names import MAX_NAME_BYTES
+
+log = logging.getLogger(__name__)
 
 #: SQLite's answers when the disk cannot take a write (full, read-only, failing, gone).
 DISK_ERRORS = (apsw.IOError, apsw.FullError, apsw.ReadOnlyError, apsw.CantOpenError)
@@ -23,6 +26,42 @@ def write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
+
+
+def append_durably(path: Path, data: bytes, *, sync: bool) -> tuple[int, int]:
+    """Append ``data`` to ``path`` in one write (creating it, mode 0600, its name made durable);
+    returns the file's size before and after. On failure nothing stays appended: the file is
+    cut back. Without ``sync`` the bytes survive the process being killed, not yet a power
+    loss (the caller fsyncs later)."""
+    created = not path.exists()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        before = os.fstat(fd).st_size
+        try:
+            write_all(fd, data)
+            if sync:
+                os.fsync(fd)
+        except BaseException:
+            cut_back(fd, path, before)
+            raise
+        size = os.fstat(fd).st_size
+    finally:
+        os.close(fd)
+    if created:
+        fsync_directory(path.parent)
+    return before, size
+
+
+def cut_back(fd: int, path: Path, size: int) -> bool:
+    """Cut an appended file back to ``size`` bytes, durably; False (logged) when it cannot be:
+    the next open then finds a torn tail to cut, or a whole record that stays."""
+    try:
+        os.ftruncate(fd, size)
+        os.fsync(fd)
+    except OSError as exc:
+        log.error("Could not cut %s back to %d bytes after a failed write: %s", path, size, exc)
+        return False
+    return True
 
 
 def fsync_directory(directory: Path) -> None:

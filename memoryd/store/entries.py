@@ -363,7 +363,7 @@ class Entries:
         losers = []
         for rival in rivals:
             if person_only(rival) and not typed_by_person(draft["writer"]):
-                # the user's feedback under this key: only a person replaces it (R6)
+                # the user's feedback under this key: only a person replaces it
                 draft["status"], draft["superseded_by"] = "superseded", rival["id"]
             elif draft["confidence"] >= rival["confidence"]:
                 losers.append(rival)
@@ -566,13 +566,6 @@ class Entries:
         if params.caller is not None:  # a connection: it acts as its bound agent
             return entry, params.caller.writer
         return entry, actor or "user"
-
-    def forget(self, params: Params) -> dict[str, Any]:
-        entry, actor = self._owned(params)
-        self.check_person_kept(entry, params, "forget")
-        if entry["status"] == "forgotten":
-            return entry
-        return self.forget_entry(entry, actor, params.text("reason", max_len=2000))
 
     def forget_entry(self, entry: dict[str, Any], actor: str, reason: str | None,
                      change: int | None = None) -> dict[str, Any]:

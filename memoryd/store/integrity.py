@@ -11,7 +11,7 @@ A rebuild (``memoryd reindex``) builds its new database beside the old one and s
 when it is done, so a reindex killed half-way and run again never puts a half-built copy over
 the good backup.
 
-:func:`check_database` is what ``memory doctor`` calls.
+``memory doctor`` runs ``PRAGMA quick_check`` on a reader of its own (memoryd.server.health).
 """
 
 from __future__ import annotations
@@ -27,16 +27,10 @@ log = logging.getLogger(__name__)
 SUFFIXES = ("", "-wal", "-shm")
 
 
-def check_database(path: Path) -> list[str]:
-    """What is wrong with the database: ``PRAGMA quick_check``'s findings, or why it cannot be
-    opened (``[]``: fine, or no file). For ``memory doctor``."""
-    return damage(path, everything=True)
-
-
-def damage(path: Path, *, everything: bool = False) -> list[str]:
-    """The database's damage (``quick_check`` findings, a file that is not a database). An
-    error that says nothing about the file's content (cannot open it: permissions, a missing
-    directory) counts only with ``everything``: at start it is the store's startup error."""
+def damage(path: Path) -> list[str]:
+    """The database's damage (``quick_check`` findings, a file that is not a database; ``[]``:
+    fine, or no file). An error that says nothing about the file's content (cannot open it:
+    permissions, a missing directory) is none: at start it is the store's startup error."""
     if not path.exists():
         return []
     try:
@@ -47,8 +41,8 @@ def damage(path: Path, *, everything: bool = False) -> list[str]:
             db.close()
     except (apsw.CorruptError, apsw.NotADBError) as exc:
         return [f"{type(exc).__name__}: {exc}"]
-    except apsw.Error as exc:
-        return [f"cannot check: {type(exc).__name__}: {exc}"] if everything else []
+    except apsw.Error:
+        return []
     return [] if rows == ["ok"] else rows
 
 

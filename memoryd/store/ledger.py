@@ -19,7 +19,8 @@ Each line ends with ``"crc":"xxxxxxxx"}``: the CRC-32 of the line's bytes withou
 (``{…record…}``), so a line damaged in the middle of the file is detected, never misread.
 Lines written before checksums existed have no ``crc`` and are read as they are.
 
-The rules that make the ledger a log that cannot swallow a write (docs/guarantees.md, "The ledger cannot swallow a write"):
+The rules that make the ledger a log that cannot swallow a write (docs/guarantees.md, "The
+ledger cannot swallow a write"):
 
 - **Append**: one write and one fsync for a batch of lines; when the write or the fsync fails
   the file is truncated back to its size before the append (as Redis does with a short AOF
@@ -50,7 +51,7 @@ from typing import Any
 
 from memoryd.errors import BadParamsError
 from memoryd.names import AGENT_NAME
-from memoryd.store.durable import fsync_directory, write_all
+from memoryd.store.durable import append_durably, cut_back, fsync_directory
 
 log = logging.getLogger(__name__)
 
@@ -74,10 +75,6 @@ class LedgerProblem:
     offset: int  # byte offset of the line's start
     kind: str  # "torn" | "corrupt" | "checksum" | "recovered"
     message: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"agent": self.agent, "path": self.path, "offset": self.offset,
-                "kind": self.kind, "message": self.message}
 
 
 def encode_record(record: dict[str, Any]) -> bytes:
@@ -156,25 +153,11 @@ class Ledger:
         if not self.directory.exists():
             self.directory.mkdir(parents=True, mode=0o700, exist_ok=True)
             fsync_directory(self.directory.parent)
-        data = b"".join(encode_record(record) for record in records)
         created = not path.exists()
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            before = os.fstat(fd).st_size
-            try:
-                write_all(fd, data)
-                if sync:
-                    os.fsync(fd)
-            except BaseException:
-                _cut(fd, path, before)
-                raise
-            size = os.fstat(fd).st_size
-        finally:
-            os.close(fd)
-        if created:
-            fsync_directory(self.directory)
-            if self._names is not None:
-                self._names.setdefault(agent.casefold(), set()).add(agent)
+        before, size = append_durably(
+            path, b"".join(encode_record(record) for record in records), sync=sync)
+        if created and self._names is not None:
+            self._names.setdefault(agent.casefold(), set()).add(agent)
         return before, size
 
     def sync(self, agents: Iterable[str]) -> None:
@@ -195,7 +178,7 @@ class Ledger:
             log.error("Could not take back the records of a failed write from %s: %s", path, exc)
             return False
         try:
-            done = _cut(fd, path, size)
+            done = cut_back(fd, path, size)
         finally:
             os.close(fd)
         if done:
@@ -276,21 +259,6 @@ class Ledger:
         if problems is not None:
             problems.append(problem)
 
-    def verify(self) -> list[LedgerProblem]:
-        """Read every ledger whole and list what is wrong (for ``memory doctor``): torn tails,
-        damaged lines (bad JSON or a checksum mismatch), recovered fragments, and records of an
-        agent whose name differs only in case from the file's."""
-        problems: list[LedgerProblem] = []
-        for agent in self.agents():
-            for position, record in self.read(agent, 0, problems):
-                owner = record.get("entry", {}).get("agent") if record.get("op") == "remember" \
-                    and isinstance(record.get("entry"), dict) else None
-                if isinstance(owner, str) and owner != agent:
-                    problems.append(LedgerProblem(
-                        agent, str(self.path(agent)), position, "shared",
-                        f"a record of agent {owner!r} in the ledger of {agent!r}"))
-        return problems
-
 
 def _last_newline_end(handle: Any, size: int) -> int:
     """The offset just after the last newline before ``size`` (0 when there is none)."""
@@ -304,13 +272,3 @@ def _last_newline_end(handle: Any, size: int) -> int:
             return position - step + found + 1
         position -= step
     return 0
-
-
-def _cut(fd: int, path: Path, size: int) -> bool:
-    try:
-        os.ftruncate(fd, size)
-        os.fsync(fd)
-    except OSError as exc:  # the next open cuts a torn tail; a whole line would stay: say so
-        log.error("Could not cut %s back to %d bytes after a failed write: %s", path, size, exc)
-        return False
-    return True

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.store.database import Store
-from memoryd.store.durable import fsync_directory, write_all
+from memoryd.store.durable import append_durably, cut_back
 from memoryd.store.file_journal import apply_delta, delta
 from memoryd.store.ledger import _last_newline_end as last_newline_end
 from memoryd.store.ledger import decode_line
@@ -189,24 +189,8 @@ class PassLog:
         """Append lines in one write; returns the file's size before and after. On failure
         nothing stays appended. Without ``sync`` the lines survive the process being killed,
         and :meth:`sync` makes them survive a power loss."""
-        data = b"".join(encode_line(record) for record in records)
-        created = not self.path.exists()
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            before = os.fstat(fd).st_size
-            try:
-                write_all(fd, data)
-                if sync:
-                    os.fsync(fd)
-            except BaseException:
-                _truncate(fd, before)
-                raise
-            size = os.fstat(fd).st_size
-        finally:
-            os.close(fd)
-        if created:
-            fsync_directory(self.path.parent)
-        return before, size
+        return append_durably(self.path, b"".join(encode_line(record) for record in records),
+                              sync=sync)
 
     def sync(self) -> None:
         try:
@@ -226,7 +210,7 @@ class PassLog:
             log.error("Could not take back the pass journal's lines of a failed write: %s", exc)
             return
         try:
-            _truncate(fd, size)
+            cut_back(fd, self.path, size)
         finally:
             os.close(fd)
 
@@ -295,13 +279,6 @@ class PassLog:
             kept.append(raw)
         return Rewrite(dropped, 0, b"".join(kept)) if dropped else Rewrite()
 
-
-def _truncate(fd: int, size: int) -> None:
-    try:
-        os.ftruncate(fd, size)
-        os.fsync(fd)
-    except OSError as exc:
-        log.error("Could not cut the pass journal back to %d bytes: %s", size, exc)
 
 
 # -- replay -----------------------------------------------------------------------------

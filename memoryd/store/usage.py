@@ -22,22 +22,27 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from memoryd.store.database import ENTRY_COLUMNS, SELECT_ENTRY, Store, row_to_entry
+from memoryd.store.usage_log import (
+    ACTOR,
+    KEY,
+    SINCE_KEY,
+    UsageLog,
+    inject_record,
+    outcome_record,
+    session_record,
+)
 
 FOLLOWED, BROKEN, NO_OCCASION = "followed", "broken", "no occasion"
-#: Who the journal says changed an outcome.
-ACTOR = "memoryd (outcomes)"
 #: The rankings of ``memory list --usage``.
 RANKINGS = ("broken", "followed", "unused")
 #: The kinds an agent is told to act on (transcript chunks injected as search hits are not).
 USABLE_KINDS = ("lesson", "fact", "note", "feedback")
-#: When memoryd first recorded an injection (``meta``): before it, nothing says whether an
-#: entry was used, so no entry counts as unused for time before it.
-SINCE_KEY = "usage:since"
 DAY_S = 86_400.0
 #: The kinds that sink in the block and are archived by the retain pass when unused (a fact
 #: holds a value something asks for now and then, a name, a port: "no occasion" says little
@@ -84,25 +89,75 @@ def _record(row: Sequence[Any]) -> UsageRecord:
 
 
 class Usage:
-    """Runs on the database thread; the caller holds the transaction where it says so."""
+    """Runs on the database thread. What it records goes to the outcomes file too
+    (memoryd.store.usage_log), in the transaction that records it (:meth:`recording`)."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
         self._db = store._db
+        self._log: UsageLog | None = None
+        #: the file's lines of the transaction being recorded (:meth:`recording`)
+        self._lines: list[dict[str, Any]] | None = None
+
+    @property
+    def log(self) -> UsageLog:
+        if self._log is None:
+            self._log = UsageLog.beside(self.store)
+        return self._log
+
+    @contextmanager
+    def recording(self) -> Iterator[None]:
+        """A transaction whose injections and outcomes also go to the outcomes file: its
+        lines are appended at its end, before the commit, and taken back when it fails (as
+        the passes' journal: memoryd.passes.journal_file). Inside one already, a savepoint of
+        it; the outermost must be this one, not a plain ``store.transaction()``."""
+        if self._lines is not None:
+            with self._db:
+                yield
+            return
+        self._lines = lines = []
+        appended: tuple[int, int] | None = None
+        try:
+            with self._db:
+                yield
+                if lines:
+                    appended = self.log.append(lines)
+                    self.store.set_meta(KEY, str(appended[1]))
+        except BaseException:
+            if appended is not None:
+                self.log.cut(appended[0])
+            raise
+        finally:
+            self._lines = None
+
+    def _line(self, record: dict[str, Any] | None) -> None:
+        assert self._lines is not None, "an outcomes write outside recording()"
+        if record is not None:
+            self._lines.append(record)
 
     # -- injections and outcomes ----------------------------------------------------------
 
     def record_injection(self, session: str, agent: str, entries: Iterable[str],
                          ts: float) -> None:
-        """Entries injected into ``session`` at ``ts`` (inside the caller's transaction): a
-        row each, waiting to be judged; one injected again counts its injections."""
-        self._db.executemany(
-            "INSERT INTO outcomes(entry, session, agent, injected) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT(entry, session) DO UPDATE SET injections = injections + 1, "
-            "injected = min(injected, excluded.injected)",
-            [(uid, session, agent, ts) for uid in dict.fromkeys(entries)])
-        self._db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)",
-                              (SINCE_KEY, repr(ts)))
+        """Entries injected into ``session`` at ``ts``: a row each, waiting to be judged; one
+        injected again counts its injections. In the caller's :meth:`recording`, or one of
+        its own."""
+        uids = list(dict.fromkeys(entries))
+        if not uids:
+            return
+        with self.recording():
+            first = self._db.execute("SELECT 1 FROM outcomes WHERE session=? LIMIT 1",
+                                          (session,)).fetchone() is None
+            self._db.executemany(
+                "INSERT INTO outcomes(entry, session, agent, injected) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT(entry, session) DO UPDATE SET injections = injections + 1, "
+                "injected = min(injected, excluded.injected)",
+                [(uid, session, agent, ts) for uid in uids])
+            self._db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)",
+                                  (SINCE_KEY, repr(ts)))
+            if first:  # what a rebuilt index needs to judge it (its transcript, its project)
+                self._line(session_record(self.store, session))
+            self._line(inject_record(session, agent, uids, ts))
 
     def session_rows(self, session: str) -> list[dict[str, Any]]:
         """Every entry injected into ``session``, with its outcome (None: not judged)."""
@@ -124,32 +179,36 @@ class Usage:
         the session judged; a verdict that changed is journaled. Returns how many changed."""
         now = time.time()
         changed = 0
-        with self._db:
-            before = {row[0]: row[1] for row in self._db.execute(
-                "SELECT entry, outcome FROM outcomes WHERE session=?", (session,))}
+        with self.recording():
+            before = {row[0]: row[1:] for row in self._db.execute(
+                "SELECT entry, outcome, why, evidence, at FROM outcomes WHERE session=?",
+                (session,))}
             for entry, outcome, why, evidence, at in verdicts:
                 if entry not in before:
                     continue  # not injected there (a row is made at injection)
+                stored = json.dumps(evidence, ensure_ascii=False)
                 self._db.execute(
                     "UPDATE outcomes SET outcome=?, why=?, evidence=?, at=?, judged=? "
-                    "WHERE entry=? AND session=?",
-                    (outcome, why, json.dumps(evidence, ensure_ascii=False), at, now, entry,
-                     session))
-                if before[entry] != outcome:
+                    "WHERE entry=? AND session=?", (outcome, why, stored, at, now, entry, session))
+                if before[entry] != (outcome, why, stored, at):
+                    self._line(outcome_record(session, entry, outcome, why, evidence, at, now))
+                if before[entry][0] != outcome:
                     changed += 1
                     self.store.journal(
                         entry, "outcome", ACTOR,
-                        {"session": session, "outcome": before[entry]}
-                        if before[entry] is not None else None,
+                        {"session": session, "outcome": before[entry][0]}
+                        if before[entry][0] is not None else None,
                         {"session": session, "outcome": outcome, "why": why}, now)
             self._db.execute("UPDATE sessions SET judged=? WHERE id=?", (now, session))
+            self._line(session_record(self.store, session))
         return changed
 
     def mark_judged(self, session: str) -> None:
         """A session that cannot be judged now (its transcript is unreadable): not tried
         again until it moves on."""
-        with self._db:
+        with self.recording():
             self._db.execute("UPDATE sessions SET judged=? WHERE id=?", (time.time(), session))
+            self._line(session_record(self.store, session))
 
     def due(self, session: str) -> bool:
         """``session`` has injections not judged, or changed since it was judged."""
@@ -188,6 +247,24 @@ class Usage:
         self._db.executemany(
             "UPDATE outcomes SET why=?, evidence=? WHERE entry=? AND session=?",
             ((w, e, entry, s) for (entry, s), (w, e) in reasons.items()))
+    def live_sessions(self, agent: str, seen_since: float) -> list[LiveSession]:
+        """``agent``'s sessions not ended and seen since ``seen_since``, the latest seen first:
+        those an MCP read of the agent may be part of (memoryd.sessions.mcp_reads)."""
+        return [LiveSession(*row) for row in self._db.execute(
+            "SELECT id, project, coalesce(last_seen, started, 0) FROM sessions "
+            "WHERE agent=? AND closed IS NULL AND coalesce(last_seen, started, 0) >= ? "
+            "ORDER BY coalesce(last_seen, started, 0) DESC LIMIT 50", (agent, seen_since))]
+
+    def session_ended(self, session: str) -> bool | None:
+        """Whether ``session`` ended (None: the index knows no such session)."""
+        row = self._db.execute("SELECT closed IS NOT NULL FROM sessions WHERE id=?",
+                                    (session,)).fetchone()
+        return None if row is None else bool(row[0])
+
+    def sessions_of(self, agent: str) -> set[str]:
+        """The sessions ``agent`` has outcomes in (`memory purge`: its lines of the file)."""
+        return {s for (s,) in self._db.execute(
+            "SELECT DISTINCT session FROM outcomes WHERE agent=?", (agent,))}
 
     # -- usage records --------------------------------------------------------------------
 
@@ -246,7 +323,8 @@ class Usage:
     # -- what the passes and the block act on -------------------------------------------
 
     def since(self) -> float | None:
-        """When memoryd first recorded an injection (None: never)."""
+        """When memoryd first recorded an injection (None: never): before it, nothing says
+        whether an entry was used, so no entry counts as unused for time before it."""
         value = self.store.meta(SINCE_KEY)
         return float(value) if value else None
 
@@ -339,6 +417,15 @@ class Usage:
 
 
 @dataclass(frozen=True)
+class LiveSession:
+    """A session not ended: its id, its project, when it was last seen."""
+
+    id: str
+    project: str | None
+    last_seen: float
+
+
+@dataclass(frozen=True)
 class Verdict:
     """An entry's outcome in one session (followed or broken: what the passes act on)."""
 
@@ -350,7 +437,7 @@ class Verdict:
 
 
 class Disuse:
-    """Which entries are in use, and which unused, at one moment (issue 37 §3). Both are for
+    """Which entries are in use, and which unused, at one moment. Both are for
     lessons and notes (:data:`DISUSE_KINDS`), and only while ``days`` > 0.
 
     - **In use**: followed or broken in a session in the last ``days`` days (a lesson broken

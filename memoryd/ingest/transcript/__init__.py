@@ -13,7 +13,7 @@ Formats
 -------
 
 ``claude-code`` — ``~/.claude/projects/<project>/<session>.jsonl`` and subagent files.
-    One JSON object per line; ``type`` says what it is (integrations.md §2.2 to §2.4).
+    One JSON object per line; ``type`` says what it is (docs/sources.md).
 
     - ``user`` records are kept when they are genuine user messages: ``message.role == "user"``;
       not ``isMeta``, ``isCompactSummary`` or ``isVisibleInTranscriptOnly``; ``origin`` absent or
@@ -37,7 +37,7 @@ Formats
       ``cwd`` are those of the latest record (a resumed file starts with copies of older records
       that keep their original ``sessionId``).
 
-``codex`` — ``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl`` (integrations.md §3.1).
+``codex`` — ``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl`` (docs/sources.md).
     Lines are ``{"timestamp", "type", "payload"}``.
 
     - ``session_meta``: the first one gives ``session_id`` (``payload.id``), ``cwd`` and the start
@@ -56,6 +56,33 @@ Formats
     - Rollout lines carry no record id, so the record id is :func:`line_id`, a hash of the raw
       line: stable across re-reads, and identical for the copies of a line a fork writes.
 
+``gemini`` — Gemini CLI, ``~/.gemini/tmp/<project>/chats/session-*.jsonl`` (and subagent chats
+``chats/<parent session>/<session>.jsonl``; docs/harnesses.md).
+
+    - The first line is the session's metadata (``sessionId``, ``projectHash``, ``startTime``,
+      ``kind``): it gives ``session_id`` and the start time; ``kind: "subagent"`` marks the
+      turns with ``sidechain_agent`` ``"subagent"``. The file names no working directory: the
+      project root Gemini CLI writes in ``<project>/.project_root`` is passed in as ``cwd``
+      (memoryd.ingest.context).
+    - Message lines have ``id`` (a UUID: the record id), ``timestamp``, ``type`` and ``content``
+      (a Gemini ``PartListUnion``: a string, a ``{"text"}`` part, or a list of either). ``user``
+      is kept; ``gemini`` is the assistant (text parts only: ``thought`` parts, tool calls and
+      their results are dropped); ``info`` / ``error`` / ``warning`` are the CLI's own (``meta``).
+    - A message id appended again (its tokens or tool calls filled in) is ``ignored``: the first
+      text is kept. ``{"$set": …}`` metadata updates and ``{"$rewindTo": id}`` are ``ignored``
+      (a rewind takes messages out of Gemini's context, not out of what was said).
+
+``aider`` — Aider's ``.aider.chat.history.md`` in a project root: markdown, not JSON. Each
+    launch appends ``# aider chat started at YYYY-MM-DD HH:MM:SS`` (a new session, whose id is
+    a hash of the project and that time; the time, local and taken as UTC, dates its turns);
+    the user's input lines start with ``#### ``, Aider's own output is a ``> `` blockquote
+    (``tool``), and other lines are the model's answer (a fenced code block in it is the
+    answer's, whatever its lines start with: an edit's ``>>>>>>> REPLACE``). Blank lines are
+    not significant. Slash
+    commands are ``meta`` except ``/ask``, ``/code`` and ``/architect``, whose argument is the
+    prompt. Record ids are ``f"{session_id}:{n}"`` for the n-th user turn of a session (and
+    ``…:{n}a{k}`` for the answers after it). The project is the file's directory.
+
 ``generic`` — for other harnesses, one message per line::
 
       {"role": "user", "content": "…", "timestamp": "2026-06-01T10:00:00Z",
@@ -70,7 +97,7 @@ Formats
     without either.
 
     The generic parser also reads pi coding agent session files (``badlogic/pi-mono``, format
-    v3, integrations.md §4.1): the ``session`` header gives ``session_id``, ``cwd`` and the start
+    v3): the ``session`` header gives ``session_id``, ``cwd`` and the start
     time; ``message`` entries whose ``message.role`` is ``user`` or ``assistant`` are kept (text
     blocks only, so ``thinking`` and ``toolCall`` blocks are dropped); ``compaction`` entries
     become ``summary`` turns. pi entry ids are 8 hex digits, unique only within a session, so the
@@ -123,9 +150,11 @@ from __future__ import annotations
 
 from memoryd_client.wire import INJECTION_MARKER
 
+from memoryd.ingest.transcript.aider import AiderParser
 from memoryd.ingest.transcript.chunks import MAX_CHUNK_CHARS, chunk_exchanges
 from memoryd.ingest.transcript.claude_code import CLAUDE_CODE_WRAPPERS, ClaudeCodeParser
 from memoryd.ingest.transcript.codex import CODEX_INJECTED_PREFIXES, CodexParser
+from memoryd.ingest.transcript.gemini import GeminiParser
 from memoryd.ingest.transcript.generic import GenericParser
 from memoryd.ingest.transcript.lines import (
     MAX_LINE_CHARS,
@@ -142,29 +171,44 @@ __all__ = [
     "INJECTION_MARKER",
     "MAX_CHUNK_CHARS",
     "MAX_LINE_CHARS",
+    "AiderParser",
     "Chunk",
     "ClaudeCodeParser",
     "CodexParser",
+    "GeminiParser",
     "GenericParser",
     "TranscriptParser",
     "Turn",
     "chunk_exchanges",
     "line_id",
     "make_parser",
+    "needs_context",
 ]
 
-_PARSERS: dict[str, type[LineParser]] = {
+_PARSERS: dict[str, type[LineParser | AiderParser]] = {
     "claude-code": ClaudeCodeParser,
     "codex": CodexParser,
+    "gemini": GeminiParser,
+    "aider": AiderParser,
     "generic": GenericParser,
 }
 
 
-def make_parser(fmt: str) -> TranscriptParser:
-    """A fresh parser for ``fmt``: ``"claude-code"``, ``"codex"`` or ``"generic"``."""
+def make_parser(fmt: str, *, cwd: str | None = None) -> TranscriptParser:
+    """A fresh parser for ``fmt`` (memoryd.sources.TRANSCRIPT_FORMATS). ``cwd``: the project
+    the file's path names, for the formats whose records do not (``takes_cwd``)."""
     try:
         parser_class = _PARSERS[fmt]
     except KeyError:
         known = ", ".join(sorted(_PARSERS))
         raise ValueError(f"unknown transcript format {fmt!r} (expected one of: {known})") from None
-    return parser_class()
+    parser = parser_class()
+    if cwd is not None and getattr(parser_class, "takes_cwd", False):
+        parser.cwd = cwd
+    return parser
+
+
+def needs_context(fmt: str) -> bool:
+    """Whether a parser of ``fmt`` must read its file from the start to make sense of later
+    lines (memoryd.ingest.context.replay)."""
+    return bool(getattr(_PARSERS.get(fmt), "needs_context", False))

@@ -23,7 +23,7 @@ from memoryd.ingest.transcript.lines import (
 )
 
 #: Claude Code user texts starting with one of these are harness output, not typed prompts
-#: (integrations.md §2.4, rule 6).
+#: (docs/sources.md).
 CLAUDE_CODE_WRAPPERS = (
     "<command-name>",
     "<command-message>",

@@ -18,7 +18,7 @@ from memoryd.ingest.transcript.lines import (
 )
 
 #: Codex user texts starting with one of these are context the harness injected
-#: (integrations.md §3.1).
+#: (docs/sources.md).
 CODEX_INJECTED_PREFIXES = (
     "# AGENTS.md instructions for",
     "<environment_context>",

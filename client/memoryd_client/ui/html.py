@@ -1,0 +1,136 @@
+"""The viewer's HTML: the page around every view, and the fragments pages share (an entry's
+line, its age, a button that asks before it acts).
+
+Pages are rendered here, in Python, with every value escaped (:func:`esc`); the script
+(static/viewer.js) only fetches fragments of them (search as you type, the live health view)
+and asks for confirmation before a POST. Links are relative to ``<base href="/TOKEN/">``, so
+that every request carries the token without each link spelling it.
+"""
+
+from __future__ import annotations
+
+import html
+import time
+from dataclasses import dataclass
+from urllib.parse import quote, urlencode
+
+from memoryd_client.views import duration, when
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+#: The pages of the navigation bar: (path, title).
+NAV = (("search", "Search"), ("timeline", "Timeline"), ("sessions", "Sessions"),
+       ("passes", "Passes"), ("health", "Health"))
+
+
+@dataclass(frozen=True)
+class Page:
+    """A rendered view: its title, the navigation entry it belongs to, and its body."""
+
+    title: str
+    section: str
+    body: str
+    status: int = 200
+
+
+def esc(value: Any) -> str:
+    """Any value as HTML text (None as an empty string)."""
+    return "" if value is None else html.escape(str(value), quote=True)
+
+
+def link(path: str, text: str, **query: Any) -> str:
+    """A link to a page of the viewer (relative to the base, which carries the token)."""
+    args = {k: v for k, v in query.items() if v not in (None, "")}
+    href = quote(path, safe="/") + (f"?{urlencode(args)}" if args else "")
+    return f'<a href="{esc(href)}">{esc(text)}</a>'
+
+
+def entry_link(entry_id: str, text: str | None = None) -> str:
+    return link(f"entry/{entry_id}", text or entry_id)
+
+
+def ago(ts: float | None, now: float | None = None) -> str:
+    """How long ago, as people say it ("3 days ago"), with the date in a tooltip."""
+    if not ts:
+        return "-"
+    seconds = max((now or time.time()) - ts, 0.0)
+    said = "just now" if seconds < 60 else f"{duration(seconds)} ago"
+    return f'<time datetime="{esc(ts)}" title="{esc(when(ts))}">{esc(said)}</time>'
+
+
+def clipped(text: str, chars: int = 400) -> str:
+    return text if len(text) <= chars else text[:chars - 1].rstrip() + "…"
+
+
+def badge(text: str, kind: str = "") -> str:
+    return f'<span class="badge {esc(kind)}">{esc(text)}</span>'
+
+
+def status_badges(entry: dict[str, Any]) -> str:
+    """An entry's state in words: not active, stale, quarantined."""
+    said = []
+    if entry.get("status") and entry["status"] != "active":
+        said.append(badge(entry["status"], "muted"))
+    if entry.get("stale"):
+        said.append(badge(f"stale: {entry['stale']}", "warn"))
+    if entry.get("quarantined"):
+        said.append(badge("quarantined: looks like an instruction to the model; never injected "
+                          "until a person releases it", "bad"))
+    return " ".join(said)
+
+
+def entry_meta(entry: dict[str, Any]) -> str:
+    """Whose it is and what it is, one line: agent/category, kind, key, age."""
+    key = f" {entry['key']}" if entry.get("key") else ""
+    note = f" ({entry['age_note']})" if entry.get("age_note") else ""
+    return (f'<span class="meta">{esc(entry.get("agent"))}/{esc(entry.get("category") or "-")} '
+            f'· {esc(entry.get("kind"))}{esc(key)} · written {ago(entry.get("created"))}'
+            f'{esc(note)}</span>')
+
+
+def action_button(action: str, target: str, label: str, confirm: str, *,
+                  danger: bool = False) -> str:
+    """A button that asks ``confirm`` first, then POSTs ``action`` on ``target`` (the script
+    does both; without the confirmation nothing is sent)."""
+    return (f'<button type="button" class="action{" danger" if danger else ""}" '
+            f'data-action="{esc(action)}" data-target="{esc(target)}" '
+            f'data-confirm="{esc(confirm)}">{esc(label)}</button>')
+
+
+def table(headers: tuple[str, ...], rows: list[tuple[str, ...]], cls: str = "") -> str:
+    """A table of HTML cells (already escaped by the caller)."""
+    head = "".join(f"<th>{esc(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>"
+                   for row in rows)
+    return f'<table class="{esc(cls)}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def layout(page: Page, base: str) -> str:
+    """The whole document: head (the base with the token, the stylesheet, the script),
+    navigation, the page's body."""
+    nav = "".join(
+        f'<a href="{path}"{" class=current" if path == page.section else ""}>{title}</a>'
+        for path, title in NAV)
+    return (
+        "<!doctype html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        f'<base href="{esc(base)}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<meta name="referrer" content="no-referrer">'
+        f"<title>{esc(page.title)} · memoryd</title>"
+        '<link rel="stylesheet" href="static/viewer.css">'
+        '<script src="static/viewer.js" defer></script>'
+        "</head><body>"
+        f'<header><span class="brand">memoryd</span><nav>{nav}</nav></header>'
+        f'<main id="page" data-section="{esc(page.section)}">{page.body}</main>'
+        '<div id="notice" role="status" hidden></div>'
+        "</body></html>"
+    )
+
+
+def message(title: str, text: str, section: str = "", status: int = 200) -> Page:
+    """A page that only says something (not found, the daemon is down)."""
+    return Page(title, section, f'<h1>{esc(title)}</h1><p class="message">{esc(text)}</p>',
+                status)

@@ -1,0 +1,155 @@
+"""The viewer's Passes pages: the runs with their counts, and one run (or change) with each
+change as a readable before/after — a file's as a side-by-side diff, an entry's as its fields
+— and the buttons that undo a run or a change, or accept a proposal, after a confirmation.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from memoryd_client.pass_view import grouped_why
+from memoryd_client.ui.html import Page, action_button, ago, badge, esc, link, table
+from memoryd_client.views import when
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from memoryd_client.client import Client
+
+#: Unchanged lines kept around each change of a file (the rest folds into "… n lines …").
+CONTEXT = 3
+#: Runs listed on the Passes page.
+RUNS = 60
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{name} {n}" for name, n in sorted(counts.items())) or "nothing to do"
+
+
+def passes_page(client: Client, query: dict[str, str]) -> Page:
+    listing = client.pass_list()
+    runs = client.pass_runs(query.get("pass") or None, limit=RUNS)["runs"]
+    running = listing.get("running")
+    schedule = [(esc(p["pass"]), esc(p["schedule"]),
+                 esc(when(p["next"])) if p.get("next") else "off",
+                 link(f"passes/{p['last']['run']}", p["last"]["run"]) if p.get("last")
+                 else "never run",
+                 badge("running", "warn") if running == p["pass"] else "")
+                for p in listing["passes"]]
+    rows = [(link(f"passes/{r['run']}", r["run"]), esc(r["pass"]), ago(r["started"]),
+             esc(r["status"]) + (" " + badge("dry run", "muted") if r.get("dry_run") else ""),
+             esc(_counts(r.get("counts") or {})))
+            for r in runs]
+    body = ("<h1>Passes</h1>"
+            "<p>Every change a pass makes is journaled: open a run to see each change and "
+            "undo it.</p>"
+            + table(("pass", "schedule", "next run", "last run", ""), schedule, "schedule")
+            + "<h2>Runs, newest first</h2>"
+            + (table(("run", "pass", "started", "status", "counts"), rows, "runs") if rows
+               else "<p>No run yet.</p>"))
+    return Page("Passes", "passes", body)
+
+
+def run_page(client: Client, target: str) -> Page:
+    """A run with every change, or one change (c345)."""
+    shown = client.pass_show(target)
+    if "changes" not in shown:  # one change
+        return Page(f"Change {shown['change']}", "passes",
+                    f"<h1>Change {esc(shown['change'])}</h1>{change_view(shown)}")
+    applied = [c for c in shown["changes"] if c["state"] == "applied"]
+    took = (f", {shown['finished'] - shown['started']:.1f} s" if shown.get("finished") else "")
+    head = (f"<h1>Run {esc(shown['run'])}: {esc(shown['pass'])}</h1>"
+            f'<p class="summary">{esc(shown["status"])}'
+            + (" (dry run: nothing changed)" if shown.get("dry_run") else "")
+            + f", {esc(when(shown['started']))}{esc(took)}: "
+            f"{esc(_counts(shown.get('counts') or {}))}</p>"
+            + (f'<p class="bad">error: {esc(shown["error"])}</p>' if shown.get("error") else ""))
+    actions = action_button(
+        "undo", shown["run"], f"Undo run {shown['run']}",
+        f"Undo run {shown['run']} ({shown['pass']})? Its {len(applied)} applied change(s) are "
+        "taken back as a new run (which can itself be undone); a file edited since keeps the "
+        "edit.", danger=True) if applied else ""
+    changes = "".join(change_view(c) for c in shown["changes"]) or \
+        "<p>This run changed nothing.</p>"
+    return Page(f"Run {shown['run']}", "passes",
+                f'{head}<div class="actions">{actions}</div>{changes}')
+
+
+def change_view(change: dict[str, Any]) -> str:
+    """One change: what, why, its state, its before and after, and what may be done."""
+    undoes = f" (undoes {change['undoes']})" if change.get("undoes") else ""
+    buttons = []
+    if change["state"] == "applied":
+        buttons.append(action_button(
+            "undo", change["change"], f"Undo change {change['change']}",
+            f"Undo change {change['change']} ({change['kind']} {change['action']} of "
+            f"{change['target']})? Files written together with it go back with it.",
+            danger=True))
+    if change["state"] == "proposed":
+        buttons.append(action_button(
+            "promote", change["change"], f"Accept {change['change']}",
+            f"Accept proposal {change['change']}: write it into {change['target']}?"))
+    why = f'<p class="why">Why: {esc(grouped_why(change["why"]))}</p>' if change.get("why") \
+        else ""
+    return (f'<section class="change" id="{esc(change["change"])}">'
+            f'<div class="change-head"><strong>{link("passes/" + change["change"], change["change"])}'
+            f"</strong> {esc(change['kind'])} {esc(change['action'])} "
+            f"{badge(change['state'], 'ok' if change['state'] == 'applied' else 'muted')}"
+            f"{esc(undoes)} <code>{esc(change['target'])}</code></div>{why}"
+            f"{_before_after(change)}"
+            f'<div class="actions">{" ".join(buttons)}</div></section>')
+
+
+def _before_after(change: dict[str, Any]) -> str:
+    before, after = change.get("before"), change.get("after")
+    if change["kind"] == "file":
+        return side_by_side((before or {}).get("text", ""), (after or {}).get("text", ""))
+    if change["kind"] == "entry":
+        names = sorted(set(before or {}) | set(after or {}))
+        rows = []
+        for name in names:
+            old, new = (before or {}).get(name), (after or {}).get(name)
+            cls = ' class="changed"' if old != new else ""
+            rows.append(f"<tr><th>{esc(name)}</th><td>{esc(old)}</td><td{cls}>{esc(new)}</td></tr>")
+        return ('<table class="fields"><thead><tr><th>field</th><th>before</th><th>after</th>'
+                f'</tr></thead><tbody>{"".join(rows)}</tbody></table>')
+    if after:
+        rows = [f"<tr><th>{esc(name)}</th><td>{esc(value)}</td></tr>"
+                for name, value in after.items()]
+        return f'<table class="fields">{"".join(rows)}</table>'
+    return ""
+
+
+def side_by_side(old: str, new: str, context: int = CONTEXT) -> str:
+    """A file's before and after as two columns: removed lines on the left, added on the
+    right, ``context`` unchanged lines around each change and the rest folded."""
+    left, right = old.splitlines(), new.splitlines()
+    if left == right:
+        return '<p class="meta">The text is the same before and after.</p>'
+    rows = []
+    for group in difflib.SequenceMatcher(None, left, right, autojunk=False) \
+            .get_grouped_opcodes(context):
+        first = group[0]
+        rows.append(f'<tr class="gap"><td colspan="4">lines {first[1] + 1} → {first[3] + 1}'
+                    "</td></tr>")
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                rows += [_row(i, left[i], "", j, right[j], "")
+                         for i, j in zip(range(i1, i2), range(j1, j2))]
+                continue
+            olds, news = left[i1:i2], right[j1:j2]
+            for k in range(max(len(olds), len(news))):
+                rows.append(_row(i1 + k if k < len(olds) else None,
+                                 olds[k] if k < len(olds) else "", "del" if k < len(olds) else "",
+                                 j1 + k if k < len(news) else None,
+                                 news[k] if k < len(news) else "", "ins" if k < len(news) else ""))
+    return ('<table class="diff"><colgroup><col class="n"><col><col class="n"><col></colgroup>'
+            '<thead><tr><th colspan="2">before</th><th colspan="2">after</th></tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table>')
+
+
+def _row(i: int | None, old: str, old_cls: str, j: int | None, new: str, new_cls: str) -> str:
+    number = (lambda n: "" if n is None else str(n + 1))
+    return (f'<tr><td class="n">{number(i)}</td><td class="{old_cls}">{esc(old)}</td>'
+            f'<td class="n">{number(j)}</td><td class="{new_cls}">{esc(new)}</td></tr>')

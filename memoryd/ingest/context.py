@@ -1,0 +1,67 @@
+"""What a transcript's parser needs besides the lines appended since last time.
+
+- **The project its path names** (:func:`cwd_hint`), for formats whose records name none:
+  Aider's chat history lives in the project root; Gemini CLI writes the project root into
+  ``~/.gemini/tmp/<project>/.project_root`` beside the ``chats/`` directory (an older layout
+  named the directory by a hash of the root and wrote no marker: such chats get no project).
+- **The start of the file** (:func:`replay`), for formats whose later lines make sense only
+  with earlier ones (``needs_context``: the session id is on the first line, or a header
+  names the session of the lines below it). After a restart the tailer resumes at its saved
+  offset; for these formats the lines before it are parsed again first, so the parser is in
+  the state it was in then. Nothing is indexed from them (it was, before the restart); the
+  exchange still open at the offset is taken from them.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from memoryd.ingest.tail import READ_SLICE_BYTES, TailPosition, read_appended
+from memoryd.ingest.transcript import TranscriptParser, Turn
+from memoryd.regular_file import read_regular
+
+#: A Gemini CLI project marker longer than this is not a path.
+MARKER_BYTES = 4096
+GEMINI_MARKER = ".project_root"
+
+
+def cwd_hint(fmt: str, path: str) -> str | None:
+    """The project directory ``path`` (a transcript of format ``fmt``) belongs to, when its
+    records do not say it; None when unknown."""
+    if fmt == "aider":
+        return os.path.dirname(path) or None
+    if fmt == "gemini":
+        parts = Path(path).parts
+        if "chats" not in parts:
+            return None
+        index = len(parts) - 1 - parts[::-1].index("chats")
+        marker = Path(*parts[:index]) / GEMINI_MARKER
+        try:
+            data = read_regular(marker, MARKER_BYTES)
+        except OSError:
+            return None
+        text = data.decode("utf-8", errors="replace").strip()
+        return text if text.startswith("/") and "\n" not in text else None
+    return None
+
+
+def replay(path: str, position: TailPosition, parser: TranscriptParser,
+           max_line_bytes: int) -> list[Turn] | None:
+    """Feed ``parser`` the lines of ``path`` before ``position`` (the file as the tailer left
+    it); the turns of the exchange still open there. None when the file is no longer the one
+    read then (replaced or truncated): the tailer starts over, and record ids dedupe."""
+    done = TailPosition(position.device, position.inode, 0)
+    turns: list[Turn] = []
+    while done.offset < position.offset:
+        read = read_appended(Path(path), done, max_line_bytes,
+                             slice_bytes=min(READ_SLICE_BYTES, position.offset - done.offset))
+        same = (read.position.device, read.position.inode) == (position.device, position.inode)
+        if read.restarted or not same or read.position.offset <= done.offset:
+            return None
+        for line in read.lines:
+            turns.extend(parser.feed(line))
+        done = read.position
+    turns.extend(parser.flush())
+    last_user = max((i for i, t in enumerate(turns) if t.role == "user"), default=0)
+    return turns[last_user:]

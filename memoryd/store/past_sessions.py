@@ -1,0 +1,78 @@
+"""What `memory import-history` reads and keeps in the index: the sessions not yet extracted,
+their extraction mark, and the import's own checkpoint (memoryd.sessions.history).
+
+The checkpoint is one row of ``meta`` (a JSON object: the harnesses and the date it was asked
+for, when it began). How far it got needs no record of its own: the files' tail offsets (the
+``files`` table, written in the same transaction as the turns they stand for) say what is
+indexed, and a session's ``extracted`` time what is extracted. Both outlive a kill, so an
+import stopped at any point goes on where it was.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import apsw
+
+#: The ``meta`` key of the import running (absent when none is).
+JOB_KEY = "import_history"
+
+
+@dataclass(frozen=True)
+class PastSession:
+    """A session of the registry as extraction needs it."""
+
+    id: str
+    harness: str
+    agent: str
+    cwd: str | None
+    started: float | None
+    last_seen: float | None
+    closed: float | None
+    path: str | None  # its transcript: the one a hook named, else the one it was read from
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "harness": self.harness, "agent": self.agent, "cwd": self.cwd,
+                "started": self.started, "last_seen": self.last_seen, "closed": self.closed,
+                "transcript_path": self.path}
+
+
+class PastSessions:
+    """The rows import-history reads and writes (the database thread)."""
+
+    def __init__(self, db: apsw.Connection) -> None:
+        self._db = db
+
+    def not_extracted(self) -> list[PastSession]:
+        """Every session extraction has not read yet, oldest first."""
+        return [PastSession(*row) for row in self._db.execute(
+            "SELECT id, harness, agent, cwd, started, last_seen, closed, "
+            "coalesce(transcript_path, source) FROM sessions WHERE extracted IS NULL "
+            "ORDER BY coalesce(last_seen, started, 0), id")]
+
+    def mark_extracted(self, session: str, ts: float) -> None:
+        with self._db:
+            self._db.execute("UPDATE sessions SET extracted=? WHERE id=?", (ts, session))
+
+    def job(self) -> dict[str, Any] | None:
+        """The import that is running (or was, when memoryd stopped), as it was asked."""
+        row = self._db.execute("SELECT value FROM meta WHERE key=?", (JOB_KEY,)).fetchone()
+        if row is None:
+            return None
+        try:
+            job = json.loads(row[0])
+        except ValueError:
+            return None
+        return job if isinstance(job, dict) else None
+
+    def begin_job(self, job: dict[str, Any]) -> None:
+        with self._db:
+            self._db.execute(
+                "INSERT INTO meta(key, value) VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value=excluded.value", (JOB_KEY, json.dumps(job)))
+
+    def end_job(self) -> None:
+        with self._db:
+            self._db.execute("DELETE FROM meta WHERE key=?", (JOB_KEY,))

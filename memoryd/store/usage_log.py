@@ -1,0 +1,273 @@
+"""What became of injected memory, as a file, so that a rebuilt index keeps every usage record.
+
+The ``outcomes`` table (memoryd.store.usage) lives in the database, which is an index rebuilt
+from the files (``memoryd reindex``, a damaged or deleted ``memoryd.db``). What it holds is
+learned from transcripts that Claude Code deletes after 30 days, so it could not be learned
+again: it is also written, as it is recorded, to ``outcomes.jsonl`` beside the database (in
+``$MEMORYD_HOME``), one JSON object a line with the CRC-32 of its bytes, as the passes'
+journal (memoryd.store.pass_log), and read back the same way::
+
+    {"op": "inject",  "ts": …, "session": "…", "agent": "…", "entries": ["uid", …]}
+    {"op": "outcome", "ts": …, "session": "…", "entry": "uid", "outcome": "broken",
+                      "why": "…", "evidence": [{…}], "at": …}
+    {"op": "session", "id": "…", "harness": "…", "agent": "…", "cwd": …, "project": …,
+                      "started": …, "last_seen": …, "closed": …, "transcript": …, "judged": …}
+    {"op": "row",     every column of one outcomes row}
+
+``inject`` is one injection (a block, a prompt's items, a lesson before a tool call, an MCP
+read); ``outcome`` a verdict that changed (memoryd.store.usage.Usage.save_outcomes);
+``session`` what the index must know of a session to judge it and to act on its outcomes (its
+agent, its project, when it was judged), written with its first injection and whenever it is
+judged; ``row`` a row as a database from before this file held it (written once, at its first
+start, or by the reindex that sets it aside).
+
+**When.** As the passes' journal: the lines of a transaction are appended at its end, before
+the commit, and taken back when it fails; the database records how far into the file it holds
+(meta ``usage_log``); at every start the lines past that are applied, and a rebuild applies
+them all (:func:`replay_usage_log`). They survive the daemon being killed as the database's
+own commits do (``synchronous=NORMAL``); the judge fsyncs the file after each session it
+judges. ``memory purge`` rewrites the file as it does the ledgers (:meth:`UsageLog.without`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from memoryd.store.database import Store
+from memoryd.store.pass_log import PassLog
+from memoryd.store.purge_files import Rewrite, ledger_rewrite
+
+log = logging.getLogger(__name__)
+
+FILE_NAME = "outcomes.jsonl"
+#: Meta key of how far into the file the database holds.
+KEY = "usage_log"
+#: When memoryd first recorded an injection (meta; memoryd.store.usage reads it).
+SINCE_KEY = "usage:since"
+#: Who the journal says changed an outcome.
+ACTOR = "memoryd (outcomes)"
+_ROW_COLUMNS = ("entry", "session", "agent", "injected", "injections", "outcome", "why",
+                "evidence", "at", "judged")
+_SESSION_COLUMNS = ("id", "harness", "agent", "cwd", "project", "started", "last_seen",
+                    "closed", "transcript_path", "judged")
+EXPORT_BATCH = 500
+
+
+class UsageLog:
+    """``outcomes.jsonl``: the lines of :class:`memoryd.store.pass_log.PassLog`, appended on
+    the database thread."""
+
+    def __init__(self, path: Path) -> None:
+        self.lines = PassLog(path)
+
+    @property
+    def path(self) -> Path:
+        return self.lines.path
+
+    @classmethod
+    def beside(cls, store: Store) -> UsageLog:
+        """The file of the database ``store`` opened (``memoryd.db`` in the state directory;
+        a reindex builds ``memoryd.db.new`` beside it, and reads the same file)."""
+        return cls(store.path.parent / FILE_NAME)
+
+    def append(self, records: Iterable[dict[str, Any]]) -> tuple[int, int]:
+        return self.lines.append(records)
+
+    def cut(self, size: int) -> None:
+        self.lines.cut(size)
+
+    def sync(self) -> None:
+        self.lines.sync()
+
+    def size(self) -> int:
+        return self.lines.size()
+
+    def read(self, offset: int = 0) -> Iterator[tuple[int, dict[str, Any]]]:
+        self.lines.repair_tail()
+        return self.lines.read(offset)
+
+    def without(self, entries: set[str], sessions: set[str], holds: Callable[[str], bool],
+                scrub: Callable[[Any], Any]) -> Rewrite:
+        """The file without what ``memory purge`` removes: the injections and outcomes of
+        ``entries``; an outcome of another entry in one of ``sessions`` (the purged agent's)
+        whose reason or evidence ``holds`` the text keeps its place with them scrubbed
+        (``scrub``: a JSON value with its strings scrubbed), as the database's row does.
+        Every other line is kept byte for byte."""
+
+        def decide(record: dict[str, Any]) -> bool | dict[str, Any] | None:
+            op = record.get("op")
+            if op == "inject":
+                listed = record.get("entries") or []
+                kept = [uid for uid in listed if uid not in entries]
+                if len(kept) == len(listed):
+                    return None
+                return {**record, "entries": kept} if kept else True
+            if op in ("outcome", "row"):
+                if record.get("entry") in entries:
+                    return True
+                if record.get("session") not in sessions:
+                    return None
+                why, evidence = record.get("why"), record.get("evidence")
+                if op == "row" and isinstance(evidence, str):
+                    evidence = json.loads(evidence)
+                if (why and holds(why)) or holds(json.dumps(evidence, ensure_ascii=False)):
+                    scrubbed = scrub(evidence)
+                    return {**record, "why": scrub(why) if why else why,
+                            "evidence": json.dumps(scrubbed, ensure_ascii=False)
+                            if op == "row" else scrubbed}
+            return None
+
+        return ledger_rewrite(self.path, decide, None)
+
+
+# -- what the index writes ----------------------------------------------------------------
+
+
+def inject_record(session: str, agent: str, entries: list[str], ts: float) -> dict[str, Any]:
+    return {"op": "inject", "ts": ts, "session": session, "agent": agent, "entries": entries}
+
+
+def outcome_record(session: str, entry: str, outcome: str, why: str, evidence: Any,
+                   at: float | None, ts: float) -> dict[str, Any]:
+    return {"op": "outcome", "ts": ts, "session": session, "entry": entry, "outcome": outcome,
+            "why": why, "evidence": evidence, "at": at}
+
+
+def session_record(store: Store, session: str) -> dict[str, Any] | None:
+    """The ``session`` line of a session as the index holds it now (None: it holds none)."""
+    row = store._db.execute(
+        f"SELECT {', '.join(_SESSION_COLUMNS)} FROM sessions WHERE id=?", (session,)).fetchone()
+    if row is None:
+        return None
+    fields = dict(zip(_SESSION_COLUMNS, row))
+    fields["transcript"] = fields.pop("transcript_path")
+    return {"op": "session", **fields}
+
+
+# -- replay ---------------------------------------------------------------------------------
+
+
+def replay_usage_log(store: Store, usage_log: UsageLog) -> int:
+    """Apply the lines the database does not hold yet (at start: those of a transaction the
+    daemon was killed in before it committed; in a rebuild: all). Returns how many. A
+    database from before the file existed writes its outcomes to it instead, once."""
+    known = store.meta(KEY)
+    if known is None and usage_log.size() == 0 and has_outcomes(store):
+        return export(store, usage_log)
+    offset = int(known or 0)
+    if usage_log.size() < offset:
+        log.warning("Outcomes file %s is shorter than recorded; replaying it whole.",
+                    usage_log.path)
+        offset = 0
+    applied = 0
+    with store._db:
+        for position, record in usage_log.read(offset):
+            applied += apply_record(store, record)
+            offset = position
+        store.set_meta(KEY, str(offset))
+    if applied and known is not None:
+        log.info("Replayed %d lines of the outcomes file the database had missed.", applied)
+    return applied
+
+
+def has_outcomes(store: Store) -> bool:
+    return store._db.execute("SELECT 1 FROM outcomes LIMIT 1").fetchone() is not None
+
+
+def apply_record(store: Store, record: dict[str, Any]) -> int:
+    """One line applied to the ``outcomes`` and ``sessions`` tables, as the index applied it
+    when it wrote it."""
+    op, db = record.get("op"), store._db
+    if op == "inject":
+        db.executemany(
+            "INSERT INTO outcomes(entry, session, agent, injected) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(entry, session) DO UPDATE SET injections = injections + 1, "
+            "injected = min(injected, excluded.injected)",
+            [(uid, record["session"], record["agent"], record["ts"])
+             for uid in dict.fromkeys(record.get("entries") or [])])
+        db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)",
+                   (SINCE_KEY, repr(record["ts"])))
+    elif op == "outcome":
+        before = db.execute("SELECT outcome FROM outcomes WHERE entry=? AND session=?",
+                            (record["entry"], record["session"])).fetchone()
+        if before is None:
+            return 0
+        db.execute(
+            "UPDATE outcomes SET outcome=?, why=?, evidence=?, at=?, judged=? "
+            "WHERE entry=? AND session=?",
+            (record["outcome"], record.get("why"),
+             json.dumps(record.get("evidence") or [], ensure_ascii=False), record.get("at"),
+             record["ts"], record["entry"], record["session"]))
+        _journal(store, record["entry"], record["session"], before[0], record["outcome"],
+                 record.get("why"), record["ts"])
+    elif op == "session":
+        db.execute(
+            "INSERT INTO sessions(id, harness, agent, cwd, project, started, last_seen, closed, "
+            "transcript_path, judged) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT(id) DO UPDATE SET cwd=coalesce(cwd, excluded.cwd), "
+            "project=coalesce(project, excluded.project), "
+            "started=coalesce(started, excluded.started), "
+            "last_seen=CASE WHEN excluded.last_seen IS NULL THEN last_seen "
+            "ELSE max(coalesce(last_seen, 0), excluded.last_seen) END, "
+            "closed=coalesce(closed, excluded.closed), "
+            "transcript_path=coalesce(transcript_path, excluded.transcript_path), "
+            "judged=CASE WHEN excluded.judged IS NULL THEN judged "
+            "ELSE max(coalesce(judged, 0), excluded.judged) END",
+            (record["id"], record["harness"], record["agent"], record.get("cwd"),
+             record.get("project"), record.get("started"), record.get("last_seen"),
+             record.get("closed"), record.get("transcript"), record.get("judged")))
+    elif op == "row":
+        before = db.execute("SELECT outcome FROM outcomes WHERE entry=? AND session=?",
+                            (record.get("entry"), record.get("session"))).fetchone()
+        db.execute(
+            f"INSERT OR REPLACE INTO outcomes({', '.join(_ROW_COLUMNS)}) "
+            f"VALUES ({', '.join('?' for _ in _ROW_COLUMNS)})",
+            [record.get(column) for column in _ROW_COLUMNS])
+        db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)",
+                   (SINCE_KEY, repr(record["injected"])))
+        _journal(store, record["entry"], record["session"], before[0] if before else None,
+                 record.get("outcome"), record.get("why"),
+                 record.get("judged") or record["injected"])
+    else:
+        log.warning("Skipping an unknown line of the outcomes file: %r", op)
+        return 0
+    return 1
+
+
+def _journal(store: Store, entry: str, session: str, before: str | None, after: str | None,
+             why: str | None, ts: float) -> None:
+    """An outcome that changed, in the entry's history, as memoryd.store.usage journals it
+    (``memory history``): the events of a transaction that never committed, or of the index
+    a rebuild replaced, are not in any file."""
+    if after is None or after == before:
+        return
+    store.journal(entry, "outcome", ACTOR,
+                  {"session": session, "outcome": before} if before is not None else None,
+                  {"session": session, "outcome": after, "why": why}, ts)
+
+
+def export(store: Store, usage_log: UsageLog) -> int:
+    """Write a database's outcomes and their sessions to the file, once: the database was
+    made before the file existed."""
+    written, after = 0, ("", "")
+    sessions: set[str] = set()
+    while rows := store._db.execute(
+            f"SELECT {', '.join(_ROW_COLUMNS)} FROM outcomes WHERE (entry, session) > (?, ?) "
+            "ORDER BY entry, session LIMIT ?", (*after, EXPORT_BATCH)).fetchall():
+        usage_log.append({"op": "row", **dict(zip(_ROW_COLUMNS, row))} for row in rows)
+        sessions.update(row[1] for row in rows)
+        written += len(rows)
+        after = (rows[-1][0], rows[-1][1])
+    records = [r for r in (session_record(store, s) for s in sorted(sessions)) if r]
+    if records:
+        usage_log.append(records)
+    usage_log.sync()
+    with store._db:
+        store.set_meta(KEY, str(usage_log.size()))
+    log.info("Wrote the outcomes of this database to %s (%d rows): a rebuilt index keeps "
+             "every entry's usage record.", usage_log.path, written)
+    return 0
