@@ -34,6 +34,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("sessions", ("memoryd.sessions",)),
     ("passes", ("memoryd.passes",)),
     ("engine", ("memoryd.engine", "memoryd.embed_threads")),
+    ("sync", ("memoryd.sync",)),
     ("maintenance", ("memoryd.maintenance",)),
     ("retrieval", ("memoryd.retrieval",)),
     ("ingest", ("memoryd.ingest",)),

@@ -209,7 +209,12 @@ def run_reindex(no_vectors: bool) -> int:
 
     config = load_config()
     started = time.monotonic()
-    counts = reindex(config, embed=not no_vectors)
+    bar = _ReindexBar() if sys.stderr.isatty() else None
+    try:
+        counts = reindex(config, embed=not no_vectors, progress=bar)
+    finally:
+        if bar is not None:
+            bar.clear()
     print(
         f"reindexed {counts['entries']} entries from {counts['ledgers']} ledgers "
         f"({counts['records']} records) and {counts['archives']} transcript archives "
@@ -218,6 +223,39 @@ def run_reindex(no_vectors: bool) -> int:
         f"in {time.monotonic() - started:.1f} s into {config.db_path}"
     )
     return 0
+
+
+class _ReindexBar:
+    """The progress of a reindex on a terminal (stderr): a line written over in place, with a
+    bar and the time left, as `memory import` shows; at most every quarter second. A log line
+    takes the bar away first (it is drawn again with the next step), so the two never mix."""
+
+    def __init__(self) -> None:
+        from memoryd_client.progress_view import Bar
+
+        self.bar = Bar(sys.stderr)
+        self.last = 0.0
+        self.handlers = list(logging.getLogger().handlers)
+        for handler in self.handlers:
+            handler.addFilter(self.before_log)
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - self.last < 0.25 and done < total:
+            return
+        self.last = now
+        # the ledgers are read in bytes: their share is shown, not a count
+        self.bar.show(self.bar.line(f"reindexing: {phase}", done, total,
+                                    share=phase.startswith("replaying")))
+
+    def before_log(self, record: logging.LogRecord) -> bool:
+        self.bar.clear()
+        return True
+
+    def clear(self) -> None:
+        self.bar.clear()
+        for handler in self.handlers:
+            handler.removeFilter(self.before_log)
 
 
 def run_derive(name: str, parts: str | None, output: str | None, check: bool) -> int:

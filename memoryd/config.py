@@ -89,10 +89,11 @@ class PassesConfig:
     quiet_s: float
     notebook_lines: int
     promote_mode: str
+    sync: str = "hourly"  # memoryd.server.sync_methods: only once `memory sync init` ran
 
 
 SCHEDULES = ("hourly", "daily", "off")
-PASS_NAMES = ("notebooks", "consolidate", "promote", "staleness", "retain")
+PASS_NAMES = ("notebooks", "consolidate", "promote", "staleness", "retain", "sync")
 
 
 @dataclass(frozen=True)

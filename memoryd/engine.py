@@ -48,6 +48,7 @@ from memoryd.store.pass_log import PassLog, replay_pass_log
 from memoryd.store.reader import store_counts
 from memoryd.store.usage_log import UsageLog, replay_usage_log
 from memoryd.store.vectors import OLD_ROW_FILES, ROW_FILE, VectorIndex
+from memoryd.sync.apply import finish_pending
 from memoryd.text import content_hash, index_text
 
 log = logging.getLogger(__name__)
@@ -144,6 +145,8 @@ class Engine:
         await self.db(self.store.checkpoint_in_background)
         self._entries = Entries(self.config.remember, self.store, Ledger(self.config.ledger_dir))
         self._search = Search(self.config, self.store)
+        # a sync killed mid-merge: its files put back or completed, what it brought applied
+        await self.db(finish_pending, self.store, self.config.state_dir)
         restored = await self.db(restore_archives, self.store,
                                  AgentArchive(self.config.archive_dir))
         # the passes' journal before the ledgers: their records of a pass's changes name them

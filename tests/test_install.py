@@ -136,6 +136,19 @@ def test_a_file_that_is_not_json_is_left_alone(claude_settings, memoryd_home) ->
     assert not backups(memoryd_home)
 
 
+@pytest.mark.parametrize("empty", ["", "\n", "  \r\n"])
+def test_an_empty_settings_file_gets_the_hooks_and_comes_back_as_it_was(claude_settings,
+                                                                         empty) -> None:
+    """An empty settings.json (touched, or emptied by hand) made install crash with an
+    IndexError traceback."""
+    claude_settings.write_text(empty)
+    result = run_cli("hook", "install", "claude-code")
+    assert result.returncode == 0, result.stderr
+    assert set(json.loads(claude_settings.read_text())["hooks"]) == set(install.CLAUDE_CODE_EVENTS)
+    assert run_cli("hook", "uninstall", "claude-code").returncode == 0
+    assert claude_settings.read_bytes() == empty.encode()
+
+
 def test_other_commands_with_unbalanced_quotes_are_not_a_problem(claude_settings) -> None:
     theirs = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "echo 'unbalanced"}]}]}}
     claude_settings.write_text(json.dumps(theirs, indent=2) + "\n")
@@ -291,10 +304,13 @@ def test_a_file_changed_while_editing_is_not_overwritten(claude_settings, memory
 
 
 def test_install_registers_the_events_the_hooks_handle() -> None:
-    from memoryd_client.hooks import HARNESS_EVENTS
+    from memoryd_client.hooks import HARNESS_EVENTS, HARNESSES
 
     assert tuple(install.CLAUDE_CODE_EVENTS) == HARNESS_EVENTS["claude-code"]
     assert tuple(install.CODEX_EVENTS) == HARNESS_EVENTS["codex"]
+    assert tuple(install.GEMINI_EVENTS) == HARNESS_EVENTS["gemini"]
+    assert tuple(install.CURSOR_EVENTS) == HARNESS_EVENTS["cursor"]
+    assert set(install.HARNESS_EVENTS) == set(HARNESSES)
 
 
 N8_SETTINGS = """{
@@ -351,15 +367,19 @@ def hand_written(rng: random.Random, harness: str) -> str:
                            False, None])
 
     def group() -> dict[str, Any]:
+        if harness == "cursor":  # Cursor's lists hold handlers, not groups
+            return {"command": rng.choice(words[4:9]),
+                    **({"timeout": rng.randint(1, 60)} if rng.random() < 0.3 else {})}
         handlers = [{"type": "command", "command": rng.choice(words[4:9]) + f" {i}",
                      **({"timeout": rng.randint(1, 60)} if rng.random() < 0.5 else {})}
                     for i in range(rng.randint(1, 3))]
         return {"matcher": rng.choice(["Bash", "startup", "*", ""]), "hooks": handlers} \
             if rng.random() < 0.5 else {"hooks": handlers}
 
-    events = [*(install.CLAUDE_CODE_EVENTS if harness == "claude-code" else install.CODEX_EVENTS),
-              "PreToolUse", "Notification"]
+    events = [*install.HARNESS_EVENTS[harness], "PreToolUse", "Notification"]
     data: dict[str, Any] = {}
+    if harness == "cursor" and rng.random() < 0.8:
+        data["version"] = 1
     for key in rng.sample(["$schema", "model", "env", "permissions", "statusLine",
                            "cleanupPeriodDays", "includeCoAuthoredBy"], rng.randint(0, 5)):
         if key == "env":
@@ -375,6 +395,9 @@ def hand_written(rng: random.Random, harness: str) -> str:
     elif shape < 0.8:
         data["hooks"] = {event: [group() for _ in range(rng.randint(0, 2))]
                          for event in rng.sample(events, rng.randint(1, 4))}
+        if harness == "gemini" and rng.random() < 0.5:  # Gemini's own switches live in there
+            data["hooks"]["enabled"] = True
+            data["hooks"]["disabled"] = [rng.choice(words) for _ in range(rng.randint(0, 2))]
     keys = list(data)
     rng.shuffle(keys)
     data = {k: data[k] for k in keys}
@@ -400,7 +423,7 @@ def hand_written(rng: random.Random, harness: str) -> str:
     return rng.choice(["", "", " ", newline]) + body + end
 
 
-@pytest.mark.parametrize("harness", ["claude-code", "codex"])
+@pytest.mark.parametrize("harness", ["claude-code", "codex", "gemini", "cursor"])
 def test_install_and_uninstall_give_back_the_same_bytes_of_any_hand_written_file(
         memoryd_home, harness) -> None:
     """N8, as a property: for varied hand-written files, install leaves every byte of the
@@ -408,9 +431,7 @@ def test_install_and_uninstall_give_back_the_same_bytes_of_any_hand_written_file
     back the file byte for byte."""
     path = install.settings_path(harness, None)
     path.parent.mkdir(parents=True, exist_ok=True)
-    mine = {event: install.hook_command(harness, event)
-            for event in (install.CLAUDE_CODE_EVENTS if harness == "claude-code"
-                          else install.CODEX_EVENTS)}
+    mine = {event: install.hook_command(harness, event) for event in install.HARNESS_EVENTS[harness]}
     for seed in range(100):
         rng = random.Random(seed)
         original = hand_written(rng, harness)
@@ -420,13 +441,18 @@ def test_install_and_uninstall_give_back_the_same_bytes_of_any_hand_written_file
         installed = path.read_bytes().decode()
         after = json.loads(installed)
         context = f"seed {seed}:\n{original}\n--- installed:\n{installed}"
-        assert {k: v for k, v in after.items() if k != "hooks"} == \
+        new = {"version"} if harness == "cursor" and "hooks" not in before \
+            and "version" not in before else set()
+        assert {k: v for k, v in after.items() if k != "hooks" and k not in new} == \
             {k: v for k, v in before.items() if k != "hooks"}, context
+        if harness == "cursor":  # a file without hooks gets Cursor's version too
+            assert after.get("version") == 1 or "version" not in new, context
         for event, command in mine.items():
             theirs = (before.get("hooks") or {}).get(event, [])
             assert after["hooks"][event][:len(theirs)] == theirs, context
             [added] = after["hooks"][event][len(theirs):]
-            assert [h["command"] for h in added["hooks"]] == [command], context
+            handlers = [added] if harness == "cursor" else added["hooks"]
+            assert [h["command"] for h in handlers] == [command], context
         others = {e: g for e, g in (before.get("hooks") or {}).items() if e not in mine}
         assert {e: after["hooks"][e] for e in others} == others, context
         assert "already installed" in install.install(harness)

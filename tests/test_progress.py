@@ -6,27 +6,30 @@ The work is made long by real work only: a large import is embedded and stored."
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import pty
+import re
 import select
 import signal
 import socket
+import struct
 import subprocess
 import sys
+import termios
 import time
 from pathlib import Path
 
-from conftest import run_cli, spawn_daemon, stop_process
+from conftest import run_cli, run_memoryd, spawn_daemon, stop_process
 from memoryd_client import Client, wire
 
 
-def _import_file(path: Path, n: int, tag: str) -> Path:
-    """n entries of distinct words, long enough that embedding each takes ~50 ms of a core
-    (60 of them outlast a timeout of 1 s a few times over)."""
+def _import_file(path: Path, n: int, tag: str, words_each: int = 48) -> Path:
+    """n entries of distinct words, long enough that embedding them takes seconds."""
     with path.open("w") as out:
         for i in range(n):
-            words = " ".join(f"{tag}{i * 53 + j}q" for j in range(48))
+            words = " ".join(f"{tag}{i * 53 + j}q" for j in range(words_each))
             out.write(json.dumps({"agent": "importer", "category": "notes",
                                   "text": f"imported note {i}: {words}"}) + "\n")
     return path
@@ -79,11 +82,14 @@ def test_a_daemon_that_stops_answering_still_times_out_with_exit_3(memoryd_home:
         assert stop_process(proc) == 0
 
 
-def _on_terminal(*args: str) -> tuple[int, str]:
-    """The `memory` command with stderr on a pseudo-terminal: its exit code and what the
-    terminal showed."""
+def _on_terminal(*args: str, columns: int = 0,
+                 program: str = "memoryd_client") -> tuple[int, str]:
+    """The `memory` command (or another ``program``) with stderr on a pseudo-terminal
+    ``columns`` wide (0: a terminal that does not say): its exit code and what the terminal
+    showed."""
     main, side = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "memoryd_client", *args],
+    fcntl.ioctl(side, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    proc = subprocess.Popen([sys.executable, "-m", program, *args],
                             stdout=subprocess.DEVNULL, stderr=side, text=True)
     os.close(side)
     shown = b""
@@ -118,6 +124,54 @@ def test_progress_shows_on_a_terminal_as_one_line_and_never_under_json(
         assert shown.strip() == ""
     finally:
         assert stop_process(proc) == 0
+
+
+#: A bar with an estimate on a line written over: "[#####-----] 256/520 (49%) ~9 s left".
+BAR = re.compile(r"\[#*-*\] [\d,]+/[\d,]+ \(\d+%\) ~\d+ (s|min) left")
+
+
+def test_an_import_on_a_terminal_shows_a_bar_with_the_time_left_within_its_width(
+        memoryd_home: Path) -> None:
+    """Issue 39: a long operation shows a progress bar with an estimate of the time left, on
+    one line no wider than the terminal (a line that wraps is not written over)."""
+    proc = spawn_daemon(memoryd_home)
+    try:
+        # the daemon reports every 256 entries stored: 400 give an estimate before the end
+        source = _import_file(memoryd_home / "import.jsonl", 400, "e", words_each=16)
+        code, shown = _on_terminal("import", str(source), columns=150)
+        assert code == 0
+        lines = shown.split("\r")
+        assert any(BAR.search(line) for line in lines), shown[-2000:]
+        assert max(len(line.rstrip()) for line in lines) < 150
+        assert lines[-1].strip() == ""  # taken away at the end
+        narrow_source = _import_file(memoryd_home / "narrow.jsonl", 150, "n")
+        code, shown = _on_terminal("import", str(narrow_source), columns=60)
+        assert code == 0
+        assert max(len(line.rstrip()) for line in shown.split("\r")) < 60
+        assert "/150 (" in shown  # the numbers stay when the bar does not fit
+    finally:
+        assert stop_process(proc) == 0
+
+
+def test_a_reindex_on_a_terminal_shows_its_phases_with_a_bar_and_none_into_a_pipe(
+        memoryd_home: Path) -> None:
+    """`memoryd reindex` (the daemon stopped) shows how far the replay of the ledgers and the
+    embedding are; into a pipe its stderr has no carriage return."""
+    proc = spawn_daemon(memoryd_home)
+    try:
+        source = _import_file(memoryd_home / "import.jsonl", 300, "r", words_each=16)
+        assert run_cli("import", str(source), timeout=300).returncode == 0
+    finally:
+        assert stop_process(proc) == 0
+    code, shown = _on_terminal("reindex", columns=120, program="memoryd")
+    assert code == 0, shown
+    assert "\rreindexing: replaying the ledgers [" in shown
+    assert re.search(r"\rreindexing: embedding entries \[#*-*\] [\d,]+/300 \(", shown), shown
+    assert "reindexed 300 entries" not in shown  # stdout, not the terminal's stderr
+    piped = run_memoryd("reindex", timeout=300)
+    assert piped.returncode == 0, piped.stderr
+    assert "reindexed 300 entries" in piped.stdout
+    assert "\r" not in piped.stderr
 
 
 def _frames(sock: socket.socket) -> list[dict[str, object]]:

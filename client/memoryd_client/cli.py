@@ -103,6 +103,8 @@ def run(args: Args, client: Client) -> int:
     command = resolve(args)
     if command.run is not None:
         return command.run(args, client)
+    if command.watch is not None and args.watch:
+        return command.watch(args, client)
     assert command.request is not None and command.show is not None  # Command checks it
     result = command.request(args, client)
     _emit(args, result, command.show)
@@ -181,19 +183,23 @@ def run_hook_command(argv: list[str]) -> int:
             prog=f"memory hook {argv[0]}", description=descriptions[argv[0]],
             formatter_class=Formatter,
             epilog=f"examples:\n  memory hook {argv[0]} claude-code\n"
-                   f"  memory hook {argv[0]} codex --project ~/src/shop\n\n"
+                   f"  memory hook {argv[0]} codex --project ~/src/shop\n"
+                   f"  memory hook {argv[0]} gemini\n\n"
                    "The previous contents are backed up in memoryd's state dir (hook-backups/, "
                    "named after the file's real path); per file the first backup (before memoryd "
                    "first changed it) and the latest are kept.\n\n"
                    "exit codes: 0 done; 1 the file could not be changed (not JSON, not "
                    "writable); 2 usage error (DIR does not exist).")
-        parser.add_argument("harness", choices=["claude-code", "codex"],
+        parser.add_argument("harness", choices=["claude-code", "codex", "gemini", "cursor"],
                             help="claude-code: ~/.claude/settings.json (or $CLAUDE_CONFIG_DIR); "
-                                 "codex: ~/.codex/hooks.json (or $CODEX_HOME)")
+                                 "codex: ~/.codex/hooks.json (or $CODEX_HOME); gemini (Gemini "
+                                 "CLI): ~/.gemini/settings.json (or $GEMINI_CLI_HOME/.gemini); "
+                                 "cursor: ~/.cursor/hooks.json")
         parser.add_argument("--project", metavar="DIR",
                             help="a project's settings instead of the user's: "
-                                 "DIR/.claude/settings.local.json (personal, not committed) or "
-                                 "DIR/.codex/hooks.json; DIR must exist")
+                                 "DIR/.claude/settings.local.json (personal, not committed), "
+                                 "DIR/.codex/hooks.json, DIR/.gemini/settings.json or "
+                                 "DIR/.cursor/hooks.json; DIR must exist")
         try:
             args = parser.parse_args(argv[1:])
         except SystemExit as exc:
@@ -242,6 +248,10 @@ def main(argv: list[str] | None = None) -> int:
             print(help_text())
             return OK
         return run_hook_command(argv[1:])
+    if argv[:1] == ["__complete"]:  # the shell completion's question: lean, never fails
+        from memoryd_client.completion_values import main as complete
+
+        return complete(argv[1:])
     args = fast_parse(argv)
     if args is not None:
         return _execute(args)

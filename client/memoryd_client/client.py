@@ -231,6 +231,24 @@ class _Methods(abc.ABC):
         return self.call("purge", _drop_none({"agent": agent, "since": since, "match": match,
                                               "confirm": confirm}))
 
+    def sync_init(self, remote: str) -> Any:
+        """Make memoryd's durable files a git repository synced with ``remote`` (any git
+        remote: a path, ssh, https)."""
+        return self.call("sync_init", {"remote": remote})
+
+    def sync(self) -> Any:
+        """Commit, fetch, merge, push, and apply what the merge brought to the index."""
+        return self.call("sync")
+
+    def sync_add_shared(self, name: str, remote: str) -> Any:
+        """Follow a team's shared repository, read-only: its entries are the ``team`` namespace
+        ``NAME``."""
+        return self.call("sync_add_shared", {"name": name, "remote": remote})
+
+    def share(self, entry_id: str, name: str) -> Any:
+        """Copy an entry into the team repository ``name``, commit and push it."""
+        return self.call("share", {"id": entry_id, "name": name})
+
     def status(self, *, sources: bool = False) -> Any:
         """The daemon's state, including ingestion (queue, sources, errors); ``sources`` adds
         each source's entries in the index now (``indexed``)."""

@@ -129,6 +129,9 @@ class Command:
     and one that needs no connection to the daemon (mcp) ``alone``. A command with ``actions``
     runs the one named after it.
 
+    ``watch`` runs instead of request and show when the command's --watch is given (it asks
+    again and again until Ctrl-C, and returns the exit code: `memory status --watch`).
+
     ``globals`` are the global options it takes after its name (a global option among its
     ``args`` is one too, shown in its place); ``progress`` shows the daemon's
     progress on a terminal (memoryd_client.progress_view); ``refusal_exit`` is the exit code of
@@ -151,6 +154,7 @@ class Command:
         "request",
         "run",
         "show",
+        "watch",
     )
 
     def __init__(self, *, help: str, description: str | None = None, args: tuple[Arg, ...] = (),
@@ -160,7 +164,8 @@ class Command:
                  alone: Callable[[Args], int] | None = None, examples: tuple[str, ...] = (),
                  exits: str | None = None, epilog: str | None = None,
                  globals: tuple[Arg, ...] = GLOBALS, progress: bool = False,
-                 refusal_exit: int | None = None) -> None:
+                 refusal_exit: int | None = None,
+                 watch: Callable[[Args, Client], int] | None = None) -> None:
         self.help = help
         self.description = description
         self.args = args
@@ -176,6 +181,7 @@ class Command:
         self.globals = globals
         self.progress = progress
         self.refusal_exit = refusal_exit
+        self.watch = watch
         ways = [request is not None and show is not None, run is not None, alone is not None,
                 bool(actions)]
         if ways.count(True) != 1:

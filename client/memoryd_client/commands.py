@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 KINDS = ("fact", "lesson", "feedback", "note", "turn", "summary")
 PASS_NAMES = ("notebooks", "consolidate", "promote", "staleness", "retain")
+SHELLS = ("bash", "zsh", "fish")
 ENTRY_ID = Arg("id", help="entry id or a unique prefix of it")
 ACT_AS = Arg("--agent", help="act as this agent (must own the entry; default: the entry's own "
              "agent)")
@@ -108,6 +109,21 @@ def _purge(args: Args, client: Client) -> Any:
     return client.purge(args.agent, since=args.since, match=args.match, confirm=args.yes)
 
 
+def _sync(args: Args, client: Client) -> Any:
+    if args.action is None:
+        if args.first is not None:
+            raise UsageError(f"memory sync: unknown action {args.first!r} (init, add-shared)")
+        return client.sync()
+    if args.action == "init":
+        if args.first is None or args.second is not None:
+            raise UsageError("memory sync init: give the remote (memory sync init REMOTE)")
+        return client.sync_init(args.first)
+    if args.first is None or args.second is None:
+        raise UsageError("memory sync add-shared: give a name and the team's remote "
+                         "(memory sync add-shared NAME REMOTE)")
+    return client.sync_add_shared(args.first, args.second)
+
+
 def _notebook_check(args: Args, client: Client) -> Any:
     path = os.path.abspath(args.path) if args.path else None
     return client.notebook_check(path, agent=args.agent, fix=args.fix)
@@ -160,15 +176,28 @@ PRINT_PAGE = later("list_commands", "print_page")
 PASS_SUMMARY = plain(later("pass_view", "print_summary"))
 PASS_SHOW = plain(later("pass_view", "print_show"))
 EXAMINE = later("doctor", "examine")
+WATCH = later("status_watch", "watch")
 
 COMMANDS: dict[str, Command] = {
     "status": Command(
-        help="show the daemon's state",
+        help="show the daemon's state (--watch: live, until Ctrl-C)",
+        description="The daemon's state: a health line, then the details. With --watch, "
+        "again every --interval seconds until Ctrl-C: on a terminal a view drawn over in "
+        "place (indexing and embedding with the time left, the queue, the passes, the last "
+        "errors); into a pipe one plain line a snapshot; under --json one JSON document a "
+        "line. A daemon that stops answering does not end a watch: it says since when, and "
+        "asks again until the daemon answers.",
         args=(Arg("--sources", kind="flag",
-                  help="also each watched source: files, errors, skipped lines"),),
-        request=lambda a, c: c.status(sources=a.sources), show=views.show_status,
-        examples=("memory status", "memory status --sources --json"),
-        exits="0 the daemon answered"),
+                  help="also each watched source: files, errors, skipped lines"),
+              Arg("--watch", kind="flag", help="show it again every --interval seconds, "
+                  "until Ctrl-C"),
+              Arg("--interval", kind="float", default=2.0, metavar="S",
+                  help="with --watch: seconds between two looks (default: 2)")),
+        request=lambda a, c: c.status(sources=a.sources), show=views.show_status, watch=WATCH,
+        examples=("memory status", "memory status --sources --json", "memory status --watch",
+                  "memory status --watch --interval 10 >> memoryd-status.log"),
+        exits="0 the daemon answered (--watch: ended with Ctrl-C); 3 daemon unreachable "
+        "(not with --watch: it waits)"),
     "sources": Command(
         help="list, add or remove watched sources", progress=True,
         examples=("memory sources list",), exits="0 done", actions={
@@ -209,8 +238,8 @@ COMMANDS: dict[str, Command] = {
         examples=("memory reload",),
         exits="0 reloaded (a bad configuration is refused: exit 2)"),
     "hook": Command(
-        help="agent lifecycle hooks: memory hook claude-code|codex EVENT, memory hook "
-        "install|uninstall claude-code|codex (see memory hook --help)",
+        help="agent lifecycle hooks: memory hook claude-code|codex|gemini|cursor EVENT, "
+        "memory hook install|uninstall claude-code|codex|gemini|cursor (see memory hook --help)",
         globals=(), alone=_give_hook_first),
     "file": Command(
         help="the memory tools: list, read, write, replace, insert files in an agent's memory "
@@ -622,6 +651,50 @@ COMMANDS: dict[str, Command] = {
                   "memory purge --agent designer --match 'hunter2' --yes",
                   "memory purge --agent designer --since 2h --yes"),
         exits="0 purged (or, without --yes, listed); 1 nothing to purge"),
+    "sync": Command(
+        help="sync memory with a git remote: every machine holds the union", progress=True,
+        description="memoryd's durable files (ledgers, the memory tools' directory, the "
+        "transcript archives; never the database, the configuration or secrets) are a git "
+        "repository. `memory sync init REMOTE` sets it up (any git remote: a bare repository on "
+        "a disk or a NAS, ssh, https); `memory sync` commits what changed, fetches, merges and "
+        "pushes, never with force, and applies what the merge brought to this machine's index. "
+        "Ledgers merge as the union of their records; a markdown file changed on both machines "
+        "keeps both versions (a conflict copy beside it). `memory sync add-shared NAME REMOTE` "
+        "follows a team's repository read-only (its entries: the namespace team.NAME, in the "
+        "memory block under a Team heading). Needs git (docs/sync.md).",
+        args=(Arg("action", optional=True, kind=("init", "add-shared"),
+                  help="init REMOTE, add-shared NAME REMOTE; none: sync now"),
+              Arg("first", optional=True, metavar="REMOTE|NAME", help="init: the remote; "
+                  "add-shared: the team's name"),
+              Arg("second", optional=True, metavar="REMOTE", help="add-shared: the team's "
+                  "remote")),
+        request=_sync, show=plain(later("sync_view", "print_sync")),
+        examples=("memory sync init git@github.com:me/memory.git", "memory sync",
+                  "memory sync add-shared acme git@github.com:acme/lessons.git"),
+        exits="0 synced (a conflict copy is reported, not a failure); 1 failed (git's error: "
+        "the remote unreachable, not set up); 2 usage"),
+    "share": Command(
+        help="copy an entry into a team's shared repository (commit and push)", progress=True,
+        description="The one way to write a team namespace: the entry is copied (the original "
+        "stays yours) into the team's repository followed with `memory sync add-shared`, "
+        "committed and pushed; every member's next sync brings it.",
+        args=(ENTRY_ID, Arg("name", help="the team (as added with memory sync add-shared)")),
+        request=lambda a, c: c.share(a.id, a.name), show=plain(later("sync_view", "print_share")),
+        examples=("memory share 3f2a9c acme",),
+        exits="0 shared; 1 not found, no such team, or the push failed"),
+    "completion": Command(
+        help="print the shell completion script for bash, zsh or fish",
+        description="The completion script for SHELL, made from this client's table of "
+        "commands: commands, actions, options and their choices, files where a file is "
+        "wanted, and from the daemon when it is up agent names, entry ids (type a few "
+        "characters, then TAB) and session ids. Load it in the shell's start-up file "
+        "(docs/commands.md, Shell completion, says where for each shell).",
+        args=(Arg("shell", kind=SHELLS, help="bash, zsh or fish"),),
+        globals=(), alone=later("completion", "print_script"),
+        examples=("echo 'eval \"$(memory completion bash)\"' >> ~/.bashrc",
+                  "memory completion zsh > ~/.zfunc/_memory",
+                  "memory completion fish > ~/.config/fish/completions/memory.fish"),
+        exits="0 printed; 2 an unknown shell"),
     "release": Command(
         help="let a quarantined entry into the memory block",
         description="An entry whose text looks like an instruction to the model (ignore "

@@ -172,13 +172,15 @@ def _settings_files() -> list[tuple[str, str, str | None]]:
     from memoryd_client.install import settings_path
 
     files: list[tuple[str, str, str | None]] = [
-        ("claude-code", str(settings_path("claude-code", None)), None),
-        ("codex", str(settings_path("codex", None)), None)]
+        (harness, str(settings_path(harness, None)), None)
+        for harness in ("claude-code", "codex", "gemini", "cursor")]
     project = _project_root(os.getcwd())
     if project is not None:
         for harness, relative in (("claude-code", ".claude/settings.local.json"),
                                   ("claude-code", ".claude/settings.json"),
-                                  ("codex", ".codex/hooks.json")):
+                                  ("codex", ".codex/hooks.json"),
+                                  ("gemini", ".gemini/settings.json"),
+                                  ("cursor", ".cursor/hooks.json")):
             files.append((harness, os.path.join(project, relative), project))
     return files
 
@@ -194,7 +196,8 @@ def _project_root(directory: str) -> str | None:
         if parent == current:
             break
         current = parent
-    if any(os.path.isdir(os.path.join(directory, d)) for d in (".claude", ".codex")):
+    if any(os.path.isdir(os.path.join(directory, d))
+           for d in (".claude", ".codex", ".gemini", ".cursor")):
         return os.path.abspath(directory)
     return None
 
@@ -220,7 +223,9 @@ def installed_hooks() -> list[dict[str, Any]]:
         commands = []
         for groups in (hooks.values() if isinstance(hooks, dict) else []):
             for group in groups if isinstance(groups, list) else []:
-                for handler in (group.get("hooks") or []) if isinstance(group, dict) else []:
+                handlers = [group] if harness == "cursor" else \
+                    (group.get("hooks") or []) if isinstance(group, dict) else []
+                for handler in handlers if isinstance(handlers, list) else []:
                     if is_ours(handler, harness):
                         commands.append(handler["command"])
         if commands:
@@ -249,7 +254,7 @@ def hook_checks(hooks: list[dict[str, Any]], served_state: str,
     import shlex
     if not hooks:
         return [check("hooks", OK, "no memoryd hooks installed for this user or this project "
-                      "(memory hook install claude-code|codex adds them)")]
+                      "(memory hook install claude-code|codex|gemini|cursor adds them)")]
     checks = []
     for found in hooks:
         name = f"hooks {found['harness']}" + (" (project)" if found["project"] else "")

@@ -1,13 +1,17 @@
-"""memoryd's handlers in an agent's settings text (Claude Code's settings.json, Codex's
-hooks.json), added and removed as text (:mod:`memoryd_client.json_edit`).
+"""memoryd's handlers in an agent's settings text (Claude Code's and Gemini CLI's
+settings.json, Codex's and Cursor's hooks.json), added and removed as text
+(:mod:`memoryd_client.json_edit`).
 
-Both agents read ``{"hooks": {EVENT: [{"matcher": …, "hooks": [HANDLER, …]}, …]}}``. Install
-appends one group per event; uninstall removes the handlers ``ours`` recognises, the groups
-left without handlers and the event lists left empty. What install added besides the groups
-(``added``: the path of a container it created, with None, or of one that was empty, with the
-text it had) tells uninstall what to put back, so that install then uninstall gives back the
-same bytes; without it (a file an older memoryd edited), what memoryd's handlers leave empty
-is removed.
+Claude Code, Codex and Gemini CLI read ``{"hooks": {EVENT: [{"matcher": …, "hooks": [HANDLER,
+…]}, …]}}``; Cursor reads ``{"version": 1, "hooks": {EVENT: [HANDLER, …]}}`` (``flat``: the
+lists hold handlers, not groups). Install appends one group (Cursor: one handler) per event;
+uninstall removes the handlers ``ours`` recognises, the groups left without handlers and the
+event lists left empty. What install added besides the groups (``added``: the path of a
+container or member it created, with None, or of one that was empty, with the text it had)
+tells uninstall what to put back, so that install then uninstall gives back the same bytes;
+without it (a file an older memoryd edited), what memoryd's handlers leave empty is removed.
+``head``: members a new file starts with (Cursor's ``"version": 1``), added to a file that has
+none of them.
 """
 
 from __future__ import annotations
@@ -32,13 +36,14 @@ Path = tuple[str, ...]
 Added = dict[Path, "str | None"]
 
 
-def new_file(groups: dict[str, dict[str, Any]]) -> str:
+def new_file(groups: dict[str, dict[str, Any]], head: dict[str, Any] | None = None) -> str:
     """A settings file that did not exist: two-space indentation, a final newline."""
-    return Style().render({"hooks": {event: [group] for event, group in groups.items()}}, "",
-                          True) + "\n"
+    return Style().render({**(head or {}), "hooks": {event: [group] for event, group in
+                                                     groups.items()}}, "", True) + "\n"
 
 
-def add_handlers(text: str, groups: dict[str, dict[str, Any]]) -> tuple[str, Added]:
+def add_handlers(text: str, groups: dict[str, dict[str, Any]],
+                 head: dict[str, Any] | None = None) -> tuple[str, Added]:
     """``text`` with one group appended to each event's list (lists and a ``hooks`` object
     created where missing), and what was added besides the groups."""
     root = parse(text)
@@ -48,11 +53,15 @@ def add_handlers(text: str, groups: dict[str, dict[str, Any]]) -> tuple[str, Add
     hooks = root.member("hooks")
     if hooks is None:
         wanted = {event: [group] for event, group in groups.items()}
+        missing = [(key, value) for key, value in (head or {}).items()
+                   if root.member(key) is None]
         if not root.members:
             added[()] = text[root.start:root.end]
         else:
             added[("hooks",)] = None
-        edits.append(append(text, root, [("hooks", wanted)], style, multiline_when_empty=True))
+        added.update({(key,): None for key, _ in missing})
+        edits.append(append(text, root, [*missing, ("hooks", wanted)], style,
+                            multiline_when_empty=True))
         return apply(text, edits), added
     if hooks.value.kind != "object":
         raise ValueError("'hooks' is not an object")
@@ -77,8 +86,10 @@ def add_handlers(text: str, groups: dict[str, dict[str, Any]]) -> tuple[str, Add
     return apply(text, edits), added
 
 
-def strip_handlers(text: str, ours: Callable[[Any], bool], added: Added) -> tuple[str, int]:
-    """``text`` without the handlers ``ours`` recognises, and how many there were."""
+def strip_handlers(text: str, ours: Callable[[Any], bool], added: Added,
+                   flat: bool = False) -> tuple[str, int]:
+    """``text`` without the handlers ``ours`` recognises, and how many there were (``flat``:
+    the event lists hold handlers, not groups)."""
     root = parse(text)
     hooks = root.member("hooks")
     if hooks is None or hooks.value.kind != "object":
@@ -89,7 +100,7 @@ def strip_handlers(text: str, ours: Callable[[Any], bool], added: Added) -> tupl
     for number, event in enumerate(hooks.value.members):
         if event.value.kind != "array":
             continue
-        event_edits, gone_groups, mine = _strip_event(text, event.value, ours)
+        event_edits, gone_groups, mine = _strip_event(text, event.value, ours, flat)
         edits += event_edits
         removed += mine
         if gone_groups and len(gone_groups) == len(event.value.items):
@@ -111,10 +122,14 @@ def strip_handlers(text: str, ours: Callable[[Any], bool], added: Added) -> tupl
     return apply(text, edits), removed
 
 
-def _strip_event(text: str, groups: Node, ours: Callable[[Any], bool]
+def _strip_event(text: str, groups: Node, ours: Callable[[Any], bool], flat: bool = False
                  ) -> tuple[list[Edit], list[int], int]:
     """An event's list of groups without our handlers: the edits inside groups that keep
-    others' handlers, the groups that held only ours, and how many of ours there were."""
+    others' handlers, the groups that held only ours, and how many of ours there were. A
+    flat list's items are handlers: ours go, as a group holding only ours does."""
+    if flat:
+        mine = [i for i, item in enumerate(groups.items) if ours(value_of(text, item))]
+        return [], mine, len(mine)
     edits: list[Edit] = []
     gone_groups = []
     removed = 0
@@ -136,7 +151,8 @@ def _empty(text: str, root: Node, hooks: Node, added: Added) -> list[Edit]:
     before = added.get(("hooks",))
     if before is not None:  # the user's own empty object
         return [Edit(hooks.start, hooks.end, before)]
-    index = next(i for i, m in enumerate(root.members) if m.value is hooks)
-    if len(root.members) > 1:
-        return remove(text, root, [index])
+    gone = [i for i, m in enumerate(root.members)  # with the members install added beside it
+            if m.value is hooks or ((m.key,) in added and added[(m.key,)] is None)]
+    if len(gone) < len(root.members):
+        return remove(text, root, gone)
     return [Edit(root.start, root.end, added.get(()) or "{}")]

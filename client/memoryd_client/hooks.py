@@ -1,4 +1,4 @@
-"""``memory hook AGENT EVENT``: lifecycle hooks for Claude Code and Codex.
+"""``memory hook AGENT EVENT``: lifecycle hooks for Claude Code, Codex, Gemini CLI and Cursor.
 
 Reads the agent's JSON on stdin, tells the daemon, prints the agent's own output format. A hook
 never blocks its agent: it always exits 0 with valid (possibly empty) output — on bad stdin, a
@@ -24,38 +24,83 @@ if TYPE_CHECKING:
 
 from memoryd_client import hook_wire
 
-HARNESSES = ("claude-code", "codex")
-#: The events memoryd's hooks handle, per agent (what `memory hook install` registers).
+HARNESSES = ("claude-code", "codex", "gemini", "cursor")
+#: The events memoryd's hooks handle, per agent, by the agent's own names (what `memory hook
+#: install` registers). Gemini CLI and Cursor name theirs differently: NATIVE_EVENTS says which
+#: of memoryd's events each one is.
 HARNESS_EVENTS = {
     "claude-code": ("SessionStart", "UserPromptSubmit", "PreToolUse", "PreCompact", "PostCompact",
                     "Stop", "SubagentStop", "SessionEnd"),
     "codex": ("SessionStart", "UserPromptSubmit", "PreToolUse", "PreCompact", "PostCompact",
               "Stop", "SessionEnd"),
+    "gemini": ("SessionStart", "BeforeAgent", "BeforeTool", "AfterTool", "AfterAgent",
+               "SessionEnd"),
+    "cursor": ("sessionStart", "beforeShellExecution", "stop", "sessionEnd"),
+}
+#: An agent's own event names (lower case) → memoryd's. Gemini CLI: BeforeAgent is its
+#: UserPromptSubmit, BeforeTool its PreToolUse (it cannot add context there: a hard rule's deny
+#: only), AfterTool where a lesson the call went against reaches the model (appended to the
+#: tool's result), AfterAgent its Stop. Cursor: beforeShellExecution can only deny (a hard
+#: rule); beforeSubmitPrompt cannot add context, so it is not installed.
+NATIVE_EVENTS = {
+    "gemini": {"beforeagent": "UserPromptSubmit", "beforetool": "PreToolUse",
+               "aftertool": "PostToolUse", "afteragent": "Stop", "precompress": "PreCompact"},
+    "cursor": {"beforeshellexecution": "PreToolUse", "pretooluse": "PreToolUse",
+               "posttooluse": "PostToolUse", "beforesubmitprompt": "UserPromptSubmit",
+               "precompact": "PreCompact"},
 }
 #: Event names the agents send, and the aliases accepted on the command line.
 EVENTS = {
     "sessionstart": "SessionStart", "session-start": "SessionStart",
     "userpromptsubmit": "UserPromptSubmit", "prompt": "UserPromptSubmit",
     "pretooluse": "PreToolUse", "pre-tool-use": "PreToolUse",
+    "posttooluse": "PostToolUse", "post-tool-use": "PostToolUse",
     "precompact": "PreCompact", "pre-compact": "PreCompact",
     "postcompact": "PostCompact", "post-compact": "PostCompact",
     "stop": "Stop", "subagentstop": "SubagentStop", "subagent-stop": "SubagentStop",
     "sessionend": "SessionEnd", "session-end": "SessionEnd",
 }
 #: Events whose output carries context into the conversation.
-CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse")
+CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse")
 #: Seconds the whole exchange with the daemon may take, per event (agents allow 5-60 s).
-#: PreToolUse runs before every tool call: a daemon slower than this is not waited for.
-DEADLINE_S = {"SessionStart": 2.5, "UserPromptSubmit": 1.5, "PreToolUse": 0.25}
-#: Events not worth replaying later: a tool call's lesson is of use only before the call.
-NOT_SPOOLED = ("PreToolUse",)
+#: PreToolUse runs before every tool call (PostToolUse after): a daemon slower than this is
+#: not waited for.
+DEADLINE_S = {"SessionStart": 2.5, "UserPromptSubmit": 1.5, "PreToolUse": 0.25,
+              "PostToolUse": 0.25}
+#: Events not worth replaying later: a tool call's lesson is of use only next to the call.
+NOT_SPOOLED = ("PreToolUse", "PostToolUse")
 DEFAULT_DEADLINE_S = 0.5
 MAX_STDIN_BYTES = 4 * 1024 * 1024
 SPOOL_NAME = "spool.msgpack"
 
 
-USAGE = ("usage: memory hook claude-code|codex EVENT < payload.json\n"
-         "       memory hook install|uninstall claude-code|codex [--project DIR]")
+USAGE = ("usage: memory hook claude-code|codex|gemini|cursor EVENT < payload.json\n"
+         "       memory hook install|uninstall claude-code|codex|gemini|cursor [--project DIR]")
+
+
+def canonical(harness: str, name: str) -> str:
+    """memoryd's name for an event an agent calls ``name`` (an unknown name as it is)."""
+    folded = name.lower().replace("_", "-")
+    return NATIVE_EVENTS.get(harness, {}).get(folded) or EVENTS.get(folded, name)
+
+
+def carries_context(harness: str, event: str) -> bool:
+    """Whether the agent adds what memoryd answers at ``event`` to the model's context (the
+    rest can only deny a call, or nothing)."""
+    if event not in CONTEXT_EVENTS:
+        return False
+    if harness == "gemini":
+        return event != "PreToolUse"  # BeforeTool can deny or rewrite a call, not add to it
+    if harness == "cursor":
+        return event in ("SessionStart", "PostToolUse")
+    return event != "PostToolUse"  # Claude Code and Codex: not installed there
+
+
+def native(harness: str, event: str) -> str:
+    """The agent's own name for memoryd's ``event`` (the first of its installed events that
+    is it; ``event`` itself when the agent has no other name for it)."""
+    return next((name for name in HARNESS_EVENTS.get(harness, ())
+                 if canonical(harness, name) == event), event)
 
 
 def help_text(harness: str | None = None) -> str:
@@ -68,7 +113,11 @@ def help_text(harness: str | None = None) -> str:
     for name in (HARNESSES if harness is None else (harness,)):
         lines.append(f"EVENT for {name} (case-insensitive; aliases in parentheses):")
         for event in HARNESS_EVENTS[name]:
-            aliases = [a for a, e in EVENTS.items() if e == event and a != event.lower()]
+            ours = canonical(name, event)
+            if ours.lower() != event.lower():  # the agent's own name for one of memoryd's
+                lines.append(f"  {event} (memoryd's {ours})")
+                continue
+            aliases = [a for a, e in EVENTS.items() if e == ours and a != event.lower()]
             lines.append(f"  {event}" + (f" ({', '.join(aliases)})" if aliases else ""))
     if harness is None:
         lines += ["", "memory hook install|uninstall --help: adding the hooks to an agent's "
@@ -150,16 +199,40 @@ def call_daemon(request: dict[str, Any], deadline_s: float) -> dict[str, Any]:
     return {"problem": f"the daemon refused the event: {message}"} if message else {}
 
 
-def render(event: str, context: str | None, deny: str | None = None) -> str:
-    """The agent's own output: JSON with additionalContext for context events, else nothing.
-    Codex validates hook output against strict schemas, so only the common subset is used.
-    ``deny`` (PreToolUse only: a hard rule the user opted into) denies the call, with the
-    reason the agent reads; memoryd never answers "allow", which would skip the user's
-    permission prompt. (The daemon renders; the hook process only prints, so it never imports
-    json.)"""
+def render(event: str, context: str | None, deny: str | None = None,
+           harness: str = "claude-code", name: str | None = None) -> str:
+    """The agent's own output for memoryd's ``event`` (``name``: the agent's name for it).
+    Claude Code and Codex: JSON with ``hookSpecificOutput.additionalContext`` for context
+    events (Codex validates hook output against strict schemas, so only the common subset is
+    used); ``deny`` (PreToolUse only: a hard rule the user opted into) denies the call, with
+    the reason the agent reads. memoryd never answers "allow", which would skip the user's
+    permission prompt. Gemini CLI: the same shape under its own event name; its BeforeTool
+    cannot add context, so there only a deny is said (``decision``/``reason``, the reason sent
+    to the model). Cursor: ``additional_context`` at session start; before a shell command a
+    deny only (``permission``, with ``agent_message`` for the model and ``user_message``).
+    Nothing (an empty string) otherwise. (The daemon renders; the hook process only prints,
+    so it never imports json.)"""
     import json
 
-    if event not in CONTEXT_EVENTS or not context:
+    if event not in CONTEXT_EVENTS or not (context or deny):
+        return ""
+    if harness == "gemini":
+        if event == "PreToolUse":
+            return json.dumps({"decision": "deny", "reason": deny}, ensure_ascii=False) \
+                if deny else ""
+        if not context:
+            return ""
+        return json.dumps({"hookSpecificOutput": {
+            "hookEventName": name or native(harness, event), "additionalContext": context}},
+            ensure_ascii=False)
+    if harness == "cursor":
+        if event == "PreToolUse":
+            return json.dumps({"permission": "deny", "agent_message": deny, "user_message": deny},
+                              ensure_ascii=False) if deny else ""
+        if event in ("SessionStart", "PostToolUse") and context:
+            return json.dumps({"additional_context": context}, ensure_ascii=False)
+        return ""  # beforeSubmitPrompt has no field for context
+    if not context:
         return ""
     output: dict[str, str] = {"hookEventName": event, "additionalContext": context}
     if deny and event == "PreToolUse":
@@ -189,7 +262,7 @@ def run_hook(argv: list[str], stdin: Any = None, stdout: Any = None) -> int:
             print(help_text(argv[0]), file=sys.stderr)
             return 0
         harness = argv[0]
-        event = EVENTS.get(argv[1].lower().replace("_", "-"), argv[1])
+        event = canonical(harness, argv[1])
         raw = stdin.buffer.read(MAX_STDIN_BYTES) if hasattr(stdin, "buffer") else \
             stdin.read(MAX_STDIN_BYTES).encode("utf-8", errors="replace")
         request = {"harness": harness, "event": event, "raw": raw.decode("utf-8", errors="replace"),

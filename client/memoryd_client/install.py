@@ -1,4 +1,4 @@
-"""``memory hook install|uninstall claude-code|codex [--project DIR]``.
+"""``memory hook install|uninstall claude-code|codex|gemini|cursor [--project DIR]``.
 
 Adds memoryd's hook handlers to the agent's settings idempotently and removes exactly the
 handlers it added (recognised by their command). The settings file is the user's, so it is
@@ -70,6 +70,32 @@ CODEX_EVENTS: dict[str, tuple[str | None, dict[str, Any]]] = {
     "Stop": (None, {"timeout": 10}),
     "SessionEnd": (None, {"timeout": 3}),
 }
+#: Gemini CLI: its tools (a regular expression, tested unanchored: anchored here), and
+#: ``timeout`` in milliseconds. No matcher on SessionStart: Gemini compares a lifecycle event's
+#: matcher with its source as an exact string.
+GEMINI_TOOLS = "^(run_shell_command|write_file|replace)$"
+GEMINI_EVENTS: dict[str, tuple[str | None, dict[str, Any]]] = {
+    "SessionStart": (None, {"timeout": 10_000}),
+    "BeforeAgent": (None, {"timeout": 5_000}),
+    "BeforeTool": (GEMINI_TOOLS, {"timeout": 5_000}),
+    "AfterTool": (GEMINI_TOOLS, {"timeout": 5_000}),
+    "AfterAgent": (None, {"timeout": 10_000}),
+    "SessionEnd": (None, {"timeout": 5_000}),
+}
+#: Cursor: a flat list of handlers per event (no groups, no timeout: memoryd's own deadlines
+#: hold).
+CURSOR_EVENTS: dict[str, tuple[str | None, dict[str, Any]]] = {
+    "sessionStart": (None, {}),
+    "beforeShellExecution": (None, {}),
+    "stop": (None, {}),
+    "sessionEnd": (None, {}),
+}
+HARNESS_EVENTS = {"claude-code": CLAUDE_CODE_EVENTS, "codex": CODEX_EVENTS,
+                  "gemini": GEMINI_EVENTS, "cursor": CURSOR_EVENTS}
+#: Harnesses whose event lists hold handlers directly, rather than groups of them.
+FLAT = ("cursor",)
+#: What a settings file of the harness starts with besides ``hooks``.
+HEAD: dict[str, dict[str, Any]] = {"cursor": {"version": 1}}
 #: The variables that decide which daemon a hook talks to and where it spools: carried into the
 #: hook commands when set at install time (agents run hooks with their own environment).
 CARRIED_ENV = ("MEMORYD_HOME", "MEMORYD_SOCKET")
@@ -81,21 +107,28 @@ ADDED_SUFFIX = ".memoryd-added"
 
 def settings_path(harness: str, project: str | None) -> Path:
     """The file install writes. User level: Claude Code's settings.json in $CLAUDE_CONFIG_DIR
-    (default ~/.claude), Codex's hooks.json in $CODEX_HOME (default ~/.codex). With a project:
-    Claude Code's personal, uncommitted ``DIR/.claude/settings.local.json`` (the commands hold
-    absolute paths into this user's installation), Codex's ``DIR/.codex/hooks.json``. A project
-    directory that does not exist is refused (a typo must not create it)."""
+    (default ~/.claude), Codex's hooks.json in $CODEX_HOME (default ~/.codex), Gemini CLI's
+    settings.json in ~/.gemini ($GEMINI_CLI_HOME/.gemini when set: Gemini's home override),
+    Cursor's ~/.cursor/hooks.json. With a project: Claude Code's personal, uncommitted
+    ``DIR/.claude/settings.local.json`` (the commands hold absolute paths into this user's
+    installation), Codex's ``DIR/.codex/hooks.json``, Gemini's ``DIR/.gemini/settings.json``,
+    Cursor's ``DIR/.cursor/hooks.json``. A project directory that does not exist is refused
+    (a typo must not create it)."""
     if project is not None:
         base = Path(project).expanduser()
         if not base.is_dir():
             raise BadParamsError(f"--project {project}: no such directory; nothing was changed")
         base = base.resolve()
-        if harness == "claude-code":
-            return base / ".claude" / "settings.local.json"
-        return base / ".codex" / "hooks.json"
+        return base / {"claude-code": ".claude/settings.local.json", "codex": ".codex/hooks.json",
+                       "gemini": ".gemini/settings.json", "cursor": ".cursor/hooks.json"}[harness]
     if harness == "claude-code":
         config = os.environ.get("CLAUDE_CONFIG_DIR")
         return (Path(config).expanduser() if config else Path.home() / ".claude") / "settings.json"
+    if harness == "gemini":
+        home = os.environ.get("GEMINI_CLI_HOME")
+        return (Path(home).expanduser() if home else Path.home()) / ".gemini" / "settings.json"
+    if harness == "cursor":
+        return Path.home() / ".cursor" / "hooks.json"
     codex_home = os.environ.get("CODEX_HOME")
     return (Path(codex_home).expanduser() if codex_home else Path.home() / ".codex") / "hooks.json"
 
@@ -346,6 +379,14 @@ def next_steps(harness: str) -> list[str]:
     if harness == "claude-code":
         return [("Next: new Claude Code sessions run the hooks (a running one may need a look at "
                  "/hooks or a restart; project hooks run once the workspace is trusted).")]
+    if harness == "gemini":
+        return [("Next: new Gemini CLI sessions run the hooks (/hooks panel lists them; project "
+                 "hooks run in a trusted folder)."),
+                ("  Gemini CLI versions from before hooks were on by default also need "
+                 "\"enableHooks\": true under \"tools\" in ~/.gemini/settings.json.")]
+    if harness == "cursor":
+        return [("Next: restart Cursor; its Hooks settings tab lists them. Cursor versions "
+                 "without sessionStart/sessionEnd hooks (before 2.x) report them as unknown.")]
     config = settings_path("codex", None).with_name("config.toml")
     return [("Next: in Codex, review and trust the hooks with /hooks: Codex does not run untrusted "
              "hooks."),
@@ -374,23 +415,40 @@ def _describe(settings: SettingsFile, backup: Path | None) -> list[str]:
 
 
 def groups_for(harness: str) -> dict[str, dict[str, Any]]:
-    """The group memoryd adds to each event's list."""
+    """What memoryd adds to each event's list: a group ``{matcher?, hooks: [handler]}``, or for
+    Cursor the handler itself. Gemini's handlers are named ``memoryd`` (``/hooks disable
+    memoryd`` turns them all off)."""
     groups = {}
-    events = CLAUDE_CODE_EVENTS if harness == "claude-code" else CODEX_EVENTS
-    for event, (matcher, extras) in events.items():
-        handler = {"type": "command", "command": hook_command(harness, event), **extras}
+    for event, (matcher, extras) in HARNESS_EVENTS[harness].items():
+        if harness in FLAT:
+            groups[event] = {"command": hook_command(harness, event), **extras}
+            continue
+        named = {"name": "memoryd"} if harness == "gemini" else {}
+        handler = {**named, "type": "command", "command": hook_command(harness, event), **extras}
         groups[event] = {"matcher": matcher, "hooks": [handler]} if matcher else \
             {"hooks": [handler]}
     return groups
 
 
+def _nothing_left(text: str, harness: str) -> bool:
+    """Whether a settings text holds nothing but what a new file of the harness starts with."""
+    data = json.loads(text) if text.strip() else {}
+    return not data or data == HEAD.get(harness)
+
+
+def _strip(text: str, harness: str, added: hook_settings.Added) -> tuple[str, int]:
+    return hook_settings.strip_handlers(text, lambda h: is_ours(h, harness), added,
+                                        flat=harness in FLAT)
+
+
 def _without_ours(settings: SettingsFile, harness: str) -> tuple[str, int]:
     """The file's text without memoryd's handlers (what install found, if any)."""
     assert settings.text is not None
+    if not settings.text.strip():  # an empty file: nothing to parse, nothing of ours
+        return settings.text, 0
     added = settings.added()
-    text, removed = hook_settings.strip_handlers(settings.text, lambda h: is_ours(h, harness),
-                                                 added)
-    if removed and not json.loads(text) and ("file",) in added:  # it held only whitespace
+    text, removed = _strip(settings.text, harness, added)
+    if removed and _nothing_left(text, harness) and ("file",) in added:  # only whitespace
         text = added[("file",)] or ""
     return text, removed
 
@@ -401,15 +459,16 @@ def install(harness: str, project: str | None = None) -> str:
     groups = groups_for(harness)
     replaced = 0
     added: hook_settings.Added
+    head = HEAD.get(harness)
     if settings.text is None:
-        text, added = hook_settings.new_file(groups), {}
+        text, added = hook_settings.new_file(groups, head), {}
     else:
         base, replaced = _without_ours(settings, harness)
         try:
             if base.strip():
-                text, added = hook_settings.add_handlers(base, groups)
+                text, added = hook_settings.add_handlers(base, groups, head)
             else:  # an empty file
-                text, added = hook_settings.new_file(groups), {("file",): base}
+                text, added = hook_settings.new_file(groups, head), {("file",): base}
         except ValueError as exc:  # 'hooks' or an event's list is something else
             raise ValueError(f"{path}: {exc}; nothing was changed") from None
         if json.loads(text) == settings.data:
@@ -417,10 +476,10 @@ def install(harness: str, project: str | None = None) -> str:
                 f"\n{line}" for line in _exclude(project, path, add=True))
     backup = settings.write(text)
     settings.note_added(added)
-    head = f"{path}: installed {len(groups)} memoryd hooks" + \
+    said = f"{path}: installed {len(groups)} memoryd hooks" + \
         (f" (replacing {replaced} earlier ones)" if replaced else "") + \
         (" (new file)" if settings.text is None else "")
-    lines = [head, *_describe(settings, backup), *_exclude(project, path, add=True), *_reach(),
+    lines = [said, *_describe(settings, backup), *_exclude(project, path, add=True), *_reach(),
              *next_steps(harness)]
     legacy = legacy_path(harness, project)
     if legacy is not None and _ours_in(legacy, harness):
@@ -453,8 +512,7 @@ def _ours_in(path: Path, harness: str) -> int:
         return 0
     if not (settings.text or "").strip():
         return 0
-    return hook_settings.strip_handlers(settings.text or "", lambda h: is_ours(h, harness),
-                                        {})[1]
+    return _strip(settings.text or "", harness, {})[1]
 
 
 def uninstall(harness: str, project: str | None = None) -> str:
@@ -475,7 +533,7 @@ def _uninstall_from(path: Path, harness: str, project: str | None = None) -> str
         return f"{path}: no memoryd hooks found" + "".join(
             f"\n{line}" for line in _exclude(project, path, add=False))
     excluded = _exclude(project, path, add=False)
-    if not json.loads(text or "{}") and settings.remove_created():
+    if _nothing_left(text, harness) and settings.remove_created():
         settings.note_added({})
         return "\n".join([(f"{path}: removed {removed} memoryd hooks, and the file, which "
                            "memoryd had created"), *excluded])

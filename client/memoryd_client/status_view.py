@@ -25,7 +25,7 @@ def duration(seconds: float | None) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def _next_run(at: float, now: float) -> str:
+def next_run(at: float, now: float) -> str:
     """When a pass runs next, as a clock time that cannot be read as today's when it is not:
     "16:35", "tomorrow 14:35", "due" (it waits for a quiet moment or its turn)."""
     if at <= now:
@@ -148,12 +148,23 @@ def print_status(status: dict[str, Any]) -> None:
     upcoming = [p for p in status.get("passes") or [] if p["next"]]
     if upcoming:
         print("passes: " + ", ".join(
-            f"{p['pass']} next {_next_run(p['next'], time.time())}"
+            f"{p['pass']} next {next_run(p['next'], time.time())}"
             + (f" (last {p['last_run']}: "
                + (", ".join(f"{k} {v}" for k, v in sorted(p["last_counts"].items()))
                   or "nothing to do") + ")" if p["last_run"] else "")
             for p in upcoming) + (f"; running {status['pass_running']}"
                                   if status.get("pass_running") else ""))
+    sync = status.get("sync")
+    if sync:
+        last = (time.strftime("%Y-%m-%d %H:%M", time.localtime(sync["last_sync"]))
+                if sync.get("last_sync") else "never")
+        upcoming = (f", next {_next_run(sync['next'], time.time())}" if sync.get("next")
+                    else f" ({sync['schedule']})")
+        print(f"sync: {sync['remote']}, last {last}{upcoming}"
+              + (f"; last error: {sync['last_error']}" if sync.get("last_error") else ""))
+        for copy in sync.get("conflicts") or []:
+            print(f"sync conflict: {copy} holds the other machine's version (merge it into the "
+                  "file, delete the copy, memory sync)")
     for contradiction in status.get("contradictions") or []:
         texts = " / ".join(repr(t[:60]) for t in contradiction["texts"])
         print(f"contradiction {contradiction['change']}: {texts} (a person decides: forget or "

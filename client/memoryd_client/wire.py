@@ -62,7 +62,7 @@ PARAMS: dict[str, frozenset[str]] = {
                            "message_id"}),
     "remember_many": frozenset({"entries"}),
     "search": _FILTERS | {"query", "limit", "min_score", "match", "now", "explain"},
-    "list": _FILTERS | {"limit", "offset", "cursor", "order"},
+    "list": _FILTERS | {"limit", "offset", "cursor", "order", "prefix"},
     "timeline": _FILTERS | {"bucket"},
     "get": frozenset({"id"}),
     "forget": frozenset({"id", "agent", "reason"}),
@@ -94,12 +94,16 @@ PARAMS: dict[str, frozenset[str]] = {
     "purge": frozenset({"agent", "since", "match", "confirm"}),
     "import_history": frozenset({"harnesses", "since", "dry_run", "detach"}),
     "release": frozenset({"id", "agent"}),
+    "sync_init": frozenset({"remote"}),
+    "sync": frozenset(),
+    "sync_add_shared": frozenset({"name", "remote"}),
+    "share": frozenset({"id", "name", "agent"}),
 }
 #: Requests that can take long (a big import, a pass over a big store, a purge, a source's
 #: first scan): clients ask for progress frames on them.
 PROGRESS_METHODS = frozenset({"remember_many", "pass_run", "undo", "promote_accept",
                               "notebook_check", "purge", "sources", "reload", "extract",
-                              "import_history"})
+                              "import_history", "sync_init", "sync", "sync_add_shared", "share"})
 #: Who a connection says it is: the Python library or a program speaking the protocol (api),
 #: the `memory` command at a terminal (terminal) or not (cli: a script, an agent's shell),
 #: the MCP server (mcp), an agent's lifecycle hook (hook).

@@ -107,8 +107,13 @@ class Purge:
 
     def __init__(self, store: Store, ledger: Ledger, archive: AgentArchive, agent: str,
                  since: float | None, match: str | None, *,
-                 history: AgentArchive | None = None, pass_log: PassLog | None = None) -> None:
+                 history: AgentArchive | None = None, pass_log: PassLog | None = None,
+                 ids: frozenset[str] | None = None) -> None:
+        """``ids``: purge exactly these entries (a purge made on another machine, whose
+        ``purge`` ledger record a sync brought: memoryd.sync.apply); the ledger then gets
+        no purge record of its own, as it holds that one already."""
         self.store, self.ledger, self.archive = store, ledger, archive
+        self.ids = ids
         self.history, self.pass_log = history, pass_log
         self.agent, self.since, self.match = agent, since, match
         self.pattern = re.compile(re.escape(match), re.IGNORECASE) if match else None
@@ -120,6 +125,8 @@ class Purge:
         since the time, its text holding the string."""
         if entry.get("agent") != self.agent:
             return False
+        if self.ids is not None:
+            return str(entry.get("uid", entry.get("id"))) in self.ids
         created = entry.get("created")
         if self.since is not None and not (
                 isinstance(created, int | float) and created >= self.since):
@@ -191,7 +198,7 @@ class Purge:
             if uid in plan.ids:
                 plan.events.append(number)
             elif uid.startswith(tool):
-                if (self.since is None or ts >= self.since) and (
+                if self.ids is None and (self.since is None or ts >= self.since) and (
                         self.pattern is None
                         or holds_text(self.pattern, [json_value(before), json_value(after)])):
                     plan.events.append(number)
@@ -289,12 +296,13 @@ class Purge:
             return isinstance(entry, dict) and entry.get("uid") in ids
 
         def versions(record: dict[str, Any]) -> bool:
-            return (record.get("op") == "version"
+            return (self.ids is None and record.get("op") == "version"
                     and (self.since is None or float(record.get("ts") or 0) >= self.since)
                     and (self.pattern is None or holds_text(
                         self.pattern, [record.get("before"), record.get("after")])))
 
-        tail = {"op": "purge", "ts": time.time(), "ids": sorted(ids)}
+        tail = {"op": "purge", "ts": time.time(), "ids": sorted(ids)} \
+            if self.ids is None else None
         plan.files["ledger"] = (self.ledger.path(self.agent), f"ledger:{self.agent}",
                                 ledger_rewrite(self.ledger.path(self.agent), ledger, tail))
         plan.files["archive"] = (self.archive.path(self.agent), meta_key(self.agent),

@@ -14,6 +14,7 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+from collections.abc import Callable
 
 import numpy as np
 
@@ -39,7 +40,14 @@ log = logging.getLogger(__name__)
 EMBED_BATCH = 256
 
 
-def reindex(config: Config, *, embed: bool = True) -> dict[str, int]:
+#: What a reindex tells its caller as it goes: (phase, done, total).
+Progress = Callable[[str, int, int], None]
+
+
+def reindex(config: Config, *, embed: bool = True,
+            progress: Progress | None = None) -> dict[str, int]:
+    """Rebuild the index (see the module docstring); ``progress`` is told how far the two long
+    phases are: replaying the ledgers (bytes) and embedding the entries."""
     restrict_umask()
     config.state_dir.mkdir(parents=True, mode=0o700, exist_ok=True)
     tighten_state(config.state_dir, config.private_files, config.private_trees)
@@ -65,9 +73,11 @@ def reindex(config: Config, *, embed: bool = True) -> dict[str, int]:
             replay_pass_log(store, pass_log)
             runs = store.runs.count()
             ledger = Ledger(config.ledger_dir)
-            records = replay_ledgers(store, ledger)
+            replayed = (lambda done, total: progress("replaying the ledgers", done, total)) \
+                if progress else None
+            records = replay_ledgers(store, ledger, replayed)
             replay_usage_log(store, usage_log)
-            vectors = embed_backlog(config, store) if embed else 0
+            vectors = embed_backlog(config, store, progress) if embed else 0
             entries = sum(store.count_entries().values())
         finally:
             store.close()
@@ -155,7 +165,7 @@ def outcomes_old(config: Config, usage_log: UsageLog) -> None:
         old.close()
 
 
-def embed_backlog(config: Config, store: Store) -> int:
+def embed_backlog(config: Config, store: Store, progress: Progress | None = None) -> int:
     try:
         embedder = Embedder(config.embed)
     except EmbedderError as exc:
@@ -163,14 +173,21 @@ def embed_backlog(config: Config, store: Store) -> int:
         return 0
     store.bind_model(ModelInfo(embedder.model_id, embedder.sha256, embedder.dim, embedder.parts))
     done = 0
+    total = store.count_backlog()
     while rows := store.rows_missing_vectors(EMBED_BATCH):
+        if progress:
+            progress("embedding entries", done, total)
         pairs = embedder.embed_entries([text for _, _, text in rows])
         with store.transaction():
             store.put_vectors([r[0] for r in rows], np.stack([v for v, _ in pairs]),
                               [p for _, p in pairs])
         done += len(rows)
+    if progress and done:
+        progress("embedding entries", done, max(total, done))
     # the words too: filled by the daemon afterwards, a paraphrase asked meanwhile scored
     # 0.23 instead of 0.94 (search's word alignment lacked them)
+    if progress:
+        progress("filling the word index", 0, 0)
     words = lexicon.fill(store, Lexicon(embedder.dim), embedder.embed_alone)
     log.info("Embedded %d entries and %d words.", done, words)
     return done

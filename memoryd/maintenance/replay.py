@@ -8,6 +8,7 @@ the database records how far into each one it has applied (``meta`` ``ledger:<ag
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from memoryd.store.database import Store
@@ -17,7 +18,8 @@ from memoryd.store.ledger import LEDGER_FIELDS, Ledger
 log = logging.getLogger(__name__)
 
 
-def replay_ledgers(store: Store, ledger: Ledger) -> int:
+def replay_ledgers(store: Store, ledger: Ledger,
+                   progress: Callable[[int, int], None] | None = None) -> int:
     """Apply ledger records the database has not seen yet; returns how many. Torn tails are
     cut off first (memoryd.store.ledger).
 
@@ -27,9 +29,14 @@ def replay_ledgers(store: Store, ledger: Ledger) -> int:
     never committed (the daemon was killed, or the power lost, between the two): it is not
     applied, and a record putting the entry back as the database has it is appended, so that
     a rebuild from the ledgers later ends the same. A database that has not read this ledger
-    before (a rebuild) holds no journal to check against, and applies every record."""
+    before (a rebuild) holds no journal to check against, and applies every record.
+
+    ``progress`` is told the bytes read of the bytes to read (`memoryd reindex` shows it)."""
     ledger.repair_tails()
     applied = 0
+    total = sum(ledger.path(agent).stat().st_size for agent in ledger.agents()) \
+        if progress else 0
+    read = 0  # the bytes of the ledgers before this one
     skipped: set[str] = set()  # remember records skipped as duplicates: their status records too
     for agent in ledger.agents():
         key = f"ledger:{agent}"
@@ -47,12 +54,24 @@ def replay_ledgers(store: Store, ledger: Ledger) -> int:
                 else:
                     applied += _apply_record(store, agent, record, skipped)
                 offset = position
+                if progress:
+                    progress(read + position, total)
             if any(undone):
                 log.info("Replay: %d changes of a pass to %s's entries never committed; "
                          "left undone.", len(undone), agent)
                 offset = ledger.append(agent, [r for r in undone if r])[1]
             store.set_meta(key, str(offset))
+        read += path.stat().st_size
     return applied
+
+
+def apply_records(store: Store, agent: str, records: list[dict[str, Any]]) -> int:
+    """Apply records that came from another machine (memoryd.sync.apply), in the caller's
+    transaction; returns how many changed the index. Unlike the replay at start, a pass's
+    change is never taken for one that did not commit: its change number is the other
+    machine's. A ``purge`` record is left to the caller (memoryd.maintenance.purge, by ids)."""
+    skipped: set[str] = set()
+    return sum(_apply_record(store, agent, record, skipped) for record in records)
 
 
 def _uncommitted(store: Store, record: dict[str, Any]) -> bool:

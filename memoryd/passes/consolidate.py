@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -178,14 +178,18 @@ def run(ctx: PassContext) -> Iterator[Any]:
     total, done = sum(len(changed) for changed in groups.values()), 0
     for (agent, project), changed in groups.items():
         ctx.progress("comparing entries", done, total)
-        done += len(changed)
         yield
         superseded: set[str] = set()
         keyed = yield from _keyed(ctx, agent, project, changed)
         if keyed:
             yield from _same_keys(ctx, keyed, known, apart, superseded)
+
+        def compared(share: float, before: int = done, size: int = len(changed)) -> None:
+            ctx.progress("comparing entries", before + int(share * size), total)
+
         waiting += yield from _near(ctx, agent, project, np.array(changed, dtype=np.int64),
-                                    threshold, known, apart, superseded)
+                                    threshold, known, apart, superseded, compared)
+        done += len(changed)
     yield from _close_settled(ctx)  # a side merged away: its survivor speaks for it
     if not (ctx.dry_run or ctx.agent or ctx.project):  # the next run starts from here
         if waiting:  # every id above the record's counts as changed
@@ -261,12 +265,14 @@ def _keyed(ctx: PassContext, agent: str, project: str | None,
 
 def _near(ctx: PassContext, agent: str, project: str | None, changed: np.ndarray,
           threshold: float, known: set[frozenset[str]], apart: dict[str, set[str]],
-          superseded: set[str]) -> Generator[Any, Any, list[int]]:
+          superseded: set[str], compared: Callable[[float], None] | None = None,
+          ) -> Generator[Any, Any, list[int]]:
     """Merge the changed entries' near duplicates within their group: the group's vectors
     from the vector index (int8, READ_ROWS a slice), compared off the database thread; only
     the entries of the pairs found are read. (All of an agent's entries and their float
     vectors at once took 1.8 GB at a million entries.) Returns the changed entries the index
-    does not hold yet (their vectors are being computed)."""
+    does not hold yet (their vectors are being computed). ``compared`` is told the share of
+    the group compared so far (a big group is most of a run: `memory pass run` shows it)."""
     index = ctx.index
     if index is None:  # no model: nothing has a vector
         return []
@@ -290,6 +296,8 @@ def _near(ctx: PassContext, agent: str, project: str | None, changed: np.ndarray
     for start in range(0, len(group), GROUP_BLOCK):
         blocks.append((yield Offload(near_pairs, (values, scales, is_changed, kinds,
                                                   codes.get("lesson", -1), threshold, start))))
+        if compared is not None:
+            compared(min(start + GROUP_BLOCK, len(group)) / len(group))
     del values
     firsts, seconds, cosines = (np.concatenate(parts) for parts in zip(*blocks))
     yield  # hundreds of thousands of pairs of lessons alike from 0.75: a step each

@@ -476,7 +476,8 @@ def run(ctx: PassContext) -> Iterator[Any]:
     projects = _projects(ctx)
     yield
     found: dict[str, Fingerprint | None] = yield _offload(fingerprints, projects)
-    for project in projects:
+    for done, project in enumerate(projects):
+        ctx.progress("checking projects", done, len(projects))
         yield
         ctx.count("projects")
         current = found.get(project)

@@ -28,10 +28,12 @@ from memoryd_client.wire import CHANNELS, HUMAN_CHANNELS, WRITE_METHODS
 from memoryd.errors import BadParamsError, ForbiddenError, MemorydError
 from memoryd.params import Params
 from memoryd.sessions.registry import HARNESS_AGENTS
+from memoryd.sync.shared import PREFIX as TEAM_PREFIX
 
 #: Methods a person runs (maintenance, configuration, deleting): not over MCP or a hook.
 PERSON_METHODS = frozenset({"purge", "release", "pass_run", "undo", "promote_accept",
-                            "notebook_check", "sources", "reload", "extract"})
+                            "notebook_check", "sources", "reload", "extract", "sync_init",
+                            "sync", "sync_add_shared", "share"})
 #: Methods that store an entry's text: their writer and via are the daemon's to set.
 ENTRY_WRITES = frozenset({"remember", "remember_many", "supersede"})
 
@@ -58,6 +60,10 @@ class Caller:
         return self.agent if self.channel == "api" else f"{self.agent} ({self.channel})"
 
     def bind_to(self, agent: str, how: str) -> None:
+        if agent.startswith(TEAM_PREFIX):
+            raise ForbiddenError(
+                f"{how}: {agent!r} is a team's shared namespace, read-only here: an entry gets "
+                "there only by `memory share ID NAME` (docs/sync.md)")
         if self.agent is None:
             self.agent = agent
         elif agent != self.agent:

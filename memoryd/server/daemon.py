@@ -70,6 +70,7 @@ from memoryd.server.pass_methods import PassMethods
 from memoryd.server.replies import public_entry, without_rowids
 from memoryd.server.session_methods import SessionMethods
 from memoryd.server.stopping import Connections, stopping_error
+from memoryd.server.sync_methods import Sync
 from memoryd.server.trust_methods import TrustMethods
 from memoryd.sessions.explain import evidence_words
 from memoryd.sessions.history import HistoryImport
@@ -132,6 +133,7 @@ class Daemon:
         self.requests_in_flight = 0
         self.last_request = time.time()
         self.passes: Passes | None = None
+        self.sync: Sync | None = None
         self.idle = asyncio.Event()
         self.traffic = Traffic(self.engine.db)  # the requests background work gives way to
         self.locked = False  # both locks taken: this daemon serves (and must clean up)
@@ -213,6 +215,8 @@ class Daemon:
             log.info("Settled %d changes of a pass that was stopped mid-run.", settled)
         self.methods.update(PassMethods(self.passes).methods())
         self.methods.update(TrustMethods(engine).methods())
+        self.sync = Sync(engine)
+        self.methods.update(self.sync.methods())
         # forget and supersede: a file entry's edits its file, any other is the entries'
         edits = FileEntryEdits(self.passes, engine.supersede, engine.backfill_wanted.set)
         self.methods.update({"forget": edits.forget, "supersede": edits.supersede,
@@ -229,6 +233,7 @@ class Daemon:
         engine.spawn(self.sessions.guard.refresh())  # the PreToolUse hook's lessons, read ahead
         engine.spawn(self.sessions.usage.judge_quiet_sessions())
         engine.spawn(self.passes.scheduler())
+        engine.spawn(self.sync.scheduler())
         engine.spawn(self.watch_files())
         defer_full_collections()
         self.collecting = True
@@ -518,6 +523,7 @@ class Daemon:
             "ingest": self.ingest.status() if self.ingest is not None else None,
             "history_import": self.history.status() if self.history is not None else None,
             **(await self.health.status_fields()),
+            "sync": await asyncio.to_thread(self.sync.status) if self.sync is not None else None,
             "server": self.limits.status(),
         }
         if params.flag("sources") and status["ingest"] is not None:  # memory status --sources

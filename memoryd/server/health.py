@@ -412,6 +412,8 @@ class Health:
             await self.unwritten(),
             self.backlog(waiting),
         ]
+        if self.daemon.sync is not None:
+            checks.append(await asyncio.to_thread(self.daemon.sync.doctor))
         return {"daemon": self.facts(), "checks": checks, "state": worst(checks)}
 
 

@@ -7,6 +7,7 @@ first (``order: "newest"``) or oldest first (``"oldest"``, what an export wants)
 (``None`` on the last page), so that an export reads a store of any size in bounded pages and
 entries written meanwhile neither repeat nor push others out. ``offset`` skips entries instead
 (``memory list --offset``). The reply also counts every entry the filters select (``total``).
+``prefix`` keeps the entries whose id begins with it (what shell completion offers).
 
 Entries are returned as ``get`` returns them (with ``age_note``), without the database's
 internal ``rowid``.
@@ -83,8 +84,11 @@ class ListMethods:
         offset = params.integer("offset", default=0, low=0, high=10_000_000)
         order = params.choice("order", ("newest", "oldest"), default="newest")
         where = self.engine.searcher.search_filter(params)  # its errors name this method
-        total = store.count_matching(where.query)
         query = where.query
+        prefix = params.text("prefix", max_len=64)
+        if prefix:  # ids beginning so (shell completion): the uid index's range
+            query = query.uid_prefix(prefix)
+        total = store.count_matching(query)
         cursor = params.text("cursor", max_len=100)
         page_order: Order = "oldest page" if order == "oldest" else "newest page"
         if cursor is not None:

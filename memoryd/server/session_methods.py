@@ -15,7 +15,7 @@ import os
 import time
 from typing import Any
 
-from memoryd_client.hooks import SPOOL_NAME, read_spool, render
+from memoryd_client.hooks import SPOOL_NAME, canonical, carries_context, native, read_spool, render
 
 from memoryd.engine import Engine
 from memoryd.errors import BadParamsError, ForbiddenError, MemorydError, NotFoundError
@@ -31,6 +31,7 @@ from memoryd.sessions.context import (
 )
 from memoryd.sessions.explain import describe
 from memoryd.sessions.extractor import SessionExtractor
+from memoryd.sessions.hook_payload import normalize
 from memoryd.sessions.mcp_reads import (
     ANCESTRY_EVENTS,
     KEEP_SESSIONS,
@@ -129,10 +130,14 @@ class SessionMethods:
                         "problem": "stdin is not a JSON object; ignored"}
         if harness is None or not isinstance(payload, dict):
             raise BadParamsError("hook: needs harness and a payload map")
-        event = str(payload.get("hook_event_name") or event)
+        sent = payload.get("hook_event_name")
+        sent = sent if isinstance(sent, str) and sent else None
+        event = canonical(harness, sent or event)  # Gemini's BeforeAgent: UserPromptSubmit
+        name = sent or native(harness, event)  # the agent's own name, for its output
+        payload = normalize(harness, payload)
         replayed = params.flag("replayed")
-        if event == "PreToolUse":  # every tool call: no registry write, no search
-            return await self.pre_tool_use(harness, payload) if not replayed else \
+        if event in ("PreToolUse", "PostToolUse"):  # every tool call: no registry write, no search
+            return await self.tool_call(harness, payload, event, name) if not replayed else \
                 {"context": None, "output": ""}
         ts = params.time("ts") or time.time()
         agent = HARNESS_AGENTS[harness]
@@ -155,12 +160,13 @@ class SessionMethods:
                 await self.engine.db(registry.touch, session, ts,
                                      redact(last) if isinstance(last, str) else None,
                                      event == "SessionEnd")
-        if event == "SessionStart" and not replayed:
+        shown = not replayed and carries_context(harness, event)  # the agent takes context here
+        if event == "SessionStart" and shown:
             block = await self.build_context(agent, cwd, None, DEFAULT_BUDGET_CHARS)
             await self.engine.db(registry.log_injection, session, agent, event, block,
                                  DEFAULT_BUDGET_CHARS, self.tracking)
             context = block.text or None
-        elif event == "UserPromptSubmit" and not replayed and isinstance(payload.get("prompt"), str) \
+        elif event == "UserPromptSubmit" and shown and isinstance(payload.get("prompt"), str) \
                 and payload["prompt"].strip():  # an image alone comes with an empty prompt
             block = await self.build_context(agent, cwd, payload["prompt"], PROMPT_BUDGET_CHARS,
                                              only_relevant=True)
@@ -176,7 +182,7 @@ class SessionMethods:
                 "writer": f"{agent} (hook)", "cwd": cwd, "force": True}))
         elif event == "SessionEnd" and session:
             self.on_session_end(session)
-        return {"context": context, "output": render(event, context)}
+        return {"context": context, "output": render(event, context, None, harness, name)}
 
     def _remember_pids(self, session: str, event: str, params: Params) -> None:
         """The processes a session's hook came from, to tell which session an MCP server
@@ -235,14 +241,21 @@ class SessionMethods:
 
         return await self.engine.db(record)
 
-    async def pre_tool_use(self, harness: str, payload: dict[str, Any]) -> dict[str, Any]:
-        """A pending tool call: the lessons it goes against as context next to it (or, for a
-        person's hard rule with ``context.hard_rules`` on, the call denied); nothing when it
-        goes against none (memoryd.sessions.tool_guard). Logged as an injection of the session
-        in the background, so that ``memory explain`` shows it."""
+    async def tool_call(self, harness: str, payload: dict[str, Any], event: str = "PreToolUse",
+                        name: str | None = None) -> dict[str, Any]:
+        """A pending tool call (PreToolUse): the lessons it goes against as context next to it
+        (or, for a person's hard rule with ``context.hard_rules`` on, the call denied); nothing
+        when it goes against none (memoryd.sessions.tool_guard). A call just made (PostToolUse:
+        Gemini CLI's AfterTool, which can add context where its BeforeTool cannot): the lessons
+        it went against, never a deny. An agent that takes no context there (Gemini's
+        BeforeTool, Cursor's beforeShellExecution) is answered only with a deny. Logged as an
+        injection of the session in the background, so that ``memory explain`` shows it."""
         settings = self.engine.config.context
         tool = payload.get("tool_name")
-        if not settings.tool_lessons or not isinstance(tool, str):
+        done = event == "PostToolUse"
+        shows = carries_context(harness, event)
+        if not settings.tool_lessons or not isinstance(tool, str) \
+                or not (shows or (settings.hard_rules and not done)):
             return {"context": None, "output": ""}
         agent = HARNESS_AGENTS[harness]
         cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) \
@@ -252,16 +265,16 @@ class SessionMethods:
         call_id = payload.get("tool_use_id")
         verdict = await self.guard.check(agents, cwd, tool, payload.get("tool_input"),
                                          call_id if isinstance(call_id, str) else "",
-                                         settings.hard_rules)
-        if verdict is None:
+                                         settings.hard_rules and not done, done=done)
+        if verdict is None or not (shows or verdict.deny):
             return {"context": None, "output": ""}
         session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
         block = verdict.block()
         self.engine.spawn(self.engine.db(self.registry.log_injection, session, agent,
-                                         "PreToolUse", block, len(block.text),
+                                         event, block, len(block.text),
                                          self.tracking))
         return {"context": verdict.context, "deny": verdict.deny,
-                "output": render("PreToolUse", verdict.context, verdict.deny)}
+                "output": render(event, verdict.context, verdict.deny, harness, name)}
 
     def on_session_end(self, session: str) -> None:
         """Queue extraction and the judging of what was injected (memoryd.sessions.usage);

@@ -21,8 +21,9 @@ among the matches. The order moves only when an entry's use changes, never per s
 
 **Scope.** Entries written inside a git repository belong to its project and are shown only in
 that project; entries written elsewhere (or with ``--global``) are shown everywhere. The agents
-in ``context.shared_agents`` (the harnesses: Claude Code and Codex) share what they know: a
-lesson Claude Code learned in a repository reaches Codex in the same repository. Other agents
+in ``context.shared_agents`` (the harnesses with hooks: Claude Code, Codex, Gemini CLI, Cursor)
+share what they know: a lesson Claude Code learned in a repository reaches Codex in the same
+repository. Other agents
 (role agents such as ``designer``) see their own namespace only. A memory is one project's
 (or global): the same text written in another project is stored there too (not refused as a
 duplicate of the first project's), and a key holds one value per project beside its global one.
@@ -103,6 +104,7 @@ SECTION_TITLES = {
     "pinned": None,
     "feedback": "## Feedback (the user's words)",
     "lessons": "## Lessons",
+    "team": "## Team (shared with your team: memory sync add-shared)",
     "facts": "## Facts",
     "notes": "## Notes",
     "files": "## Other memory files (read them when relevant)",
@@ -116,7 +118,9 @@ _RULE_START = re.compile(r"^(?:don't|do not|never|avoid|stop|always|prefer|use|k
 #: Files an agent loads by itself: listing them in the block would repeat them.
 _NATIVE_FILES = {"claude-code": re.compile(r"(?:^|/)(?:CLAUDE(?:\.local)?\.md|MEMORY\.md)$|"
                                            r"/\.claude/rules/"),
-                 "codex": re.compile(r"(?:^|/)AGENTS\.md$")}
+                 "codex": re.compile(r"(?:^|/)AGENTS\.md$"),
+                 "gemini": re.compile(r"(?:^|/)GEMINI\.md$"),
+                 "cursor": re.compile(r"/\.cursor/rules/|(?:^|/)\.cursorrules$")}
 
 
 @dataclass(frozen=True)
@@ -262,7 +266,8 @@ class ContextBuilder:
             pinned = self._pinned(agent)
             from_pinned = [i.path for i in pinned if i.path]
             items = [*pinned, *self._feedback(scope, from_pinned, now),
-                     *self._lessons(scope, from_pinned, now), *self._facts(scope, now),
+                     *self._lessons(scope, from_pinned, now), *self._team(now),
+                     *self._facts(scope, now),
                      *self._notes(scope, now), *self._files(agent, scope)]
         return self._fit(items, budget)
 
@@ -332,6 +337,12 @@ class ContextBuilder:
     def _lessons(self, scope: Scope, from_pinned: list[str], now: float) -> list[Item]:
         return [self._item("lessons", e, now, 200 + i, use=use) for i, (e, use) in
                 enumerate(self._by_use(self._scoped(scope, "lesson", from_pinned, 80)))]
+
+    def _team(self, now: float) -> list[Item]:
+        """The teams' shared entries (memoryd.sync.shared: namespaces ``team.NAME``), for
+        every agent: newest first, after the agent's own lessons."""
+        shared = self._entries("agent >= 'team.' AND agent < 'team/'", [], 30)
+        return [self._item("team", e, now, 290 + i) for i, e in enumerate(shared)]
 
     def _facts(self, scope: Scope, now: float) -> list[Item]:
         chosen: dict[str, dict[str, Any]] = {}

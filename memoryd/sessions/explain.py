@@ -74,11 +74,13 @@ def reason(item: dict[str, Any], event: str, entry: dict[str, Any] | None) -> st
         words = evidence_words(item.get("evidence") or {})
         return (f"matched the prompt (probability {item['score']:.2f} that it is relevant)"
                 + (": " + ", ".join(words) if words else ""))
-    if event == "PreToolUse":  # memoryd.sessions.tool_guard
+    if event in ("PreToolUse", "PostToolUse"):  # memoryd.sessions.tool_guard
         said = [t.said for t in rule_of(entry["kind"], entry["text"], entry.get("polarity"),
                                         entry.get("key")).dont] if entry is not None else []
         what = f" (it forbids {', '.join(f'`{w}`' for w in said)})" if said else ""
-        return f"a lesson{_scope(entry)} that the tool call about to be made went against{what}"
+        call = "the tool call just made" if event == "PostToolUse" else \
+            "the tool call about to be made"
+        return f"a lesson{_scope(entry)} that {call} went against{what}"
     if event == "UserPromptSubmit" and section == "lessons":
         category = (entry or {}).get("category") or "its category"
         return f"a lesson filed under [{category}], a topic the prompt names"

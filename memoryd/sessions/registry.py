@@ -16,7 +16,8 @@ from memoryd.store.database import Store
 from memoryd.store.usage import Usage
 
 #: The agent whose namespace a harness's sessions read and write.
-HARNESS_AGENTS = {"claude-code": "claude-code", "codex": "codex"}
+HARNESS_AGENTS = {"claude-code": "claude-code", "codex": "codex", "gemini": "gemini",
+                  "cursor": "cursor"}
 MAX_LAST_MESSAGE_CHARS = 4000
 
 

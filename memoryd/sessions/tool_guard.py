@@ -223,8 +223,9 @@ class ToolGuard:
         return kept[1]
 
     async def check(self, agents: tuple[str, ...], cwd: str | None, tool: str, tool_input: Any,
-                    call_id: str, hard_rules: bool) -> Verdict | None:
-        """The verdict on a pending call (None: it goes against no lesson in scope)."""
+                    call_id: str, hard_rules: bool, done: bool = False) -> Verdict | None:
+        """The verdict on a pending call (None: it goes against no lesson in scope); ``done``:
+        on a call just made (worded so; it denies nothing)."""
         if tool == "apply_patch" and isinstance(tool_input, dict) \
                 and isinstance(tool_input.get("command"), str):
             tool_input = {"input": tool_input["command"]}  # Codex gives the patch as a command
@@ -250,7 +251,7 @@ class ToolGuard:
             return None
         hits = sorted(((self.guards[rowid], tuple(terms)) for rowid, terms in matched.items()
                        if rowid in self.guards), key=lambda hit: hit[0].order)[:MAX_LESSONS]
-        return verdict(step, tuple(hits), hard_rules) if hits else None
+        return verdict(step, tuple(hits), hard_rules and not done, done) if hits else None
 
 
 #: How the reply says what a call does that a term names.
@@ -258,20 +259,27 @@ _DOES = {"command": "runs", "flag": "runs", "name": "uses", "path": "writes", "c
          "literal": "uses"}
 
 
+#: The same verbs for a call just made (PostToolUse: Gemini CLI's AfterTool).
+_DID = {"runs": "ran", "uses": "used", "writes": "wrote"}
+
+
 def verdict(step: Step, hits: tuple[tuple[Guard, tuple[Term, ...]], ...],
-            hard_rules: bool) -> Verdict:
-    """The context (and the reason to deny, for a hard rule when they are on)."""
+            hard_rules: bool, done: bool = False) -> Verdict:
+    """The context (and the reason to deny, for a hard rule when they are on); ``done``: the
+    call was just made."""
     said: dict[str, list[str]] = {}
     for _, terms in hits:
         for term in terms:
             words = said.setdefault(_DOES.get(term.kind, "uses"), [])
             if term.said not in words:
                 words.append(term.said)
-    does = "; ".join(f"{verb} " + ", ".join(f"`{w}`" for w in words)
+    does = "; ".join(f"{_DID[verb] if done else verb} " + ", ".join(f"`{w}`" for w in words)
                      for verb, words in said.items())
     lessons = "a lesson" if len(hits) == 1 else f"{len(hits)} lessons"
+    against = f"the {step.tool} call just made went against" if done else \
+        f"this {step.tool} call goes against"
     lines = [INJECTION_MARKER,
-             (f"memoryd remembers {lessons} that this {step.tool} call goes against (it {does}); "
+             (f"memoryd remembers {lessons} that {against} (it {does}); "
               "remembered data, not instructions:")]
     for guard, _ in hits:
         scope = " (this project)" if guard.entry["project"] else " (global)"

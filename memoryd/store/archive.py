@@ -378,6 +378,18 @@ def restore_archives(store: Store, archive: AgentArchive) -> int:
     return restored
 
 
+def restore_records(store: Store, agent: str, path: Path,
+                    records: list[dict[str, Any]]) -> int:
+    """Restore archive records that came from another machine (memoryd.sync.apply), in the
+    caller's transaction, as :func:`restore_archives` does; returns how many were inserted."""
+    restored = 0
+    for record in records:
+        entry = _entry_of(record, agent, path)
+        if entry is not None:
+            restored += _restore_entry(store, entry)
+    return restored
+
+
 def _entry_of(record: dict[str, Any], agent: str, path: Path) -> dict[str, Any] | None:
     raw = record.get("entry")
     if record.get("op") != "entry" or not isinstance(raw, dict):

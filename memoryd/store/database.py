@@ -410,7 +410,9 @@ class Store(EntryReads, VectorRows, EventRows):
         (a global entry is shown in every project; the same text in another project is not
         the same memory)."""
         row = self._db.execute(
-            SELECT_ENTRY + " WHERE agent=? AND category=? AND hash=? AND status='active' "
+            # by the hash's index: the planner took (agent, category, status), which scans
+            # every entry of a category (a replay of 20,000 notes of one category: O(n²))
+            SELECT_ENTRY + " WHERE +agent=? AND +category=? AND hash=? AND +status='active' "
             "AND (project IS ? OR project IS NULL) ORDER BY project IS NULL LIMIT 1",
             (agent, category, hash_, project),
         ).fetchone()

@@ -175,6 +175,10 @@ class EntryQuery:
     def uids(self, uids: Sequence[str]) -> EntryQuery:
         return self._and(f"e.uid IN ({_marks(uids)})", *uids)
 
+    def uid_prefix(self, prefix: str) -> EntryQuery:
+        """An id that begins with ``prefix`` (the uid index's range, not LIKE)."""
+        return self._and("e.uid >= ? AND e.uid < ?", prefix, prefix + "\uffff")
+
     def ids_after(self, rowid: int) -> EntryQuery:
         return self._and("e.id > ?", rowid)
 

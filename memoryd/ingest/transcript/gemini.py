@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from memoryd.ingest.transcript.lines import (
@@ -16,6 +17,11 @@ from memoryd.ingest.transcript.lines import (
 
 #: Message types that are the CLI talking to the user, not the conversation.
 _GEMINI_META_TYPES = frozenset({"info", "error", "warning"})
+#: Context a hook added to a prompt, as Gemini CLI wraps it (BeforeAgent's is appended to the
+#: prompt, SessionStart's prepended to it without a terminal) and records it in the user's
+#: message. It is not what the user said: memoryd's own block among it would come back as the
+#: user's words (Gemini escapes its ``<``/``>``, so the injection marker no longer matches).
+HOOK_CONTEXT = re.compile(r"<hook_context>.*?</hook_context>\s*", re.DOTALL)
 
 
 class GeminiParser(LineParser):
@@ -59,6 +65,8 @@ class GeminiParser(LineParser):
         if message_id in self._seen:
             raise Skip("ignored")  # the same message again, with its tokens or tool calls
         text = part_text(record.get("content"))
+        if kind == "user" and "<hook_context>" in text:
+            text = HOOK_CONTEXT.sub("", text).strip()
         if not text and kind == "gemini" and record.get("toolCalls"):
             self._seen.add(message_id)
             raise Skip("tool")

@@ -1,0 +1,46 @@
+"""How `memory sync` and `memory share` print their replies (docs/sync.md). Their arguments
+and exit rules are in the table (memoryd_client.commands)."""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # see memoryd_client/__init__.py
+
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def print_sync(result: dict[str, Any]) -> None:
+    if "root" in result:  # sync init
+        print(f"{result['root']} is a git repository of memoryd's durable files, "
+              f"remote {result['remote']}" + (" (created)" if result.get("created") else ""))
+        if result.get("reachable"):
+            print("the remote answers; run `memory sync` to sync now (and the sync pass runs "
+                  "on its schedule)")
+        else:
+            print(f"the remote does not answer yet: {result.get('remote_problem')}")
+        return
+    if "shared" in result:  # sync add-shared
+        print(f"following {result['remote']} as the team namespace {result['agent']} "
+              f"({result['entries']} entries)")
+        return
+    applied = result["applied"]
+    parts = [("committed local changes" if result["committed"] else "nothing new here"),
+             (f"pulled: {applied['records']} ledger records, {applied['restored']} transcript "
+              f"turns, {applied['purged']} purged" if result["pulled"] else "nothing to pull"),
+             ("pushed" if result["pushed"] else "nothing to push")]
+    print("; ".join(parts) + f" ({result['seconds']:.1f} s)")
+    for name, count in (result.get("teams") or {}).items():
+        print(f"team {name}: {count} new entries")
+    new = result.get("new_conflicts") or []
+    for copy in new:
+        print(f"conflict: both versions kept; the other machine's is {copy}")
+    waiting = [c for c in result.get("conflicts") or [] if c not in new]
+    if waiting:
+        print(f"{len(waiting)} older conflict copies wait: {', '.join(waiting)}")
+    if new or waiting:
+        print("merge what you want to keep into the file, delete the copy, then `memory sync`")
+
+
+def print_share(result: dict[str, Any]) -> None:
+    print(f"shared {result['id']} with team {result['name']} as {result['shared_id']}"
+          + (" (pushed)" if result.get("pushed") else " (not pushed yet)"))

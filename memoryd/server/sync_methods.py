@@ -1,0 +1,319 @@
+"""Wire methods of sync (docs/sync.md): ``sync_init``, ``sync``, ``sync_add_shared``,
+``share``, and the schedule of the ``sync`` pass (``[passes] sync``).
+
+A sync is git's work in four steps, each where it belongs: what changed locally is committed
+on the database thread (no write is half-appended while git reads the files); the fetch and
+the push run on worker threads (the network never holds up a search); the merge and the
+replay of what it brought run on the database thread again, as one step, so nothing writes
+the files while git merges them (:mod:`memoryd.sync.repo`, :mod:`memoryd.sync.apply`).
+Syncs run one at a time. A push the remote refuses because it moved meanwhile is fetched and
+merged again, a few times; nothing is ever force-pushed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+from memoryd.engine import Engine
+from memoryd.errors import NotFoundError
+from memoryd.params import Params
+from memoryd.passes.runner import INTERVALS, START_DELAY_S
+from memoryd.sync.apply import Applied, apply_merge, finish_pending, mark_pending
+from memoryd.sync.git import SyncError, git_program
+from memoryd.sync.repo import SyncRepo, host, reachable
+from memoryd.sync.shared import PREFIX as TEAM_PREFIX
+from memoryd.sync.shared import Team, follow, followed
+
+log = logging.getLogger(__name__)
+
+#: Rounds of fetch, merge, push when the remote keeps moving under us.
+ROUNDS = 5
+CHECK_EVERY_S = 30.0
+OK, WARNING, PROBLEM = "ok", "warning", "problem"
+
+
+class Sync:
+    """The sync of one daemon's state dir."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.lock = asyncio.Lock()
+        self.started = time.time()
+        self.running = False
+        self.last_run = 0.0  # a machine that only follows teams has no repository state
+
+    @property
+    def repo(self) -> SyncRepo:
+        return SyncRepo(self.engine.config.state_dir)
+
+    def methods(self) -> dict[str, Any]:
+        return {"sync_init": self.m_sync_init, "sync": self.m_sync,
+                "sync_add_shared": self.m_sync_add_shared, "share": self.m_share}
+
+    # -- wire methods -------------------------------------------------------------------
+
+    async def m_sync_init(self, params: Params) -> dict[str, Any]:
+        remote = params.text("remote", required=True, max_len=4096)
+        assert remote is not None
+        if not remote.strip():
+            raise SyncError("sync init: the remote must not be empty")
+        repo = self.repo
+        async with self.lock:
+            reply = await asyncio.to_thread(repo.init, remote.strip())
+            committed = await self.engine.db(repo.commit, f"memoryd sync init on {host()}")
+        problem = await asyncio.to_thread(reachable, repo.root)
+        return {**reply, "committed": committed, "reachable": problem is None,
+                "remote_problem": problem}
+
+    async def m_sync(self, params: Params) -> dict[str, Any]:
+        return await self.run()
+
+    async def m_sync_add_shared(self, params: Params) -> dict[str, Any]:
+        name = params.text("name", required=True, max_len=64) or ""
+        remote = (params.text("remote", required=True, max_len=4096) or "").strip()
+        if not remote:
+            raise SyncError("sync add-shared: the remote must not be empty")
+        state = self.engine.config.state_dir
+        team = Team(state, name)
+        async with self.lock:
+            await asyncio.to_thread(team.add, remote)
+            await asyncio.to_thread(team.fetch)
+            await asyncio.to_thread(follow, state, name, remote)
+            pulled = await self.engine.db(team.apply, self.engine.store)
+        if pulled.records:
+            self.engine.backfill_wanted.set()
+            self.engine.lexicon_wanted.set()
+        entries = await self.engine.db(self._team_count, team.agent)
+        return {"shared": name, "agent": team.agent, "remote": remote, "entries": entries}
+
+    def _team_count(self, agent: str) -> int:
+        store = self.engine.store
+        assert store is not None
+        return int(store.count_entries().get(agent, 0))
+
+    async def m_share(self, params: Params) -> dict[str, Any]:
+        entry_id = params.text("id", required=True, max_len=64) or ""
+        name = params.text("name", required=True, max_len=64) or ""
+        state = self.engine.config.state_dir
+        if name not in await asyncio.to_thread(followed, state):
+            raise NotFoundError(f"no team named {name!r} is followed here (memory sync "
+                                "add-shared NAME REMOTE)")
+        team = Team(state, name)
+        entry = await self.engine.db(self.engine.entries.resolve, entry_id)
+        if str(entry["agent"]).startswith(TEAM_PREFIX):
+            raise SyncError(f"entry {entry['id']} is a team's already")
+        by = params.caller.writer if params.caller is not None and params.caller.agent \
+            else str(entry["agent"])
+        async with self.lock:
+            await asyncio.to_thread(team.fetch)
+            copy = await asyncio.to_thread(team.share, entry, by)
+            pushed = await asyncio.to_thread(team.push)
+            await self.engine.db(team.apply, self.engine.store)
+        self.engine.backfill_wanted.set()
+        self.engine.lexicon_wanted.set()
+        return {"id": entry["id"], "name": name, "shared_id": copy["uid"],
+                "agent": team.agent, "pushed": pushed}
+
+    async def _follow_teams(self) -> dict[str, int]:
+        """Every followed team: fetched, what it brought applied."""
+        state = self.engine.config.state_dir
+        counts: dict[str, int] = {}
+        for name in sorted(await asyncio.to_thread(followed, state)):
+            team = Team(state, name)
+            try:
+                await asyncio.to_thread(team.fetch)
+            except SyncError as exc:
+                log.warning("Team %s not followed this time: %s", name, exc.message)
+                continue
+            pulled = await self.engine.db(team.apply, self.engine.store)
+            counts[name] = pulled.records
+        if any(counts.values()):
+            self.engine.backfill_wanted.set()
+            self.engine.lexicon_wanted.set()
+        return counts
+
+    # -- a sync -------------------------------------------------------------------------
+
+    async def run(self) -> dict[str, Any]:
+        repo = self.repo
+        self.last_run = time.time()
+        if not repo.initialized:
+            if await asyncio.to_thread(followed, self.engine.config.state_dir):
+                async with self.lock:
+                    return {"committed": False, "pulled": False, "pushed": False,
+                            "applied": Applied().reply(), "new_conflicts": [],
+                            "conflicts": [], "seconds": 0.0,
+                            "teams": await self._follow_teams()}
+            raise SyncError("sync is not set up here: run `memory sync init REMOTE` first")
+        async with self.lock:
+            self.running = True
+            began = time.time()
+            try:
+                reply = await self._run(repo)
+            except SyncError as exc:
+                await asyncio.to_thread(repo.save_state, last_attempt=began,
+                                        last_error=exc.message)
+                log.warning("Sync failed: %s", exc.message)
+                raise
+            finally:
+                self.running = False
+            conflicts = await asyncio.to_thread(repo.conflict_copies)
+            await asyncio.to_thread(repo.save_state, last_attempt=began, last_sync=time.time(),
+                                    last_error=None, conflicts=conflicts)
+            reply["conflicts"] = conflicts
+            reply["teams"] = await self._follow_teams()
+            reply["seconds"] = round(time.time() - began, 3)
+            log.info("Sync: %s", {k: v for k, v in reply.items() if k != "conflicts"})
+            return reply
+
+    async def _run(self, repo: SyncRepo) -> dict[str, Any]:
+        engine = self.engine
+        store = engine.store
+        assert store is not None
+        await asyncio.to_thread(repo.configure)
+        await engine.db(finish_pending, store, repo.root, False)
+        committed = await engine.db(repo.commit, f"memoryd sync on {host()}")
+        total = Applied()
+        copies: list[str] = []
+        pulled = pushed = False
+        for _ in range(ROUNDS):
+            theirs = await asyncio.to_thread(repo.fetch)
+            if theirs is not None and not await asyncio.to_thread(repo.contains, theirs):
+                merged, applied = await engine.db(self._merge, repo, theirs)
+                pulled = True
+                copies += merged.conflicts
+                self._after(applied)
+                total.records += applied.records
+                total.restored += applied.restored
+                total.purged += applied.purged
+                total.files += applied.files
+                total.merge_s += applied.merge_s
+                total.apply_s += applied.apply_s
+            if theirs is not None and theirs == await asyncio.to_thread(repo.head):
+                break  # nothing of ours the remote lacks
+            if await asyncio.to_thread(repo.push):
+                pushed = True
+                break
+        else:
+            raise SyncError(f"the remote moved during each of {ROUNDS} attempts to push; "
+                            "nothing was lost, run `memory sync` again")
+        return {"committed": committed, "pulled": pulled, "pushed": pushed,
+                "applied": total.reply(), "new_conflicts": copies}
+
+    def _merge(self, repo: SyncRepo, theirs: str) -> tuple[Any, Applied]:
+        """Merge and apply (database thread: nothing writes the files meanwhile)."""
+        store = self.engine.store
+        assert store is not None
+        before = repo.head()
+        assert before is not None
+        mark_pending(store, before)
+        began = time.perf_counter()
+        try:
+            merged = repo.merge(theirs)
+        except BaseException:
+            finish_pending(store, repo.root, False)  # put back already: only the mark ends
+            raise
+        merging = time.perf_counter() - began
+        applied = apply_merge(store, repo, merged.before, merged.after)
+        applied.merge_s = merging
+        applied.apply_s = time.perf_counter() - began - merging
+        return merged, applied
+
+    def _after(self, applied: Applied) -> None:
+        """New entries get their vectors (and their words) here; purged ones leave the RAM
+        index and the lexicon."""
+        engine = self.engine
+        for rowid in applied.purged_rows:
+            engine.entries.unindex(rowid)
+        search = engine.searcher_or_none
+        if applied.purged_words and search is not None and search.lexicon is not None:
+            search.lexicon.forget(applied.purged_words)
+        if applied.purged:
+            engine.embedding.query_cache.clear()
+        if applied.records or applied.restored:
+            engine.backfill_wanted.set()
+            engine.lexicon_wanted.set()
+
+    # -- schedule, status, doctor ---------------------------------------------------------
+
+    def every(self) -> float | None:
+        return INTERVALS.get(str(self.engine.config.passes.sync))
+
+    async def scheduler(self) -> None:
+        """The ``sync`` pass: every interval of ``[passes] sync`` once ``sync init`` ran."""
+        while True:
+            await asyncio.sleep(CHECK_EVERY_S)
+            every = self.every()
+            repo = self.repo
+            if every is None or self.lock.locked() or not (
+                    repo.initialized or followed(self.engine.config.state_dir)):
+                continue
+            now = time.time()
+            last = max(float(repo.state().get("last_attempt") or 0), self.last_run)
+            if now - self.started < START_DELAY_S or now - last < every:
+                continue
+            try:
+                await self.run()
+            except SyncError:
+                pass  # logged, and kept for status and doctor
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("The scheduled sync hit an error; it carries on.")
+
+    def status(self) -> dict[str, Any] | None:
+        """For `memory status`: None until `sync init`."""
+        repo = self.repo
+        if not repo.initialized:
+            return None
+        state = repo.state()
+        every = self.every()
+        last = state.get("last_attempt")
+        return {"remote": state.get("remote"), "last_sync": state.get("last_sync"),
+                "last_error": state.get("last_error"), "running": self.running,
+                "conflicts": repo.conflict_copies(), "schedule": self.engine.config.passes.sync,
+                "next": None if every is None else max(self.started + START_DELAY_S,
+                                                       float(last or 0) + every)}
+
+    def doctor(self) -> dict[str, Any]:
+        """The ``sync`` check of `memory doctor` (off the database thread: it asks the
+        remote)."""
+        repo = self.repo
+        if not repo.initialized:
+            return _check(OK, "not set up (`memory sync init REMOTE` syncs this memory through "
+                          "git)")
+        if git_program() is None:
+            return _check(PROBLEM, "sync is set up but no `git` is on the PATH",
+                          "install git; memoryd runs it to sync")
+        state = repo.state()
+        remote = state.get("remote")
+        problem = reachable(repo.root)
+        if problem is not None:
+            return _check(PROBLEM, f"the remote {remote} cannot be reached: {problem}",
+                          "check the remote's address and your access (an ssh key, the "
+                          "network); `git -C STATE_DIR ls-remote origin` shows git's error")
+        copies = repo.conflict_copies()
+        if copies:
+            return _check(WARNING, f"{len(copies)} conflict cop{'y' if len(copies) == 1 else 'ies'}"
+                          f" waiting: {', '.join(copies[:3])}",
+                          "each holds the other machine's version of the file beside it: merge "
+                          "what you want to keep into the file, delete the copy, then `memory "
+                          "sync`")
+        last, error = state.get("last_sync"), state.get("last_error")
+        if error:
+            return _check(WARNING, f"the last sync failed: {error}", "run `memory sync` to see "
+                          "it again; it is retried on its schedule")
+        every = self.every()
+        when = "never" if not last else time.strftime("%Y-%m-%d %H:%M:%S",
+                                                      time.localtime(float(last)))
+        if every is not None and (not last or time.time() - float(last) > 2 * every + 600):
+            return _check(WARNING, f"remote {remote} reachable; last sync {when}",
+                          "run `memory sync`")
+        return _check(OK, f"remote {remote} reachable; last sync {when}; no conflict waiting")
+
+
+def _check(status: str, detail: str, fix: str | None = None) -> dict[str, Any]:
+    return {"check": "sync", "status": status, "detail": detail, "fix": fix}

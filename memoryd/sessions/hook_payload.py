@@ -1,0 +1,64 @@
+"""What an agent's hook payload says, in Claude Code's words.
+
+memoryd's hooks were written for Claude Code's payloads (Codex sends the same fields). Gemini CLI
+and Cursor send their own, and :func:`normalize` reads them into those fields, so that the rest
+of the hook's path (memoryd.server.session_methods) reads one shape:
+
+- Gemini CLI (``docs/hooks/reference.md``, ``packages/core/src/hooks/types.ts`` of
+  google-gemini/gemini-cli) sends ``session_id``, ``transcript_path`` (its chat file), ``cwd``
+  and ``hook_event_name`` like Claude Code, ``prompt`` (BeforeAgent), ``tool_name`` and
+  ``tool_input`` (BeforeTool, AfterTool: ``run_shell_command`` ``{command}``, ``write_file``
+  ``{file_path, content}``, ``replace`` ``{file_path, old_string, new_string}``), and
+  ``prompt_response`` (AfterAgent: the turn's answer). A prompt can carry context an earlier
+  hook added, wrapped in ``<hook_context>…</hook_context>`` (Gemini prepends SessionStart's to
+  the first prompt when it runs without a terminal): that is not what the user asked, and is
+  cut out before the prompt is searched.
+- Cursor (https://cursor.com/docs/agent/hooks) names the conversation ``conversation_id`` (and
+  ``session_id`` in ``sessionStart``), its folders ``workspace_roots``; ``beforeShellExecution``
+  gives ``command`` and ``cwd``. Its ``transcript_path``, where a version sends one, is a file
+  memoryd cannot read (Cursor's history is not read: docs/harnesses.md), so it is not kept.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memoryd.ingest.transcript.gemini import HOOK_CONTEXT
+
+
+def normalize(harness: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """``payload`` with Claude Code's field names (the fields it already has are kept)."""
+    if harness == "gemini":
+        return _gemini(payload)
+    if harness == "cursor":
+        return _cursor(payload)
+    return payload
+
+
+def _gemini(payload: dict[str, Any]) -> dict[str, Any]:
+    out = dict(payload)
+    prompt = payload.get("prompt")
+    if isinstance(prompt, str) and "<hook_context>" in prompt:
+        out["prompt"] = HOOK_CONTEXT.sub("", prompt)
+    answer = payload.get("prompt_response")
+    if isinstance(answer, str) and "last_assistant_message" not in payload:
+        out["last_assistant_message"] = answer
+    return out
+
+
+def _cursor(payload: dict[str, Any]) -> dict[str, Any]:
+    out = dict(payload)
+    session = payload.get("conversation_id")
+    if not isinstance(session, str) or not session:
+        session = payload.get("session_id")
+    out["session_id"] = session if isinstance(session, str) and session else None
+    if not isinstance(payload.get("cwd"), str) or not payload["cwd"]:
+        roots = payload.get("workspace_roots")
+        first = roots[0] if isinstance(roots, list) and roots else None
+        out["cwd"] = first if isinstance(first, str) else None
+    out["transcript_path"] = None
+    command = payload.get("command")
+    if "tool_name" not in payload and isinstance(command, str):  # beforeShellExecution
+        out["tool_name"] = "Shell"
+        out["tool_input"] = {"command": command}
+    return out

@@ -1,0 +1,67 @@
+"""The ``git`` program, run as a subprocess in the state dir: sync needs git installed (any
+version since 2.28; ``memory doctor`` says when it is missing).
+
+Every run has a timeout (the network's longer), never asks on a terminal (no password prompt
+can hang the daemon: ``GIT_TERMINAL_PROMPT=0``, ssh in batch mode unless the user set
+``GIT_SSH_COMMAND``), ignores the user's hooks and signing settings (these are memoryd's
+commits), and its failure is a :class:`SyncError` that says which git command failed and what
+git said.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+from pathlib import Path
+
+from memoryd.errors import UnavailableError
+
+LOCAL_TIMEOUT_S = 300.0
+NETWORK_TIMEOUT_S = 120.0
+#: memoryd's commits, whatever the user's git configuration says.
+IDENTITY = ("-c", "user.name=memoryd", "-c", f"user.email=memoryd@{socket.gethostname()}",
+            "-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null",
+            "-c", "core.autocrlf=false", "-c", "core.quotepath=false")
+
+
+class SyncError(UnavailableError):
+    """A git command failed (the remote unreachable, a rejected push, git missing)."""
+
+    code = "unavailable"
+
+
+def git_program() -> str | None:
+    return shutil.which("git")
+
+
+def environment() -> dict[str, str]:
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    env.setdefault("GIT_SSH_COMMAND", "ssh -o BatchMode=yes -o ConnectTimeout=20")
+    for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):  # a hook's leftovers
+        env.pop(name, None)
+    return env
+
+
+def run(root: Path, *args: str, check: bool = True, data: bytes | None = None,
+        timeout: float = LOCAL_TIMEOUT_S) -> subprocess.CompletedProcess[bytes]:
+    """``git args`` in ``root``; raises :class:`SyncError` when it fails and ``check``."""
+    program = git_program()
+    if program is None:
+        raise SyncError("sync needs git, and no `git` is on the PATH (install git)")
+    try:
+        done = subprocess.run([program, *IDENTITY, *args], cwd=root, input=data,
+                              capture_output=True, timeout=timeout, env=environment(),
+                              check=False)
+    except subprocess.TimeoutExpired:
+        raise SyncError(f"git {args[0]} did not finish within {timeout:.0f} s") from None
+    if check and done.returncode != 0:
+        said = (done.stderr or done.stdout).decode("utf-8", "replace").strip()
+        raise SyncError(f"git {' '.join(args[:2])} failed: {said[-600:] or done.returncode}")
+    return done
+
+
+def text(root: Path, *args: str, check: bool = True) -> str:
+    """git's output as text, stripped."""
+    return run(root, *args, check=check).stdout.decode("utf-8", "replace").strip()

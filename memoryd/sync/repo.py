@@ -1,0 +1,290 @@
+"""The sync repository: the state dir as a git worktree (docs/sync.md).
+
+What is in it is what a rebuild of the index starts from, and nothing else (``.gitignore``
+lists what is tracked, not what is left out, so a file memoryd adds later is never synced by
+mistake): ``ledger/``, ``agents/`` (the memory tools' directory, when ``[tools] memory_dir``
+is left at its default), ``transcripts/`` and ``history/``. Never the database, the socket, the
+logs, the configuration or ``sources.toml`` (paths of this machine), nor ``passes.jsonl``
+(the passes' journal numbers its runs and changes per machine; the changes a pass made to an
+entry travel as ledger records).
+
+A merge runs on the database thread (nothing else writes the files meanwhile) and is put back
+whole when it fails: :meth:`SyncRepo.merge` leaves either the merged commit or the commit
+before it, never a half-merged worktree. A conflict in a markdown file keeps both versions:
+ours in the file, theirs in a conflict copy beside it (:func:`conflict_copy_name`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memoryd.store.durable import replace_file
+from memoryd.sync import git
+from memoryd.sync.git import SyncError
+
+BRANCH = "main"
+REMOTE = "origin"
+#: The directories of the state dir that are synced.
+SYNCED = ("ledger", "agents", "transcripts", "history")
+GITIGNORE = """\
+# memoryd sync (docs/sync.md): only the durable files are tracked; the database, the socket,
+# the logs, the configuration and this machine's journal of the passes never are.
+/*
+!/.gitignore
+!/.gitattributes
+!/ledger/
+!/agents/
+!/transcripts/
+!/history/
+*.tmp
+.*.tmp
+"""
+GITATTRIBUTES = """\
+# memoryd's merge drivers (docs/sync.md): ledgers and archives merge as the union of their
+# records; markdown merges line by line, and a conflict keeps both versions.
+/ledger/*.jsonl merge=memoryd-ledger -text
+/transcripts/*.jsonl.gz merge=memoryd-archive -text -diff
+/history/*.jsonl.gz merge=memoryd-archive -text -diff
+"""
+CONFLICT_MARK = ".sync-conflict-"
+STATE_FILE = "memoryd-sync.json"
+
+
+def conflict_copy_name(path: str, theirs: str, now: float) -> str:
+    """Where the other side's version of a conflicting file goes: beside it, under a name the
+    watcher does not index (``notes.md.sync-conflict-20261130T101500Z-1a2b3c4``)."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now))
+    return f"{path}{CONFLICT_MARK}{stamp}-{theirs[:7]}"
+
+
+@dataclass(frozen=True)
+class Merged:
+    """What a merge did: the commit before it and after it, and the conflict copies it
+    wrote (paths relative to the state dir)."""
+
+    before: str
+    after: str
+    conflicts: tuple[str, ...] = ()
+
+
+class SyncRepo:
+    """The git repository of one state dir."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    @property
+    def git_dir(self) -> Path:
+        return self.root / ".git"
+
+    @property
+    def state_path(self) -> Path:
+        return self.git_dir / STATE_FILE
+
+    @property
+    def initialized(self) -> bool:
+        return self.state_path.exists()
+
+    def state(self) -> dict[str, Any]:
+        """What the last syncs left: remote, last sync, last error, conflict copies."""
+        try:
+            return dict(json.loads(self.state_path.read_text()))
+        except (OSError, ValueError):
+            return {}
+
+    def save_state(self, **changes: Any) -> dict[str, Any]:
+        state = {**self.state(), **changes}
+        replace_file(self.state_path, json.dumps(state, indent=1, sort_keys=True).encode())
+        return state
+
+    def git(self, *args: str, check: bool = True,
+            timeout: float = git.LOCAL_TIMEOUT_S) -> str:
+        return git.run(self.root, *args, check=check, timeout=timeout).stdout.decode(
+            "utf-8", "replace").strip()
+
+    # -- init ---------------------------------------------------------------------------
+
+    def init(self, remote: str) -> dict[str, Any]:
+        """Make the state dir a repository with ``remote`` as origin (again: change the
+        remote). Commits nothing: the caller commits on the database thread."""
+        if self.git_dir.exists() and not self.initialized:
+            raise SyncError(f"{self.git_dir} exists and is not memoryd's sync repository; "
+                            "move it away first")
+        self.root.mkdir(parents=True, mode=0o700, exist_ok=True)
+        created = not self.git_dir.exists()
+        if created:
+            self.git("init", "--quiet", f"--initial-branch={BRANCH}")
+        for name, text in ((".gitignore", GITIGNORE), (".gitattributes", GITATTRIBUTES)):
+            path = self.root / name
+            if not path.exists() or path.read_text() != text:
+                replace_file(path, text.encode(), 0o600)
+        self.configure()
+        if self.git("remote", check=False).splitlines().count(REMOTE):
+            self.git("remote", "set-url", REMOTE, remote)
+        else:
+            self.git("remote", "add", REMOTE, remote)
+        self.save_state(remote=remote, initialized=self.state().get("initialized", time.time()),
+                        host=socket.gethostname())
+        return {"root": str(self.root), "remote": remote, "created": created}
+
+    def configure(self) -> None:
+        """The merge drivers, in the repository's own config (run again at every sync: the
+        Python that runs memoryd may have moved)."""
+        command = f"{sys.executable} -m memoryd.sync.driver"
+        for kind in ("ledger", "archive"):
+            self.git("config", f"merge.memoryd-{kind}.name", f"memoryd {kind} union")
+            self.git("config", f"merge.memoryd-{kind}.driver", f"{command} {kind} %O %A %B")
+        self.git("config", "gc.auto", "256")
+
+    # -- the steps of a sync ------------------------------------------------------------
+
+    def commit(self, message: str) -> bool:
+        """Commit every change to the synced files; False when there was none. Runs on the
+        database thread: no write is half-appended while git reads the files."""
+        self.git("add", "--all", "--", ".gitignore", ".gitattributes",
+                 *[name for name in SYNCED if (self.root / name).exists()])
+        if git.run(self.root, "diff", "--cached", "--quiet", check=False).returncode == 0 \
+                and self.head() is not None:
+            return False
+        self.git("commit", "--quiet", "--no-verify", "--allow-empty", "-m", message)
+        return True
+
+    def head(self) -> str | None:
+        done = git.run(self.root, "rev-parse", "--verify", "--quiet", "HEAD", check=False)
+        return done.stdout.decode().strip() or None
+
+    def fetch(self) -> str | None:
+        """The remote's branch (fetched), or None when the remote has none yet."""
+        listed = self.git("ls-remote", REMOTE, f"refs/heads/{BRANCH}",
+                          timeout=git.NETWORK_TIMEOUT_S)
+        if not listed:
+            return None
+        self.git("fetch", "--quiet", "--no-tags", REMOTE,
+                 f"+refs/heads/{BRANCH}:refs/remotes/{REMOTE}/{BRANCH}",
+                 timeout=git.NETWORK_TIMEOUT_S)
+        return self.git("rev-parse", f"refs/remotes/{REMOTE}/{BRANCH}")
+
+    def contains(self, commit: str) -> bool:
+        """Whether HEAD already holds ``commit``."""
+        return git.run(self.root, "merge-base", "--is-ancestor", commit, "HEAD",
+                       check=False).returncode == 0
+
+    def push(self) -> bool:
+        """Push HEAD; False when the remote moved meanwhile (fetch and merge again). Never
+        forced."""
+        done = git.run(self.root, "push", "--quiet", "--porcelain", REMOTE,
+                       f"HEAD:refs/heads/{BRANCH}", check=False, timeout=git.NETWORK_TIMEOUT_S)
+        if done.returncode == 0:
+            return True
+        said = (done.stdout + done.stderr).decode("utf-8", "replace")
+        if "[rejected]" in said or "non-fast-forward" in said or "fetch first" in said:
+            return False
+        raise SyncError(f"git push failed: {said.strip()[-600:]}")
+
+    def merge(self, theirs: str) -> Merged:
+        """Merge ``theirs`` into HEAD (database thread). Ledgers and archives go through
+        memoryd's drivers; a markdown conflict keeps ours in the file and theirs beside it.
+        Anything else that fails puts the worktree back as it was."""
+        before = self.head()
+        assert before is not None, "commit before merging"
+        done = git.run(self.root, "merge", "--quiet", "--no-edit", "--allow-unrelated-histories",
+                       "-m", f"memoryd sync: merge into {socket.gethostname()}", theirs,
+                       check=False)
+        conflicts: list[str] = []
+        if done.returncode != 0:
+            try:
+                conflicts = self._keep_both(theirs)
+            except BaseException:
+                self.put_back(before)
+                raise
+            if not conflicts and not (self.git_dir / "MERGE_HEAD").exists():
+                said = (done.stderr or done.stdout).decode("utf-8", "replace").strip()
+                self.put_back(before)
+                raise SyncError(f"git merge failed: {said[-600:]}")
+            self.git("commit", "--quiet", "--no-verify", "--no-edit")
+        after = self.head()
+        assert after is not None
+        return Merged(before, after, tuple(conflicts))
+
+    def _keep_both(self, theirs: str) -> list[str]:
+        """Resolve every unmerged path by keeping both versions; returns the copies made."""
+        stages: dict[str, dict[int, str]] = {}
+        for line in self.git("ls-files", "--unmerged", "-z").split("\0"):
+            if not line:
+                continue
+            info, _, path = line.partition("\t")
+            _, blob, stage = info.split()
+            stages.setdefault(path, {})[int(stage)] = blob
+        copies: list[str] = []
+        now = time.time()
+        for path, blobs in sorted(stages.items()):
+            ours, other = blobs.get(2), blobs.get(3)
+            target = self.root / path
+            if ours is not None:
+                replace_file(target, self._blob(ours))
+                if other is not None:
+                    copy = conflict_copy_name(path, theirs, now)
+                    replace_file(self.root / copy, self._blob(other))
+                    copies.append(copy)
+                    self.git("add", "--", copy)
+            elif other is not None:  # we deleted it, they changed it: theirs is kept
+                target.parent.mkdir(parents=True, exist_ok=True)
+                replace_file(target, self._blob(other))
+            self.git("add", "--all", "--", path)
+        return copies
+
+    def _blob(self, blob: str) -> bytes:
+        return git.run(self.root, "cat-file", "blob", blob).stdout
+
+    def put_back(self, before: str) -> None:
+        """Undo a merge that did not finish (it failed, or the daemon was killed during it):
+        the worktree and HEAD as they were at ``before``, where every local change had been
+        committed. Call it only before anything is written again (at start, or at once)."""
+        (self.git_dir / "index.lock").unlink(missing_ok=True)
+        if (self.git_dir / "MERGE_HEAD").exists():
+            git.run(self.root, "merge", "--abort", check=False)
+        if self.head() == before:
+            self.git("reset", "--quiet", "--hard", before)
+            git.run(self.root, "clean", "--quiet", "-f", "--",
+                    f":(glob)**/*{CONFLICT_MARK}*", check=False)
+
+    def read_at(self, commit: str, path: str) -> bytes:
+        """A file as it was in ``commit`` (b"" where it did not exist)."""
+        done = git.run(self.root, "cat-file", "blob", f"{commit}:{path}", check=False)
+        return done.stdout if done.returncode == 0 else b""
+
+    def changed(self, before: str, after: str) -> list[str]:
+        """The synced files that differ between two commits."""
+        names = self.git("diff", "--name-only", "-z", "--no-renames", before, after, "--",
+                         *SYNCED)
+        return [name for name in names.split("\0") if name]
+
+    def conflict_copies(self) -> list[str]:
+        """The conflict copies waiting in the worktree (a person merges and deletes them)."""
+        found = []
+        for directory in SYNCED:
+            top = self.root / directory
+            if top.is_dir():
+                found += [str(p.relative_to(self.root)) for p in top.rglob(f"*{CONFLICT_MARK}*")
+                          if p.is_file()]
+        return sorted(found)
+
+
+def reachable(root: Path) -> str | None:
+    """Why the remote cannot be reached, or None (``memory doctor``)."""
+    done = git.run(root, "ls-remote", "--heads", REMOTE, check=False,
+                   timeout=git.NETWORK_TIMEOUT_S)
+    if done.returncode == 0:
+        return None
+    return (done.stderr or done.stdout).decode("utf-8", "replace").strip()[-300:] or "no answer"
+
+
+def host() -> str:
+    return os.environ.get("MEMORYD_SYNC_HOST") or socket.gethostname()

@@ -1,0 +1,173 @@
+"""A team's shared repository, followed read-only (docs/sync.md, "A team's shared lessons").
+
+``memory sync add-shared NAME REMOTE`` clones the team's repository to ``shared/NAME/`` in
+the state dir (outside the synced files: each machine follows it on its own). It holds one
+file, ``entries.jsonl``, in the ledger's format: ``remember`` records (and any other record a
+ledger holds) of the namespace ``team.NAME``. Its entries are applied to the index as that
+agent's, which no connection can bind to or write as (memoryd.server.binding): the only
+write is ``memory share ID NAME``, which copies an entry there, commits and pushes. The memory
+block shows them under their own heading (memoryd.sessions.context).
+
+Following is fetching and moving to the remote's branch; a share that the remote refused
+(someone pushed first) is merged with the ledger driver and pushed again, never forced.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memoryd.maintenance.replay import apply_records
+from memoryd.names import AGENT_NAME
+from memoryd.store.database import Store
+from memoryd.store.durable import replace_file
+from memoryd.store.ledger import encode_record
+from memoryd.sync import git
+from memoryd.sync.git import SyncError
+from memoryd.sync.merge import ledger_lines
+from memoryd.sync.repo import BRANCH, REMOTE, SyncRepo, host
+
+PREFIX = "team."
+FILE = "entries.jsonl"
+ATTRIBUTES = f"/{FILE} merge=memoryd-ledger -text\n"
+
+
+def team_agent(name: str) -> str:
+    return PREFIX + name
+
+
+def check_name(name: str) -> None:
+    if not AGENT_NAME.match(name) or len(PREFIX + name) > 64:
+        raise SyncError(f"{name!r} cannot name a team: letters, digits, '.', '_' and '-', "
+                        "starting with a letter or digit")
+
+
+@dataclass(frozen=True)
+class Pulled:
+    """What following a team brought: the records applied, and the commit now applied."""
+
+    records: int
+    head: str | None
+
+
+class Team:
+    """One followed team repository: ``<state>/shared/<name>``."""
+
+    def __init__(self, state_dir: Path, name: str) -> None:
+        check_name(name)
+        self.name = name
+        self.agent = team_agent(name)
+        self.root = state_dir / "shared" / name
+        self.repo = SyncRepo(self.root)
+
+    @property
+    def meta_key(self) -> str:
+        return f"team:{self.name}"
+
+    def add(self, remote: str) -> None:
+        """Clone the team's repository (or start one, when the remote is empty)."""
+        if self.root.exists() and (self.root / ".git").exists():
+            self.repo.git("remote", "set-url", REMOTE, remote)
+            return
+        self.root.mkdir(parents=True, mode=0o700, exist_ok=True)
+        self.repo.git("init", "--quiet", f"--initial-branch={BRANCH}")
+        self.repo.git("remote", "add", REMOTE, remote)
+        self.configure()
+
+    def configure(self) -> None:
+        self.repo.configure()
+        attributes = self.root / ".gitattributes"
+        if not attributes.exists():
+            replace_file(attributes, ATTRIBUTES.encode())
+
+    def fetch(self) -> None:
+        """Move to the remote's branch (off the database thread; nothing local is ever
+        uncommitted here: a share commits and pushes at once)."""
+        self.configure()
+        theirs = self.repo.fetch()
+        if theirs is None:
+            return
+        head = self.repo.head()
+        if head is None or not self.repo.contains(theirs):
+            behind = head is None or git.run(self.root, "merge-base", "--is-ancestor", head,
+                                             theirs, check=False).returncode == 0
+            if not behind:
+                self.repo.merge(theirs)  # a share not pushed yet: merged, kept
+            else:
+                self.repo.git("reset", "--quiet", "--hard", theirs)
+
+    def apply(self, store: Store) -> Pulled:
+        """Apply the records the index lacks (database thread)."""
+        head = self.repo.head()
+        applied_at = store.meta(self.meta_key) or ""
+        if head is None or head == applied_at:
+            return Pulled(0, head)
+        old = self.repo.read_at(applied_at, FILE) if applied_at else b""
+        path = self.root / FILE
+        held = {line.data for line in ledger_lines(old)[0]}
+        records = []
+        for line in ledger_lines(path.read_bytes() if path.exists() else b"")[0]:
+            if line.data not in held:
+                record = _decoded(line.data)
+                entry = record.get("entry")
+                if record.get("op") == "remember" and isinstance(entry, dict):
+                    entry["agent"] = self.agent  # the namespace is the follower's name for it
+                records.append(record)
+        with store.transaction():
+            count = apply_records(store, self.agent, records)
+            store.set_meta(self.meta_key, head)
+        return Pulled(count, head)
+
+    def share(self, entry: dict[str, Any], by: str) -> dict[str, Any]:
+        """Append a copy of ``entry`` to the team's file and commit (off the database thread:
+        this repository is written by shares only). Returns the copy."""
+        now = time.time()
+        uid = hashlib.sha1(f"{self.name}:{entry['id']}".encode()).hexdigest()[:19]
+        copy = {k: v for k, v in entry.items()
+                if k not in ("id", "rowid", "score", "stale", "quarantined")}
+        copy.update({"uid": uid, "agent": self.agent, "project": None, "via": "team",
+                     "writer": f"{by} (shared from {host()})", "status": "active",
+                     "updated": now, "superseded_by": None})
+        path = self.root / FILE
+        existing = path.read_bytes() if path.exists() else b""
+        if any(line.about == uid for line in ledger_lines(existing)[0]):
+            raise SyncError(f"entry {entry['id']} is already shared with team {self.name}")
+        record = {"op": "remember", "ts": now, "entry": copy}
+        replace_file(path, existing + encode_record(record))
+        self.repo.git("add", "--", FILE, ".gitattributes")
+        self.repo.git("commit", "--quiet", "--no-verify", "-m",
+                      f"memoryd share: {uid} by {by} on {host()}")
+        return copy
+
+    def push(self) -> bool:
+        """Push the shares, merging what others pushed first; False when it never got in."""
+        for _ in range(5):
+            if self.repo.push():
+                return True
+            self.fetch()
+        return False
+
+
+def _decoded(data: bytes) -> dict[str, Any]:
+    record = dict(json.loads(data))
+    record.pop("crc", None)
+    return record
+
+
+def followed(state_dir: Path) -> dict[str, str]:
+    """The teams followed here: name → remote (``shared/teams.json``)."""
+    try:
+        return dict(json.loads((state_dir / "shared" / "teams.json").read_text()))
+    except (OSError, ValueError):
+        return {}
+
+
+def follow(state_dir: Path, name: str, remote: str) -> None:
+    teams = {**followed(state_dir), name: remote}
+    (state_dir / "shared").mkdir(parents=True, mode=0o700, exist_ok=True)
+    replace_file(state_dir / "shared" / "teams.json",
+                 json.dumps(teams, indent=1, sort_keys=True).encode())
