@@ -341,7 +341,7 @@ class ContextBuilder:
     def _team(self, now: float) -> list[Item]:
         """The teams' shared entries (memoryd.sync.shared: namespaces ``team.NAME``), for
         every agent: newest first, after the agent's own lessons."""
-        shared = self._entries("agent >= 'team.' AND agent < 'team/'", [], 30)
+        shared = self._entries(EntryQuery().agent_prefix("team."), 30)
         return [self._item("team", e, now, 290 + i) for i, e in enumerate(shared)]
 
     def _facts(self, scope: Scope, now: float) -> list[Item]:

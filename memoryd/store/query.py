@@ -81,6 +81,11 @@ class EntryQuery:
     def agent(self, name: str) -> EntryQuery:
         return self._and("e.agent = ?", name)
 
+    def agent_prefix(self, prefix: str) -> EntryQuery:
+        """Of an agent whose name begins with ``prefix`` (a range of the agent index)."""
+        return self._and("e.agent >= ? AND e.agent < ?", prefix,
+                         prefix[:-1] + chr(ord(prefix[-1]) + 1))
+
     def categories(self, names: Sequence[str] | None) -> EntryQuery:
         return self._among("category", names)
 
