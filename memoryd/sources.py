@@ -30,6 +30,11 @@ Default sources (:func:`default_sources`; ``~`` is the user's home)
     opencode-user-rules  ~/.config/opencode/AGENTS.md
                          memory, markdown, agent opencode
 
+``$CODEX_HOME`` (an absolute path) replaces ``~/.codex`` in the Codex sources, and
+``$GEMINI_CLI_HOME`` replaces ``~`` in the Gemini sources (``$GEMINI_CLI_HOME/.gemini/…``), as
+each agent does with its own files; the daemon reads them from its own environment when it
+loads its configuration.
+
 ``claude-transcripts`` includes subagent transcripts (``<session>/subagents/agent-*.jsonl`` and
 the older ``agent-*.jsonl``). ``codex-segmented`` covers the possible layout where a rollout is a
 directory (``rollout-…/rollout.jsonl`` + ``compact-NNNNNN.jsonl``).
@@ -166,7 +171,10 @@ def validate_source(data: Mapping[str, Any]) -> Source:
 
 
 def default_sources() -> list[Source]:
-    """The sources in this module's docstring."""
+    """The sources in this module's docstring, with Codex's and Gemini CLI's directories
+    where their own home variables move them (:func:`agent_home`)."""
+    codex = agent_home("CODEX_HOME") or "~/.codex"
+    gemini = (agent_home("GEMINI_CLI_HOME") or "~") + "/.gemini"
     return [
         Source("mastersof-ai", "~/.mastersof-ai/agents/{agent}/memory/**/*.md",
                "memory", "markdown"),
@@ -177,19 +185,42 @@ def default_sources() -> list[Source]:
         Source("claude-agent-memory", "~/.claude/agent-memory/{agent}/**", "memory", "markdown"),
         Source("claude-transcripts", "~/.claude/projects/**/*.jsonl", "transcript",
                "claude-code", agent="claude-code"),
-        Source("codex-transcripts", "~/.codex/sessions/**/rollout-*.jsonl", "transcript",
+        Source("codex-transcripts", f"{codex}/sessions/**/rollout-*.jsonl", "transcript",
                "codex", agent="codex"),
-        Source("codex-segmented", "~/.codex/sessions/**/rollout-*/*.jsonl", "transcript",
+        Source("codex-segmented", f"{codex}/sessions/**/rollout-*/*.jsonl", "transcript",
                "codex", agent="codex"),
-        Source("codex-memories", "~/.codex/memories/**/*.md", "memory", "markdown",
+        Source("codex-memories", f"{codex}/memories/**/*.md", "memory", "markdown",
                agent="codex"),
-        Source("gemini-user-memory", "~/.gemini/GEMINI.md", "memory", "markdown",
+        Source("gemini-user-memory", f"{gemini}/GEMINI.md", "memory", "markdown",
                agent="gemini"),
-        Source("gemini-transcripts", "~/.gemini/tmp/*/chats/**/*.jsonl", "transcript",
+        Source("gemini-transcripts", f"{gemini}/tmp/*/chats/**/*.jsonl", "transcript",
                "gemini", agent="gemini"),
         Source("opencode-user-rules", "~/.config/opencode/AGENTS.md", "memory", "markdown",
                agent="opencode"),
     ]
+
+
+def agent_home(variable: str) -> str | None:
+    """The directory an agent's home variable names in the daemon's environment: Codex keeps
+    its files in ``$CODEX_HOME`` (default ``~/.codex``), Gemini CLI takes ``$GEMINI_CLI_HOME``
+    for the home its ``.gemini`` is in. None when it is unset, empty, or not a path memoryd can
+    use as a glob's root (relative, or holding ``* ? { }``): the default is used, and the
+    daemon's log says why."""
+    value = os.environ.get(variable, "").strip()
+    if not value:
+        return None
+    path = os.path.expanduser(value).rstrip("/") or "/"
+    if not path.startswith("/") or any(char in path for char in "*?{}"):
+        _unusable_home(variable, value)
+        return None
+    return path
+
+
+@functools.lru_cache(maxsize=8)
+def _unusable_home(variable: str, value: str) -> None:
+    """Said once per value: the sources are made again whenever the configuration is read."""
+    log.warning("$%s=%r is not an absolute path without * ? { }: its agent's files are "
+                "looked for in their default place", variable, value)
 
 
 #: A project's files: (path relative to the root, agent (None: the {agent} placeholder), kind,

@@ -25,7 +25,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from memoryd.engine import Engine
-from memoryd.ingest.transcript.actions import StepReader
+from memoryd.ingest.context import cwd_hint
+from memoryd.ingest.transcript.actions import HARNESSES, StepReader
 from memoryd.regular_file import is_regular, open_regular
 from memoryd.sessions.outcomes import judge, read_actions
 from memoryd.store.query import EntryQuery
@@ -35,20 +36,24 @@ log = logging.getLogger(__name__)
 #: How often quiet sessions are looked for, and how many are judged at a time.
 CHECK_EVERY_S = 60.0
 BATCH = 20
-_HARNESSES = ("claude-code", "codex")
 
 
 def judge_transcript(path: str, harness: str, rows: Sequence[dict[str, Any]],
-                     entries: dict[str, dict[str, Any]]
+                     entries: dict[str, dict[str, Any]], session: str | None = None
                      ) -> list[tuple[str, str, str, list[Any], float | None]]:
     """Read a session's transcript and judge each injected entry (``rows``: its injections,
-    memoryd.store.usage.Usage.session_rows) → (entry, outcome, why, evidence, at)."""
-    reader = StepReader(harness if harness in _HARNESSES else "generic")
+    memoryd.store.usage.Usage.session_rows) → (entry, outcome, why, evidence, at). The
+    transcript is read in its harness's format (memoryd.ingest.transcript.actions), a harness
+    without one as ``generic``; of a file holding many sessions (Aider's), ``session``'s."""
+    fmt = harness if harness in HARNESSES else "generic"
+    reader = StepReader(fmt, cwd_hint(fmt, path))
     steps = []
     with os.fdopen(open_regular(path), encoding="utf-8", errors="replace") as handle:
         for line in handle:
             steps.extend(reader.feed(line))
     steps.extend(reader.flush())
+    if reader.many_sessions and session is not None:
+        steps = [s for s in steps if s.record_id.startswith(session + ":")]
     actions = read_actions(steps)
     verdicts = []
     for row in rows:
@@ -109,7 +114,7 @@ class UsageJudge:
             return None
         try:
             verdicts = await asyncio.get_running_loop().run_in_executor(
-                None, judge_transcript, path, found["harness"], rows, entries)
+                None, judge_transcript, path, found["harness"], rows, entries, session)
         except OSError as exc:
             log.info("Session %s not judged: %s", session, exc)
             await engine.db(self.usage.mark_judged, session)

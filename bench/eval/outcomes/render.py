@@ -1,5 +1,6 @@
-"""A case's steps as a real transcript: Claude Code JSONL, a Codex rollout, generic JSONL
-(OpenAI-style ``tool_calls``) or a pi session file. See README.md for the step forms."""
+"""A case's steps as a real transcript: Claude Code JSONL, a Codex rollout, a Gemini CLI chat,
+Aider's chat history, generic JSONL (OpenAI-style ``tool_calls``) or a pi session file. See
+README.md for the step forms."""
 
 from __future__ import annotations
 
@@ -50,7 +51,8 @@ def render(case: dict[str, Any]) -> tuple[list[str], float]:
     harness = case["harness"]
     session = hashlib.sha256(case["id"].encode()).hexdigest()[:32]
     session = f"{session[:8]}-{session[8:12]}-{session[12:16]}-{session[16:20]}-{session[20:]}"
-    writer = {"claude-code": _claude, "codex": _codex, "generic": _generic, "pi": _pi}[harness]
+    writer = {"claude-code": _claude, "codex": _codex, "generic": _generic, "pi": _pi,
+              "gemini": _gemini, "aider": _aider}[harness]
     return writer(timed, session, case), injected
 
 
@@ -214,3 +216,129 @@ def _pi(timed: list[tuple[float, list[Any]]], session: str, case: dict[str, Any]
                       "timestamp": _iso(ts), "message": message})
         parent = entry_id
     return [json.dumps(line) for line in lines]
+
+
+#: memoryd's block as Gemini CLI records it in a prompt: a hook's context, its < and > escaped.
+_MARKER = "&lt;memoryd-context&gt;"
+
+
+def _gemini(timed: list[tuple[float, list[Any]]], session: str,
+            case: dict[str, Any]) -> list[str]:
+    """Gemini CLI's chat JSONL as its ChatRecordingService appends it: the memory block in the
+    prompt it was injected with (SessionStart's in the first, BeforeAgent's after an
+    ``inject``), each call added to the last ``gemini`` message, which is written again with
+    all its calls; a refused call ``cancelled``."""
+    lines: list[dict[str, Any]] = [{"sessionId": session, "projectHash": "shop",
+                                    "startTime": _iso(START - 120), "kind": "main"}]
+    block = f"<hook_context>{_MARKER}\n- “{case['entry']['text']}”</hook_context>"
+    pending = not any(step[0] == "inject" for step in case["steps"])  # at the start
+    message: dict[str, Any] | None = None  # the last gemini message, while it is the last
+    called = 0  # the line of the last call
+
+    def uid(n: int) -> str:
+        h = hashlib.sha256(f"{session}{n}".encode()).hexdigest()
+        return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-8{h[17:20]}-{h[20:32]}"
+
+    # the prompt after an ``inject`` carries BeforeAgent's block (``timeline`` drops the step)
+    carries = set()
+    waiting = False
+    for step in case["steps"]:
+        if step[0] == "inject":
+            waiting = True
+        elif waiting and step[0] == "user":
+            carries.add(id(step))
+            waiting = False
+    for ts, step in timed:
+        kind = step[0]
+        if kind == "user":
+            parts = [{"text": step[1]}]
+            if pending:  # SessionStart's context is put before the first prompt
+                parts, pending = [{"text": block}, *parts], False
+            elif id(step) in carries:  # BeforeAgent's after its prompt
+                parts = [*parts, {"text": block}]
+            lines.append({"id": uid(len(lines)), "timestamp": _iso(ts), "type": "user",
+                          "content": parts})
+            message = None
+        elif kind == "assistant":
+            message = {"id": uid(len(lines)), "timestamp": _iso(ts), "type": "gemini",
+                       "content": step[1], "thoughts": [], "model": "gemini-2.5-pro"}
+            lines.append(message)
+        elif kind in ("bash", "edit", "write", "read", "tool"):
+            name, args = _gemini_call(step)
+            if message is None:
+                message = {"id": uid(len(lines)), "timestamp": _iso(ts), "type": "gemini",
+                           "content": "", "thoughts": [], "model": "gemini-2.5-pro"}
+            call_id = f"{name}-{int(ts * 1000)}-{len(lines)}"
+            message = {**message, "toolCalls": [*message.get("toolCalls", []), {
+                "id": call_id, "name": name, "args": args, "status": "success",
+                "timestamp": _iso(ts + 1), "displayName": name, "description": "",
+                "result": [{"functionResponse": {"id": call_id, "name": name,
+                                                 "response": {"output": "ok"}}}]}]}
+            called = len(lines)
+            lines.append(message)
+        elif kind == "reject":  # the user declined the last call: recorded as cancelled
+            assert message is not None and message.get("toolCalls"), case["id"]
+            last = {**message["toolCalls"][-1], "status": "cancelled", "result": None,
+                    "resultDisplay": "Tool call cancelled by user."}
+            lines[called] = message = {**message,
+                                       "toolCalls": [*message["toolCalls"][:-1], last]}
+        else:
+            raise ValueError(f"{case['id']}: unknown step {kind!r}")
+        if kind != "reject":
+            lines.append({"$set": {"lastUpdated": _iso(ts + 1)}})
+    return [json.dumps(line) for line in lines]
+
+
+def _gemini_call(step: list[Any]) -> tuple[str, dict[str, Any]]:
+    kind = step[0]
+    if kind == "bash":
+        return "run_shell_command", {"command": step[1], "description": "run"}
+    if kind == "edit":
+        return "replace", {"file_path": _abs(step[1]), "new_string": step[2],
+                           "old_string": step[3] if len(step) > 3 else "pass"}
+    if kind == "write":
+        return "write_file", {"file_path": _abs(step[1]), "content": step[2]}
+    if kind == "read":
+        return "read_file", {"file_path": _abs(step[1])}
+    return step[1], step[2]
+
+
+def _aider(timed: list[tuple[float, list[Any]]], session: str,
+           case: dict[str, Any]) -> list[str]:
+    """Aider's ``.aider.chat.history.md``: prompts as ``#### `` lines, the model's answers with
+    its edits as SEARCH/REPLACE blocks and its shell commands as ``bash`` blocks, Aider's own
+    output as ``> `` lines (``Applied edit to``, the offer to run a block, ``Running``).
+    Aider has no other tools, and no time per message (so no ``inject`` step)."""
+    if any(step[0] == "inject" for step in case["steps"]):
+        raise ValueError(f"{case['id']}: Aider's history has no time to inject at")
+    started = datetime.fromtimestamp(START - 120, UTC).strftime("%Y-%m-%d %H:%M:%S")
+    out = ["", f"# aider chat started at {started}", "", "> Aider v0.86.1  ",
+           "> Main model: anthropic/claude-sonnet-4-5 with diff edit format  ", ""]
+    steps = [step for _, step in timed]
+    for n, step in enumerate(steps):
+        kind = step[0]
+        refused = n + 1 < len(steps) and steps[n + 1][0] == "reject"
+        if kind == "user":
+            out += ["#### " + "  \n#### ".join(step[1].splitlines()), ""]
+        elif kind == "assistant":
+            out += [step[1], ""]
+        elif kind == "bash":
+            if "\n" in step[1]:
+                raise ValueError(f"{case['id']}: Aider runs a block line by line")
+            out += ["```bash", step[1], "```", "", f"> {step[1]}  ",
+                    "> Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]: "
+                    + ("n" if refused else "y") + "  "]
+            if not refused:
+                out += ["", f"> Running {step[1]}  "]
+            out += [""]
+        elif kind in ("edit", "write"):
+            old = step[3] if kind == "edit" and len(step) > 3 else ""
+            out += [step[1], "```", "<<<<<<< SEARCH", *old.splitlines(), "=======",
+                    *step[2].splitlines(), ">>>>>>> REPLACE", "```", ""]
+            out += [f"> Applied edit to {step[1]}  ", ""]
+        elif kind == "reject":
+            if steps[n - 1][0] != "bash":
+                raise ValueError(f"{case['id']}: Aider asks only before a shell block")
+        else:
+            raise ValueError(f"{case['id']}: step {kind!r} is not in Aider's history")
+    return out

@@ -27,6 +27,31 @@ Tool calls by format
     ``local_shell_call`` (``action.command`` an argv list). A shell command that is
     ``apply_patch`` with a patch argument is read as the patch.
 
+``gemini``
+    Gemini CLI chats: a ``gemini`` message's ``toolCalls`` (``{id, name, args, status,
+    timestamp, result?}``; ``packages/core/src/services/chatRecordingTypes.ts`` of
+    google-gemini/gemini-cli), written when the calls complete (``success``, ``error`` or
+    ``cancelled``): ``run_shell_command`` (``command``), ``write_file`` (``file_path``,
+    ``content``), ``replace`` (``file_path``, ``new_string``), ``read_file``
+    (``absolute_path`` or ``file_path``), ``read_many_files`` (``paths``), … A message is
+    written again each time a call is added to it, with the calls it had: a call is read once,
+    by its id. A ``cancelled`` call (the user declined it, or stopped the turn) is followed by
+    a ``rejected`` step, as Claude Code's refused calls are. The record id is the message's.
+
+``aider``
+    Aider's chat history records what Aider did as ``> `` lines: ``> Running CMD`` for each
+    shell command the model suggested and the user let run, ``> Applied edit to PATH`` for
+    each file an answer's edit changed. The edit's text comes from the answer's fenced blocks
+    before it (the ``REPLACE`` half of a ``SEARCH``/``REPLACE`` block, the ``+`` lines of a
+    diff, a whole file's content), matched by the file named above or in the block. An
+    answer's shell block that Aider offered to run and the user declined (``> Run shell
+    command? … n``) is a call the user refused: its commands, each followed by a ``rejected``
+    step. What the user runs (``/run``, ``!``) and an edit Aider did not apply are not the
+    agent's doing and give no step. Aider writes no time per
+    message, and its header's time is local: Aider's steps have no time (the whole session is
+    after its injection). Record ids start with the session's id and ``:``, like its turns',
+    since one file holds many sessions; a step's call id is its record id.
+
 ``generic``
     An assistant record's ``tool_calls`` list (OpenAI style ``{"id", "function": {"name",
     "arguments"}}`` or ``{"id", "name", "input"|"arguments"}``), and content blocks of type
@@ -51,23 +76,27 @@ from dataclasses import dataclass
 from typing import Any
 
 from memoryd.ingest.transcript import make_parser
-from memoryd.ingest.transcript.lines import line_id, parse_timestamp
+from memoryd.ingest.transcript.aider import AIDER_FENCE, AIDER_HEADER
+from memoryd.ingest.transcript.lines import Turn, line_id, parse_timestamp
 
+#: The formats whose tool calls are read as such; any other is read as ``generic``.
+HARNESSES = ("claude-code", "codex", "gemini", "aider", "generic")
 #: A tool whose name holds one of these writes the path it names.
-_WRITING = re.compile(r"edit|write|create|patch|replace|insert|str_replace|notebook", re.I)
-_PATH_KEYS = ("file_path", "path", "notebook_path", "filename", "file")
+_WRITING = re.compile(r"edit|write|create|patch|replace|insert|str_replace|notebook", re.IGNORECASE)
+_PATH_KEYS = ("file_path", "path", "notebook_path", "filename", "file", "absolute_path",
+              "dir_path")
 _TEXT_KEYS = ("new_string", "content", "newText", "new_text", "new_source", "text", "file_text",
               "new_str")
 _COMMAND_KEYS = ("command", "cmd", "script")
 _SHELLS = ("bash", "sh", "zsh", "/bin/bash", "/bin/sh", "/bin/zsh", "/usr/bin/bash")
 #: A patch's file headers: Codex's ``*** Update File: p`` and a unified diff's ``+++ b/p``.
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$"
-                         r"|^\+\+\+ (?:b/)?(.+)$", re.M)
+                         r"|^\+\+\+ (?:b/)?(.+)$", re.MULTILINE)
 #: Text added to a file by a patch: its ``+`` lines (not the ``+++`` header).
-_PATCH_ADDED = re.compile(r"^\+(?!\+\+ )(.*)$", re.M)
+_PATCH_ADDED = re.compile(r"^\+(?!\+\+ )(.*)$", re.MULTILINE)
 _MAX_TEXT = 20_000  # of a call's input kept as text (enough to match in; bounded memory)
 #: Claude Code's tool result when the user rejects a call.
-_REJECTED = re.compile(r"^The user doesn't want to proceed|tool use was rejected", re.I)
+_REJECTED = re.compile(r"^The user doesn't want to proceed|tool use was rejected", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -186,19 +215,35 @@ def tool_step(record_id: str, timestamp: float | None, name: str, raw_input: obj
 
 
 class StepReader:
-    """A stateful reader of one transcript (``harness``: ``claude-code``, ``codex`` or
-    ``generic``), fed line by line."""
+    """A stateful reader of one transcript (``harness``: ``claude-code``, ``codex``, ``gemini``,
+    ``aider`` or ``generic``), fed line by line. ``cwd``: the project the file's path names,
+    for the formats whose records do not (Aider's session ids are made from it)."""
 
-    def __init__(self, harness: str) -> None:
-        self.harness = harness if harness in ("claude-code", "codex") else "generic"
-        self.turns = make_parser(self.harness)
+    def __init__(self, harness: str, cwd: str | None = None) -> None:
+        self.harness = harness if harness in HARNESSES else "generic"
+        self.turns = make_parser(self.harness, cwd=cwd)
+        self._calls_seen: set[str] = set()  # Gemini: calls read already, by id
+        self._cancelled: set[str] = set()
+        self._aider = _AiderActions() if self.harness == "aider" else None
+
+    @property
+    def many_sessions(self) -> bool:
+        """One file holds many sessions (Aider): a session's steps are those whose record id
+        starts with its id and ``:``."""
+        return bool(getattr(self.turns, "many_sessions", False))
 
     def feed(self, line: str) -> list[Step]:
+        if self._aider is not None:  # markdown, where a line's leading spaces count
+            line = line.rstrip("\r\n")
+            out = self._steps(self.turns.feed(line))
+            session = self.turns.session_id or "aider"
+            with contextlib.suppress(TypeError, ValueError, IndexError):
+                out.extend(self._aider.feed(line, session))
+            return out
         line = line.strip()
         if not line:
             return []
-        out = [Step(t.record_id, t.role, t.timestamp, t.text, sidechain=t.sidechain_agent
-                    is not None) for t in self.turns.feed(line) if t.role in ("user", "assistant")]
+        out = self._steps(self.turns.feed(line))
         try:
             record = json.loads(line)
         except (ValueError, RecursionError):
@@ -210,16 +255,49 @@ class StepReader:
         return out
 
     def flush(self) -> list[Step]:
-        return [Step(t.record_id, t.role, t.timestamp, t.text,
+        return self._steps(self.turns.flush())
+
+    def _steps(self, turns: list[Turn]) -> list[Step]:
+        untimed = self._aider is not None  # see the module docstring
+        return [Step(t.record_id, t.role, None if untimed else t.timestamp, t.text,
                      sidechain=t.sidechain_agent is not None)
-                for t in self.turns.flush() if t.role in ("user", "assistant")]
+                for t in turns if t.role in ("user", "assistant")]
 
     def _calls(self, record: dict[str, Any], line: str) -> list[Step]:
         if self.harness == "claude-code":
             return self._claude_code(record, line)
         if self.harness == "codex":
             return self._codex(record, line)
+        if self.harness == "gemini":
+            return self._gemini(record)
         return self._generic(record, line)
+
+    def _gemini(self, record: dict[str, Any]) -> list[Step]:
+        calls = record.get("toolCalls")
+        message_id = record.get("id")
+        if record.get("type") != "gemini" or not isinstance(calls, list) \
+                or not isinstance(message_id, str):
+            return []
+        sidechain = bool(getattr(self.turns, "subagent", False))
+        steps = []
+        for call in calls:
+            if not isinstance(call, dict):
+                continue
+            call_id = str(call.get("id") or "")
+            key = call_id or json.dumps([call.get("name"), call.get("args")], sort_keys=True)
+            ts = parse_timestamp(call.get("timestamp"))
+            ts = ts if ts is not None else parse_timestamp(record.get("timestamp"))
+            if key not in self._calls_seen:
+                self._calls_seen.add(key)
+                steps.append(tool_step(message_id, ts, str(call.get("name") or ""),
+                                       call.get("args"), call_id, sidechain))
+            if call.get("status") == "cancelled" and key not in self._cancelled:
+                self._cancelled.add(key)
+                shown = call.get("resultDisplay")
+                steps.append(Step(message_id, "rejected", ts, shown[:2000] if isinstance(
+                    shown, str) and shown else "the call was cancelled", call_id=call_id,
+                    sidechain=sidechain))
+        return steps
 
     def _claude_code(self, record: dict[str, Any], line: str) -> list[Step]:
         message = record.get("message")
@@ -295,9 +373,124 @@ class StepReader:
         return steps
 
 
-def read_steps(lines: list[str], harness: str) -> list[Step]:
+#: Aider's own lines (after ``> ``) that say what it did.
+_AIDER_RAN = re.compile(r"Running (.+?)\s*$")
+_AIDER_APPLIED = re.compile(r"Applied edit to (.+?)\s*$")
+#: The line naming an edit's file: a path alone, maybe in backticks or bold.
+_AIDER_PATH = re.compile(r"[`*]*([\w./~+@-]+\.?[\w-]*)[`*:]*")
+_SEARCH, _DIVIDER, _REPLACE = "<<<<<<< SEARCH", "=======", ">>>>>>> REPLACE"
+#: Aider asking whether to run an answer's shell block, and the user's answer (``y``/``n``/…).
+_AIDER_ASKED = re.compile(r"Run shell commands?\? .*\]: *(\w?)")
+#: The fences of an answer's shell commands (Aider offers to run these).
+_AIDER_SHELLS = {"bash", "sh", "shell", "zsh", "fish", "ksh", "csh", "tcsh", "cmd", "batch",
+                 "powershell", "ps1"}
+
+
+class _AiderActions:
+    """What Aider did, from its ``> `` lines and the answers' edit blocks before them (see the
+    module docstring). Follows the fences as the turn parser does, so a ``> `` line inside an
+    answer's code block is the answer's, not Aider's."""
+
+    def __init__(self) -> None:
+        self._fence: str | None = None
+        self._block: list[str] = []
+        self._named = ""  # the file named on the line above the open block
+        self._last = ""  # the last line of prose outside a block
+        self._edits: list[tuple[str, str]] = []  # (file, text added) of this turn's blocks
+        self._shell = False  # the open block is shell commands
+        self._offered: list[list[str]] = []  # shell blocks Aider has yet to ask about
+        self._count = 0
+
+    def feed(self, line: str, session: str) -> list[Step]:
+        if self._fence is not None:
+            if line.lstrip().startswith(self._fence):
+                self._fence = None
+                if self._shell:
+                    self._offered.append([c.strip() for c in self._block if c.strip()
+                                          and not c.strip().startswith("#")])
+                else:
+                    self._edits.extend(_aider_block(self._block, self._named))
+                self._block = []
+            else:
+                self._block.append(line)
+            return []
+        if AIDER_HEADER.match(line) or line == "####" or line.startswith("#### "):
+            # a new session or prompt: what is offered and edited is the next answer's
+            self._edits, self._offered, self._last = [], [], ""
+            return []
+        if line.startswith(">"):
+            said = line[1:].strip()
+            ran = _AIDER_RAN.fullmatch(said)
+            if ran is not None:
+                return [self._step(session, "run", {"command": ran.group(1)})]
+            asked = _AIDER_ASKED.fullmatch(said)
+            if asked is not None and self._offered:
+                commands = self._offered.pop(0)
+                if asked.group(1).lower() in ("y", "a"):
+                    return []  # its ``Running`` lines follow
+                refused = []  # declined: proposed and refused, as a call the user rejects
+                for command in commands:
+                    step = self._step(session, "run", {"command": command})
+                    refused += [step, Step(step.record_id, "rejected", None, said,
+                                           call_id=step.call_id)]
+                return refused
+            applied = _AIDER_APPLIED.fullmatch(said)
+            if applied is not None:
+                path = applied.group(1)
+                added = "\n".join(text for name, text in self._edits if _same_file(name, path))
+                return [self._step(session, "edit", {"file_path": path, "new_string": added})]
+            return []
+        fence = AIDER_FENCE.match(line)
+        if fence is not None:
+            self._fence, self._block, self._named = fence.group(1), [], self._last
+            self._shell = line.strip()[len(fence.group(1)):].strip().lower() in _AIDER_SHELLS
+        elif line.strip():
+            self._last = line.strip()
+        return []
+
+    def _step(self, session: str, tool: str, data: dict[str, str]) -> Step:
+        self._count += 1
+        record_id = f"{session}:t{self._count}"
+        return tool_step(record_id, None, tool, data, call_id=record_id)
+
+
+def _aider_block(lines: list[str], named: str) -> list[tuple[str, str]]:
+    """The (file, text added) of an answer's fenced block: a ``SEARCH``/``REPLACE`` edit (its
+    file named above the fence, or first inside it), a unified diff, or a whole file."""
+    name = _AIDER_PATH.fullmatch(named)
+    path = name.group(1) if name else ""
+    if any(line.strip() == _SEARCH for line in lines):
+        first = next((line.strip() for line in lines if line.strip()), "")
+        inside = _AIDER_PATH.fullmatch(first) if first != _SEARCH else None
+        added: list[str] = []
+        replacing = False
+        for line in lines:
+            if line.strip() == _DIVIDER:
+                replacing = True
+            elif line.strip() in (_REPLACE, _SEARCH):
+                replacing = False
+            elif replacing:
+                added.append(line)
+        return [(inside.group(1) if inside else path, "\n".join(added))]
+    text = "\n".join(lines)
+    if any(line.startswith("+++ ") for line in lines):
+        files, added_text = _patch(text)
+        return [(file, added_text) for file in files]
+    return [(path, text)] if path else []
+
+
+def _same_file(named: str, applied: str) -> bool:
+    """An edit block's file is the one Aider says it applied an edit to (its name relative to
+    the project, or an absolute one ending with it)."""
+    if not named:
+        return False
+    return named == applied or applied.endswith("/" + named.lstrip("./")) \
+        or named.endswith("/" + applied.lstrip("./"))
+
+
+def read_steps(lines: list[str], harness: str, cwd: str | None = None) -> list[Step]:
     """Every step of a transcript's lines, in order."""
-    reader = StepReader(harness)
+    reader = StepReader(harness, cwd)
     steps: list[Step] = []
     for line in lines:
         steps.extend(reader.feed(line))

@@ -16,9 +16,9 @@ from memoryd.ingest.transcript.lines import (
 
 log = logging.getLogger(__name__)
 
-_HEADER = re.compile(r"# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s*$")
+AIDER_HEADER = re.compile(r"# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s*$")
 _USER = "####"
-_FENCE = re.compile(r"\s*(`{3,}|~{3,})")
+AIDER_FENCE = re.compile(r"\s*(`{3,}|~{3,})")
 #: Slash commands whose argument is a prompt to the model; every other command (``/add``,
 #: ``/run``, ``/undo``, …) works the tool, and is not part of the conversation.
 AIDER_PROMPT_COMMANDS = ("/ask", "/code", "/architect")
@@ -80,7 +80,7 @@ class AiderParser:
             if line.lstrip().startswith(self._fence):
                 self._fence = None
             return
-        header = _HEADER.match(line)
+        header = AIDER_HEADER.match(line)
         if header is not None:
             self._finish(out)
             self._start_session(header.group(1))
@@ -98,7 +98,7 @@ class AiderParser:
                 self._finish(out)
                 self._role = "assistant"
             self._lines.append(line)
-            fence = _FENCE.match(line)
+            fence = AIDER_FENCE.match(line)
             if fence is not None:
                 self._fence = fence.group(1)
 

@@ -79,6 +79,11 @@ class GeminiParser(LineParser):
                         timestamp=timestamp, cwd=self.cwd, sidechain_agent=self._agent,
                         message_id=None))
 
+    @property
+    def subagent(self) -> bool:
+        """The file is a subagent's chat (its metadata's ``kind``)."""
+        return self._agent is not None
+
     def _metadata(self, record: dict[str, Any]) -> None:
         # The first metadata line is the file's own; a resumed session keeps its id.
         if self.session_id is None:
