@@ -62,9 +62,9 @@ def build_store(home: Path, state: Path, lines: int, seed: int) -> dict[str, Any
         indexer.apply_transcript(facts, TailPosition(facts.device, facts.inode, facts.size),
                                  found, None, None)
         chunks += len(found)
-    text_bytes = store.db.execute(
+    text_bytes = store._db.execute(
         "SELECT sum(length(CAST(text AS BLOB))) FROM entries").fetchone()[0]
-    store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    store._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     store.close()
     return {"chunks": chunks, "files": len(tree.files), "transcript_lines": tree.lines,
             "transcript_mb": tree.bytes / 1e6, "text_mb": text_bytes / 1e6,
@@ -87,7 +87,7 @@ async def run_passes() -> dict[str, Any]:
     try:
         for label in ("first", "second"):
             out[label] = await timed(engine, passes)
-        uids = await engine.db(lambda: [u for (u,) in engine.store.db.execute(  # type: ignore[union-attr]
+        uids = await engine.db(lambda: [u for (u,) in engine.store._db.execute(  # type: ignore[union-attr]
             "SELECT uid FROM entries ORDER BY random() LIMIT 100")])
         for uid in uids:
             await engine.db(engine.entries.forget, Params("forget", {"id": uid}))

@@ -117,7 +117,7 @@ def fill_store(store: Store, project: str, files: int, total: int) -> int:
     rng = random.Random(11)
     now = time.time() - 86400
     referencing = total // 7
-    with store.db:
+    with store.transaction():
         for n in range(total):
             if n < referencing:
                 kind = ("note", "lesson", "fact")[n % 3]

@@ -35,6 +35,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("passes", ("memoryd.passes",)),
     ("engine", ("memoryd.engine", "memoryd.embed_threads")),
     ("sync", ("memoryd.sync",)),
+    ("maintenance", ("memoryd.maintenance",)),
     ("retrieval", ("memoryd.retrieval",)),
     ("ingest", ("memoryd.ingest",)),
     ("embed", ("memoryd.embed", "memoryd.embed_derive")),

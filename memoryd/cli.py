@@ -205,7 +205,7 @@ def run_serve() -> int:
 
 
 def run_reindex(no_vectors: bool) -> int:
-    from memoryd.store.rebuild import reindex
+    from memoryd.maintenance.rebuild import reindex
 
     config = load_config()
     started = time.monotonic()

@@ -31,6 +31,7 @@ from memoryd.config import Config
 from memoryd.embed import Embedder, load_embedder
 from memoryd.embed_threads import PIPELINE_SLICE, EmbedThreads, abandon
 from memoryd.errors import BadParamsError, UnavailableError, stopping_error
+from memoryd.maintenance.replay import replay_ledgers
 from memoryd.params import Params
 from memoryd.progress import Throughput, report
 from memoryd.redact import redact
@@ -45,7 +46,6 @@ from memoryd.store.ledger import Ledger
 from memoryd.store.lexicon import Lexicon
 from memoryd.store.pass_log import PassLog, replay_pass_log
 from memoryd.store.reader import store_counts
-from memoryd.store.replay import replay_ledgers
 from memoryd.store.usage_log import UsageLog, replay_usage_log
 from memoryd.store.vectors import OLD_ROW_FILES, ROW_FILE, VectorIndex
 from memoryd.sync.apply import finish_pending
@@ -335,9 +335,9 @@ class Engine:
 
     def _load_lexicon(self, dim: int) -> None:
         assert self.store is not None
-        self.lexicon_at = lexicon.cursor(self.store.db)
+        self.lexicon_at = lexicon.cursor(self.store)
         words = Lexicon(dim, self.lexicon_at)
-        words.load(self.store.db)
+        words.load(self.store)
         self.searcher.lexicon = words
 
     async def fill_lexicon(self) -> None:
@@ -347,13 +347,13 @@ class Engine:
         without its vector by its keywords alone; and the words of a backlog, each embedded
         alone, took ~10 % of the embedder's time while files were indexed."""
         assert self.store is not None and self.embedder is not None
-        words, db = self.searcher.lexicon, self.store.db
+        words, store = self.searcher.lexicon, self.store
         assert words is not None
         while True:
             await self.bulk_done.wait()
             await self.vectors_done.wait()
             self.lexicon_wanted.clear()  # an entry stored from now on wakes the wait below
-            reached, found = await self.db(lexicon.new_words, db, words, self.lexicon_at,
+            reached, found = await self.db(lexicon.new_words, store, words, self.lexicon_at,
                                            LEXICON_ENTRIES, LEXICON_WORDS)
             if reached == self.lexicon_at:
                 with contextlib.suppress(TimeoutError):
@@ -362,7 +362,7 @@ class Engine:
                 continue
             vectors = await self.embedding.alone(list(found.values()), self.embedding.bulk_thread)
             try:
-                await self.db(words.add, db, found, vectors, reached)
+                await self.db(words.add, store, found, vectors, reached)
             except UnavailableError as exc:
                 await self._disk_refused("The lexicon", exc)
                 continue
@@ -432,7 +432,7 @@ class Engine:
         """In the database and the RAM index, or (a full disk) in neither: still queued."""
         assert self.store is not None
         try:
-            with self.store.db:
+            with self.store.transaction():
                 self.store.put_vectors(rowids, np.stack([v for v, _ in vectors]),
                                        [p for _, p in vectors])
                 self.entries.index_vectors(rowids, vectors)
@@ -529,11 +529,11 @@ class Engine:
         if self.embedder is None or words is None:
             return
         assert self.store is not None
-        found = await self.db(lexicon.unknown_words, self.store.db, words, [text])
+        found = await self.db(lexicon.unknown_words, self.store, words, [text])
         if found:  # on the pair thread: beside the next write's text on the interactive one
             vectors = await self.embedding.alone(list(found.values()), self.embedding.pair_thread)
             try:
-                await self.db(words.add, self.store.db, found, vectors)
+                await self.db(words.add, self.store, found, vectors)
             except UnavailableError as exc:
                 if self.closing:
                     raise
@@ -664,7 +664,7 @@ class Engine:
             "lexicon": {
                 "words": len(words) if words is not None else 0,
                 "bytes": words.nbytes if words is not None else 0,
-                "entries_behind": lexicon.entries_after(self.store.db, self.lexicon_at)
+                "entries_behind": lexicon.entries_after(self.store, self.lexicon_at)
                 if words is not None else None,
                 # a fill of this many entries or more is shown (`memory status`: "filling the
                 # word index"): search scores their hits without word alignment meanwhile

@@ -42,7 +42,7 @@ def test_twenty_writes_of_a_megabyte_file_cost_about_one_copy(daemon, client: Cl
     db = apsw.Connection(str(daemon.config.db_path), flags=apsw.SQLITE_OPEN_READONLY)
     try:
         size = journal_bytes(db)
-        history = versions(SimpleNamespace(db=db), "file:coder:big.txt")  # type: ignore[arg-type]
+        history = versions(SimpleNamespace(_db=db), "file:coder:big.txt")  # type: ignore[arg-type]
     finally:
         db.close()
     # whole copies before and after: ~40 MB; a base plus small deltas: about one copy

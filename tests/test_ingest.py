@@ -506,7 +506,7 @@ def test_a_file_read_again_as_indexed_is_not_parsed_again(memoryd_home: Path, mo
         read("- two\n- one\n", "system/notes.md")  # the same text, now pinned
         read("- two\n- one\n", "system/notes.md", agent="designer")  # another agent's
         assert parsed == ["notes.md", "notes.md", "system/notes.md", "system/notes.md"]
-        assert store.db.execute("SELECT pinned, agent FROM files").fetchall() == [(1, "designer")]
+        assert store._db.execute("SELECT pinned, agent FROM files").fetchall() == [(1, "designer")]
     finally:
         store.close()
 

@@ -8,6 +8,7 @@ and ``from package import module`` is an import of that module, not of the packa
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import sys
 from pathlib import Path
@@ -30,10 +31,6 @@ def _import_matrix() -> ModuleType:
 
 matrix = _import_matrix()
 LAYER_NAMES = [name for name, _ in matrix.LAYERS]
-#: Imports against the flow that another branch removes; the mark makes the test fail (strict)
-#: once they are gone, so that it is taken off then.
-PENDING = {"store": "store/rebuild.py imports config and embed: moved above the store by the "
-                    "storesql branch"}
 
 
 @pytest.fixture(scope="module")
@@ -41,9 +38,7 @@ def found() -> list:
     return matrix.imports()
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=PENDING[name]))
-    if name in PENDING else name for name in LAYER_NAMES])
+@pytest.mark.parametrize("name", LAYER_NAMES)
 def test_imports_point_down_the_flow(found: list, name: str) -> None:
     upward = [f"{i.source}:{i.line} imports {i.target} ({LAYER_NAMES[matrix.layer(i.target)]}, "
               f"{i.kind})" for i in matrix.against_the_flow(found)
@@ -95,3 +90,29 @@ def test_the_guard_sees_every_kind_of_import(tmp_path: Path) -> None:
         ("pkg.c", "pkg.a", "lazy"),
     }
     assert matrix.cycles(matrix.imports({"pkg": package}), "pkg") == [["pkg.a", "pkg.c", "pkg.a"]]
+
+
+def test_only_the_store_knows_the_schema() -> None:
+    """Each table has one module that knows it, in memoryd/store/: no module elsewhere (the
+    daemon's or the client's) imports apsw, runs SQL (``.execute``, ``.executemany``) or
+    reaches for the store's connection."""
+    found = []
+    for module, path in matrix.modules().items():
+        if module == "memoryd.store" or module.startswith("memoryd.store."):
+            continue
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.Import):
+                named = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                named = [node.module or ""]
+            else:
+                named = []
+            if any(name.split(".")[0] == "apsw" for name in named):
+                found.append(f"{module}:{node.lineno} imports apsw")
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    node.func.attr in ("execute", "executemany"):
+                found.append(f"{module}:{node.lineno} calls .{node.func.attr}(")
+            if isinstance(node, ast.Attribute) and node.attr in ("db", "_db") and \
+                    getattr(node.value, "attr", getattr(node.value, "id", None)) == "store":
+                found.append(f"{module}:{node.lineno} uses the store's connection")
+    assert found == []

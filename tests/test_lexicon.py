@@ -68,9 +68,9 @@ def test_another_model_drops_the_words_and_they_fill_again(tmp_path: Any) -> Non
     store = Store(tmp_path / "db")
     store.bind_model(ModelInfo("m1", "h1", 4))
     words = lexicon.Lexicon(4)
-    words.add(store.db, {"thin": "thin"}, [[1.0, 0.0, 0.0, 0.0]], cursor=7)
-    assert lexicon.cursor(store.db) == 7
+    words.add(store, {"thin": "thin"}, [[1.0, 0.0, 0.0, 0.0]], cursor=7)
+    assert lexicon.cursor(store) == 7
     store.bind_model(ModelInfo("m2", "h2", 4))
     reloaded = lexicon.Lexicon(4)
-    reloaded.load(store.db)
-    assert len(reloaded) == 0 and lexicon.cursor(store.db) == 0
+    reloaded.load(store)
+    assert len(reloaded) == 0 and lexicon.cursor(store) == 0

@@ -111,9 +111,9 @@ def test_a_search_says_which_hits_lack_a_vector(memoryd_home: Path, embedder) ->
 
         def queue_it() -> None:  # its vector dropped: as a watched file's entry waits for one
             assert engine.store is not None and engine.searcher.index is not None
-            rowid = engine.store.db.execute("SELECT id FROM entries WHERE text=?",
+            rowid = engine.store._db.execute("SELECT id FROM entries WHERE text=?",
                                             (STORED,)).fetchone()[0]
-            engine.store.db.execute("DELETE FROM entries_vec WHERE rowid=?", (rowid,))
+            engine.store._db.execute("DELETE FROM entries_vec WHERE rowid=?", (rowid,))
             engine.searcher.index.remove(rowid)
 
         with Client(running.socket) as c:

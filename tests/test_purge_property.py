@@ -18,13 +18,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memoryd.config import load_config
+from memoryd.maintenance.purge import Purge
+from memoryd.maintenance.replay import replay_ledgers
 from memoryd.params import Params
 from memoryd.store.archive import AgentArchive, archive_now, restore_archives
 from memoryd.store.database import SELECT_ENTRY, Store, row_to_entry
 from memoryd.store.entries import Entries
 from memoryd.store.ledger import Ledger
-from memoryd.store.purge import Purge
-from memoryd.store.replay import replay_ledgers
 
 AGENTS = ("designer", "billing", "scribe")
 #: Words that are also agent names, categories, tags, kinds, keys and a transcript's path.
@@ -83,7 +83,7 @@ def build(home: Path, example: dict[str, Any]) -> tuple[Store, Entries, AgentArc
             entries.supersede(Params("supersede", {"id": entry["id"],
                                                    "text": f"teal note now [s{number}]"}), None)
     for number, text in enumerate(example["turns"]):
-        with store.db:
+        with store.transaction():
             store.insert_entry({
                 "uid": f"t{next(_count):031x}", "agent": "designer", "kind": "turn",
                 "category": "", "text": f"User: {text} [t{number}]", "hash": f"h{number}",
@@ -108,7 +108,7 @@ def rebuilt(home: Path, name: str) -> dict[str, dict[str, Any]]:
 
 def rows(store: Store) -> dict[str, dict[str, Any]]:
     found = {}
-    for row in store.db.execute(SELECT_ENTRY):
+    for row in store._db.execute(SELECT_ENTRY):
         entry = row_to_entry(row)
         entry.pop("rowid")
         found[entry["id"]] = entry
@@ -146,7 +146,7 @@ def test_a_rebuild_after_a_purge_restores_every_entry_it_did_not_select(
         # live: the others untouched, row for row
         assert rows(store) == {uid: e for uid, e in live.items() if uid not in gone}
         texts = [live[uid]["text"] for uid in gone]
-        for (uid, before_json, after_json) in store.db.execute(
+        for (uid, before_json, after_json) in store._db.execute(
                 "SELECT uid, before, after FROM events"):
             assert uid not in gone
             assert not any(t in (before_json or "") + (after_json or "") for t in texts)

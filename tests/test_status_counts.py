@@ -153,7 +153,7 @@ def test_a_malformed_transcript_line_warns_shortly_and_says_what_to_do(
     store = daemon.daemon.engine.store  # the file last changed two days ago
 
     def age() -> None:
-        store.db.execute("UPDATE files SET indexed = indexed - 2 * 86400 WHERE path = ?",
+        store._db.execute("UPDATE files SET indexed = indexed - 2 * 86400 WHERE path = ?",
                          (str(path),))
 
     asyncio.run_coroutine_threadsafe(daemon.daemon.engine.db(age), daemon.loop).result(10)

@@ -26,11 +26,11 @@ def entry(uid: str, text: str) -> dict:
 def test_fts_follows_inserts_updates_and_deletes(tmp_path) -> None:
     store = Store(tmp_path / "db")
     store.insert_entry(entry("u1", "running the deploy workflow"))
-    assert [r for r, _ in store.fts('"deploys"', "", [], 10)] == [1]  # porter stemming
+    assert [r for r, _ in store.fts('"deploys"', None, 10)] == [1]  # porter stemming
     store.update_entry("u1", text="nothing relevant")
-    assert store.fts('"deploy"', "", [], 10) == []
-    store.db.execute("DELETE FROM entries")
-    assert store.fts('"nothing"', "", [], 10) == []
+    assert store.fts('"deploy"', None, 10) == []
+    store._db.execute("DELETE FROM entries")
+    assert store.fts('"nothing"', None, 10) == []
 
 
 def test_changing_the_model_drops_old_vectors(tmp_path) -> None:
@@ -59,12 +59,12 @@ def test_another_way_of_making_part_vectors_embeds_only_the_entries_with_parts_a
     single = store.insert_entry(entry("u2", "one sentence"))
     store.put_vectors([parted, single], np.ones((2, 4), dtype=np.float32) / 2,
                       [np.ones((2, 4), dtype=np.float32) / 2, np.zeros((0, 4), dtype=np.float32)])
-    store.db.execute("INSERT INTO lexicon(stem, word, scale, vector) VALUES ('thin', 'thin', 1.0, "
+    store._db.execute("INSERT INTO lexicon(stem, word, scale, vector) VALUES ('thin', 'thin', 1.0, "
                      "zeroblob(4))")
     assert store.bind_model(ModelInfo("m1", "h1", 4, "late-chunking")) is True
     assert [row[0] for row in store.rows_missing_vectors(10)] == [parted]
     assert store.count_vectors() == 2 and store.part_vectors_by_rowids([parted]) == {}
-    assert store.db.execute("SELECT count(*) FROM lexicon").fetchone()[0] == 1  # same words
+    assert store._db.execute("SELECT count(*) FROM lexicon").fetchone()[0] == 1  # same words
     store.close()
     reopened = Store(tmp_path / "db")
     assert reopened.model == ModelInfo("m1", "h1", 4, "late-chunking")
@@ -97,7 +97,7 @@ def test_a_write_answered_before_its_vector_is_stored_and_never_gets_a_stale_one
     assert len((config.ledger_dir / "designer.jsonl").read_text().splitlines()) == 3
     changed, deleted = (reply["entry"]["id"] for reply in done.replies[1:])
     store.update_entry(changed, text="Tentacles: the 30 degree blade.", hash="other")
-    store.db.execute("DELETE FROM entries WHERE uid=?", (deleted,))
+    store._db.execute("DELETE FROM entries WHERE uid=?", (deleted,))
     entries.index_stored(done.unindexed)
     assert set(store.vectors_by_rowids(rowids)) == {rowids[0]}
     assert [row[0] for row in store.rows_missing_vectors(10)] == [rowids[1]]
@@ -119,7 +119,7 @@ def test_an_entry_is_embedded_again_only_when_its_text_changes(tmp_path) -> None
 
 
 def test_a_newer_schema_is_refused(tmp_path) -> None:
-    Store(tmp_path / "db").db.execute("PRAGMA user_version=99")
+    Store(tmp_path / "db")._db.execute("PRAGMA user_version=99")
     with pytest.raises(StartupError, match="newer than this memoryd"):
         Store(tmp_path / "db")
 
@@ -133,7 +133,7 @@ def test_the_wal_is_checkpointed_by_the_background_checkpointer(tmp_path) -> Non
     try:
         for round_ in range(6):
             for number in range(30):
-                with store.db:
+                with store.transaction():
                     store.set_meta(f"k{number}", f"{round_}" * 200_000)
             time.sleep(0.3)  # a moment between bursts, as the daemon's writes have
         assert (tmp_path / "db-wal").stat().st_size < 16_000_000
@@ -147,7 +147,7 @@ def without_later_columns(store: Store) -> None:
     first = MIGRATIONS[0]
     keyword_index = first[first.index("CREATE VIRTUAL TABLE entries_fts"):
                           first.index("CREATE TABLE events")]
-    store.db.execute(
+    store._db.execute(
         "DROP TRIGGER entries_ai; DROP TRIGGER entries_ad; DROP TRIGGER entries_au; "
         "DROP TABLE entries_fts; DROP VIEW entries_indexed; " + keyword_index +
         "DROP INDEX entries_session; ALTER TABLE entries DROP COLUMN records; "
@@ -166,14 +166,14 @@ def test_transcript_chunks_flagged_by_their_own_labels_are_let_go_at_upgrade(tmp
     note = {**entry("n1", "ok\n\nAssistant: sure"), "kind": "note"}
     for item in (turn, planted, note):
         store.insert_entry(item)
-    quarantined = {uid: q for uid, q in store.db.execute("SELECT uid, quarantined FROM entries")}
+    quarantined = {uid: q for uid, q in store._db.execute("SELECT uid, quarantined FROM entries")}
     assert quarantined == {"t1": 0, "t2": 1, "n1": 1}
-    store.db.execute("UPDATE entries SET quarantined=1")  # as schema 12 left them
-    store.db.execute("PRAGMA user_version=12")
+    store._db.execute("UPDATE entries SET quarantined=1")  # as schema 12 left them
+    store._db.execute("PRAGMA user_version=12")
     without_later_columns(store)
     store.close()
     reopened = Store(tmp_path / "db")
-    quarantined = {uid: q for uid, q in reopened.db.execute("SELECT uid, quarantined FROM entries")}
+    quarantined = {uid: q for uid, q in reopened._db.execute("SELECT uid, quarantined FROM entries")}
     assert quarantined == {"t1": 0, "t2": 1, "n1": 1}
 
 
@@ -187,13 +187,13 @@ def test_lines_left_out_on_purpose_stop_being_a_files_problem_at_upgrade(tmp_pat
                 "/t/bad.jsonl": "skipped lines: 2 too_long",
                 "/m/binary.md": "binary file (a NUL byte in the first 8 KiB)"}
     for path, error in problems.items():
-        store.db.execute("INSERT INTO files(path, source, kind, agent, error) VALUES "
+        store._db.execute("INSERT INTO files(path, source, kind, agent, error) VALUES "
                          "(?, 's', 'transcript', 'a', ?)", (path, error))
-    store.db.execute("PRAGMA user_version=13")
+    store._db.execute("PRAGMA user_version=13")
     without_later_columns(store)
     store.close()
     reopened = Store(tmp_path / "db")
-    assert dict(reopened.db.execute("SELECT path, error FROM files")) == {
+    assert dict(reopened._db.execute("SELECT path, error FROM files")) == {
         "/t/clear.jsonl": None, "/t/both.jsonl": "skipped lines: 1 invalid_json",
         "/t/bad.jsonl": "skipped lines: 2 too_long",
         "/m/binary.md": "binary file (a NUL byte in the first 8 KiB)"}
@@ -216,14 +216,14 @@ def test_an_older_keyword_index_is_rebuilt_without_markers_and_with_keys(tmp_pat
     fact = store.insert_entry({**entry("f1", "emacs"), "key": "pref.editor"})
     plain = store.insert_entry(entry("p1", "we deploy on fridays"))
     store.put_vectors([secret, fact, plain], np.ones((3, 4), dtype=np.float32) / 2)
-    store.db.execute("PRAGMA user_version=15")
+    store._db.execute("PRAGMA user_version=15")
     without_later_columns(store)
-    store.db.execute("INSERT INTO entries_fts(entries_fts) VALUES ('rebuild')")
+    store._db.execute("INSERT INTO entries_fts(entries_fts) VALUES ('rebuild')")
     store.close()
     reopened = Store(tmp_path / "db")
 
     def found(words: str) -> set[int]:
-        return {r for (r,) in reopened.db.execute(
+        return {r for (r,) in reopened._db.execute(
             "SELECT rowid FROM entries_fts WHERE entries_fts MATCH ?", (words,))}
 
     assert found("redacted") == set() and found("github") == set()

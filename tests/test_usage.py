@@ -246,7 +246,7 @@ def test_sessions_are_due_when_they_end_or_go_quiet_with_something_to_judge(tmp_
     now = time.time()
     for name, last_seen, closed in (("quiet", now - 900, None), ("live", now - 5, None),
                                     ("ended", now - 5, now), ("nothing", now - 900, None)):
-        store.db.execute("INSERT INTO sessions(id, harness, agent, last_seen, closed) "
+        store._db.execute("INSERT INTO sessions(id, harness, agent, last_seen, closed) "
                          "VALUES (?, 'claude-code', 'claude-code', ?, ?)",
                          (name, last_seen, closed))
         if name != "nothing":
@@ -256,7 +256,7 @@ def test_sessions_are_due_when_they_end_or_go_quiet_with_something_to_judge(tmp_
     usage.save_outcomes("quiet", [("e1", "broken", "broken: …", [], None),
                                   ("e2", "no occasion", "no occasion", [], None)])
     assert sorted(usage.quiet_sessions(now - 600, 10)) == ["ended"]  # judged, not moved on
-    store.db.execute("UPDATE sessions SET last_seen=? WHERE id='quiet'", (time.time() + 1,))
+    store._db.execute("UPDATE sessions SET last_seen=? WHERE id='quiet'", (time.time() + 1,))
     assert usage.due("quiet")  # resumed after it was judged: judged again
     record = usage.record("e1")  # injected into three sessions, one judged
     assert (record.injected, record.broken, record.pending) == (3, 1, 2)

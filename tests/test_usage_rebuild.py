@@ -75,7 +75,7 @@ def test_a_database_from_before_the_file_writes_its_outcomes_to_it_once(tmp_path
 
     old = Store(tmp_path / "memoryd.db")
     now = time.time()
-    old.db.execute("INSERT INTO sessions(id, harness, agent, project, last_seen) "
+    old._db.execute("INSERT INTO sessions(id, harness, agent, project, last_seen) "
                    "VALUES ('s1', 'claude-code', 'claude-code', '/src/shop', ?)", (now,))
     usage = Usage(old)
     usage.record_injection("s1", "claude-code", ["e1", "e2"], now - 60)
@@ -84,7 +84,7 @@ def test_a_database_from_before_the_file_writes_its_outcomes_to_it_once(tmp_path
                                ("e2", "no occasion", "no occasion", [], None)])
     recorded = {uid: usage.record(uid) for uid in ("e1", "e2")}
     (tmp_path / FILE_NAME).unlink()  # as the older memoryd left it: no file, no offset
-    old.db.execute("DELETE FROM meta WHERE key=?", (KEY,))
+    old._db.execute("DELETE FROM meta WHERE key=?", (KEY,))
 
     log = UsageLog.beside(old)
     replay_usage_log(old, log)  # its first start

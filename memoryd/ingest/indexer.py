@@ -35,6 +35,8 @@ from memoryd.regular_file import read_regular
 from memoryd.store.archive import TRANSCRIPT_PREFIX
 from memoryd.store.database import Store, encode_records
 from memoryd.store.entries import Entries, mark_target, new_uid
+from memoryd.store.files import FileOrigin, FileState
+from memoryd.store.query import EntryQuery
 from memoryd.text import content_hash
 
 log = logging.getLogger(__name__)
@@ -162,67 +164,44 @@ class Indexer:
 
     # -- files table ------------------------------------------------------------------
 
-    def file_row(self, path: str) -> dict[str, Any] | None:
-        cursor = self.store.db.execute("SELECT * FROM files WHERE path=?", (path,))
-        row = cursor.fetchone()
-        if row is None:
-            return None
-        return dict(zip([d[0] for d in cursor.getdescription()], row))
-
     def known_paths(self) -> dict[str, tuple[int, float, int] | None]:
         """path → (size, mtime, inode) of every file indexed so far; None for a memory file
         indexed without its :func:`memory_key` (by a version before it: read it again)."""
-        return {p: None if kind == "memory" and key is None and error is None else (s, m, i)
-                for p, s, m, i, kind, key, error in self.store.db.execute(
-                    "SELECT path, size, mtime, inode, kind, text_key, error FROM files")}
+        return {f.path: None if f.kind == "memory" and f.text_key is None and f.error is None
+                else (f.size, f.mtime, f.inode) for f in self.store.files.known()}
 
     def paths_below(self, directories: list[str]) -> list[str]:
         """The indexed files below any of ``directories``."""
-        found = []
-        for directory in directories:
-            prefix = directory.rstrip("/") + "/"
-            found += [p for (p,) in self.store.db.execute(
-                "SELECT path FROM files WHERE path >= ? AND path < ?",
-                (prefix, prefix + "\uffff"))]
-        return found
+        return [p for directory in directories for p in self.store.files.paths_below(directory)]
 
     def tail_position(self, path: str) -> TailPosition | None:
-        row = self.store.db.execute(
-            "SELECT device, inode, offset FROM files WHERE path=?", (path,)).fetchone()
-        return TailPosition(*row) if row and row[0] is not None else None
+        found = self.store.files.tail(path)
+        return TailPosition(*found) if found is not None else None
 
     def _save_file(self, facts: FileFacts, **extra: Any) -> None:
-        values = {"path": facts.path, "source": facts.source, "kind": facts.kind,
-                  "agent": facts.agent, "device": facts.device, "inode": facts.inode,
-                  "size": facts.size, "mtime": facts.mtime, "indexed": time.time(), **extra}
-        columns = ", ".join(values)
-        updates = ", ".join(f"{c}=excluded.{c}" for c in values if c != "path")
-        self.store.db.execute(
-            f"INSERT INTO files({columns}) VALUES ({', '.join('?' for _ in values)}) "
-            f"ON CONFLICT(path) DO UPDATE SET {updates}", list(values.values()))
+        self.store.files.save({
+            "path": facts.path, "source": facts.source, "kind": facts.kind,
+            "agent": facts.agent, "device": facts.device, "inode": facts.inode,
+            "size": facts.size, "mtime": facts.mtime, "indexed": time.time(), **extra})
 
     def record_error(self, facts: FileFacts, error: str) -> None:
-        with self.store.db:
+        with self.store.transaction():
             self._save_file(facts, error=error)
 
     def renamed_from(self, facts: FileFacts) -> str | None:
         """The indexed path this file was renamed from: same inode, old path gone."""
-        for (old,) in self.store.db.execute(
-                "SELECT path FROM files WHERE device=? AND inode=? AND path<>?",
-                (facts.device, facts.inode, facts.path)):
+        for old in self.store.files.with_inode(facts.device, facts.inode, facts.path):
             if not os.path.exists(old):
                 return str(old)
         return None
 
     def move_file(self, old: str, new: str) -> int:
         """Point a file's row and entries at its new path; history stays with the entries."""
-        with self.store.db:
-            self.store.db.execute("DELETE FROM files WHERE path=?", (new,))
-            self.store.db.execute("UPDATE files SET path=? WHERE path=?", (new, old))
-            moved = self.store.db.execute(
-                "SELECT uid FROM entries WHERE source=?", (old,)).fetchall()
-            self.store.db.execute("UPDATE entries SET source=? WHERE source=?", (new, old))
-            for (uid,) in moved:
+        with self.store.transaction():
+            self.store.files.move(old, new)
+            moved = self.store.entry_values(EntryQuery().source(old), "uid")
+            self.store.move_source(old, new)
+            for uid in moved:
                 self.store.journal(uid, "moved", "watch", {"source": old}, {"source": new})
         log.info("Renamed %s → %s: kept %d entries.", old, new, len(moved))
         return len(moved)
@@ -238,7 +217,7 @@ class Indexer:
             return Changes()
         key = memory_key(result.text, is_pinned(result.relative))
         if not result.notes and self.indexed_as(facts, key):
-            with self.store.db:  # as indexed (a pass indexed what it wrote): only its stat
+            with self.store.transaction():  # as indexed (a pass indexed what it wrote): its stat
                 self._save_file(facts)
             return Changes()
         parsed = parse_memory_file(result.text, result.relative)
@@ -247,10 +226,8 @@ class Indexer:
     def indexed_as(self, facts: FileFacts, key: str) -> bool:
         """Whether the index holds the file made from the text of ``key``, for its source,
         agent and project."""
-        row = self.store.db.execute(
-            "SELECT source, kind, agent, project, text_key, error FROM files WHERE path=?",
-            (facts.path,)).fetchone()
-        return row == (facts.source, facts.kind, facts.agent, facts.project, key, None)
+        return self.store.files.state(facts.path) == FileState(
+            FileOrigin(facts.source, facts.kind, facts.agent, facts.project), key, None)
 
     def apply_parsed(self, facts: FileFacts, parsed: MemoryFile, key: str | None,
                      notes: list[str] | None = None) -> Changes:
@@ -267,7 +244,7 @@ class Indexer:
             stored[entry["text"]] = entry["hash"]
         changes = Changes()
         now = time.time()
-        with self.store.db:
+        with self.store.transaction():
             for item in parsed.items:
                 hash_ = stored.get(item.text)
                 if hash_ is None:
@@ -311,21 +288,16 @@ class Indexer:
         pass reordered: only its lines moved). Nothing is read back to diff."""
         assert len(rowids) == len(parsed.items)
         now = time.time()
-        with self.store.db:
-            self.store.db.executemany(
-                "UPDATE entries SET line_start=?1, line_end=?2, updated=?3 WHERE id=?4 "
-                "AND (line_start IS NOT ?1 OR line_end IS NOT ?2)",
-                [(i.line_start, i.line_end, now, rowid) for i, rowid in zip(parsed.items, rowids)])
+        with self.store.transaction():
+            self.store.set_lines([(rowid, i.line_start, i.line_end)
+                                  for i, rowid in zip(parsed.items, rowids)], now)
             self._save_file(
                 facts, description=parsed.description, type=parsed.type,
                 pinned=int(parsed.pinned), frontmatter=json.dumps(parsed.frontmatter),
                 error=None, text_key=key, project=facts.project)
 
     def _entries_of(self, path: str) -> list[dict[str, Any]]:
-        from memoryd.store.database import SELECT_ENTRY, row_to_entry
-
-        return [row_to_entry(r) for r in self.store.db.execute(
-            SELECT_ENTRY + " WHERE source=? ORDER BY id", (path,))]
+        return self.store.entries(EntryQuery().source(path), "id")
 
     def _insert_file_entry(self, facts: FileFacts, text: str, hash_: str,
                            fields: dict[str, Any], now: float) -> None:
@@ -356,24 +328,23 @@ class Indexer:
                            journaled(after) if after else None, now)
 
     def _remove_entry(self, entry: dict[str, Any], why: str) -> None:
-        self.store.db.execute("DELETE FROM entries WHERE id=?", (entry["rowid"],))
-        self.store.delete_vectors([entry["rowid"]])
+        self.store.delete_entry(entry["rowid"])
         self.store.journal(entry["id"], "removed", "watch", journaled(entry), {"reason": why})
         self.memory.unindex(entry["rowid"])
 
     def remove_file(self, path: str) -> Changes:
         """A watched file is gone. Memory files take their entries with them (journaled);
         transcript chunks stay: agents delete old transcripts, memory keeps what was said."""
-        row = self.file_row(path)
+        kind = self.store.files.kind(path)
         changes = Changes()
-        if row is None:
+        if kind is None:
             return changes
-        with self.store.db:
-            if row["kind"] == "memory":
+        with self.store.transaction():
+            if kind == "memory":
                 for entry in self._entries_of(path):
                     self._remove_entry(entry, "file deleted")
                     changes.removed += 1
-            self.store.db.execute("DELETE FROM files WHERE path=?", (path,))
+            self.store.files.delete(path)
             forget_open_turns(self.store, path)
         return changes
 
@@ -382,14 +353,13 @@ class Indexer:
         journaled; the files are not touched. Added again, the source is indexed anew (and a
         forget or supersede of its entries applies again, kept by their text or chunk id)."""
         changes = Changes()
-        with self.store.db:
-            paths = [p for (p,) in self.store.db.execute(
-                "SELECT path FROM files WHERE source=?", (name,))]
+        with self.store.transaction():
+            paths = self.store.files.paths_of_source(name)
             for path in paths:
                 for entry in self._entries_of(path):
                     self._remove_entry(entry, f"source {name} removed")
                     changes.removed += 1
-                self.store.db.execute("DELETE FROM files WHERE path=?", (path,))
+                self.store.files.delete(path)
         if paths:
             log.info("Source %s removed: %d files, %d entries left the index.", name,
                      len(paths), changes.removed)
@@ -405,7 +375,7 @@ class Indexer:
         (memoryd.ingest.open_exchange), stored with it."""
         changes = Changes()
         now = time.time()
-        with self.store.db:
+        with self.store.transaction():
             if open_turns is not None:
                 save_open_turns(self.store, facts.path, open_turns)
             for chunk in chunks:
@@ -422,8 +392,7 @@ class Indexer:
         text = redact(chunk.text)
         hash_ = content_hash(text)
         records = encode_records(chunk.record_ids)
-        row = self.store.db.execute("SELECT hash, records FROM entries WHERE uid=?",
-                                    (uid,)).fetchone()
+        row = self.store.hash_and_records(uid)
         if row is not None:
             if row[0] == hash_:
                 if row[1] != records:  # indexed before chunks kept their turns
@@ -449,13 +418,5 @@ class Indexer:
         return Changes(added=1)
 
     def _upsert_session(self, session: dict[str, Any], facts: FileFacts) -> None:
-        self.store.db.execute(
-            "INSERT INTO sessions(id, harness, agent, cwd, project, started, last_seen, "
-            "user_messages, source) VALUES (:id, :harness, :agent, :cwd, :project, :started, "
-            ":last_seen, :user_messages, :source) ON CONFLICT(id) DO UPDATE SET "
-            "cwd=coalesce(excluded.cwd, cwd), project=coalesce(excluded.project, project), "
-            "started=min(coalesce(started, excluded.started), coalesce(excluded.started, started)), "
-            "last_seen=max(coalesce(last_seen, 0), coalesce(excluded.last_seen, 0)), "
-            "user_messages=user_messages + excluded.user_messages",
-            {**session, "agent": facts.agent, "project": self.project(session.get("cwd")),
-             "source": facts.path})
+        self.store.sessions.read_from_transcript(session, facts.agent,
+                                                 self.project(session.get("cwd")), facts.path)

@@ -43,5 +43,5 @@ def load_open_turns(store: Store, path: str) -> list[Turn]:
 
 
 def forget_open_turns(store: Store, path: str) -> None:
-    store.db.execute("DELETE FROM meta WHERE key=?", (_key(path),))
+    store.delete_meta(_key(path))
 

@@ -58,6 +58,7 @@ from memoryd.passes.journal import Change
 from memoryd.passes.steps import Offload
 from memoryd.scheduling import give_way
 from memoryd.sources import ARCHIVE_DIR
+from memoryd.store.query import EntryQuery
 from memoryd.store.vectors import VectorFilter, follow_meta
 
 if TYPE_CHECKING:
@@ -91,8 +92,7 @@ TOKENISED_AT_ONCE = 50
 #: since. Bump CHECK_VERSION when the rules change, so that the next run looks at everything.
 CHECKED = "consolidate.checked"
 CHECK_VERSION = 3  # 2: lessons compared by their content words; 3: memoryd.meaning
-ELIGIBLE = ("status='active' AND category IS NOT 'session' "
-            f"AND coalesce(source, '') NOT LIKE '%/{ARCHIVE_DIR}/%'")
+ELIGIBLE = EntryQuery().active().not_transcripts().not_under(ARCHIVE_DIR)
 COLUMNS = ("id", "uid", "kind", "category", "key", "text", "hash", "confidence", "created", "via",
            "source", "session", "occurrences", "project")
 
@@ -171,7 +171,7 @@ def run(ctx: PassContext) -> Iterator[Any]:
     record: dict[str, Any] = {"version": CHECK_VERSION, "threshold": threshold,
                               "model": ctx.store.model.model_id if ctx.store.model else None}
     since = _checked(ctx, record)
-    record["id"] = ctx.store.db.execute("SELECT coalesce(max(id), 0) FROM entries").fetchone()[0]
+    record["id"] = ctx.store.last_rowid()
     record["time"] = time.time()
     groups = yield from _changed(ctx, since, record["id"])
     waiting: list[int] = []  # changed, but without a vector yet: the next run looks again
@@ -227,15 +227,14 @@ def _changed(ctx: PassContext, since: tuple[int, float] | None,
              top: int) -> Generator[None, None, dict[tuple[str, str | None], list[int]]]:
     """The eligible entries added or changed since the last whole run (all of them without
     one), by agent and project: a window of ids at a time, a slice each."""
-    sql = f"SELECT id, agent, project FROM entries WHERE id > ? AND id <= ? AND {ELIGIBLE}"
-    if since is not None:
-        sql += " AND (id > ? OR updated >= ?)"
-    sql, scope = ctx.scoped(sql)
+    eligible = ELIGIBLE if since is None else ELIGIBLE.added_or_updated_since(*since)
+    eligible = eligible.also(ctx.scope())
     groups: dict[tuple[str, str | None], list[int]] = {}
     for start in range(0, top, ID_WINDOW):
-        params = [start, start + ID_WINDOW, *(since or ()), *scope]
-        for rowid, agent, project in ctx.store.db.execute(sql, params):
-            groups.setdefault((agent, project), []).append(rowid)
+        for row in ctx.store.entry_fields(
+                EntryQuery().ids_within(start, start + ID_WINDOW).also(eligible),
+                ("id", "agent", "project")):
+            groups.setdefault((row["agent"], row["project"]), []).append(row["id"])
         yield
     return groups
 
@@ -251,18 +250,16 @@ def _keyed(ctx: PassContext, agent: str, project: str | None,
     for start in range(0, len(changed), PAGE):
         yield
         page = changed[start:start + PAGE]
-        keys = [key for (key,) in ctx.store.db.execute(
-            f"SELECT DISTINCT key FROM entries WHERE id IN ({', '.join('?' * len(page))}) "
-            "AND key IS NOT NULL", page) if key not in seen]
+        keys = [key for key in ctx.store.entry_values(EntryQuery().ids(page).with_key(), "key",
+                                                      distinct=True) if key not in seen]
         seen.update(keys)
         for number, key in enumerate(keys):
             if number and not number % KEYS_AT_ONCE:
                 yield
-            rows = ctx.store.db.execute(
-                f"SELECT {', '.join(COLUMNS)} FROM entries WHERE agent=? AND key=? "
-                f"AND project IS ? AND {ELIGIBLE} ORDER BY id", (agent, key, project)).fetchall()
+            rows = ctx.store.entry_fields(
+                EntryQuery().agent(agent).key(key).project(project).also(ELIGIBLE), COLUMNS, "id")
             if len(rows) > 1:
-                found += [dict(zip(COLUMNS, row)) for row in rows]
+                found += rows
     return found
 
 
@@ -313,11 +310,9 @@ def _near(ctx: PassContext, agent: str, project: str | None, changed: np.ndarray
     for start in range(0, len(involved), PAGE):
         yield
         page = involved[start:start + PAGE]
-        rows = ctx.store.db.execute(
-            f"SELECT {', '.join(COLUMNS)} FROM entries WHERE id IN "
-            f"({', '.join('?' * len(page))}) AND {ELIGIBLE} ORDER BY id", page).fetchall()
-        entries += [entry for entry in (dict(zip(COLUMNS, row)) for row in rows)
-                    if entry["uid"] not in superseded]
+        entries += [entry for entry in ctx.store.entry_fields(
+            EntryQuery().ids(page).also(ELIGIBLE), COLUMNS, "id")
+            if entry["uid"] not in superseded]
     # a pair as two numbers into ``entries`` (-1: not eligible, or superseded by its key)
     number = np.full(len(group), -1, dtype=np.int64)
     number[np.searchsorted(group, [entry["id"] for entry in entries])] = np.arange(len(entries))
@@ -478,13 +473,13 @@ def _kept_apart(ctx: PassContext, apart: dict[str, set[str]], uid: str, survivor
         return True
     for partner in partners:
         for _ in range(MAX_CHAIN):
-            row = ctx.store.db.execute("SELECT status, superseded_by FROM entries WHERE uid=?",
-                                       (partner,)).fetchone()
-            if row is None or row[0] != "superseded" or not row[1]:
+            rows = ctx.store.entry_fields(EntryQuery().uids([partner]),
+                                          ("status", "superseded_by"))
+            if not rows or rows[0]["status"] != "superseded" or not rows[0]["superseded_by"]:
                 break
-            if row[1] == survivor:
+            if rows[0]["superseded_by"] == survivor:
                 return True
-            partner = row[1]
+            partner = rows[0]["superseded_by"]
     return False
 
 

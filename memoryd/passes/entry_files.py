@@ -252,7 +252,7 @@ class FileEntryEdits:
             "line_start": item.line_start, "line_end": item.line_end,
         }
         store = ctx.store
-        with store.db:
+        with store.transaction():
             store.insert_entry(entry)
             store.journal(uid, "remember", actor, None, entry, now)
         stored = store.entry_by_uid(uid)

@@ -32,7 +32,6 @@ interrupted.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import time
@@ -62,7 +61,9 @@ from memoryd.scheduling import give_way
 from memoryd.store.database import Store
 from memoryd.store.durable import fsync_directory
 from memoryd.store.entries import Entries, mark_target
-from memoryd.store.replay import LEDGER_FIELDS
+from memoryd.store.ledger import LEDGER_FIELDS
+from memoryd.store.query import EntryQuery
+from memoryd.store.runs import ChangeRow, Run
 
 log = logging.getLogger(__name__)
 
@@ -112,14 +113,6 @@ class RunSummary:
     status: str = "running"
 
 
-def _dump(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, sort_keys=True, ensure_ascii=False)
-
-
-def _load(value: str | None) -> Any:
-    return None if value is None else json.loads(value)
-
-
 class Journal:
     """Runs on the database thread."""
 
@@ -137,98 +130,69 @@ class Journal:
 
     def begin(self, name: str, scope: dict[str, Any], dry_run: bool) -> RunSummary:
         with self.recording():
-            self.store.db.execute(
-                "INSERT INTO runs(pass, started, status, dry_run, scope) VALUES (?, ?, ?, ?, ?)",
-                (name, time.time(), "running", int(dry_run), _dump(scope)))
-            run = self.store.db.last_insert_rowid()
+            run = self.store.runs.begin(name, time.time(), dry_run, scope)
             self.file.runs([run], finished=False)
         return RunSummary(run, name, dry_run)
 
     def finish(self, run: RunSummary, status: str, error: str | None = None) -> None:
         run.status = status
         with self.recording():
-            self.store.db.execute(
-                "UPDATE runs SET finished=?, status=?, counts=?, error=? WHERE id=?",
-                (time.time(), status, _dump(run.counts), error, run.run))
+            self.store.runs.finish(run.run, time.time(), status, run.counts, error)
             self.file.runs([run.run], finished=True)
 
     def runs(self, name: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
-        sql = "SELECT id, pass, started, finished, status, dry_run, scope, counts, error FROM runs"
-        rows = self.store.db.execute(
-            sql + (" WHERE pass=?" if name else "") + " ORDER BY id DESC LIMIT ?",
-            ([name] if name else []) + [limit])
-        return [self._run_row(row) for row in rows]
+        return [self._run_row(row) for row in self.store.runs.newest(name, limit)]
 
     def run(self, run: int) -> dict[str, Any]:
-        row = self.store.db.execute(
-            "SELECT id, pass, started, finished, status, dry_run, scope, counts, error FROM runs "
-            "WHERE id=?", (run,)).fetchone()
+        row = self.store.runs.get(run)
         if row is None:
             raise NotFoundError(f"no run {run_name(run)}")
         return {**self._run_row(row), "changes": self.changes(run)}
 
     @staticmethod
-    def _run_row(row: tuple[Any, ...]) -> dict[str, Any]:
-        number, name, started, finished, status, dry_run, scope, counts, error = row
-        return {"run": run_name(number), "pass": name, "started": started, "finished": finished,
-                "status": status, "dry_run": bool(dry_run), "scope": _load(scope),
-                "counts": _load(counts) or {}, "error": error}
+    def _run_row(row: Run) -> dict[str, Any]:
+        return {"run": run_name(row.id), "pass": row.name, "started": row.started,
+                "finished": row.finished, "status": row.status, "dry_run": row.dry_run,
+                "scope": row.scope, "counts": row.counts or {}, "error": row.error}
 
     def changes(self, run: int) -> list[dict[str, Any]]:
-        rows = self.store.db.execute(
-            "SELECT id, run, kind, target, action, why, before, after, state, ts, undoes, grp "
-            "FROM changes WHERE run=? ORDER BY id", (run,))
-        return [self._change_row(row) for row in rows]
+        return [self._change_row(row) for row in self.store.runs.changes_of(run)]
 
     def change(self, change: int) -> dict[str, Any]:
-        row = self.store.db.execute(
-            "SELECT id, run, kind, target, action, why, before, after, state, ts, undoes, grp "
-            "FROM changes WHERE id=?", (change,)).fetchone()
+        row = self.store.runs.change(change)
         if row is None:
             raise NotFoundError(f"no change {change_name(change)}")
         return self._change_row(row)
 
     @staticmethod
-    def _change_row(row: tuple[Any, ...]) -> dict[str, Any]:
-        number, run, kind, target, action, why, before, after, state, ts, undoes, group = row
-        return {"change": change_name(number), "run": run_name(run), "kind": kind,
-                "target": target, "action": action, "why": why, "before": _load(before),
-                "after": _load(after), "state": state, "ts": ts,
-                "undoes": change_name(undoes) if undoes else None,
-                "group": change_name(group) if group else None}
+    def _change_row(row: ChangeRow) -> dict[str, Any]:
+        return {"change": change_name(row.id), "run": run_name(row.run), "kind": row.kind,
+                "target": row.target, "action": row.action, "why": row.why,
+                "before": row.before, "after": row.after, "state": row.state, "ts": row.ts,
+                "undoes": change_name(row.undoes) if row.undoes else None,
+                "group": change_name(row.group) if row.group else None}
 
     def group_of(self, change: dict[str, Any]) -> list[dict[str, Any]]:
         """The applied changes of ``change``'s group (itself alone when it has none): file
         changes written all or none are taken back all or none."""
         if not change["group"]:
             return [change]
-        rows = self.store.db.execute(
-            "SELECT id, run, kind, target, action, why, before, after, state, ts, undoes, grp "
-            "FROM changes WHERE run=? AND grp=? AND state='applied' ORDER BY id",
-            (int(change["run"][1:]), int(change["group"][1:])))
-        return [self._change_row(row) for row in rows]
+        return [self._change_row(row) for row in self.store.runs.applied_in_group(
+            int(change["run"][1:]), int(change["group"][1:]))]
 
     def open_contradictions(self) -> list[dict[str, Any]]:
-        rows = self.store.db.execute(
-            "SELECT id, run, kind, target, action, why, before, after, state, ts, undoes, grp "
-            "FROM changes WHERE kind='contradiction' AND state='open' ORDER BY id")
-        return [self._change_row(row) for row in rows]
+        return [self._change_row(row) for row in self.store.runs.open_contradictions()]
 
     def unwritten(self) -> list[tuple[str, str, str]]:
         """The files the last finished run of each pass could not rewrite, as it reported
         them: (file, why, run), for `memory status`."""
-        rows = self.store.db.execute(
-            "SELECT c.target, c.why, c.run FROM changes c WHERE c.kind='problem' AND c.action=? "
-            "AND c.run IN (SELECT max(id) FROM runs WHERE dry_run=0 AND status<>'running' "
-            "GROUP BY pass) ORDER BY c.target", (UNWRITTEN,))
-        return [(target, why, run_name(run)) for target, why, run in rows]
+        return [(target, why, run_name(run))
+                for target, why, run in self.store.runs.problems_of_last_runs(UNWRITTEN)]
 
     def undone_supersedes(self) -> list[tuple[str, str]]:
         """(entry, the entry it was superseded by) of every supersede that was taken back."""
-        rows = self.store.db.execute(
-            "SELECT target, after FROM changes WHERE state='undone' AND kind='entry' "
-            "AND action='supersede'")
-        return [(target, _load(after)["superseded_by"]) for target, after in rows]
+        return [(target, after["superseded_by"])
+                for target, after in self.store.runs.undone("entry", "supersede")]
 
     def forget(self, uid: str, actor: str, reason: str | None) -> tuple[dict[str, Any], str | None]:
         """``memory forget`` of an entry that is not a line of a memory file (one written
@@ -249,12 +213,9 @@ class Journal:
                         {"status": entry["status"], "superseded_by": entry.get("superseded_by")},
                         {"status": "forgotten"})
         with self.recording():
-            self.store.db.execute(
-                "INSERT INTO runs(pass, started, finished, status, dry_run, scope, counts) "
-                "VALUES ('forget', ?, ?, 'done', 0, ?, ?)",
-                (now, now, _dump({"agent": entry["agent"], "entry": uid}),
-                 _dump({"applied": 1})))
-            run = self.store.db.last_insert_rowid()
+            run = self.store.runs.add_done("forget", now, now,
+                                           {"agent": entry["agent"], "entry": uid},
+                                           {"applied": 1})
             self.file.runs([run], finished=False)
             self.file.runs([run], finished=True)
             number = self._insert(run, change, "applied")
@@ -267,12 +228,9 @@ class Journal:
                 logged: bool = True) -> int:
         """A change's row (in a transaction of :meth:`recording`), and its line in the
         journal file unless ``logged`` is False (the caller writes it) or it is a preview."""
-        self.store.db.execute(
-            "INSERT INTO changes(run, kind, target, action, why, before, after, state, ts, "
-            "undoes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (run, change.kind, change.target, change.action, change.why, _dump(change.before),
-             _dump(change.after), state, time.time(), undoes))
-        number = self.store.db.last_insert_rowid()
+        number = self.store.runs.add_change(run, change.kind, change.target, change.action,
+                                            change.why, change.before, change.after, state,
+                                            time.time(), undoes)
         if logged and state != "preview":
             self.file.changes([number])
         return number
@@ -318,7 +276,7 @@ class Journal:
                 fields = {k: v for k, v in change.after.items() if k in ENTRY_FIELDS}
                 record = self._write_entry(entry, fields, f"pass {change.action}")
                 number = self._insert(run, change, "applied", undo)
-                if record is not None:  # named by its change: see memoryd.store.replay
+                if record is not None:  # named by its change: see memoryd.maintenance.replay
                     ledger.setdefault(entry["agent"], []).append({**record, "change": number})
                 applied += 1
             for agent, records in ledger.items():  # fsynced before the run is done
@@ -407,8 +365,7 @@ class Journal:
         with self.recording():
             numbers = [self._insert(run.run, change, "pending", undo, logged=False)
                        for change, undo in zip(changes, undoes)]
-            for number in numbers:
-                self.store.db.execute("UPDATE changes SET grp=? WHERE id=?", (numbers[0], number))
+            self.store.runs.set_group(numbers, numbers[0])
             self.file.changes(numbers)
         return numbers
 
@@ -438,21 +395,20 @@ class Journal:
         for uid, fields in moves.items():
             actor = fields.get("by") or "memoryd"
             fields = {k: v for k, v in fields.items() if k in MOVED_FIELDS}
-            row = self.store.db.execute(
-                f"SELECT id, {', '.join(fields)} FROM entries WHERE uid=?", (uid,)).fetchone() \
-                if fields else None
-            if row is None:
+            found = self.store.entry_fields(EntryQuery().uids([uid]), ("id", *fields)) \
+                if fields else []
+            if not found:
                 continue
+            (row,) = found
             self.store.update_entry(uid, **fields, updated=now)
             action = "pass move"
             if "status" in fields:  # a forget or supersede that edited the file, or its undo
-                self.entries.set_index_status(row[0], fields["status"])
+                self.entries.set_index_status(row["id"], fields["status"])
                 action = fields["status"]
-            self.store.journal(uid, action, actor, dict(zip(fields, row[1:])), fields, now)
+            self.store.journal(uid, action, actor, {k: row[k] for k in fields}, fields, now)
 
     def _states(self, changes: list[int], state: str) -> None:
-        self.store.db.executemany("UPDATE changes SET state=? WHERE id=?",
-                                  ((state, change) for change in changes))
+        self.store.runs.set_states(changes, state)
         self.file.state(changes, state)
 
     def set_state(self, change: int, state: str) -> None:
@@ -483,11 +439,7 @@ class Journal:
         settled = self.settle()
         self.stale_temporaries()
         with self.recording():
-            running = [r for (r,) in self.store.db.execute(
-                "SELECT id FROM runs WHERE status='running'").fetchall()]
-            self.store.db.execute(
-                "UPDATE runs SET status='interrupted', finished=? WHERE status='running'",
-                (time.time(),))
+            running = self.store.runs.interrupt(time.time())
             if running:
                 self.file.runs(running, finished=True)
         if settled:
@@ -502,9 +454,7 @@ class Journal:
         A file that cannot be put back is logged and left as it is (its text is in the
         journal; the watcher indexes what it holds)."""
         pending: dict[int, list[dict[str, Any]]] = {}
-        for number, grp in self.store.db.execute(
-                "SELECT id, grp FROM changes WHERE state='pending' AND (?1 IS NULL OR run=?1) "
-                "AND (?2 IS NULL OR grp=?2) ORDER BY id", (run, group)).fetchall():
+        for number, grp in self.store.runs.pending(run, group):
             pending.setdefault(grp or number, []).append(self.change(number))
         for changes in pending.values():
             for change in changes:
@@ -530,11 +480,9 @@ class Journal:
         """Remove what a memoryd killed mid-write left beside the files it writes
         (:func:`~memoryd.passes.user_files.remove_stale_temporaries`), in the directories
         of the pending changes and of the watched memory files; at start."""
-        directories = {Path(os.path.realpath(target)).parent for (target,) in self.store.db.execute(
-            "SELECT target FROM changes WHERE state='pending' AND kind='file'")}
-        # each file's directory, with its slash: rtrim takes off the characters of its name
-        directories.update(Path(path) for (path,) in self.store.db.execute(
-            "SELECT DISTINCT rtrim(path, replace(path, '/', '')) FROM files WHERE kind='memory'"))
+        directories = {Path(os.path.realpath(target)).parent
+                       for target in self.store.runs.pending_file_targets()}
+        directories.update(Path(path) for path in self.store.files.memory_directories())
         return remove_stale_temporaries(sorted(directories))
 
 

@@ -12,15 +12,7 @@ from typing import Any
 
 from memoryd.store.database import Store
 from memoryd.store.entries import Entries
-from memoryd.store.pass_log import (
-    PassLog,
-    change_record,
-    finish_record,
-    pass_log_key,
-    run_record,
-    select_changes,
-    select_runs,
-)
+from memoryd.store.pass_log import PassLog, change_lines, pass_log_key, run_lines
 
 
 class JournalFile:
@@ -62,15 +54,11 @@ class JournalFile:
 
     def runs(self, runs: list[int], finished: bool) -> None:
         """These runs as recorded now: begun, or finished."""
-        marks = ", ".join("?" for _ in runs)
-        for row in self.store.db.execute(select_runs(f"id IN ({marks})"), runs).fetchall():
-            self._pending().append(finish_record(row) if finished else run_record(row))
+        self._pending().extend(run_lines(self.store, runs, finished))
 
     def changes(self, changes: list[int]) -> None:
         """These changes as recorded now."""
-        marks = ", ".join("?" for _ in changes)
-        rows = self.store.db.execute(select_changes(f"id IN ({marks}) ORDER BY id"), changes)
-        self._pending().extend(change_record(row) for row in rows)
+        self._pending().extend(change_lines(self.store, changes))
 
     def state(self, changes: list[int], state: str) -> None:
         self._pending().append({"op": "state", "ids": changes, "state": state})

@@ -56,11 +56,9 @@ from memoryd.passes.notebook_text import (
 from memoryd.passes.steps import Collect, Offload
 from memoryd.passes.user_files import FileText, read_text
 from memoryd.sources import ARCHIVE_DIR
-from memoryd.store.database import SELECT_ENTRY, row_to_entry
+from memoryd.store.query import EntryQuery
 
 if TYPE_CHECKING:
-    import apsw
-
     from memoryd.passes.steps import PassContext
     from memoryd.store.database import Store
 
@@ -145,9 +143,8 @@ def _file_changes(ctx: PassContext, path: Path, current: FileText, text: str,
 def _file_entries(ctx: PassContext, path: str) -> dict[int, tuple[int, str, str]]:
     """A notebook's active entries by the line they start on, as the index last read it:
     (rowid, uid, text)."""
-    return {line: (rowid, uid, text) for rowid, uid, line, text in ctx.store.db.execute(
-        "SELECT id, uid, line_start, text FROM entries WHERE source=? AND status='active'",
-        (path,))}
+    return {e["line_start"]: (e["id"], e["uid"], e["text"]) for e in ctx.store.entry_fields(
+        EntryQuery().source(path).active(), ("id", "uid", "line_start", "text"))}
 
 
 def _entry_of(entries: dict[int, tuple[int, str, str]],
@@ -160,26 +157,14 @@ def _entry_of(entries: dict[int, tuple[int, str, str]],
 def notebooks(ctx: PassContext) -> list[dict[str, Any]]:
     """The notebook files in the pass's scope: path, agent, source (``--project``: the files
     under the project's directory, such as its ``agents/state/memory/``)."""
-    sql, params = ctx.scoped("SELECT path, agent, source FROM files WHERE kind='memory' "
-                             "AND pinned=0 AND error IS NULL", project=False)
-    if ctx.project:  # a range of paths ('/' sorts right before '0'), not LIKE and its escapes
-        root = ctx.project.rstrip("/")
-        sql += " AND path > ? AND path < ?"
-        params += [root + "/", root + "0"]
     found = []
-    for path, agent, source in ctx.store.db.execute(sql + " ORDER BY path", params):
+    for path, agent, source in ctx.store.files.notebooks(ctx.agent, ctx.project):
         if f"/{ARCHIVE_DIR}/" in path or is_pinned(path):
             continue
         if ctx.paths is not None and path not in ctx.paths:
             continue
         found.append({"path": path, "agent": agent, "source": source})
     return found
-
-
-def watched_memory_files(db: apsw.Connection) -> list[tuple[str, bool, str | None]]:
-    """Every watched memory file: path, pinned, the problem that kept it out (if any)."""
-    return [(path, bool(pinned), error) for path, pinned, error in db.execute(
-        "SELECT path, pinned, error FROM files WHERE kind='memory' ORDER BY path")]
 
 
 def checked_paths(files: list[tuple[str, bool, str | None]], target: Path) -> list[str]:
@@ -322,14 +307,11 @@ def kept_elsewhere(ctx: PassContext, promoted: Callable[[], set[str]], agent: st
     """Hashes of this file's entries whose text is also kept somewhere else: a rule in a
     governance file speaks for them (``promoted``: the uids of those lessons), or another
     entry of the agent has the same text (long-term memory)."""
-    rows = ctx.store.db.execute(
-        "SELECT DISTINCT e.hash FROM entries e JOIN entries o ON o.hash = e.hash "
-        "AND o.agent = e.agent AND o.id <> e.id AND coalesce(o.source, '') <> e.source "
-        "AND o.status = 'active' WHERE e.source = ? AND e.agent = ?", (path, agent))
+    kept = ctx.store.hashes_kept_elsewhere(path, agent)
     uids = promoted()
-    hashes = [hash_ for uid, hash_ in ctx.store.db.execute(
-        "SELECT uid, hash FROM entries WHERE source = ?", (path,)) if uid in uids]
-    return {h for (h,) in rows} | set(hashes)
+    hashes = [e["hash"] for e in ctx.store.entry_fields(EntryQuery().source(path),
+                                                         ("uid", "hash")) if e["uid"] in uids]
+    return kept | set(hashes)
 
 
 def run(ctx: PassContext, promoted: Callable[[Store], set[str]]) -> Iterator[Any]:
@@ -393,9 +375,7 @@ def _entry_rows(ctx: PassContext, path: str) -> Generator[None, None, list[dict[
     last = 0
     while True:
         yield
-        page = [row_to_entry(row) for row in ctx.store.db.execute(
-            SELECT_ENTRY + " WHERE source=? AND id > ? ORDER BY id LIMIT ?",
-            (path, last, ROWS_AT_ONCE))]
+        page = ctx.store.entries(EntryQuery().source(path).ids_after(last), "id", ROWS_AT_ONCE)
         rows += page
         if len(page) < ROWS_AT_ONCE:
             return rows

@@ -58,6 +58,7 @@ from memoryd.provenance import agent_wrote
 from memoryd.quarantine import reason as quarantine_reason
 from memoryd.sources import ARCHIVE_DIR
 from memoryd.store.file_journal import tool_written
+from memoryd.store.query import EntryQuery
 from memoryd.text import normalise_text
 
 if TYPE_CHECKING:
@@ -183,20 +184,18 @@ COMPARED_AT_ONCE = 500
 def _lessons(ctx: PassContext) -> Iterator[Any]:
     """The active lessons in the pass's scope, a page at a time (a slice each; sent back via
     the generator's return value)."""
-    sql, params = ctx.scoped(
-        f"SELECT {', '.join(COLUMNS)} FROM entries WHERE kind='lesson' AND status='active' "
-        f"AND NOT quarantined "  # a planted instruction never becomes a rule
-        f"AND category IS NOT 'session' AND coalesce(source, '') NOT LIKE '%/{ARCHIVE_DIR}/%'")
+    # not quarantined: a planted instruction never becomes a rule
+    wanted = (EntryQuery().kind("lesson").active().quarantined(False).not_transcripts()
+              .not_under(ARCHIVE_DIR).also(ctx.scope()))
     lessons: list[dict[str, Any]] = []
-    (top,) = ctx.store.db.execute("SELECT coalesce(max(id), 0) FROM entries").fetchone()
+    top = ctx.store.last_rowid()
     last = 0
     while last < top:  # a page of lessons, within ID_WINDOW ids: finding that there are no
         # more lessons after the last one read every entry after it (31 ms in one step)
         end = last + ID_WINDOW
-        rows = ctx.store.db.execute(sql + " AND id > ? AND id <= ? ORDER BY id LIMIT 250",
-                                    [*params, last, end]).fetchall()
-        lessons.extend(dict(zip(COLUMNS, row)) for row in rows)
-        last = rows[-1][0] if len(rows) == 250 else end
+        rows = ctx.store.entry_fields(wanted.ids_within(last, end), COLUMNS, "id", 250)
+        lessons.extend(rows)
+        last = rows[-1]["id"] if len(rows) == 250 else end
         yield
     return lessons
 
@@ -212,14 +211,13 @@ def _sightings(ctx: PassContext) -> Iterator[Any]:
     via the generator's return value), a page at a time: all at once held the database thread
     for ~30 ms after a consolidation of the bench's store."""
     found: dict[str, dict[str, int]] = {}
-    (top,) = ctx.store.db.execute("SELECT coalesce(max(id), 0) FROM entries").fetchone()
+    top = ctx.store.last_rowid()
     for start in range(0, top, ID_WINDOW):  # by ids, not by matches: those are few and far
-        for survivor, session, created in ctx.store.db.execute(
-                "SELECT superseded_by, session, created FROM entries WHERE id > ? AND id <= ? "
-                "AND kind='lesson' AND status='superseded' AND superseded_by IS NOT NULL",
-                (start, start + ID_WINDOW)):
-            key, day = _sighting(session, created)
-            found.setdefault(survivor, {})[key] = day
+        for row in ctx.store.entry_fields(
+                EntryQuery().ids_within(start, start + ID_WINDOW).kind("lesson").superseded(),
+                ("superseded_by", "session", "created")):
+            key, day = _sighting(row["session"], row["created"])
+            found.setdefault(row["superseded_by"], {})[key] = day
         yield
     return found
 
@@ -243,9 +241,9 @@ def _file_copies(ctx: PassContext, lessons: list[dict[str, Any]]) -> Iterator[An
         by_agent.setdefault(lesson["agent"], []).append(lesson)
     for agent, mine in by_agent.items():
         yield
-        files = [dict(zip(FILE_COLUMNS, row)) for row in ctx.store.db.execute(
-            f"SELECT {', '.join(FILE_COLUMNS)} FROM entries WHERE agent=? AND kind='lesson' "
-            "AND status='active' AND source IS NOT NULL AND NOT quarantined", (agent,))]
+        files = ctx.store.entry_fields(
+            EntryQuery().agent(agent).kind("lesson").active().from_files().quarantined(False),
+            FILE_COLUMNS)
         if not files:
             continue
         file_vectors = yield from ctx.index_vectors([f["id"] for f in files])
@@ -294,9 +292,9 @@ def _confirmed(ctx: PassContext, lessons: list[dict[str, Any]]) -> Iterator[Any]
     feedback: list[tuple[int, str]] = []
     for agent in {e["agent"] for e in lessons}:  # by agent: one query for all took ~15 ms
         yield
-        feedback += ctx.store.db.execute(
-            "SELECT id, agent FROM entries WHERE agent=? AND kind='feedback' "
-            "AND status='active' AND NOT quarantined", (agent,)).fetchall()
+        feedback += [(e["id"], e["agent"]) for e in ctx.store.entry_fields(
+            EntryQuery().agent(agent).kind("feedback").active().quarantined(False),
+            ("id", "agent"))]
     if not feedback:
         return set()
     lesson_vectors = yield from ctx.index_vectors([e["id"] for e in lessons])
@@ -410,19 +408,16 @@ def _propose(ctx: PassContext, action: str, target: Path, uids: list[str], rule:
 def _open_proposals(ctx: PassContext) -> set[tuple[str, str]]:
     """(entry uid, action) of the proposals waiting for a person: one query (read one by one,
     hundreds of them held the database thread for tens of milliseconds)."""
-    rows = ctx.store.db.execute(
-        "SELECT after, action FROM changes WHERE kind='proposal' AND state='proposed'")
-    return {(json.loads(after)["entry"], action) for after, action in rows}
+    return {(after["entry"], action)
+            for _, action, after in ctx.store.runs.sides("proposal", "proposed")}
 
 
 def _covered(ctx: PassContext) -> set[str]:
     """The lessons (and their copies) a rule speaks for already: proposed and waiting, or
     promoted and not taken back."""
     covered = promoted_lessons(ctx.store)
-    for (after,) in ctx.store.db.execute(
-            "SELECT after FROM changes WHERE kind='proposal' AND action='promote' "
-            "AND state='proposed'"):
-        covered.update(_lessons_of(json.loads(after)))
+    for _, _, after in ctx.store.runs.sides("proposal", "proposed", ["promote"]):
+        covered.update(_lessons_of(after))
     return covered
 
 
@@ -437,10 +432,7 @@ def promoted_lessons(store: Store) -> set[str]:
     for: kept elsewhere, for the notebook pass's cap."""
     rules: dict[str, list[str]] = {}
     demoted: set[str] = set()
-    for action, after in store.db.execute(
-            "SELECT action, after FROM changes WHERE kind='file' AND action IN ('promote', "
-            "'demote') AND state='applied'"):
-        detail = json.loads(after)
+    for _, action, detail in store.runs.sides("file", "applied", ["promote", "demote"]):
         if action == "demote":
             demoted.add(detail["entry"])
         else:
@@ -450,13 +442,11 @@ def promoted_lessons(store: Store) -> set[str]:
 
 def _demotions(ctx: PassContext, open_proposals: set[tuple[str, str]]) -> Iterator[None]:
     """Rules memoryd promoted whose lesson is gone (forgotten) or stale: proposed for removal."""
-    promoted = ctx.store.db.execute(
-        "SELECT DISTINCT target, after FROM changes WHERE kind='file' AND action='promote' "
-        "AND state='applied'").fetchall()
+    promoted = {(target, json.dumps(after, sort_keys=True, ensure_ascii=False)): after
+                for target, _, after in ctx.store.runs.sides("file", "applied", ["promote"])}
     texts: dict[Path, str] = {}
-    for target, after in promoted:
+    for (target, _), detail in promoted.items():
         yield
-        detail = json.loads(after)
         uid, rule = detail.get("entry"), detail.get("rule") or detail.get("text")
         if not uid or not rule or (uid, "demote") in open_proposals:
             continue
@@ -486,11 +476,10 @@ def _follow(ctx: PassContext, uid: str) -> dict[str, Any] | None:
 
 def agent_written(store: Store, config: Config, uids: list[str]) -> list[str]:
     """Who wrote those of the lessons ``uids`` an agent wrote (memoryd.provenance), if any."""
-    marks = ", ".join("?" for _ in uids)
     files: dict[str, set[str]] = {}
     writers = []
-    for agent, via, writer, source in store.db.execute(
-            f"SELECT agent, via, writer, source FROM entries WHERE uid IN ({marks})", uids):
+    for row in store.entry_fields(EntryQuery().uids(uids), ("agent", "via", "writer", "source")):
+        agent, via, writer, source = row["agent"], row["via"], row["writer"], row["source"]
         if agent not in files:
             root = Path(config.memory_dir.replace("{agent}", agent)).expanduser()
             files[agent] = tool_written(store, agent, str(root))
@@ -549,10 +538,8 @@ def _write(ctx: PassContext, action: str, detail: dict[str, Any], why: str) -> s
 
 def _graduations(ctx: PassContext, lessons: set[str], target: Path) -> list[Change]:
     """The notebook changes that move a promoted lesson's bullets to their archives."""
-    marks = ", ".join("?" for _ in lessons)
-    sources = {source for (source,) in ctx.store.db.execute(
-        f"SELECT DISTINCT source FROM entries WHERE uid IN ({marks}) AND status='active' "
-        "AND source IS NOT NULL", list(lessons))
+    sources = {source for source in ctx.store.entry_values(
+        EntryQuery().uids(list(lessons)).active().from_files(), "source", distinct=True)
         if f"/{ARCHIVE_DIR}/" not in source and source != str(target) and not is_pinned(source)}
     return [c for source in sorted(sources) for c in graduate(ctx, source, lessons, target)]
 

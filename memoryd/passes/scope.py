@@ -119,12 +119,12 @@ class ScopeMoves:
             raise ScopeRefusedError(f"entry {name} is {entry['status']}; only an active entry moves")
         if entry["project"] == project:
             return
-        db = self.passes.parts.store.db
-        same = same_in_tier(db, entry, project)
+        store = self.passes.parts.store
+        same = same_in_tier(store, entry, project)
         if same is not None:
             raise ScopeRefusedError(f"{tier_name(project)} already holds this memory: entry "
                                  f"{same['id']}; nothing was changed (forget one of them)")
-        rival = key_in_tier(db, entry, project)
+        rival = key_in_tier(store, entry, project)
         if rival is not None:
             raise ScopeRefusedError(f"{tier_name(project)} already has a value of "
                                  f"{entry['key']}: entry {rival['id']}; nothing was changed "

@@ -35,7 +35,6 @@ last in its section with the reason, and drops it first when over budget
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import subprocess
@@ -52,6 +51,8 @@ from memoryd.passes.references import Ref, references
 from memoryd.passes.steps import Offload
 from memoryd.regular_file import read_regular
 from memoryd.scheduling import give_way, giving_way
+from memoryd.store.query import EntryQuery
+from memoryd.store.references import EntryToCheck
 
 if TYPE_CHECKING:
     from memoryd.passes.steps import PassContext
@@ -355,31 +356,19 @@ def reason(gone: list[Ref]) -> str | None:
 
 
 def _projects(ctx: PassContext) -> list[str]:
-    kinds = ", ".join("?" for _ in CHECKED_KINDS)
-    sql = (f"SELECT DISTINCT project FROM entries WHERE project IS NOT NULL "
-           f"AND status='active' AND kind IN ({kinds})")
-    params: list[Any] = list(CHECKED_KINDS)
+    query = EntryQuery().with_project().active().kinds(CHECKED_KINDS)
     if ctx.project is not None:
-        sql += " AND project=?"
-        params.append(ctx.project)
-    return [p for (p,) in ctx.store.db.execute(sql + " ORDER BY project", params)]
+        query = query.projects([ctx.project])
+    return ctx.store.entry_values(query, "project", distinct=True, order="project")
 
 
 def _state(ctx: PassContext, project: str) -> tuple[str, float] | None:
-    row = ctx.store.db.execute("SELECT fingerprint, checked FROM stale_projects WHERE project=?",
-                               (project,)).fetchone()
-    return (row[0], row[1]) if row else None
+    return ctx.store.references.project_state(project)
 
 
 def _memory_files(ctx: PassContext, roots: list[str]) -> set[str]:
     """Memory files inside the checkouts: indexed as entries, so not read for words."""
-    found: set[str] = set()
-    for root in roots:
-        prefix = root.rstrip("/") + "/"
-        found.update(p for (p,) in ctx.store.db.execute(
-            "SELECT path FROM files WHERE kind='memory' AND path >= ? AND path < ?",
-            (prefix, prefix[:-1] + "0")))
-    return found
+    return {p for root in roots for p in ctx.store.files.paths_below(root, "memory")}
 
 
 def _gather(ctx: PassContext, project: str, since: float | None,
@@ -392,22 +381,7 @@ def _gather(ctx: PassContext, project: str, since: float | None,
         last: tuple[float, int] = (since if since is not None else 0.0, 0)
         while True:
             yield
-            if since is None:  # every entry: the project's, by id
-                sql = ("SELECT id, uid, text, updated, stale FROM entries WHERE project=? "
-                       "AND status='active' AND kind=? AND id>?")
-                params: list[Any] = [project, kind, last[1]]
-                order = " ORDER BY id"
-            else:  # what changed since: by when (through the project's every entry, an
-                # unchanged project's run read ~17k rows a query: 36 ms on the database thread)
-                sql = ("SELECT id, uid, text, updated, stale FROM entries INDEXED BY "
-                       "entries_updated WHERE (updated, id) > (?, ?) AND updated >= ? "
-                       "AND project=? AND status='active' AND kind=?")
-                params = [last[0], last[1], since, project, kind]
-                order = " ORDER BY updated, id"
-            if ctx.agent is not None:
-                sql += " AND agent=?"
-                params.append(ctx.agent)
-            rows = ctx.store.db.execute(sql + order + " LIMIT ?", [*params, BATCH]).fetchall()
+            rows = ctx.store.references.to_check(project, kind, ctx.agent, last, since, BATCH)
             if not rows:
                 break
             last = (rows[-1][3], rows[-1][0])
@@ -416,14 +390,9 @@ def _gather(ctx: PassContext, project: str, since: float | None,
     return items
 
 
-def _with_refs(ctx: PassContext, rows: list[tuple[Any, ...]],
+def _with_refs(ctx: PassContext, rows: list[EntryToCheck],
                parsed_before: float | None) -> Generator[None, None, list[Item]]:
-    marks = ", ".join("?" for _ in rows)
-    stored: dict[int, dict[str, float | None]] = {}
-    for entry, ref, seen in ctx.store.db.execute(
-            f"SELECT entry, ref, seen FROM entry_refs WHERE entry IN ({marks})",
-            [r[0] for r in rows]):
-        stored.setdefault(entry, {})[ref] = seen
+    stored = ctx.store.references.of([r[0] for r in rows])
     items = []
     writes: list[tuple[int, dict[str, float | None], dict[str, float | None]]] = []
     for number, (rowid, uid, text, updated, stale) in enumerate(rows, 1):
@@ -438,24 +407,19 @@ def _with_refs(ctx: PassContext, rows: list[tuple[Any, ...]],
         if refs or stale:
             items.append(Item(rowid, uid, stale, refs))
     if writes and not ctx.dry_run:
-        with ctx.store.db:
-            ctx.store.db.executemany(
-                "DELETE FROM entry_refs WHERE entry=? AND ref=?",
-                [(rowid, key) for rowid, old, refs in writes for key in old if key not in refs])
-            ctx.store.db.executemany(
-                "INSERT OR IGNORE INTO entry_refs(entry, ref, seen) VALUES (?, ?, ?)",
+        with ctx.store.transaction():
+            ctx.store.references.replace(
+                [(rowid, key) for rowid, old, refs in writes for key in old if key not in refs],
                 [(rowid, key, seen) for rowid, _, refs in writes for key, seen in refs.items()])
     return items
 
 
 def _undone(ctx: PassContext, uid: str, change: Change) -> bool:
     """Whether the newest staleness change of this entry is this very change, undone."""
-    row = ctx.store.db.execute(
-        "SELECT action, after, state FROM changes WHERE target=? AND kind='entry' "
-        "AND action IN ('mark stale', 'lift stale') AND state IN ('applied', 'undone') "
-        "ORDER BY id DESC LIMIT 1", (uid,)).fetchone()
+    row = ctx.store.runs.newest_of_target(uid, "entry", ("mark stale", "lift stale"),
+                                          ("applied", "undone"))
     return row is not None and row[2] == "undone" and row[0] == change.action and \
-        json.loads(row[1]) == change.after
+        row[1] == change.after
 
 
 def _settle(ctx: PassContext, project: str, items: list[Item],
@@ -501,9 +465,8 @@ def _settle(ctx: PassContext, project: str, items: list[Item],
 
 def _record_seen(ctx: PassContext, seen: list[tuple[float, int, str]]) -> None:
     if seen and not ctx.dry_run:
-        with ctx.store.db:
-            ctx.store.db.executemany(
-                "UPDATE entry_refs SET seen=? WHERE entry=? AND ref=? AND seen IS NULL", seen)
+        with ctx.store.transaction():
+            ctx.store.references.seen(seen)
     seen.clear()
 
 
@@ -550,7 +513,7 @@ def run(ctx: PassContext) -> Iterator[Any]:
             _record(ctx, project, state[0] if unchanged and state else digest,
                     _checked_until(ctx, project, started, changed))
     if rules_changed and not ctx.dry_run and ctx.project is None and ctx.agent is None:
-        with ctx.store.db:
+        with ctx.store.transaction():
             ctx.store.set_meta("staleness_rules", RULES)
 
 
@@ -558,19 +521,14 @@ def _checked_until(ctx: PassContext, project: str, started: float, changed: set[
     """Until when the project's entries are checked: now, unless an entry was written while
     the pass ran (between its slices) — then from when it started. The pass's own marks
     count as checked."""
-    kinds = ", ".join("?" for _ in CHECKED_KINDS)
-    written = ctx.store.db.execute(
-        f"SELECT uid FROM entries WHERE project=? AND status='active' AND kind IN ({kinds}) "
-        "AND updated>=?", (project, *CHECKED_KINDS, started)).fetchall()
-    return started if any(uid not in changed for (uid,) in written) else time.time()
+    written = ctx.store.entry_values(EntryQuery().projects([project]).active()
+                                     .kinds(CHECKED_KINDS).updated_since(started), "uid")
+    return started if any(uid not in changed for uid in written) else time.time()
 
 
 def _record(ctx: PassContext, project: str, digest: str, checked: float) -> None:
-    with ctx.store.db:
-        ctx.store.db.execute(
-            "INSERT INTO stale_projects(project, fingerprint, checked) VALUES (?, ?, ?) "
-            "ON CONFLICT(project) DO UPDATE SET fingerprint=excluded.fingerprint, "
-            "checked=excluded.checked", (project, digest, checked))
+    with ctx.store.transaction():
+        ctx.store.references.set_project_state(project, digest, checked)
 
 
 def _offload(fn: Any, *args: Any) -> Any:

@@ -22,7 +22,7 @@ from memoryd.ingest.indexer import Indexer, memory_key, read_memory_file, stat_f
 from memoryd.ingest.markdown import MemoryFile, is_pinned
 from memoryd.passes.file_care import NotWritten
 from memoryd.passes.journal import UNWRITTEN, Change, Journal, RunSummary, run_name
-from memoryd.store.database import SELECT_ENTRY, row_to_entry
+from memoryd.store.query import EntryQuery
 
 if TYPE_CHECKING:
     from memoryd.config import Config
@@ -139,16 +139,14 @@ class PassContext:
             yield
         return found
 
-    def scoped(self, sql: str, *, project: bool = True) -> tuple[str, list[Any]]:
-        """``sql`` (a SELECT with a WHERE clause) narrowed to the pass's agent and project."""
-        params: list[Any] = []
+    def scope(self) -> EntryQuery:
+        """The entries of the pass's agent and project (any, when not given)."""
+        query = EntryQuery()
         if self.agent:
-            sql += " AND agent=?"
-            params.append(self.agent)
-        if project and self.project:
-            sql += " AND project=?"
-            params.append(self.project)
-        return sql, params
+            query = query.agent(self.agent)
+        if self.project:
+            query = query.projects([self.project])
+        return query
 
     def progress(self, phase: str, done: int, total: int) -> None:
         """Say how far the pass is (``done`` of ``total`` units of ``phase``): the client that
@@ -199,9 +197,8 @@ class PassContext:
         watcher leaves them alone (it would parse each again, and before the pass could index
         it)."""
         for change in changes:
-            if change.kind == "file" and change.before is not None and self.store.db.execute(
-                    "SELECT 1 FROM files WHERE path=? AND kind='memory'",
-                    (change.target,)).fetchone():
+            if change.kind == "file" and change.before is not None \
+                    and self.store.files.is_memory(change.target):
                 self.store.writing.add(change.target)
 
     @functools.cached_property
@@ -219,12 +216,11 @@ class PassContext:
             return
         self.store.writing.discard(change.target)
         path = Path(change.target)
-        row = self.store.db.execute("SELECT source, kind, agent, project FROM files WHERE path=?",
-                                    (str(path),)).fetchone()
-        if row is None:
+        origin = self.store.files.origin(str(path))
+        if origin is None:
             return  # no longer watched (its source removed)
         try:
-            facts = stat_facts(path, *row)
+            facts = stat_facts(path, origin.source, origin.kind, origin.agent, origin.project)
         except OSError:
             self.indexer.remove_file(str(path))
             return
@@ -265,8 +261,8 @@ class PassContext:
         if not updates:  # sections reordered, nothing moved or rewritten
             return after, before
         wanted = dict(updates)
-        entries = rows if rows is not None else [row_to_entry(row) for row in self.store.db.execute(
-            SELECT_ENTRY + " WHERE source=? ORDER BY id", (path,))]
+        entries = rows if rows is not None else self.store.entries(EntryQuery().source(path),
+                                                                   "id")
         matched: list[tuple[dict[str, Any], dict[str, Any]]] = []
         for entry in entries:  # by text and line first
             fields = wanted.pop((entry["hash"], entry["line_start"]), None)

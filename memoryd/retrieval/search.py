@@ -35,7 +35,6 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any
 
-import apsw
 import numpy as np
 
 from memoryd.agents import with_subagents
@@ -50,9 +49,10 @@ from memoryd.retrieval.dates import Window, window, without_time
 from memoryd.retrieval.passage import add_turns_around
 from memoryd.retrieval.ranking import FEATURES, NO_ALIGN, NO_VECTOR, Model, idf, load_model
 from memoryd.retrieval.terms import STOPWORDS, fts_expression, query_terms
-from memoryd.store.database import Store, encode_tags
+from memoryd.store.database import Store
 from memoryd.store.entries import KINDS, STATUSES
 from memoryd.store.lexicon import Lexicon, is_word, unknown_words
+from memoryd.store.query import EntryQuery
 from memoryd.store.vectors import VectorFilter, VectorIndex, follow_meta
 from memoryd.text import normalise_text
 
@@ -70,21 +70,19 @@ RANKED_ALONE = 4 * CANDIDATES
 
 @dataclass(frozen=True)
 class Filter:
-    """The search's filters, for the vector index and as SQL over ``entries e``."""
+    """The search's filters, for the vector index and for the store."""
 
     vectors: VectorFilter
-    where: str
-    params: tuple[Any, ...]
+    query: EntryQuery
     tags: tuple[str, ...]
     #: agents named that have no entry at all (a misspelt name finds nothing, and says so)
     unknown_agents: tuple[str, ...] = ()
 
     def within(self, start: float, end: float) -> Filter:
-        where = " AND ".join(w for w in (self.where, "e.created >= ? AND e.created < ?") if w)
         since = max(start, self.vectors.since) if self.vectors.since is not None else start
         until = min(end, self.vectors.until) if self.vectors.until is not None else end
         return replace(self, vectors=replace(self.vectors, since=since, until=until),
-                       where=where, params=(*self.params, start, end))
+                       query=self.query.created_within(start, end))
 
 
 @dataclass
@@ -131,7 +129,6 @@ class Search:
         self.model = model or load_model()
         self.index: VectorIndex | None = None
         self.lexicon: Lexicon | None = None
-        self._tokenizer: Any = None
         self._stop_stems: set[str] | None = None
         #: (rowid, hash of its text) → what search knows of the entry: an entry's text can
         #: change, and SQLite gives a deleted last rowid to the next entry
@@ -186,37 +183,23 @@ class Search:
                 "--since 7d --until 1d is the week up to yesterday")
         tags = [t.lower() for t in params.strings("tags") or []]
 
-        where: list[str] = []
-        sql_params: list[Any] = []
-
-        def among(column: str, values: Sequence[Any] | None) -> None:
-            if values is not None:
-                where.append(f"e.{column} IN ({', '.join('?' for _ in values)})")
-                sql_params.extend(values)
-
-        among("agent", agents)
-        among("category", categories)
-        among("kind", kinds)
-        among("project", [project] if project else None)
+        query = EntryQuery().agents(agents).categories(categories).kinds(kinds) \
+            .projects([project] if project else None)
         projects = [project] if project else None
         if in_project is not None:
             scope = project_of(in_project)
-            where.append("(e.project = ? OR e.project IS NULL)")
-            sql_params.append(scope)
+            query = query.in_project(scope)
             projects = [scope, None]
-        among("status", statuses)
+        query = query.statuses(statuses)
         if since is not None:
-            where.append("e.created >= ?")
-            sql_params.append(since)
+            query = query.created_since(since)
         if until is not None:
-            where.append("e.created <= ?")
-            sql_params.append(until)
-        for tag in tags:  # exactly: tags are stored as ",a,b," (no LIKE, so % and _ are plain)
-            where.append("instr(e.tags, ?) > 0")
-            sql_params.append(encode_tags([tag]))
+            query = query.created_until(until)
+        for tag in tags:
+            query = query.tag(tag)
         vector_filter = VectorFilter(agents, categories, kinds, projects, tuple(statuses), since,
                                      until)
-        return Filter(vector_filter, " AND ".join(where), tuple(sql_params), tuple(tags), unknown)
+        return Filter(vector_filter, query, tuple(tags), unknown)
 
     def search(self, params: Params, query_vector: np.ndarray | None,
                words: dict[str, np.ndarray] | None = None) -> dict[str, Any]:
@@ -251,7 +234,7 @@ class Search:
         if plan.terms:
             rare, common = self._split_terms(plan.terms)
             expression = fts_expression(rare, "OR")
-            alone = self.store.fts(expression, "", [], RANKED_ALONE)  # read once, filtered twice
+            alone = self.store.fts(expression, None, RANKED_ALONE)  # read once, filtered twice
             ranked = self._keyword_candidates(expression, alone, common, plan.filter, CANDIDATES)
             plan.keyword = {rowid: (rank, -bm25) for rank, (rowid, bm25) in enumerate(ranked)}
             if plan.window is not None:  # the rare words only: a common word's newest rows
@@ -298,28 +281,27 @@ class Search:
         (``alone``: joining every match to ``entries`` doubles the cost at 100k entries), then
         the filters apply to that short list; only when they leave too few does the joined
         query run."""
-        if not where.where:
+        if where.query.unfiltered:
             return alone[:pool]
         allowed = self._passing([r for r, _ in alone], where)
         kept = [(r, score) for r, score in alone if r in allowed]
         if len(kept) >= pool or len(alone) < RANKED_ALONE:
             return kept[:pool]
-        return self.store.fts(expression, where.where, where.params, pool)
+        return self.store.fts(expression, where.query, pool)
 
     def _passing(self, rowids: list[int], where: Filter) -> set[int]:
         """Which of these entries pass the filters: by the RAM index's columns where it holds
         the entry and no tag is asked (0.05 ms for 200 entries, against 0.7-1.1 ms in SQL),
         by the database for the rest."""
         if self.index is None or where.tags:
-            return self.store.filter_rowids(rowids, where.where, where.params)
+            return self.store.filter_rowids(rowids, where.query)
         follow_meta(self.store, self.index)
         held, others = self.index.passing(rowids, where.vectors)
-        return held | self.store.filter_rowids(others, where.where, where.params) if others \
+        return held | self.store.filter_rowids(others, where.query) if others \
             else held
 
     def _newest_with(self, term: str, where: Filter, limit: int) -> list[int]:
-        return self.store.newest_matching(fts_expression([term], "OR"), where.where,
-                                          where.params, limit)
+        return self.store.newest_matching(fts_expression([term], "OR"), where.query, limit)
 
     # -- the vector half and the ranking ----------------------------------------------
 
@@ -435,7 +417,7 @@ class Search:
         ranked: list[int] = []
         for (where, pool), found in zip(self._vector_filters(plan), plan.vector_found):
             if where.tags:
-                allowed = self.store.filter_rowids(list(found), where.where, where.params)
+                allowed = self.store.filter_rowids(list(found), where.query)
                 found = {r: pair for r, pair in found.items() if r in allowed}
             mixes.update(found)
             by_mix = sorted(found, key=lambda r: -sum(found[r]))[:pool]
@@ -448,8 +430,7 @@ class Search:
         if self.store.model is None:
             return {}, {}
         found = self.store.knn(query, min(4096, CANDIDATES * 20))
-        allowed = self.store.filter_rowids([r for r, _ in found], plan.filter.where,
-                                           plan.filter.params)
+        allowed = self.store.filter_rowids([r for r, _ in found], plan.filter.query)
         kept = [(r, c) for r, c in found if r in allowed][:CANDIDATES]
         return {r: rank for rank, (r, _) in enumerate(kept)}, {r: (c, c) for r, c in kept}
 
@@ -615,11 +596,7 @@ class Search:
 
     def _tokens(self, text: str) -> set[str]:
         """The words of a text as the full-text index has them (porter-stemmed)."""
-        if self._tokenizer is None:
-            self._tokenizer = self.store.db.fts5_tokenizer(
-                "porter", ["unicode61", "remove_diacritics", "2"])
-        return set(self._tokenizer(text.encode("utf-8", "replace"), apsw.FTS5_TOKENIZE_DOCUMENT,
-                                   None, include_offsets=False, include_colocated=False))
+        return self.store.stems(text)
 
     def stems(self, text: str) -> set[str]:
         """The informative words of a text, stemmed as the full-text index stems them."""
@@ -639,7 +616,7 @@ class Search:
         them for ``align`` (``words`` of :meth:`search`)."""
         if self.lexicon is None:
             return {}
-        return unknown_words(self.store.db, self.lexicon, [" ".join(query_terms(query))])
+        return unknown_words(self.store, self.lexicon, [" ".join(query_terms(query))])
 
 
 def distinct_ranks(order: Sequence[int], said: dict[int, str]) -> dict[int, int]:

@@ -188,16 +188,8 @@ class Health:
     def _file_problems(self, paths: list[str]) -> FileProblems:
         store = self.daemon.engine.store
         assert store is not None
-        other = "error IS NOT NULL AND substr(error, 1, ?) <> ?"
-        prefix = (len(SKIPPED_LINES), SKIPPED_LINES)
-        (count,) = store.db.execute(f"SELECT count(*) FROM files WHERE {other}", prefix).fetchone()
-        shown = store.db.execute(f"SELECT path, error FROM files WHERE {other} "
-                                 f"ORDER BY path LIMIT {SHOWN_FILES}", prefix).fetchall()
-        lines = store.db.execute("SELECT path, error, coalesce(indexed, 0) FROM files WHERE "
-                                 "substr(error, 1, ?) = ? ORDER BY indexed DESC LIMIT 1000",
-                                 prefix).fetchall()
-        indexed = {p for p in paths
-                   if store.db.execute("SELECT 1 FROM files WHERE path=?", (p,)).fetchone()}
+        count, shown, lines = store.files.problems(SKIPPED_LINES, SHOWN_FILES)
+        indexed = {p for p in paths if store.files.has(p)}
         return FileProblems(count, shown, indexed, lines)
 
     def skipped(self, files: FileProblems) -> dict[str, Any]:

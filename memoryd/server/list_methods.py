@@ -22,13 +22,12 @@ from memoryd.engine import Engine
 from memoryd.errors import BadParamsError
 from memoryd.params import Params
 from memoryd.server.replies import public_entry
-from memoryd.store.database import ENTRY_COLUMNS, row_to_entry
+from memoryd.store.query import Order
 from memoryd.store.timeline import growth
 
 MAX_PAGE = 1000
 DEFAULT_PAGE = 20
 DAY_S = 86_400
-_SELECT = "SELECT e.id, " + ", ".join(f"e.{c}" for c in ENTRY_COLUMNS) + " FROM entries e"
 
 
 def _cursor(created: float, rowid: int) -> str:
@@ -72,7 +71,7 @@ class ListMethods:
         assert store is not None
         bucket = params.integer("bucket", default=DAY_S, low=60, high=366 * DAY_S)
         where = self.engine.searcher.search_filter(params)
-        counts = growth(store.db, where.where, where.params, bucket)
+        counts = growth(store, where.query, bucket)
         return {"bucket": bucket, "counts": [
             {"start": c.start, "agent": c.agent, "kind": c.kind, "count": c.count}
             for c in counts]}
@@ -85,26 +84,16 @@ class ListMethods:
         offset = params.integer("offset", default=0, low=0, high=10_000_000)
         order = params.choice("order", ("newest", "oldest"), default="newest")
         where = self.engine.searcher.search_filter(params)  # its errors name this method
-        clauses = [where.where] if where.where else []
-        values: list[Any] = list(where.params)
+        query = where.query
         prefix = params.text("prefix", max_len=64)
         if prefix:  # ids beginning so (shell completion): the uid index's range
-            clauses.append("e.uid >= ? AND e.uid < ?")
-            values += [prefix, prefix + "\uffff"]
-        total = store.db.execute(
-            "SELECT count(*) FROM entries e" + (" WHERE " + " AND ".join(clauses) if clauses
-                                                else ""), values).fetchone()[0]
+            query = query.uid_prefix(prefix)
+        total = store.count_matching(query)
         cursor = params.text("cursor", max_len=100)
+        page_order: Order = "oldest page" if order == "oldest" else "newest page"
         if cursor is not None:
-            created, rowid = _parse_cursor(cursor)
-            newer = order == "oldest"
-            clauses.append(f"(e.created {'>' if newer else '<'} ? OR (e.created = ? AND "
-                           f"e.id {'>' if newer else '<'} ?))")
-            values += [created, created, rowid]
-        direction = "ASC" if order == "oldest" else "DESC"
-        sql = (_SELECT + (" WHERE " + " AND ".join(clauses) if clauses else "")
-               + f" ORDER BY e.created {direction}, e.id {direction} LIMIT ? OFFSET ?")
-        rows = [row_to_entry(row) for row in store.db.execute(sql, [*values, limit + 1, offset])]
+            query = query.after_in_order(*_parse_cursor(cursor), page_order)
+        rows = store.entries(query, page_order, limit + 1, offset)
         more = len(rows) > limit
         rows = rows[:limit]
         now = time.time()

@@ -186,7 +186,7 @@ class MemoryFiles:
         old = path.read_bytes() if before is not None else None
         written = False
         try:
-            with self.store.db:
+            with self.store.transaction():
                 self._journal(agent, relative, action, before, after)
                 path.parent.mkdir(parents=True, exist_ok=True)
                 replace_file(path, after.encode("utf-8"))

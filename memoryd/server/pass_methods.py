@@ -12,7 +12,7 @@ from typing import Any
 
 from memoryd.errors import BadParamsError
 from memoryd.params import Params
-from memoryd.passes.notebooks import checked_paths, watched_memory_files
+from memoryd.passes.notebooks import checked_paths
 from memoryd.passes.runner import PASSES, Passes
 from memoryd.project import project_of
 
@@ -87,7 +87,7 @@ class PassMethods:
             if not resolved.exists():
                 raise BadParamsError(f"{resolved}: no such file or directory")
             store = self.passes.parts.store
-            files = await self.passes.db(watched_memory_files, store.db)
+            files = await self.passes.db(store.files.memory_files)
             paths = await asyncio.to_thread(checked_paths, files, resolved)
         summary = await self.passes.run("notebooks", agent=params.agent(required=False),
                                         paths=paths, dry_run=not params.flag("fix"))

@@ -31,6 +31,7 @@ from memoryd.sessions.context import (
 )
 from memoryd.sessions.explain import describe
 from memoryd.sessions.extractor import SessionExtractor
+from memoryd.sessions.hook_payload import normalize
 from memoryd.sessions.mcp_reads import (
     ANCESTRY_EVENTS,
     KEEP_SESSIONS,
@@ -41,10 +42,10 @@ from memoryd.sessions.mcp_reads import (
     read_block,
     session_of,
 )
-from memoryd.sessions.hook_payload import normalize
 from memoryd.sessions.registry import HARNESS_AGENTS, Registry
 from memoryd.sessions.tool_guard import ToolGuard
 from memoryd.sessions.usage import UsageJudge
+from memoryd.store.query import EntryQuery
 from memoryd.store.usage import RANKINGS, USABLE_KINDS
 from memoryd.text import scrub_surrogates
 
@@ -359,11 +360,8 @@ class SessionMethods:
         store = self.engine.store
 
         def extracted() -> list[dict[str, Any]]:
-            from memoryd.store.database import SELECT_ENTRY, row_to_entry
-
-            return [row_to_entry(r) for r in store.db.execute(
-                SELECT_ENTRY + " WHERE session=? AND via IN ('extract', 'api') ORDER BY created",
-                (session_id,))]
+            return store.entries(EntryQuery().session(session_id).vias(["extract", "api"]),
+                                 "oldest")
 
         await self.usage.judge_if_due(session_id)
         return {"session": found, "entries": await self.engine.db(extracted),

@@ -1,5 +1,5 @@
 """Wire methods that decide what memory is trusted with: ``purge`` (delete an agent's entries
-for good: :mod:`memoryd.store.purge`) and ``release`` (let a quarantined entry be injected:
+for good: :mod:`memoryd.maintenance.purge`) and ``release`` (let a quarantined entry be injected:
 :mod:`memoryd.quarantine`). The connection binding (:mod:`memoryd.server.binding`) has already
 made the request act as its connection's agent; a person releases, and neither method is open
 to the MCP or hook channels."""
@@ -10,10 +10,10 @@ from typing import Any
 
 from memoryd.engine import Engine
 from memoryd.errors import BadParamsError, ForbiddenError
+from memoryd.maintenance.purge import Purge
 from memoryd.params import Params
 from memoryd.store.archive import AgentArchive
 from memoryd.store.pass_log import PassLog
-from memoryd.store.purge import Purge
 
 
 class TrustMethods:

@@ -80,8 +80,9 @@ from memoryd.regular_file import read_regular_text
 from memoryd.retrieval.age import VERIFY_DAYS, age_bucket
 from memoryd.retrieval.search import Search
 from memoryd.sources import ARCHIVE_DIR
-from memoryd.store.database import SELECT_ENTRY, Store, row_to_entry
+from memoryd.store.database import Store
 from memoryd.store.file_journal import tool_written
+from memoryd.store.query import EntryQuery, Order
 from memoryd.store.usage import DISUSE_KINDS, Disuse
 
 DEFAULT_BUDGET_CHARS = 8000
@@ -129,12 +130,10 @@ class Scope:
     agents: tuple[str, ...]
     project: str | None
 
-    def sql(self) -> tuple[str, list[Any]]:
-        marks = ", ".join("?" for _ in self.agents)
-        if self.project is None:
-            return f"agent IN ({marks})", list(self.agents)
-        return (f"agent IN ({marks}) AND (project IS NULL OR project = ?)",
-                [*self.agents, self.project])
+    def query(self) -> EntryQuery:
+        """Its entries: its agents', of its project or global."""
+        query = EntryQuery().agents(self.agents)
+        return query if self.project is None else query.in_project(self.project)
 
 
 @dataclass
@@ -162,8 +161,6 @@ class Block:
                 for i in self.items + self.dropped]
 
 
-#: Notebook archives (pruned lines, memoryd.passes.notebooks) are searchable, never injected.
-NOT_ARCHIVED = f"coalesce(source, '') NOT LIKE '%/{ARCHIVE_DIR}/%'"
 #: An entry in an open contradiction (memoryd.passes.consolidate) goes last, marked.
 DISPUTED_NOTE = " (disputed: another memory says otherwise; a person decides)"
 #: Added to the rank of a disputed or stale entry: after every other item, the first dropped.
@@ -171,11 +168,6 @@ DEMOTED_RANK = 1000
 #: Added to the rank of an unused lesson or note (memoryd.store.usage.Disuse): last in its
 #: section, dropped before every other item but the demoted ones.
 UNUSED_RANK = 600
-#: Newest first; entries of one date (a notebook's bullets of a day, a file's lines indexed
-#: together) the last stored first: never as the query plan happens to read them. The row id
-#: is in the ``entries_kind`` index, so the order costs no sort (by ``uid``, 80 lessons of
-#: 30,000 took 80 ms instead of 1).
-NEWEST_FIRST = "created DESC, id DESC"
 
 
 def age_suffix(created: float, now: float) -> str:
@@ -254,12 +246,12 @@ class ContextBuilder:
             if agent in self.shared_agents else (agent,)
         return Scope(agents, project_of(cwd) if cwd else None)
 
-    def _entries(self, where: str, params: list[Any], limit: int,
-                 order: str = NEWEST_FIRST) -> list[dict[str, Any]]:
-        rows = self.store.db.execute(
-            SELECT_ENTRY + f" WHERE status='active' AND NOT quarantined AND {where} AND {NOT_ARCHIVED} "
-            f"ORDER BY {order} LIMIT ?", [*params, limit])
-        return [row_to_entry(r) for r in rows]
+    def _entries(self, query: EntryQuery, limit: int,
+                 order: Order = "newest") -> list[dict[str, Any]]:
+        """Active entries the query selects, never quarantined ones, nor a notebook's archive
+        (pruned lines, memoryd.passes.notebooks: searchable, never injected)."""
+        return self.store.entries(EntryQuery().active().quarantined(False).also(query)
+                                  .not_under(ARCHIVE_DIR), order, limit)
 
     def build(self, agent: str, *, cwd: str | None, prompt: str | None, prompt_vector: Any,
               budget: int, only_relevant: bool = False, prompt_words: Any = None) -> Block:
@@ -287,8 +279,7 @@ class ContextBuilder:
         its headings and frontmatter, its text read as a whole — looks like an instruction
         (the lines of an entry a person released excepted)."""
         items = []
-        for path, in self.store.db.execute(
-                "SELECT path FROM files WHERE agent=? AND pinned=1 ORDER BY path", (agent,)).fetchall():
+        for path in self.store.files.pinned(agent):
             try:
                 raw = read_regular_text(path)
             except OSError:
@@ -297,9 +288,8 @@ class ContextBuilder:
             if not text:
                 continue
             name = Path(path).name
-            held = [uid for uid, in self.store.db.execute(
-                "SELECT uid FROM entries WHERE source=? AND status='active' AND quarantined",
-                (path,))]
+            held = self.store.entry_values(EntryQuery().source(path).active().quarantined(),
+                                           "uid")
             if held:
                 items.append(Item("pinned", f"### {one_line(name, 200)}: withheld: it holds text "
                                   "that looks like an instruction to the model (memory get "
@@ -320,10 +310,10 @@ class ContextBuilder:
     def _without_released(self, path: str, text: str) -> str:
         """A pinned file's text without the lines of its entries a person released (the rules
         flag them, and they are injected all the same: a person decided)."""
-        released = [(start, end) for text_, kind, category, start, end in self.store.db.execute(
-            "SELECT text, kind, category, line_start, line_end FROM entries WHERE source=? "
-            "AND status='active' AND NOT quarantined AND line_start IS NOT NULL", (path,))
-            if reason_for_entry(text_, kind, category) is not None]
+        released = [(e["line_start"], e["line_end"]) for e in self.store.entry_fields(
+            EntryQuery().source(path).active().quarantined(False).with_lines(),
+            ("text", "kind", "category", "line_start", "line_end"))
+            if reason_for_entry(e["text"], e["kind"], e["category"]) is not None]
         if not released:
             return text
         lines = split_lines(text)  # as the indexer numbers them
@@ -332,16 +322,13 @@ class ContextBuilder:
         return "\n".join(lines)
 
     def _scoped(self, scope: Scope, kind: str, from_pinned: list[str], limit: int,
-                extra: str = "", extra_params: tuple[Any, ...] = (),
-                order: str = NEWEST_FIRST) -> list[dict[str, Any]]:
+                narrower: EntryQuery | None = None,
+                order: Order = "newest") -> list[dict[str, Any]]:
         """Entries of one kind in scope, not from a pinned file (shown whole already)."""
-        where, params = scope.sql()
-        where += " AND kind=?" + (f" AND {extra}" if extra else "")
-        params += [kind, *extra_params]
-        if from_pinned:
-            where += f" AND (source IS NULL OR source NOT IN ({', '.join('?' for _ in from_pinned)}))"
-            params.extend(from_pinned)
-        return self._entries(where, params, limit, order)
+        query = scope.query().kind(kind)
+        if narrower is not None:
+            query = query.also(narrower)
+        return self._entries(query.not_from(from_pinned), limit, order)
 
     def _feedback(self, scope: Scope, from_pinned: list[str], now: float) -> list[Item]:
         return [self._item("feedback", e, now, 100 + i)
@@ -354,20 +341,17 @@ class ContextBuilder:
     def _team(self, now: float) -> list[Item]:
         """The teams' shared entries (memoryd.sync.shared: namespaces ``team.NAME``), for
         every agent: newest first, after the agent's own lessons."""
-        shared = self._entries("agent >= 'team.' AND agent < 'team/'", [], 30)
+        shared = self._entries(EntryQuery().agent_prefix("team."), 30)
         return [self._item("team", e, now, 290 + i) for i, e in enumerate(shared)]
 
     def _facts(self, scope: Scope, now: float) -> list[Item]:
         chosen: dict[str, dict[str, Any]] = {}
         if scope.project is not None:
-            for e in self._scoped(scope, "fact", [], 20, "project = ?", (scope.project,)):
+            for e in self._scoped(scope, "fact", [], 20, EntryQuery().projects([scope.project])):
                 chosen.setdefault(e["id"], e)
         # a key the project gives a value of its own: that value, not the global one
         own = {e["key"] for e in chosen.values() if e.get("key")}
-        like = " OR ".join("key LIKE ?" for _ in FACT_PREFIXES)
-        where, params = scope.sql()
-        for e in self._entries(f"{where} AND kind='fact' AND ({like})",
-                               [*params, *(p + "%" for p in FACT_PREFIXES)], 40):
+        for e in self._entries(scope.query().kind("fact").key_prefixes(FACT_PREFIXES), 40):
             if e["project"] is None and e.get("key") in own:
                 continue
             chosen.setdefault(e["id"], e)
@@ -376,9 +360,8 @@ class ContextBuilder:
     def _notes(self, scope: Scope, now: float) -> list[Item]:
         """Notes written on purpose (the API, imports, extraction), not file lines or turns:
         newest first, the more confident ahead within a day."""
-        notes = self._scoped(scope, "note", [], 30, "via IN ('api', 'import', 'extract')",
-                             order="CAST(created / 86400 AS INTEGER) DESC, confidence DESC, "
-                                   + NEWEST_FIRST)
+        notes = self._scoped(scope, "note", [], 30, EntryQuery().vias(["api", "import", "extract"]),
+                             order="day, surest")
         return [self._item("notes", e, now, 350 + i, use=use)
                 for i, (e, use) in enumerate(self._by_use(notes))]
 
@@ -461,9 +444,7 @@ class ContextBuilder:
         native = _NATIVE_FILES.get(agent)
         here = re.sub(r"[^A-Za-z0-9]", "-", scope.project) if scope.project else None
         items = []
-        for path, description in self.store.db.execute(
-                "SELECT path, description FROM files WHERE agent=? AND kind='memory' AND pinned=0 "
-                "AND error IS NULL ORDER BY path LIMIT 200", (agent,)):
+        for path, description in self.store.files.described(agent, 200):
             if (native is not None and native.search(path)) or f"/{ARCHIVE_DIR}/" in path:
                 continue
             # Claude Code's auto-memory of another project: ~/.claude/projects/<its cwd>/memory/

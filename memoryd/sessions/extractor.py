@@ -36,6 +36,7 @@ from memoryd.sessions.candidates import EXTRACTED_CONFIDENCE, Candidate, Message
 from memoryd.sessions.decisions import MIN_USER_MESSAGES, Decision, decide, dry_run_report
 from memoryd.sessions.llm_extractor import llm_prompt, parse_llm_output
 from memoryd.sessions.registry import Registry
+from memoryd.store.query import EntryQuery
 
 log = logging.getLogger(__name__)
 
@@ -107,9 +108,9 @@ class SessionExtractor:
 
     def _existing(self, agent: str) -> list[tuple[str, str, str | None, int]]:
         assert self.engine.store is not None
-        return self.engine.store.db.execute(
-            "SELECT uid, text, key, id FROM entries WHERE agent=? AND status='active' "
-            "AND kind IN ('lesson', 'fact')", (agent,)).fetchall()
+        return [(e["uid"], e["text"], e["key"], e["id"]) for e in self.engine.store.entry_fields(
+            EntryQuery().agent(agent).active().kinds(["lesson", "fact"]),
+            ("uid", "text", "key", "id"))]
 
     async def _cosine(self, candidates: list[Candidate],
                       existing: list[tuple[str, str, str | None, int]]) -> Any:
@@ -182,9 +183,8 @@ class SessionExtractor:
 
     def _mark_extracted(self, session_id: str) -> None:
         assert self.engine.store is not None
-        with self.engine.store.db:
-            self.engine.store.db.execute("UPDATE sessions SET extracted=? WHERE id=?",
-                                         (time.time(), session_id))
+        with self.engine.store.transaction():
+            self.engine.store.sessions.mark_extracted(session_id, time.time())
 
     async def llm_candidates(self, messages: list[Message]) -> list[Candidate]:
         """The optional LLM extractor: a command with the prompt on stdin and JSON on stdout."""
@@ -200,7 +200,7 @@ class SessionExtractor:
             return []
 
         def count() -> None:
-            with store.db:
+            with store.transaction():
                 store.set_meta(day_key, str(used + 1))
 
         await self.engine.db(count)

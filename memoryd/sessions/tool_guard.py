@@ -160,11 +160,11 @@ class ToolGuard:
         """(database thread) The rows to read again — all of them, or those the triggers
         named since the last read — and the memory files the agents' tools wrote."""
         if not self.watching:
-            watch_lessons(self.store.db, self._changed)
+            watch_lessons(self.store, self._changed)
             self.watching = True
         generation = self.generation
         dirty, self._dirty = self._dirty, set()
-        rows = guarded_entries(self.store.db, None if full else dirty)
+        rows = guarded_entries(self.store, None if full else dirty)
         pattern = self.memory_dir()
         tool_files: set[str] = set()
         if pattern:

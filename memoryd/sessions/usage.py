@@ -29,7 +29,7 @@ from memoryd.ingest.context import cwd_hint
 from memoryd.ingest.transcript.actions import HARNESSES, StepReader
 from memoryd.regular_file import is_regular, open_regular
 from memoryd.sessions.outcomes import judge, read_actions
-from memoryd.store.database import SELECT_ENTRY, row_to_entry
+from memoryd.store.query import EntryQuery
 from memoryd.store.usage import Usage
 
 log = logging.getLogger(__name__)
@@ -94,19 +94,15 @@ class UsageJudge:
 
         def gather() -> tuple[dict[str, Any] | None, list[dict[str, Any]],
                               dict[str, dict[str, Any]]]:
-            row = store.db.execute("SELECT harness, transcript_path, source FROM sessions "
-                                   "WHERE id=?", (session,)).fetchone()
+            known = store.sessions.get(session)
             rows = self.usage.session_rows(session)
             uids = [r["entry"] for r in rows]
             entries = {}
             for start in range(0, len(uids), 500):
-                part = uids[start:start + 500]
-                marks = ", ".join("?" for _ in part)
-                for found in store.db.execute(SELECT_ENTRY + f" WHERE uid IN ({marks})", part):
-                    entry = row_to_entry(found)
+                for entry in store.entries(EntryQuery().uids(uids[start:start + 500])):
                     entries[entry["id"]] = entry
-            found_session = dict(zip(("harness", "transcript_path", "source"), row)) \
-                if row else None
+            found_session = {"harness": known.harness, "transcript_path": known.transcript_path,
+                             "source": known.source} if known else None
             return found_session, rows, entries
 
         found, rows, entries = await engine.db(gather)

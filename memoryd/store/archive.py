@@ -289,7 +289,7 @@ def copy_changed(store: Store, archive: AgentArchive, *, agent: str | None = Non
     until = time.time()
     writers: dict[str, MemberWriter] = {}
     counted: dict[str, int] = {}
-    while rows := store.db.execute(sql, [*cursor, until, *scope, BATCH_ROWS]).fetchall():
+    while rows := store._db.execute(sql, [*cursor, until, *scope, BATCH_ROWS]).fetchall():
         cursor = (rows[-1][_UPDATED], rows[-1][0])
         by_agent: dict[str, list[tuple[Any, ...]]] = {}
         for row in rows:
@@ -311,12 +311,12 @@ def copy_changed(store: Store, archive: AgentArchive, *, agent: str | None = Non
         start, size = yield Work(archive.append, (name, writers[name].data(),
                                                   int(known) if known else None))
         appended.append(Appended(name, path, count, start, size - start))
-        with store.db:
+        with store.transaction():
             store.set_meta(meta_key(name), str(size))
             if on_append is not None:
                 on_append(appended[-1])
     if counted and agent is None and project is None and not dry_run:
-        with store.db:
+        with store.transaction():
             store.set_meta(RETAIN_MARK, json.dumps(list(cursor)))
     return appended
 
@@ -346,7 +346,7 @@ def restore_archives(store: Store, archive: AgentArchive) -> int:
     how many entries were inserted (a newer record of one replaces it and is not counted
     again). Runs before the ledgers are replayed, so their status records find the transcript
     entries."""
-    fresh = store.db.execute(f"SELECT 1 FROM entries WHERE {TRANSCRIPT_ROWS} LIMIT 1"
+    fresh = store._db.execute(f"SELECT 1 FROM entries WHERE {TRANSCRIPT_ROWS} LIMIT 1"
                              ).fetchone() is None
     restored = 0
     for agent in archive.agents():
@@ -357,10 +357,10 @@ def restore_archives(store: Store, archive: AgentArchive) -> int:
             log.warning("Archive %s is shorter than recorded; restoring it whole.", path)
             offset = 0
         if store.meta(key) != str(offset):
-            with store.db:
+            with store.transaction():
                 store.set_meta(key, str(offset))
         for end, records in archive.read(agent, offset):
-            with store.db:
+            with store.transaction():
                 for record in records:
                     entry = _entry_of(record, agent, path)
                     if entry is not None:
@@ -368,10 +368,10 @@ def restore_archives(store: Store, archive: AgentArchive) -> int:
                 store.set_meta(key, str(end))
     if fresh and restored and store.meta(RETAIN_MARK) is None:
         # every transcript row is one the archives hold: the retain pass goes on from there
-        newest, last = store.db.execute(
+        newest, last = store._db.execute(
             f"SELECT max(updated), (SELECT max(id) FROM entries) FROM entries "
             f"WHERE {TRANSCRIPT_ROWS}").fetchone()
-        with store.db:
+        with store.transaction():
             store.set_meta(RETAIN_MARK, json.dumps([newest, last]))
     if restored:
         log.info("Restored %d transcript entries from the archives.", restored)
@@ -409,7 +409,7 @@ def _entry_of(record: dict[str, Any], agent: str, path: Path) -> dict[str, Any] 
 
 
 def _restore_entry(store: Store, entry: dict[str, Any]) -> int:
-    row = store.db.execute("SELECT updated FROM entries WHERE uid=?", (entry["uid"],)).fetchone()
+    row = store._db.execute("SELECT updated FROM entries WHERE uid=?", (entry["uid"],)).fetchone()
     if row is None:  # not journaled, as the indexer does not journal a new chunk
         store.insert_entry(entry)
         return 1

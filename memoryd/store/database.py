@@ -1,40 +1,50 @@
-"""The SQLite index: one apsw connection with sqlite-vec loaded, its migrations and all its SQL.
+"""The SQLite index: one apsw connection with sqlite-vec loaded, its migrations, and the store
+through which everything else reads and writes it. No module outside ``memoryd.store`` runs
+SQL (tests/test_layout.py checks it); each family of tables has its module here:
 
-Tables:
-    meta          key/value: schema facts, the embedding model (id, sha256, dim), ledger offsets
-    entries       one row per memory entry (see ``ENTRY_COLUMNS``)
-    entries_fts   FTS5 over text, category and tags (external content, porter stemming)
-    entries_vec   vec0 vectors, rowid = entries.id, created once the model's dimension is known
-    part_vectors  the vectors of an entry's parts (its sentences: text.split_parts), float32 rows
-    events        the journal: every change with its before/after as JSON
-    runs, changes the maintenance passes' runs and their changes (memoryd.passes.journal)
-    marks         a forget or supersede kept for an entry that is not (yet) indexed
-    entry_refs    what each entry names in its project, and when it was first seen there
-    stale_projects  each project's working tree (a fingerprint) when the staleness pass last
-                  checked it (memoryd.passes.staleness)
+    meta          key/value: schema facts, the embedding model (id, sha256, dim), ledger
+                  offsets (this module)
+    entries       one row per memory entry (this module; the columns and their codecs:
+                  store/rows.py; filtered reads by an EntryQuery: store/query.py)
+    entries_fts   FTS5 over text, category and tags (external content, porter stemming;
+                  store/query.py)
+    entries_vec   vec0 vectors, rowid = entries.id, created once the model's dimension is
+                  known; part_vectors, the vectors of an entry's parts (its sentences:
+                  text.split_parts); vector_queue, the entries awaiting one (vector_rows.py)
+    lexicon       every word of the entries, embedded alone (lexicon.py)
+    events        the journal: every change with its before/after as JSON (events.py)
+    marks         a forget or supersede kept for an entry that is not (yet) indexed (here)
+    files         the watched files (files.py: ``Store.files``)
+    sessions, injections  the agents' sessions and the blocks they were given (sessions.py:
+                  ``Store.sessions``)
+    runs, changes the maintenance passes' runs and their changes (runs.py: ``Store.runs``)
+    entry_refs, stale_projects  what each entry names in its project, and each project's
+                  working tree as the staleness pass last checked it (references.py:
+                  ``Store.references``)
 
-The database is an index: the ledgers, the transcript archives and the watched files rebuild it.
+The database is an index: the ledgers, the transcript archives and the watched files rebuild
+it (memoryd.maintenance.rebuild).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import time
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import apsw
 import apsw.bestpractice
-import numpy as np
 import sqlite_vec
 
 from memoryd.errors import StartupError
 from memoryd.quarantine import RULES_VERSION, reason_for_entry, release_target
-from memoryd.store import lexicon
 from memoryd.store.checkpoint import Checkpointer
+from memoryd.store.events import EventRows
+from memoryd.store.files import Files
 from memoryd.store.migrations import (
     MIGRATIONS,
     QUARANTINE_VERSIONS,
@@ -42,39 +52,31 @@ from memoryd.store.migrations import (
     add_functions,
     only_unreadable_lines,
 )
+from memoryd.store.query import EntryReads
+from memoryd.store.references import References
+from memoryd.store.rows import (
+    ENTRY_COLUMNS,
+    SELECT_ENTRY,
+    decode_records,
+    decode_tags,
+    encode_records,
+    encode_tags,
+    row_to_entry,
+)
+from memoryd.store.runs import Runs
+from memoryd.store.sessions import Sessions
+from memoryd.store.vector_rows import OLD_PARTS, ModelInfo, VectorRows
+
+__all__ = ["ENTRY_COLUMNS", "SELECT_ENTRY", "ModelInfo", "Store", "decode_records",
+           "decode_tags", "encode_records", "encode_tags", "row_to_entry"]
 from memoryd.store.past_sessions import PastSessions
-from memoryd.text import content_hash, index_text
 
 log = logging.getLogger(__name__)
 
-ENTRY_COLUMNS = (
-    "uid",
-    "agent",
-    "project",
-    "kind",
-    "category",
-    "key",
-    "text",
-    "hash",
-    "confidence",
-    "tags",
-    "status",
-    "created",
-    "updated",
-    "writer",
-    "via",
-    "session",
-    "source",
-    "line_start",
-    "line_end",
-    "message_id",
-    "superseded_by",
-    "polarity",
-    "occurrences",
-    "stale",
-    "quarantined",
-    "records",
-)
+#: How far the lexicon has read the entries (meta; memoryd.store.lexicon).
+LEXICON_CURSOR = "lexicon_rowid"
+#: What SQLite raises (a damaged file, a full disk, …), for the code above the store.
+DatabaseError = apsw.Error
 
 _bestpractice_applied = False
 
@@ -121,68 +123,14 @@ def _sqlite_log(code: int, message: str) -> None:
     _sqlite_log_target.log(level, "SQLite: %s (%s)", message, name)
 
 
-#: How the sentence vectors of a store made before the scheme was recorded were made: each
-#: sentence embedded on its own (``memoryd.embed.SENTENCES``).
-OLD_PARTS = "sentences"
-
-
-@dataclass(frozen=True)
-class ModelInfo:
-    """What the stored vectors are: the model's id, its file's sha256, the vectors' size, and
-    how the vectors of an entry's parts are made (``memoryd.embed.PART_SCHEMES``)."""
-
-    model_id: str
-    sha256: str
-    dim: int
-    parts: str = OLD_PARTS
-
-
-def encode_tags(tags: Iterable[str]) -> str:
-    """Tags as stored: ",a,b," so that a LIKE '%,a,%' finds one exactly."""
-    clean = sorted({t.strip().lower() for t in tags if t.strip()})
-    return "," + ",".join(clean) + "," if clean else ""
-
-
-def decode_tags(stored: str) -> list[str]:
-    return [t for t in stored.split(",") if t]
-
-
-def encode_records(records: Sequence[str] | None) -> str | None:
-    """A chunk's record ids as the ``records`` column holds them (a JSON list)."""
-    return json.dumps(list(records)) if records else None
-
-
-def decode_records(raw: str | None) -> list[str] | None:
-    """The ``records`` column's record ids (None for an entry that is no transcript chunk)."""
-    if not raw:
-        return None
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return None
-    return [str(v) for v in value] if isinstance(value, list) else None
-
-
-def row_to_entry(row: Sequence[Any]) -> dict[str, Any]:
-    """An ``entries`` row (id first, then ENTRY_COLUMNS) as the wire-level entry dict."""
-    entry = dict(zip(("rowid",) + ENTRY_COLUMNS, row))
-    entry["id"] = entry.pop("uid")
-    entry["tags"] = decode_tags(entry["tags"])
-    entry["quarantined"] = bool(entry["quarantined"])
-    entry["records"] = decode_records(entry["records"])
-    return entry
-
-
-SELECT_ENTRY = "SELECT id, " + ", ".join(ENTRY_COLUMNS) + " FROM entries"
 #: SQL (on ``entries``) for a transcript chunk: memoryd.store.archive's TRANSCRIPT_ROWS.
 TRANSCRIPT_CHUNK = "via = 'watch' AND uid >= 't' AND uid < 'u'"
-VECTOR_META = "SELECT id, agent, category, project, kind, status, created FROM entries"
 #: The columns the RAM vector index filters on (VECTOR_META's).
 META_COLUMNS = frozenset({"agent", "category", "project", "kind", "status", "created"})
 
 
-class Store:
-    """All SQL lives here. Not thread-safe: the daemon uses it from one thread."""
+class Store(EntryReads, VectorRows, EventRows):
+    """The index and its SQL. Not thread-safe: the daemon uses it from one thread."""
 
     def __init__(self, path: Path) -> None:
         apply_bestpractice()
@@ -190,18 +138,28 @@ class Store:
         self.path = path
         self._agents: set[str] | None = None
         try:
-            self.db = apsw.Connection(str(path))
-            self.db.enable_load_extension(True)
-            self.db.load_extension(sqlite_vec.loadable_path())
-            self.db.enable_load_extension(False)
-            add_functions(self.db)
+            self._db = apsw.Connection(str(path))
+            self._db.enable_load_extension(True)
+            self._db.load_extension(sqlite_vec.loadable_path())
+            self._db.enable_load_extension(False)
+            add_functions(self._db)
         except apsw.Error as exc:
             raise StartupError(f"cannot open database {path}: {exc}") from None
-        optimize(self.db)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.execute("PRAGMA cache_size=-16000")
+        optimize(self._db)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("PRAGMA cache_size=-16000")
         self._migrate()
+        #: the watched files (memoryd.store.files)
+        self.files = Files(self._db)
+        #: the agents' sessions and the blocks they were given (memoryd.store.sessions)
+        self.sessions = Sessions(self._db)
+        #: the maintenance passes' runs and changes (memoryd.store.runs)
+        self.runs = Runs(self._db)
+        #: what entries name, for the staleness pass (memoryd.store.references)
+        self.references = References(self._db)
+        #: what import-history reads and marks (memoryd.store.past_sessions)
+        self.past_sessions = PastSessions(self._db)
         self.model: ModelInfo | None = self._stored_model()
         self._fts_rows: tuple[int, float] | None = None
         self._term_rows: dict[str, tuple[int, float]] = {}
@@ -213,37 +171,42 @@ class Store:
         #: then): the watcher leaves them alone meanwhile (memoryd.passes.runner, hold)
         self.writing: set[str] = set()
         self._checkpointer: Checkpointer | None = None
-        self.past_sessions = PastSessions(self.db)  # what import-history reads and marks
+        self._tokenizer: apsw.FTS5Tokenizer | None = None
+
+    def transaction(self) -> AbstractContextManager[Any]:
+        """A transaction: committed when the block ends, rolled back when it raises; one
+        inside another is a savepoint."""
+        return self._db
 
     def checkpoint_in_background(self) -> None:
         """WAL checkpoints on a thread of their own from now on (the daemon's store): see
         memoryd.store.checkpoint."""
         if self._checkpointer is None:
             self._checkpointer = Checkpointer(self.path)
-            self._checkpointer.watch(self.db)
+            self._checkpointer.watch(self._db)
 
     def close(self) -> None:
         if self._checkpointer is not None:
             self._checkpointer.close()
-        self.db.close()
+        self._db.close()
 
     # -- schema -----------------------------------------------------------------------
 
     def _migrate(self) -> None:
-        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
         if version > len(MIGRATIONS):
             raise StartupError(
                 f"database {self.path} has schema version {version}, newer than this memoryd "
                 f"({len(MIGRATIONS)}); upgrade memoryd or run `memoryd reindex`"
             )
         for number in range(version, len(MIGRATIONS)):
-            with self.db:
-                self.db.execute(MIGRATIONS[number])
+            with self._db:
+                self._db.execute(MIGRATIONS[number])
                 if number + 1 in QUARANTINE_VERSIONS:
                     self._flag_quarantine(QUARANTINE_VERSIONS[number + 1])
                 if number + 1 == UNREADABLE_LINES_VERSION:
-                    only_unreadable_lines(self.db)
-                self.db.execute(f"PRAGMA user_version={number + 1}")
+                    only_unreadable_lines(self._db)
+                self._db.execute(f"PRAGMA user_version={number + 1}")
         if version == 0:
             log.info("Database created at schema version %d.", len(MIGRATIONS))
         elif version < len(MIGRATIONS):
@@ -256,7 +219,7 @@ class Store:
         the rules (memoryd.quarantine.RULES_VERSION)."""
         if self.meta("quarantine_rules") == str(RULES_VERSION):
             return
-        with self.db:
+        with self._db:
             self._flag_quarantine(None)
             self.set_meta("quarantine_rules", str(RULES_VERSION))
 
@@ -267,7 +230,7 @@ class Store:
         exchange before schema 13)."""
         flagged, cleared = [], []
         where = f"WHERE kind IN ({', '.join('?' * len(kinds))})" if kinds else ""
-        for rowid, kind, agent, text, hash_, category, key, was in self.db.execute(
+        for rowid, kind, agent, text, hash_, category, key, was in self._db.execute(
                 f"SELECT id, kind, agent, text, hash, category, key, quarantined FROM entries "
                 f"{where}", kinds or ()):
             now = self._quarantined({"kind": kind, "agent": agent, "text": text, "hash": hash_,
@@ -276,8 +239,8 @@ class Store:
                 flagged.append((rowid,))
             elif was and not now:
                 cleared.append((rowid,))
-        self.db.executemany("UPDATE entries SET quarantined=1 WHERE id=?", flagged)
-        self.db.executemany("UPDATE entries SET quarantined=0 WHERE id=?", cleared)
+        self._db.executemany("UPDATE entries SET quarantined=1 WHERE id=?", flagged)
+        self._db.executemany("UPDATE entries SET quarantined=0 WHERE id=?", cleared)
         if flagged:
             log.warning("Quarantined %d existing entries that look like instructions to the "
                         "model (memory search shows them; memory release ID).", len(flagged))
@@ -285,15 +248,29 @@ class Store:
             log.info("Released %d entries the quarantine's rules no longer flag.", len(cleared))
 
     def meta(self, key: str) -> str | None:
-        row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
         return row[0] if row else None
 
     def set_meta(self, key: str, value: str) -> None:
-        self.db.execute(
+        self._db.execute(
             "INSERT INTO meta(key, value) VALUES (?, ?) "
             "ON CONFLICT(key) DO UPDATE SET value=excluded.value",
             (key, value),
         )
+
+    def delete_meta(self, key: str) -> None:
+        self._db.execute("DELETE FROM meta WHERE key=?", (key,))
+
+    def replace_meta(self, values: Mapping[str, str]) -> None:
+        """Values of existing keys replaced (key → value; a key not there stays absent)."""
+        self._db.executemany("UPDATE meta SET value=? WHERE key=?",
+                             ((v, k) for k, v in values.items()))
+
+    def meta_with_prefix(self, prefix: str) -> dict[str, str]:
+        """The meta values whose key starts with ``prefix`` (a range: no LIKE escapes)."""
+        return dict(self._db.execute(
+            "SELECT key, value FROM meta WHERE key >= ? AND key < ?",
+            (prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1))).fetchall())
 
     def _stored_model(self) -> ModelInfo | None:
         raw = self.meta("embedding_model")
@@ -312,32 +289,33 @@ class Store:
             return False
         if self.model is not None and (self.model.model_id, self.model.sha256, self.model.dim) \
                 == (model.model_id, model.sha256, model.dim):
-            with self.db:
-                self.db.execute("INSERT OR IGNORE INTO vector_queue(rowid) SELECT p.entry "
-                                "FROM part_vectors p JOIN entries e ON e.id = p.entry")
-                queued = self.db.changes()
-                self.db.execute("DELETE FROM part_vectors")
+            with self._db:
+                self._db.execute("INSERT OR IGNORE INTO vector_queue(rowid) SELECT p.entry "
+                                 "FROM part_vectors p JOIN entries e ON e.id = p.entry")
+                queued = self._db.changes()
+                self._db.execute("DELETE FROM part_vectors")
                 self.set_meta("embedding_model", json.dumps(asdict(model)))
             log.warning("Sentence vectors are now made as %r (they were %r): embedding the %d "
                         "entries that have them again, in the background.", model.parts,
                         self.model.parts, queued)
             self.model = model
             return True
-        with self.db:
+        with self._db:
             if self.model is not None:
                 log.warning(
                     "Embedding model changed from %s to %s: dropping stored vectors.",
                     self.model.model_id,
                     model.model_id,
                 )
-            self.db.execute("DROP TABLE IF EXISTS entries_vec")
-            self.db.execute("DELETE FROM part_vectors")
-            self.db.execute(
+            self._db.execute("DROP TABLE IF EXISTS entries_vec")
+            self._db.execute("DELETE FROM part_vectors")
+            self._db.execute(
                 f"CREATE VIRTUAL TABLE entries_vec USING vec0("
                 f"embedding float[{model.dim}] distance_metric=cosine)"
             )
-            self.db.execute("INSERT OR IGNORE INTO vector_queue(rowid) SELECT id FROM entries")
-            lexicon.reset(self.db)
+            self._db.execute("INSERT OR IGNORE INTO vector_queue(rowid) SELECT id FROM entries")
+            self._db.execute("DELETE FROM lexicon")  # its words are the old model's
+            self.delete_meta(LEXICON_CURSOR)
             self.set_meta("embedding_model", json.dumps(asdict(model)))
         self.model = model
         return True
@@ -353,20 +331,20 @@ class Store:
         values[ENTRY_COLUMNS.index("records")] = records if isinstance(records, str) or \
             records is None else encode_records(records)
         placeholders = ", ".join("?" for _ in ENTRY_COLUMNS)
-        self.db.execute(
+        self._db.execute(
             f"INSERT INTO entries({', '.join(ENTRY_COLUMNS)}) VALUES ({placeholders})", values
         )
         if self._agents is not None:
             self._agents.add(entry["agent"])
-        return self.db.last_insert_rowid()
+        return self._db.last_insert_rowid()
 
     def entry_by_uid(self, uid: str) -> dict[str, Any] | None:
-        row = self.db.execute(SELECT_ENTRY + " WHERE uid=?", (uid,)).fetchone()
+        row = self._db.execute(SELECT_ENTRY + " WHERE uid=?", (uid,)).fetchone()
         return row_to_entry(row) if row else None
 
     def uids_with_prefix(self, prefix: str, limit: int = 2) -> list[str]:
         upper = prefix + "\uffff"
-        rows = self.db.execute(
+        rows = self._db.execute(
             "SELECT uid FROM entries WHERE uid >= ? AND uid < ? LIMIT ?", (prefix, upper, limit)
         )
         return [r[0] for r in rows]
@@ -381,7 +359,7 @@ class Store:
                 "AND n.status = 'active' AND NOT n.quarantined AND n.via = 'watch' "
                 "AND n.uid >= 't' AND n.uid < 'u' ORDER BY n.created {}, n.id {} LIMIT 1")
         marks = ", ".join("?" for _ in rowids)
-        rows = self.db.execute(
+        rows = self._db.execute(
             f"SELECT c.id, ({near.format('<', 'DESC', 'DESC')}), "
             f"({near.format('>', 'ASC', 'ASC')}) FROM entries c WHERE c.id IN ({marks}) "
             f"AND c.session IS NOT NULL AND c.via = 'watch' AND c.uid >= 't' AND c.uid < 'u'",
@@ -393,14 +371,14 @@ class Store:
                                     list[tuple[str, list[str] | None]]]:
         """The ``count`` transcript chunks before (nearest first) and after a chunk in its
         session (the same agent and file), active and not quarantined: (text, record ids)."""
-        row = self.db.execute("SELECT session, source, agent, created FROM entries WHERE id=?",
+        row = self._db.execute("SELECT session, source, agent, created FROM entries WHERE id=?",
                               (rowid,)).fetchone()
         if row is None or row[0] is None:
             return [], []
         session, source, agent, created = row
         found: list[list[tuple[str, list[str] | None]]] = []
         for comparison, order in (("<", "DESC"), (">", "ASC")):
-            near = self.db.execute(
+            near = self._db.execute(
                 "SELECT text, records FROM entries WHERE session=? AND source IS ? AND agent=? "
                 f"AND (created, id) {comparison} (?, ?) AND status='active' AND NOT quarantined "
                 f"AND {TRANSCRIPT_CHUNK} ORDER BY created {order}, id {order} LIMIT ?",
@@ -412,7 +390,7 @@ class Store:
         if not rowids:
             return {}
         marks = ", ".join("?" for _ in rowids)
-        rows = self.db.execute(SELECT_ENTRY + f" WHERE id IN ({marks})", list(rowids))
+        rows = self._db.execute(SELECT_ENTRY + f" WHERE id IN ({marks})", list(rowids))
         return {row[0]: row_to_entry(row) for row in rows}
 
     def texts_by_rowids(self, rowids: Sequence[int]) -> dict[int, tuple[str, float]]:
@@ -422,7 +400,7 @@ class Store:
         if not rowids:
             return {}
         marks = ", ".join("?" for _ in rowids)
-        return {row[0]: (row[1], row[2]) for row in self.db.execute(
+        return {row[0]: (row[1], row[2]) for row in self._db.execute(
             f"SELECT id, index_text(text, key), created FROM entries WHERE id IN ({marks})",
             list(rowids))}
 
@@ -431,7 +409,7 @@ class Store:
         """An active entry of the same text that covers ``project``: written in it, or global
         (a global entry is shown in every project; the same text in another project is not
         the same memory)."""
-        row = self.db.execute(
+        row = self._db.execute(
             # by the hash's index: the planner took (agent, category, status), which scans
             # every entry of a category (a replay of 20,000 notes of one category: O(n²))
             SELECT_ENTRY + " WHERE +agent=? AND +category=? AND hash=? AND +status='active' "
@@ -443,7 +421,7 @@ class Store:
     def active_with_key(self, agent: str, key: str, project: str | None) -> list[dict[str, Any]]:
         """The active values of a key in one project (or the global ones): each project keeps
         its own value of a key, beside the global one."""
-        rows = self.db.execute(
+        rows = self._db.execute(
             SELECT_ENTRY + " WHERE agent=? AND key=? AND project IS ? AND status='active' "
             "ORDER BY created",
             (agent, key, project),
@@ -451,7 +429,7 @@ class Store:
         return [row_to_entry(r) for r in rows]
 
     def entries_with_key(self, agent: str, key: str) -> list[dict[str, Any]]:
-        rows = self.db.execute(
+        rows = self._db.execute(
             SELECT_ENTRY + " WHERE agent=? AND key=? ORDER BY created", (agent, key)
         )
         return [row_to_entry(r) for r in rows]
@@ -468,7 +446,7 @@ class Store:
         if not {"text", "category", "key"}.isdisjoint(changes):
             # a chunk whose answer arrived, a date a pass rewrote, a bullet moved under
             # another heading: judged anew
-            row = self.db.execute("SELECT kind, agent, hash, text, category, key FROM entries "
+            row = self._db.execute("SELECT kind, agent, hash, text, category, key FROM entries "
                                   "WHERE uid=?", (uid,)).fetchone()
             if row is not None:
                 kind, agent, hash_, text, category, key = row
@@ -484,27 +462,61 @@ class Store:
         if not META_COLUMNS.isdisjoint(changes):
             self.meta_changed.add(uid)
         assignments = ", ".join(f"{column}=?" for column in changes)
-        self.db.execute(f"UPDATE entries SET {assignments} WHERE uid=?", [*changes.values(), uid])
+        self._db.execute(f"UPDATE entries SET {assignments} WHERE uid=?", [*changes.values(), uid])
+
+    def set_lines(self, lines: Sequence[tuple[int, int | None, int | None]], now: float) -> None:
+        """Entries' new line ranges in their file: (rowid, first line, last line); only those
+        that moved are updated (at ``now``)."""
+        self._db.executemany(
+            "UPDATE entries SET line_start=?1, line_end=?2, updated=?3 WHERE id=?4 "
+            "AND (line_start IS NOT ?1 OR line_end IS NOT ?2)",
+            [(start, end, now, rowid) for rowid, start, end in lines])
+
+    def move_source(self, old: str, new: str) -> None:
+        """The entries of the file ``old`` are now of ``new`` (a renamed file)."""
+        self._db.execute("UPDATE entries SET source=? WHERE source=?", (new, old))
+
+    def hash_and_records(self, uid: str) -> tuple[str, str | None] | None:
+        """An entry's content hash and its ``records`` column as stored (None: no entry)."""
+        row = self._db.execute("SELECT hash, records FROM entries WHERE uid=?",
+                               (uid,)).fetchone()
+        return (row[0], row[1]) if row else None
+
+    def hashes_kept_elsewhere(self, source: str, agent: str) -> set[str]:
+        """Hashes of the file's entries whose text another active entry of the agent has (of
+        no file, or of another file)."""
+        return {h for (h,) in self._db.execute(
+            "SELECT DISTINCT e.hash FROM entries e JOIN entries o ON o.hash = e.hash "
+            "AND o.agent = e.agent AND o.id <> e.id AND coalesce(o.source, '') <> e.source "
+            "AND o.status = 'active' WHERE e.source = ? AND e.agent = ?", (source, agent))}
+
+    def delete_entry(self, rowid: int) -> None:
+        """An entry's row and its vectors gone (the caller journals it)."""
+        self.delete_entries([rowid])
+
+    def delete_entries(self, rowids: Sequence[int]) -> None:
+        self._db.executemany("DELETE FROM entries WHERE id=?", ((r,) for r in rowids))
+        self.delete_vectors(rowids)
+
+    def owners(self) -> dict[str, str]:
+        """uid → agent of every entry."""
+        return dict(self._db.execute("SELECT uid, agent FROM entries").fetchall())
 
     def disputed_ids(self) -> set[str]:
         """Entries in an open contradiction (memoryd.passes.consolidate): never shown as
         certain until a person settles it."""
-        found: set[str] = set()
-        for (after,) in self.db.execute(
-                "SELECT after FROM changes WHERE state='open' AND kind='contradiction'"):
-            found.update(json.loads(after).get("ids", []))
-        return found
+        return self.runs.disputed_ids()
 
     def count_entries(self) -> dict[str, int]:
-        return count_entries(self.db)
+        return count_entries(self._db)
 
     def agents(self) -> list[str]:
-        return [r[0] for r in self.db.execute("SELECT DISTINCT agent FROM entries ORDER BY agent")]
+        return [r[0] for r in self._db.execute("SELECT DISTINCT agent FROM entries ORDER BY agent")]
 
     def count_indexed_by_source(self) -> dict[str, int]:
         """Active entries from watched files, per source name (what is in the index now, not
         what was added since the daemon started)."""
-        rows = self.db.execute("SELECT f.source, count(*) FROM files f JOIN entries e "
+        rows = self._db.execute("SELECT f.source, count(*) FROM files f JOIN entries e "
                                "ON e.source = f.path WHERE e.status = 'active' GROUP BY f.source")
         return {source: n for source, n in rows}
 
@@ -521,227 +533,52 @@ class Store:
                  actor: str | None, ts: float) -> None:
         """Keep a status for an entry by what identifies it (see migration 7); the newest
         status wins."""
-        self.db.execute(
+        self._db.execute(
             "INSERT INTO marks(agent, target, status, superseded_by, actor, ts) "
             "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(agent, target) DO UPDATE SET "
             "status=excluded.status, superseded_by=excluded.superseded_by, "
             "actor=excluded.actor, ts=excluded.ts",
             (agent, target, status, superseded_by, actor, ts))
 
+    def delete_marks(self, agent: str, targets: Sequence[str]) -> None:
+        self._db.executemany("DELETE FROM marks WHERE agent=? AND target=?",
+                             ((agent, target) for target in targets))
+
     def mark(self, agent: str, target: str) -> dict[str, Any] | None:
-        row = self.db.execute(
+        row = self._db.execute(
             "SELECT status, superseded_by, actor, ts FROM marks WHERE agent=? AND target=?",
             (agent, target)).fetchone()
         if row is None:
             return None
         return dict(zip(("status", "superseded_by", "actor", "ts"), row))
 
-    # -- journal ----------------------------------------------------------------------
-
-    def journal(
-        self,
-        uid: str,
-        action: str,
-        actor: str | None,
-        before: dict[str, Any] | None,
-        after: dict[str, Any] | None,
-        ts: float | None = None,
-    ) -> None:
-        self.db.execute(
-            "INSERT INTO events(ts, uid, action, actor, before, after) VALUES (?, ?, ?, ?, ?, ?)",
-            (
-                ts if ts is not None else time.time(),
-                uid,
-                action,
-                actor,
-                json.dumps(before, sort_keys=True) if before is not None else None,
-                json.dumps(after, sort_keys=True) if after is not None else None,
-            ),
-        )
-
-    def events_for(self, uids: Sequence[str]) -> list[dict[str, Any]]:
-        if not uids:
-            return []
-        marks = ", ".join("?" for _ in uids)
-        rows = self.db.execute(
-            f"SELECT ts, uid, action, actor, before, after FROM events WHERE uid IN ({marks}) "
-            "ORDER BY ts, id",
-            list(uids),
-        )
-        return [
-            {
-                "ts": ts,
-                "id": uid,
-                "action": action,
-                "actor": actor,
-                "before": json.loads(before) if before else None,
-                "after": json.loads(after) if after else None,
-            }
-            for ts, uid, action, actor, before, after in rows
-        ]
-
-    # -- vectors ----------------------------------------------------------------------
-
-    def put_vectors(self, rowids: Sequence[int], vectors: np.ndarray,
-                    parts: Sequence[np.ndarray] | None = None) -> None:
-        """Store vectors and the vectors of each entry's parts (replacing any), and take the
-        rows off the vector queue."""
-        ids = [int(r) for r in rowids]
-        marks = ", ".join("?" for _ in ids)
-        self.delete_vectors(ids)
-        self.db.executemany(
-            "INSERT INTO entries_vec(rowid, embedding) VALUES (?, ?)",
-            ((r, v.astype(np.float32).tobytes()) for r, v in zip(ids, vectors)),
-        )
-        if parts is not None:
-            self.db.executemany(
-                "INSERT INTO part_vectors(entry, vectors) VALUES (?, ?)",
-                ((r, p.astype(np.float32).tobytes()) for r, p in zip(ids, parts) if len(p)))
-        self.db.execute(f"DELETE FROM vector_queue WHERE rowid IN ({marks})", ids)
-
-    def delete_vectors(self, rowids: Sequence[int]) -> None:
-        if self.model is not None:
-            self.db.executemany("DELETE FROM entries_vec WHERE rowid = ?", ((int(r),) for r in rowids))
-        self.db.executemany("DELETE FROM part_vectors WHERE entry = ?", ((int(r),) for r in rowids))
-
-    def cached_vectors(self, hash_: str) -> tuple[np.ndarray, np.ndarray] | None:
-        """The vector and part vectors of an entry with this content hash that has them (the
-        embedding cache: the same text is never embedded twice), of an entry whose index text
-        is its text (the vector of a fact with a key is that of its key and text).
-
-        Two steps on purpose: joined, SQLite scans the vec0 table for every candidate row."""
-        if self.model is None:
-            return None
-        rowids = [r for (r,) in self.db.execute(
-            "SELECT e.id FROM entries e WHERE e.hash=? AND index_text(e.text, e.key) = e.text "
-            "AND NOT EXISTS (SELECT 1 FROM vector_queue q WHERE q.rowid = e.id) LIMIT 4",
-            (hash_,))]
-        vectors = self.vectors_by_rowids(rowids)
-        if not vectors:
-            return None
-        rowid, vector = next(iter(vectors.items()))
-        return vector, self.part_vectors_by_rowids([rowid]).get(
-            rowid, np.zeros((0, self.model.dim), dtype=np.float32))
-
-    def part_vectors_by_rowids(self, rowids: Sequence[int]) -> dict[int, np.ndarray]:
-        if not rowids:
-            return {}
-        return self._part_vectors(f"entry IN ({', '.join('?' for _ in rowids)})",
-                                  [int(r) for r in rowids])
-
-    def part_vectors_between(self, first: int, last: int) -> dict[int, np.ndarray]:
-        """The part vectors of the entries with rowids ``first``..``last``, by rowid."""
-        return self._part_vectors("entry BETWEEN ? AND ?", [first, last])
-
-    def _part_vectors(self, where: str, params: list[int]) -> dict[int, np.ndarray]:
-        if self.model is None:
-            return {}
-        dim = self.model.dim
-        return {entry: np.frombuffer(blob, dtype=np.float32).reshape(-1, dim) for entry, blob in
-                self.db.execute(f"SELECT entry, vectors FROM part_vectors WHERE {where}", params)}
-
-    def vectors_by_rowids(self, rowids: Sequence[int]) -> dict[int, np.ndarray]:
-        """Stored vectors by rowid, one lookup each: vec0 answers ``rowid IN (…)`` with a full
-        scan (23 ms at 100k rows for 5 ids), ``rowid = ?`` with a point lookup."""
-        if not rowids or self.model is None:
-            return {}
-        found = {}
-        for rowid in rowids:
-            row = self.db.execute(
-                "SELECT embedding FROM entries_vec WHERE rowid = ?", (int(rowid),)).fetchone()
-            if row is not None:
-                found[int(rowid)] = np.frombuffer(row[0], dtype=np.float32)
-        return found
-
-    def iter_vectors(self, batch: int = 4096) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """(rowids, matrix) batches of all stored vectors, in rowid order."""
-        if self.model is None:
-            return
-        last = 0
-        dim = self.model.dim
-        while True:
-            rows = self.db.execute(
-                "SELECT rowid, embedding FROM entries_vec WHERE rowid > ? ORDER BY rowid LIMIT ?",
-                (last, batch),
-            ).fetchall()
-            if not rows:
-                return
-            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(-1, dim)
-            yield ids, matrix
-            last = int(ids[-1])
-
-    def rows_missing_vectors(self, limit: int) -> list[tuple[int, str, str]]:
-        """(rowid, hash, text) of queued entries that await a vector, oldest first: the text
-        embedded is the index text (``memoryd.text.index_text``), the hash that text's. (CROSS
-        JOIN keeps the queue the outer loop: with the statistics of a store that once had a
-        long queue, the planner scanned all entries instead, 22 ms at 72k for an empty queue,
-        on every write's wake of the backfill.)"""
-        if self.model is None:
-            return []
-        rows = self.db.execute(
-            "SELECT e.id, e.hash, e.text, e.key FROM vector_queue q CROSS JOIN entries e "
-            "ON e.id = q.rowid ORDER BY q.rowid LIMIT ?",
-            (limit,),
-        ).fetchall()
-        out = []
-        for rowid, hash_, text, key in rows:
-            indexed = index_text(text, key)
-            out.append((rowid, hash_ if indexed == text else content_hash(indexed), indexed))
-        return out
-
-    def queued_for_vectors(self, entries: Sequence[tuple[int, str]]) -> set[int]:
-        """Those of the (rowid, hash) entries that wait for a vector and still have that text
-        (one changed meanwhile waits for the vectors of its new text)."""
-        if not entries:
-            return set()
-        marks = ", ".join("(?, ?)" for _ in entries)
-        return {r for (r,) in self.db.execute(
-            f"WITH wanted(rowid, hash) AS (VALUES {marks}) SELECT q.rowid FROM wanted w "
-            "JOIN vector_queue q ON q.rowid = w.rowid JOIN entries e ON e.id = w.rowid "
-            "AND e.hash = w.hash", [v for r, h in entries for v in (int(r), h)])}
-
-    def count_backlog(self) -> int:
-        return self.db.execute("SELECT count(*) FROM vector_queue").fetchone()[0]
-
-    def count_vectors(self) -> int:
-        return count_vectors(self.db) if self.model is not None else 0
-
-    def knn(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """sqlite-vec's exact brute-force KNN: (rowid, cosine similarity)."""
-        rows = self.db.execute(
-            "SELECT rowid, distance FROM entries_vec WHERE embedding MATCH ? AND k = ?",
-            (query.astype(np.float32).tobytes(), k),
-        )
-        return [(rowid, 1.0 - distance) for rowid, distance in rows]
-
     # -- keyword search ---------------------------------------------------------------
 
-    def fts(self, match: str, where: str, params: Sequence[Any], limit: int) -> list[tuple[int, float]]:
-        """(rowid, bm25) best first; ``where`` filters on entries columns aliased ``e``."""
-        if not where:
-            return self.db.execute(
-                "SELECT rowid, bm25(entries_fts, 1.0, 0.5, 0.5) AS score FROM entries_fts "
-                "WHERE entries_fts MATCH ? ORDER BY score LIMIT ?", (match, limit)).fetchall()
-        sql = (
-            # CROSS JOIN keeps FTS5 as the outer loop: probing it per entries row would re-run
-            # the MATCH for every row
-            "SELECT e.id, bm25(entries_fts, 1.0, 0.5, 0.5) AS score FROM entries_fts "
-            "CROSS JOIN entries e ON e.id = entries_fts.rowid "
-            f"WHERE entries_fts MATCH ? AND {where} ORDER BY score LIMIT ?"
-        )
-        return self.db.execute(sql, [match, *params, limit]).fetchall()
+    def stems(self, text: str) -> set[str]:
+        """The words of a text as the full-text index has them (porter-stemmed)."""
+        if self._tokenizer is None:
+            self._tokenizer = self._db.fts5_tokenizer(
+                "porter", ["unicode61", "remove_diacritics", "2"])
+        return set(self._tokenizer(text.encode("utf-8", "replace"), apsw.FTS5_TOKENIZE_DOCUMENT,
+                                   None, include_offsets=False, include_colocated=False))
 
-    def newest_matching(self, match: str, where: str, params: Sequence[Any], limit: int) -> list[int]:
-        """The newest ``limit`` entries (by rowid) matching, unscored: cheap for a common word."""
-        if not where:
-            return [r for (r,) in self.db.execute(
-                "SELECT rowid FROM entries_fts WHERE entries_fts MATCH ? ORDER BY rowid DESC "
-                "LIMIT ?", (match, limit))]
-        return [r for (r,) in self.db.execute(
-            "SELECT e.id FROM entries_fts CROSS JOIN entries e ON e.id = entries_fts.rowid "
-            f"WHERE entries_fts MATCH ? AND {where} ORDER BY entries_fts.rowid DESC LIMIT ?",
-            [match, *params, limit])]
+    def optimize_keyword_index(self) -> None:
+        """Merge the full-text index into one segment: no old segment keeps a deleted term."""
+        self._db.execute("INSERT INTO entries_fts(entries_fts) VALUES ('optimize')")
+
+    @contextmanager
+    def secure_delete(self) -> Iterator[None]:
+        """Freed pages zeroed while the block runs (what it deletes is gone from the file)."""
+        self._db.execute("PRAGMA secure_delete=ON")
+        try:
+            yield
+        finally:
+            self._db.execute("PRAGMA secure_delete=OFF")
+
+    def checkpoint_truncate(self) -> None:
+        """Checkpoint the WAL into the database and truncate it (nothing deleted stays in
+        it)."""
+        self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
 
     def merge_keyword_index(self, pages: int) -> bool:
         """Merge up to ``pages`` leaf pages of the full-text index's segments into bigger ones
@@ -749,66 +586,14 @@ class Store:
         time). An index filled entry by entry keeps many segments, which every query reads:
         merged into one, bm25 over the bench store's 72k entries took 4.0 instead of 5.5 ms
         at p50, 35 instead of 42 at most. Returns whether there is more to merge."""
-        before = self.db.total_changes()
-        with self.db:
-            self.db.execute("INSERT INTO entries_fts(entries_fts, rank) VALUES('merge', ?)",
+        before = self._db.total_changes()
+        with self._db:
+            self._db.execute("INSERT INTO entries_fts(entries_fts, rank) VALUES('merge', ?)",
                             (-pages,))
-        return self.db.total_changes() - before >= 2
-
-    def count_fts_rows(self) -> int:
-        """Rows in the full-text index (cached for a minute: it only steers query planning)."""
-        now = time.monotonic()
-        cached = self._fts_rows
-        if cached is None or now - cached[1] > 60:
-            cached = self._fts_rows = (
-                self.db.execute("SELECT count(*) FROM entries").fetchone()[0], now)
-        return cached[0]
-
-    def term_rows(self, term: str) -> int:
-        """How many rows contain ``term`` (cached for a minute per term)."""
-        now = time.monotonic()
-        cached = self._term_rows.get(term)
-        if cached is None or now - cached[1] > 60:
-            count = self.db.execute(
-                "SELECT count(*) FROM entries_fts WHERE entries_fts MATCH ?",
-                ('"' + term.replace('"', '""') + '"',)).fetchone()[0]
-            if len(self._term_rows) > 10_000:
-                self._term_rows.clear()
-            cached = self._term_rows[term] = (count, now)
-        return cached[0]
-
-    def filter_rowids(self, rowids: Sequence[int], where: str, params: Sequence[Any]) -> set[int]:
-        if not rowids:
-            return set()
-        marks = ", ".join("?" for _ in rowids)
-        sql = f"SELECT e.id FROM entries e WHERE e.id IN ({marks})" + (f" AND {where}" if where else "")
-        return {r[0] for r in self.db.execute(sql, [*map(int, rowids), *params])}
-
-    def vector_meta(self, rowids: Sequence[int]) -> dict[int, tuple[Any, ...]]:
-        """What the in-memory vector index keeps per entry, by rowid: (agent, category,
-        project, kind, status, created)."""
-        return self._vector_meta(f"id IN ({', '.join('?' for _ in rowids)})",
-                                 [int(r) for r in rowids])
-
-    def vector_meta_of(self, uids: Sequence[str]) -> dict[int, tuple[Any, ...]]:
-        """:meth:`vector_meta` of the entries with these uids."""
-        return self._vector_meta(f"uid IN ({', '.join('?' for _ in uids)})", list(uids))
-
-    def vector_meta_between(self, first: int, last: int) -> dict[int, tuple[Any, ...]]:
-        """:meth:`vector_meta` of the entries with rowids ``first``..``last``."""
-        return self._vector_meta("id BETWEEN ? AND ?", [first, last])
-
-    def _vector_meta(self, where: str, params: list[int]) -> dict[int, tuple[Any, ...]]:
-        return {row[0]: tuple(row[1:])
-                for row in self.db.execute(f"{VECTOR_META} WHERE {where}", params)}
+        return self._db.total_changes() - before >= 2
 
 
 def count_entries(db: apsw.Connection) -> dict[str, int]:
     """Entries per status (a scan of the table: ~20 ms at 72k entries)."""
     return {status: n for status, n in db.execute(
         "SELECT status, count(*) FROM entries GROUP BY status")}
-
-
-def count_vectors(db: apsw.Connection) -> int:
-    """Stored vectors (sqlite-vec reads its chunks: ~30 ms at 72k)."""
-    return db.execute("SELECT count(*) FROM entries_vec").fetchone()[0]

@@ -1,5 +1,5 @@
 """The memory operations that write and read entries by id: remember, get, forget, supersede,
-history (the replay of the ledgers at start: :mod:`memoryd.store.replay`).
+history (the replay of the ledgers at start: :mod:`memoryd.maintenance.replay`).
 
 Everything here is synchronous and runs on the daemon's single database thread; vectors are
 computed beforehand on the embedding thread and passed in. Each write goes to the agent's
@@ -194,7 +194,7 @@ class Entries:
         appended = self._appended
         assert appended is not None
         try:
-            with self.store.db:
+            with self.store.transaction():
                 yield
         except BaseException as exc:
             if outer:
@@ -336,7 +336,7 @@ class Entries:
         if not pending:
             return
         try:
-            with self.store.db:
+            with self.store.transaction():
                 self.store.put_vectors([r for r, _ in pending],
                                        np.stack([p[0] for _, p in pending]),
                                        [p[1] for _, p in pending])
@@ -466,7 +466,7 @@ class Entries:
             if entry is None or entry["status"] != "active" or entry["agent"] != draft["agent"] \
                     or session is None or entry["session"] == session:
                 return None
-            if self.store.db.execute(
+            if self.store._db.execute(
                     "SELECT 1 FROM entries WHERE agent=? AND kind=? AND status='superseded' "
                     "AND superseded_by=? AND session=? LIMIT 1",
                     (entry["agent"], entry["kind"], uid, session)).fetchone():
@@ -660,7 +660,7 @@ class Entries:
         if not entry["quarantined"]:
             raise BadParamsError(f"release: entry {entry['id']} is not quarantined")
         now = time.time()
-        with self.store.db:
+        with self.store.transaction():
             self.write_ledger(entry["agent"], [{
                 "op": "release", "ts": now, "id": entry["id"], "hash": entry["hash"],
                 "via": entry["via"], "actor": actor}])
@@ -696,7 +696,7 @@ class Entries:
                 if found:
                     related[successor] = found
                     frontier.append(found)
-            for predecessor in self.store.db.execute(
+            for predecessor in self.store._db.execute(
                 "SELECT uid FROM entries WHERE superseded_by=?", (entry["id"],)
             ):
                 if predecessor[0] not in related:

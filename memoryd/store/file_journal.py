@@ -89,7 +89,7 @@ def tool_written(store: Store, agent: str, root: str) -> set[str]:
     the journal named its channel names the agent alone, and counts as an agent's."""
     prefix = file_uid(agent, "")
     found = set()
-    for (uid,) in store.db.execute(
+    for (uid,) in store._db.execute(
             "SELECT DISTINCT uid FROM events WHERE uid >= ? AND uid < ? "
             "AND coalesce(actor, '') NOT LIKE '% (terminal)'", (prefix, prefix + "\uffff")):
         found.add(os.path.normpath(os.path.join(root, uid[len(prefix):])))
@@ -97,7 +97,7 @@ def tool_written(store: Store, agent: str, root: str) -> set[str]:
 
 
 def _last_after(store: Store, uid: str) -> str | None:
-    row = store.db.execute("SELECT after FROM events WHERE uid=? ORDER BY id DESC LIMIT 1",
+    row = store._db.execute("SELECT after FROM events WHERE uid=? ORDER BY id DESC LIMIT 1",
                            (uid,)).fetchone()
     if not row or not row[0]:
         return None
@@ -132,7 +132,7 @@ def versions(store: Store, uid: str) -> list[Version]:
     """Every journaled write of one file, with the whole text before and after."""
     out: list[Version] = []
     current: str | None = None
-    for _id, ts, action, before_raw, after_raw in store.db.execute(
+    for _id, ts, action, before_raw, after_raw in store._db.execute(
             "SELECT id, ts, action, before, after FROM events WHERE uid=? ORDER BY id", (uid,)):
         before = json.loads(before_raw) if before_raw else None
         after = json.loads(after_raw) if after_raw else {}
@@ -183,12 +183,12 @@ def old_versions(store: Store, now: float | None = None, keep_days: float = KEEP
     ``keep_versions``, a file at a time: the retain pass moves them to the history archive
     (:func:`archive_records`, then :func:`drop`)."""
     cutoff = (now if now is not None else time.time()) - keep_days * 86_400
-    uids = [r[0] for r in store.db.execute(  # a range, not LIKE: it reads events_uid's
+    uids = [r[0] for r in store._db.execute(  # a range, not LIKE: it reads events_uid's
         # "file:" rows only (LIKE scanned all 600k events of the bench store: 70 ms)
         "SELECT DISTINCT uid FROM events WHERE uid >= 'file:' AND uid < 'file;' AND ts < ?",
         (cutoff,))]
     for uid in uids:
-        rows = store.db.execute(
+        rows = store._db.execute(
             "SELECT id, ts, length(coalesce(before, '')) + length(coalesce(after, '')) "
             "FROM events WHERE uid=? ORDER BY id", (uid,)).fetchall()
         old = [r for r in rows[:max(0, len(rows) - keep_versions)] if r[1] < cutoff]
@@ -217,13 +217,13 @@ def archive_records(old: list[OldVersions]) -> dict[str, bytes]:
 def drop(store: Store, item: OldVersions) -> None:
     """Delete a file's old events (archived first), the oldest kept one becoming a base, so
     what is kept can still be rebuilt."""
-    with store.db:
+    with store.transaction():
         if item.kept_before is not None:
-            before_raw = store.db.execute("SELECT before FROM events WHERE id=?",
+            before_raw = store._db.execute("SELECT before FROM events WHERE id=?",
                                           (item.first_kept,)).fetchone()[0]
             before = json.loads(before_raw) if before_raw else {}
             before["text"] = item.kept_before
-            store.db.execute("UPDATE events SET before=? WHERE id=?",
+            store._db.execute("UPDATE events SET before=? WHERE id=?",
                              (json.dumps(before, sort_keys=True), item.first_kept))
-        store.db.execute(f"DELETE FROM events WHERE id IN ({','.join('?' * len(item.events))})",
+        store._db.execute(f"DELETE FROM events WHERE id IN ({','.join('?' * len(item.events))})",
                          item.events)

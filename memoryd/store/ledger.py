@@ -13,7 +13,7 @@
     {"op": "release",   "ts": …, "id": "…", "hash": "…", "via": "…", "actor": "…"}
                         (a person let a quarantined entry be injected: memoryd.quarantine)
     {"op": "purge",     "ts": …, "ids": ["…"]}   (``memory purge`` removed these entries'
-                        records from this ledger: memoryd.store.purge)
+                        records from this ledger: memoryd.maintenance.purge)
 
 Each line ends with ``"crc":"xxxxxxxx"}``: the CRC-32 of the line's bytes without that member
 (``{…record…}``), so a line damaged in the middle of the file is detected, never misread.
@@ -54,6 +54,10 @@ from memoryd.names import AGENT_NAME
 from memoryd.store.durable import append_durably, cut_back, fsync_directory
 
 log = logging.getLogger(__name__)
+
+#: Fields an "update" ledger record may carry (a maintenance pass's change to an API entry;
+#: ``project``: `memory scope` moved it between the global tier and a project).
+LEDGER_FIELDS = ("status", "superseded_by", "confidence", "occurrences", "project")
 
 _CRC_TAIL = re.compile(rb',"crc":"([0-9a-f]{8})"\}\n?$')
 
@@ -102,7 +106,7 @@ def _recover_tail(raw: bytes) -> tuple[int, dict[str, Any]] | None:
     on, as older versions left it): (its start within the line, the record)."""
     start = raw.find(b'{"', 1)
     while start != -1:
-        record, problem = decode_line(raw[start:])
+        record, _problem = decode_line(raw[start:])
         if record is not None:
             return start, record
         start = raw.find(b'{"', start + 1)
@@ -132,7 +136,7 @@ class Ledger:
                 self._names.setdefault(name.casefold(), set()).add(name)
         existing = self._names.get(folded, set())
         if existing and agent not in existing:
-            other = sorted(existing)[0]
+            other = min(existing)
             raise AgentCaseError(
                 f"agent {agent!r} differs only in case from the existing agent {other!r}; "
                 f"use {other!r} (agent names are case-sensitive, and on macOS their ledgers "

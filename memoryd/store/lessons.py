@@ -15,10 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from typing import Any
 
-import apsw
-
 from memoryd.sources import ARCHIVE_DIR
-from memoryd.store.database import SELECT_ENTRY, row_to_entry
+from memoryd.store.database import Store
+from memoryd.store.query import EntryQuery
 
 #: The kinds whose words can forbid a tool call.
 GUARD_KINDS = ("lesson", "feedback")
@@ -26,28 +25,27 @@ _KINDS = ", ".join(f"'{kind}'" for kind in GUARD_KINDS)
 _CHANGED = "memoryd_lessons_changed"
 
 
-def guarded_entries(db: apsw.Connection,
+def guarded_entries(store: Store,
                     rowids: Collection[int] | None = None) -> list[dict[str, Any]]:
     """Every active lesson and feedback entry that may be injected: not quarantined, not in a
-    notebook's archive (every agent, every project: the caller scopes them); with ``rowids``,
-    those of them among these rows."""
-    where = (f"kind IN ({_KINDS}) AND status='active' AND NOT quarantined "
-             f"AND coalesce(source, '') NOT LIKE '%/{ARCHIVE_DIR}/%'")
+    notebook's archive (every agent, every project: the caller scopes them), newest first;
+    with ``rowids``, those of them among these rows."""
+    query = EntryQuery().kinds(GUARD_KINDS).active().quarantined(False).not_under(ARCHIVE_DIR)
     if rowids is None:
-        rows = list(db.execute(SELECT_ENTRY + f" WHERE {where} ORDER BY created DESC, id DESC"))
-    else:
-        wanted, rows = sorted(rowids), []
-        for at in range(0, len(wanted), 500):
-            part = wanted[at:at + 500]
-            rows += db.execute(SELECT_ENTRY + f" WHERE {where} AND id IN "
-                               f"({', '.join('?' for _ in part)})", part).fetchall()
-    return [row_to_entry(row) for row in rows]
+        return store.entries(query, "newest")
+    wanted: list[int] = sorted(rowids)
+    rows: list[dict[str, Any]] = []
+    for at in range(0, len(wanted), 500):
+        rows += store.entries(query.ids(wanted[at:at + 500]))
+    return rows
 
 
-def watch_lessons(db: apsw.Connection, changed: Callable[[int], None]) -> None:
+def watch_lessons(store: Store, changed: Callable[[int], None]) -> None:
     """Call ``changed(rowid)`` (on the connection's thread, inside the writing statement)
-    whenever a lesson or feedback row is inserted, updated or deleted through ``db``. It may
-    be called for a change that is then rolled back: a spurious call only costs a re-read."""
+    whenever a lesson or feedback row is inserted, updated or deleted through the store's
+    connection. It may be called for a change that is then rolled back: a spurious call only
+    costs a re-read."""
+    db = store._db
     db.create_scalar_function(_CHANGED, lambda rowid: changed(int(rowid)), 1)
     for event, row in (("INSERT", "new"), ("DELETE", "old")):
         db.execute(f"CREATE TEMP TRIGGER IF NOT EXISTS {_CHANGED}_{event.lower()} AFTER {event} "

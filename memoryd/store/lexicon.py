@@ -23,10 +23,11 @@ import apsw
 import numpy as np
 
 from memoryd.errors import UnavailableError
+from memoryd.store.database import LEXICON_CURSOR, Store
 from memoryd.store.durable import DISK_ERRORS
 from memoryd.store.vectors import quantize
 
-CURSOR_KEY = "lexicon_rowid"
+CURSOR_KEY = LEXICON_CURSOR
 _WORD = re.compile(r"[a-z]{3,30}")
 
 
@@ -58,16 +59,16 @@ class Lexicon:
     def nbytes(self) -> int:
         return len(self.rows) * (self.dim + 4)
 
-    def load(self, db: apsw.Connection) -> None:
+    def load(self, store: Store) -> None:
         stems, scales, codes = [], [], []
-        for stem, scale, blob in db.execute("SELECT stem, scale, vector FROM lexicon"):
+        for stem, scale, blob in store._db.execute("SELECT stem, scale, vector FROM lexicon"):
             stems.append(stem)
             scales.append(scale)
             codes.append(blob)
         self._append(stems, np.frombuffer(b"".join(codes), dtype=np.int8).reshape(-1, self.dim),
                      np.array(scales, dtype=np.float32))
 
-    def add(self, db: apsw.Connection, words: dict[str, str], vectors: np.ndarray,
+    def add(self, store: Store, words: dict[str, str], vectors: np.ndarray,
             cursor: int | None = None) -> None:
         """Store the words (stem → word, in the order of ``vectors``' rows) and how far the
         filling got (``cursor``: the entries up to that rowid have all their words), in one
@@ -75,6 +76,7 @@ class Lexicon:
         stems = [s for s in words if s not in self.rows]
         keep = [i for i, s in enumerate(words) if s not in self.rows]
         codes, scales = quantize(np.asarray(vectors, dtype=np.float32).reshape(-1, self.dim)[keep])
+        db = store._db
         try:
             with db:
                 db.executemany("INSERT OR REPLACE INTO lexicon(stem, word, scale, vector) "
@@ -108,32 +110,33 @@ def is_word(token: str) -> bool:
     return _WORD.fullmatch(token) is not None
 
 
-def cursor(db: apsw.Connection) -> int:
-    row = db.execute("SELECT value FROM meta WHERE key=?", (CURSOR_KEY,)).fetchone()
+def cursor(store: Store) -> int:
+    row = store._db.execute("SELECT value FROM meta WHERE key=?", (CURSOR_KEY,)).fetchone()
     return int(row[0]) if row else 0
 
 
-def new_words(db: apsw.Connection, lexicon: Lexicon, after: int, entries: int, words: int
+def new_words(store: Store, lexicon: Lexicon, after: int, entries: int, words: int
               ) -> tuple[int, dict[str, str]]:
     """The words (stem → the word as written, lower case) that the lexicon lacks, of the
     entries after rowid ``after``: at most ``entries`` of them, stopping once ``words`` are
     found; and the rowid reached."""
     found: dict[str, str] = {}
     reached = after
-    for rowid, text in db.execute("SELECT id, index_text(text, key) FROM entries WHERE id > ? ORDER BY id "
-                                  "LIMIT ?", (after, entries)).fetchall():
-        found |= unknown_words(db, lexicon, [text], found)
+    for rowid, text in store._db.execute(
+            "SELECT id, index_text(text, key) FROM entries WHERE id > ? ORDER BY id LIMIT ?",
+            (after, entries)).fetchall():
+        found |= unknown_words(store, lexicon, [text], found)
         reached = rowid
         if len(found) >= words:
             break
     return reached, found
 
 
-def unknown_words(db: apsw.Connection, lexicon: Lexicon, texts: Sequence[str],
+def unknown_words(store: Store, lexicon: Lexicon, texts: Sequence[str],
                   known: Container[str] = ()) -> dict[str, str]:
     """The words of the texts (stem → the word as written, lower case) that neither the
     lexicon nor ``known`` has."""
-    tokenizer = db.fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
+    tokenizer = store._db.fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
     found: dict[str, str] = {}
     for text in texts:
         data = text.encode("utf-8", "replace")
@@ -147,26 +150,25 @@ def unknown_words(db: apsw.Connection, lexicon: Lexicon, texts: Sequence[str],
     return found
 
 
-def fill(db: apsw.Connection, words: Lexicon, embed_alone: Callable[[list[str]], np.ndarray],
+def fill(store: Store, words: Lexicon, embed_alone: Callable[[list[str]], np.ndarray],
          entries: int = 256, batch: int = 128) -> int:
     """Give every word of the entries a vector at once (a reindex: the index it builds is
     complete when it is put in place, and a search right after it aligns as before); returns
     the words added. The daemon fills a step at a time instead (Engine.fill_lexicon)."""
-    added, at = 0, cursor(db)
+    added, at = 0, cursor(store)
     while True:
-        reached, found = new_words(db, words, at, entries, batch)
+        reached, found = new_words(store, words, at, entries, batch)
         if reached == at:
             return added
-        words.add(db, found, embed_alone(list(found.values())) if found else
+        words.add(store, found, embed_alone(list(found.values())) if found else
                   np.zeros((0, words.dim), dtype=np.float32), reached)
         added, at = added + len(found), reached
 
 
-def entries_after(db: apsw.Connection, rowid: int) -> int:
-    return db.execute("SELECT count(*) FROM entries WHERE id > ?", (rowid,)).fetchone()[0]
+def entries_after(store: Store, rowid: int) -> int:
+    return store._db.execute("SELECT count(*) FROM entries WHERE id > ?", (rowid,)).fetchone()[0]
 
 
-def reset(db: apsw.Connection) -> None:
-    """Drop every word (the model changed): the lexicon fills again from the first entry."""
-    db.execute("DELETE FROM lexicon")
-    db.execute("DELETE FROM meta WHERE key=?", (CURSOR_KEY,))
+def drop_word(store: Store, stem: str) -> None:
+    """A word no entry holds any more (a purge took the texts that had it)."""
+    store._db.execute("DELETE FROM lexicon WHERE stem=?", (stem,))

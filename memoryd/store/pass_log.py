@@ -22,7 +22,7 @@ previews are not written (they changed nothing; the run and its counts are).
 
 **When.** The lines of a change go in the transaction that records it, after the ledger
 records of its entries (so a ledger record naming a change the file lacks is one whose
-transaction never committed: memoryd.store.replay), and are taken back when the transaction
+transaction never committed: memoryd.maintenance.replay), and are taken back when the transaction
 fails. They are fsynced before the files of a change are written, and before a run says it
 is done (off the database thread, as the ledgers are). The database records how far into
 the file it holds (meta ``pass_log``); at every start and rebuild the lines past that are
@@ -146,6 +146,21 @@ def change_record(row: tuple[Any, ...]) -> dict[str, Any]:
     change = dict(zip(_CHANGE_COLUMNS, row))
     before, after = pack(change["kind"], _load(change["before"]), _load(change["after"]))
     return {"op": "change", **change, "before": before, "after": after}
+
+
+def run_lines(store: Store, runs: list[int], finished: bool) -> list[dict[str, Any]]:
+    """These runs as the file records them now: begun, or finished."""
+    marks = ", ".join("?" for _ in runs)
+    record = finish_record if finished else run_record
+    return [record(row) for row in store._db.execute(select_runs(f"id IN ({marks})"),
+                                                     runs).fetchall()]
+
+
+def change_lines(store: Store, changes: list[int]) -> list[dict[str, Any]]:
+    """These changes as the file records them now."""
+    marks = ", ".join("?" for _ in changes)
+    return [change_record(row) for row in store._db.execute(
+        select_changes(f"id IN ({marks}) ORDER BY id"), changes)]
 
 
 def select_runs(where: str) -> str:
@@ -284,7 +299,7 @@ def replay_pass_log(store: Store, pass_log: PassLog) -> int:
                     pass_log.path)
         offset = 0
     applied = 0
-    with store.db:
+    with store.transaction():
         for position, record in pass_log.read(offset):
             applied += apply_record(store, record)
             offset = position
@@ -295,13 +310,13 @@ def replay_pass_log(store: Store, pass_log: PassLog) -> int:
 
 
 def _has_runs(store: Store) -> bool:
-    return store.db.execute("SELECT 1 FROM runs LIMIT 1").fetchone() is not None
+    return store.runs.any()
 
 
 def apply_record(store: Store, record: dict[str, Any]) -> int:
     """One line applied to the ``runs`` and ``changes`` tables (by id: applying it twice
     changes nothing)."""
-    op, db = record.get("op"), store.db
+    op, db = record.get("op"), store._db
     if op == "run":
         db.execute(
             "INSERT INTO runs(id, pass, started, status, dry_run, scope) VALUES (?, ?, ?, ?, ?, "
@@ -334,19 +349,19 @@ def export(store: Store, pass_log: PassLog) -> int:
     """Write a database's runs and changes (not a dry run's previews) to the file, once: the
     database was made before the file existed."""
     records = []
-    for row in store.db.execute(select_runs("1 ORDER BY id")).fetchall():
+    for row in store._db.execute(select_runs("1 ORDER BY id")).fetchall():
         records.append(run_record(row))
         if row[3] is not None or row[4] != "running":
             records.append(finish_record(row))
     pass_log.append(records)
     written, last = len(records), 0
-    while rows := store.db.execute(select_changes("id > ? AND state <> 'preview' ORDER BY id "
+    while rows := store._db.execute(select_changes("id > ? AND state <> 'preview' ORDER BY id "
                                                   "LIMIT ?"), (last, EXPORT_BATCH)).fetchall():
         pass_log.append(change_record(row) for row in rows)
         written += len(rows)
         last = rows[-1][0]
     pass_log.sync()
-    with store.db:
+    with store.transaction():
         store.set_meta(pass_log_key(), str(pass_log.size()))
     log.info("Wrote the passes' journal of this database to %s (%d lines): a rebuilt index "
              "keeps its runs.", pass_log.path, written)

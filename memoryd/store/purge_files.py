@@ -1,4 +1,4 @@
-"""The files a purge rewrites (:mod:`memoryd.store.purge`): an agent's ledger, its transcript
+"""The files a purge rewrites (:mod:`memoryd.maintenance.purge`): an agent's ledger, its transcript
 archive and its memory tools' history archive. A file is read whole, the records the purge
 takes out are left out, a record that only mentions the text gets it replaced in its free
 text, and every other line is kept **byte for byte**; the new bytes replace the file

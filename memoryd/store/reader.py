@@ -8,8 +8,9 @@ from pathlib import Path
 import apsw
 import sqlite_vec
 
-from memoryd.store.database import apply_bestpractice, count_entries, count_vectors
+from memoryd.store.database import apply_bestpractice, count_entries
 from memoryd.store.migrations import add_functions
+from memoryd.store.vector_rows import count_vectors
 
 
 def open_reader(path: Path) -> apsw.Connection:
@@ -46,6 +47,6 @@ def entry_uids(db: apsw.Connection, agent: str) -> set[str]:
 
 
 def ledger_offset(db: apsw.Connection, agent: str) -> int:
-    """How far into ``ledger/<agent>.jsonl`` the index has applied (memoryd.store.replay)."""
+    """How far into ``ledger/<agent>.jsonl`` the index has applied (memoryd.maintenance.replay)."""
     row = db.execute("SELECT value FROM meta WHERE key=?", (f"ledger:{agent}",)).fetchone()
     return int(row[0]) if row else 0

@@ -6,11 +6,10 @@ over the socket and count them in the client.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-import apsw
+from memoryd.store.database import Store
+from memoryd.store.query import EntryQuery
 
 
 @dataclass(frozen=True)
@@ -23,12 +22,11 @@ class Written:
     count: int
 
 
-def growth(db: apsw.Connection, where: str, values: Sequence[Any], bucket_s: int
-           ) -> list[Written]:
-    """The entries ``where`` selects (a filter on ``entries e``), counted per ``bucket_s``
-    seconds of their creation time, oldest period first."""
+def growth(store: Store, query: EntryQuery, bucket_s: int) -> list[Written]:
+    """The entries the query selects, counted per ``bucket_s`` seconds of their creation time,
+    oldest period first."""
     sql = ("SELECT CAST(e.created / ? AS INTEGER) AS period, e.agent, e.kind, count(*) "
-           "FROM entries e" + (f" WHERE {where}" if where else "")
+           "FROM entries e" + query.where()
            + " GROUP BY period, e.agent, e.kind ORDER BY period, e.agent, e.kind")
     return [Written(float(period * bucket_s), agent, kind, count)
-            for period, agent, kind, count in db.execute(sql, [bucket_s, *values])]
+            for period, agent, kind, count in store._db.execute(sql, [bucket_s, *query.params])]

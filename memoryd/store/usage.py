@@ -94,6 +94,7 @@ class Usage:
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        self._db = store._db
         self._log: UsageLog | None = None
         #: the file's lines of the transaction being recorded (:meth:`recording`)
         self._lines: list[dict[str, Any]] | None = None
@@ -109,15 +110,15 @@ class Usage:
         """A transaction whose injections and outcomes also go to the outcomes file: its
         lines are appended at its end, before the commit, and taken back when it fails (as
         the passes' journal: memoryd.passes.journal_file). Inside one already, a savepoint of
-        it; the outermost must be this one, not a plain ``with store.db``."""
+        it; the outermost must be this one, not a plain ``store.transaction()``."""
         if self._lines is not None:
-            with self.store.db:
+            with self._db:
                 yield
             return
         self._lines = lines = []
         appended: tuple[int, int] | None = None
         try:
-            with self.store.db:
+            with self._db:
                 yield
                 if lines:
                     appended = self.log.append(lines)
@@ -145,14 +146,14 @@ class Usage:
         if not uids:
             return
         with self.recording():
-            first = self.store.db.execute("SELECT 1 FROM outcomes WHERE session=? LIMIT 1",
+            first = self._db.execute("SELECT 1 FROM outcomes WHERE session=? LIMIT 1",
                                           (session,)).fetchone() is None
-            self.store.db.executemany(
+            self._db.executemany(
                 "INSERT INTO outcomes(entry, session, agent, injected) VALUES (?, ?, ?, ?) "
                 "ON CONFLICT(entry, session) DO UPDATE SET injections = injections + 1, "
                 "injected = min(injected, excluded.injected)",
                 [(uid, session, agent, ts) for uid in uids])
-            self.store.db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)",
+            self._db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)",
                                   (SINCE_KEY, repr(ts)))
             if first:  # what a rebuilt index needs to judge it (its transcript, its project)
                 self._line(session_record(self.store, session))
@@ -162,7 +163,7 @@ class Usage:
         """Every entry injected into ``session``, with its outcome (None: not judged)."""
         names = ("entry", "agent", "injected", "injections", "outcome", "why", "evidence", "at",
                  "judged")
-        rows = self.store.db.execute(
+        rows = self._db.execute(
             f"SELECT {', '.join(names)} FROM outcomes WHERE session=? ORDER BY injected, entry",
             (session,)).fetchall()
         out = []
@@ -179,14 +180,14 @@ class Usage:
         now = time.time()
         changed = 0
         with self.recording():
-            before = {row[0]: row[1:] for row in self.store.db.execute(
+            before = {row[0]: row[1:] for row in self._db.execute(
                 "SELECT entry, outcome, why, evidence, at FROM outcomes WHERE session=?",
                 (session,))}
             for entry, outcome, why, evidence, at in verdicts:
                 if entry not in before:
                     continue  # not injected there (a row is made at injection)
                 stored = json.dumps(evidence, ensure_ascii=False)
-                self.store.db.execute(
+                self._db.execute(
                     "UPDATE outcomes SET outcome=?, why=?, evidence=?, at=?, judged=? "
                     "WHERE entry=? AND session=?", (outcome, why, stored, at, now, entry, session))
                 if before[entry] != (outcome, why, stored, at):
@@ -198,7 +199,7 @@ class Usage:
                         {"session": session, "outcome": before[entry][0]}
                         if before[entry][0] is not None else None,
                         {"session": session, "outcome": outcome, "why": why}, now)
-            self.store.db.execute("UPDATE sessions SET judged=? WHERE id=?", (now, session))
+            self._db.execute("UPDATE sessions SET judged=? WHERE id=?", (now, session))
             self._line(session_record(self.store, session))
         return changed
 
@@ -206,12 +207,12 @@ class Usage:
         """A session that cannot be judged now (its transcript is unreadable): not tried
         again until it moves on."""
         with self.recording():
-            self.store.db.execute("UPDATE sessions SET judged=? WHERE id=?", (time.time(), session))
+            self._db.execute("UPDATE sessions SET judged=? WHERE id=?", (time.time(), session))
             self._line(session_record(self.store, session))
 
     def due(self, session: str) -> bool:
         """``session`` has injections not judged, or changed since it was judged."""
-        row = self.store.db.execute(
+        row = self._db.execute(
             "SELECT coalesce(s.judged, 0), coalesce(s.last_seen, 0), "
             "(SELECT max(injected) FROM outcomes WHERE session=s.id), "
             "(SELECT count(*) FROM outcomes WHERE session=s.id AND outcome IS NULL) "
@@ -223,7 +224,7 @@ class Usage:
 
     def quiet_sessions(self, quiet_since: float, limit: int) -> list[str]:
         """Sessions due to be judged that ended, or have been quiet since ``quiet_since``."""
-        rows = self.store.db.execute(
+        rows = self._db.execute(
             "SELECT s.id FROM sessions s WHERE s.id IN (SELECT DISTINCT session FROM outcomes) "
             "AND coalesce(s.judged, 0) < max(coalesce(s.last_seen, 0), "
             "(SELECT max(injected) FROM outcomes WHERE session=s.id)) "
@@ -231,25 +232,45 @@ class Usage:
             "ORDER BY s.last_seen LIMIT ?", (quiet_since, limit)).fetchall()
         return [row[0] for row in rows]
 
+    def reasons_of(self, agent: str) -> list[tuple[str, str, str | None, str | None]]:
+        """(entry, session, why, evidence as stored) of the agent's judged outcomes: what
+        `memory purge` reads for the text it removes."""
+        return [(entry, session, why, evidence) for entry, session, why, evidence in
+                self._db.execute("SELECT entry, session, why, evidence FROM outcomes "
+                                 "WHERE agent=? AND outcome IS NOT NULL", (agent,))]
+
+    def purge(self, uids: Iterable[str],
+              reasons: dict[tuple[str, str], tuple[str | None, str | None]]) -> None:
+        """`memory purge`: the rows of the purged entries deleted, and the (entry, session)
+        rows whose reason or evidence quoted the text given theirs scrubbed (why, evidence)."""
+        self._db.executemany("DELETE FROM outcomes WHERE entry=?", ((uid,) for uid in uids))
+        self._db.executemany(
+            "UPDATE outcomes SET why=?, evidence=? WHERE entry=? AND session=?",
+            ((w, e, entry, s) for (entry, s), (w, e) in reasons.items()))
     def live_sessions(self, agent: str, seen_since: float) -> list[LiveSession]:
         """``agent``'s sessions not ended and seen since ``seen_since``, the latest seen first:
         those an MCP read of the agent may be part of (memoryd.sessions.mcp_reads)."""
-        return [LiveSession(*row) for row in self.store.db.execute(
+        return [LiveSession(*row) for row in self._db.execute(
             "SELECT id, project, coalesce(last_seen, started, 0) FROM sessions "
             "WHERE agent=? AND closed IS NULL AND coalesce(last_seen, started, 0) >= ? "
             "ORDER BY coalesce(last_seen, started, 0) DESC LIMIT 50", (agent, seen_since))]
 
     def session_ended(self, session: str) -> bool | None:
         """Whether ``session`` ended (None: the index knows no such session)."""
-        row = self.store.db.execute("SELECT closed IS NOT NULL FROM sessions WHERE id=?",
+        row = self._db.execute("SELECT closed IS NOT NULL FROM sessions WHERE id=?",
                                     (session,)).fetchone()
         return None if row is None else bool(row[0])
+
+    def sessions_of(self, agent: str) -> set[str]:
+        """The sessions ``agent`` has outcomes in (`memory purge`: its lines of the file)."""
+        return {s for (s,) in self._db.execute(
+            "SELECT DISTINCT session FROM outcomes WHERE agent=?", (agent,))}
 
     # -- usage records --------------------------------------------------------------------
 
     def record(self, entry: str) -> UsageRecord:
         """``entry``'s usage record (all zero when it was never injected)."""
-        row = self.store.db.execute(_AGGREGATE + " WHERE entry=?", (entry,)).fetchone()
+        row = self._db.execute(_AGGREGATE + " WHERE entry=?", (entry,)).fetchone()
         if row is None or row[0] is None:
             return UsageRecord(entry, 0, 0, 0, 0, 0, None, None, None)
         return _record(row)
@@ -260,7 +281,7 @@ class Usage:
         for start in range(0, len(entries), 500):
             part = list(entries[start:start + 500])
             marks = ", ".join("?" for _ in part)
-            for row in self.store.db.execute(
+            for row in self._db.execute(
                     _AGGREGATE + f" WHERE entry IN ({marks}) GROUP BY entry", part):
                 out[row[0]] = _record(row)
         return out
@@ -285,7 +306,7 @@ class Usage:
                        "injected DESC, last_injected DESC"),
         }[by]
         columns = ", ".join(f"e.{c}" for c in ("id", *ENTRY_COLUMNS))
-        rows = self.store.db.execute(
+        rows = self._db.execute(
             f"SELECT {columns}, u.* FROM entries e JOIN ("
             "SELECT entry, count(*) AS injected, sum(outcome = 'followed') AS followed, "
             "sum(outcome = 'broken') AS broken, sum(outcome = 'no occasion') AS none_, "
@@ -312,7 +333,7 @@ class Usage:
         the index ``outcomes_used`` each."""
         out: dict[str, float] = {}
         for uid in dict.fromkeys(entries):
-            (last,) = self.store.db.execute(
+            (last,) = self._db.execute(
                 "SELECT max(coalesce(at, injected)) FROM outcomes WHERE entry = ? "
                 "AND outcome IN ('followed', 'broken')", (uid,)).fetchone()
             if last is not None:
@@ -323,7 +344,7 @@ class Usage:
                  ) -> tuple[list[Verdict], tuple[str, str] | None]:
         """The followed and broken outcomes among the ``limit`` rows after the key ``after``
         (entry, session), in key order; and the key to go on from (None: no rows after)."""
-        rows = self.store.db.execute(
+        rows = self._db.execute(
             "SELECT entry, session, outcome, coalesce(at, injected), coalesce(why, '') "
             "FROM outcomes WHERE (entry, session) > (?, ?) ORDER BY entry, session LIMIT ?",
             (*after, limit)).fetchall()
@@ -336,7 +357,7 @@ class Usage:
         out: dict[str, str | None] = {}
         for start in range(0, len(wanted), 500):
             part = wanted[start:start + 500]
-            out.update(self.store.db.execute(
+            out.update(self._db.execute(
                 f"SELECT id, project FROM sessions WHERE id IN ({', '.join('?' for _ in part)})",
                 part).fetchall())
         return out
@@ -344,13 +365,13 @@ class Usage:
     def restored(self) -> dict[str, float]:
         """uid → when a person last took back the retain pass's archiving of it (an undo not
         undone since): a use, as far as retention goes."""
-        return dict(self.store.db.execute(
+        return dict(self._db.execute(
             "SELECT target, max(ts) FROM changes WHERE kind='entry' AND action=? "
             "AND state='applied' GROUP BY target", (RESTORE_UNUSED,)).fetchall())
 
     def undone_targets(self, action: str) -> set[str]:
         """The entries whose entry change ``action`` a person took back (``memory undo``)."""
-        return {target for (target,) in self.store.db.execute(
+        return {target for (target,) in self._db.execute(
             "SELECT DISTINCT target FROM changes WHERE kind='entry' AND action=? "
             "AND state='undone'", (action,))}
 
@@ -366,7 +387,7 @@ class Usage:
         if project is not None:
             where += " AND project = ?"
             params.append(project)
-        row = self.store.db.execute(
+        row = self._db.execute(
             f"SELECT count(*), min(started) FROM (SELECT started FROM sessions WHERE {where} "
             "ORDER BY rowid DESC LIMIT ?)", [*params, n]).fetchone()
         return row[1] if row and row[0] >= n else None
@@ -387,11 +408,11 @@ class Usage:
         if project is not None:
             where += " AND project = ?"
             params.append(project)
-        return [row_to_entry(row) for row in self.store.db.execute(
+        return [row_to_entry(row) for row in self._db.execute(
             f"{SELECT_ENTRY} WHERE {where} ORDER BY id", params)]
 
     def last_row(self) -> int:
-        (top,) = self.store.db.execute("SELECT coalesce(max(id), 0) FROM entries").fetchone()
+        (top,) = self._db.execute("SELECT coalesce(max(id), 0) FROM entries").fetchone()
         return int(top)
 
 

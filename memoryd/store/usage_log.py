@@ -139,7 +139,7 @@ def outcome_record(session: str, entry: str, outcome: str, why: str, evidence: A
 
 def session_record(store: Store, session: str) -> dict[str, Any] | None:
     """The ``session`` line of a session as the index holds it now (None: it holds none)."""
-    row = store.db.execute(
+    row = store._db.execute(
         f"SELECT {', '.join(_SESSION_COLUMNS)} FROM sessions WHERE id=?", (session,)).fetchone()
     if row is None:
         return None
@@ -164,7 +164,7 @@ def replay_usage_log(store: Store, usage_log: UsageLog) -> int:
                     usage_log.path)
         offset = 0
     applied = 0
-    with store.db:
+    with store._db:
         for position, record in usage_log.read(offset):
             applied += apply_record(store, record)
             offset = position
@@ -175,13 +175,13 @@ def replay_usage_log(store: Store, usage_log: UsageLog) -> int:
 
 
 def has_outcomes(store: Store) -> bool:
-    return store.db.execute("SELECT 1 FROM outcomes LIMIT 1").fetchone() is not None
+    return store._db.execute("SELECT 1 FROM outcomes LIMIT 1").fetchone() is not None
 
 
 def apply_record(store: Store, record: dict[str, Any]) -> int:
     """One line applied to the ``outcomes`` and ``sessions`` tables, as the index applied it
     when it wrote it."""
-    op, db = record.get("op"), store.db
+    op, db = record.get("op"), store._db
     if op == "inject":
         db.executemany(
             "INSERT INTO outcomes(entry, session, agent, injected) VALUES (?, ?, ?, ?) "
@@ -255,7 +255,7 @@ def export(store: Store, usage_log: UsageLog) -> int:
     made before the file existed."""
     written, after = 0, ("", "")
     sessions: set[str] = set()
-    while rows := store.db.execute(
+    while rows := store._db.execute(
             f"SELECT {', '.join(_ROW_COLUMNS)} FROM outcomes WHERE (entry, session) > (?, ?) "
             "ORDER BY entry, session LIMIT ?", (*after, EXPORT_BATCH)).fetchall():
         usage_log.append({"op": "row", **dict(zip(_ROW_COLUMNS, row))} for row in rows)
@@ -266,7 +266,7 @@ def export(store: Store, usage_log: UsageLog) -> int:
     if records:
         usage_log.append(records)
     usage_log.sync()
-    with store.db:
+    with store._db:
         store.set_meta(KEY, str(usage_log.size()))
     log.info("Wrote the outcomes of this database to %s (%d rows): a rebuilt index keeps "
              "every entry's usage record.", usage_log.path, written)

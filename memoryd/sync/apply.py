@@ -4,9 +4,9 @@ machine (docs/sync.md, "The index stays per machine").
 The files of the commit before the merge are what the index already holds (every local change
 was committed first, on the database thread). So the records a merge brought are those of a
 changed file that the file did not hold before: a ledger's are applied as the replay at start
-applies them (:func:`memoryd.store.replay.apply_records`), an archive's transcript turns are
+applies them (:func:`memoryd.maintenance.replay.apply_records`), an archive's transcript turns are
 restored, and a ``purge`` record made on another machine purges its entries here too
-(:class:`memoryd.store.purge.Purge` by ids). Their vectors are made here, by the daemon's
+(:class:`memoryd.maintenance.purge.Purge` by ids). Their vectors are made here, by the daemon's
 backfill, with this machine's model. The ``sync:pending`` mark ends only once all of it is
 done: a sync killed before is applied again at the next start (:func:`finish_pending`), after
 its files are put back or completed (applying a record twice changes nothing more).
@@ -20,14 +20,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memoryd.maintenance.purge import Purge
+from memoryd.maintenance.replay import apply_records
 from memoryd.names import AGENT_NAME
 from memoryd.store.archive import AgentArchive, meta_key, restore_records
 from memoryd.store.database import Store
 from memoryd.store.file_journal import history_key
 from memoryd.store.ledger import Ledger
 from memoryd.store.pass_log import PassLog
-from memoryd.store.purge import Purge
-from memoryd.store.replay import apply_records
 from memoryd.sync.merge import archive_lines, ledger_lines
 from memoryd.sync.repo import SyncRepo
 
@@ -67,7 +67,7 @@ def apply_merge(store: Store, repo: SyncRepo, before: str, after: str) -> Applie
     archive = AgentArchive(state / "transcripts")
     history = AgentArchive(state / "history")
     purges: dict[str, set[str]] = {}
-    with store.db:
+    with store.transaction():
         for name in repo.changed(before, after):
             path = state / name
             top, _, file = name.partition("/")
@@ -111,7 +111,7 @@ def apply_merge(store: Store, repo: SyncRepo, before: str, after: str) -> Applie
         applied.purged_rows += [e["rowid"] for e in report["entries"]
                                 if e.get("rowid") is not None]
         applied.purged_words += job.words  # (the purge records the files it rewrote)
-    with store.db:
+    with store.transaction():
         store.set_meta(PENDING, "")
     if applied.records or applied.restored or applied.purged:
         log.info("Sync: applied %d ledger records, restored %d transcript turns, purged %d "
@@ -127,7 +127,7 @@ def _record(data: bytes) -> dict[str, Any]:
 
 def mark_pending(store: Store, before: str) -> None:
     """Say, before a merge touches the files, which commit the index holds."""
-    with store.db:
+    with store.transaction():
         store.set_meta(PENDING, before)
 
 
@@ -147,7 +147,7 @@ def finish_pending(store: Store, state_dir: Path, at_start: bool = True) -> Appl
         if at_start:
             log.warning("A sync was stopped during its merge; its files are as they were "
                         "before it (the next sync merges again).")
-        with store.db:
+        with store.transaction():
             store.set_meta(PENDING, "")
         return Applied()
     log.warning("A sync was stopped after its merge; applying what it brought.")

@@ -1,7 +1,7 @@
 """The union of two versions of a ledger or a gzip archive: what git's merge driver for them
 (:mod:`memoryd.sync.driver`) writes.
 
-Both kinds of file only grow, but for a purge (:mod:`memoryd.store.purge`), which takes records
+Both kinds of file only grow, but for a purge (:mod:`memoryd.maintenance.purge`), which takes records
 out. So the merge is a three-way merge of *sets of records*:
 
 - a record either side holds is kept, once (records are compared as their canonical bytes:

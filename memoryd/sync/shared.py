@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memoryd.maintenance.replay import apply_records
 from memoryd.names import AGENT_NAME
 from memoryd.store.database import Store
 from memoryd.store.durable import replace_file
 from memoryd.store.ledger import encode_record
-from memoryd.store.replay import apply_records
 from memoryd.sync import git
 from memoryd.sync.git import SyncError
 from memoryd.sync.merge import ledger_lines
@@ -117,7 +117,7 @@ class Team:
                 if record.get("op") == "remember" and isinstance(entry, dict):
                     entry["agent"] = self.agent  # the namespace is the follower's name for it
                 records.append(record)
-        with store.db:
+        with store.transaction():
             count = apply_records(store, self.agent, records)
             store.set_meta(self.meta_key, head)
         return Pulled(count, head)

@@ -1,4 +1,4 @@
-"""What a purge (:mod:`memoryd.store.purge`) looks for in the journals: the string in free
+"""What a purge (:mod:`memoryd.maintenance.purge`) looks for in the journals: the string in free
 text, and the selected entries' ids in a pass's change."""
 
 from __future__ import annotations

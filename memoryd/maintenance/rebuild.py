@@ -16,22 +16,21 @@ import logging
 import os
 from collections.abc import Callable
 
-import apsw
 import numpy as np
 
 from memoryd.config import Config
 from memoryd.embed import Embedder
 from memoryd.errors import AlreadyRunningError, EmbedderError, StartupError
+from memoryd.maintenance.replay import replay_ledgers
 from memoryd.store import lexicon
 from memoryd.store.archive import AgentArchive, archive_now, restore_archives
-from memoryd.store.database import ModelInfo, Store
+from memoryd.store.database import DatabaseError, ModelInfo, Store
 from memoryd.store.integrity import corrupt_suffix, damage, discard, move_aside
 from memoryd.store.ledger import Ledger
 from memoryd.store.lexicon import Lexicon
 from memoryd.store.pass_log import PassLog, pass_log_key, replay_pass_log
 from memoryd.store.pass_log import export as export_pass_log
 from memoryd.store.permissions import restrict_umask, tighten_state
-from memoryd.store.replay import replay_ledgers
 from memoryd.store.usage_log import FILE_NAME as USAGE_FILE
 from memoryd.store.usage_log import KEY as USAGE_KEY
 from memoryd.store.usage_log import UsageLog, has_outcomes, replay_usage_log
@@ -72,7 +71,7 @@ def reindex(config: Config, *, embed: bool = True,
         try:
             restored = restore_archives(store, archive)
             replay_pass_log(store, pass_log)
-            runs = store.db.execute("SELECT count(*) FROM runs").fetchone()[0]
+            runs = store.runs.count()
             ledger = Ledger(config.ledger_dir)
             replayed = (lambda done, total: progress("replaying the ledgers", done, total)) \
                 if progress else None
@@ -113,12 +112,12 @@ def archive_old(config: Config, archive: AgentArchive) -> int:
         return 0
     try:
         old = Store(config.db_path)
-    except (StartupError, apsw.Error) as exc:
+    except (StartupError, DatabaseError) as exc:
         log.warning("Not archiving transcripts from the old database: %s", exc)
         return 0
     try:
         archived = archive_now(old, archive)
-    except apsw.Error as exc:
+    except DatabaseError as exc:
         log.warning("Not archiving transcripts from the old database: %s", exc)
         return 0
     finally:
@@ -135,14 +134,13 @@ def journal_old(config: Config, pass_log: PassLog) -> None:
         return
     try:
         old = Store(config.db_path)
-    except (StartupError, apsw.Error) as exc:
+    except (StartupError, DatabaseError) as exc:
         log.warning("Not reading the passes' journal of the old database: %s", exc)
         return
     try:
-        if old.meta(pass_log_key()) is None and \
-                old.db.execute("SELECT 1 FROM runs LIMIT 1").fetchone() is not None:
+        if old.meta(pass_log_key()) is None and old.runs.any():
             export_pass_log(old, pass_log)
-    except apsw.Error as exc:
+    except DatabaseError as exc:
         log.warning("Not reading the passes' journal of the old database: %s", exc)
     finally:
         old.close()
@@ -155,13 +153,13 @@ def outcomes_old(config: Config, usage_log: UsageLog) -> None:
         return
     try:
         old = Store(config.db_path)
-    except (StartupError, apsw.Error) as exc:
+    except (StartupError, DatabaseError) as exc:
         log.warning("Not reading the outcomes of the old database: %s", exc)
         return
     try:
         if old.meta(USAGE_KEY) is None and has_outcomes(old):
             export_outcomes(old, usage_log)
-    except apsw.Error as exc:
+    except DatabaseError as exc:
         log.warning("Not reading the outcomes of the old database: %s", exc)
     finally:
         old.close()
@@ -180,7 +178,7 @@ def embed_backlog(config: Config, store: Store, progress: Progress | None = None
         if progress:
             progress("embedding entries", done, total)
         pairs = embedder.embed_entries([text for _, _, text in rows])
-        with store.db:
+        with store.transaction():
             store.put_vectors([r[0] for r in rows], np.stack([v for v, _ in pairs]),
                               [p for _, p in pairs])
         done += len(rows)
@@ -190,6 +188,6 @@ def embed_backlog(config: Config, store: Store, progress: Progress | None = None
     # 0.23 instead of 0.94 (search's word alignment lacked them)
     if progress:
         progress("filling the word index", 0, 0)
-    words = lexicon.fill(store.db, Lexicon(embedder.dim), embedder.embed_alone)
+    words = lexicon.fill(store, Lexicon(embedder.dim), embedder.embed_alone)
     log.info("Embedded %d entries and %d words.", done, words)
     return done

@@ -50,14 +50,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memoryd.maintenance.purge_match import ChangeFilter, holds_text, json_value, scrub_texts
 from memoryd.store.archive import TRANSCRIPT_PREFIX, AgentArchive, meta_key
-from memoryd.store.database import SELECT_ENTRY, Store, row_to_entry
+from memoryd.store.database import Store
 from memoryd.store.file_journal import history_key
 from memoryd.store.ledger import Ledger
-from memoryd.store.lexicon import Lexicon, unknown_words
+from memoryd.store.lexicon import Lexicon, drop_word, unknown_words
 from memoryd.store.pass_log import PassLog, pass_log_key
 from memoryd.store.purge_files import Rewrite, archive_rewrite, ledger_rewrite
-from memoryd.store.purge_match import ChangeFilter, holds_text, json_value, scrub_texts
+from memoryd.store.query import EntryQuery
+from memoryd.store.usage import Usage
 from memoryd.store.usage_log import KEY as USAGE_KEY
 from memoryd.store.usage_log import UsageLog
 
@@ -145,10 +147,8 @@ class Purge:
 
     def plan(self) -> Plan:
         plan = Plan()
-        owners = dict(self.store.db.execute("SELECT uid, agent FROM entries").fetchall())
-        where, params = "agent=?", [self.agent]
-        rows = [row_to_entry(r) for r in self.store.db.execute(
-            SELECT_ENTRY + f" WHERE {where} ORDER BY created", params)]
+        owners = self.store.owners()
+        rows = self.store.entries(EntryQuery().agent(self.agent), "oldest")
         for entry in rows:
             if self.selects(entry):
                 plan.entries.append(_listed(entry, entry["rowid"]))
@@ -194,8 +194,7 @@ class Purge:
         the string (scrubbed)."""
         tool = f"file:{self.agent}:"
         unindexed: dict[str, list[tuple[int, Any, Any]]] = {}
-        for number, uid, ts, before, after in self.store.db.execute(
-                "SELECT id, uid, ts, before, after FROM events"):
+        for number, uid, ts, before, after in self.store.stored_events():
             if uid in plan.ids:
                 plan.events.append(number)
             elif uid.startswith(tool):
@@ -240,12 +239,11 @@ class Purge:
         plan.mention(uid, "an older version in its history")
 
     def _plan_changes(self, plan: Plan, owners: dict[str, str]) -> None:
-        files = dict(self.store.db.execute("SELECT path, agent FROM files").fetchall())
+        files = self.store.files.owners()
         changes = ChangeFilter(self.agent, plan.ids, self.pattern, owners, files)
         dropped: set[int] = set()
         groups: set[int] = set()
-        rows = self.store.db.execute(
-            "SELECT id, target, why, before, after, grp FROM changes").fetchall()
+        rows = self.store.runs.stored()
         for number, target, why, before, after, group in rows:
             if changes.drops(target, why, before, after):
                 dropped.add(number)
@@ -258,26 +256,19 @@ class Purge:
         """A session's last message and a transcript's open exchange of the agent's."""
         if self.pattern is None:
             return
-        for session, message in self.store.db.execute(
-                "SELECT id, last_message FROM sessions WHERE agent=? AND last_message IS NOT "
-                "NULL", (self.agent,)):
+        for session, message in self.store.sessions.last_messages(self.agent):
             if self.holds(message):
                 plan.sessions[session] = self.scrub(message)
                 plan.mention(f"session {session}", "its last message")
-        for entry, session, why, evidence in self.store.db.execute(
-                "SELECT entry, session, why, evidence FROM outcomes WHERE agent=? AND "
-                "outcome IS NOT NULL", (self.agent,)):
+        for entry, session, why, evidence in Usage(self.store).reasons_of(self.agent):
             if self.holds(why) or self.holds(evidence):
                 plan.outcomes[(entry, session)] = (
                     self.scrub(why) if why else why,
                     json.dumps(_scrub_strings(json_value(evidence), self.scrub),
                                ensure_ascii=False) if self.holds(evidence) else evidence)
                 plan.mention(f"session {session}", "what became of an entry there")
-        files = {p for (p,) in self.store.db.execute("SELECT path FROM files WHERE agent=?",
-                                                     (self.agent,))}
-        for key, value in self.store.db.execute(
-                "SELECT key, value FROM meta WHERE key >= ? AND key < ?",
-                (OPEN_EXCHANGE, OPEN_EXCHANGE[:-1] + chr(ord(":") + 1))):
+        files = self.store.files.paths_of_agent(self.agent)
+        for key, value in self.store.meta_with_prefix(OPEN_EXCHANGE).items():
             path = key[len(OPEN_EXCHANGE):]
             if path in files and self.holds(value):
                 scrubbed = scrub_texts(json_value(value), self.pattern, PURGED)
@@ -325,8 +316,7 @@ class Purge:
         outcomes = UsageLog.beside(self.store)
         scrub = (lambda value: _scrub_strings(value, self.scrub)) if self.pattern else \
             (lambda value: value)
-        sessions = {s for (s,) in self.store.db.execute(
-            "SELECT DISTINCT session FROM outcomes WHERE agent=?", (self.agent,))}
+        sessions = Usage(self.store).sessions_of(self.agent)
         plan.files["outcomes"] = (outcomes.path, USAGE_KEY,
                                   outcomes.without(ids, sessions, self.holds, scrub))
 
@@ -337,9 +327,8 @@ class Purge:
         report = self._report(plan, dry_run)
         if dry_run or not plan.anything():
             return report
-        self.store.db.execute("PRAGMA secure_delete=ON")
-        try:
-            with self.store.db:
+        with self.store.secure_delete():
+            with self.store.transaction():
                 for path, key, rewrite in plan.files.values():
                     size = rewrite.write(path)
                     if size is not None:
@@ -351,10 +340,8 @@ class Purge:
                     "changes": len(plan.changes), "ledger_records": report["ledger_records"],
                     "archive_records": report["archive_records"],
                     "mentions": len(plan.mentions)}, time.time())
-            self.store.db.execute("INSERT INTO entries_fts(entries_fts) VALUES ('optimize')")
-        finally:
-            self.store.db.execute("PRAGMA secure_delete=OFF")
-        self.store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            self.store.optimize_keyword_index()
+        self.store.checkpoint_truncate()
         log.info("Purged %d entries of agent %s (%d events, %d changes, %d mentions).",
                  len(plan.entries), self.agent, len(plan.events), len(plan.changes),
                  len(plan.mentions))
@@ -379,23 +366,15 @@ class Purge:
         }
 
     def _delete(self, plan: Plan) -> None:
-        db = self.store.db
-        rowids = [e["rowid"] for e in plan.entries if e.get("rowid") is not None]
-        db.executemany("DELETE FROM entries WHERE id=?", ((r,) for r in rowids))
-        self.store.delete_vectors(rowids)
-        db.executemany("DELETE FROM marks WHERE agent=? AND target=?",
-                       ((self.agent, target) for target in plan.marks))
-        db.executemany("DELETE FROM events WHERE id=?", ((r,) for r in plan.events))
-        db.executemany("UPDATE events SET before=?, after=? WHERE id=?",
-                       ((b, a, n) for n, (b, a) in plan.scrubbed_events.items()))
-        db.executemany("DELETE FROM changes WHERE id=?", ((r,) for r in plan.changes))
-        db.executemany("UPDATE meta SET value=? WHERE key=?",
-                       ((v, k) for k, v in plan.open_exchanges.items()))
-        db.executemany("UPDATE sessions SET last_message=? WHERE id=?",
-                       ((m, s) for s, m in plan.sessions.items()))
-        db.executemany("DELETE FROM outcomes WHERE entry=?", ((uid,) for uid in plan.ids))
-        db.executemany("UPDATE outcomes SET why=?, evidence=? WHERE entry=? AND session=?",
-                       ((w, e, entry, s) for (entry, s), (w, e) in plan.outcomes.items()))
+        store = self.store
+        store.delete_entries([e["rowid"] for e in plan.entries if e.get("rowid") is not None])
+        store.delete_marks(self.agent, plan.marks)
+        store.delete_events(plan.events)
+        store.rewrite_events(plan.scrubbed_events)
+        store.runs.delete_changes(plan.changes)
+        store.replace_meta(plan.open_exchanges)
+        store.sessions.set_last_messages(plan.sessions)
+        Usage(store).purge(plan.ids, plan.outcomes)
         self.words = self._drop_words(plan.texts)
 
     def _drop_words(self, texts: list[str]) -> list[str]:
@@ -403,11 +382,9 @@ class Purge:
         table keeps each word as written (a password of letters is a word). Returns their
         stems."""
         dropped: list[str] = []
-        db = self.store.db
-        for stem, word in unknown_words(db, Lexicon(0), texts).items():
-            if db.execute("SELECT 1 FROM entries_fts WHERE entries_fts MATCH ? LIMIT 1",
-                          (f'text : "{word}"',)).fetchone() is None:
-                db.execute("DELETE FROM lexicon WHERE stem=?", (stem,))
+        for stem, word in unknown_words(self.store, Lexicon(0), texts).items():
+            if not self.store.word_indexed(word):
+                drop_word(self.store, stem)
                 dropped.append(stem)
         return dropped
 

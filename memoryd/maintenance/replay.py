@@ -13,13 +13,9 @@ from typing import Any
 
 from memoryd.store.database import Store
 from memoryd.store.entries import apply_release, mark_target
-from memoryd.store.ledger import Ledger
+from memoryd.store.ledger import LEDGER_FIELDS, Ledger
 
 log = logging.getLogger(__name__)
-
-#: Fields an "update" ledger record may carry (a maintenance pass's change to an API entry;
-#: ``project``: `memory scope` moved it between the global tier and a project).
-LEDGER_FIELDS = ("status", "superseded_by", "confidence", "occurrences", "project")
 
 
 def replay_ledgers(store: Store, ledger: Ledger,
@@ -51,7 +47,7 @@ def replay_ledgers(store: Store, ledger: Ledger,
             offset = 0
         journaled = offset > 0  # this database's journal covers this ledger's pass records
         undone: list[dict[str, Any]] = []
-        with store.db:
+        with store.transaction():
             for position, record in ledger.read(agent, offset):
                 if journaled and _uncommitted(store, record):
                     undone.append(_as_stored(store, record))
@@ -73,7 +69,7 @@ def apply_records(store: Store, agent: str, records: list[dict[str, Any]]) -> in
     """Apply records that came from another machine (memoryd.sync.apply), in the caller's
     transaction; returns how many changed the index. Unlike the replay at start, a pass's
     change is never taken for one that did not commit: its change number is the other
-    machine's. A ``purge`` record is left to the caller (memoryd.store.purge, by ids)."""
+    machine's. A ``purge`` record is left to the caller (memoryd.maintenance.purge, by ids)."""
     skipped: set[str] = set()
     return sum(_apply_record(store, agent, record, skipped) for record in records)
 
@@ -81,8 +77,8 @@ def apply_records(store: Store, agent: str, records: list[dict[str, Any]]) -> in
 def _uncommitted(store: Store, record: dict[str, Any]) -> bool:
     """A pass's change whose transaction never committed (see :func:`replay_ledgers`)."""
     change = record.get("change")
-    return record.get("op") == "update" and isinstance(change, int) and store.db.execute(
-        "SELECT 1 FROM changes WHERE id=?", (change,)).fetchone() is None
+    return record.get("op") == "update" and isinstance(change, int) and \
+        not store.runs.has_change(change)
 
 
 def _as_stored(store: Store, record: dict[str, Any]) -> dict[str, Any]:

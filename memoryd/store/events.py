@@ -1,0 +1,72 @@
+"""The ``events`` table: the journal of every change to an entry, with its before and after
+as JSON (``memory history``), and of the memory tools' files (mixed into Store).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import apsw
+
+
+class EventRows:
+    """The store's journal (mixed into Store)."""
+
+    _db: apsw.Connection
+
+    def journal(
+        self,
+        uid: str,
+        action: str,
+        actor: str | None,
+        before: dict[str, Any] | None,
+        after: dict[str, Any] | None,
+        ts: float | None = None,
+    ) -> None:
+        self._db.execute(
+            "INSERT INTO events(ts, uid, action, actor, before, after) VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                ts if ts is not None else time.time(),
+                uid,
+                action,
+                actor,
+                json.dumps(before, sort_keys=True) if before is not None else None,
+                json.dumps(after, sort_keys=True) if after is not None else None,
+            ),
+        )
+
+    def events_for(self, uids: Sequence[str]) -> list[dict[str, Any]]:
+        if not uids:
+            return []
+        marks = ", ".join("?" for _ in uids)
+        rows = self._db.execute(
+            f"SELECT ts, uid, action, actor, before, after FROM events WHERE uid IN ({marks}) "
+            "ORDER BY ts, id",
+            list(uids),
+        )
+        return [
+            {
+                "ts": ts,
+                "id": uid,
+                "action": action,
+                "actor": actor,
+                "before": json.loads(before) if before else None,
+                "after": json.loads(after) if after else None,
+            }
+            for ts, uid, action, actor, before, after in rows
+        ]
+
+    def stored_events(self) -> Iterator[tuple[int, str, float, str | None, str | None]]:
+        """Every event as stored: (id, uid, ts, before and after as JSON text)."""
+        yield from self._db.execute("SELECT id, uid, ts, before, after FROM events")
+
+    def delete_events(self, events: Sequence[int]) -> None:
+        self._db.executemany("DELETE FROM events WHERE id=?", ((e,) for e in events))
+
+    def rewrite_events(self, sides: Mapping[int, tuple[str | None, str | None]]) -> None:
+        """Events' before and after replaced (id → (before, after), as JSON text)."""
+        self._db.executemany("UPDATE events SET before=?, after=? WHERE id=?",
+                             ((b, a, n) for n, (b, a) in sides.items()))

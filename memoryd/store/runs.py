@@ -1,0 +1,228 @@
+"""The ``runs`` and ``changes`` tables: the maintenance passes' runs and every change they
+made, with what it replaced and what it wrote (``before``/``after``, JSON).
+
+memoryd.passes.journal decides what a run and a change are, and applies them; this module
+only stores and reads them (``Store.runs``), decoding the JSON sides. The passes' journal
+file (memoryd.store.pass_log) keeps the same rows as lines, so that a rebuilt index keeps
+them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import apsw
+
+
+def _dump(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def _load(value: str | None) -> Any:
+    return None if value is None else json.loads(value)
+
+
+@dataclass(frozen=True)
+class Run:
+    id: int
+    name: str  # the pass
+    started: float
+    finished: float | None
+    status: str
+    dry_run: bool
+    scope: Any
+    counts: dict[str, int] | None
+    error: str | None
+
+
+@dataclass(frozen=True)
+class ChangeRow:
+    id: int
+    run: int
+    kind: str
+    target: str
+    action: str
+    why: str | None
+    before: Any
+    after: Any
+    state: str
+    ts: float
+    undoes: int | None
+    group: int | None
+
+
+_RUNS = "SELECT id, pass, started, finished, status, dry_run, scope, counts, error FROM runs"
+_CHANGES = ("SELECT id, run, kind, target, action, why, before, after, state, ts, undoes, grp "
+            "FROM changes")
+
+
+def _run(row: Sequence[Any]) -> Run:
+    number, name, started, finished, status, dry_run, scope, counts, error = row
+    return Run(number, name, started, finished, status, bool(dry_run), _load(scope),
+               _load(counts), error)
+
+
+def _change(row: Sequence[Any]) -> ChangeRow:
+    number, run, kind, target, action, why, before, after, state, ts, undoes, group = row
+    return ChangeRow(number, run, kind, target, action, why, _load(before), _load(after), state,
+                     ts, undoes, group)
+
+
+class Runs:
+    """The ``runs`` and ``changes`` tables (the database thread)."""
+
+    def __init__(self, db: apsw.Connection) -> None:
+        self._db = db
+
+    # -- runs ---------------------------------------------------------------------------
+
+    def begin(self, name: str, started: float, dry_run: bool, scope: Any) -> int:
+        """A run begun (``running``); returns its number."""
+        self._db.execute(
+            "INSERT INTO runs(pass, started, status, dry_run, scope) VALUES (?, ?, ?, ?, ?)",
+            (name, started, "running", int(dry_run), _dump(scope)))
+        return self._db.last_insert_rowid()
+
+    def add_done(self, name: str, started: float, finished: float, scope: Any,
+                 counts: dict[str, int]) -> int:
+        """A run that is over as it is recorded (a forget's); returns its number."""
+        self._db.execute(
+            "INSERT INTO runs(pass, started, finished, status, dry_run, scope, counts) "
+            "VALUES (?, ?, ?, 'done', 0, ?, ?)", (name, started, finished, _dump(scope),
+                                                  _dump(counts)))
+        return self._db.last_insert_rowid()
+
+    def finish(self, run: int, finished: float, status: str, counts: dict[str, int],
+               error: str | None) -> None:
+        self._db.execute("UPDATE runs SET finished=?, status=?, counts=?, error=? WHERE id=?",
+                         (finished, status, _dump(counts), error, run))
+
+    def interrupt(self, finished: float) -> list[int]:
+        """Every run still ``running`` marked interrupted (at start); returns them."""
+        running = [r for (r,) in self._db.execute(
+            "SELECT id FROM runs WHERE status='running'").fetchall()]
+        self._db.execute("UPDATE runs SET status='interrupted', finished=? "
+                         "WHERE status='running'", (finished,))
+        return running
+
+    def newest(self, name: str | None, limit: int) -> list[Run]:
+        """The newest runs first (of the pass ``name``; None: of any)."""
+        return [_run(row) for row in self._db.execute(
+            _RUNS + (" WHERE pass=?" if name else "") + " ORDER BY id DESC LIMIT ?",
+            ([name] if name else []) + [limit])]
+
+    def get(self, run: int) -> Run | None:
+        row = self._db.execute(_RUNS + " WHERE id=?", (run,)).fetchone()
+        return _run(row) if row else None
+
+    def any(self) -> bool:
+        return self._db.execute("SELECT 1 FROM runs LIMIT 1").fetchone() is not None
+
+    def count(self) -> int:
+        return self._db.execute("SELECT count(*) FROM runs").fetchone()[0]
+
+    # -- changes ------------------------------------------------------------------------
+
+    def add_change(self, run: int, kind: str, target: str, action: str, why: str | None,
+                   before: Any, after: Any, state: str, ts: float,
+                   undoes: int | None) -> int:
+        """A change recorded; returns its number."""
+        self._db.execute(
+            "INSERT INTO changes(run, kind, target, action, why, before, after, state, ts, "
+            "undoes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (run, kind, target, action, why, _dump(before), _dump(after), state, ts, undoes))
+        return self._db.last_insert_rowid()
+
+    def set_group(self, changes: Sequence[int], group: int) -> None:
+        for number in changes:
+            self._db.execute("UPDATE changes SET grp=? WHERE id=?", (group, number))
+
+    def set_states(self, changes: Sequence[int], state: str) -> None:
+        self._db.executemany("UPDATE changes SET state=? WHERE id=?",
+                             ((state, change) for change in changes))
+
+    def change(self, change: int) -> ChangeRow | None:
+        row = self._db.execute(_CHANGES + " WHERE id=?", (change,)).fetchone()
+        return _change(row) if row else None
+
+    def has_change(self, change: int) -> bool:
+        return self._db.execute("SELECT 1 FROM changes WHERE id=?", (change,)).fetchone() \
+            is not None
+
+    def changes_of(self, run: int) -> list[ChangeRow]:
+        return [_change(row) for row in self._db.execute(
+            _CHANGES + " WHERE run=? ORDER BY id", (run,))]
+
+    def applied_in_group(self, run: int, group: int) -> list[ChangeRow]:
+        return [_change(row) for row in self._db.execute(
+            _CHANGES + " WHERE run=? AND grp=? AND state='applied' ORDER BY id", (run, group))]
+
+    def open_contradictions(self) -> list[ChangeRow]:
+        return [_change(row) for row in self._db.execute(
+            _CHANGES + " WHERE kind='contradiction' AND state='open' ORDER BY id")]
+
+    def pending(self, run: int | None, group: int | None) -> list[tuple[int, int | None]]:
+        """(change, its group) of the pending changes (of ``run`` and ``group``; None: any)."""
+        return [(n, g) for n, g in self._db.execute(
+            "SELECT id, grp FROM changes WHERE state='pending' AND (?1 IS NULL OR run=?1) "
+            "AND (?2 IS NULL OR grp=?2) ORDER BY id", (run, group)).fetchall()]
+
+    def pending_file_targets(self) -> list[str]:
+        return [t for (t,) in self._db.execute(
+            "SELECT target FROM changes WHERE state='pending' AND kind='file'")]
+
+    def problems_of_last_runs(self, action: str) -> list[tuple[str, str, int]]:
+        """The problems (of ``action``) the last finished run of each pass reported: (target,
+        why, run), by target."""
+        return [(t, w, r) for t, w, r in self._db.execute(
+            "SELECT c.target, c.why, c.run FROM changes c WHERE c.kind='problem' AND c.action=? "
+            "AND c.run IN (SELECT max(id) FROM runs WHERE dry_run=0 AND status<>'running' "
+            "GROUP BY pass) ORDER BY c.target", (action,))]
+
+    def undone(self, kind: str, action: str) -> list[tuple[str, Any]]:
+        """(target, after) of the changes of ``kind`` and ``action`` that were undone."""
+        return [(target, _load(after)) for target, after in self._db.execute(
+            "SELECT target, after FROM changes WHERE state='undone' AND kind=? AND action=?",
+            (kind, action))]
+
+    def newest_of_target(self, target: str, kind: str, actions: Sequence[str],
+                         states: Sequence[str]) -> tuple[str, Any, str] | None:
+        """The newest change of ``target`` among these (action, after, state)."""
+        row = self._db.execute(
+            f"SELECT action, after, state FROM changes WHERE target=? AND kind=? "
+            f"AND action IN ({', '.join('?' for _ in actions)}) "
+            f"AND state IN ({', '.join('?' for _ in states)}) ORDER BY id DESC LIMIT 1",
+            (target, kind, *actions, *states)).fetchone()
+        return (row[0], _load(row[1]), row[2]) if row else None
+
+    def sides(self, kind: str, state: str, actions: Sequence[str] | None = None
+              ) -> list[tuple[str, str, Any]]:
+        """(target, action, after) of the changes of ``kind`` in ``state`` (and of
+        ``actions``, if given): a pass reads what it proposed or applied."""
+        sql = "SELECT target, action, after FROM changes WHERE kind=? AND state=?"
+        params: list[Any] = [kind, state]
+        if actions is not None:
+            sql += f" AND action IN ({', '.join('?' for _ in actions)})"
+            params += actions
+        return [(t, a, _load(after)) for t, a, after in self._db.execute(sql, params)]
+
+    def disputed_ids(self) -> set[str]:
+        """Entries in an open contradiction (memoryd.passes.consolidate)."""
+        found: set[str] = set()
+        for (after,) in self._db.execute(
+                "SELECT after FROM changes WHERE state='open' AND kind='contradiction'"):
+            found.update(json.loads(after).get("ids", []))
+        return found
+
+    # -- as stored (purge) ---------------------------------------------------------------
+
+    def stored(self) -> list[tuple[int, str, str | None, str | None, str | None, int | None]]:
+        """Every change as stored: (id, target, why, before and after as JSON text, group)."""
+        return [tuple(row) for row in self._db.execute(  # type: ignore[misc]
+            "SELECT id, target, why, before, after, grp FROM changes").fetchall()]
+
+    def delete_changes(self, changes: Sequence[int]) -> None:
+        self._db.executemany("DELETE FROM changes WHERE id=?", ((c,) for c in changes))

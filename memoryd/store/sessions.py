@@ -1,0 +1,161 @@
+"""The ``sessions`` table (an agent's sessions, as its transcript and its hooks tell them) and
+the ``injections`` log (every memory block given to a session, with what it held).
+
+Three writers share a session's row: the transcript watcher (memoryd.ingest.indexer: its
+harness, directory, time span, user messages), the hooks (memoryd.sessions.registry: the live
+transcript path, the last answer, the end) and the extractor (when it last read the session).
+Each writes only what it knows, so none overwrites the others'.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import apsw
+
+SESSION_COLUMNS = ("id", "harness", "agent", "cwd", "project", "started", "last_seen",
+                   "user_messages", "source", "closed", "transcript_path", "last_message",
+                   "extracted", "judged")
+
+
+@dataclass(frozen=True)
+class Session:
+    id: str
+    harness: str
+    agent: str
+    cwd: str | None
+    project: str | None
+    started: float | None
+    last_seen: float | None
+    user_messages: int
+    source: str | None  # the transcript it was read from
+    closed: float | None
+    transcript_path: str | None  # the transcript a hook named
+    last_message: str | None
+    extracted: float | None
+    judged: float | None  # when its outcomes were last judged (memoryd.store.usage)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Injection:
+    ts: float
+    session: str | None
+    agent: str
+    event: str
+    chars: int
+    budget: int
+    items: list[dict[str, Any]]
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+_SELECT = f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions"
+
+
+class Sessions:
+    """The ``sessions`` and ``injections`` tables (the database thread)."""
+
+    def __init__(self, db: apsw.Connection) -> None:
+        self._db = db
+
+    # -- sessions -----------------------------------------------------------------------
+
+    def register(self, session: str, harness: str, agent: str, cwd: str | None,
+                 project: str | None, transcript_path: str | None, ts: float) -> None:
+        """A session a hook reports starting (again: it reopens)."""
+        self._db.execute(
+            "INSERT INTO sessions(id, harness, agent, cwd, project, started, last_seen, "
+            "transcript_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
+            "cwd=coalesce(excluded.cwd, cwd), project=coalesce(excluded.project, project), "
+            "last_seen=max(coalesce(last_seen, 0), excluded.last_seen), closed=NULL, "
+            "transcript_path=coalesce(excluded.transcript_path, transcript_path)",
+            (session, harness, agent, cwd, project, ts, ts, transcript_path))
+
+    def touch(self, session: str, ts: float, last_message: str | None, closed: bool) -> None:
+        """A session seen at ``ts``, with its last answer, or ended (``closed``)."""
+        self._db.execute(
+            "UPDATE sessions SET last_seen=max(coalesce(last_seen, 0), ?), "
+            "last_message=coalesce(?, last_message), closed=CASE WHEN ? THEN ? ELSE closed END "
+            "WHERE id=?", (ts, last_message, closed, ts, session))
+
+    def read_from_transcript(self, session: Mapping[str, Any], agent: str,
+                             project: str | None, source: str) -> None:
+        """What a transcript tells of its session (``session``: id, harness, cwd, started,
+        last_seen, and the user messages read this time, added to those counted before)."""
+        self._db.execute(
+            "INSERT INTO sessions(id, harness, agent, cwd, project, started, last_seen, "
+            "user_messages, source) VALUES (:id, :harness, :agent, :cwd, :project, :started, "
+            ":last_seen, :user_messages, :source) ON CONFLICT(id) DO UPDATE SET "
+            "cwd=coalesce(excluded.cwd, cwd), project=coalesce(excluded.project, project), "
+            "started=min(coalesce(started, excluded.started), coalesce(excluded.started, started)), "
+            "last_seen=max(coalesce(last_seen, 0), coalesce(excluded.last_seen, 0)), "
+            "user_messages=user_messages + excluded.user_messages",
+            {**session, "agent": agent, "project": project, "source": source})
+
+    def mark_extracted(self, session: str, ts: float) -> None:
+        self._db.execute("UPDATE sessions SET extracted=? WHERE id=?", (ts, session))
+
+    def get(self, session: str) -> Session | None:
+        row = self._db.execute(_SELECT + " WHERE id=?", (session,)).fetchone()
+        return Session(*row) if row else None
+
+    def newest(self, agent: str | None, project: str | None, limit: int) -> list[Session]:
+        """The newest sessions first, of ``agent`` and ``project`` (None: any)."""
+        where, args = [], []
+        if agent:
+            where.append("agent=?")
+            args.append(agent)
+        if project:
+            where.append("project=?")
+            args.append(project)
+        return [Session(*row) for row in self._db.execute(
+            _SELECT + (" WHERE " + " AND ".join(where) if where else "")
+            + " ORDER BY last_seen DESC LIMIT ?", [*args, limit])]
+
+    def last_messages(self, agent: str) -> list[tuple[str, str]]:
+        """(session, its last message) of the agent's sessions that have one."""
+        return [(s, m) for s, m in self._db.execute(
+            "SELECT id, last_message FROM sessions WHERE agent=? AND last_message IS NOT NULL",
+            (agent,))]
+
+    def set_last_messages(self, messages: Mapping[str, str]) -> None:
+        """Sessions' last messages replaced (session → message)."""
+        self._db.executemany("UPDATE sessions SET last_message=? WHERE id=?",
+                             ((m, s) for s, m in messages.items()))
+
+    # -- injections ---------------------------------------------------------------------
+
+    def log_injection(self, ts: float, session: str | None, agent: str, event: str,
+                      chars: int, budget: int, items: list[dict[str, Any]]) -> None:
+        self._db.execute(
+            "INSERT INTO injections(ts, session, agent, event, chars, budget, items) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (ts, session, agent, event, chars, budget, json.dumps(items)))
+
+    def latest_injected(self) -> str | None:
+        """The session memoryd injected into last."""
+        row = self._db.execute(
+            "SELECT session FROM injections WHERE session IS NOT NULL ORDER BY ts DESC "
+            "LIMIT 1").fetchone()
+        return row[0] if row else None
+
+    def injections(self, session: str | None) -> list[Injection]:
+        """A session's injections, oldest first (None: the session of the newest one)."""
+        if session is None:
+            row = self._db.execute(
+                "SELECT session FROM injections ORDER BY ts DESC LIMIT 1").fetchone()
+            if row is None:
+                return []
+            session = row[0]
+        rows = self._db.execute(
+            "SELECT ts, session, agent, event, chars, budget, items FROM injections "
+            "WHERE session IS ? ORDER BY ts", (session,))
+        return [Injection(ts, s, a, e, c, b, json.loads(items))
+                for ts, s, a, e, c, b, items in rows]
