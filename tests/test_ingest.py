@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -541,3 +542,30 @@ def test_memory_files_indexed_before_their_text_was_kept_are_read_again_at_start
 
 def _keyed(keys: list[tuple[str | None]]) -> None:
     assert keys and keys[0][0] is not None
+
+
+def test_indexing_progress_ends_when_a_folder_arrives_with_its_file(home: Path, daemon,
+                                                                     client) -> None:
+    """A folder made with a file in it (a pass's first archive, the undo taking both away)
+    reaches the watcher as the folder and the file: the file was counted twice and indexed
+    once, and `memory status` (and the viewer's Health page) said "indexing files 3/4"
+    forever after."""
+    memory = home / ".mastersof-ai/agents/designer/memory"
+    memory.mkdir(parents=True)
+    (memory / "notebook.md").write_text(NOTEBOOK)
+    eventually(lambda: _entries(client, "designer", 4))
+    archive = memory / "archive"
+    archive.mkdir()
+    (archive / "notebook.md").write_text(
+        "# Archive of notebook.md\n\n## Mistakes\n- [2026-01-02] Forgot the bleed margin on "
+        "the kiln labels\n")
+    eventually(lambda: _entries(client, "designer", 5))
+
+    def idle() -> None:
+        ingest = client.status()["ingest"]
+        assert ingest["queue"] == 0 and ingest["indexing"] is None, ingest["indexing"]
+
+    eventually(idle, timeout_s=10)
+    shutil.rmtree(archive)  # and back: the folder and its file go together
+    eventually(lambda: _entries(client, "designer", 4))
+    eventually(idle, timeout_s=10)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Iterator
 from datetime import datetime
 
 import pytest
-from conftest import RunningDaemon
+from conftest import RunningDaemon, wait_until
 from memoryd_client import BadParamsError, Client
 
 NOTES = [
@@ -242,3 +243,43 @@ def test_a_facts_key_is_searchable(client: Client) -> None:
     assert hit["text"] == "emacs"
     hits = client.search("what editor do I like", agent="coder")["hits"]
     assert hits[0]["text"] == "emacs" and hits[0]["match"], hits[:2]
+
+
+STICKERS = ("We print every sticker on matte vinyl from the Leipzig shop. The floating speech "
+            "bubble on the cat sticker was rejected: it hides the cat's face. Exports go out "
+            "at twice the size for the web store.")
+
+
+def test_explain_names_the_words_a_hit_shares_and_its_closest_sentence(client: Client) -> None:
+    """Issue 39 (the viewer's Search page): each hit's evidence in words a person can check —
+    which of the query's words it holds, and which of its sentences is close in meaning —
+    not "holds the query's telling words" and a cosine."""
+    client.remember("designer", "rejected-designs", STICKERS)
+    for agent, category, text in NOTES:
+        client.remember(agent, category, text)
+    wait_until(lambda: not client.status().get("backlog"))
+    question = "why was the floating speech bubble rejected on the mug"
+    hits = client.search(question, agent="designer", explain=True)["hits"]
+    hit = next(h for h in hits if h["text"] == STICKERS)
+    assert hit["explain"]["words"] == ["floating", "speech", "bubble", "rejected", "mug"]
+    assert hit["explain"]["held"] == ["floating", "speech", "bubble", "rejected"]
+    sentence = hit["explain"]["sentence"]
+    assert sentence["text"] == ("The floating speech bubble on the cat sticker was rejected: "
+                                "it hides the cat's face.")
+    assert (sentence["number"], sentence["of"]) == (2, 3)
+    assert abs(sentence["cosine"] - hit["evidence"]["part"]) < 0.01  # the part search scored
+    assert "shares 4 of the query's 5 words: floating, speech, bubble, rejected (not mug)" \
+        in hit["why"]
+    assert re.fullmatch(r"its sentence 'The floating speech bubble on the cat sticker was "
+                        r"rejected …' is (close|near) in meaning \(cosine 0\.\d\d\)",
+                        hit["why"][0]), hit["why"]
+    # an entry of one sentence has none to name; a plain search reads none of it
+    single = client.search("floating speech bubble disconnected", agent="designer",
+                           explain=True)["hits"]
+    one = next(h for h in single if h["text"].startswith("Floating speech bubble"))
+    assert one["explain"]["sentence"] is None
+    assert one["explain"]["held"] == ["floating", "speech", "bubble", "disconnected"]
+    assert "shares all 4 of the query's words: floating, speech, bubble, disconnected" \
+        in one["why"]
+    plain = client.search(question, agent="designer")["hits"]
+    assert plain and not any("explain" in h or "why" in h for h in plain)

@@ -180,7 +180,10 @@ class Ingest:
     # -- queue ------------------------------------------------------------------------
 
     def enqueue(self, paths: list[str]) -> None:
-        new = [path for path in paths if path not in self.pending]
+        # once each: a folder that arrives with its file names the file twice (the file's
+        # own event, and the folder's files), and a path counted twice is indexed once:
+        # "indexing files 3/4" stayed on for good
+        new = [path for path in dict.fromkeys(paths) if path not in self.pending]
         if not self.pending and self.indexing[0] >= self.indexing[1]:
             self.indexing = [0, 0]  # a new stretch of work
         self.indexing[1] += len(new)

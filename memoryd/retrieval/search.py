@@ -46,6 +46,7 @@ from memoryd.retrieval import ranking
 from memoryd.retrieval.age import age_note, format_age
 from memoryd.retrieval.asked import asked_details, lacks
 from memoryd.retrieval.dates import Window, window, without_time
+from memoryd.retrieval.explain import explain_hits
 from memoryd.retrieval.passage import add_turns_around
 from memoryd.retrieval.ranking import FEATURES, NO_ALIGN, NO_VECTOR, Model, idf, load_model
 from memoryd.retrieval.terms import STOPWORDS, fts_expression, query_terms
@@ -95,6 +96,9 @@ class SearchPlan:
     min_score: float | None
     filter: Filter
     window: Window | None
+    #: each hit says which of the question's words it holds and its closest sentence
+    #: (memoryd.retrieval.explain): the viewer's reasons, only when asked
+    explain: bool = False
     keyword: dict[int, tuple[int, float]] = field(default_factory=dict)  # rowid → (rank, bm25)
     window_keyword: list[int] = field(default_factory=list)
     background: tuple[float, float, int] | None = None  # the vector candidates' mix: mean, spread, n
@@ -224,7 +228,7 @@ class Search:
             only_matches=params.flag("match") or min_score is not None,
             threshold=min_score if min_score is not None else
             self.model.threshold(self.config.search.match_precision), min_score=min_score,
-            filter=self.search_filter(params), window=named)
+            filter=self.search_filter(params), window=named, explain=params.flag("explain"))
         follow_meta(self.store, self.index)  # the filter columns of entries changed meanwhile
         return plan
 
@@ -361,6 +365,10 @@ class Search:
             shown.update(hit.get("records") or ())
             hits.append(hit)
             order.append(i)
+        if plan.explain:
+            explain_hits(self.store, hits, [candidates[i] for i in order], texts, plan.terms,
+                         lambda r, t: (plan.known.get(r) or self._entry(r, t)).words,
+                         self._tokens, query_vector)
         return self._result(plan, hits, query_vector is None,
                             [lacking[i] for i in order if lacking[i]])
 

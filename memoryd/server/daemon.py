@@ -556,7 +556,8 @@ class Daemon:
         reply = await self.engine.search(params)
         if params.flag("explain"):  # the viewer: each hit's evidence in words
             for hit in reply["hits"]:
-                hit["why"] = evidence_words(hit.get("evidence") or {}, asked="query")
+                hit["why"] = evidence_words(hit.get("evidence") or {}, asked="query",
+                                            found=hit.get("explain"))
         return reply
 
     async def m_get(self, params: Params) -> dict[str, Any]:

@@ -12,6 +12,7 @@ the transcript steps that show it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from memoryd.sessions.context import FACT_PREFIXES, one_line, render
@@ -29,21 +30,58 @@ def _scope(entry: dict[str, Any] | None) -> str:
     return " of this project" if entry.get("project") else " (global)"
 
 
-def evidence_words(evidence: dict[str, float], asked: str = "prompt") -> list[str]:
+#: A quoted sentence in a reason: enough to recognise it.
+SENTENCE_CHARS = 60
+
+
+def quoted(text: str, limit: int = SENTENCE_CHARS) -> str:
+    """A sentence in quotes, cut at a word with " …" when longer than ``limit``."""
+    text = " ".join(text.split())
+    if len(text) > limit:
+        text = text[:limit].rsplit(" ", 1)[0].rstrip(",;:") + " …"
+    return f"'{text}'"
+
+
+def _words_said(words: list[str], held: list[str], asked: str) -> str | None:
+    """Which of the question's words the entry holds: "shares 3 of the query's 4 words:
+    speech, bubble, rejected (not floating)"."""
+    if not held:
+        return None
+    names = ", ".join(held)
+    if len(held) == len(words):
+        return (f"holds the {asked}'s word: {names}" if len(words) == 1
+                else f"shares all {len(words)} of the {asked}'s words: {names}")
+    missing = ", ".join(w for w in words if w not in held)
+    return f"shares {len(held)} of the {asked}'s {len(words)} words: {names} (not {missing})"
+
+
+def evidence_words(evidence: Mapping[str, float], asked: str = "prompt",
+                   found: Mapping[str, Any] | None = None) -> list[str]:
     """The evidence that made a search hit, as people say it (``asked``: what the words
-    were, the prompt of a hook or the query of a search)."""
+    were, the prompt of a hook or the query of a search). ``found``: what a search with
+    ``explain`` adds to a hit (memoryd.retrieval.explain: the question's words it holds, its
+    sentence closest in meaning), named in place of the numbers that sum them up; the
+    injection log keeps the numbers only, so `memory explain` says less."""
     said = []
     mix, cos, part = evidence.get("mix", 0.0), evidence.get("cos", 0.0), evidence.get("part", 0.0)
-    if mix >= 0.5:
-        said.append(f"close in meaning (cosine {max(cos, part):.2f})")
-    elif mix >= 0.3:
-        said.append(f"near in meaning (cosine {max(cos, part):.2f})")
-    if part > cos + 0.05:
-        said.append("one of its sentences especially")
+    sentence = (found or {}).get("sentence")
+    near = "close" if mix >= 0.5 else "near" if mix >= 0.3 else None
+    if near and sentence and sentence["cosine"] >= cos:  # a sentence is what is close
+        said.append(f"its sentence {quoted(sentence['text'])} is {near} in meaning "
+                    f"(cosine {sentence['cosine']:.2f})")
+    else:
+        if near:
+            said.append(f"{near} in meaning (cosine {max(cos, part):.2f})")
+        if part > cos + 0.05:
+            said.append("one of its sentences especially")
     coverage, align = evidence.get("coverage", 0.0), evidence.get("align", 0.0)
-    if coverage >= 0.75:
+    words = (found or {}).get("words")
+    shared = _words_said(words, (found or {}).get("held") or [], asked) if words else None
+    if shared:
+        said.append(shared)
+    elif words is None and coverage >= 0.75:
         said.append(f"holds the {asked}'s telling words")
-    elif coverage >= 0.4:
+    elif words is None and coverage >= 0.4:
         said.append(f"holds some of the {asked}'s telling words")
     elif align >= 0.6:
         said.append(f"words close to the {asked}'s")
