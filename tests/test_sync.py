@@ -504,3 +504,44 @@ def test_transcript_archives_merge_as_the_union_of_both_machines_turns(machines,
     found(b, "Leeds warehouse")
     found(b, "Priya goods-in")
     found(a, "Tomasz night shift")
+
+
+def test_an_older_git_merges_in_the_worktree_and_syncs_the_same(tmp_path: Path,
+                                                               remote: Path) -> None:
+    """With a git older than 2.38 (no ``merge-tree --write-tree``), the merge is made in the
+    worktree while writes wait, as before; the result is the same union. The git here is the
+    real one, behind a script that says it is 2.37."""
+    real = shutil.which("git")
+    assert real is not None
+    shim = tmp_path / "oldgit"
+    shim.mkdir()
+    (shim / "git").write_text(f"""#!/bin/sh
+if [ "$1" = "--version" ]; then echo "git version 2.37.1"; exit 0; fi
+exec {real} "$@"
+""")
+    (shim / "git").chmod(0o755)
+    made = []
+    try:
+        for i in range(2):
+            m = Machine(Path(tempfile_dir(tmp_path, i)))
+            m.env["PATH"] = f"{shim}:{os.environ['PATH']}"
+            m.start()
+            made.append(m)
+        a, b = made
+        init(remote, a, b)
+        write(a, [f"a's note {i}" for i in range(40)])
+        write(b, [f"b's note {i}" for i in range(40)])
+        sync(a, b, a)
+        expected = sorted([*[f"a's note {i}" for i in range(40)],
+                           *[f"b's note {i}" for i in range(40)]])
+        assert a.texts() == expected and b.texts() == expected
+        assert a.ids() == b.ids()
+        # b merged in its worktree (`git merge` made the merge commit; off the worktree, the
+        # worktree is fast-forwarded to a commit made apart)
+        moves = subprocess.run(["git", "-C", str(b.home), "reflog", "--format=%gs"],
+                               capture_output=True, text=True, check=True).stdout
+        assert "Merge made by" in moves and "Fast-forward" not in moves, moves
+    finally:
+        for m in made:
+            m.stop()
+            shutil.rmtree(m.home, ignore_errors=True)
