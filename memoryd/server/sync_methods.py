@@ -21,7 +21,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from memoryd.engine import Engine
 from memoryd.errors import NotFoundError
@@ -35,6 +35,7 @@ from memoryd.sync.shared import PREFIX as TEAM_PREFIX
 from memoryd.sync.shared import Team, follow, followed
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 #: Rounds of fetch, merge, push when the remote keeps moving under us.
 ROUNDS = 5
@@ -186,7 +187,7 @@ class Sync:
         assert store is not None
         await asyncio.to_thread(repo.configure)
         await engine.db(finish_pending, store, repo.root, False)
-        committed = await engine.db(repo.commit, f"memoryd sync on {host()}")
+        committed, commit_s = await engine.db(_timed, repo.commit, f"memoryd sync on {host()}")
         total = Applied()
         copies: list[str] = []
         pulled = pushed = False
@@ -206,23 +207,30 @@ class Sync:
             raise SyncError(f"the remote moved during each of {ROUNDS} attempts to push; "
                             "nothing was lost, run `memory sync` again")
         return {"committed": committed, "pulled": pulled, "pushed": pushed,
-                "applied": total.reply(), "new_conflicts": copies}
+                "applied": total.reply(), "new_conflicts": copies,
+                "commit_s": round(commit_s, 3)}
 
     async def _pull(self, repo: SyncRepo, theirs: str) -> tuple[Merged, Applied]:
         """Merge ``theirs``, move the worktree to the merge, apply what it brought."""
         began = time.perf_counter()
-        merged = await self._merge(repo, theirs)
+        holds: list[float] = []  # the merge's steps on the database thread
+        merged = await self._merge(repo, theirs, holds)
         merging = time.perf_counter() - began
         applied = await self._apply(repo, merged)
         applied.merge_s = merging
+        applied.advance_s = sum(holds)
+        applied.longest_advance_s = max(holds, default=0.0)
         self._after(applied)
         return merged, applied
 
-    async def _merge(self, repo: SyncRepo, theirs: str) -> Merged:
+    async def _merge(self, repo: SyncRepo, theirs: str, holds: list[float]) -> Merged:
         """The merge, made off the worktree while searches and writes go on; the worktree is
-        at it when this returns, and the ``sync:pending`` mark set."""
+        at it when this returns, and the ``sync:pending`` mark set. ``holds``: the time each
+        of its steps on the database thread took."""
         if not merges_off_worktree():  # an older git: in the worktree, writes waiting
-            return await self.engine.db(self._merge_in_worktree, repo, theirs)
+            merged, took = await self.engine.db(_timed, self._merge_in_worktree, repo, theirs)
+            holds.append(took)
+            return merged
         target = theirs
         copies: tuple[str, ...] = ()
         for _ in range(ROUNDS):
@@ -230,11 +238,14 @@ class Sync:
             assert ours is not None
             made = await asyncio.to_thread(repo.merge_off, ours, target)
             copies += made.conflicts
-            if await self.engine.db(self._advance, repo, made):
+            moved, took = await self.engine.db(_timed, self._advance, repo, made)
+            holds.append(took)
+            if moved:
                 return Merged(made.before, made.after, copies)
             target = made.after  # written meanwhile (committed now): merged with it next
         # writes kept coming during each merge: the last one in the worktree, writes waiting
-        merged = await self.engine.db(self._merge_in_worktree, repo, target)
+        merged, took = await self.engine.db(_timed, self._merge_in_worktree, repo, target)
+        holds.append(took)
         return Merged(merged.before, merged.after, copies + merged.conflicts)
 
     def _advance(self, repo: SyncRepo, made: Merged) -> bool:
@@ -374,6 +385,14 @@ class Sync:
             return _check(WARNING, f"remote {remote} reachable; last sync {when}",
                           "run `memory sync`")
         return _check(OK, f"remote {remote} reachable; last sync {when}; no conflict waiting")
+
+
+def _timed(fn: Callable[..., T], *args: Any) -> tuple[T, float]:
+    """``fn(*args)`` and the seconds it took (run on the database thread: how long it held
+    it, for ``memory sync --json`` and the bench)."""
+    began = time.perf_counter()
+    result = fn(*args)
+    return result, time.perf_counter() - began
 
 
 def _check(status: str, detail: str, fix: str | None = None) -> dict[str, Any]:

@@ -70,12 +70,18 @@ class Applied:
     held_s: float = 0.0
     longest_s: float = 0.0
     slices: int = 0
+    #: the database thread's steps besides the apply: moving the worktree to the merge (with
+    #: the commit of what was written during the merge), and the longest of those
+    advance_s: float = 0.0
+    longest_advance_s: float = 0.0
 
     def reply(self) -> dict[str, Any]:
         return {"records": self.records, "restored": self.restored, "purged": self.purged,
                 "files": self.files, "merge_s": round(self.merge_s, 3),
                 "apply_s": round(self.apply_s, 3), "held_s": round(self.held_s, 3),
-                "longest_hold_s": round(self.longest_s, 4), "slices": self.slices}
+                "longest_hold_s": round(self.longest_s, 4), "slices": self.slices,
+                "advance_s": round(self.advance_s, 3),
+                "longest_advance_s": round(self.longest_advance_s, 4)}
 
     def add(self, other: Applied) -> None:
         self.records += other.records
@@ -87,6 +93,8 @@ class Applied:
         self.held_s += other.held_s
         self.longest_s = max(self.longest_s, other.longest_s)
         self.slices += other.slices
+        self.advance_s += other.advance_s
+        self.longest_advance_s = max(self.longest_advance_s, other.longest_advance_s)
 
 
 @dataclass
