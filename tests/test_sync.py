@@ -541,6 +541,9 @@ exec {real} "$@"
         moves = subprocess.run(["git", "-C", str(b.home), "reflog", "--format=%gs"],
                                capture_output=True, text=True, check=True).stdout
         assert "Merge made by" in moves and "Fast-forward" not in moves, moves
+        doctor = b.cli("doctor", "--json")
+        check = next(c for c in json.loads(doctor.stdout)["checks"] if c["check"] == "sync")
+        assert "git 2.37 merges in the worktree" in check["detail"], check
     finally:
         for m in made:
             m.stop()

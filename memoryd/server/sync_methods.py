@@ -30,6 +30,7 @@ from memoryd.passes.runner import INTERVALS, START_DELAY_S
 from memoryd.sync import apply
 from memoryd.sync.apply import Applied, Plan, finish_pending, mark_pending
 from memoryd.sync.git import SyncError, git_program, merges_off_worktree
+from memoryd.sync.git import version as git_version
 from memoryd.sync.repo import Merged, SyncRepo, host, reachable
 from memoryd.sync.shared import PREFIX as TEAM_PREFIX
 from memoryd.sync.shared import Team, follow, followed
@@ -384,6 +385,11 @@ class Sync:
         if every is not None and (not last or time.time() - float(last) > 2 * every + 600):
             return _check(WARNING, f"remote {remote} reachable; last sync {when}",
                           "run `memory sync`")
+        found = git_version()
+        if found is not None and not merges_off_worktree():
+            return _check(OK, f"remote {remote} reachable; last sync {when}; no conflict "
+                          f"waiting; git {found[0]}.{found[1]} merges in the worktree, while "
+                          "searches and writes wait (git 2.38 or newer merges beside them)")
         return _check(OK, f"remote {remote} reachable; last sync {when}; no conflict waiting")
 
 
