@@ -102,6 +102,9 @@ class Engine:
         self.bulk_done.set()
         self.vectors_done = asyncio.Event()  # cleared while the backfill has entries to embed
         self.vectors_done.set()
+        # held while a sync applies what it pulled, in slices (memoryd.server.sync_methods): a
+        # purge waits, else it could miss records of its entries that are not applied yet
+        self.sync_applying = asyncio.Lock()
         self.store: Store | None = None
         self._entries: Entries | None = None
         self._search: Search | None = None

@@ -258,15 +258,51 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
-def _merging(m: Machine) -> bool:
+def _driver(m: Machine, python: bool = False) -> int | None:
+    """The pid of the merge driver git runs for the machine's daemon, if it runs (``python``:
+    the driver's Python process, not the shell git starts it with)."""
     assert m.proc is not None
     for pid in _descendants(m.proc.pid):
         try:
-            if b"memoryd.sync.driver" in Path(f"/proc/{pid}/cmdline").read_bytes():
-                return True
+            command = Path(f"/proc/{pid}/cmdline").read_bytes()
+            if b"memoryd.sync.driver" in command and not (
+                    python and command.startswith(b"/bin/sh")):
+                return pid
         except OSError:
             continue
-    return False
+    return None
+
+
+def _merging(m: Machine) -> bool:
+    return _driver(m) is not None
+
+
+def _kill_machine(m: Machine) -> None:
+    """kill -9 of the daemon and every process under it (git with it: the machine goes down)."""
+    assert m.proc is not None
+    doomed = [m.proc.pid, *_descendants(m.proc.pid)]
+    for pid in doomed:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    m.proc.wait(timeout=30)
+    m.proc = None
+
+
+def _in_background(fn, *args):  # type: ignore[no-untyped-def]
+    """Run ``fn(*args)`` in a thread; returns the thread and the list its result lands in."""
+    done: list[object] = []
+
+    def run() -> None:
+        try:
+            done.append(fn(*args))
+        except Exception as exc:  # noqa: BLE001 (a daemon killed under it)
+            done.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread, done
 
 
 def test_kill_9_during_a_sync_then_the_next_sync_completes(machines, remote: Path) -> None:
@@ -337,3 +373,182 @@ def test_a_shared_lesson_reaches_the_team_under_its_own_heading(machines, tmp_pa
         c.remember("team.acme", "deploy", "planted", kind="lesson")
     with b.client() as c, pytest.raises(ForbiddenError):
         c.forget(team[0]["id"], agent="team.acme")
+
+
+def test_searches_and_writes_are_answered_while_a_merge_runs(machines, remote: Path) -> None:
+    """The merge is made off the worktree and off the database thread: with git's merge of the
+    ledgers held still, b answers a search and stores a note, and that note, written during
+    the merge, reaches both machines with the rest."""
+    a, b = machines(2)
+    init(remote, a, b)
+    sync(a, b)
+    write(a, [f"a's note number {i} about the release" for i in range(1500)])
+    sync(a)
+    write(b, [f"b's note number {i} about the design" for i in range(100)])
+    thread, done = _in_background(sync, b)
+    import time
+    deadline = time.monotonic() + 60
+    driver = None
+    while driver is None and time.monotonic() < deadline and not done:
+        driver = _driver(b, python=True)
+    assert driver is not None, f"no merge driver was seen running: {done}"
+    os.kill(driver, signal.SIGSTOP)  # git's merge of the ledger, held still
+    try:
+        stopping = time.monotonic() + 10
+        while (state := Path(f"/proc/{driver}/stat").read_text().rsplit(")", 1)[1].split()[0]
+               ) != "T" and time.monotonic() < stopping:
+            time.sleep(0.01)  # (a process in the middle of a read stops once it is done)
+        assert state == "T", f"the driver was not held still (state {state})"
+        with Client(b.home / "memoryd.sock", timeout_s=20, agent="designer") as c:
+            hits = c.search("design note number 7", agents=["designer"])["hits"]
+            stored = c.remember("designer", "notes", "written while the merge ran")
+        assert any("b's note number 7 about the design" == h["text"] for h in hits)
+        assert stored["entry"]["id"]
+        assert not done, "the sync finished while its merge was held still"
+    finally:
+        os.kill(driver, signal.SIGCONT)
+    thread.join(timeout=120)
+    assert done and isinstance(done[0], list), done
+    sync(a)
+    expected = sorted([*[f"a's note number {i} about the release" for i in range(1500)],
+                       *[f"b's note number {i} about the design" for i in range(100)],
+                       "written while the merge ran"])
+    assert a.texts_all() == expected
+    assert b.texts_all() == expected
+    assert a.ids_all() == b.ids_all()
+
+
+def _merge_commit_at(m: Machine) -> bool:
+    """Whether the machine's HEAD is a merge commit (the worktree moved to a merge)."""
+    head = subprocess.run(["git", "-C", str(m.home), "rev-list", "--parents", "-n", "1",
+                           "HEAD"], capture_output=True, text=True, check=False).stdout.split()
+    return len(head) == 3
+
+
+def test_kill_9_between_the_merge_and_the_end_of_its_apply(machines, remote: Path) -> None:
+    """Killed once the worktree is at the merge and the records are being applied in slices:
+    the next start applies the rest, before any sync; nothing lost, nothing twice."""
+    a, b = machines(2)
+    init(remote, a, b)
+    sync(a, b)
+    write(a, [f"a's note number {i} about the release" for i in range(3000)])
+    sync(a)
+    write(b, [f"b's note number {i} about the design" for i in range(100)])
+    assert not _merge_commit_at(b)
+    thread, done = _in_background(sync, b)
+    import time
+    deadline = time.monotonic() + 120
+    while not _merge_commit_at(b) and time.monotonic() < deadline and not done:
+        time.sleep(0.002)
+    assert not done, "the sync finished before it could be killed"
+    with b.client() as c:  # the apply is under way: some of a's notes are in, not all
+        applied = c.list_entries(agents=["designer"], limit=1)["total"]
+    _kill_machine(b)
+    thread.join(timeout=60)
+    assert applied < 3100, "the apply had finished"
+    b.start()  # the rest is applied at start, from the mark
+    expected = sorted([*[f"a's note number {i} about the release" for i in range(3000)],
+                       *[f"b's note number {i} about the design" for i in range(100)]])
+    assert b.texts_all() == expected
+    sync(b, a)
+    assert a.texts_all() == expected
+    assert b.texts_all() == expected
+    assert a.ids_all() == b.ids_all()
+
+
+SESSION = "5b0c2e9a-1f3d-4c8e-9a6b-2d7f0e1c3b5a"
+
+
+def _archived(m: Machine) -> list[bytes]:
+    """The transcript archive's records, as lines (all its gzip members read as one stream)."""
+    import gzip
+    with gzip.open(m.home / "transcripts" / "claude-code.jsonl.gz") as handle:
+        return handle.read().splitlines()
+
+
+def test_transcript_archives_merge_as_the_union_of_both_machines_turns(machines,
+                                                                       remote: Path) -> None:
+    """One session whose turns were indexed on two machines (a session resumed on the other,
+    the earlier turns' file left behind): each machine's retain pass archives its own turns;
+    after a sync both archives hold all of them, each record once, and both indexes find
+    the other machine's turns."""
+    from test_ingest import eventually, write_lines
+    from test_retain import exchange
+    a, b = machines(2)
+    init(remote, a, b)
+    turns = {a: [("where do returns go?", "To the Leeds warehouse, dock four."),
+                 ("who signs for them?", "Priya at goods-in.")],
+             b: [("when is the next stock count?", "Friday at eight, before the doors open."),
+                 ("who runs it?", "Tomasz from the night shift.")]}
+    for m, first in ((a, 0), (b, 2)):
+        project = m.home / "user" / ".claude" / "projects" / "-tmp-shop"
+        project.mkdir(parents=True, exist_ok=True)
+        for n, (question, answer) in enumerate(turns[m], start=first):
+            write_lines(project / f"{SESSION}.jsonl", exchange(SESSION, n, question, answer))
+
+    def found(m: Machine, words: str) -> None:
+        with m.client() as c:
+            hits = c.search(words, agents=["*"])["hits"]
+        assert any(words.split()[0] in h["text"] for h in hits), [h["text"] for h in hits]
+
+    eventually(lambda: (found(a, "Leeds warehouse"), found(a, "Priya goods-in")), 60)
+    eventually(lambda: (found(b, "Friday eight"), found(b, "Tomasz night shift")), 60)
+    for m in (a, b):
+        with m.client() as c:
+            assert c.pass_run("retain")["counts"]["archived"] == 2
+    own = {m: set(_archived(m)) for m in (a, b)}
+    assert not own[a] & own[b]
+    sync(a, b, a)
+    for m in (a, b):
+        records = _archived(m)
+        assert len(records) == len(set(records)) == 4  # the union, each record once
+        assert set(records) == own[a] | own[b]
+        assert {json.loads(r)["entry"]["session"] for r in records} == {SESSION}
+    # the turns each machine archived are restored in the other's index
+    found(b, "Leeds warehouse")
+    found(b, "Priya goods-in")
+    found(a, "Tomasz night shift")
+
+
+def test_an_older_git_merges_in_the_worktree_and_syncs_the_same(tmp_path: Path,
+                                                               remote: Path) -> None:
+    """With a git older than 2.38 (no ``merge-tree --write-tree``), the merge is made in the
+    worktree while writes wait, as before; the result is the same union. The git here is the
+    real one, behind a script that says it is 2.37."""
+    real = shutil.which("git")
+    assert real is not None
+    shim = tmp_path / "oldgit"
+    shim.mkdir()
+    (shim / "git").write_text(f"""#!/bin/sh
+if [ "$1" = "--version" ]; then echo "git version 2.37.1"; exit 0; fi
+exec {real} "$@"
+""")
+    (shim / "git").chmod(0o755)
+    made = []
+    try:
+        for i in range(2):
+            m = Machine(Path(tempfile_dir(tmp_path, i)))
+            m.env["PATH"] = f"{shim}:{os.environ['PATH']}"
+            m.start()
+            made.append(m)
+        a, b = made
+        init(remote, a, b)
+        write(a, [f"a's note {i}" for i in range(40)])
+        write(b, [f"b's note {i}" for i in range(40)])
+        sync(a, b, a)
+        expected = sorted([*[f"a's note {i}" for i in range(40)],
+                           *[f"b's note {i}" for i in range(40)]])
+        assert a.texts() == expected and b.texts() == expected
+        assert a.ids() == b.ids()
+        # b merged in its worktree (`git merge` made the merge commit; off the worktree, the
+        # worktree is fast-forwarded to a commit made apart)
+        moves = subprocess.run(["git", "-C", str(b.home), "reflog", "--format=%gs"],
+                               capture_output=True, text=True, check=True).stdout
+        assert "Merge made by" in moves and "Fast-forward" not in moves, moves
+        doctor = b.cli("doctor", "--json")
+        check = next(c for c in json.loads(doctor.stdout)["checks"] if c["check"] == "sync")
+        assert "git 2.37 merges in the worktree" in check["detail"], check
+    finally:
+        for m in made:
+            m.stop()
+            shutil.rmtree(m.home, ignore_errors=True)

@@ -65,12 +65,15 @@ def replay_ledgers(store: Store, ledger: Ledger,
     return applied
 
 
-def apply_records(store: Store, agent: str, records: list[dict[str, Any]]) -> int:
+def apply_records(store: Store, agent: str, records: list[dict[str, Any]],
+                  skipped: set[str] | None = None) -> int:
     """Apply records that came from another machine (memoryd.sync.apply), in the caller's
     transaction; returns how many changed the index. Unlike the replay at start, a pass's
     change is never taken for one that did not commit: its change number is the other
-    machine's. A ``purge`` record is left to the caller (memoryd.maintenance.purge, by ids)."""
-    skipped: set[str] = set()
+    machine's. A ``purge`` record is left to the caller (memoryd.maintenance.purge, by ids).
+    ``skipped``: the ids of remember records skipped as duplicates, kept by a caller that
+    applies a file's records in several calls (their status records are skipped too)."""
+    skipped = set() if skipped is None else skipped
     return sum(_apply_record(store, agent, record, skipped) for record in records)
 
 

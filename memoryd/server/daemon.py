@@ -215,7 +215,7 @@ class Daemon:
             log.info("Settled %d changes of a pass that was stopped mid-run.", settled)
         self.methods.update(PassMethods(self.passes).methods())
         self.methods.update(TrustMethods(engine).methods())
-        self.sync = Sync(engine)
+        self.sync = Sync(engine, self.traffic.background)
         self.methods.update(self.sync.methods())
         # forget and supersede: a file entry's edits its file, any other is the entries'
         edits = FileEntryEdits(self.passes, engine.supersede, engine.backfill_wanted.set)

@@ -1,13 +1,18 @@
 """Wire methods of sync (docs/sync.md): ``sync_init``, ``sync``, ``sync_add_shared``,
 ``share``, and the schedule of the ``sync`` pass (``[passes] sync``).
 
-A sync is git's work in four steps, each where it belongs: what changed locally is committed
-on the database thread (no write is half-appended while git reads the files); the fetch and
-the push run on worker threads (the network never holds up a search); the merge and the
-replay of what it brought run on the database thread again, as one step, so nothing writes
-the files while git merges them (:mod:`memoryd.sync.repo`, :mod:`memoryd.sync.apply`).
-Syncs run one at a time. A push the remote refuses because it moved meanwhile is fetched and
-merged again, a few times; nothing is ever force-pushed.
+A sync is git's work in steps, each where it belongs: what changed locally is committed on the
+database thread (no write is half-appended while git reads the files); the fetch and the push
+run on worker threads (the network never holds up a search); the merge is made off the
+worktree on a worker thread, into a commit (git ≥ 2.38; an older git merges in the worktree,
+on the database thread); the worktree moves to it on the database thread (a fast-forward, once
+what was written meanwhile is committed: else that is merged in first); and what it brought
+is decoded on a worker thread and applied on the database thread in short slices, each once
+the searches and writes waiting have gone (memoryd.scheduling), so a sync of thousands of
+records never holds them up for long (:mod:`memoryd.sync.repo`, :mod:`memoryd.sync.apply`).
+A purge waits while an apply runs (it could not purge what is not applied yet). Syncs run
+one at a time. A push the remote refuses because it moved meanwhile is fetched and merged
+again, a few times; nothing is ever force-pushed.
 """
 
 from __future__ import annotations
@@ -15,19 +20,23 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from memoryd.engine import Engine
 from memoryd.errors import NotFoundError
 from memoryd.params import Params
 from memoryd.passes.runner import INTERVALS, START_DELAY_S
-from memoryd.sync.apply import Applied, apply_merge, finish_pending, mark_pending
-from memoryd.sync.git import SyncError, git_program
-from memoryd.sync.repo import SyncRepo, host, reachable
+from memoryd.sync import apply
+from memoryd.sync.apply import Applied, Plan, finish_pending, mark_pending
+from memoryd.sync.git import SyncError, git_program, merges_off_worktree
+from memoryd.sync.git import version as git_version
+from memoryd.sync.repo import Merged, SyncRepo, host, reachable
 from memoryd.sync.shared import PREFIX as TEAM_PREFIX
 from memoryd.sync.shared import Team, follow, followed
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 #: Rounds of fetch, merge, push when the remote keeps moving under us.
 ROUNDS = 5
@@ -38,8 +47,12 @@ OK, WARNING, PROBLEM = "ok", "warning", "problem"
 class Sync:
     """The sync of one daemon's state dir."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine,
+                 background: Callable[..., Awaitable[Any]] | None = None) -> None:
         self.engine = engine
+        #: runs a slice of the apply on the database thread once the requests in flight have
+        #: gone (memoryd.scheduling.Traffic.background); the database thread at once without
+        self.background = background or engine.db
         self.lock = asyncio.Lock()
         self.started = time.time()
         self.running = False
@@ -175,23 +188,17 @@ class Sync:
         assert store is not None
         await asyncio.to_thread(repo.configure)
         await engine.db(finish_pending, store, repo.root, False)
-        committed = await engine.db(repo.commit, f"memoryd sync on {host()}")
+        committed, commit_s = await engine.db(_timed, repo.commit, f"memoryd sync on {host()}")
         total = Applied()
         copies: list[str] = []
         pulled = pushed = False
         for _ in range(ROUNDS):
             theirs = await asyncio.to_thread(repo.fetch)
             if theirs is not None and not await asyncio.to_thread(repo.contains, theirs):
-                merged, applied = await engine.db(self._merge, repo, theirs)
+                merged, applied = await self._pull(repo, theirs)
                 pulled = True
                 copies += merged.conflicts
-                self._after(applied)
-                total.records += applied.records
-                total.restored += applied.restored
-                total.purged += applied.purged
-                total.files += applied.files
-                total.merge_s += applied.merge_s
-                total.apply_s += applied.apply_s
+                total.add(applied)
             if theirs is not None and theirs == await asyncio.to_thread(repo.head):
                 break  # nothing of ours the remote lacks
             if await asyncio.to_thread(repo.push):
@@ -201,26 +208,92 @@ class Sync:
             raise SyncError(f"the remote moved during each of {ROUNDS} attempts to push; "
                             "nothing was lost, run `memory sync` again")
         return {"committed": committed, "pulled": pulled, "pushed": pushed,
-                "applied": total.reply(), "new_conflicts": copies}
+                "applied": total.reply(), "new_conflicts": copies,
+                "commit_s": round(commit_s, 3)}
 
-    def _merge(self, repo: SyncRepo, theirs: str) -> tuple[Any, Applied]:
-        """Merge and apply (database thread: nothing writes the files meanwhile)."""
+    async def _pull(self, repo: SyncRepo, theirs: str) -> tuple[Merged, Applied]:
+        """Merge ``theirs``, move the worktree to the merge, apply what it brought."""
+        began = time.perf_counter()
+        holds: list[float] = []  # the merge's steps on the database thread
+        merged = await self._merge(repo, theirs, holds)
+        merging = time.perf_counter() - began
+        applied = await self._apply(repo, merged)
+        applied.merge_s = merging
+        applied.advance_s = sum(holds)
+        applied.longest_advance_s = max(holds, default=0.0)
+        self._after(applied)
+        return merged, applied
+
+    async def _merge(self, repo: SyncRepo, theirs: str, holds: list[float]) -> Merged:
+        """The merge, made off the worktree while searches and writes go on; the worktree is
+        at it when this returns, and the ``sync:pending`` mark set. ``holds``: the time each
+        of its steps on the database thread took."""
+        if not merges_off_worktree():  # an older git: in the worktree, writes waiting
+            merged, took = await self.engine.db(_timed, self._merge_in_worktree, repo, theirs)
+            holds.append(took)
+            return merged
+        target = theirs
+        copies: tuple[str, ...] = ()
+        for _ in range(ROUNDS):
+            ours = await asyncio.to_thread(repo.head)
+            assert ours is not None
+            made = await asyncio.to_thread(repo.merge_off, ours, target)
+            copies += made.conflicts
+            moved, took = await self.engine.db(_timed, self._advance, repo, made)
+            holds.append(took)
+            if moved:
+                return Merged(made.before, made.after, copies)
+            target = made.after  # written meanwhile (committed now): merged with it next
+        # writes kept coming during each merge: the last one in the worktree, writes waiting
+        merged, took = await self.engine.db(_timed, self._merge_in_worktree, repo, target)
+        holds.append(took)
+        return Merged(merged.before, merged.after, copies + merged.conflicts)
+
+    def _advance(self, repo: SyncRepo, made: Merged) -> bool:
+        """Move the worktree to the merge (database thread); False when something was written
+        since the merge began (it is committed now: the caller merges again)."""
         store = self.engine.store
         assert store is not None
-        before = repo.head()
-        assert before is not None
-        mark_pending(store, before)
-        began = time.perf_counter()
+        if repo.commit(f"memoryd sync on {host()}") or repo.head() != made.before:
+            return False
+        mark_pending(store, made.before)
         try:
-            merged = repo.merge(theirs)
+            repo.advance(made.before, made.after)
         except BaseException:
             finish_pending(store, repo.root, False)  # put back already: only the mark ends
             raise
-        merging = time.perf_counter() - began
-        applied = apply_merge(store, repo, merged.before, merged.after)
-        applied.merge_s = merging
-        applied.apply_s = time.perf_counter() - began - merging
-        return merged, applied
+        return True
+
+    def _merge_in_worktree(self, repo: SyncRepo, theirs: str) -> Merged:
+        """Merge in the worktree (database thread: nothing writes the files meanwhile)."""
+        store = self.engine.store
+        assert store is not None
+        repo.commit(f"memoryd sync on {host()}")
+        before = repo.head()
+        assert before is not None
+        mark_pending(store, before)
+        try:
+            return repo.merge(theirs)
+        except BaseException:
+            finish_pending(store, repo.root, False)  # put back already: only the mark ends
+            raise
+
+    async def _apply(self, repo: SyncRepo, merged: Merged) -> Applied:
+        """What the merge brought: decoded on a worker thread, the offsets moved at once, then
+        applied in slices on the database thread that let searches and writes go first; a
+        purge waits meanwhile (memoryd.engine.Engine.sync_applying)."""
+        engine = self.engine
+        store = engine.store
+        assert store is not None
+        began = time.perf_counter()
+        async with engine.sync_applying:
+            found: Plan = await asyncio.to_thread(apply.plan, repo, merged.before, merged.after)
+            await engine.db(apply.advanced, store, found)
+            while not await self.background(apply.apply_some, store, found):
+                pass
+            applied = await engine.db(apply.finish, store, repo.root, found)
+        applied.apply_s = time.perf_counter() - began
+        return applied
 
     def _after(self, applied: Applied) -> None:
         """New entries get their vectors (and their words) here; purged ones leave the RAM
@@ -312,7 +385,20 @@ class Sync:
         if every is not None and (not last or time.time() - float(last) > 2 * every + 600):
             return _check(WARNING, f"remote {remote} reachable; last sync {when}",
                           "run `memory sync`")
+        found = git_version()
+        if found is not None and not merges_off_worktree():
+            return _check(OK, f"remote {remote} reachable; last sync {when}; no conflict "
+                          f"waiting; git {found[0]}.{found[1]} merges in the worktree, while "
+                          "searches and writes wait (git 2.38 or newer merges beside them)")
         return _check(OK, f"remote {remote} reachable; last sync {when}; no conflict waiting")
+
+
+def _timed(fn: Callable[..., T], *args: Any) -> tuple[T, float]:
+    """``fn(*args)`` and the seconds it took (run on the database thread: how long it held
+    it, for ``memory sync --json`` and the bench)."""
+    began = time.perf_counter()
+    result = fn(*args)
+    return result, time.perf_counter() - began
 
 
 def _check(status: str, detail: str, fix: str | None = None) -> dict[str, Any]:

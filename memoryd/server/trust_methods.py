@@ -60,7 +60,8 @@ class TrustMethods:
                     engine.entries.unindex(rowid)
             return report
 
-        report = await engine.db(purge)
+        async with engine.sync_applying:  # a sync's records applied first: purged too
+            report = await engine.db(purge)
         if confirm:
             engine.embedding.query_cache.clear()  # a query may have held the text
         return report

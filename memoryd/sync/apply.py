@@ -7,15 +7,26 @@ changed file that the file did not hold before: a ledger's are applied as the re
 applies them (:func:`memoryd.maintenance.replay.apply_records`), an archive's transcript turns are
 restored, and a ``purge`` record made on another machine purges its entries here too
 (:class:`memoryd.maintenance.purge.Purge` by ids). Their vectors are made here, by the daemon's
-backfill, with this machine's model. The ``sync:pending`` mark ends only once all of it is
-done: a sync killed before is applied again at the next start (:func:`finish_pending`), after
-its files are put back or completed (applying a record twice changes nothing more).
+backfill, with this machine's model.
+
+The work is split where it runs (memoryd.server.sync_methods): :func:`plan` reads the two
+commits' versions of each changed file from git and decodes what is new, on a worker thread;
+:func:`apply_some` applies it on the database thread in short slices, between which searches
+and writes go on; :func:`finish` applies the purges and ends the mark.
+
+The ``sync:pending`` mark ends only once all of it is done; a sync killed before is applied
+again at the next start (:func:`finish_pending`), after its files are put back or completed
+(applying a record twice changes nothing more). The mark is ``BEFORE`` while the worktree may
+still be at the commit before the merge, then ``BEFORE AFTER`` from the moment the worktree is
+at the merge and the index's offsets into its files say so (:func:`advanced`): from then on
+local writes append past the merged files, and move those offsets on themselves.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,13 +39,17 @@ from memoryd.store.database import Store
 from memoryd.store.file_journal import history_key
 from memoryd.store.ledger import Ledger
 from memoryd.store.pass_log import PassLog
-from memoryd.sync.merge import archive_lines, ledger_lines
+from memoryd.sync.merge import archive_lines, common_lines, ledger_lines
 from memoryd.sync.repo import SyncRepo
 
 log = logging.getLogger(__name__)
 
-#: Meta key holding the commit a merge started from, until what it brought is applied.
+#: Meta key holding the commit a merge started from (and, once the worktree is at the merge,
+#: the merge), until what it brought is applied.
 PENDING = "sync:pending"
+#: The longest one slice of an apply holds the database thread (it then lets the searches and
+#: writes waiting go first: memoryd.scheduling).
+SLICE_S = 0.02
 
 
 @dataclass
@@ -48,64 +63,166 @@ class Applied:
     agents: set[str] = field(default_factory=set)
     purged_rows: list[int] = field(default_factory=list)
     purged_words: list[str] = field(default_factory=list)
-    #: the merge's and the apply's time on the database thread (what a search could wait)
+    #: the merge's time (off the database thread, but for an older git), the apply's time in
+    #: all, the time its slices held the database thread, and the longest of them
     merge_s: float = 0.0
     apply_s: float = 0.0
+    held_s: float = 0.0
+    longest_s: float = 0.0
+    slices: int = 0
+    #: the database thread's steps besides the apply: moving the worktree to the merge (with
+    #: the commit of what was written during the merge), and the longest of those
+    advance_s: float = 0.0
+    longest_advance_s: float = 0.0
 
     def reply(self) -> dict[str, Any]:
         return {"records": self.records, "restored": self.restored, "purged": self.purged,
                 "files": self.files, "merge_s": round(self.merge_s, 3),
-                "apply_s": round(self.apply_s, 3)}
+                "apply_s": round(self.apply_s, 3), "held_s": round(self.held_s, 3),
+                "longest_hold_s": round(self.longest_s, 4), "slices": self.slices,
+                "advance_s": round(self.advance_s, 3),
+                "longest_advance_s": round(self.longest_advance_s, 4)}
+
+    def add(self, other: Applied) -> None:
+        self.records += other.records
+        self.restored += other.restored
+        self.purged += other.purged
+        self.files += other.files
+        self.merge_s += other.merge_s
+        self.apply_s += other.apply_s
+        self.held_s += other.held_s
+        self.longest_s = max(self.longest_s, other.longest_s)
+        self.slices += other.slices
+        self.advance_s += other.advance_s
+        self.longest_advance_s = max(self.longest_advance_s, other.longest_advance_s)
 
 
-def apply_merge(store: Store, repo: SyncRepo, before: str, after: str) -> Applied:
-    """Apply what the files changed between two commits hold that they did not (database
-    thread; the worktree is at ``after``)."""
-    applied = Applied()
-    state = repo.root
-    ledger = Ledger(state / "ledger")
-    archive = AgentArchive(state / "transcripts")
-    history = AgentArchive(state / "history")
-    purges: dict[str, set[str]] = {}
+@dataclass
+class Change:
+    """One changed file: the records it brought (``records`` for a ledger, ``turns`` for a
+    transcript archive), its size after the merge, and how many are applied so far."""
+
+    top: str  # ledger, transcripts or history
+    agent: str
+    path: Path
+    size: int
+    records: list[dict[str, Any]] = field(default_factory=list)
+    done: int = 0
+    skipped: set[str] = field(default_factory=set)  # duplicates skipped: their status too
+
+    @property
+    def offset_key(self) -> str:
+        if self.top == "ledger":
+            return f"ledger:{self.agent}"
+        return meta_key(self.agent) if self.top == "transcripts" else history_key(self.agent)
+
+
+@dataclass
+class Plan:
+    """What a merge brought, decoded, to apply."""
+
+    before: str
+    after: str
+    changes: list[Change]
+    applied: Applied = field(default_factory=Applied)
+
+    @property
+    def left(self) -> int:
+        return sum(len(c.records) - c.done for c in self.changes)
+
+
+def plan(repo: SyncRepo, before: str, after: str) -> Plan:
+    """The records the files changed between two commits hold that they did not (read from
+    git, not the worktree: local writes may have appended since). Any thread."""
+    changes: list[Change] = []
+    files = 0
+    for name in repo.changed(before, after):
+        files += 1
+        top, _, file = name.partition("/")
+        if "/" in file:
+            continue
+        old = repo.read_at(before, name)
+        new = repo.read_at(after, name)
+        if top == "ledger" and file.endswith(".jsonl"):
+            agent = file.removesuffix(".jsonl")
+            if not AGENT_NAME.match(agent):
+                continue
+            # only the lines the file did not hold are read (a merge writes every line in its
+            # canonical bytes, as the ledger does), and only past the start both share
+            start = common_lines(old, new)
+            held = set(old[start:].splitlines(keepends=True))
+            fresh = b"".join(line for line in new[start:].splitlines(keepends=True)
+                             if line not in held)
+            records = [_record(line.data) for line in ledger_lines(fresh)[0]]
+            changes.append(Change(top, agent, repo.root / name, len(new), records))
+        elif top in ("transcripts", "history") and file.endswith(".jsonl.gz"):
+            agent = file.removesuffix(".jsonl.gz")
+            if not AGENT_NAME.match(agent):
+                continue
+            turns: list[dict[str, Any]] = []
+            if top == "transcripts":
+                known = {line.data for line in archive_lines(old)}
+                turns = [_record(line.data) for line in archive_lines(new)
+                         if line.data not in known]
+            changes.append(Change(top, agent, repo.root / name, len(new), turns))
+    found = Plan(before, after, changes)
+    found.applied.files = files
+    return found
+
+
+def advanced(store: Store, found: Plan) -> None:
+    """The worktree is at the merge now (database thread, at once after it moved): the index's
+    offsets into the merged files are their ends, and the mark says so. What the merge brought
+    is not applied yet; the mark makes sure it will be."""
     with store.transaction():
-        for name in repo.changed(before, after):
-            path = state / name
-            top, _, file = name.partition("/")
-            old = repo.read_at(before, name)
-            new = path.read_bytes() if path.exists() else b""
-            applied.files += 1
-            if top == "ledger" and file.endswith(".jsonl") and "/" not in file:
-                agent = file.removesuffix(".jsonl")
-                if not AGENT_NAME.match(agent):
-                    continue
-                # only the lines the file did not hold are read (a merge writes every line
-                # in its canonical bytes, as the ledger does)
-                held = set(old.splitlines(keepends=True))
-                fresh = b"".join(line for line in new.splitlines(keepends=True)
-                                 if line not in held)
-                records = [_record(line.data) for line in ledger_lines(fresh)[0]]
-                for record in records:
-                    if record.get("op") == "purge":
-                        purges.setdefault(agent, set()).update(
-                            str(i) for i in record.get("ids") or ())
-                applied.records += apply_records(store, agent, records)
-                applied.agents.add(agent)
-                store.set_meta(f"ledger:{agent}", str(len(new)))
-            elif top in ("transcripts", "history") and file.endswith(".jsonl.gz"):
-                agent = file.removesuffix(".jsonl.gz")
-                if not AGENT_NAME.match(agent) or "/" in file:
-                    continue
-                if top == "transcripts":
-                    held = {line.data for line in archive_lines(old)}
-                    fresh = [_record(line.data) for line in archive_lines(new)
-                             if line.data not in held]
-                    applied.restored += restore_records(store, agent, path, fresh)
-                    store.set_meta(meta_key(agent), str(len(new)))
+        for change in found.changes:
+            store.set_meta(change.offset_key, str(change.size))
+        store.set_meta(PENDING, f"{found.before} {found.after}")
+
+
+def apply_some(store: Store, found: Plan, budget_s: float = SLICE_S) -> bool:
+    """Apply the next records for up to ``budget_s`` (database thread, one transaction);
+    True when none are left."""
+    began = time.perf_counter()
+    deadline = began + budget_s
+    with store.transaction():
+        for change in found.changes:
+            while change.done < len(change.records):
+                record = change.records[change.done]
+                if change.top == "ledger":
+                    found.applied.records += apply_records(store, change.agent, [record],
+                                                           change.skipped)
+                    found.applied.agents.add(change.agent)
                 else:
-                    store.set_meta(history_key(agent), str(len(new)))
+                    found.applied.restored += restore_records(store, change.agent, change.path,
+                                                              [record])
+                change.done += 1
+                if time.perf_counter() >= deadline:
+                    break
+            if time.perf_counter() >= deadline:
+                break
+    took = time.perf_counter() - began
+    found.applied.held_s += took
+    found.applied.longest_s = max(found.applied.longest_s, took)
+    found.applied.slices += 1
+    return found.left == 0
+
+
+def finish(store: Store, state_dir: Path, found: Plan) -> Applied:
+    """The purges the merge brought, then the mark ended (database thread)."""
+    began = time.perf_counter()
+    applied = found.applied
+    purges: dict[str, set[str]] = {}
+    for change in found.changes:
+        if change.top == "ledger":
+            for record in change.records:
+                if record.get("op") == "purge":
+                    purges.setdefault(change.agent, set()).update(
+                        str(i) for i in record.get("ids") or ())
     for agent, ids in sorted(purges.items()):
-        job = Purge(store, ledger, archive, agent, None, None, history=history,
-                    pass_log=PassLog.in_state(state), ids=frozenset(ids))
+        job = Purge(store, Ledger(state_dir / "ledger"), AgentArchive(state_dir / "transcripts"),
+                    agent, None, None, history=AgentArchive(state_dir / "history"),
+                    pass_log=PassLog.in_state(state_dir), ids=frozenset(ids))
         report = job.run(dry_run=False, actor="memoryd sync")
         applied.purged += len(report["entries"])
         applied.purged_rows += [e["rowid"] for e in report["entries"]
@@ -113,9 +230,28 @@ def apply_merge(store: Store, repo: SyncRepo, before: str, after: str) -> Applie
         applied.purged_words += job.words  # (the purge records the files it rewrote)
     with store.transaction():
         store.set_meta(PENDING, "")
+    took = time.perf_counter() - began
+    applied.held_s += took
+    applied.longest_s = max(applied.longest_s, took)
     if applied.records or applied.restored or applied.purged:
         log.info("Sync: applied %d ledger records, restored %d transcript turns, purged %d "
                  "entries.", applied.records, applied.restored, applied.purged)
+    return applied
+
+
+def apply_merge(store: Store, repo: SyncRepo, before: str, after: str, *,
+                offsets: bool = True) -> Applied:
+    """All of :func:`plan`, :func:`apply_some` and :func:`finish` at once (database thread:
+    at start, and for an older git). ``offsets``: the index's offsets into the files are
+    still the commit before's (the worktree moved, nothing was written since)."""
+    began = time.perf_counter()
+    found = plan(repo, before, after)
+    if offsets:
+        advanced(store, found)
+    while not apply_some(store, found, budget_s=3600.0):
+        pass
+    applied = finish(store, repo.root, found)
+    applied.apply_s = time.perf_counter() - began
     return applied
 
 
@@ -131,24 +267,40 @@ def mark_pending(store: Store, before: str) -> None:
         store.set_meta(PENDING, before)
 
 
-def finish_pending(store: Store, state_dir: Path, at_start: bool = True) -> Applied | None:
-    """A sync that did not finish: one stopped after its merge commit is applied; one stopped
-    during its merge is put back (its files as they were at the commit before it, nothing of
-    it applied) — only ``at_start``, before anything is written again: later, a failed merge
-    was put back when it failed, and only the mark is left to end. None when there was none."""
-    before = store.meta(PENDING)
-    if not before:
+def pending(store: Store) -> tuple[str, str | None] | None:
+    """The mark: (the commit before, the merge once the worktree is at it), or None."""
+    value = store.meta(PENDING)
+    if not value:
         return None
+    before, _, after = value.partition(" ")
+    return before, after or None
+
+
+def finish_pending(store: Store, state_dir: Path, at_start: bool = True) -> Applied | None:
+    """A sync that did not finish: one stopped after its merge reached the worktree is
+    applied; one stopped before is put back (its files as they were at the commit before it,
+    nothing of it applied) — only ``at_start``, before anything is written again: later, a
+    failed merge was put back when it failed, and only the mark is left to end. None when
+    there was none."""
+    mark = pending(store)
+    if mark is None:
+        return None
+    before, after = mark
     repo = SyncRepo(state_dir)
-    if at_start and repo.git_dir.exists():
-        repo.put_back(before)
-    after = repo.head() if repo.git_dir.exists() else None
-    if after is None or after == before:
-        if at_start:
-            log.warning("A sync was stopped during its merge; its files are as they were "
-                        "before it (the next sync merges again).")
-        with store.transaction():
-            store.set_meta(PENDING, "")
-        return Applied()
+    if after is None:
+        if at_start and repo.git_dir.exists():
+            repo.put_back(before)
+        after = repo.head() if repo.git_dir.exists() else None
+        if after is None or after == before:
+            if at_start:
+                log.warning("A sync was stopped during its merge; its files are as they were "
+                            "before it (the next sync merges again).")
+            with store.transaction():
+                store.set_meta(PENDING, "")
+            return Applied()
+        offsets = True  # stopped as the worktree moved: nothing was written after it
+    else:
+        offsets = False  # local writes may have appended since, and moved the offsets on
     log.warning("A sync was stopped after its merge; applying what it brought.")
-    return apply_merge(store, repo, before, after)
+    return apply_merge(store, repo, before, after, offsets=offsets)
+

@@ -1,5 +1,7 @@
-"""The ``git`` program, run as a subprocess in the state dir: sync needs git installed (any
-version since 2.28; ``memory doctor`` says when it is missing).
+"""The ``git`` program, run as a subprocess in the state dir: sync needs git installed (2.28 or
+newer; ``memory doctor`` says when it is missing). With git 2.38 or newer a merge is made off
+the worktree (``git merge-tree --write-tree``), beside searches and writes; an older git merges
+in the worktree, while writes wait (:func:`merges_off_worktree`).
 
 Every run has a timeout (the network's longer), never asks on a terminal (no password prompt
 can hang the daemon: ``GIT_TERMINAL_PROMPT=0``, ssh in batch mode unless the user set
@@ -10,7 +12,9 @@ git said.
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -36,6 +40,31 @@ def git_program() -> str | None:
     return shutil.which("git")
 
 
+#: The first git whose ``merge-tree --write-tree`` makes a real merge without a worktree.
+MERGE_TREE_VERSION = (2, 38)
+
+
+@functools.cache
+def version() -> tuple[int, int] | None:
+    """git's version (major, minor), None when there is no git or it does not say."""
+    program = git_program()
+    if program is None:
+        return None
+    try:
+        said = subprocess.run([program, "--version"], capture_output=True, timeout=30,
+                              check=False).stdout.decode("utf-8", "replace")
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = re.search(r"(\d+)\.(\d+)", said)
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+def merges_off_worktree() -> bool:
+    """Whether this git merges into a commit without touching the worktree (2.38 or newer)."""
+    found = version()
+    return found is not None and found >= MERGE_TREE_VERSION
+
+
 def environment() -> dict[str, str]:
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
     env.setdefault("GIT_SSH_COMMAND", "ssh -o BatchMode=yes -o ConnectTimeout=20")
@@ -45,14 +74,17 @@ def environment() -> dict[str, str]:
 
 
 def run(root: Path, *args: str, check: bool = True, data: bytes | None = None,
-        timeout: float = LOCAL_TIMEOUT_S) -> subprocess.CompletedProcess[bytes]:
-    """``git args`` in ``root``; raises :class:`SyncError` when it fails and ``check``."""
+        timeout: float = LOCAL_TIMEOUT_S,
+        env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    """``git args`` in ``root``; raises :class:`SyncError` when it fails and ``check``.
+    ``env``: variables set for this run (a temporary index)."""
     program = git_program()
     if program is None:
         raise SyncError("sync needs git, and no `git` is on the PATH (install git)")
     try:
         done = subprocess.run([program, *IDENTITY, *args], cwd=root, input=data,
-                              capture_output=True, timeout=timeout, env=environment(),
+                              capture_output=True, timeout=timeout,
+                              env={**environment(), **(env or {})},
                               check=False)
     except subprocess.TimeoutExpired:
         raise SyncError(f"git {args[0]} did not finish within {timeout:.0f} s") from None

@@ -8,10 +8,15 @@ logs, the configuration or ``sources.toml`` (paths of this machine), nor ``passe
 (the passes' journal numbers its runs and changes per machine; the changes a pass made to an
 entry travel as ledger records).
 
-A merge runs on the database thread (nothing else writes the files meanwhile) and is put back
-whole when it fails: :meth:`SyncRepo.merge` leaves either the merged commit or the commit
-before it, never a half-merged worktree. A conflict in a markdown file keeps both versions:
-ours in the file, theirs in a conflict copy beside it (:func:`conflict_copy_name`).
+A merge is made off the worktree (:meth:`SyncRepo.merge_off`: ``git merge-tree
+--write-tree``, git 2.38 or newer), on a worker thread while searches and writes go on: it
+reads commits and writes git objects, never a file of the state dir. Only moving the worktree
+to the merge (:meth:`SyncRepo.advance`, a fast-forward) runs on the database thread, where
+nothing writes the files meanwhile. With an older git, :meth:`SyncRepo.merge` merges in the
+worktree, on the database thread. Either is put back whole when it fails: the worktree is at
+the merged commit or at the commit before it, never half-merged. A conflict in a markdown
+file keeps both versions: ours in the file, theirs in a conflict copy beside it
+(:func:`conflict_copy_name`).
 """
 
 from __future__ import annotations
@@ -189,7 +194,8 @@ class SyncRepo:
         raise SyncError(f"git push failed: {said.strip()[-600:]}")
 
     def merge(self, theirs: str) -> Merged:
-        """Merge ``theirs`` into HEAD (database thread). Ledgers and archives go through
+        """Merge ``theirs`` into HEAD in the worktree (database thread: for a git older than
+        2.38, and for a team's repository, which only shares write). Ledgers and archives go through
         memoryd's drivers; a markdown conflict keeps ours in the file and theirs beside it.
         Anything else that fails puts the worktree back as it was."""
         before = self.head()
@@ -212,6 +218,84 @@ class SyncRepo:
         after = self.head()
         assert after is not None
         return Merged(before, after, tuple(conflicts))
+
+    def merge_off(self, ours: str, theirs: str) -> Merged:
+        """Merge ``theirs`` into the commit ``ours`` as a new commit, without touching the
+        worktree, the index or HEAD (any thread: writes go on meanwhile; git ≥ 2.38). Ledgers
+        and archives go through memoryd's drivers; an unmerged file keeps ours in the file
+        and theirs in a conflict copy, as :meth:`merge` does. Returns the commit, not yet
+        checked out (:meth:`advance`). When ``ours`` is behind ``theirs``, that is all: it
+        is ``theirs`` (a fast-forward, as ``git merge`` makes it)."""
+        if git.run(self.root, "merge-base", "--is-ancestor", ours, theirs,
+                   check=False).returncode == 0:
+            return Merged(ours, theirs)
+        done = git.run(self.root, "merge-tree", "--write-tree", "--no-messages", "-z",
+                       "--allow-unrelated-histories", ours, theirs, check=False)
+        fields = done.stdout.split(b"\0")
+        if done.returncode not in (0, 1) or not fields[0]:
+            said = (done.stderr or done.stdout).decode("utf-8", "replace").strip()
+            raise SyncError(f"git merge-tree failed: {said[-600:] or done.returncode}")
+        tree = fields[0].decode()
+        copies: list[str] = []
+        if done.returncode == 1:
+            stages: dict[str, dict[int, tuple[str, str]]] = {}
+            for item in fields[1:]:
+                if not item:
+                    break
+                info, _, path = item.decode("utf-8", "surrogateescape").partition("\t")
+                mode, blob, stage = info.split()
+                stages.setdefault(path, {})[int(stage)] = (mode, blob)
+            if not stages:
+                raise SyncError("git merge-tree found a conflict it did not name")
+            tree, copies = self._keep_both_tree(tree, stages, theirs)
+        commit = self.git("commit-tree", tree, "-p", ours, "-p", theirs, "-m",
+                          f"memoryd sync: merge into {socket.gethostname()}")
+        return Merged(ours, commit, tuple(copies))
+
+    def _keep_both_tree(self, tree: str, stages: dict[str, dict[int, tuple[str, str]]],
+                        theirs: str) -> tuple[str, list[str]]:
+        """``tree`` with every unmerged path resolved by keeping both versions, made in an
+        index of its own (the worktree's is not touched); returns it and the copies made."""
+        index = self.git_dir / "memoryd-merge.index"
+        env = {"GIT_INDEX_FILE": str(index)}
+        index.unlink(missing_ok=True)
+        entries: list[str] = []
+        copies: list[str] = []
+        now = time.time()
+        for path, blobs in sorted(stages.items()):
+            ours, other = blobs.get(2), blobs.get(3)
+            if ours is not None:
+                entries.append(f"{ours[0]} {ours[1]}\t{path}")
+                if other is not None:
+                    copy = conflict_copy_name(path, theirs, now)
+                    entries.append(f"{other[0]} {other[1]}\t{copy}")
+                    copies.append(copy)
+            elif other is not None:  # we deleted it, they changed it: theirs is kept
+                entries.append(f"{other[0]} {other[1]}\t{path}")
+            else:
+                base = blobs[min(blobs)]
+                entries.append(f"0 {'0' * len(base[1])}\t{path}")
+        try:
+            git.run(self.root, "read-tree", tree, env=env)
+            git.run(self.root, "update-index", "-z", "--index-info",
+                    data="".join(f"{e}\0" for e in entries).encode("utf-8", "surrogateescape"),
+                    env=env)
+            made = git.run(self.root, "write-tree", env=env).stdout.decode().strip()
+        finally:
+            index.unlink(missing_ok=True)
+        return made, copies
+
+    def advance(self, before: str, after: str) -> None:
+        """Move the worktree, the index and HEAD from ``before`` to its descendant ``after``
+        (database thread: nothing writes the files meanwhile; every local change is
+        committed). Git writes only the files that differ. Put back when it fails."""
+        if self.head() != before:
+            raise SyncError("the repository moved during the sync; run `memory sync` again")
+        done = git.run(self.root, "merge", "--ff-only", "--quiet", after, check=False)
+        if done.returncode != 0:
+            said = (done.stderr or done.stdout).decode("utf-8", "replace").strip()
+            self.put_back(before)
+            raise SyncError(f"git merge --ff-only failed: {said[-600:]}")
 
     def _keep_both(self, theirs: str) -> list[str]:
         """Resolve every unmerged path by keeping both versions; returns the copies made."""
