@@ -245,3 +245,18 @@ def test_a_project_plugin_stays_out_of_git(memoryd_home, tmp_path) -> None:
     assert (exclude.read_text() if exclude.exists() else None) == before
     missing = run_cli("hook", "install", "opencode", "--project", str(tmp_path / "nope"))
     assert missing.returncode == 2 and not (tmp_path / "nope").exists()
+
+
+def test_doctor_checks_the_installed_plugin(daemon, memoryd_home) -> None:
+    plugin = installed_plugin()
+    shown = run_cli("doctor")
+    line = next(x for x in shown.stdout.splitlines() if "hooks opencode" in x)
+    assert "5 hooks, running" in line and str(plugin).replace(os.environ["HOME"], "~") in line
+    text = plugin.read_text()
+    old = next(x for x in text.splitlines() if x.endswith("// memoryd:command"))
+    plugin.write_text(text.replace(old, 'const COMMAND = ["/nonexistent/memory"] '
+                                        "// memoryd:command"))
+    shown = run_cli("doctor")
+    line = next(x for x in shown.stdout.splitlines() if "hooks opencode" in x)
+    assert "runs /nonexistent/memory, which does not exist" in line
+    assert "memory hook install opencode" in shown.stdout

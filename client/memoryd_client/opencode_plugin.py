@@ -126,3 +126,27 @@ def uninstall(project: str | None = None) -> str:
     with contextlib.suppress(OSError):
         fsync_directory(os.path.dirname(real))
     return "\n".join([f"{path}: removed the memoryd plugin", *excluded])
+
+
+def hook_commands(text: str) -> list[str]:
+    """The commands an installed plugin runs, one per event, as a settings file's hook commands
+    read (``/usr/bin/env NAME=VALUE … /…/memory hook opencode EVENT``), for `memory doctor`;
+    none when its command line cannot be read."""
+    import shlex
+
+    from memoryd_client.hooks import HARNESS_EVENTS
+
+    values = {}
+    for line in text.splitlines():
+        for name, mark in (("command", "// memoryd:command"), ("env", "// memoryd:env")):
+            if line.endswith(mark) and "=" in line:
+                try:
+                    values[name] = json.loads(line.split("=", 1)[1].rsplit(mark, 1)[0])
+                except ValueError:
+                    return []
+    command, env = values.get("command"), values.get("env") or {}
+    if not isinstance(command, list) or not command or not isinstance(env, dict):
+        return []
+    prefix = ["/usr/bin/env", *(f"{k}={v}" for k, v in env.items())] if env else []
+    return [shlex.join([*prefix, *map(str, command), "hook", "opencode", event])
+            for event in HARNESS_EVENTS["opencode"]]
