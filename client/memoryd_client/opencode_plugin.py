@@ -115,7 +115,7 @@ def uninstall(project: str | None = None) -> str:
         return "\n".join([f"{path}: nothing to remove", *excluded])
     if not is_ours(found):
         return "\n".join([f"{path}: not memoryd's plugin; left as it is", *excluded])
-    os.unlink(real)
+    os.unlink(path)  # a link: the link, not its target (a dotfiles copy, perhaps)
     note = _created_note(real)
     with contextlib.suppress(FileNotFoundError):
         for directory in reversed(note.read_text("utf-8").splitlines()):
@@ -124,7 +124,7 @@ def uninstall(project: str | None = None) -> str:
         note.unlink()
         _prune_backup_dirs(note.parent)
     with contextlib.suppress(OSError):
-        fsync_directory(os.path.dirname(real))
+        fsync_directory(os.path.dirname(path))
     return "\n".join([f"{path}: removed the memoryd plugin", *excluded])
 
 
