@@ -114,7 +114,9 @@ def test_an_opencode_session_gets_the_block_a_lesson_after_the_call_and_a_hard_r
                         "output": "Edit applied successfully.", "metadata": {}}},
             {"hook": "event", "input": {"event": {"type": "session.idle",
                                                   "properties": {"sessionID": SESSION}}}},
-            {"hook": "event", "input": {"event": {"type": "session.deleted", "properties": {
+            # a newer event's shape: `data` where the bus has `properties`
+            {"hook": "event", "input": {"event": {"id": "e1", "created": 1,
+                                                  "type": "session.deleted", "data": {
                 "info": {"id": SESSION, "directory": str(repo)}}}}},
         ])
         with Client(running.socket) as reader:
@@ -143,7 +145,7 @@ def test_an_opencode_session_gets_the_block_a_lesson_after_the_call_and_a_hard_r
     assert "migrations/" in edited["output"]["output"].split("Edit applied successfully.\n\n")[1]
     assert (session["harness"], session["agent"], session["cwd"], session["transcript_path"]) \
         == ("opencode", "opencode", str(repo), None)
-    assert session["closed"] is not None  # session.deleted ended it
+    assert session["closed"] is not None  # session.deleted (in `data`) ended it
     assert events == ["SessionStart", "PostToolUse", "PreToolUse", "PostToolUse"]
 
 

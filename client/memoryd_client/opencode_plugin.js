@@ -126,7 +126,8 @@ async function server(input) {
     event: async ({ event } = {}) => {
       try {
         const type = event && event.type
-        const properties = (event && event.properties) || {}
+        // `properties` on the plugin's bus; some newer events carry `data` instead
+        const properties = (event && (event.properties || event.data)) || {}
         if (type === "session.created" && properties.info && properties.info.id) {
           await block(properties.info.id)
         } else if (type === "session.idle" && properties.sessionID) {
