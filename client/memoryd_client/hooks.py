@@ -1,5 +1,5 @@
 """``memory hook AGENT EVENT``: lifecycle hooks for Claude Code, Codex, Gemini CLI, Cursor and
-OpenCode (whose plugin, memoryd_client/opencode/memoryd.js, runs this command).
+OpenCode (whose plugin, memoryd_client/opencode_plugin.js, runs this command).
 
 Reads the agent's JSON on stdin, tells the daemon, prints the agent's own output format. A hook
 never blocks its agent: it always exits 0 with valid (possibly empty) output — on bad stdin, a

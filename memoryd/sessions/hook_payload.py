@@ -17,6 +17,8 @@ of the hook's path (memoryd.server.session_methods) reads one shape:
   ``session_id`` in ``sessionStart``), its folders ``workspace_roots``; ``beforeShellExecution``
   gives ``command`` and ``cwd``. Its ``transcript_path``, where a version sends one, is a file
   memoryd cannot read (Cursor's history is not read: docs/harnesses.md), so it is not kept.
+- OpenCode has no hook commands; memoryd's plugin (memoryd_client/opencode_plugin.js) sends
+  Claude Code's fields itself, the tool's arguments in OpenCode's names (``filePath``, …).
 """
 
 from __future__ import annotations
