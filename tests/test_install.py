@@ -310,7 +310,8 @@ def test_install_registers_the_events_the_hooks_handle() -> None:
     assert tuple(install.CODEX_EVENTS) == HARNESS_EVENTS["codex"]
     assert tuple(install.GEMINI_EVENTS) == HARNESS_EVENTS["gemini"]
     assert tuple(install.CURSOR_EVENTS) == HARNESS_EVENTS["cursor"]
-    assert set(install.HARNESS_EVENTS) == set(HARNESSES)
+    # OpenCode has no settings file of hooks: memoryd's plugin (tests/test_opencode_plugin.py)
+    assert set(install.HARNESS_EVENTS) == set(HARNESSES) - {"opencode"}
 
 
 N8_SETTINGS = """{

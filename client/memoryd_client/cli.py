@@ -184,22 +184,28 @@ def run_hook_command(argv: list[str]) -> int:
             formatter_class=Formatter,
             epilog=f"examples:\n  memory hook {argv[0]} claude-code\n"
                    f"  memory hook {argv[0]} codex --project ~/src/shop\n"
-                   f"  memory hook {argv[0]} gemini\n\n"
+                   f"  memory hook {argv[0]} gemini\n"
+                   f"  memory hook {argv[0]} opencode\n\n"
                    "The previous contents are backed up in memoryd's state dir (hook-backups/, "
                    "named after the file's real path); per file the first backup (before memoryd "
                    "first changed it) and the latest are kept.\n\n"
                    "exit codes: 0 done; 1 the file could not be changed (not JSON, not "
-                   "writable); 2 usage error (DIR does not exist).")
-        parser.add_argument("harness", choices=["claude-code", "codex", "gemini", "cursor"],
+                   "writable, a plugin file of memoryd's name that is not memoryd's); 2 usage "
+                   "error (DIR does not exist).")
+        parser.add_argument("harness",
+                            choices=["claude-code", "codex", "gemini", "cursor", "opencode"],
                             help="claude-code: ~/.claude/settings.json (or $CLAUDE_CONFIG_DIR); "
                                  "codex: ~/.codex/hooks.json (or $CODEX_HOME); gemini (Gemini "
                                  "CLI): ~/.gemini/settings.json (or $GEMINI_CLI_HOME/.gemini); "
-                                 "cursor: ~/.cursor/hooks.json")
+                                 "cursor: ~/.cursor/hooks.json; opencode: memoryd's plugin, "
+                                 "~/.config/opencode/plugins/memoryd.js (or "
+                                 "$XDG_CONFIG_HOME/opencode/plugins)")
         parser.add_argument("--project", metavar="DIR",
                             help="a project's settings instead of the user's: "
                                  "DIR/.claude/settings.local.json (personal, not committed), "
                                  "DIR/.codex/hooks.json, DIR/.gemini/settings.json or "
-                                 "DIR/.cursor/hooks.json; DIR must exist")
+                                 "DIR/.cursor/hooks.json or DIR/.opencode/plugins/memoryd.js; "
+                                 "DIR must exist")
         try:
             args = parser.parse_args(argv[1:])
         except SystemExit as exc:
@@ -207,8 +213,15 @@ def run_hook_command(argv: list[str]) -> int:
         from memoryd_client import install
 
         try:
-            action = install.install if argv[0] == "install" else install.uninstall
-            print(action(args.harness, args.project))
+            if args.harness == "opencode":  # a plugin file, not a settings file
+                from memoryd_client import opencode_plugin
+
+                plugin = opencode_plugin.install if argv[0] == "install" else \
+                    opencode_plugin.uninstall
+                print(plugin(args.project))
+            else:
+                action = install.install if argv[0] == "install" else install.uninstall
+                print(action(args.harness, args.project))
         except MemorydError as exc:  # a --project that does not exist
             print(f"Error: {exc.message}", file=sys.stderr)
             return USAGE if exc.code == "bad_params" else exc.exit_code

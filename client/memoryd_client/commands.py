@@ -238,8 +238,9 @@ COMMANDS: dict[str, Command] = {
         examples=("memory reload",),
         exits="0 reloaded (a bad configuration is refused: exit 2)"),
     "hook": Command(
-        help="agent lifecycle hooks: memory hook claude-code|codex|gemini|cursor EVENT, "
-        "memory hook install|uninstall claude-code|codex|gemini|cursor (see memory hook --help)",
+        help="agent lifecycle hooks: memory hook claude-code|codex|gemini|cursor|opencode EVENT, "
+        "memory hook install|uninstall claude-code|codex|gemini|cursor|opencode (see memory "
+        "hook --help)",
         globals=(), alone=_give_hook_first),
     "file": Command(
         help="the memory tools: list, read, write, replace, insert files in an agent's memory "

@@ -197,7 +197,7 @@ def _project_root(directory: str) -> str | None:
             break
         current = parent
     if any(os.path.isdir(os.path.join(directory, d))
-           for d in (".claude", ".codex", ".gemini", ".cursor")):
+           for d in (".claude", ".codex", ".gemini", ".cursor", ".opencode")):
         return os.path.abspath(directory)
     return None
 
@@ -231,6 +231,28 @@ def installed_hooks() -> list[dict[str, Any]]:
         if commands:
             found.append({"harness": harness, "path": path, "project": project,
                           "commands": commands, "error": None})
+    return found + _opencode_plugins()
+
+
+def _opencode_plugins() -> list[dict[str, Any]]:
+    """memoryd's OpenCode plugin, the user's and this project's, with the commands it runs."""
+    from memoryd_client import opencode_plugin
+
+    found: list[dict[str, Any]] = []
+    project = _project_root(os.getcwd())
+    for where in (None, project) if project is not None else (None,):
+        path = str(opencode_plugin.plugin_path(None)) if where is None else \
+            os.path.join(where, ".opencode", "plugins", opencode_plugin.FILE_NAME)
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                text = handle.read()
+        except OSError:
+            continue
+        if opencode_plugin.is_ours(text):
+            commands = opencode_plugin.hook_commands(text)
+            found.append({"harness": "opencode", "path": path, "project": where,
+                          "commands": commands,
+                          "error": None if commands else "its command line cannot be read"})
     return found
 
 
@@ -254,7 +276,7 @@ def hook_checks(hooks: list[dict[str, Any]], served_state: str,
     import shlex
     if not hooks:
         return [check("hooks", OK, "no memoryd hooks installed for this user or this project "
-                      "(memory hook install claude-code|codex|gemini|cursor adds them)")]
+                      "(memory hook install claude-code|codex|gemini|cursor|opencode adds them)")]
     checks = []
     for found in hooks:
         name = f"hooks {found['harness']}" + (" (project)" if found["project"] else "")

@@ -1,4 +1,5 @@
-"""``memory hook AGENT EVENT``: lifecycle hooks for Claude Code, Codex, Gemini CLI and Cursor.
+"""``memory hook AGENT EVENT``: lifecycle hooks for Claude Code, Codex, Gemini CLI, Cursor and
+OpenCode (whose plugin, memoryd_client/opencode_plugin.js, runs this command).
 
 Reads the agent's JSON on stdin, tells the daemon, prints the agent's own output format. A hook
 never blocks its agent: it always exits 0 with valid (possibly empty) output — on bad stdin, a
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 
 from memoryd_client import hook_wire
 
-HARNESSES = ("claude-code", "codex", "gemini", "cursor")
+HARNESSES = ("claude-code", "codex", "gemini", "cursor", "opencode")
 #: The events memoryd's hooks handle, per agent, by the agent's own names (what `memory hook
 #: install` registers). Gemini CLI and Cursor name theirs differently: NATIVE_EVENTS says which
 #: of memoryd's events each one is.
@@ -36,18 +37,26 @@ HARNESS_EVENTS = {
     "gemini": ("SessionStart", "BeforeAgent", "BeforeTool", "AfterTool", "AfterAgent",
                "SessionEnd"),
     "cursor": ("sessionStart", "beforeShellExecution", "stop", "sessionEnd"),
+    "opencode": ("session.created", "tool.execute.before", "tool.execute.after", "session.idle",
+                 "session.deleted"),
 }
 #: An agent's own event names (lower case) → memoryd's. Gemini CLI: BeforeAgent is its
 #: UserPromptSubmit, BeforeTool its PreToolUse (it cannot add context there: a hard rule's deny
 #: only), AfterTool where a lesson the call went against reaches the model (appended to the
 #: tool's result), AfterAgent its Stop. Cursor: beforeShellExecution can only deny (a hard
-#: rule); beforeSubmitPrompt cannot add context, so it is not installed.
+#: rule); beforeSubmitPrompt cannot add context, so it is not installed. OpenCode (memoryd's
+#: plugin passes its hook and event names): tool.execute.before can only block a call (a hard
+#: rule), tool.execute.after is where a lesson reaches the model (appended to the tool's output),
+#: session.idle (the agent finished its turn) is its Stop; the block goes into the system prompt.
 NATIVE_EVENTS = {
     "gemini": {"beforeagent": "UserPromptSubmit", "beforetool": "PreToolUse",
                "aftertool": "PostToolUse", "afteragent": "Stop", "precompress": "PreCompact"},
     "cursor": {"beforeshellexecution": "PreToolUse", "pretooluse": "PreToolUse",
                "posttooluse": "PostToolUse", "beforesubmitprompt": "UserPromptSubmit",
                "precompact": "PreCompact"},
+    "opencode": {"session.created": "SessionStart", "tool.execute.before": "PreToolUse",
+                 "tool.execute.after": "PostToolUse", "session.idle": "Stop",
+                 "session.deleted": "SessionEnd"},
 }
 #: Event names the agents send, and the aliases accepted on the command line.
 EVENTS = {
@@ -74,8 +83,9 @@ MAX_STDIN_BYTES = 4 * 1024 * 1024
 SPOOL_NAME = "spool.msgpack"
 
 
-USAGE = ("usage: memory hook claude-code|codex|gemini|cursor EVENT < payload.json\n"
-         "       memory hook install|uninstall claude-code|codex|gemini|cursor [--project DIR]")
+USAGE = ("usage: memory hook claude-code|codex|gemini|cursor|opencode EVENT < payload.json\n"
+         "       memory hook install|uninstall claude-code|codex|gemini|cursor|opencode "
+         "[--project DIR]")
 
 
 def canonical(harness: str, name: str) -> str:
@@ -91,7 +101,7 @@ def carries_context(harness: str, event: str) -> bool:
         return False
     if harness == "gemini":
         return event != "PreToolUse"  # BeforeTool can deny or rewrite a call, not add to it
-    if harness == "cursor":
+    if harness in ("cursor", "opencode"):  # before a call: a deny only
         return event in ("SessionStart", "PostToolUse")
     return event != "PostToolUse"  # Claude Code and Codex: not installed there
 
@@ -210,6 +220,8 @@ def render(event: str, context: str | None, deny: str | None = None,
     cannot add context, so there only a deny is said (``decision``/``reason``, the reason sent
     to the model). Cursor: ``additional_context`` at session start; before a shell command a
     deny only (``permission``, with ``agent_message`` for the model and ``user_message``).
+    OpenCode (memoryd's own plugin reads it): ``{"context": …}`` at session start and after a
+    tool call, ``{"deny": …}`` before one (the plugin throws it, which blocks the call).
     Nothing (an empty string) otherwise. (The daemon renders; the hook process only prints,
     so it never imports json.)"""
     import json
@@ -232,6 +244,10 @@ def render(event: str, context: str | None, deny: str | None = None,
         if event in ("SessionStart", "PostToolUse") and context:
             return json.dumps({"additional_context": context}, ensure_ascii=False)
         return ""  # beforeSubmitPrompt has no field for context
+    if harness == "opencode":
+        if event == "PreToolUse":
+            return json.dumps({"deny": deny}, ensure_ascii=False) if deny else ""
+        return json.dumps({"context": context}, ensure_ascii=False) if context else ""
     if not context:
         return ""
     output: dict[str, str] = {"hookEventName": event, "additionalContext": context}

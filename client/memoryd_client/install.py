@@ -1,4 +1,5 @@
-"""``memory hook install|uninstall claude-code|codex|gemini|cursor [--project DIR]``.
+"""``memory hook install|uninstall claude-code|codex|gemini|cursor [--project DIR]`` (OpenCode
+has a plugin file instead: :mod:`memoryd_client.opencode_plugin`).
 
 Adds memoryd's hook handlers to the agent's settings idempotently and removes exactly the
 handlers it added (recognised by their command). The settings file is the user's, so it is

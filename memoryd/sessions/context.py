@@ -21,8 +21,8 @@ among the matches. The order moves only when an entry's use changes, never per s
 
 **Scope.** Entries written inside a git repository belong to its project and are shown only in
 that project; entries written elsewhere (or with ``--global``) are shown everywhere. The agents
-in ``context.shared_agents`` (the harnesses with hooks: Claude Code, Codex, Gemini CLI, Cursor)
-share what they know: a lesson Claude Code learned in a repository reaches Codex in the same
+in ``context.shared_agents`` (the harnesses with hooks: Claude Code, Codex, Gemini CLI, Cursor,
+OpenCode) share what they know: a lesson Claude Code learned in a repository reaches Codex in the same
 repository. Other agents
 (role agents such as ``designer``) see their own namespace only. A memory is one project's
 (or global): the same text written in another project is stored there too (not refused as a
@@ -120,7 +120,8 @@ _NATIVE_FILES = {"claude-code": re.compile(r"(?:^|/)(?:CLAUDE(?:\.local)?\.md|ME
                                            r"/\.claude/rules/"),
                  "codex": re.compile(r"(?:^|/)AGENTS\.md$"),
                  "gemini": re.compile(r"(?:^|/)GEMINI\.md$"),
-                 "cursor": re.compile(r"/\.cursor/rules/|(?:^|/)\.cursorrules$")}
+                 "cursor": re.compile(r"/\.cursor/rules/|(?:^|/)\.cursorrules$"),
+                 "opencode": re.compile(r"(?:^|/)AGENTS\.md$")}
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,8 @@ of the hook's path (memoryd.server.session_methods) reads one shape:
   ``session_id`` in ``sessionStart``), its folders ``workspace_roots``; ``beforeShellExecution``
   gives ``command`` and ``cwd``. Its ``transcript_path``, where a version sends one, is a file
   memoryd cannot read (Cursor's history is not read: docs/harnesses.md), so it is not kept.
+- OpenCode has no hook commands; memoryd's plugin (memoryd_client/opencode_plugin.js) sends
+  Claude Code's fields itself, the tool's arguments in OpenCode's names (``filePath``, …).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ def normalize(harness: str, payload: dict[str, Any]) -> dict[str, Any]:
         return _gemini(payload)
     if harness == "cursor":
         return _cursor(payload)
+    if harness == "opencode":
+        return _opencode(payload)
     return payload
 
 
@@ -61,4 +65,20 @@ def _cursor(payload: dict[str, Any]) -> dict[str, Any]:
     if "tool_name" not in payload and isinstance(command, str):  # beforeShellExecution
         out["tool_name"] = "Shell"
         out["tool_input"] = {"command": command}
+    return out
+
+
+#: OpenCode's tool arguments (packages/opencode/src/tool/edit.ts, write.ts) in Claude Code's
+#: names: ``edit`` ``{filePath, oldString, newString}``, ``write`` ``{filePath, content}``.
+_OPENCODE_ARGS = {"filePath": "file_path", "oldString": "old_string", "newString": "new_string"}
+
+
+def _opencode(payload: dict[str, Any]) -> dict[str, Any]:
+    """memoryd's plugin sends Claude Code's field names already; the tool's own arguments are
+    OpenCode's (``bash`` ``{command, description}`` reads as it is)."""
+    out = dict(payload)
+    args = payload.get("tool_input")
+    if isinstance(args, dict):
+        out["tool_input"] = {_OPENCODE_ARGS.get(key, key): value for key, value in args.items()}
+    out["transcript_path"] = None  # OpenCode keeps its history in a database (docs/harnesses.md)
     return out
