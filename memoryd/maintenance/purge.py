@@ -335,7 +335,8 @@ class Purge:
                         self.store.set_meta(key, str(size))
                 self._delete(plan)
                 self.store.journal(f"purge:{self.agent}", "purge", actor, None, {
-                    "agent": self.agent, "since": self.since, "matched_text": self.match is not None,
+                    "agent": self.agent, "since": self.since,
+                    "matched_text": self.match is not None,
                     "ids": sorted(plan.ids), "events": len(plan.events),
                     "changes": len(plan.changes), "ledger_records": report["ledger_records"],
                     "archive_records": report["archive_records"],

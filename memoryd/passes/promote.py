@@ -123,7 +123,8 @@ def without_rule(text: str, rule: str) -> str:
     wanted = normalise_text(rule)
     kept = [line for line in lines[start + 1:end]
             if not (line.strip().startswith("- ") and normalise_text(line.strip()[2:]) == wanted)]
-    if not any(line.strip().startswith("- ") for line in kept):  # the section goes with its last rule
+    # the section goes with its last rule
+    if not any(line.strip().startswith("- ") for line in kept):
         before = lines[:start]
         while before and not before[-1].strip():
             before.pop()

@@ -68,7 +68,7 @@ def in_thread(fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
     def work() -> None:
         try:
             result, error = fn(*args), None
-        except Exception as exc:  # noqa: BLE001  (raised where the pass awaits it)
+        except Exception as exc:
             result, error = None, exc
         with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits
             loop.call_soon_threadsafe(settle, result, error)

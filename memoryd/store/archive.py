@@ -146,8 +146,8 @@ class AgentArchive:
                 start = known if known is not None and known <= size else 0
                 with open(path, "rb") as handle:
                     end = start
-                    for _, end, _ in _members(handle, path, start):
-                        pass
+                    for _, stop, _ in _members(handle, path, start):
+                        end = stop
                 if end < size:
                     log.warning("Cutting %d bytes of an unfinished append off %s.",
                                 size - end, path)

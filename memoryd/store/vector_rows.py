@@ -57,9 +57,10 @@ class VectorRows:
         self._db.execute(f"DELETE FROM vector_queue WHERE rowid IN ({marks})", ids)
 
     def delete_vectors(self, rowids: Sequence[int]) -> None:
+        rows = [(int(r),) for r in rowids]
         if self.model is not None:
-            self._db.executemany("DELETE FROM entries_vec WHERE rowid = ?", ((int(r),) for r in rowids))
-        self._db.executemany("DELETE FROM part_vectors WHERE entry = ?", ((int(r),) for r in rowids))
+            self._db.executemany("DELETE FROM entries_vec WHERE rowid = ?", rows)
+        self._db.executemany("DELETE FROM part_vectors WHERE entry = ?", rows)
 
     def cached_vectors(self, hash_: str) -> tuple[np.ndarray, np.ndarray] | None:
         """The vector and part vectors of an entry with this content hash that has them (the

@@ -64,7 +64,8 @@ ALLOWED_KEPT = 8
 ROW_FILE = "vectors.i8"
 OLD_ROW_FILES = ("vectors.f16",)
 
-Meta = tuple[str, str, "str | None", str, str, float]  # agent, category, project, kind, status, created
+#: agent, category, project, kind, status, created
+Meta = tuple[str, str, "str | None", str, str, float]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -175,7 +176,7 @@ class VectorIndex:
         self.groups: dict[tuple[int, int], _Rows] = {}
         self.entries = 0
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(path, "w+b", buffering=0)  # noqa: SIM115 (closed by close())
+        self._file = open(path, "w+b", buffering=0)
         os.chmod(path, 0o600)
         self._map: mmap.mmap | None = None
         self._mapped_rows = 0
@@ -195,8 +196,8 @@ class VectorIndex:
 
     @property
     def nbytes(self) -> int:
-        arrays = [self.bits, self.owner, self.scale, self.live, self.status, self.created, self.whole,
-                  self.first_part, self.part_count, *self.columns.values()]
+        arrays = [self.bits, self.owner, self.scale, self.live, self.status, self.created,
+                  self.whole, self.first_part, self.part_count, *self.columns.values()]
         return sum(a.nbytes for a in arrays) + sum(m.nbytes for _, m in self._allowed.values())
 
     @property

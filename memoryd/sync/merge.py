@@ -1,8 +1,8 @@
 """The union of two versions of a ledger or a gzip archive: what git's merge driver for them
 (:mod:`memoryd.sync.driver`) writes.
 
-Both kinds of file only grow, but for a purge (:mod:`memoryd.maintenance.purge`), which takes records
-out. So the merge is a three-way merge of *sets of records*:
+Both kinds of file only grow, but for a purge (:mod:`memoryd.maintenance.purge`), which takes
+records out. So the merge is a three-way merge of *sets of records*:
 
 - a record either side holds is kept, once (records are compared as their canonical bytes:
   :func:`memoryd.store.ledger.encode_record` for a ledger line, the JSON line of an archive);

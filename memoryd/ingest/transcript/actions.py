@@ -160,6 +160,26 @@ def _result_text(content: object) -> str:
     return ""
 
 
+def _command(data: dict[str, Any]) -> str | None:
+    """The command line a tool call runs: the first command key's value (an argv or a line)."""
+    for key in _COMMAND_KEYS:
+        value = data.get(key)
+        if isinstance(value, list) and value:
+            return _argv_command(value)
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
+
+
+def _written(data: dict[str, Any]) -> list[str]:
+    """The text a writing tool call puts in a file: its own text keys, then its edits'."""
+    added = [value for key in _TEXT_KEYS if isinstance(value := data.get(key), str)]
+    for edit in data.get("edits") or []:
+        if isinstance(edit, dict):
+            added.extend(edit[key] for key in _TEXT_KEYS if isinstance(edit.get(key), str))
+    return added
+
+
 def tool_step(record_id: str, timestamp: float | None, name: str, raw_input: object,
               call_id: str = "", sidechain: bool = False) -> Step:
     """A tool call as a :class:`Step`, read by its input's keys (see the module docstring)."""
@@ -169,21 +189,14 @@ def tool_step(record_id: str, timestamp: float | None, name: str, raw_input: obj
     reads: list[str] = []
     added: list[str] = []
     writing = bool(_WRITING.search(name))
-    for key in _COMMAND_KEYS:
-        value = data.get(key)
-        if isinstance(value, list) and value:
-            command = _argv_command(value)
-        elif isinstance(value, str) and value.strip():
-            command = value
-        else:
-            continue
-        if command.startswith("apply_patch") and "*** Begin Patch" in command:
-            files, text = _patch(command)
-            writes.extend(files)
-            added.append(text)
-        else:
-            commands.append(command)
-        break
+    command = _command(data)
+    if command is not None and command.startswith("apply_patch") \
+            and "*** Begin Patch" in command:
+        files, text = _patch(command)
+        writes.extend(files)
+        added.append(text)
+    elif command is not None:
+        commands.append(command)
     for key in _PATH_KEYS:
         value = data.get(key)
         if isinstance(value, str) and value:
@@ -191,15 +204,7 @@ def tool_step(record_id: str, timestamp: float | None, name: str, raw_input: obj
     if isinstance(data.get("paths"), list):
         reads.extend(p for p in data["paths"] if isinstance(p, str))
     if writing:
-        for key in _TEXT_KEYS:
-            value = data.get(key)
-            if isinstance(value, str):
-                added.append(value)
-        for edit in data.get("edits") or []:
-            if isinstance(edit, dict):
-                for key in _TEXT_KEYS:
-                    if isinstance(edit.get(key), str):
-                        added.append(edit[key])
+        added.extend(_written(data))
     patch = data.get("input") if isinstance(data.get("input"), str) else data.get("patch")
     if isinstance(patch, str) and _is_patch(patch):
         files, text = _patch(patch)
