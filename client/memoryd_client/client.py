@@ -35,8 +35,6 @@ import abc
 import itertools
 import os
 
-TYPE_CHECKING = False  # typing and pathlib cost a `memory` process a few ms; it needs neither
-
 from memoryd_client import wire
 from memoryd_client.connect import connect, connect_async
 from memoryd_client.errors import (
@@ -48,6 +46,7 @@ from memoryd_client.errors import (
 )
 from memoryd_client.paths import socket_origin, socket_text
 
+TYPE_CHECKING = False  # typing and pathlib cost a `memory` process a few ms; it needs neither
 if TYPE_CHECKING:
     import asyncio
     from collections.abc import Awaitable, Callable
@@ -324,8 +323,9 @@ class _Methods(abc.ABC):
         """Filters: agent, agents, category, kind, tags, project (that project's entries), cwd
         (the entries of that directory's project and the global ones: what its blocks show),
         since, until, status, limit, min_score, match, now (when the question is asked: "last
-        week" counts back from it), explain (each hit's ``why``: its evidence in words). A name the daemon does not take is refused (``BadParamsError``); the reply
-        lists ``unknown_agents``, agents named that have no entry at all."""
+        week" counts back from it), explain (each hit's ``why``: its evidence in words). A name
+        the daemon does not take is refused (``BadParamsError``); the reply lists
+        ``unknown_agents``, agents named that have no entry at all."""
         return self.call("search", _drop_none({"query": query, **filters}))
 
     def list_entries(self, **filters: Any) -> Any:
@@ -374,7 +374,8 @@ class _Methods(abc.ABC):
 
     def sessions(self, *, agent: str | None = None, project: str | None = None,
                  limit: int | None = None) -> Any:
-        return self.call("sessions", _drop_none({"agent": agent, "project": project, "limit": limit}))
+        return self.call("sessions",
+                         _drop_none({"agent": agent, "project": project, "limit": limit}))
 
     def context(self, agent: str, *, cwd: str | None = None, prompt: str | None = None,
                 budget: int | None = None, session: str | None = None) -> Any:
@@ -683,7 +684,8 @@ class AsyncClient(_Methods):
             except OSError as exc:
                 raise _unreachable(self.path, exc) from None
             if agent is not None or self.channel != "api":
-                await self._call(agent, "bind", _drop_none({"agent": agent, "channel": self.channel}))
+                await self._call(agent, "bind",
+                                 _drop_none({"agent": agent, "channel": self.channel}))
         reader, writer = self._connections[agent]
         request_id = next(self._ids)
         timeout = self.timeout_s

@@ -6,9 +6,9 @@ talks to the daemon; stdout is the JSON-RPC wire, so nothing else prints to it.
 Tools: the memory directory (memory_list, memory_read, memory_write, memory_replace,
 memory_insert), entries (memory_search, memory_recent, memory_get, memory_history,
 memory_remember, memory_forget, memory_scope) and memory_context, the block the hooks inject at
-session start, for agents without hooks. Every parameter is described; kinds and polarities are enums. Search,
-recent, get and history answer in compact text, one line per entry, not JSON: what a model reads
-best and cheapest.
+session start, for agents without hooks. Every parameter is described; kinds and polarities
+are enums. Search, recent, get and history answer in compact text, one line per entry, not
+JSON: what a model reads best and cheapest.
 
 The server works for the directory it was started in, as `memory store` does there (agents start
 it in their workspace): memory_remember writes for that git repository unless its ``scope`` is

@@ -1,7 +1,7 @@
 """The `memory` command's progress line: what a long request (an import, a pass) is doing, on
 one line of stderr that is written over as the daemon's progress frames come (wire.py):
 
-    importing notes.jsonl: embedding and storing entries [######--------] 600/1,400 (42%) ~31 s left · 22 s
+    importing notes.jsonl: embedding and storing entries [###---] 600/1,400 (42%) ~31 s left · 22 s
 
 Only on a terminal: never under --json, and never when stderr is a pipe or a file (a script
 reads the result, not a stream of carriage returns). `memoryd reindex` draws the same line

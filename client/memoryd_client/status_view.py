@@ -117,7 +117,8 @@ def print_status(status: dict[str, Any]) -> None:
     if model:
         print(f"model: {model['id']} ({model['dim']} dims, sha256 {model['sha256'][:12]}…)")
     print("entries: " + (", ".join(f"{n} {s}" for s, n in sorted(entries.items())) or "none"))
-    print(f"vectors: {status['vectors']}" + (f" (backlog {status['backlog']})" if status.get("backlog") else ""))
+    backlog = f" (backlog {status['backlog']})" if status.get("backlog") else ""
+    print(f"vectors: {status['vectors']}{backlog}")
     print(f"agents: {', '.join(status.get('agents') or []) or 'none'}")
     ingest = status.get("ingest")
     if ingest:
