@@ -196,7 +196,8 @@ class VectorIndex:
 
     @property
     def nbytes(self) -> int:
-        arrays = [self.bits, self.owner, self.scale, self.live, self.status, self.created,
+        arrays: list[np.ndarray] = [
+                  self.bits, self.owner, self.scale, self.live, self.status, self.created,
                   self.whole, self.first_part, self.part_count, *self.columns.values()]
         return sum(a.nbytes for a in arrays) + sum(m.nbytes for _, m in self._allowed.values())
 
@@ -423,7 +424,8 @@ class VectorIndex:
             self._remap()
         table = np.frombuffer(self._map, dtype=np.int8,  # type: ignore[arg-type]
                               count=self._mapped_rows * self.dim)
-        values = (table.reshape(self._mapped_rows, self.dim)[rows].astype(np.float32) @ query
+        values: np.ndarray = (table.reshape(self._mapped_rows, self.dim)[rows].astype(np.float32)
+                              @ query
                   ) * self.scale[rows]
         del table
         self._reads += 1
@@ -528,7 +530,8 @@ class VectorIndex:
         cached = self._allowed.get(key)
         if cached is not None and cached[0] == self._changes:
             return cached[1]
-        allowed = self.live[:self.rows] & self._entry_mask(where)[self.owner[:self.rows]]
+        allowed: np.ndarray = (self.live[:self.rows]
+                               & self._entry_mask(where)[self.owner[:self.rows]])
         self._allowed.pop(key, None)
         if len(self._allowed) >= ALLOWED_KEPT:
             self._allowed.pop(next(iter(self._allowed)))
