@@ -62,7 +62,7 @@ from memoryd.store.query import EntryQuery
 from memoryd.store.vectors import VectorFilter, follow_meta
 
 if TYPE_CHECKING:
-    from memoryd.passes.steps import PassContext
+    from memoryd.passes.steps import PassContext, Steps
 
 MAX_CONFIDENCE = 0.99
 #: How far a chain of superseded_by is followed to see whether two entries were merged.
@@ -158,7 +158,7 @@ def best_first(entries: Sequence[dict[str, Any]]) -> list[int]:
     return np.lexsort((-created, -confidence)).tolist()
 
 
-def run(ctx: PassContext) -> Iterator[Any]:
+def run(ctx: PassContext) -> Steps[None]:
     yield from _close_settled(ctx)
     known = {frozenset(c["after"]["ids"]) for c in ctx.journal.open_contradictions()}
     yield

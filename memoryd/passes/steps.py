@@ -16,7 +16,7 @@ import threading
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from memoryd.ingest.indexer import Indexer, memory_key, read_memory_file, stat_facts
 from memoryd.ingest.markdown import MemoryFile, is_pinned
@@ -29,6 +29,13 @@ if TYPE_CHECKING:
     from memoryd.store.database import Store
     from memoryd.store.entries import Entries
     from memoryd.store.vectors import VectorIndex
+
+T = TypeVar("T")
+
+#: A pass, or a step of one: a generator the runner drives. It yields None (a slice point), an
+#: :class:`Offload` or a :class:`Collect` (their results are sent back into it), and returns
+#: what it found.
+Steps = Generator[Any, Any, T]
 
 
 @dataclass(frozen=True)
