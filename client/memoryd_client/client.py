@@ -648,7 +648,7 @@ class AsyncClient(_Methods):
         await self.close()
         return _silent(method, self.timeout_s, self.path)
 
-    async def _remember_groups(self, entries: list[dict[str, Any]],  # type: ignore[override]
+    async def _remember_groups(self, entries: list[dict[str, Any]],
                                groups: dict[Any, list[int]]) -> Any:
         """Each agent's entries over its connection, all at once (see ``Client``)."""
         import asyncio

@@ -499,7 +499,7 @@ def _refusing(base: Any, tool_error: type[Exception]) -> Any:
     """The SDK's server class, refusing arguments a tool does not take (and saying so in each
     tool's schema): the SDK would drop them silently."""
 
-    class Server(base):  # type: ignore[misc,valid-type]
+    class Server(base):  # type: ignore[misc]
         async def list_tools(self) -> Any:
             tools = await super().list_tools()
             for tool in tools:

@@ -155,9 +155,9 @@ class ProgressLine:
         what = self.prefix or frame.get("what") or frame.get("method") or "working"
         head = f"{what}: {frame['phase']}" if frame.get("phase") else f"{what}:"
         done, total = frame.get("done"), frame.get("total")
-        if isinstance(done, int) and (self.total or isinstance(total, int)):
+        total = self.total or (total + self.offset if isinstance(total, int) else None)
+        if isinstance(done, int) and total is not None:
             done += self.offset
-            total = self.total or (total + self.offset)
         else:
             done = total = None
         counts = frame.get("counts")

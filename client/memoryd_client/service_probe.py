@@ -64,8 +64,8 @@ def unit_settings(path: Path | None = None) -> tuple[list[str], dict[str, str]] 
         except Exception:  # plistlib raises several kinds on a bad file
             return None
         arguments = [str(a) for a in plist.get("ProgramArguments", [])]
-        environment = {str(k): str(v) for k, v in plist.get("EnvironmentVariables", {}).items()}
-        return arguments[:-1] if arguments[-1:] == ["serve"] else arguments, environment
+        variables = {str(k): str(v) for k, v in plist.get("EnvironmentVariables", {}).items()}
+        return arguments[:-1] if arguments[-1:] == ["serve"] else arguments, variables
     command: list[str] = []
     environment: dict[str, str] = {}
     for line in data.decode("utf-8", errors="replace").splitlines():

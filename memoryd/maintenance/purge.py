@@ -137,7 +137,9 @@ class Purge:
         return isinstance(text, str) and self.pattern.search(text) is not None
 
     def holds(self, text: str | None) -> bool:
-        return self.pattern is not None and bool(text) and self.pattern.search(text) is not None
+        if not text or self.pattern is None:
+            return False
+        return self.pattern.search(text) is not None
 
     def scrub(self, text: str) -> str:
         assert self.pattern is not None

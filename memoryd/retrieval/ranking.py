@@ -106,7 +106,8 @@ class Model:
     def probabilities(self, evidence: np.ndarray) -> np.ndarray:
         """P(relevant) for each row of evidence (columns in FEATURES order)."""
         z = ((expand(evidence, self.pairs) - self.mean) / self.scale) @ self.weights + self.bias
-        return 1.0 / (1.0 + np.exp(-np.clip(z, -50, 50)))
+        probabilities: np.ndarray = 1.0 / (1.0 + np.exp(-np.clip(z, -50, 50)))
+        return probabilities
 
     def decide(self, evidence: np.ndarray, lacking: Sequence[str | None], precision: float
                ) -> tuple[np.ndarray, np.ndarray]:

@@ -97,9 +97,9 @@ def apply_merge(store: Store, repo: SyncRepo, before: str, after: str) -> Applie
                     continue
                 if top == "transcripts":
                     held = {line.data for line in archive_lines(old)}
-                    fresh = [_record(line.data) for line in archive_lines(new)
+                    added = [_record(line.data) for line in archive_lines(new)
                              if line.data not in held]
-                    applied.restored += restore_records(store, agent, path, fresh)
+                    applied.restored += restore_records(store, agent, path, added)
                     store.set_meta(meta_key(agent), str(len(new)))
                 else:
                     store.set_meta(history_key(agent), str(len(new)))

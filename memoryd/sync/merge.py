@@ -152,7 +152,8 @@ def archive_lines(raw: bytes, report: MergeReport | None = None,
                 continue
             if not isinstance(record, dict):
                 continue
-            entry = record.get("entry") if isinstance(record.get("entry"), dict) else record
+            inner = record.get("entry")
+            entry = inner if isinstance(inner, dict) else record
             when = _number(entry.get("updated", record.get("ts")))
             canonical = json.dumps(record, ensure_ascii=False, sort_keys=True).encode() + b"\n"
             lines.append(Line(canonical, (when, 0, b""), None))

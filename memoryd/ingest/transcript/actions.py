@@ -311,7 +311,8 @@ class StepReader:
         content = message.get("content")
         if not isinstance(content, list):
             return []
-        record_id = record.get("uuid") if isinstance(record.get("uuid"), str) else line_id(line)
+        uuid = record.get("uuid")
+        record_id = uuid if isinstance(uuid, str) else line_id(line)
         ts = parse_timestamp(record.get("timestamp"))
         if record["type"] == "user":  # a call the user rejected: a correction of it
             return [Step(record_id, "rejected", ts, _result_text(block.get("content")),
@@ -364,7 +365,8 @@ class StepReader:
         for call in message.get("tool_calls") or []:
             if not isinstance(call, dict):
                 continue
-            function = call.get("function") if isinstance(call.get("function"), dict) else call
+            inner = call.get("function")
+            function = inner if isinstance(inner, dict) else call
             steps.append(tool_step(record_id, ts, str(function.get("name") or ""),
                                    function.get("arguments", function.get("input")),
                                    str(call.get("id") or "")))
