@@ -58,8 +58,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))  # the working tree's memoryd, not an installed one
 
-from corpus import Corpus
-from memoryd_client import Client, DaemonUnreachableError
+from corpus import Corpus  # noqa: E402
+from memoryd_client import Client, DaemonUnreachableError  # noqa: E402
 
 DAY = 86_400.0
 AGENT = "claude-code"

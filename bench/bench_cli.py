@@ -163,6 +163,22 @@ def client_venv(path: Path, reinstall: bool, client: Path) -> tuple[str, str]:
     return str(python), str(memory)
 
 
+def user_env(home: Path) -> dict[str, str]:
+    """A user's default set-up in ``home``: no MEMORYD_HOME, the socket in
+    $XDG_RUNTIME_DIR/memoryd."""
+    for name in ("user", "data", "config", "run"):
+        (home / name).mkdir(mode=0o700)
+    env = {**os.environ, "HOME": str(home / "user"), "XDG_DATA_HOME": str(home / "data"),
+           "XDG_CONFIG_HOME": str(home / "config"), "XDG_RUNTIME_DIR": str(home / "run")}
+    for name in list(env):
+        if name.startswith("MEMORYD_"):
+            del env[name]
+    # an installed client has its .pyc files (pip compiles them); without them every start
+    # compiles the modules again, which is not what a user pays
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--entries", type=int, default=1000, help="entries stored (default 1000)")
@@ -187,18 +203,8 @@ def main() -> int:
         compared = client_venv(args.compare_venv or scratch / "compare", args.reinstall,
                                args.compare)[1]
     home = Path(tempfile.mkdtemp(prefix="mdc-", dir="/tmp"))
-    for name in ("user", "data", "config", "run"):
-        (home / name).mkdir(mode=0o700)
-    # a user's default set-up: no MEMORYD_HOME, the socket in $XDG_RUNTIME_DIR/memoryd
-    env = {**os.environ, "HOME": str(home / "user"), "XDG_DATA_HOME": str(home / "data"),
-           "XDG_CONFIG_HOME": str(home / "config"), "XDG_RUNTIME_DIR": str(home / "run")}
-    for name in list(env):
-        if name.startswith("MEMORYD_"):
-            del env[name]
+    env = user_env(home)
     socket = home / "run" / "memoryd" / "memoryd.sock"
-    # an installed client has its .pyc files (pip compiles them); without them every start
-    # compiles the modules again, which is not what a user pays
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
     daemon = start_daemon(home, socket, env)
     try:
         fill(socket, args.entries)

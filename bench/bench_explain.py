@@ -31,7 +31,7 @@ from memoryd_client import Client, DaemonUnreachableError
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from corpus import Corpus  # bench/ is not a package: found through sys.path
+from corpus import Corpus  # noqa: E402  (bench/ is not a package: found through sys.path)
 
 HITS = 20  # the viewer's Search page (memoryd_client.ui.pages.HITS)
 

@@ -34,8 +34,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "client"))
 
-from history_home import GENERIC_SOURCE, WRITERS, plant
-from memoryd_client import Client, DaemonUnreachableError
+from history_home import GENERIC_SOURCE, WRITERS, plant  # noqa: E402
+from memoryd_client import Client, DaemonUnreachableError  # noqa: E402
 
 
 def wait(condition, timeout_s: float) -> None:  # type: ignore[no-untyped-def]

@@ -75,7 +75,7 @@ import textwrap
 import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -449,7 +449,7 @@ def write_transcripts(home: Path, total_lines: int, pool: TextPool, seed: int) -
     rng = random.Random(f"{seed}/transcripts")
     tree = TranscriptTree()
     sessions = max(1, total_lines // LINES_PER_SESSION)
-    start = datetime(2026, 3, 1, 8, 0, tzinfo=timezone.utc)
+    start = datetime(2026, 3, 1, 8, 0, tzinfo=UTC)
     for s in range(sessions):
         budget = total_lines // sessions + (1 if s < total_lines % sessions else 0)
         project = s % 20

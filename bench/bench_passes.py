@@ -289,6 +289,46 @@ def measure_pass(client: Client, searcher: Client, name: str, queries: list[str]
     return box["wall"], times, box["result"]
 
 
+def open_store(state: Path, home: Path, scale: float, again: bool) -> DaemonProcess:
+    """A daemon on the kept store as built, or on a new one (kept as built when ``again``)."""
+    if (state / "bench-ready").exists():
+        if not (state / PRISTINE).exists():
+            raise SystemExit(f"{state} was kept by an older bench_passes, which undid its runs "
+                             "(an undone merge stays apart): remove it to build a new store")
+        progress(f"reusing the store in {state}")
+        restore_pristine(state)
+        return start_daemon(state, home)
+    state.mkdir(parents=True, exist_ok=True)
+    home.mkdir(parents=True, exist_ok=True)
+    daemon = build(state, home, scale)
+    if again:
+        daemon.stop()
+        keep_pristine(state)
+        daemon = start_daemon(state, home)
+    return daemon
+
+
+def report_pass(report: Report, label: str, walls: list[float], steps: list[dict[str, Any]],
+                times: list[float]) -> None:
+    """A pass's rounds: how long it took, its longest step, the searches while it ran."""
+    result = report.info[label]
+    rounds = [] if len(walls) == 1 else [f"rounds {', '.join(f'{w:.2f}' for w in walls)} s"]
+    counts = ", ".join(f"{k} {v}" for k, v in sorted(result["counts"].items()))
+    report.add(f"{label}: duration", max(walls), "s", le=BUDGETS.get(label),
+               note="; ".join(rounds + ([counts] if counts else [])))
+    if any(step["from"] for step in steps):  # it took a step at all
+        step = max(steps, key=lambda s: s["ms"])
+        report.add(f"{label}: longest step on the database thread", step["ms"],
+                   "ms", le=STEP_MS, note=f"{step.get('cpu_ms', '?')} ms of CPU; "
+                   f"{step['from']} to {step['to']}")
+    if times:
+        report.add(f"{label}: search p50 while it runs", percentile(ms(times), 50), "ms")
+        judged = len(times) >= MIN_SEARCHES
+        report.add(f"{label}: search p99 while it runs", percentile(ms(times), 99),
+                   "ms", le=SEARCH_P99_MS if judged else None,
+                   note=f"{len(times)} searches" + ("" if judged else ": too few to judge a p99"))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scale", type=float, default=1.0, help="a fraction of the full store")
@@ -304,21 +344,7 @@ def main(argv: list[str] | None = None) -> int:
     state = args.keep or Path(tempfile.mkdtemp(prefix="mdp-", dir="/tmp"))
     home = state / "home"
     again = args.keep is not None or args.rounds > 1  # the store as built is needed again
-    if (state / "bench-ready").exists():
-        if not (state / PRISTINE).exists():
-            raise SystemExit(f"{state} was kept by an older bench_passes, which undid its runs "
-                             "(an undone merge stays apart): remove it to build a new store")
-        progress(f"reusing the store in {state}")
-        restore_pristine(state)
-        daemon = start_daemon(state, home)
-    else:
-        state.mkdir(parents=True, exist_ok=True)
-        home.mkdir(parents=True, exist_ok=True)
-        daemon = build(state, home, args.scale)
-        if again:
-            daemon.stop()
-            keep_pristine(state)
-            daemon = start_daemon(state, home)
+    daemon = open_store(state, home, args.scale, again)
     report = Report(0)
     cpu = CpuMeter()
     os.environ["MEMORYD_HOME"] = str(state)  # the bare embedder reads the daemon's config
@@ -393,25 +419,8 @@ def main(argv: list[str] | None = None) -> int:
                         steps[label].append(result["longest_step"])
             during: list[float] = []
             for _, label in order:
-                result, times = report.info[label], searched[label]
-                rounds = [] if len(walls[label]) == 1 else \
-                    [f"rounds {', '.join(f'{w:.2f}' for w in walls[label])} s"]
-                counts = ", ".join(f"{k} {v}" for k, v in sorted(result["counts"].items()))
-                report.add(f"{label}: duration", max(walls[label]), "s", le=BUDGETS.get(label),
-                           note="; ".join(rounds + ([counts] if counts else [])))
-                if any(step["from"] for step in steps[label]):  # it took a step at all
-                    step = max(steps[label], key=lambda s: s["ms"])
-                    report.add(f"{label}: longest step on the database thread", step["ms"],
-                               "ms", le=STEP_MS, note=f"{step.get('cpu_ms', '?')} ms of CPU; "
-                               f"{step['from']} to {step['to']}")
-                during += times
-                if times:
-                    report.add(f"{label}: search p50 while it runs", percentile(ms(times), 50), "ms")
-                    judged = len(times) >= MIN_SEARCHES
-                    report.add(f"{label}: search p99 while it runs", percentile(ms(times), 99),
-                               "ms", le=SEARCH_P99_MS if judged else None,
-                               note=f"{len(times)} searches" + ("" if judged else
-                                                               ": too few to judge a p99"))
+                report_pass(report, label, walls[label], steps[label], searched[label])
+                during += searched[label]
             if during:
                 report.add("search p99 while any pass runs", percentile(ms(during), 99), "ms",
                            le=SEARCH_P99_MS, note=f"{len(during)} searches, p50 "

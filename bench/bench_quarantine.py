@@ -32,10 +32,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE / "eval"))
 
-from corpus import Corpus
-from dataset import load
+from corpus import Corpus  # noqa: E402
+from dataset import load  # noqa: E402
 
-from memoryd import quarantine
+from memoryd import quarantine  # noqa: E402
 
 #: (source, text, kind, category)
 Text = tuple[str, str, str | None, str]

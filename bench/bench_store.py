@@ -515,6 +515,17 @@ COMPARE_REMEMBERS = 400
 COMPARE_SEARCHES = 400
 
 
+def against_paths(args: argparse.Namespace) -> tuple[Path, Path]:
+    """The kept store (``--keep``) and the other checkout (``--against``), checked."""
+    kept = Path(args.keep).expanduser().resolve()
+    tree = Path(args.against).expanduser().resolve()
+    if not (kept / "memoryd.db").exists():
+        raise SystemExit(f"--against needs a filled store in --keep ({kept} has none)")
+    if not (tree / "memoryd" / "__main__.py").exists():
+        raise SystemExit(f"--against {tree}: not a memoryd checkout")
+    return kept, tree
+
+
 def compare_remember(args: argparse.Namespace) -> Report:
     """``remember`` round trips of this tree's daemon and TREE's (``--against``), interleaved
     in blocks on two copies of the kept store (module docstring)."""
@@ -522,12 +533,7 @@ def compare_remember(args: argparse.Namespace) -> Report:
     report.info["machine"] = machine()
     report.info["started"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     report.info["loadavg_before"] = Path("/proc/loadavg").read_text().split()[:3]
-    kept = Path(args.keep).expanduser().resolve()
-    tree = Path(args.against).expanduser().resolve()
-    if not (kept / "memoryd.db").exists():
-        raise SystemExit(f"--against needs a filled store in --keep ({kept} has none)")
-    if not (tree / "memoryd" / "__main__.py").exists():
-        raise SystemExit(f"--against {tree}: not a memoryd checkout")
+    kept, tree = against_paths(args)
     corpus = Corpus(args.seed)
     seen = {" ".join(e["text"].lower().split()) for e in corpus.entries(args.n)}
     fresh = corpus.entries(COMPARE_REMEMBERS, salt=99, avoid=seen)

@@ -36,10 +36,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "client")]
 
-from memoryd_client import Client, DaemonUnreachableError
+from memoryd_client import Client, DaemonUnreachableError  # noqa: E402
 
-from memoryd.store.ledger import encode_record
-from memoryd.text import content_hash
+from memoryd.store.ledger import encode_record  # noqa: E402
+from memoryd.text import content_hash  # noqa: E402
 
 WORDS = ["deploy", "build", "cache", "token", "queue", "index", "shard", "replica", "schema", "migration", "branch", "review", "release", "rollback", "config", "secret", "metric", "alert", "trace", "span", "budget", "latency", "throughput", "vector", "ledger", "archive", "notebook", "lesson", "fact", "session", "transcript", "agent", "harness"]
 

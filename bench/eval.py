@@ -44,9 +44,9 @@ RESULTS = ROOT / "bench" / "results" / "eval"
 sys.path.insert(0, str(EVAL))
 sys.path.insert(0, str(ROOT / "client"))
 
-from build import FILLER_VARIANTS, Sizes, build
-from dataset import load
-from memoryd_client import Client
+from build import FILLER_VARIANTS, Sizes, build  # noqa: E402
+from dataset import load  # noqa: E402
+from memoryd_client import Client  # noqa: E402
 
 TOP = 10
 BUILD_VERSION = 4  # bump when build.py changes what it writes

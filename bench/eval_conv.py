@@ -42,8 +42,8 @@ CONV = ROOT / "bench" / "conv"
 RESULTS = ROOT / "bench" / "results" / "conv"
 sys.path.insert(0, str(CONV))
 
-from conversations import HALVES, Conversation, ConversationSet, load
-from measure import TOP, metrics, show
+from conversations import HALVES, Conversation, ConversationSet, load  # noqa: E402
+from measure import TOP, metrics, show  # noqa: E402
 
 
 def _first_set() -> Any:

@@ -34,8 +34,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-import candidates
-import ranking_fit as rf
+import candidates  # noqa: E402
+import ranking_fit as rf  # noqa: E402
 
 HALVINGS = 6
 L2 = 30.0  # bench/ranking_fit.py's cross-validated choice on this build's tuning halves

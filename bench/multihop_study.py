@@ -43,11 +43,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-import candidates
-import ranking_fit as rf
+import candidates  # noqa: E402
+import ranking_fit as rf  # noqa: E402
 
-from memoryd.retrieval.ranking import FEATURES
-from memoryd.retrieval.terms import STOPWORDS, query_terms
+from memoryd.retrieval.ranking import FEATURES  # noqa: E402
+from memoryd.retrieval.terms import STOPWORDS, query_terms  # noqa: E402
 
 eval_conv = candidates.eval_conv
 first = candidates.first
@@ -266,6 +266,25 @@ def expansion(case: Case, corpus: Corpus, ranked: list[str], v: Variant) -> list
     return sorted(scored, key=lambda s: (s not in names, -scored[s]))[:v.terms]
 
 
+def lend_to_sessions(case: Case, corpus: Corpus, v: Variant, ranked: list[str]) -> list[str]:
+    """A top hit lends a share of its probability to its session's other candidates that hold
+    one of its rare words the question does not."""
+    p = dict(zip(case.uids, case.p.tolist()))
+    lent = dict(p)
+    for uid in ranked[:v.hits]:
+        hit = corpus.by_uid.get(uid)
+        if hit is None or hit.session is None:
+            continue
+        words = set(expansion(case, corpus, [uid], v))
+        for other in ranked[:50]:
+            entry = corpus.by_uid.get(other)
+            if other == uid or entry is None or entry.session != hit.session:
+                continue
+            if words & set(corpus.stems(entry.text)):
+                lent[other] = max(lent[other], p[other] + v.weight * p[uid])
+    return sorted(lent, key=lambda u: -lent[u])
+
+
 def second_round(case: Case, corpus: Corpus, v: Variant) -> list[str]:
     ranked = order_of(case)
     if v.gate == "nomatch" and len(case.p) and case.p.max() >= THRESHOLD:
@@ -274,22 +293,8 @@ def second_round(case: Case, corpus: Corpus, v: Variant) -> list[str]:
         return ranked
     if v.gate == "bridge" and not BRIDGE.search(case.q):
         return ranked
-    if v.fuse == "session":  # a top hit lends a share of its probability to its session's
-        # other candidates that hold one of its rare words the question does not
-        p = dict(zip(case.uids, case.p.tolist()))
-        lent = dict(p)
-        for uid in ranked[:v.hits]:
-            hit = corpus.by_uid.get(uid)
-            if hit is None or hit.session is None:
-                continue
-            words = set(expansion(case, corpus, [uid], v))
-            for other in ranked[:50]:
-                entry = corpus.by_uid.get(other)
-                if other == uid or entry is None or entry.session != hit.session:
-                    continue
-                if words & set(corpus.stems(entry.text)):
-                    lent[other] = max(lent[other], p[other] + v.weight * p[uid])
-        return sorted(lent, key=lambda u: -lent[u])
+    if v.fuse == "session":
+        return lend_to_sessions(case, corpus, v, ranked)
     terms = expansion(case, corpus, ranked, v)
     if not terms:
         return ranked
@@ -415,10 +420,9 @@ def held_out(cases: Sequence[Case], corpus_of: dict[str, Corpus]) -> None:
                           f"{m1[0]:.3f} / {m1[1]:.3f}")
 
 
-def anatomy(cases: Sequence[Case], corpus_of: dict[str, Corpus]) -> None:
-    """Tuning halves: where the pieces a multi-hop or open-domain question misses in the top 5
-    are, and whether words link them to the top hits; then what the match flags of a
-    question answered by several chunks."""
+def _missing_pieces(cases: Sequence[Case], corpus_of: dict[str, Corpus]) -> None:
+    """Where the pieces missing from the top 5 are, and whether words link them to the top
+    hits (tuning halves)."""
     print("\n== the pieces missing from the top 5 (tuning halves)")
     eight = Variant("eight rarest", "rare", 1, 8)
     for s in ("first", "conv"):
@@ -451,6 +455,13 @@ def anatomy(cases: Sequence[Case], corpus_of: dict[str, Corpus]) -> None:
                   f"first-round rank {dict(where)}; holding a word of the question {shares_question};"
                   f" holding one of the 8 rarest new words of a top-5 hit {linked} (of a right "
                   f"one {linked_right})")
+
+
+def anatomy(cases: Sequence[Case], corpus_of: dict[str, Corpus]) -> None:
+    """Tuning halves: where the pieces a multi-hop or open-domain question misses in the top 5
+    are, and whether words link them to the top hits; then what the match flags of a
+    question answered by several chunks."""
+    _missing_pieces(cases, corpus_of)
 
     print("\n== the match flag of a question answered by several chunks (top 5, shipped model)")
     for s in ("first", "conv"):

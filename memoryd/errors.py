@@ -47,7 +47,7 @@ class EmbedderError(MemorydError):
     code = "embedder"
 
 
-def stopping_error() -> "UnavailableError":
+def stopping_error() -> UnavailableError:
     """The answer to a request that arrives (or needs the database) while memoryd stops."""
     return UnavailableError("memoryd is stopping: request not served (a bulk write may be "
                             "partly stored); retry once it is back, nothing is stored twice")

@@ -351,7 +351,7 @@ def difference(first: str | Reading, second: str | Reading) -> Difference | None
                           one_for_one and what == "antonym")
     added = (only_a or only_b) - LIGHT_TERMS - ADDABLE_TERMS
     if added == {_POSSESSIVE} and _ordered_alike(a, b):
-        added = set()  # "Staging's database" / "the staging database": nobody moved
+        added = frozenset()  # "Staging's database" / "the staging database": nobody moved
     if added:
         side = a if only_a else b
         shown = tuple(sorted(side.shown(t) for t in added))

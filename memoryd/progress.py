@@ -40,7 +40,9 @@ class Throughput:
     def rate(self, now: float | None = None) -> float | None:
         """Units per second over the window; None before there is a measurement."""
         now = time.time() if now is None else now
-        if len(self._samples) < 2 or self.last_progress is None or now - self.last_progress > WINDOW_S:
+        if len(self._samples) < 2 or self.last_progress is None:
+            return None
+        if now - self.last_progress > WINDOW_S:
             return None
         (t0, n0), (t1, n1) = self._samples[0], self._samples[-1]
         elapsed = max(now - t0, t1 - t0)

@@ -24,7 +24,8 @@ _DATE_PREFIX = re.compile(r"^\[[^\]\n]{4,40}\]\s*")
 #: The speaker label before each message of a transcript chunk (memoryd.ingest.transcript),
 #: by role: ``[2026-10-14] User: …`` then ``Assistant: …`` after a blank line.
 CHUNK_LABELS = {"user": "User", "assistant": "Assistant", "summary": "Summary"}
-_PART_BREAK = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9`])|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)")
+_PART_BREAK = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9`])|\n\s*\n"
+                         r"|\n(?=\s*(?:[-*+]|\d+[.)])\s)")
 #: Sentences shorter than this join the next one; more than MAX_PARTS are merged in runs.
 MIN_PART_CHARS = 20
 MAX_PARTS = 8

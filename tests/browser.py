@@ -52,7 +52,7 @@ class Browser:
              "--remote-debugging-pipe", f"--user-data-dir={self.profile}",
              f"--window-size={width},{height}", "about:blank"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            preexec_fn=fds, close_fds=False)  # noqa: PLW1509 (only dup2: async-signal-safe)
+            preexec_fn=fds, close_fds=False)
         os.close(to_browser)
         os.close(from_browser)
         self._ids = 0

@@ -6,8 +6,8 @@ import gc
 from pathlib import Path
 
 import pytest
-
 from conftest import start_daemon
+
 from memoryd.collector import IDLE_S, MAX_INTERVAL_S, MIN_INTERVAL_S, NEVER, due
 from memoryd.embed import Embedder
 

@@ -13,7 +13,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench" / "conv"))
 
-from conversations import HALVES, TYPES, ConversationSet, check_sizes, load
+from conversations import HALVES, TYPES, ConversationSet, check_sizes, load  # noqa: E402
 
 
 def _harness() -> Any:

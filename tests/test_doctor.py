@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import run_cli, run_memoryd, start_daemon, wait_until
 from memoryd_client import Client
 
@@ -131,6 +130,7 @@ def test_a_project_root_is_checked_as_a_whole(daemon, tmp_path) -> None:
 def test_an_entry_in_the_ledger_missing_from_the_index_is_a_problem(daemon, client,
                                                                       memoryd_home) -> None:
     import apsw
+
     from memoryd.store.migrations import add_functions
 
     client.remember("coder", "tools", "We lint with ruff, not flake8")

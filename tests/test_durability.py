@@ -14,11 +14,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import run_memoryd, start_daemon, wait_until
 from memoryd_client import Client, MemorydError
 
-from conftest import run_memoryd, start_daemon, wait_until
 from memoryd.store.ledger import Ledger, LedgerProblem, encode_record
-
 
 FACTS = ["We use ruff for linting", "Tests run with pytest -x", "Never force-push to main",
          "The staging database lives in Frankfurt", "Deploys happen on Tuesdays after lunch",

@@ -6,9 +6,8 @@ import json
 import time
 from pathlib import Path
 
-from memoryd_client import Client
-
 from conftest import run_cli
+from memoryd_client import Client
 from test_hooks import hook
 
 SESSION = "7d1e2f3a-4b5c-4d6e-8f70-9a1b2c3d4e5f"

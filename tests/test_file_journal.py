@@ -10,9 +10,9 @@ import time
 from types import SimpleNamespace
 
 import apsw
+from conftest import run_cli, start_daemon, wait_until
 from memoryd_client import Client
 
-from conftest import run_cli, start_daemon, wait_until
 from memoryd.store.archive import AgentArchive
 from memoryd.store.database import Store
 from memoryd.store.file_journal import archive_records, drop, old_versions, versions

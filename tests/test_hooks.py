@@ -10,11 +10,10 @@ import sys
 import time
 
 import pytest
+from conftest import run_cli, start_daemon, wait_until
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from memoryd_client import Client, wire
-
-from conftest import run_cli, start_daemon, wait_until
 
 SESSION = "5b0c9e4e-1f2a-4c55-9d55-6a3cf1f0a001"
 

@@ -9,13 +9,13 @@ import random
 import shlex
 import stat
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from memoryd_client import install
-
 from conftest import run_cli
+from memoryd_client import install
 
 SESSION = "5b0c9e4e-1f2a-4c55-9d55-6a3cf1f0a002"
 
@@ -348,6 +348,22 @@ def test_inline_arrays_and_objects_come_back_byte_for_byte(claude_settings) -> N
     assert claude_settings.read_text() == tabbed
 
 
+def other_settings(rng: random.Random, words: list[str],
+                   scalar: Callable[[], Any]) -> dict[str, Any]:
+    """Some of the settings other than hooks, with values of any type."""
+    data: dict[str, Any] = {}
+    for key in rng.sample(["$schema", "model", "env", "permissions", "statusLine",
+                           "cleanupPeriodDays", "includeCoAuthoredBy"], rng.randint(0, 5)):
+        if key == "env":
+            data[key] = {rng.choice(words[:6]) or "X": scalar() for _ in range(rng.randint(0, 3))}
+        elif key == "permissions":
+            data[key] = {"allow": [rng.choice(words) for _ in range(rng.randint(0, 3))],
+                         "deny": [rng.choice(words) for _ in range(rng.randint(0, 2))]}
+        else:
+            data[key] = scalar()
+    return data
+
+
 def hand_written(rng: random.Random, harness: str) -> str:
     """A settings file as people write them: any indentation, inline or spread containers,
     CRLF, unicode and escapes, empty lists and objects, other tools' hooks."""
@@ -381,15 +397,7 @@ def hand_written(rng: random.Random, harness: str) -> str:
     data: dict[str, Any] = {}
     if harness == "cursor" and rng.random() < 0.8:
         data["version"] = 1
-    for key in rng.sample(["$schema", "model", "env", "permissions", "statusLine",
-                           "cleanupPeriodDays", "includeCoAuthoredBy"], rng.randint(0, 5)):
-        if key == "env":
-            data[key] = {rng.choice(words[:6]) or "X": scalar() for _ in range(rng.randint(0, 3))}
-        elif key == "permissions":
-            data[key] = {"allow": [rng.choice(words) for _ in range(rng.randint(0, 3))],
-                         "deny": [rng.choice(words) for _ in range(rng.randint(0, 2))]}
-        else:
-            data[key] = scalar()
+    data.update(other_settings(rng, words, scalar))
     shape = rng.random()
     if shape < 0.15:
         data["hooks"] = {}

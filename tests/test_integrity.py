@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import run_memoryd, start_daemon, wait_until
 from memoryd_client import Client
 
-from conftest import run_memoryd, start_daemon, wait_until
 from memoryd.store.integrity import damage
 
 FACTS = ["We use ruff for linting", "Tests run with pytest -x", "Never force-push to main",

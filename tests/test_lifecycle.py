@@ -7,9 +7,8 @@ import socket
 import threading
 import time
 
-from memoryd_client import Client
-
 from conftest import run_memoryd, spawn_daemon, start_daemon, stop_process, wait_until
+from memoryd_client import Client
 
 
 def test_second_daemon_exits_3_with_a_clear_message(daemon) -> None:

@@ -8,11 +8,10 @@ import os
 import re
 
 import pytest
-
-from memoryd.cli import build_parser, main
-
 from conftest import run_memoryd
 from test_service import calls, home, managers, service  # noqa: F401 (fixtures)
+
+from memoryd.cli import build_parser, main
 
 
 def test_memoryd_alone_prints_its_help_and_exits_2() -> None:

@@ -11,9 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from memoryd_client import Client
-
 from conftest import start_daemon, wait_until
+from memoryd_client import Client
 from test_ingest import SESSION, assistant, user
 
 

@@ -14,9 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-from memoryd_client import Client
-
 from conftest import wait_until
+from memoryd_client import Client
 
 STRACE = shutil.which("strace")
 TELEMETRY_WINDOW_S = 12.0

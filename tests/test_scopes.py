@@ -12,9 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-from memoryd_client import AsyncClient, BadParamsError, Client
-
 from conftest import run_cli
+from memoryd_client import AsyncClient, BadParamsError, Client
 from test_extractor import CORRECTIONS, SESSION, end_session, transcript
 from test_hooks import hook
 from test_mcp import mcp_session, text_of

@@ -173,7 +173,7 @@ def test_searches_beside_writes_see_each_acknowledged_write(daemon, filled: Clie
                         forgetting.append(uid)
                         writer.forget(uid)
                         forgotten.append(uid)
-        except BaseException as exc:  # noqa: BLE001 (reported by the test)
+        except BaseException as exc:
             failures.append(exc)
         finally:
             stop.set()

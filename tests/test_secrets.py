@@ -10,9 +10,8 @@ import string
 from pathlib import Path
 
 import pytest
-from memoryd_client import Client
-
 from conftest import run_cli, start_daemon, wait_until
+from memoryd_client import Client
 from test_ingest import assistant, user, write_lines
 
 ALNUM = string.ascii_letters + string.digits

@@ -21,6 +21,8 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import run_cli, run_cli_at_terminal, start_daemon, wait_until
+from memoryd_client import Client, DaemonUnreachableError
 
 from memoryd.cli import main
 from memoryd.service import (
@@ -31,9 +33,6 @@ from memoryd.service import (
     render_unit,
     this_installation,
 )
-
-from conftest import run_cli, run_cli_at_terminal, start_daemon, wait_until
-from memoryd_client import Client, DaemonUnreachableError
 
 ROOT = Path(__file__).resolve().parent.parent
 FAKES = Path(__file__).resolve().parent / "fake_service_managers.py"

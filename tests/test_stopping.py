@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import wait_until
 from memoryd_client import Client, MemorydError
 
-from conftest import wait_until
 from memoryd.server.daemon import SHUTDOWN_WAIT_S
 
 TIMEOUT_STOP_S = 30  # memoryd.service

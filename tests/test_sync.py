@@ -200,7 +200,7 @@ def test_the_same_notebook_line_edited_on_both_keeps_both(machines, remote: Path
     reply = sync(b)[0]
     assert len(reply["new_conflicts"]) == 1
     sync(a)
-    for m, mine in ((a, "2 spaces"), (b, "4 spaces")):
+    for m in (a, b):
         notes = m.home / "agents" / "designer" / "notes.md"
         copies = list(notes.parent.glob("notes.md.sync-conflict-*"))
         assert len(copies) == 1
@@ -297,7 +297,7 @@ def _in_background(fn, *args):  # type: ignore[no-untyped-def]
     def run() -> None:
         try:
             done.append(fn(*args))
-        except Exception as exc:  # noqa: BLE001 (a daemon killed under it)
+        except Exception as exc:  # a daemon killed under it
             done.append(exc)
 
     thread = threading.Thread(target=run)
@@ -317,7 +317,7 @@ def test_kill_9_during_a_sync_then_the_next_sync_completes(machines, remote: Pat
     def run() -> None:
         try:
             done.append(sync(b))
-        except Exception as exc:  # noqa: BLE001 (the daemon dies under it)
+        except Exception as exc:
             done.append(exc)
 
     thread = threading.Thread(target=run)

@@ -9,9 +9,8 @@ import subprocess
 import sys
 
 import pytest
-from memoryd_client import BadParamsError, Client, ForbiddenError, NotFoundError, UnavailableError
-
 from conftest import run_cli, start_daemon
+from memoryd_client import BadParamsError, Client, ForbiddenError, NotFoundError, UnavailableError
 
 
 def test_write_replace_insert_read_list(client: Client, memoryd_home) -> None:

@@ -31,11 +31,11 @@ ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 
-from conversations import HALVES, Conversation, ConversationSet, load
-from measure import TOP, metrics, show
+from conversations import HALVES, Conversation, ConversationSet, load  # noqa: E402
+from measure import TOP, metrics, show  # noqa: E402
 
-from memoryd.config import EmbedConfig
-from memoryd.embed import Embedder
+from memoryd.config import EmbedConfig  # noqa: E402
+from memoryd.embed import Embedder  # noqa: E402
 
 RRF_K = 60
 KEYWORD_WEIGHT = 1.0

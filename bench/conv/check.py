@@ -17,7 +17,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from conversations import SET_TARGETS, TYPES, check_sizes, load
+from conversations import SET_TARGETS, TYPES, check_sizes, load  # noqa: E402
 
 
 def _first_set_words():  # type: ignore[no-untyped-def]

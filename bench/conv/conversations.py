@@ -132,6 +132,51 @@ def _moment(value: object) -> datetime | None:
     return None
 
 
+def _session(raw: dict[str, Any], label: str, sid: str, ident: str, speakers: list[str],
+             seen_turns: set[str], previous: datetime | None,
+             problems: list[str]) -> Session | None:
+    """Session ``sid`` of conversation ``ident``, or None (its problems added)."""
+    if raw.get("id") != sid:
+        problems.append(f"{label}: id must be {sid} (sessions are numbered in order)")
+        return None
+    start = _moment(raw.get("start"))
+    if start is None:
+        problems.append(f"{label}: start must be a local date-time, 2025-03-02T19:40:00")
+        return None
+    if previous is not None and start <= previous:
+        problems.append(f"{label}: starts before the session before it has ended")
+    turns: list[Turn] = []
+    moment = start
+    for raw_turn in raw.get("turns", []):
+        tid, who, text = raw_turn.get("id"), raw_turn.get("who"), raw_turn.get("text")
+        problem = _turn_problem(label, sid, tid, who, text, speakers, seen_turns)
+        if problem is not None:
+            problems.append(problem)
+            continue
+        seen_turns.add(tid)
+        if turns:
+            moment += timedelta(seconds=gap_s(tid, ident))
+        turns.append(Turn(tid, who, text.strip(), moment))
+    if not turns:
+        problems.append(f"{label}: no turns")
+        return None
+    return Session(sid, start, tuple(turns))
+
+
+def _turn_problem(label: str, sid: str, tid: object, who: object, text: object,
+                  speakers: list[str], seen_turns: set[str]) -> str | None:
+    match = _TURN_ID.fullmatch(str(tid))
+    if not match or match.group(1) != sid:
+        return f"{label}: bad turn id {tid!r} (want {sid}.NN)"
+    if tid in seen_turns:
+        return f"{label}: duplicate turn id {tid}"
+    if who not in speakers:
+        return f"{label}:{tid}: who must be one of {speakers}"
+    if not isinstance(text, str) or not text.strip():
+        return f"{label}:{tid}: empty text"
+    return None
+
+
 def _conversation(raw: dict[str, Any], path: Path, problems: list[str]) -> Conversation | None:
     name = path.name
     ident = raw.get("id")
@@ -147,43 +192,11 @@ def _conversation(raw: dict[str, Any], path: Path, problems: list[str]) -> Conve
     seen_turns: set[str] = set()
     previous: datetime | None = None
     for number, raw_session in enumerate(raw.get("session", []), 1):
-        label = f"{name}:session {number}"
-        sid = raw_session.get("id")
-        if sid != f"s{number:02d}":
-            problems.append(f"{label}: id must be s{number:02d} (sessions are numbered in order)")
-            continue
-        start = _moment(raw_session.get("start"))
-        if start is None:
-            problems.append(f"{label}: start must be a local date-time, 2025-03-02T19:40:00")
-            continue
-        if previous is not None and start <= previous:
-            problems.append(f"{label}: starts before the session before it has ended")
-        turns: list[Turn] = []
-        moment = start
-        for raw_turn in raw_session.get("turns", []):
-            tid, who, text = raw_turn.get("id"), raw_turn.get("who"), raw_turn.get("text")
-            match = _TURN_ID.fullmatch(str(tid))
-            if not match or match.group(1) != sid:
-                problems.append(f"{label}: bad turn id {tid!r} (want {sid}.NN)")
-                continue
-            if tid in seen_turns:
-                problems.append(f"{label}: duplicate turn id {tid}")
-                continue
-            if who not in speakers:
-                problems.append(f"{label}:{tid}: who must be one of {speakers}")
-                continue
-            if not isinstance(text, str) or not text.strip():
-                problems.append(f"{label}:{tid}: empty text")
-                continue
-            seen_turns.add(tid)
-            if turns:
-                moment += timedelta(seconds=gap_s(tid, ident))
-            turns.append(Turn(tid, who, text.strip(), moment))
-        if not turns:
-            problems.append(f"{label}: no turns")
-            continue
-        sessions.append(Session(sid, start, tuple(turns)))
-        previous = turns[-1].at
+        session = _session(raw_session, f"{name}:session {number}", f"s{number:02d}", ident,
+                           speakers, seen_turns, previous, problems)
+        if session is not None:
+            sessions.append(session)
+            previous = session.turns[-1].at
     if not sessions:
         problems.append(f"{name}: no sessions")
         return None

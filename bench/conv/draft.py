@@ -70,26 +70,9 @@ def parse(text: str) -> dict[str, object]:
         if in_questions:
             raise SystemExit(f"{where}: only questions after '== questions'")
         if not sessions:
-            key, _, value = line.partition(":")
-            header[key.strip()] = value.strip()
-            if key.strip() == "speakers":
-                for part in value.split(","):
-                    name, _, initial = part.partition("=")
-                    initials[initial.strip()] = name.strip()
-            continue
-        initial, _, said = line.partition(":")
-        if initial.strip() not in initials:
-            raise SystemExit(f"{where}: a turn starts with a speaker's initial {sorted(initials)}")
-        session = sessions[-1]
-        turns = session["turns"]
-        assert isinstance(turns, list)
-        tid = f"{session['id']}.{len(turns) + 1:02d}"
-        for label in _LABEL.findall(said):
-            if label in labels:
-                raise SystemExit(f"{where}: label {label} used twice")
-            labels[label] = tid
-        turns.append({"id": tid, "who": initials[initial.strip()],
-                      "text": _LABEL.sub("", said).strip()})
+            _header_line(line, header, initials)
+        else:
+            _turn(line, where, sessions[-1], initials, labels)
     for number, question in enumerate(questions, 1):
         ids = []
         for label in question.pop("labels"):  # type: ignore[attr-defined]
@@ -101,6 +84,32 @@ def parse(text: str) -> dict[str, object]:
         question["evidence"] = ids
     return {"header": header, "speakers": list(initials.values()), "sessions": sessions,
             "questions": questions}
+
+
+def _header_line(line: str, header: dict[str, str], initials: dict[str, str]) -> None:
+    key, _, value = line.partition(":")
+    header[key.strip()] = value.strip()
+    if key.strip() == "speakers":
+        for part in value.split(","):
+            name, _, initial = part.partition("=")
+            initials[initial.strip()] = name.strip()
+
+
+def _turn(line: str, where: str, session: dict[str, object], initials: dict[str, str],
+          labels: dict[str, str]) -> None:
+    """A turn of the session, its labels noted (label → turn id)."""
+    initial, _, said = line.partition(":")
+    if initial.strip() not in initials:
+        raise SystemExit(f"{where}: a turn starts with a speaker's initial {sorted(initials)}")
+    turns = session["turns"]
+    assert isinstance(turns, list)
+    tid = f"{session['id']}.{len(turns) + 1:02d}"
+    for label in _LABEL.findall(said):
+        if label in labels:
+            raise SystemExit(f"{where}: label {label} used twice")
+        labels[label] = tid
+    turns.append({"id": tid, "who": initials[initial.strip()],
+                  "text": _LABEL.sub("", said).strip()})
 
 
 def to_toml(draft: dict[str, object]) -> str:

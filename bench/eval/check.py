@@ -8,7 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from dataset import load  # noqa: E402
+from dataset import load
 
 
 def main() -> int:

@@ -154,25 +154,32 @@ def load(directory: Path = HERE) -> Dataset:
             if query is not None:
                 queries.append(query)
     for query in queries:
+        problems.extend(_query_problems(query, items))
+    return Dataset(items, queries, _filler(directory), problems)
+
+
+def _query_problems(query: Query, items: dict[str, Item]) -> list[str]:
+    problems = [f"{query.origin}: unknown answer {answer!r}"
+                for answer in query.answers if answer not in items]
+    if query.type == "multi-hop" and len(query.answers) < 2:
+        problems.append(f"{query.origin}: multi-hop needs 2+ answers")
+    if query.type == "no-answer" and query.answers:
+        problems.append(f"{query.origin}: no-answer with answers")
+    if query.type not in ("no-answer", "multi-hop") and len(query.answers) != 1:
+        problems.append(f"{query.origin}: needs exactly one answer")
+    if query.type == "paraphrase":
         for answer in query.answers:
-            if answer not in items:
-                problems.append(f"{query.origin}: unknown answer {answer!r}")
-        if query.type == "multi-hop" and len(query.answers) < 2:
-            problems.append(f"{query.origin}: multi-hop needs 2+ answers")
-        if query.type == "no-answer" and query.answers:
-            problems.append(f"{query.origin}: no-answer with answers")
-        if query.type not in ("no-answer", "multi-hop") and len(query.answers) != 1:
-            problems.append(f"{query.origin}: needs exactly one answer")
-        if query.type == "paraphrase":
-            for answer in query.answers:
-                if answer in items:
-                    shared = shared_words(query.q, items[answer].text)
-                    if shared:
-                        problems.append(f"{query.origin}: paraphrase shares {sorted(shared)} "
-                                        f"with its answer: {query.q!r}")
-        words = len(query.q.split())
-        if not 3 <= words <= 20:
-            problems.append(f"{query.origin}: {words} words: {query.q!r}")
+            shared = shared_words(query.q, items[answer].text) if answer in items else None
+            if shared:
+                problems.append(f"{query.origin}: paraphrase shares {sorted(shared)} "
+                                f"with its answer: {query.q!r}")
+    words = len(query.q.split())
+    if not 3 <= words <= 20:
+        problems.append(f"{query.origin}: {words} words: {query.q!r}")
+    return problems
+
+
+def _filler(directory: Path) -> dict[str, Any]:
     filler: dict[str, Any] = {"slots": {}, "exchange": [], "chat": [], "bullet": [], "note": []}
     for path in sorted((directory / "filler").glob("*.toml")):
         data = tomllib.loads(path.read_text("utf-8"))
@@ -180,7 +187,7 @@ def load(directory: Path = HERE) -> Dataset:
             filler["slots"].setdefault(name, []).extend(values)
         for kind in ("exchange", "chat", "bullet", "note"):
             filler[kind].extend(data.get(kind, []))
-    return Dataset(items, queries, filler, problems)
+    return filler
 
 
 def _item(raw: dict[str, Any], origin: str, problems: list[str]) -> Item | None:
@@ -204,15 +211,7 @@ def _item(raw: dict[str, Any], origin: str, problems: list[str]) -> Item | None:
     if not agent:
         problems.append(f"{label}: {where} needs agent")
         agent = "unknown"
-    if where in TRANSCRIPT_WHERES:
-        if not raw.get("user") or not raw.get("assistant"):
-            problems.append(f"{label}: {where} needs user and assistant")
-    elif not raw.get("text"):
-        problems.append(f"{label}: {where} needs text")
-    if where == "notebook" and raw.get("section") not in SECTIONS:
-        problems.append(f"{label}: notebook needs section among {SECTIONS}")
-    if where == "fact" and not raw.get("key"):
-        problems.append(f"{label}: fact needs key")
+    problems.extend(_content_problems(raw, where, label))
     text = _text_of(raw)
     span = raw.get("span") or raw.get("text") or ""
     if span not in text:
@@ -226,6 +225,21 @@ def _item(raw: dict[str, Any], origin: str, problems: list[str]) -> Item | None:
     if not item.queries:
         problems.append(f"{label}: no queries")
     return item
+
+
+def _content_problems(raw: dict[str, Any], where: str, label: str) -> list[str]:
+    """What an item of this kind of place lacks."""
+    problems = []
+    if where in TRANSCRIPT_WHERES:
+        if not raw.get("user") or not raw.get("assistant"):
+            problems.append(f"{label}: {where} needs user and assistant")
+    elif not raw.get("text"):
+        problems.append(f"{label}: {where} needs text")
+    if where == "notebook" and raw.get("section") not in SECTIONS:
+        problems.append(f"{label}: notebook needs section among {SECTIONS}")
+    if where == "fact" and not raw.get("key"):
+        problems.append(f"{label}: fact needs key")
+    return problems
 
 
 def _query(raw: dict[str, Any], origin: str, agent: str | None, problems: list[str]) -> Query | None:

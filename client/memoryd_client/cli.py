@@ -21,11 +21,10 @@ from __future__ import annotations
 import os
 import sys
 
-TYPE_CHECKING = False  # see memoryd_client/__init__.py
-
 from memoryd_client.command_spec import FAILED, GLOBALS, OK, USAGE, Values
 from memoryd_client.errors import MemorydError, UsageError
 
+TYPE_CHECKING = False  # see memoryd_client/__init__.py
 if TYPE_CHECKING:
     import argparse
     from typing import Any

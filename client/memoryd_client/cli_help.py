@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 #: Exit codes every command shares; a command's own line says what 0 and 1 mean for it.
 COMMON_EXITS = "2 usage error; 3 daemon unreachable"
 
-MAIN_EPILOG = "\n".join((  # noqa: FLY002 (a line of the help each)
+MAIN_EPILOG = "\n".join((
     "examples:",
     "  memory store designer rejected-designs 'floating speech bubble' --tags sticker",
     "  memory search designer - 'speech bubble on a cat sticker' && echo 'done this before'",
@@ -77,9 +77,9 @@ class Formatter(argparse.HelpFormatter):
         lines = []
         for line in text.splitlines():
             lead = line[: len(line) - len(line.lstrip(" "))]
+            after = indent + lead + ("  " if lead else "")
             lines.append(textwrap.fill(line.strip(), width, initial_indent=indent + lead,
-                                       subsequent_indent=indent + lead + ("  " if lead else "")) if line.strip()
-                         else "")
+                                       subsequent_indent=after) if line.strip() else "")
         return "\n".join(lines)
 
 

@@ -35,8 +35,6 @@ import abc
 import itertools
 import os
 
-TYPE_CHECKING = False  # typing and pathlib cost a `memory` process a few ms; it needs neither
-
 from memoryd_client import wire
 from memoryd_client.connect import connect, connect_async
 from memoryd_client.errors import (
@@ -48,6 +46,7 @@ from memoryd_client.errors import (
 )
 from memoryd_client.paths import socket_origin, socket_text
 
+TYPE_CHECKING = False  # typing and pathlib cost a `memory` process a few ms; it needs neither
 if TYPE_CHECKING:
     import asyncio
     from collections.abc import Awaitable, Callable
@@ -376,7 +375,8 @@ class _Methods(abc.ABC):
 
     def sessions(self, *, agent: str | None = None, project: str | None = None,
                  limit: int | None = None) -> Any:
-        return self.call("sessions", _drop_none({"agent": agent, "project": project, "limit": limit}))
+        return self.call("sessions",
+                         _drop_none({"agent": agent, "project": project, "limit": limit}))
 
     def context(self, agent: str, *, cwd: str | None = None, prompt: str | None = None,
                 budget: int | None = None, session: str | None = None) -> Any:
@@ -649,7 +649,7 @@ class AsyncClient(_Methods):
         await self.close()
         return _silent(method, self.timeout_s, self.path)
 
-    async def _remember_groups(self, entries: list[dict[str, Any]],  # type: ignore[override]
+    async def _remember_groups(self, entries: list[dict[str, Any]],
                                groups: dict[Any, list[int]]) -> Any:
         """Each agent's entries over its connection, all at once (see ``Client``)."""
         import asyncio
@@ -685,7 +685,8 @@ class AsyncClient(_Methods):
             except OSError as exc:
                 raise _unreachable(self.path, exc) from None
             if agent is not None or self.channel != "api":
-                await self._call(agent, "bind", _drop_none({"agent": agent, "channel": self.channel}))
+                await self._call(agent, "bind",
+                                 _drop_none({"agent": agent, "channel": self.channel}))
         reader, writer = self._connections[agent]
         request_id = next(self._ids)
         timeout = self.timeout_s

@@ -42,7 +42,8 @@ LIST_FILTERS = (
     Arg("--category", help="only this category"),
     Arg("--kind", help="comma-separated kinds (fact, lesson, feedback, note, turn, summary)"),
     TAGS, PROJECT, HERE, SINCE, UNTIL,
-    Arg("--status", default="active", help="active (default), superseded, forgotten, archived, or any"))
+    Arg("--status", default="active",
+        help="active (default), superseded, forgotten, archived, or any"))
 
 
 def _cwd_of(args: Args) -> str | None:

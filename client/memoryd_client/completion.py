@@ -282,7 +282,7 @@ _memory() {
 }
 
 complete -F _memory memory
-"""
+"""  # noqa: E501 (a shell script: its own lines)
 
 ZSH = "#compdef memory\n" + HEADER.format(shell="zsh") + r"""
 _memory_spec() {
@@ -360,7 +360,7 @@ if [[ $zsh_eval_context[-1] == loadautofunc ]]; then
 else
     compdef _memory memory
 fi
-"""
+"""  # noqa: E501 (a shell script: its own lines)
 
 FISH = HEADER.format(shell="fish") + r"""
 function __memory_spec --argument-names key

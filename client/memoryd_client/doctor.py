@@ -313,7 +313,8 @@ def hook_checks(hooks: list[dict[str, Any]], served_state: str,
                 fixes.append("reinstall them with the daemon's MEMORYD_HOME: " + (
                     f"MEMORYD_HOME={shlex.quote(served_home)} {again}" if served_home
                     else f"env -u MEMORYD_HOME {again}"))
-        detail = f"{where}: {len(found['commands'])} hooks, running {', '.join(programs) or '?'}" + \
+        running = ", ".join(programs) or "?"
+        detail = f"{where}: {len(found['commands'])} hooks, running {running}" + \
             "".join(f" with {_describe_home(h)}" for h, _ in sorted(homes, key=str) if h)
         if problems:
             checks.append(check(name, PROBLEM, f"{where}: " + "; ".join(problems),

@@ -145,6 +145,11 @@ def _unpack(data: bytes, at: int) -> tuple[Any, int]:
         return None, at
     if code in (0xC2, 0xC3):
         return code == 0xC3, at
+    return _unpack_sized(data, at, code)
+
+
+def _unpack_sized(data: bytes, at: int, code: int) -> tuple[Any, int]:
+    """A value whose type byte ``code`` is followed by its size or its fixed-width bytes."""
     if code in (0xD9, 0xDA, 0xDB):
         size, at = _uint(data, at, {0xD9: 1, 0xDA: 2, 0xDB: 4}[code])
         return _str(data, at, size)

@@ -19,11 +19,11 @@ import os
 import sys
 import time
 
+from memoryd_client import hook_wire
+
 TYPE_CHECKING = False  # typing and pathlib cost a hook process ~10 ms; it needs neither
 if TYPE_CHECKING:
     from typing import Any
-
-from memoryd_client import hook_wire
 
 HARNESSES = ("claude-code", "codex", "gemini", "cursor", "opencode")
 #: The events memoryd's hooks handle, per agent, by the agent's own names (what `memory hook

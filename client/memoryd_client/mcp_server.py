@@ -6,9 +6,9 @@ talks to the daemon; stdout is the JSON-RPC wire, so nothing else prints to it.
 Tools: the memory directory (memory_list, memory_read, memory_write, memory_replace,
 memory_insert), entries (memory_search, memory_recent, memory_get, memory_history,
 memory_remember, memory_forget, memory_scope) and memory_context, the block the hooks inject at
-session start, for agents without hooks. Every parameter is described; kinds and polarities are enums. Search,
-recent, get and history answer in compact text, one line per entry, not JSON: what a model reads
-best and cheapest.
+session start, for agents without hooks. Every parameter is described; kinds and polarities
+are enums. Search, recent, get and history answer in compact text, one line per entry, not
+JSON: what a model reads best and cheapest.
 
 The server works for the directory it was started in, as `memory store` does there (agents start
 it in their workspace): memory_remember writes for that git repository unless its ``scope`` is
@@ -499,7 +499,7 @@ def _refusing(base: Any, tool_error: type[Exception]) -> Any:
     """The SDK's server class, refusing arguments a tool does not take (and saying so in each
     tool's schema): the SDK would drop them silently."""
 
-    class Server(base):  # type: ignore[misc,valid-type]
+    class Server(base):  # type: ignore[misc]
         async def list_tools(self) -> Any:
             tools = await super().list_tools()
             for tool in tools:

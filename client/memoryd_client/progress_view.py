@@ -1,7 +1,7 @@
 """The `memory` command's progress line: what a long request (an import, a pass) is doing, on
 one line of stderr that is written over as the daemon's progress frames come (wire.py):
 
-    importing notes.jsonl: embedding and storing entries [######--------] 600/1,400 (42%) ~31 s left · 22 s
+    importing notes.jsonl: embedding and storing entries [###---] 600/1,400 (42%) ~31 s left · 22 s
 
 Only on a terminal: never under --json, and never when stderr is a pipe or a file (a script
 reads the result, not a stream of carriage returns). `memoryd reindex` draws the same line
@@ -155,9 +155,9 @@ class ProgressLine:
         what = self.prefix or frame.get("what") or frame.get("method") or "working"
         head = f"{what}: {frame['phase']}" if frame.get("phase") else f"{what}:"
         done, total = frame.get("done"), frame.get("total")
-        if isinstance(done, int) and (self.total or isinstance(total, int)):
+        total = self.total or (total + self.offset if isinstance(total, int) else None)
+        if isinstance(done, int) and total is not None:
             done += self.offset
-            total = self.total or (total + self.offset)
         else:
             done = total = None
         counts = frame.get("counts")

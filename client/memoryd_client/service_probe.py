@@ -64,8 +64,8 @@ def unit_settings(path: Path | None = None) -> tuple[list[str], dict[str, str]] 
         except Exception:  # plistlib raises several kinds on a bad file
             return None
         arguments = [str(a) for a in plist.get("ProgramArguments", [])]
-        environment = {str(k): str(v) for k, v in plist.get("EnvironmentVariables", {}).items()}
-        return arguments[:-1] if arguments[-1:] == ["serve"] else arguments, environment
+        variables = {str(k): str(v) for k, v in plist.get("EnvironmentVariables", {}).items()}
+        return arguments[:-1] if arguments[-1:] == ["serve"] else arguments, variables
     command: list[str] = []
     environment: dict[str, str] = {}
     for line in data.decode("utf-8", errors="replace").splitlines():
@@ -165,7 +165,8 @@ def start_hint(mention_doctor: bool = True) -> str:
                     "`memoryd service logs` says why it stopped)")
         unit_home = installed[1].get("MEMORYD_HOME")
         shell_home = os.environ.get("MEMORYD_HOME")
-        if unit_home and shell_home and os.path.abspath(os.path.expanduser(shell_home)) != unit_home:
+        shell_home = shell_home and os.path.abspath(os.path.expanduser(shell_home))
+        if unit_home and shell_home and shell_home != unit_home:
             hint += f"; note: the service runs with MEMORYD_HOME={unit_home}"
         elif unit_home and not shell_home:
             hint += (f"; note: the service runs with MEMORYD_HOME={unit_home}, this shell has "
@@ -177,7 +178,8 @@ def start_hint(mention_doctor: bool = True) -> str:
                 "it): install it from the memoryd checkout (`pip install ./client .`), then run "
                 "`memoryd serve`")
     else:
-        hint = f"start it with `{memoryd} serve`, or run it at login with `{memoryd} service install`"
+        hint = (f"start it with `{memoryd} serve`, or run it at login with "
+                f"`{memoryd} service install`")
     if os.environ.get("MEMORYD_SOCKET"):
         hint += " (this shell's socket comes from MEMORYD_SOCKET)"
     elif os.environ.get("MEMORYD_HOME"):

@@ -117,7 +117,8 @@ def print_status(status: dict[str, Any]) -> None:
     if model:
         print(f"model: {model['id']} ({model['dim']} dims, sha256 {model['sha256'][:12]}…)")
     print("entries: " + (", ".join(f"{n} {s}" for s, n in sorted(entries.items())) or "none"))
-    print(f"vectors: {status['vectors']}" + (f" (backlog {status['backlog']})" if status.get("backlog") else ""))
+    backlog = f" (backlog {status['backlog']})" if status.get("backlog") else ""
+    print(f"vectors: {status['vectors']}{backlog}")
     print(f"agents: {', '.join(status.get('agents') or []) or 'none'}")
     ingest = status.get("ingest")
     if ingest:
@@ -158,9 +159,9 @@ def print_status(status: dict[str, Any]) -> None:
     if sync:
         last = (time.strftime("%Y-%m-%d %H:%M", time.localtime(sync["last_sync"]))
                 if sync.get("last_sync") else "never")
-        upcoming = (f", next {next_run(sync['next'], time.time())}" if sync.get("next")
-                    else f" ({sync['schedule']})")
-        print(f"sync: {sync['remote']}, last {last}{upcoming}"
+        next_sync = (f", next {next_run(sync['next'], time.time())}" if sync.get("next")
+                     else f" ({sync['schedule']})")
+        print(f"sync: {sync['remote']}, last {last}{next_sync}"
               + (f"; last error: {sync['last_error']}" if sync.get("last_error") else ""))
         for copy in sync.get("conflicts") or []:
             print(f"sync conflict: {copy} holds the other machine's version (merge it into the "

@@ -99,14 +99,16 @@ def print_sources(status: dict[str, Any]) -> None:
     for source in ingest["sources"]:
         state = "" if source["root_exists"] else " (not present)"
         agent = source["agent"] or "{agent}"
-        cap = f", notebooks {source['notebook_lines']} lines" if source.get("notebook_lines") else ""
+        lines = source.get("notebook_lines")
+        cap = f", notebooks {lines} lines" if lines else ""
         print(f"{source['name']}: {source['path']} [{source['kind']}, {source['format']}, "
               f"agent {agent}{cap}]{state}")
         indexed = f"{source['indexed']} entries indexed, " if "indexed" in source else ""
         print(f"    files {source['files']}, {indexed}since start +{source['entries_added']} "
               f"-{source['entries_removed']}")
         if source["skipped"]:
-            print("    skipped: " + ", ".join(f"{n} {r}" for r, n in sorted(source["skipped"].items())))
+            skipped = sorted(source["skipped"].items())
+            print("    skipped: " + ", ".join(f"{n} {r}" for r, n in skipped))
         if source["last_error"]:
             print(f"    last problem: {source['last_error_path']}: {source['last_error']}")
 
@@ -176,8 +178,8 @@ def print_hits(result: dict[str, Any], show_all: bool = True) -> None:
         print(f"no match ({hint})", file=sys.stderr)
     note_unknown_agents(result)
     if result.get("degraded"):
-        print(f"({result.get('degraded_reason') or 'keyword-only: the embedding model is not loaded'})",
-              file=sys.stderr)
+        reason = result.get("degraded_reason") or "keyword-only: the embedding model is not loaded"
+        print(f"({reason})", file=sys.stderr)
 
 
 def show_status(status: dict[str, Any], args: Args) -> None:

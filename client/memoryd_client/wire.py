@@ -33,11 +33,11 @@ from __future__ import annotations
 
 import struct
 
+import msgpack
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
-
-import msgpack
 
 #: Largest frame either side accepts (the length prefix excluded).
 MAX_FRAME_BYTES = 8 * 1024 * 1024
@@ -139,7 +139,7 @@ def unpack(body: bytes) -> dict[str, Any]:
 
     try:
         message = msgpack.unpackb(body, raw=False, strict_map_key=False)
-    except Exception as exc:  # noqa: BLE001 (msgpack raises several unrelated types)
+    except Exception as exc:
         raise BadFrameError(f"frame is not valid msgpack: {exc}") from None
     if not isinstance(message, dict):
         raise BadFrameError(f"frame must be a msgpack map, got {type(message).__name__}")

@@ -37,8 +37,8 @@ Sections
     ``category`` is the nearest heading of any level in kebab form (invisible characters such as
     a zero-width space or a soft hyphen dropped first: they do not split a word). ``kind`` and
     ``polarity`` come from the nearest enclosing heading that names a notebook section, so
-    ``### Deploy`` under ``## Mistakes`` is still a negative lesson. A heading names a section by its first words,
-    case-insensitively, ignoring numbering, emoji and trailing text:
+    ``### Deploy`` under ``## Mistakes`` is still a negative lesson. A heading names a section by
+    its first words, case-insensitively, ignoring numbering, emoji and trailing text:
 
     - ``Mistake`` / ``Mistakes``: kind ``lesson``, polarity ``negative``
     - ``Learnings``: kind ``lesson``, polarity ``positive``

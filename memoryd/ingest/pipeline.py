@@ -295,7 +295,8 @@ class Ingest:
         return False
 
     async def process(self, paths: list[str]) -> None:
-        existing, gone = [], []
+        existing: list[str] = []
+        gone: list[str] = []
         for path in paths:
             (existing if os.path.isfile(path) else gone).append(path)
         memory_results: list[MemoryFileRead] = []
@@ -573,7 +574,7 @@ class Ingest:
         self.enqueue(queued)
 
     def _files_below(self, directory: str) -> list[str]:
-        found = []
+        found: list[str] = []
         for top, dirs, files in os.walk(directory, followlinks=False):
             dirs[:] = [d for d in dirs if d != ".git"]
             found.extend(p for p in (os.path.join(top, f) for f in files) if self.match(p))

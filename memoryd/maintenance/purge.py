@@ -137,7 +137,9 @@ class Purge:
         return isinstance(text, str) and self.pattern.search(text) is not None
 
     def holds(self, text: str | None) -> bool:
-        return self.pattern is not None and bool(text) and self.pattern.search(text) is not None
+        if not text or self.pattern is None:
+            return False
+        return self.pattern.search(text) is not None
 
     def scrub(self, text: str) -> str:
         assert self.pattern is not None
@@ -335,7 +337,8 @@ class Purge:
                         self.store.set_meta(key, str(size))
                 self._delete(plan)
                 self.store.journal(f"purge:{self.agent}", "purge", actor, None, {
-                    "agent": self.agent, "since": self.since, "matched_text": self.match is not None,
+                    "agent": self.agent, "since": self.since,
+                    "matched_text": self.match is not None,
                     "ids": sorted(plan.ids), "events": len(plan.events),
                     "changes": len(plan.changes), "ledger_records": report["ledger_records"],
                     "archive_records": report["archive_records"],

@@ -62,7 +62,7 @@ from memoryd.store.query import EntryQuery
 from memoryd.store.vectors import VectorFilter, follow_meta
 
 if TYPE_CHECKING:
-    from memoryd.passes.steps import PassContext
+    from memoryd.passes.steps import PassContext, Steps
 
 MAX_CONFIDENCE = 0.99
 #: How far a chain of superseded_by is followed to see whether two entries were merged.
@@ -158,7 +158,7 @@ def best_first(entries: Sequence[dict[str, Any]]) -> list[int]:
     return np.lexsort((-created, -confidence)).tolist()
 
 
-def run(ctx: PassContext) -> Iterator[Any]:
+def run(ctx: PassContext) -> Steps[None]:
     yield from _close_settled(ctx)
     known = {frozenset(c["after"]["ids"]) for c in ctx.journal.open_contradictions()}
     yield
@@ -395,6 +395,22 @@ def _merge(ctx: PassContext, entries: list[dict[str, Any]],
     for start in range(0, len(entries), TOKENISED_AT_ONCE):
         readings.extend(reading(e["text"]) for e in entries[start:start + TOKENISED_AT_ONCE])
         yield
+    neighbours, opposed = yield from _neighbours(entries, readings, pairs, threshold)
+    yield
+    survivor_of = yield from _take_duplicates(ctx, entries, neighbours, apart)
+    # a contradiction is put to a person once, between what is left after merging
+    for i, j, why in opposed:
+        a, b = entries[survivor_of.get(i, i)], entries[survivor_of.get(j, j)]
+        if a is not b:
+            _contradiction(ctx, known, a, b, why)
+
+
+def _neighbours(entries: list[dict[str, Any]], readings: list[Reading],
+                pairs: tuple[np.ndarray, np.ndarray, np.ndarray], threshold: float
+                ) -> Generator[None, None, tuple[dict[int, list[tuple[int, float]]],
+                                                 list[tuple[int, int, str]]]]:
+    """Each entry's duplicates (number → (number, cosine)), and the pairs that contradict
+    each other (with why), of the candidate ``pairs``."""
     neighbours: dict[int, list[tuple[int, float]]] = {}
     opposed: list[tuple[int, int, str]] = []
     firsts, seconds, cosines = pairs
@@ -417,7 +433,14 @@ def _merge(ctx: PassContext, entries: list[dict[str, Any]],
             if same_thing(readings[i], readings[j], cosine, threshold, lessons):
                 neighbours.setdefault(i, []).append((j, cosine))
                 neighbours.setdefault(j, []).append((i, cosine))
-    yield
+    return neighbours, opposed
+
+
+def _take_duplicates(ctx: PassContext, entries: list[dict[str, Any]],
+                     neighbours: dict[int, list[tuple[int, float]]], apart: dict[str, set[str]]
+                     ) -> Generator[None, None, dict[int, int]]:
+    """Merge, best first, each survivor's duplicates not merged yet; returns the survivor
+    (number) of each entry merged into another."""
     having = list(neighbours)
     order = [having[number] for number in best_first([entries[i] for i in having])]
     merged: set[int] = set()
@@ -439,11 +462,7 @@ def _merge(ctx: PassContext, entries: list[dict[str, Any]],
         merged.update(gone)
         survivor_of.update(dict.fromkeys(gone, i))
         yield from _absorb(ctx, survivor, [entries[j] for j in gone])
-    # a contradiction is put to a person once, between what is left after merging
-    for i, j, why in opposed:
-        a, b = entries[survivor_of.get(i, i)], entries[survivor_of.get(j, j)]
-        if a is not b:
-            _contradiction(ctx, known, a, b, why)
+    return survivor_of
 
 
 def _not_apart(ctx: PassContext, apart: dict[str, set[str]], survivor: str,

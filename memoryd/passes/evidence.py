@@ -45,7 +45,7 @@ from memoryd.store.usage import BROKEN, FOLLOWED, Usage, Verdict
 from memoryd.text import normalise_text
 
 if TYPE_CHECKING:
-    from memoryd.passes.steps import PassContext
+    from memoryd.passes.steps import PassContext, Steps
 
 BROKEN_SESSIONS = 2
 FOLLOWED_SESSIONS = 3
@@ -91,7 +91,7 @@ class Used:
         return {"followed": self.followed, "broken": self.broken}
 
 
-def verdicts(ctx: PassContext) -> Iterator[Any]:
+def verdicts(ctx: PassContext) -> Steps[Verdicts]:
     """Entry uid → session → its followed or broken outcome there (sent back via the
     generator's return value), a page of the outcomes a step."""
     usage = Usage(ctx.store)
@@ -159,7 +159,8 @@ def propose_global(ctx: PassContext, lessons: list[dict[str, Any]], found: Verdi
             open_proposals.add((uids[0], GLOBAL))
 
 
-def _alike(ctx: PassContext, lessons: list[dict[str, Any]]) -> Iterator[Any]:
+def _alike(ctx: PassContext, lessons: list[dict[str, Any]]
+           ) -> Steps[list[list[dict[str, Any]]]]:
     """``lessons`` (of one agent) in groups that say the same thing (memoryd.meaning: alike by
     their vectors or their words; the same words when there are no vectors yet)."""
     parent = list(range(len(lessons)))

@@ -35,7 +35,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -326,7 +326,7 @@ class Journal:
         return None
 
     def apply_files(self, run: RunSummary, changes: list[Change],
-                    undoes: list[int | None] | None = None) -> str:
+                    undoes: Sequence[int | None] | None = None) -> str:
         """Apply file changes that belong together (a notebook and its archive) all or none:
         :meth:`begin_files`, :func:`swap_files`, :meth:`finish_files` in one go. Returns
         applied, preview or conflict; a file that may not or cannot be rewritten (see
@@ -350,7 +350,7 @@ class Journal:
         return self.finish_files(changes, numbers, written)
 
     def begin_files(self, run: RunSummary, changes: list[Change],
-                    undoes: list[int | None] | None = None) -> list[int] | None:
+                    undoes: Sequence[int | None] | None = None) -> list[int] | None:
         """Record the changes pending, before any file is written (None: a dry run, recorded
         as previews). The caller then moves the entries that go with them
         (:meth:`move_entries`, in steps if it likes) and writes the files: the entries move

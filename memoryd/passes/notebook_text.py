@@ -180,7 +180,7 @@ def normalise(notebook: Notebook) -> list[str]:
     """Section order, date prefixes, newest first. Returns what it fixed."""
     fixed: list[str] = []
     known = [s for s in notebook.sections if s.name]
-    ordered = sorted(known, key=lambda s: ORDER.index(s.name))  # type: ignore[arg-type]
+    ordered = sorted(known, key=lambda s: ORDER.index(s.name))
     if [id(s) for s in ordered] != [id(s) for s in known]:
         fixed.append("sections put in order")
     notebook.sections = ordered + [s for s in notebook.sections if not s.name]

@@ -31,7 +31,7 @@ from __future__ import annotations
 import functools
 import os
 import time
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -59,7 +59,7 @@ from memoryd.sources import ARCHIVE_DIR
 from memoryd.store.query import EntryQuery
 
 if TYPE_CHECKING:
-    from memoryd.passes.steps import PassContext
+    from memoryd.passes.steps import PassContext, Steps
     from memoryd.store.database import Store
 
 #: Notebooks whose files are written in one hand-off to a worker thread.
@@ -314,7 +314,7 @@ def kept_elsewhere(ctx: PassContext, promoted: Callable[[], set[str]], agent: st
     return kept | set(hashes)
 
 
-def run(ctx: PassContext, promoted: Callable[[Store], set[str]]) -> Iterator[Any]:
+def run(ctx: PassContext, promoted: Callable[[Store], set[str]]) -> Steps[None]:
     """One notebook a step on the database thread (reading and parsing one is ~1 ms), its
     changes recorded pending there; the files of WRITE_BATCH notebooks are then written in one
     hand-off to a worker thread, while the pass plans the next batch and the database thread
@@ -401,7 +401,7 @@ def _write(ctx: PassContext, pending: list[Written]) -> Any:
                    wait=False)
 
 
-def _written(ctx: PassContext, pending: list[Written], handle: Any) -> Iterator[Any]:
+def _written(ctx: PassContext, pending: list[Written], handle: Any) -> Steps[None]:
     """Record a batch's writes (applied, a conflict, or skipped: a notebook that may not or
     cannot be rewritten, reported with the reason, while the others are written) once they are
     done, and index the files written (the watcher, reading them, then finds them indexed)."""

@@ -38,7 +38,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -63,7 +63,7 @@ from memoryd.text import normalise_text
 
 if TYPE_CHECKING:
     from memoryd.config import Config
-    from memoryd.passes.steps import PassContext
+    from memoryd.passes.steps import PassContext, Steps
     from memoryd.store.database import Store
 
 SECTION = "## Learned rules (memoryd)"
@@ -123,7 +123,8 @@ def without_rule(text: str, rule: str) -> str:
     wanted = normalise_text(rule)
     kept = [line for line in lines[start + 1:end]
             if not (line.strip().startswith("- ") and normalise_text(line.strip()[2:]) == wanted)]
-    if not any(line.strip().startswith("- ") for line in kept):  # the section goes with its last rule
+    # the section goes with its last rule
+    if not any(line.strip().startswith("- ") for line in kept):
         before = lines[:start]
         while before and not before[-1].strip():
             before.pop()
@@ -159,7 +160,7 @@ def _rule_text(entry: dict[str, Any], days: list[int], recurs: bool,
     return f"{text} (incidents: {_dates(days)})"
 
 
-def _dates(days: list[int]) -> str:
+def _dates(days: Sequence[int]) -> str:
     """The last few of ``days`` (days since the epoch) as dates, oldest first."""
     dates = [time.strftime("%Y-%m-%d", time.gmtime(day * 86400)) for day in days[-DATES_SHOWN:]]
     return ("…, " if len(days) > DATES_SHOWN else "") + ", ".join(dates)
@@ -181,7 +182,7 @@ ID_WINDOW = 10_000
 COMPARED_AT_ONCE = 500
 
 
-def _lessons(ctx: PassContext) -> Iterator[Any]:
+def _lessons(ctx: PassContext) -> Steps[list[dict[str, Any]]]:
     """The active lessons in the pass's scope, a page at a time (a slice each; sent back via
     the generator's return value)."""
     # not quarantined: a planted instruction never becomes a rule
@@ -206,7 +207,7 @@ def _sighting(session: str | None, created: float) -> tuple[str, int]:
     return (f"session:{session}" if session else f"day:{day}"), day
 
 
-def _sightings(ctx: PassContext) -> Iterator[Any]:
+def _sightings(ctx: PassContext) -> Steps[dict[str, dict[str, int]]]:
     """uid → the independent sightings (key → day) of the lessons merged into it (sent back
     via the generator's return value), a page at a time: all at once held the database thread
     for ~30 ms after a consolidation of the bench's store."""
@@ -225,7 +226,8 @@ def _sightings(ctx: PassContext) -> Iterator[Any]:
 FILE_COLUMNS = ("id", "uid", "text", "session", "created")
 
 
-def _file_copies(ctx: PassContext, lessons: list[dict[str, Any]]) -> Iterator[Any]:
+def _file_copies(ctx: PassContext, lessons: list[dict[str, Any]]
+                 ) -> Steps[dict[str, list[tuple[str, str, int]]]]:
     """uid → the agent's memory-file lessons that say what the lesson says (cosine ≥ the
     near-duplicate threshold, or worded alike; saying the same thing: memoryd.meaning),
     archived ones included:
@@ -283,7 +285,7 @@ def _copies(rows: np.ndarray, against: np.ndarray, texts: list[str], others: lis
             if same_thing(of(0, i), of(1, j), float(similar[i, j]), threshold, lesson=True)]
 
 
-def _confirmed(ctx: PassContext, lessons: list[dict[str, Any]]) -> Iterator[Any]:
+def _confirmed(ctx: PassContext, lessons: list[dict[str, Any]]) -> Steps[set[str]]:
     """uids of lessons a feedback entry of their agent confirms (sent back via the generator's
     return value)."""
 
@@ -324,7 +326,7 @@ def _best_cosines(rows: np.ndarray, against: np.ndarray) -> list[float]:
     return (rows @ against.T).max(axis=1).tolist()
 
 
-def run(ctx: PassContext) -> Iterator[Any]:
+def run(ctx: PassContext) -> Steps[None]:
     lessons = yield from _lessons(ctx)
     sightings = yield from _sightings(ctx)
     copies = yield from _file_copies(ctx, lessons)
@@ -544,7 +546,7 @@ def _graduations(ctx: PassContext, lessons: set[str], target: Path) -> list[Chan
     return [c for source in sorted(sources) for c in graduate(ctx, source, lessons, target)]
 
 
-def accept(ctx: PassContext, proposal: dict[str, Any]) -> Iterator[None]:
+def accept(ctx: PassContext, proposal: dict[str, Any]) -> Steps[None]:
     """`memory promote accept ID`: write a proposed promotion (or demotion), or move a
     lesson to the global tier (memoryd.passes.evidence)."""
     if proposal["action"] == GLOBAL:

@@ -35,7 +35,6 @@ never undone.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from memoryd.passes import unused
@@ -45,10 +44,10 @@ from memoryd.store.archive import AgentArchive, Appended, Work, copy_changed
 from memoryd.store.file_journal import archive_records, drop, history_key, old_versions
 
 if TYPE_CHECKING:
-    from memoryd.passes.steps import PassContext
+    from memoryd.passes.steps import PassContext, Steps
 
 
-def run(ctx: PassContext) -> Iterator[Any]:
+def run(ctx: PassContext) -> Steps[None]:
     def journaled(done: Appended) -> None:
         why = f"{done.entries} transcript entries of {done.agent}"
         if ctx.dry_run:
@@ -77,7 +76,7 @@ def run(ctx: PassContext) -> Iterator[Any]:
     yield from unused.archive(ctx)  # and lessons and notes unused for long are set aside
 
 
-def _move_old_versions(ctx: PassContext) -> Iterator[Any]:
+def _move_old_versions(ctx: PassContext) -> Steps[None]:
     """The memory tools' old file versions, out of the journal into the history archive
     (durably first: a crash in between archives a version twice, never loses one)."""
     old = []

@@ -27,7 +27,7 @@ import time
 from collections.abc import Awaitable, Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from memoryd.config import configured_sources
 from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError, UnavailableError
@@ -40,14 +40,14 @@ from memoryd.passes.journal import (
     rebased,
     run_name,
 )
-from memoryd.passes.steps import Collect, Offload, PassContext, PassParts, in_thread
+from memoryd.passes.steps import Collect, Offload, PassContext, PassParts, Steps, in_thread
 from memoryd.passes.user_files import commit, through_links
 from memoryd.progress import report
 from memoryd.scheduling import paced
 
 log = logging.getLogger(__name__)
 
-PASSES: dict[str, Callable[[PassContext], Iterator[Any]]] = {
+PASSES: dict[str, Callable[[PassContext], Steps[None]]] = {
     # the notebook pass keeps a promoted lesson's bullets over the cap: the runner tells it
     # which they are, so that neither of the two passes imports the other's reading of them
     "notebooks": functools.partial(notebooks.run, promoted=promote.promoted_lessons),
@@ -128,7 +128,8 @@ class Passes:
                     report(counts=dict(ctx.run.counts), **ctx.stage)
 
                 try:
-                    await self._drive(body(ctx), longest, progressed)
+                    # a pass is a generator function (results are sent back into it)
+                    await self._drive(cast("Steps[None]", body(ctx)), longest, progressed)
                 except asyncio.CancelledError:
                     # the daemon is stopping: the next start marks the run interrupted when
                     # this cannot (the "stopping" answer must not swallow the cancellation, or
@@ -296,7 +297,7 @@ class Passes:
     # -- schedule ---------------------------------------------------------------------
 
     async def due(self, now: float) -> list[str]:
-        due = []
+        due: list[str] = []
         if now - self.started < START_DELAY_S:
             return due
         for name in PASSES:
@@ -387,9 +388,9 @@ def _position(steps: Generator[Any, Any, Any]) -> tuple[str, int] | None:
     before every step, so kept cheap (formatting it with pathlib was ~4 % of the database
     thread's time in the notebook pass): :func:`_place` writes it out."""
     inner = steps
-    while isinstance(getattr(inner, "gi_yieldfrom", None), Generator):
-        inner = inner.gi_yieldfrom
-    frame = inner.gi_frame
+    while isinstance(nested := getattr(inner, "gi_yieldfrom", None), Generator):
+        inner = nested
+    frame = getattr(inner, "gi_frame", None)  # typing's Generator does not name it
     return None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
 
 
@@ -398,7 +399,7 @@ def _place(position: tuple[str, int] | None) -> str:
     return "(finished)" if position is None else f"{os.path.basename(position[0])}:{position[1]}"
 
 
-def _undo(ctx: PassContext, changes: list[dict[str, Any]]) -> Iterator[None]:
+def _undo(ctx: PassContext, changes: list[dict[str, Any]]) -> Steps[None]:
     """Take changes back, newest first; a group of file changes goes back as a group."""
     groups: dict[str, list[dict[str, Any]]] = {}
     for change in reversed(changes):

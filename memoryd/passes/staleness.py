@@ -55,7 +55,7 @@ from memoryd.store.query import EntryQuery
 from memoryd.store.references import EntryToCheck
 
 if TYPE_CHECKING:
-    from memoryd.passes.steps import PassContext
+    from memoryd.passes.steps import PassContext, Steps
 
 #: Bumped when the rules of memoryd.passes.references change: every entry is read again.
 RULES = "1"
@@ -214,7 +214,7 @@ def build_tree(found: Fingerprint, skip: set[str]) -> Tree:
     is gone even while git still tracks it), and the text files to read (``skip``: absolute
     paths not to read; content shared by checkouts is read once)."""
     tree = Tree([c.path for c in found.checkouts])
-    blobs: set[str] = set()
+    blobs: set[bytes] = set()
     for checkout in found.checkouts:
         changed: set[str] = set()
         deleted: set[str] = set()
@@ -470,7 +470,7 @@ def _record_seen(ctx: PassContext, seen: list[tuple[float, int, str]]) -> None:
     seen.clear()
 
 
-def run(ctx: PassContext) -> Iterator[Any]:
+def run(ctx: PassContext) -> Steps[None]:
     rules_changed = ctx.store.meta("staleness_rules") != RULES
     everything = rules_changed or bool(ctx.extra.get("full"))
     projects = _projects(ctx)

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from memoryd.ingest.indexer import Indexer, memory_key, read_memory_file, stat_facts
 from memoryd.ingest.markdown import MemoryFile, is_pinned
@@ -29,6 +29,13 @@ if TYPE_CHECKING:
     from memoryd.store.database import Store
     from memoryd.store.entries import Entries
     from memoryd.store.vectors import VectorIndex
+
+T = TypeVar("T")
+
+#: A pass, or a step of one: a generator the runner drives. It yields None (a slice point), an
+#: :class:`Offload` or a :class:`Collect` (their results are sent back into it), and returns
+#: what it found.
+Steps = Generator[Any, Any, T]
 
 
 @dataclass(frozen=True)
@@ -68,7 +75,7 @@ def in_thread(fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
     def work() -> None:
         try:
             result, error = fn(*args), None
-        except Exception as exc:  # noqa: BLE001  (raised where the pass awaits it)
+        except Exception as exc:
             result, error = None, exc
         with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits
             loop.call_soon_threadsafe(settle, result, error)

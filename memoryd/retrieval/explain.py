@@ -77,5 +77,5 @@ def explain_hits(store: Store, hits: list[dict[str, Any]], rowids: Sequence[int]
         text = texts[rowid][0]
         sentence = closest_sentence(text, parts[rowid], query) \
             if query is not None and rowid in parts else None
-        hit["explain"] = explained(terms, words_held(terms, stems, frozenset(words_of(rowid, text))),
-                                   sentence)
+        held = words_held(terms, stems, frozenset(words_of(rowid, text)))
+        hit["explain"] = explained(terms, held, sentence)

@@ -6,8 +6,9 @@ around it in the same session, so that the passage is about ``passage_chars`` lo
 room left on each side (at least the nearest turn, cut to fit). In a chat the subject of a
 reply is often a message or two before it ("I joined an improv class" / "You?" / "me.
 Thursday nights at the Lantern"), and the turns around an exchange say what it is about; an
-exchange of a coding session is long enough to be read alone, and gets none. Indexing each turn with its neighbours instead
-(windows) was measured and left out (docs/retrieval.md, "Retrieval choices").
+exchange of a coding session is long enough to be read alone, and gets none. Indexing each turn
+with its neighbours instead (windows) was measured and left out (docs/retrieval.md, "Retrieval
+choices").
 
 The hit's ``text`` is the passage and its ``records`` the record ids of every turn it shows
 (the context's too), so that a hit maps back to the turns it covers; ``context`` holds the
@@ -27,7 +28,7 @@ from memoryd.text import CHUNK_LABELS, without_date_prefix
 NEIGHBOURS = 4
 #: Less room than this on a side is none: a fragment of a turn says nothing.
 MIN_CONTEXT = 40
-_SECTION = re.compile(r"\n\n(?=(?:%s): )" % "|".join(CHUNK_LABELS.values()))
+_SECTION = re.compile(r"\n\n(?=(?:{}): )".format("|".join(CHUNK_LABELS.values())))
 _DATE = re.compile(r"^\[[^\]\n]{4,40}\]\s*")
 
 Turn = tuple[str, str | None]  # a turn as written ("User: …"), its record id

@@ -40,8 +40,8 @@ held-out halves (docs/retrieval.md, "Retrieval choices"). Evidence:
 
 Besides each evidence, the model weighs the products of the pairs it lists (``pairs``): a
 keyword match counts for more when the vectors agree, a high cosine for less when the question's
-words are missing (docs/retrieval.md, "Products of evidence": the pairs are chosen so that a store of a
-few entries is still judged sensibly).
+words are missing (docs/retrieval.md, "Products of evidence": the pairs are chosen so that a
+store of a few entries is still judged sensibly).
 
 Missing evidence. Some evidence comes from derived data that may not be there yet when a
 question is asked: ``align`` and ``worst`` need the entry's words in the lexicon (filled in the
@@ -99,13 +99,15 @@ class Model:
         PRIOR_CANDIDATES more (so that a store of a few entries is judged sensibly)."""
         n, k = len(pool), PRIOR_CANDIDATES
         mean = (pool.sum() + k * self.pool_mean) / (n + k)
-        square = (np.square(pool).sum() + k * (self.pool_spread ** 2 + self.pool_mean ** 2)) / (n + k)
+        prior = self.pool_spread ** 2 + self.pool_mean ** 2
+        square = (np.square(pool).sum() + k * prior) / (n + k)
         return float(mean), float(np.sqrt(max(square - mean ** 2, 1e-12)))
 
     def probabilities(self, evidence: np.ndarray) -> np.ndarray:
         """P(relevant) for each row of evidence (columns in FEATURES order)."""
         z = ((expand(evidence, self.pairs) - self.mean) / self.scale) @ self.weights + self.bias
-        return 1.0 / (1.0 + np.exp(-np.clip(z, -50, 50)))
+        probabilities: np.ndarray = 1.0 / (1.0 + np.exp(-np.clip(z, -50, 50)))
+        return probabilities
 
     def decide(self, evidence: np.ndarray, lacking: Sequence[str | None], precision: float
                ) -> tuple[np.ndarray, np.ndarray]:

@@ -126,22 +126,27 @@ def enforce(caller: Caller, params: Params) -> None:
             return  # the method itself says what is wrong with it
         requests = [Params(method, item) for item in items]
     for request in requests:
-        named = request.agent(required=False)
-        if named is not None:
-            caller.bind_to(named, method)
-        elif caller.agent is None:
-            if method in ("forget", "supersede", "release", "scope"):
-                raise ForbiddenError(
-                    f"{method}: this connection is not bound to an agent; name the agent "
-                    "(agent=…) or bind first")
-            continue  # the method says that the agent is required
-        request.raw["agent"] = caller.agent
-        if method in ENTRY_WRITES:  # a request's own writer or via was refused already
-            request.raw["writer"] = caller.writer
-            if request.raw.get("kind") == "feedback" and not caller.human:
-                raise ForbiddenError(feedback_refusal(method))
-        if method == "purge" and not isinstance(request.raw.get("agent"), str):
-            raise BadParamsError("purge: agent is required")
+        _enforce_write(caller, request, method)
+
+
+def _enforce_write(caller: Caller, request: Params, method: str) -> None:
+    """One write (or one entry of a bulk write) as its connection's agent and writer."""
+    named = request.agent(required=False)
+    if named is not None:
+        caller.bind_to(named, method)
+    elif caller.agent is None:
+        if method in ("forget", "supersede", "release", "scope"):
+            raise ForbiddenError(
+                f"{method}: this connection is not bound to an agent; name the agent "
+                "(agent=…) or bind first")
+        return  # the method says that the agent is required
+    request.raw["agent"] = caller.agent
+    if method in ENTRY_WRITES:  # a request's own writer or via was refused already
+        request.raw["writer"] = caller.writer
+        if request.raw.get("kind") == "feedback" and not caller.human:
+            raise ForbiddenError(feedback_refusal(method))
+    if method == "purge" and not isinstance(request.raw.get("agent"), str):
+        raise BadParamsError("purge: agent is required")
 
 
 def feedback_refusal(method: str) -> str:

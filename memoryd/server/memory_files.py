@@ -51,21 +51,7 @@ class MemoryFiles:
         return Path(self.pattern.replace("{agent}", agent)).expanduser()
 
     def resolve(self, agent: str, relative: str, *, must_exist: bool = True) -> Path:
-        if not relative or "\0" in relative:
-            raise BadParamsError("path must be a non-empty relative path")
-        problem = path_problem(relative)
-        if problem is not None:
-            raise BadParamsError(f"path {problem}")
-        if relative.endswith("/"):
-            raise BadParamsError(f"{relative!r} names a directory; give a file's path")
-        candidate = Path(relative)
-        if candidate.is_absolute():
-            raise ForbiddenError(f"{relative!r} is absolute; paths are relative to the memory directory")
-        if ".." in candidate.parts:
-            raise ForbiddenError(f"{relative!r} leaves the memory directory ('..' is not allowed)")
-        if len(candidate.parts) > MAX_DEPTH:
-            raise BadParamsError(f"path is {len(candidate.parts)} names deep; the limit is "
-                                 f"{MAX_DEPTH}")
+        candidate = _relative_path(relative)
         root = self.root(agent)
         if len(os.fsencode(root / candidate)) > MAX_PATH_BYTES:
             raise BadParamsError(f"path is too long once in the memory directory ({root}): "
@@ -75,21 +61,7 @@ class MemoryFiles:
                 root.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise refused(relative, agent, exc) from None
-        real_root = root.resolve()
-        target = (root / candidate).resolve()
-        if target != real_root and real_root not in target.parents:
-            raise ForbiddenError(f"{relative!r} leads outside the memory directory (a symlink)")
-        if target == real_root or target.is_dir():
-            raise BadParamsError(f"{relative!r} is a directory; give a file's path")
-        for parent in target.parents:
-            if parent == real_root:
-                break
-            if parent.exists() and not parent.is_dir():
-                raise BadParamsError(f"{relative!r}: {parent.name!r} is a file, not a directory")
-        if len(os.fsencode(target)) > MAX_PATH_BYTES:
-            raise BadParamsError("path is too long once in the memory directory (a symlink "
-                                 f"leads deeper): the file system takes {MAX_PATH_BYTES} bytes "
-                                 "at most")
+        target = _inside(relative, root.resolve(), (root / candidate).resolve())
         if must_exist and not target.is_file():
             raise NotFoundError(f"no file {relative!r} in {agent}'s memory directory")
         return target
@@ -218,7 +190,8 @@ class MemoryFiles:
             return False
         return True
 
-    def _journal(self, agent: str, relative: str, action: str, before: str | None, after: str) -> None:
+    def _journal(self, agent: str, relative: str, action: str, before: str | None,
+                 after: str) -> None:
         """The file is the agent's; the journal of it keeps the texts redacted (the same
         text always redacts the same way, so the deltas chain). Within the caller's
         transaction."""
@@ -234,3 +207,43 @@ def refused(relative: str, agent: str, exc: BaseException) -> UnavailableError:
     why = getattr(exc, "strerror", None) or exc
     return UnavailableError(f"not written: cannot write {relative!r} in {agent}'s memory "
                             f"directory ({why}); nothing of this request was kept")
+
+
+def _relative_path(relative: str) -> Path:
+    """The path as given, when it is one a memory directory may hold (relative, inside it,
+    not too deep)."""
+    if not relative or "\0" in relative:
+        raise BadParamsError("path must be a non-empty relative path")
+    problem = path_problem(relative)
+    if problem is not None:
+        raise BadParamsError(f"path {problem}")
+    if relative.endswith("/"):
+        raise BadParamsError(f"{relative!r} names a directory; give a file's path")
+    candidate = Path(relative)
+    if candidate.is_absolute():
+        raise ForbiddenError(
+            f"{relative!r} is absolute; paths are relative to the memory directory")
+    if ".." in candidate.parts:
+        raise ForbiddenError(f"{relative!r} leaves the memory directory ('..' is not allowed)")
+    if len(candidate.parts) > MAX_DEPTH:
+        raise BadParamsError(f"path is {len(candidate.parts)} names deep; the limit is "
+                             f"{MAX_DEPTH}")
+    return candidate
+
+
+def _inside(relative: str, real_root: Path, target: Path) -> Path:
+    """``target`` (resolved), when it is a file's place inside the memory directory."""
+    if target != real_root and real_root not in target.parents:
+        raise ForbiddenError(f"{relative!r} leads outside the memory directory (a symlink)")
+    if target == real_root or target.is_dir():
+        raise BadParamsError(f"{relative!r} is a directory; give a file's path")
+    for parent in target.parents:
+        if parent == real_root:
+            break
+        if parent.exists() and not parent.is_dir():
+            raise BadParamsError(f"{relative!r}: {parent.name!r} is a file, not a directory")
+    if len(os.fsencode(target)) > MAX_PATH_BYTES:
+        raise BadParamsError("path is too long once in the memory directory (a symlink "
+                             f"leads deeper): the file system takes {MAX_PATH_BYTES} bytes "
+                             "at most")
+    return target

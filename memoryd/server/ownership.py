@@ -175,15 +175,18 @@ class Ownership:
                     lock.take()
                     log.warning("Lock file %s was removed; re-created it.", lock.path)
                 except StartupError as exc:
-                    return self._lost(exc.message)
+                    self._lost(exc.message)
+                    return None
         if self.socket_identity is None or self.owns_socket():
             return None
         if file_identity(self.socket_path) is not None:
-            return self._lost(f"{self.socket_path} was replaced by another process")
+            self._lost(f"{self.socket_path} was replaced by another process")
+            return None
         try:
             sock = self.bind(backlog)
         except StartupError as exc:
-            return self._lost(exc.message)
+            self._lost(exc.message)
+            return None
         log.warning("Socket %s was removed; re-created it.", self.socket_path)
         self.warned = False
         return sock

@@ -277,7 +277,8 @@ _STATEMENT = re.compile(r"\b(?:is|are|was|were|has|have|lives|runs|belongs|means
                         re.I)
 #: "we deploy with fly.io, never with Heroku": what we do, and what we do not
 _VERB_CONTRAST = re.compile(
-    r"^(?:we|i|let's|let us)\s+(?:always\s+|only\s+|usually\s+)?(?P<verb>[a-z]+)\s+(?P<x>[^,;]+?),?\s+(?P<neg>never|not|instead of|rather than)\s+"
+    r"^(?:we|i|let's|let us)\s+(?:always\s+|only\s+|usually\s+)?(?P<verb>[a-z]+)\s+"
+    r"(?P<x>[^,;]+?),?\s+(?P<neg>never|not|instead of|rather than)\s+"
     r"(?P<y>[^,;]+)$", re.I)
 _NOT_CONTRAST_VERBS = frozenset(
     "are is was were be been am have has had do does did can could will would should might may "

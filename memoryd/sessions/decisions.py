@@ -193,7 +193,8 @@ def decide(
     """One decision per candidate, in order: the negative list, then dedup against existing
     memory, then dedup against the candidates accepted before it in the session."""
     lessons = [(e[0], e[1]) for e in existing if len(e) < 3 or not e[2]]
-    facts = [(e[0], e[2], _factvalue_of(e[1])) for e in existing if len(e) >= 3 and e[2]]
+    facts: list[tuple[str, str | None, str]] = [
+        (e[0], e[2], _factvalue_of(e[1])) for e in existing if len(e) >= 3 and e[2]]
     accepted: list[Candidate] = []
     decisions = []
     for candidate in candidates:
@@ -293,7 +294,7 @@ def dry_run_report(
                      duplicate_of=decision.duplicate_of, similarity=decision.similarity,
                      measure=decision.measure)
         by_message.setdefault(decision.candidate.message_id, []).append(entry)
-    report = [
+    report: list[dict[str, Any]] = [
         {"message_id": m.message_id, "text": m.text, "entries": by_message.pop(m.message_id, [])}
         for m in messages
     ]

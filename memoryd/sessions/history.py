@@ -390,8 +390,8 @@ class HistoryImport:
                     request.since is None or _active(found_session, file.mtime) >= request.since):
                 sessions.append(found)
                 known_ids.add(found["id"])
-        listed, counts = [], {"sessions": len(sessions), "candidates": 0, "too short": 0,
-                              "unreadable": 0}
+        listed: list[dict[str, Any]] = []
+        counts = {"sessions": len(sessions), "candidates": 0, "too short": 0, "unreadable": 0}
         for number, session in enumerate(sessions):
             report({"phase": "reading sessions", "done": number, "total": len(sessions)})
             await self.traffic.give_way()

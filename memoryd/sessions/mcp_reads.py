@@ -111,7 +111,7 @@ def session_of(reader: Reader, hinted_ended: bool | None, live: Sequence[LiveSes
 def read_block(entries: Sequence[dict[str, Any]]) -> Block:
     """What the agent read, as an injection (the items ``memory explain`` shows): the entries
     an agent is told to act on, active and not quarantined."""
-    items = []
+    items: list[Item] = []
     for entry in entries:
         if entry["kind"] not in USABLE_KINDS or entry["status"] != "active" \
                 or entry.get("quarantined"):

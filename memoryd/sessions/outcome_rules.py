@@ -228,14 +228,7 @@ def terms_of(fragment: str, spans: list[str], fact: bool = False,
                 last_command = len(terms) - 1 if term.kind == "command" else last_command
             continue
         if re.fullmatch(r"--?[A-Za-z][\w-]*", token):
-            if last_command is not None:  # "git push --force": the program's flag
-                old = terms[last_command]
-                synonyms = tuple(dict.fromkeys((token, *SYNONYMS.get(token, ()))))
-                terms[last_command] = Term("command", old.said + " " + token, old.alternatives,
-                                           (*old.flags, synonyms), old.qualifiers)
-            else:
-                terms.append(Term("flag", token, flags=(tuple(dict.fromkeys(
-                    (token, *SYNONYMS.get(token, ())))),)))
+            _add_flag(terms, last_command, token)
             continue
         if low in _NOT_WORDS:
             continue
@@ -266,13 +259,36 @@ def terms_of(fragment: str, spans: list[str], fact: bool = False,
             terms.append(Term("code", token, value=value))
         elif fact and re.fullmatch(r"\d{3,}", token):
             terms.append(Term("literal", token, value=token))
+    return _concepts(fragment, _flags_to_command(terms), qualifiers, flags_here, concepts_alone)
+
+
+def _add_flag(terms: list[Term], last_command: int | None, token: str) -> None:
+    """A flag: the last command's ("git push --force": the program's flag), or one alone."""
+    synonyms = tuple(dict.fromkeys((token, *SYNONYMS.get(token, ()))))
+    if last_command is not None:
+        old = terms[last_command]
+        terms[last_command] = Term("command", old.said + " " + token, old.alternatives,
+                                   (*old.flags, synonyms), old.qualifiers)
+    else:
+        terms.append(Term("flag", token, flags=(synonyms,)))
+
+
+def _flags_to_command(terms: list[Term]) -> list[Term]:
+    """Flags named apart from a command go to the last command ("never pass --x to npm
+    install")."""
     commands = [n for n, t in enumerate(terms) if t.kind == "command"]
-    if commands and any(t.kind == "flag" for t in terms):  # "never pass --x to npm install"
+    if commands and any(t.kind == "flag" for t in terms):
         flags = tuple(g for t in terms if t.kind == "flag" for g in t.flags)
         old = terms[commands[-1]]
         terms[commands[-1]] = Term("command", old.said, old.alternatives, old.flags + flags,
                                    old.qualifiers)
         terms = [t for t in terms if t.kind != "flag"]
+    return terms
+
+
+def _concepts(fragment: str, terms: list[Term], qualifiers: tuple[str, ...],
+              flags_here: list[str], concepts_alone: bool) -> list[Term]:
+    """``terms`` and the concepts (CONCEPTS) the fragment names, each said once."""
     has_program = any(t.kind == "command" for t in terms)
     taken: list[tuple[int, int]] = []  # "force-push" is not also "push"
     for pattern, programs, flags, alone in CONCEPTS:

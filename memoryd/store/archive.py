@@ -36,12 +36,13 @@ import zlib
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from memoryd.names import AGENT_NAME
 from memoryd.scheduling import giving_way
 from memoryd.store.database import ENTRY_COLUMNS, Store, decode_tags
 from memoryd.store.durable import fsync_directory, write_all
+from memoryd.store.fetch import one
 
 log = logging.getLogger(__name__)
 
@@ -146,8 +147,8 @@ class AgentArchive:
                 start = known if known is not None and known <= size else 0
                 with open(path, "rb") as handle:
                     end = start
-                    for _, end, _ in _members(handle, path, start):
-                        pass
+                    for _, stop, _ in _members(handle, path, start):
+                        end = stop
                 if end < size:
                     log.warning("Cutting %d bytes of an unfinished append off %s.",
                                 size - end, path)
@@ -290,15 +291,15 @@ def copy_changed(store: Store, archive: AgentArchive, *, agent: str | None = Non
     writers: dict[str, MemberWriter] = {}
     counted: dict[str, int] = {}
     while rows := store._db.execute(sql, [*cursor, until, *scope, BATCH_ROWS]).fetchall():
-        cursor = (rows[-1][_UPDATED], rows[-1][0])
+        cursor = (cast(float, rows[-1][_UPDATED]), cast(int, rows[-1][0]))
         by_agent: dict[str, list[tuple[Any, ...]]] = {}
         for row in rows:
-            by_agent.setdefault(row[_AGENT], []).append(row)
+            by_agent.setdefault(cast(str, row[_AGENT]), []).append(row)
         for name, agent_rows in by_agent.items():
             counted[name] = counted.get(name, 0) + len(agent_rows)
             if not dry_run:
                 yield Work(_compress, (writers.setdefault(name, MemberWriter()), agent_rows))
-        yield
+        yield None
     appended: list[Appended] = []
     for name, count in sorted(counted.items()):
         path = str(archive.path(name))
@@ -368,9 +369,9 @@ def restore_archives(store: Store, archive: AgentArchive) -> int:
                 store.set_meta(key, str(end))
     if fresh and restored and store.meta(RETAIN_MARK) is None:
         # every transcript row is one the archives hold: the retain pass goes on from there
-        newest, last = store._db.execute(
-            f"SELECT max(updated), (SELECT max(id) FROM entries) FROM entries "
-            f"WHERE {TRANSCRIPT_ROWS}").fetchone()
+        newest, last = one(
+            store._db, f"SELECT max(updated), (SELECT max(id) FROM entries) FROM entries "
+            f"WHERE {TRANSCRIPT_ROWS}")
         with store.transaction():
             store.set_meta(RETAIN_MARK, json.dumps([newest, last]))
     if restored:

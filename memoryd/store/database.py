@@ -34,7 +34,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import apsw
 import apsw.bestpractice
@@ -44,6 +44,7 @@ from memoryd.errors import StartupError
 from memoryd.quarantine import RULES_VERSION, reason_for_entry, release_target
 from memoryd.store.checkpoint import Checkpointer
 from memoryd.store.events import EventRows
+from memoryd.store.fetch import integer
 from memoryd.store.files import Files
 from memoryd.store.migrations import (
     MIGRATIONS,
@@ -87,8 +88,8 @@ def apply_bestpractice() -> None:
     (:func:`optimize` runs it where a failure is harmless)."""
     global _bestpractice_applied
     if not _bestpractice_applied:
-        apsw.bestpractice.apply([hook for hook in apsw.bestpractice.recommended
-                                 if hook is not apsw.bestpractice.connection_optimize])
+        apsw.bestpractice.apply(tuple(hook for hook in apsw.bestpractice.recommended
+                                      if hook is not apsw.bestpractice.connection_optimize))
         apsw.config(apsw.SQLITE_CONFIG_LOG, _sqlite_log)  # in place of apsw's forwarding
         _bestpractice_applied = True
 
@@ -193,7 +194,7 @@ class Store(EntryReads, VectorRows, EventRows):
     # -- schema -----------------------------------------------------------------------
 
     def _migrate(self) -> None:
-        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        version = integer(self._db, "PRAGMA user_version")
         if version > len(MIGRATIONS):
             raise StartupError(
                 f"database {self.path} has schema version {version}, newer than this memoryd "
@@ -268,9 +269,9 @@ class Store(EntryReads, VectorRows, EventRows):
 
     def meta_with_prefix(self, prefix: str) -> dict[str, str]:
         """The meta values whose key starts with ``prefix`` (a range: no LIKE escapes)."""
-        return dict(self._db.execute(
+        return dict(cast(list[tuple[str, str]], self._db.execute(
             "SELECT key, value FROM meta WHERE key >= ? AND key < ?",
-            (prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1))).fetchall())
+            (prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1))).fetchall()))
 
     def _stored_model(self) -> ModelInfo | None:
         raw = self.meta("embedding_model")
@@ -359,11 +360,11 @@ class Store(EntryReads, VectorRows, EventRows):
                 "AND n.status = 'active' AND NOT n.quarantined AND n.via = 'watch' "
                 "AND n.uid >= 't' AND n.uid < 'u' ORDER BY n.created {}, n.id {} LIMIT 1")
         marks = ", ".join("?" for _ in rowids)
-        rows = self._db.execute(
+        rows = cast(list[tuple[int, int | None, int | None]], self._db.execute(
             f"SELECT c.id, ({near.format('<', 'DESC', 'DESC')}), "
             f"({near.format('>', 'ASC', 'ASC')}) FROM entries c WHERE c.id IN ({marks}) "
             f"AND c.session IS NOT NULL AND c.via = 'watch' AND c.uid >= 't' AND c.uid < 'u'",
-            list(rowids)).fetchall()
+            list(rowids)).fetchall())
         return {rowid: (before, after) for rowid, before, after in rows}
 
     def chunk_neighbours(self, rowid: int, count: int = 1
@@ -378,11 +379,11 @@ class Store(EntryReads, VectorRows, EventRows):
         session, source, agent, created = row
         found: list[list[tuple[str, list[str] | None]]] = []
         for comparison, order in (("<", "DESC"), (">", "ASC")):
-            near = self._db.execute(
+            near = cast(list[tuple[str, str | None]], self._db.execute(
                 "SELECT text, records FROM entries WHERE session=? AND source IS ? AND agent=? "
                 f"AND (created, id) {comparison} (?, ?) AND status='active' AND NOT quarantined "
                 f"AND {TRANSCRIPT_CHUNK} ORDER BY created {order}, id {order} LIMIT ?",
-                (session, source, agent, created, rowid, count)).fetchall()
+                (session, source, agent, created, rowid, count)).fetchall())
             found.append([(text, decode_records(records)) for text, records in near])
         return found[0], found[1]
 
@@ -500,7 +501,8 @@ class Store(EntryReads, VectorRows, EventRows):
 
     def owners(self) -> dict[str, str]:
         """uid → agent of every entry."""
-        return dict(self._db.execute("SELECT uid, agent FROM entries").fetchall())
+        return dict(cast(list[tuple[str, str]],
+                         self._db.execute("SELECT uid, agent FROM entries").fetchall()))
 
     def disputed_ids(self) -> set[str]:
         """Entries in an open contradiction (memoryd.passes.consolidate): never shown as
@@ -559,8 +561,9 @@ class Store(EntryReads, VectorRows, EventRows):
         if self._tokenizer is None:
             self._tokenizer = self._db.fts5_tokenizer(
                 "porter", ["unicode61", "remove_diacritics", "2"])
-        return set(self._tokenizer(text.encode("utf-8", "replace"), apsw.FTS5_TOKENIZE_DOCUMENT,
-                                   None, include_offsets=False, include_colocated=False))
+        return set(cast(list[str], self._tokenizer(
+            text.encode("utf-8", "replace"), apsw.FTS5_TOKENIZE_DOCUMENT, None,
+            include_offsets=False, include_colocated=False)))
 
     def optimize_keyword_index(self) -> None:
         """Merge the full-text index into one segment: no old segment keeps a deleted term."""

@@ -21,6 +21,7 @@ kept becomes a base, so what is kept can still be rebuilt, and nothing is lost.
 from __future__ import annotations
 
 import base64
+import builtins
 import hashlib
 import json
 import os
@@ -28,10 +29,11 @@ import time
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from memoryd.store.archive import MemberWriter
 from memoryd.store.database import Store
+from memoryd.store.fetch import one
 
 ZIP_ABOVE_CHARS = 4096
 #: the retain pass keeps every version newer than this, and at least KEEP_VERSIONS per file
@@ -169,7 +171,7 @@ class OldVersions:
     def agent(self) -> str:
         return self.uid.split(":", 2)[1]
 
-    def records(self) -> list[bytes]:
+    def records(self) -> list[builtins.bytes]:  # ``bytes`` is a field
         """The history archive's lines: one a version, with its whole text."""
         return [json.dumps({"op": "version", "uid": self.uid, "ts": v.ts, "action": v.action,
                             "before": v.before, "after": v.after}, ensure_ascii=False,
@@ -188,9 +190,9 @@ def old_versions(store: Store, now: float | None = None, keep_days: float = KEEP
         "SELECT DISTINCT uid FROM events WHERE uid >= 'file:' AND uid < 'file;' AND ts < ?",
         (cutoff,))]
     for uid in uids:
-        rows = store._db.execute(
+        rows = cast(list[tuple[int, float, int]], store._db.execute(
             "SELECT id, ts, length(coalesce(before, '')) + length(coalesce(after, '')) "
-            "FROM events WHERE uid=? ORDER BY id", (uid,)).fetchall()
+            "FROM events WHERE uid=? ORDER BY id", (uid,)).fetchall())
         old = [r for r in rows[:max(0, len(rows) - keep_versions)] if r[1] < cutoff]
         if not old:
             continue
@@ -219,8 +221,8 @@ def drop(store: Store, item: OldVersions) -> None:
     what is kept can still be rebuilt."""
     with store.transaction():
         if item.kept_before is not None:
-            before_raw = store._db.execute("SELECT before FROM events WHERE id=?",
-                                          (item.first_kept,)).fetchone()[0]
+            (before_raw,) = one(store._db, "SELECT before FROM events WHERE id=?",
+                                (item.first_kept,))
             before = json.loads(before_raw) if before_raw else {}
             before["text"] = item.kept_before
             store._db.execute("UPDATE events SET before=? WHERE id=?",

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import apsw
+
+from memoryd.store.fetch import integer
 
 #: The columns a file's row may be saved with.
 FILE_COLUMNS = frozenset((
@@ -107,7 +109,8 @@ class Files:
 
     def owners(self) -> dict[str, str]:
         """path → agent of every file."""
-        return dict(self._db.execute("SELECT path, agent FROM files").fetchall())
+        return dict(cast(list[tuple[str, str]],
+                         self._db.execute("SELECT path, agent FROM files").fetchall()))
 
     def tail(self, path: str) -> tuple[int, int, int] | None:
         """A transcript's (device, inode, offset) as far as it was read (None: never read)."""
@@ -182,14 +185,14 @@ class Files:
         does (path, error, when last indexed; newest first, at most 1,000)."""
         other = "error IS NOT NULL AND substr(error, 1, ?) <> ?"
         prefix = (len(except_prefix), except_prefix)
-        (count,) = self._db.execute(f"SELECT count(*) FROM files WHERE {other}",
-                                    prefix).fetchone()
+        count = integer(self._db, f"SELECT count(*) FROM files WHERE {other}", prefix)
         first = self._db.execute(f"SELECT path, error FROM files WHERE {other} "
                                  "ORDER BY path LIMIT ?", (*prefix, shown)).fetchall()
         lines = self._db.execute("SELECT path, error, coalesce(indexed, 0) FROM files WHERE "
                                  "substr(error, 1, ?) = ? ORDER BY indexed DESC LIMIT 1000",
                                  prefix).fetchall()
-        return count, [(p, e) for p, e in first], [(p, e, t) for p, e, t in lines]
+        return (count, cast(list[tuple[str, str]], first),
+                cast(list[tuple[str, str, float]], lines))
 
     # -- writing ------------------------------------------------------------------------
 

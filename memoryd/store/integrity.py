@@ -1,8 +1,8 @@
 """The index's integrity: a check before it is used, and what happens when it fails.
 
 The database is an index that the ledgers, the transcript archives and the watched files rebuild
-(``memoryd.maintenance.rebuild``). So a database that fails ``PRAGMA quick_check`` (or cannot be opened
-as a database at all) is never served: at start the daemon moves it aside, to
+(``memoryd.maintenance.rebuild``). So a database that fails ``PRAGMA quick_check`` (or cannot
+be opened as a database at all) is never served: at start the daemon moves it aside, to
 ``memoryd.db.corrupt-<UTC time>`` (never over ``memoryd.db.bak``, the last good copy a reindex
 kept), opens a new one and rebuilds it — the archives and the ledgers at once, the watched files
 as the watcher's first scan indexes them — and logs a line saying so.

@@ -267,7 +267,7 @@ def _last_newline_end(handle: Any, size: int) -> int:
         step = min(65536, position)
         handle.seek(position - step)
         block = handle.read(step)
-        found = block.rfind(b"\n")
+        found: int = block.rfind(b"\n")
         if found != -1:
             return position - step + found + 1
         position -= step

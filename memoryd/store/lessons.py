@@ -13,7 +13,9 @@ never sees them.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from typing import Any
+from typing import Any, cast
+
+import apsw
 
 from memoryd.sources import ARCHIVE_DIR
 from memoryd.store.database import Store
@@ -46,7 +48,11 @@ def watch_lessons(store: Store, changed: Callable[[int], None]) -> None:
     connection. It may be called for a change that is then rolled back: a spurious call only
     costs a re-read."""
     db = store._db
-    db.create_scalar_function(_CHANGED, lambda rowid: changed(int(rowid)), 1)
+
+    def call(rowid: Any) -> None:  # an integer: the triggers pass the row's id
+        changed(int(rowid))
+
+    db.create_scalar_function(_CHANGED, cast("apsw.ScalarProtocol", call), 1)
     for event, row in (("INSERT", "new"), ("DELETE", "old")):
         db.execute(f"CREATE TEMP TRIGGER IF NOT EXISTS {_CHANGED}_{event.lower()} AFTER {event} "
                    f"ON main.entries WHEN {row}.kind IN ({_KINDS}) "

@@ -17,7 +17,8 @@ of letters, 3 to 30 of them, are kept (no numbers, hashes or paths).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Container, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
+from typing import cast
 
 import apsw
 import numpy as np
@@ -25,10 +26,13 @@ import numpy as np
 from memoryd.errors import UnavailableError
 from memoryd.store.database import LEXICON_CURSOR, Store
 from memoryd.store.durable import DISK_ERRORS
+from memoryd.store.fetch import integer
 from memoryd.store.vectors import quantize
 
 CURSOR_KEY = LEXICON_CURSOR
 _WORD = re.compile(r"[a-z]{3,30}")
+#: What apsw's tokenizer yields with its default flags: (start, end, stem, *colocated stems).
+Tokens = Iterable[tuple[int, int, *tuple[str, ...]]]
 
 
 class Lexicon:
@@ -122,9 +126,9 @@ def new_words(store: Store, lexicon: Lexicon, after: int, entries: int, words: i
     found; and the rowid reached."""
     found: dict[str, str] = {}
     reached = after
-    for rowid, text in store._db.execute(
+    for rowid, text in cast(list[tuple[int, str]], store._db.execute(
             "SELECT id, index_text(text, key) FROM entries WHERE id > ? ORDER BY id LIMIT ?",
-            (after, entries)).fetchall():
+            (after, entries)).fetchall()):
         found |= unknown_words(store, lexicon, [text], found)
         reached = rowid
         if len(found) >= words:
@@ -140,7 +144,8 @@ def unknown_words(store: Store, lexicon: Lexicon, texts: Sequence[str],
     found: dict[str, str] = {}
     for text in texts:
         data = text.encode("utf-8", "replace")
-        for start, end, *tokens in tokenizer(data, apsw.FTS5_TOKENIZE_DOCUMENT, None):
+        for start, end, *tokens in cast(Tokens, tokenizer(data, apsw.FTS5_TOKENIZE_DOCUMENT,
+                                                          None)):
             stem = tokens[0]
             if stem in found or stem in lexicon or stem in known or not is_word(stem):
                 continue
@@ -166,7 +171,7 @@ def fill(store: Store, words: Lexicon, embed_alone: Callable[[list[str]], np.nda
 
 
 def entries_after(store: Store, rowid: int) -> int:
-    return store._db.execute("SELECT count(*) FROM entries WHERE id > ?", (rowid,)).fetchone()[0]
+    return integer(store._db, "SELECT count(*) FROM entries WHERE id > ?", (rowid,))
 
 
 def drop_word(store: Store, stem: str) -> None:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import apsw
 
 from memoryd.quarantine import TRANSCRIPT_KINDS
@@ -358,15 +360,16 @@ LEFT_OUT_ON_PURPOSE = ("marker", "wrapper")
 def add_functions(db: apsw.Connection) -> None:
     """The SQL functions the schema's view and triggers call: every connection that reads or
     writes the entries needs them."""
-    db.create_scalar_function("index_text", index_text, 2, deterministic=True)
+    db.create_scalar_function("index_text", cast("apsw.ScalarProtocol", index_text), 2,
+                              deterministic=True)
 
 
 def only_unreadable_lines(db: apsw.Connection) -> None:
     """Rewrite the files' problems "skipped lines: 1 invalid_json, 2 wrapper" without the
     lines left out on purpose; a problem of those alone is no problem."""
     changed = []
-    for path, error in db.execute(
-            "SELECT path, error FROM files WHERE error LIKE 'skipped lines: %'").fetchall():
+    for path, error in cast(list[tuple[str, str]], db.execute(
+            "SELECT path, error FROM files WHERE error LIKE 'skipped lines: %'").fetchall()):
         reasons = [item for item in error.removeprefix("skipped lines: ").split(", ")
                    if item.partition(" ")[2] not in LEFT_OUT_ON_PURPOSE]
         now = "skipped lines: " + ", ".join(reasons) if reasons else None

@@ -39,7 +39,7 @@ import os
 import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from memoryd.store.database import Store
 from memoryd.store.durable import append_durably, cut_back
@@ -359,7 +359,7 @@ def export(store: Store, pass_log: PassLog) -> int:
                                                   "LIMIT ?"), (last, EXPORT_BATCH)).fetchall():
         pass_log.append(change_record(row) for row in rows)
         written += len(rows)
-        last = rows[-1][0]
+        last = cast(int, rows[-1][0])
     pass_log.sync()
     with store.transaction():
         store.set_meta(pass_log_key(), str(pass_log.size()))

@@ -15,10 +15,11 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import apsw
 
+from memoryd.store.fetch import integer
 from memoryd.store.rows import ENTRY_COLUMNS, encode_tags, row_to_entry
 
 #: The orders a read can ask for (the SQL of each is here, beside the indexes it relies on).
@@ -276,12 +277,11 @@ class EntryReads:
             + query.where() + tail, [*query.params, *params])]
 
     def count_matching(self, query: EntryQuery) -> int:
-        return self._db.execute("SELECT count(*) FROM entries e" + query.where(),
-                                query.params).fetchone()[0]
+        return integer(self._db, "SELECT count(*) FROM entries e" + query.where(), query.params)
 
     def last_rowid(self) -> int:
         """The highest rowid of entries (0 when there are none): where a pass's windows end."""
-        return self._db.execute("SELECT coalesce(max(id), 0) FROM entries").fetchone()[0]
+        return integer(self._db, "SELECT coalesce(max(id), 0) FROM entries")
 
     def filter_rowids(self, rowids: Sequence[int], query: EntryQuery) -> set[int]:
         """Which of ``rowids`` the query selects."""
@@ -296,9 +296,9 @@ class EntryReads:
     def fts(self, match: str, query: EntryQuery | None, limit: int) -> list[tuple[int, float]]:
         """(rowid, bm25) best first, of the entries the query selects (None: any)."""
         if query is None or query.unfiltered:
-            return self._db.execute(
+            return cast(list[tuple[int, float]], self._db.execute(
                 "SELECT rowid, bm25(entries_fts, 1.0, 0.5, 0.5) AS score FROM entries_fts "
-                "WHERE entries_fts MATCH ? ORDER BY score LIMIT ?", (match, limit)).fetchall()
+                "WHERE entries_fts MATCH ? ORDER BY score LIMIT ?", (match, limit)).fetchall())
         sql = (
             # CROSS JOIN keeps FTS5 as the outer loop: probing it per entries row would re-run
             # the MATCH for every row
@@ -306,7 +306,8 @@ class EntryReads:
             "CROSS JOIN entries e ON e.id = entries_fts.rowid "
             f"WHERE entries_fts MATCH ? AND {query.where('')} ORDER BY score LIMIT ?"
         )
-        return self._db.execute(sql, [match, *query.params, limit]).fetchall()
+        return cast(list[tuple[int, float]],
+                    self._db.execute(sql, [match, *query.params, limit]).fetchall())
 
     def newest_matching(self, match: str, query: EntryQuery | None, limit: int) -> list[int]:
         """The newest ``limit`` entries (by rowid) matching, unscored: cheap for a common word."""
@@ -325,7 +326,7 @@ class EntryReads:
         cached = self._fts_rows
         if cached is None or now - cached[1] > 60:
             cached = self._fts_rows = (
-                self._db.execute("SELECT count(*) FROM entries").fetchone()[0], now)
+                integer(self._db, "SELECT count(*) FROM entries"), now)
         return cached[0]
 
     def term_rows(self, term: str) -> int:
@@ -333,9 +334,9 @@ class EntryReads:
         now = time.monotonic()
         cached = self._term_rows.get(term)
         if cached is None or now - cached[1] > 60:
-            count = self._db.execute(
-                "SELECT count(*) FROM entries_fts WHERE entries_fts MATCH ?",
-                ('"' + term.replace('"', '""') + '"',)).fetchone()[0]
+            count = integer(self._db,
+                            "SELECT count(*) FROM entries_fts WHERE entries_fts MATCH ?",
+                            ('"' + term.replace('"', '""') + '"',))
             if len(self._term_rows) > 10_000:
                 self._term_rows.clear()
             cached = self._term_rows[term] = (count, now)

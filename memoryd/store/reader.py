@@ -9,6 +9,7 @@ import apsw
 import sqlite_vec
 
 from memoryd.store.database import apply_bestpractice, count_entries
+from memoryd.store.fetch import integer
 from memoryd.store.migrations import add_functions
 from memoryd.store.vector_rows import count_vectors
 
@@ -39,7 +40,7 @@ def store_counts(path: Path, vectors: bool) -> tuple[dict[str, int], int]:
 def quick_check(db: apsw.Connection) -> tuple[list[str], int]:
     """``PRAGMA quick_check``'s rows (["ok"] when sound) and the schema version."""
     rows = [str(r[0]) for r in db.execute("PRAGMA quick_check")]
-    return rows, db.execute("PRAGMA user_version").fetchone()[0]
+    return rows, integer(db, "PRAGMA user_version")
 
 
 def entry_uids(db: apsw.Connection, agent: str) -> set[str]:

@@ -7,7 +7,7 @@ working tree as the pass last checked it), with the pass's reads of the entries 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import apsw
 
@@ -41,8 +41,8 @@ class References:
         if agent is not None:
             sql += " AND agent=?"
             params.append(agent)
-        return [(r, u, t, up, s) for r, u, t, up, s in self._db.execute(
-            sql + order + " LIMIT ?", [*params, limit]).fetchall()]
+        return cast(list[tuple[int, str, str, float, str | None]], self._db.execute(
+            sql + order + " LIMIT ?", [*params, limit]).fetchall())
 
     def of(self, rowids: Sequence[int]) -> dict[int, dict[str, float | None]]:
         """The references stored for these entries: rowid → (reference → when first seen)."""

@@ -12,9 +12,11 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import apsw
+
+from memoryd.store.fetch import integer
 
 
 def _dump(value: Any) -> str | None:
@@ -102,7 +104,7 @@ class Runs:
 
     def interrupt(self, finished: float) -> list[int]:
         """Every run still ``running`` marked interrupted (at start); returns them."""
-        running = [r for (r,) in self._db.execute(
+        running = [cast(int, r) for (r,) in self._db.execute(
             "SELECT id FROM runs WHERE status='running'").fetchall()]
         self._db.execute("UPDATE runs SET status='interrupted', finished=? "
                          "WHERE status='running'", (finished,))
@@ -122,7 +124,7 @@ class Runs:
         return self._db.execute("SELECT 1 FROM runs LIMIT 1").fetchone() is not None
 
     def count(self) -> int:
-        return self._db.execute("SELECT count(*) FROM runs").fetchone()[0]
+        return integer(self._db, "SELECT count(*) FROM runs")
 
     # -- changes ------------------------------------------------------------------------
 
@@ -166,9 +168,9 @@ class Runs:
 
     def pending(self, run: int | None, group: int | None) -> list[tuple[int, int | None]]:
         """(change, its group) of the pending changes (of ``run`` and ``group``; None: any)."""
-        return [(n, g) for n, g in self._db.execute(
+        return cast(list[tuple[int, int | None]], self._db.execute(
             "SELECT id, grp FROM changes WHERE state='pending' AND (?1 IS NULL OR run=?1) "
-            "AND (?2 IS NULL OR grp=?2) ORDER BY id", (run, group)).fetchall()]
+            "AND (?2 IS NULL OR grp=?2) ORDER BY id", (run, group)).fetchall())
 
     def pending_file_targets(self) -> list[str]:
         return [t for (t,) in self._db.execute(

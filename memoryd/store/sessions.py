@@ -94,7 +94,8 @@ class Sessions:
             "user_messages, source) VALUES (:id, :harness, :agent, :cwd, :project, :started, "
             ":last_seen, :user_messages, :source) ON CONFLICT(id) DO UPDATE SET "
             "cwd=coalesce(excluded.cwd, cwd), project=coalesce(excluded.project, project), "
-            "started=min(coalesce(started, excluded.started), coalesce(excluded.started, started)), "
+            "started=min(coalesce(started, excluded.started), "
+            "coalesce(excluded.started, started)), "
             "last_seen=max(coalesce(last_seen, 0), coalesce(excluded.last_seen, 0)), "
             "user_messages=user_messages + excluded.user_messages",
             {**session, "agent": agent, "project": project, "source": source})

@@ -25,9 +25,10 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, cast
 
 from memoryd.store.database import ENTRY_COLUMNS, SELECT_ENTRY, Store, row_to_entry
+from memoryd.store.fetch import integer, one
 from memoryd.store.usage_log import (
     ACTOR,
     KEY,
@@ -115,7 +116,8 @@ class Usage:
             with self._db:
                 yield
             return
-        self._lines = lines = []
+        lines: list[dict[str, Any]] = []
+        self._lines = lines
         appended: tuple[int, int] | None = None
         try:
             with self._db:
@@ -169,7 +171,8 @@ class Usage:
         out = []
         for row in rows:
             item = dict(zip(names, row))
-            item["evidence"] = json.loads(item["evidence"]) if item["evidence"] else []
+            evidence = cast("str | None", item["evidence"])
+            item["evidence"] = json.loads(evidence) if evidence else []
             out.append(item)
         return out
 
@@ -230,7 +233,7 @@ class Usage:
             "(SELECT max(injected) FROM outcomes WHERE session=s.id)) "
             "AND (s.closed IS NOT NULL OR coalesce(s.last_seen, 0) < ?) "
             "ORDER BY s.last_seen LIMIT ?", (quiet_since, limit)).fetchall()
-        return [row[0] for row in rows]
+        return [cast(str, row[0]) for row in rows]
 
     def reasons_of(self, agent: str) -> list[tuple[str, str, str | None, str | None]]:
         """(entry, session, why, evidence as stored) of the agent's judged outcomes: what
@@ -333,9 +336,9 @@ class Usage:
         the index ``outcomes_used`` each."""
         out: dict[str, float] = {}
         for uid in dict.fromkeys(entries):
-            (last,) = self._db.execute(
-                "SELECT max(coalesce(at, injected)) FROM outcomes WHERE entry = ? "
-                "AND outcome IN ('followed', 'broken')", (uid,)).fetchone()
+            (last,) = one(self._db,
+                          "SELECT max(coalesce(at, injected)) FROM outcomes WHERE entry = ? "
+                          "AND outcome IN ('followed', 'broken')", (uid,))
             if last is not None:
                 out[uid] = last
         return out
@@ -344,10 +347,10 @@ class Usage:
                  ) -> tuple[list[Verdict], tuple[str, str] | None]:
         """The followed and broken outcomes among the ``limit`` rows after the key ``after``
         (entry, session), in key order; and the key to go on from (None: no rows after)."""
-        rows = self._db.execute(
+        rows = cast(list[tuple[str, str, str, float, str]], self._db.execute(
             "SELECT entry, session, outcome, coalesce(at, injected), coalesce(why, '') "
             "FROM outcomes WHERE (entry, session) > (?, ?) ORDER BY entry, session LIMIT ?",
-            (*after, limit)).fetchall()
+            (*after, limit)).fetchall())
         found = [Verdict(*row) for row in rows if row[2] in (FOLLOWED, BROKEN)]
         return found, ((rows[-1][0], rows[-1][1]) if len(rows) == limit else None)
 
@@ -357,17 +360,17 @@ class Usage:
         out: dict[str, str | None] = {}
         for start in range(0, len(wanted), 500):
             part = wanted[start:start + 500]
-            out.update(self._db.execute(
+            out.update(cast(list[tuple[str, str | None]], self._db.execute(
                 f"SELECT id, project FROM sessions WHERE id IN ({', '.join('?' for _ in part)})",
-                part).fetchall())
+                part).fetchall()))
         return out
 
     def restored(self) -> dict[str, float]:
         """uid → when a person last took back the retain pass's archiving of it (an undo not
         undone since): a use, as far as retention goes."""
-        return dict(self._db.execute(
+        return dict(cast(list[tuple[str, float]], self._db.execute(
             "SELECT target, max(ts) FROM changes WHERE kind='entry' AND action=? "
-            "AND state='applied' GROUP BY target", (RESTORE_UNUSED,)).fetchall())
+            "AND state='applied' GROUP BY target", (RESTORE_UNUSED,)).fetchall()))
 
     def undone_targets(self, action: str) -> set[str]:
         """The entries whose entry change ``action`` a person took back (``memory undo``)."""
@@ -412,8 +415,7 @@ class Usage:
             f"{SELECT_ENTRY} WHERE {where} ORDER BY id", params)]
 
     def last_row(self) -> int:
-        (top,) = self._db.execute("SELECT coalesce(max(id), 0) FROM entries").fetchone()
-        return int(top)
+        return integer(self._db, "SELECT coalesce(max(id), 0) FROM entries")
 
 
 @dataclass(frozen=True)
@@ -475,8 +477,8 @@ class Disuse:
     def last_use(self, entry: dict[str, Any], used: float | None) -> float:
         if self._restored is None:
             self._restored = self.usage.restored()
-        return max(entry["created"], self.since or 0.0, self._restored.get(entry["id"], 0.0),
-                   used or 0.0)
+        created: float = entry["created"]
+        return max(created, self.since or 0.0, self._restored.get(entry["id"], 0.0), used or 0.0)
 
     def unused(self, entry: dict[str, Any], used: float | None) -> bool:
         if not self.on or entry["kind"] not in DISUSE_KINDS:

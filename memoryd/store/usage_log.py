@@ -35,7 +35,7 @@ import json
 import logging
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from memoryd.store.database import Store
 from memoryd.store.pass_log import PassLog
@@ -259,9 +259,9 @@ def export(store: Store, usage_log: UsageLog) -> int:
             f"SELECT {', '.join(_ROW_COLUMNS)} FROM outcomes WHERE (entry, session) > (?, ?) "
             "ORDER BY entry, session LIMIT ?", (*after, EXPORT_BATCH)).fetchall():
         usage_log.append({"op": "row", **dict(zip(_ROW_COLUMNS, row))} for row in rows)
-        sessions.update(row[1] for row in rows)
+        sessions.update(cast(str, row[1]) for row in rows)
         written += len(rows)
-        after = (rows[-1][0], rows[-1][1])
+        after = (cast(str, rows[-1][0]), cast(str, rows[-1][1]))
     records = [r for r in (session_record(store, s) for s in sorted(sessions)) if r]
     if records:
         usage_log.append(records)

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import apsw
 import numpy as np
 
+from memoryd.store.fetch import integer
 from memoryd.text import content_hash, index_text
 
 VECTOR_META = "SELECT id, agent, category, project, kind, status, created FROM entries"
@@ -57,9 +58,10 @@ class VectorRows:
         self._db.execute(f"DELETE FROM vector_queue WHERE rowid IN ({marks})", ids)
 
     def delete_vectors(self, rowids: Sequence[int]) -> None:
+        rows = [(int(r),) for r in rowids]
         if self.model is not None:
-            self._db.executemany("DELETE FROM entries_vec WHERE rowid = ?", ((int(r),) for r in rowids))
-        self._db.executemany("DELETE FROM part_vectors WHERE entry = ?", ((int(r),) for r in rowids))
+            self._db.executemany("DELETE FROM entries_vec WHERE rowid = ?", rows)
+        self._db.executemany("DELETE FROM part_vectors WHERE entry = ?", rows)
 
     def cached_vectors(self, hash_: str) -> tuple[np.ndarray, np.ndarray] | None:
         """The vector and part vectors of an entry with this content hash that has them (the
@@ -117,10 +119,10 @@ class VectorRows:
         last = 0
         dim = self.model.dim
         while True:
-            rows = self._db.execute(
+            rows = cast(list[tuple[int, bytes]], self._db.execute(
                 "SELECT rowid, embedding FROM entries_vec WHERE rowid > ? ORDER BY rowid LIMIT ?",
                 (last, batch),
-            ).fetchall()
+            ).fetchall())
             if not rows:
                 return
             ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
@@ -136,11 +138,11 @@ class VectorRows:
         on every write's wake of the backfill.)"""
         if self.model is None:
             return []
-        rows = self._db.execute(
+        rows = cast(list[tuple[int, str, str, str | None]], self._db.execute(
             "SELECT e.id, e.hash, e.text, e.key FROM vector_queue q CROSS JOIN entries e "
             "ON e.id = q.rowid ORDER BY q.rowid LIMIT ?",
             (limit,),
-        ).fetchall()
+        ).fetchall())
         out = []
         for rowid, hash_, text, key in rows:
             indexed = index_text(text, key)
@@ -159,7 +161,7 @@ class VectorRows:
             "AND e.hash = w.hash", [v for r, h in entries for v in (int(r), h)])}
 
     def count_backlog(self) -> int:
-        return self._db.execute("SELECT count(*) FROM vector_queue").fetchone()[0]
+        return integer(self._db, "SELECT count(*) FROM vector_queue")
 
     def count_vectors(self) -> int:
         return count_vectors(self._db) if self.model is not None else 0
@@ -186,11 +188,12 @@ class VectorRows:
         """:meth:`vector_meta` of the entries with rowids ``first``..``last``."""
         return self._vector_meta("id BETWEEN ? AND ?", [first, last])
 
-    def _vector_meta(self, where: str, params: list[int]) -> dict[int, tuple[Any, ...]]:
+    def _vector_meta(self, where: str, params: Sequence[int | str]
+                     ) -> dict[int, tuple[Any, ...]]:
         return {row[0]: tuple(row[1:])
                 for row in self._db.execute(f"{VECTOR_META} WHERE {where}", params)}
 
 
 def count_vectors(db: apsw.Connection) -> int:
     """Stored vectors (sqlite-vec reads its chunks: ~30 ms at 72k)."""
-    return db.execute("SELECT count(*) FROM entries_vec").fetchone()[0]
+    return integer(db, "SELECT count(*) FROM entries_vec")

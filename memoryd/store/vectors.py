@@ -64,7 +64,8 @@ ALLOWED_KEPT = 8
 ROW_FILE = "vectors.i8"
 OLD_ROW_FILES = ("vectors.f16",)
 
-Meta = tuple[str, str, "str | None", str, str, float]  # agent, category, project, kind, status, created
+#: agent, category, project, kind, status, created
+Meta = tuple[str, str, "str | None", str, str, float]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -175,7 +176,7 @@ class VectorIndex:
         self.groups: dict[tuple[int, int], _Rows] = {}
         self.entries = 0
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(path, "w+b", buffering=0)  # noqa: SIM115 (closed by close())
+        self._file = open(path, "w+b", buffering=0)
         os.chmod(path, 0o600)
         self._map: mmap.mmap | None = None
         self._mapped_rows = 0
@@ -195,8 +196,9 @@ class VectorIndex:
 
     @property
     def nbytes(self) -> int:
-        arrays = [self.bits, self.owner, self.scale, self.live, self.status, self.created, self.whole,
-                  self.first_part, self.part_count, *self.columns.values()]
+        arrays: list[np.ndarray] = [
+                  self.bits, self.owner, self.scale, self.live, self.status, self.created,
+                  self.whole, self.first_part, self.part_count, *self.columns.values()]
         return sum(a.nbytes for a in arrays) + sum(m.nbytes for _, m in self._allowed.values())
 
     @property
@@ -422,7 +424,8 @@ class VectorIndex:
             self._remap()
         table = np.frombuffer(self._map, dtype=np.int8,  # type: ignore[arg-type]
                               count=self._mapped_rows * self.dim)
-        values = (table.reshape(self._mapped_rows, self.dim)[rows].astype(np.float32) @ query
+        values: np.ndarray = (table.reshape(self._mapped_rows, self.dim)[rows].astype(np.float32)
+                              @ query
                   ) * self.scale[rows]
         del table
         self._reads += 1
@@ -527,7 +530,8 @@ class VectorIndex:
         cached = self._allowed.get(key)
         if cached is not None and cached[0] == self._changes:
             return cached[1]
-        allowed = self.live[:self.rows] & self._entry_mask(where)[self.owner[:self.rows]]
+        allowed: np.ndarray = (self.live[:self.rows]
+                               & self._entry_mask(where)[self.owner[:self.rows]])
         self._allowed.pop(key, None)
         if len(self._allowed) >= ALLOWED_KEPT:
             self._allowed.pop(next(iter(self._allowed)))

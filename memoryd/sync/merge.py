@@ -1,8 +1,8 @@
 """The union of two versions of a ledger or a gzip archive: what git's merge driver for them
 (:mod:`memoryd.sync.driver`) writes.
 
-Both kinds of file only grow, but for a purge (:mod:`memoryd.maintenance.purge`), which takes records
-out. So the merge is a three-way merge of *sets of records*:
+Both kinds of file only grow, but for a purge (:mod:`memoryd.maintenance.purge`), which takes
+records out. So the merge is a three-way merge of *sets of records*:
 
 - a record either side holds is kept, once (records are compared as their canonical bytes:
   :func:`memoryd.store.ledger.encode_record` for a ledger line, the JSON line of an archive);
@@ -241,7 +241,8 @@ def archive_lines(raw: bytes, report: MergeReport | None = None,
                 continue
             if not isinstance(record, dict):
                 continue
-            entry = record.get("entry") if isinstance(record.get("entry"), dict) else record
+            inner = record.get("entry")
+            entry = inner if isinstance(inner, dict) else record
             when = _number(entry.get("updated", record.get("ts")))
             canonical = json.dumps(record, ensure_ascii=False, sort_keys=True).encode() + b"\n"
             lines.append(Line(canonical, (when, 0, b""), None))

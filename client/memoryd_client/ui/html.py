@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
@@ -99,7 +100,7 @@ def action_button(action: str, target: str, label: str, confirm: str, *,
             f'data-confirm="{esc(confirm)}">{esc(label)}</button>')
 
 
-def table(headers: tuple[str, ...], rows: list[tuple[str, ...]], cls: str = "") -> str:
+def table(headers: tuple[str, ...], rows: Sequence[tuple[str, ...]], cls: str = "") -> str:
     """A table of HTML cells (already escaped by the caller)."""
     head = "".join(f"<th>{esc(h)}</th>" for h in headers)
     body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>"

@@ -160,7 +160,8 @@ def entry_page(client: Client, entry_id: str) -> Page:
     usage = entry.get("usage")
     body = (
         f'<h1>Entry <code>{esc(entry["id"])}</code></h1>'
-        f'<p class="state">{badge(entry["status"], "ok" if entry["status"] == "active" else "muted")}'
+        f'<p class="state">'
+        f'{badge(entry["status"], "ok" if entry["status"] == "active" else "muted")}'
         f' {status_badges(entry)}</p>'
         f'<blockquote class="entry-text">{esc(entry["text"])}</blockquote>'
         f'<div class="actions">{_entry_actions(entry)}</div>{_forgotten(client, entry, history)}'

@@ -93,7 +93,8 @@ def change_view(change: dict[str, Any]) -> str:
     why = f'<p class="why">Why: {esc(grouped_why(change["why"]))}</p>' if change.get("why") \
         else ""
     return (f'<section class="change" id="{esc(change["change"])}">'
-            f'<div class="change-head"><strong>{link("passes/" + change["change"], change["change"])}'
+            f'<div class="change-head"><strong>'
+            f'{link("passes/" + change["change"], change["change"])}'
             f"</strong> {esc(change['kind'])} {esc(change['action'])} "
             f"{badge(change['state'], 'ok' if change['state'] == 'applied' else 'muted')}"
             f"{esc(undoes)} <code>{esc(change['target'])}</code></div>{why}"
@@ -150,6 +151,8 @@ def side_by_side(old: str, new: str, context: int = CONTEXT) -> str:
 
 
 def _row(i: int | None, old: str, old_cls: str, j: int | None, new: str, new_cls: str) -> str:
-    number = (lambda n: "" if n is None else str(n + 1))
+    def number(n: int | None) -> str:
+        return "" if n is None else str(n + 1)
+
     return (f'<tr><td class="n">{number(i)}</td><td class="{old_cls}">{esc(old)}</td>'
             f'<td class="n">{number(j)}</td><td class="{new_cls}">{esc(new)}</td></tr>')

@@ -160,6 +160,26 @@ def _result_text(content: object) -> str:
     return ""
 
 
+def _command(data: dict[str, Any]) -> str | None:
+    """The command line a tool call runs: the first command key's value (an argv or a line)."""
+    for key in _COMMAND_KEYS:
+        value = data.get(key)
+        if isinstance(value, list) and value:
+            return _argv_command(value)
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
+
+
+def _written(data: dict[str, Any]) -> list[str]:
+    """The text a writing tool call puts in a file: its own text keys, then its edits'."""
+    added = [value for key in _TEXT_KEYS if isinstance(value := data.get(key), str)]
+    for edit in data.get("edits") or []:
+        if isinstance(edit, dict):
+            added.extend(edit[key] for key in _TEXT_KEYS if isinstance(edit.get(key), str))
+    return added
+
+
 def tool_step(record_id: str, timestamp: float | None, name: str, raw_input: object,
               call_id: str = "", sidechain: bool = False) -> Step:
     """A tool call as a :class:`Step`, read by its input's keys (see the module docstring)."""
@@ -169,21 +189,14 @@ def tool_step(record_id: str, timestamp: float | None, name: str, raw_input: obj
     reads: list[str] = []
     added: list[str] = []
     writing = bool(_WRITING.search(name))
-    for key in _COMMAND_KEYS:
-        value = data.get(key)
-        if isinstance(value, list) and value:
-            command = _argv_command(value)
-        elif isinstance(value, str) and value.strip():
-            command = value
-        else:
-            continue
-        if command.startswith("apply_patch") and "*** Begin Patch" in command:
-            files, text = _patch(command)
-            writes.extend(files)
-            added.append(text)
-        else:
-            commands.append(command)
-        break
+    command = _command(data)
+    if command is not None and command.startswith("apply_patch") \
+            and "*** Begin Patch" in command:
+        files, text = _patch(command)
+        writes.extend(files)
+        added.append(text)
+    elif command is not None:
+        commands.append(command)
     for key in _PATH_KEYS:
         value = data.get(key)
         if isinstance(value, str) and value:
@@ -191,15 +204,7 @@ def tool_step(record_id: str, timestamp: float | None, name: str, raw_input: obj
     if isinstance(data.get("paths"), list):
         reads.extend(p for p in data["paths"] if isinstance(p, str))
     if writing:
-        for key in _TEXT_KEYS:
-            value = data.get(key)
-            if isinstance(value, str):
-                added.append(value)
-        for edit in data.get("edits") or []:
-            if isinstance(edit, dict):
-                for key in _TEXT_KEYS:
-                    if isinstance(edit.get(key), str):
-                        added.append(edit[key])
+        added.extend(_written(data))
     patch = data.get("input") if isinstance(data.get("input"), str) else data.get("patch")
     if isinstance(patch, str) and _is_patch(patch):
         files, text = _patch(patch)
@@ -306,7 +311,8 @@ class StepReader:
         content = message.get("content")
         if not isinstance(content, list):
             return []
-        record_id = record.get("uuid") if isinstance(record.get("uuid"), str) else line_id(line)
+        uuid = record.get("uuid")
+        record_id = uuid if isinstance(uuid, str) else line_id(line)
         ts = parse_timestamp(record.get("timestamp"))
         if record["type"] == "user":  # a call the user rejected: a correction of it
             return [Step(record_id, "rejected", ts, _result_text(block.get("content")),
@@ -359,7 +365,8 @@ class StepReader:
         for call in message.get("tool_calls") or []:
             if not isinstance(call, dict):
                 continue
-            function = call.get("function") if isinstance(call.get("function"), dict) else call
+            inner = call.get("function")
+            function = inner if isinstance(inner, dict) else call
             steps.append(tool_step(record_id, ts, str(function.get("name") or ""),
                                    function.get("arguments", function.get("input")),
                                    str(call.get("id") or "")))

@@ -126,6 +126,7 @@ class AiderParser:
             return
         if self.session_id is None:  # a file that does not start with a header
             self._start_session("")
+        assert self.session_id is not None  # _start_session sets it
         if role == "user":
             self._users += 1
             self._answers = 0
