@@ -35,7 +35,7 @@ from conversations import HALVES, Conversation, ConversationSet, load
 from measure import TOP, metrics, show
 
 from memoryd.config import EmbedConfig
-from memoryd.embed import Embedder
+from memoryd.embedding.model import Embedder
 
 RRF_K = 60
 KEYWORD_WEIGHT = 1.0

@@ -8,7 +8,7 @@ weights); the derived graph multiplies in int8, about twice the texts per CPU-se
 retrieval quality (docs/embedding.md). Its WordPiece tokenizer is package data too
 (``memoryd/data/tokenizer.json``; see ``data/NOTICE``). Opt-in models have names
 (``NAMED_MODELS``: "mpnet", all-mpnet-base-v2): ``memoryd derive-model NAME`` derives one
-into ``$STATE_DIR/models/NAME`` (``memoryd.embed_derive``) and its sha256 is checked at load
+into ``$STATE_DIR/models/NAME`` (``memoryd.embedding.derive``) and its sha256 is checked at load
 too. Any directory holding a ``model.onnx`` and its ``tokenizer.json`` can be configured
 instead (not checked against a known hash).
 
