@@ -7,7 +7,7 @@ the archive is, how long a request waits meanwhile, and how long a rebuild takes
 Claude Code transcripts are generated as bench_ingest.py generates them (``--lines`` lines,
 about one chunk per ten lines) under a temp dir, parsed and chunked with memoryd's own parser
 and applied with its indexer (no embedding: the pass copies rows, it needs no vectors). Then a
-real engine (keyword-only: the model is not needed) and the real pass runner:
+real parts of the daemon (keyword-only: the model is not needed) and the real pass runner:
 
 1. the first run (everything), its duration and the archive's size, against the chunks' text
    and the database file;
@@ -73,16 +73,15 @@ def build_store(home: Path, state: Path, lines: int, seed: int) -> dict[str, Any
 
 
 async def run_passes() -> dict[str, Any]:
-    from memoryd.config import load_config
-    from memoryd.engine import Engine
+    from memoryd.config import Settings, load_config
     from memoryd.params import Params
     from memoryd.passes.runner import Passes
     from memoryd.passes.steps import PassParts
+    from memoryd.server.parts import Parts
 
-    engine = Engine(load_config())
-    await engine.open()
-    passes = Passes(PassParts(engine.db, engine.store, engine.entries, lambda: engine.config,
-                              lambda: engine.searcher.index), time.time)
+    engine = await Parts.standalone(Settings(load_config()))
+    passes = Passes(PassParts(engine.db, engine.store, engine.entries, engine.settings.current,
+                              engine.derived.vector_index), time.time)
     out: dict[str, Any] = {}
     try:
         for label in ("first", "second"):
@@ -93,7 +92,7 @@ async def run_passes() -> dict[str, Any]:
             await engine.db(engine.entries.forget, Params("forget", {"id": uid}))
         out["after_100_forgets"] = await timed(engine, passes)
     finally:
-        await engine.close()
+        await engine.stop()
     return out
 
 

@@ -101,6 +101,23 @@ class Parts:
         loading.start()
         return parts
 
+    @classmethod
+    async def standalone(cls, settings: Settings, embedder: Embedder | None = None) -> Parts:
+        """The parts without a daemon around them, with threads of their own (the benches
+        that drive the real store, model and search in-process); ``stop`` ends them."""
+        return await cls.open(settings, DatabaseThread(), Background(), EmbedThreads(), embedder)
+
+    async def stop(self) -> None:
+        """Close, as the daemon's shutdown does: refuse new work, end the background tasks,
+        close the index and the store, then the threads."""
+        self.db.closing = self.background.closing = True
+        self.threads.start_closing()
+        self.entries.stopping.set()
+        await self.background.cancel_all()
+        await self.close()
+        self.db.shutdown()
+        self.threads.shutdown()
+
     def reconfigure(self) -> None:
         """The settings were reloaded: the parts that keep a section of them take it."""
         self.entries.remember = self.settings.config.remember
