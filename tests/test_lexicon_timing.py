@@ -78,7 +78,8 @@ def test_while_the_word_index_fills_a_hit_is_scored_without_it_and_says_so(embed
                     running.loop.call_soon_threadsafe(task.cancel)
 
             def restart_the_fill() -> None:
-                parts.derived.lexicon = Lexicon(daemon.threads.embedder.dim)  # type: ignore[union-attr]
+                dim = daemon.threads.embedder.dim  # type: ignore[union-attr]
+                parts.derived.lexicon = Lexicon(dim)
                 parts.words.lexicon_at = 0
 
             _on_db(running, restart_the_fill)

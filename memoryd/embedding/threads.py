@@ -8,7 +8,8 @@ once):
   the bulk work waiting are embedded together (``memoryd.embedding.queue``);
 - **query**: interactive work (a single write's text, a question's unknown words, the
   memory block's prompt), so that a search or a remember never waits behind a bulk batch (a
-  search's question is embedded on search's own thread (``memoryd.retrieval.service``), right before its vector half);
+  search's question is embedded on search's own thread, right before its vector half:
+  ``memoryd.retrieval.service``);
 - **pair**: a bulk write's borderline near-duplicates embedded alone beside its next batch (on
   the bulk thread they waited behind that batch, and one onnxruntime thread a run left the
   other core idle); a single write's sentences (``[embed] parts = "sentences"``: with late

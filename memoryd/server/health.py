@@ -139,7 +139,8 @@ class Health:
         if self.parts.threads.is_loading:
             return check("model", OK, "loading (search is by keyword until it is ready)")
         return check("model", PROBLEM,
-                     f"not loaded, search is keyword-only: {self.parts.loading.reason or 'unknown'}",
+                     "not loaded, search is keyword-only: "
+                     f"{self.parts.loading.reason or 'unknown'}",
                      "fix what the reason names (reinstall memoryd, or embed.model in "
                      f"{self.settings.config.config_file}), then " + RESTART)
 
@@ -304,16 +305,17 @@ class Health:
         files = await self.file_problems()
         checks = [self.model(), self.sources(), self.skipped(files), await self.unwritten(),
                   self.disk(), self.backlog(backlog)]
-        rate = self.parts.vectors.embedded.rate()
+        vectors = self.parts.vectors
+        rate = vectors.embedded.rate()
         config = self.settings.config
         return {
             "health": {"state": worst(checks), "checks": [c for c in checks if c["status"] != OK]},
             # "done": embedded since this backlog began, so that the share done never counts
             # the whole store (it went backwards while files added entries: 96% → 65%)
-            "embedding": {"rate_per_s": rate, "eta_s": self.parts.vectors.embedded.eta_s(backlog),
-                          "embedded": self.parts.vectors.embedded.done,
-                          "done": self.parts.vectors.embedded.done - self.parts.vectors.stretch_start
-                          if self.parts.vectors.backlog_since is not None else 0},
+            "embedding": {"rate_per_s": rate, "eta_s": vectors.embedded.eta_s(backlog),
+                          "embedded": vectors.embedded.done,
+                          "done": vectors.embedded.done - vectors.stretch_start
+                          if vectors.backlog_since is not None else 0},
             "config_file": str(config.config_file),
             "log": log_location(),
         }

@@ -74,15 +74,20 @@ class Parts:
         rebuilding = await db(set_aside_damaged, config.db_path)
         store = await db(Store, config.db_path)
         db.opened = True
-        await db(store.checkpoint_in_background)
         entries = Entries(config.remember, store, Ledger(config.ledger_dir))
-        # a sync killed mid-merge: its files put back or completed, what it brought applied
-        await db(finish_pending, store, config.state_dir)
-        restored = await db(restore_archives, store, AgentArchive(config.archive_dir))
-        # the passes' journal before the ledgers: their records of a pass's changes name them
-        await db(replay_pass_log, store, PassLog.in_state(config.state_dir))
-        replayed = await db(replay_ledgers, store, entries.ledger)
-        await db(replay_usage_log, store, UsageLog.beside(store))
+        try:
+            await db(store.checkpoint_in_background)
+            # a sync killed mid-merge: its files put back or completed, what it brought applied
+            await db(finish_pending, store, config.state_dir)
+            restored = await db(restore_archives, store, AgentArchive(config.archive_dir))
+            # the passes' journal before the ledgers: their records of a pass's changes name
+            # them
+            await db(replay_pass_log, store, PassLog.in_state(config.state_dir))
+            replayed = await db(replay_ledgers, store, entries.ledger)
+            await db(replay_usage_log, store, UsageLog.beside(store))
+        except BaseException:  # the daemon has no parts to close: the store is closed here
+            await db.closing_call(store.close)
+            raise
         derived, bulk = Derived(), BulkWrites()
         lexicon_wanted = asyncio.Event()  # new entries (their words may be new)
         vectors = VectorWork(store, entries, derived, db, threads, bulk, background,

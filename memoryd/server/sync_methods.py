@@ -274,7 +274,8 @@ class Sync:
         last = state.get("last_attempt")
         return {"remote": state.get("remote"), "last_sync": state.get("last_sync"),
                 "last_error": state.get("last_error"), "running": self.running,
-                "conflicts": repo.conflict_copies(), "schedule": self.parts.settings.config.passes.sync,
+                "conflicts": repo.conflict_copies(),
+                "schedule": self.parts.settings.config.passes.sync,
                 "next": None if every is None else max(self.started + START_DELAY_S,
                                                        float(last or 0) + every)}
 
