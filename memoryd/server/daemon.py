@@ -16,9 +16,6 @@ import errno
 import logging
 import os
 import signal
-import socket
-import struct
-import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -35,7 +32,6 @@ from memoryd.embedding.model import Embedder
 from memoryd.embedding.threads import EmbedThreads
 from memoryd.errors import (
     BadFrameError,
-    BadParamsError,
     ForbiddenError,
     FrameTooLargeError,
     InternalError,
@@ -54,7 +50,7 @@ from memoryd.passes.scope import ScopeMoves
 from memoryd.passes.steps import PassParts
 from memoryd.progress import PROGRESS_EVERY_S, Reporter, reporting, stop_reporting
 from memoryd.scheduling import Traffic
-from memoryd.server.binding import Caller, bind, enforce
+from memoryd.server.binding import Caller, bind, enforce, peer_pid, peer_uid
 from memoryd.server.health import Health
 from memoryd.server.history_methods import HistoryMethods
 from memoryd.server.limits import (
@@ -65,7 +61,7 @@ from memoryd.server.limits import (
     read_body,
 )
 from memoryd.server.list_methods import ListMethods
-from memoryd.server.memory_files import MemoryFiles
+from memoryd.server.memory_files import FileMethods
 from memoryd.server.notify import monotonic_usec, ping_watchdog, sd_notify, watchdog_interval_s
 from memoryd.server.ownership import CHECK_INTERVAL_S, Ownership, file_identity
 from memoryd.server.parts import Parts
@@ -96,27 +92,6 @@ def _request_id(body: bytes) -> Any:
         return None
     value = request.get("id") if isinstance(request, dict) else None
     return value if isinstance(value, (int, str)) and not isinstance(value, bool) else None
-
-
-def peer_uid(sock: socket.socket) -> int | None:
-    """The uid of the process at the other end (SO_PEERCRED / LOCAL_PEERCRED)."""
-    if hasattr(socket, "SO_PEERCRED"):
-        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-        return struct.unpack("3i", creds)[1]
-    if sys.platform == "darwin":  # struct xucred { u_int version; uid_t uid; ... }
-        local_peercred, sol_local = 0x001, 0
-        creds = sock.getsockopt(sol_local, local_peercred, struct.calcsize("2I"))
-        return struct.unpack("2I", creds[: struct.calcsize("2I")])[1]
-    return None
-
-
-def peer_pid(sock: socket.socket) -> int | None:
-    """The pid of the process at the other end, where the system says (SO_PEERCRED: Linux):
-    which agent process a hook or an MCP server came from (memoryd.sessions.mcp_reads)."""
-    if not hasattr(socket, "SO_PEERCRED"):
-        return None
-    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    return struct.unpack("3i", creds)[0] or None
 
 
 class Daemon:
@@ -160,11 +135,6 @@ class Daemon:
             "history": self.m_history,
             "reload": self.m_reload,
             "sources": self.m_sources,
-            "file_list": self.m_file,
-            "file_read": self.m_file,
-            "file_write": self.m_file,
-            "file_replace": self.m_file,
-            "file_insert": self.m_file,
         }
 
     @property
@@ -217,6 +187,7 @@ class Daemon:
         self.sessions = SessionMethods(parts)
         self.methods.update(self.sessions.methods())
         self.methods.update(ListMethods(parts.db, parts.store, parts.searcher).methods())
+        self.methods.update(FileMethods(parts.db, parts.store, self.settings).methods())
         self.ingest = Ingest(self.config, Indexer(parts.store, parts.entries),
                              parts.db, parts.vectors.wanted.set, self.traffic.background)
         self.passes = Passes(PassParts(parts.db, parts.store, parts.entries,
@@ -639,35 +610,6 @@ class Daemon:
         assert self.ingest is not None
         return {**self.ingest.status(), "sources_file": str(self.config.sources_file)}
 
-    async def m_file(self, params: Params) -> dict[str, Any]:
-        """The memory tools, confined to the agent's memory directory."""
-        assert self.parts is not None
-        agent = params.agent()
-        assert agent is not None
-        caller = params.caller
-        files = MemoryFiles(self.parts.store, self.config.memory_dir,
-                            human=caller is None or caller.human,
-                            writer=caller.writer if caller is not None and caller.agent else None)
-        if params.method == "file_list":
-            return await self.db(files.list, agent)
-        path = params.text("path", required=True, max_len=4096)
-        assert path is not None
-        if params.method == "file_read":
-            return await self.db(files.read, agent, path)
-        if params.method == "file_write":
-            if "text" not in params.raw:
-                raise BadParamsError("file_write: text is required (it may be empty)")
-            text = params.text("text", default="", max_len=1_000_000) or ""
-            result = await self.db(files.write, agent, path, text)
-        elif params.method == "file_replace":
-            old = params.text("old", required=True, max_len=1_000_000) or ""
-            new = params.text("new", default="", max_len=1_000_000) or ""
-            result = await self.db(files.replace, agent, path, old, new)
-        else:
-            line = params.integer("line", default=0, low=0, high=10_000_000)
-            text = params.text("text", required=True, max_len=1_000_000) or ""
-            result = await self.db(files.insert, agent, path, line, text)
-        return result
 
 async def run_daemon(config: Config, ready: Callable[[Daemon], None] | None = None,
                      embedder: Embedder | None = None) -> None:
