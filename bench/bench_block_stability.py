@@ -14,7 +14,7 @@ repository, with the bench's generator (bench/corpus.py) and the real daemon (a 
   channel), three quarters of them the project's and the rest global, dated over the past
   ~400 days (a tenth of them older than a year, a third younger than a month).
 
-Then, with the daemon stopped, the same store opens in this process (the real engine: store,
+Then, with the daemon stopped, the same store opens in this process (the daemon's real parts: store,
 model, search) and the blocks are built by the real builder, its clock set to the simulated
 time of each session:
 
@@ -26,7 +26,7 @@ time of each session:
    the share that is a common prefix (what a prefix cache reuses); the prompt hook's block for
    a few fixed prompts likewise;
 3. ``one added``: lessons, feedback, notes and keyed facts written one at a time (through the
-   engine, as the daemon writes them), each block against the one before it: which lines went
+   write path, as the daemon writes them), each block against the one before it: which lines went
    (an item the budget trim dropped, or another change) and which came (the new entry's own,
    or another change).
 
@@ -225,48 +225,47 @@ def line_changes(old: str, new: str) -> tuple[list[str], list[str]]:
 # -- the sessions ---------------------------------------------------------------------------
 
 class Sessions:
-    """The real engine over the bench's store; blocks built at a simulated time."""
+    """The daemon's real parts over the bench's store; blocks built at a simulated time."""
 
     def __init__(self, repo: Path) -> None:
         self.repo = repo
         self.now = time.time()
 
     async def __aenter__(self) -> Self:
-        from memoryd.config import load_config
-        from memoryd.engine import Engine
+        from memoryd.config import Settings, load_config
+        from memoryd.server.parts import Parts
         from memoryd.sessions.context import ContextBuilder
 
         config = load_config()
-        self.engine = Engine(config)
-        await self.engine.open()
-        assert self.engine.embedding.ready is not None
-        await self.engine.embedding.ready
+        self.parts = await Parts.standalone(Settings(config))
+        assert self.parts.threads.ready is not None
+        await self.parts.threads.ready
         deadline = time.monotonic() + 120
-        while self.engine.searcher.index is None and time.monotonic() < deadline:
+        while self.parts.derived.index is None and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
-        self.builder = ContextBuilder(self.engine.searcher, self.engine.store,  # type: ignore[arg-type]
+        self.builder = ContextBuilder(self.parts.searcher, self.parts.store,  # type: ignore[arg-type]
                                       config.context.shared_agents, lambda: config.memory_dir,
                                       clock=lambda: self.now)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        await self.engine.close()
+        await self.parts.stop()
 
     async def block(self, prompt: str | None = None) -> Any:
         from memoryd.sessions.context import DEFAULT_BUDGET_CHARS, PROMPT_BUDGET_CHARS
 
         vector, words = await asyncio.gather(
-            self.engine.embedding.query(prompt), self.engine.question_words(prompt)) \
+            self.parts.threads.query(prompt), self.parts.search.question_words(prompt)) \
             if prompt else (None, {})
         budget = DEFAULT_BUDGET_CHARS if prompt is None else PROMPT_BUDGET_CHARS
-        return await self.engine.db(lambda: self.builder.build(
+        return await self.parts.db(lambda: self.builder.build(
             AGENT, cwd=str(self.repo), prompt=prompt, prompt_vector=vector, prompt_words=words,
             budget=budget, only_relevant=prompt is not None))
 
     async def remember(self, entry: dict[str, Any]) -> None:
         from memoryd.params import Params
 
-        await self.engine.remember(Params("bench", {"agent": AGENT, "cwd": str(self.repo),
+        await self.parts.writes.remember(Params("bench", {"agent": AGENT, "cwd": str(self.repo),
                                                     "force": True, **entry}))
 
 

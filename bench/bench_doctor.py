@@ -27,7 +27,7 @@ def main() -> None:
     home = Path(tempfile.mkdtemp(prefix="bench-doctor-"))
     os.environ["MEMORYD_HOME"] = str(home)
 
-    from memoryd.config import load_config
+    from memoryd.config import Settings, load_config
     from memoryd.params import Params
     from memoryd.server.health import Health
     from memoryd.store.database import Store
@@ -46,8 +46,8 @@ def main() -> None:
             for i in range(start, min(start + 1000, args.n))]
         entries.remember_many(batch, [None] * len(batch))
     filled = time.perf_counter() - started
-    daemon = SimpleNamespace(engine=SimpleNamespace(store=store), config=config)
-    health = Health(daemon)  # type: ignore[arg-type]
+    health = Health(Settings(config), time.time(), SimpleNamespace(store=store),  # type: ignore[arg-type]
+                    None, None, None)
 
     from memoryd.store.reader import open_reader
 

@@ -64,7 +64,7 @@ def rss_kb(field: str) -> int:
 def worker(kind: str, model_dir: str | None) -> None:
     """Serve commands on stdin: one JSON line in, one JSON line out."""
     from memoryd.config import load_config
-    from memoryd.embed import Embedder
+    from memoryd.embedding.model import Embedder
     from memoryd.malloc import tune_malloc
 
     tune_malloc()

@@ -163,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         progress(f"{tx.chunks:,} chunks in {len(tx.files)} transcripts, {md.entries:,} notes in "
                  f"{len(md.files):,} files, under {base}")
         from memoryd.config import load_config
-        from memoryd.embed import Embedder
+        from memoryd.embedding.model import Embedder
 
         embedder = Embedder(load_config().embed)
         cpu = CpuMeter()

@@ -43,7 +43,7 @@ B. **Transcripts.** The daemon is stopped, the transcripts (generated beforehand
    entries); lines/s and files/s likewise; the expected chunk count comes from running
    ``memoryd.ingest.transcript`` over the files here. Then RSS and peak RSS, and idle CPU.
 
-Finally, with the phase-B daemon idle, the bare embedder (``memoryd.embed.Embedder`` in this
+Finally, with the phase-B daemon idle, the bare embedder (``memoryd.embedding.model.Embedder`` in this
 process, batches of 32) on a sample of the very texts the daemon indexed, read read-only from its
 database (``via='watch'``): markdown entries and transcript chunks separately. The ratio
 indexing rate / bare rate is the budget (≥ 0.8: indexing is embedding-bound).
@@ -986,7 +986,7 @@ def run(args: argparse.Namespace) -> Report:
         info["bare_embedder_waited_s"] = round(wait_for_quiet_machine(args.max_wait_s), 1)
         progress("bare embedder on the indexed texts (daemon idle)")
         from memoryd.config import load_config
-        from memoryd.embed import Embedder
+        from memoryd.embedding.model import Embedder
 
         md_texts = indexed_texts(state / "memoryd.db", ("lesson", "feedback", "note"), SAMPLE_MD,
                                  args.seed)

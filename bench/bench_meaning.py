@@ -75,7 +75,7 @@ def main() -> int:
     args = parser.parse_args()
 
     from memoryd.config import load_config
-    from memoryd.embed import Embedder
+    from memoryd.embedding.model import Embedder
     from memoryd.meaning import difference, same_thing
 
     pairs = load(args.pairs)

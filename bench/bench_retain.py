@@ -7,7 +7,7 @@ the archive is, how long a request waits meanwhile, and how long a rebuild takes
 Claude Code transcripts are generated as bench_ingest.py generates them (``--lines`` lines,
 about one chunk per ten lines) under a temp dir, parsed and chunked with memoryd's own parser
 and applied with its indexer (no embedding: the pass copies rows, it needs no vectors). Then a
-real engine (keyword-only: the model is not needed) and the real pass runner:
+the daemon's real parts (keyword-only: the model is not needed) and the real pass runner:
 
 1. the first run (everything), its duration and the archive's size, against the chunks' text
    and the database file;
@@ -73,38 +73,37 @@ def build_store(home: Path, state: Path, lines: int, seed: int) -> dict[str, Any
 
 
 async def run_passes() -> dict[str, Any]:
-    from memoryd.config import load_config
-    from memoryd.engine import Engine
+    from memoryd.config import Settings, load_config
     from memoryd.params import Params
     from memoryd.passes.runner import Passes
     from memoryd.passes.steps import PassParts
+    from memoryd.server.parts import Parts
 
-    engine = Engine(load_config())
-    await engine.open()
-    passes = Passes(PassParts(engine.db, engine.store, engine.entries, lambda: engine.config,
-                              lambda: engine.searcher.index), time.time)
+    parts = await Parts.standalone(Settings(load_config()))
+    passes = Passes(PassParts(parts.db, parts.store, parts.entries, parts.settings.current,
+                              parts.derived.vector_index), time.time)
     out: dict[str, Any] = {}
     try:
         for label in ("first", "second"):
-            out[label] = await timed(engine, passes)
-        uids = await engine.db(lambda: [u for (u,) in engine.store._db.execute(  # type: ignore[union-attr]
+            out[label] = await timed(parts, passes)
+        uids = await parts.db(lambda: [u for (u,) in parts.store._db.execute(  # type: ignore[union-attr]
             "SELECT uid FROM entries ORDER BY random() LIMIT 100")])
         for uid in uids:
-            await engine.db(engine.entries.forget, Params("forget", {"id": uid}))
-        out["after_100_forgets"] = await timed(engine, passes)
+            await parts.db(parts.entries.forget, Params("forget", {"id": uid}))
+        out["after_100_forgets"] = await timed(parts, passes)
     finally:
-        await engine.close()
+        await parts.stop()
     return out
 
 
-async def timed(engine: Any, passes: Any) -> dict[str, Any]:
+async def timed(parts: Any, passes: Any) -> dict[str, Any]:
     waits: list[float] = []
     done = asyncio.Event()
 
     async def probe() -> None:
         while not done.is_set():
             asked = time.perf_counter()
-            await engine.db(lambda: None)
+            await parts.db(lambda: None)
             waits.append(time.perf_counter() - asked)
             await asyncio.sleep(0.002)
 

@@ -51,13 +51,13 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # the working tree's memoryd, not an installed one
 
 from memoryd.config import load_config  # noqa: E402
-from memoryd.engine import Engine  # noqa: E402
 from memoryd.passes import runner  # noqa: E402
 from memoryd.passes.runner import Passes  # noqa: E402
 from memoryd.passes.steps import PassParts  # noqa: E402
 from memoryd.store.database import Store  # noqa: E402
 from memoryd.store.entries import Entries, new_uid  # noqa: E402
 from memoryd.store.ledger import Ledger  # noqa: E402
+from memoryd.store.thread import DatabaseThread  # noqa: E402
 from memoryd.text import content_hash  # noqa: E402
 
 WORDS = ("alpha beta gamma delta table index cache queue buffer stream token parser "
@@ -139,13 +139,13 @@ async def main_async(args: argparse.Namespace, base: Path) -> dict[str, Any]:
     print(f"repo: {args.files} files in {time.perf_counter() - started:.1f} s", file=sys.stderr)
     os.environ["MEMORYD_HOME"] = str(base / "home")
     config = load_config()
-    engine = Engine(config)
-    engine.store = await engine.db(Store, config.db_path)
-    engine._entries = Entries(config.remember, engine.store, Ledger(config.ledger_dir))
-    referencing = await engine.db(fill_store, engine.store, str(repo), args.files, args.entries)
+    db = DatabaseThread()
+    store = await db(Store, config.db_path)
+    entries = Entries(config.remember, store, Ledger(config.ledger_dir))
+    referencing = await db(fill_store, store, str(repo), args.files, args.entries)
     print(f"store: {args.entries} entries, {referencing} naming the project", file=sys.stderr)
     # keyword-only: no model, no vector index
-    passes = Passes(PassParts(engine.db, engine.store, engine.entries, lambda: config,
+    passes = Passes(PassParts(db, store, entries, lambda: config,
                               lambda: None), idle_since=lambda: 0.0)
     figures: dict[str, Any] = {"files": args.files, "entries": args.entries,
                                "referencing": referencing, "runs": {}}
@@ -184,7 +184,7 @@ async def main_async(args: argparse.Namespace, base: Path) -> dict[str, Any]:
     rng = random.Random(5)
     new = [entry("coder", str(repo), "note", reference_text(rng, args.files) + " new", time.time())
            for _ in range(20)]
-    await engine.db(lambda: [engine.store.insert_entry(e) for e in new])
+    await db(lambda: [store.insert_entry(e) for e in new])
     await timed("new entries")
     gone = rng.sample(range(args.files), max(1, args.files // 100))
     for number in gone:
@@ -195,9 +195,8 @@ async def main_async(args: argparse.Namespace, base: Path) -> dict[str, Any]:
     subprocess.run([*GIT, "-C", str(repo), "revert", "--no-edit", "HEAD"], check=True,
                    capture_output=True)
     await timed("restored")
-    await engine.db(engine.store.close)
-    engine.db_thread.shutdown(wait=True)
-    engine.embedding.shutdown()
+    await db(store.close)
+    db.shutdown()
     return figures
 
 

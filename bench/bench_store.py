@@ -344,7 +344,7 @@ def settle(client: Client) -> None:
 def load_bare_embedder() -> Any:
     """The shipped embedder, loaded in this process as the daemon loads it."""
     from memoryd.config import load_config
-    from memoryd.embed import Embedder
+    from memoryd.embedding.model import Embedder
 
     return Embedder(load_config().embed)
 

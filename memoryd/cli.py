@@ -116,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def add_derive_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    from memoryd.embed import NAMED_MODELS
+    from memoryd.embedding.model import NAMED_MODELS
 
     derive = _add(
         commands, "derive-model", "derive-model",
@@ -261,7 +261,7 @@ class _ReindexBar:
 def run_derive(name: str, parts: str | None, output: str | None, check: bool) -> int:
     from pathlib import Path
 
-    from memoryd.embed_derive import derive, describe
+    from memoryd.embedding.derive import derive, describe
 
     derived = derive(name, Path(output) if output else None,
                      Path(parts).expanduser() if parts else None, check_only=check)

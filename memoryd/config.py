@@ -30,7 +30,7 @@ class EmbedConfig:
     batch_size: int
     batch_tokens: int
     max_tokens: int
-    parts: str = "sentences"  # memoryd.embed.PART_SCHEMES
+    parts: str = "sentences"  # memoryd.embedding.model.PART_SCHEMES
 
 
 @dataclass(frozen=True)
@@ -241,7 +241,7 @@ RANGES: dict[str, tuple[float, float]] = {
 CHOICES: dict[str, tuple[str, ...]] = {
     **{f"passes.{name}": SCHEDULES for name in PASS_NAMES},
     "passes.promote_mode": ("propose", "auto"),
-    "embed.parts": ("sentences", "late-chunking"),  # memoryd.embed.PART_SCHEMES
+    "embed.parts": ("sentences", "late-chunking"),  # memoryd.embedding.model.PART_SCHEMES
 }
 
 
@@ -436,3 +436,17 @@ def remove_source(config: Config, name: str) -> str:
     if name in {s.name for s in config.sources}:
         raise ConfigError(f"source {name!r} is defined in {config.config_file}; edit it there")
     raise ConfigError(f"no source named {name!r}")
+
+
+class Settings:
+    """The running configuration, for the parts that read it at each use: a reload
+    (``memory reload``, SIGHUP) replaces it here."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+
+    def current(self) -> Config:
+        return self.config
+
+    def memory_dir(self) -> str:
+        return self.config.memory_dir

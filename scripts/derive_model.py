@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from memoryd.embed import (  # noqa: E402
+from memoryd.embedding.model import (  # noqa: E402
     DEFAULT_MODEL_SHA256,
     SOURCE_MODEL_SHA256,
     file_sha256,

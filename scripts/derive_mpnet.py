@@ -6,7 +6,7 @@
     python scripts/derive_mpnet.py --output DIR    # somewhere else (set embed.model to DIR)
     python scripts/derive_mpnet.py --check         # derive into a temp dir, compare, keep nothing
 
-The same as `memoryd derive-model mpnet`; memoryd/embed_derive.py says what the parts are and
+The same as `memoryd derive-model mpnet`; memoryd/embedding/derive.py says what the parts are and
 how the graph is written. Prints the output's sha256 and whether it matches the pinned one
 (exit 0) or not (exit 1, nothing written).
 """
@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "client"))
 
-from memoryd.embed_derive import derive, describe  # noqa: E402
+from memoryd.embedding.derive import derive, describe  # noqa: E402
 from memoryd.errors import EmbedderError  # noqa: E402
 
 

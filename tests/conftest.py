@@ -22,7 +22,7 @@ import pytest
 from memoryd_client import Client, DaemonUnreachableError
 
 from memoryd.config import Config, load_config
-from memoryd.embed import Embedder
+from memoryd.embedding.model import Embedder
 from memoryd.server.daemon import Daemon, run_daemon
 
 
@@ -104,9 +104,10 @@ def start_daemon(embedder: Embedder | None, wait_for_model: bool = True) -> Runn
         raise errors[0]
     running = RunningDaemon(config, box["daemon"], box["loop"], thread, errors)  # type: ignore[arg-type]
     if wait_for_model:
-        wait_until(lambda: running.daemon.engine.store is not None and running.daemon.engine.embedding.ready is not None
-                   and running.daemon.engine.embedding.ready.done()
-                   and (running.daemon.engine.embedder is None or running.daemon.engine.searcher.index is not None))
+        wait_until(lambda: running.daemon.parts is not None and running.daemon.threads.ready is not None
+                   and running.daemon.threads.ready.done()
+                   and (running.daemon.threads.embedder is None
+                        or running.daemon.parts.derived.index is not None))
     return running
 
 

@@ -9,7 +9,7 @@ import pytest
 from conftest import start_daemon
 
 from memoryd.collector import IDLE_S, MAX_INTERVAL_S, MIN_INTERVAL_S, NEVER, due
-from memoryd.embed import Embedder
+from memoryd.embedding.model import Embedder
 
 
 def test_a_full_collection_waits_for_a_quiet_moment() -> None:

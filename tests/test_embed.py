@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from memoryd.config import EmbedConfig, load_config
-from memoryd.embed import (
+from memoryd.embedding.model import (
     DEFAULT_MODEL_SHA256,
     LATE_CHUNKING,
     MAX_WINDOWS,

@@ -9,8 +9,8 @@ import asyncio
 import numpy as np
 import pytest
 
-from memoryd.embed import Embedder
-from memoryd.embed_queue import EmbedQueue
+from memoryd.embedding.model import Embedder
+from memoryd.embedding.queue import EmbedQueue
 
 TEXTS = {
     "a": "Run the migrations before the API tests",

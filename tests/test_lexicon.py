@@ -8,7 +8,7 @@ from typing import Any
 from conftest import start_daemon, wait_until
 from memoryd_client import Client
 
-from memoryd.embed import Embedder
+from memoryd.embedding.model import Embedder
 from memoryd.store import lexicon
 from memoryd.store.database import ModelInfo, Store
 

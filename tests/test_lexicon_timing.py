@@ -34,7 +34,7 @@ def _filler(n: int, words: int = 30) -> list[dict[str, Any]]:
 
 
 def _on_db(running: RunningDaemon, fn: Any) -> Any:
-    return asyncio.run_coroutine_threadsafe(running.daemon.engine.db(fn), running.loop).result(30)
+    return asyncio.run_coroutine_threadsafe(running.daemon.db(fn), running.loop).result(30)
 
 
 def test_right_after_a_reindex_a_stored_paraphrase_is_still_a_match(embedder) -> None:
@@ -70,14 +70,17 @@ def test_while_the_word_index_fills_a_hit_is_scored_without_it_and_says_so(embed
             c.remember_many(_filler(300, words=3))
             c.remember("coder", "tools", STORED)
             full = next(h for h in c.search(ASKED, agent="coder")["hits"] if h["text"] == STORED)
-            engine = running.daemon.engine
-            for task in list(engine.background):  # the filling stops where it is: at nothing
-                if task.get_coro().__qualname__ == "Engine.fill_lexicon":  # type: ignore[union-attr]
+            daemon = running.daemon
+            parts = daemon.parts
+            assert parts is not None
+            for task in list(daemon.background.tasks):  # the filling stops where it is: at nothing
+                if task.get_coro().__qualname__ == "WordWork.fill":  # type: ignore[union-attr]
                     running.loop.call_soon_threadsafe(task.cancel)
 
             def restart_the_fill() -> None:
-                engine.searcher.lexicon = Lexicon(engine.embedder.dim)  # type: ignore[union-attr]
-                engine.lexicon_at = 0
+                dim = daemon.threads.embedder.dim  # type: ignore[union-attr]
+                parts.derived.lexicon = Lexicon(dim)
+                parts.words.lexicon_at = 0
 
             _on_db(running, restart_the_fill)
             result = c.search(ASKED, agent="coder")
@@ -107,19 +110,21 @@ def test_a_search_says_which_hits_lack_a_vector(memoryd_home: Path, embedder) ->
     model, and the hit says so; with the vector, by the full one."""
     running = start_daemon(embedder)
     try:
-        engine = running.daemon.engine
+        daemon = running.daemon
+        parts = daemon.parts
+        assert parts is not None
 
         def queue_it() -> None:  # its vector dropped: as a watched file's entry waits for one
-            assert engine.store is not None and engine.searcher.index is not None
-            rowid = engine.store._db.execute("SELECT id FROM entries WHERE text=?",
+            assert parts.derived.index is not None
+            rowid = parts.store._db.execute("SELECT id FROM entries WHERE text=?",
                                             (STORED,)).fetchone()[0]
-            engine.store._db.execute("DELETE FROM entries_vec WHERE rowid=?", (rowid,))
-            engine.searcher.index.remove(rowid)
+            parts.store._db.execute("DELETE FROM entries_vec WHERE rowid=?", (rowid,))
+            parts.derived.index.remove(rowid)
 
         with Client(running.socket) as c:
             c.remember("coder", "tools", STORED)
-            for task in list(engine.background):  # no backfill: the entry keeps waiting
-                if task.get_coro().__qualname__ == "Engine.backfill":  # type: ignore[union-attr]
+            for task in list(daemon.background.tasks):  # no backfill: the entry keeps waiting
+                if task.get_coro().__qualname__ == "VectorWork.backfill":  # type: ignore[union-attr]
                     running.loop.call_soon_threadsafe(task.cancel)
             _on_db(running, queue_it)
             result = c.search("ruff flake8 linter", agent="coder")

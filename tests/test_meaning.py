@@ -14,7 +14,7 @@ import pytest
 from conftest import wait_until
 from memoryd_client import Client
 
-from memoryd.embed import Embedder
+from memoryd.embedding.model import Embedder
 from memoryd.meaning import difference, reading, same_thing
 from memoryd.passes.notebook_text import repeated
 

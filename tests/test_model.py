@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.embed import DEFAULT_MODEL_SHA256, file_sha256, locate_model
+from memoryd.embedding.model import DEFAULT_MODEL_SHA256, file_sha256, locate_model
 
 ROOT = Path(__file__).resolve().parent.parent
 

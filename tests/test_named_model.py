@@ -16,7 +16,7 @@ from conftest import run_cli, run_memoryd, spawn_daemon, start_daemon, stop_proc
 from memoryd_client import Client
 
 from memoryd.config import EmbedConfig
-from memoryd.embed import NAMED_MODELS, Embedder, locate_model, named_model_dir
+from memoryd.embedding.model import NAMED_MODELS, Embedder, locate_model, named_model_dir
 from memoryd.errors import EmbedderError
 
 PARTS = os.environ.get("MEMORYD_TEST_MPNET_PARTS")

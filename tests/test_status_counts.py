@@ -154,13 +154,13 @@ def test_a_malformed_transcript_line_warns_shortly_and_says_what_to_do(
     assert skipped["fix"].startswith(f"nothing needs doing: {path}: 1 invalid_json, "
                                      "1 not_object. ")
     assert "memory status --sources" not in skipped["fix"]
-    store = daemon.daemon.engine.store  # the file last changed two days ago
+    store = daemon.daemon.parts.store  # the file last changed two days ago
 
     def age() -> None:
         store._db.execute("UPDATE files SET indexed = indexed - 2 * 86400 WHERE path = ?",
                          (str(path),))
 
-    asyncio.run_coroutine_threadsafe(daemon.daemon.engine.db(age), daemon.loop).result(10)
+    asyncio.run_coroutine_threadsafe(daemon.daemon.db(age), daemon.loop).result(10)
     status = client.status()
     assert health_line(status).startswith("healthy")
     report = json.loads(run_cli("doctor", "--json").stdout)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from memoryd.config import load_config
-from memoryd.embed import Embedder
+from memoryd.embedding.model import Embedder
 from memoryd.errors import StartupError
 from memoryd.params import Params
 from memoryd.store.database import ModelInfo, Store

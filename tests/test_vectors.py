@@ -13,7 +13,7 @@ from conftest import start_daemon, wait_until
 from memoryd_client import Client
 
 from memoryd.config import load_config
-from memoryd.embed import LATE_CHUNKING, SENTENCES, Embedder
+from memoryd.embedding.model import LATE_CHUNKING, SENTENCES, Embedder
 from memoryd.store import vectors as vector_module
 from memoryd.store.vectors import VectorFilter, VectorIndex
 from memoryd.text import split_parts

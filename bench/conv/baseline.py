@@ -35,7 +35,7 @@ from conversations import HALVES, Conversation, ConversationSet, load  # noqa: E
 from measure import TOP, metrics, show  # noqa: E402
 
 from memoryd.config import EmbedConfig  # noqa: E402
-from memoryd.embed import Embedder  # noqa: E402
+from memoryd.embedding.model import Embedder  # noqa: E402
 
 RRF_K = 60
 KEYWORD_WEIGHT = 1.0

@@ -19,7 +19,7 @@ from collections.abc import Callable
 import numpy as np
 
 from memoryd.config import Config
-from memoryd.embed import Embedder
+from memoryd.embedding.model import Embedder
 from memoryd.errors import AlreadyRunningError, EmbedderError, StartupError
 from memoryd.maintenance.replay import replay_ledgers
 from memoryd.store import lexicon

@@ -68,7 +68,8 @@ class Passes:
 
     def __init__(self, parts: PassParts, idle_since: Callable[[], float],
                  background: Callable[..., Awaitable[Any]] | None = None,
-                 pause: Callable[[], None] | None = None) -> None:
+                 pause: Callable[[], None] | None = None,
+                 on_written: Callable[[list[str]], None] | None = None) -> None:
         self.parts = parts
         self.db = parts.db
         self.idle_since = idle_since
@@ -81,11 +82,11 @@ class Passes:
         self.lock = asyncio.Lock()
         self.current: str | None = None
         #: told the files a run wrote through a symlink, to index them now: the watcher does
-        #: not see a write into a directory it does not watch (set by the daemon). Only those:
+        #: not see a write into a directory it does not watch (ingestion's queue). Only those:
         #: the watcher sees the rest, and a thousand notebooks handed over again at the end of
         #: a run were all read and parsed a second time while searches waited
         #: (memoryd.scheduling)
-        self.on_written: Callable[[list[str]], None] | None = None
+        self.on_written = on_written
         self.started = time.time()
 
     @property

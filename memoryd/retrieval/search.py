@@ -5,8 +5,9 @@ A search runs in four steps, so that the daemon can run two of them at once:
 - ``plan``: the question's words, its validated filters, a time it names (database thread);
 - ``keyword_half``: the keyword candidates, and what can be read ahead of the vector: their
   entries, words and the lexicon rows of those, the question's word weights (database thread);
-- ``vector_half``: the vector index's candidates (no database: the daemon runs it on a thread
-  of its own, beside the keyword half, once the question is embedded);
+- ``vector_half``: the vector index's candidates (no database: :mod:`memoryd.retrieval.service`
+  runs it on a thread of its own, beside the keyword half, once the question is embedded), handed
+  to ``finish_search``;
 - ``finish_search``: every candidate's evidence (:mod:`memoryd.retrieval.ranking`), the model's
   ranking, the hits (database thread).
 
@@ -39,6 +40,7 @@ import numpy as np
 
 from memoryd.agents import with_subagents
 from memoryd.config import Config
+from memoryd.embedding.derived import Derived
 from memoryd.errors import BadParamsError
 from memoryd.params import Params
 from memoryd.project import project_of
@@ -108,9 +110,10 @@ class SearchPlan:
     known: dict[int, Known] = field(default_factory=dict)
     weights: dict[str, float] = field(default_factory=dict)
     unknown: dict[str, str] = field(default_factory=dict)  # question words not in the lexicon
-    #: the vector index's candidates for each filter (:meth:`Search.vector_half`), when found
-    #: beside the keyword half
-    vector_found: list[dict[int, tuple[float, float]]] | None = None
+
+
+#: The vector index's candidates for each of a plan's filters: rowid → (cosine, best part's).
+VectorFound = list[dict[int, tuple[float, float]]]
 
 
 @dataclass
@@ -127,16 +130,26 @@ class Known:
 
 
 class Search:
-    def __init__(self, config: Config, store: Store, model: Model | None = None) -> None:
+    def __init__(self, config: Config, store: Store, derived: Derived | None = None,
+                 model: Model | None = None) -> None:
+        """``derived``: the model's vector index and lexicon, once built (by
+        :mod:`memoryd.embedding`)."""
         self.config = config
         self.store = store
+        self.derived = derived or Derived()
         self.model = model or load_model()
-        self.index: VectorIndex | None = None
-        self.lexicon: Lexicon | None = None
         self._stop_stems: set[str] | None = None
         #: (rowid, hash of its text) → what search knows of the entry: an entry's text can
         #: change, and SQLite gives a deleted last rowid to the next entry
         self._known: dict[tuple[int, int], Known] = {}
+
+    @property
+    def index(self) -> VectorIndex | None:
+        return self.derived.index
+
+    @property
+    def lexicon(self) -> Lexicon | None:
+        return self.derived.lexicon
 
     # -- filters ----------------------------------------------------------------------
 
@@ -310,9 +323,11 @@ class Search:
     # -- the vector half and the ranking ----------------------------------------------
 
     def finish_search(self, plan: SearchPlan, query_vector: np.ndarray | None,
-                      words: dict[str, np.ndarray] | None = None) -> dict[str, Any]:
-        """Vector candidates, the evidence of every candidate, the model's ranking, the hits."""
-        vector_rank, mixes = self._vector_candidates(plan, query_vector)
+                      words: dict[str, np.ndarray] | None = None,
+                      found: VectorFound | None = None) -> dict[str, Any]:
+        """Vector candidates (``found`` by :meth:`vector_half` beside the keyword half, or
+        here), the evidence of every candidate, the model's ranking, the hits."""
+        vector_rank, mixes = self._vector_candidates(plan, query_vector, found)
         candidates = list(dict.fromkeys([*vector_rank, *plan.keyword, *plan.window_keyword]))
         texts = {**plan.texts, **self.store.texts_by_rowids(
             [r for r in candidates if r not in plan.texts])}
@@ -391,15 +406,15 @@ class Search:
                                 "last": plan.window.last.isoformat(), "phrase": plan.window.phrase}
         return result
 
-    def vector_half(self, plan: SearchPlan, query: np.ndarray | None) -> None:
+    def vector_half(self, plan: SearchPlan, query: np.ndarray | None) -> VectorFound | None:
         """The vector index's candidates for each of the plan's filters (the index's own
         columns only: tags are SQL, applied by :meth:`finish_search`). Reads no database, so
         it may run on a thread of its own beside :meth:`keyword_half` (the index locks
         itself)."""
         index = self.index
         if query is None or index is None:
-            return
-        plan.vector_found = [
+            return None
+        return [
             index.search(query, pool * (4 if where.tags else 1), where.vectors)
             for where, pool in self._vector_filters(plan)]
 
@@ -411,19 +426,19 @@ class Search:
             filters.append((plan.filter.within(*plan.window.bounds()), CANDIDATES // 2))
         return filters
 
-    def _vector_candidates(self, plan: SearchPlan, query: np.ndarray | None
-                           ) -> tuple[dict[int, int], dict[int, tuple[float, float]]]:
+    def _vector_candidates(self, plan: SearchPlan, query: np.ndarray | None,
+                           found_by: VectorFound | None = None) -> tuple[dict[int, int], dict[int, tuple[float, float]]]:
         """rowid → rank among vector candidates; rowid → (cosine, best part's cosine) of them."""
         if query is None:
             return {}, {}
         if self.index is None:
             return self._vector_fallback(plan, query)
-        if plan.vector_found is None:
-            self.vector_half(plan, query)
-        assert plan.vector_found is not None
+        if found_by is None:
+            found_by = self.vector_half(plan, query)
+        assert found_by is not None
         mixes: dict[int, tuple[float, float]] = {}
         ranked: list[int] = []
-        for (where, pool), found in zip(self._vector_filters(plan), plan.vector_found):
+        for (where, pool), found in zip(self._vector_filters(plan), found_by):
             if where.tags:
                 allowed = self.store.filter_rowids(list(found), where.query)
                 found = {r: pair for r, pair in found.items() if r in allowed}

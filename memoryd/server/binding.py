@@ -20,6 +20,9 @@ against confused deputies, not against the user's own code (docs/guarantees.md, 
 
 from __future__ import annotations
 
+import socket
+import struct
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -153,3 +156,24 @@ def feedback_refusal(method: str) -> str:
     return (f"{method}: feedback is the user's own words, and only a person creates it (a "
             "Feedback section in a memory file, or `memory store --kind feedback` at a "
             "terminal); store this as a note or a lesson")
+
+
+def peer_uid(sock: socket.socket) -> int | None:
+    """The uid of the process at the other end (SO_PEERCRED / LOCAL_PEERCRED)."""
+    if hasattr(socket, "SO_PEERCRED"):
+        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        return struct.unpack("3i", creds)[1]
+    if sys.platform == "darwin":  # struct xucred { u_int version; uid_t uid; ... }
+        local_peercred, sol_local = 0x001, 0
+        creds = sock.getsockopt(sol_local, local_peercred, struct.calcsize("2I"))
+        return struct.unpack("2I", creds[: struct.calcsize("2I")])[1]
+    return None
+
+
+def peer_pid(sock: socket.socket) -> int | None:
+    """The pid of the process at the other end, where the system says (SO_PEERCRED: Linux):
+    which agent process a hook or an MCP server came from (memoryd.sessions.mcp_reads)."""
+    if not hasattr(socket, "SO_PEERCRED"):
+        return None
+    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    return struct.unpack("3i", creds)[0] or None

@@ -1,10 +1,11 @@
 """The daemon: startup, serving the Unix socket, shutdown.
 
 Phases (as uvicorn's ``Server``): ``startup`` takes the single-instance lock, binds the socket
-and opens the engine (store, ledgers, model loading: :mod:`memoryd.engine`); ``serve`` accepts
-connections until SIGTERM/SIGINT; ``shutdown`` stops accepting, lets in-flight requests finish,
-then closes the engine. Wire methods are dispatched to the engine, to the session methods and to
-the memory tools.
+and builds the daemon's parts, the one place they are wired together (store, ledgers, model
+loading, write path, search: :mod:`memoryd.server.parts`; then the session methods, the passes,
+ingestion, sync); ``serve`` accepts connections until SIGTERM/SIGINT; ``shutdown`` stops
+accepting, lets in-flight requests finish, then closes the parts. Wire methods are dispatched to
+the parts, to the session methods and to the memory tools.
 """
 
 from __future__ import annotations
@@ -15,9 +16,6 @@ import errno
 import logging
 import os
 import signal
-import socket
-import struct
-import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -27,13 +25,13 @@ from typing import Any
 from memoryd_client import wire
 
 from memoryd import __version__
+from memoryd.background import Background
 from memoryd.collector import collect_when_quiet, defer_full_collections, resume_full_collections
-from memoryd.config import Config, add_source, load_config, remove_source
-from memoryd.embed import Embedder
-from memoryd.engine import Engine
+from memoryd.config import Config, Settings, add_source, load_config, remove_source
+from memoryd.embedding.model import Embedder
+from memoryd.embedding.threads import EmbedThreads
 from memoryd.errors import (
     BadFrameError,
-    BadParamsError,
     ForbiddenError,
     FrameTooLargeError,
     InternalError,
@@ -52,7 +50,7 @@ from memoryd.passes.scope import ScopeMoves
 from memoryd.passes.steps import PassParts
 from memoryd.progress import PROGRESS_EVERY_S, Reporter, reporting, stop_reporting
 from memoryd.scheduling import Traffic
-from memoryd.server.binding import Caller, bind, enforce
+from memoryd.server.binding import Caller, bind, enforce, peer_pid, peer_uid
 from memoryd.server.health import Health
 from memoryd.server.history_methods import HistoryMethods
 from memoryd.server.limits import (
@@ -63,9 +61,10 @@ from memoryd.server.limits import (
     read_body,
 )
 from memoryd.server.list_methods import ListMethods
-from memoryd.server.memory_files import MemoryFiles
+from memoryd.server.memory_files import FileMethods
 from memoryd.server.notify import monotonic_usec, ping_watchdog, sd_notify, watchdog_interval_s
 from memoryd.server.ownership import CHECK_INTERVAL_S, Ownership, file_identity
+from memoryd.server.parts import Parts
 from memoryd.server.pass_methods import PassMethods
 from memoryd.server.replies import public_entry, without_rowids
 from memoryd.server.session_methods import SessionMethods
@@ -75,6 +74,7 @@ from memoryd.server.trust_methods import TrustMethods
 from memoryd.sessions.explain import evidence_words
 from memoryd.sessions.history import HistoryImport
 from memoryd.store.permissions import restrict_umask, tighten_state
+from memoryd.store.thread import DatabaseThread
 
 log = logging.getLogger(__name__)
 #: How long a stop waits for requests in flight (a bulk write can take seconds); under the
@@ -88,39 +88,23 @@ CLOSING_WAIT_S = 6.0
 def _request_id(body: bytes) -> Any:
     try:
         request = wire.unpack(body)
-    except Exception:  # noqa: BLE001 - any undecodable frame: no id to answer with
+    except Exception:
         return None
     value = request.get("id") if isinstance(request, dict) else None
     return value if isinstance(value, (int, str)) and not isinstance(value, bool) else None
-
-
-def peer_uid(sock: socket.socket) -> int | None:
-    """The uid of the process at the other end (SO_PEERCRED / LOCAL_PEERCRED)."""
-    if hasattr(socket, "SO_PEERCRED"):
-        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-        return struct.unpack("3i", creds)[1]
-    if sys.platform == "darwin":  # struct xucred { u_int version; uid_t uid; ... }
-        local_peercred, sol_local = 0x001, 0
-        creds = sock.getsockopt(sol_local, local_peercred, struct.calcsize("2I"))
-        return struct.unpack("2I", creds[: struct.calcsize("2I")])[1]
-    return None
-
-
-def peer_pid(sock: socket.socket) -> int | None:
-    """The pid of the process at the other end, where the system says (SO_PEERCRED: Linux):
-    which agent process a hook or an MCP server came from (memoryd.sessions.mcp_reads)."""
-    if not hasattr(socket, "SO_PEERCRED"):
-        return None
-    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    return struct.unpack("3i", creds)[0] or None
 
 
 class Daemon:
     def __init__(self, config: Config, embedder: Embedder | None = None) -> None:
         """``embedder``: an already loaded model to use instead of loading one (tests share
         one across daemons)."""
-        self.config = config
-        self.engine = Engine(config, embedder)
+        self.settings = Settings(config)
+        self.embedder = embedder
+        self.db = DatabaseThread()  # every SQLite call runs on it
+        self.background = Background()  # cancelled when the daemon closes
+        self.threads = EmbedThreads()  # where the model runs
+        self.parts: Parts | None = None  # built by startup
+        self.health: Health | None = None
         self.started = time.time()
         self.should_exit = asyncio.Event()
         self.ready = asyncio.Event()  # set once READY=1 is sent: startup done, handlers in place
@@ -135,7 +119,7 @@ class Daemon:
         self.passes: Passes | None = None
         self.sync: Sync | None = None
         self.idle = asyncio.Event()
-        self.traffic = Traffic(self.engine.db)  # the requests background work gives way to
+        self.traffic = Traffic(self.db)  # the requests background work gives way to
         self.locked = False  # both locks taken: this daemon serves (and must clean up)
         self.umask: int | None = None  # the umask before startup, given back at shutdown
         self.collecting = False  # full garbage collections deferred to quiet moments
@@ -151,14 +135,11 @@ class Daemon:
             "history": self.m_history,
             "reload": self.m_reload,
             "sources": self.m_sources,
-            "file_list": self.m_file,
-            "file_read": self.m_file,
-            "file_write": self.m_file,
-            "file_replace": self.m_file,
-            "file_insert": self.m_file,
         }
-        self.health = Health(self)
-        self.methods.update(self.health.methods())
+
+    @property
+    def config(self) -> Config:
+        return self.settings.config
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -197,48 +178,75 @@ class Daemon:
         tighten_state(self.config.state_dir, self.config.private_files,
                       self.config.private_trees)
         listener = self.ownership.bind(LISTEN_BACKLOG)
-        engine = self.engine
-        replayed = await engine.open()
+        parts = self.parts = await Parts.open(self.settings, self.db, self.background,
+                                              self.threads, self.embedder)
         self.store_identity = file_identity(self.config.db_path)
-        if replayed:
-            log.info("Replayed %d ledger records the database had missed.", replayed)
-        assert engine.store is not None
-        self.sessions = SessionMethods(engine)
+        if parts.replayed:
+            log.info("Replayed %d ledger records the database had missed.", parts.replayed)
+        spawn = self.background.spawn
+        self.sessions = SessionMethods(parts)
         self.methods.update(self.sessions.methods())
-        self.methods.update(ListMethods(engine).methods())
-        parts = PassParts(engine.db, engine.store, engine.entries, lambda: self.engine.config,
-                          lambda: self.engine.searcher.index)
-        self.passes = Passes(parts, lambda: self.last_request, self.traffic.background,
-                             self.traffic.pause)
+        self.methods.update(ListMethods(parts.db, parts.store, parts.searcher).methods())
+        self.methods.update(FileMethods(parts.db, parts.store, self.settings).methods())
+        self.ingest = Ingest(self.config, Indexer(parts.store, parts.entries),
+                             parts.db, parts.vectors.wanted.set, self.traffic.background)
+        self.passes = Passes(PassParts(parts.db, parts.store, parts.entries,
+                                       self.settings.current, parts.derived.vector_index),
+                             self.idle_since, self.traffic.background, self.traffic.pause,
+                             on_written=self.ingest.enqueue)
         settled = await self.passes.recover()
         if settled:
             log.info("Settled %d changes of a pass that was stopped mid-run.", settled)
         self.methods.update(PassMethods(self.passes).methods())
-        self.methods.update(TrustMethods(engine).methods())
-        self.sync = Sync(engine, self.traffic.background)
+        self.methods.update(TrustMethods(parts).methods())
+        self.sync = Sync(parts, self.traffic.background)
         self.methods.update(self.sync.methods())
         # forget and supersede: a file entry's edits its file, any other is the entries'
-        edits = FileEntryEdits(self.passes, engine.supersede, engine.backfill_wanted.set)
+        edits = FileEntryEdits(self.passes, parts.writes.supersede, parts.vectors.wanted.set)
         self.methods.update({"forget": edits.forget, "supersede": edits.supersede,
                              "scope": ScopeMoves(self.passes).scope})
-        self.server = Acceptor(listener, self.handle)
-        self.ingest = Ingest(self.config, Indexer(engine.store, engine.entries),
-                             engine.db, engine.backfill_wanted.set, self.traffic.background)
-        self.ingest.start()
-        self.passes.on_written = self.ingest.enqueue
-        self.history = HistoryImport(engine, self.ingest, self.sessions.extractor, self.traffic)
+        self.history = HistoryImport(parts.db, parts.store, parts.background, self.settings,
+                                     self.ingest, self.sessions.extractor, self.traffic)
         self.methods.update(HistoryMethods(self.history).methods())
-        engine.spawn(self.history.resume())  # an import stopped mid-way goes on
-        engine.spawn(self.sessions.replay_spool())
-        engine.spawn(self.sessions.guard.refresh())  # the PreToolUse hook's lessons, read ahead
-        engine.spawn(self.sessions.usage.judge_quiet_sessions())
-        engine.spawn(self.passes.scheduler())
-        engine.spawn(self.sync.scheduler())
-        engine.spawn(self.watch_files())
+        self.health = Health(self.settings, self.started, parts, self.ingest, self.passes,
+                             self.sync)
+        self.methods.update(self.health.methods())
+        self.server = Acceptor(listener, self.handle)
+        self.ingest.start()
+        spawn(self.history.resume())  # an import stopped mid-way goes on
+        spawn(self.sessions.replay_spool())
+        spawn(self.sessions.guard.refresh())  # the PreToolUse hook's lessons, read ahead
+        spawn(self.sessions.usage.judge_quiet_sessions())
+        spawn(self.passes.scheduler())
+        spawn(self.sync.scheduler())
+        spawn(self.watch_files())
         defer_full_collections()
         self.collecting = True
-        engine.spawn(collect_when_quiet(lambda: self.last_request, lambda: self.requests_in_flight))
-        log.info("memoryd %s serving on %s (pid %d).", __version__, self.config.socket_path, os.getpid())
+        spawn(collect_when_quiet(self.idle_since, self.in_flight))
+        log.info("memoryd %s serving on %s (pid %d).", __version__, self.config.socket_path,
+                 os.getpid())
+
+    def idle_since(self) -> float:
+        """When the last request came (the passes and the collector wait for quiet)."""
+        return self.last_request
+
+    def in_flight(self) -> int:
+        return self.requests_in_flight
+
+    def start_closing(self) -> None:
+        """From now on requests get the "stopping" answer instead of new work."""
+        self.db.closing = self.background.closing = True
+        self.threads.start_closing()
+        if self.parts is not None:  # a bulk write in a database step stops at its next entry
+            self.parts.entries.stopping.set()
+
+    async def close_parts(self) -> None:
+        self.start_closing()  # a request still running gets "stopping", never a closed store
+        await self.background.cancel_all()
+        if self.parts is not None:
+            await self.parts.close()
+        self.db.shutdown()
+        self.threads.shutdown()
 
     def notify_ready(self) -> None:
         """READY=1, sent by ``run_daemon`` only once the signal handlers are installed: from then
@@ -261,14 +269,14 @@ class Daemon:
                 if not self.should_exit.is_set():  # no READY=1 after STOPPING=1
                     self.notify_ready()
 
-        self.engine.spawn(reload())
+        self.background.spawn(reload())
 
     async def serve(self) -> None:
         await self.should_exit.wait()
 
     async def shutdown(self) -> None:
         if not self.locked:  # refused at startup (another daemon serves): nothing ran
-            await self.engine.close()
+            await self.close_parts()
             return
         sd_notify("STOPPING=1")
         if self.history is not None:  # it resumes at the next start; its followers are told
@@ -286,14 +294,14 @@ class Daemon:
         if self.ingest is not None:
             await self.ingest.stop()
         if self.requests_in_flight:  # past the wait: they are answered "stopping" now
-            self.engine.start_closing()
+            self.start_closing()
             self.idle.clear()
             try:
                 await asyncio.wait_for(self.idle.wait(), timeout=CLOSING_WAIT_S)
             except TimeoutError:
                 pass
         await self.connections.close_all()
-        await self.engine.close()
+        await self.close_parts()
         self.ownership.release()
         if self.umask is not None:
             os.umask(self.umask)
@@ -359,7 +367,8 @@ class Daemon:
                     await asyncio.wait_for(self._discard(reader, length),
                                            self.limits.frame_wait_s(length))
                     await self._send(writer, None, error=FrameTooLargeError(
-                        f"frame of {length} bytes exceeds the limit of {wire.MAX_FRAME_BYTES} bytes"))
+                        f"frame of {length} bytes exceeds the limit of "
+                        f"{wire.MAX_FRAME_BYTES} bytes"))
                     continue
                 if not self.limits.reserve(length):
                     await asyncio.wait_for(self._discard(reader, length),
@@ -452,7 +461,8 @@ class Daemon:
             await self._send(writer, request_id, error=stopping_error())  # work of a stop
         except Exception as exc:
             log.exception("Internal error answering a request.")
-            await self._send(writer, request_id, error=InternalError(f"{type(exc).__name__}: {exc}"))
+            await self._send(writer, request_id,
+                             error=InternalError(f"{type(exc).__name__}: {exc}"))
         else:
             await self._send(writer, request_id, result=result)
 
@@ -495,8 +505,10 @@ class Daemon:
     # -- methods ----------------------------------------------------------------------
 
     async def m_status(self, params: Params) -> dict[str, Any]:
-        engine = self.engine
-        status = await engine.status()
+        parts = self.parts
+        assert parts is not None and self.health is not None
+        status = await parts.status()
+        threads, reason = parts.threads, parts.loading.reason
         rss = None
         try:
             rss = int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
@@ -510,13 +522,13 @@ class Daemon:
             "uptime_s": round(time.time() - self.started, 1),
             "socket": str(self.config.socket_path),
             "state_dir": str(self.config.state_dir),
-            "degraded": None if engine.model_loading else "keyword-only" if not engine.embedder
+            "degraded": None if threads.is_loading else "keyword-only" if not threads.embedder
             else "word index filling" if filling else None,
-            "degraded_reason": engine.degraded_reason if not engine.embedder else
+            "degraded_reason": reason if not threads.embedder else
             (f"the word index is being filled ({behind:,} entries to go): their hits are "
              "scored without word alignment meanwhile, by a model fitted for that (less sure)"
              if filling else None),
-            "model_loading": engine.model_loading,
+            "model_loading": threads.is_loading,
             "rss_bytes": rss,
             **status,
             **(await self.passes.status() if self.passes is not None else {}),
@@ -527,18 +539,20 @@ class Daemon:
             "server": self.limits.status(),
         }
         if params.flag("sources") and status["ingest"] is not None:  # memory status --sources
-            indexed = await engine.db(engine.store.count_indexed_by_source)
+            indexed = await parts.db(parts.store.count_indexed_by_source)
             for source in status["ingest"]["sources"]:
                 source["indexed"] = indexed.get(source["name"], 0)
         return status
 
     async def m_remember(self, params: Params) -> dict[str, Any]:
-        reply = await self.engine.remember(params)
+        assert self.parts is not None
+        reply = await self.parts.writes.remember(params)
         await self._corrections([reply])
         return reply
 
     async def m_remember_many(self, params: Params) -> dict[str, Any]:
-        reply = await self.engine.remember_many(params)
+        assert self.parts is not None
+        reply = await self.parts.writes.remember_many(params)
         await self._corrections(reply["results"])
         return reply
 
@@ -547,13 +561,14 @@ class Daemon:
         its name in each reply that has some."""
         if self.passes is None or not any(r.get("corrects") for r in replies):
             return
-        run = await self.engine.db(corrections.record, self.passes.journal, replies)
+        run = await self.db(corrections.record, self.passes.journal, replies)
         for reply in replies:
             if reply.get("corrects"):
                 reply["run"] = run
 
     async def m_search(self, params: Params) -> dict[str, Any]:
-        reply = await self.engine.search(params)
+        assert self.parts is not None
+        reply = await self.parts.search.search(params)
         if params.flag("explain"):  # the viewer: each hit's evidence in words
             for hit in reply["hits"]:
                 hit["why"] = evidence_words(hit.get("evidence") or {}, asked="query",
@@ -561,19 +576,21 @@ class Daemon:
         return reply
 
     async def m_get(self, params: Params) -> dict[str, Any]:
-        return public_entry(await self.engine.db(self.engine.entries.get, params), time.time())
+        assert self.parts is not None
+        return public_entry(await self.db(self.parts.entries.get, params), time.time())
 
     async def m_history(self, params: Params) -> dict[str, Any]:
-        return await self.engine.db(self.engine.entries.history, params)
+        assert self.parts is not None
+        return await self.db(self.parts.entries.history, params)
 
     async def m_reload(self, params: Params) -> dict[str, Any]:
         """Re-read the configuration: sources and settings (a new model needs a restart)."""
         config = load_config(self.config.config_file)
         if config.embed != self.config.embed:
             log.warning("The [embed] settings changed; they apply after a restart.")
-        self.config = config
-        self.engine.reconfigure(config)
-        assert self.ingest is not None and self.sessions is not None
+        self.settings.config = config
+        assert self.ingest is not None and self.sessions is not None and self.parts is not None
+        self.parts.reconfigure()
         self.sessions.contexts.shared_agents = config.context.shared_agents
         await self.ingest.reload(config)
         log.info("Configuration reloaded: %d sources.", len(self.ingest.sources))
@@ -593,39 +610,10 @@ class Daemon:
             log.info("Sources: %s.", done)
             await self.m_reload(params)
             for gone in sorted(before - {s.name for s in self.ingest.sources}):
-                await self.engine.db(self.ingest.indexer.drop_source, gone)
+                await self.db(self.ingest.indexer.drop_source, gone)
         assert self.ingest is not None
         return {**self.ingest.status(), "sources_file": str(self.config.sources_file)}
 
-    async def m_file(self, params: Params) -> dict[str, Any]:
-        """The memory tools, confined to the agent's memory directory."""
-        assert self.engine.store is not None
-        agent = params.agent()
-        assert agent is not None
-        caller = params.caller
-        files = MemoryFiles(self.engine.store, self.config.memory_dir,
-                            human=caller is None or caller.human,
-                            writer=caller.writer if caller is not None and caller.agent else None)
-        if params.method == "file_list":
-            return await self.engine.db(files.list, agent)
-        path = params.text("path", required=True, max_len=4096)
-        assert path is not None
-        if params.method == "file_read":
-            return await self.engine.db(files.read, agent, path)
-        if params.method == "file_write":
-            if "text" not in params.raw:
-                raise BadParamsError("file_write: text is required (it may be empty)")
-            text = params.text("text", default="", max_len=1_000_000) or ""
-            result = await self.engine.db(files.write, agent, path, text)
-        elif params.method == "file_replace":
-            old = params.text("old", required=True, max_len=1_000_000) or ""
-            new = params.text("new", default="", max_len=1_000_000) or ""
-            result = await self.engine.db(files.replace, agent, path, old, new)
-        else:
-            line = params.integer("line", default=0, low=0, high=10_000_000)
-            text = params.text("text", required=True, max_len=1_000_000) or ""
-            result = await self.engine.db(files.insert, agent, path, line, text)
-        return result
 
 async def run_daemon(config: Config, ready: Callable[[Daemon], None] | None = None,
                      embedder: Embedder | None = None) -> None:

@@ -24,7 +24,12 @@ from memoryd_client.paths import home_text
 from memoryd_client.views import duration
 
 from memoryd import __version__
-from memoryd.embed import DEFAULT_MODEL_ID, DEFAULT_MODEL_SHA256
+from memoryd.config import Settings
+from memoryd.embedding.model import DEFAULT_MODEL_ID, DEFAULT_MODEL_SHA256
+from memoryd.ingest.pipeline import Ingest
+from memoryd.passes.runner import Passes
+from memoryd.server.parts import Parts
+from memoryd.server.sync_methods import Sync
 from memoryd.sources import default_sources
 from memoryd.store.ledger import Ledger, LedgerProblem
 from memoryd.store.reader import entry_uids, ledger_offset, open_reader, quick_check
@@ -83,10 +88,15 @@ def log_location() -> str:
 
 
 class Health:
-    def __init__(self, daemon: Any) -> None:
-        """``daemon``: the :class:`memoryd.server.daemon.Daemon` (its engine, config, ingest,
-        start time); not imported here, which would make a cycle."""
-        self.daemon = daemon
+    def __init__(self, settings: Settings, started: float, parts: Parts,
+                 ingest: Ingest | None, passes: Passes | None, sync: Sync | None) -> None:
+        """The parts it examines; ``started``: when the daemon started."""
+        self.settings = settings
+        self.started = started
+        self.parts = parts
+        self.ingest = ingest
+        self.passes = passes
+        self.sync = sync
 
     def methods(self) -> dict[str, Any]:
         return {"doctor": self.m_doctor}
@@ -95,7 +105,7 @@ class Health:
 
     def facts(self) -> dict[str, Any]:
         """Who this daemon is and where it keeps things."""
-        config = self.daemon.config
+        config = self.settings.config
         return {
             "version": __version__,
             "pid": os.getpid(),
@@ -111,15 +121,15 @@ class Health:
     # -- cheap checks (status and doctor) --------------------------------------------
 
     def model(self) -> dict[str, Any]:
-        engine = self.daemon.engine
-        embedder = engine.embedder
+        embedder = self.parts.threads.embedder
         if embedder is not None:
             if embedder.model_id == DEFAULT_MODEL_ID:
                 same = embedder.sha256 == DEFAULT_MODEL_SHA256
                 return check("model", OK if same else PROBLEM,
                              f"{embedder.model_id} loaded ({embedder.dim} dims), sha256 "
-                             f"{embedder.sha256[:12]}… " + ("as shipped" if same else
-                                                           f"≠ shipped {DEFAULT_MODEL_SHA256[:12]}…"),
+                             f"{embedder.sha256[:12]}… " + (
+                                 "as shipped" if same
+                                 else f"≠ shipped {DEFAULT_MODEL_SHA256[:12]}…"),
                              None if same else "reinstall memoryd, then " + RESTART)
             if getattr(embedder, "pinned", False):  # a named model: checked at load
                 return check("model", OK, f"{embedder.model_id} loaded ({embedder.dim} dims) "
@@ -127,16 +137,17 @@ class Health:
             return check("model", OK, f"{embedder.model_id} loaded ({embedder.dim} dims) from "
                          f"embed.model, sha256 {embedder.sha256[:12]}… (a model of your own: "
                          "not checked against a known hash)")
-        if engine.model_loading:
+        if self.parts.threads.is_loading:
             return check("model", OK, "loading (search is by keyword until it is ready)")
         return check("model", PROBLEM,
-                     f"not loaded, search is keyword-only: {engine.degraded_reason or 'unknown'}",
+                     "not loaded, search is keyword-only: "
+                     f"{self.parts.loading.reason or 'unknown'}",
                      "fix what the reason names (reinstall memoryd, or embed.model in "
-                     f"{self.daemon.config.config_file}), then " + RESTART)
+                     f"{self.settings.config.config_file}), then " + RESTART)
 
     def telemetry(self) -> dict[str, Any]:
         """onnxruntime's telemetry: memoryd sets ORT_DISABLE_TELEMETRY=1 before importing it
-        and calls disable_telemetry_events() (memoryd.embed.import_onnxruntime)."""
+        and calls disable_telemetry_events() (memoryd.embedding.model.import_onnxruntime)."""
         loaded = "onnxruntime" in sys.modules
         off = os.environ.get("ORT_DISABLE_TELEMETRY") == "1"
         if not loaded:
@@ -149,7 +160,7 @@ class Health:
                      "environment and " + RESTART)
 
     def sources(self) -> dict[str, Any]:
-        ingest = self.daemon.ingest
+        ingest = self.ingest
         if ingest is None:
             return check("sources", OK, "ingestion has not started yet")
         builtin = {s.name for s in default_sources()} | {"memoryd-agents"}
@@ -180,13 +191,13 @@ class Health:
         """The files with a problem now, from the index (their row's error: skipped, or read
         with something left out), and which of the sources' last problems name a file the
         index holds (whose row says whether it is still one)."""
-        ingest = self.daemon.ingest
+        ingest = self.ingest
         paths = [s.last_error_path for s in ingest.stats.values() if s.last_error_path] \
             if ingest is not None else []
-        return await self.daemon.engine.db(self._file_problems, paths)
+        return await self.parts.db(self._file_problems, paths)
 
     def _file_problems(self, paths: list[str]) -> FileProblems:
-        store = self.daemon.engine.store
+        store = self.parts.store
         assert store is not None
         count, shown, lines = store.files.problems(SKIPPED_LINES, SHOWN_FILES)
         indexed = {p for p in paths if store.files.has(p)}
@@ -196,7 +207,7 @@ class Health:
         """Every file with a problem (from the index: each one named, and still known after a
         restart, which reads unchanged files again no more), and files refused before they
         reached the index; then transcripts with malformed lines (skipped_lines)."""
-        ingest = self.daemon.ingest
+        ingest = self.ingest
         if ingest is None:
             return check("skipped", OK, "ingestion has not started yet")
         problems = [f"{path}: {error}" for path, error in files.shown]
@@ -217,8 +228,8 @@ class Health:
     async def unwritten(self) -> dict[str, Any]:
         """The files the passes' last runs left as they were because they may not or cannot
         rewrite them (read-only, hard links, immutable, a read-only file system)."""
-        passes = self.daemon.passes
-        found = await self.daemon.engine.db(passes.journal.unwritten) if passes else []
+        passes = self.passes
+        found = await self.parts.db(passes.journal.unwritten) if passes else []
         if not found:
             return check("unwritten", OK, "the passes' last runs wrote every file they changed")
         shown = [f"{path}: {why.removeprefix('not written: ')} (memory pass show {run})"
@@ -231,7 +242,7 @@ class Health:
                      "next run tries these again")
 
     def disk(self) -> dict[str, Any]:
-        config = self.daemon.config
+        config = self.settings.config
         try:
             usage = shutil.disk_usage(config.state_dir)
         except OSError as exc:
@@ -252,34 +263,33 @@ class Health:
 
     def backlog_counts(self) -> int:
         """Entries waiting for a vector (database thread)."""
-        store = self.daemon.engine.store
+        store = self.parts.store
         assert store is not None
         return store.count_backlog()
 
     def backlog(self, waiting: int) -> dict[str, Any]:
         """The vector backlog and the file queue: their size and whether they move."""
-        engine = self.daemon.engine
-        ingest = self.daemon.ingest
+        ingest = self.ingest
         queue = len(ingest.pending) if ingest is not None else 0
         now = time.time()
         parts = []
         stuck = []
         if waiting:
-            rate = engine.embedded.rate(now)
-            since = engine.backlog_since
+            rate = self.parts.vectors.embedded.rate(now)
+            since = self.parts.vectors.backlog_since
             parts.append(f"{waiting} entries wait for a vector"
                          + (f", embedding since {duration(now - since)} ago" if since else "")
                          + (f" at {rate:.0f}/s" if rate else ""))
-            last = max(engine.embedded.last_progress or 0, self.daemon.started)
-            if engine.embedder is not None and now - last > STUCK_S:
+            last = max(self.parts.vectors.embedded.last_progress or 0, self.started)
+            if self.parts.threads.embedder is not None and now - last > STUCK_S:
                 stuck.append(f"no vector embedded for {duration(now - last)}")
         if queue:
             parts.append(f"{queue} files queued for indexing")
             last = max((ingest.initial.files.last_progress if ingest is not None else None) or 0,
-                       self.daemon.started)
+                       self.started)
             if ingest is not None and ingest.initial.active and now - last > STUCK_S:
                 stuck.append(f"no file indexed for {duration(now - last)}")
-        if engine.embedder is None and not engine.model_loading and waiting:
+        if self.parts.threads.embedder is None and not self.parts.threads.is_loading and waiting:
             return check("backlog", WARNING, "; ".join(parts) + " (no model: they get one once "
                          "a model loads)", "see the model check")
         if stuck:
@@ -292,21 +302,21 @@ class Health:
     async def status_fields(self) -> dict[str, Any]:
         """What `memory status` adds to the counts: the cheap checks for its health line
         (only those that are not ok), the embedding rate and estimate, the paths."""
-        engine = self.daemon.engine
-        backlog = await engine.db(self.backlog_counts)
+        backlog = await self.parts.db(self.backlog_counts)
         files = await self.file_problems()
         checks = [self.model(), self.sources(), self.skipped(files), await self.unwritten(),
                   self.disk(), self.backlog(backlog)]
-        rate = engine.embedded.rate()
-        config = self.daemon.config
+        vectors = self.parts.vectors
+        rate = vectors.embedded.rate()
+        config = self.settings.config
         return {
             "health": {"state": worst(checks), "checks": [c for c in checks if c["status"] != OK]},
             # "done": embedded since this backlog began, so that the share done never counts
             # the whole store (it went backwards while files added entries: 96% → 65%)
-            "embedding": {"rate_per_s": rate, "eta_s": engine.embedded.eta_s(backlog),
-                          "embedded": engine.embedded.done,
-                          "done": engine.embedded.done - engine.stretch_start
-                          if engine.backlog_since is not None else 0},
+            "embedding": {"rate_per_s": rate, "eta_s": vectors.embedded.eta_s(backlog),
+                          "embedded": vectors.embedded.done,
+                          "done": vectors.embedded.done - vectors.stretch_start
+                          if vectors.backlog_since is not None else 0},
             "config_file": str(config.config_file),
             "log": log_location(),
         }
@@ -318,7 +328,7 @@ class Health:
         started = time.monotonic()
         rows, version = quick_check(db)
         took = time.monotonic() - started
-        path = self.daemon.config.db_path
+        path = self.settings.config.db_path
         if rows == ["ok"]:
             return check("database", OK, f"{path}: quick_check ok in {took:.1f} s "
                          f"(schema version {version})")
@@ -369,7 +379,7 @@ class Health:
         """The database and ledger checks, on a reader of their own (a worker thread). A write
         lands in its ledger just before its transaction commits: a difference is checked again
         after a moment before it is reported."""
-        db = open_reader(self.daemon.config.db_path)
+        db = open_reader(self.settings.config.db_path)
         try:
             database = self.quick_check(db)
             problems: list[LedgerProblem] = []
@@ -385,7 +395,7 @@ class Health:
                      ) -> dict[str, tuple[list[LedgerEntry], int]]:
         """Every ledger's remembered entries and size (off the database thread); damaged lines
         are added to ``problems``."""
-        ledger = Ledger(self.daemon.config.ledger_dir)
+        ledger = Ledger(self.settings.config.ledger_dir)
         result = {}
         for agent in ledger.agents():
             path = ledger.path(agent)
@@ -398,9 +408,8 @@ class Health:
         return result
 
     async def m_doctor(self, params: Any) -> dict[str, Any]:
-        engine = self.daemon.engine
         whole = await asyncio.to_thread(self.whole_store)
-        waiting = await engine.db(self.backlog_counts)
+        waiting = await self.parts.db(self.backlog_counts)
         files = await self.file_problems()
         checks = [
             self.model(),
@@ -412,8 +421,8 @@ class Health:
             await self.unwritten(),
             self.backlog(waiting),
         ]
-        if self.daemon.sync is not None:
-            checks.append(await asyncio.to_thread(self.daemon.sync.doctor))
+        if self.sync is not None:
+            checks.append(await asyncio.to_thread(self.sync.doctor))
         return {"daemon": self.facts(), "checks": checks, "state": worst(checks)}
 
 

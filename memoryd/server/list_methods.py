@@ -18,11 +18,13 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from memoryd.engine import Engine
 from memoryd.errors import BadParamsError
 from memoryd.params import Params
+from memoryd.retrieval.search import Search
 from memoryd.server.replies import public_entry
+from memoryd.store.database import Store
 from memoryd.store.query import Order
+from memoryd.store.thread import DatabaseThread
 from memoryd.store.timeline import growth
 
 MAX_PAGE = 1000
@@ -43,8 +45,10 @@ def _parse_cursor(value: str) -> tuple[float, int]:
 
 
 class ListMethods:
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
+    def __init__(self, db: DatabaseThread, store: Store, searcher: Search) -> None:
+        self.db = db
+        self.store = store
+        self.searcher = searcher
 
     def methods(self) -> dict[str, Any]:
         return {"list": self.m_list, "timeline": self.m_timeline}
@@ -53,7 +57,7 @@ class ListMethods:
         raw = dict(params.raw)
         if raw.get("agents") is None and raw.get("agent") is None:
             raw["agents"] = ["*"]  # every agent unless told
-        return await self.engine.db(self.page, Params("list", raw))
+        return await self.db(self.page, Params("list", raw))
 
     async def m_timeline(self, params: Params) -> dict[str, Any]:
         """Entries written per ``bucket`` seconds (default a day), by agent and kind; the
@@ -63,14 +67,14 @@ class ListMethods:
         if raw.get("agents") is None and raw.get("agent") is None:
             raw["agents"] = ["*"]
         raw.setdefault("status", "any")
-        return await self.engine.db(self.timeline, Params("timeline", raw))
+        return await self.db(self.timeline, Params("timeline", raw))
 
     def timeline(self, params: Params) -> dict[str, Any]:
         """The counts (database thread)."""
-        store = self.engine.store
+        store = self.store
         assert store is not None
         bucket = params.integer("bucket", default=DAY_S, low=60, high=366 * DAY_S)
-        where = self.engine.searcher.search_filter(params)
+        where = self.searcher.search_filter(params)
         counts = growth(store, where.query, bucket)
         return {"bucket": bucket, "counts": [
             {"start": c.start, "agent": c.agent, "kind": c.kind, "count": c.count}
@@ -78,12 +82,12 @@ class ListMethods:
 
     def page(self, params: Params) -> dict[str, Any]:
         """One page of entries (database thread)."""
-        store = self.engine.store
+        store = self.store
         assert store is not None
         limit = params.integer("limit", default=DEFAULT_PAGE, low=1, high=MAX_PAGE)
         offset = params.integer("offset", default=0, low=0, high=10_000_000)
         order = params.choice("order", ("newest", "oldest"), default="newest")
-        where = self.engine.searcher.search_filter(params)  # its errors name this method
+        where = self.searcher.search_filter(params)  # its errors name this method
         query = where.query
         prefix = params.text("prefix", max_len=64)
         if prefix:  # ids beginning so (shell completion): the uid index's range

@@ -18,14 +18,17 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from memoryd.config import Settings
 from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError, UnavailableError
 from memoryd.ingest.markdown import parse_memory_file
 from memoryd.names import MAX_PATH_BYTES, path_problem
+from memoryd.params import Params
 from memoryd.provenance import person_only
 from memoryd.redact import redact
 from memoryd.store.database import Store
 from memoryd.store.durable import DISK_ERRORS, REFUSED_WRITE_ERRNOS, replace_file
 from memoryd.store.file_journal import journal_write
+from memoryd.store.thread import DatabaseThread
 
 log = logging.getLogger(__name__)
 
@@ -247,3 +250,44 @@ def _inside(relative: str, real_root: Path, target: Path) -> Path:
                              f"leads deeper): the file system takes {MAX_PATH_BYTES} bytes "
                              "at most")
     return target
+
+
+class FileMethods:
+    """The memory tools' wire methods (``file_*``), confined to the agent's memory directory."""
+
+    def __init__(self, db: DatabaseThread, store: Store, settings: Settings) -> None:
+        self.db = db
+        self.store = store
+        self.settings = settings
+
+    def methods(self) -> dict[str, Any]:
+        return {name: self.m_file for name in
+                ("file_list", "file_read", "file_write", "file_replace", "file_insert")}
+
+    async def m_file(self, params: Params) -> dict[str, Any]:
+        agent = params.agent()
+        assert agent is not None
+        caller = params.caller
+        files = MemoryFiles(self.store, self.settings.config.memory_dir,
+                            human=caller is None or caller.human,
+                            writer=caller.writer if caller is not None and caller.agent else None)
+        if params.method == "file_list":
+            return await self.db(files.list, agent)
+        path = params.text("path", required=True, max_len=4096)
+        assert path is not None
+        if params.method == "file_read":
+            return await self.db(files.read, agent, path)
+        if params.method == "file_write":
+            if "text" not in params.raw:
+                raise BadParamsError("file_write: text is required (it may be empty)")
+            text = params.text("text", default="", max_len=1_000_000) or ""
+            result = await self.db(files.write, agent, path, text)
+        elif params.method == "file_replace":
+            old = params.text("old", required=True, max_len=1_000_000) or ""
+            new = params.text("new", default="", max_len=1_000_000) or ""
+            result = await self.db(files.replace, agent, path, old, new)
+        else:
+            line = params.integer("line", default=0, low=0, high=10_000_000)
+            text = params.text("text", required=True, max_len=1_000_000) or ""
+            result = await self.db(files.insert, agent, path, line, text)
+        return result

@@ -1,8 +1,8 @@
 """Wire methods about agents' sessions: hooks, the memory block, explain, sessions, extraction.
 
 The database side lives in :mod:`memoryd.sessions.registry` and :mod:`memoryd.sessions.context`;
-this module is the asynchronous half the daemon dispatches to. It works through the engine
-(:mod:`memoryd.engine`), never through the daemon.
+this module is the asynchronous half the daemon dispatches to. It works through the daemon's
+parts (:mod:`memoryd.server.parts`), never through the daemon.
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from typing import Any
 
 from memoryd_client.hooks import SPOOL_NAME, canonical, carries_context, native, read_spool, render
 
-from memoryd.engine import Engine
 from memoryd.errors import BadParamsError, ForbiddenError, MemorydError, NotFoundError
 from memoryd.names import path_problem
 from memoryd.params import Params
 from memoryd.project import project_of
 from memoryd.redact import redact
+from memoryd.server.parts import Parts
 from memoryd.sessions.context import (
     DEFAULT_BUDGET_CHARS,
     PROMPT_BUDGET_CHARS,
@@ -53,17 +53,17 @@ log = logging.getLogger(__name__)
 
 
 class SessionMethods:
-    def __init__(self, engine: Engine) -> None:
-        assert engine.store is not None
-        self.engine = engine
-        self.registry = Registry(engine.store)
-        self.contexts = ContextBuilder(engine.searcher, engine.store,
-                                       engine.config.context.shared_agents,
-                                       lambda: engine.config.memory_dir,
+    def __init__(self, parts: Parts) -> None:
+        self.parts = parts
+        self.registry = Registry(parts.store)
+        self.contexts = ContextBuilder(parts.searcher, parts.store,
+                                       parts.settings.config.context.shared_agents,
+                                       parts.settings.memory_dir,
                                        unused_days=self._unused_days)
-        self.extractor = SessionExtractor(engine, self.registry)
-        self.usage = UsageJudge(engine)
-        self.guard = ToolGuard(engine.store, engine.db, lambda: engine.config.memory_dir)
+        self.extractor = SessionExtractor(parts.writes, parts.vectors, parts.store, parts.db,
+                                          parts.settings, self.registry)
+        self.usage = UsageJudge(parts.store, parts.db, parts.background, parts.settings)
+        self.guard = ToolGuard(parts.store, parts.db, parts.settings.memory_dir)
         #: each live session's hook ancestors, newest last (memoryd.sessions.mcp_reads)
         self.hook_pids: dict[str, tuple[int, ...]] = {}
 
@@ -74,21 +74,21 @@ class SessionMethods:
 
     def _unused_days(self) -> float:
         """Selection by use (memoryd.store.usage.Disuse) as configured now: off with outcomes."""
-        outcomes = self.engine.config.outcomes
+        outcomes = self.parts.settings.config.outcomes
         return outcomes.unused_days if outcomes.enabled else 0.0
 
     @property
     def tracking(self) -> bool:
         """Entries injected into sessions are counted and judged (``[outcomes] enabled``)."""
-        return self.engine.config.outcomes.enabled
+        return self.parts.settings.config.outcomes.enabled
 
     async def build_context(self, agent: str, cwd: str | None, prompt: str | None, budget: int,
                             only_relevant: bool = False) -> Block:
         assert self.contexts is not None
         vector, words = await asyncio.gather(
-            self.engine.embedding.query(prompt), self.engine.question_words(prompt)) \
+            self.parts.threads.query(prompt), self.parts.search.question_words(prompt)) \
             if prompt else (None, {})
-        return await self.engine.db(lambda: self.contexts.build(  # type: ignore[union-attr]
+        return await self.parts.db(lambda: self.contexts.build(  # type: ignore[union-attr]
             agent, cwd=cwd, prompt=prompt, prompt_vector=vector, prompt_words=words,
             budget=budget, only_relevant=only_relevant))
 
@@ -105,7 +105,7 @@ class SessionMethods:
                                          only_relevant=prompt is not None)
         session = params.text("session", max_len=200)
         if session:
-            await self.engine.db(self.registry.log_injection, session, agent, "context", block,
+            await self.parts.db(self.registry.log_injection, session, agent, "context", block,
                                  budget, self.tracking)
         return {"text": block.text, "chars": len(block.text), "budget": budget,
                 "items": block.explain()}
@@ -152,18 +152,18 @@ class SessionMethods:
             self._remember_pids(session, event, params)
         if session:
             if event == "SessionStart":
-                await self.engine.db(registry.register, session, harness, agent, cwd, transcript, ts)
+                await self.parts.db(registry.register, session, harness, agent, cwd, transcript, ts)
             else:
-                if await self.engine.db(registry.session, session) is None:
-                    await self.engine.db(registry.register, session, harness, agent, cwd, transcript, ts)
+                if await self.parts.db(registry.session, session) is None:
+                    await self.parts.db(registry.register, session, harness, agent, cwd, transcript, ts)
                 last = payload.get("last_assistant_message")
-                await self.engine.db(registry.touch, session, ts,
+                await self.parts.db(registry.touch, session, ts,
                                      redact(last) if isinstance(last, str) else None,
                                      event == "SessionEnd")
         shown = not replayed and carries_context(harness, event)  # the agent takes context here
         if event == "SessionStart" and shown:
             block = await self.build_context(agent, cwd, None, DEFAULT_BUDGET_CHARS)
-            await self.engine.db(registry.log_injection, session, agent, event, block,
+            await self.parts.db(registry.log_injection, session, agent, event, block,
                                  DEFAULT_BUDGET_CHARS, self.tracking)
             context = block.text or None
         elif event == "UserPromptSubmit" and shown and isinstance(payload.get("prompt"), str) \
@@ -171,12 +171,12 @@ class SessionMethods:
             block = await self.build_context(agent, cwd, payload["prompt"], PROMPT_BUDGET_CHARS,
                                              only_relevant=True)
             if block.items:
-                await self.engine.db(registry.log_injection, session, agent, event, block,
+                await self.parts.db(registry.log_injection, session, agent, event, block,
                                      PROMPT_BUDGET_CHARS, self.tracking)
                 context = block.text
         elif event == "PostCompact" and isinstance(payload.get("compact_summary"), str) \
                 and payload["compact_summary"].strip():
-            await self.engine.remember(Params("hook", {
+            await self.parts.writes.remember(Params("hook", {
                 "agent": agent, "category": "session", "kind": "summary",
                 "text": payload["compact_summary"][:32_000], "session": session,
                 "writer": f"{agent} (hook)", "cwd": cwd, "force": True}))
@@ -220,7 +220,7 @@ class SessionMethods:
         reader = Reader(agent, project_of(cwd) if cwd else None,
                         ancestors(params.caller.pid if params.caller is not None else None),
                         params.time("started"), params.text("session", max_len=200))
-        store, usage = self.engine.store, self.usage.usage
+        store, usage = self.parts.store, self.usage.usage
         assert store is not None
         hook_pids = dict(self.hook_pids)
 
@@ -239,7 +239,7 @@ class SessionMethods:
                                             len(block.text), self.tracking)
             return {"session": session, "entries": len(block.items)}
 
-        return await self.engine.db(record)
+        return await self.parts.db(record)
 
     async def tool_call(self, harness: str, payload: dict[str, Any], event: str = "PreToolUse",
                         name: str | None = None) -> dict[str, Any]:
@@ -250,7 +250,7 @@ class SessionMethods:
         it went against, never a deny. An agent that takes no context there (Gemini's
         BeforeTool, Cursor's beforeShellExecution) is answered only with a deny. Logged as an
         injection of the session in the background, so that ``memory explain`` shows it."""
-        settings = self.engine.config.context
+        settings = self.parts.settings.config.context
         tool = payload.get("tool_name")
         done = event == "PostToolUse"
         shows = carries_context(harness, event)
@@ -270,7 +270,7 @@ class SessionMethods:
             return {"context": None, "output": ""}
         session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
         block = verdict.block()
-        self.engine.spawn(self.engine.db(self.registry.log_injection, session, agent,
+        self.parts.background.spawn(self.parts.db(self.registry.log_injection, session, agent,
                                          event, block, len(block.text),
                                          self.tracking))
         return {"context": verdict.context, "deny": verdict.deny,
@@ -289,7 +289,7 @@ class SessionMethods:
             except Exception:
                 log.exception("Extraction of session %s failed.", session)
 
-        self.engine.spawn(extract())
+        self.parts.background.spawn(extract())
 
     async def m_extract(self, params: Params) -> dict[str, Any]:
         session = params.text("session", required=True, max_len=200)
@@ -298,7 +298,7 @@ class SessionMethods:
 
     async def replay_spool(self) -> None:
         """Hook events spooled while the daemon was down, in order."""
-        path = self.engine.config.state_dir / SPOOL_NAME
+        path = self.parts.settings.config.state_dir / SPOOL_NAME
         if not path.exists():
             return
         replaying = path.with_name(SPOOL_NAME + ".replaying")
@@ -322,8 +322,8 @@ class SessionMethods:
         """A session's injections (the latest session's by default), each item with its text,
         the reason it was there, in words, and what became of it (its outcome in the session,
         memoryd.store.usage) (database thread)."""
-        assert self.registry is not None and self.engine.store is not None
-        store = self.engine.store
+        assert self.registry is not None and self.parts.store is not None
+        store = self.parts.store
         found: dict[str, dict[str, Any] | None] = {}
         described = []
         outcomes: dict[str, dict[str, Any]] = {}
@@ -341,40 +341,40 @@ class SessionMethods:
     async def m_explain(self, params: Params) -> dict[str, Any]:
         assert self.registry is not None
         session = params.text("session", max_len=200)
-        latest = session or await self.engine.db(self.registry.latest_injected)
+        latest = session or await self.parts.db(self.registry.latest_injected)
         if latest:  # show outcomes as they are now
             await self.usage.judge_if_due(latest)
-        injections = await self.engine.db(self.explained, session)
+        injections = await self.parts.db(self.explained, session)
         if session is not None and not injections and \
-                await self.engine.db(self.registry.session, session) is None:
+                await self.parts.db(self.registry.session, session) is None:
             raise NotFoundError(f"no session {session!r} (memory sessions lists them)")
         return {"session": session, "injections": injections}
 
     async def m_session(self, params: Params) -> dict[str, Any]:
-        assert self.registry is not None and self.engine.store is not None
+        assert self.registry is not None and self.parts.store is not None
         session_id = params.text("id", required=True, max_len=200)
         assert session_id is not None
-        found = await self.engine.db(self.registry.session, session_id)
+        found = await self.parts.db(self.registry.session, session_id)
         if found is None:
             raise NotFoundError(f"no session {session_id!r}")
-        store = self.engine.store
+        store = self.parts.store
 
         def extracted() -> list[dict[str, Any]]:
             return store.entries(EntryQuery().session(session_id).vias(["extract", "api"]),
                                  "oldest")
 
         await self.usage.judge_if_due(session_id)
-        return {"session": found, "entries": await self.engine.db(extracted),
-                "injections": await self.engine.db(self.explained, session_id)}
+        return {"session": found, "entries": await self.parts.db(extracted),
+                "injections": await self.parts.db(self.explained, session_id)}
 
     async def m_sessions(self, params: Params) -> dict[str, Any]:
-        assert self.engine.store is not None
+        assert self.parts.store is not None
         agent = params.agent(required=False)
         project = params.path("project")
         if project:  # a directory inside a repository, or a worktree of it: its project
             project = project_of(project)
         limit = params.integer("limit", default=50, low=1, high=10_000)
-        return {"sessions": await self.engine.db(self.registry.sessions, agent, project, limit)}
+        return {"sessions": await self.parts.db(self.registry.sessions, agent, project, limit)}
 
 
 
@@ -402,4 +402,4 @@ class SessionMethods:
                              for entry, record in usage.ranking(name, agents, kinds, limit)]
             return out
 
-        return await self.engine.db(rank)
+        return await self.parts.db(rank)

@@ -4,8 +4,8 @@ From the signal on, no new request is served, on new *or existing* connections: 
 arrives is answered ``unavailable`` ("memoryd is stopping …; nothing was stored") and its
 connection closed. Requests in flight finish (up to ``SHUTDOWN_WAIT_S``); a request still
 running after that gets the same ``unavailable`` answer when it next needs the database (the
-engine refuses work once it is closing), never a closed store. Idle connections are closed by
-the daemon, so their handlers end normally (no CancelledError tracebacks at exit).
+database thread refuses work once it is closing), never a closed store. Idle connections are
+closed by the daemon, so their handlers end normally (no CancelledError tracebacks at exit).
 """
 
 from __future__ import annotations

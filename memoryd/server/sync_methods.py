@@ -23,10 +23,10 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from memoryd.engine import Engine
 from memoryd.errors import NotFoundError
 from memoryd.params import Params
 from memoryd.passes.runner import INTERVALS, START_DELAY_S
+from memoryd.server.parts import Parts
 from memoryd.sync import apply
 from memoryd.sync.apply import Applied, Plan, finish_pending, mark_pending
 from memoryd.sync.git import SyncError, git_program, merges_off_worktree
@@ -47,12 +47,12 @@ OK, WARNING, PROBLEM = "ok", "warning", "problem"
 class Sync:
     """The sync of one daemon's state dir."""
 
-    def __init__(self, engine: Engine,
+    def __init__(self, parts: Parts,
                  background: Callable[..., Awaitable[Any]] | None = None) -> None:
-        self.engine = engine
+        self.parts = parts
         #: runs a slice of the apply on the database thread once the requests in flight have
         #: gone (memoryd.scheduling.Traffic.background); the database thread at once without
-        self.background = background or engine.db
+        self.background = background or parts.db
         self.lock = asyncio.Lock()
         self.started = time.time()
         self.running = False
@@ -60,7 +60,7 @@ class Sync:
 
     @property
     def repo(self) -> SyncRepo:
-        return SyncRepo(self.engine.config.state_dir)
+        return SyncRepo(self.parts.settings.config.state_dir)
 
     def methods(self) -> dict[str, Any]:
         return {"sync_init": self.m_sync_init, "sync": self.m_sync,
@@ -76,7 +76,7 @@ class Sync:
         repo = self.repo
         async with self.lock:
             reply = await asyncio.to_thread(repo.init, remote.strip())
-            committed = await self.engine.db(repo.commit, f"memoryd sync init on {host()}")
+            committed = await self.parts.db(repo.commit, f"memoryd sync init on {host()}")
         problem = await asyncio.to_thread(reachable, repo.root)
         return {**reply, "committed": committed, "reachable": problem is None,
                 "remote_problem": problem}
@@ -89,33 +89,33 @@ class Sync:
         remote = (params.text("remote", required=True, max_len=4096) or "").strip()
         if not remote:
             raise SyncError("sync add-shared: the remote must not be empty")
-        state = self.engine.config.state_dir
+        state = self.parts.settings.config.state_dir
         team = Team(state, name)
         async with self.lock:
             await asyncio.to_thread(team.add, remote)
             await asyncio.to_thread(team.fetch)
             await asyncio.to_thread(follow, state, name, remote)
-            pulled = await self.engine.db(team.apply, self.engine.store)
+            pulled = await self.parts.db(team.apply, self.parts.store)
         if pulled.records:
-            self.engine.backfill_wanted.set()
-            self.engine.lexicon_wanted.set()
-        entries = await self.engine.db(self._team_count, team.agent)
+            self.parts.vectors.wanted.set()
+            self.parts.words.wanted.set()
+        entries = await self.parts.db(self._team_count, team.agent)
         return {"shared": name, "agent": team.agent, "remote": remote, "entries": entries}
 
     def _team_count(self, agent: str) -> int:
-        store = self.engine.store
+        store = self.parts.store
         assert store is not None
         return int(store.count_entries().get(agent, 0))
 
     async def m_share(self, params: Params) -> dict[str, Any]:
         entry_id = params.text("id", required=True, max_len=64) or ""
         name = params.text("name", required=True, max_len=64) or ""
-        state = self.engine.config.state_dir
+        state = self.parts.settings.config.state_dir
         if name not in await asyncio.to_thread(followed, state):
             raise NotFoundError(f"no team named {name!r} is followed here (memory sync "
                                 "add-shared NAME REMOTE)")
         team = Team(state, name)
-        entry = await self.engine.db(self.engine.entries.resolve, entry_id)
+        entry = await self.parts.db(self.parts.entries.resolve, entry_id)
         if str(entry["agent"]).startswith(TEAM_PREFIX):
             raise SyncError(f"entry {entry['id']} is a team's already")
         by = params.caller.writer if params.caller is not None and params.caller.agent \
@@ -124,15 +124,15 @@ class Sync:
             await asyncio.to_thread(team.fetch)
             copy = await asyncio.to_thread(team.share, entry, by)
             pushed = await asyncio.to_thread(team.push)
-            await self.engine.db(team.apply, self.engine.store)
-        self.engine.backfill_wanted.set()
-        self.engine.lexicon_wanted.set()
+            await self.parts.db(team.apply, self.parts.store)
+        self.parts.vectors.wanted.set()
+        self.parts.words.wanted.set()
         return {"id": entry["id"], "name": name, "shared_id": copy["uid"],
                 "agent": team.agent, "pushed": pushed}
 
     async def _follow_teams(self) -> dict[str, int]:
         """Every followed team: fetched, what it brought applied."""
-        state = self.engine.config.state_dir
+        state = self.parts.settings.config.state_dir
         counts: dict[str, int] = {}
         for name in sorted(await asyncio.to_thread(followed, state)):
             team = Team(state, name)
@@ -141,11 +141,11 @@ class Sync:
             except SyncError as exc:
                 log.warning("Team %s not followed this time: %s", name, exc.message)
                 continue
-            pulled = await self.engine.db(team.apply, self.engine.store)
+            pulled = await self.parts.db(team.apply, self.parts.store)
             counts[name] = pulled.records
         if any(counts.values()):
-            self.engine.backfill_wanted.set()
-            self.engine.lexicon_wanted.set()
+            self.parts.vectors.wanted.set()
+            self.parts.words.wanted.set()
         return counts
 
     # -- a sync -------------------------------------------------------------------------
@@ -154,7 +154,7 @@ class Sync:
         repo = self.repo
         self.last_run = time.time()
         if not repo.initialized:
-            if await asyncio.to_thread(followed, self.engine.config.state_dir):
+            if await asyncio.to_thread(followed, self.parts.settings.config.state_dir):
                 async with self.lock:
                     return {"committed": False, "pulled": False, "pushed": False,
                             "applied": Applied().reply(), "new_conflicts": [],
@@ -183,12 +183,12 @@ class Sync:
             return reply
 
     async def _run(self, repo: SyncRepo) -> dict[str, Any]:
-        engine = self.engine
-        store = engine.store
+        parts = self.parts
+        store = parts.store
         assert store is not None
         await asyncio.to_thread(repo.configure)
-        await engine.db(finish_pending, store, repo.root, False)
-        committed, commit_s = await engine.db(_timed, repo.commit, f"memoryd sync on {host()}")
+        await parts.db(finish_pending, store, repo.root, False)
+        committed, commit_s = await parts.db(_timed, repo.commit, f"memoryd sync on {host()}")
         total = Applied()
         copies: list[str] = []
         pulled = pushed = False
@@ -229,7 +229,7 @@ class Sync:
         at it when this returns, and the ``sync:pending`` mark set. ``holds``: the time each
         of its steps on the database thread took."""
         if not merges_off_worktree():  # an older git: in the worktree, writes waiting
-            merged, took = await self.engine.db(_timed, self._merge_in_worktree, repo, theirs)
+            merged, took = await self.parts.db(_timed, self._merge_in_worktree, repo, theirs)
             holds.append(took)
             return merged
         target = theirs
@@ -239,20 +239,20 @@ class Sync:
             assert ours is not None
             made = await asyncio.to_thread(repo.merge_off, ours, target)
             copies += made.conflicts
-            moved, took = await self.engine.db(_timed, self._advance, repo, made)
+            moved, took = await self.parts.db(_timed, self._advance, repo, made)
             holds.append(took)
             if moved:
                 return Merged(made.before, made.after, copies)
             target = made.after  # written meanwhile (committed now): merged with it next
         # writes kept coming during each merge: the last one in the worktree, writes waiting
-        merged, took = await self.engine.db(_timed, self._merge_in_worktree, repo, target)
+        merged, took = await self.parts.db(_timed, self._merge_in_worktree, repo, target)
         holds.append(took)
         return Merged(merged.before, merged.after, copies + merged.conflicts)
 
     def _advance(self, repo: SyncRepo, made: Merged) -> bool:
         """Move the worktree to the merge (database thread); False when something was written
         since the merge began (it is committed now: the caller merges again)."""
-        store = self.engine.store
+        store = self.parts.store
         assert store is not None
         if repo.commit(f"memoryd sync on {host()}") or repo.head() != made.before:
             return False
@@ -266,7 +266,7 @@ class Sync:
 
     def _merge_in_worktree(self, repo: SyncRepo, theirs: str) -> Merged:
         """Merge in the worktree (database thread: nothing writes the files meanwhile)."""
-        store = self.engine.store
+        store = self.parts.store
         assert store is not None
         repo.commit(f"memoryd sync on {host()}")
         before = repo.head()
@@ -281,39 +281,39 @@ class Sync:
     async def _apply(self, repo: SyncRepo, merged: Merged) -> Applied:
         """What the merge brought: decoded on a worker thread, the offsets moved at once, then
         applied in slices on the database thread that let searches and writes go first; a
-        purge waits meanwhile (memoryd.engine.Engine.sync_applying)."""
-        engine = self.engine
-        store = engine.store
+        purge waits meanwhile (memoryd.server.parts.Parts.sync_applying)."""
+        parts = self.parts
+        store = parts.store
         assert store is not None
         began = time.perf_counter()
-        async with engine.sync_applying:
+        async with parts.sync_applying:
             found: Plan = await asyncio.to_thread(apply.plan, repo, merged.before, merged.after)
-            await engine.db(apply.advanced, store, found)
+            await parts.db(apply.advanced, store, found)
             while not await self.background(apply.apply_some, store, found):
                 pass
-            applied = await engine.db(apply.finish, store, repo.root, found)
+            applied = await parts.db(apply.finish, store, repo.root, found)
         applied.apply_s = time.perf_counter() - began
         return applied
 
     def _after(self, applied: Applied) -> None:
         """New entries get their vectors (and their words) here; purged ones leave the RAM
         index and the lexicon."""
-        engine = self.engine
+        parts = self.parts
         for rowid in applied.purged_rows:
-            engine.entries.unindex(rowid)
-        search = engine.searcher_or_none
+            parts.entries.unindex(rowid)
+        search = parts.searcher
         if applied.purged_words and search is not None and search.lexicon is not None:
             search.lexicon.forget(applied.purged_words)
         if applied.purged:
-            engine.embedding.query_cache.clear()
+            parts.threads.query_cache.clear()
         if applied.records or applied.restored:
-            engine.backfill_wanted.set()
-            engine.lexicon_wanted.set()
+            parts.vectors.wanted.set()
+            parts.words.wanted.set()
 
     # -- schedule, status, doctor ---------------------------------------------------------
 
     def every(self) -> float | None:
-        return INTERVALS.get(str(self.engine.config.passes.sync))
+        return INTERVALS.get(str(self.parts.settings.config.passes.sync))
 
     async def scheduler(self) -> None:
         """The ``sync`` pass: every interval of ``[passes] sync`` once ``sync init`` ran."""
@@ -322,7 +322,7 @@ class Sync:
             every = self.every()
             repo = self.repo
             if every is None or self.lock.locked() or not (
-                    repo.initialized or followed(self.engine.config.state_dir)):
+                    repo.initialized or followed(self.parts.settings.config.state_dir)):
                 continue
             now = time.time()
             last = max(float(repo.state().get("last_attempt") or 0), self.last_run)
@@ -347,7 +347,8 @@ class Sync:
         last = state.get("last_attempt")
         return {"remote": state.get("remote"), "last_sync": state.get("last_sync"),
                 "last_error": state.get("last_error"), "running": self.running,
-                "conflicts": repo.conflict_copies(), "schedule": self.engine.config.passes.sync,
+                "conflicts": repo.conflict_copies(),
+                "schedule": self.parts.settings.config.passes.sync,
                 "next": None if every is None else max(self.started + START_DELAY_S,
                                                        float(last or 0) + every)}
 

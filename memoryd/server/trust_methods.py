@@ -8,17 +8,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from memoryd.engine import Engine
 from memoryd.errors import BadParamsError, ForbiddenError
 from memoryd.maintenance.purge import Purge
 from memoryd.params import Params
+from memoryd.server.parts import Parts
 from memoryd.store.archive import AgentArchive
 from memoryd.store.pass_log import PassLog
 
 
 class TrustMethods:
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
+    def __init__(self, parts: Parts) -> None:
+        self.parts = parts
 
     def methods(self) -> dict[str, Any]:
         return {"purge": self.m_purge, "release": self.m_release}
@@ -28,7 +28,7 @@ class TrustMethods:
             raise ForbiddenError(
                 "release: a person releases a quarantined entry, at a terminal "
                 f"(`memory release ID`); this connection is {params.caller.channel!r}")
-        return await self.engine.db(self.engine.entries.release, params)
+        return await self.parts.db(self.parts.entries.release, params)
 
     async def m_purge(self, params: Params) -> dict[str, Any]:
         agent = params.agent()
@@ -40,28 +40,28 @@ class TrustMethods:
             raise BadParamsError("purge: give since, match, or both")
         confirm = params.flag("confirm")
         actor = params.caller.writer if params.caller is not None else "user"
-        engine = self.engine
-        assert agent is not None and engine.store is not None
+        parts = self.parts
+        assert agent is not None and parts.store is not None
 
         def purge() -> dict[str, Any]:
-            assert engine.store is not None
-            job = Purge(engine.store, engine.entries.ledger,
-                        AgentArchive(engine.config.archive_dir), agent, since, match,
-                        history=AgentArchive(engine.config.history_dir),
-                        pass_log=PassLog.in_state(engine.config.state_dir))
+            assert parts.store is not None
+            job = Purge(parts.store, parts.entries.ledger,
+                        AgentArchive(parts.settings.config.archive_dir), agent, since, match,
+                        history=AgentArchive(parts.settings.config.history_dir),
+                        pass_log=PassLog.in_state(parts.settings.config.state_dir))
             report = job.run(dry_run=not confirm, actor=actor)
-            search = engine.searcher_or_none
+            search = parts.searcher
             if job.words and search is not None and search.lexicon is not None:
                 search.lexicon.forget(job.words)
             for entry in report["entries"]:
                 rowid = entry.pop("rowid", None)
                 entry.pop("hash", None)
                 if not report["dry_run"] and rowid is not None:
-                    engine.entries.unindex(rowid)
+                    parts.entries.unindex(rowid)
             return report
 
-        async with engine.sync_applying:  # a sync's records applied first: purged too
-            report = await engine.db(purge)
+        async with parts.sync_applying:  # a sync's records applied first: purged too
+            report = await parts.db(purge)
         if confirm:
-            engine.embedding.query_cache.clear()  # a query may have held the text
+            parts.threads.query_cache.clear()  # a query may have held the text
         return report

@@ -23,7 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from memoryd.engine import Engine
+from memoryd.config import Settings
+from memoryd.embedding.vectors import VectorWork
 from memoryd.errors import NotFoundError
 from memoryd.ingest.context import cwd_hint
 from memoryd.ingest.transcript import make_parser
@@ -36,7 +37,10 @@ from memoryd.sessions.candidates import EXTRACTED_CONFIDENCE, Candidate, Message
 from memoryd.sessions.decisions import MIN_USER_MESSAGES, Decision, decide, dry_run_report
 from memoryd.sessions.llm_extractor import llm_prompt, parse_llm_output
 from memoryd.sessions.registry import Registry
+from memoryd.store.database import Store
 from memoryd.store.query import EntryQuery
+from memoryd.store.thread import DatabaseThread
+from memoryd.writes import Writes
 
 log = logging.getLogger(__name__)
 
@@ -66,12 +70,20 @@ def is_personal(candidate: Candidate) -> bool:
 
 
 class SessionExtractor:
-    def __init__(self, engine: Engine, registry: Registry) -> None:
-        self.engine = engine
+    def __init__(self, writes: Writes, vectors: VectorWork, store: Store, db: DatabaseThread,
+                 settings: Settings, registry: Registry) -> None:
+        """``writes``: the write path its entries are stored by; ``vectors``: the candidates'
+        vectors, for the near-duplicate check."""
+        self.writes = writes
+        self.vectors = vectors
+        self.store = store
+        self.entries = writes.entries
+        self.db = db
+        self.settings = settings
         self.registry = registry
 
     async def run(self, session_id: str, *, dry_run: bool) -> dict[str, Any]:
-        session = await self.engine.db(self.registry.session, session_id)
+        session = await self.db(self.registry.session, session_id)
         if session is None:
             raise NotFoundError(f"no session {session_id!r}")
         return await self.extract(session, dry_run=dry_run)
@@ -80,8 +92,7 @@ class SessionExtractor:
         """Extraction over one session of the registry (its id, harness, agent, cwd and
         transcript: ``transcript_path`` or ``source``): session end's, and import-history's
         over past sessions (memoryd.sessions.history)."""
-        engine = self.engine
-        assert engine.store is not None
+        assert self.store is not None
         session_id = session["id"]
         path = session.get("transcript_path") or session.get("source")
         if not path or not is_regular(path):
@@ -95,7 +106,7 @@ class SessionExtractor:
                                 f"{MIN_USER_MESSAGES}")
             return result
         candidates = find_candidates(messages) + await self.llm_candidates(messages)
-        existing = await engine.db(self._existing, session["agent"])
+        existing = await self.db(self._existing, session["agent"])
         cosine = await self._cosine(candidates, existing)
         decisions = decide(candidates, [(uid, text, key) for uid, text, key, _ in existing], cosine)
         result["report"] = dry_run_report(messages, decisions)
@@ -103,27 +114,26 @@ class SessionExtractor:
             accepted = [d.candidate for d in decisions if d.accepted]
             result["stored"] = await self._store(session, accepted)
             result["seen_again"] = await self._seen_again(session, decisions)
-            await engine.db(self._mark_extracted, session_id)
+            await self.db(self._mark_extracted, session_id)
         return result
 
     def _existing(self, agent: str) -> list[tuple[str, str, str | None, int]]:
-        assert self.engine.store is not None
-        return [(e["uid"], e["text"], e["key"], e["id"]) for e in self.engine.store.entry_fields(
+        assert self.store is not None
+        return [(e["uid"], e["text"], e["key"], e["id"]) for e in self.store.entry_fields(
             EntryQuery().agent(agent).active().kinds(["lesson", "fact"]),
             ("uid", "text", "key", "id"))]
 
     async def _cosine(self, candidates: list[Candidate],
                       existing: list[tuple[str, str, str | None, int]]) -> Any:
-        engine = self.engine
-        if engine.embedder is None or not candidates:
+        if self.vectors.threads.embedder is None or not candidates:
             return None
-        assert engine.store is not None
+        assert self.store is not None
         texts = [c.text for c in candidates]
         vectors: dict[str, np.ndarray] = {}
-        for text, pair in zip(texts, await engine.vectors_for(texts)):
+        for text, pair in zip(texts, await self.vectors.vectors_for(texts)):
             if pair is not None:
                 vectors[text] = pair[0]
-        stored = await engine.db(engine.store.vectors_by_rowids, [row[3] for row in existing])
+        stored = await self.db(self.store.vectors_by_rowids, [row[3] for row in existing])
         for uid, text, _key, rowid in existing:
             if rowid in stored:
                 vectors[text] = stored[rowid]
@@ -151,12 +161,12 @@ class SessionExtractor:
         stored = []
         replies = []
         for candidate in accepted:
-            reply = await self.engine.remember(self._params(session, candidate))
+            reply = await self.writes.remember(self._params(session, candidate))
             replies.append(reply)
             if reply["stored"]:
                 stored.append(reply["entry"]["id"])
         if any(reply.get("corrects") for reply in replies):  # a later session said otherwise
-            await self.engine.db(corrections.record, self._journal(), replies)
+            await self.db(corrections.record, self._journal(), replies)
         log.info("Session %s: stored %d extracted entries.", session["id"], len(stored))
         return stored
 
@@ -168,7 +178,7 @@ class SessionExtractor:
         for decision in decisions:
             if decision.duplicate_of is None or decision.candidate.kind != "lesson":
                 continue
-            entry = await self.engine.db(self.engine.entries.seen_again,
+            entry = await self.db(self.entries.seen_again,
                                          self._params(session, decision.candidate),
                                          decision.duplicate_of)
             if entry is not None:
@@ -178,23 +188,23 @@ class SessionExtractor:
         return counted
 
     def _journal(self) -> Journal:
-        assert self.engine.store is not None
-        return Journal(self.engine.store, self.engine.entries, self.engine.config.state_dir)
+        assert self.store is not None
+        return Journal(self.store, self.entries, self.settings.config.state_dir)
 
     def _mark_extracted(self, session_id: str) -> None:
-        assert self.engine.store is not None
-        with self.engine.store.transaction():
-            self.engine.store.sessions.mark_extracted(session_id, time.time())
+        assert self.store is not None
+        with self.store.transaction():
+            self.store.sessions.mark_extracted(session_id, time.time())
 
     async def llm_candidates(self, messages: list[Message]) -> list[Candidate]:
         """The optional LLM extractor: a command with the prompt on stdin and JSON on stdout."""
-        config = self.engine.config.extract
+        config = self.settings.config.extract
         if not config.command:
             return []
-        store = self.engine.store
+        store = self.store
         assert store is not None
         day_key = f"llm_calls:{time.strftime('%Y-%m-%d')}"
-        used = int(await self.engine.db(store.meta, day_key) or 0)
+        used = int(await self.db(store.meta, day_key) or 0)
         if used >= config.daily_calls:
             log.warning("LLM extractor skipped: the daily budget of %d calls is used.", config.daily_calls)
             return []
@@ -203,7 +213,7 @@ class SessionExtractor:
             with store.transaction():
                 store.set_meta(day_key, str(used + 1))
 
-        await self.engine.db(count)
+        await self.db(count)
         try:
             process = await asyncio.create_subprocess_exec(
                 *shlex.split(config.command), stdin=asyncio.subprocess.PIPE,

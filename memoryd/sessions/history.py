@@ -38,7 +38,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memoryd.engine import Engine
+from memoryd.background import Background
+from memoryd.config import Settings
 from memoryd.errors import BadParamsError, MemorydError, NotFoundError, UnavailableError
 from memoryd.ingest.pipeline import Ingest
 from memoryd.ingest.transcript import make_parser
@@ -47,7 +48,9 @@ from memoryd.regular_file import open_regular
 from memoryd.scheduling import Traffic
 from memoryd.sessions.extractor import SessionExtractor
 from memoryd.sources import Source, scan
+from memoryd.store.database import Store
 from memoryd.store.past_sessions import PastSession
+from memoryd.store.thread import DatabaseThread
 
 log = logging.getLogger(__name__)
 #: Files indexed between two looks at the progress (and two chances for the watcher's worker).
@@ -200,14 +203,16 @@ class HistoryProgress:
 class HistoryImport:
     """The one import of history the daemon runs at a time."""
 
-    def __init__(self, engine: Engine, ingest: Ingest, extractor: SessionExtractor,
+    def __init__(self, db: DatabaseThread, store: Store, background: Background,
+                 settings: Settings, ingest: Ingest, extractor: SessionExtractor,
                  traffic: Traffic) -> None:
-        assert engine.store is not None
-        self.engine = engine
+        self.db = db
+        self.background = background
+        self.settings = settings
         self.ingest = ingest
         self.extractor = extractor
         self.traffic = traffic
-        self.past = engine.store.past_sessions
+        self.past = store.past_sessions
         self.task: asyncio.Task[None] | None = None
         self.job: dict[str, Any] | None = None
         self.progress: HistoryProgress | None = None  # the running import's, or the last one's
@@ -220,7 +225,7 @@ class HistoryImport:
 
     async def resume(self) -> None:
         """At startup: take up the import memoryd was running when it stopped."""
-        job = await self.engine.db(self.past.job)
+        job = await self.db(self.past.job)
         if job is None:
             return
         try:
@@ -228,7 +233,7 @@ class HistoryImport:
             selected_sources(self.ingest.sources, request.harnesses)
         except (BadParamsError, TypeError) as exc:  # its sources are gone from the config
             log.warning("Not resuming the import of history: %s", exc)
-            await self.engine.db(self.past.end_job)
+            await self.db(self.past.end_job)
             return
         log.info("Resuming the import of history memoryd was running when it stopped.")
         self._launch(request, job)
@@ -246,13 +251,13 @@ class HistoryImport:
                 f"{', '.join(self.job.get('harnesses') or []) or 'all'}); `memory status` shows "
                 "it. Run this one once it is done")
         job = request.job()
-        await self.engine.db(self.past.begin_job, job)
+        await self.db(self.past.begin_job, job)
         self._launch(request, job)
 
     def _launch(self, request: HistoryRequest, job: dict[str, Any]) -> None:
         self.job = job
         self.progress = HistoryProgress(list(request.harnesses), request.since)
-        self.task = self.engine.spawn(self._run(request, self.progress))
+        self.task = self.background.spawn(self._run(request, self.progress))
 
     async def stop(self) -> None:
         """memoryd stops: the import stops where it is (and resumes at the next start)."""
@@ -292,7 +297,7 @@ class HistoryImport:
             progress.phase = "extracting"
             for session in sessions:
                 await self._extract(session, progress)
-            await self.engine.db(self.past.end_job)
+            await self.db(self.past.end_job)
             progress.phase = "done"
             log.info("Imported history: %d files, %d sessions extracted (%s).", len(files),
                      len(sessions), ", ".join(f"{k} {v}" for k, v in
@@ -301,7 +306,7 @@ class HistoryImport:
             progress.phase = "stopped"
             raise
         except MemorydError as exc:
-            stopped = self.engine.closing  # the engine's "stopping": not a failure
+            stopped = self.db.closing  # the daemon's "stopping": not a failure
             progress.phase, progress.error = "stopped" if stopped else "failed", exc.message
         except Exception as exc:
             log.exception("The import of history failed.")
@@ -315,7 +320,7 @@ class HistoryImport:
 
     async def _index(self, files: list[HistoryFile], progress: HistoryProgress) -> None:
         """Every file not indexed as it is now, through the watcher's path."""
-        known = await self.engine.db(self.ingest.indexer.known_paths)
+        known = await self.db(self.ingest.indexer.known_paths)
         todo = [f for f in files if known.get(f.path) != (f.size, f.mtime, f.inode)]
         progress.files_done = len(files) - len(todo)
         progress.count("files already indexed", progress.files_done)
@@ -332,8 +337,8 @@ class HistoryImport:
                                  since: float | None) -> list[PastSession]:
         """The sessions of ``files`` not extracted yet that are over, active since ``since``."""
         mtimes = {f.path: f.mtime for f in files}
-        quiet = time.time() - self.engine.config.outcomes.idle_s
-        return [s for s in await self.engine.db(self.past.not_extracted)
+        quiet = time.time() - self.settings.config.outcomes.idle_s
+        return [s for s in await self.db(self.past.not_extracted)
                 if s.path in mtimes and _finished(s, mtimes[s.path], quiet)
                 and (since is None or _active(s, mtimes[s.path]) >= since)]
 
@@ -344,7 +349,7 @@ class HistoryImport:
         except NotFoundError:  # its transcript went meanwhile
             progress.count("sessions unreadable")
         except MemorydError as exc:
-            if self.engine.closing:
+            if self.db.closing:
                 raise
             log.warning("Extraction of session %s failed: %s", session.id, exc.message)
             progress.count("sessions failed")  # not marked: the next import tries it again
@@ -355,7 +360,7 @@ class HistoryImport:
                 progress.count("sessions too short")
             progress.count("entries stored", len(result.get("stored") or []))
             progress.count("lessons seen again", len(result.get("seen_again") or []))
-        await self.engine.db(self.past.mark_extracted, session.id, time.time())
+        await self.db(self.past.mark_extracted, session.id, time.time())
         progress.extracted.advance(1)
 
     # -- dry run ----------------------------------------------------------------------
@@ -365,7 +370,7 @@ class HistoryImport:
         """What the import would do, writing nothing: the files to index and the entries
         extraction would keep from each finished session."""
         files = await self._plan(request)
-        known = await self.engine.db(self.ingest.indexer.known_paths)
+        known = await self.db(self.ingest.indexer.known_paths)
         todo = [f for f in files if known.get(f.path) != (f.size, f.mtime, f.inode)]
         by_harness: dict[str, dict[str, int]] = {}
         for file in files:
@@ -377,7 +382,7 @@ class HistoryImport:
         sessions: list[dict[str, Any]] = [
             s.as_dict() for s in await self._finished_sessions(files, request.since)]
         unindexed = {f.path for f in todo}
-        quiet = time.time() - self.engine.config.outcomes.idle_s
+        quiet = time.time() - self.settings.config.outcomes.idle_s
         known_ids = {s["id"] for s in sessions}
         for file in todo:  # not in the registry as it is now: read from the file
             found = await asyncio.to_thread(session_of_file, file)

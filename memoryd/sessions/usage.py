@@ -24,12 +24,15 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from memoryd.engine import Engine
+from memoryd.background import Background
+from memoryd.config import Settings
 from memoryd.ingest.context import cwd_hint
 from memoryd.ingest.transcript.actions import HARNESSES, StepReader
 from memoryd.regular_file import is_regular, open_regular
 from memoryd.sessions.outcomes import judge, read_actions
+from memoryd.store.database import Store
 from memoryd.store.query import EntryQuery
+from memoryd.store.thread import DatabaseThread
 from memoryd.store.usage import Usage
 
 log = logging.getLogger(__name__)
@@ -68,28 +71,30 @@ def judge_transcript(path: str, harness: str, rows: Sequence[dict[str, Any]],
 
 
 class UsageJudge:
-    def __init__(self, engine: Engine) -> None:
-        assert engine.store is not None
-        self.engine = engine
-        self.usage = Usage(engine.store)
+    def __init__(self, store: Store, db: DatabaseThread, background: Background,
+                 settings: Settings) -> None:
+        self.store = store
+        self.db = db
+        self.background = background
+        self.settings = settings
+        self.usage = Usage(store)
         self._running: dict[str, asyncio.Task[int | None]] = {}
 
     @property
     def enabled(self) -> bool:
-        return self.engine.config.outcomes.enabled
+        return self.settings.config.outcomes.enabled
 
     async def judge(self, session: str) -> int | None:
         """Judge ``session`` now; the number of outcomes that changed (None: its transcript
         cannot be read). A session being judged already is waited for, not judged twice."""
         task = self._running.get(session)
         if task is None:
-            task = self._running[session] = self.engine.spawn(self._judge(session))
+            task = self._running[session] = self.background.spawn(self._judge(session))
             task.add_done_callback(lambda _: self._running.pop(session, None))
         return await asyncio.shield(task)
 
     async def _judge(self, session: str) -> int | None:
-        engine = self.engine
-        store = engine.store
+        store = self.store
         assert store is not None
 
         def gather() -> tuple[dict[str, Any] | None, list[dict[str, Any]],
@@ -105,21 +110,21 @@ class UsageJudge:
                              "source": known.source} if known else None
             return found_session, rows, entries
 
-        found, rows, entries = await engine.db(gather)
+        found, rows, entries = await self.db(gather)
         if found is None or not rows:
             return 0
         path = found.get("transcript_path") or found.get("source")
         if not path or not is_regular(path):
-            await engine.db(self.usage.mark_judged, session)
+            await self.db(self.usage.mark_judged, session)
             return None
         try:
             verdicts = await asyncio.get_running_loop().run_in_executor(
                 None, judge_transcript, path, found["harness"], rows, entries, session)
         except OSError as exc:
             log.info("Session %s not judged: %s", session, exc)
-            await engine.db(self.usage.mark_judged, session)
+            await self.db(self.usage.mark_judged, session)
             return None
-        changed = await engine.db(self.usage.save_outcomes, session, verdicts)
+        changed = await self.db(self.usage.save_outcomes, session, verdicts)
         # what was learned from a transcript that may be gone by the next rebuild: on disk now
         await asyncio.to_thread(self.usage.log.sync)
         log.info("Session %s judged: %d entries, %d outcomes changed.", session, len(verdicts),
@@ -128,7 +133,7 @@ class UsageJudge:
 
     async def judge_if_due(self, session: str) -> None:
         """Before showing a session: judge it when it has something not judged."""
-        if self.enabled and await self.engine.db(self.usage.due, session):
+        if self.enabled and await self.db(self.usage.due, session):
             await self.judge(session)
 
     def on_session_end(self, session: str) -> None:
@@ -141,7 +146,7 @@ class UsageJudge:
             except Exception:
                 log.exception("Judging session %s failed.", session)
 
-        self.engine.spawn(run())
+        self.background.spawn(run())
 
     async def judge_quiet_sessions(self) -> None:
         """Every minute: the sessions that ended or went quiet and have something to judge."""
@@ -150,8 +155,8 @@ class UsageJudge:
             if not self.enabled:
                 continue
             try:
-                quiet = time.time() - self.engine.config.outcomes.idle_s
-                for session in await self.engine.db(self.usage.quiet_sessions, quiet, BATCH):
+                quiet = time.time() - self.settings.config.outcomes.idle_s
+                for session in await self.db(self.usage.quiet_sessions, quiet, BATCH):
                     await self.judge(session)
             except Exception:  # a bad session must not end the loop
                 log.exception("Judging quiet sessions failed.")

@@ -19,14 +19,14 @@ VECTOR_META = "SELECT id, agent, category, project, kind, status, created FROM e
 
 
 #: How the sentence vectors of a store made before the scheme was recorded were made: each
-#: sentence embedded on its own (``memoryd.embed.SENTENCES``).
+#: sentence embedded on its own (``memoryd.embedding.model.SENTENCES``).
 OLD_PARTS = "sentences"
 
 
 @dataclass(frozen=True)
 class ModelInfo:
     """What the stored vectors are: the model's id, its file's sha256, the vectors' size, and
-    how the vectors of an entry's parts are made (``memoryd.embed.PART_SCHEMES``)."""
+    how the vectors of an entry's parts are made (``memoryd.embedding.model.PART_SCHEMES``)."""
 
     model_id: str
     sha256: str

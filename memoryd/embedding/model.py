@@ -8,7 +8,7 @@ weights); the derived graph multiplies in int8, about twice the texts per CPU-se
 retrieval quality (docs/embedding.md). Its WordPiece tokenizer is package data too
 (``memoryd/data/tokenizer.json``; see ``data/NOTICE``). Opt-in models have names
 (``NAMED_MODELS``: "mpnet", all-mpnet-base-v2): ``memoryd derive-model NAME`` derives one
-into ``$STATE_DIR/models/NAME`` (``memoryd.embed_derive``) and its sha256 is checked at load
+into ``$STATE_DIR/models/NAME`` (``memoryd.embedding.derive``) and its sha256 is checked at load
 too. Any directory holding a ``model.onnx`` and its ``tokenizer.json`` can be configured
 instead (not checked against a known hash).
 
@@ -139,7 +139,7 @@ def locate_model(setting: str) -> ModelFiles:
     return ModelFiles(directory.name, model, tokenizer, None)
 
 
-def import_onnxruntime():  # type: ignore[no-untyped-def]
+def import_onnxruntime() -> Any:
     """onnxruntime with its telemetry off. Official builds ship Microsoft's 1DS telemetry,
     switched on by default on Linux and macOS: it writes a device id under ~/.cache and looks
     up mobile.events.data.microsoft.com. The environment variable must be set before the first
@@ -167,7 +167,8 @@ class Embedder:
         bench/bench_embed.py compares the two)."""
         files = locate_model(config.model)
         if not files.model_path.is_file():
-            raise EmbedderError(f"the embedding model {files.model_path} is missing; reinstall memoryd")
+            raise EmbedderError(f"the embedding model {files.model_path} is missing; "
+                                "reinstall memoryd")
         try:
             ort = import_onnxruntime()
             from tokenizers import Tokenizer
@@ -246,7 +247,8 @@ class Embedder:
             end = start + 1
             while end < len(order) and end - start < self.batch_size:
                 longest, size = lengths[order[end]], end - start + 1
-                if longest * size > self.batch_tokens or longest * longest * size > MAX_BATCH_ATTENTION:
+                if longest * size > self.batch_tokens \
+                        or longest * longest * size > MAX_BATCH_ATTENTION:
                     break
                 end += 1
             batches.append(order[start:end])

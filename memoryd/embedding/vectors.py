@@ -1,0 +1,242 @@
+"""The entries' vectors: a write's texts embedded (from the content-hash cache where known),
+the RAM vector index built from the stored vectors once the model is loaded, a single write's
+vectors indexed after it is acknowledged, and the vector backlog (new file entries, a reindex,
+a model change) embedded in the background.
+
+The backlog yields to bulk writes: it embeds small batches, and only while no
+``remember_many`` waits (``BulkWrites``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import time
+from pathlib import Path
+
+import numpy as np
+
+from memoryd.background import Background
+from memoryd.embedding.derived import BulkWrites, Derived
+from memoryd.embedding.threads import EmbedThreads, abandon
+from memoryd.errors import UnavailableError
+from memoryd.progress import Throughput
+from memoryd.store.database import Store
+from memoryd.store.durable import DISK_ERRORS
+from memoryd.store.entries import Entries, Unindexed, Vectors
+from memoryd.store.thread import DatabaseThread
+from memoryd.store.vectors import ROW_FILE, VectorIndex
+from memoryd.text import content_hash
+
+log = logging.getLogger(__name__)
+
+#: A backfill batch, at most: what a bulk write waits for the embedder (a single write does
+#: not: it is embedded on a thread of its own). Rows of short notes take ~0.1 s for 32,
+#: transcript chunks (~200 tokens) ~2.5 s with late chunking. Fewer texts a batch cost more per
+#: text (padding: the embedder sorts a batch's texts by length): 5 chunks a batch, as
+#: BACKFILL_CHARS of 4,000 made them, embedded ~0.8 × as many a CPU-second as 32.
+#: BACKFILL_CHARS bounds a batch of very long texts (each is truncated, but its parts past the
+#: truncation are embedded too).
+BACKFILL_BATCH = 32
+BACKFILL_CHARS = 32_000
+#: A backlog at least this big gets a log line when it has been embedded.
+LOGGED_BACKLOG = 1000
+#: Background writes (the vector backlog, the lexicon) the disk refused wait this long to retry.
+DISK_RETRY_S = 60.0
+
+
+async def disk_refused(what: str, exc: UnavailableError, closing: bool) -> None:
+    """A background write the disk refused (full, read-only): logged, tried again later;
+    the entries it is for are stored (only derived data waits)."""
+    if closing:
+        raise exc
+    log.warning("%s waits: the disk refused a write (%s); trying again in %.0f s.", what,
+                getattr(exc.__cause__, "strerror", None) or exc.__cause__ or exc.message,
+                DISK_RETRY_S)
+    await asyncio.sleep(DISK_RETRY_S)
+
+
+class VectorWork:
+    def __init__(self, store: Store, entries: Entries, derived: Derived, db: DatabaseThread,
+                 threads: EmbedThreads, bulk: BulkWrites, background: Background,
+                 lexicon_wanted: asyncio.Event) -> None:
+        """``lexicon_wanted``: set when entries get their vectors (the lexicon's filling waits
+        for them)."""
+        self.store = store
+        self.entries = entries
+        self.derived = derived
+        self.db = db
+        self.threads = threads
+        self.bulk = bulk
+        self.background = background
+        self.lexicon_wanted = lexicon_wanted
+        self.wanted = asyncio.Event()  # entries wait for a vector: the backfill wakes
+        self.done = asyncio.Event()  # cleared while the backfill has entries to embed
+        self.done.set()
+        self.embedded = Throughput()  # backlog entries given a vector: the rate for an ETA
+        self.backlog_since: float | None = None  # when the backfill found work to do
+        self.stretch_start = 0  # ``embedded.done`` then: the backlog's progress counts from it
+
+    # -- a write's vectors ------------------------------------------------------------
+
+    async def vectors_for(self, texts: list[str]) -> list[Vectors | None]:
+        """Vectors (and part vectors) of a single write's texts, interactively: from the
+        content-hash cache where known, the rest embedded in one batch. A single text is
+        embedded while the cache is looked up (a write waited for both, one after the other)."""
+        if len(texts) != 1:
+            vectors = await self.db(self.cached_vectors, texts)
+            return await self.fill_vectors(texts, vectors, interactive=True)
+        embedding = asyncio.ensure_future(self.threads.entries(texts, interactive=True))
+        try:
+            cached = await self.db(self.cached_vectors, texts)
+        except BaseException:
+            abandon(embedding)
+            raise
+        if cached[0] is not None:
+            abandon(embedding)
+            return cached
+        embedded = await embedding
+        return [embedded[0] if embedded is not None else None]
+
+    def cached_vectors(self, texts: list[str]) -> list[Vectors | None]:
+        """The content-hash cache (database thread)."""
+        return [self.store.cached_vectors(content_hash(t)) for t in texts]
+
+    async def fill_vectors(self, texts: list[str], vectors: list[Vectors | None], *,
+                           interactive: bool = False) -> list[Vectors | None]:
+        """Embed the texts whose vectors are None."""
+        missing = [i for i, v in enumerate(vectors) if v is None]
+        if missing:
+            embedded = await self.threads.entries([texts[i] for i in missing],
+                                                   interactive=interactive)
+            if embedded is not None:
+                for row, i in enumerate(missing):
+                    vectors[i] = embedded[row]
+        return vectors
+
+    def index_later(self, unindexed: list[Unindexed]) -> None:
+        """A single write's vectors into the database and the RAM index, after it is answered:
+        queued on the database thread now, so that whatever comes after it there (a search, the
+        next write's near-duplicate check) finds them. If the disk refuses them, the entry stays
+        in the vector backlog, which embeds it again."""
+        indexing = self.db.submit(self.entries.index_stored, unindexed)
+
+        async def indexed() -> None:
+            try:
+                await indexing
+            except UnavailableError as exc:
+                if self.db.closing:
+                    raise
+                log.warning("A write's vector waits for the vector backlog: %s", exc.message)
+                self.wanted.set()
+
+        self.background.spawn(indexed())
+
+    # -- the RAM index ----------------------------------------------------------------
+
+    def build_index(self, dim: int, state_dir: Path) -> None:
+        """The RAM index and its row file, from the stored vectors (database thread);
+        UnavailableError when the disk cannot hold the row file (the daemon serves on
+        without it)."""
+        index = VectorIndex(dim, state_dir / ROW_FILE)
+        try:
+            self._fill_index(index, dim)
+        except BaseException:
+            index.close()
+            raise
+        self.entries.index = self.derived.index = index
+        self.store.meta_changed.clear()  # it read every entry's columns as they are now
+        log.info("Vector index ready: %d entries, %d part vectors, %.1f MB in memory.",
+                 len(index), index.parts, index.nbytes / 1e6)
+        # the index's per-entry metadata lives as long as the daemon: a full collection need
+        # not walk it again and again (12-23 ms a time at 22k entries; <1 ms frozen)
+        gc.collect()
+        gc.freeze()
+
+    def _fill_index(self, index: VectorIndex, dim: int) -> None:
+        empty = np.zeros((0, dim), dtype=np.float32)
+        # a batch of vectors at a time with its entries' metadata and parts: read all at once,
+        # these took ~600 MB at 550k entries, and the freed memory stayed with the daemon
+        for rowids, matrix in self.store.iter_vectors():
+            first, last = int(rowids[0]), int(rowids[-1])
+            meta = self.store.vector_meta_between(first, last)
+            parts = self.store.part_vectors_between(first, last)
+            present = [i for i, r in enumerate(rowids.tolist()) if r in meta]
+            if present:
+                index.add_many([int(rowids[i]) for i in present], matrix[present],
+                               [parts.get(int(rowids[i]), empty) for i in present],
+                               [meta[int(rowids[i])] for i in present])
+
+    # -- the vector backlog -----------------------------------------------------------
+
+    async def backfill(self) -> None:
+        """Give a vector to every queued entry (new file entries, a reindex, a model change),
+        in batches, reusing the vector of any entry with the same content hash."""
+        while True:
+            await self.wanted.wait()
+            self.wanted.clear()
+            stretch, began = self.embedded.done, time.monotonic()
+            self.backlog_since, self.stretch_start = time.time(), stretch
+            while True:
+                await self.bulk.done.wait()  # a client's bulk write goes first
+                try:
+                    rows = await self.db(self._next_backfill)
+                except UnavailableError as exc:  # storing cached vectors
+                    await disk_refused("The vector backlog", exc, self.db.closing)
+                    continue
+                if not rows:
+                    break
+                self.done.clear()
+                vectors = await self.threads.entries([text for _, text in rows])
+                if vectors is None:
+                    self.done.set()
+                    return
+                try:
+                    await self.db(self._store_backfill, [rowid for rowid, _ in rows], vectors)
+                except UnavailableError as exc:
+                    await disk_refused("The vector backlog", exc, self.db.closing)
+            self.backlog_since = None
+            self.done.set()
+            if self.embedded.done - stretch >= LOGGED_BACKLOG:
+                log.info("Vector backlog embedded: %d entries in %.1f s.",
+                         self.embedded.done - stretch, time.monotonic() - began)
+
+    def _next_backfill(self) -> list[tuple[int, str]]:
+        """The next rows that need embedding; rows whose text has a cached vector get it here."""
+        while queued := self.store.rows_missing_vectors(BACKFILL_BATCH):
+            cached: dict[int, Vectors] = {}
+            todo: list[tuple[int, str]] = []
+            for rowid, hash_, text in queued:
+                vectors = self.store.cached_vectors(hash_)
+                if vectors is None:
+                    todo.append((rowid, text))
+                else:
+                    cached[rowid] = vectors
+            if cached:
+                self._store_backfill(list(cached), list(cached.values()))
+            if todo:
+                return _within(todo, BACKFILL_CHARS)
+        return []
+
+    def _store_backfill(self, rowids: list[int], vectors: list[Vectors]) -> None:
+        """In the database and the RAM index, or (a full disk) in neither: still queued."""
+        try:
+            with self.store.transaction():
+                self.store.put_vectors(rowids, np.stack([v for v, _ in vectors]),
+                                       [p for _, p in vectors])
+                self.entries.index_vectors(rowids, vectors)
+        except DISK_ERRORS as exc:
+            raise UnavailableError(f"cannot store vectors ({exc})") from exc
+        self.embedded.advance(len(rowids))
+        self.lexicon_wanted.set()
+
+
+def _within(rows: list[tuple[int, str]], chars: int) -> list[tuple[int, str]]:
+    """The first rows whose texts fit ``chars`` (at least one); the rest wait for the next call."""
+    total = 0
+    for count, (_, text) in enumerate(rows):
+        total += len(text)
+        if total > chars and count:
+            return rows[:count]
+    return rows

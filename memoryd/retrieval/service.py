@@ -1,0 +1,94 @@
+"""A search from request to hits, with its concurrency: the halves of
+:mod:`memoryd.retrieval.search` at once. The keyword half runs on the database thread; beside
+it, on a search thread of its own, the question's embedding and then the vector half, in one go
+(handing the vector back to the event loop and on to the search thread took 2.5-4 ms, p50,
+while a pass ran: the threads waited for the GIL). The plan, made on the database thread, is
+handed to the search thread the moment it is made; the vector half's candidates come back
+with the question's vector, and the database thread finishes the search with both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+from memoryd.embedding.model import Embedder
+from memoryd.embedding.threads import EmbedThreads, abandon
+from memoryd.embedding.words import WordWork
+from memoryd.errors import stopping_error
+from memoryd.params import Params
+from memoryd.retrieval.search import Search, SearchPlan, VectorFound
+from memoryd.store.thread import DatabaseThread
+
+
+class SearchService:
+    def __init__(self, searcher: Search, db: DatabaseThread, threads: EmbedThreads,
+                 words: WordWork) -> None:
+        """``words``: a search waits for the new words of the writes just before it."""
+        self.searcher = searcher
+        self.db = db
+        self.threads = threads
+        self.words = words
+        # a search's question embedded and its vector half, beside its keyword half on the
+        # database thread
+        self.thread = ThreadPoolExecutor(1, thread_name_prefix="memoryd-search")
+
+    async def search(self, params: Params) -> dict[str, Any]:
+        """The hits for a ``search`` request."""
+        query = params.text("query", required=True, max_len=10_000)
+        assert query is not None
+        embedder = await self.threads.model()
+        if self.db.closing:  # the search thread stops before the index closes
+            raise stopping_error()
+        cached = self.threads.cached_query(query)
+        planned: Future[SearchPlan] = Future()
+        vectors = asyncio.get_running_loop().run_in_executor(
+            self.thread, self._vector_half, query, embedder, cached, planned)
+        try:
+            plan = await self.db(self._plan, params, planned)
+            await self.db(self.searcher.keyword_half, plan)
+        except BaseException:
+            planned.cancel()  # the vector half waits for no plan (none came, or too late)
+            abandon(vectors)
+            raise
+        vector, found = await self.threads.unless_closing(vectors)
+        if cached is None and vector is not None:
+            self.threads.remember_query(query, vector)
+        words = await self.threads.words(plan.unknown)
+        await self.words.learned()
+        return await self.db(self.searcher.finish_search, plan, vector, words, found)
+
+    def _plan(self, params: Params, planned: Future[SearchPlan]) -> SearchPlan:
+        """A search's plan (database thread), handed at once to its vector half (a plan that
+        fails is handed nothing: :meth:`search` cancels ``planned``)."""
+        plan = self.searcher.plan(params)
+        with contextlib.suppress(InvalidStateError):  # the search was given up meanwhile
+            planned.set_result(plan)
+        return plan
+
+    def _vector_half(self, query: str, embedder: Embedder | None, cached: np.ndarray | None,
+                     planned: Future[SearchPlan]
+                     ) -> tuple[np.ndarray | None, VectorFound | None]:
+        """The question's vector (embedded here, unless the query cache had it) and, once the
+        plan is made, the vector index's candidates for it (search thread)."""
+        vector = cached
+        if vector is None and embedder is not None:
+            vector = embedder.embed([query], stop=self.threads.stop)[0]
+        plan = planned.result()
+        found = self.searcher.vector_half(plan, vector) if vector is not None else None
+        return vector, found
+
+    async def question_words(self, text: str) -> dict[str, np.ndarray]:
+        """Vectors of the question's informative words that no entry has given the lexicon
+        (search's ``align``)."""
+        if self.threads.embedder is None or self.searcher.lexicon is None:
+            return {}
+        return await self.threads.words(await self.db(self.searcher.unknown_words, text))
+
+    async def close(self) -> None:
+        """A vector half reading the index ends."""
+        await asyncio.to_thread(self.thread.shutdown, True)

@@ -1,0 +1,143 @@
+"""The write path: a request's text redacted, embedded, then stored by the entries
+(``memoryd.store.entries``), its vectors indexed and its new words learned after it is
+acknowledged.
+
+It sits above the store and the embedding, below the stages that write (the passes' file
+entry edits, the sessions' extraction, the server): the store is handed vectors and never
+imports the model or the configuration, so the part of a write that embeds lives here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import numpy as np
+
+from memoryd.embedding.derived import BulkWrites
+from memoryd.embedding.threads import PIPELINE_SLICE, EmbedThreads, abandon
+from memoryd.embedding.vectors import VectorWork
+from memoryd.embedding.words import WordWork
+from memoryd.errors import BadParamsError
+from memoryd.params import Params
+from memoryd.progress import report
+from memoryd.redact import redact
+from memoryd.store.entries import MAX_TEXT_CHARS, Draft, Entries, Vectors
+from memoryd.store.thread import DatabaseThread
+from memoryd.text import index_text
+
+T = TypeVar("T")
+
+MAX_BATCH = 1000
+#: How long one call stores a write's entries on the database thread before searches get it
+#: back (a slice of 256 took ~0.5 s at 700k entries: near-duplicate checks).
+REMEMBER_SLICE_S = 0.01
+
+
+class Writes:
+    def __init__(self, entries: Entries, db: DatabaseThread, threads: EmbedThreads,
+                 vectors: VectorWork, words: WordWork, bulk: BulkWrites) -> None:
+        self.entries = entries
+        self.db = db
+        self.threads = threads
+        self.vectors = vectors
+        self.words = words
+        self.bulk = bulk
+
+    async def remember(self, params: Params) -> dict[str, Any]:
+        """A single write: its index text (and its sentences) embedded, the entry stored and
+        acknowledged; its vectors are indexed and its new words go to the lexicon after that
+        (``index_later``, ``learn_later``)."""
+        text = index_text(redact_text(params), params.key())
+        (vectors,) = await self.vectors.vectors_for([text])
+        (result,) = await self._remember(self.entries.drafts([params]), [vectors], bulk=False)
+        if result["stored"]:
+            self.words.learn_later(text)  # then the lexicon's filling moves past the entry
+        return result
+
+    async def bulk_db(self, fn: Callable[..., T], *args: Any) -> T:
+        """A bulk write's call on the database thread, once no other bulk write's call is
+        queued there."""
+        async with self.bulk.turn:
+            return await self.db(fn, *args)
+
+    async def _remember(self, drafts: list[Draft], vectors: list[Vectors | None], *,
+                        bulk: bool) -> list[dict[str, Any]]:
+        """Store drafts on the database thread in slices of REMEMBER_SLICE_S, so that a
+        search waits for one slice at most; the texts a near-duplicate decision needs
+        embedded alone are embedded between two slices (a bulk write's on the pair thread,
+        a single write's on the interactive one)."""
+        replies: list[dict[str, Any]] = []
+        alone: dict[str, np.ndarray] = {}
+        db, thread = ((self.bulk_db, self.threads.pair_thread) if bulk
+                      else (self.db, self.threads.query_thread))
+        later = functools.partial(self.entries.remember_many, index_later=not bulk)
+        while len(replies) < len(drafts):
+            done = await db(later, drafts[len(replies):], vectors[len(replies):], alone,
+                            REMEMBER_SLICE_S)
+            replies += done.replies
+            if done.unindexed:
+                self.vectors.index_later(done.unindexed)
+            if done.wanted:
+                alone.update(zip(done.wanted, await self.threads.alone(done.wanted, thread)))
+        return replies
+
+    async def remember_many(self, params: Params) -> dict[str, Any]:
+        """Embedded in slices of PIPELINE_SLICE: the database stores one slice (in calls of
+        REMEMBER_SLICE_S, one transaction and one fsync per ledger each) while the next is
+        embedded. A slice is big because the embedder batches a bigger pool better (slices of
+        64: ingest at 0.84 of the bare embedder's rate, 256: 0.95); a client keeps the
+        embedder busy with two connections."""
+        items = params.raw.get("entries")
+        if not isinstance(items, list) or not 1 <= len(items) <= MAX_BATCH:
+            raise BadParamsError(f"remember_many: entries must be a list of 1 to {MAX_BATCH} maps")
+        report(phase="embedding and storing entries", done=0, total=len(items))
+        requests = [Params("remember_many", item) for item in items]
+        texts = [index_text(redact_text(r), r.key()) for r in requests]  # what is embedded
+        cached = await self.bulk_db(self.vectors.cached_vectors, texts)
+        slices = [range(i, min(i + PIPELINE_SLICE, len(texts)))
+                  for i in range(0, len(texts), PIPELINE_SLICE)]
+
+        def embedding(part: range) -> asyncio.Future[list[Vectors | None]]:
+            return asyncio.ensure_future(self.vectors.fill_vectors(
+                [texts[i] for i in part], [cached[i] for i in part]))
+
+        results: list[dict[str, Any]] = []
+        async with self.bulk.writing():
+            upcoming = embedding(slices[0])
+            try:
+                # validated while the first slice is embedded, a slice a call: a bad entry
+                # fails the request before any of it is stored
+                drafts: list[Draft] = []
+                for part in slices:
+                    drafts += await self.bulk_db(self.entries.drafts, [requests[i] for i in part])
+                for number, part in enumerate(slices):
+                    vectors = await upcoming
+                    if number + 1 < len(slices):
+                        upcoming = embedding(slices[number + 1])
+                    results += await self._remember([drafts[i] for i in part], vectors,
+                                                    bulk=True)
+                    report(done=len(results))
+            finally:
+                abandon(upcoming)
+                self.words.wanted.set()
+        return {"results": results}
+
+    async def supersede(self, params: Params) -> dict[str, Any]:
+        text = redact_text(params)
+        (vectors,) = await self.vectors.vectors_for([text])
+        result = await self.db(self.entries.supersede, params, vectors)
+        self.words.learn_later(text)
+        return result
+
+
+def redact_text(params: Params) -> str:
+    """The request's text with its secrets redacted, written back into the request: whatever
+    stores it (entry, ledger, journal, vectors) never sees the raw secret."""
+    text = params.text("text", required=True, max_len=MAX_TEXT_CHARS)
+    assert text is not None
+    clean = redact(text)
+    params.raw["text"] = clean
+    return clean
