@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import gc
 import logging
@@ -30,7 +31,7 @@ from memoryd.agents import rolled_up
 from memoryd.config import Config
 from memoryd.embed import Embedder, load_embedder
 from memoryd.embed_threads import PIPELINE_SLICE, EmbedThreads, abandon
-from memoryd.errors import BadParamsError, UnavailableError, stopping_error
+from memoryd.errors import UnavailableError, stopping_error
 from memoryd.maintenance.replay import replay_ledgers
 from memoryd.params import Params
 from memoryd.progress import Throughput, report
@@ -40,12 +41,13 @@ from memoryd.store import lexicon
 from memoryd.store.archive import AgentArchive, restore_archives
 from memoryd.store.database import ModelInfo, Store
 from memoryd.store.durable import DISK_ERRORS
-from memoryd.store.entries import MAX_TEXT_CHARS, Draft, Entries, Unindexed, Vectors
+from memoryd.store.entries import Entries, Unindexed, Vectors
 from memoryd.store.integrity import set_aside_damaged
 from memoryd.store.ledger import Ledger
 from memoryd.store.lexicon import Lexicon
 from memoryd.store.pass_log import PassLog, replay_pass_log
 from memoryd.store.reader import store_counts
+from memoryd.store.records import Draft, EntryRequest, RememberRequest
 from memoryd.store.usage_log import UsageLog, replay_usage_log
 from memoryd.store.vectors import OLD_ROW_FILES, ROW_FILE, VectorIndex
 from memoryd.sync.apply import finish_pending
@@ -443,13 +445,14 @@ class Engine:
 
     # -- the write path and search ----------------------------------------------------
 
-    async def remember(self, params: Params) -> dict[str, Any]:
+    async def remember(self, request: RememberRequest) -> dict[str, Any]:
         """A single write: its index text (and its sentences) embedded, the entry stored and
         acknowledged; its vectors are indexed and its new words go to the lexicon after that
         (``index_later``, ``learn_later``)."""
-        text = index_text(redact_text(params), params.key())
+        request = redacted(request)
+        text = index_text(request.text, request.key)
         (vectors,) = await self.vectors_for([text])
-        (result,) = await self._remember(self.entries.drafts([params]), [vectors], bulk=False)
+        (result,) = await self._remember(self.entries.drafts([request]), [vectors], bulk=False)
         if result["stored"]:
             self.learn_later(text)  # then the lexicon's filling moves past the entry
         return result
@@ -540,18 +543,15 @@ class Engine:
                 log.warning("A write's new words wait for the lexicon's filling: the disk "
                             "refused them (%s).", getattr(exc.__cause__, "strerror", None) or exc)
 
-    async def remember_many(self, params: Params) -> dict[str, Any]:
+    async def remember_many(self, requests: list[RememberRequest]) -> dict[str, Any]:
         """Embedded in slices of PIPELINE_SLICE: the database stores one slice (in calls of
         REMEMBER_SLICE_S, one transaction and one fsync per ledger each) while the next is
         embedded. A slice is big because the embedder batches a bigger pool better (slices of
         64: ingest at 0.84 of the bare embedder's rate, 256: 0.95); a client keeps the
         embedder busy with two connections."""
-        items = params.raw.get("entries")
-        if not isinstance(items, list) or not 1 <= len(items) <= MAX_BATCH:
-            raise BadParamsError(f"remember_many: entries must be a list of 1 to {MAX_BATCH} maps")
-        report(phase="embedding and storing entries", done=0, total=len(items))
-        requests = [Params("remember_many", item) for item in items]
-        texts = [index_text(redact_text(r), r.key()) for r in requests]  # what is embedded
+        report(phase="embedding and storing entries", done=0, total=len(requests))
+        requests = [redacted(r) for r in requests]
+        texts = [index_text(r.text, r.key) for r in requests]  # what is embedded
         cached = await self.bulk_db(self.cached_vectors, texts)
         slices = [range(i, min(i + PIPELINE_SLICE, len(texts)))
                   for i in range(0, len(texts), PIPELINE_SLICE)]
@@ -565,8 +565,7 @@ class Engine:
         self.bulk_done.clear()
         upcoming = embedding(slices[0])
         try:
-            # validated while the first slice is embedded, a slice a call: a bad entry fails
-            # the request before any of it is stored
+            # drafted while the first slice is embedded, a slice a call
             drafts: list[Draft] = []
             for part in slices:
                 drafts += await self.bulk_db(self.entries.drafts, [requests[i] for i in part])
@@ -584,10 +583,12 @@ class Engine:
             self.lexicon_wanted.set()
         return {"results": results}
 
-    async def supersede(self, params: Params) -> dict[str, Any]:
-        text = redact_text(params)
+    async def supersede(self, request: EntryRequest) -> dict[str, Any]:
+        assert request.text is not None
+        text = redact(request.text)
+        request = dataclasses.replace(request, text=text)
         (vectors,) = await self.vectors_for([text])
-        result = await self.db(self.entries.supersede, params, vectors)
+        result = await self.db(self.entries.supersede, request, vectors)
         self.learn_later(text)
         return result
 
@@ -673,14 +674,10 @@ class Engine:
         }
 
 
-def redact_text(params: Params) -> str:
-    """The request's text with its secrets redacted, written back into the request: whatever
-    stores it (entry, ledger, journal, vectors) never sees the raw secret."""
-    text = params.text("text", required=True, max_len=MAX_TEXT_CHARS)
-    assert text is not None
-    clean = redact(text)
-    params.raw["text"] = clean
-    return clean
+def redacted(request: RememberRequest) -> RememberRequest:
+    """The request with its text's secrets redacted: whatever stores it (entry, ledger,
+    journal, vectors) never sees the raw secret."""
+    return dataclasses.replace(request, text=redact(request.text))
 
 
 def _within(rows: list[tuple[int, str]], chars: int) -> list[tuple[int, str]]:

@@ -10,7 +10,7 @@ from typing import Any
 from memoryd_client.wire import PARAMS
 
 from memoryd.errors import BadParamsError
-from memoryd.names import AGENT_NAME, MAX_PATH_BYTES, path_problem
+from memoryd.names import MAX_AGENT_CHARS, MAX_PATH_BYTES, agent_problem, path_problem
 from memoryd.times import EARLIEST_S, LATEST_S, parse_time
 
 _KEY = re.compile(r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$")
@@ -70,12 +70,10 @@ class Params:
         return value
 
     def agent(self, name: str = "agent", *, required: bool = True) -> str | None:
-        value = self.text(name, required=required, max_len=64)
-        if value is not None and not AGENT_NAME.match(value):
-            raise self._fail(
-                name, f"{value!r} is not a valid agent name (letters, digits, '.', '_', '-'; "
-                "64 at most; starting with a letter or digit)"
-            )
+        value = self.text(name, required=required, max_len=MAX_AGENT_CHARS)
+        problem = agent_problem(value) if value is not None else None
+        if problem is not None:
+            raise self._fail(name, problem)
         return value
 
     def key(self, name: str = "key") -> str | None:

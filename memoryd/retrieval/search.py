@@ -40,6 +40,7 @@ import numpy as np
 from memoryd.agents import with_subagents
 from memoryd.config import Config
 from memoryd.errors import BadParamsError
+from memoryd.names import agent_problem
 from memoryd.params import Params
 from memoryd.project import project_of
 from memoryd.retrieval import ranking
@@ -149,7 +150,9 @@ class Search:
             agents = None
         elif agents is not None:
             for name in agents:
-                Params(params.method, {"agent": name}).agent()
+                problem = agent_problem(name)
+                if problem is not None:
+                    raise BadParamsError(f"{params.method}: agent {problem}")
             # a harness agent's subagents (claude-code.<agentId>) roll up under it
             known = self.store.known_agents()
             unknown = tuple(name for name in agents

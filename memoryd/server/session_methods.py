@@ -46,6 +46,7 @@ from memoryd.sessions.registry import HARNESS_AGENTS, Registry
 from memoryd.sessions.tool_guard import ToolGuard
 from memoryd.sessions.usage import UsageJudge
 from memoryd.store.query import EntryQuery
+from memoryd.store.records import RememberRequest
 from memoryd.store.usage import RANKINGS, USABLE_KINDS
 from memoryd.text import scrub_surrogates
 
@@ -176,10 +177,10 @@ class SessionMethods:
                 context = block.text
         elif event == "PostCompact" and isinstance(payload.get("compact_summary"), str) \
                 and payload["compact_summary"].strip():
-            await self.engine.remember(Params("hook", {
-                "agent": agent, "category": "session", "kind": "summary",
-                "text": payload["compact_summary"][:32_000], "session": session,
-                "writer": f"{agent} (hook)", "cwd": cwd, "force": True}))
+            await self.engine.remember(RememberRequest(
+                agent=agent, category="session", kind="summary",
+                text=payload["compact_summary"][:32_000], session=session,
+                writer=f"{agent} (hook)", cwd=cwd, force=True))
         elif event == "SessionEnd" and session:
             self.on_session_end(session)
         return {"context": context, "output": render(event, context, None, harness, name)}

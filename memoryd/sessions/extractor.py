@@ -27,7 +27,6 @@ from memoryd.engine import Engine
 from memoryd.errors import NotFoundError
 from memoryd.ingest.context import cwd_hint
 from memoryd.ingest.transcript import make_parser
-from memoryd.params import Params
 from memoryd.passes import corrections
 from memoryd.passes.journal import Journal
 from memoryd.redact import redact
@@ -37,6 +36,7 @@ from memoryd.sessions.decisions import MIN_USER_MESSAGES, Decision, decide, dry_
 from memoryd.sessions.llm_extractor import llm_prompt, parse_llm_output
 from memoryd.sessions.registry import Registry
 from memoryd.store.query import EntryQuery
+from memoryd.store.records import RememberRequest
 
 log = logging.getLogger(__name__)
 
@@ -136,22 +136,20 @@ class SessionExtractor:
         return cosine
 
     @staticmethod
-    def _params(session: dict[str, Any], candidate: Candidate) -> Params:
-        params = {
-            "agent": session["agent"], "category": candidate.category, "kind": candidate.kind,
-            "text": redact(candidate.text), "key": candidate.key, "polarity": candidate.polarity,
-            "confidence": EXTRACTED_CONFIDENCE, "session": candidate.session_id,
-            "message_id": candidate.message_id or None, "writer": "extractor",
-            "via": "extract", "cwd": None if is_personal(candidate) else session.get("cwd"),
-            "force": True,
-        }
-        return Params("extract", {k: v for k, v in params.items() if v is not None})
+    def _request(session: dict[str, Any], candidate: Candidate) -> RememberRequest:
+        return RememberRequest(
+            agent=session["agent"], category=candidate.category, kind=candidate.kind,
+            text=redact(candidate.text), key=candidate.key, polarity=candidate.polarity,
+            confidence=EXTRACTED_CONFIDENCE, session=candidate.session_id,
+            message_id=candidate.message_id or None, writer="extractor",
+            via="extract", cwd=None if is_personal(candidate) else session.get("cwd"),
+            force=True)
 
     async def _store(self, session: dict[str, Any], accepted: list[Candidate]) -> list[str]:
         stored = []
         replies = []
         for candidate in accepted:
-            reply = await self.engine.remember(self._params(session, candidate))
+            reply = await self.engine.remember(self._request(session, candidate))
             replies.append(reply)
             if reply["stored"]:
                 stored.append(reply["entry"]["id"])
@@ -169,7 +167,7 @@ class SessionExtractor:
             if decision.duplicate_of is None or decision.candidate.kind != "lesson":
                 continue
             entry = await self.engine.db(self.engine.entries.seen_again,
-                                         self._params(session, decision.candidate),
+                                         self._request(session, decision.candidate),
                                          decision.duplicate_of)
             if entry is not None:
                 counted.append(entry["id"])
