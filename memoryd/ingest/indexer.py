@@ -37,6 +37,7 @@ from memoryd.store.database import Store, encode_records
 from memoryd.store.entries import Entries, mark_target, new_uid
 from memoryd.store.files import FileOrigin, FileState
 from memoryd.store.query import EntryQuery
+from memoryd.store.records import Entry
 from memoryd.text import content_hash
 
 log = logging.getLogger(__name__)
@@ -301,13 +302,13 @@ class Indexer:
 
     def _insert_file_entry(self, facts: FileFacts, text: str, hash_: str,
                            fields: dict[str, Any], now: float) -> None:
-        entry = {
-            "uid": new_uid(), "project": facts.project, "key": None, "text": text,
-            "hash": hash_, "confidence": self.memory.remember.manual_confidence,
-            "tags": [], "status": "active", "created": fields.pop("created", facts.mtime),
-            "updated": now, "writer": facts.source, "via": "watch", "session": None,
-            "source": facts.path, "message_id": None, "superseded_by": None, **fields,
-        }
+        entry = Entry(
+            uid=new_uid(), project=facts.project, key=None, text=text,
+            hash=hash_, confidence=self.memory.remember.manual_confidence,
+            tags=[], status="active", created=fields.pop("created", facts.mtime),
+            updated=now, writer=facts.source, via="watch", session=None,
+            source=facts.path, message_id=None, superseded_by=None, **fields,
+        ).as_dict()
         self.store.insert_entry(entry)
         self.store.journal(entry["uid"], "indexed", "watch", None, journaled(entry), now)
         self._apply_mark(entry, now)
@@ -403,16 +404,16 @@ class Indexer:
             self.store.journal(uid, "updated", "watch", journaled(before) if before else None,
                                journaled({"text": text}), now)
             return Changes(updated=1)
-        entry = {
-            "uid": uid, "agent": agent_for_sidechain(facts.agent, chunk.sidechain_agent),
-            "project": self.project(chunk.cwd), "kind": chunk.kind,
-            "category": TRANSCRIPT_CATEGORY, "key": None, "text": text, "hash": hash_,
-            "confidence": TRANSCRIPT_CONFIDENCE, "tags": [], "status": "active",
-            "created": chunk.timestamp or now, "updated": now, "writer": facts.source,
-            "via": "watch", "session": chunk.session_id, "source": facts.path,
-            "line_start": None, "line_end": None, "message_id": chunk.record_ids[0],
-            "superseded_by": None, "polarity": None, "records": records,
-        }
+        entry = {**Entry(
+            uid=uid, agent=agent_for_sidechain(facts.agent, chunk.sidechain_agent),
+            project=self.project(chunk.cwd), kind=chunk.kind,
+            category=TRANSCRIPT_CATEGORY, key=None, text=text, hash=hash_,
+            confidence=TRANSCRIPT_CONFIDENCE, tags=[], status="active",
+            created=chunk.timestamp or now, updated=now, writer=facts.source,
+            via="watch", session=chunk.session_id, source=facts.path,
+            line_start=None, line_end=None, message_id=chunk.record_ids[0],
+            superseded_by=None, polarity=None,
+        ).as_dict(), "records": records}  # and the turns it holds (Store.insert_entry)
         self.store.insert_entry(entry)
         self._apply_mark(entry, now)
         return Changes(added=1)
