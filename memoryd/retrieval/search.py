@@ -137,14 +137,21 @@ class Search:
 
     # -- filters ----------------------------------------------------------------------
 
-    def search_filter(self, params: Params) -> Filter:
+    def search_filter(self, params: Params, *, every_agent: bool = False,
+                      any_status: bool = False) -> Filter:
+        """The filters a request names. ``every_agent``: without agent or agents, every
+        agent's entries (list and timeline; search asks for a namespace); ``any_status``:
+        without status, every status's (timeline; the others keep to the active)."""
         agents = params.strings("agents")
         if agents is None:
             agent = params.agent(required=False)
-            if agent is None:
+            if agent is None and every_agent:
+                agents = ["*"]
+            elif agent is None:
                 raise BadParamsError(f"{params.method}: give agent (your own namespace) or "
                                      "agents (a list, or ['*'] for all)")
-            agents = [agent]
+            else:
+                agents = [agent]
         unknown: tuple[str, ...] = ()
         if agents == ["*"]:
             agents = None
@@ -171,7 +178,10 @@ class Search:
         # "cwd" (`memory search --here`) and "in_project" (the prompt hook's search): the
         # entries of that directory's project and the global ones, as its block shows them
         in_project = params.path("cwd") or params.path("in_project")
-        statuses = params.strings("status") or ["active"]
+        statuses = params.strings("status")
+        if statuses is None and any_status:
+            statuses = ["any"]
+        statuses = statuses or ["active"]
         if statuses == ["any"]:
             statuses = list(STATUSES)
         for status in statuses:

@@ -50,27 +50,20 @@ class ListMethods:
         return {"list": self.m_list, "timeline": self.m_timeline}
 
     async def m_list(self, params: Params) -> dict[str, Any]:
-        raw = dict(params.raw)
-        if raw.get("agents") is None and raw.get("agent") is None:
-            raw["agents"] = ["*"]  # every agent unless told
-        return await self.engine.db(self.page, Params("list", raw))
+        return await self.engine.db(self.page, params)
 
     async def m_timeline(self, params: Params) -> dict[str, Any]:
         """Entries written per ``bucket`` seconds (default a day), by agent and kind; the
         filters are list's, and every status counts unless ``status`` says (what was written,
         not what is still active)."""
-        raw = dict(params.raw)
-        if raw.get("agents") is None and raw.get("agent") is None:
-            raw["agents"] = ["*"]
-        raw.setdefault("status", "any")
-        return await self.engine.db(self.timeline, Params("timeline", raw))
+        return await self.engine.db(self.timeline, params)
 
     def timeline(self, params: Params) -> dict[str, Any]:
         """The counts (database thread)."""
         store = self.engine.store
         assert store is not None
         bucket = params.integer("bucket", default=DAY_S, low=60, high=366 * DAY_S)
-        where = self.engine.searcher.search_filter(params)
+        where = self.engine.searcher.search_filter(params, every_agent=True, any_status=True)
         counts = growth(store, where.query, bucket)
         return {"bucket": bucket, "counts": [
             {"start": c.start, "agent": c.agent, "kind": c.kind, "count": c.count}
@@ -83,7 +76,8 @@ class ListMethods:
         limit = params.integer("limit", default=DEFAULT_PAGE, low=1, high=MAX_PAGE)
         offset = params.integer("offset", default=0, low=0, high=10_000_000)
         order = params.choice("order", ("newest", "oldest"), default="newest")
-        where = self.engine.searcher.search_filter(params)  # its errors name this method
+        # every agent unless told; its errors name this method
+        where = self.engine.searcher.search_filter(params, every_agent=True)
         query = where.query
         prefix = params.text("prefix", max_len=64)
         if prefix:  # ids beginning so (shell completion): the uid index's range
