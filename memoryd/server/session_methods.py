@@ -112,9 +112,14 @@ class SessionMethods:
                 "items": block.explain()}
 
     async def m_hook(self, params: Params) -> dict[str, Any]:
-        """One lifecycle event from an agent's hook (live, or replayed from the spool). The
-        hook forwards the agent's stdin unparsed (``raw``); the reply carries the ``output``
-        the hook prints, in the agent's format."""
+        """One lifecycle event from an agent's hook. The hook forwards the agent's stdin
+        unparsed (``raw``); the reply carries the ``output`` the hook prints, in the agent's
+        format."""
+        return await self.hook(params, replayed=False)
+
+    async def hook(self, params: Params, *, replayed: bool) -> dict[str, Any]:
+        """A hook request, live or ``replayed`` from the spool (a request the client wrote
+        there while the daemon was down: no context is shown, no process is asked about)."""
         assert self.registry is not None
         harness = params.choice("harness", tuple(HARNESS_AGENTS), default=None)
         event = params.text("event", required=True, max_len=100)
@@ -136,7 +141,6 @@ class SessionMethods:
         event = canonical(harness, sent or event)  # Gemini's BeforeAgent: UserPromptSubmit
         name = sent or native(harness, event)  # the agent's own name, for its output
         payload = normalize(harness, payload)
-        replayed = params.flag("replayed")
         if event in ("PreToolUse", "PostToolUse"):  # every tool call: no registry write, no search
             return await self.tool_call(harness, payload, event, name) if not replayed else \
                 {"context": None, "output": ""}
@@ -312,7 +316,7 @@ class SessionMethods:
         replayed = 0
         for record in read_spool(replaying.read_bytes()):
             try:
-                await self.m_hook(Params("hook", {**record, "replayed": True}))
+                await self.hook(Params("hook", record), replayed=True)
                 replayed += 1
             except MemorydError as exc:
                 log.warning("Skipping a spooled hook event: %s", exc)
