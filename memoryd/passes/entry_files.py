@@ -244,9 +244,9 @@ class FileEntryEdits:
         text = redact(item.text)
         now = time.time()
         entry = Entry(
-            **{k: old.get(k) for k in ("agent", "project", "kind", "category", "polarity",
-                                       "confidence", "tags", "source")},
-            uid=uid, key=None, text=text, hash=content_hash(text),
+            agent=old["agent"], project=old["project"], kind=old["kind"],
+            category=old["category"], polarity=old["polarity"], confidence=old["confidence"],
+            tags=old["tags"], source=old["source"], uid=uid, key=None, text=text, hash=content_hash(text),
             status="active", created=now, updated=now, writer=actor,
             via="watch", session=None, message_id=None, superseded_by=None,
             line_start=item.line_start, line_end=item.line_end,

@@ -599,7 +599,8 @@ class Entries:
         now = time.time()
         confidence = request.confidence
         entry = Entry(
-            **{k: old[k] for k in ("agent", "project", "kind", "category", "key", "tags", "session")},
+            agent=old["agent"], project=old["project"], kind=old["kind"],
+            category=old["category"], key=old["key"], tags=old["tags"], session=old["session"],
             uid=new_uid(),
             text=text.strip(),
             hash=content_hash(text),
