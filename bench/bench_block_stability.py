@@ -264,9 +264,10 @@ class Sessions:
 
     async def remember(self, entry: dict[str, Any]) -> None:
         from memoryd.params import Params
+        from memoryd.server.requests import remember_request
 
-        await self.parts.writes.remember(Params("bench", {"agent": AGENT, "cwd": str(self.repo),
-                                                    "force": True, **entry}))
+        await self.parts.writes.remember(remember_request(Params("bench", {
+            "agent": AGENT, "cwd": str(self.repo), "force": True, **entry})))
 
 
 def additions(seed: int) -> list[tuple[str, dict[str, Any]]]:

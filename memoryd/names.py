@@ -10,6 +10,7 @@ import re
 
 #: An agent name: also a ledger file name, so no path separators and no leading dot.
 AGENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+MAX_AGENT_CHARS = 64
 #: Paths: PATH_MAX and NAME_MAX of Linux (macOS: 1024 and 255).
 MAX_PATH_BYTES = 4096
 MAX_NAME_BYTES = 255
@@ -27,4 +28,14 @@ def path_problem(value: str) -> str | None:
         return f"is {len(encoded)} bytes long; the limit is {MAX_PATH_BYTES}"
     if any(len(part) > MAX_NAME_BYTES for part in encoded.split(b"/")):
         return f"has a name longer than {MAX_NAME_BYTES} bytes"
+    return None
+
+
+def agent_problem(value: str) -> str | None:
+    """Why ``value`` cannot be an agent's name, or None."""
+    if len(value) > MAX_AGENT_CHARS:
+        return f"is {len(value)} characters long; the limit is {MAX_AGENT_CHARS}"
+    if not AGENT_NAME.match(value):
+        return (f"{value!r} is not a valid agent name (letters, digits, '.', '_', '-'; "
+                f"{MAX_AGENT_CHARS} at most; starting with a letter or digit)")
     return None

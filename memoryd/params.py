@@ -5,23 +5,18 @@ from __future__ import annotations
 import difflib
 import math
 import re
-import time
-from datetime import datetime, timezone
 from typing import Any
 
 from memoryd_client.wire import PARAMS
 
 from memoryd.errors import BadParamsError
-from memoryd.names import AGENT_NAME, MAX_PATH_BYTES, path_problem
+from memoryd.names import MAX_AGENT_CHARS, MAX_PATH_BYTES, agent_problem, path_problem
+from memoryd.times import EARLIEST_S, LATEST_S, parse_time
 
-_RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhdw])$")
-_UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _KEY = re.compile(r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$")
 #: A list param (tags, kinds, statuses) holds at most this many strings of MAX_ITEM_CHARS.
 MAX_ITEMS = 64
 MAX_ITEM_CHARS = 200
-#: Times: years 1 to 9999 (what an ISO date can say).
-EARLIEST_S, LATEST_S = -62135596800.0, 253402300799.0
 
 
 class Params:
@@ -75,12 +70,10 @@ class Params:
         return value
 
     def agent(self, name: str = "agent", *, required: bool = True) -> str | None:
-        value = self.text(name, required=required, max_len=64)
-        if value is not None and not AGENT_NAME.match(value):
-            raise self._fail(
-                name, f"{value!r} is not a valid agent name (letters, digits, '.', '_', '-'; "
-                "64 at most; starting with a letter or digit)"
-            )
+        value = self.text(name, required=required, max_len=MAX_AGENT_CHARS)
+        problem = agent_problem(value) if value is not None else None
+        if problem is not None:
+            raise self._fail(name, problem)
         return value
 
     def key(self, name: str = "key") -> str | None:
@@ -170,16 +163,3 @@ def _check_names(where: str, raw: dict[Any, Any], known: frozenset[str], *,
         raise BadParamsError(f"{where}: unknown param {name!r}{hint}; "
                              f"{takes or method + ' takes'} {taken}")
 
-
-def parse_time(value: str) -> float | None:
-    value = value.strip()
-    relative = _RELATIVE.match(value)
-    if relative:
-        return time.time() - float(relative.group(1)) * _UNIT_S[relative.group(2)]
-    try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except (ValueError, OverflowError):
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.timestamp()

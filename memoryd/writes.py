@@ -10,6 +10,7 @@ imports the model or the configuration, so the part of a write that embeds lives
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -20,11 +21,10 @@ from memoryd.embedding.derived import BulkWrites
 from memoryd.embedding.threads import PIPELINE_SLICE, EmbedThreads, abandon
 from memoryd.embedding.vectors import VectorWork
 from memoryd.embedding.words import WordWork
-from memoryd.errors import BadParamsError
-from memoryd.params import Params
 from memoryd.progress import report
 from memoryd.redact import redact
-from memoryd.store.entries import MAX_TEXT_CHARS, Draft, Entries, Vectors
+from memoryd.store.entries import Entries, Vectors
+from memoryd.store.records import Draft, EntryRequest, RememberRequest
 from memoryd.store.thread import DatabaseThread
 from memoryd.text import index_text
 
@@ -46,13 +46,14 @@ class Writes:
         self.words = words
         self.bulk = bulk
 
-    async def remember(self, params: Params) -> dict[str, Any]:
+    async def remember(self, request: RememberRequest) -> dict[str, Any]:
         """A single write: its index text (and its sentences) embedded, the entry stored and
         acknowledged; its vectors are indexed and its new words go to the lexicon after that
         (``index_later``, ``learn_later``)."""
-        text = index_text(redact_text(params), params.key())
+        request = redacted(request)
+        text = index_text(request.text, request.key)
         (vectors,) = await self.vectors.vectors_for([text])
-        (result,) = await self._remember(self.entries.drafts([params]), [vectors], bulk=False)
+        (result,) = await self._remember(self.entries.drafts([request]), [vectors], bulk=False)
         if result["stored"]:
             self.words.learn_later(text)  # then the lexicon's filling moves past the entry
         return result
@@ -84,18 +85,15 @@ class Writes:
                 alone.update(zip(done.wanted, await self.threads.alone(done.wanted, thread)))
         return replies
 
-    async def remember_many(self, params: Params) -> dict[str, Any]:
+    async def remember_many(self, requests: list[RememberRequest]) -> dict[str, Any]:
         """Embedded in slices of PIPELINE_SLICE: the database stores one slice (in calls of
         REMEMBER_SLICE_S, one transaction and one fsync per ledger each) while the next is
         embedded. A slice is big because the embedder batches a bigger pool better (slices of
         64: ingest at 0.84 of the bare embedder's rate, 256: 0.95); a client keeps the
         embedder busy with two connections."""
-        items = params.raw.get("entries")
-        if not isinstance(items, list) or not 1 <= len(items) <= MAX_BATCH:
-            raise BadParamsError(f"remember_many: entries must be a list of 1 to {MAX_BATCH} maps")
-        report(phase="embedding and storing entries", done=0, total=len(items))
-        requests = [Params("remember_many", item) for item in items]
-        texts = [index_text(redact_text(r), r.key()) for r in requests]  # what is embedded
+        report(phase="embedding and storing entries", done=0, total=len(requests))
+        requests = [redacted(r) for r in requests]
+        texts = [index_text(r.text, r.key) for r in requests]  # what is embedded
         cached = await self.bulk_db(self.vectors.cached_vectors, texts)
         slices = [range(i, min(i + PIPELINE_SLICE, len(texts)))
                   for i in range(0, len(texts), PIPELINE_SLICE)]
@@ -108,8 +106,7 @@ class Writes:
         async with self.bulk.writing():
             upcoming = embedding(slices[0])
             try:
-                # validated while the first slice is embedded, a slice a call: a bad entry
-                # fails the request before any of it is stored
+                # drafted while the first slice is embedded, a slice a call
                 drafts: list[Draft] = []
                 for part in slices:
                     drafts += await self.bulk_db(self.entries.drafts, [requests[i] for i in part])
@@ -125,19 +122,17 @@ class Writes:
                 self.words.wanted.set()
         return {"results": results}
 
-    async def supersede(self, params: Params) -> dict[str, Any]:
-        text = redact_text(params)
+    async def supersede(self, request: EntryRequest) -> dict[str, Any]:
+        assert request.text is not None
+        text = redact(request.text)
+        request = dataclasses.replace(request, text=text)
         (vectors,) = await self.vectors.vectors_for([text])
-        result = await self.db(self.entries.supersede, params, vectors)
+        result = await self.db(self.entries.supersede, request, vectors)
         self.words.learn_later(text)
         return result
 
 
-def redact_text(params: Params) -> str:
-    """The request's text with its secrets redacted, written back into the request: whatever
-    stores it (entry, ledger, journal, vectors) never sees the raw secret."""
-    text = params.text("text", required=True, max_len=MAX_TEXT_CHARS)
-    assert text is not None
-    clean = redact(text)
-    params.raw["text"] = clean
-    return clean
+def redacted(request: RememberRequest) -> RememberRequest:
+    """The request with its text's secrets redacted: whatever stores it (entry, ledger,
+    journal, vectors) never sees the raw secret."""
+    return dataclasses.replace(request, text=redact(request.text))

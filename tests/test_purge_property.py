@@ -21,6 +21,7 @@ from memoryd.config import load_config
 from memoryd.maintenance.purge import Purge
 from memoryd.maintenance.replay import replay_ledgers
 from memoryd.params import Params
+from memoryd.server.requests import remember_request, supersede_request
 from memoryd.store.archive import AgentArchive, archive_now, restore_archives
 from memoryd.store.database import SELECT_ENTRY, Store, row_to_entry
 from memoryd.store.entries import Entries
@@ -69,7 +70,7 @@ def build(home: Path, example: dict[str, Any]) -> tuple[Store, Entries, AgentArc
     for number, item in enumerate(example["entries"]):
         params = {k: v for k, v in item.items() if v is not None}
         params.update(text=f"{item['text']} [{number}]", created=BASE + number * 60)
-        drafts = entries.drafts([Params("remember", params)])
+        drafts = entries.drafts([remember_request(Params("remember", params))])
         done = entries.remember_many(drafts, [None], {}, 10.0)
         ids.append(done.replies[0]["entry"]["id"])
     for number, (op, which, reason) in enumerate(example["ops"]):
@@ -80,8 +81,8 @@ def build(home: Path, example: dict[str, Any]) -> tuple[Store, Entries, AgentArc
         if op == "forget":
             entries.forget_entry(entry, "user", "the design note moved" if reason else None)
         else:
-            entries.supersede(Params("supersede", {"id": entry["id"],
-                                                   "text": f"teal note now [s{number}]"}), None)
+            entries.supersede(supersede_request(Params("supersede", {
+                "id": entry["id"], "text": f"teal note now [s{number}]"})), None)
     for number, text in enumerate(example["turns"]):
         with store.transaction():
             store.insert_entry({

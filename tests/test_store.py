@@ -11,6 +11,7 @@ from memoryd.config import load_config
 from memoryd.embedding.model import Embedder
 from memoryd.errors import StartupError
 from memoryd.params import Params
+from memoryd.server.requests import remember_request
 from memoryd.store.database import ModelInfo, Store
 from memoryd.store.entries import Entries
 from memoryd.store.ledger import Ledger
@@ -84,8 +85,8 @@ def test_a_write_answered_before_its_vector_is_stored_and_never_gets_a_stale_one
     texts = ["Invoices go to the accountant every Monday.",
              "The plotter tears tentacles thinner than 1.5 mm. Use the 45 degree blade.",
              "Stickers ship in padded envelopes, never in tubes."]
-    drafts = entries.drafts([Params("remember", {"agent": "designer", "category": "print",
-                                                 "text": text}) for text in texts])
+    drafts = entries.drafts([remember_request(Params("remember", {
+        "agent": "designer", "category": "print", "text": text})) for text in texts])
     done = entries.remember_many(drafts, embedder.embed_entries(texts), {}, 10.0,
                                  index_later=True)
     rowids = [u.rowid for u in done.unindexed]

@@ -21,7 +21,7 @@ import os
 import re
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,7 @@ from memoryd.store.database import Store, encode_records
 from memoryd.store.entries import Entries, mark_target, new_uid
 from memoryd.store.files import FileOrigin, FileState
 from memoryd.store.query import EntryQuery
+from memoryd.store.records import Entry
 from memoryd.text import content_hash
 
 log = logging.getLogger(__name__)
@@ -144,7 +145,7 @@ def agent_for_sidechain(agent: str, sidechain: str | None) -> str:
 
 
 def day_start(date: str) -> float:
-    return datetime.fromisoformat(date).replace(tzinfo=timezone.utc).timestamp()
+    return datetime.fromisoformat(date).replace(tzinfo=UTC).timestamp()
 
 
 class Indexer:
@@ -168,7 +169,8 @@ class Indexer:
         """path → (size, mtime, inode) of every file indexed so far; None for a memory file
         indexed without its :func:`memory_key` (by a version before it: read it again)."""
         return {f.path: None if f.kind == "memory" and f.text_key is None and f.error is None
-                else (f.size, f.mtime, f.inode) for f in self.store.files.known()}
+                else (int(f.size or 0), float(f.mtime or 0.0), int(f.inode or 0))
+                for f in self.store.files.known()}
 
     def paths_below(self, directories: list[str]) -> list[str]:
         """The indexed files below any of ``directories``."""
@@ -301,13 +303,13 @@ class Indexer:
 
     def _insert_file_entry(self, facts: FileFacts, text: str, hash_: str,
                            fields: dict[str, Any], now: float) -> None:
-        entry = {
-            "uid": new_uid(), "project": facts.project, "key": None, "text": text,
-            "hash": hash_, "confidence": self.memory.remember.manual_confidence,
-            "tags": [], "status": "active", "created": fields.pop("created", facts.mtime),
-            "updated": now, "writer": facts.source, "via": "watch", "session": None,
-            "source": facts.path, "message_id": None, "superseded_by": None, **fields,
-        }
+        entry = Entry(
+            uid=new_uid(), project=facts.project, key=None, text=text,
+            hash=hash_, confidence=self.memory.remember.manual_confidence,
+            tags=[], status="active", created=fields.pop("created", facts.mtime),
+            updated=now, writer=facts.source, via="watch", session=None,
+            source=facts.path, message_id=None, superseded_by=None, **fields,
+        ).as_dict()
         self.store.insert_entry(entry)
         self.store.journal(entry["uid"], "indexed", "watch", None, journaled(entry), now)
         self._apply_mark(entry, now)
@@ -403,16 +405,16 @@ class Indexer:
             self.store.journal(uid, "updated", "watch", journaled(before) if before else None,
                                journaled({"text": text}), now)
             return Changes(updated=1)
-        entry = {
-            "uid": uid, "agent": agent_for_sidechain(facts.agent, chunk.sidechain_agent),
-            "project": self.project(chunk.cwd), "kind": chunk.kind,
-            "category": TRANSCRIPT_CATEGORY, "key": None, "text": text, "hash": hash_,
-            "confidence": TRANSCRIPT_CONFIDENCE, "tags": [], "status": "active",
-            "created": chunk.timestamp or now, "updated": now, "writer": facts.source,
-            "via": "watch", "session": chunk.session_id, "source": facts.path,
-            "line_start": None, "line_end": None, "message_id": chunk.record_ids[0],
-            "superseded_by": None, "polarity": None, "records": records,
-        }
+        entry = {**Entry(
+            uid=uid, agent=agent_for_sidechain(facts.agent, chunk.sidechain_agent),
+            project=self.project(chunk.cwd), kind=chunk.kind,
+            category=TRANSCRIPT_CATEGORY, key=None, text=text, hash=hash_,
+            confidence=TRANSCRIPT_CONFIDENCE, tags=[], status="active",
+            created=chunk.timestamp or now, updated=now, writer=facts.source,
+            via="watch", session=chunk.session_id, source=facts.path,
+            line_start=None, line_end=None, message_id=chunk.record_ids[0],
+            superseded_by=None, polarity=None,
+        ).as_dict(), "records": records}  # and the turns it holds (Store.insert_entry)
         self.store.insert_entry(entry)
         self._apply_mark(entry, now)
         return Changes(added=1)

@@ -29,13 +29,13 @@ from typing import TYPE_CHECKING, Any
 
 from memoryd.errors import BadParamsError, MemorydError, UnavailableError
 from memoryd.ingest.markdown import MemoryItem, parse_memory_file, split_lines
-from memoryd.params import Params
 from memoryd.passes.file_care import FileNotWrittenError
 from memoryd.passes.journal import file_change
 from memoryd.passes.user_files import FileText, read_text
 from memoryd.redact import redact
 from memoryd.store.archive import TRANSCRIPT_PREFIX
-from memoryd.store.entries import MAX_TEXT_CHARS, new_uid
+from memoryd.store.entries import new_uid
+from memoryd.store.records import Entry, EntryRequest
 from memoryd.text import content_hash
 
 if TYPE_CHECKING:
@@ -109,7 +109,7 @@ class FileEntryEdits:
     text). ``embed_new``: asks for the vectors of entries whose text changed."""
 
     def __init__(self, passes: Passes,
-                 supersede: Callable[[Params], Awaitable[dict[str, Any]]],
+                 supersede: Callable[[EntryRequest], Awaitable[dict[str, Any]]],
                  embed_new: Callable[[], None]) -> None:
         self.passes = passes
         self.db = passes.db
@@ -117,11 +117,11 @@ class FileEntryEdits:
         self.supersede_elsewhere = supersede
         self.embed_new = embed_new
 
-    async def forget(self, params: Params) -> dict[str, Any]:
+    async def forget(self, request: EntryRequest) -> dict[str, Any]:
         entries = self.entries
-        entry, actor = await self.db(entries.owned, params)
-        entries.check_person_kept(entry, params, "forget")
-        reason = params.text("reason", max_len=2000)
+        entry, actor = await self.db(entries.owned, request)
+        entries.check_person_kept(entry, request.asker, "forget")
+        reason = request.reason
         if not from_file(entry) or entry["status"] != "active":  # history: not in the file
             forgotten, run = await self.db(self.passes.journal.forget, entry["id"], actor,
                                            reason)
@@ -131,15 +131,15 @@ class FileEntryEdits:
             return {**forgotten, "undo": run}
         return await self._edit("forget", entry, actor, None, reason)
 
-    async def supersede(self, params: Params) -> dict[str, Any]:
+    async def supersede(self, request: EntryRequest) -> dict[str, Any]:
         entries = self.entries
-        entry, actor = await self.db(entries.owned, params)
+        entry, actor = await self.db(entries.owned, request)
         if not from_file(entry):
-            return await self.supersede_elsewhere(params)
-        entries.check_person_kept(entry, params, "supersede")
+            return await self.supersede_elsewhere(request)
+        entries.check_person_kept(entry, request.asker, "supersede")
         entries.check_supersedable(entry)
-        text = params.text("text", required=True, max_len=MAX_TEXT_CHARS)
-        assert text is not None
+        text = request.text
+        assert text is not None  # required (memoryd.server.requests)
         if not redact(text).strip():
             raise BadParamsError("supersede: the new text is empty")
         return await self._edit("supersede", entry, actor, redact(text), None)
@@ -149,7 +149,7 @@ class FileEntryEdits:
         await self.db(self._check, entry)  # refuse early, without an empty run
         await self._wait_for_passes()
         box: dict[str, Any] = {}
-        summary = await self.passes._run(  # noqa: SLF001  (a run of its own, as undo is)
+        summary = await self.passes._run(
             action, lambda ctx: self._apply(ctx, action, entry["id"], actor, text, reason, box),
             agent=entry["agent"], extra={"entry": entry["id"]})
         if "error" in box:
@@ -243,14 +243,15 @@ class FileEntryEdits:
                     if i.line_start >= line)
         text = redact(item.text)
         now = time.time()
-        entry = {
-            **{k: old.get(k) for k in ("agent", "project", "kind", "category", "polarity",
-                                       "confidence", "tags", "source")},
-            "uid": uid, "key": None, "text": text, "hash": content_hash(text),
-            "status": "active", "created": now, "updated": now, "writer": actor,
-            "via": "watch", "session": None, "message_id": None, "superseded_by": None,
-            "line_start": item.line_start, "line_end": item.line_end,
-        }
+        entry = Entry(
+            agent=old["agent"], project=old["project"], kind=old["kind"],
+            category=old["category"], polarity=old["polarity"], confidence=old["confidence"],
+            tags=old["tags"], source=old["source"], uid=uid, key=None, text=text,
+            hash=content_hash(text),
+            status="active", created=now, updated=now, writer=actor,
+            via="watch", session=None, message_id=None, superseded_by=None,
+            line_start=item.line_start, line_end=item.line_end,
+        ).as_dict()
         store = ctx.store
         with store.transaction():
             store.insert_entry(entry)

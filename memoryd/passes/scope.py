@@ -30,10 +30,10 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from memoryd.errors import BadParamsError, MemorydError, UnavailableError
-from memoryd.params import Params
 from memoryd.passes.entry_files import PASS_WAIT_S, from_file
 from memoryd.passes.journal import Change
 from memoryd.project import repository_of
+from memoryd.store.records import ScopeRequest
 from memoryd.store.scope import key_in_tier, same_in_tier
 
 if TYPE_CHECKING:
@@ -61,26 +61,17 @@ class ScopeMoves:
         self.db = passes.db
         self.entries = passes.parts.entries
 
-    async def scope(self, params: Params) -> dict[str, Any]:
-        tier = params.choice("scope", TIERS)
-        if tier is None:
-            raise BadParamsError("scope: say where the entry goes: scope 'global' or 'project' "
-                                 "(with the project's directory)")
-        directory = params.path("project")
-        if tier == "global" and directory is not None:
-            raise BadParamsError("scope: a directory goes with scope 'project' only")
+    async def scope(self, request: ScopeRequest) -> dict[str, Any]:
+        tier, directory = request.tier, request.directory
         project = None
-        if tier == "project":
-            if directory is None:
-                raise BadParamsError("scope: scope 'project' needs the project's directory "
-                                     "(project=DIR)")
+        if directory is not None:  # scope 'project' (memoryd.server.requests)
             project = await asyncio.to_thread(repository_of, directory)
             if project is None:
                 raise BadParamsError(f"{directory} is in no git repository: an entry belongs to "
                                      "a project only inside one (outside, every memory is "
                                      "global: memory scope ID global)")
-        entry, actor = await self.db(self.entries.owned, params)
-        self.entries.check_person_kept(entry, params, "scope")
+        entry, actor = await self.db(self.entries.owned, request.entry)
+        self.entries.check_person_kept(entry, request.entry.asker, "scope")
         await self.db(self._check, entry, project)
         if entry["project"] == project:
             return {"entry": entry, "moved": False, "scope": tier, "project": project}
@@ -116,7 +107,8 @@ class ScopeMoves:
             raise ScopeRefusedError(f"entry {name} was superseded by {entry['superseded_by']}; "
                                  f"move its current version ({head['id']})")
         if entry["status"] != "active":
-            raise ScopeRefusedError(f"entry {name} is {entry['status']}; only an active entry moves")
+            raise ScopeRefusedError(
+                f"entry {name} is {entry['status']}; only an active entry moves")
         if entry["project"] == project:
             return
         store = self.passes.parts.store

@@ -42,6 +42,7 @@ from memoryd.agents import with_subagents
 from memoryd.config import Config
 from memoryd.embedding.derived import Derived
 from memoryd.errors import BadParamsError
+from memoryd.names import agent_problem
 from memoryd.params import Params
 from memoryd.project import project_of
 from memoryd.retrieval import ranking
@@ -103,7 +104,8 @@ class SearchPlan:
     explain: bool = False
     keyword: dict[int, tuple[int, float]] = field(default_factory=dict)  # rowid → (rank, bm25)
     window_keyword: list[int] = field(default_factory=list)
-    background: tuple[float, float, int] | None = None  # the vector candidates' mix: mean, spread, n
+    #: the vector candidates' mix: mean, spread, n
+    background: tuple[float, float, int] | None = None
     # read while the question is embedded: the keyword candidates' texts and words, the
     # query words' weights (the vector half then reads only what the vectors add)
     texts: dict[int, tuple[str, float]] = field(default_factory=dict)  # rowid → (text, created)
@@ -153,20 +155,29 @@ class Search:
 
     # -- filters ----------------------------------------------------------------------
 
-    def search_filter(self, params: Params) -> Filter:
+    def search_filter(self, params: Params, *, every_agent: bool = False,  # noqa: C901
+                      any_status: bool = False) -> Filter:
+        """The filters a request names. ``every_agent``: without agent or agents, every
+        agent's entries (list and timeline; search asks for a namespace); ``any_status``:
+        without status, every status's (timeline; the others keep to the active)."""
         agents = params.strings("agents")
         if agents is None:
             agent = params.agent(required=False)
-            if agent is None:
+            if agent is None and every_agent:
+                agents = ["*"]
+            elif agent is None:
                 raise BadParamsError(f"{params.method}: give agent (your own namespace) or "
                                      "agents (a list, or ['*'] for all)")
-            agents = [agent]
+            else:
+                agents = [agent]
         unknown: tuple[str, ...] = ()
         if agents == ["*"]:
             agents = None
         elif agents is not None:
             for name in agents:
-                Params(params.method, {"agent": name}).agent()
+                problem = agent_problem(name)
+                if problem is not None:
+                    raise BadParamsError(f"{params.method}: agent {problem}")
             # a harness agent's subagents (claude-code.<agentId>) roll up under it
             known = self.store.known_agents()
             unknown = tuple(name for name in agents
@@ -185,7 +196,10 @@ class Search:
         # "cwd" (`memory search --here`) and "in_project" (the prompt hook's search): the
         # entries of that directory's project and the global ones, as its block shows them
         in_project = params.path("cwd") or params.path("in_project")
-        statuses = params.strings("status") or ["active"]
+        statuses = params.strings("status")
+        if statuses is None and any_status:
+            statuses = ["any"]
+        statuses = statuses or ["active"]
         if statuses == ["any"]:
             statuses = list(STATUSES)
         for status in statuses:
@@ -202,7 +216,7 @@ class Search:
 
         query = EntryQuery().agents(agents).categories(categories).kinds(kinds) \
             .projects([project] if project else None)
-        projects = [project] if project else None
+        projects: list[str | None] | None = [project] if project else None
         if in_project is not None:
             scope = project_of(in_project)
             query = query.in_project(scope)
@@ -273,7 +287,8 @@ class Search:
         """The rarest terms whose rows together stay within FULL_OR_ROWS (at least one), and
         the commoner rest, commonest last."""
         counts = sorted((self.store.term_rows(t), t) for t in terms)
-        rare, total = [], 0
+        rare: list[str] = []
+        total = 0
         for count, term in counts:
             if rare and total + count > FULL_OR_ROWS:
                 break
@@ -346,7 +361,8 @@ class Search:
         ahead = ranked[:plan.limit + CONTEXT_HITS]
         entries = self.store.entries_by_rowids([candidates[i] for i in ahead])  # the hits' rows
         now = time.time()
-        hits, order = [], []
+        hits: list[dict[str, Any]] = []
+        order: list[int] = []
         shown: set[str] = set()
         for number, i in enumerate(ahead):
             if len(hits) == plan.limit:
@@ -366,7 +382,7 @@ class Search:
                           "coverage": round(row["coverage"], 4)},
                 "evidence": {name: round(value, 4) for name, value in row.items()},
                 "match": bool(p >= thresholds[i]),
-                **({"scored_without": ranking.LACKING[lacking[i]]} if lacking[i] else {}),
+                **({"scored_without": ranking.LACKING[lack]} if (lack := lacking[i]) else {}),
                 "age_s": round(now - entry["created"], 1),
                 "age": format_age(now - entry["created"]),
                 "age_note": age_note(entry["created"], now),
@@ -427,7 +443,8 @@ class Search:
         return filters
 
     def _vector_candidates(self, plan: SearchPlan, query: np.ndarray | None,
-                           found_by: VectorFound | None = None) -> tuple[dict[int, int], dict[int, tuple[float, float]]]:
+                           found_by: VectorFound | None = None,
+                           ) -> tuple[dict[int, int], dict[int, tuple[float, float]]]:
         """rowid → rank among vector candidates; rowid → (cosine, best part's cosine) of them."""
         if query is None:
             return {}, {}
@@ -457,7 +474,8 @@ class Search:
         kept = [(r, c) for r, c in found if r in allowed][:CANDIDATES]
         return {r: rank for rank, (r, _) in enumerate(kept)}, {r: (c, c) for r, c in kept}
 
-    def _evidence(self, plan: SearchPlan, candidates: list[int], texts: dict[int, tuple[str, float]],
+    def _evidence(self, plan: SearchPlan, candidates: list[int],
+                  texts: dict[int, tuple[str, float]],
                   vector_rank: dict[int, int], mixes: dict[int, tuple[float, float]],
                   query: np.ndarray | None, words: dict[str, np.ndarray]
                   ) -> tuple[np.ndarray, list[str | None]]:
@@ -631,7 +649,8 @@ class Search:
         weights: dict[str, float] = {}
         for term in terms:
             for token in self._tokens(term):
-                weights[token] = max(weights.get(token, 0.0), idf(self.store.term_rows(term), total))
+                weights[token] = max(weights.get(token, 0.0),
+                                     idf(self.store.term_rows(term), total))
         return weights
 
     def unknown_words(self, query: str) -> dict[str, str]:

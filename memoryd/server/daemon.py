@@ -51,6 +51,7 @@ from memoryd.passes.steps import PassParts
 from memoryd.progress import PROGRESS_EVERY_S, Reporter, reporting, stop_reporting
 from memoryd.scheduling import Traffic
 from memoryd.server.binding import Caller, bind, enforce, peer_pid, peer_uid
+from memoryd.server.entry_methods import EntryMethods
 from memoryd.server.health import Health
 from memoryd.server.history_methods import HistoryMethods
 from memoryd.server.limits import (
@@ -67,6 +68,7 @@ from memoryd.server.ownership import CHECK_INTERVAL_S, Ownership, file_identity
 from memoryd.server.parts import Parts
 from memoryd.server.pass_methods import PassMethods
 from memoryd.server.replies import public_entry, without_rowids
+from memoryd.server.requests import get_request, remember_many_requests, remember_request
 from memoryd.server.session_methods import SessionMethods
 from memoryd.server.stopping import Connections, stopping_error
 from memoryd.server.sync_methods import Sync
@@ -203,8 +205,7 @@ class Daemon:
         self.methods.update(self.sync.methods())
         # forget and supersede: a file entry's edits its file, any other is the entries'
         edits = FileEntryEdits(self.passes, parts.writes.supersede, parts.vectors.wanted.set)
-        self.methods.update({"forget": edits.forget, "supersede": edits.supersede,
-                             "scope": ScopeMoves(self.passes).scope})
+        self.methods.update(EntryMethods(edits, ScopeMoves(self.passes)).methods())
         self.history = HistoryImport(parts.db, parts.store, parts.background, self.settings,
                                      self.ingest, self.sessions.extractor, self.traffic)
         self.methods.update(HistoryMethods(self.history).methods())
@@ -546,13 +547,13 @@ class Daemon:
 
     async def m_remember(self, params: Params) -> dict[str, Any]:
         assert self.parts is not None
-        reply = await self.parts.writes.remember(params)
+        reply = await self.parts.writes.remember(remember_request(params))
         await self._corrections([reply])
         return reply
 
     async def m_remember_many(self, params: Params) -> dict[str, Any]:
         assert self.parts is not None
-        reply = await self.parts.writes.remember_many(params)
+        reply = await self.parts.writes.remember_many(remember_many_requests(params))
         await self._corrections(reply["results"])
         return reply
 
@@ -577,11 +578,15 @@ class Daemon:
 
     async def m_get(self, params: Params) -> dict[str, Any]:
         assert self.parts is not None
-        return public_entry(await self.db(self.parts.entries.get, params), time.time())
+        return public_entry(await self.db(self.parts.entries.get, get_request(params)),
+                            time.time())
 
     async def m_history(self, params: Params) -> dict[str, Any]:
         assert self.parts is not None
-        return await self.db(self.parts.entries.history, params)
+        entry_id = params.text("id", max_len=200)
+        key = params.key()
+        agent = params.agent(required=False) if entry_id is None else None
+        return await self.db(self.parts.entries.history, entry_id, key, agent)
 
     async def m_reload(self, params: Params) -> dict[str, Any]:
         """Re-read the configuration: sources and settings (a new model needs a restart)."""

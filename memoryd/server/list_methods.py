@@ -16,6 +16,7 @@ internal ``rowid``.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from memoryd.errors import BadParamsError
@@ -44,6 +45,28 @@ def _parse_cursor(value: str) -> tuple[float, int]:
         raise BadParamsError(f"list: cursor {value!r} is not one a list reply gave") from None
 
 
+@dataclass(frozen=True)
+class ListRequest:
+    """A page of a list: its size, where it starts (a cursor a reply gave, or an offset),
+    its order, and the id prefix its entries begin with; the filters are search's."""
+
+    limit: int
+    offset: int
+    order: Order
+    prefix: str | None
+    cursor: tuple[float, int] | None
+
+    @staticmethod
+    def parse(params: Params) -> ListRequest:
+        limit = params.integer("limit", default=DEFAULT_PAGE, low=1, high=MAX_PAGE)
+        offset = params.integer("offset", default=0, low=0, high=10_000_000)
+        order = params.choice("order", ("newest", "oldest"), default="newest")
+        prefix = params.text("prefix", max_len=64)
+        cursor = params.text("cursor", max_len=100)
+        return ListRequest(limit, offset, "oldest page" if order == "oldest" else "newest page",
+                           prefix or None, _parse_cursor(cursor) if cursor is not None else None)
+
+
 class ListMethods:
     def __init__(self, db: DatabaseThread, store: Store, searcher: Search) -> None:
         self.db = db
@@ -54,52 +77,40 @@ class ListMethods:
         return {"list": self.m_list, "timeline": self.m_timeline}
 
     async def m_list(self, params: Params) -> dict[str, Any]:
-        raw = dict(params.raw)
-        if raw.get("agents") is None and raw.get("agent") is None:
-            raw["agents"] = ["*"]  # every agent unless told
-        return await self.db(self.page, Params("list", raw))
+        return await self.db(self.page, params, ListRequest.parse(params))
 
     async def m_timeline(self, params: Params) -> dict[str, Any]:
         """Entries written per ``bucket`` seconds (default a day), by agent and kind; the
         filters are list's, and every status counts unless ``status`` says (what was written,
         not what is still active)."""
-        raw = dict(params.raw)
-        if raw.get("agents") is None and raw.get("agent") is None:
-            raw["agents"] = ["*"]
-        raw.setdefault("status", "any")
-        return await self.db(self.timeline, Params("timeline", raw))
+        return await self.db(self.timeline, params)
 
     def timeline(self, params: Params) -> dict[str, Any]:
         """The counts (database thread)."""
         store = self.store
         assert store is not None
         bucket = params.integer("bucket", default=DAY_S, low=60, high=366 * DAY_S)
-        where = self.searcher.search_filter(params)
+        where = self.searcher.search_filter(params, every_agent=True, any_status=True)
         counts = growth(store, where.query, bucket)
         return {"bucket": bucket, "counts": [
             {"start": c.start, "agent": c.agent, "kind": c.kind, "count": c.count}
             for c in counts]}
 
-    def page(self, params: Params) -> dict[str, Any]:
-        """One page of entries (database thread)."""
+    def page(self, params: Params, request: ListRequest) -> dict[str, Any]:
+        """One page of entries (database thread): the filters ``params`` name (every agent
+        unless told; their errors name this method)."""
         store = self.store
         assert store is not None
-        limit = params.integer("limit", default=DEFAULT_PAGE, low=1, high=MAX_PAGE)
-        offset = params.integer("offset", default=0, low=0, high=10_000_000)
-        order = params.choice("order", ("newest", "oldest"), default="newest")
-        where = self.searcher.search_filter(params)  # its errors name this method
+        where = self.searcher.search_filter(params, every_agent=True)
         query = where.query
-        prefix = params.text("prefix", max_len=64)
-        if prefix:  # ids beginning so (shell completion): the uid index's range
-            query = query.uid_prefix(prefix)
+        if request.prefix:  # ids beginning so (shell completion): the uid index's range
+            query = query.uid_prefix(request.prefix)
         total = store.count_matching(query)
-        cursor = params.text("cursor", max_len=100)
-        page_order: Order = "oldest page" if order == "oldest" else "newest page"
-        if cursor is not None:
-            query = query.after_in_order(*_parse_cursor(cursor), page_order)
-        rows = store.entries(query, page_order, limit + 1, offset)
-        more = len(rows) > limit
-        rows = rows[:limit]
+        if request.cursor is not None:
+            query = query.after_in_order(*request.cursor, request.order)
+        rows = store.entries(query, request.order, request.limit + 1, request.offset)
+        more = len(rows) > request.limit
+        rows = rows[:request.limit]
         now = time.time()
         page = {
             "entries": [public_entry(entry, now) for entry in rows],

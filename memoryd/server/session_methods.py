@@ -46,6 +46,7 @@ from memoryd.sessions.registry import HARNESS_AGENTS, Registry
 from memoryd.sessions.tool_guard import ToolGuard
 from memoryd.sessions.usage import UsageJudge
 from memoryd.store.query import EntryQuery
+from memoryd.store.records import RememberRequest
 from memoryd.store.usage import RANKINGS, USABLE_KINDS
 from memoryd.text import scrub_surrogates
 
@@ -88,7 +89,7 @@ class SessionMethods:
         vector, words = await asyncio.gather(
             self.parts.threads.query(prompt), self.parts.search.question_words(prompt)) \
             if prompt else (None, {})
-        return await self.parts.db(lambda: self.contexts.build(  # type: ignore[union-attr]
+        return await self.parts.db(lambda: self.contexts.build(
             agent, cwd=cwd, prompt=prompt, prompt_vector=vector, prompt_words=words,
             budget=budget, only_relevant=only_relevant))
 
@@ -111,9 +112,14 @@ class SessionMethods:
                 "items": block.explain()}
 
     async def m_hook(self, params: Params) -> dict[str, Any]:
-        """One lifecycle event from an agent's hook (live, or replayed from the spool). The
-        hook forwards the agent's stdin unparsed (``raw``); the reply carries the ``output``
-        the hook prints, in the agent's format."""
+        """One lifecycle event from an agent's hook. The hook forwards the agent's stdin
+        unparsed (``raw``); the reply carries the ``output`` the hook prints, in the agent's
+        format."""
+        return await self.hook(params, replayed=False)
+
+    async def hook(self, params: Params, *, replayed: bool) -> dict[str, Any]:  # noqa: C901
+        """A hook request, live or ``replayed`` from the spool (a request the client wrote
+        there while the daemon was down: no context is shown, no process is asked about)."""
         assert self.registry is not None
         harness = params.choice("harness", tuple(HARNESS_AGENTS), default=None)
         event = params.text("event", required=True, max_len=100)
@@ -135,7 +141,6 @@ class SessionMethods:
         event = canonical(harness, sent or event)  # Gemini's BeforeAgent: UserPromptSubmit
         name = sent or native(harness, event)  # the agent's own name, for its output
         payload = normalize(harness, payload)
-        replayed = params.flag("replayed")
         if event in ("PreToolUse", "PostToolUse"):  # every tool call: no registry write, no search
             return await self.tool_call(harness, payload, event, name) if not replayed else \
                 {"context": None, "output": ""}
@@ -155,7 +160,8 @@ class SessionMethods:
                 await self.parts.db(registry.register, session, harness, agent, cwd, transcript, ts)
             else:
                 if await self.parts.db(registry.session, session) is None:
-                    await self.parts.db(registry.register, session, harness, agent, cwd, transcript, ts)
+                    await self.parts.db(registry.register, session, harness, agent, cwd,
+                                        transcript, ts)
                 last = payload.get("last_assistant_message")
                 await self.parts.db(registry.touch, session, ts,
                                      redact(last) if isinstance(last, str) else None,
@@ -176,10 +182,10 @@ class SessionMethods:
                 context = block.text
         elif event == "PostCompact" and isinstance(payload.get("compact_summary"), str) \
                 and payload["compact_summary"].strip():
-            await self.parts.writes.remember(Params("hook", {
-                "agent": agent, "category": "session", "kind": "summary",
-                "text": payload["compact_summary"][:32_000], "session": session,
-                "writer": f"{agent} (hook)", "cwd": cwd, "force": True}))
+            await self.parts.writes.remember(RememberRequest(
+                agent=agent, category="session", kind="summary",
+                text=payload["compact_summary"][:32_000], session=session,
+                writer=f"{agent} (hook)", cwd=cwd, force=True))
         elif event == "SessionEnd" and session:
             self.on_session_end(session)
         return {"context": context, "output": render(event, context, None, harness, name)}
@@ -311,7 +317,7 @@ class SessionMethods:
         replayed = 0
         for record in read_spool(replaying.read_bytes()):
             try:
-                await self.m_hook(Params("hook", {**record, "replayed": True}))
+                await self.hook(Params("hook", record), replayed=True)
                 replayed += 1
             except MemorydError as exc:
                 log.warning("Skipping a spooled hook event: %s", exc)
@@ -383,7 +389,7 @@ class SessionMethods:
         first), followed (most followed first), unused (injected, never followed nor
         broken), or all three; ``agents``, ``kind`` (comma-separated), ``limit`` each."""
         usage = self.usage.usage
-        by = params.choice("by", (*RANKINGS, "all"), default="all")
+        by = params.choice("by", (*RANKINGS, "all"), default="all") or "all"
         agents = params.raw.get("agents")
         if agents is not None and (not isinstance(agents, list)
                                    or not all(isinstance(a, str) for a in agents)):

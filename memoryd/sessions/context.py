@@ -22,9 +22,9 @@ among the matches. The order moves only when an entry's use changes, never per s
 **Scope.** Entries written inside a git repository belong to its project and are shown only in
 that project; entries written elsewhere (or with ``--global``) are shown everywhere. The agents
 in ``context.shared_agents`` (the harnesses with hooks: Claude Code, Codex, Gemini CLI, Cursor,
-OpenCode) share what they know: a lesson Claude Code learned in a repository reaches Codex in the same
-repository. Other agents
-(role agents such as ``designer``) see their own namespace only. A memory is one project's
+OpenCode) share what they know: a lesson Claude Code learned in a repository reaches Codex in the
+same repository. Other agents (role agents such as ``designer``) see their own namespace only.
+A memory is one project's
 (or global): the same text written in another project is stored there too (not refused as a
 duplicate of the first project's), and a key holds one value per project beside its global one.
 
@@ -213,7 +213,8 @@ def quote_pinned(name: str, text: str) -> str:
     """A pinned file inside the block: a heading, every line quoted, an end line. No line of
     the file can open a section, forge the marker or close the block early."""
     quoted = "\n".join((PINNED_QUOTE + line).rstrip() for line in text.splitlines())
-    return f"### {one_line(name, 200)} (pinned file, quoted)\n{quoted}\n└ end of {one_line(name, 200)}"
+    title = one_line(name, 200)
+    return f"### {title} (pinned file, quoted)\n{quoted}\n└ end of {title}"
 
 
 def one_line(text: str, limit: int = 400) -> str:
@@ -444,7 +445,7 @@ class ContextBuilder:
     def _files(self, agent: str, scope: Scope) -> list[Item]:
         native = _NATIVE_FILES.get(agent)
         here = re.sub(r"[^A-Za-z0-9]", "-", scope.project) if scope.project else None
-        items = []
+        items: list[Item] = []
         for path, description in self.store.files.described(agent, 200):
             if (native is not None and native.search(path)) or f"/{ARCHIVE_DIR}/" in path:
                 continue

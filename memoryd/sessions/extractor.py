@@ -28,7 +28,6 @@ from memoryd.embedding.vectors import VectorWork
 from memoryd.errors import NotFoundError
 from memoryd.ingest.context import cwd_hint
 from memoryd.ingest.transcript import make_parser
-from memoryd.params import Params
 from memoryd.passes import corrections
 from memoryd.passes.journal import Journal
 from memoryd.redact import redact
@@ -39,6 +38,7 @@ from memoryd.sessions.llm_extractor import llm_prompt, parse_llm_output
 from memoryd.sessions.registry import Registry
 from memoryd.store.database import Store
 from memoryd.store.query import EntryQuery
+from memoryd.store.records import RememberRequest
 from memoryd.store.thread import DatabaseThread
 from memoryd.writes import Writes
 
@@ -96,7 +96,8 @@ class SessionExtractor:
         session_id = session["id"]
         path = session.get("transcript_path") or session.get("source")
         if not path or not is_regular(path):
-            raise NotFoundError(f"session {session_id} has no readable transcript ({path or 'none'})")
+            raise NotFoundError(
+                f"session {session_id} has no readable transcript ({path or 'none'})")
         messages = await asyncio.get_running_loop().run_in_executor(
             None, read_user_messages, path, session["harness"], session_id)
         result: dict[str, Any] = {"session": session_id, "agent": session["agent"],
@@ -134,7 +135,7 @@ class SessionExtractor:
             if pair is not None:
                 vectors[text] = pair[0]
         stored = await self.db(self.store.vectors_by_rowids, [row[3] for row in existing])
-        for uid, text, _key, rowid in existing:
+        for _uid, text, _key, rowid in existing:
             if rowid in stored:
                 vectors[text] = stored[rowid]
 
@@ -146,22 +147,20 @@ class SessionExtractor:
         return cosine
 
     @staticmethod
-    def _params(session: dict[str, Any], candidate: Candidate) -> Params:
-        params = {
-            "agent": session["agent"], "category": candidate.category, "kind": candidate.kind,
-            "text": redact(candidate.text), "key": candidate.key, "polarity": candidate.polarity,
-            "confidence": EXTRACTED_CONFIDENCE, "session": candidate.session_id,
-            "message_id": candidate.message_id or None, "writer": "extractor",
-            "via": "extract", "cwd": None if is_personal(candidate) else session.get("cwd"),
-            "force": True,
-        }
-        return Params("extract", {k: v for k, v in params.items() if v is not None})
+    def _request(session: dict[str, Any], candidate: Candidate) -> RememberRequest:
+        return RememberRequest(
+            agent=session["agent"], category=candidate.category, kind=candidate.kind,
+            text=redact(candidate.text), key=candidate.key, polarity=candidate.polarity,
+            confidence=EXTRACTED_CONFIDENCE, session=candidate.session_id,
+            message_id=candidate.message_id or None, writer="extractor",
+            via="extract", cwd=None if is_personal(candidate) else session.get("cwd"),
+            force=True)
 
     async def _store(self, session: dict[str, Any], accepted: list[Candidate]) -> list[str]:
         stored = []
         replies = []
         for candidate in accepted:
-            reply = await self.writes.remember(self._params(session, candidate))
+            reply = await self.writes.remember(self._request(session, candidate))
             replies.append(reply)
             if reply["stored"]:
                 stored.append(reply["entry"]["id"])
@@ -179,7 +178,7 @@ class SessionExtractor:
             if decision.duplicate_of is None or decision.candidate.kind != "lesson":
                 continue
             entry = await self.db(self.entries.seen_again,
-                                         self._params(session, decision.candidate),
+                                         self._request(session, decision.candidate),
                                          decision.duplicate_of)
             if entry is not None:
                 counted.append(entry["id"])
@@ -206,7 +205,8 @@ class SessionExtractor:
         day_key = f"llm_calls:{time.strftime('%Y-%m-%d')}"
         used = int(await self.db(store.meta, day_key) or 0)
         if used >= config.daily_calls:
-            log.warning("LLM extractor skipped: the daily budget of %d calls is used.", config.daily_calls)
+            log.warning("LLM extractor skipped: the daily budget of %d calls is used.",
+                        config.daily_calls)
             return []
 
         def count() -> None:

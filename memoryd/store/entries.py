@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import apsw
@@ -28,7 +28,6 @@ from memoryd.errors import (
     stopping_error,
 )
 from memoryd.meaning import LESSON_COSINE, difference
-from memoryd.params import Params
 from memoryd.project import repository_of
 from memoryd.provenance import agent_wrote, person_only, person_only_refusal, typed_by_person
 from memoryd.quarantine import reason as quarantine_reason
@@ -38,6 +37,7 @@ from memoryd.store.database import Store
 from memoryd.store.durable import DISK_ERRORS
 from memoryd.store.file_journal import versions as file_versions
 from memoryd.store.ledger import Ledger
+from memoryd.store.records import Asker, Draft, Entry, EntryRequest, RememberRequest
 from memoryd.store.usage import Usage
 from memoryd.store.vectors import VectorIndex, follow_meta
 from memoryd.text import content_hash
@@ -58,8 +58,6 @@ NEARBY = 5
 
 #: An entry's vector and the vectors of its parts (text.split_parts; 0 rows for one sentence).
 Vectors = tuple[np.ndarray, np.ndarray]
-#: An entry to store, validated, and whether to store it even if it is a near duplicate.
-Draft = tuple[dict[str, Any], bool]
 
 
 def mark_target(uid: str, hash_: str | None, via: str | None) -> str:
@@ -231,7 +229,8 @@ class Entries:
         if present:
             self.index.add_many([rowids[i] for i in present],
                                 np.stack([vectors[i][0] for i in present]),
-                                [vectors[i][1] for i in present], [meta[rowids[i]] for i in present])
+                                [vectors[i][1] for i in present],
+                                [meta[rowids[i]] for i in present])
 
     def set_index_status(self, rowid: int, status: str) -> None:
         if self.index is not None:
@@ -260,7 +259,8 @@ class Entries:
 
     @staticmethod
     def _status_record(entry: dict[str, Any], status: str, actor: str | None,
-                       reason: str | None = None, superseded_by: str | None = None) -> dict[str, Any]:
+                       reason: str | None = None, superseded_by: str | None = None,
+                       ) -> dict[str, Any]:
         record = {"op": "status", "ts": time.time(), "id": entry["id"], "status": status,
                   "actor": actor, "hash": entry["hash"], "via": entry["via"]}
         if reason:
@@ -292,10 +292,9 @@ class Entries:
 
     # -- methods ----------------------------------------------------------------------
 
-    def drafts(self, requests: Sequence[Params]) -> list[Draft]:
-        """The entries the requests describe, validated (a bad one fails them all before any
-        is stored), with their ``force`` flags."""
-        return [(self.draft_entry(params), params.flag("force")) for params in requests]
+    def drafts(self, requests: Sequence[RememberRequest]) -> list[Draft]:
+        """The entries the requests describe, with their ``force`` flags."""
+        return [Draft(self.draft_entry(request), request.force) for request in requests]
 
     def remember_many(self, drafts: Sequence[Draft], vectors: Sequence[Vectors | None],
                       alone: Mapping[str, np.ndarray], slice_s: float, *,
@@ -310,12 +309,13 @@ class Entries:
         deadline = time.perf_counter() + slice_s
         done = Remembered([], [])
         with self.transaction():
-            for (draft, force), pair in zip(drafts, vectors):
-                if self.stopping.is_set():  # this call is rolled back: none of it reached the ledger
+            for draft, pair in zip(drafts, vectors):
+                # this call is rolled back: none of it reached the ledger
+                if self.stopping.is_set():
                     raise stopping_error()
                 try:
                     done.replies.append(self._remember_one(
-                        draft, pair, force, records, alone,
+                        draft.entry, pair, draft.force, records, alone,
                         done.unindexed if index_later else None))
                 except NeedsAlone as needs:
                     done.wanted = needs.texts
@@ -344,16 +344,16 @@ class Entries:
         except DISK_ERRORS as exc:
             raise UnavailableError(f"cannot store vectors ({exc})") from exc
 
-    def _remember_one(self, draft: dict[str, Any], vectors: Vectors | None, force: bool,
+    def _remember_one(self, draft: Entry, vectors: Vectors | None, force: bool,
                       records: dict[str, list[dict[str, Any]]],
                       alone: Mapping[str, np.ndarray],
                       unindexed: list[Unindexed] | None = None) -> dict[str, Any]:
-        agent, category = draft["agent"], draft["category"]
-        project = draft["project"]
-        existing = self.store.find_exact(agent, category, draft["hash"], project)
+        agent, category = draft.agent, draft.category
+        project = draft.project
+        existing = self.store.find_exact(agent, category, draft.hash, project)
         if existing is not None:
             return {"stored": False, "duplicate": "exact", "entry": existing}
-        rivals = self.store.active_with_key(agent, draft["key"], project) if draft["key"] else []
+        rivals = self.store.active_with_key(agent, draft.key, project) if draft.key else []
         similar = None
         corrects: list[tuple[dict[str, Any], str]] = []
         if not rivals and vectors is not None:
@@ -362,39 +362,39 @@ class Entries:
                 return {"stored": False, "duplicate": "near", **similar}
         losers = []
         for rival in rivals:
-            if person_only(rival) and not typed_by_person(draft["writer"]):
+            if person_only(rival) and not typed_by_person(draft.writer):
                 # the user's feedback under this key: only a person replaces it
-                draft["status"], draft["superseded_by"] = "superseded", rival["id"]
-            elif draft["confidence"] >= rival["confidence"]:
+                draft = replace(draft, status="superseded", superseded_by=rival["id"])
+            elif draft.confidence >= rival["confidence"]:
                 losers.append(rival)
-            elif draft["status"] == "active":
-                draft["status"], draft["superseded_by"] = "superseded", rival["id"]
+            elif draft.status == "active":
+                draft = replace(draft, status="superseded", superseded_by=rival["id"])
         corrected = [(old, why) for old, why in corrects if self._corrects(draft, old)]
         agent_records = records.setdefault(agent, [])
-        agent_records.append({"op": "remember", "ts": draft["updated"], "entry": draft})
+        agent_records.append({"op": "remember", "ts": draft.updated, "entry": draft.as_dict()})
         agent_records.extend(
-            self._status_record(loser, "superseded", agent, "key conflict", draft["uid"])
+            self._status_record(loser, "superseded", agent, "key conflict", draft.uid)
             for loser in losers
         )
         agent_records.extend(
-            self._status_record(old, "superseded", draft["writer"], f"corrected: {why}",
-                                draft["uid"]) for old, why in corrected)
-        rowid = self.store.insert_entry(draft)
-        stored = self.store.entry_by_uid(draft["uid"])
+            self._status_record(old, "superseded", draft.writer, f"corrected: {why}",
+                                draft.uid) for old, why in corrected)
+        rowid = self.store.insert_entry(draft.as_dict())
+        stored = self.store.entry_by_uid(draft.uid)
         assert stored is not None
-        self.store.journal(draft["uid"], "remember", draft["writer"], None, stored, draft["updated"])
+        self.store.journal(draft.uid, "remember", draft.writer, None, stored, draft.updated)
         if unindexed is not None and vectors is not None:
-            unindexed.append(Unindexed(rowid, draft["hash"], vectors))
+            unindexed.append(Unindexed(rowid, draft.hash, vectors))
         else:
             self._index_entry(rowid, vectors)
-        superseded = [self._set_status(loser, "superseded", agent, draft["uid"]) for loser in losers]
+        superseded = [self._set_status(loser, "superseded", agent, draft.uid) for loser in losers]
         reply: dict[str, Any] = {"stored": True, "entry": stored, "superseded": superseded}
         if similar:
             reply["similar"] = similar
         if corrects:
             replaced = {old["id"] for old, _ in corrected}
             reply["corrects"] = [
-                {"entry": self._set_status(old, "superseded", draft["writer"], draft["uid"])
+                {"entry": self._set_status(old, "superseded", draft.writer, draft.uid)
                  if old["id"] in replaced else old, "why": why,
                  "action": "supersede" if old["id"] in replaced else "dispute"}
                 for old, why in corrects]
@@ -402,31 +402,31 @@ class Entries:
                                     if c["action"] == "supersede"]
         return reply
 
-    def _near(self, draft: dict[str, Any], vector: np.ndarray, alone: Mapping[str, np.ndarray]
+    def _near(self, draft: Entry, vector: np.ndarray, alone: Mapping[str, np.ndarray]
               ) -> tuple[dict[str, Any] | None, list[tuple[dict[str, Any], str]]]:
         """What the entries most like a new one are to it (memoryd.meaning): a near duplicate
         — says the same thing, at cosine ≥ the threshold — and the entries it contradicts (a
         "don't" of a "do", another number, an antonym, another order), from cosine 0.75 for a
         lesson. A text that says another thing is never a duplicate, however alike."""
         threshold = self.remember.near_duplicate_cosine
-        low = min(threshold, LESSON_COSINE) if draft["kind"] == "lesson" else threshold
+        low = min(threshold, LESSON_COSINE) if draft.kind == "lesson" else threshold
         nearby = [(entry, cosine) for entry, cosine in self.nearby(
-            vector, draft["agent"], draft["category"], draft["project"])
+            vector, draft.agent, draft.category, draft.project)
             if cosine >= low - BORDERLINE]
         similar = None
         corrects: list[tuple[dict[str, Any], str]] = []
         for entry, cosine in nearby:
-            differs = difference(draft["text"], entry["text"])
+            differs = difference(draft.text, entry["text"])
             if differs is not None:
-                if differs.contradiction and cosine >= low and entry["kind"] == draft["kind"] \
-                        and draft["kind"] not in ("summary", "turn"):  # what was, not rules
+                if differs.contradiction and cosine >= low and entry["kind"] == draft.kind \
+                        and draft.kind not in ("summary", "turn"):  # what was, not rules
                     corrects.append((entry, differs.why()))
                 continue
             if similar is not None or abs(cosine - threshold) > BORDERLINE and cosine < threshold:
                 continue
             if abs(cosine - threshold) <= BORDERLINE:
                 # a vector moves a little with its batch mates: decide on both texts alone
-                pair = (draft["text"], entry["text"])
+                pair = (draft.text, entry["text"])
                 missing = [text for text in pair if text not in alone]
                 if missing:
                     raise NeedsAlone(missing)
@@ -436,7 +436,7 @@ class Entries:
         return similar, corrects
 
     @staticmethod
-    def _corrects(draft: dict[str, Any], old: dict[str, Any]) -> bool:
+    def _corrects(draft: Entry, old: dict[str, Any]) -> bool:
         """Whether a new entry that contradicts an old one supersedes it (else both stay,
         disputed, until a person forgets or supersedes one): a person's words (typed at a
         terminal, or extracted from their own messages: memoryd.provenance; an agent's
@@ -446,12 +446,12 @@ class Entries:
         and not looking like a planted instruction (memoryd.quarantine); and the old one is
         not the user's feedback, nor a line of a memory file (its file is the truth: only a
         person or the notebook pass edits it)."""
-        return (not agent_wrote(draft) and draft["confidence"] >= old["confidence"]
-                and draft["via"] != "import"
-                and quarantine_reason(draft["text"], draft["kind"]) is None
+        return (not agent_wrote(draft.as_dict()) and draft.confidence >= old["confidence"]
+                and draft.via != "import"
+                and quarantine_reason(draft.text, draft.kind) is None
                 and old["kind"] != "feedback" and old["via"] != "watch")
 
-    def seen_again(self, params: Params, uid: str) -> dict[str, Any] | None:
+    def seen_again(self, request: RememberRequest, uid: str) -> dict[str, Any] | None:
         """A lesson session-end extraction found said again in a later session: the sighting
         is kept as an entry of its own (its session and message: provenance), superseded by
         the lesson it repeats, and the lesson's occurrences rise by one — what a merge by
@@ -459,11 +459,11 @@ class Entries:
         into a lesson (memoryd.passes.promote). Both go to the ledger, so a rebuild counts
         them again. Returns the lesson as it is now, or None when nothing was counted: the
         lesson is gone, or this session was counted already (a session extracted twice)."""
-        draft = self.draft_entry(params)
+        draft = self.draft_entry(request)
         with self.transaction():
             entry = self.store.entry_by_uid(uid)
-            session = draft["session"]
-            if entry is None or entry["status"] != "active" or entry["agent"] != draft["agent"] \
+            session = draft.session
+            if entry is None or entry["status"] != "active" or entry["agent"] != draft.agent \
                     or session is None or entry["session"] == session:
                 return None
             if self.store._db.execute(
@@ -471,101 +471,82 @@ class Entries:
                     "AND superseded_by=? AND session=? LIMIT 1",
                     (entry["agent"], entry["kind"], uid, session)).fetchone():
                 return None
-            draft.update(status="superseded", superseded_by=uid, kind=entry["kind"],
-                         category=entry["category"], project=entry["project"])
-            now = draft["updated"]
+            draft = replace(draft, status="superseded", superseded_by=uid, kind=entry["kind"],
+                            category=entry["category"], project=entry["project"])
+            now = draft.updated
             occurrences = (entry["occurrences"] or 1) + 1
             self.write_ledger(entry["agent"], [
-                {"op": "remember", "ts": now, "entry": draft},
+                {"op": "remember", "ts": now, "entry": draft.as_dict()},
                 {"op": "update", "ts": now, "id": uid, "fields": {"occurrences": occurrences},
                  "actor": "extract (seen again)"}])
-            self.store.insert_entry(draft)
-            stored = self.store.entry_by_uid(draft["uid"])
-            self.store.journal(draft["uid"], "remember", draft["writer"], None, stored, now)
+            self.store.insert_entry(draft.as_dict())
+            stored = self.store.entry_by_uid(draft.uid)
+            self.store.journal(draft.uid, "remember", draft.writer, None, stored, now)
             self.store.update_entry(uid, occurrences=occurrences, updated=now)
             after = self.store.entry_by_uid(uid)
             assert after is not None
-            self.store.journal(uid, "seen again", draft["writer"], entry, after, now)
+            self.store.journal(uid, "seen again", draft.writer, entry, after, now)
             return after
 
-    def draft_entry(self, params: Params) -> dict[str, Any]:
-        """The entry a remember request describes, validated, not yet stored."""
-        agent = params.agent()
-        text = params.text("text", required=True, max_len=MAX_TEXT_CHARS)
-        assert agent is not None and text is not None  # redacted already (Engine.remember)
-        key = params.key()
-        polarity = params.choice("polarity", ("negative", "positive"))
-        # a polarity says what a lesson is about (do / don't): it makes a lesson of an entry
-        # without a kind, and is refused on any other kind rather than silently dropped
-        kind = params.choice("kind", KINDS,
-                             default="lesson" if polarity else "fact" if key else "note")
-        if polarity and kind != "lesson":
-            raise BadParamsError(f"{params.method}: polarity is for lessons (kind lesson); "
-                                 f"got kind {kind!r}")
-        confidence = params.number("confidence", default=self.remember.manual_confidence,
-                                   low=0.0, high=1.0)
-        project = params.text("project", max_len=4096)
-        cwd = params.path("cwd")
-        if project is None and cwd:
-            project = repository_of(cwd)
+    def draft_entry(self, request: RememberRequest) -> Entry:
+        """The entry a remember request describes (validated: memoryd.server.requests), not
+        yet stored: what it leaves out filled in, its text redacted already (Engine.remember)."""
+        project = request.project
+        if project is None and request.cwd:
+            project = repository_of(request.cwd)
         now = time.time()
-        created = params.time("created")
-        via = params.choice("via", ("api", "extract"), default="api")
+        created = request.created
+        via = request.via
         if created is not None:  # imported history keeps its own date; provenance says so
-            if not 0 < created <= now + 86_400:
-                raise BadParamsError(f"{params.method}: created must be a past time; got {created!r}")
             via = "import" if via == "api" else via
-        return {
-            "uid": new_uid(),
-            "agent": agent,
-            "project": project,
-            "kind": kind,
-            "category": (params.text("category", default="", max_len=200) or "").strip(),
-            "key": key,
-            "text": text.strip(),
-            "hash": content_hash(text),
-            "confidence": confidence,
-            "tags": sorted({t.lower() for t in params.strings("tags") or []}),
-            "status": "active",
-            "created": created if created is not None else now,
-            "updated": now,
-            "writer": params.text("writer", max_len=200) or agent,
-            "via": via,
-            "session": params.text("session", max_len=200),
-            "source": None,
-            "line_start": None,
-            "line_end": None,
-            "message_id": params.text("message_id", max_len=200),
-            "superseded_by": None,
-            "polarity": polarity,
-        }
+        kind = request.kind or ("lesson" if request.polarity else "fact" if request.key
+                                else "note")
+        confidence = request.confidence
+        return Entry(
+            uid=new_uid(),
+            agent=request.agent,
+            project=project,
+            kind=kind,
+            category=request.category.strip(),
+            key=request.key,
+            text=request.text.strip(),
+            hash=content_hash(request.text),
+            confidence=confidence if confidence is not None else self.remember.manual_confidence,
+            tags=sorted({t.lower() for t in request.tags}),
+            status="active",
+            created=created if created is not None else now,
+            updated=now,
+            writer=request.writer or request.agent,
+            via=via,
+            session=request.session,
+            source=None,
+            line_start=None,
+            line_end=None,
+            message_id=request.message_id,
+            superseded_by=None,
+            polarity=request.polarity,
+        )
 
-    def get(self, params: Params) -> dict[str, Any]:
+    def get(self, request: EntryRequest) -> dict[str, Any]:
         """The entry with its ``usage`` record (memoryd.store.usage: the sessions it was
         injected into, followed, broken, …); ``stale`` says what it names that its project no
         longer has (the staleness pass)."""
-        entry_id = params.text("id", required=True, max_len=200)
-        assert entry_id is not None
-        entry = self.resolve(entry_id)
+        entry = self.resolve(request.id)
         return {**entry, "usage": Usage(self.store).record(entry["id"]).as_dict()}
 
-    def owned(self, params: Params) -> tuple[dict[str, Any], str]:
+    def owned(self, request: EntryRequest) -> tuple[dict[str, Any], str]:
         """The entry a forget or supersede names, and who asks (refused for another agent)."""
-        return self._owned(params)
+        return self._owned(request)
 
-    def _owned(self, params: Params) -> tuple[dict[str, Any], str]:
-        entry_id = params.text("id", required=True, max_len=200)
-        assert entry_id is not None
-        entry = self.resolve(entry_id)
-        actor = params.agent(required=False)
+    def _owned(self, request: EntryRequest) -> tuple[dict[str, Any], str]:
+        entry = self.resolve(request.id)
+        actor = request.asker.agent
         if actor is not None and actor != entry["agent"]:
             raise ForbiddenError(
                 f"entry {entry['id']} belongs to agent {entry['agent']!r}; "
                 f"agent {actor!r} may read it but not change it"
             )
-        if params.caller is not None:  # a connection: it acts as its bound agent
-            return entry, params.caller.writer
-        return entry, actor or "user"
+        return entry, request.asker.acts_as()  # a connection acts as its bound agent
 
     def forget_entry(self, entry: dict[str, Any], actor: str, reason: str | None,
                      change: int | None = None) -> dict[str, Any]:
@@ -590,13 +571,12 @@ class Entries:
         return entry
 
     @staticmethod
-    def check_person_kept(entry: dict[str, Any], params: Params, action: str) -> None:
+    def check_person_kept(entry: dict[str, Any], asker: Asker, action: str) -> None:
         """What only a person writes (the user's feedback) only a person supersedes or
         forgets: memoryd.provenance's rule, for every path that does either (this one, and
         memoryd.passes.entry_files for a file's lines). A request with no connection behind
         it is memoryd's own."""
-        human = params.caller is None or params.caller.human
-        refusal = person_only_refusal(entry, action, human)
+        refusal = person_only_refusal(entry, action, asker.human)
         if refusal is not None:
             raise ForbiddenError(refusal)
 
@@ -613,31 +593,34 @@ class Entries:
             raise BadParamsError(f"entry {old['id']} is forgotten; store the new text as a new "
                                  "entry instead (memory store)")
 
-    def supersede(self, params: Params, vectors: Vectors | None) -> dict[str, Any]:
-        old, actor = self._owned(params)
-        self.check_person_kept(old, params, "supersede")
+    def supersede(self, request: EntryRequest, vectors: Vectors | None) -> dict[str, Any]:
+        old, actor = self._owned(request)
+        self.check_person_kept(old, request.asker, "supersede")
         self.check_supersedable(old)
-        text = params.text("text", required=True, max_len=MAX_TEXT_CHARS)
+        text = request.text
         assert text is not None  # redacted already (Engine.supersede)
         now = time.time()
-        new = {
-            **{k: old[k] for k in ("agent", "project", "kind", "category", "key", "tags", "session")},
-            "uid": new_uid(),
-            "text": text.strip(),
-            "hash": content_hash(text),
-            "confidence": params.number("confidence", default=old["confidence"], low=0.0, high=1.0),
-            "status": "active",
-            "created": now,
-            "updated": now,
-            "writer": actor,
-            "via": "api",
-            "source": None,
-            "line_start": None,
-            "line_end": None,
-            "message_id": None,
-            "superseded_by": None,
-            "polarity": old.get("polarity"),
-        }
+        confidence = request.confidence
+        entry = Entry(
+            agent=old["agent"], project=old["project"], kind=old["kind"],
+            category=old["category"], key=old["key"], tags=old["tags"], session=old["session"],
+            uid=new_uid(),
+            text=text.strip(),
+            hash=content_hash(text),
+            confidence=confidence if confidence is not None else old["confidence"],
+            status="active",
+            created=now,
+            updated=now,
+            writer=actor,
+            via="api",
+            source=None,
+            line_start=None,
+            line_end=None,
+            message_id=None,
+            superseded_by=None,
+            polarity=old.get("polarity"),
+        )
+        new = entry.as_dict()
         records = [
             {"op": "remember", "ts": now, "entry": new},
             self._status_record(old, "superseded", actor, "superseded", new["uid"]),
@@ -654,9 +637,9 @@ class Entries:
             previous = self._set_status(old, "superseded", actor, new["uid"])
         return {"entry": stored, "superseded": previous}
 
-    def release(self, params: Params) -> dict[str, Any]:
+    def release(self, request: EntryRequest) -> dict[str, Any]:
         """Let a quarantined entry be injected: a person's decision (``memory release``)."""
-        entry, actor = self._owned(params)
+        entry, actor = self._owned(request)
         if not entry["quarantined"]:
             raise BadParamsError(f"release: entry {entry['id']} is not quarantined")
         now = time.time()
@@ -669,9 +652,9 @@ class Entries:
         assert after is not None
         return after
 
-    def history(self, params: Params) -> dict[str, Any]:
-        entry_id = params.text("id", max_len=200)
-        key = params.key()
+    def history(self, entry_id: str | None, key: str | None, agent: str | None
+                ) -> dict[str, Any]:
+        """An entry's versions and events: by id (or prefix), or an agent's key's."""
         if entry_id is not None:
             try:
                 entry = self.resolve(entry_id)
@@ -680,7 +663,6 @@ class Entries:
             agent, key = entry["agent"], key or entry["key"]
             related = {entry["id"]: entry}
         else:
-            agent = params.agent(required=False)
             if key is None or agent is None:
                 raise BadParamsError("history: give an id, or an agent and a key")
             related = {}

@@ -1,0 +1,113 @@
+"""The records below the wire: an entry as the store keeps it, an entry to write, and the
+requests about entries, parsed from the wire at the server (memoryd.server.requests) and
+typed from there down. The store owns the entry's shape, so its records live here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Entry:
+    """An entry's fields as it is written: to the ledger (``{"op": "remember", "entry": …}``)
+    and to the index (Store.insert_entry, which adds what the index derives: quarantine,
+    occurrences). ``as_dict`` is the form both take; its keys are the ledger's."""
+
+    uid: str
+    agent: str
+    project: str | None
+    kind: str
+    category: str
+    key: str | None
+    text: str
+    hash: str
+    confidence: float
+    tags: list[str]
+    status: str
+    created: float
+    updated: float
+    writer: str
+    via: str
+    session: str | None
+    source: str | None
+    line_start: int | None
+    line_end: int | None
+    message_id: str | None
+    superseded_by: str | None
+    polarity: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class RememberRequest:
+    """What a remember request (or one of remember_many's entries, or a write memoryd makes
+    itself: an extracted lesson, a hook's turn) says of the entry to write, validated; what
+    it leaves out is None, and the write path fills it in (Entries.draft_entry)."""
+
+    agent: str
+    text: str
+    key: str | None = None
+    kind: str | None = None
+    polarity: str | None = None
+    confidence: float | None = None
+    project: str | None = None
+    cwd: str | None = None
+    created: float | None = None
+    via: str = "api"
+    category: str = ""
+    tags: tuple[str, ...] = ()
+    writer: str | None = None
+    session: str | None = None
+    message_id: str | None = None
+    force: bool = False
+
+
+@dataclass(frozen=True)
+class Draft:
+    """An entry to store, validated, and whether to store it even if it is a near
+    duplicate."""
+
+    entry: Entry
+    force: bool = False
+
+
+@dataclass(frozen=True)
+class Asker:
+    """Who asks to change an entry: the agent the request names (None: not said), the
+    connection's writer when it came on one (None: memoryd's own request), and whether a
+    person is behind it (what only a person may change: memoryd.provenance)."""
+
+    agent: str | None = None
+    writer: str | None = None
+    human: bool = True
+
+    def acts_as(self) -> str:
+        """The name the change is recorded under: a connection acts as its bound agent."""
+        return self.writer or self.agent or "user"
+
+
+@dataclass(frozen=True)
+class EntryRequest:
+    """A request about one entry by its id (or a unique prefix of it): get, forget,
+    supersede, release, scope. ``text`` and ``confidence``: supersede's new version;
+    ``reason``: forget's."""
+
+    id: str
+    asker: Asker = Asker()
+    text: str | None = None
+    confidence: float | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class ScopeRequest:
+    """Move an entry to a tier: ``global``, or ``project`` with a directory of the
+    project (its repository is the tier)."""
+
+    entry: EntryRequest
+    tier: str
+    directory: str | None = None

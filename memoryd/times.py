@@ -1,0 +1,31 @@
+"""What a time may be when someone writes one: epoch seconds, an ISO-8601 date or time, or an
+age such as 7d, 12h, 30m, 2w. Requests take times so (memoryd.params), and so may anything
+else that reads a time a person typed; nothing here is about a request.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from datetime import UTC, datetime
+
+_RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhdw])$")
+_UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+#: Times: years 1 to 9999 (what an ISO date can say).
+EARLIEST_S, LATEST_S = -62135596800.0, 253402300799.0
+
+
+def parse_time(value: str) -> float | None:
+    """Epoch seconds of an ISO-8601 date or time (UTC unless it says) or of an age before
+    now (7d, 12h, 30m, 2w), or None when ``value`` is neither."""
+    value = value.strip()
+    relative = _RELATIVE.match(value)
+    if relative:
+        return time.time() - float(relative.group(1)) * _UNIT_S[relative.group(2)]
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except (ValueError, OverflowError):
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
