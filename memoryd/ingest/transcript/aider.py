@@ -8,6 +8,7 @@ import re
 
 from memoryd.ingest.transcript.lines import (
     MAX_LINE_CHARS,
+    SessionCounts,
     Skip,
     Turn,
     check_text,
@@ -24,7 +25,7 @@ AIDER_FENCE = re.compile(r"\s*(`{3,}|~{3,})")
 AIDER_PROMPT_COMMANDS = ("/ask", "/code", "/architect")
 
 
-class AiderParser:
+class AiderParser(SessionCounts):
     """Markdown lines of an Aider chat history (see the module docstring).
 
     Not JSON: a turn is a run of lines, complete when a line of another kind (or the end of
@@ -39,13 +40,7 @@ class AiderParser:
     many_sessions = True
 
     def __init__(self, *, max_line_chars: int = MAX_LINE_CHARS) -> None:
-        self.session_id: str | None = None
-        self.cwd: str | None = None
-        self.started: float | None = None
-        self.last_seen: float | None = None
-        self.user_messages = 0
-        self.skipped: dict[str, int] = {}
-        self._max_line_chars = max_line_chars
+        super().__init__(max_line_chars=max_line_chars)
         self._session_time: float | None = None
         self._role: str | None = None  # the turn being assembled
         self._lines: list[str] = []
@@ -140,17 +135,6 @@ class AiderParser:
         out.append(Turn(record_id=record_id, session_id=self.session_id, role=role, text=text,
                         timestamp=self._session_time, cwd=self.cwd, sidechain_agent=None,
                         message_id=None))
-
-    def _count(self, reason: str) -> None:
-        self.skipped[reason] = self.skipped.get(reason, 0) + 1
-
-    def _note_time(self, timestamp: float | None) -> None:
-        if timestamp is None:
-            return
-        if self.started is None or timestamp < self.started:
-            self.started = timestamp
-        if self.last_seen is None or timestamp > self.last_seen:
-            self.last_seen = timestamp
 
 
 def _prompt(text: str) -> str:

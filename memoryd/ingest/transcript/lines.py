@@ -86,10 +86,9 @@ class Skip(Exception):
         self.reason = reason
 
 
-class LineParser(ABC):
-    """Line decoding, skip counting and session bookkeeping shared by the three formats."""
-
-    harness = "generic"
+class SessionCounts:
+    """What every transcript parser tells of the session it read: its id and directory, when
+    it started and was last seen, its user messages, and the lines it skipped by reason."""
 
     def __init__(self, *, max_line_chars: int = MAX_LINE_CHARS) -> None:
         self.session_id: str | None = None
@@ -99,6 +98,23 @@ class LineParser(ABC):
         self.user_messages = 0
         self.skipped: dict[str, int] = {}
         self._max_line_chars = max_line_chars
+
+    def _count(self, reason: str) -> None:
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+    def _note_time(self, timestamp: float | None) -> None:
+        if timestamp is None:
+            return
+        if self.started is None or timestamp < self.started:
+            self.started = timestamp
+        if self.last_seen is None or timestamp > self.last_seen:
+            self.last_seen = timestamp
+
+
+class LineParser(SessionCounts, ABC):
+    """Line decoding, skip counting and session bookkeeping shared by the JSON-lines formats."""
+
+    harness = "generic"
 
     def feed(self, line: str) -> list[Turn]:
         out: list[Turn] = []
@@ -128,17 +144,6 @@ class LineParser(ABC):
     @abstractmethod
     def _handle(self, record: dict[str, Any], line: str, out: list[Turn]) -> None:
         """Turn one decoded record into turns appended to ``out`` (or raise Skip)."""
-
-    def _count(self, reason: str) -> None:
-        self.skipped[reason] = self.skipped.get(reason, 0) + 1
-
-    def _note_time(self, timestamp: float | None) -> None:
-        if timestamp is None:
-            return
-        if self.started is None or timestamp < self.started:
-            self.started = timestamp
-        if self.last_seen is None or timestamp > self.last_seen:
-            self.last_seen = timestamp
 
 
 def parse_timestamp(value: object) -> float | None:
