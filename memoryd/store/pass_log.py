@@ -37,9 +37,9 @@ import json
 import logging
 import os
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from memoryd.store.database import Store
 from memoryd.store.durable import append_durably, cut_back
@@ -293,19 +293,37 @@ def replay_pass_log(store: Store, pass_log: PassLog) -> int:
     if known is None and pass_log.size() == 0 and _has_runs(store):
         return export(store, pass_log)
     pass_log.repair_tail()
+    return replay_lines(store, pass_log, key, apply_record, "pass journal")
+
+
+class Journal(Protocol):
+    @property
+    def path(self) -> Path: ...
+
+    def size(self) -> int: ...
+
+    def read(self, offset: int = 0) -> Iterator[tuple[int, dict[str, Any]]]: ...
+
+
+def replay_lines(store: Store, journal: Journal, key: str,
+                 apply: Callable[[Store, dict[str, Any]], int], what: str) -> int:
+    """Apply a journal's lines past the offset the database keeps under ``key``, in one
+    transaction that moves the offset on (the pass journal's and the outcomes file's
+    replay). Returns how many lines changed the database."""
+    known = store.meta(key)
     offset = int(known or 0)
-    if pass_log.size() < offset:
-        log.warning("Pass journal %s is shorter than recorded; replaying it whole.",
-                    pass_log.path)
+    if journal.size() < offset:
+        log.warning("%s %s is shorter than recorded; replaying it whole.", what.capitalize(),
+                    journal.path)
         offset = 0
     applied = 0
     with store.transaction():
-        for position, record in pass_log.read(offset):
-            applied += apply_record(store, record)
+        for position, record in journal.read(offset):
+            applied += apply(store, record)
             offset = position
         store.set_meta(key, str(offset))
     if applied and known is not None:
-        log.info("Replayed %d lines of the pass journal the database had missed.", applied)
+        log.info("Replayed %d lines of the %s the database had missed.", applied, what)
     return applied
 
 

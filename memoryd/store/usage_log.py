@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from memoryd.store.database import Store
-from memoryd.store.pass_log import PassLog
+from memoryd.store.pass_log import PassLog, replay_lines
 from memoryd.store.purge_files import Rewrite, ledger_rewrite
 
 log = logging.getLogger(__name__)
@@ -158,20 +158,7 @@ def replay_usage_log(store: Store, usage_log: UsageLog) -> int:
     known = store.meta(KEY)
     if known is None and usage_log.size() == 0 and has_outcomes(store):
         return export(store, usage_log)
-    offset = int(known or 0)
-    if usage_log.size() < offset:
-        log.warning("Outcomes file %s is shorter than recorded; replaying it whole.",
-                    usage_log.path)
-        offset = 0
-    applied = 0
-    with store._db:
-        for position, record in usage_log.read(offset):
-            applied += apply_record(store, record)
-            offset = position
-        store.set_meta(KEY, str(offset))
-    if applied and known is not None:
-        log.info("Replayed %d lines of the outcomes file the database had missed.", applied)
-    return applied
+    return replay_lines(store, usage_log, KEY, apply_record, "outcomes file")
 
 
 def has_outcomes(store: Store) -> bool:
