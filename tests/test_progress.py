@@ -21,6 +21,7 @@ import termios
 import time
 from pathlib import Path
 
+import pytest
 from conftest import run_cli, run_memoryd, spawn_daemon, stop_process
 from memoryd_client import Client, wire
 
@@ -130,6 +131,7 @@ def test_progress_shows_on_a_terminal_as_one_line_and_never_under_json(
 BAR = re.compile(r"\[#*-*\] [\d,]+/[\d,]+ \(\d+%\) ~\d+ (s|min) left")
 
 
+@pytest.mark.slow  # ~25 s of embedding on a quiet machine: run with -m slow
 def test_an_import_on_a_terminal_shows_a_bar_with_the_time_left_within_its_width(
         memoryd_home: Path) -> None:
     """Issue 39: a long operation shows a progress bar with an estimate of the time left, on
@@ -153,6 +155,7 @@ def test_an_import_on_a_terminal_shows_a_bar_with_the_time_left_within_its_width
         assert stop_process(proc) == 0
 
 
+@pytest.mark.slow  # ~20 s of embedding on a quiet machine: run with -m slow
 def test_a_reindex_on_a_terminal_shows_its_phases_with_a_bar_and_none_into_a_pipe(
         memoryd_home: Path) -> None:
     """`memoryd reindex` (the daemon stopped) shows how far the replay of the ledgers and the
