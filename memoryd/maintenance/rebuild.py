@@ -129,38 +129,36 @@ def archive_old(config: Config, archive: AgentArchive) -> int:
 
 def journal_old(config: Config, pass_log: PassLog) -> None:
     """Write the passes' journal of the database about to be set aside to its file, if that
-    database was made before the journal had one (a damaged one is left as it is)."""
-    if not config.db_path.exists() or pass_log.size():
-        return
-    try:
-        old = Store(config.db_path)
-    except (StartupError, DatabaseError) as exc:
-        log.warning("Not reading the passes' journal of the old database: %s", exc)
-        return
-    try:
-        if old.meta(pass_log_key()) is None and old.runs.any():
-            export_pass_log(old, pass_log)
-    except DatabaseError as exc:
-        log.warning("Not reading the passes' journal of the old database: %s", exc)
-    finally:
-        old.close()
+    database was made before the journal had one."""
+    _export_old(config, "the passes' journal", pass_log.size(),
+                lambda old: old.meta(pass_log_key()) is None and old.runs.any(),
+                lambda old: export_pass_log(old, pass_log))
 
 
 def outcomes_old(config: Config, usage_log: UsageLog) -> None:
     """Write the outcomes of the database about to be set aside to their file, if that
-    database was made before the file existed (a damaged one is left as it is)."""
-    if not config.db_path.exists() or usage_log.size():
+    database was made before the file existed."""
+    _export_old(config, "the outcomes", usage_log.size(),
+                lambda old: old.meta(USAGE_KEY) is None and has_outcomes(old),
+                lambda old: export_outcomes(old, usage_log))
+
+
+def _export_old(config: Config, what: str, file_size: int, wanted: Callable[[Store], bool],
+                export: Callable[[Store], object]) -> None:
+    """What the old database holds that a file of its own keeps now, written to that file
+    (nothing when the file has lines already; a damaged database is left as it is)."""
+    if not config.db_path.exists() or file_size:
         return
     try:
         old = Store(config.db_path)
     except (StartupError, DatabaseError) as exc:
-        log.warning("Not reading the outcomes of the old database: %s", exc)
+        log.warning("Not reading %s of the old database: %s", what, exc)
         return
     try:
-        if old.meta(USAGE_KEY) is None and has_outcomes(old):
-            export_outcomes(old, usage_log)
+        if wanted(old):
+            export(old)
     except DatabaseError as exc:
-        log.warning("Not reading the outcomes of the old database: %s", exc)
+        log.warning("Not reading %s of the old database: %s", what, exc)
     finally:
         old.close()
 
