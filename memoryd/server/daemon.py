@@ -43,7 +43,6 @@ from memoryd.errors import (
 from memoryd.ingest.indexer import Indexer
 from memoryd.ingest.pipeline import Ingest
 from memoryd.params import Params
-from memoryd.passes import corrections
 from memoryd.passes.entry_files import FileEntryEdits
 from memoryd.passes.runner import Passes
 from memoryd.passes.scope import ScopeMoves
@@ -63,17 +62,16 @@ from memoryd.server.limits import (
 )
 from memoryd.server.list_methods import ListMethods
 from memoryd.server.memory_files import FileMethods
+from memoryd.server.memory_methods import MemoryMethods
 from memoryd.server.notify import monotonic_usec, ping_watchdog, sd_notify, watchdog_interval_s
 from memoryd.server.ownership import CHECK_INTERVAL_S, Ownership, file_identity
 from memoryd.server.parts import Parts
 from memoryd.server.pass_methods import PassMethods
-from memoryd.server.replies import public_entry, without_rowids
-from memoryd.server.requests import get_request, remember_many_requests, remember_request
+from memoryd.server.replies import without_rowids
 from memoryd.server.session_methods import SessionMethods
 from memoryd.server.stopping import Connections, stopping_error
 from memoryd.server.sync_methods import Sync
 from memoryd.server.trust_methods import TrustMethods
-from memoryd.sessions.explain import evidence_words
 from memoryd.sessions.history import HistoryImport
 from memoryd.store.permissions import restrict_umask, tighten_state
 from memoryd.store.thread import DatabaseThread
@@ -130,11 +128,6 @@ class Daemon:
         self.connections = Connections()
         self.methods: dict[str, Callable[[Params], Awaitable[Any]]] = {
             "status": self.m_status,
-            "remember": self.m_remember,
-            "remember_many": self.m_remember_many,
-            "search": self.m_search,
-            "get": self.m_get,
-            "history": self.m_history,
             "reload": self.m_reload,
             "sources": self.m_sources,
         }
@@ -199,6 +192,7 @@ class Daemon:
         settled = await self.passes.recover()
         if settled:
             log.info("Settled %d changes of a pass that was stopped mid-run.", settled)
+        self.methods.update(MemoryMethods(parts, self.passes).methods())
         self.methods.update(PassMethods(self.passes).methods())
         self.methods.update(TrustMethods(parts).methods())
         self.sync = Sync(parts, self.traffic.background)
@@ -544,49 +538,6 @@ class Daemon:
             for source in status["ingest"]["sources"]:
                 source["indexed"] = indexed.get(source["name"], 0)
         return status
-
-    async def m_remember(self, params: Params) -> dict[str, Any]:
-        assert self.parts is not None
-        reply = await self.parts.writes.remember(remember_request(params))
-        await self._corrections([reply])
-        return reply
-
-    async def m_remember_many(self, params: Params) -> dict[str, Any]:
-        assert self.parts is not None
-        reply = await self.parts.writes.remember_many(remember_many_requests(params))
-        await self._corrections(reply["results"])
-        return reply
-
-    async def _corrections(self, replies: list[dict[str, Any]]) -> None:
-        """What a write corrected or contradicts, recorded as a run (memoryd.passes.corrections):
-        its name in each reply that has some."""
-        if self.passes is None or not any(r.get("corrects") for r in replies):
-            return
-        run = await self.db(corrections.record, self.passes.journal, replies)
-        for reply in replies:
-            if reply.get("corrects"):
-                reply["run"] = run
-
-    async def m_search(self, params: Params) -> dict[str, Any]:
-        assert self.parts is not None
-        reply = await self.parts.search.search(params)
-        if params.flag("explain"):  # the viewer: each hit's evidence in words
-            for hit in reply["hits"]:
-                hit["why"] = evidence_words(hit.get("evidence") or {}, asked="query",
-                                            found=hit.get("explain"))
-        return reply
-
-    async def m_get(self, params: Params) -> dict[str, Any]:
-        assert self.parts is not None
-        return public_entry(await self.db(self.parts.entries.get, get_request(params)),
-                            time.time())
-
-    async def m_history(self, params: Params) -> dict[str, Any]:
-        assert self.parts is not None
-        entry_id = params.text("id", max_len=200)
-        key = params.key()
-        agent = params.agent(required=False) if entry_id is None else None
-        return await self.db(self.parts.entries.history, entry_id, key, agent)
 
     async def m_reload(self, params: Params) -> dict[str, Any]:
         """Re-read the configuration: sources and settings (a new model needs a restart)."""

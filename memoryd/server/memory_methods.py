@@ -1,0 +1,63 @@
+"""The wire methods of memory itself: ``remember``, ``remember_many`` (with what a write
+corrects recorded as a run), ``search``, ``get`` and ``history``."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from memoryd.params import Params
+from memoryd.passes import corrections
+from memoryd.passes.runner import Passes
+from memoryd.server.parts import Parts
+from memoryd.server.replies import public_entry
+from memoryd.server.requests import get_request, remember_many_requests, remember_request
+from memoryd.sessions.explain import evidence_words
+
+
+class MemoryMethods:
+    def __init__(self, parts: Parts, passes: Passes) -> None:
+        self.parts = parts
+        self.passes = passes
+
+    def methods(self) -> dict[str, Any]:
+        return {"remember": self.m_remember, "remember_many": self.m_remember_many,
+                "search": self.m_search, "get": self.m_get, "history": self.m_history}
+
+    async def m_remember(self, params: Params) -> dict[str, Any]:
+        reply = await self.parts.writes.remember(remember_request(params))
+        await self._corrections([reply])
+        return reply
+
+    async def m_remember_many(self, params: Params) -> dict[str, Any]:
+        reply = await self.parts.writes.remember_many(remember_many_requests(params))
+        await self._corrections(reply["results"])
+        return reply
+
+    async def _corrections(self, replies: list[dict[str, Any]]) -> None:
+        """What a write corrected or contradicts, recorded as a run (memoryd.passes.corrections):
+        its name in each reply that has some."""
+        if not any(r.get("corrects") for r in replies):
+            return
+        run = await self.parts.db(corrections.record, self.passes.journal, replies)
+        for reply in replies:
+            if reply.get("corrects"):
+                reply["run"] = run
+
+    async def m_search(self, params: Params) -> dict[str, Any]:
+        reply = await self.parts.search.search(params)
+        if params.flag("explain"):  # the viewer: each hit's evidence in words
+            for hit in reply["hits"]:
+                hit["why"] = evidence_words(hit.get("evidence") or {}, asked="query",
+                                            found=hit.get("explain"))
+        return reply
+
+    async def m_get(self, params: Params) -> dict[str, Any]:
+        return public_entry(await self.parts.db(self.parts.entries.get, get_request(params)),
+                            time.time())
+
+    async def m_history(self, params: Params) -> dict[str, Any]:
+        entry_id = params.text("id", max_len=200)
+        key = params.key()
+        agent = params.agent(required=False) if entry_id is None else None
+        return await self.parts.db(self.parts.entries.history, entry_id, key, agent)
