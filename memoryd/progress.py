@@ -124,9 +124,11 @@ class Reporter:
 
     def __init__(self, method: str) -> None:
         self.fields: dict[str, Any] = {"what": method}
+        self.reported = False  # the handler said how far it got at least once
 
     def update(self, **fields: Any) -> None:
         self.fields.update(fields)
+        self.reported = True
 
     def frame(self) -> dict[str, Any]:
         return {name: value for name, value in self.fields.items() if value is not None}

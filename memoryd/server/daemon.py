@@ -464,16 +464,21 @@ class Daemon:
     async def _with_progress(self, writer: asyncio.StreamWriter, request_id: Any, method: str,
                              work: Awaitable[Any]) -> Any:
         """The handler's result, with progress frames sent while it works (the client asked:
-        wire.py). The last frame goes before the reply: both are written on the event loop."""
+        wire.py). The state it ended in goes in a last frame before the reply (both written on
+        the event loop), so that a request shorter than a tick shows its phases too."""
         reporter = Reporter(method)
         token = reporting(reporter)
         ticker = asyncio.ensure_future(self._tick(writer, request_id, reporter))
         try:
-            return await work
+            result = await work
         finally:
             ticker.cancel()
             await asyncio.gather(ticker, return_exceptions=True)
             stop_reporting(token)
+        if reporter.reported:  # a request shorter than a tick still shows where it ended
+            with contextlib.suppress(ConnectionError, OSError):
+                writer.write(wire.pack({"id": request_id, "progress": reporter.frame()}))
+        return result
 
     async def _tick(self, writer: asyncio.StreamWriter, request_id: Any,
                     reporter: Reporter) -> None:

@@ -185,7 +185,7 @@ class HistoryProgress:
 
     def frame(self) -> dict[str, Any]:
         """The phase's done/total (files, then sessions) for a progress frame."""
-        if self.phase == "extracting":
+        if self.phase == "extracting" or (self.phase == "done" and self.sessions_total):
             return {"phase": "extracting sessions", "done": self.extracted.done,
                     "total": self.sessions_total}
         return {"phase": "indexing files", "done": self.files_done, "total": self.files_total}
