@@ -6,30 +6,19 @@ cosine of its closest sentence. A person checks a reason only when it names thin
 the question's words the entry holds, and which sentence was close. Search finds them from
 what it already has (the question's words as it tokenised them for ``coverage``; the entry's
 part vectors, split from its index text as they were made), only when asked: the hit's
-``explain`` field. :func:`memoryd.sessions.explain.evidence_words` says it in words.
+explanation (a reply's ``explain`` field). :func:`memoryd.sessions.explain.evidence_words`
+says it in words.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import asdict, dataclass
-from typing import Any
 
 import numpy as np
 
+from memoryd.retrieval.records import Explanation, Sentence
 from memoryd.store.database import Store
 from memoryd.text import split_parts
-
-
-@dataclass(frozen=True)
-class Sentence:
-    """The sentence (part) of an entry closest in meaning to the question: its text, the
-    cosine of its vector with the question's, and its place among the entry's parts."""
-
-    text: str
-    cosine: float
-    number: int  # from 1
-    of: int
 
 
 def words_held(terms: Sequence[str], stems: Callable[[str], Collection[str]],
@@ -57,25 +46,19 @@ def closest_sentence(text: str, parts: np.ndarray, query: np.ndarray) -> Sentenc
     return Sentence(sentences[best], float(cosines[best]), best + 1, len(sentences))
 
 
-def explained(terms: Sequence[str], held: Sequence[str], sentence: Sentence | None
-              ) -> dict[str, Any]:
-    """A hit's ``explain`` field, as the wire carries it."""
-    return {"words": list(terms), "held": list(held),
-            "sentence": {**asdict(sentence), "cosine": round(sentence.cosine, 4)}
-            if sentence is not None else None}
-
-
-def explain_hits(store: Store, hits: list[dict[str, Any]], rowids: Sequence[int],
-                 texts: dict[int, tuple[str, float]], terms: Sequence[str],
-                 words_of: Callable[[int, str], Collection[str]],
-                 stems: Callable[[str], Collection[str]], query: np.ndarray | None) -> None:
-    """Each hit's ``explain`` (``rowids``: the hits' entries; ``texts``: their index texts;
+def explanations(store: Store, rowids: Sequence[int], texts: dict[int, tuple[str, float]],
+                 terms: Sequence[str], words_of: Callable[[int, str], Collection[str]],
+                 stems: Callable[[str], Collection[str]], query: np.ndarray | None
+                 ) -> list[Explanation]:
+    """Each hit's explanation (``rowids``: the hits' entries; ``texts``: their index texts;
     ``terms``: the question's informative words; ``words_of``: an entry's words as search
     tokenised them). The part vectors are read for the hits alone."""
     parts = store.part_vectors_by_rowids(list(rowids)) if query is not None else {}
-    for hit, rowid in zip(hits, rowids):
+    found = []
+    for rowid in rowids:
         text = texts[rowid][0]
         sentence = closest_sentence(text, parts[rowid], query) \
             if query is not None and rowid in parts else None
         held = words_held(terms, stems, frozenset(words_of(rowid, text)))
-        hit["explain"] = explained(terms, held, sentence)
+        found.append(Explanation(tuple(terms), tuple(held), sentence))
+    return found

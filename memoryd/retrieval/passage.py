@@ -10,10 +10,11 @@ exchange of a coding session is long enough to be read alone, and gets none. Ind
 with its neighbours instead (windows) was measured and left out (docs/retrieval.md, "Retrieval
 choices").
 
-The hit's ``text`` is the passage and its ``records`` the record ids of every turn it shows
-(the context's too), so that a hit maps back to the turns it covers; ``context`` holds the
-turns shown before and after (``before``, ``after``). The entry itself is unchanged
-(``memory get``).
+The hit's passage (:class:`~memoryd.retrieval.records.Passage`) is its text with the turns
+around it and the record ids of every turn it shows (the context's too), so that a hit maps
+back to the turns it covers; it holds the turns shown before and after too. A reply shows the
+passage as the hit's ``text`` and ``records``, and the turns as its ``context`` (``before``,
+``after``). The entry itself is unchanged (``memory get``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from memoryd.retrieval.records import Passage
 from memoryd.store.database import Store
 from memoryd.text import CHUNK_LABELS, without_date_prefix
 
@@ -39,31 +41,33 @@ def sections(text: str) -> list[str]:
     return [s for s in _SECTION.split(without_date_prefix(text)) if s.strip()]
 
 
-def add_turns_around(store: Store, hit: dict[str, Any], rowid: int, passage_chars: int) -> None:
-    """Show a transcript chunk's hit with the turns around it (see the module docstring);
-    other hits are left as they are."""
-    chars = (passage_chars - len(hit.get("text", ""))) // 2
-    if chars < MIN_CONTEXT or hit.get("via") != "watch" \
-            or not str(hit.get("id", "")).startswith("t") or hit.get("kind") != "turn":
-        return
+def turns_around(store: Store, entry: dict[str, Any], rowid: int,
+                 passage_chars: int) -> Passage | None:
+    """A transcript chunk's hit with the turns around it (see the module docstring); None
+    for other hits, and for a chunk with no turn around it."""
+    own = entry.get("text", "")
+    chars = (passage_chars - len(own)) // 2
+    if chars < MIN_CONTEXT or entry.get("via") != "watch" \
+            or not str(entry.get("id", "")).startswith("t") or entry.get("kind") != "turn":
+        return None
     earlier, later = store.chunk_neighbours(rowid, NEIGHBOURS)
     before = _within([t for text, records in earlier for t in reversed(_turns(text, records))],
                      chars, keep_end=True)
     after = _within([t for text, records in later for t in _turns(text, records)], chars,
                     keep_end=False)
     if not before and not after:
-        return
-    own = hit["text"]
+        return None
     date = _DATE.match(own)
     parts = [f"(before) {turn}" for turn, _ in reversed(before)]
     parts.append(own[date.end():] if date else own)
     parts += [f"(after) {turn}" for turn, _ in after]
-    hit["text"] = (date.group(0) if date else "") + "\n\n".join(parts)
-    hit["context"] = {"before": [turn for turn, _ in reversed(before)],
-                      "after": [turn for turn, _ in after]}
-    if hit.get("records"):
-        hit["records"] = [r for _, r in reversed(before) if r] + list(hit["records"]) + \
-            [r for _, r in after if r]
+    records = entry.get("records")
+    return Passage(
+        text=(date.group(0) if date else "") + "\n\n".join(parts),
+        before=tuple(turn for turn, _ in reversed(before)),
+        after=tuple(turn for turn, _ in after),
+        records=(*(r for _, r in reversed(before) if r), *records,
+                 *(r for _, r in after if r)) if records else None)
 
 
 def _turns(text: str, records: list[str] | None) -> list[Turn]:

@@ -2,7 +2,7 @@
 
 A search runs in four steps, so that the daemon can run two of them at once:
 
-- ``plan``: the question's words, its validated filters, a time it names (database thread);
+- ``plan``: the question's words, its filters, a time it names (database thread);
 - ``keyword_half``: the keyword candidates, and what can be read ahead of the vector: their
   entries, words and the lexicon rows of those, the question's word weights (database thread);
 - ``vector_half``: the vector index's candidates (no database: :mod:`memoryd.retrieval.service`
@@ -11,7 +11,9 @@ A search runs in four steps, so that the daemon can run two of them at once:
 - ``finish_search``: every candidate's evidence (:mod:`memoryd.retrieval.ranking`), the model's
   ranking, the hits (database thread).
 
-``search`` runs them one after the other (the memory block does, on the database thread).
+``search`` runs them one after the other (the memory block does, on the database thread). A
+search takes a :class:`~memoryd.retrieval.records.SearchRequest` and gives a
+:class:`~memoryd.retrieval.records.SearchResult`: hits, with their scores and evidence.
 
 Candidates:
 
@@ -30,9 +32,8 @@ Candidates:
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any
 
@@ -40,15 +41,14 @@ import numpy as np
 
 from memoryd.config import Config
 from memoryd.embedding.derived import Derived
-from memoryd.params import Params
 from memoryd.retrieval import ranking
-from memoryd.retrieval.age import age_note, format_age
 from memoryd.retrieval.asked import asked_details, lacks
 from memoryd.retrieval.dates import Window, window, without_time
-from memoryd.retrieval.explain import explain_hits
+from memoryd.retrieval.explain import explanations
 from memoryd.retrieval.filters import Filter, request_filter
-from memoryd.retrieval.passage import add_turns_around
+from memoryd.retrieval.passage import turns_around
 from memoryd.retrieval.ranking import FEATURES, NO_ALIGN, NO_VECTOR, Model, idf, load_model
+from memoryd.retrieval.records import Background, Hit, Score, SearchRequest, SearchResult
 from memoryd.retrieval.terms import STOPWORDS, fts_expression, query_terms
 from memoryd.store.database import Store
 from memoryd.store.lexicon import Lexicon, is_word, unknown_words
@@ -82,8 +82,8 @@ class SearchPlan:
     explain: bool = False
     keyword: dict[int, tuple[int, float]] = field(default_factory=dict)  # rowid → (rank, bm25)
     window_keyword: list[int] = field(default_factory=list)
-    #: the vector candidates' mix: mean, spread, n
-    background: tuple[float, float, int] | None = None
+    #: the vector candidates' mix
+    background: Background | None = None
     # read while the question is embedded: the keyword candidates' texts and words, the
     # query words' weights (the vector half then reads only what the vectors add)
     texts: dict[int, tuple[str, float]] = field(default_factory=dict)  # rowid → (text, created)
@@ -131,38 +131,27 @@ class Search:
     def lexicon(self) -> Lexicon | None:
         return self.derived.lexicon
 
-    # -- filters ----------------------------------------------------------------------
-
-    def search_filter(self, params: Params, *, every_agent: bool = False,
-                      any_status: bool = False) -> Filter:
-        """The filters a request names (memoryd.retrieval.filters)."""
-        return request_filter(self.store, params, every_agent=every_agent,
-                              any_status=any_status)
-
-    def search(self, params: Params, query_vector: np.ndarray | None,
-               words: dict[str, np.ndarray] | None = None) -> dict[str, Any]:
+    def search(self, request: SearchRequest, query_vector: np.ndarray | None,
+               words: dict[str, np.ndarray] | None = None) -> SearchResult:
         """All of it on one thread (the daemon runs the halves apart, see the module
         docstring)."""
-        return self.finish_search(self.keyword_half(self.plan(params)), query_vector, words)
+        return self.finish_search(self.keyword_half(self.plan(request)), query_vector, words)
 
     # -- the keyword half -------------------------------------------------------------
 
-    def plan(self, params: Params) -> SearchPlan:
-        """The question's words, its filters (validated) and the time it names; the vector
-        index's filter columns brought up to date (database thread)."""
-        query = params.text("query", required=True, max_len=10_000)
-        assert query is not None
-        limit = params.integer("limit", default=self.config.search.limit, low=1, high=1000)
-        min_score = params.number("min_score", low=0.0, high=1.0)
-        now = params.time("now")  # when the question is asked ("last week" of when)
+    def plan(self, request: SearchRequest) -> SearchPlan:
+        """The question's words, its filters and the time it names; the vector index's filter
+        columns brought up to date (database thread)."""
+        query, min_score, now = request.query, request.min_score, request.now
         named = window(query, date.fromtimestamp(now) if now else None)
         plan = SearchPlan(
             query=query, terms=query_terms(without_time(query, named) if named else query)
-            or query_terms(query), limit=limit,
-            only_matches=params.flag("match") or min_score is not None,
+            or query_terms(query), limit=request.limit,
+            only_matches=request.match or min_score is not None,
             threshold=min_score if min_score is not None else
             self.model.threshold(self.config.search.match_precision), min_score=min_score,
-            filter=self.search_filter(params), window=named, explain=params.flag("explain"))
+            filter=request_filter(self.store, request.filter), window=named,
+            explain=request.explain)
         follow_meta(self.store, self.index)  # the filter columns of entries changed meanwhile
         return plan
 
@@ -246,7 +235,7 @@ class Search:
 
     def finish_search(self, plan: SearchPlan, query_vector: np.ndarray | None,
                       words: dict[str, np.ndarray] | None = None,
-                      found: VectorFound | None = None) -> dict[str, Any]:
+                      found: VectorFound | None = None) -> SearchResult:
         """Vector candidates (``found`` by :meth:`vector_half` beside the keyword half, or
         here), the evidence of every candidate, the model's ranking, the hits."""
         vector_rank, mixes = self._vector_candidates(plan, query_vector, found)
@@ -267,8 +256,7 @@ class Search:
         # read ahead: a hit whose turns an earlier hit's passage shows already is left out
         ahead = ranked[:plan.limit + CONTEXT_HITS]
         entries = self.store.entries_by_rowids([candidates[i] for i in ahead])  # the hits' rows
-        now = time.time()
-        hits: list[dict[str, Any]] = []
+        hits: list[Hit] = []
         order: list[int] = []
         shown: set[str] = set()
         for number, i in enumerate(ahead):
@@ -277,57 +265,50 @@ class Search:
             entry = entries.get(candidates[i])
             if entry is None:  # gone since the plan read it (its file rewritten meanwhile)
                 continue
-            p = float(probability[i])
-            row = dict(zip(FEATURES, evidence[i].tolist()))
-            bm25 = plan.keyword.get(candidates[i])
-            hit = {
-                **entry,
-                "score": {"relevance": round(p, 4),
-                          "keyword": round(bm25[1], 4) if bm25 and bm25[1] else None,
-                          "vector": round(row["cos"], 4) if query_vector is not None else None,
-                          "part": round(row["part"], 4) if query_vector is not None else None,
-                          "coverage": round(row["coverage"], 4)},
-                "evidence": {name: round(value, 4) for name, value in row.items()},
-                "match": bool(p >= thresholds[i]),
-                **({"scored_without": ranking.LACKING[lack]} if (lack := lacking[i]) else {}),
-                "age_s": round(now - entry["created"], 1),
-                "age": format_age(now - entry["created"]),
-                "age_note": age_note(entry["created"], now),
-            }
             own = set(entry.get("records") or ())
             if own and own <= shown:
                 continue  # its turns are in an earlier passage
+            hit = self._hit(entry, float(probability[i]), float(thresholds[i]), evidence[i],
+                            lacking[i], plan.keyword.get(candidates[i]),
+                            query_vector is not None)
             if number < CONTEXT_HITS:
-                add_turns_around(self.store, hit, candidates[i],
-                                 self.config.search.passage_chars)
-            shown.update(hit.get("records") or ())
+                hit = replace(hit, passage=turns_around(self.store, entry, candidates[i],
+                                                        self.config.search.passage_chars))
+            shown.update(hit.records)
             hits.append(hit)
             order.append(i)
         if plan.explain:
-            explain_hits(self.store, hits, [candidates[i] for i in order], texts, plan.terms,
-                         lambda r, t: (plan.known.get(r) or self._entry(r, t)).words,
-                         self._tokens, query_vector)
+            hits = [replace(hit, explanation=explanation) for hit, explanation in zip(
+                hits, explanations(self.store, [candidates[i] for i in order], texts,
+                                   plan.terms,
+                                   lambda r, t: (plan.known.get(r) or self._entry(r, t)).words,
+                                   self._tokens, query_vector))]
         return self._result(plan, hits, query_vector is None,
                             [lacking[i] for i in order if lacking[i]])
 
-    def _result(self, plan: SearchPlan, hits: list[dict[str, Any]], degraded: bool,
-                lacking: Sequence[str | None] = ()) -> dict[str, Any]:
-        result: dict[str, Any] = {"hits": hits, "degraded": degraded or bool(lacking),
-                                  "threshold": plan.threshold}
-        if degraded:
-            result["degraded_reason"] = "keyword-only: the embedding model is not loaded"
-        elif lacking:
-            result["degraded_reason"] = ranking.degraded_reason(lacking)
-        if plan.filter.unknown_agents:
-            result["unknown_agents"] = list(plan.filter.unknown_agents)
-        if plan.background is not None:
-            mean, spread, n = plan.background
-            result["background"] = {"mean": round(mean, 4), "spread": round(spread, 4),
-                                    "candidates": n}
-        if plan.window is not None:
-            result["window"] = {"first": plan.window.first.isoformat(),
-                                "last": plan.window.last.isoformat(), "phrase": plan.window.phrase}
-        return result
+    @staticmethod
+    def _hit(entry: dict[str, Any], probability: float, threshold: float, evidence: np.ndarray,
+             lacking: str | None, bm25: tuple[int, float] | None, vectors: bool) -> Hit:
+        """A hit with its score and evidence (``bm25``: its rank and score as a keyword
+        candidate; ``vectors``: the question has a vector)."""
+        row = dict(zip(FEATURES, evidence.tolist()))
+        return Hit(
+            entry=entry,
+            score=Score(relevance=round(probability, 4),
+                        keyword=round(bm25[1], 4) if bm25 and bm25[1] else None,
+                        vector=round(row["cos"], 4) if vectors else None,
+                        part=round(row["part"], 4) if vectors else None,
+                        coverage=round(row["coverage"], 4)),
+            evidence={name: round(value, 4) for name, value in row.items()},
+            match=bool(probability >= threshold),
+            scored_without=tuple(ranking.LACKING[lacking]) if lacking else None)
+
+    def _result(self, plan: SearchPlan, hits: list[Hit], degraded: bool,
+                lacking: Sequence[str | None] = ()) -> SearchResult:
+        reason = "keyword-only: the embedding model is not loaded" if degraded else \
+            ranking.degraded_reason(lacking) if lacking else None
+        return SearchResult(tuple(hits), plan.threshold, reason, plan.filter.unknown_agents,
+                            plan.background, plan.window)
 
     def vector_half(self, plan: SearchPlan, query: np.ndarray | None) -> VectorFound | None:
         """The vector index's candidates for each of the plan's filters (the index's own
@@ -397,7 +378,8 @@ class Search:
                     similarity = float(vector @ query)
                     mixes[rowid] = (similarity, similarity)
         pool = np.array([sum(mixes[r]) / 2 for r in vector_rank], dtype=np.float64)
-        plan.background = (float(pool.mean()), float(pool.std()), len(pool)) if len(pool) else None
+        plan.background = Background(float(pool.mean()), float(pool.std()), len(pool)) \
+            if len(pool) else None
         mean, spread = self.model.background(pool)
         # the lead is over the best candidate that says something else: a copy of the same
         # text (another agent's, a file's and an import's) is not a rival

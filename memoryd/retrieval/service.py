@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
-from typing import Any
 
 import numpy as np
 
@@ -20,7 +19,7 @@ from memoryd.embedding.model import Embedder
 from memoryd.embedding.threads import EmbedThreads, abandon
 from memoryd.embedding.words import WordWork
 from memoryd.errors import stopping_error
-from memoryd.params import Params
+from memoryd.retrieval.records import SearchRequest, SearchResult
 from memoryd.retrieval.search import Search, SearchPlan, VectorFound
 from memoryd.store.thread import DatabaseThread
 
@@ -37,10 +36,9 @@ class SearchService:
         # database thread
         self.thread = ThreadPoolExecutor(1, thread_name_prefix="memoryd-search")
 
-    async def search(self, params: Params) -> dict[str, Any]:
-        """The hits for a ``search`` request."""
-        query = params.text("query", required=True, max_len=10_000)
-        assert query is not None
+    async def search(self, request: SearchRequest) -> SearchResult:
+        """The hits for a search."""
+        query = request.query
         embedder = await self.threads.model()
         if self.db.closing:  # the search thread stops before the index closes
             raise stopping_error()
@@ -49,7 +47,7 @@ class SearchService:
         vectors = asyncio.get_running_loop().run_in_executor(
             self.thread, self._vector_half, query, embedder, cached, planned)
         try:
-            plan = await self.db(self._plan, params, planned)
+            plan = await self.db(self._plan, request, planned)
             await self.db(self.searcher.keyword_half, plan)
         except BaseException:
             planned.cancel()  # the vector half waits for no plan (none came, or too late)
@@ -62,10 +60,10 @@ class SearchService:
         await self.words.learned()
         return await self.db(self.searcher.finish_search, plan, vector, words, found)
 
-    def _plan(self, params: Params, planned: Future[SearchPlan]) -> SearchPlan:
+    def _plan(self, request: SearchRequest, planned: Future[SearchPlan]) -> SearchPlan:
         """A search's plan (database thread), handed at once to its vector half (a plan that
         fails is handed nothing: :meth:`search` cancels ``planned``)."""
-        plan = self.searcher.plan(params)
+        plan = self.searcher.plan(request)
         with contextlib.suppress(InvalidStateError):  # the search was given up meanwhile
             planned.set_result(plan)
         return plan

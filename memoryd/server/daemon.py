@@ -181,7 +181,7 @@ class Daemon:
         spawn = self.background.spawn
         self.sessions = SessionMethods(parts)
         self.methods.update(self.sessions.methods())
-        self.methods.update(ListMethods(parts.db, parts.store, parts.searcher).methods())
+        self.methods.update(ListMethods(parts.db, parts.store).methods())
         self.methods.update(FileMethods(parts.db, parts.store, self.settings).methods())
         self.ingest = Ingest(self.config, Indexer(parts.store, parts.entries),
                              parts.db, parts.vectors.wanted.set, self.traffic.background)

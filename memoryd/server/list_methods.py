@@ -1,7 +1,7 @@
 """Wire method ``list``: entries without a query (``memory list``, ``recent`` and ``export``).
 
 The filters are search's (agents, category, kind, tags, project, here, status, since, until:
-:meth:`memoryd.retrieval.search.Search.search_filter`); the order is by creation time, newest
+:mod:`memoryd.retrieval.filters`); the order is by creation time, newest
 first (``order: "newest"``) or oldest first (``"oldest"``, what an export wants). A page holds
 ``limit`` entries (1 to 1,000); the reply's ``next`` is an opaque cursor for the page after it
 (``None`` on the last page), so that an export reads a store of any size in bounded pages and
@@ -21,8 +21,10 @@ from typing import Any
 
 from memoryd.errors import BadParamsError
 from memoryd.params import Params
-from memoryd.retrieval.search import Search
+from memoryd.retrieval.filters import request_filter
+from memoryd.retrieval.records import FilterRequest
 from memoryd.server.replies import public_entry
+from memoryd.server.requests import filter_request
 from memoryd.store.database import Store
 from memoryd.store.query import Order
 from memoryd.store.thread import DatabaseThread
@@ -48,13 +50,15 @@ def _parse_cursor(value: str) -> tuple[float, int]:
 @dataclass(frozen=True)
 class ListRequest:
     """A page of a list: its size, where it starts (a cursor a reply gave, or an offset),
-    its order, and the id prefix its entries begin with; the filters are search's."""
+    its order, the id prefix its entries begin with, and its filters (search's; every agent
+    unless told)."""
 
     limit: int
     offset: int
     order: Order
     prefix: str | None
     cursor: tuple[float, int] | None
+    filter: FilterRequest
 
     @staticmethod
     def parse(params: Params) -> ListRequest:
@@ -64,44 +68,43 @@ class ListRequest:
         prefix = params.text("prefix", max_len=64)
         cursor = params.text("cursor", max_len=100)
         return ListRequest(limit, offset, "oldest page" if order == "oldest" else "newest page",
-                           prefix or None, _parse_cursor(cursor) if cursor is not None else None)
+                           prefix or None, _parse_cursor(cursor) if cursor is not None else None,
+                           filter_request(params, every_agent=True))
 
 
 class ListMethods:
-    def __init__(self, db: DatabaseThread, store: Store, searcher: Search) -> None:
+    def __init__(self, db: DatabaseThread, store: Store) -> None:
         self.db = db
         self.store = store
-        self.searcher = searcher
 
     def methods(self) -> dict[str, Any]:
         return {"list": self.m_list, "timeline": self.m_timeline}
 
     async def m_list(self, params: Params) -> dict[str, Any]:
-        return await self.db(self.page, params, ListRequest.parse(params))
+        return await self.db(self.page, ListRequest.parse(params))
 
     async def m_timeline(self, params: Params) -> dict[str, Any]:
         """Entries written per ``bucket`` seconds (default a day), by agent and kind; the
         filters are list's, and every status counts unless ``status`` says (what was written,
         not what is still active)."""
-        return await self.db(self.timeline, params)
+        bucket = params.integer("bucket", default=DAY_S, low=60, high=366 * DAY_S)
+        return await self.db(self.timeline, bucket,
+                             filter_request(params, every_agent=True, any_status=True))
 
-    def timeline(self, params: Params) -> dict[str, Any]:
+    def timeline(self, bucket: int, request: FilterRequest) -> dict[str, Any]:
         """The counts (database thread)."""
         store = self.store
         assert store is not None
-        bucket = params.integer("bucket", default=DAY_S, low=60, high=366 * DAY_S)
-        where = self.searcher.search_filter(params, every_agent=True, any_status=True)
-        counts = growth(store, where.query, bucket)
+        counts = growth(store, request_filter(store, request).query, bucket)
         return {"bucket": bucket, "counts": [
             {"start": c.start, "agent": c.agent, "kind": c.kind, "count": c.count}
             for c in counts]}
 
-    def page(self, params: Params, request: ListRequest) -> dict[str, Any]:
-        """One page of entries (database thread): the filters ``params`` name (every agent
-        unless told; their errors name this method)."""
+    def page(self, request: ListRequest) -> dict[str, Any]:
+        """One page of entries (database thread)."""
         store = self.store
         assert store is not None
-        where = self.searcher.search_filter(params, every_agent=True)
+        where = request_filter(store, request.filter)
         query = where.query
         if request.prefix:  # ids beginning so (shell completion): the uid index's range
             query = query.uid_prefix(request.prefix)

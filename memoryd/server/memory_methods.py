@@ -10,9 +10,13 @@ from memoryd.params import Params
 from memoryd.passes import corrections
 from memoryd.passes.runner import Passes
 from memoryd.server.parts import Parts
-from memoryd.server.replies import public_entry
-from memoryd.server.requests import get_request, remember_many_requests, remember_request
-from memoryd.sessions.explain import evidence_words
+from memoryd.server.replies import public_entry, search_reply
+from memoryd.server.requests import (
+    get_request,
+    remember_many_requests,
+    remember_request,
+    search_request,
+)
 
 
 class MemoryMethods:
@@ -45,12 +49,10 @@ class MemoryMethods:
                 reply["run"] = run
 
     async def m_search(self, params: Params) -> dict[str, Any]:
-        reply = await self.parts.search.search(params)
-        if params.flag("explain"):  # the viewer: each hit's evidence in words
-            for hit in reply["hits"]:
-                hit["why"] = evidence_words(hit.get("evidence") or {}, asked="query",
-                                            found=hit.get("explain"))
-        return reply
+        request = search_request(params, self.parts.settings.config.search.limit)
+        # the viewer (explain): each hit's evidence in words too
+        return search_reply(await self.parts.search.search(request), time.time(),
+                            why=request.explain)
 
     async def m_get(self, params: Params) -> dict[str, Any]:
         return public_entry(await self.parts.db(self.parts.entries.get, get_request(params)),

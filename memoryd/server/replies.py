@@ -1,13 +1,17 @@
 """What a reply shows of an entry: no ``rowid`` (the index's own row number, which changes when
 the index is rebuilt and which no method takes), and the ``age_note`` an old entry carries
 (:mod:`memoryd.retrieval.age`). ``get`` and ``list`` shape their entries with
-:func:`public_entry`; every reply goes through :func:`without_rowids` on its way out."""
+:func:`public_entry`, ``search`` its hits with :func:`search_reply`; every reply goes through
+:func:`without_rowids` on its way out."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
-from memoryd.retrieval.age import age_note
+from memoryd.retrieval.age import age_note, format_age
+from memoryd.retrieval.records import Explanation, Hit, SearchResult
+from memoryd.sessions.explain import evidence_words
 
 
 def public_entry(entry: dict[str, Any], now: float) -> dict[str, Any]:
@@ -25,3 +29,61 @@ def without_rowids(value: Any) -> Any:
     if isinstance(value, list):
         return [without_rowids(v) for v in value]
     return value
+
+
+def search_reply(result: SearchResult, now: float, *, why: bool = False) -> dict[str, Any]:
+    """A search's reply: its hits, best first, and what it says of them. ``why``: each hit's
+    evidence in words too (the viewer's, for a search with ``explain``)."""
+    reply: dict[str, Any] = {"hits": [hit_reply(hit, now, why=why) for hit in result.hits],
+                             "degraded": result.degraded, "threshold": result.threshold}
+    if result.degraded_reason is not None:
+        reply["degraded_reason"] = result.degraded_reason
+    if result.unknown_agents:
+        reply["unknown_agents"] = list(result.unknown_agents)
+    if result.background is not None:
+        reply["background"] = {"mean": round(result.background.mean, 4),
+                               "spread": round(result.background.spread, 4),
+                               "candidates": result.background.candidates}
+    if result.window is not None:
+        reply["window"] = {"first": result.window.first.isoformat(),
+                           "last": result.window.last.isoformat(),
+                           "phrase": result.window.phrase}
+    return reply
+
+
+def hit_reply(hit: Hit, now: float, *, why: bool = False) -> dict[str, Any]:
+    """A hit as clients see it: the entry's fields (its passage's text and records in place of
+    its own), its score, evidence and match, its age, and the passage's turns and the hit's
+    explanation when it has them."""
+    shown = dict(hit.entry)
+    passage = hit.passage
+    if passage is not None:
+        shown["text"] = passage.text
+        if passage.records is not None:
+            shown["records"] = list(passage.records)
+    score = hit.score
+    shown.update({
+        "score": {"relevance": score.relevance, "keyword": score.keyword,
+                  "vector": score.vector, "part": score.part, "coverage": score.coverage},
+        "evidence": dict(hit.evidence),
+        "match": hit.match})
+    if hit.scored_without is not None:
+        shown["scored_without"] = list(hit.scored_without)
+    created = shown["created"]
+    shown.update({"age_s": round(now - created, 1), "age": format_age(now - created),
+                  "age_note": age_note(created, now)})
+    if passage is not None:
+        shown["context"] = {"before": list(passage.before), "after": list(passage.after)}
+    if hit.explanation is not None:
+        shown["explain"] = explained(hit.explanation)
+    if why:
+        shown["why"] = evidence_words(hit.evidence, asked="query", found=shown.get("explain"))
+    return shown
+
+
+def explained(explanation: Explanation) -> dict[str, Any]:
+    """A hit's ``explain`` field."""
+    sentence = explanation.sentence
+    return {"words": list(explanation.words), "held": list(explanation.held),
+            "sentence": {**asdict(sentence), "cosine": round(sentence.cosine, 4)}
+            if sentence is not None else None}

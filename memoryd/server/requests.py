@@ -1,7 +1,8 @@
-"""The wire's requests about entries, parsed into the records the layers below take
-(memoryd.store.records): the wire's :class:`~memoryd.params.Params` stops here. Each parse
-says what is wrong with a request in the method's words, as Params does, in the order the
-params were always checked (a request with two mistakes is told the same first one).
+"""The wire's requests about entries and searches, parsed into the records the layers below
+take (memoryd.store.records, memoryd.retrieval.records): the wire's
+:class:`~memoryd.params.Params` stops here. Each parse says what is wrong with a request in the
+method's words, as Params does, in the order the params were always checked (a request with
+two mistakes is told the same first one).
 """
 
 from __future__ import annotations
@@ -9,9 +10,11 @@ from __future__ import annotations
 import time
 
 from memoryd.errors import BadParamsError
+from memoryd.names import agent_problem
 from memoryd.params import Params
 from memoryd.passes.scope import TIERS
-from memoryd.store.entries import KINDS, MAX_TEXT_CHARS
+from memoryd.retrieval.records import MAX_HITS, MAX_QUERY_CHARS, FilterRequest, SearchRequest
+from memoryd.store.entries import KINDS, MAX_TEXT_CHARS, STATUSES
 from memoryd.store.records import Asker, EntryRequest, RememberRequest, ScopeRequest
 from memoryd.writes import MAX_BATCH
 
@@ -106,3 +109,81 @@ def scope_request(params: Params) -> ScopeRequest:
         raise BadParamsError("scope: scope 'project' needs the project's directory "
                              "(project=DIR)")
     return ScopeRequest(EntryRequest(id=entry_id(params), asker=asker(params)), tier, directory)
+
+
+def filter_request(params: Params, *, every_agent: bool = False,
+                   any_status: bool = False) -> FilterRequest:
+    """The filters a search, list or timeline names. ``every_agent``: without agent or
+    agents, every agent's entries (list and timeline; search asks for a namespace);
+    ``any_status``: without status, every status's (timeline; the others keep to the
+    active)."""
+    agents = _agents(params, every_agent)
+    category = params.text("category", max_len=200)
+    kinds = params.strings("kind")
+    for kind in kinds or ():
+        if kind not in KINDS:
+            raise BadParamsError(
+                f"{params.method}: kind must be among {', '.join(KINDS)}; got {kind!r}")
+    project = params.path("project")
+    # "cwd" (`memory search --here`): the entries of that directory's project and the
+    # global ones, as its block shows them
+    in_project = params.path("cwd")
+    statuses = _statuses(params, any_status)
+    since, until = params.time("since"), params.time("until")
+    if since is not None and until is not None and since >= until:
+        raise BadParamsError(
+            f"{params.method}: since ({params.raw['since']}) is not before until "
+            f"({params.raw['until']}): nothing could match; an age counts back from now, so "
+            "--since 7d --until 1d is the week up to yesterday")
+    return FilterRequest(
+        agents=agents, category=category.strip() if category not in (None, "", "-") else None,
+        kinds=tuple(kinds) if kinds is not None else None, project=project or None,
+        in_project=in_project or None, statuses=statuses, since=since, until=until,
+        tags=tuple(t.lower() for t in params.strings("tags") or ()))
+
+
+def _agents(params: Params, every_agent: bool) -> tuple[str, ...] | None:
+    """The agents named (None: every one)."""
+    agents = params.strings("agents")
+    if agents is None:
+        agent = params.agent(required=False)
+        if agent is None and every_agent:
+            return None
+        if agent is None:
+            raise BadParamsError(f"{params.method}: give agent (your own namespace) or "
+                                 "agents (a list, or ['*'] for all)")
+        agents = [agent]
+    if agents == ["*"]:
+        return None
+    for name in agents:
+        problem = agent_problem(name)
+        if problem is not None:
+            raise BadParamsError(f"{params.method}: agent {problem}")
+    return tuple(agents)
+
+
+def _statuses(params: Params, any_status: bool) -> tuple[str, ...]:
+    statuses = params.strings("status")
+    if statuses is None and any_status:
+        statuses = ["any"]
+    statuses = statuses or ["active"]
+    if statuses == ["any"]:
+        return STATUSES
+    for status in statuses:
+        if status not in STATUSES:
+            raise BadParamsError(
+                f"{params.method}: status must be among {', '.join(STATUSES)} or any")
+    return tuple(statuses)
+
+
+def search_request(params: Params, default_limit: int) -> SearchRequest:
+    """A search (``default_limit``: its limit when it names none, ``[search] limit``)."""
+    query = params.text("query", required=True, max_len=MAX_QUERY_CHARS)
+    assert query is not None
+    limit = params.integer("limit", default=default_limit, low=1, high=MAX_HITS)
+    min_score = params.number("min_score", low=0.0, high=1.0)
+    now = params.time("now")
+    match = params.flag("match")
+    where = filter_request(params)
+    return SearchRequest(query, where, limit, min_score=min_score, match=match, now=now,
+                         explain=params.flag("explain"))

@@ -69,8 +69,8 @@ from typing import Any
 
 from memoryd_client.wire import INJECTION_MARKER
 
+from memoryd.errors import BadParamsError
 from memoryd.ingest.markdown import split_lines
-from memoryd.params import Params
 from memoryd.project import project_of
 from memoryd.provenance import agent_wrote
 from memoryd.quarantine import reason as quarantine_reason
@@ -78,6 +78,7 @@ from memoryd.quarantine import reason_for_entry
 from memoryd.redact import redact
 from memoryd.regular_file import read_regular_text
 from memoryd.retrieval.age import VERIFY_DAYS, age_bucket
+from memoryd.retrieval.records import MAX_QUERY_CHARS, FilterRequest, SearchRequest
 from memoryd.retrieval.search import Search
 from memoryd.sources import ARCHIVE_DIR
 from memoryd.store.database import Store
@@ -88,6 +89,9 @@ from memoryd.store.usage import DISUSE_KINDS, Disuse
 DEFAULT_BUDGET_CHARS = 8000
 PROMPT_BUDGET_CHARS = 2000
 FACT_PREFIXES = ("pref.", "project.", "tool.", "user.")
+#: Per prompt: the kinds of entries searched, and the matches shown at most.
+RELEVANT_KINDS = ("fact", "note", "lesson", "feedback", "summary")
+RELEVANT_HITS = 15
 #: Categories that name no topic (a prompt mentioning "general" is not about them).
 GENERIC_CATEGORIES = ("general", "misc", "notes", "session", "learnings", "mistakes", "other")
 MAX_TOPIC_LESSONS = 5
@@ -391,19 +395,21 @@ class ContextBuilder:
                   prompt_words: Any, now: float) -> list[Item]:
         """What search calls a match for the prompt, in the sections of its kinds; and the
         lessons filed under a topic the prompt names ("write a test …": the testing lessons)."""
-        params: dict[str, Any] = {"query": prompt, "agents": list(scope.agents), "limit": 15,
-                                  "kind": ["fact", "note", "lesson", "feedback", "summary"],
-                                  "match": True}
-        if cwd:
-            params["in_project"] = cwd
-        result = self.search.search(Params("context", params), prompt_vector, prompt_words)
-        hits = [hit for hit in result["hits"] if not hit.get("quarantined")
-                and f"/{ARCHIVE_DIR}/" not in (hit.get("source") or "")]
+        if len(prompt) > MAX_QUERY_CHARS:  # refused, as a search of it would be
+            raise BadParamsError(f"context: query is {len(prompt)} characters long; the limit "
+                                 f"is {MAX_QUERY_CHARS}")
+        request = SearchRequest(prompt, FilterRequest(agents=scope.agents, kinds=RELEVANT_KINDS,
+                                                      in_project=cwd or None),
+                                limit=RELEVANT_HITS, match=True)
+        result = self.search.search(request, prompt_vector, prompt_words)
+        hits = {hit.entry["id"]: hit for hit in result.hits if not hit.entry.get("quarantined")
+                and f"/{ARCHIVE_DIR}/" not in (hit.entry.get("source") or "")}
         # the best match first, but those in use ahead and the unused last (_by_use)
-        items = [self._item(SECTION_OF_KIND[hit["kind"]], hit, now, rank,
-                            hit["score"]["relevance"], hit["evidence"], use)
-                 for rank, (hit, use) in enumerate(self._by_use(hits))]
-        shown = {hit["id"] for hit in result["hits"]}
+        items = [self._item(SECTION_OF_KIND[entry["kind"]], entry, now, rank,
+                            hits[entry["id"]].score.relevance, hits[entry["id"]].evidence, use)
+                 for rank, (entry, use) in enumerate(self._by_use(
+                     [hit.entry for hit in hits.values()]))]
+        shown = {hit.entry["id"] for hit in result.hits}
         topics = self.search.stems(prompt) - self.search.stems(" ".join(GENERIC_CATEGORIES))
         topical = []
         for lesson in self._scoped(scope, "lesson", [], 200):
