@@ -109,7 +109,11 @@ class Known:
     unaligned: bool = False  # some of its words are not in the lexicon (yet)
 
 
-class Search:
+class Searcher:
+    """Search over the store and the model's derived data, in the four steps of the module
+    docstring. The daemon's parts hold it as ``searcher`` beside ``search``, the
+    :class:`~memoryd.retrieval.service.SearchService` that runs its halves at once."""
+
     def __init__(self, config: Config, store: Store, derived: Derived | None = None,
                  model: Model | None = None) -> None:
         """``derived``: the model's vector index and lexicon, once built (by

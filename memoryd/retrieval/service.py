@@ -20,12 +20,12 @@ from memoryd.embedding.threads import EmbedThreads, abandon
 from memoryd.embedding.words import WordWork
 from memoryd.errors import stopping_error
 from memoryd.retrieval.records import SearchRequest, SearchResult
-from memoryd.retrieval.search import Search, SearchPlan, VectorFound
+from memoryd.retrieval.search import Searcher, SearchPlan, VectorFound
 from memoryd.store.thread import DatabaseThread
 
 
 class SearchService:
-    def __init__(self, searcher: Search, db: DatabaseThread, threads: EmbedThreads,
+    def __init__(self, searcher: Searcher, db: DatabaseThread, threads: EmbedThreads,
                  words: WordWork) -> None:
         """``words``: a search waits for the new words of the writes just before it."""
         self.searcher = searcher

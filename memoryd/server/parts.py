@@ -22,7 +22,7 @@ from memoryd.embedding.threads import EmbedThreads
 from memoryd.embedding.vectors import VectorWork
 from memoryd.embedding.words import LEXICON_ENTRIES, WordWork
 from memoryd.maintenance.replay import replay_ledgers
-from memoryd.retrieval.search import Search
+from memoryd.retrieval.search import Searcher
 from memoryd.retrieval.service import SearchService
 from memoryd.store import lexicon
 from memoryd.store.archive import AgentArchive, restore_archives
@@ -54,7 +54,7 @@ class Parts:
     words: WordWork
     loading: ModelLoading
     writes: Writes
-    searcher: Search
+    searcher: Searcher
     search: SearchService
     replayed: int  # ledger records the database had missed, replayed at opening
     rebuilding: bool
@@ -99,7 +99,7 @@ class Parts:
                          vectors.done)
         loading = ModelLoading(config.embed, config.state_dir, store, db, threads, vectors,
                                words, background, embedder)
-        searcher = Search(config, store, derived)
+        searcher = Searcher(config, store, derived)
         parts = cls(settings, db, background, threads, store, entries, derived, vectors, words,
                     loading, Writes(entries, db, threads, vectors, words, bulk), searcher,
                     SearchService(searcher, db, threads, words), replayed, rebuilding)

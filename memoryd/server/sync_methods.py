@@ -301,9 +301,9 @@ class Sync:
         parts = self.parts
         for rowid in applied.purged_rows:
             parts.entries.unindex(rowid)
-        search = parts.searcher
-        if applied.purged_words and search is not None and search.lexicon is not None:
-            search.lexicon.forget(applied.purged_words)
+        lexicon = parts.derived.lexicon
+        if applied.purged_words and lexicon is not None:
+            lexicon.forget(applied.purged_words)
         if applied.purged:
             parts.threads.query_cache.clear()
         if applied.records or applied.restored:

@@ -51,9 +51,9 @@ class TrustMethods:
                         history=AgentArchive(parts.settings.config.history_dir),
                         pass_log=PassLog.in_state(parts.settings.config.state_dir))
             report = job.run(dry_run=not confirm, actor=actor)
-            search = parts.searcher
-            if job.words and search is not None and search.lexicon is not None:
-                search.lexicon.forget(job.words)
+            lexicon = parts.derived.lexicon
+            if job.words and lexicon is not None:
+                lexicon.forget(job.words)
             for entry in report["entries"]:
                 rowid = entry.pop("rowid", None)
                 entry.pop("hash", None)

@@ -79,7 +79,7 @@ from memoryd.redact import redact
 from memoryd.regular_file import read_regular_text
 from memoryd.retrieval.age import VERIFY_DAYS, age_bucket
 from memoryd.retrieval.records import MAX_QUERY_CHARS, FilterRequest, SearchRequest
-from memoryd.retrieval.search import Search
+from memoryd.retrieval.search import Searcher
 from memoryd.sources import ARCHIVE_DIR
 from memoryd.store.database import Store
 from memoryd.store.file_journal import tool_written
@@ -229,12 +229,12 @@ def one_line(text: str, limit: int = 400) -> str:
 class ContextBuilder:
     """Runs on the database thread; ``prompt_vector`` comes from the embedding thread."""
 
-    def __init__(self, search: Search, store: Store, shared_agents: tuple[str, ...] = (),
+    def __init__(self, searcher: Searcher, store: Store, shared_agents: tuple[str, ...] = (),
                  memory_dir: Callable[[], str] = lambda: "",
                  clock: Callable[[], float] = time.time,
                  unused_days: Callable[[], float] = lambda: 0.0) -> None:
         self.disputed: set[str] = set()
-        self.search = search
+        self.searcher = searcher
         self.store = store
         self.shared_agents = shared_agents
         #: the agents' memory directories (``{agent}`` in it; as configured now): what their
@@ -401,7 +401,7 @@ class ContextBuilder:
         request = SearchRequest(prompt, FilterRequest(agents=scope.agents, kinds=RELEVANT_KINDS,
                                                       in_project=cwd or None),
                                 limit=RELEVANT_HITS, match=True)
-        result = self.search.search(request, prompt_vector, prompt_words)
+        result = self.searcher.search(request, prompt_vector, prompt_words)
         hits = {hit.entry["id"]: hit for hit in result.hits if not hit.entry.get("quarantined")
                 and f"/{ARCHIVE_DIR}/" not in (hit.entry.get("source") or "")}
         # the best match first, but those in use ahead and the unused last (_by_use)
@@ -410,11 +410,11 @@ class ContextBuilder:
                  for rank, (entry, use) in enumerate(self._by_use(
                      [hit.entry for hit in hits.values()]))]
         shown = {hit.entry["id"] for hit in result.hits}
-        topics = self.search.stems(prompt) - self.search.stems(" ".join(GENERIC_CATEGORIES))
+        topics = self.searcher.stems(prompt) - self.searcher.stems(" ".join(GENERIC_CATEGORIES))
         topical = []
         for lesson in self._scoped(scope, "lesson", [], 200):
             if lesson["id"] not in shown and lesson["category"] and \
-                    self.search.stems(lesson["category"].replace("-", " ")) & topics:
+                    self.searcher.stems(lesson["category"].replace("-", " ")) & topics:
                 topical.append(lesson)
                 if len(topical) >= MAX_TOPIC_LESSONS:
                     break
