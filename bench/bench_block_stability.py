@@ -263,7 +263,7 @@ class Sessions:
             budget=budget, only_relevant=prompt is not None))
 
     async def remember(self, entry: dict[str, Any]) -> None:
-        from memoryd.params import Params
+        from memoryd.server.params import Params
         from memoryd.server.requests import remember_request
 
         await self.parts.writes.remember(remember_request(Params("bench", {

@@ -28,8 +28,8 @@ def main() -> None:
     os.environ["MEMORYD_HOME"] = str(home)
 
     from memoryd.config import Settings, load_config
-    from memoryd.params import Params
     from memoryd.server.health import Health
+    from memoryd.server.params import Params
     from memoryd.store.database import Store
     from memoryd.store.entries import Entries
     from memoryd.store.ledger import Ledger

@@ -74,9 +74,9 @@ def build_store(home: Path, state: Path, lines: int, seed: int) -> dict[str, Any
 
 async def run_passes() -> dict[str, Any]:
     from memoryd.config import Settings, load_config
-    from memoryd.params import Params
     from memoryd.passes.runner import Passes
     from memoryd.passes.steps import PassParts
+    from memoryd.server.params import Params
     from memoryd.server.parts import Parts
 
     parts = await Parts.standalone(Settings(load_config()))

@@ -1,6 +1,6 @@
-"""What a name or a path may be, wherever it comes from: a request (memoryd.params), the
-configuration, a source's glob, a file on disk (the store's ledgers and archives are named after
-agents). These are the file system's limits and memoryd's own, not a request's.
+"""What a name or a path may be, wherever it comes from: a request (memoryd.server.params),
+the configuration, a source's glob, a file on disk (the store's ledgers and archives are named
+after agents). These are the file system's limits and memoryd's own, not a request's.
 """
 
 from __future__ import annotations

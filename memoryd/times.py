@@ -1,6 +1,6 @@
 """What a time may be when someone writes one: epoch seconds, an ISO-8601 date or time, or an
-age such as 7d, 12h, 30m, 2w. Requests take times so (memoryd.params), and so may anything
-else that reads a time a person typed; nothing here is about a request.
+age such as 7d, 12h, 30m, 2w. Requests take times so (memoryd.server.params), and so may
+anything else that reads a time a person typed; nothing here is about a request.
 """
 
 from __future__ import annotations

@@ -61,6 +61,21 @@ def test_no_import_cycles_in_the_client(found: list) -> None:
     assert matrix.cycles(found, "memoryd_client") == []
 
 
+def test_the_wire_request_stops_at_the_server(found: list) -> None:
+    """A request's params (the wire's ``Params``) are parsed at ``memoryd/server/`` into the
+    records the layers below take: the module that defines ``Params`` is the server's, and no
+    module outside the server imports it."""
+    home = [module for module, path in matrix.modules().items()
+            if any(isinstance(node, ast.ClassDef) and node.name == "Params"
+                   for node in ast.parse(path.read_text("utf-8")).body)]
+    assert home
+    outside = [f"{module} defines Params outside memoryd/server/" for module in home
+               if not module.startswith("memoryd.server.")]
+    outside += [f"{i.source}:{i.line} imports {i.target}" for i in found
+                if i.target in home and not i.source.startswith("memoryd.server.")]
+    assert outside == []
+
+
 def test_the_guard_sees_every_kind_of_import(tmp_path: Path) -> None:
     """``from pkg import module``, relative imports, lazy and type-only imports are all edges
     of the graph (the old guard recorded ``from memoryd.passes import consolidate`` as an

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from memoryd.config import load_config
 from memoryd.maintenance.purge import Purge
 from memoryd.maintenance.replay import replay_ledgers
-from memoryd.params import Params
+from memoryd.server.params import Params
 from memoryd.server.requests import remember_request, supersede_request
 from memoryd.store.archive import AgentArchive, archive_now, restore_archives
 from memoryd.store.database import SELECT_ENTRY, Store, row_to_entry

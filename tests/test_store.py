@@ -10,7 +10,7 @@ import pytest
 from memoryd.config import load_config
 from memoryd.embedding.model import Embedder
 from memoryd.errors import StartupError
-from memoryd.params import Params
+from memoryd.server.params import Params
 from memoryd.server.requests import remember_request
 from memoryd.store.database import ModelInfo, Store
 from memoryd.store.entries import Entries

@@ -29,7 +29,7 @@ from typing import Any
 from memoryd_client.wire import CHANNELS, HUMAN_CHANNELS, WRITE_METHODS
 
 from memoryd.errors import BadParamsError, ForbiddenError, MemorydError
-from memoryd.params import Params
+from memoryd.server.params import Params
 from memoryd.sessions.registry import HARNESS_AGENTS
 from memoryd.sync.shared import PREFIX as TEAM_PREFIX
 

@@ -42,7 +42,6 @@ from memoryd.errors import (
 )
 from memoryd.ingest.indexer import Indexer
 from memoryd.ingest.pipeline import Ingest
-from memoryd.params import Params
 from memoryd.passes.entry_files import FileEntryEdits
 from memoryd.passes.runner import Passes
 from memoryd.passes.scope import ScopeMoves
@@ -65,6 +64,7 @@ from memoryd.server.memory_files import FileMethods
 from memoryd.server.memory_methods import MemoryMethods
 from memoryd.server.notify import monotonic_usec, ping_watchdog, sd_notify, watchdog_interval_s
 from memoryd.server.ownership import CHECK_INTERVAL_S, Ownership, file_identity
+from memoryd.server.params import Params
 from memoryd.server.parts import Parts
 from memoryd.server.pass_methods import PassMethods
 from memoryd.server.replies import without_rowids

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from memoryd.params import Params
 from memoryd.passes.entry_files import FileEntryEdits
 from memoryd.passes.scope import ScopeMoves
+from memoryd.server.params import Params
 from memoryd.server.requests import forget_request, scope_request, supersede_request
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from memoryd.params import Params
 from memoryd.progress import report
+from memoryd.server.params import Params
 from memoryd.sessions.history import HistoryImport, HistoryProgress, HistoryRequest
 
 WHAT = "import-history"

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from memoryd.errors import BadParamsError
-from memoryd.params import Params
 from memoryd.retrieval.filters import request_filter
 from memoryd.retrieval.records import FilterRequest
+from memoryd.server.params import Params
 from memoryd.server.replies import public_entry
 from memoryd.server.requests import filter_request
 from memoryd.store.database import Store

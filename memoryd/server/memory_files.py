@@ -22,9 +22,9 @@ from memoryd.config import Settings
 from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError, UnavailableError
 from memoryd.ingest.markdown import parse_memory_file
 from memoryd.names import MAX_PATH_BYTES, path_problem
-from memoryd.params import Params
 from memoryd.provenance import person_only
 from memoryd.redact import redact
+from memoryd.server.params import Params
 from memoryd.store.database import Store
 from memoryd.store.durable import DISK_ERRORS, REFUSED_WRITE_ERRNOS, replace_file
 from memoryd.store.file_journal import journal_write

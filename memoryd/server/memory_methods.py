@@ -6,9 +6,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from memoryd.params import Params
 from memoryd.passes import corrections
 from memoryd.passes.runner import Passes
+from memoryd.server.params import Params
 from memoryd.server.parts import Parts
 from memoryd.server.replies import public_entry, search_reply
 from memoryd.server.requests import (

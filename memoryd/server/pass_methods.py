@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.errors import BadParamsError
-from memoryd.params import Params
 from memoryd.passes.notebooks import checked_paths
 from memoryd.passes.runner import PASSES, Passes
 from memoryd.project import project_of
+from memoryd.server.params import Params
 
 #: The passes a run can be asked to do in full (as a first run), not only what changed since.
 FULL_PASSES = ("consolidate", "staleness")

@@ -1,8 +1,8 @@
 """The wire's requests about entries and searches, parsed into the records the layers below
 take (memoryd.store.records, memoryd.retrieval.records): the wire's
-:class:`~memoryd.params.Params` stops here. Each parse says what is wrong with a request in the
-method's words, as Params does, in the order the params were always checked (a request with
-two mistakes is told the same first one).
+:class:`~memoryd.server.params.Params` stops here. Each parse says what is wrong with a request
+in the method's words, as Params does, in the order the params were always checked (a request
+with two mistakes is told the same first one).
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import time
 
 from memoryd.errors import BadParamsError
 from memoryd.names import agent_problem
-from memoryd.params import Params
 from memoryd.passes.scope import TIERS
 from memoryd.retrieval.records import MAX_HITS, MAX_QUERY_CHARS, FilterRequest, SearchRequest
+from memoryd.server.params import Params
 from memoryd.store.entries import KINDS, MAX_TEXT_CHARS, STATUSES
 from memoryd.store.records import Asker, EntryRequest, RememberRequest, ScopeRequest
 from memoryd.writes import MAX_BATCH

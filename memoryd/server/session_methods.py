@@ -19,9 +19,9 @@ from memoryd_client.hooks import SPOOL_NAME, canonical, carries_context, native,
 
 from memoryd.errors import BadParamsError, ForbiddenError, MemorydError, NotFoundError
 from memoryd.names import path_problem
-from memoryd.params import Params
 from memoryd.project import project_of
 from memoryd.redact import redact
+from memoryd.server.params import Params
 from memoryd.server.parts import Parts
 from memoryd.sessions.context import (
     DEFAULT_BUDGET_CHARS,

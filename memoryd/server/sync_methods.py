@@ -24,8 +24,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from memoryd.errors import NotFoundError
-from memoryd.params import Params
 from memoryd.passes.runner import INTERVALS, START_DELAY_S
+from memoryd.server.params import Params
 from memoryd.server.parts import Parts
 from memoryd.sync import apply
 from memoryd.sync.apply import Applied, Plan, finish_pending, mark_pending

@@ -10,7 +10,7 @@ from typing import Any
 
 from memoryd.errors import BadParamsError, ForbiddenError
 from memoryd.maintenance.purge import Purge
-from memoryd.params import Params
+from memoryd.server.params import Params
 from memoryd.server.parts import Parts
 from memoryd.server.requests import owned_request
 from memoryd.store.archive import AgentArchive

@@ -1,4 +1,6 @@
-"""Typed access to a request's params, with one clear message per mistake."""
+"""Typed access to a request's params, with one clear message per mistake. Only the server
+reads them: it parses each request into the records the layers below take
+(:mod:`memoryd.server.requests`)."""
 
 from __future__ import annotations
 
