@@ -108,6 +108,19 @@ def test_prompt_injects_what_matches_in_its_section(client: Client, repos) -> No
     assert block(client, "claude-code", shop, prompt="what is the capital of Mongolia") == ""
 
 
+def test_a_long_prompt_still_gets_its_memory_block(client: Client, repos) -> None:
+    # a prompt longer than a search query may be (a pasted file) was refused, and the hook
+    # showed nothing; its beginning and its end are what the block's search asks now
+    shop, _ = repos
+    client.remember("claude-code", "payments", "Refunds go through payments/refunds.py",
+                    cwd=str(shop))
+    pasted = "\n".join([" " * 79] * 180)  # blank, so that only the length differs
+    assert 10_000 < len(pasted) < 20_000
+    text = block(client, "claude-code", shop,
+                 prompt=f"Why does the refund endpoint fail?\n{pasted}\nThanks!")
+    assert "Refunds go through payments/refunds.py" in text
+
+
 def test_listing_leaves_out_other_projects_and_what_the_agent_loads_itself(
         daemon, client: Client, repos) -> None:
     shop, other = repos

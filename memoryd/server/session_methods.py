@@ -28,6 +28,7 @@ from memoryd.sessions.context import (
     PROMPT_BUDGET_CHARS,
     Block,
     ContextBuilder,
+    prompt_question,
 )
 from memoryd.sessions.explain import describe
 from memoryd.sessions.extractor import SessionExtractor
@@ -86,6 +87,7 @@ class SessionMethods:
     async def build_context(self, agent: str, cwd: str | None, prompt: str | None, budget: int,
                             only_relevant: bool = False) -> Block:
         assert self.contexts is not None
+        prompt = prompt_question(prompt) if prompt else prompt
         vector, words = await asyncio.gather(
             self.parts.threads.query(prompt), self.parts.search.question_words(prompt)) \
             if prompt else (None, {})

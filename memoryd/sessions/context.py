@@ -69,7 +69,6 @@ from typing import Any
 
 from memoryd_client.wire import INJECTION_MARKER
 
-from memoryd.errors import BadParamsError
 from memoryd.ingest.markdown import split_lines
 from memoryd.project import project_of
 from memoryd.provenance import agent_wrote
@@ -224,6 +223,16 @@ def quote_pinned(name: str, text: str) -> str:
 def one_line(text: str, limit: int = 400) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+
+def prompt_question(prompt: str) -> str:
+    """What of a prompt the block's search asks: all of it, or, past a search query's limit
+    (a pasted log, a file), its beginning and its end, where the question usually is."""
+    if len(prompt) <= MAX_QUERY_CHARS:
+        return prompt
+    half = (MAX_QUERY_CHARS - 3) // 2
+    return f"{prompt[:half]}\n…\n{prompt[-half:]}"
 
 
 class ContextBuilder:
@@ -395,9 +404,6 @@ class ContextBuilder:
                   prompt_words: Any, now: float) -> list[Item]:
         """What search calls a match for the prompt, in the sections of its kinds; and the
         lessons filed under a topic the prompt names ("write a test …": the testing lessons)."""
-        if len(prompt) > MAX_QUERY_CHARS:  # refused, as a search of it would be
-            raise BadParamsError(f"context: query is {len(prompt)} characters long; the limit "
-                                 f"is {MAX_QUERY_CHARS}")
         request = SearchRequest(prompt, FilterRequest(agents=scope.agents, kinds=RELEVANT_KINDS,
                                                       in_project=cwd or None),
                                 limit=RELEVANT_HITS, match=True)
