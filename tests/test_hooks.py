@@ -309,3 +309,34 @@ def test_the_hooks_own_msgpack_refuses_what_it_cannot_read(data) -> None:
 
     with pytest.raises(ValueError):
         hook_wire.unpack(data)
+
+
+def test_a_serving_hook_answers_each_line_as_the_hook_would_until_stdin_closes(
+        daemon, client, tmp_path) -> None:
+    """`memory hook opencode --serve` (the process memoryd's OpenCode plugin keeps): each JSON
+    line answered in order, with its id and what `memory hook opencode EVENT` prints for it; a
+    line it cannot read gets an empty answer and the next line is answered all the same."""
+    client.remember("opencode", "tooling", "Use uv, not pip", kind="lesson", cwd=str(tmp_path))
+
+    def call(command: str) -> dict:
+        return {"session_id": SESSION, "cwd": str(tmp_path), "tool_name": "bash",
+                "tool_input": {"command": command}, "tool_use_id": "call_1"}
+
+    lines = [json.dumps({"id": 1, "event": "tool.execute.after",
+                         "payload": call("pip install requests")}),
+             "not json at all",
+             json.dumps({"id": 3, "event": "tool.execute.after", "payload": call("ls -la")}),
+             json.dumps({"id": 4, "event": "tool.execute.after", "payload": "not a map"}),
+             json.dumps({"id": 5, "event": "tool.execute.after",
+                         "payload": call("pip install rich")})]
+    served = subprocess.run([sys.executable, "-m", "memoryd_client", "hook", "opencode",
+                             "--serve"], input="\n".join(lines) + "\n", capture_output=True,
+                            text=True, timeout=60, env=os.environ.copy())
+    assert served.returncode == 0, served.stderr
+    answers = [json.loads(line) for line in served.stdout.splitlines()]
+    assert [a["id"] for a in answers] == [1, None, 3, 4, 5]
+    alone = hook("opencode", "tool.execute.after", call("pip install requests"))
+    assert answers[0]["output"] + "\n" == alone.stdout
+    assert "Use uv, not pip" in json.loads(answers[0]["output"])["context"]
+    assert [a["output"] for a in answers[1:4]] == ["", "", ""]
+    assert "Use uv, not pip" in json.loads(answers[4]["output"])["context"]

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_cli, start_daemon
+from conftest import run_cli, start_daemon, wait_until
 from memoryd_client import Client, wire
 
 pytestmark = pytest.mark.skipif(
@@ -262,3 +262,85 @@ def test_doctor_checks_the_installed_plugin(daemon, memoryd_home) -> None:
     line = next(x for x in shown.stdout.splitlines() if "hooks opencode" in x)
     assert "runs /nonexistent/memory, which does not exist" in line
     assert "memory hook install opencode" in shown.stdout
+
+
+def test_one_memory_process_answers_a_whole_session(memoryd_home, embedder, tmp_path) -> None:
+    """The plugin lives as long as OpenCode: one `memory hook opencode --serve` answers every
+    event of the session (a process started per event cost each tool call two process starts),
+    with the same answers, and it ends when OpenCode does."""
+    repo = git_repository(tmp_path / "shop")
+    plugin = installed_plugin()
+    command = json.loads(plugin.read_text().split("const COMMAND = ", 1)[1]
+                         .split(" // memoryd:command")[0])
+    started = tmp_path / "started.log"
+    counting = tmp_path / "memory"
+    counting.write_text(f'#!/bin/sh\necho "$$ $*" >> {started}\nexec {" ".join(command)} "$@"\n')
+    counting.chmod(0o755)
+    plugin = with_command(plugin, [str(counting)], tmp_path / "p.js")
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as agent:
+            agent.remember("opencode", "tooling", "Use uv, not pip", kind="lesson", cwd=str(repo))
+        ran = drive(plugin, repo, [
+            session_created(repo), system(),
+            bash("before", "call_1", "pip install requests"),
+            bash("after", "call_1", "pip install requests"),
+            bash("before", "call_2", "ls -la"), bash("after", "call_2", "ls -la"),
+            bash("before", "call_3", "pip install rich"),
+            bash("after", "call_3", "pip install rich"),
+            {"hook": "event", "input": {"event": {"type": "session.idle",
+                                                  "properties": {"sessionID": SESSION}}}}])
+        with Client(running.socket) as reader:
+            events = [i["event"] for i in reader.explain(SESSION)["injections"]]
+    finally:
+        running.stop()
+    results = ran["results"]
+    assert all("threw" not in r for r in results), results
+    assert "Use uv, not pip" in results[1]["output"]["system"][1]
+    assert "Use uv, not pip" in results[3]["output"]["output"]
+    assert results[5]["output"]["output"] == "Successfully installed requests\n"
+    assert "Use uv, not pip" in results[7]["output"]["output"]
+    assert events == ["SessionStart", "PostToolUse", "PostToolUse"]
+    [line] = started.read_text().splitlines()
+    pid, _, args = line.partition(" ")
+    assert args == "hook opencode --serve"
+
+    def ended() -> bool:
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            return True
+        return False
+
+    wait_until(ended, timeout_s=10)  # its stdin closed as node (OpenCode) quit
+
+
+def test_a_memory_process_that_ends_is_started_again_at_the_next_event(
+        memoryd_home, embedder, tmp_path) -> None:
+    """The process answering the plugin may end (killed, upgraded, out of memory): the next
+    event starts another, and nothing of the session is lost. Here each one answers one event
+    and ends."""
+    repo = git_repository(tmp_path / "shop")
+    plugin = installed_plugin()
+    command = json.loads(plugin.read_text().split("const COMMAND = ", 1)[1]
+                         .split(" // memoryd:command")[0])
+    started = tmp_path / "started.log"
+    once = tmp_path / "memory"
+    once.write_text(f'#!/bin/sh\necho "$*" >> {started}\n'
+                    f'head -n 1 | {" ".join(command)} "$@"\n')
+    once.chmod(0o755)
+    plugin = with_command(plugin, [str(once)], tmp_path / "p.js")
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as agent:
+            agent.remember("opencode", "tooling", "Use uv, not pip", kind="lesson", cwd=str(repo))
+        ran = drive(plugin, repo, [session_created(repo), system(),
+                                   bash("after", "call_1", "pip install requests"),
+                                   bash("after", "call_2", "pip install rich")])
+    finally:
+        running.stop()
+    _, shown, first, second = ran["results"]
+    assert "Use uv, not pip" in shown["output"]["system"][1]
+    assert "Use uv, not pip" in first["output"]["output"]
+    assert "Use uv, not pip" in second["output"]["output"]
+    assert started.read_text().splitlines() == ["hook opencode --serve"] * 3

@@ -270,3 +270,83 @@ def test_a_batch_is_archived_whole_with_pauses_for_searches_between_a_few_record
     assert [(r["uid"], r["text"], r["tags"]) for r in records] == \
         [(f"t{n}", f"chunk {n}", ["build"]) for n in range(100)]
     assert len(pauses) == -(-100 // archive.GIVE_WAY_ROWS) > 1
+
+
+def _copy_index(memoryd_home: Path, to: Path) -> None:
+    """The index's files (the daemon stopped), as they are now."""
+    to.mkdir(exist_ok=True)
+    for name in ("memoryd.db", "memoryd.db-wal", "memoryd.db-shm"):
+        if (memoryd_home / name).exists():
+            (to / name).write_bytes((memoryd_home / name).read_bytes())
+        elif (to / name).exists():
+            (to / name).unlink()
+
+
+def test_records_appended_before_a_crash_are_restored_and_not_archived_again(
+        home: Path, memoryd_home: Path, tmp_path: Path, embedder) -> None:
+    """A retain run killed after its archive was fsynced but before the database recorded
+    it: the next start restores the members past the recorded end, and the next run does
+    not append the same turns a second time. (The crash is the index as it was before the
+    run, put back beside the archive as the run left it.)"""
+    transcript(home, SESSION_A, ("where do returns go?", "To the Leeds warehouse."),
+               ("who signs for them?", "Priya at goods-in."))
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as client:
+            eventually(lambda: (settled(client), one(client, "Leeds"), one(client, "Priya")))
+    finally:
+        running.stop()
+    _copy_index(memoryd_home, tmp_path / "before")
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as client:
+            assert client.pass_run("retain")["counts"]["archived"] == 2
+    finally:
+        running.stop()
+    for name in ("memoryd.db-wal", "memoryd.db-shm"):
+        (memoryd_home / name).unlink(missing_ok=True)
+    _copy_index(tmp_path / "before", memoryd_home)
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as client:
+            assert client.pass_run("retain")["counts"] == {}
+            eventually(lambda: (settled(client), one(client, "Leeds"), one(client, "Priya")))
+    finally:
+        running.stop()
+    uids = [r["uid"] for r in archived(memoryd_home)]
+    assert len(uids) == len(set(uids)) == 2  # each turn once
+
+
+def test_an_archive_holding_a_turn_twice_shows_it_once(home: Path, memoryd_home: Path,
+                                                       embedder) -> None:
+    """Older memoryd could archive a turn again after a sync restored it, so an archive may
+    hold the same record twice. Restoring keeps one row per turn: search, the entry list
+    and the next retain run see each turn once, and nothing is taken out of the file."""
+    path = transcript(home, SESSION_C, ("what size are the gift boxes?", "Twelve by twelve cm."),
+                      ("and their colour?", "Matte forest green."))
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as client:
+            eventually(lambda: (settled(client), one(client, "forest green")))
+            assert client.pass_run("retain")["counts"]["archived"] == 2
+    finally:
+        running.stop()
+    file = memoryd_home / "transcripts" / "claude-code.jsonl.gz"
+    file.write_bytes(file.read_bytes() * 2)  # every member again, as a second run wrote it
+    path.unlink()
+    result = run_memoryd("reindex", "--no-vectors")
+    assert result.returncode == 0, result.stderr
+    assert "1 transcript archives (2 entries, 0 archived first)" in result.stdout
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as client:
+            eventually(lambda: settled(client))
+            for query in ("gift boxes", "forest green"):
+                one(client, query)
+            listed = client.list_entries(agents=["claude-code"], limit=100)["entries"]
+            assert sorted(e["text"] for e in listed) == \
+                sorted({e["text"] for e in listed}) and len(listed) == 2
+            assert client.pass_run("retain")["counts"] == {}
+    finally:
+        running.stop()
+    assert len(archived(memoryd_home)) == 4  # the file is left as it is

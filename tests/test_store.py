@@ -143,8 +143,8 @@ def test_the_wal_is_checkpointed_by_the_background_checkpointer(tmp_path) -> Non
 
 
 def without_later_columns(store: Store) -> None:
-    """A database of an older schema has none of the columns, indexes and views later
-    migrations add (16-19), and the keyword index of schema 1."""
+    """A database of an older schema has none of the columns, tables, indexes and views later
+    migrations add (16-21), and the keyword index of schema 1."""
     first = MIGRATIONS[0]
     keyword_index = first[first.index("CREATE VIRTUAL TABLE entries_fts"):
                           first.index("CREATE TABLE events")]
@@ -153,7 +153,8 @@ def without_later_columns(store: Store) -> None:
         "DROP TABLE entries_fts; DROP VIEW entries_indexed; " + keyword_index +
         "DROP INDEX entries_session; ALTER TABLE entries DROP COLUMN records; "
         "ALTER TABLE files DROP COLUMN text_key; ALTER TABLE files DROP COLUMN project; "
-        "DROP TABLE outcomes; ALTER TABLE sessions DROP COLUMN judged")
+        "DROP TABLE outcomes; ALTER TABLE sessions DROP COLUMN judged; "
+        "DROP TABLE archived_turns")
 
 
 def test_transcript_chunks_flagged_by_their_own_labels_are_let_go_at_upgrade(tmp_path) -> None:

@@ -552,3 +552,56 @@ exec {real} "$@"
         for m in made:
             m.stop()
             shutil.rmtree(m.home, ignore_errors=True)
+
+
+def test_turns_a_sync_restored_are_not_archived_again_by_retain(machines,
+                                                                remote: Path) -> None:
+    """The retain pass copies what changed in the index since its last run; the turns a sync
+    restored came from the archive and are in it already. Whatever the order of syncs and
+    retain runs (a machine that never ran retain, one whose last run was before the other
+    machine's turns), each turn is archived once, and the index and `memory sessions` show
+    it once."""
+    from test_ingest import eventually, write_lines
+    from test_retain import exchange
+    a, b = machines(2)
+    init(remote, a, b)
+
+    def say(m: Machine, n: int, question: str, answer: str) -> None:
+        project = m.home / "user" / ".claude" / "projects" / "-tmp-shop"
+        project.mkdir(parents=True, exist_ok=True)
+        write_lines(project / f"{SESSION}.jsonl", exchange(SESSION, n, question, answer))
+
+    def found(m: Machine, words: str) -> None:
+        with m.client() as c:
+            hits = c.search(words, agents=["*"])["hits"]
+        assert any(words.split()[0] in h["text"] for h in hits), [h["text"] for h in hits]
+
+    def retain(m: Machine) -> int:
+        with m.client() as c:
+            return int(c.pass_run("retain")["counts"].get("archived", 0))
+
+    say(b, 9, "who runs the stock count?", "Tomasz from the night shift.")
+    eventually(lambda: found(b, "Tomasz night shift"), 60)
+    say(a, 0, "where do returns go?", "To the Leeds warehouse, dock four.")
+    say(a, 1, "who signs for them?", "Priya at goods-in.")
+    eventually(lambda: (found(a, "Leeds warehouse"), found(a, "Priya goods-in")), 60)
+    assert retain(a) == 2
+    sync(a, b)  # b never ran retain: its index holds its own turn and a's two, restored
+    found(b, "Leeds warehouse")
+    assert retain(b) == 1  # its own turn only
+    assert retain(b) == 0
+    # a's next turn comes after b's last run: restored in b past its mark
+    say(a, 2, "when is the count?", "Friday at eight, before the doors open.")
+    eventually(lambda: found(a, "Friday eight"), 60)
+    assert retain(a) == 1
+    sync(a, b)
+    found(b, "Friday eight")
+    assert retain(b) == 0
+    sync(b, a)
+    assert retain(a) == 0  # b's turn, restored in a, is not archived again there either
+    for m in (a, b):
+        records = [json.loads(r)["entry"]["uid"] for r in _archived(m)]
+        assert len(records) == len(set(records)) == 4, records
+    with b.client() as c:
+        listed = c.list_entries(agents=["claude-code"], limit=100)["entries"]
+    assert len(listed) == len({e["id"] for e in listed}) == 4

@@ -81,6 +81,8 @@ NOT_SPOOLED = ("PreToolUse", "PostToolUse")
 DEFAULT_DEADLINE_S = 0.5
 MAX_STDIN_BYTES = 4 * 1024 * 1024
 SPOOL_NAME = "spool.msgpack"
+#: ``memory hook HARNESS --serve``: answer events, one JSON line each, until stdin closes.
+SERVE = "--serve"
 
 
 USAGE = ("usage: memory hook claude-code|codex|gemini|cursor|opencode EVENT < payload.json\n"
@@ -129,6 +131,9 @@ def help_text(harness: str | None = None) -> str:
                 continue
             aliases = [a for a, e in EVENTS.items() if e == ours and a != event.lower()]
             lines.append(f"  {event}" + (f" ({', '.join(aliases)})" if aliases else ""))
+    lines += ["", f"memory hook {harness or 'AGENT'} --serve: the events one JSON line each "
+              "on stdin, answered one line each, until stdin closes (a hook that stays: "
+              "memoryd's OpenCode plugin runs it)."]
     if harness is None:
         lines += ["", "memory hook install|uninstall --help: adding the hooks to an agent's "
                   "settings."]
@@ -256,6 +261,65 @@ def render(event: str, context: str | None, deny: str | None = None,
     return json.dumps({"hookSpecificOutput": output}, ensure_ascii=False)
 
 
+def answer(harness: str, name: str, raw: bytes) -> str:
+    """The agent's output for its event ``name`` with the payload ``raw`` ("" for none): the
+    daemon asked within the event's deadline; what goes wrong is said on stderr, and the event
+    spooled when the daemon cannot be reached (a tool call's is of no use later)."""
+    event = canonical(harness, name)
+    request = {"harness": harness, "event": event, "raw": raw.decode("utf-8", errors="replace"),
+               "ts": time.time()}
+    try:
+        result = call_daemon(request, DEADLINE_S.get(event, DEFAULT_DEADLINE_S))
+    except (FileNotFoundError, ConnectionError, BlockingIOError) as exc:  # not sent
+        if event in NOT_SPOOLED:
+            print(f"memoryd hook: daemon unreachable ({exc.__class__.__name__})", file=sys.stderr)
+            return ""
+        append_spool(request)
+        print(f"memoryd hook: daemon unreachable ({exc.__class__.__name__}); event spooled",
+              file=sys.stderr)
+        return ""
+    except Exception as exc:  # a timeout or a bad reply: fail open
+        print(f"memoryd hook: {exc.__class__.__name__}: {exc}", file=sys.stderr)
+        return ""
+    output = result.get("output")
+    if isinstance(output, str) and output:
+        return output
+    if result.get("problem"):
+        print(f"memoryd hook: {result['problem']}", file=sys.stderr)
+    return ""
+
+
+def serve(harness: str, stdin: Any, stdout: Any) -> int:
+    """``memory hook HARNESS --serve``: a hook process that stays, for an agent that runs in a
+    process of its own and calls memoryd around every tool call (memoryd's OpenCode plugin):
+    a process start per call cost each call tens of milliseconds. One JSON line per event in,
+    ``{"id": N, "event": NAME, "payload": {…}}``, one out, ``{"id": N, "output": TEXT}``, the
+    output `memory hook HARNESS NAME` would print ("" for none), each answered as that hook
+    answers it, in order, until stdin closes. A line it cannot read, or longer than a hook
+    reads, is answered with no output (with its id when it has one)."""
+    import json
+
+    source = stdin.buffer if hasattr(stdin, "buffer") else stdin
+    while line := source.readline(MAX_STDIN_BYTES + 1):
+        ident, output, request = None, "", None
+        if len(line) <= MAX_STDIN_BYTES:
+            try:
+                request = json.loads(line)
+            except ValueError:
+                pass
+        else:  # the rest of a line too long to read, skipped
+            while line[-1:] not in ("\n", b"\n") and (line := source.readline(1 << 20)):
+                pass
+        if isinstance(request, dict):
+            ident = request.get("id")
+            event, payload = request.get("event"), request.get("payload")
+            if isinstance(event, str) and isinstance(payload, dict):
+                output = answer(harness, event, json.dumps(payload).encode("utf-8"))
+        stdout.write(json.dumps({"id": ident, "output": output}) + "\n")
+        stdout.flush()
+    return 0
+
+
 def _is_terminal(stream: Any) -> bool:
     try:
         return bool(stream.isatty())
@@ -277,32 +341,14 @@ def run_hook(argv: list[str], stdin: Any = None, stdout: Any = None) -> int:
         if _is_terminal(stdin):  # a person typing the command: agents always pipe a payload
             print(help_text(argv[0]), file=sys.stderr)
             return 0
-        harness = argv[0]
-        event = canonical(harness, argv[1])
+        if argv[1] == SERVE:
+            return serve(argv[0], stdin, stdout)
         raw = stdin.buffer.read(MAX_STDIN_BYTES) if hasattr(stdin, "buffer") else \
             stdin.read(MAX_STDIN_BYTES).encode("utf-8", errors="replace")
-        request = {"harness": harness, "event": event, "raw": raw.decode("utf-8", errors="replace"),
-                   "ts": time.time()}
-        try:
-            result = call_daemon(request, DEADLINE_S.get(event, DEFAULT_DEADLINE_S))
-        except (FileNotFoundError, ConnectionError, BlockingIOError) as exc:  # not sent
-            if event in NOT_SPOOLED:
-                print(f"memoryd hook: daemon unreachable ({exc.__class__.__name__})",
-                      file=sys.stderr)
-                return 0
-            append_spool(request)
-            print(f"memoryd hook: daemon unreachable ({exc.__class__.__name__}); event spooled",
-                  file=sys.stderr)
-            return 0
-        except Exception as exc:  # a timeout or a bad reply: fail open
-            print(f"memoryd hook: {exc.__class__.__name__}: {exc}", file=sys.stderr)
-            return 0
-        output = result.get("output")
-        if isinstance(output, str) and output:
+        output = answer(argv[0], argv[1], raw)
+        if output:
             stdout.write(output + "\n")
             stdout.flush()
-        elif result.get("problem"):
-            print(f"memoryd hook: {result['problem']}", file=sys.stderr)
     except BaseException as exc:  # never block the agent, whatever happens
         try:
             print(f"memoryd hook: {exc.__class__.__name__}", file=sys.stderr)

@@ -10,7 +10,11 @@ oldest first, and the archive restores them at start and at reindex.
   rowid of the last row copied) says where the next run starts; a run copies nothing a previous
   run copied unless it changed since. Rows changed after the run began wait for the next run.
 - **Durable**: each archive is fsynced before the database records its new end and the mark
-  moves, so a crash copies some rows twice (the newest copy wins), never loses one.
+  moves, so a crash never loses a row; the start after it restores the members past the
+  recorded end, and the next run does not copy those rows again.
+- **Once**: a row a restore brought (a sync's from another machine's archive, or a start's)
+  is in the archive already, though its ``updated`` may be past the mark; the copy skips it
+  (``archived_turns``, :mod:`memoryd.store.archive`).
 - **In slices**: rows are read a few hundred at a time on the database thread; turning them
   into JSON, compressing and writing happen off it (``Offload``). The copying itself is
   :func:`memoryd.store.archive.copy_changed`; this module runs it as a pass and journals it.

@@ -16,6 +16,16 @@ the turns of a deleted transcript, but a rebuilt index would lose them, so the r
 - a uid may appear more than once (an exchange that grew, a forget): the newest ``updated``
   wins.
 
+**Each version once.** The retain pass copies the rows whose ``updated`` is past its mark,
+but a row can be past the mark and in an archive already: a sync restored it from another
+machine's archive records (its ``updated`` is that machine's), or a start restored records
+whose append the database had not recorded. Every restore notes the version it restored in
+``archived_turns`` (uid, updated); the pass skips a row whose version is noted there, and
+forgets the notes its mark has passed. So a turn is archived once, whatever the order of
+syncs and retain runs. Archives written before this may hold a record twice: restoring keeps
+one row per uid (the newest), so no reader of the index sees it twice, and a sync's merge
+keeps each record once.
+
 :func:`copy_changed` copies what changed since the last copy (the retain pass runs it in
 slices; ``memoryd reindex`` runs it at once on the database it sets aside, :func:`archive_now`).
 The database records how far into each archive it holds (meta ``archive:<agent>``, a byte
@@ -64,10 +74,14 @@ BATCH_ROWS = 256
 #: Records compressed between two pauses for the searches in flight (memoryd.scheduling): ~2.5 ms
 #: of a core (a batch of 256 transcript chunks took ~20 ms, beside any search that came then).
 GIVE_WAY_ROWS = 32
-_SELECT = (f"SELECT id, {', '.join(ENTRY_COLUMNS)} FROM entries "
-           f"WHERE (updated, id) > (?, ?) AND updated <= ? AND {TRANSCRIPT_ROWS}")
+#: A row's columns, then the ``updated`` of the version of it an archive holds when a restore
+#: noted one (``archived_turns``), else NULL.
+_SELECT = (f"SELECT id, {', '.join(ENTRY_COLUMNS)}, "
+           "(SELECT held.updated FROM archived_turns held WHERE held.uid = entries.uid) "
+           f"FROM entries WHERE (updated, id) > (?, ?) AND updated <= ? AND {TRANSCRIPT_ROWS}")
 _UPDATED = ENTRY_COLUMNS.index("updated") + 1
 _AGENT = ENTRY_COLUMNS.index("agent") + 1
+_HELD = len(ENTRY_COLUMNS) + 1
 
 
 def meta_key(agent: str) -> str:
@@ -290,11 +304,15 @@ def copy_changed(store: Store, archive: AgentArchive, *, agent: str | None = Non
     until = time.time()
     writers: dict[str, MemberWriter] = {}
     counted: dict[str, int] = {}
+    moved = False
     while rows := store._db.execute(sql, [*cursor, until, *scope, BATCH_ROWS]).fetchall():
         cursor = (cast(float, rows[-1][_UPDATED]), cast(int, rows[-1][0]))
+        moved = True
         by_agent: dict[str, list[tuple[Any, ...]]] = {}
         for row in rows:
-            by_agent.setdefault(cast(str, row[_AGENT]), []).append(row)
+            held = cast(float | None, row[_HELD])
+            if held is None or held < cast(float, row[_UPDATED]):  # else an archive has it
+                by_agent.setdefault(cast(str, row[_AGENT]), []).append(row[:_HELD])
         for name, agent_rows in by_agent.items():
             counted[name] = counted.get(name, 0) + len(agent_rows)
             if not dry_run:
@@ -316,10 +334,23 @@ def copy_changed(store: Store, archive: AgentArchive, *, agent: str | None = Non
             store.set_meta(meta_key(name), str(size))
             if on_append is not None:
                 on_append(appended[-1])
-    if counted and agent is None and project is None and not dry_run:
+    if moved and agent is None and project is None and not dry_run:
         with store.transaction():
             store.set_meta(RETAIN_MARK, json.dumps(list(cursor)))
+            _forget_held(store, cursor[0])
     return appended
+
+
+def _note_held(store: Store, uid: str, updated: float) -> None:
+    """An archive holds this version of a transcript row (see the module docstring)."""
+    store._db.execute("INSERT INTO archived_turns(uid, updated) VALUES (?, ?) ON CONFLICT(uid) "
+                      "DO UPDATE SET updated = max(updated, excluded.updated)", (uid, updated))
+
+
+def _forget_held(store: Store, mark: float) -> None:
+    """The notes the retain mark has passed: the pass never reads those rows again (a change
+    to one moves its ``updated`` past the mark, and past the note)."""
+    store._db.execute("DELETE FROM archived_turns WHERE updated < ?", (mark,))
 
 
 def archive_now(store: Store, archive: AgentArchive) -> int:
@@ -374,6 +405,7 @@ def restore_archives(store: Store, archive: AgentArchive) -> int:
             f"WHERE {TRANSCRIPT_ROWS}")
         with store.transaction():
             store.set_meta(RETAIN_MARK, json.dumps([newest, last]))
+            _forget_held(store, float(newest))
     if restored:
         log.info("Restored %d transcript entries from the archives.", restored)
     return restored
@@ -410,6 +442,7 @@ def _entry_of(record: dict[str, Any], agent: str, path: Path) -> dict[str, Any] 
 
 
 def _restore_entry(store: Store, entry: dict[str, Any]) -> int:
+    _note_held(store, entry["uid"], entry["updated"])  # a newer row's version is not noted
     row = store._db.execute("SELECT updated FROM entries WHERE uid=?", (entry["uid"],)).fetchone()
     if row is None:  # not journaled, as the indexer does not journal a new chunk
         store.insert_entry(entry)

@@ -348,6 +348,13 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX outcomes_used ON outcomes(entry, coalesce(at, injected))
         WHERE outcome IN ('followed', 'broken');
     """,
+    # 21 (memoryd.store.archive): the transcript versions an archive holds although the retain
+    # pass did not copy them: restored from an archive (a sync's, or at start) with an
+    # ``updated`` past the pass's mark. The pass skips a row whose version is here, and
+    # forgets the rows its mark has passed
+    """
+    CREATE TABLE archived_turns(uid TEXT PRIMARY KEY, updated REAL NOT NULL) WITHOUT ROWID;
+    """,
 )
 #: The migrations after which existing entries are judged for quarantine again: the kinds.
 QUARANTINE_VERSIONS: dict[int, tuple[str, ...] | None] = {9: None, 13: TRANSCRIPT_KINDS}
