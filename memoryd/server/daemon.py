@@ -41,7 +41,7 @@ from memoryd.errors import (
     UnknownMethodError,
 )
 from memoryd.ingest.indexer import Indexer
-from memoryd.ingest.pipeline import Ingest
+from memoryd.ingest.watcher import Watcher
 from memoryd.params import Params
 from memoryd.passes.entry_files import FileEntryEdits
 from memoryd.passes.runner import Passes
@@ -108,7 +108,7 @@ class Daemon:
         self.started = time.time()
         self.should_exit = asyncio.Event()
         self.ready = asyncio.Event()  # set once READY=1 is sent: startup done, handlers in place
-        self.ingest: Ingest | None = None
+        self.watcher: Watcher | None = None
         self.history: HistoryImport | None = None  # memory import-history
         self.sessions: SessionMethods | None = None
         self.server: Acceptor | None = None
@@ -183,12 +183,12 @@ class Daemon:
         self.methods.update(self.sessions.methods())
         self.methods.update(ListMethods(parts.db, parts.store, parts.searcher).methods())
         self.methods.update(FileMethods(parts.db, parts.store, self.settings).methods())
-        self.ingest = Ingest(self.config, Indexer(parts.store, parts.entries),
+        self.watcher = Watcher(self.config, Indexer(parts.store, parts.entries),
                              parts.db, parts.vectors.wanted.set, self.traffic.background)
         self.passes = Passes(PassParts(parts.db, parts.store, parts.entries,
                                        self.settings.current, parts.derived.vector_index),
                              self.idle_since, self.traffic.background, self.traffic.pause,
-                             on_written=self.ingest.enqueue)
+                             on_written=self.watcher.enqueue)
         settled = await self.passes.recover()
         if settled:
             log.info("Settled %d changes of a pass that was stopped mid-run.", settled)
@@ -201,13 +201,13 @@ class Daemon:
         edits = FileEntryEdits(self.passes, parts.writes.supersede, parts.vectors.wanted.set)
         self.methods.update(EntryMethods(edits, ScopeMoves(self.passes)).methods())
         self.history = HistoryImport(parts.db, parts.store, parts.background, self.settings,
-                                     self.ingest, self.sessions.extractor, self.traffic)
+                                     self.watcher, self.sessions.extractor, self.traffic)
         self.methods.update(HistoryMethods(self.history).methods())
-        self.health = Health(self.settings, self.started, parts, self.ingest, self.passes,
+        self.health = Health(self.settings, self.started, parts, self.watcher, self.passes,
                              self.sync)
         self.methods.update(self.health.methods())
         self.server = Acceptor(listener, self.handle)
-        self.ingest.start()
+        self.watcher.start()
         spawn(self.history.resume())  # an import stopped mid-way goes on
         spawn(self.sessions.replay_spool())
         spawn(self.sessions.guard.refresh())  # the PreToolUse hook's lessons, read ahead
@@ -286,8 +286,8 @@ class Daemon:
                 await asyncio.wait_for(self.idle.wait(), timeout=SHUTDOWN_WAIT_S)
             except TimeoutError:
                 log.warning("Gave up waiting for %d requests.", self.requests_in_flight)
-        if self.ingest is not None:
-            await self.ingest.stop()
+        if self.watcher is not None:
+            await self.watcher.stop()
         if self.requests_in_flight:  # past the wait: they are answered "stopping" now
             self.start_closing()
             self.idle.clear()
@@ -532,7 +532,7 @@ class Daemon:
             "rss_bytes": rss,
             **status,
             **(await self.passes.status() if self.passes is not None else {}),
-            "ingest": self.ingest.status() if self.ingest is not None else None,
+            "ingest": self.watcher.status() if self.watcher is not None else None,
             "history_import": self.history.status() if self.history is not None else None,
             **(await self.health.status_fields()),
             "sync": await asyncio.to_thread(self.sync.status) if self.sync is not None else None,
@@ -550,12 +550,12 @@ class Daemon:
         if config.embed != self.config.embed:
             log.warning("The [embed] settings changed; they apply after a restart.")
         self.settings.config = config
-        assert self.ingest is not None and self.sessions is not None and self.parts is not None
+        assert self.watcher is not None and self.sessions is not None and self.parts is not None
         self.parts.reconfigure()
         self.sessions.contexts.shared_agents = config.context.shared_agents
-        await self.ingest.reload(config)
-        log.info("Configuration reloaded: %d sources.", len(self.ingest.sources))
-        return {"sources": len(self.ingest.sources)}
+        await self.watcher.reload(config)
+        log.info("Configuration reloaded: %d sources.", len(self.watcher.sources))
+        return {"sources": len(self.watcher.sources)}
 
     async def m_sources(self, params: Params) -> dict[str, Any]:
         action = params.choice("action", ("list", "add", "remove"), default="list")
@@ -565,15 +565,15 @@ class Daemon:
             await self.m_reload(params)
         elif action == "remove":
             name = params.text("name", required=True, max_len=4096)
-            assert name is not None and self.ingest is not None
-            before = {s.name for s in self.ingest.sources}
+            assert name is not None and self.watcher is not None
+            before = {s.name for s in self.watcher.sources}
             done = remove_source(self.config, name)
             log.info("Sources: %s.", done)
             await self.m_reload(params)
-            for gone in sorted(before - {s.name for s in self.ingest.sources}):
-                await self.db(self.ingest.indexer.drop_source, gone)
-        assert self.ingest is not None
-        return {**self.ingest.status(), "sources_file": str(self.config.sources_file)}
+            for gone in sorted(before - {s.name for s in self.watcher.sources}):
+                await self.db(self.watcher.indexer.drop_source, gone)
+        assert self.watcher is not None
+        return {**self.watcher.status(), "sources_file": str(self.config.sources_file)}
 
 
 async def run_daemon(config: Config, ready: Callable[[Daemon], None] | None = None,

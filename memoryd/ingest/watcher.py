@@ -44,7 +44,11 @@ T = TypeVar("T")
 BATCH_PATHS = 64
 
 
-class Ingest:
+class Watcher:
+    """Keeps the index in step with the watched sources' files: finds those that changed (the
+    scans, the watchfiles loop), queues them, and has a worker read each and hand it to the
+    :class:`~memoryd.ingest.indexer.Indexer`, which writes its entries."""
+
     def __init__(self, config: Config, indexer: Indexer,
                  db: Callable[..., Awaitable[Any]], on_indexed: Callable[[], None],
                  background: Callable[..., Awaitable[Any]] | None = None) -> None:
