@@ -417,7 +417,7 @@ def test_a_remember_does_not_wait_for_another_clients_bulk_write(daemon) -> None
 
     writer = threading.Thread(target=write_bulk)
     writer.start()
-    wait_until(lambda: daemon.daemon.requests_in_flight == 1, timeout_s=10)
+    wait_until(lambda: daemon.daemon.in_flight() == 1, timeout_s=10)
     time.sleep(0.3)  # the bulk batch is being embedded
     with Client(daemon.socket, timeout_s=120) as c:
         c.remember("coder", "tools", "We lint with ruff")

@@ -91,13 +91,31 @@ def test_importing_the_client_does_not_import_the_daemon_stack() -> None:
     assert result.stdout.strip() == "[]"
 
 
+def test_each_command_is_in_the_module_the_table_names() -> None:
+    """GROUPS names each command's module, and a run imports that module alone: a command
+    missing from it (or from GROUPS) would not exist."""
+    import importlib
+
+    from memoryd_client.commands import GROUPS
+
+    for group in set(GROUPS.values()):
+        table = importlib.import_module(f"memoryd_client.commands.{group}").COMMANDS
+        assert sorted(table) == sorted(name for name in GROUPS if GROUPS[name] == group)
+    code = ("import sys; from memoryd_client.cli import fast_parse; fast_parse(['search', 'a', "
+            "'-', 'q']); print(sorted(m for m in sys.modules if m.startswith('memoryd_client."
+            "commands.')))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == str(["memoryd_client.commands.args",
+                                         "memoryd_client.commands.entries"])
+
+
 def test_each_command_alone_builds_its_parser() -> None:
-    from memoryd_client.commands import COMMANDS
+    from memoryd_client.commands import GROUPS
     from memoryd_client.parser import build_parser
 
     action = next(a for a in build_parser()._actions if a.dest == "command")
-    assert list(COMMANDS) == list(action.choices)
-    for command in COMMANDS:  # each command alone builds the same subparser
+    assert list(GROUPS) == list(action.choices)
+    for command in GROUPS:  # each command alone builds the same subparser
         alone = next(a for a in build_parser(only=command)._actions if a.dest == "command")
         assert list(alone.choices) == [command]
 

@@ -281,16 +281,17 @@ def test_the_fast_parser_reads_every_plain_command_as_argparse_does() -> None:
     argparse. Both parsers are made from the table of commands, so they know the same options;
     they must also read every option the same way, and leave anything unusual to argparse."""
     from memoryd_client.cli import fast_parse
-    from memoryd_client.commands import COMMANDS
+    from memoryd_client.commands import every_command
     from memoryd_client.parser import build_parser
 
     parser = build_parser()
-    fast = [name for name, command in COMMANDS.items() if command.fast]
+    commands = every_command()
+    fast = [name for name, command in commands.items() if command.fast]
     assert {"store", "search", "get", "forget", "status"} <= set(fast)
     assert not {"file", "pass", "mcp", "hook", "context", "list"} & set(fast)  # not plain
     samples = {"str": "a,b", "int": "7", "float": "0.5", "flag": None}
     for name in fast:
-        args = COMMANDS[name].args
+        args = commands[name].args
         positionals = ["agent-1", "-", "some words"][:sum(arg.positional for arg in args)]
         variants = [[name, *positionals], ["--json", "--socket", "/s", name, *positionals],
                     [name, *positionals, "--timeout", "3"]]
@@ -317,8 +318,10 @@ def test_every_function_the_table_names_exists() -> None:
     """The table names the long commands' functions by module (imported when they run)."""
     import importlib
 
-    import memoryd_client.commands  # noqa: F401  (naming them is what fills LATER)
     from memoryd_client.command_spec import LATER
+    from memoryd_client.commands import every_command
+
+    every_command()  # naming them is what fills LATER
 
     assert len(LATER) > 10
     for module, name in LATER:

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from conftest import run_cli, spawn_daemon, stop_process
 from memoryd_client import Client
-from memoryd_client.commands import COMMANDS, PASS_NAMES
+from memoryd_client.commands import GROUPS
+from memoryd_client.commands.passes import PASS_NAMES
 
 
 @pytest.fixture
@@ -88,7 +89,7 @@ def test_bash_completes_commands_options_choices_files_and_the_daemons_names(
         assert shells == ["bash", "zsh", "fish"]
         # every command of the table, and nothing else
         every = _bash(script, "memory ''")[0]
-        assert sorted(every) == sorted(COMMANDS)
+        assert sorted(every) == sorted(GROUPS)
     finally:
         assert stop_process(daemon) == 0
 

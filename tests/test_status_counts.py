@@ -88,8 +88,8 @@ def test_the_embedding_share_counts_this_backlog_and_is_not_shown_while_files_ad
 def test_files_written_while_memoryd_runs_show_indexing_progress(memoryd_home: Path, daemon,
                                                                  client) -> None:
     """Files queued after the initial indexing: `status` said only "embedding …"."""
-    ingest = daemon.daemon.ingest
-    wait_until(lambda: ingest.initial.finished is not None)
+    watcher = daemon.daemon.watcher
+    wait_until(lambda: watcher.initial.finished is not None)
     later = memoryd_home / "user/.mastersof-ai/agents/bob/memory"
     later.mkdir(parents=True)
     paths = []
@@ -99,8 +99,8 @@ def test_files_written_while_memoryd_runs_show_indexing_progress(memoryd_home: P
         paths.append(str(path))
 
     async def queue_and_look() -> dict[str, Any]:  # on the daemon's loop: nothing runs between
-        ingest.enqueue(paths)
-        return ingest.status()
+        watcher.enqueue(paths)
+        return watcher.status()
 
     status = asyncio.run_coroutine_threadsafe(queue_and_look(), daemon.loop).result(10)
     assert status["indexing"] == {"done": 0, "total": 3}

@@ -45,10 +45,10 @@ def fast_parse(argv: list[str]) -> Values | None:
     request, so a command whose arguments are all plain (memoryd_client.command_spec.Arg.plain)
     is read here, from the same table. Anything else (help, an unknown or abbreviated option, a
     missing argument, a bad value) goes to argparse, which says what is wrong."""
-    from memoryd_client.commands import COMMANDS
+    from memoryd_client.commands import GROUPS, command_named
 
     name = _command_of(argv)
-    command = COMMANDS.get(name) if name is not None else None
+    command = command_named(name) if name in GROUPS else None
     if command is None or not command.fast:
         return None
     globals_ = {flag: arg for arg in GLOBALS for flag in arg.flags}
@@ -273,12 +273,12 @@ def main(argv: list[str] | None = None) -> int:
 
 def _parse(argv: list[str]) -> argparse.Namespace | int:
     """The arguments as argparse reads them, or the exit code of a usage error or --help."""
-    from memoryd_client.commands import COMMANDS
+    from memoryd_client.commands import GROUPS
     from memoryd_client.parser import build_parser
 
     as_json = _wants_json(argv)
     first = _command_of(argv)
-    parser = build_parser(only=first if first in COMMANDS else None)
+    parser = build_parser(only=first if first in GROUPS else None)
     if not argv:  # `memory` alone: the help, as a usage error
         parser.print_help()
         return USAGE
@@ -294,9 +294,9 @@ def _parse(argv: list[str]) -> argparse.Namespace | int:
 
 def _execute(args: Args) -> int:
     """Run the parsed command, reporting its failure with its exit code."""
-    from memoryd_client.commands import COMMANDS
+    from memoryd_client.commands import command_named
 
-    command = COMMANDS[args.command]
+    command = command_named(args.command)
     if command.alone is not None:  # no client: `memory mcp` makes its own
         try:
             return command.alone(args)

@@ -20,7 +20,7 @@ Installation, per shell: docs/commands.md, "Shell completion".
 from __future__ import annotations
 
 from memoryd_client.command_spec import GLOBALS
-from memoryd_client.commands import COMMANDS
+from memoryd_client.commands import every_command
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -91,9 +91,10 @@ def specs() -> list[Spec]:
     top = Spec("")
     _add_args(top, GLOBALS)
     top.options[-1:] = list(TOP_EXTRA)
-    top.words = [(name, _short(command.help)) for name, command in COMMANDS.items()]
+    commands = every_command()
+    top.words = [(name, _short(command.help)) for name, command in commands.items()]
     found = [top]
-    for name, command in COMMANDS.items():
+    for name, command in commands.items():
         if name == "hook":
             found += _hook_specs()
             continue

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from memoryd_client import cli_help
 from memoryd_client.command_spec import GLOBALS
-from memoryd_client.commands import COMMANDS
+from memoryd_client.commands import GROUPS, command_named
 from memoryd_client.errors import UsageError
 
 TYPE_CHECKING = False  # see memoryd_client/__init__.py
@@ -41,9 +41,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action=cli_help.VersionAction,
                         help="print the client's version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name, command in COMMANDS.items():
+    for name in GROUPS:
         if only is None or name == only:
-            add_command(commands, name, command)
+            add_command(commands, name, command_named(name))
     return parser
 
 

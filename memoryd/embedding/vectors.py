@@ -25,8 +25,9 @@ from memoryd.progress import Throughput
 from memoryd.store.database import Store
 from memoryd.store.durable import DISK_ERRORS
 from memoryd.store.entries import Entries, Unindexed, Vectors
+from memoryd.store.row_file import ROW_FILE
 from memoryd.store.thread import DatabaseThread
-from memoryd.store.vectors import ROW_FILE, VectorIndex
+from memoryd.store.vectors import VectorIndex
 from memoryd.text import content_hash
 
 log = logging.getLogger(__name__)

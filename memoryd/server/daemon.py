@@ -4,25 +4,23 @@ Phases (as uvicorn's ``Server``): ``startup`` takes the single-instance lock, bi
 and builds the daemon's parts, the one place they are wired together (store, ledgers, model
 loading, write path, search: :mod:`memoryd.server.parts`; then the session methods, the passes,
 ingestion, sync); ``serve`` accepts connections until SIGTERM/SIGINT; ``shutdown`` stops
-accepting, lets in-flight requests finish, then closes the parts. Wire methods are dispatched to
-the parts, to the session methods and to the memory tools.
+accepting, lets in-flight requests finish, then closes the parts. Each connection is served by
+the :class:`~memoryd.server.dispatch.Dispatcher`, which hands each request to its wire method:
+the daemon's own (status, reload, sources, below) and those of the groups startup registers.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import errno
 import logging
 import os
 import signal
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-from memoryd_client import wire
 
 from memoryd import __version__
 from memoryd.background import Background
@@ -30,25 +28,15 @@ from memoryd.collector import collect_when_quiet, defer_full_collections, resume
 from memoryd.config import Config, Settings, add_source, load_config, remove_source
 from memoryd.embedding.model import Embedder
 from memoryd.embedding.threads import EmbedThreads
-from memoryd.errors import (
-    BadFrameError,
-    ForbiddenError,
-    FrameTooLargeError,
-    InternalError,
-    MemorydError,
-    StartupError,
-    UnavailableError,
-    UnknownMethodError,
-)
+from memoryd.errors import MemorydError, StartupError
 from memoryd.ingest.indexer import Indexer
-from memoryd.ingest.pipeline import Ingest
+from memoryd.ingest.watcher import Watcher
 from memoryd.passes.entry_files import FileEntryEdits
 from memoryd.passes.runner import Passes
 from memoryd.passes.scope import ScopeMoves
 from memoryd.passes.steps import PassParts
-from memoryd.progress import PROGRESS_EVERY_S, Reporter, reporting, stop_reporting
 from memoryd.scheduling import Traffic
-from memoryd.server.binding import Caller, bind, enforce, peer_pid, peer_uid
+from memoryd.server.dispatch import Dispatcher, Handler
 from memoryd.server.entry_methods import EntryMethods
 from memoryd.server.health import Health
 from memoryd.server.history_methods import HistoryMethods
@@ -57,7 +45,6 @@ from memoryd.server.limits import (
     Acceptor,
     ConnectionLimits,
     raise_open_file_limit,
-    read_body,
 )
 from memoryd.server.list_methods import ListMethods
 from memoryd.server.memory_files import FileMethods
@@ -67,9 +54,8 @@ from memoryd.server.ownership import CHECK_INTERVAL_S, Ownership, file_identity
 from memoryd.server.params import Params
 from memoryd.server.parts import Parts
 from memoryd.server.pass_methods import PassMethods
-from memoryd.server.replies import without_rowids
 from memoryd.server.session_methods import SessionMethods
-from memoryd.server.stopping import Connections, stopping_error
+from memoryd.server.stopping import Connections
 from memoryd.server.sync_methods import Sync
 from memoryd.server.trust_methods import TrustMethods
 from memoryd.sessions.history import HistoryImport
@@ -83,15 +69,6 @@ SHUTDOWN_WAIT_S = 15.0
 #: Then a request still running gets the "stopping" answer at its next step; its current
 #: database step (a slice of a bulk write takes seconds on a busy machine) may finish first.
 CLOSING_WAIT_S = 6.0
-
-
-def _request_id(body: bytes) -> Any:
-    try:
-        request = wire.unpack(body)
-    except Exception:
-        return None
-    value = request.get("id") if isinstance(request, dict) else None
-    return value if isinstance(value, (int, str)) and not isinstance(value, bool) else None
 
 
 class Daemon:
@@ -108,17 +85,14 @@ class Daemon:
         self.started = time.time()
         self.should_exit = asyncio.Event()
         self.ready = asyncio.Event()  # set once READY=1 is sent: startup done, handlers in place
-        self.ingest: Ingest | None = None
+        self.watcher: Watcher | None = None
         self.history: HistoryImport | None = None  # memory import-history
         self.sessions: SessionMethods | None = None
         self.server: Acceptor | None = None
         self.ownership = Ownership(config.lock_path, config.socket_path)
         self.limits = ConnectionLimits(config.server, raise_open_file_limit())
-        self.requests_in_flight = 0
-        self.last_request = time.time()
         self.passes: Passes | None = None
         self.sync: Sync | None = None
-        self.idle = asyncio.Event()
         self.traffic = Traffic(self.db)  # the requests background work gives way to
         self.locked = False  # both locks taken: this daemon serves (and must clean up)
         self.umask: int | None = None  # the umask before startup, given back at shutdown
@@ -126,11 +100,14 @@ class Daemon:
         self.store_identity: tuple[int, int] | None = None  # the database file it opened
         self.lost_store: str | None = None  # why it stopped: its database file went away
         self.connections = Connections()
-        self.methods: dict[str, Callable[[Params], Awaitable[Any]]] = {
+        self.methods: dict[str, Handler] = {
             "status": self.m_status,
             "reload": self.m_reload,
             "sources": self.m_sources,
         }
+        #: serves the connections with these methods (the wire methods are added at startup)
+        self.dispatcher = Dispatcher(self.methods, self.limits, self.traffic, self.connections,
+                                     self.should_exit)
 
     @property
     def config(self) -> Config:
@@ -149,7 +126,7 @@ class Daemon:
                 return
             listener = self.ownership.check(LISTEN_BACKLOG)
             if listener is not None:
-                old, self.server = self.server, Acceptor(listener, self.handle)
+                old, self.server = self.server, Acceptor(listener, self.dispatcher.handle)
                 if old is not None:
                     old.close()
 
@@ -183,12 +160,12 @@ class Daemon:
         self.methods.update(self.sessions.methods())
         self.methods.update(ListMethods(parts.db, parts.store).methods())
         self.methods.update(FileMethods(parts.db, parts.store, self.settings).methods())
-        self.ingest = Ingest(self.config, Indexer(parts.store, parts.entries),
+        self.watcher = Watcher(self.config, Indexer(parts.store, parts.entries),
                              parts.db, parts.vectors.wanted.set, self.traffic.background)
         self.passes = Passes(PassParts(parts.db, parts.store, parts.entries,
                                        self.settings.current, parts.derived.vector_index),
                              self.idle_since, self.traffic.background, self.traffic.pause,
-                             on_written=self.ingest.enqueue)
+                             on_written=self.watcher.enqueue)
         settled = await self.passes.recover()
         if settled:
             log.info("Settled %d changes of a pass that was stopped mid-run.", settled)
@@ -201,13 +178,13 @@ class Daemon:
         edits = FileEntryEdits(self.passes, parts.writes.supersede, parts.vectors.wanted.set)
         self.methods.update(EntryMethods(edits, ScopeMoves(self.passes)).methods())
         self.history = HistoryImport(parts.db, parts.store, parts.background, self.settings,
-                                     self.ingest, self.sessions.extractor, self.traffic)
+                                     self.watcher, self.sessions.extractor, self.traffic)
         self.methods.update(HistoryMethods(self.history).methods())
-        self.health = Health(self.settings, self.started, parts, self.ingest, self.passes,
+        self.health = Health(self.settings, self.started, parts, self.watcher, self.passes,
                              self.sync)
         self.methods.update(self.health.methods())
-        self.server = Acceptor(listener, self.handle)
-        self.ingest.start()
+        self.server = Acceptor(listener, self.dispatcher.handle)
+        self.watcher.start()
         spawn(self.history.resume())  # an import stopped mid-way goes on
         spawn(self.sessions.replay_spool())
         spawn(self.sessions.guard.refresh())  # the PreToolUse hook's lessons, read ahead
@@ -223,10 +200,10 @@ class Daemon:
 
     def idle_since(self) -> float:
         """When the last request came (the passes and the collector wait for quiet)."""
-        return self.last_request
+        return self.dispatcher.last_request
 
     def in_flight(self) -> int:
-        return self.requests_in_flight
+        return self.dispatcher.requests_in_flight
 
     def start_closing(self) -> None:
         """From now on requests get the "stopping" answer instead of new work."""
@@ -276,23 +253,24 @@ class Daemon:
         sd_notify("STOPPING=1")
         if self.history is not None:  # it resumes at the next start; its followers are told
             await self.history.stop()
-        log.info("Shutting down: finishing %d in-flight requests.", self.requests_in_flight)
+        dispatcher = self.dispatcher
+        log.info("Shutting down: finishing %d in-flight requests.", dispatcher.requests_in_flight)
         if self.server is not None:
             self.server.close()
         self.connections.close_idle()
-        if self.requests_in_flight:
-            self.idle.clear()
+        if dispatcher.requests_in_flight:
+            dispatcher.idle.clear()
             try:
-                await asyncio.wait_for(self.idle.wait(), timeout=SHUTDOWN_WAIT_S)
+                await asyncio.wait_for(dispatcher.idle.wait(), timeout=SHUTDOWN_WAIT_S)
             except TimeoutError:
-                log.warning("Gave up waiting for %d requests.", self.requests_in_flight)
-        if self.ingest is not None:
-            await self.ingest.stop()
-        if self.requests_in_flight:  # past the wait: they are answered "stopping" now
+                log.warning("Gave up waiting for %d requests.", dispatcher.requests_in_flight)
+        if self.watcher is not None:
+            await self.watcher.stop()
+        if dispatcher.requests_in_flight:  # past the wait: they are answered "stopping" now
             self.start_closing()
-            self.idle.clear()
+            dispatcher.idle.clear()
             try:
-                await asyncio.wait_for(self.idle.wait(), timeout=CLOSING_WAIT_S)
+                await asyncio.wait_for(dispatcher.idle.wait(), timeout=CLOSING_WAIT_S)
             except TimeoutError:
                 pass
         await self.connections.close_all()
@@ -303,204 +281,6 @@ class Daemon:
         if self.collecting:
             resume_full_collections()
         log.info("memoryd stopped.")
-
-    # -- connections ------------------------------------------------------------------
-
-    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        if not self.limits.admit():
-            await self._refuse(reader, writer, UnavailableError(
-                f"memoryd serves {self.limits.max_connections} connections at most; "
-                "try again shortly"))
-            return
-        self.connections.opened(writer)
-        try:
-            await self._serve_connection(reader, writer)
-        finally:
-            self.limits.leave(writer)
-
-    async def _refuse(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                      error: MemorydError) -> None:
-        """Send one error frame and close; unread input is drained briefly first (closing
-        with unread input would reset the connection before the client reads the refusal)."""
-        try:
-            await self._send(writer, None, error=error)
-            writer.write_eof()
-            await asyncio.wait_for(reader.read(wire.MAX_FRAME_BYTES), timeout=1)
-        except (TimeoutError, ConnectionError, OSError):
-            pass
-        finally:
-            writer.close()
-
-    async def _serve_connection(self, reader: asyncio.StreamReader,
-                                writer: asyncio.StreamWriter) -> None:
-        idle_s = self.limits.idle_timeout_s
-        try:
-            sock = writer.get_extra_info("socket")
-            uid = peer_uid(sock)
-            if uid is not None and uid != os.getuid():
-                log.warning("Refused a connection from uid %d.", uid)
-                await self._send(writer, None, error=ForbiddenError(
-                    f"memoryd serves uid {os.getuid()} only; connection from uid {uid} refused"))
-                # let the refusal arrive: closing with unread input would reset the connection
-                writer.write_eof()
-                try:
-                    await asyncio.wait_for(reader.read(wire.MAX_FRAME_BYTES), timeout=1)
-                except (TimeoutError, ConnectionError):
-                    pass
-                return
-            # who this connection is: bound once (memoryd.server.binding)
-            caller = Caller(pid=peer_pid(sock))
-            while not reader.at_eof():
-                self.limits.waiting(writer)  # at the cap, the longest waiting may be closed
-                try:
-                    header = await asyncio.wait_for(reader.readexactly(wire.HEADER.size), idle_s)
-                except asyncio.IncompleteReadError:
-                    return
-                self.limits.working(writer)
-                length = wire.frame_length(header)
-                if length > wire.MAX_FRAME_BYTES:
-                    await asyncio.wait_for(self._discard(reader, length),
-                                           self.limits.frame_wait_s(length))
-                    await self._send(writer, None, error=FrameTooLargeError(
-                        f"frame of {length} bytes exceeds the limit of "
-                        f"{wire.MAX_FRAME_BYTES} bytes"))
-                    continue
-                if not self.limits.reserve(length):
-                    await asyncio.wait_for(self._discard(reader, length),
-                                           self.limits.frame_wait_s(length))
-                    await self._send(writer, None, error=UnavailableError(
-                        "memoryd is receiving too many large requests at once; try again shortly"))
-                    continue
-                try:
-                    body = await asyncio.wait_for(read_body(reader, length),
-                                                  self.limits.frame_wait_s(length))
-                except TimeoutError:
-                    await self._frame_stalled(writer, length)
-                    return
-                finally:
-                    self.limits.release(length)
-                if self.should_exit.is_set():  # stopping: nothing new is served (stopping.py)
-                    await self._send(writer, _request_id(body), error=stopping_error())
-                    return
-                self.last_request = time.time()
-                self.requests_in_flight += 1
-                self.connections.busy[writer] = True
-                try:
-                    await self._answer(writer, body, caller)
-                finally:
-                    self.connections.busy[writer] = False
-                    self.requests_in_flight -= 1
-                    if not self.requests_in_flight:
-                        self.idle.set()
-        except (ConnectionError, asyncio.IncompleteReadError):
-            pass
-        except TimeoutError:
-            log.debug("Closed a connection idle for %g s.", idle_s)
-        finally:
-            self.connections.closed(writer)
-            writer.close()
-
-    async def _frame_stalled(self, writer: asyncio.StreamWriter, length: int) -> None:
-        """A frame whose bytes stopped coming: its budget is given back and its connection
-        closed (there is no telling where the next frame would start)."""
-        self.limits.stalled += 1
-        log.debug("Dropped a frame of %d bytes that stalled, and its connection.", length)
-        with contextlib.suppress(ConnectionError, OSError, TimeoutError):
-            await asyncio.wait_for(self._send(writer, None, error=UnavailableError(
-                f"the request's {length} bytes did not arrive within "
-                f"{self.limits.frame_wait_s(length):.0f} s; connection closed")), 1)
-
-    async def _discard(self, reader: asyncio.StreamReader, length: int) -> None:
-        while length > 0:
-            chunk = await reader.read(min(length, 1 << 20))
-            if not chunk:
-                raise asyncio.IncompleteReadError(b"", length)
-            length -= len(chunk)
-
-    async def _answer(self, writer: asyncio.StreamWriter, body: bytes, caller: Caller) -> None:
-        request_id = None
-        try:
-            request = wire.unpack(body)
-            request_id = request.get("id")
-            if not isinstance(request_id, (int, str)) or isinstance(request_id, bool):
-                request_id = None
-                raise BadFrameError("request needs an integer or string id")
-            method = request.get("method")
-            if not isinstance(method, str):
-                raise BadFrameError("request needs a method name (a string)")
-            handler = self.methods.get(method)
-            if handler is None and method != "bind":
-                raise UnknownMethodError(
-                    f"unknown method {method!r}; known: bind, {', '.join(sorted(self.methods))}")
-            params = Params(method, request.get("params"))
-            if method == "bind":
-                result = bind(caller, params)
-            else:
-                assert handler is not None
-                params.check_names()
-                enforce(caller, params)
-                number = self.traffic.begin(method)
-                try:
-                    if request.get("progress") is True:
-                        result = await self._with_progress(writer, request_id, method,
-                                                           handler(params))
-                    else:
-                        result = await handler(params)
-                finally:
-                    self.traffic.end(number)
-        except MemorydError as exc:
-            await self._send(writer, request_id, error=exc)
-        except asyncio.CancelledError:
-            if not self.should_exit.is_set():
-                raise
-            await self._send(writer, request_id, error=stopping_error())  # work of a stop
-        except Exception as exc:
-            log.exception("Internal error answering a request.")
-            await self._send(writer, request_id,
-                             error=InternalError(f"{type(exc).__name__}: {exc}"))
-        else:
-            await self._send(writer, request_id, result=result)
-
-    async def _with_progress(self, writer: asyncio.StreamWriter, request_id: Any, method: str,
-                             work: Awaitable[Any]) -> Any:
-        """The handler's result, with progress frames sent while it works (the client asked:
-        wire.py). The state it ended in goes in a last frame before the reply (both written on
-        the event loop), so that a request shorter than a tick shows its phases too."""
-        reporter = Reporter(method)
-        token = reporting(reporter)
-        ticker = asyncio.ensure_future(self._tick(writer, request_id, reporter))
-        try:
-            result = await work
-        finally:
-            ticker.cancel()
-            await asyncio.gather(ticker, return_exceptions=True)
-            stop_reporting(token)
-        if reporter.reported:  # a request shorter than a tick still shows where it ended
-            with contextlib.suppress(ConnectionError, OSError):
-                writer.write(wire.pack({"id": request_id, "progress": reporter.frame()}))
-        return result
-
-    async def _tick(self, writer: asyncio.StreamWriter, request_id: Any,
-                    reporter: Reporter) -> None:
-        with contextlib.suppress(ConnectionError, OSError):
-            while True:
-                await asyncio.sleep(PROGRESS_EVERY_S)
-                writer.write(wire.pack({"id": request_id, "progress": reporter.frame()}))
-                await writer.drain()
-
-    async def _send(self, writer: asyncio.StreamWriter, request_id: Any, *,
-                    result: Any = None, error: MemorydError | None = None) -> None:
-        message: dict[str, Any] = {"id": request_id}
-        if error is not None:
-            message["error"] = error.to_wire()
-        else:
-            message["result"] = without_rowids(result)  # the index's own row numbers stay inside
-        try:
-            frame = wire.pack(message)
-        except FrameTooLargeError as exc:
-            frame = wire.pack({"id": request_id, "error": exc.to_wire()})
-        writer.write(frame)
-        await writer.drain()
 
     # -- methods ----------------------------------------------------------------------
 
@@ -532,7 +312,7 @@ class Daemon:
             "rss_bytes": rss,
             **status,
             **(await self.passes.status() if self.passes is not None else {}),
-            "ingest": self.ingest.status() if self.ingest is not None else None,
+            "ingest": self.watcher.status() if self.watcher is not None else None,
             "history_import": self.history.status() if self.history is not None else None,
             **(await self.health.status_fields()),
             "sync": await asyncio.to_thread(self.sync.status) if self.sync is not None else None,
@@ -550,12 +330,12 @@ class Daemon:
         if config.embed != self.config.embed:
             log.warning("The [embed] settings changed; they apply after a restart.")
         self.settings.config = config
-        assert self.ingest is not None and self.sessions is not None and self.parts is not None
+        assert self.watcher is not None and self.sessions is not None and self.parts is not None
         self.parts.reconfigure()
         self.sessions.contexts.shared_agents = config.context.shared_agents
-        await self.ingest.reload(config)
-        log.info("Configuration reloaded: %d sources.", len(self.ingest.sources))
-        return {"sources": len(self.ingest.sources)}
+        await self.watcher.reload(config)
+        log.info("Configuration reloaded: %d sources.", len(self.watcher.sources))
+        return {"sources": len(self.watcher.sources)}
 
     async def m_sources(self, params: Params) -> dict[str, Any]:
         action = params.choice("action", ("list", "add", "remove"), default="list")
@@ -565,15 +345,15 @@ class Daemon:
             await self.m_reload(params)
         elif action == "remove":
             name = params.text("name", required=True, max_len=4096)
-            assert name is not None and self.ingest is not None
-            before = {s.name for s in self.ingest.sources}
+            assert name is not None and self.watcher is not None
+            before = {s.name for s in self.watcher.sources}
             done = remove_source(self.config, name)
             log.info("Sources: %s.", done)
             await self.m_reload(params)
-            for gone in sorted(before - {s.name for s in self.ingest.sources}):
-                await self.db(self.ingest.indexer.drop_source, gone)
-        assert self.ingest is not None
-        return {**self.ingest.status(), "sources_file": str(self.config.sources_file)}
+            for gone in sorted(before - {s.name for s in self.watcher.sources}):
+                await self.db(self.watcher.indexer.drop_source, gone)
+        assert self.watcher is not None
+        return {**self.watcher.status(), "sources_file": str(self.config.sources_file)}
 
 
 async def run_daemon(config: Config, ready: Callable[[Daemon], None] | None = None,

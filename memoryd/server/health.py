@@ -26,7 +26,7 @@ from memoryd_client.views import duration
 from memoryd import __version__
 from memoryd.config import Settings
 from memoryd.embedding.model import DEFAULT_MODEL_ID, DEFAULT_MODEL_SHA256
-from memoryd.ingest.pipeline import Ingest
+from memoryd.ingest.watcher import Watcher
 from memoryd.passes.runner import Passes
 from memoryd.server.parts import Parts
 from memoryd.server.sync_methods import Sync
@@ -47,7 +47,7 @@ SHOWN_FILES = 3
 #: until the file has not changed for this long, then a note: nothing needs doing about them,
 #: and a warning that never cleared (even across restarts) hid the ones that matter.
 SKIPPED_FRESH_S = 86400.0
-#: The error a transcript's row holds for its malformed lines (memoryd.ingest.pipeline).
+#: The error a transcript's row holds for its malformed lines (memoryd.ingest.transcript_files).
 SKIPPED_LINES = "skipped lines: "
 RESTART = "restart memoryd (`memoryd service stop && memoryd service start`, or stop and run " \
     "`memoryd serve` again)"
@@ -89,12 +89,12 @@ def log_location() -> str:
 
 class Health:
     def __init__(self, settings: Settings, started: float, parts: Parts,
-                 ingest: Ingest | None, passes: Passes | None, sync: Sync | None) -> None:
+                 watcher: Watcher | None, passes: Passes | None, sync: Sync | None) -> None:
         """The parts it examines; ``started``: when the daemon started."""
         self.settings = settings
         self.started = started
         self.parts = parts
-        self.ingest = ingest
+        self.watcher = watcher
         self.passes = passes
         self.sync = sync
 
@@ -160,23 +160,23 @@ class Health:
                      "environment and " + RESTART)
 
     def sources(self) -> dict[str, Any]:
-        ingest = self.ingest
-        if ingest is None:
+        watcher = self.watcher
+        if watcher is None:
             return check("sources", OK, "ingestion has not started yet")
         builtin = {s.name for s in default_sources()} | {"memoryd-agents"}
         missing, absent = [], 0
-        for source in ingest.sources:
-            if ingest.present(source):  # a project's files count when the project is there
+        for source in watcher.sources:
+            if watcher.present(source):  # a project's files count when the project is there
                 continue
-            root = ingest.projects.get(source.name)
+            root = watcher.projects.get(source.name)
             if root is not None:
                 missing.append((f"project {root}", root))
             elif source.name in builtin:
                 absent += 1  # that agent is not installed here: normal
             else:
-                missing.append((f"{source.name}: {source.root(ingest.home)}", source.name))
+                missing.append((f"{source.name}: {source.root(watcher.home)}", source.name))
         missing = list(dict.fromkeys(missing))  # a project's files share one root
-        present = len(ingest.sources) - absent - len(missing)
+        present = len(watcher.sources) - absent - len(missing)
         if missing:
             names = " ".join(dict.fromkeys(name for _, name in missing))
             return check("sources", PROBLEM, "does not exist: " + "; ".join(
@@ -191,9 +191,9 @@ class Health:
         """The files with a problem now, from the index (their row's error: skipped, or read
         with something left out), and which of the sources' last problems name a file the
         index holds (whose row says whether it is still one)."""
-        ingest = self.ingest
-        paths = [s.last_error_path for s in ingest.stats.values() if s.last_error_path] \
-            if ingest is not None else []
+        watcher = self.watcher
+        paths = [s.last_error_path for s in watcher.stats.values() if s.last_error_path] \
+            if watcher is not None else []
         return await self.parts.db(self._file_problems, paths)
 
     def _file_problems(self, paths: list[str]) -> FileProblems:
@@ -207,13 +207,13 @@ class Health:
         """Every file with a problem (from the index: each one named, and still known after a
         restart, which reads unchanged files again no more), and files refused before they
         reached the index; then transcripts with malformed lines (skipped_lines)."""
-        ingest = self.ingest
-        if ingest is None:
+        watcher = self.watcher
+        if watcher is None:
             return check("skipped", OK, "ingestion has not started yet")
         problems = [f"{path}: {error}" for path, error in files.shown]
         if files.count > len(files.shown):
             problems.append(f"and {files.count - len(files.shown)} more files")
-        for name, stats in ingest.stats.items():
+        for name, stats in watcher.stats.items():
             if stats.last_error and stats.last_error_path not in files.indexed \
                     and not stats.last_error.startswith(SKIPPED_LINES):
                 problems.append(f"{name}: {stats.last_error_path}: {stats.last_error}")
@@ -269,8 +269,8 @@ class Health:
 
     def backlog(self, waiting: int) -> dict[str, Any]:
         """The vector backlog and the file queue: their size and whether they move."""
-        ingest = self.ingest
-        queue = len(ingest.pending) if ingest is not None else 0
+        watcher = self.watcher
+        queue = len(watcher.pending) if watcher is not None else 0
         now = time.time()
         parts = []
         stuck = []
@@ -285,9 +285,9 @@ class Health:
                 stuck.append(f"no vector embedded for {duration(now - last)}")
         if queue:
             parts.append(f"{queue} files queued for indexing")
-            last = max((ingest.initial.files.last_progress if ingest is not None else None) or 0,
+            last = max((watcher.initial.files.last_progress if watcher is not None else None) or 0,
                        self.started)
-            if ingest is not None and ingest.initial.active and now - last > STUCK_S:
+            if watcher is not None and watcher.initial.active and now - last > STUCK_S:
                 stuck.append(f"no file indexed for {duration(now - last)}")
         if self.parts.threads.embedder is None and not self.parts.threads.is_loading and waiting:
             return check("backlog", WARNING, "; ".join(parts) + " (no model: they get one once "

@@ -32,9 +32,9 @@ from memoryd.store.integrity import set_aside_damaged
 from memoryd.store.ledger import Ledger
 from memoryd.store.pass_log import PassLog, replay_pass_log
 from memoryd.store.reader import store_counts
+from memoryd.store.row_file import OLD_ROW_FILES, ROW_FILE
 from memoryd.store.thread import DatabaseThread
 from memoryd.store.usage_log import UsageLog, replay_usage_log
-from memoryd.store.vectors import OLD_ROW_FILES, ROW_FILE
 from memoryd.sync.apply import finish_pending
 from memoryd.writes import Writes
 

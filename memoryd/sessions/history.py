@@ -9,7 +9,7 @@ it and the sessions last active before it.
 **What it does**, in the background of the daemon (a task of its own; the command follows it):
 
 1. *Indexing.* Each file not indexed as it is now goes through the watcher's own path
-   (memoryd.ingest.pipeline, :meth:`Ingest.index_now`): from its tail offset, under the
+   (memoryd.ingest.watcher, :meth:`Watcher.index_now`): from its tail offset, under the
    worker's lock, its slices applied as background work that gives way to the requests someone
    waits on (memoryd.scheduling). The watcher and the import therefore never read a file twice:
    whichever comes first moves the offset, the other finds nothing new.
@@ -41,8 +41,8 @@ from typing import Any
 from memoryd.background import Background
 from memoryd.config import Settings
 from memoryd.errors import BadParamsError, MemorydError, NotFoundError, UnavailableError
-from memoryd.ingest.pipeline import Ingest
 from memoryd.ingest.transcript import make_parser
+from memoryd.ingest.watcher import Watcher
 from memoryd.progress import Throughput
 from memoryd.regular_file import open_regular
 from memoryd.scheduling import Traffic
@@ -112,14 +112,14 @@ def selected_sources(sources: Sequence[Source], harnesses: Sequence[str]) -> lis
     return [s for s in transcripts if s.format in harnesses or s.name in harnesses]
 
 
-def history_files(ingest: Ingest, sources: Sequence[Source],
+def history_files(watcher: Watcher, sources: Sequence[Source],
                   since: float | None) -> list[HistoryFile]:
     """The files of ``sources`` the watcher would index (each under the source that owns it),
     last written at or after ``since``, oldest first (runs on a worker thread)."""
     wanted = {s.name for s in sources}
     found = []
-    for source, path, agent in scan(sources, ingest.home):
-        matched = ingest.match(str(path))
+    for source, path, agent in scan(sources, watcher.home):
+        matched = watcher.match(str(path))
         if matched is None or matched[0].name != source.name or source.name not in wanted:
             continue  # another source's, or a link the watcher refuses
         try:
@@ -204,12 +204,12 @@ class HistoryImport:
     """The one import of history the daemon runs at a time."""
 
     def __init__(self, db: DatabaseThread, store: Store, background: Background,
-                 settings: Settings, ingest: Ingest, extractor: SessionExtractor,
+                 settings: Settings, watcher: Watcher, extractor: SessionExtractor,
                  traffic: Traffic) -> None:
         self.db = db
         self.background = background
         self.settings = settings
-        self.ingest = ingest
+        self.watcher = watcher
         self.extractor = extractor
         self.traffic = traffic
         self.past = store.past_sessions
@@ -230,7 +230,7 @@ class HistoryImport:
             return
         try:
             request = HistoryRequest(tuple(job.get("harnesses") or ()), job.get("since"))
-            selected_sources(self.ingest.sources, request.harnesses)
+            selected_sources(self.watcher.sources, request.harnesses)
         except (BadParamsError, TypeError) as exc:  # its sources are gone from the config
             log.warning("Not resuming the import of history: %s", exc)
             await self.db(self.past.end_job)
@@ -241,7 +241,7 @@ class HistoryImport:
     async def start(self, request: HistoryRequest) -> None:
         """Start the import asked for, or join the same one running; another one running is
         refused (one at a time)."""
-        selected_sources(self.ingest.sources, request.harnesses)  # an unknown harness: refused
+        selected_sources(self.watcher.sources, request.harnesses)  # an unknown harness: refused
         if self.running:
             assert self.job is not None
             if request.same_import(self.job):
@@ -315,12 +315,12 @@ class HistoryImport:
             progress.finished = time.time()
 
     async def _plan(self, request: HistoryRequest) -> list[HistoryFile]:
-        sources = selected_sources(self.ingest.sources, request.harnesses)
-        return await asyncio.to_thread(history_files, self.ingest, sources, request.since)
+        sources = selected_sources(self.watcher.sources, request.harnesses)
+        return await asyncio.to_thread(history_files, self.watcher, sources, request.since)
 
     async def _index(self, files: list[HistoryFile], progress: HistoryProgress) -> None:
         """Every file not indexed as it is now, through the watcher's path."""
-        known = await self.db(self.ingest.indexer.known_paths)
+        known = await self.db(self.watcher.indexer.known_paths)
         todo = [f for f in files if known.get(f.path) != (f.size, f.mtime, f.inode)]
         progress.files_done = len(files) - len(todo)
         progress.count("files already indexed", progress.files_done)
@@ -328,7 +328,7 @@ class HistoryImport:
         progress.phase = "indexing"
         for start in range(0, len(todo), FILES_PER_STEP):
             step = todo[start:start + FILES_PER_STEP]
-            added = await self.ingest.index_now([f.path for f in step])
+            added = await self.watcher.index_now([f.path for f in step])
             progress.files_done += len(step)
             progress.indexed.advance(sum(f.size for f in step))
             progress.count("turns indexed", added)
@@ -370,7 +370,7 @@ class HistoryImport:
         """What the import would do, writing nothing: the files to index and the entries
         extraction would keep from each finished session."""
         files = await self._plan(request)
-        known = await self.db(self.ingest.indexer.known_paths)
+        known = await self.db(self.watcher.indexer.known_paths)
         todo = [f for f in files if known.get(f.path) != (f.size, f.mtime, f.inode)]
         by_harness: dict[str, dict[str, int]] = {}
         for file in files:

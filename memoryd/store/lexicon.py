@@ -27,7 +27,7 @@ from memoryd.errors import UnavailableError
 from memoryd.store.database import LEXICON_CURSOR, Store
 from memoryd.store.durable import DISK_ERRORS
 from memoryd.store.fetch import integer
-from memoryd.store.vectors import quantize
+from memoryd.store.row_file import quantize
 
 CURSOR_KEY = LEXICON_CURSOR
 _WORD = re.compile(r"[a-z]{3,30}")

@@ -16,7 +16,7 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from memoryd.store.vectors import ROW_FILE
+from memoryd.store.row_file import ROW_FILE
 
 log = logging.getLogger(__name__)
 

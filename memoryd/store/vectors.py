@@ -7,11 +7,9 @@ million entries with their parts (a few million vectors). So:
 - every vector (an entry's, and its parts' — its sentences, :func:`memoryd.text.split_parts`) is
   a row: its **sign bits** (48 bytes at 384 dims, word-major so that the Hamming scan runs over
   contiguous memory) stay in RAM;
-- its exact values (int8, 384 bytes, with a float32 scale per row in RAM: the cosine to within
-  ~2e-4, like float16, but ~10× faster to read back than float16, which numpy converts element by
-  element) are appended to a **row file** beside the database and read through a memory
-  mapping only for the rows being re-ranked; the mapping's pages are given back after each
-  search, so the file sits in the page cache, not in the daemon's memory;
+- its exact values (int8, 384 bytes, with a float32 scale per row in RAM) are appended to a
+  **row file** beside the database (:mod:`memoryd.store.row_file`) and read only for the rows
+  being re-ranked;
 - the filter columns (agent, category, project, kind, status, creation time) are per entry,
   in arrays indexed by rowid; a part is filtered by its entry's.
 
@@ -28,10 +26,7 @@ search never sees a write half done, and never reads a row file being re-mapped.
 
 from __future__ import annotations
 
-import errno
 import functools
-import mmap
-import os
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -40,7 +35,7 @@ from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
-from memoryd.errors import UnavailableError
+from memoryd.store.row_file import RowFile, quantize
 
 STATUS_CODES = {"active": 0, "superseded": 1, "forgotten": 2, "removed": 3, "archived": 4}
 #: Re-ranked rows per search: more with a bigger index, so that recall holds (bench_store).
@@ -48,11 +43,6 @@ MIN_RERANK = 1000
 RERANK_SHARE = 1 / 400
 #: Rows whose Hamming distances are found together (see VectorIndex._hamming).
 HAMMING_BLOCK = 32_768
-#: Reads of the row file (near-duplicate checks) between two releases of its pages.
-RELEASE_EVERY = 256
-#: A row file this small stays in memory between searches (giving its pages back made each
-#: search fault them in again: a tenth of a search's time in a small store).
-KEEP_MAPPED_BYTES = 16 << 20
 #: A filter of more codes than this is matched by np.isin (see _among).
 AMONG_MAX_CODES = 32
 #: A search whose filter allows fewer than one row in SCAN_SHARE scans only those (gathering
@@ -60,9 +50,6 @@ AMONG_MAX_CODES = 32
 SCAN_SHARE = 3
 #: Filters whose allowed rows are kept between searches (until the index changes).
 ALLOWED_KEPT = 8
-#: The row file's name in the state dir; earlier formats' files are removed at start.
-ROW_FILE = "vectors.i8"
-OLD_ROW_FILES = ("vectors.f16",)
 
 #: agent, category, project, kind, status, created
 Meta = tuple[str, str, "str | None", str, str, float]
@@ -141,14 +128,6 @@ class _Rows:
         return self.array[:self.size]
 
 
-def quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The rows of a matrix as int8 codes and a float32 scale each (row ≈ codes × scale; for a
-    unit vector of 384 dimensions the cosine moves by ~2e-4)."""
-    vectors = np.asarray(vectors, dtype=np.float32)
-    scales = (np.maximum(np.abs(vectors).max(axis=1, initial=0.0), 1e-12) / 127).astype(np.float32)
-    return np.round(vectors / scales[:, None]).astype(np.int8), scales
-
-
 class VectorIndex:
     def __init__(self, dim: int, path: Path, capacity: int = 1024,
                  min_rerank: int = MIN_RERANK) -> None:
@@ -175,21 +154,14 @@ class VectorIndex:
         # another since (the look-up checks the columns)
         self.groups: dict[tuple[int, int], _Rows] = {}
         self.entries = 0
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(path, "w+b", buffering=0)
-        os.chmod(path, 0o600)
-        self._map: mmap.mmap | None = None
-        self._mapped_rows = 0
-        self._reads = 0
+        self.file = RowFile(path, dim)
         self.lock = threading.RLock()
         self._changes = 0  # any write: the rows a filter allows may differ
         self._allowed: dict[tuple[object, ...], tuple[int, np.ndarray]] = {}
 
     @_locked
     def close(self) -> None:
-        if self._map is not None:
-            self._map.close()
-        self._file.close()
+        self.file.close()
 
     def __len__(self) -> int:
         return self.entries
@@ -221,7 +193,7 @@ class VectorIndex:
         matrix = np.concatenate([block for vector, entry_parts in zip(vectors, parts)
                                  for block in (vector[None, :], entry_parts)])
         codes, scales = quantize(matrix)
-        self._store_rows(self.rows, codes)  # first: nothing has changed if it fails
+        self.file.write(self.rows, codes)  # first: nothing has changed if it fails
         top = max(int(r) for r in rowids) + 1
         self._grow_entries(top)
         owners: list[int] = []
@@ -318,27 +290,6 @@ class VectorIndex:
         self.scale[start:self.rows] = scales
         self._changes += 1
 
-    def _store_rows(self, start: int, codes: np.ndarray) -> None:
-        """Write rows' int8 values into the row file from row ``start``, their space allocated
-        first. The file is read through a shared mapping, and reading a page the file system
-        cannot back (a hole a short write left on a full tmpfs) kills the daemon with SIGBUS;
-        allocated and written whole, or refused here, before the index counts the rows."""
-        data = memoryview(codes.tobytes())
-        offset, fd = start * self.dim, self._file.fileno()
-        try:
-            try:
-                os.posix_fallocate(fd, offset, len(data))
-            except OSError as exc:
-                if exc.errno not in (errno.EOPNOTSUPP, errno.ENOSYS):
-                    raise
-            while data:
-                written = os.pwrite(fd, data, offset)
-                data, offset = data[written:], offset + written
-        except OSError as exc:
-            raise UnavailableError(
-                f"not stored: cannot write the vector index in {self.path.parent} "
-                f"({exc.strerror or exc}); nothing of this request was kept") from exc
-
     def _sign_bits(self, vectors: np.ndarray) -> np.ndarray:
         packed = np.packbits(vectors > 0, axis=1)
         padded = np.zeros((len(vectors), self.words * 8), dtype=np.uint8)
@@ -373,22 +324,11 @@ class VectorIndex:
     @_locked
     def whole_vectors(self, rowids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The int8 values and scales of these entries' own vectors (held by the index):
-        value × scale is the vector, to within ~2e-4 of each cosine. Read from the file, not
-        the mapping: thousands of rows scattered over the file would map most of it for a
-        moment (the kernel maps ~64 KB around each page it faults in: 800 MB of a 976 MB
-        file for 20,000 rows), which the daemon's RSS counts."""
+        value × scale is the vector, to within ~2e-4 of each cosine."""
         rows = self.whole[rowids]
         if not len(rows):
             return np.zeros((0, self.dim), dtype=np.int8), np.zeros(0, dtype=np.float32)
-        order = np.argsort(rows, kind="stable")
-        ordered = rows[order]
-        values = np.empty((len(rows), self.dim), dtype=np.int8)
-        breaks = np.flatnonzero(np.diff(ordered) != 1) + 1  # runs of consecutive rows
-        for start, end in zip([0, *breaks.tolist()], [*breaks.tolist(), len(rows)]):
-            data = os.pread(self._file.fileno(), (end - start) * self.dim,
-                            int(ordered[start]) * self.dim)
-            values[order[start:end]] = np.frombuffer(data, dtype=np.int8).reshape(-1, self.dim)
-        return values, self.scale[rows].copy()
+        return self.file.values(rows), self.scale[rows].copy()
 
     @_locked
     def vectors_of(self, rowids: Sequence[int]) -> dict[int, np.ndarray]:
@@ -415,37 +355,13 @@ class VectorIndex:
         return np.flatnonzero(mask)
 
     def _exact(self, rows: np.ndarray, query: np.ndarray, release: bool = True) -> np.ndarray:
-        """Cosines of the given rows to the query, from the row file. ``release``: give the
-        pages read back now (searches); otherwise every RELEASE_EVERY reads. (A file of up to
-        KEEP_MAPPED_BYTES keeps its pages.)"""
+        """Cosines of the given rows to the query, from the row file (``release``: see
+        :meth:`RowFile.dot`)."""
         if len(rows) == 0:
             return np.zeros(0, dtype=np.float32)
-        if self._map is None or self._mapped_rows < self.rows:
-            self._remap()
-        table = np.frombuffer(self._map, dtype=np.int8,  # type: ignore[arg-type]
-                              count=self._mapped_rows * self.dim)
-        values: np.ndarray = (table.reshape(self._mapped_rows, self.dim)[rows].astype(np.float32)
-                              @ query
-                  ) * self.scale[rows]
-        del table
-        self._reads += 1
-        small = self._mapped_rows * self.dim <= KEEP_MAPPED_BYTES
-        if not small and (release or self._reads >= RELEASE_EVERY):
-            # the pages were only borrowed: the daemon's memory stays the bits and columns
-            self._map.madvise(mmap.MADV_DONTNEED)  # type: ignore[union-attr]
-            self._reads = 0
+        values: np.ndarray = self.file.dot(rows, query, self.bits.shape[1], release) \
+            * self.scale[rows]
         return values
-
-    def _remap(self) -> None:
-        """Map the row file, grown (sparse) to the rows' capacity, so that appends rarely
-        need a new mapping."""
-        if self._map is not None:
-            self._map.close()
-        capacity = self.bits.shape[1]
-        self._file.truncate(max(capacity, 1) * self.dim)
-        self._map = mmap.mmap(self._file.fileno(), max(capacity, 1) * self.dim,
-                              prot=mmap.PROT_READ)
-        self._mapped_rows = capacity
 
     def _entry_mask(self, where: VectorFilter, rowids: np.ndarray | None = None) -> np.ndarray:
         """Which entries (every rowid, or the given ones) pass the filter."""
@@ -618,9 +534,8 @@ def _smallest(distance: np.ndarray, keep: int) -> np.ndarray:
 
 
 class MetaChanges(Protocol):
-    """What :func:`follow_meta` reads of the store (:class:`memoryd.store.database.Store`,
-    which this module cannot import: the store's lexicon quantizes with it): the uids of the
-    entries whose filter columns changed, and those columns by row."""
+    """What :func:`follow_meta` reads of the store (:class:`memoryd.store.database.Store`):
+    the uids of the entries whose filter columns changed, and those columns by row."""
 
     meta_changed: set[str]
 

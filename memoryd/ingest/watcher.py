@@ -1,9 +1,11 @@
 """Live ingestion: the initial scan, the watchfiles loop and the queue between them.
 
 Paths that changed go into one de-duplicated queue; a worker takes them in batches, reads and
-parses them on the ingest thread and applies them on the database thread, so searches and
-writes interleave with a big scan. Entries land without vectors (keyword search sees them at
-once); the daemon's backfill gives them vectors in batches. Watch roots are re-checked every
+parses them on the ingest thread (a transcript from where it was last read:
+:mod:`memoryd.ingest.transcript_files`) and applies them on the database thread
+(:mod:`memoryd.ingest.indexer`), so searches and writes interleave with a big scan. Entries
+land without vectors (keyword search sees them at once); the daemon's backfill gives them
+vectors in batches. Watch roots are re-checked every
 ``watch.rescan_interval_s`` so a directory created, or deleted and re-created, is picked up.
 """
 
@@ -15,32 +17,15 @@ import os
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 import watchfiles
 
 from memoryd.config import Config, configured_sources
-from memoryd.ingest.context import cwd_hint, replay
-from memoryd.ingest.indexer import (
-    Changes,
-    FileFacts,
-    Indexer,
-    MemoryFileRead,
-    read_memory_file,
-    stat_facts,
-)
-from memoryd.ingest.open_exchange import load_open_turns
-from memoryd.ingest.tail import TailPosition, TailRead, read_appended
-from memoryd.ingest.transcript import (
-    Chunk,
-    TranscriptParser,
-    Turn,
-    chunk_exchanges,
-    make_parser,
-    needs_context,
-)
+from memoryd.ingest.indexer import Changes, Indexer, MemoryFileRead, read_memory_file, stat_facts
+from memoryd.ingest.source_stats import SourceStats, account
+from memoryd.ingest.transcript_files import TranscriptFiles
 from memoryd.progress import InitialIndexing
 from memoryd.sources import (
     Source,
@@ -57,63 +42,13 @@ CATCH_UP_S = 1.0
 T = TypeVar("T")
 
 BATCH_PATHS = 64
-#: Parser skip reasons that mean a malformed line (the others are lines memoryd never indexes:
-#: tool calls, harness records, …); these are counted per source for `memory status --sources`.
-MALFORMED = ("too_long", "invalid_json", "not_object", "bad_field", "internal_error")
 
 
-@dataclass
-class SourceStats:
-    files: int = 0
-    entries_added: int = 0
-    entries_removed: int = 0
-    skipped: dict[str, int] = field(default_factory=dict)
-    last_error: str | None = None
-    last_error_path: str | None = None
-    last_error_at: float | None = None
+class Watcher:
+    """Keeps the index in step with the watched sources' files: finds those that changed (the
+    scans, the watchfiles loop), queues them, and has a worker read each and hand it to the
+    :class:`~memoryd.ingest.indexer.Indexer`, which writes its entries."""
 
-    def skip(self, reason: str, count: int = 1) -> None:
-        self.skipped[reason] = self.skipped.get(reason, 0) + count
-
-    def error(self, path: str, message: str) -> None:
-        self.last_error, self.last_error_path, self.last_error_at = message, path, time.time()
-
-
-@dataclass
-class TranscriptState:
-    parser: TranscriptParser
-    fmt: str
-    cwd: str | None = None  # the project the file's path names (memoryd.ingest.context)
-    open_turns: list[Turn] = field(default_factory=list)
-    #: per session (None: the file's one session), what the registry was last told
-    reported: dict[str | None, tuple[Any, ...]] = field(default_factory=dict)
-    skips_reported: dict[str, int] = field(default_factory=dict)
-
-    def sessions(self) -> list[dict[str, Any]]:
-        """The sessions to register or update since last time, with the user messages they
-        gained. A file holding many sessions (Aider's history: ``parser.sessions``) tells
-        each; any other, its current session with all its user messages."""
-        parser = self.parser
-        many: dict[str, tuple[Any, ...]] | None = getattr(parser, "sessions", None)
-        found = many if many is not None else {None: (
-            parser.started, parser.last_seen, parser.user_messages)} if parser.session_id else {}
-        out = []
-        for key, (started, last_seen, users) in found.items():
-            before = self.reported.get(key)
-            if before == (started, last_seen, users):
-                continue
-            self.reported[key] = (started, last_seen, users)
-            out.append({"id": key or parser.session_id, "harness": parser.harness,
-                        "cwd": parser.cwd, "started": started, "last_seen": last_seen,
-                        "user_messages": users - (before[2] if before else 0)})
-        return out
-
-    def all_reported(self) -> None:
-        """What the parser has counted was reported (before a restart)."""
-        self.sessions()
-
-
-class Ingest:
     def __init__(self, config: Config, indexer: Indexer,
                  db: Callable[..., Awaitable[Any]], on_indexed: Callable[[], None],
                  background: Callable[..., Awaitable[Any]] | None = None) -> None:
@@ -136,7 +71,9 @@ class Ingest:
         self.thread = ThreadPoolExecutor(1, thread_name_prefix="memoryd-ingest")
         self.pending: dict[str, None] = {}
         self.wakeup = asyncio.Event()
-        self.transcripts: dict[str, TranscriptState] = {}
+        #: the transcript files being read, each with its parser's state
+        self.transcripts = TranscriptFiles(config, indexer, self.stats, db, self.background,
+                                           self.thread)
         self.scanning = False
         self.roots: list[Path] = []
         self.tasks: list[asyncio.Task[Any]] = []
@@ -174,7 +111,7 @@ class Ingest:
             self.files.pop(gone, None)
         for source in self.sources:
             self.stats.setdefault(source.name, SourceStats())
-        self.transcripts.clear()
+        self.transcripts.reload(config)
         self.restart_watch.set()
 
     # -- queue ------------------------------------------------------------------------
@@ -316,22 +253,23 @@ class Ingest:
             old = await self.db(self.indexer.renamed_from, facts)
             if old is not None:
                 await self.db(self.indexer.move_file, old, path)
-                self.transcripts.pop(old, None)
+                self.transcripts.forget(old)
             if source.kind == "memory":
                 relative = os.path.relpath(path, source.root(self.home))
                 memory_results.append(await self.off_loop(
                     read_memory_file, facts, relative, self.config.watch.max_file_bytes))
             else:
-                await self.ingest_transcript(source, facts)
+                await self.transcripts.ingest(source, facts)
         done = 0
         while done < len(memory_results):  # in slices: searches wait for one slice at most
             changes = await self.background(self._apply_memory, memory_results[done:])
             for result, change in zip(memory_results[done:], changes):
-                self._account(result.facts, change, result.error or "; ".join(result.notes) or None)
+                account(self.stats, result.facts, change,
+                        result.error or "; ".join(result.notes) or None)
             done += len(changes)
         for path in gone:
             self._count_file(None, path)
-            self.transcripts.pop(path, None)
+            self.transcripts.forget(path)
             changes = await self.db(self.indexer.remove_file, path)
             if changes.removed:
                 log.info("%s is gone: removed %d entries.", path, changes.removed)
@@ -356,95 +294,6 @@ class Ingest:
             if time.perf_counter() >= deadline:
                 break
         return applied
-
-    def _account(self, facts: FileFacts, change: Changes, problem: str | None) -> None:
-        stats = self.stats.setdefault(facts.source, SourceStats())
-        stats.entries_added += change.added
-        stats.entries_removed += change.removed
-        if problem:
-            stats.error(facts.path, problem)
-            log.warning("%s: %s", facts.path, problem)
-
-    # -- transcripts ------------------------------------------------------------------
-
-    async def ingest_transcript(self, source: Source, facts: FileFacts) -> None:
-        position = await self.db(self.indexer.tail_position, facts.path)
-        state = self.transcripts.get(facts.path)
-        if state is None:
-            cwd = await self.off_loop(cwd_hint, source.format, facts.path)
-            state = self.transcripts[facts.path] = TranscriptState(
-                make_parser(source.format, cwd=cwd), source.format, cwd)
-            if position is not None:  # resume the exchange a restart left open
-                await self._resume(state, facts.path, position)
-        while True:
-            try:
-                read, chunks = await self.off_loop(self._read_transcript, facts, position, state)
-            except OSError as exc:
-                message = f"unreadable: {exc.strerror or exc}"
-                self.stats[facts.source].error(facts.path, message)
-                await self.db(self.indexer.record_error, facts, message)
-                return
-            parser = state.parser
-            sessions = state.sessions()
-            # the file's problem: lines that could not be read, not those memoryd leaves out
-            # on purpose (tool calls, a slash command's wrapper, its own injected block, …)
-            skipped = {**read.skipped, **{k: v for k, v in parser.skipped.items()
-                                          if k in MALFORMED}}
-            problem = ", ".join(f"{n} {reason}" for reason, n in sorted(skipped.items())) or None
-            change = await self.background(
-                self.indexer.apply_transcript, facts, read.position, chunks, sessions,
-                f"skipped lines: {problem}" if problem else None, list(state.open_turns))
-            stats = self.stats[facts.source]
-            for reason, count in read.skipped.items():
-                stats.skip(reason, count)
-            malformed = dict(read.skipped)
-            for reason in MALFORMED:  # the parser counts per file since it started reading it
-                count = parser.skipped.get(reason, 0) - state.skips_reported.get(reason, 0)
-                if count > 0:
-                    stats.skip(reason, count)
-                    malformed[reason] = malformed.get(reason, 0) + count
-                    state.skips_reported[reason] = parser.skipped[reason]
-            if malformed:
-                stats.error(facts.path, "skipped lines: " + ", ".join(
-                    f"{n} {reason}" for reason, n in sorted(malformed.items())))
-            self._account(facts, change, None)
-            position = read.position
-            if not read.more:
-                return
-
-    async def _resume(self, state: TranscriptState, path: str, position: TailPosition) -> None:
-        """A file read before this run: its parser put back in the state it had at
-        ``position`` (memoryd.ingest.context.replay) where the format needs it, and the
-        exchange still open there restored."""
-        if needs_context(state.fmt):
-            opened = await self.off_loop(replay, path, position, state.parser,
-                                         self.config.watch.max_line_bytes)
-            if opened is not None:  # what the parser counted there was reported then
-                state.open_turns = opened
-                state.all_reported()
-                state.skips_reported = dict(state.parser.skipped)
-                return
-            state.parser = make_parser(state.fmt, cwd=state.cwd)
-        state.open_turns = await self.db(load_open_turns, self.indexer.store, path)
-
-    def _read_transcript(self, facts: FileFacts, position: TailPosition | None,
-                         state: TranscriptState) -> tuple[TailRead, list[Chunk]]:
-        read = read_appended(Path(facts.path), position, self.config.watch.max_line_bytes)
-        if read.restarted:  # truncated or replaced: start over, record ids dedupe
-            state.parser = make_parser(state.fmt, cwd=state.cwd)
-            state.open_turns = []
-            state.reported = {}
-            state.skips_reported = {}
-        turns: list[Turn] = []
-        for line in read.lines:
-            turns.extend(state.parser.feed(line))
-        turns.extend(state.parser.flush())
-        if not turns:
-            return read, []
-        combined = state.open_turns + turns
-        last_user = max((i for i, t in enumerate(combined) if t.role == "user"), default=0)
-        state.open_turns = combined[last_user:]
-        return read, chunk_exchanges(combined)
 
     # -- scanning and watching --------------------------------------------------------
 

@@ -1,0 +1,179 @@
+"""Transcript files read as they grow: from the offset indexed last (:mod:`memoryd.ingest.tail`),
+line by line through their format's parser (:mod:`memoryd.ingest.transcript`), into exchanges
+that the indexer stores as entries. A file's parser keeps its state between reads (the session,
+the exchange still open), and gets it back after a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from memoryd.config import Config
+from memoryd.ingest.context import cwd_hint, replay
+from memoryd.ingest.indexer import FileFacts, Indexer
+from memoryd.ingest.open_exchange import load_open_turns
+from memoryd.ingest.source_stats import SourceStats, account
+from memoryd.ingest.tail import TailPosition, TailRead, read_appended
+from memoryd.ingest.transcript import (
+    Chunk,
+    TranscriptParser,
+    Turn,
+    chunk_exchanges,
+    make_parser,
+    needs_context,
+)
+from memoryd.sources import Source
+
+T = TypeVar("T")
+
+#: Parser skip reasons that mean a malformed line (the others are lines memoryd never indexes:
+#: tool calls, harness records, …); these are counted per source for `memory status --sources`.
+MALFORMED = ("too_long", "invalid_json", "not_object", "bad_field", "internal_error")
+
+
+@dataclass
+class TranscriptState:
+    parser: TranscriptParser
+    fmt: str
+    cwd: str | None = None  # the project the file's path names (memoryd.ingest.context)
+    open_turns: list[Turn] = field(default_factory=list)
+    #: per session (None: the file's one session), what the registry was last told
+    reported: dict[str | None, tuple[Any, ...]] = field(default_factory=dict)
+    skips_reported: dict[str, int] = field(default_factory=dict)
+
+    def sessions(self) -> list[dict[str, Any]]:
+        """The sessions to register or update since last time, with the user messages they
+        gained. A file holding many sessions (Aider's history: ``parser.sessions``) tells
+        each; any other, its current session with all its user messages."""
+        parser = self.parser
+        many: dict[str, tuple[Any, ...]] | None = getattr(parser, "sessions", None)
+        found = many if many is not None else {None: (
+            parser.started, parser.last_seen, parser.user_messages)} if parser.session_id else {}
+        out = []
+        for key, (started, last_seen, users) in found.items():
+            before = self.reported.get(key)
+            if before == (started, last_seen, users):
+                continue
+            self.reported[key] = (started, last_seen, users)
+            out.append({"id": key or parser.session_id, "harness": parser.harness,
+                        "cwd": parser.cwd, "started": started, "last_seen": last_seen,
+                        "user_messages": users - (before[2] if before else 0)})
+        return out
+
+    def all_reported(self) -> None:
+        """What the parser has counted was reported (before a restart)."""
+        self.sessions()
+
+
+class TranscriptFiles:
+    """The transcript files being read, each with its parser's state. Reading and parsing run
+    on the ingest thread (``thread``), the store's side on the database thread (``db``; what
+    indexing writes through ``background``, which gives way to requests)."""
+
+    def __init__(self, config: Config, indexer: Indexer, stats: dict[str, SourceStats],
+                 db: Callable[..., Awaitable[Any]], background: Callable[..., Awaitable[Any]],
+                 thread: ThreadPoolExecutor) -> None:
+        self.config = config
+        self.indexer = indexer
+        self.stats = stats  # the watcher's, per source
+        self.db = db
+        self.background = background
+        self.thread = thread
+        self.states: dict[str, TranscriptState] = {}
+
+    async def off_loop(self, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self.thread, fn, *args)
+
+    def reload(self, config: Config) -> None:
+        """New configuration: every file's parser starts again (from its tail offset)."""
+        self.config = config
+        self.states.clear()
+
+    def forget(self, path: str) -> None:
+        """The file is gone or was renamed: its parser's state goes with it."""
+        self.states.pop(path, None)
+
+    async def ingest(self, source: Source, facts: FileFacts) -> None:
+        """Read what the file gained since it was last indexed, and index it."""
+        position = await self.db(self.indexer.tail_position, facts.path)
+        state = self.states.get(facts.path)
+        if state is None:
+            cwd = await self.off_loop(cwd_hint, source.format, facts.path)
+            state = self.states[facts.path] = TranscriptState(
+                make_parser(source.format, cwd=cwd), source.format, cwd)
+            if position is not None:  # resume the exchange a restart left open
+                await self._resume(state, facts.path, position)
+        while True:
+            try:
+                read, chunks = await self.off_loop(self._read, facts, position, state)
+            except OSError as exc:
+                message = f"unreadable: {exc.strerror or exc}"
+                self.stats[facts.source].error(facts.path, message)
+                await self.db(self.indexer.record_error, facts, message)
+                return
+            parser = state.parser
+            sessions = state.sessions()
+            # the file's problem: lines that could not be read, not those memoryd leaves out
+            # on purpose (tool calls, a slash command's wrapper, its own injected block, …)
+            skipped = {**read.skipped, **{k: v for k, v in parser.skipped.items()
+                                          if k in MALFORMED}}
+            problem = ", ".join(f"{n} {reason}" for reason, n in sorted(skipped.items())) or None
+            change = await self.background(
+                self.indexer.apply_transcript, facts, read.position, chunks, sessions,
+                f"skipped lines: {problem}" if problem else None, list(state.open_turns))
+            stats = self.stats[facts.source]
+            for reason, count in read.skipped.items():
+                stats.skip(reason, count)
+            malformed = dict(read.skipped)
+            for reason in MALFORMED:  # the parser counts per file since it started reading it
+                count = parser.skipped.get(reason, 0) - state.skips_reported.get(reason, 0)
+                if count > 0:
+                    stats.skip(reason, count)
+                    malformed[reason] = malformed.get(reason, 0) + count
+                    state.skips_reported[reason] = parser.skipped[reason]
+            if malformed:
+                stats.error(facts.path, "skipped lines: " + ", ".join(
+                    f"{n} {reason}" for reason, n in sorted(malformed.items())))
+            account(self.stats, facts, change, None)
+            position = read.position
+            if not read.more:
+                return
+
+    async def _resume(self, state: TranscriptState, path: str, position: TailPosition) -> None:
+        """A file read before this run: its parser put back in the state it had at
+        ``position`` (memoryd.ingest.context.replay) where the format needs it, and the
+        exchange still open there restored."""
+        if needs_context(state.fmt):
+            opened = await self.off_loop(replay, path, position, state.parser,
+                                         self.config.watch.max_line_bytes)
+            if opened is not None:  # what the parser counted there was reported then
+                state.open_turns = opened
+                state.all_reported()
+                state.skips_reported = dict(state.parser.skipped)
+                return
+            state.parser = make_parser(state.fmt, cwd=state.cwd)
+        state.open_turns = await self.db(load_open_turns, self.indexer.store, path)
+
+    def _read(self, facts: FileFacts, position: TailPosition | None,
+              state: TranscriptState) -> tuple[TailRead, list[Chunk]]:
+        read = read_appended(Path(facts.path), position, self.config.watch.max_line_bytes)
+        if read.restarted:  # truncated or replaced: start over, record ids dedupe
+            state.parser = make_parser(state.fmt, cwd=state.cwd)
+            state.open_turns = []
+            state.reported = {}
+            state.skips_reported = {}
+        turns: list[Turn] = []
+        for line in read.lines:
+            turns.extend(state.parser.feed(line))
+        turns.extend(state.parser.flush())
+        if not turns:
+            return read, []
+        combined = state.open_turns + turns
+        last_user = max((i for i, t in enumerate(combined) if t.role == "user"), default=0)
+        state.open_turns = combined[last_user:]
+        return read, chunk_exchanges(combined)
