@@ -34,7 +34,8 @@ from memoryd.redact import redact
 from memoryd.regular_file import read_regular
 from memoryd.store.archive import TRANSCRIPT_PREFIX
 from memoryd.store.database import Store, encode_records
-from memoryd.store.entries import Entries, mark_target, new_uid
+from memoryd.store.entries import Entries
+from memoryd.store.entry_writes import mark_target, new_uid
 from memoryd.store.files import FileOrigin, FileState
 from memoryd.store.query import EntryQuery
 from memoryd.store.records import Entry

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from memoryd.store.database import Store
-from memoryd.store.entries import apply_release, mark_target
+from memoryd.store.entry_writes import apply_release, mark_target
 from memoryd.store.ledger import LEDGER_FIELDS, Ledger
 
 log = logging.getLogger(__name__)

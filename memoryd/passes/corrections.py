@@ -1,6 +1,6 @@
 """A correction is stored beside what it corrects (DESIGN.md principle 7), and shown as one.
 
-The write path (memoryd.store.entries) never refuses a text that says another thing than the
+The write path (memoryd.store.remember) never refuses a text that says another thing than the
 entry most like it (memoryd.meaning): "Never use tabs in Makefiles" after "Use tabs in
 Makefiles" is stored. When the two contradict each other — a "do" and a "don't", another
 number, an antonym, their words in another order — the newer one

@@ -34,7 +34,7 @@ from memoryd.passes.journal import file_change
 from memoryd.passes.user_files import FileText, read_text
 from memoryd.redact import redact
 from memoryd.store.archive import TRANSCRIPT_PREFIX
-from memoryd.store.entries import new_uid
+from memoryd.store.entry_writes import new_uid
 from memoryd.store.records import Entry, EntryRequest
 from memoryd.text import content_hash
 

@@ -60,7 +60,8 @@ from memoryd.regular_file import read_regular
 from memoryd.scheduling import give_way
 from memoryd.store.database import Store
 from memoryd.store.durable import fsync_directory
-from memoryd.store.entries import Entries, mark_target
+from memoryd.store.entries import Entries
+from memoryd.store.entry_writes import mark_target
 from memoryd.store.ledger import LEDGER_FIELDS
 from memoryd.store.query import EntryQuery
 from memoryd.store.runs import ChangeRow, Run
