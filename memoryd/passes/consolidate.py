@@ -336,7 +336,7 @@ def _close_settled(ctx: PassContext) -> Iterator[None]:
         yield
         ids = change["after"]["ids"]
         active = [uid for uid in ids if (e := ctx.store.entry_by_uid(uid)) is not None
-                  and e["status"] == "active"]
+                  and e.status == "active"]
         if len(active) < len(ids) and not ctx.dry_run:
             ctx.journal.set_state(int(change["change"][1:]), "resolved")
             ctx.count("resolved")

@@ -198,16 +198,16 @@ def accept_global(ctx: PassContext, proposal: dict[str, Any]) -> Iterator[None]:
     why = f"{proposal['change']} accepted: {proposal['why']}"
     best = ctx.store.entry_by_uid(detail["entry"])
     changes = []
-    if best is not None and best["status"] == "active":
-        if best["project"] is not None:
-            changes.append(Change("entry", best["id"], MAKE_GLOBAL, why,
-                                  {"project": best["project"]}, {"project": None}))
+    if best is not None and best.status == "active":
+        if best.project is not None:
+            changes.append(Change("entry", best.uid, MAKE_GLOBAL, why,
+                                  {"project": best.project}, {"project": None}))
         for uid in detail["lessons"][1:]:
             copy = ctx.store.entry_by_uid(uid)
-            if copy is not None and copy["status"] == "active":
+            if copy is not None and copy.status == "active":
                 changes.append(Change("entry", uid, MERGE_GLOBAL, why,
                                       {"status": "active", "superseded_by": None},
-                                      {"status": "superseded", "superseded_by": best["id"]}))
+                                      {"status": "superseded", "superseded_by": best.uid}))
     else:
         ctx.report(detail["entry"], "not moved: the lesson is no longer active")
     done = ctx.journal.apply_entries(ctx.run, changes) if changes else 0

@@ -59,6 +59,7 @@ from memoryd.quarantine import reason as quarantine_reason
 from memoryd.sources import ARCHIVE_DIR
 from memoryd.store.file_journal import tool_written
 from memoryd.store.query import EntryQuery
+from memoryd.store.records import StoredEntry
 from memoryd.text import normalise_text
 
 if TYPE_CHECKING:
@@ -456,23 +457,23 @@ def _demotions(ctx: PassContext, open_proposals: set[tuple[str, str]]) -> Iterat
             continue
         entry = _follow(ctx, uid)
         reason = None
-        if entry is None or entry["status"] in ("forgotten", "removed"):
+        if entry is None or entry.status in ("forgotten", "removed"):
             reason = "its lesson was forgotten"
-        elif entry.get("stale"):
-            reason = f"its lesson is stale ({entry['stale']})"
+        elif entry.stale:
+            reason = f"its lesson is stale ({entry.stale})"
         if reason:
             open_proposals.add((uid, "demote"))
             _propose(ctx, "demote", Path(target), [uid], rule, reason)
 
 
-def _follow(ctx: PassContext, uid: str) -> dict[str, Any] | None:
+def _follow(ctx: PassContext, uid: str) -> StoredEntry | None:
     """The entry, or the one it was merged into (a superseded lesson lives on in its survivor)."""
     seen: set[str] = set()
     entry = ctx.store.entry_by_uid(uid)
-    while entry is not None and entry["status"] == "superseded" and entry["superseded_by"] \
-            and entry["id"] not in seen:
-        seen.add(entry["id"])
-        entry = ctx.store.entry_by_uid(entry["superseded_by"])
+    while entry is not None and entry.status == "superseded" and entry.superseded_by \
+            and entry.uid not in seen:
+        seen.add(entry.uid)
+        entry = ctx.store.entry_by_uid(entry.superseded_by)
     return entry
 
 
@@ -480,14 +481,13 @@ def agent_written(store: Store, config: Config, uids: list[str]) -> list[str]:
     """Who wrote those of the lessons ``uids`` an agent wrote (memoryd.provenance), if any."""
     files: dict[str, set[str]] = {}
     writers = []
-    for row in store.entry_fields(EntryQuery().uids(uids), ("agent", "via", "writer", "source")):
-        agent, via, writer, source = row["agent"], row["via"], row["writer"], row["source"]
+    for entry in store.entries(EntryQuery().uids(uids)):
+        agent, writer = entry.agent, entry.writer
         if agent not in files:
             root = Path(config.memory_dir.replace("{agent}", agent)).expanduser()
             files[agent] = tool_written(store, agent, str(root))
-        entry = {"via": via, "writer": writer, "source": source}
         if agent_wrote(entry, files[agent]):
-            writers.append(f"{writer}, its memory tools" if via == "watch" else writer)
+            writers.append(f"{writer}, its memory tools" if entry.via == "watch" else str(writer))
     return writers
 
 

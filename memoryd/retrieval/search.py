@@ -281,7 +281,7 @@ class Search:
             row = dict(zip(FEATURES, evidence[i].tolist()))
             bm25 = plan.keyword.get(candidates[i])
             hit = {
-                **entry,
+                **entry.as_dict(),
                 "score": {"relevance": round(p, 4),
                           "keyword": round(bm25[1], 4) if bm25 and bm25[1] else None,
                           "vector": round(row["cos"], 4) if query_vector is not None else None,
@@ -290,11 +290,11 @@ class Search:
                 "evidence": {name: round(value, 4) for name, value in row.items()},
                 "match": bool(p >= thresholds[i]),
                 **({"scored_without": ranking.LACKING[lack]} if (lack := lacking[i]) else {}),
-                "age_s": round(now - entry["created"], 1),
-                "age": format_age(now - entry["created"]),
-                "age_note": age_note(entry["created"], now),
+                "age_s": round(now - entry.created, 1),
+                "age": format_age(now - entry.created),
+                "age_note": age_note(entry.created, now),
             }
-            own = set(entry.get("records") or ())
+            own = set(entry.records or ())
             if own and own <= shown:
                 continue  # its turns are in an earlier passage
             if number < CONTEXT_HITS:

@@ -6,15 +6,16 @@ goes through: memoryd.store.entry_writes).
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError
 from memoryd.provenance import person_only_refusal
 from memoryd.store.entry_writes import Unindexed, Vectors, apply_release, new_uid
 from memoryd.store.file_journal import versions as file_versions
-from memoryd.store.records import Asker, Entry, EntryRequest
+from memoryd.store.records import Asker, Entry, EntryRequest, StoredEntry, Superseded
 from memoryd.store.remember import Remembering
-from memoryd.store.usage import Usage
+from memoryd.store.usage import Usage, UsageRecord
 from memoryd.text import content_hash
 
 #: What memoryd.writes and memoryd.embedding import from here.
@@ -27,11 +28,21 @@ STATUSES = ("active", "superseded", "forgotten", "archived")
 MAX_TEXT_CHARS = 32_000
 
 
+@dataclass(frozen=True)
+class History:
+    """An entry's versions, oldest first, and the journal's events of them; ``removed``: an
+    entry that left the index (a memory file's bullet deleted), as the journal last saw it."""
+
+    entries: list[StoredEntry]
+    events: list[dict[str, Any]]
+    removed: dict[str, Any] | None = None
+
+
 class Entries(Remembering):
     """The memory operations on entries: what :class:`Remembering` writes, and what is done
     to an entry by its id."""
 
-    def resolve(self, entry_id: str) -> dict[str, Any]:
+    def resolve(self, entry_id: str) -> StoredEntry:
         """The entry with this id, or with this unique id prefix (4+ characters)."""
         entry = self.store.entry_by_uid(entry_id)
         if entry is not None:
@@ -49,73 +60,73 @@ class Entries(Remembering):
         short = " (a prefix needs 4 characters or more)" if len(entry_id) < 4 else ""
         raise NotFoundError(f"no entry with id {entry_id!r}{short}")
 
-    def get(self, request: EntryRequest) -> dict[str, Any]:
-        """The entry with its ``usage`` record (memoryd.store.usage: the sessions it was
-        injected into, followed, broken, …); ``stale`` says what it names that its project no
-        longer has (the staleness pass)."""
+    def get(self, request: EntryRequest) -> tuple[StoredEntry, UsageRecord]:
+        """The entry with its usage record (memoryd.store.usage: the sessions it was
+        injected into, followed, broken, …); its ``stale`` says what it names that its project
+        no longer has (the staleness pass)."""
         entry = self.resolve(request.id)
-        return {**entry, "usage": Usage(self.store).record(entry["id"]).as_dict()}
+        return entry, Usage(self.store).record(entry.uid)
 
-    def owned(self, request: EntryRequest) -> tuple[dict[str, Any], str]:
+    def owned(self, request: EntryRequest) -> tuple[StoredEntry, str]:
         """The entry a forget or supersede names, and who asks (refused for another agent)."""
         return self._owned(request)
 
-    def _owned(self, request: EntryRequest) -> tuple[dict[str, Any], str]:
+    def _owned(self, request: EntryRequest) -> tuple[StoredEntry, str]:
         entry = self.resolve(request.id)
         actor = request.asker.agent
-        if actor is not None and actor != entry["agent"]:
+        if actor is not None and actor != entry.agent:
             raise ForbiddenError(
-                f"entry {entry['id']} belongs to agent {entry['agent']!r}; "
+                f"entry {entry.uid} belongs to agent {entry.agent!r}; "
                 f"agent {actor!r} may read it but not change it"
             )
         return entry, request.asker.acts_as()  # a connection acts as its bound agent
 
-    def forget_entry(self, entry: dict[str, Any], actor: str, reason: str | None,
-                     change: int | None = None) -> dict[str, Any]:
+    def forget_entry(self, entry: StoredEntry, actor: str, reason: str | None,
+                     change: int | None = None) -> StoredEntry:
         """Forget an entry: its ledger's status record (naming the journal's ``change`` that
         makes it undoable: memoryd.passes.journal.Journal.forget), then the row."""
         record = self._status_record(entry, "forgotten", actor, reason)
         if change is not None:
             record["change"] = change
         with self.transaction():
-            self.write_ledger(entry["agent"], [record])
+            self.write_ledger(entry.agent, [record])
             return self._set_status(entry, "forgotten", actor)
 
-    def head_of(self, entry: dict[str, Any]) -> dict[str, Any]:
+    def head_of(self, entry: StoredEntry) -> StoredEntry:
         """The newest version of an entry: its ``superseded_by`` links followed to the end."""
-        seen = {entry["id"]}
-        while entry.get("superseded_by"):
-            successor = self.store.entry_by_uid(entry["superseded_by"])
-            if successor is None or successor["id"] in seen:
+        seen = {entry.uid}
+        while entry.superseded_by:
+            successor = self.store.entry_by_uid(entry.superseded_by)
+            if successor is None or successor.uid in seen:
                 break
-            seen.add(successor["id"])
+            seen.add(successor.uid)
             entry = successor
         return entry
 
     @staticmethod
-    def check_person_kept(entry: dict[str, Any], asker: Asker, action: str) -> None:
+    def check_person_kept(entry: StoredEntry, asker: Asker, action: str) -> None:
         """What only a person writes (the user's feedback) only a person supersedes or
         forgets: memoryd.provenance's rule, for every path that does either (this one, and
         memoryd.passes.entry_files for a file's lines). A request with no connection behind
         it is memoryd's own."""
-        refusal = person_only_refusal(entry, action, asker.human)
+        refusal = person_only_refusal(entry.uid, entry.kind, action, asker.human)
         if refusal is not None:
             raise ForbiddenError(refusal)
 
-    def check_supersedable(self, old: dict[str, Any]) -> None:
+    def check_supersedable(self, old: StoredEntry) -> None:
         """A version chain has one head: superseding an old version would fork it (two
         active successors, and the first one lost from the history)."""
-        if old["status"] == "superseded":
+        if old.status == "superseded":
             head = self.head_of(old)
-            current = (f"its current version is {head['id']} ({head['status']}): supersede "
-                       f"that one" if head["id"] != old["id"] else "its successor is gone")
+            current = (f"its current version is {head.uid} ({head.status}): supersede "
+                       f"that one" if head.uid != old.uid else "its successor is gone")
             raise BadParamsError(
-                f"entry {old['id']} was already superseded by {old['superseded_by']}; {current}")
-        if old["status"] == "forgotten":
-            raise BadParamsError(f"entry {old['id']} is forgotten; store the new text as a new "
+                f"entry {old.uid} was already superseded by {old.superseded_by}; {current}")
+        if old.status == "forgotten":
+            raise BadParamsError(f"entry {old.uid} is forgotten; store the new text as a new "
                                  "entry instead (memory store)")
 
-    def supersede(self, request: EntryRequest, vectors: Vectors | None) -> dict[str, Any]:
+    def supersede(self, request: EntryRequest, vectors: Vectors | None) -> Superseded:
         old, actor = self._owned(request)
         self.check_person_kept(old, request.asker, "supersede")
         self.check_supersedable(old)
@@ -124,12 +135,12 @@ class Entries(Remembering):
         now = time.time()
         confidence = request.confidence
         entry = Entry(
-            agent=old["agent"], project=old["project"], kind=old["kind"],
-            category=old["category"], key=old["key"], tags=old["tags"], session=old["session"],
+            agent=old.agent, project=old.project, kind=old.kind,
+            category=old.category, key=old.key, tags=list(old.tags), session=old.session,
             uid=new_uid(),
             text=text.strip(),
             hash=content_hash(text),
-            confidence=confidence if confidence is not None else old["confidence"],
+            confidence=confidence if confidence is not None else old.confidence,
             status="active",
             created=now,
             updated=now,
@@ -140,68 +151,67 @@ class Entries(Remembering):
             line_end=None,
             message_id=None,
             superseded_by=None,
-            polarity=old.get("polarity"),
+            polarity=old.polarity,
         )
         new = entry.as_dict()
         records = [
             {"op": "remember", "ts": now, "entry": new},
             self._status_record(old, "superseded", actor, "superseded", new["uid"]),
         ]
-        if old["key"]:  # embedded without its key: the vector backlog embeds its index text
+        if old.key:  # embedded without its key: the vector backlog embeds its index text
             vectors = None
         with self.transaction():
-            self.write_ledger(old["agent"], records)
+            self.write_ledger(old.agent, records)
             rowid = self.store.insert_entry(new)
             stored = self.store.entry_by_uid(new["uid"])
             assert stored is not None
             self.store.journal(new["uid"], "remember", actor, None, stored, now)
             self._index_entry(rowid, vectors)
             previous = self._set_status(old, "superseded", actor, new["uid"])
-        return {"entry": stored, "superseded": previous}
+        return Superseded(stored, previous)
 
-    def release(self, request: EntryRequest) -> dict[str, Any]:
+    def release(self, request: EntryRequest) -> StoredEntry:
         """Let a quarantined entry be injected: a person's decision (``memory release``)."""
         entry, actor = self._owned(request)
-        if not entry["quarantined"]:
-            raise BadParamsError(f"release: entry {entry['id']} is not quarantined")
+        if not entry.quarantined:
+            raise BadParamsError(f"release: entry {entry.uid} is not quarantined")
         now = time.time()
         with self.store.transaction():
-            self.write_ledger(entry["agent"], [{
-                "op": "release", "ts": now, "id": entry["id"], "hash": entry["hash"],
-                "via": entry["via"], "actor": actor}])
-            apply_release(self.store, entry["agent"], entry["id"], entry["hash"], actor, now)
-        after = self.store.entry_by_uid(entry["id"])
+            self.write_ledger(entry.agent, [{
+                "op": "release", "ts": now, "id": entry.uid, "hash": entry.hash,
+                "via": entry.via, "actor": actor}])
+            apply_release(self.store, entry.agent, entry.uid, entry.hash, actor, now)
+        after = self.store.entry_by_uid(entry.uid)
         assert after is not None
         return after
 
-    def history(self, entry_id: str | None, key: str | None, agent: str | None
-                ) -> dict[str, Any]:
+    def history(self, entry_id: str | None, key: str | None, agent: str | None) -> History:
         """An entry's versions and events: by id (or prefix), or an agent's key's."""
         if entry_id is not None:
             try:
                 entry = self.resolve(entry_id)
             except NotFoundError:
                 return self._history_of_removed(entry_id)
-            agent, key = entry["agent"], key or entry["key"]
-            related = {entry["id"]: entry}
+            agent, key = entry.agent, key or entry.key
+            related: dict[str, StoredEntry] = {entry.uid: entry}
         else:
             if key is None or agent is None:
                 raise BadParamsError("history: give an id, or an agent and a key")
             related = {}
         if key:
-            related.update({e["id"]: e for e in self.store.entries_with_key(agent, key)})
+            related.update({e.uid: e for e in self.store.entries_with_key(agent, key)})
         # follow supersede links both ways
         frontier = list(related.values())
         while frontier:
             entry = frontier.pop()
-            successor = entry.get("superseded_by")
+            successor = entry.superseded_by
             if successor and successor not in related:
                 found = self.store.entry_by_uid(successor)
                 if found:
                     related[successor] = found
                     frontier.append(found)
             for predecessor in self.store._db.execute(
-                "SELECT uid FROM entries WHERE superseded_by=?", (entry["id"],)
+                "SELECT uid FROM entries WHERE superseded_by=?", (entry.uid,)
             ):
                 if predecessor[0] not in related:
                     found = self.store.entry_by_uid(predecessor[0])
@@ -210,19 +220,18 @@ class Entries(Remembering):
                         frontier.append(found)
         if not related:
             raise NotFoundError(f"no entries for key {key!r} of agent {agent!r}")
-        entries = sorted(related.values(), key=lambda e: e["created"])
-        return {"entries": entries, "events": self.store.events_for([e["id"] for e in entries])}
+        entries = sorted(related.values(), key=lambda e: e.created)
+        return History(entries, self.store.events_for([e.uid for e in entries]))
 
-    def _history_of_removed(self, entry_id: str) -> dict[str, Any]:
+    def _history_of_removed(self, entry_id: str) -> History:
         """A file entry whose bullet was deleted lives on in the journal."""
         events = self.store.events_for([entry_id])
         if entry_id.startswith("file:") and events:  # the memory tools' deltas, as whole texts
             for event, version in zip(events, file_versions(self.store, entry_id)):
                 event["before"] = {"text": version.before} if version.before is not None else None
                 event["after"] = {"text": version.after}
-            return {"entries": [], "events": events}
+            return History([], events)
         if not events:
             raise NotFoundError(f"no entry with id {entry_id!r}")
         last = next((e["before"] for e in reversed(events) if e["before"]), None)
-        entries = [{**last, "status": "removed"}] if last else []
-        return {"entries": entries, "events": events}
+        return History([], events, {**last, "status": "removed"} if last else None)

@@ -28,6 +28,7 @@ from memoryd.store.archive import TRANSCRIPT_PREFIX
 from memoryd.store.database import Store
 from memoryd.store.durable import DISK_ERRORS
 from memoryd.store.ledger import Ledger
+from memoryd.store.records import StoredEntry
 from memoryd.store.vectors import VectorIndex
 
 log = logging.getLogger(__name__)
@@ -60,7 +61,7 @@ def apply_release(store: Store, agent: str, uid: str, hash_: str | None, actor: 
     if hash_:
         store.set_mark(agent, release_target(hash_), "released", None, actor, ts)
     entry = store.entry_by_uid(uid)
-    if entry is not None and entry["agent"] == agent and entry["quarantined"]:
+    if entry is not None and entry.agent == agent and entry.quarantined:
         store.update_entry(uid, quarantined=0)
         store.journal(uid, "released", actor, entry, store.entry_by_uid(uid), ts)
 
@@ -167,28 +168,28 @@ class EntryWrites:
         if self.index is not None:
             self.index.remove(rowid)
 
-    def _set_status(self, entry: dict[str, Any], status: str, actor: str | None,
-                    superseded_by: str | None = None) -> dict[str, Any]:
+    def _set_status(self, entry: StoredEntry, status: str, actor: str | None,
+                    superseded_by: str | None = None) -> StoredEntry:
         now = time.time()
         changes: dict[str, Any] = {"status": status, "updated": now}
         if superseded_by:
             changes["superseded_by"] = superseded_by
-        self.store.update_entry(entry["id"], **changes)
-        if entry["via"] == "watch":  # indexed again with a new uid, it keeps this status
-            self.store.set_mark(entry["agent"], mark_target(entry["id"], entry["hash"], "watch"),
+        self.store.update_entry(entry.uid, **changes)
+        if entry.via == "watch":  # indexed again with a new uid, it keeps this status
+            self.store.set_mark(entry.agent, mark_target(entry.uid, entry.hash, "watch"),
                                 status, superseded_by, actor, now)
-        after = self.store.entry_by_uid(entry["id"])
+        after = self.store.entry_by_uid(entry.uid)
         assert after is not None
-        self.store.journal(entry["id"], status, actor, entry, after, now)
-        self.set_index_status(entry["rowid"], status)
+        self.store.journal(entry.uid, status, actor, entry, after, now)
+        self.set_index_status(entry.rowid, status)
         return after
 
     @staticmethod
-    def _status_record(entry: dict[str, Any], status: str, actor: str | None,
+    def _status_record(entry: StoredEntry, status: str, actor: str | None,
                        reason: str | None = None, superseded_by: str | None = None,
                        ) -> dict[str, Any]:
-        record = {"op": "status", "ts": time.time(), "id": entry["id"], "status": status,
-                  "actor": actor, "hash": entry["hash"], "via": entry["via"]}
+        record = {"op": "status", "ts": time.time(), "id": entry.uid, "status": status,
+                  "actor": actor, "hash": entry.hash, "via": entry.via}
         if reason:
             record["reason"] = reason
         if superseded_by:

@@ -21,7 +21,7 @@ from memoryd.store.database import Store
 from memoryd.store.durable import DISK_ERRORS
 from memoryd.store.entry_writes import EntryWrites, Unindexed, Vectors, new_uid
 from memoryd.store.ledger import Ledger
-from memoryd.store.records import Draft, Entry, RememberRequest
+from memoryd.store.records import Draft, Entry, RememberRequest, StoredEntry
 from memoryd.store.vectors import follow_meta
 from memoryd.text import content_hash
 
@@ -73,7 +73,7 @@ class Remembering(EntryWrites):
         self.remember = remember
 
     def nearby(self, vector: np.ndarray, agent: str, category: str, project: str | None,
-               limit: int = NEARBY) -> list[tuple[dict[str, Any], float]]:
+               limit: int = NEARBY) -> list[tuple[StoredEntry, float]]:
         """The active entries of the same agent and category that cover ``project`` (written
         in it, or global: ``Store.find_exact``) most like the vector, best first."""
         if self.index is not None:
@@ -82,9 +82,9 @@ class Remembering(EntryWrites):
         else:
             ids = [r for r, _ in self.store.knn(vector, 200)]
             rows = self.store.entries_by_rowids(ids)
-            candidates = [r for r in ids if r in rows and rows[r]["agent"] == agent
-                          and rows[r]["category"] == category and rows[r]["status"] == "active"
-                          and rows[r]["project"] in (project, None)][:limit]
+            candidates = [r for r in ids if r in rows and rows[r].agent == agent
+                          and rows[r].category == category and rows[r].status == "active"
+                          and rows[r].project in (project, None)][:limit]
             vectors = self.store.vectors_by_rowids(candidates)
             found = sorted(((r, float(v @ vector)) for r, v in vectors.items()),
                            key=lambda item: -item[1])[:limit]
@@ -156,20 +156,20 @@ class Remembering(EntryWrites):
             return {"stored": False, "duplicate": "exact", "entry": existing}
         rivals = self.store.active_with_key(agent, draft.key, project) if draft.key else []
         similar = None
-        corrects: list[tuple[dict[str, Any], str]] = []
+        corrects: list[tuple[StoredEntry, str]] = []
         if not rivals and vectors is not None:
             similar, corrects = self._near(draft, vectors[0], alone)
             if similar is not None and not force:
                 return {"stored": False, "duplicate": "near", **similar}
         losers = []
         for rival in rivals:
-            if person_only(rival) and not typed_by_person(draft.writer):
+            if person_only(rival.kind) and not typed_by_person(draft.writer):
                 # the user's feedback under this key: only a person replaces it
-                draft = replace(draft, status="superseded", superseded_by=rival["id"])
-            elif draft.confidence >= rival["confidence"]:
+                draft = replace(draft, status="superseded", superseded_by=rival.uid)
+            elif draft.confidence >= rival.confidence:
                 losers.append(rival)
             elif draft.status == "active":
-                draft = replace(draft, status="superseded", superseded_by=rival["id"])
+                draft = replace(draft, status="superseded", superseded_by=rival.uid)
         corrected = [(old, why) for old, why in corrects if self._corrects(draft, old)]
         agent_records = records.setdefault(agent, [])
         agent_records.append({"op": "remember", "ts": draft.updated, "entry": draft.as_dict()})
@@ -193,18 +193,18 @@ class Remembering(EntryWrites):
         if similar:
             reply["similar"] = similar
         if corrects:
-            replaced = {old["id"] for old, _ in corrected}
+            replaced = {old.uid for old, _ in corrected}
             reply["corrects"] = [
                 {"entry": self._set_status(old, "superseded", draft.writer, draft.uid)
-                 if old["id"] in replaced else old, "why": why,
-                 "action": "supersede" if old["id"] in replaced else "dispute"}
+                 if old.uid in replaced else old, "why": why,
+                 "action": "supersede" if old.uid in replaced else "dispute"}
                 for old, why in corrects]
             reply["superseded"] += [c["entry"] for c in reply["corrects"]
                                     if c["action"] == "supersede"]
         return reply
 
     def _near(self, draft: Entry, vector: np.ndarray, alone: Mapping[str, np.ndarray]
-              ) -> tuple[dict[str, Any] | None, list[tuple[dict[str, Any], str]]]:
+              ) -> tuple[dict[str, Any] | None, list[tuple[StoredEntry, str]]]:
         """What the entries most like a new one are to it (memoryd.meaning): a near duplicate
         — says the same thing, at cosine ≥ the threshold — and the entries it contradicts (a
         "don't" of a "do", another number, an antonym, another order), from cosine 0.75 for a
@@ -215,11 +215,11 @@ class Remembering(EntryWrites):
             vector, draft.agent, draft.category, draft.project)
             if cosine >= low - BORDERLINE]
         similar = None
-        corrects: list[tuple[dict[str, Any], str]] = []
+        corrects: list[tuple[StoredEntry, str]] = []
         for entry, cosine in nearby:
-            differs = difference(draft.text, entry["text"])
+            differs = difference(draft.text, entry.text)
             if differs is not None:
-                if differs.contradiction and cosine >= low and entry["kind"] == draft.kind \
+                if differs.contradiction and cosine >= low and entry.kind == draft.kind \
                         and draft.kind not in ("summary", "turn"):  # what was, not rules
                     corrects.append((entry, differs.why()))
                 continue
@@ -227,7 +227,7 @@ class Remembering(EntryWrites):
                 continue
             if abs(cosine - threshold) <= BORDERLINE:
                 # a vector moves a little with its batch mates: decide on both texts alone
-                pair = (draft.text, entry["text"])
+                pair = (draft.text, entry.text)
                 missing = [text for text in pair if text not in alone]
                 if missing:
                     raise NeedsAlone(missing)
@@ -237,7 +237,7 @@ class Remembering(EntryWrites):
         return similar, corrects
 
     @staticmethod
-    def _corrects(draft: Entry, old: dict[str, Any]) -> bool:
+    def _corrects(draft: Entry, old: StoredEntry) -> bool:
         """Whether a new entry that contradicts an old one supersedes it (else both stay,
         disputed, until a person forgets or supersedes one): a person's words (typed at a
         terminal, or extracted from their own messages: memoryd.provenance; an agent's
@@ -247,12 +247,12 @@ class Remembering(EntryWrites):
         and not looking like a planted instruction (memoryd.quarantine); and the old one is
         not the user's feedback, nor a line of a memory file (its file is the truth: only a
         person or the notebook pass edits it)."""
-        return (not agent_wrote(draft.as_dict()) and draft.confidence >= old["confidence"]
+        return (not agent_wrote(draft) and draft.confidence >= old.confidence
                 and draft.via != "import"
                 and quarantine_reason(draft.text, draft.kind) is None
-                and old["kind"] != "feedback" and old["via"] != "watch")
+                and old.kind != "feedback" and old.via != "watch")
 
-    def seen_again(self, request: RememberRequest, uid: str) -> dict[str, Any] | None:
+    def seen_again(self, request: RememberRequest, uid: str) -> StoredEntry | None:
         """A lesson session-end extraction found said again in a later session: the sighting
         is kept as an entry of its own (its session and message: provenance), superseded by
         the lesson it repeats, and the lesson's occurrences rise by one — what a merge by
@@ -264,19 +264,19 @@ class Remembering(EntryWrites):
         with self.transaction():
             entry = self.store.entry_by_uid(uid)
             session = draft.session
-            if entry is None or entry["status"] != "active" or entry["agent"] != draft.agent \
-                    or session is None or entry["session"] == session:
+            if entry is None or entry.status != "active" or entry.agent != draft.agent \
+                    or session is None or entry.session == session:
                 return None
             if self.store._db.execute(
                     "SELECT 1 FROM entries WHERE agent=? AND kind=? AND status='superseded' "
                     "AND superseded_by=? AND session=? LIMIT 1",
-                    (entry["agent"], entry["kind"], uid, session)).fetchone():
+                    (entry.agent, entry.kind, uid, session)).fetchone():
                 return None
-            draft = replace(draft, status="superseded", superseded_by=uid, kind=entry["kind"],
-                            category=entry["category"], project=entry["project"])
+            draft = replace(draft, status="superseded", superseded_by=uid, kind=entry.kind,
+                            category=entry.category, project=entry.project)
             now = draft.updated
-            occurrences = (entry["occurrences"] or 1) + 1
-            self.write_ledger(entry["agent"], [
+            occurrences = (entry.occurrences or 1) + 1
+            self.write_ledger(entry.agent, [
                 {"op": "remember", "ts": now, "entry": draft.as_dict()},
                 {"op": "update", "ts": now, "id": uid, "fields": {"occurrences": occurrences},
                  "actor": "extract (seen again)"}])
