@@ -55,7 +55,8 @@ from memoryd.passes import runner  # noqa: E402
 from memoryd.passes.runner import Passes  # noqa: E402
 from memoryd.passes.steps import PassParts  # noqa: E402
 from memoryd.store.database import Store  # noqa: E402
-from memoryd.store.entries import Entries, new_uid  # noqa: E402
+from memoryd.store.entries import Entries  # noqa: E402
+from memoryd.store.entry_writes import new_uid  # noqa: E402
 from memoryd.store.ledger import Ledger  # noqa: E402
 from memoryd.store.thread import DatabaseThread  # noqa: E402
 from memoryd.text import content_hash  # noqa: E402

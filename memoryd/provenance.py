@@ -20,8 +20,8 @@ the memory tools (:func:`person_only_refusal`, the one rule all those paths ask)
 from __future__ import annotations
 
 import os
-from collections.abc import Container, Mapping
-from typing import Any
+from collections.abc import Container
+from typing import Protocol
 
 #: How the daemon marks a write typed by a person (memoryd_client.wire.HUMAN_CHANNELS).
 PERSON_CHANNEL = "terminal"
@@ -38,33 +38,45 @@ def typed_by_person(writer: str | None) -> bool:
     return bool(writer) and str(writer).endswith(f" ({PERSON_CHANNEL})")
 
 
-def agent_wrote(entry: Mapping[str, Any], tool_files: Container[str] = ()) -> bool:
+class Written(Protocol):
+    """What says who wrote an entry (an entry to write or one stored:
+    memoryd.store.records)."""
+
+    @property
+    def via(self) -> str: ...
+
+    @property
+    def source(self) -> str | None: ...
+
+    @property
+    def writer(self) -> str | None: ...
+
+
+def agent_wrote(entry: Written, tool_files: Container[str] = ()) -> bool:
     """Whether an agent wrote ``entry`` (see the module's docstring); ``tool_files``: the
     memory files (normalised paths) an agent's memory tools wrote."""
-    via = entry.get("via")
-    if via == "watch":
-        source = entry.get("source")
-        return bool(source) and os.path.normpath(str(source)) in tool_files
-    if via in _PERSON_VIAS:
+    if entry.via == "watch":
+        return bool(entry.source) and os.path.normpath(str(entry.source)) in tool_files
+    if entry.via in _PERSON_VIAS:
         return False
-    return not typed_by_person(entry.get("writer"))
+    return not typed_by_person(entry.writer)
 
 
 #: What a refused action does to an entry, in its refusal.
 _VERBS = {"forget": "removes", "supersede": "replaces"}
 
 
-def person_only_refusal(entry: Mapping[str, Any], action: str, human: bool) -> str | None:
-    """Why ``action`` (``forget`` or ``supersede``) of ``entry`` is refused to a caller who
-    is not a person, or None. The memory tools ask :func:`person_only` of each entry a write
-    would change or remove."""
-    if human or not person_only(entry):
+def person_only_refusal(uid: str, kind: str, action: str, human: bool) -> str | None:
+    """Why ``action`` (``forget`` or ``supersede``) of the entry ``uid`` of this kind is
+    refused to a caller who is not a person, or None. The memory tools ask
+    :func:`person_only` of each entry a write would change or remove."""
+    if human or not person_only(kind):
         return None
     verb = _VERBS.get(action, "changes")
-    return (f"{action}: entry {entry.get('id', '')} is the user's {entry['kind']}; only a "
+    return (f"{action}: entry {uid} is the user's {kind}; only a "
             f"person {verb} it (`memory {action}` typed at a terminal, or an edit of the file)")
 
 
-def person_only(entry: Mapping[str, Any]) -> bool:
-    """Whether only a person may change or remove ``entry`` (its kind is a person's)."""
-    return entry.get("kind") in PERSON_KINDS
+def person_only(kind: str | None) -> bool:
+    """Whether only a person may change or remove an entry of this kind (a person's)."""
+    return kind in PERSON_KINDS

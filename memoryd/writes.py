@@ -24,7 +24,7 @@ from memoryd.embedding.words import WordWork
 from memoryd.progress import report
 from memoryd.redact import redact
 from memoryd.store.entries import Entries, Vectors
-from memoryd.store.records import Draft, EntryRequest, RememberRequest
+from memoryd.store.records import Draft, EntryRequest, RememberRequest, Superseded
 from memoryd.store.thread import DatabaseThread
 from memoryd.text import index_text
 
@@ -122,7 +122,7 @@ class Writes:
                 self.words.wanted.set()
         return {"results": results}
 
-    async def supersede(self, request: EntryRequest) -> dict[str, Any]:
+    async def supersede(self, request: EntryRequest) -> Superseded:
         assert request.text is not None
         text = redact(request.text)
         request = dataclasses.replace(request, text=text)

@@ -14,7 +14,6 @@ from memoryd.sessions.candidates import (
     Message,
     category_of,
     find_candidates,
-    prose_lines,
 )
 from memoryd.sessions.decisions import (
     COSINE_DUPLICATE,
@@ -25,6 +24,7 @@ from memoryd.sessions.decisions import (
     negative_reason,
 )
 from memoryd.sessions.llm_extractor import llm_prompt, parse_llm_output
+from memoryd.sessions.prose import prose_lines
 
 SESSION = "sess-42"
 

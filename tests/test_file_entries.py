@@ -17,6 +17,7 @@ from memoryd_client import BadParamsError, Client
 from memoryd.ingest.markdown import parse_memory_file
 from memoryd.passes.entry_files import locate, replaced
 from memoryd.passes.user_files import read_text
+from memoryd.store.records import StoredEntry
 from memoryd.text import content_hash
 
 CLAUDE_MD = """\
@@ -115,8 +116,13 @@ def test_an_entry_no_longer_in_its_file_as_indexed_is_refused(tmp_path: Path) ->
     refused rather than aimed at the wrong lines."""
     path = tmp_path / "CLAUDE.md"
     path.write_text(CLAUDE_MD)
-    entry = {"id": "abc123", "source": str(path), "line_start": 6,
-             "hash": content_hash("Keep answers short.")}
+    text = "Keep answers short."
+    entry = StoredEntry(
+        rowid=1, uid="abc123", agent="claude-code", project=None, kind="note", category="",
+        key=None, text=text, hash=content_hash(text), confidence=1.0, tags=(),
+        status="active", created=0.0, updated=0.0, writer=None, via="watch", session=None,
+        source=str(path), line_start=6, line_end=6, message_id=None, superseded_by=None,
+        polarity=None, occurrences=1, stale=None, quarantined=False, records=None)
     item, lines = locate(entry, read_text(path))
     assert (item.line_start, item.line_end) == (6, 6)
     assert replaced(lines, item, None) == CLAUDE_MD.replace("- Keep answers short.\n", "")

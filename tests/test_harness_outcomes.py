@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,16 @@ from memoryd.sessions.usage import judge_transcript
 
 UV = "Use uv, not pip, to manage dependencies"
 FORCE = "Never force-push to main"
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """What the judge reads of an injected entry (memoryd.sessions.outcomes.Worded)."""
+
+    text: str
+    kind: str = "lesson"
+    polarity: str | None = "positive"
+    key: str | None = None
 
 
 def hook(event: str, payload: dict[str, Any]) -> dict[str, Any] | None:
@@ -224,10 +235,8 @@ def test_aider_history_gives_what_aider_ran_and_edited_per_session(tmp_path) -> 
     assert len(sessions) == 2
     assert all(s.timestamp is None for s in steps)
 
-    lessons = {"uv": {"kind": "lesson", "text": UV, "polarity": "positive"},
-               "rg": {"kind": "lesson", "text": "Use rg, not grep", "polarity": "positive"},
-               "env": {"kind": "lesson", "polarity": "positive",
-                       "text": "Read API keys with os.environ in src/shop/config.py"}}
+    lessons = {"uv": Lesson(UV), "rg": Lesson("Use rg, not grep"),
+               "env": Lesson("Read API keys with os.environ in src/shop/config.py")}
     rows = [{"entry": name, "injected": None} for name in lessons]
     by_session = {}
     for session in sessions:

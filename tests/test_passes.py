@@ -989,8 +989,7 @@ def test_section_editing_touches_nothing_outside_memoryds_section() -> None:
     ("designer", None, None, "/mem/designer/CONTEXT.md"),
 ])
 def test_a_rule_goes_to_the_agents_governance_file(agent, project, source, expected) -> None:
-    entry = {"agent": agent, "project": project, "source": source}
-    assert governance_file(entry, "/mem/{agent}") == Path(expected).expanduser()
+    assert governance_file(agent, project, source, "/mem/{agent}") == Path(expected).expanduser()
 
 
 def test_a_recurring_lesson_is_proposed_accepted_into_its_file_and_undone(

@@ -72,17 +72,17 @@ def build(home: Path, example: dict[str, Any]) -> tuple[Store, Entries, AgentArc
         params.update(text=f"{item['text']} [{number}]", created=BASE + number * 60)
         drafts = entries.drafts([remember_request(Params("remember", params))])
         done = entries.remember_many(drafts, [None], {}, 10.0)
-        ids.append(done.replies[0]["entry"]["id"])
+        ids.append(done.replies[0]["entry"].uid)
     for number, (op, which, reason) in enumerate(example["ops"]):
         entry = store.entry_by_uid(ids[which % len(ids)])
         assert entry is not None
-        if entry["status"] != "active":
+        if entry.status != "active":
             continue
         if op == "forget":
             entries.forget_entry(entry, "user", "the design note moved" if reason else None)
         else:
             entries.supersede(supersede_request(Params("supersede", {
-                "id": entry["id"], "text": f"teal note now [s{number}]"})), None)
+                "id": entry.uid, "text": f"teal note now [s{number}]"})), None)
     for number, text in enumerate(example["turns"]):
         with store.transaction():
             store.insert_entry({
@@ -110,7 +110,7 @@ def rebuilt(home: Path, name: str) -> dict[str, dict[str, Any]]:
 def rows(store: Store) -> dict[str, dict[str, Any]]:
     found = {}
     for row in store._db.execute(SELECT_ENTRY):
-        entry = row_to_entry(row)
+        entry = row_to_entry(row).as_dict()
         entry.pop("rowid")
         found[entry["id"]] = entry
     return found

@@ -34,10 +34,11 @@ from memoryd.redact import redact
 from memoryd.regular_file import read_regular
 from memoryd.store.archive import TRANSCRIPT_PREFIX
 from memoryd.store.database import Store, encode_records
-from memoryd.store.entries import Entries, mark_target, new_uid
+from memoryd.store.entries import Entries
+from memoryd.store.entry_writes import mark_target, new_uid
 from memoryd.store.files import FileOrigin, FileState
 from memoryd.store.query import EntryQuery
-from memoryd.store.records import Entry
+from memoryd.store.records import Entry, StoredEntry
 from memoryd.text import content_hash
 
 log = logging.getLogger(__name__)
@@ -54,12 +55,14 @@ BINARY_SNIFF_BYTES = 8192
 _UNSAFE_AGENT_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-def journaled(entry: dict[str, Any]) -> dict[str, Any]:
-    """An entry as a watcher's journal event keeps it (its text cut at EVENT_TEXT_CHARS)."""
-    text = entry.get("text")
+def journaled(entry: StoredEntry | dict[str, Any]) -> dict[str, Any]:
+    """An entry (or the fields a change sets) as a watcher's journal event keeps it: its text
+    cut at EVENT_TEXT_CHARS."""
+    fields = entry.as_dict() if isinstance(entry, StoredEntry) else entry
+    text = fields.get("text")
     if not isinstance(text, str) or len(text) <= EVENT_TEXT_CHARS:
-        return entry
-    return {**entry, "text": text[:EVENT_TEXT_CHARS], "text_chars": len(text)}
+        return fields
+    return {**fields, "text": text[:EVENT_TEXT_CHARS], "text_chars": len(text)}
 
 
 @dataclass(frozen=True)
@@ -237,13 +240,13 @@ class Indexer:
         (their lines, dates, sections updated), new ones are added, gone ones removed. ``key``:
         the :func:`memory_key` of the text parsed (None: not to be trusted, e.g. undecodable
         bytes were replaced)."""
-        existing: dict[str, list[dict[str, Any]]] = {}
+        existing: dict[str, list[StoredEntry]] = {}
         # a text already stored as it stands has no secret left to redact (redacting is
         # idempotent), and its hash is known: most items of a changed file are unchanged
         stored: dict[str, str] = {}
         for entry in self._entries_of(facts.path):
-            existing.setdefault(entry["hash"], []).append(entry)
-            stored[entry["text"]] = entry["hash"]
+            existing.setdefault(entry.hash, []).append(entry)
+            stored[entry.text] = entry.hash
         changes = Changes()
         now = time.time()
         with self.store.transaction():
@@ -262,9 +265,9 @@ class Indexer:
                 matches = existing.get(hash_)
                 if matches:
                     entry = matches.pop(0)
-                    different = {k: v for k, v in fields.items() if entry.get(k) != v}
+                    different = {k: v for k, v in fields.items() if getattr(entry, k) != v}
                     if different:
-                        self.store.update_entry(entry["id"], **different, updated=now)
+                        self.store.update_entry(entry.uid, **different, updated=now)
                         changes.updated += 1
                     else:
                         changes.unchanged += 1
@@ -273,7 +276,7 @@ class Indexer:
                 changes.added += 1
             for leftovers in existing.values():
                 for entry in leftovers:
-                    if entry["status"] in ("forgotten", "superseded"):
+                    if entry.status in ("forgotten", "superseded"):
                         continue  # history: `memory forget`/`supersede` took it out of the file
                     self._remove_entry(entry, "removed from file")
                     changes.removed += 1
@@ -298,7 +301,7 @@ class Indexer:
                 pinned=int(parsed.pinned), frontmatter=json.dumps(parsed.frontmatter),
                 error=None, text_key=key, project=facts.project)
 
-    def _entries_of(self, path: str) -> list[dict[str, Any]]:
+    def _entries_of(self, path: str) -> list[StoredEntry]:
         return self.store.entries(EntryQuery().source(path), "id")
 
     def _insert_file_entry(self, facts: FileFacts, text: str, hash_: str,
@@ -329,10 +332,10 @@ class Indexer:
                            journaled(before) if before else None,
                            journaled(after) if after else None, now)
 
-    def _remove_entry(self, entry: dict[str, Any], why: str) -> None:
-        self.store.delete_entry(entry["rowid"])
-        self.store.journal(entry["id"], "removed", "watch", journaled(entry), {"reason": why})
-        self.memory.unindex(entry["rowid"])
+    def _remove_entry(self, entry: StoredEntry, why: str) -> None:
+        self.store.delete_entry(entry.rowid)
+        self.store.journal(entry.uid, "removed", "watch", journaled(entry), {"reason": why})
+        self.memory.unindex(entry.rowid)
 
     def remove_file(self, path: str) -> Changes:
         """A watched file is gone. Memory files take their entries with them (journaled);

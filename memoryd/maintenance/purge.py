@@ -152,13 +152,14 @@ class Purge:
         owners = self.store.owners()
         rows = self.store.entries(EntryQuery().agent(self.agent), "oldest")
         for entry in rows:
-            if self.selects(entry):
-                plan.entries.append(_listed(entry, entry["rowid"]))
-                plan.ids.add(entry["id"])
-                plan.texts.append(entry["text"])
+            shown = entry.as_dict()  # as a record of it would say (selects, _listed)
+            if self.selects(shown):
+                plan.entries.append(_listed(shown, entry.rowid))
+                plan.ids.add(entry.uid)
+                plan.texts.append(entry.text)
         self._select_unindexed(plan, owners)
         self._plan_events(plan, owners)
-        kept_hashes = {e["hash"] for e in rows if e["id"] not in plan.ids}
+        kept_hashes = {e.hash for e in rows if e.uid not in plan.ids}
         plan.marks = [f"uid:{uid}" for uid in sorted(plan.ids)] + [
             f"{kind}:{h}" for h in sorted({e["hash"] for e in plan.entries if e.get("hash")}
                                           - kept_hashes) for kind in ("hash", "release")]

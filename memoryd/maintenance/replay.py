@@ -12,8 +12,9 @@ from collections.abc import Callable
 from typing import Any
 
 from memoryd.store.database import Store
-from memoryd.store.entries import apply_release, mark_target
+from memoryd.store.entry_writes import apply_release, mark_target
 from memoryd.store.ledger import LEDGER_FIELDS, Ledger
+from memoryd.store.records import StoredEntry
 
 log = logging.getLogger(__name__)
 
@@ -90,8 +91,9 @@ def _as_stored(store: Store, record: dict[str, Any]) -> dict[str, Any]:
     entry = store.entry_by_uid(str(record.get("id")))
     if entry is None:
         return {}
-    fields = {k: entry.get(k) for k in record["fields"] if k in LEDGER_FIELDS}
-    return {"op": "update", "ts": record["ts"], "id": entry["id"], "fields": fields,
+    stored = entry.as_dict()
+    fields = {k: stored.get(k) for k in record["fields"] if k in LEDGER_FIELDS}
+    return {"op": "update", "ts": record["ts"], "id": entry.uid, "fields": fields,
             "actor": "memoryd (a pass's change that never committed)"}
 
 
@@ -128,14 +130,14 @@ def _apply_record(store: Store, agent: str, record: dict[str, Any], skipped: set
     return 0
 
 
-def _change(store: Store, agent: str, before: dict[str, Any], event: str,
+def _change(store: Store, agent: str, before: StoredEntry, event: str,
             record: dict[str, Any], changes: dict[str, Any]) -> int:
     """A status or update record applied to its entry (of this agent's ledger), journaled."""
-    if before["agent"].casefold() != agent.casefold():
+    if before.agent.casefold() != agent.casefold():
         return 0
-    store.update_entry(before["id"], **changes, updated=record["ts"])
-    store.journal(before["id"], event, record.get("actor"), before,
-                  store.entry_by_uid(before["id"]), record["ts"])
+    store.update_entry(before.uid, **changes, updated=record["ts"])
+    store.journal(before.uid, event, record.get("actor"), before,
+                  store.entry_by_uid(before.uid), record["ts"])
     return 1
 
 

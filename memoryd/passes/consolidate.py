@@ -59,6 +59,7 @@ from memoryd.passes.steps import Offload
 from memoryd.scheduling import give_way
 from memoryd.sources import ARCHIVE_DIR
 from memoryd.store.query import EntryQuery
+from memoryd.store.records import StoredEntry
 from memoryd.store.vectors import VectorFilter, follow_meta
 
 if TYPE_CHECKING:
@@ -93,8 +94,6 @@ TOKENISED_AT_ONCE = 50
 CHECKED = "consolidate.checked"
 CHECK_VERSION = 3  # 2: lessons compared by their content words; 3: memoryd.meaning
 ELIGIBLE = EntryQuery().active().not_transcripts().not_under(ARCHIVE_DIR)
-COLUMNS = ("id", "uid", "kind", "category", "key", "text", "hash", "confidence", "created", "via",
-           "source", "session", "occurrences", "project")
 
 
 def near_pairs(values: np.ndarray, scales: np.ndarray, is_changed: np.ndarray,
@@ -137,24 +136,24 @@ def _members(values: np.ndarray, pool: np.ndarray) -> np.ndarray:
     return pool[np.searchsorted(pool, values).clip(max=len(pool) - 1)] == values
 
 
-def _evidence(entry: dict[str, Any]) -> str:
+def _evidence(entry: StoredEntry) -> str:
     """What makes two sightings independent: the session, else the day, else the source."""
-    if entry.get("session"):
-        return f"session:{entry['session']}"
-    return f"day:{int(entry['created'] // 86400)}"
+    if entry.session:
+        return f"session:{entry.session}"
+    return f"day:{int(entry.created // 86400)}"
 
 
-def _better(a: dict[str, Any], b: dict[str, Any]) -> bool:
+def _better(a: StoredEntry, b: StoredEntry) -> bool:
     """Whether ``a`` should survive over ``b``: higher confidence, then newer."""
-    return (a["confidence"], a["created"]) > (b["confidence"], b["created"])
+    return (a.confidence, a.created) > (b.confidence, b.created)
 
 
-def best_first(entries: Sequence[dict[str, Any]]) -> list[int]:
+def best_first(entries: Sequence[StoredEntry]) -> list[int]:
     """The positions of ``entries`` in the order they survive (:func:`_better`), ties in their
     own order: a stable sort by numpy (sorting thousands of dicts by a key took one step 9-24
     ms of CPU in the bench)."""
-    confidence = np.fromiter((e["confidence"] for e in entries), np.float64, len(entries))
-    created = np.fromiter((e["created"] for e in entries), np.float64, len(entries))
+    confidence = np.fromiter((e.confidence for e in entries), np.float64, len(entries))
+    created = np.fromiter((e.created for e in entries), np.float64, len(entries))
     return np.lexsort((-created, -confidence)).tolist()
 
 
@@ -240,13 +239,13 @@ def _changed(ctx: PassContext, since: tuple[int, float] | None,
 
 
 def _keyed(ctx: PassContext, agent: str, project: str | None,
-           changed: list[int]) -> Generator[None, None, list[dict[str, Any]]]:
+           changed: list[int]) -> Generator[None, None, list[StoredEntry]]:
     """The group's entries whose key another of its entries shares, where one of them is
     among the changed ones: their keys PAGE changed entries at a time (a slice each), then each
     key's entries by the (agent, key) index. (One GROUP BY over the agent's keys took seconds
     and hundreds of MB at a million entries.)"""
     seen: set[str] = set()
-    found: list[dict[str, Any]] = []
+    found: list[StoredEntry] = []
     for start in range(0, len(changed), PAGE):
         yield
         page = changed[start:start + PAGE]
@@ -256,8 +255,8 @@ def _keyed(ctx: PassContext, agent: str, project: str | None,
         for number, key in enumerate(keys):
             if number and not number % KEYS_AT_ONCE:
                 yield
-            rows = ctx.store.entry_fields(
-                EntryQuery().agent(agent).key(key).project(project).also(ELIGIBLE), COLUMNS, "id")
+            rows = ctx.store.entries(
+                EntryQuery().agent(agent).key(key).project(project).also(ELIGIBLE), "id")
             if len(rows) > 1:
                 found += rows
     return found
@@ -306,16 +305,16 @@ def _near(ctx: PassContext, agent: str, project: str | None, changed: np.ndarray
     involved_mask[firsts] = True
     involved_mask[seconds] = True
     involved = group[involved_mask].tolist()
-    entries: list[dict[str, Any]] = []
+    entries: list[StoredEntry] = []
     for start in range(0, len(involved), PAGE):
         yield
         page = involved[start:start + PAGE]
-        entries += [entry for entry in ctx.store.entry_fields(
-            EntryQuery().ids(page).also(ELIGIBLE), COLUMNS, "id")
-            if entry["uid"] not in superseded]
+        entries += [entry for entry in ctx.store.entries(
+            EntryQuery().ids(page).also(ELIGIBLE), "id")
+            if entry.uid not in superseded]
     # a pair as two numbers into ``entries`` (-1: not eligible, or superseded by its key)
     number = np.full(len(group), -1, dtype=np.int64)
-    number[np.searchsorted(group, [entry["id"] for entry in entries])] = np.arange(len(entries))
+    number[np.searchsorted(group, [entry.rowid for entry in entries])] = np.arange(len(entries))
     firsts, seconds = number[firsts], number[seconds]
     kept = (firsts >= 0) & (seconds >= 0)
     firsts, seconds, cosines = firsts[kept], seconds[kept], cosines[kept]
@@ -336,37 +335,37 @@ def _close_settled(ctx: PassContext) -> Iterator[None]:
         yield
         ids = change["after"]["ids"]
         active = [uid for uid in ids if (e := ctx.store.entry_by_uid(uid)) is not None
-                  and e["status"] == "active"]
+                  and e.status == "active"]
         if len(active) < len(ids) and not ctx.dry_run:
             ctx.journal.set_state(int(change["change"][1:]), "resolved")
             ctx.count("resolved")
 
 
-def _contradiction(ctx: PassContext, known: set[frozenset[str]], a: dict[str, Any],
-                   b: dict[str, Any], why: str) -> None:
-    ids = frozenset((a["uid"], b["uid"]))
+def _contradiction(ctx: PassContext, known: set[frozenset[str]], a: StoredEntry,
+                   b: StoredEntry, why: str) -> None:
+    ids = frozenset((a.uid, b.uid))
     if ids in known:
         return
     known.add(ids)
-    change = Change("contradiction", a["key"] or a["uid"], "report", why,
-                    None, {"ids": [a["uid"], b["uid"]], "texts": [a["text"], b["text"]],
-                           "confidence": [a["confidence"], b["confidence"]]})
+    change = Change("contradiction", a.key or a.uid, "report", why,
+                    None, {"ids": [a.uid, b.uid], "texts": [a.text, b.text],
+                           "confidence": [a.confidence, b.confidence]})
     ctx.note(change, "preview" if ctx.dry_run else "open")
     ctx.count("contradictions")
 
 
-def _supersede(loser: dict[str, Any], survivor: dict[str, Any], why: str) -> Change:
-    return Change("entry", loser["uid"], "supersede", why,
+def _supersede(loser: StoredEntry, survivor: StoredEntry, why: str) -> Change:
+    return Change("entry", loser.uid, "supersede", why,
                   {"status": "active", "superseded_by": None},
-                  {"status": "superseded", "superseded_by": survivor["uid"]})
+                  {"status": "superseded", "superseded_by": survivor.uid})
 
 
-def _same_keys(ctx: PassContext, entries: list[dict[str, Any]], known: set[frozenset[str]],
+def _same_keys(ctx: PassContext, entries: list[StoredEntry], known: set[frozenset[str]],
                apart: dict[str, set[str]], superseded: set[str]) -> Iterator[None]:
-    by_key: dict[str, list[dict[str, Any]]] = {}
+    by_key: dict[str, list[StoredEntry]] = {}
     for entry in entries:
-        if entry["key"]:
-            by_key.setdefault(entry["key"], []).append(entry)
+        if entry.key:
+            by_key.setdefault(entry.key, []).append(entry)
     for key, found in by_key.items():
         if len(found) < 2:
             continue
@@ -374,17 +373,17 @@ def _same_keys(ctx: PassContext, entries: list[dict[str, Any]], known: set[froze
         found = [found[number] for number in best_first(found)]
         best = found[0]
         for other in found[1:]:
-            if other["hash"] != best["hash"] and other["confidence"] == best["confidence"]:
+            if other.hash != best.hash and other.confidence == best.confidence:
                 _contradiction(ctx, known, best, other,
-                               f"{key}: two values of equal confidence {best['confidence']:.2f}")
-            elif other["via"] != "watch" and not _kept_apart(ctx, apart, other["uid"], best["uid"]):
-                superseded.add(other["uid"])
-                ctx.apply(_supersede(other, best, f"{key}: {best['uid']} has the higher confidence "
-                           f"({best['confidence']:.2f} > {other['confidence']:.2f})"
-                           if other["hash"] != best["hash"] else f"{key}: the same value twice"))
+                               f"{key}: two values of equal confidence {best.confidence:.2f}")
+            elif other.via != "watch" and not _kept_apart(ctx, apart, other.uid, best.uid):
+                superseded.add(other.uid)
+                ctx.apply(_supersede(other, best, f"{key}: {best.uid} has the higher confidence "
+                           f"({best.confidence:.2f} > {other.confidence:.2f})"
+                           if other.hash != best.hash else f"{key}: the same value twice"))
 
 
-def _merge(ctx: PassContext, entries: list[dict[str, Any]],
+def _merge(ctx: PassContext, entries: list[StoredEntry],
            pairs: tuple[np.ndarray, np.ndarray, np.ndarray], threshold: float,
            known: set[frozenset[str]], apart: dict[str, set[str]]) -> Iterator[None]:
     """Greedy, best first: an entry not yet merged takes its duplicates that are not yet
@@ -393,7 +392,7 @@ def _merge(ctx: PassContext, entries: list[dict[str, Any]],
     that a person kept apart from it or from another it takes (``apart``)."""
     readings: list[Reading] = []
     for start in range(0, len(entries), TOKENISED_AT_ONCE):
-        readings.extend(reading(e["text"]) for e in entries[start:start + TOKENISED_AT_ONCE])
+        readings.extend(reading(e.text) for e in entries[start:start + TOKENISED_AT_ONCE])
         yield
     neighbours, opposed = yield from _neighbours(entries, readings, pairs, threshold)
     yield
@@ -405,7 +404,7 @@ def _merge(ctx: PassContext, entries: list[dict[str, Any]],
             _contradiction(ctx, known, a, b, why)
 
 
-def _neighbours(entries: list[dict[str, Any]], readings: list[Reading],
+def _neighbours(entries: list[StoredEntry], readings: list[Reading],
                 pairs: tuple[np.ndarray, np.ndarray, np.ndarray], threshold: float
                 ) -> Generator[None, None, tuple[dict[int, list[tuple[int, float]]],
                                                  list[tuple[int, int, str]]]]:
@@ -420,15 +419,15 @@ def _neighbours(entries: list[dict[str, Any]], readings: list[Reading],
                                 seconds[start:start + PAGE].tolist(),
                                 cosines[start:start + PAGE].astype(float).tolist()):
             a, b = entries[i], entries[j]
-            if a["kind"] != b["kind"]:
+            if a.kind != b.kind:
                 continue
-            lessons = a["kind"] == "lesson"
+            lessons = a.kind == "lesson"
             differs = difference(readings[i], readings[j])
             if differs is not None:  # two things: never merged (memoryd.meaning)
-                if differs.contradiction and (lessons or a["category"] == b["category"]):
+                if differs.contradiction and (lessons or a.category == b.category):
                     opposed.append((i, j, differs.why()))
                 continue
-            if a["category"] != b["category"]:  # see the module's docstring
+            if a.category != b.category:  # see the module's docstring
                 continue
             if same_thing(readings[i], readings[j], cosine, threshold, lessons):
                 neighbours.setdefault(i, []).append((j, cosine))
@@ -436,7 +435,7 @@ def _neighbours(entries: list[dict[str, Any]], readings: list[Reading],
     return neighbours, opposed
 
 
-def _take_duplicates(ctx: PassContext, entries: list[dict[str, Any]],
+def _take_duplicates(ctx: PassContext, entries: list[StoredEntry],
                      neighbours: dict[int, list[tuple[int, float]]], apart: dict[str, set[str]]
                      ) -> Generator[None, None, dict[int, int]]:
     """Merge, best first, each survivor's duplicates not merged yet; returns the survivor
@@ -452,9 +451,9 @@ def _take_duplicates(ctx: PassContext, entries: list[dict[str, Any]],
             continue
         survivor = entries[i]
         gone = [j for j, _ in neighbours[i] if j not in merged
-                and entries[j]["via"] != "watch" and not _better(entries[j], survivor)]
+                and entries[j].via != "watch" and not _better(entries[j], survivor)]
         if apart:
-            gone = _not_apart(ctx, apart, survivor["uid"], entries, gone)
+            gone = _not_apart(ctx, apart, survivor.uid, entries, gone)
         if not gone:
             continue
         yield
@@ -466,13 +465,13 @@ def _take_duplicates(ctx: PassContext, entries: list[dict[str, Any]],
 
 
 def _not_apart(ctx: PassContext, apart: dict[str, set[str]], survivor: str,
-               entries: list[dict[str, Any]], losers: list[int]) -> list[int]:
+               entries: list[StoredEntry], losers: list[int]) -> list[int]:
     """The losers (numbers into ``entries``) the survivor may take: none kept apart from it,
     from another it takes (the first of two stays) or from one it took before."""
     kept: list[int] = []
     taken: list[str] = []
     for j in losers:
-        uid = entries[j]["uid"]
+        uid = entries[j].uid
         if uid in apart:
             if apart[uid].intersection(taken) or _kept_apart(ctx, apart, uid, survivor):
                 continue
@@ -502,31 +501,31 @@ def _kept_apart(ctx: PassContext, apart: dict[str, set[str]], uid: str, survivor
     return False
 
 
-def _absorb(ctx: PassContext, survivor: dict[str, Any],
-            losers: list[dict[str, Any]]) -> Iterator[None]:
+def _absorb(ctx: PassContext, survivor: StoredEntry,
+            losers: list[StoredEntry]) -> Iterator[None]:
     """One merge: the losers superseded and the survivor's counts raised, in one transaction
     (a step) per ABSORB_AT_ONCE losers. A big group at once held the database thread for
     20-60 ms; between two steps the survivor has absorbed the losers so far, and counts them."""
-    confidence = survivor["confidence"]
+    confidence = survivor.confidence
     seen = {_evidence(survivor)}
-    occurrences = survivor["occurrences"] or 1
-    counts = {"occurrences": survivor["occurrences"], "confidence": survivor["confidence"]}
+    occurrences = survivor.occurrences or 1
+    counts = {"occurrences": survivor.occurrences, "confidence": survivor.confidence}
     for start in range(0, len(losers), ABSORB_AT_ONCE):
         if start:
             yield
         changes = []
         for loser in losers[start:start + ABSORB_AT_ONCE]:
-            occurrences += loser["occurrences"] or 1
+            occurrences += loser.occurrences or 1
             if _evidence(loser) not in seen:
                 seen.add(_evidence(loser))
-                confidence = 1 - (1 - confidence) * (1 - loser["confidence"] / 2)
-            changes.append(_supersede(loser, survivor, f"near duplicate of {survivor['uid']}: "
-                                      f"{survivor['text'][:80]!r}"))
+                confidence = 1 - (1 - confidence) * (1 - loser.confidence / 2)
+            changes.append(_supersede(loser, survivor, f"near duplicate of {survivor.uid}: "
+                                      f"{survivor.text[:80]!r}"))
         absorbed = min(start + ABSORB_AT_ONCE, len(losers))
         after = {"occurrences": occurrences, "confidence":
-                 round(min(MAX_CONFIDENCE, max(confidence, survivor["confidence"])), 4)}
+                 round(min(MAX_CONFIDENCE, max(confidence, survivor.confidence)), 4)}
         changes.append(Change(
-            "entry", survivor["uid"], "merge",
+            "entry", survivor.uid, "merge",
             f"absorbed {absorbed if absorbed == len(losers) else f'{absorbed} of {len(losers)}'}"
             f" duplicates: {occurrences} occurrences, {len(seen)} independent", counts, after))
         ctx.apply_entries(changes)

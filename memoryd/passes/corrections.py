@@ -1,6 +1,6 @@
 """A correction is stored beside what it corrects (DESIGN.md principle 7), and shown as one.
 
-The write path (memoryd.store.entries) never refuses a text that says another thing than the
+The write path (memoryd.store.remember) never refuses a text that says another thing than the
 entry most like it (memoryd.meaning): "Never use tabs in Makefiles" after "Use tabs in
 Makefiles" is stored. When the two contradict each other — a "do" and a "don't", another
 number, an antonym, their words in another order — the newer one
@@ -26,37 +26,40 @@ from collections.abc import Sequence
 from typing import Any
 
 from memoryd.passes.journal import Change, Journal, run_name
+from memoryd.store.records import StoredEntry
 
 PASS = "correct"
 
 
-def contradiction(a: dict[str, Any], b: dict[str, Any], why: str) -> Change:
-    """An open contradiction between two entries (consolidation's, and the write path's)."""
-    return Change("contradiction", a["key"] or a["id"], "report", why, None,
-                  {"ids": [a["id"], b["id"]], "texts": [a["text"], b["text"]],
-                   "confidence": [a["confidence"], b["confidence"]]})
+def contradiction(a: StoredEntry, b: StoredEntry, why: str) -> Change:
+    """An open contradiction between two entries (the write path's)."""
+    return Change("contradiction", a.key or a.uid, "report", why, None,
+                  {"ids": [a.uid, b.uid], "texts": [a.text, b.text],
+                   "confidence": [a.confidence, b.confidence]})
 
 
 def record(journal: Journal, replies: Sequence[dict[str, Any]]) -> str | None:
-    """Record the corrections the write path made or found (the replies' ``corrects``) as a
+    """Record the corrections the write path made or found (the replies' ``corrects``: each
+    an ``entry``, a StoredEntry, with ``why`` and ``action``; memoryd.store.remember) as a
     ``correct`` run; returns its name (None: there were none). Runs on the database thread."""
-    found = [(reply["entry"], correction) for reply in replies if reply.get("stored")
-             for correction in reply.get("corrects") or []]
+    found: list[tuple[StoredEntry, dict[str, Any]]] = [
+        (reply["entry"], correction) for reply in replies if reply.get("stored")
+        for correction in reply.get("corrects") or []]
     if not found:
         return None
-    agents = sorted({new["agent"] for new, _ in found})
+    agents = sorted({new.agent for new, _ in found})
     run = journal.begin(PASS, {"agent": agents[0]} if len(agents) == 1 else {}, False)
     known = {frozenset(c["after"]["ids"]) for c in journal.open_contradictions()}
     for new, correction in found:
-        old = correction["entry"]
+        old: StoredEntry = correction["entry"]
         if correction["action"] == "supersede":
             journal.note(run, Change(
-                "entry", old["id"], "supersede",
-                f"corrected by {new['id']} ({new['writer']}): {correction['why']}",
+                "entry", old.uid, "supersede",
+                f"corrected by {new.uid} ({new.writer}): {correction['why']}",
                 {"status": "active", "superseded_by": None},
-                {"status": "superseded", "superseded_by": new["id"]}), "applied")
+                {"status": "superseded", "superseded_by": new.uid}), "applied")
             run.counts["corrected"] = run.counts.get("corrected", 0) + 1
-        elif frozenset((old["id"], new["id"])) not in known:
+        elif frozenset((old.uid, new.uid)) not in known:
             journal.note(run, contradiction(old, new, correction["why"]), "open")
             run.counts["contradictions"] = run.counts.get("contradictions", 0) + 1
     journal.finish(run, "done")

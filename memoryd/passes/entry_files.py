@@ -24,6 +24,7 @@ import logging
 import re
 import time
 from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,8 +35,8 @@ from memoryd.passes.journal import file_change
 from memoryd.passes.user_files import FileText, read_text
 from memoryd.redact import redact
 from memoryd.store.archive import TRANSCRIPT_PREFIX
-from memoryd.store.entries import new_uid
-from memoryd.store.records import Entry, EntryRequest
+from memoryd.store.entry_writes import new_uid
+from memoryd.store.records import Entry, EntryRequest, StoredEntry, Superseded
 from memoryd.text import content_hash
 
 if TYPE_CHECKING:
@@ -59,26 +60,47 @@ class FileChangedError(MemorydError):
     """The file changed between reading and writing it: nothing was written (exit 1)."""
 
 
-def from_file(entry: dict[str, Any]) -> bool:
+@dataclass(frozen=True)
+class FileEdit:
+    """A file entry's forget or supersede as an edit of its file: the file, the run that
+    edited it (``memory undo`` takes it back), the entry's lines there (first, last)."""
+
+    file: str
+    run: str
+    lines: tuple[int, int]
+
+
+@dataclass(frozen=True)
+class EntryEdit:
+    """What a forget or a supersede did: the entry forgotten, or the new version; the old
+    version, superseded by it (a supersede); the run that takes a forget back (a forget of
+    an entry that is no line of a file); and the edit of the entry's file (a file's entry)."""
+
+    entry: StoredEntry
+    superseded: StoredEntry | None = None
+    undo: str | None = None
+    edited: FileEdit | None = None
+
+
+def from_file(entry: StoredEntry) -> bool:
     """Whether an entry is lines of a watched memory file (not a transcript turn)."""
-    return (entry.get("via") == "watch" and bool(entry.get("source"))
-            and entry.get("line_start") is not None
-            and not entry["id"].startswith(TRANSCRIPT_PREFIX))
+    return (entry.via == "watch" and bool(entry.source) and entry.line_start is not None
+            and not entry.uid.startswith(TRANSCRIPT_PREFIX))
 
 
-def locate(entry: dict[str, Any], file: FileText) -> tuple[MemoryItem, list[str]]:
+def locate(entry: StoredEntry, file: FileText) -> tuple[MemoryItem, list[str]]:
     """The item of the file that is this entry (same text, the nearest to where it was
     indexed), and the file's lines."""
     text = file.text
     if "\r" in text:
-        raise BadParamsError(f"{entry['source']} ends lines with bare CR; edit it by hand")
-    parsed = parse_memory_file(text, Path(entry["source"]).name)
-    found = [item for item in parsed.items if content_hash(redact(item.text)) == entry["hash"]]
+        raise BadParamsError(f"{entry.source} ends lines with bare CR; edit it by hand")
+    parsed = parse_memory_file(text, Path(entry.source or "").name)
+    found = [item for item in parsed.items if content_hash(redact(item.text)) == entry.hash]
     if not found:
         raise BadParamsError(
-            f"entry {entry['id']} is no longer in {entry['source']} as indexed (the file "
+            f"entry {entry.uid} is no longer in {entry.source} as indexed (the file "
             "changed since); try again in a moment, or edit the file")
-    item = min(found, key=lambda i: abs(i.line_start - int(entry["line_start"])))
+    item = min(found, key=lambda i: abs(i.line_start - int(entry.line_start or 0)))
     return item, split_lines(text)
 
 
@@ -109,7 +131,7 @@ class FileEntryEdits:
     text). ``embed_new``: asks for the vectors of entries whose text changed."""
 
     def __init__(self, passes: Passes,
-                 supersede: Callable[[EntryRequest], Awaitable[dict[str, Any]]],
+                 supersede: Callable[[EntryRequest], Awaitable[Superseded]],
                  embed_new: Callable[[], None]) -> None:
         self.passes = passes
         self.db = passes.db
@@ -117,25 +139,25 @@ class FileEntryEdits:
         self.supersede_elsewhere = supersede
         self.embed_new = embed_new
 
-    async def forget(self, request: EntryRequest) -> dict[str, Any]:
+    async def forget(self, request: EntryRequest) -> EntryEdit:
         entries = self.entries
         entry, actor = await self.db(entries.owned, request)
         entries.check_person_kept(entry, request.asker, "forget")
         reason = request.reason
-        if not from_file(entry) or entry["status"] != "active":  # history: not in the file
-            forgotten, run = await self.db(self.passes.journal.forget, entry["id"], actor,
+        if not from_file(entry) or entry.status != "active":  # history: not in the file
+            forgotten, run = await self.db(self.passes.journal.forget, entry.uid, actor,
                                            reason)
-            if run is None:
-                return forgotten
-            await asyncio.to_thread(self.passes.journal.log.sync)  # undoable after a crash too
-            return {**forgotten, "undo": run}
+            if run is not None:  # undoable after a crash too
+                await asyncio.to_thread(self.passes.journal.log.sync)
+            return EntryEdit(forgotten, undo=run)
         return await self._edit("forget", entry, actor, None, reason)
 
-    async def supersede(self, request: EntryRequest) -> dict[str, Any]:
+    async def supersede(self, request: EntryRequest) -> EntryEdit:
         entries = self.entries
         entry, actor = await self.db(entries.owned, request)
         if not from_file(entry):
-            return await self.supersede_elsewhere(request)
+            done = await self.supersede_elsewhere(request)
+            return EntryEdit(done.entry, done.superseded)
         entries.check_person_kept(entry, request.asker, "supersede")
         entries.check_supersedable(entry)
         text = request.text
@@ -144,25 +166,25 @@ class FileEntryEdits:
             raise BadParamsError("supersede: the new text is empty")
         return await self._edit("supersede", entry, actor, redact(text), None)
 
-    async def _edit(self, action: str, entry: dict[str, Any], actor: str, text: str | None,
-                    reason: str | None) -> dict[str, Any]:
+    async def _edit(self, action: str, entry: StoredEntry, actor: str, text: str | None,
+                    reason: str | None) -> EntryEdit:
         await self.db(self._check, entry)  # refuse early, without an empty run
         await self._wait_for_passes()
         box: dict[str, Any] = {}
         summary = await self.passes._run(
-            action, lambda ctx: self._apply(ctx, action, entry["id"], actor, text, reason, box),
-            agent=entry["agent"], extra={"entry": entry["id"]})
+            action, lambda ctx: self._apply(ctx, action, entry.uid, actor, text, reason, box),
+            agent=entry.agent, extra={"entry": entry.uid})
         if "error" in box:
             raise box["error"]
         if summary["status"] == "failed":  # the write failed: its change is settled already
-            raise FileNotWrittenError(f"{action} {entry['id']} failed ({summary['run']}): "
+            raise FileNotWrittenError(f"{action} {entry.uid} failed ({summary['run']}): "
                                       f"{summary.get('error') or 'see the daemon log'}")
         self.embed_new()  # the new text's vector
-        if "reply" not in box:
-            raise FileChangedError(f"editing {entry['source']} failed ({summary['run']}); see "
+        if "edit" not in box:
+            raise FileChangedError(f"editing {entry.source} failed ({summary['run']}); see "
                                    "the daemon's log")
-        return {**box["reply"], "edited": {"file": entry["source"], "run": summary["run"],
-                                           "lines": box["lines"]}}
+        edited = FileEdit(entry.source or "", summary["run"], box["lines"])
+        return replace(box["edit"], edited=edited)
 
     async def _wait_for_passes(self) -> None:
         """A file edit is a run, and runs go one at a time: wait for a running pass a while
@@ -174,11 +196,11 @@ class FileEntryEdits:
                                        "running; try again when it is done (memory pass list)")
             await asyncio.sleep(0.05)
 
-    def _check(self, entry: dict[str, Any]) -> None:
+    def _check(self, entry: StoredEntry) -> None:
         try:
-            locate(entry, read_text(Path(entry["source"])))
+            locate(entry, read_text(Path(entry.source or "")))
         except OSError as exc:
-            raise BadParamsError(f"entry {entry['id']} comes from {entry['source']}, which "
+            raise BadParamsError(f"entry {entry.uid} comes from {entry.source}, which "
                                  f"cannot be read ({exc.strerror or exc}); edit it by "
                                  "hand") from None
 
@@ -204,7 +226,7 @@ class FileEntryEdits:
         entry = store.entry_by_uid(uid)
         if entry is None or not from_file(entry):
             raise BadParamsError(f"entry {uid} left its file meanwhile; try again")
-        path = Path(entry["source"])
+        path = Path(entry.source or "")
         try:
             file = read_text(path)
         except OSError as exc:
@@ -214,7 +236,7 @@ class FileEntryEdits:
         new_uid_ = new_uid() if text is not None else None
         after = {"status": "forgotten"} if text is None else \
             {"status": "superseded", "superseded_by": new_uid_}
-        before = {"status": entry["status"], "superseded_by": entry.get("superseded_by")}
+        before = {"status": entry.status, "superseded_by": entry.superseded_by}
         why = (f"memory {action} {uid} by {actor}"
                + (f": {reason}" if reason else ""))
         change = file_change(path, file, replaced(lines, item, text), action, why,
@@ -223,18 +245,18 @@ class FileEntryEdits:
         if ctx.apply_all([change]) != "applied":
             raise FileChangedError(f"{path} changed while memoryd edited it; nothing was "
                                    "changed, try again")
-        span = [item.line_start, item.line_end]
+        span = (item.line_start, item.line_end)
         old = store.entry_by_uid(uid)
         assert old is not None
         if text is None:
             log.info("Forgot %s: removed lines %d-%d of %s.", uid, *span, path)
-            return {"reply": old, "lines": span}
+            return {"edit": EntryEdit(old), "lines": span}
         new = self._insert_successor(ctx, entry, new_uid_, path, item.line_start, actor)
         log.info("Superseded %s by %s: rewrote lines %d-%d of %s.", uid, new_uid_, *span, path)
-        return {"reply": {"entry": new, "superseded": old}, "lines": span}
+        return {"edit": EntryEdit(new, old), "lines": span}
 
-    def _insert_successor(self, ctx: PassContext, old: dict[str, Any], uid: str | None,
-                          path: Path, line: int, actor: str) -> dict[str, Any]:
+    def _insert_successor(self, ctx: PassContext, old: StoredEntry, uid: str | None,
+                          path: Path, line: int, actor: str) -> StoredEntry:
         """The new text's entry, as the watcher would index it (so it finds it in place and
         keeps its id): text, hash and lines from the file as written."""
         assert uid is not None
@@ -244,9 +266,9 @@ class FileEntryEdits:
         text = redact(item.text)
         now = time.time()
         entry = Entry(
-            agent=old["agent"], project=old["project"], kind=old["kind"],
-            category=old["category"], polarity=old["polarity"], confidence=old["confidence"],
-            tags=old["tags"], source=old["source"], uid=uid, key=None, text=text,
+            agent=old.agent, project=old.project, kind=old.kind,
+            category=old.category, polarity=old.polarity, confidence=old.confidence,
+            tags=list(old.tags), source=old.source, uid=uid, key=None, text=text,
             hash=content_hash(text),
             status="active", created=now, updated=now, writer=actor,
             via="watch", session=None, message_id=None, superseded_by=None,

@@ -41,6 +41,7 @@ import numpy as np
 from memoryd.meaning import LESSON_COSINE, same_thing
 from memoryd.passes.consolidate import best_first
 from memoryd.passes.journal import Change
+from memoryd.store.records import StoredEntry
 from memoryd.store.usage import BROKEN, FOLLOWED, Usage, Verdict
 from memoryd.text import normalise_text
 
@@ -121,46 +122,45 @@ def used(found: Verdicts, uids: list[str]) -> Used:
 # -- the global tier ---------------------------------------------------------------------
 
 
-def propose_global(ctx: PassContext, lessons: list[dict[str, Any]], found: Verdicts,
+def propose_global(ctx: PassContext, lessons: list[StoredEntry], found: Verdicts,
                    open_proposals: set[tuple[str, str]]) -> Iterator[Any]:
     """Propose for the global tier the lessons followed in sessions of several projects."""
     disputed = ctx.store.disputed_ids()
-    candidates = [e for e in lessons if e["project"] and e["source"] is None and not e["stale"]
-                  and e["uid"] not in disputed
-                  and any(v.outcome == FOLLOWED for v in found.get(e["uid"], {}).values())]
+    candidates = [e for e in lessons if e.project and e.source is None and not e.stale
+                  and e.uid not in disputed
+                  and any(v.outcome == FOLLOWED for v in found.get(e.uid, {}).values())]
     if not candidates:
         return
     usage = Usage(ctx.store)
     undone = usage.undone_targets(MAKE_GLOBAL)
     sessions = usage.session_projects(
-        s for e in candidates for s, v in found[e["uid"]].items() if v.outcome == FOLLOWED)
+        s for e in candidates for s, v in found[e.uid].items() if v.outcome == FOLLOWED)
     yield
-    by_agent: dict[str, list[dict[str, Any]]] = {}
+    by_agent: dict[str, list[StoredEntry]] = {}
     for lesson in candidates:
-        by_agent.setdefault(lesson["agent"], []).append(lesson)
+        by_agent.setdefault(lesson.agent, []).append(lesson)
     for mine in by_agent.values():
         groups = yield from _alike(ctx, mine)
         for group in groups:
-            projects = sorted({sessions.get(s) or e["project"] for e in group
-                               for s, v in found[e["uid"]].items() if v.outcome == FOLLOWED})
+            projects = sorted({sessions.get(s) or e.project or "" for e in group  # has one
+                               for s, v in found[e.uid].items() if v.outcome == FOLLOWED})
             if len(projects) < GLOBAL_PROJECTS:
                 continue
             group = [group[n] for n in best_first(group)]
-            uids = [e["uid"] for e in group]
+            uids = [e.uid for e in group]
             if undone.intersection(uids) or any((uid, GLOBAL) in open_proposals for uid in uids):
                 continue
             names = ", ".join(Path(p).name for p in projects)
             why = (f"followed in sessions of {len(projects)} projects ({names}): true wherever "
                    "you work")
             proposal = Change("proposal", uids[0], GLOBAL, why, None,
-                              {"entry": uids[0], "lessons": uids, "text": group[0]["text"],
+                              {"entry": uids[0], "lessons": uids, "text": group[0].text,
                                "projects": projects})
             ctx.note(proposal, "preview" if ctx.dry_run else "proposed")
             open_proposals.add((uids[0], GLOBAL))
 
 
-def _alike(ctx: PassContext, lessons: list[dict[str, Any]]
-           ) -> Steps[list[list[dict[str, Any]]]]:
+def _alike(ctx: PassContext, lessons: list[StoredEntry]) -> Steps[list[list[StoredEntry]]]:
     """``lessons`` (of one agent) in groups that say the same thing (memoryd.meaning: alike by
     their vectors or their words; the same words when there are no vectors yet)."""
     parent = list(range(len(lessons)))
@@ -171,20 +171,20 @@ def _alike(ctx: PassContext, lessons: list[dict[str, Any]]
             n = parent[n]
         return n
 
-    vectors = yield from ctx.index_vectors([e["id"] for e in lessons])
-    texts = [normalise_text(e["text"]) for e in lessons]
+    vectors = yield from ctx.index_vectors([e.rowid for e in lessons])
+    texts = [normalise_text(e.text) for e in lessons]
     threshold = ctx.config.remember.near_duplicate_cosine
     low = min(threshold, LESSON_COSINE)  # below it, no two lessons are one (meaning)
     for i in range(len(lessons)):
         for j in range(i + 1, len(lessons)):
-            a, b = vectors.get(lessons[i]["id"]), vectors.get(lessons[j]["id"])
+            a, b = vectors.get(lessons[i].rowid), vectors.get(lessons[j].rowid)
             cosine = float(np.dot(a, b)) if a is not None and b is not None else -1.0
             if texts[i] == texts[j] or (cosine >= low and same_thing(
-                    lessons[i]["text"], lessons[j]["text"], cosine, threshold, lesson=True)):
+                    lessons[i].text, lessons[j].text, cosine, threshold, lesson=True)):
                 parent[root(j)] = root(i)
         if i % 20 == 19:
             yield
-    groups: dict[int, list[dict[str, Any]]] = {}
+    groups: dict[int, list[StoredEntry]] = {}
     for n, lesson in enumerate(lessons):
         groups.setdefault(root(n), []).append(lesson)
     return list(groups.values())
@@ -198,16 +198,16 @@ def accept_global(ctx: PassContext, proposal: dict[str, Any]) -> Iterator[None]:
     why = f"{proposal['change']} accepted: {proposal['why']}"
     best = ctx.store.entry_by_uid(detail["entry"])
     changes = []
-    if best is not None and best["status"] == "active":
-        if best["project"] is not None:
-            changes.append(Change("entry", best["id"], MAKE_GLOBAL, why,
-                                  {"project": best["project"]}, {"project": None}))
+    if best is not None and best.status == "active":
+        if best.project is not None:
+            changes.append(Change("entry", best.uid, MAKE_GLOBAL, why,
+                                  {"project": best.project}, {"project": None}))
         for uid in detail["lessons"][1:]:
             copy = ctx.store.entry_by_uid(uid)
-            if copy is not None and copy["status"] == "active":
+            if copy is not None and copy.status == "active":
                 changes.append(Change("entry", uid, MERGE_GLOBAL, why,
                                       {"status": "active", "superseded_by": None},
-                                      {"status": "superseded", "superseded_by": best["id"]}))
+                                      {"status": "superseded", "superseded_by": best.uid}))
     else:
         ctx.report(detail["entry"], "not moved: the lesson is no longer active")
     done = ctx.journal.apply_entries(ctx.run, changes) if changes else 0

@@ -60,9 +60,11 @@ from memoryd.regular_file import read_regular
 from memoryd.scheduling import give_way
 from memoryd.store.database import Store
 from memoryd.store.durable import fsync_directory
-from memoryd.store.entries import Entries, mark_target
+from memoryd.store.entries import Entries
+from memoryd.store.entry_writes import mark_target
 from memoryd.store.ledger import LEDGER_FIELDS
 from memoryd.store.query import EntryQuery
+from memoryd.store.records import StoredEntry
 from memoryd.store.runs import ChangeRow, Run
 
 log = logging.getLogger(__name__)
@@ -194,7 +196,7 @@ class Journal:
         return [(target, after["superseded_by"])
                 for target, after in self.store.runs.undone("entry", "supersede")]
 
-    def forget(self, uid: str, actor: str, reason: str | None) -> tuple[dict[str, Any], str | None]:
+    def forget(self, uid: str, actor: str, reason: str | None) -> tuple[StoredEntry, str | None]:
         """``memory forget`` of an entry that is not a line of a memory file (one written
         through the API, a transcript turn, a file's entry kept as history): a run of its own
         (``forget``) with one applied change, so that ``memory undo RUN`` takes it back like
@@ -205,16 +207,16 @@ class Journal:
         entry = self.store.entry_by_uid(uid)
         if entry is None:
             raise NotFoundError(f"no entry with id {uid!r}")
-        if entry["status"] == "forgotten":
+        if entry.status == "forgotten":
             return entry, None
         now = time.time()
         change = Change("entry", uid, "forget",
                         f"memory forget {uid} by {actor}" + (f": {reason}" if reason else ""),
-                        {"status": entry["status"], "superseded_by": entry.get("superseded_by")},
+                        {"status": entry.status, "superseded_by": entry.superseded_by},
                         {"status": "forgotten"})
         with self.recording():
             run = self.store.runs.add_done("forget", now, now,
-                                           {"agent": entry["agent"], "entry": uid},
+                                           {"agent": entry.agent, "entry": uid},
                                            {"applied": 1})
             self.file.runs([run], finished=False)
             self.file.runs([run], finished=True)
@@ -277,7 +279,7 @@ class Journal:
                 record = self._write_entry(entry, fields, f"pass {change.action}")
                 number = self._insert(run, change, "applied", undo)
                 if record is not None:  # named by its change: see memoryd.maintenance.replay
-                    ledger.setdefault(entry["agent"], []).append({**record, "change": number})
+                    ledger.setdefault(entry.agent, []).append({**record, "change": number})
                 applied += 1
             for agent, records in ledger.items():  # fsynced before the run is done
                 self.entries.write_ledger(agent, records, sync=False)
@@ -295,7 +297,7 @@ class Journal:
         self.entries.ledger.sync(agents)
         self.log.sync()
 
-    def _write_entry(self, entry: dict[str, Any], fields: dict[str, Any],
+    def _write_entry(self, entry: StoredEntry, fields: dict[str, Any],
                      actor: str) -> dict[str, Any] | None:
         """Update an entry (in a transaction the caller holds): the row, the vector index's
         status, the entry's journal. Returns the ledger record the change needs (entries
@@ -304,24 +306,24 @@ class Journal:
         if not fields:
             return None
         now = time.time()
-        self.store.update_entry(entry["id"], **fields, updated=now)
+        self.store.update_entry(entry.uid, **fields, updated=now)
         if "status" in fields:
-            self.entries.set_index_status(entry["rowid"], fields["status"])
-        self.store.journal(entry["id"], actor, "memoryd", {k: entry.get(k) for k in fields},
+            self.entries.set_index_status(entry.rowid, fields["status"])
+        self.store.journal(entry.uid, actor, "memoryd", {k: getattr(entry, k) for k in fields},
                            fields, now)
         ledgered = {k: v for k, v in fields.items() if k in LEDGERED}
-        if ledgered and entry["via"] in ("api", "import", "extract"):
-            return {"op": "update", "ts": now, "id": entry["id"], "fields": ledgered,
+        if ledgered and entry.via in ("api", "import", "extract"):
+            return {"op": "update", "ts": now, "id": entry.uid, "fields": ledgered,
                     "actor": actor}
-        if "status" in fields and entry["via"] == "watch":
+        if "status" in fields and entry.via == "watch":
             # a watched entry's status (the undo of its forget) outlives its row as a mark,
             # and its ledger's status record puts the mark back after a rebuild, as the
             # forget's did (Entries._set_status)
-            superseded_by = fields.get("superseded_by", entry.get("superseded_by"))
-            self.store.set_mark(entry["agent"], mark_target(entry["id"], entry["hash"], "watch"),
+            superseded_by = fields.get("superseded_by", entry.superseded_by)
+            self.store.set_mark(entry.agent, mark_target(entry.uid, entry.hash, "watch"),
                                 fields["status"], superseded_by, actor, now)
-            record = {"op": "status", "ts": now, "id": entry["id"], "status": fields["status"],
-                      "actor": actor, "hash": entry["hash"], "via": "watch"}
+            record = {"op": "status", "ts": now, "id": entry.uid, "status": fields["status"],
+                      "actor": actor, "hash": entry.hash, "via": "watch"}
             return {**record, "superseded_by": superseded_by} if superseded_by else record
         return None
 

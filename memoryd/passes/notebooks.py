@@ -57,6 +57,7 @@ from memoryd.passes.steps import Collect, Offload
 from memoryd.passes.user_files import FileText, read_text
 from memoryd.sources import ARCHIVE_DIR
 from memoryd.store.query import EntryQuery
+from memoryd.store.records import StoredEntry
 
 if TYPE_CHECKING:
     from memoryd.passes.steps import PassContext, Steps
@@ -128,7 +129,7 @@ def _moving(removed: list[tuple[str, Item]], archive: Path) -> dict[tuple[str, i
 def _file_changes(ctx: PassContext, path: Path, current: FileText, text: str,
                   archived: tuple[Path, FileText | None, str] | None,
                   updates: dict[tuple[str, int], dict[str, Any]], action: str, why: str,
-                  archive_why: str, rows: list[dict[str, Any]] | None = None) -> list[Change]:
+                  archive_why: str, rows: list[StoredEntry] | None = None) -> list[Change]:
     """A notebook's change (carrying the entries that move or change with it: it exists
     before and after, so its undo moves them back) and its archive's, when lines moved."""
     changes = []
@@ -369,9 +370,9 @@ def run(ctx: PassContext, promoted: Callable[[Store], set[str]]) -> Steps[None]:
         yield from _written(ctx, pending, (yield _write(ctx, pending)))
 
 
-def _entry_rows(ctx: PassContext, path: str) -> Generator[None, None, list[dict[str, Any]]]:
+def _entry_rows(ctx: PassContext, path: str) -> Generator[None, None, list[StoredEntry]]:
     """A big notebook's entries, ROWS_AT_ONCE a step (9,500 at once took ~50 ms)."""
-    rows: list[dict[str, Any]] = []
+    rows: list[StoredEntry] = []
     last = 0
     while True:
         yield
@@ -379,7 +380,7 @@ def _entry_rows(ctx: PassContext, path: str) -> Generator[None, None, list[dict[
         rows += page
         if len(page) < ROWS_AT_ONCE:
             return rows
-        last = page[-1]["rowid"]
+        last = page[-1].rowid
 
 
 def _vectors(ctx: PassContext, held: Callable[[], dict[int, tuple[int, str, str]]],
@@ -443,7 +444,7 @@ def _known(entries: dict[int, tuple[int, str, str]], planned: Plan) -> Known | N
 
 
 def _changes(ctx: PassContext, found: dict[str, Any], planned: Plan, *,
-             cap: int, rows: list[dict[str, Any]] | None = None) -> list[Change]:
+             cap: int, rows: list[StoredEntry] | None = None) -> list[Change]:
     """The file changes of one notebook's plan (none when it is in order and within its cap),
     with the entries that move with them."""
     path = Path(found["path"])

@@ -59,6 +59,7 @@ from memoryd.quarantine import reason as quarantine_reason
 from memoryd.sources import ARCHIVE_DIR
 from memoryd.store.file_journal import tool_written
 from memoryd.store.query import EntryQuery
+from memoryd.store.records import StoredEntry
 from memoryd.text import normalise_text
 
 if TYPE_CHECKING:
@@ -134,8 +135,10 @@ def without_rule(text: str, rule: str) -> str:
     return "\n".join(lines[:start + 1] + kept + lines[end:])
 
 
-def governance_file(entry: dict[str, Any], memory_dir: str) -> Path:
-    agent, project, source = entry["agent"], entry["project"], entry["source"]
+def governance_file(agent: str, project: str | None, source: str | None,
+                    memory_dir: str) -> Path:
+    """The file a lesson of ``agent`` (of ``project``, or global; from the memory file
+    ``source``, if any) is promoted into."""
     if agent == "claude-code":
         return Path(project) / "CLAUDE.md" if project else Path.home() / ".claude" / "CLAUDE.md"
     if agent == "codex":
@@ -145,12 +148,12 @@ def governance_file(entry: dict[str, Any], memory_dir: str) -> Path:
     return Path(memory_dir.replace("{agent}", agent)).expanduser() / "CONTEXT.md"
 
 
-def _rule_text(entry: dict[str, Any], days: list[int], recurs: bool,
+def _rule_text(entry: StoredEntry, days: list[int], recurs: bool,
                used: Used | None = None) -> str:
     """The lesson's text and when it happened: its incidents' dates (the last few) when it
     recurs; else the sessions that broke it (their dates) or followed it; else that the
     user's feedback confirmed it."""
-    text = " ".join(entry["text"].split())
+    text = " ".join(entry.text.split())
     if not recurs and used is not None and used.by_evidence:
         if used.broken >= BROKEN_SESSIONS:
             return f"{text} (broken in {used.broken} sessions: {_dates(used.broken_days)})"
@@ -174,29 +177,27 @@ def _bare(rule: str) -> str:
 # -- the pass ------------------------------------------------------------------------------
 
 
-COLUMNS = ("id", "uid", "agent", "project", "text", "source", "session", "created", "stale",
-           "confidence")
 #: Entries looked at in one step for the lessons merged into others.
 ID_WINDOW = 10_000
 #: Lessons compared with their agent's feedback (or memory-file lessons) in one hand-off.
 COMPARED_AT_ONCE = 500
 
 
-def _lessons(ctx: PassContext) -> Steps[list[dict[str, Any]]]:
+def _lessons(ctx: PassContext) -> Steps[list[StoredEntry]]:
     """The active lessons in the pass's scope, a page at a time (a slice each; sent back via
     the generator's return value)."""
     # not quarantined: a planted instruction never becomes a rule
     wanted = (EntryQuery().kind("lesson").active().quarantined(False).not_transcripts()
               .not_under(ARCHIVE_DIR).also(ctx.scope()))
-    lessons: list[dict[str, Any]] = []
+    lessons: list[StoredEntry] = []
     top = ctx.store.last_rowid()
     last = 0
     while last < top:  # a page of lessons, within ID_WINDOW ids: finding that there are no
         # more lessons after the last one read every entry after it (31 ms in one step)
         end = last + ID_WINDOW
-        rows = ctx.store.entry_fields(wanted.ids_within(last, end), COLUMNS, "id", 250)
+        rows = ctx.store.entries(wanted.ids_within(last, end), "id", 250)
         lessons.extend(rows)
-        last = rows[-1]["id"] if len(rows) == 250 else end
+        last = rows[-1].rowid if len(rows) == 250 else end
         yield
     return lessons
 
@@ -226,7 +227,7 @@ def _sightings(ctx: PassContext) -> Steps[dict[str, dict[str, int]]]:
 FILE_COLUMNS = ("id", "uid", "text", "session", "created")
 
 
-def _file_copies(ctx: PassContext, lessons: list[dict[str, Any]]
+def _file_copies(ctx: PassContext, lessons: list[StoredEntry]
                  ) -> Steps[dict[str, list[tuple[str, str, int]]]]:
     """uid → the agent's memory-file lessons that say what the lesson says (cosine ≥ the
     near-duplicate threshold, or worded alike; saying the same thing: memoryd.meaning),
@@ -238,9 +239,9 @@ def _file_copies(ctx: PassContext, lessons: list[dict[str, Any]]
     if index is None or not lessons:
         return {}
     found: dict[str, list[tuple[str, str, int]]] = {}
-    by_agent: dict[str, list[dict[str, Any]]] = {}
+    by_agent: dict[str, list[StoredEntry]] = {}
     for lesson in lessons:
-        by_agent.setdefault(lesson["agent"], []).append(lesson)
+        by_agent.setdefault(lesson.agent, []).append(lesson)
     for agent, mine in by_agent.items():
         yield
         files = ctx.store.entry_fields(
@@ -250,22 +251,22 @@ def _file_copies(ctx: PassContext, lessons: list[dict[str, Any]]
             continue
         file_vectors = yield from ctx.index_vectors([f["id"] for f in files])
         files = [f for f in files if f["id"] in file_vectors]
-        lesson_vectors = yield from ctx.index_vectors([e["id"] for e in mine])
-        mine = [e for e in mine if e["id"] in lesson_vectors]
+        lesson_vectors = yield from ctx.index_vectors([e.rowid for e in mine])
+        mine = [e for e in mine if e.rowid in lesson_vectors]
         if not files or not mine:
             continue
         against = np.stack([file_vectors[f["id"]] for f in files])
         for start in range(0, len(mine), COMPARED_AT_ONCE):
             some = mine[start:start + COMPARED_AT_ONCE]
             pairs = yield Offload(_copies, (
-                np.stack([lesson_vectors[e["id"]] for e in some]), against,
-                [e["text"] for e in some], [f["text"] for f in files],
+                np.stack([lesson_vectors[e.rowid] for e in some]), against,
+                [e.text for e in some], [f["text"] for f in files],
                 ctx.config.remember.near_duplicate_cosine))
             for i, j in pairs:
                 lesson, copy = some[i], files[j]
-                if copy["uid"] != lesson["uid"]:
+                if copy["uid"] != lesson.uid:
                     key, day = _sighting(copy["session"], copy["created"])
-                    found.setdefault(lesson["uid"], []).append((copy["uid"], key, day))
+                    found.setdefault(lesson.uid, []).append((copy["uid"], key, day))
     return found
 
 
@@ -285,27 +286,27 @@ def _copies(rows: np.ndarray, against: np.ndarray, texts: list[str], others: lis
             if same_thing(of(0, i), of(1, j), float(similar[i, j]), threshold, lesson=True)]
 
 
-def _confirmed(ctx: PassContext, lessons: list[dict[str, Any]]) -> Steps[set[str]]:
+def _confirmed(ctx: PassContext, lessons: list[StoredEntry]) -> Steps[set[str]]:
     """uids of lessons a feedback entry of their agent confirms (sent back via the generator's
     return value)."""
 
     if not lessons or ctx.index is None:
         return set()
     feedback: list[tuple[int, str]] = []
-    for agent in {e["agent"] for e in lessons}:  # by agent: one query for all took ~15 ms
+    for agent in {e.agent for e in lessons}:  # by agent: one query for all took ~15 ms
         yield
         feedback += [(e["id"], e["agent"]) for e in ctx.store.entry_fields(
             EntryQuery().agent(agent).kind("feedback").active().quarantined(False),
             ("id", "agent"))]
     if not feedback:
         return set()
-    lesson_vectors = yield from ctx.index_vectors([e["id"] for e in lessons])
+    lesson_vectors = yield from ctx.index_vectors([e.rowid for e in lessons])
     feedback_vectors = yield from ctx.index_vectors([rowid for rowid, _ in feedback])
     confirmed: set[str] = set()
-    by_agent: dict[str, list[dict[str, Any]]] = {}
+    by_agent: dict[str, list[StoredEntry]] = {}
     for lesson in lessons:
-        if lesson["id"] in lesson_vectors:
-            by_agent.setdefault(lesson["agent"], []).append(lesson)
+        if lesson.rowid in lesson_vectors:
+            by_agent.setdefault(lesson.agent, []).append(lesson)
     for agent in {a for _, a in feedback}:
         yield
         mine = by_agent.get(agent, [])
@@ -315,9 +316,9 @@ def _confirmed(ctx: PassContext, lessons: list[dict[str, Any]]) -> Steps[set[str
         against = np.stack(theirs)
         for start in range(0, len(mine), COMPARED_AT_ONCE):  # stacking thousands: ~20 ms
             some = mine[start:start + COMPARED_AT_ONCE]
-            best = yield Offload(_best_cosines, (np.stack([lesson_vectors[e["id"]] for e in some]),
+            best = yield Offload(_best_cosines, (np.stack([lesson_vectors[e.rowid] for e in some]),
                                                  against))
-            confirmed.update(e["uid"] for e, cosine in zip(some, best)
+            confirmed.update(e.uid for e, cosine in zip(some, best)
                              if cosine >= FEEDBACK_COSINE)
     return confirmed
 
@@ -343,22 +344,23 @@ def run(ctx: PassContext) -> Steps[None]:
     lessons = [lessons[number] for number in best_first(lessons)]
     for entry in lessons:
         yield
-        if entry["uid"] in disputed:  # a person decides first
+        if entry.uid in disputed:  # a person decides first
             continue
-        seen = dict(sightings.get(entry["uid"], {}))
-        seen.update({key: day for _, key, day in copies.get(entry["uid"], [])})
-        key, day = _sighting(entry["session"], entry["created"])
+        seen = dict(sightings.get(entry.uid, {}))
+        seen.update({key: day for _, key, day in copies.get(entry.uid, [])})
+        key, day = _sighting(entry.session, entry.created)
         seen[key] = day
-        lesson_uids = [entry["uid"], *dict.fromkeys(uid for uid, _, _ in
-                                                    copies.get(entry["uid"], []))]
+        lesson_uids = [entry.uid, *dict.fromkeys(uid for uid, _, _ in
+                                                    copies.get(entry.uid, []))]
         used = evidence.used(verdicts, lesson_uids)
-        if entry["stale"] or (len(seen) < MIN_SESSIONS and entry["uid"] not in confirmed
+        if entry.stale or (len(seen) < MIN_SESSIONS and entry.uid not in confirmed
                               and not used.by_evidence):
             continue
         if covered.intersection(lesson_uids):
             continue
         covered.update(lesson_uids)
-        target = governance_file(entry, ctx.config.memory_dir)
+        target = governance_file(entry.agent, entry.project, entry.source,
+                                 ctx.config.memory_dir)
         recurs = len(seen) >= MIN_SESSIONS
         rule = _rule_text(entry, sorted(set(seen.values())), recurs, used)
         if _has_rule(texts, target, rule):
@@ -456,23 +458,23 @@ def _demotions(ctx: PassContext, open_proposals: set[tuple[str, str]]) -> Iterat
             continue
         entry = _follow(ctx, uid)
         reason = None
-        if entry is None or entry["status"] in ("forgotten", "removed"):
+        if entry is None or entry.status in ("forgotten", "removed"):
             reason = "its lesson was forgotten"
-        elif entry.get("stale"):
-            reason = f"its lesson is stale ({entry['stale']})"
+        elif entry.stale:
+            reason = f"its lesson is stale ({entry.stale})"
         if reason:
             open_proposals.add((uid, "demote"))
             _propose(ctx, "demote", Path(target), [uid], rule, reason)
 
 
-def _follow(ctx: PassContext, uid: str) -> dict[str, Any] | None:
+def _follow(ctx: PassContext, uid: str) -> StoredEntry | None:
     """The entry, or the one it was merged into (a superseded lesson lives on in its survivor)."""
     seen: set[str] = set()
     entry = ctx.store.entry_by_uid(uid)
-    while entry is not None and entry["status"] == "superseded" and entry["superseded_by"] \
-            and entry["id"] not in seen:
-        seen.add(entry["id"])
-        entry = ctx.store.entry_by_uid(entry["superseded_by"])
+    while entry is not None and entry.status == "superseded" and entry.superseded_by \
+            and entry.uid not in seen:
+        seen.add(entry.uid)
+        entry = ctx.store.entry_by_uid(entry.superseded_by)
     return entry
 
 
@@ -480,14 +482,13 @@ def agent_written(store: Store, config: Config, uids: list[str]) -> list[str]:
     """Who wrote those of the lessons ``uids`` an agent wrote (memoryd.provenance), if any."""
     files: dict[str, set[str]] = {}
     writers = []
-    for row in store.entry_fields(EntryQuery().uids(uids), ("agent", "via", "writer", "source")):
-        agent, via, writer, source = row["agent"], row["via"], row["writer"], row["source"]
+    for entry in store.entries(EntryQuery().uids(uids)):
+        agent, writer = entry.agent, entry.writer
         if agent not in files:
             root = Path(config.memory_dir.replace("{agent}", agent)).expanduser()
             files[agent] = tool_written(store, agent, str(root))
-        entry = {"via": via, "writer": writer, "source": source}
         if agent_wrote(entry, files[agent]):
-            writers.append(f"{writer}, its memory tools" if via == "watch" else writer)
+            writers.append(f"{writer}, its memory tools" if entry.via == "watch" else str(writer))
     return writers
 
 

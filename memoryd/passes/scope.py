@@ -27,13 +27,14 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from memoryd.errors import BadParamsError, MemorydError, UnavailableError
 from memoryd.passes.entry_files import PASS_WAIT_S, from_file
 from memoryd.passes.journal import Change
 from memoryd.project import repository_of
-from memoryd.store.records import ScopeRequest
+from memoryd.store.records import ScopeRequest, StoredEntry
 from memoryd.store.scope import key_in_tier, same_in_tier
 
 if TYPE_CHECKING:
@@ -53,6 +54,20 @@ def tier_name(project: str | None) -> str:
     return f"project {project}" if project else "the global tier"
 
 
+@dataclass(frozen=True)
+class Moved:
+    """What a ``scope`` request did: the entry as it is now, whether it moved, the tier asked
+    for (``scope``, and its ``project``); and when a run moved it, the project it was in
+    (``before``, None: global) and the run (``undo`` takes it back)."""
+
+    entry: StoredEntry
+    moved: bool
+    scope: str
+    project: str | None
+    before: str | None = None
+    undo: str | None = None
+
+
 class ScopeMoves:
     """The ``scope`` method; moves go through the passes' runner, one run at a time."""
 
@@ -61,7 +76,7 @@ class ScopeMoves:
         self.db = passes.db
         self.entries = passes.parts.entries
 
-    async def scope(self, request: ScopeRequest) -> dict[str, Any]:
+    async def scope(self, request: ScopeRequest) -> Moved:
         tier, directory = request.tier, request.directory
         project = None
         if directory is not None:  # scope 'project' (memoryd.server.requests)
@@ -73,53 +88,52 @@ class ScopeMoves:
         entry, actor = await self.db(self.entries.owned, request.entry)
         self.entries.check_person_kept(entry, request.entry.asker, "scope")
         await self.db(self._check, entry, project)
-        if entry["project"] == project:
-            return {"entry": entry, "moved": False, "scope": tier, "project": project}
+        if entry.project == project:
+            return Moved(entry, False, tier, project)
         await self._wait_for_passes()
-        why = f"memory scope {entry['id']} {tier}" + (f" {project}" if project else "") + \
-            f" by {actor}: from {tier_name(entry['project'])}"
-        change = Change("entry", entry["id"], "scope", why, {"project": entry["project"]},
+        why = f"memory scope {entry.uid} {tier}" + (f" {project}" if project else "") + \
+            f" by {actor}: from {tier_name(entry.project)}"
+        change = Change("entry", entry.uid, "scope", why, {"project": entry.project},
                         {"project": project})
         summary = await self.passes._run(  # a run of its own, as undo is
-            "scope", lambda ctx: _move(ctx, change), agent=entry["agent"],
-            extra={"entry": entry["id"], "to": project or "global"})
+            "scope", lambda ctx: _move(ctx, change), agent=entry.agent,
+            extra={"entry": entry.uid, "to": project or "global"})
         if summary.get("status") == "failed":
-            raise UnavailableError(f"scope {entry['id']} failed ({summary['run']}): "
+            raise UnavailableError(f"scope {entry.uid} failed ({summary['run']}): "
                                    f"{summary.get('error') or 'see the daemon log'}")
-        moved = await self.db(self.passes.parts.store.entry_by_uid, entry["id"])
-        return {"entry": moved, "moved": bool(summary["counts"].get("applied")),
-                "scope": tier, "project": project, "before": entry["project"],
-                "undo": summary["run"]}
+        moved = await self.db(self.passes.parts.store.entry_by_uid, entry.uid)
+        return Moved(moved or entry, bool(summary["counts"].get("applied")), tier, project,
+                     entry.project, summary["run"])
 
-    def _check(self, entry: dict[str, Any], project: str | None) -> None:
+    def _check(self, entry: StoredEntry, project: str | None) -> None:
         """Why the entry cannot go to ``project``'s tier, raised (database thread)."""
-        name = entry["id"]
-        if entry["via"] == "watch":
+        name = entry.uid
+        if entry.via == "watch":
             what = "a line of" if from_file(entry) else "a turn of the transcript"
             raise ScopeRefusedError(
-                f"entry {name} is {what} {entry.get('source') or 'a watched file'}, which "
-                f"belongs where its file is ({tier_name(entry['project'])}); nothing was "
+                f"entry {name} is {what} {entry.source or 'a watched file'}, which "
+                f"belongs where its file is ({tier_name(entry.project)}); nothing was "
                 "changed. Move the line to a file of the other tier (for Claude Code "
                 "~/.claude/CLAUDE.md is global, a repository's CLAUDE.md its project's), or "
                 "store it there with `memory store` (--global for the global tier)")
-        if entry["status"] == "superseded":
+        if entry.status == "superseded":
             head = self.entries.head_of(entry)
-            raise ScopeRefusedError(f"entry {name} was superseded by {entry['superseded_by']}; "
-                                 f"move its current version ({head['id']})")
-        if entry["status"] != "active":
+            raise ScopeRefusedError(f"entry {name} was superseded by {entry.superseded_by}; "
+                                 f"move its current version ({head.uid})")
+        if entry.status != "active":
             raise ScopeRefusedError(
-                f"entry {name} is {entry['status']}; only an active entry moves")
-        if entry["project"] == project:
+                f"entry {name} is {entry.status}; only an active entry moves")
+        if entry.project == project:
             return
         store = self.passes.parts.store
         same = same_in_tier(store, entry, project)
         if same is not None:
             raise ScopeRefusedError(f"{tier_name(project)} already holds this memory: entry "
-                                 f"{same['id']}; nothing was changed (forget one of them)")
+                                 f"{same.uid}; nothing was changed (forget one of them)")
         rival = key_in_tier(store, entry, project)
         if rival is not None:
             raise ScopeRefusedError(f"{tier_name(project)} already has a value of "
-                                 f"{entry['key']}: entry {rival['id']}; nothing was changed "
+                                 f"{entry.key}: entry {rival.uid}; nothing was changed "
                                  "(supersede or forget one of them first)")
 
     async def _wait_for_passes(self) -> None:

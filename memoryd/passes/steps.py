@@ -23,6 +23,7 @@ from memoryd.ingest.markdown import MemoryFile, is_pinned
 from memoryd.passes.file_care import NotWritten
 from memoryd.passes.journal import UNWRITTEN, Change, Journal, RunSummary, run_name
 from memoryd.store.query import EntryQuery
+from memoryd.store.records import StoredEntry
 
 if TYPE_CHECKING:
     from memoryd.config import Config
@@ -255,7 +256,7 @@ class PassContext:
         return state
 
     def entry_updates(self, path: str, updates: dict[tuple[str, int], dict[str, Any]],
-                      rows: list[dict[str, Any]] | None = None
+                      rows: list[StoredEntry] | None = None
                       ) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
         """The entries of ``path`` whose text changes with a file change — moved to an
         archive, a date rewritten — as (their fields after, their fields before), by id.
@@ -270,19 +271,19 @@ class PassContext:
         wanted = dict(updates)
         entries = rows if rows is not None else self.store.entries(EntryQuery().source(path),
                                                                    "id")
-        matched: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        matched: list[tuple[StoredEntry, dict[str, Any]]] = []
         for entry in entries:  # by text and line first
-            fields = wanted.pop((entry["hash"], entry["line_start"]), None)
+            fields = wanted.pop((entry.hash, entry.line_start), None)
             if fields is not None:
                 matched.append((entry, fields))
-        taken = {entry["id"] for entry, _ in matched}
+        taken = {entry.uid for entry, _ in matched}
         for entry in entries:  # then by text alone
-            if entry["id"] in taken:
+            if entry.uid in taken:
                 continue
-            key = next((k for k in wanted if k[0] == entry["hash"]), None)
+            key = next((k for k in wanted if k[0] == entry.hash), None)
             if key is not None:
                 matched.append((entry, wanted.pop(key)))
         for entry, fields in matched:
-            after[entry["id"]] = fields
-            before[entry["id"]] = {k: entry.get(k) for k in fields}
+            after[entry.uid] = fields
+            before[entry.uid] = {k: getattr(entry, k) for k in fields}
         return after, before

@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from memoryd.passes.journal import Change
+from memoryd.store.records import StoredEntry
 from memoryd.store.usage import ARCHIVE_UNUSED, UNUSED_AFTER_SESSIONS, Disuse, UsageRecord
 
 if TYPE_CHECKING:
@@ -53,21 +54,21 @@ def archive(ctx: PassContext) -> Iterator[Any]:
                                                ctx.agent, ctx.project)
         if not found:
             continue
-        used = disuse.last_used([entry["id"] for entry in found])
-        unused = [entry for entry in found if disuse.unused(entry, used.get(entry["id"]))]
+        used = disuse.last_used([entry.uid for entry in found])
+        unused = [entry for entry in found if disuse.unused(entry, used.get(entry.uid))]
         yield
         if not unused:
             continue
-        records = disuse.usage.records([entry["id"] for entry in unused])
-        changes = [Change("entry", entry["id"], ARCHIVE_UNUSED,
-                          _why(disuse, entry, used.get(entry["id"]), records.get(entry["id"])),
+        records = disuse.usage.records([entry.uid for entry in unused])
+        changes = [Change("entry", entry.uid, ARCHIVE_UNUSED,
+                          _why(disuse, entry, used.get(entry.uid), records.get(entry.uid)),
                           {"status": "active"}, {"status": "archived"}) for entry in unused]
         if changes:
             done = ctx.journal.apply_entries(ctx.run, changes)
             ctx.count("unused_preview" if ctx.dry_run else "unused_archived", done)
 
 
-def _why(disuse: Disuse, entry: dict[str, Any], used: float | None,
+def _why(disuse: Disuse, entry: StoredEntry, used: float | None,
          record: UsageRecord | None) -> str:
     """The reason, in words: when it was last used, and what its usage record says."""
     last = disuse.last_use(entry, used)
@@ -80,6 +81,6 @@ def _why(disuse: Disuse, entry: dict[str, Any], used: float | None,
         shown = (f"injected into {record.injected} session{'s' * (record.injected != 1)}: "
                  f"followed {record.followed}, broken {record.broken}, "
                  f"no occasion {record.no_occasion}")
-    where = "its project" if entry["project"] else "its agents"
+    where = "its project" if entry.project else "its agents"
     return (f"unused for over {disuse.days:g} days ({how} {day}); {shown}; {where} had "
             f"{UNUSED_AFTER_SESSIONS} or more judged sessions since")

@@ -20,10 +20,10 @@ passage as the hit's ``text`` and ``records``, and the turns as its ``context`` 
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from memoryd.retrieval.records import Passage
 from memoryd.store.database import Store
+from memoryd.store.records import StoredEntry
 from memoryd.text import CHUNK_LABELS, without_date_prefix
 
 #: Chunks read on each side for the context (a chat's turns are short: a few make the room).
@@ -41,14 +41,14 @@ def sections(text: str) -> list[str]:
     return [s for s in _SECTION.split(without_date_prefix(text)) if s.strip()]
 
 
-def turns_around(store: Store, entry: dict[str, Any], rowid: int,
+def turns_around(store: Store, entry: StoredEntry, rowid: int,
                  passage_chars: int) -> Passage | None:
     """A transcript chunk's hit with the turns around it (see the module docstring); None
     for other hits, and for a chunk with no turn around it."""
-    own = entry.get("text", "")
+    own = entry.text
     chars = (passage_chars - len(own)) // 2
-    if chars < MIN_CONTEXT or entry.get("via") != "watch" \
-            or not str(entry.get("id", "")).startswith("t") or entry.get("kind") != "turn":
+    if chars < MIN_CONTEXT or entry.via != "watch" or not entry.uid.startswith("t") \
+            or entry.kind != "turn":
         return None
     earlier, later = store.chunk_neighbours(rowid, NEIGHBOURS)
     before = _within([t for text, records in earlier for t in reversed(_turns(text, records))],
@@ -61,7 +61,7 @@ def turns_around(store: Store, entry: dict[str, Any], rowid: int,
     parts = [f"(before) {turn}" for turn, _ in reversed(before)]
     parts.append(own[date.end():] if date else own)
     parts += [f"(after) {turn}" for turn, _ in after]
-    records = entry.get("records")
+    records = entry.records
     return Passage(
         text=(date.group(0) if date else "") + "\n\n".join(parts),
         before=tuple(turn for turn, _ in reversed(before)),

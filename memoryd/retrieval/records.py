@@ -7,9 +7,9 @@ is found, the hits with their scores and evidence. The server words them for the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from memoryd.retrieval.dates import Window
+from memoryd.store.records import StoredEntry
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,7 @@ class Hit:
     scored without (derived data not there yet), and, when there is one, its passage and
     its explanation."""
 
-    entry: dict[str, Any]
+    entry: StoredEntry
     score: Score
     evidence: dict[str, float]
     match: bool
@@ -121,7 +121,7 @@ class Hit:
         """The record ids of the turns the hit shows (its passage's, when it has one)."""
         if self.passage is not None and self.passage.records is not None:
             return list(self.passage.records)
-        return list(self.entry.get("records") or ())
+        return list(self.entry.records or ())
 
 
 @dataclass(frozen=True)

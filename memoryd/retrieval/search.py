@@ -35,7 +35,6 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
-from typing import Any
 
 import numpy as np
 
@@ -52,6 +51,7 @@ from memoryd.retrieval.records import Background, Hit, Score, SearchRequest, Sea
 from memoryd.retrieval.terms import STOPWORDS, fts_expression, query_terms
 from memoryd.store.database import Store
 from memoryd.store.lexicon import Lexicon, is_word, unknown_words
+from memoryd.store.records import StoredEntry
 from memoryd.store.vectors import VectorIndex, follow_meta
 from memoryd.text import normalise_text
 
@@ -269,7 +269,7 @@ class Searcher:
             entry = entries.get(candidates[i])
             if entry is None:  # gone since the plan read it (its file rewritten meanwhile)
                 continue
-            own = set(entry.get("records") or ())
+            own = set(entry.records or ())
             if own and own <= shown:
                 continue  # its turns are in an earlier passage
             hit = self._hit(entry, float(probability[i]), float(thresholds[i]), evidence[i],
@@ -291,7 +291,7 @@ class Searcher:
                             [lacking[i] for i in order if lacking[i]])
 
     @staticmethod
-    def _hit(entry: dict[str, Any], probability: float, threshold: float, evidence: np.ndarray,
+    def _hit(entry: StoredEntry, probability: float, threshold: float, evidence: np.ndarray,
              lacking: str | None, bm25: tuple[int, float] | None, vectors: bool) -> Hit:
         """A hit with its score and evidence (``bm25``: its rank and score as a keyword
         candidate; ``vectors``: the question has a vector)."""

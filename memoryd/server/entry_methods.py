@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from memoryd.passes.entry_files import FileEntryEdits
+from memoryd.passes.entry_files import EntryEdit, FileEntryEdits
 from memoryd.passes.scope import ScopeMoves
 from memoryd.server.params import Params
+from memoryd.server.replies import entry_reply
 from memoryd.server.requests import forget_request, scope_request, supersede_request
 
 
@@ -21,10 +22,33 @@ class EntryMethods:
         return {"forget": self.m_forget, "supersede": self.m_supersede, "scope": self.m_scope}
 
     async def m_forget(self, params: Params) -> dict[str, Any]:
-        return await self.edits.forget(forget_request(params))
+        """The entry forgotten; ``undo``: the run that takes it back; ``edited``: its file's
+        edit."""
+        done = await self.edits.forget(forget_request(params))
+        return {**entry_reply(done.entry), **_extras(done)}
 
     async def m_supersede(self, params: Params) -> dict[str, Any]:
-        return await self.edits.supersede(supersede_request(params))
+        """The new version (``entry``) and the old one (``superseded``); ``edited``: the
+        file's edit."""
+        done = await self.edits.supersede(supersede_request(params))
+        assert done.superseded is not None
+        return {"entry": entry_reply(done.entry), "superseded": entry_reply(done.superseded),
+                **_extras(done)}
 
     async def m_scope(self, params: Params) -> dict[str, Any]:
-        return await self.scopes.scope(scope_request(params))
+        done = await self.scopes.scope(scope_request(params))
+        reply = {"entry": entry_reply(done.entry), "moved": done.moved, "scope": done.scope,
+                 "project": done.project}
+        if done.undo is not None:
+            reply.update(before=done.before, undo=done.undo)
+        return reply
+
+
+def _extras(done: EntryEdit) -> dict[str, Any]:
+    extras: dict[str, Any] = {}
+    if done.undo is not None:
+        extras["undo"] = done.undo
+    if done.edited is not None:
+        edited = done.edited
+        extras["edited"] = {"file": edited.file, "run": edited.run, "lines": list(edited.lines)}
+    return extras

@@ -118,7 +118,7 @@ class ListMethods:
         page = {
             "entries": [public_entry(entry, now) for entry in rows],
             "total": total,
-            "next": _cursor(rows[-1]["created"], rows[-1]["rowid"]) if more and rows else None,
+            "next": _cursor(rows[-1].created, rows[-1].rowid) if more and rows else None,
         }
         if where.unknown_agents:
             page["unknown_agents"] = list(where.unknown_agents)

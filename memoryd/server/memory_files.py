@@ -138,9 +138,9 @@ class MemoryFiles:
         if self.human:
             return
         old = Counter(i.text for i in parse_memory_file(before, relative).items
-                      if person_only({"kind": i.kind}))
+                      if person_only(i.kind))
         new = Counter(i.text for i in parse_memory_file(after, relative).items
-                      if person_only({"kind": i.kind}))
+                      if person_only(i.kind))
         removed, added = list((old - new).elements()), list((new - old).elements())
         if removed:
             raise ForbiddenError(

@@ -10,7 +10,7 @@ from memoryd.passes import corrections
 from memoryd.passes.runner import Passes
 from memoryd.server.params import Params
 from memoryd.server.parts import Parts
-from memoryd.server.replies import public_entry, search_reply
+from memoryd.server.replies import entry_reply, public_entry, search_reply
 from memoryd.server.requests import (
     get_request,
     remember_many_requests,
@@ -55,11 +55,14 @@ class MemoryMethods:
                             why=request.explain)
 
     async def m_get(self, params: Params) -> dict[str, Any]:
-        return public_entry(await self.parts.db(self.parts.entries.get, get_request(params)),
-                            time.time())
+        entry, usage = await self.parts.db(self.parts.entries.get, get_request(params))
+        return public_entry(entry, time.time(), usage)
 
     async def m_history(self, params: Params) -> dict[str, Any]:
         entry_id = params.text("id", max_len=200)
         key = params.key()
         agent = params.agent(required=False) if entry_id is None else None
-        return await self.parts.db(self.parts.entries.history, entry_id, key, agent)
+        history = await self.parts.db(self.parts.entries.history, entry_id, key, agent)
+        removed = [history.removed] if history.removed is not None else []
+        return {"entries": [entry_reply(e) for e in history.entries] + removed,
+                "events": history.events}

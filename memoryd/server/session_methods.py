@@ -23,6 +23,7 @@ from memoryd.project import project_of
 from memoryd.redact import redact
 from memoryd.server.params import Params
 from memoryd.server.parts import Parts
+from memoryd.server.replies import entry_reply
 from memoryd.sessions.context import (
     DEFAULT_BUDGET_CHARS,
     PROMPT_BUDGET_CHARS,
@@ -47,7 +48,7 @@ from memoryd.sessions.registry import HARNESS_AGENTS, Registry
 from memoryd.sessions.tool_guard import ToolGuard
 from memoryd.sessions.usage import UsageJudge
 from memoryd.store.query import EntryQuery
-from memoryd.store.records import RememberRequest
+from memoryd.store.records import RememberRequest, StoredEntry
 from memoryd.store.usage import RANKINGS, USABLE_KINDS
 from memoryd.text import scrub_surrogates
 
@@ -332,7 +333,7 @@ class SessionMethods:
         memoryd.store.usage) (database thread)."""
         assert self.registry is not None and self.parts.store is not None
         store = self.parts.store
-        found: dict[str, dict[str, Any] | None] = {}
+        found: dict[str, StoredEntry | None] = {}
         described = []
         outcomes: dict[str, dict[str, Any]] = {}
         for injection in self.registry.injections(session):
@@ -368,8 +369,8 @@ class SessionMethods:
         store = self.parts.store
 
         def extracted() -> list[dict[str, Any]]:
-            return store.entries(EntryQuery().session(session_id).vias(["extract", "api"]),
-                                 "oldest")
+            return [entry_reply(e) for e in store.entries(
+                EntryQuery().session(session_id).vias(["extract", "api"]), "oldest")]
 
         await self.usage.judge_if_due(session_id)
         return {"session": found, "entries": await self.parts.db(extracted),
@@ -406,7 +407,7 @@ class SessionMethods:
         def rank() -> dict[str, Any]:
             out: dict[str, Any] = {"by": by}
             for name in RANKINGS if by == "all" else (by,):
-                out[name] = [{**entry, "usage": record.as_dict()}
+                out[name] = [{**entry_reply(entry), "usage": record.as_dict()}
                              for entry, record in usage.ranking(name, agents, kinds, limit)]
             return out
 

@@ -116,10 +116,10 @@ class Sync:
                                 "add-shared NAME REMOTE)")
         team = Team(state, name)
         entry = await self.parts.db(self.parts.entries.resolve, entry_id)
-        if str(entry["agent"]).startswith(TEAM_PREFIX):
-            raise SyncError(f"entry {entry['id']} is a team's already")
+        if entry.agent.startswith(TEAM_PREFIX):
+            raise SyncError(f"entry {entry.uid} is a team's already")
         by = params.caller.writer if params.caller is not None and params.caller.agent \
-            else str(entry["agent"])
+            else entry.agent
         async with self.lock:
             await asyncio.to_thread(team.fetch)
             copy = await asyncio.to_thread(team.share, entry, by)
@@ -127,7 +127,7 @@ class Sync:
             await self.parts.db(team.apply, self.parts.store)
         self.parts.vectors.wanted.set()
         self.parts.words.wanted.set()
-        return {"id": entry["id"], "name": name, "shared_id": copy["uid"],
+        return {"id": entry.uid, "name": name, "shared_id": copy["uid"],
                 "agent": team.agent, "pushed": pushed}
 
     async def _follow_teams(self) -> dict[str, int]:

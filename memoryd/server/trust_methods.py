@@ -12,6 +12,7 @@ from memoryd.errors import BadParamsError, ForbiddenError
 from memoryd.maintenance.purge import Purge
 from memoryd.server.params import Params
 from memoryd.server.parts import Parts
+from memoryd.server.replies import entry_reply
 from memoryd.server.requests import owned_request
 from memoryd.store.archive import AgentArchive
 from memoryd.store.pass_log import PassLog
@@ -29,7 +30,8 @@ class TrustMethods:
             raise ForbiddenError(
                 "release: a person releases a quarantined entry, at a terminal "
                 f"(`memory release ID`); this connection is {params.caller.channel!r}")
-        return await self.parts.db(self.parts.entries.release, owned_request(params))
+        return entry_reply(await self.parts.db(self.parts.entries.release,
+                                               owned_request(params)))
 
     async def m_purge(self, params: Params) -> dict[str, Any]:
         agent = params.agent()

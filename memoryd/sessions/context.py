@@ -83,6 +83,7 @@ from memoryd.sources import ARCHIVE_DIR
 from memoryd.store.database import Store
 from memoryd.store.file_journal import tool_written
 from memoryd.store.query import EntryQuery, Order
+from memoryd.store.records import StoredEntry
 from memoryd.store.usage import DISUSE_KINDS, Disuse
 
 DEFAULT_BUDGET_CHARS = 8000
@@ -186,25 +187,25 @@ def stale_suffix(stale: str) -> str:
     return f" (⚠ stale: {stale}; verify before acting)"
 
 
-def render(entry: dict[str, Any], quoted: bool = False) -> str:
+def render(entry: StoredEntry, quoted: bool = False) -> str:
     """An entry as one line of the block: a lesson as a rule with its category, a keyed fact
     with its key, a note or fact with its category unless that says nothing (a note filed
     under ``rejected-designs`` is not a suggestion). ``quoted``: an agent wrote it
     (memoryd.provenance): its text goes between quotes, memoryd's framing (a rule's "Don't:",
     a key, a category) outside them."""
-    text = one_line(entry["text"])
-    category = entry.get("category")
-    if entry["kind"] == "lesson":
-        prefix = {"negative": "Don't", "positive": "Do"}.get(entry.get("polarity") or "")
+    text = one_line(entry.text)
+    category = entry.category
+    if entry.kind == "lesson":
+        prefix = {"negative": "Don't", "positive": "Do"}.get(entry.polarity or "")
         rule = _RULE_START.match(text)
         text = f"“{text}”" if quoted else text
         if prefix and not rule:  # without a polarity: as written
             text = f"{prefix}: {text}"
         return text + (f" [{category}]" if category else "")
     text = f"“{text}”" if quoted else text
-    if entry["kind"] == "fact" and entry.get("key"):
-        return f"{entry['key']}: {text}"
-    if entry["kind"] in ("note", "fact") and category and category not in GENERIC_CATEGORIES:
+    if entry.kind == "fact" and entry.key:
+        return f"{entry.key}: {text}"
+    if entry.kind in ("note", "fact") and category and category not in GENERIC_CATEGORIES:
         return f"{text} [{category}]"
     return text
 
@@ -262,7 +263,7 @@ class ContextBuilder:
         return Scope(agents, project_of(cwd) if cwd else None)
 
     def _entries(self, query: EntryQuery, limit: int,
-                 order: Order = "newest") -> list[dict[str, Any]]:
+                 order: Order = "newest") -> list[StoredEntry]:
         """Active entries the query selects, never quarantined ones, nor a notebook's archive
         (pruned lines, memoryd.passes.notebooks: searchable, never injected)."""
         return self.store.entries(EntryQuery().active().quarantined(False).also(query)
@@ -338,7 +339,7 @@ class ContextBuilder:
 
     def _scoped(self, scope: Scope, kind: str, from_pinned: list[str], limit: int,
                 narrower: EntryQuery | None = None,
-                order: Order = "newest") -> list[dict[str, Any]]:
+                order: Order = "newest") -> list[StoredEntry]:
         """Entries of one kind in scope, not from a pinned file (shown whole already)."""
         query = scope.query().kind(kind)
         if narrower is not None:
@@ -360,16 +361,16 @@ class ContextBuilder:
         return [self._item("team", e, now, 290 + i) for i, e in enumerate(shared)]
 
     def _facts(self, scope: Scope, now: float) -> list[Item]:
-        chosen: dict[str, dict[str, Any]] = {}
+        chosen: dict[str, StoredEntry] = {}
         if scope.project is not None:
             for e in self._scoped(scope, "fact", [], 20, EntryQuery().projects([scope.project])):
-                chosen.setdefault(e["id"], e)
+                chosen.setdefault(e.uid, e)
         # a key the project gives a value of its own: that value, not the global one
-        own = {e["key"] for e in chosen.values() if e.get("key")}
+        own = {e.key for e in chosen.values() if e.key}
         for e in self._entries(scope.query().kind("fact").key_prefixes(FACT_PREFIXES), 40):
-            if e["project"] is None and e.get("key") in own:
+            if e.project is None and e.key in own:
                 continue
-            chosen.setdefault(e["id"], e)
+            chosen.setdefault(e.uid, e)
         return [self._item("facts", e, now, 300 + i) for i, e in enumerate(chosen.values())]
 
     def _notes(self, scope: Scope, now: float) -> list[Item]:
@@ -380,18 +381,18 @@ class ContextBuilder:
         return [self._item("notes", e, now, 350 + i, use=use)
                 for i, (e, use) in enumerate(self._by_use(notes))]
 
-    def _by_use(self, entries: list[dict[str, Any]]) -> list[tuple[dict[str, Any], str | None]]:
+    def _by_use(self, entries: list[StoredEntry]) -> list[tuple[StoredEntry, str | None]]:
         """``entries`` in their section's order, but those in use (followed or broken lately)
         first and the unused last (memoryd.store.usage.Disuse), each with that word. The order
         changes only when an entry's use does: a session judged, or a threshold of
         ``unused_days`` crossed, as an age's wording does."""
         if self.disuse.days <= 0 or self.disuse.since is None or not entries:
             return [(entry, None) for entry in entries]
-        used = self.disuse.last_used([entry["id"] for entry in entries
-                                      if entry["kind"] in DISUSE_KINDS])
-        tiers: list[tuple[int, int, dict[str, Any], str | None]] = []
+        used = self.disuse.last_used([entry.uid for entry in entries
+                                      if entry.kind in DISUSE_KINDS])
+        tiers: list[tuple[int, int, StoredEntry, str | None]] = []
         for position, entry in enumerate(entries):
-            last = used.get(entry["id"])
+            last = used.get(entry.uid)
             if self.disuse.in_use(entry, last):
                 tiers.append((0, position, entry, "in use"))
             elif self.disuse.unused(entry, last):
@@ -408,19 +409,19 @@ class ContextBuilder:
                                                       in_project=cwd or None),
                                 limit=RELEVANT_HITS, match=True)
         result = self.searcher.search(request, prompt_vector, prompt_words)
-        hits = {hit.entry["id"]: hit for hit in result.hits if not hit.entry.get("quarantined")
-                and f"/{ARCHIVE_DIR}/" not in (hit.entry.get("source") or "")}
+        hits = {hit.entry.uid: hit for hit in result.hits if not hit.entry.quarantined
+                and f"/{ARCHIVE_DIR}/" not in (hit.entry.source or "")}
         # the best match first, but those in use ahead and the unused last (_by_use)
-        items = [self._item(SECTION_OF_KIND[entry["kind"]], entry, now, rank,
-                            hits[entry["id"]].score.relevance, hits[entry["id"]].evidence, use)
+        items = [self._item(SECTION_OF_KIND[entry.kind], entry, now, rank,
+                            hits[entry.uid].score.relevance, hits[entry.uid].evidence, use)
                  for rank, (entry, use) in enumerate(self._by_use(
                      [hit.entry for hit in hits.values()]))]
-        shown = {hit.entry["id"] for hit in result.hits}
+        shown = {hit.entry.uid for hit in result.hits}
         topics = self.searcher.stems(prompt) - self.searcher.stems(" ".join(GENERIC_CATEGORIES))
         topical = []
         for lesson in self._scoped(scope, "lesson", [], 200):
-            if lesson["id"] not in shown and lesson["category"] and \
-                    self.searcher.stems(lesson["category"].replace("-", " ")) & topics:
+            if lesson.uid not in shown and lesson.category and \
+                    self.searcher.stems(lesson.category.replace("-", " ")) & topics:
                 topical.append(lesson)
                 if len(topical) >= MAX_TOPIC_LESSONS:
                     break
@@ -428,22 +429,22 @@ class ContextBuilder:
                   for position, (lesson, use) in enumerate(self._by_use(topical))]
         return items
 
-    def _item(self, section: str, entry: dict[str, Any], now: float, rank: float,
+    def _item(self, section: str, entry: StoredEntry, now: float, rank: float,
               score: float | None = None, evidence: dict[str, float] | None = None,
               use: str | None = None) -> Item:
-        suffix = age_suffix(entry["created"], now)
+        suffix = age_suffix(entry.created, now)
         demoted = False
         if use == "unused":  # last in its section, dropped before the rest
             rank += UNUSED_RANK
-        if entry.get("stale"):  # something it names is gone from its project
-            suffix, demoted = stale_suffix(entry["stale"]), True
-        if entry["id"] in self.disputed:
+        if entry.stale:  # something it names is gone from its project
+            suffix, demoted = stale_suffix(entry.stale), True
+        if entry.uid in self.disputed:
             suffix, demoted = suffix + DISPUTED_NOTE, True
         if demoted:  # last in its section, first to go, never as fact
             rank += DEMOTED_RANK
-        quoted = agent_wrote(entry, self._files_of(entry["agent"]))
+        quoted = agent_wrote(entry, self._files_of(entry.agent))
         return Item(section, f"- {render(entry, quoted)}{suffix}", rank,
-                    entry_id=entry["id"], score=score, evidence=evidence, use=use)
+                    entry_id=entry.uid, score=score, evidence=evidence, use=use)
 
     def _files_of(self, agent: str) -> set[str]:
         """The memory files ``agent``'s tools wrote for an agent's connection (once a block)."""

@@ -49,7 +49,7 @@ Dedup (:func:`decide`), after the negative list:
   the reason is ``duplicate within session: … with message <message_id>``.
 
 A candidate that says the opposite of an existing lesson is accepted: the write path stores
-it beside the lesson it corrects (memoryd.store.entries).
+it beside the lesson it corrects (memoryd.store.remember).
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from typing import Any
 
 from memoryd.sessions.context import FACT_PREFIXES, one_line, render
 from memoryd.sessions.outcome_rules import rule_of
+from memoryd.store.records import StoredEntry
 
 #: An item's text in an explanation: enough to recognise it.
 TEXT_CHARS = 160
@@ -24,10 +25,10 @@ TEXT_CHARS = 160
 NOT_JUDGED = "not judged yet"
 
 
-def _scope(entry: dict[str, Any] | None) -> str:
+def _scope(entry: StoredEntry | None) -> str:
     if entry is None:
         return ""
-    return " of this project" if entry.get("project") else " (global)"
+    return " of this project" if entry.project else " (global)"
 
 
 #: A quoted sentence in a reason: enough to recognise it.
@@ -103,7 +104,7 @@ USE_WORDS = {"in use": "; followed or broken lately: ahead of the others",
              "unused": "; unused for long: last, and the first dropped"}
 
 
-def reason(item: dict[str, Any], event: str, entry: dict[str, Any] | None) -> str:
+def reason(item: dict[str, Any], event: str, entry: StoredEntry | None) -> str:
     """Why one item was in a block, in one sentence."""
     section = item.get("section")
     if event.startswith("MCP "):  # memoryd.sessions.mcp_reads
@@ -113,14 +114,14 @@ def reason(item: dict[str, Any], event: str, entry: dict[str, Any] | None) -> st
         return (f"matched the prompt (probability {item['score']:.2f} that it is relevant)"
                 + (": " + ", ".join(words) if words else ""))
     if event in ("PreToolUse", "PostToolUse"):  # memoryd.sessions.tool_guard
-        said = [t.said for t in rule_of(entry["kind"], entry["text"], entry.get("polarity"),
-                                        entry.get("key")).dont] if entry is not None else []
+        said = [t.said for t in rule_of(entry.kind, entry.text, entry.polarity,
+                                        entry.key).dont] if entry is not None else []
         what = f" (it forbids {', '.join(f'`{w}`' for w in said)})" if said else ""
         call = "the tool call just made" if event == "PostToolUse" else \
             "the tool call about to be made"
         return f"a lesson{_scope(entry)} that {call} went against{what}"
     if event == "UserPromptSubmit" and section == "lessons":
-        category = (entry or {}).get("category") or "its category"
+        category = (entry.category if entry is not None else "") or "its category"
         return f"a lesson filed under [{category}], a topic the prompt names"
     if section == "pinned":
         return "a pinned file (CONTEXT.md, system/): every session gets it whole"
@@ -131,7 +132,7 @@ def reason(item: dict[str, Any], event: str, entry: dict[str, Any] | None) -> st
     if section == "lessons":
         return f"a lesson{_scope(entry)}: every session gets the lessons, newest first"
     if section == "facts":
-        key = (entry or {}).get("key") or ""
+        key = (entry.key if entry is not None else None) or ""
         if key.startswith(FACT_PREFIXES):
             return f"a {key.split('.')[0]}. fact{_scope(entry)}: the top ones go in every session"
         return f"a fact{_scope(entry)}: the project's keyed facts go in every session"
@@ -140,7 +141,7 @@ def reason(item: dict[str, Any], event: str, entry: dict[str, Any] | None) -> st
     return f"in the {section} section"
 
 
-def describe(injection: dict[str, Any], entries: dict[str, dict[str, Any]],
+def describe(injection: dict[str, Any], entries: dict[str, StoredEntry],
              outcomes: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     """An injection with each item's text and reason (``entries``: the items' entries by id,
     for older records and for what the reason says of them), and, for an entry the agent got,

@@ -163,7 +163,7 @@ class SessionExtractor:
             reply = await self.writes.remember(self._request(session, candidate))
             replies.append(reply)
             if reply["stored"]:
-                stored.append(reply["entry"]["id"])
+                stored.append(reply["entry"].uid)
         if any(reply.get("corrects") for reply in replies):  # a later session said otherwise
             await self.db(corrections.record, self._journal(), replies)
         log.info("Session %s: stored %d extracted entries.", session["id"], len(stored))
@@ -181,7 +181,7 @@ class SessionExtractor:
                                          self._request(session, decision.candidate),
                                          decision.duplicate_of)
             if entry is not None:
-                counted.append(entry["id"])
+                counted.append(entry.uid)
         if counted:
             log.info("Session %s: %d lessons seen again, counted.", session["id"], len(counted))
         return counted

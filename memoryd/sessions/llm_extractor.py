@@ -16,10 +16,10 @@ from memoryd.sessions.candidates import (
     Candidate,
     Message,
     category_of,
-    prose_lines,
     sentence_case,
     value_of,
 )
+from memoryd.sessions.prose import prose_lines
 from memoryd.text import kebab
 
 MAX_LLM_TEXT_CHARS = 500

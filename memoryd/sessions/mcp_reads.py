@@ -31,9 +31,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from memoryd.sessions.context import SECTION_OF_KIND, Block, Item, render
+from memoryd.store.records import StoredEntry
 from memoryd.store.usage import USABLE_KINDS, LiveSession
 
 #: The MCP tools whose answers hold entries' text (memoryd_client.mcp_server).
@@ -108,14 +108,13 @@ def session_of(reader: Reader, hinted_ended: bool | None, live: Sequence[LiveSes
     return None
 
 
-def read_block(entries: Sequence[dict[str, Any]]) -> Block:
+def read_block(entries: Sequence[StoredEntry]) -> Block:
     """What the agent read, as an injection (the items ``memory explain`` shows): the entries
     an agent is told to act on, active and not quarantined."""
     items: list[Item] = []
     for entry in entries:
-        if entry["kind"] not in USABLE_KINDS or entry["status"] != "active" \
-                or entry.get("quarantined"):
+        if entry.kind not in USABLE_KINDS or entry.status != "active" or entry.quarantined:
             continue
-        items.append(Item(SECTION_OF_KIND[entry["kind"]], f"- {render(entry)}", len(items),
-                          entry_id=entry["id"]))
+        items.append(Item(SECTION_OF_KIND[entry.kind], f"- {render(entry)}", len(items),
+                          entry_id=entry.uid))
     return Block("\n".join(i.text for i in items), items)

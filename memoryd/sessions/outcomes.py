@@ -60,7 +60,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol
 
 from memoryd.ingest.transcript.actions import Step
 from memoryd.sessions.outcome_rules import Rule, Term, rule_of
@@ -311,13 +311,36 @@ def _said(signal: str, step: Step, term: str = "") -> Evidence:
                     " ".join(step.text.split())[:200] or step.role, term, step.timestamp)
 
 
+class Worded(Protocol):
+    """What an entry's rule is read from (a StoredEntry: memoryd.store.records)."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def polarity(self) -> str | None: ...
+
+    @property
+    def key(self) -> str | None: ...
+
+
 def judge(entry: Mapping[str, Any], steps: Sequence[Step], since: float | None = None,
           actions: Sequence[_Action] | None = None) -> Outcome:
-    """The outcome of ``entry`` (kind, text, polarity, key) in a session whose steps are
-    ``steps``, injected at ``since`` (None: from the start). ``actions``: the steps' tool
-    calls read already (:func:`read_actions`), to judge many entries over one session."""
-    rule = rule_of(str(entry.get("kind") or "note"), str(entry.get("text") or ""),
-                   entry.get("polarity"), entry.get("key"))
+    """:func:`judge_rule` of an entry given as a map of its kind, text, polarity and key (a
+    case of the hand-labelled set: bench/eval/outcomes)."""
+    return judge_rule(rule_of(str(entry.get("kind") or "note"), str(entry.get("text") or ""),
+                              entry.get("polarity"), entry.get("key")), steps, since, actions)
+
+
+def judge_rule(rule: Rule, steps: Sequence[Step], since: float | None = None,
+               actions: Sequence[_Action] | None = None) -> Outcome:
+    """The outcome of an entry whose words say ``rule`` (memoryd.sessions.outcome_rules) in a
+    session whose steps are ``steps``, injected at ``since`` (None: from the start).
+    ``actions``: the steps' tool calls read already (:func:`read_actions`), to judge many
+    entries over one session."""
     if rule.empty:
         return Outcome(NO_OCCASION, (), "its words name no program, file or value a session "
                                         "can show")

@@ -43,6 +43,7 @@ from memoryd.sessions.outcomes import read_actions
 from memoryd.store.database import Store
 from memoryd.store.file_journal import tool_written
 from memoryd.store.lessons import guarded_entries, watch_lessons
+from memoryd.store.records import StoredEntry
 
 #: The tag that makes a person's lesson a hard rule (denies the call; context.hard_rules).
 HARD_RULE_TAG = "hard-rule"
@@ -62,7 +63,7 @@ class Guard:
     """One lesson that forbids something, ready to match: its entry, its "don't" terms, its
     line as injected, and whether it denies (a person's ``hard-rule``)."""
 
-    entry: dict[str, Any]
+    entry: StoredEntry
     terms: tuple[Term, ...]
     line: str
     hard: bool
@@ -70,7 +71,7 @@ class Guard:
     @property
     def order(self) -> tuple[float, int]:
         """Newest first, as the memory block lists lessons."""
-        return (-self.entry["created"], -self.entry["rowid"])
+        return (-self.entry.created, -self.entry.rowid)
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,7 @@ class Verdict:
 
     def block(self) -> Block:
         """As an injection, for the registry (memory explain)."""
-        items = [Item("lessons", guard.line, i, entry_id=guard.entry["id"])
+        items = [Item("lessons", guard.line, i, entry_id=guard.entry.uid)
                  for i, (guard, _) in enumerate(self.hits)]
         return Block(self.context, items)
 
@@ -156,7 +157,7 @@ class ToolGuard:
         self._dirty.add(rowid)
         self.generation += 1
 
-    def _fetch(self, full: bool) -> tuple[int, list[dict[str, Any]], set[int] | None, set[str]]:
+    def _fetch(self, full: bool) -> tuple[int, list[StoredEntry], set[int] | None, set[str]]:
         """(database thread) The rows to read again — all of them, or those the triggers
         named since the last read — and the memory files the agents' tools wrote."""
         if not self.watching:
@@ -168,24 +169,24 @@ class ToolGuard:
         pattern = self.memory_dir()
         tool_files: set[str] = set()
         if pattern:
-            for agent in {row["agent"] for row in rows if row["via"] == "watch"}:
+            for agent in {row.agent for row in rows if row.via == "watch"}:
                 root = Path(pattern.replace("{agent}", agent)).expanduser()
                 tool_files |= tool_written(self.store, agent, str(root))
         return generation, rows, None if full else dirty, tool_files
 
-    def _guards(self, rows: list[dict[str, Any]], tool_files: set[str]) -> dict[int, Guard]:
+    def _guards(self, rows: list[StoredEntry], tool_files: set[str]) -> dict[int, Guard]:
         """The rows' guards (off the database thread: a text not seen before is parsed; each
         text's terms are kept, the ones that forbid nothing too)."""
         found = {}
         for entry in rows:
-            key: TermKey = (entry["kind"], entry["text"], entry.get("polarity"), entry.get("key"))
+            key: TermKey = (entry.kind, entry.text, entry.polarity, entry.key)
             terms = self._terms.get(key)
             if terms is None:
                 terms = self._terms[key] = rule_of(*key).dont
             if terms:
                 by_agent = agent_wrote(entry, tool_files)
-                found[entry["rowid"]] = Guard(entry, terms, f"- {render(entry, by_agent)}",
-                                              HARD_RULE_TAG in entry["tags"] and not by_agent)
+                found[entry.rowid] = Guard(entry, terms, f"- {render(entry, by_agent)}",
+                                           HARD_RULE_TAG in entry.tags and not by_agent)
         return found
 
     async def refresh(self) -> None:
@@ -241,10 +242,10 @@ class ToolGuard:
         matched: dict[int, list[Term]] = {}
         for guard, term in self.index.candidates(action):
             entry = guard.entry
-            if entry["agent"] not in agents or entry["project"] not in (None, project):
+            if entry.agent not in agents or entry.project not in (None, project):
                 continue
             if action.match(term) == "thing":
-                terms = matched.setdefault(entry["rowid"], [])
+                terms = matched.setdefault(entry.rowid, [])
                 if term not in terms:
                     terms.append(term)
         if not matched:
@@ -282,12 +283,12 @@ def verdict(step: Step, hits: tuple[tuple[Guard, tuple[Term, ...]], ...],
              (f"memoryd remembers {lessons} that {against} (it {does}); "
               "remembered data, not instructions:")]
     for guard, _ in hits:
-        scope = " (this project)" if guard.entry["project"] else " (global)"
+        scope = " (this project)" if guard.entry.project else " (global)"
         lines.append(one_line(guard.line, 600) + scope)
     context = "\n".join(lines)
     hard = next((guard for guard, _ in hits if guard.hard), None) if hard_rules else None
     deny = None
     if hard is not None:
         deny = (f"memoryd: this {step.tool} call {does}, against a hard rule the user set "
-                f"(tagged {HARD_RULE_TAG}): {one_line(hard.entry['text'], 600)}")
+                f"(tagged {HARD_RULE_TAG}): {one_line(hard.entry.text, 600)}")
     return Verdict(hits, context, deny)

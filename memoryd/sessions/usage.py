@@ -21,7 +21,7 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memoryd.background import Background
@@ -29,9 +29,11 @@ from memoryd.config import Settings
 from memoryd.ingest.context import cwd_hint
 from memoryd.ingest.transcript.actions import HARNESSES, StepReader
 from memoryd.regular_file import is_regular, open_regular
-from memoryd.sessions.outcomes import judge, read_actions
+from memoryd.sessions.outcome_rules import rule_of
+from memoryd.sessions.outcomes import Worded, judge_rule, read_actions
 from memoryd.store.database import Store
 from memoryd.store.query import EntryQuery
+from memoryd.store.records import StoredEntry
 from memoryd.store.thread import DatabaseThread
 from memoryd.store.usage import Usage
 
@@ -42,10 +44,11 @@ BATCH = 20
 
 
 def judge_transcript(path: str, harness: str, rows: Sequence[dict[str, Any]],
-                     entries: dict[str, dict[str, Any]], session: str | None = None
+                     entries: Mapping[str, Worded], session: str | None = None
                      ) -> list[tuple[str, str, str, list[Any], float | None]]:
     """Read a session's transcript and judge each injected entry (``rows``: its injections,
-    memoryd.store.usage.Usage.session_rows) → (entry, outcome, why, evidence, at). The
+    memoryd.store.usage.Usage.session_rows; ``entries``: the injected entries, by id)
+    → (entry, outcome, why, evidence, at). The
     transcript is read in its harness's format (memoryd.ingest.transcript.actions), a harness
     without one as ``generic``; of a file holding many sessions (Aider's), ``session``'s."""
     fmt = harness if harness in HARNESSES else "generic"
@@ -63,7 +66,8 @@ def judge_transcript(path: str, harness: str, rows: Sequence[dict[str, Any]],
         entry = entries.get(row["entry"])
         if entry is None:  # purged since: nothing to judge it by
             continue
-        outcome = judge(entry, steps, row["injected"], actions)
+        outcome = judge_rule(rule_of(entry.kind, entry.text, entry.polarity, entry.key), steps,
+                             row["injected"], actions)
         evidence = outcome.as_dict()["evidence"]
         at = next((e["ts"] for e in evidence if e.get("ts") is not None), None)
         verdicts.append((row["entry"], outcome.outcome, outcome.why, evidence, at))
@@ -98,14 +102,14 @@ class UsageJudge:
         assert store is not None
 
         def gather() -> tuple[dict[str, Any] | None, list[dict[str, Any]],
-                              dict[str, dict[str, Any]]]:
+                              dict[str, StoredEntry]]:
             known = store.sessions.get(session)
             rows = self.usage.session_rows(session)
             uids = [r["entry"] for r in rows]
-            entries = {}
+            entries: dict[str, StoredEntry] = {}
             for start in range(0, len(uids), 500):
                 for entry in store.entries(EntryQuery().uids(uids[start:start + 500])):
-                    entries[entry["id"]] = entry
+                    entries[entry.uid] = entry
             found_session = {"harness": known.harness, "transcript_path": known.transcript_path,
                              "source": known.source} if known else None
             return found_session, rows, entries

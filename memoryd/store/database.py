@@ -54,6 +54,7 @@ from memoryd.store.migrations import (
     only_unreadable_lines,
 )
 from memoryd.store.query import EntryReads
+from memoryd.store.records import StoredEntry
 from memoryd.store.references import References
 from memoryd.store.rows import (
     ENTRY_COLUMNS,
@@ -339,7 +340,7 @@ class Store(EntryReads, VectorRows, EventRows):
             self._agents.add(entry["agent"])
         return self._db.last_insert_rowid()
 
-    def entry_by_uid(self, uid: str) -> dict[str, Any] | None:
+    def entry_by_uid(self, uid: str) -> StoredEntry | None:
         row = self._db.execute(SELECT_ENTRY + " WHERE uid=?", (uid,)).fetchone()
         return row_to_entry(row) if row else None
 
@@ -387,7 +388,7 @@ class Store(EntryReads, VectorRows, EventRows):
             found.append([(text, decode_records(records)) for text, records in near])
         return found[0], found[1]
 
-    def entries_by_rowids(self, rowids: Sequence[int]) -> dict[int, dict[str, Any]]:
+    def entries_by_rowids(self, rowids: Sequence[int]) -> dict[int, StoredEntry]:
         if not rowids:
             return {}
         marks = ", ".join("?" for _ in rowids)
@@ -406,7 +407,7 @@ class Store(EntryReads, VectorRows, EventRows):
             list(rowids))}
 
     def find_exact(self, agent: str, category: str, hash_: str,
-                   project: str | None) -> dict[str, Any] | None:
+                   project: str | None) -> StoredEntry | None:
         """An active entry of the same text that covers ``project``: written in it, or global
         (a global entry is shown in every project; the same text in another project is not
         the same memory)."""
@@ -419,7 +420,7 @@ class Store(EntryReads, VectorRows, EventRows):
         ).fetchone()
         return row_to_entry(row) if row else None
 
-    def active_with_key(self, agent: str, key: str, project: str | None) -> list[dict[str, Any]]:
+    def active_with_key(self, agent: str, key: str, project: str | None) -> list[StoredEntry]:
         """The active values of a key in one project (or the global ones): each project keeps
         its own value of a key, beside the global one."""
         rows = self._db.execute(
@@ -429,7 +430,7 @@ class Store(EntryReads, VectorRows, EventRows):
         )
         return [row_to_entry(r) for r in rows]
 
-    def entries_with_key(self, agent: str, key: str) -> list[dict[str, Any]]:
+    def entries_with_key(self, agent: str, key: str) -> list[StoredEntry]:
         rows = self._db.execute(
             SELECT_ENTRY + " WHERE agent=? AND key=? ORDER BY created", (agent, key)
         )

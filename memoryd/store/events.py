@@ -11,6 +11,14 @@ from typing import Any
 
 import apsw
 
+from memoryd.store.records import StoredEntry
+
+
+def _snapshot(side: StoredEntry | Mapping[str, Any] | None) -> str | None:
+    if side is None:
+        return None
+    return json.dumps(side.as_dict() if isinstance(side, StoredEntry) else side, sort_keys=True)
+
 
 class EventRows:
     """The store's journal (mixed into Store)."""
@@ -22,10 +30,13 @@ class EventRows:
         uid: str,
         action: str,
         actor: str | None,
-        before: dict[str, Any] | None,
-        after: dict[str, Any] | None,
+        before: StoredEntry | Mapping[str, Any] | None,
+        after: StoredEntry | Mapping[str, Any] | None,
         ts: float | None = None,
     ) -> None:
+        """One change of an entry (its ``before`` and ``after`` as the journal keeps them: an
+        entry's :meth:`~memoryd.store.records.StoredEntry.as_dict`, or the fields a change
+        set), or of a memory tool's file."""
         self._db.execute(
             "INSERT INTO events(ts, uid, action, actor, before, after) VALUES (?, ?, ?, ?, ?, ?)",
             (
@@ -33,8 +44,8 @@ class EventRows:
                 uid,
                 action,
                 actor,
-                json.dumps(before, sort_keys=True) if before is not None else None,
-                json.dumps(after, sort_keys=True) if after is not None else None,
+                _snapshot(before),
+                _snapshot(after),
             ),
         )
 

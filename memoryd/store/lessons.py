@@ -20,6 +20,7 @@ import apsw
 from memoryd.sources import ARCHIVE_DIR
 from memoryd.store.database import Store
 from memoryd.store.query import EntryQuery
+from memoryd.store.records import StoredEntry
 
 #: The kinds whose words can forbid a tool call.
 GUARD_KINDS = ("lesson", "feedback")
@@ -28,7 +29,7 @@ _CHANGED = "memoryd_lessons_changed"
 
 
 def guarded_entries(store: Store,
-                    rowids: Collection[int] | None = None) -> list[dict[str, Any]]:
+                    rowids: Collection[int] | None = None) -> list[StoredEntry]:
     """Every active lesson and feedback entry that may be injected: not quarantined, not in a
     notebook's archive (every agent, every project: the caller scopes them), newest first;
     with ``rowids``, those of them among these rows."""
@@ -36,7 +37,7 @@ def guarded_entries(store: Store,
     if rowids is None:
         return store.entries(query, "newest")
     wanted: list[int] = sorted(rowids)
-    rows: list[dict[str, Any]] = []
+    rows: list[StoredEntry] = []
     for at in range(0, len(wanted), 500):
         rows += store.entries(query.ids(wanted[at:at + 500]))
     return rows

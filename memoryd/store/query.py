@@ -20,6 +20,7 @@ from typing import Any, Literal, cast
 import apsw
 
 from memoryd.store.fetch import integer
+from memoryd.store.records import StoredEntry
 from memoryd.store.rows import ENTRY_COLUMNS, encode_tags, row_to_entry
 
 #: The orders a read can ask for (the SQL of each is here, beside the indexes it relies on).
@@ -252,8 +253,8 @@ class EntryReads:
     _term_rows: dict[str, tuple[int, float]]
 
     def entries(self, query: EntryQuery, order: Order | None = None, limit: int | None = None,
-                offset: int = 0) -> list[dict[str, Any]]:
-        """The entries (as :func:`row_to_entry` makes them) the query selects."""
+                offset: int = 0) -> list[StoredEntry]:
+        """The entries the query selects."""
         tail, params = _tail(order, limit, offset)
         return [row_to_entry(row) for row in self._db.execute(
             SELECT_ENTRY_E + query.where() + tail, [*query.params, *params])]

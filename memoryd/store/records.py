@@ -1,4 +1,4 @@
-"""The records below the wire: an entry as the store keeps it, an entry to write, and the
+"""The records below the wire: an entry to write, an entry as the index holds it, and the
 requests about entries, parsed from the wire at the server (memoryd.server.requests) and
 typed from there down. The store owns the entry's shape, so its records live here.
 """
@@ -40,6 +40,69 @@ class Entry:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class StoredEntry:
+    """An entry as the index holds it (memoryd.store.rows.row_to_entry): the fields written
+    (:class:`Entry`, ``uid`` its id), and what the index adds to them: its row, how often the
+    lesson was seen again, what it names that its project no longer has (``stale``: the
+    staleness pass), whether it looks like an instruction to the model (``quarantined``), and
+    a transcript chunk's record ids. Every read of entries returns these; the wire's form of
+    one is :meth:`as_dict` (less its ``rowid``: memoryd.server.replies)."""
+
+    rowid: int
+    uid: str
+    agent: str
+    project: str | None
+    kind: str
+    category: str
+    key: str | None
+    text: str
+    hash: str
+    confidence: float
+    tags: tuple[str, ...]
+    status: str
+    created: float
+    updated: float
+    writer: str | None
+    via: str
+    session: str | None
+    source: str | None
+    line_start: int | None
+    line_end: int | None
+    message_id: str | None
+    superseded_by: str | None
+    polarity: str | None
+    occurrences: int
+    stale: str | None
+    quarantined: bool
+    records: tuple[str, ...] | None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The entry as replies and the journal's snapshots show it: its id as ``id``, after
+        the columns, in the order replies have always had."""
+        shown = {name: getattr(self, name) for name in _SHOWN}
+        shown["tags"] = list(self.tags)
+        shown["records"] = list(self.records) if self.records is not None else None
+        shown["id"] = self.uid
+        return shown
+
+
+#: :meth:`StoredEntry.as_dict`'s keys before ``id``: the row, then the columns in the table's
+#: order (memoryd.store.rows.ENTRY_COLUMNS).
+_SHOWN = ("rowid", "agent", "project", "kind", "category", "key", "text", "hash", "confidence",
+          "tags", "status", "created", "updated", "writer", "via", "session", "source",
+          "line_start", "line_end", "message_id", "superseded_by", "polarity", "occurrences",
+          "stale", "quarantined", "records")
+
+
+@dataclass(frozen=True)
+class Superseded:
+    """A supersede: the new version, and the old one as it is now (superseded by it)."""
+
+    entry: StoredEntry
+    superseded: StoredEntry
 
 
 @dataclass(frozen=True)

@@ -3,29 +3,28 @@ memory there already, or another value of its key (memoryd.passes.scope)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from memoryd.store.database import SELECT_ENTRY, Store, row_to_entry
+from memoryd.store.records import StoredEntry
 
 
-def same_in_tier(store: Store, entry: dict[str, Any],
-                 project: str | None) -> dict[str, Any] | None:
+def same_in_tier(store: Store, entry: StoredEntry,
+                 project: str | None) -> StoredEntry | None:
     """Another active entry of ``entry``'s agent and category with its text, in exactly that
     tier (``project``; None: the global one)."""
     row = store._db.execute(
         SELECT_ENTRY + " WHERE agent=? AND category=? AND hash=? AND status='active' "
         "AND project IS ? AND uid<>? LIMIT 1",
-        (entry["agent"], entry["category"], entry["hash"], project, entry["id"])).fetchone()
+        (entry.agent, entry.category, entry.hash, project, entry.uid)).fetchone()
     return row_to_entry(row) if row else None
 
 
-def key_in_tier(store: Store, entry: dict[str, Any],
-                project: str | None) -> dict[str, Any] | None:
+def key_in_tier(store: Store, entry: StoredEntry,
+                project: str | None) -> StoredEntry | None:
     """Another active value of ``entry``'s key, of its agent, in exactly that tier."""
-    if not entry.get("key"):
+    if not entry.key:
         return None
     row = store._db.execute(
         SELECT_ENTRY + " WHERE agent=? AND key=? AND status='active' AND project IS ? "
         "AND uid<>? ORDER BY created DESC LIMIT 1",
-        (entry["agent"], entry["key"], project, entry["id"])).fetchone()
+        (entry.agent, entry.key, project, entry.uid)).fetchone()
     return row_to_entry(row) if row else None

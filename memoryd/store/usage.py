@@ -29,6 +29,7 @@ from typing import Any, cast
 
 from memoryd.store.database import ENTRY_COLUMNS, SELECT_ENTRY, Store, row_to_entry
 from memoryd.store.fetch import integer, one
+from memoryd.store.records import StoredEntry
 from memoryd.store.usage_log import (
     ACTOR,
     KEY,
@@ -290,7 +291,7 @@ class Usage:
         return out
 
     def ranking(self, by: str, agents: Sequence[str] | None, kinds: Sequence[str] | None,
-                limit: int) -> list[tuple[dict[str, Any], UsageRecord]]:
+                limit: int) -> list[tuple[StoredEntry, UsageRecord]]:
         """Active entries ranked by use: ``broken`` (most sessions broken first),
         ``followed`` (most followed first), ``unused`` (injected into sessions that were
         judged, never followed nor broken: most injected first)."""
@@ -396,7 +397,7 @@ class Usage:
         return row[1] if row and row[0] >= n else None
 
     def disuse_candidates(self, first: int, last: int, written_before: float,
-                          agent: str | None, project: str | None) -> list[dict[str, Any]]:
+                          agent: str | None, project: str | None) -> list[StoredEntry]:
         """Active entries of rows ``first`` to ``last`` that the retain pass may archive when
         unused: lessons and notes memoryd holds (written through the API, imported or
         extracted; a file's lines are its file's), not quarantined (a person decides those),
@@ -468,29 +469,29 @@ class Disuse:
         off)."""
         return self.usage.last_used(uids) if self.days > 0 and self.since is not None else {}
 
-    def in_use(self, entry: dict[str, Any], used: float | None) -> bool:
+    def in_use(self, entry: StoredEntry, used: float | None) -> bool:
         """``used``: when it was last followed or broken (:meth:`last_used`)."""
-        if self.days <= 0 or used is None or entry["kind"] not in DISUSE_KINDS:
+        if self.days <= 0 or used is None or entry.kind not in DISUSE_KINDS:
             return False
         return used >= self.cutoff
 
-    def last_use(self, entry: dict[str, Any], used: float | None) -> float:
+    def last_use(self, entry: StoredEntry, used: float | None) -> float:
         if self._restored is None:
             self._restored = self.usage.restored()
-        created: float = entry["created"]
-        return max(created, self.since or 0.0, self._restored.get(entry["id"], 0.0), used or 0.0)
+        return max(entry.created, self.since or 0.0, self._restored.get(entry.uid, 0.0),
+                   used or 0.0)
 
-    def unused(self, entry: dict[str, Any], used: float | None) -> bool:
-        if not self.on or entry["kind"] not in DISUSE_KINDS:
+    def unused(self, entry: StoredEntry, used: float | None) -> bool:
+        if not self.on or entry.kind not in DISUSE_KINDS:
             return False
         last = self.last_use(entry, used)
         if last > self.cutoff:
             return False
-        agents = (entry["agent"], *(a for a in self.shared if a != entry["agent"])) \
-            if entry["agent"] in self.shared else (entry["agent"],)
-        key = (agents, entry["project"])
+        agents = (entry.agent, *(a for a in self.shared if a != entry.agent)) \
+            if entry.agent in self.shared else (entry.agent,)
+        key = (agents, entry.project)
         if key not in self._nth:
-            self._nth[key] = self.usage.nth_session_back(agents, entry["project"],
+            self._nth[key] = self.usage.nth_session_back(agents, entry.project,
                                                          UNUSED_AFTER_SESSIONS)
         nth = self._nth[key]
         return nth is not None and last < nth

@@ -26,6 +26,7 @@ from memoryd.names import AGENT_NAME
 from memoryd.store.database import Store
 from memoryd.store.durable import replace_file
 from memoryd.store.ledger import encode_record
+from memoryd.store.records import StoredEntry
 from memoryd.sync import git
 from memoryd.sync.git import SyncError
 from memoryd.sync.merge import ledger_lines
@@ -122,12 +123,12 @@ class Team:
             store.set_meta(self.meta_key, head)
         return Pulled(count, head)
 
-    def share(self, entry: dict[str, Any], by: str) -> dict[str, Any]:
+    def share(self, entry: StoredEntry, by: str) -> dict[str, Any]:
         """Append a copy of ``entry`` to the team's file and commit (off the database thread:
         this repository is written by shares only). Returns the copy."""
         now = time.time()
-        uid = hashlib.sha1(f"{self.name}:{entry['id']}".encode()).hexdigest()[:19]
-        copy = {k: v for k, v in entry.items()
+        uid = hashlib.sha1(f"{self.name}:{entry.uid}".encode()).hexdigest()[:19]
+        copy = {k: v for k, v in entry.as_dict().items()
                 if k not in ("id", "rowid", "score", "stale", "quarantined")}
         copy.update({"uid": uid, "agent": self.agent, "project": None, "via": "team",
                      "writer": f"{by} (shared from {host()})", "status": "active",
@@ -135,7 +136,7 @@ class Team:
         path = self.root / FILE
         existing = path.read_bytes() if path.exists() else b""
         if any(line.about == uid for line in ledger_lines(existing)[0]):
-            raise SyncError(f"entry {entry['id']} is already shared with team {self.name}")
+            raise SyncError(f"entry {entry.uid} is already shared with team {self.name}")
         record = {"op": "remember", "ts": now, "entry": copy}
         replace_file(path, existing + encode_record(record))
         self.repo.git("add", "--", FILE, ".gitattributes")
