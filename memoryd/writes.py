@@ -134,5 +134,6 @@ class Writes:
 
 def redacted(request: RememberRequest) -> RememberRequest:
     """The request with its text's secrets redacted: whatever stores it (entry, ledger,
-    journal, vectors) never sees the raw secret."""
-    return dataclasses.replace(request, text=redact(request.text))
+    journal, vectors) never sees the raw secret. The request itself when there was none."""
+    text = redact(request.text)
+    return request if text == request.text else dataclasses.replace(request, text=text)

@@ -5,7 +5,7 @@ typed from there down. The store owns the entry's shape, so its records live her
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 
@@ -39,7 +39,16 @@ class Entry:
     polarity: str | None
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """Its fields in order, its tags a list of their own. Not ``dataclasses.asdict``,
+        which deep-copies every value one call at a time: twice a write, it took ~650 of the
+        database thread's ~1,600 Python calls for a ``remember``."""
+        entry = {name: getattr(self, name) for name in ENTRY_FIELDS}
+        entry["tags"] = list(self.tags)
+        return entry
+
+
+#: Entry's fields, in order: the keys of its ``as_dict`` (and of its ledger record).
+ENTRY_FIELDS = tuple(field.name for field in fields(Entry))
 
 
 @dataclass(frozen=True)

@@ -172,7 +172,8 @@ class Remembering(EntryWrites):
                 draft = replace(draft, status="superseded", superseded_by=rival.uid)
         corrected = [(old, why) for old, why in corrects if self._corrects(draft, old)]
         agent_records = records.setdefault(agent, [])
-        agent_records.append({"op": "remember", "ts": draft.updated, "entry": draft.as_dict()})
+        fields = draft.as_dict()  # the ledger's record and the row (neither changes it)
+        agent_records.append({"op": "remember", "ts": draft.updated, "entry": fields})
         agent_records.extend(
             self._status_record(loser, "superseded", agent, "key conflict", draft.uid)
             for loser in losers
@@ -180,7 +181,7 @@ class Remembering(EntryWrites):
         agent_records.extend(
             self._status_record(old, "superseded", draft.writer, f"corrected: {why}",
                                 draft.uid) for old, why in corrected)
-        rowid = self.store.insert_entry(draft.as_dict())
+        rowid = self.store.insert_entry(fields)
         stored = self.store.entry_by_uid(draft.uid)
         assert stored is not None
         self.store.journal(draft.uid, "remember", draft.writer, None, stored, draft.updated)
