@@ -9,6 +9,8 @@ import asyncio
 import contextlib
 import logging
 
+import numpy as np
+
 from memoryd.background import Background
 from memoryd.embedding.derived import BulkWrites, Derived
 from memoryd.embedding.threads import EmbedThreads
@@ -76,7 +78,9 @@ class WordWork:
                     async with asyncio.timeout(LEXICON_IDLE_S):
                         await self.wanted.wait()
                 continue
-            vectors = await self.threads.alone(list(found.values()), self.threads.bulk_thread)
+            # an entry of known words (most of a store's) costs no call of the model
+            vectors = (await self.threads.alone(list(found.values()), self.threads.bulk_thread)
+                       if found else np.zeros((0, words.dim), dtype=np.float32))
             try:
                 await self.db(words.add, store, found, vectors, reached)
             except UnavailableError as exc:
