@@ -47,13 +47,28 @@ class Writes:
         self.bulk = bulk
 
     async def remember(self, request: RememberRequest) -> dict[str, Any]:
-        """A single write: its index text (and its sentences) embedded, the entry stored and
-        acknowledged; its vectors are indexed and its new words go to the lexicon after that
-        (``index_later``, ``learn_later``)."""
+        """A single write: its index text embedded, once, in a run of its own (what the
+        near-duplicate decision needs), the entry stored and acknowledged; then its sentences
+        are embedded, its vectors indexed and its new words given to the lexicon
+        (``index_later``, ``learn_later``). The calls on the database thread that come after
+        it wait for its vectors (``DatabaseThread.ahead``): a search or a write right after it
+        finds them, as when they were all made before the acknowledgement."""
         request = redacted(request)
         text = index_text(request.text, request.key)
-        (vectors,) = await self.vectors.vectors_for([text])
-        (result,) = await self._remember(self.entries.drafts([request]), [vectors], bulk=False)
+        embedded = await self.vectors.text_vectors(text)
+        drafts = self.entries.drafts([request])
+        vectors: list[Vectors | None] = [None]
+        alone: dict[str, np.ndarray] = {}
+        parts_of = None
+        if embedded is not None:
+            vectors = [(embedded.vector, embedded.parts if embedded.parts is not None
+                        else np.zeros((0, embedded.vector.shape[0]), dtype=np.float32))]
+            if embedded.parts is None:
+                parts_of = text
+            if embedded.alone and drafts[0].entry.text == text:
+                alone[text] = embedded.vector  # a borderline decision embeds it no more
+        (result,) = await self._remember(drafts, vectors, bulk=False, alone=alone,
+                                         parts_of=parts_of)
         if result["stored"]:
             self.words.learn_later(text)  # then the lexicon's filling moves past the entry
         return result
@@ -65,13 +80,16 @@ class Writes:
             return await self.db(fn, *args)
 
     async def _remember(self, drafts: list[Draft], vectors: list[Vectors | None], *,
-                        bulk: bool) -> list[dict[str, Any]]:
+                        bulk: bool, alone: dict[str, np.ndarray] | None = None,
+                        parts_of: str | None = None) -> list[dict[str, Any]]:
         """Store drafts on the database thread in slices of REMEMBER_SLICE_S, so that a
         search waits for one slice at most; the texts a near-duplicate decision needs
-        embedded alone are embedded between two slices (a bulk write's on the pair thread,
-        a single write's on the interactive one)."""
+        embedded alone (``alone``: those known already) are embedded between two slices (a
+        bulk write's on the pair thread, a single write's on the interactive one). A single
+        write's vectors are indexed once it is answered (``VectorWork.index_later``, with
+        ``parts_of``: the text whose sentences are still to be embedded)."""
         replies: list[dict[str, Any]] = []
-        alone: dict[str, np.ndarray] = {}
+        alone = {} if alone is None else alone
         db, thread = ((self.bulk_db, self.threads.pair_thread) if bulk
                       else (self.db, self.threads.query_thread))
         later = functools.partial(self.entries.remember_many, index_later=not bulk)
@@ -80,7 +98,7 @@ class Writes:
                             REMEMBER_SLICE_S)
             replies += done.replies
             if done.unindexed:
-                self.vectors.index_later(done.unindexed)
+                self.vectors.index_later(done.unindexed, parts_of)
             if done.wanted:
                 alone.update(zip(done.wanted, await self.threads.alone(done.wanted, thread)))
         return replies

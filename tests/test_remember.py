@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import threading
+from typing import Any
 
+import numpy as np
 import pytest
-from conftest import RunningDaemon, start_daemon
+from conftest import RunningDaemon, start_daemon, wait_until
 from memoryd_client import BadParamsError, Client, ForbiddenError, NotFoundError
+
+from memoryd.text import split_parts
 
 
 def test_stored_entry_carries_its_provenance(client: Client, tmp_path) -> None:
@@ -264,3 +269,85 @@ def test_a_bad_entry_anywhere_in_a_bulk_write_stores_none_of_it(client: Client) 
     assert client.list_entries(agents=["bulk"])["total"] == 0
     stored = sum(r["stored"] for r in client.remember_many(entries[:280])["results"])
     assert client.list_entries(agents=["bulk"])["total"] == stored > 256
+
+
+#: Two sentences: a question about the first matches it far better than the whole text.
+TWO_SENTENCES = ("The staging database listens on port 5433. Lunch on Fridays is at the Thai "
+                 "place on Elm Street.")
+
+
+def _pair_thread_held(running: RunningDaemon) -> threading.Event:
+    """The embedder's pair thread busy with other work (as a bulk write's borderline pairs
+    keep it) until the event is set."""
+    release = threading.Event()
+    running.daemon.threads.pair_thread.submit(release.wait, 60)
+    return release
+
+
+def test_a_write_is_answered_before_its_sentences_are_embedded_and_a_search_waits_for_them(
+        embedder) -> None:
+    """What the acknowledgement waits for is the durable write and the decision that needs
+    the text's vector; the sentences' vectors come after it (issue 35 §3), and a search
+    right after the write still finds the entry by its sentence."""
+    running = start_daemon(embedder)
+    release = threading.Event()
+    try:
+        with Client(running.socket, timeout_s=10) as client:
+            # its words known already: a search does not wait for them to be learned
+            client.remember("team", "infra", " ".join(reversed(split_parts(TWO_SENTENCES))))
+            wait_until(lambda: client.status()["lexicon"]["entries_behind"] == 0)
+            release = _pair_thread_held(running)
+            stored = client.remember("ops", "infra", TWO_SENTENCES)  # the pair thread is busy
+            assert stored["stored"] is True
+            threading.Timer(0.3, release.set).start()
+            [hit, *_] = client.search("which port does the staging database listen on",
+                                      agent="ops")["hits"]
+    finally:
+        release.set()
+        running.stop()
+    assert hit["id"] == stored["entry"]["id"]
+    assert "scored_without" not in hit, hit["scored_without"]
+    assert hit["score"]["part"] > hit["score"]["vector"] + 0.2  # its first sentence's vector
+
+
+def test_a_near_duplicate_written_right_after_waits_for_the_first_writes_vector(
+        embedder) -> None:
+    running = start_daemon(embedder)
+    release = _pair_thread_held(running)
+    try:
+        with Client(running.socket, timeout_s=10) as client:
+            first = client.remember("ops", "infra", TWO_SENTENCES)
+            threading.Timer(0.3, release.set).start()
+            again = client.remember("ops", "infra", TWO_SENTENCES.replace(
+                "Lunch on Fridays", "On Fridays lunch"))
+    finally:
+        release.set()
+        running.stop()
+    assert again["stored"] is False and again["duplicate"] == "near"
+    assert again["entry"]["id"] == first["entry"]["id"]
+
+
+def test_a_single_writes_vectors_are_its_text_and_its_sentences_embedded_as_before(
+        embedder) -> None:
+    """The text in a run of its own, its sentences together: what a single write was given
+    when both were embedded before the acknowledgement (the model's work moved, not
+    changed)."""
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket, timeout_s=30) as client:
+            stored = client.remember("ops", "infra", TWO_SENTENCES)["entry"]["id"]
+            client.search("staging", agent="ops")  # after the write's vectors are stored
+        store = running.daemon.parts.store  # type: ignore[union-attr]
+
+        def read() -> tuple[Any, Any]:
+            (rowid,) = store._db.execute("SELECT id FROM entries WHERE uid=?",
+                                         (stored,)).fetchone()
+            return (store.vectors_by_rowids([rowid])[rowid],
+                    store.part_vectors_by_rowids([rowid])[rowid])
+
+        vector, parts = asyncio.run_coroutine_threadsafe(
+            running.daemon.db(read), running.loop).result(30)
+    finally:
+        running.stop()
+    assert np.array_equal(vector, embedder.embed_alone([TWO_SENTENCES])[0])
+    assert np.array_equal(parts, embedder.embed(split_parts(TWO_SENTENCES)))

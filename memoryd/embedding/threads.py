@@ -13,8 +13,7 @@ once):
 - **pair**: a bulk write's borderline near-duplicates embedded alone beside its next batch (on
   the bulk thread they waited behind that batch, and one onnxruntime thread a run left the
   other core idle); a single write's sentences (``[embed] parts = "sentences"``: with late
-  chunking they come from the text's own run) beside its text, and its new words once it is
-  acknowledged.
+  chunking they come from the text's own run) and its new words, once it is acknowledged.
 
 The model loads in the background after the store is open; callers that need a vector wait
 for it (``ready``), and get None when it could not load. Closing sets ``stop``: a call of the
@@ -29,6 +28,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
@@ -45,6 +45,20 @@ QUERY_CACHE_SIZE = 512
 WORD_CACHE_SIZE = 4096
 #: Texts of the bulk work waiting that are embedded in one call at most.
 PIPELINE_SLICE = 256
+
+
+@dataclass(frozen=True)
+class TextVectors:
+    """A single write's text as it is embedded before the acknowledgement: its vector, the
+    vectors of its parts when they are made already (from the content-hash cache, or from
+    the text's own run with late chunking; an empty matrix for a text of one sentence) or None
+    when they are to be embedded after it (:meth:`EmbedThreads.parts`), and whether the vector
+    is the text's embedded in a run of its own (``Embedder.embed_alone``'s, which a
+    near-duplicate decision compares)."""
+
+    vector: np.ndarray
+    parts: np.ndarray | None
+    alone: bool
 
 
 def abandon(work: asyncio.Future[Any]) -> None:
@@ -143,6 +157,31 @@ class EmbedThreads:
             return [await self._one(embedder, texts[0])]
         return await self.unless_closing(
             self._run(self.query_thread, embedder.embed_entries, texts))
+
+    async def text(self, text: str) -> TextVectors | None:
+        """A single write's text on the interactive thread: with ``parts = "sentences"`` the
+        text alone, a run of its own (its sentences wait for the acknowledgement: the write's
+        decision needs only the text's vector); with late chunking, its parts too, from the
+        same run. None without a model."""
+        embedder = await self.model()
+        if embedder is None:
+            return None
+        if embedder.parts == SENTENCES:
+            vector = await self.unless_closing(self._run(self.query_thread, embedder.embed, [text]))
+            parts = None if split_parts(text) else np.zeros((0, embedder.dim), dtype=np.float32)
+            return TextVectors(vector[0], parts, alone=True)
+        ((vector, parts),) = await self.unless_closing(
+            self._run(self.query_thread, embedder.embed_entries, [text]))
+        return TextVectors(vector, parts, alone=False)
+
+    async def parts(self, text: str) -> np.ndarray:
+        """The vectors of a text's parts (sentences), embedded together on the pair thread,
+        as a single write's always were (beside its text, before it was acknowledged)."""
+        assert self.embedder is not None
+        parts = split_parts(text)
+        if not parts:
+            return np.zeros((0, self.embedder.dim), dtype=np.float32)
+        return await self.unless_closing(self._run(self.pair_thread, self.embedder.embed, parts))
 
     async def _one(self, embedder: Embedder, text: str) -> Vectors:
         """A single write's text on the interactive thread and its parts (sentences) on the

@@ -10,6 +10,7 @@ The backlog yields to bulk writes: it embeds small batches, and only while no
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gc
 import logging
 import time
@@ -19,7 +20,7 @@ import numpy as np
 
 from memoryd.background import Background
 from memoryd.embedding.derived import BulkWrites, Derived
-from memoryd.embedding.threads import EmbedThreads, abandon
+from memoryd.embedding.threads import EmbedThreads, TextVectors, abandon
 from memoryd.errors import UnavailableError
 from memoryd.progress import Throughput
 from memoryd.store.database import Store
@@ -100,6 +101,21 @@ class VectorWork:
         embedded = await embedding
         return [embedded[0] if embedded is not None else None]
 
+    async def text_vectors(self, text: str) -> TextVectors | None:
+        """A single write's text's vector, from the content-hash cache (with its parts) or
+        embedded (``EmbedThreads.text``: its parts may wait for the acknowledgement): the text
+        is embedded while the cache is looked up. None without a model."""
+        embedding = asyncio.ensure_future(self.threads.text(text))
+        try:
+            (cached,) = await self.db(self.cached_vectors, [text])
+        except BaseException:
+            abandon(embedding)
+            raise
+        if cached is not None:
+            abandon(embedding)
+            return TextVectors(*cached, alone=False)
+        return await embedding
+
     def cached_vectors(self, texts: list[str]) -> list[Vectors | None]:
         """The content-hash cache (database thread)."""
         return [self.store.cached_vectors(content_hash(t)) for t in texts]
@@ -116,12 +132,20 @@ class VectorWork:
                     vectors[i] = embedded[row]
         return vectors
 
-    def index_later(self, unindexed: list[Unindexed]) -> None:
+    def index_later(self, unindexed: list[Unindexed], parts_of: str | None = None) -> None:
         """A single write's vectors into the database and the RAM index, after it is answered:
         queued on the database thread now, so that whatever comes after it there (a search, the
-        next write's near-duplicate check) finds them. If the disk refuses them, the entry stays
-        in the vector backlog, which embeds it again."""
-        indexing = self.db.submit(self.entries.index_stored, unindexed)
+        next write's near-duplicate check) finds them. ``parts_of``: the text whose parts
+        (sentences) are still to be embedded; then they are embedded first, on the pair thread,
+        and the calls made on the database thread meanwhile wait for the vectors to be stored
+        (``DatabaseThread.ahead``). If the disk refuses them, or the daemon stops first, the
+        entry stays in the vector backlog, which embeds it again."""
+        indexing: asyncio.Future[None]
+        if parts_of is None:
+            indexing = self.db.submit(self.entries.index_stored, unindexed)
+        else:
+            indexing = asyncio.ensure_future(self._index_with_parts(unindexed, parts_of))
+            self.db.ahead(indexing)
 
         async def indexed() -> None:
             try:
@@ -133,6 +157,11 @@ class VectorWork:
                 self.wanted.set()
 
         self.background.spawn(indexed())
+
+    async def _index_with_parts(self, unindexed: list[Unindexed], text: str) -> None:
+        parts = await self.threads.parts(text)
+        await self.db.submit(self.entries.index_stored, [
+            dataclasses.replace(u, vectors=(u.vectors[0], parts)) for u in unindexed])
 
     # -- the RAM index ----------------------------------------------------------------
 
