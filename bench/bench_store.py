@@ -138,6 +138,8 @@ class Report:
                 text = f"{v:,.0f}"
             else:
                 text = f"{v:.3g}" if abs(v) < 1 else f"{v:.1f}"
+            if row.unit == "×":  # a ratio of two trees' figures: a few percent matter
+                text = f"{v:.3f}"
             return f"{text} {row.unit}".strip()
 
         def status(row: Row) -> str:
@@ -558,7 +560,9 @@ def compare_remember(args: argparse.Namespace) -> Report:
             clients.append(Client(daemon.socket, timeout_s=300, channel="terminal"))
             settle(clients[-1])
             progress(f"{name}: daemon pid {daemon.pid} ready on {home}")
-        for op, items in (("remember", fresh), ("search", questions)):
+        for op, items in [(op, items) for op, items in (("remember", fresh),
+                                                         ("search", questions))
+                          if op in args.ops]:
             with cpu.phase(op):
                 for number, first in enumerate(range(0, len(items), COMPARE_BLOCK)):
                     block = items[first:first + COMPARE_BLOCK]
@@ -580,11 +584,13 @@ def compare_remember(args: argparse.Namespace) -> Report:
                                le=15 if (op, q, name) == ("remember", 50, names[0]) else None)
             for q in (50, 90, 99):
                 report.add(f"  this tree ÷ against, p{q}", percentile(ms(times[op, names[0]]), q)
-                           / percentile(ms(times[op, names[1]]), q), "")
+                           / percentile(ms(times[op, names[1]]), q), "×")
             for name in names:
                 report.add(f"  daemon CPU per {op}, {name}",
                            1000 * cpu_s[op, name] / len(times[op, name]), "ms",
                            note="its work after the reply included")
+            report.add("  this tree ÷ against, daemon CPU", cpu_s[op, names[0]]
+                       / cpu_s[op, names[1]], "×")
         cpu.report(report)
     finally:
         for client in clients:
@@ -1023,6 +1029,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7, help="corpus seed (default 7)")
     parser.add_argument("--out", type=Path, help="JSON output (default bench/results/store-N.json)")
     parser.add_argument("--check", action="store_true", help="exit 1 when a budget is over")
+    parser.add_argument("--ops", default="remember,search", type=lambda v: v.split(","),
+                        help="with --against: which round trips to compare (default "
+                        "remember,search)")
     parser.add_argument("--against", metavar="TREE",
                         help="with --keep DIR (a filled store): only remember and search "
                         "round trips, this tree's daemon against TREE's (another checkout), "
