@@ -50,9 +50,9 @@ class Writes:
         """A single write: its index text embedded, once, in a run of its own (what the
         near-duplicate decision needs), the entry stored and acknowledged; then its sentences
         are embedded, its vectors indexed and its new words given to the lexicon
-        (``index_later``, ``learn_later``). The calls on the database thread that come after
-        it wait for its vectors (``DatabaseThread.ahead``): a search or a write right after it
-        finds them, as when they were all made before the acknowledgement."""
+        (``index_later``, ``learn_later``). A write right after it compares with its vector,
+        and a search right after it waits for its sentences' vectors (``VectorWork.index_later``):
+        both find what they found when all of it was made before the acknowledgement."""
         request = redacted(request)
         text = index_text(request.text, request.key)
         embedded = await self.vectors.text_vectors(text)

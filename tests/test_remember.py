@@ -310,8 +310,10 @@ def test_a_write_is_answered_before_its_sentences_are_embedded_and_a_search_wait
     assert hit["score"]["part"] > hit["score"]["vector"] + 0.2  # its first sentence's vector
 
 
-def test_a_near_duplicate_written_right_after_waits_for_the_first_writes_vector(
+def test_a_near_duplicate_written_right_after_is_compared_with_the_first_writes_vector(
         embedder) -> None:
+    """The first write's own vector is in the index before the next write's decision, its
+    sentences' vectors or not."""
     running = start_daemon(embedder)
     release = _pair_thread_held(running)
     try:

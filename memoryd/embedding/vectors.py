@@ -136,14 +136,16 @@ class VectorWork:
         """A single write's vectors into the database and the RAM index, after it is answered:
         queued on the database thread now, so that whatever comes after it there (a search, the
         next write's near-duplicate check) finds them. ``parts_of``: the text whose parts
-        (sentences) are still to be embedded; then they are embedded first, on the pair thread,
-        and the calls made on the database thread meanwhile wait for the vectors to be stored
-        (``DatabaseThread.ahead``). If the disk refuses them, or the daemon stops first, the
-        entry stays in the vector backlog, which embeds it again."""
+        (sentences) are still to be embedded. Then the entry's own vector goes into the RAM
+        index now (what a near-duplicate check compares), the parts are embedded on the pair
+        thread, and both are stored; a search waits for that (``DatabaseThread.settled``). If
+        the disk refuses them, or the daemon stops first, the entry stays in the vector
+        backlog, which embeds it again."""
         indexing: asyncio.Future[None]
         if parts_of is None:
             indexing = self.db.submit(self.entries.index_stored, unindexed)
         else:
+            self.db.submit(self.entries.index_in_memory, unindexed)
             indexing = asyncio.ensure_future(self._index_with_parts(unindexed, parts_of))
             self.db.ahead(indexing)
 

@@ -47,6 +47,7 @@ class SearchService:
         vectors = asyncio.get_running_loop().run_in_executor(
             self.thread, self._vector_half, query, embedder, cached, planned)
         try:
+            await self.db.settled()  # the vectors of the writes answered before it are stored
             plan = await self.db(self._plan, request, planned)
             await self.db(self.searcher.keyword_half, plan)
         except BaseException:

@@ -134,6 +134,7 @@ class SessionExtractor:
         for text, pair in zip(texts, await self.vectors.vectors_for(texts)):
             if pair is not None:
                 vectors[text] = pair[0]
+        await self.db.settled()  # the vectors of the writes answered before are stored
         stored = await self.db(self.store.vectors_by_rowids, [row[3] for row in existing])
         for _uid, text, _key, rowid in existing:
             if rowid in stored:

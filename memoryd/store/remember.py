@@ -127,6 +127,12 @@ class Remembering(EntryWrites):
                 self.write_ledger(agent, agent_records)
         return done
 
+    def index_in_memory(self, unindexed: Sequence[Unindexed]) -> None:
+        """Stored entries' own vectors into the RAM index alone, while the vectors of their
+        parts are being made (:meth:`index_stored` then stores both): a near-duplicate check
+        compares entries' own vectors only. They stay queued for their vectors meanwhile."""
+        self.index_vectors([u.rowid for u in unindexed], [u.vectors for u in unindexed])
+
     def index_stored(self, unindexed: Sequence[Unindexed]) -> None:
         """Vectors that :meth:`remember_many` left to be indexed: in the database and the RAM
         index, for the entries still waiting for them with the same text (one deleted meanwhile

@@ -4,10 +4,10 @@ Once the daemon closes, new calls get the "stopping" answer instead of new work 
 still running never meets a closed store); the daemon's own closing steps still run here.
 
 Work that ends with a call here but first waits for something else (a single write's
-sentence vectors, embedded once it is acknowledged, then stored) can be put ahead of the calls
-made after it (``ahead``): they wait for it as they would for a call queued before them, so
-that what the write changes is there for them (a search, the next write's near-duplicate
-check) exactly as if it had all been done before the acknowledgement.
+sentence vectors, embedded once it is acknowledged, then stored) can be put ahead of the reads
+that want it done (``ahead``; a search's first call: ``settled``): they wait for it as they
+would for a call queued before them, and find what it stores exactly as if it had been stored
+before the acknowledgement. Other calls do not wait for it.
 """
 
 from __future__ import annotations
@@ -34,21 +34,22 @@ class DatabaseThread:
         self.pending: set[asyncio.Future[Any]] = set()  # work put ahead of the calls to come
 
     async def __call__(self, fn: Callable[..., T], *args: Any) -> T:
-        """``fn(*args)`` on the database thread, after the work put ahead of it."""
+        """``fn(*args)`` on the database thread."""
         if self.closing and self.opened:
             raise stopping_error()
-        if self.pending:
-            await asyncio.wait(set(self.pending), timeout=AHEAD_WAIT_S)
-            if self.closing and self.opened:  # it began meanwhile
-                raise stopping_error()
         return await self.submit(fn, *args)
 
     def ahead(self, work: asyncio.Future[Any]) -> None:
-        """Calls made from now on wait for ``work`` (at most AHEAD_WAIT_S) before theirs is
-        queued. Its own calls here go through :meth:`submit`, which waits for nothing."""
+        """The reads that come after now (:meth:`settled`) wait for ``work``."""
         if not work.done():
             self.pending.add(work)
             work.add_done_callback(self.pending.discard)
+
+    async def settled(self) -> None:
+        """The work put ahead so far is done (or has had AHEAD_WAIT_S): a read queued after
+        this finds what it stored."""
+        if self.pending:
+            await asyncio.wait(set(self.pending), timeout=AHEAD_WAIT_S)
 
     def submit(self, fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
         """Queued now, whether or not closing: what comes after it there finds it done."""
