@@ -44,8 +44,10 @@ class Lexicon:
         #: a newer entry's may not, and search scores it without the alignment then
         self.filled_to = filled_to
         self.rows: dict[str, int] = {}
+        #: the rows' codes and scales, with room to grow: the first ``_used`` are words'
         self._codes = np.zeros((0, dim), dtype=np.int8)
         self._scales = np.zeros(0, dtype=np.float32)
+        self._used = 0
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -97,9 +99,20 @@ class Lexicon:
             self.filled_to = cursor
 
     def _append(self, stems: list[str], codes: np.ndarray, scales: np.ndarray) -> None:
-        base = len(self._scales)
-        self._codes = np.concatenate([self._codes, codes]) if base else codes.copy()
-        self._scales = np.concatenate([self._scales, scales]) if base else scales.copy()
+        """New words' rows, in room kept for them: the arrays double when full. (They were
+        copied whole for every step of the filling, most of them adding no word: a single
+        write's, ~0.2 ms at 1,100 words, 38 MB at 100,000.)"""
+        if not stems:
+            return
+        base, end = self._used, self._used + len(stems)
+        if end > len(self._scales):
+            capacity = max(end, 2 * len(self._scales), 1024)
+            grown_codes = np.zeros((capacity, self.dim), dtype=np.int8)  # untouched: not resident
+            grown_scales = np.zeros(capacity, dtype=np.float32)
+            grown_codes[:base], grown_scales[:base] = self._codes[:base], self._scales[:base]
+            self._codes, self._scales = grown_codes, grown_scales
+        self._codes[base:end], self._scales[base:end] = codes, scales
+        self._used = end
         for offset, stem in enumerate(stems):
             self.rows[stem] = base + offset
 
