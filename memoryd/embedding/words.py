@@ -71,22 +71,35 @@ class WordWork:
             await self.bulk.done.wait()
             await self.vectors_done.wait()
             self.wanted.clear()  # an entry stored from now on wakes the wait below
-            reached, found = await self.db(lexicon.new_words, store, words, self.lexicon_at,
-                                           LEXICON_ENTRIES, LEXICON_WORDS)
+            try:
+                reached, found = await self.db(self._step, words, self.lexicon_at)
+            except UnavailableError as exc:
+                await disk_refused("The lexicon", exc, self.db.closing)
+                continue
             if reached == self.lexicon_at:
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(LEXICON_IDLE_S):
                         await self.wanted.wait()
                 continue
-            # an entry of known words (most of a store's) costs no call of the model
-            vectors = (await self.threads.alone(list(found.values()), self.threads.bulk_thread)
-                       if found else np.zeros((0, words.dim), dtype=np.float32))
-            try:
-                await self.db(words.add, store, found, vectors, reached)
-            except UnavailableError as exc:
-                await disk_refused("The lexicon", exc, self.db.closing)
-                continue
+            if found:
+                vectors = await self.threads.alone(list(found.values()), self.threads.bulk_thread)
+                try:
+                    await self.db(words.add, store, found, vectors, reached)
+                except UnavailableError as exc:
+                    await disk_refused("The lexicon", exc, self.db.closing)
+                    continue
             self.lexicon_at = reached
+
+    def _step(self, words: Lexicon, at: int) -> tuple[int, dict[str, str]]:
+        """The filling's next entries and the words they bring (database thread). Entries of
+        known words only (most of a store's: every single write's entry is read here again,
+        once its new words were added) move the cursor here, in the same call: no call of the
+        model, and no second call here."""
+        reached, found = lexicon.new_words(self.store, words, at, LEXICON_ENTRIES,
+                                           LEXICON_WORDS)
+        if reached != at and not found:
+            words.add(self.store, {}, np.zeros((0, words.dim), dtype=np.float32), reached)
+        return reached, found
 
     def learn_later(self, text: str) -> None:
         """Give a single write's new words to the lexicon once it is acknowledged (bulk writes
