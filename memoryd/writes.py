@@ -134,5 +134,5 @@ class Writes:
 
 def redacted(request: RememberRequest) -> RememberRequest:
     """The request with its text's secrets redacted: whatever stores it (entry, ledger,
-    journal, vectors) never sees the raw secret."""
+    events, vectors) never sees the raw secret."""
     return dataclasses.replace(request, text=redact(request.text))

@@ -5,14 +5,14 @@ A purge removes what it **selects** and nothing else. It selects an agent's entr
 created since a time, those whose *text* holds a string (case-insensitive), or both — wherever
 memoryd still keeps one: a row of the index, a ``remember`` record of the agent's ledger that
 the index does not hold (a write replay skipped as a duplicate), a record of its transcript
-archive (a turn whose source was removed), the journal of an entry whose lines left their file.
+archive (a turn whose source was removed), the history of an entry whose lines left their file.
 Only the text is matched: an agent name, a category, a tag, a kind, a path that holds the
 string selects nothing.
 
 What goes, for good:
 
 - the selected entries' rows, their full-text postings (the FTS5 index is merged so no old
-  segment keeps a term), their vectors, their journal events and marks, with
+  segment keeps a term), their vectors, their events and marks, with
   ``secure_delete`` on so freed pages are zeroed, and the WAL checkpointed and truncated after;
 - every record of theirs in the agent's ledger (remember, status, update, release) and in its
   transcript archive, each file rewritten atomically (:mod:`memoryd.store.purge_files`) with
@@ -23,18 +23,18 @@ What goes, for good:
   passes' journal file (:mod:`memoryd.store.pass_log`);
 - what became of the selected entries in sessions (their outcomes), in the database and in
   the outcomes file (:mod:`memoryd.store.usage_log`);
-- the memory tools' journal events of the agent's files that hold the string, and the
+- the memory tools' events of the agent's files that hold the string, and the
   versions of its history archive that do (``--since``: those written since).
 
 What only mentions the string keeps its place, with the string replaced by ``[PURGED]`` in
 that free text alone: a forget's reason in the ledger, an older version of one of the agent's
-entries in its journal, a session's last message, a transcript's open exchange. The reply
+entries in its history, a session's last message, a transcript's open exchange. The reply
 lists them (the dry run too) beside the entries it removes; anything else — the other
 entries and every field of their records — is left byte for byte, so a rebuild of the index
 restores every entry the purge did not select exactly as before
 (``tests/test_purge_property.py``).
 
-It is journaled as a ``purge`` event (``memory history purge:AGENT``) with the ids and
+It is recorded as a ``purge`` event (``memory history purge:AGENT``) with the ids and
 counts, never the matched text. Files are the user's: a purged entry that came from a watched
 file comes back when the file is indexed again, so the reply names those files.
 """
@@ -192,7 +192,7 @@ class Purge:
 
     def _plan_events(self, plan: Plan, owners: dict[str, str]) -> None:
         """The selected entries' events; the memory tools' events of the agent's files that
-        hold the string; the journal of an entry no longer indexed (its lines left their
+        hold the string; the history of an entry no longer indexed (its lines left their
         file) that is selected; and older versions of the agent's other entries that mention
         the string (scrubbed)."""
         tool = f"file:{self.agent}:"
@@ -232,7 +232,7 @@ class Purge:
         replaced in its text (the only free text of a version)."""
         assert self.pattern is not None
         if not (self.holds(before) or self.holds(after) or "\\u" in (before or "") + (after or "")):
-            return  # the journal's JSON escapes non-ASCII: look closer only then
+            return  # the events' JSON escapes non-ASCII: look closer only then
         new = [scrub_texts(json_value(side), self.pattern, PURGED) for side in (before, after)]
         if new[0] is None and new[1] is None:
             return
@@ -337,7 +337,7 @@ class Purge:
                     if size is not None:
                         self.store.set_meta(key, str(size))
                 self._delete(plan)
-                self.store.journal(f"purge:{self.agent}", "purge", actor, None, {
+                self.store.record_event(f"purge:{self.agent}", "purge", actor, None, {
                     "agent": self.agent, "since": self.since,
                     "matched_text": self.match is not None,
                     "ids": sorted(plan.ids), "events": len(plan.events),

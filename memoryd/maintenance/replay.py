@@ -132,12 +132,13 @@ def _apply_record(store: Store, agent: str, record: dict[str, Any], skipped: set
 
 def _change(store: Store, agent: str, before: StoredEntry, event: str,
             record: dict[str, Any], changes: dict[str, Any]) -> int:
-    """A status or update record applied to its entry (of this agent's ledger), journaled."""
+    """A status or update record applied to its entry (of this agent's ledger), and its
+    event."""
     if before.agent.casefold() != agent.casefold():
         return 0
     store.update_entry(before.uid, **changes, updated=record["ts"])
-    store.journal(before.uid, event, record.get("actor"), before,
-                  store.entry_by_uid(before.uid), record["ts"])
+    store.record_event(before.uid, event, record.get("actor"), before,
+                       store.entry_by_uid(before.uid), record["ts"])
     return 1
 
 
@@ -163,7 +164,7 @@ def _apply_remember(store: Store, agent: str, entry: dict[str, Any], skipped: se
         log.info("Replay: skipped a duplicate of an entry already stored (%s).", entry.get("uid"))
         return 0
     store.insert_entry(entry)
-    store.journal(entry["uid"], "remember", entry.get("writer"), None, entry,
-                  entry.get("updated", entry["created"]))
+    store.record_event(entry["uid"], "remember", entry.get("writer"), None, entry,
+                       entry.get("updated", entry["created"]))
     return 1
 

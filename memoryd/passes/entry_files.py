@@ -277,7 +277,7 @@ class FileEntryEdits:
         store = ctx.store
         with store.transaction():
             store.insert_entry(entry)
-            store.journal(uid, "remember", actor, None, entry, now)
+            store.record_event(uid, "remember", actor, None, entry, now)
         stored = store.entry_by_uid(uid)
         assert stored is not None
         return stored

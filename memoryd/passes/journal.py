@@ -309,8 +309,8 @@ class Journal:
         self.store.update_entry(entry.uid, **fields, updated=now)
         if "status" in fields:
             self.entries.set_index_status(entry.rowid, fields["status"])
-        self.store.journal(entry.uid, actor, "memoryd", {k: getattr(entry, k) for k in fields},
-                           fields, now)
+        self.store.record_event(entry.uid, actor, "memoryd", {k: getattr(entry, k) for k in fields},
+                                fields, now)
         ledgered = {k: v for k, v in fields.items() if k in LEDGERED}
         if ledgered and entry.via in ("api", "import", "extract"):
             return {"op": "update", "ts": now, "id": entry.uid, "fields": ledgered,
@@ -407,7 +407,7 @@ class Journal:
             if "status" in fields:  # a forget or supersede that edited the file, or its undo
                 self.entries.set_index_status(row["id"], fields["status"])
                 action = fields["status"]
-            self.store.journal(uid, action, actor, {k: row[k] for k in fields}, fields, now)
+            self.store.record_event(uid, action, actor, {k: row[k] for k in fields}, fields, now)
 
     def _states(self, changes: list[int], state: str) -> None:
         self.store.runs.set_states(changes, state)

@@ -30,8 +30,8 @@ MAX_TEXT_CHARS = 32_000
 
 @dataclass(frozen=True)
 class History:
-    """An entry's versions, oldest first, and the journal's events of them; ``removed``: an
-    entry that left the index (a memory file's bullet deleted), as the journal last saw it."""
+    """An entry's versions, oldest first, and the events of them; ``removed``: an
+    entry that left the index (a memory file's bullet deleted), as its history last saw it."""
 
     entries: list[StoredEntry]
     events: list[dict[str, Any]]
@@ -165,7 +165,7 @@ class Entries(Remembering):
             rowid = self.store.insert_entry(new)
             stored = self.store.entry_by_uid(new["uid"])
             assert stored is not None
-            self.store.journal(new["uid"], "remember", actor, None, stored, now)
+            self.store.record_event(new["uid"], "remember", actor, None, stored, now)
             self._index_entry(rowid, vectors)
             previous = self._set_status(old, "superseded", actor, new["uid"])
         return Superseded(stored, previous)
@@ -224,7 +224,7 @@ class Entries(Remembering):
         return History(entries, self.store.events_for([e.uid for e in entries]))
 
     def _history_of_removed(self, entry_id: str) -> History:
-        """A file entry whose bullet was deleted lives on in the journal."""
+        """A file entry whose bullet was deleted lives on in its history."""
         events = self.store.events_for([entry_id])
         if entry_id.startswith("file:") and events:  # the memory tools' deltas, as whole texts
             for event, version in zip(events, file_versions(self.store, entry_id)):

@@ -119,7 +119,7 @@ def journal_write(store: Store, agent: str, relative: str, action: str, before: 
             old["text"] = before  # a base: first event, or the file was edited outside the tools
     new = {"sha256": _sha(after), "bytes": len(after.encode("utf-8", "surrogatepass")),
            **delta(before or "", after)}
-    store.journal(uid, action, actor or agent, old, new, ts if ts is not None else time.time())
+    store.record_event(uid, action, actor or agent, old, new, ts if ts is not None else time.time())
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from memoryd.quarantine import TRANSCRIPT_KINDS
 from memoryd.text import index_text
 
 MIGRATIONS: tuple[str, ...] = (
-    # 1: entries, full-text index, journal
+    # 1: entries, full-text index, events
     """
     CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
     CREATE TABLE entries(

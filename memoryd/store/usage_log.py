@@ -48,7 +48,7 @@ FILE_NAME = "outcomes.jsonl"
 KEY = "usage_log"
 #: When memoryd first recorded an injection (meta; memoryd.store.usage reads it).
 SINCE_KEY = "usage:since"
-#: Who the journal says changed an outcome.
+#: Who the entry's history says changed an outcome.
 ACTOR = "memoryd (outcomes)"
 _ROW_COLUMNS = ("entry", "session", "agent", "injected", "injections", "outcome", "why",
                 "evidence", "at", "judged")
@@ -189,8 +189,8 @@ def apply_record(store: Store, record: dict[str, Any]) -> int:
             (record["outcome"], record.get("why"),
              json.dumps(record.get("evidence") or [], ensure_ascii=False), record.get("at"),
              record["ts"], record["entry"], record["session"]))
-        _journal(store, record["entry"], record["session"], before[0], record["outcome"],
-                 record.get("why"), record["ts"])
+        _record_event(store, record["entry"], record["session"], before[0], record["outcome"],
+                      record.get("why"), record["ts"])
     elif op == "session":
         db.execute(
             "INSERT INTO sessions(id, harness, agent, cwd, project, started, last_seen, closed, "
@@ -216,25 +216,25 @@ def apply_record(store: Store, record: dict[str, Any]) -> int:
             [record.get(column) for column in _ROW_COLUMNS])
         db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)",
                    (SINCE_KEY, repr(record["injected"])))
-        _journal(store, record["entry"], record["session"], before[0] if before else None,
-                 record.get("outcome"), record.get("why"),
-                 record.get("judged") or record["injected"])
+        _record_event(store, record["entry"], record["session"], before[0] if before else None,
+                      record.get("outcome"), record.get("why"),
+                      record.get("judged") or record["injected"])
     else:
         log.warning("Skipping an unknown line of the outcomes file: %r", op)
         return 0
     return 1
 
 
-def _journal(store: Store, entry: str, session: str, before: str | None, after: str | None,
-             why: str | None, ts: float) -> None:
-    """An outcome that changed, in the entry's history, as memoryd.store.usage journals it
+def _record_event(store: Store, entry: str, session: str, before: str | None, after: str | None,
+                  why: str | None, ts: float) -> None:
+    """An outcome that changed, in the entry's history, as memoryd.store.usage records it
     (``memory history``): the events of a transaction that never committed, or of the index
     a rebuild replaced, are not in any file."""
     if after is None or after == before:
         return
-    store.journal(entry, "outcome", ACTOR,
-                  {"session": session, "outcome": before} if before is not None else None,
-                  {"session": session, "outcome": after, "why": why}, ts)
+    store.record_event(entry, "outcome", ACTOR,
+                       {"session": session, "outcome": before} if before is not None else None,
+                       {"session": session, "outcome": after, "why": why}, ts)
 
 
 def export(store: Store, usage_log: UsageLog) -> int:
