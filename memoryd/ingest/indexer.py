@@ -45,8 +45,8 @@ log = logging.getLogger(__name__)
 
 #: A watched entry's events keep its text whole up to this many characters; a longer
 #: one (a big memory file read as one entry) by its beginning and its length (``text_chars``).
-#: The file holds the text, and the memory tools' own journal every version they wrote (as
-#: deltas: memoryd.store.file_journal); whole, each version of a 1 MB file written 50 times
+#: The file holds the text, and the memory tools' file versions every version they wrote (as
+#: deltas: memoryd.store.file_versions); whole, each version of a 1 MB file written 50 times
 #: grew the database by 100 MB.
 EVENT_TEXT_CHARS = 4096
 TRANSCRIPT_CATEGORY = "session"

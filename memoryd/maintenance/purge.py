@@ -53,7 +53,7 @@ from typing import Any
 from memoryd.maintenance.purge_match import ChangeFilter, holds_text, json_value, scrub_texts
 from memoryd.store.archive import TRANSCRIPT_PREFIX, AgentArchive, meta_key
 from memoryd.store.database import Store
-from memoryd.store.file_journal import history_key
+from memoryd.store.file_versions import history_key
 from memoryd.store.ledger import Ledger
 from memoryd.store.lexicon import Lexicon, drop_word, unknown_words
 from memoryd.store.pass_log import PassLog, pass_log_key

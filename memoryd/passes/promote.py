@@ -57,7 +57,7 @@ from memoryd.passes.user_files import read_text
 from memoryd.provenance import agent_wrote
 from memoryd.quarantine import reason as quarantine_reason
 from memoryd.sources import ARCHIVE_DIR
-from memoryd.store.file_journal import tool_written
+from memoryd.store.file_versions import tool_written
 from memoryd.store.query import EntryQuery
 from memoryd.store.records import StoredEntry
 from memoryd.text import normalise_text

@@ -24,9 +24,9 @@ oldest first, and the archive restores them at start and at reindex.
   (:func:`memoryd.store.archive.archive_now`), so what no run had copied yet is not lost
   either.
 
-- **The memory tools' journal**: a full run also moves memory-file versions older than 30 days
+- **The memory tools' file versions**: a full run also moves memory-file versions older than 30 days
   beyond the newest 20 of each file out of the database into ``history/<agent>.jsonl.gz``
-  under the state dir (whole texts; :mod:`memoryd.store.file_journal`; the oldest kept
+  under the state dir (whole texts; :mod:`memoryd.store.file_versions`; the oldest kept
   version becomes a whole-text base). Counted as ``journal_versions_moved``.
 
 The journal lists one change per archive (kind ``archive``, state ``archived``); an archive is
@@ -45,7 +45,7 @@ from memoryd.passes import unused
 from memoryd.passes.journal import Change
 from memoryd.passes.steps import Offload
 from memoryd.store.archive import AgentArchive, Appended, Work, copy_changed
-from memoryd.store.file_journal import archive_records, drop, history_key, old_versions
+from memoryd.store.file_versions import archive_records, drop, history_key, old_versions
 
 if TYPE_CHECKING:
     from memoryd.passes.steps import PassContext, Steps
@@ -81,7 +81,7 @@ def run(ctx: PassContext) -> Steps[None]:
 
 
 def _move_old_versions(ctx: PassContext) -> Steps[None]:
-    """The memory tools' old file versions, out of the journal into the history archive
+    """The memory tools' old file versions, out of the database into the history archive
     (durably first: a crash in between archives a version twice, never loses one)."""
     old = []
     for item in old_versions(ctx.store):

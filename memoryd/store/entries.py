@@ -12,7 +12,7 @@ from typing import Any
 from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError
 from memoryd.provenance import person_only_refusal
 from memoryd.store.entry_writes import Unindexed, Vectors, apply_release, new_uid
-from memoryd.store.file_journal import versions as file_versions
+from memoryd.store.file_versions import versions as file_versions
 from memoryd.store.records import Asker, Entry, EntryRequest, StoredEntry, Superseded
 from memoryd.store.remember import Remembering
 from memoryd.store.usage import Usage, UsageRecord

@@ -17,7 +17,7 @@ line is cut off, a damaged one skipped)::
 
 A file change carries a file's bytes before and after. To keep the file small, the text
 before is stored zlib-compressed (``text_z``, base64) and the text after as a delta from it
-(``text_delta``: the memory tools' journal's, memoryd.store.file_journal); a dry run's
+(``text_delta``: as the memory tools' file versions, memoryd.store.file_versions); a dry run's
 previews are not written (they changed nothing; the run and its counts are).
 
 **When.** The lines of a change go in the transaction that records it, after the ledger
@@ -43,7 +43,7 @@ from typing import Any, Protocol, cast
 
 from memoryd.store.database import Store
 from memoryd.store.durable import append_durably, cut_back
-from memoryd.store.file_journal import apply_delta, delta
+from memoryd.store.file_versions import apply_delta, delta
 from memoryd.store.ledger import _last_newline_end as last_newline_end
 from memoryd.store.ledger import decode_line
 from memoryd.store.purge_files import Rewrite

@@ -36,7 +36,7 @@ from memoryd.maintenance.replay import apply_records
 from memoryd.names import AGENT_NAME
 from memoryd.store.archive import AgentArchive, meta_key, restore_records
 from memoryd.store.database import Store
-from memoryd.store.file_journal import history_key
+from memoryd.store.file_versions import history_key
 from memoryd.store.ledger import Ledger
 from memoryd.store.pass_log import PassLog
 from memoryd.sync.merge import archive_lines, common_lines, ledger_lines
