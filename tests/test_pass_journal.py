@@ -16,7 +16,7 @@ from memoryd_client import Client
 from test_passes import rebuilt_from_files
 
 from memoryd.config import load_config
-from memoryd.passes.journal import Change, Journal, RunSummary, file_change
+from memoryd.passes.runs import Change, PassRuns, RunSummary, file_change
 from memoryd.passes.user_files import read_text
 from memoryd.store.database import Store
 from memoryd.store.entries import Entries
@@ -121,15 +121,15 @@ def test_a_change_pending_when_the_daemon_died_is_settled_after_a_rebuild(
     config = load_config()
     store = Store(config.db_path)
     try:
-        journal = Journal(store, Entries(config.remember, store, Ledger(config.ledger_dir)),
-                          config.state_dir)
-        run = journal.begin("notebooks", {}, False)
+        runs = PassRuns(store, Entries(config.remember, store, Ledger(config.ledger_dir)),
+                        config.state_dir)
+        run = runs.begin("notebooks", {}, False)
         changes = [file_change(notebook, read_text(notebook), "# Notes\n\n- one\n", "prune",
                                "over the cap"),
                    file_change(archive, None, "- two\n- three\n", "prune", "over the cap")]
         assert all(isinstance(change, Change) for change in changes)
         assert isinstance(run, RunSummary)
-        journal.begin_files(run, [c for c in changes if c is not None])
+        runs.begin_files(run, [c for c in changes if c is not None])
         notebook.write_text("# Notes\n\n- one\n")  # the first file written, then the kill
     finally:
         store.close()

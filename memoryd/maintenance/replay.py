@@ -25,12 +25,12 @@ def replay_ledgers(store: Store, ledger: Ledger,
     cut off first (memoryd.store.ledger).
 
     A maintenance pass's change to an entry is written to the ledger inside the transaction
-    that journals it (memoryd.passes.journal), and its record names the change. A record the
+    that records it (memoryd.passes.runs), and its record names the change. A record the
     database has not seen whose change it does not hold either is a change whose transaction
     never committed (the daemon was killed, or the power lost, between the two): it is not
     applied, and a record putting the entry back as the database has it is appended, so that
     a rebuild from the ledgers later ends the same. A database that has not read this ledger
-    before (a rebuild) holds no journal to check against, and applies every record.
+    before (a rebuild) holds no changes to check against, and applies every record.
 
     ``progress`` is told the bytes read of the bytes to read (`memoryd reindex` shows it)."""
     ledger.repair_tails()
@@ -46,7 +46,7 @@ def replay_ledgers(store: Store, ledger: Ledger,
         if path.stat().st_size < offset:
             log.warning("Ledger %s is shorter than recorded; replaying it whole.", path)
             offset = 0
-        journaled = offset > 0  # this database's journal covers this ledger's pass records
+        journaled = offset > 0  # this database's changes cover this ledger's pass records
         undone: list[dict[str, Any]] = []
         with store.transaction():
             for position, record in ledger.read(agent, offset):

@@ -1,4 +1,4 @@
-"""The passes' journal file seen from the journal (memoryd.passes.journal): what a
+"""The passes' journal file seen from the journal (memoryd.passes.runs): what a
 transaction records — runs, changes, states — goes to ``passes.jsonl`` (memoryd.store.pass_log)
 as well as the database, appended at the end of the transaction, after the ledger records of
 its entries and before the commit, and taken back when the transaction fails."""

@@ -229,7 +229,7 @@ class Health:
         """The files the passes' last runs left as they were because they may not or cannot
         rewrite them (read-only, hard links, immutable, a read-only file system)."""
         passes = self.passes
-        found = await self.parts.db(passes.journal.unwritten) if passes else []
+        found = await self.parts.db(passes.runs.unwritten) if passes else []
         if not found:
             return check("unwritten", OK, "the passes' last runs wrote every file they changed")
         shown = [f"{path}: {why.removeprefix('not written: ')} (memory pass show {run})"

@@ -43,7 +43,7 @@ class MemoryMethods:
         its name in each reply that has some."""
         if not any(r.get("corrects") for r in replies):
             return
-        run = await self.parts.db(corrections.record, self.passes.journal, replies)
+        run = await self.parts.db(corrections.record, self.passes.runs, replies)
         for reply in replies:
             if reply.get("corrects"):
                 reply["run"] = run

@@ -83,8 +83,8 @@ class Parts:
             # a sync killed mid-merge: its files put back or completed, what it brought applied
             await db(finish_pending, store, config.state_dir)
             restored = await db(restore_archives, store, AgentArchive(config.archive_dir))
-            # the passes' journal before the ledgers: their records of a pass's changes name
-            # them
+            # the passes' run log before the ledgers: their records of a pass's changes
+            # name them
             await db(replay_pass_log, store, PassLog.in_state(config.state_dir))
             replayed = await db(replay_ledgers, store, entries.ledger)
             await db(replay_usage_log, store, UsageLog.beside(store))

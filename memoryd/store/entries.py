@@ -83,8 +83,8 @@ class Entries(Remembering):
 
     def forget_entry(self, entry: StoredEntry, actor: str, reason: str | None,
                      change: int | None = None) -> StoredEntry:
-        """Forget an entry: its ledger's status record (naming the journal's ``change`` that
-        makes it undoable: memoryd.passes.journal.Journal.forget), then the row."""
+        """Forget an entry: its ledger's status record (naming the ``change`` that makes it
+        undoable: memoryd.passes.runs.PassRuns.forget), then the row."""
         record = self._status_record(entry, "forgotten", actor, reason)
         if change is not None:
             record["change"] = change

@@ -240,9 +240,9 @@ MIGRATIONS: tuple[str, ...] = (
         INSERT OR IGNORE INTO vector_queue(rowid) VALUES (new.id);
     END;
     """,
-    # 12: the journal looked up by what a change is (promotion's applied rules, the open
+    # 12: the passes' changes looked up by what a change is (promotion's applied rules, the open
     # proposals and contradictions); by state alone, or by target, it scanned every change
-    # ever journaled (0.4 s with 300k changes, on the database thread)
+    # ever recorded (0.4 s with 300k changes, on the database thread)
     """
     CREATE INDEX changes_kind ON changes(kind, action, state);
     """,

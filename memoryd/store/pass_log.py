@@ -1,6 +1,6 @@
 """The maintenance passes' journal as a file, so that a rebuilt index still knows its runs.
 
-The runs and changes of the passes (memoryd.passes.journal) live in the database, which is an
+The runs and changes of the passes (memoryd.passes.runs) live in the database, which is an
 index rebuilt from the files. What ``memory pass list``/``show``, ``memory undo`` and the
 rule "an undone merge stays undone" need of them is therefore also written, as it is
 recorded, to ``$MEMORYD_HOME/passes.jsonl``: one JSON object a line, each with the CRC-32 of
@@ -123,7 +123,7 @@ def _load(value: str | None) -> Any:
 
 
 def _dump(value: Any) -> str | None:
-    """As memoryd.passes.journal stores a column."""
+    """As memoryd.passes.runs stores a column."""
     return None if value is None else json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 

@@ -115,7 +115,7 @@ class RunSummary:
     status: str = "running"
 
 
-class Journal:
+class PassRuns:
     """Runs on the database thread."""
 
     def __init__(self, store: Store, entries: Entries, state_dir: Path) -> None:
@@ -142,7 +142,7 @@ class Journal:
             self.store.runs.finish(run.run, time.time(), status, run.counts, error)
             self.file.runs([run.run], finished=True)
 
-    def runs(self, name: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+    def newest(self, name: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
         return [self._run_row(row) for row in self.store.runs.newest(name, limit)]
 
     def run(self, run: int) -> dict[str, Any]:
@@ -300,7 +300,7 @@ class Journal:
     def _write_entry(self, entry: StoredEntry, fields: dict[str, Any],
                      actor: str) -> dict[str, Any] | None:
         """Update an entry (in a transaction the caller holds): the row, the vector index's
-        status, the entry's journal. Returns the ledger record the change needs (entries
+        status, the entry's event. Returns the ledger record the change needs (entries
         written through the API keep their changes in their ledger), which the caller appends
         before the transaction commits."""
         if not fields:
@@ -454,7 +454,7 @@ class Journal:
         every run): a group whose files all hold their new bytes is applied, any other is
         undone, files and entries, and marked ``state``. Returns how many changes it settled.
         A file that cannot be put back is logged and left as it is (its text is in the
-        journal; the watcher indexes what it holds)."""
+        change; the watcher indexes what it holds)."""
         pending: dict[int, list[dict[str, Any]]] = {}
         for number, grp in self.store.runs.pending(run, group):
             pending.setdefault(grp or number, []).append(self.change(number))
