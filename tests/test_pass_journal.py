@@ -16,7 +16,9 @@ from memoryd_client import Client
 from test_passes import rebuilt_from_files
 
 from memoryd.config import load_config
-from memoryd.passes.runs import Change, PassRuns, RunSummary, file_change
+from memoryd.passes.changes import Change, RunSummary
+from memoryd.passes.file_changes import file_change
+from memoryd.passes.runs import PassRuns
 from memoryd.passes.user_files import read_text
 from memoryd.store.database import Store
 from memoryd.store.entries import Entries

@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memoryd.meaning import LESSON_COSINE, Reading, difference, reading, same_thing
-from memoryd.passes.runs import Change
+from memoryd.passes.changes import Change
 from memoryd.passes.steps import Offload
 from memoryd.scheduling import give_way
 from memoryd.sources import ARCHIVE_DIR

@@ -25,7 +25,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from memoryd.passes.runs import Change, PassRuns, run_name
+from memoryd.passes.changes import Change, run_name
+from memoryd.passes.runs import PassRuns
 from memoryd.store.records import StoredEntry
 
 PASS = "correct"

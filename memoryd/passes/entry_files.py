@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from memoryd.errors import BadParamsError, MemorydError, UnavailableError
 from memoryd.ingest.markdown import MemoryItem, parse_memory_file, split_lines
 from memoryd.passes.file_care import FileNotWrittenError
-from memoryd.passes.runs import file_change
+from memoryd.passes.file_changes import file_change
 from memoryd.passes.user_files import FileText, read_text
 from memoryd.redact import redact
 from memoryd.store.archive import TRANSCRIPT_PREFIX

@@ -39,8 +39,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memoryd.meaning import LESSON_COSINE, same_thing
+from memoryd.passes.changes import Change
 from memoryd.passes.consolidate import best_first
-from memoryd.passes.runs import Change
 from memoryd.store.records import StoredEntry
 from memoryd.store.usage import BROKEN, FOLLOWED, Usage, Verdict
 from memoryd.text import normalise_text

@@ -40,7 +40,9 @@ import numpy as np
 
 from memoryd.errors import BadParamsError
 from memoryd.ingest.markdown import MemoryFile, is_pinned, parse_memory_file
+from memoryd.passes.changes import Change
 from memoryd.passes.file_care import NotWritten
+from memoryd.passes.file_changes import file_change, swap_groups
 from memoryd.passes.notebook_text import (
     DEDUPED,
     Item,
@@ -52,7 +54,6 @@ from memoryd.passes.notebook_text import (
     prune,
     repeats,
 )
-from memoryd.passes.runs import Change, file_change, swap_groups
 from memoryd.passes.steps import Collect, Offload
 from memoryd.passes.user_files import FileText, read_text
 from memoryd.sources import ARCHIVE_DIR

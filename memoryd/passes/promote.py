@@ -47,11 +47,13 @@ import numpy as np
 from memoryd.ingest.markdown import is_pinned
 from memoryd.meaning import LESSON_COSINE, Reading, reading, same_thing
 from memoryd.passes import evidence
+from memoryd.passes.changes import Change
 from memoryd.passes.consolidate import best_first
 from memoryd.passes.evidence import BROKEN_SESSIONS, GLOBAL, Used
 from memoryd.passes.file_care import FileNotWrittenError, NotWritten
+from memoryd.passes.file_changes import file_change
 from memoryd.passes.notebooks import graduate
-from memoryd.passes.runs import UNWRITTEN, Change, file_change
+from memoryd.passes.runs import UNWRITTEN
 from memoryd.passes.steps import Offload
 from memoryd.passes.user_files import read_text
 from memoryd.provenance import agent_wrote

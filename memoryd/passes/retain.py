@@ -42,7 +42,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from memoryd.passes import unused
-from memoryd.passes.runs import Change
+from memoryd.passes.changes import Change
 from memoryd.passes.steps import Offload
 from memoryd.store.archive import AgentArchive, Appended, Work, copy_changed
 from memoryd.store.file_versions import archive_records, drop, history_key, old_versions

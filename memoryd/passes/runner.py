@@ -32,14 +32,10 @@ from typing import Any, cast
 from memoryd.config import configured_sources
 from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError, UnavailableError
 from memoryd.passes import consolidate, notebooks, promote, retain, staleness
+from memoryd.passes.changes import RunSummary, parse_target, run_name
 from memoryd.passes.file_care import FileNotWrittenError
-from memoryd.passes.runs import (
-    PassRuns,
-    RunSummary,
-    parse_target,
-    rebased,
-    run_name,
-)
+from memoryd.passes.file_changes import rebased
+from memoryd.passes.runs import PassRuns
 from memoryd.passes.steps import Collect, Offload, PassContext, PassParts, Steps, in_thread
 from memoryd.passes.user_files import commit, through_links
 from memoryd.progress import report

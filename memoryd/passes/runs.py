@@ -12,7 +12,8 @@ A **run** (``r12``) is one pass over a scope; a **change** (``c345``) is one thi
 A change carries what it replaces and what it writes (``before`` / ``after``): an entry's
 fields, or a file's text and the entries that moved with it. **Undo** applies the opposite
 change as a new run, so an undo can itself be undone. A file edited since the run wrote it is
-undone as it is now where the edits made since and the undo's are apart (:func:`rebased`).
+undone as it is now where the edits made since and the undo's are apart
+(:func:`~memoryd.passes.file_changes.rebased`).
 Entries written through the API keep their changes in the ledger too (``status`` and
 ``update`` records), so a rebuild keeps them; and every run and change (not a dry run's
 previews) is also written to the passes' journal file as it is recorded
@@ -35,31 +36,24 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from memoryd.errors import BadParamsError, NotFoundError
-from memoryd.passes.carry_edit import carry_edit
+from memoryd.passes.changes import Change, RunSummary, change_name, run_name
 from memoryd.passes.file_care import (
     FileNotWrittenError,
-    NotWritten,
     is_file_error,
     not_written,
     remove_stale_temporaries,
 )
+from memoryd.passes.file_changes import holds, settle_file, side_bytes, swap, swap_files
 from memoryd.passes.journal_file import JournalFile
 from memoryd.passes.user_files import (
-    FileText,
-    remove_if_unchanged,
-    replace_if_unchanged,
     settle_removal,
 )
-from memoryd.regular_file import read_regular
-from memoryd.scheduling import give_way
 from memoryd.store.database import Store
-from memoryd.store.durable import fsync_directory
 from memoryd.store.entries import Entries
 from memoryd.store.entry_writes import mark_target
 from memoryd.store.ledger import LEDGER_FIELDS
@@ -79,40 +73,6 @@ UNWRITTEN = "unwritten"
 #: Fields of the entries that move with a file change.
 MOVED_FIELDS = ("source", "line_start", "line_end", "text", "hash", "created", "status",
                 "superseded_by")
-
-
-def run_name(run: int) -> str:
-    return f"r{run}"
-
-
-def change_name(change: int) -> str:
-    return f"c{change}"
-
-
-def parse_target(text: str) -> tuple[str, int]:
-    """"r12" → ("run", 12); "c345" → ("change", 345)."""
-    if len(text) > 1 and text[0] in "rc" and text[1:].isdigit():
-        return ("run" if text[0] == "r" else "change"), int(text[1:])
-    raise BadParamsError(f"{text!r} is neither a run (r12) nor a change (c345)")
-
-
-@dataclass
-class Change:
-    kind: str
-    target: str
-    action: str
-    why: str
-    before: Any = None
-    after: Any = None
-
-
-@dataclass
-class RunSummary:
-    run: int
-    name: str
-    dry_run: bool
-    counts: dict[str, int] = field(default_factory=dict)
-    status: str = "running"
 
 
 class PassRuns:
@@ -378,8 +338,8 @@ class PassRuns:
 
     def finish_files(self, changes: list[Change], numbers: list[int], written: bool) -> str:
         """Mark the group applied — or, when a file had changed meanwhile (``written`` False:
-        :func:`swap_files` put back what it wrote), move the entries back and mark it
-        conflict."""
+        :func:`~memoryd.passes.file_changes.swap_files` put back what it wrote), move the
+        entries back and mark it conflict."""
         with self.recording():
             if not written:
                 for change in changes:
@@ -461,8 +421,9 @@ class PassRuns:
         for changes in pending.values():
             for change in changes:
                 if change["after"] is None and change["before"] is not None:
-                    _logged(settle_removal, Path(change["target"]), _bytes(change["before"]))
-            done = [_holds(c["target"], c["after"]) for c in changes]
+                    settle_file(settle_removal, Path(change["target"]),
+                                side_bytes(change["before"]))
+            done = [holds(c["target"], c["after"]) for c in changes]
             if all(done):
                 with self.recording():
                     for change in changes:
@@ -471,7 +432,7 @@ class PassRuns:
                 continue
             for change, written in zip(changes, done):  # all or none: put back what was written
                 if written:
-                    _logged(_swap, Path(change["target"]), change["after"], change["before"])
+                    settle_file(swap, Path(change["target"]), change["after"], change["before"])
             with self.recording():
                 for change in changes:  # and the entries that moved ahead of the files
                     self._move_entries((change["after"] or {}).get("entries_before", {}))
@@ -488,139 +449,5 @@ class PassRuns:
         return remove_stale_temporaries(sorted(directories))
 
 
-def rebased(change: Change) -> Change:
-    """An undo's file change made to the file as it is now. An undo puts back the text a run
-    replaced; when the file was edited since the run wrote it (an agent's new line in the
-    notebook), the undo is made to the edited text instead, keeping the edit — if the two are
-    apart: the undo carried onto the edited text and the edit carried onto the undone text
-    (:func:`~memoryd.passes.carry_edit.carry_edit`) must give the same text. Otherwise, or
-    when the file is gone, the change is returned as it was, and its compare-and-swap finds a
-    conflict. An undo that removes a file the run created keeps what was written into it
-    since (a later run's archived lines): it removes only this run's lines, and the file
-    when nothing else is left."""
-    if change.kind != "file" or change.before is None:
-        return change
-    try:
-        current = read_regular(change.target)
-    except OSError:
-        return change
-    written = _bytes(change.before)
-    if current == written:
-        return change
-    undone = _bytes(change.after) if change.after is not None else b""
-    merged = carry_edit(written, undone, current)
-    if merged is None or merged != carry_edit(written, current, undone):
-        return change
-    before = {**change.before, "text": current.decode("utf-8", "surrogateescape")}
-    if change.after is None and not merged:
-        return replace(change, before=before)
-    return replace(change, before=before, after={
-        **(change.after or {"entries": {}}), "text": merged.decode("utf-8", "surrogateescape")})
-
-
-def _logged(fn: Any, path: Path, *args: Any) -> None:
-    """Settling a file: what cannot be done is logged, and the rest goes on."""
-    try:
-        fn(path, *args)
-    except OSError as exc:
-        log.warning("%s: could not be put back as the journal has it (%s); left as it is",
-                    path, exc.strerror or exc)
-
-
 def _number(change: dict[str, Any]) -> int:
     return int(change["change"][1:])
-
-
-def _holds(target: str, side: dict[str, Any] | None) -> bool:
-    """Whether the file holds this side of a change (None: does not exist)."""
-    path = Path(target)
-    if side is None:
-        return not path.exists()
-    try:
-        return read_regular(path) == _bytes(side)
-    except OSError:
-        return False
-
-
-def swap_files(changes: list[Change], renamed_in: set[Path] | None = None, *,
-               sync: Callable[[], None] | None = None) -> bool:
-    """Write a group's files by compare-and-swap, all or none: when one changed meanwhile,
-    the ones written already are put back and False is returned. Needs no database (a pass
-    may run it on a worker thread). With ``renamed_in``, the directories whose names changed
-    are collected there for the caller to fsync (see :func:`replace_if_unchanged`); ``sync``
-    makes the journal file's pending lines durable first (a power loss then leaves the
-    change recorded pending, which the next start settles, even after a rebuild)."""
-    if sync is not None:
-        sync()
-    written: list[Change] = []
-    for change in changes:
-        try:
-            swapped = _swap(Path(change.target), change.before, change.after, renamed_in)
-        except OSError:  # what was written goes back (settle does it, should this fail)
-            for done in reversed(written):
-                _logged(_swap, Path(done.target), done.after, done.before, renamed_in)
-            raise
-        if not swapped:
-            for done in reversed(written):
-                _swap(Path(done.target), done.after, done.before, renamed_in)
-            return False
-        written.append(change)
-    return True
-
-
-def swap_groups(groups: list[list[Change]],
-                sync: Callable[[], None] | None = None) -> list[bool | NotWritten]:
-    """:func:`swap_files` for each group, in order; each directory is fsynced once at the end
-    (a notebook pass writes a thousand files into a few directories), before any group is
-    reported written. A group with a file that may not or cannot be rewritten is skipped:
-    its place holds why (see :func:`~memoryd.passes.user_files.is_file_error`); the others
-    are written. ``sync``: as swap_files', once before the first file."""
-    if sync is not None:
-        sync()
-    renamed_in: set[Path] = set()
-    written: list[bool | NotWritten] = []
-    for changes in groups:
-        give_way()
-        try:
-            written.append(swap_files(changes, renamed_in))
-        except OSError as exc:
-            if not is_file_error(exc):
-                raise
-            written.append(not_written(exc, changes[0].target))
-    for directory in sorted(renamed_in):
-        fsync_directory(directory)
-    return written
-
-
-def _swap(path: Path, old: dict[str, Any] | None, new: dict[str, Any] | None,
-          renamed_in: set[Path] | None = None) -> bool:
-    """Compare-and-swap a file from one side of a change to the other."""
-    expected = _bytes(old) if old is not None else None
-    if new is None:
-        return expected is not None and remove_if_unchanged(path, expected, renamed_in)
-    return replace_if_unchanged(path, expected, _bytes(new), renamed_in=renamed_in)
-
-
-def file_change(path: Path, basis: FileText | None, new_text: str | None, action: str,
-                why: str, moves: dict[str, dict[str, Any]] | None = None,
-                moves_before: dict[str, dict[str, Any]] | None = None) -> Change | None:
-    """A change of a file from ``basis`` — the text the new one was computed from, as read
-    (None: the file did not exist) — to ``new_text`` (None: removed), in the file's own
-    conventions; None when nothing would change. The write is a compare-and-swap against the
-    basis, so an edit made since it was read is never overwritten."""
-    if basis is not None:
-        before: dict[str, Any] | None = {"text": basis.data.decode("utf-8", "surrogateescape")}
-        data = basis.encode(new_text) if new_text is not None else None
-        if data == basis.data:
-            return None
-    else:
-        before, data = None, None if new_text is None else new_text.encode("utf-8")
-        if data is None:
-            return None
-    after = None if data is None else {"text": data.decode("utf-8", "surrogateescape"),
-                                       "entries": moves or {}, "entries_before": moves_before or {}}
-    return Change("file", str(path), action, why, before, after)
-
-
-def _bytes(side: dict[str, Any]) -> bytes:
-    return side["text"].encode("utf-8", "surrogateescape")

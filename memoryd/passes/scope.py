@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memoryd.errors import BadParamsError, MemorydError, UnavailableError
+from memoryd.passes.changes import Change
 from memoryd.passes.entry_files import PASS_WAIT_S, from_file
-from memoryd.passes.runs import Change
 from memoryd.project import repository_of
 from memoryd.store.records import ScopeRequest, StoredEntry
 from memoryd.store.scope import key_in_tier, same_in_tier

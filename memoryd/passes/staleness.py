@@ -46,8 +46,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from memoryd.passes.changes import Change
 from memoryd.passes.references import Ref, references
-from memoryd.passes.runs import Change
 from memoryd.passes.steps import Offload
 from memoryd.regular_file import read_regular
 from memoryd.scheduling import give_way, giving_way

@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from memoryd.ingest.indexer import Indexer, memory_key, read_memory_file, stat_facts
 from memoryd.ingest.markdown import MemoryFile, is_pinned
+from memoryd.passes.changes import Change, RunSummary, run_name
 from memoryd.passes.file_care import NotWritten
-from memoryd.passes.runs import UNWRITTEN, Change, PassRuns, RunSummary, run_name
+from memoryd.passes.runs import UNWRITTEN, PassRuns
 from memoryd.store.query import EntryQuery
 from memoryd.store.records import StoredEntry
 

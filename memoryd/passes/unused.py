@@ -27,7 +27,7 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from memoryd.passes.runs import Change
+from memoryd.passes.changes import Change
 from memoryd.store.records import StoredEntry
 from memoryd.store.usage import ARCHIVE_UNUSED, UNUSED_AFTER_SESSIONS, Disuse, UsageRecord
 
