@@ -20,7 +20,7 @@ What goes, for good:
 - the maintenance passes' changes that name a selected entry, or that hold the string and are
   the agent's (its entries, its files), with the changes written together with them (a
   notebook and its archive go back together or not at all), in the database and in the
-  passes' journal file (:mod:`memoryd.store.pass_log`);
+  run log (:mod:`memoryd.store.run_log`);
 - what became of the selected entries in sessions (their outcomes), in the database and in
   the outcomes file (:mod:`memoryd.store.usage_log`);
 - the memory tools' events of the agent's files that hold the string, and the
@@ -56,9 +56,9 @@ from memoryd.store.database import Store
 from memoryd.store.file_versions import history_key
 from memoryd.store.ledger import Ledger
 from memoryd.store.lexicon import Lexicon, drop_word, unknown_words
-from memoryd.store.pass_log import PassLog, pass_log_key
 from memoryd.store.purge_files import Rewrite, archive_rewrite, ledger_rewrite
 from memoryd.store.query import EntryQuery
+from memoryd.store.run_log import RunLog, run_log_key
 from memoryd.store.usage import Usage
 from memoryd.store.usage_log import KEY as USAGE_KEY
 from memoryd.store.usage_log import UsageLog
@@ -107,14 +107,14 @@ class Purge:
 
     def __init__(self, store: Store, ledger: Ledger, archive: AgentArchive, agent: str,
                  since: float | None, match: str | None, *,
-                 history: AgentArchive | None = None, pass_log: PassLog | None = None,
+                 history: AgentArchive | None = None, run_log: RunLog | None = None,
                  ids: frozenset[str] | None = None) -> None:
         """``ids``: purge exactly these entries (a purge made on another machine, whose
         ``purge`` ledger record a sync brought: memoryd.sync.apply); the ledger then gets
         no purge record of its own, as it holds that one already."""
         self.store, self.ledger, self.archive = store, ledger, archive
         self.ids = ids
-        self.history, self.pass_log = history, pass_log
+        self.history, self.run_log = history, run_log
         self.agent, self.since, self.match = agent, since, match
         self.pattern = re.compile(re.escape(match), re.IGNORECASE) if match else None
         #: the lexicon's stems the purge took out (for the daemon's copy in memory)
@@ -313,9 +313,9 @@ class Purge:
         if self.history is not None:
             plan.files["history"] = (self.history.path(self.agent), history_key(self.agent),
                                      archive_rewrite(self.history, self.agent, versions))
-        if self.pass_log is not None:
-            plan.files["passes"] = (self.pass_log.path, pass_log_key(),
-                                    self.pass_log.without(set(plan.changes)))
+        if self.run_log is not None:
+            plan.files["passes"] = (self.run_log.path, run_log_key(),
+                                    self.run_log.without(set(plan.changes)))
         outcomes = UsageLog.beside(self.store)
         scrub = (lambda value: _scrub_strings(value, self.scrub)) if self.pattern else \
             (lambda value: value)

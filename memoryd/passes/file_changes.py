@@ -60,7 +60,7 @@ def settle_file(fn: Any, path: Path, *args: Any) -> None:
     try:
         fn(path, *args)
     except OSError as exc:
-        log.warning("%s: could not be put back as the journal has it (%s); left as it is",
+        log.warning("%s: could not be put back as its change has it (%s); left as it is",
                     path, exc.strerror or exc)
 
 
@@ -81,7 +81,7 @@ def swap_files(changes: list[Change], renamed_in: set[Path] | None = None, *,
     the ones written already are put back and False is returned. Needs no database (a pass
     may run it on a worker thread). With ``renamed_in``, the directories whose names changed
     are collected there for the caller to fsync (see :func:`replace_if_unchanged`); ``sync``
-    makes the journal file's pending lines durable first (a power loss then leaves the
+    makes the run log's pending lines durable first (a power loss then leaves the
     change recorded pending, which the next start settles, even after a rebuild)."""
     if sync is not None:
         sync()

@@ -16,8 +16,8 @@ undone as it is now where the edits made since and the undo's are apart
 (:func:`~memoryd.passes.file_changes.rebased`).
 Entries written through the API keep their changes in the ledger too (``status`` and
 ``update`` records), so a rebuild keeps them; and every run and change (not a dry run's
-previews) is also written to the passes' journal file as it is recorded
-(:mod:`memoryd.store.pass_log`), so that a rebuilt index still lists the runs, undoes them,
+previews) is also written to the run log as it is recorded
+(:mod:`memoryd.store.run_log`), so that a rebuilt index still lists the runs, undoes them,
 and keeps an undone merge undone.
 
 **Crash safety.** File changes that belong together (a notebook and its archive) form a group:
@@ -49,10 +49,8 @@ from memoryd.passes.file_care import (
     remove_stale_temporaries,
 )
 from memoryd.passes.file_changes import holds, settle_file, side_bytes, swap, swap_files
-from memoryd.passes.journal_file import JournalFile
-from memoryd.passes.user_files import (
-    settle_removal,
-)
+from memoryd.passes.run_log_writer import RunLogWriter
+from memoryd.passes.user_files import settle_removal
 from memoryd.store.database import Store
 from memoryd.store.entries import Entries
 from memoryd.store.entry_writes import mark_target
@@ -83,24 +81,24 @@ class PassRuns:
         self.entries = entries
         #: agents whose ledger holds entry changes not fsynced yet (see :meth:`sync_ledgers`)
         self.unsynced: set[str] = set()
-        #: the journal file: a transaction's runs and changes go there too (recording())
-        self.file = JournalFile(store, entries, state_dir)
-        self.log = self.file.log
-        self.recording = self.file.recording
+        #: the run log: a transaction's runs and changes go there too (recording())
+        self.writer = RunLogWriter(store, entries, state_dir)
+        self.log = self.writer.log
+        self.recording = self.writer.recording
 
     # -- runs -------------------------------------------------------------------------
 
     def begin(self, name: str, scope: dict[str, Any], dry_run: bool) -> RunSummary:
         with self.recording():
             run = self.store.runs.begin(name, time.time(), dry_run, scope)
-            self.file.runs([run], finished=False)
+            self.writer.runs([run], finished=False)
         return RunSummary(run, name, dry_run)
 
     def finish(self, run: RunSummary, status: str, error: str | None = None) -> None:
         run.status = status
         with self.recording():
             self.store.runs.finish(run.run, time.time(), status, run.counts, error)
-            self.file.runs([run.run], finished=True)
+            self.writer.runs([run.run], finished=True)
 
     def newest(self, name: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
         return [self._run_row(row) for row in self.store.runs.newest(name, limit)]
@@ -161,8 +159,8 @@ class PassRuns:
         through the API, a transcript turn, a file's entry kept as history): a run of its own
         (``forget``) with one applied change, so that ``memory undo RUN`` takes it back like
         any other change — the entry active again under its id, with its date and history.
-        The forget's ledger record names the change, and the run is in the passes' journal
-        file: both outlive a rebuild. Returns the entry and the run (None: it was forgotten
+        The forget's ledger record names the change, and the run is in the run log:
+        both outlive a rebuild. Returns the entry and the run (None: it was forgotten
         already)."""
         entry = self.store.entry_by_uid(uid)
         if entry is None:
@@ -178,8 +176,8 @@ class PassRuns:
             run = self.store.runs.add_done("forget", now, now,
                                            {"agent": entry.agent, "entry": uid},
                                            {"applied": 1})
-            self.file.runs([run], finished=False)
-            self.file.runs([run], finished=True)
+            self.writer.runs([run], finished=False)
+            self.writer.runs([run], finished=True)
             number = self._insert(run, change, "applied")
             forgotten = self.entries.forget_entry(entry, actor, reason, change=number)
         return forgotten, run_name(run)
@@ -189,12 +187,12 @@ class PassRuns:
     def _insert(self, run: int, change: Change, state: str, undoes: int | None = None, *,
                 logged: bool = True) -> int:
         """A change's row (in a transaction of :meth:`recording`), and its line in the
-        journal file unless ``logged`` is False (the caller writes it) or it is a preview."""
+        run log unless ``logged`` is False (the caller writes it) or it is a preview."""
         number = self.store.runs.add_change(run, change.kind, change.target, change.action,
                                             change.why, change.before, change.after, state,
                                             time.time(), undoes)
         if logged and state != "preview":
-            self.file.changes([number])
+            self.writer.changes([number])
         return number
 
     def note(self, run: RunSummary, change: Change, state: str) -> int:
@@ -247,8 +245,8 @@ class PassRuns:
         return applied
 
     def sync_ledgers(self) -> None:
-        """fsync the ledgers entry changes went to since the last call, and the passes'
-        journal file (off the database thread: a fsync there held every search for as long as
+        """fsync the ledgers entry changes went to since the last call, and the run log
+        (off the database thread: a fsync there held every search for as long as
         the disk took, 277 ms once while ext4 wrote back a big copy). A run is done, and says
         so, only after this; until then a power loss may lose its last changes from a ledger,
         never half a change: the changes that reach the ledger are each whole records,
@@ -328,7 +326,7 @@ class PassRuns:
             numbers = [self._insert(run.run, change, "pending", undo, logged=False)
                        for change, undo in zip(changes, undoes)]
             self.store.runs.set_group(numbers, numbers[0])
-            self.file.changes(numbers)
+            self.writer.changes(numbers)
         return numbers
 
     def move_entries(self, moves: dict[str, dict[str, Any]]) -> None:
@@ -371,7 +369,7 @@ class PassRuns:
 
     def _states(self, changes: list[int], state: str) -> None:
         self.store.runs.set_states(changes, state)
-        self.file.state(changes, state)
+        self.writer.state(changes, state)
 
     def set_state(self, change: int, state: str) -> None:
         with self.recording():
@@ -403,7 +401,7 @@ class PassRuns:
         with self.recording():
             running = self.store.runs.interrupt(time.time())
             if running:
-                self.file.runs(running, finished=True)
+                self.writer.runs(running, finished=True)
         if settled:
             log.info("Settled %d pass changes a stopped run left.", settled)
         return settled

@@ -189,7 +189,7 @@ class MemoryFiles:
             else:
                 replace_file(path, old)
         except OSError as exc:
-            log.critical("Could not put back %s after its journal failed: %s", path, exc)
+            log.critical("Could not put back %s after its version failed: %s", path, exc)
             return False
         return True
 

@@ -111,7 +111,7 @@ class Usage:
     def recording(self) -> Iterator[None]:
         """A transaction whose injections and outcomes also go to the outcomes file: its
         lines are appended at its end, before the commit, and taken back when it fails (as
-        the passes' journal: memoryd.passes.journal_file). Inside one already, a savepoint of
+        the run log: memoryd.passes.run_log_writer). Inside one already, a savepoint of
         it; the outermost must be this one, not a plain ``store.transaction()``."""
         if self._lines is not None:
             with self._db:

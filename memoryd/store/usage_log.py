@@ -5,7 +5,7 @@ from the files (``memoryd reindex``, a damaged or deleted ``memoryd.db``). What 
 learned from transcripts that Claude Code deletes after 30 days, so it could not be learned
 again: it is also written, as it is recorded, to ``outcomes.jsonl`` beside the database (in
 ``$MEMORYD_HOME``), one JSON object a line with the CRC-32 of its bytes, as the passes'
-journal (memoryd.store.pass_log), and read back the same way::
+run log (memoryd.store.run_log), and read back the same way::
 
     {"op": "inject",  "ts": …, "session": "…", "agent": "…", "entries": ["uid", …]}
     {"op": "outcome", "ts": …, "session": "…", "entry": "uid", "outcome": "broken",
@@ -21,7 +21,7 @@ agent, its project, when it was judged), written with its first injection and wh
 judged; ``row`` a row as a database from before this file held it (written once, at its first
 start, or by the reindex that sets it aside).
 
-**When.** As the passes' journal: the lines of a transaction are appended at its end, before
+**When.** As the run log: the lines of a transaction are appended at its end, before
 the commit, and taken back when it fails; the database records how far into the file it holds
 (meta ``usage_log``); at every start the lines past that are applied, and a rebuild applies
 them all (:func:`replay_usage_log`). They survive the daemon being killed as the database's
@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from memoryd.store.database import Store
-from memoryd.store.pass_log import PassLog, replay_lines
 from memoryd.store.purge_files import Rewrite, ledger_rewrite
+from memoryd.store.run_log import RunLog, replay_lines
 
 log = logging.getLogger(__name__)
 
@@ -58,11 +58,11 @@ EXPORT_BATCH = 500
 
 
 class UsageLog:
-    """``outcomes.jsonl``: the lines of :class:`memoryd.store.pass_log.PassLog`, appended on
+    """``outcomes.jsonl``: the lines of :class:`memoryd.store.run_log.RunLog`, appended on
     the database thread."""
 
     def __init__(self, path: Path) -> None:
-        self.lines = PassLog(path)
+        self.lines = RunLog(path)
 
     @property
     def path(self) -> Path:
