@@ -54,8 +54,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memoryd.meaning import LESSON_COSINE, Reading, difference, reading, same_thing
+from memoryd.passes.api import Offload
 from memoryd.passes.changes import Change
-from memoryd.passes.steps import Offload
 from memoryd.scheduling import give_way
 from memoryd.sources import ARCHIVE_DIR
 from memoryd.store.query import EntryQuery
@@ -63,7 +63,7 @@ from memoryd.store.records import StoredEntry
 from memoryd.store.vectors import VectorFilter, follow_meta
 
 if TYPE_CHECKING:
-    from memoryd.passes.steps import PassContext, Steps
+    from memoryd.passes.api import PassContext, Steps
 
 MAX_CONFIDENCE = 0.99
 #: How far a chain of superseded_by is followed to see whether two entries were merged.

@@ -40,8 +40,8 @@ from memoryd.store.records import Entry, EntryRequest, StoredEntry, Superseded
 from memoryd.text import content_hash
 
 if TYPE_CHECKING:
-    from memoryd.passes.runner import Passes
-    from memoryd.passes.steps import PassContext
+    from memoryd.passes.api import PassContext
+    from memoryd.passes.runner import PassRunner
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +130,7 @@ class FileEntryEdits:
     as before (Entries.forget, and ``supersede``: the write path's, which embeds the new
     text). ``embed_new``: asks for the vectors of entries whose text changed."""
 
-    def __init__(self, passes: Passes,
+    def __init__(self, passes: PassRunner,
                  supersede: Callable[[EntryRequest], Awaitable[Superseded]],
                  embed_new: Callable[[], None]) -> None:
         self.passes = passes

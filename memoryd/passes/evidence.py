@@ -46,7 +46,7 @@ from memoryd.store.usage import BROKEN, FOLLOWED, Usage, Verdict
 from memoryd.text import normalise_text
 
 if TYPE_CHECKING:
-    from memoryd.passes.steps import PassContext, Steps
+    from memoryd.passes.api import PassContext, Steps
 
 BROKEN_SESSIONS = 2
 FOLLOWED_SESSIONS = 3

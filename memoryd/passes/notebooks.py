@@ -40,6 +40,7 @@ import numpy as np
 
 from memoryd.errors import BadParamsError
 from memoryd.ingest.markdown import MemoryFile, is_pinned, parse_memory_file
+from memoryd.passes.api import Collect, Offload
 from memoryd.passes.changes import Change
 from memoryd.passes.file_care import NotWritten
 from memoryd.passes.file_changes import file_change, swap_groups
@@ -54,14 +55,13 @@ from memoryd.passes.notebook_text import (
     prune,
     repeats,
 )
-from memoryd.passes.steps import Collect, Offload
 from memoryd.passes.user_files import FileText, read_text
 from memoryd.sources import ARCHIVE_DIR
 from memoryd.store.query import EntryQuery
 from memoryd.store.records import StoredEntry
 
 if TYPE_CHECKING:
-    from memoryd.passes.steps import PassContext, Steps
+    from memoryd.passes.api import PassContext, Steps
     from memoryd.store.database import Store
 
 #: Notebooks whose files are written in one hand-off to a worker thread.

@@ -47,6 +47,7 @@ import numpy as np
 from memoryd.ingest.markdown import is_pinned
 from memoryd.meaning import LESSON_COSINE, Reading, reading, same_thing
 from memoryd.passes import evidence
+from memoryd.passes.api import Offload
 from memoryd.passes.changes import Change
 from memoryd.passes.consolidate import best_first
 from memoryd.passes.evidence import BROKEN_SESSIONS, GLOBAL, Used
@@ -54,7 +55,6 @@ from memoryd.passes.file_care import FileNotWrittenError, NotWritten
 from memoryd.passes.file_changes import file_change
 from memoryd.passes.notebooks import graduate
 from memoryd.passes.runs import UNWRITTEN
-from memoryd.passes.steps import Offload
 from memoryd.passes.user_files import read_text
 from memoryd.provenance import agent_wrote
 from memoryd.quarantine import reason as quarantine_reason
@@ -66,7 +66,7 @@ from memoryd.text import normalise_text
 
 if TYPE_CHECKING:
     from memoryd.config import Config
-    from memoryd.passes.steps import PassContext, Steps
+    from memoryd.passes.api import PassContext, Steps
     from memoryd.store.database import Store
 
 SECTION = "## Learned rules (memoryd)"

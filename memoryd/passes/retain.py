@@ -42,13 +42,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from memoryd.passes import unused
+from memoryd.passes.api import Offload
 from memoryd.passes.changes import Change
-from memoryd.passes.steps import Offload
 from memoryd.store.archive import AgentArchive, Appended, Work, copy_changed
 from memoryd.store.file_versions import archive_records, drop, history_key, old_versions
 
 if TYPE_CHECKING:
-    from memoryd.passes.steps import PassContext, Steps
+    from memoryd.passes.api import PassContext, Steps
 
 
 def run(ctx: PassContext) -> Steps[None]:

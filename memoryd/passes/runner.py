@@ -1,6 +1,6 @@
 """Running the maintenance passes: in slices, on demand, on a schedule, and undoing them.
 
-A pass is a generator over a :class:`PassContext` (memoryd.passes.steps). It runs on the database
+A pass is a generator over a :class:`PassContext` (memoryd.passes.api). It runs on the database
 thread (so it reads and writes the store like every other request) in **slices**: the runner
 advances it until ``SLICE_S`` (5 ms) has passed; the next slice starts once the searches and hooks
 in flight have finished (memoryd.scheduling), so one waits at most for the slice it arrived in.
@@ -32,11 +32,11 @@ from typing import Any, cast
 from memoryd.config import configured_sources
 from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError, UnavailableError
 from memoryd.passes import consolidate, notebooks, promote, retain, staleness
+from memoryd.passes.api import Collect, Offload, PassContext, PassParts, Steps, in_thread
 from memoryd.passes.changes import RunSummary, parse_target, run_name
 from memoryd.passes.file_care import FileNotWrittenError
 from memoryd.passes.file_changes import rebased
 from memoryd.passes.runs import PassRuns
-from memoryd.passes.steps import Collect, Offload, PassContext, PassParts, Steps, in_thread
 from memoryd.passes.user_files import commit, through_links
 from memoryd.progress import report
 from memoryd.scheduling import paced
@@ -59,8 +59,9 @@ START_DELAY_S = 60.0
 CHECK_EVERY_S = 30.0
 
 
-class Passes:
-    """The passes of one daemon: on demand, on a schedule, undo and accept."""
+class PassRunner:
+    """Runs the passes of one daemon: on demand, on a schedule; undoes and accepts their
+    changes."""
 
     def __init__(self, parts: PassParts, idle_since: Callable[[], float],
                  background: Callable[..., Awaitable[Any]] | None = None,

@@ -38,8 +38,8 @@ from memoryd.store.records import ScopeRequest, StoredEntry
 from memoryd.store.scope import key_in_tier, same_in_tier
 
 if TYPE_CHECKING:
-    from memoryd.passes.runner import Passes
-    from memoryd.passes.steps import PassContext
+    from memoryd.passes.api import PassContext
+    from memoryd.passes.runner import PassRunner
 
 TIERS = ("global", "project")
 
@@ -71,7 +71,7 @@ class Moved:
 class ScopeMoves:
     """The ``scope`` method; moves go through the passes' runner, one run at a time."""
 
-    def __init__(self, passes: Passes) -> None:
+    def __init__(self, passes: PassRunner) -> None:
         self.passes = passes
         self.db = passes.db
         self.entries = passes.parts.entries

@@ -46,16 +46,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from memoryd.passes.api import Offload
 from memoryd.passes.changes import Change
 from memoryd.passes.references import Ref, references
-from memoryd.passes.steps import Offload
 from memoryd.regular_file import read_regular
 from memoryd.scheduling import give_way, giving_way
 from memoryd.store.query import EntryQuery
 from memoryd.store.references import EntryToCheck
 
 if TYPE_CHECKING:
-    from memoryd.passes.steps import PassContext, Steps
+    from memoryd.passes.api import PassContext, Steps
 
 #: Bumped when the rules of memoryd.passes.references change: every entry is read again.
 RULES = "1"

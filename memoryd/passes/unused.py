@@ -32,7 +32,7 @@ from memoryd.store.records import StoredEntry
 from memoryd.store.usage import ARCHIVE_UNUSED, UNUSED_AFTER_SESSIONS, Disuse, UsageRecord
 
 if TYPE_CHECKING:
-    from memoryd.passes.steps import PassContext
+    from memoryd.passes.api import PassContext
 
 #: Row ids looked at in one step.
 ID_WINDOW = 5_000

@@ -27,7 +27,7 @@ from memoryd import __version__
 from memoryd.config import Settings
 from memoryd.embedding.model import DEFAULT_MODEL_ID, DEFAULT_MODEL_SHA256
 from memoryd.ingest.watcher import Watcher
-from memoryd.passes.runner import Passes
+from memoryd.passes.runner import PassRunner
 from memoryd.server.parts import Parts
 from memoryd.server.sync_methods import Sync
 from memoryd.sources import default_sources
@@ -89,7 +89,7 @@ def log_location() -> str:
 
 class Health:
     def __init__(self, settings: Settings, started: float, parts: Parts,
-                 watcher: Watcher | None, passes: Passes | None, sync: Sync | None) -> None:
+                 watcher: Watcher | None, passes: PassRunner | None, sync: Sync | None) -> None:
         """The parts it examines; ``started``: when the daemon started."""
         self.settings = settings
         self.started = started

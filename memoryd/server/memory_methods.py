@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from memoryd.passes import corrections
-from memoryd.passes.runner import Passes
+from memoryd.passes.runner import PassRunner
 from memoryd.server.params import Params
 from memoryd.server.parts import Parts
 from memoryd.server.replies import entry_reply, public_entry, search_reply
@@ -20,7 +20,7 @@ from memoryd.server.requests import (
 
 
 class MemoryMethods:
-    def __init__(self, parts: Parts, passes: Passes) -> None:
+    def __init__(self, parts: Parts, passes: PassRunner) -> None:
         self.parts = parts
         self.passes = passes
 

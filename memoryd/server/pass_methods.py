@@ -12,7 +12,7 @@ from typing import Any
 
 from memoryd.errors import BadParamsError
 from memoryd.passes.notebooks import checked_paths
-from memoryd.passes.runner import PASSES, Passes
+from memoryd.passes.runner import PASSES, PassRunner
 from memoryd.project import project_of
 from memoryd.server.params import Params
 
@@ -21,7 +21,7 @@ FULL_PASSES = ("consolidate", "staleness")
 
 
 class PassMethods:
-    def __init__(self, passes: Passes) -> None:
+    def __init__(self, passes: PassRunner) -> None:
         self.passes = passes
 
     def methods(self) -> dict[str, Any]:

@@ -265,7 +265,7 @@ def _next_header(handle: IO[bytes], position: int) -> int | None:
 @dataclass(frozen=True)
 class Work:
     """Slow work without the database (JSON, compressing, writing a file), which a pass hands
-    to a worker thread (``memoryd.passes.steps.Offload``)."""
+    to a worker thread (``memoryd.passes.api.Offload``)."""
 
     fn: Callable[..., Any]
     args: tuple[Any, ...] = ()

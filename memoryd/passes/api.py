@@ -1,4 +1,4 @@
-"""What a pass is given and what it yields: the pass API (memoryd.passes.runner runs passes).
+"""The pass API: what a pass is given and what it yields (memoryd.passes.runner runs passes).
 
 A pass is a generator over a :class:`PassContext` (its scope, the store, the runs' apply,
 made from the daemon's :class:`PassParts`). Besides a plain slice point it may yield an
