@@ -46,11 +46,11 @@ def replay_ledgers(store: Store, ledger: Ledger,
         if path.stat().st_size < offset:
             log.warning("Ledger %s is shorter than recorded; replaying it whole.", path)
             offset = 0
-        journaled = offset > 0  # this database's changes cover this ledger's pass records
+        covered = offset > 0  # this database's changes cover this ledger's pass records
         undone: list[dict[str, Any]] = []
         with store.transaction():
             for position, record in ledger.read(agent, offset):
-                if journaled and _uncommitted(store, record):
+                if covered and _uncommitted(store, record):
                     undone.append(_as_stored(store, record))
                 else:
                     applied += _apply_record(store, agent, record, skipped)
