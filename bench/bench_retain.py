@@ -74,14 +74,14 @@ def build_store(home: Path, state: Path, lines: int, seed: int) -> dict[str, Any
 
 async def run_passes() -> dict[str, Any]:
     from memoryd.config import Settings, load_config
-    from memoryd.passes.runner import Passes
-    from memoryd.passes.steps import PassParts
+    from memoryd.passes.api import PassParts
+    from memoryd.passes.runner import PassRunner
     from memoryd.server.params import Params
     from memoryd.server.parts import Parts
 
     parts = await Parts.standalone(Settings(load_config()))
-    passes = Passes(PassParts(parts.db, parts.store, parts.entries, parts.settings.current,
-                              parts.derived.vector_index), time.time)
+    passes = PassRunner(PassParts(parts.db, parts.store, parts.entries, parts.settings.current,
+                                  parts.derived.vector_index), time.time)
     out: dict[str, Any] = {}
     try:
         for label in ("first", "second"):

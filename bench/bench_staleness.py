@@ -14,7 +14,7 @@ Builds, under a fresh directory in /tmp:
   things of it (a path, a function in backticks, a flag, a ``$VARIABLE``); the rest transcript
   turns of the project and global notes, which the pass does not read.
 
-Then it runs the pass through the real runner (``Passes``, in ≤15 ms slices on a database
+Then it runs the pass through the real runner (``PassRunner``, in ≤15 ms slices on a database
 thread, git and file reading offloaded) — the daemon's socket and model are not needed — and
 times, in this order:
 
@@ -52,8 +52,8 @@ sys.path.insert(0, str(HERE.parent))  # the working tree's memoryd, not an insta
 
 from memoryd.config import load_config  # noqa: E402
 from memoryd.passes import runner  # noqa: E402
-from memoryd.passes.runner import Passes  # noqa: E402
-from memoryd.passes.steps import PassParts  # noqa: E402
+from memoryd.passes.api import PassParts  # noqa: E402
+from memoryd.passes.runner import PassRunner  # noqa: E402
 from memoryd.store.database import Store  # noqa: E402
 from memoryd.store.entries import Entries  # noqa: E402
 from memoryd.store.entry_writes import new_uid  # noqa: E402
@@ -146,8 +146,8 @@ async def main_async(args: argparse.Namespace, base: Path) -> dict[str, Any]:
     referencing = await db(fill_store, store, str(repo), args.files, args.entries)
     print(f"store: {args.entries} entries, {referencing} naming the project", file=sys.stderr)
     # keyword-only: no model, no vector index
-    passes = Passes(PassParts(db, store, entries, lambda: config,
-                              lambda: None), idle_since=lambda: 0.0)
+    passes = PassRunner(PassParts(db, store, entries, lambda: config,
+                                  lambda: None), idle_since=lambda: 0.0)
     figures: dict[str, Any] = {"files": args.files, "entries": args.entries,
                                "referencing": referencing, "runs": {}}
 

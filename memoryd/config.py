@@ -161,8 +161,8 @@ class Config:
 
     @property
     def history_dir(self) -> Path:
-        """Old versions of the memory tools' files, moved out of the journal by the retain
-        pass (memoryd.store.file_journal)."""
+        """Old versions of the memory tools' files, moved out of the database by the retain
+        pass (memoryd.store.file_versions)."""
         return self.state_dir / "history"
 
     @property

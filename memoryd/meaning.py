@@ -237,7 +237,7 @@ class Difference:
     contradiction: bool
 
     def why(self) -> str:
-        """The difference in words, for a reply, a report or a journal's why."""
+        """The difference in words, for a reply, a report or a change's why."""
         a, b = ", ".join(self.first) or "-", ", ".join(self.second) or "-"
         if self.what == "negation":
             return "a \"do\" and a \"don't\" about the same thing"

@@ -7,8 +7,8 @@ The daemon records each write's channel in the entry's ``writer`` (memoryd.serve
 command typed by a person). A person's words are what they typed at a terminal, the lines of
 their memory files, and what memoryd extracted from their own messages; an agent's words are
 everything written through the API, MCP, hooks and scripts, and the lines of a memory file
-that an agent's memory tools wrote (the memory-tool journal names the writer:
-memoryd.store.file_journal.tool_written).
+that an agent's memory tools wrote (the memory tools' file versions name the writer:
+memoryd.store.file_versions.tool_written).
 
 What an agent wrote is shown by the memory block as quoted data (memoryd.sessions.context) and
 never becomes a rule of a governance file without a person's accept (memoryd.passes.promote).

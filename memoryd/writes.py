@@ -152,6 +152,6 @@ class Writes:
 
 def redacted(request: RememberRequest) -> RememberRequest:
     """The request with its text's secrets redacted: whatever stores it (entry, ledger,
-    journal, vectors) never sees the raw secret. The request itself when there was none."""
+    events, vectors) never sees the raw secret. The request itself when there was none."""
     text = redact(request.text)
     return request if text == request.text else dataclasses.replace(request, text=text)

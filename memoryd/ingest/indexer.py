@@ -4,7 +4,7 @@ Reading (``read_memory_file``) happens off the database thread; ``Indexer`` pars
 the text on it, in the indexing slices (parsing is pure Python: on another thread it held the
 GIL against the searches on the database thread while the watcher reindexed the thousand
 notebooks a pass rewrote). Memory files are diffed by content hash, so an edit touches only the
-entries whose text changed, a removed bullet leaves the index (journaled), and a renamed file
+entries whose text changed, a removed bullet leaves the index (with an event), and a renamed file
 keeps its entries and their history. A file read again with the text it was indexed from
 (:func:`memory_key`, kept in its row) is not parsed again, and a file a pass is writing
 (``Store.writing``) is left to the pass, which indexes it once written. Transcript chunks are
@@ -43,10 +43,10 @@ from memoryd.text import content_hash
 
 log = logging.getLogger(__name__)
 
-#: A watched entry's journal events keep its text whole up to this many characters; a longer
+#: A watched entry's events keep its text whole up to this many characters; a longer
 #: one (a big memory file read as one entry) by its beginning and its length (``text_chars``).
-#: The file holds the text, and the memory tools' own journal every version they wrote (as
-#: deltas: memoryd.store.file_journal); whole, each version of a 1 MB file written 50 times
+#: The file holds the text, and the memory tools' file versions every version they wrote (as
+#: deltas: memoryd.store.file_versions); whole, each version of a 1 MB file written 50 times
 #: grew the database by 100 MB.
 EVENT_TEXT_CHARS = 4096
 TRANSCRIPT_CATEGORY = "session"
@@ -55,8 +55,8 @@ BINARY_SNIFF_BYTES = 8192
 _UNSAFE_AGENT_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-def journaled(entry: StoredEntry | dict[str, Any]) -> dict[str, Any]:
-    """An entry (or the fields a change sets) as a watcher's journal event keeps it: its text
+def as_event(entry: StoredEntry | dict[str, Any]) -> dict[str, Any]:
+    """An entry (or the fields a change sets) as a watcher's event keeps it: its text
     cut at EVENT_TEXT_CHARS."""
     fields = entry.as_dict() if isinstance(entry, StoredEntry) else entry
     text = fields.get("text")
@@ -207,7 +207,7 @@ class Indexer:
             moved = self.store.entry_values(EntryQuery().source(old), "uid")
             self.store.move_source(old, new)
             for uid in moved:
-                self.store.journal(uid, "moved", "watch", {"source": old}, {"source": new})
+                self.store.record_event(uid, "moved", "watch", {"source": old}, {"source": new})
         log.info("Renamed %s → %s: kept %d entries.", old, new, len(moved))
         return len(moved)
 
@@ -314,7 +314,7 @@ class Indexer:
             source=facts.path, message_id=None, superseded_by=None, **fields,
         ).as_dict()
         self.store.insert_entry(entry)
-        self.store.journal(entry["uid"], "indexed", "watch", None, journaled(entry), now)
+        self.store.record_event(entry["uid"], "indexed", "watch", None, as_event(entry), now)
         self._apply_mark(entry, now)
 
     def _apply_mark(self, entry: dict[str, Any], now: float) -> None:
@@ -328,17 +328,17 @@ class Indexer:
         self.store.update_entry(entry["uid"], status=mark["status"],
                                 superseded_by=mark["superseded_by"])
         after = self.store.entry_by_uid(entry["uid"])
-        self.store.journal(entry["uid"], mark["status"], mark["actor"],
-                           journaled(before) if before else None,
-                           journaled(after) if after else None, now)
+        self.store.record_event(entry["uid"], mark["status"], mark["actor"],
+                                as_event(before) if before else None,
+                                as_event(after) if after else None, now)
 
     def _remove_entry(self, entry: StoredEntry, why: str) -> None:
         self.store.delete_entry(entry.rowid)
-        self.store.journal(entry.uid, "removed", "watch", journaled(entry), {"reason": why})
+        self.store.record_event(entry.uid, "removed", "watch", as_event(entry), {"reason": why})
         self.memory.unindex(entry.rowid)
 
     def remove_file(self, path: str) -> Changes:
-        """A watched file is gone. Memory files take their entries with them (journaled);
+        """A watched file is gone. Memory files take their entries with them (each an event);
         transcript chunks stay: agents delete old transcripts, memory keeps what was said."""
         kind = self.store.files.kind(path)
         changes = Changes()
@@ -355,7 +355,7 @@ class Indexer:
 
     def drop_source(self, name: str) -> Changes:
         """A source was removed (or a built-in disabled): its files' entries leave the index,
-        journaled; the files are not touched. Added again, the source is indexed anew (and a
+        each an event; the files are not touched. Added again, the source is indexed anew (and a
         forget or supersede of its entries applies again, kept by their text or chunk id)."""
         changes = Changes()
         with self.store.transaction():
@@ -405,8 +405,8 @@ class Indexer:
                 return Changes(unchanged=1)
             before = self.store.entry_by_uid(uid)
             self.store.update_entry(uid, text=text, hash=hash_, updated=now, records=records)
-            self.store.journal(uid, "updated", "watch", journaled(before) if before else None,
-                               journaled({"text": text}), now)
+            self.store.record_event(uid, "updated", "watch", as_event(before) if before else None,
+                                    as_event({"text": text}), now)
             return Changes(updated=1)
         entry = {**Entry(
             uid=uid, agent=agent_for_sidechain(facts.agent, chunk.sidechain_agent),

@@ -5,14 +5,14 @@ A purge removes what it **selects** and nothing else. It selects an agent's entr
 created since a time, those whose *text* holds a string (case-insensitive), or both — wherever
 memoryd still keeps one: a row of the index, a ``remember`` record of the agent's ledger that
 the index does not hold (a write replay skipped as a duplicate), a record of its transcript
-archive (a turn whose source was removed), the journal of an entry whose lines left their file.
+archive (a turn whose source was removed), the history of an entry whose lines left their file.
 Only the text is matched: an agent name, a category, a tag, a kind, a path that holds the
 string selects nothing.
 
 What goes, for good:
 
 - the selected entries' rows, their full-text postings (the FTS5 index is merged so no old
-  segment keeps a term), their vectors, their journal events and marks, with
+  segment keeps a term), their vectors, their events and marks, with
   ``secure_delete`` on so freed pages are zeroed, and the WAL checkpointed and truncated after;
 - every record of theirs in the agent's ledger (remember, status, update, release) and in its
   transcript archive, each file rewritten atomically (:mod:`memoryd.store.purge_files`) with
@@ -20,21 +20,21 @@ What goes, for good:
 - the maintenance passes' changes that name a selected entry, or that hold the string and are
   the agent's (its entries, its files), with the changes written together with them (a
   notebook and its archive go back together or not at all), in the database and in the
-  passes' journal file (:mod:`memoryd.store.pass_log`);
+  run log (:mod:`memoryd.store.run_log`);
 - what became of the selected entries in sessions (their outcomes), in the database and in
   the outcomes file (:mod:`memoryd.store.usage_log`);
-- the memory tools' journal events of the agent's files that hold the string, and the
+- the memory tools' events of the agent's files that hold the string, and the
   versions of its history archive that do (``--since``: those written since).
 
 What only mentions the string keeps its place, with the string replaced by ``[PURGED]`` in
 that free text alone: a forget's reason in the ledger, an older version of one of the agent's
-entries in its journal, a session's last message, a transcript's open exchange. The reply
+entries in its history, a session's last message, a transcript's open exchange. The reply
 lists them (the dry run too) beside the entries it removes; anything else — the other
 entries and every field of their records — is left byte for byte, so a rebuild of the index
 restores every entry the purge did not select exactly as before
 (``tests/test_purge_property.py``).
 
-It is journaled as a ``purge`` event (``memory history purge:AGENT``) with the ids and
+It is recorded as a ``purge`` event (``memory history purge:AGENT``) with the ids and
 counts, never the matched text. Files are the user's: a purged entry that came from a watched
 file comes back when the file is indexed again, so the reply names those files.
 """
@@ -53,12 +53,12 @@ from typing import Any
 from memoryd.maintenance.purge_match import ChangeFilter, holds_text, json_value, scrub_texts
 from memoryd.store.archive import TRANSCRIPT_PREFIX, AgentArchive, meta_key
 from memoryd.store.database import Store
-from memoryd.store.file_journal import history_key
+from memoryd.store.file_versions import history_key
 from memoryd.store.ledger import Ledger
 from memoryd.store.lexicon import Lexicon, drop_word, unknown_words
-from memoryd.store.pass_log import PassLog, pass_log_key
 from memoryd.store.purge_files import Rewrite, archive_rewrite, ledger_rewrite
 from memoryd.store.query import EntryQuery
+from memoryd.store.run_log import RunLog, run_log_key
 from memoryd.store.usage import Usage
 from memoryd.store.usage_log import KEY as USAGE_KEY
 from memoryd.store.usage_log import UsageLog
@@ -107,14 +107,14 @@ class Purge:
 
     def __init__(self, store: Store, ledger: Ledger, archive: AgentArchive, agent: str,
                  since: float | None, match: str | None, *,
-                 history: AgentArchive | None = None, pass_log: PassLog | None = None,
+                 history: AgentArchive | None = None, run_log: RunLog | None = None,
                  ids: frozenset[str] | None = None) -> None:
         """``ids``: purge exactly these entries (a purge made on another machine, whose
         ``purge`` ledger record a sync brought: memoryd.sync.apply); the ledger then gets
         no purge record of its own, as it holds that one already."""
         self.store, self.ledger, self.archive = store, ledger, archive
         self.ids = ids
-        self.history, self.pass_log = history, pass_log
+        self.history, self.run_log = history, run_log
         self.agent, self.since, self.match = agent, since, match
         self.pattern = re.compile(re.escape(match), re.IGNORECASE) if match else None
         #: the lexicon's stems the purge took out (for the daemon's copy in memory)
@@ -192,7 +192,7 @@ class Purge:
 
     def _plan_events(self, plan: Plan, owners: dict[str, str]) -> None:
         """The selected entries' events; the memory tools' events of the agent's files that
-        hold the string; the journal of an entry no longer indexed (its lines left their
+        hold the string; the history of an entry no longer indexed (its lines left their
         file) that is selected; and older versions of the agent's other entries that mention
         the string (scrubbed)."""
         tool = f"file:{self.agent}:"
@@ -232,7 +232,7 @@ class Purge:
         replaced in its text (the only free text of a version)."""
         assert self.pattern is not None
         if not (self.holds(before) or self.holds(after) or "\\u" in (before or "") + (after or "")):
-            return  # the journal's JSON escapes non-ASCII: look closer only then
+            return  # the events' JSON escapes non-ASCII: look closer only then
         new = [scrub_texts(json_value(side), self.pattern, PURGED) for side in (before, after)]
         if new[0] is None and new[1] is None:
             return
@@ -313,9 +313,9 @@ class Purge:
         if self.history is not None:
             plan.files["history"] = (self.history.path(self.agent), history_key(self.agent),
                                      archive_rewrite(self.history, self.agent, versions))
-        if self.pass_log is not None:
-            plan.files["passes"] = (self.pass_log.path, pass_log_key(),
-                                    self.pass_log.without(set(plan.changes)))
+        if self.run_log is not None:
+            plan.files["passes"] = (self.run_log.path, run_log_key(),
+                                    self.run_log.without(set(plan.changes)))
         outcomes = UsageLog.beside(self.store)
         scrub = (lambda value: _scrub_strings(value, self.scrub)) if self.pattern else \
             (lambda value: value)
@@ -337,7 +337,7 @@ class Purge:
                     if size is not None:
                         self.store.set_meta(key, str(size))
                 self._delete(plan)
-                self.store.journal(f"purge:{self.agent}", "purge", actor, None, {
+                self.store.record_event(f"purge:{self.agent}", "purge", actor, None, {
                     "agent": self.agent, "since": self.since,
                     "matched_text": self.match is not None,
                     "ids": sorted(plan.ids), "events": len(plan.events),

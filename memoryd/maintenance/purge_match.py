@@ -1,5 +1,5 @@
-"""What a purge (:mod:`memoryd.maintenance.purge`) looks for in the journals: the string in free
-text, and the selected entries' ids in a pass's change."""
+"""What a purge (:mod:`memoryd.maintenance.purge`) looks for in the histories: the string in
+free text of an event or a pass's change, and the selected entries' ids in a pass's change."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ _ID = re.compile(r'"([0-9A-Za-z]{6,80})"')
 
 
 def json_value(raw: str | None) -> Any:
-    """A journal column's value (JSON text), or the text itself when it is not JSON."""
+    """An event's or a change's side (JSON text), or the text itself when it is not JSON."""
     if not raw:
         return ""
     try:

@@ -2,8 +2,8 @@
 ``memoryd.db.new`` and put in place only when it is complete (the old one becomes
 ``memoryd.db.bak``), so a reindex that is killed leaves the old index and its backup as they
 were. Transcript entries the old database holds and the archives do not yet are archived first
-(their transcripts may be gone), and so are the passes' journal and the outcomes of a database
-made before each had a file of its own; then the archives are restored, the passes' journal replayed
+(their transcripts may be gone), and so are the passes' runs and the outcomes of a database
+made before each had a file of its own; then the archives are restored, the run log replayed
 (the ledgers' records of a pass's changes name them), then the ledgers (their status records
 may name archived transcript entries), then the outcomes file (what became of the memory
 injected into sessions: memoryd.store.usage_log); the daemon indexes the watched files when it
@@ -28,9 +28,9 @@ from memoryd.store.database import DatabaseError, ModelInfo, Store
 from memoryd.store.integrity import corrupt_suffix, damage, discard, move_aside
 from memoryd.store.ledger import Ledger
 from memoryd.store.lexicon import Lexicon
-from memoryd.store.pass_log import PassLog, pass_log_key, replay_pass_log
-from memoryd.store.pass_log import export as export_pass_log
 from memoryd.store.permissions import restrict_umask, tighten_state
+from memoryd.store.run_log import RunLog, replay_run_log, run_log_key
+from memoryd.store.run_log import export as export_run_log
 from memoryd.store.usage_log import FILE_NAME as USAGE_FILE
 from memoryd.store.usage_log import KEY as USAGE_KEY
 from memoryd.store.usage_log import UsageLog, has_outcomes, replay_usage_log
@@ -61,8 +61,8 @@ def reindex(config: Config, *, embed: bool = True,
                 "`memoryd serve`)") from None
         archive = AgentArchive(config.archive_dir)
         archived = archive_old(config, archive)
-        pass_log = PassLog.in_state(config.state_dir)
-        journal_old(config, pass_log)
+        run_log = RunLog.in_state(config.state_dir)
+        runs_old(config, run_log)
         usage_log = UsageLog(config.state_dir / USAGE_FILE)
         outcomes_old(config, usage_log)
         building = config.db_path.with_name(config.db_path.name + ".new")
@@ -70,7 +70,7 @@ def reindex(config: Config, *, embed: bool = True,
         store = Store(building)
         try:
             restored = restore_archives(store, archive)
-            replay_pass_log(store, pass_log)
+            replay_run_log(store, run_log)
             runs = store.runs.count()
             ledger = Ledger(config.ledger_dir)
             replayed = (lambda done, total: progress("replaying the ledgers", done, total)) \
@@ -127,12 +127,12 @@ def archive_old(config: Config, archive: AgentArchive) -> int:
     return archived
 
 
-def journal_old(config: Config, pass_log: PassLog) -> None:
-    """Write the passes' journal of the database about to be set aside to its file, if that
-    database was made before the journal had one."""
-    _export_old(config, "the passes' journal", pass_log.size(),
-                lambda old: old.meta(pass_log_key()) is None and old.runs.any(),
-                lambda old: export_pass_log(old, pass_log))
+def runs_old(config: Config, run_log: RunLog) -> None:
+    """Write the passes' runs of the database about to be set aside to the run log, if that
+    database was made before the run log existed."""
+    _export_old(config, "the passes' runs", run_log.size(),
+                lambda old: old.meta(run_log_key()) is None and old.runs.any(),
+                lambda old: export_run_log(old, run_log))
 
 
 def outcomes_old(config: Config, usage_log: UsageLog) -> None:

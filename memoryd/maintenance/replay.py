@@ -25,12 +25,12 @@ def replay_ledgers(store: Store, ledger: Ledger,
     cut off first (memoryd.store.ledger).
 
     A maintenance pass's change to an entry is written to the ledger inside the transaction
-    that journals it (memoryd.passes.journal), and its record names the change. A record the
+    that records it (memoryd.passes.runs), and its record names the change. A record the
     database has not seen whose change it does not hold either is a change whose transaction
     never committed (the daemon was killed, or the power lost, between the two): it is not
     applied, and a record putting the entry back as the database has it is appended, so that
     a rebuild from the ledgers later ends the same. A database that has not read this ledger
-    before (a rebuild) holds no journal to check against, and applies every record.
+    before (a rebuild) holds no changes to check against, and applies every record.
 
     ``progress`` is told the bytes read of the bytes to read (`memoryd reindex` shows it)."""
     ledger.repair_tails()
@@ -46,11 +46,11 @@ def replay_ledgers(store: Store, ledger: Ledger,
         if path.stat().st_size < offset:
             log.warning("Ledger %s is shorter than recorded; replaying it whole.", path)
             offset = 0
-        journaled = offset > 0  # this database's journal covers this ledger's pass records
+        covered = offset > 0  # this database's changes cover this ledger's pass records
         undone: list[dict[str, Any]] = []
         with store.transaction():
             for position, record in ledger.read(agent, offset):
-                if journaled and _uncommitted(store, record):
+                if covered and _uncommitted(store, record):
                     undone.append(_as_stored(store, record))
                 else:
                     applied += _apply_record(store, agent, record, skipped)
@@ -132,12 +132,13 @@ def _apply_record(store: Store, agent: str, record: dict[str, Any], skipped: set
 
 def _change(store: Store, agent: str, before: StoredEntry, event: str,
             record: dict[str, Any], changes: dict[str, Any]) -> int:
-    """A status or update record applied to its entry (of this agent's ledger), journaled."""
+    """A status or update record applied to its entry (of this agent's ledger), and its
+    event."""
     if before.agent.casefold() != agent.casefold():
         return 0
     store.update_entry(before.uid, **changes, updated=record["ts"])
-    store.journal(before.uid, event, record.get("actor"), before,
-                  store.entry_by_uid(before.uid), record["ts"])
+    store.record_event(before.uid, event, record.get("actor"), before,
+                       store.entry_by_uid(before.uid), record["ts"])
     return 1
 
 
@@ -163,7 +164,7 @@ def _apply_remember(store: Store, agent: str, entry: dict[str, Any], skipped: se
         log.info("Replay: skipped a duplicate of an entry already stored (%s).", entry.get("uid"))
         return 0
     store.insert_entry(entry)
-    store.journal(entry["uid"], "remember", entry.get("writer"), None, entry,
-                  entry.get("updated", entry["created"]))
+    store.record_event(entry["uid"], "remember", entry.get("writer"), None, entry,
+                       entry.get("updated", entry["created"]))
     return 1
 

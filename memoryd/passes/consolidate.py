@@ -31,9 +31,9 @@ Within one agent's namespace and project, over active entries (transcript turns 
   ``memory status``), and the memory block marks both entries as disputed until a person
   forgets or supersedes one (the next run then closes it).
 
-Every change goes through the journal: ``--dry-run`` previews it, ``memory undo`` takes it back.
+Every change is a change of the run: ``--dry-run`` previews it, ``memory undo`` takes it back.
 An undone merge stays undone: two entries whose merge (or key supersede) a person took back are
-**kept apart** by every later run (the journal's undone changes say which); a third duplicate
+**kept apart** by every later run (the runs' undone changes say which); a third duplicate
 of them still merges.
 
 **What a run looks at.** A whole run (no ``--agent``/``--project``, not a preview) records
@@ -54,8 +54,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memoryd.meaning import LESSON_COSINE, Reading, difference, reading, same_thing
-from memoryd.passes.journal import Change
-from memoryd.passes.steps import Offload
+from memoryd.passes.api import Offload
+from memoryd.passes.changes import Change
 from memoryd.scheduling import give_way
 from memoryd.sources import ARCHIVE_DIR
 from memoryd.store.query import EntryQuery
@@ -63,7 +63,7 @@ from memoryd.store.records import StoredEntry
 from memoryd.store.vectors import VectorFilter, follow_meta
 
 if TYPE_CHECKING:
-    from memoryd.passes.steps import PassContext, Steps
+    from memoryd.passes.api import PassContext, Steps
 
 MAX_CONFIDENCE = 0.99
 #: How far a chain of superseded_by is followed to see whether two entries were merged.
@@ -159,10 +159,10 @@ def best_first(entries: Sequence[StoredEntry]) -> list[int]:
 
 def run(ctx: PassContext) -> Steps[None]:
     yield from _close_settled(ctx)
-    known = {frozenset(c["after"]["ids"]) for c in ctx.journal.open_contradictions()}
+    known = {frozenset(c["after"]["ids"]) for c in ctx.runs.open_contradictions()}
     yield
     apart: dict[str, set[str]] = {}  # uid → the entries a person kept it apart from
-    for a, b in ctx.journal.undone_supersedes():
+    for a, b in ctx.runs.undone_supersedes():
         apart.setdefault(a, set()).add(b)
         apart.setdefault(b, set()).add(a)
     yield
@@ -331,13 +331,13 @@ def _close_settled(ctx: PassContext) -> Iterator[None]:
     do those one side of which this run merged into another (the write path records a
     correction against each copy of what it contradicts: memoryd.passes.corrections), whose
     survivor carries the contradiction on (it was compared with the other side too)."""
-    for change in ctx.journal.open_contradictions():
+    for change in ctx.runs.open_contradictions():
         yield
         ids = change["after"]["ids"]
         active = [uid for uid in ids if (e := ctx.store.entry_by_uid(uid)) is not None
                   and e.status == "active"]
         if len(active) < len(ids) and not ctx.dry_run:
-            ctx.journal.set_state(int(change["change"][1:]), "resolved")
+            ctx.runs.set_state(int(change["change"][1:]), "resolved")
             ctx.count("resolved")
 
 

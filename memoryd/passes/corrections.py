@@ -25,7 +25,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from memoryd.passes.journal import Change, Journal, run_name
+from memoryd.passes.changes import Change, run_name
+from memoryd.passes.runs import PassRuns
 from memoryd.store.records import StoredEntry
 
 PASS = "correct"
@@ -38,7 +39,7 @@ def contradiction(a: StoredEntry, b: StoredEntry, why: str) -> Change:
                    "confidence": [a.confidence, b.confidence]})
 
 
-def record(journal: Journal, replies: Sequence[dict[str, Any]]) -> str | None:
+def record(runs: PassRuns, replies: Sequence[dict[str, Any]]) -> str | None:
     """Record the corrections the write path made or found (the replies' ``corrects``: each
     an ``entry``, a StoredEntry, with ``why`` and ``action``; memoryd.store.remember) as a
     ``correct`` run; returns its name (None: there were none). Runs on the database thread."""
@@ -48,19 +49,19 @@ def record(journal: Journal, replies: Sequence[dict[str, Any]]) -> str | None:
     if not found:
         return None
     agents = sorted({new.agent for new, _ in found})
-    run = journal.begin(PASS, {"agent": agents[0]} if len(agents) == 1 else {}, False)
-    known = {frozenset(c["after"]["ids"]) for c in journal.open_contradictions()}
+    run = runs.begin(PASS, {"agent": agents[0]} if len(agents) == 1 else {}, False)
+    known = {frozenset(c["after"]["ids"]) for c in runs.open_contradictions()}
     for new, correction in found:
         old: StoredEntry = correction["entry"]
         if correction["action"] == "supersede":
-            journal.note(run, Change(
+            runs.note(run, Change(
                 "entry", old.uid, "supersede",
                 f"corrected by {new.uid} ({new.writer}): {correction['why']}",
                 {"status": "active", "superseded_by": None},
                 {"status": "superseded", "superseded_by": new.uid}), "applied")
             run.counts["corrected"] = run.counts.get("corrected", 0) + 1
         elif frozenset((old.uid, new.uid)) not in known:
-            journal.note(run, contradiction(old, new, correction["why"]), "open")
+            runs.note(run, contradiction(old, new, correction["why"]), "open")
             run.counts["contradictions"] = run.counts.get("contradictions", 0) + 1
-    journal.finish(run, "done")
+    runs.finish(run, "done")
     return run_name(run.run)

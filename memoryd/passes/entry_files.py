@@ -3,8 +3,8 @@ edited, so the index never says one thing while the file (which the agent loads)
 
 Forgetting removes the entry's lines (a bullet with everything under it, or a paragraph);
 superseding replaces them with the new text, as a bullet of the same kind (a dated one gets
-today's date). The edit goes through the passes' safe writes and journal (memoryd.passes.user_files,
-memoryd.passes.journal): computed from the bytes read and written by compare-and-swap (a file
+today's date). The edit goes through the passes' safe writes and changes (memoryd.passes.user_files,
+memoryd.passes.runs): computed from the bytes read and written by compare-and-swap (a file
 someone changed meanwhile is left alone and the request fails), through a temporary file,
 fsynced and renamed, keeping the file's mode, line endings and symlink; recorded as a run of its
 own (``forget`` or ``supersede``), so ``memory pass show RUN`` shows the diff and ``memory undo
@@ -13,7 +13,7 @@ RUN`` puts the bytes back, and the entry with them: active again, under its id.
 The entry keeps its id: forgotten, or superseded by the new text's entry (which the watcher then
 finds in place), it stays in the index as history, no longer in the file. Transcript turns and
 entries written through the API are not file lines; their forget and supersede stay in the
-index (and the ledger). Their forget is a run of its own too (Journal.forget), so that one
+index (and the ledger). Their forget is a run of its own too (PassRuns.forget), so that one
 ``memory undo RUN`` takes back any forget.
 """
 
@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from memoryd.errors import BadParamsError, MemorydError, UnavailableError
 from memoryd.ingest.markdown import MemoryItem, parse_memory_file, split_lines
 from memoryd.passes.file_care import FileNotWrittenError
-from memoryd.passes.journal import file_change
+from memoryd.passes.file_changes import file_change
 from memoryd.passes.user_files import FileText, read_text
 from memoryd.redact import redact
 from memoryd.store.archive import TRANSCRIPT_PREFIX
@@ -40,8 +40,8 @@ from memoryd.store.records import Entry, EntryRequest, StoredEntry, Superseded
 from memoryd.text import content_hash
 
 if TYPE_CHECKING:
-    from memoryd.passes.runner import Passes
-    from memoryd.passes.steps import PassContext
+    from memoryd.passes.api import PassContext
+    from memoryd.passes.runner import PassRunner
 
 log = logging.getLogger(__name__)
 
@@ -126,11 +126,11 @@ def replaced(lines: list[str], item: MemoryItem, text: str | None) -> str:
 
 
 class FileEntryEdits:
-    """forget / supersede requests: file entries through a journaled file edit, the others
+    """forget / supersede requests: file entries through a file edit of a run's, the others
     as before (Entries.forget, and ``supersede``: the write path's, which embeds the new
     text). ``embed_new``: asks for the vectors of entries whose text changed."""
 
-    def __init__(self, passes: Passes,
+    def __init__(self, passes: PassRunner,
                  supersede: Callable[[EntryRequest], Awaitable[Superseded]],
                  embed_new: Callable[[], None]) -> None:
         self.passes = passes
@@ -145,10 +145,10 @@ class FileEntryEdits:
         entries.check_person_kept(entry, request.asker, "forget")
         reason = request.reason
         if not from_file(entry) or entry.status != "active":  # history: not in the file
-            forgotten, run = await self.db(self.passes.journal.forget, entry.uid, actor,
+            forgotten, run = await self.db(self.passes.runs.forget, entry.uid, actor,
                                            reason)
             if run is not None:  # undoable after a crash too
-                await asyncio.to_thread(self.passes.journal.log.sync)
+                await asyncio.to_thread(self.passes.runs.log.sync)
             return EntryEdit(forgotten, undo=run)
         return await self._edit("forget", entry, actor, None, reason)
 
@@ -277,7 +277,7 @@ class FileEntryEdits:
         store = ctx.store
         with store.transaction():
             store.insert_entry(entry)
-            store.journal(uid, "remember", actor, None, entry, now)
+            store.record_event(uid, "remember", actor, None, entry, now)
         stored = store.entry_by_uid(uid)
         assert stored is not None
         return stored

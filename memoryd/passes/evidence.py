@@ -19,7 +19,7 @@ occasion: memoryd.sessions.outcomes, kept by memoryd.store.usage). The promote p
   true wherever the user works: it is proposed for the global tier (action ``global``),
   always for a person to accept (``memory promote accept ID``, as the other proposals; one an
   agent wrote, at a terminal). Accepting it makes the lesson global (its project cleared) and
-  merges its copies of the other projects into it (superseded by it): one journaled entry
+  merges its copies of the other projects into it (superseded by it): one entry
   change each, which ``memory undo`` takes back — and a proposal whose move a person undid is
   not made again. Only lessons memoryd holds (written through the API, imported or
   extracted): a memory file's line belongs where its file is.
@@ -39,14 +39,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memoryd.meaning import LESSON_COSINE, same_thing
+from memoryd.passes.changes import Change
 from memoryd.passes.consolidate import best_first
-from memoryd.passes.journal import Change
 from memoryd.store.records import StoredEntry
 from memoryd.store.usage import BROKEN, FOLLOWED, Usage, Verdict
 from memoryd.text import normalise_text
 
 if TYPE_CHECKING:
-    from memoryd.passes.steps import PassContext, Steps
+    from memoryd.passes.api import PassContext, Steps
 
 BROKEN_SESSIONS = 2
 FOLLOWED_SESSIONS = 3
@@ -210,7 +210,7 @@ def accept_global(ctx: PassContext, proposal: dict[str, Any]) -> Iterator[None]:
                                       {"status": "superseded", "superseded_by": best.uid}))
     else:
         ctx.report(detail["entry"], "not moved: the lesson is no longer active")
-    done = ctx.journal.apply_entries(ctx.run, changes) if changes else 0
+    done = ctx.runs.apply_entries(ctx.run, changes) if changes else 0
     if done:
         ctx.count("applied", done)
-    ctx.journal.set_state(int(proposal["change"][1:]), "accepted")
+    ctx.runs.set_state(int(proposal["change"][1:]), "accepted")

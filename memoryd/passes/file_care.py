@@ -190,7 +190,7 @@ _CONFLICT = re.compile(r"\.memoryd-conflict-[0-9-]+$")
 def remove_stale_temporaries(directories: Iterable[Path]) -> int:
     """What a memoryd killed mid-write (kill -9, a power loss) left beside the files it
     writes, in these directories: the temporary files of processes that are gone. A new text
-    that never reached its file is removed (the journal holds it, and recovery completes or
+    that never reached its file is removed (its change holds it, and recovery completes or
     puts back its change); a copy of someone's edit on its way to ``NAME.memoryd-conflict-…``
     is put there, being the only copy of it. Returns how many were settled."""
     settled = 0

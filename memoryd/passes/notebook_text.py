@@ -23,7 +23,7 @@ import numpy as np
 from memoryd.ingest.indexer import day_start
 from memoryd.ingest.markdown import classify_heading, parse_memory_file, read_heading
 from memoryd.meaning import Reading, reading, same_thing
-from memoryd.passes.steps import Offload
+from memoryd.passes.api import Offload
 from memoryd.redact import redact
 from memoryd.scheduling import give_way
 from memoryd.text import content_hash
@@ -234,7 +234,7 @@ def repeats(notebook: Notebook, vectors: Callable[[list[Item]], list[np.ndarray 
     hold (then its words decide), asked VECTORS_AT_ONCE items a step.
 
     A generator, in steps (a big notebook in slices): the vectors are read a page a step, and
-    the copies are found off the database thread (:class:`~memoryd.passes.steps.Offload`; a
+    the copies are found off the database thread (:class:`~memoryd.passes.api.Offload`; a
     section of SMALL_SECTION bullets or fewer in the step itself) by :func:`repeated`, which
     compares only bullets with the same words. Comparing every pair of 1,000 bullets held the
     database thread for 3 s, of 2,000 for 15 s."""

@@ -23,7 +23,7 @@ Session Log (``## `` headings). The pass:
 
 Pinned files (CONTEXT.md, system/) and archives are not notebooks. What is done to a
 notebook's text is memoryd.passes.notebook_text; this module runs it over the store: reading,
-the journal, the writes, and indexing what it wrote.
+the changes, the writes, and indexing what it wrote.
 """
 
 from __future__ import annotations
@@ -40,8 +40,10 @@ import numpy as np
 
 from memoryd.errors import BadParamsError
 from memoryd.ingest.markdown import MemoryFile, is_pinned, parse_memory_file
+from memoryd.passes.api import Collect, Offload
+from memoryd.passes.changes import Change
 from memoryd.passes.file_care import NotWritten
-from memoryd.passes.journal import Change, file_change, swap_groups
+from memoryd.passes.file_changes import file_change, swap_groups
 from memoryd.passes.notebook_text import (
     DEDUPED,
     Item,
@@ -53,14 +55,13 @@ from memoryd.passes.notebook_text import (
     prune,
     repeats,
 )
-from memoryd.passes.steps import Collect, Offload
 from memoryd.passes.user_files import FileText, read_text
 from memoryd.sources import ARCHIVE_DIR
 from memoryd.store.query import EntryQuery
 from memoryd.store.records import StoredEntry
 
 if TYPE_CHECKING:
-    from memoryd.passes.steps import PassContext, Steps
+    from memoryd.passes.api import PassContext, Steps
     from memoryd.store.database import Store
 
 #: Notebooks whose files are written in one hand-off to a worker thread.
@@ -207,7 +208,7 @@ def not_a_notebook(path: Path, pinned: bool, error: str | None) -> str | None:
     return None
 
 
-#: A notebook's file changes pending, their journal numbers, and its new text as known.
+#: A notebook's file changes pending, their change numbers, and its new text as known.
 Written = tuple[list[Change], list[int], "Known | None"]
 
 
@@ -344,9 +345,9 @@ def run(ctx: PassContext, promoted: Callable[[Store], set[str]]) -> Steps[None]:
             if len(planned.current.text) >= BIG_TEXT and (planned.fixed or planned.removed):
                 rows = yield from _entry_rows(ctx, found["path"])
             changes = _changes(ctx, found, planned, cap=cap, rows=rows)
-            if changes:  # a big notebook's texts are a few MB to journal: a step of its own
+            if changes:  # a big notebook's texts are a few MB to record: a step of its own
                 yield
-            numbers = ctx.journal.begin_files(ctx.run, changes) if changes else None
+            numbers = ctx.runs.begin_files(ctx.run, changes) if changes else None
             if numbers is not None:
                 yield
                 known = _known(entries(), planned)
@@ -354,7 +355,7 @@ def run(ctx: PassContext, promoted: Callable[[Store], set[str]]) -> Steps[None]:
                     moves = list((change.after or {}).get("entries", {}).items())
                     for start in range(0, len(moves), MOVES):
                         yield
-                        ctx.journal.move_entries(dict(moves[start:start + MOVES]))
+                        ctx.runs.move_entries(dict(moves[start:start + MOVES]))
                 ctx.hold(changes)
                 pending.append((changes, numbers, known))
             elif changes:
@@ -398,7 +399,7 @@ def _vectors(ctx: PassContext, held: Callable[[], dict[int, tuple[int, str, str]
 
 
 def _write(ctx: PassContext, pending: list[Written]) -> Any:
-    return Offload(swap_groups, ([changes for changes, *_ in pending], ctx.journal.log.sync),
+    return Offload(swap_groups, ([changes for changes, *_ in pending], ctx.runs.log.sync),
                    wait=False)
 
 
@@ -412,7 +413,7 @@ def _written(ctx: PassContext, pending: list[Written], handle: Any) -> Steps[Non
         if isinstance(ok, NotWritten):
             ctx.files_skipped(changes, numbers, ok)
         else:
-            ctx.files_done(changes, ctx.journal.finish_files(changes, numbers, ok))
+            ctx.files_done(changes, ctx.runs.finish_files(changes, numbers, ok))
         for change in changes:
             yield
             if known is not None and change.after and change.after["text"] == known.text:

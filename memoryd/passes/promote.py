@@ -29,7 +29,7 @@ before the rules flagged it included). A promoted rule whose lesson is later
 forgotten, or marked stale, is **demoted** the same way (proposed, or removed in auto mode).
 Writing a rule also moves the lesson's bullets out of their notebooks into the notebooks'
 archives (seed 001: an entry that graduates to CLAUDE.md leaves the memory file; keeping both
-is noise), all in one group of file changes. Every write is a journaled file change: ``memory
+is noise), all in one group of file changes. Every write is a file change of the run: ``memory
 undo`` takes it back byte for byte.
 """
 
@@ -47,24 +47,26 @@ import numpy as np
 from memoryd.ingest.markdown import is_pinned
 from memoryd.meaning import LESSON_COSINE, Reading, reading, same_thing
 from memoryd.passes import evidence
+from memoryd.passes.api import Offload
+from memoryd.passes.changes import Change
 from memoryd.passes.consolidate import best_first
 from memoryd.passes.evidence import BROKEN_SESSIONS, GLOBAL, Used
 from memoryd.passes.file_care import FileNotWrittenError, NotWritten
-from memoryd.passes.journal import UNWRITTEN, Change, file_change
+from memoryd.passes.file_changes import file_change
 from memoryd.passes.notebooks import graduate
-from memoryd.passes.steps import Offload
+from memoryd.passes.runs import UNWRITTEN
 from memoryd.passes.user_files import read_text
 from memoryd.provenance import agent_wrote
 from memoryd.quarantine import reason as quarantine_reason
 from memoryd.sources import ARCHIVE_DIR
-from memoryd.store.file_journal import tool_written
+from memoryd.store.file_versions import tool_written
 from memoryd.store.query import EntryQuery
 from memoryd.store.records import StoredEntry
 from memoryd.text import normalise_text
 
 if TYPE_CHECKING:
     from memoryd.config import Config
-    from memoryd.passes.steps import PassContext, Steps
+    from memoryd.passes.api import PassContext, Steps
     from memoryd.store.database import Store
 
 SECTION = "## Learned rules (memoryd)"
@@ -556,7 +558,7 @@ def accept(ctx: PassContext, proposal: dict[str, Any]) -> Steps[None]:
     yield
     state = _write(ctx, proposal["action"], proposal["after"], proposal["why"] or "accepted")
     if state == "applied":
-        ctx.journal.set_state(int(proposal["change"][1:]), "accepted")
+        ctx.runs.set_state(int(proposal["change"][1:]), "accepted")
     elif state == "skipped":  # the file has it already (or no longer has it)
-        ctx.journal.set_state(int(proposal["change"][1:]), "accepted")
+        ctx.runs.set_state(int(proposal["change"][1:]), "accepted")
         ctx.count("already")

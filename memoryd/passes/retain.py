@@ -17,24 +17,24 @@ oldest first, and the archive restores them at start and at reindex.
   (``archived_turns``, :mod:`memoryd.store.archive`).
 - **In slices**: rows are read a few hundred at a time on the database thread; turning them
   into JSON, compressing and writing happen off it (``Offload``). The copying itself is
-  :func:`memoryd.store.archive.copy_changed`; this module runs it as a pass and journals it.
+  :func:`memoryd.store.archive.copy_changed`; this module runs it as a pass and records its changes.
 - **Scope**: ``--agent`` or ``--project`` copies only those rows and leaves the mark where it
   is (a full run goes on from it). A dry run counts what it would copy and writes nothing.
 - ``memoryd reindex`` does a full run on the old database before it sets it aside
   (:func:`memoryd.store.archive.archive_now`), so what no run had copied yet is not lost
   either.
 
-- **The memory tools' journal**: a full run also moves memory-file versions older than 30 days
+- **The memory tools' file versions**: a full run also moves memory-file versions older than 30 days
   beyond the newest 20 of each file out of the database into ``history/<agent>.jsonl.gz``
-  under the state dir (whole texts; :mod:`memoryd.store.file_journal`; the oldest kept
+  under the state dir (whole texts; :mod:`memoryd.store.file_versions`; the oldest kept
   version becomes a whole-text base). Counted as ``journal_versions_moved``.
 
-The journal lists one change per archive (kind ``archive``, state ``archived``); an archive is
+The run lists one change per archive (kind ``archive``, state ``archived``); an archive is
 never undone.
 
 - **Retention by use** (:mod:`memoryd.passes.unused`): every run also archives the lessons and
   notes unused for ``[outcomes] unused_days`` (status ``archived``: never deleted, never
-  injected; one journaled entry change each, which ``memory undo`` takes back).
+  injected; one entry change each, which ``memory undo`` takes back).
 """
 
 from __future__ import annotations
@@ -42,24 +42,24 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from memoryd.passes import unused
-from memoryd.passes.journal import Change
-from memoryd.passes.steps import Offload
+from memoryd.passes.api import Offload
+from memoryd.passes.changes import Change
 from memoryd.store.archive import AgentArchive, Appended, Work, copy_changed
-from memoryd.store.file_journal import archive_records, drop, history_key, old_versions
+from memoryd.store.file_versions import archive_records, drop, history_key, old_versions
 
 if TYPE_CHECKING:
-    from memoryd.passes.steps import PassContext, Steps
+    from memoryd.passes.api import PassContext, Steps
 
 
 def run(ctx: PassContext) -> Steps[None]:
-    def journaled(done: Appended) -> None:
+    def note_archive(done: Appended) -> None:
         why = f"{done.entries} transcript entries of {done.agent}"
         if ctx.dry_run:
-            ctx.journal.note(ctx.run, Change("archive", done.path, "append", why,
-                                             after={"entries": done.entries}), "preview")
+            ctx.runs.note(ctx.run, Change("archive", done.path, "append", why,
+                                          after={"entries": done.entries}), "preview")
             ctx.count("preview", done.entries)
             return
-        ctx.journal.note(ctx.run, Change(
+        ctx.runs.note(ctx.run, Change(
             "archive", done.path, "append", why,
             after={"entries": done.entries, "bytes": done.bytes, "offset": done.offset}),
             "archived")
@@ -67,7 +67,7 @@ def run(ctx: PassContext) -> Steps[None]:
         ctx.count("bytes", done.bytes)
 
     steps = copy_changed(ctx.store, AgentArchive(ctx.config.archive_dir), agent=ctx.agent,
-                         project=ctx.project, dry_run=ctx.dry_run, on_append=journaled)
+                         project=ctx.project, dry_run=ctx.dry_run, on_append=note_archive)
     value: Any = None
     while True:
         try:
@@ -75,13 +75,13 @@ def run(ctx: PassContext) -> Steps[None]:
         except StopIteration:
             break
         value = yield (Offload(step.fn, step.args) if isinstance(step, Work) else None)
-    if ctx.agent is None and ctx.project is None:  # a full run also compacts the tools' journal
+    if ctx.agent is None and ctx.project is None:  # a full run also compacts the tools' versions
         yield from _move_old_versions(ctx)
     yield from unused.archive(ctx)  # and lessons and notes unused for long are set aside
 
 
 def _move_old_versions(ctx: PassContext) -> Steps[None]:
-    """The memory tools' old file versions, out of the journal into the history archive
+    """The memory tools' old file versions, out of the database into the history archive
     (durably first: a crash in between archives a version twice, never loses one)."""
     old = []
     for item in old_versions(ctx.store):
@@ -99,7 +99,7 @@ def _move_old_versions(ctx: PassContext) -> Steps[None]:
         known = ctx.store.meta(history_key(agent))  # where it ends: no reading it all again
         where = yield Offload(history.append, (agent, data, int(known) if known else None))
         ctx.store.set_meta(history_key(agent), str(where[1]))
-        ctx.journal.note(ctx.run, Change(
+        ctx.runs.note(ctx.run, Change(
             "archive", str(history.path(agent)), "append",
             f"old versions of {agent}'s memory files, moved out of the journal",
             after={"versions": sum(len(i.events) for i in old if i.agent == agent),

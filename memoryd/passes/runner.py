@@ -1,6 +1,6 @@
 """Running the maintenance passes: in slices, on demand, on a schedule, and undoing them.
 
-A pass is a generator over a :class:`PassContext` (memoryd.passes.steps). It runs on the database
+A pass is a generator over a :class:`PassContext` (memoryd.passes.api). It runs on the database
 thread (so it reads and writes the store like every other request) in **slices**: the runner
 advances it until ``SLICE_S`` (5 ms) has passed; the next slice starts once the searches and hooks
 in flight have finished (memoryd.scheduling), so one waits at most for the slice it arrived in.
@@ -32,15 +32,11 @@ from typing import Any, cast
 from memoryd.config import configured_sources
 from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError, UnavailableError
 from memoryd.passes import consolidate, notebooks, promote, retain, staleness
+from memoryd.passes.api import Collect, Offload, PassContext, PassParts, Steps, in_thread
+from memoryd.passes.changes import RunSummary, parse_target, run_name
 from memoryd.passes.file_care import FileNotWrittenError
-from memoryd.passes.journal import (
-    Journal,
-    RunSummary,
-    parse_target,
-    rebased,
-    run_name,
-)
-from memoryd.passes.steps import Collect, Offload, PassContext, PassParts, Steps, in_thread
+from memoryd.passes.file_changes import rebased
+from memoryd.passes.runs import PassRuns
 from memoryd.passes.user_files import commit, through_links
 from memoryd.progress import report
 from memoryd.scheduling import paced
@@ -63,8 +59,9 @@ START_DELAY_S = 60.0
 CHECK_EVERY_S = 30.0
 
 
-class Passes:
-    """The passes of one daemon: on demand, on a schedule, undo and accept."""
+class PassRunner:
+    """Runs the passes of one daemon: on demand, on a schedule; undoes and accepts their
+    changes."""
 
     def __init__(self, parts: PassParts, idle_since: Callable[[], float],
                  background: Callable[..., Awaitable[Any]] | None = None,
@@ -78,7 +75,7 @@ class Passes:
         self.background = background or parts.db
         #: what offloaded work waits for between two of its units (memoryd.scheduling)
         self.pause = pause
-        self._journal: Journal | None = None
+        self._runs: PassRuns | None = None
         self.lock = asyncio.Lock()
         self.current: str | None = None
         #: told the files a run wrote through a symlink, to index them now: the watcher does
@@ -90,14 +87,14 @@ class Passes:
         self.started = time.time()
 
     @property
-    def journal(self) -> Journal:
-        if self._journal is None:
-            self._journal = Journal(self.parts.store, self.parts.entries,
-                                   self.parts.config().state_dir)
-        return self._journal
+    def runs(self) -> PassRuns:
+        if self._runs is None:
+            self._runs = PassRuns(self.parts.store, self.parts.entries,
+                                  self.parts.config().state_dir)
+        return self._runs
 
     async def recover(self) -> int:
-        return await self.db(self.journal.recover)
+        return await self.db(self.runs.recover)
 
     # -- running ----------------------------------------------------------------------
 
@@ -119,8 +116,8 @@ class Passes:
             self.current = name
             ctx: PassContext | None = None
             try:
-                run = await self.db(self.journal.begin, name, scope, dry_run)
-                ctx = PassContext(self.parts, self.journal, run, agent, project,
+                run = await self.db(self.runs.begin, name, scope, dry_run)
+                ctx = PassContext(self.parts, self.runs, run, agent, project,
                                   set(paths) if paths else None, extra)
                 longest = LongestStep()
                 report(what=f"{name} {run_name(run.run)}")
@@ -135,9 +132,9 @@ class Passes:
                     # the daemon is stopping: the next start marks the run interrupted when
                     # this cannot (the "stopping" answer must not swallow the cancellation, or
                     # the scheduler carries on and the daemon never exits)
-                    self.journal.sync_ledgers()  # what it applied, durable before the exit
+                    self.runs.sync_ledgers()  # what it applied, durable before the exit
                     with contextlib.suppress(UnavailableError):
-                        await self.db(self.journal.finish, run, "interrupted")
+                        await self.db(self.runs.finish, run, "interrupted")
                     raise
                 except Exception as exc:
                     error = _error_text(exc)
@@ -146,12 +143,12 @@ class Passes:
                     else:
                         log.exception("Pass %s (%s) failed.", name, run_name(run.run))
                     with contextlib.suppress(Exception):  # else the next start settles them
-                        await self.db(self.journal.settle, run.run)
-                    await asyncio.to_thread(self.journal.sync_ledgers)
-                    await self.db(self.journal.finish, run, "failed", error)
-                    await asyncio.to_thread(self.journal.log.sync)
+                        await self.db(self.runs.settle, run.run)
+                    await asyncio.to_thread(self.runs.sync_ledgers)
+                    await self.db(self.runs.finish, run, "failed", error)
+                    await asyncio.to_thread(self.runs.log.sync)
                     return {**self._summary(run), "error": error}
-                await asyncio.to_thread(self.journal.sync_ledgers)  # durable before "done"
+                await asyncio.to_thread(self.runs.sync_ledgers)  # durable before "done"
                 linked = through_links(ctx.touched)
                 if linked and self.on_written is not None:
                     self.on_written(linked)
@@ -161,8 +158,8 @@ class Passes:
                         f"({len(ctx.touched)} file changes)", self.memory_roots())
                     if problem:
                         log.info("Not committed to git: %s", problem)
-                await self.db(self.journal.finish, run, "done")
-                await asyncio.to_thread(self.journal.log.sync)  # the run's end, durable too
+                await self.db(self.runs.finish, run, "done")
+                await asyncio.to_thread(self.runs.log.sync)  # the run's end, durable too
                 log.info("Pass %s (%s) done; its longest step on the database thread: %s.",
                          name, run_name(run.run), longest)
                 return {**self._summary(run), "longest_step": longest.reply()}
@@ -212,19 +209,19 @@ class Passes:
             if started:
                 await asyncio.gather(*started, return_exceptions=True)
 
-    # -- journal views ----------------------------------------------------------------
+    # -- runs and changes --------------------------------------------------------------
 
     async def show(self, target: str) -> dict[str, Any]:
         kind, number = parse_target(target)
         if kind == "run":
-            return await self.db(self.journal.run, number)
-        return await self.db(self.journal.change, number)
+            return await self.db(self.runs.run, number)
+        return await self.db(self.runs.change, number)
 
     async def listing(self) -> list[dict[str, Any]]:
         """Each pass: its schedule, last run, next run."""
         out = []
         for name in PASSES:
-            last = await self.db(self.journal.runs, name, 1)
+            last = await self.db(self.runs.newest, name, 1)
             every = self.every(name)
             entry: dict[str, Any] = {"pass": name, "schedule": self.schedule_of(name),
                                      "last": last[0] if last else None}
@@ -239,7 +236,7 @@ class Passes:
 
     async def status(self) -> dict[str, Any]:
         """For `memory status`: each pass's next run and last counts, open contradictions."""
-        contradictions = await self.db(self.journal.open_contradictions)
+        contradictions = await self.db(self.runs.open_contradictions)
         passes = await self.listing()
         return {"passes": [{"pass": p["pass"], "next": p["next"],
                             "last_run": p["last"]["run"] if p["last"] else None,
@@ -261,18 +258,18 @@ class Passes:
     async def undo(self, target: str) -> dict[str, Any]:
         kind, number = parse_target(target)
         if kind == "run":
-            found = await self.db(self.journal.run, number)
+            found = await self.db(self.runs.run, number)
             changes = [c for c in found["changes"] if c["state"] == "applied"]
             if not changes:  # nothing to do, not a mistake of the caller's: exit 1, not 2
                 raise NotFoundError(f"{target}: nothing to undo (no applied change)")
         else:
-            change = await self.db(self.journal.change, number)
+            change = await self.db(self.runs.change, number)
             if change["state"] != "applied":
                 raise NotFoundError(f"{target} is {change['state']}: only an applied change "
                                     "can be undone")
             # the files of a group (a notebook and its archive) go back together: the archive
             # put back alone would drop the pruned lines the notebook no longer holds
-            changes = await self.db(self.journal.group_of, change)
+            changes = await self.db(self.runs.group_of, change)
         extra: dict[str, Any] = {"undoes": target}
         if len(changes) > 1 and kind == "change":
             extra["with"] = [c["change"] for c in changes if c["change"] != target]
@@ -284,7 +281,7 @@ class Passes:
         kind, number = parse_target(target)
         if kind != "change":
             raise BadParamsError(f"{target}: accept takes a proposal's change id (c123)")
-        proposal = await self.db(self.journal.change, number)
+        proposal = await self.db(self.runs.change, number)
         if proposal["kind"] != "proposal" or proposal["state"] != "proposed":
             raise BadParamsError(f"{target} is a {proposal['state']} {proposal['kind']}, not an "
                                  "open proposal (see memory pass show)")
@@ -305,7 +302,7 @@ class Passes:
             every = self.every(name)
             if every is None:
                 continue
-            last = await self.db(self.journal.runs, name, 1)
+            last = await self.db(self.runs.newest, name, 1)
             if last and now - last[0]["started"] < every:
                 continue
             quiet = self.parts.config().passes.quiet_s
@@ -408,18 +405,18 @@ def _undo(ctx: PassContext, changes: list[dict[str, Any]]) -> Steps[None]:
     for position, group in enumerate(groups.values()):
         ctx.progress("undoing", position, len(groups))
         yield
-        inverses = [ctx.journal.inverse(change) for change in group]
+        inverses = [ctx.runs.inverse(change) for change in group]
         numbers = [int(change["change"][1:]) for change in group]
         if group[0]["kind"] == "file":
             inverses = [rebased(change) for change in inverses]
             ctx.hold(inverses)
-            state = ctx.journal.apply_files(ctx.run, inverses, numbers)
+            state = ctx.runs.apply_files(ctx.run, inverses, numbers)
             for change in inverses:  # as written, or as left: a conflict moved no entry back
                 ctx.index_written(change)
             ctx.files_done(inverses, state)
         else:
-            state = ctx.journal.apply(ctx.run, inverses[0], numbers[0])
+            state = ctx.runs.apply(ctx.run, inverses[0], numbers[0])
             ctx.count(state)
         if state == "applied":
             for number in numbers:
-                ctx.journal.set_state(number, "undone")
+                ctx.runs.set_state(number, "undone")

@@ -3,8 +3,8 @@ a project.
 
 A global entry reaches every project's memory block, prompt hook and tool-call lessons; a
 project's reaches that project only (memoryd.sessions.context). Moving one is a change like
-the maintenance passes' (memoryd.passes.journal): a run of its own (``scope``) with one entry
-change, its ``project`` before and after, journaled in the entry's history and, for an entry
+the maintenance passes' (memoryd.passes.runs): a run of its own (``scope``) with one entry
+change, its ``project`` before and after, an event in the entry's history and, for an entry
 written through the API, in its agent's ledger (so a rebuild keeps the move); ``memory undo
 RUN`` moves it back.
 
@@ -31,15 +31,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memoryd.errors import BadParamsError, MemorydError, UnavailableError
+from memoryd.passes.changes import Change
 from memoryd.passes.entry_files import PASS_WAIT_S, from_file
-from memoryd.passes.journal import Change
 from memoryd.project import repository_of
 from memoryd.store.records import ScopeRequest, StoredEntry
 from memoryd.store.scope import key_in_tier, same_in_tier
 
 if TYPE_CHECKING:
-    from memoryd.passes.runner import Passes
-    from memoryd.passes.steps import PassContext
+    from memoryd.passes.api import PassContext
+    from memoryd.passes.runner import PassRunner
 
 TIERS = ("global", "project")
 
@@ -71,7 +71,7 @@ class Moved:
 class ScopeMoves:
     """The ``scope`` method; moves go through the passes' runner, one run at a time."""
 
-    def __init__(self, passes: Passes) -> None:
+    def __init__(self, passes: PassRunner) -> None:
         self.passes = passes
         self.db = passes.db
         self.entries = passes.parts.entries
@@ -147,6 +147,6 @@ class ScopeMoves:
 
 
 def _move(ctx: PassContext, change: Change) -> Iterator[None]:
-    ctx.count(ctx.journal.apply(ctx.run, change))
+    ctx.count(ctx.runs.apply(ctx.run, change))
     return
     yield  # a generator, as passes are

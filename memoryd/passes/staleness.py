@@ -16,7 +16,7 @@ it names — paths, identifiers, flags, ``$VARS``, package names (:mod:`memoryd.
 seen in the project (``entry_refs.seen``): a lesson naming ``tomllib`` in a project that never
 used it, or a plan naming a file not written yet, is never stale. When a seen thing is missing,
 the entry is marked ``stale`` ("gone: `app.py`, `--fast`"); when it is back, the mark is lifted.
-Both are journaled changes (``memory pass show``, ``memory undo``); a mark (or lift) that was
+Both are a run's changes (``memory pass show``, ``memory undo``); a mark (or lift) that was
 undone is not made again for the same reason. Turns of transcripts are history, not claims, and
 are not checked.
 
@@ -46,16 +46,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from memoryd.passes.journal import Change
+from memoryd.passes.api import Offload
+from memoryd.passes.changes import Change
 from memoryd.passes.references import Ref, references
-from memoryd.passes.steps import Offload
 from memoryd.regular_file import read_regular
 from memoryd.scheduling import give_way, giving_way
 from memoryd.store.query import EntryQuery
 from memoryd.store.references import EntryToCheck
 
 if TYPE_CHECKING:
-    from memoryd.passes.steps import PassContext, Steps
+    from memoryd.passes.api import PassContext, Steps
 
 #: Bumped when the rules of memoryd.passes.references change: every entry is read again.
 RULES = "1"

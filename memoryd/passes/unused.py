@@ -11,7 +11,7 @@ last and drops it first (memoryd.sessions.context); this pass sets it aside:
   facts and feedback are never archived by use, nor quarantined entries (a person decides);
 - **archived, never deleted**: its status becomes ``archived`` — out of the block, the prompt
   hook, consolidation and promotion; ``memory get`` shows it, ``memory list --status
-  archived`` lists it — in a journaled change (``archive unused``, with the reason);
+  archived`` lists it — in a change of the run (``archive unused``, with the reason);
   ``memory undo`` of the run, or of the change, makes it active again, and it is not archived
   again until it has gone unused as long once more;
 - its outcomes and usage record stay as they were (memoryd.store.usage keys them by the
@@ -27,12 +27,12 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from memoryd.passes.journal import Change
+from memoryd.passes.changes import Change
 from memoryd.store.records import StoredEntry
 from memoryd.store.usage import ARCHIVE_UNUSED, UNUSED_AFTER_SESSIONS, Disuse, UsageRecord
 
 if TYPE_CHECKING:
-    from memoryd.passes.steps import PassContext
+    from memoryd.passes.api import PassContext
 
 #: Row ids looked at in one step.
 ID_WINDOW = 5_000
@@ -64,7 +64,7 @@ def archive(ctx: PassContext) -> Iterator[Any]:
                           _why(disuse, entry, used.get(entry.uid), records.get(entry.uid)),
                           {"status": "active"}, {"status": "archived"}) for entry in unused]
         if changes:
-            done = ctx.journal.apply_entries(ctx.run, changes)
+            done = ctx.runs.apply_entries(ctx.run, changes)
             ctx.count("unused_preview" if ctx.dry_run else "unused_archived", done)
 
 

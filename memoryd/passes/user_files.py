@@ -67,7 +67,7 @@ def read_text(path: Path) -> FileText:
 
 def _put_in_place(temporary: Path, real: Path) -> None:
     """Rename a written temporary file over ``real``; on failure it is removed (the new text
-    is in the journal, never left hidden beside the file)."""
+    is in the run's change, never left hidden beside the file)."""
     try:
         os.replace(temporary, real)
     except BaseException:
@@ -273,7 +273,7 @@ def _aside(real: Path) -> Path:
 
 def settle_removal(path: Path, expected: bytes) -> None:
     """What a removal stopped midway (kill -9) left aside: gone if it holds what was to be
-    removed (the journal has it), else back at its name (someone wrote into it)."""
+    removed (its change has it), else back at its name (someone wrote into it)."""
     real = Path(os.path.realpath(path))
     aside = _aside(real)
     try:

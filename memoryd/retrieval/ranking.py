@@ -30,7 +30,8 @@ held-out halves (docs/retrieval.md, "Retrieval choices"). Evidence:
                every word): "how many keycap packs sold" against an entry that never says
                "sold"
     lacks      1 when the question asks for a kind of detail (a number, a time of day, a
-               weekday, a version, a year) and the entry holds none (memoryd.retrieval.asked):
+               weekday, a version, a year) and the entry holds none
+               (memoryd.retrieval.asked_details):
                "how many keycap packs sold" against the keycap pack's description
     ctx_coverage  ``coverage`` of the passage a transcript chunk is shown as: the chunk with the
                chunks just before and after it in its session (memoryd.retrieval.passage);

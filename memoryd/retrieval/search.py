@@ -41,7 +41,7 @@ import numpy as np
 from memoryd.config import Config
 from memoryd.embedding.derived import Derived
 from memoryd.retrieval import ranking
-from memoryd.retrieval.asked import asked_details, lacks
+from memoryd.retrieval.asked_details import asked_details, lacks
 from memoryd.retrieval.dates import Window, window, without_time
 from memoryd.retrieval.explain import explanations
 from memoryd.retrieval.filters import Filter, request_filter

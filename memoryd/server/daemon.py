@@ -31,10 +31,10 @@ from memoryd.embedding.threads import EmbedThreads
 from memoryd.errors import MemorydError, StartupError
 from memoryd.ingest.indexer import Indexer
 from memoryd.ingest.watcher import Watcher
+from memoryd.passes.api import PassParts
 from memoryd.passes.entry_files import FileEntryEdits
-from memoryd.passes.runner import Passes
+from memoryd.passes.runner import PassRunner
 from memoryd.passes.scope import ScopeMoves
-from memoryd.passes.steps import PassParts
 from memoryd.scheduling import Traffic
 from memoryd.server.dispatch import Dispatcher, Handler
 from memoryd.server.entry_methods import EntryMethods
@@ -91,7 +91,7 @@ class Daemon:
         self.server: Acceptor | None = None
         self.ownership = Ownership(config.lock_path, config.socket_path)
         self.limits = ConnectionLimits(config.server, raise_open_file_limit())
-        self.passes: Passes | None = None
+        self.passes: PassRunner | None = None
         self.sync: Sync | None = None
         self.traffic = Traffic(self.db)  # the requests background work gives way to
         self.locked = False  # both locks taken: this daemon serves (and must clean up)
@@ -162,10 +162,10 @@ class Daemon:
         self.methods.update(FileMethods(parts.db, parts.store, self.settings).methods())
         self.watcher = Watcher(self.config, Indexer(parts.store, parts.entries),
                              parts.db, parts.vectors.wanted.set, self.traffic.background)
-        self.passes = Passes(PassParts(parts.db, parts.store, parts.entries,
-                                       self.settings.current, parts.derived.vector_index),
-                             self.idle_since, self.traffic.background, self.traffic.pause,
-                             on_written=self.watcher.enqueue)
+        self.passes = PassRunner(PassParts(parts.db, parts.store, parts.entries,
+                                           self.settings.current, parts.derived.vector_index),
+                                 self.idle_since, self.traffic.background, self.traffic.pause,
+                                 on_written=self.watcher.enqueue)
         settled = await self.passes.recover()
         if settled:
             log.info("Settled %d changes of a pass that was stopped mid-run.", settled)

@@ -27,7 +27,7 @@ from memoryd import __version__
 from memoryd.config import Settings
 from memoryd.embedding.model import DEFAULT_MODEL_ID, DEFAULT_MODEL_SHA256
 from memoryd.ingest.watcher import Watcher
-from memoryd.passes.runner import Passes
+from memoryd.passes.runner import PassRunner
 from memoryd.server.parts import Parts
 from memoryd.server.sync_methods import Sync
 from memoryd.sources import default_sources
@@ -89,7 +89,7 @@ def log_location() -> str:
 
 class Health:
     def __init__(self, settings: Settings, started: float, parts: Parts,
-                 watcher: Watcher | None, passes: Passes | None, sync: Sync | None) -> None:
+                 watcher: Watcher | None, passes: PassRunner | None, sync: Sync | None) -> None:
         """The parts it examines; ``started``: when the daemon started."""
         self.settings = settings
         self.started = started
@@ -229,7 +229,7 @@ class Health:
         """The files the passes' last runs left as they were because they may not or cannot
         rewrite them (read-only, hard links, immutable, a read-only file system)."""
         passes = self.passes
-        found = await self.parts.db(passes.journal.unwritten) if passes else []
+        found = await self.parts.db(passes.runs.unwritten) if passes else []
         if not found:
             return check("unwritten", OK, "the passes' last runs wrote every file they changed")
         shown = [f"{path}: {why.removeprefix('not written: ')} (memory pass show {run})"

@@ -3,8 +3,8 @@ memory directory.
 
 Paths are relative to the directory; absolute paths, ``..`` and symlinks that lead outside it
 are refused. Writes are atomic (a temporary file in the same directory, fsync, rename, fsync of
-the directory) and journaled (redacted) as a delta from the text before
-(memoryd.store.file_journal), so nothing is lost and the journal stays small. The watcher
+the directory) and kept as a version (redacted): a delta from the text before
+(memoryd.store.file_versions), so nothing is lost and the versions stay small. The watcher
 indexes what is written like any other memory file.
 """
 
@@ -27,7 +27,7 @@ from memoryd.redact import redact
 from memoryd.server.params import Params
 from memoryd.store.database import Store
 from memoryd.store.durable import DISK_ERRORS, REFUSED_WRITE_ERRNOS, replace_file
-from memoryd.store.file_journal import journal_write
+from memoryd.store.file_versions import record_version
 from memoryd.store.thread import DatabaseThread
 
 log = logging.getLogger(__name__)
@@ -43,7 +43,7 @@ class MemoryFiles:
                  writer: str | None = None) -> None:
         """``pattern``: the memory directory with an ``{agent}`` placeholder; ``human``: a
         person is writing (only a person changes a file's Feedback section); ``writer``: who
-        writes, as the journal names them (``designer (mcp)``; memoryd.provenance: the lines
+        writes, as the file's versions name them (``designer (mcp)``; memoryd.provenance: the lines
         of a file an agent's tools wrote are that agent's words)."""
         self.store = store
         self.pattern = pattern
@@ -155,14 +155,14 @@ class MemoryFiles:
 
     def _change(self, agent: str, relative: str, path: Path, action: str, before: str | None,
                 after: str) -> None:
-        """The file replaced (atomically) and the change journaled, or neither: the journal's
+        """The file replaced (atomically) and its version recorded, or neither: the version's
         transaction commits only after the file is written, and a commit that fails puts the
         old bytes back."""
         old = path.read_bytes() if before is not None else None
         written = False
         try:
             with self.store.transaction():
-                self._journal(agent, relative, action, before, after)
+                self._record_version(agent, relative, action, before, after)
                 path.parent.mkdir(parents=True, exist_ok=True)
                 replace_file(path, after.encode("utf-8"))
                 written = True
@@ -181,7 +181,7 @@ class MemoryFiles:
 
     @staticmethod
     def _put_back(path: Path, old: bytes | None) -> bool:
-        """The file as it was before a write whose journal could not commit; False if that
+        """The file as it was before a write whose version could not commit; False if that
         failed too."""
         try:
             if old is None:
@@ -189,24 +189,24 @@ class MemoryFiles:
             else:
                 replace_file(path, old)
         except OSError as exc:
-            log.critical("Could not put back %s after its journal failed: %s", path, exc)
+            log.critical("Could not put back %s after its version failed: %s", path, exc)
             return False
         return True
 
-    def _journal(self, agent: str, relative: str, action: str, before: str | None,
-                 after: str) -> None:
-        """The file is the agent's; the journal of it keeps the texts redacted (the same
+    def _record_version(self, agent: str, relative: str, action: str, before: str | None,
+                        after: str) -> None:
+        """The file is the agent's; its versions keep the texts redacted (the same
         text always redacts the same way, so the deltas chain). Within the caller's
         transaction."""
         before = redact(before) if before is not None else None
         after = redact(after)
-        # a delta, not two whole copies (memoryd.store.file_journal)
-        journal_write(self.store, agent, relative, action, before, after, time.time(),
-                      actor=self.writer)
+        # a delta, not two whole copies (memoryd.store.file_versions)
+        record_version(self.store, agent, relative, action, before, after, time.time(),
+                       actor=self.writer)
 
 
 def refused(relative: str, agent: str, exc: BaseException) -> UnavailableError:
-    """The file system (or the journal's database) refused a write that was itself fine."""
+    """The file system (or the versions' database) refused a write that was itself fine."""
     why = getattr(exc, "strerror", None) or exc
     return UnavailableError(f"not written: cannot write {relative!r} in {agent}'s memory "
                             f"directory ({why}); nothing of this request was kept")

@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from memoryd.passes import corrections
-from memoryd.passes.runner import Passes
+from memoryd.passes.runner import PassRunner
 from memoryd.server.params import Params
 from memoryd.server.parts import Parts
 from memoryd.server.replies import entry_reply, public_entry, search_reply
@@ -20,7 +20,7 @@ from memoryd.server.requests import (
 
 
 class MemoryMethods:
-    def __init__(self, parts: Parts, passes: Passes) -> None:
+    def __init__(self, parts: Parts, passes: PassRunner) -> None:
         self.parts = parts
         self.passes = passes
 
@@ -43,7 +43,7 @@ class MemoryMethods:
         its name in each reply that has some."""
         if not any(r.get("corrects") for r in replies):
             return
-        run = await self.parts.db(corrections.record, self.passes.journal, replies)
+        run = await self.parts.db(corrections.record, self.passes.runs, replies)
         for reply in replies:
             if reply.get("corrects"):
                 reply["run"] = run

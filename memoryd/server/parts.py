@@ -30,9 +30,9 @@ from memoryd.store.database import Store
 from memoryd.store.entries import Entries
 from memoryd.store.integrity import set_aside_damaged
 from memoryd.store.ledger import Ledger
-from memoryd.store.pass_log import PassLog, replay_pass_log
 from memoryd.store.reader import store_counts
 from memoryd.store.row_file import OLD_ROW_FILES, ROW_FILE
+from memoryd.store.run_log import RunLog, replay_run_log
 from memoryd.store.thread import DatabaseThread
 from memoryd.store.usage_log import UsageLog, replay_usage_log
 from memoryd.sync.apply import finish_pending
@@ -83,9 +83,9 @@ class Parts:
             # a sync killed mid-merge: its files put back or completed, what it brought applied
             await db(finish_pending, store, config.state_dir)
             restored = await db(restore_archives, store, AgentArchive(config.archive_dir))
-            # the passes' journal before the ledgers: their records of a pass's changes name
-            # them
-            await db(replay_pass_log, store, PassLog.in_state(config.state_dir))
+            # the passes' run log before the ledgers: their records of a pass's changes
+            # name them
+            await db(replay_run_log, store, RunLog.in_state(config.state_dir))
             replayed = await db(replay_ledgers, store, entries.ledger)
             await db(replay_usage_log, store, UsageLog.beside(store))
         except BaseException:  # the daemon has no parts to close: the store is closed here

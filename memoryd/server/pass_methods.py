@@ -12,7 +12,7 @@ from typing import Any
 
 from memoryd.errors import BadParamsError
 from memoryd.passes.notebooks import checked_paths
-from memoryd.passes.runner import PASSES, Passes
+from memoryd.passes.runner import PASSES, PassRunner
 from memoryd.project import project_of
 from memoryd.server.params import Params
 
@@ -21,7 +21,7 @@ FULL_PASSES = ("consolidate", "staleness")
 
 
 class PassMethods:
-    def __init__(self, passes: Passes) -> None:
+    def __init__(self, passes: PassRunner) -> None:
         self.passes = passes
 
     def methods(self) -> dict[str, Any]:
@@ -53,12 +53,12 @@ class PassMethods:
         else runs are made by: undo, forget, scope)."""
         name = params.text("name", max_len=40)
         limit = params.integer("limit", default=50, low=1, high=1000)
-        return {"runs": await self.passes.db(self.passes.journal.runs, name, limit)}
+        return {"runs": await self.passes.db(self.passes.runs.newest, name, limit)}
 
     async def m_pass_show(self, params: Params) -> dict[str, Any]:
         target = params.text("id", max_len=40)
         if target is None:  # the newest run
-            runs = await self.passes.db(self.passes.journal.runs, None, 1)
+            runs = await self.passes.db(self.passes.runs.newest, None, 1)
             if not runs:
                 raise BadParamsError("no pass has run yet (memory pass run NAME)")
             target = runs[0]["run"]

@@ -39,7 +39,7 @@ def public_entry(entry: StoredEntry, now: float, usage: UsageRecord | None = Non
 
 def without_rowids(value: Any) -> Any:
     """A reply with every entry as its map (:func:`entry_reply`), and every other map of an
-    entry (one with ``id`` and ``rowid``: a journal's snapshot) stripped of ``rowid``."""
+    entry (one with ``id`` and ``rowid``: an event's snapshot) stripped of ``rowid``."""
     if isinstance(value, StoredEntry):
         return entry_reply(value)
     if isinstance(value, dict):

@@ -15,7 +15,7 @@ from memoryd.server.parts import Parts
 from memoryd.server.replies import entry_reply
 from memoryd.server.requests import owned_request
 from memoryd.store.archive import AgentArchive
-from memoryd.store.pass_log import PassLog
+from memoryd.store.run_log import RunLog
 
 
 class TrustMethods:
@@ -51,7 +51,7 @@ class TrustMethods:
             job = Purge(parts.store, parts.entries.ledger,
                         AgentArchive(parts.settings.config.archive_dir), agent, since, match,
                         history=AgentArchive(parts.settings.config.history_dir),
-                        pass_log=PassLog.in_state(parts.settings.config.state_dir))
+                        run_log=RunLog.in_state(parts.settings.config.state_dir))
             report = job.run(dry_run=not confirm, actor=actor)
             lexicon = parts.derived.lexicon
             if job.words and lexicon is not None:

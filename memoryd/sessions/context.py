@@ -81,7 +81,7 @@ from memoryd.retrieval.records import MAX_QUERY_CHARS, FilterRequest, SearchRequ
 from memoryd.retrieval.search import Searcher
 from memoryd.sources import ARCHIVE_DIR
 from memoryd.store.database import Store
-from memoryd.store.file_journal import tool_written
+from memoryd.store.file_versions import tool_written
 from memoryd.store.query import EntryQuery, Order
 from memoryd.store.records import StoredEntry
 from memoryd.store.usage import DISUSE_KINDS, Disuse

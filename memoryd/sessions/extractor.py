@@ -29,7 +29,7 @@ from memoryd.errors import NotFoundError
 from memoryd.ingest.context import cwd_hint
 from memoryd.ingest.transcript import make_parser
 from memoryd.passes import corrections
-from memoryd.passes.journal import Journal
+from memoryd.passes.runs import PassRuns
 from memoryd.redact import redact
 from memoryd.regular_file import is_regular, open_regular
 from memoryd.sessions.candidates import EXTRACTED_CONFIDENCE, Candidate, Message, find_candidates
@@ -166,7 +166,7 @@ class SessionExtractor:
             if reply["stored"]:
                 stored.append(reply["entry"].uid)
         if any(reply.get("corrects") for reply in replies):  # a later session said otherwise
-            await self.db(corrections.record, self._journal(), replies)
+            await self.db(corrections.record, self._runs(), replies)
         log.info("Session %s: stored %d extracted entries.", session["id"], len(stored))
         return stored
 
@@ -187,9 +187,9 @@ class SessionExtractor:
             log.info("Session %s: %d lessons seen again, counted.", session["id"], len(counted))
         return counted
 
-    def _journal(self) -> Journal:
+    def _runs(self) -> PassRuns:
         assert self.store is not None
-        return Journal(self.store, self.entries, self.settings.config.state_dir)
+        return PassRuns(self.store, self.entries, self.settings.config.state_dir)
 
     def _mark_extracted(self, session_id: str) -> None:
         assert self.store is not None

@@ -41,7 +41,7 @@ from memoryd.sessions.context import Block, Item, one_line, render
 from memoryd.sessions.outcome_rules import Term, rule_of
 from memoryd.sessions.outcomes import read_actions
 from memoryd.store.database import Store
-from memoryd.store.file_journal import tool_written
+from memoryd.store.file_versions import tool_written
 from memoryd.store.lessons import guarded_entries, watch_lessons
 from memoryd.store.records import StoredEntry
 

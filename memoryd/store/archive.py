@@ -265,7 +265,7 @@ def _next_header(handle: IO[bytes], position: int) -> int | None:
 @dataclass(frozen=True)
 class Work:
     """Slow work without the database (JSON, compressing, writing a file), which a pass hands
-    to a worker thread (``memoryd.passes.steps.Offload``)."""
+    to a worker thread (``memoryd.passes.api.Offload``)."""
 
     fn: Callable[..., Any]
     args: tuple[Any, ...] = ()
@@ -444,12 +444,12 @@ def _entry_of(record: dict[str, Any], agent: str, path: Path) -> dict[str, Any] 
 def _restore_entry(store: Store, entry: dict[str, Any]) -> int:
     _note_held(store, entry["uid"], entry["updated"])  # a newer row's version is not noted
     row = store._db.execute("SELECT updated FROM entries WHERE uid=?", (entry["uid"],)).fetchone()
-    if row is None:  # not journaled, as the indexer does not journal a new chunk
+    if row is None:  # no event, as the indexer records none for a new chunk
         store.insert_entry(entry)
         return 1
     if row[0] < entry["updated"]:
         before = store.entry_by_uid(entry["uid"])
         store.update_entry(entry["uid"], **{k: v for k, v in entry.items() if k != "uid"})
-        store.journal(entry["uid"], "restored", "retain", before,
-                      {"text": entry["text"], "status": entry["status"]}, entry["updated"])
+        store.record_event(entry["uid"], "restored", "retain", before,
+                           {"text": entry["text"], "status": entry["status"]}, entry["updated"])
     return 0

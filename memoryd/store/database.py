@@ -12,7 +12,7 @@ SQL (tests/test_layout.py checks it); each family of tables has its module here:
                   known; part_vectors, the vectors of an entry's parts (its sentences:
                   text.split_parts); vector_queue, the entries awaiting one (vector_rows.py)
     lexicon       every word of the entries, embedded alone (lexicon.py)
-    events        the journal: every change with its before/after as JSON (events.py)
+    events        the history: every change with its before/after as JSON (events.py)
     marks         a forget or supersede kept for an entry that is not (yet) indexed (here)
     files         the watched files (files.py: ``Store.files``)
     sessions, injections  the agents' sessions and the blocks they were given (sessions.py:
@@ -493,7 +493,7 @@ class Store(EntryReads, VectorRows, EventRows):
             "AND o.status = 'active' WHERE e.source = ? AND e.agent = ?", (source, agent))}
 
     def delete_entry(self, rowid: int) -> None:
-        """An entry's row and its vectors gone (the caller journals it)."""
+        """An entry's row and its vectors gone (the caller records the event)."""
         self.delete_entries([rowid])
 
     def delete_entries(self, rowids: Sequence[int]) -> None:

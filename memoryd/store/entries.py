@@ -12,7 +12,7 @@ from typing import Any
 from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError
 from memoryd.provenance import person_only_refusal
 from memoryd.store.entry_writes import Unindexed, Vectors, apply_release, new_uid
-from memoryd.store.file_journal import versions as file_versions
+from memoryd.store.file_versions import versions as file_versions
 from memoryd.store.records import Asker, Entry, EntryRequest, StoredEntry, Superseded
 from memoryd.store.remember import Remembering
 from memoryd.store.usage import Usage, UsageRecord
@@ -30,8 +30,8 @@ MAX_TEXT_CHARS = 32_000
 
 @dataclass(frozen=True)
 class History:
-    """An entry's versions, oldest first, and the journal's events of them; ``removed``: an
-    entry that left the index (a memory file's bullet deleted), as the journal last saw it."""
+    """An entry's versions, oldest first, and the events of them; ``removed``: an
+    entry that left the index (a memory file's bullet deleted), as its history last saw it."""
 
     entries: list[StoredEntry]
     events: list[dict[str, Any]]
@@ -83,8 +83,8 @@ class Entries(Remembering):
 
     def forget_entry(self, entry: StoredEntry, actor: str, reason: str | None,
                      change: int | None = None) -> StoredEntry:
-        """Forget an entry: its ledger's status record (naming the journal's ``change`` that
-        makes it undoable: memoryd.passes.journal.Journal.forget), then the row."""
+        """Forget an entry: its ledger's status record (naming the ``change`` that makes it
+        undoable: memoryd.passes.runs.PassRuns.forget), then the row."""
         record = self._status_record(entry, "forgotten", actor, reason)
         if change is not None:
             record["change"] = change
@@ -165,7 +165,7 @@ class Entries(Remembering):
             rowid = self.store.insert_entry(new)
             stored = self.store.entry_by_uid(new["uid"])
             assert stored is not None
-            self.store.journal(new["uid"], "remember", actor, None, stored, now)
+            self.store.record_event(new["uid"], "remember", actor, None, stored, now)
             self._index_entry(rowid, vectors)
             previous = self._set_status(old, "superseded", actor, new["uid"])
         return Superseded(stored, previous)
@@ -224,7 +224,7 @@ class Entries(Remembering):
         return History(entries, self.store.events_for([e.uid for e in entries]))
 
     def _history_of_removed(self, entry_id: str) -> History:
-        """A file entry whose bullet was deleted lives on in the journal."""
+        """A file entry whose bullet was deleted lives on in its history."""
         events = self.store.events_for([entry_id])
         if entry_id.startswith("file:") and events:  # the memory tools' deltas, as whole texts
             for event, version in zip(events, file_versions(self.store, entry_id)):

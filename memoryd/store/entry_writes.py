@@ -63,7 +63,7 @@ def apply_release(store: Store, agent: str, uid: str, hash_: str | None, actor: 
     entry = store.entry_by_uid(uid)
     if entry is not None and entry.agent == agent and entry.quarantined:
         store.update_entry(uid, quarantined=0)
-        store.journal(uid, "released", actor, entry, store.entry_by_uid(uid), ts)
+        store.record_event(uid, "released", actor, entry, store.entry_by_uid(uid), ts)
 
 
 @dataclass(frozen=True)
@@ -180,7 +180,7 @@ class EntryWrites:
                                 status, superseded_by, actor, now)
         after = self.store.entry_by_uid(entry.uid)
         assert after is not None
-        self.store.journal(entry.uid, status, actor, entry, after, now)
+        self.store.record_event(entry.uid, status, actor, entry, after, now)
         self.set_index_status(entry.rowid, status)
         return after
 

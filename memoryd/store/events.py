@@ -1,5 +1,5 @@
-"""The ``events`` table: the journal of every change to an entry, with its before and after
-as JSON (``memory history``), and of the memory tools' files (mixed into Store).
+"""The ``events`` table: the history of every entry (``memory history``) and of the memory
+tools' files, one event per change with its before and after as JSON (mixed into Store).
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ def _snapshot(side: StoredEntry | Mapping[str, Any] | None) -> str | None:
 
 
 class EventRows:
-    """The store's journal (mixed into Store)."""
+    """The store's events (mixed into Store)."""
 
     _db: apsw.Connection
 
-    def journal(
+    def record_event(
         self,
         uid: str,
         action: str,
@@ -34,7 +34,7 @@ class EventRows:
         after: StoredEntry | Mapping[str, Any] | None,
         ts: float | None = None,
     ) -> None:
-        """One change of an entry (its ``before`` and ``after`` as the journal keeps them: an
+        """One change of an entry (its ``before`` and ``after`` as its history keeps them: an
         entry's :meth:`~memoryd.store.records.StoredEntry.as_dict`, or the fields a change
         set), or of a memory tool's file."""
         self._db.execute(

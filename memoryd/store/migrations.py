@@ -11,7 +11,7 @@ from memoryd.quarantine import TRANSCRIPT_KINDS
 from memoryd.text import index_text
 
 MIGRATIONS: tuple[str, ...] = (
-    # 1: entries, full-text index, journal
+    # 1: entries, full-text index, events
     """
     CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
     CREATE TABLE entries(
@@ -240,9 +240,9 @@ MIGRATIONS: tuple[str, ...] = (
         INSERT OR IGNORE INTO vector_queue(rowid) VALUES (new.id);
     END;
     """,
-    # 12: the journal looked up by what a change is (promotion's applied rules, the open
+    # 12: the passes' changes looked up by what a change is (promotion's applied rules, the open
     # proposals and contradictions); by state alone, or by target, it scanned every change
-    # ever journaled (0.4 s with 300k changes, on the database thread)
+    # ever recorded (0.4 s with 300k changes, on the database thread)
     """
     CREATE INDEX changes_kind ON changes(kind, action, state);
     """,

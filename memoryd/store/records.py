@@ -89,7 +89,7 @@ class StoredEntry:
     records: tuple[str, ...] | None
 
     def as_dict(self) -> dict[str, Any]:
-        """The entry as replies and the journal's snapshots show it: its id as ``id``, after
+        """The entry as replies and its events' snapshots show it: its id as ``id``, after
         the columns, in the order replies have always had."""
         shown = {name: getattr(self, name) for name in _SHOWN}
         shown["tags"] = list(self.tags)

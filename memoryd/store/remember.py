@@ -190,7 +190,7 @@ class Remembering(EntryWrites):
         rowid = self.store.insert_entry(fields)
         stored = self.store.entry_by_uid(draft.uid)
         assert stored is not None
-        self.store.journal(draft.uid, "remember", draft.writer, None, stored, draft.updated)
+        self.store.record_event(draft.uid, "remember", draft.writer, None, stored, draft.updated)
         if unindexed is not None and vectors is not None:
             unindexed.append(Unindexed(rowid, draft.hash, vectors))
         else:
@@ -289,11 +289,11 @@ class Remembering(EntryWrites):
                  "actor": "extract (seen again)"}])
             self.store.insert_entry(draft.as_dict())
             stored = self.store.entry_by_uid(draft.uid)
-            self.store.journal(draft.uid, "remember", draft.writer, None, stored, now)
+            self.store.record_event(draft.uid, "remember", draft.writer, None, stored, now)
             self.store.update_entry(uid, occurrences=occurrences, updated=now)
             after = self.store.entry_by_uid(uid)
             assert after is not None
-            self.store.journal(uid, "seen again", draft.writer, entry, after, now)
+            self.store.record_event(uid, "seen again", draft.writer, entry, after, now)
             return after
 
     def draft_entry(self, request: RememberRequest) -> Entry:

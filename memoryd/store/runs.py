@@ -1,9 +1,9 @@
 """The ``runs`` and ``changes`` tables: the maintenance passes' runs and every change they
 made, with what it replaced and what it wrote (``before``/``after``, JSON).
 
-memoryd.passes.journal decides what a run and a change are, and applies them; this module
-only stores and reads them (``Store.runs``), decoding the JSON sides. The passes' journal
-file (memoryd.store.pass_log) keeps the same rows as lines, so that a rebuilt index keeps
+memoryd.passes.runs decides what a run and a change are, and applies them; this module
+only stores and reads them (``Store.runs``), decoding the JSON sides. The run log
+(memoryd.store.run_log) keeps the same rows as lines, so that a rebuilt index keeps
 them.
 """
 

@@ -14,7 +14,7 @@ evidence, retention by use) read through :meth:`Usage.record` / :meth:`Usage.rec
 
 Rows are keyed by the entry's uid and nothing deletes them with the entry: a pass that
 merges, archives or restores an entry, and the undo of it, leave the entry's history as it
-was. A verdict that changes is journaled on the entry (``memory history``: action
+was. A verdict that changes is an event of the entry (``memory history``: action
 ``outcome``, with the session and the reason).
 """
 
@@ -54,7 +54,7 @@ DISUSE_KINDS = ("lesson", "note")
 #: entry) there must have been since it was last used for it to count as unused: a project
 #: worked on twice a year keeps its memory, however old.
 UNUSED_AFTER_SESSIONS = 10
-#: The journal action of the retain pass archiving an unused entry, and of its undo.
+#: The action of the retain pass's change that archives an unused entry, and of its undo.
 ARCHIVE_UNUSED = "archive unused"
 RESTORE_UNUSED = "undo " + ARCHIVE_UNUSED
 
@@ -111,7 +111,7 @@ class Usage:
     def recording(self) -> Iterator[None]:
         """A transaction whose injections and outcomes also go to the outcomes file: its
         lines are appended at its end, before the commit, and taken back when it fails (as
-        the passes' journal: memoryd.passes.journal_file). Inside one already, a savepoint of
+        the run log: memoryd.passes.run_log_writer). Inside one already, a savepoint of
         it; the outermost must be this one, not a plain ``store.transaction()``."""
         if self._lines is not None:
             with self._db:
@@ -180,7 +180,7 @@ class Usage:
     def save_outcomes(self, session: str, verdicts: Sequence[tuple[str, str, str, list[Any],
                                                                    float | None]]) -> int:
         """Store ``(entry, outcome, why, evidence, at)`` for entries of ``session`` and mark
-        the session judged; a verdict that changed is journaled. Returns how many changed."""
+        the session judged; a verdict that changed is an event. Returns how many changed."""
         now = time.time()
         changed = 0
         with self.recording():
@@ -198,7 +198,7 @@ class Usage:
                     self._line(outcome_record(session, entry, outcome, why, evidence, at, now))
                 if before[entry][0] != outcome:
                     changed += 1
-                    self.store.journal(
+                    self.store.record_event(
                         entry, "outcome", ACTOR,
                         {"session": session, "outcome": before[entry][0]}
                         if before[entry][0] is not None else None,

@@ -5,7 +5,7 @@ from the files (``memoryd reindex``, a damaged or deleted ``memoryd.db``). What 
 learned from transcripts that Claude Code deletes after 30 days, so it could not be learned
 again: it is also written, as it is recorded, to ``outcomes.jsonl`` beside the database (in
 ``$MEMORYD_HOME``), one JSON object a line with the CRC-32 of its bytes, as the passes'
-journal (memoryd.store.pass_log), and read back the same way::
+run log (memoryd.store.run_log), and read back the same way::
 
     {"op": "inject",  "ts": …, "session": "…", "agent": "…", "entries": ["uid", …]}
     {"op": "outcome", "ts": …, "session": "…", "entry": "uid", "outcome": "broken",
@@ -21,7 +21,7 @@ agent, its project, when it was judged), written with its first injection and wh
 judged; ``row`` a row as a database from before this file held it (written once, at its first
 start, or by the reindex that sets it aside).
 
-**When.** As the passes' journal: the lines of a transaction are appended at its end, before
+**When.** As the run log: the lines of a transaction are appended at its end, before
 the commit, and taken back when it fails; the database records how far into the file it holds
 (meta ``usage_log``); at every start the lines past that are applied, and a rebuild applies
 them all (:func:`replay_usage_log`). They survive the daemon being killed as the database's
@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from memoryd.store.database import Store
-from memoryd.store.pass_log import PassLog, replay_lines
 from memoryd.store.purge_files import Rewrite, ledger_rewrite
+from memoryd.store.run_log import RunLog, replay_lines
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ FILE_NAME = "outcomes.jsonl"
 KEY = "usage_log"
 #: When memoryd first recorded an injection (meta; memoryd.store.usage reads it).
 SINCE_KEY = "usage:since"
-#: Who the journal says changed an outcome.
+#: Who the entry's history says changed an outcome.
 ACTOR = "memoryd (outcomes)"
 _ROW_COLUMNS = ("entry", "session", "agent", "injected", "injections", "outcome", "why",
                 "evidence", "at", "judged")
@@ -58,11 +58,11 @@ EXPORT_BATCH = 500
 
 
 class UsageLog:
-    """``outcomes.jsonl``: the lines of :class:`memoryd.store.pass_log.PassLog`, appended on
+    """``outcomes.jsonl``: the lines of :class:`memoryd.store.run_log.RunLog`, appended on
     the database thread."""
 
     def __init__(self, path: Path) -> None:
-        self.lines = PassLog(path)
+        self.lines = RunLog(path)
 
     @property
     def path(self) -> Path:
@@ -189,8 +189,8 @@ def apply_record(store: Store, record: dict[str, Any]) -> int:
             (record["outcome"], record.get("why"),
              json.dumps(record.get("evidence") or [], ensure_ascii=False), record.get("at"),
              record["ts"], record["entry"], record["session"]))
-        _journal(store, record["entry"], record["session"], before[0], record["outcome"],
-                 record.get("why"), record["ts"])
+        _record_event(store, record["entry"], record["session"], before[0], record["outcome"],
+                      record.get("why"), record["ts"])
     elif op == "session":
         db.execute(
             "INSERT INTO sessions(id, harness, agent, cwd, project, started, last_seen, closed, "
@@ -216,25 +216,25 @@ def apply_record(store: Store, record: dict[str, Any]) -> int:
             [record.get(column) for column in _ROW_COLUMNS])
         db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)",
                    (SINCE_KEY, repr(record["injected"])))
-        _journal(store, record["entry"], record["session"], before[0] if before else None,
-                 record.get("outcome"), record.get("why"),
-                 record.get("judged") or record["injected"])
+        _record_event(store, record["entry"], record["session"], before[0] if before else None,
+                      record.get("outcome"), record.get("why"),
+                      record.get("judged") or record["injected"])
     else:
         log.warning("Skipping an unknown line of the outcomes file: %r", op)
         return 0
     return 1
 
 
-def _journal(store: Store, entry: str, session: str, before: str | None, after: str | None,
-             why: str | None, ts: float) -> None:
-    """An outcome that changed, in the entry's history, as memoryd.store.usage journals it
+def _record_event(store: Store, entry: str, session: str, before: str | None, after: str | None,
+                  why: str | None, ts: float) -> None:
+    """An outcome that changed, in the entry's history, as memoryd.store.usage records it
     (``memory history``): the events of a transaction that never committed, or of the index
     a rebuild replaced, are not in any file."""
     if after is None or after == before:
         return
-    store.journal(entry, "outcome", ACTOR,
-                  {"session": session, "outcome": before} if before is not None else None,
-                  {"session": session, "outcome": after, "why": why}, ts)
+    store.record_event(entry, "outcome", ACTOR,
+                       {"session": session, "outcome": before} if before is not None else None,
+                       {"session": session, "outcome": after, "why": why}, ts)
 
 
 def export(store: Store, usage_log: UsageLog) -> int:

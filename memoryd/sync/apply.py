@@ -36,9 +36,9 @@ from memoryd.maintenance.replay import apply_records
 from memoryd.names import AGENT_NAME
 from memoryd.store.archive import AgentArchive, meta_key, restore_records
 from memoryd.store.database import Store
-from memoryd.store.file_journal import history_key
+from memoryd.store.file_versions import history_key
 from memoryd.store.ledger import Ledger
-from memoryd.store.pass_log import PassLog
+from memoryd.store.run_log import RunLog
 from memoryd.sync.merge import archive_lines, common_lines, ledger_lines
 from memoryd.sync.repo import SyncRepo
 
@@ -222,7 +222,7 @@ def finish(store: Store, state_dir: Path, found: Plan) -> Applied:
     for agent, ids in sorted(purges.items()):
         job = Purge(store, Ledger(state_dir / "ledger"), AgentArchive(state_dir / "transcripts"),
                     agent, None, None, history=AgentArchive(state_dir / "history"),
-                    pass_log=PassLog.in_state(state_dir), ids=frozenset(ids))
+                    run_log=RunLog.in_state(state_dir), ids=frozenset(ids))
         report = job.run(dry_run=False, actor="memoryd sync")
         applied.purged += len(report["entries"])
         applied.purged_rows += [e["rowid"] for e in report["entries"]

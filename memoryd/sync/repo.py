@@ -5,7 +5,7 @@ lists what is tracked, not what is left out, so a file memoryd adds later is nev
 mistake): ``ledger/``, ``agents/`` (the memory tools' directory, when ``[tools] memory_dir``
 is left at its default), ``transcripts/`` and ``history/``. Never the database, the socket, the
 logs, the configuration or ``sources.toml`` (paths of this machine), nor ``passes.jsonl``
-(the passes' journal numbers its runs and changes per machine; the changes a pass made to an
+(the passes' run log numbers its runs and changes per machine; the changes a pass made to an
 entry travel as ledger records).
 
 A merge is made off the worktree (:meth:`SyncRepo.merge_off`: ``git merge-tree
@@ -40,7 +40,7 @@ REMOTE = "origin"
 SYNCED = ("ledger", "agents", "transcripts", "history")
 GITIGNORE = """\
 # memoryd sync (docs/sync.md): only the durable files are tracked; the database, the socket,
-# the logs, the configuration and this machine's journal of the passes never are.
+# the logs, the configuration and this machine's run log of the passes never are.
 /*
 !/.gitignore
 !/.gitattributes

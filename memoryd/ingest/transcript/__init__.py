@@ -156,7 +156,7 @@ from memoryd.ingest.transcript.claude_code import CLAUDE_CODE_WRAPPERS, ClaudeCo
 from memoryd.ingest.transcript.codex import CODEX_INJECTED_PREFIXES, CodexParser
 from memoryd.ingest.transcript.gemini import GeminiParser
 from memoryd.ingest.transcript.generic import GenericParser
-from memoryd.ingest.transcript.lines import (
+from memoryd.ingest.transcript.parser_base import (
     MAX_LINE_CHARS,
     Chunk,
     LineParser,

@@ -77,7 +77,7 @@ from typing import Any
 
 from memoryd.ingest.transcript import make_parser
 from memoryd.ingest.transcript.aider import AIDER_FENCE, AIDER_HEADER
-from memoryd.ingest.transcript.lines import Turn, line_id, parse_timestamp
+from memoryd.ingest.transcript.parser_base import Turn, line_id, parse_timestamp
 
 #: The formats whose tool calls are read as such; any other is read as ``generic``.
 HARNESSES = ("claude-code", "codex", "gemini", "aider", "generic")

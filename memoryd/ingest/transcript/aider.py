@@ -6,7 +6,7 @@ import hashlib
 import logging
 import re
 
-from memoryd.ingest.transcript.lines import (
+from memoryd.ingest.transcript.parser_base import (
     MAX_LINE_CHARS,
     SessionCounts,
     Skip,

@@ -7,7 +7,7 @@ import hashlib
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from memoryd.ingest.transcript.lines import Chunk, Turn
+from memoryd.ingest.transcript.parser_base import Chunk, Turn
 from memoryd.text import CHUNK_LABELS
 
 #: Longest chunk text, date prefix included. Past it, the assistant part is cut first: the user

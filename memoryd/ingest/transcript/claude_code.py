@@ -7,7 +7,7 @@ from typing import Any
 
 from memoryd_client.wire import INJECTION_MARKER
 
-from memoryd.ingest.transcript.lines import (
+from memoryd.ingest.transcript.parser_base import (
     MAX_LINE_CHARS,
     LineParser,
     Skip,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memoryd.ingest.transcript.lines import (
+from memoryd.ingest.transcript.parser_base import (
     MAX_LINE_CHARS,
     LineParser,
     Skip,

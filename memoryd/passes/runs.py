@@ -12,11 +12,12 @@ A **run** (``r12``) is one pass over a scope; a **change** (``c345``) is one thi
 A change carries what it replaces and what it writes (``before`` / ``after``): an entry's
 fields, or a file's text and the entries that moved with it. **Undo** applies the opposite
 change as a new run, so an undo can itself be undone. A file edited since the run wrote it is
-undone as it is now where the edits made since and the undo's are apart (:func:`rebased`).
+undone as it is now where the edits made since and the undo's are apart
+(:func:`~memoryd.passes.file_changes.rebased`).
 Entries written through the API keep their changes in the ledger too (``status`` and
 ``update`` records), so a rebuild keeps them; and every run and change (not a dry run's
-previews) is also written to the passes' journal file as it is recorded
-(:mod:`memoryd.store.pass_log`), so that a rebuilt index still lists the runs, undoes them,
+previews) is also written to the run log as it is recorded
+(:mod:`memoryd.store.run_log`), so that a rebuilt index still lists the runs, undoes them,
 and keeps an undone merge undone.
 
 **Crash safety.** File changes that belong together (a notebook and its archive) form a group:
@@ -35,31 +36,22 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from memoryd.errors import BadParamsError, NotFoundError
-from memoryd.passes.carry_edit import carry_edit
+from memoryd.passes.changes import Change, RunSummary, change_name, run_name
 from memoryd.passes.file_care import (
     FileNotWrittenError,
-    NotWritten,
     is_file_error,
     not_written,
     remove_stale_temporaries,
 )
-from memoryd.passes.journal_file import JournalFile
-from memoryd.passes.user_files import (
-    FileText,
-    remove_if_unchanged,
-    replace_if_unchanged,
-    settle_removal,
-)
-from memoryd.regular_file import read_regular
-from memoryd.scheduling import give_way
+from memoryd.passes.file_changes import holds, settle_file, side_bytes, swap, swap_files
+from memoryd.passes.run_log_writer import RunLogWriter
+from memoryd.passes.user_files import settle_removal
 from memoryd.store.database import Store
-from memoryd.store.durable import fsync_directory
 from memoryd.store.entries import Entries
 from memoryd.store.entry_writes import mark_target
 from memoryd.store.ledger import LEDGER_FIELDS
@@ -81,41 +73,7 @@ MOVED_FIELDS = ("source", "line_start", "line_end", "text", "hash", "created", "
                 "superseded_by")
 
 
-def run_name(run: int) -> str:
-    return f"r{run}"
-
-
-def change_name(change: int) -> str:
-    return f"c{change}"
-
-
-def parse_target(text: str) -> tuple[str, int]:
-    """"r12" → ("run", 12); "c345" → ("change", 345)."""
-    if len(text) > 1 and text[0] in "rc" and text[1:].isdigit():
-        return ("run" if text[0] == "r" else "change"), int(text[1:])
-    raise BadParamsError(f"{text!r} is neither a run (r12) nor a change (c345)")
-
-
-@dataclass
-class Change:
-    kind: str
-    target: str
-    action: str
-    why: str
-    before: Any = None
-    after: Any = None
-
-
-@dataclass
-class RunSummary:
-    run: int
-    name: str
-    dry_run: bool
-    counts: dict[str, int] = field(default_factory=dict)
-    status: str = "running"
-
-
-class Journal:
+class PassRuns:
     """Runs on the database thread."""
 
     def __init__(self, store: Store, entries: Entries, state_dir: Path) -> None:
@@ -123,26 +81,26 @@ class Journal:
         self.entries = entries
         #: agents whose ledger holds entry changes not fsynced yet (see :meth:`sync_ledgers`)
         self.unsynced: set[str] = set()
-        #: the journal file: a transaction's runs and changes go there too (recording())
-        self.file = JournalFile(store, entries, state_dir)
-        self.log = self.file.log
-        self.recording = self.file.recording
+        #: the run log: a transaction's runs and changes go there too (recording())
+        self.writer = RunLogWriter(store, entries, state_dir)
+        self.log = self.writer.log
+        self.recording = self.writer.recording
 
     # -- runs -------------------------------------------------------------------------
 
     def begin(self, name: str, scope: dict[str, Any], dry_run: bool) -> RunSummary:
         with self.recording():
             run = self.store.runs.begin(name, time.time(), dry_run, scope)
-            self.file.runs([run], finished=False)
+            self.writer.runs([run], finished=False)
         return RunSummary(run, name, dry_run)
 
     def finish(self, run: RunSummary, status: str, error: str | None = None) -> None:
         run.status = status
         with self.recording():
             self.store.runs.finish(run.run, time.time(), status, run.counts, error)
-            self.file.runs([run.run], finished=True)
+            self.writer.runs([run.run], finished=True)
 
-    def runs(self, name: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+    def newest(self, name: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
         return [self._run_row(row) for row in self.store.runs.newest(name, limit)]
 
     def run(self, run: int) -> dict[str, Any]:
@@ -201,8 +159,8 @@ class Journal:
         through the API, a transcript turn, a file's entry kept as history): a run of its own
         (``forget``) with one applied change, so that ``memory undo RUN`` takes it back like
         any other change — the entry active again under its id, with its date and history.
-        The forget's ledger record names the change, and the run is in the passes' journal
-        file: both outlive a rebuild. Returns the entry and the run (None: it was forgotten
+        The forget's ledger record names the change, and the run is in the run log:
+        both outlive a rebuild. Returns the entry and the run (None: it was forgotten
         already)."""
         entry = self.store.entry_by_uid(uid)
         if entry is None:
@@ -218,8 +176,8 @@ class Journal:
             run = self.store.runs.add_done("forget", now, now,
                                            {"agent": entry.agent, "entry": uid},
                                            {"applied": 1})
-            self.file.runs([run], finished=False)
-            self.file.runs([run], finished=True)
+            self.writer.runs([run], finished=False)
+            self.writer.runs([run], finished=True)
             number = self._insert(run, change, "applied")
             forgotten = self.entries.forget_entry(entry, actor, reason, change=number)
         return forgotten, run_name(run)
@@ -229,12 +187,12 @@ class Journal:
     def _insert(self, run: int, change: Change, state: str, undoes: int | None = None, *,
                 logged: bool = True) -> int:
         """A change's row (in a transaction of :meth:`recording`), and its line in the
-        journal file unless ``logged`` is False (the caller writes it) or it is a preview."""
+        run log unless ``logged`` is False (the caller writes it) or it is a preview."""
         number = self.store.runs.add_change(run, change.kind, change.target, change.action,
                                             change.why, change.before, change.after, state,
                                             time.time(), undoes)
         if logged and state != "preview":
-            self.file.changes([number])
+            self.writer.changes([number])
         return number
 
     def note(self, run: RunSummary, change: Change, state: str) -> int:
@@ -287,8 +245,8 @@ class Journal:
         return applied
 
     def sync_ledgers(self) -> None:
-        """fsync the ledgers entry changes went to since the last call, and the passes'
-        journal file (off the database thread: a fsync there held every search for as long as
+        """fsync the ledgers entry changes went to since the last call, and the run log
+        (off the database thread: a fsync there held every search for as long as
         the disk took, 277 ms once while ext4 wrote back a big copy). A run is done, and says
         so, only after this; until then a power loss may lose its last changes from a ledger,
         never half a change: the changes that reach the ledger are each whole records,
@@ -300,7 +258,7 @@ class Journal:
     def _write_entry(self, entry: StoredEntry, fields: dict[str, Any],
                      actor: str) -> dict[str, Any] | None:
         """Update an entry (in a transaction the caller holds): the row, the vector index's
-        status, the entry's journal. Returns the ledger record the change needs (entries
+        status, the entry's event. Returns the ledger record the change needs (entries
         written through the API keep their changes in their ledger), which the caller appends
         before the transaction commits."""
         if not fields:
@@ -309,8 +267,8 @@ class Journal:
         self.store.update_entry(entry.uid, **fields, updated=now)
         if "status" in fields:
             self.entries.set_index_status(entry.rowid, fields["status"])
-        self.store.journal(entry.uid, actor, "memoryd", {k: getattr(entry, k) for k in fields},
-                           fields, now)
+        self.store.record_event(entry.uid, actor, "memoryd", {k: getattr(entry, k) for k in fields},
+                                fields, now)
         ledgered = {k: v for k, v in fields.items() if k in LEDGERED}
         if ledgered and entry.via in ("api", "import", "extract"):
             return {"op": "update", "ts": now, "id": entry.uid, "fields": ledgered,
@@ -368,7 +326,7 @@ class Journal:
             numbers = [self._insert(run.run, change, "pending", undo, logged=False)
                        for change, undo in zip(changes, undoes)]
             self.store.runs.set_group(numbers, numbers[0])
-            self.file.changes(numbers)
+            self.writer.changes(numbers)
         return numbers
 
     def move_entries(self, moves: dict[str, dict[str, Any]]) -> None:
@@ -378,8 +336,8 @@ class Journal:
 
     def finish_files(self, changes: list[Change], numbers: list[int], written: bool) -> str:
         """Mark the group applied — or, when a file had changed meanwhile (``written`` False:
-        :func:`swap_files` put back what it wrote), move the entries back and mark it
-        conflict."""
+        :func:`~memoryd.passes.file_changes.swap_files` put back what it wrote), move the
+        entries back and mark it conflict."""
         with self.recording():
             if not written:
                 for change in changes:
@@ -407,11 +365,11 @@ class Journal:
             if "status" in fields:  # a forget or supersede that edited the file, or its undo
                 self.entries.set_index_status(row["id"], fields["status"])
                 action = fields["status"]
-            self.store.journal(uid, action, actor, {k: row[k] for k in fields}, fields, now)
+            self.store.record_event(uid, action, actor, {k: row[k] for k in fields}, fields, now)
 
     def _states(self, changes: list[int], state: str) -> None:
         self.store.runs.set_states(changes, state)
-        self.file.state(changes, state)
+        self.writer.state(changes, state)
 
     def set_state(self, change: int, state: str) -> None:
         with self.recording():
@@ -443,7 +401,7 @@ class Journal:
         with self.recording():
             running = self.store.runs.interrupt(time.time())
             if running:
-                self.file.runs(running, finished=True)
+                self.writer.runs(running, finished=True)
         if settled:
             log.info("Settled %d pass changes a stopped run left.", settled)
         return settled
@@ -454,15 +412,16 @@ class Journal:
         every run): a group whose files all hold their new bytes is applied, any other is
         undone, files and entries, and marked ``state``. Returns how many changes it settled.
         A file that cannot be put back is logged and left as it is (its text is in the
-        journal; the watcher indexes what it holds)."""
+        change; the watcher indexes what it holds)."""
         pending: dict[int, list[dict[str, Any]]] = {}
         for number, grp in self.store.runs.pending(run, group):
             pending.setdefault(grp or number, []).append(self.change(number))
         for changes in pending.values():
             for change in changes:
                 if change["after"] is None and change["before"] is not None:
-                    _logged(settle_removal, Path(change["target"]), _bytes(change["before"]))
-            done = [_holds(c["target"], c["after"]) for c in changes]
+                    settle_file(settle_removal, Path(change["target"]),
+                                side_bytes(change["before"]))
+            done = [holds(c["target"], c["after"]) for c in changes]
             if all(done):
                 with self.recording():
                     for change in changes:
@@ -471,7 +430,7 @@ class Journal:
                 continue
             for change, written in zip(changes, done):  # all or none: put back what was written
                 if written:
-                    _logged(_swap, Path(change["target"]), change["after"], change["before"])
+                    settle_file(swap, Path(change["target"]), change["after"], change["before"])
             with self.recording():
                 for change in changes:  # and the entries that moved ahead of the files
                     self._move_entries((change["after"] or {}).get("entries_before", {}))
@@ -488,139 +447,5 @@ class Journal:
         return remove_stale_temporaries(sorted(directories))
 
 
-def rebased(change: Change) -> Change:
-    """An undo's file change made to the file as it is now. An undo puts back the text a run
-    replaced; when the file was edited since the run wrote it (an agent's new line in the
-    notebook), the undo is made to the edited text instead, keeping the edit — if the two are
-    apart: the undo carried onto the edited text and the edit carried onto the undone text
-    (:func:`~memoryd.passes.carry_edit.carry_edit`) must give the same text. Otherwise, or
-    when the file is gone, the change is returned as it was, and its compare-and-swap finds a
-    conflict. An undo that removes a file the run created keeps what was written into it
-    since (a later run's archived lines): it removes only this run's lines, and the file
-    when nothing else is left."""
-    if change.kind != "file" or change.before is None:
-        return change
-    try:
-        current = read_regular(change.target)
-    except OSError:
-        return change
-    written = _bytes(change.before)
-    if current == written:
-        return change
-    undone = _bytes(change.after) if change.after is not None else b""
-    merged = carry_edit(written, undone, current)
-    if merged is None or merged != carry_edit(written, current, undone):
-        return change
-    before = {**change.before, "text": current.decode("utf-8", "surrogateescape")}
-    if change.after is None and not merged:
-        return replace(change, before=before)
-    return replace(change, before=before, after={
-        **(change.after or {"entries": {}}), "text": merged.decode("utf-8", "surrogateescape")})
-
-
-def _logged(fn: Any, path: Path, *args: Any) -> None:
-    """Settling a file: what cannot be done is logged, and the rest goes on."""
-    try:
-        fn(path, *args)
-    except OSError as exc:
-        log.warning("%s: could not be put back as the journal has it (%s); left as it is",
-                    path, exc.strerror or exc)
-
-
 def _number(change: dict[str, Any]) -> int:
     return int(change["change"][1:])
-
-
-def _holds(target: str, side: dict[str, Any] | None) -> bool:
-    """Whether the file holds this side of a change (None: does not exist)."""
-    path = Path(target)
-    if side is None:
-        return not path.exists()
-    try:
-        return read_regular(path) == _bytes(side)
-    except OSError:
-        return False
-
-
-def swap_files(changes: list[Change], renamed_in: set[Path] | None = None, *,
-               sync: Callable[[], None] | None = None) -> bool:
-    """Write a group's files by compare-and-swap, all or none: when one changed meanwhile,
-    the ones written already are put back and False is returned. Needs no database (a pass
-    may run it on a worker thread). With ``renamed_in``, the directories whose names changed
-    are collected there for the caller to fsync (see :func:`replace_if_unchanged`); ``sync``
-    makes the journal file's pending lines durable first (a power loss then leaves the
-    change recorded pending, which the next start settles, even after a rebuild)."""
-    if sync is not None:
-        sync()
-    written: list[Change] = []
-    for change in changes:
-        try:
-            swapped = _swap(Path(change.target), change.before, change.after, renamed_in)
-        except OSError:  # what was written goes back (settle does it, should this fail)
-            for done in reversed(written):
-                _logged(_swap, Path(done.target), done.after, done.before, renamed_in)
-            raise
-        if not swapped:
-            for done in reversed(written):
-                _swap(Path(done.target), done.after, done.before, renamed_in)
-            return False
-        written.append(change)
-    return True
-
-
-def swap_groups(groups: list[list[Change]],
-                sync: Callable[[], None] | None = None) -> list[bool | NotWritten]:
-    """:func:`swap_files` for each group, in order; each directory is fsynced once at the end
-    (a notebook pass writes a thousand files into a few directories), before any group is
-    reported written. A group with a file that may not or cannot be rewritten is skipped:
-    its place holds why (see :func:`~memoryd.passes.user_files.is_file_error`); the others
-    are written. ``sync``: as swap_files', once before the first file."""
-    if sync is not None:
-        sync()
-    renamed_in: set[Path] = set()
-    written: list[bool | NotWritten] = []
-    for changes in groups:
-        give_way()
-        try:
-            written.append(swap_files(changes, renamed_in))
-        except OSError as exc:
-            if not is_file_error(exc):
-                raise
-            written.append(not_written(exc, changes[0].target))
-    for directory in sorted(renamed_in):
-        fsync_directory(directory)
-    return written
-
-
-def _swap(path: Path, old: dict[str, Any] | None, new: dict[str, Any] | None,
-          renamed_in: set[Path] | None = None) -> bool:
-    """Compare-and-swap a file from one side of a change to the other."""
-    expected = _bytes(old) if old is not None else None
-    if new is None:
-        return expected is not None and remove_if_unchanged(path, expected, renamed_in)
-    return replace_if_unchanged(path, expected, _bytes(new), renamed_in=renamed_in)
-
-
-def file_change(path: Path, basis: FileText | None, new_text: str | None, action: str,
-                why: str, moves: dict[str, dict[str, Any]] | None = None,
-                moves_before: dict[str, dict[str, Any]] | None = None) -> Change | None:
-    """A change of a file from ``basis`` — the text the new one was computed from, as read
-    (None: the file did not exist) — to ``new_text`` (None: removed), in the file's own
-    conventions; None when nothing would change. The write is a compare-and-swap against the
-    basis, so an edit made since it was read is never overwritten."""
-    if basis is not None:
-        before: dict[str, Any] | None = {"text": basis.data.decode("utf-8", "surrogateescape")}
-        data = basis.encode(new_text) if new_text is not None else None
-        if data == basis.data:
-            return None
-    else:
-        before, data = None, None if new_text is None else new_text.encode("utf-8")
-        if data is None:
-            return None
-    after = None if data is None else {"text": data.decode("utf-8", "surrogateescape"),
-                                       "entries": moves or {}, "entries_before": moves_before or {}}
-    return Change("file", str(path), action, why, before, after)
-
-
-def _bytes(side: dict[str, Any]) -> bytes:
-    return side["text"].encode("utf-8", "surrogateescape")

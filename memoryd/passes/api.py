@@ -1,6 +1,6 @@
-"""What a pass is given and what it yields: the pass API (memoryd.passes.runner runs passes).
+"""The pass API: what a pass is given and what it yields (memoryd.passes.runner runs passes).
 
-A pass is a generator over a :class:`PassContext` (its scope, the store, the journal's apply,
+A pass is a generator over a :class:`PassContext` (its scope, the store, the runs' apply,
 made from the daemon's :class:`PassParts`). Besides a plain slice point it may yield an
 :class:`Offload` (work off the database thread) and a :class:`Collect` (the result of one
 offloaded earlier). The passes import this module, and the runner imports the passes.
@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from memoryd.ingest.indexer import Indexer, memory_key, read_memory_file, stat_facts
 from memoryd.ingest.markdown import MemoryFile, is_pinned
+from memoryd.passes.changes import Change, RunSummary, run_name
 from memoryd.passes.file_care import NotWritten
-from memoryd.passes.journal import UNWRITTEN, Change, Journal, RunSummary, run_name
+from memoryd.passes.runs import UNWRITTEN, PassRuns
 from memoryd.store.query import EntryQuery
 from memoryd.store.records import StoredEntry
 
@@ -101,9 +102,9 @@ class PassParts:
 
 
 class PassContext:
-    """What a pass may see and do: its scope, the store, and the journal's apply."""
+    """What a pass may see and do: its scope, the store, and its run's changes applied."""
 
-    def __init__(self, parts: PassParts, journal: Journal, run: RunSummary, agent: str | None,
+    def __init__(self, parts: PassParts, runs: PassRuns, run: RunSummary, agent: str | None,
                  project: str | None, paths: set[str] | None,
                  extra: dict[str, Any] | None = None) -> None:
         self.parts = parts
@@ -112,7 +113,7 @@ class PassContext:
         self.agent = agent
         self.project = project
         self.paths = paths
-        self.journal = journal
+        self.runs = runs
         self.store = parts.store
         self.entries = parts.entries
         self.config = parts.config()
@@ -168,36 +169,36 @@ class PassContext:
         """Something the pass cannot fix: listed by `memory pass show` (``unwritten``: a file
         it may not or cannot rewrite, also named by `memory status`)."""
         self.count("problems")
-        self.journal.note(self.run, Change("problem", target, action, problem), "reported")
+        self.runs.note(self.run, Change("problem", target, action, problem), "reported")
 
     def files_skipped(self, changes: list[Change], numbers: list[int], why: NotWritten) -> str:
         """A group of file changes not written, as a file of it may not or cannot be
         rewritten: settled (nothing written, the entries back), counted and reported; the pass
         goes on with the other files."""
-        self.journal.settle(group=numbers[0], state="skipped")
+        self.runs.settle(group=numbers[0], state="skipped")
         self.report(why.path, f"not written: {why.why}", action=UNWRITTEN)
         return self.files_done(changes, "skipped")
 
     def note(self, change: Change, state: str) -> None:
         self.count(state)
-        self.journal.note(self.run, change, state)
+        self.runs.note(self.run, change, state)
 
     def apply(self, change: Change) -> str:
-        state = self.journal.apply(self.run, change)
+        state = self.runs.apply(self.run, change)
         self.count(state)
         return state
 
     def apply_entries(self, changes: list[Change]) -> None:
-        """Entry changes that belong together, in one transaction (see Journal.apply_entries)."""
+        """Entry changes that belong together, in one transaction (see PassRuns.apply_entries)."""
         if changes:
             self.count("preview" if self.dry_run else "applied",
-                       self.journal.apply_entries(self.run, changes))
+                       self.runs.apply_entries(self.run, changes))
 
     def apply_all(self, changes: list[Change]) -> str:
-        """File changes that belong together: all applied or none (see Journal.apply_files)."""
+        """File changes that belong together: all applied or none (see PassRuns.apply_files)."""
         if not changes:
             return "skipped"
-        return self.files_done(changes, self.journal.apply_files(self.run, changes))
+        return self.files_done(changes, self.runs.apply_files(self.run, changes))
 
     def hold(self, changes: list[Change]) -> None:
         """Before writing them: the watched files among ``changes`` are this pass's to index

@@ -1,5 +1,5 @@
-"""The passes' journal file seen from the journal (memoryd.passes.journal): what a
-transaction records — runs, changes, states — goes to ``passes.jsonl`` (memoryd.store.pass_log)
+"""The run log as the runs write it (memoryd.passes.runs): what a
+transaction records — runs, changes, states — goes to ``passes.jsonl`` (memoryd.store.run_log)
 as well as the database, appended at the end of the transaction, after the ledger records of
 its entries and before the commit, and taken back when the transaction fails."""
 
@@ -12,16 +12,16 @@ from typing import Any
 
 from memoryd.store.database import Store
 from memoryd.store.entries import Entries
-from memoryd.store.pass_log import PassLog, change_lines, pass_log_key, run_lines
+from memoryd.store.run_log import RunLog, change_lines, run_lines, run_log_key
 
 
-class JournalFile:
+class RunLogWriter:
     """Runs on the database thread."""
 
     def __init__(self, store: Store, entries: Entries, state_dir: Path) -> None:
         self.store = store
         self.entries = entries
-        self.log = PassLog.in_state(state_dir)
+        self.log = RunLog.in_state(state_dir)
         #: the lines of the transaction being recorded (:meth:`recording`)
         self._lines: list[dict[str, Any]] | None = None
 
@@ -39,7 +39,7 @@ class JournalFile:
                 yield
                 if outer and self._lines:
                     appended = self.log.append(self._lines)
-                    self.store.set_meta(pass_log_key(), str(appended[1]))
+                    self.store.set_meta(run_log_key(), str(appended[1]))
         except BaseException:
             if appended is not None:
                 self.log.cut(appended[0])
@@ -49,7 +49,7 @@ class JournalFile:
                 self._lines = None
 
     def _pending(self) -> list[dict[str, Any]]:
-        assert self._lines is not None, "a journal write outside recording()"
+        assert self._lines is not None, "a run log write outside recording()"
         return self._lines
 
     def runs(self, runs: list[int], finished: bool) -> None:

@@ -1,5 +1,6 @@
-"""What every transcript format shares: turns and chunks, line decoding, skip counting,
-and the small readers of a decoded record (see the package docstring)."""
+"""The base every transcript format's parser shares: the turns and chunks parsers make,
+line decoding, skip counting, and the small readers of a decoded record (see the package
+docstring)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""The maintenance passes' journal as a file, so that a rebuilt index still knows its runs.
+"""The run log: the maintenance passes' runs and changes in a file, so that a rebuilt index
+still knows them.
 
-The runs and changes of the passes (memoryd.passes.journal) live in the database, which is an
+The runs and changes of the passes (memoryd.passes.runs) live in the database, which is an
 index rebuilt from the files. What ``memory pass list``/``show``, ``memory undo`` and the
 rule "an undone merge stays undone" need of them is therefore also written, as it is
 recorded, to ``$MEMORYD_HOME/passes.jsonl``: one JSON object a line, each with the CRC-32 of
@@ -17,7 +18,7 @@ line is cut off, a damaged one skipped)::
 
 A file change carries a file's bytes before and after. To keep the file small, the text
 before is stored zlib-compressed (``text_z``, base64) and the text after as a delta from it
-(``text_delta``: the memory tools' journal's, memoryd.store.file_journal); a dry run's
+(``text_delta``: as the memory tools' file versions, memoryd.store.file_versions); a dry run's
 previews are not written (they changed nothing; the run and its counts are).
 
 **When.** The lines of a change go in the transaction that records it, after the ledger
@@ -26,8 +27,8 @@ transaction never committed: memoryd.maintenance.replay), and are taken back whe
 fails. They are fsynced before the files of a change are written, and before a run says it
 is done (off the database thread, as the ledgers are). The database records how far into
 the file it holds (meta ``pass_log``); at every start and rebuild the lines past that are
-applied (:func:`replay_pass_log`), before the ledgers are replayed. A database from before
-this file existed writes its journal to it once, at its first start.
+applied (:func:`replay_run_log`), before the ledgers are replayed. A database from before
+this file existed writes its runs to it once, at its first start.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from typing import Any, Protocol, cast
 
 from memoryd.store.database import Store
 from memoryd.store.durable import append_durably, cut_back
-from memoryd.store.file_journal import apply_delta, delta
+from memoryd.store.file_versions import apply_delta, delta
 from memoryd.store.ledger import _last_newline_end as last_newline_end
 from memoryd.store.ledger import decode_line
 from memoryd.store.purge_files import Rewrite
@@ -60,8 +61,9 @@ _CHANGE_COLUMNS = ("id", "run", "kind", "target", "action", "why", "before", "af
 EXPORT_BATCH = 500
 
 
-def pass_log_key() -> str:
-    """Meta key of how far into the passes' journal file the database holds."""
+def run_log_key() -> str:
+    """Meta key of how far into the run log the database holds (named before the file was
+    called the run log: it is in every database)."""
     return "pass_log"
 
 
@@ -123,7 +125,7 @@ def _load(value: str | None) -> Any:
 
 
 def _dump(value: Any) -> str | None:
-    """As memoryd.passes.journal stores a column."""
+    """As memoryd.passes.runs stores a column."""
     return None if value is None else json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
@@ -174,14 +176,15 @@ def select_changes(where: str) -> str:
 # -- the file ---------------------------------------------------------------------------
 
 
-class PassLog:
-    """``passes.jsonl``: appended on the database thread, fsynced off it."""
+class RunLog:
+    """``passes.jsonl``, the run log (and the outcomes file, lines of the same kind:
+    memoryd.store.usage_log): appended on the database thread, fsynced off it."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
 
     @classmethod
-    def in_state(cls, state_dir: Path) -> PassLog:
+    def in_state(cls, state_dir: Path) -> RunLog:
         return cls(state_dir / FILE_NAME)
 
     def append(self, records: Iterable[dict[str, Any]], *, sync: bool = False
@@ -207,7 +210,8 @@ class PassLog:
         try:
             fd = os.open(self.path, os.O_WRONLY)
         except OSError as exc:
-            log.error("Could not take back the pass journal's lines of a failed write: %s", exc)
+            log.error("Could not take back the lines of a failed write from %s: %s", self.path,
+                      exc)
             return
         try:
             cut_back(fd, self.path, size)
@@ -233,8 +237,7 @@ class PassLog:
             if handle.read(1) == b"\n":
                 return
             end = last_newline_end(handle, size)
-        log.warning("Pass journal %s: cut off a torn last line of %d bytes.", self.path,
-                    size - end)
+        log.warning("%s: cut off a torn last line of %d bytes.", self.path, size - end)
         self.cut(end)
 
     def read(self, offset: int = 0) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -251,7 +254,7 @@ class PassLog:
                     return
                 record, problem = decode_line(raw)
                 if record is None:
-                    log.error("Pass journal %s, line at byte %d: skipped (%s).", self.path,
+                    log.error("%s, line at byte %d: skipped (%s).", self.path,
                               start, problem)
                     continue
                 yield position, record
@@ -284,19 +287,19 @@ class PassLog:
 # -- replay -----------------------------------------------------------------------------
 
 
-def replay_pass_log(store: Store, pass_log: PassLog) -> int:
+def replay_run_log(store: Store, run_log: RunLog) -> int:
     """Apply the lines the database does not hold yet (at start: those of a transaction the
     daemon was killed in, before it committed; in a rebuild: all). Returns how many. A
-    database from before the file existed writes its journal to the file instead."""
-    key = pass_log_key()
+    database from before the file existed writes its runs to the file instead."""
+    key = run_log_key()
     known = store.meta(key)
-    if known is None and pass_log.size() == 0 and _has_runs(store):
-        return export(store, pass_log)
-    pass_log.repair_tail()
-    return replay_lines(store, pass_log, key, apply_record, "pass journal")
+    if known is None and run_log.size() == 0 and _has_runs(store):
+        return export(store, run_log)
+    run_log.repair_tail()
+    return replay_lines(store, run_log, key, apply_record, "run log")
 
 
-class Journal(Protocol):
+class LineFile(Protocol):
     @property
     def path(self) -> Path: ...
 
@@ -305,20 +308,20 @@ class Journal(Protocol):
     def read(self, offset: int = 0) -> Iterator[tuple[int, dict[str, Any]]]: ...
 
 
-def replay_lines(store: Store, journal: Journal, key: str,
+def replay_lines(store: Store, lines: LineFile, key: str,
                  apply: Callable[[Store, dict[str, Any]], int], what: str) -> int:
-    """Apply a journal's lines past the offset the database keeps under ``key``, in one
-    transaction that moves the offset on (the pass journal's and the outcomes file's
+    """Apply a file's lines past the offset the database keeps under ``key``, in one
+    transaction that moves the offset on (the run log's and the outcomes file's
     replay). Returns how many lines changed the database."""
     known = store.meta(key)
     offset = int(known or 0)
-    if journal.size() < offset:
+    if lines.size() < offset:
         log.warning("%s %s is shorter than recorded; replaying it whole.", what.capitalize(),
-                    journal.path)
+                    lines.path)
         offset = 0
     applied = 0
     with store.transaction():
-        for position, record in journal.read(offset):
+        for position, record in lines.read(offset):
             applied += apply(store, record)
             offset = position
         store.set_meta(key, str(offset))
@@ -358,12 +361,12 @@ def apply_record(store: Store, record: dict[str, Any]) -> int:
         db.executemany("UPDATE changes SET state=? WHERE id=?",
                        ((record["state"], number) for number in record.get("ids") or ()))
     else:
-        log.warning("Skipping an unknown line of the pass journal: %r", op)
+        log.warning("Skipping an unknown line of the run log: %r", op)
         return 0
     return 1
 
 
-def export(store: Store, pass_log: PassLog) -> int:
+def export(store: Store, run_log: RunLog) -> int:
     """Write a database's runs and changes (not a dry run's previews) to the file, once: the
     database was made before the file existed."""
     records = []
@@ -371,16 +374,16 @@ def export(store: Store, pass_log: PassLog) -> int:
         records.append(run_record(row))
         if row[3] is not None or row[4] != "running":
             records.append(finish_record(row))
-    pass_log.append(records)
+    run_log.append(records)
     written, last = len(records), 0
     while rows := store._db.execute(select_changes("id > ? AND state <> 'preview' ORDER BY id "
                                                   "LIMIT ?"), (last, EXPORT_BATCH)).fetchall():
-        pass_log.append(change_record(row) for row in rows)
+        run_log.append(change_record(row) for row in rows)
         written += len(rows)
         last = cast(int, rows[-1][0])
-    pass_log.sync()
+    run_log.sync()
     with store.transaction():
-        store.set_meta(pass_log_key(), str(pass_log.size()))
-    log.info("Wrote the passes' journal of this database to %s (%d lines): a rebuilt index "
-             "keeps its runs.", pass_log.path, written)
+        store.set_meta(run_log_key(), str(run_log.size()))
+    log.info("Wrote the passes' runs of this database to %s (%d lines): a rebuilt index "
+             "keeps its runs.", run_log.path, written)
     return 0

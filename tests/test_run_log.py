@@ -1,4 +1,4 @@
-"""The passes' journal outlives a rebuild of the index (R9): files are the source of truth and
+"""The run log (the passes' runs and changes) outlives a rebuild of the index (R9): files are the source of truth and
 the database is rebuilt from them, so the runs, their changes and what was undone are also
 kept in ``passes.jsonl``. After `memoryd reindex`, or the rebuild of a damaged index at
 start, `memory pass list`/`show` still show the runs, `memory undo RUN` still takes one back,
@@ -16,12 +16,14 @@ from memoryd_client import Client
 from test_passes import rebuilt_from_files
 
 from memoryd.config import load_config
-from memoryd.passes.journal import Change, Journal, RunSummary, file_change
+from memoryd.passes.changes import Change, RunSummary
+from memoryd.passes.file_changes import file_change
+from memoryd.passes.runs import PassRuns
 from memoryd.passes.user_files import read_text
 from memoryd.store.database import Store
 from memoryd.store.entries import Entries
 from memoryd.store.ledger import Ledger
-from memoryd.store.pass_log import PassLog
+from memoryd.store.run_log import RunLog
 
 LESSONS = ("Use conventional commits.", "Always use conventional commits.")
 
@@ -121,15 +123,15 @@ def test_a_change_pending_when_the_daemon_died_is_settled_after_a_rebuild(
     config = load_config()
     store = Store(config.db_path)
     try:
-        journal = Journal(store, Entries(config.remember, store, Ledger(config.ledger_dir)),
-                          config.state_dir)
-        run = journal.begin("notebooks", {}, False)
+        runs = PassRuns(store, Entries(config.remember, store, Ledger(config.ledger_dir)),
+                        config.state_dir)
+        run = runs.begin("notebooks", {}, False)
         changes = [file_change(notebook, read_text(notebook), "# Notes\n\n- one\n", "prune",
                                "over the cap"),
                    file_change(archive, None, "- two\n- three\n", "prune", "over the cap")]
         assert all(isinstance(change, Change) for change in changes)
         assert isinstance(run, RunSummary)
-        journal.begin_files(run, [c for c in changes if c is not None])
+        runs.begin_files(run, [c for c in changes if c is not None])
         notebook.write_text("# Notes\n\n- one\n")  # the first file written, then the kill
     finally:
         store.close()
@@ -146,16 +148,16 @@ def test_a_change_pending_when_the_daemon_died_is_settled_after_a_rebuild(
     assert notebook.read_bytes() == original and not archive.exists()
 
 
-def test_the_journal_file_keeps_a_files_bytes_compressed(memoryd_home: Path) -> None:
+def test_the_run_log_keeps_a_files_bytes_compressed(memoryd_home: Path) -> None:
     """A file change holds a file's text before and after; the journal file keeps the text
     before compressed and the text after as a delta from it, and gives both back whole."""
     big = "".join(f"- [2026-01-{1 + i % 28:02d}] session {i}: drew sticker {i}\n"
                   for i in range(400))
-    log = PassLog(memoryd_home / "passes.jsonl")
+    log = RunLog(memoryd_home / "passes.jsonl")
     row = (7, 3, "file", "/tmp/n.md", "prune", "cap", json.dumps({"text": big}),
            json.dumps({"text": big[:-40], "entries": {}, "entries_before": {}}), "applied",
            time.time(), None, 7)
-    from memoryd.store.pass_log import change_record, unpack
+    from memoryd.store.run_log import change_record, unpack
 
     log.append([change_record(row)])
     assert log.size() < len(big) // 3
@@ -164,7 +166,7 @@ def test_the_journal_file_keeps_a_files_bytes_compressed(memoryd_home: Path) -> 
     assert before == {"text": big} and after["text"] == big[:-40]
 
 
-def test_a_database_made_before_the_journal_file_writes_it_once(
+def test_a_database_made_before_the_run_log_writes_it_once(
         memoryd_home: Path, embedder: Any) -> None:
     """An index made by a version without passes.jsonl: its first start writes the journal
     it holds to the file, so a later rebuild keeps those runs too."""
@@ -194,10 +196,10 @@ def test_a_database_made_before_the_journal_file_writes_it_once(
         running.stop()
 
 
-def test_a_torn_last_line_of_the_journal_file_is_cut_off(memoryd_home: Path) -> None:
+def test_a_torn_last_line_of_the_run_log_is_cut_off(memoryd_home: Path) -> None:
     """A crash in the middle of an append leaves part of a line, never part of a commit: it
     is cut off before anything is read or appended, and the lines before it are kept."""
-    log = PassLog(memoryd_home / "passes.jsonl")
+    log = RunLog(memoryd_home / "passes.jsonl")
     log.append([{"op": "state", "ids": [1], "state": "applied"}])
     whole = log.size()
     with log.path.open("ab") as handle:

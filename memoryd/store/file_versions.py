@@ -1,6 +1,7 @@
-"""The memory tools' journal, kept small: one delta per write instead of two whole copies.
+"""The memory tools' file versions, kept small: one delta per write instead of two whole
+copies.
 
-Each ``file_write`` / ``file_replace`` / ``file_insert`` journals one event under the uid
+Each ``file_write`` / ``file_replace`` / ``file_insert`` records one event under the uid
 ``file:<agent>:<path>``:
 
     before  {"sha256": …, "bytes": …}                     the text before, by its hash
@@ -87,8 +88,8 @@ def file_uid(agent: str, relative: str) -> str:
 def tool_written(store: Store, agent: str, root: str) -> set[str]:
     """The files of ``agent``'s memory directory (``root``) that its memory tools wrote for
     someone other than a person at a terminal — an agent's MCP or library connection, a
-    script — as normalised paths (memoryd.provenance.agent_wrote). A write journaled before
-    the journal named its channel names the agent alone, and counts as an agent's."""
+    script — as normalised paths (memoryd.provenance.agent_wrote). A version recorded
+    before the events named their channel names the agent alone, and counts as an agent's."""
     prefix = file_uid(agent, "")
     found = set()
     for (uid,) in store._db.execute(
@@ -107,8 +108,8 @@ def _last_after(store: Store, uid: str) -> str | None:
     return after.get("sha256") or (_sha(after["text"]) if "text" in after else None)
 
 
-def journal_write(store: Store, agent: str, relative: str, action: str, before: str | None,
-                  after: str, ts: float | None = None, actor: str | None = None) -> None:
+def record_version(store: Store, agent: str, relative: str, action: str, before: str | None,
+                   after: str, ts: float | None = None, actor: str | None = None) -> None:
     """One event for a write (in the caller's transaction or its own); ``actor``: who wrote
     (``designer (mcp)``; the agent when not given)."""
     uid = file_uid(agent, relative)
@@ -119,7 +120,7 @@ def journal_write(store: Store, agent: str, relative: str, action: str, before: 
             old["text"] = before  # a base: first event, or the file was edited outside the tools
     new = {"sha256": _sha(after), "bytes": len(after.encode("utf-8", "surrogatepass")),
            **delta(before or "", after)}
-    store.journal(uid, action, actor or agent, old, new, ts if ts is not None else time.time())
+    store.record_event(uid, action, actor or agent, old, new, ts if ts is not None else time.time())
 
 
 @dataclass(frozen=True)
@@ -131,7 +132,7 @@ class Version:
 
 
 def versions(store: Store, uid: str) -> list[Version]:
-    """Every journaled write of one file, with the whole text before and after."""
+    """Every recorded write of one file, with the whole text before and after."""
     out: list[Version] = []
     current: str | None = None
     for _id, ts, action, before_raw, after_raw in store._db.execute(
@@ -157,7 +158,7 @@ def versions(store: Store, uid: str) -> list[Version]:
 
 @dataclass(frozen=True)
 class OldVersions:
-    """A file's journal events past keeping (see :func:`old_versions`), and the versions they
+    """A file's events past keeping (see :func:`old_versions`), and the versions they
     hold (the texts before and after each), for the history archive."""
 
     uid: str
@@ -181,7 +182,7 @@ class OldVersions:
 
 def old_versions(store: Store, now: float | None = None, keep_days: float = KEEP_DAYS,
                  keep_versions: int = KEEP_VERSIONS) -> Iterator[OldVersions]:
-    """Each memory file's journal events older than ``keep_days`` beyond its newest
+    """Each memory file's events older than ``keep_days`` beyond its newest
     ``keep_versions``, a file at a time: the retain pass moves them to the history archive
     (:func:`archive_records`, then :func:`drop`)."""
     cutoff = (now if now is not None else time.time()) - keep_days * 86_400

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from memoryd_client import Client
 
-from memoryd.retrieval.asked import asked_details, lacks
+from memoryd.retrieval.asked_details import asked_details, lacks
 
 
 @pytest.mark.parametrize(("question", "holds", "holds_not"), [

@@ -1,4 +1,4 @@
-"""D15: the memory tools' journal keeps a delta per write, not two whole copies of the file, and
+"""D15: the memory tools' file versions keep a delta per write, not two whole copies of the file, and
 the retain pass moves old versions to the history archive; every version can still be rebuilt,
 and none is lost."""
 
@@ -15,7 +15,7 @@ from memoryd_client import Client
 
 from memoryd.store.archive import AgentArchive
 from memoryd.store.database import Store
-from memoryd.store.file_journal import archive_records, drop, old_versions, versions
+from memoryd.store.file_versions import archive_records, drop, old_versions, versions
 
 
 def journal_bytes(db: apsw.Connection) -> int:

@@ -1,0 +1,51 @@
+"""A run of a pass and a change it makes, as records, and their names: ``r12``, ``c345``.
+
+:mod:`memoryd.passes.runs` records and applies them; :mod:`memoryd.passes.file_changes` writes
+a file's change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from memoryd.errors import BadParamsError
+
+
+def run_name(run: int) -> str:
+    return f"r{run}"
+
+
+def change_name(change: int) -> str:
+    return f"c{change}"
+
+
+def parse_target(text: str) -> tuple[str, int]:
+    """"r12" → ("run", 12); "c345" → ("change", 345)."""
+    if len(text) > 1 and text[0] in "rc" and text[1:].isdigit():
+        return ("run" if text[0] == "r" else "change"), int(text[1:])
+    raise BadParamsError(f"{text!r} is neither a run (r12) nor a change (c345)")
+
+
+@dataclass
+class Change:
+    """One thing a run does to an entry or a file, or records (a proposal, a
+    contradiction, a problem): its kinds and states are memoryd.passes.runs'."""
+
+    kind: str
+    target: str
+    action: str
+    why: str
+    before: Any = None
+    after: Any = None
+
+
+@dataclass
+class RunSummary:
+    """A run as its pass goes: its number, its counts so far, how it ended."""
+
+    run: int
+    name: str
+    dry_run: bool
+    counts: dict[str, int] = field(default_factory=dict)
+    status: str = "running"
