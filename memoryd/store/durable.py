@@ -7,6 +7,7 @@ import errno
 import logging
 import os
 from pathlib import Path
+from typing import BinaryIO
 
 import apsw
 
@@ -62,6 +63,27 @@ def cut_back(fd: int, path: Path, size: int) -> bool:
         log.error("Could not cut %s back to %d bytes after a failed write: %s", path, size, exc)
         return False
     return True
+
+
+def torn_tail(handle: BinaryIO) -> tuple[int, int] | None:
+    """Where a line file opened for reading at its start must be cut to lose a torn last line
+    (an append a crash interrupted: never acknowledged): (the end of its last whole line, its
+    size); None when it ends with a newline or is empty. Reads only the file's end."""
+    size = handle.seek(0, os.SEEK_END)
+    if size == 0:
+        return None
+    handle.seek(size - 1)
+    if handle.read(1) == b"\n":
+        return None
+    position = size
+    while position > 0:
+        step = min(65536, position)
+        handle.seek(position - step)
+        found = handle.read(step).rfind(b"\n")
+        if found != -1:
+            return position - step + found + 1, size
+        position -= step
+    return 0, size
 
 
 def fsync_directory(directory: Path) -> None:

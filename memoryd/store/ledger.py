@@ -51,7 +51,7 @@ from typing import Any
 
 from memoryd.errors import BadParamsError
 from memoryd.names import AGENT_NAME
-from memoryd.store.durable import append_durably, cut_back, fsync_directory
+from memoryd.store.durable import append_durably, cut_back, fsync_directory, torn_tail
 
 log = logging.getLogger(__name__)
 
@@ -199,13 +199,10 @@ class Ledger:
         for agent in self.agents():
             path = self.path(agent)
             with path.open("rb+") as handle:
-                size = handle.seek(0, os.SEEK_END)
-                if size == 0:
+                torn = torn_tail(handle)
+                if torn is None:
                     continue
-                handle.seek(size - 1)
-                if handle.read(1) == b"\n":
-                    continue
-                end = _last_newline_end(handle, size)
+                end, size = torn
                 handle.truncate(end)
                 handle.flush()
                 os.fsync(handle.fileno())
@@ -258,17 +255,3 @@ class Ledger:
         report("Ledger %s, line at byte %d: %s", problem.path, problem.offset, problem.message)
         if problems is not None:
             problems.append(problem)
-
-
-def _last_newline_end(handle: Any, size: int) -> int:
-    """The offset just after the last newline before ``size`` (0 when there is none)."""
-    position = size
-    while position > 0:
-        step = min(65536, position)
-        handle.seek(position - step)
-        block = handle.read(step)
-        found: int = block.rfind(b"\n")
-        if found != -1:
-            return position - step + found + 1
-        position -= step
-    return 0

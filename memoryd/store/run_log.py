@@ -43,9 +43,8 @@ from pathlib import Path
 from typing import Any, Protocol, cast
 
 from memoryd.store.database import Store
-from memoryd.store.durable import append_durably, cut_back
+from memoryd.store.durable import append_durably, cut_back, torn_tail
 from memoryd.store.file_versions import apply_delta, delta
-from memoryd.store.ledger import _last_newline_end as last_newline_end
 from memoryd.store.ledger import decode_line
 from memoryd.store.purge_files import Rewrite
 
@@ -230,13 +229,10 @@ class RunLog:
         if not self.path.exists():
             return
         with self.path.open("rb") as handle:
-            size = handle.seek(0, os.SEEK_END)
-            if size == 0:
-                return
-            handle.seek(size - 1)
-            if handle.read(1) == b"\n":
-                return
-            end = last_newline_end(handle, size)
+            torn = torn_tail(handle)
+        if torn is None:
+            return
+        end, size = torn
         log.warning("%s: cut off a torn last line of %d bytes.", self.path, size - end)
         self.cut(end)
 
