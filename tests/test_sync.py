@@ -19,10 +19,12 @@ from tests.conftest import spawn_daemon, stop_process
 
 
 class Machine:
-    """One MEMORYD_HOME with its daemon."""
+    """One MEMORYD_HOME with its daemon (keyword-only without ``model``: the index, vectors
+    with it, is each machine's own, and what a sync carries is the same without)."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, model: bool = True) -> None:
         self.home = home
+        self.model = model
         (home / "user").mkdir(parents=True, exist_ok=True)
         self.env = {"MEMORYD_HOME": str(home), "HOME": str(home / "user")}
         self.proc: subprocess.Popen[str] | None = None
@@ -31,7 +33,7 @@ class Machine:
         saved = {k: os.environ.get(k) for k in self.env}
         os.environ.update(self.env)
         try:
-            self.proc = spawn_daemon(self.home)
+            self.proc = spawn_daemon(self.home, model=self.model)
         finally:
             for k, v in saved.items():
                 if v is None:
@@ -96,9 +98,9 @@ def remote(tmp_path: Path) -> Path:
 def machines(tmp_path: Path) -> Iterator[list[Machine]]:
     made: list[Machine] = []
 
-    def make(n: int) -> list[Machine]:
+    def make(n: int, models: tuple[bool, ...] = ()) -> list[Machine]:
         for i in range(n):
-            m = Machine(Path(tempfile_dir(tmp_path, i)))
+            m = Machine(Path(tempfile_dir(tmp_path, i)), models[i] if models else True)
             m.start()
             made.append(m)
         return made
@@ -306,7 +308,7 @@ def _in_background(fn, *args):  # type: ignore[no-untyped-def]
 
 
 def test_kill_9_during_a_sync_then_the_next_sync_completes(machines, remote: Path) -> None:
-    a, b = machines(2)
+    a, b = machines(2, models=(False, True))  # a's thousands of notes: not embedded
     init(remote, a, b)
     sync(a, b)
     write(a, [f"a's note number {i} about the release" for i in range(1500)])
@@ -379,7 +381,7 @@ def test_searches_and_writes_are_answered_while_a_merge_runs(machines, remote: P
     """The merge is made off the worktree and off the database thread: with git's merge of the
     ledgers held still, b answers a search and stores a note, and that note, written during
     the merge, reaches both machines with the rest."""
-    a, b = machines(2)
+    a, b = machines(2, models=(False, True))  # a's thousands of notes: not embedded
     init(remote, a, b)
     sync(a, b)
     write(a, [f"a's note number {i} about the release" for i in range(1500)])
@@ -428,7 +430,7 @@ def _merge_commit_at(m: Machine) -> bool:
 def test_kill_9_between_the_merge_and_the_end_of_its_apply(machines, remote: Path) -> None:
     """Killed once the worktree is at the merge and the records are being applied in slices:
     the next start applies the rest, before any sync; nothing lost, nothing twice."""
-    a, b = machines(2)
+    a, b = machines(2, models=(False, True))  # a's thousands of notes: not embedded
     init(remote, a, b)
     sync(a, b)
     write(a, [f"a's note number {i} about the release" for i in range(3000)])
