@@ -179,8 +179,12 @@ def run_memoryd(*args: str, timeout: float = 120) -> subprocess.CompletedProcess
 
 
 def spawn_daemon(home: Path, nofile: tuple[int, int] | None = None,
-                 env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    """`memoryd serve` as a process (optionally under an open-file limit), once it answers."""
+                 env: dict[str, str] | None = None, model: bool = True) -> subprocess.Popen[str]:
+    """`memoryd serve` as a process (optionally under an open-file limit), once it answers
+    with its vector index ready; without ``model``, keyword-only (no model where it looks),
+    once it answers."""
+    if not model:
+        env = {**(env or {}), "MEMORYD_EMBED_MODEL": str(home / "no-model")}
 
     def limit() -> None:
         if nofile is not None:
@@ -196,11 +200,16 @@ def spawn_daemon(home: Path, nofile: tuple[int, int] | None = None,
         assert proc.poll() is None, log.read_text()
         try:
             with Client(home / "memoryd.sock", timeout_s=5) as c:
-                return c.status()["vector_index"]["ready"]
+                return c.status()["vector_index"]["ready"] or not model
         except DaemonUnreachableError:
             return False
 
-    wait_until(ready, timeout_s=60)
+    try:
+        wait_until(ready, timeout_s=60)
+    except BaseException:  # not left running (and loading the machine) after the test
+        proc.kill()
+        proc.wait()
+        raise
     return proc
 
 

@@ -1,7 +1,8 @@
 """`memory import-history` on a home holding Claude Code, Codex and generic JSONL histories
-(tests/history_home.py), with a real daemon process: the past sessions are indexed and their
-lessons extracted, with progress; a kill -9 mid-import loses nothing and doubles nothing; a
-dry run writes nothing; --since leaves older sessions out; `memory status` shows it running."""
+(tests/history_home.py), with a real daemon (a process where it is killed, else in the tests'
+process, the model loaded once): the past sessions are indexed and their lessons extracted,
+with progress; a kill -9 mid-import loses nothing and doubles nothing; a dry run writes
+nothing; --since leaves older sessions out; `memory status` shows it running."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from conftest import run_cli, spawn_daemon, stop_process, wait_until
+from conftest import run_cli, spawn_daemon, start_daemon, stop_process, wait_until
 from history_home import WRITERS, plant
 from memoryd_client import Client
 
@@ -48,12 +49,13 @@ def sessions(client: Client) -> dict[str, dict]:
     return {s["id"]: s for s in client.call("sessions", {"limit": 10_000})["sessions"]}
 
 
-def test_every_harness_is_imported_and_extracted_with_progress(memoryd_home: Path) -> None:
+def test_every_harness_is_imported_and_extracted_with_progress(memoryd_home: Path,
+                                                               embedder) -> None:
     """Twelve past sessions of each harness: every exchange is indexed once, every session is
     extracted, the lessons the user said are stored for the harness's agent, and the command
     got progress frames of both phases."""
     planted = plant(Path(os.environ["HOME"]), memoryd_home, sessions=12, exchanges=4)
-    proc = spawn_daemon(memoryd_home)
+    running = start_daemon(embedder)
     try:
         frames: list[dict] = []
         with connect(memoryd_home, progress=frames.append) as client:
@@ -82,14 +84,16 @@ def test_every_harness_is_imported_and_extracted_with_progress(memoryd_home: Pat
         assert summary["counts"].get("turns indexed", 0) == 0
         assert summary["counts"]["files already indexed"] == 36
     finally:
-        assert stop_process(proc) == 0
+        running.stop()
+        assert not running.errors, running.errors
 
 
-def test_the_import_and_the_watcher_never_index_a_file_twice(memoryd_home: Path) -> None:
+def test_the_import_and_the_watcher_never_index_a_file_twice(memoryd_home: Path,
+                                                             embedder) -> None:
     """Histories written while memoryd runs, imported at once: the watcher and the import
     race for the same files, and each exchange is indexed once; a line appended afterwards is
     the watcher's, indexed once too."""
-    proc = spawn_daemon(memoryd_home)
+    running = start_daemon(embedder)
     try:
         with connect(memoryd_home) as client:
             client.call("sources", {"action": "add", "name": "chats", "path": "~/chats/*.jsonl",
@@ -113,14 +117,16 @@ def test_the_import_and_the_watcher_never_index_a_file_twice(memoryd_home: Path)
             time.sleep(1)
             assert len(entries(client, "claude-code", ["turn"])) == 40 * 3 + 1
     finally:
-        assert stop_process(proc) == 0
+        running.stop()
+        assert not running.errors, running.errors
 
 
 def test_a_kill_mid_import_resumes_and_nothing_is_done_twice(memoryd_home: Path) -> None:
     """kill -9 while the import extracts (status shows it running); memoryd started again
     takes the import up by itself, `memory import-history` follows it to the end, and every
-    exchange and every extracted entry is there once."""
-    planted = plant(Path(os.environ["HOME"]), memoryd_home, sessions=150, exchanges=3)
+    exchange and every extracted entry is there once. (75 sessions a harness: the kill comes
+    once 10 are extracted, with more than 200 still to go.)"""
+    planted = plant(Path(os.environ["HOME"]), memoryd_home, sessions=75, exchanges=3)
     total = sum(len(ids) for ids in planted.sessions.values())
     proc = spawn_daemon(memoryd_home)
     try:
@@ -151,7 +157,7 @@ def test_a_kill_mid_import_resumes_and_nothing_is_done_twice(memoryd_home: Path)
             assert len(registry) == total and all(s["extracted"] for s in registry.values())
             for harness, agent in AGENTS.items():
                 turns = entries(client, agent, ["turn"])
-                assert len(turns) == 150 * 3, harness
+                assert len(turns) == 75 * 3, harness
                 kept = extracted(client, agent)
                 twice = [k for k, n in Counter((e["text"], e["status"], e["session"])
                                                for e in kept).items() if n > 1]
@@ -169,9 +175,10 @@ def test_a_kill_mid_import_resumes_and_nothing_is_done_twice(memoryd_home: Path)
         assert stop_process(proc) == 0
 
 
-def test_a_dry_run_lists_the_candidates_and_writes_nothing(memoryd_home: Path) -> None:
+def test_a_dry_run_lists_the_candidates_and_writes_nothing(memoryd_home: Path,
+                                                           embedder) -> None:
     planted = plant(Path(os.environ["HOME"]), memoryd_home, sessions=6, exchanges=4)
-    proc = spawn_daemon(memoryd_home)
+    running = start_daemon(embedder)
     try:
         shown = run_cli("import-history", "--dry-run")
         assert shown.returncode == 0, shown.stderr
@@ -185,14 +192,15 @@ def test_a_dry_run_lists_the_candidates_and_writes_nothing(memoryd_home: Path) -
         only = run_cli("--json", "import-history", "codex", "--dry-run")
         assert {s["harness"] for s in json.loads(only.stdout)["sessions"]} == {"codex"}
     finally:
-        assert stop_process(proc) == 0
+        running.stop()
+        assert not running.errors, running.errors
 
 
-def test_since_leaves_older_sessions_out(memoryd_home: Path) -> None:
+def test_since_leaves_older_sessions_out(memoryd_home: Path, embedder) -> None:
     """Sessions of 40 days ago and of 2 days ago; --since 7d extracts only the recent ones."""
     planted = plant(Path(os.environ["HOME"]), memoryd_home, sessions=8, exchanges=4,
                     days_ago=[40, 2])
-    proc = spawn_daemon(memoryd_home)
+    running = start_daemon(embedder)
     try:
         done = run_cli("--json", "import-history", "--since", "7d")
         assert done.returncode == 0, done.stderr
@@ -206,15 +214,18 @@ def test_since_leaves_older_sessions_out(memoryd_home: Path) -> None:
                     assert bool(registry[session]["extracted"]) == recent, (harness, number)
                     assert registry[session]["last_seen"] >= cutoff if recent else True
     finally:
-        assert stop_process(proc) == 0
+        running.stop()
+        assert not running.errors, running.errors
 
 
-def test_an_unknown_harness_is_refused_and_names_the_known_ones(memoryd_home: Path) -> None:
-    proc = spawn_daemon(memoryd_home)
+def test_an_unknown_harness_is_refused_and_names_the_known_ones(memoryd_home: Path,
+                                                                embedder) -> None:
+    running = start_daemon(embedder)
     try:
         refused = run_cli("import-history", "claude")
         assert refused.returncode == 2  # a usage error, as a misspelt option
         assert "no harness or transcript source named 'claude'" in refused.stderr
         assert "claude-code" in refused.stderr and "codex" in refused.stderr
     finally:
-        assert stop_process(proc) == 0
+        running.stop()
+        assert not running.errors, running.errors

@@ -31,6 +31,7 @@ from memoryd_client.errors import MemorydError
 from memoryd.config import load_config
 from memoryd.ingest.markdown import parse_memory_file
 from memoryd.passes import consolidate, promote, runner
+from memoryd.passes.notebooks import WRITE_BATCH
 from memoryd.passes.promote import SECTION, governance_file, rules_in, with_rule, without_rule
 from memoryd.scheduling import paced
 from memoryd.store.database import Store
@@ -75,6 +76,11 @@ def normal(lines: list[str]) -> list[str]:
 
 def bullets(text: str) -> list[str]:
     return sorted(line.strip() for line in text.splitlines() if line.strip().startswith("- "))
+
+
+#: Notebooks over the cap for a run that is stopped once 20 changes are applied: the pass
+#: writes them WRITE_BATCH at a time, so the stop lands with whole batches still to come.
+STOPPED_RUN_NOTEBOOKS = 3 * WRITE_BATCH
 
 
 # -- notebooks -------------------------------------------------------------------------------
@@ -609,7 +615,7 @@ def test_a_pass_gives_way_to_searches_but_still_finishes_among_them(
 def test_a_pass_killed_mid_run_leaves_no_half_applied_change(memory_dir: Path,
                                                             memoryd_home: Path) -> None:
     originals = {}
-    for number in range(150):
+    for number in range(STOPPED_RUN_NOTEBOOKS):
         path = memory_dir / f"notebook-{number:03d}.md"
         path.write_text(notebook_text(sessions=75))
         originals[path] = bullets(path.read_text())
@@ -633,7 +639,8 @@ def test_a_pass_killed_mid_run_leaves_no_half_applied_change(memory_dir: Path,
 
     process = serve()
     with Client(socket, timeout_s=60) as client:
-        wait_until(lambda: client.status()["entries"].get("active", 0) >= 150 * 82, 120)
+        wait_until(lambda: client.status()["entries"].get("active", 0)
+                   >= STOPPED_RUN_NOTEBOOKS * 82, 120)
     runner_cli = subprocess.Popen([sys.executable, "-m", "memoryd_client", "pass", "run",
                                    "notebooks"], env=env, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.DEVNULL)
@@ -1264,7 +1271,7 @@ def test_a_missed_run_happens_once_and_quiet_passes_wait(memoryd_home: Path, emb
 def test_a_stop_during_a_scheduled_pass_ends_it_and_the_next_start_marks_it(
         memory_dir: Path, memoryd_home: Path, embedder, monkeypatch) -> None:
     originals = {}
-    for number in range(150):
+    for number in range(STOPPED_RUN_NOTEBOOKS):
         path = memory_dir / f"notebook-{number:03d}.md"
         path.write_text(notebook_text(sessions=75))
         originals[path] = bullets(path.read_text())
@@ -1283,7 +1290,7 @@ def test_a_stop_during_a_scheduled_pass_ends_it_and_the_next_start_marks_it(
     running = start_daemon(embedder)
     try:
         with Client(running.socket, timeout_s=60) as client:
-            wait_until(lambda: active_count(client) >= 150 * 82, 120)
+            wait_until(lambda: active_count(client) >= STOPPED_RUN_NOTEBOOKS * 82, 120)
             time.sleep(0.2)
             assert not read("SELECT * FROM runs WHERE pass='notebooks'")
         wait_until(lambda: read("SELECT count(*) FROM changes WHERE state='applied'")[0][0] >= 20,
