@@ -1,10 +1,13 @@
-"""How long `memory doctor`'s two whole-store checks take: ``PRAGMA quick_check`` of the database
-and the ledgers against the index (reading every ledger, then one query per agent).
+"""How long `memory doctor` takes on a big store, and its two whole-store checks in it:
+``PRAGMA quick_check`` of the database, and the ledgers against the index (reading every
+ledger, then one query per agent).
 
-The store is filled through the real write path (``Entries.remember_many``: ledger + database)
-without vectors, so no model is needed; the checks are those of :mod:`memoryd.server.health`,
-run the way the daemon runs them (on a read-only connection of their own, in a worker
-thread: the daemon's database thread does not wait for them).
+The store is filled through the real daemon and client (``remember_many``: ledger + database)
+with the model off (``MEMORYD_EMBED_MODEL`` pointing nowhere: keyword-only), so no vectors are
+made; then ``doctor`` is asked through the client ``--runs`` times, as `memory doctor` asks it.
+The daemon runs the two checks on a read-only connection of their own in a worker thread (its
+database thread does not wait for them); the database check names its own time, the rest of
+the request is mostly the ledger check.
 
     .venv/bin/python bench/bench_doctor.py --n 100000
 """
@@ -13,67 +16,94 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
+import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
-from types import SimpleNamespace
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from bench_store import DaemonProcess, progress  # noqa: E402
+from memoryd_client import Client, MemorydError  # noqa: E402
+
+BATCH = 1_000  # remember_many's most per call
+QUICK_CHECK_TIME = re.compile(r"quick_check ok in ([0-9.]+) s")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def fill(client: Client, n: int, agents: int) -> None:
+    for start in range(0, n, BATCH):
+        client.remember_many([{
+            "agent": f"agent{i % agents}", "category": f"topic{i % 50}",
+            "text": f"Entry {i}: the build for service {i % 97} needs flag --opt-{i % 13} "
+                    f"and a cache warmed with dataset {i}."}
+            for i in range(start, min(start + BATCH, n))])
+        if start % (BATCH * 20) == 0:
+            progress(f"  remembered {start:,}/{n:,}")
+
+
+def wait_up(client: Client, timeout_s: float = 120.0) -> None:
+    """Until the daemon answers (there is no model to wait for)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            client.status()
+            return
+        except MemorydError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
+def check(reply: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(c for c in reply["checks"] if c["check"] == name)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=100_000, help="entries (default 100,000)")
     parser.add_argument("--agents", type=int, default=8, help="ledgers (default 8)")
+    parser.add_argument("--runs", type=int, default=3, help="doctor requests (default 3)")
     args = parser.parse_args()
-    home = Path(tempfile.mkdtemp(prefix="bench-doctor-"))
-    os.environ["MEMORYD_HOME"] = str(home)
-
-    from memoryd.config import Settings, load_config
-    from memoryd.server.health import Health
-    from memoryd.server.params import Params
-    from memoryd.store.database import Store
-    from memoryd.store.entries import Entries
-    from memoryd.store.ledger import Ledger
-
-    config = load_config()
-    store = Store(config.db_path)
-    entries = Entries(config.remember, store, Ledger(config.ledger_dir))
-    started = time.perf_counter()
-    for start in range(0, args.n, 1000):
-        batch = [Params("remember_many", {
-            "agent": f"agent{i % args.agents}", "category": f"topic{i % 50}",
-            "text": f"Entry {i}: the build for service {i % 97} needs flag --opt-{i % 13} "
-                    f"and a cache warmed with dataset {i}."})
-            for i in range(start, min(start + 1000, args.n))]
-        entries.remember_many(batch, [None] * len(batch))
-    filled = time.perf_counter() - started
-    health = Health(Settings(config), time.time(), SimpleNamespace(store=store),  # type: ignore[arg-type]
-                    None, None, None)
-
-    from memoryd.store.reader import open_reader
-
-    reader = open_reader(config.db_path)
-    started = time.perf_counter()
-    database = health.quick_check(reader)
-    quick = time.perf_counter() - started
-    started = time.perf_counter()
-    ledgers = health.read_ledgers()
-    read = time.perf_counter() - started
-    started = time.perf_counter()
-    ledger = health.ledger_index(reader, ledgers)
-    compare = time.perf_counter() - started
-    reader.close()
-    size = config.db_path.stat().st_size + sum(p.stat().st_size for p in config.ledger_dir.iterdir())
-    print(f"{args.n:,} entries in {args.agents} ledgers (filled in {filled:.0f} s; database and "
-          f"ledgers {size / 1e6:.0f} MB)")
-    print(f"| check | time |\n|---|---|\n| database: PRAGMA quick_check | {quick:.2f} s |")
-    print(f"| ledger: read every ledger | {read:.2f} s |\n| ledger: compare with the index | "
-          f"{compare:.2f} s |")
-    print(f"database: {database['status']}; ledger: {ledger['status']}: {ledger['detail'][:80]}")
-    store.close()
-    import shutil
-
-    shutil.rmtree(home, ignore_errors=True)
+    state = Path(tempfile.mkdtemp(prefix="mdd-", dir="/tmp"))
+    daemon = DaemonProcess(state)
+    daemon.env["HOME"] = str(state / "home")
+    daemon.env["MEMORYD_EMBED_MODEL"] = str(state / "no-model")  # keyword-only: no vectors
+    (state / "home").mkdir()
+    daemon.start()
+    try:
+        with Client(daemon.socket, timeout_s=900) as client:
+            wait_up(client)
+            started = time.perf_counter()
+            fill(client, args.n, args.agents)
+            filled = time.perf_counter() - started
+            runs = []
+            for _ in range(args.runs):
+                started = time.perf_counter()
+                reply = client.call("doctor")
+                runs.append((time.perf_counter() - started, reply))
+    finally:
+        code = daemon.stop()
+    size = sum(p.stat().st_size for p in [state / "memoryd.db", *(state / "ledger").iterdir()])
+    shutil.rmtree(state, ignore_errors=True)
+    print(f"{args.n:,} entries in {args.agents} ledgers (filled through the daemon in "
+          f"{filled:.0f} s; database and ledgers {size / 1e6:.0f} MB); load average "
+          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    print("| run | doctor, round trip | of it the database's quick_check | the rest (mostly the ledger check) |")
+    print("|---|---:|---:|---:|")
+    for number, (took, reply) in enumerate(runs, 1):
+        found = QUICK_CHECK_TIME.search(check(reply, "database")["detail"])
+        quick = float(found.group(1)) if found else None
+        print(f"| {number} | {took:.2f} s | "
+              + (f"{quick:.1f} s | {took - quick:.2f} s |" if quick is not None else "? | ? |"))
+    last = runs[-1][1]
+    for name in ("database", "ledger"):
+        print(f"{name}: {check(last, name)['status']}: {check(last, name)['detail'][:100]}")
+    return 0 if code == 0 else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

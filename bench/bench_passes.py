@@ -5,6 +5,7 @@
     python bench/bench_passes.py --scale 0.1          # a tenth of it, to try the script
     python bench/bench_passes.py --keep /tmp/mdpass   # keep (and later reuse) the store
     python bench/bench_passes.py --keep /tmp/mdpass --rounds 3   # p99s over three rounds
+    python bench/bench_passes.py --keep /tmp/mdp --rounds 2 --against /tmp/old   # vs a checkout
 
 The store: 1,000 notebooks (~10,000 notebook entries; one in twenty over its 80-line cap, some
 with sections out of order and loose dates), 50,000 API entries (a few percent of them
@@ -36,7 +37,10 @@ from then on, and the next consolidation would find nothing to merge). Budgets (
 ≤ 60 s, staleness ≤ 10 s full and ≤ 1 s unchanged, notebooks ≤ 10 s for 1,000 notebooks,
 search p99 ≤ 50 ms while a pass runs, and each pass's longest step on the database thread
 (what a search that came then waited for; the daemon's reply to the run names it) ≤ ~20 ms.
-Prints a table (with the machine's speed before and
+``--against TREE`` runs TREE's daemon (another checkout) too, on the same store (``--keep``),
+the two taking turns round by round, and prints each pass's wall time, the daemon's CPU time
+and peak RSS during it (VmHWM, reset before each pass), its longest step and the searches
+beside it, for both and as ratios (:func:`compare`). Otherwise it prints a table (with the machine's speed before and
 after, as the bare embedder's rate in this process; its tail, as a fixed ~12 ms Python job's
 p50 and p99 in this process; and the CPU other processes and the hypervisor took meanwhile,
 "noisy run" above 0.2 cores) and writes bench/results/passes.json.
@@ -72,6 +76,7 @@ from bench_store import (  # noqa: E402
     measure_jitter,
     ms,
     percentile,
+    proc_cpu_s,
     progress,
     search_loop,
     settle,
@@ -142,11 +147,11 @@ CONFIG = "[passes]\n" + "".join(f'{name} = "off"\n' for name in
                                  ("notebooks", "consolidate", "promote", "staleness", "retain"))
 
 
-def start_daemon(state: Path, home: Path) -> DaemonProcess:
-    """The daemon on the store, with HOME under it and no scheduled pass; ready (stopped again
-    if it never gets so)."""
+def start_daemon(state: Path, home: Path, tree: Path | None = None) -> DaemonProcess:
+    """The daemon (of ``tree``, another checkout, when given) on the store, with HOME under it
+    and no scheduled pass; ready (stopped again if it never gets so)."""
     (state / "config.toml").write_text(CONFIG)
-    daemon = DaemonProcess(state)
+    daemon = DaemonProcess(state, tree)
     daemon.env["HOME"] = str(home)
     daemon.start()
     try:
@@ -255,12 +260,7 @@ def build(state: Path, home: Path, scale: float) -> DaemonProcess:
                 client.remember_many(entries[start:start + INGEST_BATCH])
                 if start % (INGEST_BATCH * 40) == 0:
                     progress(f"  remembered {start:,}/{len(entries):,}")
-            while True:  # everything indexed and embedded
-                status = client.status()
-                ingest = status.get("ingest") or {}
-                if not ingest.get("queue") and not ingest.get("scanning") and not status["backlog"]:
-                    break
-                time.sleep(1)
+            settle(client)  # everything indexed and embedded, the word index filled
     except BaseException:
         daemon.stop()  # a failed fill leaves no daemon behind on the kept state dir
         raise
@@ -329,6 +329,131 @@ def report_pass(report: Report, label: str, walls: list[float], steps: list[dict
                    note=f"{len(times)} searches" + ("" if judged else ": too few to judge a p99"))
 
 
+# -- --against: this tree's daemon and another checkout's, interleaved -------------------------
+
+#: The passes in the order they run, and the options they run with (consolidate and staleness
+#: do everything, --full, as a first run; then only what changed since).
+ORDER = [("retain", "retain"), ("staleness", "staleness"), ("staleness", "staleness (unchanged)"),
+         ("notebooks", "notebooks"), ("consolidate", "consolidate"),
+         ("consolidate", "consolidate (again)"), ("promote", "promote")]
+OPTIONS = {"consolidate": {"full": True}, "staleness": {"full": True}}
+
+
+def peak_rss_mb(pid: int, reset: bool = False) -> float:
+    """The process's peak RSS since it started or since the last ``reset`` (writing 5 to
+    /proc/PID/clear_refs sets VmHWM back to the RSS of the moment)."""
+    if reset:
+        Path(f"/proc/{pid}/clear_refs").write_text("5")
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmHWM for process {pid}")
+
+
+def one_round(daemon: DaemonProcess, queries: list[str], rate: float) -> dict[str, Any]:
+    """The idle searches, then every pass with searches beside it; each pass's wall time, the
+    daemon's CPU time and peak RSS during it, its longest step and the searches' times."""
+    out: dict[str, Any] = {}
+    with Client(daemon.socket, timeout_s=900) as client, \
+            Client(daemon.socket, timeout_s=60) as searcher:
+        settle(client)
+        for query in queries:  # warm, as main() does
+            searcher.search(query + " warm", agents=["*"], limit=10)
+        idle = []
+        for number, query in enumerate(queries):
+            started = time.perf_counter()
+            searcher.search(query + f" idle {number}", agents=["*"], limit=10)
+            idle.append(time.perf_counter() - started)
+        out["idle"] = {"searches": idle, "rss_mb": peak_rss_mb(daemon.pid, reset=True)}
+        known = {p["pass"] for p in client.pass_list()["passes"]}
+        for name, label in [(name, label) for name, label in ORDER if name in known]:
+            progress(f"  {label}")
+            peak_rss_mb(daemon.pid, reset=True)
+            cpu = proc_cpu_s(daemon.pid)
+            wall, times, result = measure_pass(client, searcher, name, queries, rate,
+                                               **OPTIONS.get(label, {}))
+            out[label] = {"wall_s": wall, "cpu_s": proc_cpu_s(daemon.pid) - cpu,
+                          "peak_rss_mb": peak_rss_mb(daemon.pid), "searches": times,
+                          "step_ms": (result.get("longest_step") or {}).get("ms"),
+                          "counts": result.get("counts")}
+    return out
+
+
+def compare(args: argparse.Namespace) -> int:
+    """``--against TREE``: this tree's daemon and TREE's take turns on the same store (built by
+    this tree's, kept in ``--keep DIR``): round by round each runs the passes from the store as
+    built, the order of the two alternating from round to round, so that the machine's slow and
+    fast minutes weigh on both. The same path matters: the store names its files, notebooks and
+    project by path. Prints a table of the two and their ratios."""
+    if args.keep is None:
+        raise SystemExit("--against needs --keep DIR (the store is built once and kept)")
+    tree = args.against.expanduser().resolve()
+    if not (tree / "memoryd" / "__main__.py").exists():
+        raise SystemExit(f"--against {tree}: not a memoryd checkout")
+    state = args.keep
+    open_store(state, state / "home", args.scale, True).stop()
+    sides = [("this tree", None), (f"against ({tree.name})", tree)]
+    queries = Corpus(seed=29).queries(SEARCHES)
+    rounds: dict[str, list[dict[str, Any]]] = {name: [] for name, _ in sides}
+    cpu = CpuMeter()
+    loads = [os.getloadavg()]
+    for number in range(args.rounds):
+        for name, side_tree in sides if number % 2 == 0 else sides[::-1]:
+            progress(f"round {number + 1}/{args.rounds}: {name}")
+            restore_pristine(state)
+            daemon = start_daemon(state, state / "home", side_tree)
+            cpu.daemon_pid = daemon.pid
+            try:
+                with cpu.phase(f"{name}, round {number + 1}"):
+                    rounds[name].append(one_round(daemon, queries, args.search_rate))
+            finally:
+                daemon.stop()
+            loads.append(os.getloadavg())
+    report = Report(0)
+    cpu.report(report)
+    table = against_table(rounds, [name for name, _ in sides])
+    print(table)
+    print(f"load average (1 min) at the start and after each round: "
+          f"{', '.join(f'{load[0]:.1f}' for load in loads)}")
+    print(report.table())
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.with_name("passes-against.json").write_text(json.dumps(
+        {"against": str(tree), "rounds": rounds, "loadavg": loads, **report.to_json()},
+        indent=2, default=str))
+    return 0
+
+
+def against_table(rounds: dict[str, list[dict[str, Any]]], names: list[str]) -> str:
+    """A Markdown table: per pass, the mean wall and CPU times over the rounds, the peak RSS
+    (highest round), the longest step (longest round), the searches' p50/p99 (pooled), each as
+    this tree / the other and their ratio."""
+    def pair(values: list[float], unit: str, digits: int = 2) -> str:
+        ratio = f" ({values[0] / values[1]:.2f}×)" if values[1] else ""
+        return f"{values[0]:.{digits}f} / {values[1]:.{digits}f} {unit}{ratio}"
+
+    lines = [f"| pass | wall (mean of {len(rounds[names[0]])}) | daemon CPU | peak RSS | "
+             "longest step | search p50 / p99 while it runs |", "|---|---|---|---|---|---|"]
+    labels = [label for _, label in ORDER if label in rounds[names[0]][0]]
+    for label in ["idle", *labels]:
+        runs = [[r[label] for r in rounds[name]] for name in names]
+        searched = [[t for run in side for t in run["searches"]] for side in runs]
+        search = "–" if not all(searched) else (
+            f"{pair([percentile(ms(t), 50) for t in searched], 'ms', 1)}; "
+            f"{pair([percentile(ms(t), 99) for t in searched], 'ms', 1)}")
+        if label == "idle":
+            rss = [max(run["rss_mb"] for run in side) for side in runs]
+            lines.append(f"| idle, back to back | | | {pair(rss, 'MB', 0)} (RSS) | | {search} |")
+            continue
+        wall = [sum(run["wall_s"] for run in side) / len(side) for side in runs]
+        used = [sum(run["cpu_s"] for run in side) / len(side) for side in runs]
+        rss = [max(run["peak_rss_mb"] for run in side) for side in runs]
+        step = [max(run["step_ms"] or 0.0 for run in side) for side in runs]
+        lines.append(f"| {label} | {pair(wall, 's')} | {pair(used, 's')} | {pair(rss, 'MB', 0)} "
+                     f"| {pair(step, 'ms', 1)} | {search} |")
+    lines.append(f"\n(each cell: {names[0]} / {names[1]} (ratio))")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scale", type=float, default=1.0, help="a fraction of the full store")
@@ -340,7 +465,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="run the passes this many times, each from the store as built "
                         "(so each does the first-run work, and so does the next run on a kept "
                         "store); the p99s pool all rounds")
+    parser.add_argument("--against", type=Path, metavar="TREE",
+                        help="also run another checkout's daemon (e.g. `git worktree add "
+                        "--detach /tmp/old main`) on the same store, the two taking turns round "
+                        "by round (needs --keep; --rounds 2 or more)")
     args = parser.parse_args(argv)
+    if args.against is not None:
+        return compare(args)
     state = args.keep or Path(tempfile.mkdtemp(prefix="mdp-", dir="/tmp"))
     home = state / "home"
     again = args.keep is not None or args.rounds > 1  # the store as built is needed again
@@ -385,13 +516,7 @@ def main(argv: list[str] | None = None) -> int:
                            le=SEARCH_P99_MS, note=f"{len(baseline)} searches")
             else:
                 baseline = idle
-            # consolidate and staleness do everything (--full: as a first run, or one after
-            # the rules changed), then only what changed since
-            order = [("retain", "retain"), ("staleness", "staleness"),
-                     ("staleness", "staleness (unchanged)"), ("notebooks", "notebooks"),
-                     ("consolidate", "consolidate"), ("consolidate", "consolidate (again)"),
-                     ("promote", "promote")]
-            options = {"consolidate": {"full": True}, "staleness": {"full": True}}
+            order, options = ORDER, OPTIONS
             known = {p["pass"] for p in client.pass_list()["passes"]}
             for name in sorted({name for name, _ in order} - known):
                 progress(f"skipping {name}: this daemon has no such pass")

@@ -5,16 +5,18 @@ the archive is, how long a request waits meanwhile, and how long a rebuild takes
     python bench/bench_retain.py --lines 20000   # ~2,000 chunks (a smoke run)
 
 Claude Code transcripts are generated as bench_ingest.py generates them (``--lines`` lines,
-about one chunk per ten lines) under a temp dir, parsed and chunked with memoryd's own parser
-and applied with its indexer (no embedding: the pass copies rows, it needs no vectors). Then a
-the daemon's real parts (keyword-only: the model is not needed) and the real pass runner:
+about one chunk per ten lines) under a temp HOME, and ``python -m memoryd serve`` indexes them
+as it indexes any user's (keyword-only: ``MEMORYD_EMBED_MODEL`` points nowhere, as the pass
+copies rows and needs no vectors; no pass runs on its schedule). Then, through the client:
 
-1. the first run (everything), its duration and the archive's size, against the chunks' text
-   and the database file;
-2. while it runs, a probe asks the database thread for nothing every 2 ms: the longest wait is
-   what a search or a hook waits at most behind the pass (the runner's slices are 15 ms);
+1. the first run (``memory pass run retain``: everything), its duration and the archive's
+   size, against the chunks' text and the database file;
+2. while it runs, a probe asks for one entry (``get``, a database-thread request) every 2 ms:
+   its slowest round trip is what a search or a hook waits at most behind the pass (the
+   runner's slices are 15 ms), beside the longest step the daemon's reply names;
 3. a second run (nothing new), and a third after 100 forgets (100 new records);
-4. ``restore_archives`` into an empty database, as ``memoryd reindex`` does.
+4. with the daemon stopped, ``memoryd reindex --no-vectors``: the archives restored into an
+   empty database (then the ledgers replayed), as a user's rebuild does.
 
 Prints a table; JSON goes to bench/results/retain.json.
 """
@@ -22,12 +24,15 @@ Prints a table; JSON goes to bench/results/retain.json.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
+import random
+import re
 import shutil
+import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -35,102 +40,133 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from bench_ingest import TextPool, write_transcripts  # noqa: E402
+from bench_store import DaemonProcess, progress  # noqa: E402
+from memoryd_client import Client, MemorydError  # noqa: E402
 
-def build_store(home: Path, state: Path, lines: int, seed: int) -> dict[str, Any]:
-    from bench_ingest import TextPool, write_transcripts
-
-    from memoryd.config import load_config
-    from memoryd.ingest.indexer import Indexer, stat_facts
-    from memoryd.ingest.tail import TailPosition
-    from memoryd.ingest.transcript import chunk_exchanges, make_parser
-    from memoryd.store.database import Store
-    from memoryd.store.entries import Entries
-    from memoryd.store.ledger import Ledger
-
-    started = time.perf_counter()
-    tree = write_transcripts(home, lines, TextPool(seed), seed)
-    generated = time.perf_counter() - started
-    config = load_config()
-    store = Store(config.db_path)
-    indexer = Indexer(store, Entries(config.remember, store, Ledger(config.ledger_dir)))
-    chunks = 0
-    for path in tree.files:
-        parser = make_parser("claude-code")
-        turns = [t for line in path.read_text().splitlines() for t in parser.feed(line)]
-        found = chunk_exchanges(turns + parser.flush())
-        facts = stat_facts(path, "claude-transcripts", "transcript", "claude-code", None)
-        indexer.apply_transcript(facts, TailPosition(facts.device, facts.inode, facts.size),
-                                 found, None, None)
-        chunks += len(found)
-    text_bytes = store._db.execute(
-        "SELECT sum(length(CAST(text AS BLOB))) FROM entries").fetchone()[0]
-    store._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    store.close()
-    return {"chunks": chunks, "files": len(tree.files), "transcript_lines": tree.lines,
-            "transcript_mb": tree.bytes / 1e6, "text_mb": text_bytes / 1e6,
-            "db_mb": config.db_path.stat().st_size / 1e6, "generate_s": generated,
-            "index_s": time.perf_counter() - started - generated}
+#: No pass on its schedule: the bench runs retain itself.
+CONFIG = "[passes]\n" + "".join(f'{name} = "off"\n' for name in
+                                 ("notebooks", "consolidate", "promote", "staleness", "retain"))
+PROBE_EVERY_S = 0.002
+FORGETS = 100
+RESTORED = re.compile(r"transcript archives \((\d+) entries")
 
 
-async def run_passes() -> dict[str, Any]:
-    from memoryd.config import Settings, load_config
-    from memoryd.passes.api import PassParts
-    from memoryd.passes.runner import PassRunner
-    from memoryd.server.params import Params
-    from memoryd.server.parts import Parts
-
-    parts = await Parts.standalone(Settings(load_config()))
-    passes = PassRunner(PassParts(parts.db, parts.store, parts.entries, parts.settings.current,
-                                  parts.derived.vector_index), time.time)
-    out: dict[str, Any] = {}
-    try:
-        for label in ("first", "second"):
-            out[label] = await timed(parts, passes)
-        uids = await parts.db(lambda: [u for (u,) in parts.store._db.execute(  # type: ignore[union-attr]
-            "SELECT uid FROM entries ORDER BY random() LIMIT 100")])
-        for uid in uids:
-            await parts.db(parts.entries.forget, Params("forget", {"id": uid}))
-        out["after_100_forgets"] = await timed(parts, passes)
-    finally:
-        await parts.stop()
-    return out
+def start_daemon(state: Path, home: Path) -> DaemonProcess:
+    """The daemon on ``state`` with HOME ``home``, keyword-only, answering."""
+    (state / "config.toml").write_text(CONFIG)
+    daemon = DaemonProcess(state)
+    daemon.env["HOME"] = str(home)
+    daemon.env["MEMORYD_EMBED_MODEL"] = str(state.parent / "no-model")
+    daemon.start()
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            with Client(daemon.socket, timeout_s=60) as client:
+                client.status()
+            return daemon
+        except MemorydError:
+            if time.monotonic() > deadline or daemon.proc is None or daemon.proc.poll() is not None:
+                daemon.stop()
+                raise RuntimeError(f"memoryd did not come up:\n{daemon.log_tail()}") from None
+            time.sleep(0.1)
 
 
-async def timed(parts: Any, passes: Any) -> dict[str, Any]:
+def wait_indexed(client: Client) -> int:
+    """Until the watcher has indexed every transcript; the number of transcript entries."""
+    last, stable = -1, 0
+    while stable < 3:  # three polls in a row with the same count and nothing queued
+        status = client.status()
+        ingest = status.get("ingest") or {}
+        count = client.list_entries(kind="turn", limit=1)["total"]
+        idle = not ingest.get("queue") and not ingest.get("scanning")
+        stable = stable + 1 if idle and count == last else 0
+        last = count
+        time.sleep(1)
+    return last
+
+
+def transcript_entries(client: Client) -> list[dict[str, Any]]:
+    """Every transcript entry, through ``list`` a page at a time."""
+    out: list[dict[str, Any]] = []
+    cursor = None
+    while True:
+        page = client.list_entries(kind="turn", limit=1000, cursor=cursor)
+        out += page["entries"]
+        cursor = page["next"]
+        if not cursor:
+            return out
+
+
+def timed(client: Client, prober: Client, uid: str) -> dict[str, Any]:
+    """One retain run, with the probe's round trips beside it."""
     waits: list[float] = []
-    done = asyncio.Event()
+    done = threading.Event()
 
-    async def probe() -> None:
+    def probe() -> None:
         while not done.is_set():
             asked = time.perf_counter()
-            await parts.db(lambda: None)
+            prober.get(uid)
             waits.append(time.perf_counter() - asked)
-            await asyncio.sleep(0.002)
+            done.wait(PROBE_EVERY_S)
 
-    prober = asyncio.create_task(probe())
+    thread = threading.Thread(target=probe)
+    thread.start()
     started = time.perf_counter()
-    summary = await passes.run("retain")
-    took = time.perf_counter() - started
-    done.set()
-    await prober
+    try:
+        summary = client.pass_run("retain")
+    finally:
+        took = time.perf_counter() - started
+        done.set()
+        thread.join()
     waits.sort()
     return {"seconds": took, "counts": summary["counts"], "status": summary["status"],
+            "longest_step": summary.get("longest_step"),
             "probe_max_ms": waits[-1] * 1000 if waits else 0.0,
-            "probe_p99_ms": waits[int(0.99 * (len(waits) - 1))] * 1000 if waits else 0.0}
+            "probe_p99_ms": waits[int(0.99 * (len(waits) - 1))] * 1000 if waits else 0.0,
+            "probes": len(waits)}
 
 
-def restore(state: Path) -> dict[str, Any]:
-    from memoryd.config import load_config
-    from memoryd.store.archive import AgentArchive, restore_archives
-    from memoryd.store.database import Store
+def run_passes(daemon: DaemonProcess, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The store's size, and the three runs."""
+    with Client(daemon.socket, timeout_s=900) as client, \
+            Client(daemon.socket, timeout_s=60) as prober:
+        progress("indexing the transcripts")
+        started = time.perf_counter()
+        wait_indexed(client)
+        indexed = time.perf_counter() - started
+        entries = transcript_entries(client)
+        store = {"chunks": len(entries), "index_s": indexed,
+                 "text_mb": sum(len(e["text"].encode()) for e in entries) / 1e6}
+        uid = entries[0]["id"]
+        runs: dict[str, Any] = {}
+        for label in ("first", "second"):
+            progress(f"retain, {label} run")
+            runs[label] = timed(client, prober, uid)
+        for entry in random.Random(seed).sample(entries, min(FORGETS, len(entries))):
+            client.forget(entry["id"], agent=entry["agent"])
+        progress(f"retain after {FORGETS} forgets")
+        runs["after_100_forgets"] = timed(client, prober, uid)
+    return store, runs
 
-    config = load_config()
-    store = Store(state / "fresh.db")
+
+def restore(daemon: DaemonProcess) -> dict[str, Any]:
+    """`memoryd reindex --no-vectors` on the stopped daemon's state: the archives restored."""
     started = time.perf_counter()
-    restored = restore_archives(store, AgentArchive(config.archive_dir))
+    done = subprocess.run([sys.executable, "-m", "memoryd", "reindex", "--no-vectors"],
+                          env=daemon.env, cwd=daemon.tree, capture_output=True, text=True,
+                          check=False)
     took = time.perf_counter() - started
-    store.close()
-    return {"seconds": took, "entries": restored}
+    if done.returncode != 0:
+        raise RuntimeError(f"memoryd reindex exited with {done.returncode}: {done.stderr}")
+    found = RESTORED.search(done.stdout)
+    return {"seconds": took, "entries": int(found.group(1)) if found else None,
+            "output": done.stdout.strip()}
+
+
+def longest(run: dict[str, Any]) -> str:
+    step = run.get("longest_step") or {}
+    return f"{step['ms']:.1f} ms ({step.get('cpu_ms', '?')} ms of CPU)" if "ms" in step else "?"
 
 
 def main() -> int:
@@ -140,17 +176,26 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--keep", action="store_true", help="keep the temp dir")
     args = parser.parse_args()
-    sys.setswitchinterval(0.001)  # as `memoryd serve` sets it
     root = Path(tempfile.mkdtemp(prefix="mdr-", dir="/tmp"))
     state, home = root / "state", root / "home"
-    os.environ["MEMORYD_HOME"] = str(state)
-    os.environ["MEMORYD_EMBED_MODEL"] = str(root / "no-model")  # keyword-only: not needed here
+    state.mkdir()
     try:
-        store = build_store(home, state, args.lines, args.seed)
-        runs = asyncio.run(run_passes())
+        started = time.perf_counter()
+        tree = write_transcripts(home, args.lines, TextPool(args.seed), args.seed)
+        generated = time.perf_counter() - started
+        daemon = start_daemon(state, home)
+        try:
+            store, runs = run_passes(daemon, args.seed)
+        finally:
+            code = daemon.stop()
+        if code != 0:
+            raise RuntimeError(f"memoryd exited with {code}:\n{daemon.log_tail()}")
+        store.update({"files": len(tree.files), "transcript_lines": tree.lines,
+                      "transcript_mb": tree.bytes / 1e6, "generate_s": generated,
+                      "db_mb": sum(p.stat().st_size for p in state.glob("memoryd.db*")) / 1e6})
         archive = state / "transcripts" / "claude-code.jsonl.gz"
         sizes = {"archive_mb": archive.stat().st_size / 1e6}
-        rebuilt = restore(state)
+        rebuilt = restore(daemon)
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
@@ -170,8 +215,9 @@ def main() -> int:
                                    f"{forgets['counts'].get('archived', 0)} entries")),
         ("longest wait of a request (first run)", (f"{first['probe_max_ms']:.1f} ms "
                                                    f"(p99 {first['probe_p99_ms']:.1f} ms)")),
-        ("restore into an empty database", (f"{rebuilt['seconds']:.2f} s "
-                                            f"({rebuilt['entries']:,} entries)")),
+        ("longest step on the database thread (first run)", longest(first)),
+        ("`memoryd reindex --no-vectors` (the archives restored)",
+         f"{rebuilt['seconds']:.2f} s ({rebuilt['entries'] or 0:,} entries)"),
     ]
     width = max(len(name) for name, _ in rows)
     for name, value in rows:

@@ -68,6 +68,10 @@ class Entry:
     via: str
 
 
+#: The wanted items or turns a candidate holds (an alias: inside Case, ``set`` is a field).
+Labels = set[str]
+
+
 @dataclass
 class Case:
     """One answerable question: its candidates (uids, first-round probabilities, labels)."""
@@ -78,13 +82,13 @@ class Case:
     half: str
     q: str
     agents: list[str]
-    wanted: set[str]
+    wanted: Labels
     uids: list[str]
     p: np.ndarray
-    found: list[set[str]]
-    extra: dict[str, set[str]] = field(default_factory=dict)  # uid → labels, outside the pool
+    found: list[Labels]
+    extra: dict[str, Labels] = field(default_factory=dict)  # uid → labels, outside the pool
 
-    def got(self, uid: str) -> set[str]:
+    def got(self, uid: str) -> Labels:
         """The wanted items or turns an entry holds (a candidate's as the dump has it)."""
         if uid in self.uids:
             return self.found[self.uids.index(uid)]
