@@ -23,7 +23,7 @@ For each pair the real embedder's cosine (both texts embedded alone) and the dec
 
 Printed: precision and recall of "same" (precision: of the pairs merged, how many are one
 memory; recall: of the pairs that are one memory, how many are merged), the distinct pairs
-merged, and (``--wrong``) every pair decided wrongly. tests/test_meaning.py runs the real
+merged, and (``--wrong``) every pair decided wrongly. tests/passes/test_meaning.py runs the real
 passes on the same set.
 """
 

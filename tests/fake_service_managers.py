@@ -1,5 +1,5 @@
 """Stand-ins for systemctl, journalctl, loginctl and launchctl, installed on PATH by
-tests/test_service.py: ``python fake_service_managers.py NAME ARGS…``.
+tests/server/test_service.py: ``python fake_service_managers.py NAME ARGS…``.
 
 Each call appends ``[NAME, *ARGS]`` as a JSON line to ``$FAKE_MANAGER_DIR/calls.jsonl`` and keeps
 the service's state (enabled, running, loaded) in ``$FAKE_MANAGER_DIR/state.json``, answering

@@ -1,6 +1,6 @@
 """A home directory holding several harnesses' past sessions, in their real on-disk formats:
 Claude Code project transcripts, Codex rollouts, and a generic JSONL chat log (a configured
-source). Used by tests/test_import_history.py and bench/bench_import_history.py.
+source). Used by tests/sessions/test_import_history.py and bench/bench_import_history.py.
 
 Each session is a few exchanges; its user messages include lessons extraction keeps ("Never
 force-push to main") and chatter it does not, so that extraction over past sessions has

@@ -1,4 +1,4 @@
-// Runs memoryd's OpenCode plugin as OpenCode does (tests/test_opencode_plugin.py): loads the
+// Runs memoryd's OpenCode plugin as OpenCode does (tests/client/test_opencode_plugin.py): loads the
 // plugin file, calls its server with a plugin input, then calls its hooks one after the other
 // with the inputs and outputs the steps on stdin give (OpenCode's shapes), and prints, per step,
 // the output object after the hook, whether it threw (and what) and how long it took.

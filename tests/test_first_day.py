@@ -7,8 +7,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import run_cli
 from memoryd_client import BadParamsError, Client
+
+from tests.conftest import run_cli
 
 
 def test_sessions_with_nothing_to_list_is_an_empty_answer_not_a_crash(client: Client) -> None:

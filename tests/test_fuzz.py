@@ -11,7 +11,8 @@ from typing import Any
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from memoryd_client import Client, wire
-from test_availability import read_reply
+
+from tests.server.test_availability import read_reply
 
 #: Every param name any method reads (and a few no method knows).
 NAMES = ("agent", "agents", "category", "text", "kind", "key", "tags", "confidence", "force",

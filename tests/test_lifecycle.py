@@ -7,8 +7,9 @@ import socket
 import threading
 import time
 
-from conftest import run_memoryd, spawn_daemon, start_daemon, stop_process, wait_until
 from memoryd_client import Client
+
+from tests.conftest import run_memoryd, spawn_daemon, start_daemon, stop_process, wait_until
 
 
 def test_second_daemon_exits_3_with_a_clear_message(daemon) -> None:
@@ -130,7 +131,7 @@ def test_without_a_model_the_daemon_degrades_to_keyword_search(memoryd_home, mon
             assert result["hits"][0]["text"] == "We use ruff for linting"
     finally:
         running.stop()
-    from conftest import run_cli
+    from tests.conftest import run_cli
     # and a model that does load again embeds the backlog it left
     monkeypatch.delenv("MEMORYD_EMBED_MODEL")
     proc = spawn_daemon(memoryd_home)

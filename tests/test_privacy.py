@@ -14,8 +14,9 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import wait_until
 from memoryd_client import Client
+
+from tests.conftest import wait_until
 
 STRACE = shutil.which("strace")
 TELEMETRY_WINDOW_S = 12.0

@@ -6,7 +6,7 @@ hook imported beyond a bare Python start. A hook sends one request and reads one
 few types, so it encodes and decodes them itself: :func:`pack` writes standard msgpack (the
 daemon reads it with msgpack, the spool too), :func:`unpack` reads every msgpack type but the
 extension types (which memoryd never sends; a frame holding one is refused, as a bad frame).
-tests/test_hooks.py checks both against msgpack on generated values.
+tests/client/test_hooks.py checks both against msgpack on generated values.
 """
 
 from __future__ import annotations

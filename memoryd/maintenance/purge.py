@@ -32,7 +32,7 @@ entries in its history, a session's last message, a transcript's open exchange. 
 lists them (the dry run too) beside the entries it removes; anything else — the other
 entries and every field of their records — is left byte for byte, so a rebuild of the index
 restores every entry the purge did not select exactly as before
-(``tests/test_purge_property.py``).
+(``tests/maintenance/test_purge_property.py``).
 
 It is recorded as a ``purge`` event (``memory history purge:AGENT``) with the ids and
 counts, never the matched text. Files are the user's: a purged entry that came from a watched

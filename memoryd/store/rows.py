@@ -81,7 +81,7 @@ def row_to_entry(row: Sequence[Any]) -> StoredEntry:
     return entry
 
 
-#: StoredEntry's fields: a row read with SELECT_ENTRY, in its order (tests/test_store.py).
+#: StoredEntry's fields: a row read with SELECT_ENTRY, in its order (tests/store/test_store.py).
 _FIELDS = tuple(f.name for f in dataclasses.fields(StoredEntry))
 
 

@@ -1,0 +1,135 @@
+"""The `memory` command as a user runs it: output, --json and exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from tests.conftest import run_cli
+
+
+def test_store_then_duplicate_exit_codes(daemon) -> None:
+    stored = run_cli("store", "designer", "rejected-designs", "floating speech bubble", "--tags", "sticker")
+    assert stored.returncode == 0, stored.stderr
+    assert stored.stdout.startswith("stored ")
+    again = run_cli("store", "designer", "rejected-designs", "Floating speech  bubble")
+    assert again.returncode == 1
+    assert "exact duplicate" in again.stderr and "floating speech bubble" in again.stdout
+
+
+def test_search_before_action_exit_codes(daemon) -> None:
+    run_cli("store", "social", "exhausted-stories", "The SQLite WAL data loss during deploys story")
+    found = run_cli("search", "social", "exhausted-stories", "sqlite wal story")
+    assert found.returncode == 0 and "SQLite WAL" in found.stdout
+    nothing = run_cli("search", "social", "-", "a recipe for banana bread")
+    assert nothing.returncode == 1 and nothing.stdout == ""
+    other_agent = run_cli("search", "designer", "-", "sqlite wal story")
+    assert other_agent.returncode == 1
+
+
+def test_json_everywhere(daemon) -> None:
+    stored = json.loads(run_cli("store", "coder", "tools", "We lint with ruff", "--json").stdout)
+    entry_id = stored["entry"]["id"]
+    hits = json.loads(run_cli("search", "coder", "-", "ruff", "--json").stdout)["hits"]
+    assert hits[0]["id"] == entry_id
+    assert json.loads(run_cli("get", entry_id, "--json").stdout)["text"] == "We lint with ruff"
+    assert json.loads(run_cli("status", "--json").stdout)["entries"] == {"active": 1}
+    forgotten = run_cli("forget", entry_id, "--agent", "coder", "--json")
+    assert json.loads(forgotten.stdout)["status"] == "forgotten"
+    history = json.loads(run_cli("history", entry_id, "--json").stdout)
+    assert [e["action"] for e in history["events"]] == ["remember", "forgotten"]
+
+
+def test_key_conflict_and_history_in_plain_text(daemon) -> None:
+    run_cli("store", "coder", "prefs", "Commits use conventional prefixes", "--key", "pref.commit_style")
+    run_cli("store", "coder", "prefs", "Commits are free-form", "--key", "pref.commit_style",
+            "--confidence", "0.99")
+    out = run_cli("history", "--agent", "coder", "--key", "pref.commit_style").stdout
+    assert "[superseded]: Commits use conventional prefixes" in out
+    assert "pref.commit_style: Commits are free-form" in out
+
+
+def test_status_text(daemon) -> None:
+    out = run_cli("status")
+    assert out.returncode == 0
+    assert "model: all-MiniLM-L6-v2-q8dyn (384 dims" in out.stdout
+
+
+def test_unreachable_daemon_exits_3_and_says_how_to_start_it(memoryd_home) -> None:
+    result = run_cli("search", "a", "-", "anything")
+    assert result.returncode == 3
+    assert "memoryd serve" in result.stderr and str(memoryd_home) in result.stderr
+    import re
+    import shlex
+
+    named = re.search(r"`([^`]+) serve`", result.stderr).group(1)  # a command that works here
+    assert os.access(shlex.split(named)[0], os.X_OK), named
+    assert "systemctl" not in result.stderr  # no unit is installed
+
+
+def test_usage_errors_exit_2(daemon) -> None:
+    assert run_cli("store", "only-agent").returncode == 2
+    assert run_cli("frobnicate").returncode == 2
+    bad_agent = run_cli("store", "../x", "c", "text")
+    assert bad_agent.returncode == 2 and "not a valid agent name" in bad_agent.stderr
+    assert run_cli("history").returncode == 2
+
+
+def test_help_lists_every_command() -> None:
+    out = run_cli("--help").stdout
+    for command in ("status", "store", "search", "get", "forget", "supersede", "history"):
+        assert command in out
+        assert run_cli(command, "--help").returncode == 0
+
+
+def test_importing_the_client_does_not_import_the_daemon_stack() -> None:
+    code = ("import sys, memoryd_client, memoryd_client.cli; "
+            "print(sorted(m for m in ('numpy', 'onnxruntime', 'apsw', 'memoryd') if m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
+
+
+def test_each_command_is_in_the_module_the_table_names() -> None:
+    """GROUPS names each command's module, and a run imports that module alone: a command
+    missing from it (or from GROUPS) would not exist."""
+    import importlib
+
+    from memoryd_client.commands import GROUPS
+
+    for group in set(GROUPS.values()):
+        table = importlib.import_module(f"memoryd_client.commands.{group}").COMMANDS
+        assert sorted(table) == sorted(name for name in GROUPS if GROUPS[name] == group)
+    code = ("import sys; from memoryd_client.cli import fast_parse; fast_parse(['search', 'a', "
+            "'-', 'q']); print(sorted(m for m in sys.modules if m.startswith('memoryd_client."
+            "commands.')))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == str(["memoryd_client.commands.args",
+                                         "memoryd_client.commands.entries"])
+
+
+def test_each_command_alone_builds_its_parser() -> None:
+    from memoryd_client.commands import GROUPS
+    from memoryd_client.parser import build_parser
+
+    action = next(a for a in build_parser()._actions if a.dest == "command")
+    assert list(GROUPS) == list(action.choices)
+    for command in GROUPS:  # each command alone builds the same subparser
+        alone = next(a for a in build_parser(only=command)._actions if a.dest == "command")
+        assert list(alone.choices) == [command]
+
+
+def test_an_empty_context_says_so_on_stderr_and_prints_nothing(daemon, memoryd_home) -> None:
+    """L-c (2026-11-28): it printed one blank line and nothing else, rc 0."""
+    empty = run_cli("context", "--agent", "claude-code", "--cwd", str(memoryd_home))
+    assert empty.returncode == 0 and empty.stdout == ""
+    assert empty.stderr.strip() == f"(nothing for claude-code in {memoryd_home})"
+    prompted = run_cli("context", "--agent", "claude-code", "--prompt", "how do we deploy")
+    assert prompted.stdout == ""
+    assert "(nothing for this prompt for claude-code in" in prompted.stderr
+    run_cli("store", "claude-code", "git", "Never force-push to main", "--kind", "lesson")
+    block = run_cli("context", "--agent", "claude-code")
+    assert "Never force-push to main" in block.stdout and block.stderr == ""
+
+

@@ -1,0 +1,408 @@
+"""The `memory` command's surface as a user meets it: --version, global options on either side
+of the command, JSON errors, help that never waits, the search legend, exit codes of the
+memory tools, and list / recent / export / import through the real daemon."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from memoryd_client import Client
+
+from tests.conftest import run_cli, start_daemon
+
+
+def test_version_and_memory_alone() -> None:
+    version = run_cli("--version")
+    assert version.returncode == 0
+    assert version.stdout.startswith("memory (memoryd-client) 0.")
+    alone = run_cli()
+    assert alone.returncode == 2
+    assert alone.stdout.startswith("usage: memory") and "store" in alone.stdout
+    assert "exit codes:" in alone.stdout
+
+
+def test_global_options_before_or_after_the_command(daemon) -> None:
+    before = json.loads(run_cli("--json", "status").stdout)
+    after = json.loads(run_cli("status", "--json").stdout)
+    assert before["pid"] == after["pid"]
+    socket = str(daemon.socket)
+    for args in (("--socket", socket, "--json", "status"), ("status", "--socket", socket, "--json"),
+                 ("--timeout", "5", "--socket", socket, "status", "--json")):
+        result = run_cli(*args, cwd="/")
+        assert result.returncode == 0, (args, result.stderr)
+        assert json.loads(result.stdout)["pid"] == before["pid"]
+    wrong = run_cli("--socket", "/nonexistent/memoryd.sock", "status")
+    assert wrong.returncode == 3 and "/nonexistent/memoryd.sock" in wrong.stderr
+
+
+def test_an_entry_is_found_by_a_prefix_of_its_id(daemon, client) -> None:
+    uid = client.remember("designer", "notes", "prefix lookups work")["entry"]["id"]
+    assert uid in run_cli("get", uid[:6]).stdout
+    short = run_cli("get", uid[:3])
+    assert short.returncode == 1 and "a prefix needs 4 characters or more" in short.stderr
+
+
+def test_errors_under_json_are_json_with_the_same_exit_codes(daemon) -> None:
+    missing = run_cli("--json", "get", "nosuchid")
+    assert missing.returncode == 1
+    assert json.loads(missing.stdout) == {"error": {"code": "not_found",
+                                                    "message": "no entry with id 'nosuchid'"}}
+    assert run_cli("get", "nosuchid").stderr.startswith("Error: no entry")  # text without --json
+    usage = run_cli("store", "only-agent", "--json")
+    assert usage.returncode == 2
+    error = json.loads(usage.stdout)["error"]
+    assert error["code"] == "usage" and "required" in error["message"]
+    bad_agent = run_cli("--json", "store", "../x", "c", "text")
+    assert bad_agent.returncode == 2 and json.loads(bad_agent.stdout)["error"]["code"] == "bad_params"
+    history = run_cli("history", "--json")  # a usage mistake found by the command itself
+    assert history.returncode == 2 and json.loads(history.stdout)["error"]["code"] == "usage"
+
+
+def test_purge_without_a_filter_is_a_usage_error_as_json_too(memoryd_home) -> None:
+    """Under --json it printed its complaint as text on stderr, and nothing on stdout."""
+    as_json = run_cli("purge", "--agent", "designer", "--json")
+    assert as_json.returncode == 2
+    assert json.loads(as_json.stdout)["error"]["code"] == "usage"
+    text = run_cli("purge", "--agent", "designer")
+    assert text.returncode == 2 and "give --since T, --match TEXT, or both" in text.stderr
+
+
+def test_unreachable_daemon_under_json(memoryd_home) -> None:
+    result = run_cli("search", "a", "-", "anything", "--json")
+    assert result.returncode == 3
+    error = json.loads(result.stdout)["error"]
+    assert error["code"] == "unreachable" and "memoryd serve" in error["message"]
+
+
+def test_json_entries_do_not_expose_the_internal_rowid(daemon) -> None:
+    stored = json.loads(run_cli("store", "coder", "tools", "We lint with ruff", "--json").stdout)
+    entry_id = stored["entry"]["id"]
+    assert "rowid" not in stored["entry"]
+    history = json.loads(run_cli("history", entry_id, "--json").stdout)
+    assert history["entries"] and all("rowid" not in e for e in history["entries"])
+    hits = json.loads(run_cli("search", "coder", "-", "ruff linter", "--json").stdout)["hits"]
+    assert hits and all("rowid" not in hit for hit in hits)
+    assert "rowid" not in json.loads(run_cli("get", entry_id, "--json").stdout)
+    listed = json.loads(run_cli("list", "coder", "--json").stdout)["entries"]
+    assert [e["id"] for e in listed] == [entry_id] and "rowid" not in listed[0]
+
+
+def test_search_prints_a_legend_aligned_with_its_lines(daemon) -> None:
+    run_cli("store", "designer", "rejected", "floating speech bubble disconnected from the body")
+    found = run_cli("search", "designer", "-", "floating speech bubble")
+    assert found.returncode == 0
+    header = found.stderr.splitlines()[0]
+    line = found.stdout.splitlines()[0]
+    assert header.startswith("* rel.   age  id") and "probability of relevance" in header
+    assert line.startswith("* ")
+    # the id column starts where the header says
+    assert line.index(line.split()[3]) == header.index("id  ")
+
+
+def test_memory_tool_refusals_exit_1(daemon) -> None:
+    assert run_cli("file", "write", "--agent", "designer", "notes.md",
+                   "--text", "- tabs\n- tabs\n- spaces\n").returncode == 0
+    none = run_cli("file", "replace", "--agent", "designer", "notes.md", "--old", "kerning",
+                   "--new", "x")
+    assert none.returncode == 1 and "found 0 matches" in none.stderr
+    two = run_cli("file", "replace", "--agent", "designer", "notes.md", "--old", "tabs",
+                  "--new", "x", "--json")
+    assert two.returncode == 1 and "found 2 matches" in json.loads(two.stdout)["error"]["message"]
+    escape = run_cli("file", "read", "--agent", "designer", "../../etc/passwd")
+    assert escape.returncode == 1 and "leaves the memory directory" in escape.stderr
+    assert run_cli("file", "replace", "--agent", "designer", "notes.md").returncode == 2  # usage
+    one = run_cli("file", "replace", "--agent", "designer", "notes.md", "--old", "spaces",
+                  "--new", "tabs")
+    assert one.returncode == 0
+
+
+def test_hook_help_never_waits_for_stdin_and_names_the_events() -> None:
+    for args in (["hook", "--help"], ["hook", "claude-code", "--help"],
+                 ["hook", "codex", "SessionStart", "--help"]):
+        with subprocess.Popen([sys.executable, "-m", "memoryd_client", *args],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) as process:
+            deadline = time.monotonic() + 10
+            while process.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.02)  # stdin stays open: a hook reading it would never end
+            if process.returncode is None:
+                process.kill()
+            assert process.wait() == 0, f"{args} waited on stdin"
+            out = process.stdout.read()  # type: ignore[union-attr]
+        assert "SessionStart" in out and "UserPromptSubmit" in out, args
+    uninstall = run_cli("hook", "uninstall", "--help").stdout
+    assert "Remove exactly the hooks" in uninstall and "Add memoryd" not in uninstall
+    assert "examples:" in uninstall
+
+
+def test_session_list_and_sessions_are_one_command(daemon) -> None:
+    payload = json.dumps({"session_id": "s-one", "cwd": "/tmp", "hook_event_name": "SessionStart",
+                          "source": "startup", "transcript_path": None})
+    subprocess.run([sys.executable, "-m", "memoryd_client", "hook", "claude-code", "SessionStart"],
+                   input=payload, text=True, capture_output=True, check=True)
+    grouped = run_cli("session", "list", "--json")
+    alias = run_cli("sessions", "--json")
+    assert grouped.returncode == alias.returncode == 0, grouped.stderr
+    ids = [s["id"] for s in json.loads(grouped.stdout)["sessions"]]
+    assert ids == [s["id"] for s in json.loads(alias.stdout)["sessions"]] and "s-one" in ids
+    shown = run_cli("session", "show", "s-one")
+    assert shown.returncode == 0 and "session s-one" in shown.stdout
+
+
+def test_mcp_takes_a_socket() -> None:
+    from memoryd_client.parser import build_parser
+
+    args = build_parser().parse_args(["mcp", "--agent", "designer", "--socket", "/tmp/x.sock"])
+    assert args.socket == "/tmp/x.sock" and args.agent == "designer"
+
+
+def _store_history(client: Client) -> dict[str, str]:
+    """Entries of several kinds and ages; returns name → id."""
+    day = 86_400
+    now = time.time()
+    ids = {}
+    for name, agent, category, text, extra in (
+        ("old", "designer", "rejected", "A logo in neon green was rejected", {"created": now - 40 * day}),
+        ("lesson", "designer", "process", "Never ship a sticker without a proof print",
+         {"kind": "lesson", "polarity": "negative", "tags": ["print", "sticker"], "created": now - 3 * day}),
+        ("fact", "coder", "prefs", "Commit messages in the imperative",
+         {"key": "pref.commit_style", "confidence": 0.8}),
+        ("note", "designer", "rejected", "Floating speech bubble disconnected from the body", {}),
+        ("near", "designer", "rejected", "Floating speech bubbles disconnected from the body",
+         {"force": True}),
+        ("gone", "coder", "tools", "We lint with flake8", {}),
+    ):
+        result = client.remember(agent, category, text, **extra)
+        assert result["stored"], (name, result)
+        ids[name] = result["entry"]["id"]
+    client.forget(ids["gone"], reason="we use ruff now")
+    return ids
+
+
+def test_list_and_recent_filter_page_and_order(daemon, client) -> None:
+    ids = _store_history(client)
+    listed = run_cli("list", "designer")
+    assert listed.returncode == 0
+    lines = listed.stdout.splitlines()
+    assert [line.split()[2] for line in lines] == [ids["near"], ids["note"], ids["lesson"], ids["old"]]
+    assert "entries 1-4 of 4" in listed.stderr
+    recent = run_cli("recent", "designer").stdout  # the last 7 days: not the 40-day-old entry
+    assert ids["lesson"] in recent and ids["old"] not in recent
+    lessons = json.loads(run_cli("list", "*", "--kind", "lesson", "--json").stdout)
+    assert [e["id"] for e in lessons["entries"]] == [ids["lesson"]] and lessons["total"] == 1
+    page = run_cli("list", "designer", "--limit", "2", "--offset", "1")
+    assert [line.split()[2] for line in page.stdout.splitlines()] == [ids["note"], ids["lesson"]]
+    assert "entries 2-3 of 4; next page: --offset 3" in page.stderr
+    past = run_cli("list", "designer", "--offset", "10")  # not "entries 10-10 of 4"
+    assert past.stdout == "" and "no entries from --offset 10: 4 in all" in past.stderr
+    nobody = run_cli("list", "nobody").stderr  # a misspelt agent is not an empty one
+    assert "no entries" in nobody and "no entries of agent 'nobody' at all" in nobody
+    assert "at all" not in past.stderr and "at all" not in run_cli("list", "designer").stderr
+    missed = run_cli("search", "designer,desginer", "-", "sticker")
+    assert "no entries of agent 'desginer' at all" in missed.stderr
+    assert "unknown_agents" not in client.search("sticker", agent="designer")
+    forgotten = run_cli("list", "coder", "--status", "forgotten").stdout
+    assert ids["gone"] in forgotten and ids["fact"] not in forgotten
+    oldest = run_cli("list", "--oldest", "--limit", "1").stdout
+    assert ids["old"] in oldest
+    # the cursor pages through everything once, also with entries written meanwhile
+    seen, cursor = [], None
+    while True:
+        reply = client.list_entries(order="oldest", limit=2, cursor=cursor)
+        seen += [e["id"] for e in reply["entries"]]
+        if cursor is None:
+            client.remember("coder", "tools", "We lint with ruff")  # newest: comes last
+        cursor = reply["next"]
+        if cursor is None:
+            break
+    assert len(seen) == len(set(seen)) == 6  # 5 active + the one written meanwhile
+    bad = run_cli("list", "--status", "bogus")
+    assert bad.returncode == 2 and "list: status" in bad.stderr
+
+
+def test_export_then_import_into_a_fresh_home_reproduces_the_entries(
+        daemon, client, embedder, monkeypatch, tmp_path: Path) -> None:
+    ids = _store_history(client)
+    exported = tmp_path / "memory.jsonl"
+    result = run_cli("export", "-o", str(exported))
+    assert result.returncode == 0 and "exported 5 entries" in result.stderr
+    lines = [json.loads(line) for line in exported.read_text().splitlines()]
+    assert [line["id"] for line in lines] == [ids[n] for n in ("old", "lesson", "fact", "note", "near")]
+    assert all(line["via"] in ("api", "import") and line["writer"] for line in lines)  # provenance
+    every = run_cli("export", "--status", "any", "--agent", "coder").stdout.splitlines()
+    assert {json.loads(line)["status"] for line in every} == {"active", "forgotten"}
+    since = run_cli("export", "--since", "7d").stdout.splitlines()
+    assert ids["old"] not in "".join(since) and len(since) == 4
+    daemon.stop()
+
+    fresh = Path(os.environ["MEMORYD_HOME"]) / "fresh"  # removed with the first
+    monkeypatch.setenv("MEMORYD_HOME", str(fresh))
+    second = start_daemon(embedder)
+    try:
+        (exported.parent / "with-extras.jsonl").write_text(
+            exported.read_text()
+            + json.dumps({**lines[0], "status": "forgotten", "text": "an old forgotten thing"}) + "\n"
+            + json.dumps({**lines[0], "via": "watch", "text": "from a watched file"}) + "\n")
+        imported = run_cli("import", str(exported.parent / "with-extras.jsonl"))
+        assert imported.returncode == 0, imported.stderr
+        assert "stored 5, already there 0, skipped 1 not active and 1 from watched files" \
+            in imported.stdout
+        with Client(second.socket) as fresh_client:
+            copies = fresh_client.list_entries(order="oldest", limit=100)["entries"]
+            kept = ("agent", "category", "kind", "key", "text", "tags", "confidence", "project",
+                    "polarity", "status", "created", "session")
+            assert [{k: c[k] for k in kept} for c in copies] == \
+                [{k: line[k] for k in kept} for line in lines]
+            assert {c["via"] for c in copies} == {"import"}
+            # writer and via are the daemon's (D4): who imported them, through which channel
+            assert {c["writer"] for c in copies} == {f"{c['agent']} (cli)" for c in copies}
+            history = fresh_client.history(copies[0]["id"])
+            assert [e["action"] for e in history["events"]] == ["remember"]
+        ledgers = {p.name: len(p.read_text().splitlines()) for p in (fresh / "ledger").iterdir()}
+        assert ledgers == {"designer.jsonl": 4, "coder.jsonl": 1}
+        again = run_cli("import", str(exported))  # importing twice changes nothing
+        assert again.returncode == 0 and "stored 0, already there 5" in again.stdout
+        piped = subprocess.run([sys.executable, "-m", "memoryd_client", "import", "-", "--json"],
+                               input='{"agent": "x", "text": "ok"}\nnot json\n', text=True,
+                               capture_output=True, check=False)
+        assert piped.returncode == 1
+        report = json.loads(piped.stdout)
+        assert report["counts"]["stored"] == 1 and report["refused"][0]["line"] == 2
+    finally:
+        second.stop()
+
+
+def test_the_fast_parser_reads_every_plain_command_as_argparse_does() -> None:
+    """A command whose arguments are all plain (`memory store`, `search`, `get` …) skips
+    argparse. Both parsers are made from the table of commands, so they know the same options;
+    they must also read every option the same way, and leave anything unusual to argparse."""
+    from memoryd_client.cli import fast_parse
+    from memoryd_client.commands import every_command
+    from memoryd_client.parser import build_parser
+
+    parser = build_parser()
+    commands = every_command()
+    fast = [name for name, command in commands.items() if command.fast]
+    assert {"store", "search", "get", "forget", "status"} <= set(fast)
+    assert not {"file", "pass", "mcp", "hook", "context", "list"} & set(fast)  # not plain
+    samples = {"str": "a,b", "int": "7", "float": "0.5", "flag": None}
+    for name in fast:
+        args = commands[name].args
+        positionals = ["agent-1", "-", "some words"][:sum(arg.positional for arg in args)]
+        variants = [[name, *positionals], ["--json", "--socket", "/s", name, *positionals],
+                    [name, *positionals, "--timeout", "3"]]
+        for arg in (arg for arg in args if not arg.positional):
+            value = arg.kind[-1] if isinstance(arg.kind, tuple) else samples[arg.kind]
+            for flag in arg.flags:
+                option = [flag] if value is None else [flag, value]
+                variants += [[name, *option, *positionals], [name, *positionals, *option]]
+                if value is not None:
+                    variants.append([name, *positionals, f"{flag}={value}"])
+        for argv in variants:
+            fast_args = fast_parse(argv)
+            assert fast_args is not None, argv
+            assert vars(fast_args) == vars(parser.parse_args(argv)), argv
+    for argv in (["search", "a", "-", "q", "-h"], ["search", "a", "-", "q", "--lim", "3"],
+                 ["search", "a", "-"], ["store", "a", "c", "t", "--kind", "bogus"],
+                 ["store", "a", "c", "t", "--confidence", "high"], ["--force", "store", "a", "c", "t"],
+                 ["search", "a", "-", "q", "--limit"], ["store", "a", "c", "t", "extra"],
+                 ["store", "a", "c", "t", "--force=yes"], ["get", "--", "id"], ["get"]):
+        assert fast_parse(argv) is None, argv
+
+
+def test_every_function_the_table_names_exists() -> None:
+    """The table names the long commands' functions by module (imported when they run)."""
+    import importlib
+
+    from memoryd_client.command_spec import LATER
+    from memoryd_client.commands import every_command
+
+    every_command()  # naming them is what fills LATER
+
+    assert len(LATER) > 10
+    for module, name in LATER:
+        assert callable(getattr(importlib.import_module(f"memoryd_client.{module}"), name)), \
+            (module, name)
+
+
+def test_the_socket_path_without_platformdirs_is_the_one_platformdirs_gives(
+        monkeypatch, tmp_path: Path) -> None:
+    """Without MEMORYD_HOME the client finds the daemon's socket under $XDG_RUNTIME_DIR without
+    importing platformdirs when the socket is there; it must be the daemon's path."""
+    import socket as socket_module
+
+    from memoryd_client.paths import socket_path, socket_text
+
+    monkeypatch.delenv("MEMORYD_HOME")
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    assert socket_text() == str(socket_path())  # no socket yet: platformdirs decides
+    (runtime / "memoryd").mkdir(mode=0o700, exist_ok=True)
+    with socket_module.socket(socket_module.AF_UNIX) as listener:
+        listener.bind(str(runtime / "memoryd" / "memoryd.sock"))
+        assert socket_text() == str(socket_path()) == str(runtime / "memoryd" / "memoryd.sock")
+
+
+@pytest.mark.slow
+def test_export_and_import_of_a_store_bigger_than_a_page(daemon, client, embedder, monkeypatch,
+                                                         tmp_path: Path) -> None:
+    """1,200 entries of three agents: the export reads them in pages (cursor), the import
+    writes them in batches; the fresh store holds the same entries, and importing again
+    stores nothing."""
+    from memoryd_client.list_commands import BATCH, PAGE
+
+    count = 1200
+    assert count > PAGE and count > 2 * BATCH
+    entries = [{"agent": ("designer", "coder", "writer")[i % 3], "category": f"topic-{i % 7}",
+                "text": f"Observation {i}: the {('red', 'blue', 'green')[i % 3]} build step "
+                        f"number {i} takes {i % 13} seconds", "force": True,
+                "created": time.time() - (count - i) * 60} for i in range(count)]
+    for start in range(0, count, 400):
+        client.remember_many(entries[start:start + 400])
+    exported = tmp_path / "all.jsonl"
+    assert run_cli("export", "-o", str(exported), timeout=300).returncode == 0
+    lines = [json.loads(line) for line in exported.read_text().splitlines()]
+    assert len(lines) == count == len({line["id"] for line in lines})
+    assert [line["created"] for line in lines] == sorted(line["created"] for line in lines)
+    daemon.stop()
+
+    fresh = Path(os.environ["MEMORYD_HOME"]) / "fresh"  # removed with the first
+    monkeypatch.setenv("MEMORYD_HOME", str(fresh))
+    second = start_daemon(embedder)
+    try:
+        imported = run_cli("import", str(exported), timeout=600)
+        assert imported.returncode == 0 and f"stored {count}, already there 0" in imported.stdout
+        with Client(second.socket) as fresh_client:
+            listed = fresh_client.list_entries(limit=1)
+            assert listed["total"] == count
+            copies = [e for start in range(0, count, 1000) for e in fresh_client.list_entries(
+                order="oldest", limit=1000, offset=start)["entries"]]
+        kept = ("agent", "category", "text", "created", "confidence")
+        assert [{k: c[k] for k in kept} for c in copies] == [{k: e[k] for k in kept} for e in lines]
+        again = run_cli("import", str(exported), timeout=600)
+        assert again.returncode == 0 and f"stored 0, already there {count}" in again.stdout
+    finally:
+        second.stop()
+
+
+def test_the_memory_script_imports_only_the_cli() -> None:
+    """`memory` is a plain script (client/scripts/memory), not a console_scripts launcher, which
+    would import re before the CLI starts; the installed one runs the CLI."""
+    import ast
+
+    script = Path(__file__).resolve().parents[2] / "client" / "scripts" / "memory"
+    tree = ast.parse(script.read_text())
+    imported = {alias.name if isinstance(node, ast.Import) else node.module
+                for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
+                for alias in node.names}
+    assert imported == {"memoryd_client.cli"}
+    installed = Path(sys.executable).parent / "memory"
+    result = subprocess.run([str(installed), "--version"], capture_output=True, text=True,
+                            check=False)
+    assert result.returncode == 0 and result.stdout.startswith("memory (memoryd-client)")

@@ -1,0 +1,445 @@
+"""Hooks for Gemini CLI and Cursor (issue 38 §1): real hook processes fed each agent's own payloads
+(the shapes of Gemini CLI's docs/hooks/reference.md and packages/core/src/hooks/types.ts, of
+Cursor's hooks documentation: docs/harnesses.md), against a real daemon, checking the output the
+agent reads; install and uninstall on the agents' settings files; failing open."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from memoryd_client import Client, install, wire
+
+from memoryd.ingest.transcript import make_parser
+from tests.conftest import run_cli, start_daemon, wait_until
+
+SESSION = "4f1c9a2e-77b0-4d55-9d3e-0c6b1a2f8e99"
+CONVERSATION = "c0ffee00-1111-4222-8333-444455556666"
+
+
+def hook(harness: str, event: str, payload: Any, env: dict[str, str] | None = None,
+         timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    data = payload if isinstance(payload, str) else json.dumps(payload)
+    return subprocess.run([sys.executable, "-m", "memoryd_client", "hook", harness, event],
+                          input=data, capture_output=True, text=True, timeout=timeout,
+                          env=env or os.environ.copy(), check=False)
+
+
+def output(result: subprocess.CompletedProcess[str]) -> dict[str, Any] | None:
+    """What the agent reads: the JSON on stdout (None: nothing), which is all stdout holds."""
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout) if result.stdout else None
+
+
+def git_repository(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    return path
+
+
+# -- Gemini CLI ----------------------------------------------------------------------------------
+
+def gemini(event: str, cwd: Path, transcript: Path | None = None, **fields: Any) -> dict:
+    """A Gemini CLI hook input: the base fields every event gets, and the event's own."""
+    return {"session_id": SESSION, "transcript_path": str(transcript or "/nonexistent.jsonl"),
+            "cwd": str(cwd), "hook_event_name": event, "timestamp": "2026-11-29T10:00:00.000Z",
+            **fields}
+
+
+def gemini_chat(home: Path, repo: Path, block: str) -> Path:
+    """A Gemini CLI chat as it records one (~/.gemini/tmp/<project>/chats/session-….jsonl):
+    four prompts, two with the user's preferences, the second with the context memoryd's
+    BeforeAgent hook added, as Gemini appends it to the prompt (its < and > escaped)."""
+    chats = home / ".gemini" / "tmp" / "shop" / "chats"
+    chats.mkdir(parents=True)
+    (chats.parent / ".project_root").write_text(str(repo))
+    escaped = block.replace("<", "&lt;").replace(">", "&gt;")
+    records = [
+        {"sessionId": SESSION, "projectHash": "shop", "startTime": "2026-11-29T10:00:00.000Z",
+         "lastUpdated": "2026-11-29T10:00:00.000Z"},
+        {"id": "m1", "timestamp": "2026-11-29T10:00:05.000Z", "type": "user",
+         "content": [{"text": "We use pnpm, not npm, in this repository."}]},
+        {"id": "m2", "timestamp": "2026-11-29T10:00:09.000Z", "type": "gemini",
+         "content": "Noted.", "model": "gemini-2.5-pro"},
+        {"id": "m3", "timestamp": "2026-11-29T10:01:00.000Z", "type": "user",
+         "content": [{"text": "Why does checkout double-charge on retry?"},
+                     {"text": f"<hook_context>{escaped}</hook_context>"}]},
+        {"id": "m4", "timestamp": "2026-11-29T10:01:30.000Z", "type": "gemini",
+         "content": "The retry does not reuse the idempotency key.", "model": "gemini-2.5-pro"},
+        {"id": "m5", "timestamp": "2026-11-29T10:02:00.000Z", "type": "user",
+         "content": "Always run the tests before you commit."},
+        {"id": "m6", "timestamp": "2026-11-29T10:03:00.000Z", "type": "user",
+         "content": "Thanks, that fixed it."},
+    ]
+    path = chats / f"session-2026-11-29T10-00-{SESSION[:8]}.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def test_a_gemini_session_gets_the_block_the_prompts_matches_and_its_end_extracts(
+        daemon, client, tmp_path) -> None:
+    home = Path(os.environ["HOME"])
+    repo = git_repository(tmp_path / "shop")
+    client.remember("gemini", "git", "Never force-push to main", kind="lesson",
+                    polarity="negative", cwd=str(repo))
+    # Claude Code's lesson of this project reaches Gemini CLI: the harnesses share
+    client.remember("claude-code", "payments", "Checkout retries must reuse the idempotency key",
+                    kind="lesson", cwd=str(repo))
+    block = client.context("gemini", cwd=str(repo))["text"]
+    chat = gemini_chat(home, repo, block)
+
+    started = output(hook("gemini", "SessionStart", gemini("SessionStart", repo, chat,
+                                                            source="startup")))
+    assert started is not None and set(started) == {"hookSpecificOutput"}
+    assert started["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    context = started["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith(wire.INJECTION_MARKER)
+    assert "Never force-push to main" in context and "idempotency key" in context
+    session = client.session(SESSION)["session"]
+    assert (session["harness"], session["agent"], session["cwd"], session["transcript_path"]) \
+        == ("gemini", "gemini", str(repo), str(chat))
+
+    # BeforeAgent is UserPromptSubmit, answered under its own name; context an earlier hook
+    # wrapped into the prompt is not searched for
+    asked = output(hook("gemini", "BeforeAgent", gemini(
+        "BeforeAgent", repo, chat, prompt="<hook_context>what is the capital of Mongolia"
+        "</hook_context>\n\nwhy does checkout double-charge on retry? idempotency key")))
+    assert asked is not None and asked["hookSpecificOutput"]["hookEventName"] == "BeforeAgent"
+    assert "idempotency key" in asked["hookSpecificOutput"]["additionalContext"]
+    assert output(hook("gemini", "BeforeAgent", gemini(
+        "BeforeAgent", repo, chat, prompt="what is the capital of Mongolia"))) is None
+
+    # AfterAgent is Stop: the last answer is noted, nothing is printed
+    assert output(hook("gemini", "AfterAgent", gemini(
+        "AfterAgent", repo, chat, prompt="fix it", prompt_response="Reused the key on retry.",
+        stop_hook_active=False))) is None
+    assert client.session(SESSION)["session"]["last_message"] == "Reused the key on retry."
+
+    # SessionEnd closes the session and extracts from the chat: the user's four prompts, not
+    # the block memoryd added to the second one
+    assert output(hook("gemini", "SessionEnd", gemini("SessionEnd", repo, chat,
+                                                      reason="exit"))) is None
+    assert client.session(SESSION)["session"]["closed"] is not None
+    wait_until(lambda: any("pnpm" in e["text"] for e in client.session(SESSION)["entries"]))
+    report = client.extract(SESSION, dry_run=True)
+    assert report["messages"] == 4
+    said = json.dumps(report["report"])
+    assert "pnpm" in said and "force-push" not in said and "memoryd" not in said
+
+
+def test_the_gemini_chat_reader_leaves_out_what_hooks_added_to_a_prompt(tmp_path) -> None:
+    repo = tmp_path / "shop"
+    chat = gemini_chat(tmp_path, repo, f"{wire.INJECTION_MARKER}\n- “Never force-push to main”")
+    parser = make_parser("gemini", cwd=str(repo))
+    turns = [t for line in chat.read_text().splitlines() for t in parser.feed(line)]
+    prompts = [t.text for t in turns if t.role == "user"]
+    assert prompts == ["We use pnpm, not npm, in this repository.",
+                       "Why does checkout double-charge on retry?",
+                       "Always run the tests before you commit.", "Thanks, that fixed it."]
+
+
+def test_gemini_tool_hooks_show_a_lesson_after_the_call_and_deny_only_a_hard_rule(
+        memoryd_home, embedder, monkeypatch, tmp_path) -> None:
+    """Gemini's BeforeTool cannot add context (only deny, or rewrite the call): a lesson
+    comes with AfterTool, appended to the tool's result; a person's hard rule, when the user
+    turned them on, denies the call at BeforeTool."""
+    repo = git_repository(tmp_path / "shop")
+    pip = {"tool_name": "run_shell_command",
+           "tool_input": {"command": "pip install requests", "description": "Install requests"}}
+    push = {"tool_name": "run_shell_command",
+            "tool_input": {"command": "git push --force origin main"}}
+    migration = {"tool_name": "write_file", "tool_input": {
+        "file_path": str(repo / "app" / "migrations" / "0007_refunds.py"), "content": "x = 1\n"}}
+    done = {"tool_response": {"llmContent": "Successfully installed requests",
+                              "returnDisplay": "Successfully installed requests"}}
+
+    def run_with(hard_rules: bool) -> dict[str, dict | None]:
+        monkeypatch.setenv("MEMORYD_CONTEXT_HARD_RULES", "1" if hard_rules else "0")
+        running = start_daemon(embedder)
+        try:
+            return {
+                "before pip": output(hook("gemini", "BeforeTool", gemini("BeforeTool", repo, **pip))),
+                "after pip": output(hook("gemini", "AfterTool",
+                                         gemini("AfterTool", repo, **pip, **done))),
+                "before push": output(hook("gemini", "BeforeTool",
+                                           gemini("BeforeTool", repo, **push))),
+                "after migration": output(hook("gemini", "AfterTool",
+                                               gemini("AfterTool", repo, **migration, **done))),
+                "after ls": output(hook("gemini", "AfterTool", gemini(
+                    "AfterTool", repo, tool_name="run_shell_command",
+                    tool_input={"command": "ls"}, **done))),
+            }
+        finally:
+            running.stop()
+
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as agent:
+            agent.remember("gemini", "tooling", "Use uv, not pip", kind="lesson", cwd=str(repo))
+            agent.remember("gemini", "db", "Never edit files under migrations/ by hand",
+                           kind="lesson", cwd=str(repo))
+        with Client(running.socket, channel="terminal") as person:
+            person.remember("gemini", "git", "Never run `git push --force` on main",
+                            kind="lesson", tags=["hard-rule"])
+    finally:
+        running.stop()
+
+    off = run_with(hard_rules=False)
+    assert off["before pip"] is None and off["before push"] is None  # no context there
+    after = off["after pip"]["hookSpecificOutput"]  # type: ignore[index]
+    assert after["hookEventName"] == "AfterTool"
+    assert "the run_shell_command call just made went against (it ran `pip`)" in \
+        after["additionalContext"] and "“Use uv, not pip”" in after["additionalContext"]
+    assert "migrations/" in off["after migration"]["hookSpecificOutput"]["additionalContext"]  # type: ignore[index]
+    assert off["after ls"] is None
+
+    on = run_with(hard_rules=True)
+    assert on["before push"] == {"decision": "deny", "reason": on["before push"]["reason"]}  # type: ignore[index]
+    assert "against a hard rule the user set (tagged hard-rule): Never run `git push --force` " \
+        "on main" in on["before push"]["reason"]  # type: ignore[index]
+    assert on["before pip"] is None  # an agent's lesson denies nothing
+    assert "decision" not in on["after pip"]  # type: ignore[operator]
+
+    running = start_daemon(embedder)
+    try:
+        shown = run_cli("explain", SESSION)
+    finally:
+        running.stop()
+    assert shown.returncode == 0, shown.stderr
+    assert "PostToolUse for gemini" in shown.stdout
+    assert "the tool call just made went against (it forbids `pip`)" in shown.stdout
+
+
+# -- Cursor --------------------------------------------------------------------------------------
+
+def cursor(event: str, repo: Path, **fields: Any) -> dict:
+    """A Cursor hook input: the fields every event gets, and the event's own."""
+    return {"conversation_id": CONVERSATION, "generation_id": "gen-0001",
+            "hook_event_name": event, "workspace_roots": [str(repo)], "model": "claude-4-sonnet",
+            "cursor_version": "2.1.0", "user_email": "ana@example.com", **fields}
+
+
+def test_cursor_gets_the_block_at_session_start_and_only_a_deny_before_a_command(
+        memoryd_home, embedder, monkeypatch, tmp_path) -> None:
+    repo = git_repository(tmp_path / "shop")
+    push = cursor("beforeShellExecution", repo, command="git push --force origin main",
+                  cwd=str(repo))
+    npm = cursor("beforeShellExecution", repo, command="npm install left-pad", cwd=str(repo))
+    monkeypatch.setenv("MEMORYD_CONTEXT_HARD_RULES", "1")
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket, channel="terminal") as person:
+            person.remember("cursor", "git", "Never run `git push --force` on main",
+                            kind="lesson", tags=["hard-rule"])
+        with Client(running.socket) as agent:
+            agent.remember("claude-code", "tooling", "We use pnpm, not npm", kind="lesson",
+                           cwd=str(repo))
+        started = output(hook("cursor", "sessionStart", cursor(
+            "sessionStart", repo, session_id=CONVERSATION, is_background_agent=False,
+            composer_mode="agent")))
+        assert started is not None and set(started) == {"additional_context"}
+        assert started["additional_context"].startswith(wire.INJECTION_MARKER)
+        assert "We use pnpm, not npm" in started["additional_context"]
+        with Client(running.socket) as reader:
+            session = reader.session(CONVERSATION)["session"]
+            assert (session["harness"], session["agent"], session["cwd"],
+                    session["transcript_path"]) == ("cursor", "cursor", str(repo), None)
+
+        denied = output(hook("cursor", "beforeShellExecution", push))
+        assert denied is not None and denied["permission"] == "deny"
+        assert "Never run `git push --force` on main" in denied["agent_message"]
+        assert denied["user_message"] == denied["agent_message"]
+        # a lesson that is not a hard rule: Cursor cannot take it here, so nothing (and never
+        # "allow", which would skip the user's own approval)
+        assert output(hook("cursor", "beforeShellExecution", npm)) is None
+
+        assert output(hook("cursor", "stop", cursor("stop", repo, status="completed",
+                                                    loop_count=0))) is None
+        assert output(hook("cursor", "sessionEnd", cursor("sessionEnd", repo,
+                                                          reason="user_close"))) is None
+        with Client(running.socket) as reader:
+            assert reader.session(CONVERSATION)["session"]["closed"] is not None
+            events = [i["event"] for i in reader.explain(CONVERSATION)["injections"]]
+        assert events == ["SessionStart", "PreToolUse"]  # the deny, not the unseen lesson
+    finally:
+        running.stop()
+
+
+# -- failing open --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("harness, event, payload", [
+    ("gemini", "SessionStart", {"source": "startup"}),
+    ("gemini", "BeforeAgent", {"prompt": "why does checkout double-charge?"}),
+    ("gemini", "BeforeTool", {"tool_name": "run_shell_command",
+                              "tool_input": {"command": "pip install x"}}),
+    ("gemini", "AfterTool", {"tool_name": "run_shell_command",
+                             "tool_input": {"command": "pip install x"}, "tool_response": {}}),
+    ("cursor", "sessionStart", {"session_id": CONVERSATION}),
+    ("cursor", "beforeShellExecution", {"command": "pip install x"}),
+])
+def test_with_the_daemon_down_a_hook_exits_at_once_with_nothing_for_the_agent(
+        memoryd_home, tmp_path, harness, event, payload) -> None:
+    base = gemini(event, tmp_path) if harness == "gemini" else cursor(event, tmp_path)
+    started = time.monotonic()
+    result = hook(harness, event, {**base, **payload})
+    assert time.monotonic() - started < 5  # generously; bench/bench_hooks.py measures it
+    assert (result.returncode, result.stdout) == (0, "")
+    assert "daemon unreachable" in result.stderr
+    spooled = (memoryd_home / "spool.msgpack").exists()
+    assert spooled == (event in ("SessionStart", "BeforeAgent", "sessionStart"))
+
+
+def test_a_spooled_gemini_session_start_is_replayed(memoryd_home, embedder, tmp_path) -> None:
+    assert hook("gemini", "SessionStart", gemini("SessionStart", tmp_path,
+                                                 source="startup")).returncode == 0
+    assert hook("gemini", "SessionEnd", gemini("SessionEnd", tmp_path,
+                                               reason="exit")).returncode == 0
+    running = start_daemon(embedder)
+    try:
+        wait_until(lambda: not (memoryd_home / "spool.msgpack").exists()
+                   and not (memoryd_home / "spool.msgpack.replaying").exists())
+        with Client(running.socket) as client:
+            session = client.session(SESSION)["session"]
+        assert (session["harness"], session["cwd"]) == ("gemini", str(tmp_path))
+        assert session["closed"] is not None
+    finally:
+        running.stop()
+
+
+@pytest.mark.parametrize("harness, stdin", [
+    ("gemini", "not json"), ("gemini", "[1, 2]"), ("cursor", "{}"), ("cursor", "\x00\xff"),
+    ("gemini", json.dumps({"hook_event_name": "BeforeTool", "tool_name": 7})),
+    ("cursor", json.dumps({"hook_event_name": "beforeShellExecution", "command": ["x"],
+                           "workspace_roots": "not a list"})),
+])
+def test_bad_payloads_exit_0_with_nothing_for_the_agent(daemon, harness, stdin) -> None:
+    result = hook(harness, "SessionStart" if harness == "gemini" else "sessionStart", stdin)
+    assert (result.returncode, result.stdout) == (0, "")
+
+
+# -- install -------------------------------------------------------------------------------------
+
+GEMINI_SETTINGS = """{
+  "general": { "vimMode": true },
+  "tools": { "enableHooks": true },
+  "mcpServers": {
+    "github": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"] }
+  },
+  "hooks": {
+    "enabled": true,
+    "disabled": ["secret-scanner"],
+    "BeforeTool": [
+      {
+        "matcher": "write_file|replace",
+        "hooks": [{ "name": "secret-scanner", "type": "command", "command": "$GEMINI_PROJECT_DIR/.gemini/hooks/scan.sh", "timeout": 5000 }]
+      }
+    ]
+  }
+}
+"""
+
+
+def test_gemini_install_registers_runnable_hooks_and_uninstall_gives_the_file_back(
+        daemon, client, memoryd_home, tmp_path) -> None:
+    path = Path(os.environ["HOME"]) / ".gemini" / "settings.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(GEMINI_SETTINGS)
+    result = run_cli("hook", "install", "gemini")
+    assert result.returncode == 0, result.stderr
+    assert f"{path}: installed 6 memoryd hooks" in result.stdout
+    settings = json.loads(path.read_text())
+    theirs = json.loads(GEMINI_SETTINGS)
+    assert {k: v for k, v in settings.items() if k != "hooks"} == \
+        {k: v for k, v in theirs.items() if k != "hooks"}
+    hooks = settings["hooks"]
+    assert (hooks["enabled"], hooks["disabled"]) == (True, ["secret-scanner"])
+    assert hooks["BeforeTool"][0] == theirs["hooks"]["BeforeTool"][0]
+    assert set(hooks) - {"enabled", "disabled"} == set(install.GEMINI_EVENTS)
+    start = hooks["SessionStart"][-1]
+    assert "matcher" not in start  # Gemini matches a lifecycle event's source exactly
+    [handler] = start["hooks"]
+    assert (handler["name"], handler["type"], handler["timeout"]) == ("memoryd", "command", 10_000)
+    assert hooks["BeforeTool"][-1]["matcher"] == "^(run_shell_command|write_file|replace)$"
+
+    # the command as Gemini runs it: through a shell, the payload on stdin
+    client.remember("gemini", "style", "Prefer small pull requests", kind="lesson")
+    ran = subprocess.run(["bash", "-c", handler["command"]], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=30, check=False,
+                         input=json.dumps(gemini("SessionStart", tmp_path, source="startup")))
+    assert ran.returncode == 0, ran.stderr
+    assert "Prefer small pull requests" in \
+        json.loads(ran.stdout)["hookSpecificOutput"]["additionalContext"]
+
+    assert "already installed" in run_cli("hook", "install", "gemini").stdout
+    assert run_cli("hook", "uninstall", "gemini").returncode == 0
+    assert path.read_text() == GEMINI_SETTINGS
+
+
+def test_gemini_follows_its_home_override_and_a_project_file(memoryd_home, tmp_path,
+                                                             monkeypatch) -> None:
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path / "profile"))
+    assert install.settings_path("gemini", None) == tmp_path / "profile" / ".gemini" / \
+        "settings.json"
+    repo = tmp_path / "shop"
+    repo.mkdir()
+    assert run_cli("hook", "install", "gemini", "--project", str(repo)).returncode == 0
+    assert (repo / ".gemini" / "settings.json").exists()
+    assert run_cli("hook", "uninstall", "gemini", "--project", str(repo)).returncode == 0
+    assert not (repo / ".gemini").exists()  # install made the file and its directory
+
+
+CURSOR_HOOKS = """{
+  "version": 1,
+  "hooks": {
+    "beforeShellExecution": [{ "command": "./hooks/audit.sh" }, { "command": "./hooks/block-git.sh" }],
+    "afterFileEdit": [{ "command": "./hooks/format.sh" }]
+  }
+}
+"""
+
+
+def test_cursor_install_appends_handlers_to_its_flat_lists_and_uninstall_gives_it_back(
+        memoryd_home) -> None:
+    path = Path(os.environ["HOME"]) / ".cursor" / "hooks.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(CURSOR_HOOKS)
+    assert run_cli("hook", "install", "cursor").returncode == 0
+    hooks = json.loads(path.read_text())["hooks"]
+    assert set(hooks) == {"beforeShellExecution", "afterFileEdit", *install.CURSOR_EVENTS}
+    audit, block, mine = hooks["beforeShellExecution"]
+    assert (audit, block) == ({"command": "./hooks/audit.sh"}, {"command": "./hooks/block-git.sh"})
+    assert set(mine) == {"command"} and mine["command"].endswith("hook cursor beforeShellExecution")
+    assert hooks["sessionStart"] == [{"command": install.hook_command("cursor", "sessionStart")}]
+    assert run_cli("hook", "uninstall", "cursor").returncode == 0
+    assert path.read_text() == CURSOR_HOOKS
+
+
+def test_cursor_install_creates_a_versioned_file_that_uninstall_removes(memoryd_home) -> None:
+    home = Path(os.environ["HOME"])
+    assert run_cli("hook", "install", "cursor").returncode == 0
+    data = json.loads((home / ".cursor" / "hooks.json").read_text())
+    assert data["version"] == 1 and set(data["hooks"]) == set(install.CURSOR_EVENTS)
+    assert run_cli("hook", "uninstall", "cursor").returncode == 0
+    assert not (home / ".cursor").exists()
+    for empty in ("{}", "", "\n"):  # a file with nothing in it comes back as it was
+        (home / ".cursor").mkdir(exist_ok=True)
+        (home / ".cursor" / "hooks.json").write_text(empty)
+        assert run_cli("hook", "install", "cursor").returncode == 0
+        assert json.loads((home / ".cursor" / "hooks.json").read_text())["version"] == 1
+        assert run_cli("hook", "uninstall", "cursor").returncode == 0
+        assert (home / ".cursor" / "hooks.json").read_text() == empty
+
+
+def test_doctor_finds_the_gemini_and_cursor_hooks(daemon, memoryd_home) -> None:
+    assert run_cli("hook", "install", "gemini").returncode == 0
+    assert run_cli("hook", "install", "cursor").returncode == 0
+    from memoryd_client.doctor import installed_hooks
+
+    found = {h["harness"]: len(h["commands"]) for h in installed_hooks()}
+    assert found == {"gemini": len(install.GEMINI_EVENTS), "cursor": len(install.CURSOR_EVENTS)}

@@ -1,0 +1,309 @@
+"""More agents, in place (issue 38 §1): Gemini CLI, OpenCode, Cursor, Aider, Cline / Roo,
+GitHub Copilot and Codex memories, read from fixture files in each harness's real format
+(tests/fixtures/harnesses; the formats and their sources are in docs/harnesses.md)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from memoryd_client import Client
+
+from memoryd.ingest.context import cwd_hint, replay
+from memoryd.ingest.tail import TailPosition, read_appended
+from memoryd.ingest.transcript import AiderParser, GeminiParser, Turn, make_parser
+from tests.conftest import run_cli, start_daemon
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "harnesses"
+GEMINI_CHATS = FIXTURES / "home/.gemini/tmp/shop/chats"
+GEMINI_SESSION = GEMINI_CHATS / "session-2026-03-02T09-14-4f1c9a2e.jsonl"
+GEMINI_SUBAGENT = next(GEMINI_CHATS.glob("*/*.jsonl"))
+AIDER_HISTORY = FIXTURES / "project/.aider.chat.history.md"
+
+
+def parse(parser: Any, path: Path) -> list[Turn]:
+    turns: list[Turn] = []
+    for line in path.read_text().splitlines():
+        turns.extend(parser.feed(line))
+    return turns + parser.flush()
+
+
+# -- parsers -------------------------------------------------------------------------------------
+
+
+def test_gemini_chat_keeps_what_was_said_once() -> None:
+    parser = make_parser("gemini", cwd="/home/ana/src/shop")
+    turns = parse(parser, GEMINI_SESSION)
+    assert [(t.role, t.text[:30]) for t in turns] == [
+        ("user", "Why does the invoice worker re"),
+        ("assistant", "The retry loop in worker.ts ig"),  # appended twice, kept once
+        ("user", "Fix it and run the tests"),
+        ("assistant", "Patched the loop; all 48 tests"),  # its thought part left out
+    ]
+    assert {t.session_id for t in turns} == {"4f1c9a2e-77b0-4d55-9d3e-0c6b1a2f8e11"}
+    assert {t.cwd for t in turns} == {"/home/ana/src/shop"}
+    assert turns[0].record_id == "0b6f3f64-2b9e-4a57-8a3b-6f1e2d9c7a01"
+    assert parser.user_messages == 2
+    assert parser.skipped == {"ignored": 4, "tool": 1, "meta": 1}  # $set ×2, repeat, rewind
+    assert not any(reason in parser.skipped for reason in ("invalid_json", "bad_field"))
+
+
+def test_gemini_subagent_chat_is_a_sidechain_in_its_directory() -> None:
+    turns = parse(make_parser("gemini"), GEMINI_SUBAGENT)
+    assert [t.role for t in turns] == ["user", "assistant"]
+    assert {t.sidechain_agent for t in turns} == {"subagent"}
+    assert {t.cwd for t in turns} == {"/home/ana/src/shop"}  # from its directories
+
+
+def test_gemini_malformed_lines_are_counted_not_fatal() -> None:
+    parser = GeminiParser()
+    lines = ['{"sessionId": "s1", "projectHash": "p"}', "{broken", '"a string"',
+             '{"id": "m1", "type": "user", "content": 42}',
+             '{"id": "m2", "type": "user", "content": [{"text": "still read"}]}']
+    turns = [turn for line in lines for turn in parser.feed(line)]
+    assert [t.text for t in turns] == ["still read"]
+    assert parser.skipped == {"invalid_json": 1, "not_object": 1, "bad_field": 1}
+
+
+def test_aider_history_splits_sessions_prompts_and_answers() -> None:
+    parser = make_parser("aider", cwd="/home/ana/src/shop")
+    turns = parse(parser, AIDER_HISTORY)
+    assert [(t.role, t.text.splitlines()[0]) for t in turns] == [
+        ("user", "why does the cart total drift by a cent on discounts?"),
+        ("assistant", ("The discount is computed with floats and rounded per line item, so "
+                       "the rounding errors add up.")),
+        ("user", "what other places round per line item?"),  # /ask's argument is the prompt
+        ("assistant", ("Only the tax calculation in src/tax.py does the same; it should move "
+                       "to integer cents too.")),
+        ("user", "add a regression test for the coupon rounding"),
+        ("assistant", "I added test_percentage_coupon_rounding to tests/test_cart.py."),
+    ]
+    assert turns[0].text.endswith("it happens only with percentage coupons")  # both lines
+    assert "<<<<<<< SEARCH" in turns[1].text  # the answer with its edit block
+    first, second = turns[0].session_id, turns[4].session_id
+    assert first and second and first != second
+    assert [t.record_id for t in turns[:2]] == [f"{first}:1", f"{first}:1a1"]
+    assert {t.cwd for t in turns} == {"/home/ana/src/shop"}
+    assert turns[0].timestamp is not None and parser.user_messages == 3
+    assert parser.skipped["meta"] == 1 and parser.skipped["tool"] >= 5  # /add; > lines
+
+
+def test_aider_session_ids_do_not_depend_on_how_the_file_was_read() -> None:
+    lines = AIDER_HISTORY.read_text().splitlines()
+    whole = parse(AiderParser(), AIDER_HISTORY)
+    parser, pieces = AiderParser(), []
+    for start in range(0, len(lines), 3):  # a tailer that flushes every three lines
+        for line in lines[start:start + 3]:
+            pieces.extend(parser.feed(line))
+        pieces.extend(parser.flush())
+    users = [t.record_id for t in whole if t.role == "user"]
+    assert users == [t.record_id for t in pieces if t.role == "user"]
+
+
+def test_replay_puts_a_parser_back_where_the_tailer_left_it(tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    shutil.copy(GEMINI_SESSION, path)
+    data = path.read_bytes()
+    cut = data.index(b'{"id":"1f0e9d8c')  # the daemon stopped before the second prompt
+    read = read_appended(path, None, 1 << 20, slice_bytes=cut)
+    parser = GeminiParser()
+    opened = replay(str(path), read.position, parser, 1 << 20)
+    assert opened is not None and [t.role for t in opened] == ["user", "assistant"]
+    more = read_appended(path, read.position, 1 << 20)
+    turns = [t for line in more.lines for t in parser.feed(line)]
+    # the session id from the first line, and no repeat of the answer appended twice
+    assert [t.session_id for t in turns] == ["4f1c9a2e-77b0-4d55-9d3e-0c6b1a2f8e11"] * 2
+    path.write_bytes(b"{}\n")  # replaced by something shorter: start over
+    assert replay(str(path), read.position, GeminiParser(), 1 << 20) is None
+    assert replay(str(path), TailPosition(0, 0, 10), GeminiParser(), 1 << 20) is None
+
+
+def test_cwd_hints(tmp_path: Path) -> None:
+    slug = tmp_path / ".gemini/tmp/shop"
+    (slug / "chats").mkdir(parents=True)
+    chat = str(slug / "chats/session-x.jsonl")
+    assert cwd_hint("gemini", chat) is None  # an old hash directory: no marker
+    (slug / ".project_root").write_text("/home/ana/src/shop")
+    assert cwd_hint("gemini", chat) == "/home/ana/src/shop"
+    assert cwd_hint("gemini", str(slug / "chats/parent/sub.jsonl")) == "/home/ana/src/shop"
+    (slug / ".project_root").write_text("not a path")
+    assert cwd_hint("gemini", chat) is None
+    assert cwd_hint("aider", "/src/shop/.aider.chat.history.md") == "/src/shop"
+    assert cwd_hint("codex", "/x/rollout.jsonl") is None
+
+
+# -- the daemon ----------------------------------------------------------------------------------
+
+
+def search(client: Client, query: str, match: bool = True) -> list[dict[str, Any]]:
+    """The matches (``match`` False: every ranked hit: until its vector is made, late on a
+    loaded machine, an entry may rank without being a match)."""
+    return client.search(query, agents=["*"], match=match)["hits"]
+
+
+def eventually(fn, timeout_s: float = 60.0):  # type: ignore[no-untyped-def]
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return fn()
+        except AssertionError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+def found(client: Client, query: str, text: str, match: bool = True,
+          agent: str | None = None) -> dict[str, Any]:
+    """The first hit holding ``text`` (of ``agent``, when given)."""
+    hits = [h for h in search(client, query, match)
+            if text in h["text"] and agent in (None, h["agent"])]
+    assert hits, query
+    return hits[0]
+
+
+@pytest.fixture
+def harness_home(memoryd_home: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """The fixture home copied in as the user's home, and the fixture project as a project
+    root (with Gemini CLI's marker naming it)."""
+    home = memoryd_home / "user"
+    shutil.copytree(FIXTURES / "home", home, dirs_exist_ok=True)
+    project = tmp_path / "shop"
+    shutil.copytree(FIXTURES / "project", project)
+    (project / ".git").mkdir()
+    (home / ".gemini/tmp/shop/.project_root").write_text(str(project))
+    (memoryd_home / "sources.toml").write_text(f"project_roots = [{json.dumps(str(project))}]\n")
+    return home, project
+
+
+NOTEBOOKS = [  # (query, text in the entry, agent, from the project)
+    ("staging database refreshed", "refreshed from production every Sunday", "gemini", False),
+    ("test names describe behaviour", "describe behaviour, not implementation", "codex", False),
+    ("commit directly to main", "open a pull request", "opencode", False),
+    ("money amounts integer cents", "integer cents, never floats", "gemini", True),
+    ("vitest fake timers", "fake timers instead of sleeping", "cursor", True),
+    ("React components 200 lines", "under 200 lines", "cursor", True),
+    ("httpx over requests", "httpx over requests", "aider", True),
+    ("feature flags LaunchDarkly", "LaunchDarkly", "cline", True),
+    ("pnpm workspaces npm install", "never suggest npm install", "copilot", True),
+    ("ruff format python lines", "ruff format", "copilot", True),
+]
+
+
+def test_every_harness_is_indexed_in_place(harness_home: tuple[Path, Path], daemon,
+                                           client: Client) -> None:
+    _, project = harness_home
+    for query, text, agent, in_project in NOTEBOOKS:
+        hit = eventually(lambda q=query, t=text: found(client, q, t))
+        assert hit["agent"] == agent, (query, hit)
+        assert hit["project"] == (str(project) if in_project else None), (query, hit)
+        assert hit["kind"] != "turn" and hit["via"] == "watch"
+    # transcripts: the turns are searchable, with their session, agent and project
+    # (the subagent's chat says isPaused too: a loaded machine may rank it first for a while)
+    gemini = eventually(lambda: found(client, "invoice worker retry paused queue",
+                                      "isPaused", False, agent="gemini"))
+    assert (gemini["agent"], gemini["kind"], gemini["project"]) == \
+        ("gemini", "turn", str(project))
+    assert gemini["session"] == "4f1c9a2e-77b0-4d55-9d3e-0c6b1a2f8e11"
+    assert "Patched the loop" in eventually(
+        lambda: found(client, "vitest tests pass", "Patched the loop", False))["text"]
+    sub = eventually(lambda: found(client, "callers of isPaused", "Two callers", False))
+    assert sub["agent"] == "gemini.subagent"
+    aider = eventually(lambda: found(client, "cart total drift cent discounts", "drift", False))
+    assert (aider["agent"], aider["kind"], aider["project"]) == ("aider", "turn", str(project))
+    assert "integer cents" in aider["text"]
+    assert all("Applied edit" not in h["text"]  # Aider's own output is not conversation
+               for h in search(client, "Applied edit to src/cart.py"))
+    sessions = {s["id"]: s for s in client.call("sessions", {})["sessions"]}
+    assert sessions["4f1c9a2e-77b0-4d55-9d3e-0c6b1a2f8e11"]["harness"] == "gemini"
+    assert sum(s["harness"] == "aider" for s in sessions.values()) == 2
+    # `memory sources` (and `memory status --sources`) list them, with their files
+    listing = run_cli("status", "--sources")
+    assert listing.returncode == 0, listing.stderr
+    for name in ("gemini-user-memory", "gemini-transcripts", "codex-memories",
+                 "opencode-user-rules", ".cursor/rules/**/*.mdc", ".aider.chat.history.md",
+                 "memory-bank/**/*.md", ".github/instructions/**/*.instructions.md"):
+        assert name in listing.stdout, name
+    status = {s["name"]: s for s in client.sources()["sources"]}
+    assert status["gemini-transcripts"]["files"] == 2
+    assert status["gemini-transcripts"]["last_error"] is None  # nothing malformed in them
+
+
+def test_absent_harness_directories_are_skipped_quietly(daemon, client: Client) -> None:
+    sources = {s["name"]: s for s in client.sources()["sources"]}
+    for name in ("gemini-user-memory", "gemini-transcripts", "codex-memories",
+                 "opencode-user-rules"):
+        assert sources[name]["root_exists"] is False
+        assert sources[name]["last_error"] is None and sources[name]["files"] == 0
+    checks = client.call("status", {})["health"]["checks"]
+    assert not [c for c in checks if "gemini" in json.dumps(c) or "opencode" in json.dumps(c)]
+
+
+def test_malformed_harness_files_warn_and_the_rest_is_indexed(
+        harness_home: tuple[Path, Path], daemon, client: Client) -> None:
+    home, project = harness_home
+    chat = home / ".gemini/tmp/shop/chats/session-2026-03-05T08-00-0a1b2c3d.jsonl"
+    chat.write_text('{"sessionId":"0a1b2c3d-aaaa-4bbb-8ccc-123456789abc","projectHash":"shop"}\n'
+                    '{"id":"e1","timestamp":"2026-03-05T08:00:01Z","type":"user","content":\n'
+                    '{"id":"e2e2e2e2-0000-4000-8000-000000000002","timestamp":'
+                    '"2026-03-05T08:00:02Z","type":"user",'
+                    '"content":"is the nightly backup job still on the old cron host?"}\n')
+    (project / ".cursor/rules/broken.mdc").write_bytes(b"\x00\x01binary, not a rule")
+    with (project / ".aider.chat.history.md").open("ab") as handle:
+        handle.write(b"#### caf\xe9 menu prices are cached by the \xff\xfe edge\n"
+                     b"#### and the espresso grinder settings?\n\nGrind finer by two steps.\n")
+    eventually(lambda: found(client, "nightly backup cron host", "cron host"))
+    eventually(lambda: found(client, "espresso grinder settings", "Grind finer"))
+
+    def warned() -> dict[str, Any]:
+        sources = {s["name"]: s for s in client.sources()["sources"]}
+        assert sources["gemini-transcripts"]["last_error"] == "skipped lines: 1 invalid_json"
+        rules = sources[f"project:{project}:.cursor/rules/**/*.mdc"]
+        assert "binary" in (rules["last_error"] or "")
+        history = sources[f"project:{project}:.aider.chat.history.md"]
+        assert history["skipped"].get("invalid-utf8") == 1
+        return sources
+
+    eventually(warned)
+    assert client.status()["version"]  # still serving
+    assert found(client, "vitest fake timers", "fake timers")  # the good rule is still there
+
+
+def test_a_restart_resumes_gemini_and_aider_without_duplicates(
+        harness_home: tuple[Path, Path], embedder) -> None:
+    home, project = harness_home
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as client:
+            eventually(lambda: found(client, "cart total drift cent discounts", "drift", False))
+            eventually(lambda: found(client, "invoice worker retry paused queue", "isPaused",
+                                     False))
+        running.stop()
+        chat = home / ".gemini/tmp/shop/chats/session-2026-03-02T09-14-4f1c9a2e.jsonl"
+        with chat.open("a") as handle:
+            handle.write(json.dumps({"id": "8d7e6f5a-4b3c-4d2e-9f1a-0b1c2d3e4f07",
+                                     "timestamp": "2026-03-02T09:20:00Z", "type": "user",
+                                     "content": "and the dead letter queue?"}) + "\n")
+        with (project / ".aider.chat.history.md").open("a") as handle:
+            handle.write("\n#### does the tax module need the same fix?\n\n"
+                         "Yes: tax.py rounds per line item as well.\n")
+        running = start_daemon(embedder)
+        with Client(running.socket) as client:
+            letter = eventually(lambda: found(client, "dead letter queue", "dead letter", False))
+            assert letter["session"] == "4f1c9a2e-77b0-4d55-9d3e-0c6b1a2f8e11"
+            tax = eventually(lambda: found(client, "tax module same fix", "tax.py rounds", False))
+            first = found(client, "cart total drift cent discounts", "drift", False)
+            assert tax["session"] != first["session"]  # the second session of the file
+            entries = client.list_entries(status="any", limit=1000)["entries"]
+            texts = [e["text"] for e in entries if e["kind"] in ("turn", "summary")]
+            assert len(texts) == len(set(texts)), texts
+            sessions = {s["id"]: s for s in client.call("sessions", {})["sessions"]}
+            assert sessions["4f1c9a2e-77b0-4d55-9d3e-0c6b1a2f8e11"]["user_messages"] == 3
+            assert sorted(s["user_messages"] for s in sessions.values()
+                          if s["harness"] == "aider") == [2, 2]
+    finally:
+        running.stop()

@@ -1,0 +1,572 @@
+"""Live ingestion with real files, the real watcher and the real daemon."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from memoryd_client import Client, wire
+
+from tests.conftest import start_daemon
+
+NOTEBOOK = """\
+# Designer Agent Memory
+## Mistakes
+- [2026-03-15] Generated sticker with floating speech bubble,
+  disconnected from character. Die-cut requires a single continuous
+  shape.
+## Learnings
+- [2026-03-14] The image model sometimes pre-removes the green background.
+## Shareholder Feedback
+- [2026-03-10] "Sticker designs must feature illustration or visual humor."
+## Session Log
+- [2026-03-15] WQ-3412: created the cyberpunk cat sticker, passed QA.
+"""
+
+SESSION = "5b0c2e9a-1f3d-4c8e-9a6b-2d7f0e1c3b5a"
+
+
+def cc(kind: str, uuid: str, **extra: Any) -> dict[str, Any]:
+    return {"parentUuid": None, "isSidechain": False, "userType": "external", "cwd": "/tmp",
+            "sessionId": SESSION, "version": "2.1.201", "type": kind, "uuid": uuid,
+            "timestamp": "2026-06-01T09:58:00.000Z", **extra}
+
+
+def user(uuid: str, text: Any, **extra: Any) -> dict[str, Any]:
+    return cc("user", uuid, message={"role": "user", "content": text}, **extra)
+
+
+def assistant(uuid: str, message_id: str, blocks: list[dict[str, Any]]) -> dict[str, Any]:
+    return cc("assistant", uuid, requestId="req_" + message_id, message={
+        "model": "claude-opus-4-5", "id": message_id, "type": "message", "role": "assistant",
+        "content": blocks, "stop_reason": None})
+
+
+def search(client: Client, query: str, **filters: Any) -> list[dict[str, Any]]:
+    return client.search(query, **{"agents": ["*"], **filters})["hits"]
+
+
+def eventually(fn, timeout_s: float = 15.0):  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            result = fn()
+        except AssertionError:
+            if time.monotonic() > deadline:
+                raise
+        else:
+            return result
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def home(memoryd_home: Path) -> Path:
+    return memoryd_home / "user"
+
+
+def test_notebook_bullets_are_indexed_with_kinds_dates_and_spans(home: Path, daemon, client) -> None:
+    memory = home / ".mastersof-ai/agents/designer/memory"
+    memory.mkdir(parents=True)
+    (memory / "notebook.md").write_text(NOTEBOOK)
+
+    eventually(lambda: _entries(client, "designer", 4))
+    [mistake] = [h for h in search(client, "die-cut continuous shape", agent="designer")
+                 if h["category"] == "mistakes"]
+    assert mistake["kind"] == "lesson" and mistake["polarity"] == "negative"
+    assert (mistake["line_start"], mistake["line_end"]) == (3, 5)
+    assert mistake["source"] == str(memory / "notebook.md") and mistake["via"] == "watch"
+    assert time.strftime("%Y-%m-%d", time.gmtime(mistake["created"])) == "2026-03-15"
+    [feedback] = search(client, "visual humor", agent="designer", category="shareholder-feedback")
+    assert feedback["kind"] == "feedback"
+    [learning] = search(client, "green background", agent="designer", category="learnings")
+    assert learning["kind"] == "lesson" and learning["polarity"] == "positive"
+
+
+def test_a_bullet_moved_to_another_section_is_filtered_by_its_new_section(
+        home: Path, daemon, client) -> None:
+    """Moving a bullet between sections changes its entry's category and kind, not its text
+    (no new vector): filters must see the new ones, on the vector side too (the question
+    shares no word with the bullet)."""
+    memory = home / ".mastersof-ai/agents/designer/memory"
+    memory.mkdir(parents=True)
+    notebook = memory / "notebook.md"
+    notebook.write_text(NOTEBOOK)
+    question = "chroma key backdrop vanishes before we get the artwork"
+
+    def found(category: str, expected: bool = False) -> list[dict[str, Any]]:
+        hits = [h for h in search(client, question, agent="designer", category=category)
+                if "green background" in h["text"]]
+        assert hits or not expected
+        return hits
+
+    [learning] = eventually(lambda: found("learnings", True))  # once it has its vector
+    assert learning["score"]["keyword"] is None  # found by its vector alone
+    notebook.write_text(NOTEBOOK.replace(
+        "## Learnings\n- [2026-03-14] The image model sometimes pre-removes the green background.\n",
+        "## Learnings\n").replace(
+        "## Shareholder Feedback\n", "## Shareholder Feedback\n"
+        "- [2026-03-14] The image model sometimes pre-removes the green background.\n"))
+
+    def moved() -> list[dict[str, Any]]:
+        hits = found("shareholder-feedback", True)
+        assert hits[0]["kind"] == "feedback"
+        return hits
+
+    assert eventually(moved)[0]["id"] == learning["id"]
+    assert not found("learnings")
+    assert not [h for h in search(client, question, agent="designer", kind="lesson")
+                if "green background" in h["text"]]
+
+
+def test_editing_one_bullet_changes_only_that_entry(home: Path, daemon, client) -> None:
+    memory = home / ".mastersof-ai/agents/designer/memory"
+    memory.mkdir(parents=True)
+    path = memory / "notebook.md"
+    path.write_text(NOTEBOOK)
+    before = eventually(lambda: _entries(client, "designer", 4))
+    path.write_text(NOTEBOOK.replace("pre-removes the green background", "keeps the green backdrop"))
+    after = eventually(lambda: _changed(client, before))
+    kept = {e["id"] for e in after} & {e["id"] for e in before}
+    assert len(kept) == 3 and len(after) == 4
+    [new] = [e for e in after if e["id"] not in kept]
+    assert "green backdrop" in new["text"] and new["line_start"] == 7
+    [gone] = [e for e in before if e["id"] not in kept]
+    events = client.history(gone["id"])["events"]
+    assert [e["action"] for e in events] == ["indexed", "removed"]
+
+
+def _entries(client: Client, agent: str, count: int) -> list[dict[str, Any]]:
+    """All of an agent's entries, once indexed and embedded (vector search ranks them all)."""
+    status = client.status()
+    assert status["backlog"] == 0 and status["ingest"]["queue"] == 0
+    hits = search(client, "sticker green humor cat", agent=agent, limit=50)
+    assert len(hits) == count, len(hits)
+    return hits
+
+
+def _changed(client: Client, before: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    after = _entries(client, "designer", 4)
+    assert {e["id"] for e in after} != {e["id"] for e in before}
+    return after
+
+
+def test_a_renamed_file_keeps_its_entries(home: Path, daemon, client) -> None:
+    memory = home / ".mastersof-ai/agents/designer/memory"
+    memory.mkdir(parents=True)
+    (memory / "old.md").write_text("- Always export stickers at 300 dpi.\n")
+    [entry] = eventually(lambda: _one(client, "300 dpi"))
+    os.rename(memory / "old.md", memory / "new.md")
+    moved = eventually(lambda: _moved(client, str(memory / "new.md")))
+    assert moved["id"] == entry["id"]
+    assert "moved" in [e["action"] for e in client.history(entry["id"])["events"]]
+
+
+def _one(client: Client, query: str) -> list[dict[str, Any]]:
+    hits = search(client, query, match=True)
+    assert len(hits) == 1
+    return hits
+
+
+def _moved(client: Client, path: str) -> dict[str, Any]:
+    [hit] = _one(client, "300 dpi")
+    assert hit["source"] == path
+    return hit
+
+
+def test_pinned_and_frontmatter_are_kept_for_the_file(home: Path, daemon, client, memoryd_home) -> None:
+    memory = home / ".mastersof-ai/agents/coder/memory"
+    (memory / "system").mkdir(parents=True)
+    (memory / "CONTEXT.md").write_text("I am the coder agent. I prefer small commits.\n")
+    (memory / "deploys.md").write_text("---\ndescription: How we deploy\ntype: project\n---\n- Use the release workflow.\n")
+    eventually(lambda: _one(client, "release workflow"))
+    eventually(lambda: _one(client, "small commits"))
+    import apsw
+
+    db = apsw.Connection(str(memoryd_home / "memoryd.db"), flags=apsw.SQLITE_OPEN_READONLY)
+    rows = {Path(p).name: (pinned, d, t) for p, pinned, d, t in
+            db.execute("SELECT path, pinned, description, type FROM files")}
+    assert rows["CONTEXT.md"][0] == 1
+    assert rows["deploys.md"] == (0, "How we deploy", "project")
+
+
+def write_lines(path: Path, records: list[Any], *, partial_tail: str = "") -> None:
+    with path.open("a") as handle:
+        for record in records:
+            handle.write((record if isinstance(record, str) else json.dumps(record)) + "\n")
+        handle.write(partial_tail)
+        handle.flush()
+
+
+def test_claude_code_transcript_is_tailed_once_without_noise(home: Path, memoryd_home, embedder) -> None:
+    project = home / ".claude/projects/-tmp-shop"
+    project.mkdir(parents=True)
+    path = project / f"{SESSION}.jsonl"
+    path.write_text("")
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as client:
+            secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+            first = json.dumps(user("u1", f"please rotate the deploy token {secret} before friday"))
+            write_lines(path, [], partial_tail=first[:40])  # a partial line: nothing yet
+            time.sleep(0.4)
+            write_lines(path, [first[40:]])
+            write_lines(path, [
+                assistant("a1", "msg_1", [{"type": "thinking", "thinking": "secret plan"}]),
+                assistant("a2", "msg_1", [{"type": "text", "text": "Rotating the token with the vault CLI."}]),
+                assistant("a3", "msg_1", [{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "vault rotate"}}]),
+                user("u2", [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "rotated-ok-output"}]),
+                cc("attachment", "at1", attachment={"type": "hook_additional_context", "content": wire.INJECTION_MARKER + "\ninjected memory block"}),
+                user("u3", wire.INJECTION_MARKER + "\nechoed memory block text"),
+                user("u4", "<command-name>/clear</command-name>"),
+            ])
+            eventually(lambda: _one(client, "rotate deploy token"))
+            assert search(client, "rotated-ok-output", match=True) == []
+            assert search(client, "secret plan", match=True) == []
+            assert search(client, "echoed memory block", match=True) == []
+            assert search(client, secret, match=True) == []
+            [hit] = _one(client, "rotate deploy token")
+            assert secret not in hit["text"] and "[REDACTED" in hit["text"]
+            assert "Rotating the token with the vault CLI." in hit["text"]
+            assert hit["agent"] == "claude-code" and hit["kind"] == "turn" and hit["session"] == SESSION
+            write_lines(path, [
+                cc("system", "c1", subtype="compact_boundary", content="Conversation compacted",
+                   compactMetadata={"trigger": "auto", "preTokens": 155025}),
+                user("c2", [{"type": "text", "text": "This session is being continued. Summary: the team moved deploys to the release train."}],
+                     isCompactSummary=True, isVisibleInTranscriptOnly=True),
+            ])
+            [summary] = eventually(lambda: _one(client, "release train"))
+            assert summary["kind"] == "summary"
+            # the lines left out on purpose (a slash command, memoryd's own block) are no
+            # problem of the file: `memory status` had warned of one in every such session
+            status = client.call("status", {})
+            assert "skipped" not in [c["check"] for c in status["health"]["checks"]]
+            write_lines(path, ["{not json"])
+
+            def named() -> None:
+                checks = client.call("status", {})["health"]["checks"]
+                assert [c["detail"] for c in checks if c["check"] == "skipped"] == [
+                    f"1 malformed line skipped in {path.name} (the rest of it is indexed)"]
+            eventually(named)
+        running.stop()
+        # a restart resumes at the stored offset: nothing is indexed twice
+        write_lines(path, [user("u9", "one more question about the release train cadence")])
+        running = start_daemon(embedder)
+        with Client(running.socket) as client:
+            eventually(lambda: _one(client, "cadence"))
+            chunks = [e for e in client.list_entries(status="any", limit=1000)["entries"]
+                      if e["session"] == SESSION]
+            texts = [e["text"] for e in chunks]
+            assert len(texts) == len(set(texts)), texts
+            assert [e["kind"] for e in chunks].count("summary") == 1
+            assert sum("cadence" in text for text in texts) == 1
+            sessions = client.call("sessions", {})["sessions"]
+            assert [(s["id"], s["harness"], s["user_messages"]) for s in sessions] == [(SESSION, "claude-code", 2)]
+    finally:
+        running.stop()
+
+
+def test_an_exchange_searched_before_its_answer_is_scored_by_the_answer_too(
+        home: Path, daemon, client) -> None:
+    """A transcript chunk grows when its answer arrives; search weighs the words it has now,
+    not those it had when it was first a candidate."""
+    project = home / ".claude/projects/-tmp-shop"
+    project.mkdir(parents=True)
+    path = project / f"{SESSION}.jsonl"
+    write_lines(path, [user("u1", "how should we deploy the billing worker")])
+    [first] = eventually(lambda: _one(client, "deploy the billing worker"))
+    assert "zeppelin" not in first["text"]
+    write_lines(path, [
+        assistant("a1", "msg_1", [{"type": "text", "text": "Through the zeppelin pipeline."}]),
+        user("u2", "thanks, and the invoices?"),
+    ])
+
+    def answered() -> dict[str, Any]:
+        hits = search(client, "zeppelin pipeline billing worker")
+        assert hits and "zeppelin" in hits[0]["text"]
+        return hits[0]
+
+    hit = eventually(answered)
+    assert hit["id"] == first["id"]
+    assert hit["evidence"]["coverage"] == 1.0
+
+
+def test_codex_rollout_is_indexed(home: Path, daemon, client) -> None:
+    day = home / ".codex/sessions/2026/03/02"
+    day.mkdir(parents=True)
+    path = day / "rollout-2026-03-02T09-14-05-019c2a7e-3b1d-7c40-9e1a-5d2f8a0b4c11.jsonl"
+    write_lines(path, [
+        {"timestamp": "2026-03-02T09:14:05.120Z", "type": "session_meta", "payload": {"id": "019c2a7e-3b1d-7c40-9e1a-5d2f8a0b4c11", "timestamp": "2026-03-02T09:14:05.101Z", "cwd": "/tmp", "originator": "codex_cli_rs", "cli_version": "0.98.0", "source": "cli", "model_provider": "openai"}},
+        {"timestamp": "2026-03-02T09:14:40.002Z", "type": "event_msg", "payload": {"type": "user_message", "message": "add an idempotency key to the charge endpoint", "images": []}},
+        {"timestamp": "2026-03-02T09:14:40.003Z", "type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "add an idempotency key to the charge endpoint"}]}},
+        {"timestamp": "2026-03-02T09:15:10.400Z", "type": "response_item", "payload": {"type": "function_call", "name": "exec_command", "arguments": "{\"cmd\":\"rg charge\"}", "call_id": "call_7"}},
+        {"timestamp": "2026-03-02T09:15:20.400Z", "type": "response_item", "payload": {"type": "message", "role": "assistant", "phase": "final_answer", "content": [{"type": "output_text", "text": "Added an Idempotency-Key header check to the charge handler."}]}},
+    ])
+    [hit] = eventually(lambda: _one(client, "idempotency key charge"))
+    assert hit["agent"] == "codex" and "Idempotency-Key header" in hit["text"]
+    assert all("exec_command" not in h["text"] and "rg charge" not in h["text"]
+               for h in search(client, "rg charge exec_command"))  # the tool call is not indexed
+
+
+def test_generic_transcripts_numbering_their_messages_alike_are_all_kept(
+        home: Path, daemon, client) -> None:
+    """Two chats whose messages carry ids 1, 2 in each file: the second file's first exchange
+    replaced the first file's, which was gone from search."""
+    chats = home / "chats"
+    chats.mkdir()
+    client.sources("add", name="chats", path=str(chats / "*.jsonl"), kind="transcript",
+                   format="generic", agent="chatter")
+    for name, session, question, answer in (
+            ("a", "A", "What is the capital of Peru?", "Lima."),
+            ("b", "B", "How tall is Mount Fuji?", "3,776 metres.")):
+        write_lines(chats / f"{name}.jsonl", [
+            {"id": 1, "role": "user", "content": question, "session_id": session},
+            {"id": 2, "role": "assistant", "content": answer, "session_id": session}])
+    eventually(lambda: _one(client, "How tall is Mount Fuji"))
+    eventually(lambda: _one(client, "What is the capital of Peru"))
+    turns = client.list_entries(agents=["chatter"], kind=["turn"])["entries"]
+    assert sorted(" ".join(t["text"].split()) for t in turns) == [
+        "User: How tall is Mount Fuji? Assistant: 3,776 metres.",
+        "User: What is the capital of Peru? Assistant: Lima."]
+    from tests.conftest import run_cli
+
+    listed = run_cli("list", "chatter").stdout  # one exchange a line, for grep and head
+    assert len(listed.splitlines()) == 2 and "Peru? Assistant: Lima." in listed
+
+
+def test_bad_input_is_skipped_with_a_reason_and_nothing_is_lost(home: Path, daemon, client, memoryd_home) -> None:
+    memory = home / ".mastersof-ai/agents/designer/memory"
+    memory.mkdir(parents=True)
+    (memory / "good.md").write_text("- Keep this lesson about kerning.\n")
+    eventually(lambda: _one(client, "kerning"))
+    (memory / "binary.md").write_bytes(b"\x00\x01\x02 binary junk")
+    (memory / "latin1.md").write_bytes("- caf\xe9 notes about espresso machines\n".encode("latin-1"))
+    (memory / "huge.md").write_text("- x\n" * 600_000)
+    (memory / "locked.md").write_text("- locked away\n")
+    (memory / "loop").symlink_to(memory, target_is_directory=True)
+    transcripts = home / ".claude/projects/-p"
+    transcripts.mkdir(parents=True)
+    write_lines(transcripts / "s.jsonl", [
+        "{not json", "[1, 2]", '{"type": "user", "message": ' + '"x' * 10 + '"}',
+        user("g1", "the giant line above did not stop this zebra question"),
+    ])
+    with (transcripts / "s.jsonl").open("ab") as handle:
+        handle.write(b'{"type": "user", "text": "\xff\xfe invalid utf8"}\n')
+        handle.write(b'{"pad": "' + b"y" * 5_000_000 + b'"}\n')
+    write_lines(transcripts / "s.jsonl", [user("g2", "after the giant line: grinder calibration")])
+    eventually(lambda: _one(client, "grinder calibration"))
+    eventually(lambda: _one(client, "zebra question"))
+    [latin] = eventually(lambda: _one(client, "espresso machines"))  # recovered, not lost
+    assert latin["text"].startswith("caf")
+
+    def reasons() -> dict[str, str]:
+        status = client.call("sources", {})
+        errors = {}
+        for source in status["sources"]:
+            if source["last_error"]:
+                errors[source["name"]] = source["last_error"]
+            errors.update({f"{source['name']}:{k}": str(v) for k, v in source["skipped"].items()})
+        assert "claude-transcripts:line-too-long" in errors and "claude-transcripts:invalid-utf8" in errors
+        return errors
+
+    eventually(reasons)
+    import apsw
+
+    db = apsw.Connection(str(memoryd_home / "memoryd.db"), flags=apsw.SQLITE_OPEN_READONLY)
+    errors = {Path(p).name: e for p, e in db.execute("SELECT path, error FROM files WHERE error IS NOT NULL")}
+    assert "binary" in errors["binary.md"]
+    assert "cap" in errors["huge.md"]
+    assert "invalid UTF-8" in errors["latin1.md"]
+    assert client.status()["version"]  # still serving
+    assert _one(client, "kerning")
+
+
+def test_watched_directory_deleted_and_recreated(home: Path, memoryd_home, embedder) -> None:
+    root = home / ".mastersof-ai"
+    memory = root / "agents/designer/memory"
+    memory.mkdir(parents=True)
+    (memory / "a.md").write_text("- First life of the notebook: vellum paper.\n")
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as client:
+            eventually(lambda: _one(client, "vellum paper"))
+            import shutil
+
+            shutil.rmtree(root)
+            eventually(lambda: _none(client, "vellum paper"))
+            memory.mkdir(parents=True)
+            (memory / "a.md").write_text("- Second life of the notebook: linen paper.\n")
+            eventually(lambda: _one(client, "linen paper"))
+    finally:
+        running.stop()
+
+
+def _none(client: Client, query: str) -> None:
+    assert search(client, query, match=True) == []
+
+
+def test_sources_can_be_added_listed_and_removed(home: Path, daemon, client, memoryd_home) -> None:
+    from tests.conftest import run_cli
+
+    notes = home / "notes" / "researcher"
+    notes.mkdir(parents=True)
+    (notes / "ideas.md").write_text("- Sparse retrieval beats dense on short notes.\n")
+    added = run_cli("sources", "add", "my-notes", str(home / "notes/{agent}/**/*.md"), "--kind", "memory")
+    assert added.returncode == 0, added.stderr
+    assert "my-notes:" in added.stdout
+    [hit] = eventually(lambda: _one(client, "sparse retrieval"))
+    assert hit["agent"] == "researcher"
+    assert "my-notes" in (memoryd_home / "sources.toml").read_text()
+    listing = run_cli("status", "--sources").stdout
+    assert "my-notes" in listing and "claude-transcripts" in listing
+    duplicate = run_cli("sources", "add", "my-notes", str(home / "x/*.md"), "--kind", "memory", "--agent", "a")
+    assert duplicate.returncode == 2 and "exists already" in duplicate.stderr
+    bad = run_cli("sources", "add", "bad", "relative/*.md", "--kind", "memory", "--agent", "a")
+    assert bad.returncode == 2 and "bad" in bad.stderr
+    assert run_cli("sources", "remove", "claude-transcripts").returncode == 0
+    names = [s["name"] for s in client.sources()["sources"]]
+    assert "claude-transcripts" not in names and "my-notes" in names
+    assert run_cli("sources", "remove", "my-notes").returncode == 0
+    assert "my-notes" not in [s["name"] for s in client.sources()["sources"]]
+
+
+def test_project_root_files_are_indexed(home: Path, daemon, client, tmp_path) -> None:
+    from tests.conftest import run_cli
+
+    project = tmp_path / "shop"
+    (project / ".git").mkdir(parents=True)
+    (project / "CLAUDE.md").write_text("# Rules\n- Run the linter before every commit.\n")
+    (project / "AGENTS.md").write_text("- Prefer small pull requests.\n")
+    assert run_cli("sources", "add", "--project", str(project)).returncode == 0
+    [claude] = eventually(lambda: _one(client, "linter before every commit"))
+    assert claude["agent"] == "claude-code" and claude["project"] == str(project)
+    [codex] = eventually(lambda: _one(client, "small pull requests"))
+    assert codex["agent"] == "codex"
+
+
+def test_config_errors_on_reload_keep_the_running_configuration(daemon, client, memoryd_home) -> None:
+    from memoryd_client import ConfigError
+
+    (memoryd_home / "config.toml").write_text("[watch]\ndebounce_ms = 'soon'\n")
+    with pytest.raises(ConfigError, match="watch.debounce_ms must be int"):
+        client.reload()
+    assert client.status()["ingest"]["sources"]
+
+
+def test_malformed_transcript_lines_are_counted_per_source(home: Path, daemon, client) -> None:
+    from tests.conftest import run_cli
+
+    transcripts = home / ".claude/projects/-q"
+    transcripts.mkdir(parents=True)
+    write_lines(transcripts / "t.jsonl", [user("m1", "a first question about tea kettles")])
+    eventually(lambda: _one(client, "tea kettles"))
+    write_lines(transcripts / "t.jsonl", [
+        "{not json at all", "[1, 2]", user("m2", "a second question about copper pans")])
+    eventually(lambda: _one(client, "copper pans"))
+    [source] = [s for s in client.status()["ingest"]["sources"] if s["name"] == "claude-transcripts"]
+    assert source["skipped"] == {"invalid_json": 1, "not_object": 1}
+    assert source["last_error"] == "skipped lines: 1 invalid_json, 1 not_object"
+    write_lines(transcripts / "t.jsonl", ["{again not json", user("m3", "third: cast iron")])
+    eventually(lambda: _one(client, "cast iron"))
+    [source] = [s for s in client.status()["ingest"]["sources"] if s["name"] == "claude-transcripts"]
+    assert source["skipped"] == {"invalid_json": 2, "not_object": 1}  # counted once each
+    listing = run_cli("status", "--sources").stdout
+    assert "skipped: 2 invalid_json, 1 not_object" in listing
+
+
+def test_a_file_read_again_as_indexed_is_not_parsed_again(memoryd_home: Path, monkeypatch,
+                                                          tmp_path: Path) -> None:
+    from memoryd.config import load_config
+    from memoryd.ingest import indexer as indexing
+    from memoryd.store.database import Store
+    from memoryd.store.entries import Entries
+    from memoryd.store.ledger import Ledger
+
+    config = load_config()
+    store = Store(config.db_path)
+    index = indexing.Indexer(store, Entries(config.remember, store, Ledger(config.ledger_dir)))
+    parsed: list[str] = []
+    real_parse = indexing.parse_memory_file
+    monkeypatch.setattr(indexing, "parse_memory_file",
+                        lambda text, relative: parsed.append(relative) or real_parse(text, relative))
+    path = tmp_path / "notes.md"
+
+    def read(text: str, relative: str = "notes.md", agent: str = "coder") -> indexing.Changes:
+        path.write_text(text)
+        facts = indexing.stat_facts(path, "src", "memory", agent, None)
+        return index.apply_memory_file(indexing.read_memory_file(facts, relative, 1 << 20))
+
+    try:
+        assert read("- one\n- two\n").added == 2
+        read("- one\n- two\n")  # touched: the same text
+        assert parsed == ["notes.md"]
+        assert read("- two\n- one\n").updated == 2  # reordered: read again
+        read("- two\n- one\n", "system/notes.md")  # the same text, now pinned
+        read("- two\n- one\n", "system/notes.md", agent="designer")  # another agent's
+        assert parsed == ["notes.md", "notes.md", "system/notes.md", "system/notes.md"]
+        assert store._db.execute("SELECT pinned, agent FROM files").fetchall() == [(1, "designer")]
+    finally:
+        store.close()
+
+
+def test_memory_files_indexed_before_their_text_was_kept_are_read_again_at_start(
+        home: Path, memoryd_home: Path, embedder) -> None:
+    import apsw
+
+    memory = home / ".mastersof-ai/agents/designer/memory"
+    memory.mkdir(parents=True)
+    (memory / "a.md").write_text("- Vellum paper for the prints.\n")
+
+    def keys() -> list[tuple[str | None]]:
+        db = apsw.Connection(str(memoryd_home / "memoryd.db"))
+        try:
+            return db.execute("SELECT text_key FROM files WHERE kind='memory'").fetchall()
+        finally:
+            db.close()
+
+    for _ in range(2):
+        running = start_daemon(embedder)
+        try:
+            with Client(running.socket) as client:
+                eventually(lambda: _one(client, "vellum paper"))
+                eventually(lambda: _keyed(keys()))
+        finally:
+            running.stop()
+        db = apsw.Connection(str(memoryd_home / "memoryd.db"))
+        db.execute("UPDATE files SET text_key=NULL")  # as an older memoryd left it
+        db.close()
+
+
+def _keyed(keys: list[tuple[str | None]]) -> None:
+    assert keys and keys[0][0] is not None
+
+
+def test_indexing_progress_ends_when_a_folder_arrives_with_its_file(home: Path, daemon,
+                                                                     client) -> None:
+    """A folder made with a file in it (a pass's first archive, the undo taking both away)
+    reaches the watcher as the folder and the file: the file was counted twice and indexed
+    once, and `memory status` (and the viewer's Health page) said "indexing files 3/4"
+    forever after."""
+    memory = home / ".mastersof-ai/agents/designer/memory"
+    memory.mkdir(parents=True)
+    (memory / "notebook.md").write_text(NOTEBOOK)
+    eventually(lambda: _entries(client, "designer", 4))
+    archive = memory / "archive"
+    archive.mkdir()
+    (archive / "notebook.md").write_text(
+        "# Archive of notebook.md\n\n## Mistakes\n- [2026-01-02] Forgot the bleed margin on "
+        "the kiln labels\n")
+    eventually(lambda: _entries(client, "designer", 5))
+
+    def idle() -> None:
+        ingest = client.status()["ingest"]
+        assert ingest["queue"] == 0 and ingest["indexing"] is None, ingest["indexing"]
+
+    eventually(idle, timeout_s=10)
+    shutil.rmtree(archive)  # and back: the folder and its file go together
+    eventually(lambda: _entries(client, "designer", 4))
+    eventually(idle, timeout_s=10)

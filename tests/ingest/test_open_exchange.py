@@ -1,0 +1,74 @@
+"""D8: a daemon restart in the middle of an exchange (the user asked, the answer comes after the
+restart) leaves one exchange entry, as a fresh read of the whole file does."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from memoryd_client import Client
+
+from tests.conftest import start_daemon, wait_until
+from tests.ingest.test_ingest import SESSION, assistant, user
+
+
+def turns(client: Client) -> list[dict]:
+    """The transcript's turn chunks as stored (a search shows adjacent chunks as one passage)."""
+    return client.list_entries(agent="claude-code", kind="turn", status="any",
+                               limit=50)["entries"]
+
+
+def turn_chunks(client: Client) -> list[str]:
+    return sorted(e["text"] for e in turns(client))
+
+
+def append(path: Path, records: list[dict]) -> None:
+    with path.open("a") as handle:
+        for record in records:
+            handle.write(json.dumps(record) + "\n")
+
+
+@pytest.mark.parametrize("how", ["stop", "kill -9"])
+def test_a_restart_mid_exchange_does_not_split_it(how: str, memoryd_home: Path, embedder) -> None:
+    home = memoryd_home / "user"
+    project = home / ".claude/projects/-tmp-cafe"
+    project.mkdir(parents=True)
+    path = project / f"{SESSION}.jsonl"
+    append(path, [user("u1", "How do I calibrate the espresso grinder burrs?")])
+    if how == "stop":
+        running = start_daemon(embedder)
+        with Client(running.socket) as c:
+            wait_until(lambda: len(turn_chunks(c)) == 1)
+        running.stop()
+    else:
+        env = {**os.environ, "MEMORYD_EMBED_MODEL": str(memoryd_home / "no-model")}
+        proc = subprocess.Popen([sys.executable, "-m", "memoryd", "serve"], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            wait_until(lambda: (memoryd_home / "memoryd.sock").exists(), 60)
+            with Client(memoryd_home / "memoryd.sock") as c:
+                wait_until(lambda: len(turn_chunks(c)) == 1)
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+    append(path, [assistant("a1", "msg_1", [{"type": "text", "text":
+                  "Start two steps finer than the factory setting and dial in by taste."}])])
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as c:
+            wait_until(lambda: any("dial in" in t for t in turn_chunks(c)))
+            [chunk] = turn_chunks(c)
+            assert "User: How do I calibrate" in chunk and "Assistant: Start two steps" in chunk
+            # memoryd's own "Assistant:" label is not a planted role tag, whether the answer
+            # came later (the chunk updated) or with its question (read at once)
+            append(path, [user("u2", "And how fine for the espresso grinder on a moka pot?"),
+                          assistant("a2", "msg_2", [{"type": "text", "text": "Coarser."}])])
+            wait_until(lambda: len(turn_chunks(c)) == 2)
+            assert [e["quarantined"] for e in turns(c)] == [False, False]
+    finally:
+        running.stop()

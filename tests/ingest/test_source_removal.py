@@ -1,0 +1,76 @@
+"""M7 of the newcomer report: `memory sources remove` takes the source's entries out of the
+index (the files are not touched; added again, they come back), and a built-in source that
+`remove` disabled is enabled again by `memory sources add NAME`."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from memoryd_client import Client
+
+from tests.conftest import run_cli, wait_until
+
+
+def texts(client: Client, query: str, status: str | None = None) -> list[str]:
+    filters: dict[str, Any] = {"agents": ["*"], "limit": 20}
+    if status:
+        filters["status"] = status
+    return [hit["text"] for hit in client.search(query, **filters)["hits"]]
+
+
+def test_removed_source_leaves_the_index_and_comes_back_when_added_again(client: Client) -> None:
+    notes = Path(os.environ["HOME"]) / "notes"
+    notes.mkdir()
+    file = notes / "cats.md"
+    file.write_text("# Cats\n- The cat is called Whiskers.\n- The cat sleeps on the printer.\n")
+    before = file.read_bytes()
+    added = run_cli("sources", "add", "notes", "~/notes/**/*.md", "--kind", "memory",
+                    "--agent", "designer")
+    assert added.returncode == 0, added.stderr
+    wait_until(lambda: len(texts(client, "whiskers printer cat")) == 2)
+
+    removed = run_cli("sources", "remove", "notes")
+    assert removed.returncode == 0, removed.stderr
+    assert texts(client, "whiskers printer cat") == []
+    assert texts(client, "whiskers printer cat", status="any") == []
+    assert file.read_bytes() == before
+    assert "notes" not in run_cli("sources", "list").stdout
+
+    assert run_cli("sources", "add", "notes", "~/notes/**/*.md", "--kind", "memory",
+                   "--agent", "designer").returncode == 0
+    wait_until(lambda: sorted(texts(client, "whiskers printer cat")) == [
+        "The cat is called Whiskers.", "The cat sleeps on the printer."])
+
+
+def test_a_disabled_built_in_source_is_enabled_again(client: Client) -> None:
+    claude = Path(os.environ["HOME"]) / ".claude"
+    claude.mkdir()
+    (claude / "CLAUDE.md").write_text("- Answer in British English.\n")
+    wait_until(lambda: texts(client, "british english") == ["Answer in British English."])
+
+    assert run_cli("sources", "remove", "claude-user-memory").returncode == 0
+    assert texts(client, "british english") == []
+    listing = json.loads(run_cli("sources", "list", "--json").stdout)
+    assert "claude-user-memory" not in {s["name"] for s in listing["sources"]}
+
+    other = run_cli("sources", "add", "claude-user-memory", "~/elsewhere/*.md", "--kind",
+                    "memory")
+    assert other.returncode == 2
+    assert "is a built-in source (~/.claude/CLAUDE.md" in other.stderr
+    assert "another path another name" in other.stderr
+
+    again = run_cli("sources", "add", "claude-user-memory")
+    assert again.returncode == 0, again.stderr
+    wait_until(lambda: texts(client, "british english") == ["Answer in British English."])
+    assert "disabled" not in Path(client.sources()["sources_file"]).read_text()
+    # the report's way, with the built-in's own glob and settings, works too
+    assert run_cli("sources", "remove", "claude-transcripts").returncode == 0
+    spelled = run_cli("sources", "add", "claude-transcripts", "~/.claude/projects/**/*.jsonl",
+                      "--kind", "transcript", "--format", "claude-code", "--agent",
+                      "claude-code")
+    assert spelled.returncode == 0, spelled.stderr
+    twice = run_cli("sources", "add", "claude-transcripts")
+    assert twice.returncode == 2 and "exists already" in twice.stderr

@@ -1,0 +1,171 @@
+"""`memory status` counts what is (N10): files written after start count for their source,
+a restart says how many files are watched (not "0 files"), the embedding share never counts the
+whole store, files written while memoryd runs show "indexing files x/y", and removing and adding
+a source again does not double its counters. Malformed transcript lines warn briefly (L-j)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from memoryd_client.status_view import health_line
+
+from tests.conftest import run_cli, start_daemon, wait_until
+from tests.ingest.test_ingest import _one, eventually, user, write_lines
+
+
+def _source(client: Any, name: str) -> dict[str, Any]:
+    [source] = [s for s in client.status()["ingest"]["sources"] if s["name"] == name]
+    return source
+
+
+def test_a_file_written_after_start_counts_for_its_source(memoryd_home: Path, daemon,
+                                                          client) -> None:
+    transcripts = memoryd_home / "user/.claude/projects/-late"
+    transcripts.mkdir(parents=True)  # the source's directory appears after the start
+    write_lines(transcripts / "a.jsonl", [user("m1", "a question about brass door hinges")])
+    eventually(lambda: _one(client, "brass door hinges"))
+    assert _source(client, "claude-transcripts")["files"] == 1  # was: files 0, 1 entry
+    write_lines(transcripts / "b.jsonl", [user("m2", "a question about slate roof tiles")])
+    eventually(lambda: _one(client, "slate roof tiles"))
+    assert _source(client, "claude-transcripts")["files"] == 2  # was: files 1
+    (transcripts / "a.jsonl").unlink()
+
+    def one_left() -> None:
+        assert _source(client, "claude-transcripts")["files"] == 1
+
+    eventually(one_left)
+
+
+def test_a_restart_says_how_many_files_are_watched(memoryd_home: Path, embedder,
+                                                   caplog: Any) -> None:
+    notes = memoryd_home / "user/.mastersof-ai/agents/bob/memory"
+    notes.mkdir(parents=True)
+    for i in range(6):
+        (notes / f"n{i}.md").write_text(f"## Learnings\n- [2026-01-02] lesson {i} on kerning\n")
+
+    def finished() -> bool:
+        return json.loads(run_cli("status", "--json").stdout)["ingest"]["initial"]["finished"] \
+            is not None
+
+    for _ in range(2):
+        caplog.clear()
+        with caplog.at_level(logging.INFO):
+            running = start_daemon(embedder)
+            try:
+                wait_until(finished, timeout_s=60)
+                lines = run_cli("status").stdout.splitlines()
+            finally:
+                running.stop()
+    # the second start: nothing changed since the first, and it says so
+    assert any(line.startswith("initial indexing: done, 6 files watched, 0 of them new or "
+                               "changed since the last run, 0 entries indexed, in ")
+               for line in lines), lines
+    [logged] = [r.getMessage() for r in caplog.records
+                if r.getMessage().startswith("Initial indexing finished")]
+    assert logged.startswith("Initial indexing finished: 6 files watched, 0 of them new or "
+                             "changed since the last run, 0 entries, in ")
+
+
+def test_the_embedding_share_counts_this_backlog_and_is_not_shown_while_files_add_to_it() -> None:
+    """The report's 96% → 65%: the share was vectors over the whole store, which files being
+    parsed made grow. Now it counts the entries embedded since this backlog began; while files
+    are still being indexed (adding to it) it gives counts, not a share."""
+    base: dict[str, Any] = {"health": {"state": "ok", "checks": []}, "vectors": 10_196,
+                            "backlog": 1_200, "embedding": {"done": 400, "eta_s": 30.0}}
+    indexing = {"ingest": {"initial": {"started": time.time() - 10, "finished": None,
+                                       "done": 448, "total": 1_500, "eta_s": 16.0}}}
+    assert health_line({**base, **indexing}) == (
+        "healthy · indexing files 448/1,500 (29%, ~16 s left) · embedding 400 done, "
+        "1,200 waiting")
+    done = {"ingest": {"initial": {"started": time.time() - 60, "finished": time.time()}}}
+    assert health_line({**base, **done}) == "healthy · embedding 400/1,600 (25%, ~30 s left)"
+
+
+def test_files_written_while_memoryd_runs_show_indexing_progress(memoryd_home: Path, daemon,
+                                                                 client) -> None:
+    """Files queued after the initial indexing: `status` said only "embedding …"."""
+    watcher = daemon.daemon.watcher
+    wait_until(lambda: watcher.initial.finished is not None)
+    later = memoryd_home / "user/.mastersof-ai/agents/bob/memory"
+    later.mkdir(parents=True)
+    paths = []
+    for i in range(3):
+        path = later / f"late{i}.md"
+        path.write_text(f"## Learnings\n- [2026-01-02] late lesson {i} on ligatures\n")
+        paths.append(str(path))
+
+    async def queue_and_look() -> dict[str, Any]:  # on the daemon's loop: nothing runs between
+        watcher.enqueue(paths)
+        return watcher.status()
+
+    status = asyncio.run_coroutine_threadsafe(queue_and_look(), daemon.loop).result(10)
+    assert status["indexing"] == {"done": 0, "total": 3}
+    line = health_line({"health": {"state": "ok", "checks": []}, "ingest": status})
+    assert line == "healthy · indexing files 0/3 (0%)"
+
+    def indexed() -> None:
+        assert client.status()["ingest"]["indexing"] is None
+
+    eventually(indexed)
+
+
+def test_removing_and_adding_a_source_again_does_not_double_its_counters(
+        memoryd_home: Path, daemon, client) -> None:
+    transcripts = memoryd_home / "user/.claude/projects/-q"
+    transcripts.mkdir(parents=True)
+    write_lines(transcripts / "t.jsonl", ["{not json at all", "[1, 2]",
+                                          user("m1", "a question about copper pans")])
+    eventually(lambda: _one(client, "copper pans"))
+    assert _source(client, "claude-transcripts")["skipped"] == {"invalid_json": 1,
+                                                                "not_object": 1}
+    assert run_cli("sources", "remove", "claude-transcripts").returncode == 0
+    assert run_cli("sources", "add", "claude-transcripts").returncode == 0
+    eventually(lambda: _one(client, "copper pans"))
+    source = _source(client, "claude-transcripts")
+    assert source["skipped"] == {"invalid_json": 1, "not_object": 1}  # was 2 and 2
+    assert source["files"] == 1
+
+
+def test_a_malformed_transcript_line_warns_shortly_and_says_what_to_do(
+        memoryd_home: Path, daemon, client) -> None:
+    """L-j: two bad lines made status start with a 250-character warning, kept across
+    restarts, and doctor's fix sent the user to `memory status --sources`, which only counts
+    them again. Now the warning is short, doctor names the file and the lines' kinds and says
+    that nothing needs doing, and a day after the file last changed it is a note, not a
+    warning."""
+    transcripts = memoryd_home / "user/.claude/projects/-q"
+    transcripts.mkdir(parents=True)
+    path = transcripts / "t.jsonl"
+    write_lines(path, ["{not json at all", "[1, 2]", user("m1", "a question about tin cans")])
+    eventually(lambda: _one(client, "tin cans"))
+
+    def warned() -> None:  # once the turn's vector is made too (late on a loaded machine)
+        assert health_line(client.status()) == (
+            "warning: skipped: 2 malformed lines skipped in t.jsonl (the rest of it is "
+            "indexed); memory doctor says how to fix it · up to date")
+
+    eventually(warned)
+    report = json.loads(run_cli("doctor", "--json").stdout)
+    [skipped] = [c for c in report["checks"] if c["check"] == "skipped"]
+    assert skipped["fix"].startswith(f"nothing needs doing: {path}: 1 invalid_json, "
+                                     "1 not_object. ")
+    assert "memory status --sources" not in skipped["fix"]
+    store = daemon.daemon.parts.store  # the file last changed two days ago
+
+    def age() -> None:
+        store._db.execute("UPDATE files SET indexed = indexed - 2 * 86400 WHERE path = ?",
+                         (str(path),))
+
+    asyncio.run_coroutine_threadsafe(daemon.daemon.db(age), daemon.loop).result(10)
+    status = client.status()
+    assert health_line(status).startswith("healthy")
+    report = json.loads(run_cli("doctor", "--json").stdout)
+    [skipped] = [c for c in report["checks"] if c["check"] == "skipped"]
+    assert skipped["status"] == "ok"
+    assert skipped["detail"].startswith("2 malformed lines skipped in t.jsonl, more than a day "
+                                        "ago: left as they are")

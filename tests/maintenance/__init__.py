@@ -1,0 +1,1 @@
+"""Tests of purge, rebuild and replay (`maintenance/`)."""

@@ -1,0 +1,144 @@
+"""M2 of the newcomer report: `forget` and `supersede` of an entry that comes from a watched
+file edit the file (compare-and-swap, atomic, journaled, undoable), so the index never says one
+thing while the file the agent loads says another."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from memoryd_client import BadParamsError, Client
+
+from memoryd.ingest.markdown import parse_memory_file
+from memoryd.passes.entry_files import locate, replaced
+from memoryd.passes.user_files import read_text
+from memoryd.store.records import StoredEntry
+from memoryd.text import content_hash
+from tests.conftest import run_cli, wait_until
+
+CLAUDE_MD = """\
+# Preferences
+
+- Answer in British English.
+- Use metric units,
+  also in code comments.
+- Keep answers short.
+"""
+
+
+def hit(client: Client, words: str, status: str = "active") -> dict[str, Any] | None:
+    """The entry whose text holds these words, if search finds one."""
+    hits = client.search(words, agents=["*"], status=status, limit=5)["hits"]
+    return next((h for h in hits if words.lower() in h["text"].lower()), None)
+
+
+def watched_claude_md(client: Client) -> Path:
+    """~/.claude/CLAUDE.md, a symlink into a dotfiles directory (mode 0600), indexed."""
+    home = Path(os.environ["HOME"])
+    (home / "dotfiles").mkdir()
+    real = home / "dotfiles" / "CLAUDE.md"
+    real.write_text(CLAUDE_MD)
+    real.chmod(0o600)
+    (home / ".claude").mkdir()
+    (home / ".claude" / "CLAUDE.md").symlink_to(real)
+    wait_until(lambda: hit(client, "British English") is not None
+               and hit(client, "answers short") is not None)
+    return real
+
+
+def test_supersede_rewrites_the_line_and_undo_puts_it_back(client: Client) -> None:
+    real = watched_claude_md(client)
+    link = Path(os.environ["HOME"]) / ".claude" / "CLAUDE.md"
+    british = hit(client, "British English")
+    assert british is not None and british["source"] == str(link) and british["line_start"] == 3
+
+    done = run_cli("supersede", british["id"][:8], "Answer in American English.")
+    assert done.returncode == 0, done.stderr
+    reply = json.loads(run_cli("get", british["id"], "--json").stdout)
+    assert reply["status"] == "superseded"
+    newer = reply["superseded_by"]
+    assert done.stdout.startswith(f"stored {newer}, superseding {british['id']} (in {link}, "
+                                  "line 3; `memory undo r")
+    assert real.read_text() == CLAUDE_MD.replace("British", "American")
+    assert link.is_symlink() and real.stat().st_mode & 0o777 == 0o600
+    # the watcher finds the new line in place: same id, and the old one stays as history
+    wait_until(lambda: (hit(client, "American English") or {}).get("id") == newer)
+    assert client.get(newer)["line_start"] == 3 and client.get(newer)["status"] == "active"
+    assert hit(client, "British English") is None
+    history = client.history(british["id"])
+    assert [(e["id"], e["status"]) for e in history["entries"]] == [
+        (british["id"], "superseded"), (newer, "active")]
+
+    run = done.stdout.split("`memory undo ")[1].split("`")[0]
+    shown = run_cli("pass", "show", run)
+    assert shown.returncode == 0 and "American" in shown.stdout
+    undone = run_cli("undo", run)
+    assert undone.returncode == 0, undone.stderr
+    assert real.read_text() == CLAUDE_MD and link.is_symlink()
+    wait_until(lambda: client.get(british["id"])["status"] == "active"
+               and hit(client, "American English") is None)
+    assert (hit(client, "British English") or {}).get("id") == british["id"]
+
+
+def test_forget_removes_the_bullet_with_its_lines_and_undo_brings_it_back(client: Client) -> None:
+    real = watched_claude_md(client)
+    metric = hit(client, "metric units")
+    assert metric is not None and (metric["line_start"], metric["line_end"]) == (4, 5)
+
+    done = run_cli("forget", metric["id"], "--reason", "we use imperial now")
+    assert done.returncode == 0, done.stderr
+    assert "(removed from" in done.stdout and "lines 4-5;" in done.stdout
+    assert real.read_text() == ("# Preferences\n\n- Answer in British English.\n"
+                                "- Keep answers short.\n")
+    assert client.get(metric["id"])["status"] == "forgotten"
+    assert hit(client, "metric units") is None
+    forgotten = [e for e in client.history(metric["id"])["events"] if e["action"] == "forgotten"]
+    assert [e["actor"] for e in forgotten] == ["claude-code (cli)"]  # who asked, not memoryd
+    wait_until(lambda: client.get(metric["id"])["line_start"] is not None
+               and hit(client, "answers short")["line_start"] == 4)  # re-indexed
+    assert client.get(metric["id"])["status"] == "forgotten"  # kept as history
+
+    again = run_cli("forget", metric["id"])
+    assert again.returncode == 0 and "removed from" not in again.stdout  # already forgotten
+    run = done.stdout.split("`memory undo ")[1].split("`")[0]
+    assert run_cli("undo", run).returncode == 0
+    assert real.read_text() == CLAUDE_MD
+    wait_until(lambda: (hit(client, "metric units") or {}).get("id")
+               == metric["id"])
+
+
+def test_an_entry_no_longer_in_its_file_as_indexed_is_refused(tmp_path: Path) -> None:
+    """The file changed after it was indexed (the watcher has not caught up): the edit is
+    refused rather than aimed at the wrong lines."""
+    path = tmp_path / "CLAUDE.md"
+    path.write_text(CLAUDE_MD)
+    text = "Keep answers short."
+    entry = StoredEntry(
+        rowid=1, uid="abc123", agent="claude-code", project=None, kind="note", category="",
+        key=None, text=text, hash=content_hash(text), confidence=1.0, tags=(),
+        status="active", created=0.0, updated=0.0, writer=None, via="watch", session=None,
+        source=str(path), line_start=6, line_end=6, message_id=None, superseded_by=None,
+        polarity=None, occurrences=1, stale=None, quarantined=False, records=None)
+    item, lines = locate(entry, read_text(path))
+    assert (item.line_start, item.line_end) == (6, 6)
+    assert replaced(lines, item, None) == CLAUDE_MD.replace("- Keep answers short.\n", "")
+    path.write_text(CLAUDE_MD.replace("short", "very short"))
+    with pytest.raises(BadParamsError, match="is no longer in .* as indexed"):
+        locate(entry, read_text(path))
+
+
+def test_a_dated_bullet_is_rewritten_with_todays_date_and_a_paragraph_as_a_paragraph() -> None:
+    text = "# Learnings\n\n- [2026-03-14] Old lesson\n  over two lines.\n\nA paragraph.\n"
+    items = parse_memory_file(text, "notes.md").items
+    lines = text.splitlines()
+    today = time.strftime("%Y-%m-%d")
+    assert replaced(lines, items[0], "New lesson,\nwith a second line.") == (
+        f"# Learnings\n\n- [{today}] New lesson,\n  with a second line.\n\nA paragraph.\n")
+    assert replaced(lines, items[1], "Another paragraph.") == (
+        "# Learnings\n\n- [2026-03-14] Old lesson\n  over two lines.\n\nAnother paragraph.\n")
+    assert replaced(lines, items[1], None) == (
+        "# Learnings\n\n- [2026-03-14] Old lesson\n  over two lines.\n")

@@ -1,0 +1,1 @@
+"""Tests of search (`retrieval/`): filters, dates, the details a question asks for."""

@@ -1,0 +1,195 @@
+"""The memory block: the right memories in the right project, shared between the harnesses, with
+the notes a session should start with."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from memoryd_client import Client
+
+from tests.conftest import wait_until
+
+
+@pytest.fixture
+def repos(tmp_path: Path) -> tuple[Path, Path]:
+    shop, other = tmp_path / "shop", tmp_path / "other"
+    for repo in (shop, other):
+        (repo / ".git").mkdir(parents=True)
+        (repo / "src").mkdir()
+    return shop, other
+
+
+def block(client: Client, agent: str, cwd: Path, prompt: str | None = None) -> str:
+    return client.context(agent, cwd=str(cwd), prompt=prompt)["text"]
+
+
+def test_project_lessons_stay_in_their_project(client: Client, repos) -> None:
+    shop, other = repos
+    client.remember("claude-code", "testing", "Don't use unittest.TestCase classes in this repo.",
+                    kind="lesson", polarity="negative", cwd=str(shop / "src"))
+    client.remember("claude-code", "git", "Never force-push to main.", kind="lesson",
+                    polarity="negative")  # no working directory: global
+    in_shop, elsewhere = block(client, "claude-code", shop), block(client, "claude-code", other)
+    assert "unittest.TestCase" in in_shop and "unittest.TestCase" not in elsewhere
+    assert "Never force-push to main" in in_shop and "Never force-push to main" in elsewhere
+
+
+def test_written_outside_git_is_global(client: Client, repos, tmp_path: Path) -> None:
+    shop, _ = repos
+    plain = tmp_path / "notes"
+    plain.mkdir()
+    stored = client.remember("claude-code", "prefs", "Answer in British English.",
+                             kind="lesson", cwd=str(plain))["entry"]
+    assert stored["project"] is None
+    assert "British English" in block(client, "claude-code", shop)
+
+
+def test_harnesses_share_what_they_learned_in_a_project(client: Client, repos) -> None:
+    shop, other = repos
+    client.remember("claude-code", "database", "The staging database is Postgres 16, not MySQL.",
+                    kind="fact", cwd=str(shop))
+    client.remember("designer", "rejected-designs", "Floating speech bubble on the cat sticker.")
+    codex_in_shop = block(client, "codex", shop)
+    assert "Postgres 16" in codex_in_shop
+    assert "Postgres 16" not in block(client, "codex", other)
+    assert "speech bubble" not in codex_in_shop  # a role agent's namespace is its own
+    assert "Postgres 16" not in block(client, "designer", shop)
+    prompted = block(client, "codex", shop, prompt="which database does staging run?")
+    assert "Postgres 16" in prompted
+
+
+def test_session_start_carries_notes_and_preferences(client: Client, repos) -> None:
+    shop, _ = repos
+    client.remember("claude-code", "prefs", "I prefer tabs over spaces in Makefiles.")
+    client.remember("claude-code", "prefs", "Commit messages in the imperative mood",
+                    key="pref.commit_style")
+    text = block(client, "claude-code", shop)
+    # written through the API: an agent's words, quoted (memoryd.provenance)
+    assert "## Notes\n- “I prefer tabs over spaces in Makefiles.”" in text
+    assert "- pref.commit_style: “Commit messages in the imperative mood”" in text
+
+
+def test_a_note_says_what_it_was_filed_under(client: Client, repos) -> None:
+    """A rejected design in the block is not a suggestion: it carries its category; a
+    category that says nothing (general) is left out."""
+    shop, _ = repos
+    client.remember("designer", "rejected-designs", "Floating speech bubble on the cat sticker.")
+    client.remember("designer", "general", "The shop's palette has five colours.")
+    text = block(client, "designer", shop)
+    assert "- “Floating speech bubble on the cat sticker.” [rejected-designs]\n" in text
+    assert "- “The shop's palette has five colours.”\n" in text
+
+
+def test_rules_read_as_rules(client: Client, repos) -> None:
+    shop, _ = repos
+    client.remember("claude-code", "testing", "Don't mock the database in integration tests",
+                    kind="lesson", polarity="negative")
+    client.remember("claude-code", "style", "Four spaces in YAML files", kind="lesson",
+                    polarity="positive")
+    text = block(client, "claude-code", shop)
+    assert "- “Don't mock the database in integration tests” [testing]" in text
+    assert "Don't: “Don't" not in text
+    assert "- Do: “Four spaces in YAML files” [style]" in text
+
+
+def test_prompt_injects_what_matches_in_its_section(client: Client, repos) -> None:
+    # the newcomer report's case: "write a test for the refund endpoint" injected nothing
+    shop, _ = repos
+    client.remember("claude-code", "testing", "Use pytest, not unittest, for every new test.",
+                    kind="lesson", polarity="positive", cwd=str(shop))
+    client.remember("claude-code", "payments", "Refunds go through payments/refunds.py",
+                    cwd=str(shop))
+    client.remember("claude-code", "cooking", "The sourdough starter needs feeding on Sundays.")
+    text = block(client, "claude-code", shop, prompt="write a test for the refund endpoint")
+    assert "## Lessons\n- “Use pytest, not unittest, for every new test.” [testing]" in text
+    assert "Refunds go through payments/refunds.py" in text
+    assert "sourdough" not in text
+    assert block(client, "claude-code", shop, prompt="what is the capital of Mongolia") == ""
+
+
+def test_a_long_prompt_still_gets_its_memory_block(client: Client, repos) -> None:
+    # a prompt longer than a search query may be (a pasted file) was refused, and the hook
+    # showed nothing; its beginning and its end are what the block's search asks now
+    shop, _ = repos
+    client.remember("claude-code", "payments", "Refunds go through payments/refunds.py",
+                    cwd=str(shop))
+    pasted = "\n".join([" " * 79] * 180)  # blank, so that only the length differs
+    assert 10_000 < len(pasted) < 20_000
+    text = block(client, "claude-code", shop,
+                 prompt=f"Why does the refund endpoint fail?\n{pasted}\nThanks!")
+    assert "Refunds go through payments/refunds.py" in text
+
+
+def test_listing_leaves_out_other_projects_and_what_the_agent_loads_itself(
+        daemon, client: Client, repos) -> None:
+    shop, other = repos
+    home = Path.home()
+    for repo, name in ((shop, "shop-notes.md"), (other, "other-notes.md")):
+        # Claude Code names a project's directory after its path, non-alphanumerics as dashes
+        memory = home / ".claude" / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(repo)) / "memory"
+        memory.mkdir(parents=True)
+        (memory / "MEMORY.md").write_text("- index of what Claude remembers\n")
+        (memory / name).write_text("---\ndescription: notes of this repo\n---\n- a note\n")
+        (memory / "blob.md").write_bytes(b"\0\1binary")
+    (home / ".claude" / "CLAUDE.md").write_text("- Answer briefly.\n")
+    wait_until(lambda: "shop-notes.md" in block(client, "claude-code", shop))
+    text = block(client, "claude-code", shop)
+    assert "shop-notes.md: notes of this repo" in text
+    assert "other-notes.md" not in text and "blob.md" not in text
+    assert "MEMORY.md" not in text and ".claude/CLAUDE.md" not in text
+
+
+def test_pinned_learnings_are_not_repeated_as_lessons(daemon, client: Client, repos) -> None:
+    shop, _ = repos
+    memory = Path(daemon.config.memory_dir.replace("{agent}", "designer"))
+    memory.mkdir(parents=True)
+    (memory / "CONTEXT.md").write_text("# Designer\n\n## Learnings\n- Die-cut needs one shape.\n")
+    wait_until(lambda: "Die-cut" in block(client, "designer", shop))
+    assert block(client, "designer", shop).count("Die-cut needs one shape") == 1
+
+
+def test_a_keyed_fact_is_the_projects_own(client: Client, repos) -> None:
+    """The same key in two repositories holds each one's value; a newer value in the same
+    repository replaces the older; a global value is shown where no project value is."""
+    shop, other = repos
+    first = client.remember("claude-code", "build", "Tests run with pytest -x.",
+                            key="project.test_command", cwd=str(shop))["entry"]
+    second = client.remember("claude-code", "build", "Tests run with cargo test.",
+                             key="project.test_command", cwd=str(other))
+    assert second["stored"] and not second["superseded"]
+    assert client.get(first["id"])["status"] == "active"
+    assert "pytest -x" in block(client, "claude-code", shop)
+    assert "cargo test" not in block(client, "claude-code", shop)
+    assert "cargo test" in block(client, "claude-code", other)
+    newer = client.remember("claude-code", "build", "Tests run with pytest -n auto.",
+                            key="project.test_command", cwd=str(shop))
+    assert [e["id"] for e in newer["superseded"]] == [first["id"]]
+    assert client.get(second["entry"]["id"])["status"] == "active"
+    client.remember("claude-code", "build", "Tests run with make test.",
+                    key="project.test_command", cwd="/")  # global
+    assert "make test" not in block(client, "claude-code", shop)  # the project's own wins
+    assert "pytest -n auto" in block(client, "claude-code", shop)
+    plain = repos[0].parent / "plain"
+    plain.mkdir()
+    assert "make test" in block(client, "claude-code", plain)
+
+
+def test_the_same_lesson_in_two_projects_is_stored_for_each(client: Client, repos) -> None:
+    shop, other = repos
+    text = "Run the migrations before the test suite."
+    first = client.remember("claude-code", "testing", text, kind="lesson", cwd=str(shop))
+    second = client.remember("claude-code", "testing", text, kind="lesson", cwd=str(other))
+    assert first["stored"] and second["stored"], second
+    assert text in block(client, "claude-code", other)
+    again = client.remember("claude-code", "testing", text + "!", kind="lesson", cwd=str(other))
+    assert not again["stored"] and again["entry"]["id"] == second["entry"]["id"]  # near, here
+    everywhere = client.remember("claude-code", "git", "Never force-push to main.", kind="lesson")
+    assert everywhere["entry"]["project"] is None
+    in_shop = client.remember("claude-code", "git", "Never force-push to main.", kind="lesson",
+                              cwd=str(shop))
+    assert in_shop["duplicate"] == "exact"  # the global one is shown in the project already
+    later = client.remember("claude-code", "testing", text, kind="lesson")  # now global too
+    assert later["stored"] and later["entry"]["project"] is None
+    assert block(client, "claude-code", shop).count(text) == 1

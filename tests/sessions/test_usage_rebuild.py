@@ -1,0 +1,122 @@
+"""Issue 37 §2 and non-negotiable 2: what memoryd learned from sessions is in a file
+(``outcomes.jsonl``), so a rebuilt index — `memoryd reindex`, a deleted or damaged
+``memoryd.db`` — keeps every entry's usage record, even once the transcripts it was learned
+from are gone."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from memoryd_client import Client
+
+from tests.conftest import run_cli, run_memoryd, start_daemon, wait_until
+from tests.sessions.test_usage import CONCISE, FORCE, SESSION, UV, lessons, run_session
+
+
+def usage_of(ids: dict[str, str]) -> dict[str, dict]:
+    """Each entry's usage record as `memory get ID --json` shows it."""
+    out = {}
+    for text, uid in ids.items():
+        shown = run_cli("get", uid, "--json")
+        assert shown.returncode == 0, shown.stderr
+        out[text] = json.loads(shown.stdout)["usage"]
+    return out
+
+
+def test_usage_records_survive_a_reindex_and_a_deleted_database(
+        memoryd_home: Path, embedder, tmp_path: Path) -> None:
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket, timeout_s=30) as client:
+            ids = lessons(client)
+            transcript = run_session(client, tmp_path, SESSION, [
+                ("user", "add requests to the project"), ("bash", "pip install requests"),
+                ("user", "no, we use uv here"), ("bash", "uv add requests"),
+                ("bash", "git push origin main")])
+            wait_until(lambda: client.get(ids[UV])["usage"]["pending"] == 0
+                       and client.get(ids[UV])["usage"]["injected"] == 1)
+            before = usage_of(ids)
+            ranked = json.loads(run_cli("list", "--usage", "--json").stdout)
+    finally:
+        running.stop()
+    assert (before[UV]["broken"], before[FORCE]["followed"], before[CONCISE]["no_occasion"]) \
+        == (1, 1, 1)
+    transcript.unlink()  # Claude Code deletes old transcripts: nothing to learn it again from
+
+    assert run_memoryd("reindex", "--no-vectors").returncode == 0
+    running = start_daemon(embedder)
+    try:
+        assert usage_of(ids) == before
+        assert json.loads(run_cli("list", "--usage", "--json").stdout) == ranked
+        events = json.loads(run_cli("history", ids[UV], "--json").stdout)["events"]
+        assert [(e["after"]["session"], e["after"]["outcome"]) for e in events
+                if e["action"] == "outcome"] == [(SESSION, "broken")]  # its history too
+        sessions = json.loads(run_cli("sessions", "--json").stdout)["sessions"]
+        assert [s["id"] for s in sessions] == [SESSION]  # judged: not judged again
+        assert sessions[0]["judged"] is not None
+    finally:
+        running.stop()
+
+    (memoryd_home / "memoryd.db").unlink()
+    running = start_daemon(embedder)
+    try:
+        assert usage_of(ids) == before
+    finally:
+        running.stop()
+
+
+def test_a_database_from_before_the_file_writes_its_outcomes_to_it_once(tmp_path: Path) -> None:
+    """An index made by a memoryd that kept outcomes in the database alone: its first start
+    writes them to the file, and a rebuild from the file has them all."""
+    from memoryd.store.database import Store
+    from memoryd.store.usage import Usage
+    from memoryd.store.usage_log import FILE_NAME, KEY, UsageLog, replay_usage_log
+
+    old = Store(tmp_path / "memoryd.db")
+    now = time.time()
+    old._db.execute("INSERT INTO sessions(id, harness, agent, project, last_seen) "
+                   "VALUES ('s1', 'claude-code', 'claude-code', '/src/shop', ?)", (now,))
+    usage = Usage(old)
+    usage.record_injection("s1", "claude-code", ["e1", "e2"], now - 60)
+    usage.record_injection("s1", "claude-code", ["e1"], now - 30)
+    usage.save_outcomes("s1", [("e1", "broken", "broken: pip install", [{"what": "x"}], now),
+                               ("e2", "no occasion", "no occasion", [], None)])
+    recorded = {uid: usage.record(uid) for uid in ("e1", "e2")}
+    (tmp_path / FILE_NAME).unlink()  # as the older memoryd left it: no file, no offset
+    old._db.execute("DELETE FROM meta WHERE key=?", (KEY,))
+
+    log = UsageLog.beside(old)
+    replay_usage_log(old, log)  # its first start
+    assert log.size() > 0 and old.meta(KEY) == str(log.size())
+    old.close()
+
+    rebuilt = Store(tmp_path / "memoryd.db.new")
+    replay_usage_log(rebuilt, UsageLog.beside(rebuilt))
+    again = Usage(rebuilt)
+    assert {uid: again.record(uid) for uid in ("e1", "e2")} == recorded
+    assert again.session_rows("s1")[0]["injections"] == 2
+    assert again.session_projects(["s1"]) == {"s1": "/src/shop"}
+    assert not again.due("s1")  # judged: a rebuilt index does not judge it again
+    rebuilt.close()
+
+
+def test_lines_of_a_transaction_that_failed_are_taken_back(tmp_path: Path) -> None:
+    """A write whose transaction fails leaves nothing in the file for a rebuild to apply."""
+    import pytest
+
+    from memoryd.store.database import Store
+    from memoryd.store.usage import Usage
+    from memoryd.store.usage_log import UsageLog
+
+    store = Store(tmp_path / "memoryd.db")
+    usage = Usage(store)
+    usage.record_injection("s1", "claude-code", ["e1"], time.time())
+    size = UsageLog.beside(store).size()
+    with pytest.raises(RuntimeError), usage.recording():
+        usage.record_injection("s1", "claude-code", ["e2"], time.time())
+        raise RuntimeError("the transaction fails")
+    assert UsageLog.beside(store).size() == size
+    assert usage.record("e2").injected == 0
+    store.close()

@@ -1,0 +1,348 @@
+"""The ledger cannot swallow a write (D1), a write answered as failed never comes back (D2),
+agent names differing only in case never share a ledger (D16): with the real daemon, real files
+and real faults (a full tmpfs, RLIMIT_FSIZE)."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from memoryd_client import Client, MemorydError
+
+from memoryd.store.ledger import Ledger, LedgerProblem, encode_record
+from tests.conftest import run_memoryd, start_daemon, wait_until
+
+FACTS = ["We use ruff for linting", "Tests run with pytest -x", "Never force-push to main",
+         "The staging database lives in Frankfurt", "Deploys happen on Tuesdays after lunch",
+         "Alice owns the billing service", "Invoices are rendered with WeasyPrint",
+         "The mobile app targets Android 12 and later"]
+
+
+def ledger_problems(directory: Path) -> list[LedgerProblem]:
+    """Every ledger read whole: torn tails, damaged lines (bad JSON or a checksum mismatch),
+    recovered fragments, and records of an agent whose name differs only in case from the
+    file's ("shared")."""
+    ledger = Ledger(directory)
+    problems: list[LedgerProblem] = []
+    for agent in ledger.agents():
+        for position, record in ledger.read(agent, 0, problems):
+            entry = record.get("entry") if record.get("op") == "remember" else None
+            owner = entry.get("agent") if isinstance(entry, dict) else None
+            if isinstance(owner, str) and owner != agent:
+                problems.append(LedgerProblem(
+                    agent, str(ledger.path(agent)), position, "shared",
+                    f"a record of agent {owner!r} in the ledger of {agent!r}"))
+    return problems
+
+
+def spawn(home: Path, *, fsize: int | None = None, log: Path | None = None,
+          model: bool = False) -> subprocess.Popen[bytes]:
+    """The daemon as a process, keyword-only unless ``model`` (most tests here are about
+    storage), optionally under RLIMIT_FSIZE (Python ignores SIGXFSZ: a write past it fails
+    with EFBIG). With the model, every write is kept apart (no near-duplicate merges)."""
+    env = ({**os.environ, "MEMORYD_REMEMBER_NEAR_DUPLICATE_COSINE": "1.0"} if model
+           else {**os.environ, "MEMORYD_EMBED_MODEL": str(home / "no-model")})
+
+    def limit() -> None:
+        if fsize is not None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+
+    log = log or home / "daemon.log"
+    with log.open("ab") as stderr:
+        proc = subprocess.Popen([sys.executable, "-m", "memoryd", "serve"], env=env,
+                                stdout=subprocess.DEVNULL, stderr=stderr, preexec_fn=limit)
+
+    def up() -> bool:
+        assert proc.poll() is None, log.read_text()
+        try:
+            with Client(home / "memoryd.sock", timeout_s=5) as c:
+                c.status()
+            return True
+        except MemorydError:
+            return False
+
+    wait_until(up, 60)
+    return proc
+
+
+def stop(proc: subprocess.Popen[bytes]) -> int:
+    proc.send_signal(signal.SIGTERM)
+    return proc.wait(timeout=60)
+
+
+def stored_texts(home: Path, agent: str) -> list[str]:
+    """Every entry text of the agent after a rebuild from the files alone."""
+    result = run_memoryd("reindex", "--no-vectors")
+    assert result.returncode == 0, result.stderr
+    import apsw
+    db = apsw.Connection(str(home / "memoryd.db"))
+    try:
+        return [row[0] for row in db.execute("SELECT text FROM entries WHERE agent=?", (agent,))]
+    finally:
+        db.close()
+
+
+def fill(path: Path) -> None:
+    """Fill the filesystem to the last byte."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        for size in (1 << 16, 4096, 512, 1):
+            try:
+                while True:
+                    os.write(fd, b"\0" * size)
+            except OSError:
+                pass
+    finally:
+        os.close(fd)
+
+
+@pytest.fixture
+def small_tmpfs(memoryd_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """MEMORYD_HOME on a real 24 MB tmpfs (skipped where this process cannot mount one)."""
+    home = memoryd_home / "fs"
+    home.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=24m,mode=0700", "tmpfs", str(home)],
+        capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    monkeypatch.setenv("MEMORYD_HOME", str(home))
+    try:
+        yield home
+    finally:
+        subprocess.run(["umount", "-l", str(home)], check=False)
+
+
+def test_full_disk_leaves_no_torn_line_and_no_write_is_lost(small_tmpfs: Path) -> None:
+    home = small_tmpfs
+    proc = spawn(home, log=home.parent / "daemon.log")  # the log is not on the full disk
+    acknowledged: list[str] = []
+    refused: list[str] = []
+    try:
+        with Client(home / "memoryd.sock", timeout_s=30) as c:
+            def remember(text: str) -> None:
+                try:
+                    c.remember("a", "notes", text)
+                    acknowledged.append(text)
+                except MemorydError as exc:
+                    assert exc.code != "internal", exc.message  # a specific error, not a crash
+                    refused.append(text)
+
+            for i in range(20):
+                remember(f"before the full disk, note {i}: " + "x" * 3000)
+            filler = home / "filler"
+            fill(filler)
+            for i in range(40):  # big texts: the ledger write is cut short by ENOSPC
+                remember(f"during the full disk, note {i}: " + "y" * 20000)
+            filler.unlink()
+            for i in range(20):
+                remember(f"after the full disk, note {i}: " + "z" * 3000)
+    finally:
+        assert stop(proc) == 0
+    assert len(refused) > 0, "the disk never filled up"
+    assert not ledger_problems(home / "ledger")  # no torn or damaged line stayed behind
+    texts = stored_texts(home, "a")
+    assert sorted(texts) == sorted(acknowledged)  # none lost, none of the refused came back
+
+
+def distinct_note(i: int) -> str:
+    """A note of its own (no two alike), in words the model embeds as words."""
+    people = ["Alice", "Bruno", "Chen", "Dana", "Emeka", "Farah", "Goran", "Hana"]
+    things = ["billing service", "staging database", "mobile app", "deploy script",
+              "search index", "invoice template", "test suite", "release notes"]
+    doings = ["reviews", "rewrites", "monitors", "documents", "benchmarks", "migrates"]
+    return (f"Note {i}: {people[i % 8]} {doings[i // 8 % 6]} the {things[i // 48 % 8]} "
+            f"every {['Monday', 'Tuesday', 'Friday'][i % 3]}, ticket {i * 7919 % 10007}.")
+
+
+def test_a_full_disk_under_the_vector_file_refuses_writes_and_the_daemon_lives(
+        small_tmpfs: Path) -> None:
+    """R4: the row file of the vector index is read through a shared mapping; a row its
+    write left as a hole on a full tmpfs killed the daemon with SIGBUS at the next search.
+    Now a write the disk cannot take is refused whole, and the daemon serves on (also
+    started again on the still-full disk)."""
+    home = small_tmpfs
+    log = home.parent / "daemon.log"  # the log is not on the full disk
+    acknowledged: list[str] = []
+    refused: list[str] = []
+
+    def session(first: int, count: int) -> None:
+        with Client(home / "memoryd.sock", timeout_s=30) as c:
+            wait_until(lambda: c.status()["model"] is not None, 60)
+            for i in range(first, first + count):
+                text = distinct_note(i)
+                try:
+                    c.remember("f", "notes", text)
+                    acknowledged.append(text)
+                except MemorydError as exc:
+                    assert exc.code == "unavailable", exc.message
+                    assert "not stored" in exc.message and "nothing" in exc.message
+                    refused.append(text)
+                c.search("who monitors the staging database", agent="f")  # reads the rows
+                assert proc.poll() is None, log.read_text()[-2000:]
+
+    proc = spawn(home, log=log, model=True)
+    try:
+        with Client(home / "memoryd.sock") as c:
+            wait_until(lambda: c.status()["vector_index"]["ready"], 60)
+        session(0, 50)
+        fill(home / "filler")
+        session(50, 30)
+    finally:
+        assert stop(proc) == 0
+    assert len(refused) > 0, "the disk never filled up"
+    proc = spawn(home, log=log, model=True)  # the disk still full
+    try:
+        session(80, 10)
+        with Client(home / "memoryd.sock") as c:
+            hits = c.search("Alice", agent="f", limit=100)["hits"]
+            assert {h["text"] for h in hits} <= set(acknowledged) and hits
+    finally:
+        assert stop(proc) == 0
+    (home / "filler").unlink()
+    assert not ledger_problems(home / "ledger")
+    assert sorted(stored_texts(home, "f")) == sorted(acknowledged)  # none lost, none back
+
+
+def test_writes_answered_as_failed_are_not_resurrected(memoryd_home: Path) -> None:
+    """The database cannot grow (RLIMIT_FSIZE) while the small ledger still can."""
+    proc = spawn(memoryd_home)
+    with Client(memoryd_home / "memoryd.sock") as c:
+        c.remember("a", "notes", "a first note so that the database exists")
+    assert stop(proc) == 0
+    size = (memoryd_home / "memoryd.db").stat().st_size
+    proc = spawn(memoryd_home, fsize=size + 64 * 1024)
+    acknowledged, refused = ["a first note so that the database exists"], []
+    try:
+        with Client(memoryd_home / "memoryd.sock", timeout_s=30) as c:
+            for i in range(150):
+                text = f"note number {i} about the database limit: " + " ".join(
+                    f"word{i}x{j}" for j in range(150))
+                for _attempt in range(3):  # a client retries what failed
+                    try:
+                        c.remember("a", "notes", text)
+                        acknowledged.append(text)
+                        break
+                    except MemorydError as exc:
+                        assert exc.code == "unavailable", exc.message
+                        assert "not stored" in exc.message
+                        refused.append(text)
+    finally:
+        stop(proc)
+    assert refused, "the file size limit was never reached"
+    proc = spawn(memoryd_home)  # replays what the database missed
+    try:
+        with Client(memoryd_home / "memoryd.sock") as c:
+            assert c.status()["entries"]["active"] == len(acknowledged)
+    finally:
+        assert stop(proc) == 0
+    texts = stored_texts(memoryd_home, "a")
+    assert sorted(texts) == sorted(acknowledged)
+
+
+def test_a_torn_tail_is_cut_and_the_next_write_survives_a_rebuild(memoryd_home, embedder) -> None:
+    running = start_daemon(embedder)
+    with Client(running.socket) as c:
+        first = [c.remember("a", "notes", text)["entry"]["id"] for text in FACTS[:3]]
+    running.stop()
+    ledger = memoryd_home / "ledger" / "a.jsonl"
+    with ledger.open("ab") as handle:  # a crash mid-append: half a line, no newline
+        handle.write(b'{"entry": {"agent": "a", "text": "never acknow')
+    running = start_daemon(embedder)
+    with Client(running.socket) as c:
+        after = [c.remember("a", "notes", text)["entry"]["id"] for text in FACTS[3:5]]
+    running.stop()
+    assert not ledger_problems(memoryd_home / "ledger")
+    assert sorted(stored_texts(memoryd_home, "a")) == sorted(FACTS[:5])
+    assert len(set(first + after)) == 5
+
+
+def test_a_damaged_line_is_reported_and_hides_nothing_after_it(memoryd_home, embedder) -> None:
+    running = start_daemon(embedder)
+    with Client(running.socket) as c:
+        for text in FACTS[:5]:
+            assert c.remember("a", "notes", text)["stored"]
+    running.stop()
+    ledger = memoryd_home / "ledger" / "a.jsonl"
+    lines = ledger.read_bytes().splitlines(keepends=True)
+    lines[2] = lines[2].replace(b"Never force-push", b"Never force-pull")  # a damaged byte
+    ledger.write_bytes(b"".join(lines))
+    problems = ledger_problems(memoryd_home / "ledger")
+    assert [(p.kind, p.offset) for p in problems] == [("checksum", len(lines[0]) + len(lines[1]))]
+    assert sorted(stored_texts(memoryd_home, "a")) == sorted(FACTS[:2] + FACTS[3:5])
+    assert "CRC-32 does not match" in run_memoryd("reindex", "--no-vectors").stderr  # logged
+
+
+def test_a_write_glued_to_a_torn_fragment_by_an_older_version_is_recovered(memoryd_home) -> None:
+    """What D1 left in existing ledgers: a fragment with the next acknowledged record after it."""
+    entry = {"uid": "0000000000100000001", "agent": "a", "project": None, "kind": "note",
+             "category": "notes", "key": None, "text": "the swallowed write", "hash": "h1",
+             "confidence": 0.9, "tags": [], "status": "active", "created": 1.0, "updated": 1.0,
+             "writer": "a", "via": "api", "session": None, "source": None, "line_start": None,
+             "line_end": None, "message_id": None, "superseded_by": None, "polarity": None}
+    record = json.dumps({"op": "remember", "ts": 1.0, "entry": entry}, sort_keys=True)
+    (memoryd_home / "ledger").mkdir(mode=0o700)
+    (memoryd_home / "ledger" / "a.jsonl").write_text('{"entry": {"agent": "a", "te' + record + "\n")
+    assert stored_texts(memoryd_home, "a") == ["the swallowed write"]
+    assert [p.kind for p in ledger_problems(memoryd_home / "ledger")] == ["recovered"]
+
+
+def test_agent_names_differing_only_in_case_never_share_a_ledger(memoryd_home, embedder) -> None:
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as c:
+            c.remember("Bob", "notes", "Bob prefers tabs")
+            with pytest.raises(MemorydError) as refused:
+                c.remember("bob", "notes", "bob prefers spaces")
+            assert refused.value.code == "bad_params" and "only in case" in refused.value.message
+            assert c.remember("Bob", "notes", "Bob also likes vim")["stored"]
+    finally:
+        running.stop()
+    assert sorted(p.name for p in (memoryd_home / "ledger").iterdir()) == ["Bob.jsonl"]
+
+
+def test_a_ledger_shared_by_case_on_macos_replays_both_agents(memoryd_home, embedder) -> None:
+    """Simulated APFS/HFS+: an older version wrote bob's records into the file Bob.jsonl."""
+    running = start_daemon(embedder)
+    with Client(running.socket) as c:
+        c.remember("Bob", "notes", "Bob prefers tabs")
+    running.stop()
+    path = memoryd_home / "ledger" / "Bob.jsonl"
+    record = json.loads(path.read_bytes().splitlines()[0])
+    record["entry"].update(agent="bob", uid="0000000000200000002", text="bob prefers spaces",
+                           hash="other", writer="bob")
+    with path.open("ab") as handle:  # what "bob.jsonl" became on a case-insensitive filesystem
+        handle.write(encode_record(record))
+    assert stored_texts(memoryd_home, "bob") == ["bob prefers spaces"]
+    assert stored_texts(memoryd_home, "Bob") == ["Bob prefers tabs"]
+    assert [p.kind for p in ledger_problems(path.parent)] == ["shared"]
+
+
+def test_two_ledgers_differing_in_case_from_an_older_version_stay_writable(
+        memoryd_home, embedder) -> None:
+    """On a case-sensitive filesystem an older version made both Bob.jsonl and bob.jsonl."""
+    running = start_daemon(embedder)
+    with Client(running.socket) as c:
+        c.remember("Bob", "notes", "Bob prefers tabs")
+    running.stop()
+    ledger = memoryd_home / "ledger"
+    record = json.loads((ledger / "Bob.jsonl").read_bytes().splitlines()[0])
+    record["entry"].update(agent="bob", uid="0000000000300000003", text="bob prefers spaces",
+                           hash="other", writer="bob")
+    (ledger / "bob.jsonl").write_bytes(encode_record(record))
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as c:
+            assert c.remember("bob", "notes", "bob also uses emacs")["stored"]
+            assert c.remember("Bob", "notes", "Bob also uses vim")["stored"]
+            with pytest.raises(MemorydError):
+                c.remember("BOB", "notes", "a third spelling")
+    finally:
+        running.stop()

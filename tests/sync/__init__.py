@@ -1,0 +1,1 @@
+"""Tests of sync through git (`sync/`)."""

@@ -1,0 +1,616 @@
+"""Sync through git (docs/sync.md): real daemons (`memoryd serve` processes), real git, a bare
+remote under tmp, two and three MEMORYD_HOMEs."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from memoryd_client import Client
+
+from tests.conftest import spawn_daemon, stop_process
+
+
+class Machine:
+    """One MEMORYD_HOME with its daemon (keyword-only without ``model``: the index, vectors
+    with it, is each machine's own, and what a sync carries is the same without)."""
+
+    def __init__(self, home: Path, model: bool = True) -> None:
+        self.home = home
+        self.model = model
+        (home / "user").mkdir(parents=True, exist_ok=True)
+        self.env = {"MEMORYD_HOME": str(home), "HOME": str(home / "user")}
+        self.proc: subprocess.Popen[str] | None = None
+
+    def start(self) -> None:
+        saved = {k: os.environ.get(k) for k in self.env}
+        os.environ.update(self.env)
+        try:
+            self.proc = spawn_daemon(self.home, model=self.model)
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            stop_process(self.proc)
+        self.proc = None
+
+    def kill(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=30)
+        self.proc = None
+
+    def client(self, agent: str | None = None) -> Client:
+        return Client(self.home / "memoryd.sock", timeout_s=120, agent=agent)
+
+    def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
+        import sys
+        return subprocess.run([sys.executable, "-m", "memoryd_client", *args],
+                              check=False, capture_output=True, text=True, timeout=300,
+                              env={**os.environ, **self.env})
+
+    def texts(self, agent: str = "designer") -> list[str]:
+        with self.client() as c:
+            return sorted(e["text"] for e in c.list_entries(agents=[agent], limit=1000)["entries"])
+
+    def _all(self, agent: str) -> list[dict]:
+        found: list[dict] = []
+        with self.client() as c:
+            cursor = None
+            while True:
+                page = c.list_entries(agents=[agent], limit=1000, cursor=cursor)
+                found += page["entries"]
+                cursor = page.get("next")
+                if not cursor:
+                    return found
+
+    def texts_all(self, agent: str = "designer") -> list[str]:
+        return sorted(e["text"] for e in self._all(agent))
+
+    def ids_all(self, agent: str = "designer") -> dict[str, str]:
+        return {e["text"]: e["id"] for e in self._all(agent)}
+
+    def ids(self, agent: str = "designer") -> dict[str, str]:
+        with self.client() as c:
+            return {e["text"]: e["id"] for e in c.list_entries(agents=[agent], limit=1000)["entries"]}
+
+
+@pytest.fixture
+def remote(tmp_path: Path) -> Path:
+    bare = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "--quiet", "--bare", str(bare)], check=True)
+    return bare
+
+
+@pytest.fixture
+def machines(tmp_path: Path) -> Iterator[list[Machine]]:
+    made: list[Machine] = []
+
+    def make(n: int, models: tuple[bool, ...] = ()) -> list[Machine]:
+        for i in range(n):
+            m = Machine(Path(tempfile_dir(tmp_path, i)), models[i] if models else True)
+            m.start()
+            made.append(m)
+        return made
+
+    yield make  # type: ignore[misc]
+    for m in made:
+        m.stop()
+        shutil.rmtree(m.home, ignore_errors=True)
+
+
+def tempfile_dir(tmp_path: Path, i: int) -> str:
+    import tempfile
+    return tempfile.mkdtemp(prefix=f"md{i}-", dir="/tmp")
+
+
+def write(m: Machine, texts: list[str], agent: str = "designer") -> None:
+    with m.client(agent) as c:
+        for start in range(0, len(texts), 1000):
+            c.remember_many([{"agent": agent, "category": "notes", "text": t}
+                             for t in texts[start:start + 1000]])
+
+
+def test_concurrent_writes_sync_to_the_union_with_stable_ids(machines, remote: Path) -> None:
+    a, b = machines(2)
+    for m in (a, b):
+        with m.client() as c:
+            c.sync_init(str(remote))
+    write(a, ["alpha one", "alpha two"])
+    with a.client() as c:
+        c.sync()
+    with b.client() as c:
+        c.sync()  # b gets a's first records
+    # then both write at once, and sync both ways
+    threads = [threading.Thread(target=write, args=(a, [f"from a {i}" for i in range(30)])),
+               threading.Thread(target=write, args=(b, [f"from b {i}" for i in range(30)]))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for m in (a, b, a):
+        with m.client() as c:
+            c.sync()
+    expected = sorted(["alpha one", "alpha two", *[f"from a {i}" for i in range(30)],
+                       *[f"from b {i}" for i in range(30)]])
+    assert a.texts() == expected
+    assert b.texts() == expected
+    assert a.ids() == b.ids()
+    # the ledgers hold each record once, in the same bytes on both machines
+    la = (a.home / "ledger" / "designer.jsonl").read_bytes()
+    lb = (b.home / "ledger" / "designer.jsonl").read_bytes()
+    assert la == lb
+    uids = [json.loads(line)["entry"]["uid"] for line in la.splitlines()
+            if json.loads(line)["op"] == "remember"]
+    assert len(uids) == len(set(uids)) == len(expected)
+
+
+def sync(*ms: Machine) -> list[dict]:
+    replies = []
+    for m in ms:
+        with m.client() as c:
+            replies.append(c.sync())
+    return replies
+
+
+def init(remote: Path, *ms: Machine) -> None:
+    for m in ms:
+        with m.client() as c:
+            c.sync_init(str(remote))
+
+
+def test_three_machines_converge(machines, remote: Path) -> None:
+    ms = machines(3)
+    init(remote, *ms)
+    for n, m in enumerate(ms):
+        write(m, [f"machine {n} note {i}" for i in range(5)])
+    sync(*ms)
+    sync(*ms)  # the first ones get what the later ones pushed
+    expected = sorted(f"machine {n} note {i}" for n in range(3) for i in range(5))
+    for m in ms:
+        assert m.texts() == expected
+    assert ms[0].ids() == ms[1].ids() == ms[2].ids()
+    # a sync with nothing new changes nothing and pushes nothing
+    again = sync(ms[0])[0]
+    assert again["committed"] is False and again["pulled"] is False
+
+
+def test_the_same_notebook_line_edited_on_both_keeps_both(machines, remote: Path) -> None:
+    a, b = machines(2)
+    init(remote, a, b)
+    with a.client("designer") as c:
+        c.file("write", "designer", "notes.md", text="# Notes\n\n- indent with tabs\n- keep it short\n")
+    sync(a, b)
+    assert (b.home / "agents" / "designer" / "notes.md").read_text().count("tabs") == 1
+    with a.client("designer") as c:
+        c.file("replace", "designer", "notes.md", old="indent with tabs", new="indent with 2 spaces")
+    with b.client("designer") as c:
+        c.file("replace", "designer", "notes.md", old="indent with tabs", new="indent with 4 spaces")
+    sync(a)
+    reply = sync(b)[0]
+    assert len(reply["new_conflicts"]) == 1
+    sync(a)
+    for m in (a, b):
+        notes = m.home / "agents" / "designer" / "notes.md"
+        copies = list(notes.parent.glob("notes.md.sync-conflict-*"))
+        assert len(copies) == 1
+        both = notes.read_text() + copies[0].read_text()
+        assert "indent with 2 spaces" in both and "indent with 4 spaces" in both
+        assert "<<<<<<<" not in both and ">>>>>>>" not in both  # never half-merged
+        with m.client() as c:
+            status = c.status()
+        assert status["sync"]["conflicts"] == [str(copies[0].relative_to(m.home))]
+        shown = m.cli("status")  # what a person reads: the remote, the next sync, the copy
+        assert shown.returncode == 0, shown.stderr
+        assert "sync: " in shown.stdout and ", next " in shown.stdout
+        assert copies[0].name in shown.stdout
+        doctor = m.cli("doctor", "--json")
+        check = next(c for c in json.loads(doctor.stdout)["checks"] if c["check"] == "sync")
+        assert check["status"] == "warning" and copies[0].name in check["detail"]
+    # b's own edit stayed in its file; a's file holds b's merge result
+    assert "4 spaces" in (b.home / "agents" / "designer" / "notes.md").read_text()
+
+
+def test_a_purge_on_one_machine_removes_the_text_from_the_other(machines, remote: Path) -> None:
+    a, b = machines(2)
+    init(remote, a, b)
+    write(a, ["deploy key is hunter2-secret", "the build uses make"])
+    sync(a, b)
+    assert "deploy key is hunter2-secret" in b.texts()
+    with a.client("designer") as c:
+        report = c.purge("designer", match="hunter2", confirm=True)
+    assert len(report["entries"]) == 1
+    write(b, ["a note b wrote meanwhile"])
+    sync(a, b, a)
+    for m in (a, b):
+        assert m.texts() == ["a note b wrote meanwhile", "the build uses make"]
+        assert b"hunter2" not in (m.home / "ledger" / "designer.jsonl").read_bytes()
+        with m.client() as c:
+            hits = c.search("hunter2 deploy key", agents=["designer"])
+        assert "hunter2" not in json.dumps(hits)
+        assert b"hunter2" not in (m.home / "memoryd.db").read_bytes()
+
+
+def _descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _driver(m: Machine, python: bool = False) -> int | None:
+    """The pid of the merge driver git runs for the machine's daemon, if it runs (``python``:
+    the driver's Python process, not the shell git starts it with)."""
+    assert m.proc is not None
+    for pid in _descendants(m.proc.pid):
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes()
+            if b"memoryd.sync.driver" in command and not (
+                    python and command.startswith(b"/bin/sh")):
+                return pid
+        except OSError:
+            continue
+    return None
+
+
+def _merging(m: Machine) -> bool:
+    return _driver(m) is not None
+
+
+def _kill_machine(m: Machine) -> None:
+    """kill -9 of the daemon and every process under it (git with it: the machine goes down)."""
+    assert m.proc is not None
+    doomed = [m.proc.pid, *_descendants(m.proc.pid)]
+    for pid in doomed:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    m.proc.wait(timeout=30)
+    m.proc = None
+
+
+def _in_background(fn, *args):  # type: ignore[no-untyped-def]
+    """Run ``fn(*args)`` in a thread; returns the thread and the list its result lands in."""
+    done: list[object] = []
+
+    def run() -> None:
+        try:
+            done.append(fn(*args))
+        except Exception as exc:  # a daemon killed under it
+            done.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread, done
+
+
+def test_kill_9_during_a_sync_then_the_next_sync_completes(machines, remote: Path) -> None:
+    a, b = machines(2, models=(False, True))  # a's thousands of notes: not embedded
+    init(remote, a, b)
+    sync(a, b)
+    write(a, [f"a's note number {i} about the release" for i in range(1500)])
+    sync(a)
+    write(b, [f"b's note number {i} about the design" for i in range(300)])
+    done: list[object] = []
+
+    def run() -> None:
+        try:
+            done.append(sync(b))
+        except Exception as exc:
+            done.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    import time
+    deadline = time.monotonic() + 60
+    while not _merging(b) and time.monotonic() < deadline and not done:
+        time.sleep(0.005)
+    assert not done, "the sync finished before it could be killed"
+    assert b.proc is not None
+    doomed = [b.proc.pid, *_descendants(b.proc.pid)]  # the machine goes down: git with it
+    for pid in doomed:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    b.proc.wait(timeout=30)
+    b.proc = None
+    thread.join(timeout=60)
+    b.start()
+    sync(b, a)
+    expected = sorted([*[f"a's note number {i} about the release" for i in range(1500)],
+                       *[f"b's note number {i} about the design" for i in range(300)]])
+    assert a.texts_all() == expected
+    assert b.texts_all() == expected
+    assert a.ids_all() == b.ids_all()
+
+
+def test_a_shared_lesson_reaches_the_team_under_its_own_heading(machines, tmp_path: Path) -> None:
+    team_remote = tmp_path / "team.git"
+    subprocess.run(["git", "init", "--quiet", "--bare", str(team_remote)], check=True)
+    a, b = machines(2)
+    for m in (a, b):
+        added = m.cli("sync", "add-shared", "acme", str(team_remote))
+        assert added.returncode == 0, added.stderr
+    with a.client("designer") as c:
+        stored = c.remember("designer", "deploy",
+                            "Run the migrations before the deploy, never after", kind="lesson")
+    shared = a.cli("share", stored["entry"]["id"], "acme")
+    assert shared.returncode == 0, shared.stderr
+    assert "shared" in shared.stdout
+    synced = b.cli("sync")  # b follows the team without a repository of its own
+    assert synced.returncode == 0, synced.stderr
+    with b.client() as c:
+        block = c.context("coder")["text"]
+        team = c.list_entries(agents=["team.acme"])["entries"]
+    assert [e["text"] for e in team] == ["Run the migrations before the deploy, never after"]
+    assert "## Team" in block
+    assert block.index("## Team") < block.index("Run the migrations before the deploy")
+    # the namespace is read-only: no write reaches it but a share
+    from memoryd_client.errors import ForbiddenError
+    with b.client("team.acme") as c, pytest.raises(ForbiddenError):
+        c.remember("team.acme", "deploy", "planted", kind="lesson")
+    with b.client() as c, pytest.raises(ForbiddenError):
+        c.forget(team[0]["id"], agent="team.acme")
+
+
+def test_searches_and_writes_are_answered_while_a_merge_runs(machines, remote: Path) -> None:
+    """The merge is made off the worktree and off the database thread: with git's merge of the
+    ledgers held still, b answers a search and stores a note, and that note, written during
+    the merge, reaches both machines with the rest."""
+    a, b = machines(2, models=(False, True))  # a's thousands of notes: not embedded
+    init(remote, a, b)
+    sync(a, b)
+    write(a, [f"a's note number {i} about the release" for i in range(1500)])
+    sync(a)
+    write(b, [f"b's note number {i} about the design" for i in range(100)])
+    thread, done = _in_background(sync, b)
+    import time
+    deadline = time.monotonic() + 60
+    driver = None
+    while driver is None and time.monotonic() < deadline and not done:
+        driver = _driver(b, python=True)
+    assert driver is not None, f"no merge driver was seen running: {done}"
+    os.kill(driver, signal.SIGSTOP)  # git's merge of the ledger, held still
+    try:
+        stopping = time.monotonic() + 10
+        while (state := Path(f"/proc/{driver}/stat").read_text().rsplit(")", 1)[1].split()[0]
+               ) != "T" and time.monotonic() < stopping:
+            time.sleep(0.01)  # (a process in the middle of a read stops once it is done)
+        assert state == "T", f"the driver was not held still (state {state})"
+        with Client(b.home / "memoryd.sock", timeout_s=20, agent="designer") as c:
+            hits = c.search("design note number 7", agents=["designer"])["hits"]
+            stored = c.remember("designer", "notes", "written while the merge ran")
+        assert any("b's note number 7 about the design" == h["text"] for h in hits)
+        assert stored["entry"]["id"]
+        assert not done, "the sync finished while its merge was held still"
+    finally:
+        os.kill(driver, signal.SIGCONT)
+    thread.join(timeout=120)
+    assert done and isinstance(done[0], list), done
+    sync(a)
+    expected = sorted([*[f"a's note number {i} about the release" for i in range(1500)],
+                       *[f"b's note number {i} about the design" for i in range(100)],
+                       "written while the merge ran"])
+    assert a.texts_all() == expected
+    assert b.texts_all() == expected
+    assert a.ids_all() == b.ids_all()
+
+
+def _head(m: Machine) -> list[str]:
+    """The machine's HEAD commit followed by its parents."""
+    return subprocess.run(["git", "-C", str(m.home), "rev-list", "--parents", "-n", "1",
+                           "HEAD"], capture_output=True, text=True, check=False).stdout.split()
+
+
+def _merged_since(m: Machine, before: list[str]) -> bool:
+    """Whether the machine's worktree moved to a merge commit since ``before`` (its HEAD then,
+    which may be a merge already: the first sync merges the two machines' `sync init` commits
+    unless both were made in the same second, and so are one commit)."""
+    head = _head(m)
+    return len(head) == 3 and head != before
+
+
+def test_kill_9_between_the_merge_and_the_end_of_its_apply(machines, remote: Path) -> None:
+    """Killed once the worktree is at the merge and the records are being applied in slices:
+    the next start applies the rest, before any sync; nothing lost, nothing twice."""
+    a, b = machines(2, models=(False, True))  # a's thousands of notes: not embedded
+    init(remote, a, b)
+    sync(a, b)
+    write(a, [f"a's note number {i} about the release" for i in range(3000)])
+    sync(a)
+    write(b, [f"b's note number {i} about the design" for i in range(100)])
+    before = _head(b)
+    thread, done = _in_background(sync, b)
+    import time
+    deadline = time.monotonic() + 120
+    while not _merged_since(b, before) and time.monotonic() < deadline and not done:
+        time.sleep(0.002)
+    assert not done, "the sync finished before it could be killed"
+    with b.client() as c:  # the apply is under way: some of a's notes are in, not all
+        applied = c.list_entries(agents=["designer"], limit=1)["total"]
+    _kill_machine(b)
+    thread.join(timeout=60)
+    assert applied < 3100, "the apply had finished"
+    b.start()  # the rest is applied at start, from the mark
+    expected = sorted([*[f"a's note number {i} about the release" for i in range(3000)],
+                       *[f"b's note number {i} about the design" for i in range(100)]])
+    assert b.texts_all() == expected
+    sync(b, a)
+    assert a.texts_all() == expected
+    assert b.texts_all() == expected
+    assert a.ids_all() == b.ids_all()
+
+
+SESSION = "5b0c2e9a-1f3d-4c8e-9a6b-2d7f0e1c3b5a"
+
+
+def _archived(m: Machine) -> list[bytes]:
+    """The transcript archive's records, as lines (all its gzip members read as one stream)."""
+    import gzip
+    with gzip.open(m.home / "transcripts" / "claude-code.jsonl.gz") as handle:
+        return handle.read().splitlines()
+
+
+def test_transcript_archives_merge_as_the_union_of_both_machines_turns(machines,
+                                                                       remote: Path) -> None:
+    """One session whose turns were indexed on two machines (a session resumed on the other,
+    the earlier turns' file left behind): each machine's retain pass archives its own turns;
+    after a sync both archives hold all of them, each record once, and both indexes find
+    the other machine's turns."""
+    from tests.ingest.test_ingest import eventually, write_lines
+    from tests.passes.test_retain import exchange
+    a, b = machines(2)
+    init(remote, a, b)
+    turns = {a: [("where do returns go?", "To the Leeds warehouse, dock four."),
+                 ("who signs for them?", "Priya at goods-in.")],
+             b: [("when is the next stock count?", "Friday at eight, before the doors open."),
+                 ("who runs it?", "Tomasz from the night shift.")]}
+    for m, first in ((a, 0), (b, 2)):
+        project = m.home / "user" / ".claude" / "projects" / "-tmp-shop"
+        project.mkdir(parents=True, exist_ok=True)
+        for n, (question, answer) in enumerate(turns[m], start=first):
+            write_lines(project / f"{SESSION}.jsonl", exchange(SESSION, n, question, answer))
+
+    def found(m: Machine, words: str) -> None:
+        with m.client() as c:
+            hits = c.search(words, agents=["*"])["hits"]
+        assert any(words.split()[0] in h["text"] for h in hits), [h["text"] for h in hits]
+
+    eventually(lambda: (found(a, "Leeds warehouse"), found(a, "Priya goods-in")), 60)
+    eventually(lambda: (found(b, "Friday eight"), found(b, "Tomasz night shift")), 60)
+    for m in (a, b):
+        with m.client() as c:
+            assert c.pass_run("retain")["counts"]["archived"] == 2
+    own = {m: set(_archived(m)) for m in (a, b)}
+    assert not own[a] & own[b]
+    sync(a, b, a)
+    for m in (a, b):
+        records = _archived(m)
+        assert len(records) == len(set(records)) == 4  # the union, each record once
+        assert set(records) == own[a] | own[b]
+        assert {json.loads(r)["entry"]["session"] for r in records} == {SESSION}
+    # the turns each machine archived are restored in the other's index
+    found(b, "Leeds warehouse")
+    found(b, "Priya goods-in")
+    found(a, "Tomasz night shift")
+
+
+def test_an_older_git_merges_in_the_worktree_and_syncs_the_same(tmp_path: Path,
+                                                               remote: Path) -> None:
+    """With a git older than 2.38 (no ``merge-tree --write-tree``), the merge is made in the
+    worktree while writes wait, as before; the result is the same union. The git here is the
+    real one, behind a script that says it is 2.37."""
+    real = shutil.which("git")
+    assert real is not None
+    shim = tmp_path / "oldgit"
+    shim.mkdir()
+    (shim / "git").write_text(f"""#!/bin/sh
+if [ "$1" = "--version" ]; then echo "git version 2.37.1"; exit 0; fi
+exec {real} "$@"
+""")
+    (shim / "git").chmod(0o755)
+    made = []
+    try:
+        for i in range(2):
+            m = Machine(Path(tempfile_dir(tmp_path, i)))
+            m.env["PATH"] = f"{shim}:{os.environ['PATH']}"
+            m.start()
+            made.append(m)
+        a, b = made
+        init(remote, a, b)
+        write(a, [f"a's note {i}" for i in range(40)])
+        write(b, [f"b's note {i}" for i in range(40)])
+        sync(a, b, a)
+        expected = sorted([*[f"a's note {i}" for i in range(40)],
+                           *[f"b's note {i}" for i in range(40)]])
+        assert a.texts() == expected and b.texts() == expected
+        assert a.ids() == b.ids()
+        # b merged in its worktree (`git merge` made the merge commit; off the worktree, the
+        # worktree is fast-forwarded to a commit made apart)
+        moves = subprocess.run(["git", "-C", str(b.home), "reflog", "--format=%gs"],
+                               capture_output=True, text=True, check=True).stdout
+        assert "Merge made by" in moves and "Fast-forward" not in moves, moves
+        doctor = b.cli("doctor", "--json")
+        check = next(c for c in json.loads(doctor.stdout)["checks"] if c["check"] == "sync")
+        assert "git 2.37 merges in the worktree" in check["detail"], check
+    finally:
+        for m in made:
+            m.stop()
+            shutil.rmtree(m.home, ignore_errors=True)
+
+
+def test_turns_a_sync_restored_are_not_archived_again_by_retain(machines,
+                                                                remote: Path) -> None:
+    """The retain pass copies what changed in the index since its last run; the turns a sync
+    restored came from the archive and are in it already. Whatever the order of syncs and
+    retain runs (a machine that never ran retain, one whose last run was before the other
+    machine's turns), each turn is archived once, and the index and `memory sessions` show
+    it once."""
+    from tests.ingest.test_ingest import eventually, write_lines
+    from tests.passes.test_retain import exchange
+    a, b = machines(2)
+    init(remote, a, b)
+
+    def say(m: Machine, n: int, question: str, answer: str) -> None:
+        project = m.home / "user" / ".claude" / "projects" / "-tmp-shop"
+        project.mkdir(parents=True, exist_ok=True)
+        write_lines(project / f"{SESSION}.jsonl", exchange(SESSION, n, question, answer))
+
+    def found(m: Machine, words: str) -> None:
+        with m.client() as c:
+            hits = c.search(words, agents=["*"])["hits"]
+        assert any(words.split()[0] in h["text"] for h in hits), [h["text"] for h in hits]
+
+    def retain(m: Machine) -> int:
+        with m.client() as c:
+            return int(c.pass_run("retain")["counts"].get("archived", 0))
+
+    say(b, 9, "who runs the stock count?", "Tomasz from the night shift.")
+    eventually(lambda: found(b, "Tomasz night shift"), 60)
+    say(a, 0, "where do returns go?", "To the Leeds warehouse, dock four.")
+    say(a, 1, "who signs for them?", "Priya at goods-in.")
+    eventually(lambda: (found(a, "Leeds warehouse"), found(a, "Priya goods-in")), 60)
+    assert retain(a) == 2
+    sync(a, b)  # b never ran retain: its index holds its own turn and a's two, restored
+    found(b, "Leeds warehouse")
+    assert retain(b) == 1  # its own turn only
+    assert retain(b) == 0
+    # a's next turn comes after b's last run: restored in b past its mark
+    say(a, 2, "when is the count?", "Friday at eight, before the doors open.")
+    eventually(lambda: found(a, "Friday eight"), 60)
+    assert retain(a) == 1
+    sync(a, b)
+    found(b, "Friday eight")
+    assert retain(b) == 0
+    sync(b, a)
+    assert retain(a) == 0  # b's turn, restored in a, is not archived again there either
+    for m in (a, b):
+        records = [json.loads(r)["entry"]["uid"] for r in _archived(m)]
+        assert len(records) == len(set(records)) == 4, records
+    with b.client() as c:
+        listed = c.list_entries(agents=["claude-code"], limit=100)["entries"]
+    assert len(listed) == len({e["id"] for e in listed}) == 4

@@ -1,0 +1,92 @@
+"""A correction is stored beside what it corrects, not refused as its copy (DESIGN.md principle
+7; N2 of the newcomer report of 2026-11-28), through the CLI, the API and MCP."""
+
+from __future__ import annotations
+
+import json
+
+from memoryd_client import Client
+
+from tests.client.test_mcp import mcp_session, text_of
+from tests.conftest import run_cli, run_cli_at_terminal
+from tests.passes.test_meaning import PAIRS
+
+
+def test_a_dont_after_a_do_is_stored_and_corrects_it_undoably(daemon, client: Client) -> None:
+    first = run_cli("store", "coder", "style", "Use tabs for indentation in Makefiles",
+                    "--kind", "lesson", "--polarity", "positive")
+    assert first.returncode == 0, first.stderr
+    old = first.stdout.split()[1]
+    # a person corrects it, at a terminal
+    second = run_cli_at_terminal("store", "coder", "style",
+                                 "Never use tabs for indentation in Makefiles",
+                                 "--kind", "lesson", "--polarity", "negative")
+    assert second.returncode == 0, second.stderr  # stored, not refused as a near duplicate
+    new = second.stdout.split()[1]
+    assert f"superseded {old}: Use tabs for indentation in Makefiles" in second.stdout
+    assert client.get(old)["status"] == "superseded" and client.get(old)["superseded_by"] == new
+    run = second.stdout.split("recorded as ")[1].split(":")[0]
+    shown = client.pass_show(run)
+    assert shown["pass"] == "correct"
+    [change] = shown["changes"]
+    assert change["target"] == old and "a \"do\" and a \"don't\"" in change["why"]
+    # the person takes it back: both are kept, and the next consolidation puts them to them
+    assert run_cli("undo", run).returncode == 0
+    assert client.get(old)["status"] == "active" and client.get(new)["status"] == "active"
+    assert client.pass_run("consolidate")["counts"].get("contradictions") == 1
+
+
+def test_a_correction_from_a_script_is_stored_and_disputed(daemon, client: Client) -> None:
+    """The `memory` command run by a script (or an agent's shell) is not a person's word:
+    its correction is stored beside the rule, both disputed, nothing replaced."""
+    first = run_cli("store", "coder", "style", "Use tabs for indentation in Makefiles",
+                    "--kind", "lesson", "--polarity", "positive")
+    old = first.stdout.split()[1]
+    second = run_cli("store", "coder", "style", "Never use tabs for indentation in Makefiles",
+                     "--kind", "lesson", "--polarity", "negative")
+    assert second.returncode == 0, second.stderr
+    new = second.stdout.split()[1]
+    assert client.get(old)["status"] == "active" and client.get(new)["status"] == "active"
+    disputed = {frozenset(c["ids"]) for c in client.status()["contradictions"]}
+    assert frozenset((old, new)) in disputed
+
+
+def test_an_agents_correction_over_mcp_is_stored_and_disputed(daemon, client: Client) -> None:
+    session = mcp_session([
+        ("memory_remember", {"text": "Use tabs for indentation in Makefiles", "kind": "lesson",
+                             "category": "style", "polarity": "positive"}),
+        ("memory_remember", {"text": "Never use tabs for indentation in Makefiles",
+                             "kind": "lesson", "category": "style", "polarity": "negative"}),
+        ("memory_remember", {"text": "Always use tabs for indentation in Makefiles",
+                             "kind": "lesson", "category": "style", "polarity": "positive"}),
+    ], agent="claude-code")
+    do, dont, again = (json.loads(text_of(r)) for r in session["results"])
+    assert do["stored"] and dont["stored"] and dont["id"] != do["id"]
+    [contradicted] = dont["contradicts"]
+    assert contradicted["id"] == do["id"] and contradicted["now"].startswith("disputed")
+    # the same rule said again is the duplicate, of the rule that says it
+    assert again == {"stored": False, "duplicate": "near",
+                     "existing": {"id": do["id"], "text": do["text"]}}
+    assert client.get(do["id"])["status"] == "active"  # an agent's write replaces nothing
+    disputed = {frozenset(c["ids"]) for c in client.status()["contradictions"]}
+    assert frozenset((do["id"], dont["id"])) in disputed
+    block = client.context("claude-code", cwd="/")["text"]
+    assert block.count("(disputed") == 2
+
+
+def test_no_second_statement_of_the_reports_distinct_pairs_is_refused(client: Client) -> None:
+    """R3/N2: 10 of the report's 18 second statements were refused as near duplicates."""
+    refused = []
+    for pair in PAIRS:
+        if pair.get("source") not in ("R3", "N2"):
+            continue
+        category = f"pair-{pair['id']}"
+        assert client.remember("coder", category, pair["a"], kind=pair["kind"])["stored"]
+        reply = client.remember("coder", category, pair["b"], kind=pair["kind"])
+        if not reply["stored"]:
+            refused.append(pair["b"])
+    assert refused == []
+    # the same thing said again still is a duplicate
+    client.remember("coder", "git", "Use conventional commits", kind="lesson")
+    again = client.remember("coder", "git", "Always use conventional commits", kind="lesson")
+    assert again["stored"] is False and again["duplicate"] == "near"

@@ -1,0 +1,172 @@
+"""Secrets never land (D3): every path that stores or injects text redacts it first, and
+`memory purge` removes what got in anyway — from the index, the ledger, the archives and the
+journals, for good. Real daemon, real files; the state dir is searched byte by byte."""
+
+from __future__ import annotations
+
+import gzip
+import random
+import string
+from pathlib import Path
+
+import pytest
+from memoryd_client import Client
+
+from tests.conftest import run_cli, start_daemon, wait_until
+from tests.ingest.test_ingest import assistant, user, write_lines
+
+ALNUM = string.ascii_letters + string.digits
+
+
+def fake(length: int, seed: int) -> str:
+    """Assembled at run time, so this file holds no token a secret scanner would flag."""
+    rng = random.Random(seed)
+    return "".join(rng.choice(ALNUM) for _ in range(length))
+
+
+GITHUB = "ghp_" + fake(36, 1)
+AWS = "AKIA" + "".join(random.Random(2).choice(string.ascii_uppercase + string.digits)
+                       for _ in range(16))
+MYSQL = "Mq" + fake(12, 3) + "9"
+CURL = "Cu" + fake(12, 4) + "7!"
+DOCKER = "dckr_pat_" + fake(27, 5)
+KEY_BODY = fake(64, 6)
+
+
+def state_holds(home: Path, needle: str, skip: Path | None = None) -> list[str]:
+    """Every file under the state dir whose bytes (gzip members decompressed) hold needle."""
+    found = []
+    raw = needle.encode()
+    for path in home.rglob("*"):
+        if not path.is_file() or (skip is not None and path.is_relative_to(skip)):
+            continue
+        data = path.read_bytes()
+        if path.suffix == ".gz":
+            data = gzip.decompress(data)
+        if raw in data:
+            found.append(str(path.relative_to(home)))
+    return found
+
+
+@pytest.fixture
+def memory_dirs(tmp_path, monkeypatch) -> Path:
+    """The agents' memory directories live outside the state dir: their files are the
+    agents' own, the state dir is memoryd's."""
+    root = tmp_path / "memory"
+    monkeypatch.setenv("MEMORYD_TOOLS_MEMORY_DIR", str(root / "{agent}"))
+    return root
+
+
+def test_no_channel_lands_a_secret(memory_dirs, memoryd_home, embedder) -> None:
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket, timeout_s=30) as c:
+            c.remember("a", "ops", f"deploy token is {GITHUB}")
+            c.remember_many([{"agent": "a", "category": "ops", "text": f"aws id {AWS} for prod"},
+                             {"agent": "a", "category": "ops", "text": f"run mysql -u root -p{MYSQL} app"}])
+            old = c.remember("a", "ops", "the api lives on port 8080")["entry"]
+            c.supersede(old["id"], f"curl -u admin:{CURL} https://api.example.com")
+            c.remember("a", "ops", f"docker login -p {DOCKER}", created="2026-01-05")
+            c.call("hook", {"harness": "claude-code", "event": "PostCompact", "payload": {
+                "session_id": "s1", "hook_event_name": "PostCompact",
+                "compact_summary": f"We set GITHUB_TOKEN={GITHUB} and key -----BEGIN OPENSSH "
+                                   f"PRIVATE KEY----- {KEY_BODY} -----END OPENSSH PRIVATE KEY-----"}})
+            c.call("hook", {"harness": "claude-code", "event": "Stop", "payload": {
+                "session_id": "s1", "hook_event_name": "Stop",
+                "last_assistant_message": f"Done: exported {AWS} and {DOCKER}"}})
+            c.file("write", "a", "notes.md", text=f"# Notes\n\n- token {GITHUB}\n")
+            c.file("replace", "a", "notes.md", old="token", new=f"the mysql -p{MYSQL} token")
+            c.file("write", "a", "CONTEXT.md", text=f"Always use {DOCKER} to log in.\n")
+            wait_until(lambda: "Always use" in c.context("a")["text"])
+            block = c.context("a")["text"]
+            assert "Always use [REDACTED:docker-token] to log in." in block
+            hits = c.search("token", agent="a", limit=50)["hits"]
+            assert hits and all(GITHUB not in h["text"] for h in hits)
+            assert c.session("s1")["session"]["last_message"] == (
+                "Done: exported [REDACTED:aws-access-key] and [REDACTED:docker-token]")
+    finally:
+        running.stop()
+    for secret in (GITHUB, AWS, MYSQL, CURL, DOCKER, KEY_BODY):
+        assert state_holds(memoryd_home, secret) == [], secret
+    # the memory files themselves are the agent's and keep what it wrote
+    assert GITHUB in (memory_dirs / "a" / "notes.md").read_text()
+
+
+def holding(c: Client, text: str) -> list[str]:
+    """Ids of entries of any agent and status whose text holds ``text``."""
+    return [h["id"] for h in c.search(text, agents=["*"], status="any", limit=50)["hits"]
+            if text in h["text"]]
+
+
+def secret_everywhere(c: Client, home: Path, memory_dirs: Path) -> str:
+    """A secret the redactor cannot know (a bare word), spread over every store: entries and
+    ledger (remember, supersede), events, a memory-tool journal, the transcript archive, a
+    session's last message."""
+    secret = "zq" + fake(10, 9).lower() + "wx"
+    kept = c.remember("a", "ops", "the staging database is db2.internal")["entry"]
+    first = c.remember("a", "ops", f"the vault word is {secret}")["entry"]
+    c.supersede(first["id"], f"the vault word is still {secret}, rotate it")
+    c.forget(kept["id"], agent="a", reason="moved")
+    c.file("write", "a", "notes.md", text=f"- vault word {secret}\n")
+    c.file("write", "a", "notes.md", text="- nothing secret here\n")
+    project = home / "user" / ".claude" / "projects" / "-tmp-x"
+    project.mkdir(parents=True)
+    write_lines(project / "s9.jsonl", [
+        {**user("s9u1", f"the vault word is {secret}, keep it"), "sessionId": "s9"},
+        {**assistant("s9a1", "msg_s9", [{"type": "text", "text": "Noted."}]), "sessionId": "s9"}])
+    wait_until(lambda: c.search(secret, agent="claude-code")["hits"] != [])
+    c.pass_run("retain")
+    c.call("hook", {"harness": "claude-code", "event": "Stop", "payload": {
+        "session_id": "s9", "hook_event_name": "Stop", "last_assistant_message": f"ok {secret}"}})
+    return secret
+
+
+def test_purge_removes_a_secret_for_good(memory_dirs, memoryd_home, embedder) -> None:
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket, timeout_s=30) as c:
+            secret = secret_everywhere(c, memoryd_home, memory_dirs)
+            assert state_holds(memoryd_home, secret)  # it is there before the purge
+            preview = run_cli("purge", "--agent", "a", "--match", secret.upper())
+            assert preview.returncode == 0, preview.stderr
+            assert "would purge 2 entries" in preview.stdout and "--yes" in preview.stdout
+            assert len(holding(c, secret)) == 3  # a dry run changes nothing
+            done = run_cli("purge", "--agent", "a", "--match", secret, "--yes")
+            assert done.returncode == 0, done.stderr
+            assert "purged 2 entries" in done.stdout
+            done = run_cli("purge", "--agent", "claude-code", "--match", secret, "--yes")
+            assert done.returncode == 0 and "purged 1 entry" in done.stdout, done.stdout
+            assert not holding(c, secret)
+            # what did not match is untouched, and the purge is journaled without the text
+            kept = c.search("staging database", agent="a", status="forgotten")["hits"]
+            assert kept and kept[0]["text"] == "the staging database is db2.internal"
+            history = c.history(kept[0]["id"])
+            assert [e["action"] for e in history["events"]] == ["remember", "forgotten"]
+            [purge] = c.history("purge:a")["events"]
+            assert purge["action"] == "purge" and len(purge["after"]["ids"]) == 2
+            assert secret not in str(purge)
+    finally:
+        running.stop()
+    # the agent's own transcript (under the fake home) is its file, not memoryd's state
+    assert state_holds(memoryd_home, secret, skip=memoryd_home / "user") == []
+    # the ledger is still a valid source of truth: a restart replays it, nothing comes back
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket, timeout_s=30) as c:
+            assert not holding(c, secret)
+            assert c.search("staging database", agent="a", status="forgotten")["hits"]
+            assert c.remember("a", "ops", "a new fact after the purge")["stored"]
+    finally:
+        running.stop()
+    # the agent's own transcript (under the fake home) is its file, not memoryd's state
+    assert state_holds(memoryd_home, secret, skip=memoryd_home / "user") == []
+
+
+def test_purge_needs_an_agent_and_a_filter_or_says_why(daemon, client) -> None:
+    client.remember("a", "ops", "one")
+    missing = run_cli("purge", "--match", "one")
+    assert missing.returncode == 2 and "--agent" in missing.stderr
+    since = run_cli("purge", "--agent", "a", "--since", "1h")
+    assert since.returncode == 0 and "would purge 1 entry" in since.stdout
+    none = run_cli("purge", "--agent", "a", "--match", "nothing like it", "--yes")
+    assert none.returncode == 1 and "nothing to purge" in none.stdout + none.stderr
