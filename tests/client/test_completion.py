@@ -18,7 +18,7 @@ from memoryd_client import Client
 from memoryd_client.commands import GROUPS
 from memoryd_client.commands.passes import PASS_NAMES
 
-from tests.conftest import run_cli, spawn_daemon, stop_process
+from tests.conftest import RunningDaemon, run_cli
 
 
 @pytest.fixture
@@ -65,34 +65,30 @@ def _seed(home: Path) -> str:
 
 
 def test_bash_completes_commands_options_choices_files_and_the_daemons_names(
-        memoryd_home: Path, memory_on_path: Path) -> None:
-    daemon = spawn_daemon(memoryd_home)
-    try:
-        entry = _seed(memoryd_home)
-        (memoryd_home / "notes.jsonl").write_text("")
-        script = _script("bash", memoryd_home)
-        (status_store, passes, actions, options, agents, agent_option, kinds, ids, files,
-         shells) = _bash(
-            script, "memory st", "memory pass run ''", "memory pass ''",
-            "memory --json pass run consolidate --d", "memory search ''",
-            "memory list --agent d", "memory store designer x 'a text' --kind ''",
-            f"memory get {entry[:2]}", f"memory import {memoryd_home}/no",
-            "memory completion ''")
-        assert status_store == ["status", "store"]
-        assert passes == list(PASS_NAMES)
-        assert actions == ["list", "run", "show"]
-        assert options == ["--dry-run"]
-        assert agents == ["coder", "designer"]  # from the daemon
-        assert agent_option == ["designer"]
-        assert kinds == ["fact", "lesson", "feedback", "note", "turn", "summary"]
-        assert entry in ids and all(i.startswith(entry[:2]) for i in ids)
-        assert files == [f"{memoryd_home}/notes.jsonl"]
-        assert shells == ["bash", "zsh", "fish"]
-        # every command of the table, and nothing else
-        every = _bash(script, "memory ''")[0]
-        assert sorted(every) == sorted(GROUPS)
-    finally:
-        assert stop_process(daemon) == 0
+        memoryd_home: Path, memory_on_path: Path, daemon: RunningDaemon) -> None:
+    entry = _seed(memoryd_home)
+    (memoryd_home / "notes.jsonl").write_text("")
+    script = _script("bash", memoryd_home)
+    (status_store, passes, actions, options, agents, agent_option, kinds, ids, files,
+     shells) = _bash(
+        script, "memory st", "memory pass run ''", "memory pass ''",
+        "memory --json pass run consolidate --d", "memory search ''",
+        "memory list --agent d", "memory store designer x 'a text' --kind ''",
+        f"memory get {entry[:2]}", f"memory import {memoryd_home}/no",
+        "memory completion ''")
+    assert status_store == ["status", "store"]
+    assert passes == list(PASS_NAMES)
+    assert actions == ["list", "run", "show"]
+    assert options == ["--dry-run"]
+    assert agents == ["coder", "designer"]  # from the daemon
+    assert agent_option == ["designer"]
+    assert kinds == ["fact", "lesson", "feedback", "note", "turn", "summary"]
+    assert entry in ids and all(i.startswith(entry[:2]) for i in ids)
+    assert files == [f"{memoryd_home}/notes.jsonl"]
+    assert shells == ["bash", "zsh", "fish"]
+    # every command of the table, and nothing else
+    every = _bash(script, "memory ''")[0]
+    assert sorted(every) == sorted(GROUPS)
 
 
 def test_with_the_daemon_down_the_daemons_part_offers_nothing_and_the_rest_still_works(
@@ -107,68 +103,68 @@ def test_with_the_daemon_down_the_daemons_part_offers_nothing_and_the_rest_still
 
 @pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh is not installed (apt-get install "
                     "zsh): the zsh script is not exercised")
-def test_zsh_completes_through_a_terminal(memoryd_home: Path, memory_on_path: Path) -> None:
+def test_zsh_completes_through_a_terminal(memoryd_home: Path, memory_on_path: Path,
+                                          daemon: RunningDaemon) -> None:
     """zsh's completion runs only in an interactive shell: zsh's own zpty module drives one,
     and the test reads what it lists after TAB."""
-    daemon = spawn_daemon(memoryd_home)
-    try:
-        _seed(memoryd_home)
-        script = _script("zsh", memoryd_home)
-        assert subprocess.run(["zsh", "-n", str(script)], check=False).returncode == 0
-        driver = memoryd_home / "drive.zsh"
-        driver.write_text(f"""
+    _seed(memoryd_home)
+    script = _script("zsh", memoryd_home)
+    assert subprocess.run(["zsh", "-n", str(script)], check=False).returncode == 0
+    driver, passes = memoryd_home / "drive.zsh", " ".join(PASS_NAMES)
+    driver.write_text(f"""
 zmodload zsh/zpty
 zpty z 'zsh -f -i'
 zpty -w z 'PS1="> "; autoload -Uz compinit; compinit -u -d {memoryd_home}/zcd; \
 source {script}; echo RE""ADY'
 zpty -r z line '*READY*'
-for words in 'memory pass run ' 'memory search ' 'memory st'; do
+for words wanted in 'memory pass run ' '{passes}' 'memory search ' 'coder designer' \
+    'memory st' 'status store'; do
     zpty -w -n z "$words"$'\\t'
-    sleep 2
     all=''
+    for tick in {{1..100}}; do  # until the list shows what it should, 10 s at most
     while zpty -r -t z chunk; do all+=$chunk; done
+    missing=0
+    for word in ${{=wanted}}; do [[ $all == *$word* ]] || missing=1; done
+    (( missing )) || break
+    sleep 0.1
+    done
     print -r -- "== $words: $all"
     zpty -w -n z $'\\C-u'
-    sleep 0.5
+    sleep 0.2
     while zpty -r -t z chunk; do :; done
 done
 zpty -d z
 """)
-        done = subprocess.run(["zsh", "-f", str(driver)], capture_output=True, text=True,
-                              timeout=60, check=False)
-        shown = done.stdout
-        passes, agents, commands = (part.split("== ")[0] for part in shown.split("== ")[1:])
-        assert all(name in passes for name in PASS_NAMES), shown
-        assert "coder" in agents and "designer" in agents, shown
-        assert "status" in commands and "store" in commands, shown
-    finally:
-        assert stop_process(daemon) == 0
+    done = subprocess.run(["zsh", "-f", str(driver)], capture_output=True, text=True,
+                          timeout=60, check=False)
+    shown = done.stdout
+    passes, agents, commands = (part.split("== ")[0] for part in shown.split("== ")[1:])
+    assert all(name in passes for name in PASS_NAMES), shown
+    assert "coder" in agents and "designer" in agents, shown
+    assert "status" in commands and "store" in commands, shown
 
 
 @pytest.mark.skipif(shutil.which("fish") is None, reason="fish is not installed (apt-get "
                     "install fish): the fish script is not exercised")
-def test_fish_completes_with_descriptions(memoryd_home: Path, memory_on_path: Path) -> None:
-    daemon = spawn_daemon(memoryd_home)
-    try:
-        entry = _seed(memoryd_home)
-        script = _script("fish", memoryd_home)
-        assert subprocess.run(["fish", "-n", str(script)], check=False).returncode == 0
-        lines = ["memory pass run ", "memory pass run consolidate --d", "memory search ",
-                 f"memory get {entry[:3]}", "memory store a b c --kind=l"]
-        done = subprocess.run(
-            ["fish", "--no-config", "-c", f"source {script}; " + "; ".join(
-                f"echo '== {line}'; complete -C '{line}'" for line in lines)],
-            capture_output=True, text=True, timeout=60, check=False)
-        assert done.returncode == 0, done.stderr
-        passes, dry_run, agents, ids, kind = (
-            part.splitlines()[1:] for part in done.stdout.split("== ")[1:])
-        assert passes == sorted(PASS_NAMES)
-        assert dry_run == ["--dry-run\tpreview: change nothing"]
-        assert agents == ["coder\tagent", "designer\tagent"]
-        assert ids == [f"{entry}\tdesigner/rejected-designs note: floating speech bubble"]
-        assert kind == ["--kind=lesson"]
-    finally:
-        assert stop_process(daemon) == 0
+def test_fish_completes_with_descriptions(memoryd_home: Path, memory_on_path: Path,
+                                          daemon: RunningDaemon) -> None:
+    entry = _seed(memoryd_home)
+    script = _script("fish", memoryd_home)
+    assert subprocess.run(["fish", "-n", str(script)], check=False).returncode == 0
+    lines = ["memory pass run ", "memory pass run consolidate --d", "memory search ",
+             f"memory get {entry[:3]}", "memory store a b c --kind=l"]
+    done = subprocess.run(
+        ["fish", "--no-config", "-c", f"source {script}; " + "; ".join(
+            f"echo '== {line}'; complete -C '{line}'" for line in lines)],
+        capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    passes, dry_run, agents, ids, kind = (
+        part.splitlines()[1:] for part in done.stdout.split("== ")[1:])
+    assert passes == sorted(PASS_NAMES)
+    assert dry_run == ["--dry-run\tpreview: change nothing"]
+    assert agents == ["coder\tagent", "designer\tagent"]
+    assert ids == [f"{entry}\tdesigner/rejected-designs note: floating speech bubble"]
+    assert kind == ["--kind=lesson"]
 
 
 def test_an_unknown_shell_is_a_usage_error(memoryd_home: Path) -> None:

@@ -17,9 +17,11 @@ import subprocess
 import sys
 import termios
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
-from tests.conftest import spawn_daemon, stop_process
+from tests.conftest import RunningDaemon, spawn_daemon, stop_process
 
 ENTER, LEAVE, HOME = "\x1b[?1049h\x1b[?25l", "\x1b[?25h\x1b[?1049l", "\x1b[H"
 
@@ -28,8 +30,9 @@ def _size(fd: int, rows: int, columns: int) -> None:
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
 
 
-def _read(fd: int, seconds: float, until: str | None = None) -> str:
-    """What the terminal shows for ``seconds`` (or until ``until`` appears)."""
+def _read(fd: int, seconds: float, until: str | Callable[[str], bool] | None = None) -> str:
+    """What the terminal shows for ``seconds`` (or until ``until`` appears, or holds of what
+    was shown)."""
     shown = b""
     deadline = time.monotonic() + seconds
     while (left := deadline - time.monotonic()) > 0:
@@ -42,7 +45,8 @@ def _read(fd: int, seconds: float, until: str | None = None) -> str:
             if not chunk:
                 break
             shown += chunk
-            if until is not None and until in shown.decode("utf-8", "replace"):
+            text = shown.decode("utf-8", "replace")
+            if isinstance(until, str) and until in text or callable(until) and until(text):
                 break
     return shown.decode("utf-8", "replace")
 
@@ -54,9 +58,14 @@ def _views(shown: str) -> list[list[str]]:
              .strip("\r")] for view in shown.split(HOME)[1:]]
 
 
+def _whole(view: list[str]) -> bool:
+    """Whether a drawing was shown to its end: the line under "last errors" too."""
+    ends = [number for number, line in enumerate(view) if line.startswith("last errors")]
+    return bool(ends) and ends[-1] < len(view) - 1
+
+
 def test_on_a_terminal_it_redraws_in_place_follows_a_resize_and_ctrl_c_restores_it(
-        memoryd_home: Path) -> None:
-    daemon = spawn_daemon(memoryd_home)
+        daemon: RunningDaemon) -> None:
     leader, follower = pty.openpty()
     _size(follower, 30, 100)
     before = termios.tcgetattr(follower)
@@ -65,7 +74,8 @@ def test_on_a_terminal_it_redraws_in_place_follows_a_resize_and_ctrl_c_restores_
                              stderr=follower)
     try:
         shown = _read(leader, 30, until="last errors")
-        shown += _read(leader, 1.5)
+        shown += _read(leader, 1.5, until=lambda more: len(drawn := _views(shown + more)) >= 4
+                       and _whole(drawn[-1]))
         views = _views(shown)
         assert shown.startswith(ENTER)  # the alternate screen, the cursor hidden
         assert len(views) >= 3, shown  # drawn over again and again, not scrolled
@@ -79,11 +89,13 @@ def test_on_a_terminal_it_redraws_in_place_follows_a_resize_and_ctrl_c_restores_
         # a narrower terminal: the next drawing fits it at once, without waiting for a look
         _size(follower, 30, 50)
         watch.send_signal(signal.SIGWINCH)
-        narrow = _views(_read(leader, 1.0))
+        narrow = _views(_read(leader, 1.0, until=lambda more: any(
+            _whole(view) and max(len(line) for line in view) < 50 for view in _views(more))))
         assert narrow and max(len(line) for line in narrow[-1]) < 50
         watch.send_signal(signal.SIGINT)  # Ctrl-C
-        rest = _read(leader, 10)
+        rest = _read(leader, 10, until=LEAVE)
         assert watch.wait(timeout=10) == 0
+        rest += _read(leader, 0.2)  # and whatever it wrote after, before it ended
         assert rest.endswith(LEAVE), repr(rest[-80:])  # the cursor and the screen given back
         assert "Traceback" not in shown + rest
         assert termios.tcgetattr(follower) == before
@@ -93,26 +105,36 @@ def test_on_a_terminal_it_redraws_in_place_follows_a_resize_and_ctrl_c_restores_
             watch.wait()
         os.close(leader)
         os.close(follower)
-        assert stop_process(daemon) == 0
 
 
-def test_into_a_pipe_it_prints_one_plain_line_a_look(memoryd_home: Path) -> None:
-    daemon = spawn_daemon(memoryd_home)
-    try:
-        watch = subprocess.Popen([sys.executable, "-m", "memoryd_client", "status", "--watch",
-                                  "--interval", "0.3"], stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, text=True)
-        time.sleep(2.5)
-        watch.send_signal(signal.SIGINT)
-        out, err = watch.communicate(timeout=10)
-        assert watch.returncode == 0, err
-        lines = out.splitlines()
-        assert len(lines) >= 3
-        assert all(re.fullmatch(r"\d\d:\d\d:\d\d healthy · up to date", line)
-                   for line in lines), lines
-        assert "\x1b" not in out + err and "\r" not in out
-    finally:
-        assert stop_process(daemon) == 0
+def _lines(stream: IO[str], count: int, seconds: float) -> list[str]:
+    """The first ``count`` lines written to ``stream`` (fewer if ``seconds`` pass first)."""
+    lines: list[str] = []
+    deadline = time.monotonic() + seconds
+    while len(lines) < count and (left := deadline - time.monotonic()) > 0:
+        if select.select([stream], [], [], left)[0]:
+            line = stream.readline()
+            if not line:
+                break
+            lines.append(line)
+    return lines
+
+
+def test_into_a_pipe_it_prints_one_plain_line_a_look(daemon: RunningDaemon) -> None:
+    watch = subprocess.Popen([sys.executable, "-m", "memoryd_client", "status", "--watch",
+                              "--interval", "0.3"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    assert watch.stdout is not None
+    first = _lines(watch.stdout, 3, 30)
+    watch.send_signal(signal.SIGINT)
+    out, err = watch.communicate(timeout=10)
+    assert watch.returncode == 0, err
+    out = "".join(first) + out
+    lines = out.splitlines()
+    assert len(lines) >= 3
+    assert all(re.fullmatch(r"\d\d:\d\d:\d\d healthy · up to date", line)
+               for line in lines), lines
+    assert "\x1b" not in out + err and "\r" not in out
 
 
 def test_a_daemon_that_goes_away_is_waited_for_and_picked_up_again(memoryd_home: Path) -> None:
