@@ -54,6 +54,7 @@ import os
 import random
 import shutil
 import stat
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -424,14 +425,15 @@ def compare(args: argparse.Namespace) -> int:
 
 
 def against_table(rounds: dict[str, list[dict[str, Any]]], names: list[str]) -> str:
-    """A Markdown table: per pass, the mean wall and CPU times over the rounds, the peak RSS
-    (highest round), the longest step (longest round), the searches' p50/p99 (pooled), each as
-    this tree / the other and their ratio."""
+    """A Markdown table: per pass, the median wall and CPU times over the rounds (one round
+    that a busy minute slowed does not move it), the peak RSS (highest round), the longest step
+    (longest round), the searches' p50/p99 (pooled), each as this tree / the other and their
+    ratio."""
     def pair(values: list[float], unit: str, digits: int = 2) -> str:
         ratio = f" ({values[0] / values[1]:.2f}×)" if values[1] else ""
         return f"{values[0]:.{digits}f} / {values[1]:.{digits}f} {unit}{ratio}"
 
-    lines = [f"| pass | wall (mean of {len(rounds[names[0]])}) | daemon CPU | peak RSS | "
+    lines = [f"| pass | wall (median of {len(rounds[names[0]])}) | daemon CPU | peak RSS | "
              "longest step | search p50 / p99 while it runs |", "|---|---|---|---|---|---|"]
     labels = [label for _, label in ORDER if label in rounds[names[0]][0]]
     for label in ["idle", *labels]:
@@ -444,8 +446,8 @@ def against_table(rounds: dict[str, list[dict[str, Any]]], names: list[str]) -> 
             rss = [max(run["rss_mb"] for run in side) for side in runs]
             lines.append(f"| idle, back to back | | | {pair(rss, 'MB', 0)} (RSS) | | {search} |")
             continue
-        wall = [sum(run["wall_s"] for run in side) / len(side) for side in runs]
-        used = [sum(run["cpu_s"] for run in side) / len(side) for side in runs]
+        wall = [statistics.median(run["wall_s"] for run in side) for side in runs]
+        used = [statistics.median(run["cpu_s"] for run in side) for side in runs]
         rss = [max(run["peak_rss_mb"] for run in side) for side in runs]
         step = [max(run["step_ms"] or 0.0 for run in side) for side in runs]
         lines.append(f"| {label} | {pair(wall, 's')} | {pair(used, 's')} | {pair(rss, 'MB', 0)} "
