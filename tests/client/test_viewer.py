@@ -584,6 +584,8 @@ def test_health_shows_indexing_progress_live_as_files_arrive(world: World) -> No
     assert len(progress_shown()) >= 2, seen  # the bars' numbers moved
     counts = [(_number(m.group(1)), _number(m.group(2)))
               for m in map(LIVE_VECTORS.search, seen) if m]
-    assert counts == sorted(counts) and len(set(counts)) >= 3, counts
+    # in order, and at least one state before the last (how many the page samples depends
+    # on the machine's load: a loaded one showed two)
+    assert counts == sorted(counts) and len(set(counts)) >= 2, counts
     assert counts[-1] == (entries, vectors) and counts[0][1] < vectors
     b.screenshot("health-after-indexing")
