@@ -10,6 +10,7 @@ import signal
 import subprocess
 import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -30,16 +31,7 @@ class Machine:
         self.proc: subprocess.Popen[str] | None = None
 
     def start(self) -> None:
-        saved = {k: os.environ.get(k) for k in self.env}
-        os.environ.update(self.env)
-        try:
-            self.proc = spawn_daemon(self.home, model=self.model)
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
+        self.proc = spawn_daemon(self.home, env=self.env, model=self.model)
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -99,10 +91,11 @@ def machines(tmp_path: Path) -> Iterator[list[Machine]]:
     made: list[Machine] = []
 
     def make(n: int, models: tuple[bool, ...] = ()) -> list[Machine]:
-        for i in range(n):
-            m = Machine(Path(tempfile_dir(tmp_path, i)), models[i] if models else True)
-            m.start()
-            made.append(m)
+        new = [Machine(Path(tempfile_dir(tmp_path, i)), models[i] if models else True)
+               for i in range(n)]
+        made.extend(new)
+        with ThreadPoolExecutor(n) as starting:  # side by side: each start waits on its own
+            list(starting.map(Machine.start, new))
         return made
 
     yield make  # type: ignore[misc]
@@ -538,8 +531,9 @@ exec {real} "$@"
         for i in range(2):
             m = Machine(Path(tempfile_dir(tmp_path, i)))
             m.env["PATH"] = f"{shim}:{os.environ['PATH']}"
-            m.start()
             made.append(m)
+        with ThreadPoolExecutor(2) as starting:
+            list(starting.map(Machine.start, made))
         a, b = made
         init(remote, a, b)
         write(a, [f"a's note {i}" for i in range(40)])
