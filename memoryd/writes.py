@@ -24,7 +24,7 @@ from memoryd.embedding.words import WordWork
 from memoryd.progress import report
 from memoryd.redact import redact
 from memoryd.store.entries import Entries, Vectors
-from memoryd.store.records import Draft, EntryRequest, RememberRequest, Superseded
+from memoryd.store.records import Draft, EntryRequest, Remembered, RememberRequest, Superseded
 from memoryd.store.thread import DatabaseThread
 from memoryd.text import index_text
 
@@ -46,7 +46,7 @@ class Writes:
         self.words = words
         self.bulk = bulk
 
-    async def remember(self, request: RememberRequest) -> dict[str, Any]:
+    async def remember(self, request: RememberRequest) -> Remembered:
         """A single write: its index text embedded, once, in a run of its own (what the
         near-duplicate decision needs), the entry stored and acknowledged; then its sentences
         are embedded, its vectors indexed and its new words given to the lexicon
@@ -69,7 +69,7 @@ class Writes:
                 alone[text] = embedded.vector  # a borderline decision embeds it no more
         (result,) = await self._remember(drafts, vectors, bulk=False, alone=alone,
                                          parts_of=parts_of)
-        if result["stored"]:
+        if result.stored:
             self.words.learn_later(text)  # then the lexicon's filling moves past the entry
         return result
 
@@ -81,14 +81,14 @@ class Writes:
 
     async def _remember(self, drafts: list[Draft], vectors: list[Vectors | None], *,
                         bulk: bool, alone: dict[str, np.ndarray] | None = None,
-                        parts_of: str | None = None) -> list[dict[str, Any]]:
+                        parts_of: str | None = None) -> list[Remembered]:
         """Store drafts on the database thread in slices of REMEMBER_SLICE_S, so that a
         search waits for one slice at most; the texts a near-duplicate decision needs
         embedded alone (``alone``: those known already) are embedded between two slices (a
         bulk write's on the pair thread, a single write's on the interactive one). A single
         write's vectors are indexed once it is answered (``VectorWork.index_later``, with
         ``parts_of``: the text whose sentences are still to be embedded)."""
-        replies: list[dict[str, Any]] = []
+        replies: list[Remembered] = []
         alone = {} if alone is None else alone
         db, thread = ((self.bulk_db, self.threads.pair_thread) if bulk
                       else (self.db, self.threads.query_thread))
@@ -96,14 +96,14 @@ class Writes:
         while len(replies) < len(drafts):
             done = await db(later, drafts[len(replies):], vectors[len(replies):], alone,
                             REMEMBER_SLICE_S)
-            replies += done.replies
+            replies += done.written
             if done.unindexed:
                 self.vectors.index_later(done.unindexed, parts_of)
             if done.wanted:
                 alone.update(zip(done.wanted, await self.threads.alone(done.wanted, thread)))
         return replies
 
-    async def remember_many(self, requests: list[RememberRequest]) -> dict[str, Any]:
+    async def remember_many(self, requests: list[RememberRequest]) -> list[Remembered]:
         """Embedded in slices of PIPELINE_SLICE: the database stores one slice (in calls of
         REMEMBER_SLICE_S, one transaction and one fsync per ledger each) while the next is
         embedded. A slice is big because the embedder batches a bigger pool better (slices of
@@ -120,7 +120,7 @@ class Writes:
             return asyncio.ensure_future(self.vectors.fill_vectors(
                 [texts[i] for i in part], [cached[i] for i in part]))
 
-        results: list[dict[str, Any]] = []
+        results: list[Remembered] = []
         async with self.bulk.writing():
             upcoming = embedding(slices[0])
             try:
@@ -138,7 +138,7 @@ class Writes:
             finally:
                 abandon(upcoming)
                 self.words.wanted.set()
-        return {"results": results}
+        return results
 
     async def supersede(self, request: EntryRequest) -> Superseded:
         assert request.text is not None

@@ -23,11 +23,10 @@ loses the undo handle only; consolidation finds the contradiction again on its n
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from memoryd.passes.changes import Change, run_name
 from memoryd.passes.runs import PassRuns
-from memoryd.store.records import StoredEntry
+from memoryd.store.records import Remembered, StoredEntry
 
 PASS = "correct"
 
@@ -39,29 +38,28 @@ def contradiction(a: StoredEntry, b: StoredEntry, why: str) -> Change:
                    "confidence": [a.confidence, b.confidence]})
 
 
-def record(runs: PassRuns, replies: Sequence[dict[str, Any]]) -> str | None:
-    """Record the corrections the write path made or found (the replies' ``corrects``: each
-    an ``entry``, a StoredEntry, with ``why`` and ``action``; memoryd.store.remember) as a
-    ``correct`` run; returns its name (None: there were none). Runs on the database thread."""
-    found: list[tuple[StoredEntry, dict[str, Any]]] = [
-        (reply["entry"], correction) for reply in replies if reply.get("stored")
-        for correction in reply.get("corrects") or []]
+def record(runs: PassRuns, writes: Sequence[Remembered]) -> str | None:
+    """Record the corrections the write path made or found (each write's ``corrects``;
+    memoryd.store.remember) as a ``correct`` run; returns its name (None: there were none).
+    Runs on the database thread."""
+    found = [(write.entry, correction) for write in writes if write.stored
+             for correction in write.corrects]
     if not found:
         return None
     agents = sorted({new.agent for new, _ in found})
     run = runs.begin(PASS, {"agent": agents[0]} if len(agents) == 1 else {}, False)
     known = {frozenset(c["after"]["ids"]) for c in runs.open_contradictions()}
     for new, correction in found:
-        old: StoredEntry = correction["entry"]
-        if correction["action"] == "supersede":
+        old = correction.entry
+        if correction.action == "supersede":
             runs.note(run, Change(
                 "entry", old.uid, "supersede",
-                f"corrected by {new.uid} ({new.writer}): {correction['why']}",
+                f"corrected by {new.uid} ({new.writer}): {correction.why}",
                 {"status": "active", "superseded_by": None},
                 {"status": "superseded", "superseded_by": new.uid}), "applied")
             run.counts["corrected"] = run.counts.get("corrected", 0) + 1
         elif frozenset((old.uid, new.uid)) not in known:
-            runs.note(run, contradiction(old, new, correction["why"]), "open")
+            runs.note(run, contradiction(old, new, correction.why), "open")
             run.counts["contradictions"] = run.counts.get("contradictions", 0) + 1
     runs.finish(run, "done")
     return run_name(run.run)

@@ -10,13 +10,14 @@ from memoryd.passes import corrections
 from memoryd.passes.runner import PassRunner
 from memoryd.server.params import Params
 from memoryd.server.parts import Parts
-from memoryd.server.replies import entry_reply, public_entry, search_reply
+from memoryd.server.replies import entry_reply, public_entry, remember_reply, search_reply
 from memoryd.server.requests import (
     get_request,
     remember_many_requests,
     remember_request,
     search_request,
 )
+from memoryd.store.records import Remembered
 
 
 class MemoryMethods:
@@ -29,24 +30,21 @@ class MemoryMethods:
                 "search": self.m_search, "get": self.m_get, "history": self.m_history}
 
     async def m_remember(self, params: Params) -> dict[str, Any]:
-        reply = await self.parts.writes.remember(remember_request(params))
-        await self._corrections([reply])
+        written = await self.parts.writes.remember(remember_request(params))
+        (reply,) = await self._replies([written])
         return reply
 
     async def m_remember_many(self, params: Params) -> dict[str, Any]:
-        reply = await self.parts.writes.remember_many(remember_many_requests(params))
-        await self._corrections(reply["results"])
-        return reply
+        written = await self.parts.writes.remember_many(remember_many_requests(params))
+        return {"results": await self._replies(written)}
 
-    async def _corrections(self, replies: list[dict[str, Any]]) -> None:
-        """What a write corrected or contradicts, recorded as a run (memoryd.passes.corrections):
-        its name in each reply that has some."""
-        if not any(r.get("corrects") for r in replies):
-            return
-        run = await self.parts.db(corrections.record, self.passes.runs, replies)
-        for reply in replies:
-            if reply.get("corrects"):
-                reply["run"] = run
+    async def _replies(self, written: list[Remembered]) -> list[dict[str, Any]]:
+        """The writes' replies; what they corrected or contradict recorded as a run
+        (memoryd.passes.corrections), its name in each reply that has some."""
+        run = None
+        if any(w.corrects for w in written):
+            run = await self.parts.db(corrections.record, self.passes.runs, written)
+        return [remember_reply(w, run if w.corrects else None) for w in written]
 
     async def m_search(self, params: Params) -> dict[str, Any]:
         request = search_request(params, self.parts.settings.config.search.limit)

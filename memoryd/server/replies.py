@@ -15,7 +15,7 @@ from typing import Any
 from memoryd.retrieval.age import age_note, format_age
 from memoryd.retrieval.records import Explanation, Hit, SearchResult
 from memoryd.sessions.explain import evidence_words
-from memoryd.store.records import StoredEntry
+from memoryd.store.records import Remembered, StoredEntry
 from memoryd.store.usage import UsageRecord
 
 
@@ -35,6 +35,27 @@ def public_entry(entry: StoredEntry, now: float, usage: UsageRecord | None = Non
         shown["usage"] = usage.as_dict()
     shown["age_note"] = age_note(entry.created, now)
     return shown
+
+
+def remember_reply(written: Remembered, run: str | None = None) -> dict[str, Any]:
+    """A remember's reply (each of remember_many's ``results``): ``stored``, the ``entry``
+    (the new one, or the one a duplicate repeats), and what the write did to others; ``run``:
+    the ``correct`` run that recorded its corrections (memoryd.passes.corrections)."""
+    if not written.stored:
+        reply: dict[str, Any] = {"stored": False, "duplicate": written.duplicate,
+                                 "entry": written.entry}
+        if written.cosine is not None:
+            reply["cosine"] = written.cosine
+        return reply
+    reply = {"stored": True, "entry": written.entry, "superseded": list(written.superseded)}
+    if written.similar is not None:
+        reply["similar"] = {"entry": written.similar, "cosine": written.cosine}
+    if written.corrects:
+        reply["corrects"] = [{"entry": c.entry, "why": c.why, "action": c.action}
+                             for c in written.corrects]
+    if run is not None:
+        reply["run"] = run
+    return reply
 
 
 def without_rowids(value: Any) -> Any:

@@ -163,9 +163,9 @@ class SessionExtractor:
         for candidate in accepted:
             reply = await self.writes.remember(self._request(session, candidate))
             replies.append(reply)
-            if reply["stored"]:
-                stored.append(reply["entry"].uid)
-        if any(reply.get("corrects") for reply in replies):  # a later session said otherwise
+            if reply.stored:
+                stored.append(reply.entry.uid)
+        if any(reply.corrects for reply in replies):  # a later session said otherwise
             await self.db(corrections.record, self._runs(), replies)
         log.info("Session %s: stored %d extracted entries.", session["id"], len(stored))
         return stored

@@ -115,6 +115,33 @@ class Superseded:
 
 
 @dataclass(frozen=True)
+class Correction:
+    """An older entry that a new one contradicts: superseded by it (``action``
+    ``"supersede"``: the new one corrects it) or left beside it, disputed (``"dispute"``)."""
+
+    entry: StoredEntry
+    why: str
+    action: str
+
+
+@dataclass(frozen=True)
+class Remembered:
+    """What a remember did with one entry. Stored: ``entry`` is the new entry, with the
+    entries it replaced (``superseded``: a key's older value, a corrected entry), the near
+    duplicate it was forced past (``similar``, with its ``cosine``) and what it contradicts
+    (``corrects``). Refused as a ``duplicate`` (``"exact"`` or ``"near"``): ``entry`` is
+    the entry it repeats (at ``cosine``, when near)."""
+
+    stored: bool
+    entry: StoredEntry
+    duplicate: str | None = None
+    cosine: float | None = None
+    superseded: tuple[StoredEntry, ...] = ()
+    similar: StoredEntry | None = None
+    corrects: tuple[Correction, ...] = ()
+
+
+@dataclass(frozen=True)
 class RememberRequest:
     """What a remember request (or one of remember_many's entries, or a write memoryd makes
     itself: an extracted lesson, a hook's turn) says of the entry to write, validated; what

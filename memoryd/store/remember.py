@@ -21,7 +21,14 @@ from memoryd.store.database import Store
 from memoryd.store.durable import DISK_ERRORS
 from memoryd.store.entry_writes import EntryWrites, Unindexed, Vectors, new_uid
 from memoryd.store.ledger import Ledger
-from memoryd.store.records import Draft, Entry, RememberRequest, StoredEntry
+from memoryd.store.records import (
+    Correction,
+    Draft,
+    Entry,
+    Remembered,
+    RememberRequest,
+    StoredEntry,
+)
 from memoryd.store.vectors import follow_meta
 from memoryd.text import content_hash
 
@@ -34,12 +41,12 @@ NEARBY = 5
 
 
 @dataclass
-class Remembered:
-    """What one call of :meth:`Remembering.remember_many` did: a reply for each draft it stored
-    or refused, in order, the texts it needs embedded alone to decide the next one, and (when
-    asked to) the vectors of the entries it stored that are still to be indexed."""
+class StoredSlice:
+    """What one call of :meth:`Remembering.remember_many` did: what became of each draft it
+    stored or refused, in order, the texts it needs embedded alone to decide the next one,
+    and (when asked to) the vectors of the entries it stored that are still to be indexed."""
 
-    replies: list[dict[str, Any]]
+    written: list[Remembered]
     wanted: list[str]
     unindexed: list[Unindexed] = field(default_factory=list)
 
@@ -99,7 +106,7 @@ class Remembering(EntryWrites):
 
     def remember_many(self, drafts: Sequence[Draft], vectors: Sequence[Vectors | None],
                       alone: Mapping[str, np.ndarray], slice_s: float, *,
-                      index_later: bool = False) -> Remembered:
+                      index_later: bool = False) -> StoredSlice:
         """Remember drafts in order, in one transaction with one fsync per ledger, until
         ``slice_s`` has passed (at least one) or a near-duplicate decision needs texts that
         ``alone`` lacks: the caller embeds those off this thread and calls again with the
@@ -108,14 +115,14 @@ class Remembering(EntryWrites):
         entries stay queued for a vector meanwhile."""
         records: dict[str, list[dict[str, Any]]] = {}
         deadline = time.perf_counter() + slice_s
-        done = Remembered([], [])
+        done = StoredSlice([], [])
         with self.transaction():
             for draft, pair in zip(drafts, vectors):
                 # this call is rolled back: none of it reached the ledger
                 if self.stopping.is_set():
                     raise stopping_error()
                 try:
-                    done.replies.append(self._remember_one(
+                    done.written.append(self._remember_one(
                         draft.entry, pair, draft.force, records, alone,
                         done.unindexed if index_later else None))
                 except NeedsAlone as needs:
@@ -154,19 +161,19 @@ class Remembering(EntryWrites):
     def _remember_one(self, draft: Entry, vectors: Vectors | None, force: bool,
                       records: dict[str, list[dict[str, Any]]],
                       alone: Mapping[str, np.ndarray],
-                      unindexed: list[Unindexed] | None = None) -> dict[str, Any]:
+                      unindexed: list[Unindexed] | None = None) -> Remembered:
         agent, category = draft.agent, draft.category
         project = draft.project
         existing = self.store.find_exact(agent, category, draft.hash, project)
         if existing is not None:
-            return {"stored": False, "duplicate": "exact", "entry": existing}
+            return Remembered(False, existing, duplicate="exact")
         rivals = self.store.active_with_key(agent, draft.key, project) if draft.key else []
-        similar = None
+        similar: tuple[StoredEntry, float] | None = None
         corrects: list[tuple[StoredEntry, str]] = []
         if not rivals and vectors is not None:
             similar, corrects = self._near(draft, vectors[0], alone)
             if similar is not None and not force:
-                return {"stored": False, "duplicate": "near", **similar}
+                return Remembered(False, similar[0], duplicate="near", cosine=similar[1])
         losers = []
         for rival in rivals:
             if person_only(rival.kind) and not typed_by_person(draft.writer):
@@ -196,22 +203,18 @@ class Remembering(EntryWrites):
         else:
             self._index_entry(rowid, vectors)
         superseded = [self._set_status(loser, "superseded", agent, draft.uid) for loser in losers]
-        reply: dict[str, Any] = {"stored": True, "entry": stored, "superseded": superseded}
-        if similar:
-            reply["similar"] = similar
-        if corrects:
-            replaced = {old.uid for old, _ in corrected}
-            reply["corrects"] = [
-                {"entry": self._set_status(old, "superseded", draft.writer, draft.uid)
-                 if old.uid in replaced else old, "why": why,
-                 "action": "supersede" if old.uid in replaced else "dispute"}
-                for old, why in corrects]
-            reply["superseded"] += [c["entry"] for c in reply["corrects"]
-                                    if c["action"] == "supersede"]
-        return reply
+        replaced = {old.uid for old, _ in corrected}
+        corrections = tuple(
+            Correction(self._set_status(old, "superseded", draft.writer, draft.uid), why,
+                       "supersede") if old.uid in replaced else Correction(old, why, "dispute")
+            for old, why in corrects)
+        superseded += [c.entry for c in corrections if c.action == "supersede"]
+        return Remembered(True, stored, superseded=tuple(superseded),
+                          similar=similar[0] if similar else None,
+                          cosine=similar[1] if similar else None, corrects=corrections)
 
     def _near(self, draft: Entry, vector: np.ndarray, alone: Mapping[str, np.ndarray]
-              ) -> tuple[dict[str, Any] | None, list[tuple[StoredEntry, str]]]:
+              ) -> tuple[tuple[StoredEntry, float] | None, list[tuple[StoredEntry, str]]]:
         """What the entries most like a new one are to it (memoryd.meaning): a near duplicate
         — says the same thing, at cosine ≥ the threshold — and the entries it contradicts (a
         "don't" of a "do", another number, an antonym, another order), from cosine 0.75 for a
@@ -221,7 +224,7 @@ class Remembering(EntryWrites):
         nearby = [(entry, cosine) for entry, cosine in self.nearby(
             vector, draft.agent, draft.category, draft.project)
             if cosine >= low - BORDERLINE]
-        similar = None
+        similar: tuple[StoredEntry, float] | None = None
         corrects: list[tuple[StoredEntry, str]] = []
         for entry, cosine in nearby:
             differs = difference(draft.text, entry.text)
@@ -240,7 +243,7 @@ class Remembering(EntryWrites):
                     raise NeedsAlone(missing)
                 cosine = float(alone[pair[0]] @ alone[pair[1]])
             if cosine >= threshold:
-                similar = {"entry": entry, "cosine": round(cosine, 4)}
+                similar = (entry, round(cosine, 4))
         return similar, corrects
 
     @staticmethod

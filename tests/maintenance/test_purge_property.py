@@ -72,7 +72,7 @@ def build(home: Path, example: dict[str, Any]) -> tuple[Store, Entries, AgentArc
         params.update(text=f"{item['text']} [{number}]", created=BASE + number * 60)
         drafts = entries.drafts([remember_request(Params("remember", params))])
         done = entries.remember_many(drafts, [None], {}, 10.0)
-        ids.append(done.replies[0]["entry"].uid)
+        ids.append(done.written[0].entry.uid)
     for number, (op, which, reason) in enumerate(example["ops"]):
         entry = store.entry_by_uid(ids[which % len(ids)])
         assert entry is not None

@@ -113,13 +113,13 @@ def test_a_write_answered_before_its_vector_is_stored_and_never_gets_a_stale_one
     done = entries.remember_many(drafts, embedder.embed_entries(texts), {}, 10.0,
                                  index_later=True)
     rowids = [u.rowid for u in done.unindexed]
-    assert len(rowids) == 3 and all(reply["stored"] for reply in done.replies)
+    assert len(rowids) == 3 and all(w.stored for w in done.written)
     store.close()
     store = Store(config.db_path)  # committed: what a restart after a crash finds
     entries = Entries(config.remember, store, Ledger(config.ledger_dir))
     assert sorted(row[0] for row in store.rows_missing_vectors(10)) == rowids
     assert len((config.ledger_dir / "designer.jsonl").read_text().splitlines()) == 3
-    changed, deleted = (reply["entry"].uid for reply in done.replies[1:])
+    changed, deleted = (w.entry.uid for w in done.written[1:])
     store.update_entry(changed, text="Tentacles: the 30 degree blade.", hash="other")
     store._db.execute("DELETE FROM entries WHERE uid=?", (deleted,))
     entries.index_stored(done.unindexed)
