@@ -219,7 +219,7 @@ def run_reindex(no_vectors: bool) -> int:
         f"reindexed {counts['entries']} entries from {counts['ledgers']} ledgers "
         f"({counts['records']} records) and {counts['archives']} transcript archives "
         f"({counts['restored']} entries, {counts['archived']} archived first), "
-        f"{counts['vectors']} vectors, the journal of {counts['runs']} pass runs, "
+        f"{counts['vectors']} vectors, {counts['runs']} pass runs from the run log, "
         f"in {time.monotonic() - started:.1f} s into {config.db_path}"
     )
     return 0

@@ -6,7 +6,7 @@ them between stores.
   provenance (writer, via, session, source file and lines, message id, dates).
 - import: the lines of an export (or any JSONL of maps with agent, category, text) through the
   daemon's write path, ``remember_many`` in batches: exact duplicates are not stored again,
-  every stored entry is in its agent's ledger and journal, dated by its ``created``
+  every stored entry is in its agent's ledger and history, dated by its ``created``
   (``via: import``). Entries that are not active, and entries indexed from watched files (their
   file is the source of truth: watch it instead), are skipped and counted.
 """

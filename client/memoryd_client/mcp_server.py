@@ -452,7 +452,7 @@ TOOLS = (
          reply=lambda r, a: f"forgotten {r['id']}"),
     Tool("memory_scope", "Move one of your entries (by id, from memory_search) to the global "
          "tier or to this project: a lesson that proved true in several projects belongs to "
-         "the global tier. The move is journaled; the user can take it back with `memory "
+         "the global tier. The move is recorded as a run; the user can take it back with `memory "
          "undo`. An entry of a memory file belongs where its file is: that is refused, with "
          "the reason.",
          (ENTRY_ID, Param("scope", ("project", "global"), "global: shown in every project "

@@ -86,7 +86,7 @@ class DaemonMethods(abc.ABC):
     def purge(self, agent: str, *, since: float | str | None = None, match: str | None = None,
               confirm: bool = False) -> Any:
         """Delete an agent's entries for good (since a time, holding a string, or both) from
-        the index, the ledger, the archives and the journals. Without ``confirm`` a dry run:
+        the index, the ledger, the archives and the histories. Without ``confirm`` a dry run:
         the reply lists what would go."""
         return self.call("purge", drop_none({"agent": agent, "since": since, "match": match,
                                               "confirm": confirm}))
@@ -212,7 +212,7 @@ class DaemonMethods(abc.ABC):
     def scope(self, entry_id: str, scope: str, project: str | None = None, *,
               agent: str | None = None) -> Any:
         """Move an entry to the user's global tier (``scope="global"``) or to the project of
-        the directory ``project`` (``scope="project"``); journaled, and ``memory undo`` of
+        the directory ``project`` (``scope="project"``); recorded as a run, and ``memory undo`` of
         the reply's ``undo`` run moves it back."""
         return self.call("scope", drop_none({"id": entry_id, "scope": scope,
                                               "project": project, "agent": agent}))

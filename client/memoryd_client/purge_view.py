@@ -39,7 +39,7 @@ def print_purge(result: dict[str, Any]) -> None:
     print(f"{verb} {_count(n, 'entry', 'entries')} of agent {result['agent']}, "
           f"{_count(result['ledger_records'], 'ledger record', 'ledger records')}, "
           f"{_count(result['archive_records'], 'archive record', 'archive records')}, "
-          f"{_count(result['events'], 'journal event', 'journal events')}, "
+          f"{_count(result['events'], 'history event', 'history events')}, "
           f"{_count(result['changes'], 'pass change', 'pass changes')}")
     for entry in result["entries"]:
         when = (time.strftime("%Y-%m-%d %H:%M", time.localtime(entry["created"]))

@@ -70,8 +70,8 @@ def print_entry(entry: dict[str, Any]) -> None:
     print("    " + "; ".join(details))
     if entry.get("usage") is not None:  # memoryd.store.usage: what became of it in sessions
         print("    usage: " + usage_words(entry["usage"]))
-    if entry.get("text_chars"):  # a removed file entry, as its journal event keeps it
-        print(f"    (the journal keeps the first {len(entry['text']):,} of its "
+    if entry.get("text_chars"):  # a removed file entry, as its history event keeps it
+        print(f"    (its history keeps the first {len(entry['text']):,} of its "
               f"{entry['text_chars']:,} characters; versions the memory tools wrote: "
               "memory history file:AGENT:PATH)")
 

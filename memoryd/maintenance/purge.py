@@ -69,7 +69,7 @@ PURGED = "[PURGED]"
 OPEN_EXCHANGE = "transcript:open:"
 #: How the reply names what a purge selected that the index does not hold.
 WHERE = {"ledger": "only in the ledger", "archive": "only in the transcript archive",
-         "journal": "only in the journal (its lines left their file)"}
+         "journal": "only in a memory file's history (its lines left their file)"}
 
 
 @dataclass

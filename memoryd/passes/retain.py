@@ -101,7 +101,7 @@ def _move_old_versions(ctx: PassContext) -> Steps[None]:
         ctx.store.set_meta(history_key(agent), str(where[1]))
         ctx.runs.note(ctx.run, Change(
             "archive", str(history.path(agent)), "append",
-            f"old versions of {agent}'s memory files, moved out of the journal",
+            f"old versions of {agent}'s memory files, moved out of the index",
             after={"versions": sum(len(i.events) for i in old if i.agent == agent),
                    "offset": where[0], "bytes": where[1] - where[0]}), "archived")
     for item in old:

@@ -175,7 +175,7 @@ class MemoryFiles:
             if written and not self._put_back(path, old):
                 raise UnavailableError(
                     f"{relative!r} was written to {agent}'s memory directory, but memoryd "
-                    f"could not journal the change ({exc}); the previous text is not in its "
+                    f"could not record the change ({exc}); the previous text is not in its "
                     "history") from None
             raise refused(relative, agent, exc) from None
 

@@ -301,7 +301,7 @@ def test_the_entry_page_shows_text_provenance_history_and_usage(world: World) ->
     assert UV in b.text("blockquote.entry-text")
     assert "written by\tclaude-code" in page and "channel\tapi" in page
     assert "injected into 1 session: followed 0, broken 1" in page
-    assert "Journal" in page and "remember" in page
+    assert "Events" in page and "remember" in page
     b.screenshot("entry")
     # from a hit to its entry: the link opens it
     b.open(world.url + "search?q=speech+bubble+cat+sticker")

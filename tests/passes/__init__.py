@@ -1,2 +1,2 @@
-"""Tests of the maintenance passes (`passes/`): runs, their journal and undo, the user's files they
+"""Tests of the maintenance passes (`passes/`): runs, their run log and undo, the user's files they
 rewrite, scope moves, staleness, retention."""

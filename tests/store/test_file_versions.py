@@ -149,7 +149,7 @@ def test_a_big_memory_file_rewritten_keeps_a_bounded_entry_journal(daemon, clien
     assert before["text_chars"] == len(texts[0]) - len("# Notes\n\n") - 1
     shown = run_cli("history", uid)
     assert shown.returncode == 0, shown.stderr
-    assert f"the journal keeps the first 4,096 of its {before['text_chars']:,} characters" \
+    assert f"its history keeps the first 4,096 of its {before['text_chars']:,} characters" \
         in shown.stdout
     versions_shown = client.history("file:coder:notes.md")["events"]
     assert [e["after"]["text"] for e in versions_shown] == texts  # every version, whole

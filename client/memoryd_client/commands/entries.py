@@ -147,9 +147,9 @@ COMMANDS: dict[str, Command] = {
         request=lambda a, c: c.get(a.id), show=plain(views.print_entry),
         examples=("memory get 1a20b902eb96",), exits="0 found; 1 not found"),
     "forget": Command(
-        help="forget an entry (soft: journaled, kept in history; the command prints the "
+        help="forget an entry (soft: kept in its history; the command prints the "
         "`memory undo RUN` that takes it back)",
-        args=(ENTRY_ID, ACT_AS, Arg("--reason", help="why (kept in the journal)")),
+        args=(ENTRY_ID, ACT_AS, Arg("--reason", help="why (kept in its history)")),
         request=lambda a, c: c.forget(a.id, agent=a.agent, reason=a.reason),
         show=plain(views.print_forgotten),
         examples=("memory forget 1a20b902eb96 --reason 'no longer true'",),
@@ -165,7 +165,7 @@ COMMANDS: dict[str, Command] = {
         help="move an entry to the global tier or to a project",
         description="A global entry reaches every project (the memory block, the prompt hook, "
         "the lessons shown before a tool call); a project's entry reaches that project only. "
-        "The move is journaled as a run of its own, which `memory undo RUN` takes back. An "
+        "The move is recorded as a run of its own, which `memory undo RUN` takes back. An "
         "entry of a watched file (a memory file's line, a transcript turn) belongs where its "
         "file is: scope refuses it, and says why.",
         args=(ENTRY_ID, Arg("scope", kind=("global", "project"),
@@ -181,7 +181,7 @@ COMMANDS: dict[str, Command] = {
         "the same memory or another value of its key already there, not the agent's, not "
         "found); 2 also DIR in no git repository"),
     "history": Command(
-        help="an entry's versions and journal (by id, or agent + key)",
+        help="an entry's history: its versions and events (by id, or agent + key)",
         args=(Arg("id", optional=True, help="entry id or prefix (or give --agent and --key)"),
               Arg("--agent", help="with --key: the agent whose key it is"),
               Arg("--key", help="with --agent: every version of this dotted key")),
@@ -246,7 +246,7 @@ COMMANDS: dict[str, Command] = {
         "confidence, project and polarity, in batches, through the write path: exact "
         "duplicates are not stored again (importing twice changes nothing), near duplicates "
         "are kept (they were kept where they came from), and every entry goes to the agent's "
-        "ledger and journal (via: import). Entries that are not active, and entries indexed "
+        "ledger and history (via: import). Entries that are not active, and entries indexed "
         "from watched files (watch their files instead), are skipped and counted. A terminal "
         "shows how far it is; the command waits as long as the daemon reports progress, and "
         "if the daemon stops answering (exit 3), running it again is safe.",
@@ -263,9 +263,9 @@ COMMANDS: dict[str, Command] = {
         description="The one operation that really deletes: the agent's entries created since "
         "T and/or whose text holds TEXT (case-insensitive; names, categories, tags and kinds "
         "are not searched) go from the index, the agent's ledger, its transcript archive and "
-        "the journals, with every record of theirs; free text that only mentions TEXT (a "
+        "the histories, with every record of theirs; free text that only mentions TEXT (a "
         "forget's reason, an older version, a session's last message) gets it replaced by "
-        "[PURGED]; nothing else is touched. The purge is journaled without the text (memory "
+        "[PURGED]; nothing else is touched. The purge is recorded without the text (memory "
         "history purge:AGENT). Without --yes it is a dry run that lists the entries it would "
         "remove and where it would replace TEXT. A watched file still holding the text brings "
         "it back when it is indexed again: edit the file (the output names it).",

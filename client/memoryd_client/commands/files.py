@@ -54,7 +54,7 @@ COMMANDS: dict[str, Command] = {
         help="the memory tools: list, read, write, replace, insert files in an agent's memory "
         "directory",
         description="The memory tools on an agent's memory directory (tools.memory_dir). Writes "
-        "are atomic and journaled; paths leaving the directory are refused.",
+        "are atomic, each kept in the file's history; paths leaving the directory are refused.",
         refusal_exit=FAILED, examples=("memory file list --agent designer",),
         exits="0 done; 1 refused", actions={
             "list": _file(

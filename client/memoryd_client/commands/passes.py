@@ -36,7 +36,7 @@ COMMANDS: dict[str, Command] = {
     "pass": Command(
         help="the maintenance passes: list, run, show", progress=True,
         description="memoryd keeps memory in order with scheduled passes (README: Maintenance "
-        "passes). Every change a pass makes is journaled: `memory pass show` lists it, "
+        "passes). Every change a pass makes is recorded: `memory pass show` lists it, "
         "`memory undo` takes it back.",
         examples=("memory pass list", "memory pass run consolidate --dry-run",
                   "memory pass show"),

@@ -130,7 +130,7 @@ def _entry_item(entry: dict[str, Any]) -> str:
 # -- Entry ------------------------------------------------------------------------------------
 
 def entry_page(client: Client, entry_id: str) -> Page:
-    """One entry: its text, where it came from, its versions and journal, what became of it
+    """One entry: its text, where it came from, its versions and history, what became of it
     in sessions, and what a person may do about it."""
     entry = client.get(entry_id)
     history = client.history(entry["id"])
@@ -184,7 +184,7 @@ def _entry_actions(entry: dict[str, Any]) -> str:
     if entry.get("status") == "active":
         buttons.append(action_button(
             "forget", entry["id"], "Forget",
-            "Forget this entry? It stops being searched and injected; the journal keeps it, "
+            "Forget this entry? It stops being searched and injected; its history keeps it, "
             "and the Passes page can undo the forget.", danger=True))
     return " ".join(buttons)
 
@@ -243,8 +243,8 @@ def _events(history: dict[str, Any]) -> str:
              esc(_changed(e.get("before"), e.get("after"))))
             for e in history.get("events") or []]
     if not rows:
-        return "<p>No journal events.</p>"
-    return "<h3>Journal</h3>" + table(("when", "what", "who", "change"), rows, "events")
+        return "<p>No events.</p>"
+    return "<h3>Events</h3>" + table(("when", "what", "who", "change"), rows, "events")
 
 
 # -- Sessions ---------------------------------------------------------------------------------

@@ -42,7 +42,7 @@ def passes_page(client: Client, query: dict[str, str]) -> Page:
              esc(_counts(r.get("counts") or {})))
             for r in runs]
     body = ("<h1>Passes</h1>"
-            "<p>Every change a pass makes is journaled: open a run to see each change and "
+            "<p>Every change a pass makes is recorded: open a run to see each change and "
             "undo it.</p>"
             + table(("pass", "schedule", "next run", "last run", ""), schedule, "schedule")
             + "<h2>Runs, newest first</h2>"
