@@ -265,7 +265,10 @@ def main(argv: list[str] | None = None) -> int:
 
         return complete(argv[1:])
     args = fast_parse(argv)
-    if args is not None:
+    if args is not None:  # one request, one printed reply: no need of msgpack's import
+        from memoryd_client import wire
+
+        wire.lean = True
         return _execute(args)
     parsed = _parse(argv)
     return parsed if isinstance(parsed, int) else _execute(parsed)

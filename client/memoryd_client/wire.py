@@ -33,8 +33,6 @@ from __future__ import annotations
 
 import struct
 
-import msgpack
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -115,9 +113,26 @@ HUMAN_CHANNELS = frozenset({"terminal"})
 INJECTION_MARKER = "<!-- memoryd:ctx v1 -->"
 
 
+#: Whether this process reads and writes its frames without msgpack
+#: (:mod:`memoryd_client.hook_wire`, standard msgpack in pure Python). A `memory` command sends
+#: one request and prints one reply, both small, and importing msgpack (with msgpack.ext,
+#: datetime and collections) was ~5 ms of its ~23 ms of CPU: the command line sets it for the
+#: commands it reads itself (memoryd_client.cli). A reply over LEAN_MAX_BYTES is still read by
+#: msgpack, whose C decoder is the faster one on a big reply.
+lean = False
+LEAN_MAX_BYTES = 1 << 16
+
+
 def pack(message: dict[str, Any]) -> bytes:
     """One frame: length prefix plus msgpack body."""
-    body = msgpack.packb(message, use_bin_type=True)
+    if lean:
+        from memoryd_client import hook_wire
+
+        body = hook_wire.pack(message)
+    else:
+        import msgpack
+
+        body = msgpack.packb(message, use_bin_type=True)
     if len(body) > MAX_FRAME_BYTES:
         from memoryd_client.errors import FrameTooLargeError
 
@@ -138,7 +153,14 @@ def unpack(body: bytes) -> dict[str, Any]:
     from memoryd_client.errors import BadFrameError
 
     try:
-        message = msgpack.unpackb(body, raw=False, strict_map_key=False)
+        if lean and len(body) <= LEAN_MAX_BYTES:
+            from memoryd_client import hook_wire
+
+            message = hook_wire.unpack(body)
+        else:
+            import msgpack
+
+            message = msgpack.unpackb(body, raw=False, strict_map_key=False)
     except Exception as exc:
         raise BadFrameError(f"frame is not valid msgpack: {exc}") from None
     if not isinstance(message, dict):
