@@ -14,12 +14,11 @@ passes back for their whole length.
 
 **On other threads** (:func:`give_way`). A pass's work on a worker thread did not wait: the
 staleness pass reading a project's 5,000 files for words held the GIL and a core while a search
-ran beside it (py-spy), and the searches during that pass had the worst tail
-(bench/bench_passes.py, four runs each way on 2026-11-25, three of them interleaved: search p99
-during staleness 37-60 ms, mean 48, against 45-69, mean 58, before; the other passes within the
-machine's noise). Such work calls :func:`give_way` between two of its units (a file, a block of
-rows). What that waits for is the daemon's to say: it runs the work through :func:`paced` with
-:meth:`Traffic.pause`. Work run any other way (a test, a script) does not wait.
+ran beside it (py-spy), and the searches during that pass had the worst tail (the figures:
+docs/passes.md, from bench/bench_passes.py). Such work calls :func:`give_way` between two of
+its units (a file, a block of rows). What that waits for is the daemon's to say: it runs the
+work through :func:`paced` with :meth:`Traffic.pause`. Work run any other way (a test, a
+script) does not wait.
 """
 
 from __future__ import annotations

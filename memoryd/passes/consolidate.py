@@ -80,7 +80,7 @@ BLOCK_COLUMNS = 1024
 GROUP_BLOCK = 4096
 #: Entries read at a time (a slice each): their columns; ids looked at for changes; vectors;
 #: texts split into words (20,000 of each held the database thread for 20-40 ms a step on the
-#: bench's store; 5,000 ids and 1,000 vectors still 26-31 ms, in-process on 2026-11-27).
+#: bench's store; 5,000 ids and 1,000 vectors still 26-31 ms).
 PAGE = 250
 KEYS_AT_ONCE = 25  # each key's entries: a query each
 #: Leaf pages of the keyword index merged a step (16 took ~3 ms on the bench store measured

@@ -1,13 +1,13 @@
 """`memory explain`: what was injected, as the agent read it, and why, in words.
 
 The injection log (``Registry.log_injection``) keeps each item's section, entry id or file,
-size, the probability search gave it and its evidence, and (since 2026-11-28) the line as it
-was injected. An explanation adds to each item its ``text`` (for older records, the entry's
-text now) and a ``reason``: a sentence a person can check ("matched the prompt: close in
-meaning (cosine 0.81), holds most of its words"), where the evidence is a vector of numbers;
-the vector stays in the item for ``--json``. For an entry the agent got, it adds what became
-of it in the session (memoryd.sessions.outcomes): followed, broken or no occasion, why, and
-the transcript steps that show it.
+size, the probability search gave it and its evidence, and the line as it was injected (records
+written before the line was kept have none). An explanation adds to each item its ``text`` (for
+older records, the entry's text now) and a ``reason``: a sentence a person can check ("matched
+the prompt: close in meaning (cosine 0.81), holds most of its words"), where the evidence is a
+vector of numbers; the vector stays in the item for ``--json``. For an entry the agent got, it
+adds what became of it in the session (memoryd.sessions.outcomes): followed, broken or no
+occasion, why, and the transcript steps that show it.
 """
 
 from __future__ import annotations
