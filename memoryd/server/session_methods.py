@@ -87,7 +87,6 @@ class SessionMethods:
 
     async def build_context(self, agent: str, cwd: str | None, prompt: str | None, budget: int,
                             only_relevant: bool = False) -> Block:
-        assert self.contexts is not None
         prompt = prompt_question(prompt) if prompt else prompt
         vector, words = await asyncio.gather(
             self.parts.threads.query(prompt), self.parts.search.question_words(prompt)) \
@@ -123,7 +122,6 @@ class SessionMethods:
     async def hook(self, params: Params, *, replayed: bool) -> dict[str, Any]:  # noqa: C901
         """A hook request, live or ``replayed`` from the spool (a request the client wrote
         there while the daemon was down: no context is shown, no process is asked about)."""
-        assert self.registry is not None
         harness = params.choice("harness", tuple(HARNESS_AGENTS), default=None)
         event = params.text("event", required=True, max_len=100)
         assert event is not None
@@ -243,7 +241,6 @@ class SessionMethods:
             found = [e for uid in dict.fromkeys(uids) if (e := store.entry_by_uid(uid))]
             block = read_block(found)
             if block.items:
-                assert self.registry is not None
                 self.registry.log_injection(session, agent, f"MCP {tool}", block,
                                             len(block.text), self.tracking)
             return {"session": session, "entries": len(block.items)}
@@ -269,7 +266,6 @@ class SessionMethods:
         agent = HARNESS_AGENTS[harness]
         cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) \
             and path_problem(payload["cwd"]) is None else None
-        assert self.contexts is not None
         agents = self.contexts.scope(agent, None).agents
         call_id = payload.get("tool_use_id")
         verdict = await self.guard.check(agents, cwd, tool, payload.get("tool_input"),
@@ -331,7 +327,6 @@ class SessionMethods:
         """A session's injections (the latest session's by default), each item with its text,
         the reason it was there, in words, and what became of it (its outcome in the session,
         memoryd.store.usage) (database thread)."""
-        assert self.registry is not None and self.parts.store is not None
         store = self.parts.store
         found: dict[str, StoredEntry | None] = {}
         described = []
@@ -348,7 +343,6 @@ class SessionMethods:
         return described
 
     async def m_explain(self, params: Params) -> dict[str, Any]:
-        assert self.registry is not None
         session = params.text("session", max_len=200)
         latest = session or await self.parts.db(self.registry.latest_injected)
         if latest:  # show outcomes as they are now
@@ -360,7 +354,6 @@ class SessionMethods:
         return {"session": session, "injections": injections}
 
     async def m_session(self, params: Params) -> dict[str, Any]:
-        assert self.registry is not None and self.parts.store is not None
         session_id = params.text("id", required=True, max_len=200)
         assert session_id is not None
         found = await self.parts.db(self.registry.session, session_id)
@@ -377,7 +370,6 @@ class SessionMethods:
                 "injections": await self.parts.db(self.explained, session_id)}
 
     async def m_sessions(self, params: Params) -> dict[str, Any]:
-        assert self.parts.store is not None
         agent = params.agent(required=False)
         project = params.path("project")
         if project:  # a directory inside a repository, or a worktree of it: its project

@@ -92,7 +92,6 @@ class SessionExtractor:
         """Extraction over one session of the registry (its id, harness, agent, cwd and
         transcript: ``transcript_path`` or ``source``): session end's, and import-history's
         over past sessions (memoryd.sessions.history)."""
-        assert self.store is not None
         session_id = session["id"]
         path = session.get("transcript_path") or session.get("source")
         if not path or not is_regular(path):
@@ -119,7 +118,6 @@ class SessionExtractor:
         return result
 
     def _existing(self, agent: str) -> list[tuple[str, str, str | None, int]]:
-        assert self.store is not None
         return [(e["uid"], e["text"], e["key"], e["id"]) for e in self.store.entry_fields(
             EntryQuery().agent(agent).active().kinds(["lesson", "fact"]),
             ("uid", "text", "key", "id"))]
@@ -128,7 +126,6 @@ class SessionExtractor:
                       existing: list[tuple[str, str, str | None, int]]) -> Any:
         if self.vectors.threads.embedder is None or not candidates:
             return None
-        assert self.store is not None
         texts = [c.text for c in candidates]
         vectors: dict[str, np.ndarray] = {}
         for text, pair in zip(texts, await self.vectors.vectors_for(texts)):
@@ -188,11 +185,9 @@ class SessionExtractor:
         return counted
 
     def _runs(self) -> PassRuns:
-        assert self.store is not None
         return PassRuns(self.store, self.entries, self.settings.config.state_dir)
 
     def _mark_extracted(self, session_id: str) -> None:
-        assert self.store is not None
         with self.store.transaction():
             self.store.sessions.mark_extracted(session_id, time.time())
 
