@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.maintenance.purge_match import ChangeFilter, holds_text, json_value, scrub_texts
+from memoryd.maintenance.purge_records import Mention, PurgedEntry, PurgeReport
 from memoryd.store.archive import TRANSCRIPT_PREFIX, AgentArchive, meta_key
 from memoryd.store.database import Store
 from memoryd.store.file_versions import history_key
@@ -76,7 +77,7 @@ WHERE = {"ledger": "only in the ledger", "archive": "only in the transcript arch
 class Plan:
     """What one purge removes and what it scrubs (built by :meth:`Purge.plan`)."""
 
-    entries: list[dict[str, Any]] = field(default_factory=list)
+    entries: list[PurgedEntry] = field(default_factory=list)
     ids: set[str] = field(default_factory=set)
     events: list[int] = field(default_factory=list)
     scrubbed_events: dict[int, tuple[str | None, str | None]] = field(default_factory=dict)
@@ -87,12 +88,12 @@ class Plan:
     #: session) → (why, evidence) scrubbed
     outcomes: dict[tuple[str, str], tuple[str | None, str | None]] = field(default_factory=dict)
     open_exchanges: dict[str, str] = field(default_factory=dict)
-    mentions: list[dict[str, str]] = field(default_factory=list)
+    mentions: list[Mention] = field(default_factory=list)
     files: dict[str, tuple[Path, str, Rewrite]] = field(default_factory=dict)
     texts: list[str] = field(default_factory=list)  # the selected entries' texts
 
     def mention(self, what: str, where: str) -> None:
-        item = {"id": what, "where": where}
+        item = Mention(what, where)
         if item not in self.mentions:
             self.mentions.append(item)
 
@@ -152,16 +153,16 @@ class Purge:
         owners = self.store.owners()
         rows = self.store.entries(EntryQuery().agent(self.agent), "oldest")
         for entry in rows:
-            shown = entry.as_dict()  # as a record of it would say (selects, _listed)
+            shown = entry.as_dict()  # as a record of it would say (selects, _selected)
             if self.selects(shown):
-                plan.entries.append(_listed(shown, entry.rowid))
+                plan.entries.append(_selected(shown, entry.rowid))
                 plan.ids.add(entry.uid)
                 plan.texts.append(entry.text)
         self._select_unindexed(plan, owners)
         self._plan_events(plan, owners)
         kept_hashes = {e.hash for e in rows if e.uid not in plan.ids}
         plan.marks = [f"uid:{uid}" for uid in sorted(plan.ids)] + [
-            f"{kind}:{h}" for h in sorted({e["hash"] for e in plan.entries if e.get("hash")}
+            f"{kind}:{h}" for h in sorted({e.hash for e in plan.entries if e.hash}
                                           - kept_hashes) for kind in ("hash", "release")]
         self._plan_changes(plan, owners)
         self._plan_mentions(plan)
@@ -188,7 +189,7 @@ class Purge:
         if uid not in plan.ids:
             plan.ids.add(uid)
             plan.texts.append(str(entry.get("text") or ""))
-            plan.entries.append({**_listed({**entry, "id": uid}, None), "where": WHERE[where]})
+            plan.entries.append(_selected({**entry, "id": uid}, None, WHERE[where]))
 
     def _plan_events(self, plan: Plan, owners: dict[str, str]) -> None:
         """The selected entries' events; the memory tools' events of the agent's files that
@@ -325,7 +326,7 @@ class Purge:
 
     # -- running ------------------------------------------------------------------------
 
-    def run(self, dry_run: bool, actor: str) -> dict[str, Any]:
+    def run(self, dry_run: bool, actor: str) -> PurgeReport:
         plan = self.plan()
         report = self._report(plan, dry_run)
         if dry_run or not plan.anything():
@@ -341,8 +342,8 @@ class Purge:
                     "agent": self.agent, "since": self.since,
                     "matched_text": self.match is not None,
                     "ids": sorted(plan.ids), "events": len(plan.events),
-                    "changes": len(plan.changes), "ledger_records": report["ledger_records"],
-                    "archive_records": report["archive_records"],
+                    "changes": len(plan.changes), "ledger_records": report.ledger_records,
+                    "archive_records": report.archive_records,
                     "mentions": len(plan.mentions)}, time.time())
             self.store.optimize_keyword_index()
         self.store.checkpoint_truncate()
@@ -351,27 +352,27 @@ class Purge:
                  len(plan.mentions))
         return report
 
-    def _report(self, plan: Plan, dry_run: bool) -> dict[str, Any]:
-        indexed = [e for e in plan.entries if e.get("rowid") is not None]
-        return {
-            "agent": self.agent, "dry_run": dry_run,
-            "entries": plan.entries, "mentions": plan.mentions,
-            "events": len(plan.events), "changes": len(plan.changes),
-            "ledger_records": sum(r.dropped + r.scrubbed for k, (_, _, r) in plan.files.items()
-                                  if k == "ledger"),
-            "archive_records": sum(r.dropped for k, (_, _, r) in plan.files.items()
-                                   if k in ("archive", "history")),
-            "files_still_holding": sorted({
-                e["source"] for e in indexed if e["via"] == "watch" and e["source"]
-                and not e["id"].startswith(TRANSCRIPT_PREFIX) and Path(e["source"]).exists()}),
-            "transcripts_still_holding": sorted({
-                e["source"] for e in indexed if e["via"] == "watch" and e["source"]
-                and e["id"].startswith(TRANSCRIPT_PREFIX) and Path(e["source"]).exists()}),
-        }
+    def _report(self, plan: Plan, dry_run: bool) -> PurgeReport:
+        watched = [(e.source, e.uid.startswith(TRANSCRIPT_PREFIX)) for e in plan.entries
+                   if e.rowid is not None and e.via == "watch" and e.source]
+        return PurgeReport(
+            agent=self.agent, dry_run=dry_run,
+            entries=tuple(plan.entries), mentions=tuple(plan.mentions),
+            events=len(plan.events), changes=len(plan.changes),
+            ledger_records=sum(r.dropped + r.scrubbed for k, (_, _, r) in plan.files.items()
+                               if k == "ledger"),
+            archive_records=sum(r.dropped for k, (_, _, r) in plan.files.items()
+                                if k in ("archive", "history")),
+            files_still_holding=tuple(sorted({
+                source for source, transcript in watched
+                if not transcript and Path(source).exists()})),
+            transcripts_still_holding=tuple(sorted({
+                source for source, transcript in watched
+                if transcript and Path(source).exists()})))
 
     def _delete(self, plan: Plan) -> None:
         store = self.store
-        store.delete_entries([e["rowid"] for e in plan.entries if e.get("rowid") is not None])
+        store.delete_entries([e.rowid for e in plan.entries if e.rowid is not None])
         store.delete_marks(self.agent, plan.marks)
         store.delete_events(plan.events)
         store.rewrite_events(plan.scrubbed_events)
@@ -393,11 +394,14 @@ class Purge:
         return dropped
 
 
-def _listed(entry: dict[str, Any], rowid: int | None) -> dict[str, Any]:
-    """How the reply lists a selected entry."""
-    return {"id": entry["id"], "rowid": rowid, "kind": entry.get("kind"),
-            "category": entry.get("category") or "", "created": entry.get("created"),
-            "via": entry.get("via"), "source": entry.get("source"), "hash": entry.get("hash")}
+def _selected(entry: dict[str, Any], rowid: int | None, where: str | None = None
+              ) -> PurgedEntry:
+    """A selected entry, from its map (a row's, or its record's: the file's format, whose
+    values it keeps as they are)."""
+    return PurgedEntry(uid=entry["id"], rowid=rowid, kind=entry.get("kind"),
+                       category=entry.get("category") or "", created=entry.get("created"),
+                       via=entry.get("via"), source=entry.get("source"),
+                       hash=entry.get("hash"), where=where)
 
 
 def _scrub_strings(value: Any, scrub: Callable[[str], str]) -> Any:

@@ -3,7 +3,7 @@
 :func:`entry_reply` makes, without its ``rowid`` (the index's own row number, which changes when
 the index is rebuilt and which no method takes). ``get`` and ``list`` add the ``age_note`` an old
 entry carries (:func:`public_entry`, :mod:`memoryd.retrieval.age`); ``search`` shapes its hits
-with :func:`search_reply`. Every reply goes through
+with :func:`search_reply`, ``purge`` its report with :func:`purge_reply`. Every reply goes through
 :func:`without_rowids` on its way out, which turns the entries a reply still holds into their
 maps, so this module is the one place that does."""
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from memoryd.maintenance.purge_records import PurgedEntry, PurgeReport
 from memoryd.retrieval.age import age_note, format_age
 from memoryd.retrieval.records import Explanation, Hit, SearchResult
 from memoryd.sessions.explain import evidence_words
@@ -56,6 +57,29 @@ def remember_reply(written: Remembered, run: str | None = None) -> dict[str, Any
     if run is not None:
         reply["run"] = run
     return reply
+
+
+def purge_reply(report: PurgeReport) -> dict[str, Any]:
+    """A purge's reply: what it removed (or would), what it scrubbed, and the files that still
+    hold what it removed."""
+    return {"agent": report.agent, "dry_run": report.dry_run,
+            "entries": [purged_entry_reply(entry) for entry in report.entries],
+            "mentions": [{"id": m.what, "where": m.where} for m in report.mentions],
+            "events": report.events, "changes": report.changes,
+            "ledger_records": report.ledger_records, "archive_records": report.archive_records,
+            "files_still_holding": list(report.files_still_holding),
+            "transcripts_still_holding": list(report.transcripts_still_holding)}
+
+
+def purged_entry_reply(entry: PurgedEntry) -> dict[str, Any]:
+    """A purged entry as the reply lists it: without its ``rowid`` and ``hash`` (the purge's
+    own, for the rows and marks it deletes), with ``where`` when the index did not hold it."""
+    shown: dict[str, Any] = {"id": entry.uid, "kind": entry.kind, "category": entry.category,
+                             "created": entry.created, "via": entry.via,
+                             "source": entry.source}
+    if entry.where is not None:
+        shown["where"] = entry.where
+    return shown
 
 
 def without_rowids(value: Any) -> Any:

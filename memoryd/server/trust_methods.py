@@ -10,9 +10,10 @@ from typing import Any
 
 from memoryd.errors import BadParamsError, ForbiddenError
 from memoryd.maintenance.purge import Purge
+from memoryd.maintenance.purge_records import PurgeReport
 from memoryd.server.params import Params
 from memoryd.server.parts import Parts
-from memoryd.server.replies import entry_reply
+from memoryd.server.replies import entry_reply, purge_reply
 from memoryd.server.requests import owned_request
 from memoryd.store.archive import AgentArchive
 from memoryd.store.run_log import RunLog
@@ -46,7 +47,7 @@ class TrustMethods:
         parts = self.parts
         assert agent is not None and parts.store is not None
 
-        def purge() -> dict[str, Any]:
+        def purge() -> PurgeReport:
             assert parts.store is not None
             job = Purge(parts.store, parts.entries.ledger,
                         AgentArchive(parts.settings.config.archive_dir), agent, since, match,
@@ -56,15 +57,14 @@ class TrustMethods:
             lexicon = parts.derived.lexicon
             if job.words and lexicon is not None:
                 lexicon.forget(job.words)
-            for entry in report["entries"]:
-                rowid = entry.pop("rowid", None)
-                entry.pop("hash", None)
-                if not report["dry_run"] and rowid is not None:
-                    parts.entries.unindex(rowid)
+            if not report.dry_run:
+                for entry in report.entries:
+                    if entry.rowid is not None:
+                        parts.entries.unindex(entry.rowid)
             return report
 
         async with parts.sync_applying:  # a sync's records applied first: purged too
             report = await parts.db(purge)
         if confirm:
             parts.threads.query_cache.clear()  # a query may have held the text
-        return report
+        return purge_reply(report)

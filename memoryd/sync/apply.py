@@ -224,9 +224,8 @@ def finish(store: Store, state_dir: Path, found: Plan) -> Applied:
                     agent, None, None, history=AgentArchive(state_dir / "history"),
                     run_log=RunLog.in_state(state_dir), ids=frozenset(ids))
         report = job.run(dry_run=False, actor="memoryd sync")
-        applied.purged += len(report["entries"])
-        applied.purged_rows += [e["rowid"] for e in report["entries"]
-                                if e.get("rowid") is not None]
+        applied.purged += len(report.entries)
+        applied.purged_rows += [e.rowid for e in report.entries if e.rowid is not None]
         applied.purged_words += job.words  # (the purge records the files it rewrote)
     with store.transaction():
         store.set_meta(PENDING, "")

@@ -143,7 +143,7 @@ def test_a_rebuild_after_a_purge_restores_every_entry_it_did_not_select(
                       example["match"], history=AgentArchive(home / "history"))
         report = purge.run(dry_run=False, actor="user")
         gone = {uid for uid, entry in before.items() if selected(entry, example)}
-        assert {e["id"] for e in report["entries"]} == gone
+        assert {e.uid for e in report.entries} == gone
         # live: the others untouched, row for row
         assert rows(store) == {uid: e for uid, e in live.items() if uid not in gone}
         texts = [live[uid]["text"] for uid in gone]
