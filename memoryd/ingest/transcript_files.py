@@ -16,7 +16,6 @@ from typing import Any, TypeVar
 from memoryd.config import Config
 from memoryd.ingest.context import cwd_hint, replay
 from memoryd.ingest.indexer import FileFacts, Indexer
-from memoryd.ingest.open_exchange import load_open_turns
 from memoryd.ingest.source_stats import SourceStats, account
 from memoryd.ingest.tail import TailPosition, TailRead, read_appended
 from memoryd.ingest.transcript import (
@@ -99,15 +98,19 @@ class TranscriptFiles:
         self.states.pop(path, None)
 
     async def ingest(self, source: Source, facts: FileFacts) -> None:
-        """Read what the file gained since it was last indexed, and index it."""
-        position = await self.db(self.indexer.tail_position, facts.path)
+        """Read what the file gained since it was last indexed, and index it. A renamed file
+        is followed first (its row and entries take its new path)."""
         state = self.states.get(facts.path)
+        start = await self.db(self.indexer.tail_start, facts, state is None)
+        if start.renamed_from is not None:
+            self.forget(start.renamed_from)
+        position = start.position
         if state is None:
             cwd = await self.off_loop(cwd_hint, source.format, facts.path)
             state = self.states[facts.path] = TranscriptState(
                 make_parser(source.format, cwd=cwd), source.format, cwd)
             if position is not None:  # resume the exchange a restart left open
-                await self._resume(state, facts.path, position)
+                await self._resume(state, facts.path, position, list(start.open_turns or ()))
         while True:
             try:
                 read, chunks = await self.off_loop(self._read, facts, position, state)
@@ -144,10 +147,11 @@ class TranscriptFiles:
             if not read.more:
                 return
 
-    async def _resume(self, state: TranscriptState, path: str, position: TailPosition) -> None:
+    async def _resume(self, state: TranscriptState, path: str, position: TailPosition,
+                      stored: list[Turn]) -> None:
         """A file read before this run: its parser put back in the state it had at
         ``position`` (memoryd.ingest.context.replay) where the format needs it, and the
-        exchange still open there restored."""
+        exchange still open there restored (else the one stored with the offset)."""
         if needs_context(state.fmt):
             opened = await self.off_loop(replay, path, position, state.parser,
                                          self.config.watch.max_line_bytes)
@@ -157,7 +161,7 @@ class TranscriptFiles:
                 state.skips_reported = dict(state.parser.skipped)
                 return
             state.parser = make_parser(state.fmt, cwd=state.cwd)
-        state.open_turns = await self.db(load_open_turns, self.indexer.store, path)
+        state.open_turns = stored
 
     def _read(self, facts: FileFacts, position: TailPosition | None,
               state: TranscriptState) -> tuple[TailRead, list[Chunk]]:
