@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.ingest.markdown import MemoryFile, is_pinned, parse_memory_file
-from memoryd.ingest.open_exchange import forget_open_turns, save_open_turns
+from memoryd.ingest.open_exchange import forget_open_turns, load_open_turns, save_open_turns
 from memoryd.ingest.tail import TailPosition
 from memoryd.ingest.transcript import Chunk, Turn
 from memoryd.project import project_of
@@ -93,6 +93,17 @@ class Changes:
         self.removed += other.removed
         self.unchanged += other.unchanged
         return self
+
+
+@dataclass(frozen=True)
+class TailStart:
+    """What a transcript needs from the store before it is read: the path it was renamed from
+    (its row and entries already moved to its new one), the offset it was read up to (None:
+    never read), and the exchange left open there (None: not asked for)."""
+
+    renamed_from: str | None
+    position: TailPosition | None
+    open_turns: tuple[Turn, ...] | None
 
 
 @dataclass
@@ -183,6 +194,18 @@ class Indexer:
         found = self.store.files.tail(path)
         return TailPosition(*found) if found is not None else None
 
+    def tail_start(self, facts: FileFacts, open_turns: bool) -> TailStart:
+        """All a transcript needs before it is read, in one trip to the database thread (it
+        took two to four, each a hand-off from the loop, before the first write): a rename
+        followed (:meth:`follow_rename`), the file's offset, and with ``open_turns`` (its reader
+        starts afresh: after a restart, a rename, a new configuration) the exchange a restart
+        left open there (memoryd.ingest.open_exchange)."""
+        old = self.follow_rename(facts)
+        position = self.tail_position(facts.path)
+        turns = tuple(load_open_turns(self.store, facts.path)) \
+            if open_turns and position is not None else None
+        return TailStart(old, position, turns)
+
     def _save_file(self, facts: FileFacts, **extra: Any) -> None:
         self.store.files.save({
             "path": facts.path, "source": facts.source, "kind": facts.kind,
@@ -199,6 +222,14 @@ class Indexer:
             if not os.path.exists(old):
                 return str(old)
         return None
+
+    def follow_rename(self, facts: FileFacts) -> str | None:
+        """The file was renamed (:meth:`renamed_from`): its row and entries moved to its path.
+        Returns the old path (None: not renamed)."""
+        old = self.renamed_from(facts)
+        if old is not None:
+            self.move_file(old, facts.path)
+        return old
 
     def move_file(self, old: str, new: str) -> int:
         """Point a file's row and entries at its new path; history stays with the entries."""

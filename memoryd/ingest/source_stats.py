@@ -11,6 +11,10 @@ from memoryd.ingest.indexer import Changes, FileFacts
 
 log = logging.getLogger(__name__)
 
+#: Parser skip reasons that mean a malformed line (the others are lines memoryd never indexes:
+#: tool calls, harness records, …); these are counted per source for `memory status --sources`.
+MALFORMED = ("too_long", "invalid_json", "not_object", "bad_field", "internal_error")
+
 
 @dataclass
 class SourceStats:
@@ -39,3 +43,62 @@ def account(stats: dict[str, SourceStats], facts: FileFacts, change: Changes,
     if problem:
         source.error(facts.path, problem)
         log.warning("%s: %s", facts.path, problem)
+
+
+@dataclass(frozen=True)
+class Skips:
+    """The lines of a transcript that could not be read, after one read of it: ``total`` as the
+    file's row says them (those of this read's bytes that did not decode, and every malformed
+    line its parser met since it started on the file), ``new`` those its source has not counted."""
+
+    total: dict[str, int]
+    new: dict[str, int]
+    parser: dict[str, int]  # the parser's malformed lines so far, counted with ``new``
+
+    @property
+    def problem(self) -> str | None:
+        """The file's problem, kept in its row (None: none)."""
+        return _skipped(self.total) if self.total else None
+
+
+@dataclass
+class SkippedLines:
+    """The one account of a transcript's skipped lines: what the file's row says, and what its
+    source counts for `memory status --sources`, each line once though the parser counts from
+    the start of the file. Lines memoryd leaves out on purpose (tool calls, a slash command's
+    wrapper, its own injected block, …) are no problem of the file and are not among them."""
+
+    #: the parser's malformed lines counted to the source so far, by reason
+    counted: dict[str, int] = field(default_factory=dict)
+
+    def after(self, tail: dict[str, int], parser: dict[str, int]) -> Skips:
+        """A read's skips: ``tail``, the lines its bytes held that did not decode; ``parser``,
+        the parser's skips since it started on the file."""
+        malformed = {reason: n for reason, n in parser.items() if reason in MALFORMED}
+        new = dict(tail)
+        for reason, count in malformed.items():
+            gained = count - self.counted.get(reason, 0)
+            if gained > 0:
+                new[reason] = new.get(reason, 0) + gained
+        return Skips({**tail, **malformed}, new, malformed)
+
+    def count(self, skips: Skips, stats: SourceStats, path: str) -> None:
+        """The read was indexed: its new skips counted to its source, and named as the
+        source's last error."""
+        for reason, n in skips.new.items():
+            stats.skip(reason, n)
+        if skips.new:
+            stats.error(path, _skipped(skips.new))
+        self.counted.update(skips.parser)
+
+    def all_counted(self, parser: dict[str, int]) -> None:
+        """What the parser has met was counted (before a restart)."""
+        self.counted = {reason: n for reason, n in parser.items() if reason in MALFORMED}
+
+    def restart(self) -> None:
+        """The file is read from its start again: its parser counts afresh."""
+        self.counted = {}
+
+
+def _skipped(counts: dict[str, int]) -> str:
+    return "skipped lines: " + ", ".join(f"{n} {reason}" for reason, n in sorted(counts.items()))

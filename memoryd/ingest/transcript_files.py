@@ -16,8 +16,7 @@ from typing import Any, TypeVar
 from memoryd.config import Config
 from memoryd.ingest.context import cwd_hint, replay
 from memoryd.ingest.indexer import FileFacts, Indexer
-from memoryd.ingest.open_exchange import load_open_turns
-from memoryd.ingest.source_stats import SourceStats, account
+from memoryd.ingest.source_stats import SkippedLines, SourceStats, account
 from memoryd.ingest.tail import TailPosition, TailRead, read_appended
 from memoryd.ingest.transcript import (
     Chunk,
@@ -31,10 +30,6 @@ from memoryd.sources import Source
 
 T = TypeVar("T")
 
-#: Parser skip reasons that mean a malformed line (the others are lines memoryd never indexes:
-#: tool calls, harness records, …); these are counted per source for `memory status --sources`.
-MALFORMED = ("too_long", "invalid_json", "not_object", "bad_field", "internal_error")
-
 
 @dataclass
 class TranscriptState:
@@ -44,7 +39,7 @@ class TranscriptState:
     open_turns: list[Turn] = field(default_factory=list)
     #: per session (None: the file's one session), what the registry was last told
     reported: dict[str | None, tuple[Any, ...]] = field(default_factory=dict)
-    skips_reported: dict[str, int] = field(default_factory=dict)
+    skips: SkippedLines = field(default_factory=SkippedLines)
 
     def sessions(self) -> list[dict[str, Any]]:
         """The sessions to register or update since last time, with the user messages they
@@ -99,15 +94,19 @@ class TranscriptFiles:
         self.states.pop(path, None)
 
     async def ingest(self, source: Source, facts: FileFacts) -> None:
-        """Read what the file gained since it was last indexed, and index it."""
-        position = await self.db(self.indexer.tail_position, facts.path)
+        """Read what the file gained since it was last indexed, and index it. A renamed file
+        is followed first (its row and entries take its new path)."""
         state = self.states.get(facts.path)
+        start = await self.db(self.indexer.tail_start, facts, state is None)
+        if start.renamed_from is not None:
+            self.forget(start.renamed_from)
+        position = start.position
         if state is None:
             cwd = await self.off_loop(cwd_hint, source.format, facts.path)
             state = self.states[facts.path] = TranscriptState(
                 make_parser(source.format, cwd=cwd), source.format, cwd)
             if position is not None:  # resume the exchange a restart left open
-                await self._resume(state, facts.path, position)
+                await self._resume(state, facts.path, position, list(start.open_turns or ()))
         while True:
             try:
                 read, chunks = await self.off_loop(self._read, facts, position, state)
@@ -116,48 +115,31 @@ class TranscriptFiles:
                 self.stats[facts.source].error(facts.path, message)
                 await self.db(self.indexer.record_error, facts, message)
                 return
-            parser = state.parser
-            sessions = state.sessions()
-            # the file's problem: lines that could not be read, not those memoryd leaves out
-            # on purpose (tool calls, a slash command's wrapper, its own injected block, …)
-            skipped = {**read.skipped, **{k: v for k, v in parser.skipped.items()
-                                          if k in MALFORMED}}
-            problem = ", ".join(f"{n} {reason}" for reason, n in sorted(skipped.items())) or None
+            skips = state.skips.after(read.skipped, state.parser.skipped)
             change = await self.background(
-                self.indexer.apply_transcript, facts, read.position, chunks, sessions,
-                f"skipped lines: {problem}" if problem else None, list(state.open_turns))
-            stats = self.stats[facts.source]
-            for reason, count in read.skipped.items():
-                stats.skip(reason, count)
-            malformed = dict(read.skipped)
-            for reason in MALFORMED:  # the parser counts per file since it started reading it
-                count = parser.skipped.get(reason, 0) - state.skips_reported.get(reason, 0)
-                if count > 0:
-                    stats.skip(reason, count)
-                    malformed[reason] = malformed.get(reason, 0) + count
-                    state.skips_reported[reason] = parser.skipped[reason]
-            if malformed:
-                stats.error(facts.path, "skipped lines: " + ", ".join(
-                    f"{n} {reason}" for reason, n in sorted(malformed.items())))
+                self.indexer.apply_transcript, facts, read.position, chunks, state.sessions(),
+                skips.problem, list(state.open_turns))
+            state.skips.count(skips, self.stats[facts.source], facts.path)
             account(self.stats, facts, change, None)
             position = read.position
             if not read.more:
                 return
 
-    async def _resume(self, state: TranscriptState, path: str, position: TailPosition) -> None:
+    async def _resume(self, state: TranscriptState, path: str, position: TailPosition,
+                      stored: list[Turn]) -> None:
         """A file read before this run: its parser put back in the state it had at
         ``position`` (memoryd.ingest.context.replay) where the format needs it, and the
-        exchange still open there restored."""
+        exchange still open there restored (else the one stored with the offset)."""
         if needs_context(state.fmt):
             opened = await self.off_loop(replay, path, position, state.parser,
                                          self.config.watch.max_line_bytes)
             if opened is not None:  # what the parser counted there was reported then
                 state.open_turns = opened
                 state.all_reported()
-                state.skips_reported = dict(state.parser.skipped)
+                state.skips.all_counted(state.parser.skipped)
                 return
             state.parser = make_parser(state.fmt, cwd=state.cwd)
-        state.open_turns = await self.db(load_open_turns, self.indexer.store, path)
+        state.open_turns = stored
 
     def _read(self, facts: FileFacts, position: TailPosition | None,
               state: TranscriptState) -> tuple[TailRead, list[Chunk]]:
@@ -166,7 +148,7 @@ class TranscriptFiles:
             state.parser = make_parser(state.fmt, cwd=state.cwd)
             state.open_turns = []
             state.reported = {}
-            state.skips_reported = {}
+            state.skips.restart()
         turns: list[Turn] = []
         for line in read.lines:
             turns.extend(state.parser.feed(line))

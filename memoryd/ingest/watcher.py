@@ -250,11 +250,10 @@ class Watcher:
             except OSError:
                 gone.append(path)
                 continue
-            old = await self.db(self.indexer.renamed_from, facts)
-            if old is not None:
-                await self.db(self.indexer.move_file, old, path)
-                self.transcripts.forget(old)
             if source.kind == "memory":
+                old = await self.db(self.indexer.follow_rename, facts)
+                if old is not None:
+                    self.transcripts.forget(old)
                 relative = os.path.relpath(path, source.root(self.home))
                 memory_results.append(await self.off_loop(
                     read_memory_file, facts, relative, self.config.watch.max_file_bytes))
