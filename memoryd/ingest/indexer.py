@@ -26,7 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.ingest.markdown import MemoryFile, is_pinned, parse_memory_file
-from memoryd.ingest.open_exchange import forget_open_turns, load_open_turns, save_open_turns
+from memoryd.ingest.open_exchange import (
+    forget_open_turns,
+    load_open_turns,
+    move_open_turns,
+    save_open_turns,
+)
 from memoryd.ingest.tail import TailPosition
 from memoryd.ingest.transcript import Chunk, Turn
 from memoryd.project import project_of
@@ -198,12 +203,12 @@ class Indexer:
         """All a transcript needs before it is read, in one trip to the database thread (it
         took two to four, each a hand-off from the loop, before the first write): a rename
         followed (:meth:`follow_rename`), the file's offset, and with ``open_turns`` (its reader
-        starts afresh: after a restart, a rename, a new configuration) the exchange a restart
-        left open there (memoryd.ingest.open_exchange)."""
+        starts afresh: after a restart, a new configuration) or after a rename (its reader starts
+        afresh too) the exchange left open there (memoryd.ingest.open_exchange)."""
         old = self.follow_rename(facts)
         position = self.tail_position(facts.path)
         turns = tuple(load_open_turns(self.store, facts.path)) \
-            if open_turns and position is not None else None
+            if (open_turns or old is not None) and position is not None else None
         return TailStart(old, position, turns)
 
     def _save_file(self, facts: FileFacts, **extra: Any) -> None:
@@ -235,6 +240,7 @@ class Indexer:
         """Point a file's row and entries at its new path; history stays with the entries."""
         with self.store.transaction():
             self.store.files.move(old, new)
+            move_open_turns(self.store, old, new)
             moved = self.store.entry_values(EntryQuery().source(old), "uid")
             self.store.move_source(old, new)
             for uid in moved:

@@ -45,3 +45,15 @@ def load_open_turns(store: Store, path: str) -> list[Turn]:
 def forget_open_turns(store: Store, path: str) -> None:
     store.delete_meta(_key(path))
 
+
+
+def move_open_turns(store: Store, old: str, new: str) -> None:
+    """The file was renamed: its open exchange goes with it (in the caller's transaction), so
+    the answer written to the new path joins its question; one that a file renamed over the
+    new path had is gone with that file."""
+    raw = store.meta(_key(old))
+    if raw is not None:
+        store.set_meta(_key(new), raw)
+        store.delete_meta(_key(old))
+    else:
+        store.delete_meta(_key(new))

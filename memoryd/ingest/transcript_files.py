@@ -100,6 +100,8 @@ class TranscriptFiles:
         start = await self.db(self.indexer.tail_start, facts, state is None)
         if start.renamed_from is not None:
             self.forget(start.renamed_from)
+            self.forget(facts.path)  # renamed over this path: that reader read the replaced file
+            state = None
         position = start.position
         if state is None:
             cwd = await self.off_loop(cwd_hint, source.format, facts.path)

@@ -72,3 +72,43 @@ def test_a_restart_mid_exchange_does_not_split_it(how: str, memoryd_home: Path, 
             assert [e["quarantined"] for e in turns(c)] == [False, False]
     finally:
         running.stop()
+
+
+def test_a_transcript_renamed_mid_exchange_keeps_it_whole(daemon, client: Client,
+                                                         memoryd_home: Path) -> None:
+    """A harness that moves its session file (an archive folder, a new name) between a question
+    and its answer: the answer joins its question, as it does when the file stays put."""
+    project = memoryd_home / "user" / ".claude/projects/-tmp-cafe"
+    project.mkdir(parents=True)
+    path = project / f"{SESSION}.jsonl"
+    append(path, [user("u1", "How do I calibrate the espresso grinder burrs?")])
+    wait_until(lambda: len(turn_chunks(client)) == 1)
+    moved = project / "renamed.jsonl"
+    os.rename(path, moved)
+    wait_until(lambda: turns(client)[0]["source"] == str(moved))
+    append(moved, [assistant("a1", "msg_1", [{"type": "text", "text":
+                   "Start two steps finer than the factory setting and dial in by taste."}])])
+    wait_until(lambda: any("dial in" in t for t in turn_chunks(client)))
+    [chunk] = turn_chunks(client)
+    assert "User: How do I calibrate" in chunk and "Assistant: Start two steps" in chunk
+
+
+def test_a_transcript_renamed_over_another_continues_its_own_exchange(
+        daemon, client: Client, memoryd_home: Path) -> None:
+    """A session file moved over another one (a harness that rotates its files): the answer
+    appended after the move joins the moved file's open question, not the replaced file's."""
+    project = memoryd_home / "user" / ".claude/projects/-tmp-cafe"
+    project.mkdir(parents=True)
+    replaced, moving = project / f"{SESSION}.jsonl", project / "next.jsonl"
+    append(replaced, [user("r1", "How do I calibrate the espresso grinder burrs?")])
+    append(moving, [user("m1", "Which beans suit a moka pot?"),
+                    assistant("m2", "msg_m2", [{"type": "text", "text": "A medium roast."}]),
+                    user("m3", "How long should the moka pot cool before cleaning?")])
+    wait_until(lambda: any("cool before" in t for t in turn_chunks(client))
+               and any("grinder burrs" in t for t in turn_chunks(client)))
+    os.rename(moving, replaced)
+    append(replaced, [assistant("m4", "msg_m4", [{"type": "text", "text":
+                      "Let it cool for five minutes under a cold tap."}])])
+    wait_until(lambda: any("five minutes" in t for t in turn_chunks(client)))
+    [answered] = [t for t in turn_chunks(client) if "five minutes" in t]
+    assert "cool before cleaning" in answered and "grinder burrs" not in answered
