@@ -73,7 +73,7 @@ AUTO = "auto"
 PART_SCHEMES = (SENTENCES, LATE_CHUNKING, AUTO)
 #: With AUTO, an entry of this many tokens or more (counted as the model sees them, within
 #: ``max_tokens``) has its parts pooled from its own run.
-LATE_FROM_TOKENS = 96
+LATE_FROM_TOKENS = 120
 #: Windows of ``max_tokens`` that late chunking runs over an entry with parts: the first,
 #: whose mean is the entry's vector, and the text past it for the parts there (1,016 tokens in
 #: all at 256, ~4,000 characters); a part past them is embedded on its own.

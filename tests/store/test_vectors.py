@@ -270,7 +270,8 @@ LONG_EXCHANGE = (
     "next batch, and do we need to change the cut settings too?\n\n"
     "Assistant: Order the 45 degree blades from the usual supplier; the 60 degree ones chip "
     "the laminate. Drop the cutting force from 18 to 14 and run two passes instead of one. "
-    "The invoice goes to the accountant every Monday, so file it before the weekend.")
+    "The invoice goes to the accountant every Monday, so file it before the weekend. I wrote "
+    "the new settings into the plotter profile named octopus-thin.")
 SHORT_NOTE = "Ruff runs before every merge. The sticker sheets need a bleed of 3 mm."
 
 
@@ -305,6 +306,7 @@ def test_auto_pools_a_long_exchange_and_embeds_a_short_notes_sentences(
     db.close()
     assert model["parts"] == auto.scheme != AUTO  # the rule's threshold is recorded with it
     for name, text in texts.items():
+        assert auto.pools_parts(text) == ("long" in name), name
         alone = embedder.embed_alone(split_parts(text))
         [(_, pooled)] = late.embed_entries([text])
         nearest, other = (pooled, alone) if "long" in name else (alone, pooled)
