@@ -241,7 +241,7 @@ RANGES: dict[str, tuple[float, float]] = {
 CHOICES: dict[str, tuple[str, ...]] = {
     **{f"passes.{name}": SCHEDULES for name in PASS_NAMES},
     "passes.promote_mode": ("propose", "auto"),
-    "embed.parts": ("sentences", "late-chunking", "auto"),  # embedding.model.PART_SCHEMES
+    "embed.parts": ("sentences", "late-chunking"),  # memoryd.embedding.model.PART_SCHEMES
 }
 
 

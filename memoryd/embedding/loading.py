@@ -57,7 +57,7 @@ class ModelLoading:
             return
         log.info("Embedding model %s loaded (%d dims).", embedder.model_id, embedder.dim)
         await self.db(self.store.bind_model,
-                      ModelInfo(embedder.model_id, embedder.sha256, embedder.dim, embedder.scheme))
+                      ModelInfo(embedder.model_id, embedder.sha256, embedder.dim, embedder.parts))
         try:
             await self.db(self.vectors.build_index, embedder.dim, self.state_dir)
         except UnavailableError as exc:

@@ -60,20 +60,14 @@ SOURCE_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab01
 #: embedding long texts under the RSS peak of loading the model (~280 MB) at the same speed.
 MAX_BATCH_ATTENTION = 1 << 18
 #: How ``embed_entries`` makes the vectors of an entry's parts (``[embed] parts``), recorded
-#: with the stored vectors (``memoryd.store.database.ModelInfo``, as ``Embedder.scheme``): a
-#: store whose part vectors were made another way has them made again in the background.
-#: SENTENCES: each part embedded on its own, beside the entry (the default: late chunking
-#: costs the first evaluation set's held-out R@1 and MRR a little); LATE_CHUNKING: pooled from
-#: the entry's own run, about half the work on long texts; AUTO: late chunking for an entry of
-#: LATE_FROM_TOKENS tokens or more (where the second run costs most), each part embedded on
-#: its own below (docs/embedding.md, "Sentence vectors").
+#: with the stored vectors (``memoryd.store.database.ModelInfo``): a store whose part vectors
+#: were made the other way has them made again in the background. SENTENCES: each part
+#: embedded on its own, beside the entry (the default: late chunking costs the first evaluation
+#: set's held-out R@1 and MRR a little); LATE_CHUNKING: pooled from the entry's own run, about
+#: half the work (docs/embedding.md, "Sentence vectors").
 SENTENCES = "sentences"
 LATE_CHUNKING = "late-chunking"
-AUTO = "auto"
-PART_SCHEMES = (SENTENCES, LATE_CHUNKING, AUTO)
-#: With AUTO, an entry of this many tokens or more (counted as the model sees them, within
-#: ``max_tokens``) has its parts pooled from its own run.
-LATE_FROM_TOKENS = 120
+PART_SCHEMES = (SENTENCES, LATE_CHUNKING)
 #: Windows of ``max_tokens`` that late chunking runs over an entry with parts: the first,
 #: whose mean is the entry's vector, and the text past it for the parts there (1,016 tokens in
 #: all at 256, ~4,000 characters); a part past them is embedded on its own.
@@ -196,10 +190,6 @@ class Embedder:
             raise EmbedderError(f"embed.parts must be one of {', '.join(PART_SCHEMES)}; "
                                 f"got {config.parts!r}")
         self.parts = config.parts
-        #: how the part vectors are made, as the store records it: AUTO with its threshold,
-        #: so that another threshold makes them again
-        self.scheme = f"{AUTO}-{LATE_FROM_TOKENS}" if config.parts == AUTO else config.parts
-        self.late_from = min(LATE_FROM_TOKENS, config.max_tokens)
         self.batch_size = config.batch_size
         self.batch_tokens = max(config.batch_tokens, config.max_tokens)
         try:
@@ -276,13 +266,6 @@ class Embedder:
             out[batch] = self._run(*_padded([encodings[i] for i in batch]))
         return out
 
-    def pools_parts(self, text: str) -> bool:
-        """Whether ``embed_entries`` pools this text's part vectors from its own run (late
-        chunking) rather than embedding each part on its own."""
-        if self.parts == AUTO:
-            return len(self.tokenizer.encode(text).ids) >= self.late_from
-        return self.parts == LATE_CHUNKING
-
     def embed_entries(self, texts: list[str], stop: threading.Event | None = None
                       ) -> list[tuple[np.ndarray, np.ndarray]]:
         """Each entry's vector and the vectors of its parts (``text.split_parts``; an empty
@@ -290,24 +273,6 @@ class Embedder:
         one ``embed`` gives it either way."""
         if self.parts == LATE_CHUNKING:
             return self.late_chunked(texts, stop)
-        if self.parts == AUTO and texts:
-            return self._by_length(texts, stop)
-        return self._parts_alone(texts, stop)
-
-    def _by_length(self, texts: list[str], stop: threading.Event | None
-                   ) -> list[tuple[np.ndarray, np.ndarray]]:
-        """AUTO: late chunking for the texts of ``late_from`` tokens or more, each part
-        embedded on its own for the others."""
-        encodings = self.tokenizer.encode_batch(texts)
-        long = [len(encoding.ids) >= self.late_from for encoding in encodings]
-        pooled = iter(self.late_chunked([t for t, flag in zip(texts, long) if flag], stop,
-                                        [e for e, flag in zip(encodings, long) if flag]))
-        alone = iter(self._parts_alone([t for t, flag in zip(texts, long) if not flag], stop))
-        return [next(pooled) if flag else next(alone) for flag in long]
-
-    def _parts_alone(self, texts: list[str], stop: threading.Event | None
-                     ) -> list[tuple[np.ndarray, np.ndarray]]:
-        """``embed_entries`` with each part embedded on its own, beside the entries."""
         parts = [split_parts(text) for text in texts]
         vectors = self.embed(texts + [part for entry in parts for part in entry], stop)
         out, start = [], len(texts)
@@ -316,17 +281,17 @@ class Embedder:
             start += len(entry)
         return out
 
-    def late_chunked(self, texts: list[str], stop: threading.Event | None = None,
-                     encodings: list[Any] | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+    def late_chunked(self, texts: list[str], stop: threading.Event | None = None
+                     ) -> list[tuple[np.ndarray, np.ndarray]]:
         """``embed_entries`` by late chunking: one run of the model over the entry; the
         entry's vector is the mean of all its token states, as ``embed`` gives it; a part's
         is the mean of the states of its own tokens, which saw the whole entry. The text past
         the truncation at ``max_tokens`` is run as windows of its own (up to MAX_WINDOWS in
         all), for the parts there; a part the windows do not hold whole is embedded on its
-        own. ``encodings``: the texts' tokens when the caller has them already."""
+        own."""
         if not texts:
             return []
-        firsts = self.tokenizer.encode_batch(texts) if encodings is None else encodings
+        firsts = self.tokenizer.encode_batch(texts)
         spans = [part_spans(text) for text in texts]
         windows: list[tuple[int, Any]] = list(enumerate(firsts))  # (entry, encoding)
         for entry, encoding in enumerate(firsts):

@@ -12,9 +12,8 @@ once):
   ``memoryd.retrieval.service``);
 - **pair**: a bulk write's borderline near-duplicates embedded alone beside its next batch (on
   the bulk thread they waited behind that batch, and one onnxruntime thread a run left the
-  other core idle); a single write's sentences when each is embedded on its own
-  (``Embedder.pools_parts``: with late chunking they come from the text's own run) and its new
-  words, once it is acknowledged.
+  other core idle); a single write's sentences (``[embed] parts = "sentences"``: with late
+  chunking they come from the text's own run) and its new words, once it is acknowledged.
 
 The model loads in the background after the store is open; callers that need a vector wait
 for it (``ready``), and get None when it could not load. Closing sets ``stop``: a call of the
@@ -34,7 +33,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from memoryd.embedding.model import Embedder, EmbeddingStopped
+from memoryd.embedding.model import SENTENCES, Embedder, EmbeddingStopped
 from memoryd.embedding.queue import EmbedQueue
 from memoryd.errors import stopping_error
 from memoryd.store.entries import Vectors
@@ -154,21 +153,20 @@ class EmbedThreads:
             return None
         if not interactive:
             return await self.bulk(texts)
-        if len(texts) == 1 and not embedder.pools_parts(texts[0]):
+        if len(texts) == 1 and embedder.parts == SENTENCES:
             return [await self._one(embedder, texts[0])]
         return await self.unless_closing(
             self._run(self.query_thread, embedder.embed_entries, texts))
 
     async def text(self, text: str) -> TextVectors | None:
-        """A single write's text on the interactive thread: when its sentences are embedded
-        each on its own (``Embedder.pools_parts``), the text alone, a run of its own (its
-        sentences wait for the acknowledgement: the write's decision needs only the text's
-        vector); with late chunking, its parts too, from the same run. None without a
-        model."""
+        """A single write's text on the interactive thread: with ``parts = "sentences"`` the
+        text alone, a run of its own (its sentences wait for the acknowledgement: the write's
+        decision needs only the text's vector); with late chunking, its parts too, from the
+        same run. None without a model."""
         embedder = await self.model()
         if embedder is None:
             return None
-        if not embedder.pools_parts(text):
+        if embedder.parts == SENTENCES:
             vector = await self.unless_closing(self._run(self.query_thread, embedder.embed, [text]))
             parts = None if split_parts(text) else np.zeros((0, embedder.dim), dtype=np.float32)
             return TextVectors(vector[0], parts, alone=True)

@@ -169,7 +169,7 @@ def embed_backlog(config: Config, store: Store, progress: Progress | None = None
     except EmbedderError as exc:
         log.error("Not embedding: %s", exc.message)
         return 0
-    store.bind_model(ModelInfo(embedder.model_id, embedder.sha256, embedder.dim, embedder.scheme))
+    store.bind_model(ModelInfo(embedder.model_id, embedder.sha256, embedder.dim, embedder.parts))
     done = 0
     total = store.count_backlog()
     while rows := store.rows_missing_vectors(EMBED_BATCH):

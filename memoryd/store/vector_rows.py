@@ -26,8 +26,7 @@ OLD_PARTS = "sentences"
 @dataclass(frozen=True)
 class ModelInfo:
     """What the stored vectors are: the model's id, its file's sha256, the vectors' size, and
-    how the vectors of an entry's parts are made (``memoryd.embedding.model.Embedder.scheme``:
-    one of its PART_SCHEMES, "auto" with its threshold)."""
+    how the vectors of an entry's parts are made (``memoryd.embedding.model.PART_SCHEMES``)."""
 
     model_id: str
     sha256: str

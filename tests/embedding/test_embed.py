@@ -11,10 +11,8 @@ import pytest
 
 from memoryd.config import EmbedConfig, load_config
 from memoryd.embedding.model import (
-    AUTO,
     DEFAULT_MODEL_SHA256,
     LATE_CHUNKING,
-    LATE_FROM_TOKENS,
     MAX_WINDOWS,
     Embedder,
     file_sha256,
@@ -84,8 +82,7 @@ EXCHANGE = ("[2026-10-14] User: The plotter tears tentacles thinner than 1.5 mm 
 
 def test_an_unknown_way_of_making_sentence_vectors_is_refused(monkeypatch) -> None:
     monkeypatch.setenv("MEMORYD_EMBED_PARTS", "late")
-    with pytest.raises(ConfigError,
-                       match="embed.parts must be one of sentences, late-chunking, auto"):
+    with pytest.raises(ConfigError, match="embed.parts must be one of sentences, late-chunking"):
         load_config()
 
 
@@ -142,54 +139,6 @@ def test_the_text_past_the_truncation_keeps_its_sentence_vectors(embedder: Embed
     together = (parts * alone).sum(axis=1)
     assert together[:4].max() < 0.97  # in a window: pooled there
     assert together[-1] > 0.98  # past the windows: on its own
-
-
-#: A transcript chunk as memoryd cuts one (an exchange) of more than LATE_FROM_TOKENS tokens.
-LONG_EXCHANGE = (
-    "[2026-10-14] User: The plotter tears tentacles thinner than 1.5 mm off the sticker sheet, "
-    "and the octopus set for the aquarium shop is due on Friday. Which blade should we order "
-    "for the next batch, and do we need to change the cut settings too?\n\n"
-    "Assistant: Order the 45 degree blades from the usual supplier; the 60 degree ones chip "
-    "the laminate. Drop the cutting force from 18 to 14 and run two passes instead of one. "
-    "The invoice goes to the accountant every Monday, so file it before the weekend. I wrote "
-    "the new settings into the plotter profile named octopus-thin.")
-#: A note of two sentences, far below LATE_FROM_TOKENS tokens.
-SHORT_NOTE = "Ruff runs before every merge. The sticker sheets need a bleed of 3 mm."
-
-
-@pytest.fixture(scope="module")
-def auto() -> Embedder:
-    """The embedder with ``[embed] parts = "auto"``."""
-    return Embedder(dataclasses.replace(load_config().embed, parts=AUTO))
-
-
-def test_auto_pools_a_long_chunks_sentences_and_embeds_a_short_notes_alone(
-        embedder: Embedder, late: Embedder, auto: Embedder) -> None:
-    """``[embed] parts = "auto"``: a transcript chunk of LATE_FROM_TOKENS tokens or more gets
-    its sentence vectors from its own run (late chunking's: each nearer the chunk than its
-    sentence embedded alone), a short note its sentences embedded on their own (as a search
-    embeds a question), both in one call; the entries' own vectors are ``embed``'s either
-    way, and the store records the scheme with its threshold."""
-    assert len(auto.tokenizer.encode(LONG_EXCHANGE).ids) >= LATE_FROM_TOKENS
-    assert len(auto.tokenizer.encode(SHORT_NOTE).ids) < LATE_FROM_TOKENS
-    [(chunk, chunk_parts), (note, note_parts)] = auto.embed_entries([LONG_EXCHANGE, SHORT_NOTE])
-    assert auto.pools_parts(LONG_EXCHANGE) and not auto.pools_parts(SHORT_NOTE)
-    assert float(chunk @ embedder.embed([LONG_EXCHANGE])[0]) > 0.99
-    assert float(note @ embedder.embed([SHORT_NOTE])[0]) > 0.99
-
-    [(_, pooled)] = late.embed_entries([LONG_EXCHANGE])
-    sentences = embedder.embed_alone(split_parts(LONG_EXCHANGE))
-    assert chunk_parts.shape == (len(split_parts(LONG_EXCHANGE)), 384)
-    assert (chunk_parts * pooled).sum(axis=1).min() > 0.99
-    assert (chunk_parts * sentences).sum(axis=1).max() < 0.97
-    assert float(np.mean(chunk_parts @ chunk - sentences @ chunk)) > 0.1
-
-    [(_, note_pooled)] = late.embed_entries([SHORT_NOTE])
-    note_sentences = embedder.embed_alone(split_parts(SHORT_NOTE))
-    assert note_parts.shape == (2, 384)
-    assert (note_parts * note_sentences).sum(axis=1).min() > 0.98
-    assert (note_parts * note_pooled).sum(axis=1).max() < 0.97
-    assert auto.scheme == f"auto-{LATE_FROM_TOKENS}" and late.scheme == LATE_CHUNKING
 
 
 @pytest.mark.parametrize("text", [

@@ -3,7 +3,6 @@ and columns in memory."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import pytest
 from memoryd_client import Client
 
 from memoryd.config import load_config
-from memoryd.embedding.model import AUTO, LATE_CHUNKING, SENTENCES, Embedder
+from memoryd.embedding.model import LATE_CHUNKING, SENTENCES, Embedder
 from memoryd.store import vectors as vector_module
 from memoryd.store.vectors import VectorFilter, VectorIndex
 from memoryd.text import split_parts
@@ -261,54 +260,3 @@ def test_switching_how_sentence_vectors_are_made_makes_them_again(memoryd_home: 
     (memoryd_home / "config.toml").unlink()
     scheme, stored = run(embedder)
     assert scheme == SENTENCES and (stored * alone).sum(axis=1).min() > 0.98
-
-
-#: A transcript exchange of more than LATE_FROM_TOKENS tokens, and a short note.
-LONG_EXCHANGE = (
-    "User: The plotter tears tentacles thinner than 1.5 mm off the sticker sheet, and the "
-    "octopus set for the aquarium shop is due on Friday. Which blade should we order for the "
-    "next batch, and do we need to change the cut settings too?\n\n"
-    "Assistant: Order the 45 degree blades from the usual supplier; the 60 degree ones chip "
-    "the laminate. Drop the cutting force from 18 to 14 and run two passes instead of one. "
-    "The invoice goes to the accountant every Monday, so file it before the weekend. I wrote "
-    "the new settings into the plotter profile named octopus-thin.")
-SHORT_NOTE = "Ruff runs before every merge. The sticker sheets need a bleed of 3 mm."
-
-
-def test_auto_pools_a_long_exchange_and_embeds_a_short_notes_sentences(
-        memoryd_home: Path, embedder: Embedder) -> None:
-    """``[embed] parts = "auto"`` in a daemon: a long exchange's sentence vectors come from
-    its own run (late chunking), a short note's are its sentences embedded on their own, for
-    a single write and a bulk write alike; the store records the scheme."""
-    (memoryd_home / "config.toml").write_text(f'[embed]\nparts = "{AUTO}"\n')
-    auto = Embedder(load_config().embed)
-    late = Embedder(dataclasses.replace(load_config().embed, parts=LATE_CHUNKING))
-    texts = {"single long": LONG_EXCHANGE, "single short": SHORT_NOTE,
-             "bulk long": LONG_EXCHANGE.replace("Friday", "Thursday"),
-             "bulk short": SHORT_NOTE.replace("3 mm", "2 mm")}
-    running = start_daemon(auto)
-    try:
-        with Client(running.socket, timeout_s=30) as c:
-            c.remember("assistant", "chat", texts["single long"])
-            c.remember("designer", "print", texts["single short"])
-            c.remember_many([{"agent": "planner", "category": "chat", "text": texts["bulk long"]},
-                             {"agent": "reviewer", "category": "print",
-                              "text": texts["bulk short"]}])
-            wait_until(lambda: c.status()["backlog"] == 0)
-    finally:
-        running.stop()
-    db = apsw.Connection(str(memoryd_home / "memoryd.db"))
-    model = json.loads(db.execute("SELECT value FROM meta WHERE key='embedding_model'")
-                       .fetchone()[0])
-    stored = {text: np.frombuffer(blob, dtype=np.float32).reshape(-1, 384) for text, blob in
-              db.execute("SELECT e.text, p.vectors FROM part_vectors p "
-                         "JOIN entries e ON e.id = p.entry")}
-    db.close()
-    assert model["parts"] == auto.scheme != AUTO  # the rule's threshold is recorded with it
-    for name, text in texts.items():
-        assert auto.pools_parts(text) == ("long" in name), name
-        alone = embedder.embed_alone(split_parts(text))
-        [(_, pooled)] = late.embed_entries([text])
-        nearest, other = (pooled, alone) if "long" in name else (alone, pooled)
-        assert (stored[text] * nearest).sum(axis=1).min() > 0.98, name
-        assert (stored[text] * other).sum(axis=1).max() < 0.97, name
