@@ -4,6 +4,7 @@
     python bench/bench_index_rate.py                          # this tree, 2 rounds
     python bench/bench_index_rate.py --against /tmp/old       # and another checkout, interleaved
     python bench/bench_index_rate.py --chunks 300 --notes 2000 --rounds 3
+    python bench/bench_index_rate.py --parts late-chunking --against /tmp/old   # [embed] parts
 
 Indexing a text costs more than embedding it: memoryd also gives an entry of several sentences
 a vector per sentence (its parts), parses and stores it, and fills the lexicon beside it. The
@@ -95,11 +96,16 @@ def wait_indexed(daemon: DaemonProcess, t_spawn: float, expected: int, timeout_s
 
 
 def index_once(base: Path, files: Path, tree: Path | None, expected: int, kinds: tuple[str, ...],
-               embedder: Any, cpu: CpuMeter, label: str, timeout_s: float) -> dict[str, Any]:
-    """One daemon indexing one set from scratch, then the bare embedder on what it indexed."""
+               embedder: Any, cpu: CpuMeter, label: str, timeout_s: float,
+               parts: str | None = None) -> dict[str, Any]:
+    """One daemon indexing one set from scratch, then the bare embedder on what it indexed.
+    ``parts``: this tree's ``[embed] parts`` (another tree's daemon runs its own default)."""
     state = Path(tempfile.mkdtemp(prefix="st-", dir=base))
     daemon = DaemonProcess(state, tree)
     daemon.env["HOME"] = str(files)
+    daemon.env.pop("MEMORYD_EMBED_PARTS", None)
+    if parts and tree is None:
+        daemon.env["MEMORYD_EMBED_PARTS"] = parts
     t_spawn = time.perf_counter()
     daemon.start()
     cpu.daemon_pid = daemon.pid
@@ -146,6 +152,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--against", metavar="TREE", type=Path,
                         help="another checkout of memoryd to run interleaved with this one")
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--parts", metavar="SCHEME",
+                        help="this tree's [embed] parts (default: its default); --against's "
+                             "daemon runs its own default")
     parser.add_argument("--timeout-s", type=float, default=1800)
     args = parser.parse_args(argv)
     if args.against and not (args.against / "memoryd" / "__main__.py").exists():
@@ -176,10 +185,10 @@ def main(argv: list[str] | None = None) -> int:
             for name, tree in order:
                 runs.append({"tree": name, **index_once(
                     base, long_home, tree, tx.chunks, ("turn", "summary"), embedder, cpu,
-                    f"round {number + 1}, long, {name}", args.timeout_s)})
+                    f"round {number + 1}, long, {name}", args.timeout_s, args.parts)})
                 runs.append({"tree": name, **index_once(
                     base, short_home, tree, md.entries, ("lesson", "feedback", "note"), embedder,
-                    cpu, f"round {number + 1}, short, {name}", args.timeout_s)})
+                    cpu, f"round {number + 1}, short, {name}", args.timeout_s, args.parts)})
     finally:
         shutil.rmtree(base, ignore_errors=True)
 
