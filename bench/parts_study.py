@@ -78,7 +78,7 @@ def entries(state: Path, tokenizer: Any) -> list[Entry]:
         db.close()
     texts = [index_text(text, key) for _, _, text, key, _, _ in rows]
     lengths = [len(e.ids) for e in tokenizer.encode_batch(texts)]
-    return [(rowid, agent, text, length, via == "watch" and uid.startswith("t"))
+    return [(rowid, agent, text, length, via == "watch" and str(uid).startswith("t"))
             for (rowid, agent, _, _, uid, via), text, length in zip(rows, texts, lengths)]
 
 
@@ -225,7 +225,8 @@ def main() -> int:
 
     tokenizer = Embedder(load_config().embed).tokenizer
     if args.attribute:
-        attribute(*args.attribute, tokenizer, args.half)
+        sentences_dump, late_dump = args.attribute
+        attribute(sentences_dump, late_dump, tokenizer, args.half)
     rules: list[tuple[str, Callable[[Entry], bool]]] = [
         ("sentences (the build)", lambda e: False), ("late chunking (every entry)", lambda e: True)]
     rules += [(f"late from {t} tokens", lambda e, t=t: e[3] >= t) for t in args.tokens]
