@@ -400,8 +400,9 @@ class Searcher:
         weights = np.array(list(plan.weights.values()), dtype=np.float64)
         known = [plan.known.get(rowid) or self._entry(rowid, texts[rowid][0])
                  for rowid in candidates]
-        holds = self._holds(plan, known)
-        alignment, worst = self._alignment(plan, known, holds, words)
+        alone: list[tuple[Known, ...]] = [(entry,) for entry in known]
+        holds = self._holds(plan, alone)
+        alignment, worst = self._alignment(plan, alone, holds, words)
         pairs = np.array([mixes.get(rowid, (0.0, 0.0)) for rowid in candidates],
                          dtype=np.float64).reshape(-1, 2)
         cosine, part = pairs[:, 0], pairs[:, 1]
@@ -438,36 +439,34 @@ class Searcher:
                    else None for rowid, entry in zip(candidates, known)]
         return np.column_stack(columns), lacking
 
-    def _passages(self, candidates: list[int], known: list[Known]) -> list[Known]:
-        """Each candidate's words with those of the transcript chunks just before and after it
-        in its session (memoryd.retrieval.passage: a hit is shown with them); another entry's
-        own words."""
+    def _passages(self, candidates: list[int], known: list[Known]) -> list[tuple[Known, ...]]:
+        """Each candidate with the transcript chunks just before and after it in its session
+        (memoryd.retrieval.passage: a hit is shown with them), each chunk's words as known
+        already (their lexicon rows looked up once, not again for every passage holding
+        them); another entry alone."""
         around = self.store.chunks_around(candidates)
         texts = self.store.texts_by_rowids(sorted({r for pair in around.values() for r in pair
                                                    if r is not None}))
-        out = []
-        for rowid, own in zip(candidates, known):
-            near = [self._entry(r, texts[r][0]) for r in around.get(rowid, ()) if r in texts]
-            out.append(Known(tuple(dict.fromkeys(own.words + tuple(w for k in near
-                                                                  for w in k.words))))
-                       if near else own)
-        return out
+        return [(own, *(self._entry(r, texts[r][0]) for r in around.get(rowid, ()) if r in texts))
+                for rowid, own in zip(candidates, known)]
 
-    def _holds(self, plan: SearchPlan, candidates: list[Known]) -> np.ndarray:
-        """Per candidate, per informative word of the question (``plan.weights``' order):
-        1.0 where the candidate holds the word itself."""
+    def _holds(self, plan: SearchPlan, candidates: list[tuple[Known, ...]]) -> np.ndarray:
+        """Per candidate (an entry, or a passage of entries), per informative word of the
+        question (``plan.weights``' order): 1.0 where the candidate holds the word itself."""
         column = {token: number for number, token in enumerate(plan.weights)}
         holds = np.zeros((len(candidates), len(column)))
         if column:
-            for number, entry in enumerate(candidates):
-                for word in entry.words:
-                    found = column.get(word)
-                    if found is not None:
-                        holds[number, found] = 1.0
+            for number, group in enumerate(candidates):
+                for entry in group:
+                    for word in entry.words:
+                        found = column.get(word)
+                        if found is not None:
+                            holds[number, found] = 1.0
         return holds
 
-    def _alignment(self, plan: SearchPlan, candidates: list[Known], holds: np.ndarray,
-                   words: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    def _alignment(self, plan: SearchPlan, candidates: list[tuple[Known, ...]],
+                   holds: np.ndarray, words: dict[str, np.ndarray]
+                   ) -> tuple[np.ndarray, np.ndarray]:
         """Per candidate: each informative question word by its best cosine with a word of the
         candidate, 1 for the word itself (``holds``: a soft ``coverage``, weighed the same
         way). A question word's vector comes from the lexicon or ``words``; one with neither
@@ -479,8 +478,9 @@ class Searcher:
         if lexicon is None or not asked:
             return np.zeros(len(candidates)), np.zeros(len(candidates))
         parts, starts, nonempty, total = [], [], [], 0
-        for number, entry in enumerate(candidates):
-            rows = self._lexicon_rows(entry, lexicon)
+        for number, group in enumerate(candidates):
+            rows = self._lexicon_rows(group[0], lexicon) if len(group) == 1 else \
+                np.concatenate([self._lexicon_rows(entry, lexicon) for entry in group])
             if len(rows):
                 parts.append(rows)
                 starts.append(total)
