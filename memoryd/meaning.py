@@ -21,7 +21,8 @@ are read (:func:`reading`) and compared (:func:`difference`). They say different
   branch"; a possessive where no word moved: "staging's database" / "the staging
   database"): an **addition** ("the slow tests" is not "the tests");
 - the words they share stand in another order around a word they both have ("rebase over
-  merge" / "merge over rebase", "Alice reports to Bob" / "Bob reports to Alice"): **order**.
+  merge" / "merge over rebase", "Alice reports to Bob" / "Bob reports to Alice"), a "not"
+  among them ("tabs, not spaces" / "spaces, not tabs"): **order**.
   Two words that only trade places ("Outline fonts" / "fonts outlined", "the first of
   December" / "December 1st") are the same thing said otherwise.
 
@@ -88,6 +89,10 @@ ADDABLE = frozenset("branch file files folder directory command tool step proces
 #: model branch". They take part in the order of a text's terms only (:func:`_swapped`);
 #: ``by`` marks the passive ("caused by the DNS provider" / "the DNS provider caused").
 MARKERS = frozenset("into onto to from than of by".split())
+#: Where a text says "not" among its terms' order: "ruff, never flake8" / "flake8, never ruff"
+#: trade two names around it (an order), where "ruff flake8" / "flake8 ruff" only reword.
+NEGATION_MARK = "not"
+ORDER_MARKS = MARKERS | {NEGATION_MARK}
 _ABBREVIATIONS = {
     "repo": "repository", "repos": "repositories", "db": "database", "dbs": "databases",
     "prod": "production", "env": "environment", "envs": "environments", "config": "configuration",
@@ -203,7 +208,7 @@ class Reading:
     negative: bool
     written: tuple[tuple[str, str], ...] = ()
     names: frozenset[str] = frozenset()  # terms written with a capital inside a sentence
-    order: tuple[str, ...] = ()  # the terms with the MARKERS among them, in order
+    order: tuple[str, ...] = ()  # the terms with the MARKERS and NEGATION_MARKs, in order
 
     @property
     def term_set(self) -> frozenset[str]:
@@ -289,6 +294,7 @@ def reading(text: str) -> Reading:
             if part in NEGATIONS or (part in _LEADING_NEGATIONS and not terms
                                      and not negative):
                 negative = not negative
+                order.append(NEGATION_MARK)
                 continue
             if part in MARKERS:
                 order.append(part)
@@ -411,7 +417,7 @@ def _swapped(a: Sequence[str], b: Sequence[str]) -> tuple[str, str] | None:
     found: tuple[str, str] | None = None
     for i, x in enumerate(terms):
         for y in terms[i + 1:]:
-            if where_b[x] > where_b[y] and x not in MARKERS and y not in MARKERS:
+            if where_b[x] > where_b[y] and x not in ORDER_MARKS and y not in ORDER_MARKS:
                 if found is None:
                     found = (x, y)
                 if ("by" in a) == ("by" in b) and any(
@@ -419,7 +425,7 @@ def _swapped(a: Sequence[str], b: Sequence[str]) -> tuple[str, str] | None:
                         and where_b[y] < where_b[z] < where_b[x] for z in terms):
                     return x, y
     if ("by" in a) != ("by" in b):
-        content = [t for t in terms if t not in MARKERS]
+        content = [t for t in terms if t not in ORDER_MARKS]
         if found is None and len(content) >= 2:
             return content[0], content[-1]
     return None

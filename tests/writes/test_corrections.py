@@ -90,3 +90,14 @@ def test_no_second_statement_of_the_reports_distinct_pairs_is_refused(client: Cl
     client.remember("coder", "git", "Use conventional commits", kind="lesson")
     again = client.remember("coder", "git", "Always use conventional commits", kind="lesson")
     assert again["stored"] is False and again["duplicate"] == "near"
+
+
+def test_x_not_y_after_y_not_x_is_stored_as_a_correction(daemon, client: Client) -> None:
+    """"Use spaces, not tabs" after "Use tabs, not spaces": the same words around a "not" in
+    another order say the opposite; it was refused as a near duplicate (cosine 0.97)."""
+    first = client.remember("coder", "style", "We lint with ruff, never flake8", kind="lesson")
+    second = client.remember("coder", "style", "We lint with flake8, never ruff", kind="lesson")
+    assert second["stored"], second
+    [correction] = second["corrects"]
+    assert correction["entry"]["id"] == first["entry"]["id"]
+    assert "another order" in correction["why"]
