@@ -61,8 +61,7 @@ class Writes:
         alone: dict[str, np.ndarray] = {}
         parts_of = None
         if embedded is not None:
-            vectors = [(embedded.vector, embedded.parts if embedded.parts is not None
-                        else np.zeros((0, embedded.vector.shape[0]), dtype=np.float32))]
+            vectors = [embedded.now]
             if embedded.parts is None:
                 parts_of = text
             if embedded.alone and drafts[0].entry.text == text:

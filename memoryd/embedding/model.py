@@ -74,6 +74,11 @@ PART_SCHEMES = (SENTENCES, LATE_CHUNKING)
 MAX_WINDOWS = 4
 
 
+def no_parts(dim: int) -> np.ndarray:
+    """The parts' vectors of a text of one sentence: none."""
+    return np.zeros((0, dim), dtype=np.float32)
+
+
 @dataclass(frozen=True)
 class NamedModel:
     """An opt-in model that ``memoryd derive-model NAME`` derives from pinned PyPI parts."""

@@ -33,7 +33,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from memoryd.embedding.model import SENTENCES, Embedder, EmbeddingStopped
+from memoryd.embedding.model import SENTENCES, Embedder, EmbeddingStopped, no_parts
 from memoryd.embedding.queue import EmbedQueue
 from memoryd.errors import stopping_error
 from memoryd.store.entries import Vectors
@@ -59,6 +59,12 @@ class TextVectors:
     vector: np.ndarray
     parts: np.ndarray | None
     alone: bool
+
+    @property
+    def now(self) -> Vectors:
+        """What the write stores with its entry now: the vector, and its parts' vectors or,
+        when they come after the acknowledgement, none yet."""
+        return self.vector, self.parts if self.parts is not None else no_parts(len(self.vector))
 
 
 def abandon(work: asyncio.Future[Any]) -> None:
@@ -168,7 +174,7 @@ class EmbedThreads:
             return None
         if embedder.parts == SENTENCES:
             vector = await self.unless_closing(self._run(self.query_thread, embedder.embed, [text]))
-            parts = None if split_parts(text) else np.zeros((0, embedder.dim), dtype=np.float32)
+            parts = None if split_parts(text) else no_parts(embedder.dim)
             return TextVectors(vector[0], parts, alone=True)
         ((vector, parts),) = await self.unless_closing(
             self._run(self.query_thread, embedder.embed_entries, [text]))
@@ -180,7 +186,7 @@ class EmbedThreads:
         assert self.embedder is not None
         parts = split_parts(text)
         if not parts:
-            return np.zeros((0, self.embedder.dim), dtype=np.float32)
+            return no_parts(self.embedder.dim)
         return await self.unless_closing(self._run(self.pair_thread, self.embedder.embed, parts))
 
     async def _one(self, embedder: Embedder, text: str) -> Vectors:
@@ -188,13 +194,8 @@ class EmbedThreads:
         pair thread, at once: in one batch, padded to the text's length, a single write of
         several sentences waited for them one after the other (p90 of `remember` 31 → 21 ms
         on a 2k store)."""
-        parts = split_parts(text)
         whole = self._run(self.query_thread, embedder.embed, [text])
-        if not parts:
-            return (await self.unless_closing(whole))[0], np.zeros((0, embedder.dim),
-                                                                      dtype=np.float32)
-        pieces = self._run(self.pair_thread, embedder.embed, parts)
-        vector, part_vectors = await self.unless_closing(asyncio.gather(whole, pieces))
+        vector, part_vectors = await self.unless_closing(asyncio.gather(whole, self.parts(text)))
         return vector[0], part_vectors
 
     async def _bulk(self, texts: list[str]) -> list[Vectors]:

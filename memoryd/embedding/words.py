@@ -9,8 +9,6 @@ import asyncio
 import contextlib
 import logging
 
-import numpy as np
-
 from memoryd.background import Background
 from memoryd.embedding.derived import BulkWrites, Derived
 from memoryd.embedding.threads import EmbedThreads
@@ -98,7 +96,7 @@ class WordWork:
         reached, found = lexicon.new_words(self.store, words, at, LEXICON_ENTRIES,
                                            LEXICON_WORDS)
         if reached != at and not found:
-            words.add(self.store, {}, np.zeros((0, words.dim), dtype=np.float32), reached)
+            words.advance(self.store, reached)
         return reached, found
 
     def learn_later(self, text: str) -> None:

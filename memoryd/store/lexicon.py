@@ -98,6 +98,10 @@ class Lexicon:
         if cursor is not None:
             self.filled_to = cursor
 
+    def advance(self, store: Store, cursor: int) -> None:
+        """The filling got to ``cursor`` through entries that brought no new word."""
+        self.add(store, {}, np.zeros((0, self.dim), dtype=np.float32), cursor)
+
     def _append(self, stems: list[str], codes: np.ndarray, scales: np.ndarray) -> None:
         """New words' rows, in room kept for them: the arrays double when full. (They were
         copied whole for every step of the filling, most of them adding no word: a single
@@ -178,8 +182,10 @@ def fill(store: Store, words: Lexicon, embed_alone: Callable[[list[str]], np.nda
         reached, found = new_words(store, words, at, entries, batch)
         if reached == at:
             return added
-        words.add(store, found, embed_alone(list(found.values())) if found else
-                  np.zeros((0, words.dim), dtype=np.float32), reached)
+        if found:
+            words.add(store, found, embed_alone(list(found.values())), reached)
+        else:
+            words.advance(store, reached)
         added, at = added + len(found), reached
 
 
