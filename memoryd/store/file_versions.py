@@ -57,6 +57,15 @@ def _common_prefix(a: str, b: str) -> int:
     return low
 
 
+def zipped(text: str) -> str:
+    """A text zlib-compressed and base64-encoded, to keep in JSON (:func:`unzipped`)."""
+    return base64.b64encode(zlib.compress(text.encode("utf-8", "surrogatepass"), 6)).decode()
+
+
+def unzipped(packed: str) -> str:
+    return zlib.decompress(base64.b64decode(packed)).decode("utf-8", "surrogatepass")
+
+
 def delta(before: str, after: str) -> dict[str, Any]:
     head = _common_prefix(before, after)
     rest_b, rest_a = before[head:], after[head:]
@@ -64,19 +73,14 @@ def delta(before: str, after: str) -> dict[str, Any]:
     insert = rest_a[:len(rest_a) - tail]
     out: dict[str, Any] = {"head": head, "tail": tail}
     if len(insert) > ZIP_ABOVE_CHARS:
-        out["insert_z"] = base64.b64encode(
-            zlib.compress(insert.encode("utf-8", "surrogatepass"), 6)).decode("ascii")
+        out["insert_z"] = zipped(insert)
     else:
         out["insert"] = insert
     return out
 
 
 def apply_delta(before: str, change: dict[str, Any]) -> str:
-    if "insert_z" in change:
-        packed = base64.b64decode(change["insert_z"])
-        insert = zlib.decompress(packed).decode("utf-8", "surrogatepass")
-    else:
-        insert = change.get("insert", "")
+    insert = unzipped(change["insert_z"]) if "insert_z" in change else change.get("insert", "")
     tail = int(change["tail"])
     return before[:int(change["head"])] + insert + (before[len(before) - tail:] if tail else "")
 

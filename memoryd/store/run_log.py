@@ -33,7 +33,6 @@ this file existed writes its runs to it once, at its first start.
 
 from __future__ import annotations
 
-import base64
 import json
 import logging
 import os
@@ -44,7 +43,7 @@ from typing import Any, Protocol, cast
 
 from memoryd.store.database import Store
 from memoryd.store.durable import append_durably, cut_back, torn_tail
-from memoryd.store.file_versions import apply_delta, delta
+from memoryd.store.file_versions import apply_delta, delta, unzipped, zipped
 from memoryd.store.ledger import decode_line
 from memoryd.store.purge_files import Rewrite
 
@@ -80,14 +79,6 @@ def encode_line(record: dict[str, Any]) -> bytes:
 # -- a change's sides, packed -----------------------------------------------------------
 
 
-def _zip(text: str) -> str:
-    return base64.b64encode(zlib.compress(text.encode("utf-8", "surrogatepass"), 6)).decode()
-
-
-def _unzip(packed: str) -> str:
-    return zlib.decompress(base64.b64decode(packed)).decode("utf-8", "surrogatepass")
-
-
 def pack(kind: str, before: Any, after: Any) -> tuple[Any, Any]:
     """A change's sides as the file keeps them: a file's text before compressed, its text
     after as a delta from it."""
@@ -96,11 +87,11 @@ def pack(kind: str, before: Any, after: Any) -> tuple[Any, Any]:
     old = before.get("text") if isinstance(before, dict) else None
     new = after.get("text") if isinstance(after, dict) else None
     if isinstance(old, str) and len(old) > COMPRESS_ABOVE:
-        before = {**{k: v for k, v in before.items() if k != "text"}, "text_z": _zip(old)}
+        before = {**{k: v for k, v in before.items() if k != "text"}, "text_z": zipped(old)}
     if isinstance(new, str) and isinstance(old, str):
         after = {**{k: v for k, v in after.items() if k != "text"}, "text_delta": delta(old, new)}
     elif isinstance(new, str) and len(new) > COMPRESS_ABOVE:
-        after = {**{k: v for k, v in after.items() if k != "text"}, "text_z": _zip(new)}
+        after = {**{k: v for k, v in after.items() if k != "text"}, "text_z": zipped(new)}
     return before, after
 
 
@@ -108,10 +99,10 @@ def unpack(before: Any, after: Any) -> tuple[Any, Any]:
     """The sides of a change as :func:`pack` got them."""
     if isinstance(before, dict) and "text_z" in before:
         before = {**{k: v for k, v in before.items() if k != "text_z"},
-                  "text": _unzip(before["text_z"])}
+                  "text": unzipped(before["text_z"])}
     if isinstance(after, dict) and "text_z" in after:
         after = {**{k: v for k, v in after.items() if k != "text_z"},
-                 "text": _unzip(after["text_z"])}
+                 "text": unzipped(after["text_z"])}
     elif isinstance(after, dict) and "text_delta" in after:
         old = before.get("text", "") if isinstance(before, dict) else ""
         after = {**{k: v for k, v in after.items() if k != "text_delta"},
