@@ -156,10 +156,6 @@ class Daemon:
         if parts.replayed:
             log.info("Replayed %d ledger records the database had missed.", parts.replayed)
         spawn = self.background.spawn
-        self.sessions = SessionMethods(parts)
-        self.methods.update(self.sessions.methods())
-        self.methods.update(ListMethods(parts.db, parts.store).methods())
-        self.methods.update(FileMethods(parts.db, parts.store, self.settings).methods())
         self.watcher = Watcher(self.config, Indexer(parts.store, parts.entries),
                              parts.db, parts.vectors.wanted.set, self.traffic.background)
         self.passes = PassRunner(PassParts(parts.db, parts.store, parts.entries,
@@ -169,6 +165,10 @@ class Daemon:
         settled = await self.passes.recover()
         if settled:
             log.info("Settled %d changes of a pass that was stopped mid-run.", settled)
+        self.sessions = SessionMethods(parts, self.passes.runs)
+        self.methods.update(self.sessions.methods())
+        self.methods.update(ListMethods(parts.db, parts.store).methods())
+        self.methods.update(FileMethods(parts.db, parts.store, self.settings).methods())
         self.methods.update(MemoryMethods(parts, self.passes).methods())
         self.methods.update(PassMethods(self.passes).methods())
         self.methods.update(TrustMethods(parts).methods())

@@ -19,6 +19,7 @@ from memoryd_client.hooks import SPOOL_NAME, canonical, carries_context, native,
 
 from memoryd.errors import BadParamsError, ForbiddenError, MemorydError, NotFoundError
 from memoryd.names import path_problem
+from memoryd.passes.runs import PassRuns
 from memoryd.project import project_of
 from memoryd.redact import redact
 from memoryd.server.params import Params
@@ -56,7 +57,8 @@ log = logging.getLogger(__name__)
 
 
 class SessionMethods:
-    def __init__(self, parts: Parts) -> None:
+    def __init__(self, parts: Parts, runs: PassRuns) -> None:
+        """``runs``: the daemon's pass runs (a session's corrections are recorded there)."""
         self.parts = parts
         self.registry = Registry(parts.store)
         self.contexts = ContextBuilder(parts.searcher, parts.store,
@@ -64,7 +66,7 @@ class SessionMethods:
                                        parts.settings.memory_dir,
                                        unused_days=self._unused_days)
         self.extractor = SessionExtractor(parts.writes, parts.vectors, parts.store, parts.db,
-                                          parts.settings, self.registry)
+                                          parts.settings, self.registry, runs)
         self.usage = UsageJudge(parts.store, parts.db, parts.background, parts.settings)
         self.guard = ToolGuard(parts.store, parts.db, parts.settings.memory_dir)
         #: each live session's hook ancestors, newest last (memoryd.sessions.mcp_reads)

@@ -71,9 +71,10 @@ def is_personal(candidate: Candidate) -> bool:
 
 class SessionExtractor:
     def __init__(self, writes: Writes, vectors: VectorWork, store: Store, db: DatabaseThread,
-                 settings: Settings, registry: Registry) -> None:
+                 settings: Settings, registry: Registry, runs: PassRuns) -> None:
         """``writes``: the write path its entries are stored by; ``vectors``: the candidates'
-        vectors, for the near-duplicate check."""
+        vectors, for the near-duplicate check; ``runs``: the daemon's runs, where what a
+        session corrected is recorded (memoryd.passes.corrections)."""
         self.writes = writes
         self.vectors = vectors
         self.store = store
@@ -81,6 +82,7 @@ class SessionExtractor:
         self.db = db
         self.settings = settings
         self.registry = registry
+        self.runs = runs
 
     async def run(self, session_id: str, *, dry_run: bool) -> dict[str, Any]:
         session = await self.db(self.registry.session, session_id)
@@ -163,7 +165,7 @@ class SessionExtractor:
             if reply.stored:
                 stored.append(reply.entry.uid)
         if any(reply.corrects for reply in replies):  # a later session said otherwise
-            await self.db(corrections.record, self._runs(), replies)
+            await self.db(corrections.record, self.runs, replies)
         log.info("Session %s: stored %d extracted entries.", session["id"], len(stored))
         return stored
 
@@ -184,8 +186,6 @@ class SessionExtractor:
             log.info("Session %s: %d lessons seen again, counted.", session["id"], len(counted))
         return counted
 
-    def _runs(self) -> PassRuns:
-        return PassRuns(self.store, self.entries, self.settings.config.state_dir)
 
     def _mark_extracted(self, session_id: str) -> None:
         with self.store.transaction():
