@@ -46,7 +46,6 @@ def forget_open_turns(store: Store, path: str) -> None:
     store.delete_meta(_key(path))
 
 
-
 def move_open_turns(store: Store, old: str, new: str) -> None:
     """The file was renamed: its open exchange goes with it (in the caller's transaction), so
     the answer written to the new path joins its question; one that a file renamed over the

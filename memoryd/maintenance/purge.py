@@ -70,7 +70,7 @@ PURGED = "[PURGED]"
 OPEN_EXCHANGE = "transcript:open:"
 #: How the reply names what a purge selected that the index does not hold.
 WHERE = {"ledger": "only in the ledger", "archive": "only in the transcript archive",
-         "journal": "only in a memory file's history (its lines left their file)"}
+         "history": "only in a memory file's history (its lines left their file)"}
 
 
 @dataclass
@@ -222,7 +222,7 @@ class Purge:
                    for v in versions):
                 plan.events += [number for number, _, _ in events]
                 self._add_unindexed(plan, {**versions[-1], "uid": uid, "created": created},
-                                    "journal")
+                                    "history")
             elif self.pattern is not None:
                 for number, before, after in events:
                     self._scrub_event(plan, uid, number, before, after)
