@@ -17,7 +17,7 @@ import pytest
 from memoryd_client import Client, MemorydError
 
 from memoryd.server.daemon import SHUTDOWN_WAIT_S
-from tests.conftest import wait_until
+from tests.conftest import spawn_daemon, wait_until
 
 TIMEOUT_STOP_S = 30  # memoryd.service
 
@@ -104,19 +104,8 @@ def test_sigterm_during_a_bulk_write_being_embedded(memoryd_home: Path) -> None:
     past the wait on a slow machine, past the unit's TimeoutStopSec); the log has no
     traceback."""
     log = memoryd_home / "daemon.log"
-    with log.open("ab") as stderr:
-        proc = subprocess.Popen([sys.executable, "-m", "memoryd", "serve"], env=os.environ.copy(),
-                                stdout=subprocess.DEVNULL, stderr=stderr)
+    proc = spawn_daemon(memoryd_home)
     sock = memoryd_home / "memoryd.sock"
-
-    def ready() -> bool:
-        try:
-            with Client(sock, timeout_s=5) as c:
-                return bool(c.status()["vector_index"]["ready"])
-        except MemorydError:
-            return False
-
-    wait_until(ready, 120)
     reply: dict[str, object] = {}
 
     def bulk() -> None:
@@ -147,20 +136,9 @@ def test_a_fresh_start_and_a_stop_right_after_writes_log_no_noise(memoryd_home: 
     exception was never retrieved … EmbeddingStopped" with a traceback. The log of a start,
     writes and a stop holds neither, nor any traceback."""
     log = memoryd_home / "daemon.log"
-    with log.open("ab") as stderr:
-        proc = subprocess.Popen([sys.executable, "-m", "memoryd", "serve"], env=os.environ.copy(),
-                                stdout=subprocess.DEVNULL, stderr=stderr)
+    proc = spawn_daemon(memoryd_home)
     sock = memoryd_home / "memoryd.sock"
-
-    def ready() -> bool:
-        try:
-            with Client(sock, timeout_s=5) as c:
-                return bool(c.status()["vector_index"]["ready"])
-        except MemorydError:
-            return False
-
     try:
-        wait_until(ready, 120)
         with Client(sock, timeout_s=60) as c:  # words the lexicon then embeds in the background
             c.remember_many([{"agent": "a", "category": "notes", "text": f"note {i} about "
                               + " ".join(f"{chr(97 + i % 26)}word{chr(97 + j)}xq" for j in range(8))}
