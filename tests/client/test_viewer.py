@@ -20,7 +20,6 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ from memoryd_client import Client, DaemonUnreachableError
 
 from tests.browser import Browser
 from tests.conftest import wait_until
+from tests.sessions.test_usage import claude_transcript
 
 UV = "Use uv, not pip, to manage dependencies"
 FORCE = "Never force-push to main"
@@ -69,10 +69,6 @@ def _hook(env: dict[str, str], event: str, payload: dict[str, Any]) -> None:
     assert done.returncode == 0, done.stderr
 
 
-def _iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-
-
 def _session(env: dict[str, str], folder: Path) -> None:
     """A Claude Code session through its hooks: memoryd injects the lessons at its start; the
     agent then runs pip (the user corrects it) and pushes without force."""
@@ -80,22 +76,10 @@ def _session(env: dict[str, str], folder: Path) -> None:
     payload = {"session_id": SESSION, "transcript_path": str(path), "cwd": str(folder),
                "source": "startup"}
     _hook(env, "SessionStart", payload)
-    start = time.time() + 1
-    steps = [("user", "add requests to the project"), ("bash", "pip install requests"),
-             ("user", "no, we use uv here"), ("bash", "uv add requests"),
-             ("bash", "git push origin main")]
-    lines = []
-    for n, (kind, text) in enumerate(steps):
-        base = {"uuid": f"{SESSION[:8]}-{n:04d}-4000-8000-000000000000", "sessionId": SESSION,
-                "cwd": str(folder), "timestamp": _iso(start + n), "isSidechain": False}
-        if kind == "user":
-            lines.append({**base, "type": "user", "message": {"role": "user", "content": text}})
-        else:
-            lines.append({**base, "type": "assistant", "message": {
-                "id": f"msg_{n}", "role": "assistant", "content": [
-                    {"type": "tool_use", "id": f"toolu_{n}", "name": "Bash",
-                     "input": {"command": text}}]}})
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    claude_transcript(path, SESSION, [
+        ("user", "add requests to the project"), ("bash", "pip install requests"),
+        ("user", "no, we use uv here"), ("bash", "uv add requests"),
+        ("bash", "git push origin main")])
     _hook(env, "SessionEnd", {**payload, "reason": "other"})
 
 
