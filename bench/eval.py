@@ -111,14 +111,16 @@ class Daemon:
         self.client = Client(socket, timeout_s=600)
 
     def wait_indexed(self) -> dict[str, Any]:
-        """Until the scan queue is empty, every entry has a vector and the count is stable."""
+        """Until the scan queue is empty, every entry has its vector (a long one's refined:
+        the run over its text, not its sentences' mean) and the count is stable."""
         last, stable, started = None, 0, time.monotonic()
         while True:
             status = self.client.status()
             ingest = status["ingest"]
             total = sum(status["entries"].values())
             busy = ingest["queue"] or ingest["scanning"] or status["model"] is None \
-                or status["backlog"] or status["lexicon"]["entries_behind"]
+                or status["backlog"] or status["lexicon"]["entries_behind"] \
+                or status.get("refining")
             stable = stable + 1 if not busy and total == last else 0
             if stable >= 3:
                 return status

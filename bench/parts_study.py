@@ -123,6 +123,49 @@ def hybrid(base: Path, late: Path, picked: list[Entry]) -> Iterator[int]:
         shutil.move(backup, db_path)
 
 
+@contextlib.contextmanager
+def centroids(base: Path, picked: list[Entry], tokenizer: Any, weighted: bool) -> Iterator[int]:
+    """The base build's database with the picked entries' own vectors replaced by the mean of
+    their part vectors (weighted by each part's tokens, or equal), normalised: what the entry's
+    vector would be if only its sentences were run through the model (yields how many)."""
+    from memoryd.text import split_parts
+
+    db_path, backup = base / "memoryd.db", base / "memoryd.db.study"
+    checkpointed(db_path)
+    shutil.copyfile(db_path, backup)
+    try:
+        import numpy as np
+        import sqlite_vec
+
+        db = apsw.Connection(str(db_path))
+        db.enable_load_extension(True)
+        db.load_extension(sqlite_vec.loadable_path())
+        replaced = 0
+        with db:
+            for rowid, _, text, _, _ in picked:
+                (blob,) = db.execute("SELECT vectors FROM part_vectors WHERE entry = ?",
+                                     (rowid,)).fetchone()
+                parts = np.frombuffer(blob, dtype=np.float32).reshape(-1, 384)
+                sentences = split_parts(text)
+                if len(sentences) != len(parts):
+                    continue
+                weights = (np.array([len(e.ids) for e in tokenizer.encode_batch(sentences)],
+                                    dtype=np.float32) if weighted
+                           else np.ones(len(parts), dtype=np.float32))
+                mean = (parts * weights[:, None]).sum(axis=0)
+                mean /= np.linalg.norm(mean)
+                db.execute("DELETE FROM entries_vec WHERE rowid = ?", (rowid,))
+                db.execute("INSERT INTO entries_vec(rowid, embedding) VALUES (?, ?)",
+                           (rowid, mean.astype(np.float32).tobytes()))
+                replaced += 1
+        db.close()
+        yield replaced
+    finally:
+        for suffix in ("-wal", "-shm"):
+            (base / f"memoryd.db{suffix}").unlink(missing_ok=True)
+        shutil.move(backup, db_path)
+
+
 def ask_first(directory: Path) -> dict[str, Any]:
     queries = json.loads((directory / "corpus.json").read_text())["queries"]
     asked = [q for q in queries if first.half(q) == "tuning"]
@@ -217,6 +260,9 @@ def main() -> int:
                         help="try late chunking from T tokens")
     parser.add_argument("--transcripts", action="store_true",
                         help="try late chunking for transcript chunks")
+    parser.add_argument("--centroid", nargs="*", type=int, default=None, metavar="T",
+                        help="instead: the entry's own vector the mean of its part vectors, for "
+                             "every entry with parts, transcript chunks, and from T tokens")
     parser.add_argument("--set", choices=("first", "conv", "both"), default="both")
     args = parser.parse_args()
 
@@ -232,13 +278,22 @@ def main() -> int:
     rules += [(f"late from {t} tokens", lambda e, t=t: e[3] >= t) for t in args.tokens]
     if args.transcripts:
         rules.append(("late for transcript chunks", lambda e: e[4]))
-    if not (args.tokens or args.transcripts):
+    if args.centroid is not None:
+        rules = [("own vectors (the build)", lambda e: False),
+                 ("centroid, every entry", lambda e: True),
+                 ("centroid, transcript chunks", lambda e: e[4]),
+                 ("centroid, other entries", lambda e: not e[4])]
+        rules += [(f"centroid from {t} tokens", lambda e, t=t: e[3] >= t)
+                  for t in args.centroid]
+    elif not (args.tokens or args.transcripts):
         return 0
     sets = [("first", first_dir, ask_first), ("conv", conv_dir, ask_conv)]
     for name, where, ask in sets:
         if args.set not in (name, "both"):
             continue
         base, late = where({}), where(LATE)
+        if args.centroid is not None:
+            late = base
         known = entries(base / "state", tokenizer)
         lengths = [e[3] for e in known]
         print(f"\n== {name} set, tuning half: {len(known)} entries with parts, tokens median "
@@ -246,10 +301,18 @@ def main() -> int:
               flush=True)
         for label, rule in rules:
             picked = [e for e in known if rule(e)]
-            with hybrid(base / "state", late / "state", picked) as replaced:
-                figures = ask(base)
-            print(f"{label:<30} ({replaced:>4} pooled)  {summary(figures, name == 'conv')}",
-                  flush=True)
+            for weighted in ((False, True) if args.centroid is not None else (None,)):
+                if weighted is None:
+                    swap = hybrid(base / "state", late / "state", picked)
+                else:
+                    swap = centroids(base / "state", picked, tokenizer, weighted)
+                    label = label.replace(" (tokens)", "") + (" (tokens)" if weighted else "")
+                with swap as replaced:
+                    figures = ask(base)
+                print(f"{label:<36} ({replaced:>4} changed)  {summary(figures, name == 'conv')}",
+                      flush=True)
+                if not picked:
+                    break
     return 0
 
 

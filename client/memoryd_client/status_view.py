@@ -99,6 +99,15 @@ def health_line(status: dict[str, Any]) -> str:
     return " · ".join([verdict, *(work or ["up to date"])])
 
 
+def _waiting(status: dict[str, Any]) -> str:
+    """The vectors still to be made: the backlog, and the long entries searchable by their
+    sentences' mean until their text has been run whole."""
+    waiting = [f"backlog {status['backlog']}"] if status.get("backlog") else []
+    if status.get("refining"):
+        waiting.append(f"{status['refining']} long entries being refined")
+    return f" ({', '.join(waiting)})" if waiting else ""
+
+
 def print_status(status: dict[str, Any]) -> None:
     model = status.get("model")
     entries = status.get("entries", {})
@@ -117,8 +126,7 @@ def print_status(status: dict[str, Any]) -> None:
     if model:
         print(f"model: {model['id']} ({model['dim']} dims, sha256 {model['sha256'][:12]}…)")
     print("entries: " + (", ".join(f"{n} {s}" for s, n in sorted(entries.items())) or "none"))
-    backlog = f" (backlog {status['backlog']})" if status.get("backlog") else ""
-    print(f"vectors: {status['vectors']}{backlog}")
+    print(f"vectors: {status['vectors']}{_waiting(status)}")
     print(f"agents: {', '.join(status.get('agents') or []) or 'none'}")
     ingest = status.get("ingest")
     if ingest:

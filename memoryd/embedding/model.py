@@ -68,6 +68,13 @@ MAX_BATCH_ATTENTION = 1 << 18
 SENTENCES = "sentences"
 LATE_CHUNKING = "late-chunking"
 PART_SCHEMES = (SENTENCES, LATE_CHUNKING)
+#: With SENTENCES, the vector backlog first gives an entry of this many tokens or more that has
+#: parts the mean of its parts' vectors as its own (``embed_entries(pool=True)``), so that its
+#: text runs through the model once before it is searchable, and refines it afterwards with
+#: the run over its whole text (``memoryd.embedding.vectors``). The mean is a little worse than
+#: the whole run's vector (the first set's held-out R@5 0.872 → 0.864 if it stayed, three
+#: builds; bench/RESULTS.md 2026-11-29), so it does not stay.
+POOLED_TOKENS = 120
 #: Windows of ``max_tokens`` that late chunking runs over an entry with parts: the first,
 #: whose mean is the entry's vector, and the text past it for the parts there (1,016 tokens in
 #: all at 256, ~4,000 characters); a part past them is embedded on its own.
@@ -260,30 +267,49 @@ class Embedder:
             start = end
         return batches
 
+    def pooled(self, texts: list[str]) -> list[bool]:
+        """Which texts ``embed_entries(pool=True)`` gives the mean of their parts' vectors:
+        with SENTENCES, those of POOLED_TOKENS or more that have parts."""
+        if self.parts != SENTENCES or not texts:
+            return [False] * len(texts)
+        return [bool(spans) and len(encoding.ids) >= POOLED_TOKENS for spans, encoding in
+                zip(map(part_spans, texts), self.tokenizer.encode_batch(texts))]
+
     def embed(self, texts: list[str], stop: threading.Event | None = None) -> np.ndarray:
         """One row per text, in order."""
-        if not texts:
-            return np.zeros((0, getattr(self, "dim", 0)), dtype=np.float32)
-        encodings = self.tokenizer.encode_batch(texts)
-        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        return self._encoded(self.tokenizer.encode_batch(texts) if texts else [], stop)
+
+    def _encoded(self, encodings: list[Any], stop: threading.Event | None) -> np.ndarray:
+        out = np.empty((len(encodings), getattr(self, "dim", 0)), dtype=np.float32)
         for batch in self._batches([len(e.ids) for e in encodings]):
             _check(stop)
             out[batch] = self._run(*_padded([encodings[i] for i in batch]))
         return out
 
-    def embed_entries(self, texts: list[str], stop: threading.Event | None = None
-                      ) -> list[tuple[np.ndarray, np.ndarray]]:
+    def embed_entries(self, texts: list[str], stop: threading.Event | None = None, *,
+                      pool: bool = False) -> list[tuple[np.ndarray, np.ndarray]]:
         """Each entry's vector and the vectors of its parts (``text.split_parts``; an empty
         matrix for a text of one sentence), made as ``parts`` says. The entry's vector is the
-        one ``embed`` gives it either way."""
+        one ``embed`` gives it, but with ``pool`` (and SENTENCES) for a text of POOLED_TOKENS or
+        more that has parts: the mean of its parts' vectors, normalised; its text is not run."""
         if self.parts == LATE_CHUNKING:
             return self.late_chunked(texts, stop)
+        encodings = self.tokenizer.encode_batch(texts) if texts else []
         parts = [split_parts(text) for text in texts]
-        vectors = self.embed(texts + [part for entry in parts for part in entry], stop)
-        out, start = [], len(texts)
+        own = [row for row, (encoding, entry) in enumerate(zip(encodings, parts))
+               if not (pool and entry and len(encoding.ids) >= POOLED_TOKENS)]
+        flat = [part for entry in parts for part in entry]
+        vectors = self._encoded([encodings[row] for row in own]
+                                + (self.tokenizer.encode_batch(flat) if flat else []), stop)
+        ran = dict(zip(own, vectors))
+        out, start = [], len(own)
         for row, entry in enumerate(parts):
-            out.append((vectors[row], vectors[start:start + len(entry)]))
+            part_vectors = vectors[start:start + len(entry)]
             start += len(entry)
+            vector = ran.get(row)
+            if vector is None:  # POOLED_TOKENS: the mean of its parts' vectors
+                vector = _normalised(part_vectors.mean(axis=0, keepdims=True))[0]
+            out.append((vector, part_vectors))
         return out
 
     def late_chunked(self, texts: list[str], stop: threading.Event | None = None

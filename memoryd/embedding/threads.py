@@ -198,6 +198,26 @@ class EmbedThreads:
         vector, part_vectors = await self.unless_closing(asyncio.gather(whole, self.parts(text)))
         return vector[0], part_vectors
 
+    async def backlog(self, texts: list[str]) -> tuple[list[Vectors], list[bool]] | None:
+        """The vector backlog's batch on the bulk thread: an entry long enough gets the mean of
+        its parts' vectors for now (``Embedder.embed_entries(pool=True)``), so that its text
+        runs through the model once before it is searchable; with which ones did. None
+        without a model."""
+        embedder = await self.model()
+        if embedder is None:
+            return None
+        run = functools.partial(embedder.embed_entries, pool=True)
+        vectors = await self.unless_closing(self._run(self.bulk_thread, run, texts))
+        return vectors, embedder.pooled(texts)
+
+    async def refine(self, texts: list[str]) -> np.ndarray | None:
+        """The texts whose vectors were their parts' mean, each run through the model whole,
+        on the bulk thread. None without a model."""
+        embedder = await self.model()
+        if embedder is None:
+            return None
+        return await self.unless_closing(self._run(self.bulk_thread, embedder.embed, texts))
+
     async def _bulk(self, texts: list[str]) -> list[Vectors]:
         """The bulk queue's batch (``entries`` queues texts only with a model)."""
         assert self.embedder is not None

@@ -76,6 +76,9 @@ class VectorWork:
         self.wanted = asyncio.Event()  # entries wait for a vector: the backfill wakes
         self.done = asyncio.Event()  # cleared while the backfill has entries to embed
         self.done.set()
+        #: set while the lexicon has every entry's words (``WordWork.fill``): refining waits
+        #: for it, as search scores an entry without its words less well than by a mean
+        self.words_idle = asyncio.Event()
         self.embedded = Throughput()  # backlog entries given a vector: the rate for an ETA
         self.backlog_since: float | None = None  # when the backfill found work to do
         self.stretch_start = 0  # ``embedded.done`` then: the backlog's progress counts from it
@@ -220,12 +223,14 @@ class VectorWork:
                 if not rows:
                     break
                 self.done.clear()
-                vectors = await self.threads.entries([text for _, text in rows])
-                if vectors is None:
+                embedded = await self.threads.backlog([text for _, text in rows])
+                if embedded is None:
                     self.done.set()
                     return
+                vectors, pooled = embedded
                 try:
-                    await self.db(self._store_backfill, [rowid for rowid, _ in rows], vectors)
+                    await self.db(self._store_backfill, [rowid for rowid, _ in rows], vectors,
+                                  [rowid for (rowid, _), mean in zip(rows, pooled) if mean])
                 except UnavailableError as exc:
                     await disk_refused("The vector backlog", exc, self.db.closing)
             self.backlog_since = None
@@ -233,6 +238,38 @@ class VectorWork:
             if self.embedded.done - stretch >= LOGGED_BACKLOG:
                 log.info("Vector backlog embedded: %d entries in %.1f s.",
                          self.embedded.done - stretch, time.monotonic() - began)
+            await self._refine()
+
+    async def _refine(self) -> None:
+        """Run the text of each entry whose vector is its parts' mean (the backlog's long
+        entries) through the model, once nothing else waits for a vector and the lexicon has
+        caught up: until a new backlog or a bulk write comes, which go first."""
+        while not self.wanted.is_set():
+            await self.bulk.done.wait()
+            await self.words_idle.wait()
+            if self.wanted.is_set():
+                return
+            rows = await self.db(self.store.rows_to_refine, BACKFILL_BATCH)
+            if not rows:
+                return
+            batch = _within(rows, BACKFILL_CHARS)
+            vectors = await self.threads.refine([text for _, text in batch])
+            if vectors is None:
+                return
+            try:
+                await self.db(self._store_refined, batch, vectors)
+            except UnavailableError as exc:
+                await disk_refused("Refining vectors", exc, self.db.closing)
+
+    def _store_refined(self, rows: list[tuple[int, str]], vectors: np.ndarray) -> None:
+        try:
+            with self.store.transaction():
+                parts = self.store.put_refined(rows, vectors)
+                by_rowid = dict(zip((rowid for rowid, _ in rows), vectors))
+                self.entries.index_vectors(list(parts),
+                                           [(by_rowid[r], parts[r]) for r in parts])
+        except DISK_ERRORS as exc:
+            raise UnavailableError(f"cannot store vectors ({exc})") from exc
 
     def _next_backfill(self) -> list[tuple[int, str]]:
         """The next rows that need embedding; rows whose text has a cached vector get it here."""
@@ -251,12 +288,14 @@ class VectorWork:
                 return _within(todo, BACKFILL_CHARS)
         return []
 
-    def _store_backfill(self, rowids: list[int], vectors: list[Vectors]) -> None:
-        """In the database and the RAM index, or (a full disk) in neither: still queued."""
+    def _store_backfill(self, rowids: list[int], vectors: list[Vectors],
+                        pooled: list[int] | None = None) -> None:
+        """In the database and the RAM index, or (a full disk) in neither: still queued.
+        ``pooled``: those whose vector is their parts' mean, to be refined."""
         try:
             with self.store.transaction():
                 self.store.put_vectors(rowids, np.stack([v for v, _ in vectors]),
-                                       [p for _, p in vectors])
+                                       [p for _, p in vectors], pooled or ())
                 self.entries.index_vectors(rowids, vectors)
         except DISK_ERRORS as exc:
             raise UnavailableError(f"cannot store vectors ({exc})") from exc

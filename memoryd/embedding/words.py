@@ -36,9 +36,11 @@ LEARNING_WAIT_S = 5.0
 class WordWork:
     def __init__(self, store: Store, derived: Derived, db: DatabaseThread,
                  threads: EmbedThreads, bulk: BulkWrites, background: Background,
-                 wanted: asyncio.Event, vectors_done: asyncio.Event) -> None:
+                 wanted: asyncio.Event, vectors_done: asyncio.Event,
+                 idle: asyncio.Event) -> None:
         """``wanted``: set by new entries (their words may be new); ``vectors_done``: the
-        vector backlog is embedded (the words wait for the vectors)."""
+        vector backlog is embedded (the words wait for the vectors); ``idle``: set here while
+        the lexicon has caught up with the entries (refining long entries' vectors waits)."""
         self.store = store
         self.derived = derived
         self.db = db
@@ -47,6 +49,7 @@ class WordWork:
         self.background = background
         self.wanted = wanted
         self.vectors_done = vectors_done
+        self.idle = idle
         self.lexicon_at = 0  # the lexicon holds the words of the entries up to this rowid
         self.learning: set[asyncio.Task[None]] = set()  # single writes' new words being added
 
@@ -75,10 +78,12 @@ class WordWork:
                 await disk_refused("The lexicon", exc, self.db.closing)
                 continue
             if reached == self.lexicon_at:
+                self.idle.set()
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(LEXICON_IDLE_S):
                         await self.wanted.wait()
                 continue
+            self.idle.clear()
             if found:
                 vectors = await self.threads.alone(list(found.values()), self.threads.bulk_thread)
                 try:

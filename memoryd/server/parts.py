@@ -96,7 +96,7 @@ class Parts:
         vectors = VectorWork(store, entries, derived, db, threads, bulk, background,
                              lexicon_wanted)
         words = WordWork(store, derived, db, threads, bulk, background, lexicon_wanted,
-                         vectors.done)
+                         vectors.done, vectors.words_idle)
         loading = ModelLoading(config.embed, config.state_dir, store, db, threads, vectors,
                                words, background, embedder)
         searcher = Searcher(config, store, derived)
@@ -151,6 +151,8 @@ class Parts:
         index, words = self.derived.index, self.derived.lexicon
         return {
             "backlog": self.store.count_backlog() if model else None,
+            # long entries searchable by their sentences' mean, to be run whole (no budget)
+            "refining": self.store.count_refining() if model else None,
             **dict(zip(("agents", "subagents"), rolled_up(self.store.agents()))),
             "model": {"id": model.model_id, "sha256": model.sha256, "dim": model.dim}
             if model else None,

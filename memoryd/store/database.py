@@ -296,6 +296,7 @@ class Store(EntryReads, VectorRows, EventRows):
                                  "FROM part_vectors p JOIN entries e ON e.id = p.entry")
                 queued = self._db.changes()
                 self._db.execute("DELETE FROM part_vectors")
+                self._db.execute("DELETE FROM vector_refine")  # queued: embedded anew
                 self.set_meta("embedding_model", json.dumps(asdict(model)))
             log.warning("Sentence vectors are now made as %r (they were %r): embedding the %d "
                         "entries that have them again, in the background.", model.parts,
@@ -311,6 +312,7 @@ class Store(EntryReads, VectorRows, EventRows):
                 )
             self._db.execute("DROP TABLE IF EXISTS entries_vec")
             self._db.execute("DELETE FROM part_vectors")
+            self._db.execute("DELETE FROM vector_refine")
             self._db.execute(
                 f"CREATE VIRTUAL TABLE entries_vec USING vec0("
                 f"embedding float[{model.dim}] distance_metric=cosine)"

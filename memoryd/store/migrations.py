@@ -355,6 +355,14 @@ MIGRATIONS: tuple[str, ...] = (
     """
     CREATE TABLE archived_turns(uid TEXT PRIMARY KEY, updated REAL NOT NULL) WITHOUT ROWID;
     """,
+    # 22 (memoryd.store.vector_rows): the entries whose vector is their sentences' mean, made
+    # by the vector backlog to be searchable sooner, and to be refined by a run over the text
+    """
+    CREATE TABLE vector_refine(rowid INTEGER PRIMARY KEY);
+    CREATE TRIGGER entries_refine_ad AFTER DELETE ON entries BEGIN
+        DELETE FROM vector_refine WHERE rowid = old.id;
+    END;
+    """,
 )
 #: The migrations after which existing entries are judged for quarantine again: the kinds.
 QUARANTINE_VERSIONS: dict[int, tuple[str, ...] | None] = {9: None, 13: TRANSCRIPT_KINDS}

@@ -1,6 +1,7 @@
 """The vectors' tables: ``entries_vec`` (each entry's vector, sqlite-vec), ``part_vectors``
-(the vectors of its parts) and ``vector_queue`` (the entries awaiting one), with the columns
-the RAM vector index keeps of each entry (mixed into Store).
+(the vectors of its parts), ``vector_queue`` (the entries awaiting one) and ``vector_refine``
+(those whose vector is their parts' mean for now), with the columns the RAM vector index keeps
+of each entry (mixed into Store).
 """
 
 from __future__ import annotations
@@ -41,12 +42,16 @@ class VectorRows:
     model: ModelInfo | None
 
     def put_vectors(self, rowids: Sequence[int], vectors: np.ndarray,
-                    parts: Sequence[np.ndarray] | None = None) -> None:
+                    parts: Sequence[np.ndarray] | None = None, pooled: Sequence[int] = ()
+                    ) -> None:
         """Store vectors and the vectors of each entry's parts (replacing any), and take the
-        rows off the vector queue."""
+        rows off the vector queue; those of ``pooled`` (their vector the mean of their parts')
+        wait for a run over their text (``rows_to_refine``)."""
         ids = [int(r) for r in rowids]
         marks = ", ".join("?" for _ in ids)
         self.delete_vectors(ids)
+        self._db.executemany("INSERT INTO vector_refine(rowid) VALUES (?)",
+                             [(int(r),) for r in pooled])
         self._db.executemany(
             "INSERT INTO entries_vec(rowid, embedding) VALUES (?, ?)",
             ((r, v.astype(np.float32).tobytes()) for r, v in zip(ids, vectors)),
@@ -62,6 +67,42 @@ class VectorRows:
         if self.model is not None:
             self._db.executemany("DELETE FROM entries_vec WHERE rowid = ?", rows)
         self._db.executemany("DELETE FROM part_vectors WHERE entry = ?", rows)
+        self._db.executemany("DELETE FROM vector_refine WHERE rowid = ?", rows)
+
+    def rows_to_refine(self, limit: int) -> list[tuple[int, str]]:
+        """(rowid, index text) of the entries whose vector is their parts' mean, oldest first
+        (none that waits for vectors of a new text)."""
+        if self.model is None:
+            return []
+        rows = cast(list[tuple[int, str, str | None]], self._db.execute(
+            "SELECT e.id, e.text, e.key FROM vector_refine r CROSS JOIN entries e "
+            "ON e.id = r.rowid WHERE NOT EXISTS (SELECT 1 FROM vector_queue q "
+            "WHERE q.rowid = r.rowid) ORDER BY r.rowid LIMIT ?", (limit,)).fetchall())
+        return [(rowid, index_text(text, key)) for rowid, text, key in rows]
+
+    def put_refined(self, rows: Sequence[tuple[int, str]], vectors: np.ndarray
+                    ) -> dict[int, np.ndarray]:
+        """Replace the vectors of ``rows_to_refine``'s (rowid, index text) with the runs over
+        their texts, for those still waiting with that text; their part vectors stay. Returns
+        the part vectors of those replaced, by rowid (for the RAM index)."""
+        replaced: dict[int, np.ndarray] = {}
+        for (rowid, text), vector in zip(rows, vectors):
+            waiting = self._db.execute(
+                "SELECT e.text, e.key FROM vector_refine r JOIN entries e ON e.id = r.rowid "
+                "WHERE r.rowid = ? AND NOT EXISTS (SELECT 1 FROM vector_queue q "
+                "WHERE q.rowid = r.rowid)", (rowid,)).fetchone()
+            if waiting is None or index_text(*waiting) != text:
+                continue
+            self._db.execute("DELETE FROM entries_vec WHERE rowid = ?", (rowid,))
+            self._db.execute("INSERT INTO entries_vec(rowid, embedding) VALUES (?, ?)",
+                             (rowid, vector.astype(np.float32).tobytes()))
+            self._db.execute("DELETE FROM vector_refine WHERE rowid = ?", (rowid,))
+            replaced[rowid] = self.part_vectors_by_rowids([rowid]).get(
+                rowid, np.zeros((0, len(vector)), dtype=np.float32))
+        return replaced
+
+    def count_refining(self) -> int:
+        return integer(self._db, "SELECT count(*) FROM vector_refine")
 
     def cached_vectors(self, hash_: str) -> tuple[np.ndarray, np.ndarray] | None:
         """The vector and part vectors of an entry with this content hash that has them (the
@@ -73,7 +114,8 @@ class VectorRows:
             return None
         rowids = [r for (r,) in self._db.execute(
             "SELECT e.id FROM entries e WHERE e.hash=? AND index_text(e.text, e.key) = e.text "
-            "AND NOT EXISTS (SELECT 1 FROM vector_queue q WHERE q.rowid = e.id) LIMIT 4",
+            "AND NOT EXISTS (SELECT 1 FROM vector_queue q WHERE q.rowid = e.id) "
+            "AND NOT EXISTS (SELECT 1 FROM vector_refine r WHERE r.rowid = e.id) LIMIT 4",
             (hash_,))]
         vectors = self.vectors_by_rowids(rowids)
         if not vectors:

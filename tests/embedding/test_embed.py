@@ -14,6 +14,7 @@ from memoryd.embedding.model import (
     DEFAULT_MODEL_SHA256,
     LATE_CHUNKING,
     MAX_WINDOWS,
+    POOLED_TOKENS,
     Embedder,
     file_sha256,
     locate_model,
@@ -99,6 +100,32 @@ def test_by_default_each_sentence_is_embedded_on_its_own(embedder: Embedder) -> 
     assert float(vector @ embedder.embed([EXCHANGE])[0]) > 0.99
     alone = embedder.embed_alone(split_parts(EXCHANGE))
     assert parts.shape == (4, 384) and (parts * alone).sum(axis=1).min() > 0.98
+
+
+LONG_EXCHANGE = EXCHANGE + (
+    " The plotter's firmware was updated on Tuesday and now cuts two sheets a minute. Keep the "
+    "spare mats in the cupboard next to the printer, not on the shelf above the radiator. The "
+    "supplier ships on Thursdays; an order placed after noon on Wednesday waits a week. Ask "
+    "Dana before ordering more than fifty blades at once, she keeps the budget sheet.")
+
+
+def test_the_backlog_gives_a_long_entry_the_mean_of_its_sentences(embedder: Embedder) -> None:
+    """``pool``: an entry of POOLED_TOKENS or more that has sentences gets their vectors' mean
+    as its own (its text is not run through the model a second time); a shorter one, or any
+    without ``pool``, keeps the run over its whole text."""
+    assert len(embedder.tokenizer.encode(LONG_EXCHANGE).ids) >= POOLED_TOKENS
+    assert len(embedder.tokenizer.encode(EXCHANGE).ids) < POOLED_TOKENS
+    [(vector, parts), (short, _)] = embedder.embed_entries([LONG_EXCHANGE, EXCHANGE], pool=True)
+    mean = parts.mean(axis=0)
+    assert parts.shape == (len(split_parts(LONG_EXCHANGE)), 384)
+    assert np.allclose(vector, mean / np.linalg.norm(mean), atol=1e-6)
+    whole = embedder.embed([LONG_EXCHANGE])[0]
+    assert float(vector @ whole) < 0.97  # not the whole run's
+    assert float(short @ embedder.embed([EXCHANGE])[0]) > 0.98  # batch mates move it a little
+    [(unpooled, _)] = embedder.embed_entries([LONG_EXCHANGE])
+    assert float(unpooled @ whole) > 0.98
+    one_sentence = " ".join(["word"] * 200)
+    assert embedder.pooled([LONG_EXCHANGE, EXCHANGE, one_sentence]) == [True, False, False]
 
 
 def test_an_entry_and_its_sentences_come_from_one_run(embedder: Embedder,

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from memoryd_client import Client, wire
 
@@ -121,6 +122,48 @@ def test_a_bullet_moved_to_another_section_is_filtered_by_its_new_section(
     assert not found("learnings")
     assert not [h for h in search(client, question, agent="designer", kind="lesson")
                 if "green background" in h["text"]]
+
+
+LONG_BULLET = (
+    "- [2026-03-16] The plotter tears tentacles thinner than 1.5 mm off the sticker sheet, so "
+    "the octopus stickers for the autumn fair came out ragged twice this week. Order the 45 "
+    "degree blades from the usual supplier before the next batch; the invoice goes to the "
+    "accountant every Monday. The firmware update on Tuesday made the plotter cut two sheets "
+    "a minute. Keep the spare cutting mats in the cupboard next to the printer, never on the "
+    "shelf above the radiator. Ask Dana before ordering more than fifty blades at once: she "
+    "keeps the budget sheet for the shop. The fair opens on the third Saturday of October.\n")
+
+
+def test_a_long_entry_is_searchable_by_its_sentences_then_refined(
+        home: Path, daemon, client, embedder) -> None:
+    """A long entry from a file is searchable once its sentences are embedded (its vector
+    their mean: its text runs through the model once before that); then its text is run
+    whole in the background, and its vector is the one a single write would give it."""
+    memory = home / ".mastersof-ai/agents/designer/memory"
+    memory.mkdir(parents=True)
+    (memory / "notebook.md").write_text("# Designer Agent Memory\n## Learnings\n" + LONG_BULLET)
+    [entry] = eventually(lambda: _entries(client, "designer", 1))
+    eventually(lambda: _refined(client))
+    [hit] = search(client, "which blades for the plotter", agent="designer")
+    assert hit["id"] == entry["id"]
+    text = LONG_BULLET[len("- [2026-03-16] "):].strip()
+    [(whole, parts)] = embedder.embed_entries([entry["text"]])
+    assert len(parts) > 2 and float(whole @ embedder.embed([text])[0]) > 0.9
+    vector = daemon.daemon.parts.derived.index.vectors_of([_rowid(daemon, entry["id"])])
+    [stored] = vector.values()
+    mean = parts.mean(axis=0) / np.linalg.norm(parts.mean(axis=0))
+    assert float(stored @ whole) > 0.97 > float(stored @ mean)
+
+
+def _refined(client: Client) -> bool:
+    status = client.status()
+    assert status["backlog"] == 0 and status["refining"] == 0
+    return True
+
+
+def _rowid(daemon, uid: str) -> int:  # type: ignore[no-untyped-def]
+    store = daemon.daemon.parts.store
+    return int(store._db.execute("SELECT id FROM entries WHERE uid = ?", (uid,)).fetchone()[0])
 
 
 def test_editing_one_bullet_changes_only_that_entry(home: Path, daemon, client) -> None:

@@ -95,6 +95,32 @@ def test_another_way_of_making_part_vectors_embeds_only_the_entries_with_parts_a
     assert reopened.bind_model(ModelInfo("m1", "h1", 4, "late-chunking")) is False
 
 
+def test_a_vector_made_from_sentences_is_refined_only_for_the_text_it_was_made_of(
+        tmp_path) -> None:
+    """An entry the backlog gave its sentences' mean waits to be refined, and its vector is not
+    handed to another entry with the same text meanwhile; a refined vector replaces only its
+    own (the parts stay), and one made for a text the entry no longer has is dropped."""
+    store = Store(tmp_path / "db")
+    store.bind_model(ModelInfo("m1", "h1", 4))
+    long = "First sentence here, long enough. And a second one there, long too."
+    a, b = (store.insert_entry(entry(uid, long)) for uid in ("u1", "u2"))
+    parts = np.eye(4, dtype=np.float32)[:2]
+    store.put_vectors([a, b], np.full((2, 4), 0.5, dtype=np.float32), [parts, parts], [a, b])
+    assert store.rows_to_refine(10) == [(a, long), (b, long)] and store.count_refining() == 2
+    assert store.cached_vectors("u1") is None  # a mean is no cache for the same text
+    store._db.execute("UPDATE entries SET text = 'Another text now. With two sentences.' "
+                      "WHERE id = ?", (b,))
+    assert store.rows_to_refine(10) == [(a, long)]  # b waits for its new text's vectors
+    refined = store.put_refined([(a, long), (b, long)], np.eye(4, dtype=np.float32)[2:])
+    assert list(refined) == [a] and np.array_equal(refined[a], parts)
+    assert np.array_equal(store.vectors_by_rowids([a])[a], np.eye(4, dtype=np.float32)[2])
+    assert np.array_equal(store.vectors_by_rowids([b])[b], np.full(4, 0.5, dtype=np.float32))
+    assert store.rows_to_refine(10) == [] and store.count_refining() == 1
+    store.put_vectors([b], np.ones((1, 4), dtype=np.float32) / 2, [parts])
+    assert store.count_refining() == 0  # its new text's vectors are whole
+    store.close()
+
+
 def test_a_write_answered_before_its_vector_is_stored_and_never_gets_a_stale_one(
         memoryd_home, embedder: Embedder) -> None:
     """A single write is acknowledged once its entries are committed (and in their ledger);
@@ -167,7 +193,7 @@ def test_the_wal_is_checkpointed_by_the_background_checkpointer(tmp_path) -> Non
 
 def without_later_columns(store: Store) -> None:
     """A database of an older schema has none of the columns, tables, indexes and views later
-    migrations add (16-21), and the keyword index of schema 1."""
+    migrations add (16-22), and the keyword index of schema 1."""
     first = MIGRATIONS[0]
     keyword_index = first[first.index("CREATE VIRTUAL TABLE entries_fts"):
                           first.index("CREATE TABLE events")]
@@ -177,7 +203,7 @@ def without_later_columns(store: Store) -> None:
         "DROP INDEX entries_session; ALTER TABLE entries DROP COLUMN records; "
         "ALTER TABLE files DROP COLUMN text_key; ALTER TABLE files DROP COLUMN project; "
         "DROP TABLE outcomes; ALTER TABLE sessions DROP COLUMN judged; "
-        "DROP TABLE archived_turns")
+        "DROP TABLE archived_turns; DROP TABLE vector_refine; DROP TRIGGER entries_refine_ad")
 
 
 def test_transcript_chunks_flagged_by_their_own_labels_are_let_go_at_upgrade(tmp_path) -> None:
