@@ -23,6 +23,11 @@ gives the same one, up to its batch mates), so a rule's figures differ from the 
 only by which entries' part vectors are pooled. A rule is judged on the held-out halves of
 builds of its own: "late chunking from 120 tokens" was built at commit 05f30e6 (branch
 parts-auto, ``[embed] parts = "auto"``), bench/RESULTS.md 2026-11-29.
+
+``--centroid [T …]``: instead, the picked entries' own vectors replaced by the mean of their
+part vectors (equal weights, and by tokens): every entry with parts, transcript chunks, other
+entries, and from T tokens (what the vector backlog gives a long entry until it is refined,
+from 120 tokens: ``memoryd.embedding.model.POOLED_TOKENS``).
 """
 
 from __future__ import annotations
