@@ -94,13 +94,24 @@ def checkpointed(path: Path) -> None:
 
 
 @contextlib.contextmanager
-def hybrid(base: Path, late: Path, picked: list[Entry]) -> Iterator[int]:
-    """The base build's database with the late build's part vectors for the picked entries
-    (yields how many were replaced); the database as it was afterwards."""
+def put_back(base: Path) -> Iterator[Path]:
+    """The base build's database (yielded), as it was again afterwards."""
     db_path, backup = base / "memoryd.db", base / "memoryd.db.study"
     checkpointed(db_path)
     shutil.copyfile(db_path, backup)
     try:
+        yield db_path
+    finally:
+        for suffix in ("-wal", "-shm"):
+            (base / f"memoryd.db{suffix}").unlink(missing_ok=True)
+        shutil.move(backup, db_path)
+
+
+@contextlib.contextmanager
+def hybrid(base: Path, late: Path, picked: list[Entry]) -> Iterator[int]:
+    """The base build's database with the late build's part vectors for the picked entries
+    (yields how many were replaced); the database as it was afterwards."""
+    with put_back(base) as db_path:
         other = apsw.Connection(f"file:{late / 'memoryd.db'}?mode=ro",
                                 flags=apsw.SQLITE_OPEN_URI | apsw.SQLITE_OPEN_READONLY)
         from memoryd.text import index_text
@@ -122,10 +133,6 @@ def hybrid(base: Path, late: Path, picked: list[Entry]) -> Iterator[int]:
                     replaced += 1
         db.close()
         yield replaced
-    finally:
-        for suffix in ("-wal", "-shm"):
-            (base / f"memoryd.db{suffix}").unlink(missing_ok=True)
-        shutil.move(backup, db_path)
 
 
 @contextlib.contextmanager
@@ -133,15 +140,12 @@ def centroids(base: Path, picked: list[Entry], tokenizer: Any, weighted: bool) -
     """The base build's database with the picked entries' own vectors replaced by the mean of
     their part vectors (weighted by each part's tokens, or equal), normalised: what the entry's
     vector would be if only its sentences were run through the model (yields how many)."""
+    import numpy as np
+    import sqlite_vec
+
     from memoryd.text import split_parts
 
-    db_path, backup = base / "memoryd.db", base / "memoryd.db.study"
-    checkpointed(db_path)
-    shutil.copyfile(db_path, backup)
-    try:
-        import numpy as np
-        import sqlite_vec
-
+    with put_back(base) as db_path:
         db = apsw.Connection(str(db_path))
         db.enable_load_extension(True)
         db.load_extension(sqlite_vec.loadable_path())
@@ -165,10 +169,6 @@ def centroids(base: Path, picked: list[Entry], tokenizer: Any, weighted: bool) -
                 replaced += 1
         db.close()
         yield replaced
-    finally:
-        for suffix in ("-wal", "-shm"):
-            (base / f"memoryd.db{suffix}").unlink(missing_ok=True)
-        shutil.move(backup, db_path)
 
 
 def ask_first(directory: Path) -> dict[str, Any]:
