@@ -31,8 +31,10 @@ Candidates:
 
 from __future__ import annotations
 
+import hashlib
 import sys
-from collections.abc import Sequence
+from bisect import bisect_left
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 
@@ -100,10 +102,14 @@ VectorFound = list[dict[int, tuple[float, float]]]
 class Known:
     """An entry's words as search tokenised them (tokenising the candidates was a tenth of a
     search, and the same entries come back as candidates of many questions): interned, in a
-    tuple (~270 bytes an entry; a frozenset took ~2.3 KB). ``rows``: the lexicon's rows of
-    its informative words, looked up when the lexicon had ``rows_of`` words."""
+    sorted tuple (~270 bytes an entry; a frozenset took ~2.3 KB), so that a question's word is
+    looked up by bisection. ``said``: a digest of its normalised text, which tells copies of
+    one text apart from rivals (normalising every candidate's text took 1.5-2.8 ms a search),
+    once it is a candidate (a passage's other chunks need none). ``rows``: the lexicon's rows
+    of its informative words, looked up when the lexicon had ``rows_of`` words."""
 
     words: tuple[str, ...]
+    said: bytes | None = None
     rows: np.ndarray | None = None
     rows_of: int = -1
     unaligned: bool = False  # some of its words are not in the lexicon (yet)
@@ -385,10 +391,11 @@ class Searcher:
         plan.background = Background(float(pool.mean()), float(pool.std()), len(pool)) \
             if len(pool) else None
         mean, spread = self.model.background(pool)
+        known = [plan.known.get(rowid) or self._entry(rowid, texts[rowid][0])
+                 for rowid in candidates]
         # the lead is over the best candidate that says something else: a copy of the same
         # text (another agent's, a file's and an import's) is not a rival
-        said = {rowid: normalise_text(texts[rowid][0]) if rowid in texts else str(rowid)
-                for rowid in candidates}
+        said = {rowid: _said(entry, texts[rowid][0]) for rowid, entry in zip(candidates, known)}
         by_mix = sorted(vector_rank, key=lambda r: -sum(mixes[r]))
         top = sum(mixes[by_mix[0]]) / 2 if by_mix else 0.0
         second = next((sum(mixes[r]) / 2 for r in by_mix[1:]
@@ -398,8 +405,6 @@ class Searcher:
         vector_ranks = distinct_ranks(sorted(vector_rank, key=vector_rank.__getitem__), said)
         best_bm25 = max((score for _, score in plan.keyword.values()), default=0.0) or 1.0
         weights = np.array(list(plan.weights.values()), dtype=np.float64)
-        known = [plan.known.get(rowid) or self._entry(rowid, texts[rowid][0])
-                 for rowid in candidates]
         alone: list[tuple[Known, ...]] = [(entry,) for entry in known]
         holds = self._holds(plan, alone)
         alignment, worst = self._alignment(plan, alone, holds, words)
@@ -453,15 +458,15 @@ class Searcher:
     def _holds(self, plan: SearchPlan, candidates: list[tuple[Known, ...]]) -> np.ndarray:
         """Per candidate (an entry, or a passage of entries), per informative word of the
         question (``plan.weights``' order): 1.0 where the candidate holds the word itself."""
-        column = {token: number for number, token in enumerate(plan.weights)}
-        holds = np.zeros((len(candidates), len(column)))
-        if column:
-            for number, group in enumerate(candidates):
-                for entry in group:
-                    for word in entry.words:
-                        found = column.get(word)
-                        if found is not None:
-                            holds[number, found] = 1.0
+        asked = list(enumerate(plan.weights))
+        holds = np.zeros((len(candidates), len(asked)))
+        for number, group in enumerate(candidates):
+            for entry in group:
+                words = entry.words  # sorted: bisection, not a walk through every word
+                for column, token in asked:
+                    at = bisect_left(words, token)
+                    if at < len(words) and words[at] == token:
+                        holds[number, column] = 1.0
         return holds
 
     def _alignment(self, plan: SearchPlan, candidates: list[tuple[Known, ...]],
@@ -513,8 +518,8 @@ class Searcher:
             entry.rows_of = len(lexicon)
             # words the lexicon's filling has not reached (it has every word of the entries
             # up to its cursor that it keeps at all; a word of a newer entry may be missing)
-            entry.unaligned = any(is_word(w) and w not in lexicon.rows
-                                  and w not in self._stop_stems for w in entry.words)
+            entry.unaligned = any(w not in lexicon.rows and w not in self._stop_stems
+                                  and is_word(w) for w in entry.words)
         return entry.rows
 
     # -- words ------------------------------------------------------------------------
@@ -523,7 +528,7 @@ class Searcher:
         key = (rowid, hash(text))
         found = self._known.get(key)
         if found is None:
-            found = self._known[key] = Known(tuple(map(sys.intern, self._tokens(text))))
+            found = self._known[key] = Known(tuple(sorted(map(sys.intern, self._tokens(text)))))
             if len(self._known) > ENTRIES_KNOWN:
                 self._known.pop(next(iter(self._known)))
         return found
@@ -554,13 +559,21 @@ class Searcher:
         return unknown_words(self.store, self.lexicon, [" ".join(query_terms(query))])
 
 
-def distinct_ranks(order: Sequence[int], said: dict[int, str]) -> dict[int, int]:
+def _said(entry: Known, text: str) -> bytes:
+    """What an entry says (its ``text``), as :class:`Known` keeps it."""
+    if entry.said is None:
+        entry.said = hashlib.blake2b(normalise_text(text).encode("utf-8", "surrogatepass"),
+                                     digest_size=16).digest()
+    return entry.said
+
+
+def distinct_ranks(order: Sequence[int], said: Mapping[int, Hashable]) -> dict[int, int]:
     """Each rowid's rank in ``order`` counting only what says something else: copies of one
-    text (``said``: its normalised text) share the rank of the first."""
+    text (``said``: its normalised text, or a digest of it) share the rank of the first."""
     ranks: dict[int, int] = {}
-    first: dict[str, int] = {}
+    first: dict[Hashable, int] = {}
     for rowid in order:
-        text = said.get(rowid, str(rowid))
+        text = said.get(rowid, rowid)
         if text not in first:
             first[text] = len(first)
         ranks[rowid] = first[text]
