@@ -38,6 +38,7 @@ from bisect import bisect_left
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
+from itertools import filterfalse, repeat
 
 import numpy as np
 
@@ -103,6 +104,8 @@ class SearchPlan:
 
 #: The vector index's candidates for each of a plan's filters: rowid → (cosine, best part's).
 VectorFound = list[dict[int, tuple[float, float]]]
+#: Lexicon rows (ascending, distinct) and their words' vectors (Searcher._alignment).
+Pool = tuple[np.ndarray, np.ndarray]
 
 
 @dataclass
@@ -416,7 +419,11 @@ class Searcher:
         weights = np.array(list(plan.weights.values()), dtype=np.float64)
         alone: list[tuple[Known, ...]] = [(entry,) for entry in known]
         holds = self._holds(plan, alone)
-        alignment, worst = self._alignment(plan, alone, holds, words)
+        # a passage holds its own entry's words: their vectors are the passages' too
+        passages = self._passages(plan, candidates, known)
+        passage_holds = np.maximum(holds, self._holds(plan, [group[1:] for group in passages]))
+        passage_align, _, vectors = self._alignment(plan, passages, passage_holds, words)
+        alignment, worst, _ = self._alignment(plan, alone, holds, words, vectors)
         pairs = np.array([mixes.get(rowid, (0.0, 0.0)) for rowid in candidates],
                          dtype=np.float64).reshape(-1, 2)
         cosine, part = pairs[:, 0], pairs[:, 1]
@@ -442,9 +449,6 @@ class Searcher:
             worst,
             np.array([lacks(details, texts[rowid][0]) for rowid in candidates]),
         ]
-        passages = self._passages(plan, candidates, known)
-        passage_holds = self._holds(plan, passages)
-        passage_align, _ = self._alignment(plan, passages, passage_holds, words)
         columns += [passage_holds @ weights / (weights.sum() or 1.0), passage_align]
         lexicon = self.lexicon
         lacking = [NO_VECTOR if query is None or rowid not in mixes
@@ -491,41 +495,50 @@ class Searcher:
         return holds
 
     def _alignment(self, plan: SearchPlan, candidates: list[tuple[Known, ...]],
-                   holds: np.ndarray, words: dict[str, np.ndarray]
-                   ) -> tuple[np.ndarray, np.ndarray]:
+                   holds: np.ndarray, words: dict[str, np.ndarray], pool: Pool | None = None
+                   ) -> tuple[np.ndarray, np.ndarray, Pool | None]:
         """Per candidate: each informative question word by its best cosine with a word of the
         candidate, 1 for the word itself (``holds``: a soft ``coverage``, weighed the same
         way). A question word's vector comes from the lexicon or ``words``; one with neither
         (a number, a word of two letters) counts only where it occurs as such, and so does a
         candidate's word the lexicon has not reached yet (a new entry's, for a second or
-        two)."""
+        two). Also the candidates' words' vectors (their lexicon rows, ascending, and the
+        vectors): ``pool``, taken from where a later call's words are among them (the
+        passages' words hold every candidate's own) instead of the lexicon's int8 codes
+        again. (The cosines are not: a row's product with the question, in a matrix of
+        other rows, differs from run to run of other rows in its last bits.)"""
         lexicon = self.lexicon
         asked = list(plan.weights.items())
         if lexicon is None or not asked:
-            return np.zeros(len(candidates)), np.zeros(len(candidates))
+            return np.zeros(len(candidates)), np.zeros(len(candidates)), None
         parts, starts, nonempty, total = [], [], [], 0
         for number, group in enumerate(candidates):
-            rows = self._lexicon_rows(group[0], lexicon) if len(group) == 1 else \
-                np.concatenate([self._lexicon_rows(entry, lexicon) for entry in group])
-            if len(rows):
-                parts.append(rows)
-                starts.append(total)
+            start = total
+            for entry in group:
+                rows = self._lexicon_rows(entry, lexicon)
+                if len(rows):
+                    parts.append(rows)
+                    total += len(rows)
+            if total > start:
+                starts.append(start)
                 nonempty.append(number)
-                total += len(rows)
         best = np.zeros((len(candidates), len(asked)))
         embedded = [c for c, (t, _) in enumerate(asked) if t in words or t in lexicon.rows]
+        found: Pool | None = None
         if parts and embedded:
             question = np.stack([words[asked[c][0]] if asked[c][0] in words
                                  else lexicon.vectors([lexicon.rows[asked[c][0]]])[0]
                                  for c in embedded])
             unique, inverse = np.unique(np.concatenate(parts), return_inverse=True)
-            similarity = lexicon.vectors(unique) @ question.T
+            held = _pooled(pool, unique) if pool is not None else None
+            found = (unique, held if held is not None else lexicon.vectors(unique))
+            similarity = found[1] @ question.T
             best[np.ix_(nonempty, embedded)] = np.maximum.reduceat(similarity[inverse], starts,
                                                                    axis=0)
         best[holds > 0] = 1.0  # the word itself
         weight = np.array([max(w, 0.0) for _, w in asked])
         mean = best @ weight / weight.sum() if weight.sum() > 0 else best.mean(axis=1)
-        return mean, best.min(axis=1)
+        return mean, best.min(axis=1), found
 
     def _lexicon_rows(self, entry: Known, lexicon: Lexicon) -> np.ndarray:
         """The lexicon's rows of an entry's informative words, looked up once (again when the
@@ -533,14 +546,16 @@ class Searcher:
         if entry.rows is None or entry.rows_of != len(lexicon):
             if self._stop_stems is None:
                 self._stop_stems = self._tokens(" ".join(STOPWORDS))
-            entry.rows = np.array([lexicon.rows[w] for w in entry.words
-                                   if w in lexicon.rows and w not in self._stop_stems],
-                                  dtype=np.int64)
+            informative = list(filterfalse(self._stop_stems.__contains__, entry.words))
+            rows = np.fromiter(map(lexicon.rows.get, informative, repeat(-1)), dtype=np.int64,
+                               count=len(informative))
+            held = rows >= 0
+            entry.rows = rows[held]
             entry.rows_of = len(lexicon)
             # words the lexicon's filling has not reached (it has every word of the entries
             # up to its cursor that it keeps at all; a word of a newer entry may be missing)
-            entry.unaligned = any(w not in lexicon.rows and w not in self._stop_stems
-                                  and is_word(w) for w in entry.words)
+            entry.unaligned = not held.all() and any(
+                is_word(word) for word, there in zip(informative, held.tolist()) if not there)
         return entry.rows
 
     # -- words ------------------------------------------------------------------------
@@ -578,6 +593,17 @@ class Searcher:
         if self.lexicon is None:
             return {}
         return unknown_words(self.store, self.lexicon, [" ".join(query_terms(query))])
+
+
+def _pooled(pool: Pool, rows: np.ndarray) -> np.ndarray | None:
+    """The vectors of these lexicon rows (ascending) from ``pool``, when it holds each of
+    them: the same values as ``Lexicon.vectors`` gives (each an int8 code × its row's
+    scale)."""
+    held, vectors = pool
+    at = np.searchsorted(held, rows)
+    if len(rows) and (at[-1] >= len(held) or not np.array_equal(held[at], rows)):
+        return None
+    return vectors[at]
 
 
 def _said(entry: Known, text: str) -> bytes:
