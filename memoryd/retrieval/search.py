@@ -38,7 +38,6 @@ from bisect import bisect_left
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
-from itertools import filterfalse, repeat
 
 import numpy as np
 
@@ -546,16 +545,14 @@ class Searcher:
         if entry.rows is None or entry.rows_of != len(lexicon):
             if self._stop_stems is None:
                 self._stop_stems = self._tokens(" ".join(STOPWORDS))
-            informative = list(filterfalse(self._stop_stems.__contains__, entry.words))
-            rows = np.fromiter(map(lexicon.rows.get, informative, repeat(-1)), dtype=np.int64,
-                               count=len(informative))
-            held = rows >= 0
-            entry.rows = rows[held]
+            entry.rows = np.array([lexicon.rows[w] for w in entry.words
+                                   if w in lexicon.rows and w not in self._stop_stems],
+                                  dtype=np.int64)
             entry.rows_of = len(lexicon)
             # words the lexicon's filling has not reached (it has every word of the entries
             # up to its cursor that it keeps at all; a word of a newer entry may be missing)
-            entry.unaligned = not held.all() and any(
-                is_word(word) for word, there in zip(informative, held.tolist()) if not there)
+            entry.unaligned = any(w not in lexicon.rows and w not in self._stop_stems
+                                  and is_word(w) for w in entry.words)
         return entry.rows
 
     # -- words ------------------------------------------------------------------------
