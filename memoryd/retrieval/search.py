@@ -32,10 +32,9 @@ Candidates:
 
 from __future__ import annotations
 
-import hashlib
 import sys
 from bisect import bisect_left
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 
@@ -48,6 +47,7 @@ from memoryd.retrieval.asked_details import asked_details, lacks
 from memoryd.retrieval.dates import Window, window, without_time
 from memoryd.retrieval.explain import explanations
 from memoryd.retrieval.filters import Filter, request_filter
+from memoryd.retrieval.known import Known, Pool, distinct_ranks, pooled, says
 from memoryd.retrieval.passage import turns_around
 from memoryd.retrieval.ranking import FEATURES, NO_ALIGN, NO_VECTOR, Model, idf, load_model
 from memoryd.retrieval.records import Background, Hit, Score, SearchRequest, SearchResult
@@ -56,7 +56,6 @@ from memoryd.store.database import Store
 from memoryd.store.lexicon import Lexicon, is_word, unknown_words
 from memoryd.store.records import StoredEntry
 from memoryd.store.vectors import VectorIndex, follow_meta
-from memoryd.text import normalise_text
 
 CANDIDATES = 50
 #: Hits shown with the turns around them (memoryd.retrieval.passage), and read beyond the
@@ -106,25 +105,6 @@ class SearchPlan:
 
 #: The vector index's candidates for each of a plan's filters: rowid → (cosine, best part's).
 VectorFound = list[dict[int, tuple[float, float]]]
-#: Lexicon rows (ascending, distinct) and their words' vectors (Searcher._alignment).
-Pool = tuple[np.ndarray, np.ndarray]
-
-
-@dataclass
-class Known:
-    """An entry's words as search tokenised them (tokenising the candidates was a tenth of a
-    search, and the same entries come back as candidates of many questions): interned, in a
-    sorted tuple (~270 bytes an entry; a frozenset took ~2.3 KB), so that a question's word is
-    looked up by bisection. ``said``: a digest of its normalised text, which tells copies of
-    one text apart from rivals (normalising every candidate's text took 1.5-2.8 ms a search),
-    once it is a candidate (a passage's other chunks need none). ``rows``: the lexicon's rows
-    of its informative words, looked up when the lexicon had ``rows_of`` words."""
-
-    words: tuple[str, ...]
-    said: bytes | None = None
-    rows: np.ndarray | None = None
-    rows_of: int = -1
-    unaligned: bool = False  # some of its words are not in the lexicon (yet)
 
 
 class Searcher:
@@ -195,7 +175,7 @@ class Searcher:
             list(dict.fromkeys([*plan.keyword, *plan.window_keyword])))
         plan.known = {rowid: self._entry(rowid, text) for rowid, (text, _) in plan.texts.items()}
         for rowid, known in plan.known.items():
-            _said(known, plan.texts[rowid][0])
+            says(known, plan.texts[rowid][0])
         self._read_around(plan, list(plan.texts))
         if self.lexicon is not None:  # for the alignment, while the question is embedded
             for known in [*plan.known.values(),
@@ -416,7 +396,7 @@ class Searcher:
                  for rowid in candidates]
         # the lead is over the best candidate that says something else: a copy of the same
         # text (another agent's, a file's and an import's) is not a rival
-        said = {rowid: _said(entry, texts[rowid][0]) for rowid, entry in zip(candidates, known)}
+        said = {rowid: says(entry, texts[rowid][0]) for rowid, entry in zip(candidates, known)}
         by_mix = sorted(vector_rank, key=lambda r: -sum(mixes[r]))
         top = sum(mixes[by_mix[0]]) / 2 if by_mix else 0.0
         second = next((sum(mixes[r]) / 2 for r in by_mix[1:]
@@ -539,7 +519,7 @@ class Searcher:
                                  else lexicon.vectors([lexicon.rows[asked[c][0]]])[0]
                                  for c in embedded])
             unique, inverse = np.unique(np.concatenate(parts), return_inverse=True)
-            held = _pooled(pool, unique) if pool is not None else None
+            held = pooled(pool, unique) if pool is not None else None
             found = (unique, held if held is not None else lexicon.vectors(unique))
             similarity = found[1] @ question.T
             best[np.ix_(nonempty, embedded)] = np.maximum.reduceat(similarity[inverse], starts,
@@ -600,35 +580,3 @@ class Searcher:
         if self.lexicon is None:
             return {}
         return unknown_words(self.store, self.lexicon, [" ".join(query_terms(query))])
-
-
-def _pooled(pool: Pool, rows: np.ndarray) -> np.ndarray | None:
-    """The vectors of these lexicon rows (ascending) from ``pool``, when it holds each of
-    them: the same values as ``Lexicon.vectors`` gives (each an int8 code × its row's
-    scale)."""
-    held, vectors = pool
-    at = np.searchsorted(held, rows)
-    if len(rows) and (at[-1] >= len(held) or not np.array_equal(held[at], rows)):
-        return None
-    return vectors[at]
-
-
-def _said(entry: Known, text: str) -> bytes:
-    """What an entry says (its ``text``), as :class:`Known` keeps it."""
-    if entry.said is None:
-        entry.said = hashlib.blake2b(normalise_text(text).encode("utf-8", "surrogatepass"),
-                                     digest_size=16).digest()
-    return entry.said
-
-
-def distinct_ranks(order: Sequence[int], said: Mapping[int, Hashable]) -> dict[int, int]:
-    """Each rowid's rank in ``order`` counting only what says something else: copies of one
-    text (``said``: its normalised text, or a digest of it) share the rank of the first."""
-    ranks: dict[int, int] = {}
-    first: dict[Hashable, int] = {}
-    for rowid in order:
-        text = said.get(rowid, rowid)
-        if text not in first:
-            first[text] = len(first)
-        ranks[rowid] = first[text]
-    return ranks
