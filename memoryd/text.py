@@ -47,8 +47,11 @@ def scrub_surrogates(value: object) -> object:
 
 
 def normalise_text(text: str) -> str:
-    """Unicode NFKC, lower case, white space collapsed, trimmed."""
-    return _SPACE.sub(" ", unicodedata.normalize("NFKC", text)).strip().lower()
+    """Unicode NFKC, lower case, white space collapsed, trimmed. (``str.split`` splits at the
+    characters the regular expression ``\\s`` matches, every one of them: the same text as
+    collapsing runs of them with a regular expression and trimming, at a third of the cost,
+    which search pays for each of its candidates.)"""
+    return " ".join(unicodedata.normalize("NFKC", text).split()).lower()
 
 
 #: A redaction marker (``memoryd.redact``): what replaced a secret, not words of the entry.

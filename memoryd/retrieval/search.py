@@ -4,7 +4,8 @@ A search runs in four steps, so that the daemon can run two of them at once:
 
 - ``plan``: the question's words, its filters, a time it names (database thread);
 - ``keyword_half``: the keyword candidates, and what can be read ahead of the vector: their
-  entries, words and the lexicon rows of those, the question's word weights (database thread);
+  entries, words and the lexicon rows of those, the transcript chunks around them (their
+  passages), the question's word weights (database thread);
 - ``vector_half``: the vector index's candidates (no database: :mod:`memoryd.retrieval.service`
   runs it on a thread of its own, beside the keyword half, once the question is embedded), handed
   to ``finish_search``;
@@ -32,6 +33,7 @@ Candidates:
 from __future__ import annotations
 
 import sys
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
@@ -45,6 +47,7 @@ from memoryd.retrieval.asked_details import asked_details, lacks
 from memoryd.retrieval.dates import Window, window, without_time
 from memoryd.retrieval.explain import explanations
 from memoryd.retrieval.filters import Filter, request_filter
+from memoryd.retrieval.known import Known, Pool, distinct_ranks, pooled, says
 from memoryd.retrieval.passage import turns_around
 from memoryd.retrieval.ranking import FEATURES, NO_ALIGN, NO_VECTOR, Model, idf, load_model
 from memoryd.retrieval.records import Background, Hit, Score, SearchRequest, SearchResult
@@ -53,13 +56,16 @@ from memoryd.store.database import Store
 from memoryd.store.lexicon import Lexicon, is_word, unknown_words
 from memoryd.store.records import StoredEntry
 from memoryd.store.vectors import VectorIndex, follow_meta
-from memoryd.text import normalise_text
 
 CANDIDATES = 50
 #: Hits shown with the turns around them (memoryd.retrieval.passage), and read beyond the
 #: limit in place of hits whose turns an earlier passage shows.
 CONTEXT_HITS = 20
-#: Entries whose words (and their lexicon rows) are kept between searches (~6 MB).
+#: Rows of the hits read beyond those wanted, for the hits left out (a whole row is read only
+#: for a hit: reading all of CONTEXT_HITS more was ~4 % of a search's finishing).
+READ_SPARE = 2
+#: Entries whose words (and their lexicon rows) are kept between searches: ~1.1 KB an entry
+#: measured over the 73k bench store (its words' tuple, rows and the rest), ~23 MB in all.
 ENTRIES_KNOWN = 20_000
 #: Above this many rows matching the question's words, bm25 ranks only the rarest words' rows.
 FULL_OR_ROWS = 6_000
@@ -90,23 +96,16 @@ class SearchPlan:
     known: dict[int, Known] = field(default_factory=dict)
     weights: dict[str, float] = field(default_factory=dict)
     unknown: dict[str, str] = field(default_factory=dict)  # question words not in the lexicon
+    # the chunks just before and after each candidate in its session (a passage's,
+    # Searcher._passages), the keyword candidates' read ahead too: rowid → (before, after) of
+    # the rowids asked about (``around_of``), and those chunks' texts
+    around: dict[int, tuple[int | None, int | None]] = field(default_factory=dict)
+    around_of: set[int] = field(default_factory=set)
+    chunks: dict[int, tuple[str, float]] = field(default_factory=dict)
 
 
 #: The vector index's candidates for each of a plan's filters: rowid → (cosine, best part's).
 VectorFound = list[dict[int, tuple[float, float]]]
-
-
-@dataclass
-class Known:
-    """An entry's words as search tokenised them (tokenising the candidates was a tenth of a
-    search, and the same entries come back as candidates of many questions): interned, in a
-    tuple (~270 bytes an entry; a frozenset took ~2.3 KB). ``rows``: the lexicon's rows of
-    its informative words, looked up when the lexicon had ``rows_of`` words."""
-
-    words: tuple[str, ...]
-    rows: np.ndarray | None = None
-    rows_of: int = -1
-    unaligned: bool = False  # some of its words are not in the lexicon (yet)
 
 
 class Searcher:
@@ -176,8 +175,12 @@ class Searcher:
         plan.texts = self.store.texts_by_rowids(
             list(dict.fromkeys([*plan.keyword, *plan.window_keyword])))
         plan.known = {rowid: self._entry(rowid, text) for rowid, (text, _) in plan.texts.items()}
+        for rowid, known in plan.known.items():
+            says(known, plan.texts[rowid][0])
+        self._read_around(plan, list(plan.texts))
         if self.lexicon is not None:  # for the alignment, while the question is embedded
-            for known in plan.known.values():
+            for known in [*plan.known.values(),
+                          *(self._entry(r, text) for r, (text, _) in plan.chunks.items())]:
                 self._lexicon_rows(known, self.lexicon)
         plan.weights = self._term_weights(plan.terms)
         plan.unknown = self.unknown_words(" ".join(plan.terms))
@@ -259,13 +262,18 @@ class Searcher:
                   if not plan.only_matches or probability[i] >= thresholds[i]]
         # read ahead: a hit whose turns an earlier hit's passage shows already is left out
         ahead = ranked[:plan.limit + CONTEXT_HITS]
-        entries = self.store.entries_by_rowids([candidates[i] for i in ahead])  # the hits' rows
+        entries: dict[int, StoredEntry] = {}  # the hits' rows, read as the hits need them
+        read = 0
         hits: list[Hit] = []
         order: list[int] = []
         shown: set[str] = set()
         for number, i in enumerate(ahead):
             if len(hits) == plan.limit:
                 break
+            if number == read:  # as many as the hits still wanted, and a few more
+                more = ahead[read:read + plan.limit - len(hits) + READ_SPARE]
+                entries.update(self.store.entries_by_rowids([candidates[j] for j in more]))
+                read += len(more)
             entry = entries.get(candidates[i])
             if entry is None:  # gone since the plan read it (its file rewritten meanwhile)
                 continue
@@ -385,10 +393,11 @@ class Searcher:
         plan.background = Background(float(pool.mean()), float(pool.std()), len(pool)) \
             if len(pool) else None
         mean, spread = self.model.background(pool)
+        known = [plan.known.get(rowid) or self._entry(rowid, texts[rowid][0])
+                 for rowid in candidates]
         # the lead is over the best candidate that says something else: a copy of the same
         # text (another agent's, a file's and an import's) is not a rival
-        said = {rowid: normalise_text(texts[rowid][0]) if rowid in texts else str(rowid)
-                for rowid in candidates}
+        said = {rowid: says(entry, texts[rowid][0]) for rowid, entry in zip(candidates, known)}
         by_mix = sorted(vector_rank, key=lambda r: -sum(mixes[r]))
         top = sum(mixes[by_mix[0]]) / 2 if by_mix else 0.0
         second = next((sum(mixes[r]) / 2 for r in by_mix[1:]
@@ -398,11 +407,13 @@ class Searcher:
         vector_ranks = distinct_ranks(sorted(vector_rank, key=vector_rank.__getitem__), said)
         best_bm25 = max((score for _, score in plan.keyword.values()), default=0.0) or 1.0
         weights = np.array(list(plan.weights.values()), dtype=np.float64)
-        known = [plan.known.get(rowid) or self._entry(rowid, texts[rowid][0])
-                 for rowid in candidates]
         alone: list[tuple[Known, ...]] = [(entry,) for entry in known]
         holds = self._holds(plan, alone)
-        alignment, worst = self._alignment(plan, alone, holds, words)
+        # a passage holds its own entry's words: their vectors are the passages' too
+        passages = self._passages(plan, candidates, known)
+        passage_holds = np.maximum(holds, self._holds(plan, [group[1:] for group in passages]))
+        passage_align, _, vectors = self._alignment(plan, passages, passage_holds, words)
+        alignment, worst, _ = self._alignment(plan, alone, holds, words, vectors)
         pairs = np.array([mixes.get(rowid, (0.0, 0.0)) for rowid in candidates],
                          dtype=np.float64).reshape(-1, 2)
         cosine, part = pairs[:, 0], pairs[:, 1]
@@ -428,9 +439,6 @@ class Searcher:
             worst,
             np.array([lacks(details, texts[rowid][0]) for rowid in candidates]),
         ]
-        passages = self._passages(candidates, known)
-        passage_holds = self._holds(plan, passages)
-        passage_align, _ = self._alignment(plan, passages, passage_holds, words)
         columns += [passage_holds @ weights / (weights.sum() or 1.0), passage_align]
         lexicon = self.lexicon
         lacking = [NO_VECTOR if query is None or rowid not in mixes
@@ -439,67 +447,88 @@ class Searcher:
                    else None for rowid, entry in zip(candidates, known)]
         return np.column_stack(columns), lacking
 
-    def _passages(self, candidates: list[int], known: list[Known]) -> list[tuple[Known, ...]]:
+    def _passages(self, plan: SearchPlan, candidates: list[int], known: list[Known]
+                  ) -> list[tuple[Known, ...]]:
         """Each candidate with the transcript chunks just before and after it in its session
         (memoryd.retrieval.passage: a hit is shown with them), each chunk's words as known
         already (their lexicon rows looked up once, not again for every passage holding
         them); another entry alone."""
-        around = self.store.chunks_around(candidates)
-        texts = self.store.texts_by_rowids(sorted({r for pair in around.values() for r in pair
-                                                   if r is not None}))
+        self._read_around(plan, candidates)
+        around, texts = plan.around, plan.chunks
         return [(own, *(self._entry(r, texts[r][0]) for r in around.get(rowid, ()) if r in texts))
                 for rowid, own in zip(candidates, known)]
+
+    def _read_around(self, plan: SearchPlan, rowids: list[int]) -> None:
+        """The chunks around those of these entries not asked about yet, and their texts, into
+        the plan (the keyword half reads the keyword candidates' while the question is
+        embedded: the passages took ~2 ms of a search's finishing at 73k entries)."""
+        asked = [r for r in rowids if r not in plan.around_of]
+        plan.around_of.update(asked)
+        around = self.store.chunks_around(asked)
+        plan.around.update(around)
+        plan.chunks.update(self.store.texts_by_rowids(sorted(
+            {r for pair in around.values() for r in pair
+             if r is not None and r not in plan.chunks})))
 
     def _holds(self, plan: SearchPlan, candidates: list[tuple[Known, ...]]) -> np.ndarray:
         """Per candidate (an entry, or a passage of entries), per informative word of the
         question (``plan.weights``' order): 1.0 where the candidate holds the word itself."""
-        column = {token: number for number, token in enumerate(plan.weights)}
-        holds = np.zeros((len(candidates), len(column)))
-        if column:
-            for number, group in enumerate(candidates):
-                for entry in group:
-                    for word in entry.words:
-                        found = column.get(word)
-                        if found is not None:
-                            holds[number, found] = 1.0
+        asked = list(enumerate(plan.weights))
+        holds = np.zeros((len(candidates), len(asked)))
+        for number, group in enumerate(candidates):
+            for entry in group:
+                words = entry.words  # sorted: bisection, not a walk through every word
+                for column, token in asked:
+                    at = bisect_left(words, token)
+                    if at < len(words) and words[at] == token:
+                        holds[number, column] = 1.0
         return holds
 
     def _alignment(self, plan: SearchPlan, candidates: list[tuple[Known, ...]],
-                   holds: np.ndarray, words: dict[str, np.ndarray]
-                   ) -> tuple[np.ndarray, np.ndarray]:
+                   holds: np.ndarray, words: dict[str, np.ndarray], pool: Pool | None = None
+                   ) -> tuple[np.ndarray, np.ndarray, Pool | None]:
         """Per candidate: each informative question word by its best cosine with a word of the
         candidate, 1 for the word itself (``holds``: a soft ``coverage``, weighed the same
         way). A question word's vector comes from the lexicon or ``words``; one with neither
         (a number, a word of two letters) counts only where it occurs as such, and so does a
         candidate's word the lexicon has not reached yet (a new entry's, for a second or
-        two)."""
+        two). Also the candidates' words' vectors (their lexicon rows, ascending, and the
+        vectors): ``pool``, taken from where a later call's words are among them (the
+        passages' words hold every candidate's own) instead of the lexicon's int8 codes
+        again. (The cosines are not: a row's product with the question, in a matrix of
+        other rows, differs from run to run of other rows in its last bits.)"""
         lexicon = self.lexicon
         asked = list(plan.weights.items())
         if lexicon is None or not asked:
-            return np.zeros(len(candidates)), np.zeros(len(candidates))
+            return np.zeros(len(candidates)), np.zeros(len(candidates)), None
         parts, starts, nonempty, total = [], [], [], 0
         for number, group in enumerate(candidates):
-            rows = self._lexicon_rows(group[0], lexicon) if len(group) == 1 else \
-                np.concatenate([self._lexicon_rows(entry, lexicon) for entry in group])
-            if len(rows):
-                parts.append(rows)
-                starts.append(total)
+            start = total
+            for entry in group:
+                rows = self._lexicon_rows(entry, lexicon)
+                if len(rows):
+                    parts.append(rows)
+                    total += len(rows)
+            if total > start:
+                starts.append(start)
                 nonempty.append(number)
-                total += len(rows)
         best = np.zeros((len(candidates), len(asked)))
         embedded = [c for c, (t, _) in enumerate(asked) if t in words or t in lexicon.rows]
+        found: Pool | None = None
         if parts and embedded:
             question = np.stack([words[asked[c][0]] if asked[c][0] in words
                                  else lexicon.vectors([lexicon.rows[asked[c][0]]])[0]
                                  for c in embedded])
             unique, inverse = np.unique(np.concatenate(parts), return_inverse=True)
-            similarity = lexicon.vectors(unique) @ question.T
+            held = pooled(pool, unique) if pool is not None else None
+            found = (unique, held if held is not None else lexicon.vectors(unique))
+            similarity = found[1] @ question.T
             best[np.ix_(nonempty, embedded)] = np.maximum.reduceat(similarity[inverse], starts,
                                                                    axis=0)
         best[holds > 0] = 1.0  # the word itself
         weight = np.array([max(w, 0.0) for _, w in asked])
         mean = best @ weight / weight.sum() if weight.sum() > 0 else best.mean(axis=1)
-        return mean, best.min(axis=1)
+        return mean, best.min(axis=1), found
 
     def _lexicon_rows(self, entry: Known, lexicon: Lexicon) -> np.ndarray:
         """The lexicon's rows of an entry's informative words, looked up once (again when the
@@ -513,8 +542,8 @@ class Searcher:
             entry.rows_of = len(lexicon)
             # words the lexicon's filling has not reached (it has every word of the entries
             # up to its cursor that it keeps at all; a word of a newer entry may be missing)
-            entry.unaligned = any(is_word(w) and w not in lexicon.rows
-                                  and w not in self._stop_stems for w in entry.words)
+            entry.unaligned = any(w not in lexicon.rows and w not in self._stop_stems
+                                  and is_word(w) for w in entry.words)
         return entry.rows
 
     # -- words ------------------------------------------------------------------------
@@ -523,7 +552,7 @@ class Searcher:
         key = (rowid, hash(text))
         found = self._known.get(key)
         if found is None:
-            found = self._known[key] = Known(tuple(map(sys.intern, self._tokens(text))))
+            found = self._known[key] = Known(tuple(sorted(map(sys.intern, self._tokens(text)))))
             if len(self._known) > ENTRIES_KNOWN:
                 self._known.pop(next(iter(self._known)))
         return found
@@ -552,16 +581,3 @@ class Searcher:
         if self.lexicon is None:
             return {}
         return unknown_words(self.store, self.lexicon, [" ".join(query_terms(query))])
-
-
-def distinct_ranks(order: Sequence[int], said: dict[int, str]) -> dict[int, int]:
-    """Each rowid's rank in ``order`` counting only what says something else: copies of one
-    text (``said``: its normalised text) share the rank of the first."""
-    ranks: dict[int, int] = {}
-    first: dict[str, int] = {}
-    for rowid in order:
-        text = said.get(rowid, str(rowid))
-        if text not in first:
-            first[text] = len(first)
-        ranks[rowid] = first[text]
-    return ranks

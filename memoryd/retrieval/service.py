@@ -3,8 +3,11 @@
 it, on a search thread of its own, the question's embedding and then the vector half, in one go
 (handing the vector back to the event loop and on to the search thread took 2.5-4 ms, p50,
 while a pass ran: the threads waited for the GIL). The plan, made on the database thread, is
-handed to the search thread the moment it is made; the vector half's candidates come back
-with the question's vector, and the database thread finishes the search with both.
+handed to the search thread the moment it is made, and the keyword half follows it in the
+same call (handing the plan back to the event loop in between cost a wake-up of each thread,
+~1 ms while the question was embedded). The question's words that the lexicon lacks are
+embedded while the vector half runs; its candidates come back with the question's vector,
+and the database thread finishes the search with them.
 """
 
 from __future__ import annotations
@@ -48,8 +51,11 @@ class SearchService:
             self.thread, self._vector_half, query, embedder, cached, planned)
         try:
             await self.db.settled()  # the vectors of the writes answered before it are stored
-            plan = await self.db(self._plan, request, planned)
-            await self.db(self.searcher.keyword_half, plan)
+            plan = await self.db(self._keyword_half, request, planned)
+            # beside the vector half: the question's words the lexicon lacks, and those of
+            # the writes just before it
+            words = await self.threads.words(plan.unknown)
+            await self.words.learned()
         except BaseException:
             planned.cancel()  # the vector half waits for no plan (none came, or too late)
             abandon(vectors)
@@ -57,17 +63,16 @@ class SearchService:
         vector, found = await self.threads.unless_closing(vectors)
         if cached is None and vector is not None:
             self.threads.remember_query(query, vector)
-        words = await self.threads.words(plan.unknown)
-        await self.words.learned()
         return await self.db(self.searcher.finish_search, plan, vector, words, found)
 
-    def _plan(self, request: SearchRequest, planned: Future[SearchPlan]) -> SearchPlan:
-        """A search's plan (database thread), handed at once to its vector half (a plan that
-        fails is handed nothing: :meth:`search` cancels ``planned``)."""
+    def _keyword_half(self, request: SearchRequest, planned: Future[SearchPlan]) -> SearchPlan:
+        """A search's plan, handed at once to its vector half (a plan that fails is handed
+        nothing: :meth:`search` cancels ``planned``), then its keyword half (database
+        thread)."""
         plan = self.searcher.plan(request)
         with contextlib.suppress(InvalidStateError):  # the search was given up meanwhile
             planned.set_result(plan)
-        return plan
+        return self.searcher.keyword_half(plan)
 
     def _vector_half(self, query: str, embedder: Embedder | None, cached: np.ndarray | None,
                      planned: Future[SearchPlan]

@@ -1,0 +1,70 @@
+"""What search knows of an entry between searches, and the vectors of its words.
+
+Search tokenises each candidate and each transcript chunk around one (their words, for
+``coverage`` and the word alignment, :mod:`memoryd.retrieval.search`); the same entries come
+back as candidates of many questions, so what it finds is kept, keyed by the entry's rowid and
+its text (:class:`Known`). Copies of one text (another agent's, a file's, an import's) are told
+from rivals by their normalised text (``said``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from memoryd.text import normalise_text
+
+#: Lexicon rows (ascending, distinct) and their words' vectors (Searcher._alignment).
+Pool = tuple[np.ndarray, np.ndarray]
+
+
+@dataclass
+class Known:
+    """An entry's words as search tokenised them (tokenising the candidates was a tenth of a
+    search, and the same entries come back as candidates of many questions): interned, in a
+    sorted tuple (~270 bytes an entry; a frozenset took ~2.3 KB), so that a question's word is
+    looked up by bisection. ``said``: a digest of its normalised text, which tells copies of
+    one text apart from rivals (normalising every candidate's text took 1.5-2.8 ms a search),
+    once it is a candidate (a passage's other chunks need none). ``rows``: the lexicon's rows
+    of its informative words, looked up when the lexicon had ``rows_of`` words."""
+
+    words: tuple[str, ...]
+    said: bytes | None = None
+    rows: np.ndarray | None = None
+    rows_of: int = -1
+    unaligned: bool = False  # some of its words are not in the lexicon (yet)
+
+
+def pooled(pool: Pool, rows: np.ndarray) -> np.ndarray | None:
+    """The vectors of these lexicon rows (ascending) from ``pool``, when it holds each of
+    them: the same values as ``Lexicon.vectors`` gives (each an int8 code × its row's
+    scale)."""
+    held, vectors = pool
+    at = np.searchsorted(held, rows)
+    if len(rows) and (at[-1] >= len(held) or not np.array_equal(held[at], rows)):
+        return None
+    return vectors[at]
+
+
+def says(entry: Known, text: str) -> bytes:
+    """What an entry says (its ``text``), as :class:`Known` keeps it."""
+    if entry.said is None:
+        entry.said = hashlib.blake2b(normalise_text(text).encode("utf-8", "surrogatepass"),
+                                     digest_size=16).digest()
+    return entry.said
+
+
+def distinct_ranks(order: Sequence[int], said: Mapping[int, Hashable]) -> dict[int, int]:
+    """Each rowid's rank in ``order`` counting only what says something else: copies of one
+    text (``said``: its normalised text, or a digest of it) share the rank of the first."""
+    ranks: dict[int, int] = {}
+    first: dict[Hashable, int] = {}
+    for rowid in order:
+        text = said.get(rowid, rowid)
+        if text not in first:
+            first[text] = len(first)
+        ranks[rowid] = first[text]
+    return ranks
