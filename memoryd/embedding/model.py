@@ -69,7 +69,7 @@ SENTENCES = "sentences"
 LATE_CHUNKING = "late-chunking"
 PART_SCHEMES = (SENTENCES, LATE_CHUNKING)
 #: With SENTENCES, the vector backlog first gives an entry of this many tokens or more that has
-#: parts the mean of its parts' vectors as its own (``embed_entries(pool=True)``), so that its
+#: parts the mean of its parts' vectors as its own (``Embedder.embed_backlog``), so that its
 #: text runs through the model once before it is searchable, and refines it afterwards with
 #: the run over its whole text (``memoryd.embedding.vectors``). The mean is a little worse than
 #: the whole run's vector (the first set's held-out R@5 0.872 → 0.864 if it stayed, three
@@ -267,14 +267,6 @@ class Embedder:
             start = end
         return batches
 
-    def pooled(self, texts: list[str]) -> list[bool]:
-        """Which texts ``embed_entries(pool=True)`` gives the mean of their parts' vectors:
-        with SENTENCES, those of POOLED_TOKENS or more that have parts."""
-        if self.parts != SENTENCES or not texts:
-            return [False] * len(texts)
-        return [bool(spans) and len(encoding.ids) >= POOLED_TOKENS for spans, encoding in
-                zip(map(part_spans, texts), self.tokenizer.encode_batch(texts))]
-
     def embed(self, texts: list[str], stop: threading.Event | None = None) -> np.ndarray:
         """One row per text, in order."""
         return self._encoded(self.tokenizer.encode_batch(texts) if texts else [], stop)
@@ -286,18 +278,33 @@ class Embedder:
             out[batch] = self._run(*_padded([encodings[i] for i in batch]))
         return out
 
-    def embed_entries(self, texts: list[str], stop: threading.Event | None = None, *,
-                      pool: bool = False) -> list[tuple[np.ndarray, np.ndarray]]:
+    def embed_entries(self, texts: list[str], stop: threading.Event | None = None
+                      ) -> list[tuple[np.ndarray, np.ndarray]]:
         """Each entry's vector and the vectors of its parts (``text.split_parts``; an empty
         matrix for a text of one sentence), made as ``parts`` says. The entry's vector is the
-        one ``embed`` gives it, but with ``pool`` (and SENTENCES) for a text of POOLED_TOKENS or
-        more that has parts: the mean of its parts' vectors, normalised; its text is not run."""
+        one ``embed`` gives it either way."""
         if self.parts == LATE_CHUNKING:
             return self.late_chunked(texts, stop)
+        return self._sentences(texts, stop, pool=False)[0]
+
+    def embed_backlog(self, texts: list[str], stop: threading.Event | None = None
+                      ) -> tuple[list[tuple[np.ndarray, np.ndarray]], list[bool]]:
+        """``embed_entries`` for the vector backlog, and which entries got the mean of their
+        parts' vectors as their own: with SENTENCES, a text of POOLED_TOKENS or more that has
+        parts (its text is not run; the backlog refines it later)."""
+        if self.parts == LATE_CHUNKING:
+            return self.late_chunked(texts, stop), [False] * len(texts)
+        return self._sentences(texts, stop, pool=True)
+
+    def _sentences(self, texts: list[str], stop: threading.Event | None, pool: bool
+                   ) -> tuple[list[tuple[np.ndarray, np.ndarray]], list[bool]]:
+        """SENTENCES: each part embedded on its own, beside the entry's text or (``pool``,
+        POOLED_TOKENS) instead of it; with which entries are their parts' mean."""
         encodings = self.tokenizer.encode_batch(texts) if texts else []
         parts = [split_parts(text) for text in texts]
-        own = [row for row, (encoding, entry) in enumerate(zip(encodings, parts))
-               if not (pool and entry and len(encoding.ids) >= POOLED_TOKENS)]
+        pooled = [pool and bool(entry) and len(encoding.ids) >= POOLED_TOKENS
+                  for encoding, entry in zip(encodings, parts)]
+        own = [row for row, mean in enumerate(pooled) if not mean]
         flat = [part for entry in parts for part in entry]
         vectors = self._encoded([encodings[row] for row in own]
                                 + (self.tokenizer.encode_batch(flat) if flat else []), stop)
@@ -307,10 +314,10 @@ class Embedder:
             part_vectors = vectors[start:start + len(entry)]
             start += len(entry)
             vector = ran.get(row)
-            if vector is None:  # POOLED_TOKENS: the mean of its parts' vectors
+            if vector is None:  # the mean of its parts' vectors
                 vector = _normalised(part_vectors.mean(axis=0, keepdims=True))[0]
             out.append((vector, part_vectors))
-        return out
+        return out, pooled
 
     def late_chunked(self, texts: list[str], stop: threading.Event | None = None
                      ) -> list[tuple[np.ndarray, np.ndarray]]:

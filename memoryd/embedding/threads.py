@@ -200,15 +200,13 @@ class EmbedThreads:
 
     async def backlog(self, texts: list[str]) -> tuple[list[Vectors], list[bool]] | None:
         """The vector backlog's batch on the bulk thread: an entry long enough gets the mean of
-        its parts' vectors for now (``Embedder.embed_entries(pool=True)``), so that its text
-        runs through the model once before it is searchable; with which ones did. None
-        without a model."""
+        its parts' vectors for now (``Embedder.embed_backlog``), so that its text runs through
+        the model once before it is searchable; with which ones did. None without a model."""
         embedder = await self.model()
         if embedder is None:
             return None
-        run = functools.partial(embedder.embed_entries, pool=True)
-        vectors = await self.unless_closing(self._run(self.bulk_thread, run, texts))
-        return vectors, embedder.pooled(texts)
+        return await self.unless_closing(
+            self._run(self.bulk_thread, embedder.embed_backlog, texts))
 
     async def refine(self, texts: list[str]) -> np.ndarray | None:
         """The texts whose vectors were their parts' mean, each run through the model whole,

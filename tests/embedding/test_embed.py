@@ -110,12 +110,16 @@ LONG_EXCHANGE = EXCHANGE + (
 
 
 def test_the_backlog_gives_a_long_entry_the_mean_of_its_sentences(embedder: Embedder) -> None:
-    """``pool``: an entry of POOLED_TOKENS or more that has sentences gets their vectors' mean
-    as its own (its text is not run through the model a second time); a shorter one, or any
-    without ``pool``, keeps the run over its whole text."""
+    """``embed_backlog``: an entry of POOLED_TOKENS or more that has sentences gets their
+    vectors' mean as its own (its text is not run through the model a second time), and says
+    so; a shorter one, or one of a single sentence, and any in ``embed_entries``, keeps the run
+    over its whole text."""
     assert len(embedder.tokenizer.encode(LONG_EXCHANGE).ids) >= POOLED_TOKENS
     assert len(embedder.tokenizer.encode(EXCHANGE).ids) < POOLED_TOKENS
-    [(vector, parts), (short, _)] = embedder.embed_entries([LONG_EXCHANGE, EXCHANGE], pool=True)
+    one_sentence = " ".join(["word"] * 200)
+    [(vector, parts), (short, _), _], pooled = embedder.embed_backlog(
+        [LONG_EXCHANGE, EXCHANGE, one_sentence])
+    assert pooled == [True, False, False]
     mean = parts.mean(axis=0)
     assert parts.shape == (len(split_parts(LONG_EXCHANGE)), 384)
     assert np.allclose(vector, mean / np.linalg.norm(mean), atol=1e-6)
@@ -124,8 +128,6 @@ def test_the_backlog_gives_a_long_entry_the_mean_of_its_sentences(embedder: Embe
     assert float(short @ embedder.embed([EXCHANGE])[0]) > 0.98  # batch mates move it a little
     [(unpooled, _)] = embedder.embed_entries([LONG_EXCHANGE])
     assert float(unpooled @ whole) > 0.98
-    one_sentence = " ".join(["word"] * 200)
-    assert embedder.pooled([LONG_EXCHANGE, EXCHANGE, one_sentence]) == [True, False, False]
 
 
 def test_an_entry_and_its_sentences_come_from_one_run(embedder: Embedder,
