@@ -48,7 +48,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))  # the working tree's memoryd, not an installed one
 
 from bench_ingest import TextPool, TranscriptWriter, write_transcripts  # noqa: E402
-from bench_store import DaemonProcess, machine, progress  # noqa: E402
+from bench_store import DaemonProcess, machine, percentile, progress  # noqa: E402
 from memoryd_client import Client  # noqa: E402
 
 KINDS = ("existing", "new file")
@@ -153,11 +153,6 @@ def start(name: str, base: Path, tree: Path | None, lines: int, seed: int) -> Su
     return Subject(name, daemon, home, existing, random.Random(f"{seed}/{name}"), TextPool(seed + 1))
 
 
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--appends", type=int, default=20,
@@ -202,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         for kind in KINDS:
             values = subject.latencies[kind]
             print(f"{subject.name:<28} | {kind:<8} | {1000 * statistics.median(values):>7.0f} | "
-                  f"{1000 * percentile(values, 0.9):>7.0f} | {1000 * max(values):>7.0f}")
+                  f"{1000 * percentile(values, 90):>7.0f} | {1000 * max(values):>7.0f}")
     if len(subjects) == 2:
         mine, other = subjects
         for kind in KINDS:
