@@ -9,8 +9,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+import apsw
 import numpy as np
 import pytest
+import sqlite_vec
 from memoryd_client import Client, wire
 
 from tests.conftest import start_daemon
@@ -149,8 +151,7 @@ def test_a_long_entry_is_searchable_by_its_sentences_then_refined(
     text = LONG_BULLET[len("- [2026-03-16] "):].strip()
     [(whole, parts)] = embedder.embed_entries([entry["text"]])
     assert len(parts) > 2 and float(whole @ embedder.embed([text])[0]) > 0.9
-    vector = daemon.daemon.parts.derived.index.vectors_of([_rowid(daemon, entry["id"])])
-    [stored] = vector.values()
+    stored = _stored_vector(daemon.config.db_path, entry["id"])
     mean = parts.mean(axis=0) / np.linalg.norm(parts.mean(axis=0))
     assert float(stored @ whole) > 0.97 > float(stored @ mean)
 
@@ -161,9 +162,18 @@ def _refined(client: Client) -> bool:
     return True
 
 
-def _rowid(daemon, uid: str) -> int:  # type: ignore[no-untyped-def]
-    store = daemon.daemon.parts.store
-    return int(store._db.execute("SELECT id FROM entries WHERE uid = ?", (uid,)).fetchone()[0])
+def _stored_vector(db_path: Path, uid: str) -> np.ndarray:
+    """An entry's vector as the database holds it, read beside the daemon."""
+    db = apsw.Connection(f"file:{db_path}?mode=ro",
+                         flags=apsw.SQLITE_OPEN_URI | apsw.SQLITE_OPEN_READONLY)
+    db.enable_load_extension(True)
+    db.load_extension(sqlite_vec.loadable_path())
+    try:
+        (blob,), = db.execute("SELECT v.embedding FROM entries e JOIN entries_vec v "
+                              "ON v.rowid = e.id WHERE e.uid = ?", (uid,))
+    finally:
+        db.close()
+    return np.frombuffer(blob, dtype=np.float32)
 
 
 def test_editing_one_bullet_changes_only_that_entry(home: Path, daemon, client) -> None:
