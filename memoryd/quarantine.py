@@ -45,7 +45,7 @@ import re
 from dataclasses import dataclass
 
 from memoryd.fold import flatten, fold
-from memoryd.text import CHUNK_LABELS, without_date_prefix
+from memoryd.text import CHUNK_LABEL, without_date_prefix
 
 #: Raised whenever the rules change: the store judges every entry again when it opens a
 #: database judged by other rules (Store._judge_again).
@@ -131,21 +131,18 @@ RULES: tuple[Rule, ...] = (
 
 TRANSCRIPT_KINDS = ("turn", "summary")
 #: What memoryd writes before each message of a transcript chunk ("Assistant: " opens a line,
-#: as a role-tag does).
-_LABELS = tuple(f"{label}: " for label in CHUNK_LABELS.values())
+#: as a role-tag does), after the blank line between two messages.
+_LATER_LABEL = re.compile(rf"\n\n{CHUNK_LABEL.pattern}")
 
 
 def messages(chunk: str) -> str:
     """A transcript chunk's messages without what memoryd wrote around them: the date before
     the first, a speaker label before each."""
     text = without_date_prefix(chunk)
-    for label in _LABELS:
-        if text.startswith(label):
-            text = text[len(label):]
-            break
-    for label in _LABELS:
-        text = text.replace("\n\n" + label, "\n\n")
-    return text
+    first = CHUNK_LABEL.match(text)
+    if first:
+        text = text[first.end():]
+    return _LATER_LABEL.sub("\n\n", text)
 
 
 def reason(text: str, kind: str | None = None) -> str | None:

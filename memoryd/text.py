@@ -22,8 +22,16 @@ _KEBAB_DROP = re.compile(r"['\u2019]")
 _KEBAB_SPLIT = re.compile(r"[\W_]+")
 _DATE_PREFIX = re.compile(r"^\[[^\]\n]{4,40}\]\s*")
 #: The speaker label before each message of a transcript chunk (memoryd.ingest.transcript),
-#: by role: ``[2026-10-14] User: …`` then ``Assistant: …`` after a blank line.
+#: by role: ``[2026-10-14] User: …`` then ``Assistant: …`` after a blank line; with the
+#: speaker's name when the transcript gives one: ``User (Caroline): …``.
 CHUNK_LABELS = {"user": "User", "assistant": "Assistant", "summary": "Summary"}
+#: A speaker's name as a label holds it: no brackets or colons (they end the label), white
+#: space collapsed, at most this long.
+MAX_SPEAKER_CHARS = 80
+_NOT_IN_NAME = re.compile(r"[():\[\]]")
+#: A label at the start of a message, as :func:`chunk_label` writes it.
+CHUNK_LABEL = re.compile(r"(?:{})(?: \([^()\n:]{{1,{}}}\))?: ".format(
+    "|".join(CHUNK_LABELS.values()), MAX_SPEAKER_CHARS))
 _PART_BREAK = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9`])|\n\s*\n"
                          r"|\n(?=\s*(?:[-*+]|\d+[.)])\s)")
 #: Sentences shorter than this join the next one; more than MAX_PARTS are merged in runs.
@@ -75,6 +83,19 @@ def index_text(text: str, key: str | None = None) -> str:
         if words:
             body = f"{words}: {body}"
     return body
+
+
+def speaker_name(name: str) -> str | None:
+    """A transcript's name for a speaker as a chunk label holds it (see CHUNK_LABEL); None
+    when nothing of it is left."""
+    cleaned = " ".join(_NOT_IN_NAME.sub(" ", name).split())[:MAX_SPEAKER_CHARS].strip()
+    return cleaned or None
+
+
+def chunk_label(role: str, speaker: str | None = None) -> str:
+    """What a transcript chunk writes before a message: ``User: ``, ``User (Caroline): ``."""
+    label = CHUNK_LABELS.get(role, "Assistant")
+    return f"{label} ({speaker}): " if speaker else f"{label}: "
 
 
 def content_hash(text: str) -> str:

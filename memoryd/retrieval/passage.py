@@ -24,13 +24,13 @@ import re
 from memoryd.retrieval.records import Passage
 from memoryd.store.database import Store
 from memoryd.store.records import StoredEntry
-from memoryd.text import CHUNK_LABELS, without_date_prefix
+from memoryd.text import CHUNK_LABEL, without_date_prefix
 
 #: Chunks read on each side for the context (a chat's turns are short: a few make the room).
 NEIGHBOURS = 4
 #: Less room than this on a side is none: a fragment of a turn says nothing.
 MIN_CONTEXT = 40
-_SECTION = re.compile(r"\n\n(?=(?:{}): )".format("|".join(CHUNK_LABELS.values())))
+_SECTION = re.compile(rf"\n\n(?={CHUNK_LABEL.pattern})")
 _DATE = re.compile(r"^\[[^\]\n]{4,40}\]\s*")
 
 Turn = tuple[str, str | None]  # a turn as written ("User: …"), its record id

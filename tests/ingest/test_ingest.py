@@ -391,6 +391,39 @@ def test_generic_transcripts_numbering_their_messages_alike_are_all_kept(
     assert len(listed.splitlines()) == 2 and "Peru? Assistant: Lima." in listed
 
 
+def test_a_chat_that_names_its_speakers_is_searched_and_shown_by_their_names(
+        home: Path, daemon, client) -> None:
+    """A generic transcript's ``name``: the chunk says who spoke, so a question naming a
+    speaker finds what they said, and the passage around a hit still splits into turns."""
+    chats = home / "talk"
+    chats.mkdir()
+    client.sources("add", name="talk", path=str(chats / "*.jsonl"), kind="transcript",
+                   format="generic", agent="talkers")
+    said = [("Caroline", "morning! the kiln is finally fixed"),
+            ("Melanie", "oh good, what broke?"),
+            ("Caroline", "the thermocouple, it read 40 degrees low"),
+            ("Melanie", "and I signed up for a pottery class on Thursdays"),
+            ("Caroline", "nice, wheel or hand-building?"),
+            ("Melanie", "wheel. first lesson is next week")]
+    write_lines(chats / "s1.jsonl", [
+        {"id": number, "session_id": "s1", "role": "user" if number % 2 == 0 else "assistant",
+         "name": name, "content": text, "timestamp": f"2026-05-0{1 + number // 2}T10:00:00Z"}
+        for number, (name, text) in enumerate(said)])
+
+    def found() -> dict[str, Any]:
+        hits = search(client, "when did Melanie start a pottery class", agents=["talkers"])
+        assert hits and "pottery class" in hits[0]["text"]
+        return hits[0]
+
+    hit = eventually(found)
+    turns = client.list_entries(agents=["talkers"], kind=["turn"])["entries"]
+    assert any("User (Caroline): nice, wheel or hand-building?" in t["text"] for t in turns)
+    assert "Assistant (Melanie): and I signed up for a pottery class" in hit["text"]
+    context = [*hit["context"]["before"], *hit["context"]["after"]]
+    assert context and all(t.startswith(("User (Caroline): ", "Assistant (Melanie): "))
+                           and "\n\n" not in t for t in context)  # one turn each
+
+
 def test_bad_input_is_skipped_with_a_reason_and_nothing_is_lost(home: Path, daemon, client, memoryd_home) -> None:
     memory = home / ".mastersof-ai/agents/designer/memory"
     memory.mkdir(parents=True)

@@ -555,6 +555,21 @@ def test_generic_format() -> None:
     assert parser.skipped == {"meta": 1, "ignored": 1, "bad_field": 1, "empty": 1}
 
 
+def test_generic_names_its_speakers_in_the_chunk() -> None:
+    parser = make_parser("generic")
+    turns = run(parser, [
+        {"role": "user", "name": "Caroline", "content": "the kiln is fixed", "session_id": "s"},
+        {"role": "assistant", "name": " Dr. Mel (work):\n ", "content": "good", "session_id": "s"},
+        {"role": "user", "name": 7, "content": "a name that is no text", "session_id": "s"},
+        {"role": "user", "name": "()", "content": "nothing left of the name", "session_id": "s"},
+    ])
+    assert [t.speaker for t in turns] == ["Caroline", "Dr. Mel work", None]
+    assert parser.skipped == {"bad_field": 1}
+    [named, unnamed] = chunk_exchanges(turns)
+    assert named.text == "User (Caroline): the kiln is fixed\n\nAssistant (Dr. Mel work): good"
+    assert unnamed.text == "User: nothing left of the name"
+
+
 def test_generic_parser_reads_pi_sessions() -> None:
     pi_id = "0194f2a1-7c3e-7b21-9d4e-1a2b3c4d5e6f"
     parser = GenericParser(harness="pi")

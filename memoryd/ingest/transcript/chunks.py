@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from memoryd.ingest.transcript.parser_base import Chunk, Turn
-from memoryd.text import CHUNK_LABELS
+from memoryd.text import chunk_label
 
 #: Longest chunk text, date prefix included. Past it, the assistant part is cut first: the user
 #: part (or summary) keeps all but :data:`_ASSISTANT_RESERVE_CHARS` of the room.
@@ -28,7 +28,8 @@ def chunk_exchanges(turns: Sequence[Turn], *, max_chars: int = MAX_CHUNK_CHARS) 
 
     The text is ``"[YYYY-MM-DD] "`` (the UTC date of the first timestamp, when there is one)
     followed by ``"User: …"``, ``"Assistant: …"`` or ``"Summary: …"`` sections separated by a
-    blank line, cut to ``max_chars`` (see :data:`MAX_CHUNK_CHARS`). ``chunk_id`` is derived from
+    blank line (``"User (Caroline): …"`` when the transcript names the speaker), cut to
+    ``max_chars`` (see :data:`MAX_CHUNK_CHARS`). ``chunk_id`` is derived from
     the first record id only, so re-chunking an exchange that has since grown (its answer
     arrived in a later batch) yields the same ``chunk_id``: the indexer replaces the chunk.
     """
@@ -54,7 +55,7 @@ def _make_chunk(group: list[Turn], max_chars: int) -> Chunk:
     prefix = ""
     if timestamp is not None:
         prefix = f"[{datetime.fromtimestamp(timestamp, UTC).date().isoformat()}] "
-    sections = [f"{CHUNK_LABELS.get(t.role, 'Assistant')}: {t.text}" for t in group]
+    sections = [chunk_label(t.role, t.speaker) + t.text for t in group]
     return Chunk(
         chunk_id=hashlib.sha256(f"chunk:{first.record_id}".encode()).hexdigest()[:32],
         kind="summary" if first.role == "summary" else "turn",

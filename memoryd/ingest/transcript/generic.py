@@ -17,6 +17,7 @@ from memoryd.ingest.transcript.parser_base import (
     parse_timestamp,
     text_or_none,
 )
+from memoryd.text import speaker_name
 
 #: An ``id`` this long (a UUID, a ULID, a hash) is taken as unique across sessions; a shorter
 #: one only within its session.
@@ -67,8 +68,11 @@ class GenericParser(LineParser):
             record_id = str(record_id)
         elif record_id is not None and (not isinstance(record_id, str) or not record_id):
             raise Skip("bad_field")
+        name = record.get("name")
+        if name is not None and not isinstance(name, str):
+            raise Skip("bad_field")
         self._message(record.get("role"), record.get("content"), self._record_id(record_id, line),
-                      timestamp, out)
+                      timestamp, out, speaker_name(name) if name else None)
 
     def _pi_record_id(self, record: dict[str, Any], line: str) -> str:
         return self._record_id(text_or_none(record.get("id")), line)
@@ -91,6 +95,7 @@ class GenericParser(LineParser):
         record_id: str,
         timestamp: float | None,
         out: list[Turn],
+        speaker: str | None = None,
     ) -> None:
         if not isinstance(role, str):
             raise Skip("bad_field")
@@ -110,5 +115,6 @@ class GenericParser(LineParser):
                 cwd=self.cwd,
                 sidechain_agent=None,
                 message_id=None,
+                speaker=speaker,
             )
         )

@@ -38,6 +38,8 @@ class Turn:
     cwd: str | None
     sidechain_agent: str | None
     message_id: str | None
+    #: who said it, when the transcript names the speaker (generic ``name``)
+    speaker: str | None = None
 
 
 @dataclass(frozen=True)
