@@ -17,6 +17,7 @@ bench/results/conv/last.json, and the previous last.json is shown beside them.
     python bench/eval_conv.py                        # every conversation, both halves
     python bench/eval_conv.py --half tuning          # only the tuning half's questions
     python bench/eval_conv.py --one-agent            # all conversations in one namespace
+    python bench/eval_conv.py --names                # each line with its speaker's `name`
     python bench/eval_conv.py --set search.match_precision=0.8
     python bench/eval_conv.py --index embed.max_tokens=128   # index settings: another build
 """
@@ -99,8 +100,9 @@ def iso(moment: datetime) -> str:
     return moment.replace(tzinfo=UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def write_transcripts(data: ConversationSet, home: Path) -> int:
-    """One generic JSONL file per session under ~/chats/<conversation>/; returns the lines."""
+def write_transcripts(data: ConversationSet, home: Path, names: bool = False) -> int:
+    """One generic JSONL file per session under ~/chats/<conversation>/ (``names``: each
+    line with its speaker's ``name``); returns the lines."""
     lines = 0
     for conversation in data.conversations:
         first_speaker = conversation.speakers[0]
@@ -110,7 +112,8 @@ def write_transcripts(data: ConversationSet, home: Path) -> int:
             key = session_key(conversation, session.id)
             rows = [{"role": "user" if t.speaker == first_speaker else "assistant",
                      "content": t.text, "timestamp": iso(t.at), "session_id": key,
-                     "id": line_id(conversation, t.id)} for t in session.turns]
+                     "id": line_id(conversation, t.id), **({"name": t.speaker} if names else {})}
+                    for t in session.turns]
             path = directory / f"{session.start:%Y-%m-%d}-{key}.jsonl"
             path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
                             "utf-8")
@@ -134,21 +137,21 @@ def write_config(state: Path, settings: dict[str, str], one_agent: bool) -> None
     (state / "config.toml").write_text("\n".join(lines) + "\n", "utf-8")
 
 
-def corpus_key(index_settings: dict[str, str], one_agent: bool) -> str:
+def corpus_key(index_settings: dict[str, str], one_agent: bool, names: bool = False) -> str:
     digest = hashlib.sha256()
     for path in sorted(CONV.glob("c[0-9][0-9].toml")) + [CONV / "conversations.py"]:
         digest.update(path.name.encode() + path.read_bytes())
     model = ROOT / "memoryd" / "data" / "model.onnx"
-    digest.update(json.dumps([BUILD_VERSION, index_settings, one_agent,
+    digest.update(json.dumps([BUILD_VERSION, index_settings, one_agent, *(["names"] if names else []),
                               model.stat().st_size if model.exists() else None],
                              sort_keys=True).encode())
     return digest.hexdigest()[:16]
 
 
 def prepare(data: ConversationSet, index_settings: dict[str, str], one_agent: bool,
-            rebuild: bool) -> Path:
+            rebuild: bool, names: bool = False) -> Path:
     """The built corpus directory, reused when its key matches."""
-    directory = RESULTS / "corpus" / corpus_key(index_settings, one_agent)
+    directory = RESULTS / "corpus" / corpus_key(index_settings, one_agent, names)
     if rebuild and directory.exists():
         shutil.rmtree(directory)
     meta = directory / "corpus.json"
@@ -158,7 +161,7 @@ def prepare(data: ConversationSet, index_settings: dict[str, str], one_agent: bo
         shutil.rmtree(directory)
     started = time.monotonic()
     home, state = directory / "home", directory / "state"
-    lines = write_transcripts(data, home)
+    lines = write_transcripts(data, home, names)
     state.mkdir(parents=True)
     write_config(state, index_settings, one_agent)
     daemon = Daemon(state, home)
@@ -299,6 +302,8 @@ def main() -> int:
                         help="a search setting for this run (config.toml, applied by reload)")
     parser.add_argument("--index", action="append", default=[], metavar="SECTION.KEY=VALUE",
                         help="an indexing setting: builds a separate corpus")
+    parser.add_argument("--names", action="store_true",
+                        help="each turn with its speaker's name (generic `name`): a separate build")
     parser.add_argument("--rebuild", action="store_true", help="rebuild the corpus")
     parser.add_argument("--dump", metavar="FILE", help="write every question's hits here")
     args = parser.parse_args()
@@ -307,7 +312,7 @@ def main() -> int:
     if data.problems:
         raise SystemExit("the conversational set has problems; run bench/conv/check.py")
     index_settings = parse_settings(args.index)
-    directory = prepare(data, index_settings, args.one_agent, args.rebuild)
+    directory = prepare(data, index_settings, args.one_agent, args.rebuild, args.names)
     state, home = directory / "state", directory / "home"
     coverage = Coverage(data, index_settings)
     problems = verify_coverage(state, data, coverage)
@@ -332,7 +337,7 @@ def main() -> int:
     sizes = data.sizes()
     label = (f"memoryd {settings or ''} ({sizes['conversations']} conversations, "
              f"{sizes['turns']} turns → {entries} entries, {len(rows)} questions"
-             f"{', one agent' if args.one_agent else ''})")
+             f"{', one agent' if args.one_agent else ''}{', names' if args.names else ''})")
     same = previous.get("one_agent") == args.one_agent and previous.get("half") == args.half
     show(label, figures, previous.get("figures") if same else None)
     results = {"when": time.strftime("%Y-%m-%d %H:%M"), "corpus": directory.name,
