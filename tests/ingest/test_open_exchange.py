@@ -13,6 +13,9 @@ from pathlib import Path
 import pytest
 from memoryd_client import Client
 
+from memoryd.ingest.open_exchange import load_open_turns, save_open_turns
+from memoryd.ingest.transcript import Turn, chunk_exchanges
+from memoryd.store.database import Store
 from tests.conftest import start_daemon, wait_until
 from tests.ingest.test_ingest import SESSION, assistant, user
 
@@ -112,3 +115,21 @@ def test_a_transcript_renamed_over_another_continues_its_own_exchange(
     wait_until(lambda: any("five minutes" in t for t in turn_chunks(client)))
     [answered] = [t for t in turn_chunks(client) if "five minutes" in t]
     assert "cool before cleaning" in answered and "grinder burrs" not in answered
+
+
+def test_an_open_exchange_keeps_its_speakers_names_across_a_restart(tmp_path: Path) -> None:
+    """The open turns are stored with the file's offset: a named chat's question keeps its
+    speaker's name when its answer arrives after a restart."""
+    asked = Turn(record_id="s:1", session_id="s", role="user", text="is the kiln fixed?",
+                 timestamp=None, cwd=None, sidechain_agent=None, message_id=None,
+                 speaker="Caroline")
+    store = Store(tmp_path / "db")
+    with store.transaction():
+        save_open_turns(store, "/chats/s.jsonl", [asked])
+    store.close()
+    [loaded] = load_open_turns(Store(tmp_path / "db"), "/chats/s.jsonl")
+    answer = Turn(record_id="s:2", session_id="s", role="assistant", text="yes, Tuesday",
+                  timestamp=None, cwd=None, sidechain_agent=None, message_id=None,
+                  speaker="Melanie")
+    [chunk] = chunk_exchanges([loaded, answer])
+    assert chunk.text == "User (Caroline): is the kiln fixed?\n\nAssistant (Melanie): yes, Tuesday"
