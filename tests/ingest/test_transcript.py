@@ -562,10 +562,11 @@ def test_generic_names_its_speakers_in_the_chunk() -> None:
         {"role": "assistant", "name": " Dr. Mel (work):\n ", "content": "good", "session_id": "s"},
         {"role": "user", "name": 7, "content": "a name that is no text", "session_id": "s"},
         {"role": "user", "name": "()", "content": "nothing left of the name", "session_id": "s"},
+        {"role": "user", "speaker": "Ana", "content": "a chat log's field", "session_id": "s"},
     ])
-    assert [t.speaker for t in turns] == ["Caroline", "Dr. Mel work", None]
+    assert [t.speaker for t in turns] == ["Caroline", "Dr. Mel work", None, "Ana"]
     assert parser.skipped == {"bad_field": 1}
-    [named, unnamed] = chunk_exchanges(turns)
+    [named, unnamed, _] = chunk_exchanges(turns)
     assert named.text == "User (Caroline): the kiln is fixed\n\nAssistant (Dr. Mel work): good"
     assert unnamed.text == "User: nothing left of the name"
 

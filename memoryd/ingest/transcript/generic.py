@@ -68,7 +68,8 @@ class GenericParser(LineParser):
             record_id = str(record_id)
         elif record_id is not None and (not isinstance(record_id, str) or not record_id):
             raise Skip("bad_field")
-        name = record.get("name")
+        # who spoke: "name" as OpenAI's chat messages give it, "speaker" as chat logs often do
+        name = record.get("name", record.get("speaker"))
         if name is not None and not isinstance(name, str):
             raise Skip("bad_field")
         self._message(record.get("role"), record.get("content"), self._record_id(record_id, line),
