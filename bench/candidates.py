@@ -97,13 +97,13 @@ def load_or_dump(index_settings: dict[str, str], today: str, refresh: bool, tag:
     index_file = RESULTS / "index.json"
     known = json.loads(index_file.read_text()) if index_file.exists() else {}
     path = known.get(f"{today} {key}")
-    if path and Path(path).exists() and not refresh:
-        return json.loads(Path(path).read_text())
+    if path and (RESULTS / path).exists() and not refresh:  # relative: a copied tree finds it
+        return json.loads((RESULTS / path).read_text())
     first_key, first_rows = dump_first(index_settings, today)
     conv_key, conv_rows = dump_conv(index_settings)
     target = RESULTS / f"{first_key}-{conv_key}{'-' + tag if tag else ''}.json"
     target.write_text(json.dumps(first_rows + conv_rows))
-    known[f"{today} {key}"] = str(target)
+    known[f"{today} {key}"] = target.name
     index_file.write_text(json.dumps(known, indent=1))
     return first_rows + conv_rows
 

@@ -544,7 +544,7 @@ def link_dump(today: str, cases: Sequence[Case], corpus_of: dict[str, Corpus]) -
     target.write_text(json.dumps(rows))
     index_file = candidates.RESULTS / "index.json"
     index = json.loads(index_file.read_text())
-    index[f"{today} {json.dumps({})} link"] = str(target)
+    index[f"{today} {json.dumps({})} link"] = target.name
     index_file.write_text(json.dumps(index, indent=1))
     return target
 
