@@ -555,6 +555,16 @@ def test_generic_format() -> None:
     assert parser.skipped == {"meta": 1, "ignored": 1, "bad_field": 1, "empty": 1}
 
 
+def test_generic_reads_the_roles_other_tools_name_otherwise() -> None:
+    parser = make_parser("generic")
+    turns = run(parser, [{"role": "human", "content": "which port?", "session_id": "s"},
+                         {"role": "ai", "content": "8080", "session_id": "s"},
+                         {"role": "model", "content": "or 8443 with TLS", "session_id": "s"}])
+    assert [t.role for t in turns] == ["user", "assistant", "assistant"]
+    [chunk] = chunk_exchanges(turns)
+    assert chunk.text == "User: which port?\n\nAssistant: 8080\n\nAssistant: or 8443 with TLS"
+
+
 def test_generic_names_its_speakers_in_the_chunk() -> None:
     parser = make_parser("generic")
     turns = run(parser, [

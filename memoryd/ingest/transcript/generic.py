@@ -22,6 +22,8 @@ from memoryd.text import speaker_name
 #: An ``id`` this long (a UUID, a ULID, a hash) is taken as unique across sessions; a shorter
 #: one only within its session.
 GLOBAL_ID_CHARS = 16
+#: Other names of the two roles: LangChain's messages ("human", "ai"), Gemini's API ("model").
+ROLE_ALIASES = {"human": "user", "ai": "assistant", "model": "assistant"}
 
 
 class GenericParser(LineParser):
@@ -100,6 +102,7 @@ class GenericParser(LineParser):
     ) -> None:
         if not isinstance(role, str):
             raise Skip("bad_field")
+        role = ROLE_ALIASES.get(role, role)
         if role not in ("user", "assistant", "summary"):
             raise Skip("meta" if role == "system" else "ignored")
         text = content_text(content)
