@@ -186,7 +186,6 @@ class SessionExtractor:
             log.info("Session %s: %d lessons seen again, counted.", session["id"], len(counted))
         return counted
 
-
     def _mark_extracted(self, session_id: str) -> None:
         with self.store.transaction():
             self.store.sessions.mark_extracted(session_id, time.time())

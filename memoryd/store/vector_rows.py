@@ -35,6 +35,12 @@ class ModelInfo:
     parts: str = OLD_PARTS
 
 
+#: The entries whose vector is their parts' mean and that wait for no vector of a new text:
+#: ``FROM`` and ``WHERE`` of a query that reads ``r.rowid`` and the entry ``e``.
+_REFINING = ("FROM vector_refine r CROSS JOIN entries e ON e.id = r.rowid WHERE NOT EXISTS "
+             "(SELECT 1 FROM vector_queue q WHERE q.rowid = r.rowid)")
+
+
 class VectorRows:
     """The store's reads and writes of vectors (mixed into Store)."""
 
@@ -75,9 +81,8 @@ class VectorRows:
         if self.model is None:
             return []
         rows = cast(list[tuple[int, str, str | None]], self._db.execute(
-            "SELECT e.id, e.text, e.key FROM vector_refine r CROSS JOIN entries e "
-            "ON e.id = r.rowid WHERE NOT EXISTS (SELECT 1 FROM vector_queue q "
-            "WHERE q.rowid = r.rowid) ORDER BY r.rowid LIMIT ?", (limit,)).fetchall())
+            f"SELECT e.id, e.text, e.key {_REFINING} ORDER BY r.rowid LIMIT ?",
+            (limit,)).fetchall())
         return [(rowid, index_text(text, key)) for rowid, text, key in rows]
 
     def put_refined(self, rows: Sequence[tuple[int, str]], vectors: np.ndarray
@@ -85,21 +90,22 @@ class VectorRows:
         """Replace the vectors of ``rows_to_refine``'s (rowid, index text) with the runs over
         their texts, for those still waiting with that text; their part vectors stay. Returns
         the part vectors of those replaced, by rowid (for the RAM index)."""
-        replaced: dict[int, np.ndarray] = {}
-        for (rowid, text), vector in zip(rows, vectors):
-            waiting = self._db.execute(
-                "SELECT e.text, e.key FROM vector_refine r JOIN entries e ON e.id = r.rowid "
-                "WHERE r.rowid = ? AND NOT EXISTS (SELECT 1 FROM vector_queue q "
-                "WHERE q.rowid = r.rowid)", (rowid,)).fetchone()
-            if waiting is None or index_text(*waiting) != text:
-                continue
-            self._db.execute("DELETE FROM entries_vec WHERE rowid = ?", (rowid,))
-            self._db.execute("INSERT INTO entries_vec(rowid, embedding) VALUES (?, ?)",
-                             (rowid, vector.astype(np.float32).tobytes()))
-            self._db.execute("DELETE FROM vector_refine WHERE rowid = ?", (rowid,))
-            replaced[rowid] = self.part_vectors_by_rowids([rowid]).get(
-                rowid, np.zeros((0, len(vector)), dtype=np.float32))
-        return replaced
+        if not rows:
+            return {}
+        marks = ", ".join("?" for _ in rows)
+        waiting = {rowid: index_text(text, key) for rowid, text, key in self._db.execute(
+            f"SELECT e.id, e.text, e.key {_REFINING} AND r.rowid IN ({marks})",
+            [rowid for rowid, _ in rows])}
+        kept = [(rowid, vector) for (rowid, text), vector in zip(rows, vectors)
+                if waiting.get(rowid) == text]
+        ids = [(rowid,) for rowid, _ in kept]
+        self._db.executemany("DELETE FROM entries_vec WHERE rowid = ?", ids)
+        self._db.executemany("INSERT INTO entries_vec(rowid, embedding) VALUES (?, ?)",
+                             ((r, v.astype(np.float32).tobytes()) for r, v in kept))
+        self._db.executemany("DELETE FROM vector_refine WHERE rowid = ?", ids)
+        parts = self.part_vectors_by_rowids([rowid for rowid, _ in kept])
+        return {rowid: parts.get(rowid, np.zeros((0, len(vector)), dtype=np.float32))
+                for rowid, vector in kept}
 
     def count_refining(self) -> int:
         return integer(self._db, "SELECT count(*) FROM vector_refine")
