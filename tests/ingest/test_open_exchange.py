@@ -127,7 +127,9 @@ def test_an_open_exchange_keeps_its_speakers_names_across_a_restart(tmp_path: Pa
     with store.transaction():
         save_open_turns(store, "/chats/s.jsonl", [asked])
     store.close()
-    [loaded] = load_open_turns(Store(tmp_path / "db"), "/chats/s.jsonl")
+    reopened = Store(tmp_path / "db")
+    [loaded] = load_open_turns(reopened, "/chats/s.jsonl")
+    reopened.close()
     answer = Turn(record_id="s:2", session_id="s", role="assistant", text="yes, Tuesday",
                   timestamp=None, cwd=None, sidechain_agent=None, message_id=None,
                   speaker="Melanie")

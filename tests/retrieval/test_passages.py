@@ -4,13 +4,12 @@ whose turns that passage shows already is left out, and the hits after it fill t
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from memoryd_client import Client
 
 from tests.conftest import wait_until
-from tests.ingest.test_ingest import SESSION, assistant, user
+from tests.ingest.test_ingest import SESSION, assistant, user, write_lines
 
 OTHER = "0e9d4c1b-7a2f-4b3e-8c5d-6f1a2b3c4d5e"
 
@@ -23,24 +22,18 @@ def settled(client: Client) -> bool:
                 + (ingest.get("queue") or 0) + bool(ingest.get("scanning")))
 
 
-def append(path: Path, records: list[dict]) -> None:
-    with path.open("a") as handle:
-        for record in records:
-            handle.write(json.dumps(record) + "\n")
-
-
 def test_turns_an_earlier_passage_shows_make_room_for_the_next_hit(
         daemon, client: Client, memoryd_home: Path) -> None:
     project = memoryd_home / "user" / ".claude/projects/-tmp-cafe"
     project.mkdir(parents=True)
-    append(project / f"{SESSION}.jsonl", [
+    write_lines(project / f"{SESSION}.jsonl", [
         record for i in range(5) for record in (
             user(f"u{i}", f"Grinder burrs setting {i} for the espresso?"),
             assistant(f"a{i}", f"msg_{i}", [{"type": "text", "text": "Noted."}]))])
     elsewhere = [user("v0", "The grinder was cleaned before the market opened.", sessionId=OTHER),
                  assistant("b0", "msg_b0", [{"type": "text", "text": "Good."}])]
     elsewhere[1]["sessionId"] = OTHER
-    append(project / f"{OTHER}.jsonl", elsewhere)
+    write_lines(project / f"{OTHER}.jsonl", elsewhere)
     wait_until(lambda: len(client.list_entries(agent="claude-code", kind="turn",
                                                limit=50)["entries"]) == 6 and settled(client))
 
