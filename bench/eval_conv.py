@@ -142,7 +142,8 @@ def corpus_key(index_settings: dict[str, str], one_agent: bool, names: bool = Fa
     for path in sorted(CONV.glob("c[0-9][0-9].toml")) + [CONV / "conversations.py"]:
         digest.update(path.name.encode() + path.read_bytes())
     model = ROOT / "memoryd" / "data" / "model.onnx"
-    digest.update(json.dumps([BUILD_VERSION, index_settings, one_agent, *(["names"] if names else []),
+    variant = [one_agent, *(["names"] if names else [])]  # the key of a build before --names
+    digest.update(json.dumps([BUILD_VERSION, index_settings, *variant,
                               model.stat().st_size if model.exists() else None],
                              sort_keys=True).encode())
     return digest.hexdigest()[:16]
@@ -338,11 +339,13 @@ def main() -> int:
     label = (f"memoryd {settings or ''} ({sizes['conversations']} conversations, "
              f"{sizes['turns']} turns → {entries} entries, {len(rows)} questions"
              f"{', one agent' if args.one_agent else ''}{', names' if args.names else ''})")
-    same = previous.get("one_agent") == args.one_agent and previous.get("half") == args.half
+    same = (previous.get("one_agent"), previous.get("names", False), previous.get("half")) \
+        == (args.one_agent, args.names, args.half)
     show(label, figures, previous.get("figures") if same else None)
     results = {"when": time.strftime("%Y-%m-%d %H:%M"), "corpus": directory.name,
                "index_settings": index_settings, "settings": settings,
-               "one_agent": args.one_agent, "half": args.half, "entries": entries,
+               "one_agent": args.one_agent, "names": args.names, "half": args.half,
+               "entries": entries,
                "figures": figures}
     RESULTS.mkdir(parents=True, exist_ok=True)
     previous_path.write_text(json.dumps(results, indent=1))
