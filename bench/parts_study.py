@@ -296,9 +296,8 @@ def main() -> int:
     for name, where, ask in sets:
         if args.set not in (name, "both"):
             continue
-        base, late = where({}), where(LATE)
-        if args.centroid is not None:
-            late = base
+        base = where({})
+        late = base if args.centroid is not None else where(LATE)  # no late build to average
         known = entries(base / "state", tokenizer)
         lengths = [e[3] for e in known]
         print(f"\n== {name} set, tuning half: {len(known)} entries with parts, tokens median "
