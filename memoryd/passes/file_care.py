@@ -22,6 +22,7 @@ import fcntl
 import logging
 import os
 import re
+import signal
 import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -125,23 +126,52 @@ def _inode_flags(real: Path, fd: int | None) -> int:
 def _held_for_writing(real: Path, fd: int | None) -> bool:
     """Whether some process has the file open for writing (Linux: a read lease is refused
     then; it is granted to the file's owner only, so for a file the daemon does not own this
-    cannot tell, and says no). Taken and given back at once: nobody waits on it."""
+    cannot tell, and says no). Taken and given back at once: nobody waits on it.
+
+    A writer that opens the file while the lease is held breaks it, and the kernel tells the
+    lease's holder with a signal: SIGIO unless the file says otherwise, and SIGIO ends a process
+    that does not handle it (an agent's write at that moment killed the daemon). So the lease
+    is taken on a file whose break signal is one the process ignores; where none is (each has
+    a handler of the program's own), the question is not asked."""
     if not hasattr(fcntl, "F_SETLEASE"):
+        return False
+    quiet = _ignored_signal()
+    if quiet is None:
         return False
     try:
         own = fd if fd is not None else open_regular(real)
     except OSError:
         return False
     try:
-        fcntl.fcntl(own, fcntl.F_SETLEASE, fcntl.F_RDLCK)
-    except OSError as exc:
-        return exc.errno == errno.EAGAIN
-    else:
-        fcntl.fcntl(own, fcntl.F_SETLEASE, fcntl.F_UNLCK)
+        before = fcntl.fcntl(own, fcntl.F_GETSIG)
+        fcntl.fcntl(own, fcntl.F_SETSIG, quiet)
+        try:
+            fcntl.fcntl(own, fcntl.F_SETLEASE, fcntl.F_RDLCK)
+        except OSError as exc:
+            return exc.errno == errno.EAGAIN
+        else:
+            fcntl.fcntl(own, fcntl.F_SETLEASE, fcntl.F_UNLCK)
+            return False
+        finally:
+            fcntl.fcntl(own, fcntl.F_SETSIG, before)
+    except OSError:
         return False
     finally:
         if own != fd:
             os.close(own)
+
+
+# Signals whose default action is to be ignored, and which a daemon has no use for.
+_QUIET_SIGNALS = tuple(getattr(signal, name) for name in ("SIGURG", "SIGWINCH")
+                       if hasattr(signal, name))
+
+
+def _ignored_signal() -> int | None:
+    """A signal this process ignores (no handler of Python's set for it), for a lease break."""
+    for candidate in _QUIET_SIGNALS:
+        if signal.getsignal(candidate) in (signal.SIG_DFL, signal.SIG_IGN):
+            return int(candidate)
+    return None
 
 
 def refuse_rewrite(real: Path, fd: int, *, removing: bool = False) -> None:

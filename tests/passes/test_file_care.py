@@ -246,3 +246,47 @@ def test_a_notebook_an_appender_holds_open_is_left_for_a_later_run(
     assert client.pass_run("notebooks")["counts"].get("applied") == 2  # once it is closed
     kept = notebook.read_text() + (memory_dir / "archive" / "notebook.md").read_text()
     assert [n for n in range(30) if f"appended line {n}\n" not in kept] == []
+
+
+# A writer that opens the notebook just while the check holds its lease: the moment is made
+# certain by opening it from another thread right after the lease is granted (the open waits
+# until the lease is given back; the kernel signals the lease's holder as it begins).
+LEASE_BROKEN_BY_A_WRITER = """
+import fcntl, sys, threading, time
+from pathlib import Path
+from memoryd.passes import file_care
+
+notebook = Path(sys.argv[1])
+granted = fcntl.fcntl
+writers = []
+
+def fcntl_then_a_writer(fd, command, argument=0):
+    answer = granted(fd, command, argument)
+    if command == fcntl.F_SETLEASE and argument == fcntl.F_RDLCK:
+        writer = threading.Thread(target=lambda: notebook.open("a").close())
+        writer.start()
+        writers.append(writer)
+        time.sleep(0.3)
+    return answer
+
+fcntl.fcntl = fcntl_then_a_writer
+held = file_care.rewrite_refusal(notebook, None)
+for writer in writers:
+    writer.join()
+print("alive", len(writers), held is None, flush=True)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="leases are Linux's")
+def test_a_writer_that_comes_while_the_check_holds_its_lease_does_not_kill_the_daemon(
+        memory_dir: Path) -> None:
+    """An agent that wrote its notebook in the instant a pass checked it for writers (a read
+    lease, taken and given back at once) killed the daemon: the lease's break is signalled
+    with SIGIO, whose default action ends the process (6 of 139 runs of the concurrent-edits
+    test of the passes, three at once)."""
+    notebook = memory_dir / "notebook.md"
+    notebook.write_text(notebook_text())
+    checker = subprocess.run([sys.executable, "-c", LEASE_BROKEN_BY_A_WRITER, str(notebook)],
+                             capture_output=True, text=True, timeout=60, check=False)
+    assert checker.returncode == 0, (checker.returncode, checker.stderr[-2000:])
+    assert checker.stdout == "alive 1 True\n"  # the lease was taken; the file may be rewritten
