@@ -327,8 +327,14 @@ class Indexer:
                     rowids: list[int]) -> None:
         """:meth:`apply_parsed` for a text whose entries the caller knows: ``parsed``'s items
         are the entries ``rowids``, in order, as they stand but for their lines (a notebook the
-        pass reordered: only its lines moved). Nothing is read back to diff."""
+        pass reordered: only its lines moved). Only the file's entry ids are read back: where
+        they are not ``rowids`` (the watcher indexed an agent's edit after the pass read the
+        index, so an entry it added was neither kept nor moved), the file is diffed in full."""
         assert len(rowids) == len(parsed.items)
+        held = self.store.entry_values(EntryQuery().source(facts.path).active(), "id")
+        if sorted(held) != sorted(rowids):
+            self.apply_parsed(facts, parsed, key)
+            return
         now = time.time()
         with self.store.transaction():
             self.store.set_lines([(rowid, i.line_start, i.line_end)

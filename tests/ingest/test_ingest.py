@@ -599,6 +599,47 @@ def test_a_file_read_again_as_indexed_is_not_parsed_again(memoryd_home: Path, mo
         store.close()
 
 
+def test_a_pass_that_read_the_index_before_an_edit_was_indexed_leaves_no_entry_behind(
+        memoryd_home: Path, tmp_path: Path) -> None:
+    """A pass reads a notebook's entries from the index, then the watcher indexes an agent's
+    edit, then the pass writes the notebook and indexes it with the entries it knew: the
+    entry the edit added was neither kept nor moved, and stayed in the index under a text the
+    file no longer held, for good (the watcher found the file indexed as it is: 13 of 471 runs
+    of the concurrent-edits test of the passes)."""
+    from memoryd.config import load_config
+    from memoryd.ingest import indexer as indexing
+    from memoryd.ingest.markdown import parse_memory_file
+    from memoryd.store.database import Store
+    from memoryd.store.entries import Entries
+    from memoryd.store.ledger import Ledger
+    from memoryd.store.query import EntryQuery
+
+    config = load_config()
+    store = Store(config.db_path)
+    index = indexing.Indexer(store, Entries(config.remember, store, Ledger(config.ledger_dir)))
+    path = tmp_path / "notes.md"
+
+    def indexed(text: str) -> dict[str, int]:
+        path.write_text(text)
+        facts = indexing.stat_facts(path, "src", "memory", "coder", None)
+        index.apply_memory_file(indexing.read_memory_file(facts, "notes.md", 1 << 20))
+        return {e["text"]: e["id"] for e in store.entry_fields(
+            EntryQuery().source(str(path)).active(), ("id", "text"))}
+
+    try:
+        known = indexed("- one\n- two\n")  # what the pass read
+        assert set(indexed("- three\n- one\n- two\n")) == {"one", "two", "three"}  # the edit
+        written = "- two\n- one\n"  # the pass's text (the edit's line went to the archive)
+        path.write_text(written)
+        facts = indexing.stat_facts(path, "src", "memory", "coder", None)
+        index.apply_known(facts, parse_memory_file(written, "notes.md"),
+                          indexing.memory_key(written, False), [known["two"], known["one"]])
+        assert sorted(e["text"] for e in store.entry_fields(
+            EntryQuery().source(str(path)).active(), ("text",))) == ["one", "two"]
+    finally:
+        store.close()
+
+
 def test_memory_files_indexed_before_their_text_was_kept_are_read_again_at_start(
         home: Path, memoryd_home: Path, embedder) -> None:
     import apsw
