@@ -58,6 +58,9 @@ class ModelLoading:
         log.info("Embedding model %s loaded (%d dims).", embedder.model_id, embedder.dim)
         await self.db(self.store.bind_model,
                       ModelInfo(embedder.model_id, embedder.sha256, embedder.dim, embedder.parts))
+        # the words before the index: a search that finds the index ready finds them too
+        # (loaded after it, the first search after a start could be ranked without them)
+        await self.db(self.words.load, embedder.dim)
         try:
             await self.db(self.vectors.build_index, embedder.dim, self.state_dir)
         except UnavailableError as exc:
@@ -68,5 +71,4 @@ class ModelLoading:
                       self.state_dir, getattr(exc.__cause__, "strerror", None) or exc)
         self.background.spawn(self.vectors.backfill())
         self.vectors.wanted.set()
-        await self.db(self.words.load, embedder.dim)
         self.background.spawn(self.words.fill())

@@ -10,14 +10,16 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import time
 from pathlib import Path
 from typing import Any
 
 from memoryd_client import Client
 from memoryd_client.status_view import health_line
 
+from memoryd.embedding.words import WordWork
 from memoryd.store.lexicon import Lexicon
-from tests.conftest import RunningDaemon, run_cli, run_memoryd, start_daemon
+from tests.conftest import RunningDaemon, run_cli, run_memoryd, start_daemon, wait_until
 
 STORED = "We lint with ruff, not flake8"
 ASKED = "which linter do we use"
@@ -56,6 +58,46 @@ def test_right_after_a_reindex_a_stored_paraphrase_is_still_a_match(embedder) ->
             assert hit["match"], hit["score"]
             assert result["degraded"] is False and "scored_without" not in hit
             assert c.status()["lexicon"]["entries_behind"] == 0
+    finally:
+        running.stop()
+
+
+def test_a_search_as_soon_as_the_daemon_is_ready_has_the_word_index(embedder,
+                                                                    monkeypatch) -> None:
+    """The word index was loaded after the vector index was ready: a search in between (the
+    first one after a start, as the test above makes at once) was ranked without the words,
+    and a stored paraphrase was no match (2 runs in ~130 of the test above under load). With
+    a word index that takes its time to load (a large one), the moment the vector index is
+    there lasted that long."""
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as c:
+            c.remember("coder", "tools", STORED)
+            assert c.search(ASKED, agent="coder")["hits"][0]["match"]
+    finally:
+        running.stop()
+    loaded = WordWork.load
+
+    def slowly(self: WordWork, dim: int) -> None:
+        time.sleep(1.0)
+        loaded(self, dim)
+
+    monkeypatch.setattr(WordWork, "load", slowly)
+    running = start_daemon(embedder, wait_for_model=False)
+    try:
+        def index_ready() -> bool:
+            parts = running.daemon.parts
+            if parts is None or parts.derived.index is None:
+                return False
+            assert parts.derived.lexicon is not None, "the vector index is ready, the words not"
+            return True
+
+        wait_until(index_ready)
+        with Client(running.socket) as c:
+            result = c.search(ASKED, agent="coder")
+            [hit] = [h for h in result["hits"] if h["text"] == STORED]
+            assert hit["match"] and "scored_without" not in hit, hit["score"]
+            assert result["degraded"] is False
     finally:
         running.stop()
 
