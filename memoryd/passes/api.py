@@ -188,11 +188,17 @@ class PassContext:
         self.count(state)
         return state
 
-    def apply_entries(self, changes: list[Change]) -> None:
-        """Entry changes that belong together, in one transaction (see PassRuns.apply_entries)."""
-        if changes:
-            self.count("preview" if self.dry_run else "applied",
-                       self.runs.apply_entries(self.run, changes))
+    def apply_entries(self, changes: list[Change]) -> int:
+        """Entry changes that belong together, in one transaction (see PassRuns.apply_entries);
+        how many were applied (0: an entry changed meanwhile, none was)."""
+        if not changes:
+            return 0
+        done = self.runs.apply_entries(self.run, changes)
+        if done:
+            self.count("preview" if self.dry_run else "applied", done)
+        else:
+            self.count("conflict", len(changes))
+        return done
 
     def apply_all(self, changes: list[Change]) -> str:
         """File changes that belong together: all applied or none (see PassRuns.apply_files)."""

@@ -505,29 +505,52 @@ def _absorb(ctx: PassContext, survivor: StoredEntry,
             losers: list[StoredEntry]) -> Iterator[None]:
     """One merge: the losers superseded and the survivor's counts raised, in one transaction
     (a step) per ABSORB_AT_ONCE losers. A big group at once held the database thread for
-    20-60 ms; between two steps the survivor has absorbed the losers so far, and counts them."""
-    confidence = survivor.confidence
-    seen = {_evidence(survivor)}
-    occurrences = survivor.occurrences or 1
-    counts = {"occurrences": survivor.occurrences, "confidence": survivor.confidence}
+    20-60 ms; between two steps the survivor has absorbed the losers so far, and counts them.
+    Each step reads its entries again first: the pass read them many steps before, and a
+    person may have forgotten or superseded one since (a loser no longer active is left out;
+    a survivor no longer active takes none), or a write counted the survivor again."""
+    merged = 0
+    seen: set[str] = set()
+    occurrences, confidence = 0, 0.0
+    counts: dict[str, Any] = {}
     for start in range(0, len(losers), ABSORB_AT_ONCE):
         if start:
             yield
+        batch = losers[start:start + ABSORB_AT_ONCE]
+        now = {e.uid: e for e in ctx.store.entries(
+            EntryQuery().uids([survivor.uid, *(loser.uid for loser in batch)]), "id")}
+        current = now.get(survivor.uid)
+        if current is None or current.status != "active":
+            break
+        if not start:
+            survivor = current
+            seen = {_evidence(survivor)}
+            occurrences, confidence = survivor.occurrences or 1, survivor.confidence
+            counts = {"occurrences": survivor.occurrences, "confidence": survivor.confidence}
         changes = []
-        for loser in losers[start:start + ABSORB_AT_ONCE]:
+        for read in batch:
+            loser = now.get(read.uid)
+            if loser is None or loser.status != "active" or loser.superseded_by is not None:
+                continue
             occurrences += loser.occurrences or 1
             if _evidence(loser) not in seen:
                 seen.add(_evidence(loser))
                 confidence = 1 - (1 - confidence) * (1 - loser.confidence / 2)
             changes.append(_supersede(loser, survivor, f"near duplicate of {survivor.uid}: "
                                       f"{survivor.text[:80]!r}"))
-        absorbed = min(start + ABSORB_AT_ONCE, len(losers))
+        if not changes:
+            continue
+        absorbed = merged + len(changes)
+        total = absorbed if start + ABSORB_AT_ONCE >= len(losers) else None
         after = {"occurrences": occurrences, "confidence":
                  round(min(MAX_CONFIDENCE, max(confidence, survivor.confidence)), 4)}
         changes.append(Change(
             "entry", survivor.uid, "merge",
-            f"absorbed {absorbed if absorbed == len(losers) else f'{absorbed} of {len(losers)}'}"
+            f"absorbed {absorbed if total is not None else f'{absorbed} of {len(losers)}'}"
             f" duplicates: {occurrences} occurrences, {len(seen)} independent", counts, after))
-        ctx.apply_entries(changes)
+        if not ctx.apply_entries(changes):
+            break  # one of them changed since this step read it (cannot: a step runs alone)
+        merged = absorbed
         counts = after
-    ctx.count("merged", len(losers))
+    if merged:
+        ctx.count("merged", merged)

@@ -202,7 +202,8 @@ class PassRuns:
 
     def apply(self, run: RunSummary, change: Change, undoes: int | None = None) -> str:
         """Apply a change (or, in a dry run, record it as a preview). Returns its state:
-        applied, preview, conflict (a file changed meanwhile) or skipped (nothing to do)."""
+        applied, preview, conflict (a file or an entry changed meanwhile) or skipped (nothing
+        to do)."""
         if run.dry_run:
             self.note(run, change, "preview")
             return "preview"
@@ -213,16 +214,40 @@ class PassRuns:
         raise ValueError(f"cannot apply a {change.kind} change")
 
     def _apply_entry(self, run: int, change: Change, undoes: int | None) -> str:
+        if undoes is None and self._changed_since([change]):
+            with self.recording():
+                self._insert(run, change, "conflict")
+            return "conflict"
         return "applied" if self._apply_entries(run, [change], [undoes]) else "skipped"
+
+    def _changed_since(self, changes: list[Change]) -> bool:
+        """Whether an entry of these changes is no longer as the pass read it: a field of the
+        change's ``before`` differs (a person forgot or superseded it, a write counted it
+        again, while the pass worked between its read and this step). A pass's change never
+        overwrites such a change: a merge that had superseded an entry the user forgot
+        meanwhile made it active again when the run was undone."""
+        for change in changes:
+            entry = self.store.entry_by_uid(change.target)
+            if entry is not None and any(getattr(entry, key) != value for key, value
+                                         in (change.before or {}).items()
+                                         if key in ENTRY_FIELDS):
+                return True
+        return False
 
     def apply_entries(self, run: RunSummary, changes: list[Change]) -> int:
         """Entry changes that belong together (a merge: the survivor and the entries it
-        absorbs), in one transaction with one ledger append per agent. Returns how many were
-        applied (or previewed, in a dry run)."""
+        absorbs), in one transaction with one ledger append per agent; none of them when one
+        of the entries changed since the pass read it (:meth:`_changed_since`: recorded as
+        conflicts). Returns how many were applied (or previewed, in a dry run)."""
         if run.dry_run:
             for change in changes:
                 self.note(run, change, "preview")
             return len(changes)
+        if self._changed_since(changes):  # all or none: recorded as conflicts
+            with self.recording():
+                for change in changes:
+                    self._insert(run.run, change, "conflict")
+            return 0
         return self._apply_entries(run.run, changes, [None] * len(changes))
 
     def _apply_entries(self, run: int, changes: list[Change], undoes: list[int | None]) -> int:

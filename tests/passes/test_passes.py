@@ -790,6 +790,95 @@ def test_duplicates_merge_into_the_best_and_contradictions_are_only_reported(
     assert client.get(survivor["id"])["occurrences"] == 1
 
 
+def test_an_entry_forgotten_while_a_merge_is_planned_stays_forgotten(
+        daemon, client: Client, monkeypatch) -> None:
+    """A consolidation reads its entries, then works for many steps while requests run. A
+    person who forgot one of the duplicates meanwhile had it superseded by the merge, and
+    undoing the run made it active again. Now the merge reads its entries again as it
+    applies them, and merges the others."""
+    stored = {}
+    for text, session, confidence in (("Use conventional commits.", "s1", 0.8),
+                                      ("Always use conventional commits.", "s2", 0.85),
+                                      ("Use conventional commits, always.", "s3", 0.8)):
+        stored[text] = client.remember("coder", "git", text, kind="lesson", session=session,
+                                       confidence=confidence, force=True)["entry"]["id"]
+    forgotten = stored["Use conventional commits."]
+    planned = consolidate._neighbours
+
+    def planned_then_a_forget(*args):  # type: ignore[no-untyped-def]
+        found = yield from planned(*args)
+        done = threading.Event()
+
+        def forget() -> None:  # the person, through the socket, between two steps
+            with Client(daemon.socket) as person:
+                person.forget(forgotten)
+            done.set()
+
+        threading.Thread(target=forget).start()
+        while not done.wait(0.01):
+            yield
+        return found
+
+    monkeypatch.setattr(consolidate, "_neighbours", planned_then_a_forget)
+    done = client.pass_run("consolidate")
+    monkeypatch.undo()
+    assert client.get(forgotten)["status"] == "forgotten"
+    assert done["counts"]["merged"] == 1
+    survivor = client.get(stored["Always use conventional commits."])
+    assert survivor["occurrences"] == 2
+    other = stored["Use conventional commits, always."]
+    assert client.get(other)["superseded_by"] == survivor["id"]
+    client.undo(done["run"])
+    assert client.get(forgotten)["status"] == "forgotten"
+    assert client.get(other)["status"] == "active"
+
+
+def test_a_key_value_forgotten_while_the_pass_settles_the_key_stays_forgotten(
+        memoryd_home: Path, embedder, monkeypatch) -> None:
+    """Any entry change of a pass applies only to the entry as the pass read it: two values
+    of one key (a torn append, as above) and a person who forgets the weaker one while the
+    pass works; the pass's supersede of it is a conflict, and it stays forgotten."""
+    running = start_daemon(embedder)
+    with Client(running.socket) as c:
+        weaker = c.remember("designer", "prefs", "Palette is teal", key="pref.palette",
+                            confidence=0.6)["entry"]["id"]
+        c.remember("designer", "prefs", "Palette is orange", key="pref.palette",
+                   confidence=0.9)
+    running.stop()
+    tear_last_line(memoryd_home / "ledger" / "designer.jsonl")
+    running = rebuilt_from_files(memoryd_home, embedder)
+    keyed = consolidate._keyed
+
+    def keyed_then_a_forget(*args):  # type: ignore[no-untyped-def]
+        found = yield from keyed(*args)
+        done = threading.Event()
+
+        def forget() -> None:
+            with Client(running.socket) as person:
+                person.forget(weaker)
+            done.set()
+
+        threading.Thread(target=forget).start()
+        while not done.wait(0.01):
+            yield
+        return found
+
+    try:
+        with Client(running.socket) as c:
+            assert c.get(weaker)["status"] == "active"
+            monkeypatch.setattr(consolidate, "_keyed", keyed_then_a_forget)
+            done = c.pass_run("consolidate")
+            monkeypatch.undo()
+            assert c.get(weaker)["status"] == "forgotten"
+            assert done["counts"].get("conflict") == 1 and not done["counts"].get("applied")
+            assert [ch["state"] for ch in c.pass_show(done["run"])["changes"]] == ["conflict"]
+            with pytest.raises(MemorydError, match="nothing to undo"):
+                c.undo(done["run"])
+            assert c.get(weaker)["status"] == "forgotten"
+    finally:
+        running.stop()
+
+
 def rebuilt_from_files(home: Path, embedder):  # type: ignore[no-untyped-def]
     """The daemon on an index rebuilt from the files (the database deleted, `memoryd
     reindex`)."""
