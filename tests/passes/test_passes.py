@@ -790,6 +790,27 @@ def test_duplicates_merge_into_the_best_and_contradictions_are_only_reported(
     assert client.get(survivor["id"])["occurrences"] == 1
 
 
+def then_a_forget(step, socket: Path, uid: str):  # type: ignore[no-untyped-def]
+    """A pass's ``step`` (a generator of its steps), then a person's ``memory forget UID``
+    through the socket, the pass yielding until it is done: what a forget that comes while the
+    pass works between its read and its apply does."""
+    def stepped(*args):  # type: ignore[no-untyped-def]
+        found = yield from step(*args)
+        done = threading.Event()
+
+        def forget() -> None:
+            with Client(socket) as person:
+                person.forget(uid)
+            done.set()
+
+        threading.Thread(target=forget).start()
+        while not done.wait(0.01):
+            yield
+        return found
+
+    return stepped
+
+
 def test_an_entry_forgotten_while_a_merge_is_planned_stays_forgotten(
         daemon, client: Client, monkeypatch) -> None:
     """A consolidation reads its entries, then works for many steps while requests run. A
@@ -803,23 +824,8 @@ def test_an_entry_forgotten_while_a_merge_is_planned_stays_forgotten(
         stored[text] = client.remember("coder", "git", text, kind="lesson", session=session,
                                        confidence=confidence, force=True)["entry"]["id"]
     forgotten = stored["Use conventional commits."]
-    planned = consolidate._neighbours
-
-    def planned_then_a_forget(*args):  # type: ignore[no-untyped-def]
-        found = yield from planned(*args)
-        done = threading.Event()
-
-        def forget() -> None:  # the person, through the socket, between two steps
-            with Client(daemon.socket) as person:
-                person.forget(forgotten)
-            done.set()
-
-        threading.Thread(target=forget).start()
-        while not done.wait(0.01):
-            yield
-        return found
-
-    monkeypatch.setattr(consolidate, "_neighbours", planned_then_a_forget)
+    monkeypatch.setattr(consolidate, "_neighbours",
+                        then_a_forget(consolidate._neighbours, daemon.socket, forgotten))
     done = client.pass_run("consolidate")
     monkeypatch.undo()
     assert client.get(forgotten)["status"] == "forgotten"
@@ -847,26 +853,11 @@ def test_a_key_value_forgotten_while_the_pass_settles_the_key_stays_forgotten(
     running.stop()
     tear_last_line(memoryd_home / "ledger" / "designer.jsonl")
     running = rebuilt_from_files(memoryd_home, embedder)
-    keyed = consolidate._keyed
-
-    def keyed_then_a_forget(*args):  # type: ignore[no-untyped-def]
-        found = yield from keyed(*args)
-        done = threading.Event()
-
-        def forget() -> None:
-            with Client(running.socket) as person:
-                person.forget(weaker)
-            done.set()
-
-        threading.Thread(target=forget).start()
-        while not done.wait(0.01):
-            yield
-        return found
-
     try:
         with Client(running.socket) as c:
             assert c.get(weaker)["status"] == "active"
-            monkeypatch.setattr(consolidate, "_keyed", keyed_then_a_forget)
+            monkeypatch.setattr(consolidate, "_keyed",
+                                then_a_forget(consolidate._keyed, running.socket, weaker))
             done = c.pass_run("consolidate")
             monkeypatch.undo()
             assert c.get(weaker)["status"] == "forgotten"
