@@ -541,15 +541,15 @@ def _absorb(ctx: PassContext, survivor: StoredEntry,
         if not changes:
             continue
         absorbed = merged + len(changes)
-        total = absorbed if start + ABSORB_AT_ONCE >= len(losers) else None
+        last = start + ABSORB_AT_ONCE >= len(losers)
         after = {"occurrences": occurrences, "confidence":
                  round(min(MAX_CONFIDENCE, max(confidence, survivor.confidence)), 4)}
         changes.append(Change(
             "entry", survivor.uid, "merge",
-            f"absorbed {absorbed if total is not None else f'{absorbed} of {len(losers)}'}"
+            f"absorbed {absorbed if last else f'{absorbed} of {len(losers)}'}"
             f" duplicates: {occurrences} occurrences, {len(seen)} independent", counts, after))
         if not ctx.apply_entries(changes):
-            break  # one of them changed since this step read it (cannot: a step runs alone)
+            break  # an entry not as read: a guard (the step that read them runs alone)
         merged = absorbed
         counts = after
     if merged:

@@ -162,8 +162,7 @@ def _held_for_writing(real: Path, fd: int | None) -> bool:
 
 
 # Signals whose default action is to be ignored, and which a daemon has no use for.
-_QUIET_SIGNALS = tuple(getattr(signal, name) for name in ("SIGURG", "SIGWINCH")
-                       if hasattr(signal, name))
+_QUIET_SIGNALS = (signal.SIGURG, signal.SIGWINCH)
 
 
 def _ignored_signal() -> int | None:

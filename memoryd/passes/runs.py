@@ -73,6 +73,12 @@ MOVED_FIELDS = ("source", "line_start", "line_end", "text", "hash", "created", "
                 "superseded_by")
 
 
+def _as_read(entry: StoredEntry | None, change: Change) -> bool:
+    """Whether the entry is still there with each field of the change's ``before``."""
+    return entry is not None and all(getattr(entry, key) == value for key, value
+                                     in (change.before or {}).items() if key in ENTRY_FIELDS)
+
+
 class PassRuns:
     """Runs on the database thread."""
 
@@ -214,48 +220,38 @@ class PassRuns:
         raise ValueError(f"cannot apply a {change.kind} change")
 
     def _apply_entry(self, run: int, change: Change, undoes: int | None) -> str:
-        if undoes is None and self._changed_since([change]):
-            with self.recording():
-                self._insert(run, change, "conflict")
-            return "conflict"
-        return "applied" if self._apply_entries(run, [change], [undoes]) else "skipped"
-
-    def _changed_since(self, changes: list[Change]) -> bool:
-        """Whether an entry of these changes is no longer as the pass read it: a field of the
-        change's ``before`` differs (a person forgot or superseded it, a write counted it
-        again, while the pass worked between its read and this step). A pass's change never
-        overwrites such a change: a merge that had superseded an entry the user forgot
-        meanwhile made it active again when the run was undone."""
-        for change in changes:
-            entry = self.store.entry_by_uid(change.target)
-            if entry is not None and any(getattr(entry, key) != value for key, value
-                                         in (change.before or {}).items()
-                                         if key in ENTRY_FIELDS):
-                return True
-        return False
+        done = self._apply_entries(run, [change], [undoes])
+        return "conflict" if done is None else "applied" if done else "skipped"
 
     def apply_entries(self, run: RunSummary, changes: list[Change]) -> int:
         """Entry changes that belong together (a merge: the survivor and the entries it
         absorbs), in one transaction with one ledger append per agent; none of them when one
-        of the entries changed since the pass read it (:meth:`_changed_since`: recorded as
-        conflicts). Returns how many were applied (or previewed, in a dry run)."""
+        of the entries is no longer as the pass read it (recorded as conflicts, see
+        :meth:`_apply_entries`). Returns how many were applied (or previewed, in a dry run)."""
         if run.dry_run:
             for change in changes:
                 self.note(run, change, "preview")
             return len(changes)
-        if self._changed_since(changes):  # all or none: recorded as conflicts
-            with self.recording():
-                for change in changes:
-                    self._insert(run.run, change, "conflict")
-            return 0
-        return self._apply_entries(run.run, changes, [None] * len(changes))
+        return self._apply_entries(run.run, changes, [None] * len(changes)) or 0
 
-    def _apply_entries(self, run: int, changes: list[Change], undoes: list[int | None]) -> int:
+    def _apply_entries(self, run: int, changes: list[Change], undoes: list[int | None]
+                       ) -> int | None:
+        """Apply the changes; how many were applied. A pass's change (not an undo's) applies
+        only to the entry as the pass read it, each field of its ``before`` (a person may have
+        forgotten or superseded it, or a write counted it again, while the pass worked between
+        its read and this step; a merge that had superseded an entry the user forgot meanwhile
+        made it active again when the run was undone): if one is not, none is applied, each is
+        recorded as a conflict, and the answer is None."""
+        entries = [self.store.entry_by_uid(change.target) for change in changes]
         applied = 0
         ledger: dict[str, list[dict[str, Any]]] = {}
         with self.recording():
-            for change, undo in zip(changes, undoes):
-                entry = self.store.entry_by_uid(change.target)
+            if not all(undo is not None or _as_read(entry, change)
+                       for entry, change, undo in zip(entries, changes, undoes)):
+                for change in changes:
+                    self._insert(run, change, "conflict")
+                return None
+            for change, undo, entry in zip(changes, undoes, entries):
                 if entry is None:
                     continue
                 fields = {k: v for k, v in change.after.items() if k in ENTRY_FIELDS}
