@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memoryd.errors import BadParamsError, MemorydError, UnavailableError
+from memoryd.errors import BadParamsError, MemorydError
 from memoryd.ingest.markdown import MemoryItem, parse_memory_file, split_lines
 from memoryd.passes.file_care import FileNotWrittenError
 from memoryd.passes.file_changes import file_change
@@ -50,10 +50,6 @@ _LEAD = re.compile(r"(?P<lead>[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+(?:\[[ xX]\][ \t]
                    r"(?P<date>(?:\[\d{4}-\d{1,2}-\d{1,2}\]|\(\d{4}-\d{1,2}-\d{1,2}\)"
                    r"|\d{4}-\d{1,2}-\d{1,2}(?=[ \t]*[:\-\u2013\u2014]\s))"
                    r"(?:[ \t]*[:\-\u2013\u2014](?=\s))?[ \t]*)?")
-
-
-#: How long a forget or supersede of a file's entry waits for a running pass.
-PASS_WAIT_S = 15.0
 
 
 class FileChangedError(MemorydError):
@@ -169,7 +165,7 @@ class FileEntryEdits:
     async def _edit(self, action: str, entry: StoredEntry, actor: str, text: str | None,
                     reason: str | None) -> EntryEdit:
         await self.db(self._check, entry)  # refuse early, without an empty run
-        await self._wait_for_passes()
+        await self.passes.wait_until_free()
         box: dict[str, Any] = {}
         summary = await self.passes._run(
             action, lambda ctx: self._apply(ctx, action, entry.uid, actor, text, reason, box),
@@ -185,16 +181,6 @@ class FileEntryEdits:
                                    "the daemon's log")
         edited = FileEdit(entry.source or "", summary["run"], box["lines"])
         return replace(box["edit"], edited=edited)
-
-    async def _wait_for_passes(self) -> None:
-        """A file edit is a run, and runs go one at a time: wait for a running pass a while
-        (they work in slices and most take seconds), rather than past the client's timeout."""
-        deadline = time.monotonic() + PASS_WAIT_S
-        while self.passes.lock.locked():
-            if time.monotonic() > deadline:
-                raise UnavailableError(f"the {self.passes.current or 'maintenance'} pass is "
-                                       "running; try again when it is done (memory pass list)")
-            await asyncio.sleep(0.05)
 
     def _check(self, entry: StoredEntry) -> None:
         try:

@@ -57,6 +57,8 @@ SLICE_S = 0.005
 STEP_WARN_S = 0.020
 START_DELAY_S = 60.0
 CHECK_EVERY_S = 30.0
+#: How long a person's change to an entry waits for a running pass (wait_until_free).
+PASS_WAIT_S = 15.0
 
 
 class PassRunner:
@@ -95,6 +97,17 @@ class PassRunner:
 
     async def recover(self) -> int:
         return await self.db(self.runs.recover)
+
+    async def wait_until_free(self) -> None:
+        """A person's change to an entry (a forget, a supersede, a move of tier) is a run of
+        its own, and runs go one at a time: wait a while for a running pass (they work in
+        slices and most take seconds) rather than past the client's timeout."""
+        deadline = time.monotonic() + PASS_WAIT_S
+        while self.lock.locked():
+            if time.monotonic() > deadline:
+                raise UnavailableError(f"the {self.current or 'maintenance'} pass is "
+                                       "running; try again when it is done (memory pass list)")
+            await asyncio.sleep(0.05)
 
     # -- running ----------------------------------------------------------------------
 

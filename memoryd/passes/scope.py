@@ -25,14 +25,13 @@ An entry already in that tier is left as it is (``moved`` false), and no run is 
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memoryd.errors import BadParamsError, MemorydError, UnavailableError
 from memoryd.passes.changes import Change
-from memoryd.passes.entry_files import PASS_WAIT_S, from_file
+from memoryd.passes.entry_files import from_file
 from memoryd.project import repository_of
 from memoryd.store.records import ScopeRequest, StoredEntry
 from memoryd.store.scope import key_in_tier, same_in_tier
@@ -90,7 +89,7 @@ class ScopeMoves:
         await self.db(self._check, entry, project)
         if entry.project == project:
             return Moved(entry, False, tier, project)
-        await self._wait_for_passes()
+        await self.passes.wait_until_free()
         why = f"memory scope {entry.uid} {tier}" + (f" {project}" if project else "") + \
             f" by {actor}: from {tier_name(entry.project)}"
         change = Change("entry", entry.uid, "scope", why, {"project": entry.project},
@@ -136,14 +135,6 @@ class ScopeMoves:
                                  f"{entry.key}: entry {rival.uid}; nothing was changed "
                                  "(supersede or forget one of them first)")
 
-    async def _wait_for_passes(self) -> None:
-        """A move is a run, and runs go one at a time: wait for a running pass a while."""
-        deadline = time.monotonic() + PASS_WAIT_S
-        while self.passes.lock.locked():
-            if time.monotonic() > deadline:
-                raise UnavailableError(f"the {self.passes.current or 'maintenance'} pass is "
-                                       "running; try again when it is done (memory pass list)")
-            await asyncio.sleep(0.05)
 
 
 def _move(ctx: PassContext, change: Change) -> Iterator[None]:

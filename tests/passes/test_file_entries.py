@@ -4,21 +4,24 @@ thing while the file the agent loads says another."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from memoryd_client import BadParamsError, Client
+from memoryd_client import BadParamsError, Client, UnavailableError
 
 from memoryd.ingest.markdown import parse_memory_file
+from memoryd.passes import runner as pass_runner
 from memoryd.passes.entry_files import locate, replaced
 from memoryd.passes.user_files import read_text
 from memoryd.store.records import StoredEntry
 from memoryd.text import content_hash
-from tests.conftest import run_cli, wait_until
+from tests.conftest import RunningDaemon, run_cli, wait_until
 
 CLAUDE_MD = """\
 # Preferences
@@ -109,6 +112,50 @@ def test_forget_removes_the_bullet_with_its_lines_and_undo_brings_it_back(client
     assert real.read_text() == CLAUDE_MD
     wait_until(lambda: (hit(client, "metric units") or {}).get("id")
                == metric["id"])
+
+
+def test_a_forget_that_comes_while_a_pass_runs_waits_for_it_or_is_refused_in_time(
+        daemon: RunningDaemon, client: Client, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A forget of a file's entry is a run of its own, and runs go one at a time. While a pass
+    runs, it waits for it a while, then edits the file; a pass that runs longer than that
+    gets the forget refused in time (not past the client's timeout), naming the pass, and
+    nothing is changed."""
+    real = watched_claude_md(client)
+    short = hit(client, "answers short")
+    assert short is not None
+    runner = daemon.daemon.passes
+    assert runner is not None
+    release = threading.Event()
+    holding = threading.Event()
+
+    async def a_long_pass() -> None:
+        async with runner.lock:
+            runner.current = "consolidate"
+            holding.set()
+            while not release.is_set():
+                await asyncio.sleep(0.01)
+            runner.current = None
+
+    running = asyncio.run_coroutine_threadsafe(a_long_pass(), daemon.loop)
+    assert holding.wait(10)
+    monkeypatch.setattr(pass_runner, "PASS_WAIT_S", 0.5)
+    started = time.monotonic()
+    with pytest.raises(UnavailableError, match="the consolidate pass is running"):
+        client.forget(short["id"])
+    assert time.monotonic() - started < 5
+    assert real.read_text() == CLAUDE_MD and client.get(short["id"])["status"] == "active"
+
+    monkeypatch.setattr(pass_runner, "PASS_WAIT_S", 30.0)
+    answered: list[dict[str, Any]] = []
+    forget = threading.Thread(target=lambda: answered.append(client.forget(short["id"])))
+    forget.start()
+    time.sleep(0.5)
+    assert not answered and real.read_text() == CLAUDE_MD  # waiting for the pass
+    release.set()
+    running.result(10)
+    forget.join(30)
+    assert answered and client.get(short["id"])["status"] == "forgotten"
+    assert "Keep answers short" not in real.read_text()
 
 
 def test_an_entry_no_longer_in_its_file_as_indexed_is_refused(tmp_path: Path) -> None:
