@@ -17,13 +17,29 @@ import subprocess
 import sys
 import termios
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
+
+import pytest
 
 from tests.conftest import RunningDaemon, spawn_daemon, stop_process
 
 ENTER, LEAVE, HOME = "\x1b[?1049h\x1b[?25l", "\x1b[?25h\x1b[?1049l", "\x1b[H"
+
+
+@pytest.fixture(autouse=True)
+def ctrl_c_reaches_the_watch() -> Iterator[None]:
+    """A shell starts its background jobs with SIGINT ignored, and their children inherit
+    that, as they should (Ctrl-C is for the foreground job): the watch, started by a suite run
+    in the background, would ignore these tests' Ctrl-C. So the test process lets SIGINT
+    through while they run, and the watch it starts gets Ctrl-C as a terminal's would."""
+    ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    if ignored:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    if ignored:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _size(fd: int, rows: int, columns: int) -> None:
