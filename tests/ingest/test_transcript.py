@@ -581,6 +581,31 @@ def test_generic_names_its_speakers_in_the_chunk() -> None:
     assert unnamed.text == "User: nothing left of the name"
 
 
+def test_a_chat_log_whose_roles_are_the_speakers_names_is_read_as_their_chat() -> None:
+    """A chat between people often names the speaker in ``role``. Those lines were dropped
+    without a word (a whole conversation indexed as nothing); now each is its speaker's, the
+    first name of a session on the user's side, so that exchanges pair the two sides."""
+    parser = make_parser("generic")
+    turns = run(parser, [
+        {"role": "Caroline", "content": "I went to the support group yesterday", "session_id": "a"},
+        {"role": "Melanie", "content": "that's wonderful! I painted a sunrise", "session_id": "a"},
+        {"role": "Caroline", "content": "send me a photo", "session_id": "a"},
+        {"role": "Melanie", "content": "a new day: she speaks first now", "session_id": "b"},
+        {"role": "USER", "content": "the usual roles in capitals", "session_id": "c"},
+        {"role": "Assistant", "content": "read as the two sides", "session_id": "c"},
+        {"role": "developer", "content": "be brief", "session_id": "c"},
+        {"role": "tool_result", "content": "exit 0", "session_id": "c"},
+        {"role": "function", "content": "{}", "session_id": "c"},
+    ])
+    assert [(t.session_id, t.role, t.speaker) for t in turns] == [
+        ("a", "user", "Caroline"), ("a", "assistant", "Melanie"), ("a", "user", "Caroline"),
+        ("b", "user", "Melanie"), ("c", "user", None), ("c", "assistant", None)]
+    assert parser.skipped == {"meta": 1, "ignored": 2}
+    first, *_ = chunk_exchanges(turns)
+    assert first.text == ("User (Caroline): I went to the support group yesterday\n\n"
+                          "Assistant (Melanie): that's wonderful! I painted a sunrise")
+
+
 def test_generic_parser_reads_pi_sessions() -> None:
     pi_id = "0194f2a1-7c3e-7b21-9d4e-1a2b3c4d5e6f"
     parser = GenericParser(harness="pi")

@@ -88,9 +88,13 @@ Formats
       {"role": "user", "content": "…", "timestamp": "2026-06-01T10:00:00Z",
        "session_id": "…", "id": "…", "cwd": "…"}
 
-    ``role`` is ``user``, ``assistant`` or ``summary`` (kept) or ``system`` / anything else
-    (dropped). ``content`` is a string or a list of ``{"type": "text", "text": …}`` blocks (other
-    block types are ignored). ``timestamp`` (ISO-8601, or epoch seconds or milliseconds),
+    ``role`` is ``user``, ``assistant`` or ``summary`` (kept; ``human``, ``ai`` and ``model``
+    are taken for the first two, in any case), ``system`` / ``developer`` (meta) or ``tool`` /
+    ``function`` / ``ipython`` (dropped); any other role names the person who spoke (a chat
+    log between people), on the user's side for the first name of its session and the
+    assistant's for the others. ``name`` (or ``speaker``) names the speaker too. ``content``
+    is a string or a list of ``{"type": "text", "text": …}`` blocks (other block types are
+    ignored). ``timestamp`` (ISO-8601, or epoch seconds or milliseconds),
     ``session_id``, ``id`` and ``cwd`` are optional. The record id is the ``id`` when it is a
     long one (16 characters or more: a UUID), ``f"{session_id}:{id}"`` for a shorter one (unique
     only within its session, such as the message's number), and :func:`line_id` of the line

@@ -24,6 +24,9 @@ from memoryd.text import speaker_name
 GLOBAL_ID_CHARS = 16
 #: Other names of the two roles: LangChain's messages ("human", "ai"), Gemini's API ("model").
 ROLE_ALIASES = {"human": "user", "ai": "assistant", "model": "assistant"}
+#: Roles whose messages are no one's words: instructions (skipped as meta) and tool output.
+META_ROLES = frozenset({"system", "developer"})
+TOOL_ROLES = frozenset({"tool", "function", "ipython"})
 
 
 class GenericParser(LineParser):
@@ -33,6 +36,8 @@ class GenericParser(LineParser):
     def __init__(self, *, harness: str = "generic", max_line_chars: int = MAX_LINE_CHARS) -> None:
         super().__init__(max_line_chars=max_line_chars)
         self.harness = harness
+        #: session id → the speaker named first by a line's role (that chat's user side)
+        self._first_named: dict[str | None, str] = {}
 
     def _handle(self, record: dict[str, Any], line: str, out: list[Turn]) -> None:
         if "role" in record:
@@ -74,8 +79,32 @@ class GenericParser(LineParser):
         name = record.get("name", record.get("speaker"))
         if name is not None and not isinstance(name, str):
             raise Skip("bad_field")
-        self._message(record.get("role"), record.get("content"), self._record_id(record_id, line),
-                      timestamp, out, speaker_name(name) if name else None)
+        speaker = speaker_name(name) if name else None
+        role = record.get("role")
+        if not isinstance(role, str):
+            raise Skip("bad_field")
+        role, named = self._role(role)
+        self._message(role, record.get("content"), self._record_id(record_id, line),
+                      timestamp, out, speaker or named)
+
+    def _role(self, given: str) -> tuple[str, str | None]:
+        """A generic line's role as :meth:`_message` takes it, with the speaker it names: the
+        two roles under any of their names and in any case; a role that is a person's name
+        (a chat log between people: ``{"role": "Caroline", …}``) is that person's line, on
+        the user's side for the first name of its session and the assistant's for the
+        others, so that a chunk pairs the two sides of the chat as it does a user and an
+        agent."""
+        role = given.strip().lower()
+        role = ROLE_ALIASES.get(role, role)
+        if role in ("user", "assistant", "summary") or role in META_ROLES:
+            return role, None
+        if role in TOOL_ROLES or "tool" in role or "function" in role:
+            return "tool", None  # a tool's output ("tool_result", LangChain's "function")
+        named = speaker_name(given)
+        if named is None:
+            return role, None  # no name left in it: not a speaker's line
+        first = self._first_named.setdefault(self.session_id, named)
+        return ("user" if named == first else "assistant"), named
 
     def _pi_record_id(self, record: dict[str, Any], line: str) -> str:
         return self._record_id(text_or_none(record.get("id")), line)
@@ -104,7 +133,7 @@ class GenericParser(LineParser):
             raise Skip("bad_field")
         role = ROLE_ALIASES.get(role, role)
         if role not in ("user", "assistant", "summary"):
-            raise Skip("meta" if role == "system" else "ignored")
+            raise Skip("meta" if role in META_ROLES else "ignored")
         text = content_text(content)
         check_text(text)
         if role == "user":
