@@ -2,9 +2,11 @@
 
 A position is the file's identity (device, inode) and the byte offset just past the last
 complete line consumed. A trailing partial line is left for the next read. When the file
-shrank below the offset or was replaced (another inode), reading restarts at 0 and the caller
-relies on record-id dedupe. Lines longer than ``max_line_bytes`` and lines that are not UTF-8
-are skipped and counted, never fatal.
+shrank below the offset, was replaced (another inode) or was written over in place (the byte
+before the offset is no longer the end of a line: an editor that saves over the file, a log
+rewritten longer), reading restarts at 0 and the caller relies on record-id dedupe. Lines
+longer than ``max_line_bytes`` and lines that are not UTF-8 are skipped and counted, never
+fatal.
 """
 
 from __future__ import annotations
@@ -43,7 +45,8 @@ def read_appended(path: Path, previous: TailPosition | None, max_line_bytes: int
         restarted = False
         if previous is not None:
             same_file = (previous.device, previous.inode) == (stat.st_dev, stat.st_ino)
-            if same_file and stat.st_size >= previous.offset:
+            if same_file and stat.st_size >= previous.offset and _line_ends_at(handle,
+                                                                                previous.offset):
                 offset = previous.offset
             else:
                 restarted = True
@@ -77,6 +80,15 @@ def read_appended(path: Path, previous: TailPosition | None, max_line_bytes: int
             result.more = consumed > 0
         result.position = TailPosition(stat.st_dev, stat.st_ino, offset + consumed)
         return result
+
+
+def _line_ends_at(handle, offset: int) -> bool:  # type: ignore[no-untyped-def]
+    """Whether a line ends just before ``offset``, as one did when the file was read up to it
+    (the start of the file counts as one)."""
+    if offset == 0:
+        return True
+    handle.seek(offset - 1)
+    return bool(handle.read(1) == b"\n")
 
 
 def _next_newline(handle, start: int) -> int | None:  # type: ignore[no-untyped-def]

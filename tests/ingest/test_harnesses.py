@@ -121,6 +121,22 @@ def test_replay_puts_a_parser_back_where_the_tailer_left_it(tmp_path: Path) -> N
     assert replay(str(path), TailPosition(0, 0, 10), GeminiParser(), 1 << 20) is None
 
 
+def test_a_log_written_over_in_place_is_read_again_from_its_start(tmp_path: Path) -> None:
+    """A transcript written over in place (same inode) with something longer looked like one
+    that grew: its new lines were read from the old offset, mid-line (a mended log's first
+    lines were never read, and the bytes there counted as malformed)."""
+    path = tmp_path / "chat.jsonl"
+    path.write_bytes(b'{"a": 1}\n{"b": 2}\n')
+    first = read_appended(path, None, 1 << 20)
+    path.write_bytes(b'{"a": 1}\n{"bb": 22}\n{"c": 3}\n')  # one line changed, one more after
+    again = read_appended(path, first.position, 1 << 20)
+    assert again.restarted and again.lines == ['{"a": 1}', '{"bb": 22}', '{"c": 3}']
+    with path.open("ab") as log:  # appended to: read on from where it was
+        log.write(b'{"d": 4}\n')
+    more = read_appended(path, again.position, 1 << 20)
+    assert not more.restarted and more.lines == ['{"d": 4}']
+
+
 def test_cwd_hints(tmp_path: Path) -> None:
     slug = tmp_path / ".gemini/tmp/shop"
     (slug / "chats").mkdir(parents=True)
