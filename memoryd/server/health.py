@@ -65,8 +65,9 @@ class FileProblems:
     count: int  # indexed files whose row holds an error other than skipped lines
     shown: list[tuple[str, str]]  # the first SHOWN_FILES of them: path, error
     indexed: set[str]  # of the sources' last problem paths, those the index holds
-    #: the files with malformed lines skipped: path, error, when it was last indexed
-    lines: list[tuple[str, str, float]]
+    #: the files with malformed lines skipped: path, error, when it was last indexed, and
+    #: whether any of it was read (an entry came from it)
+    lines: list[tuple[str, str, float, bool]]
 
 
 def check(name: str, status: str, detail: str, fix: str | None = None) -> dict[str, Any]:
@@ -439,21 +440,34 @@ def ledger_lines(problems: list[LedgerProblem]) -> dict[str, Any]:
                  "the index)")
 
 
-def skipped_lines(rows: list[tuple[str, str, float]], now: float) -> dict[str, Any]:
+def skipped_lines(rows: list[tuple[str, str, float, bool]], now: float) -> dict[str, Any]:
     """Transcripts with malformed lines: harmless (each such line is skipped, the rest of the
     file is indexed, nothing is lost that memoryd could have read), so a warning only while
     fresh (the file changed within SKIPPED_FRESH_S), then a note. The warning names the files
-    and the lines' kinds and says what to do: nothing, or mend the lines."""
+    and the lines' kinds and says what to do: nothing, or mend the lines. A file none of whose
+    lines could be read is another matter: it is not in its source's format, and stays a
+    warning that says so."""
     if not rows:
         return check("skipped", OK, "no file or line skipped")
+    unread = [path for path, _, _, read in rows if not read]
+    if unread:
+        where = (os.path.basename(unread[0]) if len(unread) == 1
+                 else f"{len(unread)} transcripts")
+        more = f" (and {len(unread) - SHOWN_FILES} more)" if len(unread) > SHOWN_FILES else ""
+        return check("skipped", WARNING, f"nothing of {where} could be read",
+                     f"{', '.join(unread[:SHOWN_FILES])}{more}: no line is in the format of "
+                     "its source (memory status --sources shows each source's format and "
+                     "the lines' kinds); a `generic` transcript needs lines with `role` and "
+                     "`content` (docs/sources.md). A mended file is read again at once; after "
+                     "a change of the source's format, `memoryd reindex` reads it again")
     fresh = [row for row in rows if now - row[2] < SKIPPED_FRESH_S]
     shown = fresh or rows
-    lines = sum(_line_count(error) for _, error, _ in shown)
+    lines = sum(_line_count(error) for _, error, _, _ in shown)
     where = (os.path.basename(shown[0][0]) if len(shown) == 1
              else f"{len(shown)} transcripts")
     detail = f"{lines} malformed line{'' if lines == 1 else 's'} skipped in {where}"
     named = "; ".join(f"{path}: {error.removeprefix(SKIPPED_LINES)}"
-                      for path, error, _ in shown[:SHOWN_FILES])
+                      for path, error, _, _ in shown[:SHOWN_FILES])
     more = f" (and {len(shown) - SHOWN_FILES} more files)" if len(shown) > SHOWN_FILES else ""
     if not fresh:
         return check("skipped", OK, f"{detail}, more than a day ago: left as they are, the "

@@ -179,20 +179,22 @@ class Files:
     # -- problems -----------------------------------------------------------------------
 
     def problems(self, except_prefix: str, shown: int
-                 ) -> tuple[int, list[tuple[str, str]], list[tuple[str, str, float]]]:
+                 ) -> tuple[int, list[tuple[str, str]], list[tuple[str, str, float, bool]]]:
         """The files whose row holds a problem: how many hold one that does not start with
         ``except_prefix``, the first ``shown`` of those (path, error), and those whose problem
-        does (path, error, when last indexed; newest first, at most 1,000)."""
+        does (path, error, when last indexed, whether any entry came from it; newest first, at
+        most 1,000)."""
         other = "error IS NOT NULL AND substr(error, 1, ?) <> ?"
         prefix = (len(except_prefix), except_prefix)
         count = integer(self._db, f"SELECT count(*) FROM files WHERE {other}", prefix)
         first = self._db.execute(f"SELECT path, error FROM files WHERE {other} "
                                  "ORDER BY path LIMIT ?", (*prefix, shown)).fetchall()
-        lines = self._db.execute("SELECT path, error, coalesce(indexed, 0) FROM files WHERE "
-                                 "substr(error, 1, ?) = ? ORDER BY indexed DESC LIMIT 1000",
-                                 prefix).fetchall()
-        return (count, cast(list[tuple[str, str]], first),
-                cast(list[tuple[str, str, float]], lines))
+        lines = [(path, error, indexed, bool(read)) for path, error, indexed, read in
+                 self._db.execute(
+                     "SELECT path, error, coalesce(indexed, 0), EXISTS (SELECT 1 FROM entries "
+                     "WHERE entries.source = files.path) FROM files WHERE substr(error, 1, ?) = ? "
+                     "ORDER BY indexed DESC LIMIT 1000", prefix)]
+        return count, cast(list[tuple[str, str]], first), lines
 
     # -- writing ------------------------------------------------------------------------
 

@@ -131,6 +131,40 @@ def test_removing_and_adding_a_source_again_does_not_double_its_counters(
     assert source["files"] == 1
 
 
+def test_a_transcript_none_of_which_could_be_read_says_so_not_that_all_is_well(
+        memoryd_home: Path, daemon, client) -> None:
+    """Malformed lines among good ones are harmless and doctor says so. A file none of whose
+    lines could be read (another shape of log, the wrong format for its source) is not: it
+    was reported as "nothing needs doing", and the whole file was left out."""
+    transcripts = memoryd_home / "user/.claude/projects/-q"
+    transcripts.mkdir(parents=True)
+    path = transcripts / "chat.jsonl"
+    write_lines(path, ["{not json at all", "[1, 2]"])
+
+    def warned() -> None:
+        assert health_line(client.status()).startswith(
+            "warning: skipped: nothing of chat.jsonl could be read; memory doctor says how "
+            "to fix it")
+
+    eventually(warned)
+    report = json.loads(run_cli("doctor", "--json").stdout)
+    [skipped] = [c for c in report["checks"] if c["check"] == "skipped"]
+    assert skipped["status"] == "warning"
+    assert skipped["fix"].startswith(f"{path}: no line is in the format of its source")
+    assert "nothing needs doing" not in skipped["fix"]
+    # mended in place (an editor saving over it): read again from its start
+    path.write_text("{not json at all\n" + json.dumps(user("m1", "a question about tin cans"))
+                    + "\n")
+    eventually(lambda: _one(client, "tin cans"))
+
+    def mended() -> None:
+        assert health_line(client.status()).startswith(
+            "warning: skipped: 1 malformed line skipped in chat.jsonl (the rest of it is "
+            "indexed)")
+
+    eventually(mended)
+
+
 def test_a_malformed_transcript_line_warns_shortly_and_says_what_to_do(
         memoryd_home: Path, daemon, client) -> None:
     """L-j: two bad lines made status start with a 250-character warning, kept across

@@ -602,6 +602,11 @@ def test_a_chat_log_whose_roles_are_the_speakers_names_is_read_as_their_chat() -
         ("b", "user", "Melanie"), ("c", "user", None), ("c", "assistant", None)]
     assert parser.skipped == {"meta": 1, "ignored": 2}
     first, *_ = chunk_exchanges(turns)
+    # a log of another shape (no role at all) is a malformed line, which status reports,
+    # not a line left out on purpose
+    other = make_parser("generic")
+    assert run(other, [{"sender": "Caroline", "text": "hi", "session_id": "a"}]) == []
+    assert other.skipped == {"bad_field": 1}
     assert first.text == ("User (Caroline): I went to the support group yesterday\n\n"
                           "Assistant (Melanie): that's wonderful! I painted a sunrise")
 

@@ -92,7 +92,8 @@ Formats
     are taken for the first two, in any case), ``system`` / ``developer`` (meta) or ``tool`` /
     ``function`` / ``ipython`` (dropped); any other role names the person who spoke (a chat
     log between people), on the user's side for the first name of its session and the
-    assistant's for the others. ``name`` (or ``speaker``) names the speaker too. ``content``
+    assistant's for the others; a line without ``role`` (nor a pi ``type``) is malformed
+    (``bad_field``). ``name`` (or ``speaker``) names the speaker too. ``content``
     is a string or a list of ``{"type": "text", "text": …}`` blocks (other block types are
     ignored). ``timestamp`` (ISO-8601, or epoch seconds or milliseconds),
     ``session_id``, ``id`` and ``cwd`` are optional. The record id is the ``id`` when it is a

@@ -44,6 +44,8 @@ class GenericParser(LineParser):
             self._generic(record, line, out)
             return
         kind = record.get("type")
+        if kind is None:  # neither a message of this format nor a record of pi's: say so
+            raise Skip("bad_field")
         timestamp = parse_timestamp(record.get("timestamp"))
         self._note_time(timestamp)
         if kind == "session":  # pi header
