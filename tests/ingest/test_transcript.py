@@ -1,7 +1,7 @@
 """Transcript parsing and exchange chunking, on records shaped as integrations.md §2 to §4 shows."""
 
 import json
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -609,6 +609,26 @@ def test_a_chat_log_whose_roles_are_the_speakers_names_is_read_as_their_chat() -
     assert other.skipped == {"bad_field": 1}
     assert first.text == ("User (Caroline): I went to the support group yesterday\n\n"
                           "Assistant (Melanie): that's wonderful! I painted a sunrise")
+
+
+def test_a_chat_logs_dates_as_people_write_them_date_its_chunks() -> None:
+    """A chat export's dates are often not ISO-8601 ("8 May 2026", "1:56 pm on 8 May, 2023",
+    an e-mail's date, epoch seconds as digits). Unread, a whole imported history went undated
+    (no day in its chunks, so no question of when found it); a numeric date whose order
+    differs by country stays unread rather than read wrong."""
+    parser = make_parser("generic")
+    written = ["8 May 2026", "May 9, 2026", "1:56 pm on 10 May, 2026",
+               "Mon, 11 May 2026 09:30:00 +0200", "1778716800", "2026/05/13 18:00", "05/14/2026"]
+    turns = run(parser, [{"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i}",
+                          "timestamp": when, "session_id": "s"}
+                         for i, when in enumerate(written)])
+    assert [datetime.fromtimestamp(t.timestamp, UTC).isoformat() if t.timestamp else None
+            for t in turns] == [
+        "2026-05-08T00:00:00+00:00", "2026-05-09T00:00:00+00:00", "2026-05-10T13:56:00+00:00",
+        "2026-05-11T07:30:00+00:00", "2026-05-14T00:00:00+00:00", "2026-05-13T18:00:00+00:00",
+        None]
+    assert [c.text.split("]")[0] for c in chunk_exchanges(turns)][:2] == ["[2026-05-08",
+                                                                         "[2026-05-10"]
 
 
 def test_generic_parser_reads_pi_sessions() -> None:

@@ -95,7 +95,8 @@ Formats
     assistant's for the others; a line without ``role`` (nor a pi ``type``) is malformed
     (``bad_field``). ``name`` (or ``speaker``) names the speaker too. ``content``
     is a string or a list of ``{"type": "text", "text": …}`` blocks (other block types are
-    ignored). ``timestamp`` (ISO-8601, or epoch seconds or milliseconds),
+    ignored). ``timestamp`` (ISO-8601, epoch seconds or milliseconds, or a
+    date as people write it: :func:`~memoryd.ingest.transcript.parser_base.parse_timestamp`),
     ``session_id``, ``id`` and ``cwd`` are optional. The record id is the ``id`` when it is a
     long one (16 characters or more: a UUID), ``f"{session_id}:{id}"`` for a shorter one (unique
     only within its session, such as the message's number), and :func:`line_id` of the line

@@ -4,6 +4,7 @@ docstring)."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -11,6 +12,7 @@ import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import Any, Protocol
 
 from memoryd_client.wire import INJECTION_MARKER
@@ -24,6 +26,15 @@ MAX_LINE_CHARS = 10_000_000
 # Epoch numbers at or above this are milliseconds (1e11 s is in the year 5138).
 _EPOCH_MS_THRESHOLD = 1e11
 _MAX_EPOCH_S = 253_402_300_799.0  # 9999-12-31T23:59:59Z
+#: Dates as people and chat exports write them, beside ISO-8601 (the month by its name only:
+#: 05/08 is May in one country and August in another). Taken as UTC, like ISO without a zone.
+_WRITTEN_DATES = (
+    "%d %B %Y", "%d %b %Y", "%B %d, %Y", "%b %d, %Y", "%B %d %Y", "%b %d %Y",
+    "%d %B, %Y", "%d %b, %Y", "%Y/%m/%d", "%Y/%m/%d %H:%M", "%Y/%m/%d %H:%M:%S",
+    "%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y",  # "1:56 pm on 8 May, 2023"
+    "%d %B %Y %H:%M", "%d %b %Y %H:%M", "%B %d, %Y %H:%M", "%b %d, %Y %H:%M",
+    "%B %d, %Y %I:%M %p", "%b %d, %Y %I:%M %p",
+)
 
 
 @dataclass(frozen=True)
@@ -149,8 +160,31 @@ class LineParser(SessionCounts, ABC):
         """Turn one decoded record into turns appended to ``out`` (or raise Skip)."""
 
 
+def _written_time(text: str) -> datetime | None:
+    """A time written as text: ISO-8601, epoch seconds or milliseconds as digits, an e-mail's
+    date (RFC 2822), or a date with its month's name (``_WRITTEN_DATES``)."""
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        pass
+    if text.isdigit():
+        seconds = float(text)
+        return datetime.fromtimestamp(seconds / 1000 if seconds >= _EPOCH_MS_THRESHOLD
+                                      else seconds, UTC) if seconds <= _MAX_EPOCH_S * 1000 \
+            else None
+    if len(text) > 40 or not any(c.isalpha() for c in text) and "/" not in text:
+        return None  # none of those: the formats are not tried on every line of a log
+    with contextlib.suppress(TypeError, ValueError, IndexError):
+        return parsedate_to_datetime(text)
+    for form in _WRITTEN_DATES:
+        with contextlib.suppress(ValueError):
+            return datetime.strptime(text, form)
+    return None
+
+
 def parse_timestamp(value: object) -> float | None:
-    """Epoch seconds from ISO-8601 text or epoch seconds/milliseconds; None if unusable."""
+    """Epoch seconds from a time written as text (ISO-8601 and the others of
+    :func:`_written_time`) or epoch seconds/milliseconds; None if unusable."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
@@ -161,9 +195,8 @@ def parse_timestamp(value: object) -> float | None:
         if abs(seconds) >= _EPOCH_MS_THRESHOLD:
             seconds /= 1000
     elif isinstance(value, str):
-        try:
-            parsed = datetime.fromisoformat(value.strip())
-        except ValueError:
+        parsed = _written_time(value.strip())
+        if parsed is None:
             return None
         if parsed.tzinfo is None:
             parsed = parsed.replace(tzinfo=UTC)
