@@ -602,6 +602,12 @@ def test_a_chat_log_whose_roles_are_the_speakers_names_is_read_as_their_chat() -
         ("b", "user", "Melanie"), ("c", "user", None), ("c", "assistant", None)]
     assert parser.skipped == {"meta": 1, "ignored": 2}
     first, *_ = chunk_exchanges(turns)
+    # OpenAI's Responses API writes its text blocks as input_text / output_text
+    responses = run(make_parser("generic"), [
+        {"role": "user", "content": [{"type": "input_text", "text": "which port?"}]},
+        {"role": "assistant", "content": [{"type": "output_text", "text": "8080"}]}])
+    assert [(t.role, t.text) for t in responses] == [("user", "which port?"),
+                                                     ("assistant", "8080")]
     # a log of another shape (no role at all) is a malformed line, which status reports,
     # not a line left out on purpose
     other = make_parser("generic")

@@ -27,6 +27,9 @@ ROLE_ALIASES = {"human": "user", "ai": "assistant", "model": "assistant"}
 #: Roles whose messages are no one's words: instructions (skipped as meta) and tool output.
 META_ROLES = frozenset({"system", "developer"})
 TOOL_ROLES = frozenset({"tool", "function", "ipython"})
+#: Content blocks that hold text: chat messages' ("text"), OpenAI's Responses API's
+#: ("input_text" of a user, "output_text" of a model).
+TEXT_BLOCKS = frozenset({"text", "input_text", "output_text"})
 
 
 class GenericParser(LineParser):
@@ -136,7 +139,7 @@ class GenericParser(LineParser):
         role = ROLE_ALIASES.get(role, role)
         if role not in ("user", "assistant", "summary"):
             raise Skip("meta" if role in META_ROLES else "ignored")
-        text = content_text(content)
+        text = content_text(content, TEXT_BLOCKS)
         check_text(text)
         if role == "user":
             self.user_messages += 1
