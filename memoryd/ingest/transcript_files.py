@@ -142,6 +142,7 @@ class TranscriptFiles:
                 return
             state.parser = make_parser(state.fmt, cwd=state.cwd)
         state.open_turns = stored
+        state.parser.resume(stored)
 
     def _read(self, facts: FileFacts, position: TailPosition | None,
               state: TranscriptState) -> tuple[TailRead, list[Chunk]]:

@@ -391,6 +391,46 @@ def test_generic_transcripts_numbering_their_messages_alike_are_all_kept(
     assert len(listed.splitlines()) == 2 and "Peru? Assistant: Lima." in listed
 
 
+def test_a_chat_log_whose_roles_name_its_speakers_keeps_their_sides_across_a_restart(
+        home: Path, memoryd_home: Path, embedder) -> None:
+    """A chat log that writes each speaker's name as the role is indexed as their chat (its
+    lines were dropped without a word), the first name on the user's side; and a restart in
+    the middle of an exchange does not swap the sides when the other one speaks first after
+    it."""
+    chats = home / "talk"
+    chats.mkdir()
+    log = chats / "s1.jsonl"
+
+    def line(number: int, who: str, text: str) -> dict[str, Any]:
+        return {"id": number, "session_id": "s1", "role": who, "content": text,
+                "timestamp": f"2026-05-0{number}T10:00:00Z"}
+
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as client:
+            client.sources("add", name="talk", path=str(chats / "*.jsonl"), kind="transcript",
+                           format="generic", agent="talkers")
+            write_lines(log, [line(1, "Caroline", "the kiln is finally fixed")])
+            eventually(lambda: _one(client, "the kiln is finally fixed"))  # left open
+    finally:
+        running.stop()
+    write_lines(log, [line(2, "Melanie", "oh good, what broke?"),
+                      line(3, "Caroline", "the thermocouple read forty degrees low")])
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as client:
+            def both() -> None:
+                turns = client.list_entries(agents=["talkers"], kind=["turn"])["entries"]
+                assert sorted(" ".join(t["text"].split()) for t in turns) == [
+                    "[2026-05-01] User (Caroline): the kiln is finally fixed Assistant "
+                    "(Melanie): oh good, what broke?",
+                    "[2026-05-03] User (Caroline): the thermocouple read forty degrees low"]
+
+            eventually(both)
+    finally:
+        running.stop()
+
+
 def test_a_chat_that_names_its_speakers_is_searched_and_shown_by_their_names(
         home: Path, daemon, client) -> None:
     """A generic transcript's ``name``: the chunk says who spoke, so a question naming a

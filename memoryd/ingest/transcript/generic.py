@@ -3,6 +3,7 @@ docstring)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from memoryd.ingest.transcript.parser_base import (
@@ -41,6 +42,13 @@ class GenericParser(LineParser):
         self.harness = harness
         #: session id → the speaker named first by a line's role (that chat's user side)
         self._first_named: dict[str | None, str] = {}
+
+    def resume(self, turns: Sequence[Turn]) -> None:
+        """The exchange left open before a restart: its user side's speaker stays on the
+        user's side (the first name read after the restart could be the other one's)."""
+        for turn in turns:
+            if turn.role == "user" and turn.speaker:
+                self._first_named.setdefault(turn.session_id, turn.speaker)
 
     def _handle(self, record: dict[str, Any], line: str, out: list[Turn]) -> None:
         if "role" in record:

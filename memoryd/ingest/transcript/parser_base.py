@@ -10,6 +10,7 @@ import json
 import logging
 import math
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -86,6 +87,11 @@ class TranscriptParser(Protocol):
         """End of the available input: return any turn still being assembled."""
         ...
 
+    def resume(self, turns: Sequence[Turn]) -> None:
+        """A fresh parser goes on where one stopped before a restart: ``turns``, the exchange
+        it left open, is what it knows of the lines before."""
+        ...
+
 
 def line_id(line: str) -> str:
     """Record id for a line without one: 32 hex digits of the sha256 of the trimmed line."""
@@ -115,6 +121,9 @@ class SessionCounts:
 
     def _count(self, reason: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+    def resume(self, turns: Sequence[Turn]) -> None:
+        """See :class:`TranscriptParser`: nothing to take from them for most formats."""
 
     def _note_time(self, timestamp: float | None) -> None:
         if timestamp is None:
