@@ -602,6 +602,12 @@ def test_a_chat_log_whose_roles_are_the_speakers_names_is_read_as_their_chat() -
         ("b", "user", "Melanie"), ("c", "user", None), ("c", "assistant", None)]
     assert parser.skipped == {"meta": 1, "ignored": 2}
     first, *_ = chunk_exchanges(turns)
+    # a session's number is its id, as a message's number is (they ran together before)
+    numbered = run(make_parser("generic"), [
+        {"role": "user", "content": "a", "session_id": 3},
+        {"role": "assistant", "content": "b", "session_id": 3},
+        {"role": "user", "content": "c", "session_id": 4}])
+    assert [t.session_id for t in numbered] == ["3", "3", "4"]
     # OpenAI's Responses API writes its text blocks as input_text / output_text
     responses = run(make_parser("generic"), [
         {"role": "user", "content": [{"type": "input_text", "text": "which port?"}]},

@@ -79,7 +79,10 @@ class GenericParser(LineParser):
             raise Skip("ignored")
 
     def _generic(self, record: dict[str, Any], line: str, out: list[Turn]) -> None:
-        self.session_id = text_or_none(record.get("session_id")) or self.session_id
+        session = record.get("session_id")
+        if isinstance(session, int) and not isinstance(session, bool):
+            session = str(session)  # a session's number, as an id's
+        self.session_id = text_or_none(session) or self.session_id
         self.cwd = text_or_none(record.get("cwd")) or self.cwd
         timestamp = parse_timestamp(record.get("timestamp"))
         self._note_time(timestamp)
