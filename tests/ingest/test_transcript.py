@@ -641,6 +641,13 @@ def test_a_chat_logs_dates_as_people_write_them_date_its_chunks() -> None:
         None]
     assert [c.text.split("]")[0] for c in chunk_exchanges(turns)][:2] == ["[2026-05-08",
                                                                          "[2026-05-10"]
+    # the names exports give a message's time, Slack's epoch with its fraction among them
+    other = run(make_parser("generic"), [
+        {"role": "user", "content": "a", "date": "8 May 2026"},
+        {"role": "assistant", "content": "b", "created_at": "2026-05-09T10:00:00Z"},
+        {"role": "user", "content": "c", "ts": "1778716800.000216"}])
+    assert [datetime.fromtimestamp(t.timestamp, UTC).date().isoformat() for t in other
+            if t.timestamp] == ["2026-05-08", "2026-05-09", "2026-05-14"]
 
 
 def test_generic_parser_reads_pi_sessions() -> None:

@@ -28,6 +28,8 @@ ROLE_ALIASES = {"human": "user", "ai": "assistant", "model": "assistant"}
 #: Roles whose messages are no one's words: instructions (skipped as meta) and tool output.
 META_ROLES = frozenset({"system", "developer"})
 TOOL_ROLES = frozenset({"tool", "function", "ipython"})
+#: Where a message's time is: "timestamp", else the names chat exports give it.
+TIME_FIELDS = ("timestamp", "time", "date", "created_at", "create_time", "ts")
 #: Content blocks that hold text: chat messages' ("text"), OpenAI's Responses API's
 #: ("input_text" of a user, "output_text" of a model).
 TEXT_BLOCKS = frozenset({"text", "input_text", "output_text"})
@@ -84,7 +86,8 @@ class GenericParser(LineParser):
             session = str(session)  # a session's number, as an id's
         self.session_id = text_or_none(session) or self.session_id
         self.cwd = text_or_none(record.get("cwd")) or self.cwd
-        timestamp = parse_timestamp(record.get("timestamp"))
+        timestamp = parse_timestamp(next(
+            (record[key] for key in TIME_FIELDS if record.get(key) is not None), None))
         self._note_time(timestamp)
         record_id = record.get("id")
         if isinstance(record_id, int) and not isinstance(record_id, bool):

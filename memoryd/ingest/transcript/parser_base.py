@@ -9,6 +9,7 @@ import hashlib
 import json
 import logging
 import math
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ MAX_LINE_CHARS = 10_000_000
 # Epoch numbers at or above this are milliseconds (1e11 s is in the year 5138).
 _EPOCH_MS_THRESHOLD = 1e11
 _MAX_EPOCH_S = 253_402_300_799.0  # 9999-12-31T23:59:59Z
+_EPOCH_TEXT = re.compile(r"[0-9]{1,16}(?:\.[0-9]{1,9})?")
 #: Dates as people and chat exports write them, beside ISO-8601 (the month by its name only:
 #: 05/08 is May in one country and August in another). Taken as UTC, like ISO without a zone.
 _WRITTEN_DATES = (
@@ -176,7 +178,7 @@ def _written_time(text: str) -> datetime | None:
         return datetime.fromisoformat(text)
     except ValueError:
         pass
-    if text.isdigit():
+    if _EPOCH_TEXT.fullmatch(text):  # "1780308005", Slack's "1512085950.000216"
         seconds = float(text)
         return datetime.fromtimestamp(seconds / 1000 if seconds >= _EPOCH_MS_THRESHOLD
                                       else seconds, UTC) if seconds <= _MAX_EPOCH_S * 1000 \
