@@ -596,11 +596,12 @@ def test_a_chat_log_whose_roles_are_the_speakers_names_is_read_as_their_chat() -
         {"role": "developer", "content": "be brief", "session_id": "c"},
         {"role": "tool_result", "content": "exit 0", "session_id": "c"},
         {"role": "function", "content": "{}", "session_id": "c"},
+        {"role": "event", "content": "session resumed", "session_id": "c"},
     ])
     assert [(t.session_id, t.role, t.speaker) for t in turns] == [
         ("a", "user", "Caroline"), ("a", "assistant", "Melanie"), ("a", "user", "Caroline"),
         ("b", "user", "Melanie"), ("c", "user", None), ("c", "assistant", None)]
-    assert parser.skipped == {"meta": 1, "ignored": 2}
+    assert parser.skipped == {"meta": 1, "ignored": 3}
     first, *_ = chunk_exchanges(turns)
     # a session's number is its id, as a message's number is (they ran together before)
     numbered = run(make_parser("generic"), [

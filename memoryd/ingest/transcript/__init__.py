@@ -89,11 +89,12 @@ Formats
        "session_id": "…", "id": "…", "cwd": "…"}
 
     ``role`` is ``user``, ``assistant`` or ``summary`` (kept; ``human``, ``ai`` and ``model``
-    are taken for the first two, in any case), ``system`` / ``developer`` (meta) or ``tool`` /
-    ``function`` / ``ipython`` (dropped); any other role names the person who spoke (a chat
-    log between people), on the user's side for the first name of its session and the
-    assistant's for the others; a line without ``role`` (nor a pi ``type``) is malformed
-    (``bad_field``). ``name`` (or ``speaker``) names the speaker too. ``content``
+    are taken for the first two, in any case), ``system`` / ``developer`` (meta) or ``tool``,
+    ``function``, ``event``, ``log`` … (dropped: ``generic.TOOL_ROLES``); any other role
+    names the person who spoke (a chat log between people), on the user's side for the first
+    name of its session and the assistant's for the others; a line without ``role`` (nor a
+    pi ``type``) is malformed (``bad_field``). ``name`` (or ``speaker``) names the speaker
+    too. ``content``
     is a string or a list of ``{"type": "text", "text": …}`` blocks (``input_text`` and
     ``output_text`` too, as OpenAI's Responses API writes them; other block types are
     ignored). ``timestamp`` (ISO-8601, epoch seconds or milliseconds, or a

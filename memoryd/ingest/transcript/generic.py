@@ -25,9 +25,11 @@ from memoryd.text import speaker_name
 GLOBAL_ID_CHARS = 16
 #: Other names of the two roles: LangChain's messages ("human", "ai"), Gemini's API ("model").
 ROLE_ALIASES = {"human": "user", "ai": "assistant", "model": "assistant"}
-#: Roles whose messages are no one's words: instructions (skipped as meta) and tool output.
+#: Roles whose messages are no one's words: instructions (skipped as meta), tool output and
+#: what a harness logs beside a conversation (left out).
 META_ROLES = frozenset({"system", "developer"})
-TOOL_ROLES = frozenset({"tool", "function", "ipython"})
+TOOL_ROLES = frozenset({"tool", "function", "ipython", "observation", "event", "log", "info",
+                        "debug", "warning", "error", "status", "data", "metadata", "context"})
 #: Where a message's time is: "timestamp", else the names chat exports give it.
 TIME_FIELDS = ("timestamp", "time", "date", "created_at", "create_time", "ts")
 #: Content blocks that hold text: chat messages' ("text"), OpenAI's Responses API's
