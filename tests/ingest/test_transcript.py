@@ -603,6 +603,11 @@ def test_a_chat_log_whose_roles_are_the_speakers_names_is_read_as_their_chat() -
         ("b", "user", "Melanie"), ("c", "user", None), ("c", "assistant", None)]
     assert parser.skipped == {"meta": 1, "ignored": 3}
     first, *_ = chunk_exchanges(turns)
+    # a file saved with a byte order mark (a Windows export): its first line is read too
+    marked = make_parser("generic")
+    assert [t.text for t in marked.feed('\ufeff{"role": "user", "content": "hi from Windows"}')
+            + marked.flush()] == ["hi from Windows"]
+    assert marked.skipped == {}
     # a session's number is its id, as a message's number is (they ran together before)
     numbered = run(make_parser("generic"), [
         {"role": "user", "content": "a", "session_id": 3},

@@ -143,7 +143,7 @@ class LineParser(SessionCounts, ABC):
 
     def feed(self, line: str) -> list[Turn]:
         out: list[Turn] = []
-        line = line.strip()
+        line = line.lstrip("\ufeff").strip()  # the byte order mark a Windows export begins with
         if not line:
             return out
         try:
