@@ -114,16 +114,17 @@ class GenericParser(LineParser):
         (a chat log between people: ``{"role": "Caroline", …}``) is that person's line, on
         the user's side for the first name of its session and the assistant's for the
         others, so that a chunk pairs the two sides of the chat as it does a user and an
-        agent."""
+        agent. Instructions are skipped as ``meta``; a tool's output and a harness's own log
+        lines as ``ignored``."""
         role = given.strip().lower()
         role = ROLE_ALIASES.get(role, role)
-        if role in ("user", "assistant", "summary") or role in META_ROLES:
+        if role in ("user", "assistant", "summary"):
             return role, None
-        if role in TOOL_ROLES or "tool" in role or "function" in role:
-            return "tool", None  # a tool's output ("tool_result", LangChain's "function")
+        if role in META_ROLES:
+            raise Skip("meta")
         named = speaker_name(given)
-        if named is None:
-            return role, None  # no name left in it: not a speaker's line
+        if role in TOOL_ROLES or "tool" in role or "function" in role or named is None:
+            raise Skip("ignored")  # a tool's output ("tool_result"), a harness's log, no name
         first = self._first_named.setdefault(self.session_id, named)
         return ("user" if named == first else "assistant"), named
 

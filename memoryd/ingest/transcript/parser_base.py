@@ -172,18 +172,13 @@ class LineParser(SessionCounts, ABC):
 
 
 def _written_time(text: str) -> datetime | None:
-    """A time written as text: ISO-8601, epoch seconds or milliseconds as digits, an e-mail's
-    date (RFC 2822), or a date with its month's name (``_WRITTEN_DATES``)."""
+    """A time written as a date: ISO-8601, an e-mail's date (RFC 2822), or a date with its
+    month's name (``_WRITTEN_DATES``)."""
     try:
         return datetime.fromisoformat(text)
     except ValueError:
         pass
-    if _EPOCH_TEXT.fullmatch(text):  # "1780308005", Slack's "1512085950.000216"
-        seconds = float(text)
-        return datetime.fromtimestamp(seconds / 1000 if seconds >= _EPOCH_MS_THRESHOLD
-                                      else seconds, UTC) if seconds <= _MAX_EPOCH_S * 1000 \
-            else None
-    if len(text) > 40 or not any(c.isalpha() for c in text) and "/" not in text:
+    if len(text) > 40 or (not any(c.isalpha() for c in text) and "/" not in text):
         return None  # none of those: the formats are not tried on every line of a log
     with contextlib.suppress(TypeError, ValueError, IndexError):
         return parsedate_to_datetime(text)
@@ -194,26 +189,28 @@ def _written_time(text: str) -> datetime | None:
 
 
 def parse_timestamp(value: object) -> float | None:
-    """Epoch seconds from a time written as text (ISO-8601 and the others of
-    :func:`_written_time`) or epoch seconds/milliseconds; None if unusable."""
+    """Epoch seconds from a time written as a date (:func:`_written_time`) or epoch seconds
+    or milliseconds, as a number or as its digits (``"1780308005"``, Slack's
+    ``"1512085950.000216"``); None if unusable."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, int | float):
-        try:
-            seconds = float(value)
-        except OverflowError:
+    if isinstance(value, str):
+        text = value.strip()
+        parsed = _written_time(text)
+        if parsed is not None:
+            seconds = (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp()
+            return seconds if 0 <= seconds <= _MAX_EPOCH_S else None
+        if not _EPOCH_TEXT.fullmatch(text):
             return None
-        if abs(seconds) >= _EPOCH_MS_THRESHOLD:
-            seconds /= 1000
-    elif isinstance(value, str):
-        parsed = _written_time(value.strip())
-        if parsed is None:
-            return None
-        if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=UTC)
-        seconds = parsed.timestamp()
-    else:
+        value = float(text)
+    if not isinstance(value, int | float):
         return None
+    try:
+        seconds = float(value)
+    except OverflowError:
+        return None
+    if abs(seconds) >= _EPOCH_MS_THRESHOLD:
+        seconds /= 1000
     if not math.isfinite(seconds) or not 0 <= seconds <= _MAX_EPOCH_S:
         return None
     return seconds
