@@ -17,9 +17,6 @@ import numpy as np
 
 from memoryd.text import normalise_text
 
-#: Lexicon rows (ascending, distinct) and their words' vectors (Searcher._alignment).
-Pool = tuple[np.ndarray, np.ndarray]
-
 
 @dataclass
 class Known:
@@ -38,15 +35,21 @@ class Known:
     unaligned: bool = False  # some of its words are not in the lexicon (yet)
 
 
-def pooled(pool: Pool, rows: np.ndarray) -> np.ndarray | None:
-    """The vectors of these lexicon rows (ascending) from ``pool``, when it holds each of
-    them: the same values as ``Lexicon.vectors`` gives (each an int8 code × its row's
-    scale)."""
-    held, vectors = pool
-    at = np.searchsorted(held, rows)
-    if len(rows) and (at[-1] >= len(held) or not np.array_equal(held[at], rows)):
-        return None
-    return vectors[at]
+def distinct_members(groups: Sequence[Sequence[Known]]) -> tuple[list[Known], list[list[int]]]:
+    """The distinct entries of these groups (a passage's chunks: a chunk is the neighbour of
+    another candidate, or a candidate itself), and each group as their indexes."""
+    distinct: list[Known] = []
+    at: dict[int, int] = {}  # id() of an entry → its index in distinct
+    members: list[list[int]] = []
+    for group in groups:
+        indexes = []
+        for entry in group:
+            if id(entry) not in at:
+                at[id(entry)] = len(distinct)
+                distinct.append(entry)
+            indexes.append(at[id(entry)])
+        members.append(indexes)
+    return distinct, members
 
 
 def says(entry: Known, text: str) -> bytes:

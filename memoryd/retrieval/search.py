@@ -47,7 +47,7 @@ from memoryd.retrieval.asked_details import asked_details, lacks
 from memoryd.retrieval.dates import Window, window, without_time
 from memoryd.retrieval.explain import explanations
 from memoryd.retrieval.filters import Filter, request_filter
-from memoryd.retrieval.known import Known, Pool, distinct_ranks, pooled, says
+from memoryd.retrieval.known import Known, distinct_members, distinct_ranks, says
 from memoryd.retrieval.passage import turns_around
 from memoryd.retrieval.ranking import FEATURES, NO_ALIGN, NO_VECTOR, Model, idf, load_model
 from memoryd.retrieval.records import Background, Hit, Score, SearchRequest, SearchResult
@@ -407,13 +407,20 @@ class Searcher:
         vector_ranks = distinct_ranks(sorted(vector_rank, key=vector_rank.__getitem__), said)
         best_bm25 = max((score for _, score in plan.keyword.values()), default=0.0) or 1.0
         weights = np.array(list(plan.weights.values()), dtype=np.float64)
-        alone: list[tuple[Known, ...]] = [(entry,) for entry in known]
-        holds = self._holds(plan, alone)
-        # a passage holds its own entry's words: their vectors are the passages' too
+        # a passage holds its own entry's words and its neighbours': each distinct chunk is
+        # read against the question once, and a passage takes the best of its chunks
         passages = self._passages(plan, candidates, known)
-        passage_holds = np.maximum(holds, self._holds(plan, [group[1:] for group in passages]))
-        passage_align, _, vectors = self._alignment(plan, passages, passage_holds, words)
-        alignment, worst, _ = self._alignment(plan, alone, holds, words, vectors)
+        chunks, members = distinct_members(passages)
+        chunk_holds = self._holds(plan, chunks)
+        chunk_best = self._alignment(plan, chunks, chunk_holds, words)
+        own = np.array([group[0] for group in members], dtype=np.int64)
+        flat = np.concatenate(members)
+        starts = np.cumsum([0] + [len(group) for group in members[:-1]])
+        holds = chunk_holds[own]
+        passage_holds = np.maximum.reduceat(chunk_holds[flat], starts, axis=0)
+        alignment, worst = self._weighed(plan, chunk_best[own])
+        passage_align, _ = self._weighed(plan, np.maximum.reduceat(chunk_best[flat], starts,
+                                                                   axis=0))
         pairs = np.array([mixes.get(rowid, (0.0, 0.0)) for rowid in candidates],
                          dtype=np.float64).reshape(-1, 2)
         cosine, part = pairs[:, 0], pairs[:, 1]
@@ -470,65 +477,59 @@ class Searcher:
             {r for pair in around.values() for r in pair
              if r is not None and r not in plan.chunks})))
 
-    def _holds(self, plan: SearchPlan, candidates: list[tuple[Known, ...]]) -> np.ndarray:
-        """Per candidate (an entry, or a passage of entries), per informative word of the
-        question (``plan.weights``' order): 1.0 where the candidate holds the word itself."""
+    def _holds(self, plan: SearchPlan, entries: list[Known]) -> np.ndarray:
+        """Per entry, per informative word of the question (``plan.weights``' order): 1.0 where
+        the entry holds the word itself."""
         asked = list(enumerate(plan.weights))
-        holds = np.zeros((len(candidates), len(asked)))
-        for number, group in enumerate(candidates):
-            for entry in group:
-                words = entry.words  # sorted: bisection, not a walk through every word
-                for column, token in asked:
-                    at = bisect_left(words, token)
-                    if at < len(words) and words[at] == token:
-                        holds[number, column] = 1.0
+        holds = np.zeros((len(entries), len(asked)))
+        for number, entry in enumerate(entries):
+            words = entry.words  # sorted: bisection, not a walk through every word
+            for column, token in asked:
+                at = bisect_left(words, token)
+                if at < len(words) and words[at] == token:
+                    holds[number, column] = 1.0
         return holds
 
-    def _alignment(self, plan: SearchPlan, candidates: list[tuple[Known, ...]],
-                   holds: np.ndarray, words: dict[str, np.ndarray], pool: Pool | None = None
-                   ) -> tuple[np.ndarray, np.ndarray, Pool | None]:
-        """Per candidate: each informative question word by its best cosine with a word of the
-        candidate, 1 for the word itself (``holds``: a soft ``coverage``, weighed the same
-        way). A question word's vector comes from the lexicon or ``words``; one with neither
-        (a number, a word of two letters) counts only where it occurs as such, and so does a
-        candidate's word the lexicon has not reached yet (a new entry's, for a second or
-        two). Also the candidates' words' vectors (their lexicon rows, ascending, and the
-        vectors): ``pool``, taken from where a later call's words are among them (the
-        passages' words hold every candidate's own) instead of the lexicon's int8 codes
-        again. (The cosines are not: a row's product with the question, in a matrix of
-        other rows, differs from run to run of other rows in its last bits.)"""
+    def _alignment(self, plan: SearchPlan, entries: list[Known], holds: np.ndarray,
+                   words: dict[str, np.ndarray]) -> np.ndarray:
+        """Per entry, per informative question word: its best cosine with a word of the entry,
+        1 for the word itself (``holds``). A question word's vector comes from the lexicon or
+        ``words``; one with neither (a number, a word of two letters) counts only where it
+        occurs as such, and so does an entry's word the lexicon has not reached yet (a new
+        entry's, for a second or two)."""
         lexicon = self.lexicon
-        asked = list(plan.weights.items())
-        if lexicon is None or not asked:
-            return np.zeros(len(candidates)), np.zeros(len(candidates)), None
-        parts, starts, nonempty, total = [], [], [], 0
-        for number, group in enumerate(candidates):
-            start = total
-            for entry in group:
+        asked = list(plan.weights)
+        best = np.zeros((len(entries), len(asked)))
+        if lexicon is not None and asked:
+            parts, starts, nonempty, total = [], [], [], 0
+            for number, entry in enumerate(entries):
                 rows = self._lexicon_rows(entry, lexicon)
                 if len(rows):
                     parts.append(rows)
+                    starts.append(total)
+                    nonempty.append(number)
                     total += len(rows)
-            if total > start:
-                starts.append(start)
-                nonempty.append(number)
-        best = np.zeros((len(candidates), len(asked)))
-        embedded = [c for c, (t, _) in enumerate(asked) if t in words or t in lexicon.rows]
-        found: Pool | None = None
-        if parts and embedded:
-            question = np.stack([words[asked[c][0]] if asked[c][0] in words
-                                 else lexicon.vectors([lexicon.rows[asked[c][0]]])[0]
-                                 for c in embedded])
-            unique, inverse = np.unique(np.concatenate(parts), return_inverse=True)
-            held = pooled(pool, unique) if pool is not None else None
-            found = (unique, held if held is not None else lexicon.vectors(unique))
-            similarity = found[1] @ question.T
-            best[np.ix_(nonempty, embedded)] = np.maximum.reduceat(similarity[inverse], starts,
-                                                                   axis=0)
+            embedded = [c for c, t in enumerate(asked) if t in words or t in lexicon.rows]
+            if parts and embedded:
+                question = np.stack([words[asked[c]] if asked[c] in words
+                                     else lexicon.vectors([lexicon.rows[asked[c]]])[0]
+                                     for c in embedded])
+                unique, inverse = np.unique(np.concatenate(parts), return_inverse=True)
+                similarity = lexicon.vectors(unique) @ question.T
+                best[np.ix_(nonempty, embedded)] = np.maximum.reduceat(
+                    similarity[inverse], starts, axis=0)
         best[holds > 0] = 1.0  # the word itself
-        weight = np.array([max(w, 0.0) for _, w in asked])
+        return best
+
+    def _weighed(self, plan: SearchPlan, best: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``align`` and ``worst`` of each candidate from its best cosine for each question word
+        (:meth:`_alignment`): the cosines weighed as ``coverage`` weighs the words, and the
+        least."""
+        if self.lexicon is None or not plan.weights:
+            return np.zeros(len(best)), np.zeros(len(best))
+        weight = np.array([max(w, 0.0) for w in plan.weights.values()])
         mean = best @ weight / weight.sum() if weight.sum() > 0 else best.mean(axis=1)
-        return mean, best.min(axis=1), found
+        return mean, best.min(axis=1)
 
     def _lexicon_rows(self, entry: Known, lexicon: Lexicon) -> np.ndarray:
         """The lexicon's rows of an entry's informative words, looked up once (again when the
