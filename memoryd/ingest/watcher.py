@@ -33,8 +33,18 @@ from memoryd.sources import (
     scan,
     watch_roots,
 )
+from memoryd.text import shown_path, utf8_name
 
 log = logging.getLogger(__name__)
+
+
+def reason(exc: BaseException) -> str:
+    """What went wrong, the messages of a group of exceptions too."""
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(reason(inner) for inner in exc.exceptions)
+    return str(exc) or type(exc).__name__
+
+
 #: How long the database thread parses and applies read files before it lets other work in.
 APPLY_SLICE_S = 0.005
 #: When the scan that catches up with the watcher's start runs.
@@ -84,6 +94,8 @@ class Watcher:
         #: held while files are processed: by the worker, or by import-history indexing files
         #: itself (:meth:`index_now`); one at a time, so a file is never read twice at once
         self.busy = asyncio.Lock()
+        #: files whose names are not UTF-8, told of in the log once each
+        self.refused_names: set[str] = set()
 
     async def off_loop(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self.thread, fn, *args)
@@ -139,11 +151,7 @@ class Watcher:
                 for path in batch:
                     del self.pending[path]
                 added = self._entries_added()
-                try:
-                    async with self.busy:
-                        await self.process(batch)
-                except Exception:
-                    log.exception("Ingesting a batch failed; continuing.")
+                await self._ingest(batch)
                 self.initial.processed(len(batch), self._entries_added() - added)
                 self.indexing[0] = min(self.indexing[0] + len(batch), self.indexing[1])
                 self.on_indexed()
@@ -167,6 +175,26 @@ class Watcher:
             if not self.pending:
                 self._initial_done()
         return gained
+
+    async def _ingest(self, batch: list[str]) -> None:
+        """Index a batch of files; when it fails, each file alone, so that one file's failure
+        is not the others' (they were left unindexed until they changed again). A file that
+        fails alone is its source's problem (`memory status --sources`, doctor). Indexing a
+        file again is harmless: unchanged entries stay, a transcript goes on from its offset."""
+        try:
+            async with self.busy:
+                await self.process(batch)
+        except Exception as exc:
+            if len(batch) > 1:
+                for path in batch:
+                    await self._ingest([path])
+                return
+            path = batch[0]
+            log.exception("Indexing %s failed; it is read again when it changes.",
+                          shown_path(path))
+            matched = self.match(path)
+            if matched is not None:
+                self.stats[matched[0].name].error(shown_path(path), f"not indexed: {exc}")
 
     def _entries_added(self) -> int:
         return sum(stats.entries_added for stats in self.stats.values())
@@ -235,7 +263,10 @@ class Watcher:
         existing: list[str] = []
         gone: list[str] = []
         for path in paths:
-            (existing if os.path.isfile(path) else gone).append(path)
+            if not utf8_name(path):
+                self._refuse_name(path)
+            else:
+                (existing if os.path.isfile(path) else gone).append(path)
         memory_results: list[MemoryFileRead] = []
         for path in existing:  # before the gone ones, so that a rename is seen as one
             matched = self.match(path)
@@ -272,6 +303,20 @@ class Watcher:
             changes = await self.db(self.indexer.remove_file, path)
             if changes.removed:
                 log.info("%s is gone: removed %d entries.", path, changes.removed)
+
+    def _refuse_name(self, path: str) -> None:
+        """A file whose name is not UTF-8 (an old archive's, another system's encoding): the
+        index, the replies and the memory tools hold names as text, so it is not indexed, and
+        its source says so (once in the log)."""
+        matched = self.match(path)
+        if matched is None:
+            return
+        stats = self.stats[matched[0].name]
+        message = "not indexed: the file's name is not valid UTF-8 (rename the file)"
+        if path not in self.refused_names:
+            self.refused_names.add(path)
+            log.warning("%s: %s", shown_path(path), message)
+        stats.error(shown_path(path), message)
 
     def _count_file(self, source: str | None, path: str) -> None:
         """A file of ``source`` is there (None: it is gone): its source's file count."""
@@ -357,8 +402,10 @@ class Watcher:
                         await self.on_changes({path for _, path in changes})
                 else:
                     await stop.wait()
-            except (OSError, RuntimeError) as exc:
-                log.warning("Watcher stopped (%s); restarting.", exc)
+            except Exception as exc:  # whatever it is, it must not stop the watching for good
+                # watchfiles fails on any event for a name that is not UTF-8 (in a group of
+                # exceptions, from its task group); the rescan on restart catches up
+                log.warning("Watcher stopped (%s); restarting.", reason(exc))
                 await asyncio.sleep(1)
             finally:
                 stop.set()

@@ -257,5 +257,10 @@ class Dispatcher:
             frame = wire.pack(message)
         except FrameTooLargeError as exc:
             frame = wire.pack({"id": request_id, "error": exc.to_wire()})
+        except Exception as exc:  # a reply msgpack cannot hold: the caller is told, not cut off
+            log.exception("A reply could not be encoded.")
+            reason = f"the reply could not be encoded ({type(exc).__name__}: {exc})"
+            frame = wire.pack({"id": request_id, "error": InternalError(
+                reason.encode("utf-8", "backslashreplace").decode("utf-8")).to_wire()})
         writer.write(frame)
         await writer.drain()

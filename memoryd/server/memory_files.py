@@ -29,6 +29,7 @@ from memoryd.store.database import Store
 from memoryd.store.durable import DISK_ERRORS, REFUSED_WRITE_ERRNOS, replace_file
 from memoryd.store.file_versions import record_version
 from memoryd.store.thread import DatabaseThread
+from memoryd.text import utf8_name
 
 log = logging.getLogger(__name__)
 
@@ -78,13 +79,16 @@ class MemoryFiles:
                 dirs[:] = sorted(d for d in dirs if not d.startswith(".git"))
                 for name in sorted(names):
                     path = Path(top) / name
-                    if not path.resolve().is_relative_to(real_root) or not path.is_file():
+                    # a name that is not UTF-8 cannot be sent, nor named to read it (the
+                    # index's status names the file: not indexed, rename it)
+                    if not utf8_name(str(path)) or not path.resolve().is_relative_to(
+                            real_root) or not path.is_file():
                         continue
                     stat = path.stat()
                     files.append({"path": str(path.relative_to(root)), "bytes": stat.st_size,
                                   "modified": stat.st_mtime})
-                    if len(files) >= MAX_LIST:
-                        break
+                    if len(files) == MAX_LIST:
+                        return {"root": str(root), "files": files}
         return {"root": str(root), "files": files}
 
     def read(self, agent: str, relative: str) -> dict[str, Any]:

@@ -737,3 +737,32 @@ def test_indexing_progress_ends_when_a_folder_arrives_with_its_file(home: Path, 
     shutil.rmtree(archive)  # and back: the folder and its file go together
     eventually(lambda: _entries(client, "designer", 4))
     eventually(idle, timeout_s=10)
+
+
+def test_a_file_named_in_another_encoding_is_named_and_costs_no_other_file(
+        memoryd_home: Path, embedder) -> None:
+    """A notebook whose name is not UTF-8 (Latin-1 bytes, from an old archive): memoryd cannot
+    hold its name as text, so it says so and indexes the files around it. At start it failed
+    the whole batch it was in (the files beside it were never indexed, status said all was
+    well); written while memoryd ran, it stopped the watching for good, without a word."""
+    from tests.client.test_doctor import by_name, doctor
+
+    memory = memoryd_home / "user/.mastersof-ai/agents/designer/memory"
+    memory.mkdir(parents=True)
+    (memory / "kiln.md").write_text("- The kiln fires stoneware at 1240 degrees.\n")
+    Path(os.fsdecode(os.fsencode(memory) + b"/caf\xe9.md")).write_text("- Latin-1 notes.\n")
+    running = start_daemon(embedder)
+    try:
+        with Client(running.config.socket_path, timeout_s=30) as client:
+            eventually(lambda: _one(client, "kiln fires stoneware"))
+            Path(os.fsdecode(os.fsencode(memory) + b"/r\xe9sum\xe9.md")).write_text("- more\n")
+            time.sleep(0.5)  # its event, then another file's
+            (memory / "glaze.md").write_text("- The celadon glaze needs a reduction firing.\n")
+            eventually(lambda: _one(client, "celadon glaze reduction firing"))
+            skipped = by_name(doctor()[1])["skipped"]
+            assert skipped["status"] == "warning"
+            assert "designer/memory/r\\xe9sum\\xe9.md: not indexed: the file's name is not " \
+                   "valid UTF-8 (rename the file)" in skipped["detail"]
+    finally:
+        running.stop()
+    assert not running.errors, running.errors

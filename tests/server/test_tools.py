@@ -33,6 +33,18 @@ def test_write_replace_insert_read_list(client: Client, memoryd_home) -> None:
     assert events[1]["before"]["text"] == "# Coder\n- uses ruff\n"  # nothing lost
 
 
+def test_a_file_named_in_another_encoding_does_not_break_the_listing(client: Client,
+                                                                      memoryd_home) -> None:
+    """A file whose name is not UTF-8 cannot be named to the tools nor sent: the listing
+    leaves it out and lists the others (the daemon failed to send the reply, and the agent
+    saw the connection close)."""
+    client.file("write", "coder", "CONTEXT.md", text="# Coder\n- uses ruff\n")
+    root = os.fsencode(memoryd_home / "agents" / "coder")
+    with open(root + b"/caf\xe9.md", "w") as latin1:
+        latin1.write("- Latin-1 notes\n")
+    assert [f["path"] for f in client.file("list", "coder")["files"]] == ["CONTEXT.md"]
+
+
 @pytest.mark.parametrize("path", ["../other/x.md", "/etc/passwd", "a/../../x.md", "escape/x.md"])
 def test_paths_leaving_the_directory_are_refused(client: Client, memoryd_home, path: str) -> None:
     root = memoryd_home / "agents" / "coder"
