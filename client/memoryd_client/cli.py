@@ -323,6 +323,15 @@ def _execute(args: Args) -> int:
         return _fail(args.json, "usage", exc.message, USAGE)
     except MemorydError as exc:
         return _fail(args.json, exc.code, exc.message, _exit_code(command, exc))
+    except UnicodeEncodeError as exc:  # an argument in another encoding than UTF-8
+        text = exc.object if isinstance(exc.object, str) else str(exc.object)
+        try:  # the bytes as given
+            raw = text.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            raw = text.encode("utf-8", "backslashreplace")
+        shown = raw.decode("utf-8", "backslashreplace")
+        return _fail(args.json, "usage", f"not UTF-8 text: '{shown}' (memoryd takes text as "
+                     "UTF-8: is the terminal's encoding UTF-8?)", USAGE)
     except OSError as exc:  # a file of export/import
         if isinstance(exc, BrokenPipeError):
             return OK

@@ -77,6 +77,21 @@ def test_usage_errors_exit_2(daemon) -> None:
     assert run_cli("history").returncode == 2
 
 
+def test_text_in_another_encoding_is_a_usage_error_not_a_crash(daemon) -> None:
+    """Bytes that are not UTF-8 on the command line (a terminal set to Latin-1): a usage error
+    that shows them and asks about the terminal. It was a traceback and exit 1, which a script
+    reads as "no match"."""
+    latin1 = os.fsdecode(b"caf\xe9 au lait")
+    for args in (("store", "barista", "drinks", latin1), ("search", "barista", "-", latin1),
+                 ("search", "barista", "--project", latin1, "-", "coffee")):
+        result = run_cli(*args)
+        assert result.returncode == 2, result.stderr
+        assert "not UTF-8 text: '" in result.stderr
+        assert "caf\\xe9 au lait' (memoryd takes text as UTF-8" in result.stderr
+        assert "Traceback" not in result.stderr
+    assert run_cli("search", "barista", "-", "coffee").returncode == 1  # nothing was stored
+
+
 def test_help_lists_every_command() -> None:
     out = run_cli("--help").stdout
     for command in ("status", "store", "search", "get", "forget", "supersede", "history"):
