@@ -154,7 +154,20 @@ def import_file(args: Args, client: Client) -> dict[str, Any]:
     """`memory import FILE`: every line through the write path, in batches; the reply counts
     what was stored, was already there, was skipped, and names the refused lines."""
     importer = _Importer(client, args.file)
-    with _opened(None if args.file == "-" else args.file, "r", sys.stdin) as source:
+    # bytes that are not UTF-8 are kept as such (surrogates), so that their line is refused
+    # alone instead of the import stopping there
+    import contextlib
+
+    if args.file == "-":
+        import io
+
+        stdin: TextIO = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8",
+                                         errors="surrogateescape") \
+            if hasattr(sys.stdin, "buffer") else sys.stdin
+        opened: ContextManager[TextIO] = contextlib.nullcontext(stdin)
+    else:
+        opened = open(args.file, encoding="utf-8", errors="surrogateescape")
+    with opened as source:
         for number, line in enumerate(source, 1):
             importer.add(number, line)
         importer.flush()
@@ -254,11 +267,20 @@ def _entry_of(line: str) -> tuple[dict[str, Any], str | None]:
     import json
 
     try:
+        line.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        byte = ord(line[exc.start]) - 0xDC00  # as surrogateescape kept it
+        return {}, f"not UTF-8 text (byte {byte:#04x} at character {exc.start + 1})"
+    try:
         entry = json.loads(line)
     except ValueError as exc:
         return {}, f"not JSON ({exc})"
     if not isinstance(entry, dict) or not entry.get("agent") or not entry.get("text"):
         return {}, "not an object with agent and text"
+    try:  # a lone surrogate written as an escape ("\udcff") is no text either
+        json.dumps(entry, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return {}, "holds a lone surrogate (an escape such as \\udcff), which is not text"
     return entry, None
 
 

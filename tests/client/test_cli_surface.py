@@ -277,6 +277,28 @@ def test_export_then_import_into_a_fresh_home_reproduces_the_entries(
         second.stop()
 
 
+def test_an_import_refuses_a_line_that_is_not_utf8_and_goes_on(daemon, memoryd_home) -> None:
+    """A line in another encoding, or with a lone surrogate escaped in its JSON: that line is
+    refused and named, and the lines after it are imported, from a file and from stdin. The
+    first stopped the import with a traceback, the second failed its whole batch."""
+    lines = [b'{"agent": "grocer", "text": "Quinces ripen in October."}',
+             b'{"agent": "grocer", "text": "Caf\xe9 beans come on Tuesdays."}',
+             b'{"agent": "grocer", "text": "lone \\udcff escape"}',
+             b'{"agent": "grocer", "text": "Limes keep for a month in the cold room."}']
+    export = memoryd_home / "latin1.jsonl"
+    export.write_bytes(b"\n".join(lines) + b"\n")
+    result = run_cli("import", str(export))
+    assert result.returncode == 1, result.stderr
+    assert "stored 2" in result.stdout and "refused 2" in result.stdout
+    assert "line 2: refused: not UTF-8 text (byte 0xe9 at character 33)" in result.stderr
+    assert "line 3: refused: holds a lone surrogate" in result.stderr
+    piped = subprocess.run([sys.executable, "-m", "memoryd_client", "import", "-", "--json"],
+                           input=export.read_bytes(), capture_output=True, check=False)
+    assert piped.returncode == 1, piped.stderr
+    report = json.loads(piped.stdout)
+    assert report["counts"]["duplicate"] == 2 and [r["line"] for r in report["refused"]] == [2, 3]
+
+
 def test_the_fast_parser_reads_every_plain_command_as_argparse_does() -> None:
     """A command whose arguments are all plain (`memory store`, `search`, `get` …) skips
     argparse. Both parsers are made from the table of commands, so they know the same options;
