@@ -53,6 +53,7 @@ class WatchConfig:
     project_roots: tuple[str, ...]
     debounce_ms: int
     rescan_interval_s: float
+    full_scan_interval_s: float
     max_file_bytes: int
     max_line_bytes: int
 
@@ -227,7 +228,8 @@ def _env_layer(defaults: dict[str, Any]) -> dict[str, Any]:
 RANGES: dict[str, tuple[float, float]] = {
     "embed.threads": (1, 64), "embed.batch_size": (1, 1024), "embed.batch_tokens": (64, 65536),
     "embed.max_tokens": (16, 512), "watch.debounce_ms": (1, 60_000),
-    "watch.rescan_interval_s": (0.05, 3600), "watch.max_file_bytes": (1024, 1 << 31),
+    "watch.rescan_interval_s": (0.05, 3600),
+    "watch.full_scan_interval_s": (1, 86_400), "watch.max_file_bytes": (1024, 1 << 31),
     "watch.max_line_bytes": (1024, 1 << 31), "extract.timeout_s": (1, 3600),
     "extract.daily_calls": (0, 100_000), "remember.near_duplicate_cosine": (0.5, 1.0),
     "remember.manual_confidence": (0.0, 1.0), "search.limit": (1, 1000),

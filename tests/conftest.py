@@ -179,10 +179,11 @@ def run_memoryd(*args: str, timeout: float = 120) -> subprocess.CompletedProcess
 
 
 def spawn_daemon(home: Path, nofile: tuple[int, int] | None = None,
-                 env: dict[str, str] | None = None, model: bool = True) -> subprocess.Popen[str]:
-    """`memoryd serve` as a process (optionally under an open-file limit), once it answers
-    with its vector index ready; without ``model``, keyword-only (no model where it looks),
-    once it answers."""
+                 env: dict[str, str] | None = None, model: bool = True,
+                 wrapper: list[str] | None = None) -> subprocess.Popen[str]:
+    """`memoryd serve` as a process (optionally under an open-file limit, or started by the
+    command ``wrapper``, which runs its arguments), once it answers with its vector index
+    ready; without ``model``, keyword-only (no model where it looks), once it answers."""
     if not model:
         env = {**(env or {}), "MEMORYD_EMBED_MODEL": str(home / "no-model")}
 
@@ -192,7 +193,7 @@ def spawn_daemon(home: Path, nofile: tuple[int, int] | None = None,
 
     log = home / "daemon.log"
     with log.open("a") as stderr:
-        proc = subprocess.Popen([sys.executable, "-m", "memoryd", "serve"],
+        proc = subprocess.Popen([*(wrapper or []), sys.executable, "-m", "memoryd", "serve"],
                                 stdout=subprocess.DEVNULL, stderr=stderr, text=True,
                                 env={**os.environ, **(env or {})}, preexec_fn=limit)
 

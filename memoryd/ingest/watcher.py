@@ -17,6 +17,7 @@ import os
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -52,6 +53,17 @@ CATCH_UP_S = 1.0
 T = TypeVar("T")
 
 BATCH_PATHS = 64
+#: A file changed this long before a rescan, and not reported, was missed by the watcher.
+UNSEEN_AFTER_S = 5.0
+
+
+@dataclass(frozen=True)
+class Unseen:
+    """Files a rescan found changed that the watcher had not reported: when, how many, one."""
+
+    at: float
+    count: int
+    example: str
 
 
 class Watcher:
@@ -96,6 +108,10 @@ class Watcher:
         self.busy = asyncio.Lock()
         #: files whose names are not UTF-8, told of in the log once each
         self.refused_names: set[str] = set()
+        #: files whose indexing failed (a rescan queues them again: not the watcher's miss)
+        self.failed: set[str] = set()
+        #: the last rescan that found files changed without the watcher reporting them
+        self.unseen: Unseen | None = None
 
     async def off_loop(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self.thread, fn, *args)
@@ -192,6 +208,7 @@ class Watcher:
             path = batch[0]
             log.exception("Indexing %s failed; it is read again when it changes.",
                           shown_path(path))
+            self.failed.add(path)
             matched = self.match(path)
             if matched is not None:
                 self.stats[matched[0].name].error(shown_path(path), f"not indexed: {exc}")
@@ -341,15 +358,20 @@ class Watcher:
 
     # -- scanning and watching --------------------------------------------------------
 
-    async def full_scan(self) -> int:
+    async def full_scan(self, unseen_before: float | None = None) -> tuple[int, list[str]]:
         """Queue every matching file that is new or changed, and every indexed file that is
-        gone. Returns how many were queued."""
+        gone. Returns how many were queued, and, with ``unseen_before`` (a rescan while the
+        watcher runs), those last changed before then, which the watcher should have
+        reported: a file changed since is left to it."""
         self.scanning = True
         try:
             known = await self.db(self.indexer.known_paths)
             found = await self.off_loop(self._scan_files)
             queued = [path for path, facts in found.items()
-                      if known.get(path) != facts and path not in self.pending]
+                      if known.get(path) != facts and path not in self.pending
+                      and (unseen_before is None or facts[1] < unseen_before)]
+            unseen = [path for path in queued if unseen_before is not None
+                      and utf8_name(path) and path not in self.failed]
             queued += [path for path in known if path not in found and path not in self.pending]
             files: dict[str, set[str]] = {name: set() for name in self.stats}
             for path in found:
@@ -363,7 +385,7 @@ class Watcher:
             if self.initial.finished is None:
                 self.initial.watched = len(found)
             self.enqueue(queued)
-            return len(queued)
+            return len(queued), unseen
         finally:
             self.scanning = False
 
@@ -386,13 +408,14 @@ class Watcher:
             self.roots = watch_roots(self.sources, self.home)
             identity = self._identity(self.roots)
             self.initial.begin()
-            queued = await self.full_scan()
+            queued, _ = await self.full_scan()
             log.info("Watching %d roots; %d files queued for indexing.", len(self.roots), queued)
             self.initial_scanned = True
             self._initial_done()
             stop = self.watch_stop = asyncio.Event()
             checker = asyncio.create_task(self._check_roots(stop, identity))
             catch_up = asyncio.create_task(self._catch_up(stop))
+            rescans = asyncio.create_task(self._rescan_now_and_then(stop))
             try:
                 if self.roots:
                     async for changes in watchfiles.awatch(
@@ -411,6 +434,7 @@ class Watcher:
                 stop.set()
                 checker.cancel()
                 catch_up.cancel()
+                rescans.cancel()
 
     async def _catch_up(self, stop: asyncio.Event) -> None:
         """Scan once more when the watcher is surely running: a file written between the
@@ -419,9 +443,36 @@ class Watcher:
         try:
             await asyncio.wait_for(stop.wait(), timeout=CATCH_UP_S)
         except TimeoutError:
-            queued = await self.full_scan()
+            queued, _ = await self.full_scan()
             if queued:
                 log.info("Caught up with %d files written while the watcher started.", queued)
+
+    async def _rescan_now_and_then(self, stop: asyncio.Event) -> None:
+        """Scan every ``watch.full_scan_interval_s`` for what the watcher did not report, while
+        nothing is queued (a file waiting in the queue is reported). The OS gives the watcher a
+        limited number of directories (Linux: fs.inotify.max_user_watches, shared with every
+        other program of the user); past it the directories left over are not watched, and
+        watchfiles says nothing. Their files changed, unseen until a restart."""
+        interval = self.config.watch.full_scan_interval_s
+        while True:
+            try:
+                await asyncio.wait_for(stop.wait(), timeout=interval)
+                return
+            except TimeoutError:
+                pass
+            if self.pending or self.busy.locked() or self.scanning:
+                continue
+            _, unseen = await self.full_scan(unseen_before=time.time() - UNSEEN_AFTER_S)
+            if unseen:
+                self.unseen = Unseen(time.time(), len(unseen), unseen[0])
+                log.warning(
+                    "The rescan found %d files changed that the watcher had not reported "
+                    "(%s%s); they are indexed now. The system's limit on watched directories "
+                    "may be reached (Linux: fs.inotify.max_user_watches); until it is raised, "
+                    "changes there wait for the next rescan (every %g s).", len(unseen),
+                    shown_path(unseen[0]), " and others" if len(unseen) > 1 else "", interval)
+                stop.set()  # a new watcher asks again for every directory (the limit may be
+                return      # raised, or other programs have given some back)
 
     @staticmethod
     def _identity(roots: list[Path]) -> list[tuple[str, int, int]]:

@@ -43,6 +43,8 @@ DISK_PROBLEM_BYTES = 100 << 20
 STUCK_S = 300.0
 #: Files with a problem named by the "skipped" check (the others are counted).
 SHOWN_FILES = 3
+#: How long the "sources" check tells of files the watcher did not report.
+UNSEEN_SHOWN_S = 24 * 3600
 #: Malformed lines of a transcript (skipped; the rest of the file is indexed) are a warning
 #: until the file has not changed for this long, then a note: nothing needs doing about them,
 #: and a warning that never cleared (even across restarts) hid the ones that matter.
@@ -184,9 +186,22 @@ class Health:
                 dict.fromkeys(what for what, _ in missing)),
                 f"create it, or stop watching it: memory sources remove {names}")
         ones = "one" if absent == 1 else "ones"
-        return check("sources", OK, f"{present} watched sources present"
-                     + (f"; {absent} built-in {ones} absent (their agents are not installed here)"
-                        if absent else ""))
+        detail = f"{present} watched sources present" + (
+            f"; {absent} built-in {ones} absent (their agents are not installed here)"
+            if absent else "")
+        unseen = watcher.unseen
+        if unseen is not None and time.time() - unseen.at < UNSEEN_SHOWN_S:
+            every = watcher.config.watch.full_scan_interval_s
+            at = time.strftime("%H:%M", time.localtime(unseen.at))
+            return check(
+                "sources", WARNING, f"{detail}; the rescan at {at} found "
+                f"{unseen.count} file{'' if unseen.count == 1 else 's'} changed that the "
+                f"watcher had not reported ({unseen.example}): indexed then, not as they "
+                "changed", "raise the system's limit on watched directories (Linux: `sudo "
+                "sysctl fs.inotify.max_user_watches=524288`, and the same line in "
+                "/etc/sysctl.d/ to keep it): memoryd watches them again after its next rescan; "
+                f"until then such changes wait for the rescan every {every:g} s")
+        return check("sources", OK, detail)
 
     async def file_problems(self) -> FileProblems:
         """The files with a problem now, from the index (their row's error: skipped, or read

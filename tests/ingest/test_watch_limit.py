@@ -1,0 +1,61 @@
+"""Past the system's limit on watched directories (Linux: fs.inotify.max_user_watches, shared
+by every program of the user), the watcher leaves the other directories unwatched without a
+word: their files changed and memoryd never saw it until a restart. A rescan every
+``watch.full_scan_interval_s`` finds them, and `memory doctor` says what to raise.
+
+The limit is made small for the daemon alone: in a user namespace of its own, whose
+``/proc/sys/user/max_inotify_watches`` its root may set (Linux 5.11 and later)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from memoryd_client import Client
+
+from memoryd.ingest.watcher import CATCH_UP_S
+from tests.client.test_doctor import by_name, doctor
+from tests.conftest import spawn_daemon, stop_process
+from tests.ingest.test_ingest import eventually, search
+
+WATCHES = 8
+LIMITED = ["unshare", "--user", "--map-root-user", "sh", "-c",
+           f'echo {WATCHES} > /proc/sys/user/max_inotify_watches && exec "$@"', "limited"]
+
+
+def _can_limit() -> bool:
+    if shutil.which("unshare") is None:
+        return False
+    probe = subprocess.run([*LIMITED, "true"], capture_output=True, check=False)
+    return probe.returncode == 0
+
+
+@pytest.mark.skipif(not _can_limit(), reason="no user namespace with its own inotify limit")
+def test_files_in_directories_past_the_watch_limit_are_indexed_and_the_limit_named(
+        memoryd_home: Path) -> None:
+    (memoryd_home / "config.toml").write_text("[watch]\nfull_scan_interval_s = 2\n")
+    memory = memoryd_home / "user/.mastersof-ai/agents/gardener/memory"
+    topics = [memory / f"topic{number:02d}" for number in range(3 * WATCHES)]
+    for topic in topics:
+        topic.mkdir(parents=True)
+    proc = spawn_daemon(memoryd_home, wrapper=LIMITED)
+    try:
+        with Client(memoryd_home / "memoryd.sock", timeout_s=30) as client:
+            time.sleep(CATCH_UP_S + 0.5)  # written while it watches, not while it starts
+            for number, topic in enumerate(topics):
+                (topic / "notes.md").write_text(f"- Bed {number} grows parsnips.\n")
+
+            def all_indexed() -> None:
+                hits = search(client, "which bed grows parsnips", agent="gardener", limit=50)
+                assert len(hits) == len(topics), len(hits)
+
+            eventually(all_indexed, timeout_s=30)  # most were never indexed
+            sources = by_name(doctor()[1])["sources"]
+            assert sources["status"] == "warning", sources
+            assert "changed that the watcher had not reported" in sources["detail"]
+            assert "fs.inotify.max_user_watches" in sources["fix"]
+    finally:
+        stop_process(proc)
