@@ -362,14 +362,16 @@ class Watcher:
         """Queue every matching file that is new or changed, and every indexed file that is
         gone. Returns how many were queued, and, with ``unseen_before`` (a rescan while the
         watcher runs), those last changed before then, which the watcher should have
-        reported: a file changed since is left to it."""
+        reported: a file changed since is left to it (one dated in the future, by another
+        machine's clock, is not)."""
         self.scanning = True
         try:
             known = await self.db(self.indexer.known_paths)
             found = await self.off_loop(self._scan_files)
+            now = time.time()
             queued = [path for path, facts in found.items()
                       if known.get(path) != facts and path not in self.pending
-                      and (unseen_before is None or facts[1] < unseen_before)]
+                      and (unseen_before is None or not unseen_before <= facts[1] <= now + 1)]
             unseen = [path for path in queued if unseen_before is not None
                       and utf8_name(path) and path not in self.failed]
             queued += [path for path in known if path not in found and path not in self.pending]

@@ -8,6 +8,7 @@ The limit is made small for the daemon alone: in a user namespace of its own, wh
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import time
@@ -47,6 +48,8 @@ def test_files_in_directories_past_the_watch_limit_are_indexed_and_the_limit_nam
             time.sleep(CATCH_UP_S + 0.5)  # written while it watches, not while it starts
             for number, topic in enumerate(topics):
                 (topic / "notes.md").write_text(f"- Bed {number} grows parsnips.\n")
+            future = time.time() + 3600  # another machine's clock: still found
+            os.utime(topics[-1] / "notes.md", (future, future))
 
             def all_indexed() -> None:
                 hits = search(client, "which bed grows parsnips", agent="gardener", limit=50)
