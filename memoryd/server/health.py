@@ -197,10 +197,11 @@ class Health:
                 "sources", WARNING, f"{detail}; the rescan at {at} found "
                 f"{unseen.count} file{'' if unseen.count == 1 else 's'} changed that the "
                 f"watcher had not reported ({unseen.example}): indexed then, not as they "
-                "changed", "raise the system's limit on watched directories (Linux: `sudo "
-                "sysctl fs.inotify.max_user_watches=524288`, and the same line in "
-                "/etc/sysctl.d/ to keep it): memoryd watches them again after its next rescan; "
-                f"until then such changes wait for the rescan every {every:g} s")
+                "changed", "most often the system's limit on watched directories is reached: "
+                "raise it (Linux: `sudo sysctl fs.inotify.max_user_watches=524288`, and the "
+                "same line in /etc/sysctl.d/ to keep it), and memoryd watches them again after "
+                "its next rescan; a network file system tells no watcher of changes made on "
+                f"other machines. Until then such changes wait for the rescan every {every:g} s")
         return check("sources", OK, detail)
 
     async def file_problems(self) -> FileProblems:
