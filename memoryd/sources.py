@@ -389,6 +389,10 @@ def _check_source(source: Source) -> None:
                           "letters, digits, '.', '_' or '-', starting with a letter or digit)")
 
 
+#: Where a source's fixed part may not end: the file system's root, and the kernel's own.
+UNWATCHABLE = ("/", "/proc", "/sys", "/dev")
+
+
 def _check_path(label: str, path: str) -> None:
     if not isinstance(path, str) or not path:
         raise ConfigError(f"{label}: 'path' must be a non-empty string")
@@ -403,6 +407,15 @@ def _check_path(label: str, path: str) -> None:
             raise ConfigError(f"{label}: 'path' {path!r} has an empty, '.' or '..' segment")
         if "**" in segment and segment != "**":
             raise ConfigError(f"{label}: 'path' {path!r}: ** must be a whole segment")
+    if path.startswith("/"):
+        segments = path.split("/")[1:]
+        fixed = next((i for i, part in enumerate(segments[:-1]) if _has_wildcard(part)),
+                     len(segments) - 1)
+        top = "/" + "/".join(segments[:min(fixed, 1)])
+        if top in UNWATCHABLE:  # its directories are watched and walked: all of them
+            raise ConfigError(f"{label}: 'path' {path!r} would have memoryd watch and walk "
+                              f"{'the whole file system' if top == '/' else top}: start it "
+                              "with the directory the files are in")
 
 
 # -- walking -------------------------------------------------------------------------------------

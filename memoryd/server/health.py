@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shlex
 import shutil
 import sys
 import time
@@ -181,10 +182,11 @@ class Health:
         missing = list(dict.fromkeys(missing))  # a project's files share one root
         present = len(watcher.sources) - absent - len(missing)
         if missing:
-            names = " ".join(dict.fromkeys(name for _, name in missing))
+            removes = "; ".join(f"memory sources remove {shlex.quote(name)}"
+                                for name in dict.fromkeys(name for _, name in missing))
             return check("sources", PROBLEM, "does not exist: " + "; ".join(
                 dict.fromkeys(what for what, _ in missing)),
-                f"create it, or stop watching it: memory sources remove {names}")
+                f"create it, or stop watching it: {removes}")
         ones = "one" if absent == 1 else "ones"
         detail = f"{present} watched sources present" + (
             f"; {absent} built-in {ones} absent (their agents are not installed here)"

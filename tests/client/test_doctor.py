@@ -77,6 +77,26 @@ def test_a_source_that_does_not_exist_is_a_problem_with_its_fix(daemon, memoryd_
     assert doctor()[0] == 0
 
 
+def test_each_missing_source_gets_a_command_that_removes_it(daemon, memoryd_home) -> None:
+    """Two sources whose directories do not exist, one named with a space: the fix is one
+    command each, that runs as written (it was `memory sources remove notes old notes`, which
+    the command refuses: it takes one name). A source rooted at / is refused outright."""
+    for name, path in (("notes", "~/notes/*.md"), ("old notes", "~/old/*.md")):
+        added = run_cli("sources", "add", name, path, "--kind", "memory", "--agent", "writer")
+        assert added.returncode == 0, added.stderr
+    fix = by_name(doctor()[1])["sources"]["fix"]
+    assert fix.endswith("memory sources remove notes; memory sources remove 'old notes'")
+    for command in fix.split(": ", 1)[1].split("; "):
+        done = subprocess.run(command, shell=True, capture_output=True, text=True, check=False,
+                              env={**os.environ, "PATH": os.path.dirname(sys.executable)
+                                   + os.pathsep + os.environ.get("PATH", "")})
+        assert done.returncode == 0, done.stderr
+    assert doctor()[0] == 0
+    everything = run_cli("sources", "add", "all", "/**/*.md", "--kind", "memory",
+                         "--agent", "writer")
+    assert everything.returncode == 2 and "the whole file system" in everything.stderr
+
+
 def test_every_skipped_file_is_named_and_still_after_a_restart(memoryd_home, embedder) -> None:
     """Two files of one memory directory memoryd cannot index: doctor names both (it named a
     source's last problem only), a restart does not forget them (unchanged files are not read

@@ -363,6 +363,10 @@ def test_validate_source_ok() -> None:
     ({"path": "~/a**/b.md"}, "whole segment"),
     ({"path": "~/{name}/b.md"}, "only placeholder"),
     ({"path": "~/{agent}/{agent}.md", "agent": None}, "more than once"),
+    # its directories would all be watched and walked, every few minutes: the whole machine
+    ({"path": "/**/*.md"}, "watch and walk the whole file system"),
+    ({"path": "/*/notes/*.md"}, "watch and walk the whole file system"),
+    ({"path": "/proc/**/status"}, "watch and walk /proc"),
 ])
 def test_validate_source_errors(changes: dict[str, object], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
