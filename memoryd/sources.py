@@ -70,8 +70,8 @@ Walking
 can still match, never into ``.git`` and never through a symlinked directory below a source's
 root (so symlink loops end); symlinked files are yielded under their link path. Missing roots are
 skipped and unreadable directories are logged at debug level and skipped. :func:`watch_roots`
-gives the existing roots for a recursive watcher; the daemon calls it again from time to time, so
-a root created (or deleted and re-created) later is picked up.
+gives the existing roots to watch, recursively or each directory alone; the daemon calls it again
+from time to time, so a root created (or deleted and re-created) later is picked up.
 """
 
 from __future__ import annotations
@@ -264,21 +264,33 @@ def scan(sources: Sequence[Source], home: Path) -> Iterator[tuple[Source, Path, 
             yield from _walk(top, group)
 
 
-def watch_roots(sources: Sequence[Source], home: Path) -> list[Path]:
-    """The existing roots, none inside another, for a recursive watcher.
+def watch_roots(sources: Sequence[Source], home: Path) -> list[tuple[Path, bool]]:
+    """The existing roots to watch, each with whether its watch must be recursive: a source
+    whose files lie directly in its root (``~/.claude/CLAUDE.md``, a project's ``AGENTS.md``)
+    needs that directory alone, and its notebooks' ``archive/``; one with directories below
+    its root, all of them. A root inside a recursive one is left to it.
 
-    A root reached from an enclosing root only through a symlinked directory is kept on its
-    own, since a recursive watcher does not necessarily follow symlinks.
+    Watching a project's root recursively for its CLAUDE.md took a watch for each of its
+    directories (3,072 for one with a node_modules), out of what the OS gives every program
+    of the user together. A root reached from an enclosing root only through a symlinked
+    directory is kept on its own, since a recursive watcher does not necessarily follow
+    symlinks.
     """
-    roots = sorted({_compile(source, home).root for source in sources}, key=_depth_key)
-    kept: list[str] = []
-    for root in roots:
+    deep: dict[str, bool] = {}
+    for source in sources:
+        compiled = _compile(source, home)
+        deep[compiled.root] = deep.get(compiled.root, False) or compiled.deep
+        if not compiled.deep:
+            deep.setdefault(_join(compiled.root, ARCHIVE_DIR), False)
+    kept: list[tuple[str, bool]] = []
+    for root in sorted(deep, key=_depth_key):
         if not os.path.isdir(root):
             continue
-        if any(_within(root, outer) and not _crosses_symlink(outer, root) for outer in kept):
+        if any(recursive and _within(root, outer) and not _crosses_symlink(outer, root)
+               for outer, recursive in kept):
             continue
-        kept.append(root)
-    return sorted(Path(root) for root in kept)
+        kept.append((root, deep[root]))
+    return sorted((Path(root), recursive) for root, recursive in kept)
 
 
 # -- compiled globs ------------------------------------------------------------------------------
@@ -290,6 +302,7 @@ class _Compiled:
     pattern: re.Pattern[str]  # the whole glob
     dirs: re.Pattern[str]   # directories at or below root that may contain a match
     agent: str | None       # the fixed agent, when the glob has no placeholder
+    deep: bool = True       # the glob reaches below the root (False: files directly in it)
 
     def agent_for(self, path: str) -> str | None:
         agent = self._agent_for(path)
@@ -344,7 +357,8 @@ def _compile(source: Source, home: Path) -> _Compiled:
         dirs = "(?:/.*)?" if segment == "**" else f"(?:/{_segment_regex(segment)}{dirs})?"
 
     return _Compiled(root=root, pattern=re.compile(prefix + body),
-                     dirs=re.compile(prefix + dirs), agent=source.agent)
+                     dirs=re.compile(prefix + dirs), agent=source.agent,
+                     deep=len(rest) > 1 or rest == ["**"])
 
 
 def _segment_regex(segment: str) -> str:

@@ -407,8 +407,9 @@ class Watcher:
     async def watch(self) -> None:
         while True:
             self.restart_watch.clear()
-            self.roots = watch_roots(self.sources, self.home)
-            identity = self._identity(self.roots)
+            plan = watch_roots(self.sources, self.home)
+            self.roots = [root for root, _ in plan]
+            identity = self._identity(plan)
             self.initial.begin()
             queued, _ = await self.full_scan()
             log.info("Watching %d roots; %d files queued for indexing.", len(self.roots), queued)
@@ -419,12 +420,11 @@ class Watcher:
             catch_up = asyncio.create_task(self._catch_up(stop))
             rescans = asyncio.create_task(self._rescan_now_and_then(stop))
             try:
-                if self.roots:
-                    async for changes in watchfiles.awatch(
-                            *self.roots, stop_event=stop, debounce=self.config.watch.debounce_ms,
-                            step=min(50, self.config.watch.debounce_ms), recursive=True,
-                            ignore_permission_denied=True, watch_filter=self.wanted):
-                        await self.on_changes({path for _, path in changes})
+                watchers = [self._changes(roots, recursive, stop) for recursive in (True, False)
+                            if (roots := [root for root, deep in plan if deep == recursive])]
+                if watchers:
+                    # the first to fail stops the other (``stop``, in finally)
+                    await asyncio.gather(*watchers)
                 else:
                     await stop.wait()
             except Exception as exc:  # whatever it is, it must not stop the watching for good
@@ -437,6 +437,14 @@ class Watcher:
                 checker.cancel()
                 catch_up.cancel()
                 rescans.cancel()
+
+    async def _changes(self, roots: list[Path], recursive: bool, stop: asyncio.Event) -> None:
+        """The changes below ``roots`` (or in them alone), into the queue, until ``stop``."""
+        async for changes in watchfiles.awatch(
+                *roots, stop_event=stop, debounce=self.config.watch.debounce_ms,
+                step=min(50, self.config.watch.debounce_ms), recursive=recursive,
+                ignore_permission_denied=True, watch_filter=self.wanted):
+            await self.on_changes({path for _, path in changes})
 
     async def _catch_up(self, stop: asyncio.Event) -> None:
         """Scan once more when the watcher is surely running: a file written between the
@@ -478,18 +486,19 @@ class Watcher:
                 return      # raised, or other programs have given some back)
 
     @staticmethod
-    def _identity(roots: list[Path]) -> list[tuple[str, int, int]]:
+    def _identity(plan: list[tuple[Path, bool]]) -> list[tuple[str, bool, int, int]]:
         """Roots with their inodes: a directory deleted and re-created is a new watch."""
         identity = []
-        for root in roots:
+        for root, recursive in plan:
             try:
                 stat = root.stat()
             except OSError:
                 continue
-            identity.append((str(root), stat.st_dev, stat.st_ino))
+            identity.append((str(root), recursive, stat.st_dev, stat.st_ino))
         return identity
 
-    async def _check_roots(self, stop: asyncio.Event, identity: list[tuple[str, int, int]]) -> None:
+    async def _check_roots(self, stop: asyncio.Event,
+                           identity: list[tuple[str, bool, int, int]]) -> None:
         while not stop.is_set():
             try:
                 await asyncio.wait_for(self.restart_watch.wait(),

@@ -575,20 +575,38 @@ def test_scan_recovers_a_deleted_and_recreated_root(tmp_path: Path) -> None:
     sessions = home / ".codex/sessions"
     shutil.rmtree(sessions)
     assert not any(name.startswith("codex") for name, _, _ in scanned(default_sources(), home))
-    assert sessions not in watch_roots(default_sources(), home)
+    assert (sessions, True) not in watch_roots(default_sources(), home)
     touch(sessions / "2026/04/01/rollout-new.jsonl")
     assert ("codex-transcripts", ".codex/sessions/2026/04/01/rollout-new.jsonl", "codex") in \
         scanned(default_sources(), home)
-    assert sessions in watch_roots(default_sources(), home)
+    assert (sessions, True) in watch_roots(default_sources(), home)
 
 
 # -- watch roots ---------------------------------------------------------------------------------
 
 
 def test_watch_roots_dedup(tmp_path: Path) -> None:
+    """Every existing root once; ~/.claude alone for its CLAUDE.md (not its todos/, its
+    settings, …), its projects/ and agent-memory/ with all below them."""
     home = fake_home(tmp_path)
     assert watch_roots(default_sources(), home) == [
-        home / ".claude", home / ".codex/sessions", home / ".mastersof-ai/agents"]
+        (home / ".claude", False), (home / ".claude/agent-memory", True),
+        (home / ".claude/projects", True), (home / ".codex/sessions", True),
+        (home / ".mastersof-ai/agents", True)]
+
+
+def test_a_project_is_watched_where_its_files_are_not_in_every_directory(
+        tmp_path: Path) -> None:
+    """A project's CLAUDE.md and AGENTS.md need its root alone: watched recursively for them,
+    a repository with a node_modules took a watch for each of its directories."""
+    project = tmp_path / "app"
+    touch(project / "CLAUDE.md")
+    touch(project / "node_modules/left-pad/lib/index.js")
+    touch(project / ".claude/rules/style.md")
+    touch(project / "archive/CLAUDE.md")  # the notebook pass's archive of CLAUDE.md
+    assert watch_roots(project_sources(project), tmp_path) == [
+        (project, False), (project / ".claude", False), (project / ".claude/rules", True),
+        (project / "archive", False)]
 
 
 def test_watch_roots_only_existing(tmp_path: Path) -> None:
@@ -597,7 +615,8 @@ def test_watch_roots_only_existing(tmp_path: Path) -> None:
     touch(home / ".codex/sessions/rollout-a.jsonl")
     (home / ".claude/CLAUDE.md").mkdir()  # the root of claude-user-memory is still .claude
     sources = [s for s in default_sources() if s.name != "claude-user-memory"]
-    assert watch_roots(sources, home) == [home / ".claude/agent-memory", home / ".codex/sessions"]
+    assert watch_roots(sources, home) == [(home / ".claude/agent-memory", True),
+                                          (home / ".codex/sessions", True)]
     assert watch_roots(default_sources(), tmp_path / "nobody") == []
 
 
@@ -607,14 +626,16 @@ def test_watch_roots_keep_a_root_behind_a_symlink(tmp_path: Path) -> None:
     touch(tmp_path / "sync/projects/-p/s.jsonl")
     (home / ".claude/projects").symlink_to(tmp_path / "sync/projects")
     sources = [by_name("claude-user-memory"), by_name("claude-transcripts")]
-    assert watch_roots(sources, home) == [home / ".claude", home / ".claude/projects"]
+    assert watch_roots(sources, home) == [(home / ".claude", False),
+                                          (home / ".claude/projects", True)]
 
 
 def test_watch_roots_same_root_once(tmp_path: Path) -> None:
     root = tmp_path / "shop"
     touch(root / "CLAUDE.md")
     touch(root / ".claude/rules/a.md")
-    assert watch_roots(project_sources(root), tmp_path) == [root]
+    assert watch_roots(project_sources(root), tmp_path) == [
+        (root, False), (root / ".claude", False), (root / ".claude/rules", True)]
 
 
 @pytest.mark.parametrize(("setting", "value"), [

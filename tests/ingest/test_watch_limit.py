@@ -1,4 +1,6 @@
-"""Past the system's limit on watched directories (Linux: fs.inotify.max_user_watches, shared
+"""The system's watches on directories: memoryd takes few, and copes when there are none left.
+
+Past the system's limit on watched directories (Linux: fs.inotify.max_user_watches, shared
 by every program of the user), the watcher leaves the other directories unwatched without a
 word: their files changed and memoryd never saw it until a restart. A rescan every
 ``watch.full_scan_interval_s`` finds them, and `memory doctor` says what to raise.
@@ -62,3 +64,54 @@ def test_files_in_directories_past_the_watch_limit_are_indexed_and_the_limit_nam
             assert "fs.inotify.max_user_watches" in sources["fix"]
     finally:
         stop_process(proc)
+
+
+def _inotify_watches(pid: int) -> int:
+    """The inotify watches a process holds (each an ``inotify wd:`` line of its fdinfo)."""
+    total = 0
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") == "anon_inode:inotify":
+                with open(f"/proc/{pid}/fdinfo/{fd}") as info:
+                    total += sum(line.startswith("inotify wd:") for line in info)
+        except OSError:
+            continue
+    return total
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fdinfo"), reason="reads /proc/PID/fdinfo")
+def test_a_project_costs_a_few_watches_not_one_per_directory(memoryd_home: Path) -> None:
+    """A project with a node_modules of 600 directories: its CLAUDE.md needs the project's
+    directory watched, not every directory in it (it took 601 watches, out of what every
+    program of the user shares); its rules, made later, are still seen as they change."""
+    project = memoryd_home / "app"
+    for package in range(30):
+        for folder in range(20):
+            (project / f"node_modules/pkg{package}/lib{folder}").mkdir(parents=True)
+    (project / "CLAUDE.md").write_text("# App\n\n- Use pnpm, never npm.\n")
+    (memoryd_home / "config.toml").write_text(f'[watch]\nproject_roots = ["{project}"]\n')
+    proc = spawn_daemon(memoryd_home)
+    try:
+        with Client(memoryd_home / "memoryd.sock", timeout_s=30) as client:
+            eventually(lambda: _hits(client, "pnpm never npm", 1))
+            assert _inotify_watches(proc.pid) <= 4
+            rules = project / ".claude/rules"
+            rules.mkdir(parents=True)
+            (rules / "style.md").write_text("- Tabs in makefiles only.\n")
+            eventually(lambda: _hits(client, "tabs in makefiles", 1))
+            (rules / "style.md").write_text("- Tabs in makefiles and go files.\n")
+            eventually(lambda: _hits(client, "tabs in makefiles and go files", 1)
+                       and _texts(client, "tabs makefiles") == ["Tabs in makefiles and go files."])
+            assert _inotify_watches(proc.pid) <= 4
+    finally:
+        stop_process(proc)
+
+
+def _hits(client: Client, query: str, count: int) -> bool:
+    hits = search(client, query, match=True)
+    assert len(hits) == count, hits
+    return True
+
+
+def _texts(client: Client, query: str) -> list[str]:
+    return [hit["text"] for hit in search(client, query, limit=5)]
