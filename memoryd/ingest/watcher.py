@@ -200,6 +200,7 @@ class Watcher:
         try:
             async with self.busy:
                 await self.process(batch)
+            self.failed.difference_update(batch)
         except Exception as exc:
             if len(batch) > 1:
                 for path in batch:
