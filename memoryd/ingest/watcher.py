@@ -465,14 +465,7 @@ class Watcher:
         other program of the user); past it the directories left over are not watched, and
         watchfiles says nothing. Their files changed, unseen until a restart."""
         interval = self.config.watch.full_scan_interval_s
-        while True:
-            try:
-                await asyncio.wait_for(stop.wait(), timeout=interval)
-                return
-            except TimeoutError:
-                pass
-            if self.pending or self.busy.locked() or self.scanning:
-                continue
+        while await self._quiet_moment(stop, interval):
             _, unseen = await self.full_scan(unseen_before=time.time() - UNSEEN_AFTER_S)
             if unseen:
                 self.unseen = Unseen(time.time(), len(unseen), unseen[0])
@@ -485,6 +478,20 @@ class Watcher:
                     shown_path(unseen[0]), " and others" if len(unseen) > 1 else "", interval)
                 stop.set()  # a new watcher asks again for every directory (the limit may be
                 return      # raised, or other programs have given some back)
+
+    async def _quiet_moment(self, stop: asyncio.Event, after: float) -> bool:
+        """Wait ``after`` seconds, then for the first moment nothing is queued or being read (a
+        busy session's appends leave gaps between their bursts); False once ``stop`` is set."""
+        wait = after
+        while True:
+            try:
+                await asyncio.wait_for(stop.wait(), timeout=wait)
+                return False
+            except TimeoutError:
+                pass
+            if not (self.pending or self.busy.locked() or self.scanning):
+                return True
+            wait = 1.0
 
     @staticmethod
     def _identity(plan: list[tuple[Path, bool]]) -> list[tuple[str, bool, int, int]]:
