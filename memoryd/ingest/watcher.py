@@ -112,6 +112,11 @@ class Watcher:
         self.failed: set[str] = set()
         #: the last rescan that found files changed without the watcher reporting them
         self.unseen: Unseen | None = None
+        #: symlinked files: each target's real path → the links to it (from the last scan)
+        self.links: dict[str, list[str]] = {}
+        #: the roots watched (recursively or not), and the targets' directories beside them
+        self.plan: list[tuple[Path, bool]] = []
+        self.link_dirs: list[Path] = []
 
     async def off_loop(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self.thread, fn, *args)
@@ -394,26 +399,41 @@ class Watcher:
 
     def _scan_files(self) -> dict[str, tuple[int, float, int]]:
         found = {}
+        links: dict[str, list[str]] = {}
         for _source, path, agent in scan(self.sources, self.home):
             if self.leads_outside(path, agent):
                 self._refuse_outside_link(str(path))
                 continue
             try:
                 stat = path.stat()
+                if path.is_symlink():
+                    links.setdefault(os.path.realpath(path), []).append(str(path))
             except OSError:
                 continue
             found[str(path)] = (stat.st_size, stat.st_mtime, stat.st_ino)
+        self.links = links
         return found
+
+    def _link_dirs(self, plan: list[tuple[Path, bool]]) -> list[Path]:
+        """The directories of the symlinked files' targets that no root of ``plan`` watches
+        already: an edit of ``~/dotfiles/CLAUDE.md`` happens there, not beside the link."""
+        watched = {root for root, _ in plan}
+        deep = [root for root, recursive in plan if recursive]
+        return sorted({parent for target in self.links
+                       if (parent := Path(target).parent) not in watched
+                       and not any(parent.is_relative_to(root) for root in deep)})
 
     async def watch(self) -> None:
         while True:
             self.restart_watch.clear()
-            plan = watch_roots(self.sources, self.home)
+            plan = self.plan = watch_roots(self.sources, self.home)
             self.roots = [root for root, _ in plan]
             identity = self._identity(plan)
             self.initial.begin()
             queued, _ = await self.full_scan()
             log.info("Watching %d roots; %d files queued for indexing.", len(self.roots), queued)
+            self.link_dirs = self._link_dirs(plan)
+            plan = [*plan, *((directory, False) for directory in self.link_dirs)]
             self.initial_scanned = True
             self._initial_done()
             stop = self.watch_stop = asyncio.Event()
@@ -467,6 +487,10 @@ class Watcher:
         interval = self.config.watch.full_scan_interval_s
         while await self._quiet_moment(stop, interval):
             _, unseen = await self.full_scan(unseen_before=time.time() - UNSEEN_AFTER_S)
+            if self._link_dirs(self.plan) != self.link_dirs:
+                stop.set()  # symlinks made or changed: watch their targets' directories
+                return
+            unseen = [path for path in unseen if not os.path.islink(path)]
             if unseen:
                 self.unseen = Unseen(time.time(), len(unseen), unseen[0])
                 log.warning(
@@ -518,17 +542,22 @@ class Watcher:
                 stop.set()
 
     def wanted(self, change: watchfiles.Change, path: str) -> bool:
-        return relevant(self.sources, path, self.home)
+        return path in self.links or relevant(self.sources, path, self.home)
 
     async def on_changes(self, paths: set[str]) -> None:
         queued, vanished = [], []
-        for path in paths:
+        for target in paths & self.links.keys():  # a symlinked file's target changed
+            queued.extend(self.links[target])
+        for path in paths - self.links.keys():
             if self.match(path) is not None:
                 queued.append(path)
             elif os.path.isdir(path):  # a directory moved in: its files raise no events
                 queued.extend(await self.off_loop(self._files_below, path))
             elif not os.path.exists(path):
                 vanished.append(Path(path))
+        if any(os.path.realpath(path) not in self.links for path in queued
+               if os.path.islink(path)):
+            self.restart_watch.set()  # a new symlinked file: its target's directory watched
         if vanished:
             # a directory moved or deleted away, or (most often) a temporary renamed over its
             # file, an editor's or a pass's: one look-up for all (one each was a database

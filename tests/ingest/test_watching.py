@@ -21,7 +21,7 @@ from memoryd_client import Client
 
 from memoryd.ingest.watcher import CATCH_UP_S
 from tests.client.test_doctor import by_name, doctor
-from tests.conftest import spawn_daemon, stop_process
+from tests.conftest import spawn_daemon, start_daemon, stop_process
 from tests.ingest.test_ingest import eventually, search
 
 WATCHES = 8
@@ -115,3 +115,39 @@ def _hits(client: Client, query: str, count: int) -> bool:
 
 def _texts(client: Client, query: str) -> list[str]:
     return [hit["text"] for hit in search(client, query, limit=5)]
+
+
+def test_an_edit_of_a_symlinked_notebooks_target_is_indexed_as_it_is_made(
+        memoryd_home: Path, embedder) -> None:
+    """~/.claude/CLAUDE.md as a link into a dotfiles repository: the edit happens in the
+    repository's directory, which no watch covered, so it was indexed at the next restart
+    only. The targets' directories are watched too, a link made later included."""
+    home = memoryd_home / "user"
+    dotfiles = home / "dotfiles"
+    dotfiles.mkdir(parents=True)
+    (home / ".claude").mkdir()
+    (dotfiles / "CLAUDE.md").write_text("# Prefs\n\n- Answer in British English.\n")
+    (home / ".claude/CLAUDE.md").symlink_to(dotfiles / "CLAUDE.md")
+    running = start_daemon(embedder)
+    try:
+        with Client(running.config.socket_path, timeout_s=30) as client:
+            eventually(lambda: _hits(client, "answer in british english", 1))
+            time.sleep(CATCH_UP_S + 0.5)  # edited while it watches, not while it starts
+            (dotfiles / "CLAUDE.md").write_text(
+                "# Prefs\n\n- Answer in British English.\n- Indent with tabs.\n")
+            eventually(lambda: _hits(client, "indent with tabs", 1), timeout_s=5)
+            saved = dotfiles / ".CLAUDE.md.swp"  # an editor's save: a new file renamed over
+            saved.write_text("# Prefs\n\n- Answer in British English.\n- Indent with spaces.\n")
+            saved.replace(dotfiles / "CLAUDE.md")
+            eventually(lambda: _hits(client, "indent with spaces", 1), timeout_s=5)
+            (home / ".gemini").mkdir()  # a link made while memoryd runs
+            (dotfiles / "GEMINI.md").write_text("- Run the linter before each commit.\n")
+            (home / ".gemini/GEMINI.md").symlink_to(dotfiles / "GEMINI.md")
+            eventually(lambda: _hits(client, "run the linter before each commit", 1))
+            time.sleep(CATCH_UP_S + 2.5)  # the watcher restarted, with the new target's
+            # directory, and caught up
+            (dotfiles / "GEMINI.md").write_text("- Run the linter and the type checker.\n")
+            eventually(lambda: _hits(client, "linter and the type checker", 1), timeout_s=5)
+    finally:
+        running.stop()
+    assert not running.errors, running.errors
