@@ -197,23 +197,32 @@ class Watcher:
                 self._initial_done()
         return gained
 
-    async def _ingest(self, batch: list[str]) -> None:
+    async def _ingest(self, batch: list[str], told: set[str] | None = None) -> None:
         """Index a batch of files; when it fails, each file alone, so that one file's failure
         is not the others' (they were left unindexed until they changed again). A file that
-        fails alone is its source's problem (`memory status --sources`, doctor). Indexing a
-        file again is harmless: unchanged entries stay, a transcript goes on from its offset."""
+        fails alone is its source's problem (`memory status --sources`, doctor); the log has
+        the traceback of each kind of failure once a batch (``told``: a full disk fails every
+        file alike). Indexing a file again is harmless: unchanged entries stay, a transcript
+        goes on from its offset."""
         try:
             async with self.busy:
                 await self.process(batch)
             self.failed.difference_update(batch)
         except Exception as exc:
             if len(batch) > 1:
+                told = set()
                 for path in batch:
-                    await self._ingest([path])
+                    await self._ingest([path], told)
                 return
             path = batch[0]
-            log.exception("Indexing %s failed; it is read again when it changes.",
-                          shown_path(path))
+            kind = type(exc).__name__
+            if told is None or kind not in told:
+                log.exception("Indexing %s failed; it is read again when it changes.",
+                              shown_path(path))
+            else:
+                log.warning("Indexing %s failed too (%s: %s).", shown_path(path), kind, exc)
+            if told is not None:
+                told.add(kind)
             self.failed.add(path)
             matched = self.match(path)
             if matched is not None:
