@@ -557,7 +557,7 @@ class Watcher:
         queued, vanished = [], []
         for target in paths & self.links.keys():  # a symlinked file's target changed
             queued.extend(self.links[target])
-        for path in paths - self.links.keys():
+        for path in paths:  # a target may be a watched file itself
             if self.match(path) is not None:
                 queued.append(path)
             elif os.path.isdir(path):  # a directory moved in: its files raise no events

@@ -151,3 +151,30 @@ def test_an_edit_of_a_symlinked_notebooks_target_is_indexed_as_it_is_made(
     finally:
         running.stop()
     assert not running.errors, running.errors
+
+
+def test_a_watched_file_that_is_also_a_links_target_is_read_for_both(
+        memoryd_home: Path, embedder) -> None:
+    """An agent's notebook that ~/.claude/CLAUDE.md links to: an edit reaches both agents'
+    entries (the link's were updated, the notebook's own left as they were)."""
+    home = memoryd_home / "user"
+    notebook = home / ".mastersof-ai/agents/writer/memory/style.md"
+    notebook.parent.mkdir(parents=True)
+    notebook.write_text("# Style\n\n- Sentences stay short.\n")
+    (home / ".claude").mkdir()
+    (home / ".claude/CLAUDE.md").symlink_to(notebook)
+    running = start_daemon(embedder)
+    try:
+        with Client(running.config.socket_path, timeout_s=30) as client:
+            def both_say(text: str) -> None:
+                entries = client.list_entries(agents=["*"], limit=50)["entries"]
+                said = sorted((entry["agent"], entry["text"]) for entry in entries)
+                assert said == [("claude-code", text), ("writer", text)], said
+
+            eventually(lambda: both_say("Sentences stay short."))
+            time.sleep(CATCH_UP_S + 0.5)
+            notebook.write_text("# Style\n\n- Lists take the Oxford comma.\n")
+            eventually(lambda: both_say("Lists take the Oxford comma."), timeout_s=5)
+    finally:
+        running.stop()
+    assert not running.errors, running.errors
