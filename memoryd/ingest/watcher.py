@@ -505,9 +505,10 @@ class Watcher:
                 log.warning(
                     "The rescan found %d files changed that the watcher had not reported "
                     "(%s%s); they are indexed now. The system's limit on watched directories "
-                    "may be reached (Linux: fs.inotify.max_user_watches), or they are on a "
-                    "network file system; until then, changes there wait for the next rescan "
-                    "(every %g s).", len(unseen),
+                    "may be reached (Linux: fs.inotify.max_user_watches), they are on a "
+                    "network file system, or more changed at once than the system queues for "
+                    "a watcher; until then, changes there wait for the next rescan (every "
+                    "%g s).", len(unseen),
                     shown_path(unseen[0]), " and others" if len(unseen) > 1 else "", interval)
                 stop.set()  # a new watcher asks again for every directory (the limit may be
                 return      # raised, or other programs have given some back)

@@ -203,7 +203,9 @@ class Health:
                 "raise it (Linux: `sudo sysctl fs.inotify.max_user_watches=524288`, and the "
                 "same line in /etc/sysctl.d/ to keep it), and memoryd watches them again after "
                 "its next rescan; a network file system tells no watcher of changes made on "
-                f"other machines. Until then such changes wait for the rescan every {every:g} s")
+                "other machines, and a burst of changes (a checkout of thousands of files) can "
+                "overflow what the system queues for a watcher. Until then such changes wait "
+                f"for the rescan every {every:g} s")
         return check("sources", OK, detail)
 
     async def file_problems(self) -> FileProblems:
