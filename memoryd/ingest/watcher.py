@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISLNK
 from typing import Any, TypeVar
 
 import watchfiles
@@ -414,12 +415,13 @@ class Watcher:
                 self._refuse_outside_link(str(path))
                 continue
             try:
-                stat = path.stat()
-                if path.is_symlink():
+                facts = os.lstat(path)  # a regular file's stat, in one call
+                if S_ISLNK(facts.st_mode):
+                    facts = os.stat(path)
                     links.setdefault(os.path.realpath(path), []).append(str(path))
             except OSError:
                 continue
-            found[str(path)] = (stat.st_size, stat.st_mtime, stat.st_ino)
+            found[str(path)] = (facts.st_size, facts.st_mtime, facts.st_ino)
         self.links = links
         return found
 
