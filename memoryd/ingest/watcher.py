@@ -1,12 +1,19 @@
-"""Live ingestion: the initial scan, the watchfiles loop and the queue between them.
+"""Live ingestion: the scans, the watchfiles loops and the queue between them.
 
 Paths that changed go into one de-duplicated queue; a worker takes them in batches, reads and
 parses them on the ingest thread (a transcript from where it was last read:
 :mod:`memoryd.ingest.transcript_files`) and applies them on the database thread
 (:mod:`memoryd.ingest.indexer`), so searches and writes interleave with a big scan. Entries
 land without vectors (keyword search sees them at once); the daemon's backfill gives them
-vectors in batches. Watch roots are re-checked every
-``watch.rescan_interval_s`` so a directory created, or deleted and re-created, is picked up.
+vectors in batches.
+
+Two watchfiles loops run: one over the roots whose sources' files lie below them, watched
+recursively, and one over the directories watched alone (a root whose files lie in it, its
+notebooks' ``archive/``, and the directories of symlinked files' targets; see
+:func:`memoryd.sources.watch_roots`). The roots are re-checked every
+``watch.rescan_interval_s``, so a directory created, or deleted and re-created, is picked up;
+every file is looked at again every ``watch.full_scan_interval_s``, for what the watcher was
+never told of (past the system's limit on watched directories, on a network file system).
 """
 
 from __future__ import annotations
