@@ -237,6 +237,41 @@ def write_backup(real_path: str, text: str, when: float | None = None) -> Path:
     return backup
 
 
+def _parses_without_comments(text: str) -> bool:
+    """Whether ``text`` is JSON once its ``//`` and ``/* */`` comments (outside strings) are
+    taken out."""
+    out: list[str] = []
+    i, in_string = 0, False
+    while i < len(text):
+        char = text[i]
+        if in_string:
+            out.append(char)
+            if char == "\\":
+                out.append(text[i + 1:i + 2])
+                i += 1
+            elif char == '"':
+                in_string = False
+        elif text.startswith("//", i):
+            end = text.find("\n", i)
+            i = len(text) if end < 0 else end
+            continue
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            if end < 0:
+                return False
+            i = end + 2
+            continue
+        else:
+            in_string = char == '"'
+            out.append(char)
+        i += 1
+    try:
+        json.loads("".join(out))
+    except ValueError:
+        return False
+    return True
+
+
 @dataclass
 class SettingsFile:
     """A settings file as found: the path the agent reads, the real file behind any links, its
@@ -264,6 +299,11 @@ class SettingsFile:
             try:
                 data = json.loads(text)
             except ValueError as exc:
+                if _parses_without_comments(text):  # Gemini CLI reads JSON with comments
+                    raise ValueError(
+                        f"{path} holds comments (// or /* */): the agent may read them, but "
+                        "memoryd edits JSON alone; nothing was changed. Take the comments out "
+                        "(or into a \"_comment\" key) and run it again") from None
                 raise ValueError(f"{path} is not valid JSON ({exc}); nothing was changed") from None
             if not isinstance(data, dict):
                 raise ValueError(f"{path} does not hold a JSON object; nothing was changed")

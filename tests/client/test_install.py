@@ -137,6 +137,21 @@ def test_a_file_that_is_not_json_is_left_alone(claude_settings, memoryd_home) ->
     assert not backups(memoryd_home)
 
 
+def test_a_settings_file_with_comments_is_left_alone_and_the_comments_named(
+        memoryd_home) -> None:
+    """Gemini CLI reads its settings.json with // and /* */ comments; memoryd's editor keeps
+    JSON alone. Refused as before, but naming the comments (it said "not valid JSON",
+    which the file is, to Gemini)."""
+    settings = Path(os.environ["HOME"]) / ".gemini/settings.json"
+    settings.parent.mkdir(parents=True)
+    text = '{\n  // the dark one\n  "theme": "GitHub",\n  "url": "https://example.org/x"\n}\n'
+    settings.write_text(text)
+    result = run_cli("hook", "install", "gemini")
+    assert result.returncode == 1
+    assert "holds comments (// or /* */)" in result.stderr and "nothing was changed" in result.stderr
+    assert settings.read_text() == text and not backups(memoryd_home)
+
+
 @pytest.mark.parametrize("empty", ["", "\n", "  \r\n"])
 def test_an_empty_settings_file_gets_the_hooks_and_comes_back_as_it_was(claude_settings,
                                                                          empty) -> None:
