@@ -64,11 +64,6 @@ def utf8_name(path: str) -> bool:
     return True
 
 
-def shown_path(path: str) -> str:
-    """A file's name as text that can be stored and sent: bytes that are not UTF-8 as ``\\xff``."""
-    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-
-
 def normalise_text(text: str) -> str:
     """Unicode NFKC, lower case, white space collapsed, trimmed. (``str.split`` splits at the
     characters the regular expression ``\\s`` matches, every one of them: the same text as

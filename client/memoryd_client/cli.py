@@ -324,14 +324,11 @@ def _execute(args: Args) -> int:
     except MemorydError as exc:
         return _fail(args.json, exc.code, exc.message, _exit_code(command, exc))
     except UnicodeEncodeError as exc:  # an argument in another encoding than UTF-8
+        from memoryd_client.views import shown_text
+
         text = exc.object if isinstance(exc.object, str) else str(exc.object)
-        try:  # the bytes as given
-            raw = text.encode("utf-8", "surrogateescape")
-        except UnicodeEncodeError:
-            raw = text.encode("utf-8", "backslashreplace")
-        shown = raw.decode("utf-8", "backslashreplace")
-        return _fail(args.json, "usage", f"not UTF-8 text: '{shown}' (memoryd takes text as "
-                     "UTF-8: is the terminal's encoding UTF-8?)", USAGE)
+        return _fail(args.json, "usage", f"not UTF-8 text: '{shown_text(text)}' (memoryd takes "
+                     "text as UTF-8: is the terminal's encoding UTF-8?)", USAGE)
     except OSError as exc:  # a file of export/import
         if isinstance(exc, BrokenPipeError):
             return OK

@@ -20,6 +20,17 @@ def when(ts: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts)) if ts else "-"
 
 
+def shown_text(text: str) -> str:
+    """Text as it can be printed, stored and sent: the bytes of a name or an argument that
+    were not UTF-8 (lone surrogates, as the OS hands them over) as ``\\xff``, any other lone
+    surrogate as ``\\udcff``."""
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raw = text.encode("utf-8", "backslashreplace")
+    return raw.decode("utf-8", "backslashreplace")
+
+
 def duration(seconds: float) -> str:
     """A span of time as people say it: "45 s", "12 min", "5 h", "3 days"."""
     if seconds < 120:

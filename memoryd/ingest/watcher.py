@@ -30,6 +30,7 @@ from stat import S_ISLNK
 from typing import Any, TypeVar
 
 import watchfiles
+from memoryd_client.views import shown_text
 
 from memoryd.config import Config, configured_sources
 from memoryd.ingest.indexer import Changes, Indexer, MemoryFileRead, read_memory_file, stat_facts
@@ -42,7 +43,7 @@ from memoryd.sources import (
     scan,
     watch_roots,
 )
-from memoryd.text import shown_path, utf8_name
+from memoryd.text import utf8_name
 
 log = logging.getLogger(__name__)
 
@@ -226,15 +227,15 @@ class Watcher:
             kind = type(exc).__name__
             if told is None or kind not in told:
                 log.exception("Indexing %s failed; it is read again when it changes.",
-                              shown_path(path))
+                              shown_text(path))
             else:
-                log.warning("Indexing %s failed too (%s: %s).", shown_path(path), kind, exc)
+                log.warning("Indexing %s failed too (%s: %s).", shown_text(path), kind, exc)
             if told is not None:
                 told.add(kind)
             self.failed.add(path)
             matched = self.match(path)
             if matched is not None:
-                self.stats[matched[0].name].error(shown_path(path), f"not indexed: {exc}")
+                self.stats[matched[0].name].error(shown_text(path), f"not indexed: {exc}")
 
     def _entries_added(self) -> int:
         return sum(stats.entries_added for stats in self.stats.values())
@@ -355,8 +356,8 @@ class Watcher:
         message = "not indexed: the file's name is not valid UTF-8 (rename the file)"
         if path not in self.refused_names:
             self.refused_names.add(path)
-            log.warning("%s: %s", shown_path(path), message)
-        stats.error(shown_path(path), message)
+            log.warning("%s: %s", shown_text(path), message)
+        stats.error(shown_text(path), message)
 
     def _count_file(self, source: str | None, path: str) -> None:
         """A file of ``source`` is there (None: it is gone): its source's file count."""
@@ -518,7 +519,7 @@ class Watcher:
                     "network file system, or more changed at once than the system queues for "
                     "a watcher; until then, changes there wait for the next rescan (every "
                     "%g s).", len(unseen),
-                    shown_path(unseen[0]), " and others" if len(unseen) > 1 else "", interval)
+                    shown_text(unseen[0]), " and others" if len(unseen) > 1 else "", interval)
                 stop.set()  # a new watcher asks again for every directory (the limit may be
                 return      # raised, or other programs have given some back)
 

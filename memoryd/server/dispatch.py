@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from memoryd_client import wire
+from memoryd_client.views import shown_text
 
 from memoryd.errors import (
     BadFrameError,
@@ -259,8 +260,7 @@ class Dispatcher:
             frame = wire.pack({"id": request_id, "error": exc.to_wire()})
         except Exception as exc:  # a reply msgpack cannot hold: the caller is told, not cut off
             log.exception("A reply could not be encoded.")
-            reason = f"the reply could not be encoded ({type(exc).__name__}: {exc})"
-            frame = wire.pack({"id": request_id, "error": InternalError(
-                reason.encode("utf-8", "backslashreplace").decode("utf-8")).to_wire()})
+            frame = wire.pack({"id": request_id, "error": InternalError(shown_text(
+                f"the reply could not be encoded ({type(exc).__name__}: {exc})")).to_wire()})
         writer.write(frame)
         await writer.drain()
