@@ -336,9 +336,7 @@ def _compile(source: Source, home: Path) -> _Compiled:
     # The home directory is literal even if its name holds a wildcard character.
     base = str(home).rstrip("/") if source.path.startswith("~/") else ""
     segments = source.path.split("/")[1:]
-    literal = 0
-    while literal < len(segments) - 1 and not _has_wildcard(segments[literal]):
-        literal += 1
+    literal = _fixed_segments(segments)
     root = "/".join([base, *segments[:literal]]) or "/"
     rest = segments[literal:]
     prefix = re.escape(root.rstrip("/"))
@@ -359,6 +357,15 @@ def _compile(source: Source, home: Path) -> _Compiled:
     return _Compiled(root=root, pattern=re.compile(prefix + body),
                      dirs=re.compile(prefix + dirs), agent=source.agent,
                      deep=len(rest) > 1 or rest == ["**"])
+
+
+def _fixed_segments(segments: list[str]) -> int:
+    """How many of a glob's leading segments (after the first "/") are its fixed directory
+    part: those before the first wildcard, the file name's segment never among them."""
+    literal = 0
+    while literal < len(segments) - 1 and not _has_wildcard(segments[literal]):
+        literal += 1
+    return literal
 
 
 def _segment_regex(segment: str) -> str:
@@ -423,9 +430,7 @@ def _check_path(label: str, path: str) -> None:
             raise ConfigError(f"{label}: 'path' {path!r}: ** must be a whole segment")
     if path.startswith("/"):
         segments = path.split("/")[1:]
-        fixed = next((i for i, part in enumerate(segments[:-1]) if _has_wildcard(part)),
-                     len(segments) - 1)
-        top = "/" + "/".join(segments[:min(fixed, 1)])
+        top = "/" + "/".join(segments[:min(_fixed_segments(segments), 1)])
         if top in UNWATCHABLE:  # its directories are watched and walked: all of them
             raise ConfigError(f"{label}: 'path' {path!r} would have memoryd watch and walk "
                               f"{'the whole file system' if top == '/' else top}: start it "
