@@ -106,7 +106,6 @@ class Watcher:
         self.transcripts = TranscriptFiles(config, indexer, self.stats, db, self.background,
                                            self.thread)
         self.scanning = False
-        self.roots: list[Path] = []
         self.tasks: list[asyncio.Task[Any]] = []
         self.restart_watch = asyncio.Event()
         self.watch_stop = asyncio.Event()
@@ -126,6 +125,11 @@ class Watcher:
         #: the roots watched (recursively or not), and the targets' directories beside them
         self.plan: list[tuple[Path, bool]] = []
         self.link_dirs: list[Path] = []
+
+    @property
+    def roots(self) -> list[Path]:
+        """The roots watched now (not the links' targets' directories)."""
+        return [root for root, _ in self.plan]
 
     async def off_loop(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self.thread, fn, *args)
@@ -387,7 +391,8 @@ class Watcher:
         gone. Returns how many were queued, and, with ``unseen_before`` (a rescan while the
         watcher runs), those last changed before then, which the watcher should have
         reported: a file changed since is left to it (one dated in the future, by another
-        machine's clock, is not)."""
+        machine's clock, is not). A link (its target's edit is no event beside it), a name
+        that is not UTF-8 and a file whose indexing failed are no miss of the watcher's."""
         self.scanning = True
         try:
             known = await self.db(self.indexer.known_paths)
@@ -396,8 +401,9 @@ class Watcher:
             queued = [path for path, facts in found.items()
                       if known.get(path) != facts and path not in self.pending
                       and (unseen_before is None or not unseen_before <= facts[1] <= now + 1)]
-            unseen = [path for path in queued if unseen_before is not None
-                      and utf8_name(path) and path not in self.failed]
+            linked = {link for links in self.links.values() for link in links}
+            unseen = [path for path in queued if unseen_before is not None and utf8_name(path)
+                      and path not in self.failed and path not in linked]
             queued += [path for path in known if path not in found and path not in self.pending]
             files: dict[str, set[str]] = {name: set() for name in self.stats}
             for path in found:
@@ -445,14 +451,13 @@ class Watcher:
     async def watch(self) -> None:
         while True:
             self.restart_watch.clear()
-            plan = self.plan = watch_roots(self.sources, self.home)
-            self.roots = [root for root, _ in plan]
-            identity = self._identity(plan)
+            self.plan = watch_roots(self.sources, self.home)
+            identity = self._identity(self.plan)
             self.initial.begin()
             queued, _ = await self.full_scan()
             log.info("Watching %d roots; %d files queued for indexing.", len(self.roots), queued)
-            self.link_dirs = self._link_dirs(plan)
-            plan = [*plan, *((directory, False) for directory in self.link_dirs)]
+            self.link_dirs = self._link_dirs(self.plan)
+            watched = [*self.plan, *((directory, False) for directory in self.link_dirs)]
             self.initial_scanned = True
             self._initial_done()
             stop = self.watch_stop = asyncio.Event()
@@ -461,7 +466,7 @@ class Watcher:
             rescans = asyncio.create_task(self._rescan_now_and_then(stop))
             try:
                 watchers = [self._changes(roots, recursive, stop) for recursive in (True, False)
-                            if (roots := [root for root, deep in plan if deep == recursive])]
+                            if (roots := [root for root, deep in watched if deep == recursive])]
                 if watchers:
                     # the first to fail stops the other (``stop``, in finally)
                     await asyncio.gather(*watchers)
@@ -509,7 +514,6 @@ class Watcher:
             if self._link_dirs(self.plan) != self.link_dirs:
                 stop.set()  # symlinks made or changed: watch their targets' directories
                 return
-            unseen = [path for path in unseen if not os.path.islink(path)]
             if unseen:
                 self.unseen = Unseen(time.time(), len(unseen), unseen[0])
                 log.warning(
