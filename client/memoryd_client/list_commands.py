@@ -156,18 +156,13 @@ def import_file(args: Args, client: Client) -> dict[str, Any]:
     importer = _Importer(client, args.file)
     # bytes that are not UTF-8 are kept as such (surrogates), so that their line is refused
     # alone instead of the import stopping there
-    import contextlib
-
-    if args.file == "-":
+    stdin: TextIO = sys.stdin
+    if args.file == "-" and hasattr(sys.stdin, "buffer"):
         import io
 
-        stdin: TextIO = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8",
-                                         errors="surrogateescape") \
-            if hasattr(sys.stdin, "buffer") else sys.stdin
-        opened: ContextManager[TextIO] = contextlib.nullcontext(stdin)
-    else:
-        opened = open(args.file, encoding="utf-8", errors="surrogateescape")
-    with opened as source:
+        stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape")
+    with _opened(None if args.file == "-" else args.file, "r", stdin,
+                 errors="surrogateescape") as source:
         for number, line in enumerate(source, 1):
             importer.add(number, line)
         importer.flush()
@@ -284,13 +279,14 @@ def _entry_of(line: str) -> tuple[dict[str, Any], str | None]:
     return entry, None
 
 
-def _opened(path: str | None, mode: Literal["r", "w"], standard: TextIO) -> ContextManager[TextIO]:
+def _opened(path: str | None, mode: Literal["r", "w"], standard: TextIO,
+            errors: str = "strict") -> ContextManager[TextIO]:
     """The file at ``path``, closed after use; without one, the standard stream (left open)."""
     import contextlib
 
     if path is None:
         return contextlib.nullcontext(standard)
-    return open(path, mode, encoding="utf-8")
+    return open(path, mode, encoding="utf-8", errors=errors)
 
 
 def _lines(path: str) -> int | None:

@@ -136,7 +136,6 @@ class ScopeMoves:
                                  "(supersede or forget one of them first)")
 
 
-
 def _move(ctx: PassContext, change: Change) -> Iterator[None]:
     ctx.count(ctx.runs.apply(ctx.run, change))
     return
