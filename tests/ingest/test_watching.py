@@ -101,7 +101,8 @@ def test_a_project_costs_a_few_watches_not_one_per_directory(memoryd_home: Path)
             eventually(lambda: _hits(client, "tabs in makefiles", 1))
             (rules / "style.md").write_text("- Tabs in makefiles and go files.\n")
             eventually(lambda: _hits(client, "tabs in makefiles and go files", 1)
-                       and _texts(client, "tabs makefiles") == ["Tabs in makefiles and go files."])
+                       and _texts_are(_said(client, "claude-code"),
+                                      ["Tabs in makefiles and go files.", "Use pnpm, never npm."]))
             assert _inotify_watches(proc.pid) <= 4
     finally:
         stop_process(proc)
@@ -111,10 +112,6 @@ def _hits(client: Client, query: str, count: int) -> bool:
     hits = search(client, query, match=True)
     assert len(hits) == count, hits
     return True
-
-
-def _texts(client: Client, query: str) -> list[str]:
-    return [hit["text"] for hit in search(client, query, limit=5)]
 
 
 def test_an_edit_of_a_symlinked_notebooks_target_is_indexed_as_it_is_made(
@@ -139,7 +136,10 @@ def test_an_edit_of_a_symlinked_notebooks_target_is_indexed_as_it_is_made(
             saved = dotfiles / ".CLAUDE.md.swp"  # an editor's save: a new file renamed over
             saved.write_text("# Prefs\n\n- Answer in British English.\n- Indent with spaces.\n")
             saved.replace(dotfiles / "CLAUDE.md")
-            eventually(lambda: _hits(client, "indent with spaces", 1), timeout_s=5)
+            eventually(lambda: _hits(client, "indent with spaces", 1) and _texts_are(
+                _said(client, "claude-code"), ["Answer in British English.",
+                                               "Indent with spaces."]),
+                timeout_s=5)  # a match alone: the old "Indent with tabs." could be one
             (home / ".gemini").mkdir()  # a link made while memoryd runs
             (dotfiles / "GEMINI.md").write_text("- Run the linter before each commit.\n")
             (home / ".gemini/GEMINI.md").symlink_to(dotfiles / "GEMINI.md")
@@ -147,7 +147,8 @@ def test_an_edit_of_a_symlinked_notebooks_target_is_indexed_as_it_is_made(
             time.sleep(CATCH_UP_S + 2.5)  # the watcher restarted, with the new target's
             # directory, and caught up
             (dotfiles / "GEMINI.md").write_text("- Run the linter and the type checker.\n")
-            eventually(lambda: _hits(client, "linter and the type checker", 1), timeout_s=5)
+            eventually(lambda: _hits(client, "linter and the type checker", 1) and _texts_are(
+                _said(client, "gemini"), ["Run the linter and the type checker."]), timeout_s=5)
     finally:
         running.stop()
     assert not running.errors, running.errors
@@ -178,3 +179,15 @@ def test_a_watched_file_that_is_also_a_links_target_is_read_for_both(
     finally:
         running.stop()
     assert not running.errors, running.errors
+
+
+def _said(client: Client, agent: str) -> list[str]:
+    """The texts of an agent's active entries, sorted."""
+    return sorted(entry["text"] for entry in
+                  client.list_entries(agents=[agent], limit=50)["entries"])
+
+
+def _texts_are(texts: list[str], expected: list[str]) -> bool:
+    """An assertion that `eventually` retries (a False it would take as done)."""
+    assert texts == expected, texts
+    return True
