@@ -27,6 +27,8 @@ Default sources (:func:`default_sources`; ``~`` is the user's home)
                          memory, markdown, agent gemini
     gemini-transcripts   ~/.gemini/tmp/*/chats/**/*.jsonl
                          transcript, format gemini, agent gemini
+    gemini-legacy-chats  ~/.gemini/tmp/*/chats/session-*.json
+                         transcript, format gemini, agent gemini
     opencode-user-rules  ~/.config/opencode/AGENTS.md
                          memory, markdown, agent opencode
 
@@ -39,7 +41,9 @@ loads its configuration.
 the older ``agent-*.jsonl``). ``codex-segmented`` covers the possible layout where a rollout is a
 directory (``rollout-…/rollout.jsonl`` + ``compact-NNNNNN.jsonl``).
 ``codex-memories`` is what Codex's memories feature writes (when enabled) beside its rollouts;
-``gemini-transcripts`` includes Gemini CLI's subagent chats (``chats/<parent>/<id>.jsonl``).
+``gemini-transcripts`` includes Gemini CLI's subagent chats (``chats/<parent>/<id>.jsonl``);
+``gemini-legacy-chats`` are the chats older versions wrote, one JSON document each
+(memoryd.ingest.document).
 docs/harnesses.md gives every harness's files and formats, with their sources.
 
 Each project root in the configuration adds :func:`project_sources` (:data:`_PROJECT_FILES`):
@@ -194,6 +198,8 @@ def default_sources() -> list[Source]:
         Source("gemini-user-memory", f"{gemini}/GEMINI.md", "memory", "markdown",
                agent="gemini"),
         Source("gemini-transcripts", f"{gemini}/tmp/*/chats/**/*.jsonl", "transcript",
+               "gemini", agent="gemini"),
+        Source("gemini-legacy-chats", f"{gemini}/tmp/*/chats/session-*.json", "transcript",
                "gemini", agent="gemini"),
         Source("opencode-user-rules", "~/.config/opencode/AGENTS.md", "memory", "markdown",
                agent="opencode"),

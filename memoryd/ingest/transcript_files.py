@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from memoryd.config import Config
 from memoryd.ingest.context import cwd_hint, replay
+from memoryd.ingest.document import read_document
 from memoryd.ingest.indexer import FileFacts, Indexer
 from memoryd.ingest.source_stats import SkippedLines, SourceStats, account
 from memoryd.ingest.tail import TailPosition, TailRead, read_appended
@@ -23,6 +24,7 @@ from memoryd.ingest.transcript import (
     TranscriptParser,
     Turn,
     chunk_exchanges,
+    is_document,
     make_parser,
     needs_context,
 )
@@ -36,6 +38,8 @@ class TranscriptState:
     parser: TranscriptParser
     fmt: str
     cwd: str | None = None  # the project the file's path names (memoryd.ingest.context)
+    #: read whole each time (memoryd.ingest.document): its counts are the whole file's
+    document: bool = False
     open_turns: list[Turn] = field(default_factory=list)
     #: per session (None: the file's one session), what the registry was last told
     reported: dict[str | None, tuple[Any, ...]] = field(default_factory=dict)
@@ -55,9 +59,10 @@ class TranscriptState:
             if before == (started, last_seen, users):
                 continue
             self.reported[key] = (started, last_seen, users)
+            gained = users if self.document or before is None else users - before[2]
             out.append({"id": key or parser.session_id, "harness": parser.harness,
                         "cwd": parser.cwd, "started": started, "last_seen": last_seen,
-                        "user_messages": users - (before[2] if before else 0)})
+                        "user_messages": gained, "whole_file": self.document})
         return out
 
     def all_reported(self) -> None:
@@ -106,8 +111,9 @@ class TranscriptFiles:
         if state is None:
             cwd = await self.off_loop(cwd_hint, source.format, facts.path)
             state = self.states[facts.path] = TranscriptState(
-                make_parser(source.format, cwd=cwd), source.format, cwd)
-            if position is not None:  # resume the exchange a restart left open
+                make_parser(source.format, cwd=cwd), source.format, cwd,
+                is_document(source.format, facts.path))
+            if position is not None and not state.document:  # resume the exchange left open
                 await self._resume(state, facts.path, position, list(start.open_turns or ()))
         while True:
             try:
@@ -146,7 +152,10 @@ class TranscriptFiles:
 
     def _read(self, facts: FileFacts, position: TailPosition | None,
               state: TranscriptState) -> tuple[TailRead, list[Chunk]]:
-        read = read_appended(Path(facts.path), position, self.config.watch.max_line_bytes)
+        if state.document:
+            read = read_document(Path(facts.path), state.fmt)
+        else:
+            read = read_appended(Path(facts.path), position, self.config.watch.max_line_bytes)
         if read.restarted:  # truncated or replaced: start over, record ids dedupe
             state.parser = make_parser(state.fmt, cwd=state.cwd)
             state.open_turns = []
@@ -160,5 +169,6 @@ class TranscriptFiles:
             return read, []
         combined = state.open_turns + turns
         last_user = max((i for i, t in enumerate(combined) if t.role == "user"), default=0)
-        state.open_turns = combined[last_user:]
+        # a document is read whole every time: no exchange stays open between two reads
+        state.open_turns = [] if state.document else combined[last_user:]
         return read, chunk_exchanges(combined)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import shlex
 import time
 from typing import Any
@@ -27,11 +26,12 @@ from memoryd.config import Settings
 from memoryd.embedding.vectors import VectorWork
 from memoryd.errors import NotFoundError
 from memoryd.ingest.context import cwd_hint
+from memoryd.ingest.document import transcript_lines
 from memoryd.ingest.transcript import make_parser
 from memoryd.passes import corrections
 from memoryd.passes.runs import PassRuns
 from memoryd.redact import redact
-from memoryd.regular_file import is_regular, open_regular
+from memoryd.regular_file import is_regular
 from memoryd.sessions.candidates import EXTRACTED_CONFIDENCE, Candidate, Message, find_candidates
 from memoryd.sessions.decisions import MIN_USER_MESSAGES, Decision, decide, dry_run_report
 from memoryd.sessions.llm_extractor import llm_prompt, parse_llm_output
@@ -51,9 +51,8 @@ def read_user_messages(path: str, harness: str, session: str) -> list[Message]:
     parser = make_parser(harness, cwd=cwd_hint(harness, path))
     one_session = getattr(parser, "many_sessions", False)
     turns = []
-    with os.fdopen(open_regular(path), encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            turns.extend(parser.feed(line.rstrip("\n")))
+    for line in transcript_lines(path, harness):
+        turns.extend(parser.feed(line))
     turns.extend(parser.flush())  # a last prompt Aider had not answered yet
     return [Message(turn.record_id, turn.session_id or session, redact(turn.text),
                     turn.timestamp)

@@ -31,20 +31,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from memoryd.background import Background
 from memoryd.config import Settings
 from memoryd.errors import BadParamsError, MemorydError, NotFoundError, UnavailableError
+from memoryd.ingest.document import transcript_lines
 from memoryd.ingest.transcript import make_parser
 from memoryd.ingest.watcher import Watcher
 from memoryd.progress import Throughput
-from memoryd.regular_file import open_regular
 from memoryd.scheduling import Traffic
 from memoryd.sessions.extractor import SessionExtractor
 from memoryd.sources import Source, scan
@@ -139,10 +137,8 @@ def session_of_file(file: HistoryFile) -> dict[str, Any] | None:
     run's, for files not indexed yet); None when it names none."""
     parser = make_parser(file.harness)
     try:
-        with os.fdopen(open_regular(Path(file.path)), encoding="utf-8",
-                       errors="replace") as handle:
-            for line in handle:
-                parser.feed(line.rstrip("\n"))
+        for line in transcript_lines(file.path, file.harness):
+            parser.feed(line)
     except OSError:
         return None
     parser.flush()

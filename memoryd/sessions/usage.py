@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -27,8 +26,9 @@ from typing import Any
 from memoryd.background import Background
 from memoryd.config import Settings
 from memoryd.ingest.context import cwd_hint
+from memoryd.ingest.document import transcript_lines
 from memoryd.ingest.transcript.actions import HARNESSES, StepReader
-from memoryd.regular_file import is_regular, open_regular
+from memoryd.regular_file import is_regular
 from memoryd.sessions.outcome_rules import rule_of
 from memoryd.sessions.outcomes import Worded, judge_rule, read_actions
 from memoryd.store.database import Store
@@ -54,9 +54,8 @@ def judge_transcript(path: str, harness: str, rows: Sequence[dict[str, Any]],
     fmt = harness if harness in HARNESSES else "generic"
     reader = StepReader(fmt, cwd_hint(fmt, path))
     steps = []
-    with os.fdopen(open_regular(path), encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            steps.extend(reader.feed(line))
+    for line in transcript_lines(path, fmt):
+        steps.extend(reader.feed(line))
     steps.extend(reader.flush())
     if reader.many_sessions and session is not None:
         steps = [s for s in steps if s.record_id.startswith(session + ":")]

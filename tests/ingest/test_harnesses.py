@@ -14,13 +14,22 @@ from memoryd_client import Client
 
 from memoryd.ingest.context import cwd_hint, replay
 from memoryd.ingest.tail import TailPosition, read_appended
-from memoryd.ingest.transcript import AiderParser, GeminiParser, Turn, make_parser
+from memoryd.ingest.transcript import (
+    AiderParser,
+    GeminiParser,
+    Turn,
+    document_lines,
+    make_parser,
+)
+from memoryd.sessions.extractor import read_user_messages
 from tests.conftest import run_cli, start_daemon
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "harnesses"
 GEMINI_CHATS = FIXTURES / "home/.gemini/tmp/shop/chats"
 GEMINI_SESSION = GEMINI_CHATS / "session-2026-03-02T09-14-4f1c9a2e.jsonl"
 GEMINI_SUBAGENT = next(GEMINI_CHATS.glob("*/*.jsonl"))
+GEMINI_LEGACY = next((FIXTURES / "home/.gemini/tmp").glob("*/chats/session-*.json"))
+GEMINI_LEGACY_SESSION = "c31127d4-5e2a-4b8f-a1d3-9f0e7c6b5a42"
 AIDER_HISTORY = FIXTURES / "project/.aider.chat.history.md"
 
 
@@ -66,6 +75,31 @@ def test_gemini_malformed_lines_are_counted_not_fatal() -> None:
     turns = [turn for line in lines for turn in parser.feed(line)]
     assert [t.text for t in turns] == ["still read"]
     assert parser.skipped == {"invalid_json": 1, "not_object": 1, "bad_field": 1}
+
+
+def test_a_legacy_gemini_chat_is_read_as_the_lines_of_a_jsonl_one() -> None:
+    parser = make_parser("gemini")
+    turns = [turn for line in document_lines("gemini", GEMINI_LEGACY.read_text())
+             for turn in parser.feed(line)]
+    assert [(t.role, t.text[:30]) for t in turns] == [
+        ("user", "The nightly thumbnail job on t"),
+        ("assistant", "The thumbnail worker never del"),  # the tool call's message left out
+        ("user", "Add the cleanup and keep a day"),
+        ("assistant", "Added a cleanup step that remo"),
+    ]
+    assert {t.session_id for t in turns} == {GEMINI_LEGACY_SESSION}
+    assert parser.user_messages == 2
+    assert parser.skipped == {"tool": 1, "meta": 1}
+    # what a finished session's readers see (extraction, outcomes): the same records
+    assert [m.text[:30] for m in read_user_messages(str(GEMINI_LEGACY), "gemini", "x")] == [
+        "The nightly thumbnail job on t", "Add the cleanup and keep a day"]
+
+
+@pytest.mark.parametrize("text", ["", '{"sessionId": "s", "messages": [', "[]",
+                                  '{"sessionId": "s"}', "[" * 100_000])
+def test_a_legacy_gemini_chat_that_is_not_one_is_refused(text: str) -> None:
+    with pytest.raises(ValueError):
+        document_lines("gemini", text)
 
 
 def test_aider_history_splits_sessions_prompts_and_answers() -> None:
@@ -289,6 +323,67 @@ def test_malformed_harness_files_warn_and_the_rest_is_indexed(
     assert found(client, "vitest fake timers", "fake timers")  # the good rule is still there
 
 
+def write_over_legacy_chat(home: Path, question: str, answer: str) -> Path:
+    """The legacy chat in the home with one more exchange, written over in place as Gemini CLI
+    writes it (the same file, truncated and written whole)."""
+    chat = next((home / ".gemini/tmp").glob("*/chats/session-*.json"))
+    document = json.loads(chat.read_text())
+    count = len(document["messages"])
+    document["messages"] += [
+        {"id": f"0000000{count}-aaaa-4bbb-8ccc-000000000001", "timestamp": "2025-11-28T08:00:00Z",
+         "type": "user", "content": question},
+        {"id": f"0000000{count}-aaaa-4bbb-8ccc-000000000002", "timestamp": "2025-11-28T08:00:09Z",
+         "type": "gemini", "content": [{"text": answer}], "model": "gemini-2.5-pro"}]
+    with chat.open("r+") as handle:
+        handle.truncate(0)
+        handle.write(json.dumps(document, indent=2))
+    return chat
+
+
+def turn_texts(client: Client) -> list[str]:
+    entries = client.list_entries(status="any", limit=1000)["entries"]
+    return [e["text"] for e in entries if e["kind"] in ("turn", "summary")]
+
+
+def test_a_legacy_gemini_chat_is_indexed_and_read_again_when_written_over(
+        harness_home: tuple[Path, Path], daemon, client: Client) -> None:
+    home, _ = harness_home
+    hit = eventually(lambda: found(client, "thumbnail job disk full scratch files",
+                                   "never deletes its scratch", False))
+    assert (hit["agent"], hit["kind"], hit["session"]) == ("gemini", "turn",
+                                                           GEMINI_LEGACY_SESSION)
+    assert hit["project"] is None  # a hash-named project directory names no project
+    assert hit["text"].startswith("[2025-11-27] User: The nightly thumbnail job")
+
+    def sessions() -> dict[str, Any]:
+        return {s["id"]: s for s in client.call("sessions", {})["sessions"]}
+
+    assert sessions()[GEMINI_LEGACY_SESSION]["user_messages"] == 2
+    chat = write_over_legacy_chat(home, "Which host runs the thumbnail job?",
+                                  "The render-02 box runs it at 02:30 every night.")
+    eventually(lambda: found(client, "which host runs the thumbnail job", "render-02", False))
+
+    def counted() -> None:
+        assert sessions()[GEMINI_LEGACY_SESSION]["user_messages"] == 3
+
+    eventually(counted)
+    texts = turn_texts(client)
+    assert len(texts) == len(set(texts)), texts  # what was read before is not read twice
+    assert sum("never deletes its scratch" in t for t in texts) == 1
+    status = {s["name"]: s for s in client.sources()["sources"]}["gemini-legacy-chats"]
+    assert (status["files"], status["last_error"]) == (1, None)
+    # a document that stays broken is named, and what it held stays found
+    chat.write_text(chat.read_text()[:200])
+
+    def warned() -> None:
+        status = {s["name"]: s for s in client.sources()["sources"]}["gemini-legacy-chats"]
+        assert status["last_error"] == "skipped lines: 1 invalid_json", status
+
+    eventually(warned)
+    assert found(client, "thumbnail job disk full scratch files", "never deletes its scratch",
+                 False)
+
+
 def test_a_restart_resumes_gemini_and_aider_without_duplicates(
         harness_home: tuple[Path, Path], embedder) -> None:
     home, project = harness_home
@@ -307,6 +402,8 @@ def test_a_restart_resumes_gemini_and_aider_without_duplicates(
         with (project / ".aider.chat.history.md").open("a") as handle:
             handle.write("\n#### does the tax module need the same fix?\n\n"
                          "Yes: tax.py rounds per line item as well.\n")
+        write_over_legacy_chat(home, "Which host runs the thumbnail job?",
+                               "The render-02 box runs it at 02:30 every night.")
         running = start_daemon(embedder)
         with Client(running.socket) as client:
             letter = eventually(lambda: found(client, "dead letter queue", "dead letter", False))
@@ -314,11 +411,14 @@ def test_a_restart_resumes_gemini_and_aider_without_duplicates(
             tax = eventually(lambda: found(client, "tax module same fix", "tax.py rounds", False))
             first = found(client, "cart total drift cent discounts", "drift", False)
             assert tax["session"] != first["session"]  # the second session of the file
-            entries = client.list_entries(status="any", limit=1000)["entries"]
-            texts = [e["text"] for e in entries if e["kind"] in ("turn", "summary")]
+            eventually(lambda: found(client, "which host runs the thumbnail job", "render-02",
+                                     False))
+            texts = turn_texts(client)
             assert len(texts) == len(set(texts)), texts
             sessions = {s["id"]: s for s in client.call("sessions", {})["sessions"]}
             assert sessions["4f1c9a2e-77b0-4d55-9d3e-0c6b1a2f8e11"]["user_messages"] == 3
+            # a document read whole again counts its messages once: 3, not 2 + 3
+            assert sessions[GEMINI_LEGACY_SESSION]["user_messages"] == 3
             assert sorted(s["user_messages"] for s in sessions.values()
                           if s["harness"] == "aider") == [2, 2]
     finally:

@@ -71,6 +71,11 @@ Formats
     - A message id appended again (its tokens or tool calls filled in) is ``ignored``: the first
       text is kept. ``{"$set": …}`` metadata updates and ``{"$rewindTo": id}`` are ``ignored``
       (a rewind takes messages out of Gemini's context, not out of what was said).
+    - Legacy chats, ``chats/session-*.json``, are one document (the metadata's fields and
+      ``messages``, a list of the same messages) that Gemini CLI wrote whole on every message:
+      a *document* transcript (:func:`is_document`), read whole each time it changes, its
+      messages fed to the parser as the lines above (:func:`document_lines`); record ids
+      dedupe what was read before.
 
 ``aider`` — Aider's ``.aider.chat.history.md`` in a project root: markdown, not JSON. Each
     launch appends ``# aider chat started at YYYY-MM-DD HH:MM:SS`` (a new session, whose id is
@@ -162,7 +167,7 @@ from memoryd.ingest.transcript.aider import AiderParser
 from memoryd.ingest.transcript.chunks import MAX_CHUNK_CHARS, chunk_exchanges
 from memoryd.ingest.transcript.claude_code import CLAUDE_CODE_WRAPPERS, ClaudeCodeParser
 from memoryd.ingest.transcript.codex import CODEX_INJECTED_PREFIXES, CodexParser
-from memoryd.ingest.transcript.gemini import GeminiParser
+from memoryd.ingest.transcript.gemini import GeminiParser, legacy_chat_lines
 from memoryd.ingest.transcript.generic import GenericParser
 from memoryd.ingest.transcript.parser_base import (
     MAX_LINE_CHARS,
@@ -188,6 +193,8 @@ __all__ = [
     "TranscriptParser",
     "Turn",
     "chunk_exchanges",
+    "document_lines",
+    "is_document",
     "line_id",
     "make_parser",
     "needs_context",
@@ -220,3 +227,18 @@ def needs_context(fmt: str) -> bool:
     """Whether a parser of ``fmt`` must read its file from the start to make sense of later
     lines (memoryd.ingest.context.replay)."""
     return bool(getattr(_PARSERS.get(fmt), "needs_context", False))
+
+
+def is_document(fmt: str, path: str) -> bool:
+    """Whether a transcript of ``fmt`` at ``path`` is one JSON document written whole each time
+    (Gemini CLI's legacy ``.json`` chats) rather than lines appended: it is read whole, and its
+    records fed to the parser as lines (:func:`document_lines`)."""
+    return fmt == "gemini" and path.endswith(".json")
+
+
+def document_lines(fmt: str, text: str) -> list[str]:
+    """The records of a document transcript (:func:`is_document`) as the lines its format's
+    parser reads; ValueError when ``text`` is not such a document."""
+    if fmt != "gemini":
+        raise ValueError(f"format {fmt!r} has no document transcripts")
+    return legacy_chat_lines(text)

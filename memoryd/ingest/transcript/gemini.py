@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -118,3 +119,18 @@ def part_text(content: object) -> str:
         if text.strip():
             parts.append(text.strip())
     return "\n\n".join(parts)
+
+
+def legacy_chat_lines(text: str) -> list[str]:
+    """A legacy chat (``session-*.json``: one document ``{sessionId, projectHash, startTime,
+    lastUpdated, messages: [...], summary?, directories?}``, written whole on every message) as
+    the lines of today's ``.jsonl`` chat: its metadata, then a line for each message, for
+    :class:`GeminiParser`. ValueError when the text is not such a document."""
+    try:
+        document = json.loads(text)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+    if not isinstance(document, dict) or not isinstance(document.get("messages"), list):
+        raise ValueError("not a Gemini CLI chat")
+    metadata = {key: value for key, value in document.items() if key != "messages"}
+    return [json.dumps(metadata), *(json.dumps(message) for message in document["messages"])]

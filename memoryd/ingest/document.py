@@ -1,0 +1,66 @@
+"""Transcript files read whole: the document transcripts (Gemini CLI's legacy ``.json`` chats,
+:func:`memoryd.ingest.transcript.is_document`), and any transcript read from its start to its
+end by the readers of a finished session (extraction, a dry run's sessions, outcomes).
+
+A document is written over whole on every message (``writeFileSync``: truncated, then
+written), so a read can catch it half written. A document that does not parse is read again
+while it is still changing (:data:`SETTLE_TRIES` times, :data:`SETTLE_S` apart); one that stays
+broken is counted as skipped (``invalid_json``, or ``invalid-utf8``, ``too_long``), as a
+malformed line is, and read again when it next changes.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from memoryd.ingest.tail import TailPosition, TailRead
+from memoryd.ingest.transcript import document_lines, is_document
+from memoryd.regular_file import open_regular
+
+#: A document larger than this is not read (counted ``too_long``); Gemini CLI's chats, tool
+#: results included, are far smaller.
+MAX_DOCUMENT_BYTES = 64 << 20
+SETTLE_TRIES = 10
+SETTLE_S = 0.05
+
+
+def read_document(path: Path, fmt: str) -> TailRead:
+    """The whole of a document transcript, as the lines its parser reads; always ``restarted``
+    (the reader starts over, and record ids dedupe). OSError propagates to the caller."""
+    reason = "invalid_json"
+    for _ in range(SETTLE_TRIES):
+        with os.fdopen(open_regular(path), "rb") as handle:  # a FIFO is refused, not waited on
+            stat = os.fstat(handle.fileno())
+            position = TailPosition(stat.st_dev, stat.st_ino, stat.st_size)
+            if stat.st_size > MAX_DOCUMENT_BYTES:
+                return TailRead(position, [], restarted=True, skipped={"too_long": 1})
+            data = handle.read(MAX_DOCUMENT_BYTES + 1)
+        try:
+            return TailRead(position, document_lines(fmt, data.decode("utf-8")), restarted=True)
+        except UnicodeDecodeError:
+            reason = "invalid-utf8"
+        except ValueError:
+            reason = "invalid_json"
+        try:
+            now = os.stat(path)
+        except OSError:
+            break
+        if (now.st_ino, now.st_size, now.st_mtime_ns) == (stat.st_ino, stat.st_size,
+                                                            stat.st_mtime_ns):
+            break  # still as read: broken, not being written
+        time.sleep(SETTLE_S)
+    return TailRead(position, [], restarted=True, skipped={reason: 1})
+
+
+def transcript_lines(path: str, fmt: str) -> Iterator[str]:
+    """Every record of a transcript, as the lines its parser reads: a document's records, or
+    the file's lines (bytes that are not UTF-8 replaced). OSError propagates."""
+    if is_document(fmt, path):
+        yield from read_document(Path(path), fmt).lines
+        return
+    with os.fdopen(open_regular(path), encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            yield line.rstrip("\n")
