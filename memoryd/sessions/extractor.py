@@ -103,8 +103,7 @@ class SessionExtractor:
         result: dict[str, Any] = {"session": session_id, "agent": session["agent"],
                                   "messages": len(messages), "report": [], "stored": []}
         if len(messages) < MIN_USER_MESSAGES:
-            result["reason"] = (f"{len(messages)} user messages; extraction needs at least "
-                                f"{MIN_USER_MESSAGES}")
+            result["reason"] = f"extraction needs at least {MIN_USER_MESSAGES}"
             return result
         candidates = find_candidates(messages) + await self.llm_candidates(messages)
         existing = await self.db(self._existing, session["agent"])

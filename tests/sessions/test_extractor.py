@@ -86,6 +86,9 @@ def test_two_user_messages_yield_nothing(daemon, client, tmp_path) -> None:
     end_session(tmp_path, path)
     result = client.extract(SESSION, dry_run=True)
     assert result["messages"] == 2 and result["report"] == [] and "at least 3" in result["reason"]
+    said = run_cli("extract", SESSION, "--dry-run")
+    assert said.stdout.splitlines()[0] == (f"session {SESSION} (claude-code): 2 user messages; "
+                                           "extraction needs at least 3"), said.stdout
     time.sleep(0.3)
     assert lessons(client) == []
 
