@@ -89,7 +89,8 @@ class Sessions:
                              project: str | None, source: str) -> None:
         """What a transcript tells of its session (``session``: id, harness, cwd, started,
         last_seen, and the user messages read this time, added to those counted before, or,
-        with ``whole_file``, all of them: the file was read whole)."""
+        with ``whole_file``, all of them: the file was read whole, and the session holds at
+        least as many)."""
         self._db.execute(
             "INSERT INTO sessions(id, harness, agent, cwd, project, started, last_seen, "
             "user_messages, source) VALUES (:id, :harness, :agent, :cwd, :project, :started, "
@@ -98,7 +99,8 @@ class Sessions:
             "started=min(coalesce(started, excluded.started), "
             "coalesce(excluded.started, started)), "
             "last_seen=max(coalesce(last_seen, 0), coalesce(excluded.last_seen, 0)), "
-            "user_messages=CASE WHEN :whole_file THEN excluded.user_messages "
+            "user_messages=CASE WHEN :whole_file "
+            "THEN max(user_messages, excluded.user_messages) "
             "ELSE user_messages + excluded.user_messages END",
             {"whole_file": False, **session, "agent": agent, "project": project,
              "source": source})
