@@ -44,10 +44,11 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 def scrub_surrogates(value: object) -> object:
     """``value`` (parsed JSON) with every lone surrogate (``"\\ud800"`` in JSON text, which
-    no UTF-8 file or database can hold) replaced by U+FFFD; maps and lists walked through."""
+    no UTF-8 file or database can hold, or a file's bytes that are not UTF-8, kept as surrogate
+    escapes) replaced by U+FFFD; maps, lists and tuples walked through."""
     if isinstance(value, str):
         return _SURROGATE.sub("\ufffd", value)
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):
         return [scrub_surrogates(item) for item in value]
     if isinstance(value, dict):
         return {scrub_surrogates(k): scrub_surrogates(v) for k, v in value.items()}

@@ -144,8 +144,14 @@ def parse_memory_file(text: str, path: str) -> MemoryFile:
 
 def split_lines(text: str) -> list[str]:
     """The file's lines, without line endings, byte-order mark or lone surrogates."""
-    text = _SURROGATE.sub("\ufffd", text.removeprefix("\ufeff"))
-    return _NEWLINE.split(text)
+    return _NEWLINE.split(_SURROGATE.sub("\ufffd", text.removeprefix("\ufeff")))
+
+
+def raw_lines(text: str) -> list[str]:
+    """The file's lines as :func:`split_lines` numbers them, without line endings or
+    byte-order mark, but with the bytes that are not UTF-8 kept (as surrogate escapes): what a
+    rewrite of the file is made from, so that what it does not change stays as it was."""
+    return _NEWLINE.split(text.removeprefix("\ufeff"))
 
 
 def is_pinned(path: str) -> bool:

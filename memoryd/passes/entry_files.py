@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memoryd.errors import BadParamsError, MemorydError
-from memoryd.ingest.markdown import MemoryItem, parse_memory_file, split_lines
+from memoryd.ingest.markdown import MemoryItem, parse_memory_file, raw_lines
 from memoryd.passes.file_care import FileNotWrittenError
 from memoryd.passes.file_changes import file_change
 from memoryd.passes.user_files import FileText, read_text
@@ -97,7 +97,7 @@ def locate(entry: StoredEntry, file: FileText) -> tuple[MemoryItem, list[str]]:
             f"entry {entry.uid} is no longer in {entry.source} as indexed (the file "
             "changed since); try again in a moment, or edit the file")
     item = min(found, key=lambda i: abs(i.line_start - int(entry.line_start or 0)))
-    return item, split_lines(text)
+    return item, raw_lines(text)
 
 
 def replaced(lines: list[str], item: MemoryItem, text: str | None) -> str:

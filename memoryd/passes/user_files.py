@@ -15,6 +15,7 @@ What memoryd must leave as it is, and what it keeps of a file besides its text, 
 
 from __future__ import annotations
 
+import codecs
 import logging
 import os
 import subprocess
@@ -45,12 +46,14 @@ class FileText:
         return self.data.decode("utf-8", errors="surrogateescape").replace("\r\n", "\n")
 
     def encode(self, text: str) -> bytes:
-        """New text in this file's conventions: its line endings, and a final newline iff the
-        file had one (or was empty)."""
+        """New text in this file's conventions: its line endings, its byte-order mark, and a
+        final newline iff the file had one (or was empty)."""
         had_final = self.data.endswith(b"\n") or not self.data
         text = text.rstrip("\n") + ("\n" if had_final and text.strip() else "")
         if self.crlf:
             text = text.replace("\n", "\r\n")
+        if self.data.startswith(codecs.BOM_UTF8) and not text.startswith("\ufeff"):
+            text = "\ufeff" + text
         return text.encode("utf-8", errors="surrogateescape")
 
 

@@ -13,7 +13,7 @@ import logging
 import os
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 from memoryd_client import wire
 from memoryd_client.views import shown_text
@@ -34,6 +34,7 @@ from memoryd.server.limits import ConnectionLimits, read_body
 from memoryd.server.params import Params
 from memoryd.server.replies import without_rowids
 from memoryd.server.stopping import Connections, stopping_error
+from memoryd.text import scrub_surrogates
 
 log = logging.getLogger(__name__)
 #: A wire method: its params in, its result out.
@@ -255,7 +256,11 @@ class Dispatcher:
         else:
             message["result"] = without_rowids(result)  # the index's own row numbers stay inside
         try:
-            frame = wire.pack(message)
+            try:
+                frame = wire.pack(message)
+            except UnicodeEncodeError:  # a file's bytes that are not UTF-8 (kept as
+                # surrogate escapes, to be written back as they were) are shown as U+FFFD
+                frame = wire.pack(cast("dict[str, Any]", scrub_surrogates(message)))
         except FrameTooLargeError as exc:
             frame = wire.pack({"id": request_id, "error": exc.to_wire()})
         except Exception as exc:  # a reply msgpack cannot hold: the caller is told, not cut off
@@ -264,3 +269,4 @@ class Dispatcher:
                 f"the reply could not be encoded ({type(exc).__name__}: {exc})")).to_wire()})
         writer.write(frame)
         await writer.drain()
+

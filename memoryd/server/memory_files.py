@@ -100,7 +100,7 @@ class MemoryFiles:
         if len(text) > MAX_FILE_CHARS:
             raise BadParamsError(f"text is {len(text)} characters; the limit is {MAX_FILE_CHARS}")
         path = self.resolve(agent, relative, must_exist=False)
-        before = path.read_text("utf-8", errors="replace") if path.is_file() else None
+        before = _read_kept(path) if path.is_file() else None
         self._check_feedback(relative, before or "", text)
         self._change(agent, relative, path, "file.write", before, text)
         return {"path": relative, "bytes": len(text.encode("utf-8")), "created": before is None}
@@ -109,7 +109,7 @@ class MemoryFiles:
         if not old:
             raise BadParamsError("old must not be empty")
         path = self.resolve(agent, relative)
-        before = path.read_text("utf-8", errors="replace")
+        before = _read_kept(path)
         count = before.count(old)
         if count != 1:
             raise BadParamsError(
@@ -122,7 +122,7 @@ class MemoryFiles:
 
     def insert(self, agent: str, relative: str, line: int, text: str) -> dict[str, Any]:
         path = self.resolve(agent, relative)
-        before = path.read_text("utf-8", errors="replace")
+        before = _read_kept(path)
         lines = before.splitlines(keepends=True)
         if not 0 <= line <= len(lines) + 1:
             raise BadParamsError(f"line must be between 0 and {len(lines) + 1}; got {line}")
@@ -168,7 +168,7 @@ class MemoryFiles:
             with self.store.transaction():
                 self._record_version(agent, relative, action, before, after)
                 path.parent.mkdir(parents=True, exist_ok=True)
-                replace_file(path, after.encode("utf-8"))
+                replace_file(path, after.encode("utf-8", "surrogateescape"))
                 written = True
         except (OSError, *DISK_ERRORS) as exc:
             if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
@@ -295,3 +295,9 @@ class FileMethods:
             text = params.text("text", required=True, max_len=1_000_000) or ""
             result = await self.db(files.insert, agent, path, line, text)
         return result
+
+
+def _read_kept(path: Path) -> str:
+    """A file's text to edit: its bytes that are not UTF-8 kept as surrogate escapes, so that
+    an edit elsewhere writes them back as they were (``read`` shows them as U+FFFD)."""
+    return path.read_bytes().decode("utf-8", "surrogateescape")

@@ -46,6 +46,7 @@ from memoryd.store.durable import append_durably, cut_back, torn_tail
 from memoryd.store.file_versions import apply_delta, delta, unzipped, zipped
 from memoryd.store.ledger import decode_line
 from memoryd.store.purge_files import Rewrite
+from memoryd.store.runs import json_column
 
 log = logging.getLogger(__name__)
 
@@ -112,11 +113,6 @@ def unpack(before: Any, after: Any) -> tuple[Any, Any]:
 
 def _load(value: str | None) -> Any:
     return None if value is None else json.loads(value)
-
-
-def _dump(value: Any) -> str | None:
-    """As memoryd.passes.runs stores a column."""
-    return None if value is None else json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
 def run_record(row: tuple[Any, ...]) -> dict[str, Any]:
@@ -331,10 +327,10 @@ def apply_record(store: Store, record: dict[str, Any]) -> int:
             "?) ON CONFLICT(id) DO UPDATE SET pass=excluded.pass, started=excluded.started, "
             "status=excluded.status, dry_run=excluded.dry_run, scope=excluded.scope",
             (record["id"], record["pass"], record["started"], record["status"],
-             int(bool(record.get("dry_run"))), _dump(record.get("scope"))))
+             int(bool(record.get("dry_run"))), json_column(record.get("scope"))))
     elif op == "finish":
         db.execute("UPDATE runs SET finished=?, status=?, counts=?, error=? WHERE id=?",
-                   (record.get("finished"), record["status"], _dump(record.get("counts")),
+                   (record.get("finished"), record["status"], json_column(record.get("counts")),
                     record.get("error"), record["id"]))
     elif op == "change":
         before, after = unpack(record.get("before"), record.get("after"))
@@ -342,8 +338,8 @@ def apply_record(store: Store, record: dict[str, Any]) -> int:
             "INSERT OR REPLACE INTO changes(id, run, kind, target, action, why, before, after, "
             "state, ts, undoes, grp) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (record["id"], record["run"], record["kind"], record["target"], record["action"],
-             record.get("why"), _dump(before), _dump(after), record["state"], record["ts"],
-             record.get("undoes"), record.get("grp")))
+             record.get("why"), json_column(before), json_column(after), record["state"],
+             record["ts"], record.get("undoes"), record.get("grp")))
     elif op == "state":
         db.executemany("UPDATE changes SET state=? WHERE id=?",
                        ((record["state"], number) for number in record.get("ids") or ()))

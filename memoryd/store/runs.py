@@ -19,8 +19,18 @@ import apsw
 from memoryd.store.fetch import integer
 
 
-def _dump(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, sort_keys=True, ensure_ascii=False)
+def json_column(value: Any) -> str | None:
+    """A column's JSON, keys sorted. A text read from a file that is not UTF-8 (kept with
+    surrogate escapes, so that its bytes go back as they were) is written as JSON escapes:
+    SQLite's text is UTF-8, and :func:`json.loads` gives them back as they were."""
+    if value is None:
+        return None
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value, sort_keys=True)
+    return text
 
 
 def _load(value: str | None) -> Any:
@@ -85,7 +95,7 @@ class Runs:
         """A run begun (``running``); returns its number."""
         self._db.execute(
             "INSERT INTO runs(pass, started, status, dry_run, scope) VALUES (?, ?, ?, ?, ?)",
-            (name, started, "running", int(dry_run), _dump(scope)))
+            (name, started, "running", int(dry_run), json_column(scope)))
         return self._db.last_insert_rowid()
 
     def add_done(self, name: str, started: float, finished: float, scope: Any,
@@ -93,14 +103,14 @@ class Runs:
         """A run that is over as it is recorded (a forget's); returns its number."""
         self._db.execute(
             "INSERT INTO runs(pass, started, finished, status, dry_run, scope, counts) "
-            "VALUES (?, ?, ?, 'done', 0, ?, ?)", (name, started, finished, _dump(scope),
-                                                  _dump(counts)))
+            "VALUES (?, ?, ?, 'done', 0, ?, ?)",
+            (name, started, finished, json_column(scope), json_column(counts)))
         return self._db.last_insert_rowid()
 
     def finish(self, run: int, finished: float, status: str, counts: dict[str, int],
                error: str | None) -> None:
         self._db.execute("UPDATE runs SET finished=?, status=?, counts=?, error=? WHERE id=?",
-                         (finished, status, _dump(counts), error, run))
+                         (finished, status, json_column(counts), error, run))
 
     def interrupt(self, finished: float) -> list[int]:
         """Every run still ``running`` marked interrupted (at start); returns them."""
@@ -135,7 +145,8 @@ class Runs:
         self._db.execute(
             "INSERT INTO changes(run, kind, target, action, why, before, after, state, ts, "
             "undoes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (run, kind, target, action, why, _dump(before), _dump(after), state, ts, undoes))
+            (run, kind, target, action, why, json_column(before), json_column(after), state,
+             ts, undoes))
         return self._db.last_insert_rowid()
 
     def set_group(self, changes: Sequence[int], group: int) -> None:

@@ -114,6 +114,41 @@ def test_forget_removes_the_bullet_with_its_lines_and_undo_brings_it_back(client
                == metric["id"])
 
 
+def test_a_file_not_all_utf8_keeps_every_other_byte_through_forget_supersede_and_undo(
+        client: Client) -> None:
+    """A notebook saved by a Windows editor: a byte-order mark, CRLF line endings and a byte
+    that is not UTF-8 (Latin-1's é). Forgetting one bullet and superseding another change
+    those lines alone; `memory pass show` shows the change; undo gives the bytes back."""
+    home = Path(os.environ["HOME"])
+    (home / ".claude").mkdir()
+    notebook = home / ".claude" / "CLAUDE.md"
+    original = (b"\xef\xbb\xbf- Ship on Tuesdays only.\r\n- Never push on Fridays.\r\n\r\n"
+                b"The staging box is called \xe9t\xe9-01.\r\n- Keep answers short.\r\n")
+    notebook.write_bytes(original)
+    wait_until(lambda: hit(client, "push on Fridays") is not None
+               and hit(client, "Ship on Tuesdays") is not None)
+    fridays, tuesdays = hit(client, "push on Fridays"), hit(client, "Ship on Tuesdays")
+    assert fridays is not None and tuesdays is not None
+    forgot = run_cli("forget", fridays["id"])
+    assert forgot.returncode == 0, forgot.stderr
+    assert notebook.read_bytes() == original.replace(b"- Never push on Fridays.\r\n", b"")
+    superseded = run_cli("supersede", tuesdays["id"], "Ship on Tuesdays and Thursdays.")
+    assert superseded.returncode == 0, superseded.stderr
+    assert notebook.read_bytes() == original.replace(b"- Never push on Fridays.\r\n", b"") \
+        .replace(b"Tuesdays only.", b"Tuesdays and Thursdays.")
+    run = superseded.stdout.split("`memory undo ")[1].split("`")[0]
+    shown = run_cli("pass", "show", run)
+    assert shown.returncode == 0, shown.stderr
+    assert any(line.strip().startswith("+") and "- Ship on Tuesdays and Thursdays." in line
+               for line in shown.stdout.splitlines()), shown.stdout
+    assert "\ufffdt\ufffd-01" in shown.stdout  # the bytes that are not text, shown as such
+    for done in (superseded, forgot):
+        run = done.stdout.split("`memory undo ")[1].split("`")[0]
+        undone = run_cli("undo", run)
+        assert undone.returncode == 0, undone.stderr
+    assert notebook.read_bytes() == original
+
+
 def test_a_forget_that_comes_while_a_pass_runs_waits_for_it_or_is_refused_in_time(
         daemon: RunningDaemon, client: Client, monkeypatch: pytest.MonkeyPatch) -> None:
     """A forget of a file's entry is a run of its own, and runs go one at a time. While a pass

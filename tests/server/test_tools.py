@@ -45,6 +45,24 @@ def test_a_file_named_in_another_encoding_does_not_break_the_listing(client: Cli
     assert [f["path"] for f in client.file("list", "coder")["files"]] == ["CONTEXT.md"]
 
 
+def test_an_edit_keeps_the_bytes_of_a_file_that_are_not_utf8(client: Client,
+                                                             memoryd_home) -> None:
+    """A memory file saved by a Latin-1 editor: the tools read it with the bytes shown as
+    U+FFFD, and an edit elsewhere in it leaves those bytes as they were."""
+    root = memoryd_home / "agents" / "coder"
+    root.mkdir(parents=True)
+    (root / "CONTEXT.md").write_bytes(b"# Coder\n- the caf\xe9 menu is cached\n- uses ruff\n")
+    assert client.file("read", "coder", "CONTEXT.md")["text"] == \
+        "# Coder\n- the caf\ufffd menu is cached\n- uses ruff\n"
+    client.file("replace", "coder", "CONTEXT.md", old="uses ruff", new="uses ruff, not flake8")
+    client.file("insert", "coder", "CONTEXT.md", line=2, text="- prefers small commits")
+    assert (root / "CONTEXT.md").read_bytes() == (
+        b"# Coder\n- prefers small commits\n- the caf\xe9 menu is cached\n"
+        b"- uses ruff, not flake8\n")
+    events = client.history("file:coder:CONTEXT.md")["events"]
+    assert [e["action"] for e in events] == ["file.replace", "file.insert"]
+
+
 @pytest.mark.parametrize("path", ["../other/x.md", "/etc/passwd", "a/../../x.md", "escape/x.md"])
 def test_paths_leaving_the_directory_are_refused(client: Client, memoryd_home, path: str) -> None:
     root = memoryd_home / "agents" / "coder"
