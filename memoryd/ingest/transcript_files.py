@@ -40,6 +40,9 @@ class TranscriptState:
     cwd: str | None = None  # the project the file's path names (memoryd.ingest.context)
     #: read whole each time (memoryd.ingest.document): its counts are the whole file's
     document: bool = False
+    #: the file was read again from its start (rewritten, replaced): the parser's counts are
+    #: the whole file's again, not what it gained since they were last reported
+    recounted: bool = False
     open_turns: list[Turn] = field(default_factory=list)
     #: per session (None: the file's one session), what the registry was last told
     reported: dict[str | None, tuple[Any, ...]] = field(default_factory=dict)
@@ -54,15 +57,17 @@ class TranscriptState:
         found = many if many is not None else {None: (
             parser.started, parser.last_seen, parser.user_messages)} if parser.session_id else {}
         out = []
+        whole = self.document or self.recounted
+        self.recounted = False
         for key, (started, last_seen, users) in found.items():
             before = self.reported.get(key)
             if before == (started, last_seen, users):
                 continue
             self.reported[key] = (started, last_seen, users)
-            gained = users if self.document or before is None else users - before[2]
+            gained = users if whole or before is None else users - before[2]
             out.append({"id": key or parser.session_id, "harness": parser.harness,
                         "cwd": parser.cwd, "started": started, "last_seen": last_seen,
-                        "user_messages": gained, "whole_file": self.document})
+                        "user_messages": gained, "whole_file": whole})
         return out
 
     def all_reported(self) -> None:
@@ -160,6 +165,7 @@ class TranscriptFiles:
             state.parser = make_parser(state.fmt, cwd=state.cwd)
             state.open_turns = []
             state.reported = {}
+            state.recounted = True
             state.skips.restart()
         turns: list[Turn] = []
         for line in read.lines:

@@ -391,6 +391,42 @@ def test_generic_transcripts_numbering_their_messages_alike_are_all_kept(
     assert len(listed.splitlines()) == 2 and "Peru? Assistant: Lima." in listed
 
 
+def test_a_transcript_exported_again_whole_counts_its_user_messages_once(
+        home: Path, daemon, client) -> None:
+    """A chat exported again and again, whole (an exporter that writes a new file and renames
+    it over the old one): each export is read from its start, the exchanges dedupe by their
+    ids, and the session keeps the export's count of user messages, not the sum of them."""
+    chats = home / "exports"
+    chats.mkdir()
+    client.sources("add", name="exports", path=str(chats / "*.jsonl"), kind="transcript",
+                   format="generic", agent="exporter")
+    lines = [{"id": f"m{n}", "role": "user" if n % 2 else "assistant",
+              "content": f"message {n} about the {word} rota", "session_id": "chat-1"}
+             for n, word in enumerate(["kiln", "glaze", "clay", "wheel", "shelf", "brush"], 1)]
+
+    def export(count: int) -> None:
+        scratch = chats / ".export.tmp"
+        scratch.write_text("".join(json.dumps(line) + "\n" for line in lines[:count]))
+        scratch.rename(chats / "chat-1.jsonl")
+
+    def sessions() -> dict[str, Any]:
+        return {s["id"]: s for s in client.call("sessions", {})["sessions"]}
+
+    export(4)
+    eventually(lambda: _one(client, "message 3 about the clay rota"))
+    assert sessions()["chat-1"]["user_messages"] == 2
+    export(6)
+    eventually(lambda: _one(client, "message 5 about the shelf rota"))
+
+    def counted() -> None:
+        assert sessions()["chat-1"]["user_messages"] == 3
+
+    eventually(counted)
+    turns = [" ".join(t["text"].split()) for t in
+             client.list_entries(agents=["exporter"], kind=["turn"])["entries"]]
+    assert len(turns) == 3 and len(set(turns)) == 3, turns
+
+
 def test_a_chat_log_whose_roles_name_its_speakers_keeps_their_sides_across_a_restart(
         home: Path, memoryd_home: Path, embedder) -> None:
     """A chat log that writes each speaker's name as the role is indexed as their chat (its
