@@ -158,15 +158,28 @@ def _entry_of(entries: dict[int, tuple[int, str, str]],
 
 def notebooks(ctx: PassContext) -> list[dict[str, Any]]:
     """The notebook files in the pass's scope: path, agent, source (``--project``: the files
-    under the project's directory, such as its ``agents/state/memory/``)."""
+    under the project's directory, such as its ``agents/state/memory/``). A notebook memoryd
+    could not read cleanly (bytes that are not UTF-8, …) is left as it is, and reported."""
     found = []
-    for path, agent, source in ctx.store.files.notebooks(ctx.agent, ctx.project):
+    for path, agent, source, error in ctx.store.files.notebooks(ctx.agent, ctx.project):
         if f"/{ARCHIVE_DIR}/" in path or is_pinned(path):
             continue
         if ctx.paths is not None and path not in ctx.paths:
             continue
+        if error is not None:
+            if _is_notebook_file(Path(path)):
+                ctx.report(path, f"not checked: memoryd could not read it cleanly ({error}); "
+                                 "fix the file and the next run checks it")
+            continue
         found.append({"path": path, "agent": agent, "source": source})
     return found
+
+
+def _is_notebook_file(path: Path) -> bool:
+    try:
+        return is_notebook(read_text(path).text)
+    except OSError:
+        return False
 
 
 def checked_paths(files: list[tuple[str, bool, str | None]], target: Path) -> list[str]:

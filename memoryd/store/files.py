@@ -143,12 +143,12 @@ class Files:
         return [(path, bool(pinned), error) for path, pinned, error in self._db.execute(
             "SELECT path, pinned, error FROM files WHERE kind='memory' ORDER BY path")]
 
-    def notebooks(self, agent: str | None, under: str | None) -> list[tuple[str, str, str]]:
-        """The memory files a notebook pass may rewrite — not pinned, read without a problem —
-        of ``agent`` (None: any) below ``under`` (None: anywhere): (path, agent, source), by
-        path."""
-        sql = "SELECT path, agent, source FROM files WHERE kind='memory' AND pinned=0 " \
-              "AND error IS NULL"
+    def notebooks(self, agent: str | None, under: str | None
+                  ) -> list[tuple[str, str, str, str | None]]:
+        """The memory files a notebook pass may look at — not pinned — of ``agent`` (None:
+        any) below ``under`` (None: anywhere): (path, agent, source, the problem memoryd had
+        reading it: the pass rewrites only those read without one), by path."""
+        sql = "SELECT path, agent, source, error FROM files WHERE kind='memory' AND pinned=0"
         params: list[Any] = []
         if agent:
             sql += " AND agent=?"
@@ -156,7 +156,7 @@ class Files:
         if under:
             sql += " AND path > ? AND path < ?"
             params += _below(under)
-        return [(p, a, s) for p, a, s in self._db.execute(sql + " ORDER BY path", params)]
+        return [(p, a, s, e) for p, a, s, e in self._db.execute(sql + " ORDER BY path", params)]
 
     def pinned(self, agent: str) -> list[str]:
         """The agent's pinned files, by path."""

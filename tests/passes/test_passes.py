@@ -321,6 +321,25 @@ def test_notebook_check_reports_without_fix_and_fixes_with_it(memory_dir: Path, 
     assert run_cli("notebook", "check", str(notebook)).returncode == 0
 
 
+def test_a_notebook_memoryd_cannot_read_cleanly_is_left_alone_and_named(
+        memory_dir: Path, daemon, client: Client) -> None:
+    """A notebook with a byte that is not UTF-8 (its text read with U+FFFD for it) is not
+    rewritten by the pass, which would write U+FFFD back; the run says so instead of
+    "nothing to do"."""
+    notebook = memory_dir / "notebook.md"
+    original = (b"## Learnings\n- [2026-1-2] the caf\xe9 kiosk caches prices\n\n"
+                b"## Mistakes\n- [2026-01-01] a mistake\n")
+    notebook.write_bytes(original)
+    wait_until(lambda: active_count(client) >= 2)
+    check = run_cli("notebook", "check")
+    assert check.returncode == 1, (check.stdout, check.stderr)  # a problem: exit 1
+    assert f"{notebook}" in check.stdout and "not checked" in check.stdout \
+        and "invalid UTF-8" in check.stdout, check.stdout
+    fixed = run_cli("notebook", "check", "--fix")
+    assert fixed.returncode == 0 and "not checked" in fixed.stdout, fixed.stdout
+    assert notebook.read_bytes() == original
+
+
 def test_undo_keeps_an_edit_made_since_the_run_apart_from_its_lines(
         memory_dir: Path, daemon, client: Client) -> None:
     """An agent wrote a new session line after the notebook pass pruned the notebook: undoing
