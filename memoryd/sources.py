@@ -32,8 +32,9 @@ Default sources (:func:`default_sources`; ``~`` is the user's home)
     opencode-user-rules  ~/.config/opencode/AGENTS.md
                          memory, markdown, agent opencode
 
-``$CODEX_HOME`` (an absolute path) replaces ``~/.codex`` in the Codex sources, and
-``$GEMINI_CLI_HOME`` replaces ``~`` in the Gemini sources (``$GEMINI_CLI_HOME/.gemini/…``), as
+``$CLAUDE_CONFIG_DIR`` (an absolute path) replaces ``~/.claude`` in the Claude Code sources,
+``$CODEX_HOME`` ``~/.codex`` in the Codex sources, and ``$GEMINI_CLI_HOME`` replaces ``~`` in
+the Gemini sources (``$GEMINI_CLI_HOME/.gemini/…``), as
 each agent does with its own files; the daemon reads them from its own environment when it
 loads its configuration.
 
@@ -177,17 +178,19 @@ def validate_source(data: Mapping[str, Any]) -> Source:
 def default_sources() -> list[Source]:
     """The sources in this module's docstring, with Codex's and Gemini CLI's directories
     where their own home variables move them (:func:`agent_home`)."""
+    claude = claude_home()
     codex = agent_home("CODEX_HOME") or "~/.codex"
     gemini = (agent_home("GEMINI_CLI_HOME") or "~") + "/.gemini"
     return [
         Source("mastersof-ai", "~/.mastersof-ai/agents/{agent}/memory/**/*.md",
                "memory", "markdown"),
-        Source("claude-user-memory", "~/.claude/CLAUDE.md", "memory", "markdown",
+        Source("claude-user-memory", f"{claude}/CLAUDE.md", "memory", "markdown",
                agent="claude-code"),
-        Source("claude-auto-memory", "~/.claude/projects/*/memory/**/*.md", "memory",
+        Source("claude-auto-memory", f"{claude}/projects/*/memory/**/*.md", "memory",
                "markdown", agent="claude-code"),
-        Source("claude-agent-memory", "~/.claude/agent-memory/{agent}/**", "memory", "markdown"),
-        Source("claude-transcripts", "~/.claude/projects/**/*.jsonl", "transcript",
+        Source("claude-agent-memory", f"{claude}/agent-memory/{{agent}}/**", "memory",
+               "markdown"),
+        Source("claude-transcripts", f"{claude}/projects/**/*.jsonl", "transcript",
                "claude-code", agent="claude-code"),
         Source("codex-transcripts", f"{codex}/sessions/**/rollout-*.jsonl", "transcript",
                "codex", agent="codex"),
@@ -206,12 +209,19 @@ def default_sources() -> list[Source]:
     ]
 
 
+def claude_home() -> str:
+    """Where Claude Code keeps its files: ``$CLAUDE_CONFIG_DIR`` (its whole ``~/.claude`` tree:
+    settings, CLAUDE.md, transcripts, memory) when set, else ``~/.claude``."""
+    return agent_home("CLAUDE_CONFIG_DIR") or "~/.claude"
+
+
 def agent_home(variable: str) -> str | None:
-    """The directory an agent's home variable names in the daemon's environment: Codex keeps
-    its files in ``$CODEX_HOME`` (default ``~/.codex``), Gemini CLI takes ``$GEMINI_CLI_HOME``
-    for the home its ``.gemini`` is in. None when it is unset, empty, or not a path memoryd can
-    use as a glob's root (relative, or holding ``* ? { }``): the default is used, and the
-    daemon's log says why."""
+    """The directory an agent's home variable names in the daemon's environment: Claude Code
+    keeps its files in ``$CLAUDE_CONFIG_DIR`` (default ``~/.claude``), Codex in
+    ``$CODEX_HOME`` (default ``~/.codex``), Gemini CLI takes ``$GEMINI_CLI_HOME`` for the home
+    its ``.gemini`` is in. None when it is unset, empty, or not a path memoryd can use as a
+    glob's root (relative, or holding ``* ? { }``): the default is used, and the daemon's log
+    says why."""
     value = os.environ.get(variable, "").strip()
     if not value:
         return None

@@ -87,7 +87,8 @@ def unit_settings(path: Path | None = None) -> tuple[list[str], dict[str, str]] 
 #: What ``memoryd service install`` fills in from the installation: not compared.
 _RENDERED = ("ExecStart=", "@", *(f"Environment={name}=" for name in
                                   ("MEMORYD_HOME", "MEMORYD_SOCKET", "XDG_DATA_HOME",
-                                   "XDG_CONFIG_HOME", "CODEX_HOME", "GEMINI_CLI_HOME")))
+                                   "XDG_CONFIG_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME",
+                                   "GEMINI_CLI_HOME")))
 
 
 def stale_settings(path: Path | None = None) -> list[str]:

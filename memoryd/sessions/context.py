@@ -60,6 +60,7 @@ first items dropped when the block is over budget.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Callable
@@ -79,7 +80,7 @@ from memoryd.regular_file import read_regular_text
 from memoryd.retrieval.age import VERIFY_DAYS, age_bucket
 from memoryd.retrieval.records import MAX_QUERY_CHARS, FilterRequest, SearchRequest
 from memoryd.retrieval.search import Searcher
-from memoryd.sources import ARCHIVE_DIR
+from memoryd.sources import ARCHIVE_DIR, claude_home
 from memoryd.store.database import Store
 from memoryd.store.file_versions import tool_written
 from memoryd.store.query import EntryQuery, Order
@@ -126,6 +127,15 @@ _NATIVE_FILES = {"claude-code": re.compile(r"(?:^|/)(?:CLAUDE(?:\.local)?\.md|ME
                  "gemini": re.compile(r"(?:^|/)GEMINI\.md$"),
                  "cursor": re.compile(r"/\.cursor/rules/|(?:^|/)\.cursorrules$"),
                  "opencode": re.compile(r"(?:^|/)AGENTS\.md$")}
+
+
+def auto_memory_project(path: str) -> str | None:
+    """The project directory's name of a file of Claude Code's auto-memory
+    (``~/.claude/projects/<the project's path, encoded>/memory/…``, or under
+    ``$CLAUDE_CONFIG_DIR``); None for any other file."""
+    root = re.escape(os.path.expanduser(claude_home()).rstrip("/"))
+    found = re.search(rf"(?:/\.claude|^{root})/projects/([^/]+)/memory/", path)
+    return found.group(1) if found else None
 
 
 @dataclass(frozen=True)
@@ -463,8 +473,9 @@ class ContextBuilder:
             if (native is not None and native.search(path)) or f"/{ARCHIVE_DIR}/" in path:
                 continue
             # Claude Code's auto-memory of another project: ~/.claude/projects/<its cwd>/memory/
-            auto = re.search(r"/\.claude/projects/([^/]+)/memory/", path)
-            if auto and re.sub(r"[^A-Za-z0-9]", "-", auto.group(1)) != here:
+            # (or in $CLAUDE_CONFIG_DIR)
+            auto = auto_memory_project(path)
+            if auto and re.sub(r"[^A-Za-z0-9]", "-", auto) != here:
                 continue
             if quarantine_reason(path):
                 items.append(Item("files", "- (a memory file withheld: its path looks like an "

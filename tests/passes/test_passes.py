@@ -1098,6 +1098,17 @@ def test_a_rule_goes_to_the_agents_governance_file(agent, project, source, expec
     assert governance_file(agent, project, source, "/mem/{agent}") == Path(expected).expanduser()
 
 
+def test_a_global_rule_goes_where_the_agent_keeps_its_files(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Claude Code reads its user CLAUDE.md from $CLAUDE_CONFIG_DIR, Codex its AGENTS.md from
+    $CODEX_HOME, when they are set: a global rule written to ~ would not be read."""
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", "/srv/claude")
+    monkeypatch.setenv("CODEX_HOME", "/srv/codex")
+    assert governance_file("claude-code", None, None, "/m") == Path("/srv/claude/CLAUDE.md")
+    assert governance_file("codex", None, None, "/m") == Path("/srv/codex/AGENTS.md")
+    assert governance_file("claude-code", "/r", None, "/m") == Path("/r/CLAUDE.md")
+
+
 def test_a_recurring_lesson_is_proposed_accepted_into_its_file_and_undone(
         memoryd_home: Path, daemon, client: Client) -> None:
     project = memoryd_home / "repo"

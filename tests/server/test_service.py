@@ -164,16 +164,19 @@ def test_paths_with_blanks_and_percent_signs_survive_systemd_quoting(
     assert f'Environment="MEMORYD_HOME={tmp_path}/my tools %%h $HOME/state"' in text
 
 
-def test_the_service_carries_where_codex_and_gemini_keep_their_files(
+def test_the_service_carries_where_claude_codex_and_gemini_keep_their_files(
         home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The daemon's Codex and Gemini sources follow $CODEX_HOME and $GEMINI_CLI_HOME
-    (memoryd.sources): a service installed from a shell that sets them gets them too."""
+    """The daemon's Claude Code, Codex and Gemini sources follow $CLAUDE_CONFIG_DIR,
+    $CODEX_HOME and $GEMINI_CLI_HOME (memoryd.sources): a service installed from a shell that
+    sets them gets them too."""
     monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path / "gemini profile"))
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
     installation = this_installation()
     unit = render_unit(installation)
     assert f'Environment="GEMINI_CLI_HOME={tmp_path}/gemini profile"' in unit
     assert f"Environment=CODEX_HOME={tmp_path}/codex" in unit
+    assert f"Environment=CLAUDE_CONFIG_DIR={tmp_path}/claude" in unit
     carried = plistlib.loads(render_plist(installation).encode())["EnvironmentVariables"]
     assert carried["GEMINI_CLI_HOME"] == f"{tmp_path}/gemini profile"
 

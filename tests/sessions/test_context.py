@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from memoryd_client import Client
 
+from memoryd.sessions.context import auto_memory_project
 from tests.conftest import wait_until
 
 
@@ -139,6 +140,17 @@ def test_listing_leaves_out_other_projects_and_what_the_agent_loads_itself(
     assert "shop-notes.md: notes of this repo" in text
     assert "other-notes.md" not in text and "blob.md" not in text
     assert "MEMORY.md" not in text and ".claude/CLAUDE.md" not in text
+
+
+def test_auto_memory_is_told_apart_where_claude_code_keeps_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The auto-memory of another project stays out of a block: found in ~/.claude, and in
+    $CLAUDE_CONFIG_DIR when Claude Code keeps its files there."""
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", "/srv/claude")
+    assert auto_memory_project("/srv/claude/projects/-srv-shop/memory/notes.md") == "-srv-shop"
+    assert auto_memory_project("/home/ana/.claude/projects/-a/memory/MEMORY.md") == "-a"
+    assert auto_memory_project("/srv/claude/agent-memory/designer/notes.md") is None
+    assert auto_memory_project("/elsewhere/srv/claude/projects/-x/memory/a.md") is None
 
 
 def test_pinned_learnings_are_not_repeated_as_lessons(daemon, client: Client, repos) -> None:

@@ -247,13 +247,23 @@ def test_aider_history_gives_what_aider_ran_and_edited_per_session(tmp_path) -> 
         {"uv": NO_OCCASION, "rg": BROKEN, "env": FOLLOWED}]  # the user ran pip; grep refused
 
 
-def test_the_gemini_and_codex_sources_follow_their_home_variables(
+def test_the_claude_gemini_and_codex_sources_follow_their_home_variables(
         embedder, memoryd_home, monkeypatch, tmp_path) -> None:
     """Gemini CLI keeps its files in $GEMINI_CLI_HOME/.gemini when that is set, Codex in
-    $CODEX_HOME: the daemon's built-in sources watch there, not in ~."""
+    $CODEX_HOME, Claude Code its whole ~/.claude tree in $CLAUDE_CONFIG_DIR: the daemon's
+    built-in sources watch there, not in ~."""
     profile, codex = tmp_path / "profile", tmp_path / "codex-home"
+    claude = tmp_path / "claude-config"
     monkeypatch.setenv("GEMINI_CLI_HOME", str(profile))
     monkeypatch.setenv("CODEX_HOME", str(codex))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
+    (claude / "projects" / "-srv-shop").mkdir(parents=True)
+    (claude / "CLAUDE.md").write_text("# Me\n\n- Invoices are signed by the finance lead\n")
+    (claude / "projects" / "-srv-shop" / "s1.jsonl").write_text(json.dumps(
+        {"type": "user", "uuid": "u1", "sessionId": "s1", "cwd": "/srv/shop",
+         "timestamp": "2026-11-02T10:00:00Z",
+         "message": {"role": "user", "content": "the label printer jams on glossy stock"}})
+        + "\n")
     (profile / ".gemini").mkdir(parents=True)
     (profile / ".gemini" / "GEMINI.md").write_text(
         "## Gemini Added Memories\n- The staging cluster is called heron-west\n")
@@ -269,12 +279,14 @@ def test_the_gemini_and_codex_sources_follow_their_home_variables(
         with Client(running.socket, timeout_s=30) as client:
             def texts() -> str:
                 return json.dumps(client.list_entries(limit=100)["entries"])
-            wait_until(lambda: "heron-west" in texts() and "Thursdays" in texts())
+            wait_until(lambda: "heron-west" in texts() and "Thursdays" in texts()
+                       and "finance lead" in texts() and "glossy stock" in texts())
             assert "osprey-east" not in texts()
         listing = run_cli("status", "--sources")
         assert listing.returncode == 0, listing.stderr
         assert f"{profile}/.gemini/tmp/*/chats/**/*.jsonl" in listing.stdout
         assert f"{codex}/sessions/**/rollout-*.jsonl" in listing.stdout
+        assert f"{claude}/projects/**/*.jsonl" in listing.stdout
     finally:
         running.stop()
     assert not running.errors, running.errors
