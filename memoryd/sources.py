@@ -32,11 +32,11 @@ Default sources (:func:`default_sources`; ``~`` is the user's home)
     opencode-user-rules  ~/.config/opencode/AGENTS.md
                          memory, markdown, agent opencode
 
-``$CLAUDE_CONFIG_DIR`` (an absolute path) replaces ``~/.claude`` in the Claude Code sources,
-``$CODEX_HOME`` ``~/.codex`` in the Codex sources, and ``$GEMINI_CLI_HOME`` replaces ``~`` in
-the Gemini sources (``$GEMINI_CLI_HOME/.gemini/…``), as
-each agent does with its own files; the daemon reads them from its own environment when it
-loads its configuration.
+Each agent's home variable, an absolute path, moves its sources as the agent moves its files:
+``$CLAUDE_CONFIG_DIR`` replaces ``~/.claude`` in the Claude Code sources, ``$CODEX_HOME``
+replaces ``~/.codex`` in the Codex sources, ``$GEMINI_CLI_HOME`` replaces ``~`` in the Gemini
+sources (``$GEMINI_CLI_HOME/.gemini/…``) and ``$XDG_CONFIG_HOME`` replaces ``~/.config`` in
+OpenCode's. The daemon reads them from its own environment when it loads its configuration.
 
 ``claude-transcripts`` includes subagent transcripts (``<session>/subagents/agent-*.jsonl`` and
 the older ``agent-*.jsonl``). ``codex-segmented`` covers the possible layout where a rollout is a
@@ -179,6 +179,7 @@ def default_sources() -> list[Source]:
     """The sources in this module's docstring, with Codex's and Gemini CLI's directories
     where their own home variables move them (:func:`agent_home`)."""
     claude = claude_home()
+    config = agent_home("XDG_CONFIG_HOME") or "~/.config"  # OpenCode's, as xdg-basedir finds it
     codex = agent_home("CODEX_HOME") or "~/.codex"
     gemini = (agent_home("GEMINI_CLI_HOME") or "~") + "/.gemini"
     return [
@@ -204,7 +205,7 @@ def default_sources() -> list[Source]:
                "gemini", agent="gemini"),
         Source("gemini-legacy-chats", f"{gemini}/tmp/*/chats/session-*.json", "transcript",
                "gemini", agent="gemini"),
-        Source("opencode-user-rules", "~/.config/opencode/AGENTS.md", "memory", "markdown",
+        Source("opencode-user-rules", f"{config}/opencode/AGENTS.md", "memory", "markdown",
                agent="opencode"),
     ]
 

@@ -172,12 +172,31 @@ def test_roots() -> None:
     assert roots["opencode-user-rules"] == HOME / ".config/opencode"
 
 
+def test_the_roots_follow_the_agents_home_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", "/srv/claude")
+    monkeypatch.setenv("CODEX_HOME", "/srv/codex")
+    monkeypatch.setenv("GEMINI_CLI_HOME", "/srv/profile")
+    monkeypatch.setenv("XDG_CONFIG_HOME", "/srv/config")
+    roots = {source.name: str(source.root(HOME)) for source in default_sources()}
+    assert {name: roots[name] for name in (
+        "claude-user-memory", "claude-auto-memory", "claude-agent-memory", "claude-transcripts",
+        "codex-transcripts", "gemini-legacy-chats", "opencode-user-rules")} == {
+        "claude-user-memory": "/srv/claude", "claude-auto-memory": "/srv/claude/projects",
+        "claude-agent-memory": "/srv/claude/agent-memory",
+        "claude-transcripts": "/srv/claude/projects", "codex-transcripts": "/srv/codex/sessions",
+        "gemini-legacy-chats": "/srv/profile/.gemini/tmp",
+        "opencode-user-rules": "/srv/config/opencode"}
+    assert roots["mastersof-ai"] == str(HOME / ".mastersof-ai/agents")  # no variable of its own
+
+
 @pytest.mark.parametrize("name, relative, agent", [
     ("gemini-user-memory", ".gemini/GEMINI.md", "gemini"),
     ("gemini-transcripts", ".gemini/tmp/shop/chats/session-2026-03-02T10-00-1a2b3c4d.jsonl",
      "gemini"),
     ("gemini-transcripts", ".gemini/tmp/shop/chats/1a2b3c4d-parent/5e6f-sub.jsonl", "gemini"),
     ("gemini-transcripts", ".gemini/tmp/9f86d081884c7d65/chats/session-x.jsonl", "gemini"),
+    ("gemini-legacy-chats", ".gemini/tmp/9f86d081884c7d65/chats/session-2025-11-27T19-16-c31"
+                            "127d4.json", "gemini"),
     ("codex-memories", ".codex/memories/MEMORY.md", "codex"),
     ("codex-memories", ".codex/memories/rollout_summaries/2026-03-02-fix.md", "codex"),
     ("opencode-user-rules", ".config/opencode/AGENTS.md", "opencode"),
@@ -189,6 +208,9 @@ def test_harness_sources_match(name: str, relative: str, agent: str) -> None:
 @pytest.mark.parametrize("name, relative", [
     ("gemini-transcripts", ".gemini/tmp/shop/chats/session-2026-03-02T10-00-1a2b3c4d.json"),
     ("gemini-transcripts", ".gemini/tmp/shop/logs.json"),
+    ("gemini-legacy-chats", ".gemini/tmp/shop/logs.json"),
+    ("gemini-legacy-chats", ".gemini/tmp/shop/chats/checkpoint-release.json"),
+    ("gemini-legacy-chats", ".gemini/tmp/shop/chats/session-2026-03-02T10-00-1a2b3c4d.jsonl"),
     ("gemini-user-memory", ".gemini/settings.json"),
     ("codex-memories", ".codex/memories/raw_memories.jsonl"),
 ])
