@@ -21,6 +21,8 @@ Default sources (:func:`default_sources`; ``~`` is the user's home)
                          transcript, format codex, agent codex
     codex-segmented      ~/.codex/sessions/**/rollout-*/*.jsonl
                          transcript, format codex, agent codex
+    codex-archived       ~/.codex/archived_sessions/**/rollout-*.jsonl
+                         transcript, format codex, agent codex
     codex-memories       ~/.codex/memories/**/*.md
                          memory, markdown, agent codex
     gemini-user-memory   ~/.gemini/GEMINI.md
@@ -40,7 +42,8 @@ OpenCode's. The daemon reads them from its own environment when it loads its con
 
 ``claude-transcripts`` includes subagent transcripts (``<session>/subagents/agent-*.jsonl`` and
 the older ``agent-*.jsonl``). ``codex-segmented`` covers the possible layout where a rollout is a
-directory (``rollout-…/rollout.jsonl`` + ``compact-NNNNNN.jsonl``).
+directory (``rollout-…/rollout.jsonl`` + ``compact-NNNNNN.jsonl``). ``codex-archived`` holds
+the sessions archived in Codex (moved to ``archived_sessions/``; a move is followed as a rename).
 ``codex-memories`` is what Codex's memories feature writes (when enabled) beside its rollouts;
 ``gemini-transcripts`` includes Gemini CLI's subagent chats (``chats/<parent>/<id>.jsonl``);
 ``gemini-legacy-chats`` are the chats older versions wrote, one JSON document each
@@ -196,6 +199,8 @@ def default_sources() -> list[Source]:
         Source("codex-transcripts", f"{codex}/sessions/**/rollout-*.jsonl", "transcript",
                "codex", agent="codex"),
         Source("codex-segmented", f"{codex}/sessions/**/rollout-*/*.jsonl", "transcript",
+               "codex", agent="codex"),
+        Source("codex-archived", f"{codex}/archived_sessions/**/rollout-*.jsonl", "transcript",
                "codex", agent="codex"),
         Source("codex-memories", f"{codex}/memories/**/*.md", "memory", "markdown",
                agent="codex"),

@@ -429,6 +429,8 @@ def fake_home(tmp_path: Path) -> Path:
     touch(home / ".codex/sessions/2026/03/02/rollout-a.jsonl")
     touch(home / ".codex/sessions/2026/03/02/rollout-b.json")
     touch(home / ".codex/sessions/2026/03/02/rollout-c/rollout.jsonl")
+    touch(home / ".codex/archived_sessions/rollout-d.jsonl")
+    touch(home / ".codex/archived_sessions/notes.jsonl")
     touch(home / ".mastersof-ai/agents/scout/memory/CONTEXT.md")
     touch(home / ".mastersof-ai/agents/scout/IDENTITY.md")
     return home
@@ -453,6 +455,7 @@ def test_scan_fake_home(tmp_path: Path) -> None:
         ("claude-agent-memory", ".claude/agent-memory/reviewer/.hidden/n.md", "reviewer"),
         ("codex-transcripts", ".codex/sessions/2026/03/02/rollout-a.jsonl", "codex"),
         ("codex-segmented", ".codex/sessions/2026/03/02/rollout-c/rollout.jsonl", "codex"),
+        ("codex-archived", ".codex/archived_sessions/rollout-d.jsonl", "codex"),
         ("mastersof-ai", ".mastersof-ai/agents/scout/memory/CONTEXT.md", "scout"),
     ])
 
@@ -596,7 +599,8 @@ def test_scan_recovers_a_deleted_and_recreated_root(tmp_path: Path) -> None:
     home = fake_home(tmp_path)
     sessions = home / ".codex/sessions"
     shutil.rmtree(sessions)
-    assert not any(name.startswith("codex") for name, _, _ in scanned(default_sources(), home))
+    assert not any(name.startswith("codex") and name != "codex-archived"
+                   for name, _, _ in scanned(default_sources(), home))
     assert (sessions, True) not in watch_roots(default_sources(), home)
     touch(sessions / "2026/04/01/rollout-new.jsonl")
     assert ("codex-transcripts", ".codex/sessions/2026/04/01/rollout-new.jsonl", "codex") in \
@@ -613,8 +617,8 @@ def test_watch_roots_dedup(tmp_path: Path) -> None:
     home = fake_home(tmp_path)
     assert watch_roots(default_sources(), home) == [
         (home / ".claude", False), (home / ".claude/agent-memory", True),
-        (home / ".claude/projects", True), (home / ".codex/sessions", True),
-        (home / ".mastersof-ai/agents", True)]
+        (home / ".claude/projects", True), (home / ".codex/archived_sessions", True),
+        (home / ".codex/sessions", True), (home / ".mastersof-ai/agents", True)]
 
 
 def test_a_project_is_watched_where_its_files_are_not_in_every_directory(
