@@ -15,6 +15,8 @@ Default sources (:func:`default_sources`; ``~`` is the user's home)
                          memory, markdown, agent claude-code
     claude-agent-memory  ~/.claude/agent-memory/{agent}/**
                          memory, markdown, agent {agent}
+    claude-user-rules    ~/.claude/rules/**/*.md
+                         memory, markdown, agent claude-code
     claude-transcripts   ~/.claude/projects/**/*.jsonl
                          transcript, format claude-code, agent claude-code
     codex-transcripts    ~/.codex/sessions/**/rollout-*.jsonl
@@ -52,7 +54,10 @@ docs/harnesses.md gives every harness's files and formats, with their sources.
 
 Each project root in the configuration adds :func:`project_sources` (:data:`_PROJECT_FILES`):
 ``CLAUDE.md``, ``CLAUDE.local.md``, ``.claude/CLAUDE.md`` and ``.claude/rules/**/*.md`` (agent
-``claude-code``; Claude Code discovers rules recursively), ``AGENTS.md`` (agent ``codex``; OpenCode,
+``claude-code``; Claude Code discovers rules recursively, and reads ``~/.claude/rules/`` as the
+user's: ``claude-user-rules``), a Claude Code subagent's project memory
+``.claude/agent-memory/{agent}/**`` and ``.claude/agent-memory-local/{agent}/**`` (agent
+``{agent}``, as in ``claude-agent-memory``), ``AGENTS.md`` (agent ``codex``; OpenCode,
 Cursor and Copilot read it too), ``agents/state/memory/{agent}.md``, ``GEMINI.md`` (``gemini``),
 ``.cursor/rules/**/*.mdc`` and ``.cursorrules`` (``cursor``), ``CONVENTIONS.md`` (``aider``),
 ``memory-bank/**/*.md`` (``cline``: the Cline / Roo memory bank),
@@ -194,6 +199,8 @@ def default_sources() -> list[Source]:
                "markdown", agent="claude-code"),
         Source("claude-agent-memory", f"{claude}/agent-memory/{{agent}}/**", "memory",
                "markdown"),
+        Source("claude-user-rules", f"{claude}/rules/**/*.md", "memory", "markdown",
+               agent="claude-code"),
         Source("claude-transcripts", f"{claude}/projects/**/*.jsonl", "transcript",
                "claude-code", agent="claude-code"),
         Source("codex-transcripts", f"{codex}/sessions/**/rollout-*.jsonl", "transcript",
@@ -252,6 +259,8 @@ _PROJECT_FILES: tuple[tuple[str, str | None, str, str], ...] = (
     ("CLAUDE.local.md", "claude-code", "memory", "markdown"),
     (".claude/CLAUDE.md", "claude-code", "memory", "markdown"),
     (".claude/rules/**/*.md", "claude-code", "memory", "markdown"),
+    (".claude/agent-memory/{agent}/**", None, "memory", "markdown"),
+    (".claude/agent-memory-local/{agent}/**", None, "memory", "markdown"),
     ("AGENTS.md", "codex", "memory", "markdown"),
     ("agents/state/memory/{agent}.md", None, "memory", "markdown"),
     ("GEMINI.md", "gemini", "memory", "markdown"),

@@ -467,10 +467,12 @@ class ContextBuilder:
 
     def _files(self, agent: str, scope: Scope) -> list[Item]:
         native = _NATIVE_FILES.get(agent)
+        user_rules = os.path.expanduser(claude_home()).rstrip("/") + "/rules/"
         here = re.sub(r"[^A-Za-z0-9]", "-", scope.project) if scope.project else None
         items: list[Item] = []
         for path, description in self.store.files.described(agent, 200):
-            if (native is not None and native.search(path)) or f"/{ARCHIVE_DIR}/" in path:
+            if (native is not None and native.search(path)) or f"/{ARCHIVE_DIR}/" in path \
+                    or (agent == "claude-code" and path.startswith(user_rules)):
                 continue
             # Claude Code's auto-memory of another project: ~/.claude/projects/<its cwd>/memory/
             # (or in $CLAUDE_CONFIG_DIR)

@@ -288,6 +288,8 @@ def test_relative_paths_never_match() -> None:
     (".claude/CLAUDE.md", "claude-code"),
     (".claude/rules/testing.md", "claude-code"),
     (".claude/rules/frontend/react.md", "claude-code"),
+    (".claude/agent-memory/reviewer/MEMORY.md", "reviewer"),
+    (".claude/agent-memory-local/reviewer/notes/api.md", "reviewer"),
     ("AGENTS.md", "codex"),
     ("agents/state/memory/planner.md", "planner"),
     ("agents/state/memory/planner.v2.md", "planner.v2"),
@@ -426,6 +428,8 @@ def fake_home(tmp_path: Path) -> Path:
     touch(home / ".claude/projects/-p/.git/objects/x.jsonl")
     touch(home / ".claude/agent-memory/reviewer/MEMORY.md")
     touch(home / ".claude/agent-memory/reviewer/.hidden/n.md")
+    touch(home / ".claude/rules/style/commits.md")
+    touch(home / ".claude/rules/notes.txt")
     touch(home / ".codex/sessions/2026/03/02/rollout-a.jsonl")
     touch(home / ".codex/sessions/2026/03/02/rollout-b.json")
     touch(home / ".codex/sessions/2026/03/02/rollout-c/rollout.jsonl")
@@ -453,6 +457,7 @@ def test_scan_fake_home(tmp_path: Path) -> None:
         ("claude-auto-memory", ".claude/projects/-p/memory/topic.md", "claude-code"),
         ("claude-agent-memory", ".claude/agent-memory/reviewer/MEMORY.md", "reviewer"),
         ("claude-agent-memory", ".claude/agent-memory/reviewer/.hidden/n.md", "reviewer"),
+        ("claude-user-rules", ".claude/rules/style/commits.md", "claude-code"),
         ("codex-transcripts", ".codex/sessions/2026/03/02/rollout-a.jsonl", "codex"),
         ("codex-segmented", ".codex/sessions/2026/03/02/rollout-c/rollout.jsonl", "codex"),
         ("codex-archived", ".codex/archived_sessions/rollout-d.jsonl", "codex"),
@@ -613,11 +618,12 @@ def test_scan_recovers_a_deleted_and_recreated_root(tmp_path: Path) -> None:
 
 def test_watch_roots_dedup(tmp_path: Path) -> None:
     """Every existing root once; ~/.claude alone for its CLAUDE.md (not its todos/, its
-    settings, …), its projects/ and agent-memory/ with all below them."""
+    settings, …), its projects/, agent-memory/ and rules/ with all below them."""
     home = fake_home(tmp_path)
     assert watch_roots(default_sources(), home) == [
         (home / ".claude", False), (home / ".claude/agent-memory", True),
-        (home / ".claude/projects", True), (home / ".codex/archived_sessions", True),
+        (home / ".claude/projects", True), (home / ".claude/rules", True),
+        (home / ".codex/archived_sessions", True),
         (home / ".codex/sessions", True), (home / ".mastersof-ai/agents", True)]
 
 
@@ -629,9 +635,11 @@ def test_a_project_is_watched_where_its_files_are_not_in_every_directory(
     touch(project / "CLAUDE.md")
     touch(project / "node_modules/left-pad/lib/index.js")
     touch(project / ".claude/rules/style.md")
+    touch(project / ".claude/agent-memory/reviewer/notes.md")
     touch(project / "archive/CLAUDE.md")  # the notebook pass's archive of CLAUDE.md
     assert watch_roots(project_sources(project), tmp_path) == [
-        (project, False), (project / ".claude", False), (project / ".claude/rules", True),
+        (project, False), (project / ".claude", False),
+        (project / ".claude/agent-memory", True), (project / ".claude/rules", True),
         (project / "archive", False)]
 
 

@@ -135,11 +135,16 @@ def test_listing_leaves_out_other_projects_and_what_the_agent_loads_itself(
         (memory / name).write_text("---\ndescription: notes of this repo\n---\n- a note\n")
         (memory / "blob.md").write_bytes(b"\0\1binary")
     (home / ".claude" / "CLAUDE.md").write_text("- Answer briefly.\n")
-    wait_until(lambda: "shop-notes.md" in block(client, "claude-code", shop))
+    (home / ".claude" / "rules").mkdir()  # the user's rules: Claude Code loads them itself
+    (home / ".claude" / "rules" / "commits.md").write_text(
+        "---\ndescription: how to commit\n---\n- Sign every commit with the team key\n")
+    wait_until(lambda: "shop-notes.md" in block(client, "claude-code", shop)
+               and client.search("sign commits team key", agents=["claude-code"])["hits"])
     text = block(client, "claude-code", shop)
     assert "shop-notes.md: notes of this repo" in text
     assert "other-notes.md" not in text and "blob.md" not in text
     assert "MEMORY.md" not in text and ".claude/CLAUDE.md" not in text
+    assert "commits.md" not in text
 
 
 def test_auto_memory_is_told_apart_where_claude_code_keeps_it(
