@@ -27,6 +27,10 @@ Default sources (:func:`default_sources`; ``~`` is the user's home)
                          transcript, format codex, agent codex
     codex-memories       ~/.codex/memories/**/*.md
                          memory, markdown, agent codex
+    codex-user-memory    ~/.codex/AGENTS.md
+                         memory, markdown, agent codex
+    codex-user-override  ~/.codex/AGENTS.override.md
+                         memory, markdown, agent codex
     gemini-user-memory   ~/.gemini/GEMINI.md
                          memory, markdown, agent gemini
     gemini-transcripts   ~/.gemini/tmp/*/chats/**/*.jsonl
@@ -47,6 +51,8 @@ the older ``agent-*.jsonl``). ``codex-segmented`` covers the possible layout whe
 directory (``rollout-…/rollout.jsonl`` + ``compact-NNNNNN.jsonl``). ``codex-archived`` holds
 the sessions archived in Codex (moved to ``archived_sessions/``; a move is followed as a rename).
 ``codex-memories`` is what Codex's memories feature writes (when enabled) beside its rollouts;
+``codex-user-memory`` and ``codex-user-override`` are the instructions Codex reads in every
+project (``AGENTS.override.md`` instead of ``AGENTS.md`` when it is there);
 ``gemini-transcripts`` includes Gemini CLI's subagent chats (``chats/<parent>/<id>.jsonl``);
 ``gemini-legacy-chats`` are the chats older versions wrote, one JSON document each
 (memoryd.ingest.document).
@@ -211,6 +217,9 @@ def default_sources() -> list[Source]:
                "codex", agent="codex"),
         Source("codex-memories", f"{codex}/memories/**/*.md", "memory", "markdown",
                agent="codex"),
+        Source("codex-user-memory", f"{codex}/AGENTS.md", "memory", "markdown", agent="codex"),
+        Source("codex-user-override", f"{codex}/AGENTS.override.md", "memory", "markdown",
+               agent="codex"),
         Source("gemini-user-memory", f"{gemini}/GEMINI.md", "memory", "markdown",
                agent="gemini"),
         Source("gemini-transcripts", f"{gemini}/tmp/*/chats/**/*.jsonl", "transcript",
@@ -262,6 +271,7 @@ _PROJECT_FILES: tuple[tuple[str, str | None, str, str], ...] = (
     (".claude/agent-memory/{agent}/**", None, "memory", "markdown"),
     (".claude/agent-memory-local/{agent}/**", None, "memory", "markdown"),
     ("AGENTS.md", "codex", "memory", "markdown"),
+    ("AGENTS.override.md", "codex", "memory", "markdown"),
     ("agents/state/memory/{agent}.md", None, "memory", "markdown"),
     ("GEMINI.md", "gemini", "memory", "markdown"),
     (".cursor/rules/**/*.mdc", "cursor", "memory", "markdown"),

@@ -123,7 +123,7 @@ _RULE_START = re.compile(r"^(?:don't|do not|never|avoid|stop|always|prefer|use|k
 #: Files an agent loads by itself: listing them in the block would repeat them.
 _NATIVE_FILES = {"claude-code": re.compile(r"(?:^|/)(?:CLAUDE(?:\.local)?\.md|MEMORY\.md)$|"
                                            r"/\.claude/rules/"),
-                 "codex": re.compile(r"(?:^|/)AGENTS\.md$"),
+                 "codex": re.compile(r"(?:^|/)AGENTS(?:\.override)?\.md$"),
                  "gemini": re.compile(r"(?:^|/)GEMINI\.md$"),
                  "cursor": re.compile(r"/\.cursor/rules/|(?:^|/)\.cursorrules$"),
                  "opencode": re.compile(r"(?:^|/)AGENTS\.md$")}

@@ -291,6 +291,7 @@ def test_relative_paths_never_match() -> None:
     (".claude/agent-memory/reviewer/MEMORY.md", "reviewer"),
     (".claude/agent-memory-local/reviewer/notes/api.md", "reviewer"),
     ("AGENTS.md", "codex"),
+    ("AGENTS.override.md", "codex"),
     ("agents/state/memory/planner.md", "planner"),
     ("agents/state/memory/planner.v2.md", "planner.v2"),
     ("GEMINI.md", "gemini"),
@@ -435,6 +436,8 @@ def fake_home(tmp_path: Path) -> Path:
     touch(home / ".codex/sessions/2026/03/02/rollout-c/rollout.jsonl")
     touch(home / ".codex/archived_sessions/rollout-d.jsonl")
     touch(home / ".codex/archived_sessions/notes.jsonl")
+    touch(home / ".codex/AGENTS.md")
+    touch(home / ".codex/config.toml")
     touch(home / ".mastersof-ai/agents/scout/memory/CONTEXT.md")
     touch(home / ".mastersof-ai/agents/scout/IDENTITY.md")
     return home
@@ -461,6 +464,7 @@ def test_scan_fake_home(tmp_path: Path) -> None:
         ("codex-transcripts", ".codex/sessions/2026/03/02/rollout-a.jsonl", "codex"),
         ("codex-segmented", ".codex/sessions/2026/03/02/rollout-c/rollout.jsonl", "codex"),
         ("codex-archived", ".codex/archived_sessions/rollout-d.jsonl", "codex"),
+        ("codex-user-memory", ".codex/AGENTS.md", "codex"),
         ("mastersof-ai", ".mastersof-ai/agents/scout/memory/CONTEXT.md", "scout"),
     ])
 
@@ -604,7 +608,7 @@ def test_scan_recovers_a_deleted_and_recreated_root(tmp_path: Path) -> None:
     home = fake_home(tmp_path)
     sessions = home / ".codex/sessions"
     shutil.rmtree(sessions)
-    assert not any(name.startswith("codex") and name != "codex-archived"
+    assert not any(name in ("codex-transcripts", "codex-segmented")
                    for name, _, _ in scanned(default_sources(), home))
     assert (sessions, True) not in watch_roots(default_sources(), home)
     touch(sessions / "2026/04/01/rollout-new.jsonl")
@@ -623,7 +627,7 @@ def test_watch_roots_dedup(tmp_path: Path) -> None:
     assert watch_roots(default_sources(), home) == [
         (home / ".claude", False), (home / ".claude/agent-memory", True),
         (home / ".claude/projects", True), (home / ".claude/rules", True),
-        (home / ".codex/archived_sessions", True),
+        (home / ".codex", False), (home / ".codex/archived_sessions", True),
         (home / ".codex/sessions", True), (home / ".mastersof-ai/agents", True)]
 
 
@@ -650,6 +654,7 @@ def test_watch_roots_only_existing(tmp_path: Path) -> None:
     (home / ".claude/CLAUDE.md").mkdir()  # the root of claude-user-memory is still .claude
     sources = [s for s in default_sources() if s.name != "claude-user-memory"]
     assert watch_roots(sources, home) == [(home / ".claude/agent-memory", True),
+                                          (home / ".codex", False),  # for its AGENTS.md
                                           (home / ".codex/sessions", True)]
     assert watch_roots(default_sources(), tmp_path / "nobody") == []
 
