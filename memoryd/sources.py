@@ -39,12 +39,17 @@ Default sources (:func:`default_sources`; ``~`` is the user's home)
                          transcript, format gemini, agent gemini
     opencode-user-rules  ~/.config/opencode/AGENTS.md
                          memory, markdown, agent opencode
+    pi-user-memory       ~/.pi/agent/AGENTS.md
+                         memory, markdown, agent pi
+    pi-transcripts       ~/.pi/agent/sessions/**/*.jsonl
+                         transcript, format generic, agent pi
 
 Each agent's home variable, an absolute path, moves its sources as the agent moves its files:
 ``$CLAUDE_CONFIG_DIR`` replaces ``~/.claude`` in the Claude Code sources, ``$CODEX_HOME``
 replaces ``~/.codex`` in the Codex sources, ``$GEMINI_CLI_HOME`` replaces ``~`` in the Gemini
-sources (``$GEMINI_CLI_HOME/.gemini/…``) and ``$XDG_CONFIG_HOME`` replaces ``~/.config`` in
-OpenCode's. The daemon reads them from its own environment when it loads its configuration.
+sources (``$GEMINI_CLI_HOME/.gemini/…``), ``$XDG_CONFIG_HOME`` replaces ``~/.config`` in
+OpenCode's and ``$PI_CODING_AGENT_DIR`` replaces ``~/.pi/agent`` in pi's. The daemon reads
+them from its own environment when it loads its configuration.
 
 ``claude-transcripts`` includes subagent transcripts (``<session>/subagents/agent-*.jsonl`` and
 the older ``agent-*.jsonl``). ``codex-segmented`` covers the possible layout where a rollout is a
@@ -196,6 +201,7 @@ def default_sources() -> list[Source]:
     config = agent_home("XDG_CONFIG_HOME") or "~/.config"  # OpenCode's, as xdg-basedir finds it
     codex = agent_home("CODEX_HOME") or "~/.codex"
     gemini = (agent_home("GEMINI_CLI_HOME") or "~") + "/.gemini"
+    pi = agent_home("PI_CODING_AGENT_DIR") or "~/.pi/agent"
     return [
         Source("mastersof-ai", "~/.mastersof-ai/agents/{agent}/memory/**/*.md",
                "memory", "markdown"),
@@ -228,6 +234,9 @@ def default_sources() -> list[Source]:
                "gemini", agent="gemini"),
         Source("opencode-user-rules", f"{config}/opencode/AGENTS.md", "memory", "markdown",
                agent="opencode"),
+        Source("pi-user-memory", f"{pi}/AGENTS.md", "memory", "markdown", agent="pi"),
+        Source("pi-transcripts", f"{pi}/sessions/**/*.jsonl", "transcript", "generic",
+               agent="pi"),
     ]
 
 

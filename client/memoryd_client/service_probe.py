@@ -88,7 +88,7 @@ def unit_settings(path: Path | None = None) -> tuple[list[str], dict[str, str]] 
 _RENDERED = ("ExecStart=", "@", *(f"Environment={name}=" for name in
                                   ("MEMORYD_HOME", "MEMORYD_SOCKET", "XDG_DATA_HOME",
                                    "XDG_CONFIG_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME",
-                                   "GEMINI_CLI_HOME")))
+                                   "GEMINI_CLI_HOME", "PI_CODING_AGENT_DIR")))
 
 
 def stale_settings(path: Path | None = None) -> list[str]:

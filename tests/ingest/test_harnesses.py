@@ -241,6 +241,7 @@ NOTEBOOKS = [  # (query, text in the entry, agent, from the project)
     ("feature flags LaunchDarkly", "LaunchDarkly", "cline", True),
     ("pnpm workspaces npm install", "never suggest npm install", "copilot", True),
     ("ruff format python lines", "ruff format", "copilot", True),
+    ("receipts local time zone", "local time zone", "pi", False),
 ]
 
 
@@ -263,6 +264,11 @@ def test_every_harness_is_indexed_in_place(harness_home: tuple[Path, Path], daem
         lambda: found(client, "vitest tests pass", "Patched the loop", False))["text"]
     sub = eventually(lambda: found(client, "callers of isPaused", "Two callers", False))
     assert sub["agent"] == "gemini.subagent"
+    pi = eventually(lambda: found(client, "receipt printer last line", "flush after the footer",
+                                  False))
+    assert (pi["agent"], pi["kind"], pi["session"]) == \
+        ("pi", "turn", "5c0f7e21-3d4b-4a9e-8f10-2b7c9d1e4a66")
+    assert "grep -n flush" not in pi["text"] and "footer code path" not in pi["text"]
     aider = eventually(lambda: found(client, "cart total drift cent discounts", "drift", False))
     assert (aider["agent"], aider["kind"], aider["project"]) == ("aider", "turn", str(project))
     assert "integer cents" in aider["text"]

@@ -177,15 +177,16 @@ def test_the_roots_follow_the_agents_home_variables(monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("CODEX_HOME", "/srv/codex")
     monkeypatch.setenv("GEMINI_CLI_HOME", "/srv/profile")
     monkeypatch.setenv("XDG_CONFIG_HOME", "/srv/config")
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", "/srv/pi")
     roots = {source.name: str(source.root(HOME)) for source in default_sources()}
     assert {name: roots[name] for name in (
         "claude-user-memory", "claude-auto-memory", "claude-agent-memory", "claude-transcripts",
-        "codex-transcripts", "gemini-legacy-chats", "opencode-user-rules")} == {
+        "codex-transcripts", "gemini-legacy-chats", "opencode-user-rules", "pi-transcripts")} == {
         "claude-user-memory": "/srv/claude", "claude-auto-memory": "/srv/claude/projects",
         "claude-agent-memory": "/srv/claude/agent-memory",
         "claude-transcripts": "/srv/claude/projects", "codex-transcripts": "/srv/codex/sessions",
         "gemini-legacy-chats": "/srv/profile/.gemini/tmp",
-        "opencode-user-rules": "/srv/config/opencode"}
+        "opencode-user-rules": "/srv/config/opencode", "pi-transcripts": "/srv/pi/sessions"}
     assert roots["mastersof-ai"] == str(HOME / ".mastersof-ai/agents")  # no variable of its own
 
 
@@ -200,6 +201,9 @@ def test_the_roots_follow_the_agents_home_variables(monkeypatch: pytest.MonkeyPa
     ("codex-memories", ".codex/memories/MEMORY.md", "codex"),
     ("codex-memories", ".codex/memories/rollout_summaries/2026-03-02-fix.md", "codex"),
     ("opencode-user-rules", ".config/opencode/AGENTS.md", "opencode"),
+    ("pi-user-memory", ".pi/agent/AGENTS.md", "pi"),
+    ("pi-transcripts", ".pi/agent/sessions/--home-ana-src-shop--/2026-03-02T09-14-05-101Z_1a2b.jsonl",
+     "pi"),
 ])
 def test_harness_sources_match(name: str, relative: str, agent: str) -> None:
     assert by_name(name).match(HOME / relative, HOME) == agent
