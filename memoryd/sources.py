@@ -41,6 +41,8 @@ Default sources (:func:`default_sources`; ``~`` is the user's home)
                          memory, markdown, agent opencode
     pi-user-memory       ~/.pi/agent/AGENTS.md
                          memory, markdown, agent pi
+    windsurf-user-rules  ~/.codeium/windsurf/memories/global_rules.md
+                         memory, markdown, agent windsurf
     pi-transcripts       ~/.pi/agent/sessions/**/*.jsonl
                          transcript, format generic, agent pi
 
@@ -70,7 +72,8 @@ user's: ``claude-user-rules``), a Claude Code subagent's project memory
 ``.claude/agent-memory/{agent}/**`` and ``.claude/agent-memory-local/{agent}/**`` (agent
 ``{agent}``, as in ``claude-agent-memory``), ``AGENTS.md`` (agent ``codex``; OpenCode,
 Cursor and Copilot read it too), ``agents/state/memory/{agent}.md``, ``GEMINI.md`` (``gemini``),
-``.cursor/rules/**/*.mdc`` and ``.cursorrules`` (``cursor``), ``CONVENTIONS.md`` (``aider``),
+``.cursor/rules/**/*.mdc`` and ``.cursorrules`` (``cursor``), ``.windsurf/rules/**/*.md`` and
+``.windsurfrules`` (``windsurf``), ``CONVENTIONS.md`` (``aider``),
 ``memory-bank/**/*.md`` (``cline``: the Cline / Roo memory bank),
 ``.github/copilot-instructions.md`` and ``.github/instructions/**/*.instructions.md``
 (``copilot``), all memory files; and Aider's chat history ``.aider.chat.history.md``, a
@@ -235,6 +238,8 @@ def default_sources() -> list[Source]:
         Source("opencode-user-rules", f"{config}/opencode/AGENTS.md", "memory", "markdown",
                agent="opencode"),
         Source("pi-user-memory", f"{pi}/AGENTS.md", "memory", "markdown", agent="pi"),
+        Source("windsurf-user-rules", "~/.codeium/windsurf/memories/global_rules.md", "memory",
+               "markdown", agent="windsurf"),
         Source("pi-transcripts", f"{pi}/sessions/**/*.jsonl", "transcript", "generic",
                agent="pi"),
     ]
@@ -285,6 +290,8 @@ _PROJECT_FILES: tuple[tuple[str, str | None, str, str], ...] = (
     ("GEMINI.md", "gemini", "memory", "markdown"),
     (".cursor/rules/**/*.mdc", "cursor", "memory", "markdown"),
     (".cursorrules", "cursor", "memory", "markdown"),
+    (".windsurf/rules/**/*.md", "windsurf", "memory", "markdown"),
+    (".windsurfrules", "windsurf", "memory", "markdown"),
     ("CONVENTIONS.md", "aider", "memory", "markdown"),
     (".aider.chat.history.md", "aider", "transcript", "aider"),
     ("memory-bank/**/*.md", "cline", "memory", "markdown"),

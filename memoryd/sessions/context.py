@@ -126,6 +126,8 @@ _NATIVE_FILES = {"claude-code": re.compile(r"(?:^|/)(?:CLAUDE(?:\.local)?\.md|ME
                  "codex": re.compile(r"(?:^|/)AGENTS(?:\.override)?\.md$"),
                  "gemini": re.compile(r"(?:^|/)GEMINI\.md$"),
                  "cursor": re.compile(r"/\.cursor/rules/|(?:^|/)\.cursorrules$"),
+                 "windsurf": re.compile(r"/\.windsurf/rules/|(?:^|/)\.windsurfrules$|"
+                                        r"/\.codeium/windsurf/memories/global_rules\.md$"),
                  "opencode": re.compile(r"(?:^|/)AGENTS\.md$")}
 
 

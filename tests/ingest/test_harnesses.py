@@ -242,6 +242,7 @@ NOTEBOOKS = [  # (query, text in the entry, agent, from the project)
     ("pnpm workspaces npm install", "never suggest npm install", "copilot", True),
     ("ruff format python lines", "ruff format", "copilot", True),
     ("receipts local time zone", "local time zone", "pi", False),
+    ("migrations reviewed by two people", "reviewed by two people", "windsurf", True),
 ]
 
 

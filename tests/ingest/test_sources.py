@@ -202,6 +202,7 @@ def test_the_roots_follow_the_agents_home_variables(monkeypatch: pytest.MonkeyPa
     ("codex-memories", ".codex/memories/rollout_summaries/2026-03-02-fix.md", "codex"),
     ("opencode-user-rules", ".config/opencode/AGENTS.md", "opencode"),
     ("pi-user-memory", ".pi/agent/AGENTS.md", "pi"),
+    ("windsurf-user-rules", ".codeium/windsurf/memories/global_rules.md", "windsurf"),
     ("pi-transcripts", ".pi/agent/sessions/--home-ana-src-shop--/2026-03-02T09-14-05-101Z_1a2b.jsonl",
      "pi"),
 ])
@@ -302,6 +303,9 @@ def test_relative_paths_never_match() -> None:
     (".cursor/rules/testing.mdc", "cursor"),
     (".cursor/rules/frontend/react.mdc", "cursor"),
     (".cursorrules", "cursor"),
+    (".windsurf/rules/testing.md", "windsurf"),
+    (".windsurf/rules/web/react.md", "windsurf"),
+    (".windsurfrules", "windsurf"),
     ("CONVENTIONS.md", "aider"),
     (".aider.chat.history.md", "aider"),
     ("memory-bank/activeContext.md", "cline"),
