@@ -43,6 +43,13 @@ Default sources (:func:`default_sources`; ``~`` is the user's home)
                          memory, markdown, agent pi
     windsurf-user-rules  ~/.codeium/windsurf/memories/global_rules.md
                          memory, markdown, agent windsurf
+    cline-user-rules     ~/Documents/Cline/Rules/**
+                         memory, markdown, agent cline
+    cline-user-rules-home
+                         ~/Cline/Rules/**
+                         memory, markdown, agent cline
+    roo-user-rules       ~/.roo/rules*/**
+                         memory, markdown, agent roo
     pi-transcripts       ~/.pi/agent/sessions/**/*.jsonl
                          transcript, format generic, agent pi
 
@@ -74,7 +81,9 @@ user's: ``claude-user-rules``), a Claude Code subagent's project memory
 Cursor and Copilot read it too), ``agents/state/memory/{agent}.md``, ``GEMINI.md`` (``gemini``),
 ``.cursor/rules/**/*.mdc`` and ``.cursorrules`` (``cursor``), ``.windsurf/rules/**/*.md`` and
 ``.windsurfrules`` (``windsurf``), ``CONVENTIONS.md`` (``aider``),
-``memory-bank/**/*.md`` (``cline``: the Cline / Roo memory bank),
+``memory-bank/**/*.md`` (``cline``: the Cline / Roo memory bank), Cline's rules
+``.clinerules`` (a file, or a directory of them) and ``.cline/rules/**`` (``cline``), Roo Code's
+``.roorules``, ``.roorules-{mode}`` and ``.roo/rules*/**`` (``roo``),
 ``.github/copilot-instructions.md`` and ``.github/instructions/**/*.instructions.md``
 (``copilot``), all memory files; and Aider's chat history ``.aider.chat.history.md``, a
 transcript (format ``aider``, agent ``aider``).
@@ -240,6 +249,10 @@ def default_sources() -> list[Source]:
         Source("pi-user-memory", f"{pi}/AGENTS.md", "memory", "markdown", agent="pi"),
         Source("windsurf-user-rules", "~/.codeium/windsurf/memories/global_rules.md", "memory",
                "markdown", agent="windsurf"),
+        Source("cline-user-rules", "~/Documents/Cline/Rules/**", "memory", "markdown",
+               agent="cline"),
+        Source("cline-user-rules-home", "~/Cline/Rules/**", "memory", "markdown", agent="cline"),
+        Source("roo-user-rules", "~/.roo/rules*/**", "memory", "markdown", agent="roo"),
         Source("pi-transcripts", f"{pi}/sessions/**/*.jsonl", "transcript", "generic",
                agent="pi"),
     ]
@@ -295,6 +308,11 @@ _PROJECT_FILES: tuple[tuple[str, str | None, str, str], ...] = (
     ("CONVENTIONS.md", "aider", "memory", "markdown"),
     (".aider.chat.history.md", "aider", "transcript", "aider"),
     ("memory-bank/**/*.md", "cline", "memory", "markdown"),
+    (".clinerules", "cline", "memory", "markdown"),
+    (".clinerules/**", "cline", "memory", "markdown"),
+    (".cline/rules/**", "cline", "memory", "markdown"),
+    (".roorules*", "roo", "memory", "markdown"),
+    (".roo/rules*/**", "roo", "memory", "markdown"),
     (".github/copilot-instructions.md", "copilot", "memory", "markdown"),
     (".github/instructions/**/*.instructions.md", "copilot", "memory", "markdown"),
 )

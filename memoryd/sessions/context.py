@@ -126,6 +126,9 @@ _NATIVE_FILES = {"claude-code": re.compile(r"(?:^|/)(?:CLAUDE(?:\.local)?\.md|ME
                  "codex": re.compile(r"(?:^|/)AGENTS(?:\.override)?\.md$"),
                  "gemini": re.compile(r"(?:^|/)GEMINI\.md$"),
                  "cursor": re.compile(r"/\.cursor/rules/|(?:^|/)\.cursorrules$"),
+                 "cline": re.compile(r"(?:^|/)\.clinerules(?:/|$)|/\.cline/rules/|"
+                                     r"/Cline/Rules/"),
+                 "roo": re.compile(r"(?:^|/)\.roorules[^/]*$|/\.roo/rules[^/]*/"),
                  "windsurf": re.compile(r"/\.windsurf/rules/|(?:^|/)\.windsurfrules$|"
                                         r"/\.codeium/windsurf/memories/global_rules\.md$"),
                  "opencode": re.compile(r"(?:^|/)AGENTS\.md$")}

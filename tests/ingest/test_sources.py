@@ -203,6 +203,9 @@ def test_the_roots_follow_the_agents_home_variables(monkeypatch: pytest.MonkeyPa
     ("opencode-user-rules", ".config/opencode/AGENTS.md", "opencode"),
     ("pi-user-memory", ".pi/agent/AGENTS.md", "pi"),
     ("windsurf-user-rules", ".codeium/windsurf/memories/global_rules.md", "windsurf"),
+    ("cline-user-rules", "Documents/Cline/Rules/style.md", "cline"),
+    ("cline-user-rules-home", "Cline/Rules/style.md", "cline"),
+    ("roo-user-rules", ".roo/rules-code/js-style.md", "roo"),
     ("pi-transcripts", ".pi/agent/sessions/--home-ana-src-shop--/2026-03-02T09-14-05-101Z_1a2b.jsonl",
      "pi"),
 ])
@@ -310,6 +313,13 @@ def test_relative_paths_never_match() -> None:
     (".aider.chat.history.md", "aider"),
     ("memory-bank/activeContext.md", "cline"),
     ("memory-bank/notes/api.md", "cline"),
+    (".clinerules", "cline"),
+    (".clinerules/01-core.md", "cline"),
+    (".cline/rules/testing.md", "cline"),
+    (".roorules", "roo"),
+    (".roorules-code", "roo"),
+    (".roo/rules/01-general.md", "roo"),
+    (".roo/rules-code/js-style.txt", "roo"),
     (".github/copilot-instructions.md", "copilot"),
     (".github/instructions/python.instructions.md", "copilot"),
     (".github/instructions/web/react.instructions.md", "copilot"),
@@ -325,6 +335,7 @@ def test_project_sources_match(relative: str, agent: str | None) -> None:
     "agents/state/memory/sub/planner.md", "agents/state/memory/planner.txt",
     ".claude/rules/.git/x.md", "../CLAUDE.md", ".cursor/rules/x.md", "src/GEMINI.md",
     ".github/instructions/python.md", ".github/workflows/ci.yml", "memory-bank/x.txt",
+    ".roomodes", ".roo/mcp.json", ".cline/config.json",
     ".aider.input.history",
 ])
 def test_project_sources_reject(relative: str) -> None:
