@@ -175,7 +175,9 @@ def with_command(plugin: Path, command: list[str], to: Path) -> Path:
     return to
 
 
-@pytest.mark.parametrize("memory", ["daemon down", "missing", "hangs"])
+@pytest.mark.parametrize("memory", [
+    "daemon down", "missing",
+    pytest.param("hangs", marks=pytest.mark.slow)])  # ~9 s: waits out the plugin's deadline
 def test_with_the_daemon_down_or_memory_missing_or_hung_the_plugin_does_nothing_in_time(
         memoryd_home, tmp_path, memory) -> None:
     repo = git_repository(tmp_path / "shop")

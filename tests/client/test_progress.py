@@ -54,6 +54,7 @@ def test_an_import_longer_than_the_timeout_completes_while_progress_flows(
     assert json.loads(listed.stdout)["total"] == 60
 
 
+@pytest.mark.slow  # ~11 s: a daemon process of its own, stopped, and the client's timeout
 def test_a_daemon_that_stops_answering_still_times_out_with_exit_3(memoryd_home: Path) -> None:
     """SIGSTOP the daemon mid-import: no frame comes, so the client gives up after --timeout
     (exit 3) and says that running the import again is safe."""

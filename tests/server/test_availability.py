@@ -152,6 +152,7 @@ def test_small_requests_are_served_while_big_frames_hold_the_budget(embedder) ->
         running.stop()
 
 
+@pytest.mark.slow  # ~10 s: waits out the 7 s a stalled frame is given
 def test_a_frame_that_stalls_is_dropped_and_its_budget_given_back(monkeypatch,
                                                                   embedder) -> None:
     """R13: a frame whose bytes stop coming held its share of the budget until the idle

@@ -10,6 +10,7 @@ import time
 from types import SimpleNamespace
 
 import apsw
+import pytest
 from memoryd_client import Client
 
 from memoryd.store.archive import AgentArchive
@@ -30,6 +31,7 @@ def big_text(version: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+@pytest.mark.slow  # ~8 s: twenty megabyte writes
 def test_twenty_writes_of_a_megabyte_file_cost_about_one_copy(daemon, client: Client) -> None:
     """The journal of the tools' writes (a .txt file: no source indexes it, and indexing 15,500
     bullets a version is not what this is about; the next test keeps the entries' journal)."""

@@ -300,6 +300,7 @@ def _in_background(fn, *args):  # type: ignore[no-untyped-def]
     return thread, done
 
 
+@pytest.mark.slow  # ~8 s; a kill between the merge and its apply stays in the default run
 def test_kill_9_during_a_sync_then_the_next_sync_completes(machines, remote: Path) -> None:
     a, b = machines(2, models=(False, True))  # a's thousands of notes: not embedded
     init(remote, a, b)
