@@ -164,7 +164,8 @@ def import_file(args: Args, client: Client) -> dict[str, Any]:
     with _opened(None if args.file == "-" else args.file, "r", stdin,
                  errors="surrogateescape") as source:
         for number, line in enumerate(source, 1):
-            importer.add(number, line)
+            # the byte-order mark an editor on Windows begins a file with is not the line's
+            importer.add(number, line.removeprefix("\ufeff") if number == 1 else line)
         importer.flush()
     return {"file": args.file, "counts": importer.counts, "refused": importer.refused}
 

@@ -299,6 +299,18 @@ def test_an_import_refuses_a_line_that_is_not_utf8_and_goes_on(daemon, memoryd_h
     assert report["counts"]["duplicate"] == 2 and [r["line"] for r in report["refused"]] == [2, 3]
 
 
+def test_an_export_saved_by_a_windows_editor_imports_whole(daemon, memoryd_home) -> None:
+    """A byte-order mark and CRLF line endings, as an editor on Windows saves the export: every
+    line is an entry (the first was refused as "not JSON")."""
+    lines = ['{"agent": "grocer", "text": "Quinces ripen in October."}',
+             '{"agent": "grocer", "text": "Limes keep for a month in the cold room."}']
+    export = memoryd_home / "windows.jsonl"
+    export.write_bytes(b"\xef\xbb\xbf" + "\r\n".join(lines).encode() + b"\r\n")
+    result = run_cli("import", str(export))
+    assert result.returncode == 0, result.stderr
+    assert "stored 2" in result.stdout and "refused 0" in result.stdout, result.stdout
+
+
 def test_the_fast_parser_reads_every_plain_command_as_argparse_does() -> None:
     """A command whose arguments are all plain (`memory store`, `search`, `get` …) skips
     argparse. Both parsers are made from the table of commands, so they know the same options;
