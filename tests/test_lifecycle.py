@@ -9,6 +9,7 @@ import time
 
 from memoryd_client import Client
 
+from memoryd.config import load_config
 from tests.conftest import run_memoryd, spawn_daemon, start_daemon, stop_process, wait_until
 
 
@@ -142,6 +143,13 @@ def test_without_a_model_the_daemon_degrades_to_keyword_search(memoryd_home, mon
         assert "degraded" not in run_cli("status").stdout
     finally:
         assert stop_process(proc) == 0
+
+
+def test_a_config_saved_with_a_byte_order_mark_is_read(memoryd_home) -> None:
+    """An editor that begins the file with a byte-order mark: the settings hold (the daemon
+    refused to start: "Invalid statement (at line 1, column 1)", of a character nobody sees)."""
+    (memoryd_home / "config.toml").write_bytes(b"\xef\xbb\xbf[search]\r\nlimit = 7\r\n")
+    assert load_config().search.limit == 7
 
 
 def test_bad_config_is_a_startup_failure(memoryd_home) -> None:
