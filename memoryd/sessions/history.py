@@ -90,10 +90,11 @@ class HistoryFile:
 
 
 def harness_names(sources: Sequence[Source]) -> list[str]:
-    """What a harness can be called: each transcript source's format and name."""
-    names = {s.format for s in sources if s.kind == "transcript"}
-    names |= {s.name for s in sources if s.kind == "transcript"}
-    return sorted(names)
+    """What a harness can be called: each transcript source's format, name and agent (``pi``,
+    whose sessions are in the ``generic`` format)."""
+    transcripts = [s for s in sources if s.kind == "transcript"]
+    return sorted({s.format for s in transcripts} | {s.name for s in transcripts}
+                  | {s.agent for s in transcripts if s.agent})
 
 
 def selected_sources(sources: Sequence[Source], harnesses: Sequence[str]) -> list[Source]:
@@ -107,7 +108,8 @@ def selected_sources(sources: Sequence[Source], harnesses: Sequence[str]) -> lis
                              f"{unknown[0]!r} (known: {known})")
     if not harnesses:
         return transcripts
-    return [s for s in transcripts if s.format in harnesses or s.name in harnesses]
+    return [s for s in transcripts
+            if s.format in harnesses or s.name in harnesses or s.agent in harnesses]
 
 
 def history_files(watcher: Watcher, sources: Sequence[Source],

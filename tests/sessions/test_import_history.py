@@ -219,6 +219,20 @@ def test_since_leaves_older_sessions_out(memoryd_home: Path, embedder) -> None:
         assert not running.errors, running.errors
 
 
+def test_a_harness_is_named_by_its_format_its_source_or_its_agent() -> None:
+    """pi's sessions are in the generic format: `memory import-history pi` means them."""
+    from memoryd.sessions.history import selected_sources
+    from memoryd.sources import default_sources
+
+    def names(*harnesses: str) -> list[str]:
+        return sorted(s.name for s in selected_sources(default_sources(), harnesses))
+
+    assert names("pi") == ["pi-transcripts"]
+    assert names("codex") == ["codex-archived", "codex-segmented", "codex-transcripts"]
+    assert names("gemini-legacy-chats") == ["gemini-legacy-chats"]
+    assert names("gemini") == ["gemini-legacy-chats", "gemini-transcripts"]
+
+
 def test_an_unknown_harness_is_refused_and_names_the_known_ones(memoryd_home: Path,
                                                                 embedder) -> None:
     running = start_daemon(embedder)

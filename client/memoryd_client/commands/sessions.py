@@ -40,8 +40,8 @@ COMMANDS: dict[str, Command] = {
         "stops it), it goes on where it was when memoryd starts again, and running it again "
         "indexes and extracts nothing twice. `memory status` shows it while it runs.",
         args=(Arg("harnesses", metavar="HARNESS", many=True, default=[],
-                  help="a harness (claude-code, codex, generic, …: a transcript source's format) "
-                  "or a source's name; default: every one"),
+                  help="a harness (claude-code, codex, generic, …: a transcript source's format), "
+                  "a source's name or its agent (pi); default: every one"),
               Arg("--since", metavar="T", help="only files and sessions active since T: " + TIME),
               Arg("--dry-run", kind="flag", help="write nothing: list the files it would index "
                   "and the entries extraction would keep, session by session"),
