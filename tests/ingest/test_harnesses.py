@@ -391,6 +391,32 @@ def test_a_legacy_gemini_chat_is_indexed_and_read_again_when_written_over(
                  False)
 
 
+def test_a_legacy_chat_resumed_into_jsonl_is_one_session_counted_once(
+        harness_home: tuple[Path, Path], daemon, client: Client) -> None:
+    """A newer Gemini CLI resuming a legacy chat copies its messages, ids and all, into a
+    .jsonl beside the .json (which stays) and goes on there: its turns are found once, and its
+    user messages counted once (2 + the new one, not 2 + 3)."""
+    home, _ = harness_home
+    eventually(lambda: found(client, "thumbnail job disk full scratch files",
+                             "never deletes its scratch", False))
+    legacy = next((home / ".gemini/tmp").glob("*/chats/session-*.json"))
+    document = json.loads(legacy.read_text())
+    metadata = {k: v for k, v in document.items() if k != "messages"}
+    extra = {"id": "0000000x-aaaa-4bbb-8ccc-000000000003", "timestamp": "2025-11-28T09:00:00Z",
+             "type": "user", "content": "and where do the render logs go?"}
+    legacy.with_suffix(".jsonl").write_text("".join(
+        json.dumps(record) + "\n" for record in [metadata, *document["messages"], extra]))
+    eventually(lambda: found(client, "where do the render logs go", "render logs", False))
+
+    def counted() -> None:
+        sessions = {s["id"]: s for s in client.call("sessions", {})["sessions"]}
+        assert sessions[GEMINI_LEGACY_SESSION]["user_messages"] == 3
+
+    eventually(counted)
+    texts = turn_texts(client)
+    assert sum("never deletes its scratch" in t for t in texts) == 1, texts
+
+
 def test_a_restart_resumes_gemini_and_aider_without_duplicates(
         harness_home: tuple[Path, Path], embedder) -> None:
     home, project = harness_home
