@@ -107,7 +107,12 @@ def usage_words(usage: dict[str, Any]) -> str:
 def print_sources(status: dict[str, Any]) -> None:
     ingest = status.get("ingest", status)
     print(f"queue: {ingest['queue']}" + (" (scanning)" if ingest.get("scanning") else ""))
+    absent = []  # nothing there and nothing to say: named on one line at the end
     for source in ingest["sources"]:
+        if not (source["root_exists"] or source["files"] or source["entries_added"]
+                or source["entries_removed"] or source["skipped"] or source["last_error"]):
+            absent.append(source["name"])
+            continue
         state = "" if source["root_exists"] else " (not present)"
         agent = source["agent"] or "{agent}"
         lines = source.get("notebook_lines")
@@ -122,6 +127,9 @@ def print_sources(status: dict[str, Any]) -> None:
             print("    skipped: " + ", ".join(f"{n} {r}" for r, n in skipped))
         if source["last_error"]:
             print(f"    last problem: {source['last_error_path']}: {source['last_error']}")
+    if absent:
+        print(f"not present ({len(absent)}: their files or directories do not exist; --json "
+              "gives where each looks): " + ", ".join(absent))
 
 
 def edited(reply: dict[str, Any], how: str) -> str:

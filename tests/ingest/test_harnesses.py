@@ -298,6 +298,10 @@ def test_absent_harness_directories_are_skipped_quietly(daemon, client: Client) 
         assert sources[name]["last_error"] is None and sources[name]["files"] == 0
     checks = client.call("status", {})["health"]["checks"]
     assert not [c for c in checks if "gemini" in json.dumps(c) or "opencode" in json.dumps(c)]
+    # `memory status --sources` names them on one line, after the sources that are there
+    listing = run_cli("status", "--sources").stdout.splitlines()
+    assert listing[-1].startswith("not present (") and "gemini-transcripts" in listing[-1]
+    assert not any(line.startswith("gemini-transcripts:") for line in listing)
 
 
 def test_malformed_harness_files_warn_and_the_rest_is_indexed(
