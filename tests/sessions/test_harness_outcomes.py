@@ -282,11 +282,13 @@ def test_the_claude_gemini_and_codex_sources_follow_their_home_variables(
             wait_until(lambda: "heron-west" in texts() and "Thursdays" in texts()
                        and "finance lead" in texts() and "glossy stock" in texts())
             assert "osprey-east" not in texts()
-        listing = run_cli("status", "--sources")
+        listing = run_cli("sources", "list", "--json")  # every source, there or not
         assert listing.returncode == 0, listing.stderr
-        assert f"{profile}/.gemini/tmp/*/chats/**/*.jsonl" in listing.stdout
-        assert f"{codex}/sessions/**/rollout-*.jsonl" in listing.stdout
-        assert f"{claude}/projects/**/*.jsonl" in listing.stdout
+        globs = {s["path"] for s in json.loads(listing.stdout)["sources"]}
+        assert {f"{profile}/.gemini/tmp/*/chats/**/*.jsonl", f"{codex}/sessions/**/rollout-*.jsonl",
+                f"{claude}/projects/**/*.jsonl"} <= globs, globs
+        shown = run_cli("status", "--sources").stdout  # those there, with their globs
+        assert f"{claude}/projects/**/*.jsonl" in shown and f"{codex}/memories/**/*.md" in shown
     finally:
         running.stop()
     assert not running.errors, running.errors
