@@ -69,11 +69,7 @@ def run_log_key() -> str:
 def encode_line(record: dict[str, Any]) -> bytes:
     """One line, as a ledger's: sorted JSON with its CRC-32 as the last member. A text read
     from a file that is not UTF-8 (kept with surrogate escapes) is written as JSON escapes."""
-    record = {k: v for k, v in record.items() if k != "crc"}
-    try:
-        body = json.dumps(record, ensure_ascii=False, sort_keys=True).encode("utf-8")
-    except UnicodeEncodeError:
-        body = json.dumps(record, sort_keys=True).encode("ascii")
+    body = (json_column({k: v for k, v in record.items() if k != "crc"}) or "").encode("utf-8")
     return body[:-1] + b',"crc":"%08x"}\n' % zlib.crc32(body)
 
 
