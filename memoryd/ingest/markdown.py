@@ -144,7 +144,7 @@ def parse_memory_file(text: str, path: str) -> MemoryFile:
 
 def split_lines(text: str) -> list[str]:
     """The file's lines, without line endings, byte-order mark or lone surrogates."""
-    return _NEWLINE.split(_SURROGATE.sub("\ufffd", text.removeprefix("\ufeff")))
+    return raw_lines(_SURROGATE.sub("\ufffd", text))
 
 
 def raw_lines(text: str) -> list[str]:
