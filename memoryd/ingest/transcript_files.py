@@ -57,9 +57,9 @@ class TranscriptState:
         found = many if many is not None else {None: (
             parser.started, parser.last_seen, parser.user_messages)} if parser.session_id else {}
         out = []
-        # a format read from the file's start after a restart too (Gemini's, Aider's:
-        # memoryd.ingest.context.replay) counts the whole file every time
-        whole = self.document or self.recounted or needs_context(self.fmt)
+        # a format read from the file's start after a restart too (Gemini's, Aider's, a
+        # document: memoryd.ingest.context.replay) counts the whole file every time
+        whole = self.recounted or needs_context(self.fmt)
         self.recounted = False
         for key, (started, last_seen, users) in found.items():
             before = self.reported.get(key)
