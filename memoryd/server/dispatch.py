@@ -269,4 +269,3 @@ class Dispatcher:
                 f"the reply could not be encoded ({type(exc).__name__}: {exc})")).to_wire()})
         writer.write(frame)
         await writer.drain()
-
