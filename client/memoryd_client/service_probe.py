@@ -84,11 +84,14 @@ def unit_settings(path: Path | None = None) -> tuple[list[str], dict[str, str]] 
     return command, environment
 
 
+#: The environment that decides which state the daemon serves, and where the agents whose
+#: files it watches keep them (memoryd.sources.default_sources): ``memoryd service install``
+#: carries what of it is set into the service (memoryd.service).
+CARRIED_ENVIRONMENT = ("MEMORYD_HOME", "MEMORYD_SOCKET", "XDG_DATA_HOME", "XDG_CONFIG_HOME",
+                       "CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME",
+                       "PI_CODING_AGENT_DIR")
 #: What ``memoryd service install`` fills in from the installation: not compared.
-_RENDERED = ("ExecStart=", "@", *(f"Environment={name}=" for name in
-                                  ("MEMORYD_HOME", "MEMORYD_SOCKET", "XDG_DATA_HOME",
-                                   "XDG_CONFIG_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME",
-                                   "GEMINI_CLI_HOME", "PI_CODING_AGENT_DIR")))
+_RENDERED = ("ExecStart=", "@", *(f"Environment={name}=" for name in CARRIED_ENVIRONMENT))
 
 
 def stale_settings(path: Path | None = None) -> list[str]:
