@@ -207,11 +207,10 @@ def validate_source(data: Mapping[str, Any]) -> Source:
 
 
 def default_sources() -> list[Source]:
-    """The sources in this module's docstring, with Codex's and Gemini CLI's directories
-    where their own home variables move them (:func:`agent_home`)."""
-    claude = claude_home()
+    """The sources in this module's docstring, with the agents' directories where their own
+    home variables move them (:func:`agent_home`)."""
+    claude, codex = claude_home(), codex_home()
     config = agent_home("XDG_CONFIG_HOME") or "~/.config"  # OpenCode's, as xdg-basedir finds it
-    codex = agent_home("CODEX_HOME") or "~/.codex"
     gemini = (agent_home("GEMINI_CLI_HOME") or "~") + "/.gemini"
     pi = agent_home("PI_CODING_AGENT_DIR") or "~/.pi/agent"
     return [
@@ -264,13 +263,19 @@ def claude_home() -> str:
     return agent_home("CLAUDE_CONFIG_DIR") or "~/.claude"
 
 
+def codex_home() -> str:
+    """Where Codex keeps its files: ``$CODEX_HOME`` when set, else ``~/.codex``."""
+    return agent_home("CODEX_HOME") or "~/.codex"
+
+
 def agent_home(variable: str) -> str | None:
     """The directory an agent's home variable names in the daemon's environment: Claude Code
     keeps its files in ``$CLAUDE_CONFIG_DIR`` (default ``~/.claude``), Codex in
-    ``$CODEX_HOME`` (default ``~/.codex``), Gemini CLI takes ``$GEMINI_CLI_HOME`` for the home
-    its ``.gemini`` is in. None when it is unset, empty, or not a path memoryd can use as a
-    glob's root (relative, or holding ``* ? { }``): the default is used, and the daemon's log
-    says why."""
+    ``$CODEX_HOME`` (default ``~/.codex``), pi in ``$PI_CODING_AGENT_DIR`` (``~/.pi/agent``),
+    OpenCode in ``$XDG_CONFIG_HOME/opencode`` (``~/.config``), and Gemini CLI takes
+    ``$GEMINI_CLI_HOME`` for the home its ``.gemini`` is in. None when it is unset, empty, or
+    not a path memoryd can use as a glob's root (relative, or holding ``* ? { }``): the default
+    is used, and the daemon's log says why."""
     value = os.environ.get(variable, "").strip()
     if not value:
         return None

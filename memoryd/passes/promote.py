@@ -58,7 +58,7 @@ from memoryd.passes.runs import UNWRITTEN
 from memoryd.passes.user_files import read_text
 from memoryd.provenance import agent_wrote
 from memoryd.quarantine import reason as quarantine_reason
-from memoryd.sources import ARCHIVE_DIR, agent_home, claude_home
+from memoryd.sources import ARCHIVE_DIR, claude_home, codex_home
 from memoryd.store.file_versions import tool_written
 from memoryd.store.query import EntryQuery
 from memoryd.store.records import StoredEntry
@@ -146,7 +146,7 @@ def governance_file(agent: str, project: str | None, source: str | None,
             Path(claude_home()).expanduser() / "CLAUDE.md"
     if agent == "codex":
         return Path(project) / "AGENTS.md" if project else \
-            Path(agent_home("CODEX_HOME") or "~/.codex").expanduser() / "AGENTS.md"
+            Path(codex_home()).expanduser() / "AGENTS.md"
     if source:
         return Path(source).parent / "CONTEXT.md"
     return Path(memory_dir.replace("{agent}", agent)).expanduser() / "CONTEXT.md"
