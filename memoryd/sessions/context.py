@@ -134,12 +134,11 @@ _NATIVE_FILES = {"claude-code": re.compile(r"(?:^|/)(?:CLAUDE(?:\.local)?\.md|ME
                  "opencode": re.compile(r"(?:^|/)AGENTS\.md$")}
 
 
-def auto_memory_project(path: str) -> str | None:
+def auto_memory_project(path: str, claude: str) -> str | None:
     """The project directory's name of a file of Claude Code's auto-memory
-    (``~/.claude/projects/<the project's path, encoded>/memory/…``, or under
-    ``$CLAUDE_CONFIG_DIR``); None for any other file."""
-    root = re.escape(os.path.expanduser(claude_home()).rstrip("/"))
-    found = re.search(rf"(?:/\.claude|^{root})/projects/([^/]+)/memory/", path)
+    (``~/.claude/projects/<the project's path, encoded>/memory/…``, or under ``claude``, the
+    directory ``$CLAUDE_CONFIG_DIR`` names); None for any other file."""
+    found = re.search(rf"(?:/\.claude|^{re.escape(claude)})/projects/([^/]+)/memory/", path)
     return found.group(1) if found else None
 
 
@@ -472,16 +471,16 @@ class ContextBuilder:
 
     def _files(self, agent: str, scope: Scope) -> list[Item]:
         native = _NATIVE_FILES.get(agent)
-        user_rules = os.path.expanduser(claude_home()).rstrip("/") + "/rules/"
+        claude = os.path.expanduser(claude_home()).rstrip("/")  # once a block, not a file
         here = re.sub(r"[^A-Za-z0-9]", "-", scope.project) if scope.project else None
         items: list[Item] = []
         for path, description in self.store.files.described(agent, 200):
             if (native is not None and native.search(path)) or f"/{ARCHIVE_DIR}/" in path \
-                    or (agent == "claude-code" and path.startswith(user_rules)):
+                    or (agent == "claude-code" and path.startswith(claude + "/rules/")):
                 continue
             # Claude Code's auto-memory of another project: ~/.claude/projects/<its cwd>/memory/
             # (or in $CLAUDE_CONFIG_DIR)
-            auto = auto_memory_project(path)
+            auto = auto_memory_project(path, claude)
             if auto and re.sub(r"[^A-Za-z0-9]", "-", auto) != here:
                 continue
             if quarantine_reason(path):

@@ -10,7 +10,7 @@ import pytest
 from memoryd_client import Client
 
 from memoryd.sessions.context import auto_memory_project
-from tests.conftest import wait_until
+from tests.conftest import start_daemon, wait_until
 
 
 @pytest.fixture
@@ -147,15 +147,41 @@ def test_listing_leaves_out_other_projects_and_what_the_agent_loads_itself(
     assert "commits.md" not in text
 
 
-def test_auto_memory_is_told_apart_where_claude_code_keeps_it(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_auto_memory_is_told_apart_where_claude_code_keeps_it() -> None:
     """The auto-memory of another project stays out of a block: found in ~/.claude, and in
     $CLAUDE_CONFIG_DIR when Claude Code keeps its files there."""
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", "/srv/claude")
-    assert auto_memory_project("/srv/claude/projects/-srv-shop/memory/notes.md") == "-srv-shop"
-    assert auto_memory_project("/home/ana/.claude/projects/-a/memory/MEMORY.md") == "-a"
-    assert auto_memory_project("/srv/claude/agent-memory/designer/notes.md") is None
-    assert auto_memory_project("/elsewhere/srv/claude/projects/-x/memory/a.md") is None
+    claude = "/srv/claude"
+    assert auto_memory_project("/srv/claude/projects/-srv-shop/memory/notes.md", claude) == \
+        "-srv-shop"
+    assert auto_memory_project("/home/ana/.claude/projects/-a/memory/MEMORY.md", claude) == "-a"
+    assert auto_memory_project("/srv/claude/agent-memory/designer/notes.md", claude) is None
+    assert auto_memory_project("/elsewhere/srv/claude/projects/-x/memory/a.md", claude) is None
+
+
+def test_in_claude_config_dir_the_block_lists_neither_rules_nor_other_projects(
+        repos, embedder, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """With Claude Code's files in $CLAUDE_CONFIG_DIR: its user rules and another project's
+    auto-memory are indexed there, and the block lists neither (Claude Code loads the rules
+    itself; the other project's notes are not this one's), but this project's notes."""
+    shop, other = repos
+    claude = tmp_path / "claude-config"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
+    (claude / "rules").mkdir(parents=True)
+    (claude / "rules" / "commits.md").write_text(
+        "---\ndescription: how to commit\n---\n- Sign every commit with the team key\n")
+    for repo, name in ((shop, "shop-notes.md"), (other, "other-notes.md")):
+        memory = claude / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(repo)) / "memory"
+        memory.mkdir(parents=True)
+        (memory / name).write_text("---\ndescription: notes of this repo\n---\n- a note\n")
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket, timeout_s=30) as client:
+            wait_until(lambda: "shop-notes.md" in block(client, "claude-code", shop)
+                       and client.search("sign commits team key", agents=["claude-code"])["hits"])
+            text = block(client, "claude-code", shop)
+            assert "other-notes.md" not in text and "commits.md" not in text, text
+    finally:
+        running.stop()
 
 
 def test_pinned_learnings_are_not_repeated_as_lessons(daemon, client: Client, repos) -> None:
