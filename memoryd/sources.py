@@ -13,6 +13,9 @@ Default sources (:func:`default_sources`; ``~`` is the user's home)
                          memory, markdown, agent claude-code
     claude-auto-memory   ~/.claude/projects/*/memory/**/*.md
                          memory, markdown, agent claude-code
+    claude-auto-memory-dir
+                         <autoMemoryDirectory>/**/*.md (when Claude Code's settings set it)
+                         memory, markdown, agent claude-code
     claude-agent-memory  ~/.claude/agent-memory/{agent}/**
                          memory, markdown, agent {agent}
     claude-user-rules    ~/.claude/rules/**/*.md
@@ -60,6 +63,11 @@ sources (``$GEMINI_CLI_HOME/.gemini/…``), ``$XDG_CONFIG_HOME`` replaces ``~/.c
 OpenCode's and ``$PI_CODING_AGENT_DIR`` replaces ``~/.pi/agent`` in pi's. The daemon reads
 them from its own environment when it loads its configuration.
 
+``claude-auto-memory-dir`` is there when Claude Code's settings move its auto memory out of
+``projects/<project>/memory/``: ``autoMemoryDirectory`` in the managed settings
+(:data:`CLAUDE_MANAGED_SETTINGS`) or else the user's ``~/.claude/settings.json``; a project
+root's ``.claude/settings.local.json`` may name one for that project (a project source). The
+watcher reads these settings again every few seconds, so a changed setting is followed.
 ``claude-transcripts`` includes subagent transcripts (``<session>/subagents/agent-*.jsonl`` and
 the older ``agent-*.jsonl``). ``codex-segmented`` covers the possible layout where a rollout is a
 directory (``rollout-…/rollout.jsonl`` + ``compact-NNNNNN.jsonl``). ``codex-archived`` holds
@@ -113,6 +121,7 @@ from time to time, so a root created (or deleted and re-created) later is picked
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import os
 import re
@@ -220,6 +229,9 @@ def default_sources() -> list[Source]:
                agent="claude-code"),
         Source("claude-auto-memory", f"{claude}/projects/*/memory/**/*.md", "memory",
                "markdown", agent="claude-code"),
+        *([Source("claude-auto-memory-dir", f"{moved}/**/*.md", "memory", "markdown",
+                   agent="claude-code")] if (moved := claude_auto_memory_dir(
+                       [*CLAUDE_MANAGED_SETTINGS, f"{claude}/settings.json"])) else []),
         Source("claude-agent-memory", f"{claude}/agent-memory/{{agent}}/**", "memory",
                "markdown"),
         Source("claude-user-rules", f"{claude}/rules/**/*.md", "memory", "markdown",
@@ -255,6 +267,71 @@ def default_sources() -> list[Source]:
         Source("pi-transcripts", f"{pi}/sessions/**/*.jsonl", "transcript", "generic",
                agent="pi"),
     ]
+
+
+#: The settings an administrator gives Claude Code (they win over the user's), per system.
+CLAUDE_MANAGED_SETTINGS = ("/etc/claude-code/managed-settings.json",
+                           "/Library/Application Support/ClaudeCode/managed-settings.json")
+
+
+def claude_auto_memory_dir(settings: Sequence[str]) -> str | None:
+    """The directory Claude Code keeps its auto memory in instead of
+    ``projects/<project>/memory/``, as the first of these settings files that sets
+    ``autoMemoryDirectory`` names it (Claude Code takes it from managed, user and a project's
+    local settings, never from a project's shared ones); None when none does. A value memoryd
+    cannot watch (not absolute or ``~/…``, the root or the home itself, holding ``* ? { }``)
+    is logged once and skipped."""
+    for path in settings:
+        value = _json_setting(os.path.expanduser(path), "autoMemoryDirectory")
+        if value is None:
+            continue
+        directory = value.strip().rstrip("/")
+        expanded = os.path.expanduser(directory)
+        if not expanded.startswith("/") \
+                or os.path.normpath(expanded) in ("/", os.path.expanduser("~")) \
+                or any(char in directory for char in "*?{}"):
+            _unusable_setting(path, "autoMemoryDirectory", value)
+            return None
+        return directory if directory.startswith("~/") else os.path.normpath(expanded)
+    return None
+
+
+def _json_setting(path: str, key: str) -> str | None:
+    """A string setting of an agent's JSON settings file; None when the file or the key is
+    not there, or the file is not a JSON object (logged once per version of the file)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    value = _read_settings(path, info.st_mtime_ns, info.st_size, info.st_ino).get(key)
+    return value if isinstance(value, str) and value.strip() else None
+
+
+#: Each settings file's last object read whole: a file caught half-written (an editor
+#: truncates, then writes) keeps its settings rather than dropping a moved source's entries.
+_LAST_SETTINGS: dict[str, dict[str, Any]] = {}
+
+
+@functools.lru_cache(maxsize=16)
+def _read_settings(path: str, mtime_ns: int, size: int, inode: int) -> dict[str, Any]:
+    """A settings file's object, read once per version (the daemon asks every few seconds)."""
+    try:
+        with open(path, "rb") as handle:
+            data = json.loads(handle.read().decode("utf-8-sig"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        kept = _LAST_SETTINGS.get(path, {})
+        log.warning("%s could not be read as JSON (%s): %s", path, exc,
+                    "its settings as last read are kept" if kept else
+                    "the settings memoryd follows in it are taken as unset")
+        return kept
+    _LAST_SETTINGS[path] = data if isinstance(data, dict) else {}
+    return _LAST_SETTINGS[path]
+
+
+@functools.lru_cache(maxsize=8)
+def _unusable_setting(path: str, key: str, value: str) -> None:
+    log.warning("%s: %s=%r is not an absolute directory (or ~/…) without * ? { }: memoryd "
+                "does not watch it", path, key, value)
 
 
 def claude_home() -> str:
@@ -331,8 +408,13 @@ def project_sources(root: Path) -> list[Source]:
     if not (text.startswith(("/", "~/")) or text == "~"):
         raise ConfigError(f"project root {text!r}: must be absolute or start with ~/")
     base = text if text != "/" else ""
-    return [Source(f"project:{text}:{relative}", f"{base}/{relative}", kind, fmt, agent=agent)
-            for relative, agent, kind, fmt in _PROJECT_FILES]
+    sources = [Source(f"project:{text}:{relative}", f"{base}/{relative}", kind, fmt, agent=agent)
+               for relative, agent, kind, fmt in _PROJECT_FILES]
+    moved = claude_auto_memory_dir([f"{base}/.claude/settings.local.json"])
+    if moved is not None:
+        sources.append(Source(f"project:{text}:autoMemoryDirectory", f"{moved}/**/*.md",
+                              "memory", "markdown", agent="claude-code"))
+    return sources
 
 
 def scan(sources: Sequence[Source], home: Path) -> Iterator[tuple[Source, Path, str]]:

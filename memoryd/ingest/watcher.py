@@ -150,15 +150,42 @@ class Watcher:
     async def reload(self, config: Config) -> None:
         """New configuration: new sources, a new watcher, a rescan."""
         self.config = config
-        self.sources, self.projects = configured_sources(config)
+        self._use(*configured_sources(config))
+        self.transcripts.reload(config)
+        self.restart_watch.set()
+
+    def _use(self, sources: list[Source], projects: dict[str, str]) -> None:
+        self.sources, self.projects = sources, projects
         names = {source.name for source in self.sources}
         for gone in set(self.stats) - names:  # removed: added again, it counts from nothing
             del self.stats[gone]
             self.files.pop(gone, None)
         for source in self.sources:
             self.stats.setdefault(source.name, SourceStats())
-        self.transcripts.reload(config)
-        self.restart_watch.set()
+
+    async def _follow_settings(self) -> bool:
+        """Whether an agent's settings moved its files since the sources were made (Claude
+        Code's ``autoMemoryDirectory``): the sources are made again, to be watched anew, and
+        a moved or gone source's entries leave the index as ``memory sources remove`` takes
+        them (the files are not touched); the rescan indexes the new place."""
+        sources, projects = configured_sources(self.config)
+        if sources == self.sources:
+            return False
+        before = {source.name: source.path for source in self.sources}
+        now = {source.name: source.path for source in sources}
+        changed = sorted(name for name in before.keys() | now.keys()
+                         if before.get(name) != now.get(name))
+        log.info("An agent's settings moved its files: %s.",
+                 "; ".join(f"{name} now {now[name]}" if name in now else f"{name} gone"
+                           for name in changed))
+        for name in changed:  # counted anew where it is now
+            self.stats.pop(name, None)
+            self.files.pop(name, None)
+        self._use(sources, projects)
+        for name in changed:
+            if name in before:
+                await self.db(self.indexer.drop_source, name)
+        return True
 
     # -- queue ------------------------------------------------------------------------
 
@@ -561,7 +588,7 @@ class Watcher:
                                        timeout=self.config.watch.rescan_interval_s)
             except TimeoutError:
                 pass
-            if self.restart_watch.is_set() or \
+            if self.restart_watch.is_set() or await self._follow_settings() or \
                     self._identity(watch_roots(self.sources, self.home)) != identity:
                 stop.set()
 

@@ -802,3 +802,38 @@ def test_a_file_named_in_another_encoding_is_named_and_costs_no_other_file(
     finally:
         running.stop()
     assert not running.errors, running.errors
+
+
+def test_claude_codes_moved_auto_memory_is_followed_while_memoryd_runs(
+        home: Path, daemon, client) -> None:
+    """`autoMemoryDirectory` in ~/.claude/settings.json moves Claude Code's auto memory out of
+    ~/.claude/projects/: set while memoryd runs, its files are indexed as Claude Code's; set
+    to another directory, that one's are, and the first's leave the index (the files stay)."""
+    synced = home / "sync/claude-memory"
+    synced.mkdir(parents=True)
+    (synced / "build.md").write_text("---\nname: build\ntype: project\n---\n\n"
+                                     "- The nightly build runs on the orchard runner.\n")
+    settings = home / ".claude/settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps({"autoMemoryDirectory": "~/sync/claude-memory"}))
+    [hit] = eventually(lambda: _only(client, "orchard runner"), timeout_s=30)
+    assert (hit["agent"], hit["source"]) == ("claude-code", str(synced / "build.md"))
+
+    moved = home / "Dropbox/memory"
+    moved.mkdir(parents=True)
+    (moved / "deploy.md").write_text("- Deploys need the release captain's approval.\n")
+    settings.write_text(json.dumps({"autoMemoryDirectory": str(moved)}))
+    [hit] = eventually(lambda: _only(client, "release captain"), timeout_s=30)
+    assert (hit["agent"], hit["source"]) == ("claude-code", str(moved / "deploy.md"))
+    eventually(lambda: _none(client, "orchard runner"))
+    assert (synced / "build.md").exists()
+
+
+def _only(client: Client, query: str) -> list[dict[str, Any]]:
+    hits = search(client, query, match=True)
+    assert len(hits) == 1, hits
+    return hits
+
+
+def _none(client: Client, query: str) -> None:
+    assert not search(client, query, match=True)

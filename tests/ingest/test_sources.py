@@ -4,6 +4,7 @@ Every test builds a fake home under tmp_path and passes it as ``home=``."""
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
@@ -190,6 +191,76 @@ def test_the_roots_follow_the_agents_home_variables(monkeypatch: pytest.MonkeyPa
     assert roots["mastersof-ai"] == str(HOME / ".mastersof-ai/agents")  # no variable of its own
 
 
+def _claude_settings(path: Path, settings: object) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(settings))
+
+
+def test_claude_codes_auto_memory_directory_is_a_source(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """``autoMemoryDirectory`` in ~/.claude/settings.json moves Claude Code's auto memory out
+    of ~/.claude/projects/: its markdown files there are Claude Code's memory."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setattr("memoryd.sources.CLAUDE_MANAGED_SETTINGS", ())
+    assert "claude-auto-memory-dir" not in {s.name for s in default_sources()}
+    _claude_settings(home / ".claude/settings.json",
+                     {"model": "opus", "autoMemoryDirectory": "~/sync/claude-memory/"})
+    moved = by_name("claude-auto-memory-dir")
+    assert moved.path == "~/sync/claude-memory/**/*.md"
+    assert (moved.kind, moved.format) == ("memory", "markdown")
+    assert moved.match(home / "sync/claude-memory/MEMORY.md", home) == "claude-code"
+    assert moved.match(home / "sync/claude-memory/topics/build.md", home) == "claude-code"
+    assert moved.match(home / "sync/claude-memory/notes.txt", home) is None
+    _claude_settings(home / ".claude/settings.json", {"autoMemoryDirectory": "/srv//memory"})
+    assert by_name("claude-auto-memory-dir").path == "/srv/memory/**/*.md"
+
+
+def test_managed_settings_win_and_claude_config_dir_is_followed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    _claude_settings(tmp_path / "claude/settings.json", {"autoMemoryDirectory": "/srv/mine"})
+    assert by_name("claude-auto-memory-dir").path == "/srv/mine/**/*.md"
+    managed = tmp_path / "managed-settings.json"
+    monkeypatch.setattr("memoryd.sources.CLAUDE_MANAGED_SETTINGS", (str(managed),))
+    _claude_settings(managed, {"autoMemoryDirectory": "/srv/company"})
+    assert by_name("claude-auto-memory-dir").path == "/srv/company/**/*.md"
+    _claude_settings(managed, {"permissions": {}})  # not set there: the user's
+    assert by_name("claude-auto-memory-dir").path == "/srv/mine/**/*.md"
+
+
+@pytest.mark.parametrize("value", ["memory", "/", "//", "~", "~/", "/srv/mem*", "/srv/{agent}", 7, ""])
+def test_an_auto_memory_directory_memoryd_cannot_watch_is_left_out(
+        value: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Relative, the root or the home itself (every markdown file the user has), a glob: not
+    watched; a value that is a string is named in the log."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setattr("memoryd.sources.CLAUDE_MANAGED_SETTINGS", ())
+    _claude_settings(tmp_path / ".claude/settings.json", {"autoMemoryDirectory": value})
+    with caplog.at_level(logging.WARNING, logger="memoryd.sources"):
+        assert "claude-auto-memory-dir" not in {s.name for s in default_sources()}
+    if isinstance(value, str) and value:
+        assert f"autoMemoryDirectory={value!r}" in caplog.text
+
+
+def test_settings_caught_half_written_keep_what_they_said(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """An editor truncates the file, then writes it: in between, the directory stays (else
+    its entries would leave the index, to be embedded again a moment later)."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setattr("memoryd.sources.CLAUDE_MANAGED_SETTINGS", ())
+    settings = tmp_path / ".claude/settings.json"
+    _claude_settings(settings, {"autoMemoryDirectory": "/srv/claude-memory"})
+    assert by_name("claude-auto-memory-dir").path == "/srv/claude-memory/**/*.md"
+    settings.write_text('{"autoMemoryDirectory": "/srv/cl')
+    with caplog.at_level(logging.WARNING, logger="memoryd.sources"):
+        assert by_name("claude-auto-memory-dir").path == "/srv/claude-memory/**/*.md"
+    assert "its settings as last read are kept" in caplog.text
+    settings.write_text("{}")
+    assert "claude-auto-memory-dir" not in {s.name for s in default_sources()}
+
+
 @pytest.mark.parametrize("name, relative, agent", [
     ("gemini-user-memory", ".gemini/GEMINI.md", "gemini"),
     ("gemini-transcripts", ".gemini/tmp/shop/chats/session-2026-03-02T10-00-1a2b3c4d.jsonl",
@@ -353,6 +424,20 @@ def test_project_sources_names_and_tilde() -> None:
     claude = next(s for s in sources if s.name.endswith(":CLAUDE.md"))
     assert claude.match(HOME / "src/shop/CLAUDE.md", HOME) == "claude-code"
     assert claude.root(HOME) == HOME / "src/shop"
+
+
+def test_a_projects_local_settings_may_move_its_auto_memory(tmp_path: Path) -> None:
+    """Claude Code takes ``autoMemoryDirectory`` from a project's .claude/settings.local.json
+    (the user's own), never from its shared .claude/settings.json (a cloned repository could
+    send its memory anywhere)."""
+    root = tmp_path / "shop"
+    _claude_settings(root / ".claude/settings.json", {"autoMemoryDirectory": "/srv/shared"})
+    assert not [s for s in project_sources(root) if s.name.endswith(":autoMemoryDirectory")]
+    _claude_settings(root / ".claude/settings.local.json", {"autoMemoryDirectory": "/srv/shop"})
+    moved = next(s for s in project_sources(root) if s.name.endswith(":autoMemoryDirectory"))
+    assert moved.name == f"project:{root}:autoMemoryDirectory"
+    assert moved.match(Path("/srv/shop/MEMORY.md"), HOME) == "claude-code"
+    assert moved.match(Path("/srv/shared/MEMORY.md"), HOME) is None
 
 
 @pytest.mark.parametrize("root, message", [
