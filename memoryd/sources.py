@@ -68,6 +68,9 @@ them from its own environment when it loads its configuration.
 (:data:`CLAUDE_MANAGED_SETTINGS`) or else the user's ``~/.claude/settings.json``; a project
 root's ``.claude/settings.local.json`` may name one for that project (a project source). The
 watcher reads these settings again every few seconds, so a changed setting is followed.
+``gemini-user-memory:<name>`` is there for each name other than ``GEMINI.md`` that Gemini
+CLI's ``context.fileName`` setting gives its context files (:func:`gemini_context_names`), and
+a project root gets a project source for each such name it does not have already.
 ``claude-transcripts`` includes subagent transcripts (``<session>/subagents/agent-*.jsonl`` and
 the older ``agent-*.jsonl``). ``codex-segmented`` covers the possible layout where a rollout is a
 directory (``rollout-…/rollout.jsonl`` + ``compact-NNNNNN.jsonl``). ``codex-archived`` holds
@@ -126,6 +129,7 @@ import logging
 import os
 import re
 import stat
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -220,7 +224,7 @@ def default_sources() -> list[Source]:
     home variables move them (:func:`agent_home`)."""
     claude, codex = claude_home(), codex_home()
     config = agent_home("XDG_CONFIG_HOME") or "~/.config"  # OpenCode's, as xdg-basedir finds it
-    gemini = (agent_home("GEMINI_CLI_HOME") or "~") + "/.gemini"
+    gemini = gemini_home()
     pi = agent_home("PI_CODING_AGENT_DIR") or "~/.pi/agent"
     return [
         Source("mastersof-ai", "~/.mastersof-ai/agents/{agent}/memory/**/*.md",
@@ -251,6 +255,9 @@ def default_sources() -> list[Source]:
                agent="codex"),
         Source("gemini-user-memory", f"{gemini}/GEMINI.md", "memory", "markdown",
                agent="gemini"),
+        *(Source(f"gemini-user-memory:{name}", f"{gemini}/{name}", "memory", "markdown",
+                 agent="gemini")
+          for name in gemini_context_names(gemini_settings(gemini)) if name != "GEMINI.md"),
         Source("gemini-transcripts", f"{gemini}/tmp/*/chats/**/*.jsonl", "transcript",
                "gemini", agent="gemini"),
         Source("gemini-legacy-chats", f"{gemini}/tmp/*/chats/session-*.json", "transcript",
@@ -290,7 +297,7 @@ def claude_auto_memory_dir(settings: Sequence[str]) -> str | None:
         if not expanded.startswith("/") \
                 or os.path.normpath(expanded) in ("/", os.path.expanduser("~")) \
                 or any(char in directory for char in "*?{}"):
-            _unusable_setting(path, "autoMemoryDirectory", value)
+            _unusable_setting(path, "autoMemoryDirectory", repr(value))
             return None
         return directory if directory.startswith("~/") else os.path.normpath(expanded)
     return None
@@ -299,12 +306,25 @@ def claude_auto_memory_dir(settings: Sequence[str]) -> str | None:
 def _json_setting(path: str, key: str) -> str | None:
     """A string setting of an agent's JSON settings file; None when the file or the key is
     not there, or the file is not a JSON object (logged once per version of the file)."""
+    value = _json_value(path, (key,))
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def _json_value(path: str, *keys: tuple[str, ...]) -> Any:
+    """The value at the first of these key paths an agent's JSON settings file holds (a
+    nested object's key, then its key…); None when there is none."""
     try:
         info = os.stat(path)
     except OSError:
         return None
-    value = _read_settings(path, info.st_mtime_ns, info.st_size, info.st_ino).get(key)
-    return value if isinstance(value, str) and value.strip() else None
+    data = _read_settings(path, info.st_mtime_ns, info.st_size, info.st_ino)
+    for key in keys:
+        value: Any = data
+        for part in key:
+            value = value.get(part) if isinstance(value, dict) else None
+        if value is not None:
+            return value
+    return None
 
 
 #: Each settings file's last object read whole: a file caught half-written (an editor
@@ -329,15 +349,57 @@ def _read_settings(path: str, mtime_ns: int, size: int, inode: int) -> dict[str,
 
 
 @functools.lru_cache(maxsize=8)
-def _unusable_setting(path: str, key: str, value: str) -> None:
-    log.warning("%s: %s=%r is not an absolute directory (or ~/…) without * ? { }: memoryd "
-                "does not watch it", path, key, value)
+def _unusable_setting(path: str, key: str, shown: str) -> None:
+    what = "a file name" if key == "context.fileName" else "an absolute directory (or ~/…)"
+    log.warning("%s: %s=%s is not %s without * ? { }: memoryd does not watch it", path, key,
+                shown, what)
+
+
+def gemini_settings(gemini: str, workspace: str | None = None) -> list[str]:
+    """Gemini CLI's settings files, the one that wins first: the system's (an administrator's
+    overrides), a workspace's ``.gemini/settings.json``, the user's (in ``gemini``, its
+    ``.gemini`` directory), the system's defaults."""
+    system = os.environ.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH") or (
+        "/Library/Application Support/GeminiCli/settings.json" if sys.platform == "darwin"
+        else "/etc/gemini-cli/settings.json")
+    defaults = os.environ.get("GEMINI_CLI_SYSTEM_DEFAULTS_PATH") or str(
+        Path(system).with_name("system-defaults.json"))
+    local = [f"{workspace}/.gemini/settings.json"] if workspace is not None else []
+    return [system, *local, f"{gemini}/settings.json", defaults]
+
+
+def gemini_context_names(settings: Sequence[str]) -> list[str]:
+    """The names Gemini CLI gives its context files (``GEMINI.md`` by default), as the first
+    of these settings files that sets ``context.fileName`` (``contextFileName`` in settings of
+    before v2) says: one name or a list. Gemini reads each in its ``.gemini`` directory and in
+    a project, and its ``save_memory`` writes to the first in ``.gemini``. A name that is not
+    a plain file name (a path, ``* ? { }``) is logged once and skipped."""
+    for path in settings:
+        found = _json_value(os.path.expanduser(path), ("context", "fileName"), ("contextFileName",))
+        if found is None:
+            continue
+        values = [found] if isinstance(found, str) else found if isinstance(found, list) else []
+        names = []
+        for value in values:
+            if isinstance(value, str) and value.strip() not in ("", ".", "..") \
+                    and not any(char in value for char in "/\\*?{}\0"):
+                names.append(value.strip())
+            else:
+                _unusable_setting(path, "context.fileName", repr(value))
+        if names:
+            return list(dict.fromkeys(names))
+    return ["GEMINI.md"]
 
 
 def claude_home() -> str:
     """Where Claude Code keeps its files: ``$CLAUDE_CONFIG_DIR`` (its whole ``~/.claude`` tree:
     settings, CLAUDE.md, transcripts, memory) when set, else ``~/.claude``."""
     return agent_home("CLAUDE_CONFIG_DIR") or "~/.claude"
+
+
+def gemini_home() -> str:
+    """Gemini CLI's ``.gemini`` directory: in ``$GEMINI_CLI_HOME`` when set, else in ``~``."""
+    return (agent_home("GEMINI_CLI_HOME") or "~") + "/.gemini"
 
 
 def codex_home() -> str:
@@ -400,6 +462,9 @@ _PROJECT_FILES: tuple[tuple[str, str | None, str, str], ...] = (
 )
 
 
+_TOP_FILES = {relative for relative, *_ in _PROJECT_FILES if "/" not in relative}
+
+
 def project_sources(root: Path) -> list[Source]:
     """The agents' files indexed in one project root (absolute, or starting with ``~``)."""
     text = str(root).rstrip("/") or "/"
@@ -414,6 +479,12 @@ def project_sources(root: Path) -> list[Source]:
     if moved is not None:
         sources.append(Source(f"project:{text}:autoMemoryDirectory", f"{moved}/**/*.md",
                               "memory", "markdown", agent="claude-code"))
+    # Gemini CLI's context files by their configured names (a project's AGENTS.md is one file
+    # several agents read: it stays where _PROJECT_FILES puts it)
+    for name in gemini_context_names(gemini_settings(gemini_home(), workspace=base)):
+        if name not in _TOP_FILES:
+            sources.append(Source(f"project:{text}:{name}", f"{base}/{name}", "memory",
+                                  "markdown", agent="gemini"))
     return sources
 
 

@@ -80,7 +80,13 @@ from memoryd.regular_file import read_regular_text
 from memoryd.retrieval.age import VERIFY_DAYS, age_bucket
 from memoryd.retrieval.records import MAX_QUERY_CHARS, FilterRequest, SearchRequest
 from memoryd.retrieval.search import Searcher
-from memoryd.sources import ARCHIVE_DIR, claude_home
+from memoryd.sources import (
+    ARCHIVE_DIR,
+    claude_home,
+    gemini_context_names,
+    gemini_home,
+    gemini_settings,
+)
 from memoryd.store.database import Store
 from memoryd.store.file_versions import tool_written
 from memoryd.store.query import EntryQuery, Order
@@ -472,10 +478,14 @@ class ContextBuilder:
     def _files(self, agent: str, scope: Scope) -> list[Item]:
         native = _NATIVE_FILES.get(agent)
         claude = os.path.expanduser(claude_home()).rstrip("/")  # once a block, not a file
+        # Gemini CLI loads its context files by the names its settings give them
+        loaded = set(gemini_context_names(gemini_settings(gemini_home(), scope.project))) \
+            if agent == "gemini" else set()
         here = re.sub(r"[^A-Za-z0-9]", "-", scope.project) if scope.project else None
         items: list[Item] = []
         for path, description in self.store.files.described(agent, 200):
             if (native is not None and native.search(path)) or f"/{ARCHIVE_DIR}/" in path \
+                    or os.path.basename(path) in loaded \
                     or (agent == "claude-code" and path.startswith(claude + "/rules/")):
                 continue
             # Claude Code's auto-memory of another project: ~/.claude/projects/<its cwd>/memory/

@@ -191,7 +191,7 @@ def test_the_roots_follow_the_agents_home_variables(monkeypatch: pytest.MonkeyPa
     assert roots["mastersof-ai"] == str(HOME / ".mastersof-ai/agents")  # no variable of its own
 
 
-def _claude_settings(path: Path, settings: object) -> None:
+def _settings(path: Path, settings: object) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(settings))
 
@@ -204,7 +204,7 @@ def test_claude_codes_auto_memory_directory_is_a_source(tmp_path: Path,
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setattr("memoryd.sources.CLAUDE_MANAGED_SETTINGS", ())
     assert "claude-auto-memory-dir" not in {s.name for s in default_sources()}
-    _claude_settings(home / ".claude/settings.json",
+    _settings(home / ".claude/settings.json",
                      {"model": "opus", "autoMemoryDirectory": "~/sync/claude-memory/"})
     moved = by_name("claude-auto-memory-dir")
     assert moved.path == "~/sync/claude-memory/**/*.md"
@@ -212,20 +212,20 @@ def test_claude_codes_auto_memory_directory_is_a_source(tmp_path: Path,
     assert moved.match(home / "sync/claude-memory/MEMORY.md", home) == "claude-code"
     assert moved.match(home / "sync/claude-memory/topics/build.md", home) == "claude-code"
     assert moved.match(home / "sync/claude-memory/notes.txt", home) is None
-    _claude_settings(home / ".claude/settings.json", {"autoMemoryDirectory": "/srv//memory"})
+    _settings(home / ".claude/settings.json", {"autoMemoryDirectory": "/srv//memory"})
     assert by_name("claude-auto-memory-dir").path == "/srv/memory/**/*.md"
 
 
 def test_managed_settings_win_and_claude_config_dir_is_followed(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
-    _claude_settings(tmp_path / "claude/settings.json", {"autoMemoryDirectory": "/srv/mine"})
+    _settings(tmp_path / "claude/settings.json", {"autoMemoryDirectory": "/srv/mine"})
     assert by_name("claude-auto-memory-dir").path == "/srv/mine/**/*.md"
     managed = tmp_path / "managed-settings.json"
     monkeypatch.setattr("memoryd.sources.CLAUDE_MANAGED_SETTINGS", (str(managed),))
-    _claude_settings(managed, {"autoMemoryDirectory": "/srv/company"})
+    _settings(managed, {"autoMemoryDirectory": "/srv/company"})
     assert by_name("claude-auto-memory-dir").path == "/srv/company/**/*.md"
-    _claude_settings(managed, {"permissions": {}})  # not set there: the user's
+    _settings(managed, {"permissions": {}})  # not set there: the user's
     assert by_name("claude-auto-memory-dir").path == "/srv/mine/**/*.md"
 
 
@@ -237,7 +237,7 @@ def test_an_auto_memory_directory_memoryd_cannot_watch_is_left_out(
     watched; a value that is a string is named in the log."""
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setattr("memoryd.sources.CLAUDE_MANAGED_SETTINGS", ())
-    _claude_settings(tmp_path / ".claude/settings.json", {"autoMemoryDirectory": value})
+    _settings(tmp_path / ".claude/settings.json", {"autoMemoryDirectory": value})
     with caplog.at_level(logging.WARNING, logger="memoryd.sources"):
         assert "claude-auto-memory-dir" not in {s.name for s in default_sources()}
     if isinstance(value, str) and value:
@@ -251,7 +251,7 @@ def test_settings_caught_half_written_keep_what_they_said(
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setattr("memoryd.sources.CLAUDE_MANAGED_SETTINGS", ())
     settings = tmp_path / ".claude/settings.json"
-    _claude_settings(settings, {"autoMemoryDirectory": "/srv/claude-memory"})
+    _settings(settings, {"autoMemoryDirectory": "/srv/claude-memory"})
     assert by_name("claude-auto-memory-dir").path == "/srv/claude-memory/**/*.md"
     settings.write_text('{"autoMemoryDirectory": "/srv/cl')
     with caplog.at_level(logging.WARNING, logger="memoryd.sources"):
@@ -259,6 +259,46 @@ def test_settings_caught_half_written_keep_what_they_said(
     assert "its settings as last read are kept" in caplog.text
     settings.write_text("{}")
     assert "claude-auto-memory-dir" not in {s.name for s in default_sources()}
+
+
+def _gemini_names() -> dict[str, str]:
+    return {s.name: s.path for s in default_sources() if s.name.startswith("gemini-user-memory")}
+
+
+def test_gemini_clis_context_file_names_are_its_memory(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """``context.fileName`` renames Gemini CLI's context files; its save_memory writes to the
+    first name in ~/.gemini (with ["AGENTS.md", "GEMINI.md"], ~/.gemini/AGENTS.md)."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH", str(tmp_path / "etc/settings.json"))
+    settings = tmp_path / ".gemini/settings.json"
+    assert _gemini_names() == {"gemini-user-memory": "~/.gemini/GEMINI.md"}
+    _settings(settings, {"context": {"fileName": ["AGENTS.md", "GEMINI.md"]}})
+    assert _gemini_names() == {"gemini-user-memory": "~/.gemini/GEMINI.md",
+                                       "gemini-user-memory:AGENTS.md": "~/.gemini/AGENTS.md"}
+    assert by_name("gemini-user-memory:AGENTS.md").match(tmp_path / ".gemini/AGENTS.md",
+                                                         tmp_path) == "gemini"
+    _settings(settings, {"contextFileName": "CONTEXT.md"})  # settings before v2
+    assert set(_gemini_names()) == {"gemini-user-memory", "gemini-user-memory:CONTEXT.md"}
+    _settings(tmp_path / "etc/settings.json", {"context": {"fileName": "TEAM.md"}})
+    assert set(_gemini_names()) == {"gemini-user-memory", "gemini-user-memory:TEAM.md"}
+
+
+@pytest.mark.parametrize("names", [["../x.md"], ["a/b.md"], ["*.md"], [""], [3], {"a": 1}])
+def test_a_context_file_name_that_is_not_a_file_name_is_left_out(
+        names: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH", str(tmp_path / "etc/settings.json"))
+    _settings(tmp_path / ".gemini/settings.json",
+                     {"context": {"fileName": [*names, "NOTES.md"]
+                                  if isinstance(names, list) else names}})
+    with caplog.at_level(logging.WARNING, logger="memoryd.sources"):
+        found = set(_gemini_names())
+    assert found == ({"gemini-user-memory", "gemini-user-memory:NOTES.md"}
+                     if isinstance(names, list) else {"gemini-user-memory"})
+    if isinstance(names, list):
+        assert "context.fileName" in caplog.text
 
 
 @pytest.mark.parametrize("name, relative, agent", [
@@ -431,13 +471,30 @@ def test_a_projects_local_settings_may_move_its_auto_memory(tmp_path: Path) -> N
     (the user's own), never from its shared .claude/settings.json (a cloned repository could
     send its memory anywhere)."""
     root = tmp_path / "shop"
-    _claude_settings(root / ".claude/settings.json", {"autoMemoryDirectory": "/srv/shared"})
+    _settings(root / ".claude/settings.json", {"autoMemoryDirectory": "/srv/shared"})
     assert not [s for s in project_sources(root) if s.name.endswith(":autoMemoryDirectory")]
-    _claude_settings(root / ".claude/settings.local.json", {"autoMemoryDirectory": "/srv/shop"})
+    _settings(root / ".claude/settings.local.json", {"autoMemoryDirectory": "/srv/shop"})
     moved = next(s for s in project_sources(root) if s.name.endswith(":autoMemoryDirectory"))
     assert moved.name == f"project:{root}:autoMemoryDirectory"
     assert moved.match(Path("/srv/shop/MEMORY.md"), HOME) == "claude-code"
     assert moved.match(Path("/srv/shared/MEMORY.md"), HOME) is None
+
+
+def test_a_projects_gemini_context_files_by_their_configured_names(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A workspace's .gemini/settings.json (or the user's) names the context files Gemini reads
+    in the project; a project AGENTS.md is one file several agents read, indexed once."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH", str(tmp_path / "etc/settings.json"))
+    root = tmp_path / "shop"
+    _settings(root / ".gemini/settings.json",
+                     {"context": {"fileName": ["AGENTS.md", "CONTEXT.md", "GEMINI.md"]}})
+    sources = project_sources(root)
+    assert len({s.name for s in sources}) == len(sources)
+    owners = [s.match(root / "CONTEXT.md", HOME) for s in sources]
+    assert [owner for owner in owners if owner] == ["gemini"]
+    assert [s.match(root / "AGENTS.md", HOME) for s in sources].count("codex") == 1
+    assert not any(s.match(root / "AGENTS.md", HOME) == "gemini" for s in sources)
 
 
 @pytest.mark.parametrize("root, message", [

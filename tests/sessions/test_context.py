@@ -10,7 +10,7 @@ import pytest
 from memoryd_client import Client
 
 from memoryd.sessions.context import auto_memory_project
-from tests.conftest import start_daemon, wait_until
+from tests.conftest import run_cli, start_daemon, wait_until
 
 
 @pytest.fixture
@@ -182,6 +182,33 @@ def test_in_claude_config_dir_the_block_lists_neither_rules_nor_other_projects(
             assert "other-notes.md" not in text and "commits.md" not in text, text
     finally:
         running.stop()
+
+
+def test_gemini_memories_saved_under_a_configured_name_are_indexed_and_not_listed(
+        daemon, client: Client, repos) -> None:
+    """With ``context.fileName`` ["AGENTS.md", "GEMINI.md"] in Gemini CLI's settings, its
+    save_memory writes to ~/.gemini/AGENTS.md: memoryd indexes it as Gemini's, and the block
+    does not list it (Gemini loads it itself), while it lists Gemini's other notes."""
+    shop, _ = repos
+    gemini = Path.home() / ".gemini"
+    gemini.mkdir()
+    (gemini / "settings.json").write_text('{"context": {"fileName": ["AGENTS.md", "GEMINI.md"]}}')
+    (gemini / "AGENTS.md").write_text("---\ndescription: what Gemini saved\n---\n"
+                                      "## Gemini Added Memories\n- The staging cluster is "
+                                      "called heron-west\n")
+    notes = Path.home() / "gemini-notes"
+    notes.mkdir()
+    (notes / "infra.md").write_text("---\ndescription: the infrastructure\n---\n"
+                                    "- Backups run at 02:00 UTC\n")
+    added = run_cli("sources", "add", "gemini-notes", "~/gemini-notes/*.md", "--kind", "memory",
+                    "--agent", "gemini")
+    assert added.returncode == 0, added.stderr
+    wait_until(lambda: [hit for hit in client.search("staging cluster heron-west",
+                                                     agents=["gemini"])["hits"]
+                        if hit["source"] == str(gemini / "AGENTS.md")]
+               and "infra.md" in block(client, "gemini", shop))
+    text = block(client, "gemini", shop)
+    assert "infra.md: the infrastructure" in text and "AGENTS.md" not in text, text
 
 
 def test_pinned_learnings_are_not_repeated_as_lessons(daemon, client: Client, repos) -> None:
