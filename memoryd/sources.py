@@ -70,7 +70,9 @@ root's ``.claude/settings.local.json`` may name one for that project (a project 
 watcher reads these settings again every few seconds, so a changed setting is followed.
 ``gemini-user-memory:<name>`` is there for each name other than ``GEMINI.md`` that Gemini
 CLI's ``context.fileName`` setting gives its context files (:func:`gemini_context_names`), and
-a project root gets a project source for each such name it does not have already.
+a project root gets a project source for each such name it does not have already, and one
+(agent ``codex``) for each of Codex's ``project_doc_fallback_filenames``
+(:func:`codex_fallback_names`).
 ``claude-transcripts`` includes subagent transcripts (``<session>/subagents/agent-*.jsonl`` and
 the older ``agent-*.jsonl``). ``codex-segmented`` covers the possible layout where a rollout is a
 directory (``rollout-…/rollout.jsonl`` + ``compact-NNNNNN.jsonl``). ``codex-archived`` holds
@@ -130,6 +132,7 @@ import os
 import re
 import stat
 import sys
+import tomllib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -334,13 +337,16 @@ _LAST_SETTINGS: dict[str, dict[str, Any]] = {}
 
 @functools.lru_cache(maxsize=16)
 def _read_settings(path: str, mtime_ns: int, size: int, inode: int) -> dict[str, Any]:
-    """A settings file's object, read once per version (the daemon asks every few seconds)."""
+    """A settings file's object (JSON, or TOML by its name), read once per version (the daemon
+    asks every few seconds)."""
+    toml = path.endswith(".toml")
     try:
         with open(path, "rb") as handle:
-            data = json.loads(handle.read().decode("utf-8-sig"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+            text = handle.read().decode("utf-8-sig")
+        data = tomllib.loads(text) if toml else json.loads(text)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # TOMLDecodeError is one
         kept = _LAST_SETTINGS.get(path, {})
-        log.warning("%s could not be read as JSON (%s): %s", path, exc,
+        log.warning("%s could not be read as %s (%s): %s", path, "TOML" if toml else "JSON", exc,
                     "its settings as last read are kept" if kept else
                     "the settings memoryd follows in it are taken as unset")
         return kept
@@ -350,7 +356,7 @@ def _read_settings(path: str, mtime_ns: int, size: int, inode: int) -> dict[str,
 
 @functools.lru_cache(maxsize=8)
 def _unusable_setting(path: str, key: str, shown: str) -> None:
-    what = "a file name" if key == "context.fileName" else "an absolute directory (or ~/…)"
+    what = "an absolute directory (or ~/…)" if key == "autoMemoryDirectory" else "a file name"
     log.warning("%s: %s=%s is not %s without * ? { }: memoryd does not watch it", path, key,
                 shown, what)
 
@@ -378,17 +384,32 @@ def gemini_context_names(settings: Sequence[str]) -> list[str]:
         found = _json_value(os.path.expanduser(path), ("context", "fileName"), ("contextFileName",))
         if found is None:
             continue
-        values = [found] if isinstance(found, str) else found if isinstance(found, list) else []
-        names = []
-        for value in values:
-            if isinstance(value, str) and value.strip() not in ("", ".", "..") \
-                    and not any(char in value for char in "/\\*?{}\0"):
-                names.append(value.strip())
-            else:
-                _unusable_setting(path, "context.fileName", repr(value))
+        names = _file_names(path, "context.fileName", found if isinstance(found, list)
+                            else [found])
         if names:
-            return list(dict.fromkeys(names))
+            return names
     return ["GEMINI.md"]
+
+
+def codex_fallback_names(config: str) -> list[str]:
+    """The file names Codex reads in a project directory without an ``AGENTS.md``
+    (``project_doc_fallback_filenames`` in its ``config.toml``); a name that is not a plain
+    file name is logged once and skipped."""
+    found = _json_value(os.path.expanduser(config), ("project_doc_fallback_filenames",))
+    return _file_names(config, "project_doc_fallback_filenames",
+                       found if isinstance(found, list) else [found] if found else [])
+
+
+def _file_names(path: str, key: str, values: list[Any]) -> list[str]:
+    """The plain file names among a setting's values (no path, no ``* ? { }``), once each."""
+    names = []
+    for value in values:
+        if isinstance(value, str) and value.strip() not in ("", ".", "..") \
+                and not any(char in value for char in "/\\*?{}\0"):
+            names.append(value.strip())
+        else:
+            _unusable_setting(path, key, repr(value))
+    return list(dict.fromkeys(names))
 
 
 def claude_home() -> str:
@@ -485,6 +506,10 @@ def project_sources(root: Path) -> list[Source]:
         if name not in _TOP_FILES:
             sources.append(Source(f"project:{text}:{name}", f"{base}/{name}", "memory",
                                   "markdown", agent="gemini"))
+    for name in codex_fallback_names(f"{codex_home()}/config.toml"):
+        if name not in _TOP_FILES and f"project:{text}:{name}" not in {s.name for s in sources}:
+            sources.append(Source(f"project:{text}:{name}", f"{base}/{name}", "memory",
+                                  "markdown", agent="codex"))
     return sources
 
 

@@ -83,6 +83,8 @@ from memoryd.retrieval.search import Searcher
 from memoryd.sources import (
     ARCHIVE_DIR,
     claude_home,
+    codex_fallback_names,
+    codex_home,
     gemini_context_names,
     gemini_home,
     gemini_settings,
@@ -478,9 +480,10 @@ class ContextBuilder:
     def _files(self, agent: str, scope: Scope) -> list[Item]:
         native = _NATIVE_FILES.get(agent)
         claude = os.path.expanduser(claude_home()).rstrip("/")  # once a block, not a file
-        # Gemini CLI loads its context files by the names its settings give them
+        # Gemini CLI and Codex load their instructions by the names their settings give them
         loaded = set(gemini_context_names(gemini_settings(gemini_home(), scope.project))) \
-            if agent == "gemini" else set()
+            if agent == "gemini" else set(codex_fallback_names(f"{codex_home()}/config.toml")) \
+            if agent == "codex" else set()
         here = re.sub(r"[^A-Za-z0-9]", "-", scope.project) if scope.project else None
         items: list[Item] = []
         for path, description in self.store.files.described(agent, 200):

@@ -497,6 +497,26 @@ def test_a_projects_gemini_context_files_by_their_configured_names(
     assert not any(s.match(root / "AGENTS.md", HOME) == "gemini" for s in sources)
 
 
+def test_codexs_fallback_file_names_are_read_in_projects(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """Codex reads ``project_doc_fallback_filenames`` (its config.toml) in a project directory
+    without an AGENTS.md: such a file is the project's Codex instructions."""
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
+    root = tmp_path / "shop"
+    (tmp_path / "codex").mkdir()
+    (tmp_path / "codex/config.toml").write_text(
+        'model = "o4"\nproject_doc_fallback_filenames = ["TEAM_GUIDE.md", "CLAUDE.md", '
+        '"docs/x.md"]\n')
+    with caplog.at_level(logging.WARNING, logger="memoryd.sources"):
+        sources = project_sources(root)
+    assert "project_doc_fallback_filenames='docs/x.md'" in caplog.text
+    assert len({s.name for s in sources}) == len(sources)
+    assert [s.match(root / "TEAM_GUIDE.md", HOME) for s in sources if
+            s.match(root / "TEAM_GUIDE.md", HOME)] == ["codex"]
+    assert [s.match(root / "CLAUDE.md", HOME) for s in sources
+            if s.match(root / "CLAUDE.md", HOME)] == ["claude-code"]  # Claude Code's, once
+
+
 @pytest.mark.parametrize("root, message", [
     ("src/shop", "must be absolute"),
     ("/src/sh*p", "may not contain"),

@@ -211,6 +211,29 @@ def test_gemini_memories_saved_under_a_configured_name_are_indexed_and_not_liste
     assert "infra.md: the infrastructure" in text and "AGENTS.md" not in text, text
 
 
+def test_codexs_fallback_instructions_are_indexed_and_not_listed(
+        daemon, client: Client, repos) -> None:
+    """Codex reads ``project_doc_fallback_filenames`` (config.toml) where a project has no
+    AGENTS.md: such a file in a project root is indexed as Codex's, and the block does not
+    list it (Codex loads it itself), while it lists Codex's other notes."""
+    shop, _ = repos
+    codex = Path.home() / ".codex"
+    (codex / "memories").mkdir(parents=True)
+    (codex / "config.toml").write_text('project_doc_fallback_filenames = ["TEAM_GUIDE.md"]\n')
+    (codex / "memories" / "infra.md").write_text("---\ndescription: the infrastructure\n---\n"
+                                                 "- Backups run at 02:00 UTC\n")
+    (shop / "TEAM_GUIDE.md").write_text("---\ndescription: how the team works\n---\n"
+                                        "- Releases are cut on Thursdays\n")
+    added = run_cli("sources", "add", "--project", str(shop))
+    assert added.returncode == 0, added.stderr
+    wait_until(lambda: [hit for hit in client.search("releases cut thursdays",
+                                                     agents=["codex"])["hits"]
+                        if hit["source"] == str(shop / "TEAM_GUIDE.md")]
+               and "infra.md" in block(client, "codex", shop))
+    text = block(client, "codex", shop)
+    assert "infra.md: the infrastructure" in text and "TEAM_GUIDE.md" not in text, text
+
+
 def test_pinned_learnings_are_not_repeated_as_lessons(daemon, client: Client, repos) -> None:
     shop, _ = repos
     memory = Path(daemon.config.memory_dir.replace("{agent}", "designer"))
