@@ -139,7 +139,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.errors import ConfigError
-from memoryd.names import AGENT_NAME
+from memoryd.names import AGENT_NAME, path_problem
 
 log = logging.getLogger(__name__)
 
@@ -236,9 +236,9 @@ def default_sources() -> list[Source]:
                agent="claude-code"),
         Source("claude-auto-memory", f"{claude}/projects/*/memory/**/*.md", "memory",
                "markdown", agent="claude-code"),
-        *([Source("claude-auto-memory-dir", f"{moved}/**/*.md", "memory", "markdown",
-                   agent="claude-code")] if (moved := claude_auto_memory_dir(
-                       [*CLAUDE_MANAGED_SETTINGS, f"{claude}/settings.json"])) else []),
+        *(_from_settings("claude-auto-memory-dir", f"{moved}/**/*.md", "claude-code")
+          if (moved := claude_auto_memory_dir([*CLAUDE_MANAGED_SETTINGS,
+                                               f"{claude}/settings.json"])) else []),
         Source("claude-agent-memory", f"{claude}/agent-memory/{{agent}}/**", "memory",
                "markdown"),
         Source("claude-user-rules", f"{claude}/rules/**/*.md", "memory", "markdown",
@@ -258,9 +258,9 @@ def default_sources() -> list[Source]:
                agent="codex"),
         Source("gemini-user-memory", f"{gemini}/GEMINI.md", "memory", "markdown",
                agent="gemini"),
-        *(Source(f"gemini-user-memory:{name}", f"{gemini}/{name}", "memory", "markdown",
-                 agent="gemini")
-          for name in gemini_context_names(gemini_settings(gemini)) if name != "GEMINI.md"),
+        *(source for name in gemini_context_names(gemini_settings(gemini)) if name != "GEMINI.md"
+          for source in _from_settings(f"gemini-user-memory:{name}", f"{gemini}/{name}",
+                                       "gemini")),
         Source("gemini-transcripts", f"{gemini}/tmp/*/chats/**/*.jsonl", "transcript",
                "gemini", agent="gemini"),
         Source("gemini-legacy-chats", f"{gemini}/tmp/*/chats/session-*.json", "transcript",
@@ -292,7 +292,7 @@ def claude_auto_memory_dir(settings: Sequence[str]) -> str | None:
     cannot watch (not absolute or ``~/…``, the root or the home itself, holding ``* ? { }``)
     is logged once and skipped."""
     for path in settings:
-        value = _json_setting(os.path.expanduser(path), "autoMemoryDirectory")
+        value = _string_setting(os.path.expanduser(path), "autoMemoryDirectory")
         if value is None:
             continue
         directory = value.strip().rstrip("/")
@@ -306,16 +306,34 @@ def claude_auto_memory_dir(settings: Sequence[str]) -> str | None:
     return None
 
 
-def _json_setting(path: str, key: str) -> str | None:
+def _from_settings(name: str, path: str, agent: str) -> list[Source]:
+    """A memory source an agent's settings give (none when memoryd cannot watch its path: a
+    setting never stops the daemon; the log says why, once)."""
+    problem = path_problem(path)
+    try:
+        if problem is not None:
+            raise ConfigError(f"source {name!r}: the path {problem}")
+        return [Source(name, path, "memory", "markdown", agent=agent)]
+    except ConfigError as exc:
+        _unwatchable(str(exc).encode("utf-8", "backslashreplace").decode())
+        return []
+
+
+@functools.lru_cache(maxsize=8)
+def _unwatchable(problem: str) -> None:
+    log.warning("An agent's settings name files memoryd cannot watch: %s", problem)
+
+
+def _string_setting(path: str, key: str) -> str | None:
     """A string setting of an agent's JSON settings file; None when the file or the key is
     not there, or the file is not a JSON object (logged once per version of the file)."""
-    value = _json_value(path, (key,))
+    value = _setting(path, (key,))
     return value if isinstance(value, str) and value.strip() else None
 
 
-def _json_value(path: str, *keys: tuple[str, ...]) -> Any:
-    """The value at the first of these key paths an agent's JSON settings file holds (a
-    nested object's key, then its key…); None when there is none."""
+def _setting(path: str, *keys: tuple[str, ...]) -> Any:
+    """The value at the first of these key paths an agent's settings file (JSON or TOML)
+    holds (a nested object's key, then its key…); None when there is none."""
     try:
         info = os.stat(path)
     except OSError:
@@ -381,7 +399,7 @@ def gemini_context_names(settings: Sequence[str]) -> list[str]:
     a project, and its ``save_memory`` writes to the first in ``.gemini``. A name that is not
     a plain file name (a path, ``* ? { }``) is logged once and skipped."""
     for path in settings:
-        found = _json_value(os.path.expanduser(path), ("context", "fileName"), ("contextFileName",))
+        found = _setting(os.path.expanduser(path), ("context", "fileName"), ("contextFileName",))
         if found is None:
             continue
         names = _file_names(path, "context.fileName", found if isinstance(found, list)
@@ -395,7 +413,7 @@ def codex_fallback_names(config: str) -> list[str]:
     """The file names Codex reads in a project directory without an ``AGENTS.md``
     (``project_doc_fallback_filenames`` in its ``config.toml``); a name that is not a plain
     file name is logged once and skipped."""
-    found = _json_value(os.path.expanduser(config), ("project_doc_fallback_filenames",))
+    found = _setting(os.path.expanduser(config), ("project_doc_fallback_filenames",))
     return _file_names(config, "project_doc_fallback_filenames",
                        found if isinstance(found, list) else [found] if found else [])
 
@@ -498,18 +516,16 @@ def project_sources(root: Path) -> list[Source]:
                for relative, agent, kind, fmt in _PROJECT_FILES]
     moved = claude_auto_memory_dir([f"{base}/.claude/settings.local.json"])
     if moved is not None:
-        sources.append(Source(f"project:{text}:autoMemoryDirectory", f"{moved}/**/*.md",
-                              "memory", "markdown", agent="claude-code"))
+        sources += _from_settings(f"project:{text}:autoMemoryDirectory", f"{moved}/**/*.md",
+                                  "claude-code")
     # Gemini CLI's context files by their configured names (a project's AGENTS.md is one file
     # several agents read: it stays where _PROJECT_FILES puts it)
     for name in gemini_context_names(gemini_settings(gemini_home(), workspace=base)):
         if name not in _TOP_FILES:
-            sources.append(Source(f"project:{text}:{name}", f"{base}/{name}", "memory",
-                                  "markdown", agent="gemini"))
+            sources += _from_settings(f"project:{text}:{name}", f"{base}/{name}", "gemini")
     for name in codex_fallback_names(f"{codex_home()}/config.toml"):
         if name not in _TOP_FILES and f"project:{text}:{name}" not in {s.name for s in sources}:
-            sources.append(Source(f"project:{text}:{name}", f"{base}/{name}", "memory",
-                                  "markdown", agent="codex"))
+            sources += _from_settings(f"project:{text}:{name}", f"{base}/{name}", "codex")
     return sources
 
 

@@ -244,6 +244,31 @@ def test_an_auto_memory_directory_memoryd_cannot_watch_is_left_out(
         assert f"autoMemoryDirectory={value!r}" in caplog.text
 
 
+@pytest.mark.parametrize("settings", [
+    {".claude/settings.json": {"autoMemoryDirectory": "/proc/claude"}},
+    {".claude/settings.json": {"autoMemoryDirectory": "/srv/\ud800"}},
+    {".gemini/settings.json": {"context": {"fileName": ["\ud800.md"]}}},
+    {".gemini/settings.json": {"context": {"fileName": ["x" * 300 + ".md"]}}},
+])
+def test_a_setting_naming_what_memoryd_cannot_watch_stops_nothing(
+        settings: dict[str, object], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A path the kernel owns, a lone surrogate, a name too long for the file system: the
+    other sources are made, the configuration loads, and the log says what was left out."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH", str(tmp_path / "etc/settings.json"))
+    monkeypatch.setattr("memoryd.sources.CLAUDE_MANAGED_SETTINGS", ())
+    for relative, value in settings.items():
+        _settings(tmp_path / relative, value)
+    with caplog.at_level(logging.WARNING, logger="memoryd.sources"):
+        names = {s.name for s in default_sources()}
+        sources = project_sources(tmp_path / "shop")
+    assert "claude-user-memory" in names and "gemini-user-memory" in names
+    assert not {"claude-auto-memory-dir"} & names and not [n for n in names if ":" in n]
+    assert len(sources) == len(project_sources(tmp_path / "elsewhere"))
+    assert "memoryd cannot watch" in caplog.text or "does not watch it" in caplog.text
+
+
 def test_settings_caught_half_written_keep_what_they_said(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     """An editor truncates the file, then writes it: in between, the directory stays (else
