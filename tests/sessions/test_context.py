@@ -200,15 +200,9 @@ def test_gemini_memories_saved_under_a_configured_name_are_indexed_and_not_liste
     notes.mkdir()
     (notes / "infra.md").write_text("---\ndescription: the infrastructure\n---\n"
                                     "- Backups run at 02:00 UTC\n")
-    added = run_cli("sources", "add", "gemini-notes", "~/gemini-notes/*.md", "--kind", "memory",
-                    "--agent", "gemini")
-    assert added.returncode == 0, added.stderr
-    wait_until(lambda: [hit for hit in client.search("staging cluster heron-west",
-                                                     agents=["gemini"])["hits"]
-                        if hit["source"] == str(gemini / "AGENTS.md")]
-               and "infra.md" in block(client, "gemini", shop))
-    text = block(client, "gemini", shop)
-    assert "infra.md: the infrastructure" in text and "AGENTS.md" not in text, text
+    _indexed_not_listed(client, shop, "gemini", "staging cluster heron-west", gemini / "AGENTS.md",
+                        "sources", "add", "gemini-notes", "~/gemini-notes/*.md", "--kind",
+                        "memory", "--agent", "gemini")
 
 
 def test_codexs_fallback_instructions_are_indexed_and_not_listed(
@@ -224,14 +218,21 @@ def test_codexs_fallback_instructions_are_indexed_and_not_listed(
                                                  "- Backups run at 02:00 UTC\n")
     (shop / "TEAM_GUIDE.md").write_text("---\ndescription: how the team works\n---\n"
                                         "- Releases are cut on Thursdays\n")
-    added = run_cli("sources", "add", "--project", str(shop))
+    _indexed_not_listed(client, shop, "codex", "releases cut thursdays", shop / "TEAM_GUIDE.md",
+                        "sources", "add", "--project", str(shop))
+
+
+def _indexed_not_listed(client: Client, shop: Path, agent: str, query: str, loaded: Path,
+                        *command: str) -> None:
+    """After ``memory COMMAND``: ``loaded`` (a file the agent loads itself) is searchable as
+    the agent's and not listed in its block, which lists its notes ``infra.md``."""
+    added = run_cli(*command)
     assert added.returncode == 0, added.stderr
-    wait_until(lambda: [hit for hit in client.search("releases cut thursdays",
-                                                     agents=["codex"])["hits"]
-                        if hit["source"] == str(shop / "TEAM_GUIDE.md")]
-               and "infra.md" in block(client, "codex", shop))
-    text = block(client, "codex", shop)
-    assert "infra.md: the infrastructure" in text and "TEAM_GUIDE.md" not in text, text
+    wait_until(lambda: [hit for hit in client.search(query, agents=[agent])["hits"]
+                        if hit["source"] == str(loaded)]
+               and "infra.md" in block(client, agent, shop))
+    text = block(client, agent, shop)
+    assert "infra.md: the infrastructure" in text and loaded.name not in text, text
 
 
 def test_pinned_learnings_are_not_repeated_as_lessons(daemon, client: Client, repos) -> None:
