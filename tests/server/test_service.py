@@ -172,9 +172,11 @@ def test_the_service_carries_where_claude_codex_and_gemini_keep_their_files(
     monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path / "gemini profile"))
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    monkeypatch.setenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH", str(tmp_path / "gemini-system.json"))
     installation = this_installation()
     unit = render_unit(installation)
     assert f'Environment="GEMINI_CLI_HOME={tmp_path}/gemini profile"' in unit
+    assert f"Environment=GEMINI_CLI_SYSTEM_SETTINGS_PATH={tmp_path}/gemini-system.json" in unit
     assert f"Environment=CODEX_HOME={tmp_path}/codex" in unit
     assert f"Environment=CLAUDE_CONFIG_DIR={tmp_path}/claude" in unit
     carried = plistlib.loads(render_plist(installation).encode())["EnvironmentVariables"]
