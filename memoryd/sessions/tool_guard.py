@@ -201,9 +201,8 @@ class ToolGuard:
             if changed is None:
                 guards = fresh
                 if len(self._terms) > 2 * len(rows) + 1000:  # texts no lesson has any more
-                    self._terms = {(r["kind"], r["text"], r.get("polarity"), r.get("key")):
-                                   self._terms[(r["kind"], r["text"], r.get("polarity"),
-                                                r.get("key"))] for r in rows}
+                    kept = [(r.kind, r.text, r.polarity, r.key) for r in rows]
+                    self._terms = {key: self._terms[key] for key in kept}
             else:
                 guards = {k: v for k, v in self.guards.items() if k not in changed}
                 guards.update(fresh)
