@@ -26,6 +26,7 @@ agent's tag never blocks anything) denies the call instead, with the rule as the
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
@@ -42,7 +43,7 @@ from memoryd.sessions.outcome_rules import Term, rule_of
 from memoryd.sessions.outcomes import read_actions
 from memoryd.store.database import Store
 from memoryd.store.file_versions import tool_written
-from memoryd.store.lessons import guarded_entries, watch_lessons
+from memoryd.store.lessons import GuardText, guarded_entries, guarded_texts, watch_lessons
 from memoryd.store.records import StoredEntry
 
 #: The tag that makes a person's lesson a hard rule (denies the call; context.hard_rules).
@@ -55,7 +56,13 @@ PROJECT_TTL_S = 30.0
 #: files an agent's memory tools wrote, which decide whose words a file's line is).
 REREAD_S = 300.0
 
-TermKey = tuple[str, str, "str | None", "str | None"]
+
+
+def _digest(kind: str, text: str, polarity: str | None, key: str | None) -> bytes:
+    """What a lesson's terms are kept by: a digest of what they are read from (the texts
+    themselves, kept for every lesson, held tens of MB)."""
+    return hashlib.blake2b(repr((kind, text, polarity, key)).encode("utf-8", "backslashreplace"),
+                           digest_size=16).digest()
 
 
 @dataclass(frozen=True)
@@ -149,41 +156,62 @@ class ToolGuard:
         self._reading = asyncio.Lock()
         self._later: asyncio.Future[None] | None = None
         self._projects: dict[str, tuple[float, str]] = {}
-        #: each text's "don't" terms, kept from one read to the next (outcome_rules' own
-        #: cache holds 4,096 texts: a store with more would read them all again)
-        self._terms: dict[TermKey, tuple[Term, ...]] = {}
+        #: each text's "don't" terms by its digest, kept from one read to the next
+        #: (outcome_rules' own cache holds 4,096 texts: a store with more would read them
+        #: all again)
+        self._terms: dict[bytes, tuple[Term, ...]] = {}
 
     def _changed(self, rowid: int) -> None:
         self._dirty.add(rowid)
         self.generation += 1
 
-    def _fetch(self, full: bool) -> tuple[int, list[StoredEntry], set[int] | None, set[str]]:
-        """(database thread) The rows to read again — all of them, or those the triggers
-        named since the last read — and the memory files the agents' tools wrote."""
+    def _fetch(self, full: bool) -> tuple[int, list[GuardText], set[int] | None]:
+        """(database thread) What the terms are read from, of the rows to read again: all of
+        them, or those the triggers named since the last read."""
         if not self.watching:
             watch_lessons(self.store, self._changed)
             self.watching = True
         generation = self.generation
         dirty, self._dirty = self._dirty, set()
-        rows = guarded_entries(self.store, None if full else dirty)
+        texts = guarded_texts(self.store, None if full else dirty)
+        return generation, texts, None if full else dirty
+
+    def _forbidding(self, texts: list[GuardText]) -> dict[int, tuple[Term, ...]]:
+        """(off the database thread) The "don't" terms of the rows that forbid something: a
+        text not seen before is parsed; each text's terms are kept by its digest, the ones
+        that forbid nothing too, and those of texts no lesson has any more are dropped once
+        they outnumber the lessons (a full read)."""
+        found: dict[int, tuple[Term, ...]] = {}
+        digests = []
+        for rowid, kind, text, polarity, key in texts:
+            digest = _digest(kind, text, polarity, key)
+            digests.append(digest)
+            terms = self._terms.get(digest)
+            if terms is None:
+                terms = self._terms[digest] = rule_of(kind, text, polarity, key).dont
+            if terms:
+                found[rowid] = terms
+        return found
+
+    def _entries(self, rowids: Iterable[int]) -> tuple[list[StoredEntry], set[str]]:
+        """(database thread) These lessons whole, and the memory files the agents' tools
+        wrote (which decide whose words a file's line is)."""
+        rows = guarded_entries(self.store, set(rowids))
         pattern = self.memory_dir()
         tool_files: set[str] = set()
         if pattern:
             for agent in {row.agent for row in rows if row.via == "watch"}:
                 root = Path(pattern.replace("{agent}", agent)).expanduser()
                 tool_files |= tool_written(self.store, agent, str(root))
-        return generation, rows, None if full else dirty, tool_files
+        return rows, tool_files
 
-    def _guards(self, rows: list[StoredEntry], tool_files: set[str]) -> dict[int, Guard]:
-        """The rows' guards (off the database thread: a text not seen before is parsed; each
-        text's terms are kept, the ones that forbid nothing too)."""
+    @staticmethod
+    def _guards(rows: list[StoredEntry], forbidding: dict[int, tuple[Term, ...]],
+                tool_files: set[str]) -> dict[int, Guard]:
         found = {}
         for entry in rows:
-            key: TermKey = (entry.kind, entry.text, entry.polarity, entry.key)
-            terms = self._terms.get(key)
-            if terms is None:
-                terms = self._terms[key] = rule_of(*key).dont
-            if terms:
+            terms = forbidding.get(entry.rowid)
+            if terms:  # its text changed since it was parsed: the trigger reads it again
                 by_agent = agent_wrote(entry, tool_files)
                 found[entry.rowid] = Guard(entry, terms, f"- {render(entry, by_agent)}",
                                            HARD_RULE_TAG in entry.tags and not by_agent)
@@ -191,18 +219,21 @@ class ToolGuard:
 
     async def refresh(self) -> None:
         """Bring the guards up to date: every lesson at the first read and every REREAD_S,
-        else the rows changed since."""
+        else the rows changed since. Only the lessons that forbid something are read whole
+        and kept."""
         async with self._reading:
             full = self.built is None or time.monotonic() - self.read_at > REREAD_S
             if not full and self.built == self.generation:
                 return
-            generation, rows, changed, tool_files = await self.db(self._fetch, full)
-            fresh = await asyncio.to_thread(self._guards, rows, tool_files)
+            generation, texts, changed = await self.db(self._fetch, full)
+            forbidding = await asyncio.to_thread(self._forbidding, texts)
+            if changed is None and len(self._terms) > 2 * len(texts) + 1000:
+                kept = {_digest(*row[1:]) for row in texts}  # texts no lesson has any more
+                self._terms = {d: terms for d, terms in self._terms.items() if d in kept}
+            rows, tool_files = await self.db(self._entries, list(forbidding))
+            fresh = await asyncio.to_thread(self._guards, rows, forbidding, tool_files)
             if changed is None:
                 guards = fresh
-                if len(self._terms) > 2 * len(rows) + 1000:  # texts no lesson has any more
-                    kept = [(r.kind, r.text, r.polarity, r.key) for r in rows]
-                    self._terms = {key: self._terms[key] for key in kept}
             else:
                 guards = {k: v for k, v in self.guards.items() if k not in changed}
                 guards.update(fresh)

@@ -28,18 +28,36 @@ _KINDS = ", ".join(f"'{kind}'" for kind in GUARD_KINDS)
 _CHANGED = "memoryd_lessons_changed"
 
 
-def guarded_entries(store: Store,
-                    rowids: Collection[int] | None = None) -> list[StoredEntry]:
+#: What a lesson's terms are read from (memoryd.sessions.outcome_rules.rule_of), by its row.
+GuardText = tuple[int, str, str, "str | None", "str | None"]
+
+
+def _guarded() -> EntryQuery:
     """Every active lesson and feedback entry that may be injected: not quarantined, not in a
-    notebook's archive (every agent, every project: the caller scopes them), newest first;
-    with ``rowids``, those of them among these rows."""
-    query = EntryQuery().kinds(GUARD_KINDS).active().quarantined(False).not_under(ARCHIVE_DIR)
+    notebook's archive (every agent, every project: the caller scopes them)."""
+    return EntryQuery().kinds(GUARD_KINDS).active().quarantined(False).not_under(ARCHIVE_DIR)
+
+
+def guarded_texts(store: Store, rowids: Collection[int] | None = None) -> list[GuardText]:
+    """(rowid, kind, text, polarity, key) of each guarded entry (with ``rowids``, of those
+    among these rows): a few columns of every lesson, where whole entries of tens of
+    thousands of them held ~100 MB for the few that forbid something."""
+    columns = ("id", "kind", "text", "polarity", "key")
     if rowids is None:
-        return store.entries(query, "newest")
+        found = store.entry_fields(_guarded(), columns)
+    else:
+        wanted = sorted(rowids)
+        found = [row for at in range(0, len(wanted), 500)
+                 for row in store.entry_fields(_guarded().ids(wanted[at:at + 500]), columns)]
+    return [(row["id"], row["kind"], row["text"], row["polarity"], row["key"]) for row in found]
+
+
+def guarded_entries(store: Store, rowids: Collection[int]) -> list[StoredEntry]:
+    """The guarded entries among these rows, whole."""
     wanted: list[int] = sorted(rowids)
     rows: list[StoredEntry] = []
     for at in range(0, len(wanted), 500):
-        rows += store.entries(query.ids(wanted[at:at + 500]))
+        rows += store.entries(_guarded().ids(wanted[at:at + 500]))
     return rows
 
 
