@@ -208,13 +208,14 @@ class ToolGuard:
     @staticmethod
     def _guards(rows: list[StoredEntry], forbidding: dict[int, tuple[Term, ...]],
                 tool_files: set[str]) -> dict[int, Guard]:
+        """The guards of these lessons (a lesson whose text changed since its terms were
+        read gets them for now: its trigger has asked for it to be read again)."""
         found = {}
         for entry in rows:
-            terms = forbidding.get(entry.rowid)
-            if terms:  # its text changed since it was parsed: the trigger reads it again
-                by_agent = agent_wrote(entry, tool_files)
-                found[entry.rowid] = Guard(entry, terms, f"- {render(entry, by_agent)}",
-                                           HARD_RULE_TAG in entry.tags and not by_agent)
+            by_agent = agent_wrote(entry, tool_files)
+            found[entry.rowid] = Guard(entry, forbidding[entry.rowid],
+                                       f"- {render(entry, by_agent)}",
+                                       HARD_RULE_TAG in entry.tags and not by_agent)
         return found
 
     async def refresh(self) -> None:
