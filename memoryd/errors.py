@@ -57,3 +57,10 @@ class ServiceError(MemorydError):
     """The service manager refused or is missing; the message says what to do instead."""
 
     code = "service"
+
+
+def what_went_wrong(exc: BaseException) -> str:
+    """What went wrong, the messages of a group of exceptions too."""
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(what_went_wrong(inner) for inner in exc.exceptions)
+    return str(exc) or type(exc).__name__

@@ -33,26 +33,16 @@ import watchfiles
 from memoryd_client.views import shown_text
 
 from memoryd.config import Config, configured_sources
+from memoryd.errors import what_went_wrong
+from memoryd.ingest import watch_plan
 from memoryd.ingest.indexer import Changes, Indexer, MemoryFileRead, read_memory_file, stat_facts
 from memoryd.ingest.source_stats import SourceStats, account
 from memoryd.ingest.transcript_files import TranscriptFiles
 from memoryd.progress import InitialIndexing
-from memoryd.sources import (
-    Source,
-    relevant,
-    scan,
-    watch_roots,
-)
+from memoryd.sources import Source, relevant, scan, watch_roots
 from memoryd.text import utf8_name
 
 log = logging.getLogger(__name__)
-
-
-def reason(exc: BaseException) -> str:
-    """What went wrong, the messages of a group of exceptions too."""
-    if isinstance(exc, BaseExceptionGroup):
-        return "; ".join(reason(inner) for inner in exc.exceptions)
-    return str(exc) or type(exc).__name__
 
 
 #: How long the database thread parses and applies read files before it lets other work in.
@@ -171,20 +161,16 @@ class Watcher:
         sources, projects = configured_sources(self.config)
         if sources == self.sources:
             return False
-        before = {source.name: source.path for source in self.sources}
-        now = {source.name: source.path for source in sources}
-        changed = sorted(name for name in before.keys() | now.keys()
-                         if before.get(name) != now.get(name))
-        log.info("An agent's settings moved its files: %s.",
-                 "; ".join(f"{name} now {now[name]}" if name in now else f"{name} gone"
-                           for name in changed))
-        for name in changed:  # counted anew where it is now
-            self.stats.pop(name, None)
-            self.files.pop(name, None)
+        old = [source for source in self.sources if source not in sources]  # moved or gone
+        log.info("An agent's settings moved its files: watched now %s; no longer %s.",
+                 ", ".join(s.path for s in sources if s not in self.sources) or "nothing new",
+                 ", ".join(source.path for source in old) or "nothing")
+        for source in old:  # counted anew where it is now
+            self.stats.pop(source.name, None)
+            self.files.pop(source.name, None)
         self._use(sources, projects)
-        for name in changed:
-            if name in before:
-                await self.db(self.indexer.drop_source, name)
+        for source in old:
+            await self.db(self.indexer.drop_source, source.name)
         return True
 
     # -- queue ------------------------------------------------------------------------
@@ -284,9 +270,9 @@ class Watcher:
         for source in self.sources:
             agent = source.match(candidate, self.home)
             if agent is not None:
-                if self._through_symlink(candidate, source.root(self.home)):
+                if watch_plan.through_symlink(candidate, source.root(self.home)):
                     return None  # the watcher follows directory symlinks; the scan does not
-                if self.leads_outside(candidate, agent):
+                if self._leads_outside(candidate, agent):
                     return None
                 return source, agent
         return None
@@ -296,40 +282,19 @@ class Watcher:
         memory tools refuse to read it), and dropped from the index if it was."""
         for source in self.sources:
             agent = source.match(Path(path), self.home)
-            if agent is not None and self.leads_outside(Path(path), agent):
+            if agent is not None and self._leads_outside(Path(path), agent):
                 self.stats[source.name].skip("symlink leading outside the directory")
                 self.stats[source.name].error(
                     path, "not indexed: a symlink leading outside the memory directory "
-                    f"{self.tools_root(agent)} (the memory tools do not read it either)")
+                    f"{self._tools_root(agent)} (the memory tools do not read it either)")
                 return
 
-    def tools_root(self, agent: str) -> Path:
-        """The agent's memory directory, as the memory tools see it."""
-        return Path(self.config.memory_dir.replace("{agent}", agent)).expanduser()
+    def _tools_root(self, agent: str) -> Path:
+        return watch_plan.tools_root(self.config.memory_dir, agent)
 
-    def leads_outside(self, path: Path, agent: str) -> bool:
-        """A symlinked file in an agent's memory directory (the memory tools' one) whose
-        target lies outside it: not indexed, as the tools do not read it — what is indexed from
-        that directory is what the agent's tools can reach. Elsewhere a symlinked file is
-        followed (a notebook linked from a notes repository is the person's choice)."""
-        if not path.is_symlink():
-            return False
-        root = self.tools_root(agent)
-        if not path.is_relative_to(root):
-            return False
-        try:
-            return not path.resolve().is_relative_to(root.resolve())
-        except (OSError, RuntimeError):  # a loop: not indexable anyway
-            return True
-
-    @staticmethod
-    def _through_symlink(path: Path, root: Path) -> bool:
-        directory = path.parent
-        while directory != root and len(directory.parts) > len(root.parts):
-            if directory.is_symlink():
-                return True
-            directory = directory.parent
-        return False
+    def _leads_outside(self, path: Path, agent: str) -> bool:
+        """A symlinked file leading out of the agent's memory directory (watch_plan)."""
+        return watch_plan.leads_outside(path, self._tools_root(agent))
 
     async def process(self, paths: list[str]) -> None:
         existing: list[str] = []
@@ -452,7 +417,7 @@ class Watcher:
         found = {}
         links: dict[str, list[str]] = {}
         for _source, path, agent in scan(self.sources, self.home):
-            if self.leads_outside(path, agent):
+            if self._leads_outside(path, agent):
                 self._refuse_outside_link(str(path))
                 continue
             try:
@@ -466,24 +431,15 @@ class Watcher:
         self.links = links
         return found
 
-    def _link_dirs(self, plan: list[tuple[Path, bool]]) -> list[Path]:
-        """The directories of the symlinked files' targets that no root of ``plan`` watches
-        already: an edit of ``~/dotfiles/CLAUDE.md`` happens there, not beside the link."""
-        watched = {root for root, _ in plan}
-        deep = [root for root, recursive in plan if recursive]
-        return sorted({parent for target in self.links
-                       if (parent := Path(target).parent) not in watched
-                       and not any(parent.is_relative_to(root) for root in deep)})
-
     async def watch(self) -> None:
         while True:
             self.restart_watch.clear()
             self.plan = watch_roots(self.sources, self.home)
-            identity = self._identity(self.plan)
+            identity = watch_plan.roots_identity(self.plan)
             self.initial.begin()
             queued, _ = await self.full_scan()
             log.info("Watching %d roots; %d files queued for indexing.", len(self.roots), queued)
-            self.link_dirs = self._link_dirs(self.plan)
+            self.link_dirs = watch_plan.link_dirs(self.links, self.plan)
             watched = [*self.plan, *((directory, False) for directory in self.link_dirs)]
             self.initial_scanned = True
             self._initial_done()
@@ -502,7 +458,7 @@ class Watcher:
             except Exception as exc:  # whatever it is, it must not stop the watching for good
                 # watchfiles fails on any event for a name that is not UTF-8 (in a group of
                 # exceptions, from its task group); the rescan on restart catches up
-                log.warning("Watcher stopped (%s); restarting.", reason(exc))
+                log.warning("Watcher stopped (%s); restarting.", what_went_wrong(exc))
                 await asyncio.sleep(1)
             finally:
                 stop.set()
@@ -538,7 +494,7 @@ class Watcher:
         interval = self.config.watch.full_scan_interval_s
         while await self._quiet_moment(stop, interval):
             _, unseen = await self.full_scan(unseen_before=time.time() - UNSEEN_AFTER_S)
-            if self._link_dirs(self.plan) != self.link_dirs:
+            if watch_plan.link_dirs(self.links, self.plan) != self.link_dirs:
                 stop.set()  # symlinks made or changed: watch their targets' directories
                 return
             if unseen:
@@ -568,18 +524,6 @@ class Watcher:
                 return True
             wait = 1.0
 
-    @staticmethod
-    def _identity(plan: list[tuple[Path, bool]]) -> list[tuple[str, bool, int, int]]:
-        """Roots with their inodes: a directory deleted and re-created is a new watch."""
-        identity = []
-        for root, recursive in plan:
-            try:
-                stat = root.stat()
-            except OSError:
-                continue
-            identity.append((str(root), recursive, stat.st_dev, stat.st_ino))
-        return identity
-
     async def _check_roots(self, stop: asyncio.Event,
                            identity: list[tuple[str, bool, int, int]]) -> None:
         while not stop.is_set():
@@ -589,7 +533,7 @@ class Watcher:
             except TimeoutError:
                 pass
             if self.restart_watch.is_set() or await self._follow_settings() or \
-                    self._identity(watch_roots(self.sources, self.home)) != identity:
+                    watch_plan.roots_identity(watch_roots(self.sources, self.home)) != identity:
                 stop.set()
 
     def wanted(self, change: watchfiles.Change, path: str) -> bool:
