@@ -176,21 +176,23 @@ class ToolGuard:
         texts = guarded_texts(self.store, None if full else dirty)
         return generation, texts, None if full else dirty
 
-    def _forbidding(self, texts: list[GuardText]) -> dict[int, tuple[Term, ...]]:
+    def _forbidding(self, texts: list[GuardText], full: bool) -> dict[int, tuple[Term, ...]]:
         """(off the database thread) The "don't" terms of the rows that forbid something: a
         text not seen before is parsed; each text's terms are kept by its digest, the ones
-        that forbid nothing too, and those of texts no lesson has any more are dropped once
-        they outnumber the lessons (a full read)."""
+        that forbid nothing too, and on a full read those of texts no lesson has any more are
+        dropped once they outnumber the lessons."""
         found: dict[int, tuple[Term, ...]] = {}
-        digests = []
+        digests = set()
         for rowid, kind, text, polarity, key in texts:
             digest = _digest(kind, text, polarity, key)
-            digests.append(digest)
+            digests.add(digest)
             terms = self._terms.get(digest)
             if terms is None:
                 terms = self._terms[digest] = rule_of(kind, text, polarity, key).dont
             if terms:
                 found[rowid] = terms
+        if full and len(self._terms) > 2 * len(digests) + 1000:
+            self._terms = {d: terms for d, terms in self._terms.items() if d in digests}
         return found
 
     def _entries(self, rowids: Iterable[int]) -> tuple[list[StoredEntry], set[str]]:
@@ -227,10 +229,7 @@ class ToolGuard:
             if not full and self.built == self.generation:
                 return
             generation, texts, changed = await self.db(self._fetch, full)
-            forbidding = await asyncio.to_thread(self._forbidding, texts)
-            if changed is None and len(self._terms) > 2 * len(texts) + 1000:
-                kept = {_digest(*row[1:]) for row in texts}  # texts no lesson has any more
-                self._terms = {d: terms for d, terms in self._terms.items() if d in kept}
+            forbidding = await asyncio.to_thread(self._forbidding, texts, changed is None)
             rows, tool_files = await self.db(self._entries, list(forbidding))
             fresh = await asyncio.to_thread(self._guards, rows, forbidding, tool_files)
             if changed is None:
