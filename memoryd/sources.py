@@ -7,54 +7,9 @@ placeholder captures, or the source's fixed ``agent``.
 Default sources (:func:`default_sources`; ``~`` is the user's home)
 --------------------------------------------------------------------
 
-    mastersof-ai         ~/.mastersof-ai/agents/{agent}/memory/**/*.md
-                         memory, markdown, agent {agent}
-    claude-user-memory   ~/.claude/CLAUDE.md
-                         memory, markdown, agent claude-code
-    claude-auto-memory   ~/.claude/projects/*/memory/**/*.md
-                         memory, markdown, agent claude-code
-    claude-auto-memory-dir
-                         <autoMemoryDirectory>/**/*.md (when Claude Code's settings set it)
-                         memory, markdown, agent claude-code
-    claude-agent-memory  ~/.claude/agent-memory/{agent}/**
-                         memory, markdown, agent {agent}
-    claude-user-rules    ~/.claude/rules/**/*.md
-                         memory, markdown, agent claude-code
-    claude-transcripts   ~/.claude/projects/**/*.jsonl
-                         transcript, format claude-code, agent claude-code
-    codex-transcripts    ~/.codex/sessions/**/rollout-*.jsonl
-                         transcript, format codex, agent codex
-    codex-segmented      ~/.codex/sessions/**/rollout-*/*.jsonl
-                         transcript, format codex, agent codex
-    codex-archived       ~/.codex/archived_sessions/**/rollout-*.jsonl
-                         transcript, format codex, agent codex
-    codex-memories       ~/.codex/memories/**/*.md
-                         memory, markdown, agent codex
-    codex-user-memory    ~/.codex/AGENTS.md
-                         memory, markdown, agent codex
-    codex-user-override  ~/.codex/AGENTS.override.md
-                         memory, markdown, agent codex
-    gemini-user-memory   ~/.gemini/GEMINI.md
-                         memory, markdown, agent gemini
-    gemini-transcripts   ~/.gemini/tmp/*/chats/**/*.jsonl
-                         transcript, format gemini, agent gemini
-    gemini-legacy-chats  ~/.gemini/tmp/*/chats/session-*.json
-                         transcript, format gemini, agent gemini
-    opencode-user-rules  ~/.config/opencode/AGENTS.md
-                         memory, markdown, agent opencode
-    pi-user-memory       ~/.pi/agent/AGENTS.md
-                         memory, markdown, agent pi
-    windsurf-user-rules  ~/.codeium/windsurf/memories/global_rules.md
-                         memory, markdown, agent windsurf
-    cline-user-rules     ~/Documents/Cline/Rules/**
-                         memory, markdown, agent cline
-    cline-user-rules-home
-                         ~/Cline/Rules/**
-                         memory, markdown, agent cline
-    roo-user-rules       ~/.roo/rules*/**
-                         memory, markdown, agent roo
-    pi-transcripts       ~/.pi/agent/sessions/**/*.jsonl
-                         transcript, format generic, agent pi
+docs/sources.md lists each with its glob, kind, format and agent (``mastersof-ai``, the
+``claude-*``, ``codex-*``, ``gemini-*``, ``opencode-``, ``pi-``, ``windsurf-``, ``cline-`` and
+``roo-`` ones); ``memory sources list --json`` prints them as a running daemon has them.
 
 Each agent's home variable, an absolute path, moves its sources as the agent moves its files:
 ``$CLAUDE_CONFIG_DIR`` replaces ``~/.claude`` in the Claude Code sources, ``$CODEX_HOME``
@@ -64,15 +19,13 @@ OpenCode's and ``$PI_CODING_AGENT_DIR`` replaces ``~/.pi/agent`` in pi's. The da
 them from its own environment when it loads its configuration.
 
 ``claude-auto-memory-dir`` is there when Claude Code's settings move its auto memory out of
-``projects/<project>/memory/``: ``autoMemoryDirectory`` in the managed settings
-(:data:`CLAUDE_MANAGED_SETTINGS`) or else the user's ``~/.claude/settings.json``; a project
-root's ``.claude/settings.local.json`` may name one for that project (a project source). The
-watcher reads these settings again every few seconds, so a changed setting is followed.
-``gemini-user-memory:<name>`` is there for each name other than ``GEMINI.md`` that Gemini
-CLI's ``context.fileName`` setting gives its context files (:func:`gemini_context_names`), and
-a project root gets a project source for each such name it does not have already, and one
-(agent ``codex``) for each of Codex's ``project_doc_fallback_filenames``
-(:func:`codex_fallback_names`).
+``projects/<project>/memory/`` (``autoMemoryDirectory``; a project root's
+``.claude/settings.local.json`` may name one for that project: a project source);
+``gemini-user-memory:<name>`` for each name other than ``GEMINI.md`` that Gemini CLI's
+``context.fileName`` gives its context files, and a project root gets a source for each such
+name it does not have already, and one (agent ``codex``) for each of Codex's
+``project_doc_fallback_filenames``: :mod:`memoryd.agent_settings` reads them. The watcher makes
+the sources again every few seconds, so a changed setting is followed.
 ``claude-transcripts`` includes subagent transcripts (``<session>/subagents/agent-*.jsonl`` and
 the older ``agent-*.jsonl``). ``codex-segmented`` covers the possible layout where a rollout is a
 directory (``rollout-…/rollout.jsonl`` + ``compact-NNNNNN.jsonl``). ``codex-archived`` holds
@@ -126,18 +79,26 @@ from time to time, so a root created (or deleted and re-created) later is picked
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import os
 import re
 import stat
-import sys
-import tomllib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memoryd import agent_settings
+from memoryd.agent_settings import (
+    agent_home,
+    claude_auto_memory_dir,
+    claude_home,
+    codex_fallback_names,
+    codex_home,
+    gemini_context_names,
+    gemini_home,
+    gemini_settings,
+)
 from memoryd.errors import ConfigError
 from memoryd.names import AGENT_NAME, path_problem
 
@@ -224,7 +185,7 @@ def validate_source(data: Mapping[str, Any]) -> Source:
 
 def default_sources() -> list[Source]:
     """The sources in this module's docstring, with the agents' directories where their own
-    home variables move them (:func:`agent_home`)."""
+    home variables move them (:func:`memoryd.agent_settings.agent_home`)."""
     claude, codex = claude_home(), codex_home()
     config = agent_home("XDG_CONFIG_HOME") or "~/.config"  # OpenCode's, as xdg-basedir finds it
     gemini = gemini_home()
@@ -237,7 +198,7 @@ def default_sources() -> list[Source]:
         Source("claude-auto-memory", f"{claude}/projects/*/memory/**/*.md", "memory",
                "markdown", agent="claude-code"),
         *(_from_settings("claude-auto-memory-dir", f"{moved}/**/*.md", "claude-code")
-          if (moved := claude_auto_memory_dir([*CLAUDE_MANAGED_SETTINGS,
+          if (moved := claude_auto_memory_dir([*agent_settings.CLAUDE_MANAGED_SETTINGS,
                                                f"{claude}/settings.json"])) else []),
         Source("claude-agent-memory", f"{claude}/agent-memory/{{agent}}/**", "memory",
                "markdown"),
@@ -279,196 +240,22 @@ def default_sources() -> list[Source]:
     ]
 
 
-#: The settings an administrator gives Claude Code (they win over the user's), per system.
-CLAUDE_MANAGED_SETTINGS = ("/etc/claude-code/managed-settings.json",
-                           "/Library/Application Support/ClaudeCode/managed-settings.json")
-
-
-def claude_auto_memory_dir(settings: Sequence[str]) -> str | None:
-    """The directory Claude Code keeps its auto memory in instead of
-    ``projects/<project>/memory/``, as the first of these settings files that sets
-    ``autoMemoryDirectory`` names it (Claude Code takes it from managed, user and a project's
-    local settings, never from a project's shared ones); None when none does. A value memoryd
-    cannot watch (not absolute or ``~/…``, the root or the home itself, holding ``* ? { }``)
-    is logged once and skipped."""
-    for path in settings:
-        value = _string_setting(os.path.expanduser(path), "autoMemoryDirectory")
-        if value is None:
-            continue
-        directory = value.strip().rstrip("/")
-        expanded = os.path.expanduser(directory)
-        if not expanded.startswith("/") \
-                or os.path.normpath(expanded) in ("/", os.path.expanduser("~")) \
-                or any(char in directory for char in "*?{}"):
-            _unusable_setting(path, "autoMemoryDirectory", repr(value))
-            return None
-        return directory if directory.startswith("~/") else os.path.normpath(expanded)
-    return None
-
-
 def _from_settings(name: str, path: str, agent: str) -> list[Source]:
     """A memory source an agent's settings give (none when memoryd cannot watch its path: a
     setting never stops the daemon; the log says why, once)."""
     problem = path_problem(path)
-    try:
-        if problem is not None:
-            raise ConfigError(f"source {name!r}: the path {problem}")
-        return [Source(name, path, "memory", "markdown", agent=agent)]
-    except ConfigError as exc:
-        _unwatchable(str(exc).encode("utf-8", "backslashreplace").decode())
-        return []
+    if problem is None:
+        try:
+            return [Source(name, path, "memory", "markdown", agent=agent)]
+        except ConfigError as exc:
+            problem = str(exc)
+    _unwatchable(f"source {name!r}: {problem}".encode("utf-8", "backslashreplace").decode())
+    return []
 
 
 @functools.lru_cache(maxsize=8)
 def _unwatchable(problem: str) -> None:
     log.warning("An agent's settings name files memoryd cannot watch: %s", problem)
-
-
-def _string_setting(path: str, key: str) -> str | None:
-    """A string setting of an agent's JSON settings file; None when the file or the key is
-    not there, or the file is not a JSON object (logged once per version of the file)."""
-    value = _setting(path, (key,))
-    return value if isinstance(value, str) and value.strip() else None
-
-
-def _setting(path: str, *keys: tuple[str, ...]) -> Any:
-    """The value at the first of these key paths an agent's settings file (JSON or TOML)
-    holds (a nested object's key, then its key…); None when there is none."""
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    data = _read_settings(path, info.st_mtime_ns, info.st_size, info.st_ino)
-    for key in keys:
-        value: Any = data
-        for part in key:
-            value = value.get(part) if isinstance(value, dict) else None
-        if value is not None:
-            return value
-    return None
-
-
-#: Each settings file's last object read whole: a file caught half-written (an editor
-#: truncates, then writes) keeps its settings rather than dropping a moved source's entries.
-_LAST_SETTINGS: dict[str, dict[str, Any]] = {}
-
-
-@functools.lru_cache(maxsize=16)
-def _read_settings(path: str, mtime_ns: int, size: int, inode: int) -> dict[str, Any]:
-    """A settings file's object (JSON, or TOML by its name), read once per version (the daemon
-    asks every few seconds)."""
-    toml = path.endswith(".toml")
-    try:
-        with open(path, "rb") as handle:
-            text = handle.read().decode("utf-8-sig")
-        data = tomllib.loads(text) if toml else json.loads(text)
-    except (OSError, UnicodeDecodeError, ValueError) as exc:  # TOMLDecodeError is one
-        kept = _LAST_SETTINGS.get(path, {})
-        log.warning("%s could not be read as %s (%s): %s", path, "TOML" if toml else "JSON", exc,
-                    "its settings as last read are kept" if kept else
-                    "the settings memoryd follows in it are taken as unset")
-        return kept
-    _LAST_SETTINGS[path] = data if isinstance(data, dict) else {}
-    return _LAST_SETTINGS[path]
-
-
-@functools.lru_cache(maxsize=8)
-def _unusable_setting(path: str, key: str, shown: str) -> None:
-    what = "an absolute directory (or ~/…)" if key == "autoMemoryDirectory" else "a file name"
-    log.warning("%s: %s=%s is not %s without * ? { }: memoryd does not watch it", path, key,
-                shown, what)
-
-
-def gemini_settings(gemini: str, workspace: str | None = None) -> list[str]:
-    """Gemini CLI's settings files, the one that wins first: the system's (an administrator's
-    overrides), a workspace's ``.gemini/settings.json``, the user's (in ``gemini``, its
-    ``.gemini`` directory), the system's defaults."""
-    system = os.environ.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH") or (
-        "/Library/Application Support/GeminiCli/settings.json" if sys.platform == "darwin"
-        else "/etc/gemini-cli/settings.json")
-    defaults = os.environ.get("GEMINI_CLI_SYSTEM_DEFAULTS_PATH") or str(
-        Path(system).with_name("system-defaults.json"))
-    local = [f"{workspace}/.gemini/settings.json"] if workspace is not None else []
-    return [system, *local, f"{gemini}/settings.json", defaults]
-
-
-def gemini_context_names(settings: Sequence[str]) -> list[str]:
-    """The names Gemini CLI gives its context files (``GEMINI.md`` by default), as the first
-    of these settings files that sets ``context.fileName`` (``contextFileName`` in settings of
-    before v2) says: one name or a list. Gemini reads each in its ``.gemini`` directory and in
-    a project, and its ``save_memory`` writes to the first in ``.gemini``. A name that is not
-    a plain file name (a path, ``* ? { }``) is logged once and skipped."""
-    for path in settings:
-        found = _setting(os.path.expanduser(path), ("context", "fileName"), ("contextFileName",))
-        if found is None:
-            continue
-        names = _file_names(path, "context.fileName", found if isinstance(found, list)
-                            else [found])
-        if names:
-            return names
-    return ["GEMINI.md"]
-
-
-def codex_fallback_names(config: str) -> list[str]:
-    """The file names Codex reads in a project directory without an ``AGENTS.md``
-    (``project_doc_fallback_filenames`` in its ``config.toml``); a name that is not a plain
-    file name is logged once and skipped."""
-    found = _setting(os.path.expanduser(config), ("project_doc_fallback_filenames",))
-    return _file_names(config, "project_doc_fallback_filenames",
-                       found if isinstance(found, list) else [found] if found else [])
-
-
-def _file_names(path: str, key: str, values: list[Any]) -> list[str]:
-    """The plain file names among a setting's values (no path, no ``* ? { }``), once each."""
-    names = []
-    for value in values:
-        if isinstance(value, str) and value.strip() not in ("", ".", "..") \
-                and not any(char in value for char in "/\\*?{}\0"):
-            names.append(value.strip())
-        else:
-            _unusable_setting(path, key, repr(value))
-    return list(dict.fromkeys(names))
-
-
-def claude_home() -> str:
-    """Where Claude Code keeps its files: ``$CLAUDE_CONFIG_DIR`` (its whole ``~/.claude`` tree:
-    settings, CLAUDE.md, transcripts, memory) when set, else ``~/.claude``."""
-    return agent_home("CLAUDE_CONFIG_DIR") or "~/.claude"
-
-
-def gemini_home() -> str:
-    """Gemini CLI's ``.gemini`` directory: in ``$GEMINI_CLI_HOME`` when set, else in ``~``."""
-    return (agent_home("GEMINI_CLI_HOME") or "~") + "/.gemini"
-
-
-def codex_home() -> str:
-    """Where Codex keeps its files: ``$CODEX_HOME`` when set, else ``~/.codex``."""
-    return agent_home("CODEX_HOME") or "~/.codex"
-
-
-def agent_home(variable: str) -> str | None:
-    """The directory an agent's home variable names in the daemon's environment: Claude Code
-    keeps its files in ``$CLAUDE_CONFIG_DIR`` (default ``~/.claude``), Codex in
-    ``$CODEX_HOME`` (default ``~/.codex``), pi in ``$PI_CODING_AGENT_DIR`` (``~/.pi/agent``),
-    OpenCode in ``$XDG_CONFIG_HOME/opencode`` (``~/.config``), and Gemini CLI takes
-    ``$GEMINI_CLI_HOME`` for the home its ``.gemini`` is in. None when it is unset, empty, or
-    not a path memoryd can use as a glob's root (relative, or holding ``* ? { }``): the default
-    is used, and the daemon's log says why."""
-    value = os.environ.get(variable, "").strip()
-    if not value:
-        return None
-    path = os.path.expanduser(value).rstrip("/") or "/"
-    if not path.startswith("/") or any(char in path for char in "*?{}"):
-        _unusable_home(variable, value)
-        return None
-    return path
-
-
-@functools.lru_cache(maxsize=8)
-def _unusable_home(variable: str, value: str) -> None:
-    """Said once per value: the sources are made again whenever the configuration is read."""
-    log.warning("$%s=%r is not an absolute path without * ? { }: its agent's files are "
-                "looked for in their default place", variable, value)
 
 
 #: A project's files: (path relative to the root, agent (None: the {agent} placeholder), kind,

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from memoryd.agent_settings import claude_home, codex_home
 from memoryd.ingest.markdown import is_pinned
 from memoryd.meaning import LESSON_COSINE, Reading, reading, same_thing
 from memoryd.passes import evidence
@@ -58,7 +59,7 @@ from memoryd.passes.runs import UNWRITTEN
 from memoryd.passes.user_files import read_text
 from memoryd.provenance import agent_wrote
 from memoryd.quarantine import reason as quarantine_reason
-from memoryd.sources import ARCHIVE_DIR, claude_home, codex_home
+from memoryd.sources import ARCHIVE_DIR
 from memoryd.store.file_versions import tool_written
 from memoryd.store.query import EntryQuery
 from memoryd.store.records import StoredEntry

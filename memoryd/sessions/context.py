@@ -70,6 +70,14 @@ from typing import Any
 
 from memoryd_client.wire import INJECTION_MARKER
 
+from memoryd.agent_settings import (
+    claude_home,
+    codex_fallback_names,
+    codex_home,
+    gemini_context_names,
+    gemini_home,
+    gemini_settings,
+)
 from memoryd.ingest.markdown import split_lines
 from memoryd.project import project_of
 from memoryd.provenance import agent_wrote
@@ -80,15 +88,7 @@ from memoryd.regular_file import read_regular_text
 from memoryd.retrieval.age import VERIFY_DAYS, age_bucket
 from memoryd.retrieval.records import MAX_QUERY_CHARS, FilterRequest, SearchRequest
 from memoryd.retrieval.search import Searcher
-from memoryd.sources import (
-    ARCHIVE_DIR,
-    claude_home,
-    codex_fallback_names,
-    codex_home,
-    gemini_context_names,
-    gemini_home,
-    gemini_settings,
-)
+from memoryd.sources import ARCHIVE_DIR
 from memoryd.store.database import Store
 from memoryd.store.file_versions import tool_written
 from memoryd.store.query import EntryQuery, Order

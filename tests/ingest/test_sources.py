@@ -202,7 +202,7 @@ def test_claude_codes_auto_memory_directory_is_a_source(tmp_path: Path,
     of ~/.claude/projects/: its markdown files there are Claude Code's memory."""
     home = tmp_path / "home"
     monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setattr("memoryd.sources.CLAUDE_MANAGED_SETTINGS", ())
+    monkeypatch.setattr("memoryd.agent_settings.CLAUDE_MANAGED_SETTINGS", ())
     assert "claude-auto-memory-dir" not in {s.name for s in default_sources()}
     _settings(home / ".claude/settings.json",
                      {"model": "opus", "autoMemoryDirectory": "~/sync/claude-memory/"})
@@ -222,7 +222,7 @@ def test_managed_settings_win_and_claude_config_dir_is_followed(
     _settings(tmp_path / "claude/settings.json", {"autoMemoryDirectory": "/srv/mine"})
     assert by_name("claude-auto-memory-dir").path == "/srv/mine/**/*.md"
     managed = tmp_path / "managed-settings.json"
-    monkeypatch.setattr("memoryd.sources.CLAUDE_MANAGED_SETTINGS", (str(managed),))
+    monkeypatch.setattr("memoryd.agent_settings.CLAUDE_MANAGED_SETTINGS", (str(managed),))
     _settings(managed, {"autoMemoryDirectory": "/srv/company"})
     assert by_name("claude-auto-memory-dir").path == "/srv/company/**/*.md"
     _settings(managed, {"permissions": {}})  # not set there: the user's
@@ -236,7 +236,7 @@ def test_an_auto_memory_directory_memoryd_cannot_watch_is_left_out(
     """Relative, the root or the home itself (every markdown file the user has), a glob: not
     watched; a value that is a string is named in the log."""
     monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setattr("memoryd.sources.CLAUDE_MANAGED_SETTINGS", ())
+    monkeypatch.setattr("memoryd.agent_settings.CLAUDE_MANAGED_SETTINGS", ())
     _settings(tmp_path / ".claude/settings.json", {"autoMemoryDirectory": value})
     with caplog.at_level(logging.WARNING, logger="memoryd.sources"):
         assert "claude-auto-memory-dir" not in {s.name for s in default_sources()}
@@ -257,7 +257,7 @@ def test_a_setting_naming_what_memoryd_cannot_watch_stops_nothing(
     other sources are made, the configuration loads, and the log says what was left out."""
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH", str(tmp_path / "etc/settings.json"))
-    monkeypatch.setattr("memoryd.sources.CLAUDE_MANAGED_SETTINGS", ())
+    monkeypatch.setattr("memoryd.agent_settings.CLAUDE_MANAGED_SETTINGS", ())
     for relative, value in settings.items():
         _settings(tmp_path / relative, value)
     with caplog.at_level(logging.WARNING, logger="memoryd.sources"):
@@ -274,7 +274,7 @@ def test_settings_caught_half_written_keep_what_they_said(
     """An editor truncates the file, then writes it: in between, the directory stays (else
     its entries would leave the index, to be embedded again a moment later)."""
     monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setattr("memoryd.sources.CLAUDE_MANAGED_SETTINGS", ())
+    monkeypatch.setattr("memoryd.agent_settings.CLAUDE_MANAGED_SETTINGS", ())
     settings = tmp_path / ".claude/settings.json"
     _settings(settings, {"autoMemoryDirectory": "/srv/claude-memory"})
     assert by_name("claude-auto-memory-dir").path == "/srv/claude-memory/**/*.md"

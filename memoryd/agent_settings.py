@@ -1,0 +1,198 @@
+"""Where agents keep their files: their home variables, and the settings that move or rename
+their memory (memoryd.sources makes sources of them).
+
+Claude Code keeps its files in ``$CLAUDE_CONFIG_DIR`` (``~/.claude``) and may move its auto
+memory with ``autoMemoryDirectory``; Codex in ``$CODEX_HOME`` (``~/.codex``), reading a
+project's ``project_doc_fallback_filenames`` where it has no ``AGENTS.md``; Gemini CLI in
+``$GEMINI_CLI_HOME/.gemini`` (``~/.gemini``), naming its context files with
+``context.fileName``. Settings files are JSON (TOML for Codex's ``config.toml``), read once per
+version of the file: the daemon asks again every few seconds.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import os
+import sys
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+#: The settings an administrator gives Claude Code (they win over the user's), per system.
+CLAUDE_MANAGED_SETTINGS = ("/etc/claude-code/managed-settings.json",
+                           "/Library/Application Support/ClaudeCode/managed-settings.json")
+
+
+def claude_auto_memory_dir(settings: Sequence[str]) -> str | None:
+    """The directory Claude Code keeps its auto memory in instead of
+    ``projects/<project>/memory/``, as the first of these settings files that sets
+    ``autoMemoryDirectory`` names it (Claude Code takes it from managed, user and a project's
+    local settings, never from a project's shared ones); None when none does. A value memoryd
+    cannot watch (not absolute or ``~/…``, the root or the home itself, holding ``* ? { }``)
+    is logged once and skipped."""
+    for path in settings:
+        value = _string_setting(os.path.expanduser(path), "autoMemoryDirectory")
+        if value is None:
+            continue
+        directory = value.strip().rstrip("/")
+        expanded = os.path.expanduser(directory)
+        if not expanded.startswith("/") \
+                or os.path.normpath(expanded) in ("/", os.path.expanduser("~")) \
+                or any(char in directory for char in "*?{}"):
+            _unusable_setting(path, "autoMemoryDirectory", repr(value))
+            return None
+        return directory if directory.startswith("~/") else os.path.normpath(expanded)
+    return None
+
+
+def _string_setting(path: str, key: str) -> str | None:
+    """A string setting of an agent's JSON settings file; None when the file or the key is
+    not there, or the file is not a JSON object (logged once per version of the file)."""
+    value = _setting(path, (key,))
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def _setting(path: str, *keys: tuple[str, ...]) -> Any:
+    """The value at the first of these key paths an agent's settings file (JSON or TOML)
+    holds (a nested object's key, then its key…); None when there is none."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    data = _read_settings(path, info.st_mtime_ns, info.st_size, info.st_ino)
+    for key in keys:
+        value: Any = data
+        for part in key:
+            value = value.get(part) if isinstance(value, dict) else None
+        if value is not None:
+            return value
+    return None
+
+
+#: Each settings file's last object read whole: a file caught half-written (an editor
+#: truncates, then writes) keeps its settings rather than dropping a moved source's entries.
+_LAST_SETTINGS: dict[str, dict[str, Any]] = {}
+
+
+@functools.lru_cache(maxsize=16)
+def _read_settings(path: str, mtime_ns: int, size: int, inode: int) -> dict[str, Any]:
+    """A settings file's object (JSON, or TOML by its name), read once per version (the daemon
+    asks every few seconds)."""
+    toml = path.endswith(".toml")
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read().decode("utf-8-sig")
+        data = tomllib.loads(text) if toml else json.loads(text)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # TOMLDecodeError is one
+        kept = _LAST_SETTINGS.get(path, {})
+        log.warning("%s could not be read as %s (%s): %s", path, "TOML" if toml else "JSON", exc,
+                    "its settings as last read are kept" if kept else
+                    "the settings memoryd follows in it are taken as unset")
+        return kept
+    _LAST_SETTINGS[path] = data if isinstance(data, dict) else {}
+    return _LAST_SETTINGS[path]
+
+
+@functools.lru_cache(maxsize=8)
+def _unusable_setting(path: str, key: str, shown: str) -> None:
+    what = "an absolute directory (or ~/…)" if key == "autoMemoryDirectory" else "a file name"
+    log.warning("%s: %s=%s is not %s without * ? { }: memoryd does not watch it", path, key,
+                shown, what)
+
+
+def gemini_settings(gemini: str, workspace: str | None = None) -> list[str]:
+    """Gemini CLI's settings files, the one that wins first: the system's (an administrator's
+    overrides), a workspace's ``.gemini/settings.json``, the user's (in ``gemini``, its
+    ``.gemini`` directory), the system's defaults."""
+    system = os.environ.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH") or (
+        "/Library/Application Support/GeminiCli/settings.json" if sys.platform == "darwin"
+        else "/etc/gemini-cli/settings.json")
+    defaults = os.environ.get("GEMINI_CLI_SYSTEM_DEFAULTS_PATH") or str(
+        Path(system).with_name("system-defaults.json"))
+    local = [f"{workspace}/.gemini/settings.json"] if workspace is not None else []
+    return [system, *local, f"{gemini}/settings.json", defaults]
+
+
+def gemini_context_names(settings: Sequence[str]) -> list[str]:
+    """The names Gemini CLI gives its context files (``GEMINI.md`` by default), as the first
+    of these settings files that sets ``context.fileName`` (``contextFileName`` in settings of
+    before v2) says: one name or a list. Gemini reads each in its ``.gemini`` directory and in
+    a project, and its ``save_memory`` writes to the first in ``.gemini``. A name that is not
+    a plain file name (a path, ``* ? { }``) is logged once and skipped."""
+    for path in settings:
+        found = _setting(os.path.expanduser(path), ("context", "fileName"), ("contextFileName",))
+        if found is None:
+            continue
+        names = _file_names(path, "context.fileName", found if isinstance(found, list)
+                            else [found])
+        if names:
+            return names
+    return ["GEMINI.md"]
+
+
+def codex_fallback_names(config: str) -> list[str]:
+    """The file names Codex reads in a project directory without an ``AGENTS.md``
+    (``project_doc_fallback_filenames`` in its ``config.toml``); a name that is not a plain
+    file name is logged once and skipped."""
+    found = _setting(os.path.expanduser(config), ("project_doc_fallback_filenames",))
+    return _file_names(config, "project_doc_fallback_filenames",
+                       found if isinstance(found, list) else [found] if found else [])
+
+
+def _file_names(path: str, key: str, values: list[Any]) -> list[str]:
+    """The plain file names among a setting's values (no path, no ``* ? { }``), once each."""
+    names = []
+    for value in values:
+        if isinstance(value, str) and value.strip() not in ("", ".", "..") \
+                and not any(char in value for char in "/\\*?{}\0"):
+            names.append(value.strip())
+        else:
+            _unusable_setting(path, key, repr(value))
+    return list(dict.fromkeys(names))
+
+
+def claude_home() -> str:
+    """Where Claude Code keeps its files: ``$CLAUDE_CONFIG_DIR`` (its whole ``~/.claude`` tree:
+    settings, CLAUDE.md, transcripts, memory) when set, else ``~/.claude``."""
+    return agent_home("CLAUDE_CONFIG_DIR") or "~/.claude"
+
+
+def gemini_home() -> str:
+    """Gemini CLI's ``.gemini`` directory: in ``$GEMINI_CLI_HOME`` when set, else in ``~``."""
+    return (agent_home("GEMINI_CLI_HOME") or "~") + "/.gemini"
+
+
+def codex_home() -> str:
+    """Where Codex keeps its files: ``$CODEX_HOME`` when set, else ``~/.codex``."""
+    return agent_home("CODEX_HOME") or "~/.codex"
+
+
+def agent_home(variable: str) -> str | None:
+    """The directory an agent's home variable names in the daemon's environment: Claude Code
+    keeps its files in ``$CLAUDE_CONFIG_DIR`` (default ``~/.claude``), Codex in
+    ``$CODEX_HOME`` (default ``~/.codex``), pi in ``$PI_CODING_AGENT_DIR`` (``~/.pi/agent``),
+    OpenCode in ``$XDG_CONFIG_HOME/opencode`` (``~/.config``), and Gemini CLI takes
+    ``$GEMINI_CLI_HOME`` for the home its ``.gemini`` is in. None when it is unset, empty, or
+    not a path memoryd can use as a glob's root (relative, or holding ``* ? { }``): the default
+    is used, and the daemon's log says why."""
+    value = os.environ.get(variable, "").strip()
+    if not value:
+        return None
+    path = os.path.expanduser(value).rstrip("/") or "/"
+    if not path.startswith("/") or any(char in path for char in "*?{}"):
+        _unusable_home(variable, value)
+        return None
+    return path
+
+
+@functools.lru_cache(maxsize=8)
+def _unusable_home(variable: str, value: str) -> None:
+    """Said once per value: the sources are made again whenever the configuration is read."""
+    log.warning("$%s=%r is not an absolute path without * ? { }: its agent's files are "
+                "looked for in their default place", variable, value)
