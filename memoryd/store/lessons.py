@@ -13,7 +13,7 @@ never sees them.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import apsw
 
@@ -26,6 +26,7 @@ from memoryd.store.records import StoredEntry
 GUARD_KINDS = ("lesson", "feedback")
 _KINDS = ", ".join(f"'{kind}'" for kind in GUARD_KINDS)
 _CHANGED = "memoryd_lessons_changed"
+T = TypeVar("T")
 
 
 #: What a lesson's terms are read from (memoryd.sessions.outcome_rules.rule_of), by its row.
@@ -43,22 +44,21 @@ def guarded_texts(store: Store, rowids: Collection[int] | None = None) -> list[G
     among these rows): a few columns of every lesson, where whole entries of tens of
     thousands of them held ~100 MB for the few that forbid something."""
     columns = ("id", "kind", "text", "polarity", "key")
-    if rowids is None:
-        found = store.entry_fields(_guarded(), columns)
-    else:
-        wanted = sorted(rowids)
-        found = [row for at in range(0, len(wanted), 500)
-                 for row in store.entry_fields(_guarded().ids(wanted[at:at + 500]), columns)]
+    found = store.entry_fields(_guarded(), columns) if rowids is None else \
+        _among(rowids, lambda query: store.entry_fields(query, columns))
     return [(row["id"], row["kind"], row["text"], row["polarity"], row["key"]) for row in found]
 
 
 def guarded_entries(store: Store, rowids: Collection[int]) -> list[StoredEntry]:
     """The guarded entries among these rows, whole."""
-    wanted: list[int] = sorted(rowids)
-    rows: list[StoredEntry] = []
-    for at in range(0, len(wanted), 500):
-        rows += store.entries(_guarded().ids(wanted[at:at + 500]))
-    return rows
+    return _among(rowids, store.entries)
+
+
+def _among(rowids: Collection[int], read: Callable[[EntryQuery], list[T]]) -> list[T]:
+    """What ``read`` gives of the guarded entries among these rows, 500 rows a query."""
+    wanted = sorted(rowids)
+    return [row for at in range(0, len(wanted), 500)
+            for row in read(_guarded().ids(wanted[at:at + 500]))]
 
 
 def watch_lessons(store: Store, changed: Callable[[int], None]) -> None:
