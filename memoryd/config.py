@@ -20,7 +20,7 @@ from memoryd_client.paths import config_dir, socket_path, state_dir
 
 from memoryd.errors import ConfigError
 from memoryd.names import path_problem
-from memoryd.sources import Source, default_sources, project_sources, validate_source
+from memoryd.sources import Source, default_sources, is_import, project_sources, validate_source
 
 
 @dataclass(frozen=True)
@@ -361,7 +361,19 @@ def configured_sources(config: Config) -> tuple[list[Source], dict[str, str]]:
                    "markdown")
     if all(s.path.split("{agent}")[0] != tools.path.split("{agent}")[0] for s in sources):
         sources.append(tools)
-    return sources, projects
+    # a file a CLAUDE.md imports that another source has already (a project's AGENTS.md, a
+    # rule, a file two projects import) stays that source's
+    home = Path.home()
+    others = [source for source in sources if not is_import(source)]
+    kept: list[Source] = []
+    for source in sources:
+        if is_import(source) and (
+                any(other.match(Path(source.path), home) is not None for other in others)
+                or any(source.path == earlier.path for earlier in kept if is_import(earlier))):
+            projects.pop(source.name, None)
+            continue
+        kept.append(source)
+    return kept, projects
 
 
 def add_source(config: Config, data: dict[str, Any]) -> Source:

@@ -24,8 +24,10 @@ them from its own environment when it loads its configuration.
 ``gemini-user-memory:<name>`` for each name other than ``GEMINI.md`` that Gemini CLI's
 ``context.fileName`` gives its context files, and a project root gets a source for each such
 name it does not have already, and one (agent ``codex``) for each of Codex's
-``project_doc_fallback_filenames``: :mod:`memoryd.agent_settings` reads them. The watcher makes
-the sources again every few seconds, so a changed setting is followed.
+``project_doc_fallback_filenames``: :mod:`memoryd.agent_settings` reads them. The notes a
+CLAUDE.md imports (``@path``, :mod:`memoryd.claude_imports`) are ``claude-import:<path>``, or
+the project's ``project:<root>:claude-import:<path>``. The watcher makes the sources again
+every few seconds, so a changed setting or import is followed.
 ``claude-transcripts`` includes subagent transcripts (``<session>/subagents/agent-*.jsonl`` and
 the older ``agent-*.jsonl``). ``codex-segmented`` covers the possible layout where a rollout is a
 directory (``rollout-…/rollout.jsonl`` + ``compact-NNNNNN.jsonl``). ``codex-archived`` holds
@@ -88,7 +90,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memoryd import agent_settings
+from memoryd import agent_settings, claude_imports
 from memoryd.agent_settings import (
     agent_home,
     claude_auto_memory_dir,
@@ -195,6 +197,7 @@ def default_sources() -> list[Source]:
                "memory", "markdown"),
         Source("claude-user-memory", f"{claude}/CLAUDE.md", "memory", "markdown",
                agent="claude-code"),
+        *_imports(IMPORT_PREFIX, [f"{claude}/CLAUDE.md"]),
         Source("claude-auto-memory", f"{claude}/projects/*/memory/**/*.md", "memory",
                "markdown", agent="claude-code"),
         *(_from_settings("claude-auto-memory-dir", f"{moved}/**/*.md", "claude-code")
@@ -240,9 +243,21 @@ def default_sources() -> list[Source]:
     ]
 
 
+def _imports(prefix: str, starts: list[str]) -> list[Source]:
+    """A source for each note these CLAUDE.md files import (:mod:`memoryd.claude_imports`),
+    named ``prefix`` and its path. configured_sources leaves out those another source has."""
+    return [source for path in claude_imports.imported(starts)
+            for source in _from_settings(f"{prefix}{path}", path, "claude-code")]
+
+
+def is_import(source: Source) -> bool:
+    """Whether a source is a file a CLAUDE.md imports."""
+    return source.name.startswith(IMPORT_PREFIX) or f":{IMPORT_PREFIX}" in source.name
+
+
 def _from_settings(name: str, path: str, agent: str) -> list[Source]:
-    """A memory source an agent's settings give (none when memoryd cannot watch its path: a
-    setting never stops the daemon; the log says why, once)."""
+    """A memory source an agent's settings (or a CLAUDE.md's imports) give; none when memoryd
+    cannot watch its path: a setting never stops the daemon, and the log says why, once."""
     problem = path_problem(path)
     if problem is None:
         try:
@@ -255,7 +270,7 @@ def _from_settings(name: str, path: str, agent: str) -> list[Source]:
 
 @functools.lru_cache(maxsize=8)
 def _unwatchable(problem: str) -> None:
-    log.warning("An agent's settings name files memoryd cannot watch: %s", problem)
+    log.warning("An agent's settings or imports name files memoryd cannot watch: %s", problem)
 
 
 #: A project's files: (path relative to the root, agent (None: the {agent} placeholder), kind,
@@ -288,6 +303,11 @@ _PROJECT_FILES: tuple[tuple[str, str | None, str, str], ...] = (
 )
 
 
+#: A project's CLAUDE.md files, whose ``@path`` imports are followed.
+CLAUDE_FILES = ("CLAUDE.md", "CLAUDE.local.md", ".claude/CLAUDE.md")
+#: What a source of a file a CLAUDE.md imports is named by: ``claude-import:<path>``, or a
+#: project's ``project:<root>:claude-import:<path>``.
+IMPORT_PREFIX = "claude-import:"
 _TOP_FILES = {relative for relative, *_ in _PROJECT_FILES if "/" not in relative}
 
 
@@ -313,7 +333,8 @@ def project_sources(root: Path) -> list[Source]:
     for name in codex_fallback_names(f"{codex_home()}/config.toml"):
         if name not in _TOP_FILES and f"project:{text}:{name}" not in {s.name for s in sources}:
             sources += _from_settings(f"project:{text}:{name}", f"{base}/{name}", "codex")
-    return sources
+    return sources + _imports(f"project:{text}:{IMPORT_PREFIX}",
+                              [f"{base}/{name}" for name in CLAUDE_FILES])
 
 
 def scan(sources: Sequence[Source], home: Path) -> Iterator[tuple[Source, Path, str]]:

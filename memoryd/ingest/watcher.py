@@ -155,14 +155,16 @@ class Watcher:
 
     async def _follow_settings(self) -> bool:
         """Whether an agent's settings moved its files since the sources were made (Claude
-        Code's ``autoMemoryDirectory``): the sources are made again, to be watched anew, and
-        a moved or gone source's entries leave the index as ``memory sources remove`` takes
-        them (the files are not touched); the rescan indexes the new place."""
+        Code's ``autoMemoryDirectory``), or a CLAUDE.md's imports (``@path``) changed: the
+        sources are made again, to be watched anew, and a moved or gone source's entries leave
+        the index as ``memory sources remove`` takes them (the files are not touched); the
+        rescan indexes the new place."""
         sources, projects = configured_sources(self.config)
         if sources == self.sources:
             return False
         old = [source for source in self.sources if source not in sources]  # moved or gone
-        log.info("An agent's settings moved its files: watched now %s; no longer %s.",
+        log.info("An agent's settings or imports moved its files: watched now %s; no longer "
+                 "%s.",
                  ", ".join(s.path for s in sources if s not in self.sources) or "nothing new",
                  ", ".join(source.path for source in old) or "nothing")
         for source in old:  # counted anew where it is now

@@ -70,6 +70,7 @@ from typing import Any
 
 from memoryd_client.wire import INJECTION_MARKER
 
+from memoryd import claude_imports
 from memoryd.agent_settings import (
     claude_home,
     codex_fallback_names,
@@ -88,7 +89,7 @@ from memoryd.regular_file import read_regular_text
 from memoryd.retrieval.age import VERIFY_DAYS, age_bucket
 from memoryd.retrieval.records import MAX_QUERY_CHARS, FilterRequest, SearchRequest
 from memoryd.retrieval.search import Searcher
-from memoryd.sources import ARCHIVE_DIR
+from memoryd.sources import ARCHIVE_DIR, CLAUDE_FILES
 from memoryd.store.database import Store
 from memoryd.store.file_versions import tool_written
 from memoryd.store.query import EntryQuery, Order
@@ -484,11 +485,15 @@ class ContextBuilder:
         loaded = set(gemini_context_names(gemini_settings(gemini_home(), scope.project))) \
             if agent == "gemini" else set(codex_fallback_names(f"{codex_home()}/config.toml")) \
             if agent == "codex" else set()
+        # and Claude Code the files its CLAUDE.md files import
+        imported = set(claude_imports.imported([f"{claude}/CLAUDE.md", *(
+            f"{scope.project}/{name}" for name in CLAUDE_FILES if scope.project)])) \
+            if agent == "claude-code" else set()
         here = re.sub(r"[^A-Za-z0-9]", "-", scope.project) if scope.project else None
         items: list[Item] = []
         for path, description in self.store.files.described(agent, 200):
             if (native is not None and native.search(path)) or f"/{ARCHIVE_DIR}/" in path \
-                    or os.path.basename(path) in loaded \
+                    or os.path.basename(path) in loaded or path in imported \
                     or (agent == "claude-code" and path.startswith(claude + "/rules/")):
                 continue
             # Claude Code's auto-memory of another project: ~/.claude/projects/<its cwd>/memory/

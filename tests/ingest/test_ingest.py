@@ -829,6 +829,36 @@ def test_claude_codes_moved_auto_memory_is_followed_while_memoryd_runs(
     assert (synced / "build.md").exists()
 
 
+def test_notes_a_claude_md_imports_are_indexed_and_followed_while_memoryd_runs(
+        home: Path, daemon, client) -> None:
+    """Claude Code loads the files its CLAUDE.md imports (``@path``), and theirs in turn:
+    added while memoryd runs, they are indexed as Claude Code's; an import taken out of
+    CLAUDE.md takes its file's entries out of the index (the file stays)."""
+    claude_md = home / ".claude/CLAUDE.md"
+    claude_md.parent.mkdir(parents=True, exist_ok=True)
+    claude_md.write_text("# Me\n- Answer briefly.\n")
+    prefs = home / "notes/prefs.md"
+    prefs.parent.mkdir(parents=True)
+    prefs.write_text("- Demo slides use the heron colour scheme.\n@deeper/tools.md\n")
+    tools = home / "notes/deeper/tools.md"
+    tools.parent.mkdir()
+    tools.write_text("- The kiln scheduler is deployed with nomad.\n")
+    fenced = home / "notes/example.md"
+    fenced.write_text("- The abacus ledger closes on Fridays.\n")
+    claude_md.write_text("# Me\n- Answer briefly.\n- My preferences: @~/notes/prefs.md\n"
+                         "```\n@~/notes/example.md\n```\n")
+    [hit] = eventually(lambda: _only(client, "heron colour scheme slides"), timeout_s=30)
+    assert (hit["agent"], hit["source"]) == ("claude-code", str(prefs))
+    [hit] = eventually(lambda: _only(client, "kiln scheduler nomad"), timeout_s=30)
+    assert (hit["agent"], hit["source"]) == ("claude-code", str(tools))
+    assert not [h for h in search(client, "abacus ledger Fridays") if h["source"] == str(fenced)]
+
+    claude_md.write_text("# Me\n- Answer briefly.\n")
+    eventually(lambda: _none(client, "heron colour scheme slides"), timeout_s=30)
+    eventually(lambda: _none(client, "kiln scheduler nomad"), timeout_s=30)
+    assert prefs.exists() and tools.exists()
+
+
 def _only(client: Client, query: str) -> list[dict[str, Any]]:
     hits = search(client, query, match=True)
     assert len(hits) == 1, hits

@@ -222,6 +222,26 @@ def test_codexs_fallback_instructions_are_indexed_and_not_listed(
                         "sources", "add", "--project", str(shop))
 
 
+def test_notes_a_claude_md_imports_are_indexed_and_not_listed(
+        daemon, client: Client, repos) -> None:
+    """A project's CLAUDE.md imports a note (``@docs/release.md``): memoryd indexes it as
+    Claude Code's, and the block does not list it (Claude Code loads it with CLAUDE.md), while
+    it lists Claude Code's other notes."""
+    shop, _ = repos
+    (shop / "docs").mkdir()
+    (shop / "docs/release.md").write_text("- Releases are tagged by the duty engineer on "
+                                          "Thursdays\n")
+    (shop / "CLAUDE.md").write_text("# Shop\n- Release steps: @docs/release.md\n")
+    assert run_cli("sources", "add", "--project", str(shop)).returncode == 0
+    notes = Path.home() / "claude-notes"
+    notes.mkdir()
+    (notes / "infra.md").write_text("---\ndescription: the infrastructure\n---\n"
+                                    "- Backups run at 02:00 UTC\n")
+    _indexed_not_listed(client, shop, "claude-code", "releases tagged duty engineer",
+                        shop / "docs/release.md", "sources", "add", "claude-notes",
+                        "~/claude-notes/*.md", "--kind", "memory", "--agent", "claude-code")
+
+
 def _indexed_not_listed(client: Client, shop: Path, agent: str, query: str, loaded: Path,
                         *command: str) -> None:
     """After ``memory COMMAND``: ``loaded`` (a file the agent loads itself) is searchable as

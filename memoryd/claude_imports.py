@@ -1,0 +1,128 @@
+"""Claude Code's ``@path`` imports: the files a CLAUDE.md pulls into Claude's memory.
+
+A ``CLAUDE.md`` (the user's, or a project's ``CLAUDE.md``, ``CLAUDE.local.md`` or
+``.claude/CLAUDE.md``) may name other files: ``@docs/git-workflow.md``,
+``@~/.claude/my-project-prefs.md``, ``@/srv/team/conventions.md``. Claude Code loads them with
+it, and an imported file may import in turn, up to :data:`HOPS` hops. A relative path is
+relative to the file that names it. An ``@`` is an import only at the start of a line or after
+white space, and outside code blocks, code spans and HTML comments (``ana@example.org`` and a
+``@decorator`` in a code block are not imports); a backslash escapes a space in the path.
+
+memoryd indexes the imported files that are notes (:data:`NOTE_SUFFIXES`) and exist:
+:mod:`memoryd.sources` makes a source of each, and the daemon asks again every few seconds (a
+file is read once per version). A file caught with fewer imports than it had, less than a
+second after it changed, keeps its earlier ones until it has been still for a second: an editor
+truncates, then writes, and an import dropped for that moment would take its file's entries out
+of the index only to index them again, as new entries.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import stat
+import time
+from collections.abc import Sequence
+
+#: How many times an imported file may import again (Claude Code's documented limit).
+HOPS = 5
+#: The imported files memoryd indexes: notes. Claude Code imports any file (``@package.json``);
+#: memoryd's memory is what people write down, not a project's configuration or code.
+NOTE_SUFFIXES = (".md", ".markdown", ".mdx", ".txt")
+#: The part of a file read for its imports.
+READ_BYTES = 1 << 20
+#: A file that lost imports keeps its earlier ones until it has been still this long.
+SETTLE_NS = 1_000_000_000
+
+_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`).*?(?<!`)\1(?!`)")
+_IMPORT = re.compile(r"(?:^|(?<=\s))@((?:[^\s\\]|\\ )+)")
+
+#: Each importing file's imports as last taken: (its version, the imported paths).
+_TAKEN: dict[str, tuple[tuple[int, int, int], tuple[str, ...]]] = {}
+
+
+def imported(starts: Sequence[str]) -> list[str]:
+    """The notes these files (absolute paths, or ``~/…``) import, directly or through other
+    imports, nearest first; each once, none of the ``starts`` themselves."""
+    frontier = [os.path.normpath(os.path.expanduser(path)) for path in starts]
+    seen = set(frontier)
+    found: list[str] = []
+    for _ in range(HOPS):
+        following: list[str] = []
+        for path in frontier:
+            for name in imports_of(path):
+                if name not in seen:
+                    seen.add(name)
+                    if _is_note(name):
+                        found.append(name)
+                        following.append(name)
+        frontier = following
+    return found
+
+
+def imports_of(path: str) -> tuple[str, ...]:
+    """The paths one file imports (absolute, normalised; existing or not), as its version now
+    says, or as an earlier one did when this one lost imports (the module docstring)."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        _TAKEN.pop(path, None)
+        return ()
+    if not stat.S_ISREG(info.st_mode):
+        return ()
+    version = (info.st_mtime_ns, info.st_size, info.st_ino)
+    taken = _TAKEN.get(path)
+    if taken is not None and taken[0] == version:
+        return taken[1]
+    names = _named(path, *version)
+    if taken is not None and not set(names) >= set(taken[1]) \
+            and time.time_ns() - info.st_mtime_ns < SETTLE_NS:
+        return taken[1]  # perhaps caught half-written: asked again in a few seconds
+    _TAKEN[path] = (version, names)
+    return names
+
+
+@functools.lru_cache(maxsize=256)
+def _named(path: str, mtime_ns: int, size: int, inode: int) -> tuple[str, ...]:
+    """The paths a version of a file imports."""
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read(READ_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return ()
+    return tuple(dict.fromkeys(_resolve(name, os.path.dirname(path)) for name in names_in(text)))
+
+
+def names_in(text: str) -> list[str]:
+    """The ``@`` imports of a markdown text as written (the module docstring says which)."""
+    names: list[str] = []
+    fence: str | None = None
+    for line in _COMMENT.sub(" ", text).splitlines():
+        opening = _FENCE.match(line)
+        if fence is not None:  # in a code block until a fence of its kind, as long or longer
+            if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence) \
+                    and not line[opening.end():].strip():
+                fence = None
+            continue
+        if opening:
+            fence = opening.group(1)
+            continue
+        names += [match.replace("\\ ", " ")
+                  for match in _IMPORT.findall(_CODE_SPAN.sub(" ", line))]
+    return names
+
+
+def _resolve(name: str, directory: str) -> str:
+    if name.startswith("~/"):
+        return os.path.normpath(os.path.expanduser(name))
+    return os.path.normpath(os.path.join(directory, name))
+
+
+def _is_note(path: str) -> bool:
+    """A file memoryd indexes as an import: a note that exists, its path free of what a
+    source's glob would read as a wildcard."""
+    return path.lower().endswith(NOTE_SUFFIXES) and not any(c in path for c in "*?{}") \
+        and os.path.isfile(path)
