@@ -741,6 +741,7 @@ def measure_recall(report: Report, db_path: Path, embedder: Any, queries: list[s
     best of its own and its parts' cosines."""
     import tempfile
 
+    from memoryd.embedding.vectors import stored_vectors
     from memoryd.retrieval.search import CANDIDATES
     from memoryd.store.database import Store
     from memoryd.store.vectors import VectorFilter, VectorIndex
@@ -754,19 +755,13 @@ def measure_recall(report: Report, db_path: Path, embedder: Any, queries: list[s
         t0 = time.perf_counter()
         index = VectorIndex(dim, Path(work.name) / "rows")
         meta: dict[int, tuple[Any, ...]] = {}  # rowid → what the daemon's index keeps
-        empty = np.zeros((0, dim), dtype=np.float32)
         owners, matrices = [], []
-        for rowids, matrix in store.iter_vectors():  # batch by batch, as the daemon builds it
-            first, last = int(rowids[0]), int(rowids[-1])
-            meta.update(store.vector_meta_between(first, last))
-            parts = store.part_vectors_between(first, last)
-            keep = [i for i, r in enumerate(rowids.tolist()) if r in meta]
-            entry_parts = [parts.get(int(rowids[i]), empty) for i in keep]
-            index.add_many([int(rowids[i]) for i in keep], matrix[keep], entry_parts,
-                           [meta[int(rowids[i])] for i in keep])
-            for i, extra in zip(keep, entry_parts):
-                owners += [int(rowids[i])] * (1 + len(extra))
-                matrices += [matrix[i][None, :], extra]
+        for rowids, vectors, parts, columns in stored_vectors(store, dim):  # as the daemon
+            index.add_many(rowids, vectors, parts, columns)
+            meta.update(zip(rowids, columns))
+            for rowid, vector, extra in zip(rowids, vectors, parts):
+                owners += [rowid] * (1 + len(extra))
+                matrices += [vector[None, :], extra]
         build_s = time.perf_counter() - t0
         owner = np.array(owners)
         vectors = np.vstack(matrices)

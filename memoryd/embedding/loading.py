@@ -38,12 +38,23 @@ class ModelLoading:
         self.background = background
         self.preloaded = preloaded
         self.reason: str | None = None  # why the model could not load
+        #: set once the vector index is built, or will not be (no model, no disk space): start-up
+        #: work that can wait (the PreToolUse guard's first read) waits for it, because any
+        #: Python work beside the index's fill slowed it five-fold (the fill's reader gives up
+        #: the GIL at every row)
+        self.settled = asyncio.Event()
 
     def start(self) -> None:
         self.threads.start_loading()
         self.background.spawn(self.load())
 
     async def load(self) -> None:
+        try:
+            await self._load()
+        finally:
+            self.settled.set()
+
+    async def _load(self) -> None:
         loop = asyncio.get_running_loop()
         embedder: Embedder | None
         if self.preloaded is not None:
@@ -62,13 +73,14 @@ class ModelLoading:
         # (loaded after it, the first search after a start could be ranked without them)
         await self.db(self.words.load, embedder.dim)
         try:
-            await self.db(self.vectors.build_index, embedder.dim, self.state_dir)
+            await self.vectors.build_index(embedder.dim, self.state_dir)
         except UnavailableError as exc:
             if self.db.closing:
                 raise
             log.error("The vector index could not be built in %s (%s): searches read the "
                       "stored vectors instead (slower) until memoryd restarts with disk space.",
                       self.state_dir, getattr(exc.__cause__, "strerror", None) or exc)
+        self.settled.set()
         self.background.spawn(self.vectors.backfill())
         self.vectors.wanted.set()
         self.background.spawn(self.words.fill())

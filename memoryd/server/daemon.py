@@ -59,6 +59,7 @@ from memoryd.server.stopping import Connections
 from memoryd.server.sync_methods import Sync
 from memoryd.server.trust_methods import TrustMethods
 from memoryd.sessions.history import HistoryImport
+from memoryd.sessions.tool_guard import ToolGuard
 from memoryd.store.permissions import restrict_umask, tighten_state
 from memoryd.store.thread import DatabaseThread
 
@@ -187,7 +188,7 @@ class Daemon:
         self.watcher.start()
         spawn(self.history.resume())  # an import stopped mid-way goes on
         spawn(self.sessions.replay_spool())
-        spawn(self.sessions.guard.refresh())  # the PreToolUse hook's lessons, read ahead
+        spawn(read_guard_ahead(self.sessions.guard, parts.loading.settled))
         spawn(self.sessions.usage.judge_quiet_sessions())
         spawn(self.passes.scheduler())
         spawn(self.sync.scheduler())
@@ -398,3 +399,10 @@ async def run_daemon(config: Config, ready: Callable[[Daemon], None] | None = No
             watchdog.cancel()
     if daemon.lost_store is not None:
         raise MemorydError(daemon.lost_store)
+
+
+async def read_guard_ahead(guard: ToolGuard, index_settled: asyncio.Event) -> None:
+    """The PreToolUse hook's lessons, read ahead once the vector index is built (a hook that
+    comes first reads them itself)."""
+    await index_settled.wait()
+    await guard.refresh()

@@ -133,8 +133,9 @@ class Parts:
 
     async def close(self) -> None:
         await self.search.close()
-        if self.derived.index is not None:
-            await self.db.closing_call(self.derived.index.close)
+        index = self.derived.index or self.entries.index  # the latter while it fills
+        if index is not None:
+            await self.db.closing_call(index.close)
         await self.db.closing_call(self.store.close)
 
     async def status(self) -> dict[str, Any]:

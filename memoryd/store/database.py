@@ -169,6 +169,9 @@ class Store(EntryReads, VectorRows, EventRows):
         #: (memoryd.store.vectors.follow_meta): a bullet moved to another section changes its
         #: category and kind, a rewritten date its created, without a new vector
         self.meta_changed: set[str] = set()
+        #: the same since the RAM vector index began to fill from a snapshot, while it does
+        #: (memoryd.embedding.vectors): applied once it is full
+        self.fill_changes: set[str] | None = None
         #: watched files a pass is writing, which it indexes itself once written (reading them
         #: then): the watcher leaves them alone meanwhile (memoryd.passes.runner, hold)
         self.writing: set[str] = set()
@@ -465,6 +468,8 @@ class Store(EntryReads, VectorRows, EventRows):
             self._agents.add(changes["agent"])
         if not META_COLUMNS.isdisjoint(changes):
             self.meta_changed.add(uid)
+            if self.fill_changes is not None:
+                self.fill_changes.add(uid)
         assignments = ", ".join(f"{column}=?" for column in changes)
         self._db.execute(f"UPDATE entries SET {assignments} WHERE uid=?", [*changes.values(), uid])
 

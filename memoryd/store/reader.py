@@ -11,7 +11,7 @@ import sqlite_vec
 from memoryd.store.database import apply_bestpractice, count_entries
 from memoryd.store.fetch import integer
 from memoryd.store.migrations import add_functions
-from memoryd.store.vector_rows import count_vectors
+from memoryd.store.vector_rows import ModelInfo, VectorRows, count_vectors
 
 
 def open_reader(path: Path) -> apsw.Connection:
@@ -24,6 +24,19 @@ def open_reader(path: Path) -> apsw.Connection:
     db.enable_load_extension(False)
     add_functions(db)
     return db
+
+
+class VectorsReader(VectorRows):
+    """The stored vectors read on a read-only connection of their own, as one snapshot of the
+    store (the RAM vector index's fill, off the database thread)."""
+
+    def __init__(self, path: Path, model: ModelInfo) -> None:
+        self._db = open_reader(path)
+        self.model = model
+        self._db.execute("BEGIN")  # one snapshot for every read until close
+
+    def close(self) -> None:
+        self._db.close()
 
 
 def store_counts(path: Path, vectors: bool) -> tuple[dict[str, int], int]:

@@ -83,7 +83,7 @@ class Remembering(EntryWrites):
                limit: int = NEARBY) -> list[tuple[StoredEntry, float]]:
         """The active entries of the same agent and category that cover ``project`` (written
         in it, or global: ``Store.find_exact``) most like the vector, best first."""
-        if self.index is not None:
+        if self.index is not None and not self.index.filling:
             follow_meta(self.store, self.index)
             found = self.index.nearest(vector, agent, category, limit, projects=(project, None))
         else:

@@ -158,10 +158,46 @@ class VectorIndex:
         self.lock = threading.RLock()
         self._changes = 0  # any write: the rows a filter allows may differ
         self._allowed: dict[tuple[object, ...], tuple[int, np.ndarray]] = {}
+        #: while the index is filled from a snapshot of the store (:meth:`fill`), the rowids
+        #: whose vectors writes have put in or taken out since the fill began
+        self._written: set[int] | None = None
+        self.closed = False
 
     @_locked
     def close(self) -> None:
+        self.closed = True
         self.file.close()
+
+    # -- filling ----------------------------------------------------------------------
+
+    @property
+    def filling(self) -> bool:
+        """Filled from a snapshot of the store still: it answers for part of the entries."""
+        return self._written is not None
+
+    @_locked
+    def start_fill(self) -> None:
+        """From now on, :meth:`fill` leaves alone what a write does (:meth:`add_many`,
+        :meth:`remove`): the write is newer than the snapshot the fill reads."""
+        self._written = set()
+
+    @_locked
+    def fill(self, rowids: Sequence[int], vectors: np.ndarray, parts: Sequence[np.ndarray],
+             meta: Sequence[Meta]) -> None:
+        """Stored vectors read from the snapshot, but those of entries written since the fill
+        began; nothing once the index is closed (memoryd stops). Raises UnavailableError as
+        :meth:`add_many`."""
+        if self.closed:
+            return
+        written = self._written or set()
+        keep = [i for i, rowid in enumerate(rowids) if rowid not in written]
+        if keep:
+            self._add_many([rowids[i] for i in keep], np.asarray(vectors)[keep],
+                           [parts[i] for i in keep], [meta[i] for i in keep])
+
+    @_locked
+    def end_fill(self) -> None:
+        self._written = None
 
     def __len__(self) -> int:
         return self.entries
@@ -188,6 +224,14 @@ class VectorIndex:
                  meta: Sequence[Meta]) -> None:
         """Raises UnavailableError, the index unchanged, when the row file cannot take the rows
         (a full disk)."""
+        if self.closed:
+            return
+        self._add_many(rowids, vectors, parts, meta)
+        if self._written is not None:
+            self._written.update(int(rowid) for rowid in rowids)
+
+    def _add_many(self, rowids: Sequence[int], vectors: np.ndarray, parts: Sequence[np.ndarray],
+                  meta: Sequence[Meta]) -> None:
         vectors = np.asarray(vectors, dtype=np.float32).reshape(-1, self.dim)
         parts = [np.asarray(p, dtype=np.float32).reshape(-1, self.dim) for p in parts]
         matrix = np.concatenate([block for vector, entry_parts in zip(vectors, parts)
@@ -232,6 +276,8 @@ class VectorIndex:
     def remove(self, rowid: int) -> None:
         """An entry deleted: its rows leave the index. (SQLite gives a deleted last rowid to
         the next entry; until that entry has its vector, the index must not answer for it.)"""
+        if self._written is not None:
+            self._written.add(rowid)
         if not 0 <= rowid < len(self.whole) or self.whole[rowid] < 0:
             return
         self._retire(rowid)

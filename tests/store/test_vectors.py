@@ -4,6 +4,7 @@ and columns in memory."""
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import apsw
@@ -12,6 +13,7 @@ import pytest
 from memoryd_client import Client
 
 from memoryd.config import load_config
+from memoryd.embedding import vectors as vectors_work
 from memoryd.embedding.model import LATE_CHUNKING, SENTENCES, Embedder
 from memoryd.store import vectors as vector_module
 from memoryd.store.vectors import VectorFilter, VectorIndex
@@ -260,3 +262,75 @@ def test_switching_how_sentence_vectors_are_made_makes_them_again(memoryd_home: 
     (memoryd_home / "config.toml").unlink()
     scheme, stored = run(embedder)
     assert scheme == SENTENCES and (stored * alone).sum(axis=1).min() > 0.98
+
+
+def test_a_fill_from_a_snapshot_leaves_what_writes_did_meanwhile(embedder: Embedder,
+                                                                  new_index) -> None:
+    """The index is filled from a snapshot of the store while writes go on: an entry written
+    since keeps its new vector, one deleted since stays out, the rest come from the snapshot."""
+    old, new, gone, kept = embedder.embed(["the release train leaves on Mondays",
+                                          "invoices are paid within thirty days",
+                                          "docker images are signed",
+                                          "code review needs two approvals"])
+    index = new_index()
+    index.start_fill()
+    index.add_many([2], new[None, :], [NONE], [meta()])  # a write: re-embedded since
+    index.remove(3)  # a write: deleted since
+    index.fill([1, 2, 3], np.stack([kept, old, gone]), [NONE] * 3, [meta()] * 3)
+    assert index.filling
+    index.end_fill()
+    assert not index.filling
+    scores = index.scores([1, 2, 3], new)
+    assert scores[2][0] > 0.99 and 3 not in index.search(gone, 3, VectorFilter())
+    assert index.search(kept, 1, VectorFilter()) == {1: pytest.approx((1.0, 1.0), abs=0.02)}
+
+
+def test_a_daemon_serves_while_its_vector_index_fills(memoryd_home: Path, embedder: Embedder,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a start, the vector index is filled off the database thread: searches and writes
+    are answered meanwhile (the stored vectors are read instead), and what is written or
+    forgotten meanwhile is in the index, as written, once it is full."""
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket, timeout_s=30) as c:
+            for text in corpus()[:40]:
+                c.remember("coder", "notes", text)
+            doomed = c.remember("coder", "notes", "The staging database is rebuilt every "
+                                                  "night at two")["entry"]["id"]
+    finally:
+        running.stop()
+
+    snapshot, release = threading.Event(), threading.Event()
+    real = vectors_work.stored_vectors
+
+    def held(*args, **kwargs):  # type: ignore[no-untyped-def]
+        batches = real(*args, **kwargs)
+        first = next(batches, None)  # the snapshot is taken: the test writes after it
+        snapshot.set()
+        assert release.wait(60)
+        if first is not None:
+            yield first
+        yield from batches
+
+    monkeypatch.setattr(vectors_work, "stored_vectors", held)
+    running = start_daemon(embedder, wait_for_model=False)
+    try:
+        with Client(running.socket, timeout_s=30) as c:
+            assert snapshot.wait(30)
+            assert c.status()["vector_index"]["ready"] is False
+            written = c.remember("coder", "notes", "Quarterly tax forms go to the accountant "
+                                                   "in March")["entry"]["id"]
+            c.forget(doomed)
+            assert c.search("who receives our fiscal paperwork", agent="coder")["hits"]
+            release.set()
+            wait_until(lambda: c.status()["vector_index"]["ready"])
+            # found by meaning alone: no word in common with the note
+            hits = c.search("who receives our fiscal paperwork", agent="coder")["hits"]
+            assert hits[0]["id"] == written, hits[:3]
+            assert hits[0]["score"]["vector"] > 0.3
+            assert doomed not in {h["id"] for h in c.search(
+                "staging database rebuilt nightly", agent="coder", limit=50)["hits"]}
+    finally:
+        release.set()
+        running.stop()
+    assert not running.errors, running.errors
