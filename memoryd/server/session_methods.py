@@ -34,6 +34,7 @@ from memoryd.sessions.context import (
 )
 from memoryd.sessions.explain import describe
 from memoryd.sessions.extractor import SessionExtractor
+from memoryd.sessions.guard_cache import TERMS_FILE
 from memoryd.sessions.hook_payload import normalize
 from memoryd.sessions.mcp_reads import (
     ANCESTRY_EVENTS,
@@ -68,7 +69,8 @@ class SessionMethods:
         self.extractor = SessionExtractor(parts.writes, parts.vectors, parts.store, parts.db,
                                           parts.settings, self.registry, runs)
         self.usage = UsageJudge(parts.store, parts.db, parts.background, parts.settings)
-        self.guard = ToolGuard(parts.store, parts.db, parts.settings.memory_dir)
+        self.guard = ToolGuard(parts.store, parts.db, parts.settings.memory_dir,
+                               parts.settings.config.state_dir / TERMS_FILE)
         #: each live session's hook ancestors, newest last (memoryd.sessions.mcp_reads)
         self.hook_pids: dict[str, tuple[int, ...]] = {}
 

@@ -39,6 +39,7 @@ from memoryd.ingest.transcript.actions import Step, tool_step
 from memoryd.project import project_of
 from memoryd.provenance import agent_wrote
 from memoryd.sessions.context import Block, Item, one_line, render
+from memoryd.sessions.guard_cache import load_terms, save_terms
 from memoryd.sessions.outcome_rules import Term, rule_of
 from memoryd.sessions.outcomes import read_actions
 from memoryd.store.database import Store
@@ -140,7 +141,9 @@ class ToolGuard:
     """The lessons' guards, kept in memory; see the module docstring."""
 
     def __init__(self, store: Store, db: Callable[..., Awaitable[Any]],
-                 memory_dir: Callable[[], str]) -> None:
+                 memory_dir: Callable[[], str], kept_terms: Path | None = None) -> None:
+        """``kept_terms``: the file the lessons' terms are kept in across starts
+        (:mod:`memoryd.sessions.guard_cache`)."""
         self.store = store
         self.db = db
         self.memory_dir = memory_dir
@@ -160,6 +163,9 @@ class ToolGuard:
         #: (outcome_rules' own cache holds 4,096 texts: a store with more would read them
         #: all again)
         self._terms: dict[bytes, tuple[Term, ...]] = {}
+        self.kept_terms = kept_terms
+        self._kept_read = kept_terms is None
+        self._unkept = False  # texts parsed since the terms were last kept
 
     def _changed(self, rowid: int) -> None:
         self._dirty.add(rowid)
@@ -180,7 +186,11 @@ class ToolGuard:
         """(off the database thread) The "don't" terms of the rows that forbid something: a
         text not seen before is parsed; each text's terms are kept by its digest, the ones
         that forbid nothing too, and on a full read those of texts no lesson has any more are
-        dropped once they outnumber the lessons."""
+        dropped once they outnumber the lessons. A full read keeps them for the next start
+        when texts were parsed (or dropped) since they were last kept."""
+        if not self._kept_read and self.kept_terms is not None:
+            self._terms.update(load_terms(self.kept_terms))
+            self._kept_read = True
         found: dict[int, tuple[Term, ...]] = {}
         digests = set()
         for rowid, kind, text, polarity, key in texts:
@@ -189,10 +199,15 @@ class ToolGuard:
             terms = self._terms.get(digest)
             if terms is None:
                 terms = self._terms[digest] = rule_of(kind, text, polarity, key).dont
+                self._unkept = True
             if terms:
                 found[rowid] = terms
         if full and len(self._terms) > 2 * len(digests) + 1000:
             self._terms = {d: terms for d, terms in self._terms.items() if d in digests}
+            self._unkept = True
+        if full and self._unkept and self.kept_terms is not None:
+            save_terms(self.kept_terms, self._terms)
+            self._unkept = False
         return found
 
     def _entries(self, rowids: Iterable[int]) -> tuple[list[StoredEntry], set[str]]:

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from memoryd_client import Client, wire
 
+from memoryd.sessions.guard_cache import TERMS_FILE, load_terms
 from tests.conftest import run_cli, start_daemon
 
 SESSION = "7c1d2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f"
@@ -290,3 +291,33 @@ def test_the_lessons_are_read_again_after_most_of_them_were_deleted(
                     polarity="positive", cwd=str(repo))
     context = added_context(hook("claude-code", "PreToolUse", pip))
     assert context is not None and "Use uv, not pip" in context
+
+
+def test_the_lessons_terms_are_kept_for_the_next_start(
+        memoryd_home, embedder, tmp_path, monkeypatch) -> None:
+    """The guard keeps what it read of every lesson in the state directory (at 100k entries,
+    reading 47k lessons again took 11 s of CPU at every start); a daemon started again uses
+    it, and one started on a damaged file reads the lessons again: the calls are guarded
+    alike."""
+    monkeypatch.setattr("memoryd.sessions.tool_guard.REREAD_S", 0.0)  # every read a full one
+    home = Path(os.environ["HOME"])
+    repo = git_repository(tmp_path / "shop")
+    [pip] = pending_calls(write_transcript(home, repo, [
+        ("Bash", {"command": "pip install requests", "description": "Install requests"})]))
+    kept = memoryd_home / TERMS_FILE
+    for damaged in (None, False, True):
+        running = start_daemon(embedder)
+        try:
+            with Client(running.socket, timeout_s=30) as client:
+                if damaged is None:
+                    client.remember("claude-code", "tooling", "Use uv, not pip", kind="lesson",
+                                    polarity="positive", cwd=str(repo))
+                context = added_context(hook("claude-code", "PreToolUse", pip))
+                assert context is not None and "Use uv, not pip" in context
+        finally:
+            running.stop()
+        assert not running.errors, running.errors
+        terms = load_terms(kept)
+        assert any(term.said == "pip" for found in terms.values() for term in found), terms
+        if damaged is False:
+            kept.write_bytes(kept.read_bytes()[:40])  # the next start finds it cut short
