@@ -118,3 +118,14 @@ def test_an_import_that_would_be_a_glob_is_not_followed(tmp_path: Path, name: st
     start = _write(tmp_path / "CLAUDE.md", f"@{name}\n")
     _write(tmp_path / name, "- a file with an odd name\n")
     assert imported([str(start)]) == []
+
+
+def test_comments_and_code_spans_are_read_in_one_pass() -> None:
+    """A comment not closed runs to the end, as in markdown; a run of backticks no run as long
+    closes is literal. A file of many unclosed ``<!--`` (a pattern took 11 s over 80 KB of
+    them) or backtick runs is read at once."""
+    assert names_in("@a.md <!-- @b.md --> @c.md <!-- @d.md\n@e.md\n") == ["a.md", "c.md"]
+    assert names_in("``@a.md ` @b.md`` ` @c.md\n") == ["c.md"]
+    assert names_in("<!--" * 200_000 + "\n@a.md\n") == []
+    runs = "".join("`" * size + " x " for size in range(1, 600))
+    assert names_in(f"{runs} @a.md\n" * 3) == ["a.md"] * 3
