@@ -25,8 +25,9 @@ them from its own environment when it loads its configuration.
 ``context.fileName`` gives its context files, and a project root gets a source for each such
 name it does not have already, and one (agent ``codex``) for each of Codex's
 ``project_doc_fallback_filenames``: :mod:`memoryd.agent_settings` reads them. The notes a
-CLAUDE.md imports (``@path``, :mod:`memoryd.claude_imports`) are ``claude-import:<path>``, or
-the project's ``project:<root>:claude-import:<path>``. The watcher makes the sources again
+CLAUDE.md imports (``@path``, :mod:`memoryd.file_imports`) are ``claude-import:<path>``, or
+the project's ``project:<root>:claude-import:<path>``; those a GEMINI.md imports
+``gemini-import:<path>``. The watcher makes the sources again
 every few seconds, so a changed setting or import is followed.
 ``claude-transcripts`` includes subagent transcripts (``<session>/subagents/agent-*.jsonl`` and
 the older ``agent-*.jsonl``). ``codex-segmented`` covers the possible layout where a rollout is a
@@ -40,21 +41,11 @@ project (``AGENTS.override.md`` instead of ``AGENTS.md`` when it is there);
 (memoryd.ingest.document).
 docs/harnesses.md gives every harness's files and formats, with their sources.
 
-Each project root in the configuration adds :func:`project_sources` (:data:`_PROJECT_FILES`):
-``CLAUDE.md``, ``CLAUDE.local.md``, ``.claude/CLAUDE.md`` and ``.claude/rules/**/*.md`` (agent
-``claude-code``; Claude Code discovers rules recursively, and reads ``~/.claude/rules/`` as the
-user's: ``claude-user-rules``), a Claude Code subagent's project memory
-``.claude/agent-memory/{agent}/**`` and ``.claude/agent-memory-local/{agent}/**`` (agent
-``{agent}``, as in ``claude-agent-memory``), ``AGENTS.md`` (agent ``codex``; OpenCode,
-Cursor and Copilot read it too), ``agents/state/memory/{agent}.md``, ``GEMINI.md`` (``gemini``),
-``.cursor/rules/**/*.mdc`` and ``.cursorrules`` (``cursor``), ``.windsurf/rules/**/*.md`` and
-``.windsurfrules`` (``windsurf``), ``CONVENTIONS.md`` (``aider``),
-``memory-bank/**/*.md`` (``cline``: the Cline / Roo memory bank), Cline's rules
-``.clinerules`` (a file, or a directory of them) and ``.cline/rules/**`` (``cline``), Roo Code's
-``.roorules``, ``.roorules-{mode}`` and ``.roo/rules*/**`` (``roo``),
-``.github/copilot-instructions.md`` and ``.github/instructions/**/*.instructions.md``
-(``copilot``), all memory files; and Aider's chat history ``.aider.chat.history.md``, a
-transcript (format ``aider``, agent ``aider``).
+Each project root in the configuration adds :func:`project_sources`: the agents' files of
+:data:`_PROJECT_FILES` (CLAUDE.md and Claude Code's rules, AGENTS.md, GEMINI.md, Cursor's,
+Windsurf's, Cline's, Roo's and Copilot's rules, Cline's memory bank, Aider's conventions and
+chat history), the files the agents' settings name there, and the notes its CLAUDE.md and
+GEMINI.md files import; docs/sources.md lists them with their agents.
 
 Glob syntax
 -----------
@@ -90,7 +81,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memoryd import agent_settings, claude_imports
+from memoryd import agent_settings, file_imports
 from memoryd.agent_settings import (
     agent_home,
     claude_auto_memory_dir,
@@ -197,7 +188,7 @@ def default_sources() -> list[Source]:
                "memory", "markdown"),
         Source("claude-user-memory", f"{claude}/CLAUDE.md", "memory", "markdown",
                agent="claude-code"),
-        *_imports(IMPORT_PREFIX, [f"{claude}/CLAUDE.md"]),
+        *_imports(IMPORT_PREFIXES["claude-code"], [f"{claude}/CLAUDE.md"], "claude-code"),
         Source("claude-auto-memory", f"{claude}/projects/*/memory/**/*.md", "memory",
                "markdown", agent="claude-code"),
         *(_from_settings("claude-auto-memory-dir", f"{moved}/**/*.md", "claude-code")
@@ -225,6 +216,9 @@ def default_sources() -> list[Source]:
         *(source for name in gemini_context_names(gemini_settings(gemini)) if name != "GEMINI.md"
           for source in _from_settings(f"gemini-user-memory:{name}", f"{gemini}/{name}",
                                        "gemini")),
+        *_imports(IMPORT_PREFIXES["gemini"], [
+            f"{gemini}/{name}" for name in gemini_context_names(gemini_settings(gemini))],
+            "gemini"),
         Source("gemini-transcripts", f"{gemini}/tmp/*/chats/**/*.jsonl", "transcript",
                "gemini", agent="gemini"),
         Source("gemini-legacy-chats", f"{gemini}/tmp/*/chats/session-*.json", "transcript",
@@ -243,16 +237,19 @@ def default_sources() -> list[Source]:
     ]
 
 
-def _imports(prefix: str, starts: list[str]) -> list[Source]:
-    """A source for each note these CLAUDE.md files import (:mod:`memoryd.claude_imports`),
-    named ``prefix`` and its path. configured_sources leaves out those another source has."""
-    return [source for path in claude_imports.imported(starts)
-            for source in _from_settings(f"{prefix}{path}", path, "claude-code")]
+def _imports(prefix: str, starts: list[str], agent: str) -> list[Source]:
+    """A source for each note these instruction files of ``agent`` (Claude Code's, Gemini
+    CLI's) import (:mod:`memoryd.file_imports`), named ``prefix`` and its path;
+    configured_sources leaves out those another source has."""
+    suffixes = file_imports.MARKDOWN if agent == "gemini" else file_imports.NOTE_SUFFIXES
+    return [source for path in file_imports.imported(starts, suffixes)
+            for source in _from_settings(f"{prefix}{path}", path, agent)]
 
 
 def is_import(source: Source) -> bool:
-    """Whether a source is a file a CLAUDE.md imports."""
-    return source.name.startswith(IMPORT_PREFIX) or f":{IMPORT_PREFIX}" in source.name
+    """Whether a source is a file a CLAUDE.md or GEMINI.md imports."""
+    return any(source.name.startswith(prefix) or f":{prefix}" in source.name
+               for prefix in IMPORT_PREFIXES.values())
 
 
 def _from_settings(name: str, path: str, agent: str) -> list[Source]:
@@ -305,9 +302,9 @@ _PROJECT_FILES: tuple[tuple[str, str | None, str, str], ...] = (
 
 #: A project's CLAUDE.md files, whose ``@path`` imports are followed.
 CLAUDE_FILES = ("CLAUDE.md", "CLAUDE.local.md", ".claude/CLAUDE.md")
-#: What a source of a file a CLAUDE.md imports is named by: ``claude-import:<path>``, or a
-#: project's ``project:<root>:claude-import:<path>``.
-IMPORT_PREFIX = "claude-import:"
+#: What a source of a file an agent's instruction file imports is named by:
+#: ``claude-import:<path>``, or a project's ``project:<root>:claude-import:<path>``.
+IMPORT_PREFIXES = {"claude-code": "claude-import:", "gemini": "gemini-import:"}
 _TOP_FILES = {relative for relative, *_ in _PROJECT_FILES if "/" not in relative}
 
 
@@ -327,14 +324,18 @@ def project_sources(root: Path) -> list[Source]:
                                   "claude-code")
     # Gemini CLI's context files by their configured names (a project's AGENTS.md is one file
     # several agents read: it stays where _PROJECT_FILES puts it)
-    for name in gemini_context_names(gemini_settings(gemini_home(), workspace=base)):
+    gemini_names = gemini_context_names(gemini_settings(gemini_home(), workspace=base))
+    for name in gemini_names:
         if name not in _TOP_FILES:
             sources += _from_settings(f"project:{text}:{name}", f"{base}/{name}", "gemini")
     for name in codex_fallback_names(f"{codex_home()}/config.toml"):
         if name not in _TOP_FILES and f"project:{text}:{name}" not in {s.name for s in sources}:
             sources += _from_settings(f"project:{text}:{name}", f"{base}/{name}", "codex")
-    return sources + _imports(f"project:{text}:{IMPORT_PREFIX}",
-                              [f"{base}/{name}" for name in CLAUDE_FILES])
+    return [*sources,
+            *_imports(f"project:{text}:{IMPORT_PREFIXES['claude-code']}",
+                      [f"{base}/{name}" for name in CLAUDE_FILES], "claude-code"),
+            *_imports(f"project:{text}:{IMPORT_PREFIXES['gemini']}",
+                      [f"{base}/{name}" for name in gemini_names], "gemini")]
 
 
 def scan(sources: Sequence[Source], home: Path) -> Iterator[tuple[Source, Path, str]]:

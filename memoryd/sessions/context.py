@@ -70,7 +70,7 @@ from typing import Any
 
 from memoryd_client.wire import INJECTION_MARKER
 
-from memoryd import claude_imports
+from memoryd import file_imports
 from memoryd.agent_settings import (
     claude_home,
     codex_fallback_names,
@@ -485,10 +485,7 @@ class ContextBuilder:
         loaded = set(gemini_context_names(gemini_settings(gemini_home(), scope.project))) \
             if agent == "gemini" else set(codex_fallback_names(f"{codex_home()}/config.toml")) \
             if agent == "codex" else set()
-        # and Claude Code the files its CLAUDE.md files import
-        imported = set(claude_imports.imported([f"{claude}/CLAUDE.md", *(
-            f"{scope.project}/{name}" for name in CLAUDE_FILES if scope.project)])) \
-            if agent == "claude-code" else set()
+        imported = _imported_by(agent, claude, scope.project)
         here = re.sub(r"[^A-Za-z0-9]", "-", scope.project) if scope.project else None
         items: list[Item] = []
         for path, description in self.store.files.described(agent, 200):
@@ -562,3 +559,16 @@ class ContextBuilder:
         text = "\n".join(parts)
         assert len(text) <= budget, (len(text), budget)
         return Block(text, kept, dropped)
+
+
+def _imported_by(agent: str, claude: str, project: str | None) -> set[str]:
+    """The files Claude Code's or Gemini CLI's instruction files import (``@path``): the agent
+    loads them with those files (memoryd.file_imports)."""
+    if agent == "claude-code":
+        return set(file_imports.imported([f"{claude}/CLAUDE.md", *(
+            f"{project}/{name}" for name in CLAUDE_FILES if project)]))
+    if agent == "gemini":
+        names = gemini_context_names(gemini_settings(gemini_home(), project))
+        return set(file_imports.imported([f"{gemini_home()}/{name}" for name in names] + [
+            f"{project}/{name}" for name in names if project], file_imports.MARKDOWN))
+    return set()

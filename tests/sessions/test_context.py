@@ -242,6 +242,24 @@ def test_notes_a_claude_md_imports_are_indexed_and_not_listed(
                         "~/claude-notes/*.md", "--kind", "memory", "--agent", "claude-code")
 
 
+def test_notes_a_gemini_md_imports_are_indexed_and_not_listed(
+        daemon, client: Client, repos) -> None:
+    """~/.gemini/GEMINI.md imports a note (``@./team.md``): memoryd indexes it as Gemini's,
+    and the block does not list it (Gemini loads it with GEMINI.md)."""
+    shop, _ = repos
+    gemini = Path.home() / ".gemini"
+    gemini.mkdir()
+    (gemini / "team.md").write_text("- The on-call rota changes hands on Tuesdays at noon\n")
+    (gemini / "GEMINI.md").write_text("## Gemini Added Memories\n- Prefers tabs\n@./team.md\n")
+    notes = Path.home() / "gemini-notes"
+    notes.mkdir()
+    (notes / "infra.md").write_text("---\ndescription: the infrastructure\n---\n"
+                                    "- Backups run at 02:00 UTC\n")
+    _indexed_not_listed(client, shop, "gemini", "on-call rota changes hands", gemini / "team.md",
+                        "sources", "add", "gemini-notes", "~/gemini-notes/*.md", "--kind",
+                        "memory", "--agent", "gemini")
+
+
 def _indexed_not_listed(client: Client, shop: Path, agent: str, query: str, loaded: Path,
                         *command: str) -> None:
     """After ``memory COMMAND``: ``loaded`` (a file the agent loads itself) is searchable as

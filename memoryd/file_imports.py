@@ -1,19 +1,22 @@
-"""Claude Code's ``@path`` imports: the files a CLAUDE.md pulls into Claude's memory.
+"""The files an agent's instruction file imports with ``@path``: Claude Code's CLAUDE.md and
+Gemini CLI's GEMINI.md (Gemini's memory import processor reads them as Claude Code does).
 
 A ``CLAUDE.md`` (the user's, or a project's ``CLAUDE.md``, ``CLAUDE.local.md`` or
 ``.claude/CLAUDE.md``) may name other files: ``@docs/git-workflow.md``,
-``@~/.claude/my-project-prefs.md``, ``@/srv/team/conventions.md``. Claude Code loads them with
-it, and an imported file may import in turn, up to :data:`HOPS` hops. A relative path is
-relative to the file that names it. An ``@`` is an import only at the start of a line or after
-white space, and outside code blocks, code spans and HTML comments (``ana@example.org`` and a
-``@decorator`` in a code block are not imports); a backslash escapes a space in the path.
+``@~/.claude/my-project-prefs.md``, ``@/srv/team/conventions.md``; so may a ``GEMINI.md`` (or
+a context file of another name Gemini's settings give). The agent loads them with it, and an
+imported file may import in turn, up to :data:`HOPS` hops. A relative path is relative to the
+file that names it. An ``@`` is an import only at the start of a line or after white space, and
+outside code blocks, code spans and HTML comments (``ana@example.org`` and a ``@decorator`` in
+a code block are not imports); a backslash escapes a space in the path.
 
-memoryd indexes the imported files that are notes (:data:`NOTE_SUFFIXES`) and exist:
-:mod:`memoryd.sources` makes a source of each, and the daemon asks again every few seconds (a
-file is read once per version). A file caught with fewer imports than it had, less than a
-second after it changed, keeps its earlier ones until it has been still for a second: an editor
-truncates, then writes, and an import dropped for that moment would take its file's entries out
-of the index only to index them again, as new entries.
+memoryd indexes the imported files that are notes and exist (:data:`NOTE_SUFFIXES`; Gemini
+imports markdown alone: :data:`MARKDOWN`): :mod:`memoryd.sources` makes a source of each, and
+the daemon asks again every few seconds (a file is read once per version). A file caught with
+fewer imports than it had, less than a second after it changed, keeps its earlier ones until it
+has been still for a second: an editor truncates, then writes, and an import dropped for that
+moment would take its file's entries out of the index only to index them again, as new
+entries.
 """
 
 from __future__ import annotations
@@ -25,11 +28,13 @@ import stat
 import time
 from collections.abc import Sequence
 
-#: How many times an imported file may import again (Claude Code's documented limit).
+#: How many times an imported file may import again (Claude Code's and Gemini CLI's limit).
 HOPS = 5
 #: The imported files memoryd indexes: notes. Claude Code imports any file (``@package.json``);
 #: memoryd's memory is what people write down, not a project's configuration or code.
 NOTE_SUFFIXES = (".md", ".markdown", ".mdx", ".txt")
+#: What Gemini CLI imports.
+MARKDOWN = (".md",)
 #: The part of a file read for its imports.
 READ_BYTES = 1 << 20
 #: A file that lost imports keeps its earlier ones until it has been still this long.
@@ -43,9 +48,10 @@ _IMPORT = re.compile(r"(?:^|(?<=\s))@((?:[^\s\\]|\\ )+)")
 _TAKEN: dict[str, tuple[tuple[int, int, int], tuple[str, ...]]] = {}
 
 
-def imported(starts: Sequence[str]) -> list[str]:
-    """The notes these files (absolute paths, or ``~/…``) import, directly or through other
-    imports, nearest first; each once, none of the ``starts`` themselves."""
+def imported(starts: Sequence[str], suffixes: tuple[str, ...] = NOTE_SUFFIXES) -> list[str]:
+    """The notes (files named ``*<suffix>``) these files (absolute paths, or ``~/…``) import,
+    directly or through other imports, nearest first; each once, none of the ``starts``
+    themselves."""
     frontier = [os.path.normpath(os.path.expanduser(path)) for path in starts]
     seen = set(frontier)
     found: list[str] = []
@@ -55,7 +61,7 @@ def imported(starts: Sequence[str]) -> list[str]:
             for name in imports_of(path):
                 if name not in seen:
                     seen.add(name)
-                    if _is_note(name):
+                    if _is_note(name, suffixes):
                         found.append(name)
                         following.append(name)
         frontier = following
@@ -162,8 +168,8 @@ def _resolve(name: str, directory: str) -> str:
     return os.path.normpath(os.path.join(directory, name))
 
 
-def _is_note(path: str) -> bool:
+def _is_note(path: str, suffixes: tuple[str, ...]) -> bool:
     """A file memoryd indexes as an import: a note that exists, its path free of what a
     source's glob would read as a wildcard."""
-    return path.lower().endswith(NOTE_SUFFIXES) and not any(c in path for c in "*?{}") \
+    return path.lower().endswith(suffixes) and not any(c in path for c in "*?{}") \
         and os.path.isfile(path)

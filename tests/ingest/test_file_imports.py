@@ -1,4 +1,4 @@
-"""Claude Code's ``@path`` imports: which files a CLAUDE.md pulls in, and their sources."""
+"""``@path`` imports: which files a CLAUDE.md or a GEMINI.md pulls in, and their sources."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from memoryd import claude_imports
-from memoryd.claude_imports import imported, names_in
+from memoryd import file_imports
 from memoryd.config import configured_sources, load_config
+from memoryd.file_imports import imported, names_in
 from memoryd.sources import default_sources, project_sources
 
 
@@ -62,7 +62,7 @@ def test_a_file_caught_half_written_keeps_its_imports_until_it_is_still(
     assert imported([str(start)]) == [str(tmp_path / "notes.md")]
     start.write_text("")  # now, mid-write
     assert imported([str(start)]) == [str(tmp_path / "notes.md")]
-    still = time.time_ns() - 2 * claude_imports.SETTLE_NS
+    still = time.time_ns() - 2 * file_imports.SETTLE_NS
     os.utime(start, ns=(still, still))
     assert imported([str(start)]) == []
     start.write_text("@notes.md\n@more.md\n")  # a gain is taken at once
@@ -129,3 +129,25 @@ def test_comments_and_code_spans_are_read_in_one_pass() -> None:
     assert names_in("<!--" * 200_000 + "\n@a.md\n") == []
     runs = "".join("`" * size + " x " for size in range(1, 600))
     assert names_in(f"{runs} @a.md\n" * 3) == ["a.md"] * 3
+
+
+def test_a_gemini_md_imports_markdown_as_geminis(memoryd_home: Path) -> None:
+    """Gemini CLI's memory import processor reads ``@path`` in GEMINI.md (and its context
+    files of other names) as Claude Code does, but imports markdown alone."""
+    home = Path.home()
+    _write(home / ".gemini/settings.json", '{"context": {"fileName": ["AGENTS.md", "GEMINI.md"]}}')
+    _write(home / ".gemini/AGENTS.md", "@./style.md\n@notes.txt\n")
+    _write(home / ".gemini/GEMINI.md", "@/srv/nothing-here.md\n@../gemini-notes/infra.md\n")
+    style = _write(home / ".gemini/style.md", "- two spaces\n")
+    _write(home / ".gemini/notes.txt", "- not markdown\n")
+    infra = _write(home / "gemini-notes/infra.md", "- backups at two\n")
+    assert [(s.name, s.agent) for s in default_sources() if "-import:" in s.name] == [
+        (f"gemini-import:{style}", "gemini"), (f"gemini-import:{infra}", "gemini")]
+    root = home / "src/shop"
+    _write(root / "GEMINI.md", "@docs/gemini.md @CLAUDE.md\n")
+    docs = _write(root / "docs/gemini.md", "- the shop's conventions\n")
+    _write(root / "CLAUDE.md", "- Claude's file, imported by Gemini's\n")
+    _write(memoryd_home / "config/config.toml", f'[watch]\nproject_roots = ["{root}"]\n')
+    sources, _ = configured_sources(load_config(memoryd_home / "config/config.toml"))
+    assert [(s.name, s.agent) for s in sources if f"{root}:gemini-import:" in s.name] == [
+        (f"project:{root}:gemini-import:{docs}", "gemini")]  # CLAUDE.md stays Claude Code's
