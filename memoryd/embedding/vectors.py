@@ -22,7 +22,7 @@ import numpy as np
 from memoryd.background import Background
 from memoryd.embedding.derived import BulkWrites, Derived
 from memoryd.embedding.threads import EmbedThreads, TextVectors, abandon
-from memoryd.errors import UnavailableError
+from memoryd.errors import UnavailableError, stopping_error
 from memoryd.progress import Throughput
 from memoryd.store.database import Store
 from memoryd.store.durable import DISK_ERRORS
@@ -183,7 +183,8 @@ class VectorWork:
         (the daemon serves on without it)."""
         index = await self.db(self._open_index, dim, state_dir)
         try:
-            await asyncio.to_thread(self._fill_index, index, dim)
+            if not await asyncio.to_thread(self._fill_index, index, dim):
+                raise stopping_error()  # a part-filled index never answers
             await self.db(self._index_ready, index)
         except asyncio.CancelledError:
             raise  # memoryd stops: it closes the index (Parts.close)
@@ -199,16 +200,17 @@ class VectorWork:
         self.entries.index = index
         return index
 
-    def _fill_index(self, index: VectorIndex, dim: int) -> None:
+    def _fill_index(self, index: VectorIndex, dim: int) -> bool:
         """The stored vectors into the index, as a snapshot taken after :meth:`_open_index`
-        has them (a thread of its own)."""
+        has them (a thread of its own); False when memoryd stopped it."""
         assert self.store.model is not None
         reader = VectorsReader(self.store.path, self.store.model)
         try:
             for rowids, matrix, parts, meta in stored_vectors(reader, dim):
                 if self.entries.stopping.is_set():
-                    return
+                    return False
                 index.fill(rowids, matrix, parts, meta)
+            return True
         finally:
             reader.close()
 
