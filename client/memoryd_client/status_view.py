@@ -59,6 +59,8 @@ def health_line(status: dict[str, Any]) -> str:
     work = []
     if status.get("model_loading"):
         work.append("loading the model")
+    if (status.get("vector_index") or {}).get("filling"):
+        work.append("building the vector index")
     ingest = status.get("ingest") or {}
     initial = ingest.get("initial") or {}
     later = ingest.get("indexing")  # files written while memoryd runs

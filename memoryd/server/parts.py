@@ -159,6 +159,8 @@ class Parts:
             if model else None,
             "vector_index": {
                 "ready": index is not None,
+                # filled from the stored vectors after a start: searches read those meanwhile
+                "filling": index is None and self.entries.index is not None,
                 "entries": len(index) if index is not None else 0,
                 "bytes": index.nbytes if index is not None else 0,
             },

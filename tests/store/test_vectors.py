@@ -11,6 +11,7 @@ import apsw
 import numpy as np
 import pytest
 from memoryd_client import Client
+from memoryd_client.status_view import health_line
 
 from memoryd.config import load_config
 from memoryd.embedding import vectors as vectors_work
@@ -318,12 +319,14 @@ def test_a_daemon_serves_while_its_vector_index_fills(memoryd_home: Path, embedd
         with Client(running.socket, timeout_s=30) as c:
             assert snapshot.wait(30)
             assert c.status()["vector_index"]["ready"] is False
+            assert "building the vector index" in health_line(c.status())
             written = c.remember("coder", "notes", "Quarterly tax forms go to the accountant "
                                                    "in March")["entry"]["id"]
             c.forget(doomed)
             assert c.search("who receives our fiscal paperwork", agent="coder")["hits"]
             release.set()
             wait_until(lambda: c.status()["vector_index"]["ready"])
+            assert "building the vector index" not in health_line(c.status())
             # found by meaning alone: no word in common with the note
             hits = c.search("who receives our fiscal paperwork", agent="coder")["hits"]
             assert hits[0]["id"] == written, hits[:3]
