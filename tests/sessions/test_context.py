@@ -196,13 +196,8 @@ def test_gemini_memories_saved_under_a_configured_name_are_indexed_and_not_liste
     (gemini / "AGENTS.md").write_text("---\ndescription: what Gemini saved\n---\n"
                                       "## Gemini Added Memories\n- The staging cluster is "
                                       "called heron-west\n")
-    notes = Path.home() / "gemini-notes"
-    notes.mkdir()
-    (notes / "infra.md").write_text("---\ndescription: the infrastructure\n---\n"
-                                    "- Backups run at 02:00 UTC\n")
     _indexed_not_listed(client, shop, "gemini", "staging cluster heron-west", gemini / "AGENTS.md",
-                        "sources", "add", "gemini-notes", "~/gemini-notes/*.md", "--kind",
-                        "memory", "--agent", "gemini")
+                        *_other_notes("gemini"))
 
 
 def test_codexs_fallback_instructions_are_indexed_and_not_listed(
@@ -233,13 +228,8 @@ def test_notes_a_claude_md_imports_are_indexed_and_not_listed(
                                           "Thursdays\n")
     (shop / "CLAUDE.md").write_text("# Shop\n- Release steps: @docs/release.md\n")
     assert run_cli("sources", "add", "--project", str(shop)).returncode == 0
-    notes = Path.home() / "claude-notes"
-    notes.mkdir()
-    (notes / "infra.md").write_text("---\ndescription: the infrastructure\n---\n"
-                                    "- Backups run at 02:00 UTC\n")
     _indexed_not_listed(client, shop, "claude-code", "releases tagged duty engineer",
-                        shop / "docs/release.md", "sources", "add", "claude-notes",
-                        "~/claude-notes/*.md", "--kind", "memory", "--agent", "claude-code")
+                        shop / "docs/release.md", *_other_notes("claude-code"))
 
 
 def test_notes_a_gemini_md_imports_are_indexed_and_not_listed(
@@ -251,13 +241,19 @@ def test_notes_a_gemini_md_imports_are_indexed_and_not_listed(
     gemini.mkdir()
     (gemini / "team.md").write_text("- The on-call rota changes hands on Tuesdays at noon\n")
     (gemini / "GEMINI.md").write_text("## Gemini Added Memories\n- Prefers tabs\n@./team.md\n")
-    notes = Path.home() / "gemini-notes"
+    _indexed_not_listed(client, shop, "gemini", "on-call rota changes hands", gemini / "team.md",
+                        *_other_notes("gemini"))
+
+
+def _other_notes(agent: str) -> tuple[str, ...]:
+    """A note of the agent's that it does not load itself (``~/<agent>-notes/infra.md``), and
+    the ``memory`` command that makes it a source."""
+    notes = Path.home() / f"{agent}-notes"
     notes.mkdir()
     (notes / "infra.md").write_text("---\ndescription: the infrastructure\n---\n"
                                     "- Backups run at 02:00 UTC\n")
-    _indexed_not_listed(client, shop, "gemini", "on-call rota changes hands", gemini / "team.md",
-                        "sources", "add", "gemini-notes", "~/gemini-notes/*.md", "--kind",
-                        "memory", "--agent", "gemini")
+    return ("sources", "add", f"{agent}-notes", f"~/{agent}-notes/*.md", "--kind", "memory",
+            "--agent", agent)
 
 
 def _indexed_not_listed(client: Client, shop: Path, agent: str, query: str, loaded: Path,
