@@ -12,7 +12,8 @@ a code block are not imports); a backslash escapes a space in the path.
 
 memoryd indexes the imported files that are notes and exist (:data:`NOTE_SUFFIXES`; Gemini
 imports markdown alone: :data:`MARKDOWN`): :mod:`memoryd.sources` makes a source of each, and
-the daemon asks again every few seconds (a file is read once per version). A file caught with
+the daemon asks again every few seconds (a file is read again when its version changes); the
+memory block leaves them out of its list of files (the agent loads them itself). A file caught with
 fewer imports than it had, less than a second after it changed, keeps its earlier ones until it
 has been still for a second: an editor truncates, then writes, and an import dropped for that
 moment would take its file's entries out of the index only to index them again, as new
@@ -21,12 +22,13 @@ entries.
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 import stat
 import time
 from collections.abc import Sequence
+
+from memoryd.agent_settings import claude_home, gemini_context_names, gemini_home, gemini_settings
 
 #: How many times an imported file may import again (Claude Code's and Gemini CLI's limit).
 HOPS = 5
@@ -35,6 +37,8 @@ HOPS = 5
 NOTE_SUFFIXES = (".md", ".markdown", ".mdx", ".txt")
 #: What Gemini CLI imports.
 MARKDOWN = (".md",)
+#: A project's CLAUDE.md files (the user's is ``~/.claude/CLAUDE.md``).
+CLAUDE_FILES = ("CLAUDE.md", "CLAUDE.local.md", ".claude/CLAUDE.md")
 #: The part of a file read for its imports.
 READ_BYTES = 1 << 20
 #: A file that lost imports keeps its earlier ones until it has been still this long.
@@ -46,6 +50,26 @@ _IMPORT = re.compile(r"(?:^|(?<=\s))@((?:[^\s\\]|\\ )+)")
 
 #: Each importing file's imports as last taken: (its version, the imported paths).
 _TAKEN: dict[str, tuple[tuple[int, int, int], tuple[str, ...]]] = {}
+
+
+def agent_imports(agent: str, project: str | None = None) -> list[str]:
+    """The notes ``agent`` (Claude Code, Gemini CLI; none for another) loads through the
+    imports of its instruction files: the user's, or with ``project`` a project root's."""
+    return imported(instruction_files(agent, project),
+                    MARKDOWN if agent == "gemini" else NOTE_SUFFIXES)
+
+
+def instruction_files(agent: str, project: str | None = None) -> list[str]:
+    """The files whose imports ``agent`` follows: the user's, or with ``project`` a project
+    root's (Gemini CLI's by the names its settings give them, a workspace's own first)."""
+    if agent == "claude-code":
+        return [f"{claude_home()}/CLAUDE.md"] if project is None else \
+            [f"{project}/{name}" for name in CLAUDE_FILES]
+    if agent == "gemini":
+        home = gemini_home()
+        return [f"{home if project is None else project}/{name}"
+                for name in gemini_context_names(gemini_settings(home, project))]
+    return []
 
 
 def imported(starts: Sequence[str], suffixes: tuple[str, ...] = NOTE_SUFFIXES) -> list[str]:
@@ -82,7 +106,7 @@ def imports_of(path: str) -> tuple[str, ...]:
     taken = _TAKEN.get(path)
     if taken is not None and taken[0] == version:
         return taken[1]
-    names = _named(path, *version)
+    names = _named(path)
     if taken is not None and not set(names) >= set(taken[1]) \
             and time.time_ns() - info.st_mtime_ns < SETTLE_NS:
         return taken[1]  # perhaps caught half-written: asked again in a few seconds
@@ -90,9 +114,8 @@ def imports_of(path: str) -> tuple[str, ...]:
     return names
 
 
-@functools.lru_cache(maxsize=256)
-def _named(path: str, mtime_ns: int, size: int, inode: int) -> tuple[str, ...]:
-    """The paths a version of a file imports."""
+def _named(path: str) -> tuple[str, ...]:
+    """The paths a file imports."""
     try:
         with open(path, "rb") as handle:
             text = handle.read(READ_BYTES).decode("utf-8", "replace")

@@ -188,7 +188,7 @@ def default_sources() -> list[Source]:
                "memory", "markdown"),
         Source("claude-user-memory", f"{claude}/CLAUDE.md", "memory", "markdown",
                agent="claude-code"),
-        *_imports(IMPORT_PREFIXES["claude-code"], [f"{claude}/CLAUDE.md"], "claude-code"),
+        *_imports(IMPORT_PREFIXES["claude-code"], "claude-code"),
         Source("claude-auto-memory", f"{claude}/projects/*/memory/**/*.md", "memory",
                "markdown", agent="claude-code"),
         *(_from_settings("claude-auto-memory-dir", f"{moved}/**/*.md", "claude-code")
@@ -216,9 +216,7 @@ def default_sources() -> list[Source]:
         *(source for name in gemini_context_names(gemini_settings(gemini)) if name != "GEMINI.md"
           for source in _from_settings(f"gemini-user-memory:{name}", f"{gemini}/{name}",
                                        "gemini")),
-        *_imports(IMPORT_PREFIXES["gemini"], [
-            f"{gemini}/{name}" for name in gemini_context_names(gemini_settings(gemini))],
-            "gemini"),
+        *_imports(IMPORT_PREFIXES["gemini"], "gemini"),
         Source("gemini-transcripts", f"{gemini}/tmp/*/chats/**/*.jsonl", "transcript",
                "gemini", agent="gemini"),
         Source("gemini-legacy-chats", f"{gemini}/tmp/*/chats/session-*.json", "transcript",
@@ -237,12 +235,11 @@ def default_sources() -> list[Source]:
     ]
 
 
-def _imports(prefix: str, starts: list[str], agent: str) -> list[Source]:
-    """A source for each note these instruction files of ``agent`` (Claude Code's, Gemini
-    CLI's) import (:mod:`memoryd.file_imports`), named ``prefix`` and its path;
+def _imports(prefix: str, agent: str, project: str | None = None) -> list[Source]:
+    """A source for each note ``agent``'s instruction files import, the user's or a
+    project root's (:func:`memoryd.file_imports.agent_imports`), named ``prefix`` and its path;
     configured_sources leaves out those another source has."""
-    suffixes = file_imports.MARKDOWN if agent == "gemini" else file_imports.NOTE_SUFFIXES
-    return [source for path in file_imports.imported(starts, suffixes)
+    return [source for path in file_imports.agent_imports(agent, project)
             for source in _from_settings(f"{prefix}{path}", path, agent)]
 
 
@@ -300,8 +297,6 @@ _PROJECT_FILES: tuple[tuple[str, str | None, str, str], ...] = (
 )
 
 
-#: A project's CLAUDE.md files, whose ``@path`` imports are followed.
-CLAUDE_FILES = ("CLAUDE.md", "CLAUDE.local.md", ".claude/CLAUDE.md")
 #: What a source of a file an agent's instruction file imports is named by:
 #: ``claude-import:<path>``, or a project's ``project:<root>:claude-import:<path>``.
 IMPORT_PREFIXES = {"claude-code": "claude-import:", "gemini": "gemini-import:"}
@@ -324,18 +319,14 @@ def project_sources(root: Path) -> list[Source]:
                                   "claude-code")
     # Gemini CLI's context files by their configured names (a project's AGENTS.md is one file
     # several agents read: it stays where _PROJECT_FILES puts it)
-    gemini_names = gemini_context_names(gemini_settings(gemini_home(), workspace=base))
-    for name in gemini_names:
+    for name in gemini_context_names(gemini_settings(gemini_home(), workspace=base)):
         if name not in _TOP_FILES:
             sources += _from_settings(f"project:{text}:{name}", f"{base}/{name}", "gemini")
     for name in codex_fallback_names(f"{codex_home()}/config.toml"):
         if name not in _TOP_FILES and f"project:{text}:{name}" not in {s.name for s in sources}:
             sources += _from_settings(f"project:{text}:{name}", f"{base}/{name}", "codex")
-    return [*sources,
-            *_imports(f"project:{text}:{IMPORT_PREFIXES['claude-code']}",
-                      [f"{base}/{name}" for name in CLAUDE_FILES], "claude-code"),
-            *_imports(f"project:{text}:{IMPORT_PREFIXES['gemini']}",
-                      [f"{base}/{name}" for name in gemini_names], "gemini")]
+    return [*sources, *(source for agent, prefix in IMPORT_PREFIXES.items()
+                        for source in _imports(f"project:{text}:{prefix}", agent, base))]
 
 
 def scan(sources: Sequence[Source], home: Path) -> Iterator[tuple[Source, Path, str]]:

@@ -89,7 +89,7 @@ from memoryd.regular_file import read_regular_text
 from memoryd.retrieval.age import VERIFY_DAYS, age_bucket
 from memoryd.retrieval.records import MAX_QUERY_CHARS, FilterRequest, SearchRequest
 from memoryd.retrieval.search import Searcher
-from memoryd.sources import ARCHIVE_DIR, CLAUDE_FILES
+from memoryd.sources import ARCHIVE_DIR
 from memoryd.store.database import Store
 from memoryd.store.file_versions import tool_written
 from memoryd.store.query import EntryQuery, Order
@@ -485,7 +485,9 @@ class ContextBuilder:
         loaded = set(gemini_context_names(gemini_settings(gemini_home(), scope.project))) \
             if agent == "gemini" else set(codex_fallback_names(f"{codex_home()}/config.toml")) \
             if agent == "codex" else set()
-        imported = _imported_by(agent, claude, scope.project)
+        # and Claude Code and Gemini CLI the notes their instruction files import
+        imported = {*file_imports.agent_imports(agent), *(
+            file_imports.agent_imports(agent, scope.project) if scope.project else ())}
         here = re.sub(r"[^A-Za-z0-9]", "-", scope.project) if scope.project else None
         items: list[Item] = []
         for path, description in self.store.files.described(agent, 200):
@@ -559,16 +561,3 @@ class ContextBuilder:
         text = "\n".join(parts)
         assert len(text) <= budget, (len(text), budget)
         return Block(text, kept, dropped)
-
-
-def _imported_by(agent: str, claude: str, project: str | None) -> set[str]:
-    """The files Claude Code's or Gemini CLI's instruction files import (``@path``): the agent
-    loads them with those files (memoryd.file_imports)."""
-    if agent == "claude-code":
-        return set(file_imports.imported([f"{claude}/CLAUDE.md", *(
-            f"{project}/{name}" for name in CLAUDE_FILES if project)]))
-    if agent == "gemini":
-        names = gemini_context_names(gemini_settings(gemini_home(), project))
-        return set(file_imports.imported([f"{gemini_home()}/{name}" for name in names] + [
-            f"{project}/{name}" for name in names if project], file_imports.MARKDOWN))
-    return set()
