@@ -80,7 +80,6 @@ class ModelLoading:
             log.error("The vector index could not be built in %s (%s): searches read the "
                       "stored vectors instead (slower) until memoryd restarts with disk space.",
                       self.state_dir, getattr(exc.__cause__, "strerror", None) or exc)
-        self.settled.set()
         self.background.spawn(self.vectors.backfill())
         self.vectors.wanted.set()
         self.background.spawn(self.words.fill())

@@ -31,7 +31,7 @@ from memoryd.store.reader import VectorsReader
 from memoryd.store.row_file import ROW_FILE
 from memoryd.store.thread import DatabaseThread
 from memoryd.store.vector_rows import VectorRows
-from memoryd.store.vectors import Meta, VectorIndex
+from memoryd.store.vectors import Meta, VectorIndex, set_meta_of
 from memoryd.text import content_hash
 
 log = logging.getLogger(__name__)
@@ -219,9 +219,7 @@ class VectorWork:
         (database thread)."""
         changed, self.store.fill_changes = list(self.store.fill_changes or ()), None
         index.end_fill()
-        for start in range(0, len(changed), 10_000):
-            for rowid, meta in self.store.vector_meta_of(changed[start:start + 10_000]).items():
-                index.set_meta(rowid, meta)
+        set_meta_of(self.store, index, changed)
         self.derived.index = index
         self.store.meta_changed.clear()  # the index has every entry's columns as they are now
         log.info("Vector index ready: %d entries, %d part vectors, %.1f MB in memory.",

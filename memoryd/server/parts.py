@@ -160,7 +160,7 @@ class Parts:
             "vector_index": {
                 "ready": index is not None,
                 # filled from the stored vectors after a start: searches read those meanwhile
-                "filling": index is None and self.entries.index is not None,
+                "filling": self.entries.index is not None and self.entries.index.filling,
                 "entries": len(index) if index is not None else 0,
                 "bytes": index.nbytes if index is not None else 0,
             },

@@ -598,6 +598,11 @@ def follow_meta(store: MetaChanges, index: VectorIndex | None) -> None:
     if not store.meta_changed:
         return
     uids, store.meta_changed = list(store.meta_changed), set()
+    set_meta_of(store, index, uids)
+
+
+def set_meta_of(store: MetaChanges, index: VectorIndex, uids: Sequence[str]) -> None:
+    """The filter columns of these entries into the index, as they are now."""
     for start in range(0, len(uids), 10_000):
         for rowid, meta in store.vector_meta_of(uids[start:start + 10_000]).items():
             index.set_meta(rowid, meta)
