@@ -9,10 +9,9 @@ or written by other rules is ignored, and the texts are parsed again.
 
 from __future__ import annotations
 
-import contextlib
+import functools
 import hashlib
 import logging
-import os
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +19,14 @@ import msgpack
 
 from memoryd.sessions import outcome_rules
 from memoryd.sessions.outcome_rules import Term
+from memoryd.store.durable import replace_file
 
 log = logging.getLogger(__name__)
 
 TERMS_FILE = "guard-terms.msgpack"
 
 
+@functools.cache
 def rules_version() -> str:
     """A digest of the rules' source: terms made by other rules are parsed again."""
     return hashlib.blake2b(Path(outcome_rules.__file__).read_bytes(), digest_size=16).hexdigest()
@@ -52,16 +53,11 @@ def load_terms(path: Path) -> dict[bytes, tuple[Term, ...]]:
 def save_terms(path: Path, terms: dict[bytes, tuple[Term, ...]]) -> None:
     """Keep the terms (replacing the file whole); a disk that refuses loses only time at the
     next start."""
-    data = msgpack.packb({"rules": rules_version(), "terms": {
-        digest: [_fields(term) for term in found] for digest, found in terms.items()}})
-    temporary = path.with_name(f".{path.name}.{os.getpid()}")
     try:
-        temporary.write_bytes(data)
-        os.replace(temporary, path)
+        replace_file(path, msgpack.packb({"rules": rules_version(), "terms": {
+            digest: [_fields(term) for term in found] for digest, found in terms.items()}}))
     except OSError as exc:
         log.info("The guard's terms could not be kept in %s (%s).", path, exc)
-        with contextlib.suppress(OSError):
-            temporary.unlink()
 
 
 def _fields(term: Term) -> list[Any]:

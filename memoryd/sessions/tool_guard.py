@@ -58,7 +58,6 @@ PROJECT_TTL_S = 30.0
 REREAD_S = 300.0
 
 
-
 def _digest(kind: str, text: str, polarity: str | None, key: str | None) -> bytes:
     """What a lesson's terms are kept by: a digest of what they are read from (the texts
     themselves, kept for every lesson, held tens of MB)."""
