@@ -361,17 +361,19 @@ def configured_sources(config: Config) -> tuple[list[Source], dict[str, str]]:
                    "markdown")
     if all(s.path.split("{agent}")[0] != tools.path.split("{agent}")[0] for s in sources):
         sources.append(tools)
-    # a file a CLAUDE.md imports that another source has already (a project's AGENTS.md, a
-    # rule, a file two projects import) stays that source's
+    # a file an instruction file imports that another source has already (a project's
+    # AGENTS.md, a rule, a file two projects import) stays that source's
     home = Path.home()
     others = [source for source in sources if not is_import(source)]
+    imported: set[str] = set()
     kept: list[Source] = []
     for source in sources:
-        if is_import(source) and (
-                any(other.match(Path(source.path), home) is not None for other in others)
-                or any(source.path == earlier.path for earlier in kept if is_import(earlier))):
-            projects.pop(source.name, None)
-            continue
+        if is_import(source):
+            if source.path in imported or any(
+                    other.match(Path(source.path), home) is not None for other in others):
+                projects.pop(source.name, None)
+                continue
+            imported.add(source.path)
         kept.append(source)
     return kept, projects
 
