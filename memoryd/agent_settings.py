@@ -136,6 +136,16 @@ def gemini_context_names(settings: Sequence[str]) -> list[str]:
     return ["GEMINI.md"]
 
 
+def loaded_names(agent: str, project: str | None = None) -> set[str]:
+    """The file names ``agent`` loads as its instructions by its settings' say, in a project
+    (Gemini CLI's context files, Codex's fallback instructions); none for another agent."""
+    if agent == "gemini":
+        return set(gemini_context_names(gemini_settings(gemini_home(), project)))
+    if agent == "codex":
+        return set(codex_fallback_names(f"{codex_home()}/config.toml"))
+    return set()
+
+
 def codex_fallback_names(config: str) -> list[str]:
     """The file names Codex reads in a project directory without an ``AGENTS.md``
     (``project_doc_fallback_filenames`` in its ``config.toml``); a name that is not a plain

@@ -71,14 +71,7 @@ from typing import Any
 from memoryd_client.wire import INJECTION_MARKER
 
 from memoryd import file_imports
-from memoryd.agent_settings import (
-    claude_home,
-    codex_fallback_names,
-    codex_home,
-    gemini_context_names,
-    gemini_home,
-    gemini_settings,
-)
+from memoryd.agent_settings import claude_home, loaded_names
 from memoryd.ingest.markdown import split_lines
 from memoryd.project import project_of
 from memoryd.provenance import agent_wrote
@@ -482,9 +475,7 @@ class ContextBuilder:
         native = _NATIVE_FILES.get(agent)
         claude = os.path.expanduser(claude_home()).rstrip("/")  # once a block, not a file
         # Gemini CLI and Codex load their instructions by the names their settings give them
-        loaded = set(gemini_context_names(gemini_settings(gemini_home(), scope.project))) \
-            if agent == "gemini" else set(codex_fallback_names(f"{codex_home()}/config.toml")) \
-            if agent == "codex" else set()
+        loaded = loaded_names(agent, scope.project)
         # and Claude Code and Gemini CLI the notes their instruction files import
         imported = {*file_imports.agent_imports(agent), *(
             file_imports.agent_imports(agent, scope.project) if scope.project else ())}
