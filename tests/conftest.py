@@ -25,6 +25,21 @@ from memoryd.config import Config, load_config
 from memoryd.embedding.model import Embedder
 from memoryd.server.daemon import Daemon, run_daemon
 
+# The daemons and commands the tests start are Python processes that import memoryd from this
+# checkout: where writing bytecode is turned off (PYTHONDONTWRITEBYTECODE), every one compiled
+# the whole daemon again (~0.4 s a start, ~90 starts a run). Their bytecode goes to a cache of
+# the tests' own instead, outside the checkout.
+if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
+    os.environ.setdefault("PYTHONPYCACHEPREFIX",
+                          str(Path(tempfile.gettempdir()) / f"memoryd-tests-pycache-{os.getuid()}"))
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: one worker more than the cores. The tests spend a good part of their time
+    waiting on daemons, commands and the disk; a third worker on two cores took the suite
+    from 288 s to 248 s (a fourth gained nothing more)."""
+    return len(os.sched_getaffinity(0)) + 1
+
 
 @pytest.fixture(autouse=True)
 def memoryd_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
