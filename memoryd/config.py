@@ -20,7 +20,7 @@ from memoryd_client.paths import config_dir, socket_path, state_dir
 
 from memoryd.errors import ConfigError
 from memoryd.names import path_problem
-from memoryd.sources import Source, default_sources, is_import, project_sources, validate_source
+from memoryd.sources import Source, default_sources, gives_way, project_sources, validate_source
 
 
 @dataclass(frozen=True)
@@ -361,14 +361,15 @@ def configured_sources(config: Config) -> tuple[list[Source], dict[str, str]]:
                    "markdown")
     if all(s.path.split("{agent}")[0] != tools.path.split("{agent}")[0] for s in sources):
         sources.append(tools)
-    # a file an instruction file imports that another source has already (a project's
-    # AGENTS.md, a rule, a file two projects import) stays that source's
+    # a file an instruction file imports, or one found in a project's subdirectory, that
+    # another source has already (a project's AGENTS.md, a rule, a file two projects import,
+    # a subproject that is a project root of its own) stays that source's
     home = Path.home()
-    others = [source for source in sources if not is_import(source)]
+    others = [source for source in sources if not gives_way(source)]
     imported: set[str] = set()
     kept: list[Source] = []
     for source in sources:
-        if is_import(source):
+        if gives_way(source):
             if source.path in imported or any(
                     other.match(Path(source.path), home) is not None for other in others):
                 projects.pop(source.name, None)

@@ -29,6 +29,7 @@ import time
 from collections.abc import Sequence
 
 from memoryd.agent_settings import claude_home, gemini_context_names, gemini_home, gemini_settings
+from memoryd.nested_files import nested_instructions
 
 #: How many times an imported file may import again (Claude Code's and Gemini CLI's limit).
 HOPS = 5
@@ -52,24 +53,35 @@ _IMPORT = re.compile(r"(?:^|(?<=\s))@((?:[^\s\\]|\\ )+)")
 _TAKEN: dict[str, tuple[tuple[int, int, int], tuple[str, ...]]] = {}
 
 
-def agent_imports(agent: str, project: str | None = None) -> list[str]:
+def agent_imports(agent: str, project: str | None = None, walk: bool = True) -> list[str]:
     """The notes ``agent`` (Claude Code, Gemini CLI; none for another) loads through the
-    imports of its instruction files: the user's, or with ``project`` a project root's."""
-    return imported(instruction_files(agent, project),
+    imports of its instruction files: the user's, or with ``project`` a project root's
+    (without ``walk``, of the subdirectories' files the last walk found: a session's block
+    does not wait on one)."""
+    return imported(instruction_files(agent, project, walk),
                     MARKDOWN if agent == "gemini" else NOTE_SUFFIXES)
 
 
-def instruction_files(agent: str, project: str | None = None) -> list[str]:
+def instruction_files(agent: str, project: str | None = None, walk: bool = True) -> list[str]:
     """The files whose imports ``agent`` follows: the user's, or with ``project`` a project
-    root's (Gemini CLI's by the names its settings give them, a workspace's own first)."""
+    root's (Gemini CLI's by the names its settings give them, a workspace's own first), then
+    those of its subdirectories (:mod:`memoryd.nested_files`)."""
     if agent == "claude-code":
-        return [f"{claude_home()}/CLAUDE.md"] if project is None else \
-            [f"{project}/{name}" for name in CLAUDE_FILES]
+        if project is None:
+            return [f"{claude_home()}/CLAUDE.md"]
+        return [*(f"{project}/{name}" for name in CLAUDE_FILES),
+                *_nested(project, {"CLAUDE.md"}, walk)]
     if agent == "gemini":
         home = gemini_home()
-        return [f"{home if project is None else project}/{name}"
-                for name in gemini_context_names(gemini_settings(home, project))]
+        names = gemini_context_names(gemini_settings(home, project))
+        return [*(f"{home if project is None else project}/{name}" for name in names),
+                *(_nested(project, set(names), walk) if project is not None else ())]
     return []
+
+
+def _nested(project: str, names: set[str], walk: bool) -> list[str]:
+    return [path for path, _ in nested_instructions(os.path.expanduser(project) or "/", walk)
+            if os.path.basename(path) in names]
 
 
 def imported(starts: Sequence[str], suffixes: tuple[str, ...] = NOTE_SUFFIXES) -> list[str]:

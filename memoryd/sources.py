@@ -44,8 +44,9 @@ docs/harnesses.md gives every harness's files and formats, with their sources.
 Each project root in the configuration adds :func:`project_sources`: the agents' files of
 :data:`_PROJECT_FILES` (CLAUDE.md and Claude Code's rules, AGENTS.md, GEMINI.md, Cursor's,
 Windsurf's, Cline's, Roo's and Copilot's rules, Cline's memory bank, Aider's conventions and
-chat history), the files the agents' settings name there, and the notes its CLAUDE.md and
-GEMINI.md files import; docs/sources.md lists them with their agents.
+chat history), the files the agents' settings name there, the instruction files of its
+subdirectories (``project:<root>:nested:<path>``, :mod:`memoryd.nested_files`), and the notes
+its CLAUDE.md and GEMINI.md files import; docs/sources.md lists them with their agents.
 
 Glob syntax
 -----------
@@ -81,7 +82,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memoryd import agent_settings, file_imports
+from memoryd import agent_settings, file_imports, nested_files
 from memoryd.agent_settings import (
     agent_home,
     claude_auto_memory_dir,
@@ -243,10 +244,13 @@ def _imports(prefix: str, agent: str, project: str | None = None) -> list[Source
             for source in _from_settings(f"{prefix}{path}", path, agent)]
 
 
-def is_import(source: Source) -> bool:
-    """Whether a source is a file a CLAUDE.md or GEMINI.md imports."""
-    return any(source.name.startswith(prefix) or f":{prefix}" in source.name
-               for prefix in IMPORT_PREFIXES.values())
+def gives_way(source: Source) -> bool:
+    """Whether a source is a file found by following the agents (one a CLAUDE.md or
+    GEMINI.md imports, an instruction file in a project's subdirectory): one another source
+    matches already stays that source's."""
+    return NESTED_INFIX in source.name or any(
+        source.name.startswith(prefix) or f":{prefix}" in source.name
+        for prefix in IMPORT_PREFIXES.values())
 
 
 def _from_settings(name: str, path: str, agent: str) -> list[Source]:
@@ -297,6 +301,9 @@ _PROJECT_FILES: tuple[tuple[str, str | None, str, str], ...] = (
 )
 
 
+#: What the source of an instruction file in a project's subdirectory is named by:
+#: ``project:<root>:nested:<path in the root>``.
+NESTED_INFIX = ":nested:"
 #: What a source of a file an agent's instruction file imports is named by:
 #: ``claude-import:<path>``, or a project's ``project:<root>:claude-import:<path>``.
 IMPORT_PREFIXES = {"claude-code": "claude-import:", "gemini": "gemini-import:"}
@@ -325,6 +332,11 @@ def project_sources(root: Path) -> list[Source]:
     for name in codex_fallback_names(f"{codex_home()}/config.toml"):
         if name not in _TOP_FILES and f"project:{text}:{name}" not in {s.name for s in sources}:
             sources += _from_settings(f"project:{text}:{name}", f"{base}/{name}", "codex")
+    # the instruction files of its subdirectories (memoryd.nested_files), each watched alone
+    top = os.path.expanduser(base) or "/"
+    for path, agent in nested_files.nested_instructions(top):
+        sources += _from_settings(f"project:{text}{NESTED_INFIX}{os.path.relpath(path, top)}",
+                                  path, agent)
     return [*sources, *(source for agent, prefix in IMPORT_PREFIXES.items()
                         for source in _imports(f"project:{text}:{prefix}", agent, base))]
 

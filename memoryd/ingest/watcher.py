@@ -155,12 +155,15 @@ class Watcher:
 
     async def _follow_settings(self) -> bool:
         """Whether an agent's settings moved its files since the sources were made (Claude
-        Code's ``autoMemoryDirectory``), or a CLAUDE.md's imports (``@path``) changed: the
-        sources are made again, to be watched anew, and a moved or gone source's entries leave
-        the index as ``memory sources remove`` takes them (the files are not touched); the
-        rescan indexes the new place."""
-        sources, projects = configured_sources(self.config)
-        if sources == self.sources:
+        Code's ``autoMemoryDirectory``), a CLAUDE.md's imports (``@path``) changed, or an
+        instruction file came or went in a project's subdirectory: the sources are made again,
+        to be watched anew, and a moved or gone source's entries leave the index as
+        ``memory sources remove`` takes them (the files are not touched); the rescan indexes
+        the new place. Made off the event loop: it reads the agents' settings and walks the
+        project roots (memoryd.nested_files)."""
+        config = self.config
+        sources, projects = await asyncio.to_thread(configured_sources, config)
+        if sources == self.sources or config is not self.config:  # (reloaded meanwhile)
             return False
         old = [source for source in self.sources if source not in sources]  # moved or gone
         log.info("An agent's settings or imports moved its files: watched now %s; no longer "

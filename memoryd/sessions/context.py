@@ -478,7 +478,8 @@ class ContextBuilder:
         loaded = loaded_names(agent, scope.project)
         # and Claude Code and Gemini CLI the notes their instruction files import
         imported = {*file_imports.agent_imports(agent), *(
-            file_imports.agent_imports(agent, scope.project) if scope.project else ())}
+            file_imports.agent_imports(agent, scope.project, walk=False) if scope.project
+            else ())}
         here = re.sub(r"[^A-Za-z0-9]", "-", scope.project) if scope.project else None
         items: list[Item] = []
         for path, description in self.store.files.described(agent, 200):

@@ -785,7 +785,10 @@ def test_scan_skips_missing_roots(tmp_path: Path) -> None:
     assert scanned(default_sources(), tmp_path / "nobody") == []
 
 
-def test_scan_project_root_is_not_walked_deep(tmp_path: Path) -> None:
+def test_scan_project_root_finds_its_files_and_subdirectories_instructions_only(
+        tmp_path: Path) -> None:
+    """A subdirectory's CLAUDE.md is the project's (memoryd.nested_files); one in an installed
+    package or in .git is not, nor is any other file of the tree."""
     root = tmp_path / "shop"
     touch(root / "CLAUDE.md")
     touch(root / "AGENTS.md")
@@ -799,7 +802,8 @@ def test_scan_project_root_is_not_walked_deep(tmp_path: Path) -> None:
                    for _, path, agent in scan(project_sources(root), tmp_path))
     assert found == [(".claude/rules/a.md", "claude-code"), (".claude/rules/b/c.md", "claude-code"),
                      ("AGENTS.md", "codex"), ("CLAUDE.md", "claude-code"),
-                     ("agents/state/memory/planner.md", "planner")]
+                     ("agents/state/memory/planner.md", "planner"),
+                     ("src/CLAUDE.md", "claude-code")]
 
 
 def test_scan_file_matched_by_two_sources_is_yielded_once_per_source(tmp_path: Path) -> None:

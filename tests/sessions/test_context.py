@@ -232,6 +232,21 @@ def test_notes_a_claude_md_imports_are_indexed_and_not_listed(
                         shop / "docs/release.md", *_other_notes("claude-code"))
 
 
+def test_notes_a_subdirectorys_claude_md_imports_are_indexed_and_not_listed(
+        daemon, client: Client, repos) -> None:
+    """In a monorepo, ``packages/api/CLAUDE.md`` imports a note (``@docs/errors.md``): memoryd
+    indexes both as Claude Code's, and the block does not list the note (Claude Code loads it
+    with the CLAUDE.md of the directory it works in)."""
+    shop, _ = repos
+    api = shop / "packages/api"
+    (api / "docs").mkdir(parents=True)
+    (api / "docs/errors.md").write_text("- Every error carries a stable code like E1042\n")
+    (api / "CLAUDE.md").write_text("# API\n- Errors: @docs/errors.md\n")
+    assert run_cli("sources", "add", "--project", str(shop)).returncode == 0
+    _indexed_not_listed(client, shop, "claude-code", "error stable code", api / "docs/errors.md",
+                        *_other_notes("claude-code"))
+
+
 def test_notes_a_gemini_md_imports_are_indexed_and_not_listed(
         daemon, client: Client, repos) -> None:
     """~/.gemini/GEMINI.md imports a note (``@./team.md``): memoryd indexes it as Gemini's,

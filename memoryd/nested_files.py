@@ -1,0 +1,122 @@
+"""The instruction files in a project's subdirectories.
+
+The agents read more of a project than its root's files: Claude Code loads the ``CLAUDE.md``
+of a subdirectory once it works there; Codex reads an ``AGENTS.override.md`` or ``AGENTS.md``
+(or a name of its ``project_doc_fallback_filenames``) in each directory from the repository's
+root down to where it runs; Gemini CLI reads its context files (``GEMINI.md``, or the names its
+settings give) in the project's subdirectories. In a monorepo (``packages/api/CLAUDE.md``,
+``services/web/AGENTS.md``) that is where much of what the agents were told lives.
+
+A project root is not watched recursively (a watch for every directory of a tree with a
+``node_modules`` is more than the OS gives a user), so memoryd looks for these files by walking
+the tree: breadth first, not into hidden directories (``.git``, ``.venv``), directories of
+installed or built things (:data:`PRUNED`) or symlinked ones, and at most :data:`MAX_DIRS`
+directories a root (the shallow ones first; the log says so once when a tree has more). A walk
+is made again when the last one is :data:`REST_FACTOR` times its own duration old (a tree of a
+few hundred directories every few seconds, one of 10,000 every ten seconds or so), so a file
+added is found in seconds without the walks costing more than a sliver of one core.
+:mod:`memoryd.sources` makes a source of each file found (``project:<root>:<path in it>``);
+its directory alone is watched.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import time
+from collections import deque
+
+from memoryd.agent_settings import (
+    codex_fallback_names,
+    codex_home,
+    gemini_context_names,
+    gemini_home,
+    gemini_settings,
+)
+
+log = logging.getLogger("memoryd.nested_files")
+
+#: Directories not walked into (besides hidden ones): what tools install or build, not notes.
+PRUNED = frozenset({"node_modules", "__pycache__", "venv", "site-packages", "target", "dist",
+                    "build", "vendor", "bower_components"})
+#: The directories of one root looked into, at most.
+MAX_DIRS = 10_000
+#: A walk is due again once the last one is this many times its own duration old.
+REST_FACTOR = 50
+
+#: Each root's last walk: (when it ended, the names looked for, the files found).
+_WALKED: dict[str, tuple[float, frozenset[str], tuple[str, ...]]] = {}
+
+
+def instruction_names(project: str) -> dict[str, str]:
+    """Each file name an agent reads as its instructions in a project's directories, with
+    the agent its entries belong to (a name two agents read, ``AGENTS.md``, is Codex's, as in
+    the project's root)."""
+    names = {"CLAUDE.md": "claude-code", "AGENTS.override.md": "codex", "AGENTS.md": "codex",
+             "GEMINI.md": "gemini"}
+    for name in gemini_context_names(gemini_settings(gemini_home(), project)):
+        names.setdefault(name, "gemini")
+    for name in codex_fallback_names(f"{codex_home()}/config.toml"):
+        names.setdefault(name, "codex")
+    return names
+
+
+def nested_instructions(project: str, walk: bool = True) -> list[tuple[str, str]]:
+    """The instruction files in the subdirectories of ``project`` (a root, absolute), each
+    with the agent its entries belong to; without ``walk``, those the last walk found."""
+    names = instruction_names(project)
+    return [(path, names[os.path.basename(path)])
+            for path in nested_files(project, frozenset(names), walk)
+            if os.path.basename(path) in names]
+
+
+def nested_files(root: str, names: frozenset[str], walk: bool = True) -> tuple[str, ...]:
+    """The files named one of ``names`` in the subdirectories of ``root`` (absolute), below
+    it at any depth (not in ``root`` itself), in walk order; from the last walk while it is
+    fresh (see the module docstring), or without ``walk`` whatever it found (none without
+    one)."""
+    now = time.monotonic()
+    last = _WALKED.get(root)
+    if not walk:
+        return last[2] if last is not None else ()
+    if last is not None and last[1] == names and now < last[0]:
+        return last[2]
+    found = _walk(root, names)
+    took = time.monotonic() - now
+    _WALKED[root] = (time.monotonic() + REST_FACTOR * took, names, found)
+    return found
+
+
+def _walk(root: str, names: frozenset[str]) -> tuple[str, ...]:
+    found: list[str] = []
+    queue = deque([root])
+    looked = 0
+    while queue:
+        if looked == MAX_DIRS:
+            _too_many(root)
+            break
+        directory = queue.popleft()
+        looked += 1
+        try:
+            with os.scandir(directory) as entries:
+                for entry in sorted(entries, key=lambda e: e.name):
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            if not entry.name.startswith(".") and entry.name not in PRUNED:
+                                queue.append(entry.path)
+                        elif directory != root and entry.name in names \
+                                and entry.is_file(follow_symlinks=True):
+                            found.append(entry.path)
+                    except OSError:  # gone or unreadable meanwhile: not an instruction file
+                        continue
+        except OSError:  # a directory unreadable or gone: the agents cannot read it either
+            continue
+    return tuple(found)
+
+
+@functools.lru_cache(maxsize=64)
+def _too_many(root: str) -> None:
+    log.warning("Project root %s has more than %d directories: memoryd looked for the agents' "
+                "instruction files (CLAUDE.md, AGENTS.md, GEMINI.md) in the %d nearest its top "
+                "only.", root, MAX_DIRS, MAX_DIRS)

@@ -1,0 +1,130 @@
+"""The agents' instruction files in a project's subdirectories (a monorepo's
+``packages/api/CLAUDE.md``, ``services/web/AGENTS.md``): found, indexed as the project's,
+followed as they come and go, without watching the whole tree."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import pytest
+from memoryd_client import Client
+
+from memoryd import nested_files
+from memoryd.config import configured_sources, load_config
+from memoryd.sources import project_sources
+from tests.conftest import spawn_daemon, stop_process
+from tests.ingest.test_ingest import eventually, search
+from tests.ingest.test_watching import _inotify_watches
+
+
+def _write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture(autouse=True)
+def fresh_walks() -> None:
+    nested_files._WALKED.clear()  # each test's tree is walked anew
+
+
+def _nested(sources: list) -> dict[str, tuple[str, str | None]]:  # type: ignore[type-arg]
+    return {s.name: (s.path, s.agent) for s in sources if ":nested:" in s.name}
+
+
+def test_a_monorepos_instruction_files_are_the_projects_sources(tmp_path: Path) -> None:
+    """Each agent's by its file's name; not in the root (its own sources have those), hidden
+    directories, installed packages or through a symlinked directory."""
+    root = tmp_path / "shop"
+    _write(root / "CLAUDE.md", "- Use pnpm.\n")
+    api = _write(root / "packages/api/CLAUDE.md", "- The API speaks JSON only.\n")
+    web = _write(root / "services/web/AGENTS.md", "- Run the web tests with vitest.\n")
+    override = _write(root / "services/web/deep/AGENTS.override.md", "- Not on Fridays.\n")
+    docs = _write(root / "docs/GEMINI.md", "- Docs are in British English.\n")
+    _write(root / "node_modules/left-pad/CLAUDE.md", "- a package's own\n")
+    _write(root / ".venv/lib/CLAUDE.md", "- hidden\n")
+    _write(root / "packages/api/README.md", "- not an instruction file\n")
+    (root / "linked").symlink_to(root / "packages")
+    assert _nested(project_sources(root)) == {
+        f"project:{root}:nested:docs/GEMINI.md": (str(docs), "gemini"),
+        f"project:{root}:nested:packages/api/CLAUDE.md": (str(api), "claude-code"),
+        f"project:{root}:nested:services/web/AGENTS.md": (str(web), "codex"),
+        f"project:{root}:nested:services/web/deep/AGENTS.override.md": (str(override), "codex"),
+    }
+
+
+def test_a_nested_claude_mds_imports_are_the_projects_and_a_subproject_keeps_its_own(
+        tmp_path: Path, memoryd_home: Path) -> None:
+    """Claude Code follows a subdirectory CLAUDE.md's ``@path`` imports too; a subdirectory
+    that is a project root of its own keeps its CLAUDE.md (one source a file)."""
+    root = tmp_path / "shop"
+    _write(root / "packages/api/CLAUDE.md", "See @docs/errors.md\n")
+    errors = _write(root / "packages/api/docs/errors.md", "- Errors carry a code.\n")
+    own = _write(root / "tools/cli/CLAUDE.md", "- The CLI is Go.\n")
+    config = memoryd_home / "config/config.toml"
+    _write(config, f'[watch]\nproject_roots = ["{root}", "{root / "tools/cli"}"]\n')
+    sources, projects = configured_sources(load_config(config))
+    owners = {s.path: s.name for s in sources}
+    assert owners[str(errors)] == f"project:{root}:claude-import:{errors}"
+    assert projects[owners[str(errors)]] == str(root)
+    assert owners[str(own)] == f"project:{root / 'tools/cli'}:CLAUDE.md"
+    assert [s.name for s in sources if s.path == str(own)] == [owners[str(own)]]
+
+
+def test_a_tree_past_the_limit_is_looked_at_nearest_its_top_and_the_log_says_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setattr(nested_files, "MAX_DIRS", 5)
+    root = tmp_path / "big"
+    near = _write(root / "a/CLAUDE.md", "- near\n")
+    for number in range(8):
+        _write(root / f"b{number}/deeper/CLAUDE.md", "- far\n")
+    with caplog.at_level(logging.WARNING, logger="memoryd.nested_files"):
+        found = nested_files.nested_files(str(root), frozenset({"CLAUDE.md"}))
+    assert found == (str(near),)
+    assert f"Project root {root} has more than 5 directories" in caplog.text
+
+
+def test_instruction_files_made_in_subdirectories_are_indexed_and_their_removal_followed(
+        memoryd_home: Path) -> None:
+    """A daemon with a project root: a subdirectory's CLAUDE.md there at start is searchable
+    as Claude Code's; an AGENTS.md written in another while it runs is found within seconds
+    as Codex's, an edit followed; deleted, its entries leave the index. The tree is not
+    watched whole: a node_modules of 200 directories costs no watches."""
+    project = memoryd_home / "shop"
+    for package in range(200):
+        (project / f"node_modules/pkg{package}").mkdir(parents=True)
+    _write(project / "packages/api/CLAUDE.md", "# API\n\n- Every endpoint answers JSON only.\n")
+    (memoryd_home / "config.toml").write_text(f'[watch]\nproject_roots = ["{project}"]\n')
+    proc = spawn_daemon(memoryd_home)
+    try:
+        with Client(memoryd_home / "memoryd.sock", timeout_s=30) as client:
+            def found(query: str, agent: str) -> list[str]:
+                return [hit["text"] for hit in search(client, query, agent=agent, match=True)]
+
+            def api_rule() -> None:
+                assert found("which format do endpoints answer", "claude-code") == [
+                    "Every endpoint answers JSON only."]
+
+            eventually(api_rule)
+            web = _write(project / "services/web/AGENTS.md",
+                         "# Web\n\n- Run the web tests with vitest, not jest.\n")
+
+            def web_rule(text: str) -> None:
+                assert found("how are the web tests run", "codex") == [text]
+
+            eventually(lambda: web_rule("Run the web tests with vitest, not jest."))
+            web.write_text("# Web\n\n- Run the web tests with vitest --run, never watch mode.\n")
+            eventually(lambda: web_rule("Run the web tests with vitest --run, never watch mode."))
+            assert _inotify_watches(proc.pid) <= 8
+            web.unlink()
+
+            def gone() -> None:
+                assert found("how are the web tests run", "codex") == []
+
+            eventually(gone)
+            api_rule()  # the other file's entries stay
+    finally:
+        assert stop_process(proc) == 0
+    assert os.path.exists(project / "packages/api/CLAUDE.md")
