@@ -5,8 +5,10 @@ Claude Code keeps its files in ``$CLAUDE_CONFIG_DIR`` (``~/.claude``) and may mo
 memory with ``autoMemoryDirectory``; Codex in ``$CODEX_HOME`` (``~/.codex``), reading a
 project's ``project_doc_fallback_filenames`` where it has no ``AGENTS.md``; Gemini CLI in
 ``$GEMINI_CLI_HOME/.gemini`` (``~/.gemini``), naming its context files with
-``context.fileName``. Settings files are JSON (TOML for Codex's ``config.toml``), read once per
-version of the file: the daemon asks again every few seconds.
+``context.fileName``; OpenCode loads the files its ``opencode.json`` names in
+``instructions``. Settings files are JSON, with comments and trailing commas as Gemini CLI and
+OpenCode allow (TOML for Codex's ``config.toml``), read once per version of the file: the
+daemon asks again every few seconds.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import functools
 import json
 import logging
 import os
+import re
 import sys
 import tomllib
 from collections.abc import Sequence
@@ -88,7 +91,7 @@ def _read_settings(path: str, mtime_ns: int, size: int, inode: int) -> dict[str,
     try:
         with open(path, "rb") as handle:
             text = handle.read().decode("utf-8-sig")
-        data = tomllib.loads(text) if toml else json.loads(text)
+        data = tomllib.loads(text) if toml else _json_with_comments(text)
     except (OSError, UnicodeDecodeError, ValueError) as exc:  # TOMLDecodeError is one
         kept = _LAST_SETTINGS.get(path, {})
         log.warning("%s could not be read as %s (%s): %s", path, "TOML" if toml else "JSON", exc,
@@ -99,11 +102,28 @@ def _read_settings(path: str, mtime_ns: int, size: int, inode: int) -> dict[str,
     return _LAST_SETTINGS[path]
 
 
+#: What JSON with comments (JSONC) has beyond JSON, each outside strings: a comment, or a comma
+#: before a closing bracket (the strings match first, and are kept).
+_COMMENT = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?(?:\*/|$)', re.DOTALL)
+_TRAILING_COMMA = re.compile(r'"(?:\\.|[^"\\])*"|,(?=\s*[}\]])')
+
+
+def _json_with_comments(text: str) -> Any:
+    """JSON, or JSON with comments and trailing commas, as Gemini CLI and OpenCode read their
+    settings (a settings file with a comment was taken as unreadable)."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        def keep_strings(found: re.Match[str]) -> str:
+            return found[0] if found[0].startswith('"') else ""
+        return json.loads(_TRAILING_COMMA.sub(keep_strings, _COMMENT.sub(keep_strings, text)))
+
+
 @functools.lru_cache(maxsize=8)
-def _unusable_setting(path: str, key: str, shown: str) -> None:
-    what = "an absolute directory (or ~/…)" if key == "autoMemoryDirectory" else "a file name"
-    log.warning("%s: %s=%s is not %s without * ? { }: memoryd does not watch it", path, key,
-                shown, what)
+def _unusable_setting(path: str, key: str, shown: str, what: str | None = None) -> None:
+    what = what or ("an absolute directory (or ~/…) without * ? { }"
+                    if key == "autoMemoryDirectory" else "a file name without * ? { }")
+    log.warning("%s: %s=%s is not %s: memoryd does not watch it", path, key, shown, what)
 
 
 def gemini_settings(gemini: str, workspace: str | None = None) -> list[str]:
@@ -134,6 +154,30 @@ def gemini_context_names(settings: Sequence[str]) -> list[str]:
         if names:
             return names
     return ["GEMINI.md"]
+
+
+def opencode_settings(config: str, project: str | None = None) -> list[str]:
+    """OpenCode's settings files: a project's (in its root, then its ``.opencode/``), or
+    without ``project`` the user's (``config``: its configuration directory, ``~/.config``)."""
+    directories = [project, f"{project}/.opencode"] if project is not None \
+        else [f"{config}/opencode"]
+    return [f"{directory}/{name}" for directory in directories
+            for name in ("opencode.json", "opencode.jsonc")]
+
+
+def opencode_instructions(settings: Sequence[str]) -> list[str]:
+    """The files OpenCode's ``instructions`` setting names in these settings files (paths or
+    globs; OpenCode loads those of every file), once each; a URL (OpenCode fetches it: not
+    a file) is left out, and a value that is not a string logged once and skipped."""
+    found: list[str] = []
+    for path in settings:
+        values = _setting(os.path.expanduser(path), ("instructions",))
+        for value in values if isinstance(values, list) else [values] if values else []:
+            if not isinstance(value, str) or not value.strip():
+                _unusable_setting(path, "instructions", repr(value), "a path or a glob")
+            elif not value.strip().startswith(("https://", "http://")):
+                found.append(value.strip())
+    return list(dict.fromkeys(found))
 
 
 def loaded_names(agent: str, project: str | None = None) -> set[str]:

@@ -27,7 +27,8 @@ name it does not have already, and one (agent ``codex``) for each of Codex's
 ``project_doc_fallback_filenames``: :mod:`memoryd.agent_settings` reads them. The notes a
 CLAUDE.md imports (``@path``, :mod:`memoryd.file_imports`) are ``claude-import:<path>``, or
 the project's ``project:<root>:claude-import:<path>``; those a GEMINI.md imports
-``gemini-import:<path>``. The watcher makes the sources again
+``gemini-import:<path>``; those OpenCode's ``instructions`` setting names
+``opencode-instructions:<entry>`` (:func:`opencode_instructed`). The watcher makes the sources again
 every few seconds, so a changed setting or import is followed.
 ``claude-transcripts`` includes subagent transcripts (``<session>/subagents/agent-*.jsonl`` and
 the older ``agent-*.jsonl``). ``codex-segmented`` covers the possible layout where a rollout is a
@@ -92,6 +93,8 @@ from memoryd.agent_settings import (
     gemini_context_names,
     gemini_home,
     gemini_settings,
+    opencode_instructions,
+    opencode_settings,
 )
 from memoryd.errors import ConfigError
 from memoryd.names import AGENT_NAME, path_problem
@@ -224,6 +227,7 @@ def default_sources() -> list[Source]:
                "gemini", agent="gemini"),
         Source("opencode-user-rules", f"{config}/opencode/AGENTS.md", "memory", "markdown",
                agent="opencode"),
+        *opencode_instructed(),
         Source("pi-user-memory", f"{pi}/AGENTS.md", "memory", "markdown", agent="pi"),
         Source("windsurf-user-rules", "~/.codeium/windsurf/memories/global_rules.md", "memory",
                "markdown", agent="windsurf"),
@@ -246,11 +250,47 @@ def _imports(prefix: str, agent: str, project: str | None = None) -> list[Source
 
 def gives_way(source: Source) -> bool:
     """Whether a source is a file found by following the agents (one a CLAUDE.md or
-    GEMINI.md imports, an instruction file in a project's subdirectory): one another source
-    matches already stays that source's."""
+    GEMINI.md imports, an instruction file in a project's subdirectory, one OpenCode's
+    settings name): one another source matches already stays that source's."""
     return NESTED_INFIX in source.name or any(
         source.name.startswith(prefix) or f":{prefix}" in source.name
-        for prefix in IMPORT_PREFIXES.values())
+        for prefix in (*IMPORT_PREFIXES.values(), OPENCODE_PREFIX))
+
+
+def opencode_instructed(project: str | None = None) -> list[Source]:
+    """The sources of the files OpenCode's ``instructions`` setting names: the user's absolute
+    (and ``~/…``) ones, or with ``project`` (a root as configured) the project's settings'
+    and the user's relative ones (OpenCode reads those in every project), relative to it."""
+    config = agent_home("XDG_CONFIG_HOME") or "~/.config"  # OpenCode's, as xdg-basedir has it
+    users = opencode_instructions(opencode_settings(config))
+    if project is None:
+        return _opencode(OPENCODE_PREFIX, [entry for entry in users
+                                           if entry.startswith(("/", "~/"))])
+    base = project.rstrip("/")
+    mine = opencode_instructions(opencode_settings(config, base))
+    return _opencode(f"project:{project.rstrip('/') or '/'}:{OPENCODE_PREFIX}", [*mine, *(
+        entry for entry in users if not entry.startswith(("/", "~/")) and entry not in mine)],
+        base)
+
+
+def _opencode(prefix: str, entries: list[str], base: str | None = None) -> list[Source]:
+    """A source (agent ``opencode``) for each entry of OpenCode's ``instructions``: a path or
+    a glob, absolute, ``~/…``, or relative to the project root ``base``. The notes alone
+    (:data:`memoryd.file_imports.NOTE_SUFFIXES`: ``docs/*.md``, not ``package.json``); a glob
+    of Bun's that memoryd's globs do not have (``{a,b}``, ``[ab]``) is logged once and
+    skipped."""
+    sources = []
+    for entry in entries:
+        if not entry.lower().endswith(file_imports.NOTE_SUFFIXES) \
+                or any(char in entry for char in "{}[]"):
+            _unwatchable(f"OpenCode's instructions entry {entry!r}: memoryd indexes notes "
+                         f"({', '.join(file_imports.NOTE_SUFFIXES)}) by a path or a glob of * ? "
+                         "and ** alone")
+            continue
+        path = entry if entry.startswith(("/", "~/")) else \
+            os.path.normpath(os.path.join(os.path.expanduser(base or "") or "/", entry))
+        sources += _from_settings(f"{prefix}{entry}", path, "opencode")
+    return sources
 
 
 def _from_settings(name: str, path: str, agent: str) -> list[Source]:
@@ -304,6 +344,10 @@ _PROJECT_FILES: tuple[tuple[str, str | None, str, str], ...] = (
 #: What the source of an instruction file in a project's subdirectory is named by:
 #: ``project:<root>:nested:<path in the root>``.
 NESTED_INFIX = ":nested:"
+#: What the source of a file OpenCode's ``instructions`` setting names is named by:
+#: ``opencode-instructions:<the setting's entry>``, or a project's
+#: ``project:<root>:opencode-instructions:<entry>``.
+OPENCODE_PREFIX = "opencode-instructions:"
 #: What a source of a file an agent's instruction file imports is named by:
 #: ``claude-import:<path>``, or a project's ``project:<root>:claude-import:<path>``.
 IMPORT_PREFIXES = {"claude-code": "claude-import:", "gemini": "gemini-import:"}
@@ -332,6 +376,7 @@ def project_sources(root: Path) -> list[Source]:
     for name in codex_fallback_names(f"{codex_home()}/config.toml"):
         if name not in _TOP_FILES and f"project:{text}:{name}" not in {s.name for s in sources}:
             sources += _from_settings(f"project:{text}:{name}", f"{base}/{name}", "codex")
+    sources += opencode_instructed(text)
     # the instruction files of its subdirectories (memoryd.nested_files), each watched alone
     top = os.path.expanduser(base) or "/"
     for path, agent in nested_files.nested_instructions(top):

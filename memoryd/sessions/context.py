@@ -82,7 +82,7 @@ from memoryd.regular_file import read_regular_text
 from memoryd.retrieval.age import VERIFY_DAYS, age_bucket
 from memoryd.retrieval.records import MAX_QUERY_CHARS, FilterRequest, SearchRequest
 from memoryd.retrieval.search import Searcher
-from memoryd.sources import ARCHIVE_DIR
+from memoryd.sources import ARCHIVE_DIR, opencode_instructed
 from memoryd.store.database import Store
 from memoryd.store.file_versions import tool_written
 from memoryd.store.query import EntryQuery, Order
@@ -480,11 +480,17 @@ class ContextBuilder:
         imported = {*file_imports.agent_imports(agent), *(
             file_imports.agent_imports(agent, scope.project, walk=False) if scope.project
             else ())}
+        # and OpenCode the files its instructions setting names
+        instructed = [] if agent != "opencode" else \
+            [*opencode_instructed(), *(opencode_instructed(scope.project) if scope.project
+                                       else ())]
+        home = Path.home()
         here = re.sub(r"[^A-Za-z0-9]", "-", scope.project) if scope.project else None
         items: list[Item] = []
         for path, description in self.store.files.described(agent, 200):
             if (native is not None and native.search(path)) or f"/{ARCHIVE_DIR}/" in path \
                     or os.path.basename(path) in loaded or path in imported \
+                    or any(source.match(Path(path), home) for source in instructed) \
                     or (agent == "claude-code" and path.startswith(claude + "/rules/")):
                 continue
             # Claude Code's auto-memory of another project: ~/.claude/projects/<its cwd>/memory/

@@ -247,6 +247,21 @@ def test_notes_a_subdirectorys_claude_md_imports_are_indexed_and_not_listed(
                         *_other_notes("claude-code"))
 
 
+def test_files_opencodes_instructions_name_are_indexed_and_not_listed(
+        daemon, client: Client, repos) -> None:
+    """A project's opencode.json names ``docs/*.md`` in ``instructions``: memoryd indexes them
+    as OpenCode's, and the block does not list them (OpenCode loads them itself), while it
+    lists OpenCode's other notes."""
+    shop, _ = repos
+    (shop / "docs").mkdir()
+    (shop / "docs/ops.md").write_text("---\ndescription: operations\n---\n"
+                                      "- The pager rotation changes hands weekly\n")
+    (shop / "opencode.json").write_text('{"instructions": ["docs/*.md"]}')
+    assert run_cli("sources", "add", "--project", str(shop)).returncode == 0
+    _indexed_not_listed(client, shop, "opencode", "pager rotation changes hands",
+                        shop / "docs/ops.md", *_other_notes("opencode"))
+
+
 def test_notes_a_gemini_md_imports_are_indexed_and_not_listed(
         daemon, client: Client, repos) -> None:
     """~/.gemini/GEMINI.md imports a note (``@./team.md``): memoryd indexes it as Gemini's,
