@@ -1,5 +1,5 @@
 """Where agents keep their files: their home variables, and the settings that move or rename
-their memory (memoryd.sources makes sources of them).
+their memory (memoryd.agent_sources makes sources of them).
 
 Claude Code keeps its files in ``$CLAUDE_CONFIG_DIR`` (``~/.claude``) and may move its auto
 memory with ``autoMemoryDirectory``; Codex in ``$CODEX_HOME`` (``~/.codex``), reading a

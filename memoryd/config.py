@@ -18,9 +18,10 @@ from typing import Any
 
 from memoryd_client.paths import config_dir, socket_path, state_dir
 
+from memoryd.agent_sources import default_sources, gives_way, project_sources
 from memoryd.errors import ConfigError
 from memoryd.names import path_problem
-from memoryd.sources import Source, default_sources, gives_way, project_sources, validate_source
+from memoryd.sources import Source, validate_source
 
 
 @dataclass(frozen=True)

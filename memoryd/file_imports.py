@@ -11,7 +11,7 @@ outside code blocks, code spans and HTML comments (``ana@example.org`` and a ``@
 a code block are not imports); a backslash escapes a space in the path.
 
 memoryd indexes the imported files that are notes and exist (:data:`NOTE_SUFFIXES`; Gemini
-imports markdown alone: :data:`MARKDOWN`): :mod:`memoryd.sources` makes a source of each, and
+imports markdown alone: :data:`MARKDOWN`): :mod:`memoryd.agent_sources` makes a source of each, and
 the daemon asks again every few seconds (a file is read again when its version changes); the
 memory block leaves them out of its list of files (the agent loads them itself). A file caught with
 fewer imports than it had, less than a second after it changed, keeps its earlier ones until it

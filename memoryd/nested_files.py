@@ -15,8 +15,8 @@ directories a root (the shallow ones first; the log says so once when a tree has
 is made again when the last one is :data:`REST_FACTOR` times its own duration old (a tree of a
 few hundred directories every few seconds, one of 10,000 every ten seconds or so), so a file
 added is found in seconds without the walks costing more than a sliver of one core.
-:mod:`memoryd.sources` makes a source of each file found (``project:<root>:<path in it>``);
-its directory alone is watched.
+:mod:`memoryd.agent_sources` makes a source of each file found
+(``project:<root>:nested:<path in it>``); its directory alone is watched.
 """
 
 from __future__ import annotations

@@ -25,13 +25,13 @@ from memoryd_client.paths import home_text
 from memoryd_client.views import duration
 
 from memoryd import __version__
+from memoryd.agent_sources import default_sources
 from memoryd.config import Settings
 from memoryd.embedding.model import DEFAULT_MODEL_ID, DEFAULT_MODEL_SHA256
 from memoryd.ingest.watcher import Watcher
 from memoryd.passes.runner import PassRunner
 from memoryd.server.parts import Parts
 from memoryd.server.sync_methods import Sync
-from memoryd.sources import default_sources
 from memoryd.store.ledger import Ledger, LedgerProblem
 from memoryd.store.reader import entry_uids, ledger_offset, open_reader, quick_check
 

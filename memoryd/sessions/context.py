@@ -72,6 +72,7 @@ from memoryd_client.wire import INJECTION_MARKER
 
 from memoryd import file_imports
 from memoryd.agent_settings import claude_home, loaded_names
+from memoryd.agent_sources import opencode_instructed
 from memoryd.ingest.markdown import split_lines
 from memoryd.project import project_of
 from memoryd.provenance import agent_wrote
@@ -82,7 +83,7 @@ from memoryd.regular_file import read_regular_text
 from memoryd.retrieval.age import VERIFY_DAYS, age_bucket
 from memoryd.retrieval.records import MAX_QUERY_CHARS, FilterRequest, SearchRequest
 from memoryd.retrieval.search import Searcher
-from memoryd.sources import ARCHIVE_DIR, opencode_instructed
+from memoryd.sources import ARCHIVE_DIR
 from memoryd.store.database import Store
 from memoryd.store.file_versions import tool_written
 from memoryd.store.query import EntryQuery, Order

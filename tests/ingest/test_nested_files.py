@@ -12,8 +12,8 @@ import pytest
 from memoryd_client import Client
 
 from memoryd import nested_files
+from memoryd.agent_sources import project_sources
 from memoryd.config import configured_sources, load_config
-from memoryd.sources import project_sources
 from tests.conftest import spawn_daemon, stop_process
 from tests.ingest.test_ingest import eventually, search
 from tests.ingest.test_watching import _inotify_watches

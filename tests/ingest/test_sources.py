@@ -12,14 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from memoryd.agent_sources import default_sources, project_sources
 from memoryd.config import load_config
 from memoryd.errors import ConfigError
 from memoryd.sources import (
     FORMATS,
     KINDS,
     Source,
-    default_sources,
-    project_sources,
     scan,
     validate_source,
     watch_roots,

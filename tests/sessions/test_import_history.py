@@ -221,8 +221,8 @@ def test_since_leaves_older_sessions_out(memoryd_home: Path, embedder) -> None:
 
 def test_a_harness_is_named_by_its_format_its_source_or_its_agent() -> None:
     """pi's sessions are in the generic format: `memory import-history pi` means them."""
+    from memoryd.agent_sources import default_sources
     from memoryd.sessions.history import selected_sources
-    from memoryd.sources import default_sources
 
     def names(*harnesses: str) -> list[str]:
         return sorted(s.name for s in selected_sources(default_sources(), harnesses))
