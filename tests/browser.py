@@ -128,6 +128,12 @@ class Browser:
                                    f"page: {self.text()[:2000]}")
             time.sleep(0.05)
 
+    def arrive(self, path: str) -> None:
+        """Wait until the page at an address ending in ``path`` has loaded (a link followed):
+        the address changes as the page starts to load, before its text is there."""
+        self.wait(f"location.pathname.endsWith({json.dumps(path)}) && "
+                  "document.readyState === 'complete'")
+
     def text(self, selector: str = "body") -> str:
         """What a person reads in an element (its rendered text)."""
         return self.evaluate(f"(document.querySelector({json.dumps(selector)}) || "

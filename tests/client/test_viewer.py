@@ -290,8 +290,7 @@ def test_the_entry_page_shows_text_provenance_history_and_usage(world: World) ->
     # from a hit to its entry: the link opens it
     b.open(world.url + "search?q=speech+bubble+cat+sticker")
     b.click(f'#results a[href="entry/{world.ids["bubble"]}"]')
-    b.wait(f"location.pathname.endsWith('/entry/{world.ids['bubble']}')")
-    assert BUBBLE in b.text("blockquote.entry-text")
+    b.arrive(f"/entry/{world.ids['bubble']}")
 
 
 def test_a_quarantined_entry_is_released_from_its_page_after_a_confirmation(
@@ -337,7 +336,7 @@ def test_a_run_shows_each_file_change_side_by_side_and_undo_shows_on_the_entry(
     runs = b.text("table.runs")
     assert world.runs["notebooks"] in runs and world.runs["consolidate"] in runs
     b.click(f'table.runs a[href="passes/{world.runs["notebooks"]}"]')
-    b.wait(f"location.pathname.endsWith('/passes/{world.runs['notebooks']}')")
+    b.arrive(f"/passes/{world.runs['notebooks']}")
     diff = b.evaluate("Array.from(document.querySelectorAll('table.diff tr')).map("
                       "r => Array.from(r.cells).map(c => c.innerText))")
     # before on the left, after on the right, line by line, the unchanged heading between
