@@ -193,8 +193,9 @@ def _from_settings(name: str, path: str, agent: str) -> list[Source]:
     if problem is None:
         try:
             return [Source(name, path, "memory", "markdown", agent=agent)]
-        except ConfigError as exc:
-            problem = str(exc)
+        except ConfigError as exc:  # it names the source itself
+            _unwatchable(str(exc).encode("utf-8", "backslashreplace").decode())
+            return []
     _unwatchable(f"source {name!r}: {problem}".encode("utf-8", "backslashreplace").decode())
     return []
 

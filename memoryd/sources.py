@@ -287,6 +287,13 @@ def _check_path(label: str, path: str) -> None:
         raise ConfigError(f"{label}: 'path' must be a non-empty string")
     if not path.startswith(("/", "~/")):
         raise ConfigError(f"{label}: 'path' {path!r} must be absolute or start with ~/")
+    try:  # a name the file system gave that is not UTF-8 (os.fsdecode's surrogates): neither
+        # the watcher nor the index can hold it (a watch of it stopped the watcher, again and
+        # again)
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        raise ConfigError(f"{label}: 'path' '{shown}' is not valid UTF-8 (rename it)") from None
     if path.count(PLACEHOLDER) > 1:
         raise ConfigError(f"{label}: 'path' {path!r} has {{agent}} more than once")
     if "{" in path.replace(PLACEHOLDER, "") or "}" in path.replace(PLACEHOLDER, ""):

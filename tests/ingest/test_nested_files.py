@@ -96,6 +96,10 @@ def test_instruction_files_made_in_subdirectories_are_indexed_and_their_removal_
     for package in range(200):
         (project / f"node_modules/pkg{package}").mkdir(parents=True)
     _write(project / "packages/api/CLAUDE.md", "# API\n\n- Every endpoint answers JSON only.\n")
+    latin1 = os.fsencode(project / "packages") + b"/caf\xe9"  # a name that is not UTF-8
+    os.mkdir(latin1)
+    with open(latin1 + b"/CLAUDE.md", "wb") as handle:
+        handle.write(b"- The latin-1 package is left alone.\n")
     (memoryd_home / "config.toml").write_text(f'[watch]\nproject_roots = ["{project}"]\n')
     proc = spawn_daemon(memoryd_home)
     try:
@@ -128,3 +132,8 @@ def test_instruction_files_made_in_subdirectories_are_indexed_and_their_removal_
     finally:
         assert stop_process(proc) == 0
     assert os.path.exists(project / "packages/api/CLAUDE.md")
+    log = (memoryd_home / "daemon.log").read_text(errors="replace")
+    # the file in a directory whose name is not UTF-8 is named in the log, once; a watch of
+    # its directory stopped the watcher every second
+    assert "Watcher stopped" not in log
+    assert log.count("packages/caf\\xe9/CLAUDE.md' is not valid UTF-8 (rename it)") == 1, log
