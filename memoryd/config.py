@@ -453,6 +453,10 @@ def remove_source(config: Config, name: str) -> str:
         return f"removed project root {root}"
     if name in {s.name for s in config.sources}:
         raise ConfigError(f"source {name!r} is defined in {config.config_file}; edit it there")
+    owner = configured_sources(config)[1].get(name)
+    if owner is not None:  # one file or glob of a project root's: the root goes whole
+        raise ConfigError(f"source {name!r} is one of project root {owner}'s: `memory sources "
+                          f"remove {owner}` stops watching the project (its files stay)")
     raise ConfigError(f"no source named {name!r}")
 
 

@@ -74,3 +74,23 @@ def test_a_disabled_built_in_source_is_enabled_again(client: Client) -> None:
     assert spelled.returncode == 0, spelled.stderr
     twice = run_cli("sources", "add", "claude-transcripts")
     assert twice.returncode == 2 and "exists already" in twice.stderr
+
+
+def test_one_of_a_projects_sources_names_the_root_to_remove(client: Client) -> None:
+    """A project root's sources (its CLAUDE.md, a subdirectory's) are listed by name, and
+    `remove` of one said there was no source of that name: it says whose it is, and how to
+    stop watching the project; the project is left as it was."""
+    shop = Path(os.environ["HOME"]) / "shop"
+    (shop / "packages/api").mkdir(parents=True)
+    (shop / "packages/api/CLAUDE.md").write_text("- The API answers JSON.\n")
+    assert run_cli("sources", "add", "--project", str(shop)).returncode == 0
+    nested = f"project:{shop}:nested:packages/api/CLAUDE.md"
+    wait_until(lambda: texts(client, "api answers json") == ["The API answers JSON."])
+    for name in (f"project:{shop}:CLAUDE.md", nested):
+        refused = run_cli("sources", "remove", name)
+        assert refused.returncode == 2
+        assert f"is one of project root {shop}'s: `memory sources remove {shop}` stops " \
+            "watching the project (its files stay)" in refused.stderr, refused.stderr
+    assert nested in run_cli("sources", "list").stdout
+    assert run_cli("sources", "remove", str(shop)).returncode == 0
+    assert texts(client, "api answers json") == []
