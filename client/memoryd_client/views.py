@@ -107,11 +107,14 @@ def usage_words(usage: dict[str, Any]) -> str:
 def print_sources(status: dict[str, Any]) -> None:
     ingest = status.get("ingest", status)
     print(f"queue: {ingest['queue']}" + (" (scanning)" if ingest.get("scanning") else ""))
-    absent = []  # nothing there and nothing to say: named on one line at the end
+    absent: list[str] = []  # nothing there and nothing to say: named on one line at the end
+    empty: list[str] = []  # its directory there, no file of it yet (most of a project root's)
+    added = set(status.get("added", ()))  # `memory sources add`: shown whole, files or not
     for source in ingest["sources"]:
-        if not (source["root_exists"] or source["files"] or source["entries_added"]
-                or source["entries_removed"] or source["skipped"] or source["last_error"]):
-            absent.append(source["name"])
+        if source["name"] not in added and not (
+                source["files"] or source["entries_added"] or source["entries_removed"]
+                or source["skipped"] or source["last_error"] or source.get("indexed")):
+            (empty if source["root_exists"] else absent).append(source["name"])
             continue
         state = "" if source["root_exists"] else " (not present)"
         agent = source["agent"] or "{agent}"
@@ -127,6 +130,9 @@ def print_sources(status: dict[str, Any]) -> None:
             print("    skipped: " + ", ".join(f"{n} {r}" for r, n in skipped))
         if source["last_error"]:
             print(f"    last problem: {source['last_error_path']}: {source['last_error']}")
+    if empty:
+        print(f"no files yet ({len(empty)}: watched, a file that appears is indexed): "
+              + ", ".join(empty))
     if absent:
         print(f"not present ({len(absent)}: their files or directories do not exist; --json "
               "gives where each looks): " + ", ".join(absent))

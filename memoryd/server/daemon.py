@@ -340,10 +340,14 @@ class Daemon:
 
     async def m_sources(self, params: Params) -> dict[str, Any]:
         action = params.choice("action", ("list", "add", "remove"), default="list")
+        added: list[str] = []
         if action == "add":
             data = {k: v for k, v in params.raw.items() if k != "action"}
+            assert self.watcher is not None
+            before = {s.name for s in self.watcher.sources}
             add_source(self.config, data)
             await self.m_reload(params)
+            added = [s.name for s in self.watcher.sources if s.name not in before]
         elif action == "remove":
             name = params.text("name", required=True, max_len=4096)
             assert name is not None and self.watcher is not None
@@ -354,7 +358,8 @@ class Daemon:
             for gone in sorted(before - {s.name for s in self.watcher.sources}):
                 await self.db(self.watcher.indexer.drop_source, gone)
         assert self.watcher is not None
-        return {**self.watcher.status(), "sources_file": str(self.config.sources_file)}
+        return {**self.watcher.status(), "sources_file": str(self.config.sources_file),
+                **({"added": added} if action == "add" else {})}
 
 
 async def run_daemon(config: Config, ready: Callable[[Daemon], None] | None = None,

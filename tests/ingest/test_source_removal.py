@@ -79,11 +79,15 @@ def test_a_disabled_built_in_source_is_enabled_again(client: Client) -> None:
 def test_one_of_a_projects_sources_names_the_root_to_remove(client: Client) -> None:
     """A project root's sources (its CLAUDE.md, a subdirectory's) are listed by name, and
     `remove` of one said there was no source of that name: it says whose it is, and how to
-    stop watching the project; the project is left as it was."""
+    stop watching the project; the project is left as it was. `sources add` shows what it
+    added; `sources list` the sources with files, and the project's many others (two lines each, of
+    "files 0") on one line."""
     shop = Path(os.environ["HOME"]) / "shop"
     (shop / "packages/api").mkdir(parents=True)
     (shop / "packages/api/CLAUDE.md").write_text("- The API answers JSON.\n")
-    assert run_cli("sources", "add", "--project", str(shop)).returncode == 0
+    added = run_cli("sources", "add", "--project", str(shop))
+    assert added.returncode == 0, added.stderr
+    assert f"project:{shop}:CLAUDE.local.md: {shop}/CLAUDE.local.md" in added.stdout  # added
     nested = f"project:{shop}:nested:packages/api/CLAUDE.md"
     wait_until(lambda: texts(client, "api answers json") == ["The API answers JSON."])
     for name in (f"project:{shop}:CLAUDE.md", nested):
@@ -91,6 +95,12 @@ def test_one_of_a_projects_sources_names_the_root_to_remove(client: Client) -> N
         assert refused.returncode == 2
         assert f"is one of project root {shop}'s: `memory sources remove {shop}` stops " \
             "watching the project (its files stay)" in refused.stderr, refused.stderr
-    assert nested in run_cli("sources", "list").stdout
+    # the list shows the sources with files; the project's others on one line
+    listing = run_cli("sources", "list").stdout.splitlines()
+    assert listing[listing.index(f"{nested}: {shop}/packages/api/CLAUDE.md [memory, markdown, "
+                                 "agent claude-code]") + 1].startswith("    files 1,")
+    [empty] = [line for line in listing if line.startswith("no files yet (")]
+    assert f"project:{shop}:CLAUDE.local.md, " in empty
+    assert not any(line.startswith(f"project:{shop}:CLAUDE.local.md:") for line in listing)
     assert run_cli("sources", "remove", str(shop)).returncode == 0
     assert texts(client, "api answers json") == []
