@@ -273,7 +273,7 @@ def project_sources(root: Path) -> list[Source]:
     sources += opencode_instructed(text)
     # the instruction files of its subdirectories (memoryd.nested_files), each watched alone
     top = os.path.expanduser(base) or "/"
-    for path, agent in nested_files.nested_instructions(top):
+    for path, agent in [*nested_files.nested_instructions(top), *nested_files.nested_rules(top)]:
         sources += _from_settings(f"project:{text}{NESTED_INFIX}{os.path.relpath(path, top)}",
                                   path, agent)
     return [*sources, *(source for agent, prefix in IMPORT_PREFIXES.items()

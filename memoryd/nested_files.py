@@ -4,7 +4,8 @@ The agents read more of a project than its root's files: Claude Code loads the `
 of a subdirectory once it works there; Codex reads an ``AGENTS.override.md`` or ``AGENTS.md``
 (or a name of its ``project_doc_fallback_filenames``) in each directory from the repository's
 root down to where it runs; Gemini CLI reads its context files (``GEMINI.md``, or the names its
-settings give) in the project's subdirectories. In a monorepo (``packages/api/CLAUDE.md``,
+settings give) in the project's subdirectories; Cursor and Windsurf their rules directories
+(``.cursor/rules/``, ``.windsurf/rules/``) there too. In a monorepo (``packages/api/CLAUDE.md``,
 ``services/web/AGENTS.md``) that is where much of what the agents were told lives.
 
 A project root is not watched recursively (a watch for every directory of a tree with a
@@ -40,6 +41,9 @@ log = logging.getLogger("memoryd.nested_files")
 #: Directories not walked into (besides hidden ones): what tools install or build, not notes.
 PRUNED = frozenset({"node_modules", "__pycache__", "venv", "site-packages", "target", "dist",
                     "build", "vendor", "bower_components"})
+#: The rules directories Cursor and Windsurf read in a project's subdirectories too: the hidden
+#: directory, the agent, and the glob of its rules below its ``rules/``.
+RULE_DIRS = {".cursor": ("cursor", "**/*.mdc"), ".windsurf": ("windsurf", "**/*.md")}
 #: The directories of one root looked into, at most.
 MAX_DIRS = 10_000
 #: A walk is due again once the last one is this many times its own duration old.
@@ -71,11 +75,20 @@ def nested_instructions(project: str, walk: bool = True) -> list[tuple[str, str]
             if os.path.basename(path) in names]
 
 
+def nested_rules(project: str, walk: bool = True) -> list[tuple[str, str]]:
+    """The globs of the rules directories (Cursor's ``.cursor/rules/``, Windsurf's
+    ``.windsurf/rules/``) in the subdirectories of ``project``, each with its agent."""
+    found = nested_files(project, frozenset(instruction_names(project)), walk)
+    return [(f"{path}/{RULE_DIRS[hidden][1]}", RULE_DIRS[hidden][0]) for path in found
+            if (hidden := os.path.basename(os.path.dirname(path))) in RULE_DIRS
+            and os.path.basename(path) == "rules"]
+
+
 def nested_files(root: str, names: frozenset[str], walk: bool = True) -> tuple[str, ...]:
     """The files named one of ``names`` in the subdirectories of ``root`` (absolute), below
-    it at any depth (not in ``root`` itself), in walk order; from the last walk while it is
-    fresh (see the module docstring), or without ``walk`` whatever it found (none without
-    one)."""
+    it at any depth (not in ``root`` itself), and the rules directories of :data:`RULE_DIRS`
+    there, in walk order; from the last walk while it is fresh (see the module docstring), or
+    without ``walk`` whatever it found (none without one)."""
     now = time.monotonic()
     last = _WALKED.get(root)
     if not walk:
@@ -105,6 +118,10 @@ def _walk(root: str, names: frozenset[str]) -> tuple[str, ...]:
                         if entry.is_dir(follow_symlinks=False):
                             if not entry.name.startswith(".") and entry.name not in PRUNED:
                                 queue.append(entry.path)
+                            elif entry.name in RULE_DIRS and directory != root \
+                                    and os.path.isdir(rules := f"{entry.path}/rules") \
+                                    and not os.path.islink(rules):
+                                found.append(rules)
                         elif directory != root and entry.name in names \
                                 and entry.is_file(follow_symlinks=True):
                             found.append(entry.path)

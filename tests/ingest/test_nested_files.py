@@ -14,6 +14,7 @@ from memoryd_client import Client
 from memoryd import nested_files
 from memoryd.agent_sources import project_sources
 from memoryd.config import configured_sources, load_config
+from memoryd.sources import scan
 from tests.conftest import spawn_daemon, stop_process
 from tests.ingest.test_ingest import eventually, search
 from tests.ingest.test_watching import _inotify_watches
@@ -35,14 +36,18 @@ def _nested(sources: list) -> dict[str, tuple[str, str | None]]:  # type: ignore
 
 
 def test_a_monorepos_instruction_files_are_the_projects_sources(tmp_path: Path) -> None:
-    """Each agent's by its file's name; not in the root (its own sources have those), hidden
-    directories, installed packages or through a symlinked directory."""
+    """Each agent's by its file's name, and Cursor's and Windsurf's rules directories; not in
+    the root (its own sources have those), hidden directories, installed packages or through
+    a symlinked directory."""
     root = tmp_path / "shop"
     _write(root / "CLAUDE.md", "- Use pnpm.\n")
     api = _write(root / "packages/api/CLAUDE.md", "- The API speaks JSON only.\n")
     web = _write(root / "services/web/AGENTS.md", "- Run the web tests with vitest.\n")
     override = _write(root / "services/web/deep/AGENTS.override.md", "- Not on Fridays.\n")
     docs = _write(root / "docs/GEMINI.md", "- Docs are in British English.\n")
+    _write(root / "packages/web/.cursor/rules/react.mdc", "---\nalwaysApply: true\n---\n- Hooks.\n")
+    _write(root / "services/web/.windsurf/rules/web.md", "- Use the design tokens.\n")
+    _write(root / ".cursor/rules/root.mdc", "- the root's own source has it\n")
     _write(root / "node_modules/left-pad/CLAUDE.md", "- a package's own\n")
     _write(root / ".venv/lib/CLAUDE.md", "- hidden\n")
     _write(root / "packages/api/README.md", "- not an instruction file\n")
@@ -50,9 +55,18 @@ def test_a_monorepos_instruction_files_are_the_projects_sources(tmp_path: Path) 
     assert _nested(project_sources(root)) == {
         f"project:{root}:nested:docs/GEMINI.md": (str(docs), "gemini"),
         f"project:{root}:nested:packages/api/CLAUDE.md": (str(api), "claude-code"),
+        f"project:{root}:nested:packages/web/.cursor/rules/**/*.mdc": (
+            f"{root}/packages/web/.cursor/rules/**/*.mdc", "cursor"),
+        f"project:{root}:nested:services/web/.windsurf/rules/**/*.md": (
+            f"{root}/services/web/.windsurf/rules/**/*.md", "windsurf"),
         f"project:{root}:nested:services/web/AGENTS.md": (str(web), "codex"),
         f"project:{root}:nested:services/web/deep/AGENTS.override.md": (str(override), "codex"),
     }
+    scanned = {(str(path.relative_to(root)), agent)
+               for source, path, agent in scan(project_sources(root), tmp_path)
+               if ":nested:" in source.name}
+    assert ("packages/web/.cursor/rules/react.mdc", "cursor") in scanned
+    assert ("services/web/.windsurf/rules/web.md", "windsurf") in scanned
 
 
 def test_a_nested_claude_mds_imports_are_the_projects_and_a_subproject_keeps_its_own(
