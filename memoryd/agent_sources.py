@@ -24,8 +24,9 @@ name it does not have already, and one (agent ``codex``) for each of Codex's
 CLAUDE.md imports (``@path``, :mod:`memoryd.file_imports`) are ``claude-import:<path>``, or
 the project's ``project:<root>:claude-import:<path>``; those a GEMINI.md imports
 ``gemini-import:<path>``; those OpenCode's ``instructions`` setting names
-``opencode-instructions:<entry>`` (:func:`opencode_instructed`). The watcher makes the sources
-again every few seconds, so a changed setting or import is followed.
+``opencode-instructions:<entry>`` (:func:`opencode_instructed`); a CLAUDE.md above a
+project root ``claude-parent:<path>`` (:func:`parent_claude_files`). The watcher makes the
+sources again every few seconds, so a changed setting or import is followed.
 ``claude-transcripts`` includes subagent transcripts (``<session>/subagents/agent-*.jsonl`` and
 the older ``agent-*.jsonl``). ``codex-segmented`` covers the possible layout where a rollout is a
 directory (``rollout-…/rollout.jsonl`` + ``compact-NNNNNN.jsonl``). ``codex-archived`` holds
@@ -51,6 +52,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from memoryd import agent_settings, file_imports, nested_files
@@ -147,7 +149,24 @@ def gives_way(source: Source) -> bool:
     settings name): one another source matches already stays that source's."""
     return NESTED_INFIX in source.name or any(
         source.name.startswith(prefix) or f":{prefix}" in source.name
-        for prefix in (*IMPORT_PREFIXES.values(), OPENCODE_PREFIX))
+        for prefix in (*IMPORT_PREFIXES.values(), OPENCODE_PREFIX, PARENT_PREFIX))
+
+
+def parent_claude_files(roots: Sequence[str]) -> list[Source]:
+    """Claude Code loads the ``CLAUDE.md`` and ``CLAUDE.local.md`` of every directory above
+    the one it works in (``~/work/CLAUDE.md`` for a session in ``~/work/shop``): those above
+    the project roots that exist, each once, as Claude Code's own sources
+    (``claude-parent:<path>``), not one project's: every project below reads it."""
+    found: dict[str, None] = {}
+    for root in roots:
+        for directory in Path(os.path.expanduser(root)).parents:
+            if directory == directory.parent:  # the file system's root: not watched
+                break
+            for name in ("CLAUDE.md", "CLAUDE.local.md"):
+                if (directory / name).is_file():
+                    found.setdefault(str(directory / name), None)
+    return [source for path in found
+            for source in _from_settings(f"{PARENT_PREFIX}{path}", path, "claude-code")]
 
 
 def opencode_instructed(project: str | None = None) -> list[Source]:
@@ -242,6 +261,9 @@ NESTED_INFIX = ":nested:"
 #: ``opencode-instructions:<the setting's entry>``, or a project's
 #: ``project:<root>:opencode-instructions:<entry>``.
 OPENCODE_PREFIX = "opencode-instructions:"
+#: What the source of a CLAUDE.md in a directory above a project root is named by:
+#: ``claude-parent:<path>``.
+PARENT_PREFIX = "claude-parent:"
 #: What a source of a file an agent's instruction file imports is named by:
 #: ``claude-import:<path>``, or a project's ``project:<root>:claude-import:<path>``.
 IMPORT_PREFIXES = {"claude-code": "claude-import:", "gemini": "gemini-import:"}

@@ -18,7 +18,12 @@ from typing import Any
 
 from memoryd_client.paths import config_dir, socket_path, state_dir
 
-from memoryd.agent_sources import default_sources, gives_way, project_sources
+from memoryd.agent_sources import (
+    default_sources,
+    gives_way,
+    parent_claude_files,
+    project_sources,
+)
 from memoryd.errors import ConfigError
 from memoryd.names import path_problem
 from memoryd.sources import Source, validate_source
@@ -357,14 +362,16 @@ def configured_sources(config: Config) -> tuple[list[Source], dict[str, str]]:
         for source in project_sources(Path(root)):
             sources.append(source)
             projects[source.name] = str(Path(root).expanduser())
+    # what Claude Code loads from the directories above them
+    sources.extend(parent_claude_files(config.watch.project_roots))
     sources.extend(config.sources)
     tools = Source("memoryd-agents", config.memory_dir.rstrip("/") + "/**/*.md", "memory",
                    "markdown")
     if all(s.path.split("{agent}")[0] != tools.path.split("{agent}")[0] for s in sources):
         sources.append(tools)
-    # a file an instruction file imports, or one found in a project's subdirectory, that
-    # another source has already (a project's AGENTS.md, a rule, a file two projects import,
-    # a subproject that is a project root of its own) stays that source's
+    # a file an instruction file imports, or one found in a project's subdirectory or above
+    # it, that another source has already (a project's AGENTS.md, a rule, a file two projects
+    # import, a subproject or a parent that is a project root of its own) stays that source's
     home = Path.home()
     others = [source for source in sources if not gives_way(source)]
     imported: set[str] = set()

@@ -151,3 +151,27 @@ def test_instruction_files_made_in_subdirectories_are_indexed_and_their_removal_
     # its directory stopped the watcher every second
     assert "Watcher stopped" not in log
     assert log.count("packages/caf\\xe9/CLAUDE.md' is not valid UTF-8 (rename it)") == 1, log
+
+
+def test_claude_mds_above_a_project_root_are_claude_codes_own(
+        tmp_path: Path, memoryd_home: Path) -> None:
+    """Claude Code loads the CLAUDE.md (and CLAUDE.local.md) of every directory above where it
+    works: ``~/work/CLAUDE.md`` for the projects in ``~/work``. Each is a source of Claude
+    Code's, once for all the projects below it, not one project's; one that is a project
+    root's own file stays that project's."""
+    work = tmp_path / "work"
+    team = _write(work / "CLAUDE.md", "- Every repository here deploys with the same script.\n")
+    mine = _write(tmp_path / "CLAUDE.local.md", "- I review on Mondays.\n")
+    for name in ("shop", "kiln/app"):
+        (work / name).mkdir(parents=True)
+    config = _write(memoryd_home / "config/config.toml",
+                    f'[watch]\nproject_roots = ["{work / "shop"}", "{work / "kiln/app"}"]\n')
+    sources, projects = configured_sources(load_config(config))
+    parents = {s.name: (s.path, s.agent) for s in sources if s.name.startswith("claude-parent:")}
+    assert parents == {f"claude-parent:{team}": (str(team), "claude-code"),
+                       f"claude-parent:{mine}": (str(mine), "claude-code")}
+    assert not set(parents) & set(projects)
+    config.write_text(f'[watch]\nproject_roots = ["{work / "shop"}", "{work}"]\n')
+    sources, projects = configured_sources(load_config(config))
+    owners = [s.name for s in sources if s.path == str(team)]
+    assert owners == [f"project:{work}:CLAUDE.md"]
