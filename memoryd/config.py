@@ -9,6 +9,7 @@ variables.
 from __future__ import annotations
 
 import json
+import math
 import os
 import tomllib
 from dataclasses import dataclass
@@ -371,18 +372,27 @@ def configured_sources(config: Config) -> tuple[list[Source], dict[str, str]]:
         sources.append(tools)
     # a file an instruction file imports, or one found in a project's subdirectory or above
     # it, that another source has already (a project's AGENTS.md, a rule, a file two projects
-    # import, a subproject or a parent that is a project root of its own) stays that source's
+    # import, a subproject or a parent that is a project root of its own) stays that source's;
+    # a file the user's own files and a project's reach is the user's, one two project roots
+    # reach (one root inside the other) the innermost's
     home = Path.home()
     others = [source for source in sources if not gives_way(source)]
-    imported: set[str] = set()
-    kept: list[Source] = []
+
+    def reach(name: str) -> float:
+        return len(projects[name]) if name in projects else math.inf
+
+    owner: dict[str, str] = {}
     for source in sources:
         if gives_way(source):
-            if source.path in imported or any(
-                    other.match(Path(source.path), home) is not None for other in others):
-                projects.pop(source.name, None)
-                continue
-            imported.add(source.path)
+            held = owner.get(source.path)
+            if held is None or reach(source.name) > reach(held):
+                owner[source.path] = source.name
+    kept: list[Source] = []
+    for source in sources:
+        if gives_way(source) and (owner[source.path] != source.name or any(
+                other.match(Path(source.path), home) is not None for other in others)):
+            projects.pop(source.name, None)
+            continue
         kept.append(source)
     return kept, projects
 

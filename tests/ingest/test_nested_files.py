@@ -175,3 +175,25 @@ def test_claude_mds_above_a_project_root_are_claude_codes_own(
     sources, projects = configured_sources(load_config(config))
     owners = [s.name for s in sources if s.path == str(team)]
     assert owners == [f"project:{work}:CLAUDE.md"]
+
+
+def test_a_file_two_project_roots_reach_is_the_inner_roots(
+        tmp_path: Path, memoryd_home: Path) -> None:
+    """``~/src`` and ``~/src/shop`` both project roots: ``shop/packages/api/CLAUDE.md`` is
+    found by both walks, and is the shop's (its sessions' project), whichever root the
+    configuration names first; a note both the user's CLAUDE.md and a project's import stays
+    the user's."""
+    src = tmp_path / "src"
+    shop = src / "shop"
+    api = _write(shop / "packages/api/CLAUDE.md", "- The API answers JSON.\n@~/team.md\n")
+    home = Path(os.environ["HOME"])
+    team = _write(home / "team.md", "- The team reviews on Mondays.\n")
+    _write(home / ".claude/CLAUDE.md", "@~/team.md\n")
+    config = memoryd_home / "config/config.toml"
+    for roots in ([src, shop], [shop, src]):
+        _write(config, "[watch]\nproject_roots = [" + ", ".join(f'"{r}"' for r in roots) + "]\n")
+        sources, projects = configured_sources(load_config(config))
+        owners = [s.name for s in sources if s.path == str(api)]
+        assert owners == [f"project:{shop}:nested:packages/api/CLAUDE.md"], roots
+        assert projects[owners[0]] == str(shop)
+        assert [s.name for s in sources if s.path == str(team)] == [f"claude-import:{team}"]
