@@ -397,6 +397,17 @@ def configured_sources(config: Config) -> tuple[list[Source], dict[str, str]]:
     return kept, projects
 
 
+def memory_roots(config: Config) -> list[Path]:
+    """Where a git repository counts as a memory directory, memoryd's to commit its edits in:
+    the roots of the memory sources. Not a project's (its repository is the user's code), nor
+    those of the files the agents' own files lead to (an imported note, a CLAUDE.md above a
+    project: ``~/work/CLAUDE.md`` made every repository in ``~/work`` memoryd's)."""
+    sources, projects = configured_sources(config)
+    home = Path.home()
+    return [Path(os.path.realpath(s.root(home))) for s in sources
+            if s.kind == "memory" and s.name not in projects and not gives_way(s)]
+
+
 def add_source(config: Config, data: dict[str, Any]) -> Source:
     """Validate and record a new source (or, with only ``project_root``, a project root)."""
     for field in ("project_root", "path"):

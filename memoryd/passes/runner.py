@@ -26,10 +26,9 @@ import os
 import time
 from collections.abc import Awaitable, Callable, Generator, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, cast
 
-from memoryd.config import configured_sources
+from memoryd.config import memory_roots
 from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError, UnavailableError
 from memoryd.passes import consolidate, notebooks, promote, retain, staleness
 from memoryd.passes.api import Collect, Offload, PassContext, PassParts, Steps, in_thread
@@ -166,9 +165,11 @@ class PassRunner:
                 if linked and self.on_written is not None:
                     self.on_written(linked)
                 if ctx.touched:
+                    message = f"memoryd: {name} run {run_name(run.run)} " \
+                        f"({len(ctx.touched)} file changes)"
+                    config = self.parts.config()  # its roots found off the loop: walks
                     problem = await asyncio.to_thread(
-                        commit, ctx.touched, f"memoryd: {name} run {run_name(run.run)} "
-                        f"({len(ctx.touched)} file changes)", self.memory_roots())
+                        lambda: commit(ctx.touched, message, memory_roots(config)))
                     if problem:
                         log.info("Not committed to git: %s", problem)
                 await self.db(self.runs.finish, run, "done")
@@ -184,14 +185,6 @@ class PassRunner:
                             await self.db(ctx.release)
                     finally:
                         self.parts.store.writing.clear()
-
-    def memory_roots(self) -> list[Path]:
-        """Where a git repository counts as a memory directory: the roots of the memory
-        sources, not projects' (whose repository is the user's code)."""
-        sources, projects = configured_sources(self.parts.config())
-        home = Path.home()
-        return [Path(os.path.realpath(s.root(home))) for s in sources
-                if s.kind == "memory" and s.name not in projects]
 
     @staticmethod
     def _summary(run: RunSummary) -> dict[str, Any]:

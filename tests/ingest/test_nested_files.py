@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from memoryd import nested_files
 from memoryd.agent_sources import project_sources
 from memoryd.config import configured_sources, load_config
 from memoryd.sources import scan
-from tests.conftest import spawn_daemon, stop_process
+from tests.conftest import run_cli, spawn_daemon, stop_process
 from tests.ingest.test_ingest import eventually, search
 from tests.ingest.test_watching import _inotify_watches
 
@@ -197,3 +198,38 @@ def test_a_file_two_project_roots_reach_is_the_inner_roots(
         assert owners == [f"project:{shop}:nested:packages/api/CLAUDE.md"], roots
         assert projects[owners[0]] == str(shop)
         assert [s.name for s in sources if s.path == str(team)] == [f"claude-import:{team}"]
+
+
+@pytest.mark.parametrize("above", ["a CLAUDE.md", "a note the user's CLAUDE.md imports"])
+def test_a_forget_in_a_projects_claude_md_is_never_committed_to_its_repository(
+        daemon, client: Client, above: str) -> None:
+    """memoryd commits its edits in memory directories under git, never in a project's own
+    repository. A file the agents' files lead to above the project (``~/work/CLAUDE.md``, or
+    ``~/work/team.md`` that ``~/.claude/CLAUDE.md`` imports) made ``~/work`` count as a memory
+    directory: a forget of a line of ``~/work/shop/CLAUDE.md`` was committed to the shop's
+    repository as "memoryd"."""
+    home = Path(os.environ["HOME"])
+    work = home / "work"
+    shop = work / "shop"
+    if above == "a CLAUDE.md":
+        _write(work / "CLAUDE.md", "- Every repository here deploys with the same script.\n")
+    else:
+        _write(work / "team.md", "- Every repository here deploys with the same script.\n")
+        _write(home / ".claude/CLAUDE.md", "@~/work/team.md\n")
+    claude_md = _write(shop / "CLAUDE.md", "# Shop\n\n- Use pnpm, never npm.\n- Tabs only.\n")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], cwd=shop, check=True)
+    subprocess.run([*git, "add", "CLAUDE.md"], cwd=shop, check=True)
+    subprocess.run([*git, "commit", "-qm", "start"], cwd=shop, check=True)
+    assert run_cli("sources", "add", "--project", str(shop)).returncode == 0
+    def found() -> list[dict[str, str]]:
+        hits = search(client, "pnpm never npm", match=True)
+        assert len(hits) == 1, hits
+        return hits
+
+    [hit] = eventually(found)
+    client.forget(hit["id"], agent="claude-code")
+    assert "Use pnpm" not in claude_md.read_text()  # the line is gone from the file
+    log = subprocess.run(["git", "log", "--format=%an %s"], cwd=shop, capture_output=True,
+                         text=True, check=True).stdout.splitlines()
+    assert log == ["t start"]
