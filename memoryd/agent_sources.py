@@ -171,18 +171,18 @@ def parent_claude_files(roots: Sequence[str]) -> list[Source]:
 
 def opencode_instructed(project: str | None = None) -> list[Source]:
     """The sources of the files OpenCode's ``instructions`` setting names: the user's absolute
-    (and ``~/…``) ones, or with ``project`` (a root as configured) the project's settings'
-    and the user's relative ones (OpenCode reads those in every project), relative to it."""
+    (and ``~/…``) ones, or with ``project`` (a root as configured, no trailing ``/``) the
+    project's settings' and the user's relative ones (OpenCode reads those in every project),
+    relative to it."""
     config = agent_home("XDG_CONFIG_HOME") or "~/.config"  # OpenCode's, as xdg-basedir has it
     users = opencode_instructions(opencode_settings(config))
     if project is None:
         return _opencode(OPENCODE_PREFIX, [entry for entry in users
                                            if entry.startswith(("/", "~/"))])
-    base = project.rstrip("/")
-    mine = opencode_instructions(opencode_settings(config, base))
-    return _opencode(f"project:{project.rstrip('/') or '/'}:{OPENCODE_PREFIX}", [*mine, *(
+    mine = opencode_instructions(opencode_settings(config, project))
+    return _opencode(f"project:{project}:{OPENCODE_PREFIX}", [*mine, *(
         entry for entry in users if not entry.startswith(("/", "~/")) and entry not in mine)],
-        base)
+        project)
 
 
 def _opencode(prefix: str, entries: list[str], base: str | None = None) -> list[Source]:
@@ -295,7 +295,7 @@ def project_sources(root: Path) -> list[Source]:
     sources += opencode_instructed(text)
     # the instruction files of its subdirectories (memoryd.nested_files), each watched alone
     top = os.path.expanduser(base) or "/"
-    for path, agent in [*nested_files.nested_instructions(top), *nested_files.nested_rules(top)]:
+    for path, agent in nested_files.nested(top):
         sources += _from_settings(f"project:{text}{NESTED_INFIX}{os.path.relpath(path, top)}",
                                   path, agent)
     return [*sources, *(source for agent, prefix in IMPORT_PREFIXES.items()

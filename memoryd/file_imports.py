@@ -29,7 +29,7 @@ import time
 from collections.abc import Sequence
 
 from memoryd.agent_settings import claude_home, gemini_context_names, gemini_home, gemini_settings
-from memoryd.nested_files import nested_instructions
+from memoryd.nested_files import nested
 
 #: How many times an imported file may import again (Claude Code's and Gemini CLI's limit).
 HOPS = 5
@@ -80,7 +80,7 @@ def instruction_files(agent: str, project: str | None = None, walk: bool = True)
 
 
 def _nested(project: str, names: set[str], walk: bool) -> list[str]:
-    return [path for path, _ in nested_instructions(os.path.expanduser(project) or "/", walk)
+    return [path for path, _ in nested(os.path.expanduser(project) or "/", walk)
             if os.path.basename(path) in names]
 
 

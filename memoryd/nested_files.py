@@ -28,13 +28,7 @@ import os
 import time
 from collections import deque
 
-from memoryd.agent_settings import (
-    codex_fallback_names,
-    codex_home,
-    gemini_context_names,
-    gemini_home,
-    gemini_settings,
-)
+from memoryd.agent_settings import loaded_names
 
 log = logging.getLogger("memoryd.nested_files")
 
@@ -49,7 +43,7 @@ MAX_DIRS = 10_000
 #: A walk is due again once the last one is this many times its own duration old.
 REST_FACTOR = 50
 
-#: Each root's last walk: (when it ended, the names looked for, the files found).
+#: Each root's last walk: (when the next is due, the names looked for, what it found).
 _WALKED: dict[str, tuple[float, frozenset[str], tuple[str, ...]]] = {}
 
 
@@ -59,46 +53,33 @@ def instruction_names(project: str) -> dict[str, str]:
     the project's root)."""
     names = {"CLAUDE.md": "claude-code", "AGENTS.override.md": "codex", "AGENTS.md": "codex",
              "GEMINI.md": "gemini"}
-    for name in gemini_context_names(gemini_settings(gemini_home(), project)):
-        names.setdefault(name, "gemini")
-    for name in codex_fallback_names(f"{codex_home()}/config.toml"):
-        names.setdefault(name, "codex")
+    for agent in ("gemini", "codex"):  # the names their settings give
+        for name in sorted(loaded_names(agent, project)):
+            names.setdefault(name, agent)
     return names
 
 
-def nested_instructions(project: str, walk: bool = True) -> list[tuple[str, str]]:
-    """The instruction files in the subdirectories of ``project`` (a root, absolute), each
-    with the agent its entries belong to; without ``walk``, those the last walk found."""
+def nested(project: str, walk: bool = True) -> list[tuple[str, str]]:
+    """The instruction files in the subdirectories of ``project`` (a root, absolute), below it
+    at any depth, and the globs of the rules directories of :data:`RULE_DIRS` there, each with
+    the agent it is read by: from the last walk while it is fresh (see the module
+    docstring), or without ``walk`` whatever the last walk found (none without one)."""
     names = instruction_names(project)
-    return [(path, names[os.path.basename(path)])
-            for path in nested_files(project, frozenset(names), walk)
-            if os.path.basename(path) in names]
-
-
-def nested_rules(project: str, walk: bool = True) -> list[tuple[str, str]]:
-    """The globs of the rules directories (Cursor's ``.cursor/rules/``, Windsurf's
-    ``.windsurf/rules/``) in the subdirectories of ``project``, each with its agent."""
-    found = nested_files(project, frozenset(instruction_names(project)), walk)
-    return [(f"{path}/{RULE_DIRS[hidden][1]}", RULE_DIRS[hidden][0]) for path in found
-            if (hidden := os.path.basename(os.path.dirname(path))) in RULE_DIRS
-            and os.path.basename(path) == "rules"]
-
-
-def nested_files(root: str, names: frozenset[str], walk: bool = True) -> tuple[str, ...]:
-    """The files named one of ``names`` in the subdirectories of ``root`` (absolute), below
-    it at any depth (not in ``root`` itself), and the rules directories of :data:`RULE_DIRS`
-    there, in walk order; from the last walk while it is fresh (see the module docstring), or
-    without ``walk`` whatever it found (none without one)."""
     now = time.monotonic()
-    last = _WALKED.get(root)
+    last = _WALKED.get(project)
     if not walk:
-        return last[2] if last is not None else ()
-    if last is not None and last[1] == names and now < last[0]:
-        return last[2]
-    found = _walk(root, names)
-    took = time.monotonic() - now
-    _WALKED[root] = (time.monotonic() + REST_FACTOR * took, names, found)
-    return found
+        found = last[2] if last is not None else ()
+    elif last is not None and last[1] == frozenset(names) and now < last[0]:
+        found = last[2]
+    else:
+        found = _walk(project, frozenset(names))
+        took = time.monotonic() - now
+        _WALKED[project] = (time.monotonic() + REST_FACTOR * took, frozenset(names), found)
+    files = [(path, names[name]) for path in found if (name := os.path.basename(path)) in names]
+    rules = [(f"{path}/{RULE_DIRS[hidden][1]}", RULE_DIRS[hidden][0]) for path in found
+             if os.path.basename(path) == "rules"
+             and (hidden := os.path.basename(os.path.dirname(path))) in RULE_DIRS]
+    return [*files, *rules]
 
 
 def _walk(root: str, names: frozenset[str]) -> tuple[str, ...]:

@@ -41,6 +41,7 @@ from typing import Any
 
 from memoryd.errors import ConfigError
 from memoryd.names import AGENT_NAME
+from memoryd.text import utf8_name
 
 log = logging.getLogger(__name__)
 
@@ -287,13 +288,10 @@ def _check_path(label: str, path: str) -> None:
         raise ConfigError(f"{label}: 'path' must be a non-empty string")
     if not path.startswith(("/", "~/")):
         raise ConfigError(f"{label}: 'path' {path!r} must be absolute or start with ~/")
-    try:  # a name the file system gave that is not UTF-8 (os.fsdecode's surrogates): neither
-        # the watcher nor the index can hold it (a watch of it stopped the watcher, again and
-        # again)
-        path.encode("utf-8")
-    except UnicodeEncodeError:
+    if not utf8_name(path):  # a name the file system gave, not UTF-8: neither the watcher
+        # nor the index can hold it (a watch of it stopped the watcher, again and again)
         shown = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-        raise ConfigError(f"{label}: 'path' '{shown}' is not valid UTF-8 (rename it)") from None
+        raise ConfigError(f"{label}: 'path' '{shown}' is not valid UTF-8 (rename it)")
     if path.count(PLACEHOLDER) > 1:
         raise ConfigError(f"{label}: 'path' {path!r} has {{agent}} more than once")
     if "{" in path.replace(PLACEHOLDER, "") or "}" in path.replace(PLACEHOLDER, ""):

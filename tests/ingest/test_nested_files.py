@@ -96,8 +96,8 @@ def test_a_tree_past_the_limit_is_looked_at_nearest_its_top_and_the_log_says_so(
     for number in range(8):
         _write(root / f"b{number}/deeper/CLAUDE.md", "- far\n")
     with caplog.at_level(logging.WARNING, logger="memoryd.nested_files"):
-        found = nested_files.nested_files(str(root), frozenset({"CLAUDE.md"}))
-    assert found == (str(near),)
+        found = [path for path, _ in nested_files.nested(str(root))]
+    assert found == [str(near)]
     assert f"Project root {root} has more than 5 directories" in caplog.text
 
 
