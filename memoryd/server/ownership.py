@@ -118,17 +118,24 @@ class Ownership:
         except OSError as exc:
             raise _unwritable(path.parent, exc) from None
         self._clear_stale(path)
+        # bound at a name of its own (as long: the OS's limit holds) and put in place once it
+        # listens: a client never finds the socket file before it answers (a connect in that
+        # moment was refused: "daemon unreachable" from a daemon that was starting)
+        staging = path.with_name(path.name[:-1] + ("#" if path.name.endswith("~") else "~"))
+        staging.unlink(missing_ok=True)  # left by a start that died here (the lock is ours)
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         old_umask = os.umask(0o177)
         try:
-            sock.bind(str(path))
-            os.chmod(path, 0o600)
+            sock.bind(str(staging))
+            os.chmod(staging, 0o600)
+            sock.listen(backlog)
+            os.replace(staging, path)
         except OSError as exc:
             sock.close()
+            staging.unlink(missing_ok=True)
             raise _unwritable(path, exc) from None
         finally:
             os.umask(old_umask)
-        sock.listen(backlog)
         sock.setblocking(False)
         self.socket_identity = file_identity(path)
         return sock
