@@ -6,9 +6,10 @@ memory with ``autoMemoryDirectory``; Codex in ``$CODEX_HOME`` (``~/.codex``), re
 project's ``project_doc_fallback_filenames`` where it has no ``AGENTS.md``; Gemini CLI in
 ``$GEMINI_CLI_HOME/.gemini`` (``~/.gemini``), naming its context files with
 ``context.fileName``; OpenCode loads the files its ``opencode.json`` names in
-``instructions``. Settings files are JSON, with comments and trailing commas as Gemini CLI and
-OpenCode allow (TOML for Codex's ``config.toml``), read once per version of the file: the
-daemon asks again every few seconds.
+``instructions``; Aider the files ``read`` names in its ``.aider.conf.yml``. Settings files are
+JSON, with comments and trailing commas as Gemini CLI and OpenCode allow (TOML for Codex's
+``config.toml``; the top-level keys of YAML for Aider's, :func:`_yaml_top_level`), read once per
+version of the file: the daemon asks again every few seconds.
 """
 
 from __future__ import annotations
@@ -85,16 +86,17 @@ _LAST_SETTINGS: dict[str, dict[str, Any]] = {}
 
 @functools.lru_cache(maxsize=16)
 def _read_settings(path: str, mtime_ns: int, size: int, inode: int) -> dict[str, Any]:
-    """A settings file's object (JSON, or TOML by its name), read once per version (the daemon
-    asks every few seconds)."""
-    toml = path.endswith(".toml")
+    """A settings file's object (JSON, or TOML or YAML by its name), read once per version (the
+    daemon asks every few seconds)."""
+    kind = "TOML" if path.endswith(".toml") else "YAML" if path.endswith(".yml") else "JSON"
     try:
         with open(path, "rb") as handle:
             text = handle.read().decode("utf-8-sig")
-        data = tomllib.loads(text) if toml else _json_with_comments(text)
+        data = tomllib.loads(text) if kind == "TOML" else _yaml_top_level(text) \
+            if kind == "YAML" else _json_with_comments(text)
     except (OSError, UnicodeDecodeError, ValueError) as exc:  # TOMLDecodeError is one
         kept = _LAST_SETTINGS.get(path, {})
-        log.warning("%s could not be read as %s (%s): %s", path, "TOML" if toml else "JSON", exc,
+        log.warning("%s could not be read as %s (%s): %s", path, kind, exc,
                     "its settings as last read are kept" if kept else
                     "the settings memoryd follows in it are taken as unset")
         return kept
@@ -117,6 +119,88 @@ def _json_with_comments(text: str) -> Any:
         def keep_strings(found: re.Match[str]) -> str:
             return found[0] if found[0].startswith('"') else ""
         return json.loads(_TRAILING_COMMA.sub(keep_strings, _COMMENT.sub(keep_strings, text)))
+
+
+#: A top-level key of a YAML mapping, and what follows it on its line.
+_YAML_KEY = re.compile(r"""^(?P<key>[^\s#'"\-?:,\[\]{}][^:#]*?|'[^']*'|"[^"]*")[ \t]*:"""
+                       r"""(?:[ \t]+(?P<rest>.*))?$""")
+_YAML_QUOTED = re.compile(r"""^(?:"(?P<double>(?:\\.|[^"\\])*)"|'(?P<single>(?:''|[^'])*)')"""
+                          r"""[ \t]*(?:#.*)?$""")
+_YAML_FLOW_ITEM = re.compile(r"""\s*("(?:\\.|[^"\\])*"|'(?:''|[^'])*'|[^,]*)\s*(?:,|$)""")
+
+
+class _Unreadable:
+    """A value of a YAML key that :func:`_yaml_top_level` does not read (a nested mapping, a
+    block of text, an anchor): shown as what the file says."""
+
+    def __init__(self, shown: str) -> None:
+        self.shown = shown
+
+    def __repr__(self) -> str:
+        return self.shown
+
+
+def _yaml_top_level(text: str) -> dict[str, Any]:
+    """The top-level keys of a YAML mapping whose values are a scalar (plain or quoted, kept as
+    text), a flow list (``[a, 'b']``) or a block list (``- a`` lines), as Aider's
+    ``.aider.conf.yml`` is written; any other value is an :class:`_Unreadable` (memoryd has no
+    YAML parser among its dependencies, and needs no more of it). Never raises: a line it
+    cannot place is left out."""
+    found: dict[str, Any] = {}
+    key: str | None = None
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#") or line.startswith(("---", "...", "%")):
+            continue
+        if line[0] not in " \t-":
+            matched = _YAML_KEY.match(line.rstrip())
+            key = matched["key"].strip("'\"") if matched else None
+            if key is not None:
+                rest = (matched["rest"] or "").strip() if matched else ""
+                found[key] = _yaml_value(rest) if rest and not rest.startswith("#") else None
+            continue
+        if key is None:
+            continue
+        if (stripped == "-" or stripped.startswith(("- ", "-\t"))) \
+                and isinstance(found[key], list | None):
+            item = _yaml_scalar(stripped[1:].strip())
+            found[key] = [*(found[key] or []), item if item is not None else
+                          _Unreadable(stripped[1:].strip())]
+        else:  # a nested mapping or a continued text: not read
+            found[key] = _Unreadable(f"{found[key]!r} {stripped}")
+    return found
+
+
+def _yaml_value(rest: str) -> Any:
+    """What follows a key on its line: a flow list, else a scalar (see :func:`_yaml_top_level`)."""
+    if rest.startswith("["):
+        inside, _, after = rest[1:].rpartition("]")
+        if after.strip() and not after.strip().startswith("#") or "[" in inside or "{" in inside:
+            return _Unreadable(rest)
+        items = [item.strip() for item in _YAML_FLOW_ITEM.findall(inside)]
+        values = [_yaml_scalar(item) for item in items if item]
+        return values if all(v is not None for v in values) else _Unreadable(rest)
+    value = _yaml_scalar(rest)
+    return value if value is not None else _Unreadable(rest)
+
+
+def _yaml_scalar(text: str) -> str | None:
+    """A scalar's text: quoted (with its escapes) or plain (up to a comment); None for what is
+    not a scalar (a mapping, an anchor, a tag, a block of text)."""
+    if text.startswith(("'", '"')):
+        quoted = _YAML_QUOTED.match(text)
+        if quoted is None:
+            return None
+        if quoted["single"] is not None:
+            return quoted["single"].replace("''", "'")
+        try:
+            return str(json.loads(f'"{quoted["double"]}"'))
+        except ValueError:
+            return None
+    plain = re.split(r"[ \t]#", text, maxsplit=1)[0].strip()
+    if not plain or plain[0] in "&*!|>{[%@`" or ": " in plain or plain.endswith(":"):
+        return None
+    return plain
 
 
 @functools.lru_cache(maxsize=8)
@@ -177,6 +261,27 @@ def opencode_instructions(settings: Sequence[str]) -> list[str]:
                 _unusable_setting(path, "instructions", repr(value), "a path or a glob")
             elif not value.strip().startswith(("https://", "http://")):
                 found.append(value.strip())
+    return list(dict.fromkeys(found))
+
+
+def aider_settings(project: str | None = None) -> list[str]:
+    """Aider's settings file: the user's (``~/.aider.conf.yml``) or a project root's (Aider
+    reads the one of the git root and of its working directory: a project root is both)."""
+    return [f"{project if project is not None else '~'}/.aider.conf.yml"]
+
+
+def aider_read(settings: Sequence[str]) -> list[str]:
+    """The files Aider's ``read`` setting names in these settings files (one path, or a list;
+    each file or directory Aider gives the model to read), once each; a value that is not a
+    path is logged once and skipped."""
+    found: list[str] = []
+    for path in settings:
+        values = _setting(os.path.expanduser(path), ("read",))
+        for value in values if isinstance(values, list) else [values] if values else []:
+            if isinstance(value, str) and value.strip() and "\0" not in value:
+                found.append(value.strip())
+            else:
+                _unusable_setting(path, "read", repr(value), "a path or a list of paths")
     return list(dict.fromkeys(found))
 
 

@@ -24,7 +24,8 @@ name it does not have already, and one (agent ``codex``) for each of Codex's
 CLAUDE.md imports (``@path``, :mod:`memoryd.file_imports`) are ``claude-import:<path>``, or
 the project's ``project:<root>:claude-import:<path>``; those a GEMINI.md imports
 ``gemini-import:<path>``; those OpenCode's ``instructions`` setting names
-``opencode-instructions:<entry>`` (:func:`opencode_instructed`); a CLAUDE.md above a
+``opencode-instructions:<entry>`` (:func:`opencode_instructed`); those Aider's ``read``
+setting names ``aider-read:<entry>`` (:func:`aider_read`); a CLAUDE.md above a
 project root ``claude-parent:<path>`` (:func:`parent_claude_files`). The watcher makes the
 sources again every few seconds, so a changed setting or import is followed.
 ``claude-transcripts`` includes subagent transcripts (``<session>/subagents/agent-*.jsonl`` and
@@ -58,6 +59,7 @@ from pathlib import Path
 from memoryd import agent_settings, file_imports, nested_files
 from memoryd.agent_settings import (
     agent_home,
+    aider_settings,
     claude_auto_memory_dir,
     claude_home,
     codex_fallback_names,
@@ -123,6 +125,7 @@ def default_sources() -> list[Source]:
         Source("opencode-user-rules", f"{config}/opencode/AGENTS.md", "memory", "markdown",
                agent="opencode"),
         *opencode_instructed(),
+        *aider_read(),
         Source("pi-user-memory", f"{pi}/AGENTS.md", "memory", "markdown", agent="pi"),
         Source("windsurf-user-rules", "~/.codeium/windsurf/memories/global_rules.md", "memory",
                "markdown", agent="windsurf"),
@@ -145,11 +148,11 @@ def _imports(prefix: str, agent: str, project: str | None = None) -> list[Source
 
 def gives_way(source: Source) -> bool:
     """Whether a source is a file found by following the agents (one a CLAUDE.md or
-    GEMINI.md imports, an instruction file in a project's subdirectory, one OpenCode's
-    settings name): one another source matches already stays that source's."""
+    GEMINI.md imports, an instruction file in a project's subdirectory, one OpenCode's or
+    Aider's settings name): one another source matches already stays that source's."""
     return NESTED_INFIX in source.name or any(
         source.name.startswith(prefix) or f":{prefix}" in source.name
-        for prefix in (*IMPORT_PREFIXES.values(), OPENCODE_PREFIX, PARENT_PREFIX))
+        for prefix in (*IMPORT_PREFIXES.values(), OPENCODE_PREFIX, AIDER_PREFIX, PARENT_PREFIX))
 
 
 def parent_claude_files(roots: Sequence[str]) -> list[Source]:
@@ -199,10 +202,61 @@ def _opencode(prefix: str, entries: list[str], base: str | None = None) -> list[
                          f"({', '.join(file_imports.NOTE_SUFFIXES)}) by a path or a glob of * ? "
                          "and ** alone")
             continue
-        path = entry if entry.startswith(("/", "~/")) else \
-            os.path.normpath(os.path.join(os.path.expanduser(base or "") or "/", entry))
-        sources += _from_settings(f"{prefix}{entry}", path, "opencode")
+        sources += _from_settings(f"{prefix}{entry}", _against(entry, base), "opencode")
     return sources
+
+
+def aider_read(project: str | None = None) -> list[Source]:
+    """The sources of the files Aider's ``read`` setting names (``.aider.conf.yml``): the
+    user's absolute (and ``~/…``) ones, or with ``project`` (a root as configured, no trailing
+    ``/``) the project's and the user's relative ones, relative to it (Aider resolves them
+    against the directory it runs in: a project root)."""
+    users = agent_settings.aider_read(aider_settings())
+    if project is None:
+        return _aider(AIDER_PREFIX, [entry for entry in users if entry.startswith(("/", "~/"))])
+    mine = agent_settings.aider_read(aider_settings(project))
+    return _aider(f"project:{project}:{AIDER_PREFIX}", [*mine, *(
+        entry for entry in users if not entry.startswith(("/", "~/")) and entry not in mine)],
+        project)
+
+
+def _against(entry: str, base: str | None) -> str:
+    """A settings entry's path: as it is when absolute (or ``~/…``), else relative to the
+    project root ``base``."""
+    return entry if entry.startswith(("/", "~/")) else \
+        os.path.normpath(os.path.join(os.path.expanduser(base or "") or "/", entry))
+
+
+def _aider(prefix: str, entries: list[str], base: str | None = None) -> list[Source]:
+    """A source (agent ``aider``) for each entry of Aider's ``read``: a note
+    (:data:`memoryd.file_imports.NOTE_SUFFIXES`), or a directory's markdown (``**/*.md``;
+    Aider reads every file below it, code too), but not the home's, the project's own or one
+    above them. Another entry (code, data, such a directory) is logged once and skipped."""
+    sources = []
+    for entry in entries:
+        path = _against(entry, base)
+        directory = os.path.normpath(os.path.expanduser(path))
+        if any(char in entry for char in "*?[]{}"):  # Aider's names are not globs
+            _unwatchable(f"Aider's read entry {entry!r}: memoryd watches names without * ? [ ] "
+                         "{ }")
+        elif entry.lower().endswith(file_imports.NOTE_SUFFIXES):
+            sources += _from_settings(f"{prefix}{entry}", path, "aider")
+        elif os.path.isdir(directory) and not _holds(directory, ["~", *([base] if base else [])]):
+            sources += _from_settings(f"{prefix}{entry}", f"{path.rstrip('/')}/**/*.md", "aider")
+        else:
+            _unwatchable(f"Aider's read entry {entry!r}: memoryd indexes notes "
+                         f"({', '.join(file_imports.NOTE_SUFFIXES)}) and the *.md of a "
+                         "directory (not the home's, nor a project's whole tree)")
+    return sources
+
+
+def _holds(directory: str, paths: list[str]) -> bool:
+    """Whether ``directory`` (normalised) is one of ``paths`` or above one of them."""
+    for path in paths:
+        held = os.path.normpath(os.path.expanduser(path))
+        if held == directory or held.startswith(directory.rstrip("/") + "/"):
+            return True
+    return False
 
 
 def _from_settings(name: str, path: str, agent: str) -> list[Source]:
@@ -261,6 +315,9 @@ NESTED_INFIX = ":nested:"
 #: ``opencode-instructions:<the setting's entry>``, or a project's
 #: ``project:<root>:opencode-instructions:<entry>``.
 OPENCODE_PREFIX = "opencode-instructions:"
+#: What the source of a file Aider's ``read`` setting names is named by:
+#: ``aider-read:<the setting's entry>``, or a project's ``project:<root>:aider-read:<entry>``.
+AIDER_PREFIX = "aider-read:"
 #: What the source of a CLAUDE.md in a directory above a project root is named by:
 #: ``claude-parent:<path>``.
 PARENT_PREFIX = "claude-parent:"
@@ -293,6 +350,7 @@ def project_sources(root: Path) -> list[Source]:
         if name not in _TOP_FILES and f"project:{text}:{name}" not in {s.name for s in sources}:
             sources += _from_settings(f"project:{text}:{name}", f"{base}/{name}", "codex")
     sources += opencode_instructed(text)
+    sources += aider_read(text)
     # the instruction files of its subdirectories (memoryd.nested_files), each watched alone
     top = os.path.expanduser(base) or "/"
     for path, agent in nested_files.nested(top):
