@@ -91,6 +91,15 @@ def _result(reply: dict[str, Any], request_id: int) -> Any:
     return reply.get("result")
 
 
+def _bind_refused(error: MemorydError, method: str) -> MemorydError:
+    """The refusal of the bind the client sent for ``method`` (an agent's name that is not
+    one), as ``method``'s: the caller asked for ``method``, not for a bind."""
+    if not method or method == "bind" or not error.message.startswith("bind: "):
+        return error
+    return error_from_wire({"code": error.code,
+                            "message": f"{method}: {error.message.removeprefix('bind: ')}"})
+
+
 def _silent(method: str, timeout_s: float, path: str) -> DaemonUnreachableError:
     if method in wire.PROGRESS_METHODS:
         return DaemonUnreachableError(
@@ -278,7 +287,10 @@ class Client(DaemonMethods):
     def _answer(self, sock: _socket.socket, request_id: int, bind: tuple[int, bytes] | None,
                 method: str = "") -> Any:
         if bind:
-            self._reply(sock, bind[0])  # raises the bind's refusal
+            try:
+                self._reply(sock, bind[0])  # raises the bind's refusal
+            except MemorydError as exc:
+                raise _bind_refused(exc, method) from None
         return self._reply(sock, request_id, method)
 
     def _guarded(self, method: str, exchange: Callable[[], T]) -> T:
@@ -393,8 +405,11 @@ class AsyncClient(DaemonMethods):
             except OSError as exc:
                 raise _unreachable(self.path, exc) from None
             if agent is not None or self.channel != "api":
-                await self._call(agent, "bind",
-                                 drop_none({"agent": agent, "channel": self.channel}))
+                try:
+                    await self._call(agent, "bind",
+                                     drop_none({"agent": agent, "channel": self.channel}))
+                except MemorydError as exc:
+                    raise _bind_refused(exc, method) from None
         reader, writer = self._connections[agent]
         request_id = next(self._ids)
         timeout = self.timeout_s

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from memoryd_client import Client, ForbiddenError, wire
+from memoryd_client import BadParamsError, Client, ForbiddenError, wire
 
 from tests.conftest import start_daemon, wait_until
 
@@ -362,6 +362,26 @@ def test_the_async_client_binds_the_same_way(daemon) -> None:
 
     agents = asyncio.run(run())
     assert agents[:2] == ["a", "b"] and "bound to agent 'a'" in agents[2]
+
+
+def test_an_agents_name_that_is_none_is_refused_as_the_request_asked(daemon) -> None:
+    """The client binds its connection to the agent it writes as before the request: a name
+    that is no agent's is refused in the request's name, not in the bind's (which the caller
+    never asked for), by both clients."""
+    from memoryd_client import AsyncClient
+
+    async def refused() -> BadParamsError:
+        async with AsyncClient(daemon.socket) as c:
+            try:
+                await c.remember("../x", "notes", "one")
+            except BadParamsError as exc:
+                return exc
+        raise AssertionError("remembered as '../x'")
+
+    with Client(daemon.socket) as c, pytest.raises(BadParamsError) as sync:
+        c.remember("../x", "notes", "one")
+    for error in (sync.value, asyncio.run(refused())):
+        assert error.message.startswith("remember: agent '../x' is not a valid"), error.message
 
 
 def test_an_agents_tools_cannot_write_the_users_feedback_section(daemon, client) -> None:
