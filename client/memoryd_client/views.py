@@ -282,7 +282,9 @@ def print_stored(result: dict[str, Any]) -> None:
         print_entry(result["entry"])
         return
     entry = result["entry"]
-    print(f"stored {entry['id']}")
+    # a note stored in a repository is that project's: say so, or it is missed elsewhere
+    print(f"stored {entry['id']}" + (f" (project {entry['project']}; --global stores it for "
+                                      "every project)" if entry.get("project") else ""))
     if entry.get("quarantined"):
         print("quarantined: it looks like an instruction to the model and is not injected "
               f"until a person runs `memory release {entry['id']}`", file=sys.stderr)

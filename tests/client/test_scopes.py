@@ -123,6 +123,13 @@ def test_the_cli_stores_for_the_repository_it_runs_in(daemon, client, repos) -> 
     assert stored.returncode == 0, stored.stderr
     assert json.loads(stored.stdout)["entry"]["project"] == str(shop)
     assert LESSON not in block(client, other)
+    # a person is told where it went, and how to store it for every project
+    said = run_cli("store", "claude-code", "testing", "Run the linter before pushing.",
+                   cwd=str(shop / "tests"))
+    assert said.stdout.strip().endswith(f"(project {shop}; --global stores it for every project)")
+    everywhere = run_cli("store", "claude-code", "testing", "Push small commits.", "--global",
+                         cwd=str(shop))
+    assert "project" not in everywhere.stdout, everywhere.stdout
 
 
 def test_relative_project_and_cwd_are_the_callers_directory(daemon, client, repos) -> None:
