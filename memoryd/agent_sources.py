@@ -4,14 +4,15 @@ the walks).
 
 The default sources (:func:`default_sources`; ``~`` is the user's home): docs/sources.md lists
 each with its glob, kind, format and agent (``mastersof-ai``, the ``claude-*``, ``codex-*``,
-``gemini-*``, ``opencode-``, ``pi-``, ``windsurf-``, ``cline-`` and ``roo-`` ones);
+``gemini-*``, ``opencode-``, ``pi-``, ``windsurf-``, ``cline-``, ``roo-`` and ``copilot-`` ones);
 ``memory sources list --json`` prints them as a running daemon has them.
 
 Each agent's home variable, an absolute path, moves its sources as the agent moves its files:
 ``$CLAUDE_CONFIG_DIR`` replaces ``~/.claude`` in the Claude Code sources, ``$CODEX_HOME``
 replaces ``~/.codex`` in the Codex sources, ``$GEMINI_CLI_HOME`` replaces ``~`` in the Gemini
 sources (``$GEMINI_CLI_HOME/.gemini/…``), ``$XDG_CONFIG_HOME`` replaces ``~/.config`` in
-OpenCode's and ``$PI_CODING_AGENT_DIR`` replaces ``~/.pi/agent`` in pi's. The daemon reads
+OpenCode's, ``$PI_CODING_AGENT_DIR`` replaces ``~/.pi/agent`` in pi's and ``$COPILOT_HOME``
+replaces ``~/.copilot`` in Copilot CLI's (``copilot-*``). The daemon reads
 them from its own environment when it loads its configuration.
 
 ``claude-auto-memory-dir`` is there when Claude Code's settings move its auto memory out of
@@ -64,6 +65,7 @@ from memoryd.agent_settings import (
     claude_home,
     codex_fallback_names,
     codex_home,
+    copilot_home,
     gemini_context_names,
     gemini_home,
     gemini_settings,
@@ -84,6 +86,7 @@ def default_sources() -> list[Source]:
     config = agent_home("XDG_CONFIG_HOME") or "~/.config"  # OpenCode's, as xdg-basedir finds it
     gemini = gemini_home()
     pi = agent_home("PI_CODING_AGENT_DIR") or "~/.pi/agent"
+    copilot = copilot_home()
     return [
         Source("mastersof-ai", "~/.mastersof-ai/agents/{agent}/memory/**/*.md",
                "memory", "markdown"),
@@ -135,6 +138,12 @@ def default_sources() -> list[Source]:
         Source("roo-user-rules", "~/.roo/rules*/**", "memory", "markdown", agent="roo"),
         Source("pi-transcripts", f"{pi}/sessions/**/*.jsonl", "transcript", "generic",
                agent="pi"),
+        Source("copilot-user-instructions", f"{copilot}/copilot-instructions.md", "memory",
+               "markdown", agent="copilot"),
+        Source("copilot-user-instruction-files", f"{copilot}/instructions/**/*.instructions.md",
+               "memory", "markdown", agent="copilot"),
+        Source("copilot-transcripts", f"{copilot}/session-state/*/events.jsonl", "transcript",
+               "copilot", agent="copilot"),
     ]
 
 

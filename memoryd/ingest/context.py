@@ -3,7 +3,9 @@
 - **The project its path names** (:func:`cwd_hint`), for formats whose records name none:
   Aider's chat history lives in the project root; Gemini CLI writes the project root into
   ``~/.gemini/tmp/<project>/.project_root`` beside the ``chats/`` directory (an older layout
-  named the directory by a hash of the root and wrote no marker: such chats get no project).
+  named the directory by a hash of the root and wrote no marker: such chats get no project);
+  Copilot CLI writes a session's directory into the ``workspace.yaml`` beside its events (its
+  first event names it too, in newer versions: that wins).
 - **The start of the file** (:func:`replay`), for formats whose later lines make sense only
   with earlier ones (``needs_context``: the session id is on the first line, or a header
   names the session of the lines below it). After a restart the tailer resumes at its saved
@@ -15,6 +17,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from memoryd.ingest.tail import READ_SLICE_BYTES, TailPosition, read_appended
@@ -24,6 +27,11 @@ from memoryd.regular_file import read_regular
 #: A Gemini CLI project marker longer than this is not a path.
 MARKER_BYTES = 4096
 GEMINI_MARKER = ".project_root"
+#: The file beside a Copilot CLI session's events that names its directory (``cwd: /path``).
+COPILOT_WORKSPACE = "workspace.yaml"
+#: Its ``cwd`` line: a plain or quoted value.
+_WORKSPACE_CWD = re.compile(r"""^cwd:[ \t]*(?:"([^"\n]*)"|'([^'\n]*)'|([^\s#'"][^\n]*?))[ \t]*$""",
+                            re.MULTILINE)
 
 
 def cwd_hint(fmt: str, path: str) -> str | None:
@@ -31,6 +39,8 @@ def cwd_hint(fmt: str, path: str) -> str | None:
     records do not say it; None when unknown."""
     if fmt == "aider":
         return os.path.dirname(path) or None
+    if fmt == "copilot":  # session-state/<session>/events.jsonl, its workspace.yaml beside it
+        return _workspace_cwd(Path(path).with_name(COPILOT_WORKSPACE))
     if fmt == "gemini":
         parts = Path(path).parts
         if "chats" not in parts:
@@ -44,6 +54,17 @@ def cwd_hint(fmt: str, path: str) -> str | None:
         text = data.decode("utf-8", errors="replace").strip()
         return text if text.startswith("/") and "\n" not in text else None
     return None
+
+
+def _workspace_cwd(path: Path) -> str | None:
+    """The absolute ``cwd`` a Copilot CLI ``workspace.yaml`` names; None when none."""
+    try:
+        data = read_regular(path, MARKER_BYTES)
+    except OSError:
+        return None
+    found = _WORKSPACE_CWD.search(data.decode("utf-8", errors="replace"))
+    cwd = next((group for group in found.groups() if group), None) if found else None
+    return cwd if cwd is not None and cwd.startswith("/") else None
 
 
 def replay(path: str, position: TailPosition, parser: TranscriptParser,

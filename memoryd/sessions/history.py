@@ -39,6 +39,7 @@ from typing import Any
 from memoryd.background import Background
 from memoryd.config import Settings
 from memoryd.errors import BadParamsError, MemorydError, NotFoundError, UnavailableError
+from memoryd.ingest.context import cwd_hint
 from memoryd.ingest.document import transcript_lines
 from memoryd.ingest.transcript import make_parser
 from memoryd.ingest.watcher import Watcher
@@ -137,7 +138,7 @@ def history_files(watcher: Watcher, sources: Sequence[Source],
 def session_of_file(file: HistoryFile) -> dict[str, Any] | None:
     """A transcript's session as the watcher would register it, read from the file (a dry
     run's, for files not indexed yet); None when it names none."""
-    parser = make_parser(file.harness)
+    parser = make_parser(file.harness, cwd=cwd_hint(file.harness, file.path))
     try:
         for line in transcript_lines(file.path, file.harness):
             parser.feed(line)

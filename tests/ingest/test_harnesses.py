@@ -18,9 +18,11 @@ from memoryd.ingest.transcript import (
     AiderParser,
     GeminiParser,
     Turn,
+    chunk_exchanges,
     document_lines,
     make_parser,
 )
+from memoryd.ingest.transcript.parser_base import parse_timestamp
 from memoryd.sessions.extractor import read_user_messages
 from tests.conftest import run_cli, start_daemon
 
@@ -31,6 +33,8 @@ GEMINI_SUBAGENT = next(GEMINI_CHATS.glob("*/*.jsonl"))
 GEMINI_LEGACY = next((FIXTURES / "home/.gemini/tmp").glob("*/chats/session-*.json"))
 GEMINI_LEGACY_SESSION = "c31127d4-5e2a-4b8f-a1d3-9f0e7c6b5a42"
 AIDER_HISTORY = FIXTURES / "project/.aider.chat.history.md"
+COPILOT_ID = "7d3e2a10-9b4c-4f6e-8a21-5c0d9e3f1b77"
+COPILOT_EVENTS = FIXTURES / f"home/.copilot/session-state/{COPILOT_ID}/events.jsonl"
 
 
 def parse(parser: Any, path: Path) -> list[Turn]:
@@ -100,6 +104,48 @@ def test_a_legacy_gemini_chat_is_read_as_the_lines_of_a_jsonl_one() -> None:
 def test_a_legacy_gemini_chat_that_is_not_one_is_refused(text: str) -> None:
     with pytest.raises(ValueError):
         document_lines("gemini", text)
+
+
+def test_copilot_session_keeps_the_prompts_and_the_prose() -> None:
+    """Copilot CLI's events: the user's messages and the assistant's prose are the turns; a
+    message of tool calls alone, the tools' events, reasoning and the CLI's own are not. This
+    version names no directory in its first event: it comes from workspace.yaml."""
+    cwd = cwd_hint("copilot", str(COPILOT_EVENTS))
+    assert cwd == "/home/ana/src/shop"
+    parser = make_parser("copilot", cwd=cwd)
+    turns = parse(parser, COPILOT_EVENTS)
+    assert [(t.role, t.text[:32]) for t in turns] == [
+        ("user", "Why does the nightly export to t"),
+        ("assistant", "The export client keeps a 10 s t"),
+        ("user", "Also log how long each batch tak"),
+        ("assistant", "Each batch now logs how long it "),
+    ]
+    assert {(t.session_id, t.cwd) for t in turns} == {(COPILOT_ID, "/home/ana/src/shop")}
+    assert turns[0].record_id == "e0a1c2d3-0003-4a00-8000-000000000003"
+    assert (parser.harness, parser.user_messages) == ("copilot", 2)
+    assert parser.started == parse_timestamp("2026-03-04T15:02:11.204Z")
+    assert parser.skipped == {"meta": 4, "tool": 6}  # info, turn start and end, abort
+    chunks = chunk_exchanges(turns)
+    assert len(chunks) == 2 and "60 s" in chunks[0].text
+
+
+def test_a_newer_copilot_session_names_its_directory_and_odd_lines_are_counted() -> None:
+    parser = make_parser("copilot", cwd="/from/workspace.yaml")
+    lines = [json.dumps({"type": "session.start", "id": "a", "timestamp": "2026-03-05T10:00:00Z",
+                         "data": {"sessionId": "s2", "context": {"cwd": "/home/ana/src/api",
+                                                                "gitRoot": "/home/ana/src/api"}}}),
+             "not json", json.dumps({"id": "b", "data": {}}),
+             json.dumps({"type": "user.message", "id": "c", "data": {"content": 7}}),
+             json.dumps({"type": "user.message", "data": {"content": "no id"}}),
+             json.dumps({"type": "user.message", "id": "d", "data": "text"}),
+             json.dumps({"type": "user.message", "id": "e", "timestamp": "2026-03-05T10:00:05Z",
+                         "data": {"content": "Rename the orders table"}}),
+             json.dumps({"type": "session.compaction_complete", "id": "f", "data": {}}),
+             json.dumps({"type": "future.event", "id": "g", "data": {}})]
+    turns = [turn for line in lines for turn in parser.feed(line)]
+    assert [(t.text, t.session_id, t.cwd) for t in turns] == [
+        ("Rename the orders table", "s2", "/home/ana/src/api")]
+    assert parser.skipped == {"invalid_json": 1, "bad_field": 4, "meta": 1, "ignored": 1}
 
 
 def test_aider_history_splits_sessions_prompts_and_answers() -> None:
@@ -182,6 +228,16 @@ def test_cwd_hints(tmp_path: Path) -> None:
     (slug / ".project_root").write_text("not a path")
     assert cwd_hint("gemini", chat) is None
     assert cwd_hint("aider", "/src/shop/.aider.chat.history.md") == "/src/shop"
+    session = tmp_path / ".copilot/session-state/s1"
+    session.mkdir(parents=True)
+    events = str(session / "events.jsonl")
+    assert cwd_hint("copilot", events) is None  # no workspace.yaml (yet)
+    for written, cwd in (("id: s1\ncwd: /home/ana/src/shop\nbranch: main\n", "/home/ana/src/shop"),
+                         ("cwd: '/home/ana/my shop'  \n", "/home/ana/my shop"),
+                         ('summary: "x"\ncwd: "/srv/a b"\n', "/srv/a b"),
+                         ("cwd: relative/dir\n", None), ("summary: no cwd\n", None)):
+        (session / "workspace.yaml").write_text(written)
+        assert cwd_hint("copilot", events) == cwd, written
     assert cwd_hint("codex", "/x/rollout.jsonl") is None
 
 
@@ -226,6 +282,8 @@ def harness_home(memoryd_home: Path, tmp_path: Path) -> tuple[Path, Path]:
     shutil.copytree(FIXTURES / "project", project)
     (project / ".git").mkdir()
     (home / ".gemini/tmp/shop/.project_root").write_text(str(project))
+    workspace = home / f".copilot/session-state/{COPILOT_ID}/workspace.yaml"
+    workspace.write_text(workspace.read_text().replace("/home/ana/src/shop", str(project)))
     (memoryd_home / "sources.toml").write_text(f"project_roots = [{json.dumps(str(project))}]\n")
     return home, project
 
@@ -243,6 +301,8 @@ NOTEBOOKS = [  # (query, text in the entry, agent, from the project)
     ("ruff format python lines", "ruff format", "copilot", True),
     ("receipts local time zone", "local time zone", "pi", False),
     ("migrations reviewed by two people", "reviewed by two people", "windsurf", True),
+    ("shell scripts strict mode pipefail", "set -euo pipefail", "copilot", False),
+    ("migration down step previous schema", "down step", "copilot", False),
 ]
 
 
@@ -275,15 +335,23 @@ def test_every_harness_is_indexed_in_place(harness_home: tuple[Path, Path], daem
     assert "integer cents" in aider["text"]
     assert all("Applied edit" not in h["text"]  # Aider's own output is not conversation
                for h in search(client, "Applied edit to src/cart.py"))
+    copilot = eventually(lambda: found(client, "nightly export warehouse API time out",
+                                       "raised the timeout", False, agent="copilot"))
+    assert (copilot["kind"], copilot["project"], copilot["session"]) == \
+        ("turn", str(project), COPILOT_ID)
+    assert "grep -rn timeout" not in copilot["text"]  # its tool call is not conversation
     sessions = {s["id"]: s for s in client.call("sessions", {})["sessions"]}
     assert sessions["4f1c9a2e-77b0-4d55-9d3e-0c6b1a2f8e11"]["harness"] == "gemini"
+    assert (sessions[COPILOT_ID]["harness"], sessions[COPILOT_ID]["agent"]) == \
+        ("copilot", "copilot")
     assert sum(s["harness"] == "aider" for s in sessions.values()) == 2
     # `memory sources` (and `memory status --sources`) list them, with their files
     listing = run_cli("status", "--sources")
     assert listing.returncode == 0, listing.stderr
     for name in ("gemini-user-memory", "gemini-transcripts", "codex-memories",
                  "opencode-user-rules", ".cursor/rules/**/*.mdc", ".aider.chat.history.md",
-                 "memory-bank/**/*.md", ".github/instructions/**/*.instructions.md"):
+                 "memory-bank/**/*.md", ".github/instructions/**/*.instructions.md",
+                 "copilot-transcripts", "copilot-user-instructions"):
         assert name in listing.stdout, name
     status = {s["name"]: s for s in client.sources()["sources"]}
     assert status["gemini-transcripts"]["files"] == 2
@@ -460,3 +528,20 @@ def test_a_restart_resumes_gemini_and_aider_without_duplicates(
                           if s["harness"] == "aider") == [2, 2]
     finally:
         running.stop()
+
+
+def test_copilots_sources_follow_copilot_home(monkeypatch: pytest.MonkeyPatch,
+                                              tmp_path: Path) -> None:
+    """Copilot CLI keeps its whole directory in $COPILOT_HOME when that is set."""
+    from memoryd.agent_sources import default_sources
+
+    def copilot_paths() -> dict[str, str]:
+        return {s.name: s.path for s in default_sources() if s.agent == "copilot"}
+
+    assert copilot_paths() == {
+        "copilot-user-instructions": "~/.copilot/copilot-instructions.md",
+        "copilot-user-instruction-files": "~/.copilot/instructions/**/*.instructions.md",
+        "copilot-transcripts": "~/.copilot/session-state/*/events.jsonl"}
+    monkeypatch.setenv("COPILOT_HOME", str(tmp_path / "copilot"))
+    assert copilot_paths()["copilot-transcripts"] == \
+        f"{tmp_path}/copilot/session-state/*/events.jsonl"

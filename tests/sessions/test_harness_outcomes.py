@@ -167,6 +167,23 @@ def test_a_gemini_call_the_user_cancelled_and_then_corrected_is_broken() -> None
     assert "the user corrected it" in judge(lesson, steps).why
 
 
+def test_copilot_calls_are_read_from_its_tool_events() -> None:
+    """Copilot CLI logs each call it runs as ``tool.execution_start``: its shell commands and
+    the files its edits write are what the judge reads (the fixture session ran grep, then
+    edited src/export/client.py)."""
+    events = (Path(__file__).parents[1] / "fixtures/harnesses/home/.copilot/session-state"
+              / "7d3e2a10-9b4c-4f6e-8a21-5c0d9e3f1b77/events.jsonl")
+    steps = read_steps(events.read_text().splitlines(), "copilot")
+    assert [(s.role, s.tool) for s in steps] == [
+        ("user", ""), ("tool", "bash"), ("assistant", ""), ("user", ""), ("tool", "edit"),
+        ("assistant", "")]
+    assert steps[1].commands == ("grep -rn timeout src/export",)
+    assert steps[1].call_id == "toolu_01"
+    assert steps[4].writes == ("src/export/client.py",) and "batch took" in steps[4].added
+    assert judge({"kind": "lesson", "text": "Use rg, not grep", "polarity": "positive"},
+                 steps).outcome == BROKEN
+
+
 AIDER = """
 # aider chat started at 2026-11-28 09:00:00
 

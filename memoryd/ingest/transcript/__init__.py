@@ -77,6 +77,20 @@ Formats
       messages fed to the parser as the lines above (:func:`document_lines`); record ids
       dedupe what was read before.
 
+``copilot`` — GitHub Copilot CLI, ``$COPILOT_HOME/session-state/<session>/events.jsonl``
+(``~/.copilot``; docs/harnesses.md).
+
+    - Each line is an event ``{"type", "id", "timestamp", "parentId", "data"}``. The first,
+      ``session.start``, gives ``session_id`` (``data.sessionId``), the start time and, in
+      newer versions, the directory (``data.context.cwd``); for older ones the ``cwd`` of the
+      ``workspace.yaml`` beside the file is passed in (memoryd.ingest.context).
+    - ``user.message`` is kept (``data.content``: what the user typed); ``assistant.message``
+      is the assistant's prose (``data.content``; one of tool calls alone, with an empty
+      content, is ``tool``). The record id is the event's ``id``.
+    - ``tool.*``, ``assistant.reasoning`` and subagents' events are ``tool``; ``session.*``
+      (resume, info, errors, truncation, compaction, model changes), turn boundaries, hooks
+      and ``abort`` are ``meta``; anything else ``ignored``.
+
 ``aider`` — Aider's ``.aider.chat.history.md`` in a project root: markdown, not JSON. Each
     launch appends ``# aider chat started at YYYY-MM-DD HH:MM:SS`` (a new session, whose id is
     a hash of the project and that time; the time, local and taken as UTC, dates its turns);
@@ -167,6 +181,7 @@ from memoryd.ingest.transcript.aider import AiderParser
 from memoryd.ingest.transcript.chunks import MAX_CHUNK_CHARS, chunk_exchanges
 from memoryd.ingest.transcript.claude_code import CLAUDE_CODE_WRAPPERS, ClaudeCodeParser
 from memoryd.ingest.transcript.codex import CODEX_INJECTED_PREFIXES, CodexParser
+from memoryd.ingest.transcript.copilot import CopilotParser
 from memoryd.ingest.transcript.gemini import GeminiParser, legacy_chat_lines
 from memoryd.ingest.transcript.generic import GenericParser
 from memoryd.ingest.transcript.parser_base import (
@@ -188,6 +203,7 @@ __all__ = [
     "Chunk",
     "ClaudeCodeParser",
     "CodexParser",
+    "CopilotParser",
     "GeminiParser",
     "GenericParser",
     "TranscriptParser",
@@ -204,6 +220,7 @@ _PARSERS: dict[str, type[LineParser | AiderParser]] = {
     "claude-code": ClaudeCodeParser,
     "codex": CodexParser,
     "gemini": GeminiParser,
+    "copilot": CopilotParser,
     "aider": AiderParser,
     "generic": GenericParser,
 }

@@ -38,6 +38,13 @@ Tool calls by format
     by its id. A ``cancelled`` call (the user declined it, or stopped the turn) is followed by
     a ``rejected`` step, as Claude Code's refused calls are. The record id is the message's.
 
+``copilot``
+    Copilot CLI's ``tool.execution_start`` events (``data.toolCallId``, ``data.toolName``,
+    ``data.arguments``): ``bash`` (``command``), ``edit`` (``path``, ``new_str``), ``create``
+    (``path``, ``file_text``), ``view`` (``path``), …; the record id is the event's. A call
+    the user declined ends in a ``tool.execution_complete`` that did not succeed, like a
+    failed one: Copilot's log does not tell them apart, so none is read as refused.
+
 ``aider``
     Aider's chat history records what Aider did as ``> `` lines: ``> Running CMD`` for each
     shell command the model suggested and the user let run, ``> Applied edit to PATH`` for
@@ -80,7 +87,7 @@ from memoryd.ingest.transcript.aider import AIDER_FENCE, AIDER_HEADER
 from memoryd.ingest.transcript.parser_base import Turn, line_id, parse_timestamp
 
 #: The formats whose tool calls are read as such; any other is read as ``generic``.
-HARNESSES = ("claude-code", "codex", "gemini", "aider", "generic")
+HARNESSES = ("claude-code", "codex", "gemini", "copilot", "aider", "generic")
 #: A tool whose name holds one of these writes the path it names.
 _WRITING = re.compile(r"edit|write|create|patch|replace|insert|str_replace|notebook", re.IGNORECASE)
 _PATH_KEYS = ("file_path", "path", "notebook_path", "filename", "file", "absolute_path",
@@ -221,8 +228,8 @@ def tool_step(record_id: str, timestamp: float | None, name: str, raw_input: obj
 
 class StepReader:
     """A stateful reader of one transcript (``harness``: ``claude-code``, ``codex``, ``gemini``,
-    ``aider`` or ``generic``), fed line by line. ``cwd``: the project the file's path names,
-    for the formats whose records do not (Aider's session ids are made from it)."""
+    ``copilot``, ``aider`` or ``generic``), fed line by line. ``cwd``: the project the file's
+    path names, for the formats whose records do not (Aider's session ids are made from it)."""
 
     def __init__(self, harness: str, cwd: str | None = None) -> None:
         self.harness = harness if harness in HARNESSES else "generic"
@@ -275,7 +282,19 @@ class StepReader:
             return self._codex(record, line)
         if self.harness == "gemini":
             return self._gemini(record)
+        if self.harness == "copilot":
+            return self._copilot(record)
         return self._generic(record, line)
+
+    def _copilot(self, record: dict[str, Any]) -> list[Step]:
+        data = record.get("data")
+        event_id = record.get("id")
+        if record.get("type") != "tool.execution_start" or not isinstance(data, dict) \
+                or not isinstance(event_id, str):
+            return []
+        return [tool_step(event_id, parse_timestamp(record.get("timestamp")),
+                          str(data.get("toolName") or ""), data.get("arguments"),
+                          str(data.get("toolCallId") or ""), False)]
 
     def _gemini(self, record: dict[str, Any]) -> list[Step]:
         calls = record.get("toolCalls")
