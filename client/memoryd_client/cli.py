@@ -192,18 +192,22 @@ def run_hook_command(argv: list[str]) -> int:
                    "writable, a plugin file of memoryd's name that is not memoryd's); 2 usage "
                    "error (DIR does not exist).")
         parser.add_argument("harness",
-                            choices=["claude-code", "codex", "gemini", "cursor", "opencode"],
+                            choices=["claude-code", "codex", "gemini", "cursor", "copilot",
+                                     "opencode"],
                             help="claude-code: ~/.claude/settings.json (or $CLAUDE_CONFIG_DIR); "
                                  "codex: ~/.codex/hooks.json (or $CODEX_HOME); gemini (Gemini "
                                  "CLI): ~/.gemini/settings.json (or $GEMINI_CLI_HOME/.gemini); "
-                                 "cursor: ~/.cursor/hooks.json; opencode: memoryd's plugin, "
+                                 "cursor: ~/.cursor/hooks.json; copilot (GitHub Copilot CLI): "
+                                 "~/.copilot/hooks/memoryd.json (or $COPILOT_HOME/hooks); "
+                                 "opencode: memoryd's plugin, "
                                  "~/.config/opencode/plugins/memoryd.js (or "
                                  "$XDG_CONFIG_HOME/opencode/plugins)")
         parser.add_argument("--project", metavar="DIR",
                             help="a project's settings instead of the user's: "
                                  "DIR/.claude/settings.local.json (personal, not committed), "
-                                 "DIR/.codex/hooks.json, DIR/.gemini/settings.json or "
-                                 "DIR/.cursor/hooks.json or DIR/.opencode/plugins/memoryd.js; "
+                                 "DIR/.codex/hooks.json, DIR/.gemini/settings.json, "
+                                 "DIR/.cursor/hooks.json, DIR/.github/hooks/memoryd.json or "
+                                 "DIR/.opencode/plugins/memoryd.js; "
                                  "DIR must exist")
         try:
             args = parser.parse_args(argv[1:])

@@ -31,8 +31,8 @@ MAIN_EPILOG = "\n".join((
     "",
     ("exit codes: 0 OK (stored, matched); 1 the request failed (a duplicate, no match, not "
      "found, refused); 2 usage error (also `memory` alone, which prints this help); 3 daemon "
-     "unreachable. Hooks (`memory hook claude-code|codex|gemini|cursor|opencode EVENT`) always "
-     "exit 0: see `memory hook --help`."),
+     "unreachable. Hooks (`memory hook claude-code|codex|gemini|cursor|copilot|opencode "
+     "EVENT`) always exit 0: see `memory hook --help`."),
 ))
 
 

@@ -173,14 +173,15 @@ def _settings_files() -> list[tuple[str, str, str | None]]:
 
     files: list[tuple[str, str, str | None]] = [
         (harness, str(settings_path(harness, None)), None)
-        for harness in ("claude-code", "codex", "gemini", "cursor")]
+        for harness in ("claude-code", "codex", "gemini", "cursor", "copilot")]
     project = _project_root(os.getcwd())
     if project is not None:
         for harness, relative in (("claude-code", ".claude/settings.local.json"),
                                   ("claude-code", ".claude/settings.json"),
                                   ("codex", ".codex/hooks.json"),
                                   ("gemini", ".gemini/settings.json"),
-                                  ("cursor", ".cursor/hooks.json")):
+                                  ("cursor", ".cursor/hooks.json"),
+                                  ("copilot", ".github/hooks/memoryd.json")):
             files.append((harness, os.path.join(project, relative), project))
     return files
 
@@ -206,7 +207,7 @@ def installed_hooks() -> list[dict[str, Any]]:
     """memoryd's hook handlers in each settings file: the file, the harness, the commands."""
     import json
 
-    from memoryd_client.install import is_ours
+    from memoryd_client.install import COMMAND_KEY, FLAT, is_ours
 
     found: list[dict[str, Any]] = []
     for harness, path, project in _settings_files():
@@ -223,11 +224,11 @@ def installed_hooks() -> list[dict[str, Any]]:
         commands = []
         for groups in (hooks.values() if isinstance(hooks, dict) else []):
             for group in groups if isinstance(groups, list) else []:
-                handlers = [group] if harness == "cursor" else \
+                handlers = [group] if harness in FLAT else \
                     (group.get("hooks") or []) if isinstance(group, dict) else []
                 for handler in handlers if isinstance(handlers, list) else []:
                     if is_ours(handler, harness):
-                        commands.append(handler["command"])
+                        commands.append(handler[COMMAND_KEY.get(harness, "command")])
         if commands:
             found.append({"harness": harness, "path": path, "project": project,
                           "commands": commands, "error": None})
@@ -276,7 +277,8 @@ def hook_checks(hooks: list[dict[str, Any]], served_state: str,
     import shlex
     if not hooks:
         return [check("hooks", OK, "no memoryd hooks installed for this user or this project "
-                      "(memory hook install claude-code|codex|gemini|cursor|opencode adds them)")]
+                      "(memory hook install claude-code|codex|gemini|cursor|copilot|opencode "
+                      "adds them)")]
     checks = []
     for found in hooks:
         name = f"hooks {found['harness']}" + (" (project)" if found["project"] else "")

@@ -1,5 +1,6 @@
-"""``memory hook AGENT EVENT``: lifecycle hooks for Claude Code, Codex, Gemini CLI, Cursor and
-OpenCode (whose plugin, memoryd_client/opencode_plugin.js, runs this command).
+"""``memory hook AGENT EVENT``: lifecycle hooks for Claude Code, Codex, Gemini CLI, Cursor,
+GitHub Copilot CLI and OpenCode (whose plugin, memoryd_client/opencode_plugin.js, runs this
+command).
 
 Reads the agent's JSON on stdin, tells the daemon, prints the agent's own output format. A hook
 never blocks its agent: it always exits 0 with valid (possibly empty) output — on bad stdin, a
@@ -25,7 +26,7 @@ TYPE_CHECKING = False  # typing and pathlib cost a hook process ~10 ms; it needs
 if TYPE_CHECKING:
     from typing import Any
 
-HARNESSES = ("claude-code", "codex", "gemini", "cursor", "opencode")
+HARNESSES = ("claude-code", "codex", "gemini", "cursor", "copilot", "opencode")
 #: The events memoryd's hooks handle, per agent, by the agent's own names (what `memory hook
 #: install` registers). Gemini CLI and Cursor name theirs differently: NATIVE_EVENTS says which
 #: of memoryd's events each one is.
@@ -37,6 +38,7 @@ HARNESS_EVENTS = {
     "gemini": ("SessionStart", "BeforeAgent", "BeforeTool", "AfterTool", "AfterAgent",
                "SessionEnd"),
     "cursor": ("sessionStart", "beforeShellExecution", "stop", "sessionEnd"),
+    "copilot": ("sessionStart", "preToolUse", "postToolUse", "agentStop", "sessionEnd"),
     "opencode": ("session.created", "tool.execute.before", "tool.execute.after", "session.idle",
                  "session.deleted"),
 }
@@ -48,12 +50,16 @@ HARNESS_EVENTS = {
 #: plugin passes its hook and event names): tool.execute.before can only block a call (a hard
 #: rule), tool.execute.after is where a lesson reaches the model (appended to the tool's output),
 #: session.idle (the agent finished its turn) is its Stop; the block goes into the system prompt.
+#: Copilot CLI: its camelCase events; preToolUse can only deny (a hard rule), postToolUse adds
+#: a lesson the call went against to the tool's result, agentStop is its Stop, and
+#: userPromptSubmitted's output is dropped (not installed).
 NATIVE_EVENTS = {
     "gemini": {"beforeagent": "UserPromptSubmit", "beforetool": "PreToolUse",
                "aftertool": "PostToolUse", "afteragent": "Stop", "precompress": "PreCompact"},
     "cursor": {"beforeshellexecution": "PreToolUse", "pretooluse": "PreToolUse",
                "posttooluse": "PostToolUse", "beforesubmitprompt": "UserPromptSubmit",
                "precompact": "PreCompact"},
+    "copilot": {"agentstop": "Stop", "userpromptsubmitted": "UserPromptSubmit"},
     "opencode": {"session.created": "SessionStart", "tool.execute.before": "PreToolUse",
                  "tool.execute.after": "PostToolUse", "session.idle": "Stop",
                  "session.deleted": "SessionEnd"},
@@ -85,8 +91,9 @@ SPOOL_NAME = "spool.msgpack"
 SERVE = "--serve"
 
 
-USAGE = ("usage: memory hook claude-code|codex|gemini|cursor|opencode EVENT < payload.json\n"
-         "       memory hook install|uninstall claude-code|codex|gemini|cursor|opencode "
+USAGE = ("usage: memory hook claude-code|codex|gemini|cursor|copilot|opencode EVENT "
+         "< payload.json\n"
+         "       memory hook install|uninstall claude-code|codex|gemini|cursor|copilot|opencode "
          "[--project DIR]")
 
 
@@ -103,7 +110,7 @@ def carries_context(harness: str, event: str) -> bool:
         return False
     if harness == "gemini":
         return event != "PreToolUse"  # BeforeTool can deny or rewrite a call, not add to it
-    if harness in ("cursor", "opencode"):  # before a call: a deny only
+    if harness in ("cursor", "copilot", "opencode"):  # before a call: a deny only
         return event in ("SessionStart", "PostToolUse")
     return event != "PostToolUse"  # Claude Code and Codex: not installed there
 
@@ -216,19 +223,20 @@ def call_daemon(request: dict[str, Any], deadline_s: float) -> dict[str, Any]:
 
 def render(event: str, context: str | None, deny: str | None = None,
            harness: str = "claude-code", name: str | None = None) -> str:
-    """The agent's own output for memoryd's ``event`` (``name``: the agent's name for it).
-    Claude Code and Codex: JSON with ``hookSpecificOutput.additionalContext`` for context
-    events (Codex validates hook output against strict schemas, so only the common subset is
-    used); ``deny`` (PreToolUse only: a hard rule the user opted into) denies the call, with
-    the reason the agent reads. memoryd never answers "allow", which would skip the user's
-    permission prompt. Gemini CLI: the same shape under its own event name; its BeforeTool
-    cannot add context, so there only a deny is said (``decision``/``reason``, the reason sent
-    to the model). Cursor: ``additional_context`` at session start; before a shell command a
-    deny only (``permission``, with ``agent_message`` for the model and ``user_message``).
-    OpenCode (memoryd's own plugin reads it): ``{"context": …}`` at session start and after a
-    tool call, ``{"deny": …}`` before one (the plugin throws it, which blocks the call).
-    Nothing (an empty string) otherwise. (The daemon renders; the hook process only prints,
-    so it never imports json.)"""
+    """The agent's own output for memoryd's ``event`` (``name``: the agent's name for it). Claude
+    Code and Codex: JSON with ``hookSpecificOutput.additionalContext`` for context events (Codex
+    validates hook output against strict schemas, so only the common subset is used); ``deny``
+    (PreToolUse only: a hard rule the user opted into) denies the call, with the reason the agent
+    reads. memoryd never answers "allow", which would skip the user's permission prompt. Gemini CLI:
+    the same shape under its own event name; its BeforeTool cannot add context, so there only a deny
+    is said (``decision``/``reason``, the reason sent to the model). Cursor: ``additional_context``
+    at session start; before a shell command a deny only (``permission``, with ``agent_message`` for
+    the model and ``user_message``). Copilot CLI: ``additionalContext`` at session start and after a
+    tool call, a deny before one (``permissionDecision``, ``permissionDecisionReason``). OpenCode
+    (memoryd's own plugin reads it): ``{"context": …}`` at session start and after a tool call,
+    ``{"deny": …}`` before one (the plugin throws it, which blocks the call). Nothing (an empty
+    string) otherwise. (The daemon renders; the hook process only prints, so it never imports
+    json.)"""
     import json
 
     if event not in CONTEXT_EVENTS or not (context or deny):
@@ -249,6 +257,12 @@ def render(event: str, context: str | None, deny: str | None = None,
         if event in ("SessionStart", "PostToolUse") and context:
             return json.dumps({"additional_context": context}, ensure_ascii=False)
         return ""  # beforeSubmitPrompt has no field for context
+    if harness == "copilot":
+        if event == "PreToolUse":
+            return json.dumps({"permissionDecision": "deny", "permissionDecisionReason": deny},
+                              ensure_ascii=False) if deny else ""
+        return json.dumps({"additionalContext": context}, ensure_ascii=False) \
+            if context and event in ("SessionStart", "PostToolUse") else ""
     if harness == "opencode":
         if event == "PreToolUse":
             return json.dumps({"deny": deny}, ensure_ascii=False) if deny else ""

@@ -1,5 +1,5 @@
-"""``memory hook install|uninstall claude-code|codex|gemini|cursor [--project DIR]`` (OpenCode
-has a plugin file instead: :mod:`memoryd_client.opencode_plugin`).
+"""``memory hook install|uninstall claude-code|codex|gemini|cursor|copilot [--project DIR]``
+(OpenCode has a plugin file instead: :mod:`memoryd_client.opencode_plugin`).
 
 Adds memoryd's hook handlers to the agent's settings idempotently and removes exactly the
 handlers it added (recognised by their command). The settings file is the user's, so it is
@@ -91,12 +91,25 @@ CURSOR_EVENTS: dict[str, tuple[str | None, dict[str, Any]]] = {
     "stop": (None, {}),
     "sessionEnd": (None, {}),
 }
+#: GitHub Copilot CLI: a flat list of handlers per event, its shell command in ``bash`` (every
+#: version has it), a ``matcher`` (a regular expression Copilot anchors) on its tools, and
+#: ``timeoutSec``. userPromptSubmitted is not installed: Copilot drops its output.
+COPILOT_TOOLS = "bash|edit|create"
+COPILOT_EVENTS: dict[str, tuple[str | None, dict[str, Any]]] = {
+    "sessionStart": (None, {"timeoutSec": 10}),
+    "preToolUse": (COPILOT_TOOLS, {"timeoutSec": 5}),
+    "postToolUse": (COPILOT_TOOLS, {"timeoutSec": 5}),
+    "agentStop": (None, {"timeoutSec": 10}),
+    "sessionEnd": (None, {"timeoutSec": 5}),
+}
 HARNESS_EVENTS = {"claude-code": CLAUDE_CODE_EVENTS, "codex": CODEX_EVENTS,
-                  "gemini": GEMINI_EVENTS, "cursor": CURSOR_EVENTS}
+                  "gemini": GEMINI_EVENTS, "cursor": CURSOR_EVENTS, "copilot": COPILOT_EVENTS}
 #: Harnesses whose event lists hold handlers directly, rather than groups of them.
-FLAT = ("cursor",)
+FLAT = ("cursor", "copilot")
 #: What a settings file of the harness starts with besides ``hooks``.
-HEAD: dict[str, dict[str, Any]] = {"cursor": {"version": 1}}
+HEAD: dict[str, dict[str, Any]] = {"cursor": {"version": 1}, "copilot": {"version": 1}}
+#: The key of a handler's command line: Copilot CLI's shell command is ``bash``.
+COMMAND_KEY = {"copilot": "bash"}
 #: The variables that decide which daemon a hook talks to and where it spools: carried into the
 #: hook commands when set at install time (agents run hooks with their own environment).
 CARRIED_ENV = ("MEMORYD_HOME", "MEMORYD_SOCKET")
@@ -113,15 +126,18 @@ def settings_path(harness: str, project: str | None) -> Path:
     Cursor's ~/.cursor/hooks.json. With a project: Claude Code's personal, uncommitted
     ``DIR/.claude/settings.local.json`` (the commands hold absolute paths into this user's
     installation), Codex's ``DIR/.codex/hooks.json``, Gemini's ``DIR/.gemini/settings.json``,
-    Cursor's ``DIR/.cursor/hooks.json``. A project directory that does not exist is refused
-    (a typo must not create it)."""
+    Cursor's ``DIR/.cursor/hooks.json``. Copilot CLI reads every ``*.json`` of its hooks
+    directories: memoryd's is a file of its own, ``$COPILOT_HOME/hooks/memoryd.json``
+    (``~/.copilot``), or a project's ``DIR/.github/hooks/memoryd.json``. A project directory
+    that does not exist is refused (a typo must not create it)."""
     if project is not None:
         base = Path(project).expanduser()
         if not base.is_dir():
             raise BadParamsError(f"--project {project}: no such directory; nothing was changed")
         base = base.resolve()
         return base / {"claude-code": ".claude/settings.local.json", "codex": ".codex/hooks.json",
-                       "gemini": ".gemini/settings.json", "cursor": ".cursor/hooks.json"}[harness]
+                       "gemini": ".gemini/settings.json", "cursor": ".cursor/hooks.json",
+                       "copilot": ".github/hooks/memoryd.json"}[harness]
     if harness == "claude-code":
         config = os.environ.get("CLAUDE_CONFIG_DIR")
         return (Path(config).expanduser() if config else Path.home() / ".claude") / "settings.json"
@@ -130,6 +146,10 @@ def settings_path(harness: str, project: str | None) -> Path:
         return (Path(home).expanduser() if home else Path.home()) / ".gemini" / "settings.json"
     if harness == "cursor":
         return Path.home() / ".cursor" / "hooks.json"
+    if harness == "copilot":
+        home = os.environ.get("COPILOT_HOME", "").strip()
+        return (Path(home).expanduser() if home else Path.home() / ".copilot") / "hooks" / \
+            "memoryd.json"
     codex_home = os.environ.get("CODEX_HOME")
     return (Path(codex_home).expanduser() if codex_home else Path.home() / ".codex") / "hooks.json"
 
@@ -176,7 +196,8 @@ def _env_program() -> str:
 def is_ours(handler: Any, harness: str) -> bool:
     """Whether a handler is one memoryd installed: ``[env NAME=VALUE …] …/memory hook AGENT
     EVENT`` or ``[env …] PYTHON -m memoryd_client hook AGENT EVENT``."""
-    command = handler.get("command") if isinstance(handler, dict) else None
+    command = handler.get(COMMAND_KEY.get(harness, "command")) \
+        if isinstance(handler, dict) else None
     if not isinstance(command, str):
         return False
     try:
@@ -428,6 +449,10 @@ def next_steps(harness: str) -> list[str]:
     if harness == "cursor":
         return [("Next: restart Cursor; its Hooks settings tab lists them. Cursor versions "
                  "without sessionStart/sessionEnd hooks (before 2.x) report them as unknown.")]
+    if harness == "copilot":
+        return [("Next: new Copilot CLI sessions run the hooks (a project's, in .github/hooks/, "
+                 "once the folder is trusted). Versions that do not take context from "
+                 "sessionStart still get a hard rule's deny before a tool call.")]
     config = settings_path("codex", None).with_name("config.toml")
     return [("Next: in Codex, review and trust the hooks with /hooks: Codex does not run untrusted "
              "hooks."),
@@ -457,10 +482,14 @@ def _describe(settings: SettingsFile, backup: Path | None) -> list[str]:
 
 def groups_for(harness: str) -> dict[str, dict[str, Any]]:
     """What memoryd adds to each event's list: a group ``{matcher?, hooks: [handler]}``, or for
-    Cursor the handler itself. Gemini's handlers are named ``memoryd`` (``/hooks disable
-    memoryd`` turns them all off)."""
+    Cursor and Copilot CLI the handler itself. Gemini's handlers are named ``memoryd``
+    (``/hooks disable memoryd`` turns them all off)."""
     groups = {}
     for event, (matcher, extras) in HARNESS_EVENTS[harness].items():
+        if harness == "copilot":
+            groups[event] = {"type": "command", "bash": hook_command(harness, event),
+                             **({"matcher": matcher} if matcher else {}), **extras}
+            continue
         if harness in FLAT:
             groups[event] = {"command": hook_command(harness, event), **extras}
             continue

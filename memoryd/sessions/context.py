@@ -134,6 +134,9 @@ _NATIVE_FILES = {"claude-code": re.compile(r"(?:^|/)(?:CLAUDE(?:\.local)?\.md|ME
                  "roo": re.compile(r"(?:^|/)\.roorules[^/]*$|/\.roo/rules[^/]*/"),
                  "windsurf": re.compile(r"/\.windsurf/rules/|(?:^|/)\.windsurfrules$|"
                                         r"/\.codeium/windsurf/memories/global_rules\.md$"),
+                 "copilot": re.compile(r"/\.github/copilot-instructions\.md$|"
+                                       r"/\.github/instructions/|"
+                                       r"/\.copilot/(?:copilot-instructions\.md$|instructions/)"),
                  "opencode": re.compile(r"(?:^|/)AGENTS\.md$")}
 
 

@@ -17,14 +17,23 @@ of the hook's path (memoryd.server.session_methods) reads one shape:
   ``session_id`` in ``sessionStart``), its folders ``workspace_roots``; ``beforeShellExecution``
   gives ``command`` and ``cwd``. Its ``transcript_path``, where a version sends one, is a file
   memoryd cannot read (Cursor's history is not read: docs/harnesses.md), so it is not kept.
+- GitHub Copilot CLI (its hooks reference, docs/harnesses.md) sends camelCase fields to the
+  camelCase events memoryd installs: ``sessionId``, ``cwd``, ``timestamp`` (milliseconds),
+  ``toolName`` and ``toolArgs`` (``bash`` ``{command}``, ``edit`` ``{path, old_str, new_str}``,
+  ``create`` ``{path, file_text}``; the arguments may come as a JSON string), ``transcriptPath``
+  (agentStop: its ``events.jsonl``). A session's events file is known from its id when a
+  payload does not name it.
 - OpenCode has no hook commands; memoryd's plugin (memoryd_client/opencode_plugin.js) sends
   Claude Code's fields itself, the tool's arguments in OpenCode's names (``filePath``, …).
 """
 
 from __future__ import annotations
 
+import json
+import os
 from typing import Any
 
+from memoryd.agent_settings import copilot_home
 from memoryd.ingest.transcript.gemini import HOOK_CONTEXT
 
 
@@ -36,6 +45,8 @@ def normalize(harness: str, payload: dict[str, Any]) -> dict[str, Any]:
         return _cursor(payload)
     if harness == "opencode":
         return _opencode(payload)
+    if harness == "copilot":
+        return _copilot(payload)
     return payload
 
 
@@ -81,4 +92,29 @@ def _opencode(payload: dict[str, Any]) -> dict[str, Any]:
     if isinstance(args, dict):
         out["tool_input"] = {_OPENCODE_ARGS.get(key, key): value for key, value in args.items()}
     out["transcript_path"] = None  # OpenCode keeps its history in a database (docs/harnesses.md)
+    return out
+
+
+#: Copilot CLI's camelCase fields in Claude Code's names.
+_COPILOT_FIELDS = {"sessionId": "session_id", "transcriptPath": "transcript_path",
+                   "toolName": "tool_name", "toolArgs": "tool_input"}
+
+
+def _copilot(payload: dict[str, Any]) -> dict[str, Any]:
+    out = dict(payload)
+    for given, ours in _COPILOT_FIELDS.items():
+        if given in payload and ours not in payload:
+            out[ours] = payload[given]
+    args = out.get("tool_input")
+    if isinstance(args, str):  # the arguments as the model wrote them: a JSON object
+        try:
+            out["tool_input"] = json.loads(args)
+        except (ValueError, RecursionError):
+            out["tool_input"] = {"command": args} if out.get("tool_name") == "bash" else {}
+    session = out.get("session_id")
+    if not isinstance(out.get("transcript_path"), str) and isinstance(session, str) \
+            and session and "/" not in session and session not in (".", ".."):
+        events = os.path.join(os.path.expanduser(copilot_home()), "session-state", session,
+                              "events.jsonl")
+        out["transcript_path"] = events if os.path.isfile(events) else None
     return out

@@ -271,6 +271,69 @@ def test_cursor_gets_the_block_at_session_start_and_only_a_deny_before_a_command
         running.stop()
 
 
+# -- GitHub Copilot CLI --------------------------------------------------------------------------
+
+COPILOT_SESSION = "7d3e2a10-9b4c-4f6e-8a21-5c0d9e3f1b00"
+
+
+def copilot(repo: Path, **fields: Any) -> dict:
+    """A Copilot CLI hook input (camelCase events): the fields every event gets, and its own."""
+    return {"sessionId": COPILOT_SESSION, "timestamp": 1796000000123, "cwd": str(repo), **fields}
+
+
+def test_copilot_gets_the_block_a_hard_rules_deny_and_a_lesson_after_a_call(
+        memoryd_home, embedder, monkeypatch, tmp_path) -> None:
+    """Copilot CLI: the block at sessionStart (``additionalContext``), a person's hard rule
+    denies a call before it runs (``permissionDecision``; the arguments as the JSON string the
+    model wrote), an agent's lesson comes after the call it went against, appended to the
+    tool's result; the session is Copilot's, its events file found by its id, and ends."""
+    repo = git_repository(tmp_path / "shop")
+    events = Path(os.environ["HOME"]) / ".copilot/session-state" / COPILOT_SESSION / "events.jsonl"
+    events.parent.mkdir(parents=True)
+    events.write_text("")
+    monkeypatch.setenv("MEMORYD_CONTEXT_HARD_RULES", "1")
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket, channel="terminal") as person:
+            person.remember("copilot", "git", "Never run `git push --force` on main",
+                            kind="lesson", tags=["hard-rule"])
+        with Client(running.socket) as agent:
+            agent.remember("copilot", "tooling", "Use pnpm, not npm", kind="lesson",
+                           cwd=str(repo))
+        started = output(hook("copilot", "sessionStart", copilot(repo, source="new")))
+        assert started is not None and set(started) == {"additionalContext"}
+        assert started["additionalContext"].startswith(wire.INJECTION_MARKER)
+        assert "Use pnpm, not npm" in started["additionalContext"]
+        with Client(running.socket) as reader:
+            session = reader.session(COPILOT_SESSION)["session"]
+            assert (session["harness"], session["agent"], session["cwd"],
+                    session["transcript_path"]) == ("copilot", "copilot", str(repo), str(events))
+
+        push = json.dumps({"command": "git push --force origin main"})
+        denied = output(hook("copilot", "preToolUse", copilot(repo, toolName="bash",
+                                                              toolArgs=push)))
+        assert denied is not None and denied["permissionDecision"] == "deny"
+        assert "Never run `git push --force` on main" in denied["permissionDecisionReason"]
+        npm = {"command": "npm install left-pad"}
+        assert output(hook("copilot", "preToolUse", copilot(repo, toolName="bash",
+                                                            toolArgs=npm))) is None
+        after = output(hook("copilot", "postToolUse", copilot(
+            repo, toolName="bash", toolArgs=npm,
+            toolResult={"resultType": "success", "textResultForLlm": "added 1 package"})))
+        assert after is not None and set(after) == {"additionalContext"}
+        assert "“Use pnpm, not npm”" in after["additionalContext"]
+
+        assert output(hook("copilot", "agentStop", copilot(
+            repo, transcriptPath=str(events), stopReason="end_turn"))) is None
+        assert output(hook("copilot", "sessionEnd", copilot(repo, reason="user_exit"))) is None
+        with Client(running.socket) as reader:
+            assert reader.session(COPILOT_SESSION)["session"]["closed"] is not None
+            shown = [i["event"] for i in reader.explain(COPILOT_SESSION)["injections"]]
+        assert shown == ["SessionStart", "PreToolUse", "PostToolUse"]
+    finally:
+        running.stop()
+
+
 # -- failing open --------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("harness, event, payload", [
@@ -282,17 +345,20 @@ def test_cursor_gets_the_block_at_session_start_and_only_a_deny_before_a_command
                              "tool_input": {"command": "pip install x"}, "tool_response": {}}),
     ("cursor", "sessionStart", {"session_id": CONVERSATION}),
     ("cursor", "beforeShellExecution", {"command": "pip install x"}),
+    ("copilot", "sessionStart", {"source": "new"}),
+    ("copilot", "preToolUse", {"toolName": "bash", "toolArgs": {"command": "pip install x"}}),
 ])
 def test_with_the_daemon_down_a_hook_exits_at_once_with_nothing_for_the_agent(
         memoryd_home, tmp_path, harness, event, payload) -> None:
-    base = gemini(event, tmp_path) if harness == "gemini" else cursor(event, tmp_path)
+    base = gemini(event, tmp_path) if harness == "gemini" else \
+        copilot(tmp_path) if harness == "copilot" else cursor(event, tmp_path)
     started = time.monotonic()
     result = hook(harness, event, {**base, **payload})
     assert time.monotonic() - started < 5  # generously; bench/bench_hooks.py measures it
     assert (result.returncode, result.stdout) == (0, "")
     assert "daemon unreachable" in result.stderr
     spooled = (memoryd_home / "spool.msgpack").exists()
-    assert spooled == (event in ("SessionStart", "BeforeAgent", "sessionStart"))
+    assert spooled == (event in ("SessionStart", "BeforeAgent", "sessionStart"))  # not a call's
 
 
 def test_a_spooled_gemini_session_start_is_replayed(memoryd_home, embedder, tmp_path) -> None:
@@ -436,10 +502,44 @@ def test_cursor_install_creates_a_versioned_file_that_uninstall_removes(memoryd_
         assert (home / ".cursor" / "hooks.json").read_text() == empty
 
 
-def test_doctor_finds_the_gemini_and_cursor_hooks(daemon, memoryd_home) -> None:
+def test_copilot_install_writes_a_hooks_file_of_its_own_that_uninstall_removes(
+        memoryd_home, monkeypatch, tmp_path) -> None:
+    """Copilot CLI reads every *.json in its hooks directory: memoryd's is its own file,
+    versioned, a handler per event (its command under ``bash``, a matcher on the tools memoryd
+    reads, ``timeoutSec``), each command one the hook runs; uninstall takes the file and the
+    directories install made. $COPILOT_HOME moves it; --project writes .github/hooks/, kept
+    out of git status."""
+    home = Path(os.environ["HOME"])
+    assert run_cli("hook", "install", "copilot").returncode == 0
+    path = home / ".copilot/hooks/memoryd.json"
+    data = json.loads(path.read_text())
+    assert data["version"] == 1 and set(data["hooks"]) == set(install.COPILOT_EVENTS)
+    [before] = data["hooks"]["preToolUse"]
+    assert before == {"type": "command", "bash": install.hook_command("copilot", "preToolUse"),
+                      "matcher": "bash|edit|create", "timeoutSec": 5}
+    assert before["bash"].endswith("hook copilot preToolUse")
+    assert "matcher" not in data["hooks"]["sessionStart"][0]
+    assert run_cli("hook", "install", "copilot").stdout.strip().endswith("already installed")
+    assert run_cli("hook", "uninstall", "copilot").returncode == 0
+    assert not (home / ".copilot").exists()
+
+    monkeypatch.setenv("COPILOT_HOME", str(tmp_path / "copilot-home"))
+    assert run_cli("hook", "install", "copilot").returncode == 0
+    assert (tmp_path / "copilot-home/hooks/memoryd.json").is_file()
+    repo = git_repository(tmp_path / "shop")
+    assert run_cli("hook", "install", "copilot", "--project", str(repo)).returncode == 0
+    assert json.loads((repo / ".github/hooks/memoryd.json").read_text())["version"] == 1
+    assert ".github/hooks/memoryd.json" in (repo / ".git/info/exclude").read_text()
+    assert subprocess.run(["git", "-C", str(repo), "status", "--porcelain"], capture_output=True,
+                          text=True, check=True).stdout == ""
+
+
+def test_doctor_finds_the_gemini_cursor_and_copilot_hooks(daemon, memoryd_home) -> None:
     assert run_cli("hook", "install", "gemini").returncode == 0
     assert run_cli("hook", "install", "cursor").returncode == 0
+    assert run_cli("hook", "install", "copilot").returncode == 0
     from memoryd_client.doctor import installed_hooks
 
     found = {h["harness"]: len(h["commands"]) for h in installed_hooks()}
-    assert found == {"gemini": len(install.GEMINI_EVENTS), "cursor": len(install.CURSOR_EVENTS)}
+    assert found == {"gemini": len(install.GEMINI_EVENTS), "cursor": len(install.CURSOR_EVENTS),
+                     "copilot": len(install.COPILOT_EVENTS)}
