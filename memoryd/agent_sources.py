@@ -144,6 +144,8 @@ def default_sources() -> list[Source]:
                "memory", "markdown", agent="copilot"),
         Source("copilot-transcripts", f"{copilot}/session-state/*/events.jsonl", "transcript",
                "copilot", agent="copilot"),
+        Source("copilot-legacy-transcripts", f"{copilot}/session-state/*.jsonl", "transcript",
+               "copilot", agent="copilot"),
     ]
 
 

@@ -40,7 +40,9 @@ def cwd_hint(fmt: str, path: str) -> str | None:
     if fmt == "aider":
         return os.path.dirname(path) or None
     if fmt == "copilot":  # session-state/<session>/events.jsonl, its workspace.yaml beside it
-        return _workspace_cwd(Path(path).with_name(COPILOT_WORKSPACE))
+        events = Path(path)  # (an older version's session-state/<session>.jsonl has none)
+        return _workspace_cwd(events.with_name(COPILOT_WORKSPACE)) \
+            if events.name == "events.jsonl" else None
     if fmt == "gemini":
         parts = Path(path).parts
         if "chats" not in parts:

@@ -238,6 +238,8 @@ def test_cwd_hints(tmp_path: Path) -> None:
                          ("cwd: relative/dir\n", None), ("summary: no cwd\n", None)):
         (session / "workspace.yaml").write_text(written)
         assert cwd_hint("copilot", events) == cwd, written
+    (tmp_path / ".copilot/session-state/workspace.yaml").write_text("cwd: /not/its/own\n")
+    assert cwd_hint("copilot", str(tmp_path / ".copilot/session-state/s0.jsonl")) is None
     assert cwd_hint("codex", "/x/rollout.jsonl") is None
 
 
@@ -340,6 +342,9 @@ def test_every_harness_is_indexed_in_place(harness_home: tuple[Path, Path], daem
     assert (copilot["kind"], copilot["project"], copilot["session"]) == \
         ("turn", str(project), COPILOT_ID)
     assert "grep -rn timeout" not in copilot["text"]  # its tool call is not conversation
+    legacy = eventually(lambda: found(client, "staging proxy port", "8443", False,
+                                      agent="copilot"))  # an older version's session file
+    assert (legacy["kind"], legacy["session"]) == ("turn", "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d")
     sessions = {s["id"]: s for s in client.call("sessions", {})["sessions"]}
     assert sessions["4f1c9a2e-77b0-4d55-9d3e-0c6b1a2f8e11"]["harness"] == "gemini"
     assert (sessions[COPILOT_ID]["harness"], sessions[COPILOT_ID]["agent"]) == \
@@ -541,7 +546,8 @@ def test_copilots_sources_follow_copilot_home(monkeypatch: pytest.MonkeyPatch,
     assert copilot_paths() == {
         "copilot-user-instructions": "~/.copilot/copilot-instructions.md",
         "copilot-user-instruction-files": "~/.copilot/instructions/**/*.instructions.md",
-        "copilot-transcripts": "~/.copilot/session-state/*/events.jsonl"}
+        "copilot-transcripts": "~/.copilot/session-state/*/events.jsonl",
+        "copilot-legacy-transcripts": "~/.copilot/session-state/*.jsonl"}
     monkeypatch.setenv("COPILOT_HOME", str(tmp_path / "copilot"))
     assert copilot_paths()["copilot-transcripts"] == \
         f"{tmp_path}/copilot/session-state/*/events.jsonl"

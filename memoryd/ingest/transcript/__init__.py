@@ -78,7 +78,7 @@ Formats
       dedupe what was read before.
 
 ``copilot`` — GitHub Copilot CLI, ``$COPILOT_HOME/session-state/<session>/events.jsonl``
-(``~/.copilot``; docs/harnesses.md).
+(``~/.copilot``; older versions: ``session-state/<session>.jsonl``; docs/harnesses.md).
 
     - Each line is an event ``{"type", "id", "timestamp", "parentId", "data"}``. The first,
       ``session.start``, gives ``session_id`` (``data.sessionId``), the start time and, in
