@@ -285,6 +285,21 @@ def aider_read(settings: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def aider_history_file(settings: Sequence[str]) -> str | None:
+    """Where Aider's ``chat-history-file`` setting moves its chat history, as the first of
+    these settings files that sets it says (the one Aider lets win); None when none does. A
+    value that is not a path is logged once and skipped."""
+    for path in settings:
+        value = _setting(os.path.expanduser(path), ("chat-history-file",))
+        if value is None:
+            continue
+        if isinstance(value, str) and value.strip() and "\0" not in value \
+                and not any(char in value for char in "*?[]{}"):
+            return value.strip()
+        _unusable_setting(path, "chat-history-file", repr(value), "a file's path")
+    return None
+
+
 def loaded_names(agent: str, project: str | None = None) -> set[str]:
     """The file names ``agent`` loads as its instructions by its settings' say, in a project
     (Gemini CLI's context files, Codex's fallback instructions); none for another agent."""

@@ -26,7 +26,8 @@ CLAUDE.md imports (``@path``, :mod:`memoryd.file_imports`) are ``claude-import:<
 the project's ``project:<root>:claude-import:<path>``; those a GEMINI.md imports
 ``gemini-import:<path>``; those OpenCode's ``instructions`` setting names
 ``opencode-instructions:<entry>`` (:func:`opencode_instructed`); those Aider's ``read``
-setting names ``aider-read:<entry>`` (:func:`aider_read`); a CLAUDE.md above a
+setting names ``aider-read:<entry>`` (:func:`aider_read`), and the chat history its
+``chat-history-file`` moves ``aider-chat-history`` (:func:`aider_history`); a CLAUDE.md above a
 project root ``claude-parent:<path>`` (:func:`parent_claude_files`). The watcher makes the
 sources again every few seconds, so a changed setting or import is followed.
 ``claude-transcripts`` includes subagent transcripts (``<session>/subagents/agent-*.jsonl`` and
@@ -60,6 +61,7 @@ from pathlib import Path
 from memoryd import agent_settings, file_imports, nested_files
 from memoryd.agent_settings import (
     agent_home,
+    aider_history_file,
     aider_settings,
     claude_auto_memory_dir,
     claude_home,
@@ -129,6 +131,7 @@ def default_sources() -> list[Source]:
                agent="opencode"),
         *opencode_instructed(),
         *aider_read(),
+        *aider_history(),
         Source("pi-user-memory", f"{pi}/AGENTS.md", "memory", "markdown", agent="pi"),
         Source("windsurf-user-rules", "~/.codeium/windsurf/memories/global_rules.md", "memory",
                "markdown", agent="windsurf"),
@@ -231,6 +234,28 @@ def aider_read(project: str | None = None) -> list[Source]:
         project)
 
 
+def aider_history(project: str | None = None) -> list[Source]:
+    """The chat history Aider's ``chat-history-file`` setting moves out of a project's
+    ``.aider.chat.history.md``: the user's absolute (or ``~/…``) one, a file every project's
+    sessions go to (``aider-chat-history``), or with ``project`` the project's, or the user's
+    relative one, relative to the root (``project:<root>:aider-chat-history``); none where the
+    setting names the default file."""
+    users = aider_history_file(aider_settings())
+    if project is None:
+        return _from_settings(AIDER_HISTORY, users, "aider", "aider") \
+            if users and users.startswith(("/", "~/")) else []
+    moved = aider_history_file(aider_settings(project))
+    if moved is None and users and not users.startswith(("/", "~/")):
+        moved = users
+    if moved is None:
+        return []
+    path = _against(moved, project)
+    default = os.path.join(os.path.expanduser(project), ".aider.chat.history.md")
+    if os.path.normpath(os.path.expanduser(path)) == os.path.normpath(default):
+        return []
+    return _from_settings(f"project:{project}:{AIDER_HISTORY}", path, "aider", "aider")
+
+
 def _against(entry: str, base: str | None) -> str:
     """A settings entry's path: as it is when absolute (or ``~/…``), else relative to the
     project root ``base``."""
@@ -270,13 +295,16 @@ def _holds(directory: str, paths: list[str]) -> bool:
     return False
 
 
-def _from_settings(name: str, path: str, agent: str) -> list[Source]:
-    """A memory source an agent's settings (or a CLAUDE.md's imports) give; none when memoryd
-    cannot watch its path: a setting never stops the daemon, and the log says why, once."""
+def _from_settings(name: str, path: str, agent: str,
+                   transcript: str | None = None) -> list[Source]:
+    """A memory source an agent's settings (or a CLAUDE.md's imports) give, or a transcript
+    source of that format; none when memoryd cannot watch its path: a setting never stops the
+    daemon, and the log says why, once."""
     problem = path_problem(path)
     if problem is None:
         try:
-            return [Source(name, path, "memory", "markdown", agent=agent)]
+            return [Source(name, path, "transcript", transcript, agent=agent) if transcript
+                    else Source(name, path, "memory", "markdown", agent=agent)]
         except ConfigError as exc:  # it names the source itself
             _unwatchable(str(exc).encode("utf-8", "backslashreplace").decode())
             return []
@@ -329,6 +357,8 @@ OPENCODE_PREFIX = "opencode-instructions:"
 #: What the source of a file Aider's ``read`` setting names is named by:
 #: ``aider-read:<the setting's entry>``, or a project's ``project:<root>:aider-read:<entry>``.
 AIDER_PREFIX = "aider-read:"
+#: The source of the chat history Aider's ``chat-history-file`` setting moves.
+AIDER_HISTORY = "aider-chat-history"
 #: What the source of a CLAUDE.md in a directory above a project root is named by:
 #: ``claude-parent:<path>``.
 PARENT_PREFIX = "claude-parent:"
@@ -362,6 +392,7 @@ def project_sources(root: Path) -> list[Source]:
             sources += _from_settings(f"project:{text}:{name}", f"{base}/{name}", "codex")
     sources += opencode_instructed(text)
     sources += aider_read(text)
+    sources += aider_history(text)
     # the instruction files of its subdirectories (memoryd.nested_files), each watched alone
     top = os.path.expanduser(base) or "/"
     for path, agent in nested_files.nested(top):

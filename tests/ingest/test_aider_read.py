@@ -137,3 +137,57 @@ def test_any_settings_text_is_read_without_an_error(text: str) -> None:
     makes its sources from it every few seconds)."""
     found = _yaml_top_level(text)
     assert isinstance(found, dict)
+
+
+def _histories(sources: list) -> dict[str, tuple[str, str, str | None]]:  # type: ignore[type-arg]
+    return {s.name: (s.path, s.format, s.agent) for s in sources
+            if s.name.endswith("aider-chat-history")}
+
+
+def test_a_chat_history_aider_keeps_elsewhere_is_read_where_the_setting_says(
+        tmp_path: Path, memoryd_home: Path) -> None:
+    """``chat-history-file`` moves Aider's history: a project's setting, relative to its
+    root; the user's absolute one is a file of every project's sessions, the user's relative
+    one each project's; naming the default file adds nothing."""
+    home = Path(os.environ["HOME"])
+    shop, api, plain = tmp_path / "shop", tmp_path / "api", tmp_path / "plain"
+    _write(shop / ".aider.conf.yml", "chat-history-file: .aider/history.md\n")
+    _write(api / ".aider.conf.yml", "chat-history-file: .aider.chat.history.md\n")
+    plain.mkdir()
+    assert _histories(project_sources(shop)) == {
+        f"project:{shop}:aider-chat-history": (str(shop / ".aider/history.md"), "aider", "aider")}
+    assert _histories(project_sources(api)) == {}
+    assert _histories(project_sources(plain)) == {} and _histories(default_sources()) == {}
+    user = _write(home / ".aider.conf.yml", "chat-history-file: ~/aider/all-chats.md\n")
+    assert _histories(default_sources()) == {
+        "aider-chat-history": ("~/aider/all-chats.md", "aider", "aider")}
+    assert _histories(project_sources(plain)) == {}
+    user.write_text("chat-history-file: logs/aider.md\n")
+    assert _histories(default_sources()) == {}
+    assert _histories(project_sources(plain)) == {
+        f"project:{plain}:aider-chat-history": (str(plain / "logs/aider.md"), "aider", "aider")}
+    assert _histories(project_sources(shop))[f"project:{shop}:aider-chat-history"][0] == \
+        str(shop / ".aider/history.md")  # the project's own setting wins
+
+
+def test_a_moved_aider_history_is_indexed_as_the_projects(memoryd_home: Path, embedder) -> None:
+    home = Path(os.environ["HOME"])
+    root = home / "shop"
+    (root / ".git").mkdir(parents=True)
+    _write(root / ".aider.conf.yml", "chat-history-file: .aider/history.md\n")
+    _write(root / ".aider/history.md", (Path(__file__).parents[1] / "fixtures/harnesses/project"
+                                        / ".aider.chat.history.md").read_text())
+    _write(memoryd_home / "config.toml", f'[watch]\nproject_roots = ["{root}"]\n')
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket, timeout_s=30) as client:
+            def drift() -> dict:  # type: ignore[type-arg]
+                hits = [h for h in search(client, "cart total drift cent discounts",
+                                          agent="aider") if "drift" in h["text"]]
+                assert hits
+                return hits[0]
+
+            hit = eventually(drift)
+            assert (hit["kind"], hit["project"]) == ("turn", str(root))
+    finally:
+        running.stop()
