@@ -276,6 +276,20 @@ def test_cursor_gets_the_block_at_session_start_and_only_a_deny_before_a_command
 COPILOT_SESSION = "7d3e2a10-9b4c-4f6e-8a21-5c0d9e3f1b00"
 
 
+def copilot_events(path: Path, prompts: list[str]) -> None:
+    """A Copilot CLI session's events.jsonl: its start, each prompt with an answer."""
+    events: list[dict[str, Any]] = [{"type": "session.start", "id": "e0", "parentId": None,
+                                     "timestamp": "2026-11-29T10:00:00.000Z",
+                                     "data": {"sessionId": COPILOT_SESSION}}]
+    for n, prompt in enumerate(prompts, start=1):
+        events += [{"type": "user.message", "id": f"u{n}", "timestamp": f"2026-11-29T10:0{n}:00Z",
+                    "data": {"content": prompt}},
+                   {"type": "assistant.message", "id": f"a{n}",
+                    "timestamp": f"2026-11-29T10:0{n}:30Z", "data": {"content": "Done."}}]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(event) + "\n" for event in events))
+
+
 def copilot(repo: Path, **fields: Any) -> dict:
     """A Copilot CLI hook input (camelCase events): the fields every event gets, and its own."""
     return {"sessionId": COPILOT_SESSION, "timestamp": 1796000000123, "cwd": str(repo), **fields}
@@ -286,11 +300,13 @@ def test_copilot_gets_the_block_a_hard_rules_deny_and_a_lesson_after_a_call(
     """Copilot CLI: the block at sessionStart (``additionalContext``), a person's hard rule
     denies a call before it runs (``permissionDecision``; the arguments as the JSON string the
     model wrote), an agent's lesson comes after the call it went against, appended to the
-    tool's result; the session is Copilot's, its events file found by its id, and ends."""
+    tool's result; the session is Copilot's, its events file found by its id, and its end
+    extracts what the user said from that file."""
     repo = git_repository(tmp_path / "shop")
     events = Path(os.environ["HOME"]) / ".copilot/session-state" / COPILOT_SESSION / "events.jsonl"
-    events.parent.mkdir(parents=True)
-    events.write_text("")
+    copilot_events(events, ["We use pnpm, not npm, in this repository.",
+                            "Why does checkout double-charge on retry?",
+                            "Always run the tests before you commit.", "Thanks, that fixed it."])
     monkeypatch.setenv("MEMORYD_CONTEXT_HARD_RULES", "1")
     running = start_daemon(embedder)
     try:
@@ -329,6 +345,9 @@ def test_copilot_gets_the_block_a_hard_rules_deny_and_a_lesson_after_a_call(
         with Client(running.socket) as reader:
             assert reader.session(COPILOT_SESSION)["session"]["closed"] is not None
             shown = [i["event"] for i in reader.explain(COPILOT_SESSION)["injections"]]
+            wait_until(lambda: any("run the tests" in e["text"]
+                                   for e in reader.session(COPILOT_SESSION)["entries"]))
+            assert reader.extract(COPILOT_SESSION, dry_run=True)["messages"] == 4
         assert shown == ["SessionStart", "PreToolUse", "PostToolUse"]
     finally:
         running.stop()
