@@ -249,9 +249,10 @@ def aider_history(project: str | None = None) -> list[Source]:
         moved = users
     if moved is None:
         return []
-    path = _against(moved, project)
-    default = os.path.join(os.path.expanduser(project), ".aider.chat.history.md")
-    if os.path.normpath(os.path.expanduser(path)) == os.path.normpath(default):
+    path = os.path.normpath(os.path.expanduser(_against(moved, project)))
+    taken = [os.path.join(os.path.expanduser(project), ".aider.chat.history.md"),  # its own
+             *([os.path.expanduser(users)] if users and users.startswith(("/", "~/")) else [])]
+    if any(path == os.path.normpath(other) for other in taken):  # the user's file: theirs
         return []
     return _from_settings(f"project:{project}:{AIDER_HISTORY}", path, "aider", "aider")
 

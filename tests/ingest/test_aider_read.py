@@ -162,6 +162,9 @@ def test_a_chat_history_aider_keeps_elsewhere_is_read_where_the_setting_says(
     assert _histories(default_sources()) == {
         "aider-chat-history": ("~/aider/all-chats.md", "aider", "aider")}
     assert _histories(project_sources(plain)) == {}
+    (plain / ".aider.conf.yml").write_text(f"chat-history-file: {home}/aider/all-chats.md\n")
+    assert _histories(project_sources(plain)) == {}  # the user's file, read once, as theirs
+    (plain / ".aider.conf.yml").unlink()
     user.write_text("chat-history-file: logs/aider.md\n")
     assert _histories(default_sources()) == {}
     assert _histories(project_sources(plain)) == {
