@@ -8,7 +8,7 @@ project's ``project_doc_fallback_filenames`` where it has no ``AGENTS.md``; Gemi
 ``context.fileName``; OpenCode loads the files its ``opencode.json`` names in
 ``instructions``; Aider the files ``read`` names in its ``.aider.conf.yml``. Settings files are
 JSON, with comments and trailing commas as Gemini CLI and OpenCode allow (TOML for Codex's
-``config.toml``; the top-level keys of YAML for Aider's, :func:`_yaml_top_level`), read once per
+``config.toml``; the top-level keys of YAML for Aider's, :func:`yaml_top_level`), read once per
 version of the file: the daemon asks again every few seconds.
 """
 
@@ -92,7 +92,7 @@ def _read_settings(path: str, mtime_ns: int, size: int, inode: int) -> dict[str,
     try:
         with open(path, "rb") as handle:
             text = handle.read().decode("utf-8-sig")
-        data = tomllib.loads(text) if kind == "TOML" else _yaml_top_level(text) \
+        data = tomllib.loads(text) if kind == "TOML" else yaml_top_level(text) \
             if kind == "YAML" else _json_with_comments(text)
     except (OSError, UnicodeDecodeError, ValueError) as exc:  # TOMLDecodeError is one
         kept = _LAST_SETTINGS.get(path, {})
@@ -130,7 +130,7 @@ _YAML_FLOW_ITEM = re.compile(r"""\s*("(?:\\.|[^"\\])*"|'(?:''|[^'])*'|[^,]*)\s*(
 
 
 class _Unreadable:
-    """A value of a YAML key that :func:`_yaml_top_level` does not read (a nested mapping, a
+    """A value of a YAML key that :func:`yaml_top_level` does not read (a nested mapping, a
     block of text, an anchor): shown as what the file says."""
 
     def __init__(self, shown: str) -> None:
@@ -140,12 +140,12 @@ class _Unreadable:
         return self.shown
 
 
-def _yaml_top_level(text: str) -> dict[str, Any]:
+def yaml_top_level(text: str) -> dict[str, Any]:
     """The top-level keys of a YAML mapping whose values are a scalar (plain or quoted, kept as
     text), a flow list (``[a, 'b']``) or a block list (``- a`` lines), as Aider's
-    ``.aider.conf.yml`` is written; any other value is an :class:`_Unreadable` (memoryd has no
-    YAML parser among its dependencies, and needs no more of it). Never raises: a line it
-    cannot place is left out."""
+    ``.aider.conf.yml`` and Copilot CLI's ``workspace.yaml`` are written; any other value is
+    an :class:`_Unreadable` (memoryd has no YAML parser among its dependencies, and needs no
+    more of it). Never raises: a line it cannot place is left out."""
     found: dict[str, Any] = {}
     key: str | None = None
     for line in text.splitlines():
@@ -172,7 +172,7 @@ def _yaml_top_level(text: str) -> dict[str, Any]:
 
 
 def _yaml_value(rest: str) -> Any:
-    """What follows a key on its line: a flow list, else a scalar (see :func:`_yaml_top_level`)."""
+    """What follows a key on its line: a flow list, else a scalar (see :func:`yaml_top_level`)."""
     if rest.startswith("["):
         inside, _, after = rest[1:].rpartition("]")
         if after.strip() and not after.strip().startswith("#") or "[" in inside or "{" in inside:

@@ -17,9 +17,9 @@
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
+from memoryd.agent_settings import yaml_top_level
 from memoryd.ingest.tail import READ_SLICE_BYTES, TailPosition, read_appended
 from memoryd.ingest.transcript import TranscriptParser, Turn
 from memoryd.regular_file import read_regular
@@ -29,9 +29,6 @@ MARKER_BYTES = 4096
 GEMINI_MARKER = ".project_root"
 #: The file beside a Copilot CLI session's events that names its directory (``cwd: /path``).
 COPILOT_WORKSPACE = "workspace.yaml"
-#: Its ``cwd`` line: a plain or quoted value.
-_WORKSPACE_CWD = re.compile(r"""^cwd:[ \t]*(?:"([^"\n]*)"|'([^'\n]*)'|([^\s#'"][^\n]*?))[ \t]*$""",
-                            re.MULTILINE)
 
 
 def cwd_hint(fmt: str, path: str) -> str | None:
@@ -64,9 +61,8 @@ def _workspace_cwd(path: Path) -> str | None:
         data = read_regular(path, MARKER_BYTES)
     except OSError:
         return None
-    found = _WORKSPACE_CWD.search(data.decode("utf-8", errors="replace"))
-    cwd = next((group for group in found.groups() if group), None) if found else None
-    return cwd if cwd is not None and cwd.startswith("/") else None
+    cwd = yaml_top_level(data.decode("utf-8", errors="replace")).get("cwd")
+    return cwd if isinstance(cwd, str) and cwd.startswith("/") else None
 
 
 def replay(path: str, position: TailPosition, parser: TranscriptParser,

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from memoryd_client import Client
 
-from memoryd.agent_settings import _yaml_top_level
+from memoryd.agent_settings import yaml_top_level
 from memoryd.agent_sources import default_sources, project_sources
 from memoryd.config import configured_sources, load_config
 from tests.conftest import start_daemon
@@ -42,15 +42,15 @@ auto-commits: false
 lint-cmd:
   python: ruff check
 """
-    found = _yaml_top_level(text)
+    found = yaml_top_level(text)
     assert found["read"] == ["CONVENTIONS.md", "docs/it's.md", "notes/a # b.md"]
     assert found["model"] == "sonnet" and found["auto-commits"] == "false"
     assert not isinstance(found["lint-cmd"], (str, list))  # a nested mapping: not read
-    assert _yaml_top_level("read: [CONVENTIONS.md, 'a b.md', \"c.md\"] # x\n")["read"] == [
+    assert yaml_top_level("read: [CONVENTIONS.md, 'a b.md', \"c.md\"] # x\n")["read"] == [
         "CONVENTIONS.md", "a b.md", "c.md"]
-    assert _yaml_top_level("---\nread: STYLE.md\n")["read"] == "STYLE.md"
+    assert yaml_top_level("---\nread: STYLE.md\n")["read"] == "STYLE.md"
     for unread in ("read: |\n  a.md\n", "read: &x a.md\n", "read: [a.md, [b.md]]\n"):
-        assert not isinstance(_yaml_top_level(unread)["read"], (str, list)), unread
+        assert not isinstance(yaml_top_level(unread)["read"], (str, list)), unread
 
 
 def test_a_projects_read_files_are_aiders_and_so_are_the_users_relative_ones(
@@ -135,7 +135,7 @@ def test_a_file_added_to_aiders_read_is_indexed_and_one_taken_out_leaves(
 def test_any_settings_text_is_read_without_an_error(text: str) -> None:
     """Whatever a user's ``.aider.conf.yml`` holds, reading it never raises (the daemon
     makes its sources from it every few seconds)."""
-    found = _yaml_top_level(text)
+    found = yaml_top_level(text)
     assert isinstance(found, dict)
 
 
