@@ -82,20 +82,7 @@ class CodexParser(LineParser):
             self.user_messages += 1
             out.append(self._turn(line, "user", text, timestamp, None))
         elif kind == "response_item":
-            item_type = payload.get("type")
-            if item_type in _CODEX_TOOL_ITEMS:
-                raise Skip("tool")
-            if item_type != "message":
-                raise Skip("ignored")
-            role = payload.get("role")
-            if role == "user":
-                raise Skip("ignored")  # repeats event_msg/user_message, plus injections
-            if role != "assistant":
-                raise Skip("meta")
-            text = content_text(payload.get("content"), frozenset({"output_text", "text"}))
-            check_text(text)
-            message_id = text_or_none(payload.get("id"))
-            out.append(self._turn(line, "assistant", text, timestamp, message_id))
+            out.append(self._answer(payload, line, timestamp))
         else:  # compacted
             text = payload.get("message")
             if text is not None and not isinstance(text, str):
@@ -103,6 +90,24 @@ class CodexParser(LineParser):
             text = (text or "").strip()
             check_text(text)
             out.append(self._turn(line, "summary", text, timestamp, None))
+
+    def _answer(self, payload: dict[str, Any], line: str, timestamp: float | None) -> Turn:
+        """A ``response_item``: the assistant's message (else Skip)."""
+        item_type = payload.get("type")
+        if item_type is not None and not isinstance(item_type, str):
+            raise Skip("bad_field")
+        if item_type in _CODEX_TOOL_ITEMS:
+            raise Skip("tool")
+        if item_type != "message":
+            raise Skip("ignored")
+        role = payload.get("role")
+        if role == "user":
+            raise Skip("ignored")  # repeats event_msg/user_message, plus injections
+        if role != "assistant":
+            raise Skip("meta")
+        text = content_text(payload.get("content"), frozenset({"output_text", "text"}))
+        check_text(text)
+        return self._turn(line, "assistant", text, timestamp, text_or_none(payload.get("id")))
 
     def _session_meta(self, payload: dict[str, Any]) -> None:
         # The first session_meta is the file's own; a fork may copy its parent's after it.

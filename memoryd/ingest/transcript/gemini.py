@@ -59,6 +59,8 @@ class GeminiParser(LineParser):
         timestamp = parse_timestamp(record.get("timestamp"))
         self._note_time(timestamp)
         kind = record.get("type")
+        if kind is not None and not isinstance(kind, str):
+            raise Skip("bad_field")
         if kind in _GEMINI_META_TYPES:
             raise Skip("meta")
         if kind not in ("user", "gemini"):

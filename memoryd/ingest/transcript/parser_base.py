@@ -263,7 +263,8 @@ def content_text(content: object, text_types: frozenset[str] = frozenset({"text"
     for block in content:
         if not isinstance(block, dict):
             raise Skip("bad_field")
-        if block.get("type") in text_types:
+        kind = block.get("type")
+        if isinstance(kind, str) and kind in text_types:
             text = block.get("text")
             if not isinstance(text, str):
                 raise Skip("bad_field")
