@@ -291,6 +291,7 @@ def test_the_entry_page_shows_text_provenance_history_and_usage(world: World) ->
     b.open(world.url + "search?q=speech+bubble+cat+sticker")
     b.click(f'#results a[href="entry/{world.ids["bubble"]}"]')
     b.arrive(f"/entry/{world.ids['bubble']}")
+    assert BUBBLE in b.text("blockquote.entry-text")
 
 
 def test_a_quarantined_entry_is_released_from_its_page_after_a_confirmation(
