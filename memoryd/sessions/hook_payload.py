@@ -112,8 +112,9 @@ def _copilot(payload: dict[str, Any]) -> dict[str, Any]:
         except (ValueError, RecursionError):
             out["tool_input"] = {"command": args} if out.get("tool_name") == "bash" else {}
     session = out.get("session_id")
-    if not isinstance(out.get("transcript_path"), str) and isinstance(session, str) \
-            and session and "/" not in session and session not in (".", ".."):
+    if "toolName" not in payload and not isinstance(out.get("transcript_path"), str) \
+            and isinstance(session, str) and session and "/" not in session \
+            and session not in (".", ".."):  # a session's event (a tool call needs no file)
         events = os.path.join(os.path.expanduser(copilot_home()), "session-state", session,
                               "events.jsonl")
         out["transcript_path"] = events if os.path.isfile(events) else None
