@@ -253,14 +253,21 @@ def opencode_instructions(settings: Sequence[str]) -> list[str]:
     """The files OpenCode's ``instructions`` setting names in these settings files (paths or
     globs; OpenCode loads those of every file), once each; a URL (OpenCode fetches it: not
     a file) is left out, and a value that is not a string logged once and skipped."""
+    return [entry for entry in _path_list(settings, "instructions", "a path or a glob")
+            if not entry.startswith(("https://", "http://"))]
+
+
+def _path_list(settings: Sequence[str], key: str, what: str) -> list[str]:
+    """The paths a setting holding one or a list of them names in these settings files (all
+    files' together), once each; a value that is not a path is logged once and skipped."""
     found: list[str] = []
     for path in settings:
-        values = _setting(os.path.expanduser(path), ("instructions",))
+        values = _setting(os.path.expanduser(path), (key,))
         for value in values if isinstance(values, list) else [values] if values else []:
-            if not isinstance(value, str) or not value.strip():
-                _unusable_setting(path, "instructions", repr(value), "a path or a glob")
-            elif not value.strip().startswith(("https://", "http://")):
+            if isinstance(value, str) and value.strip() and "\0" not in value:
                 found.append(value.strip())
+            else:
+                _unusable_setting(path, key, repr(value), what)
     return list(dict.fromkeys(found))
 
 
@@ -274,15 +281,7 @@ def aider_read(settings: Sequence[str]) -> list[str]:
     """The files Aider's ``read`` setting names in these settings files (one path, or a list;
     each file or directory Aider gives the model to read), once each; a value that is not a
     path is logged once and skipped."""
-    found: list[str] = []
-    for path in settings:
-        values = _setting(os.path.expanduser(path), ("read",))
-        for value in values if isinstance(values, list) else [values] if values else []:
-            if isinstance(value, str) and value.strip() and "\0" not in value:
-                found.append(value.strip())
-            else:
-                _unusable_setting(path, "read", repr(value), "a path or a list of paths")
-    return list(dict.fromkeys(found))
+    return _path_list(settings, "read", "a path or a list of paths")
 
 
 def aider_history_file(settings: Sequence[str]) -> str | None:

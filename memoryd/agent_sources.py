@@ -55,7 +55,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from memoryd import agent_settings, file_imports, nested_files
@@ -76,7 +76,7 @@ from memoryd.agent_settings import (
 )
 from memoryd.errors import ConfigError
 from memoryd.names import path_problem
-from memoryd.sources import Source
+from memoryd.sources import Source, within
 
 log = logging.getLogger(__name__)
 
@@ -192,14 +192,9 @@ def opencode_instructed(project: str | None = None) -> list[Source]:
     project's settings' and the user's relative ones (OpenCode reads those in every project),
     relative to it."""
     config = agent_home("XDG_CONFIG_HOME") or "~/.config"  # OpenCode's, as xdg-basedir has it
-    users = opencode_instructions(opencode_settings(config))
-    if project is None:
-        return _opencode(OPENCODE_PREFIX, [entry for entry in users
-                                           if entry.startswith(("/", "~/"))])
-    mine = opencode_instructions(opencode_settings(config, project))
-    return _opencode(f"project:{project}:{OPENCODE_PREFIX}", [*mine, *(
-        entry for entry in users if not entry.startswith(("/", "~/")) and entry not in mine)],
-        project)
+    return _opencode(_prefix(OPENCODE_PREFIX, project), _entries(
+        opencode_instructions(opencode_settings(config)), project,
+        lambda: opencode_instructions(opencode_settings(config, project))), project)
 
 
 def _opencode(prefix: str, entries: list[str], base: str | None = None) -> list[Source]:
@@ -225,13 +220,30 @@ def aider_read(project: str | None = None) -> list[Source]:
     user's absolute (and ``~/…``) ones, or with ``project`` (a root as configured, no trailing
     ``/``) the project's and the user's relative ones, relative to it (Aider resolves them
     against the directory it runs in: a project root)."""
-    users = agent_settings.aider_read(aider_settings())
+    return _aider(_prefix(AIDER_PREFIX, project), _entries(
+        agent_settings.aider_read(aider_settings()), project,
+        lambda: agent_settings.aider_read(aider_settings(project))), project)
+
+
+def _entries(users: list[str], project: str | None,
+             projects: Callable[[], list[str]]) -> list[str]:
+    """The entries of a setting that names files (OpenCode's ``instructions``, Aider's
+    ``read``): without ``project`` the user's absolute (and ``~/…``) ones; with it the
+    project's own (``projects()``) and the user's relative ones, which the agent reads in
+    every project."""
     if project is None:
-        return _aider(AIDER_PREFIX, [entry for entry in users if entry.startswith(("/", "~/"))])
-    mine = agent_settings.aider_read(aider_settings(project))
-    return _aider(f"project:{project}:{AIDER_PREFIX}", [*mine, *(
-        entry for entry in users if not entry.startswith(("/", "~/")) and entry not in mine)],
-        project)
+        return [entry for entry in users if _absolute(entry)]
+    mine = projects()
+    return [*mine, *(entry for entry in users if not _absolute(entry) and entry not in mine)]
+
+
+def _absolute(entry: str) -> bool:
+    return entry.startswith(("/", "~/"))
+
+
+def _prefix(prefix: str, project: str | None) -> str:
+    """A source's name prefix: the user's, or ``project:<root>:`` before it."""
+    return prefix if project is None else f"project:{project}:{prefix}"
 
 
 def aider_history(project: str | None = None) -> list[Source]:
@@ -243,24 +255,24 @@ def aider_history(project: str | None = None) -> list[Source]:
     users = aider_history_file(aider_settings())
     if project is None:
         return _from_settings(AIDER_HISTORY, users, "aider", "aider") \
-            if users and users.startswith(("/", "~/")) else []
+            if users and _absolute(users) else []
     moved = aider_history_file(aider_settings(project))
-    if moved is None and users and not users.startswith(("/", "~/")):
+    if moved is None and users and not _absolute(users):
         moved = users
     if moved is None:
         return []
     path = os.path.normpath(os.path.expanduser(_against(moved, project)))
     taken = [os.path.join(os.path.expanduser(project), ".aider.chat.history.md"),  # its own
-             *([os.path.expanduser(users)] if users and users.startswith(("/", "~/")) else [])]
+             *([os.path.expanduser(users)] if users and _absolute(users) else [])]
     if any(path == os.path.normpath(other) for other in taken):  # the user's file: theirs
         return []
-    return _from_settings(f"project:{project}:{AIDER_HISTORY}", path, "aider", "aider")
+    return _from_settings(_prefix(AIDER_HISTORY, project), path, "aider", "aider")
 
 
 def _against(entry: str, base: str | None) -> str:
     """A settings entry's path: as it is when absolute (or ``~/…``), else relative to the
     project root ``base``."""
-    return entry if entry.startswith(("/", "~/")) else \
+    return entry if _absolute(entry) else \
         os.path.normpath(os.path.join(os.path.expanduser(base or "") or "/", entry))
 
 
@@ -278,22 +290,15 @@ def _aider(prefix: str, entries: list[str], base: str | None = None) -> list[Sou
                          "{ }")
         elif entry.lower().endswith(file_imports.NOTE_SUFFIXES):
             sources += _from_settings(f"{prefix}{entry}", path, "aider")
-        elif os.path.isdir(directory) and not _holds(directory, ["~", *([base] if base else [])]):
+        elif os.path.isdir(directory) and not any(
+                within(os.path.normpath(os.path.expanduser(held)), directory)
+                for held in ("~", *([base] if base else []))):  # the home, a whole project
             sources += _from_settings(f"{prefix}{entry}", f"{path.rstrip('/')}/**/*.md", "aider")
         else:
             _unwatchable(f"Aider's read entry {entry!r}: memoryd indexes notes "
                          f"({', '.join(file_imports.NOTE_SUFFIXES)}) and the *.md of a "
                          "directory (not the home's, nor a project's whole tree)")
     return sources
-
-
-def _holds(directory: str, paths: list[str]) -> bool:
-    """Whether ``directory`` (normalised) is one of ``paths`` or above one of them."""
-    for path in paths:
-        held = os.path.normpath(os.path.expanduser(path))
-        if held == directory or held.startswith(directory.rstrip("/") + "/"):
-            return True
-    return False
 
 
 def _from_settings(name: str, path: str, agent: str,

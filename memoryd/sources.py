@@ -128,7 +128,7 @@ def scan(sources: Sequence[Source], home: Path) -> Iterator[tuple[Source, Path, 
     """Yield ``(source, path, agent)`` for every regular file a source matches."""
     compiled = [(source, _compile(source, home)) for source in sources]
     for top in _top_roots([c.root for _, c in compiled]):
-        group = [(s, c) for s, c in compiled if _within(c.root, top)]
+        group = [(s, c) for s, c in compiled if within(c.root, top)]
         if os.path.isdir(top):
             yield from _walk(top, group)
 
@@ -155,7 +155,7 @@ def watch_roots(sources: Sequence[Source], home: Path) -> list[tuple[Path, bool]
     for root in sorted(deep, key=_depth_key):
         if not os.path.isdir(root):
             continue
-        if any(recursive and _within(root, outer) and not _crosses_symlink(outer, root)
+        if any(recursive and within(root, outer) and not _crosses_symlink(outer, root)
                for outer, recursive in kept):
             continue
         kept.append((root, deep[root]))
@@ -193,7 +193,7 @@ class _Compiled:
 
     def may_contain(self, directory: str) -> bool:
         """Whether walking ``directory`` can lead to a match (including reaching the root)."""
-        if _within(self.root, directory) or self.dirs.fullmatch(directory) is not None:
+        if within(self.root, directory) or self.dirs.fullmatch(directory) is not None:
             return True
         parent, _, name = directory.rpartition("/")
         return name == ARCHIVE_DIR and (parent == self.root or
@@ -335,7 +335,7 @@ def _walk(top: str, group: list[tuple[Source, _Compiled]]) -> Iterator[tuple[Sou
                 elif entry.is_symlink():
                     if entry.is_dir():
                         # Followed only on the literal way to a root, never below one.
-                        if any(_within(c.root, path) for _, c in group):
+                        if any(within(c.root, path) for _, c in group):
                             subdirs.append(path)
                     elif entry.is_file():
                         yield from _matches(path, group)
@@ -358,7 +358,7 @@ def _join(directory: str, name: str) -> str:
     return directory + name if directory.endswith("/") else directory + "/" + name
 
 
-def _within(path: str, outer: str) -> bool:
+def within(path: str, outer: str) -> bool:
     """Whether ``path`` is ``outer`` or below it (both absolute, normalised strings)."""
     return path == outer or outer == "/" or path.startswith(outer + "/")
 
@@ -370,7 +370,7 @@ def _depth_key(path: str) -> tuple[int, str]:
 def _top_roots(roots: Sequence[str]) -> list[str]:
     tops: list[str] = []
     for root in sorted(set(roots), key=_depth_key):
-        if not any(_within(root, top) for top in tops):
+        if not any(within(root, top) for top in tops):
             tops.append(root)
     return tops
 
