@@ -134,9 +134,8 @@ _NATIVE_FILES = {"claude-code": re.compile(r"(?:^|/)(?:CLAUDE(?:\.local)?\.md|ME
                  "roo": re.compile(r"(?:^|/)\.roorules[^/]*$|/\.roo/rules[^/]*/"),
                  "windsurf": re.compile(r"/\.windsurf/rules/|(?:^|/)\.windsurfrules$|"
                                         r"/\.codeium/windsurf/memories/global_rules\.md$"),
-                 "copilot": re.compile(r"/\.github/copilot-instructions\.md$|"
-                                       r"/\.github/instructions/|"
-                                       r"/\.copilot/(?:copilot-instructions\.md$|instructions/)"),
+                 # by their names: a repository's .github/ and $COPILOT_HOME (~/.copilot) alike
+                 "copilot": re.compile(r"(?:^|/)copilot-instructions\.md$|\.instructions\.md$"),
                  "opencode": re.compile(r"(?:^|/)AGENTS\.md$")}
 
 

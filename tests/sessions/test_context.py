@@ -275,6 +275,29 @@ def test_notes_a_gemini_md_imports_are_indexed_and_not_listed(
                         *_other_notes("gemini"))
 
 
+def test_copilots_instructions_are_indexed_and_not_listed_where_copilot_home_moves_them(
+        memoryd_home, embedder, monkeypatch, tmp_path, repos) -> None:
+    """Copilot CLI's instructions for every repository, in ``$COPILOT_HOME``: memoryd indexes
+    them as Copilot's, and the block does not list them (Copilot loads them itself), while it
+    lists Copilot's other notes."""
+    from tests.conftest import start_daemon
+
+    shop, _ = repos
+    copilot = tmp_path / "copilot-home"
+    (copilot / "instructions").mkdir(parents=True)
+    (copilot / "instructions/sql.instructions.md").write_text(
+        "---\napplyTo: \"**/*.sql\"\n---\n- Every migration has a down step\n")
+    monkeypatch.setenv("COPILOT_HOME", str(copilot))
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket, timeout_s=30) as client:
+            _indexed_not_listed(client, shop, "copilot", "migration down step",
+                                copilot / "instructions/sql.instructions.md",
+                                *_other_notes("copilot"))
+    finally:
+        running.stop()
+
+
 def _other_notes(agent: str) -> tuple[str, ...]:
     """A note of the agent's that it does not load itself (``~/<agent>-notes/infra.md``), and
     the ``memory`` command that makes it a source."""
