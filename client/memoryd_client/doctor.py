@@ -169,20 +169,16 @@ def home_check(facts: dict[str, Any] | None) -> dict[str, Any]:
 def _settings_files() -> list[tuple[str, str, str | None]]:
     """(harness, path, --project DIR or None) of every settings file memoryd may have written
     that this shell can know: the user's, and the current project's."""
-    from memoryd_client.install import settings_path
+    from memoryd_client.install import HARNESS_EVENTS, legacy_path, settings_path
 
     files: list[tuple[str, str, str | None]] = [
-        (harness, str(settings_path(harness, None)), None)
-        for harness in ("claude-code", "codex", "gemini", "cursor", "copilot")]
+        (harness, str(settings_path(harness, None)), None) for harness in HARNESS_EVENTS]
     project = _project_root(os.getcwd())
     if project is not None:
-        for harness, relative in (("claude-code", ".claude/settings.local.json"),
-                                  ("claude-code", ".claude/settings.json"),
-                                  ("codex", ".codex/hooks.json"),
-                                  ("gemini", ".gemini/settings.json"),
-                                  ("cursor", ".cursor/hooks.json"),
-                                  ("copilot", ".github/hooks/memoryd.json")):
-            files.append((harness, os.path.join(project, relative), project))
+        for harness in HARNESS_EVENTS:
+            for path in (settings_path(harness, project), legacy_path(harness, project)):
+                if path is not None:
+                    files.append((harness, str(path), project))
     return files
 
 

@@ -110,6 +110,8 @@ FLAT = ("cursor", "copilot")
 HEAD: dict[str, dict[str, Any]] = {"cursor": {"version": 1}, "copilot": {"version": 1}}
 #: The key of a handler's command line: Copilot CLI's shell command is ``bash``.
 COMMAND_KEY = {"copilot": "bash"}
+#: What a flat handler starts with (Copilot CLI's names its type).
+HANDLER_TYPE: dict[str, dict[str, str]] = {"copilot": {"type": "command"}}
 #: The variables that decide which daemon a hook talks to and where it spools: carried into the
 #: hook commands when set at install time (agents run hooks with their own environment).
 CARRIED_ENV = ("MEMORYD_HOME", "MEMORYD_SOCKET")
@@ -486,12 +488,10 @@ def groups_for(harness: str) -> dict[str, dict[str, Any]]:
     (``/hooks disable memoryd`` turns them all off)."""
     groups = {}
     for event, (matcher, extras) in HARNESS_EVENTS[harness].items():
-        if harness == "copilot":
-            groups[event] = {"type": "command", "bash": hook_command(harness, event),
-                             **({"matcher": matcher} if matcher else {}), **extras}
-            continue
         if harness in FLAT:
-            groups[event] = {"command": hook_command(harness, event), **extras}
+            groups[event] = {**HANDLER_TYPE.get(harness, {}),
+                             COMMAND_KEY.get(harness, "command"): hook_command(harness, event),
+                             **({"matcher": matcher} if matcher else {}), **extras}
             continue
         named = {"name": "memoryd"} if harness == "gemini" else {}
         handler = {**named, "type": "command", "command": hook_command(harness, event), **extras}
