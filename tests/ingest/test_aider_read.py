@@ -17,6 +17,7 @@ from memoryd.agent_sources import default_sources, project_sources
 from memoryd.config import configured_sources, load_config
 from tests.conftest import start_daemon
 from tests.ingest.test_ingest import eventually, search
+from tests.ingest.test_opencode_instructions import follows_its_setting
 
 
 def _write(path: Path, text: str) -> Path:
@@ -99,35 +100,8 @@ def test_a_read_file_another_source_has_stays_that_sources(tmp_path: Path,
 
 def test_a_file_added_to_aiders_read_is_indexed_and_one_taken_out_leaves(
         memoryd_home: Path, embedder) -> None:
-    home = Path(os.environ["HOME"])
-    root = home / "shop"
-    _write(root / "STYLE.md", "# Style\n\n- Public functions carry type hints.\n")
-    _write(root / "docs/deploy.md", "# Deploy\n\n- Deploys go out from the release branch.\n")
-    settings = _write(root / ".aider.conf.yml", "read: STYLE.md\n")
-    _write(memoryd_home / "config.toml", f'[watch]\nproject_roots = ["{root}"]\n')
-    running = start_daemon(embedder)
-    try:
-        with Client(running.socket, timeout_s=30) as client:
-            def texts(query: str) -> list[str]:
-                return [hit["text"] for hit in search(client, query, agent="aider", match=True)]
-
-            def hints() -> None:
-                assert texts("what do public functions carry") == [
-                    "Public functions carry type hints."]
-
-            eventually(hints)
-            assert texts("where do deploys go out from") == []
-            settings.write_text("read:\n  - docs\n")
-
-            def swapped() -> None:
-                assert texts("where do deploys go out from") == [
-                    "Deploys go out from the release branch."]
-                assert texts("what do public functions carry") == []
-
-            eventually(swapped)
-    finally:
-        running.stop()
-    assert (root / "STYLE.md").exists()  # out of the index, not off the disk
+    follows_its_setting(embedder, "aider", ".aider.conf.yml", "read: CONTRIBUTING.md\n",
+                        "read:\n  - docs\n")
 
 
 @settings(max_examples=300, deadline=None)

@@ -80,33 +80,46 @@ def test_settings_with_comments_and_trailing_commas_are_read() -> None:
 
 def test_a_file_added_to_the_instructions_is_indexed_and_one_taken_out_leaves(
         memoryd_home: Path, embedder) -> None:
-    home = Path(os.environ["HOME"])
-    root = home / "shop"
-    _write(root / "CONTRIBUTING.md", "# Contributing\n\n- Every change needs a changelog line.\n")
-    _write(root / "docs/deploy.md", "# Deploy\n\n- Deploys go out from the release branch.\n")
-    settings = _write(root / "opencode.json", '{"instructions": ["CONTRIBUTING.md"]}')
-    _write(memoryd_home / "config.toml", f'[watch]\nproject_roots = ["{root}"]\n')
+    follows_its_setting(embedder, "opencode", "opencode.json",
+                        '{"instructions": ["CONTRIBUTING.md"]}', '{"instructions": ["docs/*.md"]}')
+
+
+#: Two notes of a project root: (file, its text, a question its one bullet answers).
+NAMED = ("CONTRIBUTING.md", "Every change needs a changelog line.", "what does every change need")
+OTHER = ("docs/deploy.md", "Deploys go out from the release branch.",
+         "where do deploys go out from")
+
+
+def follows_its_setting(embedder, agent: str, settings_name: str,  # type: ignore[no-untyped-def]
+                        naming: str, swapped: str) -> None:
+    """A project root whose agent's settings file (``settings_name``) says ``naming``: the
+    note it names (:data:`NAMED`) is the agent's, the other (:data:`OTHER`) is not; the
+    settings rewritten to ``swapped``, which names the other one instead, the first leaves the
+    index (not the disk) and the other comes in."""
+    root = Path(os.environ["HOME"]) / "shop"
+    for path, text, _ in (NAMED, OTHER):
+        _write(root / path, f"# Notes\n\n- {text}\n")
+    settings = _write(root / settings_name, naming)
+    _write(Path(os.environ["MEMORYD_HOME"]) / "config.toml",
+           f'[watch]\nproject_roots = ["{root}"]\n')
     running = start_daemon(embedder)
     try:
         with Client(running.socket, timeout_s=30) as client:
             def texts(query: str) -> list[str]:
-                return [hit["text"] for hit in search(client, query, agent="opencode",
-                                                      match=True)]
+                return [hit["text"] for hit in search(client, query, agent=agent, match=True)]
 
-            def changelog() -> None:
-                assert texts("what does every change need") == [
-                    "Every change needs a changelog line."]
+            def named() -> None:
+                assert texts(NAMED[2]) == [NAMED[1]]
 
-            eventually(changelog)
-            assert texts("where do deploys go out from") == []
-            settings.write_text('{"instructions": ["docs/*.md"]}')
+            eventually(named)
+            assert texts(OTHER[2]) == []
+            settings.write_text(swapped)
 
-            def swapped() -> None:
-                assert texts("where do deploys go out from") == [
-                    "Deploys go out from the release branch."]
-                assert texts("what does every change need") == []
+            def other() -> None:
+                assert texts(OTHER[2]) == [OTHER[1]]
+                assert texts(NAMED[2]) == []
 
-            eventually(swapped)
+            eventually(other)
     finally:
         running.stop()
-    assert (root / "CONTRIBUTING.md").exists()  # out of the index, not off the disk
+    assert (root / NAMED[0]).exists()  # out of the index, not off the disk
