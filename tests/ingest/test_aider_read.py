@@ -17,17 +17,11 @@ from memoryd.agent_sources import default_sources, project_sources
 from memoryd.config import configured_sources, load_config
 from tests.conftest import start_daemon
 from tests.ingest.test_ingest import eventually, search
-from tests.ingest.test_opencode_instructions import follows_its_setting
-
-
-def _write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
+from tests.ingest.test_opencode_instructions import _write, follows_its_setting, named
 
 
 def _read(sources: list) -> dict[str, tuple[str, str | None]]:  # type: ignore[type-arg]
-    return {s.name: (s.path, s.agent) for s in sources if "aider-read:" in s.name}
+    return named(sources, "aider-read:")
 
 
 def test_the_lists_aider_writes_are_read_as_yaml() -> None:

@@ -23,8 +23,13 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
+def named(sources: list, infix: str) -> dict[str, tuple[str, str | None]]:  # type: ignore[type-arg]
+    """The path and agent of each source whose name holds ``infix``."""
+    return {s.name: (s.path, s.agent) for s in sources if infix in s.name}
+
+
 def _instructions(sources: list) -> dict[str, tuple[str, str | None]]:  # type: ignore[type-arg]
-    return {s.name: (s.path, s.agent) for s in sources if "opencode-instructions:" in s.name}
+    return named(sources, "opencode-instructions:")
 
 
 def test_a_projects_instructions_are_opencodes_and_so_are_the_users_relative_ones(
