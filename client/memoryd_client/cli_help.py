@@ -11,6 +11,8 @@ import argparse
 import os
 import sys
 
+from memoryd_client.hooks import CHOICE
+
 TYPE_CHECKING = False  # see memoryd_client/__init__.py
 if TYPE_CHECKING:
     from typing import Any
@@ -31,8 +33,8 @@ MAIN_EPILOG = "\n".join((
     "",
     ("exit codes: 0 OK (stored, matched); 1 the request failed (a duplicate, no match, not "
      "found, refused); 2 usage error (also `memory` alone, which prints this help); 3 daemon "
-     "unreachable. Hooks (`memory hook claude-code|codex|gemini|cursor|copilot|opencode "
-     "EVENT`) always exit 0: see `memory hook --help`."),
+     f"unreachable. Hooks (`memory hook {CHOICE} EVENT`) always exit 0: see `memory hook "
+     "--help`."),
 ))
 
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 import os
 import sys
 
+from memoryd_client.hooks import CHOICE
+
 TYPE_CHECKING = False  # see memoryd_client/__init__.py
 
 if TYPE_CHECKING:
@@ -273,8 +275,7 @@ def hook_checks(hooks: list[dict[str, Any]], served_state: str,
     import shlex
     if not hooks:
         return [check("hooks", OK, "no memoryd hooks installed for this user or this project "
-                      "(memory hook install claude-code|codex|gemini|cursor|copilot|opencode "
-                      "adds them)")]
+                      f"(memory hook install {CHOICE} adds them)")]
     checks = []
     for found in hooks:
         name = f"hooks {found['harness']}" + (" (project)" if found["project"] else "")

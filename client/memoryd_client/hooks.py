@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 HARNESSES = ("claude-code", "codex", "gemini", "cursor", "copilot", "opencode")
+#: The agents as a usage line names them: ``claude-code|codex|…``.
+CHOICE = "|".join(HARNESSES)
 #: The events memoryd's hooks handle, per agent, by the agent's own names (what `memory hook
 #: install` registers). Gemini CLI and Cursor name theirs differently: NATIVE_EVENTS says which
 #: of memoryd's events each one is.
@@ -91,10 +93,8 @@ SPOOL_NAME = "spool.msgpack"
 SERVE = "--serve"
 
 
-USAGE = ("usage: memory hook claude-code|codex|gemini|cursor|copilot|opencode EVENT "
-         "< payload.json\n"
-         "       memory hook install|uninstall claude-code|codex|gemini|cursor|copilot|opencode "
-         "[--project DIR]")
+USAGE = (f"usage: memory hook {CHOICE} EVENT < payload.json\n"
+         f"       memory hook install|uninstall {CHOICE} [--project DIR]")
 
 
 def canonical(harness: str, name: str) -> str:

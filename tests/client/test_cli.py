@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -99,6 +100,17 @@ def test_help_lists_every_command() -> None:
     for command in ("status", "store", "search", "get", "forget", "supersede", "history"):
         assert command in out
         assert run_cli(command, "--help").returncode == 0
+
+
+def test_help_names_every_agent_the_hooks_serve() -> None:
+    """`memory --help`, `memory hook --help` and the exit-code help each name the agents a hook
+    is installed for: an agent missing from one is one a user is told memoryd does not serve."""
+    from memoryd_client.hooks import HARNESSES
+
+    for args in (("--help",), ("hook", "--help")):
+        out = re.sub(r"-\s+", "-", " ".join(run_cli(*args).stdout.split()))  # argparse wraps
+        for agent in HARNESSES:
+            assert out.count(agent) >= 2, (args, agent)  # the hook and its install
 
 
 def test_importing_the_client_does_not_import_the_daemon_stack() -> None:

@@ -5,7 +5,7 @@ without a request of their own: the agents' hooks (hook), the MCP server (mcp), 
 
 from __future__ import annotations
 
-from memoryd_client import views
+from memoryd_client import hooks, views
 from memoryd_client.command_spec import FAILED, OK, SOCKET, TIMEOUT, Arg, Command, later, plain
 from memoryd_client.errors import UsageError
 
@@ -102,9 +102,8 @@ COMMANDS: dict[str, Command] = {
         examples=("memory reload",),
         exits="0 reloaded (a bad configuration is refused: exit 2)"),
     "hook": Command(
-        help="agent lifecycle hooks: memory hook claude-code|codex|gemini|cursor|opencode EVENT, "
-        "memory hook install|uninstall claude-code|codex|gemini|cursor|opencode (see memory "
-        "hook --help)",
+        help=f"agent lifecycle hooks: memory hook {hooks.CHOICE} EVENT, memory hook "
+        f"install|uninstall {hooks.CHOICE} (see memory hook --help)",
         globals=(), alone=_give_hook_first),
     "mcp": Command(
         help="run the MCP stdio server with the memory tools (needs the MCP SDK: pip install "
