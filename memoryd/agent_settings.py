@@ -356,7 +356,8 @@ def agent_home(variable: str) -> str | None:
     """The directory an agent's home variable names in the daemon's environment: Claude Code
     keeps its files in ``$CLAUDE_CONFIG_DIR`` (default ``~/.claude``), Codex in
     ``$CODEX_HOME`` (default ``~/.codex``), pi in ``$PI_CODING_AGENT_DIR`` (``~/.pi/agent``),
-    Copilot CLI in ``$COPILOT_HOME`` (``~/.copilot``),
+    Copilot CLI in ``$COPILOT_HOME`` (``~/.copilot``), the Cline CLI in ``$CLINE_DIR``
+    (``~/.cline``),
     OpenCode in ``$XDG_CONFIG_HOME/opencode`` (``~/.config``), and Gemini CLI takes
     ``$GEMINI_CLI_HOME`` for the home its ``.gemini`` is in. None when it is unset, empty, or
     not a path memoryd can use as a glob's root (relative, or holding ``* ? { }``): the default

@@ -12,7 +12,8 @@ Each agent's home variable, an absolute path, moves its sources as the agent mov
 replaces ``~/.codex`` in the Codex sources, ``$GEMINI_CLI_HOME`` replaces ``~`` in the Gemini
 sources (``$GEMINI_CLI_HOME/.gemini/…``), ``$XDG_CONFIG_HOME`` replaces ``~/.config`` in
 OpenCode's, ``$PI_CODING_AGENT_DIR`` replaces ``~/.pi/agent`` in pi's and ``$COPILOT_HOME``
-replaces ``~/.copilot`` in Copilot CLI's (``copilot-*``). The daemon reads
+replaces ``~/.copilot`` in Copilot CLI's (``copilot-*``) and ``$CLINE_DIR`` ``~/.cline`` in
+``cline-tasks``. The daemon reads
 them from its own environment when it loads its configuration.
 
 ``claude-auto-memory-dir`` is there when Claude Code's settings move its auto memory out of
@@ -39,7 +40,9 @@ the sessions archived in Codex (moved to ``archived_sessions/``; a move is follo
 project (``AGENTS.override.md`` instead of ``AGENTS.md`` when it is there);
 ``gemini-transcripts`` includes Gemini CLI's subagent chats (``chats/<parent>/<id>.jsonl``);
 ``gemini-legacy-chats`` are the chats older versions wrote, one JSON document each
-(memoryd.ingest.document).
+(memoryd.ingest.document). ``cline-tasks-<editor>`` and ``roo-tasks-<editor>`` are Cline's and
+Roo Code's task logs in each editor's storage for its extensions (:func:`task_logs`), and
+``cline-tasks`` the Cline CLI's.
 docs/harnesses.md gives every harness's files and formats, with their sources.
 
 Each project root in the configuration adds :func:`project_sources`: the agents' files of
@@ -55,6 +58,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -149,7 +153,33 @@ def default_sources() -> list[Source]:
                "copilot", agent="copilot"),
         Source("copilot-legacy-transcripts", f"{copilot}/session-state/*.jsonl", "transcript",
                "copilot", agent="copilot"),
+        *task_logs(config),
     ]
+
+
+#: The editors of the VS Code family, by the name of their directory in the user's
+#: application data: Cline and Roo Code run in each.
+EDITORS = ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf")
+#: The VS Code extensions that keep their tasks as ``tasks/<task>/ui_messages.json`` in their
+#: global storage, and whose agents they are.
+TASK_EXTENSIONS = (("saoudrizwan.claude-dev", "cline"), ("rooveterinaryinc.roo-cline", "roo"))
+
+
+def task_logs(config: str) -> list[Source]:
+    """Cline's and Roo Code's task logs (format ``cline``): in each editor's global storage
+    for each extension (``cline-tasks-code``, ``roo-tasks-cursor``, …; a remote machine's VS
+    Code server ``…-vscode-server``), and the Cline CLI's, ``$CLINE_DIR/data/tasks``
+    (``~/.cline``; ``cline-tasks``). ``config``: the application data directory on Linux."""
+    data = "~/Library/Application Support" if sys.platform == "darwin" else config
+    users = [(editor.lower().replace(" - ", "-"), f"{data}/{editor}/User") for editor in EDITORS]
+    users.append(("vscode-server", "~/.vscode-server/data/User"))
+    cline = agent_home("CLINE_DIR") or "~/.cline"
+    return [*(Source(f"{agent}-tasks-{editor}",
+                     f"{user}/globalStorage/{extension}/tasks/*/ui_messages.json",
+                     "transcript", "cline", agent=agent)
+              for extension, agent in TASK_EXTENSIONS for editor, user in users),
+            Source("cline-tasks", f"{cline}/data/tasks/*/ui_messages.json", "transcript",
+                   "cline", agent="cline")]
 
 
 def _imports(prefix: str, agent: str, project: str | None = None) -> list[Source]:

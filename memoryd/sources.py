@@ -46,7 +46,7 @@ from memoryd.text import utf8_name
 log = logging.getLogger(__name__)
 
 KINDS = ("memory", "transcript")
-TRANSCRIPT_FORMATS = ("claude-code", "codex", "gemini", "copilot", "aider", "generic")
+TRANSCRIPT_FORMATS = ("claude-code", "codex", "gemini", "copilot", "cline", "aider", "generic")
 FORMATS = ("markdown", *TRANSCRIPT_FORMATS)
 FORMATS_BY_KIND = {"memory": ("markdown",), "transcript": TRANSCRIPT_FORMATS}
 PLACEHOLDER = "{agent}"

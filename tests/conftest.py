@@ -57,7 +57,7 @@ def private_home(monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HOME", str(home / "user"))  # default sources look under ~: a fake home
     monkeypatch.delenv("MEMORYD_SOCKET", raising=False)
     for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "PI_CODING_AGENT_DIR",
-                 "COPILOT_HOME", "XDG_CONFIG_HOME", "GEMINI_CLI_SYSTEM_SETTINGS_PATH",
+                 "COPILOT_HOME", "CLINE_DIR", "XDG_CONFIG_HOME", "GEMINI_CLI_SYSTEM_SETTINGS_PATH",
                  "GEMINI_CLI_SYSTEM_DEFAULTS_PATH"):  # `hook install` writes there, the
         # sources look there
         monkeypatch.delenv(name, raising=False)

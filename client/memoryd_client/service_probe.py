@@ -90,7 +90,7 @@ def unit_settings(path: Path | None = None) -> tuple[list[str], dict[str, str]] 
 CARRIED_ENVIRONMENT = ("MEMORYD_HOME", "MEMORYD_SOCKET", "XDG_DATA_HOME", "XDG_CONFIG_HOME",
                        "CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME",
                        "GEMINI_CLI_SYSTEM_SETTINGS_PATH", "GEMINI_CLI_SYSTEM_DEFAULTS_PATH",
-                       "PI_CODING_AGENT_DIR", "COPILOT_HOME")
+                       "PI_CODING_AGENT_DIR", "COPILOT_HOME", "CLINE_DIR")
 #: What ``memoryd service install`` fills in from the installation: not compared.
 _RENDERED = ("ExecStart=", "@", *(f"Environment={name}=" for name in CARRIED_ENVIRONMENT))
 

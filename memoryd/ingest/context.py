@@ -5,7 +5,9 @@
   ``~/.gemini/tmp/<project>/.project_root`` beside the ``chats/`` directory (an older layout
   named the directory by a hash of the root and wrote no marker: such chats get no project);
   Copilot CLI writes a session's directory into the ``workspace.yaml`` beside its events (its
-  first event names it too, in newer versions: that wins).
+  first event names it too, in newer versions: that wins); Cline and Roo Code keep each
+  task's directory in their task history, ``state/taskHistory.json`` beside ``tasks/``
+  (``cwdOnTaskInitialization``; older versions have none, and their first request names it).
 - **The start of the file** (:func:`replay`), for formats whose later lines make sense only
   with earlier ones (``needs_context``: the session id is on the first line, or a header
   names the session of the lines below it). After a restart the tailer resumes at its saved
@@ -16,7 +18,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+from functools import lru_cache
 from pathlib import Path
 
 from memoryd.agent_settings import yaml_top_level
@@ -29,6 +33,10 @@ MARKER_BYTES = 4096
 GEMINI_MARKER = ".project_root"
 #: The file beside a Copilot CLI session's events that names its directory (``cwd: /path``).
 COPILOT_WORKSPACE = "workspace.yaml"
+#: Cline's and Roo Code's task history, relative to the directory holding ``tasks/``, and the
+#: most of it read (a few hundred bytes a task).
+TASK_HISTORY = "state/taskHistory.json"
+TASK_HISTORY_BYTES = 64 << 20
 
 
 def cwd_hint(fmt: str, path: str) -> str | None:
@@ -40,6 +48,14 @@ def cwd_hint(fmt: str, path: str) -> str | None:
         events = Path(path)  # (an older version's session-state/<session>.jsonl has none)
         return _workspace_cwd(events.with_name(COPILOT_WORKSPACE)) \
             if events.name == "events.jsonl" else None
+    if fmt == "cline":  # <storage>/tasks/<task>/ui_messages.json
+        task = Path(path).parent
+        history = task.parent.parent / TASK_HISTORY
+        try:
+            stat = os.stat(history)
+        except OSError:
+            return None
+        return _task_dirs(str(history), stat.st_mtime_ns, stat.st_size).get(task.name)
     if fmt == "gemini":
         parts = Path(path).parts
         if "chats" not in parts:
@@ -53,6 +69,22 @@ def cwd_hint(fmt: str, path: str) -> str | None:
         text = data.decode("utf-8", errors="replace").strip()
         return text if text.startswith("/") and "\n" not in text else None
     return None
+
+
+@lru_cache(maxsize=8)
+def _task_dirs(history: str, mtime_ns: int, size: int) -> dict[str, str]:
+    """Each task's absolute directory in a Cline task history (a JSON array of ``{id,
+    cwdOnTaskInitialization?, …}``), read once per version of the file (``mtime_ns``,
+    ``size``): an import reads it for every task."""
+    try:
+        items = json.loads(read_regular(history, TASK_HISTORY_BYTES))
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return {item["id"]: item["cwdOnTaskInitialization"] for item in
+            (items if isinstance(items, list) else [])
+            if isinstance(item, dict) and isinstance(item.get("id"), str)
+            and isinstance(item.get("cwdOnTaskInitialization"), str)
+            and item["cwdOnTaskInitialization"].startswith("/")}
 
 
 def _workspace_cwd(path: Path) -> str | None:

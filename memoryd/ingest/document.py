@@ -39,7 +39,8 @@ def read_document(path: Path, fmt: str) -> TailRead:
                 return TailRead(position, [], restarted=True, skipped={"too_long": 1})
             data = handle.read(MAX_DOCUMENT_BYTES + 1)
         try:
-            return TailRead(position, document_lines(fmt, data.decode("utf-8")), restarted=True)
+            lines = document_lines(fmt, data.decode("utf-8"), str(path))
+            return TailRead(position, lines, restarted=True)
         except UnicodeDecodeError:
             reason = "invalid-utf8"
         except ValueError:

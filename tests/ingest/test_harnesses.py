@@ -35,6 +35,10 @@ GEMINI_LEGACY_SESSION = "c31127d4-5e2a-4b8f-a1d3-9f0e7c6b5a42"
 AIDER_HISTORY = FIXTURES / "project/.aider.chat.history.md"
 COPILOT_ID = "7d3e2a10-9b4c-4f6e-8a21-5c0d9e3f1b77"
 COPILOT_EVENTS = FIXTURES / f"home/.copilot/session-state/{COPILOT_ID}/events.jsonl"
+CLINE_STORAGE = FIXTURES / "home/.config/Code/User/globalStorage/saoudrizwan.claude-dev"
+CLINE_TASK = CLINE_STORAGE / "tasks/1764502861000/ui_messages.json"
+ROO_TASK = next((FIXTURES / "home/.config/Cursor/User/globalStorage/rooveterinaryinc.roo-cline"
+                 ).glob("tasks/*/ui_messages.json"))
 
 
 def parse(parser: Any, path: Path) -> list[Turn]:
@@ -83,7 +87,7 @@ def test_gemini_malformed_lines_are_counted_not_fatal() -> None:
 
 def test_a_legacy_gemini_chat_is_read_as_the_lines_of_a_jsonl_one() -> None:
     parser = make_parser("gemini")
-    turns = [turn for line in document_lines("gemini", GEMINI_LEGACY.read_text())
+    turns = [turn for line in document_lines("gemini", GEMINI_LEGACY.read_text(), str(GEMINI_LEGACY))
              for turn in parser.feed(line)]
     assert [(t.role, t.text[:30]) for t in turns] == [
         ("user", "The nightly thumbnail job on t"),
@@ -103,7 +107,7 @@ def test_a_legacy_gemini_chat_is_read_as_the_lines_of_a_jsonl_one() -> None:
                                   '{"sessionId": "s"}', "[" * 100_000])
 def test_a_legacy_gemini_chat_that_is_not_one_is_refused(text: str) -> None:
     with pytest.raises(ValueError):
-        document_lines("gemini", text)
+        document_lines("gemini", text, "session-x.json")
 
 
 def test_copilot_session_keeps_the_prompts_and_the_prose() -> None:
@@ -217,6 +221,74 @@ def test_a_log_written_over_in_place_is_read_again_from_its_start(tmp_path: Path
     assert not more.restarted and more.lines == ['{"d": 4}']
 
 
+def read_task(path: Path, cwd: str | None = None) -> tuple[Any, list[Turn]]:
+    """A Cline task log read as the watcher reads it: whole, its messages as lines."""
+    parser = make_parser("cline", cwd=cwd)
+    return parser, [turn for line in document_lines("cline", path.read_text(), str(path))
+                    for turn in parser.feed(line)]
+
+
+def test_a_cline_task_keeps_the_task_the_replies_and_the_answers() -> None:
+    """Cline's task log: the task and the user's reply are the user's; the model's prose, its
+    question and its result are the assistant's; its tools, commands, reasoning, requests and
+    a message still streaming are not conversation. The task's directory is the session; its
+    project comes from the task history beside the tasks."""
+    cwd = cwd_hint("cline", str(CLINE_TASK))
+    assert cwd == "/home/ana/src/shop"
+    parser, turns = read_task(CLINE_TASK, cwd)
+    assert [(t.role, t.text[:32]) for t in turns] == [
+        ("user", "The order confirmation emails go"),
+        ("assistant", "I'll read the queue consumer to "),
+        ("assistant", "The consumer acknowledges a job "),  # its question, not the JSON
+        ("user", "Keep a ledger keyed by order id,"),
+        ("assistant", "Added a sent_emails ledger keyed"),
+    ]
+    assert {(t.session_id, t.cwd) for t in turns} == {("1764502861000", "/home/ana/src/shop")}
+    assert turns[0].record_id == "1764502861000:1764502861000:task"
+    assert turns[0].timestamp == 1764502861.0
+    assert (parser.harness, parser.user_messages) == ("cline", 2)
+    assert parser.skipped == {"meta": 4, "tool": 5, "ignored": 1}
+    assert [len(c.text) > 0 for c in chunk_exchanges(turns)] == [True, True]
+    # read again after another message: the same record ids, so nothing is indexed twice
+    _, again = read_task(CLINE_TASK, cwd)
+    assert [t.record_id for t in again] == [t.record_id for t in turns]
+
+
+def test_a_roo_task_says_its_task_as_text_and_names_its_directory_in_its_request() -> None:
+    """Roo Code (and older Cline) say the task as "text" before the first request; without a
+    task history the first request's environment details name the directory."""
+    assert cwd_hint("cline", str(ROO_TASK)) is None
+    parser, turns = read_task(ROO_TASK)
+    assert [(t.role, t.text[:30]) for t in turns] == [
+        ("user", "Why does the search page show "),
+        ("assistant", "The CDN keeps the price fragme"),
+    ]
+    assert {(t.session_id, t.cwd) for t in turns} == {(ROO_TASK.parent.name, "/home/ana/src/shop")}
+    assert parser.skipped == {"meta": 2, "tool": 1}
+
+
+def test_odd_cline_messages_are_counted_and_a_task_log_that_is_not_one_is_refused() -> None:
+    parser = make_parser("cline")
+    lines = [json.dumps({"memoryd_task": "t1"}), "[1]",
+             json.dumps({"ts": 1, "type": "shout", "say": "text", "text": "x"}),
+             json.dumps({"ts": 2, "type": "say", "say": ["text"], "text": "x"}),
+             json.dumps({"type": "say", "say": "task", "text": "no ts"}),
+             json.dumps({"ts": 3, "type": "say", "say": "task", "text": 5}),
+             json.dumps({"ts": 4, "type": "ask", "ask": "followup", "text": '{"question": 7}'}),
+             json.dumps({"ts": 5, "type": "say", "say": "task", "text": "  "}),
+             json.dumps({"ts": 6, "type": "say", "say": "brand_new_kind", "text": "x"}),
+             json.dumps({"ts": 7, "type": "ask", "ask": "followup", "text": "Which branch?"}),
+             json.dumps({"ts": 1764502861000, "type": "say", "say": "task",
+                         "text": "Rename the orders table"})]
+    turns = [turn for line in lines for turn in parser.feed(line)]
+    assert [(t.role, t.text, t.session_id) for t in turns] == [
+        ("assistant", "Which branch?", "t1"), ("user", "Rename the orders table", "t1")]
+    assert parser.skipped == {"not_object": 1, "bad_field": 5, "empty": 1, "meta": 1}
+    for text in ("", "{}", '{"messages": []}', "[" * 100_000):
+        with pytest.raises(ValueError):
+            document_lines("cline", text, "/x/tasks/t1/ui_messages.json")
+
+
 def test_cwd_hints(tmp_path: Path) -> None:
     slug = tmp_path / ".gemini/tmp/shop"
     (slug / "chats").mkdir(parents=True)
@@ -241,6 +313,19 @@ def test_cwd_hints(tmp_path: Path) -> None:
     (tmp_path / ".copilot/session-state/workspace.yaml").write_text("cwd: /not/its/own\n")
     assert cwd_hint("copilot", str(tmp_path / ".copilot/session-state/s0.jsonl")) is None
     assert cwd_hint("codex", "/x/rollout.jsonl") is None
+    storage = tmp_path / "globalStorage/saoudrizwan.claude-dev"
+    task = str(storage / "tasks/17/ui_messages.json")
+    assert cwd_hint("cline", task) is None  # no task history
+    (storage / "state").mkdir(parents=True)
+    for written, cwd in (('[{"id": "17", "cwdOnTaskInitialization": "/home/ana/src/shop"}]',
+                          "/home/ana/src/shop"),
+                         ('[{"id": "16", "cwdOnTaskInitialization": "/srv/a"}, {"id": "17"}]',
+                          None),
+                         ('[{"id": "17", "cwdOnTaskInitialization": "relative"}]', None),
+                         ('{"id": "17"}', None), ("[", None),
+                         ('[3, {"id": 17}, {"id": "17", "cwdOnTaskInitialization": "/b"}]', "/b")):
+        (storage / "state/taskHistory.json").write_text(written)
+        assert cwd_hint("cline", task) == cwd, written
 
 
 # -- the daemon ----------------------------------------------------------------------------------
@@ -286,6 +371,10 @@ def harness_home(memoryd_home: Path, tmp_path: Path) -> tuple[Path, Path]:
     (home / ".gemini/tmp/shop/.project_root").write_text(str(project))
     workspace = home / f".copilot/session-state/{COPILOT_ID}/workspace.yaml"
     workspace.write_text(workspace.read_text().replace("/home/ana/src/shop", str(project)))
+    roo = home / ROO_TASK.relative_to(FIXTURES / "home")
+    for named in (home / ".config/Code/User/globalStorage/saoudrizwan.claude-dev/state"
+                  / "taskHistory.json", roo):  # the task's directory, as Cline and Roo name it
+        named.write_text(named.read_text().replace("/home/ana/src/shop", str(project)))
     (memoryd_home / "sources.toml").write_text(f"project_roots = [{json.dumps(str(project))}]\n")
     return home, project
 
@@ -345,7 +434,18 @@ def test_every_harness_is_indexed_in_place(harness_home: tuple[Path, Path], daem
     legacy = eventually(lambda: found(client, "staging proxy port", "8443", False,
                                       agent="copilot"))  # an older version's session file
     assert (legacy["kind"], legacy["session"]) == ("turn", "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d")
+    cline = eventually(lambda: found(client, "order confirmation emails sent twice mailer restart",
+                                     "sent_emails ledger", False, agent="cline"))
+    assert (cline["kind"], cline["project"], cline["session"]) == \
+        ("turn", str(project), "1764502861000")
+    assert "npx vitest" not in cline["text"]  # its command is not conversation
+    roo = eventually(lambda: found(client, "search page yesterday's prices after deploy",
+                                   "surrogate key", False, agent="roo"))
+    assert (roo["kind"], roo["project"], roo["session"]) == \
+        ("turn", str(project), ROO_TASK.parent.name)
     sessions = {s["id"]: s for s in client.call("sessions", {})["sessions"]}
+    assert (sessions["1764502861000"]["harness"], sessions["1764502861000"]["agent"],
+            sessions["1764502861000"]["user_messages"]) == ("cline", "cline", 2)
     assert sessions["4f1c9a2e-77b0-4d55-9d3e-0c6b1a2f8e11"]["harness"] == "gemini"
     assert (sessions[COPILOT_ID]["harness"], sessions[COPILOT_ID]["agent"]) == \
         ("copilot", "copilot")
@@ -356,7 +456,8 @@ def test_every_harness_is_indexed_in_place(harness_home: tuple[Path, Path], daem
     for name in ("gemini-user-memory", "gemini-transcripts", "codex-memories",
                  "opencode-user-rules", ".cursor/rules/**/*.mdc", ".aider.chat.history.md",
                  "memory-bank/**/*.md", ".github/instructions/**/*.instructions.md",
-                 "copilot-transcripts", "copilot-user-instructions"):
+                 "copilot-transcripts", "copilot-user-instructions", "cline-tasks-code",
+                 "roo-tasks-cursor"):
         assert name in listing.stdout, name
     status = {s["name"]: s for s in client.sources()["sources"]}
     assert status["gemini-transcripts"]["files"] == 2
@@ -404,7 +505,8 @@ def test_malformed_harness_files_warn_and_the_rest_is_indexed(
 
     eventually(warned)
     assert client.status()["version"]  # still serving
-    assert found(client, "vitest fake timers", "fake timers")  # the good rule is still there
+    # the good rule is still there (its vector may still be being made: more files to embed)
+    eventually(lambda: found(client, "vitest fake timers", "fake timers"))
 
 
 def write_over_legacy_chat(home: Path, question: str, answer: str) -> Path:

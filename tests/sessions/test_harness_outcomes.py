@@ -16,6 +16,7 @@ from typing import Any
 
 from memoryd_client import Client
 
+from memoryd.ingest.document import transcript_lines
 from memoryd.ingest.transcript.actions import read_steps
 from memoryd.sessions.outcomes import BROKEN, FOLLOWED, NO_OCCASION, judge
 from memoryd.sessions.usage import judge_transcript
@@ -183,6 +184,27 @@ def test_copilot_calls_are_read_from_its_tool_events() -> None:
     assert judge({"kind": "lesson", "text": "Use rg, not grep", "polarity": "positive"},
                  steps).outcome == BROKEN
 
+
+
+def test_cline_commands_and_edits_are_read_from_its_task_log() -> None:
+    """A Cline task's commands (their text is the command line) and tool uses (a JSON object
+    naming the tool and its path) are what the judge reads, from the log read whole as the
+    watcher reads it (the fixture task read a file, edited src/mailer/queue.ts and ran
+    vitest through npx)."""
+    task = (Path(__file__).parents[1] / "fixtures/harnesses/home/.config/Code/User"
+            / "globalStorage/saoudrizwan.claude-dev/tasks/1764502861000/ui_messages.json")
+    steps = read_steps(list(transcript_lines(str(task), "cline")), "cline")
+    assert [(s.role, s.tool) for s in steps if s.role == "tool"] == [
+        ("tool", "readFile"), ("tool", "editedExistingFile"), ("tool", "execute_command")]
+    read, edit, command = (s for s in steps if s.role == "tool")
+    assert read.reads == ("src/mailer/queue.ts",) and not read.writes
+    assert edit.writes == ("src/mailer/queue.ts",) and "ledger.add" in edit.added
+    assert command.commands == ("npx vitest run src/mailer",)
+    assert command.record_id == "1764502861000:1764502925000:command"
+    assert [s.role for s in steps if s.role != "tool"] == [
+        "user", "assistant", "assistant", "user", "assistant"]
+    assert judge({"kind": "lesson", "text": "Use pnpm, not npx", "polarity": "positive"},
+                 steps).outcome == BROKEN
 
 AIDER = """
 # aider chat started at 2026-11-28 09:00:00

@@ -91,6 +91,31 @@ Formats
       (resume, info, errors, truncation, compaction, model changes), turn boundaries, hooks
       and ``abort`` are ``meta``; anything else ``ignored``.
 
+``cline`` — Cline's and Roo Code's task logs, ``<storage>/tasks/<task>/ui_messages.json`` (the
+VS Code extension's global storage, of any editor; the Cline CLI's ``~/.cline/data``;
+docs/harnesses.md).
+
+    - The file is one JSON array of messages, written whole on every change: a *document*
+      transcript (:func:`is_document`), its messages fed to the parser as lines
+      (:func:`~memoryd.ingest.transcript.cline.task_lines`) after a header naming the task:
+      the directory's name, the session's id. A message is ``{"ts", "type": "say" | "ask",
+      "say" | "ask": kind, "text", "partial"?}``; the record id is
+      ``f"{task}:{ts}:{kind}"`` (``ts``, epoch milliseconds, is how Cline itself tells its
+      messages apart).
+    - The user's: ``say`` ``task`` (the task as typed), ``user_feedback`` (a reply); Roo Code
+      and older Cline versions say the task as ``text``, before the first request to the
+      model. The assistant's: ``say`` ``text`` after a request (its prose),
+      ``completion_result`` (what it did), and its questions, ``ask`` ``followup``
+      (``{"question"}``), ``plan_mode_respond`` / ``act_mode_respond`` (``{"response"}``).
+    - Tool calls, commands and their output, reasoning, browser and MCP use, checkpoints are
+      ``tool``; requests (``api_req_*``), errors, resumes and the like are ``meta``; a
+      message still streaming (``partial: true``) is ``ignored``: it is read whole when it is
+      written again.
+    - The project is the task's ``cwdOnTaskInitialization`` in the task history beside the
+      tasks (``state/taskHistory.json``, memoryd.ingest.context); for versions without one,
+      the directory the first request's environment details name (``# Current Working
+      Directory (/path) Files``; Roo Code's ``# Current Workspace Directory``).
+
 ``aider`` — Aider's ``.aider.chat.history.md`` in a project root: markdown, not JSON. Each
     launch appends ``# aider chat started at YYYY-MM-DD HH:MM:SS`` (a new session, whose id is
     a hash of the project and that time; the time, local and taken as UTC, dates its turns);
@@ -180,6 +205,7 @@ from memoryd_client.wire import INJECTION_MARKER
 from memoryd.ingest.transcript.aider import AiderParser
 from memoryd.ingest.transcript.chunks import MAX_CHUNK_CHARS, chunk_exchanges
 from memoryd.ingest.transcript.claude_code import CLAUDE_CODE_WRAPPERS, ClaudeCodeParser
+from memoryd.ingest.transcript.cline import ClineParser, task_lines
 from memoryd.ingest.transcript.codex import CODEX_INJECTED_PREFIXES, CodexParser
 from memoryd.ingest.transcript.copilot import CopilotParser
 from memoryd.ingest.transcript.gemini import GeminiParser, legacy_chat_lines
@@ -202,6 +228,7 @@ __all__ = [
     "AiderParser",
     "Chunk",
     "ClaudeCodeParser",
+    "ClineParser",
     "CodexParser",
     "CopilotParser",
     "GeminiParser",
@@ -221,6 +248,7 @@ _PARSERS: dict[str, type[LineParser | AiderParser]] = {
     "codex": CodexParser,
     "gemini": GeminiParser,
     "copilot": CopilotParser,
+    "cline": ClineParser,
     "aider": AiderParser,
     "generic": GenericParser,
 }
@@ -248,14 +276,16 @@ def needs_context(fmt: str) -> bool:
 
 def is_document(fmt: str, path: str) -> bool:
     """Whether a transcript of ``fmt`` at ``path`` is one JSON document written whole each time
-    (Gemini CLI's legacy ``.json`` chats) rather than lines appended: it is read whole, and its
-    records fed to the parser as lines (:func:`document_lines`)."""
-    return fmt == "gemini" and path.endswith(".json")
+    (Gemini CLI's legacy ``.json`` chats, Cline's task logs) rather than lines appended: it is
+    read whole, and its records fed to the parser as lines (:func:`document_lines`)."""
+    return fmt == "cline" or (fmt == "gemini" and path.endswith(".json"))
 
 
-def document_lines(fmt: str, text: str) -> list[str]:
-    """The records of a document transcript (:func:`is_document`) as the lines its format's
-    parser reads; ValueError when ``text`` is not such a document."""
+def document_lines(fmt: str, text: str, path: str) -> list[str]:
+    """The records of the document transcript at ``path`` (:func:`is_document`), ``text``, as
+    the lines its format's parser reads; ValueError when ``text`` is not such a document."""
+    if fmt == "cline":
+        return task_lines(text, path)
     if fmt != "gemini":
         raise ValueError(f"format {fmt!r} has no document transcripts")
     return legacy_chat_lines(text)

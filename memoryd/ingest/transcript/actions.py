@@ -87,7 +87,7 @@ from memoryd.ingest.transcript.aider import AIDER_FENCE, AIDER_HEADER
 from memoryd.ingest.transcript.parser_base import Turn, line_id, parse_timestamp
 
 #: The formats whose tool calls are read as such; any other is read as ``generic``.
-HARNESSES = ("claude-code", "codex", "gemini", "copilot", "aider", "generic")
+HARNESSES = ("claude-code", "codex", "gemini", "copilot", "cline", "aider", "generic")
 #: A tool whose name holds one of these writes the path it names.
 _WRITING = re.compile(r"edit|write|create|patch|replace|insert|str_replace|notebook", re.IGNORECASE)
 _PATH_KEYS = ("file_path", "path", "notebook_path", "filename", "file", "absolute_path",
@@ -227,9 +227,9 @@ def tool_step(record_id: str, timestamp: float | None, name: str, raw_input: obj
 
 
 class StepReader:
-    """A stateful reader of one transcript (``harness``: ``claude-code``, ``codex``, ``gemini``,
-    ``copilot``, ``aider`` or ``generic``), fed line by line. ``cwd``: the project the file's
-    path names, for the formats whose records do not (Aider's session ids are made from it)."""
+    """A stateful reader of one transcript (``harness``: one of :data:`HARNESSES`), fed line
+    by line. ``cwd``: the project the file's path names, for the formats whose records do not
+    (Aider's session ids are made from it)."""
 
     def __init__(self, harness: str, cwd: str | None = None) -> None:
         self.harness = harness if harness in HARNESSES else "generic"
@@ -284,7 +284,23 @@ class StepReader:
             return self._gemini(record)
         if self.harness == "copilot":
             return self._copilot(record)
+        if self.harness == "cline":
+            return self._cline(record)
         return self._generic(record, line)
+
+    def _cline(self, record: dict[str, Any]) -> list[Step]:
+        """A Cline task's command (its text is the command line) or tool use (its text is the
+        JSON ``{"tool": name, "path", "content" | "diff", …}``), asked or done."""
+        kind = record.get(record.get("type") or "")
+        text, ts = record.get("text"), record.get("ts")
+        if kind not in ("command", "tool") or not isinstance(text, str) or record.get("partial"):
+            return []
+        record_id = f"{self.turns.session_id}:{ts}:{kind}"
+        if kind == "command":
+            return [tool_step(record_id, parse_timestamp(ts), "execute_command",
+                              {"command": text})]
+        data = _as_object(text)
+        return [tool_step(record_id, parse_timestamp(ts), str(data.get("tool") or ""), data)]
 
     def _copilot(self, record: dict[str, Any]) -> list[Step]:
         data = record.get("data")
