@@ -163,7 +163,7 @@ class Store(EntryReads, VectorRows, EventRows):
         #: what import-history reads and marks (memoryd.store.past_sessions)
         self.past_sessions = PastSessions(self._db)
         self.model: ModelInfo | None = self._stored_model()
-        self._fts_rows: tuple[int, float] | None = None
+        self._fts_rows: tuple[int, float, int] | None = None
         self._term_rows: dict[str, tuple[int, float]] = {}
         #: entries whose filter columns changed since the RAM vector index last followed them
         #: (memoryd.store.vectors.follow_meta): a bullet moved to another section changes its

@@ -249,7 +249,7 @@ class EntryReads:
     """The store's reads of entries by :class:`EntryQuery` (mixed into Store)."""
 
     _db: apsw.Connection
-    _fts_rows: tuple[int, float] | None
+    _fts_rows: tuple[int, float, int] | None
     _term_rows: dict[str, tuple[int, float]]
 
     def entries(self, query: EntryQuery, order: Order | None = None, limit: int | None = None,
@@ -322,16 +322,22 @@ class EntryReads:
             "LIMIT ?", [match, *query.params, limit])]
 
     def count_fts_rows(self) -> int:
-        """Rows in the full-text index (cached for a minute: it only steers query planning)."""
-        now = time.monotonic()
+        """Rows in the full-text index, counted again after a minute, or sooner once the
+        rows this connection changed since reach a tenth of the count (a store filling up, a
+        purge): a search's word weights rest on it, and a count taken while the store was
+        empty weighed every word at nothing for a minute. A recount forgets the counts of
+        :meth:`term_rows` too, which the same changes make stale."""
+        now, changes = time.monotonic(), self._db.total_changes()
         cached = self._fts_rows
-        if cached is None or now - cached[1] > 60:
+        if cached is None or now - cached[1] > 60 or changes - cached[2] > cached[0] // 10:
             cached = self._fts_rows = (
-                integer(self._db, "SELECT count(*) FROM entries"), now)
+                integer(self._db, "SELECT count(*) FROM entries"), now, changes)
+            self._term_rows.clear()
         return cached[0]
 
     def term_rows(self, term: str) -> int:
-        """How many rows contain ``term`` (cached for a minute per term)."""
+        """How many rows contain ``term`` (cached for a minute per term, or until
+        :meth:`count_fts_rows` counts again)."""
         now = time.monotonic()
         cached = self._term_rows.get(term)
         if cached is None or now - cached[1] > 60:

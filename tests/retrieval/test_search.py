@@ -214,6 +214,24 @@ def test_a_copy_in_another_namespace_does_not_lower_a_hits_relevance(client: Cli
             (hit["score"], alone["score"])
 
 
+def test_a_store_that_filled_since_its_first_search_weighs_the_questions_words(
+        client: Client) -> None:
+    """A question's words are weighed by how rare they are in the store (the hits' coverage of
+    them). The count of entries behind that was kept for a minute: a first search on an empty
+    store (a new daemon, a status check at start) left it at 0 while the store filled, and
+    every word weighed nothing: each hit's coverage was 0, the entry holding all the words
+    included, and so was every hit of a search in that minute."""
+    assert client.search("anything at all", agent="coder")["hits"] == []
+    for text in ("Use vitest fake timers instead of sleeping in tests", *INFRA):
+        client.remember("coder", "testing", text)
+    hits = client.search("vitest fake timers", agent="coder")["hits"]
+    assert hits[0]["text"].startswith("Use vitest fake timers") and hits[0]["match"]
+    assert hits[0]["score"]["coverage"] == 1.0
+    half = client.search("vitest github actions", agent="coder", match=False)["hits"]
+    assert {h["text"][:10]: h["score"]["coverage"] for h in half if h["score"]["coverage"]} \
+        .keys() == {"Use vitest", "CI runs on"}
+
+
 INFRA = ["CI runs on GitHub Actions for every push to main",
          "We lint with ruff, not flake8", "Deploys go through fly.io from the main branch",
          "Tests run with pytest -x"]
