@@ -39,15 +39,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memoryd_client.wire import SOURCE_FORMATS, SOURCE_KINDS, TRANSCRIPT_FORMATS
+
 from memoryd.errors import ConfigError
 from memoryd.names import AGENT_NAME
 from memoryd.text import utf8_name
 
 log = logging.getLogger(__name__)
 
-KINDS = ("memory", "transcript")
-TRANSCRIPT_FORMATS = ("claude-code", "codex", "gemini", "copilot", "cline", "aider", "generic")
-FORMATS = ("markdown", *TRANSCRIPT_FORMATS)
+KINDS = SOURCE_KINDS
+FORMATS = SOURCE_FORMATS
 FORMATS_BY_KIND = {"memory": ("markdown",), "transcript": TRANSCRIPT_FORMATS}
 PLACEHOLDER = "{agent}"
 SOURCE_KEYS = ("name", "path", "kind", "format", "agent", "notebook_lines")

@@ -108,6 +108,13 @@ PROGRESS_METHODS = frozenset({"remember_many", "pass_run", "undo", "promote_acce
 CHANNELS = ("api", "terminal", "cli", "mcp", "hook")
 HUMAN_CHANNELS = frozenset({"terminal"})
 
+#: What a watched source's files are (``sources`` ``add``: ``kind``), and the formats each
+#: kind's files may be in (``format``): a transcript's names the agent that writes it
+#: (docs/harnesses.md).
+SOURCE_KINDS = ("memory", "transcript")
+TRANSCRIPT_FORMATS = ("claude-code", "codex", "gemini", "copilot", "cline", "aider", "generic")
+SOURCE_FORMATS = ("markdown", *TRANSCRIPT_FORMATS)
+
 #: First line of everything memoryd injects into an agent's context. Ingestion drops any
 #: transcript content that carries it, so injected memory never feeds back into memory.
 INJECTION_MARKER = "<!-- memoryd:ctx v1 -->"

@@ -653,3 +653,26 @@ def test_copilots_sources_follow_copilot_home(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setenv("COPILOT_HOME", str(tmp_path / "copilot"))
     assert copilot_paths()["copilot-transcripts"] == \
         f"{tmp_path}/copilot/session-state/*/events.jsonl"
+
+
+def test_a_fork_of_cline_is_added_by_hand_in_every_format_the_daemon_reads(
+        daemon, client: Client, memoryd_home: Path) -> None:
+    """Kilo Code keeps Cline's task logs under a name of its own, which memoryd does not
+    know: `memory sources add` names it with format ``cline`` (the command offered only the
+    formats it was written with: ``copilot`` and ``cline`` were usage errors)."""
+    storage = memoryd_home / "user/.config/Code/User/globalStorage/kilocode.kilo-code"
+    task = storage / "tasks/2f9c/ui_messages.json"
+    task.parent.mkdir(parents=True)
+    task.write_text(CLINE_TASK.read_text())
+    added = run_cli("sources", "add", "kilo-tasks",
+                    "~/.config/Code/User/globalStorage/kilocode.kilo-code/tasks/*/ui_messages.json",
+                    "--kind", "transcript", "--format", "cline", "--agent", "kilo")
+    assert added.returncode == 0, added.stderr
+    hit = eventually(lambda: found(client, "order confirmation emails sent twice",
+                                   "go out twice", False, agent="kilo"))
+    assert (hit["kind"], hit["session"]) == ("turn", "2f9c")
+    from memoryd_client.wire import SOURCE_FORMATS
+    for fmt in SOURCE_FORMATS[1:]:  # every transcript format: not refused by the command
+        kind = run_cli("sources", "add", f"x-{fmt}", f"~/x-{fmt}/*.jsonl", "--kind",
+                       "transcript", "--format", fmt, "--agent", "x")
+        assert kind.returncode == 0, (fmt, kind.stderr)

@@ -5,7 +5,7 @@ without a request of their own: the agents' hooks (hook), the MCP server (mcp), 
 
 from __future__ import annotations
 
-from memoryd_client import hooks, views
+from memoryd_client import hooks, views, wire
 from memoryd_client.command_spec import FAILED, OK, SOCKET, TIMEOUT, Arg, Command, later, plain
 from memoryd_client.errors import UsageError
 
@@ -77,9 +77,8 @@ COMMANDS: dict[str, Command] = {
                 args=(Arg("name", optional=True, help="the source's name (not with --project)"),
                       Arg("path", optional=True,
                           help="glob (quote it; ~ and {agent} allowed)"),
-                      Arg("--kind", kind=("memory", "transcript"), help="what the files are"),
-                      Arg("--format", kind=("markdown", "claude-code", "codex", "gemini",
-                                            "aider", "generic"),
+                      Arg("--kind", kind=wire.SOURCE_KINDS, help="what the files are"),
+                      Arg("--format", kind=wire.SOURCE_FORMATS,
                           help="default: markdown for memory, generic for transcripts"),
                       Arg("--agent", help="the agent, when the glob has no {agent}"),
                       Arg("--notebook-lines", kind="int", metavar="N",
