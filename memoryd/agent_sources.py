@@ -40,9 +40,9 @@ the sessions archived in Codex (moved to ``archived_sessions/``; a move is follo
 project (``AGENTS.override.md`` instead of ``AGENTS.md`` when it is there);
 ``gemini-transcripts`` includes Gemini CLI's subagent chats (``chats/<parent>/<id>.jsonl``);
 ``gemini-legacy-chats`` are the chats older versions wrote, one JSON document each
-(memoryd.ingest.document). ``cline-tasks-<editor>`` and ``roo-tasks-<editor>`` are Cline's and
-Roo Code's task logs in each editor's storage for its extensions (:func:`task_logs`), and
-``cline-tasks`` the Cline CLI's.
+(memoryd.ingest.document). ``cline-tasks-<editor>``, ``roo-tasks-<editor>`` and
+``kilo-tasks-<editor>`` are Cline's, Roo Code's and Kilo Code's task logs in each editor's
+storage for its extensions (:func:`task_logs`), and ``cline-tasks`` the Cline CLI's.
 docs/harnesses.md gives every harness's files and formats, with their sources.
 
 Each project root in the configuration adds :func:`project_sources`: the agents' files of
@@ -162,12 +162,14 @@ def default_sources() -> list[Source]:
 EDITORS = ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf")
 #: The VS Code extensions that keep their tasks as ``tasks/<task>/ui_messages.json`` in their
 #: global storage, and whose agents they are.
-TASK_EXTENSIONS = (("saoudrizwan.claude-dev", "cline"), ("rooveterinaryinc.roo-cline", "roo"))
+TASK_EXTENSIONS = (("saoudrizwan.claude-dev", "cline"), ("rooveterinaryinc.roo-cline", "roo"),
+                   ("kilocode.kilo-code", "kilo"))
 
 
 def task_logs(config: str) -> list[Source]:
-    """Cline's and Roo Code's task logs (format ``cline``): in each editor's global storage
-    for each extension (``cline-tasks-code``, ``roo-tasks-cursor``, …; a remote machine's VS
+    """Cline's, Roo Code's and Kilo Code's task logs (format ``cline``): in each editor's
+    global storage for each extension (``cline-tasks-code``, ``roo-tasks-cursor``,
+    ``kilo-tasks-windsurf``, …; a remote machine's VS
     Code server ``…-vscode-server``), and the Cline CLI's, ``$CLINE_DIR/data/tasks``
     (``~/.cline``; ``cline-tasks``). ``config``: the application data directory on Linux."""
     data = "~/Library/Application Support" if sys.platform == "darwin" else config

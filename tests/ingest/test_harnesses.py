@@ -399,7 +399,11 @@ NOTEBOOKS = [  # (query, text in the entry, agent, from the project)
 
 def test_every_harness_is_indexed_in_place(harness_home: tuple[Path, Path], daemon,
                                            client: Client) -> None:
-    _, project = harness_home
+    home, project = harness_home
+    kilo = home / ".config/Windsurf/User/globalStorage/kilocode.kilo-code/tasks/k1/ui_messages.json"
+    kilo.parent.mkdir(parents=True)  # Kilo Code keeps its tasks as Roo Code does
+    roo = home / ROO_TASK.relative_to(FIXTURES / "home")  # naming the project's directory
+    kilo.write_text(roo.read_text().replace("yesterday's prices", "last week's prices"))
     for query, text, agent, in_project in NOTEBOOKS:
         hit = eventually(lambda q=query, t=text: found(client, q, t))
         assert hit["agent"] == agent, (query, hit)
@@ -443,6 +447,10 @@ def test_every_harness_is_indexed_in_place(harness_home: tuple[Path, Path], daem
                                    "surrogate key", False, agent="roo"))
     assert (roo["kind"], roo["project"], roo["session"]) == \
         ("turn", str(project), ROO_TASK.parent.name)
+    kilo_hit = eventually(lambda: found(client, "search page last week's prices after deploy",
+                                        "surrogate key", False, agent="kilo"))
+    assert (kilo_hit["kind"], kilo_hit["project"], kilo_hit["session"]) == \
+        ("turn", str(project), "k1")
     sessions = {s["id"]: s for s in client.call("sessions", {})["sessions"]}
     assert (sessions["1764502861000"]["harness"], sessions["1764502861000"]["agent"],
             sessions["1764502861000"]["user_messages"]) == ("cline", "cline", 2)
@@ -457,7 +465,7 @@ def test_every_harness_is_indexed_in_place(harness_home: tuple[Path, Path], daem
                  "opencode-user-rules", ".cursor/rules/**/*.mdc", ".aider.chat.history.md",
                  "memory-bank/**/*.md", ".github/instructions/**/*.instructions.md",
                  "copilot-transcripts", "copilot-user-instructions", "cline-tasks-code",
-                 "roo-tasks-cursor"):
+                 "roo-tasks-cursor", "kilo-tasks-windsurf"):
         assert name in listing.stdout, name
     status = {s["name"]: s for s in client.sources()["sources"]}
     assert status["gemini-transcripts"]["files"] == 2
@@ -657,19 +665,19 @@ def test_copilots_sources_follow_copilot_home(monkeypatch: pytest.MonkeyPatch,
 
 def test_a_fork_of_cline_is_added_by_hand_in_every_format_the_daemon_reads(
         daemon, client: Client, memoryd_home: Path) -> None:
-    """Kilo Code keeps Cline's task logs under a name of its own, which memoryd does not
-    know: `memory sources add` names it with format ``cline`` (the command offered only the
+    """A fork of Cline memoryd does not know keeps Cline's task logs under a name of its
+    own: `memory sources add` names it with format ``cline`` (the command offered only the
     formats it was written with: ``copilot`` and ``cline`` were usage errors)."""
-    storage = memoryd_home / "user/.config/Code/User/globalStorage/kilocode.kilo-code"
+    storage = memoryd_home / "user/.config/Code/User/globalStorage/acme.cline-fork"
     task = storage / "tasks/2f9c/ui_messages.json"
     task.parent.mkdir(parents=True)
     task.write_text(CLINE_TASK.read_text())
-    added = run_cli("sources", "add", "kilo-tasks",
-                    "~/.config/Code/User/globalStorage/kilocode.kilo-code/tasks/*/ui_messages.json",
-                    "--kind", "transcript", "--format", "cline", "--agent", "kilo")
+    added = run_cli("sources", "add", "fork-tasks",
+                    "~/.config/Code/User/globalStorage/acme.cline-fork/tasks/*/ui_messages.json",
+                    "--kind", "transcript", "--format", "cline", "--agent", "fork")
     assert added.returncode == 0, added.stderr
     hit = eventually(lambda: found(client, "order confirmation emails sent twice",
-                                   "go out twice", False, agent="kilo"))
+                                   "go out twice", False, agent="fork"))
     assert (hit["kind"], hit["session"]) == ("turn", "2f9c")
     from memoryd_client.wire import SOURCE_FORMATS
     for fmt in SOURCE_FORMATS[1:]:  # every transcript format: not refused by the command
