@@ -70,6 +70,7 @@ class ExtractConfig:
     command: str
     timeout_s: float
     daily_calls: int
+    when_quiet: bool
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,7 @@ from memoryd.server.stopping import Connections
 from memoryd.server.sync_methods import Sync
 from memoryd.server.trust_methods import TrustMethods
 from memoryd.sessions.history import HistoryImport
+from memoryd.sessions.quiet import QuietExtraction
 from memoryd.sessions.tool_guard import ToolGuard
 from memoryd.store.permissions import restrict_umask, tighten_state
 from memoryd.store.thread import DatabaseThread
@@ -190,6 +191,8 @@ class Daemon:
         spawn(self.sessions.replay_spool())
         spawn(read_guard_ahead(self.sessions.guard, parts.loading.settled))
         spawn(self.sessions.usage.judge_quiet_sessions())
+        spawn(QuietExtraction(self.sessions.extractor, parts.store, parts.db, self.settings,
+                              self.traffic).run())
         spawn(self.passes.scheduler())
         spawn(self.sync.scheduler())
         spawn(self.watch_files())

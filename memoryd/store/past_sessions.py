@@ -18,6 +18,9 @@ import apsw
 
 #: The ``meta`` key of the import running (absent when none is).
 JOB_KEY = "import_history"
+#: The ``meta`` key of when memoryd began extracting the sessions that go quiet without an end
+#: (memoryd.sessions.quiet): those quiet before it are history, import-history's to extract.
+QUIET_SINCE_KEY = "extract_quiet_since"
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,30 @@ class PastSessions:
             "SELECT id, harness, agent, cwd, started, last_seen, closed, "
             "coalesce(transcript_path, source) FROM sessions WHERE extracted IS NULL "
             "ORDER BY coalesce(last_seen, started, 0), id")]
+
+    def quiet_to_extract(self, after: float, quiet_before: float, min_messages: int,
+                         limit: int) -> list[PastSession]:
+        """The sessions no end was heard of and extraction has not read, with at least
+        ``min_messages`` user messages, whose last turn was said between ``after`` and
+        ``quiet_before``: the latest first, at most ``limit``."""
+        return [PastSession(*row) for row in self._db.execute(
+            "SELECT id, harness, agent, cwd, started, last_seen, closed, "
+            "coalesce(transcript_path, source) FROM sessions WHERE extracted IS NULL "
+            "AND closed IS NULL AND user_messages >= ? "
+            "AND coalesce(last_seen, started) BETWEEN ? AND ? "
+            "ORDER BY coalesce(last_seen, started) DESC, id LIMIT ?",
+            (min_messages, after, quiet_before, limit))]
+
+    def quiet_since(self, now: float) -> float:
+        """When extraction of quiet sessions began (``now``, the first time it is asked)."""
+        row = self._db.execute("SELECT value FROM meta WHERE key=?", (QUIET_SINCE_KEY,)
+                               ).fetchone()
+        if row is not None:
+            return float(row[0])
+        with self._db:
+            self._db.execute("INSERT INTO meta(key, value) VALUES (?, ?)",
+                             (QUIET_SINCE_KEY, repr(now)))
+        return now
 
     def mark_extracted(self, session: str, ts: float) -> None:
         with self._db:
