@@ -7,8 +7,10 @@ session may crash: their sessions never end as far as memoryd hears. Such a sess
 once it has been quiet for ``outcomes.idle_s``: its last turn said that long ago, and its
 transcript not written since (Aider dates every turn of a session by the session's start: its
 file tells that it goes on). It is extracted then, as at its end, with the same extractor and
-filters, and marked extracted (a session resumed later is not read again, as after a
-SessionEnd).
+filters, and marked extracted. A session that goes on after that (a pause longer than
+``idle_s``, a resumed task) is read again once it is quiet again: what it said before is not
+stored or counted twice (a lesson already stored is a duplicate, and a session's sighting of a
+lesson counts once: memoryd.store.remember).
 
 History is left to `memory import-history`: only the sessions active since memoryd first
 looked for quiet ones (``meta`` ``extract_quiet_since``, set then) are read, so the years of
@@ -35,14 +37,14 @@ from memoryd.store.thread import DatabaseThread
 
 log = logging.getLogger(__name__)
 
-#: How often quiet sessions are looked for (at most; half ``outcomes.idle_s`` when shorter),
+#: How often quiet sessions are looked for (at most; a fifth of ``outcomes.idle_s`` when less),
 #: and how many are extracted at a time.
 CHECK_EVERY_S = 60.0
 BATCH = 5
 #: How many of the latest sessions quiet by their turns' times are looked at, and how long
 #: before memoryd first looked a session's last turn may be (an Aider session that began
 #: before and went on after: its turns carry its start).
-LOOKED_AT = 50
+LOOKED_AT = 200
 LOOKBACK_S = 86400.0
 
 
@@ -68,7 +70,7 @@ class QuietExtraction:
                     if self.db.closing:
                         return
                     log.exception("Extracting quiet sessions failed.")
-            await asyncio.sleep(min(CHECK_EVERY_S, self.settings.config.outcomes.idle_s / 2))
+            await asyncio.sleep(min(CHECK_EVERY_S, self.settings.config.outcomes.idle_s / 5))
 
     async def extract_quiet(self) -> int:
         """Extract the sessions quiet for ``outcomes.idle_s`` now; how many were read."""
@@ -79,9 +81,11 @@ class QuietExtraction:
                               MIN_USER_MESSAGES, LOOKED_AT + len(self.failed))
         active = await asyncio.to_thread(lambda: [_active(s) for s in found])  # stat: off
         sessions = [s for s, at in zip(found, active)  # the loop
-                    if s.id not in self.failed and since <= at < quiet][:BATCH]
+                    if s.id not in self.failed and since <= at < quiet
+                    and (s.extracted is None or at > s.extracted)][:BATCH]
         for session in sessions:
             await self.traffic.give_way()
+            read_at = time.time()  # what is said after it is read the next time
             try:
                 result = await self.extractor.extract(session.as_dict(), dry_run=False)
             except NotFoundError:  # no transcript to read (Cursor's), or it went
@@ -96,7 +100,7 @@ class QuietExtraction:
             else:
                 log.info("Session %s went quiet: extracted, %d entries stored.", session.id,
                          len(result.get("stored") or []))
-            await self.db(self.past.mark_extracted, session.id, time.time())
+            await self.db(self.past.mark_extracted, session.id, read_at)
         return len(sessions)
 
 

@@ -35,6 +35,7 @@ class PastSession:
     last_seen: float | None
     closed: float | None
     path: str | None  # its transcript: the one a hook named, else the one it was read from
+    extracted: float | None = None  # when extraction last read it (quiet_to_extract's rows)
 
     def as_dict(self) -> dict[str, Any]:
         return {"id": self.id, "harness": self.harness, "agent": self.agent, "cwd": self.cwd,
@@ -57,16 +58,18 @@ class PastSessions:
 
     def quiet_to_extract(self, after: float, quiet_before: float, min_messages: int,
                          limit: int) -> list[PastSession]:
-        """The sessions no end was heard of and extraction has not read, with at least
-        ``min_messages`` user messages, whose last turn was said between ``after`` and
-        ``quiet_before``: the latest first, at most ``limit``."""
+        """The sessions no end was heard of, with at least ``min_messages`` user messages,
+        whose last turn was said between ``after`` and ``quiet_before``, and that extraction
+        has not read since ``quiet_before``: the latest first, at most ``limit``, with when
+        extraction read them (the caller tells which went on after)."""
         return [PastSession(*row) for row in self._db.execute(
             "SELECT id, harness, agent, cwd, started, last_seen, closed, "
-            "coalesce(transcript_path, source) FROM sessions WHERE extracted IS NULL "
-            "AND closed IS NULL AND user_messages >= ? "
+            "coalesce(transcript_path, source), extracted FROM sessions "
+            "WHERE closed IS NULL AND user_messages >= ? "
             "AND coalesce(last_seen, started) BETWEEN ? AND ? "
+            "AND (extracted IS NULL OR extracted < ?) "
             "ORDER BY coalesce(last_seen, started) DESC, id LIMIT ?",
-            (min_messages, after, quiet_before, limit))]
+            (min_messages, after, quiet_before, quiet_before, limit))]
 
     def quiet_since(self, now: float) -> float:
         """When extraction of quiet sessions began (``now``, the first time it is asked)."""

@@ -81,6 +81,17 @@ def test_a_task_gone_quiet_is_extracted_and_the_history_found_at_start_is_not(
             assert lessons(client, "new") == []  # not while the task may go on
             wait_until(lambda: any("pnpm" in text for text in lessons(client, "new")),
                        timeout_s=60)
+            first = lessons(client, "new")
+            # the task goes on (resumed): read again once quiet again, nothing counted twice
+            log = home / TASKS / "new/ui_messages.json"
+            messages = json.loads(log.read_text())
+            messages.append({"ts": int(time.time() * 1000), "type": "say",
+                             "say": "user_feedback", "text": "Never commit the .env file."})
+            log.write_text(json.dumps(messages))
+            wait_until(lambda: any(".env" in text for text in lessons(client, "new")),
+                       timeout_s=60)
+            again = lessons(client, "new")  # every status: a second sighting would show
+            assert set(first) <= set(again) and len(again) == len(set(again)), again
             shown = client.call("session", {"id": "new"})
             assert shown["entries"]  # what `memory session show` lists as its entries
             assert lessons(client, "old") == []  # history: `memory import-history`'s
