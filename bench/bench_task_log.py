@@ -3,6 +3,8 @@
 
     python bench/bench_task_log.py                    # logs of 200, 1,000 and 4,000 messages
     python bench/bench_task_log.py --messages 10000 --repeat 5
+    python bench/bench_task_log.py --daemon           # and through a daemon, per change
+    python bench/bench_task_log.py --daemon --against /tmp/old   # and another checkout's
 
 Cline and Roo Code write a task's ``ui_messages.json`` whole on every change (a JSON array of
 every message), so memoryd reads it whole each time the watcher reports it changed
@@ -14,18 +16,29 @@ Prints, per size, the file's size and the time of one read (median of ``--repeat
 this process), and the share of a core it takes when the log changes once a second: Cline
 writes the log when a message is added (not for each streamed piece of one), a busy task every
 second or two.
+
+With ``--daemon``, the same logs are watched by a daemon (``python -m memoryd serve``, a fresh
+state dir, the log in a fake home's VS Code storage for Cline): once it is indexed and settled,
+``--changes`` rounds each add one exchange (the user's reply holds a new word) and write the log
+whole, as Cline does; printed per size: the p50 time from the write to the first search that
+finds the word, and the daemon's CPU per change (``/proc/<pid>/stat``, from the write until it
+is found and settled again, the embedding of the new exchange included). With ``--against``,
+another checkout's daemon is measured the same way, each size alternating between the two
+(``--rounds`` times), and the ratio of the medians printed (this tree / the other).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from memoryd.ingest.document import read_document
@@ -75,10 +88,62 @@ def read_once(path: Path) -> float:
     return elapsed
 
 
+def cpu_s(pid: int) -> float:
+    """User and system CPU seconds of process ``pid`` so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def through_daemon(count: int, changes: int, tree: Path | None = None) -> tuple[float, float]:
+    """p50 seconds from a write of the log to the new word being found, and p50 daemon CPU
+    seconds per change, for a log of ``count`` messages."""
+    from bench_store import DaemonProcess, settle
+    from memoryd_client import Client
+
+    with tempfile.TemporaryDirectory(prefix="btl-") as tmp:
+        state, home = Path(tmp) / "s", Path(tmp) / "h"
+        log = home / (".config/Code/User/globalStorage/saoudrizwan.claude-dev/tasks/"
+                      f"t{count}/ui_messages.json")
+        log.parent.mkdir(parents=True)
+        written = messages(count)
+        log.write_text(json.dumps(written))
+        state.mkdir()
+        daemon = DaemonProcess(state, tree)
+        daemon.env["HOME"] = str(home)
+        daemon.start()
+        try:
+            daemon.wait_ready()
+            latencies, cpus = [], []
+            with Client(daemon.socket, timeout_s=60) as client:
+                settle(client)
+                for change in range(changes):
+                    word = f"zq{change}x{count}"
+                    client.search(word, agents=["*"], limit=1)  # its vector cached
+                    ts = int(time.time() * 1000)
+                    written += [{"ts": ts, "type": "say", "say": "text", "text": "Done."},
+                                {"ts": ts + 1, "type": "say", "say": "user_feedback",
+                                 "text": f"Also rename the {word} helper"}]
+                    before, started = cpu_s(daemon.pid), time.monotonic()
+                    log.write_text(json.dumps(written))
+                    while not any(word in h["text"] for h in client.search(
+                            word, agents=["*"], limit=5, match=False)["hits"]):
+                        time.sleep(0.01)
+                    latencies.append(time.monotonic() - started)
+                    settle(client)
+                    cpus.append(cpu_s(daemon.pid) - before)
+            return statistics.median(latencies), statistics.median(cpus)
+        finally:
+            daemon.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--messages", type=int, nargs="*", default=[200, 1000, 4000])
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--daemon", action="store_true")
+    parser.add_argument("--changes", type=int, default=10)
+    parser.add_argument("--against", type=Path, help="another checkout, measured alternately")
+    parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
     print(f"{'messages':>9} {'size MB':>8} {'read p50 ms':>12} {'share of a core':>16}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -90,6 +155,26 @@ def main() -> None:
             p50 = statistics.median(times)
             print(f"{count:>9} {path.stat().st_size / 1e6:>8.2f} {p50 * 1000:>12.1f} "
                   f"{p50 / CHANGE_EVERY_S:>15.1%}")
+    if not args.daemon:
+        return
+    print(f"\nthrough a daemon, {args.changes} changes each")
+    print(f"{'messages':>9} {'tree':>6} {'found p50 ms':>13} {'daemon CPU p50 ms':>18}")
+    trees: list[tuple[str, Path | None]] = [("this", None)]
+    if args.against is not None:
+        trees.append(("other", args.against))
+    for count in args.messages:
+        runs: dict[str, list[tuple[float, float]]] = {name: [] for name, _ in trees}
+        for number in range(args.rounds if args.against else 1):
+            for name, tree in (trees if number % 2 == 0 else trees[::-1]):
+                runs[name].append(through_daemon(count, args.changes, tree))
+        for name, _ in trees:
+            found = statistics.median(r[0] for r in runs[name])
+            cpu = statistics.median(r[1] for r in runs[name])
+            print(f"{count:>9} {name:>6} {found * 1000:>13.0f} {cpu * 1000:>18.0f}")
+        if args.against is not None:
+            ratio = statistics.median(r[1] for r in runs["this"]) / \
+                statistics.median(r[1] for r in runs["other"])
+            print(f"{count:>9} {'ratio':>6} {'':>13} {ratio:>17.2f}x")
 
 
 if __name__ == "__main__":

@@ -47,6 +47,13 @@ class TranscriptState:
     #: per session (None: the file's one session), what the registry was last told
     reported: dict[str | None, tuple[Any, ...]] = field(default_factory=dict)
     skips: SkippedLines = field(default_factory=SkippedLines)
+    #: a document's chunks as last indexed (a digest of each chunk's id, records and text), once it
+    #: has changed while watched (a task log written on every message): the next read passes
+    #: on only the chunks that differ. None until then (the logs found at a start, read once,
+    #: hold none); ``pending`` is what the read being indexed will make it.
+    indexed: frozenset[int] | None = None
+    pending: frozenset[int] | None = None
+    reads: int = 0
 
     def sessions(self) -> list[dict[str, Any]]:
         """The sessions to register or update since last time, with the user messages they
@@ -134,6 +141,7 @@ class TranscriptFiles:
             change = await self.background(
                 self.indexer.apply_transcript, facts, read.position, chunks, state.sessions(),
                 skips.problem, list(state.open_turns))
+            state.indexed = state.pending  # indexed now: not passed on again
             state.skips.count(skips, self.stats[facts.source], facts.path)
             account(self.stats, facts, change, None)
             position = read.position
@@ -179,4 +187,11 @@ class TranscriptFiles:
         last_user = max((i for i, t in enumerate(combined) if t.role == "user"), default=0)
         # a document is read whole every time: no exchange stays open between two reads
         state.open_turns = [] if state.document else combined[last_user:]
-        return read, chunk_exchanges(combined)
+        chunks = chunk_exchanges(combined)
+        if state.document:
+            state.reads += 1
+            keys = [hash((chunk.chunk_id, chunk.record_ids, chunk.text)) for chunk in chunks]
+            if state.indexed is not None:  # what the last read indexed is there still
+                chunks = [c for c, key in zip(chunks, keys) if key not in state.indexed]
+            state.pending = frozenset(keys) if state.reads > 1 else None
+        return read, chunks

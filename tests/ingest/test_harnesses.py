@@ -564,6 +564,14 @@ def test_a_legacy_gemini_chat_is_indexed_and_read_again_when_written_over(
     texts = turn_texts(client)
     assert len(texts) == len(set(texts)), texts  # what was read before is not read twice
     assert sum("never deletes its scratch" in t for t in texts) == 1
+    # written over again (a document that keeps changing: only what differs is indexed)
+    write_over_legacy_chat(home, "Does the thumbnail job retry on failure?",
+                           "Twice, ten minutes apart, then it pages the on-call.")
+    eventually(lambda: found(client, "thumbnail job retry on failure", "pages the on-call",
+                             False))
+    texts = turn_texts(client)
+    assert len(texts) == len(set(texts)), texts
+    assert sum("render-02" in t for t in texts) == 1
     status = {s["name"]: s for s in client.sources()["sources"]}["gemini-legacy-chats"]
     assert (status["files"], status["last_error"]) == (1, None)
     # a document that stays broken is named, and what it held stays found
