@@ -135,7 +135,25 @@ def print_sources(status: dict[str, Any]) -> None:
               + ", ".join(empty))
     if absent:
         print(f"not present ({len(absent)}: their files or directories do not exist; --json "
-              "gives where each looks): " + ", ".join(absent))
+              "gives where each looks): " + ", ".join(families(absent)))
+
+
+def families(names: list[str]) -> list[str]:
+    """Names in order, those of a family of three or more (one prefix of two words, an editor
+    or the like after it: ``roo-tasks-code``, ``roo-tasks-cursor``, …) written once as
+    ``roo-tasks-{code, cursor, …}``."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        words = name.split("-", 2)
+        groups.setdefault(f"{words[0]}-{words[1]}-" if len(words) == 3 else name, []).append(
+            name)
+    out = []
+    for prefix, members in groups.items():
+        if len(members) >= 3:
+            out.append(prefix + "{" + ", ".join(m[len(prefix):] for m in members) + "}")
+        else:
+            out.extend(members)
+    return out
 
 
 def edited(reply: dict[str, Any], how: str) -> str:

@@ -483,6 +483,9 @@ def test_absent_harness_directories_are_skipped_quietly(daemon, client: Client) 
     # `memory status --sources` names them on one line, after the sources that are there
     listing = run_cli("status", "--sources").stdout.splitlines()
     assert listing[-1].startswith("not present (") and "gemini-transcripts" in listing[-1]
+    # a family of sources, one for each editor, is named once
+    assert "roo-tasks-{code, code-insiders, vscodium, cursor, windsurf, vscode-server}" \
+        in listing[-1] and "roo-tasks-cursor" not in listing[-1]
     assert not any(line.startswith("gemini-transcripts:") for line in listing)
 
 
