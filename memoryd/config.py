@@ -208,6 +208,19 @@ def _merge(base: dict[str, Any], layer: dict[str, Any], origin: str) -> None:
             base[section][key] = value
 
 
+#: How an environment variable says yes or no (any case).
+TRUE_WORDS, FALSE_WORDS = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
+
+
+def _flag(raw: str) -> bool:
+    """A yes or no in an environment variable; ValueError for anything else (``ture`` was
+    taken for no)."""
+    word = raw.strip().lower()
+    if word not in TRUE_WORDS + FALSE_WORDS:
+        raise ValueError(word)
+    return word in TRUE_WORDS
+
+
 def _env_layer(defaults: dict[str, Any]) -> dict[str, Any]:
     layer: dict[str, Any] = {}
     for section, values in defaults.items():
@@ -221,13 +234,14 @@ def _env_layer(defaults: dict[str, Any]) -> dict[str, Any]:
                 if isinstance(default, list):
                     value: Any = [v for v in raw.split(os.pathsep) if v]
                 elif isinstance(default, bool):
-                    value = raw.lower() in ("1", "true", "yes", "on")
+                    value = _flag(raw)
                 else:
                     value = type(default)(raw) if not isinstance(default, str) else raw
             except ValueError:
                 name = f"MEMORYD_{section}_{key}".upper()
-                raise ConfigError(
-                    f"{name}={raw!r} is not a {type(default).__name__}") from None
+                kind = "yes or no (true/false, 1/0, yes/no, on/off)" \
+                    if isinstance(default, bool) else f"a {type(default).__name__}"
+                raise ConfigError(f"{name}={raw!r} is not {kind}") from None
             layer.setdefault(section, {})[key] = value
     return layer
 

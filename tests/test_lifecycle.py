@@ -21,6 +21,22 @@ def test_second_daemon_exits_3_with_a_clear_message(daemon) -> None:
         assert c.status()["pid"] == os.getpid()
 
 
+def test_a_setting_in_the_environment_that_is_no_yes_or_no_is_refused(memoryd_home,
+                                                                      monkeypatch) -> None:
+    """MEMORYD_OUTCOMES_ENABLED=ture (a typo) turned the feature off without a word: every
+    value that was not a yes was taken for a no. The daemon refuses it, as it refuses a number
+    that is none, and says which variable; the words for no are taken as no."""
+    monkeypatch.setenv("MEMORYD_OUTCOMES_ENABLED", "ture")
+    result = run_memoryd("serve", timeout=60)
+    assert result.returncode == 3, result.stderr
+    assert "MEMORYD_OUTCOMES_ENABLED='ture' is not yes or no" in result.stderr
+    monkeypatch.delenv("MEMORYD_OUTCOMES_ENABLED")
+    for word, meant in (("Off", False), ("0", False), ("no", False), ("", False),
+                        ("YES", True), ("on", True)):
+        monkeypatch.setenv("MEMORYD_EXTRACT_WHEN_QUIET", word)
+        assert load_config().extract.when_quiet is meant, word
+
+
 def test_stale_socket_from_a_crashed_daemon_is_replaced(memoryd_home, embedder) -> None:
     dead = socket.socket(socket.AF_UNIX)
     dead.bind(str(memoryd_home / "memoryd.sock"))
