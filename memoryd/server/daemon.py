@@ -191,8 +191,8 @@ class Daemon:
         spawn(self.sessions.replay_spool())
         spawn(read_guard_ahead(self.sessions.guard, parts.loading.settled))
         spawn(self.sessions.usage.judge_quiet_sessions())
-        spawn(QuietExtraction(self.sessions.extractor, parts.store, parts.db, self.settings,
-                              self.traffic).run())
+        spawn(QuietExtraction(self.sessions.extractor, parts.store.past_sessions, parts.db,
+                              self.settings, self.traffic).run())
         spawn(self.passes.scheduler())
         spawn(self.sync.scheduler())
         spawn(self.watch_files())

@@ -31,8 +31,7 @@ from memoryd.errors import MemorydError, NotFoundError
 from memoryd.scheduling import Traffic
 from memoryd.sessions.decisions import MIN_USER_MESSAGES
 from memoryd.sessions.extractor import SessionExtractor
-from memoryd.store.database import Store
-from memoryd.store.past_sessions import PastSession
+from memoryd.store.past_sessions import PastSession, PastSessions
 from memoryd.store.thread import DatabaseThread
 
 log = logging.getLogger(__name__)
@@ -49,10 +48,12 @@ LOOKBACK_S = 86400.0
 
 
 class QuietExtraction:
-    def __init__(self, extractor: SessionExtractor, store: Store, db: DatabaseThread,
+    def __init__(self, extractor: SessionExtractor, past: PastSessions, db: DatabaseThread,
                  settings: Settings, traffic: Traffic) -> None:
+        """``past``: the sessions' rows extraction reads and marks (on the database thread,
+        ``db``)."""
         self.extractor = extractor
-        self.past = store.past_sessions
+        self.past = past
         self.db = db
         self.settings = settings
         self.traffic = traffic

@@ -72,15 +72,13 @@ class PastSessions:
             (min_messages, after, quiet_before, quiet_before, limit))]
 
     def quiet_since(self, now: float) -> float:
-        """When extraction of quiet sessions began (``now``, the first time it is asked)."""
-        row = self._db.execute("SELECT value FROM meta WHERE key=?", (QUIET_SINCE_KEY,)
-                               ).fetchone()
-        if row is not None:
-            return float(row[0])
-        with self._db:
-            self._db.execute("INSERT INTO meta(key, value) VALUES (?, ?)",
-                             (QUIET_SINCE_KEY, repr(now)))
-        return now
+        """When extraction of quiet sessions began (``now``, the first time it is asked, or
+        when what was kept is no time)."""
+        try:
+            return float(self._meta(QUIET_SINCE_KEY) or "")
+        except ValueError:
+            self._set_meta(QUIET_SINCE_KEY, repr(now))
+            return now
 
     def mark_extracted(self, session: str, ts: float) -> None:
         with self._db:
@@ -88,21 +86,24 @@ class PastSessions:
 
     def job(self) -> dict[str, Any] | None:
         """The import that is running (or was, when memoryd stopped), as it was asked."""
-        row = self._db.execute("SELECT value FROM meta WHERE key=?", (JOB_KEY,)).fetchone()
-        if row is None:
-            return None
         try:
-            job = json.loads(row[0])
+            job = json.loads(self._meta(JOB_KEY) or "")
         except ValueError:
             return None
         return job if isinstance(job, dict) else None
 
     def begin_job(self, job: dict[str, Any]) -> None:
-        with self._db:
-            self._db.execute(
-                "INSERT INTO meta(key, value) VALUES (?, ?) "
-                "ON CONFLICT(key) DO UPDATE SET value=excluded.value", (JOB_KEY, json.dumps(job)))
+        self._set_meta(JOB_KEY, json.dumps(job))
 
     def end_job(self) -> None:
         with self._db:
             self._db.execute("DELETE FROM meta WHERE key=?", (JOB_KEY,))
+
+    def _meta(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def _set_meta(self, key: str, value: str) -> None:
+        with self._db:
+            self._db.execute("INSERT INTO meta(key, value) VALUES (?, ?) "
+                             "ON CONFLICT(key) DO UPDATE SET value=excluded.value", (key, value))
