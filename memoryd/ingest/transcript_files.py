@@ -47,13 +47,13 @@ class TranscriptState:
     #: per session (None: the file's one session), what the registry was last told
     reported: dict[str | None, tuple[Any, ...]] = field(default_factory=dict)
     skips: SkippedLines = field(default_factory=SkippedLines)
-    #: a document's chunks as last indexed (a digest of each chunk's id, records and text), once it
-    #: has changed while watched (a task log written on every message): the next read passes
-    #: on only the chunks that differ. None until then (the logs found at a start, read once,
-    #: hold none); ``pending`` is what the read being indexed will make it.
+    #: a document's chunks as last indexed (a digest of each chunk's id, records and text):
+    #: a read passes on only the chunks that differ. None before its first read, empty after
+    #: it: digests are kept once it changes while watched (a task log written on every
+    #: message), not for the logs found at a start and read once. ``pending``: what the read
+    #: being indexed makes it.
     indexed: frozenset[int] | None = None
     pending: frozenset[int] | None = None
-    reads: int = 0
 
     def sessions(self) -> list[dict[str, Any]]:
         """The sessions to register or update since last time, with the user messages they
@@ -188,10 +188,11 @@ class TranscriptFiles:
         # a document is read whole every time: no exchange stays open between two reads
         state.open_turns = [] if state.document else combined[last_user:]
         chunks = chunk_exchanges(combined)
-        if state.document:
-            state.reads += 1
-            keys = [hash((chunk.chunk_id, chunk.record_ids, chunk.text)) for chunk in chunks]
-            if state.indexed is not None:  # what the last read indexed is there still
-                chunks = [c for c, key in zip(chunks, keys) if key not in state.indexed]
-            state.pending = frozenset(keys) if state.reads > 1 else None
-        return read, chunks
+        if not state.document:
+            return read, chunks
+        if state.indexed is None:
+            state.pending = frozenset()  # read once: nothing kept yet
+            return read, chunks
+        keys = [hash((chunk.chunk_id, chunk.record_ids, chunk.text)) for chunk in chunks]
+        state.pending = frozenset(keys)
+        return read, [c for c, key in zip(chunks, keys) if key not in state.indexed]
