@@ -12,11 +12,12 @@ filters, and marked extracted. A session that goes on after that (a pause longer
 stored or counted twice (a lesson already stored is a duplicate, and a session's sighting of a
 lesson counts once: memoryd.store.remember).
 
-History is left to `memory import-history`: only the sessions active since memoryd first
-looked for quiet ones (``meta`` ``extract_quiet_since``, set then) are read, so the years of
-transcripts found on a first start are not extracted behind the user's back. The check runs
-every :data:`CHECK_EVERY_S` (sooner with a short ``idle_s``), a few sessions at a time, each
-after the requests someone waits on. ``[extract] when_quiet = false`` turns it off.
+History is left to `memory import-history`: only the sessions active since the start of the
+memoryd that first looked for quiet ones (``meta`` ``extract_quiet_since``) are read, so the
+years of transcripts found on a first start are not extracted behind the user's back. The
+check runs every :data:`CHECK_EVERY_S` (sooner with a short ``idle_s``), the first one after
+that long (not among a start's own work), a few sessions at a time, each after the requests
+someone waits on. ``[extract] when_quiet = false`` turns it off.
 """
 
 from __future__ import annotations
@@ -60,23 +61,26 @@ class QuietExtraction:
         #: sessions whose extraction failed since memoryd started: not tried every minute
         #: (nor marked: `memory import-history` and the next start try them again)
         self.failed: set[str] = set()
+        #: when memoryd started: the first look for quiet sessions counts from it
+        self.started = time.time()
 
     async def run(self) -> None:
-        """Forever, from the daemon's start: the sessions gone quiet without an end."""
+        """Forever, after the start's own work: the sessions gone quiet without an end."""
         while True:
-            if self.settings.config.extract.when_quiet:
-                try:
-                    await self.extract_quiet()
-                except Exception:  # a bad session must not end the loop
-                    if self.db.closing:
-                        return
-                    log.exception("Extracting quiet sessions failed.")
             await asyncio.sleep(min(CHECK_EVERY_S, self.settings.config.outcomes.idle_s / 5))
+            if not self.settings.config.extract.when_quiet:
+                continue
+            try:
+                await self.extract_quiet()
+            except Exception:  # a bad session must not end the loop
+                if self.db.closing:
+                    return
+                log.exception("Extracting quiet sessions failed.")
 
     async def extract_quiet(self) -> int:
         """Extract the sessions quiet for ``outcomes.idle_s`` now; how many were read."""
         now = time.time()
-        since = await self.db(self.past.quiet_since, now)
+        since = await self.db(self.past.quiet_since, self.started)
         quiet = now - self.settings.config.outcomes.idle_s
         found = await self.db(self.past.quiet_to_extract, since - LOOKBACK_S, quiet,
                               MIN_USER_MESSAGES, LOOKED_AT + len(self.failed))
