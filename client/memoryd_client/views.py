@@ -51,6 +51,8 @@ def entry_line(entry: dict[str, Any], whole: bool = False) -> str:
     if entry.get("quarantined"):  # looks like an instruction to the model: never injected
         status += " [⚠ quarantined: looks like an instruction to the model; never injected " \
                   "until a person runs `memory release` on it]"
+    if entry.get("newer"):  # a search hit said again since, otherwise (a version of it)
+        status += f" [earlier version of {entry['newer']}]"
     key = f" {entry['key']}" if entry.get("key") else ""
     category = entry.get("category") or "-"
     text = entry["text"] if whole else " ".join(entry["text"].split())

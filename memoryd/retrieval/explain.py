@@ -18,6 +18,7 @@ import numpy as np
 
 from memoryd.retrieval.records import Explanation, Sentence
 from memoryd.store.database import Store
+from memoryd.store.records import IndexedText
 from memoryd.text import split_parts
 
 
@@ -46,7 +47,7 @@ def closest_sentence(text: str, parts: np.ndarray, query: np.ndarray) -> Sentenc
     return Sentence(sentences[best], float(cosines[best]), best + 1, len(sentences))
 
 
-def explanations(store: Store, rowids: Sequence[int], texts: dict[int, tuple[str, float]],
+def explanations(store: Store, rowids: Sequence[int], texts: dict[int, IndexedText],
                  terms: Sequence[str], words_of: Callable[[int, str], Collection[str]],
                  stems: Callable[[str], Collection[str]], query: np.ndarray | None
                  ) -> list[Explanation]:
@@ -56,7 +57,7 @@ def explanations(store: Store, rowids: Sequence[int], texts: dict[int, tuple[str
     parts = store.part_vectors_by_rowids(list(rowids)) if query is not None else {}
     found = []
     for rowid in rowids:
-        text = texts[rowid][0]
+        text = texts[rowid].text
         sentence = closest_sentence(text, parts[rowid], query) \
             if query is not None and rowid in parts else None
         held = words_held(terms, stems, frozenset(words_of(rowid, text)))

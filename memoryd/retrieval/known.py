@@ -33,6 +33,9 @@ class Known:
     rows: np.ndarray | None = None
     rows_of: int = -1
     unaligned: bool = False  # some of its words are not in the lexicon (yet)
+    #: its words but the stop words, once a candidate compared with others for versions
+    #: (memoryd.retrieval.versions)
+    informative: frozenset[str] | None = None
 
 
 def distinct_members(groups: Sequence[Sequence[Known]]) -> tuple[list[Known], list[list[int]]]:

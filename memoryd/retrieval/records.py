@@ -105,8 +105,8 @@ class Explanation:
 class Hit:
     """An entry a search found: the entry as the store reads it, its score, its evidence
     (the ranking model's features, rounded), whether it is a match, the evidence it was
-    scored without (derived data not there yet), and, when there is one, its passage and
-    its explanation."""
+    scored without (derived data not there yet), and, when there is one, its passage, its
+    explanation and its newer version."""
 
     entry: StoredEntry
     score: Score
@@ -115,6 +115,9 @@ class Hit:
     scored_without: tuple[str, ...] | None = None
     passage: Passage | None = None
     explanation: Explanation | None = None
+    #: a newer version of it is a hit before it (its id), which the question's words do not
+    #: tell apart from it (memoryd.retrieval.versions)
+    newer: str | None = None
 
     @property
     def records(self) -> list[str]:

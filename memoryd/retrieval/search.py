@@ -52,9 +52,10 @@ from memoryd.retrieval.passage import turns_around
 from memoryd.retrieval.ranking import FEATURES, NO_ALIGN, NO_VECTOR, Model, idf, load_model
 from memoryd.retrieval.records import Background, Hit, Score, SearchRequest, SearchResult
 from memoryd.retrieval.terms import STOPWORDS, fts_expression, query_terms
+from memoryd.retrieval.versions import NEAR_TOP, latest_first, version_groups
 from memoryd.store.database import Store
 from memoryd.store.lexicon import Lexicon, is_word, unknown_words
-from memoryd.store.records import StoredEntry
+from memoryd.store.records import IndexedText, StoredEntry
 from memoryd.store.vectors import VectorIndex, follow_meta
 
 CANDIDATES = 50
@@ -92,7 +93,7 @@ class SearchPlan:
     background: Background | None = None
     # read while the question is embedded: the keyword candidates' texts and words, the
     # query words' weights (the vector half then reads only what the vectors add)
-    texts: dict[int, tuple[str, float]] = field(default_factory=dict)  # rowid → (text, created)
+    texts: dict[int, IndexedText] = field(default_factory=dict)
     known: dict[int, Known] = field(default_factory=dict)
     weights: dict[str, float] = field(default_factory=dict)
     unknown: dict[str, str] = field(default_factory=dict)  # question words not in the lexicon
@@ -101,7 +102,7 @@ class SearchPlan:
     # the rowids asked about (``around_of``), and those chunks' texts
     around: dict[int, tuple[int | None, int | None]] = field(default_factory=dict)
     around_of: set[int] = field(default_factory=set)
-    chunks: dict[int, tuple[str, float]] = field(default_factory=dict)
+    chunks: dict[int, IndexedText] = field(default_factory=dict)
 
 
 #: The vector index's candidates for each of a plan's filters: rowid → (cosine, best part's).
@@ -174,13 +175,13 @@ class Searcher:
                     expression, alone, [], inside, CANDIDATES // 2)]
         plan.texts = self.store.texts_by_rowids(
             list(dict.fromkeys([*plan.keyword, *plan.window_keyword])))
-        plan.known = {rowid: self._entry(rowid, text) for rowid, (text, _) in plan.texts.items()}
+        plan.known = {rowid: self._entry(rowid, text) for rowid, (text, *_) in plan.texts.items()}
         for rowid, known in plan.known.items():
-            says(known, plan.texts[rowid][0])
+            says(known, plan.texts[rowid].text)
         self._read_around(plan, list(plan.texts))
         if self.lexicon is not None:  # for the alignment, while the question is embedded
             for known in [*plan.known.values(),
-                          *(self._entry(r, text) for r, (text, _) in plan.chunks.items())]:
+                          *(self._entry(r, text) for r, (text, *_) in plan.chunks.items())]:
                 self._lexicon_rows(known, self.lexicon)
         plan.weights = self._term_weights(plan.terms)
         plan.unknown = self.unknown_words(" ".join(plan.terms))
@@ -252,14 +253,16 @@ class Searcher:
         candidates = [r for r in candidates if r in texts]
         if not candidates:
             return self._result(plan, [], query_vector is None)
-        evidence, lacking = self._evidence(plan, candidates, texts, vector_rank, mixes,
-                                           query_vector, words or {})
+        evidence, lacking, holds, group_of = self._evidence(
+            plan, candidates, texts, vector_rank, mixes, query_vector, words or {})
         probability, thresholds = self.model.decide(
             evidence, lacking, self.config.search.match_precision)
         if plan.min_score is not None:
             thresholds[:] = plan.min_score  # the caller's own
-        ranked = [int(i) for i in np.argsort(-probability, kind="stable")
+        created = np.array([texts[rowid].created for rowid in candidates], dtype=np.float64)
+        ranked = [int(i) for i in latest_first(probability, created, holds, group_of)
                   if not plan.only_matches or probability[i] >= thresholds[i]]
+        newest: dict[tuple[int, bytes], str] = {}  # a group's newest hit, by the words held
         # read ahead: a hit whose turns an earlier hit's passage shows already is left out
         ahead = ranked[:plan.limit + CONTEXT_HITS]
         entries: dict[int, StoredEntry] = {}  # the hits' rows, read as the hits need them
@@ -286,6 +289,12 @@ class Searcher:
             if number < CONTEXT_HITS:
                 hit = replace(hit, passage=turns_around(self.store, entry, candidates[i],
                                                         self.config.search.passage_chars))
+            if group_of[i] is not None:
+                group = (group_of[i] or 0, holds[i].tobytes())
+                if group in newest:
+                    hit = replace(hit, newer=newest[group])
+                else:
+                    newest[group] = entry.uid
             shown.update(hit.records)
             hits.append(hit)
             order.append(i)
@@ -375,12 +384,14 @@ class Searcher:
         return {r: rank for rank, (r, _) in enumerate(kept)}, {r: (c, c) for r, c in kept}
 
     def _evidence(self, plan: SearchPlan, candidates: list[int],
-                  texts: dict[int, tuple[str, float]],
+                  texts: dict[int, IndexedText],
                   vector_rank: dict[int, int], mixes: dict[int, tuple[float, float]],
                   query: np.ndarray | None, words: dict[str, np.ndarray]
-                  ) -> tuple[np.ndarray, list[str | None]]:
-        """One row of FEATURES per candidate, a column at a time; and the evidence each lacks
-        (ranking.py, "Missing evidence"): None, NO_ALIGN or NO_VECTOR."""
+                  ) -> tuple[np.ndarray, list[str | None], np.ndarray, list[int | None]]:
+        """One row of FEATURES per candidate, a column at a time; the evidence each lacks
+        (ranking.py, "Missing evidence"): None, NO_ALIGN or NO_VECTOR; the question's words
+        each holds (a row of booleans); and the group of versions each is in
+        (memoryd.retrieval.versions), None for most."""
         missing = [r for r in candidates if r not in mixes]
         if query is not None and missing:
             if self.index is not None:
@@ -393,15 +404,21 @@ class Searcher:
         plan.background = Background(float(pool.mean()), float(pool.std()), len(pool)) \
             if len(pool) else None
         mean, spread = self.model.background(pool)
-        known = [plan.known.get(rowid) or self._entry(rowid, texts[rowid][0])
+        known = [plan.known.get(rowid) or self._entry(rowid, texts[rowid].text)
                  for rowid in candidates]
         # the lead is over the best candidate that says something else: a copy of the same
-        # text (another agent's, a file's and an import's) is not a rival
-        said = {rowid: says(entry, texts[rowid][0]) for rowid, entry in zip(candidates, known)}
+        # text (another agent's, a file's and an import's) is not a rival, nor a version of it
+        said: dict[int, bytes | int] = {
+            rowid: says(entry, texts[rowid].text) for rowid, entry in zip(candidates, known)}
+        groups = self._versions(plan, texts, vector_rank, dict(zip(candidates, known)))
+        for rowid, lead in groups.items():
+            said[rowid] = said[lead]
         by_mix = sorted(vector_rank, key=lambda r: -sum(mixes[r]))
         top = sum(mixes[by_mix[0]]) / 2 if by_mix else 0.0
-        second = next((sum(mixes[r]) / 2 for r in by_mix[1:]
-                       if said.get(r) != said.get(by_mix[0])), mean - spread)
+        leader = said[by_mix[0]] if by_mix else None
+        second = next((sum(mixes[r]) / 2 for r in by_mix[1:] if said[r] != leader),
+                      mean - spread)
+        leads = np.array([said[rowid] == leader for rowid in candidates], dtype=bool)
         keyword_rank = distinct_ranks(sorted(plan.keyword, key=lambda r: plan.keyword[r][0]),
                                       said)
         vector_ranks = distinct_ranks(sorted(vector_rank, key=vector_rank.__getitem__), said)
@@ -427,14 +444,15 @@ class Searcher:
         mix = (cosine + part) / 2
         keyword = [plan.keyword.get(rowid) for rowid in candidates]
         bm25 = np.array([k[1] if k else 0.0 for k in keyword], dtype=np.float64)
-        created = np.array([texts[rowid][1] for rowid in candidates], dtype=np.float64)
+        created = np.array([texts[rowid].created for rowid in candidates], dtype=np.float64)
         details = asked_details(plan.query)
         in_window = np.zeros(len(candidates))
         if plan.window is not None:
             start, end = plan.window.bounds()
             in_window = ((created >= start) & (created < end)).astype(np.float64)
         columns: list[np.ndarray] = [
-            cosine, part, mix, (mix - mean) / spread, mix - np.where(mix >= top, second, top),
+            cosine, part, mix, (mix - mean) / spread,
+            mix - np.where((mix >= top) | leads, second, top),
             np.where(bm25 > 0, bm25 / best_bm25, 0.0),
             np.array([1 / (1 + keyword_rank[r]) if r in keyword_rank else 0.0
                       for r in candidates]),
@@ -444,7 +462,7 @@ class Searcher:
             in_window,
             alignment,
             worst,
-            np.array([lacks(details, texts[rowid][0]) for rowid in candidates]),
+            np.array([lacks(details, texts[rowid].text) for rowid in candidates]),
         ]
         columns += [passage_holds @ weights / (weights.sum() or 1.0), passage_align]
         lexicon = self.lexicon
@@ -452,7 +470,25 @@ class Searcher:
                    else NO_ALIGN if lexicon is None or (entry.unaligned
                                                        and rowid > lexicon.filled_to)
                    else None for rowid, entry in zip(candidates, known)]
-        return np.column_stack(columns), lacking
+        return np.column_stack(columns), lacking, holds, [groups.get(r) for r in candidates]
+
+    def _versions(self, plan: SearchPlan, texts: dict[int, IndexedText],
+                  vector_rank: dict[int, int], known: dict[int, Known]) -> dict[int, int]:
+        """The best candidates' groups of versions (memoryd.retrieval.versions): rowid → the
+        group's first."""
+        near = [rowid for rowid in dict.fromkeys([
+            *sorted(vector_rank, key=vector_rank.__getitem__)[:NEAR_TOP],
+            *sorted(plan.keyword, key=lambda r: plan.keyword[r][0])[:NEAR_TOP]])
+            if rowid in texts and texts[rowid].statement]
+        if len(near) < 2:
+            return {}
+        stops = self._stops()
+        for rowid in near:
+            entry = known[rowid]
+            if entry.informative is None:
+                entry.informative = frozenset(w for w in entry.words if w not in stops)
+        return version_groups(near, {rowid: known[rowid].informative or frozenset()
+                                     for rowid in near})
 
     def _passages(self, plan: SearchPlan, candidates: list[int], known: list[Known]
                   ) -> list[tuple[Known, ...]]:
@@ -462,7 +498,7 @@ class Searcher:
         them); another entry alone."""
         self._read_around(plan, candidates)
         around, texts = plan.around, plan.chunks
-        return [(own, *(self._entry(r, texts[r][0]) for r in around.get(rowid, ()) if r in texts))
+        return [(own, *(self._entry(r, texts[r].text) for r in around.get(rowid, ()) if r in texts))
                 for rowid, own in zip(candidates, known)]
 
     def _read_around(self, plan: SearchPlan, rowids: list[int]) -> None:
@@ -535,19 +571,24 @@ class Searcher:
         """The lexicon's rows of an entry's informative words, looked up once (again when the
         lexicon has grown: a new word of the entry may be in it now)."""
         if entry.rows is None or entry.rows_of != len(lexicon):
-            if self._stop_stems is None:
-                self._stop_stems = self._tokens(" ".join(STOPWORDS))
+            stops = self._stops()
             entry.rows = np.array([lexicon.rows[w] for w in entry.words
-                                   if w in lexicon.rows and w not in self._stop_stems],
+                                   if w in lexicon.rows and w not in stops],
                                   dtype=np.int64)
             entry.rows_of = len(lexicon)
             # words the lexicon's filling has not reached (it has every word of the entries
             # up to its cursor that it keeps at all; a word of a newer entry may be missing)
-            entry.unaligned = any(w not in lexicon.rows and w not in self._stop_stems
+            entry.unaligned = any(w not in lexicon.rows and w not in stops
                                   and is_word(w) for w in entry.words)
         return entry.rows
 
     # -- words ------------------------------------------------------------------------
+
+    def _stops(self) -> set[str]:
+        """The stop words, stemmed as the full-text index stems them."""
+        if self._stop_stems is None:
+            self._stop_stems = self._tokens(" ".join(STOPWORDS))
+        return self._stop_stems
 
     def _entry(self, rowid: int, text: str) -> Known:
         key = (rowid, hash(text))

@@ -117,8 +117,8 @@ def search_reply(result: SearchResult, now: float, *, why: bool = False) -> dict
 
 def hit_reply(hit: Hit, now: float, *, why: bool = False) -> dict[str, Any]:
     """A hit as clients see it: the entry's fields (its passage's text and records in place of
-    its own), its score, evidence and match, its age, and the passage's turns and the hit's
-    explanation when it has them."""
+    its own), its score, evidence and match, its age, and the passage's turns, the hit's
+    explanation and its newer version (``newer``: an id) when it has them."""
     shown = hit.entry.as_dict()
     passage = hit.passage
     if passage is not None:
@@ -140,6 +140,8 @@ def hit_reply(hit: Hit, now: float, *, why: bool = False) -> dict[str, Any]:
         shown["context"] = {"before": list(passage.before), "after": list(passage.after)}
     if hit.explanation is not None:
         shown["explain"] = explained(hit.explanation)
+    if hit.newer is not None:
+        shown["newer"] = hit.newer
     if why:
         shown["why"] = evidence_words(hit.evidence, asked="query", found=shown.get("explain"))
     return shown

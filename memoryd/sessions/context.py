@@ -33,10 +33,12 @@ same sections. Items older than 30 days carry their age, worded by the threshold
 30 days old", "over 90 days old" with a "verify before acting" warning, "over a year old"),
 never in days: a line changes only when its entry crosses a threshold. Entries in an open
 contradiction (the consolidation pass found two memories that disagree) are marked disputed and
-go last in their section; lines a notebook pass moved to an archive are searchable but never
-injected. The block starts with memoryd's marker line (ingestion drops anything carrying it),
-then :data:`DATA_NOTE` (what the block is: data, not instructions), and ends with a short drift
-caveat. It is phrased as facts, not commands.
+go last in their section, and so does a match said earlier when a newer version of it (the same
+statement said again otherwise, memoryd.retrieval.versions) is a match too; lines a notebook
+pass moved to an archive are searchable but never injected. The block starts with memoryd's
+marker line (ingestion drops anything carrying it), then :data:`DATA_NOTE` (what the block is:
+data, not instructions), and ends with a short drift caveat. It is phrased as facts, not
+commands.
 
 **Quarantined entries** (text that looks like an instruction to the model: memoryd.quarantine)
 are never injected, and neither is a pinned file that holds one, nor one whose text read whole
@@ -187,6 +189,8 @@ class Block:
 
 #: An entry in an open contradiction (memoryd.passes.consolidate) goes last, marked.
 DISPUTED_NOTE = " (disputed: another memory says otherwise; a person decides)"
+#: A match said again since, otherwise, by another match (memoryd.retrieval.versions).
+EARLIER_NOTE = " (said earlier; a newer memory here says it otherwise)"
 #: Added to the rank of a disputed or stale entry: after every other item, the first dropped.
 DEMOTED_RANK = 1000
 #: Added to the rank of an unused lesson or note (memoryd.store.usage.Disuse): last in its
@@ -431,8 +435,10 @@ class ContextBuilder:
         hits = {hit.entry.uid: hit for hit in result.hits if not hit.entry.quarantined
                 and f"/{ARCHIVE_DIR}/" not in (hit.entry.source or "")}
         # the best match first, but those in use ahead and the unused last (_by_use)
+        earlier = {uid for uid, hit in hits.items() if hit.newer in hits}
         items = [self._item(SECTION_OF_KIND[entry.kind], entry, now, rank,
-                            hits[entry.uid].score.relevance, hits[entry.uid].evidence, use)
+                            hits[entry.uid].score.relevance, hits[entry.uid].evidence, use,
+                            earlier=entry.uid in earlier)
                  for rank, (entry, use) in enumerate(self._by_use(
                      [hit.entry for hit in hits.values()]))]
         shown = {hit.entry.uid for hit in result.hits}
@@ -450,9 +456,13 @@ class ContextBuilder:
 
     def _item(self, section: str, entry: StoredEntry, now: float, rank: float,
               score: float | None = None, evidence: dict[str, float] | None = None,
-              use: str | None = None) -> Item:
+              use: str | None = None, earlier: bool = False) -> Item:
+        """``earlier``: a newer version of it is in the block (it goes last, as the
+        disputed)."""
         suffix = age_suffix(entry.created, now)
         demoted = False
+        if earlier:
+            suffix, demoted = suffix + EARLIER_NOTE, True
         if use == "unused":  # last in its section, dropped before the rest
             rank += UNUSED_RANK
         if entry.stale:  # something it names is gone from its project

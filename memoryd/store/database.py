@@ -54,7 +54,7 @@ from memoryd.store.migrations import (
     only_unreadable_lines,
 )
 from memoryd.store.query import EntryReads
-from memoryd.store.records import StoredEntry
+from memoryd.store.records import IndexedText, StoredEntry
 from memoryd.store.references import References
 from memoryd.store.rows import (
     ENTRY_COLUMNS,
@@ -400,16 +400,15 @@ class Store(EntryReads, VectorRows, EventRows):
         rows = self._db.execute(SELECT_ENTRY + f" WHERE id IN ({marks})", list(rowids))
         return {row[0]: row_to_entry(row) for row in rows}
 
-    def texts_by_rowids(self, rowids: Sequence[int]) -> dict[int, tuple[str, float]]:
-        """(index text, created) of each entry: what search reads of its ~130 candidates (the
-        whole row, a third of a search's reading, only for the hits). The index text
-        (``memoryd.text.index_text``) is what its words are weighed by."""
+    def texts_by_rowids(self, rowids: Sequence[int]) -> dict[int, IndexedText]:
+        """What search reads of each of its ~130 candidates (the whole row, a third of a
+        search's reading, only for the hits)."""
         if not rowids:
             return {}
         marks = ", ".join("?" for _ in rowids)
-        return {row[0]: (row[1], row[2]) for row in self._db.execute(
-            f"SELECT id, index_text(text, key), created FROM entries WHERE id IN ({marks})",
-            list(rowids))}
+        return {row[0]: IndexedText(row[1], row[2], bool(row[3])) for row in self._db.execute(
+            f"SELECT id, index_text(text, key), created, kind NOT IN ('turn', 'summary') "
+            f"FROM entries WHERE id IN ({marks})", list(rowids))}
 
     def find_exact(self, agent: str, category: str, hash_: str,
                    project: str | None) -> StoredEntry | None:

@@ -6,7 +6,17 @@ typed from there down. The store owns the entry's shape, so its records live her
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, NamedTuple
+
+
+class IndexedText(NamedTuple):
+    """What search reads of each candidate (the whole row is read for the hits alone)."""
+
+    text: str  # the index text (memoryd.text.index_text): what its words are weighed by
+    created: float
+    #: not a record of a conversation (a transcript chunk, a compaction summary): something
+    #: said to be so, which may be said again otherwise (memoryd.retrieval.versions)
+    statement: bool
 
 
 @dataclass(frozen=True)

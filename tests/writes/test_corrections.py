@@ -101,3 +101,36 @@ def test_x_not_y_after_y_not_x_is_stored_as_a_correction(daemon, client: Client)
     [correction] = second["corrects"]
     assert correction["entry"]["id"] == first["entry"]["id"]
     assert "another order" in correction["why"]
+
+
+def test_a_fact_said_again_otherwise_is_found_the_newest_first(client: Client) -> None:
+    """"Staging runs Postgres 14", later "Staging runs Postgres 16": neither contradicts the
+    other (a version is not a quantity), so both are kept. Each was the other's rival: asked
+    which Postgres staging runs, search said no match, and ranked the old one first."""
+    old = client.remember("coder", "infra", "Staging runs Postgres 14")["entry"]["id"]
+    for text in ("CI runs on GitHub Actions for every push", "We lint with ruff, not flake8",
+                 "Deploys go through fly.io from main"):
+        client.remember("coder", "infra", text)
+    new = client.remember("coder", "infra", "Staging runs Postgres 16")["entry"]["id"]
+    hits = client.search("which postgres version does staging run", agent="coder")["hits"]
+    assert [h["id"] for h in hits[:2]] == [new, old] and hits[0]["match"] and hits[1]["match"]
+    assert "newer" not in hits[0] and hits[1]["newer"] == new
+    # a question naming the older one's detail tells them apart
+    asked = client.search("is staging still on postgres 14", agent="coder")["hits"]
+    assert asked[0]["id"] == old and "newer" not in asked[0]
+    # the block given with a prompt: the newer first, the older said to be earlier
+    block = client.context("coder", cwd="/", prompt="which postgres version does staging run?")
+    lines = block["text"].splitlines()
+    [newer] = [i for i, line in enumerate(lines) if "Postgres 16" in line]
+    [earlier] = [i for i, line in enumerate(lines) if "Postgres 14" in line]
+    assert newer < earlier and "newer memory here says it otherwise" in lines[earlier]
+    shown = run_cli("search", "coder", "-", "which postgres version does staging run")
+    assert shown.returncode == 0 and f"[earlier version of {new}]" in shown.stdout
+    # two notes of one topic are not versions of one: neither is ranked as the other
+    for text in ("Reading group moved to Thursday 16:00 this week, same room.",
+                 "Booked the small meeting room for the reading group, Thursdays 16:00-17:00, "
+                 "for the next four weeks."):
+        client.remember("coder", "calendar", text)
+    hits = client.search("when does the reading group meet", agent="coder",
+                         category="calendar")["hits"]
+    assert len(hits) == 2 and not any("newer" in h for h in hits)

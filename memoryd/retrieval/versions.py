@@ -1,0 +1,96 @@
+"""Versions of one statement: what was said again later, with a detail changed.
+
+A person who corrects a memory often writes it again instead of retiring the old one: "Staging
+runs Postgres 14", weeks later "Staging runs Postgres 16"; "The deploy script lives in
+ops/deploy.sh", then "The deploy script lives in ops/release.sh now". Both are kept (a
+correction is stored beside what it corrects: DESIGN.md principle 7; memoryd.passes.corrections
+supersedes or disputes only a contradiction). Search found both, each the other's closest
+rival: the ``margin`` of each was what the other took from it, its rank one lower, and a
+question that named neither detail ("which Postgres does staging run") got no match, or the
+old one first.
+
+Two **statements** (entries that say something is so: not transcript chunks or compaction
+summaries, which record what was said when) are **versions** of one when they differ in a
+detail: each has at most ``MAX_CHANGED`` informative words the other lacks (the full-text
+index's stems, stop words left out), and they share more words than either changes, two at
+least. "Staging runs Postgres 14" / "… 16" changes one word of four; so do 185 of the 191
+labelled near pairs of bench/near_pairs (the rest share too little: "The repository is public"
+/ "… private"). Two notes of a topic are not: "Booked the small meeting room for the reading
+group, Thursdays 16:00–17:00" / "Reading group moved to Thursday 16:00 this week, same room"
+share seven words, but the first has six the second lacks (a Jaccard of their words, 0.5, had
+called them versions, and raised the second's relevance to the first's on questions about a
+reading list). Among a search's candidates, versions are grouped (a version of a version is in
+the group), and
+
+- none is another's rival, as copies of one text are not: the ``margin`` of each is its lead
+  over the best candidate outside its group, and a group takes one keyword and one vector rank;
+- those the question's words do not tell apart (each holds the same of them) are equally
+  relevant: each has the best probability among them, and **the newest comes first** — the
+  latest word. A question that names the detail of one ("is staging still on Postgres 14")
+  tells them apart, and the ranking decides.
+
+Only the best candidates are compared (``NEAR_TOP`` by vector rank and by keyword rank): a
+version of a hit near the top is near the top itself, its words and vector being the hit's.
+On the evaluation sets the rule changes no figure (bench/RESULTS.md, 2026-11-30): their
+statements are distinct facts, and their conversations are transcript chunks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+#: The informative words a version may have that the other lacks.
+MAX_CHANGED = 2
+#: The best candidates by vector rank and by keyword rank that are compared.
+NEAR_TOP = 10
+
+
+def versions(first: frozenset[str], second: frozenset[str]) -> bool:
+    """Whether two statements' informative words make them versions of one."""
+    if abs(len(first) - len(second)) > MAX_CHANGED:
+        return False
+    shared = len(first & second)
+    changed = max(len(first) - shared, len(second) - shared)
+    return changed <= MAX_CHANGED and shared > changed and shared >= 2
+
+
+def version_groups(rowids: Sequence[int], words: Mapping[int, frozenset[str]]) -> dict[int, int]:
+    """Each of ``rowids`` (statements, their informative ``words``) that has a version among
+    them → the first of its group in ``rowids``' order. Those without are left out."""
+    sets = [(rowid, words[rowid]) for rowid in rowids]
+    parent = {rowid: rowid for rowid in rowids}
+    at = {rowid: i for i, rowid in enumerate(rowids)}
+
+    def root(rowid: int) -> int:
+        while parent[rowid] != rowid:
+            parent[rowid] = parent[parent[rowid]]
+            rowid = parent[rowid]
+        return rowid
+
+    for i, (a, first) in enumerate(sets):
+        for b, second in sets[i + 1:]:
+            if versions(first, second):
+                lead, other = sorted((root(a), root(b)), key=at.__getitem__)
+                parent[other] = lead  # the earlier in rowids' order leads
+    groups = {rowid: root(rowid) for rowid in parent}
+    sizes: dict[int, int] = {}
+    for lead in groups.values():
+        sizes[lead] = sizes.get(lead, 0) + 1
+    return {rowid: lead for rowid, lead in groups.items() if sizes[lead] > 1}
+
+
+def latest_first(probability: np.ndarray, created: np.ndarray, holds: np.ndarray,
+                 group_of: Sequence[int | None]) -> np.ndarray:
+    """The candidates' order: by probability, the newest first among equals; versions whose
+    ``holds`` (the question's words each holds, one row a candidate) are the same are equals,
+    at the best probability among them (``probability`` is raised in place)."""
+    together: dict[tuple[int, bytes], list[int]] = {}
+    for i, group in enumerate(group_of):
+        if group is not None:
+            together.setdefault((group, holds[i].tobytes()), []).append(i)
+    for members in together.values():
+        if len(members) > 1:
+            probability[members] = probability[members].max()
+    return np.lexsort((-created, -probability))
