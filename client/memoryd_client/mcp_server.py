@@ -349,6 +349,8 @@ def remember(client: Client, values: dict[str, Any], facts: dict[str, str]) -> d
              "now": "superseded by this one" if c["action"] == "supersede" else
              "disputed: both kept until the user forgets or supersedes one"}
             for c in result["corrects"]]
+    if result.get("resembles"):  # said otherwise without contradicting it: both kept
+        reply["kept_beside"] = [{"id": e["id"], "text": e["text"]} for e in result["resembles"]]
     return reply
 
 

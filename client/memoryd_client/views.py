@@ -311,6 +311,9 @@ def print_stored(result: dict[str, Any]) -> None:
     for old in result.get("superseded") or []:
         print(f"superseded {old['id']}: {old['text']}")
     _print_corrections(result)
+    for old in result.get("resembles") or []:  # said otherwise, not contradicted: both kept
+        print(f"kept beside {old['id']}: {old['text']} (`memory forget {old['id']}` if it no "
+              "longer holds)")
     if entry["status"] == "superseded":
         print(f"kept as superseded: an entry with key {entry['key']} has higher confidence")
 

@@ -54,6 +54,8 @@ def remember_reply(written: Remembered, run: str | None = None) -> dict[str, Any
     if written.corrects:
         reply["corrects"] = [{"entry": c.entry, "why": c.why, "action": c.action}
                              for c in written.corrects]
+    if written.resembles:
+        reply["resembles"] = list(written.resembles)
     if run is not None:
         reply["run"] = run
     return reply

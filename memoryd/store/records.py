@@ -138,9 +138,10 @@ class Correction:
 class Remembered:
     """What a remember did with one entry. Stored: ``entry`` is the new entry, with the
     entries it replaced (``superseded``: a key's older value, a corrected entry), the near
-    duplicate it was forced past (``similar``, with its ``cosine``) and what it contradicts
-    (``corrects``). Refused as a ``duplicate`` (``"exact"`` or ``"near"``): ``entry`` is
-    the entry it repeats (at ``cosine``, when near)."""
+    duplicate it was forced past (``similar``, with its ``cosine``), what it contradicts
+    (``corrects``) and what it says otherwise (``resembles``). Refused as a ``duplicate``
+    (``"exact"`` or ``"near"``): ``entry`` is the entry it repeats (at ``cosine``, when
+    near)."""
 
     stored: bool
     entry: StoredEntry
@@ -149,6 +150,9 @@ class Remembered:
     superseded: tuple[StoredEntry, ...] = ()
     similar: StoredEntry | None = None
     corrects: tuple[Correction, ...] = ()
+    #: entries as alike as a near duplicate that say it otherwise, without contradicting it
+    #: ("Staging runs Postgres 14" for "… 16"): both kept, the writer told
+    resembles: tuple[StoredEntry, ...] = ()
 
 
 @dataclass(frozen=True)

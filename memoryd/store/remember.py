@@ -170,8 +170,9 @@ class Remembering(EntryWrites):
         rivals = self.store.active_with_key(agent, draft.key, project) if draft.key else []
         similar: tuple[StoredEntry, float] | None = None
         corrects: list[tuple[StoredEntry, str]] = []
+        resembles: list[StoredEntry] = []
         if not rivals and vectors is not None:
-            similar, corrects = self._near(draft, vectors[0], alone)
+            similar, corrects, resembles = self._near(draft, vectors[0], alone)
             if similar is not None and not force:
                 return Remembered(False, similar[0], duplicate="near", cosine=similar[1])
         losers = []
@@ -211,14 +212,17 @@ class Remembering(EntryWrites):
         superseded += [c.entry for c in corrections if c.action == "supersede"]
         return Remembered(True, stored, superseded=tuple(superseded),
                           similar=similar[0] if similar else None,
-                          cosine=similar[1] if similar else None, corrects=corrections)
+                          cosine=similar[1] if similar else None, corrects=corrections,
+                          resembles=tuple(resembles))
 
     def _near(self, draft: Entry, vector: np.ndarray, alone: Mapping[str, np.ndarray]
-              ) -> tuple[tuple[StoredEntry, float] | None, list[tuple[StoredEntry, str]]]:
+              ) -> tuple[tuple[StoredEntry, float] | None, list[tuple[StoredEntry, str]],
+                         list[StoredEntry]]:
         """What the entries most like a new one are to it (memoryd.meaning): a near duplicate
-        — says the same thing, at cosine ≥ the threshold — and the entries it contradicts (a
+        — says the same thing, at cosine ≥ the threshold — the entries it contradicts (a
         "don't" of a "do", another number, an antonym, another order), from cosine 0.75 for a
-        lesson. A text that says another thing is never a duplicate, however alike."""
+        lesson, and those it says otherwise at that cosine without contradicting them. A text
+        that says another thing is never a duplicate, however alike."""
         threshold = self.remember.near_duplicate_cosine
         low = min(threshold, LESSON_COSINE) if draft.kind == "lesson" else threshold
         nearby = [(entry, cosine) for entry, cosine in self.nearby(
@@ -226,12 +230,16 @@ class Remembering(EntryWrites):
             if cosine >= low - BORDERLINE]
         similar: tuple[StoredEntry, float] | None = None
         corrects: list[tuple[StoredEntry, str]] = []
+        resembles: list[StoredEntry] = []
         for entry, cosine in nearby:
             differs = difference(draft.text, entry.text)
             if differs is not None:
-                if differs.contradiction and cosine >= low and entry.kind == draft.kind \
-                        and draft.kind not in ("summary", "turn"):  # what was, not rules
-                    corrects.append((entry, differs.why()))
+                if cosine >= low and draft.kind not in ("summary", "turn") \
+                        and entry.kind not in ("summary", "turn"):  # what was, not rules
+                    if differs.contradiction and entry.kind == draft.kind:
+                        corrects.append((entry, differs.why()))
+                    else:
+                        resembles.append(entry)
                 continue
             if similar is not None or abs(cosine - threshold) > BORDERLINE and cosine < threshold:
                 continue
@@ -244,7 +252,7 @@ class Remembering(EntryWrites):
                 cosine = float(alone[pair[0]] @ alone[pair[1]])
             if cosine >= threshold:
                 similar = (entry, round(cosine, 4))
-        return similar, corrects
+        return similar, corrects, resembles
 
     @staticmethod
     def _corrects(draft: Entry, old: StoredEntry) -> bool:

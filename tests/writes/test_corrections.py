@@ -134,3 +134,16 @@ def test_a_fact_said_again_otherwise_is_found_the_newest_first(client: Client) -
     hits = client.search("when does the reading group meet", agent="coder",
                          category="calendar")["hits"]
     assert len(hits) == 2 and not any("newer" in h for h in hits)
+
+
+def test_a_store_says_what_it_is_kept_beside(daemon) -> None:
+    """A text said otherwise, without contradicting the entry most like it, is stored beside
+    it; the person is told, so the old one is not left to hold by surprise."""
+    first = run_cli("store", "coder", "infra", "Staging runs Postgres 14")
+    old = first.stdout.split()[1]
+    second = run_cli("store", "coder", "infra", "Staging runs Postgres 16")
+    assert second.returncode == 0, second.stderr
+    assert f"kept beside {old}: Staging runs Postgres 14 (`memory forget {old}`" \
+        in second.stdout
+    other = run_cli("store", "coder", "infra", "CI runs on GitHub Actions for every push")
+    assert "kept beside" not in other.stdout
