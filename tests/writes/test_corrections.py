@@ -59,8 +59,14 @@ def test_an_agents_correction_over_mcp_is_stored_and_disputed(daemon, client: Cl
                              "kind": "lesson", "category": "style", "polarity": "negative"}),
         ("memory_remember", {"text": "Always use tabs for indentation in Makefiles",
                              "kind": "lesson", "category": "style", "polarity": "positive"}),
+        ("memory_remember", {"text": "Use tabs for indentation in generated Makefiles",
+                             "kind": "lesson", "category": "style", "polarity": "positive"}),
     ], agent="claude-code")
-    do, dont, again = (json.loads(text_of(r)) for r in session["results"])
+    do, dont, again, narrower = (json.loads(text_of(r)) for r in session["results"])
+    # said otherwise, not contradicting: stored, and the agent told what it is kept beside
+    assert narrower["stored"] and narrower["kept_beside"] == [
+        {"id": do["id"], "text": do["text"]}]
+    assert [c["id"] for c in narrower["contradicts"]] == [dont["id"]]
     assert do["stored"] and dont["stored"] and dont["id"] != do["id"]
     [contradicted] = dont["contradicts"]
     assert contradicted["id"] == do["id"] and contradicted["now"].startswith("disputed")
@@ -71,7 +77,7 @@ def test_an_agents_correction_over_mcp_is_stored_and_disputed(daemon, client: Cl
     disputed = {frozenset(c["ids"]) for c in client.status()["contradictions"]}
     assert frozenset((do["id"], dont["id"])) in disputed
     block = client.context("claude-code", cwd="/")["text"]
-    assert block.count("(disputed") == 2
+    assert block.count("(disputed") == 3  # the narrower rule disputes the "don't" too
 
 
 def test_no_second_statement_of_the_reports_distinct_pairs_is_refused(client: Client) -> None:
