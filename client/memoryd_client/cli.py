@@ -163,6 +163,8 @@ def run_hook_command(argv: list[str]) -> int:
     if argv[:1] in (["install"], ["uninstall"]):
         import argparse
 
+        from memoryd_client.hooks import HARNESSES
+
         descriptions = {
             "install": "Add memoryd's hooks to an agent's settings file (idempotent). The file is "
                        "edited as text, through symlinks, atomically: memoryd's handlers are "
@@ -184,21 +186,25 @@ def run_hook_command(argv: list[str]) -> int:
             epilog=f"examples:\n  memory hook {argv[0]} claude-code\n"
                    f"  memory hook {argv[0]} codex --project ~/src/shop\n"
                    f"  memory hook {argv[0]} gemini\n"
+                   f"  memory hook {argv[0]} cline\n"
                    f"  memory hook {argv[0]} opencode\n\n"
                    "The previous contents are backed up in memoryd's state dir (hook-backups/, "
                    "named after the file's real path); per file the first backup (before memoryd "
                    "first changed it) and the latest are kept.\n\n"
                    "exit codes: 0 done; 1 the file could not be changed (not JSON, not "
-                   "writable, a plugin file of memoryd's name that is not memoryd's); 2 usage "
+                   "writable, a plugin or hook file of memoryd's name that is not memoryd's); "
+                   "2 usage "
                    "error (DIR does not exist).")
         parser.add_argument("harness",
-                            choices=["claude-code", "codex", "gemini", "cursor", "copilot",
-                                     "opencode"],
+                            choices=HARNESSES,
                             help="claude-code: ~/.claude/settings.json (or $CLAUDE_CONFIG_DIR); "
                                  "codex: ~/.codex/hooks.json (or $CODEX_HOME); gemini (Gemini "
                                  "CLI): ~/.gemini/settings.json (or $GEMINI_CLI_HOME/.gemini); "
                                  "cursor: ~/.cursor/hooks.json; copilot (GitHub Copilot CLI): "
                                  "~/.copilot/hooks/memoryd.json (or $COPILOT_HOME/hooks); "
+                                 "cline: a script per event (TaskStart, TaskResume, "
+                                 "UserPromptSubmit, TaskComplete) in ~/Documents/Cline/Hooks "
+                                 "(the Documents folder xdg-user-dir names); "
                                  "opencode: memoryd's plugin, "
                                  "~/.config/opencode/plugins/memoryd.js (or "
                                  "$XDG_CONFIG_HOME/opencode/plugins)")
@@ -206,8 +212,8 @@ def run_hook_command(argv: list[str]) -> int:
                             help="a project's settings instead of the user's: "
                                  "DIR/.claude/settings.local.json (personal, not committed), "
                                  "DIR/.codex/hooks.json, DIR/.gemini/settings.json, "
-                                 "DIR/.cursor/hooks.json, DIR/.github/hooks/memoryd.json or "
-                                 "DIR/.opencode/plugins/memoryd.js; "
+                                 "DIR/.cursor/hooks.json, DIR/.github/hooks/memoryd.json, "
+                                 "DIR/.clinerules/hooks/ or DIR/.opencode/plugins/memoryd.js; "
                                  "DIR must exist")
         try:
             args = parser.parse_args(argv[1:])
@@ -216,12 +222,12 @@ def run_hook_command(argv: list[str]) -> int:
         from memoryd_client import install
 
         try:
-            if args.harness == "opencode":  # a plugin file, not a settings file
-                from memoryd_client import opencode_plugin
+            if args.harness in ("opencode", "cline"):  # files of their own, not settings
+                from memoryd_client import cline_hooks, opencode_plugin
 
-                plugin = opencode_plugin.install if argv[0] == "install" else \
-                    opencode_plugin.uninstall
-                print(plugin(args.project))
+                module = opencode_plugin if args.harness == "opencode" else cline_hooks
+                print((module.install if argv[0] == "install" else module.uninstall)(
+                    args.project))
             else:
                 action = install.install if argv[0] == "install" else install.uninstall
                 print(action(args.harness, args.project))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 from memoryd_client.hooks import CHOICE
 
@@ -230,7 +231,7 @@ def installed_hooks() -> list[dict[str, Any]]:
         if commands:
             found.append({"harness": harness, "path": path, "project": project,
                           "commands": commands, "error": None})
-    return found + _opencode_plugins()
+    return found + _opencode_plugins() + _cline_hooks()
 
 
 def _opencode_plugins() -> list[dict[str, Any]]:
@@ -252,6 +253,29 @@ def _opencode_plugins() -> list[dict[str, Any]]:
             found.append({"harness": "opencode", "path": path, "project": where,
                           "commands": commands,
                           "error": None if commands else "its command line cannot be read"})
+    return found
+
+
+def _cline_hooks() -> list[dict[str, Any]]:
+    """memoryd's Cline hook files, the user's and this project's, with the commands they run."""
+    from memoryd_client import cline_hooks
+    from memoryd_client.hooks import HARNESS_EVENTS
+
+    found: list[dict[str, Any]] = []
+    project = _project_root(os.getcwd())
+    for where in (None, project) if project is not None else (None,):
+        directory = cline_hooks.hooks_dir(None) if where is None else \
+            Path(where) / ".clinerules" / "hooks"
+        for event in HARNESS_EVENTS["cline"]:
+            try:
+                text = (directory / event).read_text("utf-8", errors="replace")
+            except OSError:
+                continue
+            if cline_hooks.is_ours(text):
+                commands = cline_hooks.hook_commands(text)
+                found.append({"harness": "cline", "path": str(directory / event),
+                              "project": where, "commands": commands,
+                              "error": None if commands else "its command line cannot be read"})
     return found
 
 

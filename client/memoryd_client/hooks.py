@@ -1,6 +1,6 @@
 """``memory hook AGENT EVENT``: lifecycle hooks for Claude Code, Codex, Gemini CLI, Cursor,
-GitHub Copilot CLI and OpenCode (whose plugin, memoryd_client/opencode_plugin.js, runs this
-command).
+GitHub Copilot CLI, Cline (whose hook files, memoryd_client/cline_hooks.py, run this command)
+and OpenCode (whose plugin, memoryd_client/opencode_plugin.js, runs it too).
 
 Reads the agent's JSON on stdin, tells the daemon, prints the agent's own output format. A hook
 never blocks its agent: it always exits 0 with valid (possibly empty) output — on bad stdin, a
@@ -26,7 +26,7 @@ TYPE_CHECKING = False  # typing and pathlib cost a hook process ~10 ms; it needs
 if TYPE_CHECKING:
     from typing import Any
 
-HARNESSES = ("claude-code", "codex", "gemini", "cursor", "copilot", "opencode")
+HARNESSES = ("claude-code", "codex", "gemini", "cursor", "copilot", "cline", "opencode")
 #: The agents as a usage line names them: ``claude-code|codex|…``.
 CHOICE = "|".join(HARNESSES)
 #: The events memoryd's hooks handle, per agent, by the agent's own names (what `memory hook
@@ -41,6 +41,7 @@ HARNESS_EVENTS = {
                "SessionEnd"),
     "cursor": ("sessionStart", "beforeShellExecution", "stop", "sessionEnd"),
     "copilot": ("sessionStart", "preToolUse", "postToolUse", "agentStop", "sessionEnd"),
+    "cline": ("TaskStart", "TaskResume", "UserPromptSubmit", "TaskComplete"),
     "opencode": ("session.created", "tool.execute.before", "tool.execute.after", "session.idle",
                  "session.deleted"),
 }
@@ -54,7 +55,9 @@ HARNESS_EVENTS = {
 #: session.idle (the agent finished its turn) is its Stop; the block goes into the system prompt.
 #: Copilot CLI: its camelCase events; preToolUse can only deny (a hard rule), postToolUse adds
 #: a lesson the call went against to the tool's result, agentStop is its Stop, and
-#: userPromptSubmitted's output is dropped (not installed).
+#: userPromptSubmitted's output is dropped (not installed). Cline: a task's start and its
+#: resumption are a session's start (each gets the block), TaskComplete its Stop; its tool hooks
+#: can only cancel the whole task, so they are not installed.
 NATIVE_EVENTS = {
     "gemini": {"beforeagent": "UserPromptSubmit", "beforetool": "PreToolUse",
                "aftertool": "PostToolUse", "afteragent": "Stop", "precompress": "PreCompact"},
@@ -62,6 +65,8 @@ NATIVE_EVENTS = {
                "posttooluse": "PostToolUse", "beforesubmitprompt": "UserPromptSubmit",
                "precompact": "PreCompact"},
     "copilot": {"agentstop": "Stop", "userpromptsubmitted": "UserPromptSubmit"},
+    "cline": {"taskstart": "SessionStart", "taskresume": "SessionStart", "taskcomplete": "Stop",
+              "taskcancel": "Stop"},
     "opencode": {"session.created": "SessionStart", "tool.execute.before": "PreToolUse",
                  "tool.execute.after": "PostToolUse", "session.idle": "Stop",
                  "session.deleted": "SessionEnd"},
@@ -112,6 +117,8 @@ def carries_context(harness: str, event: str) -> bool:
         return event != "PreToolUse"  # BeforeTool can deny or rewrite a call, not add to it
     if harness in ("cursor", "copilot", "opencode"):  # before a call: a deny only
         return event in ("SessionStart", "PostToolUse")
+    if harness == "cline":  # its tool hooks are not installed (a cancel ends the task)
+        return event in ("SessionStart", "UserPromptSubmit")
     return event != "PostToolUse"  # Claude Code and Codex: not installed there
 
 
@@ -232,47 +239,55 @@ def render(event: str, context: str | None, deny: str | None = None,
     is said (``decision``/``reason``, the reason sent to the model). Cursor: ``additional_context``
     at session start; before a shell command a deny only (``permission``, with ``agent_message`` for
     the model and ``user_message``). Copilot CLI: ``additionalContext`` at session start and after a
-    tool call, a deny before one (``permissionDecision``, ``permissionDecisionReason``). OpenCode
+    tool call, a deny before one (``permissionDecision``, ``permissionDecisionReason``). Cline:
+    ``{"cancel": false, "contextModification": …}`` at a task's start or resumption and with a
+    prompt (Cline appends it to the user's message). OpenCode
     (memoryd's own plugin reads it): ``{"context": …}`` at session start and after a tool call,
     ``{"deny": …}`` before one (the plugin throws it, which blocks the call). Nothing (an empty
     string) otherwise. (The daemon renders; the hook process only prints, so it never imports
     json.)"""
-    import json
-
     if event not in CONTEXT_EVENTS or not (context or deny):
         return ""
-    if harness == "gemini":
-        if event == "PreToolUse":
-            return json.dumps({"decision": "deny", "reason": deny}, ensure_ascii=False) \
-                if deny else ""
-        if not context:
-            return ""
-        return json.dumps({"hookSpecificOutput": {
-            "hookEventName": name or native(harness, event), "additionalContext": context}},
-            ensure_ascii=False)
-    if harness == "cursor":
-        if event == "PreToolUse":
-            return json.dumps({"permission": "deny", "agent_message": deny, "user_message": deny},
-                              ensure_ascii=False) if deny else ""
-        if event in ("SessionStart", "PostToolUse") and context:
-            return json.dumps({"additional_context": context}, ensure_ascii=False)
-        return ""  # beforeSubmitPrompt has no field for context
-    if harness == "copilot":
-        if event == "PreToolUse":
-            return json.dumps({"permissionDecision": "deny", "permissionDecisionReason": deny},
-                              ensure_ascii=False) if deny else ""
-        return json.dumps({"additionalContext": context}, ensure_ascii=False) \
-            if context and event in ("SessionStart", "PostToolUse") else ""
-    if harness == "opencode":
-        if event == "PreToolUse":
-            return json.dumps({"deny": deny}, ensure_ascii=False) if deny else ""
-        return json.dumps({"context": context}, ensure_ascii=False) if context else ""
-    if not context:
+    if event == "PreToolUse" and harness in DENIALS:  # before a call: a deny only
+        fields = DENIALS[harness](deny) if deny else None
+    else:
+        fields = _with_context(harness, event, context, deny, name)
+    if fields is None:
         return ""
+    import json
+
+    return json.dumps(fields, ensure_ascii=False)
+
+
+#: How an agent that can only deny a call before it runs is told so.
+DENIALS = {
+    "gemini": lambda deny: {"decision": "deny", "reason": deny},
+    "cursor": lambda deny: {"permission": "deny", "agent_message": deny, "user_message": deny},
+    "copilot": lambda deny: {"permissionDecision": "deny", "permissionDecisionReason": deny},
+    "opencode": lambda deny: {"deny": deny},
+}
+
+
+def _with_context(harness: str, event: str, context: str | None, deny: str | None,
+                  name: str | None) -> dict[str, Any] | None:
+    """:func:`render`'s output where the agent takes context (None: nothing to say)."""
+    if not context:
+        return None
+    if harness == "gemini":
+        return {"hookSpecificOutput": {"hookEventName": name or native(harness, event),
+                                       "additionalContext": context}}
+    if harness in ("cursor", "copilot"):  # Cursor's beforeSubmitPrompt has no field for it
+        key = "additional_context" if harness == "cursor" else "additionalContext"
+        return {key: context} if event in ("SessionStart", "PostToolUse") else None
+    if harness == "cline":
+        return {"cancel": False, "contextModification": context} \
+            if event in ("SessionStart", "UserPromptSubmit") else None
+    if harness == "opencode":
+        return {"context": context}
     output: dict[str, str] = {"hookEventName": event, "additionalContext": context}
     if deny and event == "PreToolUse":
         output.update(permissionDecision="deny", permissionDecisionReason=deny)
-    return json.dumps({"hookSpecificOutput": output}, ensure_ascii=False)
+    return {"hookSpecificOutput": output}
 
 
 def answer(harness: str, name: str, raw: bytes) -> str:

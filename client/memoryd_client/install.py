@@ -427,6 +427,39 @@ def _read_text(path: str) -> str | None:
         raise ValueError(f"{path} is not UTF-8 text; nothing was changed") from None
 
 
+def read_own_file(path: str | Path) -> str | None:
+    """A file install may own whole (a plugin, a hook script), as text; None when absent."""
+    try:
+        with open(path, encoding="utf-8", errors="replace", newline="") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+
+
+def note_created(real: str, created: list[str]) -> None:
+    """Remember the directories install created for ``real`` (a file or a directory of
+    memoryd's files), beside the backups, for :func:`remove_created`."""
+    note = _created_note_of(real)
+    note.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    note.write_text("".join(p + "\n" for p in created), "utf-8")
+
+
+def remove_created(real: str) -> None:
+    """Remove the directories install created for ``real`` that are empty now, and the note."""
+    note = _created_note_of(real)
+    with contextlib.suppress(FileNotFoundError):
+        for directory in reversed(note.read_text("utf-8").splitlines()):
+            with contextlib.suppress(OSError):  # not empty: something else lives there now
+                os.rmdir(directory)
+        note.unlink()
+        _prune_backup_dirs(note.parent)
+
+
+def _created_note_of(real: str) -> Path:
+    stem = backup_stem(real)
+    return stem.with_name(stem.name + CREATED_SUFFIX)
+
+
 def _make_parents(directory: str) -> list[str]:
     """mkdir -p, returning the directories it made, outermost first."""
     missing = []

@@ -61,27 +61,12 @@ def is_ours(text: str | None) -> bool:
     return text is not None and MARKER in text
 
 
-def _read(path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8", errors="replace", newline="") as f:
-            return f.read()
-    except FileNotFoundError:
-        return None
-
-
-def _created_note(real: str) -> Path:
-    from memoryd_client.install import CREATED_SUFFIX, backup_stem
-
-    stem = backup_stem(real)
-    return stem.with_name(stem.name + CREATED_SUFFIX)
-
-
 def install(project: str | None = None) -> str:
-    from memoryd_client.install import _exclude, _make_parents, _reach
+    from memoryd_client.install import _exclude, _make_parents, _reach, note_created, read_own_file
 
     path = plugin_path(project)
     real = os.path.realpath(path)
-    found = _read(real)
+    found = read_own_file(real)
     if found is not None and not is_ours(found):
         raise ValueError(f"{path} exists and is not memoryd's plugin; nothing was changed "
                          "(rename or remove it, then install again)")
@@ -90,10 +75,7 @@ def install(project: str | None = None) -> str:
         return f"{path}: memoryd plugin already installed" + "".join(
             f"\n{line}" for line in _exclude(project, path, add=True))
     if found is None:
-        created = _make_parents(os.path.dirname(real))
-        note = _created_note(real)
-        note.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        note.write_text("".join(p + "\n" for p in created), "utf-8")
+        note_created(real, _make_parents(os.path.dirname(real)))
     mask = os.umask(0)
     os.umask(mask)
     write_atomically(real, text, 0o666 & ~mask)
@@ -105,24 +87,18 @@ def install(project: str | None = None) -> str:
 
 
 def uninstall(project: str | None = None) -> str:
-    from memoryd_client.install import _exclude, _prune_backup_dirs
+    from memoryd_client.install import _exclude, read_own_file, remove_created
 
     path = plugin_path(project)
     real = os.path.realpath(path)
-    found = _read(real)
+    found = read_own_file(real)
     excluded = _exclude(project, path, add=False)
     if found is None:
         return "\n".join([f"{path}: nothing to remove", *excluded])
     if not is_ours(found):
         return "\n".join([f"{path}: not memoryd's plugin; left as it is", *excluded])
     os.unlink(path)  # a link: the link, not its target (a dotfiles copy, perhaps)
-    note = _created_note(real)
-    with contextlib.suppress(FileNotFoundError):
-        for directory in reversed(note.read_text("utf-8").splitlines()):
-            with contextlib.suppress(OSError):  # not empty: something else lives there now
-                os.rmdir(directory)
-        note.unlink()
-        _prune_backup_dirs(note.parent)
+    remove_created(real)
     with contextlib.suppress(OSError):
         fsync_directory(os.path.dirname(path))
     return "\n".join([f"{path}: removed the memoryd plugin", *excluded])

@@ -141,11 +141,11 @@ class SessionMethods:
                         "problem": "stdin is not a JSON object; ignored"}
         if harness is None or not isinstance(payload, dict):
             raise BadParamsError("hook: needs harness and a payload map")
+        payload = normalize(harness, payload)
         sent = payload.get("hook_event_name")
         sent = sent if isinstance(sent, str) and sent else None
         event = canonical(harness, sent or event)  # Gemini's BeforeAgent: UserPromptSubmit
         name = sent or native(harness, event)  # the agent's own name, for its output
-        payload = normalize(harness, payload)
         if event in ("PreToolUse", "PostToolUse"):  # every tool call: no registry write, no search
             return await self.tool_call(harness, payload, event, name) if not replayed else \
                 {"context": None, "output": ""}

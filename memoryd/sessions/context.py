@@ -22,11 +22,11 @@ among the matches. The order moves only when an entry's use changes, never per s
 **Scope.** Entries written inside a git repository belong to its project and are shown only in
 that project; entries written elsewhere (or with ``--global``) are shown everywhere. The agents
 in ``context.shared_agents`` (the harnesses with hooks: Claude Code, Codex, Gemini CLI, Cursor,
-OpenCode) share what they know: a lesson Claude Code learned in a repository reaches Codex in the
-same repository. Other agents (role agents such as ``designer``) see their own namespace only.
-A memory is one project's
-(or global): the same text written in another project is stored there too (not refused as a
-duplicate of the first project's), and a key holds one value per project beside its global one.
+Copilot CLI, Cline, OpenCode) share what they know: a lesson Claude Code learned in a
+repository reaches Codex in the same repository. Other agents (role agents such as
+``designer``) see their own namespace only. A memory is one project's (or global): the same
+text written in another project is stored there too (not refused as a duplicate of the first
+project's), and a key holds one value per project beside its global one.
 
 Per prompt, the block holds only what search calls a match (``search.match_precision``), in the
 same sections. Items older than 30 days carry their age, worded by the threshold passed ("over

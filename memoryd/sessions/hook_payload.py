@@ -23,6 +23,11 @@ of the hook's path (memoryd.server.session_methods) reads one shape:
   ``create`` ``{path, file_text}``; the arguments may come as a JSON string), ``transcriptPath``
   (agentStop: its ``events.jsonl``). A session's events file is known from its id when a
   payload does not name it.
+- Cline (its hooks reference and ``src/core/hooks`` of cline/cline; docs/harnesses.md) names
+  its event ``hookName``, the task ``taskId`` (the session: the task log memoryd reads is
+  ``tasks/<taskId>/ui_messages.json``), its folders ``workspaceRoots`` (the first is the
+  ``cwd``); ``userPromptSubmit.prompt`` is the prompt, ``taskComplete.taskMetadata.result``
+  the task's result (its last answer).
 - OpenCode has no hook commands; memoryd's plugin (memoryd_client/opencode_plugin.js) sends
   Claude Code's fields itself, the tool's arguments in OpenCode's names (``filePath``, …).
 """
@@ -47,6 +52,8 @@ def normalize(harness: str, payload: dict[str, Any]) -> dict[str, Any]:
         return _opencode(payload)
     if harness == "copilot":
         return _copilot(payload)
+    if harness == "cline":
+        return _cline(payload)
     return payload
 
 
@@ -118,4 +125,23 @@ def _copilot(payload: dict[str, Any]) -> dict[str, Any]:
         events = os.path.join(os.path.expanduser(copilot_home()), "session-state", session,
                               "events.jsonl")
         out["transcript_path"] = events if os.path.isfile(events) else None
+    return out
+
+
+def _cline(payload: dict[str, Any]) -> dict[str, Any]:
+    out = dict(payload)
+    given = {"hook_event_name": payload.get("hookName"), "session_id": payload.get("taskId")}
+    roots = payload.get("workspaceRoots")
+    if isinstance(roots, list) and roots and isinstance(roots[0], str):
+        given["cwd"] = roots[0]
+    prompt = payload.get("userPromptSubmit")
+    if isinstance(prompt, dict):
+        given["prompt"] = prompt.get("prompt")
+    complete = payload.get("taskComplete")
+    metadata = complete.get("taskMetadata") if isinstance(complete, dict) else None
+    if isinstance(metadata, dict):
+        given["last_assistant_message"] = metadata.get("result")
+    for ours, value in given.items():
+        if isinstance(value, str) and value and ours not in payload:
+            out[ours] = value
     return out

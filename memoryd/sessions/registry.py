@@ -17,7 +17,8 @@ from memoryd.store.usage import Usage
 
 #: The agent whose namespace a harness's sessions read and write.
 HARNESS_AGENTS = {"claude-code": "claude-code", "codex": "codex", "gemini": "gemini",
-                  "cursor": "cursor", "copilot": "copilot", "opencode": "opencode"}
+                  "cursor": "cursor", "copilot": "copilot", "cline": "cline",
+                  "opencode": "opencode"}
 MAX_LAST_MESSAGE_CHARS = 4000
 
 

@@ -353,6 +353,93 @@ def test_copilot_gets_the_block_a_hard_rules_deny_and_a_lesson_after_a_call(
         running.stop()
 
 
+# -- Cline ---------------------------------------------------------------------------------------
+
+CLINE_TASK = "1796000000123"
+
+
+def cline(event: str, repo: Path, **fields: Any) -> dict:
+    """A Cline hook input: the fields every hook gets, and the event's own object."""
+    return {"clineVersion": "3.40.0", "hookName": event, "timestamp": "1796000000123",
+            "taskId": CLINE_TASK, "workspaceRoots": [str(repo)], "userId": "u-1", **fields}
+
+
+def run_cline_hook(path: Path, payload: dict) -> dict[str, Any] | None:
+    """An installed hook file as Cline runs it (/bin/sh -c PATH, the payload on stdin)."""
+    ran = subprocess.run(["/bin/sh", "-c", str(path)], input=json.dumps(payload),
+                         capture_output=True, text=True, timeout=30, check=False)
+    assert ran.returncode == 0, ran.stderr
+    return json.loads(ran.stdout) if ran.stdout else None
+
+
+def test_cline_hook_files_give_the_block_and_a_prompts_matches(daemon, client, memoryd_home,
+                                                               tmp_path) -> None:
+    """`memory hook install cline` writes an executable file per event into Cline's hooks
+    directory; run as Cline runs them, TaskStart registers the task as a session and answers
+    the block as Cline's contextModification, UserPromptSubmit the memory matching the
+    message (nothing when nothing matches), TaskComplete nothing; uninstall removes them."""
+    from memoryd_client import cline_hooks
+
+    repo = git_repository(tmp_path / "shop")
+    result = run_cli("hook", "install", "cline")
+    assert result.returncode == 0, result.stderr
+    directory = cline_hooks.hooks_dir(None)
+    files = {event: directory / event for event in ("TaskStart", "TaskResume",
+                                                    "UserPromptSubmit", "TaskComplete")}
+    assert all(os.access(path, os.X_OK) for path in files.values())
+    client.remember("cline", "tooling", "Use pnpm, not npm", kind="lesson", cwd=str(repo))
+    client.remember("cline", "deploy", "The deploy script lives in ops/release.sh",
+                    cwd=str(repo))
+
+    started = run_cline_hook(files["TaskStart"], cline("TaskStart", repo, taskStart={
+        "taskMetadata": {"taskId": CLINE_TASK, "ulid": "01J", "initialTask": "fix login"}}))
+    assert started is not None and started["cancel"] is False
+    assert started["contextModification"].startswith(wire.INJECTION_MARKER)
+    assert "Use pnpm, not npm" in started["contextModification"]
+    session = client.session(CLINE_TASK)["session"]
+    assert (session["harness"], session["agent"], session["cwd"]) == ("cline", "cline",
+                                                                      str(repo))
+    prompt = run_cline_hook(files["UserPromptSubmit"], cline("UserPromptSubmit", repo,
+                            userPromptSubmit={"prompt": "where is the deploy script?",
+                                              "attachments": []}))
+    assert prompt is not None and "ops/release.sh" in prompt["contextModification"]
+    assert run_cline_hook(files["UserPromptSubmit"], cline("UserPromptSubmit", repo,
+                          userPromptSubmit={"prompt": "what is the capital of Peru?"})) is None
+    assert run_cline_hook(files["TaskComplete"], cline("TaskComplete", repo, taskComplete={
+        "taskMetadata": {"taskId": CLINE_TASK, "result": "Fixed the login redirect."}})) is None
+    assert client.session(CLINE_TASK)["session"]["last_message"] == "Fixed the login redirect."
+    assert [i["event"] for i in client.explain(CLINE_TASK)["injections"]] == \
+        ["SessionStart", "UserPromptSubmit"]
+    assert run_cli("hook", "uninstall", "cline").returncode == 0
+    assert not any(path.exists() for path in files.values())
+
+
+def test_cline_install_leaves_the_users_own_hook_alone(memoryd_home, tmp_path) -> None:
+    """Cline runs one file per event in a directory: a hook of the user's by one of those names
+    is neither replaced nor removed, and install changes nothing else; --project writes
+    .clinerules/hooks/, kept out of git status."""
+    from memoryd_client import cline_hooks
+
+    directory = cline_hooks.hooks_dir(None)
+    directory.mkdir(parents=True)
+    theirs = "#!/bin/sh\necho '{}'\n"
+    (directory / "UserPromptSubmit").write_text(theirs)
+    refused = run_cli("hook", "install", "cline")
+    assert refused.returncode == 1 and "UserPromptSubmit" in refused.stderr
+    assert sorted(p.name for p in directory.iterdir()) == ["UserPromptSubmit"]
+    assert "left as it is" in run_cli("hook", "uninstall", "cline").stdout
+    assert (directory / "UserPromptSubmit").read_text() == theirs
+
+    repo = git_repository(tmp_path / "shop")
+    assert run_cli("hook", "install", "cline", "--project", str(repo)).returncode == 0
+    assert (repo / ".clinerules/hooks/TaskStart").read_text().rstrip().endswith(
+        "hook cline TaskStart")
+    assert subprocess.run(["git", "-C", str(repo), "status", "--porcelain"], capture_output=True,
+                          text=True, check=True).stdout == ""
+    assert run_cli("hook", "uninstall", "cline", "--project", str(repo)).returncode == 0
+    assert not (repo / ".clinerules").exists()
+
+
 # -- failing open --------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("harness, event, payload", [
@@ -366,18 +453,21 @@ def test_copilot_gets_the_block_a_hard_rules_deny_and_a_lesson_after_a_call(
     ("cursor", "beforeShellExecution", {"command": "pip install x"}),
     ("copilot", "sessionStart", {"source": "new"}),
     ("copilot", "preToolUse", {"toolName": "bash", "toolArgs": {"command": "pip install x"}}),
+    ("cline", "UserPromptSubmit", {"userPromptSubmit": {"prompt": "why is login slow?"}}),
 ])
 def test_with_the_daemon_down_a_hook_exits_at_once_with_nothing_for_the_agent(
         memoryd_home, tmp_path, harness, event, payload) -> None:
     base = gemini(event, tmp_path) if harness == "gemini" else \
-        copilot(tmp_path) if harness == "copilot" else cursor(event, tmp_path)
+        copilot(tmp_path) if harness == "copilot" else \
+        cline(event, tmp_path) if harness == "cline" else cursor(event, tmp_path)
     started = time.monotonic()
     result = hook(harness, event, {**base, **payload})
     assert time.monotonic() - started < 5  # generously; bench/bench_hooks.py measures it
     assert (result.returncode, result.stdout) == (0, "")
     assert "daemon unreachable" in result.stderr
     spooled = (memoryd_home / "spool.msgpack").exists()
-    assert spooled == (event in ("SessionStart", "BeforeAgent", "sessionStart"))  # not a call's
+    assert spooled == (event in ("SessionStart", "BeforeAgent", "sessionStart",
+                                 "UserPromptSubmit"))  # not a call's
 
 
 def test_a_spooled_gemini_session_start_is_replayed(memoryd_home, embedder, tmp_path) -> None:

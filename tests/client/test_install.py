@@ -327,8 +327,9 @@ def test_install_registers_the_events_the_hooks_handle() -> None:
     assert tuple(install.GEMINI_EVENTS) == HARNESS_EVENTS["gemini"]
     assert tuple(install.CURSOR_EVENTS) == HARNESS_EVENTS["cursor"]
     # OpenCode has no settings file of hooks: memoryd's plugin
-    # (tests/client/test_opencode_plugin.py)
-    assert set(install.HARNESS_EVENTS) == set(HARNESSES) - {"opencode"}
+    # (tests/client/test_opencode_plugin.py); nor has Cline: a file per event
+    # (tests/client/test_harness_hooks.py)
+    assert set(install.HARNESS_EVENTS) == set(HARNESSES) - {"opencode", "cline"}
 
 
 N8_SETTINGS = """{
