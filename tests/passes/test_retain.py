@@ -55,10 +55,11 @@ def one(client: Client, query: str, status: str = "active") -> dict[str, Any]:
 
 
 def settled(client: Client) -> None:
-    """Indexed, embedded, and every word in the lexicon (a candidate scored without its
-    words' alignment is judged less sharply: the matches below count on the full model)."""
+    """Scanned, indexed, embedded, and every word in the lexicon (a candidate scored without
+    its words' alignment is judged less sharply: the matches below count on the full model)."""
     status = client.status()
     assert status["backlog"] == 0 and status["ingest"]["queue"] == 0
+    assert not status["ingest"]["scanning"]  # a start's scan has not queued its files yet
     assert not status["lexicon"]["entries_behind"]
 
 
