@@ -415,8 +415,9 @@ class Searcher:
             said[rowid] = said[lead]
         by_mix = sorted(vector_rank, key=lambda r: -sum(mixes[r]))
         top = sum(mixes[by_mix[0]]) / 2 if by_mix else 0.0
-        leader = said[by_mix[0]] if by_mix else None
-        second = next((sum(mixes[r]) / 2 for r in by_mix[1:] if said[r] != leader),
+        # (a vector candidate whose entry is gone since has no text, and says nothing)
+        leader = said.get(by_mix[0]) if by_mix else None
+        second = next((sum(mixes[r]) / 2 for r in by_mix[1:] if said.get(r) != leader),
                       mean - spread)
         leads = np.array([said[rowid] == leader for rowid in candidates], dtype=bool)
         keyword_rank = distinct_ranks(sorted(plan.keyword, key=lambda r: plan.keyword[r][0]),
@@ -479,7 +480,7 @@ class Searcher:
         near = [rowid for rowid in dict.fromkeys([
             *sorted(vector_rank, key=vector_rank.__getitem__)[:NEAR_TOP],
             *sorted(plan.keyword, key=lambda r: plan.keyword[r][0])[:NEAR_TOP]])
-            if rowid in texts and texts[rowid].statement]
+            if rowid in known and texts[rowid].statement]
         if len(near) < 2:
             return {}
         stops = self._stops()
