@@ -288,7 +288,7 @@ _VALUES = st.recursive(
     max_leaves=60)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(_VALUES)
 def test_the_hooks_own_msgpack_agrees_with_msgpack(value) -> None:
     """A hook speaks the wire protocol without msgpack (memoryd_client.hook_wire): what it
