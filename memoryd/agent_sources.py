@@ -77,6 +77,7 @@ from memoryd.agent_settings import (
     gemini_settings,
     opencode_instructions,
     opencode_settings,
+    xdg_documents,
 )
 from memoryd.errors import ConfigError
 from memoryd.names import path_problem
@@ -142,6 +143,8 @@ def default_sources() -> list[Source]:
         Source("cline-user-rules", "~/Documents/Cline/Rules/**", "memory", "markdown",
                agent="cline"),
         Source("cline-user-rules-home", "~/Cline/Rules/**", "memory", "markdown", agent="cline"),
+        *([Source("cline-user-rules-xdg", f"{documents}/Cline/Rules/**", "memory", "markdown",
+                  agent="cline")] if (documents := xdg_documents()) else []),
         Source("roo-user-rules", "~/.roo/rules*/**", "memory", "markdown", agent="roo"),
         Source("pi-transcripts", f"{pi}/sessions/**/*.jsonl", "transcript", "generic",
                agent="pi"),

@@ -8,6 +8,7 @@ import json
 import logging
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -894,3 +895,22 @@ def test_out_of_range_values_are_refused(memoryd_home, setting: str, value: str)
     (memoryd_home / "config.toml").write_text(f"[{setting}]\n{value}\n")
     with pytest.raises(ConfigError, match="must be between"):
         load_config()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="XDG user directories: Linux")
+def test_clines_global_rules_are_read_from_the_documents_folder_xdg_names(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cline keeps its global rules in the Documents folder `xdg-user-dir DOCUMENTS` names on
+    Linux: a user whose user directories say ~/Dokumente had them unread."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    assert "cline-user-rules-xdg" not in {s.name for s in default_sources()}
+    dirs = tmp_path / ".config/user-dirs.dirs"
+    dirs.parent.mkdir()
+    dirs.write_text('# written by xdg-user-dirs-update\nXDG_DESKTOP_DIR="$HOME/Schreibtisch"\n'
+                    'XDG_DOCUMENTS_DIR="$HOME/Dokumente"\n')
+    rules = by_name("cline-user-rules-xdg")
+    assert rules.match(tmp_path / "Dokumente/Cline/Rules/style.md", tmp_path) == "cline"
+    assert rules.match(tmp_path / "Dokumente/notes.md", tmp_path) is None
+    dirs.write_text('XDG_DOCUMENTS_DIR="$HOME/Documents"\n')  # the usual one: its own source
+    assert "cline-user-rules-xdg" not in {s.name for s in default_sources()}
