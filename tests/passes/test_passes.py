@@ -638,7 +638,9 @@ def test_a_pass_killed_mid_run_leaves_no_half_applied_change(memory_dir: Path,
         path = memory_dir / f"notebook-{number:03d}.md"
         path.write_text(notebook_text(sessions=75))
         originals[path] = bullets(path.read_text())
-    env = {**os.environ, "MEMORYD_EMBED_MODEL": "default"}
+    # a daemon of its own, to be killed: without the model (keyword-only) it spares the suite
+    # loading it again and embedding the 6,000 bullets, which the pass does not read
+    env = {**os.environ, "MEMORYD_EMBED_MODEL": str(memoryd_home / "no-model")}
     socket = memoryd_home / "memoryd.sock"
 
     def serve() -> subprocess.Popen[bytes]:
