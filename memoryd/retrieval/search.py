@@ -57,6 +57,7 @@ from memoryd.store.database import Store
 from memoryd.store.lexicon import Lexicon, is_word, unknown_words
 from memoryd.store.records import IndexedText, StoredEntry
 from memoryd.store.vectors import VectorIndex, follow_meta
+from memoryd.text import normalise_text
 
 CANDIDATES = 50
 #: Hits shown with the turns around them (memoryd.retrieval.passage), and read beyond the
@@ -262,7 +263,9 @@ class Searcher:
         created = np.array([texts[rowid].created for rowid in candidates], dtype=np.float64)
         ranked = [int(i) for i in latest_first(probability, created, holds, group_of)
                   if not plan.only_matches or probability[i] >= thresholds[i]]
-        newest: dict[tuple[int, bytes], str] = {}  # a group's newest hit, by the words held
+        # a group's newest hit, by the words held: its id and what it says (a copy of its text,
+        # another agent's or a file's, is not an earlier version of it)
+        newest: dict[tuple[int, bytes], tuple[str, str]] = {}
         # read ahead: a hit whose turns an earlier hit's passage shows already is left out
         ahead = ranked[:plan.limit + CONTEXT_HITS]
         entries: dict[int, StoredEntry] = {}  # the hits' rows, read as the hits need them
@@ -291,10 +294,11 @@ class Searcher:
                                                         self.config.search.passage_chars))
             if group_of[i] is not None:
                 group = (group_of[i] or 0, holds[i].tobytes())
-                if group in newest:
-                    hit = replace(hit, newer=newest[group])
-                else:
-                    newest[group] = entry.uid
+                said = normalise_text(entry.text)
+                if group not in newest:
+                    newest[group] = (entry.uid, said)
+                elif newest[group][1] != said:
+                    hit = replace(hit, newer=newest[group][0])
             shown.update(hit.records)
             hits.append(hit)
             order.append(i)
@@ -603,6 +607,12 @@ class Searcher:
     def _tokens(self, text: str) -> set[str]:
         """The words of a text as the full-text index has them (porter-stemmed)."""
         return self.store.stems(text)
+
+    def informative(self, text: str) -> frozenset[str]:
+        """A text's words as versions are told by (memoryd.retrieval.versions): its stems as
+        the full-text index has them, the stop words left out."""
+        stops = self._stops()
+        return frozenset(word for word in self._tokens(text) if word not in stops)
 
     def stems(self, text: str) -> set[str]:
         """The informative words of a text, stemmed as the full-text index stems them."""

@@ -33,9 +33,9 @@ same sections. Items older than 30 days carry their age, worded by the threshold
 30 days old", "over 90 days old" with a "verify before acting" warning, "over a year old"),
 never in days: a line changes only when its entry crosses a threshold. Entries in an open
 contradiction (the consolidation pass found two memories that disagree) are marked disputed and
-go last in their section, and so does a match said earlier when a newer version of it (the same
-statement said again otherwise, memoryd.retrieval.versions) is a match too; lines a notebook
-pass moved to an archive are searchable but never injected. The block starts with memoryd's
+go last in their section, and so does an entry said earlier when a newer version of it (the
+same statement said again otherwise, memoryd.retrieval.versions) is in the block too; lines a
+notebook pass moved to an archive are searchable but never injected. The block starts with memoryd's
 marker line (ingestion drops anything carrying it), then :data:`DATA_NOTE` (what the block is:
 data, not instructions), and ends with a short drift caveat. It is phrased as facts, not
 commands.
@@ -66,7 +66,7 @@ import os
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -85,12 +85,14 @@ from memoryd.regular_file import read_regular_text
 from memoryd.retrieval.age import VERIFY_DAYS, age_bucket
 from memoryd.retrieval.records import MAX_QUERY_CHARS, FilterRequest, SearchRequest
 from memoryd.retrieval.search import Searcher
+from memoryd.retrieval.versions import version_groups
 from memoryd.sources import ARCHIVE_DIR
 from memoryd.store.database import Store
 from memoryd.store.file_versions import tool_written
 from memoryd.store.query import EntryQuery, Order
 from memoryd.store.records import StoredEntry
 from memoryd.store.usage import DISUSE_KINDS, Disuse
+from memoryd.text import normalise_text
 
 DEFAULT_BUDGET_CHARS = 8000
 PROMPT_BUDGET_CHARS = 2000
@@ -193,6 +195,16 @@ DISPUTED_NOTE = " (disputed: another memory says otherwise; a person decides)"
 EARLIER_NOTE = " (said earlier; a newer memory here says it otherwise)"
 #: Added to the rank of a disputed or stale entry: after every other item, the first dropped.
 DEMOTED_RANK = 1000
+#: Entries whose words are kept between blocks (for their versions).
+WORDS_KEPT = 5_000
+
+
+def mark_earlier(items: list[Item], earlier: set[str]) -> list[Item]:
+    """``items``, those of the ``earlier`` entries marked and last in their section, first
+    dropped (as the disputed: a newer version of each is in the block)."""
+    return [replace(item, text=item.text + EARLIER_NOTE,
+                    rank=item.rank + (DEMOTED_RANK if item.rank < DEMOTED_RANK else 0))
+            if item.entry_id in earlier else item for item in items]
 #: Added to the rank of an unused lesson or note (memoryd.store.usage.Disuse): last in its
 #: section, dropped before every other item but the demoted ones.
 UNUSED_RANK = 600
@@ -279,6 +291,10 @@ class ContextBuilder:
         self.unused_days = unused_days
         self.disuse = Disuse(store, 0.0, 0.0)
         self._tool_files: dict[str, set[str]] = {}
+        #: the entries of the block being built, and the words of those of recent blocks
+        #: (memoryd.retrieval.versions): a session's start reads the same entries again
+        self._shown: dict[str, StoredEntry] = {}
+        self._words: dict[str, frozenset[str]] = {}
 
     def scope(self, agent: str, cwd: str | None) -> Scope:
         agents = (agent, *(a for a in self.shared_agents if a != agent)) \
@@ -299,6 +315,7 @@ class ContextBuilder:
         self.disputed = self.store.disputed_ids()
         self.disuse = Disuse(self.store, self.unused_days(), now, self.shared_agents)
         self._tool_files = {}
+        self._shown = {}
         if only_relevant:
             items = self._relevant(scope, cwd, prompt or "", prompt_vector, prompt_words, now)
         else:
@@ -308,7 +325,29 @@ class ContextBuilder:
                      *self._lessons(scope, from_pinned, now), *self._team(now),
                      *self._facts(scope, now),
                      *self._notes(scope, now), *self._files(agent, scope)]
+            items = mark_earlier(items, self._earlier())
         return self._fit(items, budget)
+
+    def _earlier(self) -> set[str]:
+        """The entries of the block a newer version of which is in it too
+        (memoryd.retrieval.versions; per prompt, search says which). Copies of one text (a
+        global and a project entry, two agents') are one statement, as of its newest copy."""
+        said: dict[str, list[StoredEntry]] = {}
+        for entry in self._shown.values():
+            said.setdefault(normalise_text(entry.text), []).append(entry)
+        when = {text: max(e.created for e in copies) for text, copies in said.items()}
+        for text in said:
+            if text not in self._words:
+                self._words[text] = self.searcher.informative(text)
+                if len(self._words) > WORDS_KEPT:
+                    self._words.pop(next(iter(self._words)))
+        texts = list(said)
+        groups = version_groups(texts, {text: self._words[text] for text in texts})
+        newest: dict[str, float] = {}
+        for text, lead in groups.items():
+            newest[lead] = max(newest.get(lead, 0.0), when[text])
+        return {entry.uid for text, lead in groups.items() if when[text] < newest[lead]
+                for entry in said[text]}
 
     # -- sections ---------------------------------------------------------------------
 
@@ -435,12 +474,12 @@ class ContextBuilder:
         hits = {hit.entry.uid: hit for hit in result.hits if not hit.entry.quarantined
                 and f"/{ARCHIVE_DIR}/" not in (hit.entry.source or "")}
         # the best match first, but those in use ahead and the unused last (_by_use)
-        earlier = {uid for uid, hit in hits.items() if hit.newer in hits}
-        items = [self._item(SECTION_OF_KIND[entry.kind], entry, now, rank,
-                            hits[entry.uid].score.relevance, hits[entry.uid].evidence, use,
-                            earlier=entry.uid in earlier)
-                 for rank, (entry, use) in enumerate(self._by_use(
-                     [hit.entry for hit in hits.values()]))]
+        items = mark_earlier([self._item(SECTION_OF_KIND[entry.kind], entry, now, rank,
+                                         hits[entry.uid].score.relevance,
+                                         hits[entry.uid].evidence, use)
+                              for rank, (entry, use) in enumerate(self._by_use(
+                                  [hit.entry for hit in hits.values()]))],
+                             {uid for uid, hit in hits.items() if hit.newer in hits})
         shown = {hit.entry.uid for hit in result.hits}
         topics = self.searcher.stems(prompt) - self.searcher.stems(" ".join(GENERIC_CATEGORIES))
         topical = []
@@ -456,13 +495,10 @@ class ContextBuilder:
 
     def _item(self, section: str, entry: StoredEntry, now: float, rank: float,
               score: float | None = None, evidence: dict[str, float] | None = None,
-              use: str | None = None, earlier: bool = False) -> Item:
-        """``earlier``: a newer version of it is in the block (it goes last, as the
-        disputed)."""
+              use: str | None = None) -> Item:
+        self._shown[entry.uid] = entry
         suffix = age_suffix(entry.created, now)
         demoted = False
-        if earlier:
-            suffix, demoted = suffix + EARLIER_NOTE, True
         if use == "unused":  # last in its section, dropped before the rest
             rank += UNUSED_RANK
         if entry.stale:  # something it names is gone from its project

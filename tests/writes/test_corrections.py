@@ -132,6 +132,17 @@ def test_a_fact_said_again_otherwise_is_found_the_newest_first(client: Client) -
     assert newer < earlier and "newer memory here says it otherwise" in lines[earlier]
     shown = run_cli("search", "coder", "-", "which postgres version does staging run")
     assert shown.returncode == 0 and f"[earlier version of {new}]" in shown.stdout
+    # at a session's start (no question): both, the older last and marked
+    lines = client.context("coder", cwd="/")["text"].splitlines()
+    [newer] = [i for i, line in enumerate(lines) if "Postgres 16" in line]
+    [earlier] = [i for i, line in enumerate(lines) if "Postgres 14" in line]
+    assert newer < earlier and "newer memory here says it otherwise" in lines[earlier]
+    assert "says it otherwise" not in lines[newer]
+    # a copy of the newer one (another agent's) is not an earlier version of it
+    copy = client.remember("ops", "infra", "Staging runs Postgres 16")["entry"]["id"]
+    hits = client.search("which postgres version does staging run", agents=["*"])["hits"]
+    said = {h["id"]: h.get("newer") for h in hits if "Postgres" in h["text"]}
+    assert said == {copy: None, new: None, old: copy}
     # two notes of one topic are not versions of one: neither is ranked as the other
     for text in ("Reading group moved to Thursday 16:00 this week, same room.",
                  "Booked the small meeting room for the reading group, Thursdays 16:00-17:00, "
