@@ -295,6 +295,10 @@ class ContextBuilder:
         #: (memoryd.retrieval.versions): a session's start reads the same entries again
         self._shown: dict[str, StoredEntry] = {}
         self._words: dict[str, frozenset[str]] = {}
+        #: the last block's statements (each text and when it was written) and those of them
+        #: said earlier: a session's start finds the same block as the last one, mostly
+        self._earlier_of: tuple[frozenset[tuple[str, float]], frozenset[str]] = \
+            (frozenset(), frozenset())
 
     def scope(self, agent: str, cwd: str | None) -> Scope:
         agents = (agent, *(a for a in self.shared_agents if a != agent)) \
@@ -336,18 +340,25 @@ class ContextBuilder:
         for entry in self._shown.values():
             said.setdefault(normalise_text(entry.text), []).append(entry)
         when = {text: max(e.created for e in copies) for text, copies in said.items()}
-        for text in said:
+        key = frozenset(when.items())
+        if key != self._earlier_of[0]:  # the block's statements changed since the last one
+            self._earlier_of = (key, self._earlier_texts(when))
+        return {entry.uid for text in self._earlier_of[1] for entry in said[text]}
+
+    def _earlier_texts(self, when: dict[str, float]) -> frozenset[str]:
+        """Of these texts (each with when its newest copy was written), those a newer version
+        of which is among them."""
+        for text in when:
             if text not in self._words:
                 self._words[text] = self.searcher.informative(text)
                 if len(self._words) > WORDS_KEPT:
                     self._words.pop(next(iter(self._words)))
-        texts = list(said)
+        texts = list(when)
         groups = version_groups(texts, {text: self._words[text] for text in texts})
         newest: dict[str, float] = {}
         for text, lead in groups.items():
             newest[lead] = max(newest.get(lead, 0.0), when[text])
-        return {entry.uid for text, lead in groups.items() if when[text] < newest[lead]
-                for entry in said[text]}
+        return frozenset(text for text, lead in groups.items() if when[text] < newest[lead])
 
     # -- sections ---------------------------------------------------------------------
 
