@@ -292,8 +292,8 @@ class Searcher:
             if number < CONTEXT_HITS:
                 hit = replace(hit, passage=turns_around(self.store, entry, candidates[i],
                                                         self.config.search.passage_chars))
-            if group_of[i] is not None:
-                group = (group_of[i] or 0, holds[i].tobytes())
+            if (lead := group_of[i]) is not None:
+                group = (lead, holds[i].tobytes())
                 said = normalise_text(entry.text)
                 if group not in newest:
                     newest[group] = (entry.uid, said)
@@ -412,8 +412,7 @@ class Searcher:
                  for rowid in candidates]
         # the lead is over the best candidate that says something else: a copy of the same
         # text (another agent's, a file's and an import's) is not a rival, nor a version of it
-        said: dict[int, bytes | int] = {
-            rowid: says(entry, texts[rowid].text) for rowid, entry in zip(candidates, known)}
+        said = {rowid: says(entry, texts[rowid].text) for rowid, entry in zip(candidates, known)}
         groups = self._versions(plan, texts, vector_rank, dict(zip(candidates, known)))
         for rowid, lead in groups.items():
             said[rowid] = said[lead]
@@ -487,13 +486,7 @@ class Searcher:
             if rowid in known and texts[rowid].statement]
         if len(near) < 2:
             return {}
-        stops = self._stops()
-        for rowid in near:
-            entry = known[rowid]
-            if entry.informative is None:
-                entry.informative = frozenset(w for w in entry.words if w not in stops)
-        return version_groups(near, {rowid: known[rowid].informative or frozenset()
-                                     for rowid in near})
+        return version_groups(near, {rowid: self._informative(known[rowid]) for rowid in near})
 
     def _passages(self, plan: SearchPlan, candidates: list[int], known: list[Known]
                   ) -> list[tuple[Known, ...]]:
@@ -608,11 +601,17 @@ class Searcher:
         """The words of a text as the full-text index has them (porter-stemmed)."""
         return self.store.stems(text)
 
-    def informative(self, text: str) -> frozenset[str]:
-        """A text's words as versions are told by (memoryd.retrieval.versions): its stems as
-        the full-text index has them, the stop words left out."""
-        stops = self._stops()
-        return frozenset(word for word in self._tokens(text) if word not in stops)
+    def informative(self, rowid: int, text: str) -> frozenset[str]:
+        """An entry's words as versions are told by (memoryd.retrieval.versions): its stems as
+        the full-text index has them, the stop words left out; kept with what search knows of
+        the entry."""
+        return self._informative(self._entry(rowid, text))
+
+    def _informative(self, entry: Known) -> frozenset[str]:
+        if entry.informative is None:
+            stops = self._stops()
+            entry.informative = frozenset(word for word in entry.words if word not in stops)
+        return entry.informative
 
     def stems(self, text: str) -> set[str]:
         """The informative words of a text, stemmed as the full-text index stems them."""

@@ -94,6 +94,17 @@ def version_groups(keys: Sequence[K], words: Mapping[K, frozenset[str]]) -> dict
     return {key: lead for key, lead in groups.items() if sizes[lead] > 1}
 
 
+def earlier(keys: Sequence[K], words: Mapping[K, frozenset[str]], when: Mapping[K, float]
+            ) -> set[K]:
+    """Those of ``keys`` (statements, their informative ``words``, ``when`` each was written)
+    a newer version of which is among them."""
+    groups = version_groups(keys, words)
+    newest: dict[K, float] = {}
+    for key, lead in groups.items():
+        newest[lead] = max(newest.get(lead, when[key]), when[key])
+    return {key for key, lead in groups.items() if when[key] < newest[lead]}
+
+
 def latest_first(probability: np.ndarray, created: np.ndarray, holds: np.ndarray,
                  group_of: Sequence[int | None]) -> np.ndarray:
     """The candidates' order: by probability, the newest first among equals; versions whose

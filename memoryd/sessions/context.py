@@ -85,7 +85,7 @@ from memoryd.regular_file import read_regular_text
 from memoryd.retrieval.age import VERIFY_DAYS, age_bucket
 from memoryd.retrieval.records import MAX_QUERY_CHARS, FilterRequest, SearchRequest
 from memoryd.retrieval.search import Searcher
-from memoryd.retrieval.versions import version_groups
+from memoryd.retrieval.versions import earlier
 from memoryd.sources import ARCHIVE_DIR
 from memoryd.store.database import Store
 from memoryd.store.file_versions import tool_written
@@ -195,19 +195,17 @@ DISPUTED_NOTE = " (disputed: another memory says otherwise; a person decides)"
 EARLIER_NOTE = " (said earlier; a newer memory here says it otherwise)"
 #: Added to the rank of a disputed or stale entry: after every other item, the first dropped.
 DEMOTED_RANK = 1000
-#: Entries whose words are kept between blocks (for their versions).
-WORDS_KEPT = 5_000
-
-
-def mark_earlier(items: list[Item], earlier: set[str]) -> list[Item]:
-    """``items``, those of the ``earlier`` entries marked and last in their section, first
-    dropped (as the disputed: a newer version of each is in the block)."""
-    return [replace(item, text=item.text + EARLIER_NOTE,
-                    rank=item.rank + (DEMOTED_RANK if item.rank < DEMOTED_RANK else 0))
-            if item.entry_id in earlier else item for item in items]
 #: Added to the rank of an unused lesson or note (memoryd.store.usage.Disuse): last in its
 #: section, dropped before every other item but the demoted ones.
 UNUSED_RANK = 600
+
+
+def mark_earlier(items: list[Item], said_earlier: set[str]) -> list[Item]:
+    """``items``, those of the entries ``said_earlier`` marked and last in their section,
+    first dropped (as the disputed: a newer version of each is in the block)."""
+    return [replace(item, text=item.text + EARLIER_NOTE,
+                    rank=item.rank + (DEMOTED_RANK if item.rank < DEMOTED_RANK else 0))
+            if item.entry_id in said_earlier else item for item in items]
 
 
 def age_suffix(created: float, now: float) -> str:
@@ -291,10 +289,9 @@ class ContextBuilder:
         self.unused_days = unused_days
         self.disuse = Disuse(store, 0.0, 0.0)
         self._tool_files: dict[str, set[str]] = {}
-        #: the entries of the block being built, and the words of those of recent blocks
-        #: (memoryd.retrieval.versions): a session's start reads the same entries again
+        #: the entries of the block being built (for their versions:
+        #: memoryd.retrieval.versions)
         self._shown: dict[str, StoredEntry] = {}
-        self._words: dict[str, frozenset[str]] = {}
         #: the last block's statements (each text and when it was written) and those of them
         #: said earlier: a session's start finds the same block as the last one, mostly
         self._earlier_of: tuple[frozenset[tuple[str, float]], frozenset[str]] = \
@@ -339,26 +336,15 @@ class ContextBuilder:
         said: dict[str, list[StoredEntry]] = {}
         for entry in self._shown.values():
             said.setdefault(normalise_text(entry.text), []).append(entry)
-        when = {text: max(e.created for e in copies) for text, copies in said.items()}
-        key = frozenset(when.items())
+        newest = {text: max(copies, key=lambda e: e.created) for text, copies in said.items()}
+        key = frozenset((text, entry.created) for text, entry in newest.items())
         if key != self._earlier_of[0]:  # the block's statements changed since the last one
-            self._earlier_of = (key, self._earlier_texts(when))
+            texts = list(newest)
+            self._earlier_of = (key, frozenset(earlier(
+                texts, {t: self.searcher.informative(newest[t].rowid, newest[t].text)
+                        for t in texts},
+                {t: newest[t].created for t in texts})))
         return {entry.uid for text in self._earlier_of[1] for entry in said[text]}
-
-    def _earlier_texts(self, when: dict[str, float]) -> frozenset[str]:
-        """Of these texts (each with when its newest copy was written), those a newer version
-        of which is among them."""
-        for text in when:
-            if text not in self._words:
-                self._words[text] = self.searcher.informative(text)
-                if len(self._words) > WORDS_KEPT:
-                    self._words.pop(next(iter(self._words)))
-        texts = list(when)
-        groups = version_groups(texts, {text: self._words[text] for text in texts})
-        newest: dict[str, float] = {}
-        for text, lead in groups.items():
-            newest[lead] = max(newest.get(lead, 0.0), when[text])
-        return frozenset(text for text, lead in groups.items() if when[text] < newest[lead])
 
     # -- sections ---------------------------------------------------------------------
 
