@@ -41,7 +41,12 @@ import apsw.bestpractice
 import sqlite_vec
 
 from memoryd.errors import StartupError
-from memoryd.quarantine import RULES_VERSION, reason_for_entry, release_target
+from memoryd.quarantine import (
+    RULES_VERSION,
+    TRANSCRIPT_KINDS,
+    reason_for_entry,
+    release_target,
+)
 from memoryd.store.checkpoint import Checkpointer
 from memoryd.store.events import EventRows
 from memoryd.store.fetch import integer
@@ -406,9 +411,10 @@ class Store(EntryReads, VectorRows, EventRows):
         if not rowids:
             return {}
         marks = ", ".join("?" for _ in rowids)
+        records = ", ".join("?" for _ in TRANSCRIPT_KINDS)  # what was said, not statements
         return {row[0]: IndexedText(row[1], row[2], bool(row[3])) for row in self._db.execute(
-            f"SELECT id, index_text(text, key), created, kind NOT IN ('turn', 'summary') "
-            f"FROM entries WHERE id IN ({marks})", list(rowids))}
+            f"SELECT id, index_text(text, key), created, kind NOT IN ({records}) "
+            f"FROM entries WHERE id IN ({marks})", [*TRANSCRIPT_KINDS, *rowids])}
 
     def find_exact(self, agent: str, category: str, hash_: str,
                    project: str | None) -> StoredEntry | None:

@@ -16,6 +16,7 @@ from memoryd.errors import UnavailableError, stopping_error
 from memoryd.meaning import LESSON_COSINE, difference
 from memoryd.project import repository_of
 from memoryd.provenance import agent_wrote, person_only, typed_by_person
+from memoryd.quarantine import TRANSCRIPT_KINDS
 from memoryd.quarantine import reason as quarantine_reason
 from memoryd.store.database import Store
 from memoryd.store.durable import DISK_ERRORS
@@ -234,8 +235,8 @@ class Remembering(EntryWrites):
         for entry, cosine in nearby:
             differs = difference(draft.text, entry.text)
             if differs is not None:
-                if cosine >= low and draft.kind not in ("summary", "turn") \
-                        and entry.kind not in ("summary", "turn"):  # what was, not rules
+                if cosine >= low and draft.kind not in TRANSCRIPT_KINDS \
+                        and entry.kind not in TRANSCRIPT_KINDS:  # what was, not rules
                     if differs.contradiction and entry.kind == draft.kind:
                         corrects.append((entry, differs.why()))
                     else:
