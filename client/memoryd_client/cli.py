@@ -193,8 +193,7 @@ def run_hook_command(argv: list[str]) -> int:
                    "first changed it) and the latest are kept.\n\n"
                    "exit codes: 0 done; 1 the file could not be changed (not JSON, not "
                    "writable, a plugin or hook file of memoryd's name that is not memoryd's); "
-                   "2 usage "
-                   "error (DIR does not exist).")
+                   "2 usage error (DIR does not exist).")
         parser.add_argument("harness",
                             choices=HARNESSES,
                             help="claude-code: ~/.claude/settings.json (or $CLAUDE_CONFIG_DIR); "

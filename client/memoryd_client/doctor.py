@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 from memoryd_client.hooks import CHOICE
 
@@ -260,18 +259,18 @@ def _cline_hooks() -> list[dict[str, Any]]:
     """memoryd's Cline hook files, the user's and this project's, with the commands they run."""
     from memoryd_client import cline_hooks
     from memoryd_client.hooks import HARNESS_EVENTS
+    from memoryd_client.install import read_own_file
 
     found: list[dict[str, Any]] = []
     project = _project_root(os.getcwd())
     for where in (None, project) if project is not None else (None,):
-        directory = cline_hooks.hooks_dir(None) if where is None else \
-            Path(where) / ".clinerules" / "hooks"
+        directory = cline_hooks.hooks_dir(where)
         for event in HARNESS_EVENTS["cline"]:
             try:
-                text = (directory / event).read_text("utf-8", errors="replace")
+                text = read_own_file(directory / event)
             except OSError:
                 continue
-            if cline_hooks.is_ours(text):
+            if text is not None and cline_hooks.is_ours(text):
                 commands = cline_hooks.hook_commands(text)
                 found.append({"harness": "cline", "path": str(directory / event),
                               "project": where, "commands": commands,

@@ -270,18 +270,17 @@ DENIALS = {
 
 def _with_context(harness: str, event: str, context: str | None, deny: str | None,
                   name: str | None) -> dict[str, Any] | None:
-    """:func:`render`'s output where the agent takes context (None: nothing to say)."""
-    if not context:
+    """:func:`render`'s output where the agent takes context (:func:`carries_context`; None:
+    nothing to say)."""
+    if not context or not carries_context(harness, event):
         return None
     if harness == "gemini":
         return {"hookSpecificOutput": {"hookEventName": name or native(harness, event),
                                        "additionalContext": context}}
-    if harness in ("cursor", "copilot"):  # Cursor's beforeSubmitPrompt has no field for it
-        key = "additional_context" if harness == "cursor" else "additionalContext"
-        return {key: context} if event in ("SessionStart", "PostToolUse") else None
+    if harness in ("cursor", "copilot"):
+        return {"additional_context" if harness == "cursor" else "additionalContext": context}
     if harness == "cline":
-        return {"cancel": False, "contextModification": context} \
-            if event in ("SessionStart", "UserPromptSubmit") else None
+        return {"cancel": False, "contextModification": context}
     if harness == "opencode":
         return {"context": context}
     output: dict[str, str] = {"hookEventName": event, "additionalContext": context}
