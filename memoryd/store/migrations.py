@@ -363,6 +363,15 @@ MIGRATIONS: tuple[str, ...] = (
         DELETE FROM vector_refine WHERE rowid = old.id;
     END;
     """,
+    # 23 (memoryd.store.query, the order "day, surest"): the notes of a memory block, newest
+    # day first and the more confident ahead within a day, read in that order an agent at a
+    # time; the order read every note's row to sort them (4,000 notes: 7-9 ms of a session's
+    # start; 26-48 ms at 100k entries)
+    """
+    CREATE INDEX entries_notes_day ON entries(
+        agent, status, CAST(created / 86400 AS INTEGER), confidence, created)
+        WHERE kind = 'note';
+    """,
 )
 #: The migrations after which existing entries are judged for quarantine again: the kinds.
 QUARANTINE_VERSIONS: dict[int, tuple[str, ...] | None] = {9: None, 13: TRANSCRIPT_KINDS}

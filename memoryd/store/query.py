@@ -39,12 +39,21 @@ ORDERS: dict[str, str] = {
     "oldest page": "e.created ASC, e.id ASC",
     "newest page": "e.created DESC, e.id DESC",
     # notes in the memory block: newest day first, the more confident ahead within a day
+    # (notes only: ORDER_INDEXES)
     "day, surest": "CAST(e.created / 86400 AS INTEGER) DESC, e.confidence DESC, "
                    "e.created DESC, e.id DESC",
 }
+#: Orders read through an index of their own, a partial one, and the condition it holds (in
+#: the index's words, so that SQLite may use it). The planner cannot tell it from
+#: ``entries_kind`` (agent, kind, status, created), which serves "newest", and would sort
+#: every note by day and confidence: an agent's rows in this index come in the order, and
+#: the read stops at the limit.
+ORDER_INDEXES: dict[str, tuple[str, str]] = {
+    "day, surest": ("entries_notes_day", "e.kind = 'note'"),
+}
 #: The columns a read may ask for by name.
 COLUMNS = frozenset(("id", *ENTRY_COLUMNS))
-SELECT_ENTRY_E = "SELECT e.id, " + ", ".join(f"e.{c}" for c in ENTRY_COLUMNS) + " FROM entries e"
+ENTRY_COLUMNS_E = "e.id, " + ", ".join(f"e.{c}" for c in ENTRY_COLUMNS)
 
 
 def _marks(values: Sequence[Any]) -> str:
@@ -237,6 +246,18 @@ def _tail(order: Order | None, limit: int | None, offset: int) -> tuple[str, lis
     return sql, params
 
 
+def _select(columns: str, query: EntryQuery, order: Order | None = None,
+            limit: int | None = None, offset: int = 0) -> tuple[str, list[Any]]:
+    """The SQL and parameters that read ``columns`` (over ``e``) of the query's entries."""
+    source = "entries e"
+    if order in ORDER_INDEXES:
+        index, holds = ORDER_INDEXES[order]
+        source += f" INDEXED BY {index}"
+        query = EntryQuery((holds,)).also(query)
+    tail, params = _tail(order, limit, offset)
+    return f"SELECT {columns} FROM {source}" + query.where() + tail, [*query.params, *params]
+
+
 def _columns(columns: Iterable[str]) -> str:
     names = list(columns)
     unknown = [c for c in names if c not in COLUMNS]
@@ -255,27 +276,22 @@ class EntryReads:
     def entries(self, query: EntryQuery, order: Order | None = None, limit: int | None = None,
                 offset: int = 0) -> list[StoredEntry]:
         """The entries the query selects."""
-        tail, params = _tail(order, limit, offset)
         return [row_to_entry(row) for row in self._db.execute(
-            SELECT_ENTRY_E + query.where() + tail, [*query.params, *params])]
+            *_select(ENTRY_COLUMNS_E, query, order, limit, offset))]
 
     def entry_fields(self, query: EntryQuery, columns: Sequence[str],
                      order: Order | None = None, limit: int | None = None
                      ) -> list[dict[str, Any]]:
         """Some columns of the entries the query selects, by name (a pass reads a handful of
         columns of many rows)."""
-        tail, params = _tail(order, limit, 0)
         return [dict(zip(columns, row)) for row in self._db.execute(
-            f"SELECT {_columns(columns)} FROM entries e" + query.where() + tail,
-            [*query.params, *params])]
+            *_select(_columns(columns), query, order, limit))]
 
     def entry_values(self, query: EntryQuery, column: str, *, distinct: bool = False,
                      order: Order | None = None) -> list[Any]:
         """One column of the entries the query selects (``distinct``: each value once)."""
-        tail, params = _tail(order, None, 0)
         return [value for (value,) in self._db.execute(
-            f"SELECT {'DISTINCT ' if distinct else ''}{_columns([column])} FROM entries e"
-            + query.where() + tail, [*query.params, *params])]
+            *_select(("DISTINCT " if distinct else "") + _columns([column]), query, order))]
 
     def count_matching(self, query: EntryQuery) -> int:
         return integer(self._db, "SELECT count(*) FROM entries e" + query.where(), query.params)

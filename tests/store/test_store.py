@@ -6,6 +6,8 @@ import time
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memoryd.config import load_config
 from memoryd.embedding.model import Embedder
@@ -16,6 +18,7 @@ from memoryd.store.database import ModelInfo, Store
 from memoryd.store.entries import Entries
 from memoryd.store.ledger import Ledger
 from memoryd.store.migrations import MIGRATIONS
+from memoryd.store.query import EntryQuery
 from memoryd.store.rows import ENTRY_COLUMNS
 
 
@@ -193,7 +196,7 @@ def test_the_wal_is_checkpointed_by_the_background_checkpointer(tmp_path) -> Non
 
 def without_later_columns(store: Store) -> None:
     """A database of an older schema has none of the columns, tables, indexes and views later
-    migrations add (16-22), and the keyword index of schema 1."""
+    migrations add (16-23), and the keyword index of schema 1."""
     first = MIGRATIONS[0]
     keyword_index = first[first.index("CREATE VIRTUAL TABLE entries_fts"):
                           first.index("CREATE TABLE events")]
@@ -203,7 +206,8 @@ def without_later_columns(store: Store) -> None:
         "DROP INDEX entries_session; ALTER TABLE entries DROP COLUMN records; "
         "ALTER TABLE files DROP COLUMN text_key; ALTER TABLE files DROP COLUMN project; "
         "DROP TABLE outcomes; ALTER TABLE sessions DROP COLUMN judged; "
-        "DROP TABLE archived_turns; DROP TABLE vector_refine; DROP TRIGGER entries_refine_ad")
+        "DROP TABLE archived_turns; DROP TABLE vector_refine; DROP TRIGGER entries_refine_ad; "
+        "DROP INDEX entries_notes_day")
 
 
 def test_transcript_chunks_flagged_by_their_own_labels_are_let_go_at_upgrade(tmp_path) -> None:
@@ -280,3 +284,32 @@ def test_an_older_keyword_index_is_rebuilt_without_markers_and_with_keys(tmp_pat
     assert found("redacted") == set() and found("github") == set()
     assert found("editor") == {fact} and found("token") == {secret}
     assert {r for r, _, _ in reopened.rows_missing_vectors(10)} == {secret, fact}
+
+
+_NOTE_ROWS = st.lists(st.tuples(st.sampled_from(["a", "b", "c"]),  # agent
+                                st.sampled_from(["note", "note", "lesson"]),
+                                st.sampled_from(["active", "active", "superseded"]),
+                                st.integers(0, 4),  # day
+                                st.integers(0, 86399),  # second of the day
+                                st.sampled_from([0.5, 0.7, 0.9])),
+                      max_size=60)
+
+
+@settings(max_examples=40, deadline=None)
+@given(_NOTE_ROWS, st.integers(1, 12))
+def test_a_blocks_notes_come_newest_day_first_the_surest_first_within_a_day(
+        tmp_path_factory, rows, limit) -> None:
+    """The memory block's notes (its own index since schema 23, read an agent at a time)
+    come in the order the block promises, whichever agents, days and confidences they have."""
+    store = Store(tmp_path_factory.mktemp("db") / "db")
+    for i, (agent, kind, status, day, second, confidence) in enumerate(rows):
+        created = 1_700_006_400 + day * 86400 + second
+        store.insert_entry({**entry(f"u{i}", f"note {i}"), "agent": agent, "kind": kind,
+                            "status": status, "confidence": confidence, "created": created})
+    got = [e.uid for e in store.entries(EntryQuery().agents(["a", "b"]).kind("note").active(),
+                                        "day, surest", limit)]
+    expected = sorted(((int(1_700_006_400 // 86400) + day, confidence, created, i)
+                       for i, (agent, kind, status, day, second, confidence) in enumerate(rows)
+                       if agent in "ab" and kind == "note" and status == "active"
+                       for created in [1_700_006_400 + day * 86400 + second]), reverse=True)
+    assert got == [f"u{i}" for *_, i in expected[:limit]]
