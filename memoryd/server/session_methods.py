@@ -112,8 +112,7 @@ class SessionMethods:
                                          only_relevant=prompt is not None)
         session = params.text("session", max_len=200)
         if session:
-            await self.parts.db(self.registry.log_injection, session, agent, "context", block,
-                                 budget, self.tracking)
+            self.log_injection(session, agent, "context", block, budget)
         return {"text": block.text, "chars": len(block.text), "budget": budget,
                 "items": block.explain()}
 
@@ -174,16 +173,14 @@ class SessionMethods:
         shown = not replayed and carries_context(harness, event)  # the agent takes context here
         if event == "SessionStart" and shown:
             block = await self.build_context(agent, cwd, None, DEFAULT_BUDGET_CHARS)
-            await self.parts.db(registry.log_injection, session, agent, event, block,
-                                 DEFAULT_BUDGET_CHARS, self.tracking)
+            self.log_injection(session, agent, event, block, DEFAULT_BUDGET_CHARS)
             context = block.text or None
         elif event == "UserPromptSubmit" and shown and isinstance(payload.get("prompt"), str) \
                 and payload["prompt"].strip():  # an image alone comes with an empty prompt
             block = await self.build_context(agent, cwd, payload["prompt"], PROMPT_BUDGET_CHARS,
                                              only_relevant=True)
             if block.items:
-                await self.parts.db(registry.log_injection, session, agent, event, block,
-                                     PROMPT_BUDGET_CHARS, self.tracking)
+                self.log_injection(session, agent, event, block, PROMPT_BUDGET_CHARS)
                 context = block.text
         elif event == "PostCompact" and isinstance(payload.get("compact_summary"), str) \
                 and payload["compact_summary"].strip():
@@ -194,6 +191,21 @@ class SessionMethods:
         elif event == "SessionEnd" and session:
             self.on_session_end(session)
         return {"context": context, "output": render(event, context, None, harness, name)}
+
+    def log_injection(self, session: str | None, agent: str, event: str, block: Block,
+                      budget: int) -> None:
+        """Log what a block held (and count its entries as injected, to be judged), after the
+        reply: queued on the database thread now, so that what comes after it there (the
+        session's next prompt, ``memory injections``) finds it, but the agent does not wait
+        for its commit (5-10 ms of a session's start). A crash before it loses one line of
+        bookkeeping, never what anybody wrote."""
+        logged = self.parts.db.submit(self.registry.log_injection, session, agent, event, block,
+                                      budget, self.tracking)
+
+        async def commit() -> None:
+            await logged
+
+        self.parts.background.spawn(commit())
 
     def _remember_pids(self, session: str, event: str, params: Params) -> None:
         """The processes a session's hook came from, to tell which session an MCP server
@@ -279,9 +291,7 @@ class SessionMethods:
             return {"context": None, "output": ""}
         session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
         block = verdict.block()
-        self.parts.background.spawn(self.parts.db(self.registry.log_injection, session, agent,
-                                         event, block, len(block.text),
-                                         self.tracking))
+        self.log_injection(session, agent, event, block, len(block.text))
         return {"context": verdict.context, "deny": verdict.deny,
                 "output": render(event, verdict.context, verdict.deny, harness, name)}
 
