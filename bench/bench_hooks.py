@@ -45,7 +45,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_store import settle
+from bench_store import planner_statistics, settle
 from memoryd_client import Client, DaemonUnreachableError
 
 HERE = Path(__file__).resolve().parent
@@ -219,6 +219,7 @@ def main() -> int:
             # hooks are timed once that is done, not beside it (at 10,000 entries it doubled
             # the SessionStart hook's time)
             settle(client)
+            planner_statistics(client)
             cwd = str(home / "user")
             payload = {"session_id": "bench-session", "transcript_path": "/tmp/none.jsonl",
                        "cwd": cwd, "hook_event_name": "SessionStart", "source": "startup"}

@@ -358,6 +358,29 @@ def settle(client: Client) -> None:
                  f"(lexicon: {status['lexicon']['words']:,} words)")
 
 
+def planner_statistics(client: Client, timeout_s: float = 180.0) -> None:
+    """Until the daemon has taken the query planner's statistics of the entries it was filled
+    with, as a daemon running for a while has them: at its first quiet moment after the fill
+    (memoryd.collector: no request for 5 s, a minute after the last), not at once. Read from
+    the database file, so that no request delays that moment."""
+    import apsw
+
+    path = Path(client.status()["state_dir"]) / "memoryd.db"
+    started = time.monotonic()
+    while time.monotonic() - started < timeout_s:
+        db = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+        try:
+            if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat1'").fetchall() \
+                    and db.execute("SELECT 1 FROM sqlite_stat1 WHERE tbl = 'entries' "
+                                   "AND stat NOT LIKE '0 %'").fetchall():
+                progress(f"planner statistics taken after {time.monotonic() - started:.0f} s")
+                return
+        finally:
+            db.close()
+        time.sleep(1.0)
+    raise SystemExit(f"the daemon took no planner statistics within {timeout_s:.0f} s")
+
+
 # -- measurements -----------------------------------------------------------------------------
 
 
@@ -979,6 +1002,7 @@ def run(args: argparse.Namespace) -> Report:
                 ok = exit_code == 0
                 return report
             settle(client)
+            planner_statistics(client)
             seen = {" ".join(e["text"].lower().split()) for e in entries}
             fresh = corpus.entries(REMEMBERS, salt=1 + existing, avoid=seen)
             progress("remember round trips")

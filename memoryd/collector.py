@@ -8,6 +8,9 @@ it starts and runs it here: once no request has come for ``IDLE_S``, at most eve
 ``MIN_INTERVAL_S``, and at the latest after ``MAX_INTERVAL_S`` even if no quiet moment comes
 (cyclic garbage must not pile up during a long import). The younger generations are collected
 as before: they are small, and most garbage dies there.
+
+Other work that should wait for the same quiet moments runs after each collection (the query
+planner's statistics, :meth:`memoryd.store.database.Store.refresh_statistics`).
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ import asyncio
 import gc
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
+
+from memoryd.errors import UnavailableError
 
 log = logging.getLogger(__name__)
 
@@ -60,8 +65,10 @@ def due(now: float, last_request: float, last_full: float, in_flight: int) -> bo
 
 
 async def collect_when_quiet(last_request: Callable[[], float],
-                             in_flight: Callable[[], int]) -> None:
-    """Run the full collections (a task for the daemon's lifetime; times from time.time())."""
+                             in_flight: Callable[[], int],
+                             also: Sequence[Callable[[], Awaitable[object]]] = ()) -> None:
+    """Run the full collections, and ``also`` after each (a task for the daemon's lifetime;
+    times from time.time())."""
     last_full = time.time()
     while True:
         await asyncio.sleep(CHECK_EVERY_S)
@@ -71,3 +78,10 @@ async def collect_when_quiet(last_request: Callable[[], float],
             last_full = time.time()
             log.debug("Full garbage collection: %d objects freed in %.1f ms.", found,
                       (time.perf_counter() - started) * 1000)
+            for work in also:
+                try:
+                    await work()
+                except UnavailableError:  # the daemon closes
+                    raise
+                except Exception:  # the next quiet moment tries again; the collections go on
+                    log.warning("Work at a quiet moment failed.", exc_info=True)

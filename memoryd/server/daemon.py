@@ -198,7 +198,8 @@ class Daemon:
         spawn(self.watch_files())
         defer_full_collections()
         self.collecting = True
-        spawn(collect_when_quiet(self.idle_since, self.in_flight))
+        spawn(collect_when_quiet(self.idle_since, self.in_flight,
+                                 also=[lambda: parts.db(parts.store.refresh_statistics)]))
         log.info("memoryd %s serving on %s (pid %d).", __version__, self.config.socket_path,
                  os.getpid())
 

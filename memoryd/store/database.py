@@ -100,13 +100,15 @@ def apply_bestpractice() -> None:
         _bestpractice_applied = True
 
 
-def optimize(db: apsw.Connection) -> None:
-    """What apsw.bestpractice.connection_optimize does at opening, if the disk lets it."""
+def optimize(db: apsw.Connection, when: str = "at opening") -> None:
+    """What apsw.bestpractice.connection_optimize does at opening, if the disk lets it: the
+    query planner's statistics (``sqlite_stat1``) for the tables that have none or have grown
+    tenfold since they were taken."""
     try:
         if not db.readonly("main"):
             db.pragma("optimize", 0x10002)
     except (apsw.ReadOnlyError, apsw.FullError, apsw.IOError, apsw.BusyError) as exc:
-        log.info("Skipped PRAGMA optimize at opening: %s.", exc)
+        log.info("Skipped PRAGMA optimize %s: %s.", when, exc)
 
 
 
@@ -194,6 +196,14 @@ class Store(EntryReads, VectorRows, EventRows):
         if self._checkpointer is None:
             self._checkpointer = Checkpointer(self.path)
             self._checkpointer.watch(self._db)
+
+    def refresh_statistics(self) -> None:
+        """The query planner's statistics for the tables grown since they were taken (or
+        never taken: a store opened empty). Taken at opening only, they left a daemon that
+        filled its store running without any: the memory block's reads took 27 ms instead of
+        14 at 10,000 entries until a restart. ~1 ms when none is due; a tenfold growth
+        analyses the table again (100,000 entries: ~0.5 s)."""
+        optimize(self._db, "for the planner's statistics")
 
     def close(self) -> None:
         if self._checkpointer is not None:

@@ -5,11 +5,14 @@ from __future__ import annotations
 import gc
 from pathlib import Path
 
+import apsw
 import pytest
+from memoryd_client import Client
 
+from memoryd import collector
 from memoryd.collector import IDLE_S, MAX_INTERVAL_S, MIN_INTERVAL_S, NEVER, due
 from memoryd.embedding.model import Embedder
-from tests.conftest import start_daemon
+from tests.conftest import start_daemon, wait_until
 
 
 def test_a_full_collection_waits_for_a_quiet_moment() -> None:
@@ -39,3 +42,33 @@ def test_the_daemon_defers_full_collections_while_it_runs(
     finally:
         first.stop()
     assert gc.get_threshold() == before
+
+
+def _planner_statistics(db_path: Path) -> set[str]:
+    """The indexes of entries the query planner has statistics of (read as SQLite does)."""
+    db = apsw.Connection(str(db_path), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        if not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat1'").fetchall():
+            return set()
+        return {idx for (idx,) in db.execute(
+            "SELECT idx FROM sqlite_stat1 WHERE tbl = 'entries' AND stat NOT LIKE '0 %'")}
+    finally:
+        db.close()
+
+
+def test_a_store_opened_empty_gets_its_planner_statistics_once_it_has_grown(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The statistics were taken at opening only: a daemon that filled its store ran without
+    any until it restarted, and the memory block took twice its time. They are refreshed at
+    the collector's quiet moments."""
+    for name, value in (("CHECK_EVERY_S", 0.05), ("MIN_INTERVAL_S", 0.1), ("IDLE_S", 0.1)):
+        monkeypatch.setattr(collector, name, value)
+    running = start_daemon(None)  # keyword-only: what is measured is the store's
+    try:
+        with Client(running.socket, timeout_s=30) as client:
+            for i in range(40):
+                client.remember("coder", "infra", f"host {i} of the fleet runs service {i}",
+                                is_global=True)
+        wait_until(lambda: "entries_kind" in _planner_statistics(running.config.db_path))
+    finally:
+        running.stop()
