@@ -10,7 +10,7 @@ import pytest
 from memoryd_client import Client
 
 from memoryd import collector
-from memoryd.collector import IDLE_S, MAX_INTERVAL_S, MIN_INTERVAL_S, NEVER, due
+from memoryd.collector import IDLE_S, MAX_INTERVAL_S, MIN_INTERVAL_S, NEVER, due, quiet
 from memoryd.embedding.model import Embedder
 from tests.conftest import start_daemon, wait_until
 
@@ -27,6 +27,10 @@ def test_a_full_collection_waits_for_a_quiet_moment() -> None:
 def test_a_busy_daemon_still_collects_now_and_then() -> None:
     now = 10_000.0
     assert due(now, last_request=now, last_full=now - MAX_INTERVAL_S, in_flight=3)
+    # but the work that may hold the database thread (the planner's statistics) waits on
+    assert not quiet(now, last_request=now, in_flight=3)
+    assert not quiet(now, last_request=now - IDLE_S, in_flight=1)
+    assert quiet(now, last_request=now - IDLE_S, in_flight=0)
 
 
 def test_the_daemon_defers_full_collections_while_it_runs(
