@@ -159,9 +159,9 @@ class Scope:
     project: str | None
 
     def query(self) -> EntryQuery:
-        """Its entries: its agents', of its project or global."""
-        query = EntryQuery().agents(self.agents)
-        return query if self.project is None else query.in_project(self.project)
+        """Its agents' entries (of its project or global: ContextBuilder._entries reads
+        those)."""
+        return EntryQuery().agents(self.agents)
 
 
 @dataclass
@@ -302,12 +302,14 @@ class ContextBuilder:
             if agent in self.shared_agents else (agent,)
         return Scope(agents, project_of(cwd) if cwd else None)
 
-    def _entries(self, query: EntryQuery, limit: int,
-                 order: Order = "newest") -> list[StoredEntry]:
+    def _entries(self, query: EntryQuery, limit: int, order: Order = "newest",
+                 project: str | None = None) -> list[StoredEntry]:
         """Active entries the query selects, never quarantined ones, nor a notebook's archive
-        (pruned lines, memoryd.passes.notebooks: searchable, never injected)."""
-        return self.store.entries(EntryQuery().active().quarantined(False).also(query)
-                                  .not_under(ARCHIVE_DIR), order, limit)
+        (pruned lines, memoryd.passes.notebooks: searchable, never injected); ``project``:
+        of that project or global."""
+        return self.store.entries_in_project(EntryQuery().active().quarantined(False)
+                                             .also(query).not_under(ARCHIVE_DIR),
+                                             project, order, limit)
 
     def build(self, agent: str, *, cwd: str | None, prompt: str | None, prompt_vector: Any,
               budget: int, only_relevant: bool = False, prompt_words: Any = None) -> Block:
@@ -403,7 +405,7 @@ class ContextBuilder:
         query = scope.query().kind(kind)
         if narrower is not None:
             query = query.also(narrower)
-        return self._entries(query.not_from(from_pinned), limit, order)
+        return self._entries(query.not_from(from_pinned), limit, order, scope.project)
 
     def _feedback(self, scope: Scope, from_pinned: list[str], now: float) -> list[Item]:
         return [self._item("feedback", e, now, 100 + i)
@@ -422,11 +424,12 @@ class ContextBuilder:
     def _facts(self, scope: Scope, now: float) -> list[Item]:
         chosen: dict[str, StoredEntry] = {}
         if scope.project is not None:
-            for e in self._scoped(scope, "fact", [], 20, EntryQuery().projects([scope.project])):
+            for e in self._entries(scope.query().kind("fact").project(scope.project), 20):
                 chosen.setdefault(e.uid, e)
         # a key the project gives a value of its own: that value, not the global one
         own = {e.key for e in chosen.values() if e.key}
-        for e in self._entries(scope.query().kind("fact").key_prefixes(FACT_PREFIXES), 40):
+        for e in self._entries(scope.query().kind("fact").key_prefixes(FACT_PREFIXES), 40,
+                               project=scope.project):
             if e.project is None and e.key in own:
                 continue
             chosen.setdefault(e.uid, e)

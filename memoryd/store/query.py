@@ -13,7 +13,7 @@ which join ``entries_fts`` to ``entries``, as well as the plain reads.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
@@ -43,13 +43,19 @@ ORDERS: dict[str, str] = {
     "day, surest": "CAST(e.created / 86400 AS INTEGER) DESC, e.confidence DESC, "
                    "e.created DESC, e.id DESC",
 }
-#: Orders read through an index of their own, a partial one, and the condition it holds (in
-#: the index's words, so that SQLite may use it). The planner cannot tell it from
-#: ``entries_kind`` (agent, kind, status, created), which serves "newest", and would sort
-#: every note by day and confidence: an agent's rows in this index come in the order, and
-#: the read stops at the limit.
-ORDER_INDEXES: dict[str, tuple[str, str]] = {
-    "day, surest": ("entries_notes_day", "e.kind = 'note'"),
+#: Orders read through indexes of their own, partial ones: for any project, for one project
+#: (EntryReads.entries_in_project), and the condition they hold (in the indexes' words, so
+#: that SQLite may use them). The planner cannot tell them from ``entries_kind`` (agent,
+#: kind, status, created), which serves "newest", and would sort every note by day and
+#: confidence: an agent's rows in these indexes come in the order, and a read stops at its
+#: limit.
+ORDER_INDEXES: dict[str, tuple[str, str, str]] = {
+    "day, surest": ("entries_notes_day", "entries_notes_day_project", "e.kind = 'note'"),
+}
+#: The orders as sort keys of the entries read (EntryReads.entries_in_project merges two reads).
+ORDER_KEYS: dict[str, Callable[[StoredEntry], tuple[float, ...]]] = {
+    "newest": lambda e: (-e.created, -e.rowid),
+    "day, surest": lambda e: (-int(e.created // 86400), -e.confidence, -e.created, -e.rowid),
 }
 #: The columns a read may ask for by name.
 COLUMNS = frozenset(("id", *ENTRY_COLUMNS))
@@ -247,12 +253,14 @@ def _tail(order: Order | None, limit: int | None, offset: int) -> tuple[str, lis
 
 
 def _select(columns: str, query: EntryQuery, order: Order | None = None,
-            limit: int | None = None, offset: int = 0) -> tuple[str, list[Any]]:
-    """The SQL and parameters that read ``columns`` (over ``e``) of the query's entries."""
+            limit: int | None = None, offset: int = 0,
+            of_project: bool = False) -> tuple[str, list[Any]]:
+    """The SQL and parameters that read ``columns`` (over ``e``) of the query's entries
+    (``of_project``: the query names one project, or none: global)."""
     source = "entries e"
     if order in ORDER_INDEXES:
-        index, holds = ORDER_INDEXES[order]
-        source += f" INDEXED BY {index}"
+        any_project, one_project, holds = ORDER_INDEXES[order]
+        source += f" INDEXED BY {one_project if of_project else any_project}"
         query = EntryQuery((holds,)).also(query)
     tail, params = _tail(order, limit, offset)
     return f"SELECT {columns} FROM {source}" + query.where() + tail, [*query.params, *params]
@@ -278,6 +286,25 @@ class EntryReads:
         """The entries the query selects."""
         return [row_to_entry(row) for row in self._db.execute(
             *_select(ENTRY_COLUMNS_E, query, order, limit, offset))]
+
+    def _of_project(self, query: EntryQuery, project: str | None, order: Order,
+                    limit: int) -> list[StoredEntry]:
+        return [row_to_entry(row) for row in self._db.execute(*_select(
+            ENTRY_COLUMNS_E, query.project(project), order, limit, of_project=True))]
+
+    def entries_in_project(self, query: EntryQuery, project: str | None, order: Order,
+                           limit: int) -> list[StoredEntry]:
+        """The first ``limit`` in ``order`` of the entries the query selects that belong to
+        ``project`` or to none (global): what a memory block in the project shows (None: of
+        any project). Read as two reads, the project's and the global ones, each an index
+        range in the order that stops at the limit (``entries_project``), merged: one read of
+        both (``project = ? OR project IS NULL``) collects every entry of either and sorts
+        them (40-50 ms for the block's feedback or facts at 100,000 global entries)."""
+        if project is None:
+            return self.entries(query, order, limit)
+        either = [*self._of_project(query, project, order, limit),
+                  *self._of_project(query, None, order, limit)]
+        return sorted(either, key=ORDER_KEYS[order])[:limit]
 
     def entry_fields(self, query: EntryQuery, columns: Sequence[str],
                      order: Order | None = None, limit: int | None = None

@@ -196,7 +196,7 @@ def test_the_wal_is_checkpointed_by_the_background_checkpointer(tmp_path) -> Non
 
 def without_later_columns(store: Store) -> None:
     """A database of an older schema has none of the columns, tables, indexes and views later
-    migrations add (16-23), and the keyword index of schema 1."""
+    migrations add (16-24), and the keyword index of schema 1."""
     first = MIGRATIONS[0]
     keyword_index = first[first.index("CREATE VIRTUAL TABLE entries_fts"):
                           first.index("CREATE TABLE events")]
@@ -207,7 +207,7 @@ def without_later_columns(store: Store) -> None:
         "ALTER TABLE files DROP COLUMN text_key; ALTER TABLE files DROP COLUMN project; "
         "DROP TABLE outcomes; ALTER TABLE sessions DROP COLUMN judged; "
         "DROP TABLE archived_turns; DROP TABLE vector_refine; DROP TRIGGER entries_refine_ad; "
-        "DROP INDEX entries_notes_day")
+        "DROP INDEX entries_notes_day; DROP INDEX entries_notes_day_project")
 
 
 def test_transcript_chunks_flagged_by_their_own_labels_are_let_go_at_upgrade(tmp_path) -> None:
@@ -313,3 +313,27 @@ def test_a_blocks_notes_come_newest_day_first_the_surest_first_within_a_day(
                        if agent in "ab" and kind == "note" and status == "active"
                        for created in [1_700_006_400 + day * 86400 + second]), reverse=True)
     assert got == [f"u{i}" for *_, i in expected[:limit]]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", "c"]), st.sampled_from([None, "/p", "/q"]),
+                          st.sampled_from(["note", "feedback"]), st.integers(0, 3),
+                          st.sampled_from([0, 3600, 7200]),  # ties: the row decides
+                          st.sampled_from([0.5, 0.9])), max_size=50),
+       st.sampled_from([None, "/p", "/r"]), st.sampled_from(["newest", "day, surest"]),
+       st.integers(1, 10))
+def test_a_blocks_read_in_a_project_is_its_entries_and_the_global_ones_in_order(
+        tmp_path_factory, rows, project, order, limit) -> None:
+    """A memory block in a project reads the project's entries and the global ones apart and
+    merges them (each read stops at its limit in an index): the same entries in the same
+    order as one read of both."""
+    store = Store(tmp_path_factory.mktemp("db") / "db")
+    for i, (agent, where, kind, day, second, confidence) in enumerate(rows):
+        store.insert_entry({**entry(f"u{i}", f"entry {i}"), "agent": agent, "project": where,
+                            "kind": kind, "confidence": confidence,
+                            "created": 1_700_006_400 + day * 86400 + second})
+    kind = "note" if order == "day, surest" else "feedback"
+    query = EntryQuery().agents(["a", "b"]).kind(kind).active()
+    one_read = query if project is None else query.in_project(project)
+    assert [e.uid for e in store.entries_in_project(query, project, order, limit)] == \
+        [e.uid for e in store.entries(one_read, order, limit)]
