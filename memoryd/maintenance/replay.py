@@ -159,7 +159,8 @@ def _apply_remember(store: Store, agent: str, entry: dict[str, Any], skipped: se
     # often with the same text: Entries.seen_again)
     seen_again = entry.get("status") == "superseded" and bool(entry.get("superseded_by"))
     if not seen_again and store.find_exact(owner, entry.get("category", ""),
-                                           entry.get("hash", ""), entry.get("project")):
+                                           entry.get("hash", ""), entry.get("project"),
+                                           entry.get("key")):
         skipped.add(str(entry.get("uid")))
         log.info("Replay: skipped a duplicate of an entry already stored (%s).", entry.get("uid"))
         return 0

@@ -426,17 +426,19 @@ class Store(EntryReads, VectorRows, EventRows):
             f"SELECT id, index_text(text, key), created, kind NOT IN ({records}) "
             f"FROM entries WHERE id IN ({marks})", [*TRANSCRIPT_KINDS, *rowids])}
 
-    def find_exact(self, agent: str, category: str, hash_: str,
-                   project: str | None) -> StoredEntry | None:
-        """An active entry of the same text that covers ``project``: written in it, or global
-        (a global entry is shown in every project; the same text in another project is not
-        the same memory)."""
+    def find_exact(self, agent: str, category: str, hash_: str, project: str | None,
+                   key: str | None) -> StoredEntry | None:
+        """An active entry of the same text and key that covers ``project``: written in it,
+        or global (a global entry is shown in every project; the same text in another project
+        is not the same memory, nor under another key: "emacs" is the editor's value and the
+        mail client's)."""
         row = self._db.execute(
             # by the hash's index: the planner took (agent, category, status), which scans
             # every entry of a category (a replay of 20,000 notes of one category: O(n²))
             SELECT_ENTRY + " WHERE +agent=? AND +category=? AND hash=? AND +status='active' "
-            "AND (project IS ? OR project IS NULL) ORDER BY project IS NULL LIMIT 1",
-            (agent, category, hash_, project),
+            "AND +key IS ? AND (project IS ? OR project IS NULL) ORDER BY project IS NULL "
+            "LIMIT 1",
+            (agent, category, hash_, key, project),
         ).fetchone()
         return row_to_entry(row) if row else None
 

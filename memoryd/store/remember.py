@@ -165,7 +165,7 @@ class Remembering(EntryWrites):
                       unindexed: list[Unindexed] | None = None) -> Remembered:
         agent, category = draft.agent, draft.category
         project = draft.project
-        existing = self.store.find_exact(agent, category, draft.hash, project)
+        existing = self.store.find_exact(agent, category, draft.hash, project, draft.key)
         if existing is not None:
             return Remembered(False, existing, duplicate="exact")
         rivals = self.store.active_with_key(agent, draft.key, project) if draft.key else []

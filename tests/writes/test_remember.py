@@ -85,6 +85,18 @@ def test_key_conflict_higher_confidence_wins_and_loser_is_kept(client: Client) -
     assert [h["text"] for h in hits] == ["The user's editor is helix"]
 
 
+def test_the_same_value_under_another_key_is_stored_not_refused_as_a_duplicate(
+        client: Client) -> None:
+    """A fact's key is what its text is about: "emacs" as the editor and as the mail client
+    are two memories (the second was refused as an exact duplicate of the first)."""
+    editor = client.remember("coder", "prefs", "emacs with evil mode", key="pref.editor")
+    mail = client.remember("coder", "prefs", "emacs with evil mode", key="pref.mail")
+    assert mail["stored"] is True and mail["entry"]["id"] != editor["entry"]["id"]
+    assert {e["key"] for e in client.list_entries(agent="coder")["entries"]} == {"pref.editor", "pref.mail"}
+    again = client.remember("coder", "prefs", "emacs with evil mode", key="pref.mail")
+    assert again["stored"] is False and again["duplicate"] == "exact"
+
+
 def test_forget_is_soft_journaled_and_namespaced(client: Client) -> None:
     entry = client.remember("designer", "notes", "Die-cut stickers need one continuous shape")["entry"]
     with pytest.raises(ForbiddenError, match="belongs to agent 'designer'"):
