@@ -25,6 +25,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from memoryd_client import paths
+
 log = logging.getLogger(__name__)
 
 
@@ -372,33 +374,20 @@ def agent_home(variable: str) -> str | None:
     return path
 
 
-#: A line of user-dirs.dirs naming the Documents folder: ``XDG_DOCUMENTS_DIR="$HOME/Docs"``.
-_DOCUMENTS_LINE = re.compile(r'^\s*XDG_DOCUMENTS_DIR\s*=\s*"?([^"\n]*)"?\s*$', re.MULTILINE)
-
-
 def xdg_documents() -> str | None:
     """The Documents folder the XDG user directories name on Linux, where Cline keeps its
-    global rules (``Cline/Rules``; it asks ``xdg-user-dir DOCUMENTS``, which reads
-    ``XDG_DOCUMENTS_DIR`` from ``$XDG_CONFIG_HOME/user-dirs.dirs``, ``~/.config``): ``~/…`` or
-    an absolute path. None elsewhere, when none is named, or when it is ``~/Documents`` or the
-    home itself (sources of their own read those)."""
+    global rules (``Cline/Rules``: memoryd_client.paths.xdg_documents, as ``xdg-user-dir
+    DOCUMENTS`` reads it), as ``~/…`` or an absolute path. None elsewhere, when none is named,
+    or when it is ``~/Documents`` or the home itself (sources of their own read those)."""
     if not sys.platform.startswith("linux"):
         return None
-    config = agent_home("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
-    try:
-        with open(os.path.join(config, "user-dirs.dirs"), encoding="utf-8",
-                  errors="replace") as handle:
-            found = _DOCUMENTS_LINE.findall(handle.read())
-    except OSError:
+    value = paths.xdg_documents(agent_home("XDG_CONFIG_HOME"))
+    if value is None:
         return None
-    value = found[-1].strip() if found else ""
-    if value.startswith("$HOME"):
-        value = "~" + value[len("$HOME"):]
-    value = value.rstrip("/")
-    if not value.startswith(("~/", "/")) or any(char in value for char in "*?{}$") \
-            or value == "~/Documents":
+    home = os.path.expanduser("~")
+    if value == home or value == f"{home}/Documents" or any(c in value for c in "*?{}$"):
         return None
-    return value
+    return "~" + value[len(home):] if value.startswith(home + "/") else value
 
 
 @functools.lru_cache(maxsize=8)

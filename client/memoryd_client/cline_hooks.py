@@ -25,27 +25,22 @@ import contextlib
 import os
 import shlex
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 from memoryd_client.atomic_file import fsync_directory, write_atomically
 from memoryd_client.errors import BadParamsError
+from memoryd_client.paths import xdg_documents
 
 #: The line that makes a hook file memoryd's.
 MARKER = "# memoryd-cline-hook:"
 
 
 def documents_dir() -> Path:
-    """The Documents folder as Cline finds it: ``xdg-user-dir DOCUMENTS`` on Linux where that
-    program is, else ``~/Documents``."""
-    program = shutil.which("xdg-user-dir") if sys.platform.startswith("linux") else None
-    if program is not None:
-        with contextlib.suppress(OSError, subprocess.SubprocessError):
-            found = subprocess.run([program, "DOCUMENTS"], capture_output=True, text=True,
-                                   timeout=5, check=False).stdout.strip()
-            if found and os.path.isabs(found):
-                return Path(found)
+    """The Documents folder as Cline finds it: on Linux where ``xdg-user-dir`` is, what it
+    prints (the folder the XDG user directories name, else the home), else ``~/Documents``."""
+    if sys.platform.startswith("linux") and shutil.which("xdg-user-dir") is not None:
+        return Path(xdg_documents() or Path.home())
     return Path.home() / "Documents"
 
 

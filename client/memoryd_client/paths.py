@@ -133,3 +133,29 @@ def socket_origin(path: object) -> str:
         return ("the default socket: neither MEMORYD_HOME nor MEMORYD_SOCKET is set in this "
                 "shell, so a daemon started with one of them is not found here")
     return "the socket given"
+
+
+def xdg_documents(config_home: str | None = None) -> str | None:
+    """The Documents folder the XDG user directories name (``XDG_DOCUMENTS_DIR`` in
+    ``$XDG_CONFIG_HOME/user-dirs.dirs``, ``~/.config`` by default: what ``xdg-user-dir
+    DOCUMENTS`` prints), an absolute path with ``$HOME`` expanded; None when none is named.
+    Cline keeps its hooks and global rules there on Linux (memoryd_client.cline_hooks,
+    memoryd.agent_settings)."""
+    home = os.path.expanduser("~")
+    config = config_home or os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    try:
+        with open(os.path.join(config, "user-dirs.dirs"), encoding="utf-8",
+                  errors="replace") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return None
+    value = ""
+    for line in lines:  # the last assignment wins, as the shell's
+        name, equals, rest = line.strip().partition("=")
+        if equals and name.strip() == "XDG_DOCUMENTS_DIR":
+            value = rest.strip().strip('"')
+    if value.startswith("$HOME"):
+        value = home + value[len("$HOME"):]
+    value = value.rstrip("/")
+    return value if os.path.isabs(value) else None
+

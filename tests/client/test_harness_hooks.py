@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -438,6 +439,27 @@ def test_cline_install_leaves_the_users_own_hook_alone(memoryd_home, tmp_path) -
                           text=True, check=True).stdout == ""
     assert run_cli("hook", "uninstall", "cline", "--project", str(repo)).returncode == 0
     assert not (repo / ".clinerules").exists()
+
+
+@pytest.mark.skipif(shutil.which("xdg-user-dir") is None, reason="xdg-user-dir is not here")
+def test_cline_hooks_go_where_xdg_user_dir_says_the_documents_folder_is(
+        memoryd_home, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cline asks `xdg-user-dir DOCUMENTS` for its hooks directory's folder; memoryd reads the
+    same user-dirs.dirs, and must agree with the program: a localised folder, and the home
+    when none is named."""
+    home = Path(os.environ["HOME"])
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    dirs = home / ".config/user-dirs.dirs"
+    dirs.parent.mkdir(parents=True, exist_ok=True)
+    for named in ('XDG_DESKTOP_DIR="$HOME/Schreibtisch"\nXDG_DOCUMENTS_DIR="$HOME/Dokumente"\n',
+                  'XDG_DESKTOP_DIR="$HOME/Desktop"\n'):
+        dirs.write_text(named)
+        printed = subprocess.run(["xdg-user-dir", "DOCUMENTS"], capture_output=True, text=True,
+                                 check=True, env=os.environ.copy()).stdout.strip()
+        assert run_cli("hook", "install", "cline").returncode == 0
+        assert (Path(printed) / "Cline/Hooks/TaskStart").is_file()
+        assert run_cli("hook", "uninstall", "cline").returncode == 0
+    assert printed == str(home)
 
 
 # -- failing open --------------------------------------------------------------------------------
