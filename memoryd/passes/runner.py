@@ -224,15 +224,15 @@ class PassRunner:
         return await self.db(self.runs.change, number)
 
     async def listing(self) -> list[dict[str, Any]]:
-        """Each pass: its schedule, last run, next run."""
+        """Each pass: its schedule, last run over everything, next run."""
         out = []
         for name in PASSES:
-            last = await self.db(self.runs.newest, name, 1)
+            last = await self.db(self.runs.newest_whole, name)
             every = self.every(name)
             entry: dict[str, Any] = {"pass": name, "schedule": self.schedule_of(name),
-                                     "last": last[0] if last else None}
+                                     "last": last}
             if every is not None:
-                started = last[0]["started"] if last else None
+                started = last["started"] if last else None
                 entry["next"] = max(self.started + START_DELAY_S,
                                     (started or 0) + every)
             else:
@@ -308,8 +308,10 @@ class PassRunner:
             every = self.every(name)
             if every is None:
                 continue
-            last = await self.db(self.runs.newest, name, 1)
-            if last and now - last[0]["started"] < every:
+            # a preview, a run for one agent or project, an accepted proposal: not the
+            # pass's work for everything, so they do not put the next one off
+            last = await self.db(self.runs.newest_whole, name)
+            if last and now - last["started"] < every:
                 continue
             quiet = self.parts.config().passes.quiet_s
             if self.schedule_of(name) == "daily" and now - self.idle_since() < quiet:

@@ -109,6 +109,11 @@ class PassRuns:
     def newest(self, name: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
         return [self._run_row(row) for row in self.store.runs.newest(name, limit)]
 
+    def newest_whole(self, name: str) -> dict[str, Any] | None:
+        """The pass's newest run over everything (the schedule counts from it)."""
+        row = self.store.runs.newest_whole(name)
+        return self._run_row(row) if row else None
+
     def run(self, run: int) -> dict[str, Any]:
         row = self.store.runs.get(run)
         if row is None:

@@ -126,6 +126,15 @@ class Runs:
             _RUNS + (" WHERE pass=?" if name else "") + " ORDER BY id DESC LIMIT ?",
             ([name] if name else []) + [limit])]
 
+    def newest_whole(self, name: str) -> Run | None:
+        """The newest run of the pass ``name`` that did its work for everything: not a dry
+        run, not limited to an agent, a project or some files, not a proposal's acceptance
+        (its scope is empty). The schedule counts from it."""
+        row = self._db.execute(
+            _RUNS + " WHERE pass=? AND dry_run=0 AND (scope IS NULL OR scope='{}') "
+            "ORDER BY id DESC LIMIT 1", (name,)).fetchone()
+        return _run(row) if row else None
+
     def get(self, run: int) -> Run | None:
         row = self._db.execute(_RUNS + " WHERE id=?", (run,)).fetchone()
         return _run(row) if row else None

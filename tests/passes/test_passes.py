@@ -1348,6 +1348,26 @@ def test_the_cli_names_runs_and_lists_passes(memory_dir: Path, daemon, client: C
     assert re.search(r"notebooks next tomorrow \d\d:\d\d \(last r", run_cli("status").stdout)
 
 
+def test_a_preview_or_a_run_for_one_agent_does_not_put_the_pass_off(
+        memory_dir: Path, daemon, client: Client) -> None:
+    """The schedule counts from the pass's last run over everything: a user's preview
+    (`--dry-run`, `memory notebook`), a run for one agent or project and an accepted proposal
+    leave the others' work undone, so the scheduled run still comes when it was due."""
+    def consolidate() -> dict:
+        return next(p for p in client.pass_list()["passes"] if p["pass"] == "consolidate")
+
+    before = consolidate()
+    client.pass_run("consolidate", dry_run=True)
+    client.pass_run("consolidate", agent="designer")
+    client.pass_run("consolidate", project=str(memory_dir))
+    after = consolidate()
+    assert after["next"] == before["next"] and after["last"] == before["last"], (before, after)
+    whole = client.pass_run("consolidate")
+    after = consolidate()
+    assert after["last"]["run"] == whole["run"]
+    assert after["next"] >= after["last"]["started"] + 23 * 3600
+
+
 def test_a_missed_run_happens_once_and_quiet_passes_wait(memoryd_home: Path, embedder,
                                                         monkeypatch) -> None:
     monkeypatch.setattr(runner, "START_DELAY_S", 0.0)
