@@ -141,6 +141,11 @@ def test_the_command_table_matches_the_parsers() -> None:
     documented = command_table_paths()
     with_actions = {command for command, action in parsed if action is not None}
     documented = {(c, a if c in with_actions else None) for c, a in documented}
+    from memoryd_client.commands import GROUPS, command_named
+
+    defaults = {name: command_named(name).default_action for name in GROUPS}
+    documented = {(c, defaults.get(c) if a is None and c in with_actions else a)
+                  for c, a in documented}  # `memory pass` is `memory pass list`
     assert parsed - documented == set(), "commands missing from the table of docs/commands.md"
     assert documented - parsed == set(), "docs/commands.md's table names commands that do not exist"
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import sys
 
-from memoryd_client.command_spec import FAILED, GLOBALS, OK, USAGE, Values
+from memoryd_client.command_spec import FAILED, GLOBALS, OK, USAGE, VALUE_OPTIONS, Values
 from memoryd_client.errors import MemorydError, UsageError
 
 TYPE_CHECKING = False  # see memoryd_client/__init__.py
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from memoryd_client.command_spec import Arg, Args, Command, Show
 
 #: Global options that take a value (so that the command can be found after them).
-VALUE_OPTIONS = tuple(flag for arg in GLOBALS if arg.kind != "flag" for flag in arg.flags)
 #: The progress line being shown (taken away before anything else is printed).
 _progress: Any = None
 
@@ -286,16 +285,16 @@ def main(argv: list[str] | None = None) -> int:
 def _parse(argv: list[str]) -> argparse.Namespace | int:
     """The arguments as argparse reads them, or the exit code of a usage error or --help."""
     from memoryd_client.commands import GROUPS
-    from memoryd_client.parser import build_parser
+    from memoryd_client.parser import build_parser, parse
 
     as_json = _wants_json(argv)
     first = _command_of(argv)
-    parser = build_parser(only=first if first in GROUPS else None)
+    only = first if first in GROUPS else None
     if not argv:  # `memory` alone: the help, as a usage error
-        parser.print_help()
+        build_parser(only).print_help()
         return USAGE
     try:
-        return parser.parse_args(argv)
+        return parse(argv, only)
     except UsageError as exc:
         if not as_json:
             sys.stderr.write(exc.usage)

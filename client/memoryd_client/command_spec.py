@@ -92,6 +92,8 @@ SOCKET = Arg("--socket", metavar="PATH", help="daemon socket (default: $MEMORYD_
 TIMEOUT = Arg("--timeout", kind="float", default=30.0, metavar="S",
               help="seconds to wait for the daemon (default: 30)")
 GLOBALS = (JSON, SOCKET, TIMEOUT)
+#: The global options that take a value (the next word, unless given as --socket=PATH).
+VALUE_OPTIONS = tuple(flag for arg in GLOBALS if arg.kind != "flag" for flag in arg.flags)
 
 
 def plain(print_result: Callable[[Any], None]) -> Show:
@@ -131,6 +133,8 @@ class Command:
 
     ``watch`` runs instead of request and show when the command's --watch is given (it asks
     again and again until Ctrl-C, and returns the exit code: `memory status --watch`).
+    ``default_action`` is the action a command with actions runs when none is named (`memory
+    sources` lists them).
 
     ``globals`` are the global options it takes after its name (a global option among its
     ``args`` is one too, shown in its place); ``progress`` shows the daemon's
@@ -142,6 +146,7 @@ class Command:
         "actions",
         "alone",
         "args",
+        "default_action",
         "description",
         "epilog",
         "examples",
@@ -165,7 +170,8 @@ class Command:
                  exits: str | None = None, epilog: str | None = None,
                  globals: tuple[Arg, ...] = GLOBALS, progress: bool = False,
                  refusal_exit: int | None = None,
-                 watch: Callable[[Args, Client], int] | None = None) -> None:
+                 watch: Callable[[Args, Client], int] | None = None,
+                 default_action: str | None = None) -> None:
         self.help = help
         self.description = description
         self.args = args
@@ -182,6 +188,9 @@ class Command:
         self.progress = progress
         self.refusal_exit = refusal_exit
         self.watch = watch
+        self.default_action = default_action
+        if default_action is not None and default_action not in self.actions:
+            raise TypeError(f"no action {default_action!r} to run by default")
         ways = [request is not None and show is not None, run is not None, alone is not None,
                 bool(actions)]
         if ways.count(True) != 1:

@@ -7,7 +7,7 @@ string)."""
 from __future__ import annotations
 
 from memoryd_client import cli_help
-from memoryd_client.command_spec import GLOBALS
+from memoryd_client.command_spec import GLOBALS, VALUE_OPTIONS
 from memoryd_client.commands import GROUPS, command_named
 from memoryd_client.errors import UsageError
 
@@ -29,8 +29,11 @@ def _parser_class() -> type[argparse.ArgumentParser]:
     return Parser
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The whole parser, or (``only``) just the one command about to run."""
+def build_parser(only: str | None = None,
+                 parsers: dict[str, argparse.ArgumentParser] | None = None,
+                 ) -> argparse.ArgumentParser:
+    """The whole parser, or (``only``) just the one command about to run. ``parsers`` is given
+    each command's parser, by its name ("pass", "pass run")."""
     parser = _parser_class()(
         prog="memory", formatter_class=cli_help.Formatter,
         description="Talk to memoryd, the local memory daemon for AI agents.",
@@ -43,12 +46,53 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in GROUPS:
         if only is None or name == only:
-            add_command(commands, name, command_named(name))
+            add_command(commands, name, command_named(name), parsers)
     return parser
 
 
-def add_command(subparsers: Any, name: str, command: Command) -> argparse.ArgumentParser:
-    """A command's parser (and its actions' parsers) under ``subparsers``."""
+def parse(argv: list[str], only: str | None = None) -> argparse.Namespace:
+    """The command line as argparse reads it, but for two things. A command with a default
+    action runs it when none is named (`memory session --agent A` is `memory session list
+    --agent A`); and an argument no parser knows is reported by the command's own parser, with
+    its usage (argparse leaves it to the top parser: `memory: error: unrecognized arguments`
+    under the usage of `memory` itself)."""
+    parsers: dict[str, argparse.ArgumentParser] = {}
+    parser = build_parser(only, parsers)
+    argv = _with_default_action(argv)
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        command = command_named(args.command)
+        name = f"{args.command} {args.action}" if command.actions else args.command
+        parsers.get(name, parser).error(f"unrecognized arguments: {' '.join(extras)}")
+    return args
+
+
+def _with_default_action(argv: list[str]) -> list[str]:
+    """``argv`` with its command's default action named after the command word, when it names
+    none: nothing follows the command word, or an option does (not --help)."""
+    skip = False
+    for at, word in enumerate(argv):
+        if skip:
+            skip = False
+        elif word in VALUE_OPTIONS:
+            skip = True
+        elif not word.startswith("-"):
+            if word not in GROUPS:
+                return argv
+            default = command_named(word).default_action
+            after = argv[at + 1] if at + 1 < len(argv) else None
+            if default is None or (after is not None and (
+                    not after.startswith("-") or after in ("-h", "--help"))):
+                return argv
+            return [*argv[:at + 1], default, *argv[at + 1:]]
+    return argv
+
+
+def add_command(subparsers: Any, name: str, command: Command,
+                parsers: dict[str, argparse.ArgumentParser] | None = None,
+                ) -> argparse.ArgumentParser:
+    """A command's parser (and its actions' parsers) under ``subparsers``; each of them put in
+    ``parsers`` by its name ("pass", "pass run")."""
     epilog = command.epilog
     if epilog is None and command.examples:
         epilog = cli_help.epilog(command.examples, command.exits or "")
@@ -57,10 +101,13 @@ def add_command(subparsers: Any, name: str, command: Command) -> argparse.Argume
         formatter_class=cli_help.Formatter)
     for arg in (*command.globals, *command.args):
         add_argument(parser, arg)
+    if parsers is not None:
+        parsers[parser.prog.removeprefix("memory ")] = parser
     if command.actions:
-        actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+        actions = parser.add_subparsers(dest="action", metavar="ACTION",
+                                        required=command.default_action is None)
         for action_name, action in command.actions.items():
-            add_command(actions, action_name, action)
+            add_command(actions, action_name, action, parsers)
     return parser
 
 

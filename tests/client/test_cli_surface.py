@@ -152,6 +152,26 @@ def test_session_list_and_sessions_are_one_command(daemon) -> None:
     assert ids == [s["id"] for s in json.loads(alias.stdout)["sessions"]] and "s-one" in ids
     shown = run_cli("session", "show", "s-one")
     assert shown.returncode == 0 and "session s-one" in shown.stdout
+    # a command with a list names it by default, options and all
+    bare = run_cli("--json", "session", "--agent", "claude-code", "--limit", "5")
+    assert bare.returncode == 0, bare.stderr
+    assert [s["id"] for s in json.loads(bare.stdout)["sessions"]] == ids
+    passes = run_cli("pass")
+    assert passes.returncode == 0 and passes.stdout == run_cli("pass", "list").stdout
+    assert "consolidate" in passes.stdout
+    assert "add" in run_cli("sources", "--help").stdout  # help is the command's, not list's
+
+
+def test_an_unknown_option_is_reported_by_its_command() -> None:
+    """`memory store … --here` (store has no --here): the error names `memory store` and shows
+    its usage, not the top-level `memory: error` under `memory`'s usage."""
+    result = run_cli("store", "coder", "prefs", "deploy with fly", "--here")
+    assert result.returncode == 2
+    assert "memory store: error: unrecognized arguments: --here" in result.stderr, result.stderr
+    assert "usage: memory store" in result.stderr and "--global" in result.stderr
+    action = run_cli("--json", "pass", "run", "consolidate", "--everything")
+    assert action.returncode == 2
+    assert json.loads(action.stdout)["error"]["message"].startswith("memory pass run: error:")
 
 
 def test_mcp_takes_a_socket() -> None:

@@ -63,8 +63,9 @@ COMMANDS: dict[str, Command] = {
         exits="0 the daemon answered (--watch: ended with Ctrl-C); 3 daemon unreachable "
         "(not with --watch: it waits)"),
     "sources": Command(
-        help="list, add or remove watched sources", progress=True,
-        examples=("memory sources list",), exits="0 done", actions={
+        help="list (the default), add or remove watched sources", progress=True,
+        examples=("memory sources", "memory sources add --project ~/src/shop"), exits="0 done",
+        default_action="list", actions={
             "list": Command(
                 help="every source and its state", request=lambda a, c: c.sources("list"),
                 show=plain(views.print_sources), examples=("memory sources list --json",),

@@ -34,13 +34,13 @@ def _notebook_exit(result: Any, args: Args) -> int:
 
 COMMANDS: dict[str, Command] = {
     "pass": Command(
-        help="the maintenance passes: list, run, show", progress=True,
+        help="the maintenance passes: list (the default), run, show", progress=True,
         description="memoryd keeps memory in order with scheduled passes (README: Maintenance "
         "passes). Every change a pass makes is recorded: `memory pass show` lists it, "
         "`memory undo` takes it back.",
-        examples=("memory pass list", "memory pass run consolidate --dry-run",
+        examples=("memory pass", "memory pass run consolidate --dry-run",
                   "memory pass show"),
-        exits="0 done; 1 failed", actions={
+        exits="0 done; 1 failed", default_action="list", actions={
             "list": Command(
                 help="each pass: schedule, last run, next run", request=lambda a, c:
                 c.pass_list(), show=plain(later("pass_view", "print_list")),
@@ -95,9 +95,9 @@ COMMANDS: dict[str, Command] = {
                 exit=lambda r, a: OK if r["counts"].get("applied") else FAILED,
                 examples=("memory promote accept c345",), exits="0 written; 1 not applied")}),
     "notebook": Command(
-        help="check (and fix) notebooks", progress=True,
-        examples=("memory notebook check", "memory notebook check ~/notes/me.md --fix"),
-        exits="0 nothing to fix / fixed; 1 something to fix", actions={
+        help="check (the default; --fix fixes) notebooks", progress=True,
+        examples=("memory notebook", "memory notebook check ~/notes/me.md --fix"),
+        exits="0 nothing to fix / fixed; 1 something to fix", default_action="check", actions={
             "check": Command(
                 help="section order, date prefixes, the line cap",
                 description="Check notebooks (Mistakes / Learnings / Shareholder Feedback / "

@@ -77,9 +77,9 @@ COMMANDS: dict[str, Command] = {
         exits="0 done; 1 no such session. Each item shows its text as injected and why it was "
         "there, in words; --json keeps the search evidence"),
     "session": Command(
-        help="agent sessions: list, show ID",
-        examples=("memory session list --agent claude-code", "memory session show 5f2c1d"),
-        exits="0 done; 1 no such session", actions={
+        help="agent sessions: list (the default), show ID",
+        examples=("memory session --agent claude-code", "memory session show 5f2c1d"),
+        exits="0 done; 1 no such session", default_action="list", actions={
             "list": SESSION_LIST,
             "show": Command(
                 help="one session: times, counts, entries from it, injections",
