@@ -127,7 +127,9 @@ def _print_change(change: dict[str, Any]) -> None:
             print(f"    {line}")
     elif change["kind"] == "entry":
         for name in sorted(set(before or {}) | set(after or {})):
-            print(f"    {name}: {(before or {}).get(name)!r} → {(after or {}).get(name)!r}")
+            old_value, new_value = (before or {}).get(name), (after or {}).get(name)
+            if old_value != new_value:  # what the change changed, and only that
+                print(f"    {name}: {old_value!r} → {new_value!r}")
     elif after:
         for name, value in after.items():
             if name not in ("text",):

@@ -37,6 +37,9 @@ def test_a_forgotten_api_entry_comes_back_with_its_id_date_and_history(
             assert c.get(stored["id"])["status"] == "forgotten"
             shown = run_cli("pass", "show", run)
             assert shown.returncode == 0 and "forget [applied]" in shown.stdout, shown.stdout
+            # what changed, and only that (not "superseded_by: None → None")
+            assert "status: 'active' → 'forgotten'" in shown.stdout
+            assert "None → None" not in shown.stdout, shown.stdout
             undone = run_cli("undo", run)
             assert undone.returncode == 0, undone.stderr
             back = c.get(stored["id"])
