@@ -17,7 +17,7 @@ from typing import Any
 
 from memoryd_client.hooks import SPOOL_NAME, canonical, carries_context, native, read_spool, render
 
-from memoryd.errors import BadParamsError, ForbiddenError, MemorydError, NotFoundError
+from memoryd.errors import BadParamsError, ForbiddenError, MemorydError
 from memoryd.names import path_problem
 from memoryd.passes.runs import PassRuns
 from memoryd.project import project_of
@@ -358,21 +358,21 @@ class SessionMethods:
 
     async def m_explain(self, params: Params) -> dict[str, Any]:
         session = params.text("session", max_len=200)
+        if session is not None and await self.parts.db(self.registry.session, session) is None \
+                and not await self.parts.db(self.registry.injections, session):
+            session = await self.parts.db(self.registry.resolve, session)  # a prefix of one
         latest = session or await self.parts.db(self.registry.latest_injected)
         if latest:  # show outcomes as they are now
             await self.usage.judge_if_due(latest)
         injections = await self.parts.db(self.explained, session)
-        if session is not None and not injections and \
-                await self.parts.db(self.registry.session, session) is None:
-            raise NotFoundError(f"no session {session!r} (memory sessions lists them)")
         return {"session": session, "injections": injections}
 
     async def m_session(self, params: Params) -> dict[str, Any]:
-        session_id = params.text("id", required=True, max_len=200)
-        assert session_id is not None
+        given = params.text("id", required=True, max_len=200)
+        assert given is not None
+        session_id = await self.parts.db(self.registry.resolve, given)  # or a prefix of it
         found = await self.parts.db(self.registry.session, session_id)
-        if found is None:
-            raise NotFoundError(f"no session {session_id!r}")
+        assert found is not None
         store = self.parts.store
 
         def extracted() -> list[dict[str, Any]]:

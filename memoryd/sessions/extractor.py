@@ -84,9 +84,9 @@ class SessionExtractor:
         self.runs = runs
 
     async def run(self, session_id: str, *, dry_run: bool) -> dict[str, Any]:
+        session_id = await self.db(self.registry.resolve, session_id)  # or a prefix of it
         session = await self.db(self.registry.session, session_id)
-        if session is None:
-            raise NotFoundError(f"no session {session_id!r}")
+        assert session is not None
         return await self.extract(session, dry_run=dry_run)
 
     async def extract(self, session: dict[str, Any], *, dry_run: bool) -> dict[str, Any]:

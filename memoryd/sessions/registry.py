@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from memoryd.prefixes import by_prefix
 from memoryd.project import project_of
 from memoryd.sessions.context import Block, one_line
 from memoryd.sessions.explain import TEXT_CHARS
@@ -43,6 +44,14 @@ class Registry:
     def session(self, session: str) -> dict[str, Any] | None:
         found = self.store.sessions.get(session)
         return found.as_dict() if found is not None else None
+
+    def resolve(self, session: str) -> str:
+        """The id of the session ``session`` names: itself, or the one session whose id it
+        begins (4+ characters: a harness's ids are UUIDs)."""
+        if self.store.sessions.get(session) is not None:
+            return session
+        return by_prefix(session, self.store.sessions.ids_with_prefix, "session",
+                         " (memory sessions lists them)")
 
     def sessions(self, agent: str | None, project: str | None, limit: int) -> list[dict[str, Any]]:
         """The newest sessions first, filtered by agent and project; [] when none match."""

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError
+from memoryd.prefixes import by_prefix
 from memoryd.provenance import person_only_refusal
 from memoryd.store.entry_writes import Unindexed, Vectors, apply_release, new_uid
 from memoryd.store.file_versions import versions as file_versions
@@ -45,20 +46,11 @@ class Entries(Remembering):
     def resolve(self, entry_id: str) -> StoredEntry:
         """The entry with this id, or with this unique id prefix (4+ characters)."""
         entry = self.store.entry_by_uid(entry_id)
-        if entry is not None:
-            return entry
-        if len(entry_id) >= 4:
-            matches = self.store.uids_with_prefix(entry_id, limit=4)
-            if len(matches) == 1:
-                found = self.store.entry_by_uid(matches[0])
-                assert found is not None
-                return found
-            if len(matches) > 1:
-                listed = ", ".join(matches[:3]) + (", …" if len(matches) > 3 else "")
-                raise BadParamsError(f"id prefix {entry_id!r} is ambiguous ({listed}); give "
-                                     "more characters")
-        short = " (a prefix needs 4 characters or more)" if len(entry_id) < 4 else ""
-        raise NotFoundError(f"no entry with id {entry_id!r}{short}")
+        if entry is None:
+            entry = self.store.entry_by_uid(
+                by_prefix(entry_id, self.store.uids_with_prefix, "entry"))
+        assert entry is not None
+        return entry
 
     def get(self, request: EntryRequest) -> tuple[StoredEntry, UsageRecord]:
         """The entry with its usage record (memoryd.store.usage: the sessions it was

@@ -112,6 +112,12 @@ class Sessions:
         row = self._db.execute(_SELECT + " WHERE id=?", (session,)).fetchone()
         return Session(*row) if row else None
 
+    def ids_with_prefix(self, prefix: str, limit: int) -> list[str]:
+        """Up to ``limit`` session ids that start with ``prefix``."""
+        return [row[0] for row in self._db.execute(
+            "SELECT id FROM sessions WHERE id >= ? AND id < ? ORDER BY id LIMIT ?",
+            (prefix, prefix + "\uffff", limit))]
+
     def newest(self, agent: str | None, project: str | None, limit: int) -> list[Session]:
         """The newest sessions first, of ``agent`` and ``project`` (None: any)."""
         where, args = [], []

@@ -54,7 +54,13 @@ def test_session_start_injects_the_block(daemon, client, tmp_path) -> None:
     assert injection["event"] == "SessionStart" and injection["chars"] == len(context)
     assert {i["section"] for i in injection["items"]} == {"feedback", "lessons", "facts"}
     unknown = run_cli("explain", "no-such-session")  # documented: exit 1, and says so
-    assert unknown.returncode == 1 and "no session 'no-such-session'" in unknown.stderr
+    assert unknown.returncode == 1 and "no session with id 'no-such-session'" in unknown.stderr
+    # a harness's session id is a UUID: the start of it is enough, as for an entry's id
+    by_prefix = run_cli("--json", "explain", SESSION[:6])
+    assert by_prefix.returncode == 0, by_prefix.stderr
+    assert json.loads(by_prefix.stdout)["injections"][0]["chars"] == len(context)
+    shown = run_cli("session", "show", SESSION[:6])
+    assert shown.returncode == 0 and SESSION in shown.stdout, shown.stderr
 
 
 def test_block_respects_its_budget_and_drops_lowest_ranked_first(daemon, client) -> None:

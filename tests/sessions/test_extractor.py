@@ -69,8 +69,8 @@ def test_corrections_become_lessons_and_noise_does_not(daemon, client, tmp_path)
     # the block of the next session carries them
     context = client.context("claude-code")["text"]
     assert "- Never force-push to main. [git]" in context
-    # a second run finds everything already known
-    dry = run_cli("extract", SESSION, "--dry-run")
+    # a second run finds everything already known (the session named by the start of its id)
+    dry = run_cli("extract", SESSION[:8], "--dry-run")
     assert dry.returncode == 0
     assert "accepted" not in dry.stdout.replace("rejected", "") and "duplicate" in dry.stdout
     assert "negative-list" in dry.stdout

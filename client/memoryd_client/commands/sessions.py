@@ -26,7 +26,8 @@ COMMANDS: dict[str, Command] = {
         help="extract lessons and facts from a finished session", progress=True,
         description="Without --dry-run, stores what is accepted. The report maps each user "
         "message to the entries taken from it and says why each was accepted or rejected.",
-        args=(Arg("session", help="session id (memory session list)"),
+        args=(Arg("session", help="session id, or its first 4+ characters (memory session "
+                  "list)"),
               Arg("--dry-run", kind="flag", help="report only, store nothing")),
         request=lambda a, c: c.extract(a.session, dry_run=a.dry_run), show=views.show_extract,
         examples=("memory extract 5f2c1d --dry-run",), exits="0 done; 1 failed"),
@@ -71,7 +72,8 @@ COMMANDS: dict[str, Command] = {
     "explain": Command(
         help="what was injected into a session, and why",
         args=(Arg("session", optional=True,
-                  help="session id (default: the latest injection)"),),
+                  help="session id, or its first 4+ characters (default: the latest "
+                  "injection)"),),
         request=lambda a, c: c.explain(a.session), show=plain(views.print_injections),
         examples=("memory explain", "memory explain 5f2c1d --json"),
         exits="0 done; 1 no such session. Each item shows its text as injected and why it was "
@@ -83,7 +85,8 @@ COMMANDS: dict[str, Command] = {
             "list": SESSION_LIST,
             "show": Command(
                 help="one session: times, counts, entries from it, injections",
-                args=(Arg("id", help="session id (memory session list)"),),
+                args=(Arg("id", help="session id, or its first 4+ characters (memory session "
+                          "list)"),),
                 request=lambda a, c: c.session(a.id), show=plain(views.print_session),
                 examples=("memory session show 5f2c1d",), exits="0 done; 1 no such session")}),
     "sessions": SESSION_LIST.but(
