@@ -172,7 +172,7 @@ def test_unknown_arguments_are_refused_with_the_valid_names(daemon, client: Clie
         assert result.is_error, result.content
     assert typo.content[0].text == (
         "memory_search: unknown argument 'categroy' (did you mean 'category'?); nothing was "
-        "done. memory_search takes query, limit, category, kind, since, other_agent")
+        "done. memory_search takes query, limit, category, kind, since, other_agent, projects")
     assert "unknown argument 'agent' (did you mean 'other_agent'?)" in agent.content[0].text
     assert "memory_list takes no arguments" in no_args.content[0].text
     assert "'projet'" in two.content[0].text and "'tag' (did you mean 'tags'?)" in \
@@ -275,3 +275,35 @@ def test_an_agent_moves_its_lesson_between_its_project_and_the_global_tier(
     assert client.get(lesson["id"])["project"] == str(repo.resolve())
     assert other.is_error and "belongs to agent 'designer'" in other.content[0].text
     assert client.get(theirs["id"])["project"] is None
+
+
+def test_search_and_recent_keep_to_the_servers_project_unless_asked(
+        daemon, client: Client, tmp_path: Path) -> None:
+    """Two repositories deploy differently: an agent working in the shop asks how to deploy and
+    gets the shop's answer (and the global preference), not the other repository's as a
+    second match; `projects: "all"` reaches every project, each hit of another one named."""
+    shop, blog = tmp_path / "shop", tmp_path / "blog"
+    for repo in (shop, blog):
+        repo.mkdir()
+        subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    ours = client.remember("coder", "deploy", "We deploy the shop with render.com from main",
+                           key="deploy.target", cwd=str(shop))["entry"]
+    theirs = client.remember("coder", "deploy", "We deploy the blog with fly.io via flyctl",
+                             key="deploy.target", cwd=str(blog))["entry"]
+    everywhere = client.remember("coder", "deploy", "Deploys never go out on a Friday",
+                                 kind="lesson", is_global=True)["entry"]
+    question = {"query": "how do we deploy", "limit": 10}
+    session = mcp_session([("memory_search", question),
+                           ("memory_search", {**question, "projects": "all"}),
+                           ("memory_recent", {"limit": 50}),
+                           ("memory_recent", {"limit": 50, "projects": "all"})], cwd=shop)
+    here, every, recent, recent_all = (text_of(r) for r in session["results"])
+    assert ours["id"] in here and everywhere["id"] in here and theirs["id"] not in here
+    assert ours["id"] in recent and everywhere["id"] in recent and theirs["id"] not in recent
+    for text in (every, recent_all):
+        [line] = [line for line in text.splitlines() if theirs["id"] in line]
+        assert f"of the project {blog.resolve()}" in line, line
+        [line] = [line for line in text.splitlines() if ours["id"] in line]
+        assert "of the project" not in line, line
+    outside = mcp_session([("memory_search", question)], cwd=tmp_path)  # no repository here
+    assert theirs["id"] in text_of(outside["results"][0])

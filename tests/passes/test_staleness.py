@@ -380,7 +380,7 @@ def test_mcp_search_shows_stale_marks_and_age_notes(daemon, client: Client, repo
     async def search() -> list[dict]:
         params = StdioServerParameters(command=sys.executable,
                                        args=["-m", "memoryd_client", "mcp", "--agent", "coder"],
-                                       env=dict(os.environ))
+                                       env=dict(os.environ), cwd=repo)  # the agent's workspace
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write) as mcp:
                 await mcp.initialize()

@@ -68,7 +68,7 @@ def test_an_mcp_read_is_injected_into_its_session_and_judged(daemon, client, tmp
     force = client.remember("claude-code", "git", "Never force-push to main", kind="lesson",
                             polarity="negative")["entry"]["id"]  # global: in every block
     searched, got, block = agent_reads(shop, [
-        ("memory_search", {"query": "how to install packages"}),
+        ("memory_search", {"query": "how to install packages", "projects": "all"}),
         ("memory_get", {"entry_id": pnpm}), ("memory_context", {})])
     assert "Never force-push to main" in text_of(block)
     assert pnpm in text_of(searched) and PNPM in text_of(got)
