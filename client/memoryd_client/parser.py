@@ -60,8 +60,10 @@ def parse(argv: list[str], only: str | None = None) -> argparse.Namespace:
     parser = build_parser(only, parsers)
     argv = _with_default_action(argv)
     args, extras = parser.parse_known_args(argv)
+    command = command_named(args.command)
+    if command.actions and getattr(args, "action", None) is None:  # none named, none inserted
+        parsers.get(args.command, parser).error("the following arguments are required: ACTION")
     if extras:
-        command = command_named(args.command)
         name = f"{args.command} {args.action}" if command.actions else args.command
         parsers.get(name, parser).error(f"unrecognized arguments: {' '.join(extras)}")
     return args
