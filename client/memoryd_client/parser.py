@@ -59,7 +59,10 @@ def parse(argv: list[str], only: str | None = None) -> argparse.Namespace:
     parsers: dict[str, argparse.ArgumentParser] = {}
     parser = build_parser(only, parsers)
     argv = _with_default_action(argv)
-    args, extras = parser.parse_known_args(argv)
+    try:
+        args, extras = parser.parse_known_args(argv)
+    except UsageError as exc:
+        raise _with_example(exc) from None
     command = command_named(args.command)
     if command.actions and getattr(args, "action", None) is None:  # none named, none inserted
         parsers.get(args.command, parser).error("the following arguments are required: ACTION")
@@ -67,6 +70,23 @@ def parse(argv: list[str], only: str | None = None) -> argparse.Namespace:
         name = f"{args.command} {args.action}" if command.actions else args.command
         parsers.get(name, parser).error(f"unrecognized arguments: {' '.join(extras)}")
     return args
+
+
+def _with_example(error: UsageError) -> UsageError:
+    """A missing argument's error with the command's first example, which shows them all in
+    their places (`memory search coder 'how do we deploy'` lacks its CATEGORY: the example
+    shows `-` there)."""
+    prog, _, message = error.message.partition(": error: ")
+    path = prog.removeprefix("memory ")
+    name, _, action = path.partition(" ")
+    if not message.startswith("the following arguments are required") or name not in GROUPS:
+        return error
+    command = command_named(name)
+    if action:
+        command = command.actions.get(action, command)
+    if not command.examples:
+        return error
+    return UsageError(f"{error.message}\nexample: {command.examples[0]}", error.usage)
 
 
 def _with_default_action(argv: list[str]) -> list[str]:

@@ -162,13 +162,18 @@ def test_session_list_and_sessions_are_one_command(daemon) -> None:
     assert "add" in run_cli("sources", "--help").stdout  # help is the command's, not list's
 
 
-def test_an_unknown_option_is_reported_by_its_command() -> None:
+def test_a_usage_error_is_reported_by_its_command() -> None:
     """`memory store … --here` (store has no --here): the error names `memory store` and shows
-    its usage, not the top-level `memory: error` under `memory`'s usage."""
+    its usage, not the top-level `memory: error` under `memory`'s usage; a missing argument's
+    error shows the command's example."""
     result = run_cli("store", "coder", "prefs", "deploy with fly", "--here")
     assert result.returncode == 2
     assert "memory store: error: unrecognized arguments: --here" in result.stderr, result.stderr
     assert "usage: memory store" in result.stderr and "--global" in result.stderr
+    # the usual slip: no CATEGORY; the error shows where it goes
+    short = run_cli("search", "coder", "how do we deploy")
+    assert short.returncode == 2
+    assert "required: query\nexample: memory search designer - '" in short.stderr, short.stderr
     action = run_cli("--json", "pass", "run", "consolidate", "--everything")
     assert action.returncode == 2
     assert json.loads(action.stdout)["error"]["message"].startswith("memory pass run: error:")
