@@ -147,7 +147,8 @@ class Params:
             parsed = parse_time(value)
             if parsed is not None and EARLIEST_S <= parsed <= LATEST_S:
                 return parsed
-        raise self._fail(name, f"{value!r} is not a time (epoch seconds, 2026-03-15, or 7d/12h)")
+        raise self._fail(name, f"{value!r} is not a time (epoch seconds, 2026-03-15, 7d/12h, "
+                         "today or yesterday)")
 
 
 def _check_names(where: str, raw: dict[Any, Any], known: frozenset[str], *,

@@ -218,6 +218,10 @@ def test_list_and_recent_filter_page_and_order(daemon, client) -> None:
     assert "entries 1-4 of 4" in listed.stderr
     recent = run_cli("recent", "designer").stdout  # the last 7 days: not the 40-day-old entry
     assert ids["lesson"] in recent and ids["old"] not in recent
+    # a day as a person names it: since the start of yesterday (local), not the 3-day-old one
+    lately = run_cli("recent", "designer", "--since", "Yesterday")
+    assert lately.returncode == 0, lately.stderr
+    assert ids["note"] in lately.stdout and ids["lesson"] not in lately.stdout
     lessons = json.loads(run_cli("list", "*", "--kind", "lesson", "--json").stdout)
     assert [e["id"] for e in lessons["entries"]] == [ids["lesson"]] and lessons["total"] == 1
     page = run_cli("list", "designer", "--limit", "2", "--offset", "1")

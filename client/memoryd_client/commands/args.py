@@ -8,7 +8,7 @@ from memoryd_client.command_spec import Arg
 ENTRY_ID = Arg("id", help="entry id or a unique prefix of it")
 ACT_AS = Arg("--agent", help="act as this agent (must own the entry; default: the entry's own "
              "agent)")
-TIME = "epoch seconds, ISO date, or an age like 7d"
+TIME = "epoch seconds, ISO date, an age like 7d, today or yesterday"
 #: The filters of search, list, recent and export.
 TAGS = Arg("--tags", help="comma-separated tags; all must be present")
 PROJECT = Arg("--project", metavar="DIR", help="only entries of DIR's project (the git repository "

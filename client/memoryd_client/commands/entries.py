@@ -271,7 +271,7 @@ COMMANDS: dict[str, Command] = {
         "it back when it is indexed again: edit the file (the output names it).",
         args=(Arg("--agent", required=True, help="whose entries (one agent)"),
               Arg("--since", metavar="T", help="entries created since T (epoch seconds, ISO "
-                  "date, or an age like 2h)"),
+                  "date, an age like 2h, today or yesterday)"),
               Arg("--match", metavar="TEXT", help="entries whose text holds TEXT"),
               Arg("--yes", kind="flag", help="do it (default: a dry run)")),
         request=_purge, show=plain(later("purge_view", "print_purge")),
