@@ -242,6 +242,8 @@ def print_reloaded(result: dict[str, Any]) -> None:
 def print_files(result: dict[str, Any]) -> None:
     for f in result["files"]:
         print(f"{f['bytes']:>8}  {when(f['modified'])}  {f['path']}")
+    if not result["files"]:  # said where it looked: an empty answer reads as a failure
+        print(f"no files yet in {result['root']}", file=sys.stderr)
 
 
 def print_file_text(result: dict[str, Any]) -> None:

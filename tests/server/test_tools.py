@@ -88,8 +88,13 @@ def test_written_files_are_indexed(client: Client) -> None:
 
 
 def test_cli_file_commands(daemon) -> None:
+    empty = run_cli("file", "list", "--agent", "ops")  # says where it looked
+    assert empty.returncode == 0 and empty.stdout == ""
+    assert "no files yet in " in empty.stderr and empty.stderr.rstrip().endswith("ops")
     assert run_cli("file", "write", "--agent", "ops", "runbook.md", "--text", "- restart with care\n").returncode == 0
     assert run_cli("file", "read", "--agent", "ops", "runbook.md").stdout == "- restart with care\n"
+    listed = run_cli("file", "list", "--agent", "ops")
+    assert listed.stdout.rstrip().endswith("runbook.md") and listed.stderr == ""
     refused = run_cli("file", "read", "--agent", "ops", "../../etc/passwd")
     assert refused.returncode == 1 and "'..' is not allowed" in refused.stderr
 
