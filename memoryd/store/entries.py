@@ -223,6 +223,10 @@ class Entries(Remembering):
                 event["before"] = {"text": version.before} if version.before is not None else None
                 event["after"] = {"text": version.after}
             return History([], events)
+        if not events and entry_id.startswith("file:"):
+            agent = entry_id.split(":", 2)[1]
+            raise NotFoundError(f"no versions of {entry_id!r}: the memory tools never wrote "
+                                f"that file (memory file list --agent {agent} lists them)")
         if not events:
             raise NotFoundError(f"no entry with id {entry_id!r}")
         last = next((e["before"] for e in reversed(events) if e["before"]), None)

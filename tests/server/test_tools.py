@@ -95,6 +95,12 @@ def test_cli_file_commands(daemon) -> None:
     assert run_cli("file", "read", "--agent", "ops", "runbook.md").stdout == "- restart with care\n"
     listed = run_cli("file", "list", "--agent", "ops")
     assert listed.stdout.rstrip().endswith("runbook.md") and listed.stderr == ""
+    versions = run_cli("history", "file:ops:runbook.md")
+    assert versions.returncode == 0 and "file.write file:ops:runbook.md" in versions.stdout
+    never = run_cli("history", "file:ops:runbok.md")  # a file the tools never wrote
+    assert never.returncode == 1
+    assert "no versions of 'file:ops:runbok.md'" in never.stderr, never.stderr
+    assert "memory file list --agent ops" in never.stderr
     refused = run_cli("file", "read", "--agent", "ops", "../../etc/passwd")
     assert refused.returncode == 1 and "'..' is not allowed" in refused.stderr
 
