@@ -330,7 +330,8 @@ def _execute(args: Args) -> int:
     except UsageError as exc:
         return _fail(args.json, "usage", exc.message, USAGE)
     except MemorydError as exc:
-        return _fail(args.json, exc.code, exc.message, _exit_code(command, exc))
+        message = _in_command_words(args, exc) if exc.code == "bad_params" else exc.message
+        return _fail(args.json, exc.code, message, _exit_code(command, exc))
     except UnicodeEncodeError as exc:  # an argument in another encoding than UTF-8
         from memoryd_client.views import shown_text
 
@@ -344,6 +345,23 @@ def _execute(args: Args) -> int:
                      FAILED)
     except KeyboardInterrupt:
         return FAILED
+
+
+def _in_command_words(args: Args, exc: MemorydError) -> str:
+    """A refused parameter's message in the words of the command that sent it: the daemon
+    names its method and parameter (``list: since 'x' is not a time`` for `memory recent
+    --since x`), the command and its option are what the user typed."""
+    from memoryd_client import wire
+    from memoryd_client.commands import resolve
+
+    method, separator, rest = exc.message.partition(": ")
+    if not separator or method not in wire.PARAMS:
+        return exc.message
+    name = args.command + (f" {args.action}" if getattr(args, "action", None) else "")
+    word, space, after = rest.partition(" ")
+    option = next((arg.flags[0] for arg in resolve(args).args
+                   if arg.dest == word and not arg.positional), None)
+    return f"{name}: {option + space + after if option else rest}"
 
 
 def _exit_code(command: Command, exc: MemorydError) -> int:

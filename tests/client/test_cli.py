@@ -76,7 +76,7 @@ def test_usage_errors_exit_2(daemon) -> None:
     bad_agent = run_cli("store", "../x", "c", "text")
     assert bad_agent.returncode == 2 and "not a valid agent name" in bad_agent.stderr
     # said of what the user asked (the bind the client sends first is not theirs to know)
-    assert bad_agent.stderr.startswith("Error: remember: agent '../x'"), bad_agent.stderr
+    assert bad_agent.stderr.startswith("Error: store: agent '../x'"), bad_agent.stderr
     assert run_cli("history").returncode == 2
 
 

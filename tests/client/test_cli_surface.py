@@ -251,7 +251,11 @@ def test_list_and_recent_filter_page_and_order(daemon, client) -> None:
             break
     assert len(seen) == len(set(seen)) == 6  # 5 active + the one written meanwhile
     bad = run_cli("list", "--status", "bogus")
-    assert bad.returncode == 2 and "list: status" in bad.stderr
+    assert bad.returncode == 2 and "list: --status must be among" in bad.stderr
+    # the daemon's method and parameter, said in the command's words (`recent` asks `list`)
+    bogus = run_cli("recent", "--since", "bogus")
+    assert bogus.returncode == 2, bogus.stderr
+    assert bogus.stderr.startswith("Error: recent: --since 'bogus' is not a time"), bogus.stderr
 
 
 def test_export_then_import_into_a_fresh_home_reproduces_the_entries(
