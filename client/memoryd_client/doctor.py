@@ -230,7 +230,16 @@ def installed_hooks() -> list[dict[str, Any]]:
         if commands:
             found.append({"harness": harness, "path": path, "project": project,
                           "commands": commands, "error": None})
-    return found + _opencode_plugins() + _cline_hooks()
+    # in the home directory (or a project whose settings link to the user's) the project's
+    # file is the user's: one file, checked and reported once, as the user's
+    seen: set[str] = set()
+    once = []
+    for hook in found + _opencode_plugins() + _cline_hooks():
+        real = os.path.realpath(hook["path"])
+        if real not in seen:
+            seen.add(real)
+            once.append(hook)
+    return once
 
 
 def _opencode_plugins() -> list[dict[str, Any]]:

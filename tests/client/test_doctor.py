@@ -224,6 +224,19 @@ def test_a_deleted_hook_program_is_a_problem(daemon, memoryd_home, tmp_path) -> 
     assert "memory hook install claude-code" in hooks["fix"]
 
 
+def test_hooks_checked_from_the_home_directory_are_reported_once(daemon, memoryd_home) -> None:
+    """In the home directory the project's settings file is the user's: one file, one check
+    (it was reported twice, as the user's and as the project's)."""
+    assert run_cli("hook", "install", "claude-code").returncode == 0
+    home = Path(os.environ["HOME"])
+    assert (home / ".claude" / "settings.json").exists()
+    result = subprocess.run([sys.executable, "-m", "memoryd_client", "doctor", "--json"],
+                            capture_output=True, text=True, timeout=120, cwd=home)
+    names = [c["check"] for c in json.loads(result.stdout)["checks"]
+             if c["check"].startswith("hooks")]
+    assert names == ["hooks claude-code"], names
+
+
 def test_hooks_on_another_memoryd_home_are_a_problem(daemon, memoryd_home, tmp_path) -> None:
     other = tmp_path / "elsewhere"
     installed = run_cli_env({"MEMORYD_HOME": str(other)}, "hook", "install", "codex")
