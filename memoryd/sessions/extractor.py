@@ -112,7 +112,8 @@ class SessionExtractor:
         result["report"] = dry_run_report(messages, decisions)
         if not dry_run:
             accepted = [d.candidate for d in decisions if d.accepted]
-            result["stored"] = await self._store(session, accepted)
+            said = {m.message_id: m.timestamp for m in messages if m.timestamp is not None}
+            result["stored"] = await self._store(session, accepted, said)
             result["seen_again"] = await self._seen_again(session, decisions)
             await self.db(self._mark_extracted, session_id)
         return result
@@ -145,20 +146,26 @@ class SessionExtractor:
         return cosine
 
     @staticmethod
-    def _request(session: dict[str, Any], candidate: Candidate) -> RememberRequest:
+    def _request(session: dict[str, Any], candidate: Candidate,
+                 said: float | None = None) -> RememberRequest:
+        """``said``: when the user's message said it. The entry is dated then: a past
+        session's value, extracted later (import-history), is an earlier value of its key, not
+        a newer one, and does not correct what was said after it."""
         return RememberRequest(
             agent=session["agent"], category=candidate.category, kind=candidate.kind,
             text=redact(candidate.text), key=candidate.key, polarity=candidate.polarity,
             confidence=EXTRACTED_CONFIDENCE, session=candidate.session_id,
             message_id=candidate.message_id or None, writer="extractor",
             via="extract", cwd=None if is_personal(candidate) else session.get("cwd"),
-            force=True)
+            force=True, created=said if said is not None and said <= time.time() else None)
 
-    async def _store(self, session: dict[str, Any], accepted: list[Candidate]) -> list[str]:
+    async def _store(self, session: dict[str, Any], accepted: list[Candidate],
+                     said: dict[str, float] | None = None) -> list[str]:
         stored = []
         replies = []
         for candidate in accepted:
-            reply = await self.writes.remember(self._request(session, candidate))
+            reply = await self.writes.remember(self._request(
+                session, candidate, (said or {}).get(candidate.message_id)))
             replies.append(reply)
             if reply.stored:
                 stored.append(reply.entry.uid)

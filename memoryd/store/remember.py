@@ -73,6 +73,13 @@ class RememberSettings(Protocol):
     def manual_confidence(self) -> float: ...
 
 
+def said_before(draft: Entry, other: StoredEntry) -> bool:
+    """Whether a write dated before it was written (a past session's words, extracted later:
+    memoryd.sessions.extractor) was said before ``other``. A write of now is never "before":
+    another machine's clock running ahead (sync) must not turn a new value into an old one."""
+    return draft.created < draft.updated and draft.created < other.created
+
+
 class Remembering(EntryWrites):
     """The write of new entries (:class:`memoryd.store.entries.Entries` is one)."""
 
@@ -181,9 +188,11 @@ class Remembering(EntryWrites):
             if person_only(rival.kind) and not typed_by_person(draft.writer):
                 # the user's feedback under this key: only a person replaces it
                 draft = replace(draft, status="superseded", superseded_by=rival.uid)
-            elif draft.confidence >= rival.confidence:
+            elif draft.confidence > rival.confidence or (
+                    draft.confidence == rival.confidence and not said_before(draft, rival)):
                 losers.append(rival)
-            elif draft.status == "active":
+            elif draft.status == "active":  # surer, or as sure and said later (a past
+                # session's value extracted now is an earlier value, not a new one)
                 draft = replace(draft, status="superseded", superseded_by=rival.uid)
         corrected = [(old, why) for old, why in corrects if self._corrects(draft, old)]
         agent_records = records.setdefault(agent, [])
@@ -263,11 +272,12 @@ class Remembering(EntryWrites):
         write, through the library, MCP, a hook or a script, overrules nothing), at least as
         confident (a person's write corrects an extracted lesson and another write of
         theirs; an extracted one does not correct what they wrote), not imported history,
-        and not looking like a planted instruction (memoryd.quarantine); and the old one is
-        not the user's feedback, nor a line of a memory file (its file is the truth: only a
-        person or the notebook pass edits it)."""
+        and not looking like a planted instruction (memoryd.quarantine), nor said before the
+        old one (a past session's words, extracted later); and the old one is not the user's
+        feedback, nor a line of a memory file (its file is the truth: only a person or the
+        notebook pass edits it)."""
         return (not agent_wrote(draft) and draft.confidence >= old.confidence
-                and draft.via != "import"
+                and draft.via != "import" and not said_before(draft, old)
                 and quarantine_reason(draft.text, draft.kind) is None
                 and old.kind != "feedback" and old.via != "watch")
 

@@ -478,7 +478,11 @@ class Disuse:
     def last_use(self, entry: StoredEntry, used: float | None) -> float:
         if self._restored is None:
             self._restored = self.usage.restored()
-        return max(entry.created, self.since or 0.0, self._restored.get(entry.uid, 0.0),
+        # written: when it was said (created), or, for what was written through memoryd
+        # rather than read from a file, when memoryd was given it (a past session's lesson
+        # extracted today is dated then, and could not be used before today)
+        given = entry.updated if entry.via != "watch" else 0.0
+        return max(entry.created, given, self.since or 0.0, self._restored.get(entry.uid, 0.0),
                    used or 0.0)
 
     def unused(self, entry: StoredEntry, used: float | None) -> bool:

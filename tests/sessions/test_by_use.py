@@ -91,6 +91,14 @@ def test_unused_entries_sink_in_the_block_and_retain_archives_them_undoably(
         uses = {item["id"]: item.get("use") for item in block["items"]}
         assert uses[ids[UV]] == "in use" and uses[ids[FORCE]] == "unused"
         assert uses[ids[NOTE]] == "unused" and uses[ids[FACT]] is None
+        # said long ago but given to memoryd only now (a past session's lesson extracted
+        # today, an old export imported): it could not be used before, so it is not unused
+        late = client.remember(AGENT, "workflow", "Pin the CI images by their digest",
+                               kind="lesson", created=now - 400 * DAY)["entry"]["id"]
+        given = {item["id"]: item.get("use")
+                 for item in client.context(AGENT, cwd=str(tmp_path))["items"]}
+        assert late in given and given[late] != "unused", given
+        client.forget(late)
         run_session(client, tmp_path, session_id(11), [("user", "hi"), ("bash", "ls")])
         explained = run_cli("explain", session_id(11)).stdout.split("\n")  # and why, in words
         assert why_of(explained, UV).endswith("followed or broken lately: ahead of the others")

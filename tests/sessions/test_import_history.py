@@ -244,3 +244,59 @@ def test_an_unknown_harness_is_refused_and_names_the_known_ones(memoryd_home: Pa
     finally:
         running.stop()
         assert not running.errors, running.errors
+
+
+def _claude_session(home: Path, cwd: Path, session: str, day: str, said: list[str]) -> None:
+    """A past Claude Code session of ``day`` in which the user said ``said`` (each answered)."""
+    lines, parent = [], None
+    for number, text in enumerate(said):
+        at = f"{day}T10:00:{2 * number:02d}.000Z"
+        user = {"type": "user", "sessionId": session, "uuid": f"{session[:8]}-u{number}",
+                "parentUuid": parent, "cwd": str(cwd), "timestamp": at,
+                "message": {"role": "user", "content": text}}
+        parent = f"{session[:8]}-a{number}"
+        answer = {"type": "assistant", "sessionId": session, "uuid": parent,
+                  "parentUuid": user["uuid"], "cwd": str(cwd), "timestamp": at,
+                  "message": {"id": f"msg-{parent}", "role": "assistant",
+                              "content": [{"type": "text", "text": "Understood."}]}}
+        lines += [json.dumps(user), json.dumps(answer)]
+    folder = home / ".claude" / "projects" / str(cwd).replace("/", "-")
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{session}.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def test_a_past_sessions_value_imported_later_does_not_overrule_a_newer_one(
+        memoryd_home: Path, embedder, tmp_path: Path) -> None:
+    """The user said "pnpm" on the 20th (extracted first: its session end, or an earlier
+    import) and "yarn" on the 10th, a session imported afterwards. The value said last stays
+    the key's value; the earlier one is kept in its history, dated when it was said. (It
+    replaced "pnpm": an extracted entry was dated when it was extracted.)"""
+    import subprocess
+
+    repo = tmp_path / "shop"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    home = Path(os.environ["HOME"])
+    filler = ["Let's look at the shop's checkout page", "Add a lint step to CI",
+              "Good, that's all for now."]
+    _claude_session(home, repo, "4c1f2a9e-0b7d-4e55-9a6b-1d2e3f4a5b6c", "2026-11-20",
+                    [filler[0], "We always use pnpm, not npm, in this repo.", *filler[1:]])
+    running = start_daemon(embedder)
+    try:
+        with connect(memoryd_home) as client:
+            client.import_history()
+            _claude_session(home, repo, "7a2b3c4d-5e6f-4a8b-9c0d-1e2f3a4b5c6d", "2026-11-10",
+                            [filler[0], "We always use yarn, not npm, in this repo.",
+                             *filler[1:]])
+            client.import_history()
+            versions = client.history(agent="claude-code", key="tool.package_manager")["entries"]
+            by_value = {e["text"]: e for e in versions}
+            assert set(by_value) == {"pnpm", "yarn"}, versions
+            assert by_value["pnpm"]["status"] == "active"
+            assert by_value["yarn"]["status"] == "superseded"
+            assert by_value["yarn"]["superseded_by"] == by_value["pnpm"]["id"]
+            assert time.strftime("%Y-%m-%d", time.gmtime(by_value["yarn"]["created"])) \
+                == "2026-11-10"
+    finally:
+        running.stop()
+        assert not running.errors, running.errors
