@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import time
+from functools import partial
 from typing import Any
 
 from memoryd_client.hooks import SPOOL_NAME, canonical, carries_context, native, read_spool, render
@@ -358,9 +359,8 @@ class SessionMethods:
 
     async def m_explain(self, params: Params) -> dict[str, Any]:
         session = params.text("session", max_len=200)
-        if session is not None and await self.parts.db(self.registry.session, session) is None \
-                and not await self.parts.db(self.registry.injections, session):
-            session = await self.parts.db(self.registry.resolve, session)  # a prefix of one
+        if session is not None:  # or the start of its id
+            session = await self.parts.db(partial(self.registry.resolve, injected=True), session)
         latest = session or await self.parts.db(self.registry.latest_injected)
         if latest:  # show outcomes as they are now
             await self.usage.judge_if_due(latest)
@@ -370,9 +370,8 @@ class SessionMethods:
     async def m_session(self, params: Params) -> dict[str, Any]:
         given = params.text("id", required=True, max_len=200)
         assert given is not None
-        session_id = await self.parts.db(self.registry.resolve, given)  # or a prefix of it
-        found = await self.parts.db(self.registry.session, session_id)
-        assert found is not None
+        found = await self.parts.db(self.registry.named, given)  # or the start of its id
+        session_id = found["id"]
         store = self.parts.store
 
         def extracted() -> list[dict[str, Any]]:

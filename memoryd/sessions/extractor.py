@@ -84,9 +84,7 @@ class SessionExtractor:
         self.runs = runs
 
     async def run(self, session_id: str, *, dry_run: bool) -> dict[str, Any]:
-        session_id = await self.db(self.registry.resolve, session_id)  # or a prefix of it
-        session = await self.db(self.registry.session, session_id)
-        assert session is not None
+        session = await self.db(self.registry.named, session_id)  # or the start of its id
         return await self.extract(session, dry_run=dry_run)
 
     async def extract(self, session: dict[str, Any], *, dry_run: bool) -> dict[str, Any]:

@@ -45,13 +45,21 @@ class Registry:
         found = self.store.sessions.get(session)
         return found.as_dict() if found is not None else None
 
-    def resolve(self, session: str) -> str:
-        """The id of the session ``session`` names: itself, or the one session whose id it
+    def resolve(self, session: str, *, injected: bool = False) -> str:
+        """The id of the session ``session`` names: itself (a registered session, or with
+        ``injected`` one memoryd logged an injection into), or the one session whose id it
         begins (4+ characters: a harness's ids are UUIDs)."""
-        if self.store.sessions.get(session) is not None:
+        sessions = self.store.sessions
+        if sessions.get(session) is not None or (injected and sessions.injected(session)):
             return session
-        return by_prefix(session, self.store.sessions.ids_with_prefix, "session",
+        return by_prefix(session, sessions.ids_with_prefix, "session",
                          " (memory sessions lists them)")
+
+    def named(self, session: str) -> dict[str, Any]:
+        """The registered session ``session`` names (its id, or the start of it)."""
+        found = self.session(self.resolve(session))
+        assert found is not None
+        return found
 
     def sessions(self, agent: str | None, project: str | None, limit: int) -> list[dict[str, Any]]:
         """The newest sessions first, filtered by agent and project; [] when none match."""

@@ -112,6 +112,12 @@ class Sessions:
         row = self._db.execute(_SELECT + " WHERE id=?", (session,)).fetchone()
         return Session(*row) if row else None
 
+    def injected(self, session: str) -> bool:
+        """Whether memoryd logged an injection into ``session`` (one it may never have
+        registered: `memory context --session`)."""
+        return self._db.execute("SELECT 1 FROM injections WHERE session = ? LIMIT 1",
+                                (session,)).fetchone() is not None
+
     def ids_with_prefix(self, prefix: str, limit: int) -> list[str]:
         """Up to ``limit`` session ids that start with ``prefix``."""
         return [row[0] for row in self._db.execute(
