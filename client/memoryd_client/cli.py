@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import sys
 
-from memoryd_client.command_spec import FAILED, GLOBALS, OK, USAGE, VALUE_OPTIONS, Values
+from memoryd_client.command_spec import FAILED, GLOBALS, OK, USAGE, Values, command_word_at
 from memoryd_client.errors import MemorydError, UsageError
 
 TYPE_CHECKING = False  # see memoryd_client/__init__.py
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from memoryd_client.client import Client
     from memoryd_client.command_spec import Arg, Args, Command, Show
 
-#: Global options that take a value (so that the command can be found after them).
 #: The progress line being shown (taken away before anything else is printed).
 _progress: Any = None
 
@@ -144,17 +143,8 @@ def _fail(as_json: bool, code: str, message: str, exit_code: int) -> int:
 
 def _command_of(argv: list[str]) -> str | None:
     """The command word, skipping global options and their values."""
-    skip = False
-    for arg in argv:
-        if skip:
-            skip = False
-        elif arg in VALUE_OPTIONS:
-            skip = True
-        elif arg == "--":
-            return None
-        elif not arg.startswith("-"):
-            return arg
-    return None
+    at = command_word_at(argv)
+    return argv[at] if at is not None else None
 
 
 def run_hook_command(argv: list[str]) -> int:

@@ -12,7 +12,7 @@ from __future__ import annotations
 TYPE_CHECKING = False  # see memoryd_client/__init__.py
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
     from typing import Any, Literal
 
     from memoryd_client.client import Client
@@ -94,6 +94,22 @@ TIMEOUT = Arg("--timeout", kind="float", default=30.0, metavar="S",
 GLOBALS = (JSON, SOCKET, TIMEOUT)
 #: The global options that take a value (the next word, unless given as --socket=PATH).
 VALUE_OPTIONS = tuple(flag for arg in GLOBALS if arg.kind != "flag" for flag in arg.flags)
+
+
+def command_word_at(argv: Sequence[str]) -> int | None:
+    """Where the command word is in a command line: the first word that is not a global
+    option or its value (None: there is none before ``--``)."""
+    skip = False
+    for at, word in enumerate(argv):
+        if skip:
+            skip = False
+        elif word in VALUE_OPTIONS:
+            skip = True
+        elif word == "--":
+            return None
+        elif not word.startswith("-"):
+            return at
+    return None
 
 
 def plain(print_result: Callable[[Any], None]) -> Show:

@@ -7,7 +7,7 @@ string)."""
 from __future__ import annotations
 
 from memoryd_client import cli_help
-from memoryd_client.command_spec import GLOBALS, VALUE_OPTIONS
+from memoryd_client.command_spec import GLOBALS, command_word_at
 from memoryd_client.commands import GROUPS, command_named
 from memoryd_client.errors import UsageError
 
@@ -24,7 +24,8 @@ def _parser_class() -> type[argparse.ArgumentParser]:
 
     class Parser(argparse.ArgumentParser):
         def error(self, message: str) -> NoReturn:
-            raise UsageError(f"{self.prog}: error: {message}", self.format_usage())
+            raise UsageError(f"{self.prog}: error: {message}{_example(self.prog, message)}",
+                             self.format_usage())
 
     return Parser
 
@@ -58,11 +59,7 @@ def parse(argv: list[str], only: str | None = None) -> argparse.Namespace:
     under the usage of `memory` itself)."""
     parsers: dict[str, argparse.ArgumentParser] = {}
     parser = build_parser(only, parsers)
-    argv = _with_default_action(argv)
-    try:
-        args, extras = parser.parse_known_args(argv)
-    except UsageError as exc:
-        raise _with_example(exc) from None
+    args, extras = parser.parse_known_args(_with_default_action(argv))
     command = command_named(args.command)
     if command.actions and getattr(args, "action", None) is None:  # none named, none inserted
         parsers.get(args.command, parser).error("the following arguments are required: ACTION")
@@ -72,42 +69,31 @@ def parse(argv: list[str], only: str | None = None) -> argparse.Namespace:
     return args
 
 
-def _with_example(error: UsageError) -> UsageError:
-    """A missing argument's error with the command's first example, which shows them all in
+def _example(prog: str, message: str) -> str:
+    """After a missing argument's error, the command's first example, which shows them all in
     their places (`memory search coder 'how do we deploy'` lacks its CATEGORY: the example
-    shows `-` there)."""
-    prog, _, message = error.message.partition(": error: ")
-    path = prog.removeprefix("memory ")
-    name, _, action = path.partition(" ")
+    shows `-` there); "" for any other error, or a command without one."""
+    name, _, action = prog.removeprefix("memory ").partition(" ")
     if not message.startswith("the following arguments are required") or name not in GROUPS:
-        return error
+        return ""
     command = command_named(name)
     if action:
         command = command.actions.get(action, command)
-    if not command.examples:
-        return error
-    return UsageError(f"{error.message}\nexample: {command.examples[0]}", error.usage)
+    return f"\nexample: {command.examples[0]}" if command.examples else ""
 
 
 def _with_default_action(argv: list[str]) -> list[str]:
     """``argv`` with its command's default action named after the command word, when it names
     none: nothing follows the command word, or an option does (not --help)."""
-    skip = False
-    for at, word in enumerate(argv):
-        if skip:
-            skip = False
-        elif word in VALUE_OPTIONS:
-            skip = True
-        elif not word.startswith("-"):
-            if word not in GROUPS:
-                return argv
-            default = command_named(word).default_action
-            after = argv[at + 1] if at + 1 < len(argv) else None
-            if default is None or (after is not None and (
-                    not after.startswith("-") or after in ("-h", "--help"))):
-                return argv
-            return [*argv[:at + 1], default, *argv[at + 1:]]
-    return argv
+    at = command_word_at(argv)
+    if at is None or argv[at] not in GROUPS:
+        return argv
+    default = command_named(argv[at]).default_action
+    after = argv[at + 1] if at + 1 < len(argv) else None
+    if default is None or (after is not None and (not after.startswith("-")
+                                                  or after in ("-h", "--help"))):
+        return argv
+    return [*argv[:at + 1], default, *argv[at + 1:]]
 
 
 def add_command(subparsers: Any, name: str, command: Command,
