@@ -112,7 +112,7 @@ class SessionExtractor:
             accepted = [d.candidate for d in decisions if d.accepted]
             said = {m.message_id: m.timestamp for m in messages if m.timestamp is not None}
             result["stored"] = await self._store(session, accepted, said)
-            result["seen_again"] = await self._seen_again(session, decisions)
+            result["seen_again"] = await self._seen_again(session, decisions, said)
             await self.db(self._mark_extracted, session_id)
         return result
 
@@ -158,12 +158,13 @@ class SessionExtractor:
             force=True, created=said if said is not None and said <= time.time() else None)
 
     async def _store(self, session: dict[str, Any], accepted: list[Candidate],
-                     said: dict[str, float] | None = None) -> list[str]:
+                     said: dict[str, float]) -> list[str]:
+        """``said``: when each user message was said (by its id)."""
         stored = []
         replies = []
         for candidate in accepted:
             reply = await self.writes.remember(self._request(
-                session, candidate, (said or {}).get(candidate.message_id)))
+                session, candidate, said.get(candidate.message_id)))
             replies.append(reply)
             if reply.stored:
                 stored.append(reply.entry.uid)
@@ -172,7 +173,8 @@ class SessionExtractor:
         log.info("Session %s: stored %d extracted entries.", session["id"], len(stored))
         return stored
 
-    async def _seen_again(self, session: dict[str, Any], decisions: list[Decision]) -> list[str]:
+    async def _seen_again(self, session: dict[str, Any], decisions: list[Decision],
+                          said: dict[str, float]) -> list[str]:
         """The lessons this session said again (rejected as duplicates of existing ones):
         each counted as a sighting of the lesson it repeats (Entries.seen_again), so that a
         lesson said in three sessions is proposed as a rule (memoryd.passes.promote)."""
@@ -180,9 +182,10 @@ class SessionExtractor:
         for decision in decisions:
             if decision.duplicate_of is None or decision.candidate.kind != "lesson":
                 continue
-            entry = await self.db(self.entries.seen_again,
-                                         self._request(session, decision.candidate),
-                                         decision.duplicate_of)
+            entry = await self.db(self.entries.seen_again,  # a sighting dated when said
+                                  self._request(session, decision.candidate,
+                                                said.get(decision.candidate.message_id)),
+                                  decision.duplicate_of)
             if entry is not None:
                 counted.append(entry.uid)
         if counted:
