@@ -341,17 +341,18 @@ def _in_command_words(args: Args, exc: MemorydError) -> str:
     """A refused parameter's message in the words of the command that sent it: the daemon
     names its method and parameter (``list: since 'x' is not a time`` for `memory recent
     --since x`), the command and its option are what the user typed."""
-    from memoryd_client import wire
     from memoryd_client.commands import resolve
+    from memoryd_client.errors import BadParamsError
 
-    method, separator, rest = exc.message.partition(": ")
-    if not separator or method not in wire.PARAMS:
+    if not isinstance(exc, BadParamsError) or exc.method is None:
         return exc.message
     name = args.command + (f" {args.action}" if getattr(args, "action", None) else "")
-    word, space, after = rest.partition(" ")
+    rest = exc.message.removeprefix(f"{exc.method}: ")
     option = next((arg.flags[0] for arg in resolve(args).args
-                   if arg.dest == word and not arg.positional), None)
-    return f"{name}: {option + space + after if option else rest}"
+                   if arg.dest == exc.param and not arg.positional), None)
+    if option is not None and exc.param is not None and rest.startswith(exc.param + " "):
+        rest = option + rest[len(exc.param):]
+    return f"{name}: {rest}"
 
 
 def _exit_code(command: Command, exc: MemorydError) -> int:

@@ -97,7 +97,8 @@ def _bind_refused(error: MemorydError, method: str) -> MemorydError:
     if not method or method == "bind" or not error.message.startswith("bind: "):
         return error
     return error_from_wire({"code": error.code,
-                            "message": f"{method}: {error.message.removeprefix('bind: ')}"})
+                            "message": f"{method}: {error.message.removeprefix('bind: ')}",
+                            "method": method, "param": getattr(error, "param", None)})
 
 
 def _silent(method: str, timeout_s: float, path: str) -> DaemonUnreachableError:

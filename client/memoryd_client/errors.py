@@ -46,7 +46,23 @@ class UnknownMethodError(MemorydError):
 
 
 class BadParamsError(MemorydError):
+    """A request's parameter refused. ``method`` and ``param`` (on the wire too, when known)
+    say which, so that a client can name it in its own words (the CLI: its command and
+    option); the message names them as the daemon does, ``list: since 'x' is not a time``."""
+
     code = "bad_params"
+
+    def __init__(self, message: str, method: str | None = None,
+                 param: str | None = None) -> None:
+        super().__init__(message)
+        self.method = method
+        self.param = param
+
+    def to_wire(self) -> dict[str, str]:
+        wire = super().to_wire()
+        wire.update((name, value) for name, value in (("method", self.method),
+                                                      ("param", self.param)) if value)
+        return wire
 
 
 class NotFoundError(MemorydError):
@@ -98,7 +114,12 @@ def error_from_wire(error: object) -> MemorydError:
     if not isinstance(error, dict):
         return MemorydError(f"malformed error reply: {error!r}")
     cls = _BY_CODE.get(str(error.get("code")), MemorydError)
-    return cls(str(error.get("message", "")))
+    message = str(error.get("message", ""))
+    if cls is BadParamsError:
+        method, param = error.get("method"), error.get("param")
+        return BadParamsError(message, method if isinstance(method, str) else None,
+                              param if isinstance(param, str) else None)
+    return cls(message)
 
 
 class UsageError(Exception):

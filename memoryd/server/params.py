@@ -45,22 +45,24 @@ class Params:
                     _check_names(f"remember_many: entries[{number}]", item, PARAMS["remember"],
                                  takes="an entry takes")
 
-    def _fail(self, name: str, what: str) -> BadParamsError:
-        return BadParamsError(f"{self.method}: {name} {what}")
+    def refuse(self, name: str, what: str) -> BadParamsError:
+        """The error refusing parameter ``name``: ``METHOD: NAME WHAT``, the method and the
+        parameter on the wire too (memoryd_client.errors.BadParamsError)."""
+        return BadParamsError(f"{self.method}: {name} {what}", self.method, name)
 
     def text(self, name: str, *, required: bool = False, default: str | None = None,
              max_len: int = 100_000) -> str | None:
         value = self.raw.get(name)
         if value is None:
             if required:
-                raise self._fail(name, "is required")
+                raise self.refuse(name, "is required")
             return default
         if not isinstance(value, str):
-            raise self._fail(name, f"must be a string, got {type(value).__name__}")
+            raise self.refuse(name, f"must be a string, got {type(value).__name__}")
         if required and not value.strip():
-            raise self._fail(name, "must not be empty")
+            raise self.refuse(name, "must not be empty")
         if len(value) > max_len:
-            raise self._fail(name, f"is {len(value)} characters long; the limit is {max_len}")
+            raise self.refuse(name, f"is {len(value)} characters long; the limit is {max_len}")
         return value
 
     def path(self, name: str, *, required: bool = False) -> str | None:
@@ -68,26 +70,26 @@ class Params:
         value = self.text(name, required=required, max_len=MAX_PATH_BYTES)
         problem = path_problem(value) if value is not None else None
         if problem is not None:
-            raise self._fail(name, problem)
+            raise self.refuse(name, problem)
         return value
 
     def agent(self, name: str = "agent", *, required: bool = True) -> str | None:
         value = self.text(name, required=required, max_len=MAX_AGENT_CHARS)
         problem = agent_problem(value) if value is not None else None
         if problem is not None:
-            raise self._fail(name, problem)
+            raise self.refuse(name, problem)
         return value
 
     def key(self, name: str = "key") -> str | None:
         value = self.text(name, max_len=200)
         if value is not None and not _KEY.match(value):
-            raise self._fail(name, f"{value!r} is not a dotted key such as pref.commit_style")
+            raise self.refuse(name, f"{value!r} is not a dotted key such as pref.commit_style")
         return value
 
     def choice(self, name: str, choices: tuple[str, ...], default: str | None = None) -> str | None:
         value = self.text(name, default=default)
         if value is not None and value not in choices:
-            raise self._fail(name, f"must be one of {', '.join(choices)}; got {value!r}")
+            raise self.refuse(name, f"must be one of {', '.join(choices)}; got {value!r}")
         return value
 
     def strings(self, name: str) -> list[str] | None:
@@ -100,11 +102,11 @@ class Params:
         elif isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
             items = [v.strip() for v in value if v.strip()]
         else:
-            raise self._fail(name, "must be a list of strings")
+            raise self.refuse(name, "must be a list of strings")
         if len(items) > MAX_ITEMS:
-            raise self._fail(name, f"holds {len(items)} items; the limit is {MAX_ITEMS}")
+            raise self.refuse(name, f"holds {len(items)} items; the limit is {MAX_ITEMS}")
         if any(len(item) > MAX_ITEM_CHARS for item in items):
-            raise self._fail(name, f"items are {MAX_ITEM_CHARS} characters at most")
+            raise self.refuse(name, f"items are {MAX_ITEM_CHARS} characters at most")
         return items
 
     def number(self, name: str, *, default: float | None = None, low: float | None = None,
@@ -113,25 +115,25 @@ class Params:
         if value is None:
             return default
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self._fail(name, f"must be a number, got {type(value).__name__}")
+            raise self.refuse(name, f"must be a number, got {type(value).__name__}")
         if not math.isfinite(value):
-            raise self._fail(name, f"must be a finite number, got {value}")
+            raise self.refuse(name, f"must be a finite number, got {value}")
         if (low is not None and value < low) or (high is not None and value > high):
-            raise self._fail(name, f"must be between {low:g} and {high:g}; got {value:g}")
+            raise self.refuse(name, f"must be between {low:g} and {high:g}; got {value:g}")
         return float(value)
 
     def integer(self, name: str, *, default: int, low: int, high: int) -> int:
         value = self.raw.get(name, default)
         if isinstance(value, bool) or not isinstance(value, int):
-            raise self._fail(name, f"must be an integer, got {type(value).__name__}")
+            raise self.refuse(name, f"must be an integer, got {type(value).__name__}")
         if not low <= value <= high:
-            raise self._fail(name, f"must be between {low} and {high}; got {value}")
+            raise self.refuse(name, f"must be between {low} and {high}; got {value}")
         return value
 
     def flag(self, name: str) -> bool:
         value = self.raw.get(name, False)
         if not isinstance(value, bool):
-            raise self._fail(name, f"must be true or false, got {value!r}")
+            raise self.refuse(name, f"must be true or false, got {value!r}")
         return value
 
     def time(self, name: str) -> float | None:
@@ -142,12 +144,12 @@ class Params:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             if EARLIEST_S <= value <= LATEST_S:  # False for NaN too
                 return float(value)
-            raise self._fail(name, f"{value!r} is not a time between the years 1 and 9999")
+            raise self.refuse(name, f"{value!r} is not a time between the years 1 and 9999")
         if isinstance(value, str):
             parsed = parse_time(value)
             if parsed is not None and EARLIEST_S <= parsed <= LATEST_S:
                 return parsed
-        raise self._fail(name, f"{value!r} is not a time (epoch seconds, 2026-03-15, 7d/12h, "
+        raise self.refuse(name, f"{value!r} is not a time (epoch seconds, 2026-03-15, 7d/12h, "
                          "today or yesterday)")
 
 

@@ -30,8 +30,7 @@ def remember_request(params: Params) -> RememberRequest:
     # without a kind, and is refused on any other kind rather than silently dropped
     kind = params.choice("kind", KINDS, default="lesson" if polarity else "fact" if key else "note")
     if polarity and kind != "lesson":
-        raise BadParamsError(f"{params.method}: polarity is for lessons (kind lesson); "
-                             f"got kind {kind!r}")
+        raise params.refuse("polarity", f"is for lessons (kind lesson); got kind {kind!r}")
     confidence = params.number("confidence", low=0.0, high=1.0)
     project = params.text("project", max_len=4096)
     cwd = params.path("cwd")
@@ -39,7 +38,7 @@ def remember_request(params: Params) -> RememberRequest:
     via = params.choice("via", ("api", "extract"), default="api")
     assert kind is not None and via is not None
     if created is not None and not 0 < created <= time.time() + 86_400:
-        raise BadParamsError(f"{params.method}: created must be a past time; got {created!r}")
+        raise params.refuse("created", f"must be a past time; got {created!r}")
     return RememberRequest(
         agent=agent, text=text, key=key, kind=kind, polarity=polarity, confidence=confidence,
         project=project, cwd=cwd, created=created, via=via,
@@ -122,8 +121,7 @@ def filter_request(params: Params, *, every_agent: bool = False,
     kinds = params.strings("kind")
     for kind in kinds or ():
         if kind not in KINDS:
-            raise BadParamsError(
-                f"{params.method}: kind must be among {', '.join(KINDS)}; got {kind!r}")
+            raise params.refuse("kind", f"must be among {', '.join(KINDS)}; got {kind!r}")
     project = params.path("project")
     # "cwd" (`memory search --here`): the entries of that directory's project and the
     # global ones, as its block shows them
@@ -131,10 +129,10 @@ def filter_request(params: Params, *, every_agent: bool = False,
     statuses = _statuses(params, any_status)
     since, until = params.time("since"), params.time("until")
     if since is not None and until is not None and since >= until:
-        raise BadParamsError(
-            f"{params.method}: since ({params.raw['since']}) is not before until "
-            f"({params.raw['until']}): nothing could match; an age counts back from now, so "
-            "--since 7d --until 1d is the week up to yesterday")
+        raise params.refuse(
+            "since", f"({params.raw['since']}) is not before until ({params.raw['until']}): "
+            "nothing could match; an age counts back from now, so --since 7d --until 1d is the "
+            "week up to yesterday")
     return FilterRequest(
         agents=agents, category=category.strip() if category not in (None, "", "-") else None,
         kinds=tuple(kinds) if kinds is not None else None, project=project or None,
@@ -151,14 +149,14 @@ def _agents(params: Params, every_agent: bool) -> tuple[str, ...] | None:
             return None
         if agent is None:
             raise BadParamsError(f"{params.method}: give agent (your own namespace) or "
-                                 "agents (a list, or ['*'] for all)")
+                                 "agents (a list, or ['*'] for all)", params.method)
         agents = [agent]
     if agents == ["*"]:
         return None
     for name in agents:
         problem = agent_problem(name)
         if problem is not None:
-            raise BadParamsError(f"{params.method}: agent {problem}")
+            raise params.refuse("agent", problem)
     return tuple(agents)
 
 
@@ -171,8 +169,7 @@ def _statuses(params: Params, any_status: bool) -> tuple[str, ...]:
         return STATUSES
     for status in statuses:
         if status not in STATUSES:
-            raise BadParamsError(
-                f"{params.method}: status must be among {', '.join(STATUSES)} or any")
+            raise params.refuse("status", f"must be among {', '.join(STATUSES)} or any")
     return tuple(statuses)
 
 

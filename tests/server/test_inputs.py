@@ -21,8 +21,9 @@ def test_non_finite_numbers_are_refused_by_name(client: Client, value: float) ->
         client.remember("coder", "tools", "We lint with ruff", confidence=value)
     with pytest.raises(BadParamsError, match="min_score"):
         client.search("ruff", agent="coder", min_score=value)
-    with pytest.raises(BadParamsError, match="since"):
+    with pytest.raises(BadParamsError, match="since") as refused:
         client.search("ruff", agent="coder", since=value)
+    assert (refused.value.method, refused.value.param) == ("search", "since")  # on the wire
     with pytest.raises(BadParamsError, match="ts"):
         client.call("hook", {"harness": "claude-code", "event": "Stop", "ts": value,
                              "raw": json.dumps({"session_id": "s1"})})
