@@ -152,6 +152,10 @@ class Command:
     ``default_action`` is the action a command with actions runs when none is named (`memory
     sources` lists them).
 
+    ``exits`` says what exit codes 0 and 1 mean for it (2 and 3 are every command's, unless
+    it says more of them); an ``offline`` command does its work with the daemon down too, so
+    it never exits 3.
+
     ``globals`` are the global options it takes after its name (a global option among its
     ``args`` is one too, shown in its place); ``progress`` shows the daemon's
     progress on a terminal (memoryd_client.progress_view); ``refusal_exit`` is the exit code of
@@ -164,12 +168,12 @@ class Command:
         "args",
         "default_action",
         "description",
-        "epilog",
         "examples",
         "exit",
         "exits",
         "globals",
         "help",
+        "offline",
         "progress",
         "refusal_exit",
         "request",
@@ -183,7 +187,7 @@ class Command:
                  show: Show | None = None, exit: Exit = always_ok,
                  run: Callable[[Args, Client], int] | None = None,
                  alone: Callable[[Args], int] | None = None, examples: tuple[str, ...] = (),
-                 exits: str | None = None, epilog: str | None = None,
+                 exits: str | None = None, offline: bool = False,
                  globals: tuple[Arg, ...] = GLOBALS, progress: bool = False,
                  refusal_exit: int | None = None,
                  watch: Callable[[Args, Client], int] | None = None,
@@ -199,7 +203,7 @@ class Command:
         self.alone = alone
         self.examples = examples
         self.exits = exits
-        self.epilog = epilog
+        self.offline = offline
         self.globals = globals
         self.progress = progress
         self.refusal_exit = refusal_exit

@@ -101,9 +101,9 @@ def add_command(subparsers: Any, name: str, command: Command,
                 ) -> argparse.ArgumentParser:
     """A command's parser (and its actions' parsers) under ``subparsers``; each of them put in
     ``parsers`` by its name ("pass", "pass run")."""
-    epilog = command.epilog
-    if epilog is None and command.examples:
-        epilog = cli_help.epilog(command.examples, command.exits or "")
+    epilog = None
+    if command.examples:
+        epilog = cli_help.epilog(command.examples, command.exits or "", command.offline)
     parser: argparse.ArgumentParser = subparsers.add_parser(
         name, help=command.help, description=command.description, epilog=epilog,
         formatter_class=cli_help.Formatter)

@@ -138,6 +138,23 @@ def test_each_command_is_in_the_module_the_table_names() -> None:
                                          "memoryd_client.commands.entries"])
 
 
+def test_each_commands_help_says_what_each_exit_code_means_once() -> None:
+    """Every command's help ends with its exit codes: each code named once, 0 to 3 in order
+    (`memory sync --help` once read "2 usage; 2 usage error")."""
+    from memoryd_client.parser import build_parser
+
+    parser = build_parser()
+    action = next(a for a in parser._actions if a.dest == "command")
+    for name, sub in action.choices.items():
+        if name == "hook":  # hooks always exit 0: their help says so in words
+            continue
+        text = " ".join(sub.format_help().split())
+        exits = text[text.index("exit codes: "):]
+        codes = [int(code) for code in re.findall(r"(?:^exit codes: |; )(\d) ", exits)]
+        offline = name in ("doctor", "completion")  # they work with the daemon down
+        assert codes == sorted(set(codes)) and 2 in codes and (3 in codes) != offline, exits
+
+
 def test_each_command_alone_builds_its_parser() -> None:
     from memoryd_client.commands import GROUPS
     from memoryd_client.parser import build_parser

@@ -147,8 +147,8 @@ COMMANDS: dict[str, Command] = {
         # runs its client-side checks with the daemon down too
         request=lambda a, c: EXAMINE(c), show=plain(later("doctor", "print_report")),
         exit=lambda r, a: OK if r["healthy"] else FAILED,
-        epilog="Exit codes: 0 healthy (warnings allowed), 1 at least one problem, 2 usage "
-        "error. Example: memory doctor --json"),
+        examples=("memory doctor", "memory doctor --json"), offline=True,
+        exits="0 healthy (warnings allowed); 1 at least one problem (the daemon down is one)"),
     "completion": Command(
         help="print the shell completion script for bash, zsh or fish",
         description="The completion script for SHELL, made from this client's table of "
@@ -161,5 +161,5 @@ COMMANDS: dict[str, Command] = {
         examples=("echo 'eval \"$(memory completion bash)\"' >> ~/.bashrc",
                   "memory completion zsh > ~/.zfunc/_memory",
                   "memory completion fish > ~/.config/fish/completions/memory.fish"),
-        exits="0 printed; 2 an unknown shell"),
+        exits="0 printed; 2 an unknown shell", offline=True),
 }

@@ -71,13 +71,15 @@ COMMANDS: dict[str, Command] = {
         "AGENT in DIR)`)"),
     "explain": Command(
         help="what was injected into a session, and why",
+        description="What memoryd put into a session's context (the block at its start, the "
+        "entries a prompt brought): each item's text as injected and why it was there, in "
+        "words; --json keeps the search evidence.",
         args=(Arg("session", optional=True,
                   help="session id, or its first 4+ characters (default: the latest "
                   "injection)"),),
         request=lambda a, c: c.explain(a.session), show=plain(views.print_injections),
         examples=("memory explain", "memory explain 5f2c1d --json"),
-        exits="0 done; 1 no such session. Each item shows its text as injected and why it was "
-        "there, in words; --json keeps the search evidence"),
+        exits="0 done; 1 no such session"),
     "session": Command(
         help="agent sessions: list (the default), show ID",
         examples=("memory session --agent claude-code", "memory session show 5f2c1d"),
