@@ -174,6 +174,10 @@ class Item:
     path: str | None = None
     evidence: dict[str, float] | None = None
     use: str | None = None  # "in use" or "unused" (Disuse), when it moved it
+    #: the entry's text as compared (memoryd.text.normalise_text): the block says a statement
+    #: once, however many entries (a copy shared with the team, a global and a project one)
+    #: and sections hold it
+    said: str | None = None
 
 
 @dataclass
@@ -509,7 +513,8 @@ class ContextBuilder:
             rank += DEMOTED_RANK
         quoted = agent_wrote(entry, self._files_of(entry.agent))
         return Item(section, f"- {render(entry, quoted)}{suffix}", rank,
-                    entry_id=entry.uid, score=score, evidence=evidence, use=use)
+                    entry_id=entry.uid, score=score, evidence=evidence, use=use,
+                    said=normalise_text(entry.text))
 
     def _files_of(self, agent: str) -> set[str]:
         """The memory files ``agent``'s tools wrote for an agent's connection (once a block)."""
@@ -570,15 +575,16 @@ class ContextBuilder:
         kept: list[Item] = []
         dropped: list[Item] = []
         used = fixed
-        shown: set[tuple[str, str]] = set()
+        shown: set[tuple[str, str] | str] = set()
         full = False  # an item did not fit: the rest is dropped
         for item in sorted(items, key=lambda i: i.rank):
             if full:
                 dropped.append(item)
                 continue
-            if (item.section, item.text) in shown:  # the same line of a global and a project entry
+            said = item.said or (item.section, item.text)
+            if said in shown:  # said already, in its better-ranked place
                 continue
-            shown.add((item.section, item.text))
+            shown.add(said)
             heading = SECTION_TITLES[item.section]
             extra = len(item.text) + 1
             if heading and not any(k.section == item.section for k in kept):

@@ -363,6 +363,10 @@ def test_a_shared_lesson_reaches_the_team_under_its_own_heading(machines, tmp_pa
     assert [e["text"] for e in team] == ["Run the migrations before the deploy, never after"]
     assert "## Team" in block
     assert block.index("## Team") < block.index("Run the migrations before the deploy")
+    a.cli("sync")
+    with a.client() as c:  # the sharer's block says its lesson once, not again as the team's
+        assert len(c.list_entries(agents=["team.acme"])["entries"]) == 1
+        assert c.context("designer")["text"].count("Run the migrations before the deploy") == 1
     # the namespace is read-only: no write reaches it but a share
     from memoryd_client.errors import ForbiddenError
     with b.client("team.acme") as c, pytest.raises(ForbiddenError):
