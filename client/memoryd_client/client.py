@@ -13,7 +13,9 @@ The daemon binds each connection to one agent (see :mod:`memoryd_client.wire`). 
 with ``agent=`` has one connection, bound to that agent: a write naming another agent is
 refused. A client made without one is a person's or a program's own: it opens one connection
 per agent it writes as, each bound to its agent, and splits a ``remember_many`` that spans
-several agents. ``channel`` says who is calling (``api`` by default).
+several agents: one request each, so one agent's part refused (raised) leaves the others'
+stored (`memory import` sends one agent's entries per call). ``channel`` says who is calling
+(``api`` by default).
 
 Projects: ``remember`` stores an entry for the project (git repository) of the directory the
 client was made in, as ``memory store`` does, so that "in this repo, run tests with make test"

@@ -7,13 +7,17 @@ them between stores.
 - import: the lines of an export (or any JSONL of maps with agent, category, text) through the
   daemon's write path, ``remember_many`` in batches: exact duplicates are not stored again,
   every stored entry is in its agent's ledger and history, dated by its ``created``
-  (``via: import``). Entries that are not active, and entries indexed from watched files (their
-  file is the source of truth: watch it instead), are skipped and counted.
+  (``via: import``). Entries that are not active, entries indexed from watched files (their
+  file is the source of truth: watch it instead) and a team's (its repository is: `memory
+  sync add-shared`) are skipped and counted. Each batch is one agent's, so that a refused
+  batch stored nothing (the client sends a batch of several agents as one request each).
 """
 
 from __future__ import annotations
 
 import sys
+
+from memoryd_client.wire import TEAM_PREFIX
 
 TYPE_CHECKING = False  # see memoryd_client/__init__.py
 
@@ -174,9 +178,14 @@ def print_import(result: dict[str, Any]) -> None:
     for problem in result["refused"]:
         print(f"line {problem['line']}: refused: {problem['reason']}", file=sys.stderr)
     c = result["counts"]
+    skipped = f"skipped {c['skipped_inactive']} not active and {c['skipped_watched']} from " \
+        "watched files"
+    if c["skipped_team"]:
+        skipped = (f"skipped {c['skipped_inactive']} not active, {c['skipped_watched']} from "
+                   f"watched files and {c['skipped_team']} of a team (`memory sync add-shared` "
+                   "brings a team's entries)")
     print(f"imported {result['file']}: stored {c['stored']}, already there {c['duplicate']}, "
-          f"skipped {c['skipped_inactive']} not active and {c['skipped_watched']} from "
-          f"watched files, refused {c['refused']}")
+          f"{skipped}, refused {c['refused']}")
 
 
 class _Importer:
@@ -189,10 +198,11 @@ class _Importer:
         self.client = client
         self.file = file
         self.counts = {"stored": 0, "duplicate": 0, "skipped_inactive": 0,
-                       "skipped_watched": 0, "refused": 0}
+                       "skipped_watched": 0, "skipped_team": 0, "refused": 0}
         self.refused: list[dict[str, Any]] = []
-        self.batch: list[tuple[int, dict[str, Any]]] = []
-        self.read = self.lines_sent = 0  # the lines read; those before the batch being sent
+        #: each agent's entries waiting to be sent (line number, entry)
+        self.batches: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+        self.read = 0  # the lines read
         self.progress = client.progress
         if self.progress is not None:
             self.progress.prefix = f"importing {file}"
@@ -210,35 +220,42 @@ class _Importer:
             self.counts["skipped_inactive"] += 1
         elif entry.get("via") == "watch":
             self.counts["skipped_watched"] += 1
+        elif str(entry["agent"]).startswith(TEAM_PREFIX):
+            self.counts["skipped_team"] += 1
         else:
             item = {k: entry[k] for k in IMPORTED_FIELDS if entry.get(k) is not None}
             item.setdefault("category", "")
             item["force"] = True  # near duplicates were kept where they come from
-            self.batch.append((number, item))
-            if len(self.batch) >= BATCH:
-                self.flush()
+            batch = self.batches.setdefault(str(entry["agent"]), [])
+            batch.append((number, item))
+            if len(batch) >= BATCH:
+                self._flush(batch)
 
     def flush(self) -> None:
-        """Send the batch; count what became of each of its entries."""
-        if not self.batch:
+        """Send what waits."""
+        for batch in self.batches.values():
+            self._flush(batch)
+
+    def _flush(self, batch: list[tuple[int, dict[str, Any]]]) -> None:
+        """Send one agent's batch; count what became of each of its entries."""
+        if not batch:
             return
-        if self.progress is not None:
-            self.progress.offset = self.lines_sent
-        for (number, _), result in zip(self.batch, self._send()):
+        if self.progress is not None:  # the lines before the ones waiting are done
+            self.progress.offset = self.read - sum(map(len, self.batches.values()))
+        for (number, _), result in zip(batch, self._send(batch)):
             if result.get("refused"):
                 self._refuse(number, result["refused"])
             elif result["stored"]:
                 self.counts["stored"] += 1
             else:
                 self.counts["duplicate"] += 1
-        self.batch.clear()
-        self.lines_sent = self.read
+        batch.clear()
 
-    def _send(self) -> list[dict[str, Any]]:
+    def _send(self, batch: list[tuple[int, dict[str, Any]]]) -> list[dict[str, Any]]:
         from memoryd_client.errors import BadParamsError, DaemonUnreachableError, ForbiddenError
 
         try:
-            return self.client.remember_many([item for _, item in self.batch])["results"]
+            return self.client.remember_many([item for _, item in batch])["results"]
         except DaemonUnreachableError as exc:
             raise DaemonUnreachableError(
                 f"{exc.message}. The entries sent before it stopped may be stored: running "
@@ -246,7 +263,7 @@ class _Importer:
                 f"stored twice; a longer --timeout waits longer)") from None
         except (BadParamsError, ForbiddenError):  # one bad entry refuses the batch (feedback
             results: list[dict[str, Any]] = []    # not from a terminal): find it, keep the rest
-            for _, item in self.batch:
+            for _, item in batch:
                 try:
                     results += self.client.remember_many([item])["results"]
                 except (BadParamsError, ForbiddenError) as exc:

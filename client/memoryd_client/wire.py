@@ -108,6 +108,10 @@ PROGRESS_METHODS = frozenset({"remember_many", "pass_run", "undo", "promote_acce
 CHANNELS = ("api", "terminal", "cli", "mcp", "hook")
 HUMAN_CHANNELS = frozenset({"terminal"})
 
+#: The namespaces of the teams a daemon follows (``team.NAME``: `memory sync add-shared`): read
+#: only; an entry gets there by ``share``.
+TEAM_PREFIX = "team."
+
 #: What a watched source's files are (``sources`` ``add``: ``kind``), and the formats each
 #: kind's files may be in (``format``): a transcript's names the agent that writes it
 #: (docs/harnesses.md).

@@ -26,12 +26,11 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from memoryd_client.wire import CHANNELS, HUMAN_CHANNELS, WRITE_METHODS
+from memoryd_client.wire import CHANNELS, HUMAN_CHANNELS, TEAM_PREFIX, WRITE_METHODS
 
 from memoryd.errors import BadParamsError, ForbiddenError, MemorydError
 from memoryd.server.params import Params
 from memoryd.sessions.registry import HARNESS_AGENTS
-from memoryd.sync.shared import PREFIX as TEAM_PREFIX
 
 #: Methods a person runs (maintenance, configuration, deleting): not over MCP or a hook.
 PERSON_METHODS = frozenset({"purge", "release", "pass_run", "undo", "promote_accept",

@@ -23,6 +23,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from memoryd_client.wire import TEAM_PREFIX
+
 from memoryd.errors import NotFoundError
 from memoryd.passes.runner import INTERVALS, START_DELAY_S
 from memoryd.server.params import Params
@@ -32,7 +34,6 @@ from memoryd.sync.apply import Applied, Plan, finish_pending, mark_pending
 from memoryd.sync.git import SyncError, git_program, merges_off_worktree
 from memoryd.sync.git import version as git_version
 from memoryd.sync.repo import Merged, SyncRepo, host, reachable
-from memoryd.sync.shared import PREFIX as TEAM_PREFIX
 from memoryd.sync.shared import Team, follow, followed
 
 log = logging.getLogger(__name__)

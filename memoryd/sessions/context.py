@@ -70,7 +70,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from memoryd_client.wire import INJECTION_MARKER
+from memoryd_client.wire import INJECTION_MARKER, TEAM_PREFIX
 
 from memoryd import file_imports
 from memoryd.agent_settings import claude_home, loaded_names
@@ -422,7 +422,7 @@ class ContextBuilder:
     def _team(self, now: float) -> list[Item]:
         """The teams' shared entries (memoryd.sync.shared: namespaces ``team.NAME``), for
         every agent: newest first, after the agent's own lessons."""
-        shared = self._entries(EntryQuery().agent_prefix("team."), 30)
+        shared = self._entries(EntryQuery().agent_prefix(TEAM_PREFIX), 30)
         return [self._item("team", e, now, 290 + i) for i, e in enumerate(shared)]
 
     def _facts(self, scope: Scope, now: float) -> list[Item]:

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memoryd_client.wire import TEAM_PREFIX
+
 from memoryd.maintenance.replay import apply_records
 from memoryd.names import AGENT_NAME
 from memoryd.store.database import Store
@@ -32,7 +34,7 @@ from memoryd.sync.git import SyncError
 from memoryd.sync.merge import ledger_lines
 from memoryd.sync.repo import BRANCH, REMOTE, SyncRepo, host
 
-PREFIX = "team."
+PREFIX = TEAM_PREFIX
 FILE = "entries.jsonl"
 ATTRIBUTES = f"/{FILE} merge=memoryd-ledger -text\n"
 

@@ -280,11 +280,12 @@ def test_export_then_import_into_a_fresh_home_reproduces_the_entries(
         (exported.parent / "with-extras.jsonl").write_text(
             exported.read_text()
             + json.dumps({**lines[0], "status": "forgotten", "text": "an old forgotten thing"}) + "\n"
-            + json.dumps({**lines[0], "via": "watch", "text": "from a watched file"}) + "\n")
+            + json.dumps({**lines[0], "via": "watch", "text": "from a watched file"}) + "\n"
+            + json.dumps({**lines[0], "agent": "team.acme", "text": "a team's lesson"}) + "\n")
         imported = run_cli("import", str(exported.parent / "with-extras.jsonl"))
-        assert imported.returncode == 0, imported.stderr
-        assert "stored 5, already there 0, skipped 1 not active and 1 from watched files" \
-            in imported.stdout
+        assert imported.returncode == 0, imported.stderr  # a team's entries come by its sync
+        assert "stored 5, already there 0, skipped 1 not active, 1 from watched files and 1 of " \
+            "a team" in imported.stdout
         with Client(second.socket) as fresh_client:
             copies = fresh_client.list_entries(order="oldest", limit=100)["entries"]
             kept = ("agent", "category", "kind", "key", "text", "tags", "confidence", "project",
@@ -300,12 +301,17 @@ def test_export_then_import_into_a_fresh_home_reproduces_the_entries(
         assert ledgers == {"designer.jsonl": 4, "coder.jsonl": 1}
         again = run_cli("import", str(exported))  # importing twice changes nothing
         assert again.returncode == 0 and "stored 0, already there 5" in again.stdout
+        # a refused line (feedback, not typed at a terminal) among two agents' lines: the other
+        # lines are stored and counted as stored (they once counted as "already there")
         piped = subprocess.run([sys.executable, "-m", "memoryd_client", "import", "-", "--json"],
-                               input='{"agent": "x", "text": "ok"}\nnot json\n', text=True,
-                               capture_output=True, check=False)
+                               input='{"agent": "x", "text": "ok"}\nnot json\n'
+                               '{"agent": "y", "text": "y says the kiln fires at dawn"}\n'
+                               '{"agent": "x", "kind": "feedback", "text": "the user said"}\n',
+                               text=True, capture_output=True, check=False)
         assert piped.returncode == 1
         report = json.loads(piped.stdout)
-        assert report["counts"]["stored"] == 1 and report["refused"][0]["line"] == 2
+        assert [r["line"] for r in report["refused"]] == [2, 4]
+        assert (report["counts"]["stored"], report["counts"]["duplicate"]) == (2, 0)
     finally:
         second.stop()
 

@@ -246,8 +246,9 @@ COMMANDS: dict[str, Command] = {
         "confidence, project and polarity, in batches, through the write path: exact "
         "duplicates are not stored again (importing twice changes nothing), near duplicates "
         "are kept (they were kept where they came from), and every entry goes to the agent's "
-        "ledger and history (via: import). Entries that are not active, and entries indexed "
-        "from watched files (watch their files instead), are skipped and counted. A terminal "
+        "ledger and history (via: import). Entries that are not active, entries indexed from "
+        "watched files (watch their files instead) and a team's (`memory sync add-shared` "
+        "brings them) are skipped and counted. A terminal "
         "shows how far it is; the command waits as long as the daemon reports progress, and "
         "if the daemon stops answering (exit 3), running it again is safe.",
         args=(Arg("file", metavar="FILE", help="a JSONL file, or - for standard input"),),
