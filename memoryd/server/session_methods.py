@@ -283,7 +283,7 @@ class SessionMethods:
         agent = HARNESS_AGENTS[harness]
         cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) \
             and path_problem(payload["cwd"]) is None else None
-        agents = self.contexts.scope(agent, None).agents
+        agents = self.contexts.scope(agent, None).given
         call_id = payload.get("tool_use_id")
         verdict = await self.guard.check(agents, cwd, tool, payload.get("tool_input"),
                                          call_id if isinstance(call_id, str) else "",

@@ -24,7 +24,9 @@ that project; entries written elsewhere (or with ``--global``) are shown everywh
 in ``context.shared_agents`` (the harnesses with hooks: Claude Code, Codex, Gemini CLI, Cursor,
 Copilot CLI, Cline, OpenCode) share what they know: a lesson Claude Code learned in a
 repository reaches Codex in the same repository. Other agents (role agents such as
-``designer``) see their own namespace only. A memory is one project's (or global): the same
+``designer``) see their own namespace only. The teams a daemon follows (``team.NAME``, `memory
+sync add-shared`) reach every agent: the Team section, and per prompt and before a tool call
+when one of their entries is what the moment asks. A memory is one project's (or global): the same
 text written in another project is stored there too (not refused as a duplicate of the first
 project's), and a key holds one value per project beside its global one.
 
@@ -157,6 +159,14 @@ class Scope:
 
     agents: tuple[str, ...]
     project: str | None
+    #: the teams' namespaces (``team.NAME``: memoryd.sync.shared) this daemon follows: what
+    #: they hold is every agent's to be given (the Team section; per prompt, before a tool call)
+    teams: tuple[str, ...] = ()
+
+    @property
+    def given(self) -> tuple[str, ...]:
+        """Whose entries the hooks look through for the agent: its own, and its teams'."""
+        return self.agents + self.teams
 
     def query(self) -> EntryQuery:
         """Its agents' entries (of its project or global: ContextBuilder._entries reads
@@ -202,6 +212,11 @@ DEMOTED_RANK = 1000
 #: Added to the rank of an unused lesson or note (memoryd.store.usage.Disuse): last in its
 #: section, dropped before every other item but the demoted ones.
 UNUSED_RANK = 600
+
+
+def section_of(entry: StoredEntry) -> str:
+    """The section a hit for a prompt goes in: a team's under its heading, others by kind."""
+    return "team" if entry.agent.startswith(TEAM_PREFIX) else SECTION_OF_KIND[entry.kind]
 
 
 def mark_earlier(items: list[Item], said_earlier: set[str]) -> list[Item]:
@@ -304,7 +319,8 @@ class ContextBuilder:
     def scope(self, agent: str, cwd: str | None) -> Scope:
         agents = (agent, *(a for a in self.shared_agents if a != agent)) \
             if agent in self.shared_agents else (agent,)
-        return Scope(agents, project_of(cwd) if cwd else None)
+        teams = tuple(sorted(a for a in self.store.known_agents() if a.startswith(TEAM_PREFIX)))
+        return Scope(agents, project_of(cwd) if cwd else None, teams)
 
     def _entries(self, query: EntryQuery, limit: int, order: Order = "newest",
                  project: str | None = None) -> list[StoredEntry]:
@@ -471,14 +487,14 @@ class ContextBuilder:
                   prompt_words: Any, now: float) -> list[Item]:
         """What search calls a match for the prompt, in the sections of its kinds; and the
         lessons filed under a topic the prompt names ("write a test …": the testing lessons)."""
-        request = SearchRequest(prompt, FilterRequest(agents=scope.agents, kinds=RELEVANT_KINDS,
+        request = SearchRequest(prompt, FilterRequest(agents=scope.given, kinds=RELEVANT_KINDS,
                                                       in_project=cwd or None),
                                 limit=RELEVANT_HITS, match=True)
         result = self.searcher.search(request, prompt_vector, prompt_words)
         hits = {hit.entry.uid: hit for hit in result.hits if not hit.entry.quarantined
                 and f"/{ARCHIVE_DIR}/" not in (hit.entry.source or "")}
         # the best match first, but those in use ahead and the unused last (_by_use)
-        items = mark_earlier([self._item(SECTION_OF_KIND[entry.kind], entry, now, rank,
+        items = mark_earlier([self._item(section_of(entry), entry, now, rank,
                                          hits[entry.uid].score.relevance,
                                          hits[entry.uid].evidence, use)
                               for rank, (entry, use) in enumerate(self._by_use(

@@ -352,20 +352,37 @@ def test_a_shared_lesson_reaches_the_team_under_its_own_heading(machines, tmp_pa
     with a.client("designer") as c:
         stored = c.remember("designer", "deploy",
                             "Run the migrations before the deploy, never after", kind="lesson")
+        tooling = c.remember("designer", "tooling", "Use uv, not pip", kind="lesson",
+                             polarity="positive")
     shared = a.cli("share", stored["entry"]["id"], "acme")
     assert shared.returncode == 0, shared.stderr
     assert "shared" in shared.stdout
+    assert a.cli("share", tooling["entry"]["id"], "acme").returncode == 0
     synced = b.cli("sync")  # b follows the team without a repository of its own
     assert synced.returncode == 0, synced.stderr
     with b.client() as c:
         block = c.context("coder")["text"]
         team = c.list_entries(agents=["team.acme"])["entries"]
-    assert [e["text"] for e in team] == ["Run the migrations before the deploy, never after"]
+    assert sorted(e["text"] for e in team) == ["Run the migrations before the deploy, never after",
+                                               "Use uv, not pip"]
     assert "## Team" in block
     assert block.index("## Team") < block.index("Run the migrations before the deploy")
+    with b.client() as c:  # per prompt too, when it is what the prompt asks
+        prompt = c.context("coder", prompt="should the migrations run after the deploy?")
+    assert "## Team" in prompt["text"] and "Run the migrations before" in prompt["text"]
+    # and before a tool call that goes against it (Claude Code's PreToolUse hook)
+    call = {"session_id": "5b0c9e4e-1f2a-4c55-9d55-6a3cf1f0a001", "cwd": str(tmp_path),
+            "transcript_path": str(tmp_path / "t.jsonl"), "hook_event_name": "PreToolUse",
+            "tool_name": "Bash", "tool_input": {"command": "pip install requests"},
+            "tool_use_id": "toolu_01"}
+    import sys
+    hooked = subprocess.run([sys.executable, "-m", "memoryd_client", "hook", "claude-code",
+                             "PreToolUse"], input=json.dumps(call), capture_output=True,
+                            text=True, env={**os.environ, **b.env}, timeout=60, check=False)
+    assert "Use uv, not pip" in hooked.stdout, (hooked.stdout, hooked.stderr)
     a.cli("sync")
     with a.client() as c:  # the sharer's block says its lesson once, not again as the team's
-        assert len(c.list_entries(agents=["team.acme"])["entries"]) == 1
+        assert len(c.list_entries(agents=["team.acme"])["entries"]) == 2
         assert c.context("designer")["text"].count("Run the migrations before the deploy") == 1
     # the namespace is read-only: no write reaches it but a share
     from memoryd_client.errors import ForbiddenError
