@@ -125,7 +125,7 @@ class TranscriptFiles:
         if state is None:
             cwd = await self.off_loop(cwd_hint, source.format, facts.path)
             state = self.states[facts.path] = TranscriptState(
-                make_parser(source.format, cwd=cwd), source.format, cwd,
+                make_parser(source.format, cwd=cwd, path=facts.path), source.format, cwd,
                 is_document(source.format, facts.path))
             if position is not None and not state.document:  # resume the exchange left open
                 await self._resume(state, facts.path, position, list(start.open_turns or ()))
@@ -161,7 +161,7 @@ class TranscriptFiles:
                 state.all_reported()
                 state.skips.all_counted(state.parser.skipped)
                 return
-            state.parser = make_parser(state.fmt, cwd=state.cwd)
+            state.parser = make_parser(state.fmt, cwd=state.cwd, path=path)
         state.open_turns = stored
         state.parser.resume(stored)
 
@@ -172,7 +172,7 @@ class TranscriptFiles:
         else:
             read = read_appended(Path(facts.path), position, self.config.watch.max_line_bytes)
         if read.restarted:  # truncated or replaced: start over, record ids dedupe
-            state.parser = make_parser(state.fmt, cwd=state.cwd)
+            state.parser = make_parser(state.fmt, cwd=state.cwd, path=facts.path)
             state.open_turns = []
             state.reported = {}
             state.recounted = True

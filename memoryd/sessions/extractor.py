@@ -48,7 +48,7 @@ log = logging.getLogger(__name__)
 def read_user_messages(path: str, harness: str, session: str) -> list[Message]:
     """The user's messages in ``session``'s transcript. A file that holds many sessions
     (Aider's chat history) gives only those of ``session``."""
-    parser = make_parser(harness, cwd=cwd_hint(harness, path))
+    parser = make_parser(harness, cwd=cwd_hint(harness, path), path=path)
     one_session = getattr(parser, "many_sessions", False)
     turns = []
     for line in transcript_lines(path, harness):

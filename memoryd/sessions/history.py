@@ -138,7 +138,7 @@ def history_files(watcher: Watcher, sources: Sequence[Source],
 def session_of_file(file: HistoryFile) -> dict[str, Any] | None:
     """A transcript's session as the watcher would register it, read from the file (a dry
     run's, for files not indexed yet); None when it names none."""
-    parser = make_parser(file.harness, cwd=cwd_hint(file.harness, file.path))
+    parser = make_parser(file.harness, cwd=cwd_hint(file.harness, file.path), path=file.path)
     try:
         for line in transcript_lines(file.path, file.harness):
             parser.feed(line)

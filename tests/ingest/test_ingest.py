@@ -867,3 +867,43 @@ def _only(client: Client, query: str) -> list[dict[str, Any]]:
 
 def _none(client: Client, query: str) -> None:
     assert not search(client, query, match=True)
+
+
+def test_a_chat_log_whose_lines_name_no_session_is_one_session_per_file(
+        home: Path, daemon, client) -> None:
+    """A generic log without ``session_id`` (one file a chat): the file is the session, so a
+    hit is shown with the turns around it, and the chat is in the session registry. Its
+    chunks had no session: no passage, nothing in `memory sessions`, nothing extracted."""
+    chats = home / "logs"
+    for folder in ("ana", "ben"):  # the same file name in two folders: two sessions
+        (chats / folder).mkdir(parents=True)
+    client.sources("add", name="logs", path=str(chats / "*" / "*.jsonl"), kind="transcript",
+                   format="generic", agent="travellers")
+    said = ["I finally booked the ferry to Hydra for the 14th of March",
+            "Nice! Are you taking the early one?",
+            "Yes, the 7:30 from Piraeus",
+            "Good choice, the later ones sell out",
+            "Dimitra is coming along with her sister"]
+    write_lines(chats / "ana" / "chat.jsonl", [
+        {"role": "user" if number % 2 == 0 else "assistant", "content": text,
+         "timestamp": f"2026-02-01T10:0{number}:00Z"} for number, text in enumerate(said)])
+    write_lines(chats / "ben" / "chat.jsonl", [
+        {"role": "user", "content": "the boiler needs a service before winter",
+         "timestamp": "2026-02-02T10:00:00Z"}])
+
+    def found() -> dict[str, Any]:
+        hits = search(client, "Dimitra coming along with her sister", agents=["travellers"])
+        assert hits and "Dimitra" in hits[0]["text"]
+        return hits[0]
+
+    hit = eventually(found)
+    assert any("ferry to Hydra" in turn or "7:30 from Piraeus" in turn
+               for turn in hit["context"]["before"])
+
+    def registered() -> None:
+        sessions = [s for s in client.call("sessions", {})["sessions"]
+                    if s["agent"] == "travellers"]
+        assert sorted(s["id"].split("-")[0] for s in sessions) == ["chat", "chat"]
+        assert len({s["id"] for s in sessions}) == 2
+
+    eventually(registered)

@@ -200,6 +200,9 @@ on ``message_id`` then keeps the first, partial, text.)
 
 from __future__ import annotations
 
+import hashlib
+import os
+
 from memoryd_client.wire import INJECTION_MARKER
 
 from memoryd.ingest.transcript.aider import AiderParser
@@ -254,9 +257,12 @@ _PARSERS: dict[str, type[LineParser | AiderParser]] = {
 }
 
 
-def make_parser(fmt: str, *, cwd: str | None = None) -> TranscriptParser:
+def make_parser(fmt: str, *, cwd: str | None = None, path: str | None = None
+                ) -> TranscriptParser:
     """A fresh parser for ``fmt`` (memoryd.sources.TRANSCRIPT_FORMATS). ``cwd``: the project
-    the file's path names, for the formats whose records do not (``takes_cwd``)."""
+    the file's path names, for the formats whose records do not (``takes_cwd``); ``path``:
+    the file, which is the session of a format whose lines may name none
+    (``session_by_file``: a generic log without ``session_id``)."""
     try:
         parser_class = _PARSERS[fmt]
     except KeyError:
@@ -265,7 +271,16 @@ def make_parser(fmt: str, *, cwd: str | None = None) -> TranscriptParser:
     parser = parser_class()
     if cwd is not None and getattr(parser_class, "takes_cwd", False):
         parser.cwd = cwd
+    if path is not None and getattr(parser_class, "session_by_file", False):
+        parser.session_id = file_session(path)
     return parser
+
+
+def file_session(path: str) -> str:
+    """The session of a transcript whose lines name none: the file's name and a digest of its
+    path (two folders' ``chat.jsonl`` are two sessions), the same on every read."""
+    name = os.path.basename(path).split(".")[0] or "session"
+    return f"{name[:40]}-{hashlib.sha256(path.encode('utf-8', 'surrogateescape')).hexdigest()[:8]}"
 
 
 def needs_context(fmt: str) -> bool:

@@ -39,13 +39,20 @@ TEXT_BLOCKS = frozenset({"text", "input_text", "output_text"})
 
 class GenericParser(LineParser):
     """The generic one-message-per-line format, and pi session files (see the module
-    docstring). ``harness`` names the agent in the session registry."""
+    docstring). ``harness`` names the agent in the session registry. A file whose lines name
+    no session is one (memoryd.ingest.transcript.make_parser names it by the file): its
+    chunks have neighbours, it is in the registry, its end is extracted."""
+
+    session_by_file = True
 
     def __init__(self, *, harness: str = "generic", max_line_chars: int = MAX_LINE_CHARS) -> None:
         super().__init__(max_line_chars=max_line_chars)
         self.harness = harness
         #: session id → the speaker named first by a line's role (that chat's user side)
         self._first_named: dict[str | None, str] = {}
+        #: the session the lines named (not the file's): a short record id is unique within
+        #: it (record ids stay what they were before files named sessions)
+        self._named_session: str | None = None
 
     def resume(self, turns: Sequence[Turn]) -> None:
         """The exchange left open before a restart: its user side's speaker stays on the
@@ -64,7 +71,8 @@ class GenericParser(LineParser):
         timestamp = parse_timestamp(record.get("timestamp"))
         self._note_time(timestamp)
         if kind == "session":  # pi header
-            self.session_id = text_or_none(record.get("id")) or self.session_id
+            self._named_session = text_or_none(record.get("id")) or self._named_session
+            self.session_id = self._named_session or self.session_id
             self.cwd = text_or_none(record.get("cwd")) or self.cwd
         elif kind == "message":
             message = object_field(record, "message")
@@ -86,7 +94,8 @@ class GenericParser(LineParser):
         session = record.get("session_id")
         if isinstance(session, int) and not isinstance(session, bool):
             session = str(session)  # a session's number, as an id's
-        self.session_id = text_or_none(session) or self.session_id
+        self._named_session = text_or_none(session) or self._named_session
+        self.session_id = self._named_session or self.session_id
         self.cwd = text_or_none(record.get("cwd")) or self.cwd
         timestamp = parse_timestamp(next(
             (record[key] for key in TIME_FIELDS if record.get(key) is not None), None))
@@ -138,8 +147,8 @@ class GenericParser(LineParser):
         the line's hash."""
         if given is not None and len(given) >= GLOBAL_ID_CHARS:
             return given
-        if given is not None and self.session_id is not None:
-            return f"{self.session_id}:{given}"
+        if given is not None and self._named_session is not None:
+            return f"{self._named_session}:{given}"
         return line_id(line)
 
     def _message(
