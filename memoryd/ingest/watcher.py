@@ -96,6 +96,8 @@ class Watcher:
         self.transcripts = TranscriptFiles(config, indexer, self.stats, db, self.background,
                                            self.thread)
         self.scanning = False
+        #: full scans started and finished (:meth:`scanned`)
+        self.scans = [0, 0]
         self.tasks: list[asyncio.Task[Any]] = []
         self.restart_watch = asyncio.Event()
         self.watch_stop = asyncio.Event()
@@ -391,6 +393,7 @@ class Watcher:
         machine's clock, is not). A link (its target's edit is no event beside it), a name
         that is not UTF-8 and a file whose indexing failed are no miss of the watcher's."""
         self.scanning = True
+        self.scans[0] += 1
         try:
             known = await self.db(self.indexer.known_paths)
             found = await self.off_loop(self._scan_files)
@@ -417,6 +420,15 @@ class Watcher:
             return len(queued), unseen
         finally:
             self.scanning = False
+            self.scans[1] += 1
+
+    async def scanned(self, started: int, timeout_s: float) -> None:
+        """Wait (up to ``timeout_s``) until a full scan begun after the first ``started`` has
+        finished: the sources as they are now have their files counted (`memory sources
+        add` says how many files a new source has, not 0 before it was looked at)."""
+        deadline = time.monotonic() + timeout_s
+        while self.scans[1] <= started and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
 
     def _scan_files(self) -> dict[str, tuple[int, float, int]]:
         found = {}

@@ -71,6 +71,9 @@ SHUTDOWN_WAIT_S = 15.0
 #: Then a request still running gets the "stopping" answer at its next step; its current
 #: database step (a slice of a bulk write takes seconds on a busy machine) may finish first.
 CLOSING_WAIT_S = 6.0
+#: How long `memory sources add` waits for the scan that counts the new source's files (a
+#: home with many sources takes a moment; after it, the reply shows the files as they are).
+ADDED_SCAN_S = 5.0
 
 
 class Daemon:
@@ -350,8 +353,10 @@ class Daemon:
             assert self.watcher is not None
             before = {s.name for s in self.watcher.sources}
             add_source(self.config, data)
+            started = self.watcher.scans[0]
             await self.m_reload(params)
             added = [s.name for s in self.watcher.sources if s.name not in before]
+            await self.watcher.scanned(started, ADDED_SCAN_S)
         elif action == "remove":
             name = params.text("name", required=True, max_len=4096)
             assert name is not None and self.watcher is not None

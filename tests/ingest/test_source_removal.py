@@ -30,6 +30,7 @@ def test_removed_source_leaves_the_index_and_comes_back_when_added_again(client:
     added = run_cli("sources", "add", "notes", "~/notes/**/*.md", "--kind", "memory",
                     "--agent", "designer")
     assert added.returncode == 0, added.stderr
+    assert "    files 1," in added.stdout  # counted before the reply: it once said 0
     wait_until(lambda: len(texts(client, "whiskers printer cat")) == 2)
 
     removed = run_cli("sources", "remove", "notes")
