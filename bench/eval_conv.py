@@ -78,17 +78,19 @@ def session_key(conversation: Conversation, session_id: str) -> str:
     return f"{conversation.id}-{session_id}"
 
 
-def line_id(conversation: Conversation, turn_id: str) -> str:
-    return f"{conversation.id}:{turn_id}"
+def line_id(conversation: Conversation, turn_id: str, bare: str | None = None) -> str:
+    """A turn's ``id``; ``bare`` (lines without ``session_id``): one unique across the set."""
+    given = f"{conversation.id}:{turn_id}"
+    return given.ljust(GLOBAL_ID_CHARS, "~") if bare else given
 
 
-def record_ids(data: ConversationSet) -> dict[str, tuple[str, str]]:
+def record_ids(data: ConversationSet, bare: str | None = None) -> dict[str, tuple[str, str]]:
     """The record id memoryd gives each turn → (conversation, turn id)."""
     out = {}
     for conversation in data.conversations:
         for session in conversation.sessions:
             for turn in session.turns:
-                given = line_id(conversation, turn.id)
+                given = line_id(conversation, turn.id, bare)
                 record = given if len(given) >= GLOBAL_ID_CHARS else \
                     f"{session_key(conversation, session.id)}:{given}"
                 out[record] = (conversation.id, turn.id)
@@ -100,25 +102,39 @@ def iso(moment: datetime) -> str:
     return moment.replace(tzinfo=UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def write_transcripts(data: ConversationSet, home: Path, names: bool = False) -> int:
+#: ``--bare``: lines without ``session_id``, one file a session or one a conversation
+BARE = ("session", "conversation")
+
+
+def write_transcripts(data: ConversationSet, home: Path, names: bool = False,
+                      bare: str | None = None) -> int:
     """One generic JSONL file per session under ~/chats/<conversation>/ (``names``: each
-    line with its speaker's ``name``); returns the lines."""
+    line with its speaker's ``name``; ``bare``: without ``session_id``, as many chat exporters
+    write it, a file being the session, or with ``conversation`` all of a conversation's
+    sessions); returns the lines."""
     lines = 0
     for conversation in data.conversations:
         first_speaker = conversation.speakers[0]
         directory = home / "chats" / conversation.id
         directory.mkdir(parents=True, exist_ok=True)
+        files: dict[Path, list[dict[str, Any]]] = {}
+        stamps: dict[Path, float] = {}
         for session in conversation.sessions:
             key = session_key(conversation, session.id)
             rows = [{"role": "user" if t.speaker == first_speaker else "assistant",
-                     "content": t.text, "timestamp": iso(t.at), "session_id": key,
-                     "id": line_id(conversation, t.id), **({"name": t.speaker} if names else {})}
+                     "content": t.text, "timestamp": iso(t.at),
+                     **({} if bare else {"session_id": key}),
+                     "id": line_id(conversation, t.id, bare),
+                     **({"name": t.speaker} if names else {})}
                     for t in session.turns]
-            path = directory / f"{session.start:%Y-%m-%d}-{key}.jsonl"
+            path = directory / (f"{conversation.id}.jsonl" if bare == "conversation" else
+                                f"{session.start:%Y-%m-%d}-{key}.jsonl")
+            files.setdefault(path, []).extend(rows)
+            stamps[path] = session.turns[-1].at.replace(tzinfo=UTC).timestamp() + 60
+        for path, rows in files.items():
             path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
                             "utf-8")
-            stamp = session.turns[-1].at.replace(tzinfo=UTC).timestamp() + 60
-            os.utime(path, (stamp, stamp))
+            os.utime(path, (stamps[path], stamps[path]))
             lines += len(rows)
     return lines
 
@@ -137,12 +153,15 @@ def write_config(state: Path, settings: dict[str, str], one_agent: bool) -> None
     (state / "config.toml").write_text("\n".join(lines) + "\n", "utf-8")
 
 
-def corpus_key(index_settings: dict[str, str], one_agent: bool, names: bool = False) -> str:
+def corpus_key(index_settings: dict[str, str], one_agent: bool, names: bool = False,
+               bare: str | None = None) -> str:
     digest = hashlib.sha256()
     for path in sorted(CONV.glob("c[0-9][0-9].toml")) + [CONV / "conversations.py"]:
         digest.update(path.name.encode() + path.read_bytes())
     model = ROOT / "memoryd" / "data" / "model.onnx"
-    variant = [one_agent, *(["names"] if names else [])]  # the key of a build before --names
+    # the key of a build before --names and --bare
+    variant = [one_agent, *(["names"] if names else []),
+               *([{"session": "bare"}.get(bare, f"bare-{bare}")] if bare else [])]
     digest.update(json.dumps([BUILD_VERSION, index_settings, *variant,
                               model.stat().st_size if model.exists() else None],
                              sort_keys=True).encode())
@@ -150,9 +169,9 @@ def corpus_key(index_settings: dict[str, str], one_agent: bool, names: bool = Fa
 
 
 def prepare(data: ConversationSet, index_settings: dict[str, str], one_agent: bool,
-            rebuild: bool, names: bool = False) -> Path:
+            rebuild: bool, names: bool = False, bare: str | None = None) -> Path:
     """The built corpus directory, reused when its key matches."""
-    directory = RESULTS / "corpus" / corpus_key(index_settings, one_agent, names)
+    directory = RESULTS / "corpus" / corpus_key(index_settings, one_agent, names, bare)
     if rebuild and directory.exists():
         shutil.rmtree(directory)
     meta = directory / "corpus.json"
@@ -162,7 +181,7 @@ def prepare(data: ConversationSet, index_settings: dict[str, str], one_agent: bo
         shutil.rmtree(directory)
     started = time.monotonic()
     home, state = directory / "home", directory / "state"
-    lines = write_transcripts(data, home, names)
+    lines = write_transcripts(data, home, names, bare)
     state.mkdir(parents=True)
     write_config(state, index_settings, one_agent)
     daemon = Daemon(state, home)
@@ -187,10 +206,10 @@ class Coverage:
     second speaker's turns after it (memoryd.ingest.transcript.chunks); any other entry with
     a ``message_id`` (extracted at session end) covers that one turn."""
 
-    def __init__(self, data: ConversationSet, index_settings: dict[str, str] | None = None
-                 ) -> None:
+    def __init__(self, data: ConversationSet, index_settings: dict[str, str] | None = None,
+                 bare: str | None = None) -> None:
         settings = index_settings or {}
-        self.records = record_ids(data)
+        self.records = record_ids(data, bare)
         self.following: dict[tuple[str, str], tuple[str, ...]] = {}
         self.texts = {(c.id, t.id): t.text for c in data.conversations
                       for t in c.turns().values()}
@@ -305,6 +324,9 @@ def main() -> int:
                         help="an indexing setting: builds a separate corpus")
     parser.add_argument("--names", action="store_true",
                         help="each turn with its speaker's name (generic `name`): a separate build")
+    parser.add_argument("--bare", nargs="?", const="session", choices=BARE,
+                        help="lines without session_id, a file being a session (or with "
+                        "'conversation' a whole conversation): a separate build")
     parser.add_argument("--rebuild", action="store_true", help="rebuild the corpus")
     parser.add_argument("--dump", metavar="FILE", help="write every question's hits here")
     args = parser.parse_args()
@@ -313,9 +335,10 @@ def main() -> int:
     if data.problems:
         raise SystemExit("the conversational set has problems; run bench/conv/check.py")
     index_settings = parse_settings(args.index)
-    directory = prepare(data, index_settings, args.one_agent, args.rebuild, args.names)
+    directory = prepare(data, index_settings, args.one_agent, args.rebuild, args.names,
+                        args.bare)
     state, home = directory / "state", directory / "home"
-    coverage = Coverage(data, index_settings)
+    coverage = Coverage(data, index_settings, args.bare)
     problems = verify_coverage(state, data, coverage)
     for problem in problems[:10]:
         print(f"warning: {problem}", file=sys.stderr)
@@ -338,13 +361,16 @@ def main() -> int:
     sizes = data.sizes()
     label = (f"memoryd {settings or ''} ({sizes['conversations']} conversations, "
              f"{sizes['turns']} turns → {entries} entries, {len(rows)} questions"
-             f"{', one agent' if args.one_agent else ''}{', names' if args.names else ''})")
-    same = (previous.get("one_agent"), previous.get("names", False), previous.get("half")) \
-        == (args.one_agent, args.names, args.half)
+             f"{', one agent' if args.one_agent else ''}{', names' if args.names else ''}"
+             f"{f', bare ({args.bare})' if args.bare else ''})")
+    same = (previous.get("one_agent"), previous.get("names", False),
+            previous.get("bare"), previous.get("half")) \
+        == (args.one_agent, args.names, args.bare, args.half)
     show(label, figures, previous.get("figures") if same else None)
     results = {"when": time.strftime("%Y-%m-%d %H:%M"), "corpus": directory.name,
                "index_settings": index_settings, "settings": settings,
-               "one_agent": args.one_agent, "names": args.names, "half": args.half,
+               "one_agent": args.one_agent, "names": args.names, "bare": args.bare,
+               "half": args.half,
                "entries": entries,
                "figures": figures}
     RESULTS.mkdir(parents=True, exist_ok=True)
