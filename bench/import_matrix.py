@@ -128,6 +128,12 @@ def cycles(found: list[Import], package: str) -> list[list[str]]:
         if i.source.split(".")[0] == package and i.target.split(".")[0] == package \
                 and i.target != i.source:
             graph.setdefault(i.source, set()).add(i.target)
+    # every cycle lies within one strongly connected group: walk those alone (walking every
+    # path of the whole graph took seconds, for the answer "none")
+    group = _groups(graph)
+    graph = {module: {t for t in targets if group[t] == group[module]}
+             for module, targets in graph.items()
+             if any(group[t] == group[module] for t in targets)}
     seen: set[tuple[str, ...]] = set()
     loops: list[list[str]] = []
 
@@ -146,6 +152,40 @@ def cycles(found: list[Import], package: str) -> list[list[str]]:
     for module in sorted(graph):
         visit(module, [module])
     return loops
+
+
+def _groups(graph: dict[str, set[str]]) -> dict[str, int]:
+    """Each module's strongly connected group (Tarjan's algorithm, without recursion)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    group: dict[str, int] = {}
+    stack: list[str] = []
+    for root in sorted({*graph, *(t for targets in graph.values() for t in targets)}):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.get(root, ()))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        while work:
+            module, targets = work[-1]
+            target = next(targets, None)
+            if target is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[module])
+                if low[module] == index[module]:
+                    while True:
+                        member = stack.pop()
+                        group[member] = index[module]
+                        if member == module:
+                            break
+            elif target not in index:
+                index[target] = low[target] = len(index)
+                stack.append(target)
+                work.append((target, iter(sorted(graph.get(target, ())))))
+            elif target not in group:  # on the stack: in the group being walked
+                low[module] = min(low[module], index[target])
+    return group
 
 
 def matrix(found: list[Import]) -> str:

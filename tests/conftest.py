@@ -146,16 +146,34 @@ def start_daemon(embedder: Embedder | None, wait_for_model: bool = True) -> Runn
 
 
 def wait_until(condition, timeout_s: float = 30.0) -> None:  # type: ignore[no-untyped-def]
+    """Ask ``condition`` until it holds: soon at first, then less often (most conditions ask
+    the daemon, whose work is what is waited for: asking every 10 ms took a share of its
+    CPU on two cores)."""
     deadline = time.monotonic() + timeout_s
+    pause = 0.005
     while not condition():
         if time.monotonic() > deadline:
             raise AssertionError("condition not reached in time")
-        time.sleep(0.01)
+        time.sleep(pause)
+        pause = min(pause * 1.5, 0.1)
 
 
 @pytest.fixture
 def daemon(embedder: Embedder) -> Iterator[RunningDaemon]:
     running = start_daemon(embedder)
+    yield running
+    running.stop()
+    assert not running.errors, running.errors
+
+
+@pytest.fixture
+def keyword_daemon(monkeypatch: pytest.MonkeyPatch, memoryd_home: Path
+                   ) -> Iterator[RunningDaemon]:
+    """A daemon without the model where it looks: keyword-only search, nothing embedded (a
+    mode of the product, as when the model cannot load). For tests of what reads no vector,
+    where embedding their thousand entries cost the suite seconds of CPU."""
+    monkeypatch.setenv("MEMORYD_EMBED_MODEL", str(memoryd_home / "no-model"))
+    running = start_daemon(None)
     yield running
     running.stop()
     assert not running.errors, running.errors

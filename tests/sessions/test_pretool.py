@@ -270,27 +270,29 @@ def test_install_registers_pre_tool_use_for_the_tools_it_reads(memoryd_home) -> 
 
 
 def test_the_lessons_are_read_again_after_most_of_them_were_deleted(
-        daemon, client, tmp_path, monkeypatch) -> None:
+        keyword_daemon, tmp_path, monkeypatch) -> None:
     """The guard keeps each lesson text's terms between reads, and drops those of texts no
     lesson has any more when they outnumber the lessons: after 1,200 lessons were purged, the
-    next full read (every 5 minutes; here at once) still brings in a new lesson."""
+    next full read (every 5 minutes; here at once) still brings in a new lesson. (The guard
+    reads no vector: the daemon embeds nothing.)"""
     monkeypatch.setattr("memoryd.sessions.tool_guard.REREAD_S", 0.0)
-    home = Path(os.environ["HOME"])
-    repo = git_repository(tmp_path / "shop")
-    for first in (0, 600):
-        client.remember_many([{"agent": "old-bot", "category": "ci", "kind": "lesson",
-                               "text": f"Never run the tool number {i} on build farm {i * 7}"}
-                              for i in range(first, first + 600)])
-    transcript = write_transcript(home, repo, [
-        ("Bash", {"command": "pip install requests", "description": "Install requests"})])
-    [pip] = pending_calls(transcript)
-    assert added_context(hook("claude-code", "PreToolUse", pip)) is None  # all 1,200 read
-    purged = client.purge("old-bot", match="build farm", confirm=True)
-    assert len(purged["entries"]) == 1200
-    client.remember("claude-code", "tooling", "Use uv, not pip", kind="lesson",
-                    polarity="positive", cwd=str(repo))
-    context = added_context(hook("claude-code", "PreToolUse", pip))
-    assert context is not None and "Use uv, not pip" in context
+    with Client(keyword_daemon.socket, timeout_s=30) as client:
+        home = Path(os.environ["HOME"])
+        repo = git_repository(tmp_path / "shop")
+        for first in (0, 600):
+            client.remember_many([{"agent": "old-bot", "category": "ci", "kind": "lesson",
+                                   "text": f"Never run the tool number {i} on build farm {i * 7}"}
+                                  for i in range(first, first + 600)])
+        transcript = write_transcript(home, repo, [
+            ("Bash", {"command": "pip install requests", "description": "Install requests"})])
+        [pip] = pending_calls(transcript)
+        assert added_context(hook("claude-code", "PreToolUse", pip)) is None  # all 1,200 read
+        purged = client.purge("old-bot", match="build farm", confirm=True)
+        assert len(purged["entries"]) == 1200
+        client.remember("claude-code", "tooling", "Use uv, not pip", kind="lesson",
+                        polarity="positive", cwd=str(repo))
+        context = added_context(hook("claude-code", "PreToolUse", pip))
+        assert context is not None and "Use uv, not pip" in context
 
 
 def test_the_lessons_terms_are_kept_for_the_next_start(
