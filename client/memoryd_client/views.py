@@ -289,7 +289,10 @@ def print_session(result: dict[str, Any]) -> None:
     print(f"  started {when(s.get('started'))}, last seen {when(s.get('last_seen'))}"
           + (f", closed {when(s['closed'])}" if s.get("closed") else ", open"))
     print(f"  user messages: {s['user_messages']}")
-    print(f"  entries from this session: {len(result['entries'])}")
+    if "exchanges" in result:  # (a daemon before 2026-11-30 does not count them)
+        print(f"  exchanges indexed: {result['exchanges']}")
+    print(f"  memories from this session (extracted, or written in it): "
+          f"{len(result['entries'])}")
     for entry in result["entries"]:
         print("    " + entry_line(entry))
     print_injections({"injections": result["injections"]})

@@ -378,8 +378,13 @@ class SessionMethods:
             return [entry_reply(e) for e in store.entries(
                 EntryQuery().session(session_id).vias(["extract", "api"]), "oldest")]
 
+        def exchanges() -> int:  # its transcript's chunks in the index
+            return store.count_matching(EntryQuery().session(session_id).vias(["watch"])
+                                        .active())
+
         await self.usage.judge_if_due(session_id)
         return {"session": found, "entries": await self.parts.db(extracted),
+                "exchanges": await self.parts.db(exchanges),
                 "injections": await self.parts.db(self.explained, session_id)}
 
     async def m_sessions(self, params: Params) -> dict[str, Any]:

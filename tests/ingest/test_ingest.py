@@ -900,10 +900,17 @@ def test_a_chat_log_whose_lines_name_no_session_is_one_session_per_file(
     assert any("ferry to Hydra" in turn or "7:30 from Piraeus" in turn
                for turn in hit["context"]["before"])
 
-    def registered() -> None:
+    def registered() -> list[dict[str, Any]]:
         sessions = [s for s in client.call("sessions", {})["sessions"]
                     if s["agent"] == "travellers"]
         assert sorted(s["id"].split("-")[0] for s in sessions) == ["chat", "chat"]
         assert len({s["id"] for s in sessions}) == 2
+        return sessions
 
-    eventually(registered)
+    ana = next(s for s in eventually(registered) if s["user_messages"] == 3)
+    from tests.conftest import run_cli
+
+    shown = run_cli("session", "show", ana["id"][:8])  # what it indexed, not only what it wrote
+    assert shown.returncode == 0, shown.stderr
+    assert "exchanges indexed: 3" in shown.stdout and "(extracted, or written in it): 0" \
+        in shown.stdout
