@@ -37,6 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
+from memoryd_client import wire
 from memoryd_client.client import Client
 from memoryd_client.command_spec import Values
 from memoryd_client.commands import command_at
@@ -100,6 +101,8 @@ def entry_line(entry: dict[str, Any], now: float, mark: str = "", here: str = ""
         about.append(f"from {entry['source']}:{entry['line_start']}")
     if entry.get("project") and entry["project"] != here:
         about.append(f"of the project {entry['project']}")
+    if str(entry.get("agent", "")).startswith(wire.TEAM_PREFIX):
+        about.append(f"shared by the team {entry['agent'][len(wire.TEAM_PREFIX):]}")
     return f"{mark}{entry['id']} ({', '.join(about)}): {_one_line(entry['text'])}"
 
 
@@ -322,12 +325,14 @@ def in_project(values: dict[str, Any], facts: dict[str, str]) -> str | None:
 
 
 def search(client: Client, values: dict[str, Any], facts: dict[str, str]) -> str | Shown:
-    """memory_search: the agent's own memory, or (other_agent) one other agent's."""
+    """memory_search: the agent's own memory and its teams' (what its block shows), or
+    (other_agent) one other agent's."""
     other = values["other_agent"]
     result = client.search(values["query"], agent=other or facts["agent"], limit=values["limit"],
                            category=values["category"],
                            kind=[values["kind"]] if values["kind"] else None,
-                           since=values["since"], cwd=in_project(values, facts))
+                           since=values["since"], cwd=in_project(values, facts),
+                           teams=None if other else True)
     if other and result.get("unknown_agents"):
         return f"no agent named {other!r} has anything in memory"
     return Shown(search_text(values["query"], result["hits"], time.time(), facts["project"]),

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from memoryd_client.wire import TEAM_PREFIX
+
 from memoryd.agents import with_subagents
 from memoryd.project import project_of
 from memoryd.retrieval.records import FilterRequest
@@ -35,7 +37,7 @@ class Filter:
 def request_filter(store: Store, request: FilterRequest) -> Filter:
     """The filters a request names, for the vector index and the store: the agents with
     their subagents, and the directories as their projects."""
-    agents, unknown = _agents(store, request.agents)
+    agents, unknown = _agents(store, request.agents, request.teams)
     categories = [request.category] if request.category is not None else None
     kinds = list(request.kinds) if request.kinds is not None else None
     project = project_of(request.project) if request.project else None
@@ -59,13 +61,16 @@ def request_filter(store: Store, request: FilterRequest) -> Filter:
     return Filter(vector_filter, query, request.tags, unknown)
 
 
-def _agents(store: Store, named: tuple[str, ...] | None
+def _agents(store: Store, named: tuple[str, ...] | None, teams: bool = False
             ) -> tuple[list[str] | None, tuple[str, ...]]:
-    """The agents to search (None: every one) with their subagents, and those named that
-    have no entry at all."""
+    """The agents to search (None: every one) with their subagents (and with ``teams``, the
+    teams' namespaces), and those named that have no entry at all."""
     if named is None:
         return None, ()
     # a harness agent's subagents (claude-code.<agentId>) roll up under it
     known = store.known_agents()
     unknown = tuple(name for name in named if known.isdisjoint(with_subagents([name], known)))
-    return with_subagents(named, known), unknown
+    agents = with_subagents(named, known)
+    if teams:
+        agents += sorted(a for a in known if a.startswith(TEAM_PREFIX) and a not in agents)
+    return agents, unknown

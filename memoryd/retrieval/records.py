@@ -18,7 +18,8 @@ class FilterRequest:
     every agent (a harness agent's subagents are added by :mod:`memoryd.retrieval.filters`);
     ``project``: a directory, for its project's entries; ``in_project``: a directory, for its
     project's entries and the global ones (`memory search --here`, the memory block);
-    ``tags``: lower-cased, every one of them."""
+    ``tags``: lower-cased, every one of them; ``teams``: with the agents named, the teams'
+    namespaces the daemon follows (``team.NAME``: what every agent's block shows)."""
 
     agents: tuple[str, ...] | None = None
     category: str | None = None
@@ -29,6 +30,7 @@ class FilterRequest:
     since: float | None = None
     until: float | None = None
     tags: tuple[str, ...] = ()
+    teams: bool = False
 
 
 #: A search's question is this many characters at most, and it asks for this many hits at most.

@@ -137,7 +137,7 @@ def filter_request(params: Params, *, every_agent: bool = False,
         agents=agents, category=category.strip() if category not in (None, "", "-") else None,
         kinds=tuple(kinds) if kinds is not None else None, project=project or None,
         in_project=in_project or None, statuses=statuses, since=since, until=until,
-        tags=tuple(t.lower() for t in params.strings("tags") or ()))
+        tags=tuple(t.lower() for t in params.strings("tags") or ()), teams=params.flag("teams"))
 
 
 def _agents(params: Params, every_agent: bool) -> tuple[str, ...] | None:

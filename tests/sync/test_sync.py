@@ -342,7 +342,8 @@ def test_kill_9_during_a_sync_then_the_next_sync_completes(machines, remote: Pat
     assert a.ids_all() == b.ids_all()
 
 
-def test_a_shared_lesson_reaches_the_team_under_its_own_heading(machines, tmp_path: Path) -> None:
+def test_a_shared_lesson_reaches_the_team_under_its_own_heading(machines, tmp_path: Path,
+                                                                 monkeypatch) -> None:
     team_remote = tmp_path / "team.git"
     subprocess.run(["git", "init", "--quiet", "--bare", str(team_remote)], check=True)
     a, b = machines(2)
@@ -380,6 +381,14 @@ def test_a_shared_lesson_reaches_the_team_under_its_own_heading(machines, tmp_pa
                              "PreToolUse"], input=json.dumps(call), capture_output=True,
                             text=True, env={**os.environ, **b.env}, timeout=60, check=False)
     assert "Use uv, not pip" in hooked.stdout, (hooked.stdout, hooked.stderr)
+    # and MCP's memory_search, which reads what the agent's block shows, says whose it is
+    from tests.client.test_mcp import mcp_session, text_of
+    for name, value in b.env.items():
+        monkeypatch.setenv(name, value)
+    found = text_of(mcp_session([("memory_search", {"query": "when do the migrations run"})],
+                                agent="coder")["results"][0])
+    [line] = [line for line in found.splitlines() if "Run the migrations before" in line]
+    assert "shared by the team acme" in line, found
     a.cli("sync")
     with a.client() as c:  # the sharer's block says its lesson once, not again as the team's
         assert len(c.list_entries(agents=["team.acme"])["entries"]) == 2
