@@ -443,8 +443,13 @@ class Indexer:
         row = self.store.hash_and_records(uid)
         if row is not None:
             if row[0] == hash_:
+                mend: dict[str, Any] = {}
                 if row[1] != records:  # indexed before chunks kept their turns
-                    self.store.update_entry(uid, records=records)
+                    mend["records"] = records
+                if row[2] is None and chunk.session_id is not None:
+                    mend["session"] = chunk.session_id  # before a generic log was a session
+                if mend:
+                    self.store.update_entry(uid, **mend)
                 return Changes(unchanged=1)
             before = self.store.entry_by_uid(uid)
             self.store.update_entry(uid, text=text, hash=hash_, updated=now, records=records)

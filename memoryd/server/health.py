@@ -163,6 +163,20 @@ class Health:
                      "report this as a bug; meanwhile set ORT_DISABLE_TELEMETRY=1 in memoryd's "
                      "environment and " + RESTART)
 
+    async def sessions(self) -> dict[str, Any]:
+        """Generic logs read before a file was its session (2026-11-30): their exchanges have
+        none, so their hits are shown without the turns around them until the logs are read
+        again."""
+        watcher = self.watcher
+        generic = [s.name for s in watcher.sources if s.format == "generic"] if watcher else []
+        chunks, files = await self.parts.db(self.parts.store.sessionless_chunks, generic)
+        if not chunks:
+            return check("sessions", OK, "every exchange of a transcript has its session")
+        return check("sessions", WARNING, f"{chunks} exchanges of {files} generic logs have no "
+                     "session (read before 2026-11-30, when a log whose lines name none became "
+                     "one session a file): their hits are shown without the turns around them",
+                     "read them again: stop memoryd, run `memoryd reindex`, start it")
+
     def sources(self) -> dict[str, Any]:
         watcher = self.watcher
         if watcher is None:
@@ -438,6 +452,7 @@ class Health:
             *whole,
             self.disk(),
             self.sources(),
+            await self.sessions(),
             self.skipped(files),
             await self.unwritten(),
             self.backlog(waiting),

@@ -502,11 +502,12 @@ class Store(EntryReads, VectorRows, EventRows):
         """The entries of the file ``old`` are now of ``new`` (a renamed file)."""
         self._db.execute("UPDATE entries SET source=? WHERE source=?", (new, old))
 
-    def hash_and_records(self, uid: str) -> tuple[str, str | None] | None:
-        """An entry's content hash and its ``records`` column as stored (None: no entry)."""
-        row = self._db.execute("SELECT hash, records FROM entries WHERE uid=?",
+    def hash_and_records(self, uid: str) -> tuple[str, str | None, str | None] | None:
+        """An entry's content hash, its ``records`` column as stored and its session (None:
+        no entry)."""
+        row = self._db.execute("SELECT hash, records, session FROM entries WHERE uid=?",
                                (uid,)).fetchone()
-        return (row[0], row[1]) if row else None
+        return (row[0], row[1], row[2]) if row else None
 
     def hashes_kept_elsewhere(self, source: str, agent: str) -> set[str]:
         """Hashes of the file's entries whose text another active entry of the agent has (of
@@ -539,6 +540,20 @@ class Store(EntryReads, VectorRows, EventRows):
 
     def agents(self) -> list[str]:
         return [r[0] for r in self._db.execute("SELECT DISTINCT agent FROM entries ORDER BY agent")]
+
+    def sessionless_chunks(self, sources: Sequence[str]) -> tuple[int, int]:
+        """Active transcript chunks with no session, of the files of ``sources``, and how many
+        files hold them: (chunks, files)."""
+        if not sources:
+            return 0, 0
+        marks = ", ".join("?" for _ in sources)
+        row = self._db.execute(
+            "SELECT count(*), count(DISTINCT e.source) FROM entries e JOIN files f "
+            f"ON e.source = f.path WHERE f.source IN ({marks}) AND e.session IS NULL "
+            "AND e.status = 'active' AND e.via = 'watch' AND e.uid >= 't' AND e.uid < 'u'",
+            list(sources)).fetchone()
+        assert row is not None  # an aggregate has its row
+        return int(row[0]), int(row[1])
 
     def count_indexed_by_source(self) -> dict[str, int]:
         """Active entries from watched files, per source name (what is in the index now, not

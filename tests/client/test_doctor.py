@@ -416,3 +416,57 @@ def test_status_sources_counts_what_is_indexed_across_a_restart(memoryd_home, em
         finally:
             running.stop()
     assert "files 1, 2 entries indexed, since start +0 -0" in listing
+
+
+def test_a_generic_log_read_without_its_session_is_named_and_reindex_mends_it(
+        memoryd_home: Path, embedder) -> None:
+    """A store from before a generic log without `session_id` was one session a file: its
+    exchanges have no session, so a hit shows no turns around it. doctor says so and what to
+    do; `memoryd reindex` reads the log again, and the hit has its passage."""
+    import apsw
+
+    chats = memoryd_home / "user" / "logs"
+    chats.mkdir(parents=True)
+    said = ["we booked the ferry to Hydra", "which one?", "the 7:30 from Piraeus",
+            "good, the later ones sell out", "Dimitra is coming along with her sister"]
+    (chats / "chat.jsonl").write_text("".join(json.dumps(
+        {"role": "user" if n % 2 == 0 else "assistant", "content": text,
+         "timestamp": f"2026-02-01T10:0{n}:00Z"}) + "\n" for n, text in enumerate(said)))
+
+    def hit(client: Client) -> dict:
+        hits = client.search("Dimitra coming along with her sister", agents=["chatter"])["hits"]
+        assert hits and "Dimitra" in hits[0]["text"]
+        return hits[0]
+
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as client:
+            client.sources("add", name="logs", path=str(chats / "*.jsonl"), kind="transcript",
+                           format="generic", agent="chatter")
+            wait_until(lambda: client.list_entries(agents=["chatter"])["total"] == 3)
+            assert "context" in hit(client)
+            assert by_name(doctor()[1])["sessions"]["status"] == "ok"
+    finally:
+        running.stop()
+    db = apsw.Connection(str(memoryd_home / "memoryd.db"))  # as a store of before wrote it
+    db.execute("UPDATE entries SET session = NULL WHERE agent = 'chatter'")
+    db.close()
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as client:
+            assert "context" not in hit(client)
+            check = by_name(doctor()[1])["sessions"]
+            assert check["status"] == "warning" and check["detail"].startswith(
+                "3 exchanges of 1 generic logs have no session") and "memoryd reindex" in \
+                check["fix"], check
+    finally:
+        running.stop()
+    assert run_memoryd("reindex", "--no-vectors").returncode == 0
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as client:
+            wait_until(lambda: client.status()["backlog"] == 0)
+            assert "context" in hit(client)
+            assert by_name(doctor()[1])["sessions"]["status"] == "ok"
+    finally:
+        running.stop()

@@ -141,9 +141,10 @@ COMMANDS: dict[str, Command] = {
         "service run a program that exists; the service is installed, enabled and running; "
         "the model loaded with the shipped hash; onnxruntime's telemetry is off; the database "
         "passes quick_check; every ledger entry is in the index; disk space; sources that do "
-        "not exist; skipped files and lines; backlogs. Run it when something seems wrong, and "
-        "paste its --json output into a bug report. With the daemon down, the checks that "
-        "need it are left out and the report says how to start it.",
+        "not exist; generic logs read without their session; skipped files and lines; "
+        "backlogs. Run it when something seems wrong, and paste its --json output into a bug "
+        "report. With the daemon down, the checks that need it are left out and the report "
+        "says how to start it.",
         # runs its client-side checks with the daemon down too
         request=lambda a, c: EXAMINE(c), show=plain(later("doctor", "print_report")),
         exit=lambda r, a: OK if r["healthy"] else FAILED,
