@@ -555,6 +555,23 @@ def test_generic_format() -> None:
     assert parser.skipped == {"meta": 1, "ignored": 1, "bad_field": 1, "empty": 1}
 
 
+def test_generic_reads_the_session_under_the_names_exports_give_it() -> None:
+    """A file of many chats says on each line which it is of, under the name its exporter
+    uses; a file whose lines name none is one session, named by the file."""
+    lines = [{"role": "user", "content": "first chat", "conversation_id": "c-1"},
+             {"role": "assistant", "content": "yes", "conversation_id": "c-1"},
+             {"role": "user", "content": "second chat", "thread_id": "th-2"},
+             {"role": "user", "content": "third chat", "sessionId": "s-3"},
+             {"role": "user", "content": "fourth chat", "chat_id": 4}]
+    assert [t.session_id for t in run(make_parser("generic"), lines)] == \
+        ["c-1", "c-1", "th-2", "s-3", "4"]
+    bare = run(make_parser("generic", path="/home/ana/logs/chat.jsonl"),
+               [{"role": "user", "content": "no session named"}])
+    assert bare[0].session_id == make_parser("generic", path="/home/ana/logs/chat.jsonl") \
+        .session_id != make_parser("generic", path="/home/ben/logs/chat.jsonl").session_id
+    assert bare[0].session_id.startswith("chat-")
+
+
 def test_generic_reads_the_roles_other_tools_name_otherwise() -> None:
     parser = make_parser("generic")
     turns = run(parser, [{"role": "human", "content": "which port?", "session_id": "s"},

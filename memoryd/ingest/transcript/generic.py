@@ -32,6 +32,10 @@ TOOL_ROLES = frozenset({"tool", "function", "ipython", "observation", "event", "
                         "debug", "warning", "error", "status", "data", "metadata", "context"})
 #: Where a message's time is: "timestamp", else the names chat exports give it.
 TIME_FIELDS = ("timestamp", "time", "date", "created_at", "create_time", "ts")
+#: Where its session is: "session_id", else the names exports and frameworks give it (a file
+#: of many chats says which each line is of; without any, the file is the session).
+SESSION_FIELDS = ("session_id", "sessionId", "conversation_id", "thread_id", "chat_id",
+                  "session")
 #: Content blocks that hold text: chat messages' ("text"), OpenAI's Responses API's
 #: ("input_text" of a user, "output_text" of a model).
 TEXT_BLOCKS = frozenset({"text", "input_text", "output_text"})
@@ -91,7 +95,8 @@ class GenericParser(LineParser):
             raise Skip("ignored")
 
     def _generic(self, record: dict[str, Any], line: str, out: list[Turn]) -> None:
-        session = record.get("session_id")
+        session = next((record[key] for key in SESSION_FIELDS
+                        if isinstance(record.get(key), (str, int))), None)
         if isinstance(session, int) and not isinstance(session, bool):
             session = str(session)  # a session's number, as an id's
         self._named_session = text_or_none(session) or self._named_session
