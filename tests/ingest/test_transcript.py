@@ -565,6 +565,10 @@ def test_generic_reads_the_session_under_the_names_exports_give_it() -> None:
              {"role": "user", "content": "fourth chat", "chat_id": 4}]
     assert [t.session_id for t in run(make_parser("generic"), lines)] == \
         ["c-1", "c-1", "th-2", "s-3", "4"]
+    # a short id is made unique by session_id alone, as before: a log read again keeps its ids
+    numbered = {"role": "user", "content": "fifth", "conversation_id": "c-5", "id": 1}
+    [turn] = run(make_parser("generic"), [numbered])
+    assert (turn.session_id, turn.record_id) == ("c-5", line_id(json.dumps(numbered)))
     bare = run(make_parser("generic", path="/home/ana/logs/chat.jsonl"),
                [{"role": "user", "content": "no session named"}])
     assert bare[0].session_id == make_parser("generic", path="/home/ana/logs/chat.jsonl") \

@@ -41,6 +41,13 @@ SESSION_FIELDS = ("session_id", "sessionId", "conversation_id", "thread_id", "ch
 TEXT_BLOCKS = frozenset({"text", "input_text", "output_text"})
 
 
+def _session_text(value: object) -> str | None:
+    """A session named by text or by a number (a chat's number, as an id's)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return text_or_none(value)
+
+
 class GenericParser(LineParser):
     """The generic one-message-per-line format, and pi session files (see the module
     docstring). ``harness`` names the agent in the session registry. A file whose lines name
@@ -95,12 +102,11 @@ class GenericParser(LineParser):
             raise Skip("ignored")
 
     def _generic(self, record: dict[str, Any], line: str, out: list[Turn]) -> None:
-        session = next((record[key] for key in SESSION_FIELDS
-                        if isinstance(record.get(key), (str, int))), None)
-        if isinstance(session, int) and not isinstance(session, bool):
-            session = str(session)  # a session's number, as an id's
-        self._named_session = text_or_none(session) or self._named_session
-        self.session_id = self._named_session or self.session_id
+        sessions = {key: _session_text(record.get(key)) for key in SESSION_FIELDS}
+        # a short record id is made unique by session_id alone, as it was before the other
+        # names were read: a log read again (memoryd reindex) keeps its record ids
+        self._named_session = sessions["session_id"] or self._named_session
+        self.session_id = next((s for s in sessions.values() if s), None) or self.session_id
         self.cwd = text_or_none(record.get("cwd")) or self.cwd
         timestamp = parse_timestamp(next(
             (record[key] for key in TIME_FIELDS if record.get(key) is not None), None))
