@@ -145,17 +145,19 @@ def start_daemon(embedder: Embedder | None, wait_for_model: bool = True) -> Runn
     return running
 
 
-def wait_until(condition, timeout_s: float = 30.0) -> None:  # type: ignore[no-untyped-def]
+def wait_until(condition, timeout_s: float = 30.0,  # type: ignore[no-untyped-def]
+               every: float | None = None) -> None:
     """Ask ``condition`` until it holds: soon at first, then less often (most conditions ask
     the daemon, whose work is what is waited for: asking every 10 ms took a share of its
-    CPU on two cores)."""
+    CPU on two cores); ``every``: at that pace throughout (a test that keeps the daemon from
+    being quiet by asking)."""
     deadline = time.monotonic() + timeout_s
-    pause = 0.005
+    pause = every or 0.005
     while not condition():
         if time.monotonic() > deadline:
             raise AssertionError("condition not reached in time")
         time.sleep(pause)
-        pause = min(pause * 1.5, 0.1)
+        pause = every or min(pause * 1.5, 0.1)
 
 
 @pytest.fixture
