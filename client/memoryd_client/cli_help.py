@@ -17,9 +17,6 @@ TYPE_CHECKING = False  # see memoryd_client/__init__.py
 if TYPE_CHECKING:
     from typing import Any
 
-#: Exit codes every command shares; a command's own line says what 0 and 1 mean for it (and
-#: may say more of 3).
-COMMON_EXITS = ("2 usage error", "3 daemon unreachable")
 
 MAIN_EPILOG = "\n".join((
     "examples:",
@@ -39,15 +36,10 @@ MAIN_EPILOG = "\n".join((
 ))
 
 
-def epilog(examples: tuple[str, ...], exits: str, offline: bool = False) -> str:
-    """A command's examples, and what its exit codes mean (0 and 1 its own, 2 and 3 shared
-    unless its own line says more of them; no 3 for a command that works ``offline``), in
-    order."""
+def epilog(examples: tuple[str, ...], exits: tuple[str | None, ...]) -> str:
+    """A command's examples, and what its exit codes mean, in order (those it has)."""
     lines = ["examples:"] + [f"  {example}" for example in examples]
-    codes = exits.split("; ")
-    codes += [common for common in COMMON_EXITS[:1 if offline else 2]
-              if not any(code[0] == common[0] for code in codes)]
-    lines += ["", f"exit codes: {'; '.join(sorted(codes, key=lambda code: code[0]))}."]
+    lines += ["", f"exit codes: {'; '.join(code for code in exits if code)}."]
     return "\n".join(lines)
 
 

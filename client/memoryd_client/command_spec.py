@@ -152,9 +152,9 @@ class Command:
     ``default_action`` is the action a command with actions runs when none is named (`memory
     sources` lists them).
 
-    ``exits`` says what exit codes 0 and 1 mean for it (2 and 3 are every command's, unless
-    it says more of them); an ``offline`` command does its work with the daemon down too, so
-    it never exits 3.
+    ``exits`` says what exit codes 0 and 1 mean for it; ``usage_exit`` and
+    ``unreachable_exit`` what 2 and 3 do (None: a command that works with the daemon down
+    never exits 3).
 
     ``globals`` are the global options it takes after its name (a global option among its
     ``args`` is one too, shown in its place); ``progress`` shows the daemon's
@@ -173,12 +173,13 @@ class Command:
         "exits",
         "globals",
         "help",
-        "offline",
         "progress",
         "refusal_exit",
         "request",
         "run",
         "show",
+        "unreachable_exit",
+        "usage_exit",
         "watch",
     )
 
@@ -187,7 +188,8 @@ class Command:
                  show: Show | None = None, exit: Exit = always_ok,
                  run: Callable[[Args, Client], int] | None = None,
                  alone: Callable[[Args], int] | None = None, examples: tuple[str, ...] = (),
-                 exits: str | None = None, offline: bool = False,
+                 exits: str | None = None, usage_exit: str = "usage error",
+                 unreachable_exit: str | None = "daemon unreachable",
                  globals: tuple[Arg, ...] = GLOBALS, progress: bool = False,
                  refusal_exit: int | None = None,
                  watch: Callable[[Args, Client], int] | None = None,
@@ -203,7 +205,8 @@ class Command:
         self.alone = alone
         self.examples = examples
         self.exits = exits
-        self.offline = offline
+        self.usage_exit = usage_exit
+        self.unreachable_exit = unreachable_exit
         self.globals = globals
         self.progress = progress
         self.refusal_exit = refusal_exit

@@ -103,7 +103,9 @@ def add_command(subparsers: Any, name: str, command: Command,
     ``parsers`` by its name ("pass", "pass run")."""
     epilog = None
     if command.examples:
-        epilog = cli_help.epilog(command.examples, command.exits or "", command.offline)
+        epilog = cli_help.epilog(command.examples, (
+            command.exits, f"2 {command.usage_exit}",
+            f"3 {command.unreachable_exit}" if command.unreachable_exit else None))
     parser: argparse.ArgumentParser = subparsers.add_parser(
         name, help=command.help, description=command.description, epilog=epilog,
         formatter_class=cli_help.Formatter)

@@ -60,8 +60,8 @@ COMMANDS: dict[str, Command] = {
         request=lambda a, c: c.status(sources=a.sources), show=views.show_status, watch=WATCH,
         examples=("memory status", "memory status --sources --json", "memory status --watch",
                   "memory status --watch --interval 10 >> memoryd-status.log"),
-        exits="0 the daemon answered (--watch: ended with Ctrl-C); 3 daemon unreachable "
-        "(not with --watch: it waits)"),
+        exits="0 the daemon answered (--watch: ended with Ctrl-C)",
+        unreachable_exit="daemon unreachable (not with --watch: it waits)"),
     "sources": Command(
         help="list (the default), add or remove watched sources", progress=True,
         examples=("memory sources", "memory sources add --project ~/src/shop"), exits="0 done",
@@ -100,7 +100,7 @@ COMMANDS: dict[str, Command] = {
         help="re-read the configuration (as SIGHUP does)", progress=True,
         request=lambda a, c: c.reload(), show=plain(views.print_reloaded),
         examples=("memory reload",),
-        exits="0 reloaded (a bad configuration is refused: exit 2)"),
+        exits="0 reloaded", usage_exit="usage error, or a bad configuration (refused)"),
     "hook": Command(
         help=f"agent lifecycle hooks: memory hook {hooks.CHOICE} EVENT, memory hook "
         f"install|uninstall {hooks.CHOICE} (see memory hook --help)",
@@ -131,7 +131,7 @@ COMMANDS: dict[str, Command] = {
               SOCKET, TIMEOUT),
         globals=(), alone=later("ui.server", "run_command"),
         examples=("memory ui", "memory ui --no-open --port 8765"),
-        exits="0 stopped (Ctrl-C); 2 the port cannot be used"),
+        exits="0 stopped (Ctrl-C)", usage_exit="usage error, or the port cannot be used"),
     "doctor": Command(
         help="check the installation: daemon, versions, MEMORYD_HOME, hooks, service, model, "
         "database, sources (exit 1 on a problem)",
@@ -148,7 +148,7 @@ COMMANDS: dict[str, Command] = {
         # runs its client-side checks with the daemon down too
         request=lambda a, c: EXAMINE(c), show=plain(later("doctor", "print_report")),
         exit=lambda r, a: OK if r["healthy"] else FAILED,
-        examples=("memory doctor", "memory doctor --json"), offline=True,
+        examples=("memory doctor", "memory doctor --json"), unreachable_exit=None,
         exits="0 healthy (warnings allowed); 1 at least one problem (the daemon down is one)"),
     "completion": Command(
         help="print the shell completion script for bash, zsh or fish",
@@ -162,5 +162,5 @@ COMMANDS: dict[str, Command] = {
         examples=("echo 'eval \"$(memory completion bash)\"' >> ~/.bashrc",
                   "memory completion zsh > ~/.zfunc/_memory",
                   "memory completion fish > ~/.config/fish/completions/memory.fish"),
-        exits="0 printed; 2 an unknown shell", offline=True),
+        exits="0 printed", usage_exit="usage error (an unknown shell)", unreachable_exit=None),
 }

@@ -179,7 +179,7 @@ COMMANDS: dict[str, Command] = {
                   "memory undo r12"),
         exits="0 moved (or already there); 1 refused (an entry of a watched file, not active, "
         "the same memory or another value of its key already there, not the agent's, not "
-        "found); 2 also DIR in no git repository"),
+        "found)", usage_exit="usage error (also DIR in no git repository)"),
     "history": Command(
         help="an entry's history: its versions and events (by id, or agent + key)",
         args=(Arg("id", optional=True, help="entry id or prefix (or give --agent and --key)"),
@@ -257,8 +257,8 @@ COMMANDS: dict[str, Command] = {
         exit=lambda r, a: FAILED if r["counts"]["refused"] else OK,
         examples=("memory import memory.jsonl",
                   "memory export | MEMORYD_HOME=/new memory import -"),
-        exits="0 every line stored or already there; 1 some lines refused (each is named); "
-        "after a 3 running it again is safe"),
+        exits="0 every line stored or already there; 1 some lines refused (each is named)",
+        unreachable_exit="daemon unreachable (running it again is safe)"),
     "purge": Command(
         help="delete an agent's entries for good (a leaked secret)", progress=True,
         description="The one operation that really deletes: the agent's entries created since "

@@ -53,9 +53,9 @@ COMMANDS: dict[str, Command] = {
         show=later("history_view", "show"),
         examples=("memory import-history", "memory import-history claude-code --since 30d",
                   "memory import-history --dry-run"),
-        exits="0 done (or started, with --detach); 1 failed, or another import running; 2 "
-        "an unknown harness or a bad time; after a 3 running it again goes on where it "
-        "stopped"),
+        exits="0 done (or started, with --detach); 1 failed, or another import running",
+        usage_exit="usage error (an unknown harness, a bad time)",
+        unreachable_exit="daemon unreachable (running it again goes on where it stopped)"),
     "context": Command(
         help="print the memory block an agent would get at session start",
         args=(Arg("--agent", required=True, help="the agent whose block it is"),
