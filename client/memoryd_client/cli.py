@@ -347,12 +347,11 @@ def _in_command_words(args: Args, exc: MemorydError) -> str:
     if not isinstance(exc, BadParamsError) or exc.method is None:
         return exc.message
     name = args.command + (f" {args.action}" if getattr(args, "action", None) else "")
-    rest = exc.message.removeprefix(f"{exc.method}: ")
+    if exc.param is None or exc.detail is None:  # about the request as a whole
+        return f"{name}: {exc.message.removeprefix(f'{exc.method}: ')}"
     option = next((arg.flags[0] for arg in resolve(args).args
-                   if arg.dest == exc.param and not arg.positional), None)
-    if option is not None and exc.param is not None and rest.startswith(exc.param + " "):
-        rest = option + rest[len(exc.param):]
-    return f"{name}: {rest}"
+                   if arg.dest == exc.param and not arg.positional), exc.param)
+    return f"{name}: {option} {exc.detail}"
 
 
 def _exit_code(command: Command, exc: MemorydError) -> int:

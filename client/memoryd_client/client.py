@@ -100,7 +100,8 @@ def _bind_refused(error: MemorydError, method: str) -> MemorydError:
         return error
     return error_from_wire({"code": error.code,
                             "message": f"{method}: {error.message.removeprefix('bind: ')}",
-                            "method": method, "param": getattr(error, "param", None)})
+                            "method": method, "param": getattr(error, "param", None),
+                            "detail": getattr(error, "detail", None)})
 
 
 def _silent(method: str, timeout_s: float, path: str) -> DaemonUnreachableError:

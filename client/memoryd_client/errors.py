@@ -46,22 +46,24 @@ class UnknownMethodError(MemorydError):
 
 
 class BadParamsError(MemorydError):
-    """A request's parameter refused. ``method`` and ``param`` (on the wire too, when known)
-    say which, so that a client can name it in its own words (the CLI: its command and
-    option); the message names them as the daemon does, ``list: since 'x' is not a time``."""
+    """A request's parameter refused. ``method``, ``param`` and ``detail`` (on the wire too,
+    when known) say which and what is wrong with it, so that a client can say it in its own
+    words (the CLI: its command and option); the message says it as the daemon does,
+    ``METHOD: PARAM DETAIL`` (``list: since 'x' is not a time``)."""
 
     code = "bad_params"
 
-    def __init__(self, message: str, method: str | None = None,
-                 param: str | None = None) -> None:
+    def __init__(self, message: str, method: str | None = None, param: str | None = None,
+                 detail: str | None = None) -> None:
         super().__init__(message)
         self.method = method
         self.param = param
+        self.detail = detail
 
     def to_wire(self) -> dict[str, str]:
         wire = super().to_wire()
-        wire.update((name, value) for name, value in (("method", self.method),
-                                                      ("param", self.param)) if value)
+        wire.update((name, value) for name, value in (
+            ("method", self.method), ("param", self.param), ("detail", self.detail)) if value)
         return wire
 
 
@@ -116,9 +118,9 @@ def error_from_wire(error: object) -> MemorydError:
     cls = _BY_CODE.get(str(error.get("code")), MemorydError)
     message = str(error.get("message", ""))
     if cls is BadParamsError:
-        method, param = error.get("method"), error.get("param")
-        return BadParamsError(message, method if isinstance(method, str) else None,
-                              param if isinstance(param, str) else None)
+        method, param, detail = (value if isinstance(value := error.get(name), str) else None
+                                 for name in ("method", "param", "detail"))
+        return BadParamsError(message, method, param, detail)
     return cls(message)
 
 

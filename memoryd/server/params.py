@@ -48,7 +48,7 @@ class Params:
     def refuse(self, name: str, what: str) -> BadParamsError:
         """The error refusing parameter ``name``: ``METHOD: NAME WHAT``, the method and the
         parameter on the wire too (memoryd_client.errors.BadParamsError)."""
-        return BadParamsError(f"{self.method}: {name} {what}", self.method, name)
+        return BadParamsError(f"{self.method}: {name} {what}", self.method, name, what)
 
     def text(self, name: str, *, required: bool = False, default: str | None = None,
              max_len: int = 100_000) -> str | None:

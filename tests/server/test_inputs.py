@@ -24,6 +24,7 @@ def test_non_finite_numbers_are_refused_by_name(client: Client, value: float) ->
     with pytest.raises(BadParamsError, match="since") as refused:
         client.search("ruff", agent="coder", since=value)
     assert (refused.value.method, refused.value.param) == ("search", "since")  # on the wire
+    assert refused.value.detail == f"{value!r} is not a time between the years 1 and 9999"
     with pytest.raises(BadParamsError, match="ts"):
         client.call("hook", {"harness": "claude-code", "event": "Stop", "ts": value,
                              "raw": json.dumps({"session_id": "s1"})})
