@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from memoryd_client.wire import TEAM_PREFIX
+
 #: Agents whose transcripts put subagents in namespaces ``<agent>.<id>``.
 SUBAGENT_PARENTS = ("claude-code", "codex")
 
@@ -29,6 +31,12 @@ def with_subagents(agents: Iterable[str], known: Iterable[str]) -> list[str]:
     if parents:
         wanted += sorted(a for a in known if parent_of(a) in parents and a not in wanted)
     return wanted
+
+
+def teams(known: Iterable[str]) -> list[str]:
+    """The teams' namespaces among the ``known`` agents (``team.NAME``, memoryd.sync.shared:
+    what every agent is given beside its own), in order."""
+    return sorted(agent for agent in known if agent.startswith(TEAM_PREFIX))
 
 
 def rolled_up(agents: Iterable[str]) -> tuple[list[str], dict[str, int]]:

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from memoryd_client.wire import TEAM_PREFIX
-
+from memoryd.agents import teams as team_namespaces
 from memoryd.agents import with_subagents
 from memoryd.project import project_of
 from memoryd.retrieval.records import FilterRequest
@@ -71,6 +70,5 @@ def _agents(store: Store, named: tuple[str, ...] | None, teams: bool = False
     known = store.known_agents()
     unknown = tuple(name for name in named if known.isdisjoint(with_subagents([name], known)))
     agents = with_subagents(named, known)
-    if teams:
-        agents += sorted(a for a in known if a.startswith(TEAM_PREFIX) and a not in agents)
+    agents += [team for team in (team_namespaces(known) if teams else ()) if team not in agents]
     return agents, unknown

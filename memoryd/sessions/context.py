@@ -77,6 +77,7 @@ from memoryd_client.wire import INJECTION_MARKER, TEAM_PREFIX
 from memoryd import file_imports
 from memoryd.agent_settings import claude_home, loaded_names
 from memoryd.agent_sources import opencode_instructed
+from memoryd.agents import teams
 from memoryd.ingest.markdown import split_lines
 from memoryd.project import project_of
 from memoryd.provenance import agent_wrote
@@ -319,8 +320,8 @@ class ContextBuilder:
     def scope(self, agent: str, cwd: str | None) -> Scope:
         agents = (agent, *(a for a in self.shared_agents if a != agent)) \
             if agent in self.shared_agents else (agent,)
-        teams = tuple(sorted(a for a in self.store.known_agents() if a.startswith(TEAM_PREFIX)))
-        return Scope(agents, project_of(cwd) if cwd else None, teams)
+        return Scope(agents, project_of(cwd) if cwd else None,
+                     tuple(teams(self.store.known_agents())))
 
     def _entries(self, query: EntryQuery, limit: int, order: Order = "newest",
                  project: str | None = None) -> list[StoredEntry]:
