@@ -550,7 +550,7 @@ class Store(EntryReads, VectorRows, EventRows):
         row = self._db.execute(
             "SELECT count(*), count(DISTINCT e.source) FROM entries e JOIN files f "
             f"ON e.source = f.path WHERE f.source IN ({marks}) AND e.session IS NULL "
-            "AND e.status = 'active' AND e.via = 'watch' AND e.uid >= 't' AND e.uid < 'u'",
+            f"AND e.status = 'active' AND {TRANSCRIPT_CHUNK}",  # (files has no via nor uid)
             list(sources)).fetchone()
         assert row is not None  # an aggregate has its row
         return int(row[0]), int(row[1])
