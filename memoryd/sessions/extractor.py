@@ -145,7 +145,7 @@ class SessionExtractor:
 
     @staticmethod
     def _request(session: dict[str, Any], candidate: Candidate,
-                 said: float | None = None) -> RememberRequest:
+                 said: float | None) -> RememberRequest:
         """``said``: when the user's message said it. The entry is dated then: a past
         session's value, extracted later (import-history), is an earlier value of its key, not
         a newer one, and does not correct what was said after it."""
