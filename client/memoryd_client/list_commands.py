@@ -178,14 +178,12 @@ def print_import(result: dict[str, Any]) -> None:
     for problem in result["refused"]:
         print(f"line {problem['line']}: refused: {problem['reason']}", file=sys.stderr)
     c = result["counts"]
-    skipped = f"skipped {c['skipped_inactive']} not active and {c['skipped_watched']} from " \
-        "watched files"
+    skipped = [f"{c['skipped_inactive']} not active", f"{c['skipped_watched']} from watched files"]
     if c["skipped_team"]:
-        skipped = (f"skipped {c['skipped_inactive']} not active, {c['skipped_watched']} from "
-                   f"watched files and {c['skipped_team']} of a team (`memory sync add-shared` "
-                   "brings a team's entries)")
+        skipped.append(f"{c['skipped_team']} of a team (`memory sync add-shared` brings a "
+                       "team's entries)")
     print(f"imported {result['file']}: stored {c['stored']}, already there {c['duplicate']}, "
-          f"{skipped}, refused {c['refused']}")
+          f"skipped {', '.join(skipped[:-1])} and {skipped[-1]}, refused {c['refused']}")
 
 
 class _Importer:
