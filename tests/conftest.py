@@ -160,12 +160,16 @@ def wait_until(condition, timeout_s: float = 30.0,  # type: ignore[no-untyped-de
         pause = every or min(pause * 1.5, 0.1)
 
 
-@pytest.fixture
-def daemon(embedder: Embedder) -> Iterator[RunningDaemon]:
-    running = start_daemon(embedder)
+def serving(running: RunningDaemon) -> Iterator[RunningDaemon]:
+    """A fixture's daemon: stopped after its test, which fails if the daemon raised."""
     yield running
     running.stop()
     assert not running.errors, running.errors
+
+
+@pytest.fixture
+def daemon(embedder: Embedder) -> Iterator[RunningDaemon]:
+    yield from serving(start_daemon(embedder))
 
 
 @pytest.fixture
@@ -175,10 +179,7 @@ def keyword_daemon(monkeypatch: pytest.MonkeyPatch, memoryd_home: Path
     mode of the product, as when the model cannot load). For tests of what reads no vector,
     where embedding their thousand entries cost the suite seconds of CPU."""
     monkeypatch.setenv("MEMORYD_EMBED_MODEL", str(memoryd_home / "no-model"))
-    running = start_daemon(None)
-    yield running
-    running.stop()
-    assert not running.errors, running.errors
+    yield from serving(start_daemon(None))
 
 
 @pytest.fixture
