@@ -149,24 +149,56 @@ def test_an_entry_and_its_sentences_come_from_one_run(embedder: Embedder,
     assert float(np.mean(parts @ vector - alone @ vector)) > 0.1
 
 
+#: Eight unlike topics, each a subject of four names and five things said of it.
+TOPICS = [
+    (["The deploy", "The release", "The rollout", "The hotfix"],
+     ["needs a green pipeline", "waits for the canary", "goes out on Tuesdays",
+      "is tagged in git", "skips the staging cluster"]),
+    (["The cat", "The kitten", "Our tabby", "The old tomcat"],
+     ["sleeps on the radiator", "chases the red laser dot", "hides under the sofa",
+      "eats tuna at noon", "purrs on my lap"]),
+    (["The invoice", "The receipt", "The tax form", "The bank statement"],
+     ["is due by the fifteenth", "needs two signatures", "goes to the accountant",
+      "lists every payment", "is filed in a binder"]),
+    (["The soup", "The stew", "The risotto", "The curry"],
+     ["needs more salt", "simmers for an hour", "uses fresh basil", "is served with bread",
+      "tastes of garlic"]),
+    (["The bicycle", "The tandem", "My road bike", "The mountain bike"],
+     ["has a flat tyre", "needs new brake pads", "rides up the hill",
+      "is locked at the station", "squeaks on every turn"]),
+    (["The violin", "The cello", "The piano", "The flute"],
+     ["is out of tune", "plays a minor scale", "sits in the practice room",
+      "needs new strings", "sounds warm in the hall"]),
+    (["The garden", "The greenhouse", "The orchard", "The allotment"],
+     ["needs watering at dawn", "grows ripe tomatoes", "is full of weeds",
+      "gets the morning sun", "has a compost heap"]),
+    (["The telescope", "The observatory", "The star chart", "The comet"],
+     ["points at Jupiter", "is clearest in winter", "shows the rings of Saturn",
+      "needs a dark sky", "tracks the moon"]),
+]
+
+
 def test_the_text_past_the_truncation_keeps_its_sentence_vectors(embedder: Embedder,
                                                                   late: Embedder) -> None:
     """Late chunking: the whole text's vector sees its first max_tokens; its sentences further
     on are pooled from windows of their own, and those past the last window are embedded
     alone."""
-    sentences = [f"{s} {v} {o}." for s, v, o in itertools.product(
-        ["Ruff", "Pytest", "Postgres", "The deploy", "The sticker", "The cat", "Docker",
-         "The invoice", "Code review", "The gateway"],
-        ["must never", "should always", "tends to", "is not allowed to", "was seen to", "will"],
-        ["break on Mondays", "use tabs", "run before merging", "be signed twice",
-         "need a changelog", "fail under load", "log secrets", "retry three times"])]
-    random.Random(3).shuffle(sentences)
-    long = " ".join(sentences[:160])  # ~1,400 tokens, 8 parts
+    # Eight topics of twenty sentences: each part (a topic, ~650 characters) is unlike the
+    # others, so that which part a sentence finds first says something on every CPU (parts
+    # of one shared vocabulary lay within 0.01 of each other, and AVX-512 VNNI's rounding
+    # put one sentence's part second).
+    groups = []
+    for subjects, predicates in TOPICS:
+        group = [f"{s} {p}." for s, p in itertools.product(subjects, predicates)]
+        random.Random(3).shuffle(group)
+        groups.append(" ".join(group))
+    long = " ".join(groups)  # ~1,200 tokens, 8 parts
     assert len(late.tokenizer.encode(long).overflowing) > MAX_WINDOWS - 1
     [(vector, parts)] = late.embed_entries([long])
     assert float(vector @ embedder.embed([long])[0]) > 0.98  # its windows are batch mates
     assert parts.shape == (MAX_PARTS, 384) and np.isfinite(parts).all()
-    alone = embedder.embed_alone(split_parts(long))
+    assert split_parts(long) == groups
+    alone = embedder.embed_alone(groups)
     assert list((parts @ alone.T).argmax(axis=0)) == list(range(MAX_PARTS))  # as above
     together = (parts * alone).sum(axis=1)
     assert together[:4].max() < 0.97  # in a window: pooled there
