@@ -296,6 +296,10 @@ def answer(harness: str, name: str, raw: bytes) -> str:
     event = canonical(harness, name)
     request = {"harness": harness, "event": event, "raw": raw.decode("utf-8", errors="replace"),
                "ts": time.time()}
+    try:  # where the agent runs its hooks: the session's directory, for a payload without one
+        request["cwd"] = os.getcwd()
+    except OSError:  # the directory is gone
+        pass
     try:
         result = call_daemon(request, DEADLINE_S.get(event, DEFAULT_DEADLINE_S))
     except (FileNotFoundError, ConnectionError, BlockingIOError) as exc:  # not sent

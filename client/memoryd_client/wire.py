@@ -75,7 +75,7 @@ PARAMS: dict[str, frozenset[str]] = {
     "file_replace": frozenset({"agent", "path", "old", "new"}),
     "file_insert": frozenset({"agent", "path", "line", "text"}),
     "context": frozenset({"agent", "cwd", "prompt", "budget", "session"}),
-    "hook": frozenset({"harness", "event", "raw", "payload", "ts"}),
+    "hook": frozenset({"harness", "event", "raw", "payload", "ts", "cwd"}),
     "mcp_read": frozenset({"agent", "tool", "entries", "cwd", "session", "started"}),
     "explain": frozenset({"session"}),
     "extract": frozenset({"session", "dry_run"}),

@@ -142,6 +142,10 @@ class SessionMethods:
         if harness is None or not isinstance(payload, dict):
             raise BadParamsError("hook: needs harness and a payload map")
         payload = normalize(harness, payload)
+        ran_in = params.raw.get("cwd")  # the directory the hook ran in: the session's
+        if (not isinstance(payload.get("cwd"), str) or not payload["cwd"]) \
+                and isinstance(ran_in, str) and ran_in and path_problem(ran_in) is None:
+            payload["cwd"] = ran_in
         sent = payload.get("hook_event_name")
         sent = sent if isinstance(sent, str) and sent else None
         event = canonical(harness, sent or event)  # Gemini's BeforeAgent: UserPromptSubmit

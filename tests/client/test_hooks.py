@@ -106,6 +106,28 @@ def test_user_prompt_injects_only_what_matches(daemon, client, tmp_path) -> None
         assert (alone.returncode, alone.stdout, alone.stderr) == (0, "", "")
 
 
+def test_a_payload_without_cwd_is_of_the_directory_the_hook_runs_in(daemon, client,
+                                                                      tmp_path) -> None:
+    """An agent runs its hooks in the session's directory; a payload that does not say it
+    (an older harness, a script) is of that directory's project, not of every project."""
+    shop, blog = tmp_path / "shop", tmp_path / "blog"
+    for repo in (shop, blog):
+        subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    client.remember("claude-code", "testing", "Run the shop's tests with make check",
+                    kind="lesson", cwd=str(shop))
+    client.remember("claude-code", "testing", "Run the blog's tests with hugo server",
+                    kind="lesson", cwd=str(blog))
+    (blog / "content").mkdir()
+    payload = {"session_id": SESSION, "hook_event_name": "SessionStart", "source": "startup"}
+    started = subprocess.run([sys.executable, "-m", "memoryd_client", "hook", "claude-code",
+                              "SessionStart"], input=json.dumps(payload), capture_output=True,
+                             text=True, timeout=30, cwd=blog / "content")
+    assert started.returncode == 0, started.stderr
+    context = json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "hugo server" in context and "make check" not in context
+    assert client.session(SESSION)["session"]["cwd"] == str(blog / "content")
+
+
 def test_codex_output_is_its_strict_subset(daemon, client, tmp_path) -> None:
     client.remember("codex", "style", "Prefer small pull requests", kind="lesson", polarity="positive")
     result = hook("codex", "SessionStart", start_payload(str(tmp_path)))
