@@ -375,8 +375,12 @@ def run_hook(argv: list[str], stdin: Any = None, stdout: Any = None) -> int:
             return 0
         if argv[1] == SERVE:
             return serve(argv[0], stdin, stdout)
-        raw = stdin.buffer.read(MAX_STDIN_BYTES) if hasattr(stdin, "buffer") else \
-            stdin.read(MAX_STDIN_BYTES).encode("utf-8", errors="replace")
+        raw = stdin.buffer.read(MAX_STDIN_BYTES + 1) if hasattr(stdin, "buffer") else \
+            stdin.read(MAX_STDIN_BYTES + 1).encode("utf-8", errors="replace")
+        if len(raw) > MAX_STDIN_BYTES:  # cut short, it would read as no JSON at all
+            print(f"memoryd hook: the payload is over {MAX_STDIN_BYTES >> 20} MiB; ignored",
+                  file=sys.stderr)
+            return 0
         output = answer(argv[0], argv[1], raw)
         if output:
             stdout.write(output + "\n")

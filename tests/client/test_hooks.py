@@ -168,6 +168,16 @@ def test_garbage_and_usage_errors_exit_0_with_empty_output(daemon, stdin, args) 
     assert result.stdout == ""
 
 
+def test_a_payload_too_big_to_read_is_said_to_be_so(daemon) -> None:
+    """A prompt of a pasted 5 MB log: the hook reads 4 MiB at most, and says why it ignored
+    the rest rather than calling the payload no JSON."""
+    payload = json.dumps({"session_id": SESSION, "cwd": "/", "hook_event_name":
+                          "UserPromptSubmit", "prompt": "x" * 5_000_000})
+    result = hook("claude-code", "UserPromptSubmit", payload)
+    assert (result.returncode, result.stdout) == (0, "")
+    assert "the payload is over 4 MiB; ignored" in result.stderr
+
+
 def test_daemon_down_exits_quickly_and_the_event_is_replayed(memoryd_home, embedder, tmp_path) -> None:
     started = time.monotonic()
     result = hook("claude-code", "SessionStart", start_payload(str(tmp_path)))
