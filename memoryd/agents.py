@@ -39,6 +39,13 @@ def teams(known: Iterable[str]) -> list[str]:
     return sorted(agent for agent in known if agent.startswith(TEAM_PREFIX))
 
 
+def sharing(agent: str, shared_agents: Iterable[str]) -> tuple[str, ...]:
+    """``agent`` and the agents it shares what it knows with (``context.shared_agents``, the
+    harnesses with hooks: a lesson Claude Code learned reaches Codex): its own first."""
+    shared = tuple(shared_agents)
+    return (agent, *(a for a in shared if a != agent)) if agent in shared else (agent,)
+
+
 def rolled_up(agents: Iterable[str]) -> tuple[list[str], dict[str, int]]:
     """The agents without subagent namespaces, and how many of those each parent has."""
     top: list[str] = []

@@ -80,9 +80,11 @@ def _age(created: float, now: float) -> str:
     return "just now"
 
 
-def entry_line(entry: dict[str, Any], now: float, mark: str = "", here: str = "") -> str:
+def entry_line(entry: dict[str, Any], now: float, mark: str = "", here: str = "",
+               me: str = "") -> str:
     """One entry as one line: ``id (kind/category, key, age, notes, where from): text``; an
-    entry of another project than ``here`` (the server's) names it."""
+    entry of another project than ``here`` (the server's) names it, and one of another agent
+    than ``me`` (the server's: one it shares with, a team) says whose it is."""
     about = [entry["kind"] + (f"/{entry['category']}" if entry.get("category") else "")]
     if entry.get("key"):
         about.append(entry["key"])
@@ -101,18 +103,22 @@ def entry_line(entry: dict[str, Any], now: float, mark: str = "", here: str = ""
         about.append(f"from {entry['source']}:{entry['line_start']}")
     if entry.get("project") and entry["project"] != here:
         about.append(f"of the project {entry['project']}")
-    if str(entry.get("agent", "")).startswith(wire.TEAM_PREFIX):
-        about.append(f"shared by the team {entry['agent'][len(wire.TEAM_PREFIX):]}")
+    owner = str(entry.get("agent") or "")
+    if owner.startswith(wire.TEAM_PREFIX):
+        about.append(f"shared by the team {owner[len(wire.TEAM_PREFIX):]}")
+    elif me and owner and owner != me and not owner.startswith(me + "."):  # not a subagent's
+        about.append(f"shared by {owner}")
     return f"{mark}{entry['id']} ({', '.join(about)}): {_one_line(entry['text'])}"
 
 
-def search_text(query: str, hits: list[dict[str, Any]], now: float, here: str = "") -> str:
+def search_text(query: str, hits: list[dict[str, Any]], now: float, here: str = "",
+                me: str = "") -> str:
     if not hits:
         return f"nothing in memory about {query!r}"
     matches = sum(1 for h in hits if h.get("match"))
     head = (f"{len(hits)} hits, {matches} marked * (likely what was asked; the others are "
             "weaker, check before relying on them):")
-    return "\n".join([head, *(entry_line(h, now, "* " if h.get("match") else "  ", here)
+    return "\n".join([head, *(entry_line(h, now, "* " if h.get("match") else "  ", here, me)
                               for h in hits)])
 
 
@@ -276,13 +282,13 @@ SINCE = Param("since", "str", "only entries written since: an age (7d, 12h), a d
               "(2026-03-15) or epoch seconds", None)
 
 
-def recent_text(result: dict[str, Any], args: Values, here: str = "") -> str:
+def recent_text(result: dict[str, Any], args: Values, here: str = "", me: str = "") -> str:
     entries = result["entries"]
     if not entries:
         return "no entries yet" if not (args.kind or args.since) else "no entries match"
     now = time.time()
     more = result.get("total", len(entries)) - len(entries)
-    lines = [entry_line(e, now, "", here) for e in entries]
+    lines = [entry_line(e, now, "", here, me) for e in entries]
     return "\n".join(lines + ([f"({more} older; raise limit or narrow by since)"]
                               if more > 0 else []))
 
@@ -325,26 +331,28 @@ def in_project(values: dict[str, Any], facts: dict[str, str]) -> str | None:
 
 
 def search(client: Client, values: dict[str, Any], facts: dict[str, str]) -> str | Shown:
-    """memory_search: the agent's own memory and its teams' (what its block shows), or
-    (other_agent) one other agent's."""
+    """memory_search: the agent's memory as its block shows it (with the agents it shares
+    with, and its teams'), or (other_agent) one other agent's."""
     other = values["other_agent"]
     result = client.search(values["query"], agent=other or facts["agent"], limit=values["limit"],
                            category=values["category"],
                            kind=[values["kind"]] if values["kind"] else None,
                            since=values["since"], cwd=in_project(values, facts),
-                           teams=None if other else True)
+                           shared=None if other else True)
     if other and result.get("unknown_agents"):
         return f"no agent named {other!r} has anything in memory"
-    return Shown(search_text(values["query"], result["hits"], time.time(), facts["project"]),
+    return Shown(search_text(values["query"], result["hits"], time.time(), facts["project"],
+                             "" if other else facts["agent"]),
                  [hit["id"] for hit in result["hits"]])
 
 
 def recent(client: Client, values: dict[str, Any], facts: dict[str, str]) -> Shown:
-    """memory_recent: the agent's newest entries (of this project and the global ones)."""
+    """memory_recent: the newest entries of the agent's memory as its block shows it (of this
+    project and the global ones)."""
     result = client.list_entries(agents=[facts["agent"]], kind=values["kind"],
                                  since=values["since"], limit=values["limit"],
-                                 cwd=in_project(values, facts))
-    return Shown(recent_text(result, Values(values), facts["project"]),
+                                 cwd=in_project(values, facts), shared=True)
+    return Shown(recent_text(result, Values(values), facts["project"], facts["agent"]),
                  [e["id"] for e in result["entries"]])
 
 
@@ -433,9 +441,10 @@ TOOLS = (
           Param("other_agent", "str", "search this other agent's memory instead of yours "
                 "(read only)", None), PROJECTS),
          call=search),
-    Tool("memory_recent", "Your newest entries, without a query, newest first: what you noted, "
-         "learned or were told lately. Use it to catch up at the start of work, or to find an "
-         "entry's id. Returns one line per entry: `id (kind/category, age): text`.",
+    Tool("memory_recent", "Your newest entries (and those shared with you, which say whose "
+         "they are), without a query, newest first: what you noted, learned or were told "
+         "lately. Use it to catch up at the start of work, or to find an entry's id. Returns "
+         "one line per entry: `id (kind/category, age): text`.",
          (Param("limit", "int", "at most this many entries", 10, ge=1, le=100), KIND, SINCE,
           PROJECTS),
          call=recent),

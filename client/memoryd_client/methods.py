@@ -183,9 +183,10 @@ class DaemonMethods(abc.ABC):
     def search(self, query: str, **filters: Any) -> Any:
         """Filters: agent, agents, category, kind, tags, project (that project's entries), cwd
         (the entries of that directory's project and the global ones: what its blocks show),
-        since, until, status, teams (with the agents named, the teams' namespaces the daemon
-        follows: what their blocks show), limit, min_score, match, now (when the question is
-        asked: "last week" counts back from it), explain (each hit's ``explain``: the query's
+        since, until, status, shared (the agents named as their blocks show them: with the
+        agents each shares with, ``context.shared_agents``, and the teams' namespaces), limit,
+        min_score, match, now (when the question is asked: "last week" counts back from it),
+        explain (each hit's ``explain``: the query's
         words it holds and its closest sentence, and ``why``: its evidence in words). A name
         the daemon does not take is refused (``BadParamsError``); the reply lists
         ``unknown_agents``, agents named that have no entry at all."""

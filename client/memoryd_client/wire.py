@@ -49,7 +49,7 @@ WRITE_METHODS = frozenset({"remember", "remember_many", "supersede", "forget", "
 #: ``remember_many``'s ``entries`` takes ``remember``'s params. ``writer`` and ``via`` are
 #: never a request's: the daemon sets them from the connection.
 _FILTERS = frozenset({"agent", "agents", "category", "kind", "tags", "project", "cwd", "status",
-                      "since", "until", "teams"})
+                      "since", "until", "shared"})
 PARAMS: dict[str, frozenset[str]] = {
     "bind": frozenset({"agent", "channel"}),
     "status": frozenset({"sources"}),

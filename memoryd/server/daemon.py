@@ -172,7 +172,7 @@ class Daemon:
             log.info("Settled %d changes of a pass that was stopped mid-run.", settled)
         self.sessions = SessionMethods(parts, self.passes.runs)
         self.methods.update(self.sessions.methods())
-        self.methods.update(ListMethods(parts.db, parts.store).methods())
+        self.methods.update(ListMethods(parts.db, parts.store, self.settings.current).methods())
         self.methods.update(FileMethods(parts.db, parts.store, self.settings).methods())
         self.methods.update(MemoryMethods(parts, self.passes).methods())
         self.methods.update(PassMethods(self.passes).methods())

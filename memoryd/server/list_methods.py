@@ -16,9 +16,11 @@ internal ``rowid``.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from memoryd.config import Config
 from memoryd.errors import BadParamsError
 from memoryd.retrieval.filters import request_filter
 from memoryd.retrieval.records import FilterRequest
@@ -61,7 +63,7 @@ class ListRequest:
     filter: FilterRequest
 
     @staticmethod
-    def parse(params: Params) -> ListRequest:
+    def parse(params: Params, shared_agents: tuple[str, ...]) -> ListRequest:
         limit = params.integer("limit", default=DEFAULT_PAGE, low=1, high=MAX_PAGE)
         offset = params.integer("offset", default=0, low=0, high=10_000_000)
         order = params.choice("order", ("newest", "oldest"), default="newest")
@@ -69,19 +71,23 @@ class ListRequest:
         cursor = params.text("cursor", max_len=100)
         return ListRequest(limit, offset, "oldest page" if order == "oldest" else "newest page",
                            prefix or None, _parse_cursor(cursor) if cursor is not None else None,
-                           filter_request(params, every_agent=True))
+                           filter_request(params, shared_agents, every_agent=True))
 
 
 class ListMethods:
-    def __init__(self, db: DatabaseThread, store: Store) -> None:
+    def __init__(self, db: DatabaseThread, store: Store,
+                 config: Callable[[], Config]) -> None:
+        """``config``: the configuration as it is now (``context.shared_agents``)."""
         self.db = db
         self.store = store
+        self.config = config
 
     def methods(self) -> dict[str, Any]:
         return {"list": self.m_list, "timeline": self.m_timeline}
 
     async def m_list(self, params: Params) -> dict[str, Any]:
-        return await self.db(self.page, ListRequest.parse(params))
+        return await self.db(self.page, ListRequest.parse(
+            params, self.config().context.shared_agents))
 
     async def m_timeline(self, params: Params) -> dict[str, Any]:
         """Entries written per ``bucket`` seconds (default a day), by agent and kind; the
@@ -89,7 +95,8 @@ class ListMethods:
         not what is still active)."""
         bucket = params.integer("bucket", default=DAY_S, low=60, high=366 * DAY_S)
         return await self.db(self.timeline, bucket,
-                             filter_request(params, every_agent=True, any_status=True))
+                             filter_request(params, self.config().context.shared_agents,
+                                            every_agent=True, any_status=True))
 
     def timeline(self, bucket: int, request: FilterRequest) -> dict[str, Any]:
         """The counts (database thread)."""

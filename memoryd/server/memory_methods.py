@@ -47,7 +47,8 @@ class MemoryMethods:
         return [remember_reply(w, run if w.corrects else None) for w in written]
 
     async def m_search(self, params: Params) -> dict[str, Any]:
-        request = search_request(params, self.parts.settings.config.search.limit)
+        config = self.parts.settings.config
+        request = search_request(params, config.search.limit, config.context.shared_agents)
         # the viewer (explain): each hit's evidence in words too
         return search_reply(await self.parts.search.search(request), time.time(),
                             why=request.explain)

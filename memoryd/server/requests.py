@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 
+from memoryd.agents import sharing
 from memoryd.errors import BadParamsError
 from memoryd.names import agent_problem
 from memoryd.passes.scope import TIERS
@@ -110,13 +111,17 @@ def scope_request(params: Params) -> ScopeRequest:
     return ScopeRequest(EntryRequest(id=entry_id(params), asker=asker(params)), tier, directory)
 
 
-def filter_request(params: Params, *, every_agent: bool = False,
+def filter_request(params: Params, shared_agents: tuple[str, ...], *, every_agent: bool = False,
                    any_status: bool = False) -> FilterRequest:
     """The filters a search, list or timeline names. ``every_agent``: without agent or
     agents, every agent's entries (list and timeline; search asks for a namespace);
     ``any_status``: without status, every status's (timeline; the others keep to the
-    active)."""
+    active). ``shared`` (a flag): the agents named as their blocks show them, with the agents
+    each shares with (``shared_agents``, the configuration's) and the teams' namespaces."""
     agents = _agents(params, every_agent)
+    shared = params.flag("shared")
+    if shared and agents is not None:
+        agents = tuple(dict.fromkeys(a for named in agents for a in sharing(named, shared_agents)))
     category = params.text("category", max_len=200)
     kinds = params.strings("kind")
     for kind in kinds or ():
@@ -137,7 +142,7 @@ def filter_request(params: Params, *, every_agent: bool = False,
         agents=agents, category=category.strip() if category not in (None, "", "-") else None,
         kinds=tuple(kinds) if kinds is not None else None, project=project or None,
         in_project=in_project or None, statuses=statuses, since=since, until=until,
-        tags=tuple(t.lower() for t in params.strings("tags") or ()), teams=params.flag("teams"))
+        tags=tuple(t.lower() for t in params.strings("tags") or ()), teams=shared)
 
 
 def _agents(params: Params, every_agent: bool) -> tuple[str, ...] | None:
@@ -173,14 +178,16 @@ def _statuses(params: Params, any_status: bool) -> tuple[str, ...]:
     return tuple(statuses)
 
 
-def search_request(params: Params, default_limit: int) -> SearchRequest:
-    """A search (``default_limit``: its limit when it names none, ``[search] limit``)."""
+def search_request(params: Params, default_limit: int,
+                   shared_agents: tuple[str, ...]) -> SearchRequest:
+    """A search (``default_limit``: its limit when it names none, ``[search] limit``;
+    ``shared_agents``: ``[context] shared_agents``, for the ``shared`` flag)."""
     query = params.text("query", required=True, max_len=MAX_QUERY_CHARS)
     assert query is not None
     limit = params.integer("limit", default=default_limit, low=1, high=MAX_HITS)
     min_score = params.number("min_score", low=0.0, high=1.0)
     now = params.time("now")
     match = params.flag("match")
-    where = filter_request(params)
+    where = filter_request(params, shared_agents)
     return SearchRequest(query, where, limit, min_score=min_score, match=match, now=now,
                          explain=params.flag("explain"))

@@ -77,7 +77,7 @@ from memoryd_client.wire import INJECTION_MARKER, TEAM_PREFIX
 from memoryd import file_imports
 from memoryd.agent_settings import claude_home, loaded_names
 from memoryd.agent_sources import opencode_instructed
-from memoryd.agents import teams
+from memoryd.agents import sharing, teams
 from memoryd.ingest.markdown import split_lines
 from memoryd.project import project_of
 from memoryd.provenance import agent_wrote
@@ -318,9 +318,7 @@ class ContextBuilder:
             (frozenset(), frozenset())
 
     def scope(self, agent: str, cwd: str | None) -> Scope:
-        agents = (agent, *(a for a in self.shared_agents if a != agent)) \
-            if agent in self.shared_agents else (agent,)
-        return Scope(agents, project_of(cwd) if cwd else None,
+        return Scope(sharing(agent, self.shared_agents), project_of(cwd) if cwd else None,
                      tuple(teams(self.store.known_agents())))
 
     def _entries(self, query: EntryQuery, limit: int, order: Order = "newest",

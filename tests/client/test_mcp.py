@@ -277,6 +277,33 @@ def test_an_agent_moves_its_lesson_between_its_project_and_the_global_tier(
     assert client.get(theirs["id"])["project"] is None
 
 
+def test_search_and_recent_read_what_the_agents_block_shows(
+        daemon, client: Client, tmp_path: Path) -> None:
+    """A lesson Claude Code learned in a repository is in Codex's block there, so Codex's
+    memory_search and memory_recent find it too, saying whose it is; a role agent's stays
+    its own."""
+    shop = tmp_path / "shop"
+    shop.mkdir()
+    subprocess.run(["git", "init", "-q", str(shop)], check=True)
+    learned = client.remember("claude-code", "tooling", "Use uv to install packages, not pip",
+                              kind="lesson", polarity="negative", cwd=str(shop))["entry"]
+    client.remember("designer", "tooling", "Install packages with conda", kind="lesson",
+                    cwd=str(shop))
+    assert "Use uv to install packages" in client.context("codex", cwd=str(shop))["text"]
+    question = {"query": "how do I install packages", "limit": 10}
+    codex = mcp_session([("memory_search", question), ("memory_recent", {"limit": 10})],
+                        agent="codex", cwd=shop)
+    found, recent = (text_of(r) for r in codex["results"])
+    for listed in (found, recent):
+        line = next(line for line in listed.splitlines() if learned["id"] in line)
+        assert "shared by claude-code" in line, listed
+        assert "conda" not in listed  # the designer shares with no one
+    own = mcp_session([("memory_search", question)], agent="claude-code", cwd=shop)
+    line = next(line for line in text_of(own["results"][0]).splitlines()
+                if learned["id"] in line)
+    assert "shared by" not in line  # its own
+
+
 def test_search_and_recent_keep_to_the_servers_project_unless_asked(
         daemon, client: Client, tmp_path: Path) -> None:
     """Two repositories deploy differently: an agent working in the shop asks how to deploy and
