@@ -21,7 +21,15 @@ from __future__ import annotations
 import os
 import sys
 
-from memoryd_client.command_spec import FAILED, GLOBALS, OK, USAGE, Values, command_word_at
+from memoryd_client.command_spec import (
+    CONVERT,
+    FAILED,
+    GLOBALS,
+    OK,
+    USAGE,
+    Values,
+    command_word_at,
+)
 from memoryd_client.errors import MemorydError, UsageError
 
 TYPE_CHECKING = False  # see memoryd_client/__init__.py
@@ -86,8 +94,8 @@ def _read_option(options: dict[str, Arg], word: str, rest: Any, values: dict[str
     if value is None or (not equals and value.startswith("-")):
         return False
     try:
-        values[option.dest] = int(value) if option.kind == "int" else \
-            float(value) if option.kind == "float" else value
+        convert = CONVERT.get(option.kind) if isinstance(option.kind, str) else None
+        values[option.dest] = convert(value) if convert is not None else value
     except ValueError:
         return False
     return not isinstance(option.kind, tuple) or value in option.kind

@@ -159,7 +159,34 @@ def _needs_owner(agent: str | None, method: str, params: dict[str, Any] | None) 
             and params.get("agent") is None and isinstance(params.get("id"), str))
 
 
+#: The integers msgpack carries; the daemon takes none outside them (every number it takes
+#: has a range of its own, far within).
+INT_RANGE = range(-(1 << 63), 1 << 64)
+
+
+def _too_large(name: str, value: Any) -> str | None:
+    """The name of the field (``name`` or one within it) holding an integer msgpack cannot
+    carry, or None."""
+    stack = [(name, value)]
+    while stack:
+        field, item = stack.pop()
+        if isinstance(item, int) and item not in INT_RANGE:
+            return field
+        if isinstance(item, dict):
+            stack.extend((str(key), inner) for key, inner in item.items())
+        elif isinstance(item, (list, tuple)):
+            stack.extend((field, inner) for inner in item)
+    return None
+
+
 def _request(request_id: int, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
+    """The request's map; a parameter holding an integer too large to send is refused here,
+    as the daemon refuses a number out of its range."""
+    for name, value in (params or {}).items():
+        field = _too_large(name, value)
+        if field is not None:
+            detail = "is too large a number"
+            raise BadParamsError(f"{method}: {field} {detail}", method, name, detail)
     request = {"id": request_id, "method": method, "params": params or {}}
     if method in wire.PROGRESS_METHODS:
         request["progress"] = True

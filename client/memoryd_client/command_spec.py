@@ -36,10 +36,36 @@ if TYPE_CHECKING:
     #: The parsed arguments of a command: argparse's, the fast parser's or an MCP tool's.
     Args = argparse.Namespace | Values
     #: What an argument holds: text, a number, a flag (no value), or one of the choices.
-    Kind = Literal["str", "int", "float", "flag"] | tuple[str, ...]
+    Kind = Literal["str", "int", "float", "seconds", "port", "flag"] | tuple[str, ...]
     Request = Callable[[Args, Client], Any]
     Show = Callable[[Any, Args], None]
     Exit = Callable[[Any, Args], int]
+
+
+#: The longest wait a command takes (--timeout, --interval): a week.
+MAX_SECONDS = 7 * 86_400
+
+
+def seconds(text: str) -> float:
+    """A number of seconds to wait: above 0 (0 would not wait for an answer at all), at most
+    ``MAX_SECONDS``; ValueError otherwise (nan and inf too)."""
+    value = float(text)
+    if not 0 < value <= MAX_SECONDS:
+        raise ValueError(text)
+    return value
+
+
+def port(text: str) -> int:
+    """A TCP port: 0 (any free one) to 65535; ValueError otherwise."""
+    value = int(text)
+    if not 0 <= value <= 65535:
+        raise ValueError(text)
+    return value
+
+
+#: How an option's word becomes its value, by its kind (the others are text).
+CONVERT: dict[str, Callable[[str], Any]] = {"int": int, "float": float, "seconds": seconds,
+                                            "port": port}
 
 
 class Arg:
@@ -89,8 +115,8 @@ class Arg:
 JSON = Arg("--json", kind="flag", help="print the reply (or the error) as JSON on stdout")
 SOCKET = Arg("--socket", metavar="PATH", help="daemon socket (default: $MEMORYD_SOCKET, "
              "$MEMORYD_HOME/memoryd.sock, or the user runtime dir)")
-TIMEOUT = Arg("--timeout", kind="float", default=30.0, metavar="S",
-              help="seconds to wait for the daemon (default: 30)")
+TIMEOUT = Arg("--timeout", kind="seconds", default=30.0, metavar="S",
+              help="seconds to wait for the daemon (default: 30; above 0, at most a week)")
 GLOBALS = (JSON, SOCKET, TIMEOUT)
 #: The global options that take a value (the next word, unless given as --socket=PATH).
 VALUE_OPTIONS = tuple(flag for arg in GLOBALS if arg.kind != "flag" for flag in arg.flags)

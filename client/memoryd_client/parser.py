@@ -7,7 +7,7 @@ string)."""
 from __future__ import annotations
 
 from memoryd_client import cli_help
-from memoryd_client.command_spec import GLOBALS, command_word_at
+from memoryd_client.command_spec import CONVERT, GLOBALS, command_word_at
 from memoryd_client.commands import GROUPS, command_named
 from memoryd_client.errors import UsageError
 
@@ -131,8 +131,8 @@ def add_argument(parser: argparse.ArgumentParser, arg: Arg, top: bool = False) -
         options["metavar"] = arg.metavar
     if arg.kind == "flag":
         options["action"] = "store_true"
-    elif arg.kind in ("int", "float"):
-        options["type"] = int if arg.kind == "int" else float
+    elif isinstance(arg.kind, str) and arg.kind in CONVERT:
+        options["type"] = CONVERT[arg.kind]
     elif isinstance(arg.kind, tuple):
         options["choices"] = list(arg.kind)
     options["default"] = argparse.SUPPRESS if arg in GLOBALS and not top else arg.default

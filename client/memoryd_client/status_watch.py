@@ -31,6 +31,7 @@ import signal
 import sys
 import time
 
+from memoryd_client.command_spec import MAX_SECONDS
 from memoryd_client.errors import MemorydError, UsageError
 from memoryd_client.progress_view import bar, columns
 from memoryd_client.status_view import duration, health_line, next_run
@@ -68,8 +69,9 @@ class Away:
 def watch(args: Args, client: Client) -> int:
     """Run the watch until Ctrl-C (exit 0)."""
     interval = args.interval
-    if not interval >= MIN_INTERVAL_S:
-        raise UsageError(f"memory status: --interval must be {MIN_INTERVAL_S} s or more")
+    if not MIN_INTERVAL_S <= interval <= MAX_SECONDS:  # nan fails both
+        raise UsageError(f"memory status: --interval must be {MIN_INTERVAL_S} s or more, and "
+                         "at most a week")
     out = sys.stdout
     screen = Screen(out) if not args.json and out.isatty() else None
     previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGHUP)}

@@ -9,7 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from memoryd.errors import BadParamsError
+from memoryd.errors import BadParamsError, NotFoundError
+
+#: A run's or a change's number is a SQLite row id: at most this.
+MAX_NUMBER = (1 << 63) - 1
 
 
 def run_name(run: int) -> str:
@@ -22,8 +25,11 @@ def change_name(change: int) -> str:
 
 def parse_target(text: str) -> tuple[str, int]:
     """"r12" → ("run", 12); "c345" → ("change", 345)."""
-    if len(text) > 1 and text[0] in "rc" and text[1:].isdigit():
-        return ("run" if text[0] == "r" else "change"), int(text[1:])
+    if len(text) > 1 and text[0] in "rc" and text[1:].isascii() and text[1:].isdigit():
+        kind, number = ("run" if text[0] == "r" else "change"), int(text[1:])
+        if number > MAX_NUMBER:  # well formed, but no row can have it
+            raise NotFoundError(f"no {kind} {text}")
+        return kind, number
     raise BadParamsError(f"{text!r} is neither a run (r12) nor a change (c345)")
 
 

@@ -95,6 +95,38 @@ def test_text_in_another_encoding_is_a_usage_error_not_a_crash(daemon) -> None:
     assert run_cli("search", "barista", "-", "coffee").returncode == 1  # nothing was stored
 
 
+def test_numbers_out_of_every_range_are_usage_errors_not_tracebacks(daemon, tmp_path) -> None:
+    """A number too large for the wire (msgpack carries 64 bits), a wait of 0, -1, nan or
+    inf seconds, a port past 65535: each a usage error that names its option; a run id past
+    any row's is simply not there. Each was a traceback and exit 1."""
+    huge = "9" * 20
+    for args, option in [(("search", "b", "-", "x", "--limit", huge), "--limit"),
+                         (("--json", "list", "--limit", huge), "--limit"),
+                         (("context", "--agent", "b", "--budget", huge), "--budget")]:
+        result = run_cli(*args)
+        assert result.returncode == 2, result.stderr
+        said = json.loads(result.stdout)["error"]["message"] if "--json" in args \
+            else result.stderr
+        assert f"{option} is too large a number" in said and "Traceback" not in said
+    for wait in ("0", "-1", "nan", "inf", "1e400"):
+        result = run_cli("status", "--timeout", wait)
+        assert result.returncode == 2 and f"--timeout: invalid seconds value: '{wait}'" in \
+            result.stderr, result.stderr
+    port = run_cli("ui", "--no-open", "--port", "99999")
+    assert port.returncode == 2 and "--port: invalid port value" in port.stderr
+    for missing in ("undo", "pass show"):
+        result = run_cli(*missing.split(), "r" + huge)
+        assert result.returncode == 1 and f"no run r{huge}" in result.stderr, result.stderr
+    # an import: the line with the number is refused and named, the others stored
+    lines = tmp_path / "old.jsonl"
+    lines.write_text('{"agent": "fut", "category": "c", "text": "kept one"}\n'
+                     '{"agent": "fut", "category": "c", "text": "x", "created": 1' + huge + '}\n'
+                     '{"agent": "fut", "category": "c", "text": "kept two"}\n')
+    imported = run_cli("import", str(lines))
+    assert imported.returncode == 1 and "stored 2" in imported.stdout, imported.stdout
+    assert "line 2: refused: remember_many: created is too large a number" in imported.stderr
+
+
 def test_help_lists_every_command() -> None:
     out = run_cli("--help").stdout
     for command in ("status", "store", "search", "get", "forget", "supersede", "history"):

@@ -363,7 +363,8 @@ def test_the_fast_parser_reads_every_plain_command_as_argparse_does() -> None:
     fast = [name for name, command in commands.items() if command.fast]
     assert {"store", "search", "get", "forget", "status"} <= set(fast)
     assert not {"file", "pass", "mcp", "hook", "context", "list"} & set(fast)  # not plain
-    samples = {"str": "a,b", "int": "7", "float": "0.5", "flag": None}
+    samples = {"str": "a,b", "int": "7", "float": "0.5", "seconds": "2.5", "port": "8765",
+               "flag": None}
     for name in fast:
         args = commands[name].args
         positionals = ["agent-1", "-", "some words"][:sum(arg.positional for arg in args)]

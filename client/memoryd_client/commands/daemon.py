@@ -126,7 +126,7 @@ COMMANDS: dict[str, Command] = {
         "forget, release and promote accept ask for a confirmation and go through the daemon "
         "as `memory` does from this terminal. Ctrl-C stops it (docs/viewer.md).",
         args=(Arg("--no-open", kind="flag", help="print the address only; open no browser"),
-              Arg("--port", kind="int", default=0, metavar="N",
+              Arg("--port", kind="port", default=0, metavar="N",
                   help="listen on port N of 127.0.0.1 (default: a free one)"),
               SOCKET, TIMEOUT),
         globals=(), alone=later("ui.server", "run_command"),
