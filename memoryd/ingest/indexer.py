@@ -211,6 +211,11 @@ class Indexer:
             if (open_turns or old is not None) and position is not None else None
         return TailStart(old, position, turns)
 
+    def chunk_records(self, path: str) -> set[str]:
+        """The record ids the transcript's chunks hold (a parser going on after a restart
+        tells a line said again from a new one by them)."""
+        return self.store.chunk_records(path)
+
     def _save_file(self, facts: FileFacts, **extra: Any) -> None:
         self.store.files.save({
             "path": facts.path, "source": facts.source, "kind": facts.kind,

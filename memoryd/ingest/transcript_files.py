@@ -163,7 +163,9 @@ class TranscriptFiles:
                 return
             state.parser = make_parser(state.fmt, cwd=state.cwd, path=path)
         state.open_turns = stored
-        state.parser.resume(stored)
+        known = await self.db(self.indexer.chunk_records, path) \
+            if state.parser.wants_known else None
+        state.parser.resume(stored, known)
 
     def _read(self, facts: FileFacts, position: TailPosition | None,
               state: TranscriptState) -> tuple[TailRead, list[Chunk]]:

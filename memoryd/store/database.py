@@ -509,6 +509,12 @@ class Store(EntryReads, VectorRows, EventRows):
                                (uid,)).fetchone()
         return (row[0], row[1], row[2]) if row else None
 
+    def chunk_records(self, source: str) -> set[str]:
+        """The record ids the transcript ``source``'s chunks hold (the turns indexed of it)."""
+        return {record for (raw,) in self._db.execute(
+            "SELECT records FROM entries WHERE source=? AND records IS NOT NULL", (source,))
+            for record in decode_records(raw) or ()}
+
     def hashes_kept_elsewhere(self, source: str, agent: str) -> set[str]:
         """Hashes of the file's entries whose text another active entry of the agent has (of
         no file, or of another file)."""

@@ -77,6 +77,47 @@ def test_a_restart_mid_exchange_does_not_split_it(how: str, memoryd_home: Path, 
         running.stop()
 
 
+def test_a_chat_saying_go_on_again_and_again_keeps_each_exchange(memoryd_home: Path,
+                                                                  embedder) -> None:
+    """A chat log with no ids, where the user says "go on" after each answer: each of those
+    exchanges is kept and found (the second replaced the first, and "egret" was gone), and
+    one more after a restart of the daemon is kept beside them."""
+    chats = memoryd_home / "user" / "chats"
+    chats.mkdir()
+    path = chats / "heron.jsonl"
+    said = [("user", "Let us plan the heron migration"),
+            ("assistant", "Phase A: freeze writes to the heron cluster"),
+            ("user", "go on"), ("assistant", "Phase B: copy the egret indexes"),
+            ("user", "go on"), ("assistant", "Phase C: switch the readers over")]
+    append(path, [{"role": role, "content": text} for role, text in said])
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as c:
+            c.sources("add", name="chats", path=str(chats / "*.jsonl"), kind="transcript",
+                      format="generic", agent="planner")
+            wait_until(lambda: len(planner_turns(c)) == 3)
+            assert any("egret" in t for t in planner_turns(c))
+            assert c.search("egret indexes", agent="planner")["hits"]
+    finally:
+        running.stop()
+    append(path, [{"role": "user", "content": "go on"},
+                  {"role": "assistant", "content": "Phase D: the ibis cutover"}])
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as c:
+            wait_until(lambda: len(planner_turns(c)) == 4)
+            texts = planner_turns(c)
+            assert [sum(word in t for t in texts) for word in ("Phase A", "egret", "Phase C",
+                                                                "ibis")] == [1, 1, 1, 1]
+    finally:
+        running.stop()
+
+
+def planner_turns(client: Client) -> list[str]:
+    return [e["text"] for e in client.list_entries(agent="planner", kind="turn",
+                                                   limit=50)["entries"]]
+
+
 def test_a_transcript_renamed_mid_exchange_keeps_it_whole(daemon, client: Client,
                                                          memoryd_home: Path) -> None:
     """A harness that moves its session file (an archive folder, a new name) between a question

@@ -555,6 +555,32 @@ def test_generic_format() -> None:
     assert parser.skipped == {"meta": 1, "ignored": 1, "bad_field": 1, "empty": 1}
 
 
+def test_a_line_said_again_without_an_id_is_a_record_of_its_own() -> None:
+    """A chat log with no ids: the user says "go on" twice. Each line is its own record (the
+    second exchange was the first one's replacement), a fresh read gives the same ids, and a
+    parser going on after a restart (the open exchange and the file's chunks' record ids)
+    gives the ids a read of the whole file gives."""
+    said = [("user", "Let us plan the heron migration"), ("assistant", "Phase A: freeze"),
+            ("user", "go on"), ("assistant", "Phase B: copy the egret indexes"),
+            ("user", "go on"), ("assistant", "Phase C: switch"),
+            ("user", "go on"), ("user", "go on"), ("assistant", "Phase B: copy the egret indexes")]
+    records = [{"role": role, "content": text} for role, text in said]
+    whole = run(make_parser("generic"), records)
+    ids = [t.record_id for t in whole]
+    assert len(set(ids)) == len(ids) == 9
+    assert ids[0] == line_id(json.dumps(records[0]))  # a line said once keeps its hash
+    assert [t.record_id for t in run(make_parser("generic"), records)] == ids
+    chunks = chunk_exchanges(whole)
+    assert len({c.chunk_id for c in chunks}) == len(chunks) == 5
+    assert any("egret" in c.text and "go on" in c.text for c in chunks)
+    for cut in range(1, len(records)):  # a restart after each line
+        before = run(make_parser("generic"), records[:cut])
+        last_user = max((i for i, t in enumerate(before) if t.role == "user"), default=0)
+        after = make_parser("generic")
+        after.resume(before[last_user:], {t.record_id for t in before})
+        assert [t.record_id for t in before + run(after, records[cut:])] == ids, cut
+
+
 def test_generic_reads_the_session_under_the_names_exports_give_it() -> None:
     """A file of many chats says on each line which it is of, under the name its exporter
     uses; a file whose lines name none is one session, named by the file."""

@@ -48,6 +48,15 @@ def _session_text(value: object) -> str | None:
     return text_or_none(value)
 
 
+def _number(record_id: str) -> int:
+    """A record id made of a line's hash (32 hex digits) as a number of its first 64 bits;
+    -1 for any other."""
+    try:
+        return int(record_id[:16], 16)
+    except ValueError:
+        return -1
+
+
 class GenericParser(LineParser):
     """The generic one-message-per-line format, and pi session files (see the module
     docstring). ``harness`` names the agent in the session registry. A file whose lines name
@@ -56,21 +65,34 @@ class GenericParser(LineParser):
 
     session_by_file = True
 
+    wants_known = True
+
     def __init__(self, *, harness: str = "generic", max_line_chars: int = MAX_LINE_CHARS) -> None:
         super().__init__(max_line_chars=max_line_chars)
         self.harness = harness
+        #: the record ids made of a line's hash so far (as 64-bit numbers: a log of 100,000
+        #: such lines keeps ~6 MB), and the last record id of any kind
+        self._hashed: set[int] = set()
+        self._previous = ""
         #: session id → the speaker named first by a line's role (that chat's user side)
         self._first_named: dict[str | None, str] = {}
         #: the session the lines named (not the file's): a short record id is unique within
         #: it (record ids stay what they were before files named sessions)
         self._named_session: str | None = None
 
-    def resume(self, turns: Sequence[Turn]) -> None:
+    def resume(self, turns: Sequence[Turn], known: set[str] | None = None) -> None:
         """The exchange left open before a restart: its user side's speaker stays on the
-        user's side (the first name read after the restart could be the other one's)."""
+        user's side (the first name read after the restart could be the other one's); the
+        last record id and those ``known`` (the file's chunks'), so that a line said again
+        after the restart gets the id a first read of the file gives it."""
         for turn in turns:
             if turn.role == "user" and turn.speaker:
                 self._first_named.setdefault(turn.session_id, turn.speaker)
+        for record_id in (*(known or ()), *(turn.record_id for turn in turns)):
+            if len(record_id) == 32:
+                self._hashed.add(_number(record_id))
+        if turns:
+            self._previous = turns[-1].record_id
 
     def _handle(self, record: dict[str, Any], line: str, out: list[Turn]) -> None:
         if "role" in record:
@@ -155,12 +177,19 @@ class GenericParser(LineParser):
         """A record id unique across transcripts: a long ``given`` one (a UUID) as it is, a
         short one within its session (a message's number, or pi's 8 hex digits: taken as it
         was, the first exchange of one transcript replaced the first of every other), else
-        the line's hash."""
+        the line's hash; a line said again in the file (a user's "go on", "yes"; a chat
+        exported with no ids), its hash chained to the record before it, so that its
+        exchange is one of its own, not the first one's replacement. Each is what a first
+        read of the file up to that line gives (a log read again keeps its ids)."""
         if given is not None and len(given) >= GLOBAL_ID_CHARS:
             return given
         if given is not None and self._named_session is not None:
             return f"{self._named_session}:{given}"
-        return line_id(line)
+        record_id = line_id(line)
+        while _number(record_id) in self._hashed:  # said before: told apart by what preceded
+            record_id = line_id(f"{self._previous}\n{record_id}")
+        self._hashed.add(_number(record_id))
+        return record_id
 
     def _message(
         self,
@@ -178,6 +207,7 @@ class GenericParser(LineParser):
             raise Skip("meta" if role in META_ROLES else "ignored")
         text = content_text(content, TEXT_BLOCKS)
         check_text(text)
+        self._previous = record_id
         if role == "user":
             self.user_messages += 1
         out.append(

@@ -89,10 +89,14 @@ class TranscriptParser(Protocol):
         """End of the available input: return any turn still being assembled."""
         ...
 
-    def resume(self, turns: Sequence[Turn]) -> None:
+    def resume(self, turns: Sequence[Turn], known: set[str] | None = None) -> None:
         """A fresh parser goes on where one stopped before a restart: ``turns``, the exchange
-        it left open, is what it knows of the lines before."""
+        it left open, and ``known``, the record ids its file's chunks hold (when it
+        :attr:`wants_known` them), are what it knows of the lines before."""
         ...
+
+    #: whether :meth:`resume` needs the record ids the file's chunks hold
+    wants_known: bool
 
 
 def line_id(line: str) -> str:
@@ -124,7 +128,9 @@ class SessionCounts:
     def _count(self, reason: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
 
-    def resume(self, turns: Sequence[Turn]) -> None:
+    wants_known = False
+
+    def resume(self, turns: Sequence[Turn], known: set[str] | None = None) -> None:
         """See :class:`TranscriptParser`: nothing to take from them for most formats."""
 
     def _note_time(self, timestamp: float | None) -> None:
