@@ -31,6 +31,7 @@ from memoryd_client.command_spec import (
     command_word_at,
 )
 from memoryd_client.errors import MemorydError, UsageError
+from memoryd_client.printable import Printable, json_safe
 
 TYPE_CHECKING = False  # see memoryd_client/__init__.py
 if TYPE_CHECKING:
@@ -127,7 +128,7 @@ def _emit(args: Args, result: Any, show: Show) -> None:
     if args.json:
         import json  # not at the top: a hook process goes through this module and needs no json
 
-        print(json.dumps(result, ensure_ascii=False, indent=2))
+        print(json_safe(json.dumps(result, ensure_ascii=False, indent=2)))
     else:
         show(result, args)
 
@@ -143,7 +144,8 @@ def _fail(as_json: bool, code: str, message: str, exit_code: int) -> int:
     if as_json:
         import json
 
-        print(json.dumps({"error": {"code": code, "message": message}}, ensure_ascii=False))
+        print(json_safe(json.dumps({"error": {"code": code, "message": message}},
+                                   ensure_ascii=False)))
     else:
         print(message if code == "usage" else f"Error: {message}", file=sys.stderr)
     return exit_code
@@ -270,14 +272,19 @@ def main(argv: list[str] | None = None) -> int:
         from memoryd_client.completion_values import main as complete
 
         return complete(argv[1:])
-    args = fast_parse(argv)
-    if args is not None:  # one request, one printed reply: no need of msgpack's import
-        from memoryd_client import wire
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = Printable(out), Printable(err)  # memory's text shown, not obeyed
+    try:
+        args = fast_parse(argv)
+        if args is not None:  # one request, one printed reply: no need of msgpack's import
+            from memoryd_client import wire
 
-        wire.lean = True
-        return _execute(args)
-    parsed = _parse(argv)
-    return parsed if isinstance(parsed, int) else _execute(parsed)
+            wire.lean = True
+            return _execute(args)
+        parsed = _parse(argv)
+        return parsed if isinstance(parsed, int) else _execute(parsed)
+    finally:
+        sys.stdout, sys.stderr = out, err
 
 
 def _parse(argv: list[str]) -> argparse.Namespace | int:

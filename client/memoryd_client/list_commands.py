@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sys
 
+from memoryd_client.printable import json_safe
 from memoryd_client.wire import TEAM_PREFIX
 
 TYPE_CHECKING = False  # see memoryd_client/__init__.py
@@ -147,7 +148,7 @@ def export(args: Args, client: Client) -> int:
     with _opened(args.output, "w", sys.stdout) as out:
         for entry in iter_entries(client, **filters(args, args.agent)):
             line = {k: v for k, v in entry.items() if k not in EXPORT_DROPS}
-            out.write(json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n")
+            out.write(json_safe(json.dumps(line, ensure_ascii=False, sort_keys=True)) + "\n")
             count += 1
     print(f"exported {count} entries" + (f" to {args.output}" if args.output else ""),
           file=sys.stderr)

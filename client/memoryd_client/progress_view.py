@@ -15,6 +15,8 @@ import sys
 import time
 from collections import deque
 
+from memoryd_client.printable import printable, unfiltered
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, TextIO
@@ -83,7 +85,7 @@ class Bar:
     takes it away. Fits the terminal's width (a line that wraps is not written over)."""
 
     def __init__(self, stream: TextIO | None = None) -> None:
-        self.stream = stream or sys.stderr
+        self.stream = unfiltered(stream or sys.stderr)  # its carriage returns are its own
         self.shown = False
         self.began = time.monotonic()
         self.estimate = Estimate()
@@ -118,7 +120,7 @@ class Bar:
         return f"{head} {rest}"[:width]
 
     def show(self, text: str) -> None:
-        self.stream.write("\r" + text.ljust(self._width))
+        self.stream.write("\r" + printable(text).ljust(self._width))
         self.stream.flush()
         self._width = len(text)
         self.shown = True

@@ -33,6 +33,7 @@ import time
 
 from memoryd_client.command_spec import MAX_SECONDS
 from memoryd_client.errors import MemorydError, UsageError
+from memoryd_client.printable import json_safe, printable, unfiltered
 from memoryd_client.progress_view import bar, columns
 from memoryd_client.status_view import duration, health_line, next_run
 
@@ -120,10 +121,11 @@ def json_line(snapshot: dict[str, Any] | Away) -> str:
     import json
 
     if isinstance(snapshot, Away):
-        return json.dumps({"error": {"code": snapshot.error.code,
-                                     "message": snapshot.error.message},
-                           "since": snapshot.since, "time": time.time()}, ensure_ascii=False)
-    return json.dumps({**snapshot, "time": time.time()}, ensure_ascii=False)
+        return json_safe(json.dumps({"error": {"code": snapshot.error.code,
+                                               "message": snapshot.error.message},
+                                     "since": snapshot.since, "time": time.time()},
+                                    ensure_ascii=False))
+    return json_safe(json.dumps({**snapshot, "time": time.time()}, ensure_ascii=False))
 
 
 def plain_line(snapshot: dict[str, Any] | Away, interval: float) -> str:
@@ -237,7 +239,7 @@ class Screen:
     the view down) nor more than its height."""
 
     def __init__(self, out: TextIO) -> None:
-        self.out = out
+        self.out = unfiltered(out)  # its own escape sequences; the lines made printable
         self.resized = False
         self.last: tuple[dict[str, Any] | Away, float] | None = None
         self._winch: Any = None
@@ -263,7 +265,8 @@ class Screen:
             height = os.get_terminal_size(self.out.fileno()).lines or 24
         except OSError:
             height = 24
-        lines = [line[:width - 1] for line in screen_lines(snapshot, interval, width)]
+        lines = [printable(line)[:width - 1]
+                 for line in screen_lines(snapshot, interval, width)]
         self.out.write(HOME + "".join(line + CLEAR_LINE + "\r\n" for line in lines[:height - 1])
                        + CLEAR_BELOW)
         self.out.flush()

@@ -127,6 +127,25 @@ def test_numbers_out_of_every_range_are_usage_errors_not_tracebacks(daemon, tmp_
     assert "line 2: refused: remember_many: created is too large a number" in imported.stderr
 
 
+def test_memorys_text_is_shown_to_the_terminal_not_obeyed_by_it(daemon, client) -> None:
+    """An entry (an agent's, a transcript's line) holding a terminal's escape sequences, a
+    carriage return and a right-to-left override: `memory` shows them as escapes in its text
+    output and as JSON escapes under --json (the same text to a JSON reader), never raw."""
+    text = "red \x1b[31mALERT\x1b[0m \x1b]0;pwned\x07 rm -rf ~\rok \u202eevil \x9b2J"
+    entry = client.remember("esc", "notes", text)["entry"]
+    for args in (("list", "esc"), ("get", entry["id"]), ("search", "esc", "-", "ALERT pwned", "--all"),
+                 ("export", "--agent", "esc")):
+        shown = run_cli(*args)
+        assert shown.returncode == (1 if args[0] == "search" else 0), shown.stderr  # no match
+        for raw in ("\x1b", "\x07", "\r", "\u202e", "\x9b"):
+            assert raw not in shown.stdout + shown.stderr, (args, raw)
+        if args[0] != "export":
+            assert "\\x1b[31mALERT" in shown.stdout and "\\u202eevil" in shown.stdout
+    assert json.loads(run_cli("--json", "get", entry["id"]).stdout)["text"] == text
+    exported = run_cli("export", "--agent", "esc").stdout
+    assert json.loads(exported.splitlines()[0])["text"] == text
+
+
 def test_help_lists_every_command() -> None:
     out = run_cli("--help").stdout
     for command in ("status", "store", "search", "get", "forget", "supersede", "history"):
