@@ -59,7 +59,11 @@ JACCARD_DUPLICATE = 0.7
 #: Lessons this alike by their vectors are compared by their words too.
 LESSON_COSINE = 0.75
 
-_WORD = re.compile(r"[a-z0-9]+(?:[./_][a-z0-9]+)*(?:'[a-z]+)?")
+#: A word, in any script ("café", "ชอบ"), or one character outside ASCII that is no letter,
+#: digit or space: a symbol is a word of its own ("build: ✅" / "build: ❌"), punctuation
+#: none (:func:`_is_symbol`). The model reads none of them (each is its unknown token, so
+#: two texts that differ only there have a cosine of 1.0): the words must.
+_WORD = re.compile(r"[^\W_]+(?:[./_][^\W_]+)*(?:'[a-z]+)?|[^\x00-\x7f\w\s]")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
 _ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
 #: A word written with a capital after the first of its sentence: a name ("Ask Alice").
@@ -259,13 +263,23 @@ def _is_number(term: str) -> bool:
     return term[:1].isdigit()
 
 
+def _tokens(raw: str) -> list[str]:
+    """The words of a lower-cased text (:data:`_WORD`), a symbol that says something among
+    them (✅, ❌, 🟢, ★: Unicode's "other symbol"); not a dash, a quotation mark or an
+    ellipsis, which are how a text is typed."""
+    import unicodedata
+
+    return [word for word in _WORD.findall(raw)
+            if len(word) > 1 or word.isalnum() or unicodedata.category(word) == "So"]
+
+
 def reading(text: str) -> Reading:
     """What :func:`difference` compares of a text (see :class:`Reading`)."""
     capitals = {match.group().lower() for match in _CAPITALISED.finditer(text)}
     raw = _THOUSANDS.sub("", text.lower().replace("\u2019", "'"))
     raw = raw.replace("&", " and ").replace("-", " ")
     words: list[str] = []
-    for word in _WORD.findall(raw):
+    for word in _tokens(raw):
         if "'" in word:
             base, _, tail = word.partition("'")
             if tail == "t" and base.endswith("n"):  # don't, can't, doesn't

@@ -53,6 +53,21 @@ def test_near_duplicate_is_reported_and_stored_only_with_force(client: Client) -
     assert client.remember("social", "stories", "SQLite WAL mode configuration for our service")["stored"]
 
 
+@pytest.mark.parametrize("first, then", [
+    ("build status: ✅", "build status: ❌"),
+    ("deploy window: 🟢", "deploy window: 🔴"),
+    ("ฉันชอบกาแฟ", "ฉันไม่ชอบชา"),  # Thai: "I like coffee" / "I don't like tea"
+])
+def test_texts_the_model_cannot_read_apart_are_not_duplicates(client: Client, first: str,
+                                                              then: str) -> None:
+    """Symbols and scripts the model has no tokens for read as one unknown token, so the two
+    texts' vectors are one (cosine 1.0); their words tell them apart, and the second is
+    stored, not refused as a near duplicate of the first."""
+    client.remember("status", "ci", first)
+    result = client.remember("status", "ci", then)
+    assert result["stored"] and result["entry"]["text"] == then
+
+
 def test_a_search_right_after_a_write_finds_it_by_its_vector_and_its_new_words(
         client: Client) -> None:
     """A write is answered before its new words reach the lexicon and its vector the index
