@@ -78,6 +78,11 @@ def test_usage_errors_exit_2(daemon) -> None:
     # said of what the user asked (the bind the client sends first is not theirs to know)
     assert bad_agent.stderr.startswith("Error: store: agent '../x'"), bad_agent.stderr
     assert run_cli("history").returncode == 2
+    # a glob source's arguments beside --project were dropped without a word, and the
+    # project root alone added
+    both = run_cli("sources", "add", "notes", "/tmp/notes/*.md", "--kind", "memory",
+                   "--project", "/tmp")
+    assert both.returncode == 2 and "NAME, PATH, --kind are a glob source's" in both.stderr
 
 
 def test_text_in_another_encoding_is_a_usage_error_not_a_crash(daemon) -> None:

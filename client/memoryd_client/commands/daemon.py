@@ -22,9 +22,15 @@ WATCH = later("status_watch", "watch")
 
 
 def _add_source(args: Args, client: Client) -> Any:
-    if args.project and args.notebook_lines is not None:
-        raise UsageError("memory sources add: --notebook-lines is a glob source's (NAME PATH), "
-                         "not a project's")
+    if args.project:
+        given = [what for what, value in (
+            ("NAME", args.name), ("PATH", args.path), ("--kind", args.kind),
+            ("--format", args.format), ("--agent", args.agent),
+            ("--notebook-lines", args.notebook_lines)) if value is not None]
+        if given:  # they would be dropped without a word
+            raise UsageError(f"memory sources add: {', '.join(given)} "
+                             f"{'is' if len(given) == 1 else 'are'} a glob source's, not a "
+                             "project root's (--project DIR): add each on its own")
     if args.project:
         return client.sources("add", project_root=args.project)
     if args.name and args.path and args.kind:
