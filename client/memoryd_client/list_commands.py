@@ -47,11 +47,25 @@ USAGE_TITLES = {
 }
 
 
-def filters(args: Args, agents: str | None) -> dict[str, Any]:
+def named_agents(given: str | None, command: str) -> list[str]:
+    """The agents a comma-separated AGENT names (None: every one, ``*``); one that names
+    none (``''``, ``','``: an unset variable) is a usage error, not every agent's entries."""
+    if given is None:
+        return ["*"]
+    names = [name for name in given.split(",") if name.strip()]
+    if not names:
+        from memoryd_client.errors import UsageError
+
+        raise UsageError(f"memory {command}: the agent {given!r} names no agent ('*' is every "
+                         "agent)")
+    return names
+
+
+def filters(args: Args, agents: str | None, command: str) -> dict[str, Any]:
     from memoryd_client.project import here_directory
 
     return {
-        "agents": [a for a in (agents or "*").split(",") if a],
+        "agents": named_agents(agents, command),
         "category": args.category, "kind": args.kind, "tags": args.tags,
         "project": args.project,  # a relative one is resolved by the client
         "cwd": here_directory() if args.here else None,
@@ -61,7 +75,8 @@ def filters(args: Args, agents: str | None) -> dict[str, Any]:
 
 def list_page(args: Args, client: Client) -> Any:
     """`memory list` and `recent`: a page of entries, newest (or --oldest) first."""
-    return client.list_entries(**filters(args, args.agent), limit=args.limit, offset=args.offset,
+    return client.list_entries(**filters(args, args.agent, "list"), limit=args.limit,
+                               offset=args.offset,
                                order="oldest" if args.oldest else "newest")
 
 
@@ -87,7 +102,7 @@ def usage_ranking(args: Args, client: Client) -> Any:
                          f"--limit only; not with --{other[0]}")
     limit = args.limit if args.limit != 20 else 10  # per view
     return client.call("usage", {"by": args.usage, "limit": limit, "kind": args.kind,
-                                 "agents": [a for a in args.agent.split(",") if a]})
+                                 "agents": named_agents(args.agent, "list")})
 
 
 def print_usage(result: dict[str, Any], args: Args) -> None:
@@ -146,7 +161,7 @@ def export(args: Args, client: Client) -> int:
 
     count = 0
     with _opened(args.output, "w", sys.stdout) as out:
-        for entry in iter_entries(client, **filters(args, args.agent)):
+        for entry in iter_entries(client, **filters(args, args.agent, "export")):
             line = {k: v for k, v in entry.items() if k not in EXPORT_DROPS}
             out.write(json_safe(json.dumps(line, ensure_ascii=False, sort_keys=True)) + "\n")
             count += 1

@@ -83,6 +83,11 @@ def test_usage_errors_exit_2(daemon) -> None:
     both = run_cli("sources", "add", "notes", "/tmp/notes/*.md", "--kind", "memory",
                    "--project", "/tmp")
     assert both.returncode == 2 and "NAME, PATH, --kind are a glob source's" in both.stderr
+    # an agent that names none (an unset variable) read every agent's entries
+    for args in (("list", ""), ("export", "--agent", ""), ("search", ",", "-", "x")):
+        unset = run_cli(*args)
+        assert unset.returncode == 2 and "names no agent ('*' is every agent)" in unset.stderr
+        assert unset.stdout == ""
 
 
 def test_text_in_another_encoding_is_a_usage_error_not_a_crash(daemon) -> None:

@@ -47,11 +47,13 @@ def _store(args: Args, client: Client) -> Any:
 
 
 def _search(args: Args, client: Client) -> Any:
+    from memoryd_client.list_commands import named_agents
+
     return client.search(
         args.query, limit=args.limit, category=None if args.category == "-" else args.category,
         kind=args.kind, tags=args.tags, since=args.since, until=args.until, status=args.status,
         min_score=args.min_score, project=args.project, cwd=_cwd_of(args),
-        agents=[a for a in args.agent.split(",") if a])
+        agents=named_agents(args.agent, "search"))
 
 
 def _history(args: Args, client: Client) -> Any:
