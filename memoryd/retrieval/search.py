@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import sys
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 
@@ -108,6 +108,26 @@ class SearchPlan:
 
 #: The vector index's candidates for each of a plan's filters: rowid → (cosine, best part's).
 VectorFound = list[dict[int, tuple[float, float]]]
+
+
+def taken_from(candidates: list[int], texts: dict[int, IndexedText],
+               closeness: Callable[[int], float]) -> dict[int, int]:
+    """The transcript chunks among the candidates that a statement among them was taken from
+    (a lesson extracted from the chunk's message: the same origin), each with that statement
+    (of several, the ``closeness``-est to the question): the lesson says what the chunk said,
+    so the chunk is not its rival (the ``margin`` of a lesson asked for in its own words was
+    its lead over its source, and no match)."""
+    statements: dict[tuple[str, str], list[int]] = {}
+    chunks: dict[tuple[str, str], int] = {}
+    for rowid in candidates:
+        text = texts[rowid]
+        if text.origin is not None:
+            if text.statement:
+                statements.setdefault(text.origin, []).append(rowid)
+            else:
+                chunks.setdefault(text.origin, rowid)
+    return {chunk: max(statements[origin], key=closeness) for origin, chunk in chunks.items()
+            if origin in statements}
 
 
 class Searcher:
@@ -416,6 +436,9 @@ class Searcher:
         groups = self._versions(plan, texts, vector_rank, dict(zip(candidates, known)))
         for rowid, lead in groups.items():
             said[rowid] = said[lead]
+        for chunk, statement in taken_from(candidates, texts,
+                                           lambda r: sum(mixes.get(r, (0.0, 0.0)))).items():
+            said[chunk] = said[statement]
         by_mix = sorted(vector_rank, key=lambda r: -sum(mixes[r]))
         top = sum(mixes[by_mix[0]]) / 2 if by_mix else 0.0
         # (a vector candidate whose entry is gone since has no text, and says nothing)

@@ -17,6 +17,9 @@ class IndexedText(NamedTuple):
     #: not a record of a conversation (a transcript chunk, a compaction summary): something
     #: said to be so, which may be said again otherwise (memoryd.retrieval.versions)
     statement: bool
+    #: the message it is of (session, message id): a chunk's first turn, or the message an
+    #: extracted lesson or fact was taken from (its provenance); None when it names none
+    origin: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
 from memoryd_client import Client
 
 from tests.client.test_hooks import hook
-from tests.conftest import run_cli
+from tests.conftest import run_cli, wait_until
 
 SESSION = "7d1e2f3a-4b5c-4d6e-8f70-9a1b2c3d4e5f"
 
@@ -78,6 +79,35 @@ def test_corrections_become_lessons_and_noise_does_not(daemon, client, tmp_path)
     assert dry.stdout.count("- message u") == len(CORRECTIONS)
     assert "\"Let's fix the flaky checkout test.\"\n    → nothing to keep" in dry.stdout
     assert "→ nothing to keep" in dry.stdout and "accepted (accepted)" not in dry.stdout
+
+
+def test_a_lesson_asked_for_in_its_own_words_is_a_match_beside_its_turn(
+        daemon, client, tmp_path) -> None:
+    """A lesson extracted from a watched session says what the turn it came from said: asked
+    for in its own words, it is a match (as the turn may be). The turn was its rival (the
+    lesson's lead over it was 0.06), and `memory search` said "no match (best: 0.20 …)"."""
+    client.remember_many([  # what else the agent knows: a store, not an empty one
+        {"agent": "claude-code", "category": "notes", "text": f"{subject} {what}."}
+        for subject in ("The deploy", "Our CI", "The staging box", "Code review", "The backup",
+                        "Docker builds", "The cache", "The API gateway")
+        for what in ("runs every night at two", "needs a green pipeline first",
+                     "uses Postgres 16", "is owned by the platform team", "logs to Loki",
+                     "retries three times", "must be signed off by Ana", "breaks on VPN loss")])
+    project = Path(os.environ["HOME"]) / ".claude" / "projects" / "-tmp-quokka"
+    project.mkdir(parents=True)
+    path = project / f"{SESSION}.jsonl"
+    transcript(path, ["Let's look at the quokka parser today.",
+                      "From now on, never use utf-8 decoding in the quokka parser; always use "
+                      "utf-8-sig.",
+                      "Then run the parser tests again."])
+    wait_until(lambda: any("utf-8-sig" in h["text"] for h in client.search(
+        "quokka parser utf-8-sig", agent="claude-code", kind=["turn"])["hits"]))
+    end_session(tmp_path, path)
+    wait_until(lambda: client.session(SESSION)["session"]["extracted"])
+    [lesson] = [h for h in lessons(client) if "quokka" in h["text"]]
+    assert lesson["text"] == "Never use utf-8 decoding in the quokka parser."
+    asked = client.search(lesson["text"], agent="claude-code", match=True)["hits"]
+    assert lesson["id"] in [h["id"] for h in asked], asked  # beside its turn, or before it
 
 
 def test_two_user_messages_yield_nothing(daemon, client, tmp_path) -> None:
