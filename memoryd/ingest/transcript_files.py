@@ -57,8 +57,9 @@ class TranscriptState:
 
     def sessions(self) -> list[dict[str, Any]]:
         """The sessions to register or update since last time, with the user messages they
-        gained. A file holding many sessions (Aider's history: ``parser.sessions``) tells
-        each; any other, its current session with all its user messages."""
+        gained. A file holding many sessions (Aider's history, a generic log of many chats:
+        ``parser.sessions``) tells each; any other, its current session with all its user
+        messages."""
         parser = self.parser
         many: dict[str, tuple[Any, ...]] | None = getattr(parser, "sessions", None)
         found = many if many is not None else {None: (
@@ -67,7 +68,8 @@ class TranscriptState:
         # a format read from the file's start after a restart too (Gemini's, Aider's, a
         # document: memoryd.ingest.context.replay) counts the whole file every time
         whole = self.recounted or needs_context(self.fmt)
-        self.recounted = False
+        if found:  # a file emptied to be written again: its first lines are its whole count
+            self.recounted = False
         for key, (started, last_seen, users) in found.items():
             before = self.reported.get(key)
             if before == (started, last_seen, users):

@@ -15,7 +15,7 @@ import pytest
 import sqlite_vec
 from memoryd_client import Client, wire
 
-from tests.conftest import start_daemon
+from tests.conftest import start_daemon, wait_until
 
 NOTEBOOK = """\
 # Designer Agent Memory
@@ -389,6 +389,46 @@ def test_generic_transcripts_numbering_their_messages_alike_are_all_kept(
 
     listed = run_cli("list", "chatter").stdout  # one exchange a line, for grep and head
     assert len(listed.splitlines()) == 2 and "Peru? Assistant: Lima." in listed
+
+
+def test_a_log_of_many_chats_registers_each_and_an_emptied_one_counts_once(
+        home: Path, daemon, client) -> None:
+    """A file whose lines name their chat (``conversation_id``) holds three sessions: each is
+    registered with its own messages and dates (only the last one was, holding them all, and
+    the others were never extracted). A log emptied and written again counts its messages
+    once, and an empty file is no session."""
+    chats = home / "exports"
+    chats.mkdir()
+    client.sources("add", name="exports", path=str(chats / "*.jsonl"), kind="transcript",
+                   format="generic", agent="exporter")
+    many = chats / "all.jsonl"
+    write_lines(many, [{"conversation_id": chat, "role": role, "content": f"{chat} {role} {n}",
+                        "timestamp": f"2026-0{month}-0{n + 1}T10:00:00Z"}
+                       for month, chat in enumerate(("mx-one", "mx-two", "mx-three"), 1)
+                       for n in range(3) for role in ("user", "assistant")])
+    (chats / "empty.jsonl").touch()
+
+    def sessions() -> dict[str, Any]:
+        return {s["id"]: s for s in client.call("sessions", {})["sessions"]}
+
+    wait_until(lambda: sessions().get("mx-three", {}).get("user_messages") == 3)
+    found = sessions()
+    assert {chat: found[chat]["user_messages"] for chat in ("mx-one", "mx-two", "mx-three")} \
+        == {"mx-one": 3, "mx-two": 3, "mx-three": 3}
+    assert time.strftime("%Y-%m-%d", time.gmtime(found["mx-two"]["started"])) == "2026-02-01"
+    assert not [s for s in found if s.startswith("empty")]
+    single = chats / "one.jsonl"
+    lines = [{"role": role, "content": f"kiln {role} {n}"} for n in range(2)
+             for role in ("user", "assistant")]
+    write_lines(single, lines)
+    wait_until(lambda: any(s.startswith("one-") for s in sessions()))
+    [one] = [s for s in sessions() if s.startswith("one-")]
+    wait_until(lambda: sessions()[one]["user_messages"] == 2)
+    single.write_text("")  # emptied, then the same lines again
+    time.sleep(0.5)
+    write_lines(single, lines)
+    time.sleep(1.0)
+    assert sessions()[one]["user_messages"] == 2
 
 
 def test_a_transcript_exported_again_whole_counts_its_user_messages_once(

@@ -74,6 +74,9 @@ class GenericParser(LineParser):
         #: such lines keeps ~6 MB), and the last record id of any kind
         self._hashed: set[int] = set()
         self._previous = ""
+        #: each session its lines named (a file of many chats), or the file's: when it
+        #: started and was last seen, and its user messages (the registry is told each)
+        self.sessions: dict[str, tuple[float | None, float | None, int]] = {}
         #: session id → the speaker named first by a line's role (that chat's user side)
         self._first_named: dict[str | None, str] = {}
         #: the session the lines named (not the file's): a short record id is unique within
@@ -210,6 +213,12 @@ class GenericParser(LineParser):
         self._previous = record_id
         if role == "user":
             self.user_messages += 1
+        if self.session_id is not None:
+            started, last_seen, users = self.sessions.get(self.session_id, (None, None, 0))
+            if timestamp is not None:
+                started = timestamp if started is None else min(started, timestamp)
+                last_seen = timestamp if last_seen is None else max(last_seen, timestamp)
+            self.sessions[self.session_id] = (started, last_seen, users + (role == "user"))
         out.append(
             Turn(
                 record_id=record_id,
