@@ -147,6 +147,10 @@ _CLOSE_QUOTE = r"""\\*["'`]"""
 # One character of a bare (unquoted) value, and the end of one.
 _BARE = r"""[^\s"'`,;(){}\[\]<>\\&|]"""
 _BARE_END = "(?!" + _BARE + ")"
+# Within a bare value, a "&" followed by more of it ("Tr0ub4dor&3x"): not "&&", not "& ",
+# not a query string's next "key=" ("?pw=s3cret&next=/").
+_AMP = r"&(?=" + _BARE + r")(?![A-Za-z_][\w.-]*=)"
+_VALUE = "(?:" + _BARE + "|" + _AMP + ")"
 # Values that stand in for a secret: "value", "your_api_key", "xxx", "****", "sk-...".
 _STAND_IN = (
     r"(?:(?i:value|secret|password|passwd|pass|pwd|token|key|changeme|example|your[\w-]*"
@@ -176,13 +180,15 @@ _NOT_FLAG_WORD = (
 )
 # A value that looks random: 8+ characters with a digit (quoted: or 24+ long).
 _RANDOM_QUOTED = r"""(?=[^"'`\\\s]*\d|[^"'`\\\s]{24})[^"'`\\\s]{8,}"""
-_RANDOM_BARE = r"(?=" + _BARE + r"{8})(?=" + _BARE + r"*?\d)" + _BARE + "++"
-# A bare value with a digit or a symbol.
-_MIXED_BARE = r"(?=" + _BARE + r"*?[0-9!@#%^*+/=~?])" + _BARE + "++"
+_RANDOM_BARE = r"(?=" + _BARE + r"{8})(?=" + _VALUE + r"*?\d)" + _VALUE + "++"
+# A bare value with a digit or a symbol; with a symbol before them, its brackets are its own
+# ("Sup3r$ecret(1)": a function's name has none, "md5(x)" is a call).
+_MIXED_BARE = (r"(?=" + _BARE + r"*?[!@#$%^*~?])(?:" + _VALUE + r"|\(" + _VALUE + r"*\)|\["
+               + _VALUE + r"*\])++|(?=" + _VALUE + r"*?[0-9!@#%^*+/=~?])" + _VALUE + "++")
 # An env value: anything bare but a variable, a constant, a small number or a stand-in.
 _ENV_VALUE = (
     r"(?P<secret>(?![$%*{<]|(?:" + _CONSTANT + r"|\d{1,6}|" + _STAND_IN + ")" + _BARE_END + ")"
-    + _BARE + "+)"
+    + _VALUE + "+)"
 )
 
 

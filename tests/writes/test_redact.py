@@ -139,6 +139,21 @@ def test_each_kind_is_redacted(kind: str, text: str, secret: str) -> None:
     assert kind in {found for found, _, _ in find_secrets(text)}
 
 
+@pytest.mark.parametrize(("text", "redacted"), [
+    ("password: Tr0ub4dor&3x", "password: [REDACTED:password]"),
+    ("export API_KEY=Xy9&zz!qq+ww", "export API_KEY=[REDACTED:secret]"),
+    ("password=Sup3r$ecret(1) then", "password=[REDACTED:password] then"),
+    ("curl 'https://x.test/in?password=s3cret9&next=/home'",
+     "curl 'https://x.test/in?password=[REDACTED:password]&next=/home'"),
+    ("DB_PASSWORD=p4ss&&echo ok", "DB_PASSWORD=[REDACTED:password]&&echo ok"),
+])
+def test_a_bare_value_goes_whole(text: str, redacted: str) -> None:
+    """A "&" within a bare value, or brackets after a symbol, are the value's: the part after
+    them was left in the text ("[REDACTED:password]&3x"), or the whole value was ("(1)"
+    read as a call). A shell's "&&" and a query string's next "key=" still end it."""
+    assert redact(text) == redacted
+
+
 def test_every_documented_kind_has_a_case() -> None:
     kinds = {kind for kind, _ in PATTERNS}
     assert kinds == {kind for kind, _, _ in CASES}
@@ -251,6 +266,7 @@ def test_no_false_positives_on_prose_and_code() -> None:
         'token = "xxxxxxxx"',
         "https://user:****@host",
         'password = "$DB_PASSWORD"',
+        "password=md5(salt)",  # a call, not a value
     ],
 )
 def test_ordinary_text_is_kept(text: str) -> None:
