@@ -121,6 +121,21 @@ def replaced(lines: list[str], item: MemoryItem, text: str | None) -> str:
     return "\n".join(head + body + tail).rstrip("\n") + "\n"
 
 
+def stays_one(before: str, after: str, item: MemoryItem, name: str) -> bool:
+    """Whether the file's text ``after`` an edit of ``item`` reads as it did ``before`` but
+    for that item, still one entry of the same section: a line of a new text that reads as
+    markdown of its own (a heading, a bullet) would make another entry, or move every entry
+    after it to another section."""
+    old = parse_memory_file(before, name).items
+    new = parse_memory_file(after, name).items
+    at = next((k for k, i in enumerate(old) if i.line_start == item.line_start), None)
+    if at is None or len(new) != len(old):
+        return False
+    return all((a.text, a.category, a.kind) == (b.text, b.category, b.kind)
+               for k, (a, b) in enumerate(zip(old, new)) if k != at) \
+        and new[at].category == old[at].category
+
+
 class FileEntryEdits:
     """forget / supersede requests: file entries through a file edit of a run's, the others
     as before (Entries.forget, and ``supersede``: the write path's, which embeds the new
@@ -225,7 +240,13 @@ class FileEntryEdits:
         before = {"status": entry.status, "superseded_by": entry.superseded_by}
         why = (f"memory {action} {uid} by {actor}"
                + (f": {reason}" if reason else ""))
-        change = file_change(path, file, replaced(lines, item, text), action, why,
+        edited = replaced(lines, item, text)
+        if text is not None and not stays_one(file.text, edited, item, path.name):
+            raise BadParamsError(
+                f"supersede: the new text would not stay one entry of {path}: written there, a "
+                "line of it reads as markdown of its own (a heading, a bullet); put it on one "
+                "line, or edit the file")
+        change = file_change(path, file, edited, action, why,
                              moves={uid: {**after, "by": actor}}, moves_before={uid: before})
         assert change is not None
         if ctx.apply_all([change]) != "applied":

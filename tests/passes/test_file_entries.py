@@ -87,6 +87,24 @@ def test_supersede_rewrites_the_line_and_undo_puts_it_back(client: Client) -> No
     assert (hit(client, "British English") or {}).get("id") == british["id"]
 
 
+def test_a_new_text_that_would_be_markdown_of_its_own_is_refused(client: Client) -> None:
+    """Superseding a bullet with a line that reads as a heading would make another entry of
+    the lines after it, and move the bullets below it to another section ("Keep answers
+    short" became a note of "install the toolchain first"): refused, the file untouched.
+    Continuation lines that are plain text stay the bullet's."""
+    real = watched_claude_md(client)
+    metric = hit(client, "metric units")
+    assert metric is not None
+    refused = run_cli("supersede", metric["id"],
+                      "To set up the build:\n# install the toolchain first\nmake deps")
+    assert refused.returncode == 2, refused.stderr
+    assert "would not stay one entry" in refused.stderr
+    assert real.read_text() == CLAUDE_MD
+    kept = run_cli("supersede", metric["id"], "Use metric units,\nalso in the API's docs.")
+    assert kept.returncode == 0, kept.stderr
+    assert real.read_text() == CLAUDE_MD.replace("code comments", "the API's docs")
+
+
 def test_forget_removes_the_bullet_with_its_lines_and_undo_brings_it_back(client: Client) -> None:
     real = watched_claude_md(client)
     metric = hit(client, "metric units")
