@@ -160,12 +160,13 @@ def export(args: Args, client: Client) -> int:
     import json
 
     count = 0
-    with _opened(args.output, "w", sys.stdout) as out:
+    output = None if args.output == "-" else args.output  # as import reads "-"
+    with _opened(output, "w", sys.stdout) as out:
         for entry in iter_entries(client, **filters(args, args.agent, "export")):
             line = {k: v for k, v in entry.items() if k not in EXPORT_DROPS}
             out.write(json_safe(json.dumps(line, ensure_ascii=False, sort_keys=True)) + "\n")
             count += 1
-    print(f"exported {count} entries" + (f" to {args.output}" if args.output else ""),
+    print(f"exported {count} entries" + (f" to {args.output}" if output else ""),
           file=sys.stderr)
     return 0
 

@@ -156,6 +156,21 @@ def test_memorys_text_is_shown_to_the_terminal_not_obeyed_by_it(daemon, client) 
     assert json.loads(exported.splitlines()[0])["text"] == text
 
 
+def test_export_to_dash_is_stdout_and_a_file_that_cannot_be_read_says_so(
+        daemon, client, tmp_path) -> None:
+    """`-o -` is standard output, as `import -` reads standard input (it wrote a file named
+    "-"); a file that cannot be read or written is exit 1, with its name and why."""
+    client.remember("dash", "notes", "The kiln fires on Thursdays")
+    exported = run_cli("export", "--agent", "dash", "-o", "-", cwd=str(tmp_path))
+    assert exported.returncode == 0 and "kiln fires" in exported.stdout
+    assert not (tmp_path / "-").exists()
+    missing = run_cli("import", str(tmp_path / "nothing.jsonl"))
+    assert missing.returncode == 1 and "nothing.jsonl: No such file or directory" in \
+        missing.stderr
+    into_directory = run_cli("export", "-o", str(tmp_path))
+    assert into_directory.returncode == 1 and "Is a directory" in into_directory.stderr
+
+
 def test_help_lists_every_command() -> None:
     out = run_cli("--help").stdout
     for command in ("status", "store", "search", "get", "forget", "supersede", "history"):

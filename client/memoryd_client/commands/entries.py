@@ -236,11 +236,12 @@ COMMANDS: dict[str, Command] = {
         args=(Arg("--agent",
                   help="an agent or a comma-separated list (default: every agent)"),
               *LIST_FILTERS,
-              Arg("-o", "--output", metavar="FILE", help="write here (default: stdout)")),
+              Arg("-o", "--output", metavar="FILE",
+                  help="write here (default, or -: stdout)")),
         run=later("list_commands", "export"),
         examples=("memory export > memory.jsonl",
                   "memory export --agent designer --since 30d -o designer.jsonl"),
-        exits="0 exported"),
+        exits="0 exported; 1 the file cannot be written"),
     "import": Command(
         help="store the entries of a JSONL export through the daemon's write path",
         description="Each line a JSON object with agent, category and text (an export's "
@@ -259,7 +260,8 @@ COMMANDS: dict[str, Command] = {
         exit=lambda r, a: FAILED if r["counts"]["refused"] else OK,
         examples=("memory import memory.jsonl",
                   "memory export | MEMORYD_HOME=/new memory import -"),
-        exits="0 every line stored or already there; 1 some lines refused (each is named)",
+        exits="0 every line stored or already there; 1 some lines refused (each is named), "
+        "or the file cannot be read",
         unreachable_exit="daemon unreachable (running it again is safe)"),
     "purge": Command(
         help="delete an agent's entries for good (a leaked secret)", progress=True,
