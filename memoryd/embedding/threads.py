@@ -68,10 +68,17 @@ class TextVectors:
 
 
 def abandon(work: asyncio.Future[Any]) -> None:
-    """Give up work on a thread: cancelled, or, when it has already ended, its outcome taken
-    (an ``EmbeddingStopped`` nobody took was logged at shutdown as "Future exception was never
-    retrieved", with a traceback)."""
-    if not work.cancel() and not work.cancelled():
+    """Give up work on a thread: cancelled, and its outcome taken whenever it ends (an
+    ``EmbeddingStopped`` nobody took was logged at shutdown as "Future exception was never
+    retrieved", with a traceback; a cancelled ``gather`` of a text and its sentences ends
+    with a CancelledError as its exception, logged likewise when a write found its vectors
+    in the cache, e.g. a text another agent holds)."""
+    work.cancel()
+    work.add_done_callback(_outcome_taken)
+
+
+def _outcome_taken(work: asyncio.Future[Any]) -> None:
+    if not work.cancelled():
         work.exception()
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import itertools
+import logging
 import threading
 from typing import Any
 
@@ -66,6 +68,21 @@ def test_texts_the_model_cannot_read_apart_are_not_duplicates(client: Client, fi
     client.remember("status", "ci", first)
     result = client.remember("status", "ci", then)
     assert result["stored"] and result["entry"]["text"] == then
+
+
+def test_a_supersede_to_a_text_another_agent_holds_leaves_no_error_in_the_log(
+        client: Client, caplog: pytest.LogCaptureFixture) -> None:
+    """A new text known already takes its vectors from the cache and gives up the embedding
+    of it and its sentences begun meanwhile: that left "_GatheringFuture exception was never
+    retrieved … CancelledError" in the daemon's log, an ERROR, at every such supersede."""
+    client.remember("ops", "ports", "The web listens on port 9090")
+    with caplog.at_level(logging.ERROR):
+        for agent in ("dev", "qa", "docs"):
+            old = client.remember(agent, "ports", "The web listens on port 8080")["entry"]
+            client.supersede(old["id"], "The web listens on port 9090", agent=agent)
+        gc.collect()
+        client.status()
+    assert not [r for r in caplog.records if "never retrieved" in r.getMessage()]
 
 
 def test_a_search_right_after_a_write_finds_it_by_its_vector_and_its_new_words(
