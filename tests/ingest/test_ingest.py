@@ -431,6 +431,31 @@ def test_a_log_of_many_chats_registers_each_and_an_emptied_one_counts_once(
     assert sessions()[one]["user_messages"] == 2
 
 
+def test_a_notebook_emptied_and_written_again_keeps_its_entries_ids(
+        home: Path, daemon, client) -> None:
+    """An editor that saves in place empties the file, then writes it: when the watcher
+    reads it empty in between, the bullets leave the index; written back, each keeps the id
+    it had (its history, its use, what cites it), not a new one."""
+    notebook = home / ".claude" / "CLAUDE.md"
+    notebook.parent.mkdir(parents=True)
+    text = "- Ship on Tuesdays only.\n- Never push on Fridays.\n- Keep answers short.\n"
+    notebook.write_text(text)
+
+    def ids() -> list[str]:
+        return sorted(e["id"] for e in client.list_entries(agent="claude-code",
+                                                           limit=50)["entries"])
+
+    wait_until(lambda: len(ids()) == 3)
+    before = ids()
+    notebook.write_text("")
+    wait_until(lambda: ids() == [])
+    notebook.write_text(text)
+    wait_until(lambda: len(ids()) == 3)
+    assert ids() == before
+    removed = [e["action"] for e in client.history(before[0])["events"]]
+    assert "removed" in removed and removed[-1] == "indexed"
+
+
 def test_a_transcript_exported_again_whole_counts_its_user_messages_once(
         home: Path, daemon, client) -> None:
     """A chat exported again and again, whole (an exporter that writes a new file and renames
