@@ -252,13 +252,16 @@ class Health:
             if stats.last_error and stats.last_error_path not in files.indexed \
                     and not stats.last_error.startswith(SKIPPED_LINES):
                 problems.append(f"{name}: {stats.last_error_path}: {stats.last_error}")
+        lines = skipped_lines(files.lines, time.time())
         if problems:
             count = files.count
             what = f"{count} file{'' if count == 1 else 's'} with a problem: " if count else ""
-            return check("skipped", WARNING, what + "; ".join(problems),
+            also = f"; and {lines['detail']}" if files.lines else ""  # not hidden by them
+            return check("skipped", WARNING, what + "; ".join(problems) + also,
                          "memory status --sources lists each source's last problem; the files "
-                         "are left as they are")
-        return skipped_lines(files.lines, time.time())
+                         "are left as they are" + (f". {lines['fix']}" if files.lines and
+                                                   lines.get("fix") else ""))
+        return lines
 
     async def unwritten(self) -> dict[str, Any]:
         """The files the passes' last runs left as they were because they may not or cannot

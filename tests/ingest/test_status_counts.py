@@ -165,6 +165,27 @@ def test_a_transcript_none_of_which_could_be_read_says_so_not_that_all_is_well(
     eventually(mended)
 
 
+def test_malformed_lines_are_said_beside_a_file_with_a_problem(
+        memoryd_home: Path, daemon, client) -> None:
+    """A notebook memoryd cannot read and a transcript with a malformed line: doctor's
+    "skipped" check names both (the file's problem hid the lines until it was mended)."""
+    memory = memoryd_home / "user/.mastersof-ai/agents/designer/memory"
+    memory.mkdir(parents=True)
+    (memory / "binary.md").write_bytes(b"\x00\x01 binary junk")
+    transcripts = memoryd_home / "user/.claude/projects/-q"
+    transcripts.mkdir(parents=True)
+    write_lines(transcripts / "t.jsonl", ["{not json at all", user("m1", "a question about tin cans")])
+    eventually(lambda: _one(client, "tin cans"))
+
+    def both() -> None:
+        report = json.loads(run_cli("doctor", "--json").stdout)
+        [skipped] = [c for c in report["checks"] if c["check"] == "skipped"]
+        assert "binary.md: binary file" in skipped["detail"], skipped
+        assert "1 malformed line skipped in t.jsonl" in skipped["detail"], skipped
+
+    eventually(both, timeout_s=30)
+
+
 def test_a_malformed_transcript_line_warns_shortly_and_says_what_to_do(
         memoryd_home: Path, daemon, client) -> None:
     """L-j: two bad lines made status start with a 250-character warning, kept across
