@@ -40,6 +40,7 @@ from memoryd.store.database import Store
 from memoryd.store.query import EntryQuery
 from memoryd.store.records import RememberRequest
 from memoryd.store.thread import DatabaseThread
+from memoryd.text import content_hash
 from memoryd.writes import Writes
 
 log = logging.getLogger(__name__)
@@ -66,6 +67,21 @@ def is_personal(candidate: Candidate) -> bool:
     "I prefer small commits with imperative messages")."""
     return bool(candidate.key and candidate.key.startswith(("pref.", "user."))) \
         or candidate.category == "communication" or candidate.personal
+
+
+def _not_again(decision: Decision, taken: dict[tuple[str, str], tuple[str, str]]) -> Decision:
+    """An accepted candidate that extraction took from the same message before is not taken
+    again: a lesson the user forgot came back when a session was extracted again (`memory
+    extract`, or `memory import-history` after a rebuild, which does not know which sessions
+    were extracted)."""
+    candidate = decision.candidate
+    if not decision.accepted or not candidate.message_id:
+        return decision
+    before = taken.get((candidate.message_id, content_hash(redact(candidate.text))))
+    if before is None:
+        return decision
+    uid, status = before
+    return Decision(candidate, False, f"taken from this message before: {uid} ({status})")
 
 
 class SessionExtractor:
@@ -107,6 +123,8 @@ class SessionExtractor:
         existing = await self.db(self._existing, session["agent"])
         cosine = await self._cosine(candidates, existing)
         decisions = decide(candidates, [(uid, text, key) for uid, text, key, _ in existing], cosine)
+        taken = await self.db(self._taken_before, session["agent"], session_id)
+        decisions = [_not_again(decision, taken) for decision in decisions]
         result["report"] = dry_run_report(messages, decisions)
         if not dry_run:
             accepted = [d.candidate for d in decisions if d.accepted]
@@ -115,6 +133,14 @@ class SessionExtractor:
             result["seen_again"] = await self._seen_again(session, decisions, said)
             await self.db(self._mark_extracted, session_id)
         return result
+
+    def _taken_before(self, agent: str, session: str) -> dict[tuple[str, str], tuple[str, str]]:
+        """(message id, text hash) → (id, status) of each entry extraction took from this
+        session's messages before, whatever became of it since (forgotten, superseded)."""
+        return {(e["message_id"], e["hash"]): (e["uid"], e["status"])
+                for e in self.store.entry_fields(
+                    EntryQuery().agent(agent).session(session).vias(["extract"]),
+                    ("uid", "message_id", "hash", "status")) if e["message_id"]}
 
     def _existing(self, agent: str) -> list[tuple[str, str, str | None, int]]:
         return [(e["uid"], e["text"], e["key"], e["id"]) for e in self.store.entry_fields(

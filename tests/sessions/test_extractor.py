@@ -110,6 +110,23 @@ def test_a_lesson_asked_for_in_its_own_words_is_a_match_beside_its_turn(
     assert lesson["id"] in [h["id"] for h in asked], asked  # beside its turn, or before it
 
 
+def test_a_lesson_the_user_forgot_is_not_taken_again_from_its_message(
+        daemon, client, tmp_path) -> None:
+    """A session extracted again (`memory extract`, or `memory import-history` after a
+    rebuild, which does not know which sessions were extracted) takes nothing twice from one
+    message: the lesson the user forgot stayed forgotten only until then."""
+    path = tmp_path / f"{SESSION}.jsonl"
+    transcript(path, CORRECTIONS)
+    end_session(tmp_path, path)
+    wait_until(lambda: client.session(SESSION)["session"]["extracted"])
+    [never] = [h for h in lessons(client) if "force-push" in h["text"]]
+    client.forget(never["id"], agent="claude-code")
+    again = client.extract(SESSION)
+    assert not [h for h in lessons(client) if "force-push" in h["text"]]
+    reasons = [entry["reason"] for message in again["report"] for entry in message["entries"]]
+    assert f"taken from this message before: {never['id']} (forgotten)" in reasons, reasons
+
+
 def test_two_user_messages_yield_nothing(daemon, client, tmp_path) -> None:
     path = tmp_path / f"{SESSION}.jsonl"
     transcript(path, CORRECTIONS[1:3])
