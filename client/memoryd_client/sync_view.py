@@ -29,8 +29,17 @@ def print_sync(result: dict[str, Any]) -> None:
               f"turns, {applied['purged']} purged" if result["pulled"] else "nothing to pull"),
              ("pushed" if result["pushed"] else "nothing to push")]
     print("; ".join(parts) + f" ({result['seconds']:.1f} s)")
-    for name, count in (result.get("teams") or {}).items():
-        print(f"team {name}: {count} new entries")
+    for name, team in (result.get("teams") or {}).items():
+        if team.get("error"):
+            print(f"team {name}: not followed this time: {team['error']}")
+            continue
+        said = [f"{team.get('entries', 0)} new entries"]
+        if team.get("removed"):
+            said.append(f"{team['removed']} removed (their lines left the team's file)")
+        if team.get("skipped"):
+            said.append(f"{team['skipped']} lines skipped (no entry memoryd can apply; the "
+                        "daemon's log names each)")
+        print(f"team {name}: " + ", ".join(said))
     new = result.get("new_conflicts") or []
     for copy in new:
         print(f"conflict: both versions kept; the other machine's is {copy}")

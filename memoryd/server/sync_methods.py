@@ -29,6 +29,7 @@ from memoryd.errors import NotFoundError
 from memoryd.passes.runner import INTERVALS, START_DELAY_S
 from memoryd.server.params import Params
 from memoryd.server.parts import Parts
+from memoryd.store.query import EntryQuery
 from memoryd.sync import apply
 from memoryd.sync.apply import Applied, Plan, finish_pending, mark_pending
 from memoryd.sync.git import SyncError, git_program, merges_off_worktree
@@ -96,7 +97,8 @@ class Sync:
             await asyncio.to_thread(team.add, remote)
             await asyncio.to_thread(team.fetch)
             await asyncio.to_thread(follow, state, name, remote)
-            pulled = await self.parts.db(team.apply, self.parts.store)
+            pulled = await self.parts.db(team.apply, self.parts.store,
+                                         self.parts.entries.unindex)
         if pulled.records:
             self.parts.vectors.wanted.set()
             self.parts.words.wanted.set()
@@ -106,7 +108,7 @@ class Sync:
     def _team_count(self, agent: str) -> int:
         store = self.parts.store
         assert store is not None
-        return int(store.count_entries().get(agent, 0))
+        return store.count_matching(EntryQuery().agent(agent).active())
 
     async def m_share(self, params: Params) -> dict[str, Any]:
         entry_id = params.text("id", required=True, max_len=64) or ""
@@ -125,29 +127,35 @@ class Sync:
             await asyncio.to_thread(team.fetch)
             copy = await asyncio.to_thread(team.share, entry, by)
             pushed = await asyncio.to_thread(team.push)
-            await self.parts.db(team.apply, self.parts.store)
+            await self.parts.db(team.apply, self.parts.store, self.parts.entries.unindex)
         self.parts.vectors.wanted.set()
         self.parts.words.wanted.set()
         return {"id": entry.uid, "name": name, "shared_id": copy["uid"],
                 "agent": team.agent, "pushed": pushed}
 
-    async def _follow_teams(self) -> dict[str, int]:
-        """Every followed team: fetched, what it brought applied."""
+    async def _follow_teams(self) -> dict[str, dict[str, Any]]:
+        """Every followed team: fetched, what it brought applied; for each, its new entries,
+        those removed and the lines skipped, or why it was not followed this time."""
         state = self.parts.settings.config.state_dir
-        counts: dict[str, int] = {}
+        teams: dict[str, dict[str, Any]] = {}
         for name in sorted(await asyncio.to_thread(followed, state)):
             team = Team(state, name)
             try:
                 await asyncio.to_thread(team.fetch)
-            except SyncError as exc:
-                log.warning("Team %s not followed this time: %s", name, exc.message)
+                pulled = await self.parts.db(team.apply, self.parts.store,
+                                             self.parts.entries.unindex)
+            except (SyncError, OSError) as exc:
+                problem = exc.message if isinstance(exc, SyncError) else \
+                    f"{exc.strerror or exc}: {exc.filename or team.root}"
+                log.warning("Team %s not followed this time: %s", name, problem)
+                teams[name] = {"error": problem}
                 continue
-            pulled = await self.parts.db(team.apply, self.parts.store)
-            counts[name] = pulled.records
-        if any(counts.values()):
+            teams[name] = {"entries": pulled.records, "removed": pulled.removed,
+                           "skipped": pulled.skipped}
+        if any(t.get("entries") or t.get("removed") for t in teams.values()):
             self.parts.vectors.wanted.set()
             self.parts.words.wanted.set()
-        return counts
+        return teams
 
     # -- a sync -------------------------------------------------------------------------
 

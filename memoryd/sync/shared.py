@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,8 +33,10 @@ from memoryd.store.ledger import encode_record
 from memoryd.store.records import StoredEntry
 from memoryd.sync import git
 from memoryd.sync.git import SyncError
-from memoryd.sync.merge import ledger_lines
+from memoryd.sync.merge import Line, ledger_lines
 from memoryd.sync.repo import BRANCH, REMOTE, SyncRepo, host
+
+log = logging.getLogger(__name__)
 
 PREFIX = TEAM_PREFIX
 FILE = "entries.jsonl"
@@ -49,12 +53,37 @@ def check_name(name: str) -> None:
                         "starting with a letter or digit")
 
 
+#: What an entry of the team's file must hold to be applied (a line a teammate wrote by hand
+#: may lack them: it is skipped and counted, the others applied).
+NEEDED = ("uid", "text", "hash", "kind", "category", "created", "status")
+
+
 @dataclass(frozen=True)
 class Pulled:
-    """What following a team brought: the records applied, and the commit now applied."""
+    """What following a team brought: the records applied, the commit now applied, the
+    lines skipped (no entry memoryd can apply), and the entries removed (their lines gone
+    from the file: a review took them out)."""
 
     records: int
     head: str | None
+    skipped: int = 0
+    removed: int = 0
+
+
+def unusable(record: dict[str, Any]) -> str | None:
+    """Why a record of the team's file cannot be applied (None: it can)."""
+    if record.get("op") != "remember":
+        return None
+    entry = record.get("entry")
+    if not isinstance(entry, dict):
+        return "a remember record without its entry"
+    missing = [name for name in NEEDED if entry.get(name) in (None, "")]
+    if missing:
+        return f"an entry without {', '.join(missing)}"
+    if not isinstance(entry["text"], str) or not isinstance(entry["uid"], str) \
+            or not isinstance(entry["created"], (int, float)):
+        return "an entry whose uid, text or created is of the wrong type"
+    return None
 
 
 class Team:
@@ -103,27 +132,59 @@ class Team:
             else:
                 self.repo.git("reset", "--quiet", "--hard", theirs)
 
-    def apply(self, store: Store) -> Pulled:
-        """Apply the records the index lacks (database thread)."""
+    def apply(self, store: Store, unindex: Callable[[int], None] = lambda rowid: None
+              ) -> Pulled:
+        """Apply the records the index lacks, and take out the entries whose lines left the
+        file (``unindex``: each one's row out of the RAM vector index); a line that holds no
+        entry memoryd can apply is skipped, logged and counted (database thread)."""
         head = self.repo.head()
         applied_at = store.meta(self.meta_key) or ""
         if head is None or head == applied_at:
             return Pulled(0, head)
-        old = self.repo.read_at(applied_at, FILE) if applied_at else b""
+        old = ledger_lines(self.repo.read_at(applied_at, FILE) if applied_at else b"")[0]
         path = self.root / FILE
-        held = {line.data for line in ledger_lines(old)[0]}
-        records = []
-        for line in ledger_lines(path.read_bytes() if path.exists() else b"")[0]:
-            if line.data not in held:
-                record = _decoded(line.data)
-                entry = record.get("entry")
-                if record.get("op") == "remember" and isinstance(entry, dict):
-                    entry["agent"] = self.agent  # the namespace is the follower's name for it
-                records.append(record)
+        new = ledger_lines(path.read_bytes() if path.exists() else b"")[0]
+        held, now = {line.data for line in old}, {line.data for line in new}
+        records, skipped = [], 0
+        for line in new:
+            if line.data in held:
+                continue
+            record = _decoded(line.data)
+            problem = unusable(record)
+            if problem is not None:
+                skipped += 1
+                log.warning("Team %s: a line of %s skipped (%s): %.200r", self.name, FILE,
+                            problem, line.data)
+                continue
+            entry = record.get("entry")
+            if record.get("op") == "remember" and isinstance(entry, dict):
+                entry["agent"] = self.agent  # the namespace is the follower's name for it
+            records.append(record)
         with store.transaction():
+            removed = self._remove(store, [line for line in old if line.data not in now],
+                                   unindex)
             count = apply_records(store, self.agent, records)
             store.set_meta(self.meta_key, head)
-        return Pulled(count, head)
+        return Pulled(count, head, skipped, removed)
+
+    def _remove(self, store: Store, gone: list[Line], unindex: Callable[[int], None]) -> int:
+        """The team's entries whose remember lines left the file (before the lines that came
+        in are applied: a line edited in review is its entry taken out and put back)."""
+        removed = 0
+        for line in gone:
+            record = _decoded(line.data)
+            entry = record.get("entry")
+            if record.get("op") != "remember" or not isinstance(entry, dict):
+                continue
+            found = store.entry_by_uid(str(entry.get("uid")))
+            if found is None or found.agent != self.agent:
+                continue
+            store.delete_entry(found.rowid)
+            store.record_event(found.uid, "removed", f"team {self.name}", found.as_dict(),
+                               {"reason": f"removed from the team's {FILE}"})
+            unindex(found.rowid)
+            removed += 1
+        return removed
 
     def share(self, entry: StoredEntry, by: str) -> dict[str, Any]:
         """Append a copy of ``entry`` to the team's file and commit (off the database thread:

@@ -401,6 +401,48 @@ def test_a_shared_lesson_reaches_the_team_under_its_own_heading(machines, tmp_pa
         c.forget(team[0]["id"], agent="team.acme")
 
 
+def test_a_teams_file_edited_in_review_is_followed_and_said(machines, tmp_path: Path) -> None:
+    """A teammate reviews the team's file in git: a line taken out takes its entry out of the
+    followers' index; a line written by hand without an entry's fields is skipped and counted
+    (it stopped every follower with a ConstraintError); a team whose repository is gone is
+    said in the sync's line (it was silent, exit 0)."""
+    team_remote = tmp_path / "team.git"
+    subprocess.run(["git", "init", "--quiet", "--bare", str(team_remote)], check=True)
+    a, b = machines(2, models=(True, False))
+    with a.client("designer") as c:
+        kept = c.remember("designer", "deploy", "Run the migrations before the deploy",
+                          kind="lesson")["entry"]
+        dropped = c.remember("designer", "tooling", "Use pip, not uv", kind="lesson")["entry"]
+    added = a.cli("sync", "add-shared", "acme", str(team_remote))
+    assert added.returncode == 0 and "(0 entries)" in added.stdout, added.stdout
+    for entry in (kept, dropped):
+        assert a.cli("share", entry["id"], "acme").returncode == 0
+    follows = b.cli("sync", "add-shared", "acme", str(team_remote))
+    assert "(2 entries)" in follows.stdout, follows.stdout  # the count was always 0
+    review = tmp_path / "review"
+    subprocess.run(["git", "clone", "--quiet", "--branch", "main", str(team_remote), str(review)],
+                   check=True)
+    entries = review / "entries.jsonl"
+    lines = [line for line in entries.read_text().splitlines() if "Use pip, not uv" not in line]
+    lines.append(json.dumps({"op": "remember", "entry": {"text": "Written by hand",
+                                                         "kind": "lesson"}}))
+    entries.write_text("\n".join(lines) + "\n")
+    for args in (["commit", "--quiet", "-am", "review: drop a wrong lesson, add one"],
+                 ["push", "--quiet", "origin", "main"]):
+        subprocess.run(["git", "-C", str(review), "-c", "user.name=r", "-c", "user.email=r@x",
+                        *args], check=True)
+    synced = a.cli("sync")
+    assert synced.returncode == 0, synced.stderr
+    assert "team acme: 0 new entries, 1 removed (their lines left the team's file), 1 lines " \
+        "skipped" in synced.stdout, synced.stdout
+    with a.client() as c:
+        team = c.list_entries(agents=["team.acme"])["entries"]
+    assert [e["text"] for e in team] == ["Run the migrations before the deploy"]
+    shutil.rmtree(team_remote)
+    gone = a.cli("sync")
+    assert "team acme: not followed this time:" in gone.stdout, gone.stdout
+
+
 def test_searches_and_writes_are_answered_while_a_merge_runs(machines, remote: Path) -> None:
     """The merge is made off the worktree and off the database thread: with git's merge of the
     ledgers held still, b answers a search and stores a note, and that note, written during
