@@ -90,9 +90,10 @@ LIGHT = frozenset("run running runs do doing done make making have having had ke
 ADDABLE = frozenset("branch file files folder directory command tool step process work"
                     .split())
 #: Function words kept to see who does what to whom: "merge the data branch *into* the
-#: model branch". They take part in the order of a text's terms only (:func:`_swapped`);
-#: ``by`` marks the passive ("caused by the DNS provider" / "the DNS provider caused").
-MARKERS = frozenset("into onto to from than of by".split())
+#: model branch", or what comes first: "run migrations, *then* deploy". They take part in
+#: the order of a text's terms only (:func:`_swapped`); ``by`` marks the passive ("caused by
+#: the DNS provider" / "the DNS provider caused").
+MARKERS = frozenset("into onto to from than of by then".split())
 #: Where a text says "not" among its terms' order: "ruff, never flake8" / "flake8, never ruff"
 #: trade two names around it (an order), where "ruff flake8" / "flake8 ruff" only reword.
 NEGATION_MARK = "not"
@@ -193,7 +194,6 @@ for _group in _OPPOSITES:
     for _word in _stems:
         _STEMMED_OPPOSITES.setdefault(_word, set()).update(_stems - {_word})
 _ENVIRONMENT_STEMS = frozenset(_stem(w) for w in ENVIRONMENTS)
-_UNIT_TERMS = frozenset(_stem(w) for w in UNITS) | UNITS
 _QUANTITY_STEMS = frozenset(_stem(w) for w in QUANTITIES)
 #: LIGHT and ADDABLE as terms (stems), as :func:`difference` meets them.
 LIGHT_TERMS = frozenset(_stem(w) for w in LIGHT) | LIGHT
@@ -407,7 +407,9 @@ def _quantity(reading: Reading, term: str) -> bool:
         return True
     order = reading.order
     at = order.index(term) if term in order else -1
-    return 0 <= at < len(order) - 1 and order[at + 1] in _UNIT_TERMS
+    # the unit as written: "12 worked on" and "3 requested" stem to a unit's stem ("workers",
+    # "requests") and are no quantity
+    return 0 <= at < len(order) - 1 and reading.shown(order[at + 1]) in UNITS
 
 
 def _ordered_alike(a: Reading, b: Reading) -> bool:

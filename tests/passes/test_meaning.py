@@ -64,6 +64,10 @@ def test_no_labelled_pair_that_says_different_things_is_one(cosines) -> None:
      False),  # which module, not how much: two rules, neither wrong
     ("Merge the data branch into the model branch",
      "Merge the model branch into the data branch", "order", True),
+    ("Run migrations, then deploy", "Deploy, then run migrations", "order", True),
+    # "worked" is no unit (its stem is "workers"'): another sprint, not another quantity
+    ("Sprint 12: worked on the login page with Alice",
+     "Sprint 13: worked on the login page with Alice", "number", False),
 ])
 def test_what_differs_is_named_and_a_contradiction_is_told_apart(a: str, b: str, what: str,
                                                                  contradiction: bool) -> None:
