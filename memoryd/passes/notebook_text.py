@@ -173,7 +173,21 @@ def parse(text: str, relative: str) -> Notebook:
             section.in_order = True
             notebook.problems.append(f"section {section.heading.strip()!r} has sub-headings; "
                                      "left in its order")
+        elif section.name and _text_between(section):
+            section.in_order = True  # "Current rules:" … "Obsolete, do not follow:" …
+            notebook.problems.append(f"section {section.heading.strip()!r} has text between "
+                                     "its bullets; left in its order")
     return notebook
+
+
+def _text_between(section: Section) -> bool:
+    """Whether text that is no bullet (a paragraph, a line of its own) stands after one of the
+    section's bullets: it says something of the bullets below it ("Obsolete, do not
+    follow:"), which sorting them would take from under it."""
+    first = next((n for n, piece in enumerate(section.pieces)
+                  if isinstance(piece, Item) and piece.bullet), len(section.pieces))
+    return any(isinstance(piece, str) or not piece.bullet
+               for piece in section.pieces[first + 1:])
 
 
 def normalise(notebook: Notebook) -> list[str]:

@@ -56,6 +56,24 @@ def test_a_normalised_notebook_holds_the_same_entries_under_the_same_headings(se
     assert sorted(notebook.entries()) == sorted(entries_read(text))  # none lost, none merged
 
 
+def test_bullets_under_a_paragraph_of_their_own_stay_under_it() -> None:
+    """"Current rules:" and "Obsolete, do NOT follow:" each say something of the bullets below
+    them: sorting the section newest first put every rule under "Obsolete". A section with
+    text between its bullets is left in its order, and the pass says why."""
+    text = ("## Learnings\nCurrent rules:\n- [2026-01-10] Deploy with the blue-green script\n"
+            "- [2026-01-12] Tag releases as vX.Y.Z\n\nObsolete, do NOT follow:\n"
+            "- [2026-03-01] Deploy by copying files over FTP\n"
+            "- [2026-03-02] Tag releases as release-N\n")
+    notebook = notebook_text.parse(text, "notebook.md")
+    assert notebook_text.normalise(notebook) == []
+    assert notebook.render() == text
+    assert notebook.problems == ["section '## Learnings' has text between its bullets; left in "
+                                 "its order"]
+    intro = "## Learnings\nWhat we learned:\n- [2026-01-10] A old one\n- [2026-01-12] A new one\n"
+    notebook = notebook_text.parse(intro, "notebook.md")  # text above them all: sorted
+    assert notebook_text.normalise(notebook) == ["## Learnings newest first"]
+
+
 def test_loose_dates_are_written_in_brackets() -> None:
     notebook = notebook_text.parse("## Learnings\n- 2026-03-05: export at 2x\n- [2026-3-4] print\n",
                                "n.md")
