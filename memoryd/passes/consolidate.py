@@ -162,9 +162,13 @@ def run(ctx: PassContext) -> Steps[None]:
     known = {frozenset(c["after"]["ids"]) for c in ctx.runs.open_contradictions()}
     yield
     apart: dict[str, set[str]] = {}  # uid → the entries a person kept it apart from
+    merged: dict[str, set[str]] = {}  # an undone merge's survivor → the entries put back
     for a, b in ctx.runs.undone_supersedes():
-        apart.setdefault(a, set()).add(b)
-        apart.setdefault(b, set()).add(a)
+        merged.setdefault(b, set()).add(a)
+    for survivor, back in merged.items():  # a group taken back is apart, each from each
+        group = {survivor, *back}
+        for uid in group:
+            apart.setdefault(uid, set()).update(group - {uid})
     yield
     threshold = ctx.config.remember.near_duplicate_cosine
     record: dict[str, Any] = {"version": CHECK_VERSION, "threshold": threshold,

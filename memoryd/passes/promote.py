@@ -423,9 +423,13 @@ def _open_proposals(ctx: PassContext) -> set[tuple[str, str]]:
 
 def _covered(ctx: PassContext) -> set[str]:
     """The lessons (and their copies) a rule speaks for already: proposed and waiting, or
-    promoted and not taken back."""
+    promoted and not taken back; and those whose promotion a person took back (`memory
+    undo`): an undone promotion stays undone, as an undone merge does (it was written again
+    at the next run)."""
     covered = promoted_lessons(ctx.store)
     for _, _, after in ctx.store.runs.sides("proposal", "proposed", ["promote"]):
+        covered.update(_lessons_of(after))
+    for _, _, after in ctx.store.runs.sides("file", "undone", ["promote"]):
         covered.update(_lessons_of(after))
     return covered
 

@@ -1045,6 +1045,10 @@ def test_a_big_group_of_duplicates_merges_whole_and_undoes_whole(daemon, client:
     assert all(client.get(i)["status"] == "active" for i in ids)
     restored = client.get(survivor["id"])
     assert (restored["occurrences"], restored["confidence"]) == before[survivor["id"]]
+    # the group a person took back stays apart, each from each (only the pairs with the
+    # survivor did: the other 19 merged again)
+    assert not client.pass_run("consolidate", full=True)["counts"].get("merged")
+    assert all(client.get(i)["status"] == "active" for i in ids)
 
 
 def test_a_run_compares_what_changed_since_the_last_with_everything(
@@ -1161,6 +1165,30 @@ def test_a_recurring_lesson_is_proposed_accepted_into_its_file_and_undone(
     undone = run_cli("undo", json.loads(accepted.stdout)["run"])
     assert undone.returncode == 0, undone.stderr
     assert claude.read_bytes() == original.replace(b"make.", b"make -j8.")
+
+
+def test_an_accepted_rule_a_person_took_back_is_not_proposed_again(
+        memoryd_home: Path, daemon, client: Client) -> None:
+    """An undone promotion stays undone, as an undone merge does: the rule accepted and then
+    undone was proposed again at the next run (and written again in auto mode)."""
+    project = memoryd_home / "repo"
+    (project / ".git").mkdir(parents=True)
+    claude = project / "CLAUDE.md"
+    claude.write_text("# Repo\n\nBuild with make.\n")
+    for number, text in enumerate(("Run pytest -x before pushing.",
+                                   "Always run pytest -x before pushing.",
+                                   "Run pytest -x before you push.")):
+        client.remember("claude-code", "testing", text, kind="lesson", session=f"s{number}",
+                        cwd=str(project), confidence=0.8, force=True)
+    client.pass_run("consolidate")
+    proposed = client.pass_run("promote")
+    [proposal] = [c for c in client.pass_show(proposed["run"])["changes"]
+                  if c["kind"] == "proposal"]
+    accepted = run_cli_at_terminal("promote", "accept", proposal["change"], "--json")
+    assert accepted.returncode == 0, accepted.stderr
+    assert run_cli("undo", json.loads(accepted.stdout)["run"]).returncode == 0
+    assert claude.read_text() == "# Repo\n\nBuild with make.\n"
+    assert client.pass_run("promote")["counts"] == {}
 
 
 def test_a_notebook_mistake_made_in_three_sessions_becomes_a_rule_with_its_dates(
