@@ -364,8 +364,9 @@ class Indexer:
     def _insert_file_entry(self, facts: FileFacts, text: str, hash_: str,
                            fields: dict[str, Any], now: float) -> None:
         entry = Entry(
-            uid=self._returning(facts.path, hash_, now) or new_uid(), project=facts.project,
-            key=None, text=text, hash=hash_, confidence=self.memory.remember.manual_confidence,
+            uid=self._returning(facts.path, hash_, now) or self._file_uid(facts.path, hash_),
+            project=facts.project, key=None, text=text, hash=hash_,
+            confidence=self.memory.remember.manual_confidence,
             tags=[], status="active", created=fields.pop("created", facts.mtime),
             updated=now, writer=facts.source, via="watch", session=None,
             source=facts.path, message_id=None, superseded_by=None, **fields,
@@ -388,6 +389,19 @@ class Indexer:
         self.store.record_event(entry["uid"], mark["status"], mark["actor"],
                                 as_event(before) if before else None,
                                 as_event(after) if after else None, now)
+
+    def _file_uid(self, path: str, hash_: str) -> str:
+        """A new file entry's id, made of its file and its text (the first such id no entry
+        holds: a copy of a line, or a line forgotten and written again, takes the next): a
+        rebuild from the files (`memoryd reindex`, a damaged database) gives each line the id
+        it had, so its history, its use and the passes' changes still meet it. 19 hex digits,
+        as every entry's (memoryd.store.entry_writes.new_uid)."""
+        for copy in range(100):
+            uid = hashlib.sha256(f"file\0{path}\0{hash_}\0{copy}".encode(
+                "utf-8", "surrogatepass")).hexdigest()[:19]
+            if self.store.entry_by_uid(uid) is None:
+                return uid
+        return new_uid()
 
     def _returning(self, path: str, hash_: str, now: float) -> str | None:
         """The id of the entry of this text removed from this file lately, if it is free."""

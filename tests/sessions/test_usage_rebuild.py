@@ -120,3 +120,35 @@ def test_lines_of_a_transaction_that_failed_are_taken_back(tmp_path: Path) -> No
     assert UsageLog.beside(store).size() == size
     assert usage.record("e2").injected == 0
     store.close()
+
+
+def test_a_memory_files_lines_keep_their_ids_through_a_rebuild(memoryd_home: Path,
+                                                               embedder) -> None:
+    """Files are the source of truth, and the index is rebuilt from them: each line of a
+    memory file comes back with the id it had (ids were new at every rebuild: `memory get`
+    of an id a pass's change or a usage record named said "no entry"), a line written twice
+    included."""
+    notebook = memoryd_home / "user" / ".claude" / "CLAUDE.md"
+    notebook.parent.mkdir(parents=True)
+    notebook.write_text("# Preferences\n\n- Answer in British English.\n- Keep answers short."
+                        "\n- Keep answers short.\n")
+
+    def ids(client: Client) -> list[tuple[str, str]]:
+        return sorted((e["text"], e["id"]) for e in client.list_entries(
+            agent="claude-code", limit=50)["entries"])
+
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket, timeout_s=30) as client:
+            wait_until(lambda: len(ids(client)) == 3)
+            before = ids(client)
+    finally:
+        running.stop()
+    assert run_memoryd("reindex", "--no-vectors").returncode == 0
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket, timeout_s=30) as client:
+            wait_until(lambda: len(ids(client)) == 3)
+            assert ids(client) == before
+    finally:
+        running.stop()
