@@ -197,7 +197,10 @@ def normalise(notebook: Notebook) -> list[str]:
     ordered = sorted(known, key=lambda s: ORDER.index(s.name))
     if [id(s) for s in ordered] != [id(s) for s in known]:
         fixed.append("sections put in order")
-    notebook.sections = ordered + [s for s in notebook.sections if not s.name]
+    # the notebook's sections in the places they held: the user's own ("## Coding style" of a
+    # CLAUDE.md) stay where they are
+    slots = iter(ordered)
+    notebook.sections = [next(slots) if s.name else s for s in notebook.sections]
     for section in ordered:
         for item in section.items:
             match = _LOOSE_DATE.match(item.lines[0]) if item.bullet else None

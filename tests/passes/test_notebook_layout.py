@@ -74,6 +74,18 @@ def test_bullets_under_a_paragraph_of_their_own_stay_under_it() -> None:
     assert notebook_text.normalise(notebook) == ["## Learnings newest first"]
 
 
+def test_the_users_own_sections_stay_where_they_are() -> None:
+    """A CLAUDE.md with a notebook section between the user's own: the notebook's sections
+    are put in order among the places they hold, the others not moved ("## Learnings" went
+    above "## Coding style", and the pass did not say it had moved it)."""
+    text = ("# Me\n\n## Coding style\n- Use tabs.\n\n## Mistakes\n- [2026-01-01] m\n\n"
+            "## Tools\n- vim\n\n## Learnings\n- [2026-01-10] a\n- [2026-01-12] b\n")
+    notebook = notebook_text.parse(text, "CLAUDE.md")
+    assert notebook_text.normalise(notebook) == ["## Learnings newest first"]
+    assert notebook.render() == text.replace("- [2026-01-10] a\n- [2026-01-12] b",
+                                             "- [2026-01-12] b\n- [2026-01-10] a")
+
+
 def test_loose_dates_are_written_in_brackets() -> None:
     notebook = notebook_text.parse("## Learnings\n- 2026-03-05: export at 2x\n- [2026-3-4] print\n",
                                "n.md")
