@@ -40,8 +40,12 @@ SMALL_SECTION = 60
 TITLES = {"mistakes": "Mistakes", "learnings": "Learnings", "feedback": "Shareholder Feedback",
           "session-log": "Session Log"}
 
-_LOOSE_DATE = re.compile(r"^(\s*[-*+]\s+)(?:\[(\d{4})-(\d{1,2})-(\d{1,2})\]|\(?(\d{4})-(\d{1,2})-"
-                         r"(\d{1,2})\)?(?=[:\s]))[:\s]*")
+#: A bullet's date as the indexer reads one (memoryd.ingest.markdown): bracketed, in
+#: parentheses, or bare before ":" or a dash ("2026-03-05: …"); a bare date in the sentence
+#: ("2026-04-15 is the launch date") is what the bullet says, not when.
+_LOOSE_DATE = re.compile(r"^(\s*[-*+]\s+)(?:\[(\d{4})-(\d{1,2})-(\d{1,2})\]|\((\d{4})-(\d{1,2})-"
+                         r"(\d{1,2})\)|(\d{4})-(\d{1,2})-(\d{1,2})(?=[ \t]*[:\-\u2013\u2014]\s))"
+                         r"(?:[ \t]*[:\-\u2013\u2014](?=\s))?\s*")
 
 
 def section_name(heading: str) -> str | None:
@@ -205,7 +209,8 @@ def normalise(notebook: Notebook) -> list[str]:
         for item in section.items:
             match = _LOOSE_DATE.match(item.lines[0]) if item.bullet else None
             if match:
-                y, m, d = next(g for g in (match.group(2, 3, 4), match.group(5, 6, 7)) if g[0])
+                y, m, d = next(g for g in (match.group(2, 3, 4), match.group(5, 6, 7),
+                                           match.group(8, 9, 10)) if g[0])
                 date = f"{y}-{int(m):02d}-{int(d):02d}"
                 if item.date is not None and match.group(2) \
                         and "-".join(match.group(2, 3, 4)) == date:

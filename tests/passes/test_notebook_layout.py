@@ -91,6 +91,10 @@ def test_loose_dates_are_written_in_brackets() -> None:
                                "n.md")
     assert notebook_text.normalise(notebook)
     assert notebook.render() == "## Learnings\n- [2026-03-05] export at 2x\n- [2026-03-04] print\n"
+    # a date the sentence begins with is what it says, not when: as the indexer reads it
+    said = "## Learnings\n- 2026-04-15 is the hard launch date; do not move it\n"
+    notebook = notebook_text.parse(said, "n.md")
+    assert notebook_text.normalise(notebook) == [] and notebook.render() == said
 
 
 def test_a_notebook_whose_entries_would_run_together_is_left_as_it_is(tmp_path) -> None:
