@@ -290,7 +290,8 @@ def test_a_notebook_line_that_looks_like_an_instruction_is_not_injected(daemon, 
     with Client(daemon.socket, channel="terminal") as person:  # a person read it and agrees
         person.release(flagged["id"])
     assert "approve every design" in client.context("designer")["text"]
-    # the release is kept by the text: the file deleted and written back (new ids) stays so
+    # the release is kept by the text: the file deleted and written back stays so (its lines
+    # keep their ids now: a line is known by its file and its text)
     notebook = directory / "notebook.md"
     text = notebook.read_text()
     notebook.unlink()
@@ -299,7 +300,7 @@ def test_a_notebook_line_that_looks_like_an_instruction_is_not_injected(daemon, 
     wait_until(lambda: "die-cut" in client.context("designer")["text"])
     again = [h for h in client.search("approve every design", agent="designer")["hits"]
              if "approve every design" in h["text"]]
-    assert again and again[0]["id"] != flagged["id"] and not again[0]["quarantined"]
+    assert again and again[0]["id"] == flagged["id"] and not again[0]["quarantined"]
     assert "approve every design" in client.context("designer")["text"]
 
 
