@@ -24,11 +24,16 @@ def print_sync(result: dict[str, Any]) -> None:
               f"({result['entries']} entries)")
         return
     applied = result["applied"]
-    parts = [("committed local changes" if result["committed"] else "nothing new here"),
-             (f"pulled: {applied['records']} ledger records, {applied['restored']} transcript "
-              f"turns, {applied['purged']} purged" if result["pulled"] else "nothing to pull"),
-             ("pushed" if result["pushed"] else "nothing to push")]
-    print("; ".join(parts) + f" ({result['seconds']:.1f} s)")
+    if result.get("own") is False:  # a machine that follows teams and syncs nothing of its own
+        print("this machine's own memory is not synced (`memory sync init REMOTE` sets that "
+              "up); the teams it follows:")
+    else:
+        parts = [("committed local changes" if result["committed"] else "nothing new here"),
+                 (f"pulled: {applied['records']} ledger records, {applied['restored']} "
+                  f"transcript turns, {applied['purged']} purged" if result["pulled"]
+                  else "nothing to pull"),
+                 ("pushed" if result["pushed"] else "nothing to push")]
+        print("; ".join(parts) + f" ({result['seconds']:.1f} s)")
     for name, team in (result.get("teams") or {}).items():
         if team.get("error"):
             print(f"team {name}: not followed this time: {team['error']}")

@@ -167,7 +167,7 @@ class Sync:
                 async with self.lock:
                     return {"committed": False, "pulled": False, "pushed": False,
                             "applied": Applied().reply(), "new_conflicts": [],
-                            "conflicts": [], "seconds": 0.0,
+                            "conflicts": [], "seconds": 0.0, "own": False,
                             "teams": await self._follow_teams()}
             raise SyncError("sync is not set up here: run `memory sync init REMOTE` first")
         async with self.lock:

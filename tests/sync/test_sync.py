@@ -419,6 +419,10 @@ def test_a_teams_file_edited_in_review_is_followed_and_said(machines, tmp_path: 
         assert a.cli("share", entry["id"], "acme").returncode == 0
     follows = b.cli("sync", "add-shared", "acme", str(team_remote))
     assert "(2 entries)" in follows.stdout, follows.stdout  # the count was always 0
+    alone = b.cli("sync")  # b syncs nothing of its own: it said "nothing new here; …"
+    assert alone.returncode == 0 and alone.stdout.startswith(
+        "this machine's own memory is not synced"), alone.stdout
+    assert "team acme: 0 new entries" in alone.stdout
     review = tmp_path / "review"
     subprocess.run(["git", "clone", "--quiet", "--branch", "main", str(team_remote), str(review)],
                    check=True)
