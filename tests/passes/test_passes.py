@@ -1121,13 +1121,10 @@ def test_a_global_rule_goes_where_the_agent_keeps_its_files(
     assert governance_file("claude-code", "/r", None, "/m") == Path("/r/CLAUDE.md")
 
 
-def test_a_recurring_lesson_is_proposed_accepted_into_its_file_and_undone(
-        memoryd_home: Path, daemon, client: Client) -> None:
-    project = memoryd_home / "repo"
-    (project / ".git").mkdir(parents=True)
-    claude = project / "CLAUDE.md"
-    claude.write_text("# Repo\n\nBuild with make.\n")
-    original = claude.read_bytes()
+def propose_a_recurring_rule(client: Client, project: Path) -> tuple[dict, dict]:
+    """One lesson an agent wrote in three sessions of a repository (three wordings), merged by
+    consolidation and proposed as a rule for the repository's CLAUDE.md: the promote run and
+    its proposal."""
     for number, text in enumerate(("Run pytest -x before pushing.",
                                    "Always run pytest -x before pushing.",
                                    "Run pytest -x before you push.")):
@@ -1135,9 +1132,20 @@ def test_a_recurring_lesson_is_proposed_accepted_into_its_file_and_undone(
                         cwd=str(project), confidence=0.8, force=True)
     client.pass_run("consolidate")
     proposed = client.pass_run("promote")
+    [proposal] = [c for c in client.pass_show(proposed["run"])["changes"]
+                  if c["kind"] == "proposal"]
+    return proposed, proposal
+
+
+def test_a_recurring_lesson_is_proposed_accepted_into_its_file_and_undone(
+        memoryd_home: Path, daemon, client: Client) -> None:
+    project = memoryd_home / "repo"
+    (project / ".git").mkdir(parents=True)
+    claude = project / "CLAUDE.md"
+    claude.write_text("# Repo\n\nBuild with make.\n")
+    original = claude.read_bytes()
+    proposed, proposal = propose_a_recurring_rule(client, project)
     assert proposed["counts"] == {"proposed": 1}
-    proposal = [c for c in client.pass_show(proposed["run"])["changes"]
-                if c["kind"] == "proposal"][0]
     assert proposal["target"] == str(claude) and claude.read_bytes() == original
     assert client.pass_run("promote")["counts"] == {}  # proposed once, not every run
 
@@ -1175,15 +1183,7 @@ def test_an_accepted_rule_a_person_took_back_is_not_proposed_again(
     (project / ".git").mkdir(parents=True)
     claude = project / "CLAUDE.md"
     claude.write_text("# Repo\n\nBuild with make.\n")
-    for number, text in enumerate(("Run pytest -x before pushing.",
-                                   "Always run pytest -x before pushing.",
-                                   "Run pytest -x before you push.")):
-        client.remember("claude-code", "testing", text, kind="lesson", session=f"s{number}",
-                        cwd=str(project), confidence=0.8, force=True)
-    client.pass_run("consolidate")
-    proposed = client.pass_run("promote")
-    [proposal] = [c for c in client.pass_show(proposed["run"])["changes"]
-                  if c["kind"] == "proposal"]
+    _, proposal = propose_a_recurring_rule(client, project)
     accepted = run_cli_at_terminal("promote", "accept", proposal["change"], "--json")
     assert accepted.returncode == 0, accepted.stderr
     assert run_cli("undo", json.loads(accepted.stdout)["run"]).returncode == 0

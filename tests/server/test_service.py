@@ -33,6 +33,7 @@ from memoryd.service import (
     this_installation,
 )
 from tests.conftest import run_cli, run_cli_at_terminal, start_daemon, wait_until
+from tests.passes.test_passes import propose_a_recurring_rule
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKES = Path(__file__).resolve().parents[1] / "fake_service_managers.py"
@@ -356,16 +357,7 @@ def test_the_daemon_under_the_units_file_system_view_edits_the_users_files(
             assert len(notebook.read_text().splitlines()) <= 80
             assert (notes / "archive" / "notebook.md").exists()
             # promotion accepted into a project's CLAUDE.md
-            for number, text in enumerate(("Run pytest -x before pushing.",
-                                           "Always run pytest -x before pushing.",
-                                           "Run pytest -x before you push.")):
-                client.remember("claude-code", "testing", text, kind="lesson",
-                                session=f"s{number}", cwd=str(project), confidence=0.8,
-                                force=True)
-            client.pass_run("consolidate")
-            proposed = client.pass_run("promote")
-            [proposal] = [c for c in client.pass_show(proposed["run"])["changes"]
-                          if c["kind"] == "proposal"]
+            _, proposal = propose_a_recurring_rule(client, project)
             # lessons an agent wrote (the library): a person accepts them, at a terminal
             accepted = run_cli_at_terminal("promote", "accept", proposal["change"], "--json")
             assert accepted.returncode == 0, accepted.stderr
