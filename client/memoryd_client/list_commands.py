@@ -125,7 +125,7 @@ def print_usage(result: dict[str, Any], args: Args) -> None:
 def print_page(result: dict[str, Any], args: Args) -> None:
     import time
 
-    from memoryd_client.views import entry_line, note_unknown_agents
+    from memoryd_client.views import entry_line, note_no_directory, note_unknown_agents
 
     for entry in result["entries"]:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry["created"]))
@@ -141,6 +141,7 @@ def print_page(result: dict[str, Any], args: Args) -> None:
               file=sys.stderr)
     else:
         print("no entries", file=sys.stderr)
+        note_no_directory(args.project)
     note_unknown_agents(result)
 
 

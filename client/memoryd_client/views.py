@@ -207,7 +207,17 @@ def note_unknown_agents(result: dict[str, Any]) -> None:
               "(`memory status` lists the agents)", file=sys.stderr)
 
 
-def print_hits(result: dict[str, Any], show_all: bool = True) -> None:
+def note_no_directory(project: str | None) -> None:
+    """Say so when nothing was found of a --project that is no directory: a misspelt path is
+    not a project without entries (a project that was deleted still has its entries, found
+    by its path)."""
+    if project and not os.path.isdir(os.path.expanduser(project)):
+        print(f"note: {project} is no directory (--project names a project by its directory)",
+              file=sys.stderr)
+
+
+def print_hits(result: dict[str, Any], show_all: bool = True,
+               project: str | None = None) -> None:
     """One line per hit: * for a match, the probability that it is relevant, its age."""
     hits = [h for h in result["hits"] if show_all or h.get("match")]
     if hits:  # the legend, aligned with the columns (on stderr: stdout stays one hit a line)
@@ -221,6 +231,8 @@ def print_hits(result: dict[str, Any], show_all: bool = True) -> None:
         hint = (f"best: {best['score']['relevance']:.2f} {best['text'][:60]!r}; --all lists "
                 "the ranked hits" if best else "nothing ranked")
         print(f"no match ({hint})", file=sys.stderr)
+        if not result["hits"]:
+            note_no_directory(project)
     note_unknown_agents(result)
     if result.get("degraded"):
         reason = result.get("degraded_reason") or "keyword-only: the embedding model is not loaded"

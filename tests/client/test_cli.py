@@ -83,6 +83,11 @@ def test_usage_errors_exit_2(daemon) -> None:
     both = run_cli("sources", "add", "notes", "/tmp/notes/*.md", "--kind", "memory",
                    "--project", "/tmp")
     assert both.returncode == 2 and "NAME, PATH, --kind are a glob source's" in both.stderr
+    # a --project that is no directory found nothing without a word
+    for args in (("list", "--project", "/no/such/dir"),
+                 ("search", "a", "--project", "/no/such/dir", "-", "x")):
+        typo = run_cli(*args)
+        assert "note: /no/such/dir is no directory" in typo.stderr, typo.stderr
     # an agent that names none (an unset variable) read every agent's entries
     for args in (("list", ""), ("export", "--agent", ""), ("search", ",", "-", "x")):
         unset = run_cli(*args)
