@@ -163,13 +163,6 @@ def agent_for_sidechain(agent: str, sidechain: str | None) -> str:
     return f"{agent}.{clean}"[:64]
 
 
-#: A file entry removed and written back within this long keeps its id (an editor that
-#: empties a file before writing it again, a branch switched and back, a line cut and put
-#: back), at most this many of them remembered (in memory: a restart forgets them).
-RETURN_S = 3600.0
-MAX_RETURNING = 10_000
-
-
 def day_start(date: str) -> float:
     return datetime.fromisoformat(date).replace(tzinfo=UTC).timestamp()
 
@@ -181,8 +174,6 @@ class Indexer:
         self.store = store
         self.memory = memory
         self._projects: dict[str, str] = {}
-        #: (file, text hash) → the id of the entry removed from there lately, and when
-        self._removed: dict[tuple[str, str], tuple[str, float]] = {}
 
     def project(self, cwd: str | None) -> str | None:
         if not cwd:
@@ -364,9 +355,8 @@ class Indexer:
     def _insert_file_entry(self, facts: FileFacts, text: str, hash_: str,
                            fields: dict[str, Any], now: float) -> None:
         entry = Entry(
-            uid=self._returning(facts.path, hash_, now) or self._file_uid(facts.path, hash_),
-            project=facts.project, key=None, text=text, hash=hash_,
-            confidence=self.memory.remember.manual_confidence,
+            uid=self._file_uid(facts.path, hash_), project=facts.project, key=None, text=text,
+            hash=hash_, confidence=self.memory.remember.manual_confidence,
             tags=[], status="active", created=fields.pop("created", facts.mtime),
             updated=now, writer=facts.source, via="watch", session=None,
             source=facts.path, message_id=None, superseded_by=None, **fields,
@@ -394,8 +384,9 @@ class Indexer:
         """A new file entry's id, made of its file and its text (the first such id no entry
         holds: a copy of a line, or a line forgotten and written again, takes the next): a
         rebuild from the files (`memoryd reindex`, a damaged database) gives each line the id
-        it had, so its history, its use and the passes' changes still meet it. 19 hex digits,
-        as every entry's (memoryd.store.entry_writes.new_uid)."""
+        it had, so its history, its use and the passes' changes still meet it, and so does a
+        line that left its file and came back (an editor that empties a file before writing
+        it). 19 hex digits, as every entry's (memoryd.store.entry_writes.new_uid)."""
         for copy in range(100):
             uid = hashlib.sha256(f"file\0{path}\0{hash_}\0{copy}".encode(
                 "utf-8", "surrogatepass")).hexdigest()[:19]
@@ -403,19 +394,7 @@ class Indexer:
                 return uid
         return new_uid()
 
-    def _returning(self, path: str, hash_: str, now: float) -> str | None:
-        """The id of the entry of this text removed from this file lately, if it is free."""
-        removed = self._removed.pop((path, hash_), None)
-        if removed is None or now - removed[1] > RETURN_S \
-                or self.store.entry_by_uid(removed[0]) is not None:
-            return None
-        return removed[0]
-
     def _remove_entry(self, entry: StoredEntry, why: str) -> None:
-        if entry.source and entry.via == "watch":
-            self._removed[(entry.source, entry.hash)] = (entry.uid, time.time())
-            if len(self._removed) > MAX_RETURNING:
-                self._removed.pop(next(iter(self._removed)))
         self.store.delete_entry(entry.rowid)
         self.store.record_event(entry.uid, "removed", "watch", as_event(entry), {"reason": why})
         self.memory.unindex(entry.rowid)
