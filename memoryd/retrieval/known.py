@@ -4,17 +4,19 @@ Search tokenises each candidate and each transcript chunk around one (their word
 ``coverage`` and the word alignment, :mod:`memoryd.retrieval.search`); the same entries come
 back as candidates of many questions, so what it finds is kept, keyed by the entry's rowid and
 its text (:class:`Known`). Copies of one text (another agent's, a file's, an import's) are told
-from rivals by their normalised text (``said``).
+from rivals by their normalised text (``said``), and so is the transcript chunk a lesson was
+taken from (:func:`taken_from`).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from memoryd.store.records import IndexedText
 from memoryd.text import normalise_text
 
 
@@ -74,3 +76,23 @@ def distinct_ranks(order: Sequence[int], said: Mapping[int, Hashable]) -> dict[i
             first[text] = len(first)
         ranks[rowid] = first[text]
     return ranks
+
+
+def taken_from(candidates: list[int], texts: dict[int, IndexedText],
+               closeness: Callable[[int], float]) -> dict[int, int]:
+    """The transcript chunks among the candidates that a statement among them was taken from
+    (a lesson extracted from the chunk's message: the same origin), each with that statement
+    (of several, the ``closeness``-est to the question): the lesson says what the chunk said,
+    so the chunk is not its rival (the ``margin`` of a lesson asked for in its own words was
+    its lead over its source, and no match)."""
+    statements: dict[tuple[str, str], list[int]] = {}
+    chunks: dict[tuple[str, str], int] = {}
+    for rowid in candidates:
+        text = texts[rowid]
+        if text.origin is not None:
+            if text.statement:
+                statements.setdefault(text.origin, []).append(rowid)
+            else:
+                chunks.setdefault(text.origin, rowid)
+    return {chunk: max(statements[origin], key=closeness) for origin, chunk in chunks.items()
+            if origin in statements}

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import sys
 from bisect import bisect_left
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 
@@ -47,7 +47,7 @@ from memoryd.retrieval.asked_details import asked_details, lacks
 from memoryd.retrieval.dates import Window, window, without_time
 from memoryd.retrieval.explain import explanations
 from memoryd.retrieval.filters import Filter, request_filter
-from memoryd.retrieval.known import Known, distinct_members, distinct_ranks, says
+from memoryd.retrieval.known import Known, distinct_members, distinct_ranks, says, taken_from
 from memoryd.retrieval.passage import turns_around
 from memoryd.retrieval.ranking import FEATURES, NO_ALIGN, NO_VECTOR, Model, idf, load_model
 from memoryd.retrieval.records import Background, Hit, Score, SearchRequest, SearchResult
@@ -108,26 +108,6 @@ class SearchPlan:
 
 #: The vector index's candidates for each of a plan's filters: rowid → (cosine, best part's).
 VectorFound = list[dict[int, tuple[float, float]]]
-
-
-def taken_from(candidates: list[int], texts: dict[int, IndexedText],
-               closeness: Callable[[int], float]) -> dict[int, int]:
-    """The transcript chunks among the candidates that a statement among them was taken from
-    (a lesson extracted from the chunk's message: the same origin), each with that statement
-    (of several, the ``closeness``-est to the question): the lesson says what the chunk said,
-    so the chunk is not its rival (the ``margin`` of a lesson asked for in its own words was
-    its lead over its source, and no match)."""
-    statements: dict[tuple[str, str], list[int]] = {}
-    chunks: dict[tuple[str, str], int] = {}
-    for rowid in candidates:
-        text = texts[rowid]
-        if text.origin is not None:
-            if text.statement:
-                statements.setdefault(text.origin, []).append(rowid)
-            else:
-                chunks.setdefault(text.origin, rowid)
-    return {chunk: max(statements[origin], key=closeness) for origin, chunk in chunks.items()
-            if origin in statements}
 
 
 class Searcher:
