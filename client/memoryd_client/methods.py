@@ -186,10 +186,10 @@ class DaemonMethods(abc.ABC):
         since, until, status, shared (the agents named as their blocks show them: with the
         agents each shares with, ``context.shared_agents``, and the teams' namespaces), limit,
         min_score, match, now (when the question is asked: "last week" counts back from it),
-        explain (each hit's ``explain``: the query's
-        words it holds and its closest sentence, and ``why``: its evidence in words). A name
-        the daemon does not take is refused (``BadParamsError``); the reply lists
-        ``unknown_agents``, agents named that have no entry at all."""
+        explain (each hit's ``explain``: the query's words it holds and its closest sentence,
+        and ``why``: its evidence in words). A name the daemon does not take is refused
+        (``BadParamsError``); the reply lists ``unknown_agents``, agents named that have no
+        entry at all."""
         return self.call("search", drop_none({"query": query, **filters}))
 
     def list_entries(self, **filters: Any) -> Any:

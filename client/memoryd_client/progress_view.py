@@ -120,9 +120,10 @@ class Bar:
         return f"{head} {rest}"[:width]
 
     def show(self, text: str) -> None:
-        self.stream.write("\r" + printable(text).ljust(self._width))
+        shown = printable(text)
+        self.stream.write("\r" + shown.ljust(self._width))
         self.stream.flush()
-        self._width = len(text)
+        self._width = len(shown)
         self.shown = True
 
     def clear(self) -> None:

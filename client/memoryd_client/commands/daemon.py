@@ -31,7 +31,6 @@ def _add_source(args: Args, client: Client) -> Any:
             raise UsageError(f"memory sources add: {', '.join(given)} "
                              f"{'is' if len(given) == 1 else 'are'} a glob source's, not a "
                              "project root's (--project DIR): add each on its own")
-    if args.project:
         return client.sources("add", project_root=args.project)
     if args.name and args.path and args.kind:
         fmt = args.format or ("markdown" if args.kind == "memory" else "generic")
