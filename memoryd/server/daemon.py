@@ -207,8 +207,11 @@ class Daemon:
                  os.getpid())
 
     def idle_since(self) -> float:
-        """When the last request came (the passes and the collector wait for quiet)."""
-        return self.dispatcher.last_request
+        """When the last request came (the passes and the collector wait for quiet); now,
+        while one is being answered: a request slower than the quiet it waits for (a loaded
+        machine, a big list) is not a quiet second, and a scheduled pass started under it."""
+        dispatcher = self.dispatcher
+        return time.time() if dispatcher.requests_in_flight else dispatcher.last_request
 
     def in_flight(self) -> int:
         return self.dispatcher.requests_in_flight
