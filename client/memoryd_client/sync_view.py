@@ -45,6 +45,10 @@ def print_sync(result: dict[str, Any]) -> None:
             said.append(f"{team['skipped']} lines skipped (no entry memoryd can apply; the "
                         "daemon's log names each)")
         print(f"team {name}: " + ", ".join(said))
+    for decided in result.get("decided") or []:
+        print(f"{decided['id']}: changed on two machines before they met: "
+              f"{_status(decided['holds'])} (the later) holds over {_status(decided['over'])}; "
+              f"`memory history {decided['id']}` shows both")
     new = result.get("new_conflicts") or []
     for copy in new:
         print(f"conflict: both versions kept; the other machine's is {copy}")
@@ -53,6 +57,12 @@ def print_sync(result: dict[str, Any]) -> None:
         print(f"{len(waiting)} older conflict copies wait: {', '.join(waiting)}")
     if new or waiting:
         print("merge what you want to keep into the file, delete the copy, then `memory sync`")
+
+
+def _status(side: dict[str, Any]) -> str:
+    by = side.get("superseded_by")
+    return f"{side['status']} by {by}" if side["status"] == "superseded" and by else \
+        str(side["status"])
 
 
 def print_share(result: dict[str, Any]) -> None:

@@ -363,12 +363,13 @@ class Indexer:
         ).as_dict()
         self.store.insert_entry(entry)
         self.store.record_event(entry["uid"], "indexed", "watch", None, as_event(entry), now)
-        self._apply_mark(entry, now)
+        self._apply_mark(entry)
 
-    def _apply_mark(self, entry: dict[str, Any], now: float) -> None:
+    def _apply_mark(self, entry: dict[str, Any]) -> None:
         """An entry indexed anew keeps the status a forget or supersede gave the same text
         (a file entry) or the same chunk (a transcript) before: after a reindex, or when a
-        file was deleted and written back."""
+        file was deleted and written back. Its event is dated when the status was decided
+        (a later decision made elsewhere must find it older: memoryd.maintenance.replay)."""
         mark = self.store.mark(entry["agent"], mark_target(entry["uid"], entry["hash"], "watch"))
         if mark is None or mark["status"] == entry["status"]:
             return
@@ -378,7 +379,7 @@ class Indexer:
         after = self.store.entry_by_uid(entry["uid"])
         self.store.record_event(entry["uid"], mark["status"], mark["actor"],
                                 as_event(before) if before else None,
-                                as_event(after) if after else None, now)
+                                as_event(after) if after else None, mark["ts"])
 
     def _file_uid(self, path: str, hash_: str) -> str:
         """A new file entry's id, made of its file and its text (the first such id no entry
@@ -486,7 +487,7 @@ class Indexer:
             superseded_by=None, polarity=None,
         ).as_dict(), "records": records}  # and the turns it holds (Store.insert_entry)
         self.store.insert_entry(entry)
-        self._apply_mark(entry, now)
+        self._apply_mark(entry)
         return Changes(added=1)
 
     def _upsert_session(self, session: dict[str, Any], facts: FileFacts) -> None:

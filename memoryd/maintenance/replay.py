@@ -67,15 +67,18 @@ def replay_ledgers(store: Store, ledger: Ledger,
 
 
 def apply_records(store: Store, agent: str, records: list[dict[str, Any]],
-                  skipped: set[str] | None = None) -> int:
+                  skipped: set[str] | None = None,
+                  decided: list[dict[str, Any]] | None = None) -> int:
     """Apply records that came from another machine (memoryd.sync.apply), in the caller's
     transaction; returns how many changed the index. Unlike the replay at start, a pass's
     change is never taken for one that did not commit: its change number is the other
     machine's. A ``purge`` record is left to the caller (memoryd.maintenance.purge, by ids).
     ``skipped``: the ids of remember records skipped as duplicates, kept by a caller that
-    applies a file's records in several calls (their status records are skipped too)."""
+    applies a file's records in several calls (their status records are skipped too).
+    ``decided``: told of each entry whose status both machines changed before they met (see
+    :func:`_holds`)."""
     skipped = set() if skipped is None else skipped
-    return sum(_apply_record(store, agent, record, skipped) for record in records)
+    return sum(_apply_record(store, agent, record, skipped, decided) for record in records)
 
 
 def _uncommitted(store: Store, record: dict[str, Any]) -> bool:
@@ -97,7 +100,8 @@ def _as_stored(store: Store, record: dict[str, Any]) -> dict[str, Any]:
             "actor": "memoryd (a pass's change that never committed)"}
 
 
-def _apply_record(store: Store, agent: str, record: dict[str, Any], skipped: set[str]) -> int:
+def _apply_record(store: Store, agent: str, record: dict[str, Any], skipped: set[str],
+                  decided: list[dict[str, Any]] | None = None) -> int:
     op = record.get("op")
     if op == "remember" and isinstance(record.get("entry"), dict):
         return _apply_remember(store, agent, dict(record["entry"]), skipped)
@@ -110,6 +114,9 @@ def _apply_record(store: Store, agent: str, record: dict[str, Any], skipped: set
                 agent, mark_target(str(record.get("id")), record.get("hash"), record.get("via")),
                 record["status"], record.get("superseded_by"), record.get("actor"), record["ts"])
             return 1
+        if before.agent.casefold() != agent.casefold() or \
+                not _holds(store, before, record, record["status"], decided):
+            return 0
         changes = {"status": record["status"]}
         if record.get("superseded_by"):
             changes["superseded_by"] = record["superseded_by"]
@@ -117,7 +124,11 @@ def _apply_record(store: Store, agent: str, record: dict[str, Any], skipped: set
     if op == "update" and isinstance(record.get("fields"), dict):
         before = store.entry_by_uid(str(record.get("id")))
         fields = {k: v for k, v in record["fields"].items() if k in LEDGER_FIELDS}
-        if before is None or not fields:
+        if before is None or before.agent.casefold() != agent.casefold():
+            return 0
+        if "status" in fields and not _holds(store, before, record, fields["status"], decided):
+            fields = {k: v for k, v in fields.items() if k not in ("status", "superseded_by")}
+        if not fields:
             return 0
         return _change(store, agent, before, "update", record, fields)
     if op == "release":
@@ -128,6 +139,28 @@ def _apply_record(store: Store, agent: str, record: dict[str, Any], skipped: set
         return 0
     log.warning("Skipping unknown ledger record in %s: %r", agent, op)
     return 0
+
+
+def _holds(store: Store, entry: StoredEntry, record: dict[str, Any], status: str,
+           decided: list[dict[str, Any]] | None) -> bool:
+    """Whether a record's change of an entry's status holds: the later of two decisions
+    about an entry holds, whichever a machine applies first (two machines that changed it
+    before they met end the same, and a rebuild from the merged ledgers too). One made
+    before the entry's status last changed here is kept in its history (``overtaken``), not
+    applied. ``decided`` is told when the two machines decided differently: the record's
+    ``was`` (the status it changed) is not the status here, or the record is overtaken."""
+    last = store.status_changed_at(entry.uid)
+    overtaken = last is not None and last > float(record["ts"])
+    theirs = {"status": status, "superseded_by": record.get("superseded_by")}
+    ours = {"status": entry.status, "superseded_by": entry.superseded_by}
+    if overtaken:
+        store.record_event(entry.uid, "overtaken", record.get("actor"), entry.as_dict(),
+                           theirs, record["ts"])
+    was = record.get("was")
+    if decided is not None and theirs != ours and (overtaken or was not in (None, entry.status)):
+        decided.append({"id": entry.uid, "holds": ours if overtaken else theirs,
+                        "over": theirs if overtaken else ours})
+    return not overtaken
 
 
 def _change(store: Store, agent: str, before: StoredEntry, event: str,

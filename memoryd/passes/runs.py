@@ -289,7 +289,7 @@ class PassRuns:
         before the transaction commits."""
         if not fields:
             return None
-        now = time.time()
+        now = self.entries.decided_at(entry) if "status" in fields else time.time()
         self.store.update_entry(entry.uid, **fields, updated=now)
         if "status" in fields:
             self.entries.set_index_status(entry.rowid, fields["status"])
@@ -297,8 +297,9 @@ class PassRuns:
                                 fields, now)
         ledgered = {k: v for k, v in fields.items() if k in LEDGERED}
         if ledgered and entry.via in ("api", "import", "extract"):
-            return {"op": "update", "ts": now, "id": entry.uid, "fields": ledgered,
-                    "actor": actor}
+            record = {"op": "update", "ts": now, "id": entry.uid, "fields": ledgered,
+                      "actor": actor}
+            return {**record, "was": entry.status} if "status" in ledgered else record
         if "status" in fields and entry.via == "watch":
             # a watched entry's status (the undo of its forget) outlives its row as a mark,
             # and its ledger's status record puts the mark back after a rebuild, as the
@@ -307,7 +308,7 @@ class PassRuns:
             self.store.set_mark(entry.agent, mark_target(entry.uid, entry.hash, "watch"),
                                 fields["status"], superseded_by, actor, now)
             record = {"op": "status", "ts": now, "id": entry.uid, "status": fields["status"],
-                      "actor": actor, "hash": entry.hash, "via": "watch"}
+                      "was": entry.status, "actor": actor, "hash": entry.hash, "via": "watch"}
             return {**record, "superseded_by": superseded_by} if superseded_by else record
         return None
 

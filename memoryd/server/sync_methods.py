@@ -167,7 +167,7 @@ class Sync:
                 async with self.lock:
                     return {"committed": False, "pulled": False, "pushed": False,
                             "applied": Applied().reply(), "new_conflicts": [],
-                            "conflicts": [], "seconds": 0.0, "own": False,
+                            "decided": [], "conflicts": [], "seconds": 0.0, "own": False,
                             "teams": await self._follow_teams()}
             raise SyncError("sync is not set up here: run `memory sync init REMOTE` first")
         async with self.lock:
@@ -218,7 +218,7 @@ class Sync:
                             "nothing was lost, run `memory sync` again")
         return {"committed": committed, "pulled": pulled, "pushed": pushed,
                 "applied": total.reply(), "new_conflicts": copies,
-                "commit_s": round(commit_s, 3)}
+                "decided": total.decided, "commit_s": round(commit_s, 3)}
 
     async def _pull(self, repo: SyncRepo, theirs: str) -> tuple[Merged, Applied]:
         """Merge ``theirs``, move the worktree to the merge, apply what it brought."""

@@ -523,7 +523,7 @@ class Store(EntryReads, VectorRows, EventRows, ChunkRows):
             "INSERT INTO marks(agent, target, status, superseded_by, actor, ts) "
             "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(agent, target) DO UPDATE SET "
             "status=excluded.status, superseded_by=excluded.superseded_by, "
-            "actor=excluded.actor, ts=excluded.ts",
+            "actor=excluded.actor, ts=excluded.ts WHERE excluded.ts >= marks.ts",
             (agent, target, status, superseded_by, actor, ts))
 
     def delete_marks(self, agent: str, targets: Sequence[str]) -> None:

@@ -170,7 +170,7 @@ class EntryWrites:
 
     def _set_status(self, entry: StoredEntry, status: str, actor: str | None,
                     superseded_by: str | None = None) -> StoredEntry:
-        now = time.time()
+        now = self.decided_at(entry)
         changes: dict[str, Any] = {"status": status, "updated": now}
         if superseded_by:
             changes["superseded_by"] = superseded_by
@@ -184,12 +184,19 @@ class EntryWrites:
         self.set_index_status(entry.rowid, status)
         return after
 
-    @staticmethod
-    def _status_record(entry: StoredEntry, status: str, actor: str | None,
+    def decided_at(self, entry: StoredEntry) -> float:
+        """The time of a change of an entry's status: now, but never before its last one (a
+        clock set back must not make a rebuild, or another machine, take the older change
+        for the later: memoryd.maintenance.replay)."""
+        last = self.store.status_changed_at(entry.uid)
+        return time.time() if last is None else max(time.time(), last + 0.001)
+
+    def _status_record(self, entry: StoredEntry, status: str, actor: str | None,
                        reason: str | None = None, superseded_by: str | None = None,
                        ) -> dict[str, Any]:
-        record = {"op": "status", "ts": time.time(), "id": entry.uid, "status": status,
-                  "actor": actor, "hash": entry.hash, "via": entry.via}
+        record = {"op": "status", "ts": self.decided_at(entry), "id": entry.uid,
+                  "status": status, "was": entry.status, "actor": actor, "hash": entry.hash,
+                  "via": entry.via}
         if reason:
             record["reason"] = reason
         if superseded_by:

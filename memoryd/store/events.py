@@ -70,6 +70,16 @@ class EventRows:
             for ts, uid, action, actor, before, after in rows
         ]
 
+    def status_changed_at(self, uid: str) -> float | None:
+        """When an entry's status last changed (not its making, nor a change from another
+        machine that a later one overtook: memoryd.maintenance.replay), or None."""
+        row = self._db.execute(
+            "SELECT max(ts) FROM events WHERE uid=? AND action != 'overtaken' "
+            "AND before IS NOT NULL AND json_extract(after, '$.status') IS NOT NULL "
+            "AND json_extract(after, '$.status') IS NOT json_extract(before, '$.status')",
+            (uid,)).fetchone()
+        return None if row is None or row[0] is None else float(row[0])
+
     def stored_events(self) -> Iterator[tuple[int, str, float, str | None, str | None]]:
         """Every event as stored: (id, uid, ts, before and after as JSON text)."""
         yield from self._db.execute("SELECT id, uid, ts, before, after FROM events")

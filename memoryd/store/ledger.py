@@ -4,12 +4,14 @@
 
     {"op": "remember",  "ts": …, "entry": {…the whole entry…}}
     {"op": "status",    "ts": …, "id": "…", "status": "forgotten"|"superseded"|"active",
+                        "was": "…" (the status it changed; older records lack it),
                         "actor": "…", "reason": "…", "superseded_by": "…",
                         "hash": "…", "via": "api"|"watch"|…}   (the entry's content hash
                         and origin: a watched entry the database lacks at replay keeps its
                         status as a mark, applied when the watcher indexes it again)
     {"op": "update",    "ts": …, "id": "…", "fields": {"confidence": …, "occurrences": …, …},
-                        "actor": "pass consolidate"}   (a maintenance pass's change)
+                        "actor": "pass consolidate", "was": "…"}   (a maintenance
+                        pass's change; "was" when it changes the status)
     {"op": "release",   "ts": …, "id": "…", "hash": "…", "via": "…", "actor": "…"}
                         (a person let a quarantined entry be injected: memoryd.quarantine)
     {"op": "purge",     "ts": …, "ids": ["…"]}   (``memory purge`` removed these entries'

@@ -74,6 +74,9 @@ class Applied:
     #: the commit of what was written during the merge), and the longest of those
     advance_s: float = 0.0
     longest_advance_s: float = 0.0
+    #: entries whose status both machines changed before they met: the decision that holds
+    #: (the later) and the one it holds over (memoryd.maintenance.replay)
+    decided: list[dict[str, Any]] = field(default_factory=list)
 
     def reply(self) -> dict[str, Any]:
         return {"records": self.records, "restored": self.restored, "purged": self.purged,
@@ -95,6 +98,7 @@ class Applied:
         self.slices += other.slices
         self.advance_s += other.advance_s
         self.longest_advance_s = max(self.longest_advance_s, other.longest_advance_s)
+        self.decided += other.decided
 
 
 @dataclass
@@ -191,7 +195,8 @@ def apply_some(store: Store, found: Plan, budget_s: float = SLICE_S) -> bool:
                 record = change.records[change.done]
                 if change.top == "ledger":
                     found.applied.records += apply_records(store, change.agent, [record],
-                                                           change.skipped)
+                                                           change.skipped,
+                                                           found.applied.decided)
                     found.applied.agents.add(change.agent)
                 else:
                     found.applied.restored += restore_records(store, change.agent, change.path,

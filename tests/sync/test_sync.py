@@ -685,3 +685,65 @@ def test_turns_a_sync_restored_are_not_archived_again_by_retain(machines,
     with b.client() as c:
         listed = c.list_entries(agents=["claude-code"], limit=100)["entries"]
     assert len(listed) == len({e["id"] for e in listed}) == 4
+
+
+def _state(m: Machine, uid: str) -> tuple[str, str | None]:
+    with m.client() as c:
+        entry = c.get(uid)
+    return entry["status"], entry.get("superseded_by")
+
+
+def test_a_forget_and_a_supersede_of_one_entry_on_two_machines_end_the_same(
+        machines, remote: Path) -> None:
+    a, b = machines(2, (False, False))
+    init(remote, a, b)
+    write(a, ["deploy on fridays"])
+    sync(a, b)
+    uid = a.ids()["deploy on fridays"]
+    with a.client("designer") as c:
+        c.forget(uid)
+    with b.client("designer") as c:  # later, on the other machine, before they meet
+        newer = c.supersede(uid, "deploy on thursdays")["entry"]["id"]
+    replies = sync(a, b)
+    shown = a.cli("sync")  # each machine is told, the one whose change held too
+    assert shown.returncode == 0, shown.stderr
+    assert f"{uid}: changed on two machines before they met: superseded by {newer} (the " \
+        "later) holds over forgotten" in shown.stdout
+    assert replies[1]["decided"] == [{"id": uid, "over": {"status": "forgotten",
+                                                          "superseded_by": None},
+                                      "holds": {"status": "superseded", "superseded_by": newer}}]
+    # the later decision holds on both machines, whichever applied it first
+    assert _state(a, uid) == _state(b, uid) == ("superseded", newer)
+    assert a.texts() == b.texts() == ["deploy on thursdays"]
+    with b.client() as c:  # the other decision is in the entry's history
+        actions = [e["action"] for e in c.history(uid)["events"]]
+    assert "overtaken" in actions
+    # and a rebuild from the merged ledger agrees
+    a.stop()
+    (a.home / "memoryd.db").unlink()
+    import sys
+    rebuilt = subprocess.run([sys.executable, "-m", "memoryd", "reindex"], capture_output=True,
+                             text=True, timeout=300, env={**os.environ, **a.env})
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    a.start()
+    assert _state(a, uid) == ("superseded", newer)
+
+
+def test_two_supersedes_of_one_entry_on_two_machines_keep_both_texts(
+        machines, remote: Path) -> None:
+    a, b = machines(2, (False, False))
+    init(remote, a, b)
+    write(a, ["the staging host is alder"])
+    sync(a, b)
+    uid = a.ids()["the staging host is alder"]
+    with a.client("designer") as c:
+        c.supersede(uid, "the staging host is birch")
+    with b.client("designer") as c:
+        later = c.supersede(uid, "the staging host is cedar")["entry"]["id"]
+    replies = sync(a, b, a)
+    # neither person's text is dropped; the entry points at the later one on both machines
+    assert a.texts() == b.texts() == ["the staging host is birch", "the staging host is cedar"]
+    assert _state(a, uid) == _state(b, uid) == ("superseded", later)
+    # and the sync that met the other machine's change says so
+    said = [r.get("decided") for r in replies if r.get("decided")]
+    assert said and said[0][0]["id"] == uid
