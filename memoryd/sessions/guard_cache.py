@@ -62,14 +62,14 @@ def save_terms(path: Path, terms: dict[bytes, tuple[Term, ...]]) -> None:
 
 def _fields(term: Term) -> list[Any]:
     return [term.kind, term.said, term.alternatives, term.flags, term.qualifiers, term.value,
-            term.implied]
+            term.implied, term.args]
 
 
 def _term(fields: list[Any]) -> Term:
-    kind, said, alternatives, flags, qualifiers, value, implied = fields
+    kind, said, alternatives, flags, qualifiers, value, implied, args = fields
     if not (isinstance(kind, str) and isinstance(said, str) and isinstance(value, str)
             and isinstance(implied, bool)):
         raise ValueError(f"not a term: {fields!r}"[:200])
     return Term(kind, said, tuple(tuple(str(w) for w in words) for words in alternatives),
                 tuple(tuple(str(f) for f in group) for group in flags),
-                tuple(str(q) for q in qualifiers), value, implied)
+                tuple(str(q) for q in qualifiers), value, implied, tuple(str(a) for a in args))

@@ -40,7 +40,7 @@ are marked ``implied``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 #: Programs whose name in prose is a term. Values: the subcommands that make an ambiguous
@@ -128,6 +128,13 @@ _POSITIVE = re.compile(r"^(?:please\s+)?(?:always|use|run|prefer|make sure|remem
 _FILLER = re.compile(r"^(?:(?:please|also|btw|so|ok|important|note|rule|lesson|tip|reminder|"
                      r"from now on|going forward|in general)\b[:,]?\s*)+", re.I)
 _NOT_WORDS = frozenset("e.g i.e etc vs a.m p.m and/or w/ n/a".split())
+#: Words that end a command's arguments in prose ("pip install in the base env", "npm
+#: publish without a version bump", "run make deploy again")
+_NOT_ARGUMENTS = frozenset(
+    "a an the this that these those it its them any all each every some no not and or but nor "
+    "so as if when whenever while unless until before after without with by for of than then "
+    "again anymore ever yet here there now first twice once yourself itself is are be was "
+    "were do does done unless because even just only also too please ok instead either".split())
 
 
 @dataclass(frozen=True)
@@ -141,6 +148,10 @@ class Term:
     qualifiers: tuple[str, ...] = ()  # command: a branch it must name to be the thing itself
     value: str = ""  # path / code / literal
     implied: bool = False  # a rival of a program the memory names, not named itself
+    #: command: the arguments the memory names after it ("kubectl delete namespace prod",
+    #: "chmod 777 on /etc", "rm -rf /"): a call without them is near, not the thing (only
+    #: what a memory forbids keeps them: doing the program is doing what it says to do)
+    args: tuple[str, ...] = ()
 
     @property
     def programs(self) -> frozenset[str]:
@@ -161,9 +172,9 @@ class Rule:
 
 
 def _command(said: str, words: tuple[str, ...], flags: tuple[str, ...] = (),
-             qualifiers: tuple[str, ...] = ()) -> Term:
+             qualifiers: tuple[str, ...] = (), args: tuple[str, ...] = ()) -> Term:
     groups = tuple(tuple(dict.fromkeys((f, *SYNONYMS.get(f, ())))) for f in flags)
-    return Term("command", said, (words,), groups, qualifiers)
+    return Term("command", said, (words,), groups, qualifiers, args=args)
 
 
 def _concept(said: str, programs: tuple[str, ...], flags: tuple[str, ...] = (),
@@ -189,7 +200,8 @@ def _classify_span(span: str, fact: bool) -> Term | None:
                    len(words))
         head = words[:min(cut, 3)]
         flags = tuple(w.split("=")[0] for w in words[1:] if w.startswith("-"))
-        return _command(span, tuple(head), flags)
+        args = tuple(w for w in words[len(head):] if not w.startswith("-"))
+        return _command(span, tuple(head), flags, (), args)
     if _PATH_SHAPE.match(span):
         return Term("path", span, value=span)
     if span.lower() in PROGRAMS:
@@ -203,6 +215,15 @@ def _classify_span(span: str, fact: bool) -> Term | None:
 
 
 _SPAN = re.compile(r"`([^`]+)`")
+#: What, right after a command in prose, is one of its arguments: a word, a number, a path
+#: (not English around it: _NOT_ARGUMENTS, or an adverb); after a preposition, a place only
+#: (a path, a branch: "chmod 777 on /etc", "push --force to main" is the qualifier's)
+_ARGUMENT = re.compile(r"(?!(?:[a-z]+ly)$)(?:[a-z0-9][\w.:@=+-]*|[~./][\w./~*+-]*|/)")
+_PLACE = re.compile(r"[~./][\w./~*+-]*|/|[\w.-]*/[\w./*-]*")
+#: After a program named alone, only what looks like an argument is one ("chmod 777", "rm
+#: -rf /"; "python one-liners" names a habit, not an argument)
+_TECHNICAL = re.compile(r"[\d/~.=:@_]")
+_PREPOSITIONS = frozenset("on in into onto to at under inside against from".split())
 _TOKEN = re.compile(r"⟦\d+⟧|[^\s,;\"“”()]+(?:\(\))?")
 
 
@@ -217,12 +238,20 @@ def terms_of(fragment: str, spans: list[str], fact: bool = False,
     flags_here = [t for t in tokens if re.fullmatch(r"--?[A-Za-z][\w-]*", t)]
     i = 0
     last_command: int | None = None
+    arguments = False  # the tokens now are the last command's arguments
+    after_preposition = False
     while i < len(tokens):
         token = tokens[i]
         low = token.lower()
         i += 1
+        if arguments:
+            arguments, after_preposition, placed = _argument(terms, last_command, token,
+                                                             after_preposition)
+            if placed:
+                continue  # the command's place, not a path of its own
         if token.startswith("⟦"):
             term = _classify_span(spans[int(token[1:-1])], fact)
+            arguments = False
             if term is not None:
                 terms.append(term)
                 last_command = len(terms) - 1 if term.kind == "command" else last_command
@@ -239,27 +268,71 @@ def terms_of(fragment: str, spans: list[str], fact: bool = False,
             last_command = len(terms) - 1
             continue
         if low in PROGRAMS:
-            follow = tokens[i].lower() if i < len(tokens) else ""
-            allowed = PROGRAMS[low]
-            if allowed is not None and follow not in allowed:
+            words = _program_words(tokens, i - 1)
+            if not words:
                 continue  # "make sure", "go through"
-            words = [low]
-            while i < len(tokens) and tokens[i].lower() in SUBCOMMANDS and len(words) < 3:
-                words.append(tokens[i].lower())
-                i += 1
-            terms.append(_command(" ".join(words), tuple(words), (), qualifiers))
+            i += len(words) - 1
+            terms.append(_command(" ".join(words), words, (), qualifiers))
             last_command = len(terms) - 1
+            arguments = True
             continue
-        if _HOST.match(token):
-            terms.append(Term("literal", token, value=token.lower()))
-        elif _PATH_SHAPE.match(token) and not token.startswith("http"):
-            terms.append(Term("path", token, value=token))
-        elif _CODE_SHAPE.match(token) and not re.fullmatch(r"[A-Z][a-z]+", token):
-            value = token[:-1] if token.endswith("()") else token
-            terms.append(Term("code", token, value=value))
-        elif fact and re.fullmatch(r"\d{3,}", token):
-            terms.append(Term("literal", token, value=token))
+        plain = _plain_term(token, fact)
+        if plain is not None:
+            terms.append(plain)
     return _concepts(fragment, _flags_to_command(terms), qualifiers, flags_here, concepts_alone)
+
+
+def _plain_term(token: str, fact: bool) -> Term | None:
+    """A word of prose that is a host, a path, code, or (in a fact) a number."""
+    if _HOST.match(token):
+        return Term("literal", token, value=token.lower())
+    if _PATH_SHAPE.match(token) and not token.startswith("http"):
+        return Term("path", token, value=token)
+    if _CODE_SHAPE.match(token) and not re.fullmatch(r"[A-Z][a-z]+", token):
+        return Term("code", token, value=token[:-1] if token.endswith("()") else token)
+    if fact and re.fullmatch(r"\d{3,}", token):
+        return Term("literal", token, value=token)
+    return None
+
+
+def _program_words(tokens: list[str], at: int) -> tuple[str, ...]:
+    """The program at ``tokens[at]`` and the subcommands that follow it ("pip install"), or
+    none when the word is English there ("make sure", "go through")."""
+    low = tokens[at].lower()
+    allowed = PROGRAMS[low]
+    follow = tokens[at + 1].lower() if at + 1 < len(tokens) else ""
+    if allowed is not None and follow not in allowed:
+        return ()
+    words = [low]
+    for token in tokens[at + 1:at + 3]:
+        if token.lower() not in SUBCOMMANDS:
+            break
+        words.append(token.lower())
+    return tuple(words)
+
+
+def _argument(terms: list[Term], last_command: int | None, token: str,
+              after_preposition: bool) -> tuple[bool, bool, bool]:
+    """A token after a command in prose: one of its arguments (added to it), a preposition
+    before one, or the end of them. Returns (still in its arguments, after a preposition, a
+    place taken: a path that is no term of its own)."""
+    low = token.lower()
+    if last_command is None:
+        return False, False, False
+    if token.startswith("⟦") or low in PROGRAMS or re.fullmatch(r"--?[A-Za-z][\w-]*", token):
+        return not token.startswith("⟦") and low not in PROGRAMS, after_preposition, False
+    told = len(terms[last_command].alternatives[0]) > 1  # a subcommand named
+    if low in _PREPOSITIONS and not after_preposition:
+        return True, True, False
+    if low in _NOT_ARGUMENTS or not _ARGUMENT.fullmatch(token) or (
+            after_preposition and not _PLACE.fullmatch(token)) or (
+            not told and not after_preposition and not _TECHNICAL.search(token)
+            and low not in BRANCHES):
+        return False, False, False
+    old = terms[last_command]
+    terms[last_command] = Term("command", old.said + " " + token, old.alternatives, old.flags,
+                               old.qualifiers, args=(*old.args, token))
+    return True, False, bool(_PLACE.fullmatch(token))
 
 
 def _add_flag(terms: list[Term], last_command: int | None, token: str) -> None:
@@ -268,7 +341,7 @@ def _add_flag(terms: list[Term], last_command: int | None, token: str) -> None:
     if last_command is not None:
         old = terms[last_command]
         terms[last_command] = Term("command", old.said + " " + token, old.alternatives,
-                                   (*old.flags, synonyms), old.qualifiers)
+                                   (*old.flags, synonyms), old.qualifiers, args=old.args)
     else:
         terms.append(Term("flag", token, flags=(synonyms,)))
 
@@ -281,7 +354,7 @@ def _flags_to_command(terms: list[Term]) -> list[Term]:
         flags = tuple(g for t in terms if t.kind == "flag" for g in t.flags)
         old = terms[commands[-1]]
         terms[commands[-1]] = Term("command", old.said, old.alternatives, old.flags + flags,
-                                   old.qualifiers)
+                                   old.qualifiers, args=old.args)
         terms = [t for t in terms if t.kind != "flag"]
     return terms
 
@@ -452,8 +525,15 @@ def rule_of(kind: str, text: str, polarity: str | None, key: str | None) -> Rule
             dont.extend(terms_of(sentence, spans, fact))
     dont_implied = implied(do, dont)
     do_implied = implied(dont, do)
-    return Rule(tuple(_unique(do + do_implied)), tuple(_unique(dont + dont_implied)),
-                tuple(_unique(first)), tuple(_unique(occasion)), _telling_words(text))
+    return Rule(tuple(_unique(_any_args(do + do_implied))), tuple(_unique(dont + dont_implied)),
+                tuple(_unique(_any_args(first))), tuple(_unique(_any_args(occasion))),
+                _telling_words(text))
+
+
+def _any_args(terms: list[Term]) -> list[Term]:
+    """What a memory says to do is done with any arguments (``pytest`` runs the tests that
+    "run pytest tests/unit before a commit" means); only what it forbids keeps them."""
+    return [replace(t, args=()) if t.args else t for t in terms]
 
 
 def _named(fragment: str, slot: bool) -> list[Term]:
@@ -480,6 +560,6 @@ def _ordered(sentence: str, spans: list[str], first: list[Term], occasion: list[
 def _unique(terms: list[Term]) -> list[Term]:
     seen: dict[tuple[object, ...], Term] = {}
     for term in terms:
-        seen.setdefault((term.kind, term.alternatives, term.flags, term.value, term.qualifiers),
-                        term)
+        seen.setdefault((term.kind, term.alternatives, term.flags, term.value, term.qualifiers,
+                         term.args), term)
     return list(seen.values())

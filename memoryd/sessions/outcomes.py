@@ -145,9 +145,22 @@ def _names_branch(branches: Sequence[str], plain: Sequence[str]) -> bool:
                for arg in plain for b in branches)
 
 
+def _names_argument(arg: str, plain: Sequence[str]) -> bool:
+    """The call names an argument a memory names: the same word, or a path at or under the
+    path it names (``/etc/hosts`` under ``/etc``; only ``/`` itself is ``/``)."""
+    want = arg.rstrip("/") or "/"
+    for given in plain:
+        have = given.rstrip("/") or "/"
+        if have == want or (want not in ("/", "~", ".") and "/" in want
+                            and have.startswith(want + "/")):
+            return True
+    return False
+
+
 def match_command(term: Term, inv: Invocation) -> str | None:
-    """``thing`` (what the term says), ``near`` (the program without the branch the memory
-    names), ``occasion`` (the program and subcommand without the term's flags), or None."""
+    """``thing`` (what the term says), ``near`` (the program without the branch or the
+    arguments the memory names), ``occasion`` (the program and subcommand without the term's
+    flags), or None."""
     if term.kind == "flag":
         return "thing" if all(any(_flag(f, inv.args) for f in g) for g in term.flags) else None
     for words in term.alternatives:
@@ -161,6 +174,8 @@ def match_command(term: Term, inv: Invocation) -> str | None:
             # without --no-cache, not `docker ps` against "docker with --privileged"
             return "occasion" if len(words) > 1 else None
         if term.qualifiers and not _names_branch(term.qualifiers, plain):
+            return "near"
+        if not all(_names_argument(arg, plain) for arg in term.args):
             return "near"
         return "thing"
     return None

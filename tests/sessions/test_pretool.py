@@ -223,6 +223,39 @@ def test_a_hard_rule_denies_only_when_the_user_opted_in_and_only_a_persons(
         sudo_on["additionalContext"]
 
 
+def test_a_hard_rule_denies_what_it_names_not_every_call_of_its_program(
+        memoryd_home, embedder, monkeypatch, tmp_path) -> None:
+    call = {"session_id": SESSION, "transcript_path": "/nonexistent.jsonl", "cwd": str(tmp_path),
+            "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_use_id": "toolu_01"}
+    monkeypatch.setenv("MEMORYD_CONTEXT_HARD_RULES", "1")
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket, channel="terminal") as person:
+            for rule in ("Never run kubectl delete namespace prod", "Never run chmod 777 on /etc",
+                         "Never run rm -rf /"):
+                person.remember("claude-code", "ops", rule, kind="lesson", polarity="negative",
+                                tags=["hard-rule"])
+
+        def denied(command: str) -> str | None:
+            result = hook("claude-code", "PreToolUse", {**call, "tool_input": {"command": command}})
+            assert result.returncode == 0, result.stderr
+            if not result.stdout:
+                return None
+            output = json.loads(result.stdout)["hookSpecificOutput"]
+            return output.get("permissionDecisionReason")
+
+        for everyday in ("kubectl delete pod web-1", "kubectl delete namespace staging",
+                         "chmod 777 ./build/out.sh", "chmod 644 /etc/hosts", "rm -rf node_modules",
+                         "rm -rf build"):
+            assert denied(everyday) is None, everyday
+        assert "Never run kubectl delete namespace prod" in (
+            denied("kubectl delete namespace prod --wait=false") or "")
+        assert "Never run chmod 777 on /etc" in (denied("sudo chmod -R 777 /etc/ssl") or "")
+        assert "Never run rm -rf /" in (denied("rm -rf /") or "")
+    finally:
+        running.stop()
+
+
 @pytest.mark.parametrize("stdin, shown", [
     ("not json", False), ("[1]", False), ("{}", False),
     (json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash"}), False),
