@@ -408,8 +408,9 @@ def test_a_log_of_many_chats_registers_each_and_an_emptied_one_counts_once(
                        for n in range(3) for role in ("user", "assistant")])
     (chats / "empty.jsonl").touch()
 
-    def sessions() -> dict[str, Any]:
-        return {s["id"]: s for s in client.call("sessions", {})["sessions"]}
+    def sessions() -> dict[str, Any]:  # a chat named by a short id is one of its file's
+        return {s["id"].rpartition(":")[2] if s["id"].startswith("all-") else s["id"]: s
+                for s in client.call("sessions", {})["sessions"]}
 
     wait_until(lambda: sessions().get("mx-three", {}).get("user_messages") == 3)
     found = sessions()
@@ -429,6 +430,34 @@ def test_a_log_of_many_chats_registers_each_and_an_emptied_one_counts_once(
     write_lines(single, lines)
     time.sleep(1.0)
     assert sessions()[one]["user_messages"] == 2
+
+
+def test_two_files_chats_numbered_alike_are_two_chats_and_both_are_kept(
+        home: Path, daemon, client) -> None:
+    """Two exports (and another agent's log) whose chats are numbered 1 with messages
+    numbered 1, 2: each file's chat is its own, nothing of one replaces the other's (the
+    later file's exchange took the earlier's place, and the other agent's took both)."""
+    for name, agent in (("exports", "mybot"), ("others", "otherbot")):
+        (home / name).mkdir()
+        client.sources("add", name=name, path=str(home / name / "*.jsonl"), kind="transcript",
+                       format="generic", agent=agent)
+    words = {"exports/a.jsonl": "heron", "exports/b.jsonl": "egret", "others/o.jsonl": "ibis"}
+    for path, word in words.items():
+        write_lines(home / path, [
+            {"session_id": 1, "id": 1, "role": "user", "content": f"where does the {word} nest?"},
+            {"session_id": 1, "id": 2, "role": "assistant",
+             "content": ["in the reeds,", f"the {word} nests low"]}])  # LangChain's strings
+
+    def found(agent: str, word: str) -> list[str]:
+        return [h["text"] for h in client.search(f"{word} nest", agents=[agent])["hits"]
+                if word in h["text"]]
+
+    wait_until(lambda: all(found(a, w) for a, w in
+                           (("mybot", "heron"), ("mybot", "egret"), ("otherbot", "ibis"))))
+    assert "the heron nests low" in found("mybot", "heron")[0]
+    assert not found("mybot", "ibis") and not found("otherbot", "heron")
+    listed = {s["id"] for s in client.call("sessions", {})["sessions"]}
+    assert len([s for s in listed if s.endswith(":1")]) == 3
 
 
 def test_a_notebook_emptied_and_written_again_keeps_its_entries_ids(
@@ -474,8 +503,8 @@ def test_a_transcript_exported_again_whole_counts_its_user_messages_once(
         scratch.write_text("".join(json.dumps(line) + "\n" for line in lines[:count]))
         scratch.rename(chats / "chat-1.jsonl")
 
-    def sessions() -> dict[str, Any]:
-        return {s["id"]: s for s in client.call("sessions", {})["sessions"]}
+    def sessions() -> dict[str, Any]:  # "chat-1", a short id, is the file's chat
+        return {s["id"].rpartition(":")[2]: s for s in client.call("sessions", {})["sessions"]}
 
     export(4)
     eventually(lambda: _one(client, "message 3 about the clay rota"))

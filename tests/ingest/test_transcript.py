@@ -602,6 +602,20 @@ def test_generic_reads_the_session_under_the_names_exports_give_it() -> None:
     assert bare[0].session_id.startswith("chat-")
 
 
+def test_generic_chats_numbered_alike_in_two_files_are_two_chats() -> None:
+    line = {"role": "human", "content": ["one part", {"type": "text", "text": "and another"}],
+            "session_id": 1, "id": 1}
+    [a] = run(make_parser("generic", path="/logs/a.jsonl"), [line])
+    [b] = run(make_parser("generic", path="/logs/b.jsonl"), [line])
+    assert a.session_id != b.session_id and a.record_id != b.record_id
+    assert a.session_id.endswith(":1") and a.text == "one part\n\nand another"
+    uuid = "0194f2a1-7c3e-7b21-9d4e-1a2b3c4d5e6f"  # a long id names one chat across files
+    [c] = run(make_parser("generic", path="/logs/c.jsonl"), [{**line, "session_id": uuid}])
+    assert (c.session_id, c.record_id) == (uuid, f"{uuid}:1")
+    [d] = run(make_parser("generic"), [{**line, "content": {"type": "text", "text": "one"}}])
+    assert d.text == "one"
+
+
 def test_generic_reads_the_roles_other_tools_name_otherwise() -> None:
     parser = make_parser("generic")
     turns = run(parser, [{"role": "human", "content": "which port?", "session_id": "s"},

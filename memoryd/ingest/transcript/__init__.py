@@ -261,8 +261,8 @@ def make_parser(fmt: str, *, cwd: str | None = None, path: str | None = None
                 ) -> TranscriptParser:
     """A fresh parser for ``fmt`` (memoryd.sources.TRANSCRIPT_FORMATS). ``cwd``: the project
     the file's path names, for the formats whose records do not (``takes_cwd``); ``path``:
-    the file, which is the session of a format whose lines may name none
-    (``session_by_file``: a generic log without ``session_id``)."""
+    the file, which is the session of a generic log whose lines name none, and the scope of
+    a session its lines name by a short id (GenericParser.file_scope)."""
     try:
         parser_class = _PARSERS[fmt]
     except KeyError:
@@ -271,8 +271,8 @@ def make_parser(fmt: str, *, cwd: str | None = None, path: str | None = None
     parser = parser_class()
     if cwd is not None and getattr(parser_class, "takes_cwd", False):
         parser.cwd = cwd
-    if path is not None and getattr(parser_class, "session_by_file", False):
-        parser.session_id = file_session(path)
+    if path is not None and isinstance(parser, GenericParser):
+        parser.session_id = parser.file_scope = file_session(path)
     return parser
 
 

@@ -63,8 +63,6 @@ class GenericParser(LineParser):
     no session is one (memoryd.ingest.transcript.make_parser names it by the file): its
     chunks have neighbours, it is in the registry, its end is extracted."""
 
-    session_by_file = True
-
     wants_known = True
 
     def __init__(self, *, harness: str = "generic", max_line_chars: int = MAX_LINE_CHARS) -> None:
@@ -82,6 +80,9 @@ class GenericParser(LineParser):
         #: the session the lines named (not the file's): a short record id is unique within
         #: it (record ids stay what they were before files named sessions)
         self._named_session: str | None = None
+        #: the file's own session (memoryd.ingest.transcript.make_parser): a session a line
+        #: names by a short id (a chat's number) is one of this file's
+        self.file_scope: str | None = None
 
     def resume(self, turns: Sequence[Turn], known: set[str] | None = None) -> None:
         """The exchange left open before a restart: its user side's speaker stays on the
@@ -130,8 +131,9 @@ class GenericParser(LineParser):
         sessions = {key: _session_text(record.get(key)) for key in SESSION_FIELDS}
         # a short record id is made unique by session_id alone, as it was before the other
         # names were read: a log read again (memoryd reindex) keeps its record ids
-        self._named_session = sessions["session_id"] or self._named_session
-        self.session_id = next((s for s in sessions.values() if s), None) or self.session_id
+        self._named_session = self._scoped(sessions["session_id"]) or self._named_session
+        self.session_id = self._scoped(next((s for s in sessions.values() if s), None)) \
+            or self.session_id
         self.cwd = text_or_none(record.get("cwd")) or self.cwd
         timestamp = parse_timestamp(next(
             (record[key] for key in TIME_FIELDS if record.get(key) is not None), None))
@@ -152,6 +154,14 @@ class GenericParser(LineParser):
         role, named = self._role(role)
         self._message(role, record.get("content"), self._record_id(record_id, line),
                       timestamp, out, speaker or named)
+
+    def _scoped(self, session: str | None) -> str | None:
+        """A session a line names: a long id (a UUID) as it is, unique across files; a short
+        one (a chat's number: two exports' "1", two agents' logs) as one of this file's,
+        ``<file's session>:<id>``, so that no file's chat replaces another's."""
+        if session is None or len(session) >= GLOBAL_ID_CHARS or self.file_scope is None:
+            return session
+        return f"{self.file_scope}:{session}"
 
     def _role(self, given: str) -> tuple[str, str | None]:
         """A generic line's role as :meth:`_message` takes it, with the speaker it names: the
@@ -208,7 +218,7 @@ class GenericParser(LineParser):
         role = ROLE_ALIASES.get(role, role)
         if role not in ("user", "assistant", "summary"):
             raise Skip("meta" if role in META_ROLES else "ignored")
-        text = content_text(content, TEXT_BLOCKS)
+        text = content_text(content, TEXT_BLOCKS, loose=True)
         check_text(text)
         self._previous = record_id
         if role == "user":

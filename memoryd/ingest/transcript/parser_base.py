@@ -256,17 +256,28 @@ def block_types(content: object) -> set[str]:
     return {b["type"] for b in content if isinstance(b, dict) and isinstance(b.get("type"), str)}
 
 
-def content_text(content: object, text_types: frozenset[str] = frozenset({"text"})) -> str:
+def content_text(content: object, text_types: frozenset[str] = frozenset({"text"}),
+                 loose: bool = False) -> str:
     """The trimmed text of a string, or of the text blocks of a block list, joined by a blank
-    line. Other block types are ignored; a wrongly typed content or text raises ``bad_field``."""
+    line. Other block types are ignored; a wrongly typed content or text raises
+    ``bad_field``. ``loose`` (the generic format): one text block alone, and a string in the
+    list, are text too (LangChain's ``list[str | dict]``)."""
     if content is None:
         return ""
     if isinstance(content, str):
         return content.strip()
+    if loose and isinstance(content, dict):  # one block: a text block, or a wrong content
+        if content.get("type") not in text_types:
+            raise Skip("bad_field")
+        content = [content]
     if not isinstance(content, list):
         raise Skip("bad_field")
     parts = []
     for block in content:
+        if loose and isinstance(block, str):
+            if block.strip():
+                parts.append(block.strip())
+            continue
         if not isinstance(block, dict):
             raise Skip("bad_field")
         kind = block.get("type")
