@@ -150,7 +150,14 @@ class Writes:
 
 
 def redacted(request: RememberRequest) -> RememberRequest:
-    """The request with its text's secrets redacted: whatever stores it (entry, ledger,
-    events, vectors) never sees the raw secret. The request itself when there was none."""
+    """The request with the secrets of its text, category, key and tags redacted: whatever
+    stores it (entry, ledger, events, vectors, the memory block) never sees the raw secret.
+    The request itself when there was none."""
     text = redact(request.text)
-    return request if text == request.text else dataclasses.replace(request, text=text)
+    category = redact(request.category)
+    key = redact(request.key) if request.key else request.key
+    tags = tuple(redact(tag) for tag in request.tags)
+    if (text, category, key, tags) == (request.text, request.category, request.key,
+                                       request.tags):
+        return request
+    return dataclasses.replace(request, text=text, category=category, key=key, tags=tags)

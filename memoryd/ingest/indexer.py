@@ -291,6 +291,7 @@ class Indexer:
             stored[entry.text] = entry.hash
         changes = Changes()
         now = time.time()
+        categories: dict[str, str] = {}
         with self.store.transaction():
             for item in parsed.items:
                 hash_ = stored.get(item.text)
@@ -299,8 +300,11 @@ class Indexer:
                     hash_ = content_hash(text)
                 else:
                     text = item.text
+                category = categories.get(item.category)
+                if category is None:  # a heading may hold a secret too
+                    category = categories[item.category] = redact(item.category)
                 fields = {"line_start": item.line_start, "line_end": item.line_end,
-                          "category": item.category, "kind": item.kind,
+                          "category": category, "kind": item.kind,
                           "polarity": item.polarity, "agent": facts.agent}
                 if item.date:
                     fields["created"] = day_start(item.date)
@@ -323,8 +327,9 @@ class Indexer:
                     self._remove_entry(entry, "removed from file")
                     changes.removed += 1
             self._save_file(
-                facts, description=parsed.description, type=parsed.type,
-                pinned=int(parsed.pinned), frontmatter=json.dumps(parsed.frontmatter),
+                facts, description=redact(parsed.description) if parsed.description else None,
+                type=parsed.type, pinned=int(parsed.pinned),
+                frontmatter=json.dumps(_redacted(parsed.frontmatter)),
                 error="; ".join(notes or ()) or None, text_key=key, project=facts.project)
         return changes
 
@@ -345,8 +350,9 @@ class Indexer:
             self.store.set_lines([(rowid, i.line_start, i.line_end)
                                   for i, rowid in zip(parsed.items, rowids)], now)
             self._save_file(
-                facts, description=parsed.description, type=parsed.type,
-                pinned=int(parsed.pinned), frontmatter=json.dumps(parsed.frontmatter),
+                facts, description=redact(parsed.description) if parsed.description else None,
+                type=parsed.type, pinned=int(parsed.pinned),
+                frontmatter=json.dumps(_redacted(parsed.frontmatter)),
                 error=None, text_key=key, project=facts.project)
 
     def _entries_of(self, path: str) -> list[StoredEntry]:
@@ -493,3 +499,15 @@ class Indexer:
     def _upsert_session(self, session: dict[str, Any], facts: FileFacts) -> None:
         self.store.sessions.read_from_transcript(session, facts.agent,
                                                  self.project(session.get("cwd")), facts.path)
+
+
+def _redacted(value: Any) -> Any:
+    """A file's frontmatter with the secrets of its texts redacted (the memory block lists a
+    file's description; the index keeps the frontmatter)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: _redacted(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    return value

@@ -13,6 +13,7 @@ from memoryd.agents import sharing
 from memoryd.errors import BadParamsError
 from memoryd.names import agent_problem
 from memoryd.passes.scope import TIERS
+from memoryd.redact import redact
 from memoryd.retrieval.records import MAX_HITS, MAX_QUERY_CHARS, FilterRequest, SearchRequest
 from memoryd.server.params import Params
 from memoryd.store.entries import KINDS, MAX_TEXT_CHARS, STATUSES
@@ -85,8 +86,9 @@ def owned_request(params: Params) -> EntryRequest:
 
 def forget_request(params: Params) -> EntryRequest:
     found = entry_id(params)
-    return EntryRequest(id=found, asker=asker(params),
-                        reason=params.text("reason", max_len=2000))
+    reason = params.text("reason", max_len=2000)
+    return EntryRequest(id=found, asker=asker(params),  # kept in the ledger and the run log
+                        reason=redact(reason) if reason else reason)
 
 
 def supersede_request(params: Params) -> EntryRequest:

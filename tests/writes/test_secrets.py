@@ -77,8 +77,17 @@ def test_no_channel_lands_a_secret(memory_dirs, memoryd_home, embedder) -> None:
             c.file("write", "a", "notes.md", text=f"# Notes\n\n- token {GITHUB}\n")
             c.file("replace", "a", "notes.md", old="token", new=f"the mysql -p{MYSQL} token")
             c.file("write", "a", "CONTEXT.md", text=f"Always use {DOCKER} to log in.\n")
-            wait_until(lambda: "Always use" in c.context("a")["text"])
+            # a category, a key, tags, a forget's reason, a file's description and heading
+            named = c.remember("a", f"ci {AWS}", "the build cache key", key=f"pref.{GITHUB}",
+                               tags=[DOCKER])["entry"]
+            assert named["category"] == "ci [REDACTED:aws-access-key]"
+            c.forget(named["id"], agent="a", reason=f"it named {GITHUB}")
+            c.file("write", "a", "ci.md", text=f"---\ndescription: CI notes, uses {AWS}\n---\n"
+                                               f"# CI\n\n## Creds {GITHUB}\n\n- runs on push\n")
+            wait_until(lambda: "Always use" in c.context("a")["text"]
+                       and "ci.md" in c.context("a")["text"])
             block = c.context("a")["text"]
+            assert "ci.md: CI notes, uses [REDACTED:aws-access-key]" in block
             assert "Always use [REDACTED:docker-token] to log in." in block
             hits = c.search("token", agent="a", limit=50)["hits"]
             assert hits and all(GITHUB not in h["text"] for h in hits)
