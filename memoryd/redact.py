@@ -84,7 +84,7 @@ bodies use possessive quantifiers, so no pattern backtracks badly. A call never 
 import bisect
 import re
 
-__all__ = ["PATTERNS", "find_secrets", "redact"]
+__all__ = ["PATTERNS", "find_secrets", "redact", "without_secrets"]
 
 MARKER = "[REDACTED:"
 
@@ -455,3 +455,13 @@ def redact(text: str) -> str:
         return text
     parts.append(text[position:])
     return "".join(parts)
+
+
+_MARKERS = re.compile(r"\[REDACTED:[\w.-]*\]")
+
+
+def without_secrets(text: str) -> str:
+    """``text`` with its secrets, and the marks of secrets redacted before, taken out: a
+    question asked with a key pasted into it is the question (a search led by the key, or by
+    the words of its mark, finds nothing of what was asked)."""
+    return _MARKERS.sub(" ", redact(text))

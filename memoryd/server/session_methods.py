@@ -22,7 +22,7 @@ from memoryd.errors import BadParamsError, ForbiddenError, MemorydError
 from memoryd.names import path_problem
 from memoryd.passes.runs import PassRuns
 from memoryd.project import project_of
-from memoryd.redact import redact
+from memoryd.redact import redact, without_secrets
 from memoryd.server.params import Params
 from memoryd.server.parts import Parts
 from memoryd.server.replies import entry_reply
@@ -92,7 +92,9 @@ class SessionMethods:
 
     async def build_context(self, agent: str, cwd: str | None, prompt: str | None, budget: int,
                             only_relevant: bool = False) -> Block:
-        prompt = prompt_question(prompt) if prompt else prompt
+        if prompt:  # what was asked: a key pasted into it is no part of the question
+            asked = without_secrets(prompt).strip()
+            prompt = prompt_question(asked) if asked else None
         vector, words = await asyncio.gather(
             self.parts.threads.query(prompt), self.parts.search.question_words(prompt)) \
             if prompt else (None, {})

@@ -123,6 +123,20 @@ def test_a_long_prompt_still_gets_its_memory_block(client: Client, repos) -> Non
     assert "Refunds go through payments/refunds.py" in text
 
 
+def test_a_key_pasted_into_a_prompt_is_no_part_of_its_question(client: Client, repos) -> None:
+    # a prompt that held a redaction mark (a key pasted, as an agent's text shows it) found
+    # nothing at all beside a stored entry with the same mark: the mark's words led the search
+    shop, _ = repos
+    client.remember("claude-code", "tooling", "Always use pnpm", kind="lesson", cwd=str(shop))
+    client.remember("claude-code", "ops", "rotate the api key monthly", cwd=str(shop))
+    key = "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7cDe0fGh3iJk"
+    client.remember("claude-code", "ops", f"the openai key is {key[:-3]}Zz9", cwd=str(shop))
+    for pasted in (f"my key is {key}", "my key is [REDACTED:openai-api-key]"):
+        text = block(client, "claude-code", shop, prompt=f"should I use pnpm or npm? {pasted}")
+        assert "Always use pnpm" in text, pasted
+    assert block(client, "claude-code", shop, prompt=key) == ""  # a key alone asks nothing
+
+
 def test_listing_leaves_out_other_projects_and_what_the_agent_loads_itself(
         daemon, client: Client, repos) -> None:
     shop, other = repos
