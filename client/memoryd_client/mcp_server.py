@@ -13,7 +13,9 @@ JSON: what a model reads best and cheapest.
 The server works for the directory it was started in, as `memory store` does there (agents start
 it in their workspace): memory_remember writes for that git repository unless its ``scope`` is
 "global", and memory_context shows that project's block. A tool refuses arguments it does not
-take, naming the ones it takes (the SDK would drop them silently).
+take, naming the ones it takes (the SDK would drop them silently), and an argument of the wrong
+type, out of its range or not among its values, naming it and what it takes (the SDK's message
+is pydantic's dump).
 
 What search, recent, get and context show the model counts as injected into the agent's
 session, as the hooks' block does, and is judged with it (:class:`Reads`; which session:
@@ -138,6 +140,45 @@ def unknown_arguments(tool: str, arguments: dict[str, Any], takes: list[str]) ->
     what = "argument" if len(unknown) == 1 else "arguments"
     return (f"{tool}: unknown {what} {', '.join(hints)}; nothing was done. {tool} takes "
             + (", ".join(takes) if takes else "no arguments"))
+
+
+def accepted(param: Param) -> str:
+    """What an argument takes, in words: "a whole number from 1 to 50", "one of note, fact"."""
+    if isinstance(param.kind, tuple):
+        return "one of " + ", ".join(param.kind)
+    if param.kind == "int":
+        if param.ge is not None and param.le is not None:
+            return f"a whole number from {param.ge} to {param.le}"
+        if param.ge is not None:
+            return f"a whole number, {param.ge} or more"
+        return "a whole number" + (f" up to {param.le}" if param.le is not None else "")
+    return {"str": "text", "strs": "a list of texts"}[param.kind]
+
+
+def invalid_arguments(tool: Tool, errors: list[Any], arguments: dict[str, Any]) -> str:
+    """Why a call's arguments are refused (a wrong type, a number out of range, a value not in
+    the list, one missing), from the SDK's validation ``errors`` (pydantic's), in the words
+    :func:`unknown_arguments` uses: each argument named with what it takes. pydantic's own
+    message is a dump of its model, its error codes and a link to its documentation."""
+    import json
+
+    params = {p.name: p for p in tool.params}
+    problems: dict[str, str] = {}
+    for error in errors:
+        name = str(error["loc"][0]) if error.get("loc") else ""
+        param = params.get(name)
+        if param is None or name in problems:
+            continue
+        if error.get("type") == "missing":
+            problems[name] = f"{name!r} is missing: it takes {accepted(param)}"
+            continue
+        given = json.dumps(arguments.get(name), ensure_ascii=False, default=str)
+        if len(given) > 60:
+            given = given[:59] + "…"
+        problems[name] = f"{name!r} takes {accepted(param)}, not {given}"
+    if not problems:  # nothing pydantic named is a parameter of the table's (cannot happen)
+        problems[""] = "its arguments are not what it takes"
+    return f"{tool.name}: {'; '.join(problems.values())}; nothing was done"
 
 
 def working_directory() -> str:
@@ -512,7 +553,7 @@ def build_server(agent: str, client: Client, cwd: str | None = None) -> Any:
         from mcp.server import MCPServer
         from mcp.server.mcpserver.exceptions import ToolError
         from mcp.types import ToolAnnotations
-        from pydantic import Field
+        from pydantic import Field, ValidationError
     except ImportError:
         raise SystemExit(
             f"memory mcp needs the MCP SDK (the PyPI package mcp): {sys.executable} -m pip "
@@ -522,8 +563,8 @@ def build_server(agent: str, client: Client, cwd: str | None = None) -> Any:
     repository, scope = scope_of(server_cwd)
     facts = {"agent": agent, "cwd": server_cwd, "scope": scope, "project": repository or ""}
     reads = Reads(client, agent, server_cwd)
-    server = _refusing(MCPServer, ToolError)("memoryd", instructions=INSTRUCTIONS,
-                                             version=client_version())
+    server = _refusing(MCPServer, ToolError, ValidationError)(
+        "memoryd", instructions=INSTRUCTIONS, version=client_version())
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
     for tool in TOOLS:
@@ -540,9 +581,11 @@ def build_server(agent: str, client: Client, cwd: str | None = None) -> Any:
     return server
 
 
-def _refusing(base: Any, tool_error: type[Exception]) -> Any:
+def _refusing(base: Any, tool_error: type[Exception], validation_error: type[Exception]) -> Any:
     """The SDK's server class, refusing arguments a tool does not take (and saying so in each
-    tool's schema): the SDK would drop them silently."""
+    tool's schema): the SDK would drop them silently; and saying in a line what is wrong with
+    an argument the SDK's validation refused (:func:`invalid_arguments`)."""
+    tools = {tool.name: tool for tool in TOOLS}
 
     class Server(base):  # type: ignore[misc]
         async def list_tools(self) -> Any:
@@ -559,7 +602,16 @@ def _refusing(base: Any, tool_error: type[Exception]) -> Any:
                 problem = unknown_arguments(name, arguments or {}, takes)
                 if problem is not None:
                     raise tool_error(problem)
-            return await super().call_tool(name, arguments, context)
+            try:
+                return await super().call_tool(name, arguments, context)
+            except tool_error as exc:
+                cause = exc.__cause__
+                if not isinstance(cause, validation_error) or name not in tools:
+                    raise
+                errors: list[Any] = cause.errors()  # type: ignore[attr-defined]
+                # the cause stays: the SDK logs its field names, not the values given
+                raise tool_error(invalid_arguments(tools[name], errors, arguments or {})) \
+                    from cause
 
     return Server
 

@@ -183,6 +183,48 @@ def test_unknown_arguments_are_refused_with_the_valid_names(daemon, client: Clie
         assert tool.input_schema.get("additionalProperties") is False, tool.name
 
 
+def test_wrong_types_ranges_and_values_are_refused_naming_what_the_argument_takes(
+        daemon, client: Client) -> None:
+    """The tester's calls: a wrong type, a number out of range, a kind not in the list and a
+    missing argument got pydantic's dump ("1 validation error for memory_searchArguments …
+    https://errors.pydantic.dev/…"); each is one line naming the argument and what it takes,
+    for every tool, and nothing is done."""
+    client.remember("coder", "infra", "Deploys go through fly.io")
+    session = mcp_session([
+        ("memory_search", {"query": "deploy", "limit": "five"}),
+        ("memory_search", {"query": 123}),
+        ("memory_search", {"query": "deploy", "kind": "rule"}),
+        ("memory_search", {"query": "deploy", "limit": 0}),
+        ("memory_search", {"limit": 3}),
+        ("memory_recent", {"limit": 101, "kind": "rule"}),
+        ("memory_insert", {"path": "CONTEXT.md", "line": -1, "text": "x"}),
+        ("memory_remember", {"text": "Deploys go out on Tuesdays", "tags": "deploy"}),
+        ("memory_search", {"query": "deploy", "limit": "5"}),  # a number as text is one
+    ])
+    *refused, right = session["results"]
+    said = [result.content[0].text for result in refused]
+    for result, text in zip(refused, said):
+        assert result.is_error, text
+        assert "pydantic" not in text and "validation error" not in text, text
+        assert text.endswith("; nothing was done") and "\n" not in text, text
+    assert said[:5] == [
+        "memory_search: 'limit' takes a whole number from 1 to 50, not \"five\"; nothing was done",
+        "memory_search: 'query' takes text, not 123; nothing was done",
+        "memory_search: 'kind' takes one of note, fact, lesson, feedback, summary, turn, not "
+        "\"rule\"; nothing was done",
+        "memory_search: 'limit' takes a whole number from 1 to 50, not 0; nothing was done",
+        "memory_search: 'query' is missing: it takes text; nothing was done"]
+    assert said[5] == ("memory_recent: 'limit' takes a whole number from 1 to 100, not 101; "
+                       "'kind' takes one of note, fact, lesson, feedback, summary, turn, not "
+                       "\"rule\"; nothing was done")
+    assert said[6] == ("memory_insert: 'line' takes a whole number, 0 or more, not -1; nothing "
+                       "was done")
+    assert said[7] == ("memory_remember: 'tags' takes a list of texts, not \"deploy\"; nothing "
+                       "was done")
+    assert client.list_entries(agent="coder", since="1h")["total"] == 1  # nothing stored
+    assert "fly.io" in text_of(right)
+
+
 def test_an_agents_tools_cannot_plant_instructions_in_its_own_block(daemon, client: Client) -> None:
     """R2, the report's MCP path: what a (prompt-injected) agent writes through its own tools
     either is withheld from its later blocks or is shown as its quoted words, never as the
