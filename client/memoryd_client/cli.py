@@ -11,6 +11,10 @@ Global options (--json, --socket, --timeout) go before or after the command. Und
 stdout holds one JSON document: the reply, or {"error": {"code", "message"}} with the same
 exit code (code "usage" for a usage error).
 
+A reader of stdout that goes away (`memory … | head -c 10`) does not make a command that was
+done a failure: the rest of its output goes to /dev/null, as Python's documentation advises,
+and it exits quietly with the code of what it did (:func:`main`, :func:`finish`).
+
 Every command is a row of the table in memoryd_client.commands (its arguments, request, printer
 and exit rule). This module reads the command line (:func:`fast_parse` from the table; argparse,
 generated from it, for anything else) and runs the row: :func:`run` is a lookup.
@@ -43,6 +47,10 @@ if TYPE_CHECKING:
 
 #: The progress line being shown (taken away before anything else is printed).
 _progress: Any = None
+#: The exit code of what the command did, decided before its output is printed: the code it
+#: exits with when the reader of stdout goes away under that output (:func:`main`). Until a
+#: command decides, a stdout closed under it is no failure either.
+_decided = OK
 
 
 def fast_parse(argv: list[str]) -> Values | None:
@@ -113,8 +121,32 @@ def run(args: Args, client: Client) -> int:
         return command.watch(args, client)
     assert command.request is not None and command.show is not None  # Command checks it
     result = command.request(args, client)
+    code = _decide(command.exit(result, args))
     _emit(args, result, command.show)
-    return command.exit(result, args)
+    return code
+
+
+def _decide(code: int) -> int:
+    """Note the exit code of what was done, before its output is printed (:data:`_decided`)."""
+    global _decided
+    _decided = code
+    return code
+
+
+def stdout_closed() -> None:
+    """The reader of stdout went away: what is still buffered, and anything printed later,
+    goes to /dev/null (the pattern of Python's documentation, "Note on SIGPIPE"), so that
+    neither the next print nor the flush at exit fails again (Python would exit 120 then,
+    with "Exception ignored … BrokenPipeError" on stderr)."""
+    try:
+        descriptor = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a file: nothing to redirect
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, descriptor)
+    finally:
+        os.close(devnull)
 
 
 def _clear_progress() -> None:
@@ -140,6 +172,7 @@ def _wants_json(argv: list[str]) -> bool:
 
 def _fail(as_json: bool, code: str, message: str, exit_code: int) -> int:
     """Report a failure: JSON on stdout under --json, else text on stderr."""
+    _decide(exit_code)
     _clear_progress()
     if as_json:
         import json
@@ -224,17 +257,18 @@ def run_hook_command(argv: list[str]) -> int:
                 from memoryd_client import cline_hooks, opencode_plugin
 
                 module = opencode_plugin if args.harness == "opencode" else cline_hooks
-                print((module.install if argv[0] == "install" else module.uninstall)(
-                    args.project))
+                said = (module.install if argv[0] == "install" else module.uninstall)(
+                    args.project)
             else:
                 action = install.install if argv[0] == "install" else install.uninstall
-                print(action(args.harness, args.project))
+                said = action(args.harness, args.project)
         except MemorydError as exc:  # a --project that does not exist
             print(f"Error: {exc.message}", file=sys.stderr)
             return USAGE if exc.code == "bad_params" else exc.exit_code
         except (OSError, ValueError) as exc:
             print(f"Error: {exc}", file=sys.stderr)
             return FAILED
+        print(said)  # done: a stdout closed meanwhile changes nothing of it (main)
         return OK
     from memoryd_client.hooks import run_hook
 
@@ -244,9 +278,16 @@ def run_hook_command(argv: list[str]) -> int:
 def finish(code: int | None) -> None:
     """Exit with ``code``. A command that started no thread and left nothing to run at exit
     ends at once, its output flushed (os._exit): tearing the interpreter's modules down costs
-    ~3 ms, a tenth of a `memory search`. Anything else exits as usual."""
+    ~3 ms, a tenth of a `memory search`. Anything else exits as usual. Output that the reader
+    of stdout went away from is dropped: the code stays the command's (:func:`stdout_closed`)."""
     import atexit  # built in: free
 
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        stdout_closed()
+    except (OSError, ValueError):  # stdout closed by the caller (`memory … >&-`)
+        pass
     threading = sys.modules.get("threading")
     pending = getattr(atexit, "_ncallbacks", lambda: 1)()
     if not pending and (threading is None or threading.active_count() == 1):
@@ -254,13 +295,25 @@ def finish(code: int | None) -> None:
             sys.stdout.flush()
             sys.stderr.flush()
         except (OSError, ValueError):
-            sys.exit(code)  # a closed pipe: reported as Python always does
+            sys.exit(code)  # stderr closed: reported as Python always does
         os._exit(code or 0)
     sys.exit(code)
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    """Run the command ``argv`` names; its exit code. When the reader of stdout goes away
+    while the command prints (`memory hook install cursor | head -c 10`), what it did is done:
+    the rest of the output goes to /dev/null and the exit code is what the command decided
+    (:data:`_decided`), quietly, as a Unix tool exits on SIGPIPE, never "Error: [Errno 32]
+    Broken pipe" with exit 1."""
+    try:
+        return _main(sys.argv[1:] if argv is None else argv)
+    except BrokenPipeError:
+        stdout_closed()
+        return _decided
+
+
+def _main(argv: list[str]) -> int:
     if argv[:1] == ["hook"]:  # the hook path stays lean: no argparse, no json, no table
         if argv[1:2] in (["-h"], ["--help"]):
             from memoryd_client.hooks import help_text
@@ -296,6 +349,7 @@ def _parse(argv: list[str]) -> argparse.Namespace | int:
     first = _command_of(argv)
     only = first if first in GROUPS else None
     if not argv:  # `memory` alone: the help, as a usage error
+        _decide(USAGE)
         build_parser(only).print_help()
         return USAGE
     try:
@@ -343,9 +397,9 @@ def _execute(args: Args) -> int:
         text = exc.object if isinstance(exc.object, str) else str(exc.object)
         return _fail(args.json, "usage", f"not UTF-8 text: '{shown_text(text)}' (memoryd takes "
                      "text as UTF-8: is the terminal's encoding UTF-8?)", USAGE)
+    except BrokenPipeError:  # stdout's reader went away: main says what it means
+        raise
     except OSError as exc:  # a file of export/import
-        if isinstance(exc, BrokenPipeError):
-            return OK
         return _fail(args.json, "io", f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": "),
                      FAILED)
     except KeyboardInterrupt:

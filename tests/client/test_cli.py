@@ -8,6 +8,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import run_cli
 
 
@@ -174,6 +176,48 @@ def test_export_to_dash_is_stdout_and_a_file_that_cannot_be_read_says_so(
         missing.stderr
     into_directory = run_cli("export", "-o", str(tmp_path))
     assert into_directory.returncode == 1 and "Is a directory" in into_directory.stderr
+
+
+def into_a_closed_pipe(*args: str, buffered: bool) -> subprocess.CompletedProcess[str]:
+    """The real `memory` command with stdout a pipe whose reader has gone (`memory … | head -c
+    10` once head has its bytes): every write to it fails with EPIPE. Python writes stdout as
+    it prints under PYTHONUNBUFFERED=1, else at the flush before exit."""
+    reader, writer = os.pipe()
+    os.close(reader)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    try:
+        return subprocess.run([sys.executable, "-m", "memoryd_client", *args], stdout=writer,
+                              stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+                              timeout=60, check=False,
+                              env=env if buffered else {**env, "PYTHONUNBUFFERED": "1"})
+    finally:
+        os.close(writer)
+
+
+@pytest.mark.parametrize("buffered", [False, True], ids=["unbuffered", "buffered"])
+def test_a_stdout_closed_under_the_output_leaves_a_done_install_a_success(
+        memoryd_home, buffered) -> None:
+    """The tester's `memory hook install cursor 2>err | head -c 10`: the hooks were written,
+    yet the command said "Error: [Errno 32] Broken pipe" and exited 1 (or, buffered, Python's
+    "Exception ignored … BrokenPipeError" and 120). It exits 0, saying nothing."""
+    result = into_a_closed_pipe("hook", "install", "cursor", buffered=buffered)
+    assert (result.returncode, result.stderr) == (0, "")
+    hooks = json.loads((memoryd_home / "user" / ".cursor" / "hooks.json").read_text())["hooks"]
+    assert hooks["sessionStart"][0]["command"].endswith("hook cursor sessionStart")
+
+
+@pytest.mark.parametrize("buffered", [False, True], ids=["unbuffered", "buffered"])
+def test_a_stdout_closed_under_the_output_keeps_the_commands_exit_code(daemon, buffered) -> None:
+    """A duplicate store (exit 1, the existing entry on stdout) into a closed pipe still exits
+    1, quietly; a search that matched, 0."""
+    assert run_cli("store", "potter", "kiln", "The kiln fires on Thursdays").returncode == 0
+    duplicate = into_a_closed_pipe("store", "potter", "kiln", "The kiln fires on Thursdays",
+                                   buffered=buffered)
+    assert duplicate.returncode == 1
+    assert "exact duplicate" in duplicate.stderr and "Broken pipe" not in duplicate.stderr
+    assert "Exception ignored" not in duplicate.stderr
+    found = into_a_closed_pipe("search", "potter", "-", "kiln", buffered=buffered)
+    assert found.returncode == 0 and "Broken pipe" not in found.stderr
 
 
 def test_help_lists_every_command() -> None:
