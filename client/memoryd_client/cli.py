@@ -204,7 +204,8 @@ def run_hook_command(argv: list[str]) -> int:
                        "was. When MEMORYD_HOME or MEMORYD_SOCKET is set, the hook commands carry "
                        "it, so the hooks reach the same daemon. With --project in a git "
                        "repository, the file is listed in .git/info/exclude (local): it stays "
-                       "out of git status.",
+                       "out of git status; a file git already tracks is refused, with nothing "
+                       "changed (install for the user instead).",
             "uninstall": "Remove exactly the hooks memoryd added (recognised by their command), "
                          "with the text they brought: install then uninstall gives back the "
                          "same bytes. A file that install created is deleted when nothing else "
@@ -224,7 +225,8 @@ def run_hook_command(argv: list[str]) -> int:
                    "named after the file's real path); per file the first backup (before memoryd "
                    "first changed it) and the latest are kept.\n\n"
                    "exit codes: 0 done; 1 the file could not be changed (not JSON, not "
-                   "writable, a plugin or hook file of memoryd's name that is not memoryd's); "
+                   "writable, a plugin or hook file of memoryd's name that is not memoryd's, "
+                   "a project's file git tracks); "
                    "2 usage error (DIR does not exist).")
         parser.add_argument("harness",
                             choices=HARNESSES,

@@ -16,7 +16,7 @@ event: a file of that name that is not memoryd's (its marker line says so) is th
 and install changes nothing then (it names the file; the user merges the two, or renames
 theirs), uninstall leaves it. A project's hook files hold absolute paths into this user's
 installation, so they are kept out of git as a project's settings file is
-(:mod:`memoryd_client.git_exclude`).
+(:mod:`memoryd_client.git_exclude`), and ones git tracks are refused.
 """
 
 from __future__ import annotations
@@ -75,9 +75,17 @@ def _events() -> tuple[str, ...]:
 
 
 def install(project: str | None = None) -> str:
-    from memoryd_client.install import _exclude, _make_parents, _reach, note_created, read_own_file
+    from memoryd_client.install import (
+        _exclude,
+        _make_parents,
+        _reach,
+        note_created,
+        read_own_file,
+        refuse_tracked,
+    )
 
     directory = hooks_dir(project)
+    refuse_tracked("cline", project, [directory / event for event in _events()])
     found = {event: read_own_file(directory / event) for event in _events()}
     theirs = [str(directory / event) for event, text in found.items()
               if text is not None and not is_ours(text)]

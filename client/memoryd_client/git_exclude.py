@@ -5,14 +5,16 @@ the repository's ``info/exclude`` (read by git like a ``.gitignore``, but local:
 committed, shared by the repository's worktrees), not in a ``.gitignore`` everybody gets.
 Install adds two lines there, a comment saying who wrote them and the file's path from the
 checkout's root; uninstall removes exactly those two lines, and leaves a line it did not write
-(the user's own) alone. A file git already tracks is not hidden by an exclude: it stays as it
-is. Outside a git repository nothing is done.
+(the user's own) alone. A file git already tracks is not hidden by an exclude (`git status`
+shows it changed, `git commit -a` takes it): :func:`tracked` tells install, which refuses to
+write it. Outside a git repository nothing is done.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import subprocess
 
 MARK = "# memoryd: personal hook settings (memory hook install; uninstall removes these lines)"
 
@@ -34,6 +36,28 @@ def _where(path: str) -> tuple[str, str] | None:
     relative = os.path.relpath(real, checkout).replace(os.sep, "/")
     line = "/" + re.sub(r"([*?\[\\#!])", r"\\\1", relative)
     return line, os.path.join(common, "info", "exclude")
+
+
+def tracked(path: str) -> bool:
+    """Whether git tracks ``path`` (it is in its checkout's index); False outside git, and
+    when git cannot be asked (no git program, a repository it refuses)."""
+    from memoryd_client.project import checkout_of
+
+    directory = os.path.dirname(path)
+    while not os.path.isdir(directory):  # install may not have made the file's directory yet
+        directory = os.path.dirname(directory)
+    checkout = checkout_of(directory)
+    if checkout is None:
+        return False
+    real = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+    try:
+        listed = subprocess.run(
+            ["git", "--literal-pathspecs", "-C", checkout, "ls-files", "-z", "--",
+             os.path.relpath(real, checkout)],
+            capture_output=True, timeout=10, check=False, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return listed.returncode == 0 and bool(listed.stdout)
 
 
 def _read(exclude: str) -> str:

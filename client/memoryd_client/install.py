@@ -25,7 +25,9 @@ edited the way a careful person would:
 - In a project (``--project DIR``), the file is personal (absolute paths into this user's
   installation), so install lists it in the repository's ``.git/info/exclude`` (local, never
   committed) and it stays out of ``git status``; uninstall takes the line out again
-  (:mod:`memoryd_client.git_exclude`).
+  (:mod:`memoryd_client.git_exclude`). A file git already tracks (a team's
+  ``.gemini/settings.json``) is not hidden by an exclude, and would take those paths into the
+  next ``git commit -a``: install refuses it, changing nothing (:func:`refuse_tracked`).
 """
 
 from __future__ import annotations
@@ -556,8 +558,31 @@ def _without_ours(settings: SettingsFile, harness: str) -> tuple[str, int]:
     return text, removed
 
 
+def refuse_tracked(harness: str, project: str | None, paths: list[Path],
+                   holds_ours: bool = False) -> None:
+    """Refuse a project's files that git tracks, before anything is written: memoryd's hooks in
+    them are this user's absolute paths (the `memory` program, MEMORYD_HOME), an exclude does
+    not hide a tracked file from ``git status``, and ``git commit -a`` would publish them.
+    ``holds_ours``: the file has memoryd's hooks already (uninstall takes them out)."""
+    if project is None:
+        return
+    from memoryd_client import git_exclude
+
+    tracked = [str(path) for path in paths if git_exclude.tracked(str(path))]
+    if not tracked:
+        return
+    raise ValueError(
+        f"{', '.join(tracked)}: tracked by git, so memoryd does not write its hooks there "
+        "(they hold this user's absolute paths, which `git status` would show and `git commit "
+        "-a` would publish: an exclude does not hide a tracked file); nothing was changed. "
+        f"Install for the user instead: memory hook install {harness}"
+        + (f" (and `memory hook uninstall {harness} --project {project}` takes out the "
+           "memoryd hooks it holds)" if holds_ours else ""))
+
+
 def install(harness: str, project: str | None = None) -> str:
     path = settings_path(harness, project)
+    refuse_tracked(harness, project, [path], holds_ours=bool(_ours_in(path, harness)))
     settings = SettingsFile.read(path)
     groups = groups_for(harness)
     replaced = 0

@@ -9,7 +9,7 @@ MEMORYD_SOCKET) filled in, and uninstall removes that file, and the directories 
 for it when they are empty. A file of that name that is not memoryd's plugin (the marker line
 says so) is the user's: install refuses to replace it, uninstall leaves it. A project's plugin
 holds absolute paths into this user's installation, so it is kept out of git as a project's
-settings file is (:mod:`memoryd_client.git_exclude`).
+settings file is (:mod:`memoryd_client.git_exclude`), and one git tracks is refused.
 """
 
 from __future__ import annotations
@@ -62,9 +62,17 @@ def is_ours(text: str | None) -> bool:
 
 
 def install(project: str | None = None) -> str:
-    from memoryd_client.install import _exclude, _make_parents, _reach, note_created, read_own_file
+    from memoryd_client.install import (
+        _exclude,
+        _make_parents,
+        _reach,
+        note_created,
+        read_own_file,
+        refuse_tracked,
+    )
 
     path = plugin_path(project)
+    refuse_tracked("opencode", project, [path])
     real = os.path.realpath(path)
     found = read_own_file(real)
     if found is not None and not is_ours(found):

@@ -529,3 +529,38 @@ def test_a_line_the_user_wrote_in_the_exclude_file_is_theirs(tmp_path) -> None:
     assert run_cli("hook", "uninstall", "claude-code", "--project",
                    str(repo / "web")).returncode == 0
     assert exclude.read_text() == "# mine\n/web/.claude/settings.local.json\n"
+
+
+@pytest.mark.parametrize("harness, written", [("gemini", ".gemini/settings.json"),
+                                              ("cursor", ".cursor/hooks.json"),
+                                              ("opencode", ".opencode/plugins/memoryd.js"),
+                                              ("cline", ".clinerules/hooks/TaskStart")])
+def test_a_projects_file_git_tracks_is_refused_and_left_as_it_was(memoryd_home, tmp_path,
+                                                                   harness, written) -> None:
+    """The tester's team repository with a committed `.gemini/settings.json`: `hook install
+    gemini --project .` wrote this user's paths and MEMORYD_HOME into it, said "kept out of
+    git status: … added to .git/info/exclude", and `git status` showed it modified (an
+    exclude does not hide a tracked file), ready for `git commit -a`. It is refused (exit 1),
+    nothing written; the message says why and to install for the user."""
+    repo = tmp_path / "team"
+    (repo / written).parent.mkdir(parents=True)
+    git("init", "-q", cwd=repo)
+    (repo / written).write_text({  # OpenCode's and Cline's: memoryd's own files, committed
+        "opencode": "// memoryd-opencode-plugin: an older one\n",
+        "cline": "#!/bin/sh\n# memoryd-cline-hook: an older one\n"}.get(
+        harness, '{\n  "general": { "vimMode": true }\n}\n'))
+    git("add", ".", cwd=repo)
+    git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "team", cwd=repo)
+    exclude = repo / ".git" / "info" / "exclude"
+    pristine = exclude.read_bytes()
+    committed = (repo / written).read_bytes()
+    result = run_cli("hook", "install", harness, "--project", ".", cwd=str(repo))
+    assert result.returncode == 1, result.stdout
+    assert result.stdout == ""
+    assert f"{repo / written}: tracked by git" in result.stderr
+    assert "nothing was changed" in result.stderr
+    assert f"Install for the user instead: memory hook install {harness}" in result.stderr
+    assert "kept out of git status" not in result.stderr + result.stdout
+    assert (repo / written).read_bytes() == committed
+    assert git("status", "--porcelain", cwd=repo) == "" and exclude.read_bytes() == pristine
+    assert not (memoryd_home / install.BACKUP_DIR).exists()
