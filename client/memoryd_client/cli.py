@@ -212,6 +212,14 @@ def run_hook_command(argv: list[str]) -> int:
                          "is left in it; the line install added to .git/info/exclude goes too.",
         }
         from memoryd_client.cli_help import Formatter
+        from memoryd_client.install import NO_HOOKS
+
+        def harness(name: str) -> str:
+            """An agent's name; one memoryd knows without hooks is refused, saying what
+            memoryd does for it (argparse says "invalid choice" of any other)."""
+            if name in NO_HOOKS:
+                raise argparse.ArgumentTypeError(NO_HOOKS[name])
+            return name
 
         parser = argparse.ArgumentParser(
             prog=f"memory hook {argv[0]}", description=descriptions[argv[0]],
@@ -227,9 +235,9 @@ def run_hook_command(argv: list[str]) -> int:
                    "exit codes: 0 done; 1 the file could not be changed (not JSON, not "
                    "writable, a plugin or hook file of memoryd's name that is not memoryd's, "
                    "a project's file git tracks); "
-                   "2 usage error (DIR does not exist).")
+                   "2 usage error (DIR does not exist, or an agent without hooks).")
         parser.add_argument("harness",
-                            choices=HARNESSES,
+                            choices=HARNESSES, type=harness,
                             help="claude-code: ~/.claude/settings.json (or $CLAUDE_CONFIG_DIR); "
                                  "codex: ~/.codex/hooks.json (or $CODEX_HOME); gemini (Gemini "
                                  "CLI): ~/.gemini/settings.json (or $GEMINI_CLI_HOME/.gemini); "
@@ -240,7 +248,9 @@ def run_hook_command(argv: list[str]) -> int:
                                  "(the Documents folder xdg-user-dir names); "
                                  "opencode: memoryd's plugin, "
                                  "~/.config/opencode/plugins/memoryd.js (or "
-                                 "$XDG_CONFIG_HOME/opencode/plugins)")
+                                 "$XDG_CONFIG_HOME/opencode/plugins). Aider, Windsurf, Roo "
+                                 "Code, Kilo Code and pi have no hooks: install says what "
+                                 "memoryd does for each (a usage error)")
         parser.add_argument("--project", metavar="DIR",
                             help="a project's settings instead of the user's: "
                                  "DIR/.claude/settings.local.json (personal, not committed), "

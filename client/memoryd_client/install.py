@@ -106,6 +106,32 @@ COPILOT_EVENTS: dict[str, tuple[str | None, dict[str, Any]]] = {
 }
 HARNESS_EVENTS = {"claude-code": CLAUDE_CODE_EVENTS, "codex": CODEX_EVENTS,
                   "gemini": GEMINI_EVENTS, "cursor": CURSOR_EVENTS, "copilot": COPILOT_EVENTS}
+#: The agents memoryd knows that have no hooks to install, and what memoryd does for each
+#: instead (docs/harnesses.md): `memory hook install aider` says so, a usage error.
+NO_HOOKS = {
+    "aider": "Aider has no hooks, so memoryd installs nothing for it. memoryd reads Aider's "
+             "files where they are: its chat history (.aider.chat.history.md) and its "
+             "conventions (CONVENTIONS.md, the notes `read` names in .aider.conf.yml), in each "
+             "project root memoryd is given (memory sources add --project DIR); a session is "
+             "extracted once it has been quiet",
+    "windsurf": "memoryd has no hooks for Windsurf, so it installs nothing there. memoryd reads "
+                "Windsurf's rules (~/.codeium/windsurf/memories/global_rules.md, a project's "
+                ".windsurf/rules/ and .windsurfrules), and Windsurf reaches memory through MCP: "
+                "add `memory mcp --agent windsurf` to its MCP servers (docs/agents.md, MCP)",
+    "roo": "Roo Code has no hooks, so memoryd installs nothing for it. memoryd reads its rules "
+           "(~/.roo/rules*/, a project's .roorules* and .roo/rules*/) and its tasks (each "
+           "extracted once it has been quiet; `memory import-history roo` for older ones), and "
+           "Roo Code reaches memory through MCP: add `memory mcp --agent roo` to its MCP "
+           "servers (mcp_settings.json, or a project's .roo/mcp.json)",
+    "kilo": "Kilo Code has no hooks, so memoryd installs nothing for it. memoryd reads its "
+            "tasks as Roo Code's (each extracted once it has been quiet; `memory "
+            "import-history kilo` for older ones), and Kilo Code reaches memory through MCP: "
+            "add `memory mcp --agent kilo` to its MCP servers (mcp_settings.json, or a "
+            "project's .kilocode/mcp.json)",
+    "pi": "pi has extensions, not hooks, so memoryd installs nothing for it. memoryd reads its "
+          "notebook (~/.pi/agent/AGENTS.md) and its sessions (~/.pi/agent/sessions/); a "
+          "session is extracted once it has been quiet",
+}
 #: Harnesses whose event lists hold handlers directly, rather than groups of them.
 FLAT = ("cursor", "copilot")
 #: What a settings file of the harness starts with besides ``hooks``.

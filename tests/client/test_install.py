@@ -564,3 +564,28 @@ def test_a_projects_file_git_tracks_is_refused_and_left_as_it_was(memoryd_home, 
     assert (repo / written).read_bytes() == committed
     assert git("status", "--porcelain", cwd=repo) == "" and exclude.read_bytes() == pristine
     assert not (memoryd_home / install.BACKUP_DIR).exists()
+
+
+@pytest.mark.parametrize("agent, says", [
+    ("aider", ["Aider has no hooks", ".aider.chat.history.md", "CONVENTIONS.md"]),
+    ("windsurf", ["no hooks for Windsurf", "global_rules.md", "memory mcp --agent windsurf"]),
+    ("roo", ["Roo Code has no hooks", ".roorules", "memory mcp --agent roo", ".roo/mcp.json"]),
+    ("kilo", ["Kilo Code has no hooks", "memory mcp --agent kilo"]),
+    ("pi", ["pi has extensions, not hooks", "~/.pi/agent/AGENTS.md"])])
+def test_an_agent_without_hooks_is_told_what_memoryd_does_for_it(memoryd_home, agent,
+                                                                  says) -> None:
+    """`memory hook install aider` said only argparse's "invalid choice: 'aider'", as for a
+    typo, about an agent memoryd reads the files of. It says the agent has no hooks and what
+    memoryd does for it instead (its files; MCP where the agent takes it), still a usage
+    error, nothing written; an unknown name keeps argparse's plain error."""
+    home = memoryd_home / "user"
+    before = sorted(home.rglob("*"))
+    for action in ("install", "uninstall"):
+        result = run_cli("hook", action, agent)
+        assert result.returncode == 2 and result.stdout == "", result
+        assert "invalid choice" not in result.stderr
+        for words in says:
+            assert words in result.stderr, (words, result.stderr)
+    assert sorted(home.rglob("*")) == before
+    unknown = run_cli("hook", "install", "aidr")
+    assert unknown.returncode == 2 and "invalid choice: 'aidr'" in unknown.stderr
