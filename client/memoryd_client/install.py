@@ -505,10 +505,14 @@ def next_steps(harness: str) -> list[str]:
         return [("Next: new Claude Code sessions run the hooks (a running one may need a look at "
                  "/hooks or a restart; project hooks run once the workspace is trusted).")]
     if harness == "gemini":
+        user = settings_path("gemini", None)
         return [("Next: new Gemini CLI sessions run the hooks (/hooks panel lists them; project "
                  "hooks run in a trusted folder)."),
-                ("  Gemini CLI versions from before hooks were on by default also need "
-                 "\"enableHooks\": true under \"tools\" in ~/.gemini/settings.json.")]
+                ("  Gemini CLI versions from before hooks were on by default need them turned "
+                 f"on in {user}: \"hooksConfig\": {{\"enabled\": true}} (versions with "
+                 "hooksConfig, 0.26 on); the first versions with hooks, before hooksConfig, "
+                 "need \"tools\": {\"enableHooks\": true} and \"hooks\": {\"enabled\": "
+                 "true}, then a restart.")]
     if harness == "cursor":
         return [("Next: restart Cursor; its Hooks settings tab lists them. Cursor versions "
                  "without sessionStart/sessionEnd hooks (before 2.x) report them as unknown.")]

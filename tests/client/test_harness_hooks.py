@@ -578,6 +578,22 @@ def test_gemini_install_registers_runnable_hooks_and_uninstall_gives_the_file_ba
     assert path.read_text() == GEMINI_SETTINGS
 
 
+def test_gemini_install_names_the_switch_each_gemini_version_reads(memoryd_home, tmp_path,
+                                                                   monkeypatch) -> None:
+    """The hint after install said older Gemini CLIs need `"enableHooks": true` under
+    `"tools"`; Gemini's settings schema has `"hooksConfig": {"enabled": true}` (its switches
+    left the `hooks` object), and `tools.enableHooks` (with `hooks.enabled`) was the first
+    releases'. The hint names both, with the versions, in the file Gemini reads."""
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path / "profile"))
+    result = run_cli("hook", "install", "gemini")
+    assert result.returncode == 0, result.stderr
+    [hint] = [line for line in result.stdout.splitlines() if "before hooks were on" in line]
+    assert f"in {tmp_path / 'profile' / '.gemini' / 'settings.json'}:" in hint
+    assert '"hooksConfig": {"enabled": true} (versions with hooksConfig, 0.26 on)' in hint
+    assert '"tools": {"enableHooks": true} and "hooks": {"enabled": true}' in hint
+    assert hint.index("hooksConfig") < hint.index("enableHooks")
+
+
 def test_gemini_follows_its_home_override_and_a_project_file(memoryd_home, tmp_path,
                                                              monkeypatch) -> None:
     monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path / "profile"))
