@@ -345,7 +345,8 @@ def hook_checks(hooks: list[dict[str, Any]], served_state: str,
                     f"MEMORYD_HOME={shlex.quote(served_home)} {again}" if served_home
                     else f"env -u MEMORYD_HOME {again}"))
         running = ", ".join(programs) or "?"
-        detail = f"{where}: {len(found['commands'])} hooks, running {running}" + \
+        count = len(found["commands"])
+        detail = f"{where}: {count} hook{'' if count == 1 else 's'}, running {running}" + \
             "".join(f" with {_describe_home(h)}" for h, _ in sorted(homes, key=str) if h)
         if problems:
             checks.append(check(name, PROBLEM, f"{where}: " + "; ".join(problems),

@@ -470,3 +470,16 @@ def test_a_generic_log_read_without_its_session_is_named_and_reindex_mends_it(
             assert by_name(doctor()[1])["sessions"]["status"] == "ok"
     finally:
         running.stop()
+
+
+def test_a_cline_hook_file_is_one_hook_not_1_hooks(memoryd_home) -> None:
+    """Cline runs a file per event, so doctor's line for each said "1 hooks"."""
+    assert run_cli("hook", "install", "cline").returncode == 0
+    assert run_cli("hook", "install", "cursor").returncode == 0
+    result = run_cli("doctor")  # the hooks are checked with the daemon down too
+    lines = [line for line in result.stdout.splitlines() if " hooks cline " in line]
+    assert len(lines) == 4, result.stdout
+    for line in lines:
+        assert ": 1 hook, running " in line and "1 hooks" not in line, line
+    [cursor] = [line for line in result.stdout.splitlines() if " hooks cursor " in line]
+    assert ": 4 hooks, running " in cursor, cursor
