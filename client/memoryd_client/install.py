@@ -19,7 +19,8 @@ edited the way a careful person would:
   ``<state dir>/hook-backups/<real path of the file>.memoryd-backup-<date>-<time>-<microseconds>``,
   mode 0600, never overwritten (a counter is appended on a clash). Two are kept per file: the
   oldest (the file as it was before memoryd first changed it) and the latest; the ones between
-  are deleted. The output names the backup and the directory.
+  are deleted. The output names the backup and the directory, and says when none is from before
+  memoryd (a file it created, or one its hooks were in already).
 - A file that install created is removed again by uninstall when nothing else is left in it
   (with the directories install created, when empty); a note beside the backups remembers that.
 - In a project (``--project DIR``), the file is personal (absolute paths into this user's
@@ -535,15 +536,27 @@ def _reach() -> list[str]:
             + (f" (the commands carry {', '.join(env)})" if env else "")]
 
 
-def _describe(settings: SettingsFile, backup: Path | None) -> list[str]:
+def _describe(settings: SettingsFile, backup: Path | None, harness: str,
+              created: bool = False) -> list[str]:
+    """The lines on the file written: through a link, its backup, and what the backups kept
+    are. The oldest is "the file before memoryd first changed it" only when it holds none of
+    memoryd's hooks: of a file memoryd created (``created``: its note said so) there is no
+    such version, nor of one memoryd's hooks were in before any backup."""
     lines = []
     if settings.linked:
         lines.append(f"  written through the link to {settings.real}")
     if backup is not None:
-        count = len(backups_of(settings.real))
+        kept = backups_of(settings.real)
+        count = len(kept)
+        if kept and not created and not _ours_in(kept[0], harness):
+            what = "the file before memoryd first changed it" + \
+                (", and the latest" if count > 1 else "")
+        else:
+            what = ("the oldest and the latest" if count > 1 else "the file before this change") \
+                + "; none is from before memoryd: " + \
+                ("it created the file" if created else "its hooks were in the file already")
         lines.append(f"  backup: {backup}")
-        lines.append(f"  backups of this file: {count} in {backup.parent} (the file before memoryd "
-                     "first changed it" + (", and the latest)" if count > 1 else ")"))
+        lines.append(f"  backups of this file: {count} in {backup.parent} ({what})")
     return lines
 
 
@@ -632,12 +645,14 @@ def install(harness: str, project: str | None = None) -> str:
         if json.loads(text) == settings.data:
             return f"{path}: memoryd hooks already installed" + "".join(
                 f"\n{line}" for line in _exclude(project, path, add=True))
+    created = settings.created_note().exists()
     backup = settings.write(text)
     settings.note_added(added)
     said = f"{path}: installed {len(groups)} memoryd hooks" + \
         (f" (replacing {replaced} earlier ones)" if replaced else "") + \
         (" (new file)" if settings.text is None else "")
-    lines = [said, *_describe(settings, backup), *_exclude(project, path, add=True), *_reach(),
+    lines = [said, *_describe(settings, backup, harness, created),
+             *_exclude(project, path, add=True), *_reach(),
              *next_steps(harness)]
     legacy = legacy_path(harness, project)
     if legacy is not None and _ours_in(legacy, harness):
@@ -695,8 +710,9 @@ def _uninstall_from(path: Path, harness: str, project: str | None = None) -> str
         settings.note_added({})
         return "\n".join([(f"{path}: removed {removed} memoryd hooks, and the file, which "
                            "memoryd had created"), *excluded])
+    created = settings.created_note().exists()
     settings.forget_created()  # what is left is the user's
     backup = settings.write(text)
     settings.note_added({})
-    return "\n".join([f"{path}: removed {removed} memoryd hooks", *_describe(settings, backup),
-                      *excluded])
+    return "\n".join([f"{path}: removed {removed} memoryd hooks",
+                      *_describe(settings, backup, harness, created), *excluded])

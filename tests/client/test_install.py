@@ -589,3 +589,28 @@ def test_an_agent_without_hooks_is_told_what_memoryd_does_for_it(memoryd_home, a
     assert sorted(home.rglob("*")) == before
     unknown = run_cli("hook", "install", "aidr")
     assert unknown.returncode == 2 and "invalid choice: 'aidr'" in unknown.stderr
+
+
+def test_the_backups_of_a_file_memoryd_created_claim_no_version_from_before_it(
+        memoryd_home, claude_settings) -> None:
+    """After a Copilot CLI uninstall of the hooks file memoryd had created (and the user had
+    added a handler to), the backup line said "(the file before memoryd first changed it)":
+    there was no such file. It says there is none; a user's own file still has that line."""
+    path = memoryd_home / "user" / ".copilot" / "hooks" / "memoryd.json"
+    assert "(new file)" in run_cli("hook", "install", "copilot").stdout
+    data = json.loads(path.read_text())
+    data["hooks"]["sessionStart"].append({"type": "command", "bash": "echo mine"})
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    removed = run_cli("hook", "uninstall", "copilot")
+    assert removed.returncode == 0 and "removed 5 memoryd hooks" in removed.stdout
+    assert "before memoryd first changed it" not in removed.stdout
+    assert "(the file before this change; none is from before memoryd: it created the file)" in \
+        removed.stdout
+    assert json.loads(path.read_text())["hooks"] == {
+        "sessionStart": [{"type": "command", "bash": "echo mine"}]}
+
+    claude_settings.write_text(json.dumps(THEIRS, indent=2) + "\n")  # the user's own file
+    assert "(the file before memoryd first changed it)" in \
+        run_cli("hook", "install", "claude-code").stdout
+    assert "(the file before memoryd first changed it, and the latest)" in \
+        run_cli("hook", "uninstall", "claude-code").stdout
