@@ -92,12 +92,18 @@ RULES: tuple[Rule, ...] = (
     _rule("ignore-previous",
           r"\b(?:ignore[rz]?|oublie[rz]?|neglige[rz]?)\b[^.\n]{0,30}?"
           r"\b(?:precedent\w*|anterieur\w*|toutes|tous|tes|vos)\b[^.\n]{0,30}?"
-          r"\b(?:instructions?|consignes?|directives?)\b",
+          r"\b(?:instructions?|consignes?|directives?)\b"
+          r"|\b(?:ignore[rz]?|oublie[rz]?|neglige[rz]?)\b[^.\n]{0,20}?"
+          r"\b(?:instructions?|consignes?|directives?)[\s-]+(?:\w+[\s-]+)?"
+          r"(?:precedent\w*|anterieur\w*|ci-dessus|d'avant)",
           ("ignor", "oubli", "neglig")),
     _rule("ignore-previous",
           r"\b(?:ignora\w*|olvida\w*|omite|descarta\w*)\b[^.\n]{0,30}?"
           r"\b(?:anterior\w*|previa\w*|todas?|todos|tus|sus)\b[^.\n]{0,30}?"
-          r"\b(?:instrucciones|indicaciones|directrices)\b",
+          r"\b(?:instrucciones|indicaciones|directrices)\b"
+          r"|\b(?:ignora\w*|olvida\w*|omite|descarta\w*)\b[^.\n]{0,20}?"
+          r"\b(?:instrucciones|indicaciones|directrices)[\s-]+(?:\w+[\s-]+)?"
+          r"(?:anterior\w*|previa\w*|de[\s-]+arriba)",
           ("ignora", "olvida", "omite", "descarta")),
     _rule("role-tag",
           r"<\s*/?\s*(?:system|assistant|human|developer|system[-_]reminder|im_start|im_end)\b"
