@@ -36,7 +36,8 @@ Kinds, in order:
 - ``aws-access-key``: ``AKIA`` ``ASIA`` ``ABIA`` ``ACCA`` + 16 upper-case letters and digits.
 - ``aws-secret-key``: the 40-character value of ``aws_secret_access_key`` or
   ``SecretAccessKey``.
-- ``url-password``: the password in ``scheme://user:password@host``. The user and host stay.
+- ``url-password``: the password in ``scheme://user:password@host`` (an ``@`` in it too). The
+  user and host stay.
 - ``bearer-token``: ``Bearer <token>`` (16+ characters, with a digit or 24+ long).
 - ``auth-header``: ``Authorization: [Basic|Token|Bot|Digest] <credentials>``.
 - ``password``: the value of a key ending in ``password``, ``passwd``, ``passphrase``,
@@ -51,9 +52,10 @@ Kinds, in order:
     password of ``curl -u user:pw`` (``--user``, ``-U``);
   - bare values with a digit or a symbol: ``password: hunter2``.
 - ``secret``: the same styles for keys ending in ``secret``, ``token``, ``credentials``,
-  ``api_key``, ``access_key``, ``secret_key``, ``private_key`` and the like. A quoted or bare
-  value must look random: 8+ characters without spaces and with a digit (a quoted one may
-  instead be 24+ long). Env and flag values may be anything that is not a stand-in.
+  ``api_key``, ``access_key``, ``secret_key``, ``private_key``, ``storage_key``,
+  ``AccountKey`` and the like. A quoted or bare value must look random: 8+ characters without
+  spaces and with a digit (a quoted one may instead be 24+ long). Env values (quoted or not)
+  and flag values may be anything that is not a stand-in.
 
 Deliberately not redacted, because false positives cost search quality:
 
@@ -110,6 +112,8 @@ _KEY_WORDS = (
     "auth",
     "session",
     "client",
+    "storage",
+    "account",
 )
 
 
@@ -189,6 +193,14 @@ _MIXED_BARE = (r"(?=" + _BARE + r"*?[!@#$%^*~?])(?:" + _VALUE + r"|\(" + _VALUE 
 _ENV_VALUE = (
     r"(?P<secret>(?![$%*{<]|(?:" + _CONSTANT + r"|\d{1,6}|" + _STAND_IN + ")" + _BARE_END + ")"
     + _VALUE + "+)"
+)
+
+
+# An env value in quotes: anything but a variable, a template, a constant, a small number or
+# a stand-in.
+_ENV_QUOTED = (
+    r"""(?P<q>["'])(?P<secret>(?![$%*{<]|(?:""" + _CONSTANT + r"|\d{1,6}|" + _STAND_IN
+    + r""")(?P=q))[^"'\r\n]+)(?P=q)"""
 )
 
 
@@ -290,7 +302,7 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     # scheme://user:password@host: only the password goes.
     ("url-password", ("://",),
         r"""://[^\s:/?#@"'<>\\\[\]]*:(?P<secret>(?![$%{<*]|""" + _STAND_IN
-        + r"""@)[^\s/?#@"'<>\\]+)@"""),
+        + r"""@)(?:[^\s/?#@"'<>\\]|@(?=[^\s/?#"'<>\\]*@))+)@"""),
     # Bearer <token>, in a header or not.
     ("bearer-token", (r"bearer[ \t]",),
         r"\b[Bb]earer[ \t]+(?P<secret>(?=[A-Za-z0-9\-._~+/]*[0-9]|[A-Za-z0-9\-._~+/]{24})"
@@ -315,6 +327,9 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     # API_TOKEN=…, AWS_SESSION_TOKEN=…, SECRET_KEY=…
     ("secret", _SECRET_ANCHORS,
         _SECRET_ENV_KEY + "=" + _ENV_VALUE),
+    # API_TOKEN="…", export AUTH_TOKEN='…': quoted, an env value still (any but a stand-in)
+    ("secret", _SECRET_ANCHORS,
+        _SECRET_ENV_KEY + "=" + _ENV_QUOTED),
     # --password foo, --db-password=foo, --passphrase "two words"
     ("password", _PASSWORD_ANCHORS,
         _PASSWORD_FLAG + _flag_value()),

@@ -154,6 +154,35 @@ def test_a_bare_value_goes_whole(text: str, redacted: str) -> None:
     assert redact(text) == redacted
 
 
+@pytest.mark.parametrize(("text", "redacted"), [
+    # an env value in quotes is an env value ("supersecretvalue" has no digit)
+    ('export AUTH_TOKEN="supersecretvalue"', 'export AUTH_TOKEN="[REDACTED:secret]"'),
+    ("API_KEY='letmein-now'", "API_KEY='[REDACTED:secret]'"),
+    ('ADMIN_PASSWORD="correct horse battery staple"', 'ADMIN_PASSWORD="[REDACTED:password]"'),
+    # a storage or account key, as Azure names them
+    ("AZURE_STORAGE_KEY=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsu==",
+     "AZURE_STORAGE_KEY=[REDACTED:secret]"),
+    ("DefaultEndpointsProtocol=https;AccountName=shop;AccountKey=Eby8vdM02xNOcqFlqUw9JPL==;",
+     "DefaultEndpointsProtocol=https;AccountName=shop;AccountKey=[REDACTED:secret];"),
+    # an "@" in a URL's password is the password's
+    ("postgres://app:p@ss9w0rd@db.internal:5432/app",
+     "postgres://app:[REDACTED:url-password]@db.internal:5432/app"),
+])
+def test_an_env_file_keeps_none_of_its_secrets(text: str, redacted: str) -> None:
+    """Lines of a .env the redactor let through: a quoted env value without a digit, a
+    storage or account key, a URL password holding an "@"."""
+    assert redact(text) == redacted
+
+
+@pytest.mark.parametrize("text", [
+    'export EDITOR="vim"', 'MODE="production"', 'API_KEY="${API_KEY}"', "API_KEY=''",
+    'DB_PASSWORD="$PGPASSWORD"', "storage_key = compute_key(path)", "SERVICE_URL=http://x:8080",
+    "mailto:ana@example.com and https://example.com/@ana",
+])
+def test_an_env_files_ordinary_lines_are_kept(text: str) -> None:
+    assert redact(text) == text
+
+
 def test_every_documented_kind_has_a_case() -> None:
     kinds = {kind for kind, _ in PATTERNS}
     assert kinds == {kind for kind, _, _ in CASES}
