@@ -165,6 +165,24 @@ def test_a_transcript_none_of_which_could_be_read_says_so_not_that_all_is_well(
     eventually(mended)
 
 
+def test_another_agents_transcript_under_a_generic_source_is_said_unread(
+        memoryd_home: Path, daemon, client) -> None:
+    """A Claude Code transcript put under a `generic` source: its lines have a `type`, no
+    `role`; they were left out as records of pi's, and nothing said the file was unread."""
+    logs = memoryd_home / "user" / "logs"
+    logs.mkdir(parents=True)
+    client.sources("add", name="mylogs", path=str(logs / "*.jsonl"), kind="transcript",
+                   format="generic", agent="zed")
+    write_lines(logs / "cc.jsonl", [user("m1", "a question about brass hinges")])
+
+    def warned() -> None:
+        assert health_line(client.status()).startswith(
+            "warning: skipped: nothing of cc.jsonl could be read")
+
+    eventually(warned)
+    assert _source(client, "mylogs")["skipped"] == {"bad_field": 1}
+
+
 def test_malformed_lines_are_said_beside_a_file_with_a_problem(
         memoryd_home: Path, daemon, client) -> None:
     """A notebook memoryd cannot read and a transcript with a malformed line: doctor's

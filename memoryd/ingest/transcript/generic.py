@@ -36,6 +36,9 @@ TIME_FIELDS = ("timestamp", "time", "date", "created_at", "create_time", "ts")
 #: of many chats says which each line is of; without any, the file is the session).
 SESSION_FIELDS = ("session_id", "sessionId", "conversation_id", "thread_id", "chat_id",
                   "session")
+#: pi's records besides its messages (integrations.md §4.1); a later one has a ``parentId``.
+PI_RECORDS = frozenset({"model_change", "thinking_level_change", "branch_summary", "custom",
+                        "custom_message", "label", "session_info"})
 #: Content blocks that hold text: chat messages' ("text"), OpenAI's Responses API's
 #: ("input_text" of a user, "output_text" of a model).
 TEXT_BLOCKS = frozenset({"text", "input_text", "output_text"})
@@ -124,8 +127,10 @@ class GenericParser(LineParser):
                 raise Skip("bad_field")
             record_id = self._pi_record_id(record, line)
             self._message("summary", summary, record_id, timestamp, out)
-        else:
-            raise Skip("ignored")
+        elif kind in PI_RECORDS or "parentId" in record:
+            raise Skip("ignored")  # pi's other records (model changes, labels, …)
+        else:  # another agent's line (Claude Code's "user", "assistant"): not this format
+            raise Skip("bad_field")
 
     def _generic(self, record: dict[str, Any], line: str, out: list[Turn]) -> None:
         sessions = {key: _session_text(record.get(key)) for key in SESSION_FIELDS}
