@@ -55,6 +55,9 @@ Formats
     - ``compacted`` with a non-empty ``message`` becomes a ``summary`` turn.
     - Rollout lines carry no record id, so the record id is :func:`line_id`, a hash of the raw
       line: stable across re-reads, and identical for the copies of a line a fork writes.
+    - After a restart the rollout is read again from its start up to where the tailer stopped
+      (``needs_context``, memoryd.ingest.context.replay): ``codex resume`` appends to the
+      same file, and its new lines need the ``session_meta`` at its top.
 
 ``gemini`` — Gemini CLI, ``~/.gemini/tmp/<project>/chats/session-*.jsonl`` (and subagent chats
 ``chats/<parent session>/<session>.jsonl``; docs/harnesses.md).

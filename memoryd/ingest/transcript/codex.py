@@ -49,6 +49,10 @@ class CodexParser(LineParser):
     """Codex CLI rollout files (see the module docstring)."""
 
     harness = "codex"
+    #: Read from the start of the file after a restart (memoryd.ingest.context.replay): the
+    #: session's id and directory are on its first line (``session_meta``), and ``codex
+    #: resume`` appends to the same rollout.
+    needs_context = True
 
     def __init__(self, *, max_line_chars: int = MAX_LINE_CHARS) -> None:
         super().__init__(max_line_chars=max_line_chars)
