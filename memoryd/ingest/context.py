@@ -10,10 +10,12 @@
   (``cwdOnTaskInitialization``; older versions have none, and their first request names it).
 - **The start of the file** (:func:`replay`), for formats whose later lines make sense only
   with earlier ones (``needs_context``: the session id is on the first line, or a header
-  names the session of the lines below it). After a restart the tailer resumes at its saved
-  offset; for these formats the lines before it are parsed again first, so the parser is in
-  the state it was in then. Nothing is indexed from them (it was, before the restart); the
-  exchange still open at the offset is taken from them.
+  names the session of the lines below it), and for a file of the ``generic`` format that
+  begins with such a header (:func:`has_session_header`: the pi coding agent's sessions).
+  After a restart the tailer resumes at its saved offset; for these files the lines before it
+  are parsed again first, so the parser is in the state it was in then. Nothing is indexed
+  from them (it was, before the restart); the exchange still open at the offset is taken from
+  them.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from pathlib import Path
 
 from memoryd.agent_settings import yaml_top_level
 from memoryd.ingest.tail import READ_SLICE_BYTES, TailPosition, read_appended
-from memoryd.ingest.transcript import TranscriptParser, Turn
+from memoryd.ingest.transcript import TranscriptParser, Turn, needs_context
 from memoryd.regular_file import read_regular
 
 #: A Gemini CLI project marker longer than this is not a path.
@@ -33,6 +35,8 @@ MARKER_BYTES = 4096
 GEMINI_MARKER = ".project_root"
 #: The file beside a Copilot CLI session's events that names its directory (``cwd: /path``).
 COPILOT_WORKSPACE = "workspace.yaml"
+#: The most of a ``generic`` transcript's first line read to tell whether it is a header.
+HEADER_BYTES = 64 << 10
 #: Cline's and Roo Code's task history, relative to the directory holding ``tasks/``, and the
 #: most of it read (a few hundred bytes a task).
 TASK_HISTORY = "state/taskHistory.json"
@@ -95,6 +99,32 @@ def _workspace_cwd(path: Path) -> str | None:
         return None
     cwd = yaml_top_level(data.decode("utf-8", errors="replace")).get("cwd")
     return cwd if isinstance(cwd, str) and cwd.startswith("/") else None
+
+
+def reads_from_start(fmt: str, path: str) -> bool:
+    """Whether the transcript ``path`` (of format ``fmt``) is read again from its start after a
+    restart (:func:`replay`): its format's later lines need the earlier ones, or it is a
+    ``generic`` one whose first line is a session header (:func:`has_session_header`)."""
+    return needs_context(fmt) or (fmt == "generic" and has_session_header(path))
+
+
+def has_session_header(path: str) -> bool:
+    """Whether the file's first line is a pi session header, ``{"type": "session", "id": …,
+    "cwd": …}`` (no ``role``): it names the session and the directory of every line below it,
+    which name neither."""
+    try:
+        data = read_regular(path, HEADER_BYTES)
+    except OSError:
+        return False
+    first = data.lstrip(b"\xef\xbb\xbf").split(b"\n", 1)
+    if len(first) < 2:
+        return False  # no complete first line yet (or one too long to be a header)
+    try:
+        record = json.loads(first[0])
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(record, dict) and record.get("type") == "session" \
+        and "role" not in record
 
 
 def replay(path: str, position: TailPosition, parser: TranscriptParser,

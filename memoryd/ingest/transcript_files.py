@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from memoryd.config import Config
-from memoryd.ingest.context import cwd_hint, replay
+from memoryd.ingest.context import cwd_hint, reads_from_start, replay
 from memoryd.ingest.document import read_document
 from memoryd.ingest.indexer import FileFacts, Indexer
 from memoryd.ingest.source_stats import SkippedLines, SourceStats, account
@@ -26,7 +26,6 @@ from memoryd.ingest.transcript import (
     chunk_exchanges,
     is_document,
     make_parser,
-    needs_context,
 )
 from memoryd.sources import Source
 
@@ -38,6 +37,9 @@ class TranscriptState:
     parser: TranscriptParser
     fmt: str
     cwd: str | None = None  # the project the file's path names (memoryd.ingest.context)
+    #: read again from its start after a restart (memoryd.ingest.context.reads_from_start):
+    #: its parser's counts are the whole file's
+    from_start: bool = False
     #: read whole each time (memoryd.ingest.document): its counts are the whole file's
     document: bool = False
     #: the file was read again from its start (rewritten, replaced): the parser's counts are
@@ -67,7 +69,7 @@ class TranscriptState:
         out = []
         # a format read from the file's start after a restart too (Gemini's, Aider's, a
         # document: memoryd.ingest.context.replay) counts the whole file every time
-        whole = self.recounted or needs_context(self.fmt)
+        whole = self.recounted or self.from_start
         if found:  # a file emptied to be written again: its first lines are its whole count
             self.recounted = False
         for key, (started, last_seen, users) in found.items():
@@ -126,9 +128,10 @@ class TranscriptFiles:
         position = start.position
         if state is None:
             cwd = await self.off_loop(cwd_hint, source.format, facts.path)
+            from_start = await self.off_loop(reads_from_start, source.format, facts.path)
             state = self.states[facts.path] = TranscriptState(
                 make_parser(source.format, cwd=cwd, path=facts.path), source.format, cwd,
-                is_document(source.format, facts.path))
+                from_start, is_document(source.format, facts.path))
             if position is not None and not state.document:  # resume the exchange left open
                 await self._resume(state, facts.path, position, list(start.open_turns or ()))
         while True:
@@ -155,7 +158,7 @@ class TranscriptFiles:
         """A file read before this run: its parser put back in the state it had at
         ``position`` (memoryd.ingest.context.replay) where the format needs it, and the
         exchange still open there restored (else the one stored with the offset)."""
-        if needs_context(state.fmt):
+        if state.from_start:
             opened = await self.off_loop(replay, path, position, state.parser,
                                          self.config.watch.max_line_bytes)
             if opened is not None:  # what the parser counted there was reported then

@@ -72,3 +72,57 @@ def test_a_codex_rollout_resumed_after_a_restart_keeps_its_session_and_project(
             assert session(client)["last_seen"] == 1756720980.0  # 10:03, the last pair
     finally:
         running.stop()
+
+
+PI_SESSION = "0194f2a1-7c3e-7b21-9d4e-1a2b3c4d5e6f"
+
+
+def pi_pair(n: int, question: str, answer: str) -> list[dict[str, Any]]:
+    at = f"2026-03-02T09:{n:02d}:00Z"
+    return [{"type": "message", "id": f"a00000{n:02d}", "parentId": None, "timestamp": at,
+             "message": {"role": "user", "content": [{"type": "text", "text": question}]}},
+            {"type": "message", "id": f"b00000{n:02d}", "parentId": f"a00000{n:02d}",
+             "timestamp": at,
+             "message": {"role": "assistant", "content": [{"type": "text", "text": answer}]}}]
+
+
+def test_a_pi_session_appended_after_a_restart_stays_one_session(
+        memoryd_home: Path, embedder) -> None:
+    """pi names its session once, in the header line: the lines appended after a restart
+    became a session of their own (named by the file, with no project), and a rewrite of the
+    file then stored their exchange twice, once in each session."""
+    home = memoryd_home / "user"
+    repo = home / "src/shop"
+    (repo / ".git").mkdir(parents=True)
+    folder = home / ".pi/agent/sessions/--src-shop--"
+    folder.mkdir(parents=True)
+    chat = folder / "2026-03-02T09-00-00-000Z_1a2b.jsonl"
+    append(chat, [{"type": "session", "version": 3, "id": PI_SESSION,
+                   "timestamp": "2026-03-02T09:00:00Z", "cwd": str(repo)},
+                  *pi_pair(1, "list the shop routes", "There are four.")])
+
+    def sessions(client: Client) -> dict[str, int]:
+        return {s["id"]: s["user_messages"] for s in client.call("sessions", {})["sessions"]}
+
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as client:
+            wait_until(lambda: len(hits(client, "routes")) == 1)
+        running.stop()
+        running = start_daemon(embedder)
+        with Client(running.socket) as client:
+            append(chat, pi_pair(2, "which route serves the okapi catalogue",
+                                 "GET /catalogue/okapi."))
+            wait_until(lambda: len(hits(client, "okapi")) == 1)
+            [hit] = hits(client, "okapi")
+            assert (hit["session"], hit["project"]) == (PI_SESSION, str(repo))
+            wait_until(lambda: sessions(client) == {PI_SESSION: 2})
+            scratch = folder / "copy.tmp"  # written again whole: another inode
+            scratch.write_bytes(chat.read_bytes())
+            scratch.rename(chat)
+            append(chat, pi_pair(3, "and the quokka one", "GET /catalogue/quokka."))
+            wait_until(lambda: len(hits(client, "quokka")) == 1)
+            assert len(hits(client, "okapi")) == 1
+            assert sessions(client) == {PI_SESSION: 3}
+    finally:
+        running.stop()

@@ -156,7 +156,9 @@ docs/harnesses.md).
     time; ``message`` entries whose ``message.role`` is ``user`` or ``assistant`` are kept (text
     blocks only, so ``thinking`` and ``toolCall`` blocks are dropped); ``compaction`` entries
     become ``summary`` turns. pi entry ids are 8 hex digits, unique only within a session, so the
-    record id is ``f"{session_id}:{id}"``.
+    record id is ``f"{session_id}:{id}"``. Only the header names the session, so a file that
+    begins with one is read again from its start after a restart
+    (memoryd.ingest.context.reads_from_start).
 
 Every format: content containing memoryd's own :data:`INJECTION_MARKER` is dropped, so injected
 memory never feeds back into memory.
