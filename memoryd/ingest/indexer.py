@@ -424,8 +424,10 @@ class Indexer:
 
     def drop_source(self, name: str) -> Changes:
         """A source was removed (or a built-in disabled): its files' entries leave the index,
-        each an event; the files are not touched. Added again, the source is indexed anew (and a
-        forget or supersede of its entries applies again, kept by their text or chunk id)."""
+        each an event, and so do the sessions its transcripts registered
+        (Sessions.forget_read_from); the files are not touched. Added again, the source is
+        indexed anew, its sessions counted once (and a forget or supersede of its entries
+        applies again, kept by their text or chunk id)."""
         changes = Changes()
         with self.store.transaction():
             paths = self.store.files.paths_of_source(name)
@@ -434,9 +436,11 @@ class Indexer:
                     self._remove_entry(entry, f"source {name} removed")
                     changes.removed += 1
                 self.store.files.delete(path)
+                forget_open_turns(self.store, path)
+            sessions = self.store.sessions.forget_read_from(paths)
         if paths:
-            log.info("Source %s removed: %d files, %d entries left the index.", name,
-                     len(paths), changes.removed)
+            log.info("Source %s removed: %d files, %d entries and %d sessions left the index.",
+                     name, len(paths), changes.removed, sessions)
         return changes
 
     # -- transcripts ------------------------------------------------------------------

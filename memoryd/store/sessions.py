@@ -96,6 +96,7 @@ class Sessions:
             "user_messages, source) VALUES (:id, :harness, :agent, :cwd, :project, :started, "
             ":last_seen, :user_messages, :source) ON CONFLICT(id) DO UPDATE SET "
             "cwd=coalesce(excluded.cwd, cwd), project=coalesce(excluded.project, project), "
+            "source=coalesce(source, excluded.source), "
             "started=min(coalesce(started, excluded.started), "
             "coalesce(excluded.started, started)), "
             "last_seen=max(coalesce(last_seen, 0), coalesce(excluded.last_seen, 0)), "
@@ -104,6 +105,27 @@ class Sessions:
             "ELSE user_messages + excluded.user_messages END",
             {"whole_file": False, **session, "agent": agent, "project": project,
              "source": source})
+
+    def forget_read_from(self, paths: list[str]) -> int:
+        """The transcripts ``paths`` leave the index (their source was removed): the sessions
+        only they told of leave the registry (read again, they are counted anew, once); a
+        session a hook reported too (it named its transcript, ended, answered, or was given a
+        memory block) stays, as the hook told it, without the user messages the files
+        counted. Returns how many left."""
+        if not paths:
+            return 0
+        # a session a hook registered first has no source of its own (older rows): the
+        # transcript its hook named is the file read
+        where = "coalesce(source, transcript_path) IN (SELECT value FROM json_each(?))"
+        listed = json.dumps(paths)
+        gone = self._db.execute(
+            f"DELETE FROM sessions WHERE {where} AND transcript_path IS NULL "
+            "AND closed IS NULL AND last_message IS NULL "
+            "AND NOT EXISTS (SELECT 1 FROM injections WHERE injections.session = sessions.id) "
+            "RETURNING id", (listed,)).fetchall()
+        self._db.execute(f"UPDATE sessions SET user_messages=0, source=NULL WHERE {where}",
+                         (listed,))
+        return len(gone)
 
     def mark_extracted(self, session: str, ts: float) -> None:
         self._db.execute("UPDATE sessions SET extracted=? WHERE id=?", (ts, session))

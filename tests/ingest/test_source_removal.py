@@ -105,3 +105,49 @@ def test_one_of_a_projects_sources_names_the_root_to_remove(client: Client) -> N
     assert not any(line.startswith(f"project:{shop}:CLAUDE.local.md:") for line in listing)
     assert run_cli("sources", "remove", str(shop)).returncode == 0
     assert texts(client, "api answers json") == []
+
+
+def test_a_transcript_source_removed_and_added_again_counts_its_sessions_once(
+        client: Client) -> None:
+    """`memory sources remove` then `add` read the files again from their start, and every
+    session's user messages were added to those counted before (3 became 6, past extraction's
+    cut-off of 3); and after `remove` the sessions stayed listed, their exchanges gone. Now
+    they leave `memory sessions` with their entries and come back counted once."""
+    home = Path(os.environ["HOME"])
+    day = home / ".codex/sessions/2025/09/01"
+    day.mkdir(parents=True)
+    codex = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
+    lines = [{"timestamp": "2025-09-01T10:00:00Z", "type": "session_meta",
+              "payload": {"id": codex, "cwd": "/tmp", "source": "cli"}}]
+    for n in range(3):
+        lines += [{"timestamp": f"2025-09-01T10:0{n}:30Z", "type": "event_msg",
+                   "payload": {"type": "user_message", "message": f"codex question {n}"}},
+                  {"timestamp": f"2025-09-01T10:0{n}:40Z", "type": "response_item",
+                   "payload": {"type": "message", "role": "assistant",
+                               "content": [{"type": "output_text", "text": f"answer {n}"}]}}]
+    (day / f"rollout-2025-09-01T10-00-00-{codex}.jsonl").write_text(
+        "".join(json.dumps(line) + "\n" for line in lines))
+    chats = home / "chats"
+    chats.mkdir()
+    (chats / "log.jsonl").write_text("".join(
+        json.dumps({"session_id": "chat-7", "role": role, "content": f"chat {role} {n}"}) + "\n"
+        for n in range(3) for role in ("user", "assistant")))
+    assert run_cli("sources", "add", "chats", "~/chats/*.jsonl", "--kind", "transcript",
+                   "--format", "generic", "--agent", "chatter").returncode == 0
+
+    def counts() -> dict[str, int]:
+        listed = json.loads(run_cli("sessions", "--json").stdout)["sessions"]
+        return {s["id"]: s["user_messages"] for s in listed}
+
+    def turns() -> int:
+        return len(client.list_entries(agents=["*"], kind=["turn"], limit=50)["entries"])
+
+    wait_until(lambda: counts() == {codex: 3, "chat-7": 3} and turns() == 6)
+    for name in ("codex-transcripts", "chats"):
+        assert run_cli("sources", "remove", name).returncode == 0
+    assert (counts(), turns()) == ({}, 0)
+    assert run_cli("sources", "add", "codex-transcripts").returncode == 0
+    assert run_cli("sources", "add", "chats", "~/chats/*.jsonl", "--kind", "transcript",
+                   "--format", "generic", "--agent", "chatter").returncode == 0
+    wait_until(lambda: turns() == 6)
+    assert counts() == {codex: 3, "chat-7": 3}

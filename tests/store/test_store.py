@@ -337,3 +337,30 @@ def test_a_blocks_read_in_a_project_is_its_entries_and_the_global_ones_in_order(
     one_read = query if project is None else query.in_project(project)
     assert [e.uid for e in store.entries_in_project(query, project, order, limit)] == \
         [e.uid for e in store.entries(one_read, order, limit)]
+
+
+def test_a_removed_sources_sessions_leave_the_registry_unless_a_hook_reported_them(
+        tmp_path) -> None:
+    """`memory sources remove`: the sessions only its transcripts told of go; one a hook
+    reported stays as the hook told it, without the files' count, so that the files read
+    again count it once."""
+    store = Store(tmp_path / "db")
+    sessions = store.sessions
+    path = "/home/ana/.codex/sessions/a.jsonl"
+    sessions.register("hooked", "codex", "codex", "/tmp", "/tmp", path, 100.0)
+    for session in ("hooked", "read"):
+        sessions.read_from_transcript({"id": session, "harness": "codex", "cwd": "/tmp",
+                                       "started": 100.0, "last_seen": 200.0,
+                                       "user_messages": 3}, "codex", "/tmp", path)
+    sessions.read_from_transcript({"id": "other", "harness": "codex", "cwd": "/tmp",
+                                   "started": 100.0, "last_seen": 200.0, "user_messages": 2},
+                                  "codex", "/tmp", "/elsewhere.jsonl")
+    assert sessions.forget_read_from([path]) == 1
+    assert sessions.get("read") is None
+    hooked = sessions.get("hooked")
+    assert hooked is not None and (hooked.user_messages, hooked.source) == (0, None)
+    assert sessions.get("other").user_messages == 2  # type: ignore[union-attr]
+    sessions.read_from_transcript({"id": "hooked", "harness": "codex", "cwd": "/tmp",
+                                   "started": 100.0, "last_seen": 200.0, "user_messages": 3},
+                                  "codex", "/tmp", path)
+    assert sessions.get("hooked").user_messages == 3  # type: ignore[union-attr]
