@@ -13,7 +13,10 @@ log = logging.getLogger(__name__)
 
 #: Parser skip reasons that mean a malformed line (the others are lines memoryd never indexes:
 #: tool calls, harness records, …); these are counted per source for `memory status --sources`.
-MALFORMED = ("too_long", "invalid_json", "not_object", "bad_field", "internal_error")
+#: ``bad_timestamp`` (UNDATED) is a line read whole but for its time, in no form memoryd
+#: reads: what it said is indexed, its exchange dated by another of its times or when read.
+UNDATED = "bad_timestamp"
+MALFORMED = ("too_long", "invalid_json", "not_object", "bad_field", "internal_error", UNDATED)
 
 
 @dataclass

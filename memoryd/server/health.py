@@ -28,6 +28,7 @@ from memoryd import __version__
 from memoryd.agent_sources import default_sources
 from memoryd.config import Settings
 from memoryd.embedding.model import DEFAULT_MODEL_ID, DEFAULT_MODEL_SHA256
+from memoryd.ingest.source_stats import UNDATED
 from memoryd.ingest.watcher import Watcher
 from memoryd.passes.runner import PassRunner
 from memoryd.server.parts import Parts
@@ -500,24 +501,39 @@ def skipped_lines(rows: list[tuple[str, str, float, bool]], now: float) -> dict[
                      "a change of the source's format, `memoryd reindex` reads it again")
     fresh = [row for row in rows if now - row[2] < SKIPPED_FRESH_S]
     shown = fresh or rows
-    lines = sum(_line_count(error) for _, error, _, _ in shown)
+    undated = sum(_line_count(error, UNDATED) for _, error, _, _ in shown)
+    lines = sum(_line_count(error) for _, error, _, _ in shown) - undated
     where = (os.path.basename(shown[0][0]) if len(shown) == 1
              else f"{len(shown)} transcripts")
-    detail = f"{lines} malformed line{'' if lines == 1 else 's'} skipped in {where}"
+    said = [f"{lines} malformed line{'' if lines == 1 else 's'} skipped"] if lines else []
+    if undated:
+        said.append(f"{undated} line{'' if undated == 1 else 's'} with a time memoryd cannot "
+                    "read")
+    detail = f"{' and '.join(said)} in {where}"
     named = "; ".join(f"{path}: {error.removeprefix(SKIPPED_LINES)}"
                       for path, error, _, _ in shown[:SHOWN_FILES])
     more = f" (and {len(shown) - SHOWN_FILES} more files)" if len(shown) > SHOWN_FILES else ""
     if not fresh:
         return check("skipped", OK, f"{detail}, more than a day ago: left as they are, the "
                      f"rest indexed ({named}{more})")
-    return check("skipped", WARNING, detail + " (the rest of it is indexed)",
-                 f"nothing needs doing: {named}{more}. Those lines are not JSON records the "
-                 "agent's format knows, so they are skipped and the rest of the file is "
-                 "indexed. This turns into a note a day after the file last changed; mending "
-                 "or deleting the lines clears it at once (memoryd reads the file again)")
+    why = ["Those lines are not JSON records the agent's format knows, so they are skipped "
+           "and the rest of the file is indexed."] if lines else []
+    if undated:
+        why.append(f"A line counted as {UNDATED} is indexed, but its time is in no form "
+                   "memoryd reads (docs/sources.md lists them): its exchange is dated by "
+                   "another of its times, else when it was read.")
+    indexed = " (the rest of it is indexed)" if lines else " (its text is indexed)"
+    return check("skipped", WARNING, detail + indexed,
+                 f"nothing needs doing: {named}{more}. {' '.join(why)} This turns into a note "
+                 "a day after the file last changed; mending or deleting the lines clears it "
+                 "at once (memoryd reads the file again)")
 
 
-def _line_count(error: str) -> int:
-    """The lines an error like "skipped lines: 1 invalid_json, 2 not_object" counts."""
+def _line_count(error: str, reason: str | None = None) -> int:
+    """The lines an error like "skipped lines: 1 invalid_json, 2 not_object" counts (of
+    ``reason`` only: 0 when it has none)."""
+    if reason is not None:
+        return sum(int(part.split()[0]) for part in error.removeprefix(SKIPPED_LINES).split(", ")
+                   if part.split()[1:] == [reason] and part.split()[0].isdigit())
     return sum(int(part.split()[0]) for part in error.removeprefix(SKIPPED_LINES).split(", ")
                if part.split() and part.split()[0].isdigit()) or 1

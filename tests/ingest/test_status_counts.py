@@ -242,3 +242,41 @@ def test_a_malformed_transcript_line_warns_shortly_and_says_what_to_do(
     assert skipped["status"] == "ok"
     assert skipped["detail"].startswith("2 malformed lines skipped in t.jsonl, more than a day "
                                         "ago: left as they are")
+
+
+def test_a_chats_times_are_read_as_logs_print_them_and_an_unreadable_one_is_counted(
+        memoryd_home: Path, daemon, client) -> None:
+    """An old chat whose times were "2024-02-03 04:05:06 UTC" or epoch microseconds was dated
+    now, its session last seen "-", and nothing said why. Those are read; a time still in no
+    form memoryd reads is counted for its source and named by status and doctor."""
+    chats = memoryd_home / "user/chats"
+    chats.mkdir()
+    assert run_cli("sources", "add", "chats", "~/chats/*.jsonl", "--kind", "transcript",
+                   "--format", "generic", "--agent", "chatter").returncode == 0
+    write_lines(chats / "old.jsonl", [
+        {"role": "user", "content": "when is the kiln fired", "timestamp": "2024-02-03 04:05:06 UTC"},
+        {"role": "assistant", "content": "On Fridays.", "timestamp": "2024-02-03 04:05:09 UTC"},
+        {"role": "user", "content": "and the glaze batch", "timestamp": 1706933206123456},
+        {"role": "assistant", "content": "Mondays.", "timestamp": 1706933209000000},
+        {"role": "user", "content": "who cleans the wheel", "timestamp": "3rd of Feb, tea time"},
+        {"role": "assistant", "content": "Ana does.", "timestamp": "2024-02-03 04:08:00 UTC"}])
+
+    def days() -> dict[str, str]:
+        entries = client.list_entries(agents=["chatter"], kind=["turn"])["entries"]
+        return {e["text"].split("User: ")[-1].split("\n")[0]: time.strftime(
+            "%Y-%m-%d", time.gmtime(e["created"])) for e in entries}
+
+    wait_until(lambda: len(days()) == 3)
+    # the exchange whose question's time could not be read is dated by its answer's
+    assert set(days().values()) == {"2024-02-03"}
+    [session] = client.call("sessions", {})["sessions"]
+    assert session["last_seen"] == 1706933280.0  # 04:08, the last time read
+    assert _source(client, "chats")["skipped"] == {"bad_timestamp": 1}
+    assert "skipped: 1 bad_timestamp" in run_cli("status", "--sources").stdout
+
+    def named() -> None:
+        assert health_line(client.status()).startswith(
+            "warning: skipped: 1 line with a time memoryd cannot read in old.jsonl (its "
+            "text is indexed)")
+
+    eventually(named)

@@ -340,6 +340,7 @@ def test_claude_code_malformed_lines_are_counted_not_raised() -> None:
         "too_long": 1,
         "bad_field": 8,
         "ignored": 1,
+        "bad_timestamp": 1,  # u10's: read, and dated when read
     }
 
 
@@ -716,6 +717,30 @@ def test_a_chat_logs_dates_as_people_write_them_date_its_chunks() -> None:
     assert [datetime.fromtimestamp(t.timestamp, UTC).date().isoformat() for t in other
             if t.timestamp] == ["2026-05-08", "2026-05-09", "2026-05-14"]
 
+
+def test_times_logs_print_are_read_and_one_that_is_not_is_counted() -> None:
+    """A time as a log or a database prints it ("2024-02-03 04:05:06 UTC") or in epoch
+    microseconds dated the line now, and nothing said so. Those are read, with nanoseconds;
+    a time still in no form memoryd reads is counted as ``bad_timestamp``, once a line, in
+    every format (the line itself is kept)."""
+    written = ["2024-02-03 04:05:06 UTC", "2024-02-03T04:05:06.5 GMT", 1706933106123456,
+               "1706933106123456789", "2024-02-03 04:05:06 CET", "soon", "", None]
+    parser = make_parser("generic")
+    turns = run(parser, [{"role": "user", "content": f"turn {i}", "timestamp": when,
+                          "session_id": "s"} for i, when in enumerate(written)])
+    assert [t.timestamp for t in turns] == [1706933106.0, 1706933106.5, 1706933106.123456,
+                                            pytest.approx(1706933106.123457), None, None,
+                                            None, None]
+    assert parser.skipped == {"bad_timestamp": 2}  # CET (which?) and "soon"; none is no time
+    assert (parser.started, parser.last_seen) == (1706933106.0, pytest.approx(1706933106.5))
+    codex = CodexParser()
+    run(codex, [{"timestamp": "2024-02-03 04:05:06 UTC", "type": "session_meta",
+                 "payload": {"id": "c1", "timestamp": "yesterday"}},  # one time read: dated
+                {"timestamp": "04:05", "type": "event_msg",
+                 "payload": {"type": "user_message", "message": "hello"}},
+                {"timestamp": 1.5e25, "type": "turn_context", "payload": {}}])
+    assert codex.skipped == {"bad_timestamp": 2}
+    assert codex.last_seen == 1706933106.0
 
 def test_generic_parser_reads_pi_sessions() -> None:
     pi_id = "0194f2a1-7c3e-7b21-9d4e-1a2b3c4d5e6f"

@@ -144,7 +144,8 @@ docs/harnesses.md).
     too. ``content`` is a string or a list of ``{"type": "text", "text": …}`` blocks
     (``input_text`` and ``output_text`` too, as OpenAI's Responses API writes them; other
     block types are ignored). ``timestamp`` (or ``date``, ``created_at``, … as exports name
-    it: ISO-8601, epoch seconds or milliseconds, or a date as people write it,
+    it: ISO-8601, with a zone named UTC or GMT too, epoch seconds, milliseconds, microseconds
+    or nanoseconds, or a date as people write it,
     :func:`~memoryd.ingest.transcript.parser_base.parse_timestamp`), ``session_id`` (text or
     a number), ``id`` and ``cwd`` are optional. The record id is the ``id`` when it is a
     long one (16 characters or more: a UUID), ``f"{session_id}:{id}"`` for a shorter one (unique
@@ -169,24 +170,29 @@ Defensive parsing
 ``feed`` never raises. A line that is blank is ignored; any other line that yields no turn and
 is not used for session metadata is counted in the parser's ``skipped`` dict under one reason:
 
-================  ==================================================================================
-``too_long``      longer than ``max_line_chars`` (:data:`MAX_LINE_CHARS`) — not even decoded
-``invalid_json``  not JSON (including JSON nested too deeply to decode)
-``not_object``    JSON, but not an object
-``bad_field``     a field the parser needs has the wrong type (``message`` not an object,
-                  ``content`` neither string nor list, ``uuid`` not a string, a flag not a bool, …)
-``ignored``       a record kind memoryd never indexes (progress, attachments, system events, titles,
-                  telemetry, unknown types, streams that repeat another one)
-``tool``          tool calls, tool results, model reasoning
-``meta``          harness-generated messages (``isMeta``, non-human ``origin``, synthetic assistant
-                  messages, ``developer`` / ``system`` roles, injected Codex context)
-``wrapper``       a Claude Code harness wrapper (slash commands, shell mode, reminders, …)
-``marker``        carries :data:`INJECTION_MARKER`
-``empty``         a message with no text left
-================  ==================================================================================
+=================  =================================================================================
+``too_long``       longer than ``max_line_chars`` (:data:`MAX_LINE_CHARS`) — not even decoded
+``invalid_json``   not JSON (including JSON nested too deeply to decode)
+``not_object``     JSON, but not an object
+``bad_field``      a field the parser needs has the wrong type (``message`` not an object,
+                   ``content`` neither string nor list, ``uuid`` not a string, a flag not a
+                   bool, …)
+``ignored``        a record kind memoryd never indexes (progress, attachments, system events,
+                   titles, telemetry, unknown types, streams that repeat another one)
+``tool``           tool calls, tool results, model reasoning
+``meta``           harness-generated messages (``isMeta``, non-human ``origin``, synthetic assistant
+                   messages, ``developer`` / ``system`` roles, injected Codex context)
+``wrapper``        a Claude Code harness wrapper (slash commands, shell mode, reminders, …)
+``marker``         carries :data:`INJECTION_MARKER`
+``empty``          a message with no text left
+``bad_timestamp``  the line is read, but none of its times is in a form memoryd reads
+                   (:func:`~memoryd.ingest.transcript.parser_base.parse_timestamp`): its turn
+                   has no time (its exchange takes another turn's, else when it was read)
+=================  =================================================================================
 
 Optional context fields (timestamps, session ids, cwd) are read leniently: a value of the wrong
-type or an unparseable timestamp counts as absent rather than skipping the line. An unexpected
+type or an unparseable timestamp counts as absent rather than skipping the line (a line none
+of whose times could be read is counted all the same, as ``bad_timestamp``). An unexpected
 error while handling a line is logged and counted as ``internal_error``, so one odd record
 cannot stall a tailer that would otherwise retry the same line forever.
 

@@ -12,7 +12,8 @@ import math
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, Protocol
@@ -25,10 +26,15 @@ log = logging.getLogger(__name__)
 #: messages are far shorter; lines this long are spilled tool output or inline images.
 MAX_LINE_CHARS = 10_000_000
 
-# Epoch numbers at or above this are milliseconds (1e11 s is in the year 5138).
+# An epoch number at or above this is in a finer unit than seconds (1e11 s is in the year
+# 5138): milliseconds, microseconds or nanoseconds, each a thousand times the one before.
 _EPOCH_MS_THRESHOLD = 1e11
+_EPOCH_FINER_UNITS = 3
 _MAX_EPOCH_S = 253_402_300_799.0  # 9999-12-31T23:59:59Z
-_EPOCH_TEXT = re.compile(r"[0-9]{1,16}(?:\.[0-9]{1,9})?")
+_EPOCH_TEXT = re.compile(r"[0-9]{1,19}(?:\.[0-9]{1,9})?")
+#: A zone written by its name after an ISO-8601 time (``2024-02-03 04:05:06 UTC``, as logs
+#: and databases print it): these name UTC; another name (``CET``, ``PST``) is ambiguous.
+_UTC_NAME = re.compile(r"\s*(?:UTC|GMT|UT|Z)\Z", re.IGNORECASE)
 #: Dates as people and chat exports write them, beside ISO-8601 (the month by its name only:
 #: 05/08 is May in one country and August in another). Taken as UTC, like ISO without a zone.
 _WRITTEN_DATES = (
@@ -38,6 +44,19 @@ _WRITTEN_DATES = (
     "%d %B %Y %H:%M", "%d %b %Y %H:%M", "%B %d, %Y %H:%M", "%b %d, %Y %H:%M",
     "%B %d, %Y %I:%M %p", "%b %d, %Y %I:%M %p",
 )
+
+
+@dataclass
+class _LineTimes:
+    """The times one line gave :func:`parse_timestamp`: how many it read, and how many it
+    could not (a line none of whose times could be read is counted, ``bad_timestamp``)."""
+
+    read: int = 0
+    unread: list[object] = field(default_factory=list)
+
+
+#: The line being fed to a parser (LineParser.feed), whose times parse_timestamp tells of.
+_LINE_TIMES: ContextVar[_LineTimes | None] = ContextVar("line_times", default=None)
 
 
 @dataclass(frozen=True)
@@ -152,6 +171,8 @@ class LineParser(SessionCounts, ABC):
         line = line.lstrip("\ufeff").strip()  # the byte order mark a Windows export begins with
         if not line:
             return out
+        times = _LineTimes()
+        token = _LINE_TIMES.set(times)
         try:
             if len(line) > self._max_line_chars:
                 raise Skip("too_long")
@@ -167,6 +188,12 @@ class LineParser(SessionCounts, ABC):
         except Exception:
             log.exception("Unexpected error parsing a %s transcript line.", self.harness)
             self._count("internal_error")
+        finally:
+            _LINE_TIMES.reset(token)
+        if times.unread and not times.read:  # undated: said, not silent
+            log.debug("A %s transcript line's time %r is in no form memoryd reads.",
+                      self.harness, times.unread[0])
+            self._count("bad_timestamp")
         return out
 
     def flush(self) -> list[Turn]:
@@ -178,12 +205,18 @@ class LineParser(SessionCounts, ABC):
 
 
 def _written_time(text: str) -> datetime | None:
-    """A time written as a date: ISO-8601, an e-mail's date (RFC 2822), or a date with its
-    month's name (``_WRITTEN_DATES``)."""
+    """A time written as a date: ISO-8601 (with its zone as a name, ``… 04:05:06 UTC``, too),
+    an e-mail's date (RFC 2822), or a date with its month's name (``_WRITTEN_DATES``)."""
     try:
         return datetime.fromisoformat(text)
     except ValueError:
         pass
+    named = _UTC_NAME.sub("", text)
+    if named != text and named:
+        with contextlib.suppress(ValueError):
+            parsed = datetime.fromisoformat(named)
+            if parsed.tzinfo is None:
+                return parsed.replace(tzinfo=UTC)
     if len(text) > 40 or (not any(c.isalpha() for c in text) and "/" not in text):
         return None  # none of those: the formats are not tried on every line of a log
     with contextlib.suppress(TypeError, ValueError, IndexError):
@@ -195,9 +228,23 @@ def _written_time(text: str) -> datetime | None:
 
 
 def parse_timestamp(value: object) -> float | None:
-    """Epoch seconds from a time written as a date (:func:`_written_time`) or epoch seconds
-    or milliseconds, as a number or as its digits (``"1780308005"``, Slack's
-    ``"1512085950.000216"``); None if unusable."""
+    """Epoch seconds from a time written as a date (:func:`_written_time`) or epoch seconds,
+    milliseconds, microseconds or nanoseconds, as a number or as its digits
+    (``"1780308005"``, Slack's ``"1512085950.000216"``); None if unusable. The line being fed
+    to a parser (:meth:`LineParser.feed`) is told of it: one none of whose times could be
+    read is counted as ``bad_timestamp``."""
+    seconds = _epoch_seconds(value)
+    times = _LINE_TIMES.get()
+    if times is not None:
+        if seconds is not None:
+            times.read += 1
+        elif value is not None and not (isinstance(value, str) and not value.strip()):
+            times.unread.append(value)
+    return seconds
+
+
+def _epoch_seconds(value: object) -> float | None:
+    """:func:`parse_timestamp`, untold."""
     if isinstance(value, bool):
         return None
     if isinstance(value, str):
@@ -215,7 +262,9 @@ def parse_timestamp(value: object) -> float | None:
         seconds = float(value)
     except OverflowError:
         return None
-    if abs(seconds) >= _EPOCH_MS_THRESHOLD:
+    for _ in range(_EPOCH_FINER_UNITS):
+        if not abs(seconds) >= _EPOCH_MS_THRESHOLD:
+            break
         seconds /= 1000
     if not math.isfinite(seconds) or not 0 <= seconds <= _MAX_EPOCH_S:
         return None
