@@ -132,6 +132,11 @@ def print_sources(status: dict[str, Any]) -> None:
             print("    skipped: " + ", ".join(f"{n} {r}" for r, n in skipped))
         if source["last_error"]:
             print(f"    last problem: {source['last_error_path']}: {source['last_error']}")
+        for owner, n in sorted((status.get("read_by") or {}).get(source["name"], {}).items()):
+            files = "1 file it matches is" if n == 1 else f"{n} files it matches are"
+            print(f"    {files} read by source {owner} already (a file is read by the first "
+                  f"source that matches it; `memory sources remove {owner}` to read "
+                  f"{'it' if n == 1 else 'them'} here)")
     if empty:
         print(f"no files yet ({len(empty)}: watched, a file that appears is indexed): "
               + ", ".join(empty))

@@ -360,6 +360,7 @@ class Daemon:
             await self.m_reload(params)
             added = [s.name for s in self.watcher.sources if s.name not in before]
             await self.watcher.scanned(started, ADDED_SCAN_S)
+            read_by = await self.db(self._read_by_others, added)
         elif action == "remove":
             name = params.text("name", required=True, max_len=4096)
             assert name is not None and self.watcher is not None
@@ -371,7 +372,22 @@ class Daemon:
                 await self.db(self.watcher.indexer.drop_source, gone)
         assert self.watcher is not None
         return {**self.watcher.status(), "sources_file": str(self.config.sources_file),
-                **({"added": added} if action == "add" else {})}
+                **({"added": added, "read_by": read_by} if action == "add" else {})}
+
+    def _read_by_others(self, names: list[str]) -> dict[str, dict[str, int]]:
+        """(database thread) For each source just added: the files its pattern matches that
+        another source reads already (a file is read by the first source that matches it),
+        counted by that source."""
+        assert self.watcher is not None
+        home = self.watcher.home
+        found: dict[str, dict[str, int]] = {}
+        for source in (s for s in self.watcher.sources if s.name in names):
+            files = self.watcher.indexer.store.files
+            for path, owner in files.sources_below(str(source.root(home))):
+                if owner != source.name and source.match(Path(path), home) is not None:
+                    counts = found.setdefault(source.name, {})
+                    counts[owner] = counts.get(owner, 0) + 1
+        return found
 
 
 async def run_daemon(config: Config, ready: Callable[[Daemon], None] | None = None,

@@ -99,6 +99,13 @@ class Files:
         return [p for (p,) in self._db.execute(
             "SELECT path FROM files WHERE kind=? AND path >= ? AND path < ?", (kind, low, high))]
 
+    def sources_below(self, directory: str) -> list[tuple[str, str]]:
+        """(path, source) of the indexed files below ``directory``."""
+        low, high = _below(directory)
+        return cast(list[tuple[str, str]], self._db.execute(
+            "SELECT path, source FROM files WHERE path >= ? AND path < ?", (low, high))
+            .fetchall())
+
     def paths_of_source(self, source: str) -> list[str]:
         return [p for (p,) in self._db.execute("SELECT path FROM files WHERE source=?",
                                                (source,))]

@@ -679,6 +679,12 @@ def test_sources_can_be_added_listed_and_removed(home: Path, daemon, client, mem
     assert "my-notes" in (memoryd_home / "sources.toml").read_text()
     listing = run_cli("status", "--sources").stdout
     assert "my-notes" in listing and "claude-transcripts" in listing
+    # a second source over the same files reads none of them: it says which source does
+    again = run_cli("sources", "add", "more-notes", str(home / "notes/*/*.md"), "--kind",
+                    "memory", "--agent", "researcher")
+    assert again.returncode == 0, again.stderr
+    assert "1 file it matches is read by source my-notes already" in again.stdout
+    assert run_cli("sources", "remove", "more-notes").returncode == 0
     duplicate = run_cli("sources", "add", "my-notes", str(home / "x/*.md"), "--kind", "memory", "--agent", "a")
     assert duplicate.returncode == 2 and "exists already" in duplicate.stderr
     bad = run_cli("sources", "add", "bad", "relative/*.md", "--kind", "memory", "--agent", "a")
