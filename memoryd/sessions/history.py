@@ -90,6 +90,10 @@ class HistoryFile:
     inode: int
 
 
+#: Agents whose history memoryd does not read (docs/harnesses.md), by the names a user gives.
+UNREAD_HISTORY = {"opencode": "OpenCode", "cursor": "Cursor"}
+
+
 def harness_names(sources: Sequence[Source]) -> list[str]:
     """What a harness can be called: each transcript source's format, name and agent (``pi``,
     whose sessions are in the ``generic`` format)."""
@@ -103,6 +107,11 @@ def selected_sources(sources: Sequence[Source], harnesses: Sequence[str]) -> lis
     an error that lists the known ones."""
     transcripts = [s for s in sources if s.kind == "transcript"]
     unknown = [h for h in harnesses if h not in harness_names(transcripts)]
+    if unknown and unknown[0] in UNREAD_HISTORY:
+        raise BadParamsError(f"import_history: {UNREAD_HISTORY[unknown[0]]}'s history is not "
+                             "read: it keeps it in a SQLite database of its own, not in files "
+                             "memoryd can follow (docs/harnesses.md); its memory files are "
+                             "read, and its hooks and MCP tools work")
     if unknown:
         known = ", ".join(harness_names(transcripts)) or "none: no transcript source is configured"
         raise BadParamsError(f"import_history: no harness or transcript source named "

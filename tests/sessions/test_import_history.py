@@ -241,6 +241,10 @@ def test_an_unknown_harness_is_refused_and_names_the_known_ones(memoryd_home: Pa
         assert refused.returncode == 2  # a usage error, as a misspelt option
         assert "no harness or transcript source named 'claude'" in refused.stderr
         assert "claude-code" in refused.stderr and "codex" in refused.stderr
+        unread = run_cli("import-history", "opencode")  # an agent whose history is a database
+        assert unread.returncode == 2
+        assert "OpenCode's history is not read: it keeps it in a SQLite database" in \
+            unread.stderr and "claude-code" not in unread.stderr
     finally:
         running.stop()
         assert not running.errors, running.errors
