@@ -317,12 +317,17 @@ def print_session(result: dict[str, Any]) -> None:
 
 def print_stored(result: dict[str, Any]) -> None:
     """What `memory store` did: stored (and what it superseded or disputes), or why not."""
+    redacted = ", ".join(result.get("redacted") or ())
     if not result["stored"]:
         kind = "exact duplicate" if result["duplicate"] == "exact" else \
             f"near duplicate (cosine {result['cosine']:.2f}; --force stores it anyway)"
-        print(f"not stored: {kind} of", file=sys.stderr)
+        secrets = f" (with its secrets redacted: {redacted})" if redacted else ""
+        print(f"not stored: {kind}{secrets} of", file=sys.stderr)
         print_entry(result["entry"])
         return
+    if redacted:
+        print(f"redacted before it was stored: {redacted} (the secret is kept nowhere)",
+              file=sys.stderr)
     entry = result["entry"]
     # a note stored in a repository is that project's: say so, or it is missed elsewhere
     print(f"stored {entry['id']}" + (f" (project {entry['project']}; --global stores it for "

@@ -8,6 +8,7 @@ from typing import Any
 
 from memoryd.passes import corrections
 from memoryd.passes.runner import PassRunner
+from memoryd.redact import find_secrets
 from memoryd.server.params import Params
 from memoryd.server.parts import Parts
 from memoryd.server.replies import entry_reply, public_entry, remember_reply, search_reply
@@ -30,9 +31,12 @@ class MemoryMethods:
                 "search": self.m_search, "get": self.m_get, "history": self.m_history}
 
     async def m_remember(self, params: Params) -> dict[str, Any]:
-        written = await self.parts.writes.remember(remember_request(params))
+        request = remember_request(params)
+        written = await self.parts.writes.remember(request)
         (reply,) = await self._replies([written])
-        return reply
+        said = "\n".join([request.text, request.category, request.key or "", *request.tags])
+        kinds = sorted({kind for kind, _, _ in find_secrets(said)})
+        return {**reply, "redacted": kinds} if kinds else reply  # the user is told
 
     async def m_remember_many(self, params: Params) -> dict[str, Any]:
         written = await self.parts.writes.remember_many(remember_many_requests(params))

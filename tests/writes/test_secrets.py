@@ -179,3 +179,18 @@ def test_purge_needs_an_agent_and_a_filter_or_says_why(daemon, client) -> None:
     assert since.returncode == 0 and "would purge 1 entry" in since.stdout
     none = run_cli("purge", "--agent", "a", "--match", "nothing like it", "--yes")
     assert none.returncode == 1 and "nothing to purge" in none.stdout + none.stderr
+
+
+def test_the_store_command_says_what_it_redacted(daemon, client) -> None:
+    """`memory store` never said that it rewrote the text; a second token redacted to the same
+    text was refused as an exact duplicate without a word of why."""
+    first = run_cli("store", "ops", "deploy", f"the deploy token is {GITHUB}")
+    assert first.returncode == 0, first.stderr
+    assert "redacted before it was stored: github-token" in first.stderr
+    other = "ghp_" + fake(36, 11)
+    second = run_cli("store", "ops", "deploy", f"the deploy token is {other}")
+    assert second.returncode == 1
+    assert "not stored: exact duplicate (with its secrets redacted: github-token) of" in \
+        second.stderr
+    plain = run_cli("store", "ops", "deploy", "the deploy runs at noon")
+    assert plain.returncode == 0 and "redacted" not in plain.stderr
