@@ -26,7 +26,7 @@ from memoryd.agent_sources import (
     project_sources,
 )
 from memoryd.errors import ConfigError
-from memoryd.names import path_problem
+from memoryd.names import agent_problem, path_problem
 from memoryd.sources import Source, validate_source
 
 
@@ -280,6 +280,10 @@ def _check_ranges(settings: dict[str, Any]) -> None:
         if settings[section][key] not in allowed:
             raise ConfigError(f"{name} must be one of {', '.join(allowed)}; "
                               f"got {settings[section][key]!r}")
+    for agent in settings["context"]["shared_agents"]:  # a typo shared nothing, silently
+        problem = agent_problem(agent)
+        if problem is not None:
+            raise ConfigError(f"context.shared_agents: {problem}")
 
 
 def load_config(path: Path | None = None) -> Config:

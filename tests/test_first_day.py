@@ -132,3 +132,14 @@ def test_reload_refuses_nonsense_values_and_keeps_running(client: Client, memory
     assert refused.returncode == 2
     assert message in refused.stderr
     assert client.search("anything", agent="coder")["threshold"] > 0  # the old settings serve
+
+
+def test_reload_refuses_an_agent_to_share_that_no_agent_can_be_named(
+        client: Client, memoryd_home) -> None:
+    """`shared_agents = ["claude code"]` was taken: it shared nothing, and nothing said so."""
+    (memoryd_home / "config.toml").write_text('[context]\nshared_agents = ["claude code"]\n')
+    refused = run_cli("reload")
+    assert refused.returncode == 2
+    assert "context.shared_agents: 'claude code' is not a valid agent name" in refused.stderr
+    (memoryd_home / "config.toml").write_text("")  # the shared daemon's settings as they were
+    assert run_cli("reload").returncode == 0
