@@ -229,15 +229,20 @@ class Coverage:
                             covered.append(later.id)
                     self.following[(conversation.id, turn.id)] = tuple(covered)
 
+    def turn(self, record: str) -> tuple[str, str] | None:
+        """The (conversation, turn id) of a record id: ``<session>:<id>``, or, for a session
+        named by a short id, ``<file's session>:<session>:<id>`` (one of its file's)."""
+        return self.records.get(record) or self.records.get(record.partition(":")[2])
+
     def turns(self, hit: dict[str, Any]) -> tuple[str, set[str]]:
         """(conversation, turn ids) of an entry; ("", ∅) when it names no known turn. A
         window's neighbour counts only where the entry holds it whole (a neighbour cut to its
         context is not credited)."""
         if hit.get("records"):  # the turns the hit shows, as memoryd maps them
-            turns = [self.records[r] for r in hit["records"] if r in self.records]
+            turns = [found for r in hit["records"] if (found := self.turn(r)) is not None]
             if turns:
                 return turns[0][0], {t for c, t in turns if c == turns[0][0]}
-        found = self.records.get(hit.get("message_id") or "")
+        found = self.turn(hit.get("message_id") or "")
         if found is None:
             return "", set()
         if hit["id"].startswith(TRANSCRIPT_PREFIX) and hit.get("via") == "watch":
