@@ -452,7 +452,15 @@ class ContextBuilder:
             if e.project is None and e.key in own:
                 continue
             chosen.setdefault(e.uid, e)
-        return [self._item("facts", e, now, 300 + i) for i, e in enumerate(chosen.values())]
+        # a key two agents give values of their own (the agents share): whose each is
+        holders: dict[str, set[str]] = {}
+        for e in chosen.values():
+            if e.key:
+                holders.setdefault(e.key, set()).add(e.agent)
+        return [self._item("facts", e, now, 300 + i,
+                           whose=e.agent if e.key and len(holders[e.key]) > 1
+                           and e.agent != scope.agents[0] else None)
+                for i, e in enumerate(chosen.values())]
 
     def _notes(self, scope: Scope, now: float) -> list[Item]:
         """Notes written on purpose (the API, imports, extraction), not file lines or turns:
@@ -514,9 +522,10 @@ class ContextBuilder:
 
     def _item(self, section: str, entry: StoredEntry, now: float, rank: float,
               score: float | None = None, evidence: dict[str, float] | None = None,
-              use: str | None = None) -> Item:
+              use: str | None = None, whose: str | None = None) -> Item:
+        """``whose``: the agent the entry is named as of (a key another agent holds too)."""
         self._shown[entry.uid] = entry
-        suffix = age_suffix(entry.created, now)
+        suffix = (f" ({whose}'s)" if whose else "") + age_suffix(entry.created, now)
         demoted = False
         if use == "unused":  # last in its section, dropped before the rest
             rank += UNUSED_RANK

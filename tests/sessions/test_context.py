@@ -137,6 +137,21 @@ def test_a_key_pasted_into_a_prompt_is_no_part_of_its_question(client: Client, r
     assert block(client, "claude-code", shop, prompt=key) == ""  # a key alone asks nothing
 
 
+def test_a_key_two_sharing_agents_hold_says_whose_each_value_is(client: Client, repos) -> None:
+    # the block showed `pref.editor: "emacs"` and `pref.editor: "vim"` side by side: which
+    # is this agent's own was not said
+    shop, _ = repos
+    client.remember("codex", "prefs", "emacs", key="pref.editor")
+    client.remember("claude-code", "prefs", "vim", key="pref.editor")
+    client.remember("codex", "prefs", "tabs", key="pref.indent")
+    lines = block(client, "claude-code", shop).splitlines()
+    mine = [line for line in lines if line.startswith("- pref.editor:") and "vim" in line]
+    theirs = [line for line in lines if line.startswith("- pref.editor:") and "emacs" in line]
+    assert mine and "(codex's)" not in mine[0]
+    assert theirs and "(codex's)" in theirs[0]
+    assert any("pref.indent" in line and "(codex's)" not in line for line in lines)
+
+
 def test_listing_leaves_out_other_projects_and_what_the_agent_loads_itself(
         daemon, client: Client, repos) -> None:
     shop, other = repos
