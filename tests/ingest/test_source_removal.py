@@ -135,9 +135,9 @@ def test_a_transcript_source_removed_and_added_again_counts_its_sessions_once(
     assert run_cli("sources", "add", "chats", "~/chats/*.jsonl", "--kind", "transcript",
                    "--format", "generic", "--agent", "chatter").returncode == 0
 
-    def counts() -> dict[str, int]:
+    def counts() -> dict[str, int]:  # "chat-7", a short id, is the file's: log-…:chat-7
         listed = json.loads(run_cli("sessions", "--json").stdout)["sessions"]
-        return {s["id"]: s["user_messages"] for s in listed}
+        return {s["id"].rpartition(":")[2]: s["user_messages"] for s in listed}
 
     def turns() -> int:
         return len(client.list_entries(agents=["*"], kind=["turn"], limit=50)["entries"])

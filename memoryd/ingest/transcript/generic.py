@@ -127,7 +127,7 @@ class GenericParser(LineParser):
                 raise Skip("bad_field")
             record_id = self._pi_record_id(record, line)
             self._message("summary", summary, record_id, timestamp, out)
-        elif kind in PI_RECORDS or "parentId" in record:
+        elif (isinstance(kind, str) and kind in PI_RECORDS) or "parentId" in record:
             raise Skip("ignored")  # pi's other records (model changes, labels, …)
         else:  # another agent's line (Claude Code's "user", "assistant"): not this format
             raise Skip("bad_field")
