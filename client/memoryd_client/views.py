@@ -304,7 +304,9 @@ def print_session(result: dict[str, Any]) -> None:
         if s.get(name):
             print(f"  {name}: {s[name]}")
     print(f"  started {when(s.get('started'))}, last seen {when(s.get('last_seen'))}"
-          + (f", closed {when(s['closed'])}" if s.get("closed") else ", open"))
+          + (f", closed {when(s['closed'])}" if s.get("closed") else
+             f", extracted {when(s['extracted'])} (no end was seen)" if s.get("extracted")
+             else ", open"))
     print(f"  user messages: {s['user_messages']}")
     if "exchanges" in result:  # (a daemon before 2026-11-30 does not count them)
         print(f"  exchanges indexed: {result['exchanges']}")

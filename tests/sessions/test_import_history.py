@@ -214,6 +214,11 @@ def test_since_leaves_older_sessions_out(memoryd_home: Path, embedder) -> None:
                     recent = number % 2 == 1
                     assert bool(registry[session]["extracted"]) == recent, (harness, number)
                     assert registry[session]["last_seen"] >= cutoff if recent else True
+        # a past session extracted is not "open" (no end was seen; it was read whole)
+        session = next(ids[1] for ids in planted.sessions.values())
+        shown = run_cli("session", "show", session)
+        assert shown.returncode == 0, shown.stderr
+        assert "(no end was seen)" in shown.stdout and ", open" not in shown.stdout
     finally:
         running.stop()
         assert not running.errors, running.errors
