@@ -252,6 +252,57 @@ def test_every_request_needs_the_token_and_the_server_listens_on_loopback_only(
     assert world.client.get(world.ids["bubble"])["status"] == "active"
 
 
+def test_the_browser_is_opened_at_a_private_page_not_at_the_address_with_the_token(
+        world: World, tmp_path: Path) -> None:
+    """Without --no-open: the browser's command line, which any user of the machine reads
+    (ps -eo args) while the browser runs, holds no token; the file it is given is readable by
+    this user only and leads to the viewer, and is gone once the viewer stops, as is one left
+    by a viewer that was killed."""
+    folder = world.home / "ui"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    stale = folder / f"open-{gone.pid}.html"  # a killed viewer's page
+    stale.write_text("<!doctype html>")
+    argv = tmp_path / "argv"
+    browser = tmp_path / "browser"
+    browser.write_text(f'#!/bin/sh\nprintf "%s\\n" "$0" "$@" > {argv}.part && '
+                       f"mv {argv}.part {argv}\n")
+    browser.chmod(0o755)
+    proc = subprocess.Popen([sys.executable, "-m", "memoryd_client", "ui", "--socket",
+                             str(world.home / "memoryd.sock")], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**world.env, "BROWSER": str(browser)})
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip().removeprefix("memory ui: ")
+        token = url.rstrip("/").rsplit("/", 1)[1]
+        assert len(token) >= 32, url
+        wait_until(argv.exists, timeout_s=15)
+        args = argv.read_text().splitlines()
+        assert args[0] == str(browser) and len(args) == 2, args
+        assert token not in " ".join(args)
+        assert args[1].startswith("file://"), args
+        page = Path(urllib.request.url2pathname(args[1].removeprefix("file://")))
+        assert page.parent == folder
+        assert page.stat().st_mode & 0o777 == 0o600
+        assert folder.stat().st_mode & 0o777 == 0o700
+        assert not stale.exists()
+        text = page.read_text()
+        assert f'<meta http-equiv="refresh" content="0;url={url}">' in text
+        assert f"location.replace({json.dumps(url)})" in text
+        # a browser given the file arrives at the viewer
+        world.browser.open(args[1])
+        world.browser.wait(f"location.href === {json.dumps(url)}")
+        world.browser.wait("document.querySelector('#search') !== null")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+        proc.stdout.close()  # type: ignore[union-attr]
+        proc.stderr.close()  # type: ignore[union-attr]
+    assert not page.exists()
+
+
 def test_search_as_you_type_shows_each_hit_with_why_it_matched_and_its_age(
         world: World) -> None:
     b = world.browser

@@ -127,7 +127,9 @@ COMMANDS: dict[str, Command] = {
         "health",
         description="A viewer served by this process on 127.0.0.1 (a free port), at an address "
         "holding a random token; it asks the daemon over its socket, as every client does, and "
-        "loads nothing from the network. Prints the address and opens the browser. Undo, "
+        "loads nothing from the network. Prints the address and opens the browser at a page "
+        "only you can read that leads there (the browser's command line, which other users "
+        "see, holds no token). Undo, "
         "forget, release and promote accept ask for a confirmation and go through the daemon "
         "as `memory` does from this terminal. Ctrl-C stops it (docs/viewer.md).",
         args=(Arg("--no-open", kind="flag", help="print the address only; open no browser"),

@@ -9,6 +9,7 @@ uses (docs/viewer.md says why, and how it is kept private).
 
 Modules: :mod:`.server` (HTTP, token, origin checks, actions), :mod:`.html` (layout and shared
 fragments), :mod:`.pages` (search, entry, sessions), :mod:`.pass_pages` (runs and their
-diffs), :mod:`.timeline` (the growth chart), :mod:`.health` (doctor and indexing, live);
+diffs), :mod:`.timeline` (the growth chart), :mod:`.health` (doctor and indexing, live),
+:mod:`.redirect` (the private page the browser is opened at, not the address with the token);
 ``static/`` holds the stylesheet and the script, shipped in the package.
 """

@@ -33,6 +33,7 @@ import webbrowser
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
+from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from memoryd_client.client import Client
@@ -44,7 +45,7 @@ from memoryd_client.errors import (
     NotFoundError,
     UsageError,
 )
-from memoryd_client.ui import health, pages, pass_pages, timeline
+from memoryd_client.ui import health, pages, pass_pages, redirect, timeline
 from memoryd_client.ui.html import Page, layout, message
 
 TYPE_CHECKING = False
@@ -343,8 +344,7 @@ def run_command(args: Any) -> int:
     print(f"memory ui: {viewer.url}", flush=True)
     print("The address holds a token: anyone with it can read your memory. Ctrl-C stops the "
           "viewer.", file=sys.stderr, flush=True)
-    if not args.no_open:  # a console browser would hold the terminal: not in the way
-        threading.Thread(target=webbrowser.open, args=(viewer.url,), daemon=True).start()
+    page = None if args.no_open else _open_browser(viewer.url)
     signal.signal(signal.SIGTERM, _stop)
     try:
         viewer.serve_forever()
@@ -353,7 +353,24 @@ def run_command(args: Any) -> int:
     finally:
         viewer.server_close()
         clients.close()
+        if page is not None:
+            redirect.remove(page)
     return OK
+
+
+def _open_browser(url: str) -> Path | None:
+    """Open the browser at a page that leads to ``url``, not at ``url`` itself: the
+    browser's command line, which every local user can read, would show the token
+    (memoryd_client.ui.redirect). Returns the page, removed when the viewer stops."""
+    try:
+        page = redirect.write(url)
+    except OSError as exc:
+        print(f"memory ui: no browser opened: cannot write the page that opens it "
+              f"({exc.strerror or exc}); open the address yourself", file=sys.stderr, flush=True)
+        return None
+    # in a thread: a console browser would hold the terminal
+    threading.Thread(target=webbrowser.open, args=(page.as_uri(),), daemon=True).start()
+    return page
 
 
 def _stop(signum: int, frame: Any) -> None:
