@@ -441,6 +441,62 @@ def test_the_session_page_shows_what_was_injected_why_and_its_outcome(world: Wor
     b.screenshot("session")
 
 
+#: An entry holding a right-to-left override (which, acting, shows what follows it backwards),
+#: an ESC sequence and a BEL; the page shows them as `memory` prints them.
+CONTROLS = "Name the files \u202e[unicode] in the log \x1b[31mred\x07"
+SHOWN = "Name the files \\u202e[unicode] in the log \\x1b[31mred\\x07"
+ACTING = "/[\\u0000-\\u0008\\u000b-\\u001f\\u007f\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069]/"
+
+
+def _reads_left_to_right(b: Browser, selector: str, words: str) -> bool:
+    """Whether ``words`` in an element are laid out as they read (their first letter left of
+    their last), not turned around by a text before them."""
+    return bool(b.evaluate(
+        f"(() => {{ const words = {json.dumps(words)}; const walk = document.createTreeWalker("
+        f"document.querySelector({json.dumps(selector)}), NodeFilter.SHOW_TEXT); let node; "
+        "while ((node = walk.nextNode()) && !node.data.includes(words)); "
+        "const at = node.data.indexOf(words); "
+        "const x = i => { const r = document.createRange(); r.setStart(node, i); "
+        "r.setEnd(node, i + 1); return r.getBoundingClientRect().x; }; "
+        "return x(at) < x(at + words.length - 1); })()"))
+
+
+def test_control_characters_in_memory_show_as_escapes_and_turn_nothing_around(
+        world: World) -> None:
+    """A right-to-left override in an entry's text, as agents and transcripts can bring:
+    the session page, the entry page and a search show it (and ESC, BEL) as the `memory`
+    command prints them, marked, and the page's own words after it read as they should, not
+    backwards ("[edocinu] yrtne")."""
+    entry = world.client.remember("claude-code", "workflow", CONTROLS, kind="lesson",
+                                  is_global=True)["entry"]["id"]
+    session = "0b1d1c0d-7e57-4a11-9c0d-e5c0a1b2c3d4"
+    work = world.home / "user" / "work"
+    _hook(world.env, "SessionStart", {"session_id": session, "cwd": str(work),
+                                      "transcript_path": str(work / f"{session}.jsonl"),
+                                      "source": "startup"})
+    b = world.browser
+    b.open(world.url + "sessions/" + session)
+    item = b.evaluate("Array.from(document.querySelectorAll('li.item')).findIndex("
+                      "i => i.innerText.includes('[unicode]')) + 1")
+    assert item, b.text("main")
+    said = b.text(f"li.item:nth-child({item}) p.text")
+    assert f"“{SHOWN}” [workflow] entry" in said, said  # as the agent read it, and the link
+    assert _reads_left_to_right(b, f"li.item:nth-child({item}) p.text", "entry")  # the link
+    assert _reads_left_to_right(b, f"li.item:nth-child({item}) p.text", "in the log")
+    assert not b.evaluate(f"{ACTING}.test(document.body.innerText)")
+    b.screenshot("session-controls")
+    b.open(world.url + "entry/" + entry)
+    assert b.text("blockquote.entry-text") == SHOWN
+    assert b.evaluate("Array.from(document.querySelectorAll('blockquote .ctl'))"
+                      ".map(s => s.innerText)") == ["\\u202e", "\\x1b", "\\x07"]
+    assert _reads_left_to_right(b, "blockquote.entry-text", "in the log")
+    assert not b.evaluate(f"{ACTING}.test(document.body.innerText)")
+    b.open(world.url + "search?q=name+the+files+in+the+log")
+    assert SHOWN in b.text("#results")
+    assert not b.evaluate(f"{ACTING}.test(document.body.innerText)")
+    world.client.forget(entry)  # the module's other pages see the store as it was
+
+
 def test_the_timeline_draws_growth_per_agent_and_kind(world: World) -> None:
     b = world.browser
     b.open(world.url + "timeline")

@@ -10,7 +10,7 @@ import time
 from memoryd_client.doctor import examine
 from memoryd_client.errors import DaemonUnreachableError
 from memoryd_client.status_view import duration, health_line
-from memoryd_client.ui.html import Page, esc, table
+from memoryd_client.ui.html import Page, esc, isolated, table
 from memoryd_client.views import when
 
 TYPE_CHECKING = False
@@ -97,7 +97,7 @@ def _progress(status: dict[str, Any]) -> str:
     parts.append(f"<p>Pass running: {esc(running) if running else 'none'}</p>")
     errors = [s for s in ingest.get("sources") or [] if s.get("last_error")]
     if errors:
-        rows = [(esc(s["name"]), esc(s.get("last_error_path")), esc(s["last_error"]),
+        rows = [(esc(s["name"]), isolated(s.get("last_error_path")), isolated(s["last_error"]),
                  esc(when(s.get("last_error_at")))) for s in errors]
         parts.append("<h3>Last problems</h3>"
                      + table(("source", "file", "problem", "when"), rows, "errors"))

@@ -1,7 +1,11 @@
 """The viewer's HTML: the page around every view, and the fragments pages share (an entry's
 line, its age, a button that asks before it acts).
 
-Pages are rendered here, in Python, with every value escaped (:func:`esc`); the script
+Pages are rendered here, in Python, with every value escaped (:func:`esc`) and the control
+characters of memory's text shown, not acting, as the `memory` command shows them
+(memoryd_client.printable: an ESC as ``\\x1b``, a right-to-left override as ``\\u202e``); text
+that came from an agent, a transcript or a file is isolated besides (:func:`isolated`), so that
+its direction (Hebrew, Arabic) cannot reorder the page's own words next to it. The script
 (static/viewer.js) only fetches fragments of them (search as you type, the live health view)
 and asks for confirmation before a POST. Links are relative to ``<base href="/TOKEN/">``, so
 that every request carries the token without each link spelling it.
@@ -10,11 +14,13 @@ that every request carries the token without each link spelling it.
 from __future__ import annotations
 
 import html
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
+from memoryd_client.printable import UNSAFE, printable
 from memoryd_client.views import duration, when
 
 TYPE_CHECKING = False
@@ -36,16 +42,42 @@ class Page:
     status: int = 200
 
 
+_UNSAFE = re.compile("[" + "".join(re.escape(chr(c)) for c in UNSAFE) + "]")
+
+
 def esc(value: Any) -> str:
-    """Any value as HTML text (None as an empty string)."""
+    """Any value as HTML text (None as an empty string), its control characters shown as
+    escapes (``\\u202e``): in an attribute, a title, an option, as in the page's text."""
+    return "" if value is None else html.escape(printable(str(value)), quote=True)
+
+
+def attr(value: Any) -> str:
+    """A value as an HTML attribute, as it is: a form field's value, given back when the form
+    is sent (not for text shown: :func:`esc`)."""
     return "" if value is None else html.escape(str(value), quote=True)
+
+
+def isolated(value: Any) -> str:
+    """Text that came from outside (an entry's text, a name, a path, a line of a file) as
+    HTML: escaped, each control character shown as its escape in a marked span, the whole
+    isolated (``<bdi>``) so that its direction does not reorder what is around it."""
+    if value is None:
+        return ""
+    text, parts, start = str(value), [], 0
+    for found in _UNSAFE.finditer(text):
+        parts.append(html.escape(text[start:found.start()], quote=True))
+        parts.append(f'<span class="ctl" title="a control character, shown as its escape">'
+                     f"{html.escape(printable(found.group()))}</span>")
+        start = found.end()
+    parts.append(html.escape(text[start:], quote=True))
+    return f"<bdi>{''.join(parts)}</bdi>"
 
 
 def link(path: str, text: str, **query: Any) -> str:
     """A link to a page of the viewer (relative to the base, which carries the token)."""
     args = {k: v for k, v in query.items() if v not in (None, "")}
     href = quote(path, safe="/") + (f"?{urlencode(args)}" if args else "")
-    return f'<a href="{esc(href)}">{esc(text)}</a>'
+    return f'<a href="{esc(href)}">{isolated(text)}</a>'
 
 
 def entry_link(entry_id: str, text: str | None = None) -> str:
@@ -86,8 +118,9 @@ def entry_meta(entry: dict[str, Any]) -> str:
     """Whose it is and what it is, one line: agent/category, kind, key, age."""
     key = f" {entry['key']}" if entry.get("key") else ""
     note = f" ({entry['age_note']})" if entry.get("age_note") else ""
-    return (f'<span class="meta">{esc(entry.get("agent"))}/{esc(entry.get("category") or "-")} '
-            f'· {esc(entry.get("kind"))}{esc(key)} · written {ago(entry.get("created"))}'
+    return (f'<span class="meta">{isolated(entry.get("agent"))}/'
+            f'{isolated(entry.get("category") or "-")} '
+            f'· {esc(entry.get("kind"))}{isolated(key)} · written {ago(entry.get("created"))}'
             f'{esc(note)}</span>')
 
 

@@ -11,11 +11,13 @@ from memoryd_client.ui.html import (
     Page,
     action_button,
     ago,
+    attr,
     badge,
     clipped,
     entry_link,
     entry_meta,
     esc,
+    isolated,
     link,
     status_badges,
     table,
@@ -57,7 +59,7 @@ def search_page(client: Client, query: dict[str, str]) -> Page:
     agents = client.status().get("agents") or []
     form = (
         '<form id="search" action="search" method="get" role="search">'
-        f'<input type="search" name="q" value="{esc(query.get("q"))}" autofocus '
+        f'<input type="search" name="q" value="{attr(query.get("q"))}" autofocus '
         'placeholder="ask in words: what did we decide about the speech bubble?" '
         'aria-label="query" autocomplete="off">'
         '<div class="filters">'
@@ -67,7 +69,7 @@ def search_page(client: Client, query: dict[str, str]) -> Page:
                   + [(k, k) for k in KINDS], "kind")
         + _select("since", query.get("since", ""), list(SINCE), "written")
         + _select("status", query.get("status", ""), list(STATUSES), "status")
-        + f'<label>project <input name="project" value="{esc(query.get("project"))}" '
+        + f'<label>project <input name="project" value="{attr(query.get("project"))}" '
         'placeholder="a directory of the project"></label>'
         '<noscript><button>Search</button></noscript></div></form>'
     )
@@ -116,14 +118,14 @@ def _hit_item(hit: dict[str, Any]) -> str:
             f'<div class="hit-head"><span class="relevance" title="probability that it is '
             f'relevant">{relevance:.0%} likely relevant</span> {decision} {entry_meta(hit)} '
             f'{entry_link(hit["id"], "open")}</div>'
-            f'<p class="text">{esc(clipped(hit["text"]))}</p>{because}'
+            f'<p class="text">{isolated(clipped(hit["text"]))}</p>{because}'
             f'<p class="state">{status_badges(hit)}</p></li>')
 
 
 def _entry_item(entry: dict[str, Any]) -> str:
     return (f'<li class="hit"><div class="hit-head">{entry_meta(entry)} '
             f'{entry_link(entry["id"], "open")}</div>'
-            f'<p class="text">{esc(clipped(entry["text"]))}</p>'
+            f'<p class="text">{isolated(clipped(entry["text"]))}</p>'
             f'<p class="state">{status_badges(entry)}</p></li>')
 
 
@@ -135,23 +137,24 @@ def entry_page(client: Client, entry_id: str) -> Page:
     entry = client.get(entry_id)
     history = client.history(entry["id"])
     provenance = [
-        ("agent", esc(entry["agent"])), ("category", esc(entry.get("category") or "-")),
+        ("agent", isolated(entry["agent"])),
+        ("category", isolated(entry.get("category") or "-")),
         ("kind", esc(entry["kind"]) + (f" ({esc(entry['polarity'])})"
                                        if entry.get("polarity") else "")),
-        ("key", esc(entry.get("key") or "-")),
-        ("project", esc(entry.get("project") or "global (every project)")),
-        ("written by", esc(entry.get("writer") or "-")),
+        ("key", isolated(entry.get("key") or "-")),
+        ("project", isolated(entry.get("project") or "global (every project)")),
+        ("written by", isolated(entry.get("writer") or "-")),
         ("channel", esc(entry.get("via"))),
         ("session", link(f"sessions/{entry['session']}", entry["session"])
          if entry.get("session") else "-"),
-        ("source file", esc(entry["source"]) + (
+        ("source file", isolated(entry["source"]) + (
             f" lines {entry['line_start']}-{entry['line_end']}" if entry.get("line_start")
             else "") if entry.get("source") else "-"),
         ("created", f"{esc(when(entry['created']))} ({ago(entry['created'])})"
          + (f" · {esc(entry['age_note'])}" if entry.get("age_note") else "")),
         ("updated", esc(when(entry.get("updated")))),
         ("confidence", f"{entry['confidence']:.2f}"),
-        ("tags", esc(", ".join(entry.get("tags") or []) or "-")),
+        ("tags", ", ".join(isolated(t) for t in entry.get("tags") or []) or "-"),
         ("seen", f"{entry.get('occurrences') or 1} time(s)"),
     ]
     if entry.get("superseded_by"):
@@ -163,7 +166,7 @@ def entry_page(client: Client, entry_id: str) -> Page:
         f'<p class="state">'
         f'{badge(entry["status"], "ok" if entry["status"] == "active" else "muted")}'
         f' {status_badges(entry)}</p>'
-        f'<blockquote class="entry-text">{esc(entry["text"])}</blockquote>'
+        f'<blockquote class="entry-text">{isolated(entry["text"])}</blockquote>'
         f'<div class="actions">{_entry_actions(entry)}</div>{_forgotten(client, entry, history)}'
         f'<h2>Provenance</h2><table class="facts">{rows}</table>'
         f'<h2>Usage</h2><p class="usage">{esc(usage_words(usage)) if usage else "no usage record"}'
@@ -195,7 +198,7 @@ def _forgotten(client: Client, entry: dict[str, Any], history: dict[str, Any]) -
     if entry.get("status") != "forgotten":
         return ""
     events = [e for e in history.get("events") or [] if e["action"] == "forgotten"]
-    who = (f"Forgotten by {esc(events[-1].get('actor') or 'someone')} "
+    who = (f"Forgotten by {isolated(events[-1].get('actor') or 'someone')} "
            f"{ago(events[-1]['ts'])}." if events else "Forgotten.")
     runs = [r for r in client.pass_runs("forget", limit=1000)["runs"]
             if (r.get("scope") or {}).get("entry") == entry["id"]]
@@ -215,13 +218,14 @@ def _versions(history: dict[str, Any], current: str) -> str:
     items = "".join(
         f'<li>{entry_link(v["id"]) if v["id"] != current else "<strong>this one</strong>"} '
         f'{badge(v["status"], "muted" if v["status"] != "active" else "ok")} '
-        f'{esc(clipped(v["text"], 200))} <span class="meta">{ago(v["created"])}</span></li>'
+        f'{isolated(clipped(v["text"], 200))} <span class="meta">{ago(v["created"])}</span></li>'
         for v in versions)
     return f"<h3>Versions</h3><ol class=versions>{items}</ol>"
 
 
 def _changed(before: dict[str, Any] | None, after: dict[str, Any] | None) -> str:
-    """What an event changed, in a few words."""
+    """What an event changed, in a few words (HTML: each value isolated, so that a value in a
+    right-to-left script does not turn the arrow and the other value around)."""
     if before is None:
         return "written"
     if after is None:
@@ -232,15 +236,15 @@ def _changed(before: dict[str, Any] | None, after: dict[str, Any] | None) -> str
     for name in names[:4]:
         old, new = before.get(name), after.get(name)
         if isinstance(old, str) and isinstance(new, str) and len(old) + len(new) > 80:
-            parts.append(f"{name} changed")
+            parts.append(f"{esc(name)} changed")
         else:
-            parts.append(f"{name}: {old!r} → {new!r}")
+            parts.append(f"{esc(name)}: {isolated(repr(old))} → {isolated(repr(new))}")
     return "; ".join(parts) or "no field changed"
 
 
 def _events(history: dict[str, Any]) -> str:
-    rows = [(esc(when(e["ts"])), esc(e["action"]), esc(e.get("actor") or "-"),
-             esc(_changed(e.get("before"), e.get("after"))))
+    rows = [(esc(when(e["ts"])), esc(e["action"]), isolated(e.get("actor") or "-"),
+             _changed(e.get("before"), e.get("after")))
             for e in history.get("events") or []]
     if not rows:
         return "<p>No events.</p>"
@@ -252,9 +256,9 @@ def _events(history: dict[str, Any]) -> str:
 def sessions_page(client: Client, query: dict[str, str]) -> Page:
     agent = query.get("agent") or None
     sessions = client.sessions(agent=agent, limit=100)["sessions"]
-    rows = [(link(f"sessions/{s['id']}", s["id"][:12]), esc(s["agent"]),
+    rows = [(link(f"sessions/{s['id']}", s["id"][:12]), isolated(s["agent"]),
              ago(s.get("last_seen")), esc(s.get("user_messages", 0)),
-             esc(s.get("project") or s.get("cwd") or "-")) for s in sessions]
+             isolated(s.get("project") or s.get("cwd") or "-")) for s in sessions]
     body = "<h1>Sessions</h1>" + (
         table(("session", "agent", "last seen", "user messages", "project"), rows, "sessions")
         if rows else "<p>No agent session recorded yet: the hooks record them "
@@ -268,9 +272,9 @@ def session_page(client: Client, session_id: str) -> Page:
     shown = client.session(session_id)
     s = shown["session"]
     explained = client.explain(s["id"])["injections"]
-    facts = [("agent", esc(s["agent"])), ("harness", esc(s.get("harness"))),
-             ("project", esc(s.get("project") or s.get("cwd") or "-")),
-             ("transcript", esc(s.get("transcript_path") or "-")),
+    facts = [("agent", isolated(s["agent"])), ("harness", esc(s.get("harness"))),
+             ("project", isolated(s.get("project") or s.get("cwd") or "-")),
+             ("transcript", isolated(s.get("transcript_path") or "-")),
              ("started", esc(when(s.get("started")))),
              ("last seen", esc(when(s.get("last_seen")))),
              ("state", esc(f"closed {when(s['closed'])}" if s.get("closed") else "open")),
@@ -279,7 +283,7 @@ def session_page(client: Client, session_id: str) -> Page:
     injections = "".join(_injection(i) for i in explained) or \
         "<p>Nothing was injected into this session.</p>"
     taken = "".join(_entry_item(e) for e in shown.get("entries") or [])
-    body = (f'<h1>Session <code>{esc(s["id"])}</code></h1><table class="facts">{rows}</table>'
+    body = (f'<h1>Session <code>{isolated(s["id"])}</code></h1><table class="facts">{rows}</table>'
             f"<h2>Injected</h2>{injections}"
             f"<h2>Entries taken from this session</h2>"
             + (f'<ol class="hits">{taken}</ol>' if taken else "<p>None.</p>"))
@@ -296,15 +300,16 @@ def _injection(injection: dict[str, Any]) -> str:
     items = []
     for item in injection.get("items") or []:
         outcome = item.get("outcome")
-        excerpt = "".join(f"<li><code>{esc(step.get('what'))}</code>"
-                          + (f" <span class=meta>{esc(step.get('why'))}</span>"
+        excerpt = "".join(f"<li><code>{isolated(step.get('what'))}</code>"
+                          + (f" <span class=meta>{isolated(step.get('why'))}</span>"
                              if step.get("why") else "") + "</li>"
                           for step in item.get("outcome_evidence") or [])
-        target = entry_link(item["id"], "entry") if item.get("id") else esc(item.get("path"))
+        target = entry_link(item["id"], "entry") if item.get("id") else \
+            isolated(item.get("path"))
         items.append(
-            f'<li class="item"><p class="text">{esc(item.get("text"))} {target}</p>'
-            f'<p class="why">Why: {esc(item.get("reason"))}</p>'
-            + (f'<p class="outcome {esc(outcome)}">Outcome: {esc(_outcome(item))}</p>'
+            f'<li class="item"><p class="text">{isolated(item.get("text"))} {target}</p>'
+            f'<p class="why">Why: {isolated(item.get("reason"))}</p>'
+            + (f'<p class="outcome {esc(outcome)}">Outcome: {isolated(_outcome(item))}</p>'
                if outcome else "")
             + (f'<p class="meta">From the transcript:</p><ul class="excerpt">{excerpt}</ul>'
                if excerpt else "") + "</li>")

@@ -8,7 +8,16 @@ from __future__ import annotations
 import difflib
 
 from memoryd_client.pass_view import grouped_why
-from memoryd_client.ui.html import Page, action_button, ago, badge, esc, link, table
+from memoryd_client.ui.html import (
+    Page,
+    action_button,
+    ago,
+    badge,
+    esc,
+    isolated,
+    link,
+    table,
+)
 from memoryd_client.views import when
 
 TYPE_CHECKING = False
@@ -64,7 +73,8 @@ def run_page(client: Client, target: str) -> Page:
             + (" (dry run: nothing changed)" if shown.get("dry_run") else "")
             + f", {esc(when(shown['started']))}{esc(took)}: "
             f"{esc(_counts(shown.get('counts') or {}))}</p>"
-            + (f'<p class="bad">error: {esc(shown["error"])}</p>' if shown.get("error") else ""))
+            + (f'<p class="bad">error: {isolated(shown["error"])}</p>' if shown.get("error")
+               else ""))
     actions = action_button(
         "undo", shown["run"], f"Undo run {shown['run']}",
         f"Undo run {shown['run']} ({shown['pass']})? Its {len(applied)} applied change(s) are "
@@ -90,14 +100,15 @@ def change_view(change: dict[str, Any]) -> str:
         buttons.append(action_button(
             "promote", change["change"], f"Accept {change['change']}",
             f"Accept proposal {change['change']}: write it into {change['target']}?"))
-    why = f'<p class="why">Why: {esc(grouped_why(change["why"]))}</p>' if change.get("why") \
+    why = f'<p class="why">Why: {isolated(grouped_why(change["why"]))}</p>' \
+        if change.get("why") \
         else ""
     return (f'<section class="change" id="{esc(change["change"])}">'
             f'<div class="change-head"><strong>'
             f'{link("passes/" + change["change"], change["change"])}'
             f"</strong> {esc(change['kind'])} {esc(change['action'])} "
             f"{badge(change['state'], 'ok' if change['state'] == 'applied' else 'muted')}"
-            f"{esc(undoes)} <code>{esc(change['target'])}</code></div>{why}"
+            f"{esc(undoes)} <code>{isolated(change['target'])}</code></div>{why}"
             f"{_before_after(change)}"
             f'<div class="actions">{" ".join(buttons)}</div></section>')
 
@@ -112,11 +123,12 @@ def _before_after(change: dict[str, Any]) -> str:
         for name in names:
             old, new = (before or {}).get(name), (after or {}).get(name)
             cls = ' class="changed"' if old != new else ""
-            rows.append(f"<tr><th>{esc(name)}</th><td>{esc(old)}</td><td{cls}>{esc(new)}</td></tr>")
+            rows.append(f"<tr><th>{esc(name)}</th><td>{isolated(old)}</td>"
+                        f"<td{cls}>{isolated(new)}</td></tr>")
         return ('<table class="fields"><thead><tr><th>field</th><th>before</th><th>after</th>'
                 f'</tr></thead><tbody>{"".join(rows)}</tbody></table>')
     if after:
-        rows = [f"<tr><th>{esc(name)}</th><td>{esc(value)}</td></tr>"
+        rows = [f"<tr><th>{esc(name)}</th><td>{isolated(value)}</td></tr>"
                 for name, value in after.items()]
         return f'<table class="fields">{"".join(rows)}</table>'
     return ""
@@ -154,5 +166,5 @@ def _row(i: int | None, old: str, old_cls: str, j: int | None, new: str, new_cls
     def number(n: int | None) -> str:
         return "" if n is None else str(n + 1)
 
-    return (f'<tr><td class="n">{number(i)}</td><td class="{old_cls}">{esc(old)}</td>'
-            f'<td class="n">{number(j)}</td><td class="{new_cls}">{esc(new)}</td></tr>')
+    return (f'<tr><td class="n">{number(i)}</td><td class="{old_cls}">{isolated(old)}</td>'
+            f'<td class="n">{number(j)}</td><td class="{new_cls}">{isolated(new)}</td></tr>')

@@ -45,6 +45,7 @@ from memoryd_client.errors import (
     NotFoundError,
     UsageError,
 )
+from memoryd_client.printable import printable
 from memoryd_client.ui import health, pages, pass_pages, redirect, timeline
 from memoryd_client.ui.html import Page, layout, message
 
@@ -287,6 +288,10 @@ class Handler(BaseHTTPRequestHandler):
     # -- replies ---------------------------------------------------------------------------
 
     def _json(self, status: int, value: dict[str, Any]) -> None:
+        """A JSON reply; its message (shown on the page) with control characters shown as
+        escapes, as pages show them (it may name what memory holds)."""
+        if isinstance(value.get("message"), str):
+            value = {**value, "message": printable(value["message"])}
         self._send(status, json.dumps(value).encode(), "application/json")
 
     def _send(self, status: int, body: bytes, content_type: str) -> None:

@@ -4,7 +4,16 @@ inline SVG, no chart library), and what happened lately (entries written, runs o
 
 from __future__ import annotations
 
-from memoryd_client.ui.html import Page, ago, clipped, entry_link, esc, link, status_badges
+from memoryd_client.ui.html import (
+    Page,
+    ago,
+    clipped,
+    entry_link,
+    esc,
+    isolated,
+    link,
+    status_badges,
+)
 from memoryd_client.views import when
 
 TYPE_CHECKING = False
@@ -34,7 +43,7 @@ def timeline_page(client: Client, query: dict[str, str]) -> Page:
     else:
         charts = "<p>No entries yet.</p>"
     written = "".join(
-        f'<li>{ago(e["created"])} · {esc(e["agent"])}/{esc(e.get("category") or "-")} '
+        f'<li>{ago(e["created"])} · {isolated(e["agent"])}/{isolated(e.get("category") or "-")} '
         f'{esc(e["kind"])} {status_badges(e)}: {entry_link(e["id"], clipped(e["text"], 140))}'
         "</li>" for e in recent["entries"])
     ran = "".join(
