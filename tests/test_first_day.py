@@ -17,7 +17,7 @@ def test_sessions_with_nothing_to_list_is_an_empty_answer_not_a_crash(client: Cl
     fresh = run_cli("sessions")
     assert fresh.returncode == 0, fresh.stderr
     assert fresh.stdout.strip() == "no sessions"
-    assert json.loads(run_cli("sessions", "--json").stdout) == {"sessions": []}
+    assert json.loads(run_cli("sessions", "--json").stdout) == {"sessions": [], "total": 0}
     client.call("hook", {"harness": "claude-code", "event": "SessionStart",
                          "payload": {"session_id": "s-1", "cwd": "/tmp"}})
     assert [s["id"] for s in client.sessions()["sessions"]] == ["s-1"]

@@ -237,9 +237,11 @@ class DaemonMethods(abc.ABC):
         return self.call("sources", drop_none({"action": action, **fields}))
 
     def sessions(self, *, agent: str | None = None, project: str | None = None,
-                 limit: int | None = None) -> Any:
-        return self.call("sessions",
-                         drop_none({"agent": agent, "project": project, "limit": limit}))
+                 limit: int | None = None, offset: int | None = None) -> Any:
+        """The newest sessions first, a page of them (``limit``, default 50, after
+        ``offset``): {"sessions": [...], "total": how many in all}."""
+        return self.call("sessions", drop_none({"agent": agent, "project": project,
+                                                 "limit": limit, "offset": offset}))
 
     def context(self, agent: str, *, cwd: str | None = None, prompt: str | None = None,
                 budget: int | None = None, session: str | None = None) -> Any:
@@ -291,9 +293,12 @@ class DaemonMethods(abc.ABC):
         return self.call("pass_run", drop_none({"name": name, "agent": agent, "project": project,
                                                  "dry_run": dry_run, "full": full or None}))
 
-    def pass_runs(self, name: str | None = None, *, limit: int | None = None) -> Any:
-        """The newest runs (of one pass, or of all), newest first: {"runs": [...]}."""
-        return self.call("pass_runs", drop_none({"name": name, "limit": limit}))
+    def pass_runs(self, name: str | None = None, *, limit: int | None = None,
+                  offset: int | None = None) -> Any:
+        """The newest runs (of one pass, or of all), newest first, a page of them (``limit``,
+        default 50, after ``offset``): {"runs": [...], "total": how many in all}."""
+        return self.call("pass_runs", drop_none({"name": name, "limit": limit,
+                                                  "offset": offset}))
 
     def pass_show(self, run_or_change: str | None = None) -> Any:
         """A run (r12) with every change, or one change (c345); default the newest run."""

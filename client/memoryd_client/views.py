@@ -174,13 +174,23 @@ def edited(reply: dict[str, Any], how: str) -> str:
     return f" ({how} {edited['file']}, {lines}; `memory undo {edited['run']}` takes it back)"
 
 
-def print_sessions(result: dict[str, Any]) -> None:
-    if not result["sessions"]:
+def print_sessions(result: dict[str, Any], args: Any) -> None:
+    """The sessions, a line each; where the page is in the list (and the next page's option)
+    on stderr when there are more than it shows."""
+    sessions, total = result["sessions"], result.get("total", len(result["sessions"]))
+    offset = getattr(args, "offset", 0) or 0
+    if not sessions:
         print("no sessions")
-    for s in result["sessions"]:
+        if offset and total:
+            print(f"no sessions from --offset {offset}: {total} in all", file=sys.stderr)
+    for s in sessions:
         seen = when(s["last_seen"]) if s.get("last_seen") else "-"
         print(f"{s['id']}  {s['agent']:<12} {seen}  {s['user_messages']:>4} msgs  "
               f"{s.get('project') or s.get('cwd') or '-'}")
+    last = offset + len(sessions)
+    if sessions and (offset or last < total):
+        more = f"; next page: --offset {last}" if last < total else ""
+        print(f"sessions {offset + 1}-{last} of {total}{more}", file=sys.stderr)
 
 
 def print_injections(result: dict[str, Any]) -> None:

@@ -106,8 +106,13 @@ class PassRuns:
             self.store.runs.finish(run.run, time.time(), status, run.counts, error)
             self.writer.runs([run.run], finished=True)
 
-    def newest(self, name: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
-        return [self._run_row(row) for row in self.store.runs.newest(name, limit)]
+    def newest(self, name: str | None = None, limit: int = 50,
+               offset: int = 0) -> list[dict[str, Any]]:
+        return [self._run_row(row) for row in self.store.runs.newest(name, limit, offset)]
+
+    def page(self, name: str | None, limit: int, offset: int) -> dict[str, Any]:
+        """A page of the runs, newest first, and how many there are: {"runs", "total"}."""
+        return {"runs": self.newest(name, limit, offset), "total": self.store.runs.count(name)}
 
     def newest_whole(self, name: str) -> dict[str, Any] | None:
         """The pass's newest run over everything (the schedule counts from it)."""

@@ -50,10 +50,12 @@ class PassMethods:
 
     async def m_pass_runs(self, params: Params) -> dict[str, Any]:
         """The newest runs, newest first: of every pass, or of ``name`` (a pass, or what
-        else runs are made by: undo, forget, scope)."""
+        else runs are made by: undo, forget, scope); ``offset`` skips the first; ``total``
+        counts them all."""
         name = params.text("name", max_len=40)
         limit = params.integer("limit", default=50, low=1, high=1000)
-        return {"runs": await self.passes.db(self.passes.runs.newest, name, limit)}
+        offset = params.integer("offset", default=0, low=0, high=10_000_000)
+        return await self.passes.db(self.passes.runs.page, name, limit, offset)
 
     async def m_pass_show(self, params: Params) -> dict[str, Any]:
         target = params.text("id", max_len=40)

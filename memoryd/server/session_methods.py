@@ -399,7 +399,8 @@ class SessionMethods:
         if project:  # a directory inside a repository, or a worktree of it: its project
             project = project_of(project)
         limit = params.integer("limit", default=50, low=1, high=10_000)
-        return {"sessions": await self.parts.db(self.registry.sessions, agent, project, limit)}
+        offset = params.integer("offset", default=0, low=0, high=10_000_000)
+        return await self.parts.db(self.registry.sessions, agent, project, limit, offset)
 
 
 

@@ -61,9 +61,13 @@ class Registry:
         assert found is not None
         return found
 
-    def sessions(self, agent: str | None, project: str | None, limit: int) -> list[dict[str, Any]]:
-        """The newest sessions first, filtered by agent and project; [] when none match."""
-        return [s.as_dict() for s in self.store.sessions.newest(agent, project, limit)]
+    def sessions(self, agent: str | None, project: str | None, limit: int,
+                 offset: int = 0) -> dict[str, Any]:
+        """A page of the sessions, newest first, filtered by agent and project, and how many
+        there are in all: {"sessions", "total"}."""
+        sessions = self.store.sessions
+        return {"sessions": [s.as_dict() for s in sessions.newest(agent, project, limit, offset)],
+                "total": sessions.count(agent, project)}
 
     def log_injection(self, session: str | None, agent: str, event: str, block: Block,
                       budget: int, track: bool = False) -> None:

@@ -120,11 +120,12 @@ class Runs:
                          "WHERE status='running'", (finished,))
         return running
 
-    def newest(self, name: str | None, limit: int) -> list[Run]:
-        """The newest runs first (of the pass ``name``; None: of any)."""
+    def newest(self, name: str | None, limit: int, offset: int = 0) -> list[Run]:
+        """The newest runs first (of the pass ``name``; None: of any), the first ``offset``
+        left out."""
         return [_run(row) for row in self._db.execute(
-            _RUNS + (" WHERE pass=?" if name else "") + " ORDER BY id DESC LIMIT ?",
-            ([name] if name else []) + [limit])]
+            _RUNS + (" WHERE pass=?" if name else "") + " ORDER BY id DESC LIMIT ? OFFSET ?",
+            ([name] if name else []) + [limit, offset])]
 
     def newest_whole(self, name: str) -> Run | None:
         """The newest run of the pass ``name`` that did its work for everything: not a dry
@@ -142,7 +143,10 @@ class Runs:
     def any(self) -> bool:
         return self._db.execute("SELECT 1 FROM runs LIMIT 1").fetchone() is not None
 
-    def count(self) -> int:
+    def count(self, name: str | None = None) -> int:
+        """How many runs there are (of the pass ``name``; None: of any)."""
+        if name:
+            return integer(self._db, "SELECT count(*) FROM runs WHERE pass=?", (name,))
         return integer(self._db, "SELECT count(*) FROM runs")
 
     # -- changes ------------------------------------------------------------------------

@@ -16,6 +16,8 @@ from typing import Any
 
 import apsw
 
+from memoryd.store.fetch import integer
+
 SESSION_COLUMNS = ("id", "harness", "agent", "cwd", "project", "started", "last_seen",
                    "user_messages", "source", "closed", "transcript_path", "last_message",
                    "extracted", "judged")
@@ -57,6 +59,18 @@ class Injection:
 
 
 _SELECT = f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions"
+
+
+def _where(agent: str | None, project: str | None) -> tuple[str, list[str]]:
+    """The WHERE clause (with its arguments) of the sessions of ``agent`` and ``project``."""
+    where, args = [], []
+    if agent:
+        where.append("agent=?")
+        args.append(agent)
+    if project:
+        where.append("project=?")
+        args.append(project)
+    return (" WHERE " + " AND ".join(where) if where else ""), args
 
 
 class Sessions:
@@ -146,18 +160,19 @@ class Sessions:
             "SELECT id FROM sessions WHERE id >= ? AND id < ? ORDER BY id LIMIT ?",
             (prefix, prefix + "\uffff", limit))]
 
-    def newest(self, agent: str | None, project: str | None, limit: int) -> list[Session]:
-        """The newest sessions first, of ``agent`` and ``project`` (None: any)."""
-        where, args = [], []
-        if agent:
-            where.append("agent=?")
-            args.append(agent)
-        if project:
-            where.append("project=?")
-            args.append(project)
+    def newest(self, agent: str | None, project: str | None, limit: int,
+               offset: int = 0) -> list[Session]:
+        """The newest sessions first, of ``agent`` and ``project`` (None: any), the first
+        ``offset`` left out."""
+        where, args = _where(agent, project)
         return [Session(*row) for row in self._db.execute(
-            _SELECT + (" WHERE " + " AND ".join(where) if where else "")
-            + " ORDER BY last_seen DESC LIMIT ?", [*args, limit])]
+            _SELECT + where + " ORDER BY last_seen DESC, id LIMIT ? OFFSET ?",
+            [*args, limit, offset])]
+
+    def count(self, agent: str | None, project: str | None) -> int:
+        """How many sessions :meth:`newest` pages through."""
+        where, args = _where(agent, project)
+        return integer(self._db, "SELECT count(*) FROM sessions" + where, args)
 
     def last_messages(self, agent: str) -> list[tuple[str, str]]:
         """(session, its last message) of the agent's sessions that have one."""

@@ -680,3 +680,58 @@ def test_health_shows_indexing_progress_live_as_files_arrive(world: World) -> No
     assert counts == sorted(counts) and len(set(counts)) >= 2, counts
     assert counts[-1] == (entries, vectors) and counts[0][1] < vectors
     b.screenshot("health-after-indexing")
+
+
+def _run_cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "memoryd_client", *args], capture_output=True,
+                          text=True, timeout=60, env=env, check=False)
+
+
+def test_long_lists_say_how_much_they_show_and_lead_to_the_rest(world: World) -> None:
+    """Sessions (100 a page), runs (60) and the newest entries without a query (20): each
+    page says which of how many it shows, and its link leads to the rest, down to the oldest
+    (the first session, the first run). `memory session list` says it too. Last in the
+    module: the sessions and runs it adds push the others' off the first page."""
+    work = world.home / "user" / "work"
+    with Client(world.home / "memoryd.sock", timeout_s=60) as hooks:  # a hook's connection
+        for n in range(100):
+            hooks.call("hook", {"harness": "claude-code", "event": "SessionStart",
+                                "payload": {"session_id": f"page-{n:03}", "cwd": str(work)}})
+    while world.client.pass_runs(limit=1)["total"] <= 60:
+        world.client.pass_run("staleness", dry_run=True)
+    sessions = world.client.sessions(limit=1)["total"]
+    runs = world.client.pass_runs(limit=1)["total"]
+    entries = world.client.list_entries(limit=1, agents=["*"])["total"]
+    assert sessions > 100 and runs > 60 and entries > 20
+    b = world.browser
+    b.open(world.url + "sessions")
+    assert b.text(".pager") == (f"Sessions 1–100 of {sessions:,}, newest first. "
+                                f"older {sessions - 100} →")
+    assert b.evaluate("document.querySelectorAll('table.sessions tbody tr').length") == 100
+    assert SESSION[:12] not in b.text("table.sessions")
+    b.click(".pager a")
+    b.wait("location.search === '?offset=100' && document.readyState === 'complete'")
+    assert b.text(".pager") == (f"Sessions 101–{sessions:,} of {sessions:,}, newest first. "
+                                "← newer 100")
+    assert SESSION[:12] in b.text("table.sessions")  # the first session, the oldest
+    b.open(world.url + "passes")
+    assert b.text(".pager") == f"Runs 1–60 of {runs:,}, newest first. older {runs - 60} →"
+    assert b.evaluate("document.querySelectorAll('table.runs tbody tr').length") == 60
+    b.click(".pager a")
+    b.wait("location.search === '?offset=60' && document.readyState === 'complete'")
+    assert world.runs["consolidate"] in b.text("table.runs")  # the first run
+    b.open(world.url + "search")
+    assert b.text("#results .pager") == (f"Entries 1–20 of {entries:,}, newest first. "
+                                         "older 20 →")
+    b.click("#results .pager a")
+    b.wait("location.search === '?offset=20' && document.readyState === 'complete'")
+    second = world.client.list_entries(limit=20, offset=20, agents=["*"])["entries"]
+    assert b.evaluate("Array.from(document.querySelectorAll('#results li.hit a'))"
+                      ".map(a => a.getAttribute('href'))") \
+        == [f"entry/{e['id']}" for e in second]
+    assert b.text("#results .pager").startswith(f"Entries 21–40 of {entries:,}")
+    b.screenshot("search-page-2")
+    listed = _run_cli(world.env, "session", "list")
+    assert listed.returncode == 0, listed.stderr
+    assert len(listed.stdout.splitlines()) == 50
+    assert f"sessions 1-50 of {sessions}; next page: --offset 50" in listed.stderr

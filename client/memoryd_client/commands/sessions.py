@@ -16,10 +16,16 @@ SESSION_LIST = Command(
           Arg("--project", metavar="DIR", help="only sessions in DIR's project (the git "
               "repository DIR is in; DIR may be relative)"),
           Arg("--limit", kind="int", default=50, metavar="N",
-              help="at most N sessions (default: %(default)s)")),
-    request=lambda a, c: c.sessions(agent=a.agent, project=a.project, limit=a.limit),
-    show=plain(views.print_sessions),
-    examples=("memory session list --agent codex --limit 10",), exits="0 done")
+              help="sessions per page (default: %(default)s)"),
+          Arg("--offset", kind="int", default=0, metavar="N",
+              help="skip the N newest sessions (the next page; default: 0)")),
+    description="The newest sessions first. Each line: id, agent, last seen, user messages, "
+    "project; how many there are, and the option for the next page, go to stderr.",
+    request=lambda a, c: c.sessions(agent=a.agent, project=a.project, limit=a.limit,
+                                    offset=a.offset or None),
+    show=views.print_sessions,
+    examples=("memory session list --agent codex --limit 10",
+              "memory session list --offset 50"), exits="0 done")
 
 COMMANDS: dict[str, Command] = {
     "extract": Command(

@@ -80,6 +80,30 @@ def link(path: str, text: str, **query: Any) -> str:
     return f'<a href="{esc(href)}">{isolated(text)}</a>'
 
 
+def offset_of(query: dict[str, str]) -> int:
+    """Where a page of a long list starts (the query's ``offset``; 0 when it says none)."""
+    value = query.get("offset") or ""
+    return min(int(value), 10_000_000) if value.isdigit() else 0
+
+
+def pager(path: str, what: str, offset: int, shown: int, total: int, size: int,
+          **query: Any) -> str:
+    """Which part of a long list a page shows ("sessions 1–100 of 109, newest first"), with
+    links to the newer and the older pages; nothing when the page shows the whole list."""
+    if offset == 0 and shown >= total:
+        return ""
+    last = offset + shown
+    said = (f"{what.capitalize()} {offset + 1:,}–{last:,} of {total:,}, newest first." if shown else
+            f"No {what} from {offset + 1:,} on: {total:,} in all.")
+    links = []
+    if offset > 0:
+        links.append(link(path, f"← newer {min(size, offset):,}", **query,
+                          offset=max(offset - size, 0) or None))
+    if last < total:
+        links.append(link(path, f"older {min(size, total - last):,} →", **query, offset=last))
+    return f'<p class="pager">{esc(said)} {" · ".join(links)}</p>'
+
+
 def entry_link(entry_id: str, text: str | None = None) -> str:
     return link(f"entry/{entry_id}", text or entry_id)
 

@@ -19,6 +19,8 @@ from memoryd_client.ui.html import (
     esc,
     isolated,
     link,
+    offset_of,
+    pager,
     status_badges,
     table,
 )
@@ -36,8 +38,11 @@ SINCE = (("", "any time"), ("1d", "last day"), ("7d", "last week"), ("30d", "las
          ("365d", "last year"))
 STATUSES = (("", "active"), ("any", "any status"), ("superseded", "superseded"),
             ("forgotten", "forgotten"), ("archived", "archived"))
-#: Hits asked for: enough to see past the matches, few enough to answer as one types.
+#: Hits asked for: enough to see past the matches, few enough to answer as one types (and
+#: entries on a page of the newest, without a query).
 HITS = 20
+#: Sessions on a page of the Sessions list.
+SESSIONS = 100
 
 
 def _select(name: str, value: str, options: list[tuple[str, str]], label: str) -> str:
@@ -83,11 +88,18 @@ def search_results(client: Client, query: dict[str, str]) -> str:
     filters = _filters(client, query)
     text = (query.get("q") or "").strip()
     if not text:
-        page = client.list_entries(limit=HITS, **{k: v for k, v in filters.items()
-                                                   if v is not None})
+        offset = offset_of(query)
+        page = client.list_entries(limit=HITS, offset=offset,
+                                   **{k: v for k, v in filters.items() if v is not None})
         items = "".join(_entry_item(entry) for entry in page["entries"])
-        return (f'<p class="summary">No query: the newest of {page["total"]:,} entries.</p>'
-                f'<ol class="hits">{items}</ol>')
+        shown, total = len(page["entries"]), page["total"]
+        where = pager("search", "entries", offset, shown, total, HITS,
+                      **{k: query.get(k) for k in ("agent", "kind", "since", "status",
+                                                   "project")})
+        said = "No query: the newest entries." if where else \
+            f"No query: all {total:,} entries, newest first."
+        return (f'<p class="summary">{esc(said)}</p>'
+                f'{where}<ol class="hits">{items}</ol>{where}')
     reply = client.search(text, limit=HITS, explain=True,
                           **{k: v for k, v in filters.items() if v is not None})
     hits = reply["hits"]
@@ -255,14 +267,18 @@ def _events(history: dict[str, Any]) -> str:
 
 def sessions_page(client: Client, query: dict[str, str]) -> Page:
     agent = query.get("agent") or None
-    sessions = client.sessions(agent=agent, limit=100)["sessions"]
+    offset = offset_of(query)
+    page = client.sessions(agent=agent, limit=SESSIONS, offset=offset)
+    sessions = page["sessions"]
+    where = pager("sessions", "sessions", offset, len(sessions), page["total"], SESSIONS,
+                  agent=agent)
     rows = [(link(f"sessions/{s['id']}", s["id"][:12]), isolated(s["agent"]),
              ago(s.get("last_seen")), esc(s.get("user_messages", 0)),
              isolated(s.get("project") or s.get("cwd") or "-")) for s in sessions]
-    body = "<h1>Sessions</h1>" + (
+    body = "<h1>Sessions</h1>" + where + (
         table(("session", "agent", "last seen", "user messages", "project"), rows, "sessions")
-        if rows else "<p>No agent session recorded yet: the hooks record them "
-        "(memory hook install claude-code).</p>")
+        + where if rows else "" if page["total"] else "<p>No agent session recorded yet: "
+        "the hooks record them (memory hook install claude-code).</p>")
     return Page("Sessions", "sessions", body)
 
 

@@ -16,6 +16,8 @@ from memoryd_client.ui.html import (
     esc,
     isolated,
     link,
+    offset_of,
+    pager,
     table,
 )
 from memoryd_client.views import when
@@ -28,7 +30,7 @@ if TYPE_CHECKING:
 
 #: Unchanged lines kept around each change of a file (the rest folds into "… n lines …").
 CONTEXT = 3
-#: Runs listed on the Passes page.
+#: Runs on a page of the Passes page.
 RUNS = 60
 
 
@@ -38,7 +40,11 @@ def _counts(counts: dict[str, int]) -> str:
 
 def passes_page(client: Client, query: dict[str, str]) -> Page:
     listing = client.pass_list()
-    runs = client.pass_runs(query.get("pass") or None, limit=RUNS)["runs"]
+    offset = offset_of(query)
+    page = client.pass_runs(query.get("pass") or None, limit=RUNS, offset=offset)
+    runs = page["runs"]
+    where = pager("passes", "runs", offset, len(runs), page["total"], RUNS,
+                  **{"pass": query.get("pass")})
     running = listing.get("running")
     schedule = [(esc(p["pass"]), esc(p["schedule"]),
                  esc(when(p["next"])) if p.get("next") else "off",
@@ -54,9 +60,9 @@ def passes_page(client: Client, query: dict[str, str]) -> Page:
             "<p>Every change a pass makes is recorded: open a run to see each change and "
             "undo it.</p>"
             + table(("pass", "schedule", "next run", "last run", ""), schedule, "schedule")
-            + "<h2>Runs, newest first</h2>"
-            + (table(("run", "pass", "started", "status", "counts"), rows, "runs") if rows
-               else "<p>No run yet.</p>"))
+            + "<h2>Runs, newest first</h2>" + where
+            + (table(("run", "pass", "started", "status", "counts"), rows, "runs") + where
+               if rows else "" if page["total"] else "<p>No run yet.</p>"))
     return Page("Passes", "passes", body)
 
 
