@@ -682,6 +682,27 @@ def test_health_shows_indexing_progress_live_as_files_arrive(world: World) -> No
     b.screenshot("health-after-indexing")
 
 
+def test_a_session_id_with_slashes_and_dots_links_to_its_own_page(world: World) -> None:
+    """A transcript's session id is any text: `../../etc/passwd` (and `..`) stays the id in
+    the link, which opens that session's page, not a path the browser resolved away."""
+    work = world.home / "user" / "work"
+    with Client(world.home / "memoryd.sock", timeout_s=60) as hooks:  # a hook's connection
+        for session in ("../../etc/passwd", ".."):
+            hooks.call("hook", {"harness": "claude-code", "event": "SessionStart",
+                                "payload": {"session_id": session, "cwd": str(work)}})
+    b = world.browser
+    for session in ("../../etc/passwd", ".."):
+        b.open(world.url + "sessions")
+        b.evaluate("Array.from(document.querySelectorAll('table.sessions a')).find(a => "
+                   f"a.innerText === {json.dumps(session[:12])}).id = 'this-one'")
+        b.click("#this-one")
+        b.wait("document.readyState === 'complete' && "
+               "document.querySelector('h1').innerText.startsWith('Session ')")
+        assert b.text("h1") == f"Session {session}", b.text("main")
+        assert b.text("table.facts").splitlines()[0] == "agent\tclaude-code"
+        assert b.evaluate("location.pathname.startsWith(new URL(document.baseURI).pathname)")
+
+
 def _run_cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "memoryd_client", *args], capture_output=True,
                           text=True, timeout=60, env=env, check=False)

@@ -73,10 +73,19 @@ def isolated(value: Any) -> str:
     return f"<bdi>{''.join(parts)}</bdi>"
 
 
-def link(path: str, text: str, **query: Any) -> str:
-    """A link to a page of the viewer (relative to the base, which carries the token)."""
+def link(page: str, text: str, item: str | None = None, **query: Any) -> str:
+    """A link to a page of the viewer (relative to the base, which carries the token):
+    ``page`` ("sessions"), and ``item``, what it shows (an id), percent-encoded whole, "/" and
+    "." too: a session id from a transcript may be ``../../etc/passwd``, which must stay the
+    id, not become steps of the path. An id of dots alone ("..") goes in the query instead
+    (``?id=``): a browser takes even "%2E%2E" as a step up."""
     args = {k: v for k, v in query.items() if v not in (None, "")}
-    href = quote(path, safe="/") + (f"?{urlencode(args)}" if args else "")
+    href = quote(page, safe="/")
+    if item is not None and item.strip("."):
+        href += "/" + quote(item, safe="").replace(".", "%2E")
+    elif item is not None:
+        args = {"id": item, **args}
+    href += f"?{urlencode(args)}" if args else ""
     return f'<a href="{esc(href)}">{isolated(text)}</a>'
 
 
@@ -105,7 +114,7 @@ def pager(path: str, what: str, offset: int, shown: int, total: int, size: int,
 
 
 def entry_link(entry_id: str, text: str | None = None) -> str:
-    return link(f"entry/{entry_id}", text or entry_id)
+    return link("entry", text or entry_id, entry_id)
 
 
 def ago(ts: float | None, now: float | None = None) -> str:

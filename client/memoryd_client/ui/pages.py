@@ -157,7 +157,7 @@ def entry_page(client: Client, entry_id: str) -> Page:
         ("project", isolated(entry.get("project") or "global (every project)")),
         ("written by", isolated(entry.get("writer") or "-")),
         ("channel", esc(entry.get("via"))),
-        ("session", link(f"sessions/{entry['session']}", entry["session"])
+        ("session", link("sessions", entry["session"], entry["session"])
          if entry.get("session") else "-"),
         ("source file", isolated(entry["source"]) + (
             f" lines {entry['line_start']}-{entry['line_end']}" if entry.get("line_start")
@@ -217,7 +217,7 @@ def _forgotten(client: Client, entry: dict[str, Any], history: dict[str, Any]) -
     if not runs:
         return f'<p class="message">{who}</p>'
     run = runs[0]["run"]
-    return (f'<p class="message">{who} {link("passes/" + run, "Run " + run)} did it; undoing it '
+    return (f'<p class="message">{who} {link("passes", "Run " + run, run)} did it; undoing it '
             "makes the entry active again, with its id, date and history.</p>"
             + action_button("undo", run, f"Undo the forget ({run})",
                             f"Undo run {run}: make this entry active again?"))
@@ -272,7 +272,7 @@ def sessions_page(client: Client, query: dict[str, str]) -> Page:
     sessions = page["sessions"]
     where = pager("sessions", "sessions", offset, len(sessions), page["total"], SESSIONS,
                   agent=agent)
-    rows = [(link(f"sessions/{s['id']}", s["id"][:12]), isolated(s["agent"]),
+    rows = [(link("sessions", s["id"][:12], s["id"]), isolated(s["agent"]),
              ago(s.get("last_seen")), esc(s.get("user_messages", 0)),
              isolated(s.get("project") or s.get("cwd") or "-")) for s in sessions]
     body = "<h1>Sessions</h1>" + where + (

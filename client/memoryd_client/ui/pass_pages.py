@@ -48,11 +48,11 @@ def passes_page(client: Client, query: dict[str, str]) -> Page:
     running = listing.get("running")
     schedule = [(esc(p["pass"]), esc(p["schedule"]),
                  esc(when(p["next"])) if p.get("next") else "off",
-                 link(f"passes/{p['last']['run']}", p["last"]["run"]) if p.get("last")
+                 link("passes", p["last"]["run"], p["last"]["run"]) if p.get("last")
                  else "never run",
                  badge("running", "warn") if running == p["pass"] else "")
                 for p in listing["passes"]]
-    rows = [(link(f"passes/{r['run']}", r["run"]), esc(r["pass"]), ago(r["started"]),
+    rows = [(link("passes", r["run"], r["run"]), esc(r["pass"]), ago(r["started"]),
              esc(r["status"]) + (" " + badge("dry run", "muted") if r.get("dry_run") else ""),
              esc(_counts(r.get("counts") or {})))
             for r in runs]
@@ -111,7 +111,7 @@ def change_view(change: dict[str, Any]) -> str:
         else ""
     return (f'<section class="change" id="{esc(change["change"])}">'
             f'<div class="change-head"><strong>'
-            f'{link("passes/" + change["change"], change["change"])}'
+            f'{link("passes", change["change"], change["change"])}'
             f"</strong> {esc(change['kind'])} {esc(change['action'])} "
             f"{badge(change['state'], 'ok' if change['state'] == 'applied' else 'muted')}"
             f"{esc(undoes)} <code>{isolated(change['target'])}</code></div>{why}"

@@ -160,7 +160,7 @@ class Handler(BaseHTTPRequestHandler):
                        "text/plain; charset=utf-8")
             return None
         query = {name: values[-1] for name, values in parse_qs(parts.query).items()}
-        return unquote(rest), query
+        return rest, query  # still percent-encoded: an id's "/" is not the path's (_view)
 
     # -- GET: pages, fragments, static files -------------------------------------------------
 
@@ -189,8 +189,11 @@ class Handler(BaseHTTPRequestHandler):
 
     def _view(self, path: str, query: dict[str, str], fragment: str | None
               ) -> Callable[[Client], Page | str] | None:
-        """What renders the path (a page, or with ``fragment`` a part of one), or None."""
-        name, _, rest = path.strip("/").partition("/")
+        """What renders the path (a page, or with ``fragment`` a part of one), or None. The
+        path is as the request sent it: split into the page and the id it shows, then the id
+        decoded (a session id may hold "/"; one of dots alone comes as ``?id=``)."""
+        name, _, rest = path.lstrip("/").partition("/")
+        name, rest = unquote(name), unquote(rest.rstrip("/")) or query.get("id") or ""
         if name in ("", "search"):
             if fragment == "results":
                 return lambda c: pages.search_results(c, query)

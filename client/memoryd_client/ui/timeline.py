@@ -47,7 +47,7 @@ def timeline_page(client: Client, query: dict[str, str]) -> Page:
         f'{esc(e["kind"])} {status_badges(e)}: {entry_link(e["id"], clipped(e["text"], 140))}'
         "</li>" for e in recent["entries"])
     ran = "".join(
-        f'<li>{ago(r["started"])} · {link("passes/" + r["run"], r["run"])} {esc(r["pass"])} '
+        f'<li>{ago(r["started"])} · {link("passes", r["run"], r["run"])} {esc(r["pass"])} '
         f'{esc(r["status"])}</li>' for r in runs)
     body = ("<h1>Timeline</h1>" + charts
             + '<div class="columns"><section><h2>Written lately</h2>'
