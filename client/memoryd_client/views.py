@@ -213,22 +213,35 @@ def print_injections(result: dict[str, Any]) -> None:
                 print(f"        outcome: {item.get('outcome_why') or item['outcome']}")
 
 
-def note_unknown_agents(result: dict[str, Any]) -> None:
-    """Say so when an agent named has no entry at all: a misspelt name is not an empty one."""
+def unknown_agents(result: dict[str, Any]) -> str | None:
+    """When an agent named has no entry at all, that said (a misspelt name is not an empty
+    one): "no entries of agent 'nobody' at all"; None otherwise. The viewer says it too."""
     unknown = result.get("unknown_agents")
-    if unknown:
-        names = ", ".join(repr(a) for a in unknown)
-        print(f"note: no entries of {'agent' if len(unknown) == 1 else 'agents'} {names} at all "
-              "(`memory status` lists the agents)", file=sys.stderr)
+    if not unknown:
+        return None
+    names = ", ".join(repr(a) for a in unknown)
+    return f"no entries of {'agent' if len(unknown) == 1 else 'agents'} {names} at all"
+
+
+def no_directory(project: str | None) -> str | None:
+    """When a project filter names no directory, that said ("/nonexistent is no directory");
+    None otherwise. Said when nothing was found: a misspelt path is not a project without
+    entries (a project that was deleted still has its entries, found by its path)."""
+    if project and not os.path.isdir(os.path.expanduser(project)):
+        return f"{project} is no directory"
+    return None
+
+
+def note_unknown_agents(result: dict[str, Any]) -> None:
+    said = unknown_agents(result)
+    if said:
+        print(f"note: {said} (`memory status` lists the agents)", file=sys.stderr)
 
 
 def note_no_directory(project: str | None) -> None:
-    """Say so when nothing was found of a --project that is no directory: a misspelt path is
-    not a project without entries (a project that was deleted still has its entries, found
-    by its path)."""
-    if project and not os.path.isdir(os.path.expanduser(project)):
-        print(f"note: {project} is no directory (--project names a project by its directory)",
-              file=sys.stderr)
+    said = no_directory(project)
+    if said:
+        print(f"note: {said} (--project names a project by its directory)", file=sys.stderr)
 
 
 def print_hits(result: dict[str, Any], show_all: bool = True,

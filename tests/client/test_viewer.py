@@ -681,6 +681,31 @@ def test_health_shows_indexing_progress_live_as_files_arrive(world: World) -> No
     assert counts[-1] == (entries, vectors) and counts[0][1] < vectors
     b.screenshot("health-after-indexing")
 
+def _run_cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "memoryd_client", *args], capture_output=True,
+                          text=True, timeout=60, env=env, check=False)
+
+
+def test_a_filter_that_finds_nothing_says_why_as_the_command_does(world: World) -> None:
+    """An agent without a single entry, a project filter that names no directory: the page
+    says so, as `memory list` / `memory search` note it, not only "0 entries"."""
+    b = world.browser
+    nobody = "Note: no entries of agent 'nobody' at all."
+    nowhere = "Note: /nonexistent is no directory."
+    for address, note in (("search?agent=nobody", nobody),
+                          ("search?q=kiln+schedule&agent=nobody", nobody),
+                          ("search?project=/nonexistent", nowhere),
+                          ("search?q=kiln+schedule&project=/nonexistent", nowhere)):
+        b.open(world.url + address)
+        assert b.text("#results .note") == note, (address, b.text("#results"))
+        assert b.evaluate("document.querySelectorAll('#results li.hit').length") == 0
+    b.open(world.url + "search?project=" + str(world.home))  # a directory: nothing to note
+    assert b.evaluate("document.querySelector('#results .note')") is None
+    listed = _run_cli(world.env, "list", "nobody")
+    assert "note: no entries of agent 'nobody' at all" in listed.stderr
+    listed = _run_cli(world.env, "list", "--project", "/nonexistent")
+    assert "note: /nonexistent is no directory" in listed.stderr
+
 
 def test_a_session_id_with_slashes_and_dots_links_to_its_own_page(world: World) -> None:
     """A transcript's session id is any text: `../../etc/passwd` (and `..`) stays the id in
@@ -702,10 +727,6 @@ def test_a_session_id_with_slashes_and_dots_links_to_its_own_page(world: World) 
         assert b.text("table.facts").splitlines()[0] == "agent\tclaude-code"
         assert b.evaluate("location.pathname.startsWith(new URL(document.baseURI).pathname)")
 
-
-def _run_cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "memoryd_client", *args], capture_output=True,
-                          text=True, timeout=60, env=env, check=False)
 
 
 def test_long_lists_say_how_much_they_show_and_lead_to_the_rest(world: World) -> None:

@@ -24,7 +24,7 @@ from memoryd_client.ui.html import (
     status_badges,
     table,
 )
-from memoryd_client.views import usage_words, when
+from memoryd_client.views import no_directory, unknown_agents, usage_words, when
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -93,13 +93,14 @@ def search_results(client: Client, query: dict[str, str]) -> str:
                                    **{k: v for k, v in filters.items() if v is not None})
         items = "".join(_entry_item(entry) for entry in page["entries"])
         shown, total = len(page["entries"]), page["total"]
-        where = pager("search", "entries", offset, shown, total, HITS,
-                      **{k: query.get(k) for k in ("agent", "kind", "since", "status",
-                                                   "project")})
-        said = "No query: the newest entries." if where else \
-            f"No query: all {total:,} entries, newest first."
+        named = {k: query.get(k) for k in ("agent", "kind", "since", "status", "project")}
+        where = pager("search", "entries", offset, shown, total, HITS, **named)
+        said = ("No query: the newest entries." if where else
+                f"No query: all {total:,} entries, newest first." if total else
+                "No entries match the filters." if any(named.values()) else "No entries yet.")
         return (f'<p class="summary">{esc(said)}</p>'
-                f'{where}<ol class="hits">{items}</ol>{where}')
+                + _notes(page, query.get("project"), found=bool(total))
+                + f'{where}<ol class="hits">{items}</ol>{where}')
     reply = client.search(text, limit=HITS, explain=True,
                           **{k: v for k, v in filters.items() if v is not None})
     hits = reply["hits"]
@@ -112,11 +113,17 @@ def search_results(client: Client, query: dict[str, str]) -> str:
                  "relevant (search.match_precision).")
     if reply.get("degraded"):
         said += " Keyword-only: the embedding model is not loaded."
-    unknown = reply.get("unknown_agents")
-    if unknown:
-        said += f" No entries at all for {', '.join(unknown)}."
     items = "".join(_hit_item(hit) for hit in hits)
-    return f'<p class="summary">{esc(said)}</p><ol class="hits">{items}</ol>'
+    return (f'<p class="summary">{esc(said)}</p>'
+            + _notes(reply, query.get("project"), found=bool(hits))
+            + f'<ol class="hits">{items}</ol>')
+
+
+def _notes(reply: dict[str, Any], project: str | None, found: bool) -> str:
+    """What the `memory` command notes of the filters: an agent with no entries at all, and
+    (when nothing was found) a project filter that names no directory."""
+    said = [unknown_agents(reply), None if found else no_directory(project)]
+    return "".join(f'<p class="note">Note: {esc(note)}.</p>' for note in said if note)
 
 
 def _hit_item(hit: dict[str, Any]) -> str:
