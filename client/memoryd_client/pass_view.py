@@ -63,6 +63,25 @@ def _counts(counts: dict[str, int]) -> str:
     return ", ".join(f"{name} {n}" for name, n in sorted(counts.items())) or "nothing to do"
 
 
+def conflicts_said(result: dict[str, Any]) -> str | None:
+    """What a run left alone as changed since memoryd read it, in words: the files changed
+    and, apart, the files held back with them (a notebook's archive goes with it), e.g.
+    "notebook.md changed since and was left alone, with archive/notebook.md held back (the
+    files of a change go back together)"; None without a conflict."""
+    conflicts = result["counts"].get("conflict")
+    if not conflicts:
+        return None
+    changed, held = result.get("changed") or [], result.get("held") or []
+    if not changed:  # entries changed meanwhile
+        return f"{conflicts} change(s) left alone: what they change was changed since"
+    said = (f"{', '.join(changed)} changed since and {'was' if len(changed) == 1 else 'were'} "
+            "left alone")
+    if held:
+        said += (f", with {', '.join(held)} held back (the files of a change go back "
+                 "together)")
+    return said
+
+
 def print_list(result: dict[str, Any]) -> None:
     for entry in result["passes"]:
         last = entry["last"]
@@ -86,13 +105,16 @@ def print_summary(result: dict[str, Any]) -> None:
         print(f"see: memory pass show {result['run']}", file=sys.stderr)
     conflicts = result["counts"].get("conflict")
     if conflicts:
-        one = conflicts == 1
+        changed, held = result.get("changed") or [], result.get("held") or []
+        one = len(changed) == 1 if changed else conflicts == 1
         then = ("its edit meets the run's lines: undo it by hand, or put the file back as "
                 "that run left it and undo again"
                 if result["pass"] == "undo" else "a run after the edit tries again")
-        print(f"{conflicts} file{'' if one else 's'} changed since memoryd read "
-              f"{'it' if one else 'them'}: left alone ({then}); memory pass show "
-              f"{result['run']}", file=sys.stderr)
+        what = ", ".join(changed) if changed else f"{conflicts} file{'' if one else 's'}"
+        with_it = (f"; {', '.join(held)} held back with {'it' if one else 'them'} (the files "
+                   "a change writes together go back together)" if held else "")
+        print(f"{what} changed since memoryd read {'it' if one else 'them'}: left alone "
+              f"({then}){with_it}; memory pass show {result['run']}", file=sys.stderr)
 
 
 def print_show(result: dict[str, Any]) -> None:

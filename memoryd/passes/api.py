@@ -22,6 +22,7 @@ from memoryd.ingest.indexer import Indexer, memory_key, read_memory_file, stat_f
 from memoryd.ingest.markdown import MemoryFile, is_pinned
 from memoryd.passes.changes import Change, RunSummary, run_name
 from memoryd.passes.file_care import NotWritten
+from memoryd.passes.file_changes import still_holds
 from memoryd.passes.runs import UNWRITTEN, PassRuns
 from memoryd.store.query import EntryQuery
 from memoryd.store.records import StoredEntry
@@ -256,10 +257,17 @@ class PassContext:
             self.index_written(Change("file", path, "release", ""))
 
     def files_done(self, changes: list[Change], state: str) -> str:
-        """Count a group of file changes that ended in ``state`` (and the files it wrote)."""
+        """Count a group of file changes that ended in ``state`` (and the files it wrote); of
+        a group in conflict, note which files changed since and which were only held back
+        with them (the count alone said "2 files changed" of a notebook edited and its
+        archive left as it was)."""
         self.count(state, len(changes))
         if state == "applied":
             self.touched += [Path(c.target) for c in changes]
+        if state == "conflict":
+            for change in changes:
+                (self.run.held if still_holds(change) else self.run.changed).append(
+                    change.target)
         return state
 
     def entry_updates(self, path: str, updates: dict[tuple[str, int], dict[str, Any]],

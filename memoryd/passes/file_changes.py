@@ -24,6 +24,19 @@ from memoryd.store.durable import fsync_directory
 log = logging.getLogger(__name__)
 
 
+def still_holds(change: Change) -> bool:
+    """Whether the file of ``change`` is as the change found it (its ``before``; None: there
+    is no file): after a group's conflict, the files that were not changed since, held back
+    with the one that was (a notebook and its archive go together)."""
+    try:
+        current = read_regular(change.target)
+    except FileNotFoundError:
+        return change.before is None
+    except OSError:
+        return False
+    return change.before is not None and current == side_bytes(change.before)
+
+
 def rebased(change: Change) -> Change:
     """An undo's file change made to the file as it is now. An undo puts back the text a run
     replaced; when the file was edited since the run wrote it (an agent's new line in the

@@ -188,8 +188,13 @@ class PassRunner:
 
     @staticmethod
     def _summary(run: RunSummary) -> dict[str, Any]:
-        return {"run": run_name(run.run), "pass": run.name, "dry_run": run.dry_run,
-                "status": run.status, "counts": run.counts}
+        """The reply of a run; with file groups in conflict, which files ``changed`` since
+        and which were ``held`` back with them."""
+        summary = {"run": run_name(run.run), "pass": run.name, "dry_run": run.dry_run,
+                   "status": run.status, "counts": run.counts}
+        if run.changed or run.held:
+            summary |= {"changed": run.changed, "held": run.held}
+        return summary
 
     async def _drive(self, steps: Generator[Any, Any, Any], longest: LongestStep,
                      progressed: Callable[[], None] = lambda: None) -> None:

@@ -441,6 +441,39 @@ def test_the_session_page_shows_what_was_injected_why_and_its_outcome(world: Wor
     b.screenshot("session")
 
 
+def test_an_undo_left_alone_says_which_file_changed_and_which_went_with_it(
+        world: World) -> None:
+    """A notebook over its cap: the run prunes its oldest lines into its archive. The
+    notebook is rewritten since; undoing the run leaves both files alone, and says that the
+    notebook changed and that its archive was only held back with it (not "2 files changed")."""
+    memory = world.home / "user" / ".mastersof-ai" / "agents" / "designer" / "memory"
+    sketchbook, archive = memory / "sketchbook.md", memory / "archive" / "sketchbook.md"
+    lines = ["# Sketchbook", "", "## Session Log",
+             *[f"- [2026-{1 + n // 28:02d}-{1 + n % 28:02d}] session {n}: drew sketch {n}"
+               for n in range(90)]]
+    sketchbook.write_text("\n".join(lines) + "\n")
+    wait_until(lambda: any(h["source"] == str(sketchbook) for h in world.client.search(
+        "session 89: drew sketch 89", agents=["designer"], limit=5)["hits"]), timeout_s=30)
+    run = world.client.notebook_check(str(sketchbook), fix=True)["run"]
+    assert archive.exists()
+    rewritten = "# Sketchbook\n\n## Session Log\n- [2026-11-25] started again\n"
+    sketchbook.write_text(rewritten)
+    b = world.browser
+    b.open(world.url + "passes/" + run)
+    b.click("main > .actions button.action[data-action=undo]")
+    notice = _confirm(b)
+    assert re.fullmatch(
+        rf"{run} undone as run (r\d+) \(done: conflict 2\); {re.escape(str(sketchbook))} "
+        rf"changed since and was left alone, with {re.escape(str(archive))} held back \(the "
+        r"files of a change go back together\): see run \1", notice), notice
+    assert sketchbook.read_text() == rewritten and archive.exists()
+    again = _run_cli(world.env, "undo", run)  # `memory undo` says it as well
+    assert again.returncode == 1
+    assert f"{sketchbook} changed since memoryd read it: left alone (" in again.stderr
+    assert (f"; {archive} held back with it (the files a change writes together go back "
+            "together)") in again.stderr
+
+
 #: An entry holding a right-to-left override (which, acting, shows what follows it backwards),
 #: an ESC sequence and a BEL; the page shows them as `memory` prints them.
 CONTROLS = "Name the files \u202e[unicode] in the log \x1b[31mred\x07"

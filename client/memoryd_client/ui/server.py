@@ -45,6 +45,7 @@ from memoryd_client.errors import (
     NotFoundError,
     UsageError,
 )
+from memoryd_client.pass_view import conflicts_said
 from memoryd_client.printable import printable
 from memoryd_client.ui import health, pages, pass_pages, redirect, timeline
 from memoryd_client.ui.html import Page, layout, message
@@ -315,12 +316,9 @@ def act(client: Client, action: str, target: str) -> str:
     """Do a confirmed action through the daemon; what it did, in words."""
     if action == "undo":
         done = client.undo(target)
-        conflicts = done["counts"].get("conflict")
         said = f"{target} undone as run {done['run']} ({done['status']}: {_counts(done['counts'])})"
-        if conflicts:
-            said += (f"; {conflicts} file(s) changed since and were left alone: see "
-                     f"run {done['run']}")
-        return said
+        left = conflicts_said(done)
+        return f"{said}; {left}: see run {done['run']}" if left else said
     if action == "promote":
         done = client.promote_accept(target)
         return f"{target} accepted as run {done['run']} ({_counts(done['counts'])})"
