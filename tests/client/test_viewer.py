@@ -345,6 +345,24 @@ def test_the_entry_page_shows_text_provenance_history_and_usage(world: World) ->
     assert BUBBLE in b.text("blockquote.entry-text")
 
 
+def test_an_entry_history_names_the_version_of_each_event(world: World) -> None:
+    """A superseded entry's history holds its new version's events too: each row names its
+    version (as `memory history` does), the other's a link to it."""
+    old = world.client.remember("coder", "tools", "We lint with flake8",
+                                is_global=True)["entry"]["id"]
+    new = world.client.supersede(old, "We lint with ruff, not flake8")["entry"]["id"]
+    b = world.browser
+    b.open(world.url + "entry/" + old)
+    rows = b.evaluate("Array.from(document.querySelectorAll('table.events tbody tr')).map("
+                      "r => Array.from(r.cells).map(c => c.innerText))")
+    versions = {row[2] for row in rows}
+    assert versions == {f"{old} (this one)", new}, rows
+    assert [row[3:] for row in rows if row[2] == new and row[1] == "remember"], rows
+    b.click(f'table.events a[href="entry/{new}"]')
+    b.arrive(f"/entry/{new}")
+    assert b.text("blockquote.entry-text") == "We lint with ruff, not flake8"
+
+
 def test_a_quarantined_entry_is_released_from_its_page_after_a_confirmation(
         world: World) -> None:
     b = world.browser

@@ -190,7 +190,7 @@ def entry_page(client: Client, entry_id: str) -> Page:
         f'<h2>Provenance</h2><table class="facts">{rows}</table>'
         f'<h2>Usage</h2><p class="usage">{esc(usage_words(usage)) if usage else "no usage record"}'
         "</p>"
-        f"<h2>History</h2>{_versions(history, entry['id'])}{_events(history)}"
+        f"<h2>History</h2>{_versions(history, entry['id'])}{_events(history, entry['id'])}"
     )
     return Page(f"Entry {entry['id']}", "search", body)
 
@@ -261,13 +261,24 @@ def _changed(before: dict[str, Any] | None, after: dict[str, Any] | None) -> str
     return "; ".join(parts) or "no field changed"
 
 
-def _events(history: dict[str, Any]) -> str:
-    rows = [(esc(when(e["ts"])), esc(e["action"]), isolated(e.get("actor") or "-"),
-             _changed(e.get("before"), e.get("after")))
+def _events(history: dict[str, Any], current: str) -> str:
+    """The events of every version, each naming its version (as `memory history` does): a
+    superseded entry's history holds the new version's writing too."""
+    rows = [(esc(when(e["ts"])), esc(e["action"]), _version(e.get("id"), current),
+             isolated(e.get("actor") or "-"), _changed(e.get("before"), e.get("after")))
             for e in history.get("events") or []]
     if not rows:
         return "<p>No events.</p>"
-    return "<h3>Events</h3>" + table(("when", "what", "who", "change"), rows, "events")
+    return "<h3>Events</h3>" + table(("when", "what", "version", "who", "change"), rows,
+                                     "events")
+
+
+def _version(entry_id: str | None, current: str) -> str:
+    if not entry_id:
+        return "-"
+    if entry_id == current:
+        return f'<code>{esc(entry_id)}</code> <span class="meta">(this one)</span>'
+    return f"<code>{entry_link(entry_id)}</code>"
 
 
 # -- Sessions ---------------------------------------------------------------------------------
