@@ -363,6 +363,17 @@ def test_an_entry_history_names_the_version_of_each_event(world: World) -> None:
     assert b.text("blockquote.entry-text") == "We lint with ruff, not flake8"
 
 
+def test_an_entry_that_is_not_active_says_its_status_once(world: World) -> None:
+    old = world.client.remember("coder", "tools", "We format with black",
+                                is_global=True)["entry"]["id"]
+    world.client.supersede(old, "We format with ruff format")
+    b = world.browser
+    b.open(world.url + "entry/" + old)
+    assert b.evaluate("Array.from(document.querySelectorAll('main .state .badge'))"
+                      ".map(b => b.innerText)") == ["superseded"]
+    assert b.text("main .state") == "superseded"
+
+
 def test_a_quarantined_entry_is_released_from_its_page_after_a_confirmation(
         world: World) -> None:
     b = world.browser

@@ -134,10 +134,11 @@ def badge(text: str, kind: str = "") -> str:
     return f'<span class="badge {esc(kind)}">{esc(text)}</span>'
 
 
-def status_badges(entry: dict[str, Any]) -> str:
-    """An entry's state in words: not active, stale, quarantined."""
+def status_badges(entry: dict[str, Any], status: bool = True) -> str:
+    """An entry's state in words: not active (unless ``status`` is False: the page shows it
+    already), stale, quarantined."""
     said = []
-    if entry.get("status") and entry["status"] != "active":
+    if status and entry.get("status") and entry["status"] != "active":
         said.append(badge(entry["status"], "muted"))
     if entry.get("stale"):
         said.append(badge(f"stale: {entry['stale']}", "warn"))

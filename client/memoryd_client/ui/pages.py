@@ -184,7 +184,7 @@ def entry_page(client: Client, entry_id: str) -> Page:
         f'<h1>Entry <code>{esc(entry["id"])}</code></h1>'
         f'<p class="state">'
         f'{badge(entry["status"], "ok" if entry["status"] == "active" else "muted")}'
-        f' {status_badges(entry)}</p>'
+        f' {status_badges(entry, status=False)}</p>'
         f'<blockquote class="entry-text">{isolated(entry["text"])}</blockquote>'
         f'<div class="actions">{_entry_actions(entry)}</div>{_forgotten(client, entry, history)}'
         f'<h2>Provenance</h2><table class="facts">{rows}</table>'
