@@ -503,6 +503,25 @@ def test_an_undo_left_alone_says_which_file_changed_and_which_went_with_it(
             "together)") in again.stderr
 
 
+def test_a_memory_file_given_to_a_session_is_named_once(world: World) -> None:
+    """The designer's block lists its memory files ("- PATH"), as the agent read them: the
+    session page shows each path once, not the line and the path again."""
+    session = "f11e5000-0b1d-4c0d-9e57-a11e5c0a1b2c"
+    work = world.home / "user" / "work"
+    notebook = world.home / "user" / ".mastersof-ai" / "agents" / "designer" / "memory" \
+        / "notebook.md"
+    with Client(world.home / "memoryd.sock", timeout_s=60) as hooks:  # a hook's connection
+        hooks.call("hook", {"harness": "claude-code", "event": "SessionStart",
+                            "payload": {"session_id": session, "cwd": str(work)}})
+    block = world.client.context("designer", cwd=str(work), session=session)
+    assert f"- {notebook}" in block["text"]
+    b = world.browser
+    b.open(world.url + "sessions/" + session)
+    shown = b.evaluate("Array.from(document.querySelectorAll('li.item p.text'))"
+                       f".map(p => p.innerText).filter(t => t.includes({json.dumps(str(notebook))}))")
+    assert shown == [f"- {notebook}"], shown
+
+
 #: An entry holding a right-to-left override (which, acting, shows what follows it backwards),
 #: an ESC sequence and a BEL; the page shows them as `memory` prints them.
 CONTROLS = "Name the files \u202e[unicode] in the log \x1b[31mred\x07"

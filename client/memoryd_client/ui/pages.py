@@ -338,8 +338,11 @@ def _injection(injection: dict[str, Any]) -> str:
                           + (f" <span class=meta>{isolated(step.get('why'))}</span>"
                              if step.get("why") else "") + "</li>"
                           for step in item.get("outcome_evidence") or [])
+        # an entry's item links to it; a memory file's names its path, unless its text (the
+        # line "- PATH: what it holds" the agent read) does already
+        path = item.get("path") or ""
         target = entry_link(item["id"], "entry") if item.get("id") else \
-            isolated(item.get("path"))
+            "" if path in (item.get("text") or "") else isolated(path)
         items.append(
             f'<li class="item"><p class="text">{isolated(item.get("text"))} {target}</p>'
             f'<p class="why">Why: {isolated(item.get("reason"))}</p>'
