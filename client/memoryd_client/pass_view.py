@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import re
 import sys
+import time
 
 from memoryd_client import views
+from memoryd_client.status_view import next_run
 
 TYPE_CHECKING = False  # see memoryd_client/__init__.py
 
@@ -87,7 +89,8 @@ def print_list(result: dict[str, Any]) -> None:
         last = entry["last"]
         done = (f"last {last['run']} {views.when(last['started'])} {last['status']}: "
                 f"{_counts(last['counts'])}" if last else "never run")
-        upcoming = f"next {views.when(entry['next'])}" if entry["next"] else "off"
+        # a time gone by: "due" (it waits for a quiet moment or its turn), as `memory status`
+        upcoming = f"next {next_run(entry['next'], time.time())}" if entry["next"] else "off"
         running = " (running)" if result.get("running") == entry["pass"] else ""
         print(f"{entry['pass']:<12} {entry['schedule']:<7} {upcoming:<22} {done}{running}")
 

@@ -26,8 +26,10 @@ from typing import Any
 import pytest
 from memoryd_client import Client, DaemonUnreachableError
 
+from memoryd.embedding.model import Embedder
+from memoryd.passes import runner
 from tests.browser import Browser
-from tests.conftest import wait_until
+from tests.conftest import start_daemon, wait_until
 from tests.sessions.test_usage import claude_transcript
 
 UV = "Use uv, not pip, to manage dependencies"
@@ -520,6 +522,34 @@ def test_a_memory_file_given_to_a_session_is_named_once(world: World) -> None:
     shown = b.evaluate("Array.from(document.querySelectorAll('li.item p.text'))"
                        f".map(p => p.innerText).filter(t => t.includes({json.dumps(str(notebook))}))")
     assert shown == [f"- {notebook}"], shown
+
+
+def test_a_pass_that_never_ran_is_due_not_at_a_time_gone_by(
+        world: World, embedder: Embedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A daemon up for longer than its passes' start delay, whose passes never ran (daily
+    ones wait for a quiet moment): their next run is no time of the past but "due", as
+    `memory status` says it, on the Passes page and in `memory pass list`."""
+    monkeypatch.setattr(runner, "START_DELAY_S", 0.0)  # up for long: none of the wait left
+    for name in ("notebooks", "consolidate", "promote", "staleness", "retain"):
+        monkeypatch.setenv(f"MEMORYD_PASSES_{name.upper()}", "daily")
+    monkeypatch.setenv("MEMORYD_PASSES_QUIET_S", "3600")  # and no quiet hour comes
+    running = start_daemon(embedder)
+    viewer = None
+    try:
+        viewer = _start_viewer(dict(os.environ), running.socket)
+        b = world.browser
+        b.open(viewer.url + "passes")
+        rows = b.evaluate("Array.from(document.querySelectorAll('table.schedule tbody tr'))"
+                          ".map(r => [r.cells[0].innerText, r.cells[2].innerText, "
+                          "r.cells[3].innerText])")
+        assert rows == [[name, "due", "never run"] for name in runner.PASSES], rows
+        listed = _run_cli(dict(os.environ), "pass", "list")
+        assert [line.split()[2:4] for line in listed.stdout.splitlines()] \
+            == [["next", "due"]] * len(runner.PASSES), listed.stdout
+    finally:
+        if viewer is not None:
+            assert viewer.stop() == 0
+        running.stop()
 
 
 #: An entry holding a right-to-left override (which, acting, shows what follows it backwards),

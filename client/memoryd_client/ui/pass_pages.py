@@ -6,8 +6,10 @@ change as a readable before/after — a file's as a side-by-side diff, an entry'
 from __future__ import annotations
 
 import difflib
+import time
 
 from memoryd_client.pass_view import grouped_why
+from memoryd_client.status_view import next_run
 from memoryd_client.ui.html import (
     Page,
     action_button,
@@ -46,8 +48,12 @@ def passes_page(client: Client, query: dict[str, str]) -> Page:
     where = pager("passes", "runs", offset, len(runs), page["total"], RUNS,
                   **{"pass": query.get("pass")})
     running = listing.get("running")
+    now = time.time()
+    # a time gone by is "due" (it waits for a quiet moment or its turn), as `memory status`
+    # and `memory pass list` say it, with the time itself in a tooltip
     schedule = [(esc(p["pass"]), esc(p["schedule"]),
-                 esc(when(p["next"])) if p.get("next") else "off",
+                 f'<span title="{esc(when(p["next"]))}">{esc(next_run(p["next"], now))}</span>'
+                 if p.get("next") else "off",
                  link("passes", p["last"]["run"], p["last"]["run"]) if p.get("last")
                  else "never run",
                  badge("running", "warn") if running == p["pass"] else "")
