@@ -388,18 +388,7 @@ class Indexer:
                                 as_event(after) if after else None, mark["ts"])
 
     def _file_uid(self, path: str, hash_: str) -> str:
-        """A new file entry's id, made of its file and its text (the first such id no entry
-        holds: a copy of a line, or a line forgotten and written again, takes the next): a
-        rebuild from the files (`memoryd reindex`, a damaged database) gives each line the id
-        it had, so its history, its use and the passes' changes still meet it, and so does a
-        line that left its file and came back (an editor that empties a file before writing
-        it). 19 hex digits, as every entry's (memoryd.store.entry_writes.new_uid)."""
-        for copy in range(100):
-            uid = hashlib.sha256(f"file\0{path}\0{hash_}\0{copy}".encode(
-                "utf-8", "surrogatepass")).hexdigest()[:19]
-            if self.store.entry_by_uid(uid) is None:
-                return uid
-        return new_uid()
+        return file_uid(self.store, path, hash_)
 
     def _remove_entry(self, entry: StoredEntry, why: str) -> None:
         self.store.delete_entry(entry.rowid)
@@ -515,3 +504,19 @@ def _redacted(value: Any) -> Any:
     if isinstance(value, list):
         return [_redacted(v) for v in value]
     return value
+
+
+def file_uid(store: Store, path: str, hash_: str) -> str:
+    """A new file entry's id, made of its file and its text (the first such id no entry
+    holds: a copy of a line, or a line forgotten and written again, takes the next): a
+    rebuild from the files (`memoryd reindex`, a damaged database) gives each line the id it
+    had, so its history, its use and the passes' changes still meet it, and so does a line
+    that left its file and came back (an editor that empties a file before writing it), and
+    a line a supersede wrote (memoryd.passes.entry_files). 19 hex digits, as every entry's
+    (memoryd.store.entry_writes.new_uid)."""
+    for copy in range(100):
+        uid = hashlib.sha256(f"file\0{path}\0{hash_}\0{copy}".encode(
+            "utf-8", "surrogatepass")).hexdigest()[:19]
+        if store.entry_by_uid(uid) is None:
+            return uid
+    return new_uid()

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memoryd.errors import BadParamsError, MemorydError
+from memoryd.ingest.indexer import file_uid
 from memoryd.ingest.markdown import MemoryItem, parse_memory_file, raw_lines
 from memoryd.passes.file_care import FileNotWrittenError
 from memoryd.passes.file_changes import file_change
@@ -42,6 +43,7 @@ from memoryd.text import content_hash
 if TYPE_CHECKING:
     from memoryd.passes.api import PassContext
     from memoryd.passes.runner import PassRunner
+    from memoryd.store.database import Store
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +100,17 @@ def locate(entry: StoredEntry, file: FileText) -> tuple[MemoryItem, list[str]]:
             "changed since); try again in a moment, or edit the file")
     item = min(found, key=lambda i: abs(i.line_start - int(entry.line_start or 0)))
     return item, raw_lines(text)
+
+
+def successor_uid(store: Store, old: StoredEntry, edited: str, item: MemoryItem,
+                  path: Path) -> str:
+    """The id of the line a supersede writes in ``old``'s place: made of its file and its
+    text as the watcher reads them (memoryd.ingest.indexer.file_uid)."""
+    written = next((i for i in parse_memory_file(edited, path.name).items
+                    if i.line_start >= item.line_start), None)
+    if written is None:  # refused by the caller (it would not stay one entry)
+        return new_uid()
+    return file_uid(store, old.source or str(path), content_hash(redact(written.text)))
 
 
 def replaced(lines: list[str], item: MemoryItem, text: str | None) -> str:
@@ -234,13 +247,14 @@ class FileEntryEdits:
             raise BadParamsError(f"entry {uid} comes from {path}, which cannot be read "
                                  f"({exc.strerror or exc}); edit it by hand") from None
         item, lines = locate(entry, file)
-        new_uid_ = new_uid() if text is not None else None
+        edited = replaced(lines, item, text)
+        # the new line's id is the one the watcher gives it, and a rebuild gives it again
+        new_uid_ = None if text is None else successor_uid(store, entry, edited, item, path)
         after = {"status": "forgotten"} if text is None else \
             {"status": "superseded", "superseded_by": new_uid_}
         before = {"status": entry.status, "superseded_by": entry.superseded_by}
         why = (f"memory {action} {uid} by {actor}"
                + (f": {reason}" if reason else ""))
-        edited = replaced(lines, item, text)
         if text is not None and not stays_one(file.text, edited, item, path.name):
             raise BadParamsError(
                 f"supersede: the new text would not stay one entry of {path}: written there, a "

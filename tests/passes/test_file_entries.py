@@ -21,7 +21,7 @@ from memoryd.passes.entry_files import locate, replaced
 from memoryd.passes.user_files import read_text
 from memoryd.store.records import StoredEntry
 from memoryd.text import content_hash
-from tests.conftest import RunningDaemon, run_cli, wait_until
+from tests.conftest import RunningDaemon, run_cli, run_memoryd, start_daemon, wait_until
 
 CLAUDE_MD = """\
 # Preferences
@@ -85,6 +85,31 @@ def test_supersede_rewrites_the_line_and_undo_puts_it_back(client: Client) -> No
     wait_until(lambda: client.get(british["id"])["status"] == "active"
                and hit(client, "American English") is None)
     assert (hit(client, "British English") or {}).get("id") == british["id"]
+
+
+def test_a_line_a_supersede_wrote_keeps_its_id_through_a_rebuild(memoryd_home: Path,
+                                                                   embedder) -> None:
+    """The new line had a random id; a rebuild from the file gave it another (the one a line
+    of that file and text gets), and `memory get` of the id the supersede said failed."""
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket, channel="terminal") as client:
+            watched_claude_md(client)
+            british = hit(client, "British English")
+            assert british is not None
+            newer = client.supersede(british["id"], "Answer in US English.")["entry"]["id"]
+    finally:
+        running.stop()
+    (memoryd_home / "memoryd.db").unlink()
+    rebuilt = run_memoryd("reindex")
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as client:
+            wait_until(lambda: hit(client, "US English") is not None)
+            assert client.get(newer)["text"] == "Answer in US English."
+    finally:
+        running.stop()
 
 
 def test_a_new_text_that_would_be_markdown_of_its_own_is_refused(client: Client) -> None:
