@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 
@@ -19,6 +21,15 @@ def test_second_daemon_exits_3_with_a_clear_message(daemon) -> None:
     assert "already serving" in result.stderr and str(daemon.socket) in result.stderr
     with Client(daemon.socket) as c:  # the first one is untouched
         assert c.status()["pid"] == os.getpid()
+    # another socket on the same state dir: the state dir is what one daemon holds, said so
+    # (it said the other socket was served, by the first daemon's pid)
+    other = daemon.socket.with_name("other.sock")
+    env = {**os.environ, "MEMORYD_SOCKET": str(other)}
+    second = subprocess.run([sys.executable, "-m", "memoryd", "serve"], capture_output=True,
+                            text=True, timeout=60, env=env)
+    assert second.returncode == 3
+    assert f"already serving the state dir {daemon.socket.parent}" in second.stderr
+    assert not other.exists()
 
 
 def test_a_setting_in_the_environment_that_is_no_yes_or_no_is_refused(memoryd_home,

@@ -93,7 +93,8 @@ class Ownership:
 
     def __init__(self, state_lock: Path, socket_path: Path) -> None:
         self.socket_path = socket_path
-        self.locks = [Lock(state_lock, f"serving {socket_path}"),
+        self.locks = [Lock(state_lock, f"serving the state dir {state_lock.parent} (one "
+                           f"state dir has one daemon; this one would serve {socket_path})"),
                       Lock(socket_path.with_name(socket_path.name + ".lock"),
                            f"serving {socket_path}")]
         self.socket_identity: tuple[int, int] | None = None
