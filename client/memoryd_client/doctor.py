@@ -301,9 +301,11 @@ def parse_command(command: str) -> tuple[dict[str, str], list[str]]:
 
 
 def hook_checks(hooks: list[dict[str, Any]], served_state: str,
-                served_home: str | None) -> list[dict[str, Any]]:
+                served_home: str | None, answered: bool = True) -> list[dict[str, Any]]:
     """Each settings file with memoryd's hooks: the program exists, and the hooks reach the
-    state dir the daemon serves (``served_home``: its MEMORYD_HOME)."""
+    state dir the daemon serves (``served_home``: its MEMORYD_HOME). ``answered``: a daemon
+    answered; when none did, ``served_state`` is only this shell's, and hooks elsewhere may
+    be right (a daemon may serve their state dir): said, not called a problem."""
     import shlex
     if not hooks:
         return [check("hooks", OK, "no memoryd hooks installed for this user or this project "
@@ -335,9 +337,16 @@ def hook_checks(hooks: list[dict[str, Any]], served_state: str,
             if not (os.path.isfile(path) and os.access(path, os.X_OK)):
                 problems.append(f"runs {path}, which does not exist or is not executable")
                 fixes.append(f"reinstall the hooks from the memoryd you use: {again}")
+        notes = []
         for home, socket in homes:
             state = _state_of(home)
-            if os.path.realpath(state) != os.path.realpath(served_state) and not socket:
+            if os.path.realpath(state) != os.path.realpath(served_state) and not socket \
+                    and not answered:
+                notes.append(f"the hooks use {_describe_home(home)}, this shell "
+                             f"{served_state}, where no daemon answers: if the daemon runs "
+                             f"there, ask it with `MEMORYD_HOME={shlex.quote(home or '')} "
+                             "memory doctor`")
+            elif os.path.realpath(state) != os.path.realpath(served_state) and not socket:
                 problems.append(f"the hooks use {_describe_home(home)}, memoryd serves "
                                 f"{served_state}: their events are spooled where no daemon "
                                 "replays them")
@@ -351,6 +360,10 @@ def hook_checks(hooks: list[dict[str, Any]], served_state: str,
         if problems:
             checks.append(check(name, PROBLEM, f"{where}: " + "; ".join(problems),
                                 "; ".join(dict.fromkeys(fixes))))
+        elif notes:
+            checks.append(check(name, WARNING, f"{where}: " + "; ".join(notes),
+                                "nothing here until the daemon they use is known: "
+                                "reinstalling them now could point them at no daemon"))
         else:
             checks.append(check(name, OK, detail))
     return checks
@@ -487,7 +500,7 @@ def examine(client: Client) -> dict[str, Any]:
     checks.append(service_check(facts, served_state))
     served_home = facts.get("memoryd_home") if facts is not None else \
         _home(os.environ.get("MEMORYD_HOME"))
-    checks.extend(hook_checks(hooks, served_state, served_home))
+    checks.extend(hook_checks(hooks, served_state, served_home, answered=facts is not None))
     checks.append(spool_check())
     checks.extend((reply or {}).get("checks") or [])
     statuses = {c["status"] for c in checks}

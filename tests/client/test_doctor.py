@@ -279,6 +279,11 @@ def test_a_daemon_on_the_hooks_memoryd_home_is_found_from_a_shell_without_it(
     found = by_name(report)["daemon"]
     assert code == 1 and found["status"] == "problem"
     assert f"a memoryd (pid {os.getpid()}) answers on {daemon.socket}" in found["detail"]
+    # the hooks are right (they reach that daemon): not a problem, and no fix that would
+    # point them at this shell's home, where no daemon runs
+    hooks = by_name(report)["hooks claude-code"]
+    assert hooks["status"] == "warning", hooks
+    assert "where no daemon answers" in hooks["detail"] and "hook install" not in hooks["fix"]
 
 
 def test_spooled_hook_events_are_a_warning(memoryd_home) -> None:
