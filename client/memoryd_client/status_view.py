@@ -110,6 +110,24 @@ def _waiting(status: dict[str, Any]) -> str:
     return f" ({', '.join(waiting)})" if waiting else ""
 
 
+def _model_lines(status: dict[str, Any], model: dict[str, Any] | None) -> list[str]:
+    """The embedding model: degraded and why, loading, or which (when degraded, ``model`` is
+    the one the stored vectors were made by, not one that is loaded)."""
+    lines = []
+    if status.get("degraded"):
+        lines.append(f"degraded: {status['degraded']} ({status.get('degraded_reason')})")
+        if model:
+            lines.append(f"model: none loaded (the stored vectors are {model['id']}'s, "
+                         f"{model['dim']} dims)")
+        return lines
+    if status.get("model_loading"):
+        lines.append("model: loading")
+    if model:
+        lines.append(f"model: {model['id']} ({model['dim']} dims, sha256 "
+                     f"{model['sha256'][:12]}…)")
+    return lines
+
+
 def print_status(status: dict[str, Any]) -> None:
     model = status.get("model")
     entries = status.get("entries", {})
@@ -121,12 +139,8 @@ def print_status(status: dict[str, Any]) -> None:
         print(f"config: {status['config_file']}")
     if status.get("log"):
         print(f"log:    {status['log']}")
-    if status.get("degraded"):
-        print(f"degraded: {status['degraded']} ({status.get('degraded_reason')})")
-    elif status.get("model_loading"):
-        print("model: loading")
-    if model:
-        print(f"model: {model['id']} ({model['dim']} dims, sha256 {model['sha256'][:12]}…)")
+    for line in _model_lines(status, model):
+        print(line)
     print("entries: " + (", ".join(f"{n} {s}" for s, n in sorted(entries.items())) or "none"))
     print(f"vectors: {status['vectors']}{_waiting(status)}")
     print(f"agents: {', '.join(status.get('agents') or []) or 'none'}")

@@ -69,6 +69,26 @@ def test_the_daemon_never_falls_back_to_another_model(memoryd_home, monkeypatch)
         running.stop()
 
 
+def test_status_names_no_model_as_loaded_when_none_is(memoryd_home, embedder,
+                                                      monkeypatch) -> None:
+    """A store embedded with the default model, then started with mpnet not derived: status
+    said "model: all-MiniLM-L6-v2…" under "degraded: keyword-only"."""
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as c:
+            c.remember("coder", "tools", "We use ruff for linting")
+    finally:
+        running.stop()
+    monkeypatch.setenv("MEMORYD_EMBED_MODEL", "mpnet")
+    running = start_daemon(None)
+    try:
+        shown = run_cli("status")
+        assert "degraded: keyword-only" in shown.stdout
+        assert "model: all-MiniLM" not in shown.stdout
+    finally:
+        running.stop()
+
+
 def test_derive_model_refuses_parts_that_are_not_the_pinned_ones(tmp_path) -> None:
     missing = run_memoryd("derive-model", "mpnet", "--parts", str(tmp_path), timeout=60)
     assert missing.returncode == 1
