@@ -71,6 +71,8 @@ def _short(text: str | None) -> str:
     for stop in ("; ", " (", ": "):
         if stop in text[10:]:
             text = text[:10 + text[10:].index(stop)]
+    if text.count("(") > text.count(")"):  # cut inside a parenthesis: "check (the default"
+        text = text[:text.rindex("(")].rstrip() or text + ")"
     return text if len(text) <= 70 else text[:69] + "…"
 
 

@@ -167,6 +167,15 @@ def test_fish_completes_with_descriptions(memoryd_home: Path, memory_on_path: Pa
     assert kind == ["--kind=lesson"]
 
 
+def test_no_description_is_cut_inside_its_parenthesis() -> None:
+    """zsh and fish showed `notebook  check (the default` and `--confidence  0..1 (default`:
+    a help cut at its first clause, inside a parenthesis."""
+    from memoryd_client.completion import specs
+
+    shown = [about for spec in specs() for _, about in spec.options + spec.words]
+    assert shown and not [a for a in shown if a.count("(") != a.count(")")]
+
+
 def test_an_unknown_shell_is_a_usage_error(memoryd_home: Path) -> None:
     done = run_cli("completion", "tcsh")
     assert done.returncode == 2
