@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 from memoryd_client import Client
 
@@ -122,6 +123,11 @@ def test_reindex_rebuilds_the_database_from_the_ledgers(memoryd_home, embedder) 
                 for repo in repos]
     running.stop()
     assert run_memoryd("reindex").returncode == 0  # with no database at all it works too
+    typo = subprocess.run([sys.executable, "-m", "memoryd", "reindex"], capture_output=True,
+                          text=True, timeout=60,
+                          env={**os.environ, "MEMORYD_HOME": str(memoryd_home) + "-typo"})
+    assert typo.returncode == 1 and "does not exist: there is nothing to rebuild" in typo.stderr
+    assert not Path(str(memoryd_home) + "-typo").exists()  # nothing made
     (memoryd_home / "memoryd.db").unlink()
     result = run_memoryd("reindex")
     assert result.returncode == 0, result.stderr
