@@ -320,12 +320,26 @@ def _opened(path: str | None, mode: Literal["r", "w"], standard: TextIO,
 
     if path is None:
         return contextlib.nullcontext(standard)
+    if mode == "r" and _gzipped(path):  # an export kept compressed: read as it is
+        import gzip
+
+        return gzip.open(path, "rt", encoding="utf-8", errors=errors)
     return open(path, mode, encoding="utf-8", errors=errors)
+
+
+def _gzipped(path: str) -> bool:
+    with open(path, "rb") as start:
+        return start.read(2) == b"\x1f\x8b"
 
 
 def _lines(path: str) -> int | None:
     """The non-empty lines of the file to import, for the progress line (None: stdin)."""
     if path == "-":
         return None
+    if _gzipped(path):
+        import gzip
+
+        with gzip.open(path, "rb") as packed:
+            return sum(1 for line in packed if line.strip())
     with open(path, "rb") as source:
         return sum(1 for line in source if line.strip())

@@ -350,6 +350,17 @@ def test_an_export_saved_by_a_windows_editor_imports_whole(daemon, memoryd_home)
     assert "stored 2" in result.stdout and "refused 0" in result.stdout, result.stdout
 
 
+def test_an_export_kept_compressed_imports_as_it_is(daemon, memoryd_home) -> None:
+    """`memory import x.jsonl.gz` refused every line as "not UTF-8 text" (22 lines of it)."""
+    import gzip
+
+    export = memoryd_home / "kept.jsonl.gz"
+    export.write_bytes(gzip.compress(b'{"agent": "grocer", "text": "Figs split after rain."}\n'))
+    result = run_cli("import", str(export))
+    assert result.returncode == 0, result.stderr
+    assert "stored 1" in result.stdout and "refused 0" in result.stdout, result.stdout
+
+
 def test_the_fast_parser_reads_every_plain_command_as_argparse_does() -> None:
     """A command whose arguments are all plain (`memory store`, `search`, `get` …) skips
     argparse. Both parsers are made from the table of commands, so they know the same options;
