@@ -327,6 +327,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str]) -> int:
+    options_first = argv[:1] != ["hook"] and _command_of(argv) == "hook"
+    asked_json = argv[:1] == ["hook"] and "--json" in argv and \
+        argv[1:2] in (["install"], ["uninstall"], ["--json"])  # a hook itself never fails
+    if options_first or asked_json:
+        return _fail(_wants_json(argv), "usage", "memory hook takes no options before its "
+                     "action and no --json: the hooks print what their agent reads, install "
+                     "and uninstall a line for you (memory hook --help)", USAGE)
     if argv[:1] == ["hook"]:  # the hook path stays lean: no argparse, no json, no table
         if argv[1:2] in (["-h"], ["--help"]):
             from memoryd_client.hooks import help_text

@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -304,3 +305,16 @@ def test_an_empty_context_says_so_on_stderr_and_prints_nothing(daemon, memoryd_h
     assert "Never force-push to main" in block.stdout and block.stderr == ""
 
 
+
+
+@pytest.mark.parametrize("argv", [["--json", "hook", "install", "codex"],
+                                  ["hook", "--json", "install", "codex"],
+                                  ["hook", "install", "codex", "--json"]])
+def test_memory_hook_with_json_is_a_usage_error_and_installs_nothing(memoryd_home,
+                                                                     argv) -> None:
+    """`memory hook --json install codex` printed the usage and exited 0, installing
+    nothing; `memory --json hook install codex` said "unrecognized arguments"."""
+    done = run_cli(*argv)
+    assert done.returncode == 2
+    assert "memory hook takes no options before its action and no --json" in done.stdout
+    assert not (Path(os.environ["HOME"]) / ".codex" / "hooks.json").exists()
