@@ -280,3 +280,24 @@ def test_a_chats_times_are_read_as_logs_print_them_and_an_unreadable_one_is_coun
             "text is indexed)")
 
     eventually(named)
+
+
+def test_a_refused_file_deleted_since_is_no_problem_any_more(memoryd_home: Path, embedder,
+                                                           monkeypatch) -> None:
+    """A notebook over the size cap is refused and said; deleted, the warning stayed until
+    the daemon restarted (status --sources already said "files 0")."""
+    monkeypatch.setenv("MEMORYD_WATCH_MAX_FILE_BYTES", "1024")
+    claude = memoryd_home / "user" / ".claude"
+    claude.mkdir(parents=True, exist_ok=True)
+    running = start_daemon(embedder)
+    try:
+        from memoryd_client import Client
+
+        with Client(running.socket) as client:
+            big = claude / "CLAUDE.md"
+            big.write_text("- a rule about nothing in particular\n" * 100)
+            wait_until(lambda: "CLAUDE.md" in health_line(client.status()))
+            big.unlink()
+            wait_until(lambda: health_line(client.status()).startswith("healthy"))
+    finally:
+        running.stop()
