@@ -38,6 +38,7 @@ skipped (logged) and reading resumes at the next member.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import os
@@ -148,7 +149,10 @@ class AgentArchive:
     def append(self, agent: str, data: bytes, known: int | None) -> tuple[int, int]:
         """Append whole members durably (one write, one fsync); returns (where they start, the
         archive's size after). ``known`` is where the database says the archive ends: bytes
-        past it that form no whole member (a torn append) are cut off first."""
+        past it that form no whole member (a torn append) are cut off first. An append that
+        fails is cut off before the error goes on. Appends to one archive take turns (a
+        lock on the file): the memory tools append on the database thread while the retain
+        pass appends on a worker thread."""
         path = self.path(agent)
         if not self.directory.exists():
             self.directory.mkdir(parents=True, mode=0o700, exist_ok=True)
@@ -156,6 +160,7 @@ class AgentArchive:
         created = not path.exists()
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
             size = os.fstat(fd).st_size
             if size != known:
                 start = known if known is not None and known <= size else 0
@@ -169,14 +174,38 @@ class AgentArchive:
                     os.ftruncate(fd, end)
                     size = end
             os.lseek(fd, size, os.SEEK_SET)
-            write_all(fd, data)
-            os.fsync(fd)
+            try:
+                write_all(fd, data)
+                os.fsync(fd)
+            except OSError:
+                _truncate(fd, path, size)
+                raise
             after = os.fstat(fd).st_size
         finally:
             os.close(fd)
         if created:
             fsync_directory(self.directory)
         return size, after
+
+    def cut(self, agent: str, start: int, end: int) -> bool:
+        """Take back an append (``start`` to ``end``, as :meth:`append` returned them) whose
+        database transaction failed; only while nothing was appended after it. False when it
+        stays (logged: a reader of the archive takes it as a write that was never answered)."""
+        path = self.path(agent)
+        try:
+            fd = os.open(path, os.O_RDWR)
+        except OSError as exc:
+            log.critical("Could not take an unrecorded append back off %s: %s", path, exc)
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if os.fstat(fd).st_size != end:
+                log.warning("Leaving an unrecorded append in %s (bytes %d-%d): more was "
+                            "appended after it.", path, start, end)
+                return False
+            return _truncate(fd, path, start)
+        finally:
+            os.close(fd)
 
     def raw(self, agent: str) -> Iterator[bytes]:
         """Each whole member's uncompressed bytes, as written (``memory purge`` keeps the
@@ -206,6 +235,17 @@ class AgentArchive:
                     if isinstance(record, dict):
                         records.append(record)
                 yield end, records
+
+
+def _truncate(fd: int, path: Path, size: int) -> bool:
+    """``path`` (open as ``fd``) cut back to ``size`` bytes, durably; False (logged) if not."""
+    try:
+        os.ftruncate(fd, size)
+        os.fsync(fd)
+    except OSError as exc:
+        log.critical("Could not cut %s back to %d bytes: %s", path, size, exc)
+        return False
+    return True
 
 
 def _members(handle: IO[bytes], path: Path, offset: int) -> Iterator[tuple[int, int, bytes]]:
