@@ -24,7 +24,9 @@ What goes, for good:
 - what became of the selected entries in sessions (their outcomes), in the database and in
   the outcomes file (:mod:`memoryd.store.usage_log`);
 - the memory tools' events of the agent's files that hold the string, and the
-  versions of its history archive that do (``--since``: those written since).
+  records of its history archive that do (the versions moved there, and every write's
+  record: a big insert is decompressed to look), with every record of a write whose event
+  or version goes (``--since``: those written since).
 
 What only mentions the string keeps its place, with the string replaced by ``[PURGED]`` in
 that free text alone: a forget's reason in the ledger, an older version of one of the agent's
@@ -91,6 +93,8 @@ class Plan:
     mentions: list[Mention] = field(default_factory=list)
     files: dict[str, tuple[Path, str, Rewrite]] = field(default_factory=dict)
     texts: list[str] = field(default_factory=list)  # the selected entries' texts
+    #: the memory tools' writes whose events go: (uid, time), as the history archive keys them
+    tool_writes: set[tuple[str, float]] = field(default_factory=set)
 
     def mention(self, what: str, where: str) -> None:
         item = Mention(what, where)
@@ -206,6 +210,7 @@ class Purge:
                         self.pattern is None
                         or holds_text(self.pattern, [json_value(before), json_value(after)])):
                     plan.events.append(number)
+                    plan.tool_writes.add((uid, float(ts)))
             elif uid.startswith(("file:", "purge:")):
                 continue
             elif uid not in owners:
@@ -299,12 +304,6 @@ class Purge:
             entry = record.get("entry")
             return isinstance(entry, dict) and entry.get("uid") in ids
 
-        def versions(record: dict[str, Any]) -> bool:
-            return (self.ids is None and record.get("op") == "version"
-                    and (self.since is None or float(record.get("ts") or 0) >= self.since)
-                    and (self.pattern is None or holds_text(
-                        self.pattern, [record.get("before"), record.get("after")])))
-
         tail = {"op": "purge", "ts": time.time(), "ids": sorted(ids)} \
             if self.ids is None else None
         plan.files["ledger"] = (self.ledger.path(self.agent), f"ledger:{self.agent}",
@@ -313,7 +312,8 @@ class Purge:
                                  archive_rewrite(self.archive, self.agent, transcripts))
         if self.history is not None:
             plan.files["history"] = (self.history.path(self.agent), history_key(self.agent),
-                                     archive_rewrite(self.history, self.agent, versions))
+                                     archive_rewrite(self.history, self.agent,
+                                                     self._history_drops(plan, self.history)))
         if self.run_log is not None:
             plan.files["passes"] = (self.run_log.path, run_log_key(),
                                     self.run_log.without(set(plan.changes)))
@@ -323,6 +323,27 @@ class Purge:
         sessions = Usage(self.store).sessions_of(self.agent)
         plan.files["outcomes"] = (outcomes.path, USAGE_KEY,
                                   outcomes.without(ids, sessions, self.holds, scrub))
+
+    def _history_drops(self, plan: Plan, history: AgentArchive
+                       ) -> Callable[[dict[str, Any]], bool]:
+        """Which records of the memory tools' history archive go: the versions moved out of
+        the index and the writes (``delta``: as their events hold them, a big insert
+        compressed) written since the time and holding the string, and the records of
+        every write whose event or version goes, so that no rebuild brings back a write the
+        purge took out of the index (memoryd.store.file_history)."""
+        def selected(record: dict[str, Any]) -> bool:
+            return (self.ids is None and record.get("op") in ("version", "delta")
+                    and (self.since is None or float(record.get("ts") or 0) >= self.since)
+                    and (self.pattern is None or holds_text(
+                        self.pattern, [record.get("before"), record.get("after")])))
+
+        gone = set(plan.tool_writes)
+        if self.ids is None:
+            for _, records in history.read(self.agent):
+                gone.update(_write_of(r) for r in records if selected(r))
+        return lambda record: selected(record) or (
+            self.ids is None and record.get("op") in ("version", "delta")
+            and _write_of(record) in gone)
 
     # -- running ------------------------------------------------------------------------
 
@@ -402,6 +423,12 @@ def _selected(entry: dict[str, Any], rowid: int | None, where: str | None = None
                        category=entry.get("category") or "", created=entry.get("created"),
                        via=entry.get("via"), source=entry.get("source"),
                        hash=entry.get("hash"), where=where)
+
+
+def _write_of(record: dict[str, Any]) -> tuple[str, float]:
+    """A history record's write: (uid, time)."""
+    ts = record.get("ts")
+    return str(record.get("uid")), float(ts) if isinstance(ts, int | float) else 0.0
 
 
 def _scrub_strings(value: Any, scrub: Callable[[str], str]) -> Any:
