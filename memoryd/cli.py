@@ -227,6 +227,7 @@ def run_reindex(no_vectors: bool) -> int:
         f"({counts['records']} records) and {counts['archives']} transcript archives "
         f"({counts['restored']} entries, {counts['archived']} archived first), "
         f"{counts['vectors']} vectors, {counts['runs']} pass runs from the run log, "
+        f"{counts['versions']} memory-file versions from the history archives, "
         f"in {time.monotonic() - started:.1f} s into {config.db_path}"
     )
     return 0

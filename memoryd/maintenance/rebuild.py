@@ -2,8 +2,9 @@
 ``memoryd.db.new`` and put in place only when it is complete (the old one becomes
 ``memoryd.db.bak``), so a reindex that is killed leaves the old index and its backup as they
 were. Transcript entries the old database holds and the archives do not yet are archived first
-(their transcripts may be gone), and so are the passes' runs and the outcomes of a database
-made before each had a file of its own; then the archives are restored, the run log replayed
+(their transcripts may be gone), and so are the memory tools' versions, the passes' runs and the
+outcomes of a database made before each had a file of its own; then the archives are restored
+(the transcripts', then the memory tools' history: memoryd.store.file_history), the run log replayed
 (the ledgers' records of a pass's changes name them), then the ledgers (their status records
 may name archived transcript entries), then the outcomes file (what became of the memory
 injected into sessions: memoryd.store.usage_log); the daemon indexes the watched files when it
@@ -25,6 +26,7 @@ from memoryd.maintenance.replay import replay_ledgers
 from memoryd.store import lexicon
 from memoryd.store.archive import AgentArchive, archive_now, restore_archives
 from memoryd.store.database import DatabaseError, ModelInfo, Store
+from memoryd.store.file_history import export_events, restore_history
 from memoryd.store.integrity import corrupt_suffix, damage, discard, move_aside
 from memoryd.store.ledger import Ledger
 from memoryd.store.lexicon import Lexicon
@@ -60,7 +62,8 @@ def reindex(config: Config, *, embed: bool = True,
                 "memoryd is running; stop it first (`memoryd service stop`, or SIGTERM to "
                 "`memoryd serve`)") from None
         archive = AgentArchive(config.archive_dir)
-        archived = archive_old(config, archive)
+        history = AgentArchive(config.history_dir)
+        archived = archive_old(config, archive, history)
         run_log = RunLog.in_state(config.state_dir)
         runs_old(config, run_log)
         usage_log = UsageLog(config.state_dir / USAGE_FILE)
@@ -70,6 +73,7 @@ def reindex(config: Config, *, embed: bool = True,
         store = Store(building)
         try:
             restored = restore_archives(store, archive)
+            versions = restore_history(store, history)
             replay_run_log(store, run_log)
             runs = store.runs.count()
             ledger = Ledger(config.ledger_dir)
@@ -85,7 +89,7 @@ def reindex(config: Config, *, embed: bool = True,
         move_aside(building, "", config.db_path)
         return {"entries": entries, "records": records, "ledgers": len(ledger.agents()),
                 "vectors": vectors, "archives": len(archive.agents()), "restored": restored,
-                "archived": archived, "runs": runs}
+                "archived": archived, "runs": runs, "versions": versions}
     finally:
         os.close(fd)
 
@@ -105,9 +109,12 @@ def set_aside(config: Config) -> None:
         move_aside(path, ".bak")
 
 
-def archive_old(config: Config, archive: AgentArchive) -> int:
+def archive_old(config: Config, archive: AgentArchive, history: AgentArchive) -> int:
     """Archive what the retain pass has not yet copied from the database about to be set
-    aside; a database that cannot be opened (damaged, a newer schema) is left as it is."""
+    aside, and the memory tools' versions it holds that the history archives do not (written
+    before every write appended its own: memoryd.store.file_history); a database that cannot
+    be opened (damaged, a newer schema) is left as it is. Returns how many transcript
+    entries were archived."""
     if not config.db_path.exists():
         return 0
     try:
@@ -117,6 +124,7 @@ def archive_old(config: Config, archive: AgentArchive) -> int:
         return 0
     try:
         archived = archive_now(old, archive)
+        export_events(old, history)
     except DatabaseError as exc:
         log.warning("Not archiving transcripts from the old database: %s", exc)
         return 0

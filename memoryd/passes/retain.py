@@ -27,7 +27,9 @@ oldest first, and the archive restores them at start and at reindex.
 - **The memory tools' file versions**: a full run also moves memory-file versions older than 30 days
   beyond the newest 20 of each file out of the database into ``history/<agent>.jsonl.gz``
   under the state dir (whole texts; :mod:`memoryd.store.file_versions`; the oldest kept
-  version becomes a whole-text base). Counted as ``journal_versions_moved``.
+  version becomes a whole-text base). Counted as ``journal_versions_moved``. Each write's own
+  record is in that archive already (:mod:`memoryd.store.file_history`); a rebuild of the index
+  does not restore the versions moved, so they are never moved twice.
 
 The run lists one change per archive (kind ``archive``, state ``archived``); an archive is
 never undone.

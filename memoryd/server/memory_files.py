@@ -4,7 +4,9 @@ memory directory.
 Paths are relative to the directory; absolute paths, ``..`` and symlinks that lead outside it
 are refused. Writes are atomic (a temporary file in the same directory, fsync, rename, fsync of
 the directory) and kept as a version (redacted): a delta from the text before
-(memoryd.store.file_versions), so nothing is lost and the versions stay small. The watcher
+(memoryd.store.file_versions), so nothing is lost and the versions stay small, appended to the
+agent's history archive before it commits (memoryd.store.file_history), so a rebuild of the
+index restores it. The watcher
 indexes what is written like any other memory file.
 """
 
@@ -25,8 +27,10 @@ from memoryd.names import MAX_PATH_BYTES, path_problem
 from memoryd.provenance import person_only
 from memoryd.redact import redact
 from memoryd.server.params import Params
+from memoryd.store.archive import AgentArchive
 from memoryd.store.database import Store
 from memoryd.store.durable import DISK_ERRORS, REFUSED_WRITE_ERRNOS, replace_file
+from memoryd.store.file_history import append_delta
 from memoryd.store.file_versions import record_version
 from memoryd.store.thread import DatabaseThread
 from memoryd.text import utf8_name
@@ -40,14 +44,17 @@ MAX_DEPTH = 64
 
 
 class MemoryFiles:
-    def __init__(self, store: Store, pattern: str, *, human: bool = True,
-                 writer: str | None = None) -> None:
-        """``pattern``: the memory directory with an ``{agent}`` placeholder; ``human``: a
-        person is writing (only a person changes a file's Feedback section); ``writer``: who
-        writes, as the file's versions name them (``designer (mcp)``; memoryd.provenance: the lines
-        of a file an agent's tools wrote are that agent's words)."""
+    def __init__(self, store: Store, pattern: str, history: AgentArchive, *,
+                 human: bool = True, writer: str | None = None) -> None:
+        """``pattern``: the memory directory with an ``{agent}`` placeholder; ``history``:
+        the history archives every version is appended to (memoryd.store.file_history);
+        ``human``: a person is writing (only a person changes a file's Feedback section);
+        ``writer``: who writes, as the file's versions name them (``designer (mcp)``;
+        memoryd.provenance: the lines of a file an agent's tools wrote are that agent's
+        words)."""
         self.store = store
         self.pattern = pattern
+        self.history = history
         self.human = human
         self.writer = writer
 
@@ -159,17 +166,25 @@ class MemoryFiles:
 
     def _change(self, agent: str, relative: str, path: Path, action: str, before: str | None,
                 after: str) -> None:
-        """The file replaced (atomically) and its version recorded, or neither: the version's
-        transaction commits only after the file is written, and a commit that fails puts the
-        old bytes back."""
+        """The file replaced (atomically) and its version recorded, or neither: the version is
+        appended to the history archive (fsynced) and its transaction commits only after the
+        file is written; a commit that fails puts the old bytes back and takes the version back
+        off the archive."""
         old = path.read_bytes() if before is not None else None
         written = False
+        appended: tuple[int, int] | None = None
         try:
-            with self.store.transaction():
-                self._record_version(agent, relative, action, before, after)
-                path.parent.mkdir(parents=True, exist_ok=True)
-                replace_file(path, after.encode("utf-8", "surrogateescape"))
-                written = True
+            try:
+                with self.store.transaction():
+                    record = self._record_version(agent, relative, action, before, after)
+                    appended = append_delta(self.store, self.history, agent, record)
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    replace_file(path, after.encode("utf-8", "surrogateescape"))
+                    written = True
+            except BaseException:
+                if appended is not None:
+                    self.history.cut(agent, *appended)
+                raise
         except (OSError, *DISK_ERRORS) as exc:
             if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
                 raise BadParamsError(f"path is too long for the file system: {exc.strerror}") \
@@ -198,15 +213,15 @@ class MemoryFiles:
         return True
 
     def _record_version(self, agent: str, relative: str, action: str, before: str | None,
-                        after: str) -> None:
+                        after: str) -> dict[str, Any]:
         """The file is the agent's; its versions keep the texts redacted (the same
         text always redacts the same way, so the deltas chain). Within the caller's
-        transaction."""
+        transaction; returns the history archive's record of it."""
         before = redact(before) if before is not None else None
         after = redact(after)
         # a delta, not two whole copies (memoryd.store.file_versions)
-        record_version(self.store, agent, relative, action, before, after, time.time(),
-                       actor=self.writer)
+        return record_version(self.store, agent, relative, action, before, after, time.time(),
+                              actor=self.writer)
 
 
 def refused(relative: str, agent: str, exc: BaseException) -> UnavailableError:
@@ -273,6 +288,7 @@ class FileMethods:
         assert agent is not None
         caller = params.caller
         files = MemoryFiles(self.store, self.settings.config.memory_dir,
+                            AgentArchive(self.settings.config.history_dir),
                             human=caller is None or caller.human,
                             writer=caller.writer if caller is not None and caller.agent else None)
         if params.method == "file_list":

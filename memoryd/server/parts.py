@@ -28,6 +28,7 @@ from memoryd.store import lexicon
 from memoryd.store.archive import AgentArchive, restore_archives
 from memoryd.store.database import Store
 from memoryd.store.entries import Entries
+from memoryd.store.file_history import restore_history
 from memoryd.store.integrity import set_aside_damaged
 from memoryd.store.ledger import Ledger
 from memoryd.store.reader import store_counts
@@ -83,6 +84,8 @@ class Parts:
             # a sync killed mid-merge: its files put back or completed, what it brought applied
             await db(finish_pending, store, config.state_dir)
             restored = await db(restore_archives, store, AgentArchive(config.archive_dir))
+            # the memory tools' versions the index lacks (a new or damaged database)
+            await db(restore_history, store, AgentArchive(config.history_dir))
             # the passes' run log before the ledgers: their records of a pass's changes
             # name them
             await db(replay_run_log, store, RunLog.in_state(config.state_dir))

@@ -16,7 +16,9 @@ version from the newest base forward. Events written before this format (``{"tex
 and after) are read as they are. The retain pass moves old versions (:func:`old_versions`) to
 the history archive, ``history/<agent>.jsonl.gz`` under the state dir, each with its whole
 texts (:func:`archive_records`), and then drops them here (:func:`drop`): the oldest version
-kept becomes a base, so what is kept can still be rebuilt, and nothing is lost.
+kept becomes a base, so what is kept can still be rebuilt, and nothing is lost. Every event is
+also in that archive as it is, appended at its write (:func:`record_version` returns the
+record: memoryd.store.file_history), so a rebuild of the index restores it.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ KEEP_DAYS = 30
 KEEP_VERSIONS = 20
 
 
-def _sha(text: str) -> str:
+def text_sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -103,28 +105,34 @@ def tool_written(store: Store, agent: str, root: str) -> set[str]:
     return found
 
 
-def _last_after(store: Store, uid: str) -> str | None:
+def last_after(store: Store, uid: str) -> str | None:
+    """The hash of the text after the file's last recorded write."""
     row = store._db.execute("SELECT after FROM events WHERE uid=? ORDER BY id DESC LIMIT 1",
                            (uid,)).fetchone()
     if not row or not row[0]:
         return None
     after = json.loads(row[0])
-    return after.get("sha256") or (_sha(after["text"]) if "text" in after else None)
+    return after.get("sha256") or (text_sha(after["text"]) if "text" in after else None)
 
 
 def record_version(store: Store, agent: str, relative: str, action: str, before: str | None,
-                   after: str, ts: float | None = None, actor: str | None = None) -> None:
+                   after: str, ts: float | None = None, actor: str | None = None
+                   ) -> dict[str, Any]:
     """One event for a write (in the caller's transaction or its own); ``actor``: who wrote
-    (``designer (mcp)``; the agent when not given)."""
+    (``designer (mcp)``; the agent when not given). Returns the history archive's record of
+    it (memoryd.store.file_history: the event as it is, a ``delta`` record)."""
     uid = file_uid(agent, relative)
     old: dict[str, Any] | None = None
     if before is not None:
-        old = {"sha256": _sha(before), "bytes": len(before.encode("utf-8", "surrogatepass"))}
-        if _last_after(store, uid) != old["sha256"]:
+        old = {"sha256": text_sha(before), "bytes": len(before.encode("utf-8", "surrogatepass"))}
+        if last_after(store, uid) != old["sha256"]:
             old["text"] = before  # a base: first event, or the file was edited outside the tools
-    new = {"sha256": _sha(after), "bytes": len(after.encode("utf-8", "surrogatepass")),
+    new = {"sha256": text_sha(after), "bytes": len(after.encode("utf-8", "surrogatepass")),
            **delta(before or "", after)}
-    store.record_event(uid, action, actor or agent, old, new, ts if ts is not None else time.time())
+    when = ts if ts is not None else time.time()
+    store.record_event(uid, action, actor or agent, old, new, when)
+    return {"op": "delta", "uid": uid, "ts": when, "action": action, "actor": actor or agent,
+            "before": old, "after": new}
 
 
 @dataclass(frozen=True)
@@ -136,26 +144,32 @@ class Version:
 
 
 def versions(store: Store, uid: str) -> list[Version]:
-    """Every recorded write of one file, with the whole text before and after."""
+    """Every recorded write of one file, with the whole text before and after, in the order
+    they were written (as ``memory history`` lists events: by time). A write's text before
+    is the version whose hash it names, whichever earlier write made it: the writes of two
+    machines (a sync) or one never answered (memoryd.store.file_history) between two others
+    leave the chain whole."""
     out: list[Version] = []
-    current: str | None = None
+    texts: dict[str, str] = {}  # hash → text, of every version rebuilt so far
     for _id, ts, action, before_raw, after_raw in store._db.execute(
-            "SELECT id, ts, action, before, after FROM events WHERE uid=? ORDER BY id", (uid,)):
+            "SELECT id, ts, action, before, after FROM events WHERE uid=? ORDER BY ts, id",
+            (uid,)):
         before = json.loads(before_raw) if before_raw else None
         after = json.loads(after_raw) if after_raw else {}
         if before is None:
             text_before: str | None = None
         elif "text" in before:
             text_before = before["text"]
-        elif current is not None and _sha(current) == before.get("sha256"):
-            text_before = current
+            texts[before.get("sha256") or text_sha(before["text"])] = before["text"]
         else:
-            text_before = None
+            text_before = texts.get(before.get("sha256", ""))
         if "head" in after:
             base = text_before if text_before is not None else ("" if before is None else None)
             current = apply_delta(base, after) if base is not None else None
         else:
             current = after.get("text")
+        if current is not None:
+            texts[after.get("sha256") or text_sha(current)] = current
         out.append(Version(ts, action, text_before, current))
     return out
 
@@ -178,10 +192,19 @@ class OldVersions:
 
     def records(self) -> list[builtins.bytes]:  # ``bytes`` is a field
         """The history archive's lines: one a version, with its whole text."""
-        return [json.dumps({"op": "version", "uid": self.uid, "ts": v.ts, "action": v.action,
-                            "before": v.before, "after": v.after}, ensure_ascii=False,
-                           sort_keys=True).encode("utf-8", "surrogatepass") + b"\n"
+        return [history_line({"op": "version", "uid": self.uid, "ts": v.ts,
+                              "action": v.action, "before": v.before, "after": v.after})
                 for v in self.versions]
+
+
+def history_line(record: dict[str, Any]) -> builtins.bytes:
+    """One line of the history archive, in the bytes a sync's merge writes it in
+    (memoryd.sync.merge): UTF-8, or JSON's escapes when the text holds bytes that are not
+    UTF-8 (a file's, kept as surrogate escapes), which a reader could not decode otherwise."""
+    try:
+        return json.dumps(record, ensure_ascii=False, sort_keys=True).encode() + b"\n"
+    except UnicodeEncodeError:
+        return json.dumps(record, sort_keys=True).encode() + b"\n"
 
 
 def old_versions(store: Store, now: float | None = None, keep_days: float = KEEP_DAYS,
@@ -197,7 +220,7 @@ def old_versions(store: Store, now: float | None = None, keep_days: float = KEEP
     for uid in uids:
         rows = cast(list[tuple[int, float, int]], store._db.execute(
             "SELECT id, ts, length(coalesce(before, '')) + length(coalesce(after, '')) "
-            "FROM events WHERE uid=? ORDER BY id", (uid,)).fetchall())
+            "FROM events WHERE uid=? ORDER BY ts, id", (uid,)).fetchall())  # as versions()
         old = [r for r in rows[:max(0, len(rows) - keep_versions)] if r[1] < cutoff]
         if not old:
             continue
