@@ -27,6 +27,9 @@ back. A write killed between its append and its commit was never answered; its r
 and the next start restores it as a version (the ack rule: a write without an answer may or
 may not be stored). The versions after it are rebuilt all the same: a write's text before is
 found by its hash among every earlier version (memoryd.store.file_versions.versions).
+
+A sync brings the other machine's records (its archive merges as the union of both): they are
+restored the same way (memoryd.sync.apply).
 """
 
 from __future__ import annotations

@@ -5,9 +5,10 @@ The files of the commit before the merge are what the index already holds (every
 was committed first, on the database thread). So the records a merge brought are those of a
 changed file that the file did not hold before: a ledger's are applied as the replay at start
 applies them (:func:`memoryd.maintenance.replay.apply_records`), an archive's transcript turns are
-restored, and a ``purge`` record made on another machine purges its entries here too
-(:class:`memoryd.maintenance.purge.Purge` by ids). Their vectors are made here, by the daemon's
-backfill, with this machine's model.
+restored, and so are the memory tools' writes of a history archive
+(:class:`memoryd.store.file_history.Replay`), and a ``purge`` record made on another machine
+purges its entries here too (:class:`memoryd.maintenance.purge.Purge` by ids). Their vectors
+are made here, by the daemon's backfill, with this machine's model.
 
 The work is split where it runs (memoryd.server.sync_methods): :func:`plan` reads the two
 commits' versions of each changed file from git and decodes what is new, on a worker thread;
@@ -36,6 +37,7 @@ from memoryd.maintenance.replay import apply_records
 from memoryd.names import AGENT_NAME
 from memoryd.store.archive import AgentArchive, meta_key, restore_records
 from memoryd.store.database import Store
+from memoryd.store.file_history import Replay
 from memoryd.store.file_versions import history_key
 from memoryd.store.ledger import Ledger
 from memoryd.store.run_log import RunLog
@@ -58,6 +60,7 @@ class Applied:
 
     records: int = 0
     restored: int = 0
+    versions: int = 0  # the memory tools' writes made on the other machine
     purged: int = 0
     files: int = 0
     agents: set[str] = field(default_factory=set)
@@ -79,7 +82,8 @@ class Applied:
     decided: list[dict[str, Any]] = field(default_factory=list)
 
     def reply(self) -> dict[str, Any]:
-        return {"records": self.records, "restored": self.restored, "purged": self.purged,
+        return {"records": self.records, "restored": self.restored,
+                "versions": self.versions, "purged": self.purged,
                 "files": self.files, "merge_s": round(self.merge_s, 3),
                 "apply_s": round(self.apply_s, 3), "held_s": round(self.held_s, 3),
                 "longest_hold_s": round(self.longest_s, 4), "slices": self.slices,
@@ -89,6 +93,7 @@ class Applied:
     def add(self, other: Applied) -> None:
         self.records += other.records
         self.restored += other.restored
+        self.versions += other.versions
         self.purged += other.purged
         self.files += other.files
         self.merge_s += other.merge_s
@@ -103,8 +108,9 @@ class Applied:
 
 @dataclass
 class Change:
-    """One changed file: the records it brought (``records`` for a ledger, ``turns`` for a
-    transcript archive), its size after the merge, and how many are applied so far."""
+    """One changed file: the records it brought (a ledger's, an archive's), its size after
+    the merge, and how many are applied so far; ``replay``: a history archive's versions the
+    other machine's retain pass moved out (memoryd.store.file_history)."""
 
     top: str  # ledger, transcripts or history
     agent: str
@@ -113,6 +119,7 @@ class Change:
     records: list[dict[str, Any]] = field(default_factory=list)
     done: int = 0
     skipped: set[str] = field(default_factory=set)  # duplicates skipped: their status too
+    replay: Replay | None = None
 
     @property
     def offset_key(self) -> str:
@@ -163,12 +170,14 @@ def plan(repo: SyncRepo, before: str, after: str) -> Plan:
             agent = file.removesuffix(".jsonl.gz")
             if not AGENT_NAME.match(agent):
                 continue
-            turns: list[dict[str, Any]] = []
-            if top == "transcripts":
-                known = {line.data for line in archive_lines(old)}
-                turns = [_record(line.data) for line in archive_lines(new)
-                         if line.data not in known]
-            changes.append(Change(top, agent, repo.root / name, len(new), turns))
+            known = {line.data for line in archive_lines(old)}
+            turns = [_record(line.data) for line in archive_lines(new) if line.data not in known]
+            replay = None
+            if top == "history":
+                replay = Replay()
+                replay.note(turns)
+            changes.append(Change(top, agent, repo.root / name, len(new), turns,
+                                  replay=replay))
     found = Plan(before, after, changes)
     found.applied.files = files
     return found
@@ -198,6 +207,8 @@ def apply_some(store: Store, found: Plan, budget_s: float = SLICE_S) -> bool:
                                                            change.skipped,
                                                            found.applied.decided)
                     found.applied.agents.add(change.agent)
+                elif change.replay is not None:
+                    found.applied.versions += change.replay.apply(store, change.agent, record)
                 else:
                     found.applied.restored += restore_records(store, change.agent, change.path,
                                                               [record])
@@ -237,9 +248,10 @@ def finish(store: Store, state_dir: Path, found: Plan) -> Applied:
     took = time.perf_counter() - began
     applied.held_s += took
     applied.longest_s = max(applied.longest_s, took)
-    if applied.records or applied.restored or applied.purged:
-        log.info("Sync: applied %d ledger records, restored %d transcript turns, purged %d "
-                 "entries.", applied.records, applied.restored, applied.purged)
+    if applied.records or applied.restored or applied.versions or applied.purged:
+        log.info("Sync: applied %d ledger records, restored %d transcript turns and %d "
+                 "memory-file versions, purged %d entries.", applied.records, applied.restored,
+                 applied.versions, applied.purged)
     return applied
 
 

@@ -21,7 +21,8 @@ the start of the file, in the same bytes (all of it but what each appended since
 met, unless a purge rewrote it), are kept as they are, unread but for a byte search for
 ``purge`` records among them. Only the lines after them are decoded, their checksums verified
 and merged as above (:func:`merge_ledgers`); the shared start was merged, or written, whole
-before. An archive is read whole: they grow by the retain pass's runs, not by every write.
+before. An archive is read whole: a transcript archive grows by the retain pass's runs, a
+history archive by a small record at each write of the memory tools.
 """
 
 from __future__ import annotations
@@ -244,9 +245,19 @@ def archive_lines(raw: bytes, report: MergeReport | None = None,
             inner = record.get("entry")
             entry = inner if isinstance(inner, dict) else record
             when = _number(entry.get("updated", record.get("ts")))
-            canonical = json.dumps(record, ensure_ascii=False, sort_keys=True).encode() + b"\n"
+            canonical = _archive_line(record)
             lines.append(Line(canonical, (when, 0, b""), None))
     return lines
+
+
+def _archive_line(record: dict[str, Any]) -> bytes:
+    """An archive's line in its canonical bytes: UTF-8, or JSON's escapes for a text that
+    holds bytes that are not UTF-8 (a memory file's, kept as surrogate escapes), as
+    memoryd.store.file_versions.history_line writes it."""
+    try:
+        return json.dumps(record, ensure_ascii=False, sort_keys=True).encode() + b"\n"
+    except UnicodeEncodeError:
+        return json.dumps(record, sort_keys=True).encode() + b"\n"
 
 
 def _members(raw: bytes, report: MergeReport | None, side: str) -> Iterable[bytes]:
