@@ -7,10 +7,13 @@ them between stores.
 - import: the lines of an export (or any JSONL of maps with agent, category, text) through the
   daemon's write path, ``remember_many`` in batches: exact duplicates are not stored again,
   every stored entry is in its agent's ledger and history, dated by its ``created``
-  (``via: import``). Entries that are not active, entries indexed from watched files (their
-  file is the source of truth: watch it instead) and a team's (its repository is: `memory
-  sync add-shared`) are skipped and counted. Each batch is one agent's, so that a refused
-  batch stored nothing (the client sends a batch of several agents as one request each).
+  (``via: import``). A line whose entry is here already, imported before (or this store's
+  own: same agent, text and ``created``) and since forgotten, superseded or archived, is not
+  stored again: a decision the import must not overrule. Entries that are not active,
+  entries indexed from watched files (their file is the source of truth: watch it instead)
+  and a team's (its repository is: `memory sync add-shared`) are skipped and counted. Each
+  batch is one agent's, so that a refused batch stored nothing (the client sends a batch of
+  several agents as one request each).
 """
 
 from __future__ import annotations
@@ -200,6 +203,9 @@ def print_import(result: dict[str, Any]) -> None:
     if c["skipped_team"]:
         skipped.append(f"{c['skipped_team']} of a team (`memory sync add-shared` brings a "
                        "team's entries)")
+    if c["skipped_decided"]:
+        skipped.append(f"{c['skipped_decided']} already imported (since forgotten, superseded "
+                       "or archived)")
     print(f"imported {result['file']}: stored {c['stored']}, already there {c['duplicate']}, "
           f"skipped {', '.join(skipped[:-1])} and {skipped[-1]}, refused {c['refused']}")
 
@@ -214,7 +220,8 @@ class _Importer:
         self.client = client
         self.file = file
         self.counts = {"stored": 0, "duplicate": 0, "skipped_inactive": 0,
-                       "skipped_watched": 0, "skipped_team": 0, "refused": 0}
+                       "skipped_watched": 0, "skipped_team": 0, "skipped_decided": 0,
+                       "refused": 0}
         self.refused: list[dict[str, Any]] = []
         #: each agent's entries waiting to be sent (line number, entry)
         self.batches: dict[str, list[tuple[int, dict[str, Any]]]] = {}
@@ -263,6 +270,8 @@ class _Importer:
                 self._refuse(number, result["refused"])
             elif result["stored"]:
                 self.counts["stored"] += 1
+            elif result.get("duplicate") == "inactive":  # imported before, and forgotten,
+                self.counts["skipped_decided"] += 1       # superseded or archived since
             else:
                 self.counts["duplicate"] += 1
         batch.clear()

@@ -407,6 +407,17 @@ class Store(EntryReads, VectorRows, EventRows, ChunkRows):
         ).fetchone()
         return row_to_entry(row) if row else None
 
+    def same_entry(self, agent: str, hash_: str, created: float) -> StoredEntry | None:
+        """The entry an imported line is, whatever became of it here: the agent's of the
+        same text written at the same moment (an import keeps an entry's ``created``: the
+        exported entry itself, or its copy imported before), the active one first."""
+        row = self._db.execute(
+            SELECT_ENTRY + " WHERE hash=? AND +agent=? AND +created=? "
+            "ORDER BY status='active' DESC LIMIT 1",
+            (hash_, agent, created),
+        ).fetchone()
+        return row_to_entry(row) if row else None
+
     def active_with_key(self, agent: str, key: str, project: str | None) -> list[StoredEntry]:
         """The active values of a key in one project (or the global ones): each project keeps
         its own value of a key, beside the global one."""

@@ -143,8 +143,9 @@ class Remembered:
     entries it replaced (``superseded``: a key's older value, a corrected entry), the near
     duplicate it was forced past (``similar``, with its ``cosine``), what it contradicts
     (``corrects``) and what it says otherwise (``resembles``). Refused as a ``duplicate``
-    (``"exact"`` or ``"near"``): ``entry`` is the entry it repeats (at ``cosine``, when
-    near)."""
+    (``"exact"`` or ``"near"``; ``"inactive"``: an import of an entry that is here and has
+    since been forgotten, superseded or archived): ``entry`` is the entry it repeats (at
+    ``cosine``, when near)."""
 
     stored: bool
     entry: StoredEntry

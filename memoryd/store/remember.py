@@ -175,6 +175,13 @@ class Remembering(EntryWrites):
         existing = self.store.find_exact(agent, category, draft.hash, project, draft.key)
         if existing is not None:
             return Remembered(False, existing, duplicate="exact")
+        if draft.via == "import":  # a line imported before (or the exported entry itself):
+            # not stored again, whatever became of it here (moved: `memory scope`; forgotten,
+            # superseded or archived: a decision, which a second import must not overrule)
+            same = self.store.same_entry(agent, draft.hash, draft.created)
+            if same is not None:
+                return Remembered(False, same,
+                                  duplicate="exact" if same.status == "active" else "inactive")
         rivals = self.store.active_with_key(agent, draft.key, project) if draft.key else []
         similar: tuple[StoredEntry, float] | None = None
         corrects: list[tuple[StoredEntry, str]] = []

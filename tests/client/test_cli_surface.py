@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from memoryd_client import Client
 
-from tests.conftest import run_cli, start_daemon
+from tests.conftest import RunningDaemon, run_cli, start_daemon
 
 
 def test_version_and_memory_alone() -> None:
@@ -312,6 +312,115 @@ def test_export_then_import_into_a_fresh_home_reproduces_the_entries(
         report = json.loads(piped.stdout)
         assert [r["line"] for r in report["refused"]] == [2, 4]
         assert (report["counts"]["stored"], report["counts"]["duplicate"]) == (2, 0)
+    finally:
+        second.stop()
+
+
+def _export_then_import_elsewhere(daemon, client, embedder, monkeypatch, tmp_path: Path
+                                  ) -> tuple[Path, RunningDaemon]:
+    """Two entries of `coder`, exported (`--status any`) and imported into a fresh home, as
+    from another machine: the export and the fresh daemon (the caller stops it)."""
+    client.remember("coder", "ci", "tests take 6 minutes on CI")
+    client.remember("coder", "deploys", "Deploys go out on Tuesdays")
+    exported = tmp_path / "x.jsonl"
+    assert run_cli("export", "--status", "any", "-o", str(exported)).returncode == 0
+    daemon.stop()
+    monkeypatch.setenv("MEMORYD_HOME", str(Path(os.environ["MEMORYD_HOME"]) / "elsewhere"))
+    second = start_daemon(embedder)
+    first = run_cli("import", str(exported))
+    assert first.returncode == 0 and "stored 2, already there 0" in first.stdout, first.stdout
+    return exported, second
+
+
+def _active_texts(running: RunningDaemon) -> list[str]:
+    with Client(running.socket) as c:
+        return sorted(e["text"] for e in c.list_entries(agent="coder", limit=100)["entries"])
+
+
+def _imported_id(running: RunningDaemon, text: str) -> str:
+    with Client(running.socket) as c:
+        (entry,) = [e for e in c.list_entries(agent="coder", limit=100)["entries"]
+                    if e["text"] == text]
+    assert entry["via"] == "import"
+    return str(entry["id"])
+
+
+def test_an_imported_entry_superseded_since_is_not_imported_again(
+        daemon, client, embedder, monkeypatch, tmp_path: Path) -> None:
+    """The tester's repro: an export imported, an imported entry superseded, the same export
+    imported again. The old text came back as a new active entry beside its new version
+    ("stored 1"): a supersede is the user's decision, which importing twice must not undo."""
+    exported, second = _export_then_import_elsewhere(daemon, client, embedder, monkeypatch,
+                                                     tmp_path)
+    try:
+        old = _imported_id(second, "tests take 6 minutes on CI")
+        superseded = run_cli("supersede", old, "tests take 8 minutes on CI")
+        assert superseded.returncode == 0, superseded.stderr
+        again = run_cli("import", str(exported))
+        assert again.returncode == 0, again.stderr
+        assert "stored 0, already there 1, skipped 0 not active, 0 from watched files and 1 " \
+            "already imported (since forgotten, superseded or archived), refused 0" \
+            in again.stdout, again.stdout
+        assert _active_texts(second) == ["Deploys go out on Tuesdays",
+                                         "tests take 8 minutes on CI"]
+        counted = json.loads(run_cli("--json", "import", str(exported)).stdout)["counts"]
+        assert (counted["stored"], counted["duplicate"], counted["skipped_decided"]) == (0, 1, 1)
+    finally:
+        second.stop()
+
+
+def test_an_entry_forgotten_since_its_import_or_its_export_is_not_imported_again(
+        daemon, client, embedder, monkeypatch, tmp_path: Path) -> None:
+    """A forget is a decision: the forgotten entry came back active at the next import of the
+    same export, into another store or into the one it was exported from."""
+    exported, second = _export_then_import_elsewhere(daemon, client, embedder, monkeypatch,
+                                                     tmp_path)
+    try:
+        forgotten = run_cli("forget", _imported_id(second, "Deploys go out on Tuesdays"))
+        assert forgotten.returncode == 0, forgotten.stderr
+        again = run_cli("import", str(exported))
+        assert again.returncode == 0, again.stderr
+        assert "stored 0, already there 1" in again.stdout, again.stdout
+        assert "and 1 already imported (since forgotten, superseded or archived)" in again.stdout
+        assert _active_texts(second) == ["tests take 6 minutes on CI"]
+        # the store the export came from: its own entry, forgotten since the export
+        with Client(second.socket) as c:
+            own = c.remember("coder", "ci", "The flaky test is test_sync_merge")["entry"]
+        home = tmp_path / "own.jsonl"
+        assert run_cli("export", "--agent", "coder", "-o", str(home)).returncode == 0
+        assert run_cli("forget", own["id"]).returncode == 0
+        back = run_cli("import", str(home))
+        assert back.returncode == 0 and "stored 0, already there 1" in back.stdout, back.stdout
+        assert "and 1 already imported" in back.stdout, back.stdout
+        assert "The flaky test is test_sync_merge" not in _active_texts(second)
+    finally:
+        second.stop()
+
+
+def test_a_new_line_in_an_export_imported_before_is_still_imported(
+        daemon, client, embedder, monkeypatch, tmp_path: Path) -> None:
+    """What identifies a line imported before is its entry's agent, text and date: a line
+    added to the file since is stored, and so are the same words dated otherwise (said again
+    later: another entry), beside the line skipped because its entry was superseded."""
+    exported, second = _export_then_import_elsewhere(daemon, client, embedder, monkeypatch,
+                                                     tmp_path)
+    try:
+        old = _imported_id(second, "tests take 6 minutes on CI")
+        assert run_cli("supersede", old, "tests take 8 minutes on CI").returncode == 0
+        line = json.loads(exported.read_text().splitlines()[0])
+        assert line["text"] == "tests take 6 minutes on CI"
+        with exported.open("a") as more:
+            more.write(json.dumps({**line, "id": "0new", "category": "lint",
+                                   "text": "We lint with ruff"}) + "\n")
+            more.write(json.dumps({**line, "id": "1new", "created": line["created"] - 3600})
+                       + "\n")
+        again = run_cli("import", str(exported))
+        assert again.returncode == 0, again.stderr
+        assert "stored 2, already there 1" in again.stdout, again.stdout
+        assert "and 1 already imported (since forgotten, superseded or archived)" in again.stdout
+        assert _active_texts(second) == ["Deploys go out on Tuesdays", "We lint with ruff",
+                                         "tests take 6 minutes on CI",
+                                         "tests take 8 minutes on CI"]
     finally:
         second.stop()
 
