@@ -344,6 +344,9 @@ class Watcher:
         for path in gone:
             self._count_file(None, path)
             self.transcripts.forget(path)
+            for stats in self.stats.values():  # a problem of a file deleted since is none
+                if stats.last_error_path == path:
+                    stats.last_error = stats.last_error_path = stats.last_error_at = None
             changes = await self.db(self.indexer.remove_file, path)
             if changes.removed:
                 log.info("%s is gone: removed %d entries.", path, changes.removed)

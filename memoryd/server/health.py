@@ -251,8 +251,7 @@ class Health:
             problems.append(f"and {files.count - len(files.shown)} more files")
         for name, stats in watcher.stats.items():
             if stats.last_error and stats.last_error_path not in files.indexed \
-                    and not stats.last_error.startswith(SKIPPED_LINES) \
-                    and os.path.lexists(stats.last_error_path or ""):  # deleted: no problem
+                    and not stats.last_error.startswith(SKIPPED_LINES):
                 problems.append(f"{name}: {stats.last_error_path}: {stats.last_error}")
         lines = skipped_lines(files.lines, time.time())
         if problems:
