@@ -52,7 +52,7 @@ from typing import IO, Any, cast
 from memoryd.names import AGENT_NAME
 from memoryd.scheduling import giving_way
 from memoryd.store.database import ENTRY_COLUMNS, Store, decode_tags
-from memoryd.store.durable import fsync_directory, write_all
+from memoryd.store.durable import cut_back, fsync_directory, write_all
 from memoryd.store.fetch import one
 
 log = logging.getLogger(__name__)
@@ -178,7 +178,7 @@ class AgentArchive:
                 write_all(fd, data)
                 os.fsync(fd)
             except OSError:
-                _truncate(fd, path, size)
+                cut_back(fd, path, size)
                 raise
             after = os.fstat(fd).st_size
         finally:
@@ -203,7 +203,7 @@ class AgentArchive:
                 log.warning("Leaving an unrecorded append in %s (bytes %d-%d): more was "
                             "appended after it.", path, start, end)
                 return False
-            return _truncate(fd, path, start)
+            return cut_back(fd, path, start)
         finally:
             os.close(fd)
 
@@ -235,17 +235,6 @@ class AgentArchive:
                     if isinstance(record, dict):
                         records.append(record)
                 yield end, records
-
-
-def _truncate(fd: int, path: Path, size: int) -> bool:
-    """``path`` (open as ``fd``) cut back to ``size`` bytes, durably; False (logged) if not."""
-    try:
-        os.ftruncate(fd, size)
-        os.fsync(fd)
-    except OSError as exc:
-        log.critical("Could not cut %s back to %d bytes: %s", path, size, exc)
-        return False
-    return True
 
 
 def _members(handle: IO[bytes], path: Path, offset: int) -> Iterator[tuple[int, int, bytes]]:
