@@ -373,6 +373,12 @@ def write_managed(path: Path, layer: dict[str, Any]) -> None:
     os.replace(temporary, path)
 
 
+def transcript_formats(config: Config) -> dict[str, str]:
+    """The transcript sources memoryd reads, by name, with their format (the harness of the
+    sessions they tell)."""
+    return {s.name: s.format for s in configured_sources(config)[0] if s.kind == "transcript"}
+
+
 def configured_sources(config: Config) -> tuple[list[Source], dict[str, str]]:
     """All sources, and the project root of each project source."""
     sources = [s for s in default_sources()

@@ -4,7 +4,8 @@
 were. Transcript entries the old database holds and the archives do not yet are archived first
 (their transcripts may be gone), and so are the memory tools' versions, the passes' runs and the
 outcomes of a database made before each had a file of its own; then the archives are restored
-(the transcripts', then the memory tools' history: memoryd.store.file_history), the run log replayed
+(the transcripts', and the sessions of their turns whose transcripts are gone registered again;
+then the memory tools' history: memoryd.store.file_history), the run log replayed
 (the ledgers' records of a pass's changes name them), then the ledgers (their status records
 may name archived transcript entries), then the outcomes file (what became of the memory
 injected into sessions: memoryd.store.usage_log); the daemon indexes the watched files when it
@@ -19,7 +20,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from memoryd.config import Config
+from memoryd.config import Config, transcript_formats
 from memoryd.embedding.model import Embedder
 from memoryd.errors import AlreadyRunningError, EmbedderError, StartupError
 from memoryd.maintenance.replay import replay_ledgers
@@ -72,7 +73,7 @@ def reindex(config: Config, *, embed: bool = True,
         discard(building)  # what a killed reindex left
         store = Store(building)
         try:
-            restored = restore_archives(store, archive)
+            restored = restore_archives(store, archive, transcript_formats(config))
             versions = restore_history(store, history)
             replay_run_log(store, run_log)
             runs = store.runs.count()

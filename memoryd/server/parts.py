@@ -14,7 +14,7 @@ from typing import Any
 
 from memoryd.agents import rolled_up
 from memoryd.background import Background
-from memoryd.config import Settings
+from memoryd.config import Settings, transcript_formats
 from memoryd.embedding.derived import BulkWrites, Derived
 from memoryd.embedding.loading import ModelLoading
 from memoryd.embedding.model import Embedder
@@ -83,7 +83,8 @@ class Parts:
             await db(store.checkpoint_in_background)
             # a sync killed mid-merge: its files put back or completed, what it brought applied
             await db(finish_pending, store, config.state_dir)
-            restored = await db(restore_archives, store, AgentArchive(config.archive_dir))
+            restored = await db(restore_archives, store, AgentArchive(config.archive_dir),
+                                transcript_formats(config))
             # the memory tools' versions the index lacks (a new or damaged database)
             await db(restore_history, store, AgentArchive(config.history_dir))
             # the passes' run log before the ledgers: their records of a pass's changes

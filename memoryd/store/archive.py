@@ -31,7 +31,9 @@ slices; ``memoryd reindex`` runs it at once on the database it sets aside, :func
 The database records how far into each archive it holds (meta ``archive:<agent>``, a byte
 offset at a member boundary), as it does for the ledgers. At start and at ``memoryd reindex``
 the members past it are restored (:func:`restore_archives`): an entry the database lacks is
-inserted, an older row is replaced, a newer one is kept. A member cut short by a crash
+inserted, an older row is replaced, a newer one is kept. Restored into an index that held no
+transcript turns (a rebuild), the turns also register their sessions again where no
+transcript will (:func:`register_sessions`). A member cut short by a crash
 mid-append is ignored when reading and cut off before the next append; a corrupt member is
 skipped (logged) and reading resumes at the next member.
 """
@@ -42,9 +44,10 @@ import fcntl
 import json
 import logging
 import os
+import re
 import time
 import zlib
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, cast
@@ -402,11 +405,13 @@ def _compress(writer: MemberWriter, rows: list[tuple[Any, ...]]) -> None:
         writer.add([archive_record(entry)])
 
 
-def restore_archives(store: Store, archive: AgentArchive) -> int:
+def restore_archives(store: Store, archive: AgentArchive,
+                     harnesses: Mapping[str, str] | None = None) -> int:
     """Restore archive records the database has not seen (see the module docstring); returns
     how many entries were inserted (a newer record of one replaces it and is not counted
     again). Runs before the ledgers are replayed, so their status records find the transcript
-    entries."""
+    entries. ``harnesses``: the transcript sources the daemon reads, by name, with their
+    format (:func:`register_sessions`)."""
     fresh = store._db.execute(f"SELECT 1 FROM entries WHERE {TRANSCRIPT_ROWS} LIMIT 1"
                              ).fetchone() is None
     restored = 0
@@ -435,9 +440,52 @@ def restore_archives(store: Store, archive: AgentArchive) -> int:
         with store.transaction():
             store.set_meta(RETAIN_MARK, json.dumps([newest, last]))
             _forget_held(store, float(newest))
+    if fresh and restored:
+        with store.transaction():
+            sessions = register_sessions(store, harnesses or {})
+        if sessions:
+            log.info("Registered %d sessions again from their archived turns (their "
+                     "transcripts are gone).", sessions)
     if restored:
         log.info("Restored %d transcript entries from the archives.", restored)
     return restored
+
+
+#: An exchange chunk that begins with the user's message (memoryd.ingest.transcript.chunks).
+_USER_CHUNK = re.compile(r"(?:\[\d{4}-\d{2}-\d{2}\] )?User[:( ]")
+
+
+def register_sessions(store: Store, harnesses: Mapping[str, str]) -> int:
+    """Put back in the registry the sessions of transcript turns that it lacks and that no
+    transcript will register again: the file is gone, or no source in ``harnesses`` (name →
+    format) reads it. Each is told as its turns tell it: its id, agent (that of its main
+    thread, not a subagent's), project, harness (its source's format, else the source's
+    name), first and last turn, user messages (the exchanges that begin with one) and the
+    file it was read from. Returns how many."""
+    found: dict[str, list[tuple[Any, ...]]] = {}
+    for row in store._db.execute(
+            "SELECT session, agent, project, created, source, writer, kind, substr(text, 1, 40) "
+            f"FROM entries WHERE {TRANSCRIPT_ROWS} AND session IS NOT NULL "
+            "AND session NOT IN (SELECT id FROM sessions) ORDER BY session, created"):
+        found.setdefault(cast(str, row[0]), []).append(row)
+    registered = 0
+    for session, rows in found.items():
+        if any(writer in harnesses and source and os.path.exists(source)
+               for *_, source, writer, _, _ in rows):
+            continue  # the watcher reads it again and registers it
+        agent = min((cast(str, row[1]) for row in rows), key=lambda name: (len(name), name))
+        main = [row for row in rows if row[1] == agent]
+        writer = cast(str, main[0][5])
+        store._db.execute(
+            "INSERT OR IGNORE INTO sessions(id, harness, agent, project, started, last_seen, "
+            "user_messages, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (session, harnesses.get(writer, writer), agent,
+             next((row[2] for row in main if row[2]), None), rows[0][3],
+             max(row[3] for row in rows),
+             sum(1 for row in main if row[6] == "turn" and _USER_CHUNK.match(row[7] or "")),
+             main[0][4]))
+        registered += 1
+    return registered
 
 
 def restore_records(store: Store, agent: str, path: Path,
