@@ -194,7 +194,13 @@ def print_sessions(result: dict[str, Any], args: Any) -> None:
 
 
 def print_injections(result: dict[str, Any]) -> None:
-    if not result["injections"]:
+    if not result["injections"] and result.get("unlogged"):
+        print(f"the log of what was injected into session {result.get('session') or '-'} "
+              "was lost with an index rebuilt before memoryd kept it in outcomes.jsonl; "
+              "the entries it was given:")
+        for given in result["unlogged"]:
+            print(f"    {given['id']}: {given['outcome'] or 'not judged yet'}")
+    elif not result["injections"]:
         print("nothing injected yet" + (f" in session {result['session']}"
                                         if result.get("session") else ""), file=sys.stderr)
     for injection in result["injections"]:

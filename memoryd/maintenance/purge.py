@@ -21,8 +21,9 @@ What goes, for good:
   the agent's (its entries, its files), with the changes written together with them (a
   notebook and its archive go back together or not at all), in the database and in the
   run log (:mod:`memoryd.store.run_log`);
-- what became of the selected entries in sessions (their outcomes), in the database and in
-  the outcomes file (:mod:`memoryd.store.usage_log`);
+- what became of the selected entries in sessions (their outcomes), and their items in the
+  injection log (``memory explain``), in the database and in the outcomes file
+  (:mod:`memoryd.store.usage_log`);
 - the memory tools' events of the agent's files that hold the string, and the
   records of its history archive that do (the versions moved there, and every write's
   record: a big insert is decompressed to look), with every record of a write whose event
@@ -30,7 +31,8 @@ What goes, for good:
 
 What only mentions the string keeps its place, with the string replaced by ``[PURGED]`` in
 that free text alone: a forget's reason in the ledger, an older version of one of the agent's
-entries in its history, a session's last message, a transcript's open exchange. The reply
+entries in its history, a session's last message, a transcript's open exchange, the text of
+another item of a block given to the agent (the injection log). The reply
 lists them (the dry run too) beside the entries it removes; anything else — the other
 entries and every field of their records — is left byte for byte, so a rebuild of the index
 restores every entry the purge did not select exactly as before
@@ -64,7 +66,7 @@ from memoryd.store.query import EntryQuery
 from memoryd.store.run_log import RunLog, run_log_key
 from memoryd.store.usage import Usage
 from memoryd.store.usage_log import KEY as USAGE_KEY
-from memoryd.store.usage_log import UsageLog
+from memoryd.store.usage_log import UsageLog, purged_items
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +92,9 @@ class Plan:
     #: session) → (why, evidence) scrubbed
     outcomes: dict[tuple[str, str], tuple[str | None, str | None]] = field(default_factory=dict)
     open_exchanges: dict[str, str] = field(default_factory=dict)
+    #: logged blocks (the injection log) without the selected entries' items, the text
+    #: scrubbed in the agent's: id → items as stored
+    injections: dict[int, str] = field(default_factory=dict)
     mentions: list[Mention] = field(default_factory=list)
     files: dict[str, tuple[Path, str, Rewrite]] = field(default_factory=dict)
     texts: list[str] = field(default_factory=list)  # the selected entries' texts
@@ -103,7 +108,7 @@ class Plan:
 
     def anything(self) -> bool:
         return bool(self.entries or self.events or self.scrubbed_events or self.changes
-                    or self.sessions or self.open_exchanges or self.outcomes
+                    or self.sessions or self.open_exchanges or self.outcomes or self.injections
                     or any(r.data is not None for _, _, r in self.files.values()))
 
 
@@ -170,6 +175,7 @@ class Purge:
                                           - kept_hashes) for kind in ("hash", "release")]
         self._plan_changes(plan, owners)
         self._plan_mentions(plan)
+        self._plan_injections(plan)
         self._plan_files(plan)
         return plan
 
@@ -261,6 +267,22 @@ class Purge:
         dropped.update(number for number, *_, group in rows if group in groups)
         plan.changes = sorted(dropped)
 
+    def _plan_injections(self, plan: Plan) -> None:
+        """The injection log (`memory explain`) without the selected entries' items, and
+        with the string scrubbed from the other items' texts in the blocks given to the agent
+        (memoryd.store.usage_log.purged_items: the outcomes file's lines alike)."""
+        for number, agent, session, stored in self.store.sessions.logged_items():
+            items = json.loads(stored)
+            kept = purged_items(items, plan.ids, self._scrub_held if agent == self.agent
+                                else None)
+            if kept is not None:
+                plan.injections[number] = json.dumps(kept)
+                if any(i.get("id") not in plan.ids and self.holds(i.get("text")) for i in items):
+                    plan.mention(f"session {session or '-'}", "a block injected there")
+
+    def _scrub_held(self, text: str) -> str:
+        return self.scrub(text) if self.holds(text) else text
+
     def _plan_mentions(self, plan: Plan) -> None:
         """A session's last message and a transcript's open exchange of the agent's."""
         if self.pattern is None:
@@ -322,7 +344,8 @@ class Purge:
             (lambda value: value)
         sessions = Usage(self.store).sessions_of(self.agent)
         plan.files["outcomes"] = (outcomes.path, USAGE_KEY,
-                                  outcomes.without(ids, sessions, self.holds, scrub))
+                                  outcomes.without(ids, sessions, self.holds, scrub,
+                                                   self.agent))
 
     def _history_drops(self, plan: Plan, history: AgentArchive
                        ) -> Callable[[dict[str, Any]], bool]:
@@ -400,6 +423,7 @@ class Purge:
         store.runs.delete_changes(plan.changes)
         store.replace_meta(plan.open_exchanges)
         store.sessions.set_last_messages(plan.sessions)
+        store.sessions.set_logged_items(plan.injections)
         Usage(store).purge(plan.ids, plan.outcomes)
         self.words = self._drop_words(plan.texts)
 

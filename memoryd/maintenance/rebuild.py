@@ -3,13 +3,14 @@
 ``memoryd.db.bak``), so a reindex that is killed leaves the old index and its backup as they
 were. Transcript entries the old database holds and the archives do not yet are archived first
 (their transcripts may be gone), and so are the memory tools' versions, the passes' runs and the
-outcomes of a database made before each had a file of its own; then the archives are restored
-(the transcripts', and the sessions of their turns whose transcripts are gone registered again;
-then the memory tools' history: memoryd.store.file_history), the run log replayed
-(the ledgers' records of a pass's changes name them), then the ledgers (their status records
-may name archived transcript entries), then the outcomes file (what became of the memory
-injected into sessions: memoryd.store.usage_log); the daemon indexes the watched files when it
-starts."""
+outcomes of a database made before each had a file of its own (and the injection log and the
+extraction marks, of a database made before the outcomes file held them); then the archives
+are restored (the transcripts', and the sessions of their turns whose transcripts are gone
+registered again; then the memory tools' history: memoryd.store.file_history), the run log
+replayed (the ledgers' records of a pass's changes name them), then the ledgers (their status
+records may name archived transcript entries), then the outcomes file (what became of the
+memory injected into sessions, the injection log, when sessions were extracted:
+memoryd.store.usage_log); the daemon indexes the watched files when it starts."""
 
 from __future__ import annotations
 
@@ -36,7 +37,14 @@ from memoryd.store.run_log import RunLog, replay_run_log, run_log_key
 from memoryd.store.run_log import export as export_run_log
 from memoryd.store.usage_log import FILE_NAME as USAGE_FILE
 from memoryd.store.usage_log import KEY as USAGE_KEY
-from memoryd.store.usage_log import UsageLog, has_outcomes, replay_usage_log
+from memoryd.store.usage_log import (
+    LOG_KEY,
+    UsageLog,
+    export_log,
+    has_log,
+    has_outcomes,
+    replay_usage_log,
+)
 from memoryd.store.usage_log import export as export_outcomes
 
 log = logging.getLogger(__name__)
@@ -69,6 +77,7 @@ def reindex(config: Config, *, embed: bool = True,
         runs_old(config, run_log)
         usage_log = UsageLog(config.state_dir / USAGE_FILE)
         outcomes_old(config, usage_log)
+        log_old(config, usage_log)
         building = config.db_path.with_name(config.db_path.name + ".new")
         discard(building)  # what a killed reindex left
         store = Store(building)
@@ -152,10 +161,20 @@ def outcomes_old(config: Config, usage_log: UsageLog) -> None:
                 lambda old: export_outcomes(old, usage_log))
 
 
+def log_old(config: Config, usage_log: UsageLog) -> None:
+    """Write the injection log and the extraction marks of the database about to be set
+    aside to the outcomes file, if that database was made before the file held them (the
+    file has lines already: its outcomes)."""
+    _export_old(config, "the injection log", 0,
+                lambda old: old.meta(LOG_KEY) is None and has_log(old),
+                lambda old: export_log(old, usage_log, holds_all=False))
+
+
 def _export_old(config: Config, what: str, file_size: int, wanted: Callable[[Store], bool],
                 export: Callable[[Store], object]) -> None:
     """What the old database holds that a file of its own keeps now, written to that file
-    (nothing when the file has lines already; a damaged database is left as it is)."""
+    (nothing when the file has lines already, ``file_size``; a damaged database is left as it
+    is)."""
     if not config.db_path.exists() or file_size:
         return
     try:

@@ -371,7 +371,14 @@ class SessionMethods:
         if latest:  # show outcomes as they are now
             await self.usage.judge_if_due(latest)
         injections = await self.parts.db(self.explained, session)
-        return {"session": session, "injections": injections}
+        reply: dict[str, Any] = {"session": session, "injections": injections}
+        if not injections and latest:  # its log was lost with an index rebuilt before the
+            # outcomes file kept it: what the session was given, as its outcomes tell it
+            given = await self.parts.db(self.usage.usage.session_rows, latest)
+            if given:
+                reply.update(session=latest, unlogged=[
+                    {"id": row["entry"], "outcome": row["outcome"]} for row in given])
+        return reply
 
     async def m_session(self, params: Params) -> dict[str, Any]:
         given = params.text("id", required=True, max_len=200)

@@ -40,6 +40,7 @@ from memoryd.store.database import Store
 from memoryd.store.query import EntryQuery
 from memoryd.store.records import RememberRequest
 from memoryd.store.thread import DatabaseThread
+from memoryd.store.usage import Usage
 from memoryd.text import content_hash
 from memoryd.writes import Writes
 
@@ -72,8 +73,8 @@ def is_personal(candidate: Candidate) -> bool:
 def _not_again(decision: Decision, taken: dict[tuple[str, str], tuple[str, str]]) -> Decision:
     """An accepted candidate that extraction took from the same message before is not taken
     again: a lesson the user forgot came back when a session was extracted again (`memory
-    extract`, or `memory import-history` after a rebuild, which does not know which sessions
-    were extracted)."""
+    extract`, or `memory import-history` after an index rebuilt before the extraction marks
+    were kept in the outcomes file)."""
     candidate = decision.candidate
     if not decision.accepted or not candidate.message_id:
         return decision
@@ -131,7 +132,7 @@ class SessionExtractor:
             said = {m.message_id: m.timestamp for m in messages if m.timestamp is not None}
             result["stored"] = await self._store(session, accepted, said)
             result["seen_again"] = await self._seen_again(session, decisions, said)
-            await self.db(self._mark_extracted, session_id)
+            await self.db(self.mark_extracted, session_id)
         return result
 
     def _taken_before(self, agent: str, session: str) -> dict[tuple[str, str], tuple[str, str]]:
@@ -218,9 +219,10 @@ class SessionExtractor:
             log.info("Session %s: %d lessons seen again, counted.", session["id"], len(counted))
         return counted
 
-    def _mark_extracted(self, session_id: str) -> None:
-        with self.store.transaction():
-            self.store.sessions.mark_extracted(session_id, time.time())
+    def mark_extracted(self, session_id: str, ts: float | None = None) -> None:
+        """Extraction read the session (at ``ts``, else now): also in the outcomes file, so
+        that a rebuilt index does not extract it again (database thread)."""
+        Usage(self.store).mark_extracted(session_id, time.time() if ts is None else ts)
 
     async def llm_candidates(self, messages: list[Message]) -> list[Candidate]:
         """The optional LLM extractor: a command with the prompt on stdin and JSON on stdout."""

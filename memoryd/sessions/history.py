@@ -368,7 +368,7 @@ class HistoryImport:
                 progress.count("sessions too short")
             progress.count("entries stored", len(result.get("stored") or []))
             progress.count("lessons seen again", len(result.get("seen_again") or []))
-        await self.db(self.past.mark_extracted, session.id, time.time())
+        await self.db(self.extractor.mark_extracted, session.id, time.time())
         progress.extracted.advance(1)
 
     # -- dry run ----------------------------------------------------------------------

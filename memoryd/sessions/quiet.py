@@ -105,7 +105,7 @@ class QuietExtraction:
             else:
                 log.info("Session %s went quiet: extracted, %d entries stored.", session.id,
                          len(result.get("stored") or []))
-            await self.db(self.past.mark_extracted, session.id, read_at)
+            await self.db(self.extractor.mark_extracted, session.id, read_at)
         return len(sessions)
 
 

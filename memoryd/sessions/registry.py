@@ -76,7 +76,7 @@ class Registry:
         now = time.time()
         usage = Usage(self.store)
         with usage.recording():  # the outcomes file's lines go with the commit
-            self.store.sessions.log_injection(
+            usage.log_injection(
                 now, session, agent, event, len(block.text), budget,
                 [{**explained, "text": one_line(item.text, TEXT_CHARS)}  # as read
                  for explained, item in zip(block.explain(), block.items + block.dropped)])

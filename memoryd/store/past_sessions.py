@@ -1,11 +1,13 @@
-"""What `memory import-history` reads and keeps in the index: the sessions not yet extracted,
-their extraction mark, and the import's own checkpoint (memoryd.sessions.history).
+"""What `memory import-history` reads and keeps in the index: the sessions not yet extracted
+and the import's own checkpoint (memoryd.sessions.history). A session's extraction mark is
+set through memoryd.store.usage.Usage.mark_extracted, which also writes it to the outcomes
+file, so that a rebuilt index keeps it.
 
 The checkpoint is one row of ``meta`` (a JSON object: the harnesses and the date it was asked
 for, when it began). How far it got needs no record of its own: the files' tail offsets (the
 ``files`` table, written in the same transaction as the turns they stand for) say what is
-indexed, and a session's ``extracted`` time what is extracted. Both outlive a kill, so an
-import stopped at any point goes on where it was.
+indexed, and a session's ``extracted`` time what is extracted. Both outlive a kill (and the
+mark a rebuild), so an import stopped at any point goes on where it was.
 """
 
 from __future__ import annotations
@@ -79,10 +81,6 @@ class PastSessions:
         except ValueError:
             self._set_meta(QUIET_SINCE_KEY, repr(now))
             return now
-
-    def mark_extracted(self, session: str, ts: float) -> None:
-        with self._db:
-            self._db.execute("UPDATE sessions SET extracted=? WHERE id=?", (ts, session))
 
     def job(self) -> dict[str, Any] | None:
         """The import that is running (or was, when memoryd stopped), as it was asked."""

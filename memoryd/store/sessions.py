@@ -194,6 +194,16 @@ class Sessions:
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             (ts, session, agent, event, chars, budget, json.dumps(items)))
 
+    def logged_items(self) -> list[tuple[int, str, str | None, str]]:
+        """(id, agent, session, items as stored) of every logged block (`memory purge`)."""
+        return [(number, agent, session, items) for number, agent, session, items in
+                self._db.execute("SELECT id, agent, session, items FROM injections")]
+
+    def set_logged_items(self, items: Mapping[int, str]) -> None:
+        """Logged blocks' items replaced (id → items as stored)."""
+        self._db.executemany("UPDATE injections SET items=? WHERE id=?",
+                             ((i, number) for number, i in items.items()))
+
     def latest_injected(self) -> str | None:
         """The session memoryd injected into last."""
         row = self._db.execute(

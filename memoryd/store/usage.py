@@ -36,6 +36,7 @@ from memoryd.store.usage_log import (
     SINCE_KEY,
     UsageLog,
     inject_record,
+    log_record,
     outcome_record,
     session_record,
 )
@@ -162,6 +163,23 @@ class Usage:
                 self._line(session_record(self.store, session))
             self._line(inject_record(session, agent, uids, ts))
 
+    def log_injection(self, ts: float, session: str | None, agent: str, event: str,
+                      chars: int, budget: int, items: list[dict[str, Any]]) -> None:
+        """A block given to ``agent``, in the injection log (``memory explain``) and in the
+        file, so that a rebuilt index still explains it. In the caller's :meth:`recording`,
+        or one of its own."""
+        with self.recording():
+            self.store.sessions.log_injection(ts, session, agent, event, chars, budget, items)
+            self._line(log_record(ts, session, agent, event, chars, budget, items))
+
+    def mark_extracted(self, session: str, ts: float) -> None:
+        """Extraction read ``session`` at ``ts``: in the index and in the file (fsynced: a
+        session extracted is not extracted again after a rebuild, nor after a power loss)."""
+        with self.recording():
+            self.store.sessions.mark_extracted(session, ts)
+            self._line(session_record(self.store, session))
+        self.log.sync()
+
     def session_rows(self, session: str) -> list[dict[str, Any]]:
         """Every entry injected into ``session``, with its outcome (None: not judged)."""
         names = ("entry", "agent", "injected", "injections", "outcome", "why", "evidence", "at",
@@ -251,6 +269,7 @@ class Usage:
         self._db.executemany(
             "UPDATE outcomes SET why=?, evidence=? WHERE entry=? AND session=?",
             ((w, e, entry, s) for (entry, s), (w, e) in reasons.items()))
+
     def live_sessions(self, agent: str, seen_since: float) -> list[LiveSession]:
         """``agent``'s sessions not ended and seen since ``seen_since``, the latest seen first:
         those an MCP read of the agent may be part of (memoryd.sessions.mcp_reads)."""

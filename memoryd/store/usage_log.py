@@ -11,15 +11,23 @@ run log (memoryd.store.run_log), and read back the same way::
     {"op": "outcome", "ts": …, "session": "…", "entry": "uid", "outcome": "broken",
                       "why": "…", "evidence": [{…}], "at": …}
     {"op": "session", "id": "…", "harness": "…", "agent": "…", "cwd": …, "project": …,
-                      "started": …, "last_seen": …, "closed": …, "transcript": …, "judged": …}
+                      "started": …, "last_seen": …, "closed": …, "transcript": …, "judged": …,
+                      "extracted": …}
     {"op": "row",     every column of one outcomes row}
+    {"op": "log",     "ts": …, "session": "…", "agent": "…", "event": "SessionStart",
+                      "chars": 1234, "budget": 6000, "items": [{…}]}
 
-``inject`` is one injection (a block, a prompt's items, a lesson before a tool call, an MCP
-read); ``outcome`` a verdict that changed (memoryd.store.usage.Usage.save_outcomes);
-``session`` what the index must know of a session to judge it and to act on its outcomes (its
-agent, its project, when it was judged), written with its first injection and whenever it is
-judged; ``row`` a row as a database from before this file held it (written once, at its first
-start, or by the reindex that sets it aside).
+``inject`` is one injection counted for judging (a block, a prompt's items, a lesson before a
+tool call, an MCP read); ``outcome`` a verdict that changed
+(memoryd.store.usage.Usage.save_outcomes); ``session`` what the index must know of a session
+to judge it, to act on its outcomes and not to extract it twice (its agent, its project, when
+it was judged, when extraction last read it), written with its first injection, whenever it is
+judged and whenever it is extracted; ``row`` a row as a database from before this file held it
+(written once, at its first start, or by the reindex that sets it aside); ``log`` a line of the
+injection log (``memory explain``: every block given, each item with its section, id, evidence
+and text as injected, at most 160 characters), written with it. A database from before the
+file held ``log`` lines and extraction marks writes its own once (meta ``usage_log:log``
+absent: :func:`export_log`).
 
 **When.** As the run log: the lines of a transaction are appended at its end, before
 the commit, and taken back when it fails; the database records how far into the file it holds
@@ -46,6 +54,8 @@ log = logging.getLogger(__name__)
 FILE_NAME = "outcomes.jsonl"
 #: Meta key of how far into the file the database holds.
 KEY = "usage_log"
+#: Meta key set once the file holds the database's injection log and extraction marks.
+LOG_KEY = "usage_log:log"
 #: When memoryd first recorded an injection (meta; memoryd.store.usage reads it).
 SINCE_KEY = "usage:since"
 #: Who the entry's history says changed an outcome.
@@ -53,7 +63,8 @@ ACTOR = "memoryd (outcomes)"
 _ROW_COLUMNS = ("entry", "session", "agent", "injected", "injections", "outcome", "why",
                 "evidence", "at", "judged")
 _SESSION_COLUMNS = ("id", "harness", "agent", "cwd", "project", "started", "last_seen",
-                    "closed", "transcript_path", "judged")
+                    "closed", "transcript_path", "judged", "extracted")
+_LOG_COLUMNS = ("ts", "session", "agent", "event", "chars", "budget", "items")
 EXPORT_BATCH = 500
 
 
@@ -91,15 +102,24 @@ class UsageLog:
         return self.lines.read(offset)
 
     def without(self, entries: set[str], sessions: set[str], holds: Callable[[str], bool],
-                scrub: Callable[[Any], Any]) -> Rewrite:
+                scrub: Callable[[Any], Any], agent: str | None = None) -> Rewrite:
         """The file without what ``memory purge`` removes: the injections and outcomes of
         ``entries``; an outcome of another entry in one of ``sessions`` (the purged agent's)
         whose reason or evidence ``holds`` the text keeps its place with them scrubbed
-        (``scrub``: a JSON value with its strings scrubbed), as the database's row does.
-        Every other line is kept byte for byte."""
+        (``scrub``: a JSON value with its strings scrubbed), as the database's row does; the
+        injection log's items of ``entries``, and the text ``holds`` in the other items of
+        ``agent``'s blocks scrubbed (:func:`purged_items`). Every other line is kept byte for
+        byte."""
+
+        def text(value: str) -> str:
+            return cast(str, scrub(value)) if holds(value) else value
 
         def decide(record: dict[str, Any]) -> bool | dict[str, Any] | None:
             op = record.get("op")
+            if op == "log":
+                items = purged_items(record.get("items") or [], entries,
+                                     text if record.get("agent") == agent else None)
+                return None if items is None else {**record, "items": items}
             if op == "inject":
                 listed = record.get("entries") or []
                 kept = [uid for uid in listed if uid not in entries]
@@ -137,6 +157,30 @@ def outcome_record(session: str, entry: str, outcome: str, why: str, evidence: A
             "why": why, "evidence": evidence, "at": at}
 
 
+def log_record(ts: float, session: str | None, agent: str, event: str, chars: int,
+               budget: int, items: list[dict[str, Any]]) -> dict[str, Any]:
+    """A line of the injection log (memoryd.store.sessions.Sessions.log_injection)."""
+    return {"op": "log", "ts": ts, "session": session, "agent": agent, "event": event,
+            "chars": chars, "budget": budget, "items": items}
+
+
+def purged_items(items: list[dict[str, Any]], entries: set[str],
+                 text: Callable[[str], str] | None) -> list[dict[str, Any]] | None:
+    """A logged block's items without those of the purged ``entries``, and with ``text`` the
+    others' texts scrubbed (`memory purge`, in the database and in the file alike); None when
+    nothing changes."""
+    kept, changed = [], False
+    for item in items:
+        if item.get("id") in entries:
+            changed = True
+            continue
+        shown = item.get("text")
+        if text is not None and isinstance(shown, str) and (scrubbed := text(shown)) != shown:
+            item, changed = {**item, "text": scrubbed}, True
+        kept.append(item)
+    return kept if changed else None
+
+
 def session_record(store: Store, session: str) -> dict[str, Any] | None:
     """The ``session`` line of a session as the index holds it now (None: it holds none)."""
     row = store._db.execute(
@@ -154,15 +198,30 @@ def session_record(store: Store, session: str) -> dict[str, Any] | None:
 def replay_usage_log(store: Store, usage_log: UsageLog) -> int:
     """Apply the lines the database does not hold yet (at start: those of a transaction the
     daemon was killed in before it committed; in a rebuild: all). Returns how many. A
-    database from before the file existed writes its outcomes to it instead, once."""
-    known = store.meta(KEY)
-    if known is None and usage_log.size() == 0 and has_outcomes(store):
-        return export(store, usage_log)
-    return replay_lines(store, usage_log, KEY, apply_record, "outcomes file")
+    database from before the file existed writes its outcomes to it instead, once, and one
+    from before it held the injection log and the extraction marks writes those, once."""
+    older = store.meta(LOG_KEY) is None and has_log(store)  # asked before a rebuild fills it
+    if store.meta(KEY) is None and usage_log.size() == 0 and has_outcomes(store):
+        applied = export(store, usage_log)
+    else:
+        applied = replay_lines(store, usage_log, KEY, apply_record, "outcomes file")
+    if older:
+        export_log(store, usage_log, holds_all=True)
+    elif store.meta(LOG_KEY) is None:
+        with store.transaction():
+            store.set_meta(LOG_KEY, "1")
+    return applied
 
 
 def has_outcomes(store: Store) -> bool:
     return store._db.execute("SELECT 1 FROM outcomes LIMIT 1").fetchone() is not None
+
+
+def has_log(store: Store) -> bool:
+    """Whether the database holds an injection log or an extraction mark."""
+    return store._db.execute(
+        "SELECT 1 WHERE EXISTS (SELECT 1 FROM injections) "
+        "OR EXISTS (SELECT 1 FROM sessions WHERE extracted IS NOT NULL)").fetchone() is not None
 
 
 def apply_record(store: Store, record: dict[str, Any]) -> int:
@@ -194,7 +253,7 @@ def apply_record(store: Store, record: dict[str, Any]) -> int:
     elif op == "session":
         db.execute(
             "INSERT INTO sessions(id, harness, agent, cwd, project, started, last_seen, closed, "
-            "transcript_path, judged) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "transcript_path, judged, extracted) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT(id) DO UPDATE SET cwd=coalesce(cwd, excluded.cwd), "
             "project=coalesce(project, excluded.project), "
             "started=coalesce(started, excluded.started), "
@@ -203,10 +262,22 @@ def apply_record(store: Store, record: dict[str, Any]) -> int:
             "closed=coalesce(closed, excluded.closed), "
             "transcript_path=coalesce(transcript_path, excluded.transcript_path), "
             "judged=CASE WHEN excluded.judged IS NULL THEN judged "
-            "ELSE max(coalesce(judged, 0), excluded.judged) END",
+            "ELSE max(coalesce(judged, 0), excluded.judged) END, "
+            "extracted=CASE WHEN excluded.extracted IS NULL THEN extracted "
+            "ELSE max(coalesce(extracted, 0), excluded.extracted) END",
             (record["id"], record["harness"], record["agent"], record.get("cwd"),
              record.get("project"), record.get("started"), record.get("last_seen"),
-             record.get("closed"), record.get("transcript"), record.get("judged")))
+             record.get("closed"), record.get("transcript"), record.get("judged"),
+             record.get("extracted")))
+    elif op == "log":  # by its time and event: a line applied twice is one row
+        db.execute(
+            "INSERT INTO injections(ts, session, agent, event, chars, budget, items) "
+            "SELECT ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM injections "
+            "WHERE session IS ? AND ts = ? AND agent = ? AND event = ?)",
+            (record["ts"], record.get("session"), record["agent"], record["event"],
+             record.get("chars") or 0, record.get("budget") or 0,
+             json.dumps(record.get("items") or []), record.get("session"), record["ts"],
+             record["agent"], record["event"]))
     elif op == "row":
         before = db.execute("SELECT outcome FROM outcomes WHERE entry=? AND session=?",
                             (record.get("entry"), record.get("session"))).fetchone()
@@ -258,3 +329,33 @@ def export(store: Store, usage_log: UsageLog) -> int:
     log.info("Wrote the outcomes of this database to %s (%d rows): a rebuilt index keeps "
              "every entry's usage record.", usage_log.path, written)
     return 0
+
+
+def export_log(store: Store, usage_log: UsageLog, *, holds_all: bool) -> int:
+    """Write a database's injection log and its sessions' extraction marks to the file, once:
+    the database was made before the file held them. ``holds_all``: the database has applied
+    every line before these (a start's replay), so its offset moves past them; else (the old
+    index a reindex sets aside) a start that still opens it applies them again, which changes
+    nothing. Returns how many lines were written."""
+    written, after = 0, 0
+    while rows := store._db.execute(
+            f"SELECT id, {', '.join(_LOG_COLUMNS)} FROM injections WHERE id > ? ORDER BY id "
+            "LIMIT ?", (after, EXPORT_BATCH)).fetchall():
+        usage_log.append({"op": "log", **dict(zip(_LOG_COLUMNS, row[1:])),
+                          "items": json.loads(cast(str, row[-1]))} for row in rows)
+        written += len(rows)
+        after = cast(int, rows[-1][0])
+    extracted = [cast(str, s) for (s,) in store._db.execute(
+        "SELECT id FROM sessions WHERE extracted IS NOT NULL ORDER BY id")]
+    records = [r for r in (session_record(store, s) for s in extracted) if r]
+    if records:
+        usage_log.append(records)
+        written += len(records)
+    usage_log.sync()
+    with store.transaction():
+        if holds_all:
+            store.set_meta(KEY, str(usage_log.size()))
+        store.set_meta(LOG_KEY, "1")
+    log.info("Wrote the injection log and the extraction marks of this database to %s "
+             "(%d lines): a rebuilt index keeps them.", usage_log.path, written)
+    return written

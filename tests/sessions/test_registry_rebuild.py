@@ -1,5 +1,7 @@
 """What a rebuilt index keeps of the session registry: a session whose transcript is gone is
-listed again from its archived turns. Real daemon, real `memoryd reindex`, real files."""
+listed again from its archived turns, a session extracted stays extracted, and what was
+injected into a session (`memory explain`) is still explained. Real daemon, real
+`memoryd reindex`, real files."""
 
 from __future__ import annotations
 
@@ -10,9 +12,9 @@ from typing import Any
 
 from memoryd_client import Client
 
-from tests.conftest import run_cli, run_memoryd, start_daemon
+from tests.conftest import run_cli, run_memoryd, start_daemon, wait_until
 from tests.ingest.test_ingest import assistant, eventually, user, write_lines
-from tests.sessions.test_usage import iso
+from tests.sessions.test_usage import FORCE, SESSION, UV, iso, lessons, run_session
 
 ARCHIVED = "3c9e1a7b-5d2f-4e8a-9b6c-1f0d2e3a4b5c"
 
@@ -81,3 +83,161 @@ def _read(client: Client) -> dict[str, Any]:
     session = client.session(ARCHIVED)["session"]
     assert session["user_messages"] == 2
     return dict(session)
+
+
+def test_a_session_extracted_before_a_rebuild_stays_extracted(
+        memoryd_home: Path, embedder, tmp_path: Path) -> None:
+    """Defect: the rebuild reset every session's extraction mark, so a session read before
+    counted as not extracted (import-history and quiet extraction read it again) and
+    `memory session show` called one that never ended open."""
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket, timeout_s=30) as client:
+            lessons(client)  # the block given at its start is logged: the session is known
+            run_session(client, tmp_path, SESSION, [
+                ("user", "add requests to the project"), ("bash", "uv add requests"),
+                ("user", "now run the tests"), ("bash", "uv run pytest"),
+                ("user", "and commit it"), ("bash", "git commit -am 'add requests'")],
+                end=False)  # it goes quiet, no end is heard of
+            client.extract(SESSION)
+            extracted = client.session(SESSION)["session"]["extracted"]
+            assert extracted is not None
+    finally:
+        running.stop()
+    result = run_memoryd("reindex", "--no-vectors")
+    assert result.returncode == 0, result.stderr
+    running = start_daemon(embedder)
+    try:
+        assert listed(SESSION)["extracted"] == extracted
+        shown = run_cli("session", "show", SESSION)
+        assert shown.returncode == 0, shown.stderr
+        assert "(no end was seen)" in shown.stdout and ", open" not in shown.stdout
+    finally:
+        running.stop()
+    (memoryd_home / "memoryd.db").unlink()  # a deleted index, rebuilt at start
+    running = start_daemon(embedder)
+    try:
+        assert listed(SESSION)["extracted"] == extracted
+    finally:
+        running.stop()
+
+
+def test_what_was_injected_into_a_session_is_explained_after_a_rebuild(
+        memoryd_home: Path, embedder, tmp_path: Path) -> None:
+    """Defect: `memory explain SESSION` said nothing was injected after a reindex, while
+    `memory get ID` still counted the session the entry was injected into."""
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket, timeout_s=30) as client:
+            ids = lessons(client)
+            run_session(client, tmp_path, SESSION, [
+                ("user", "sync main with the remote"), ("bash", "git push --force origin main"),
+                ("bash", "uv sync")])
+            wait_until(lambda: client.get(ids[FORCE])["usage"]["broken"] == 1)
+            explained = json.loads(run_cli("explain", SESSION, "--json").stdout)["injections"]
+            text = run_cli("explain", SESSION).stdout
+    finally:
+        running.stop()
+    assert [i["id"] for inj in explained for i in inj["items"]].count(ids[UV]) == 1
+    result = run_memoryd("reindex", "--no-vectors")
+    assert result.returncode == 0, result.stderr
+    running = start_daemon(embedder)
+    try:
+        assert json.loads(run_cli("explain", SESSION, "--json").stdout)["injections"] \
+            == explained
+        assert run_cli("explain", SESSION).stdout == text
+        assert "usage: injected into 1 session" in run_cli("get", ids[UV]).stdout
+    finally:
+        running.stop()
+
+
+def test_a_purge_takes_its_entries_out_of_the_injection_log_and_a_rebuild_keeps_them_out(
+        memoryd_home: Path, embedder, tmp_path: Path) -> None:
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket, timeout_s=30) as client:
+            ids = lessons(client)
+            secret = client.remember("claude-code", "workflow",
+                                     "The deploy token is tok_9f8e7d6c5b", kind="note")
+            run_session(client, tmp_path, SESSION, [("user", "add rich"),
+                                                    ("bash", "uv add rich")])
+            wait_until(lambda: client.get(ids[UV])["usage"]["pending"] == 0)
+            purged = run_cli("purge", "--agent", "claude-code", "--match", "tok_9f8e7d6c5b",
+                             "--yes")
+            assert purged.returncode == 0, purged.stderr
+            explained = run_cli("explain", SESSION, "--json").stdout
+    finally:
+        running.stop()
+    assert "tok_9f8e7d6c5b" not in explained and secret["entry"]["id"] not in explained
+    assert ids[UV] in explained
+    kept = (memoryd_home / "outcomes.jsonl").read_text()
+    assert "tok_9f8e7d6c5b" not in kept and secret["entry"]["id"] not in kept
+    assert run_memoryd("reindex", "--no-vectors").returncode == 0
+    running = start_daemon(embedder)
+    try:
+        assert json.loads(run_cli("explain", SESSION, "--json").stdout) \
+            == json.loads(explained)
+    finally:
+        running.stop()
+
+
+def test_an_index_from_before_the_file_held_the_log_writes_it_there_once(tmp_path: Path) -> None:
+    """A database whose injection log and extraction marks were kept in it alone (made
+    before this): its first start writes them to the outcomes file, and an index rebuilt
+    from the file has them; a second start writes nothing more."""
+    from memoryd.store.database import Store
+    from memoryd.store.usage_log import LOG_KEY, UsageLog, replay_usage_log
+
+    old = Store(tmp_path / "memoryd.db")
+    now = time.time()
+    old._db.execute("INSERT INTO sessions(id, harness, agent, project, last_seen, extracted) "
+                    "VALUES ('s1', 'claude-code', 'claude-code', '/src/shop', ?, ?)",
+                    (now, now - 5))
+    old.sessions.log_injection(now - 60, "s1", "claude-code", "SessionStart", 120, 6000,
+                               [{"section": "lessons", "id": "e1", "text": "Use uv"}])
+    old._db.execute("DELETE FROM meta WHERE key=?", (LOG_KEY,))
+    file = UsageLog.beside(old)
+    replay_usage_log(old, file)  # its first start
+    size = file.size()
+    replay_usage_log(old, file)  # and the next
+    assert file.size() == size and old.meta(LOG_KEY) == "1"
+    logged = old.sessions.injections("s1")
+    old.close()
+
+    rebuilt = Store(tmp_path / "memoryd.db.new")
+    replay_usage_log(rebuilt, UsageLog.beside(rebuilt))
+    assert rebuilt.sessions.injections("s1") == logged
+    extracted = rebuilt.sessions.get("s1")
+    assert extracted is not None and extracted.extracted == now - 5
+    rebuilt.close()
+
+
+def test_explain_says_when_a_sessions_log_was_lost_with_an_older_index(
+        memoryd_home: Path, embedder, tmp_path: Path) -> None:
+    """An index rebuilt by a memoryd that kept the injection log in the database alone: what
+    the session was given is still counted (its outcomes), and `memory explain` says the log
+    was lost rather than "nothing injected yet"."""
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket, timeout_s=30) as client:
+            ids = lessons(client)
+            run_session(client, tmp_path, SESSION, [("user", "add rich"),
+                                                    ("bash", "pip install rich")])
+            wait_until(lambda: client.get(ids[UV])["usage"]["broken"] == 1)
+    finally:
+        running.stop()
+    outcomes = memoryd_home / "outcomes.jsonl"  # as an older memoryd wrote it
+    outcomes.write_bytes(b"".join(line for line in outcomes.read_bytes().splitlines(True)
+                                  if json.loads(line)["op"] != "log"))
+    assert run_memoryd("reindex", "--no-vectors").returncode == 0
+    running = start_daemon(embedder)
+    try:
+        shown = run_cli("explain", SESSION)
+        assert shown.returncode == 0, shown.stderr
+        assert shown.stdout.startswith(
+            f"the log of what was injected into session {SESSION} was lost with an index "
+            "rebuilt before memoryd kept it in outcomes.jsonl; the entries it was given:\n")
+        assert f"    {ids[UV]}: broken\n" in shown.stdout
+        assert f"    {ids[FORCE]}: no occasion\n" in shown.stdout
+    finally:
+        running.stop()
