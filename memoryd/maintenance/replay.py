@@ -117,9 +117,10 @@ def _apply_record(store: Store, agent: str, record: dict[str, Any], skipped: set
         if before.agent.casefold() != agent.casefold() or \
                 not _holds(store, before, record, record["status"], decided):
             return 0
-        changes = {"status": record["status"]}
-        if record.get("superseded_by"):
-            changes["superseded_by"] = record["superseded_by"]
+        # a status other than superseded points to no successor, wherever it is applied
+        changes = {"status": record["status"],
+                   "superseded_by": record.get("superseded_by")
+                   if record["status"] == "superseded" else None}
         return _change(store, agent, before, record["status"], record, changes)
     if op == "update" and isinstance(record.get("fields"), dict):
         before = store.entry_by_uid(str(record.get("id")))

@@ -79,6 +79,14 @@ def _as_read(entry: StoredEntry | None, change: Change) -> bool:
                                      in (change.before or {}).items() if key in ENTRY_FIELDS)
 
 
+def _status_as_read(entry: StoredEntry | None, change: Change) -> bool:
+    """Whether an undo's entry still has the status the change it takes back left (a forget
+    undone after another machine's supersede overtook it: the supersede holds, and the undo
+    is left alone, as a file changed since is)."""
+    status = (change.before or {}).get("status")
+    return entry is not None and (status is None or entry.status == status)
+
+
 class PassRuns:
     """Runs on the database thread."""
 
@@ -256,7 +264,8 @@ class PassRuns:
         applied = 0
         ledger: dict[str, list[dict[str, Any]]] = {}
         with self.recording():
-            if not all(undo is not None or _as_read(entry, change)
+            if not all(_status_as_read(entry, change) if undo is not None
+                       else _as_read(entry, change)
                        for entry, change, undo in zip(entries, changes, undoes)):
                 for change in changes:
                     self._insert(run, change, "conflict")

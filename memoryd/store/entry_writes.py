@@ -171,9 +171,8 @@ class EntryWrites:
     def _set_status(self, entry: StoredEntry, status: str, actor: str | None,
                     superseded_by: str | None = None) -> StoredEntry:
         now = self.decided_at(entry)
-        changes: dict[str, Any] = {"status": status, "updated": now}
-        if superseded_by:
-            changes["superseded_by"] = superseded_by
+        changes: dict[str, Any] = {"status": status, "updated": now,
+                                   "superseded_by": superseded_by}  # none but a supersede's
         self.store.update_entry(entry.uid, **changes)
         if entry.via == "watch":  # indexed again with a new uid, it keeps this status
             self.store.set_mark(entry.agent, mark_target(entry.uid, entry.hash, "watch"),

@@ -243,6 +243,7 @@ def finish(store: Store, state_dir: Path, found: Plan) -> Applied:
         applied.purged += len(report.entries)
         applied.purged_rows += [e.rowid for e in report.entries if e.rowid is not None]
         applied.purged_words += job.words  # (the purge records the files it rewrote)
+    applied.decided = _as_they_end(store, applied.decided)
     with store.transaction():
         store.set_meta(PENDING, "")
     took = time.perf_counter() - began
@@ -253,6 +254,22 @@ def finish(store: Store, state_dir: Path, found: Plan) -> Applied:
                  "memory-file versions, purged %d entries.", applied.records, applied.restored,
                  applied.versions, applied.purged)
     return applied
+
+
+def _as_they_end(store: Store, decided: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each entry both machines changed, once, with what holds once all the merge brought is
+    applied (a later record of the same sync, an undo, may have changed it again); none whose
+    end is the decision it was said to hold over."""
+    ends: dict[str, dict[str, Any]] = {}
+    for item in decided:
+        entry = store.entry_by_uid(item["id"])
+        if entry is None:
+            continue
+        holds = {"status": entry.status, "superseded_by": entry.superseded_by}
+        first = ends.setdefault(item["id"], {**item, "holds": holds})
+        if holds == first["over"]:
+            first["over"] = item["over"]
+    return [item for item in ends.values() if item["holds"] != item["over"]]
 
 
 def apply_merge(store: Store, repo: SyncRepo, before: str, after: str, *,

@@ -747,3 +747,39 @@ def test_two_supersedes_of_one_entry_on_two_machines_keep_both_texts(
     # and the sync that met the other machine's change says so
     said = [r.get("decided") for r in replies if r.get("decided")]
     assert said and said[0][0]["id"] == uid
+
+
+def test_an_undone_forget_leaves_the_other_machines_later_supersede_alone(
+        machines, remote: Path) -> None:
+    """A forget on one machine, overtaken by a supersede on the other; then the forget undone:
+    the undo set the entry active again, wiping the supersede, on both machines."""
+    a, b = machines(2, (False, False))
+    init(remote, a, b)
+    write(a, ["the state bucket is tf-prod-state"])
+    sync(a, b)
+    uid = a.ids()["the state bucket is tf-prod-state"]
+    with a.client("designer") as c:
+        run = c.forget(uid)["undo"]
+    with b.client("designer") as c:
+        newer = c.supersede(uid, "the state bucket is tf-prod-state-v2")["entry"]["id"]
+    sync(a, b, a)
+    undone = a.cli("undo", run)
+    assert "left alone" in undone.stdout + undone.stderr, undone.stdout + undone.stderr
+    sync(a, b, a)
+    assert _state(a, uid) == _state(b, uid) == ("superseded", newer)
+    assert a.texts() == b.texts() == ["the state bucket is tf-prod-state-v2"]
+
+
+def test_a_forget_after_the_other_machines_supersede_points_nowhere_on_both(
+        machines, remote: Path) -> None:
+    a, b = machines(2, (False, False))
+    init(remote, a, b)
+    write(a, ["the batch size is 10k rows"])
+    sync(a, b)
+    uid = a.ids()["the batch size is 10k rows"]
+    with a.client("designer") as c:
+        c.supersede(uid, "the batch size is 100k rows")
+    with b.client("designer") as c:  # later
+        c.forget(uid)
+    sync(a, b, a)
+    assert _state(a, uid) == _state(b, uid) == ("forgotten", None)
