@@ -44,6 +44,7 @@ from memoryd_client.client import Client
 from memoryd_client.command_spec import Values
 from memoryd_client.commands import command_at
 from memoryd_client.errors import MemorydError
+from memoryd_client.mcp_arguments import REQUIRED, Param, Tool, refusing
 
 INSTRUCTIONS = (
     "Persistent memory for this agent, kept by memoryd across sessions. Your memory directory "
@@ -56,8 +57,6 @@ INSTRUCTIONS = (
 MCP_REQUIREMENT = "mcp==2.3.0"
 #: A hit's text in a listing; memory_get gives the whole text.
 TEXT_CHARS = 600
-#: The default of a parameter the model must give.
-REQUIRED = object()
 
 
 def client_version() -> str:
@@ -124,63 +123,6 @@ def search_text(query: str, hits: list[dict[str, Any]], now: float, here: str = 
                               for h in hits)])
 
 
-def unknown_arguments(tool: str, arguments: dict[str, Any], takes: list[str]) -> str | None:
-    """Why a call's arguments are refused (names the tool does not take), or None. The SDK
-    drops such names: a misspelt filter ("categroy") would be a search of everything, and
-    ``agent`` for ``other_agent`` a search of the wrong memory, with nobody told."""
-    import difflib
-
-    unknown = [name for name in arguments if name not in takes]
-    if not unknown:
-        return None
-    hints = []
-    for name in unknown:
-        close = difflib.get_close_matches(name, takes, n=1, cutoff=0.6)
-        hints.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
-    what = "argument" if len(unknown) == 1 else "arguments"
-    return (f"{tool}: unknown {what} {', '.join(hints)}; nothing was done. {tool} takes "
-            + (", ".join(takes) if takes else "no arguments"))
-
-
-def accepted(param: Param) -> str:
-    """What an argument takes, in words: "a whole number from 1 to 50", "one of note, fact"."""
-    if isinstance(param.kind, tuple):
-        return "one of " + ", ".join(param.kind)
-    if param.kind == "int":
-        if param.ge is not None and param.le is not None:
-            return f"a whole number from {param.ge} to {param.le}"
-        if param.ge is not None:
-            return f"a whole number, {param.ge} or more"
-        return "a whole number" + (f" up to {param.le}" if param.le is not None else "")
-    return {"str": "text", "strs": "a list of texts"}[param.kind]
-
-
-def invalid_arguments(tool: Tool, errors: list[Any], arguments: dict[str, Any]) -> str:
-    """Why a call's arguments are refused (a wrong type, a number out of range, a value not in
-    the list, one missing), from the SDK's validation ``errors`` (pydantic's), in the words
-    :func:`unknown_arguments` uses: each argument named with what it takes. pydantic's own
-    message is a dump of its model, its error codes and a link to its documentation."""
-    import json
-
-    params = {p.name: p for p in tool.params}
-    problems: dict[str, str] = {}
-    for error in errors:
-        name = str(error["loc"][0]) if error.get("loc") else ""
-        param = params.get(name)
-        if param is None or name in problems:
-            continue
-        if error.get("type") == "missing":
-            problems[name] = f"{name!r} is missing: it takes {accepted(param)}"
-            continue
-        given = json.dumps(arguments.get(name), ensure_ascii=False, default=str)
-        if len(given) > 60:
-            given = given[:59] + "…"
-        problems[name] = f"{name!r} takes {accepted(param)}, not {given}"
-    if not problems:  # nothing pydantic named is a parameter of the table's (cannot happen)
-        problems[""] = "its arguments are not what it takes"
-    return f"{tool.name}: {'; '.join(problems.values())}; nothing was done"
-
-
 def working_directory() -> str:
     """Where the server was started; "/" (no project: global) if that directory is gone."""
     try:
@@ -202,67 +144,6 @@ def scope_of(cwd: str) -> tuple[str | None, str]:
                         f"server runs in ({repository}) and is shown only there; global: shown "
                         "in every project, for what holds everywhere (the user's preferences, "
                         "how they like to work), not for this codebase")
-
-
-class Param:
-    """One argument of a tool, as the SDK describes it to the model: a type ("str", "int",
-    "strs" for a list of text, or a tuple of the values allowed), a description (or a function
-    of the server's facts that writes it) and a default (None makes it optional; REQUIRED: the
-    model must give it). ``dest`` names the argument of the command it fills (its own name
-    by default); ``ge`` and ``le`` bound a number."""
-
-    __slots__ = ("default", "description", "dest", "ge", "kind", "le", "name")
-
-    def __init__(self, name: str, kind: Any, description: Any, default: Any = REQUIRED, *,
-                 dest: str | None = None, ge: int | None = None, le: int | None = None) -> None:
-        self.name = name
-        self.kind = kind
-        self.description = description
-        self.default = default
-        self.dest = dest or name
-        self.ge = ge
-        self.le = le
-
-
-class Tool:
-    """One tool. A tool that is a command of `memory` (``command``, as "file read") runs the
-    command's request from the table (memoryd_client.commands) with its arguments, the
-    server's ``facts`` it takes ("agent": it acts as the server's agent; "cwd": the server's
-    directory) filled in, and turns the reply into what the model reads (``reply``). A tool
-    that is not quite one (search: another agent's memory; remember: a scope) has ``call``:
-    the client call and the reply together."""
-
-    __slots__ = (
-        "call",
-        "command",
-        "description",
-        "facts",
-        "name",
-        "params",
-        "reply",
-        "shown",
-        "text",
-        "writes",
-    )
-
-    def __init__(self, name: str, description: str, params: tuple[Param, ...] = (), *,
-                 command: str | None = None, facts: tuple[str, ...] = (),
-                 reply: Callable[[Any, Values], Any] | None = None,
-                 call: Callable[[Client, dict[str, Any], dict[str, str]], Any] | None = None,
-                 shown: Callable[[Any], list[str]] | None = None,
-                 writes: bool = False, text: bool = True) -> None:
-        self.name = name
-        self.description = description
-        self.params = params
-        self.command = command
-        self.facts = facts
-        self.reply = reply
-        self.call = call
-        #: the entries the command's reply shows the model (their ids): counted as injected
-        #: into the agent's session (:class:`Reads`)
-        self.shown = shown
-        self.writes = writes
-        self.text = text  # plain text for the model; else a structured (JSON) reply
 
 
 @dataclass(frozen=True)
@@ -563,7 +444,8 @@ def build_server(agent: str, client: Client, cwd: str | None = None) -> Any:
     repository, scope = scope_of(server_cwd)
     facts = {"agent": agent, "cwd": server_cwd, "scope": scope, "project": repository or ""}
     reads = Reads(client, agent, server_cwd)
-    server = _refusing(MCPServer, ToolError, ValidationError)(
+    server = refusing(MCPServer, ToolError, ValidationError,
+                      {tool.name: tool for tool in TOOLS})(
         "memoryd", instructions=INSTRUCTIONS, version=client_version())
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
@@ -579,41 +461,6 @@ def build_server(agent: str, client: Client, cwd: str | None = None) -> Any:
                         annotations=writes if tool.writes else read_only,
                         structured_output=False if tool.text else None)
     return server
-
-
-def _refusing(base: Any, tool_error: type[Exception], validation_error: type[Exception]) -> Any:
-    """The SDK's server class, refusing arguments a tool does not take (and saying so in each
-    tool's schema): the SDK would drop them silently; and saying in a line what is wrong with
-    an argument the SDK's validation refused (:func:`invalid_arguments`)."""
-    tools = {tool.name: tool for tool in TOOLS}
-
-    class Server(base):  # type: ignore[misc]
-        async def list_tools(self) -> Any:
-            tools = await super().list_tools()
-            for tool in tools:
-                tool.input_schema["additionalProperties"] = False
-            return tools
-
-        async def call_tool(self, name: str, arguments: dict[str, Any],
-                            context: Any = None) -> Any:
-            schemas = {t.name: t.input_schema for t in await super().list_tools()}
-            if name in schemas:
-                takes = list(schemas[name].get("properties") or {})
-                problem = unknown_arguments(name, arguments or {}, takes)
-                if problem is not None:
-                    raise tool_error(problem)
-            try:
-                return await super().call_tool(name, arguments, context)
-            except tool_error as exc:
-                cause = exc.__cause__
-                if not isinstance(cause, validation_error) or name not in tools:
-                    raise
-                errors: list[Any] = cause.errors()  # type: ignore[attr-defined]
-                # the cause stays: the SDK logs its field names, not the values given
-                raise tool_error(invalid_arguments(tools[name], errors, arguments or {})) \
-                    from cause
-
-    return Server
 
 
 def _function(tool: Tool, client: Client, facts: dict[str, str],
