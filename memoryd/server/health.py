@@ -34,7 +34,13 @@ from memoryd.passes.runner import PassRunner
 from memoryd.server.parts import Parts
 from memoryd.server.sync_methods import Sync
 from memoryd.store.ledger import Ledger, LedgerProblem
-from memoryd.store.reader import entry_uids, ledger_offset, open_reader, quick_check
+from memoryd.store.reader import (
+    entry_hashes,
+    entry_uids,
+    ledger_offset,
+    open_reader,
+    quick_check,
+)
 
 OK, WARNING, PROBLEM = "ok", "warning", "problem"
 #: Free space on the state dir's file system below which doctor warns, and below which a write
@@ -59,9 +65,12 @@ RESTART = "restart memoryd (`memoryd service stop && memoryd service start`, or 
 
 @dataclass(frozen=True)
 class LedgerEntry:
-    """An entry a ledger's ``remember`` record created: its agent and id."""
+    """An entry a ledger's ``remember`` record created: its agent, id and text's hash (a record
+    the replay skipped as a duplicate of an entry the index holds is not lost: two machines
+    that stored one text, a write answered as failed)."""
     agent: str
     uid: str
+    hash: str = ""
 
 
 @dataclass(frozen=True)
@@ -386,12 +395,18 @@ class Health:
         total = 0
         lasts = []
         held: dict[str, set[str]] = {}  # agent → the ids the index holds
+        texts: dict[str, set[str]] = {}  # agent → the hashes of its entries' texts
         for agent, (created, size) in sorted(ledgers.items()):
             counted = [e for e in dict.fromkeys(created) if e.agent.casefold() == agent.casefold()]
             for entry in counted:
                 if entry.agent not in held:
                     held[entry.agent] = entry_uids(db, entry.agent)
             lost = [e for e in counted if e.uid not in held[e.agent]]
+            if lost:  # but a duplicate the replay skipped: its text is held
+                for entry in lost:
+                    if entry.agent not in texts:
+                        texts[entry.agent] = entry_hashes(db, entry.agent)
+                lost = [e for e in lost if not e.hash or e.hash not in texts[e.agent]]
             total += len(counted)
             if lost:
                 missing[agent] = len(lost)
@@ -439,7 +454,8 @@ class Health:
         for agent in ledger.agents():
             path = ledger.path(agent)
             size = path.stat().st_size
-            created = [LedgerEntry(str(entry.get("agent")), str(entry.get("uid")))
+            created = [LedgerEntry(str(entry.get("agent")), str(entry.get("uid")),
+                                   str(entry.get("hash") or ""))
                        for _, record in ledger.read(agent, 0, problems)
                        if record.get("op") == "remember"
                        and isinstance(entry := record.get("entry"), dict)]

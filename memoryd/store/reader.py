@@ -60,6 +60,10 @@ def entry_uids(db: apsw.Connection, agent: str) -> set[str]:
     return {r[0] for r in db.execute("SELECT uid FROM entries WHERE agent=?", (agent,))}
 
 
+def entry_hashes(db: apsw.Connection, agent: str) -> set[str]:
+    return {r[0] for r in db.execute("SELECT hash FROM entries WHERE agent=?", (agent,))}
+
+
 def ledger_offset(db: apsw.Connection, agent: str) -> int:
     """How far into ``ledger/<agent>.jsonl`` the index has applied (memoryd.maintenance.replay)."""
     row = db.execute("SELECT value FROM meta WHERE key=?", (f"ledger:{agent}",)).fetchone()

@@ -166,6 +166,31 @@ def test_an_entry_in_the_ledger_missing_from_the_index_is_a_problem(daemon, clie
     assert "memoryd reindex" in ledger["fix"]
 
 
+def test_a_ledger_record_replayed_as_a_duplicate_is_not_missing(memoryd_home,
+                                                                 embedder) -> None:
+    """Two machines that superseded one entry with the same text: the merged ledger holds two
+    remember records of that text, and the replay keeps one. Doctor called the other "in the
+    ledgers, not in the index", a problem whose fix (`memoryd reindex`) never cured it."""
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as c:
+            c.remember("bob", "notes", "The Redis cluster for sessions has eight shards")
+    finally:
+        running.stop()
+    path = memoryd_home / "ledger" / "bob.jsonl"
+    record = json.loads(path.read_bytes().splitlines()[0])
+    record.pop("crc", None)
+    record["entry"].update(uid="0000000000300000003")  # the other machine's copy
+    with path.open("ab") as handle:
+        handle.write(encode_record(record))
+    running = start_daemon(embedder)
+    try:
+        ledger = by_name(doctor()[1])["ledger"]
+        assert ledger["status"] == "ok", ledger
+    finally:
+        running.stop()
+
+
 def test_a_ledger_shared_by_case_is_counted_as_the_index_holds_it(memoryd_home,
                                                                    embedder) -> None:
     """D16's recovery case (an older version on a case-insensitive disk wrote bob's records
