@@ -212,7 +212,7 @@ def run_hook_command(argv: list[str]) -> int:
                          "is left in it; the line install added to .git/info/exclude goes too.",
         }
         from memoryd_client.cli_help import Formatter
-        from memoryd_client.install import NO_HOOKS
+        from memoryd_client.hook_tables import NO_HOOKS
 
         def harness(name: str) -> str:
             """An agent's name; one memoryd knows without hooks is refused, saying what

@@ -16,6 +16,11 @@ import os
 import re
 import subprocess
 
+TYPE_CHECKING = False  # see memoryd_client/__init__.py
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
 MARK = "# memoryd: personal hook settings (memory hook install; uninstall removes these lines)"
 
 
@@ -103,3 +108,23 @@ def remove(path: str) -> str | None:
         return None
     _write(exclude, text.replace(ours, "", 1))
     return f"{line} taken out of {exclude} again"
+
+
+def refuse_tracked(harness: str, project: str | None, paths: list[Path],
+                   holds_ours: bool = False) -> None:
+    """Refuse a project's files that git tracks, before anything is written: memoryd's hooks in
+    them are this user's absolute paths (the `memory` program, MEMORYD_HOME), an exclude does
+    not hide a tracked file from ``git status``, and ``git commit -a`` would publish them.
+    ``holds_ours``: the file has memoryd's hooks already (uninstall takes them out)."""
+    if project is None:
+        return
+    found = [str(path) for path in paths if tracked(str(path))]
+    if not found:
+        return
+    raise ValueError(
+        f"{', '.join(found)}: tracked by git, so memoryd does not write its hooks there "
+        "(they hold this user's absolute paths, which `git status` would show and `git commit "
+        "-a` would publish: an exclude does not hide a tracked file); nothing was changed. "
+        f"Install for the user instead: memory hook install {harness}"
+        + (f" (and `memory hook uninstall {harness} --project {project}` takes out the "
+           "memoryd hooks it holds)" if holds_ours else ""))

@@ -40,7 +40,6 @@ import re
 import shlex
 import shutil
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,104 +47,18 @@ from typing import Any
 from memoryd_client import hook_settings
 from memoryd_client.atomic_file import fsync_directory, write_atomically
 from memoryd_client.errors import BadParamsError
-from memoryd_client.paths import state_dir
+from memoryd_client.git_exclude import refuse_tracked
+from memoryd_client.hook_backups import (
+    backup_stem,
+    backups_of,
+    prune_backup_dirs,
+    write_backup,
+)
+from memoryd_client.hook_tables import COMMAND_KEY, FLAT, HANDLER_TYPE, HARNESS_EVENTS, HEAD
 
-#: The tools the PreToolUse hook reads (memoryd.sessions.tool_lessons): the hook runs for
-#: no other tool call.
-CLAUDE_CODE_TOOLS = "Bash|Edit|Write|MultiEdit|NotebookEdit"
-CODEX_TOOLS = "Bash|apply_patch"
-#: event → (matcher or None, handler extras)
-CLAUDE_CODE_EVENTS: dict[str, tuple[str | None, dict[str, Any]]] = {
-    "SessionStart": ("startup|resume|clear|compact|fork", {"timeout": 10}),
-    "UserPromptSubmit": (None, {"timeout": 5}),
-    "PreToolUse": (CLAUDE_CODE_TOOLS, {"timeout": 5}),
-    "PreCompact": (None, {"timeout": 10}),
-    "PostCompact": (None, {"timeout": 10}),
-    "Stop": (None, {"timeout": 10, "async": True}),
-    "SubagentStop": (None, {"timeout": 10, "async": True}),
-    "SessionEnd": (None, {"timeout": 5}),
-}
-CODEX_EVENTS: dict[str, tuple[str | None, dict[str, Any]]] = {
-    "SessionStart": ("startup|resume|clear", {"timeout": 10}),
-    "UserPromptSubmit": (None, {"timeout": 5}),
-    "PreToolUse": (CODEX_TOOLS, {"timeout": 5}),
-    "PreCompact": (None, {"timeout": 10}),
-    "PostCompact": (None, {"timeout": 10}),
-    "Stop": (None, {"timeout": 10}),
-    "SessionEnd": (None, {"timeout": 3}),
-}
-#: Gemini CLI: its tools (a regular expression, tested unanchored: anchored here), and
-#: ``timeout`` in milliseconds. No matcher on SessionStart: Gemini compares a lifecycle event's
-#: matcher with its source as an exact string.
-GEMINI_TOOLS = "^(run_shell_command|write_file|replace)$"
-GEMINI_EVENTS: dict[str, tuple[str | None, dict[str, Any]]] = {
-    "SessionStart": (None, {"timeout": 10_000}),
-    "BeforeAgent": (None, {"timeout": 5_000}),
-    "BeforeTool": (GEMINI_TOOLS, {"timeout": 5_000}),
-    "AfterTool": (GEMINI_TOOLS, {"timeout": 5_000}),
-    "AfterAgent": (None, {"timeout": 10_000}),
-    "SessionEnd": (None, {"timeout": 5_000}),
-}
-#: Cursor: a flat list of handlers per event (no groups, no timeout: memoryd's own deadlines
-#: hold).
-CURSOR_EVENTS: dict[str, tuple[str | None, dict[str, Any]]] = {
-    "sessionStart": (None, {}),
-    "beforeShellExecution": (None, {}),
-    "stop": (None, {}),
-    "sessionEnd": (None, {}),
-}
-#: GitHub Copilot CLI: a flat list of handlers per event, its shell command in ``bash`` (every
-#: version has it), a ``matcher`` (a regular expression Copilot anchors) on its tools, and
-#: ``timeoutSec``. userPromptSubmitted is not installed: Copilot drops its output.
-COPILOT_TOOLS = "bash|edit|create"
-COPILOT_EVENTS: dict[str, tuple[str | None, dict[str, Any]]] = {
-    "sessionStart": (None, {"timeoutSec": 10}),
-    "preToolUse": (COPILOT_TOOLS, {"timeoutSec": 5}),
-    "postToolUse": (COPILOT_TOOLS, {"timeoutSec": 5}),
-    "agentStop": (None, {"timeoutSec": 10}),
-    "sessionEnd": (None, {"timeoutSec": 5}),
-}
-HARNESS_EVENTS = {"claude-code": CLAUDE_CODE_EVENTS, "codex": CODEX_EVENTS,
-                  "gemini": GEMINI_EVENTS, "cursor": CURSOR_EVENTS, "copilot": COPILOT_EVENTS}
-#: The agents memoryd knows that have no hooks to install, and what memoryd does for each
-#: instead (docs/harnesses.md): `memory hook install aider` says so, a usage error.
-NO_HOOKS = {
-    "aider": "Aider has no hooks, so memoryd installs nothing for it. memoryd reads Aider's "
-             "files where they are: its chat history (.aider.chat.history.md) and its "
-             "conventions (CONVENTIONS.md, the notes `read` names in .aider.conf.yml), in each "
-             "project root memoryd is given (memory sources add --project DIR); a session is "
-             "extracted once it has been quiet",
-    "windsurf": "memoryd has no hooks for Windsurf, so it installs nothing there. memoryd reads "
-                "Windsurf's rules (~/.codeium/windsurf/memories/global_rules.md, a project's "
-                ".windsurf/rules/ and .windsurfrules), and Windsurf reaches memory through MCP: "
-                "add `memory mcp --agent windsurf` to its MCP servers (docs/agents.md, MCP)",
-    "roo": "Roo Code has no hooks, so memoryd installs nothing for it. memoryd reads its rules "
-           "(~/.roo/rules*/, a project's .roorules* and .roo/rules*/) and its tasks (each "
-           "extracted once it has been quiet; `memory import-history roo` for older ones), and "
-           "Roo Code reaches memory through MCP: add `memory mcp --agent roo` to its MCP "
-           "servers (mcp_settings.json, or a project's .roo/mcp.json)",
-    "kilo": "Kilo Code has no hooks, so memoryd installs nothing for it. memoryd reads its "
-            "tasks as Roo Code's (each extracted once it has been quiet; `memory "
-            "import-history kilo` for older ones), and Kilo Code reaches memory through MCP: "
-            "add `memory mcp --agent kilo` to its MCP servers (mcp_settings.json, or a "
-            "project's .kilocode/mcp.json)",
-    "pi": "pi has extensions, not hooks, so memoryd installs nothing for it. memoryd reads its "
-          "notebook (~/.pi/agent/AGENTS.md) and its sessions (~/.pi/agent/sessions/); a "
-          "session is extracted once it has been quiet",
-}
-#: Harnesses whose event lists hold handlers directly, rather than groups of them.
-FLAT = ("cursor", "copilot")
-#: What a settings file of the harness starts with besides ``hooks``.
-HEAD: dict[str, dict[str, Any]] = {"cursor": {"version": 1}, "copilot": {"version": 1}}
-#: The key of a handler's command line: Copilot CLI's shell command is ``bash``.
-COMMAND_KEY = {"copilot": "bash"}
-#: What a flat handler starts with (Copilot CLI's names its type).
-HANDLER_TYPE: dict[str, dict[str, str]] = {"copilot": {"type": "command"}}
 #: The variables that decide which daemon a hook talks to and where it spools: carried into the
 #: hook commands when set at install time (agents run hooks with their own environment).
 CARRIED_ENV = ("MEMORYD_HOME", "MEMORYD_SOCKET")
-BACKUP_DIR = "hook-backups"
-BACKUP_INFIX = ".memoryd-backup-"
 CREATED_SUFFIX = ".memoryd-created"
 ADDED_SUFFIX = ".memoryd-added"
 
@@ -247,47 +160,6 @@ def is_ours(handler: Any, harness: str) -> bool:
 
 
 # -- writing ----------------------------------------------------------------------------------
-
-def backup_stem(real_path: str) -> Path:
-    """Where the backups of the file at `real_path` go, without their suffix."""
-    return state_dir() / BACKUP_DIR / real_path.lstrip(os.sep)
-
-
-def backups_of(real_path: str) -> list[Path]:
-    stem = backup_stem(real_path)
-    if not stem.parent.is_dir():
-        return []
-    return sorted(p for p in stem.parent.iterdir() if p.name.startswith(stem.name + BACKUP_INFIX))
-
-
-def write_backup(real_path: str, text: str, when: float | None = None) -> Path:
-    """Save `text` as a new backup of `real_path` (0600: settings may hold secrets). A backup is
-    never overwritten: a second one within the same microsecond gets a counter. Of the backups of
-    that file, the oldest and this one are kept."""
-    when = time.time() if when is None else when
-    stem = backup_stem(real_path)
-    stem.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(when)) + f"-{int(when % 1 * 1e6):06d}"
-    counter = 0
-    while True:
-        suffix = f"{BACKUP_INFIX}{stamp}" + (f"-{counter}" if counter else "")
-        backup = stem.with_name(stem.name + suffix)
-        try:
-            fd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            counter += 1
-            continue
-        break
-    with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
-        out.write(text)
-        out.flush()
-        os.fsync(out.fileno())
-    for between in backups_of(real_path)[1:]:
-        if between != backup:
-            with contextlib.suppress(FileNotFoundError):
-                between.unlink()
-    return backup
-
 
 def _parses_without_comments(text: str) -> bool:
     """Whether ``text`` is JSON once its ``//`` and ``/* */`` comments (outside strings) are
@@ -425,25 +297,13 @@ class SettingsFile:
                 os.rmdir(directory)
         fsync_directory(os.path.dirname(self.real))
         note.unlink()
-        _prune_backup_dirs(note.parent)
+        prune_backup_dirs(note.parent)
         return True
 
     def forget_created(self) -> None:
         with contextlib.suppress(FileNotFoundError):
             self.created_note().unlink()
-        _prune_backup_dirs(self.created_note().parent)
-
-
-def _prune_backup_dirs(directory: Path) -> None:
-    """Remove the backup directories left empty, up to the backups' root (the backups of a
-    file install created and uninstall removed are nothing worth keeping a tree of folders)."""
-    root = state_dir() / BACKUP_DIR
-    while directory != root and root in directory.parents:
-        try:
-            directory.rmdir()
-        except OSError:  # not empty, or gone
-            return
-        directory = directory.parent
+        prune_backup_dirs(self.created_note().parent)
 
 
 def _read_text(path: str) -> str | None:
@@ -481,7 +341,7 @@ def remove_created(real: str) -> None:
             with contextlib.suppress(OSError):  # not empty: something else lives there now
                 os.rmdir(directory)
         note.unlink()
-        _prune_backup_dirs(note.parent)
+        prune_backup_dirs(note.parent)
 
 
 def _created_note_of(real: str) -> Path:
@@ -599,28 +459,6 @@ def _without_ours(settings: SettingsFile, harness: str) -> tuple[str, int]:
     if removed and _nothing_left(text, harness) and ("file",) in added:  # only whitespace
         text = added[("file",)] or ""
     return text, removed
-
-
-def refuse_tracked(harness: str, project: str | None, paths: list[Path],
-                   holds_ours: bool = False) -> None:
-    """Refuse a project's files that git tracks, before anything is written: memoryd's hooks in
-    them are this user's absolute paths (the `memory` program, MEMORYD_HOME), an exclude does
-    not hide a tracked file from ``git status``, and ``git commit -a`` would publish them.
-    ``holds_ours``: the file has memoryd's hooks already (uninstall takes them out)."""
-    if project is None:
-        return
-    from memoryd_client import git_exclude
-
-    tracked = [str(path) for path in paths if git_exclude.tracked(str(path))]
-    if not tracked:
-        return
-    raise ValueError(
-        f"{', '.join(tracked)}: tracked by git, so memoryd does not write its hooks there "
-        "(they hold this user's absolute paths, which `git status` would show and `git commit "
-        "-a` would publish: an exclude does not hide a tracked file); nothing was changed. "
-        f"Install for the user instead: memory hook install {harness}"
-        + (f" (and `memory hook uninstall {harness} --project {project}` takes out the "
-           "memoryd hooks it holds)" if holds_ours else ""))
 
 
 def install(harness: str, project: str | None = None) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from memoryd_client import Client, install, wire
+from memoryd_client import Client, hook_tables, install, wire
 
 from memoryd.ingest.transcript import make_parser
 from tests.conftest import run_cli, start_daemon, wait_until
@@ -557,7 +557,7 @@ def test_gemini_install_registers_runnable_hooks_and_uninstall_gives_the_file_ba
     hooks = settings["hooks"]
     assert (hooks["enabled"], hooks["disabled"]) == (True, ["secret-scanner"])
     assert hooks["BeforeTool"][0] == theirs["hooks"]["BeforeTool"][0]
-    assert set(hooks) - {"enabled", "disabled"} == set(install.GEMINI_EVENTS)
+    assert set(hooks) - {"enabled", "disabled"} == set(hook_tables.GEMINI_EVENTS)
     start = hooks["SessionStart"][-1]
     assert "matcher" not in start  # Gemini matches a lifecycle event's source exactly
     [handler] = start["hooks"]
@@ -624,7 +624,7 @@ def test_cursor_install_appends_handlers_to_its_flat_lists_and_uninstall_gives_i
     path.write_text(CURSOR_HOOKS)
     assert run_cli("hook", "install", "cursor").returncode == 0
     hooks = json.loads(path.read_text())["hooks"]
-    assert set(hooks) == {"beforeShellExecution", "afterFileEdit", *install.CURSOR_EVENTS}
+    assert set(hooks) == {"beforeShellExecution", "afterFileEdit", *hook_tables.CURSOR_EVENTS}
     audit, block, mine = hooks["beforeShellExecution"]
     assert (audit, block) == ({"command": "./hooks/audit.sh"}, {"command": "./hooks/block-git.sh"})
     assert set(mine) == {"command"} and mine["command"].endswith("hook cursor beforeShellExecution")
@@ -637,7 +637,7 @@ def test_cursor_install_creates_a_versioned_file_that_uninstall_removes(memoryd_
     home = Path(os.environ["HOME"])
     assert run_cli("hook", "install", "cursor").returncode == 0
     data = json.loads((home / ".cursor" / "hooks.json").read_text())
-    assert data["version"] == 1 and set(data["hooks"]) == set(install.CURSOR_EVENTS)
+    assert data["version"] == 1 and set(data["hooks"]) == set(hook_tables.CURSOR_EVENTS)
     assert run_cli("hook", "uninstall", "cursor").returncode == 0
     assert not (home / ".cursor").exists()
     for empty in ("{}", "", "\n"):  # a file with nothing in it comes back as it was
@@ -660,7 +660,7 @@ def test_copilot_install_writes_a_hooks_file_of_its_own_that_uninstall_removes(
     assert run_cli("hook", "install", "copilot").returncode == 0
     path = home / ".copilot/hooks/memoryd.json"
     data = json.loads(path.read_text())
-    assert data["version"] == 1 and set(data["hooks"]) == set(install.COPILOT_EVENTS)
+    assert data["version"] == 1 and set(data["hooks"]) == set(hook_tables.COPILOT_EVENTS)
     [before] = data["hooks"]["preToolUse"]
     assert before == {"type": "command", "bash": install.hook_command("copilot", "preToolUse"),
                       "matcher": "bash|edit|create", "timeoutSec": 5}
@@ -688,5 +688,5 @@ def test_doctor_finds_the_gemini_cursor_and_copilot_hooks(daemon, memoryd_home) 
     from memoryd_client.doctor import installed_hooks
 
     found = {h["harness"]: len(h["commands"]) for h in installed_hooks()}
-    assert found == {"gemini": len(install.GEMINI_EVENTS), "cursor": len(install.CURSOR_EVENTS),
-                     "copilot": len(install.COPILOT_EVENTS)}
+    assert found == {"gemini": len(hook_tables.GEMINI_EVENTS), "cursor": len(hook_tables.CURSOR_EVENTS),
+                     "copilot": len(hook_tables.COPILOT_EVENTS)}

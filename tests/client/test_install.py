@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from memoryd_client import install
+from memoryd_client import hook_backups, hook_tables, install
 
 from tests.conftest import run_cli
 
@@ -33,7 +33,7 @@ def claude_settings(memoryd_home: Path) -> Path:
 
 
 def backups(memoryd_home: Path) -> list[Path]:
-    return sorted((memoryd_home / install.BACKUP_DIR).rglob(f"*{install.BACKUP_INFIX}*"))
+    return sorted((memoryd_home / hook_backups.BACKUP_DIR).rglob(f"*{hook_backups.BACKUP_INFIX}*"))
 
 
 def test_install_is_idempotent_keeps_a_backup_and_uninstall_removes_only_ours(claude_settings, memoryd_home) -> None:
@@ -123,10 +123,10 @@ def test_installs_and_uninstalls_within_one_second_keep_the_pristine_backup(clau
 def test_a_backup_is_never_overwritten(claude_settings) -> None:
     real = str(claude_settings)
     same_instant = 1_795_000_000.25
-    first = install.write_backup(real, "first", when=same_instant)
-    second = install.write_backup(real, "second", when=same_instant)
+    first = hook_backups.write_backup(real, "first", when=same_instant)
+    second = hook_backups.write_backup(real, "second", when=same_instant)
     assert first != second and first.read_text() == "first" and second.read_text() == "second"
-    assert install.backups_of(real) == [first, second]
+    assert hook_backups.backups_of(real) == [first, second]
 
 
 def test_a_file_that_is_not_json_is_left_alone(claude_settings, memoryd_home) -> None:
@@ -160,7 +160,7 @@ def test_an_empty_settings_file_gets_the_hooks_and_comes_back_as_it_was(claude_s
     claude_settings.write_text(empty)
     result = run_cli("hook", "install", "claude-code")
     assert result.returncode == 0, result.stderr
-    assert set(json.loads(claude_settings.read_text())["hooks"]) == set(install.CLAUDE_CODE_EVENTS)
+    assert set(json.loads(claude_settings.read_text())["hooks"]) == set(hook_tables.CLAUDE_CODE_EVENTS)
     assert run_cli("hook", "uninstall", "claude-code").returncode == 0
     assert claude_settings.read_bytes() == empty.encode()
 
@@ -322,10 +322,10 @@ def test_a_file_changed_while_editing_is_not_overwritten(claude_settings, memory
 def test_install_registers_the_events_the_hooks_handle() -> None:
     from memoryd_client.hooks import HARNESS_EVENTS, HARNESSES
 
-    assert tuple(install.CLAUDE_CODE_EVENTS) == HARNESS_EVENTS["claude-code"]
-    assert tuple(install.CODEX_EVENTS) == HARNESS_EVENTS["codex"]
-    assert tuple(install.GEMINI_EVENTS) == HARNESS_EVENTS["gemini"]
-    assert tuple(install.CURSOR_EVENTS) == HARNESS_EVENTS["cursor"]
+    assert tuple(hook_tables.CLAUDE_CODE_EVENTS) == HARNESS_EVENTS["claude-code"]
+    assert tuple(hook_tables.CODEX_EVENTS) == HARNESS_EVENTS["codex"]
+    assert tuple(hook_tables.GEMINI_EVENTS) == HARNESS_EVENTS["gemini"]
+    assert tuple(hook_tables.CURSOR_EVENTS) == HARNESS_EVENTS["cursor"]
     # OpenCode has no settings file of hooks: memoryd's plugin
     # (tests/client/test_opencode_plugin.py); nor has Cline: a file per event
     # (tests/client/test_harness_hooks.py)
@@ -563,7 +563,7 @@ def test_a_projects_file_git_tracks_is_refused_and_left_as_it_was(memoryd_home, 
     assert "kept out of git status" not in result.stderr + result.stdout
     assert (repo / written).read_bytes() == committed
     assert git("status", "--porcelain", cwd=repo) == "" and exclude.read_bytes() == pristine
-    assert not (memoryd_home / install.BACKUP_DIR).exists()
+    assert not (memoryd_home / hook_backups.BACKUP_DIR).exists()
 
 
 @pytest.mark.parametrize("agent, says", [
