@@ -86,7 +86,7 @@ bodies use possessive quantifiers, so no pattern backtracks badly. A call never 
 import bisect
 import re
 
-__all__ = ["PATTERNS", "find_secrets", "redact", "without_secrets"]
+__all__ = ["PATTERNS", "find_secrets", "redact", "redacted_kinds", "without_secrets"]
 
 MARKER = "[REDACTED:"
 
@@ -472,7 +472,13 @@ def redact(text: str) -> str:
     return "".join(parts)
 
 
-_MARKERS = re.compile(r"\[REDACTED:[\w.-]*\]")
+_MARKERS = re.compile(r"\[REDACTED:([\w.-]*)\]")
+
+
+def redacted_kinds(before: str, after: str) -> set[str]:
+    """The kinds of secret redaction took out of ``before`` to make ``after``: the marks
+    ``after`` holds that ``before`` did not (no second scan of the text)."""
+    return set(_MARKERS.findall(after)) - set(_MARKERS.findall(before))
 
 
 def without_secrets(text: str) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 
 from memoryd.passes import corrections
 from memoryd.passes.runner import PassRunner
-from memoryd.redact import find_secrets
+from memoryd.redact import redacted_kinds
 from memoryd.server.params import Params
 from memoryd.server.parts import Parts
 from memoryd.server.replies import entry_reply, public_entry, remember_reply, search_reply
@@ -34,8 +34,12 @@ class MemoryMethods:
         request = remember_request(params)
         written = await self.parts.writes.remember(request)
         (reply,) = await self._replies([written])
+        # what the write path's redaction took out, from the marks it left (said, not rescanned)
         said = "\n".join([request.text, request.category, request.key or "", *request.tags])
-        kinds = sorted({kind for kind, _, _ in find_secrets(said)})
+        kept = written.entry
+        stored = "\n".join([kept.text, kept.category, kept.key or "", *kept.tags])
+        kinds = sorted(redacted_kinds(said, stored)) \
+            if written.stored or written.duplicate == "exact" else []  # a near one: its own
         return {**reply, "redacted": kinds} if kinds else reply  # the user is told
 
     async def m_remember_many(self, params: Params) -> dict[str, Any]:
