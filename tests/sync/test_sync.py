@@ -12,6 +12,7 @@ import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 from memoryd_client import Client
@@ -687,6 +688,15 @@ def test_turns_a_sync_restored_are_not_archived_again_by_retain(machines,
     assert len(listed) == len({e["id"] for e in listed}) == 4
 
 
+def both_hold(machines: Any, remote: Path, text: str) -> tuple[Machine, Machine, str]:
+    """Two machines (keyword-only) that met over one entry of ``text``: and its id."""
+    a, b = machines(2, (False, False))
+    init(remote, a, b)
+    write(a, [text])
+    sync(a, b)
+    return a, b, a.ids()[text]
+
+
 def _state(m: Machine, uid: str) -> tuple[str, str | None]:
     with m.client() as c:
         entry = c.get(uid)
@@ -695,11 +705,7 @@ def _state(m: Machine, uid: str) -> tuple[str, str | None]:
 
 def test_a_forget_and_a_supersede_of_one_entry_on_two_machines_end_the_same(
         machines, remote: Path) -> None:
-    a, b = machines(2, (False, False))
-    init(remote, a, b)
-    write(a, ["deploy on fridays"])
-    sync(a, b)
-    uid = a.ids()["deploy on fridays"]
+    a, b, uid = both_hold(machines, remote, "deploy on fridays")
     with a.client("designer") as c:
         c.forget(uid)
     with b.client("designer") as c:  # later, on the other machine, before they meet
@@ -731,11 +737,7 @@ def test_a_forget_and_a_supersede_of_one_entry_on_two_machines_end_the_same(
 
 def test_two_supersedes_of_one_entry_on_two_machines_keep_both_texts(
         machines, remote: Path) -> None:
-    a, b = machines(2, (False, False))
-    init(remote, a, b)
-    write(a, ["the staging host is alder"])
-    sync(a, b)
-    uid = a.ids()["the staging host is alder"]
+    a, b, uid = both_hold(machines, remote, "the staging host is alder")
     with a.client("designer") as c:
         c.supersede(uid, "the staging host is birch")
     with b.client("designer") as c:
@@ -753,11 +755,7 @@ def test_an_undone_forget_leaves_the_other_machines_later_supersede_alone(
         machines, remote: Path) -> None:
     """A forget on one machine, overtaken by a supersede on the other; then the forget undone:
     the undo set the entry active again, wiping the supersede, on both machines."""
-    a, b = machines(2, (False, False))
-    init(remote, a, b)
-    write(a, ["the state bucket is tf-prod-state"])
-    sync(a, b)
-    uid = a.ids()["the state bucket is tf-prod-state"]
+    a, b, uid = both_hold(machines, remote, "the state bucket is tf-prod-state")
     with a.client("designer") as c:
         run = c.forget(uid)["undo"]
     with b.client("designer") as c:
@@ -772,11 +770,7 @@ def test_an_undone_forget_leaves_the_other_machines_later_supersede_alone(
 
 def test_a_forget_after_the_other_machines_supersede_points_nowhere_on_both(
         machines, remote: Path) -> None:
-    a, b = machines(2, (False, False))
-    init(remote, a, b)
-    write(a, ["the batch size is 10k rows"])
-    sync(a, b)
-    uid = a.ids()["the batch size is 10k rows"]
+    a, b, uid = both_hold(machines, remote, "the batch size is 10k rows")
     with a.client("designer") as c:
         c.supersede(uid, "the batch size is 100k rows")
     with b.client("designer") as c:  # later
