@@ -21,7 +21,10 @@ the command word first:
 - the command word is a path's last part (``/usr/bin/pip`` is ``pip``).
 
 :func:`written_paths` gives the files a line writes by redirection (``>``, ``>>``, ``tee``).
-A line shlex cannot split (an unclosed quote) is split on white space.
+A line shlex cannot split (an unclosed quote) is split on white space. A long line is read
+as its beginning, and a long word or quoted string as its first 256 characters
+(:func:`bounded`): what a line runs is in its command words, and a pasted blob must not make
+a tool call's check take seconds.
 """
 
 from __future__ import annotations
@@ -39,6 +42,9 @@ _SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
 _RUNNERS = {("python", "-m"), ("uv", "run"), ("poetry", "run"), ("pipenv", "run"),
             ("pnpm", "exec"), ("pnpm", "dlx"), ("yarn", "dlx"), ("pipx", "run"),
             ("hatch", "run"), ("pdm", "run"), ("rye", "run"), ("npm", "exec")}
+#: A runner's command word, with or without a version (``python3.12``).
+_RUNNER = re.compile("(" + "|".join(sorted({re.escape(r) for r, _ in _RUNNERS}))
+                     + r")(?:\d+(?:\.\d+)*)?")
 _DIRECT_RUNNERS = {"npx", "bunx", "uvx", "pnpx"}
 #: Package managers that run a package's program when their first word is not theirs.
 _PACKAGE_RUNNERS = {name: frozenset(words.split()) for name, words in {
@@ -53,6 +59,21 @@ _PACKAGE_RUNNERS = {name: frozenset(words.split()) for name, words in {
 }.items()}
 _HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][\w-]*)\1")
 _MAX_DEPTH = 3
+#: A word or quoted string longer than this is read as its first this many characters: a
+#: pasted blob (``echo '<base64>' | base64 -d``, a long ``python -c "…"``) says nothing more
+#: about the programs a line runs, and splitting it (shlex, character by character, each
+#: word's characters copied as it grows) would hold up every other client of the daemon.
+LONG_WORD = 256
+#: Of a line, what is left once its long words are cut is read up to this many characters
+#: (the time to read it grows with its length, on every tool call).
+MAX_LINE = 8_192
+#: Of a line with a here-document (read line by line), the first this many characters.
+MAX_READ = 1_048_576
+#: Where a quoted string or a long word may begin (or an escaped character, skipped).
+_OPENS = re.compile(r"""\\.|['"]|[^\s'"\\;&|()<>]{""" + str(LONG_WORD + 1) + "}", re.S)
+#: A quoted string (one left open runs to the end, as in a shell), or a long word.
+_QUOTED = re.compile(r"""'[^']*+(?:'|\Z)|"(?:[^"\\]++|\\.?)*+(?:"|\Z)|[^\s'"\\;&|()<>]++""",
+                     re.S)
 
 
 @dataclass(frozen=True)
@@ -77,8 +98,11 @@ def command_word(word: str) -> str:
 
 
 def heredoc_bodies(line: str) -> tuple[str, str]:
-    """The line without its here-documents' bodies, and the bodies (text written to files)."""
-    lines = line.split("\n")
+    """The line without its here-documents' bodies, and the bodies (text written to files).
+    A line with a here-document is read up to its first :data:`MAX_READ` characters."""
+    if "<<" not in line:
+        return line, ""
+    lines = line[:MAX_READ].split("\n")
     kept: list[str] = []
     bodies: list[str] = []
     i = 0
@@ -97,10 +121,41 @@ def heredoc_bodies(line: str) -> tuple[str, str]:
     return "\n".join(kept), "\n".join(bodies)
 
 
+def bounded(line: str) -> str:
+    """``line`` with its long words and quoted strings cut to :data:`LONG_WORD` characters
+    (a quoted one keeps its closing quote), at most :data:`MAX_LINE` characters of it. Its
+    time grows with what it keeps, not with the line: each search for the next quote or long
+    word looks no further than what is still to be kept."""
+    if len(line) <= LONG_WORD:
+        return line
+    kept: list[str] = []
+    size = start = 0
+    while size < MAX_LINE:
+        found = _OPENS.search(line, start, start + MAX_LINE - size + LONG_WORD + 1)
+        if found is None:
+            kept.append(line[start:start + MAX_LINE - size])
+            break
+        if found.group(0).startswith("\\"):
+            end, word = found.end(), ""
+        else:
+            match = _QUOTED.match(line, found.start())
+            assert match is not None  # a quote always matches, to the end at worst
+            end, word = match.end(), match.group(0)
+            if len(word) > LONG_WORD:  # an escape cut in two would open the quote again
+                word = word[:LONG_WORD - 1].rstrip("\\") + word[0] if word[0] in "'\"" \
+                    else word[:LONG_WORD]
+        gap = line[start:found.start() if word else end]
+        kept += (gap, word)
+        size += len(gap) + len(word)
+        start = end
+    return "".join(kept)[:MAX_LINE]
+
+
 def _tokens(line: str) -> list[str]:
-    """Words and control operators; new lines become ``\\n`` tokens."""
+    """Words and control operators (of the line :func:`bounded`); new lines become ``\\n``
+    tokens."""
     out: list[str] = []
-    for part in line.replace("\\\n", " ").split("\n"):
+    for part in bounded(line).replace("\\\n", " ").split("\n"):
         lexer = shlex.shlex(part, posix=True, punctuation_chars=True)
         lexer.whitespace_split = True
         try:
@@ -169,15 +224,13 @@ def _unwrap(words: list[str], line: str, depth: int, out: list[Invocation]) -> N
             and words[1] not in _PACKAGE_RUNNERS[head]:  # "pnpm vitest run": vitest runs
         out.append(Invocation((command_word(words[1]), *words[2:]), line))
         return
-    for runner, verb in _RUNNERS:
-        if re.fullmatch(re.escape(runner) + r"(?:\d+(?:\.\d+)*)?", head) and len(words) > 2 \
-                and words[1] == verb:
-            rest = words[2:]
-            while rest and rest[0].startswith("-"):
-                rest = rest[1:]
-            if rest:
-                out.append(Invocation((command_word(rest[0]), *rest[1:]), line))
-            return
+    runner = _RUNNER.fullmatch(head)
+    if runner and len(words) > 2 and (runner.group(1), words[1]) in _RUNNERS:
+        rest = words[2:]
+        while rest and rest[0].startswith("-"):
+            rest = rest[1:]
+        if rest:
+            out.append(Invocation((command_word(rest[0]), *rest[1:]), line))
 
 
 def invocations(line: str, depth: int = 0) -> list[Invocation]:

@@ -279,6 +279,24 @@ def test_bad_payloads_exit_0(daemon, client, stdin, shown) -> None:
         assert result.stdout == ""
 
 
+def test_a_call_carrying_a_pasted_blob_is_read_in_time_and_holds_up_no_one(daemon,
+                                                                          client) -> None:
+    """An agent pastes a blob into a command (``echo '<base64>' | base64 -d``, a long
+    ``python -c``): the call is read as quickly as any other (a long word is read as its
+    beginning), so its lesson is still shown within the hook's deadline, and the daemon's
+    other clients are not held up while it is read."""
+    client.remember("claude-code", "tooling", "Use uv, not pip", kind="lesson")
+    blob = "QUJD" * 250_000  # 1 MB, no space: one word
+    for command in (f"pip install requests && echo {blob} | base64 -d > /tmp/x",
+                    f"echo '{blob}' | base64 -d > /tmp/x; pip install requests",
+                    f'python -c "{"print(1); " * 100_000}" && pip install requests'):
+        call = {"session_id": SESSION, "cwd": "/tmp", "hook_event_name": "PreToolUse",
+                "tool_name": "Bash", "tool_input": {"command": command}}
+        context = added_context(hook("claude-code", "PreToolUse", call))
+        assert "Use uv, not pip" in (context or ""), command[:40]
+        assert client.status()["entries"].get("active", 0) >= 1  # answered at once after it
+
+
 def test_with_the_daemon_down_the_call_goes_ahead_at_once_and_nothing_is_spooled(
         memoryd_home, tmp_path) -> None:
     call = {"session_id": SESSION, "cwd": str(tmp_path), "hook_event_name": "PreToolUse",
