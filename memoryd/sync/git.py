@@ -90,8 +90,22 @@ def run(root: Path, *args: str, check: bool = True, data: bytes | None = None,
         raise SyncError(f"git {args[0]} did not finish within {timeout:.0f} s") from None
     if check and done.returncode != 0:
         said = (done.stderr or done.stdout).decode("utf-8", "replace").strip()
-        raise SyncError(f"git {' '.join(args[:2])} failed: {said[-600:] or done.returncode}")
+        raise SyncError(f"git {' '.join(args[:2])} failed: "
+                        f"{explained(said[-600:]) or done.returncode}")
     return done
+
+
+#: What git says when a sandbox lets it open no network socket (errno EAFNOSUPPORT).
+NO_NETWORK = "Address family not supported"
+SERVICE_NETWORK = (" (the memoryd service's unit keeps it off the network: for a remote "
+                   "reached over the network, `systemctl --user edit memoryd`, add "
+                   "`RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6` under [Service], then "
+                   "`systemctl --user restart memoryd`)")
+
+
+def explained(said: str) -> str:
+    """What git said, with what to do when the service's sandbox is what stopped it."""
+    return said + SERVICE_NETWORK if NO_NETWORK in said else said
 
 
 def text(root: Path, *args: str, check: bool = True) -> str:

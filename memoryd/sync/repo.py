@@ -367,7 +367,8 @@ def reachable(root: Path) -> str | None:
                    timeout=git.NETWORK_TIMEOUT_S)
     if done.returncode == 0:
         return None
-    return (done.stderr or done.stdout).decode("utf-8", "replace").strip()[-300:] or "no answer"
+    said = (done.stderr or done.stdout).decode("utf-8", "replace").strip()[-300:]
+    return git.explained(said) or "no answer"
 
 
 def host() -> str:
