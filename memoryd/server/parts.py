@@ -37,6 +37,7 @@ from memoryd.store.run_log import RunLog, replay_run_log
 from memoryd.store.thread import DatabaseThread
 from memoryd.store.usage_log import UsageLog, replay_usage_log
 from memoryd.sync.apply import finish_pending
+from memoryd.sync.shared import apply_followed
 from memoryd.writes import Writes
 
 log = logging.getLogger(__name__)
@@ -92,6 +93,7 @@ class Parts:
             await db(replay_run_log, store, RunLog.in_state(config.state_dir))
             replayed = await db(replay_ledgers, store, entries.ledger)
             await db(replay_usage_log, store, UsageLog.beside(store))
+            await db(apply_followed, store, config.state_dir)  # teams' clones, as fetched
         except BaseException:  # the daemon has no parts to close: the store is closed here
             await db.closing_call(store.close)
             raise

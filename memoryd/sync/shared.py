@@ -230,6 +230,27 @@ def followed(state_dir: Path) -> dict[str, str]:
         return {}
 
 
+def apply_followed(store: Store, state_dir: Path) -> int:
+    """At start: each followed team's clone as it was last fetched, applied where the index
+    lacks it (a rebuilt or new index holds none of it: without this, the team's entries were
+    missing until the next sync fetched). Nothing is fetched. Returns the records applied
+    (database thread)."""
+    applied = 0
+    for name in followed(state_dir):
+        team = Team(state_dir, name)
+        try:
+            pulled = team.apply(store)
+        except (OSError, SyncError) as exc:
+            log.warning("Team %s: its clone in %s could not be read (%s); the next sync "
+                        "fetches it again.", name, team.root, exc)
+            continue
+        applied += pulled.records
+        if pulled.records:
+            log.info("Team %s: %d records of its file applied to the index.", name,
+                     pulled.records)
+    return applied
+
+
 def follow(state_dir: Path, name: str, remote: str) -> None:
     teams = {**followed(state_dir), name: remote}
     (state_dir / "shared").mkdir(parents=True, mode=0o700, exist_ok=True)

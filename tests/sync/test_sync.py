@@ -777,3 +777,26 @@ def test_a_forget_after_the_other_machines_supersede_points_nowhere_on_both(
         c.forget(uid)
     sync(a, b, a)
     assert _state(a, uid) == _state(b, uid) == ("forgotten", None)
+
+
+def test_a_followed_teams_entries_are_back_at_once_after_a_reindex(machines,
+                                                                   tmp_path: Path) -> None:
+    """The team's clone is a file of the state dir: a rebuilt index applies it at start, not
+    only at the next sync (hourly by default), while every block lacked the Team section."""
+    team_remote = tmp_path / "team.git"
+    subprocess.run(["git", "init", "--quiet", "--bare", str(team_remote)], check=True)
+    [a] = machines(1)
+    assert a.cli("sync", "add-shared", "acme", str(team_remote)).returncode == 0
+    with a.client("designer") as c:
+        stored = c.remember("designer", "deploy", "Tag the release before the changelog",
+                            kind="lesson")
+    assert a.cli("share", stored["entry"]["id"], "acme").returncode == 0
+    a.stop()
+    import sys
+    rebuilt = subprocess.run([sys.executable, "-m", "memoryd", "reindex"], capture_output=True,
+                             text=True, timeout=300, env={**os.environ, **a.env})
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    a.start()
+    assert a.texts("team.acme") == ["Tag the release before the changelog"]
+    with a.client() as c:
+        assert "## Team" in c.context("coder")["text"]
