@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from memoryd.errors import BadParamsError, MemorydError
 from memoryd.ingest.indexer import file_uid
 from memoryd.ingest.markdown import MemoryItem, parse_memory_file, raw_lines
-from memoryd.passes.file_care import FileNotWrittenError
+from memoryd.passes.file_care import FileChangedError, FileNotWrittenError
 from memoryd.passes.file_changes import file_change
 from memoryd.passes.user_files import FileText, read_text
 from memoryd.redact import redact
@@ -52,10 +52,6 @@ _LEAD = re.compile(r"(?P<lead>[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+(?:\[[ xX]\][ \t]
                    r"(?P<date>(?:\[\d{4}-\d{1,2}-\d{1,2}\]|\(\d{4}-\d{1,2}-\d{1,2}\)"
                    r"|\d{4}-\d{1,2}-\d{1,2}(?=[ \t]*[:\-\u2013\u2014]\s))"
                    r"(?:[ \t]*[:\-\u2013\u2014](?=\s))?[ \t]*)?")
-
-
-class FileChangedError(MemorydError):
-    """The file changed between reading and writing it: nothing was written (exit 1)."""
 
 
 @dataclass(frozen=True)

@@ -63,6 +63,10 @@ class FileNotWrittenError(MemorydError):
         self.what = what
 
 
+class FileChangedError(MemorydError):
+    """The file changed between reading and writing it: nothing was written (exit 1)."""
+
+
 #: Errors of a write that concern the one file (or its directory), not the whole run: a pass
 #: skips that file and goes on with the others. Anything else (a full disk) fails the run.
 FILE_ERRNOS = frozenset({errno.EPERM, errno.EACCES, errno.EROFS, errno.ETXTBSY})
