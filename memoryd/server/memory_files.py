@@ -2,16 +2,23 @@
 memory directory.
 
 Paths are relative to the directory; absolute paths, ``..`` and symlinks that lead outside it
-are refused. Writes are atomic (a temporary file in the same directory, fsync, rename, fsync of
-the directory) and kept as a version (redacted): a delta from the text before
-(memoryd.store.file_versions), so nothing is lost and the versions stay small, appended to the
-agent's history archive before it commits (memoryd.store.file_history), so a rebuild of the
-index restores it. The watcher
-indexes what is written like any other memory file.
+are refused. A write is the passes' safe write (memoryd.passes.user_files): computed from the
+bytes read and made only if the file still holds them (compare-and-swap: an edit saved
+meanwhile fails the request, FileChangedError, and is kept), atomic (a temporary file beside
+it, fsynced, renamed, the directory fsynced), keeping the file's mode, owner and extended
+attributes; an edit written into the file the rename replaced is carried onto the new text. A
+file memoryd leaves as it is (held open for writing, hard-linked, read-only, immutable:
+memoryd.passes.file_care) is not written, with the reason. The text given keeps the file's
+conventions: its line endings (CRLF or LF) and its byte-order mark, after which an insert at the
+top goes. Each write is kept as a version (redacted) of the bytes written: a delta from the text
+before (memoryd.store.file_versions), so nothing is lost and the versions stay small, appended to
+the agent's history archive before it commits (memoryd.store.file_history), so a rebuild of the
+index restores it. The watcher indexes what is written like any other memory file.
 """
 
 from __future__ import annotations
 
+import codecs
 import errno
 import logging
 import os
@@ -24,12 +31,20 @@ from memoryd.config import Settings
 from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError, UnavailableError
 from memoryd.ingest.markdown import parse_memory_file
 from memoryd.names import MAX_PATH_BYTES, path_problem
+from memoryd.passes.file_care import FileChangedError, NotRewrittenError
+from memoryd.passes.user_files import (
+    FileText,
+    read_text,
+    remove_if_unchanged,
+    replace_if_unchanged,
+)
 from memoryd.provenance import person_only
 from memoryd.redact import redact
+from memoryd.regular_file import SpecialFileError
 from memoryd.server.params import Params
 from memoryd.store.archive import AgentArchive
 from memoryd.store.database import Store
-from memoryd.store.durable import DISK_ERRORS, REFUSED_WRITE_ERRNOS, replace_file
+from memoryd.store.durable import DISK_ERRORS, REFUSED_WRITE_ERRNOS
 from memoryd.store.file_history import append_delta
 from memoryd.store.file_versions import record_version
 from memoryd.store.thread import DatabaseThread
@@ -38,6 +53,7 @@ from memoryd.text import utf8_name
 log = logging.getLogger(__name__)
 
 MAX_FILE_CHARS = 1_000_000
+BOM = "\ufeff"
 MAX_LIST = 1000
 #: Directories a path may go down (mkdir and the watcher walk them one by one).
 MAX_DEPTH = 64
@@ -107,39 +123,51 @@ class MemoryFiles:
         if len(text) > MAX_FILE_CHARS:
             raise BadParamsError(f"text is {len(text)} characters; the limit is {MAX_FILE_CHARS}")
         path = self.resolve(agent, relative, must_exist=False)
-        before = _read_kept(path) if path.is_file() else None
+        basis = _read_basis(relative, path) if path.is_file() else None
+        if basis is not None:  # a text read (LF, with its mark) and written back is as it was
+            text = _line_breaks(basis, text)
+            if basis.data.startswith(codecs.BOM_UTF8) and text and text[0] != BOM:
+                text = BOM + text
+        before = _text(basis)
         self._check_feedback(relative, before or "", text)
-        self._change(agent, relative, path, "file.write", before, text)
-        return {"path": relative, "bytes": len(text.encode("utf-8")), "created": before is None}
+        written = self._change(agent, relative, path, "file.write", basis, text)
+        return {"path": relative, "bytes": len(written), "created": basis is None}
 
     def replace(self, agent: str, relative: str, old: str, new: str) -> dict[str, Any]:
         if not old:
             raise BadParamsError("old must not be empty")
         path = self.resolve(agent, relative)
-        before = _read_kept(path)
-        count = before.count(old)
+        basis = _read_basis(relative, path)
+        before = _text(basis) or ""
+        wanted = _line_breaks(basis, old)  # `read` shows a CRLF file's lines ending in LF
+        count = before.count(wanted)
+        if not count and wanted != old:  # a file with both endings: its lines as given
+            wanted, count = old, before.count(old)
         if count != 1:
             raise BadParamsError(
                 f"old text must match exactly once in {relative!r}; found {count} matches"
                 + ("" if count else " (check spacing and line breaks)"))
-        after = before.replace(old, new, 1)
+        after = before.replace(wanted, _line_breaks(basis, new), 1)
         self._check_feedback(relative, before, after)
-        self._change(agent, relative, path, "file.replace", before, after)
+        self._change(agent, relative, path, "file.replace", basis, after)
         return {"path": relative, "replaced": 1}
 
     def insert(self, agent: str, relative: str, line: int, text: str) -> dict[str, Any]:
         path = self.resolve(agent, relative)
-        before = _read_kept(path)
-        lines = before.splitlines(keepends=True)
+        basis = _read_basis(relative, path)
+        before = _text(basis) or ""
+        mark = BOM if before.startswith(BOM) else ""  # the text goes after it
+        lines = before[len(mark):].splitlines(keepends=True)
         if not 0 <= line <= len(lines) + 1:
             raise BadParamsError(f"line must be between 0 and {len(lines) + 1}; got {line}")
+        newline = _line_breaks(basis, "\n")
         index = max(line - 1, 0) if line else 0
         if lines and index == len(lines) and not lines[-1].endswith("\n"):
-            lines[-1] += "\n"
-        inserted = text if text.endswith("\n") else text + "\n"
-        after = "".join(lines[:index]) + inserted + "".join(lines[index:])
+            lines[-1] += newline
+        inserted = _line_breaks(basis, text if text.endswith("\n") else text + "\n")
+        after = mark + "".join(lines[:index]) + inserted + "".join(lines[index:])
         self._check_feedback(relative, before, after)
-        self._change(agent, relative, path, "file.insert", before, after)
+        self._change(agent, relative, path, "file.insert", basis, after)
         return {"path": relative, "line": index + 1, "lines": len(after.splitlines())}
 
     def _check_feedback(self, relative: str, before: str, after: str) -> None:
@@ -164,22 +192,31 @@ class MemoryFiles:
                 "user's own words; only a person writes those. Write it under Learnings or as "
                 "a note")
 
-    def _change(self, agent: str, relative: str, path: Path, action: str, before: str | None,
-                after: str) -> None:
-        """The file replaced (atomically) and its version recorded, or neither: the version is
-        appended to the history archive (fsynced) and its transaction commits only after the
-        file is written; a commit that fails puts the old bytes back and takes the version back
-        off the archive."""
-        old = path.read_bytes() if before is not None else None
+    def _change(self, agent: str, relative: str, path: Path, action: str,
+                basis: FileText | None, after: str) -> bytes:
+        """The file replaced with ``after`` and its version recorded, or neither; returns the
+        bytes written. ``basis``: the file as the change was computed from it (None: there was
+        none); written only if it still holds those bytes (the passes' compare-and-swap), else
+        FileChangedError. The version is appended to the history archive (fsynced) and its
+        transaction commits only after the file is written; a commit that fails puts the old
+        bytes back (if nobody wrote the file since) and takes the version back off the
+        archive."""
+        data = after.encode("utf-8", "surrogateescape")
+        old = basis.data if basis is not None else None
         written = False
         appended: tuple[int, int] | None = None
         try:
             try:
                 with self.store.transaction():
-                    record = self._record_version(agent, relative, action, before, after)
+                    record = self._record_version(agent, relative, action, _text(basis), after)
                     appended = append_delta(self.store, self.history, agent, record)
                     path.parent.mkdir(parents=True, exist_ok=True)
-                    replace_file(path, after.encode("utf-8", "surrogateescape"))
+                    if not replace_if_unchanged(path, old, data):
+                        raise FileChangedError(
+                            f"not written: {relative!r} in {agent}'s memory directory changed "
+                            "while memoryd wrote it (another program saved it meanwhile); their "
+                            "text is kept and nothing of this request was: read it again and "
+                            "retry")
                     written = True
             except BaseException:
                 if appended is not None:
@@ -189,28 +226,30 @@ class MemoryFiles:
             if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
                 raise BadParamsError(f"path is too long for the file system: {exc.strerror}") \
                     from None
+            if isinstance(exc, SpecialFileError):
+                raise BadParamsError(f"{relative!r} is {exc.strerror}; give a file's path") \
+                    from None
             if isinstance(exc, OSError) and exc.errno not in REFUSED_WRITE_ERRNOS:
                 raise
-            if written and not self._put_back(path, old):
+            if written and not self._put_back(path, data, old):
                 raise UnavailableError(
                     f"{relative!r} was written to {agent}'s memory directory, but memoryd "
                     f"could not record the change ({exc}); the previous text is not in its "
                     "history") from None
             raise refused(relative, agent, exc) from None
+        return data
 
     @staticmethod
-    def _put_back(path: Path, old: bytes | None) -> bool:
-        """The file as it was before a write whose version could not commit; False if that
-        failed too."""
+    def _put_back(path: Path, written: bytes, old: bytes | None) -> bool:
+        """The file as it was before a write whose version could not commit, if it still
+        holds what was written (an edit saved since stays); False if it was not put back."""
         try:
             if old is None:
-                path.unlink(missing_ok=True)
-            else:
-                replace_file(path, old)
+                return remove_if_unchanged(path, written)
+            return replace_if_unchanged(path, written, old)
         except OSError as exc:
             log.critical("Could not put back %s after its version failed: %s", path, exc)
             return False
-        return True
 
     def _record_version(self, agent: str, relative: str, action: str, before: str | None,
                         after: str) -> dict[str, Any]:
@@ -225,8 +264,12 @@ class MemoryFiles:
 
 
 def refused(relative: str, agent: str, exc: BaseException) -> UnavailableError:
-    """The file system (or the versions' database) refused a write that was itself fine."""
+    """The file system (or the versions' database) refused a write that was itself fine, or
+    the file is one memoryd leaves as it is (memoryd.passes.file_care: the reason)."""
     why = getattr(exc, "strerror", None) or exc
+    if isinstance(exc, NotRewrittenError):
+        return UnavailableError(f"not written: {relative!r} in {agent}'s memory directory is "
+                                f"left as it is: {why}; nothing of this request was kept")
     return UnavailableError(f"not written: cannot write {relative!r} in {agent}'s memory "
                             f"directory ({why}); nothing of this request was kept")
 
@@ -313,7 +356,23 @@ class FileMethods:
         return result
 
 
-def _read_kept(path: Path) -> str:
-    """A file's text to edit: its bytes that are not UTF-8 kept as surrogate escapes, so that
-    an edit elsewhere writes them back as they were (``read`` shows them as U+FFFD)."""
-    return path.read_bytes().decode("utf-8", "surrogateescape")
+def _read_basis(relative: str, path: Path) -> FileText:
+    """The file to edit, as read: its bytes (those that are not UTF-8 kept as surrogate
+    escapes by :func:`_text`, so that an edit elsewhere writes them back as they were; ``read``
+    shows them as U+FFFD), its mode and its line endings."""
+    try:
+        return read_text(path)
+    except SpecialFileError as exc:
+        raise BadParamsError(f"{relative!r} is {exc.strerror}; give a file's path") from None
+
+
+def _text(basis: FileText | None) -> str | None:
+    return basis.data.decode("utf-8", "surrogateescape") if basis is not None else None
+
+
+def _line_breaks(basis: FileText | None, text: str) -> str:
+    """Text the caller gives, with its line breaks the file's: CRLF in a file with CRLF line
+    endings (the passes' rule: FileText.crlf), else LF; as given for a new file."""
+    if basis is None:
+        return text
+    return text.replace("\r\n", "\n").replace("\n", "\r\n" if basis.crlf else "\n")

@@ -9,7 +9,14 @@ import subprocess
 import sys
 
 import pytest
-from memoryd_client import BadParamsError, Client, ForbiddenError, NotFoundError, UnavailableError
+from memoryd_client import (
+    BadParamsError,
+    Client,
+    ForbiddenError,
+    MemorydError,
+    NotFoundError,
+    UnavailableError,
+)
 
 from tests.conftest import run_cli, start_daemon
 
@@ -176,7 +183,7 @@ def test_writing_into_a_read_only_memory_directory_is_unavailable(read_only_memo
             for action, fields in (("write", {"text": "- uses ruff, not flake8\n"}),
                                    ("replace", {"old": "ruff", "new": "black"}),
                                    ("insert", {"line": 1, "text": "- small commits"})):
-                with pytest.raises(UnavailableError, match="Read-only file system") as failed:
+                with pytest.raises(UnavailableError, match="(?i)read-only file system") as failed:
                     c.file(action, "coder", "CONTEXT.md", **fields)
                 assert "nothing of this request was kept" in failed.value.message
             with pytest.raises(UnavailableError, match="Read-only file system"):
@@ -186,3 +193,145 @@ def test_writing_into_a_read_only_memory_directory_is_unavailable(read_only_memo
                 c.history("file:coder:CONTEXT.md")
     finally:
         running.stop()
+
+
+# -- writing a file someone else is writing (the passes' safe write: memoryd.passes.user_files) --
+
+BOB = "# Bob\n\n## Learnings\n\n- [2026-04-01] seed line alpha\n"
+
+
+def bob_file(memoryd_home, name: str, data: bytes, mode: int = 0o644):  # type: ignore[no-untyped-def]
+    root = memoryd_home / "agents" / "bob"
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / name
+    path.write_bytes(data)
+    path.chmod(mode)
+    return path
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="leases are Linux's")
+def test_a_file_held_open_for_writing_is_left_as_it_is(client: Client, memoryd_home) -> None:
+    """A logger or `tee -a` holds the file open to append: an insert renamed a new file over
+    it, and the writer's next line went into the replaced one (lost); the file's 0644 became
+    0600. The tool now refuses, like forget and the passes, and the writer's lines stay."""
+    path = bob_file(memoryd_home, "t1.md", BOB.encode())
+    with open(path, "a", buffering=1) as appender:
+        appender.write("- user line BEFORE tool\n")
+        with pytest.raises(UnavailableError, match="holds it open for writing") as refused:
+            client.file("insert", "bob", "t1.md", line=0, text="<!-- tool -->")
+        assert "nothing of this request was kept" in refused.value.message
+        appender.write("- user line AFTER tool (same open handle)\n")
+    assert path.read_text() == BOB + "- user line BEFORE tool\n" \
+        "- user line AFTER tool (same open handle)\n"
+    assert os.stat(path).st_mode & 0o777 == 0o644
+    with pytest.raises(NotFoundError):  # no version of a write that was not made
+        client.history("file:bob:t1.md")
+    client.file("insert", "bob", "t1.md", line=0, text="<!-- tool -->")  # once it is closed
+    assert path.read_text().startswith("<!-- tool -->\n# Bob\n")
+
+
+def test_an_edit_made_between_the_tools_read_and_its_write_is_kept(
+        client: Client, memoryd_home, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The user saves the file after the tool read it and before it wrote: the tool wrote its
+    text over theirs. It now writes only if the file still holds what it read, and otherwise
+    fails saying so (the caller reads again and retries); nothing of it is recorded."""
+    from memoryd.server import memory_files
+
+    path = bob_file(memoryd_home, "t1.md", BOB.encode())
+    append_delta = memory_files.append_delta
+
+    def user_saves_meanwhile(*args, **kwargs):  # type: ignore[no-untyped-def]
+        with open(path, "a") as editor:
+            editor.write("- user line saved meanwhile\n")
+        return append_delta(*args, **kwargs)
+
+    monkeypatch.setattr(memory_files, "append_delta", user_saves_meanwhile)
+    for action, fields in (("insert", {"line": 0, "text": "<!-- tool -->"}),
+                           ("replace", {"old": "seed line alpha", "new": "seed line beta"}),
+                           ("write", {"text": "# Bob\n"})):
+        with pytest.raises(MemorydError, match="changed while memoryd wrote it") as changed:
+            client.file(action, "bob", "t1.md", **fields)
+        assert "read it again and retry" in changed.value.message
+    assert path.read_text() == BOB + "- user line saved meanwhile\n" * 3
+    with pytest.raises(NotFoundError):
+        client.history("file:bob:t1.md")
+    monkeypatch.setattr(memory_files, "append_delta", append_delta)
+    client.file("replace", "bob", "t1.md", old="seed line alpha", new="seed line beta")
+    assert path.read_text() == (BOB + "- user line saved meanwhile\n" * 3).replace("alpha", "beta")
+
+
+def test_an_edit_written_into_the_file_the_tools_rename_replaced_is_carried_over(
+        client: Client, memoryd_home, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An editor that rewrites the file in place at the instant of the tool's rename writes
+    into the replaced file: its edit is carried onto the tool's text, and the version
+    recorded is the text the tool wrote."""
+    from memoryd.passes import user_files
+
+    path = bob_file(memoryd_home, "t1.md", BOB.encode())
+    theirs = (BOB + "- user line saved at the rename\n").encode()
+    rename = os.replace
+    raced: list[bool] = []
+
+    def editor_at_the_rename(source, target) -> None:  # type: ignore[no-untyped-def]
+        racing = not raced and os.fspath(target) == str(path)  # the tool's own rename
+        editor = os.open(path, os.O_WRONLY) if racing else None
+        rename(source, target)
+        if editor is not None:
+            raced.append(True)
+            os.ftruncate(editor, 0)
+            os.pwrite(editor, theirs, 0)
+            os.close(editor)
+
+    monkeypatch.setattr(user_files.os, "replace", editor_at_the_rename)
+    client.file("insert", "bob", "t1.md", line=0, text="<!-- tool -->")
+    monkeypatch.setattr(user_files.os, "replace", rename)
+    assert path.read_text() == "<!-- tool -->\n" + theirs.decode()
+    [version] = client.history("file:bob:t1.md")["events"]
+    assert version["after"]["text"] == "<!-- tool -->\n" + BOB
+
+
+@pytest.mark.parametrize("action", ["write", "replace", "insert"])
+def test_an_edit_keeps_the_files_mode(client: Client, memoryd_home, action: str) -> None:
+    """A 0644 file became 0600 once a tool wrote it."""
+    path = bob_file(memoryd_home, "t1.md", BOB.encode(), mode=0o644)
+    fields = {"write": {"text": BOB + "- more\n"}, "insert": {"line": 0, "text": "# Top"},
+              "replace": {"old": "alpha", "new": "beta"}}[action]
+    client.file(action, "bob", "t1.md", **fields)
+    assert path.read_text() != BOB and os.stat(path).st_mode & 0o777 == 0o644
+
+
+def test_an_edit_keeps_the_files_line_endings(client: Client, memoryd_home) -> None:
+    """An insert or a replace in a CRLF file added LF lines: mixed endings."""
+    crlf = BOB.replace("\n", "\r\n").encode()
+    path = bob_file(memoryd_home, "crlf.md", crlf)
+    client.file("insert", "bob", "crlf.md", line=4, text="- [2026-04-02] one\n- [2026-04-02] two")
+    client.file("replace", "bob", "crlf.md", old="seed line alpha\n",  # as `read` shows it
+                new="seed line alpha,\n  continued\n")
+    assert path.read_bytes() == crlf.replace(
+        b"## Learnings\r\n", b"## Learnings\r\n- [2026-04-02] one\r\n- [2026-04-02] two\r\n"
+    ).replace(b"seed line alpha\r\n", b"seed line alpha,\r\n  continued\r\n")
+    before = path.read_bytes()
+    client.file("write", "bob", "crlf.md", text=client.file("read", "bob", "crlf.md")["text"])
+    assert path.read_bytes() == before  # a text read and written back is as it was
+    versions = client.history("file:bob:crlf.md")["events"]
+    assert versions[-1]["after"]["text"].encode() == before  # the bytes written
+
+
+def test_an_insert_at_the_top_goes_after_the_byte_order_mark(client: Client,
+                                                             memoryd_home) -> None:
+    """It went before the mark, which then read as part of the heading (a paragraph
+    ``\\ufeff# BOMtool`` in the index)."""
+    path = bob_file(memoryd_home, "bom.md", b"\xef\xbb\xbf" + BOB.encode())
+    client.file("insert", "bob", "bom.md", line=0, text="# BOMtool")
+    assert path.read_bytes() == b"\xef\xbb\xbf# BOMtool\n" + BOB.encode()
+    [version] = client.history("file:bob:bom.md")["events"]
+    assert version["after"]["text"] == "\ufeff# BOMtool\n" + BOB  # the bytes written
+
+
+def test_a_hard_linked_file_is_left_as_it_is(client: Client, memoryd_home) -> None:
+    """A rename broke the link: the other name kept the old text. Refused, as forget does."""
+    path = bob_file(memoryd_home, "linked.md", BOB.encode())
+    os.link(path, memoryd_home / "other-name.md")
+    with pytest.raises(UnavailableError, match="2 hard links"):
+        client.file("insert", "bob", "linked.md", line=0, text="<!-- tool -->")
+    assert path.read_text() == BOB and os.stat(path).st_nlink == 2
