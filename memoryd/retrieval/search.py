@@ -52,7 +52,7 @@ from memoryd.retrieval.passage import turns_around
 from memoryd.retrieval.ranking import FEATURES, NO_ALIGN, NO_VECTOR, Model, idf, load_model
 from memoryd.retrieval.records import Background, Hit, Score, SearchRequest, SearchResult
 from memoryd.retrieval.terms import STOPWORDS, fts_expression, query_terms
-from memoryd.retrieval.versions import NEAR_TOP, latest_first, version_groups
+from memoryd.retrieval.versions import NEAR_TOP, RESTATING, latest_first, version_groups
 from memoryd.store.database import Store
 from memoryd.store.lexicon import Lexicon, is_word, unknown_words
 from memoryd.store.records import IndexedText, StoredEntry
@@ -124,6 +124,8 @@ class Searcher:
         self.derived = derived or Derived()
         self.model = model or load_model()
         self._stop_stems: set[str] | None = None
+        #: the stop words and the words that say a statement is said again (versions)
+        self._restating: set[str] | None = None
         #: (rowid, hash of its text) → what search knows of the entry: an entry's text can
         #: change, and SQLite gives a deleted last rowid to the next entry
         self._known: dict[tuple[int, int], Known] = {}
@@ -612,7 +614,9 @@ class Searcher:
 
     def _informative(self, entry: Known) -> frozenset[str]:
         if entry.informative is None:
-            stops = self._stops()
+            if self._restating is None:
+                self._restating = self._stops() | self._tokens(" ".join(RESTATING))
+            stops = self._restating
             entry.informative = frozenset(word for word in entry.words if word not in stops)
         return entry.informative
 

@@ -12,7 +12,8 @@ old one first.
 Two **statements** (entries that say something is so: not transcript chunks or compaction
 summaries, which record what was said when) are **versions** of one when they differ in a
 detail: each has at most ``MAX_CHANGED`` informative words the other lacks (the full-text
-index's stems, stop words left out), and they share more words than either changes, two at
+index's stems, stop words and the words that only say it is said again, ``RESTATING``, left
+out), and they share more words than either changes, two at
 least. "Staging runs Postgres 14" / "… 16" changes one word of four; so do 185 of the 191
 labelled near pairs of bench/near_pairs (the rest share too little: "The repository is public"
 / "… private"). Two notes of a topic are not: "Booked the small meeting room for the reading
@@ -46,6 +47,11 @@ K = TypeVar("K", bound=Hashable)
 
 #: The informative words a version may have that the other lacks.
 MAX_CHANGED = 2
+#: Words that say a statement is said again, not what it is about: "correction: the deploy
+#: target is prod" is a version of "The deploy target is staging" (the word "correction" had
+#: made it one more word changed, so neither was marked; "actually" and "now" are stop words).
+RESTATING = frozenset("correction corrected correcting update updated instead anymore fyi "
+                      "nb".split())
 #: The best candidates by vector rank and by keyword rank that are compared.
 NEAR_TOP = 10
 

@@ -164,3 +164,15 @@ def test_a_store_says_what_it_is_kept_beside(daemon) -> None:
         in second.stdout
     other = run_cli("store", "coder", "infra", "CI runs on GitHub Actions for every push")
     assert "kept beside" not in other.stdout
+
+
+def test_a_correction_said_as_one_is_a_newer_version(client: Client) -> None:
+    """"correction: the deploy target is prod" after "The deploy target is staging": the
+    word that says it is a correction made it one word too many apart, so both were in the
+    block with no mark, the stale one first."""
+    client.remember("term", "deploy", "The deploy target is staging")
+    client.remember("term", "deploy", "correction: the deploy target is prod")
+    lines = client.context("term", cwd="/")["text"].splitlines()
+    [newer] = [i for i, line in enumerate(lines) if "target is prod" in line]
+    [earlier] = [i for i, line in enumerate(lines) if "target is staging" in line]
+    assert newer < earlier and "newer memory here says it otherwise" in lines[earlier]
