@@ -14,7 +14,9 @@ Within one agent's namespace and project, over active entries (transcript turns 
   superseded and linked to it (``superseded_by``; history shows the chain). A file-backed
   entry is never superseded (its file is the truth, and only the notebook pass edits a
   notebook): it may survive a merge, and is otherwise left as it is.
-- The survivor counts its **occurrences** (its own plus each merged one's), and its
+- The survivor takes the merged entries' **tags** (a search by a tag still finds what a
+  tagged copy said; the merge's change holds the tags before and after, for its undo), counts
+  its **occurrences** (its own plus each merged one's), and its
   **confidence rises with independent evidence**: each merged entry from another session (or,
   without sessions, another day) closes part of the gap to certainty,
   ``c ← 1 − (1 − c)(1 − c_other / 2)``, capped at 0.99. Copies from one session are one piece
@@ -507,7 +509,8 @@ def _kept_apart(ctx: PassContext, apart: dict[str, set[str]], uid: str, survivor
 
 def _absorb(ctx: PassContext, survivor: StoredEntry,
             losers: list[StoredEntry]) -> Iterator[None]:
-    """One merge: the losers superseded and the survivor's counts raised, in one transaction
+    """One merge: the losers superseded and the survivor's counts raised (and their tags
+    added to its own: a search by a loser's tag finds what it said), in one transaction
     (a step) per ABSORB_AT_ONCE losers. A big group at once held the database thread for
     20-60 ms; between two steps the survivor has absorbed the losers so far, and counts them.
     Each step reads its entries again first: the pass read them many steps before, and a
@@ -517,6 +520,7 @@ def _absorb(ctx: PassContext, survivor: StoredEntry,
     seen: set[str] = set()
     occurrences, confidence = 0, 0.0
     counts: dict[str, Any] = {}
+    tags: list[str] = []
     for start in range(0, len(losers), ABSORB_AT_ONCE):
         if start:
             yield
@@ -531,7 +535,9 @@ def _absorb(ctx: PassContext, survivor: StoredEntry,
             seen = {_evidence(survivor)}
             occurrences, confidence = survivor.occurrences or 1, survivor.confidence
             counts = {"occurrences": survivor.occurrences, "confidence": survivor.confidence}
+            tags = list(survivor.tags)
         changes = []
+        gained = set(tags)
         for read in batch:
             loser = now.get(read.uid)
             if loser is None or loser.status != "active" or loser.superseded_by is not None:
@@ -540,21 +546,27 @@ def _absorb(ctx: PassContext, survivor: StoredEntry,
             if _evidence(loser) not in seen:
                 seen.add(_evidence(loser))
                 confidence = 1 - (1 - confidence) * (1 - loser.confidence / 2)
+            gained.update(loser.tags)
             changes.append(_supersede(loser, survivor, f"near duplicate of {survivor.uid}: "
                                       f"{survivor.text[:80]!r}"))
         if not changes:
             continue
         absorbed = merged + len(changes)
         last = start + ABSORB_AT_ONCE >= len(losers)
-        after = {"occurrences": occurrences, "confidence":
-                 round(min(MAX_CONFIDENCE, max(confidence, survivor.confidence)), 4)}
+        after: dict[str, Any] = {"occurrences": occurrences, "confidence": round(
+            min(MAX_CONFIDENCE, max(confidence, survivor.confidence)), 4)}
+        before = counts
+        if gained.difference(tags):  # the losers' tags go on with the survivor (its undo
+            # takes back just these: the change holds its tags before and after)
+            before, after = {**counts, "tags": tags}, {**after, "tags": sorted(gained)}
         changes.append(Change(
             "entry", survivor.uid, "merge",
             f"absorbed {absorbed if last else f'{absorbed} of {len(losers)}'}"
-            f" duplicates: {occurrences} occurrences, {len(seen)} independent", counts, after))
+            f" duplicates: {occurrences} occurrences, {len(seen)} independent", before, after))
         if not ctx.apply_entries(changes):
             break  # an entry not as read: a guard (the step that read them runs alone)
         merged = absorbed
-        counts = after
+        counts = {name: after[name] for name in ("occurrences", "confidence")}
+        tags = after.get("tags", tags)
     if merged:
         ctx.count("merged", merged)

@@ -63,7 +63,7 @@ log = logging.getLogger(__name__)
 
 #: Entry fields a pass may change, and which of them the ledger must carry.
 ENTRY_FIELDS = ("status", "superseded_by", "confidence", "occurrences", "stale", "source",
-                "line_start", "line_end", "kind", "project")
+                "line_start", "line_end", "kind", "project", "tags")
 LEDGERED = LEDGER_FIELDS
 #: The action of a reported problem that names a file a pass may not or cannot rewrite
 #: (`memory status` names the files of the last runs' such problems).
@@ -75,8 +75,9 @@ MOVED_FIELDS = ("source", "line_start", "line_end", "text", "hash", "created", "
 
 def _as_read(entry: StoredEntry | None, change: Change) -> bool:
     """Whether the entry is still there with each field of the change's ``before``."""
-    return entry is not None and all(getattr(entry, key) == value for key, value
-                                     in (change.before or {}).items() if key in ENTRY_FIELDS)
+    return entry is not None and all(
+        (list(entry.tags) if key == "tags" else getattr(entry, key)) == value
+        for key, value in (change.before or {}).items() if key in ENTRY_FIELDS)
 
 
 def _status_as_read(entry: StoredEntry | None, change: Change) -> bool:

@@ -9,7 +9,8 @@
                         "hash": "…", "via": "api"|"watch"|…}   (the entry's content hash
                         and origin: a watched entry the database lacks at replay keeps its
                         status as a mark, applied when the watcher indexes it again)
-    {"op": "update",    "ts": …, "id": "…", "fields": {"confidence": …, "occurrences": …, …},
+    {"op": "update",    "ts": …, "id": "…", "fields": {"confidence": …, "occurrences": …,
+                        "tags": […], …},
                         "actor": "pass consolidate", "was": "…"}   (a maintenance
                         pass's change; "was" when it changes the status)
     {"op": "release",   "ts": …, "id": "…", "hash": "…", "via": "…", "actor": "…"}
@@ -58,8 +59,9 @@ from memoryd.store.durable import append_durably, cut_back, fsync_directory, tor
 log = logging.getLogger(__name__)
 
 #: Fields an "update" ledger record may carry (a maintenance pass's change to an API entry;
-#: ``project``: `memory scope` moved it between the global tier and a project).
-LEDGER_FIELDS = ("status", "superseded_by", "confidence", "occurrences", "project")
+#: ``project``: `memory scope` moved it between the global tier and a project; ``tags``: a
+#: merge gave the survivor the tags of the duplicates it absorbed).
+LEDGER_FIELDS = ("status", "superseded_by", "confidence", "occurrences", "project", "tags")
 
 _CRC_TAIL = re.compile(rb',"crc":"([0-9a-f]{8})"\}\n?$')
 

@@ -912,9 +912,10 @@ def test_a_merge_survives_a_rebuild_of_the_index_from_the_ledgers(
     try:
         with Client(running.socket) as c:
             ids = [c.remember("coder", "git", text, kind="lesson", session=session,
-                              confidence=0.8, force=True)["entry"]["id"]
-                   for text, session in (("Use conventional commits.", "s1"),
-                                         ("Always use conventional commits.", "s2"))]
+                              confidence=0.8, force=True, tags=tags)["entry"]["id"]
+                   for text, session, tags in (("Use conventional commits.", "s1", ["git"]),
+                                               ("Always use conventional commits.", "s2",
+                                                None))]
             assert c.pass_run("consolidate")["counts"]["applied"] == 2
             survivor = next(i for i in ids if c.get(i)["status"] == "active")
             [loser] = [i for i in ids if i != survivor]
@@ -926,6 +927,7 @@ def test_a_merge_survives_a_rebuild_of_the_index_from_the_ledgers(
             assert c.get(loser)["status"] == "superseded"
             assert c.get(loser)["superseded_by"] == survivor
             assert c.get(survivor)["occurrences"] == 2
+            assert c.get(survivor)["tags"] == ["git"]  # the merge's tags are ledgered too
     finally:
         running.stop()
 
@@ -1049,6 +1051,33 @@ def test_a_big_group_of_duplicates_merges_whole_and_undoes_whole(daemon, client:
     # survivor did: the other 19 merged again)
     assert not client.pass_run("consolidate", full=True)["counts"].get("merged")
     assert all(client.get(i)["status"] == "active" for i in ids)
+
+
+def test_a_merge_gives_the_survivor_the_tags_of_what_it_absorbed_and_undo_takes_them_back(
+        daemon, client: Client) -> None:
+    """A tester's report: the tagged copy merged away into an untagged newer one, and
+    `memory list --tags critical` then listed nothing. The survivor takes the union of the
+    tags; the merge's change holds them before and after, and its undo takes back just those."""
+    tagged = client.remember("t", "facts", "Rotate the signing keys every 90 days",
+                             tags=["security", "critical"], is_global=True)["entry"]["id"]
+    newer = client.remember("t", "facts", "Rotate the signing keys every 90 days.",
+                            tags=["ops"], force=True, is_global=True)["entry"]["id"]
+    done = client.pass_run("consolidate", agent="t")
+    assert done["counts"].get("merged") == 1
+    assert client.get(tagged)["status"] == "superseded"
+    assert sorted(client.get(newer)["tags"]) == ["critical", "ops", "security"]
+    listed = run_cli("list", "t", "--tags", "critical")
+    assert listed.returncode == 0 and newer in listed.stdout
+    found = run_cli("search", "t", "--tags", "critical", "-", "signing keys rotation")
+    assert found.returncode == 0 and newer in found.stdout
+    [merge] = [c for c in client.pass_show(done["run"])["changes"] if c["action"] == "merge"]
+    assert (merge["before"]["tags"], merge["after"]["tags"]) == \
+        (["ops"], ["critical", "ops", "security"])
+    assert "tags: ['ops'] → ['critical', 'ops', 'security']" in \
+        run_cli("pass", "show", merge["change"]).stdout
+    client.undo(done["run"])
+    assert client.get(newer)["tags"] == ["ops"] and client.get(tagged)["status"] == "active"
+    assert newer not in run_cli("list", "t", "--tags", "critical").stdout
 
 
 def test_a_run_compares_what_changed_since_the_last_with_everything(
