@@ -36,7 +36,9 @@ the same thing have the same :attr:`Reading.key`, which groups the texts worth c
 A difference is a **contradiction** — the same topic, said two incompatible ways, put to a
 person rather than merged — when it is a negation of the same words, or the one change
 between two otherwise identical statements is an antonym, an order, or a number that is a
-quantity ("retry 3 times" / "5 times"; not "module 3" / "module 4", two modules).
+quantity ("retry 3 times" / "5 times"; not "module 3" / "module 4", two modules). Numbers that
+say which trade places between two things ("session 2 of notebook 1" / "session 1 of notebook
+2") in an order that is none: two events, not one said two ways.
 
 :func:`same_thing` is the decision: no difference, and alike by their vectors (cosine ≥ the
 near-duplicate threshold) or, for two lessons, by their words (seed 003's Jaccard ≥ 0.7 of
@@ -379,7 +381,36 @@ def difference(first: str | Reading, second: str | Reading) -> Difference | None
     swapped = _swapped(a.order, b.order)
     if swapped is not None:
         shown = (a.shown(swapped[0]), a.shown(swapped[1]))
-        return Difference("order", shown, tuple(reversed(shown)), True)
+        return Difference("order", shown, tuple(reversed(shown)),
+                          not _identifiers(a, b, swapped))
+    return None
+
+
+def _identifiers(a: Reading, b: Reading, swapped: tuple[str, str]) -> bool:
+    """Whether two terms that trade places are numbers that say which of two different
+    things, not how much, in both texts ("session 2 of notebook 1" / "session 1 of notebook
+    2", "issue 12 in module 3" / "issue 3 in module 12"): two events, neither wrong — as
+    "module 3" / "module 4" is no contradiction. Still one: numbers that are quantities
+    ("retry 3 times, wait 5 seconds" / "retry 5 times, wait 3 seconds"), and two of the same
+    thing in another relation ("release 2 replaced release 1" / "release 1 replaced release
+    2", as "Alice reports to Bob")."""
+    first, second = swapped
+    if not all(_is_number(term) and not _quantity(a, term) and not _quantity(b, term)
+               for term in swapped):
+        return False
+    labels = (_label(a, first), _label(a, second))
+    return None not in labels and labels[0] != labels[1]
+
+
+def _label(reading: Reading, number: str) -> str | None:
+    """The word a number names one of: the word right before it ("session 2"), else the
+    one right after it ("the 2nd session"); None without one (a marker or a number there)."""
+    order = reading.order
+    at = order.index(number)
+    for near in (at - 1, at + 1):
+        if 0 <= near < len(order) and order[near] not in ORDER_MARKS \
+                and not _is_number(order[near]):
+            return order[near]
     return None
 
 

@@ -128,7 +128,8 @@ def _model_lines(status: dict[str, Any], model: dict[str, Any] | None) -> list[s
     return lines
 
 
-def print_status(status: dict[str, Any]) -> None:
+def print_status(status: dict[str, Any], every: bool = False) -> None:
+    """The state as text; ``every``: each open contradiction, however many."""
     model = status.get("model")
     entries = status.get("entries", {})
     print(health_line(status))
@@ -190,7 +191,25 @@ def print_status(status: dict[str, Any]) -> None:
         for copy in sync.get("conflicts") or []:
             print(f"sync conflict: {copy} holds the other machine's version (merge it into the "
                   "file, delete the copy, memory sync)")
-    for contradiction in status.get("contradictions") or []:
+    print_contradictions(status.get("contradictions") or [], every=every)
+
+
+#: Open contradictions `memory status` names one by one; more are counted (a run over 300
+#: notebooks once printed 488 lines of them), and `--contradictions` lists them all.
+CONTRADICTIONS_SHOWN = 3
+
+
+def print_contradictions(contradictions: list[dict[str, Any]], every: bool = False) -> None:
+    """Each open contradiction, a line each (the first CONTRADICTIONS_SHOWN of many, unless
+    ``every``), and where there are more, how many and how to list them."""
+    many = len(contradictions) > CONTRADICTIONS_SHOWN and not every
+    if many:
+        print(f"contradictions: {len(contradictions):,} open (a person decides: forget or "
+              "supersede one of each); the first:")
+    for contradiction in contradictions[:CONTRADICTIONS_SHOWN] if many else contradictions:
         texts = " / ".join(repr(t[:60]) for t in contradiction["texts"])
-        print(f"contradiction {contradiction['change']}: {texts} (a person decides: forget or "
-              "supersede one)")
+        print(f"contradiction {contradiction['change']}: {texts}"
+              + ("" if many else " (a person decides: forget or supersede one)"))
+    if many:
+        print(f"… and {len(contradictions) - CONTRADICTIONS_SHOWN:,} more: memory status "
+              "--contradictions lists them all")

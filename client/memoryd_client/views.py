@@ -276,7 +276,7 @@ def print_hits(result: dict[str, Any], show_all: bool = True,
 def show_status(status: dict[str, Any], args: Args) -> None:
     from memoryd_client.status_view import print_status  # health line first, then details
 
-    print_status(status)
+    print_status(status, every=args.contradictions)
     if args.sources:
         print_sources(status)
 

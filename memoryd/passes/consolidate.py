@@ -31,7 +31,8 @@ Within one agent's namespace and project, over active entries (transcript turns 
   words in another order: ``memoryd.meaning``), two lessons whatever their categories — are
   never resolved here: each is recorded as an open contradiction (``memory pass show``,
   ``memory status``), and the memory block marks both entries as disputed until a person
-  forgets or supersedes one (the next run then closes it).
+  forgets or supersedes one (the next run then closes it; one the rule no longer finds, opened
+  before it was mended, closes too).
 
 Every change is a change of the run: ``--dry-run`` previews it, ``memory undo`` takes it back.
 An undone merge stays undone: two entries whose merge (or key supersede) a person took back are
@@ -336,15 +337,29 @@ def _close_settled(ctx: PassContext) -> Iterator[None]:
     """Open contradictions a person has settled (one side forgotten or superseded) close; so
     do those one side of which this run merged into another (the write path records a
     correction against each copy of what it contradicts: memoryd.passes.corrections), whose
-    survivor carries the contradiction on (it was compared with the other side too)."""
+    survivor carries the contradiction on (it was compared with the other side too), and
+    those the rule no longer calls one (:func:`_withdrawn`)."""
     for change in ctx.runs.open_contradictions():
         yield
         ids = change["after"]["ids"]
         active = [uid for uid in ids if (e := ctx.store.entry_by_uid(uid)) is not None
                   and e.status == "active"]
-        if len(active) < len(ids) and not ctx.dry_run:
+        if (len(active) < len(ids) or _withdrawn(change)) and not ctx.dry_run:
             ctx.runs.set_state(int(change["change"][1:]), "resolved")
             ctx.count("resolved")
+
+
+def _withdrawn(change: dict[str, Any]) -> bool:
+    """Whether an open contradiction of two texts (not of a key's values) is one the rule of
+    ``memoryd.meaning`` no longer finds: its texts still differ as it said, but the rule was
+    mended since (numbers that say which of two things, trading places, were once one: a
+    tester's 300 Session Log notes were all disputed)."""
+    texts = (change.get("after") or {}).get("texts") or []
+    if len(texts) != 2:
+        return False
+    ways = [difference(texts[0], texts[1]), difference(texts[1], texts[0])]
+    return all(way is not None and not way.contradiction for way in ways) and \
+        change.get("why") in {way.why() for way in ways if way is not None}
 
 
 def _contradiction(ctx: PassContext, known: set[frozenset[str]], a: StoredEntry,

@@ -65,6 +65,14 @@ def test_no_labelled_pair_that_says_different_things_is_one(cosines) -> None:
     ("Merge the data branch into the model branch",
      "Merge the model branch into the data branch", "order", True),
     ("Run migrations, then deploy", "Deploy, then run migrations", "order", True),
+    # numbers that say which of two things trade places: two events, neither wrong (a
+    # tester's 300 Session Log notes were all put to a person)
+    ("Session 2 of notebook 1: drew the stickers", "Session 1 of notebook 2: drew the stickers",
+     "order", False),
+    ("Fixed issue 12 in module 3", "Fixed issue 3 in module 12", "order", False),
+    # ... but quantities that trade places, or two of one thing in another relation, are one
+    ("Retry 3 times, then wait 5 seconds", "Retry 5 times, then wait 3 seconds", "order", True),
+    ("Release 2 replaced release 1", "Release 1 replaced release 2", "order", True),
     # "worked" is no unit (its stem is "workers"'): another sprint, not another quantity
     ("Sprint 12: worked on the login page with Alice",
      "Sprint 13: worked on the login page with Alice", "number", False),

@@ -4,6 +4,7 @@ leaves nothing half done, an agent's concurrent edit is never lost."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -22,7 +23,7 @@ from memoryd_client.errors import MemorydError
 
 from memoryd.config import load_config
 from memoryd.ingest.markdown import parse_memory_file
-from memoryd.passes import consolidate, promote, runner
+from memoryd.passes import consolidate, corrections, promote, runner
 from memoryd.passes.notebooks import WRITE_BATCH
 from memoryd.passes.promote import SECTION, governance_file, rules_in, with_rule, without_rule
 from memoryd.scheduling import paced
@@ -815,6 +816,51 @@ def test_duplicates_merge_into_the_best_and_contradictions_are_only_reported(
     client.undo(done["run"])
     assert client.get(stored["Use conventional commits."])["status"] == "active"
     assert client.get(survivor["id"])["occurrences"] == 1
+
+
+def test_numbers_that_trade_places_are_two_events_and_status_counts_many_contradictions(
+        daemon, client: Client) -> None:
+    """A tester's report: a consolidation over 300 notebooks opened 300 contradictions, all
+    "the same words in another order: 2, 1 / 1, 2" (session 2 of notebook 1 / session 1 of
+    notebook 2), and `memory status` printed a line for each."""
+    events = [("session 2 of notebook 1: drew the stickers",
+               "session 1 of notebook 2: drew the stickers"),
+              ("Fixed issue 12 in module 3", "Fixed issue 3 in module 12")]
+    ids = [client.remember("log", "sessions", text, force=True)["entry"]["id"]
+           for pair in events for text in pair]
+    done = client.pass_run("consolidate", full=True)
+    assert not done["counts"].get("contradictions") and not done["counts"].get("merged")
+    assert client.status()["contradictions"] == []
+    assert all(client.get(uid)["status"] == "active" for uid in ids)  # two events each
+    # those an older rule opened (as its write path recorded them) close at the next run
+    runner, store = daemon.daemon.passes, daemon.daemon.parts.store
+
+    def opened_by_the_older_rule() -> None:
+        run = runner.runs.begin(corrections.PASS, {"agent": "log"}, False)
+        first, second = (store.entry_by_uid(uid) for uid in ids[:2])
+        runner.runs.note(run, corrections.contradiction(
+            first, second, "the same words in another order: 2, 1 / 1, 2"), "open")
+        runner.runs.finish(run, "done")
+
+    asyncio.run_coroutine_threadsafe(daemon.daemon.db(opened_by_the_older_rule),
+                                     daemon.loop).result(10)
+    assert len(client.status()["contradictions"]) == 1
+    assert client.pass_run("consolidate")["counts"].get("resolved") == 1
+    assert client.status()["contradictions"] == []
+    # real ones are still put to a person; many are counted, and listed on asking
+    topics = ("deploy on Fridays", "squash commits before merging", "use tabs in Makefiles",
+              "run the linter before pushing", "rebase feature branches on main")
+    for topic in topics:
+        client.remember("coder", "git", f"Always {topic}.", kind="lesson", confidence=0.8)
+        client.remember("coder", "git", f"Never {topic}.", kind="lesson", confidence=0.7,
+                        force=True)
+    client.pass_run("consolidate")
+    assert len(client.status()["contradictions"]) == len(topics)
+    shown = run_cli("status").stdout
+    assert "contradictions: 5 open" in shown and shown.count("contradiction c") == 3
+    assert "… and 2 more: memory status --contradictions lists them all" in shown
+    every = run_cli("status", "--contradictions")
+    assert every.returncode == 0 and every.stdout.count("contradiction c") == 5
 
 
 def then_a_forget(step, socket: Path, uid: str):  # type: ignore[no-untyped-def]
