@@ -103,6 +103,11 @@ def print_summary(result: dict[str, Any]) -> None:
     if result.get("with"):  # undo of one change of a group: its group went back with it
         print(f"taken back with {', '.join(result['with'])}: the files a change writes "
               "together go back together", file=sys.stderr)
+    waiting = result["counts"].get("not_embedded")
+    if waiting:  # left out, not "nothing to do": they have no vector yet
+        nouns = ("lesson", "lessons") if result["pass"] == "promote" else ("entry", "entries")
+        print(f"{waiting} {nouns[waiting != 1]} skipped: still being embedded (run it again "
+              "once `memory status` shows embedding done)", file=sys.stderr)
     if result["counts"].get("preview") or result["counts"].get("proposed") or \
             result["counts"].get("open") or result["counts"].get("problems"):
         print(f"see: memory pass show {result['run']}", file=sys.stderr)

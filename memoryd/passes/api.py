@@ -35,6 +35,10 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+#: The count of the entries a run left out as they have no vector yet (being embedded, as
+#: after a reindex): consolidation and promotion say so rather than "nothing to do".
+NOT_EMBEDDED = "not_embedded"
+
 #: A pass, or a step of one: a generator the runner drives. It yields None (a slice point), an
 #: :class:`Offload` or a :class:`Collect` (their results are sent back into it), and returns
 #: what it found.

@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memoryd.meaning import LESSON_COSINE, Reading, difference, reading, same_thing
-from memoryd.passes.api import Offload
+from memoryd.passes.api import NOT_EMBEDDED, Offload
 from memoryd.passes.changes import Change
 from memoryd.scheduling import give_way
 from memoryd.sources import ARCHIVE_DIR
@@ -196,6 +196,8 @@ def run(ctx: PassContext) -> Steps[None]:
         waiting += yield from _near(ctx, agent, project, np.array(changed, dtype=np.int64),
                                     threshold, known, apart, superseded, compared)
         done += len(changed)
+    if waiting:  # said, not left out quietly: the next run compares them
+        ctx.count(NOT_EMBEDDED, len(waiting))
     yield from _close_settled(ctx)  # a side merged away: its survivor speaks for it
     if not (ctx.dry_run or ctx.agent or ctx.project):  # the next run starts from here
         if waiting:  # every id above the record's counts as changed

@@ -48,7 +48,7 @@ from memoryd.agent_settings import claude_home, codex_home
 from memoryd.ingest.markdown import is_pinned
 from memoryd.meaning import LESSON_COSINE, Reading, reading, same_thing
 from memoryd.passes import evidence
-from memoryd.passes.api import Offload
+from memoryd.passes.api import NOT_EMBEDDED, Offload
 from memoryd.passes.changes import Change
 from memoryd.passes.consolidate import best_first
 from memoryd.passes.evidence import BROKEN_SESSIONS, GLOBAL, Used
@@ -232,14 +232,14 @@ def _sightings(ctx: PassContext) -> Steps[dict[str, dict[str, int]]]:
 FILE_COLUMNS = ("id", "uid", "text", "session", "created")
 
 
-def _file_copies(ctx: PassContext, lessons: list[StoredEntry]
+def _file_copies(ctx: PassContext, lessons: list[StoredEntry], unembedded: set[int]
                  ) -> Steps[dict[str, list[tuple[str, str, int]]]]:
     """uid → the agent's memory-file lessons that say what the lesson says (cosine ≥ the
     near-duplicate threshold, or worded alike; saying the same thing: memoryd.meaning),
     archived ones included:
     their uids and sightings (sent back via the generator's return value). A notebook's
     lesson written again is never merged (its file is the truth), so its copies are found
-    here."""
+    here. The lessons left out as they have no vector yet go into ``unembedded``."""
     index = ctx.index
     if index is None or not lessons:
         return {}
@@ -255,8 +255,10 @@ def _file_copies(ctx: PassContext, lessons: list[StoredEntry]
         if not files:
             continue
         file_vectors = yield from ctx.index_vectors([f["id"] for f in files])
+        unembedded.update(f["id"] for f in files if f["id"] not in file_vectors)
         files = [f for f in files if f["id"] in file_vectors]
         lesson_vectors = yield from ctx.index_vectors([e.rowid for e in mine])
+        unembedded.update(e.rowid for e in mine if e.rowid not in lesson_vectors)
         mine = [e for e in mine if e.rowid in lesson_vectors]
         if not files or not mine:
             continue
@@ -291,9 +293,10 @@ def _copies(rows: np.ndarray, against: np.ndarray, texts: list[str], others: lis
             if same_thing(of(0, i), of(1, j), float(similar[i, j]), threshold, lesson=True)]
 
 
-def _confirmed(ctx: PassContext, lessons: list[StoredEntry]) -> Steps[set[str]]:
+def _confirmed(ctx: PassContext, lessons: list[StoredEntry], unembedded: set[int]
+               ) -> Steps[set[str]]:
     """uids of lessons a feedback entry of their agent confirms (sent back via the generator's
-    return value)."""
+    return value); the lessons left out as they have no vector yet go into ``unembedded``."""
 
     if not lessons or ctx.index is None:
         return set()
@@ -312,6 +315,8 @@ def _confirmed(ctx: PassContext, lessons: list[StoredEntry]) -> Steps[set[str]]:
     for lesson in lessons:
         if lesson.rowid in lesson_vectors:
             by_agent.setdefault(lesson.agent, []).append(lesson)
+        else:
+            unembedded.add(lesson.rowid)
     for agent in {a for _, a in feedback}:
         yield
         mine = by_agent.get(agent, [])
@@ -335,8 +340,11 @@ def _best_cosines(rows: np.ndarray, against: np.ndarray) -> list[float]:
 def run(ctx: PassContext) -> Steps[None]:
     lessons = yield from _lessons(ctx)
     sightings = yield from _sightings(ctx)
-    copies = yield from _file_copies(ctx, lessons)
-    confirmed = yield from _confirmed(ctx, lessons)
+    unembedded: set[int] = set()  # lessons not compared: no vector yet (being embedded)
+    copies = yield from _file_copies(ctx, lessons, unembedded)
+    confirmed = yield from _confirmed(ctx, lessons, unembedded)
+    if unembedded:  # said, not left out quietly: "nothing to do" while they are embedded
+        ctx.count(NOT_EMBEDDED, len(unembedded))
     outcomes = ctx.config.outcomes
     verdicts = (yield from evidence.verdicts(ctx)) if outcomes.enabled and outcomes.promote \
         else {}

@@ -1311,6 +1311,46 @@ def test_a_notebook_mistake_made_in_three_sessions_becomes_a_rule_with_its_dates
     assert not (memory_dir / "CONTEXT.md").exists()
 
 
+def test_lessons_still_being_embedded_are_said_to_be_skipped_not_nothing_to_do(
+        memory_dir: Path, daemon, client: Client) -> None:
+    """A tester's report: right after a reindex (embedding 71%) `pass run promote --dry-run`
+    said "nothing to do" for three copies of a Mistakes bullet, and "preview 1" once they
+    were embedded. Lessons without a vector yet are counted and said to be skipped; so are
+    the entries consolidation leaves for its next run."""
+    (memory_dir / "designer.md").write_text(
+        "# Designer Agent Memory\n\n## Mistakes\n"
+        "- [2026-03-15] Generated sticker with a floating speech bubble disconnected from the "
+        "character\n"
+        "- [2026-03-03] Generated sticker with floating speech bubble disconnected from "
+        "character\n"
+        "- [2026-02-05] Generated a sticker with a floating speech bubble, disconnected from "
+        "the character\n")
+    wait_until(lambda: active_count(client) >= 3)
+    wait_until(lambda: not client.status().get("backlog"))
+    assert client.pass_run("promote", dry_run=True)["counts"] == {"preview": 1}
+    running = daemon.daemon
+    for task in list(running.background.tasks):  # no backfill: the entries keep waiting
+        if task.get_coro().__qualname__ == "VectorWork.backfill":
+            daemon.loop.call_soon_threadsafe(task.cancel)
+
+    def queued_again() -> None:  # as after a reindex: their vectors still to be made
+        store, index = running.parts.store, running.parts.derived.index
+        for (rowid,) in store._db.execute("SELECT id FROM entries WHERE kind='lesson'").fetchall():
+            store._db.execute("DELETE FROM entries_vec WHERE rowid=?", (rowid,))
+            store._db.execute("INSERT OR IGNORE INTO vector_queue(rowid) VALUES (?)", (rowid,))
+            index.remove(rowid)
+
+    asyncio.run_coroutine_threadsafe(running.db(queued_again), daemon.loop).result(10)
+    assert client.status()["backlog"] == 3
+    promoted = run_cli("pass", "run", "promote", "--dry-run")
+    assert promoted.returncode == 0 and "nothing to do" not in promoted.stdout
+    assert "not_embedded 3" in promoted.stdout
+    assert "3 lessons skipped: still being embedded (run it again once `memory status` shows " \
+        "embedding done)" in promoted.stderr
+    consolidated = run_cli("pass", "run", "consolidate", "--dry-run", "--agent", "designer")
+    assert "3 entries skipped: still being embedded" in consolidated.stderr
+
+
 def test_a_lesson_the_users_feedback_confirms_is_proposed_after_one_sighting(
         memoryd_home: Path, daemon, client: Client) -> None:
     """Seed 001: a lesson recurs (three sessions) or the user's feedback confirms it."""
