@@ -293,9 +293,13 @@ class PassRunner:
         if kind != "change":
             raise BadParamsError(f"{target}: accept takes a proposal's change id (c123)")
         proposal = await self.db(self.runs.change, number)
-        if proposal["kind"] != "proposal" or proposal["state"] != "proposed":
-            raise BadParamsError(f"{target} is a {proposal['state']} {proposal['kind']}, not an "
-                                 "open proposal (see memory pass show)")
+        if proposal["kind"] != "proposal":  # another kind of id than asked for: usage
+            raise BadParamsError(f"{target} is {_a(proposal['kind'])} change, not a proposal "
+                                 "(see memory pass show)")
+        if proposal["state"] != "proposed":  # the right id, refused as it is now: exit 1
+            why = _NOT_OPEN.get(proposal["state"], f"it is {proposal['state']}")
+            raise NotFoundError(f"{target} is not an open proposal: {why} (memory pass show "
+                                f"{target})")
         refusal = await self.db(promote.accept_refusal, self.parts.store, self.parts.config(),
                                 proposal, human)
         if refusal is not None:
@@ -358,6 +362,15 @@ class LongestStep:
     def reply(self) -> dict[str, Any]:
         return {"ms": round(self.seconds * 1000, 1), "cpu_ms": round(self.cpu * 1000, 1),
                 "from": self.began, "to": self.ended}
+
+
+#: Why a proposal is not open, by its state (`memory promote accept` of one).
+_NOT_OPEN = {"accepted": "it was accepted already",
+             "preview": "it is a dry run's preview; run the pass without --dry-run to propose it"}
+
+
+def _a(word: str) -> str:
+    return f"{'an' if word[:1] in 'aeiou' else 'a'} {word}"
 
 
 def _error_text(exc: Exception) -> str:

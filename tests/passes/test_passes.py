@@ -1235,6 +1235,14 @@ def test_a_recurring_lesson_is_proposed_accepted_into_its_file_and_undone(
     assert text.startswith(original.decode()) and SECTION in text
     assert len(rules_in(text)) == 1 and "pytest -x" in rules_in(text)[0]
     assert client.pass_run("promote")["counts"] == {}  # promoted already
+    # accepted a second time: refused in words, as a request that failed (1), not as a usage
+    # error (2: "c64 is a accepted proposal, not an open proposal" before)
+    again = run_cli_at_terminal("promote", "accept", proposal["change"])
+    assert again.returncode == 1 and claude.read_text() == text
+    assert f"{proposal['change']} is not an open proposal: it was accepted already" in \
+        again.stderr
+    other = run_cli_at_terminal("promote", "accept", "c1")  # the first lesson's merge
+    assert other.returncode == 2 and "c1 is an entry change, not a proposal" in other.stderr
 
     # the lesson is forgotten: the rule is proposed for demotion
     lesson = client.search("pytest before pushing", agents=["claude-code"], limit=1)["hits"][0]
