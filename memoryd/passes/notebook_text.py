@@ -11,6 +11,7 @@ memoryd.passes.notebooks runs this over the store.
 
 from __future__ import annotations
 
+import datetime
 import functools
 import re
 import time
@@ -205,6 +206,7 @@ def normalise(notebook: Notebook) -> list[str]:
     # CLAUDE.md) stay where they are
     slots = iter(ordered)
     notebook.sections = [next(slots) if s.name else s for s in notebook.sections]
+    impossible: set[int] = set()  # items whose date is none: said once, not as "no date"
     for section in ordered:
         for item in section.items:
             match = _LOOSE_DATE.match(item.lines[0]) if item.bullet else None
@@ -212,6 +214,13 @@ def normalise(notebook: Notebook) -> list[str]:
                 y, m, d = next(g for g in (match.group(2, 3, 4), match.group(5, 6, 7),
                                            match.group(8, 9, 10)) if g[0])
                 date = f"{y}-{int(m):02d}-{int(d):02d}"
+                if not _real_date(date):  # "2026-02-30:", "[2026-13-01]": the user's text
+                    # stays, neither bracketed nor sorted by (the indexer reads no date there)
+                    item.date = None
+                    impossible.add(id(item))
+                    notebook.problems.append(f"no such date {date}: "
+                                             f"{item.lines[0].strip()[:60]!r}")
+                    continue
                 if item.date is not None and match.group(2) \
                         and "-".join(match.group(2, 3, 4)) == date:
                     continue  # written as it should be
@@ -228,9 +237,18 @@ def normalise(notebook: Notebook) -> list[str]:
             fixed.append(f"{section.heading.strip()} newest first")
             section.items = undated + dated
         for item in undated:
-            if item.bullet:
+            if item.bullet and id(item) not in impossible:
                 notebook.problems.append(f"no date: {item.lines[0].strip()[:60]!r}")
     return fixed
+
+
+def _real_date(date: str) -> bool:
+    """Whether ``YYYY-MM-DD`` is a day of the calendar (not 2026-02-30, nor 2026-13-01)."""
+    try:
+        datetime.date.fromisoformat(date)
+    except ValueError:
+        return False
+    return True
 
 
 def _rewrite(item: Item) -> dict[str, Any]:

@@ -322,6 +322,33 @@ def test_notebook_check_reports_without_fix_and_fixes_with_it(memory_dir: Path, 
     assert run_cli("notebook", "check", str(notebook)).returncode == 0
 
 
+def test_an_impossible_date_is_left_as_written_unsorted_and_reported(
+        memory_dir: Path, daemon, client: Client) -> None:
+    """A tester's report: `2026-02-30:` was written as `[2026-02-30]`, and `[2026-13-01]`
+    sorted as the newest, neither said. No such day is read as a date (the indexer reads
+    none there either): the bullet stays as written, among the undated, and the run and
+    `memory notebook check` name it."""
+    notebook = memory_dir / "notebook.md"
+    notebook.write_text("## Learnings\n- [2026-03-01] a real lesson\n"
+                        "- 2026-02-30: a lesson of the thirtieth of February\n"
+                        "- [2026-05-06] a newer real lesson\n"
+                        "- [2026-13-01] a lesson of the thirteenth month\n")
+    wait_until(lambda: active_count(client) >= 4)
+    check = run_cli("notebook", "check", str(notebook))
+    assert "no such date 2026-02-30" in check.stdout and "no such date 2026-13-01" in check.stdout
+    done = client.pass_run("notebooks")
+    assert notebook.read_text() == ("## Learnings\n"
+                                    "- 2026-02-30: a lesson of the thirtieth of February\n"
+                                    "- [2026-13-01] a lesson of the thirteenth month\n"
+                                    "- [2026-05-06] a newer real lesson\n"
+                                    "- [2026-03-01] a real lesson\n")
+    problems = sorted(c["why"] for c in client.pass_show(done["run"])["changes"]
+                      if c["kind"] == "problem")
+    assert problems == ["no such date 2026-02-30: '- 2026-02-30: a lesson of the thirtieth of "
+                        "February'", "no such date 2026-13-01: '- [2026-13-01] a lesson of the "
+                        "thirteenth month'"]
+
+
 def test_a_notebook_memoryd_cannot_read_cleanly_is_left_alone_and_named(
         memory_dir: Path, daemon, client: Client) -> None:
     """A notebook with a byte that is not UTF-8 (its text read with U+FFFD for it) is not
