@@ -260,6 +260,17 @@ def main() -> int:
         assert client_reply["context"]
         rows.append(("PreToolUse inside the daemon (round trip), p50",
                      f"{percentile(tool_ms, 0.5):.2f} ms", "", None))
+        # an agent's pasted blob (a long word is read as its beginning: memoryd.sessions.shell)
+        blob = {**tool, "tool_input": {"command": "echo '" + "QUJD" * 750_000
+                                       + "' | base64 -d > out.bin && pip install requests"}}
+        blob_ms = []
+        for _ in range(max(3, args.runs // 5)):
+            t = time.perf_counter()
+            client_reply = client_hook(socket, blob)
+            blob_ms.append((time.perf_counter() - t) * 1000)
+        assert client_reply["context"]
+        rows.append(("PreToolUse inside the daemon, a 3 MB command (round trip), p50",
+                     f"{percentile(blob_ms, 0.5):.2f} ms", "", None))
     finally:
         daemon.send_signal(signal.SIGTERM)
         daemon.wait(timeout=60)
@@ -286,7 +297,8 @@ def main() -> int:
          "memory": memory,
          "rows": [{"metric": r[0], "value": r[1], "budget": r[2], "ok": r[3]} for r in rows],
          "raw_ms": {"up": up, "prompt": ups, "down": down, "context": context_ms,
-                    "pre_tool_hit": hit, "pre_tool_miss": miss, "pre_tool_daemon": tool_ms}},
+                    "pre_tool_hit": hit, "pre_tool_miss": miss, "pre_tool_daemon": tool_ms,
+                    "pre_tool_blob": blob_ms}},
         indent=2))
     shutil.rmtree(home, ignore_errors=True)
     return 0 if all(r[3] in (None, True) for r in rows) else 1
