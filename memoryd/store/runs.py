@@ -18,6 +18,9 @@ import apsw
 
 from memoryd.store.fetch import integer
 
+#: The scope of a run over everything asked to compare everything (``--full``): a whole run.
+WHOLE_FULL = {"full": True}
+
 
 def json_column(value: Any) -> str | None:
     """A column's JSON, keys sorted. A text read from a file that is not UTF-8 (kept with
@@ -130,10 +133,12 @@ class Runs:
     def newest_whole(self, name: str) -> Run | None:
         """The newest run of the pass ``name`` that did its work for everything: not a dry
         run, not limited to an agent, a project or some files, not a proposal's acceptance
-        (its scope is empty). The schedule counts from it."""
+        (its scope is empty, or only asks for everything to be compared: ``--full``). The
+        schedule counts from it."""
         row = self._db.execute(
-            _RUNS + " WHERE pass=? AND dry_run=0 AND (scope IS NULL OR scope='{}') "
-            "ORDER BY id DESC LIMIT 1", (name,)).fetchone()
+            _RUNS + " WHERE pass=? AND dry_run=0 AND (scope IS NULL OR scope IN (?, ?)) "
+            "ORDER BY id DESC LIMIT 1",
+            (name, json_column({}), json_column(WHOLE_FULL))).fetchone()
         return _run(row) if row else None
 
     def get(self, run: int) -> Run | None:

@@ -1536,7 +1536,8 @@ def test_a_preview_or_a_run_for_one_agent_does_not_put_the_pass_off(
         memory_dir: Path, daemon, client: Client) -> None:
     """The schedule counts from the pass's last run over everything: a user's preview
     (`--dry-run`, `memory notebook`), a run for one agent or project and an accepted proposal
-    leave the others' work undone, so the scheduled run still comes when it was due."""
+    leave the others' work undone, so the scheduled run still comes when it was due; a
+    `--full` run did all of it, so it counts."""
     def consolidate() -> dict:
         return next(p for p in client.pass_list()["passes"] if p["pass"] == "consolidate")
 
@@ -1550,6 +1551,11 @@ def test_a_preview_or_a_run_for_one_agent_does_not_put_the_pass_off(
     after = consolidate()
     assert after["last"]["run"] == whole["run"]
     assert after["next"] >= after["last"]["started"] + 23 * 3600
+    # `--full` does what a first run does: a run over everything, which the schedule counts
+    full = client.pass_run("consolidate", full=True)
+    assert consolidate()["last"]["run"] == full["run"]
+    listing = run_cli("pass", "list")
+    assert re.search(rf"consolidate .* last {full['run']} ", listing.stdout), listing.stdout
 
 
 def test_a_missed_run_happens_once_and_quiet_passes_wait(memoryd_home: Path, embedder,
