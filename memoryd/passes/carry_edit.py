@@ -7,6 +7,13 @@ that when it can be done without guessing: each changed run of lines is placed w
 it touched (or, for lines added, a line beside them) now are, and only where those lines are
 unchanged. When the edit touches lines that are gone or changed, it returns None.
 
+Lines added at the very end have no line below them, and the line above is often one the
+other side moved or removed: an undo carries the edit made since the run wrote a file, and a
+line appended (``echo >>``) after the run's last lines (pruned bullets at the bottom, a rules
+section added at the end) had none but the run's above it. With ``appended_last`` they go
+after the last line of ``base`` that ``onto`` keeps and the lines ``onto`` adds right after
+it: at the end, where ``onto`` only added lines there or took its last lines away.
+
 Lines keep their endings (a CRLF file stays CRLF), and are compared as bytes.
 """
 
@@ -17,9 +24,11 @@ from difflib import SequenceMatcher
 from itertools import pairwise
 
 
-def carry_edit(base: bytes, edited: bytes, onto: bytes) -> bytes | None:
+def carry_edit(base: bytes, edited: bytes, onto: bytes, *,
+               appended_last: bool = False) -> bytes | None:
     """``onto`` with the change from ``base`` to ``edited`` made to it, or None when that
-    change touches lines that ``onto`` no longer holds as they were."""
+    change touches lines that ``onto`` no longer holds as they were. ``appended_last``: lines
+    added after the last line of ``base`` go as the module's docstring says."""
     old, new, target = (text.splitlines(keepends=True) for text in (base, edited, onto))
     if old == new:
         return onto
@@ -29,7 +38,9 @@ def carry_edit(base: bytes, edited: bytes, onto: bytes) -> bytes | None:
         if tag == "equal":
             continue
         if i1 == i2:  # lines added: after the line above them, else before the line below
-            if i1 > 0 and i1 - 1 in where:
+            if appended_last and i1 == len(old):
+                at = _after_last_kept(where, len(target))
+            elif i1 > 0 and i1 - 1 in where:
                 at = where[i1 - 1] + 1
             elif i1 < len(old) and i1 in where:
                 at = where[i1]
@@ -49,6 +60,16 @@ def carry_edit(base: bytes, edited: bytes, onto: bytes) -> bytes | None:
         if start < end:
             return None
     return _apply(target, edits)
+
+
+def _after_last_kept(where: dict[int, int], size: int) -> int:
+    """The place after the last line of base that the target keeps (its first line without
+    one) and after the target's own lines that follow it (the lines no line of base maps to)."""
+    at = where[max(where)] + 1 if where else 0
+    mapped = set(where.values())
+    while at < size and at not in mapped:
+        at += 1
+    return at
 
 
 def _apply(target: list[bytes], edits: list[tuple[int, int, list[bytes]]]) -> bytes:

@@ -42,11 +42,12 @@ def rebased(change: Change) -> Change:
     replaced; when the file was edited since the run wrote it (an agent's new line in the
     notebook), the undo is made to the edited text instead, keeping the edit — if the two are
     apart: the undo carried onto the edited text and the edit carried onto the undone text
-    (:func:`~memoryd.passes.carry_edit.carry_edit`) must give the same text. Otherwise, or
-    when the file is gone, the change is returned as it was, and its compare-and-swap finds a
-    conflict. An undo that removes a file the run created keeps what was written into it
-    since (a later run's archived lines): it removes only this run's lines, and the file
-    when nothing else is left."""
+    (:func:`~memoryd.passes.carry_edit.carry_edit`) must give the same text; lines appended at
+    the end since stay after what the undo puts back at the end. Otherwise, or when the file
+    is gone, the change is returned as it was, and its compare-and-swap finds a conflict. An
+    undo that removes a file the run created keeps what was written into it since (a later
+    run's archived lines): it removes only this run's lines, and the file when nothing else
+    is left."""
     if change.kind != "file" or change.before is None:
         return change
     try:
@@ -58,7 +59,8 @@ def rebased(change: Change) -> Change:
         return change
     undone = side_bytes(change.after) if change.after is not None else b""
     merged = carry_edit(written, undone, current)
-    if merged is None or merged != carry_edit(written, current, undone):
+    # lines appended at the end since stay after the lines the undo puts back there
+    if merged is None or merged != carry_edit(written, current, undone, appended_last=True):
         return change
     before = {**change.before, "text": current.decode("utf-8", "surrogateescape")}
     if change.after is None and not merged:

@@ -1,0 +1,77 @@
+"""Undoing a run after what came since it: a line appended to the file it wrote, a later
+run's change of the same file or entries, the file deleted, an undo undone. What the undo
+does, and what it says when it cannot."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from memoryd_client import Client
+
+from tests.conftest import run_cli, run_cli_at_terminal, wait_until
+from tests.passes.test_passes import active_count, memory_dir, propose_a_recurring_rule
+
+__all__ = ["memory_dir"]  # a fixture of the tests here
+
+
+def session_log(bullets: int) -> str:
+    """A notebook in the pass's order (one section, dates padded, newest first): over the cap
+    of 80 lines, a run prunes its oldest bullets, at the bottom, and changes nothing else."""
+    lines = ["# Notebook", "", "## Session Log"]
+    lines += [f"- [2026-{1 + (bullets - i) // 28:02d}-{1 + (bullets - i) % 28:02d}] "
+              f"session {bullets - i}: drew sticker {bullets - i}" for i in range(bullets)]
+    return "\n".join(lines) + "\n"
+
+
+def test_a_line_appended_after_a_run_stays_at_the_end_when_it_is_undone(
+        memory_dir: Path, daemon, client: Client) -> None:
+    """The pass prunes the oldest bullets at the bottom: a line appended after the run
+    (`echo … >>`) sits below the run's last line, and the undo put it back as a conflict. It
+    is apart from the run's lines: the undo puts the pruned bullets back above it. An edit of
+    the run's own last line is still a conflict."""
+    notebook = memory_dir / "notebook.md"
+    notebook.write_text(session_log(90))
+    original = notebook.read_bytes()
+    wait_until(lambda: active_count(client) >= 90)
+    fixed = run_cli("notebook", "check", str(notebook), "--fix", "--json")
+    assert fixed.returncode == 0, fixed.stderr
+    run = json.loads(fixed.stdout)["run"]
+    pruned = notebook.read_bytes()
+    assert original.startswith(pruned) and len(pruned) < len(original)  # only the bottom went
+    appended = b"- [2026-12-01] Agent appended at the bottom.\n"
+    with notebook.open("ab") as file:
+        file.write(appended)
+
+    undo = run_cli("undo", run)
+    assert undo.returncode == 0, undo.stderr
+    assert notebook.read_bytes() == original + appended
+    assert not (memory_dir / "archive" / "notebook.md").exists()  # the run made it
+
+    fixed = run_cli("notebook", "check", str(notebook), "--fix", "--json")
+    run = json.loads(fixed.stdout)["run"]
+    last = notebook.read_bytes().splitlines(keepends=True)[-1]
+    edited = notebook.read_bytes()[:-len(last)] + last.replace(b"drew", b"inked")
+    notebook.write_bytes(edited)
+    undo = run_cli("undo", run)
+    assert undo.returncode == 1 and "conflict" in undo.stdout, (undo.stdout, undo.stderr)
+    assert notebook.read_bytes() == edited
+
+
+def test_a_line_appended_after_an_accepted_rule_stays_when_it_is_undone(
+        memoryd_home: Path, daemon, client: Client) -> None:
+    """An accepted rule's section goes at the end of the governance file: a line a person
+    appended after it stays, and the undo takes the section back."""
+    project = memoryd_home / "repo"
+    (project / ".git").mkdir(parents=True)
+    claude = project / "CLAUDE.md"
+    claude.write_text("# Repo\n\nBuild with make.\n")
+    original = claude.read_bytes()
+    _, proposal = propose_a_recurring_rule(client, project)
+    accepted = run_cli_at_terminal("promote", "accept", proposal["change"], "--json")
+    assert accepted.returncode == 0, accepted.stderr
+    with claude.open("ab") as file:
+        file.write(b"User added line at end.\n")
+    undo = run_cli("undo", json.loads(accepted.stdout)["run"])
+    assert undo.returncode == 0, undo.stderr
+    assert claude.read_bytes() == original + b"User added line at end.\n"
