@@ -5,8 +5,10 @@ is computed from the bytes read, and written only if the file still holds exactl
 otherwise someone else wrote it meanwhile, and the change is left for a later run (their edit is
 never lost). A write goes to a temporary file beside the target, with the target's permissions,
 fsynced, then renamed over it; a symlinked file is written through to its target, so the link
-stays. Line endings (LF or CRLF), the presence of a final newline, the owner and group (where
-the daemon may set them) and the extended attributes (Linux; ACLs are kept with them) are kept.
+stays. Line endings (LF or CRLF; in a file of both, each line the change leaves keeps its own,
+and new lines take the one most lines have), the presence of a final newline, the owner and
+group (where the daemon may set them) and the extended attributes (Linux; ACLs are kept with
+them) are kept.
 
 What memoryd must leave as it is, and what it keeps of a file besides its text, is
 :mod:`memoryd.passes.file_care`. Special files (FIFOs, devices) are never opened:
@@ -21,6 +23,7 @@ import os
 import subprocess
 import time
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from pathlib import Path
 
 from memoryd.passes.carry_edit import carry_edit
@@ -38,7 +41,6 @@ class FileText:
     path: Path  # the file the name leads to (a symlink resolved)
     data: bytes
     mode: int
-    crlf: bool
 
     @property
     def text(self) -> str:
@@ -47,14 +49,43 @@ class FileText:
 
     def encode(self, text: str) -> bytes:
         """New text in this file's conventions: its line endings, its byte-order mark, and a
-        final newline iff the file had one (or was empty)."""
+        final newline iff the file had one (or was empty). In a file whose lines end both
+        ways, the lines the text keeps keep their bytes, and the others end as most do (a
+        notebook with two LF lines and the rest CRLF had the two rewritten as CRLF)."""
         had_final = self.data.endswith(b"\n") or not self.data
         text = text.rstrip("\n") + ("\n" if had_final and text.strip() else "")
-        if self.crlf:
-            text = text.replace("\n", "\r\n")
         if self.data.startswith(codecs.BOM_UTF8) and not text.startswith("\ufeff"):
             text = "\ufeff" + text
+        crlf = self.data.count(b"\r\n")
+        lf = self.data.count(b"\n") - crlf
+        if crlf and lf:
+            return _keeping_endings(self.data, text, crlf > lf)
+        if crlf:
+            text = text.replace("\n", "\r\n")
         return text.encode("utf-8", errors="surrogateescape")
+
+
+def _keeping_endings(data: bytes, text: str, crlf: bool) -> bytes:
+    """``text`` (LF endings) as bytes, each line it keeps of ``data`` as ``data`` has it,
+    each other line ending in CRLF if ``crlf``, else LF."""
+    old = _lf_lines(data.decode("utf-8", errors="surrogateescape"))
+    as_lf = [line[:-2] + "\n" if line.endswith("\r\n") else line for line in old]
+    new = _lf_lines(text)
+    out: list[str] = []
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, as_lf, new, autojunk=False).get_opcodes():
+        if tag == "equal":
+            out += old[i1:i2]
+        else:
+            out += [line[:-1] + "\r\n" if crlf and line.endswith("\n") else line
+                    for line in new[j1:j2]]
+    return "".join(out).encode("utf-8", errors="surrogateescape")
+
+
+def _lf_lines(text: str) -> list[str]:
+    """``text`` split after each LF (only there: not at a lone CR, a form feed or U+2028, as
+    str.splitlines does)."""
+    lines = text.split("\n")
+    return [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
 
 
 def read_text(path: Path) -> FileText:
@@ -65,7 +96,7 @@ def read_text(path: Path) -> FileText:
         mode = os.fstat(fd).st_mode & 0o7777
     finally:
         os.close(fd)
-    return FileText(real, data, mode, b"\r\n" in data)
+    return FileText(real, data, mode)
 
 
 def _put_in_place(temporary: Path, real: Path) -> None:

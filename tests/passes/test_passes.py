@@ -513,6 +513,24 @@ def test_line_endings_and_symlinks_are_kept(memory_dir: Path, memoryd_home: Path
     wait_until(lambda: indexed_line() == line)
 
 
+def test_a_notebook_of_mixed_line_endings_keeps_those_of_its_untouched_lines(
+        memory_dir: Path, daemon, client: Client) -> None:
+    """Two LF lines at the top of a CRLF notebook: the run prunes the bottom, and the lines it
+    leaves keep their bytes (they became CRLF); a line it adds ends as most do."""
+    notebook = memory_dir / "notebook.md"
+    text = notebook_text()
+    lines = text.encode().splitlines(keepends=True)
+    mixed = b"".join(lines[:2]) + b"".join(line.replace(b"\n", b"\r\n") for line in lines[2:])
+    notebook.write_bytes(mixed)
+    wait_until(lambda: active_count(client) >= 78)
+    assert client.pass_run("notebooks")["counts"]["applied"] == 2
+    data = notebook.read_bytes()
+    assert data.startswith(b"# Designer notebook\n\n## Mistakes\r\n"), data[:60]
+    assert all(line.endswith(b"\r\n") for line in data.splitlines(keepends=True)[2:])
+    # the rewritten date's line is new: it ends as most lines do
+    assert b"- [2026-03-05] speech bubbles go on the left of the cat\r\n" in data
+
+
 def test_an_agents_concurrent_edits_are_never_lost(memory_dir: Path, memoryd_home: Path,
                                                    daemon, client: Client) -> None:
     notebook = memory_dir / "notebook.md"
