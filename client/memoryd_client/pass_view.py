@@ -61,8 +61,9 @@ def grouped_why(why: str) -> str:
     return "; ".join(shown)
 
 
-def _counts(counts: dict[str, int]) -> str:
-    return ", ".join(f"{name} {n}" for name, n in sorted(counts.items())) or "nothing to do"
+def _counts(counts: dict[str, int], status: str = "done") -> str:
+    return ", ".join(f"{name} {n}" for name, n in sorted(counts.items())) or (
+        "nothing done before it stopped" if status == "interrupted" else "nothing to do")
 
 
 def conflicts_said(result: dict[str, Any]) -> str | None:
@@ -88,7 +89,7 @@ def print_list(result: dict[str, Any]) -> None:
     for entry in result["passes"]:
         last = entry["last"]
         done = (f"last {last['run']} {views.when(last['started'])} {last['status']}: "
-                f"{_counts(last['counts'])}" if last else "never run")
+                f"{_counts(last['counts'], last['status'])}" if last else "never run")
         # a time gone by: "due" (it waits for a quiet moment or its turn), as `memory status`
         upcoming = f"next {next_run(entry['next'], time.time())}" if entry["next"] else "off"
         running = " (running)" if result.get("running") == entry["pass"] else ""
@@ -133,9 +134,15 @@ def print_show(result: dict[str, Any]) -> None:
             if result.get("finished") else "")
     dry = " dry run" if result.get("dry_run") else ""
     print(f"{result['run']} {result['pass']}{dry} ({result['status']}, "
-          f"{views.when(result['started'])}{took}): {_counts(result['counts'])}")
+          f"{views.when(result['started'])}{took}): "
+          f"{_counts(result['counts'], result['status'])}")
     if result.get("error"):
         print(f"    error: {result['error']}")
+    applied = sum(1 for change in result["changes"] if change["state"] == "applied")
+    if result["status"] == "interrupted" and applied:
+        print(f"    stopped midway (the daemon was stopped or killed): its {applied} applied "
+              f"change{'' if applied == 1 else 's'} stay; memory undo {result['run']} takes "
+              "them back, or run it again to finish the work")
     for change in result["changes"]:
         _print_change(change)
 

@@ -28,7 +28,7 @@ group whose files all hold their new bytes is completed; otherwise the files alr
 are put back (compare-and-swap), the entries move back, and the group is aborted, so a change
 is never half applied (a file a removal had renamed aside goes, or back if someone wrote into
 it: :func:`~memoryd.passes.user_files.settle_removal`). A run still "running" is marked
-interrupted.
+interrupted, with its changes counted (it never wrote its counts).
 """
 
 from __future__ import annotations
@@ -68,6 +68,8 @@ LEDGERED = LEDGER_FIELDS
 #: The action of a reported problem that names a file a pass may not or cannot rewrite
 #: (`memory status` names the files of the last runs' such problems).
 UNWRITTEN = "unwritten"
+#: A state of a run's changes counted under another name (:meth:`PassRuns._counted`).
+STATE_COUNTS = {"undone": "applied", "reported": "problems"}
 #: Fields of the entries that move with a file change.
 MOVED_FIELDS = ("source", "line_start", "line_end", "text", "hash", "created", "status",
                 "superseded_by")
@@ -134,11 +136,29 @@ class PassRuns:
             raise NotFoundError(f"no run {run_name(run)}")
         return {**self._run_row(row), "changes": self.changes(run)}
 
-    @staticmethod
-    def _run_row(row: Run) -> dict[str, Any]:
+    def _run_row(self, row: Run) -> dict[str, Any]:
+        counts = row.counts or {}
+        if not counts and row.status == "interrupted":  # killed before recovery counted it
+            counts = self._counted(row.id)
         return {"run": run_name(row.id), "pass": row.name, "started": row.started,
                 "finished": row.finished, "status": row.status, "dry_run": row.dry_run,
-                "scope": row.scope, "counts": row.counts or {}, "error": row.error}
+                "scope": row.scope, "counts": counts, "error": row.error}
+
+    def _counted(self, run: int) -> dict[str, int]:
+        """A run's counts from its changes' states: a run the daemon was killed in never
+        wrote its own ("nothing to do", of a run that had applied a hundred). A change undone
+        since was applied by this run; a problem it reported counts as the pass counts it."""
+        counts: dict[str, int] = {}
+        for state, n in self.store.runs.states(run).items():
+            key = STATE_COUNTS.get(state, state)
+            counts[key] = counts.get(key, 0) + n
+        return counts
+
+    def interrupted(self) -> list[tuple[dict[str, Any], int]]:
+        """The interrupted runs that hold applied changes no later run made whole: (the
+        run, how many), for `memory status` and `memory doctor`."""
+        return [(self._run_row(row), applied)
+                for row, applied in self.store.runs.interrupted_with_applied()]
 
     def changes(self, run: int) -> list[dict[str, Any]]:
         return [self._change_row(row) for row in self.store.runs.changes_of(run)]
@@ -441,7 +461,10 @@ class PassRuns:
         settled = self.settle()
         self.stale_temporaries()
         with self.recording():
-            running = self.store.runs.interrupt(time.time())
+            running = self.store.runs.running()
+            for number in running:  # its counts, as its changes were left
+                self.store.runs.finish(number, time.time(), "interrupted",
+                                       self._counted(number), None)
             if running:
                 self.writer.runs(running, finished=True)
         if settled:

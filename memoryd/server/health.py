@@ -289,6 +289,25 @@ class Health:
                      "the reason says what to change; the other files are maintained, and the "
                      "next run tries these again")
 
+    async def interrupted(self) -> dict[str, Any]:
+        """The runs a stop cut short (a kill, a power loss) that hold applied changes no
+        later run made whole: each is half done, and says what to do."""
+        passes = self.passes
+        found = await self.parts.db(passes.runs.interrupted) if passes else []
+        if not found:
+            return check("interrupted", OK, "no run a stop cut short holds changes")
+        shown = [f"{run['run']} {run['pass']}{_of_target(run)} with {applied} change"
+                 f"{'' if applied == 1 else 's'} applied (memory undo {run['run']} takes them "
+                 f"back, or {again(run)} finishes the work)"
+                 for run, applied in found[:SHOWN_FILES]]
+        if len(found) > SHOWN_FILES:
+            shown.append(f"and {len(found) - SHOWN_FILES} more")
+        return check("interrupted", WARNING, f"{len(found)} run"
+                     f"{'' if len(found) == 1 else 's'} stopped midway, half done: "
+                     + "; ".join(shown),
+                     "undo the run, or run it again; nothing was lost (memory pass show RUN "
+                     "lists what it did)")
+
     def disk(self) -> dict[str, Any]:
         config = self.settings.config
         try:
@@ -353,7 +372,7 @@ class Health:
         backlog = await self.parts.db(self.backlog_counts)
         files = await self.file_problems()
         checks = [self.model(), self.sources(), self.skipped(files), await self.unwritten(),
-                  self.disk(), self.backlog(backlog)]
+                  await self.interrupted(), self.disk(), self.backlog(backlog)]
         vectors = self.parts.vectors
         rate = vectors.embedded.rate()
         config = self.settings.config
@@ -475,11 +494,39 @@ class Health:
             await self.sessions(),
             self.skipped(files),
             await self.unwritten(),
+            await self.interrupted(),
             self.backlog(waiting),
         ]
         if self.sync is not None:
             checks.append(await asyncio.to_thread(self.sync.doctor))
         return {"daemon": self.facts(), "checks": checks, "state": worst(checks)}
+
+
+def _of_target(run: dict[str, Any]) -> str:
+    """What an undo or an acceptance was of: " of r50"."""
+    scope = run.get("scope") or {}
+    target = scope.get("undoes") or scope.get("accepts")
+    return f" of {target}" if target else ""
+
+
+def again(run: dict[str, Any]) -> str:
+    """The command that does an interrupted run's work again."""
+    scope = run.get("scope") or {}
+    if scope.get("undoes"):
+        return f"memory undo {scope['undoes']}"
+    if scope.get("accepts"):
+        return f"memory promote accept {scope['accepts']}"
+    if scope.get("paths"):  # `memory notebook check PATH --fix`: one notebook, or a directory
+        where = os.path.commonpath(scope["paths"]) if len(scope["paths"]) > 1 \
+            else scope["paths"][0]
+        return f"memory notebook check {shlex.quote(where)} --fix"
+    words = ["memory", "pass", "run", run["pass"]]
+    for name in ("agent", "project"):
+        if scope.get(name):
+            words += [f"--{name}", shlex.quote(str(scope[name]))]
+    if scope.get("full"):
+        words.append("--full")
+    return " ".join(words)
 
 
 def ledger_lines(problems: list[LedgerProblem]) -> dict[str, Any]:

@@ -115,13 +115,31 @@ class Runs:
         self._db.execute("UPDATE runs SET finished=?, status=?, counts=?, error=? WHERE id=?",
                          (finished, status, json_column(counts), error, run))
 
-    def interrupt(self, finished: float) -> list[int]:
-        """Every run still ``running`` marked interrupted (at start); returns them."""
-        running = [cast(int, r) for (r,) in self._db.execute(
-            "SELECT id FROM runs WHERE status='running'").fetchall()]
-        self._db.execute("UPDATE runs SET status='interrupted', finished=? "
-                         "WHERE status='running'", (finished,))
-        return running
+    def running(self) -> list[int]:
+        """The runs still ``running`` (at start: a killed daemon's)."""
+        return [cast(int, r) for (r,) in self._db.execute(
+            "SELECT id FROM runs WHERE status='running' ORDER BY id").fetchall()]
+
+    def states(self, run: int) -> dict[str, int]:
+        """How many changes of ``run`` are in each state."""
+        return {state: n for state, n in self._db.execute(
+            "SELECT state, count(*) FROM changes WHERE run=? GROUP BY state", (run,))}
+
+    def interrupted_with_applied(self) -> list[tuple[Run, int]]:
+        """The interrupted runs that hold applied changes, with how many, that no later run
+        of their pass over the same scope finished (a scheduled run over everything, the
+        same undo asked again)."""
+        whole = (json_column({}), json_column(WHOLE_FULL))
+        rows = self._db.execute(
+            "SELECT r.id, r.pass, r.started, r.finished, r.status, r.dry_run, r.scope, "
+            "r.counts, r.error, (SELECT count(*) FROM changes c WHERE c.run=r.id "
+            "AND c.state='applied') AS applied FROM runs r "
+            "WHERE r.status='interrupted' AND r.dry_run=0 AND NOT EXISTS ("
+            " SELECT 1 FROM runs l WHERE l.pass=r.pass AND l.id>r.id AND l.status='done'"
+            " AND l.dry_run=0 AND (coalesce(l.scope, ?1)=coalesce(r.scope, ?1)"
+            " OR (coalesce(l.scope, ?1) IN (?1, ?2) AND coalesce(r.scope, ?1) IN (?1, ?2))))"
+            " ORDER BY r.id", whole).fetchall()
+        return [(_run(row[:9]), int(row[9])) for row in rows if row[9]]
 
     def newest(self, name: str | None, limit: int, offset: int = 0) -> list[Run]:
         """The newest runs first (of the pass ``name``; None: of any), the first ``offset``

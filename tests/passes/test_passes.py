@@ -737,9 +737,21 @@ def test_a_pass_killed_mid_run_leaves_no_half_applied_change(memory_dir: Path,
             runs = client.pass_list()["passes"]
             last = next(p for p in runs if p["pass"] == "notebooks")["last"]
             assert last["status"] == "interrupted"
-            pending = [c for c in client.pass_show(last["run"])["changes"]
-                       if c["state"] == "pending"]
-            assert not pending
+            changes = client.pass_show(last["run"])["changes"]
+            assert not [c for c in changes if c["state"] == "pending"]
+            # it says what it did (its counts from its changes), not "nothing to do", and
+            # status and doctor name it, half done, with what to do
+            applied = sum(1 for c in changes if c["state"] == "applied")
+            assert applied >= 20 and last["counts"].get("applied") == applied, last
+            shown = run_cli("pass", "show", last["run"])
+            assert "nothing to do" not in shown.stdout, shown.stdout[:300]
+            assert f"applied {applied}" in shown.stdout.splitlines()[0], shown.stdout[:300]
+            assert f"memory undo {last['run']} takes them back" in shown.stdout
+            for checks in (client.status()["health"]["checks"],
+                           client.call("doctor")["checks"]):
+                [warning] = [c for c in checks if c["check"] == "interrupted"]
+                assert f"{last['run']} notebooks with {applied} changes applied" \
+                    in warning["detail"] and "memory pass run notebooks" in warning["detail"]
         halves = []
         for path, expected in originals.items():
             archive = path.parent / "archive" / path.name
@@ -767,6 +779,10 @@ def test_a_pass_killed_mid_run_leaves_no_half_applied_change(memory_dir: Path,
         misplaced = [(source, text) for source, text, _ in rows
                      if text not in Path(source).read_text()]
         assert not misplaced, misplaced[:3]
+        with Client(socket, timeout_s=60) as client:  # run again: the work is whole
+            client.pass_run("notebooks")
+            assert not [c for c in client.status()["health"]["checks"]
+                        if c["check"] == "interrupted"]
     finally:
         process.terminate()
         process.wait(timeout=30)
