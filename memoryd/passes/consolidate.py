@@ -35,9 +35,11 @@ Within one agent's namespace and project, over active entries (transcript turns 
   before it was mended, closes too).
 
 Every change is a change of the run: ``--dry-run`` previews it, ``memory undo`` takes it back.
-An undone merge stays undone: two entries whose merge (or key supersede) a person took back are
-**kept apart** by every later run (the runs' undone changes say which); a third duplicate
-of them still merges.
+A merge undone after its survivor was merged on into another entry (A into B, then B into C)
+takes back from C, and from the entries C went on into, what A brought: its occurrences, and
+its share of the confidence a merge raised (:func:`recounted`). An undone merge stays
+undone: two entries whose merge (or key supersede) a person took back are **kept apart** by
+every later run (the runs' undone changes say which); a third duplicate of them still merges.
 
 **What a run looks at.** A whole run (no ``--agent``/``--project``, not a preview) records
 where it left off; the next one compares only the entries added or changed since (a new entry,
@@ -67,6 +69,7 @@ from memoryd.store.vectors import VectorFilter, follow_meta
 
 if TYPE_CHECKING:
     from memoryd.passes.api import PassContext, Steps
+    from memoryd.store.database import Store
 
 MAX_CONFIDENCE = 0.99
 #: How far a chain of superseded_by is followed to see whether two entries were merged.
@@ -522,6 +525,48 @@ def _kept_apart(ctx: PassContext, apart: dict[str, set[str]], uid: str, survivor
                 return True
             partner = rows[0]["superseded_by"]
     return False
+
+
+def recounted(store: Store, merge: dict[str, Any]) -> list[Change]:
+    """Undoing ``merge`` (a survivor's merge change) took back from its survivor what its
+    losers brought; when the survivor was merged since into another entry (and that one, it
+    may be, into another), the counts it passed on went with it: each of them is recounted,
+    as changes for the undo to apply. Occurrences go down by as many as the undone merge
+    added; the confidence, where the merge that absorbed the entry raised it by the entry's
+    evidence, is raised instead from the entry's confidence as it is now
+    (``1 − (1 − c)(1 − c_new / 2) / (1 − c_old / 2)``: the rule of :func:`_absorb` taken back
+    and made again), never below what it was before that merge."""
+    gone = int(merge["after"].get("occurrences") or 1) - int(merge["before"].get("occurrences")
+                                                             or 1)
+    old = float(merge["after"].get("confidence", 0.0))
+    new = float(merge["before"].get("confidence", old))
+    entry = store.entry_by_uid(merge["target"])
+    changes: list[Change] = []
+    for _ in range(MAX_CHAIN):
+        if entry is None or entry.status != "superseded" or not entry.superseded_by:
+            break
+        absorbed = store.runs.merge_into(entry.uid, entry.superseded_by)
+        survivor = store.entry_by_uid(entry.superseded_by)
+        if absorbed is None or survivor is None:  # superseded by a key's value, or by hand
+            break
+        confidence = survivor.confidence
+        raised = float(absorbed.after.get("confidence", 0.0)) > \
+            float(absorbed.before.get("confidence", 1.0))
+        if raised and new != old and _evidence(entry) != _evidence(survivor):
+            confidence = 1 - (1 - confidence) * (1 - new / 2) / (1 - old / 2)
+            confidence = round(min(MAX_CONFIDENCE, max(
+                confidence, float(absorbed.before.get("confidence", 0.0)))), 4)
+        occurrences = max(1, (survivor.occurrences or 1) - gone)
+        if (occurrences, confidence) == (survivor.occurrences, survivor.confidence):
+            break
+        changes.append(Change(
+            "entry", survivor.uid, "recount",
+            f"{merge['change']} undone: {merge['target']} was merged into {survivor.uid} "
+            f"since, with what the undone merge brought ({gone} occurrences)",
+            {"occurrences": survivor.occurrences, "confidence": survivor.confidence},
+            {"occurrences": occurrences, "confidence": confidence}))
+        old, new, entry = survivor.confidence, confidence, survivor
+    return changes
 
 
 def _absorb(ctx: PassContext, survivor: StoredEntry,

@@ -443,6 +443,10 @@ def _undo(ctx: PassContext, changes: list[dict[str, Any]]) -> Steps[None]:
         else:
             state = ctx.runs.apply(ctx.run, inverses[0], numbers[0])
             ctx.count(state)
+            if state == "applied" and group[0]["action"] == "merge":
+                # its survivor merged on since: what the merge brought goes from there too
+                for change in consolidate.recounted(ctx.store, group[0]):
+                    ctx.apply(change)
         if state == "applied":
             for number in numbers:
                 ctx.runs.set_state(number, "undone")

@@ -247,6 +247,19 @@ class Runs:
             (target, kind, *actions, *states)).fetchone()
         return (row[0], _load(row[1]), row[2]) if row else None
 
+    def merge_into(self, loser: str, survivor: str) -> ChangeRow | None:
+        """The applied merge change of ``survivor`` that absorbed ``loser``: the one of its
+        run recorded after the loser's applied supersede by it (a merge of many is recorded a
+        batch at a time, each batch's supersedes before its merge)."""
+        row = self._db.execute(
+            _CHANGES + " WHERE id=(SELECT m.id FROM changes s JOIN changes m ON m.run=s.run "
+            "AND m.id>s.id AND m.target=?2 AND m.kind='entry' AND m.action='merge' "
+            "AND m.state='applied' WHERE s.target=?1 AND s.kind='entry' "
+            "AND s.action='supersede' AND s.state='applied' "
+            "AND json_extract(s.after, '$.superseded_by')=?2 ORDER BY s.id DESC, m.id LIMIT 1)",
+            (loser, survivor)).fetchone()
+        return _change(row) if row else None
+
     def sides(self, kind: str, state: str, actions: Sequence[str] | None = None
               ) -> list[tuple[str, str, Any]]:
         """(target, action, after) of the changes of ``kind`` in ``state`` (and of

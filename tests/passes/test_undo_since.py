@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from memoryd_client import Client
 
 from tests.conftest import run_cli, run_cli_at_terminal, wait_until
@@ -75,3 +76,40 @@ def test_a_line_appended_after_an_accepted_rule_stays_when_it_is_undone(
     undo = run_cli("undo", json.loads(accepted.stdout)["run"])
     assert undo.returncode == 0, undo.stderr
     assert claude.read_bytes() == original + b"User added line at end.\n"
+
+
+def test_an_older_merge_undone_takes_what_it_brought_from_the_entry_merged_into_since(
+        daemon, client: Client) -> None:
+    """A into B (r1), then B into C (r2): C counts three occurrences, and B's raised
+    confidence raised C's. Undoing r1 put A back and B back to one, and left C at three for
+    good (the next run keeps A apart). C is recounted with the undo; undoing the undo puts
+    it back as it was."""
+    def lesson(text: str, session: str, confidence: float) -> str:
+        return client.remember("coder", "git", text, kind="lesson", session=session,
+                               confidence=confidence, force=True)["entry"]["id"]
+
+    a = lesson("Use conventional commits.", "s1", 0.8)
+    b = lesson("Always use conventional commits.", "s2", 0.85)
+    first = client.pass_run("consolidate")
+    assert client.get(a)["superseded_by"] == b and client.get(b)["occurrences"] == 2
+    c = lesson("Use conventional commits, always.", "s3", 0.95)  # over B's, raised: 0.91
+    client.pass_run("consolidate")
+    merged = client.get(c)
+    assert client.get(b)["superseded_by"] == c and merged["occurrences"] == 3
+    alone = 1 - (1 - 0.95) * (1 - 0.85 / 2)  # C's, had it absorbed B as B was before r1
+    assert merged["confidence"] > alone + 1e-3  # B's confidence, raised by A, raised C's
+
+    undo = client.undo(first["run"])
+    assert client.get(a)["status"] == "active" and client.get(b)["occurrences"] == 1
+    recounted = client.get(c)
+    assert recounted["occurrences"] == 2
+    # as if C had absorbed B alone
+    assert recounted["confidence"] == pytest.approx(alone, abs=2e-4)
+    shown = client.pass_show(undo["run"])["changes"]
+    assert [ch["action"] for ch in shown if ch["target"] == c] == ["recount"]
+    assert not client.pass_run("consolidate")["counts"].get("merged")  # A stays apart
+    assert client.get(c)["occurrences"] == 2
+
+    client.undo(undo["run"])
+    again = client.get(c)
+    assert (again["occurrences"], again["confidence"]) == (3, merged["confidence"])
