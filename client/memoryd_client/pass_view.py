@@ -75,6 +75,8 @@ def conflicts_said(result: dict[str, Any]) -> str | None:
     if not conflicts:
         return None
     changed, held = result.get("changed") or [], result.get("held") or []
+    if result.get("gone") or result.get("later"):  # why, file by file, as the CLI says it
+        return "; ".join(_conflict_lines(result, conflicts))
     if not changed:  # entries changed meanwhile
         return f"{conflicts} change(s) left alone: what they change was changed since"
     said = (f"{', '.join(changed)} changed since and {'was' if len(changed) == 1 else 'were'} "
@@ -114,16 +116,42 @@ def print_summary(result: dict[str, Any]) -> None:
         print(f"see: memory pass show {result['run']}", file=sys.stderr)
     conflicts = result["counts"].get("conflict")
     if conflicts:
-        changed, held = result.get("changed") or [], result.get("held") or []
-        one = len(changed) == 1 if changed else conflicts == 1
-        then = ("its edit meets the run's lines: undo it by hand, or put the file back as "
-                "that run left it and undo again"
-                if result["pass"] == "undo" else "a run after the edit tries again")
-        what = ", ".join(changed) if changed else f"{conflicts} file{'' if one else 's'}"
-        with_it = (f"; {', '.join(held)} held back with {'it' if one else 'them'} (the files "
-                   "a change writes together go back together)" if held else "")
-        print(f"{what} changed since memoryd read {'it' if one else 'them'}: left alone "
-              f"({then}){with_it}; memory pass show {result['run']}", file=sys.stderr)
+        for line in _conflict_lines(result, conflicts):
+            print(line, file=sys.stderr)
+
+
+def _conflict_lines(result: dict[str, Any], conflicts: int) -> list[str]:
+    """What a run left alone, file by file as to why: gone since, changed since by a later
+    run (an undo: undo that one first), or edited since where the run's lines are."""
+    changed, held = result.get("changed") or [], result.get("held") or []
+    gone, later = result.get("gone") or [], result.get("later") or {}
+    undo = result["pass"] == "undo"
+    show = f"memory pass show {result['run']}"
+    lines = []
+    for path in changed:
+        if path in gone:
+            then = (f"to undo the run there, put it back as the run left it ({show} has "
+                    "its text) and undo again" if undo else "nothing to do there")
+            lines.append(f"{path} is gone (deleted or moved since memoryd read it): left "
+                         f"alone ({then})")
+        elif undo and path in later:
+            runs = later[path]
+            lines.append(f"{path} was changed since by {', '.join(runs)}: left alone (undo "
+                         f"{' then '.join(reversed(runs))} first, then this again)")
+    edited = [path for path in changed if path not in gone and not (undo and path in later)]
+    if lines and not edited:
+        if held:
+            lines.append(f"{', '.join(held)} held back with {'it' if len(changed) == 1 else 'them'}"
+                         f" (the files a change writes together go back together); {show}")
+        return lines
+    one = len(edited) == 1 if edited else conflicts == 1
+    then = ("its edit meets the run's lines: undo it by hand, or put the file back as that run "
+            "left it and undo again" if undo else "a run after the edit tries again")
+    what = ", ".join(edited) if edited else f"{conflicts} file{'' if one else 's'}"
+    with_it = (f"; {', '.join(held)} held back with {'it' if one else 'them'} (the files a "
+               "change writes together go back together)" if held else "")
+    return lines + [f"{what} changed since memoryd read {'it' if one else 'them'}: left alone "
+                    f"({then}){with_it}; {show}"]
 
 
 def print_show(result: dict[str, Any]) -> None:
@@ -147,9 +175,19 @@ def print_show(result: dict[str, Any]) -> None:
         _print_change(change)
 
 
+def state_said(change: dict[str, Any]) -> str:
+    """A change's state; of one undone, what became of it since: "undone by r4, applied
+    again by r5" (an undo of its undo), and so on."""
+    undos = change.get("undos") or []
+    if change["state"] != "undone" or not undos:
+        return change["state"]
+    return ", ".join(f"{'undone' if n % 2 == 0 else 'applied again'} by {run}"
+                     for n, (run, _) in enumerate(undos))
+
+
 def _print_change(change: dict[str, Any]) -> None:
     undoes = f" (undoes {change['undoes']})" if change.get("undoes") else ""
-    print(f"{change['change']} {change['kind']} {change['action']} [{change['state']}]"
+    print(f"{change['change']} {change['kind']} {change['action']} [{state_said(change)}]"
           f"{undoes}: {change['target']}")
     if change.get("why"):
         print(f"    why: {grouped_why(change['why'])}")

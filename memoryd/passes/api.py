@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import contextvars
 import functools
+import os
 import threading
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
@@ -272,6 +273,8 @@ class PassContext:
             for change in changes:
                 (self.run.held if still_holds(change) else self.run.changed).append(
                     change.target)
+                if change.before is not None and not os.path.lexists(change.target):
+                    self.run.gone.append(change.target)
         return state
 
     def entry_updates(self, path: str, updates: dict[tuple[str, int], dict[str, Any]],

@@ -59,3 +59,7 @@ class RunSummary:
     #: files left as they were, held back with them (said in the reply: which is which).
     changed: list[str] = field(default_factory=list)
     held: list[str] = field(default_factory=list)
+    #: Of the files changed since: those gone (deleted, moved away), and, of an undo's, those
+    #: a later run changed too (by file: the runs), which are to be undone first.
+    gone: list[str] = field(default_factory=list)
+    later: dict[str, list[str]] = field(default_factory=dict)

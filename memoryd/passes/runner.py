@@ -194,6 +194,10 @@ class PassRunner:
                    "status": run.status, "counts": run.counts}
         if run.changed or run.held:
             summary |= {"changed": run.changed, "held": run.held}
+        if run.gone:
+            summary["gone"] = run.gone
+        if run.later:
+            summary["later"] = run.later
         return summary
 
     async def _drive(self, steps: Generator[Any, Any, Any], longest: LongestStep,
@@ -272,12 +276,16 @@ class PassRunner:
             found = await self.db(self.runs.run, number)
             changes = [c for c in found["changes"] if c["state"] == "applied"]
             if not changes:  # nothing to do, not a mistake of the caller's: exit 1, not 2
-                raise NotFoundError(f"{target}: nothing to undo (no applied change)")
+                raise NotFoundError(_nothing_to_undo(target, found["changes"]))
         else:
             change = await self.db(self.runs.change, number)
+            undos = change.get("undos") or []
+            if change["state"] == "undone" and undos and len(undos) % 2 == 0:
+                raise NotFoundError(f"{target} was {_undone_since(undos)}: memory undo "
+                                    f"{undos[-1][1]} takes it back")
             if change["state"] != "applied":
-                raise NotFoundError(f"{target} is {change['state']}: only an applied change "
-                                    "can be undone")
+                raise NotFoundError(f"{target} is {_undone_since(undos) or change['state']}: "
+                                    "only an applied change can be undone")
             # the files of a group (a notebook and its archive) go back together: the archive
             # put back alone would drop the pruned lines the notebook no longer holds
             changes = await self.db(self.runs.group_of, change)
@@ -423,6 +431,28 @@ def _place(position: tuple[str, int] | None) -> str:
     return "(finished)" if position is None else f"{os.path.basename(position[0])}:{position[1]}"
 
 
+def _undone_since(undos: list[tuple[str, str]]) -> str:
+    """What became of an undone change since (its ``undos``): "undone by r4, applied again
+    by r5"."""
+    return ", ".join(f"{'undone' if n % 2 == 0 else 'applied again'} by {run}"
+                     for n, (run, _) in enumerate(undos))
+
+
+def _nothing_to_undo(target: str, changes: list[dict[str, Any]]) -> str:
+    """Why a run has nothing to undo, and where its changes are: an undo of its undo applied
+    them again (that run takes them back), or an undo took them back."""
+    undone = [c["undos"] for c in changes if c["state"] == "undone" and c.get("undos")]
+    again = sorted({undos[-1][0] for undos in undone if len(undos) % 2 == 0},
+                   key=lambda run: int(run[1:]))
+    if again:
+        history = _undone_since(next(u for u in undone if len(u) % 2 == 0))
+        return (f"{target}: nothing to undo in it: its changes were {history}; "
+                f"memory undo {again[-1]} takes them back")
+    if undone:
+        return f"{target}: nothing to undo: it was {_undone_since(undone[0])}"
+    return f"{target}: nothing to undo (no applied change)"
+
+
 def _undo(ctx: PassContext, changes: list[dict[str, Any]]) -> Steps[None]:
     """Take changes back, newest first; a group of file changes goes back as a group."""
     groups: dict[str, list[dict[str, Any]]] = {}
@@ -440,6 +470,11 @@ def _undo(ctx: PassContext, changes: list[dict[str, Any]]) -> Steps[None]:
             for change in inverses:  # as written, or as left: a conflict moved no entry back
                 ctx.index_written(change)
             ctx.files_done(inverses, state)
+            if state == "conflict":  # a later run's change of the file: to be undone first
+                for change, number in zip(inverses, numbers):
+                    later = ctx.store.runs.later_runs(change.target, number)
+                    if later and change.target in ctx.run.changed:
+                        ctx.run.later[change.target] = [run_name(run) for run in later]
         else:
             state = ctx.runs.apply(ctx.run, inverses[0], numbers[0])
             ctx.count(state)

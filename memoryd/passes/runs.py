@@ -68,6 +68,8 @@ LEDGERED = LEDGER_FIELDS
 #: The action of a reported problem that names a file a pass may not or cannot rewrite
 #: (`memory status` names the files of the last runs' such problems).
 UNWRITTEN = "unwritten"
+#: How far `pass show` follows undos of undos of a change.
+MAX_UNDOS = 20
 #: A state of a run's changes counted under another name (:meth:`PassRuns._counted`).
 STATE_COUNTS = {"undone": "applied", "reported": "problems"}
 #: Fields of the entries that move with a file change.
@@ -134,7 +136,7 @@ class PassRuns:
         row = self.store.runs.get(run)
         if row is None:
             raise NotFoundError(f"no run {run_name(run)}")
-        return {**self._run_row(row), "changes": self.changes(run)}
+        return {**self._run_row(row), "changes": self._with_undos(self.changes(run))}
 
     def _run_row(self, row: Run) -> dict[str, Any]:
         counts = row.counts or {}
@@ -167,7 +169,28 @@ class PassRuns:
         row = self.store.runs.change(change)
         if row is None:
             raise NotFoundError(f"no change {change_name(change)}")
-        return self._change_row(row)
+        return self._with_undos([self._change_row(row)])[0]
+
+    def _with_undos(self, changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The changes, each undone one with ``undos``: what became of it since, as (run,
+        change) pairs — the undo that took it back, the undo of that undo that applied it
+        again, and so on. An odd number: it is undone; an even one: applied again, by the
+        last (`pass show` marked it undone for good, and `undo` found nothing to undo)."""
+        level = {_number(c): _number(c) for c in changes if c["state"] == "undone"}
+        chains: dict[int, list[tuple[str, str]]] = {number: [] for number in level}
+        while level:
+            found = self.store.runs.undoers(sorted(set(level.values())))
+            following: dict[int, int] = {}
+            for origin, last in level.items():
+                if last not in found:
+                    continue
+                number, run, state = found[last]
+                chains[origin].append((run_name(run), change_name(number)))
+                if state == "undone" and len(chains[origin]) < MAX_UNDOS:
+                    following[origin] = number
+            level = following
+        return [{**c, "undos": chains[_number(c)]} if chains.get(_number(c)) else c
+                for c in changes]
 
     @staticmethod
     def _change_row(row: ChangeRow) -> dict[str, Any]:

@@ -247,6 +247,27 @@ class Runs:
             (target, kind, *actions, *states)).fetchone()
         return (row[0], _load(row[1]), row[2]) if row else None
 
+    def undoers(self, changes: Sequence[int]) -> dict[int, tuple[int, int, str]]:
+        """Of these changes, the ones an undo took back: change → (the undo's change, its
+        run, its state: ``undone`` when that undo was undone in turn)."""
+        found: dict[int, tuple[int, int, str]] = {}
+        for start in range(0, len(changes), 500):
+            part = list(changes[start:start + 500])
+            for undoes, number, run, state in self._db.execute(
+                    f"SELECT undoes, id, run, state FROM changes WHERE undoes IN "
+                    f"({', '.join('?' for _ in part)}) AND state IN ('applied', 'undone') "
+                    f"ORDER BY id", part):
+                found[undoes] = (number, run, state)
+        return found
+
+    def later_runs(self, target: str, change: int) -> list[int]:
+        """The runs after ``change`` whose file change of ``target`` is applied (an undo
+        of a change made after it aside: the two cancel out)."""
+        return [r for (r,) in self._db.execute(
+            "SELECT DISTINCT run FROM changes WHERE target=? AND kind='file' AND id>? "
+            "AND state='applied' AND (undoes IS NULL OR undoes<?) ORDER BY run",
+            (target, change, change))]
+
     def merge_into(self, loser: str, survivor: str) -> ChangeRow | None:
         """The applied merge change of ``survivor`` that absorbed ``loser``: the one of its
         run recorded after the loser's applied supersede by it (a merge of many is recorded a

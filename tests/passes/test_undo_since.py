@@ -5,6 +5,7 @@ does, and what it says when it cannot."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -113,3 +114,75 @@ def test_an_older_merge_undone_takes_what_it_brought_from_the_entry_merged_into_
     client.undo(undo["run"])
     again = client.get(c)
     assert (again["occurrences"], again["confidence"]) == (3, merged["confidence"])
+
+
+def pruned_notebook(memory_dir: Path, client: Client) -> tuple[Path, bytes, str]:
+    """A notebook over its cap, pruned by a run: the notebook, its text before, the run."""
+    notebook = memory_dir / "notebook.md"
+    notebook.write_text(session_log(90))
+    original = notebook.read_bytes()
+    wait_until(lambda: active_count(client) >= 90)
+    done = client.pass_run("notebooks")
+    assert done["counts"]["applied"] == 2  # the notebook and its archive
+    return notebook, original, done["run"]
+
+
+def test_an_undo_says_the_file_is_gone_when_it_was_deleted(
+        memory_dir: Path, daemon, client: Client) -> None:
+    notebook, _, run = pruned_notebook(memory_dir, client)
+    notebook.unlink()
+    undo = run_cli("undo", run)
+    assert undo.returncode == 1
+    assert f"{notebook} is gone (deleted or moved since memoryd read it): left alone" \
+        in undo.stderr, undo.stderr
+    assert "meets the run's lines" not in undo.stderr
+    assert "held back with it" in undo.stderr  # the archive, left as it was
+    assert not notebook.exists()
+
+
+def test_an_undo_of_a_run_a_later_run_changed_the_file_after_says_undo_that_first(
+        memory_dir: Path, daemon, client: Client) -> None:
+    notebook, original, first = pruned_notebook(memory_dir, client)
+    pruned = notebook.read_bytes()
+    top = b"".join(f"- [2026-12-{day:02d}] session {day}: new sticker\n".encode()
+                   for day in range(1, 4))
+    notebook.write_bytes(pruned.replace(b"## Session Log\n", b"## Session Log\n" + top))
+    wait_until(lambda: active_count(client) >= 93)
+    second = client.pass_run("notebooks")["run"]
+    undo = run_cli("undo", first)
+    assert undo.returncode == 1
+    assert f"{notebook} was changed since by {second}: left alone (undo {second} first, " \
+        "then this again)" in undo.stderr, undo.stderr
+    assert "meets the run's lines" not in undo.stderr
+    # as it says: the newer run first, then the older one
+    assert run_cli("undo", second).returncode == 0
+    assert run_cli("undo", first).returncode == 0
+    assert notebook.read_bytes() == original.replace(b"## Session Log\n",
+                                                     b"## Session Log\n" + top)
+
+
+def test_a_change_undone_and_applied_again_says_so_and_where_to_undo_it(
+        memory_dir: Path, daemon, client: Client) -> None:
+    """undo r1 (r2), then undo r2 (r3): r3 applies r1's changes again. `pass show r1` marked
+    them undone for good and `undo r1` found nothing to undo, without a word of r3."""
+    notebook, original, first = pruned_notebook(memory_dir, client)
+    pruned = notebook.read_bytes()
+    undo = client.undo(first)["run"]
+    redo = client.undo(undo)["run"]
+    assert notebook.read_bytes() == pruned
+    shown = run_cli("pass", "show", first)
+    assert shown.returncode == 0
+    marks = re.findall(r"^c\d+ file \S+ \[([^]]*)\]", shown.stdout, re.MULTILINE)
+    assert marks == [f"undone by {undo}, applied again by {redo}"] * 2, shown.stdout[:400]
+    again = run_cli("undo", first)
+    assert again.returncode == 1
+    assert f"its changes were undone by {undo}, applied again by {redo}; memory undo {redo} " \
+        "takes them back" in again.stderr, again.stderr
+    [change] = [c for c in client.pass_show(first)["changes"] if c["target"] == str(notebook)]
+    [redone] = [c for c in client.pass_show(redo)["changes"] if c["target"] == str(notebook)]
+    one = run_cli("undo", change["change"])
+    assert one.returncode == 1
+    assert f"{change['change']} was undone by {undo}, applied again by {redo}: memory undo " \
+        f"{redone['change']} takes it back" in one.stderr, one.stderr
+    assert run_cli("undo", redo).returncode == 0  # as it says
+    assert notebook.read_bytes() == original

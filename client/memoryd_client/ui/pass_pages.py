@@ -8,7 +8,7 @@ from __future__ import annotations
 import difflib
 import time
 
-from memoryd_client.pass_view import grouped_why
+from memoryd_client.pass_view import grouped_why, state_said
 from memoryd_client.status_view import next_run
 from memoryd_client.ui.html import (
     Page,
@@ -119,7 +119,7 @@ def change_view(change: dict[str, Any]) -> str:
             f'<div class="change-head"><strong>'
             f'{link("passes", change["change"], change["change"])}'
             f"</strong> {esc(change['kind'])} {esc(change['action'])} "
-            f"{badge(change['state'], 'ok' if change['state'] == 'applied' else 'muted')}"
+            f"{badge(state_said(change), 'ok' if change['state'] == 'applied' else 'muted')}"
             f"{esc(undoes)} <code>{isolated(change['target'])}</code></div>{why}"
             f"{_before_after(change)}"
             f'<div class="actions">{" ".join(buttons)}</div></section>')
