@@ -26,7 +26,7 @@ import os
 import time
 from collections.abc import Awaitable, Callable, Generator, Iterator
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, TypeGuard, cast
 
 from memoryd.config import memory_roots
 from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError, UnavailableError
@@ -241,7 +241,7 @@ class PassRunner:
             entry: dict[str, Any] = {"pass": name, "schedule": self.schedule_of(name),
                                      "last": last}
             if every is not None:
-                started = last["started"] if last else None
+                started = last["started"] if counts_for_schedule(last) else None
                 entry["next"] = max(self.started + START_DELAY_S,
                                     (started or 0) + every)
             else:
@@ -328,7 +328,7 @@ class PassRunner:
             # a preview, a run for one agent or project, an accepted proposal: not the
             # pass's work for everything, so they do not put the next one off
             last = await self.db(self.runs.newest_whole, name)
-            if last and now - last["started"] < every:
+            if counts_for_schedule(last) and now - last["started"] < every:
                 continue
             quiet = self.parts.config().passes.quiet_s
             if self.schedule_of(name) == "daily" and now - self.idle_since() < quiet:
@@ -485,3 +485,10 @@ def _undo(ctx: PassContext, changes: list[dict[str, Any]]) -> Steps[None]:
         if state == "applied":
             for number in numbers:
                 ctx.runs.set_state(number, "undone")
+
+
+def counts_for_schedule(last: dict[str, Any] | None) -> TypeGuard[dict[str, Any]]:
+    """Whether a pass's last run over everything puts its next one off: not one a stop or a
+    crash interrupted (its work is half done: the schedule would have left the rest for a
+    day), which the next scheduled run takes up again."""
+    return last is not None and last.get("status") != "interrupted"
