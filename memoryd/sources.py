@@ -20,11 +20,15 @@ Walking
 -------
 
 :func:`scan` walks each existing root once, descending only into directories where some source
-can still match, never into ``.git`` and never through a symlinked directory below a source's
-root (so symlink loops end); symlinked files are yielded under their link path. Missing roots are
-skipped and unreadable directories are logged at debug level and skipped. :func:`watch_roots`
-gives the existing roots to watch, recursively or each directory alone; the daemon calls it again
-from time to time, so a root created (or deleted and re-created) later is picked up.
+can still match and never into ``.git``; symlinked files are yielded under their link path. A
+symlinked directory below a source's root (a memory folder kept in a dotfiles repository) is
+followed, its files yielded under the link's path, unless following it would read a file twice
+or never end: its target lies in a directory walked already (a source's root, or another
+followed link's target: a loop is one), or holds one. Each is told of as a :class:`DirLink`.
+Missing roots are skipped and unreadable directories are logged at debug level and skipped.
+:func:`watch_roots` gives the existing roots to watch, recursively or each directory alone; the
+daemon calls it again from time to time, so a root created (or deleted and re-created) later is
+picked up.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ import logging
 import os
 import re
 import stat
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -125,13 +129,35 @@ def validate_source(data: Mapping[str, Any]) -> Source:
                   agent=data.get("agent"), notebook_lines=data.get("notebook_lines"))
 
 
-def scan(sources: Sequence[Source], home: Path) -> Iterator[tuple[Source, Path, str]]:
-    """Yield ``(source, path, agent)`` for every regular file a source matches."""
+@dataclass(frozen=True)
+class DirLink:
+    """A symlinked directory below a source's root, as a scan met it: ``path`` the link (as
+    the scan names its files), ``target`` its target's real path. ``why_not`` is None when it
+    was followed; else why not, and ``read_as`` where the scan reads its target's files
+    instead (the target's name there), if it does."""
+
+    path: str
+    target: str
+    why_not: str | None = None
+    read_as: str | None = None
+
+
+#: Whether a symlinked directory may not be followed for a reason of the caller's: ``(link,
+#: target's real path)`` → why not, or None.
+LinkRule = Callable[[str, str], "str | None"]
+
+
+def scan(sources: Sequence[Source], home: Path, links: list[DirLink] | None = None,
+         refuse: LinkRule | None = None) -> Iterator[tuple[Source, Path, str]]:
+    """Yield ``(source, path, agent)`` for every regular file a source matches. The symlinked
+    directories met below the roots are appended to ``links``, each followed unless it would
+    read a file twice or ``refuse`` gives a reason not to."""
     compiled = [(source, _compile(source, home)) for source in sources]
+    following = _Following(compiled, links if links is not None else [], refuse)
     for top in _top_roots([c.root for _, c in compiled]):
         group = [(s, c) for s, c in compiled if within(c.root, top)]
         if os.path.isdir(top):
-            yield from _walk(top, group)
+            yield from _walk(top, group, following)
 
 
 def watch_roots(sources: Sequence[Source], home: Path) -> list[tuple[Path, bool]]:
@@ -314,7 +340,60 @@ def _check_path(label: str, path: str) -> None:
 # -- walking -------------------------------------------------------------------------------------
 
 
-def _walk(top: str, group: list[tuple[Source, _Compiled]]) -> Iterator[tuple[Source, Path, str]]:
+class _Following:
+    """Which symlinked directories below the roots a scan follows: those whose target is
+    neither in a tree it walks already (a source's root that reaches below it, or a followed
+    link's target; a loop's target is one) nor holds a directory it walks (a root, which a
+    link to ``~`` would read again under the link's name)."""
+
+    def __init__(self, compiled: list[tuple[Source, _Compiled]], links: list[DirLink],
+                 refuse: LinkRule | None) -> None:
+        self.links = links
+        self.refuse = refuse
+        #: (name, real path, walked below it) of the roots, then of the links followed
+        self.trees: list[tuple[str, str, bool]] = []
+        for root in sorted({c.root for _, c in compiled}):
+            if os.path.isdir(root):
+                deep = any(c.deep for _, c in compiled if c.root == root)
+                self.trees.append((root, os.path.realpath(root), deep))
+
+    def follow(self, path: str) -> bool:
+        """Whether the scan walks the symlinked directory ``path`` (told in ``links``)."""
+        target = os.path.realpath(path)
+        read_as = self.named(target)
+        why = None
+        held = next((name for name, real, _ in self.trees if within(real, target)), None)
+        if within(os.path.realpath(os.path.dirname(path)), target):
+            why = f"a loop: it leads to {target}, a directory above it"
+        elif read_as is not None:
+            why = f"its target {target} is read already as {read_as}, its files indexed there"
+        elif held is not None:
+            why = (f"its target {target} holds {held}, which memoryd reads already (its files "
+                   "would be indexed twice): link the directory the memory files are in instead")
+        elif self.refuse is not None:
+            why = self.refuse(path, target)
+        if why is not None:
+            self.links.append(DirLink(path, target, why, read_as))
+            return False
+        self.trees.append((path, target, True))
+        self.links.append(DirLink(path, target))
+        return True
+
+    def named(self, real: str) -> str | None:
+        """The name the scan reads the real path ``real`` under, if a tree it walks below
+        holds it (the innermost)."""
+        best = None
+        for name, root, deep in self.trees:
+            if deep and within(real, root) and (best is None or len(root) > len(best[1])):
+                best = (name, root)
+        if best is None:
+            return None
+        name, root = best
+        return name + real[len(root):] if root != "/" else _join(name, real.lstrip("/"))
+
+
+def _walk(top: str, group: list[tuple[Source, _Compiled]],
+          following: _Following) -> Iterator[tuple[Source, Path, str]]:
     stack = [top]
     while stack:
         directory = stack.pop()
@@ -335,8 +414,10 @@ def _walk(top: str, group: list[tuple[Source, _Compiled]]) -> Iterator[tuple[Sou
                         subdirs.append(path)
                 elif entry.is_symlink():
                     if entry.is_dir():
-                        # Followed only on the literal way to a root, never below one.
-                        if any(within(c.root, path) for _, c in group):
+                        if any(within(c.root, path) for _, c in group):  # on the way to a root
+                            subdirs.append(path)
+                        elif any(c.may_contain(path) for _, c in group) and \
+                                following.follow(path):
                             subdirs.append(path)
                     elif entry.is_file():
                         yield from _matches(path, group)

@@ -137,6 +137,10 @@ def print_sources(status: dict[str, Any]) -> None:
             print(f"    {files} read by source {owner} already (a file is read by the first "
                   f"source that matches it; `memory sources remove {owner}` to read "
                   f"{'it' if n == 1 else 'them'} here)")
+    for link in ingest.get("dir_links") or []:
+        print(f"symlinked directory {link['path']} -> {link['target']}: " + (
+            f"followed, its files indexed under {link['path']}" if link["why_not"] is None
+            else f"not followed: {link['why_not']}"))
     if empty:
         print(f"no files yet ({len(empty)}: watched, a file that appears is indexed): "
               + ", ".join(empty))

@@ -2,18 +2,25 @@
 symlinks among the watched files, and when a root is a new one.
 
 A symlinked file is followed (a notebook linked from a notes repository is the person's
-choice), except in an agent's memory directory (the memory tools' one), where one whose target
-lies outside it is not indexed, as the tools do not read it: what is indexed from that
-directory is what the agent's tools can reach. A symlinked directory below a source's root is
-not followed (the scan does not walk it; the watcher, which would, is told apart here). The
-edit of a symlinked file happens beside its target, so the targets' directories are watched
-too. A root deleted and re-created is a new directory to watch: its identity is its inode.
+choice), and so is a symlinked directory below a source's root (a memory folder kept in a
+dotfiles repository) when the scan follows it (:class:`memoryd.sources.DirLink`: not a loop,
+its files not read under another name already); except in an agent's memory directory (the
+memory tools' one), where a link whose target lies outside it is not indexed, as the tools do
+not read it: what is indexed from that directory is what the agent's tools can reach. The edit
+of a symlinked file happens beside its target, so the targets' directories are watched too, and
+a followed directory's target is watched as a root of its own; the watcher may tell of a change
+under the target's name, or (on Linux, where it follows links itself) under another link's to
+the same target, which :func:`scan_name` turns into the name the scan reads it under. A root
+deleted and re-created is a new directory to watch: its identity is its inode.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
+
+from memoryd.sources import DirLink, within
 
 
 def tools_root(memory_dir: str, agent: str) -> Path:
@@ -23,9 +30,10 @@ def tools_root(memory_dir: str, agent: str) -> Path:
 
 
 def leads_outside(path: Path, root: Path) -> bool:
-    """Whether ``path`` is a symlinked file in the memory directory ``root`` whose target lies
-    outside it (a loop counts: not indexable anyway)."""
-    if not path.is_symlink() or not path.is_relative_to(root):
+    """Whether ``path``, in the memory directory ``root``, is a symlinked file or lies below a
+    symlinked directory, and leads outside it (a loop counts: not indexable anyway)."""
+    if not path.is_relative_to(root) or not (
+            path.is_symlink() or through_symlink(path, root, ())):
         return False
     try:
         return not path.resolve().is_relative_to(root.resolve())
@@ -33,15 +41,40 @@ def leads_outside(path: Path, root: Path) -> bool:
         return True
 
 
-def through_symlink(path: Path, root: Path) -> bool:
-    """Whether a directory between ``root`` and ``path`` is a symlink (the watcher follows
-    directory symlinks; the scan does not)."""
+def tools_dir_of(memory_dir: str, path: str) -> Path | None:
+    """The agent's memory directory (the memory tools') that ``path`` lies below, if any
+    (``memory_dir``: the configured pattern with ``{agent}``)."""
+    before, placeholder, after = str(Path(memory_dir).expanduser()).partition("{agent}")
+    found = re.match(re.escape(before) + ("[^/]+" if placeholder else "") + re.escape(after)
+                     + "(?=/)", path)
+    return Path(found.group()) if found else None
+
+
+def through_symlink(path: Path, root: Path, followed: Collection[str]) -> bool:
+    """Whether a directory between ``root`` and ``path`` is a symlink the scan does not follow
+    (``followed``: the links it does)."""
     directory = path.parent
     while directory != root and len(directory.parts) > len(root.parts):
-        if directory.is_symlink():
+        if directory.is_symlink() and str(directory) not in followed:
             return True
         directory = directory.parent
     return False
+
+
+def scan_name(path: str, links: Sequence[DirLink]) -> str:
+    """``path`` as the scan names it: below a followed directory's target, under the link;
+    below a link not followed, where the scan reads its target (``DirLink.read_as``)."""
+    for _ in range(len(links) + 1):  # a link below another's target: named in turn
+        for link in links:
+            if link.why_not is None and within(path, link.target) and path != link.target:
+                path = link.path + path[len(link.target):]
+                break
+            if link.read_as is not None and within(path, link.path) and path != link.path:
+                path = link.read_as + path[len(link.path):]
+                break
+        else:
+            return path
+    return path
 
 
 def link_dirs(targets: Iterable[str], plan: list[tuple[Path, bool]]) -> list[Path]:

@@ -10,10 +10,12 @@ vectors in batches.
 Two watchfiles loops run: one over the roots whose sources' files lie below them, watched
 recursively, and one over the directories watched alone (a root whose files lie in it, its
 notebooks' ``archive/``, and the directories of symlinked files' targets; see
-:func:`memoryd.sources.watch_roots`). The roots are re-checked every
-``watch.rescan_interval_s``, so a directory created, or deleted and re-created, is picked up;
-every file is looked at again every ``watch.full_scan_interval_s``, for what the watcher was
-never told of (past the system's limit on watched directories, on a network file system).
+:func:`memoryd.sources.watch_roots`); the targets of the symlinked directories the scan
+follows are recursive roots of the first (:mod:`memoryd.ingest.watch_plan`). The roots are
+re-checked every ``watch.rescan_interval_s``, so a directory created, or deleted and re-created,
+is picked up; every file is looked at again every ``watch.full_scan_interval_s``, for what the
+watcher was never told of (past the system's limit on watched directories, on a network file
+system).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import os
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from stat import S_ISLNK
 from typing import Any, TypeVar
@@ -39,7 +41,7 @@ from memoryd.ingest.indexer import Changes, Indexer, MemoryFileRead, read_memory
 from memoryd.ingest.source_stats import SourceStats, account
 from memoryd.ingest.transcript_files import TranscriptFiles
 from memoryd.progress import InitialIndexing
-from memoryd.sources import Source, relevant, scan, watch_roots
+from memoryd.sources import DirLink, Source, relevant, scan, watch_roots, within
 from memoryd.text import utf8_name
 
 log = logging.getLogger(__name__)
@@ -114,9 +116,15 @@ class Watcher:
         self.unseen: Unseen | None = None
         #: symlinked files: each target's real path → the links to it (from the last scan)
         self.links: dict[str, list[str]] = {}
-        #: the roots watched (recursively or not), and the targets' directories beside them
+        #: the symlinked directories below the sources' roots (from the last scan), and those
+        #: of them it followed
+        self.dir_links: list[DirLink] = []
+        self.followed: frozenset[str] = frozenset()
+        #: the roots watched (recursively or not), the targets' directories beside them, and
+        #: the followed directories' targets
         self.plan: list[tuple[Path, bool]] = []
         self.link_dirs: list[Path] = []
+        self.link_targets: list[Path] = []
 
     @property
     def roots(self) -> list[Path]:
@@ -277,8 +285,8 @@ class Watcher:
         for source in self.sources:
             agent = source.match(candidate, self.home)
             if agent is not None:
-                if watch_plan.through_symlink(candidate, source.root(self.home)):
-                    return None  # the watcher follows directory symlinks; the scan does not
+                if watch_plan.through_symlink(candidate, source.root(self.home), self.followed):
+                    return None  # a symlinked directory the scan does not follow
                 if self._leads_outside(candidate, agent):
                     return None
                 return source, agent
@@ -295,6 +303,15 @@ class Watcher:
                     path, "not indexed: a symlink leading outside the memory directory "
                     f"{self._tools_root(agent)} (the memory tools do not read it either)")
                 return
+
+    def _leaves_tools_dir(self, link: str, target: str) -> str | None:
+        """Why the scan does not follow the symlinked directory ``link`` (to ``target``, real):
+        it leads out of an agent's memory directory, where the memory tools do not follow it."""
+        root = watch_plan.tools_dir_of(self.config.memory_dir, link)
+        if root is None or within(target, os.path.realpath(root)):
+            return None
+        return (f"it leads outside the memory directory {root} (the memory tools do not read "
+                "it either)")
 
     def _tools_root(self, agent: str) -> Path:
         return watch_plan.tools_root(self.config.memory_dir, agent)
@@ -436,7 +453,9 @@ class Watcher:
     def _scan_files(self) -> dict[str, tuple[int, float, int]]:
         found = {}
         links: dict[str, list[str]] = {}
-        for _source, path, agent in scan(self.sources, self.home):
+        dir_links: list[DirLink] = []
+        for _source, path, agent in scan(self.sources, self.home, dir_links,
+                                         self._leaves_tools_dir):
             if self._leads_outside(path, agent):
                 self._refuse_outside_link(str(path))
                 continue
@@ -449,7 +468,14 @@ class Watcher:
                 continue
             found[str(path)] = (facts.st_size, facts.st_mtime, facts.st_ino)
         self.links = links
+        self.dir_links = dir_links
+        self.followed = frozenset(link.path for link in dir_links if link.why_not is None)
         return found
+
+    def _followed_targets(self) -> list[Path]:
+        """The targets of the symlinked directories the last scan followed: watched too (not
+        every watcher follows a link, nor one made after it started)."""
+        return sorted({Path(link.target) for link in self.dir_links if link.why_not is None})
 
     async def watch(self) -> None:
         while True:
@@ -460,7 +486,9 @@ class Watcher:
             queued, _ = await self.full_scan()
             log.info("Watching %d roots; %d files queued for indexing.", len(self.roots), queued)
             self.link_dirs = watch_plan.link_dirs(self.links, self.plan)
-            watched = [*self.plan, *((directory, False) for directory in self.link_dirs)]
+            self.link_targets = self._followed_targets()
+            watched = [*self.plan, *((directory, False) for directory in self.link_dirs),
+                       *((target, True) for target in self.link_targets)]
             self.initial_scanned = True
             self._initial_done()
             stop = self.watch_stop = asyncio.Event()
@@ -514,7 +542,8 @@ class Watcher:
         interval = self.config.watch.full_scan_interval_s
         while await self._quiet_moment(stop, interval):
             _, unseen = await self.full_scan(unseen_before=time.time() - UNSEEN_AFTER_S)
-            if watch_plan.link_dirs(self.links, self.plan) != self.link_dirs:
+            if watch_plan.link_dirs(self.links, self.plan) != self.link_dirs or \
+                    self._followed_targets() != self.link_targets:
                 stop.set()  # symlinks made or changed: watch their targets' directories
                 return
             if unseen:
@@ -557,17 +586,25 @@ class Watcher:
                 stop.set()
 
     def wanted(self, change: watchfiles.Change, path: str) -> bool:
-        return path in self.links or relevant(self.sources, path, self.home)
+        return path in self.links or relevant(self.sources, path, self.home) or any(
+            within(path, link.target) for link in self.dir_links if link.why_not is None)
 
     async def on_changes(self, paths: set[str]) -> None:
         queued, vanished = [], []
-        for target in paths & self.links.keys():  # a symlinked file's target changed
+        # told under a followed directory's target's name, or another link's: the scan's name
+        named = {watch_plan.scan_name(path, self.dir_links) for path in paths} \
+            if self.dir_links else paths
+        for target in (paths | named) & self.links.keys():  # a symlinked file's target changed
             queued.extend(self.links[target])
+        paths = named
         for path in paths:  # a target may be a watched file itself
             if self.match(path) is not None:
                 queued.append(path)
             elif os.path.isdir(path):  # a directory moved in: its files raise no events
-                queued.extend(await self.off_loop(self._files_below, path))
+                files, links = await self.off_loop(self._files_below, path)
+                queued.extend(files)
+                if links:  # a symlinked directory: the scan says whether it is followed
+                    self.restart_watch.set()
             elif not os.path.exists(path):
                 vanished.append(Path(path))
         if any(os.path.realpath(path) not in self.links for path in queued
@@ -579,16 +616,24 @@ class Watcher:
             # round trip per notebook a pass wrote)
             queued.extend(await self.db(self.indexer.paths_below, [str(p) for p in vanished]))
             if any(root == gone or gone in root.parents
-                   for gone in vanished for root in self.roots):
-                self.restart_watch.set()  # a watched root went: watch again when it is back
+                   for gone in vanished for root in self.roots) or \
+                    any(within(link.path, str(gone)) for gone in vanished
+                        for link in self.dir_links):
+                self.restart_watch.set()  # a watched root or a symlinked directory went:
+                # watch again when it is back
         self.enqueue(queued)
 
-    def _files_below(self, directory: str) -> list[str]:
+    def _files_below(self, directory: str) -> tuple[list[str], bool]:
+        """The files of a directory moved in, and whether a symlinked directory the last scan
+        did not meet is at it or below it (the scan decides whether it is followed)."""
         found: list[str] = []
+        links = os.path.islink(directory) and directory not in self.followed
         for top, dirs, files in os.walk(directory, followlinks=False):
             dirs[:] = [d for d in dirs if d != ".git"]
             found.extend(p for p in (os.path.join(top, f) for f in files) if self.match(p))
-        return found
+            links = links or any(os.path.islink(os.path.join(top, d)) and os.path.join(top, d)
+                                 not in self.followed for d in dirs)
+        return found, links
 
     # -- status -----------------------------------------------------------------------
 
@@ -600,6 +645,7 @@ class Watcher:
             "indexing": {"done": self.indexing[0], "total": self.indexing[1]}
             if self.indexing[0] < self.indexing[1] else None,
             "roots": [str(r) for r in self.roots],
+            "dir_links": [asdict(link) for link in self.dir_links],
             "sources": [
                 {"name": s.name, "path": s.path, "kind": s.kind, "format": s.format,
                  "agent": s.agent, "notebook_lines": s.notebook_lines,

@@ -33,6 +33,7 @@ from memoryd.ingest.watcher import Watcher
 from memoryd.passes.runner import PassRunner
 from memoryd.server.parts import Parts
 from memoryd.server.sync_methods import Sync
+from memoryd.sources import DirLink
 from memoryd.store.ledger import Ledger, LedgerProblem
 from memoryd.store.reader import (
     entry_hashes,
@@ -214,7 +215,7 @@ class Health:
         ones = "one" if absent == 1 else "ones"
         detail = f"{present} watched sources present" + (
             f"; {absent} built-in {ones} absent (their agents are not installed here)"
-            if absent else "")
+            if absent else "") + dir_links_said(watcher.dir_links)
         unseen = watcher.unseen
         if unseen is not None and time.time() - unseen.at < UNSEEN_SHOWN_S:
             every = watcher.config.watch.full_scan_interval_s
@@ -230,6 +231,11 @@ class Health:
                 "other machines, and a burst of changes (a checkout of thousands of files) can "
                 "overflow what the system queues for a watcher. Until then such changes wait "
                 f"for the rescan every {every:g} s")
+        unread = [link for link in watcher.dir_links
+                  if link.why_not is not None and link.read_as is None]
+        if unread:  # its files are indexed nowhere
+            return check("sources", WARNING, detail, "the reason says what to do; `memory "
+                         "status --sources` lists the symlinked directories")
         return check("sources", OK, detail)
 
     async def file_problems(self) -> FileProblems:
@@ -600,3 +606,13 @@ def _line_count(error: str, reason: str | None = None) -> int:
                    if part.split()[1:] == [reason] and part.split()[0].isdigit())
     return sum(int(part.split()[0]) for part in error.removeprefix(SKIPPED_LINES).split(", ")
                if part.split() and part.split()[0].isdigit()) or 1
+
+
+def dir_links_said(links: list[DirLink]) -> str:
+    """The symlinked directories below the sources' roots, in words: which the scan follows,
+    and which not and why."""
+    followed = [f"{link.path} (-> {link.target})" for link in links if link.why_not is None]
+    refused = [f"{link.path}: {link.why_not}" for link in links if link.why_not is not None]
+    return (f"; symlinked directories followed, their files indexed under the link: "
+            f"{', '.join(followed)}" if followed else "") + (
+        f"; symlinked directories not followed: {'; '.join(refused)}" if refused else "")

@@ -10,6 +10,7 @@ import os
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -722,6 +723,50 @@ def test_scan_follows_a_symlinked_root(tmp_path: Path) -> None:
     (home / ".claude/projects").symlink_to(tmp_path / "sync/projects")
     found = scanned(default_sources(), home)
     assert ("claude-transcripts", ".claude/projects/-p/s.jsonl", "claude-code") in found
+
+
+def test_scan_follows_a_symlinked_memory_directory_once(tmp_path: Path) -> None:
+    """~/.claude/projects/<p>/memory linked from a dotfiles repository, as Claude Code reads it:
+    its files are found under the link. A second link to the same folder, a loop and a link
+    to a directory holding a root are not followed (each file once), and each says why."""
+    home = fake_home(tmp_path)
+    dotfiles = tmp_path / "dotfiles/claude-memory"
+    touch(dotfiles / "MEMORY.md")
+    touch(dotfiles / "topics/glacier.md")
+    projects = home / ".claude/projects"
+    (projects / "p4").mkdir()
+    (projects / "p4/memory").symlink_to(dotfiles)
+    (projects / "p5").mkdir()
+    (projects / "p5/memory").symlink_to(dotfiles)
+    (projects / "-p/memory/loop").symlink_to(projects)
+    (projects / "p6").mkdir()
+    (projects / "p6/memory").symlink_to(home / ".codex")
+    links: list[Any] = []
+    found = [(source.name, str(path.relative_to(home)), agent)
+             for source, path, agent in scan(default_sources(), home, links)]
+    mine = sorted(path for name, path, _ in found if name == "claude-auto-memory")
+    assert mine == [".claude/projects/-p/memory/MEMORY.md", ".claude/projects/-p/memory/topic.md",
+                    ".claude/projects/p4/memory/MEMORY.md",
+                    ".claude/projects/p4/memory/topics/glacier.md"]
+    assert len(found) == len(set(found))
+    said = {str(Path(link.path).relative_to(home)): link for link in links}
+    assert said[".claude/projects/p4/memory"].why_not is None
+    assert said[".claude/projects/p4/memory"].target == str(dotfiles)
+    twin = said[".claude/projects/p5/memory"]
+    assert twin.read_as == str(projects / "p4/memory") and "read already as" in twin.why_not
+    assert (said[".claude/projects/-p/memory/loop"].why_not or "").startswith("a loop")
+    assert "indexed twice" in (said[".claude/projects/p6/memory"].why_not or "")
+
+
+def test_scan_asks_whether_a_symlinked_directory_may_be_followed(tmp_path: Path) -> None:
+    home = fake_home(tmp_path)
+    touch(tmp_path / "elsewhere/secret.md")
+    (home / ".claude/agent-memory/reviewer/linked").symlink_to(tmp_path / "elsewhere")
+    links: list[Any] = []
+    found = [str(path) for _, path, _ in scan(default_sources(), home, links,
+                                              lambda link, target: "not here")]
+    assert not any("secret" in path for path in found)
+    assert [(link.why_not, link.read_as) for link in links] == [("not here", None)]
 
 
 AS_ROOT = pytest.mark.skipif(os.geteuid() == 0, reason="root reads unreadable directories")

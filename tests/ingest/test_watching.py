@@ -21,7 +21,7 @@ from memoryd_client import Client
 
 from memoryd.ingest.watcher import CATCH_UP_S
 from tests.client.test_doctor import by_name, doctor
-from tests.conftest import spawn_daemon, start_daemon, stop_process
+from tests.conftest import run_cli, spawn_daemon, start_daemon, stop_process
 from tests.ingest.test_ingest import eventually, search
 
 WATCHES = 8
@@ -176,6 +176,64 @@ def test_a_watched_file_that_is_also_a_links_target_is_read_for_both(
             time.sleep(CATCH_UP_S + 0.5)
             notebook.write_text("# Style\n\n- Lists take the Oxford comma.\n")
             eventually(lambda: both_say("Lists take the Oxford comma."), timeout_s=5)
+    finally:
+        running.stop()
+    assert not running.errors, running.errors
+
+
+def test_a_symlinked_memory_directory_is_indexed_once_and_said(memoryd_home: Path,
+                                                                embedder) -> None:
+    """~/.claude/projects/<p>/memory kept in a dotfiles repository, as Claude Code follows it:
+    it held 0 entries however often memoryd rescanned, and nothing said why. Its files are
+    indexed under the link, an edit of them as it is made; a second link to the same folder
+    is not indexed again; a link out of an agent's memory directory (the memory tools') is
+    not indexed. `memory status --sources` and `memory doctor` say which is which."""
+    home = memoryd_home / "user"
+    dotfiles = home / "dotfiles/claude-memory"
+    dotfiles.mkdir(parents=True)
+    (dotfiles / "a.md").write_text("## Learnings\n\n- [2026-07-05] symdir bullet about glacier\n")
+    projects = home / ".claude/projects"
+    for project in ("p4", "p5"):
+        (projects / project).mkdir(parents=True)
+        (projects / project / "memory").symlink_to(dotfiles)
+    elsewhere = memoryd_home / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "n.md").write_text("- notes about basalt kept outside\n")
+    (memoryd_home / "agents/bob").mkdir(parents=True)
+    (memoryd_home / "agents/bob/out").symlink_to(elsewhere)
+    running = start_daemon(embedder)
+    try:
+        with Client(running.config.socket_path, timeout_s=30) as client:
+            eventually(lambda: _hits(client, "glacier", 1))
+            assert search(client, "glacier", match=True)[0]["agent"] == "claude-code"
+            time.sleep(CATCH_UP_S + 0.5)  # edited while it watches, not while it starts
+            with (dotfiles / "a.md").open("a") as notebook:
+                notebook.write("- [2026-07-06] a second bullet about moraines\n")
+            eventually(lambda: _hits(client, "moraines", 1), timeout_s=5)
+            (dotfiles / "b.md").write_text("- a new file about crevasses\n")
+            eventually(lambda: _hits(client, "crevasses", 1), timeout_s=5)
+            assert _hits(client, "glacier", 1)  # once, not once for each link
+            assert not search(client, "basalt", match=True)
+            paths = {entry["source"] for entry in
+                     client.list_entries(agents=["*"], limit=50)["entries"]}
+            assert paths == {str(projects / "p4/memory/a.md"), str(projects / "p4/memory/b.md")}
+
+            listed = run_cli("status", "--sources")
+            assert listed.returncode == 0, listed.stderr
+            assert (f"symlinked directory {projects / 'p4/memory'} -> {dotfiles}: followed"
+                    in listed.stdout), listed.stdout
+            assert (f"symlinked directory {projects / 'p5/memory'} -> {dotfiles}: not followed:"
+                    f" its target {dotfiles} is read already as {projects / 'p4/memory'}"
+                    in listed.stdout), listed.stdout
+            assert (f"{memoryd_home / 'agents/bob/out'} -> {elsewhere}: not followed: it leads "
+                    f"outside the memory directory {memoryd_home / 'agents/bob'}"
+                    in listed.stdout), listed.stdout
+            _, report = doctor()
+            sources = by_name(report)["sources"]
+            assert f"followed, their files indexed under the link: {projects / 'p4/memory'}" \
+                in sources["detail"], sources
+            assert sources["status"] == "warning" and "memory tools do not read it" in \
+                sources["detail"], sources  # bob's files are indexed nowhere: said
     finally:
         running.stop()
     assert not running.errors, running.errors
