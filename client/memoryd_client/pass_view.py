@@ -79,8 +79,14 @@ def conflicts_said(result: dict[str, Any]) -> str | None:
         return "; ".join(_conflict_lines(result, conflicts))
     if not changed:  # entries changed meanwhile
         return f"{conflicts} change(s) left alone: what they change was changed since"
-    said = (f"{', '.join(changed)} changed since and {'was' if len(changed) == 1 else 'were'} "
-            "left alone")
+    parts = []
+    if changed:
+        parts.append(f"{', '.join(changed)} changed since and "
+                     f"{'was' if len(changed) == 1 else 'were'} left alone")
+    if gone:
+        parts.append(f"{', '.join(gone)} {'is' if len(gone) == 1 else 'are'} gone since "
+                     "(renamed or deleted) and left alone")
+    said = "; ".join(parts)
     if held:
         said += (f", with {', '.join(held)} held back (the files of a change go back "
                  "together)")
@@ -130,9 +136,11 @@ def _conflict_lines(result: dict[str, Any], conflicts: int) -> list[str]:
     lines = []
     for path in changed:
         if path in gone:
-            then = (f"to undo the run there, put it back as the run left it ({show} has "
-                    "its text) and undo again" if undo else "nothing to do there")
-            lines.append(f"{path} is gone (deleted or moved since memoryd read it): left "
+            then = ("memoryd follows a rename once its watcher has seen it: undo again in a "
+                    "moment; deleted, or moved out of the watched files: put it back as the "
+                    f"run left it ({show} has its text) and undo again" if undo
+                    else "the next run reads it where it is now")
+            lines.append(f"{path} is gone since memoryd read it (renamed or deleted): left "
                          f"alone ({then})")
         elif undo and path in later:
             runs = later[path]

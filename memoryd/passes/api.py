@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import contextvars
 import functools
-import os
 import threading
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ from memoryd.ingest.indexer import Indexer, memory_key, read_memory_file, stat_f
 from memoryd.ingest.markdown import MemoryFile, is_pinned
 from memoryd.passes.changes import Change, RunSummary, run_name
 from memoryd.passes.file_care import NotWritten
-from memoryd.passes.file_changes import still_holds
+from memoryd.passes.file_changes import is_gone, still_holds
 from memoryd.passes.runs import UNWRITTEN, PassRuns
 from memoryd.store.query import EntryQuery
 from memoryd.store.records import StoredEntry
@@ -273,7 +272,7 @@ class PassContext:
             for change in changes:
                 (self.run.held if still_holds(change) else self.run.changed).append(
                     change.target)
-                if change.before is not None and not os.path.lexists(change.target):
+                if is_gone(change):
                     self.run.gone.append(change.target)
         return state
 

@@ -55,8 +55,9 @@ class RunSummary:
     dry_run: bool
     counts: dict[str, int] = field(default_factory=dict)
     status: str = "running"
-    #: Of the file groups in conflict: the files changed since the pass read them, and the
-    #: files left as they were, held back with them (said in the reply: which is which).
+    #: Of the file groups in conflict: the files changed since the pass read them, those
+    #: gone since (renamed or deleted), and the files left as they were, held back with them
+    #: (said in the reply: which is which).
     changed: list[str] = field(default_factory=list)
     held: list[str] = field(default_factory=list)
     #: Of the files changed since: those gone (deleted, moved away), and, of an undo's, those

@@ -8,6 +8,7 @@ pass may run it on a worker thread. :mod:`memoryd.passes.runs` records the chang
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -35,6 +36,11 @@ def still_holds(change: Change) -> bool:
     except OSError:
         return False
     return change.before is not None and current == side_bytes(change.before)
+
+
+def is_gone(change: Change) -> bool:
+    """Whether the file ``change`` found is no longer there (renamed or deleted since)."""
+    return change.before is not None and not os.path.lexists(change.target)
 
 
 def rebased(change: Change) -> Change:
@@ -67,6 +73,50 @@ def rebased(change: Change) -> Change:
         return replace(change, before=before)
     return replace(change, before=before, after={
         **(change.after or {"entries": {}}), "text": merged.decode("utf-8", "surrogateescape")})
+
+
+def followed_renames(changes: list[Change],
+                     moved_to: Callable[[str], str | None]) -> list[Change]:
+    """An undo's file changes made to where their files are now: a file renamed since the run
+    (``moved_to``: where the watcher saw a path renamed to; the file keeps its entries and
+    history there) is undone under its new name, its entries' source with it. A file gone
+    otherwise, or renamed too lately for the watcher to have seen it, stays where it was: its
+    compare-and-swap finds it gone."""
+    renamed: dict[str, str] = {}
+    for change in changes:
+        if change.kind != "file" or change.before is None or os.path.lexists(change.target):
+            continue
+        path: str | None = change.target
+        for _ in range(MAX_RENAMES):  # renamed again, and again
+            path = moved_to(path) if path is not None else None
+            if path is None or os.path.lexists(path):
+                break
+        if path is not None and os.path.lexists(path):
+            renamed[change.target] = path
+    if not renamed:
+        return changes
+    return [replace(change, target=renamed.get(change.target, change.target),
+                    before=_renamed_sources(change.before, renamed),
+                    after=_renamed_sources(change.after, renamed)) for change in changes]
+
+
+#: How many renames of one file an undo follows.
+MAX_RENAMES = 20
+
+
+def _renamed_sources(side: dict[str, Any] | None,
+                     renamed: dict[str, str]) -> dict[str, Any] | None:
+    """A file change's side with its entries' sources renamed."""
+    if side is None:
+        return None
+    moved: dict[str, Any] = {}
+    for key in ("entries", "entries_before"):
+        if key in side:
+            moved[key] = {uid: {**fields, "source": renamed.get(fields["source"],
+                                                                 fields["source"])}
+                          if isinstance(fields.get("source"), str) else fields
+                          for uid, fields in side[key].items()}
+    return {**side, **moved}
 
 
 def settle_file(fn: Any, path: Path, *args: Any) -> None:

@@ -34,7 +34,7 @@ from memoryd.passes import consolidate, notebooks, promote, retain, staleness
 from memoryd.passes.api import Collect, Offload, PassContext, PassParts, Steps, in_thread
 from memoryd.passes.changes import RunSummary, parse_target, run_name
 from memoryd.passes.file_care import FileNotWrittenError
-from memoryd.passes.file_changes import rebased
+from memoryd.passes.file_changes import followed_renames, rebased
 from memoryd.passes.runs import PassRuns
 from memoryd.passes.user_files import commit, through_links
 from memoryd.progress import report
@@ -188,8 +188,8 @@ class PassRunner:
 
     @staticmethod
     def _summary(run: RunSummary) -> dict[str, Any]:
-        """The reply of a run; with file groups in conflict, which files ``changed`` since
-        and which were ``held`` back with them."""
+        """The reply of a run; with file groups in conflict, which files ``changed`` since,
+        which are ``gone`` (renamed or deleted) and which were ``held`` back with them."""
         summary = {"run": run_name(run.run), "pass": run.name, "dry_run": run.dry_run,
                    "status": run.status, "counts": run.counts}
         if run.changed or run.held:
@@ -464,7 +464,8 @@ def _undo(ctx: PassContext, changes: list[dict[str, Any]]) -> Steps[None]:
         inverses = [ctx.runs.inverse(change) for change in group]
         numbers = [int(change["change"][1:]) for change in group]
         if group[0]["kind"] == "file":
-            inverses = [rebased(change) for change in inverses]
+            inverses = [rebased(change) for change in
+                        followed_renames(inverses, ctx.store.moved_to)]
             ctx.hold(inverses)
             state = ctx.runs.apply_files(ctx.run, inverses, numbers)
             for change in inverses:  # as written, or as left: a conflict moved no entry back

@@ -80,6 +80,14 @@ class EventRows:
             (uid,)).fetchone()
         return None if row is None or row[0] is None else float(row[0])
 
+    def moved_to(self, source: str) -> str | None:
+        """Where the watcher last saw the file ``source`` renamed to (the ``moved`` event of
+        one of its entries; memoryd.ingest.indexer), if anywhere."""
+        row = self._db.execute(
+            "SELECT after FROM events WHERE action = 'moved' AND before = ? "
+            "ORDER BY id DESC LIMIT 1", (_snapshot({"source": source}),)).fetchone()
+        return None if row is None else str(json.loads(row[0])["source"])
+
     def stored_events(self) -> Iterator[tuple[int, str, float, str | None, str | None]]:
         """Every event as stored: (id, uid, ts, before and after as JSON text)."""
         yield from self._db.execute("SELECT id, uid, ts, before, after FROM events")

@@ -413,6 +413,40 @@ def test_undo_keeps_an_edit_made_since_the_run_apart_from_its_lines(
     assert notebook.read_bytes() == with_top_line(pruned, new_line)
 
 
+def test_undo_follows_a_file_renamed_since_the_run(memory_dir: Path, daemon,
+                                                   client: Client) -> None:
+    """`mv crlf.md CRLF.md; memory undo r42` said "crlf.md changed since memoryd read it (its
+    edit meets the run's lines…)": the file was renamed, not edited, and a rename keeps its
+    entries and history. The undo follows the rename the watcher saw; a file gone where
+    memoryd cannot follow it is said to be gone, not changed."""
+    notebook = memory_dir / "crlf.md"
+    notebook.write_bytes(b"## Learnings\r\n- [2026-1-2] a lesson about kerning\r\n")
+    original = notebook.read_bytes()
+    wait_until(lambda: active_count(client) >= 1)
+    fixed = json.loads(run_cli("notebook", "check", str(notebook), "--fix", "--json").stdout)
+    assert notebook.read_bytes() != original
+    [entry] = client.search("kerning", agents=["designer"])["hits"]
+    renamed = memory_dir / "CRLF.md"
+    notebook.rename(renamed)
+    wait_until(lambda: client.get(entry["id"])["source"] == str(renamed))
+
+    undo = run_cli("undo", fixed["run"])
+    assert undo.returncode == 0, undo.stderr
+    assert "changed since" not in undo.stderr
+    assert renamed.read_bytes() == original and not notebook.exists()
+    [hit] = client.search("kerning", agents=["designer"])["hits"]
+    assert (hit["id"], hit["source"]) == (entry["id"], str(renamed))
+
+    again = json.loads(run_cli("notebook", "check", str(renamed), "--fix", "--json").stdout)
+    elsewhere = memory_dir.parent / "CRLF.md"  # out of the watched files: no rename seen
+    renamed.rename(elsewhere)
+    undo = run_cli("undo", again["run"])
+    assert undo.returncode == 1
+    assert f"{renamed} is gone since memoryd read it (renamed or deleted): left alone" \
+        in undo.stderr, undo.stderr
+    assert "changed since" not in undo.stderr
+
+
 def test_undo_leaves_a_file_edited_since_alone_and_says_what_to_do(
         memory_dir: Path, daemon, client: Client) -> None:
     notebook = memory_dir / "notebook.md"

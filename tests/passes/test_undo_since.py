@@ -133,7 +133,7 @@ def test_an_undo_says_the_file_is_gone_when_it_was_deleted(
     notebook.unlink()
     undo = run_cli("undo", run)
     assert undo.returncode == 1
-    assert f"{notebook} is gone (deleted or moved since memoryd read it): left alone" \
+    assert f"{notebook} is gone since memoryd read it (renamed or deleted): left alone" \
         in undo.stderr, undo.stderr
     assert "meets the run's lines" not in undo.stderr
     assert "held back with it" in undo.stderr  # the archive, left as it was
