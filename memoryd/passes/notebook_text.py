@@ -5,7 +5,9 @@ Feedback or Session Log. :func:`parse` reads it into sections of items (an item 
 the indexer reads it: its lines, date, text and heading); :func:`normalise`, :func:`repeats` and
 :func:`prune` change that structure; :meth:`Notebook.render` writes it back so that the indexer
 reads the same entries, each its own, under the same headings (a paragraph after a bullet gets
-a blank line before it; a section not reordered is written as read). No file, no database:
+a blank line before it; a section not reordered is written as read; a blank line after a
+heading stays, and so do the blank lines of a section whose items are each set apart by one).
+No file, no database:
 memoryd.passes.notebooks runs this over the store.
 """
 
@@ -84,6 +86,8 @@ class Section:
     items: list[Item] = field(default_factory=list)  # in the order they will be written
     pieces: list[str | Item] = field(default_factory=list)  # its lines and items, as read
     in_order: bool = False  # written as read (no notebook section, or it has sub-headings)
+    spaced: bool = False  # a blank line after its heading, as the person wrote it: kept
+    loose: bool = False  # its items each set apart by a blank line, as written: kept so
 
     @property
     def other(self) -> list[str]:
@@ -108,14 +112,14 @@ class Notebook:
             pieces: list[str | Item] = [
                 p for p in section.pieces if isinstance(p, str) or id(p) in kept
             ] if section.in_order else [*section.other, *section.items]
-            body = [section.heading]
+            body = [section.heading, *[""] * section.spaced]
             previous: Item | None = None
             for piece in pieces:
                 if isinstance(piece, str):
                     body.append(piece)
                     previous = None
                     continue
-                if previous is not None and not piece.bullet:
+                if previous is not None and (not piece.bullet or section.loose):
                     body.append("")
                 body += piece.lines
                 previous = piece
@@ -146,30 +150,41 @@ def parse(text: str, relative: str) -> Notebook:
     starts = {item.line_start: item for item in parsed.items}
     preamble: list[str] = []
     sections: list[Section] = []
+    gaps: dict[int, list[bool]] = {}  # of each section, whether a blank line parts two items
+    blank = False
     number = 0
     while number < len(lines):
         line = lines[number]
         heading = read_heading(line)
         if heading and heading[0] <= 2 and (heading[0] == 2 or sections):
             name = section_name(heading[1]) if heading[0] == 2 else None
-            sections.append(Section(line, name, in_order=name is None))
+            spaced = number + 1 < len(lines) and not lines[number + 1].strip()
+            sections.append(Section(line, name, in_order=name is None, spaced=spaced))
+            blank = False
             number += 1
             continue
         target = sections[-1] if sections else None
         item = starts.get(number + 1)
         if item is not None and target is not None:
             span = lines[item.line_start - 1:item.line_end]
+            if target.items:
+                gaps.setdefault(id(target), []).append(blank)
             target.items.append(Item(span, item.date, item.text,
                                      bool(re.match(r"\s*([-*+]|\d+[.)])\s", span[0])),
                                      line=item.line_start, heading=item.heading))
             target.pieces.append(target.items[-1])
+            blank = False
             number = item.line_end
             continue
         if target is None:
             preamble.append(line)
         elif line.strip():
             target.pieces.append(line)
+        else:
+            blank = True
         number += 1
+    for section in sections:
+        section.loose = all(gaps.get(id(section), [False]))
     notebook = Notebook(preamble, sections,
                         leading=[(i.text, i.heading) for i in parsed.items
                                  if i.line_start <= len(preamble)])

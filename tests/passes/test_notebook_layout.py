@@ -109,3 +109,18 @@ def test_a_notebook_whose_entries_would_run_together_is_left_as_it_is(tmp_path) 
         planned = done.value
     assert not planned.fixed and not planned.removed
     assert "left as it is" in planned.notebook.problems[-1]
+
+
+def test_the_blank_lines_a_person_leaves_are_kept() -> None:
+    """The pass took out the blank line after each `## Section` heading, and the blank lines
+    setting bullets apart: no documented normalisation, a rewrite of the person's file beyond
+    what memoryd says it does. Sections reordered, bullets newest first: the layout stays."""
+    text = ("# Designer\n\n## Learnings\n\n- [2026-01-01] export at 2x\n\n"
+            "- [2026-02-01] bubbles on the left\n\n## Mistakes\n\n- [2026-01-03] bleed margin\n"
+            "\n## Session Log\n- [2026-01-04] drew a cat\n- [2026-01-05] drew a dog\n")
+    notebook = notebook_text.parse(text, "n.md")
+    assert notebook_text.normalise(notebook)  # sections in order, Learnings newest first
+    assert notebook.render() == (
+        "# Designer\n\n## Mistakes\n\n- [2026-01-03] bleed margin\n\n## Learnings\n\n"
+        "- [2026-02-01] bubbles on the left\n\n- [2026-01-01] export at 2x\n\n"
+        "## Session Log\n- [2026-01-05] drew a dog\n- [2026-01-04] drew a cat\n")
