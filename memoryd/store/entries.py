@@ -12,6 +12,7 @@ from typing import Any
 from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError
 from memoryd.prefixes import by_prefix
 from memoryd.provenance import person_only_refusal
+from memoryd.regular_file import read_regular_text
 from memoryd.store.entry_writes import Unindexed, Vectors, apply_release, new_uid
 from memoryd.store.file_versions import versions as file_versions
 from memoryd.store.records import Asker, Entry, EntryRequest, StoredEntry, Superseded
@@ -47,10 +48,29 @@ class Entries(Remembering):
         """The entry with this id, or with this unique id prefix (4+ characters)."""
         entry = self.store.entry_by_uid(entry_id)
         if entry is None:
-            entry = self.store.entry_by_uid(
-                by_prefix(entry_id, self.store.uids_with_prefix, "entry"))
+            entry = self.store.entry_by_uid(by_prefix(
+                entry_id, self.store.uids_with_prefix, "entry", self._being_read(entry_id)))
         assert entry is not None
         return entry
+
+    def _being_read(self, entry_id: str) -> str:
+        """Why a file's entry is not in the index a moment while its line is in the file: the
+        watcher took the file's entries out as it changed (an editor's save, a file renamed
+        over it) and is reading it again, when the line comes back under its id."""
+        events = self.store.events_for([entry_id])
+        last = events[-1] if events else None
+        if last is None or last["action"] != "removed" or not last["before"]:
+            return ""
+        source, text = last["before"].get("source"), last["before"].get("text")
+        if not source or not text:
+            return ""
+        try:
+            held = text in read_regular_text(source)
+        except OSError:
+            return ""
+        return (f": its line in {source} is being read again (the file changed at "
+                f"{time.strftime('%H:%M:%S', time.localtime(last['ts']))}): try again in a "
+                "moment") if held else ""
 
     def get(self, request: EntryRequest) -> tuple[StoredEntry, UsageRecord]:
         """The entry with its usage record (memoryd.store.usage: the sessions it was

@@ -775,6 +775,42 @@ def test_a_file_read_again_as_indexed_is_not_parsed_again(memoryd_home: Path, mo
         store.close()
 
 
+def test_an_entry_taken_out_while_its_file_is_read_again_says_so(memoryd_home: Path,
+                                                                   tmp_path: Path) -> None:
+    """An editor's save (a new file renamed over the old) has the watcher take the file's
+    entries out, then read the file again, when they come back under their ids. Asked for
+    in between, `memory forget ID` answered "no entry with id …" for a line in the file."""
+    from memoryd.config import load_config
+    from memoryd.errors import NotFoundError
+    from memoryd.ingest import indexer as indexing
+    from memoryd.store.database import Store
+    from memoryd.store.entries import Entries
+    from memoryd.store.ledger import Ledger
+    from memoryd.store.query import EntryQuery
+
+    config = load_config()
+    store = Store(config.db_path)
+    entries = Entries(config.remember, store, Ledger(config.ledger_dir))
+    index = indexing.Indexer(store, entries)
+    path = tmp_path / "notes.md"
+    try:
+        path.write_text("- prefers small commits\n- uses ruff, not flake8\n")
+        facts = indexing.stat_facts(path, "src", "memory", "coder", None)
+        index.apply_memory_file(indexing.read_memory_file(facts, "notes.md", 1 << 20))
+        uid = next(e.uid for e in store.entries(EntryQuery().source(str(path)))
+                   if "ruff" in e.text)
+        index.remove_file(str(path))  # the old file renamed over: not read again yet
+        with pytest.raises(NotFoundError, match=f"its line in {path} is being read again "
+                                                ".*try again in a moment"):
+            entries.resolve(uid)
+        path.write_text("- prefers small commits\n")  # the line deleted: no entry, as said
+        with pytest.raises(NotFoundError) as deleted:
+            entries.resolve(uid)
+        assert str(deleted.value) == f"no entry with id {uid!r}"
+    finally:
+        store.close()
+
+
 def test_a_pass_that_read_the_index_before_an_edit_was_indexed_leaves_no_entry_behind(
         memoryd_home: Path, tmp_path: Path) -> None:
     """A pass reads a notebook's entries from the index, then the watcher indexes an agent's
