@@ -47,6 +47,12 @@ class FileText:
         """The text with LF line endings (the form passes work on)."""
         return self.data.decode("utf-8", errors="surrogateescape").replace("\r\n", "\n")
 
+    @property
+    def crlf(self) -> bool:
+        """Whether a new line of this file ends in CRLF: as most of its lines do."""
+        crlf = self.data.count(b"\r\n")
+        return crlf > self.data.count(b"\n") - crlf
+
     def encode(self, text: str) -> bytes:
         """New text in this file's conventions: its line endings, its byte-order mark, and a
         final newline iff the file had one (or was empty). In a file whose lines end both
@@ -57,9 +63,8 @@ class FileText:
         if self.data.startswith(codecs.BOM_UTF8) and not text.startswith("\ufeff"):
             text = "\ufeff" + text
         crlf = self.data.count(b"\r\n")
-        lf = self.data.count(b"\n") - crlf
-        if crlf and lf:
-            return _keeping_endings(self.data, text, crlf > lf)
+        if crlf and self.data.count(b"\n") > crlf:  # lines that end both ways
+            return _keeping_endings(self.data, text, self.crlf)
         if crlf:
             text = text.replace("\n", "\r\n")
         return text.encode("utf-8", errors="surrogateescape")
