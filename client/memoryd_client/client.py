@@ -7,7 +7,13 @@ reply: connections, frames, timeouts, progress.
         hits = memory.search("speech bubble on a cat sticker", agent="designer")
 
 Every call raises a :class:`memoryd_client.errors.MemorydError` subclass on failure;
-``DaemonUnreachableError`` when nothing answers on the socket.
+``DaemonUnreachableError`` when nothing answers on the socket ("not running" only when nothing
+listens there; a connection that broke during a call says so, and that the request may have
+been carried out).
+
+Threads may share a ``Client`` (an MCP server runs each tool call in a thread of its own): its
+calls are serialised, each request and its reply exchanged whole before the next call's. An
+``AsyncClient``'s calls are serialised too, within its event loop.
 
 The daemon binds each connection to one agent (see :mod:`memoryd_client.wire`). A client made
 with ``agent=`` has one connection, bound to that agent: a write naming another agent is
@@ -35,6 +41,8 @@ daemon that stops answering still times out. ``progress``, a callable, is given 
 from __future__ import annotations
 
 import _socket  # socket.py builds four IntEnums and imports selectors: ~3 ms a `memory` run
+import _thread  # threading.py is not needed for a lock
+import errno
 import os
 
 from memoryd_client import wire
@@ -124,11 +132,27 @@ def combined(parts: dict[int, dict[str, Any]]) -> dict[str, Any]:
     return {k: v for k, v in view.items() if v is not None}
 
 
+#: What a connect fails with when no daemon listens: no socket file, or nobody behind it.
+NOT_LISTENING = (errno.ENOENT, errno.ECONNREFUSED, errno.ENOTDIR)
+
+
 def _unreachable(path: str, exc: OSError) -> DaemonUnreachableError:
+    """A connect that failed: "not running" only when nothing listens on the socket."""
+    if exc.errno not in NOT_LISTENING:
+        return DaemonUnreachableError(f"could not connect to memoryd on {path} "
+                                      f"({exc.strerror or exc}; {socket_origin(path)})")
     from memoryd_client.service_probe import start_hint  # names commands that work from here
 
     return DaemonUnreachableError(f"memoryd is not running on {path} ({exc.strerror or exc}; "
                                   f"{socket_origin(path)}); {start_hint()}")
+
+
+def _broken(path: str, method: str, exc: OSError) -> DaemonUnreachableError:
+    """A connection that failed after it was made: the daemon may well be running, and may
+    have carried out the request."""
+    return DaemonUnreachableError(
+        f"the connection to memoryd on {path} failed during {method!r} "
+        f"({exc.strerror or exc}); the request may have been carried out")
 
 
 def write_agent(method: str, params: dict[str, Any] | None) -> str | None:
@@ -215,9 +239,21 @@ def _closed_by_peer(sock: _socket.socket) -> bool:
 
 class Client(DaemonMethods):
     """Blocking client; its connections are reused across calls (one per agent written as,
-    see the module docstring)."""
+    see the module docstring). Threads may share one: its calls are serialised (each request
+    and its reply are exchanged whole, one call at a time)."""
 
     _connections: dict[str | None, _socket.socket]
+    _serial: _thread.RLock | None = None
+    _making = _thread.allocate_lock()  # makes each client's lock once
+
+    @property
+    def _lock(self) -> _thread.RLock:
+        """Held for each exchange and for closing (made on first use)."""
+        if self._serial is None:
+            with Client._making:
+                if self._serial is None:
+                    self._serial = _thread.RLock()
+        return self._serial
 
     def __enter__(self) -> Self:
         return self
@@ -226,9 +262,10 @@ class Client(DaemonMethods):
         self.close()
 
     def close(self) -> None:
-        for sock in self._connections.values():
-            sock.close()
-        self._connections.clear()
+        with self._lock:
+            for sock in self._connections.values():
+                sock.close()
+            self._connections.clear()
 
     def _connect(self, agent: str | None) -> tuple[_socket.socket, tuple[int, bytes] | None]:
         """The connection for ``agent``, and the bind request (id, frame) to send ahead of the
@@ -325,20 +362,22 @@ class Client(DaemonMethods):
         return self._reply(sock, request_id, method)
 
     def _guarded(self, method: str, exchange: Callable[[], T]) -> T:
-        """What an exchange raises, as the client's errors; the connections closed after any
+        """The exchange, alone on the client's connections (threads sharing the client wait
+        their turn); what it raises, as the client's errors, the connections closed after any
         (a reply left unread would answer the next request)."""
-        self._parts.clear()
-        try:
-            return exchange()
-        except TimeoutError:
-            self.close()
-            raise _silent(method, self.timeout_s, self.path) from None
-        except MemorydError:
-            self.close()
-            raise
-        except OSError as exc:
-            self.close()
-            raise _unreachable(self.path, exc) from None
+        with self._lock:
+            self._parts.clear()
+            try:
+                return exchange()
+            except TimeoutError:
+                self.close()
+                raise _silent(method, self.timeout_s, self.path) from None
+            except MemorydError:
+                self.close()
+                raise
+            except OSError as exc:  # the connection was made: the daemon is there
+                self.close()
+                raise _broken(self.path, method, exc) from None
 
 
 class AsyncClient(DaemonMethods):
@@ -461,7 +500,7 @@ class AsyncClient(DaemonMethods):
         except asyncio.IncompleteReadError:
             await self.close()
             raise DaemonUnreachableError(f"memoryd closed the connection on {self.path}") from None
-        except OSError as exc:
+        except OSError as exc:  # the connection was made: the daemon is there
             await self.close()
-            raise _unreachable(self.path, exc) from None
+            raise _broken(self.path, method, exc) from None
         return _result(reply, request_id)

@@ -25,8 +25,9 @@ TOOLS = {"memory_list", "memory_read", "memory_write", "memory_replace", "memory
 
 
 def mcp_session(calls: list[tuple[str, dict[str, Any]]], agent: str = "coder",
-                cwd: Path | None = None) -> dict[str, Any]:
-    """Initialize, list the tools, make the calls in order; returns what came back. The
+                cwd: Path | None = None, at_once: bool = False) -> dict[str, Any]:
+    """Initialize, list the tools, make the calls in order (``at_once``: all sent before any
+    answer is read, as a client making parallel tool calls does); returns what came back. The
     server runs in ``cwd`` (as an agent starts it in its workspace)."""
     from mcp import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -39,7 +40,11 @@ def mcp_session(calls: list[tuple[str, dict[str, Any]]], agent: str = "coder",
             async with ClientSession(read, write) as mcp:
                 init = await mcp.initialize()
                 tools = {t.name: t for t in (await mcp.list_tools()).tools}
-                results = [await mcp.call_tool(name, args) for name, args in calls]
+                if at_once:
+                    results = list(await asyncio.gather(
+                        *(mcp.call_tool(name, args) for name, args in calls)))
+                else:
+                    results = [await mcp.call_tool(name, args) for name, args in calls]
                 return {"init": init, "tools": tools, "results": results}
 
     return asyncio.run(run())
@@ -376,3 +381,23 @@ def test_search_and_recent_keep_to_the_servers_project_unless_asked(
         assert "of the project" not in line, line
     outside = mcp_session([("memory_search", question)], cwd=tmp_path)  # no repository here
     assert theirs["id"] in text_of(outside["results"][0])
+
+
+def test_tool_calls_made_at_once_are_each_answered_and_stored(daemon, client: Client) -> None:
+    """A harness making parallel tool calls sends them without waiting: the SDK runs each in
+    a thread of its own. They all shared the server's one connection, so frames interleaved:
+    two calls at once both failed ("reply id 1 does not match request 3", "memoryd is not
+    running … Bad file descriptor") and writes reported as failed were stored, others lost."""
+    texts = [f"parallel lesson number {i}: the build cache lives in .cache/build-{i}"
+             for i in range(12)]
+    session = mcp_session([("memory_remember", {"text": text, "category": "build"})
+                           for text in texts]
+                          + [("memory_search", {"query": "where is the build cache"}),
+                             ("memory_recent", {"limit": 5})], at_once=True)
+    *remembered, found, recent = session["results"]
+    replies = [json.loads(text_of(r)) for r in remembered]
+    assert [r["stored"] for r in replies] == [True] * len(texts)
+    assert [r["text"] for r in replies] == texts
+    assert "build cache" in text_of(found) and "parallel lesson" in text_of(recent)
+    listed = client.list_entries(agent="coder", limit=100)["entries"]
+    assert sorted(e["text"] for e in listed) == sorted(texts)

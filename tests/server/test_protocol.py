@@ -134,3 +134,70 @@ def test_a_request_sent_behind_a_refused_bind_is_not_served(daemon, client) -> N
                      + wire.pack({"id": 4, "method": "remember", "params": remember}))
         assert "error" not in read_reply(sock)
         assert read_reply(sock)["result"]["stored"] is True
+
+
+def test_threads_sharing_one_client_each_get_their_own_reply(daemon) -> None:
+    """A program's threads (an MCP server's tool calls) share one Client: its calls are
+    serialised. Unserialised, their frames interleaved on the shared connections ("reply id 1
+    does not match request 3") and one thread closed the socket under the others."""
+    import threading
+
+    from memoryd_client import Client, MemorydError
+
+    failures: list[str] = []
+    stored: list[str] = []
+
+    def work(number: int) -> None:
+        for i in range(15):
+            try:
+                text = f"thread {number} writes note {i} about the shared client"
+                reply = memory.remember(f"t{number % 3}", "notes", text)
+                assert reply["stored"] and reply["entry"]["text"] == text, reply
+                stored.append(reply["entry"]["id"])
+                assert memory.get(reply["entry"]["id"])["text"] == text
+            except MemorydError as exc:
+                failures.append(exc.message)
+
+    with Client(daemon.socket, timeout_s=10, cwd=None) as memory:
+        threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+        assert failures == []
+        assert len(set(stored)) == 8 * 15
+        listed = memory.list_entries(agents=["t0", "t1", "t2"], limit=1000)
+        assert listed["total"] == 8 * 15
+
+
+def test_a_connection_that_breaks_during_a_call_is_not_said_to_be_no_daemon(tmp_path) -> None:
+    """Only a socket nobody listens on is "memoryd is not running"; a connection reset while a
+    request was out says that it broke, and that the request may have been carried out."""
+    import threading
+
+    from memoryd_client import Client, DaemonUnreachableError
+
+    path = str(tmp_path / "s.sock")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(1)
+
+    def reset_on_first_frame() -> None:
+        conn, _ = listener.accept()
+        conn.recv(2)  # the rest of the frame left unread: closing resets the connection
+        conn.close()
+
+    server = threading.Thread(target=reset_on_first_frame)
+    server.start()
+    with Client(path, timeout_s=10) as memory, \
+            pytest.raises(DaemonUnreachableError) as broken:
+        memory.remember("a", "notes", "x" * 300_000)
+    server.join(timeout=10)
+    listener.close()
+    assert "not running" not in broken.value.message
+    assert f"the connection to memoryd on {path} failed during 'remember'" \
+        in broken.value.message
+    assert "may have been carried out" in broken.value.message
+    with Client(path) as memory, pytest.raises(DaemonUnreachableError) as gone:
+        memory.status()
+    assert f"memoryd is not running on {path}" in gone.value.message
