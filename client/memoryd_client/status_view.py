@@ -110,12 +110,19 @@ def _waiting(status: dict[str, Any]) -> str:
     return f" ({', '.join(waiting)})" if waiting else ""
 
 
+def keyword_only(status: dict[str, Any]) -> bool:
+    """Whether no embedding model is loaded (search by keywords alone). Not every degradation
+    is that: while the word index fills, the model is loaded and embeds."""
+    return status.get("degraded") == "keyword-only"
+
+
 def _model_lines(status: dict[str, Any], model: dict[str, Any] | None) -> list[str]:
-    """The embedding model: degraded and why, loading, or which (when degraded, ``model`` is
+    """The embedding model: degraded and why, loading, or which (keyword-only, ``model`` is
     the one the stored vectors were made by, not one that is loaded)."""
     lines = []
     if status.get("degraded"):
         lines.append(f"degraded: {status['degraded']} ({status.get('degraded_reason')})")
+    if keyword_only(status):
         if model:
             lines.append(f"model: none loaded (the stored vectors are {model['id']}'s, "
                          f"{model['dim']} dims)")

@@ -35,7 +35,7 @@ from memoryd_client.command_spec import MAX_SECONDS
 from memoryd_client.errors import MemorydError, UsageError
 from memoryd_client.printable import json_safe, printable, unfiltered
 from memoryd_client.progress_view import bar, columns
-from memoryd_client.status_view import duration, health_line, next_run
+from memoryd_client.status_view import duration, health_line, keyword_only, next_run
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -207,7 +207,7 @@ def screen_lines(snapshot: dict[str, Any] | Away, interval: float, width: int) -
         done = embedding.get("done") or 0
         lines.append(_progress("embedding", done, done + backlog, embedding.get("eta_s"), width))
     else:
-        lines.append(_row("embedding", "up to date" if not status.get("degraded") else
+        lines.append(_row("embedding", "up to date" if not keyword_only(status) else
                           f"off ({status.get('degraded_reason') or status['degraded']})"))
     queue = ingest.get("queue") or 0
     lines.append(_row("queue", (f"{queue:,} file{'' if queue == 1 else 's'} waiting" if queue

@@ -16,6 +16,7 @@ from typing import Any
 
 from memoryd_client import Client
 from memoryd_client.status_view import health_line
+from memoryd_client.status_watch import screen_lines
 
 from memoryd.embedding.words import WordWork
 from memoryd.store.lexicon import Lexicon
@@ -143,6 +144,13 @@ def test_while_the_word_index_fills_a_hit_is_scored_without_it_and_says_so(embed
             assert "without word alignment" in shown.stderr
             listed = json.loads(run_cli("--json", "status").stdout)
             assert listed["lexicon"]["entries_behind"] == 301
+            # the model is loaded all the while: only keyword-only search has none
+            printed = run_cli("status").stdout
+            assert "degraded: word index filling" in printed
+            assert f"model: {status['model']['id']} ({status['model']['dim']} dims" in printed
+            assert "none loaded" not in printed
+            watched = "\n".join(screen_lines(status, 2, 100))
+            assert "embedding  off" not in watched, watched
     finally:
         running.stop()
 
