@@ -456,7 +456,7 @@ def outcomes(results: list[dict[str, Any]]) -> Counter[str]:
             continue
         counted["stored"] += 1
         counted["superseded_others"] += len(result.get("superseded") or [])
-        counted["stored_as_superseded"] += result["entry"]["status"] == "superseded"
+        counted["stored_as_superseded"] += result["status"] == "superseded"
     return counted
 
 

@@ -90,7 +90,7 @@ def fill(socket: Path, entries: int) -> list[str]:
     with Client(socket, timeout_s=600) as client:
         for start in range(0, len(drafts), 500):
             for result in client.remember_many(drafts[start:start + 500])["results"]:
-                ids.append(result["entry"]["id"])
+                ids.append(result["id"])
         print(f"stored {len(ids):,} entries in {time.perf_counter() - started:.0f} s",
               flush=True)
         for name in ("consolidate", "staleness"):

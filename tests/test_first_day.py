@@ -54,7 +54,7 @@ def test_ids_made_in_the_same_second_differ_in_their_first_characters(client: Cl
     results = client.remember_many([
         {"agent": "coder", "category": "tools", "text": f"Tool number {i} is called tool{i}x", "force": True}
         for i in range(40)])["results"]
-    ids = [r["entry"]["id"] for r in results]
+    ids = [r["id"] for r in results]
     assert len({i[:6] for i in ids}) == 40
     assert len({i[:3] for i in ids}) > 20  # random from the first character
     for entry_id in ids[:5]:

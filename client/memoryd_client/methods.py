@@ -168,7 +168,10 @@ class DaemonMethods(abc.ABC):
     def remember_many(self, entries: list[dict[str, Any]]) -> Any:
         """Each entry is a map of remember's params; up to 1,000 per call, embedded in
         batches and stored in short slices (one fsync per agent each) that searches can come
-        between. Returns {"results": [...]}.
+        between. Returns {"results": [...]}, one per entry, in order, by ids and without
+        texts (a short reply however long the entries): {"stored": True, "id", "status",
+        "superseded": [ids], ...} or {"stored": False, "id": the entry it repeats,
+        "duplicate": "exact" | "near" | "inactive"}; ``get`` shows an entry whole.
         Entries of several agents go over each agent's connection, all at once (results in
         order); when one agent's entries are refused, the error is raised and the other
         agents' entries may be stored."""

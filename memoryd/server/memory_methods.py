@@ -4,6 +4,7 @@ corrects recorded as a run), ``search``, ``get`` and ``history``."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from memoryd.passes import corrections
@@ -11,7 +12,13 @@ from memoryd.passes.runner import PassRunner
 from memoryd.redact import redacted_kinds
 from memoryd.server.params import Params
 from memoryd.server.parts import Parts
-from memoryd.server.replies import entry_reply, public_entry, remember_reply, search_reply
+from memoryd.server.replies import (
+    entry_reply,
+    public_entry,
+    remember_many_result,
+    remember_reply,
+    search_reply,
+)
 from memoryd.server.requests import (
     get_request,
     remember_many_requests,
@@ -43,16 +50,21 @@ class MemoryMethods:
         return {**reply, "redacted": kinds} if kinds else reply  # the user is told
 
     async def m_remember_many(self, params: Params) -> dict[str, Any]:
+        """Each entry's result by ids (:func:`remember_many_result`): a reply that stays
+        small however long the entries, so that a stored batch is never answered with an
+        error for its reply's size."""
         written = await self.parts.writes.remember_many(remember_many_requests(params))
-        return {"results": await self._replies(written)}
+        return {"results": await self._replies(written, remember_many_result)}
 
-    async def _replies(self, written: list[Remembered]) -> list[dict[str, Any]]:
+    async def _replies(self, written: list[Remembered],
+                       reply: Callable[[Remembered, str | None], dict[str, Any]] = remember_reply
+                       ) -> list[dict[str, Any]]:
         """The writes' replies; what they corrected or contradict recorded as a run
         (memoryd.passes.corrections), its name in each reply that has some."""
         run = None
         if any(w.corrects for w in written):
             run = await self.parts.db(corrections.record, self.passes.runs, written)
-        return [remember_reply(w, run if w.corrects else None) for w in written]
+        return [reply(w, run if w.corrects else None) for w in written]
 
     async def m_search(self, params: Params) -> dict[str, Any]:
         config = self.parts.settings.config

@@ -61,6 +61,33 @@ def remember_reply(written: Remembered, run: str | None = None) -> dict[str, Any
     return reply
 
 
+def remember_many_result(written: Remembered, run: str | None = None) -> dict[str, Any]:
+    """One of remember_many's ``results``: what became of the entry, by ids, without texts
+    (a batch of long entries answered with every entry it stored, and the entries each was
+    near or corrected, was five times the size of the request: past the frame limit after
+    the batch was stored). ``id`` is the new entry (``status``: its own, ``superseded`` when
+    a newer value of its key was there already), or the one a duplicate repeats; the others
+    are :func:`remember_reply`'s, each entry by its id."""
+    if not written.stored:
+        result: dict[str, Any] = {"stored": False, "id": written.entry.uid,
+                                  "duplicate": written.duplicate}
+        if written.cosine is not None:
+            result["cosine"] = written.cosine
+        return result
+    result = {"stored": True, "id": written.entry.uid, "status": written.entry.status,
+              "superseded": [entry.uid for entry in written.superseded]}
+    if written.similar is not None:
+        result["similar"] = {"id": written.similar.uid, "cosine": written.cosine}
+    if written.corrects:
+        result["corrects"] = [{"id": c.entry.uid, "why": c.why, "action": c.action}
+                              for c in written.corrects]
+    if written.resembles:
+        result["resembles"] = [entry.uid for entry in written.resembles]
+    if run is not None:
+        result["run"] = run
+    return result
+
+
 def purge_reply(report: PurgeReport) -> dict[str, Any]:
     """A purge's reply: what it removed (or would), what it scrubbed, and the files that still
     hold what it removed."""

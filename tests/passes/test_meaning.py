@@ -132,7 +132,7 @@ def test_consolidation_merges_no_two_memories_that_say_different_things(client: 
                             "kind": p["kind"], "confidence": confidence, "force": True})
     results = client.remember_many(entries)["results"]
     assert all(r["stored"] for r in results)
-    ids = {p["id"]: (results[2 * n]["entry"]["id"], results[2 * n + 1]["entry"]["id"])
+    ids = {p["id"]: (results[2 * n]["id"], results[2 * n + 1]["id"])
            for n, p in enumerate(PAIRS)}
     wait_until(lambda: not client.status().get("backlog"))
     done = client.pass_run("consolidate", full=True)

@@ -105,10 +105,10 @@ def test_clients_bind_and_the_cli_acts_as_the_entrys_agent(daemon) -> None:
         results = mine.remember_many([{"agent": "a", "category": "x", "text": "one"},
                                       {"agent": "b", "category": "x", "text": "two"},
                                       {"agent": "a", "category": "x", "text": "three"}])["results"]
-        assert [r["entry"]["agent"] for r in results] == ["a", "b", "a"]
+        assert [mine.get(r["id"])["agent"] for r in results] == ["a", "b", "a"]
     forgotten = run_cli("forget", entry["id"])
     assert forgotten.returncode == 0, forgotten.stderr
-    refused_cli = run_cli("forget", results[0]["entry"]["id"], "--agent", "coder")
+    refused_cli = run_cli("forget", results[0]["id"], "--agent", "coder")
     assert refused_cli.returncode == 1 and "belongs to agent 'a'" in refused_cli.stderr
 
 
@@ -358,7 +358,8 @@ def test_the_async_client_binds_the_same_way(daemon) -> None:
                 try:
                     await bound.remember("b", "x", "nope")
                 except ForbiddenError as exc:
-                    return [r["entry"]["agent"] for r in results["results"]] + [exc.message]
+                    return [(await c.get(r["id"]))["agent"] for r in results["results"]] \
+                        + [exc.message]
         return []
 
     agents = asyncio.run(run())

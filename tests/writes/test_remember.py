@@ -158,7 +158,7 @@ def test_remember_many_applies_the_same_rules(client: Client) -> None:
         {"agent": "a2", "category": "c", "text": "beta fact"},
     ])["results"]
     assert [r["stored"] for r in results] == [True, False, True]
-    assert results[1]["entry"]["id"] == results[0]["entry"]["id"]
+    assert results[1]["id"] == results[0]["id"] and results[1]["duplicate"] == "exact"
 
 
 AGENTS_TEXTS = {
@@ -181,11 +181,12 @@ def assert_each_has_its_own_vector(client: Client, entries: list[dict[str, str]]
                                    results: list[dict]) -> None:
     """Results in the entries' order, each entry in its agent's namespace and found by its own
     text with the vector of that text (the agents' entries are embedded together)."""
-    assert [(r["entry"]["agent"], r["entry"]["text"]) for r in results] == \
+    stored = [client.get(r["id"]) for r in results]
+    assert [(e["agent"], e["text"]) for e in stored] == \
         [(e["agent"], e["text"]) for e in entries]
     for entry, result in zip(entries, results):
         hit = client.search(entry["text"], agent=entry["agent"])["hits"][0]
-        assert hit["id"] == result["entry"]["id"]
+        assert hit["id"] == result["id"]
         assert hit["evidence"]["cos"] >= 0.98, (entry["text"], hit["evidence"])
 
 
@@ -397,3 +398,33 @@ def test_a_single_writes_vectors_are_its_text_and_its_sentences_embedded_as_befo
         running.stop()
     assert np.array_equal(vector, embedder.embed_alone([TWO_SENTENCES])[0])
     assert np.array_equal(parts, embedder.embed(split_parts(TWO_SENTENCES)))
+
+
+def long_text(number: int, chars: int) -> str:
+    """A text of about ``chars`` characters, its words its own (no two alike)."""
+    words = (f"w{(number * 7919 + i * 104_729) % 1_000_003}" for i in itertools.count())
+    text = f"entry {number}:"
+    while len(text) < chars:
+        text += " " + next(words)
+    return text
+
+
+def test_a_bulk_write_of_long_entries_is_answered_by_ids_not_texts(keyword_daemon) -> None:
+    """remember_many answered each entry whole, with the entries it was near: a 7.8 MB batch
+    got a 40 MB reply, refused for its size after every entry was stored (the import said it
+    failed). Each result now names entries by id, whatever their length."""
+    import msgpack
+
+    entries = [{"agent": "long", "category": "c", "text": long_text(i, 16_000)}
+               for i in range(60)]
+    request = len(msgpack.packb({"entries": entries}))
+    with Client(keyword_daemon.socket) as c:
+        first = c.remember_many(entries)
+        again = c.remember_many(entries)
+        for reply in (first, again):
+            assert len(msgpack.packb(reply)) < request / 100
+            assert not any("text" in result or "entry" in result for result in reply["results"])
+        assert [r["stored"] for r in first["results"]] == [True] * len(entries)
+        assert [c.get(r["id"])["text"] for r in first["results"]] == [e["text"] for e in entries]
+        assert [(r["stored"], r["duplicate"], r["id"]) for r in again["results"]] == \
+            [(False, "exact", r["id"]) for r in first["results"]]
