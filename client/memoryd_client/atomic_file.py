@@ -1,12 +1,61 @@
 """Replacing a file so that a crash leaves the old text or the new, never half of either: the
-agents' settings files (memoryd_client.install) and a repository's exclude file
-(memoryd_client.git_exclude)."""
+agents' settings files (memoryd_client.install), a repository's exclude file
+(memoryd_client.git_exclude) and an export (memoryd_client.list_commands)."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import TextIO
+
+
+@contextlib.contextmanager
+def replaced_at_end(path: str | None, standard: TextIO) -> Iterator[tuple[TextIO, bool]]:
+    """A text stream to write ``path`` through, and whether it is written whole or not at all:
+    a regular file (or a new one) is written to a temporary file beside it, renamed over it
+    when the block ends without an error and removed when it raises, so that the file holds
+    the old text or all the new; it keeps the old file's mode (a new one gets the umask's).
+    Without ``path``, ``standard`` (left open); a path that is no regular file (a pipe, a
+    device) is written as it is. Either of those is not whole (False)."""
+    target = os.path.realpath(path) if path is not None else None
+    if target is None or (os.path.exists(target) and not os.path.isfile(target)):
+        if target is None:
+            yield standard, False
+            return
+        with open(target, "w", encoding="utf-8") as out:
+            yield out, False
+        return
+    try:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        mode = 0o666 & ~_umask()
+    directory = os.path.dirname(target)
+    fd, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.",
+                                     suffix=".memoryd-tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            os.fchmod(out.fileno(), mode)
+            yield out, True
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    fsync_directory(directory)
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def write_atomically(path: str, text: str, mode: int, owner: tuple[int, int] | None = None) -> None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import sys
 
 from memoryd_client.printable import json_safe
-from memoryd_client.wire import TEAM_PREFIX
+from memoryd_client.wire import MAX_FRAME_BYTES, TEAM_PREFIX
 
 TYPE_CHECKING = False  # see memoryd_client/__init__.py
 
@@ -33,8 +33,12 @@ if TYPE_CHECKING:
     from memoryd_client.client import Client
     from memoryd_client.command_spec import Args
 
-PAGE = 1000  # entries per list call in an export
-BATCH = 500  # entries per remember_many call in an import
+PAGE = 1000  # entries per list call in an export (the daemon ends a page sooner by bytes)
+BATCH = 500  # entries per remember_many call in an import ...
+#: ... and their lines' bytes: a request is one frame (wire.MAX_FRAME_BYTES), and 500 long
+#: entries are more. A line's JSON is about the size of its entry packed (msgpack is no
+#: longer than JSON, but for a few bytes of each number): half a frame leaves room to spare.
+BATCH_BYTES = MAX_FRAME_BYTES // 2
 #: What an import carries over from an exported entry (the rest is recomputed, or provenance
 #: that only the original store can vouch for: id, hash, updated, source file and lines, and
 #: writer and via, which the daemon sets: who imported it, through which channel).
@@ -160,16 +164,28 @@ def iter_entries(client: Client, **params: Any) -> Iterator[dict[str, Any]]:
 
 
 def export(args: Args, client: Client) -> int:
-    """Its own output: JSONL to stdout or --output, the count on stderr (not one reply)."""
+    """Its own output: JSONL to stdout or --output, the count on stderr (not one reply). A
+    file is written whole or not at all (a temporary file beside it, renamed at the end: an
+    export that fails midway leaves no truncated backup looking complete, and an older file of
+    that name as it was); stdout, or a file that is no regular file, is told it is cut short."""
     import json
+
+    from memoryd_client.atomic_file import replaced_at_end
 
     count = 0
     output = None if args.output == "-" else args.output  # as import reads "-"
-    with _opened(output, "w", sys.stdout) as out:
-        for entry in iter_entries(client, **filters(args, args.agent, "export")):
-            line = {k: v for k, v in entry.items() if k not in EXPORT_DROPS}
-            out.write(json_safe(json.dumps(line, ensure_ascii=False, sort_keys=True)) + "\n")
-            count += 1
+    with replaced_at_end(output, sys.stdout) as (out, whole):
+        try:
+            for entry in iter_entries(client, **filters(args, args.agent, "export")):
+                line = {k: v for k, v in entry.items() if k not in EXPORT_DROPS}
+                out.write(json_safe(json.dumps(line, ensure_ascii=False, sort_keys=True))
+                          + "\n")
+                count += 1
+        except BaseException:
+            print(f"memory export: stopped after {count} entries; " + (
+                f"nothing was written to {output}" if whole else
+                f"the {'output' if output is None else output} is incomplete"), file=sys.stderr)
+            raise
     print(f"exported {count} entries" + (f" to {args.output}" if output else ""),
           file=sys.stderr)
     return 0
@@ -223,8 +239,9 @@ class _Importer:
                        "skipped_watched": 0, "skipped_team": 0, "skipped_decided": 0,
                        "refused": 0}
         self.refused: list[dict[str, Any]] = []
-        #: each agent's entries waiting to be sent (line number, entry)
+        #: each agent's entries waiting to be sent (line number, entry), and their lines' bytes
         self.batches: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+        self.sizes: dict[str, int] = {}
         self.read = 0  # the lines read
         self.progress = client.progress
         if self.progress is not None:
@@ -237,6 +254,10 @@ class _Importer:
             return
         self.read += 1
         entry, problem = _entry_of(line)
+        size = len(line.encode("utf-8", "surrogateescape"))
+        if problem is None and size > BATCH_BYTES:
+            problem = (f"a line of {size:,} bytes; a request carries {BATCH_BYTES:,} bytes of "
+                       "entries at most")
         if problem is not None:
             self._refuse(number, problem)
         elif entry.get("status", "active") != "active":
@@ -249,18 +270,23 @@ class _Importer:
             item = {k: entry[k] for k in IMPORTED_FIELDS if entry.get(k) is not None}
             item.setdefault("category", "")
             item["force"] = True  # near duplicates were kept where they come from
-            batch = self.batches.setdefault(str(entry["agent"]), [])
-            batch.append((number, item))
-            if len(batch) >= BATCH:
-                self._flush(batch)
+            agent = str(entry["agent"])
+            if self.sizes.get(agent, 0) + size > BATCH_BYTES:
+                self._flush(agent)
+            self.batches.setdefault(agent, []).append((number, item))
+            self.sizes[agent] = self.sizes.get(agent, 0) + size
+            if len(self.batches[agent]) >= BATCH:
+                self._flush(agent)
 
     def flush(self) -> None:
         """Send what waits."""
-        for batch in self.batches.values():
-            self._flush(batch)
+        for agent in self.batches:
+            self._flush(agent)
 
-    def _flush(self, batch: list[tuple[int, dict[str, Any]]]) -> None:
+    def _flush(self, agent: str) -> None:
         """Send one agent's batch; count what became of each of its entries."""
+        batch = self.batches.get(agent)
+        self.sizes[agent] = 0
         if not batch:
             return
         if self.progress is not None:  # the lines before the ones waiting are done

@@ -3,9 +3,11 @@
 The filters are search's (agents, category, kind, tags, project, here, status, since, until:
 :mod:`memoryd.retrieval.filters`); the order is by creation time, newest
 first (``order: "newest"``) or oldest first (``"oldest"``, what an export wants). A page holds
-``limit`` entries (1 to 1,000); the reply's ``next`` is an opaque cursor for the page after it
-(``None`` on the last page), so that an export reads a store of any size in bounded pages and
-entries written meanwhile neither repeat nor push others out. ``offset`` skips entries instead
+``limit`` entries (1 to 1,000), and no more than ``PAGE_BYTES`` of them packed (a thousand long
+entries are past the frame limit: the page ends before the entry that would cross it, never
+before its first); the reply's ``next`` is an opaque cursor for the page after it (``None`` on
+the last page), so that an export reads a store of any size in bounded pages and entries
+written meanwhile neither repeat nor push others out. ``offset`` skips entries instead
 (``memory list --offset``). The reply also counts every entry the filters select (``total``).
 ``prefix`` keeps the entries whose id begins with it (what shell completion offers).
 
@@ -18,7 +20,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
+
+from memoryd_client import wire
 
 from memoryd.config import Config
 from memoryd.errors import BadParamsError
@@ -31,10 +35,22 @@ from memoryd.store.database import Store
 from memoryd.store.query import Order
 from memoryd.store.thread import DatabaseThread
 from memoryd.store.timeline import growth
+from memoryd.text import scrub_surrogates
 
 MAX_PAGE = 1000
 DEFAULT_PAGE = 20
+#: The most a page's entries take packed: half a frame, the rest left to the reply's others.
+PAGE_BYTES = wire.MAX_FRAME_BYTES // 2
 DAY_S = 86_400
+
+
+def packed_bytes(entry: dict[str, Any]) -> int:
+    """What ``entry`` takes in a reply (a file's bytes that are not UTF-8 are sent as U+FFFD,
+    as the dispatcher sends them)."""
+    try:
+        return len(wire.pack(entry))
+    except UnicodeEncodeError:
+        return len(wire.pack(cast("dict[str, Any]", scrub_surrogates(entry))))
 
 
 def _cursor(created: float, rowid: int) -> str:
@@ -122,8 +138,17 @@ class ListMethods:
         more = len(rows) > request.limit
         rows = rows[:request.limit]
         now = time.time()
+        entries: list[dict[str, Any]] = []
+        size = 0
+        for row in rows:
+            shown = public_entry(row, now)
+            size += packed_bytes(shown)
+            if entries and size > PAGE_BYTES:  # the rest is the next page's
+                rows, more = rows[:len(entries)], True
+                break
+            entries.append(shown)
         page = {
-            "entries": [public_entry(entry, now) for entry in rows],
+            "entries": entries,
             "total": total,
             "next": _cursor(rows[-1].created, rows[-1].rowid) if more and rows else None,
         }

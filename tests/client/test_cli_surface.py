@@ -600,3 +600,85 @@ def test_the_memory_script_imports_only_the_cli() -> None:
     result = subprocess.run([str(installed), "--version"], capture_output=True, text=True,
                             check=False)
     assert result.returncode == 0 and result.stdout.startswith("memory (memoryd-client)")
+
+
+def test_import_list_and_export_of_entries_past_the_frame_limit(keyword_daemon,
+                                                                 tmp_path: Path) -> None:
+    """520 legal entries of 16,500 characters: 8.6 MB, past a frame (8 MiB). `import` sent
+    500 of them in one request and was refused whole; `list --limit 1000` and `export` failed
+    ("frame of 8440481 bytes exceeds the limit"). The import batches by bytes, and the daemon
+    ends a page by bytes (the rest is the next page's)."""
+    from tests.writes.test_remember import long_text
+
+    count = 520
+    entries = [{"agent": "imp", "category": "notes", "text": long_text(i, 16_500),
+                "created": time.time() - (count - i) * 60} for i in range(count)]
+    source = tmp_path / "big.jsonl"
+    source.write_text("".join(json.dumps(entry) + "\n" for entry in entries))
+    imported = run_cli("import", str(source), timeout=600)
+    assert imported.returncode == 0, imported.stderr
+    assert f"stored {count}, already there 0" in imported.stdout
+    listed = run_cli("list", "imp", "--limit", "1000")
+    assert listed.returncode == 0, listed.stderr
+    shown = len(listed.stdout.splitlines())
+    assert 0 < shown < count
+    assert f"entries 1-{shown} of {count}; next page: --offset {shown}" in listed.stderr
+    exported = tmp_path / "imp.jsonl"
+    done = run_cli("export", "--agent", "imp", "-o", str(exported), timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in exported.read_text().splitlines()]
+    assert [line["text"] for line in lines] == [e["text"] for e in entries]
+
+
+def fake_daemon_failing_on_the_second_page(path: Path, entry: dict[str, object]) -> None:
+    """A socket standing in for memoryd: it binds, answers one page of ``list`` (with a
+    cursor for more), then closes the connection on the next request."""
+    import socket as socket_module
+    import struct
+    import threading
+
+    import msgpack
+
+    listener = socket_module.socket(socket_module.AF_UNIX)
+    listener.bind(str(path))
+    listener.listen(1)
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with conn, listener:
+            stream = conn.makefile("rb")
+            pages = 0
+            while header := stream.read(4):
+                request = msgpack.unpackb(stream.read(struct.unpack(">I", header)[0]))
+                if request["method"] == "list":
+                    pages += 1
+                    if pages > 1:
+                        return
+                    result: dict[str, object] = {"entries": [entry], "total": 2, "next": "1.0:1"}
+                else:
+                    result = {}
+                body = msgpack.packb({"id": request["id"], "result": result})
+                conn.sendall(struct.pack(">I", len(body)) + body)
+
+    threading.Thread(target=serve, daemon=True).start()
+
+
+def test_an_export_that_fails_midway_leaves_the_file_as_it_was(tmp_path: Path) -> None:
+    """An export that failed after its first pages left them in the file, which looked like a
+    whole (smaller) backup. Now the file is written whole or not at all, and stderr says how
+    far it got; into a pipe, the output is said to be incomplete."""
+    socket_path = tmp_path / "s.sock"
+    backup = tmp_path / "backup.jsonl"
+    backup.write_text('{"the": "backup of last week"}\n')
+    entry = {"id": "abc123", "agent": "a", "text": "the first page's entry", "created": 1.0}
+    fake_daemon_failing_on_the_second_page(socket_path, entry)
+    failed = run_cli("--socket", str(socket_path), "export", "-o", str(backup))
+    assert failed.returncode != 0
+    assert f"stopped after 1 entries; nothing was written to {backup}" in failed.stderr
+    assert backup.read_text() == '{"the": "backup of last week"}\n'
+    assert sorted(p.name for p in tmp_path.iterdir()) == [backup.name, socket_path.name]
+    socket_path.unlink()  # (no temporary file left beside the backup)
+    fake_daemon_failing_on_the_second_page(socket_path, entry)
+    piped = run_cli("--socket", str(socket_path), "export")
+    assert piped.returncode != 0 and "the first page's entry" in piped.stdout
+    assert "stopped after 1 entries; the output is incomplete" in piped.stderr

@@ -233,7 +233,8 @@ COMMANDS: dict[str, Command] = {
         description="One JSON object per line, oldest first: id, agent, project, kind, "
         "category, key, text, confidence, tags, status, created, updated and provenance "
         "(writer, via, session, source file and lines, message id). `memory import` reads it "
-        "back.",
+        "back. A FILE is written whole or not at all: an export that fails midway leaves it "
+        "as it was.",
         args=(Arg("--agent",
                   help="an agent or a comma-separated list (default: every agent)"),
               *LIST_FILTERS,
@@ -242,7 +243,8 @@ COMMANDS: dict[str, Command] = {
         run=later("list_commands", "export"),
         examples=("memory export > memory.jsonl",
                   "memory export --agent designer --since 30d -o designer.jsonl"),
-        exits="0 exported; 1 the file cannot be written"),
+        exits="0 exported; 1 the file cannot be written or the export failed; 3 daemon "
+        "unreachable or silent"),
     "import": Command(
         help="store the entries of a JSONL export through the daemon's write path",
         description="Each line a JSON object with agent, category and text (an export's "
