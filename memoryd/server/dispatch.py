@@ -119,17 +119,16 @@ class Dispatcher:
                 self.limits.working(writer)
                 length = wire.frame_length(header)
                 if length > wire.MAX_FRAME_BYTES:
-                    await asyncio.wait_for(self._discard(reader, length),
-                                           self.limits.frame_wait_s(length))
-                    await self._send(writer, None, error=FrameTooLargeError(
-                        f"frame of {length} bytes exceeds the limit of "
-                        f"{wire.MAX_FRAME_BYTES} bytes"))
+                    if not await self._refuse_frame(reader, writer, length, FrameTooLargeError(
+                            f"frame of {length} bytes exceeds the limit of "
+                            f"{wire.MAX_FRAME_BYTES} bytes")):
+                        return
                     continue
                 if not self.limits.reserve(length):
-                    await asyncio.wait_for(self._discard(reader, length),
-                                           self.limits.frame_wait_s(length))
-                    await self._send(writer, None, error=UnavailableError(
-                        "memoryd is receiving too many large requests at once; try again shortly"))
+                    if not await self._refuse_frame(reader, writer, length, UnavailableError(
+                            "memoryd is receiving too many large requests at once; try again "
+                            "shortly")):
+                        return
                     continue
                 try:
                     body = await asyncio.wait_for(read_body(reader, length),
@@ -169,6 +168,21 @@ class Dispatcher:
             await asyncio.wait_for(self._send(writer, None, error=UnavailableError(
                 f"the request's {length} bytes did not arrive within "
                 f"{self.limits.frame_wait_s(length):.0f} s; connection closed")), 1)
+
+    async def _refuse_frame(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                            length: int, error: MemorydError) -> bool:
+        """Answer a frame that is not read with ``error`` at once, then skip its body; False
+        when the body did not come in time (the connection is then closed: there is no telling
+        where the next frame would start). The answer went first: a header with no body
+        behind it got none before the connection closed."""
+        await self._send(writer, None, error=error)
+        try:
+            await asyncio.wait_for(self._discard(reader, length), self.limits.frame_wait_s(length))
+        except TimeoutError:
+            log.debug("Closed a connection whose refused frame of %d bytes did not arrive.",
+                      length)
+            return False
+        return True
 
     async def _discard(self, reader: asyncio.StreamReader, length: int) -> None:
         while length > 0:
@@ -261,7 +275,10 @@ class Dispatcher:
             except UnicodeEncodeError:  # a file's bytes that are not UTF-8 (kept as
                 # surrogate escapes, to be written back as they were) are shown as U+FFFD
                 frame = wire.pack(cast("dict[str, Any]", scrub_surrogates(message)))
-        except FrameTooLargeError as exc:
+        except FrameTooLargeError as exc:  # the method did its work: a write is stored
+            if error is None:
+                exc = FrameTooLargeError(f"the request was carried out, but its reply: "
+                                         f"{exc.message} (ask for less at once)")
             frame = wire.pack({"id": request_id, "error": exc.to_wire()})
         except Exception as exc:  # a reply msgpack cannot hold: the caller is told, not cut off
             log.exception("A reply could not be encoded.")

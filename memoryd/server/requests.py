@@ -58,6 +58,11 @@ def remember_many_requests(params: Params) -> list[RememberRequest]:
     items = params.raw.get("entries")
     if not isinstance(items, list) or not 1 <= len(items) <= MAX_BATCH:
         raise BadParamsError(f"remember_many: entries must be a list of 1 to {MAX_BATCH} maps")
+    for number, item in enumerate(items):  # not "params must be a map": the entry must
+        if not isinstance(item, dict):
+            name, detail = f"entries[{number}]", f"must be a map, got {type(item).__name__}"
+            raise BadParamsError(f"remember_many: {name} {detail}", "remember_many", name,
+                                 detail)
     return [remember_request(Params("remember_many", item)) for item in items]
 
 

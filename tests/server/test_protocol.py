@@ -48,6 +48,8 @@ def status_works(sock: socket.socket) -> bool:
     (msgpack.packb({"id": 1, "method": "explode"}), "unknown_method", "unknown method 'explode'"),
     (msgpack.packb({"id": 1, "method": "search", "params": [1]}), "bad_params", "params must be a map"),
     (msgpack.packb({"id": 1, "method": "remember", "params": {"agent": "a"}}), "bad_params", "text is required"),
+    (msgpack.packb({"id": 1, "method": "remember_many", "params": {"entries": [1, 2]}}), "bad_params",
+     "remember_many: entries[0] must be a map, got int"),
 ])
 def test_bad_frame_gets_a_specific_error_and_the_connection_survives(daemon, body, code, message) -> None:
     with connect(daemon.socket) as sock:
@@ -201,3 +203,14 @@ def test_a_connection_that_breaks_during_a_call_is_not_said_to_be_no_daemon(tmp_
     with Client(path) as memory, pytest.raises(DaemonUnreachableError) as gone:
         memory.status()
     assert f"memoryd is not running on {path}" in gone.value.message
+
+
+def test_an_oversized_header_with_no_body_behind_it_is_answered_at_once(daemon) -> None:
+    """A header announcing 9 MiB with no body sent got nothing: the connection closed 7 s
+    later without a word. The refusal comes first now, the body is skipped after it."""
+    with connect(daemon.socket) as sock:
+        sock.settimeout(3)
+        sock.sendall(struct.pack(">I", 9 << 20))
+        reply = read_reply(sock)
+        assert reply["id"] is None and reply["error"]["code"] == "frame_too_large"
+        assert f"frame of {9 << 20} bytes exceeds the limit" in reply["error"]["message"]
