@@ -46,7 +46,7 @@ import errno
 import os
 
 from memoryd_client import wire
-from memoryd_client.connect import connect, connect_async
+from memoryd_client.connect import connect, connect_async, holder
 from memoryd_client.errors import (
     BadFrameError,
     BadParamsError,
@@ -137,10 +137,16 @@ NOT_LISTENING = (errno.ENOENT, errno.ECONNREFUSED, errno.ENOTDIR)
 
 
 def _unreachable(path: str, exc: OSError) -> DaemonUnreachableError:
-    """A connect that failed: "not running" only when nothing listens on the socket."""
+    """A connect that failed: "not running" only when nothing listens on the socket and no
+    memoryd holds it (one that holds it and refuses is stopping)."""
     if exc.errno not in NOT_LISTENING:
         return DaemonUnreachableError(f"could not connect to memoryd on {path} "
                                       f"({exc.strerror or exc}; {socket_origin(path)})")
+    pid = holder(path) if exc.errno == errno.ECONNREFUSED else None
+    if pid is not None:
+        return DaemonUnreachableError(
+            f"memoryd (pid {pid}) holds {path} but accepts no connections: it is stopping "
+            "(finishing the requests in flight), or just starting; try again in a few seconds")
     from memoryd_client.service_probe import start_hint  # names commands that work from here
 
     return DaemonUnreachableError(f"memoryd is not running on {path} ({exc.strerror or exc}; "

@@ -20,18 +20,17 @@ RETRY_S = 2.0
 _RETRIED = (errno.EAGAIN, errno.EWOULDBLOCK, errno.ECONNREFUSED)
 
 
-def _daemon_alive(path: str) -> bool:
-    """Whether a memoryd may be listening: the socket file exists and, when the lock file
-    beside it (``<socket>.lock``) names a pid, that process is alive."""
-    if not os.path.exists(path):
-        return False
+def _lock_pid(path: str) -> int | None:
+    """The pid the lock file beside the socket (``<socket>.lock``) names, if it names one."""
     try:
         with open(path + ".lock", "rb") as lock:
             pid = int(lock.read(32).strip() or b"0")
     except (OSError, ValueError):
-        return True  # no lock to read: give it the benefit of the doubt
-    if pid <= 0:
-        return True
+        return None
+    return pid if pid > 0 else None
+
+
+def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -39,6 +38,23 @@ def _daemon_alive(path: str) -> bool:
     except OSError:  # EPERM: alive, another uid
         return True
     return True
+
+
+def _daemon_alive(path: str) -> bool:
+    """Whether a memoryd may be listening: the socket file exists and, when the lock file
+    beside it (``<socket>.lock``) names a pid, that process is alive."""
+    if not os.path.exists(path):
+        return False
+    pid = _lock_pid(path)
+    return pid is None or _alive(pid)  # no lock to read: give it the benefit of the doubt
+
+
+def holder(path: str) -> int | None:
+    """The pid of the memoryd that holds the socket ``path`` (its file there, the process its
+    lock names alive), or None. One that holds it and refuses connections has closed its
+    listener: it is stopping (or, for moments, starting over a socket a crash left)."""
+    pid = _lock_pid(path) if os.path.exists(path) else None
+    return pid if pid is not None and _alive(pid) else None
 
 
 def connect(path: str, timeout_s: float, retry_s: float = RETRY_S) -> _socket.socket:

@@ -151,3 +151,39 @@ def test_a_fresh_start_and_a_stop_right_after_writes_log_no_noise(memoryd_home: 
     assert "memoryd stopped." in text
     for noise in ("SQLITE_LOG", "schema has changed", "never retrieved", "Traceback", "ERROR"):
         assert noise not in text, text
+
+
+def test_a_client_during_a_stop_is_told_memoryd_is_stopping_not_absent(keyword_daemon) -> None:
+    """While a stop waits for a bulk write in flight, memoryd accepts no connection: a new
+    client was told "memoryd is not running … start it with memoryd serve" for the ~15 s it
+    waited. The daemon still holds the socket (its file, its lock naming a live pid): it is
+    stopping."""
+    from memoryd_client import DaemonUnreachableError
+
+    from tests.writes.test_remember import long_text
+
+    sock = keyword_daemon.socket
+    entries = [{"agent": "bulk", "category": "c", "text": long_text(i, 16_500)}
+               for i in range(300)]
+    outcome: dict[str, object] = {}
+
+    def bulk() -> None:
+        try:
+            with Client(sock, timeout_s=120) as c:
+                outcome["stored"] = sum(r["stored"] for r in c.remember_many(entries)["results"])
+        except MemorydError as exc:
+            outcome["error"] = exc.code
+
+    thread = threading.Thread(target=bulk)
+    thread.start()
+    wait_until(lambda: keyword_daemon.daemon.in_flight() > 0, 30, every=0.01)
+    keyword_daemon.loop.call_soon_threadsafe(keyword_daemon.daemon.should_exit.set)
+    wait_until(lambda: keyword_daemon.daemon.server is None
+               or keyword_daemon.daemon.server.closed, 10, every=0.01)
+    with pytest.raises(DaemonUnreachableError) as refused, Client(sock) as newcomer:
+        newcomer.status()
+    thread.join(timeout=120)
+    assert f"memoryd (pid {os.getpid()}) holds {sock} but accepts no connections: it is " \
+        "stopping" in refused.value.message
+    assert "not running" not in refused.value.message
+    assert outcome.get("stored") == len(entries) or outcome.get("error") == "unavailable", outcome
