@@ -243,8 +243,8 @@ COMMANDS: dict[str, Command] = {
         run=later("list_commands", "export"),
         examples=("memory export > memory.jsonl",
                   "memory export --agent designer --since 30d -o designer.jsonl"),
-        exits="0 exported; 1 the file cannot be written or the export failed; 3 daemon "
-        "unreachable or silent"),
+        exits="0 exported; 1 the file cannot be written, or the export failed midway (the "
+        "file is left as it was)"),
     "import": Command(
         help="store the entries of a JSONL export through the daemon's write path",
         description="Each line a JSON object with agent, category and text (an export's "
