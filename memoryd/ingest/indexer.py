@@ -57,6 +57,8 @@ EVENT_TEXT_CHARS = 4096
 TRANSCRIPT_CATEGORY = "session"
 TRANSCRIPT_CONFIDENCE = 0.5
 BINARY_SNIFF_BYTES = 8192
+#: The statuses of an entry kept as history: no longer in its file (memory forget, supersede).
+HISTORY = ("forgotten", "superseded")
 _UNSAFE_AGENT_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -154,6 +156,17 @@ def read_memory_file(facts: FileFacts, relative: str, max_file_bytes: int) -> Me
         text = data.decode("utf-8", errors="replace")
         notes.append(f"invalid UTF-8 at byte {exc.start}; undecodable bytes replaced")
     return MemoryFileRead(facts, relative, text, None, notes)
+
+
+def still_as_read(facts: FileFacts) -> bool:
+    """Whether the file is as it was when it was read (its stat then): read off the database
+    thread, its text may be older than a write memoryd made since (a forget's rename)."""
+    try:
+        stat = os.stat(facts.path)
+    except OSError:
+        return False
+    return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime) == \
+        (facts.device, facts.inode, facts.size, facts.mtime)
 
 
 def agent_for_sidechain(agent: str, sidechain: str | None) -> str:
@@ -268,7 +281,11 @@ class Indexer:
                 self._save_file(facts)
             return Changes()
         parsed = parse_memory_file(result.text, result.relative)
-        return self.apply_parsed(facts, parsed, None if result.notes else key, result.notes)
+        # read off this thread: a text the file no longer holds (a forget rewrote it since)
+        # brings back no line, and is read again (its key is not kept)
+        current = still_as_read(facts)
+        return self.apply_parsed(facts, parsed, key if current and not result.notes else None,
+                                 result.notes, revive=current)
 
     def indexed_as(self, facts: FileFacts, key: str) -> bool:
         """Whether the index holds the file made from the text of ``key``, for its source,
@@ -277,11 +294,18 @@ class Indexer:
             FileOrigin(facts.source, facts.kind, facts.agent, facts.project), key, None)
 
     def apply_parsed(self, facts: FileFacts, parsed: MemoryFile, key: str | None,
-                     notes: list[str] | None = None) -> Changes:
+                     notes: list[str] | None = None, revive: bool = True) -> Changes:
         """Make the file's entries those of ``parsed``: unchanged texts keep their entries
         (their lines, dates, sections updated), new ones are added, gone ones removed. ``key``:
         the :func:`memory_key` of the text parsed (None: not to be trusted, e.g. undecodable
-        bytes were replaced)."""
+        bytes were replaced).
+
+        A line the index keeps as history (forgotten, or superseded: `memory forget` and
+        `supersede` took it out of the file) that the file holds again is active again, under
+        its id: the file is the truth, and a line in it is loaded by its agent (an editor's
+        stale buffer saved, a `git checkout`, the user's own hand put it back), as a rebuild of
+        the index from the file has it. ``revive`` False: the text is not what the file holds
+        now (read before a forget rewrote it), and brings no line back."""
         existing: dict[str, list[StoredEntry]] = {}
         # a text already stored as it stands has no secret left to redact (redacting is
         # idempotent), and its hash is known: most items of a changed file are unchanged
@@ -289,6 +313,8 @@ class Indexer:
         for entry in self._entries_of(facts.path):
             existing.setdefault(entry.hash, []).append(entry)
             stored[entry.text] = entry.hash
+        for same in existing.values():  # a line is its active entry, before any history
+            same.sort(key=lambda e: e.status != "active")
         changes = Changes()
         now = time.time()
         categories: dict[str, str] = {}
@@ -311,9 +337,13 @@ class Indexer:
                 matches = existing.get(hash_)
                 if matches:
                     entry = matches.pop(0)
+                    revived = revive and entry.status in HISTORY
+                    if revived:
+                        self._revive(entry, now)
                     different = {k: v for k, v in fields.items() if getattr(entry, k) != v}
                     if different:
                         self.store.update_entry(entry.uid, **different, updated=now)
+                    if different or revived:
                         changes.updated += 1
                     else:
                         changes.unchanged += 1
@@ -322,7 +352,7 @@ class Indexer:
                 changes.added += 1
             for leftovers in existing.values():
                 for entry in leftovers:
-                    if entry.status in ("forgotten", "superseded"):
+                    if entry.status in HISTORY:
                         continue  # history: `memory forget`/`supersede` took it out of the file
                     self._remove_entry(entry, "removed from file")
                     changes.removed += 1
@@ -360,6 +390,8 @@ class Indexer:
 
     def _insert_file_entry(self, facts: FileFacts, text: str, hash_: str,
                            fields: dict[str, Any], now: float) -> None:
+        """A line new to the index. It is active: a line in its file is, whatever a forget
+        of that text said before (a mark applies to transcript turns)."""
         entry = Entry(
             uid=self._file_uid(facts.path, hash_), project=facts.project, key=None, text=text,
             hash=hash_, confidence=self.memory.remember.manual_confidence,
@@ -369,13 +401,22 @@ class Indexer:
         ).as_dict()
         self.store.insert_entry(entry)
         self.store.record_event(entry["uid"], "indexed", "watch", None, as_event(entry), now)
-        self._apply_mark(entry)
+
+    def _revive(self, entry: StoredEntry, now: float) -> None:
+        """A line kept as history is in its file again: active, under its id (see
+        :meth:`apply_parsed`)."""
+        self.store.update_entry(entry.uid, status="active", superseded_by=None, updated=now)
+        self.store.record_event(entry.uid, "active", "watch",
+                                {"status": entry.status, "superseded_by": entry.superseded_by},
+                                {"status": "active", "superseded_by": None,
+                                 "reason": "back in its file"}, now)
+        self.memory.set_index_status(entry.rowid, "active")
 
     def _apply_mark(self, entry: dict[str, Any]) -> None:
-        """An entry indexed anew keeps the status a forget or supersede gave the same text
-        (a file entry) or the same chunk (a transcript) before: after a reindex, or when a
-        file was deleted and written back. Its event is dated when the status was decided
-        (a later decision made elsewhere must find it older: memoryd.maintenance.replay)."""
+        """A transcript chunk indexed anew keeps the status a forget or supersede gave the same
+        chunk before: after a reindex, or when its transcript was deleted and written back.
+        Its event is dated when the status was decided (a later decision made elsewhere must
+        find it older: memoryd.maintenance.replay)."""
         mark = self.store.mark(entry["agent"], mark_target(entry["uid"], entry["hash"], "watch"))
         if mark is None or mark["status"] == entry["status"]:
             return
@@ -415,8 +456,8 @@ class Indexer:
         """A source was removed (or a built-in disabled): its files' entries leave the index,
         each an event, and so do the sessions its transcripts registered
         (Sessions.forget_read_from); the files are not touched. Added again, the source is
-        indexed anew, its sessions counted once (and a forget or supersede of its entries
-        applies again, kept by their text or chunk id)."""
+        indexed anew, its sessions counted once (a forget or supersede of a transcript's turn
+        applies again, kept by its chunk id; a file's lines come back with their ids)."""
         changes = Changes()
         with self.store.transaction():
             paths = self.store.files.paths_of_source(name)

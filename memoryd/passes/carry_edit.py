@@ -5,7 +5,8 @@ at that very instant writes into the file the rename replaced: its edit was made
 text, and is lost unless it is made again to the text now in place. :func:`carry_edit` does
 that when it can be done without guessing: each changed run of lines is placed where the lines
 it touched (or, for lines added, a line beside them) now are, and only where those lines are
-unchanged. When the edit touches lines that are gone or changed, it returns None.
+unchanged. When the edit touches lines that are gone or changed, it returns None. A change the
+other version made too (the same lines, in the same place) is made once.
 
 Lines added at the very end have no line below them, and the line above is often one the
 other side moved or removed: an undo carries the edit made since the run wrote a file, and a
@@ -33,9 +34,10 @@ def carry_edit(base: bytes, edited: bytes, onto: bytes, *,
     if old == new:
         return onto
     where = _line_map(old, target)
+    kept = set(where.values())  # the lines of ``target`` that are lines of ``base``
     edits: list[tuple[int, int, list[bytes]]] = []  # (start, end) in target → lines
     for tag, i1, i2, j1, j2 in SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
-        if tag == "equal":
+        if tag == "equal" or _made_already(where, kept, target, len(old), i1, i2, new[j1:j2]):
             continue
         if i1 == i2:  # lines added: after the line above them, else before the line below
             if appended_last and i1 == len(old):
@@ -70,6 +72,20 @@ def _after_last_kept(where: dict[int, int], size: int) -> int:
     while at < size and at not in mapped:
         at += 1
     return at
+
+
+def _made_already(where: dict[int, int], kept: set[int], target: list[bytes], size: int,
+                  i1: int, i2: int, lines: list[bytes]) -> bool:
+    """Whether ``target`` made this change too (lines ``i1:i2`` of the base became ``lines``):
+    it holds none of those lines, and between the lines around them it holds ``lines`` alone,
+    lines of its own (not lines of the base that moved there). A change both sides made is
+    made once (a line put back by hand that an undo puts back too is not doubled)."""
+    if any(i in where for i in range(i1, i2)):
+        return False
+    above = where.get(i1 - 1) if i1 > 0 else -1
+    below = where.get(i2) if i2 < size else len(target)
+    return above is not None and below is not None and above < below \
+        and target[above + 1:below] == lines and kept.isdisjoint(range(above + 1, below))
 
 
 def _apply(target: list[bytes], edits: list[tuple[int, int, list[bytes]]]) -> bytes:

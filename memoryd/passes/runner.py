@@ -34,7 +34,7 @@ from memoryd.passes import consolidate, notebooks, promote, retain, staleness
 from memoryd.passes.api import Collect, Offload, PassContext, PassParts, Steps, in_thread
 from memoryd.passes.changes import RunSummary, parse_target, run_name
 from memoryd.passes.file_care import FileNotWrittenError
-from memoryd.passes.file_changes import followed_renames, rebased
+from memoryd.passes.file_changes import followed_renames, holds, rebased
 from memoryd.passes.runs import PassRuns
 from memoryd.passes.user_files import commit, through_links
 from memoryd.progress import report
@@ -58,6 +58,8 @@ START_DELAY_S = 60.0
 CHECK_EVERY_S = 30.0
 #: How long a person's change to an entry waits for a running pass (wait_until_free).
 PASS_WAIT_S = 15.0
+#: An undo's count of the file changes whose files held what it would write: nothing written.
+ALREADY_UNDONE = "already undone"
 
 
 class PassRunner:
@@ -466,6 +468,17 @@ def _undo(ctx: PassContext, changes: list[dict[str, Any]]) -> Steps[None]:
         if group[0]["kind"] == "file":
             inverses = [rebased(change) for change in
                         followed_renames(inverses, ctx.store.moved_to)]
+            if all(holds(change.target, change.after) for change in inverses):
+                # the files hold what the undo writes (the forgotten line put back by hand, a
+                # stale buffer saved): nothing is written, the entries are as the files have
+                # them, and the changes are undone
+                for change in inverses:
+                    ctx.runs.move_entries((change.after or {}).get("entries", {}),
+                                          changed_only=True)
+                for number in numbers:
+                    ctx.runs.set_state(number, "undone")
+                ctx.count(ALREADY_UNDONE, len(inverses))
+                continue
             ctx.hold(inverses)
             state = ctx.runs.apply_files(ctx.run, inverses, numbers)
             for change in inverses:  # as written, or as left: a conflict moved no entry back

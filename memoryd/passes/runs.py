@@ -414,10 +414,12 @@ class PassRuns:
             self.writer.changes(numbers)
         return numbers
 
-    def move_entries(self, moves: dict[str, dict[str, Any]]) -> None:
-        """Entries of a pending group moved (some or all), in a transaction of their own."""
+    def move_entries(self, moves: dict[str, dict[str, Any]], changed_only: bool = False
+                     ) -> None:
+        """Entries of a pending group moved (some or all), in a transaction of their own
+        (``changed_only``: see :meth:`_move_entries`)."""
         with self.recording():
-            self._move_entries(moves)
+            self._move_entries(moves, changed_only)
 
     def finish_files(self, changes: list[Change], numbers: list[int], written: bool) -> str:
         """Mark the group applied — or, when a file had changed meanwhile (``written`` False:
@@ -430,27 +432,41 @@ class PassRuns:
             self._states(numbers, "applied" if written else "conflict")
         return "applied" if written else "conflict"
 
-    def _move_entries(self, moves: dict[str, dict[str, Any]]) -> None:
+    def _move_entries(self, moves: dict[str, dict[str, Any]], changed_only: bool = False
+                      ) -> None:
         """Entries whose text moved or changed with a file change (pruned lines into an
         archive, a date rewritten): their new source, lines, text, so that the watcher finds
         the index already right and the entries keep their ids. A new text is embedded anew.
         An entry's ``by`` names who asked (the caller of a forget or supersede that edited the
-        file) for its history; otherwise it is memoryd's own change."""
+        file) for its history; otherwise it is memoryd's own change. ``changed_only``: the
+        fields an entry holds already are left, and an entry that holds them all has no
+        event (an undo the file holds already). An entry's status moved, its file is parsed
+        again when next read, even if its text is the one indexed before (a forgotten line
+        put back before the watcher read the file without it)."""
         now = time.time()
+        unkeyed: set[str] = set()
         for uid, fields in moves.items():
             actor = fields.get("by") or "memoryd"
             fields = {k: v for k, v in fields.items() if k in MOVED_FIELDS}
-            found = self.store.entry_fields(EntryQuery().uids([uid]), ("id", *fields)) \
+            found = self.store.entry_fields(EntryQuery().uids([uid]),
+                                            ("id", *dict.fromkeys(("source", *fields)))) \
                 if fields else []
             if not found:
                 continue
             (row,) = found
+            if changed_only:
+                fields = {k: v for k, v in fields.items() if row[k] != v}
+                if not fields:
+                    continue
             self.store.update_entry(uid, **fields, updated=now)
             action = "pass move"
             if "status" in fields:  # a forget or supersede that edited the file, or its undo
                 self.entries.set_index_status(row["id"], fields["status"])
                 action = fields["status"]
+                if row["source"]:  # the file as read before no longer makes these entries
+                    unkeyed.add(row["source"])
             self.store.record_event(uid, action, actor, {k: row[k] for k in fields}, fields, now)
+        self.store.files.unkey(unkeyed)
 
     def _states(self, changes: list[int], state: str) -> None:
         self.store.runs.set_states(changes, state)

@@ -40,7 +40,10 @@ Vectors = tuple[np.ndarray, np.ndarray]
 def mark_target(uid: str, hash_: str | None, via: str | None) -> str:
     """What a forget or supersede of an entry is kept under when the entry is not indexed
     (Store.set_mark): a watched file's entry by its text, since it gets a new uid when it is
-    indexed again; a transcript chunk (stable uid "t…") and any other entry by its uid."""
+    indexed again; a transcript chunk (stable uid "t…") and any other entry by its uid. The
+    indexer applies a chunk's mark when it indexes the chunk again; a file's line is active
+    while its file holds it, whatever its text's mark says (the file is the truth: a line
+    forgotten is taken out of its file, memoryd.passes.entry_files)."""
     if via == "watch" and hash_ and not uid.startswith(TRANSCRIPT_PREFIX):
         return "hash:" + hash_
     return "uid:" + uid

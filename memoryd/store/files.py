@@ -10,7 +10,7 @@ block and ``memory status`` read it, through the methods here (``Store.files``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -215,6 +215,12 @@ class Files:
         self._db.execute(
             f"INSERT INTO files({columns}) VALUES ({', '.join('?' for _ in values)}) "
             f"ON CONFLICT(path) DO UPDATE SET {updates}", list(values.values()))
+
+    def unkey(self, paths: Iterable[str]) -> None:
+        """The files' entries changed with no read of them (a forget's or supersede's status,
+        an undo's): their text is parsed again when it is next read, even as it was."""
+        self._db.executemany("UPDATE files SET text_key=NULL WHERE path=?",
+                             ((path,) for path in paths))
 
     def move(self, old: str, new: str) -> None:
         """The row of ``old`` now names ``new`` (a row ``new`` had is dropped)."""

@@ -237,6 +237,19 @@ def test_an_edit_is_carried_past_a_section_that_moved() -> None:
     assert carry_edit(base, base.replace(b"- a2\n", b"- a2, changed\n"), b"## A\n- a1\n") is None
 
 
+def test_a_change_both_texts_made_is_made_once() -> None:
+    """An undo of a forget, carried onto a file whose forgotten line was put back by hand,
+    wrote it a second time; a line that only moved is not taken for one added."""
+    forgotten = b"## Learnings\n\n- puffin at 02:00\n"
+    back = b"## Learnings\n\n- heron on 8443\n- puffin at 02:00\n"
+    assert carry_edit(forgotten, back, back) == back
+    assert carry_edit(forgotten, back, back + b"- kestrel\n") == back + b"- kestrel\n"
+    superseded = back.replace(b"02:00", b"03:00")
+    assert carry_edit(superseded, back, back) == back  # a line replaced, both alike
+    assert carry_edit(superseded, back, back.replace(b"02:00", b"04:00")) is None
+    assert carry_edit(b"## S\n- a\n", b"- a\n## S\n", b"- a\n## S\n") == b"- a\n## S\n"
+
+
 lines = st.lists(st.sampled_from([b"- a\n", b"- b\n", b"\n", b"## S\n", b"text\n", b"- c"]),
                  max_size=12)
 
