@@ -390,12 +390,19 @@ class Indexer:
 
     def _insert_file_entry(self, facts: FileFacts, text: str, hash_: str,
                            fields: dict[str, Any], now: float) -> None:
-        """A line new to the index. It is active: a line in its file is, whatever a forget
-        of that text said before (a mark applies to transcript turns)."""
+        """A line new to the index. Its date: the line's own (``[2026-10-01]``), else the one
+        its entry had when it left the index (its id is made of its file and its text: a line
+        that left its file and came back, a file deleted and restored, an index rebuilt:
+        memoryd.maintenance.rebuild), else the file's mtime. It is active: a line in its file
+        is, whatever a forget of that text said before (a mark applies to transcript turns)."""
+        uid = self._file_uid(facts.path, hash_)
+        created = fields.pop("created", None)
+        if created is None:
+            created = self.store.created_when_removed(uid)
         entry = Entry(
-            uid=self._file_uid(facts.path, hash_), project=facts.project, key=None, text=text,
+            uid=uid, project=facts.project, key=None, text=text,
             hash=hash_, confidence=self.memory.remember.manual_confidence,
-            tags=[], status="active", created=fields.pop("created", facts.mtime),
+            tags=[], status="active", created=facts.mtime if created is None else created,
             updated=now, writer=facts.source, via="watch", session=None,
             source=facts.path, message_id=None, superseded_by=None, **fields,
         ).as_dict()
@@ -457,7 +464,8 @@ class Indexer:
         each an event, and so do the sessions its transcripts registered
         (Sessions.forget_read_from); the files are not touched. Added again, the source is
         indexed anew, its sessions counted once (a forget or supersede of a transcript's turn
-        applies again, kept by its chunk id; a file's lines come back with their ids)."""
+        applies again, kept by its chunk id; a file's lines come back with their ids and
+        dates)."""
         changes = Changes()
         with self.store.transaction():
             paths = self.store.files.paths_of_source(name)

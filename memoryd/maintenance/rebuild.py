@@ -17,6 +17,7 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+import time
 from collections.abc import Callable
 
 import numpy as np
@@ -24,6 +25,7 @@ import numpy as np
 from memoryd.config import Config, transcript_formats
 from memoryd.embedding.model import Embedder
 from memoryd.errors import AlreadyRunningError, EmbedderError, StartupError
+from memoryd.ingest.indexer import as_event
 from memoryd.maintenance.replay import replay_ledgers
 from memoryd.store import lexicon
 from memoryd.store.archive import AgentArchive, archive_now, restore_archives
@@ -33,6 +35,7 @@ from memoryd.store.integrity import corrupt_suffix, damage, discard, move_aside
 from memoryd.store.ledger import Ledger
 from memoryd.store.lexicon import Lexicon
 from memoryd.store.permissions import restrict_umask, tighten_state
+from memoryd.store.query import EntryQuery
 from memoryd.store.run_log import RunLog, replay_run_log, run_log_key
 from memoryd.store.run_log import export as export_run_log
 from memoryd.store.usage_log import FILE_NAME as USAGE_FILE
@@ -91,6 +94,7 @@ def reindex(config: Config, *, embed: bool = True,
                 if progress else None
             records = replay_ledgers(store, ledger, replayed)
             replay_usage_log(store, usage_log)
+            lines_old(config, store)
             vectors = embed_backlog(config, store, progress) if embed else 0
             entries = sum(store.count_entries().values())
         finally:
@@ -143,6 +147,35 @@ def archive_old(config: Config, archive: AgentArchive, history: AgentArchive) ->
     if archived:
         log.info("Archived %d transcript entries from the old database first.", archived)
     return archived
+
+
+def lines_old(config: Config, store: Store) -> int:
+    """The watched files' lines the database about to be set aside holds, each recorded in the
+    new index as it left it (a ``removed`` event, with the entry as it was): the daemon
+    indexes the files when it starts, and a line it finds again keeps its date as it keeps its
+    id (memoryd.ingest.indexer), where an undated one got the file's mtime, often months after
+    it was written. A database that cannot be opened (damaged, a newer schema) or none (it
+    was deleted) leaves the files' own dates. Returns how many lines."""
+    if not config.db_path.exists():
+        return 0
+    try:
+        old = Store(config.db_path)
+    except (StartupError, DatabaseError) as exc:
+        log.warning("Not reading the dates of the files' lines from the old database: %s", exc)
+        return 0
+    try:
+        lines = old.entries(EntryQuery().vias(["watch"]).not_transcripts().from_files(), "id")
+    except DatabaseError as exc:
+        log.warning("Not reading the dates of the files' lines from the old database: %s", exc)
+        return 0
+    finally:
+        old.close()
+    now = time.time()
+    with store.transaction():
+        for entry in lines:
+            store.record_event(entry.uid, "removed", "memoryd reindex", as_event(entry),
+                               {"reason": "index rebuilt"}, now)
+    return len(lines)
 
 
 def runs_old(config: Config, run_log: RunLog) -> None:

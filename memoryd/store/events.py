@@ -88,6 +88,15 @@ class EventRows:
             "ORDER BY id DESC LIMIT 1", (_snapshot({"source": source}),)).fetchone()
         return None if row is None else str(json.loads(row[0])["source"])
 
+    def created_when_removed(self, uid: str) -> float | None:
+        """The date an entry had when it last left the index (a watched line gone from its
+        file, its file deleted, its source removed, the index rebuilt), or None: a line that
+        comes back keeps its date, as it keeps its id."""
+        row = self._db.execute(
+            "SELECT json_extract(before, '$.created') FROM events WHERE uid=? "
+            "AND action='removed' ORDER BY ts DESC, id DESC LIMIT 1", (uid,)).fetchone()
+        return None if row is None or not isinstance(row[0], int | float) else float(row[0])
+
     def stored_events(self) -> Iterator[tuple[int, str, float, str | None, str | None]]:
         """Every event as stored: (id, uid, ts, before and after as JSON text)."""
         yield from self._db.execute("SELECT id, uid, ts, before, after FROM events")

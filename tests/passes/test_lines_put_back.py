@@ -1,7 +1,9 @@
 """A line `memory forget` or `supersede` took out of its file that the file holds again (an
 editor's stale buffer saved, a `git checkout`, the user's own hand) is active again under its
 id, searchable, as a rebuild of the index from the file has it; the undo of that forget or
-supersede sees the line back and does not write it twice. Real daemon, real model, the real
+supersede sees the line back and does not write it twice. A line without a date keeps the
+date it was first indexed with when the index loses it and finds it again (a file emptied and
+written back, the index rebuilt), as it keeps its id. Real daemon, real model, the real
 `memory` command."""
 
 from __future__ import annotations
@@ -26,13 +28,17 @@ from tests.ingest.test_ingest import eventually
 MARK = ("## Learnings\n\n"
         "- [2026-10-01] Keep the heron service on port 8443\n"
         "- [2026-10-02] The puffin job runs nightly at 02:00\n")
+#: 2026-01-10 12:00 UTC: months before the tests run
+LONG_AGO = 1_768_046_400.0
 
 
-def memory_file(text: str) -> Path:
+def memory_file(text: str, mtime: float | None = None) -> Path:
     """A Claude Code auto-memory file of project p3."""
     path = Path(os.environ["HOME"]) / ".claude/projects/p3/memory/mark.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
+    if mtime is not None:
+        os.utime(path, (mtime, mtime))
     return path
 
 
@@ -115,6 +121,40 @@ def test_a_forgotten_or_superseded_line_put_back_is_active_and_undo_does_not_cop
                 again = client.get(uid)
                 assert (again["text"], again["created"], again["line_start"]) == \
                     (entry["text"], entry["created"], entry["line_start"])
+    finally:
+        running.stop()
+
+
+def test_an_undated_line_keeps_its_date_when_its_file_is_emptied_and_when_the_index_is_rebuilt(
+        memoryd_home: Path, embedder: Any) -> None:
+    """Given the file's mtime when first indexed; an emptying save (an editor that truncates,
+    then writes), and a rebuild after the file changed since, gave it the file's new mtime:
+    `memory recent` and the age note took a lesson of January for one of today."""
+    text = "## Learnings\n\n- Verify the otter backups restore before pruning snapshots\n"
+    path = memory_file(text, LONG_AGO)
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as client:
+            otter = indexed(client, "otter")
+            assert client.get(otter["id"])["created"] == LONG_AGO
+            path.write_text("")  # truncated, and written some time later
+            wait_until(lambda: found(client, "otter") is None)
+            path.write_text(text)
+            wait_until(lambda: found(client, "otter") is not None)
+            again = client.get(otter["id"])  # the same id, and its date
+            assert again["created"] == LONG_AGO
+            with path.open("a") as handle:  # a line added: the file's mtime is now
+                handle.write("- Rotate the kestrel keys monthly\n")
+            indexed(client, "kestrel")
+    finally:
+        running.stop()
+    rebuilt = run_memoryd("reindex", "--no-vectors")
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as client:
+            wait_until(lambda: status(client, otter["id"]) == "active")
+            assert client.get(otter["id"])["created"] == LONG_AGO
     finally:
         running.stop()
 
