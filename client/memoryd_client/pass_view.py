@@ -79,14 +79,8 @@ def conflicts_said(result: dict[str, Any]) -> str | None:
         return "; ".join(_conflict_lines(result, conflicts))
     if not changed:  # entries changed meanwhile
         return f"{conflicts} change(s) left alone: what they change was changed since"
-    parts = []
-    if changed:
-        parts.append(f"{', '.join(changed)} changed since and "
-                     f"{'was' if len(changed) == 1 else 'were'} left alone")
-    if gone:
-        parts.append(f"{', '.join(gone)} {'is' if len(gone) == 1 else 'are'} gone since "
-                     "(renamed or deleted) and left alone")
-    said = "; ".join(parts)
+    said = (f"{', '.join(changed)} changed since and "
+            f"{'was' if len(changed) == 1 else 'were'} left alone")
     if held:
         said += (f", with {', '.join(held)} held back (the files of a change go back "
                  "together)")

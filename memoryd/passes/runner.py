@@ -32,7 +32,7 @@ from memoryd.config import memory_roots
 from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError, UnavailableError
 from memoryd.passes import consolidate, notebooks, promote, retain, staleness
 from memoryd.passes.api import Collect, Offload, PassContext, PassParts, Steps, in_thread
-from memoryd.passes.changes import RunSummary, parse_target, run_name
+from memoryd.passes.changes import Change, RunSummary, parse_target, run_name
 from memoryd.passes.file_care import FileNotWrittenError
 from memoryd.passes.file_changes import followed_renames, holds, rebased
 from memoryd.passes.runs import PassRuns
@@ -466,29 +466,9 @@ def _undo(ctx: PassContext, changes: list[dict[str, Any]]) -> Steps[None]:
         inverses = [ctx.runs.inverse(change) for change in group]
         numbers = [int(change["change"][1:]) for change in group]
         if group[0]["kind"] == "file":
-            inverses = [rebased(change) for change in
-                        followed_renames(inverses, ctx.store.moved_to)]
-            if all(holds(change.target, change.after) for change in inverses):
-                # the files hold what the undo writes (the forgotten line put back by hand, a
-                # stale buffer saved): nothing is written, the entries are as the files have
-                # them, and the changes are undone
-                for change in inverses:
-                    ctx.runs.move_entries((change.after or {}).get("entries", {}),
-                                          changed_only=True)
-                for number in numbers:
-                    ctx.runs.set_state(number, "undone")
-                ctx.count(ALREADY_UNDONE, len(inverses))
+            state = _undo_files(ctx, inverses, numbers)
+            if state is None:
                 continue
-            ctx.hold(inverses)
-            state = ctx.runs.apply_files(ctx.run, inverses, numbers)
-            for change in inverses:  # as written, or as left: a conflict moved no entry back
-                ctx.index_written(change)
-            ctx.files_done(inverses, state)
-            if state == "conflict":  # a later run's change of the file: to be undone first
-                for change, number in zip(inverses, numbers):
-                    later = ctx.store.runs.later_runs(change.target, number)
-                    if later and change.target in ctx.run.changed:
-                        ctx.run.later[change.target] = [run_name(run) for run in later]
         else:
             state = ctx.runs.apply(ctx.run, inverses[0], numbers[0])
             ctx.count(state)
@@ -499,6 +479,33 @@ def _undo(ctx: PassContext, changes: list[dict[str, Any]]) -> Steps[None]:
         if state == "applied":
             for number in numbers:
                 ctx.runs.set_state(number, "undone")
+
+
+def _undo_files(ctx: PassContext, inverses: list[Change], numbers: list[int]) -> str | None:
+    """A group of file changes taken back: written (the file renamed since followed), or left
+    alone in a conflict (a later run's change of the file named, to be undone first). None:
+    the files hold what the undo writes already (the forgotten line put back by hand, a
+    stale buffer saved): nothing is written, the entries are as the files have them, and the
+    changes are undone."""
+    inverses = [rebased(change) for change in followed_renames(inverses, ctx.store.moved_to)]
+    if all(holds(change.target, change.after) for change in inverses):
+        for change in inverses:
+            ctx.runs.move_entries((change.after or {}).get("entries", {}), changed_only=True)
+        for number in numbers:
+            ctx.runs.set_state(number, "undone")
+        ctx.count(ALREADY_UNDONE, len(inverses))
+        return None
+    ctx.hold(inverses)
+    state = ctx.runs.apply_files(ctx.run, inverses, numbers)
+    for change in inverses:  # as written, or as left: a conflict moved no entry back
+        ctx.index_written(change)
+    ctx.files_done(inverses, state)
+    if state == "conflict":  # a later run's change of the file: to be undone first
+        for change, number in zip(inverses, numbers):
+            later = ctx.store.runs.later_runs(change.target, number)
+            if later and change.target in ctx.run.changed:
+                ctx.run.later[change.target] = [run_name(run) for run in later]
+    return state
 
 
 def counts_for_schedule(last: dict[str, Any] | None) -> TypeGuard[dict[str, Any]]:
