@@ -286,10 +286,10 @@ def test_a_call_carrying_a_pasted_blob_is_read_in_time_and_holds_up_no_one(daemo
     beginning), so its lesson is still shown within the hook's deadline, and the daemon's
     other clients are not held up while it is read."""
     client.remember("claude-code", "tooling", "Use uv, not pip", kind="lesson")
-    blob = "QUJD" * 250_000  # 1 MB, no space: one word
+    blob = "QUJD" * 60_000  # 240 kB, no space: one word (split by shlex, 3 s at least)
     for command in (f"pip install requests && echo {blob} | base64 -d > /tmp/x",
                     f"echo '{blob}' | base64 -d > /tmp/x; pip install requests",
-                    f'python -c "{"print(1); " * 100_000}" && pip install requests'):
+                    f'python -c "{"print(1); " * 24_000}" && pip install requests'):
         call = {"session_id": SESSION, "cwd": "/tmp", "hook_event_name": "PreToolUse",
                 "tool_name": "Bash", "tool_input": {"command": command}}
         context = added_context(hook("claude-code", "PreToolUse", call))
