@@ -93,7 +93,7 @@ def main(argv: list[str]) -> int:
     if socket is None:
         from memoryd_client.paths import socket_text
 
-        socket = socket_text(lean=True)  # no platformdirs: a hook's lookup
+        socket = socket_text()  # the CLI's socket, mostly said without platformdirs
     for value, description in candidates(argv[0], argv[1] if len(argv) > 1 else "",
                                          os.path.expanduser(socket)):
         print(f"{value}\t{description}")

@@ -50,8 +50,11 @@ def _state_of(home: str | None) -> str:
     return _home(home) or _default_state_dir()
 
 
-def _describe_home(home: str | None) -> str:
-    return f"MEMORYD_HOME={home}" if home else f"no MEMORYD_HOME (state in {_default_state_dir()})"
+def _describe_home(home: str | None, state: str | None = None) -> str:
+    """A MEMORYD_HOME, or where the state is without one: ``state`` when it is known (a
+    daemon's), else this shell's default."""
+    return f"MEMORYD_HOME={home}" if home else \
+        f"no MEMORYD_HOME (state in {state or _default_state_dir()})"
 
 
 def client_version() -> str:
@@ -89,13 +92,17 @@ def ask_daemon(client: Client) -> tuple[dict[str, Any] | None, str | None]:
         return None, exc.message
 
 
-def _other_daemons(sockets: dict[str, str], own: str) -> list[str]:
-    """Sockets (other than this shell's) where a memoryd answers, described."""
+def _other_daemons(sockets: dict[str, dict[str, str | None]],
+                   own: str) -> tuple[list[str], list[str]]:
+    """Sockets (other than this shell's) where a memoryd answers, described: those serving the
+    state dir of what looks there (``sockets``: each socket's origins and their MEMORYD_HOME),
+    and strangers, which serve another (a daemon of another HOME or XDG_DATA_HOME shares the
+    runtime dir: it is no daemon of this user's to point a shell at)."""
     from memoryd_client.client import Client
     from memoryd_client.errors import MemorydError
 
-    found = []
-    for socket, origin in sockets.items():
+    found, strangers = [], []
+    for socket, origins in sockets.items():
         if socket == own or not os.path.exists(socket):
             continue
         try:
@@ -103,27 +110,38 @@ def _other_daemons(sockets: dict[str, str], own: str) -> list[str]:
                 status = other.status()
         except (MemorydError, OSError):
             continue
-        found.append(f"a memoryd (pid {status.get('pid')}) answers on {socket} ({origin})")
-    return found
+        theirs = str(status.get("state_dir") or "")
+        served = [origin for origin, home in origins.items()
+                  if not theirs or os.path.realpath(_state_of(home)) == os.path.realpath(theirs)]
+        where = f"a memoryd (pid {status.get('pid')}) answers on {socket}"
+        if served:
+            found.append(f"{where} (where {' and '.join(served)} look; state in "
+                         f"{theirs or '?'})")
+        else:
+            strangers.append(f"{where}, for the state in {theirs}: not that of "
+                             f"{' nor of '.join(origins)}")
+    return found, strangers
 
 
 def daemon_checks(socket: str, reply: dict[str, Any] | None, why: str | None,
                   homes: dict[str, str | None]) -> list[dict[str, Any]]:
     """Reachable, and the version."""
     if reply is None:
-        candidates = {}
+        candidates: dict[str, dict[str, str | None]] = {}
         for origin, home in homes.items():
-            candidates[os.path.join(_state_of(home), "memoryd.sock") if home else
-                       _default_socket()] = f"{origin}: {_describe_home(home)}"
-        others = _other_daemons(candidates, socket)
-        detail = why or f"nothing answers on {socket}"
+            candidates.setdefault(os.path.join(_state_of(home), "memoryd.sock") if home else
+                                  _default_socket(), {})[origin] = home
+        others, strangers = _other_daemons(candidates, socket)
+        detail = (why or f"nothing answers on {socket}").split("; ")[0]
         if others:
-            return [check("daemon", PROBLEM, detail + "; but " + "; ".join(others),
+            return [check("daemon", PROBLEM, "; ".join([detail + "; but " + others[0],
+                                                        *others[1:], *strangers]),
                           "point this shell at it: set MEMORYD_HOME (or MEMORYD_SOCKET) as "
                           "that daemon has it")]
         from memoryd_client.service_probe import start_hint
 
-        return [check("daemon", PROBLEM, detail.split("; ")[0], start_hint(mention_doctor=False))]
+        return [check("daemon", PROBLEM, "; ".join([detail, *strangers]),
+                      start_hint(mention_doctor=False))]
     facts = reply["daemon"]
     checks = [check("daemon", OK, f"memoryd {facts.get('version')} (pid {facts.get('pid')}) "
                     f"answers on {socket}")]
@@ -159,13 +177,30 @@ def home_check(facts: dict[str, Any] | None) -> dict[str, Any]:
     theirs = facts.get("state_dir")
     if theirs and os.path.realpath(theirs) != os.path.realpath(mine):
         daemon_home = facts.get("memoryd_home")
-        fix = (f"use the daemon's in this shell: export MEMORYD_HOME={daemon_home}" if daemon_home
-               else "unset MEMORYD_HOME in this shell, as the daemon runs without it")
-        return check("memoryd_home", PROBLEM,
-                     f"this shell: {_describe_home(_home(shell))}; the daemon: "
-                     f"{_describe_home(daemon_home)} (state in {theirs}); this shell's "
-                     "commands reach that daemon only through --socket or MEMORYD_SOCKET", fix)
+        detail = (f"this shell: {_describe_home(_home(shell), mine)}; the daemon: "
+                  f"{_describe_home(daemon_home, theirs)}; ")
+        if shell or daemon_home:
+            detail += "this shell's commands reach that daemon only through --socket or " \
+                "MEMORYD_SOCKET"
+        else:  # both in the same runtime dir, with another XDG_DATA_HOME or HOME
+            detail += ("this shell's commands reach it (the same runtime dir), but its state "
+                       f"is not this shell's: hooks started from here spool to {mine}, "
+                       "which it never replays")
+        return check("memoryd_home", PROBLEM, detail, _home_fix(shell, daemon_home, theirs))
     return check("memoryd_home", OK, f"this shell and the daemon: {_describe_home(_home(shell))}")
+
+
+def _home_fix(shell: str | None, daemon_home: str | None, theirs: str) -> str:
+    """How this shell gets the daemon's state dir."""
+    if daemon_home:
+        return f"use the daemon's in this shell: export MEMORYD_HOME={daemon_home}"
+    if os.path.realpath(_default_state_dir()) == os.path.realpath(theirs):
+        return "unset MEMORYD_HOME in this shell, as the daemon runs without it"
+    parent, name = os.path.split(theirs)
+    data = f"export XDG_DATA_HOME={parent}" if name == "memoryd" else \
+        "start it with the daemon's HOME and XDG_DATA_HOME"
+    return ("unset MEMORYD_HOME and " if shell else "") + f"{data} in this shell: the daemon " \
+        f"runs without MEMORYD_HOME, with its state in {theirs}"
 
 
 def _settings_files() -> list[tuple[str, str, str | None]]:
@@ -484,14 +519,14 @@ def examine(client: Client) -> dict[str, Any]:
     facts = reply["daemon"] if reply is not None else None
     served_state = (facts or {}).get("state_dir") or str(state_dir())
     hooks = installed_hooks()
-    homes: dict[str, str | None] = {"no MEMORYD_HOME": None}
+    homes: dict[str, str | None] = {"a shell without MEMORYD_HOME": None}
     for found in hooks:
         for command in found["commands"]:
             try:
                 environment, _ = parse_command(command)
             except ValueError:
                 continue
-            homes[f"hooks in {_tilde(found['path'])}"] = environment.get("MEMORYD_HOME")
+            homes[f"the hooks in {_tilde(found['path'])}"] = environment.get("MEMORYD_HOME")
     unit = service_probe.unit_settings()
     if unit is not None:
         homes["the service"] = unit[1].get("MEMORYD_HOME")

@@ -200,7 +200,7 @@ def call_daemon(request: dict[str, Any], deadline_s: float) -> dict[str, Any]:
     end = time.monotonic() + deadline_s
     from memoryd_client.connect import connect
 
-    sock = connect(socket_text(lean=True), deadline_s, retry_s=deadline_s / 2)  # a bare _socket
+    sock = connect(socket_text(), deadline_s, retry_s=deadline_s / 2)  # a bare _socket
     try:
         sock.sendall(hook_wire.frame({"id": 1, "method": "hook", "params": request}))
         data = b""

@@ -8,6 +8,7 @@ socket path alone.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 
 TYPE_CHECKING = False
@@ -27,14 +28,16 @@ def home_text() -> str | None:
     return os.path.abspath(os.path.expanduser(value)) if value else None
 
 
-def socket_text(lean: bool = False) -> str:
-    """The socket path as a string, without pathlib when the environment decides it. On Linux
-    platformdirs (~10 ms to import, with shutil, tempfile and random) puts the runtime dir in
-    $XDG_RUNTIME_DIR when it accepts that directory, else in /run/user/UID, else in
-    runtime-UID of the temporary directory: a socket in $XDG_RUNTIME_DIR/memoryd means the
-    daemon's platformdirs accepted it. ``lean`` (a hook, which only needs a daemon to talk
-    to): the first of those places that holds a socket, and with none no daemon listens (only
-    a daemon's platformdirs chose where), so the first place is as good an answer."""
+def socket_text() -> str:
+    """The socket path as a string: the one the daemon binds, and the one every client (the
+    CLI, a hook, completion) connects to, in every environment. Without MEMORYD_SOCKET and
+    MEMORYD_HOME it is platformdirs' user runtime dir; on Linux that is said here without
+    importing platformdirs (~10 ms, with shutil, tempfile and random: a hook's budget) when
+    the answer is certain (:func:`_linux_runtime_dir`), and asked of platformdirs otherwise.
+
+    A socket found somewhere platformdirs might have chosen is no answer: a daemon started
+    with another XDG_RUNTIME_DIR (or none) listens there for another state dir, and a hook
+    that took it sent this shell's events to that daemon instead of spooling them."""
     explicit = os.environ.get("MEMORYD_SOCKET")
     if explicit:
         return os.path.abspath(os.path.expanduser(explicit))
@@ -42,26 +45,83 @@ def socket_text(lean: bool = False) -> str:
     if home is not None:
         return os.path.join(home, "memoryd.sock")
     if sys.platform.startswith("linux"):
-        runtime = os.environ.get("XDG_RUNTIME_DIR", "").strip()
-        candidates = _runtime_candidates() if lean else \
-            [os.path.join(runtime, APP, "memoryd.sock")] if os.path.isabs(runtime) else []
-        for candidate in candidates:
-            if os.path.exists(candidate):
-                return candidate
-        if lean:
-            return candidates[0]
+        runtime = _linux_runtime_dir()
+        if runtime is not None:
+            return os.path.join(runtime, APP, "memoryd.sock")
     return str(socket_path())
 
 
-def _runtime_candidates() -> list[str]:
-    """Where platformdirs may put the socket on Linux, in the order it tries them."""
+def _linux_runtime_dir() -> str | None:
+    """platformdirs' ``user_runtime_dir()`` base on Linux where every platformdirs this client
+    accepts (>= 4.6) gives the same one, else None (platformdirs decides). They take
+    $XDG_RUNTIME_DIR when it is absolute and private (or missing) below directories no other
+    user can replace; without it /run/user/UID when that is private; else runtime-UID in the
+    temporary directory. The checks are platformdirs' own, on the directories as they are:
+    a symlink, a shared directory, an odd variable leaves the answer to platformdirs."""
     uid = os.geteuid()
-    runtime = os.environ.get("XDG_RUNTIME_DIR", "").strip()
-    temporary = [value for name in ("TMPDIR", "TEMP", "TMP")
-                 if os.path.isabs(value := os.environ.get(name, ""))]
-    bases = ([runtime] if os.path.isabs(runtime) else []) + [f"/run/user/{uid}"] + [
-        os.path.join(t, f"runtime-{uid}") for t in [*temporary, "/tmp", "/var/tmp", "/usr/tmp"]]
-    return [os.path.join(base, APP, "memoryd.sock") for base in bases]
+    xdg = os.environ.get("XDG_RUNTIME_DIR", "")
+    if xdg:
+        if not os.path.isabs(xdg) or xdg != xdg.strip() or xdg.startswith("//"):
+            return None  # older platformdirs strip it; pathlib keeps a leading //
+        parts = [part for part in xdg.split("/") if part not in ("", ".")]
+        parent = "/" + "/".join(parts[:-1])
+        if _private_dir(xdg, missing_ok=True) and _trusted_parents(parent, missing_ok=True):
+            return "/" + "/".join(parts)  # as pathlib writes it
+        return None
+    default = f"/run/user/{uid}"
+    state = _private_dir(default, missing_ok=True)
+    if state == "missing":  # no login session made it: the temporary directory
+        temporary = next((os.environ[name] for name in ("TMPDIR", "TEMP", "TMP")
+                          if os.environ.get(name)), "/tmp")
+        if not os.path.isabs(temporary) or temporary.startswith("//") or \
+                not os.path.isdir(temporary) or not os.access(temporary, os.W_OK | os.X_OK):
+            return None  # tempfile would try the next one: platformdirs decides
+        temporary = os.path.abspath(temporary)
+        runtime = os.path.join(temporary, f"runtime-{uid}")
+        if _trusted_parents(temporary, missing_ok=False) and \
+                _private_dir(runtime, missing_ok=True, shared_read=True):
+            return runtime
+        return None
+    return default if state and _trusted_parents("/run/user", missing_ok=False) else None
+
+
+def _private_dir(path: str, missing_ok: bool, shared_read: bool = False) -> str | None:
+    """"private" (a directory, not a symlink, of this user, mode 0700; with ``shared_read``
+    only not writable by others, as platformdirs looks up its temporary runtime dir),
+    "missing" when ``missing_ok``, else None."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return "missing" if missing_ok else None
+    except OSError:
+        return None
+    mode = info.st_mode & 0o777
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode) or \
+            info.st_uid != os.geteuid() or (mode & 0o002 if shared_read else mode != 0o700):
+        return None
+    return "private"
+
+
+def _trusted_parents(path: str, missing_ok: bool) -> bool:
+    """Every directory from / down to ``path`` is root's or this user's, and writable by no
+    one else unless sticky (platformdirs' check of a runtime dir's parents); False for a
+    symlink on the way too (platformdirs follows it: it decides then)."""
+    owners = (0, os.geteuid())
+    current = "/"
+    for part in path.split("/"):
+        if part in ("", "."):
+            continue
+        current = os.path.join(current, part)
+        try:
+            info = os.lstat(current)
+        except FileNotFoundError:
+            return missing_ok
+        except OSError:
+            return False
+        if info.st_uid not in owners or not stat.S_ISDIR(info.st_mode) or \
+                (info.st_mode & 0o022 and not info.st_mode & stat.S_ISVTX):
+            return False
+    return True
 
 
 def data_text() -> str:

@@ -19,7 +19,8 @@ import pytest
 from memoryd_client import Client
 
 from memoryd.store.ledger import encode_record
-from tests.conftest import run_cli, run_memoryd, start_daemon, wait_until
+from tests.conftest import (run_cli, run_memoryd, spawn_daemon, start_daemon, stop_process,
+                            wait_until)
 
 
 @pytest.fixture(autouse=True)
@@ -309,6 +310,56 @@ def test_a_daemon_on_the_hooks_memoryd_home_is_found_from_a_shell_without_it(
     hooks = by_name(report)["hooks claude-code"]
     assert hooks["status"] == "warning", hooks
     assert "where no daemon answers" in hooks["detail"] and "hook install" not in hooks["fix"]
+
+
+def test_a_daemon_of_another_state_dir_on_the_default_socket_is_not_this_users(
+        daemon, memoryd_home, monkeypatch) -> None:
+    """F-1 (2026-11-30): with the daemon down, doctor looked for one on the default socket and
+    called the quick start's daemon (another HOME's, in the shared runtime dir) this shell's,
+    "point this shell at it", instead of saying how to start one. A daemon there that serves
+    another state dir is named as such, and the fix is the start command."""
+    runtime = memoryd_home / "run"
+    (runtime / "memoryd").mkdir(parents=True, mode=0o700)
+    runtime.chmod(0o700)
+    (runtime / "memoryd" / "memoryd.sock").symlink_to(daemon.socket)  # another HOME's daemon
+    code, report = doctor(env={"MEMORYD_HOME": str(memoryd_home / "empty"),
+                               "XDG_RUNTIME_DIR": str(runtime)})
+    found = by_name(report)["daemon"]
+    assert code == 1 and found["status"] == "problem"
+    assert "serve" in found["fix"] and "point this shell at it" not in found["fix"], found
+    assert (f"answers on {runtime / 'memoryd' / 'memoryd.sock'}, for the state in "
+            f"{memoryd_home}: not that of a shell without MEMORYD_HOME") in found["detail"]
+
+
+def test_a_shell_and_a_daemon_without_memoryd_home_but_with_two_state_dirs(
+        memoryd_home, monkeypatch) -> None:
+    """F-5 (2026-11-30): a daemon started without MEMORYD_HOME and a shell without it but with
+    another XDG_DATA_HOME: doctor described the shell's state dir as the daemon's, said the
+    shell set MEMORYD_HOME, and that its commands did not reach that daemon, which they did.
+    Now each side's state dir is its own, and the fix gives this shell the daemon's."""
+    runtime = memoryd_home / "run"
+    runtime.mkdir(mode=0o700)
+    spawn = memoryd_home / "spawn"
+    spawn.mkdir()
+    (spawn / "memoryd.sock").symlink_to(runtime / "memoryd" / "memoryd.sock")  # for its wait
+    monkeypatch.delenv("MEMORYD_HOME")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    proc = spawn_daemon(spawn, model=False)
+    try:
+        theirs = memoryd_home / "user" / ".local" / "share" / "memoryd"
+        xdg = memoryd_home / "xdgdata"
+        code, report = doctor(env={"XDG_DATA_HOME": str(xdg)})
+        home = by_name(report)["memoryd_home"]
+        assert code == 1 and home["status"] == "problem", home
+        assert home["detail"].startswith(
+            f"this shell: no MEMORYD_HOME (state in {xdg / 'memoryd'}); the daemon: no "
+            f"MEMORYD_HOME (state in {theirs}); this shell's commands reach it"), home
+        assert "--socket" not in home["detail"]
+        assert home["fix"].startswith(f"export XDG_DATA_HOME={theirs.parent} in this shell")
+        code, report = doctor(env={"XDG_DATA_HOME": str(theirs.parent)})  # the fix, followed
+        assert by_name(report)["memoryd_home"]["status"] == "ok"
+    finally:
+        assert stop_process(proc) == 0
 
 
 def test_spooled_hook_events_are_a_warning(memoryd_home) -> None:

@@ -319,6 +319,114 @@ def test_a_hook_spools_where_the_daemon_replays(monkeypatch, home, xdg_data) -> 
     assert paths.data_text() == platformdirs.user_data_dir("memoryd", appauthor=False)
 
 
+def _runtime_layout(base) -> dict[str, str | None]:
+    """XDG_RUNTIME_DIR values of every kind platformdirs tells apart, made under ``base``."""
+    (base / "private").mkdir(mode=0o700)
+    (base / "shared").mkdir(mode=0o755)
+    (base / "shared").chmod(0o755)
+    (base / "open").mkdir()
+    (base / "open").chmod(0o777)  # writable by anyone, not sticky: no safe parent
+    (base / "file").write_text("")
+    (base / "link").symlink_to(base / "private")
+    return {"unset": None, "empty": "", "private": str(base / "private"),
+            "private/": f"{base}/private/", "dotted": f"{base}/./private",
+            "shared": str(base / "shared"), "missing": str(base / "xrt"),
+            "missing deep": str(base / "no" / "such" / "dir"),
+            "under an open dir": str(base / "open" / "xrt"), "a file": str(base / "file"),
+            "a symlink": str(base / "link"), "relative": "run", "spaced": f" {base}/private"}
+
+
+def test_a_hook_reaches_the_socket_the_cli_reaches_in_every_environment(
+        monkeypatch, memoryd_home) -> None:
+    """F-1 (2026-11-30): a hook took the first socket found in $XDG_RUNTIME_DIR, /run/user/UID
+    or runtime-UID of the temporary directory, where the CLI asked platformdirs: with
+    XDG_RUNTIME_DIR set, a daemon started without it (in /tmp/runtime-UID) got this shell's
+    events. Now both call one function, and it is platformdirs' answer (what the daemon
+    binds) for every environment, a socket elsewhere or not; the common ones are said without
+    importing platformdirs."""
+    import itertools
+    import socket as socket_module
+    import tempfile
+
+    from memoryd_client import paths
+
+    base = memoryd_home / "env"
+    base.mkdir()
+    runtimes = _runtime_layout(base)
+    temporaries = {"TMPDIR unset": None, "TMPDIR": str(base / "t"),
+                   "TMPDIR open": str(base / "open"), "TMPDIR missing": str(base / "gone")}
+    (base / "t").mkdir()
+    (base / "t").chmod(0o755)
+    listener = socket_module.socket(socket_module.AF_UNIX)  # another HOME's daemon, in the
+    (base / "t" / f"runtime-{os.geteuid()}" / "memoryd").mkdir(parents=True, mode=0o700)
+    listener.bind(str(base / "t" / f"runtime-{os.geteuid()}" / "memoryd" / "memoryd.sock"))
+    (base / "private" / "memoryd").mkdir(mode=0o700)  # and one in XDG_RUNTIME_DIR
+    with listener, socket_module.socket(socket_module.AF_UNIX) as in_runtime:
+        in_runtime.bind(str(base / "private" / "memoryd" / "memoryd.sock"))
+        settings = {"neither": {}, "MEMORYD_HOME": {"MEMORYD_HOME": str(base / "home")},
+                    "relative MEMORYD_HOME": {"MEMORYD_HOME": "state"},
+                    "MEMORYD_SOCKET": {"MEMORYD_SOCKET": "~/m.sock"},
+                    "both": {"MEMORYD_HOME": str(base / "home"),
+                             "MEMORYD_SOCKET": str(base / "s.sock")}}
+        cheap = 0
+        for (runtime, xdg), (temporary, tmp), (name, chosen), user in itertools.product(
+                runtimes.items(), temporaries.items(), settings.items(),
+                [str(base / "user"), "/"]):
+            for variable, value in [("XDG_RUNTIME_DIR", xdg), ("TMPDIR", tmp),
+                                    ("MEMORYD_HOME", chosen.get("MEMORYD_HOME")),
+                                    ("MEMORYD_SOCKET", chosen.get("MEMORYD_SOCKET"))]:
+                if value is None:
+                    monkeypatch.delenv(variable, raising=False)
+                else:
+                    monkeypatch.setenv(variable, value)
+            monkeypatch.setenv("HOME", user)
+            monkeypatch.delenv("TEMP", raising=False)
+            monkeypatch.delenv("TMP", raising=False)
+            monkeypatch.setattr(tempfile, "tempdir", None)  # gettempdir() reads TMPDIR again
+            case = (runtime, temporary, name, user)
+            try:
+                expected = str(paths.socket_path())  # platformdirs: what `memoryd serve` binds
+            except PermissionError as exc:  # no safe runtime dir: the daemon cannot start
+                with pytest.raises(PermissionError):
+                    paths.socket_text()
+                assert "runtime" in str(exc), case
+                continue
+            assert paths.socket_text() == expected, case
+            cheap += name == "neither" and paths._linux_runtime_dir() is not None
+        assert cheap >= 6 * len(temporaries) * 2  # said without platformdirs for most
+
+
+def test_a_hook_with_another_runtime_dir_spools_instead_of_reaching_another_homes_daemon(
+        daemon, client, memoryd_home) -> None:
+    """F-1, the tester's repro: a daemon started without XDG_RUNTIME_DIR listens in
+    runtime-UID of the temporary directory; a hook of another HOME, with XDG_RUNTIME_DIR set
+    (to a directory no daemon made yet), registered its session in that daemon and got its
+    memories back, where `memory status` of the same shell said memoryd is not running. It
+    spools now, in its own HOME, as `memory status` expects."""
+    base = memoryd_home / "hv5"
+    other = base / "t" / f"runtime-{os.geteuid()}" / "memoryd"
+    other.mkdir(parents=True, mode=0o700)
+    (other / "memoryd.sock").symlink_to(daemon.socket)  # the daemon of the quick start
+    client.remember("claude-code", "prefs", "Another home's preference", key="pref.other")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "XDG_"))}
+    env.update(HOME=str(base / "fresh3"), XDG_RUNTIME_DIR=str(base / "xrt"),
+               TMPDIR=str(base / "t"))
+    session = "aaaaaaaa-0000-0000-0000-00000000abcd"
+    payload = {"session_id": session, "cwd": str(base), "hook_event_name": "SessionStart",
+               "source": "startup"}
+    result = subprocess.run([sys.executable, "-m", "memoryd_client", "hook", "claude-code",
+                             "SessionStart"], input=json.dumps(payload), capture_output=True,
+                            text=True, timeout=30, env=env)
+    assert result.returncode == 0 and "Another home" not in result.stdout, result.stdout
+    assert "spooled" in result.stderr
+    assert (base / "fresh3" / ".local" / "share" / "memoryd" / "spool.msgpack").exists()
+    assert session not in json.dumps(client.sessions())
+    status = subprocess.run([sys.executable, "-m", "memoryd_client", "status"],
+                            capture_output=True, text=True, timeout=30, env=env)
+    assert status.returncode == 3
+    assert f"not running on {base / 'xrt' / 'memoryd' / 'memoryd.sock'}" in status.stderr
+
+
 _VALUES = st.recursive(
     st.none() | st.booleans() | st.integers(-(1 << 63), (1 << 64) - 1)
     | st.floats(allow_nan=False) | st.text() | st.binary(),
