@@ -33,6 +33,26 @@ def test_search_before_action_exit_codes(daemon) -> None:
     assert other_agent.returncode == 1
 
 
+def test_search_without_limit_takes_the_daemons_search_limit(daemon, client,
+                                                             memoryd_home) -> None:
+    """F-4 (2026-11-30): `memory search` sent --limit's default of 10 with every request, so
+    `[search] limit = 2` in config.toml changed what Client().search returned but not what
+    the command printed. Without --limit the command sends none: the daemon's setting."""
+    for i in range(5):
+        client.remember("coder", "print", f"Sticker printing order {i} goes to the shop on "
+                        f"{('Main', 'Elm', 'Oak', 'Pine', 'Birch')[i]} street", force=True)
+    assert len(json.loads(run_cli("--json", "search", "coder", "-", "sticker printing",
+                                  "--all").stdout)["hits"]) == 5
+    (memoryd_home / "config.toml").write_text("[search]\nlimit = 2\n")
+    assert run_cli("reload").returncode == 0
+    hits = json.loads(run_cli("--json", "search", "coder", "-", "sticker printing").stdout)["hits"]
+    assert len(hits) == 2 == len(client.search("sticker printing", agent="coder")["hits"])
+    asked = json.loads(run_cli("--json", "search", "coder", "-", "sticker printing", "--limit",
+                               "4").stdout)
+    assert len(asked["hits"]) == 4
+    assert "search.limit" in run_cli("search", "--help").stdout
+
+
 def test_json_everywhere(daemon) -> None:
     stored = json.loads(run_cli("store", "coder", "tools", "We lint with ruff", "--json").stdout)
     entry_id = stored["entry"]["id"]

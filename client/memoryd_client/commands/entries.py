@@ -102,7 +102,8 @@ COMMANDS: dict[str, Command] = {
               Arg("--key", help="dotted key (e.g. pref.commit_style); makes a fact"),
               Arg("--kind", kind=KINDS, help="default: fact with --key, note without; feedback "
                   "(the user's own words) only when typed at a terminal"),
-              Arg("--confidence", kind="float", help="0..1 (default: 0.95)"),
+              Arg("--confidence", kind="float",
+                  help="0..1 (default: remember.manual_confidence, 0.95 as shipped)"),
               Arg("--polarity", kind=("negative", "positive"),
                   help="for lessons: a \"don't\" (negative) or a \"do\" (positive)"),
               Arg("--force", kind="flag", help="store even if a near duplicate exists"),
@@ -127,8 +128,9 @@ COMMANDS: dict[str, Command] = {
         args=(Arg("agent", help="an agent, a comma-separated list, or '*' for every agent"),
               Arg("category", help="a category, or - for any"),
               Arg("query", help="the question, in words (quote it)"),
-              Arg("--limit", kind="int", default=10, metavar="N",
-                  help="at most N hits (default: %(default)s)"),
+              Arg("--limit", kind="int", metavar="N",
+                  help="at most N hits (default: search.limit of the daemon's configuration, "
+                  "10 as shipped)"),
               Arg("--kind", help="comma-separated kinds"),
               TAGS, PROJECT, HERE, SINCE, UNTIL,
               Arg("--status", help="active (default), superseded, forgotten, archived, or any"),
