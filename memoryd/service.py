@@ -208,6 +208,16 @@ def _serving() -> str:
             f"(pid {status.get('pid', '?')})")
 
 
+def _meanwhile(installation: Installation) -> str:
+    """What runs memoryd while the service does not: the one that answers, or the command."""
+    status = _answering()
+    if status is not None:
+        return (f"The memoryd that answers meanwhile (pid {status.get('pid', '?')}, on "
+                f"{socket_path()}) keeps running; start it yourself after a restart:\n"
+                f"  {shlex.join((*installation.command, 'serve'))}")
+    return f"Run memoryd yourself meanwhile:\n  {shlex.join((*installation.command, 'serve'))}"
+
+
 def _logs_elsewhere(path: Path) -> ServiceError:
     """`memoryd service logs` with nothing installed: where the logs of a memoryd started by
     hand go (its standard error), as `memory status` says."""
@@ -292,8 +302,7 @@ class SystemdUser:
         state, why_not = self.state()
         if state is None:
             say(f"{written} {self.path}" if written else f"{self.path} is up to date")
-            say(f"Not enabled: {why_not}. Run memoryd yourself meanwhile:")
-            say(f"  {shlex.join((*installation.command, 'serve'))}")
+            say(f"Not enabled: {why_not}. {_meanwhile(installation)}")
             say("Once a user manager runs (a login session, or `loginctl enable-linger $USER`), "
                 "run `memoryd service install` again.")
             raise ServiceError(f"{UNIT} written but not enabled: {why_not}")
@@ -452,8 +461,7 @@ class LaunchAgent:
                 say(f"memoryd service: already installed and loaded ({self.path}); "
                     "nothing changed")
         except ServiceError:
-            say("Not loaded. Run memoryd yourself meanwhile:")
-            say(f"  {shlex.join((*installation.command, 'serve'))}")
+            say(f"Not loaded. {_meanwhile(installation)}")
             raise
         say(f"logs: {installation.log_dir / 'memoryd.log'} (memoryd service logs)")
 

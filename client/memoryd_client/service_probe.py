@@ -162,7 +162,11 @@ def start_hint(mention_doctor: bool = True) -> str:
     installed = unit_settings()
     command = memoryd_command()
     memoryd = shlex.join(command) if command else "memoryd"
-    if installed is not None:
+    manager, why = manager_state() if installed is not None else (None, "")
+    if installed is not None and manager is None:  # no user manager here: it cannot start it
+        hint = (f"start it with `{memoryd} serve` (the service is installed, but {why}: it "
+                "does not start here)")
+    elif installed is not None:
         if launchd():
             hint = f"start it with `{memoryd} service start` (the launchd agent is installed)"
         else:

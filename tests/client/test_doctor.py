@@ -19,8 +19,14 @@ import pytest
 from memoryd_client import Client
 
 from memoryd.store.ledger import encode_record
-from tests.conftest import (run_cli, run_memoryd, spawn_daemon, start_daemon, stop_process,
-                            wait_until)
+from tests.conftest import (
+    run_cli,
+    run_memoryd,
+    spawn_daemon,
+    start_daemon,
+    stop_process,
+    wait_until,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -458,6 +464,22 @@ def test_the_service_is_checked_with_the_service_manager(daemon, service_manager
     assert "systemctl --user start memoryd" in service["fix"]
     hint = run_cli_env({"MEMORYD_HOME": "/tmp/md-nobody-here"}, "status")
     assert hint.returncode == 3 and "systemctl --user start memoryd" in hint.stderr
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="the systemd user unit")
+def test_without_a_user_manager_the_start_hint_is_memoryd_serve(service_managers,
+                                                                 monkeypatch) -> None:
+    """F-6 (2026-11-30): with the unit installed but no user manager answering, the daemon
+    unreachable message said "start it with `systemctl --user start memoryd`", which cannot
+    work there; it names `memoryd serve` and why."""
+    monkeypatch.setenv("FAKE_NO_BUS", "1")
+    assert run_memoryd("service", "install").returncode == 1  # the unit written, not enabled
+    hint = run_cli("status", "--socket", "/tmp/md-nonexist.sock")
+    assert hint.returncode == 3 and "systemctl" not in hint.stderr, hint.stderr
+    assert re.search(r"start it with `[^`]*memoryd serve` \(the service is installed, but no "
+                     r"systemd user manager answers \(Failed to connect to bus", hint.stderr)
+    code, report = doctor()
+    assert "systemctl" not in by_name(report)["daemon"]["fix"]
 
 
 @pytest.mark.skipif(sys.platform == "darwin", reason="the systemd user unit")

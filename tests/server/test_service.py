@@ -446,6 +446,18 @@ def test_without_a_user_manager_install_writes_the_unit_and_says_how_to_run_memo
     assert code == 0 and not unit.exists() and "Not stopped" in out
 
 
+def test_without_a_user_manager_install_names_the_memoryd_that_answers(
+        keyword_daemon, managers: Path, home: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """F-6 (2026-11-30): with a memoryd answering already, install said "Run memoryd yourself
+    meanwhile: …/memoryd serve" (a second one would refuse: the socket is in use)."""
+    monkeypatch.setenv("FAKE_NO_BUS", "1")
+    code, out, _ = service(capsys, "install")
+    assert code == 1 and "Run memoryd yourself" not in out
+    assert (f"The memoryd that answers meanwhile (pid {os.getpid()}, on "
+            f"{keyword_daemon.socket}) keeps running") in out
+
+
 def test_systemd_status_start_stop_and_logs(managers: Path, home: Path,
                                             capsys: pytest.CaptureFixture[str],
                                             monkeypatch: pytest.MonkeyPatch) -> None:
