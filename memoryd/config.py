@@ -133,6 +133,10 @@ class Config:
     sources: tuple[Source, ...]
     server: ServerConfig
     outcomes: OutcomesConfig
+    #: ``MEMORYD_*`` variables of the environment that are no setting and none memoryd reads
+    #: otherwise (a typo: ``MEMORYD_SERCH_LIMIT``), each with its warning; logged, and shown by
+    #: `memory status` and `memory doctor`
+    unknown_environment: tuple[str, ...] = ()
 
     @property
     def memory_dir(self) -> str:
@@ -184,7 +188,9 @@ def _defaults() -> dict[str, Any]:
     return tomllib.loads(text)
 
 
-def _merge(base: dict[str, Any], layer: dict[str, Any], origin: str) -> None:
+def _merge(base: dict[str, Any], layer: dict[str, Any], origin: str,
+           origins: dict[str, str] | None = None) -> None:
+    """``layer`` over ``base``; ``origins`` records where each setting came from."""
     for section, values in layer.items():
         if section == "sources":
             if not isinstance(values, list) or not all(isinstance(v, dict) for v in values):
@@ -206,6 +212,8 @@ def _merge(base: dict[str, Any], layer: dict[str, Any], origin: str) -> None:
             if expected is list and not all(isinstance(v, str) for v in value):
                 raise ConfigError(f"{origin}: {section}.{key} must be a list of strings")
             base[section][key] = value
+            if origins is not None:
+                origins[f"{section}.{key}"] = origin
 
 
 #: How an environment variable says yes or no (any case).
@@ -240,10 +248,36 @@ def _env_layer(defaults: dict[str, Any]) -> dict[str, Any]:
             except ValueError:
                 name = f"MEMORYD_{section}_{key}".upper()
                 kind = "yes or no (true/false, 1/0, yes/no, on/off)" \
-                    if isinstance(default, bool) else f"a {type(default).__name__}"
+                    if isinstance(default, bool) else "an integer" \
+                    if isinstance(default, int) else "a number"
                 raise ConfigError(f"{name}={raw!r} is not {kind}") from None
             layer.setdefault(section, {})[key] = value
     return layer
+
+
+#: The ``MEMORYD_*`` variables memoryd reads besides the settings' (docs/configuration.md).
+OTHER_ENVIRONMENT = ("MEMORYD_HOME", "MEMORYD_SOCKET", "MEMORYD_LOG_LEVEL", "MEMORYD_DEBUG",
+                     "MEMORYD_SYNC_HOST", "MEMORYD_SYNC_DRIVER_LOG", "MEMORYD_TEST_MPNET_PARTS")
+
+
+def unknown_environment(settings: dict[str, Any]) -> tuple[str, ...]:
+    """A warning for each ``MEMORYD_*`` variable that is no setting and none memoryd reads: a
+    typo (``MEMORYD_SERCH_LIMIT=3``) was ignored without a word, where the same typo in
+    config.toml is refused. Not refused here: other tools may set variables of that prefix."""
+    import difflib
+
+    names = {f"MEMORYD_{section}_{key}".upper(): f"{section}.{key}"
+             for section, values in settings.items() if section != "sources"
+             for key in values}
+    found = []
+    for name in sorted(os.environ):
+        if not name.startswith("MEMORYD_") or name in names or name in OTHER_ENVIRONMENT:
+            continue
+        close = difflib.get_close_matches(name, [*names, *OTHER_ENVIRONMENT], n=1, cutoff=0.8)
+        found.append(f"{name} is not a memoryd setting, so it is ignored" + (
+            f" (did you mean {close[0]}?)" if close else
+            " (the settings' variables are MEMORYD_<SECTION>_<KEY>, docs/configuration.md)"))
+    return tuple(found)
 
 
 #: The values a number setting may take (inclusive); a value outside is refused, naming it.
@@ -269,34 +303,46 @@ CHOICES: dict[str, tuple[str, ...]] = {
 }
 
 
-def _check_ranges(settings: dict[str, Any]) -> None:
+def _check_ranges(settings: dict[str, Any], origins: dict[str, str]) -> None:
+    """Every number within its range, every choice one of its values; the error names the
+    file or the environment variable the value came from."""
+    def at(name: str) -> str:
+        return f"{origins[name]}: " if name in origins else ""
+
     for name, (low, high) in RANGES.items():
         section, key = name.split(".")
         value = settings[section][key]
         if not low <= value <= high:
-            raise ConfigError(f"{name} must be between {low:g} and {high:g}; got {value!r}")
+            raise ConfigError(f"{at(name)}{name} must be between {low:g} and {high:g}; "
+                              f"got {value!r}")
     for name, allowed in CHOICES.items():
         section, key = name.split(".")
         if settings[section][key] not in allowed:
-            raise ConfigError(f"{name} must be one of {', '.join(allowed)}; "
+            raise ConfigError(f"{at(name)}{name} must be one of {', '.join(allowed)}; "
                               f"got {settings[section][key]!r}")
     for agent in settings["context"]["shared_agents"]:  # a typo shared nothing, silently
         problem = agent_problem(agent)
         if problem is not None:
-            raise ConfigError(f"context.shared_agents: {problem}")
+            raise ConfigError(f"{at('context.shared_agents')}context.shared_agents: {problem}")
 
 
 def load_config(path: Path | None = None) -> Config:
     """Read all layers; raises ConfigError with the file and setting at fault."""
     settings = _defaults()
+    origins: dict[str, str] = {}
     config_file = path or config_dir() / "config.toml"
     for layer_file in (config_file, config_file.with_name("sources.toml")):
         layer = read_toml(layer_file)
         if layer_file.name == "sources.toml":
             layer = managed_layer(layer, settings, layer_file)
-        _merge(settings, layer, str(layer_file))
-    _merge(settings, _env_layer(settings), "environment")
-    _check_ranges(settings)
+        _merge(settings, layer, str(layer_file), origins)
+    environment = _env_layer(settings)
+    _merge(settings, environment, "environment")
+    for section, values in environment.items():
+        for key in values:
+            name = f"MEMORYD_{section}_{key}".upper()
+            origins[f"{section}.{key}"] = f"{name}={os.environ[name]!r}"
+    _check_ranges(settings, origins)
     sources = [validate_source(data) for data in settings.get("sources", [])]
     names = [s.name for s in sources]
     duplicates = sorted({n for n in names if names.count(n) > 1})
@@ -320,6 +366,7 @@ def load_config(path: Path | None = None) -> Config:
         sources=tuple(sources),
         server=ServerConfig(**settings["server"]),
         outcomes=OutcomesConfig(**settings["outcomes"]),
+        unknown_environment=unknown_environment(settings),
     )
 
 

@@ -5,11 +5,14 @@ M5 and M15: test_mcp, M7: test_source_removal)."""
 from __future__ import annotations
 
 import json
+import logging
 
 import pytest
 from memoryd_client import BadParamsError, Client
 
-from tests.conftest import run_cli
+from memoryd.config import load_config
+from memoryd.errors import ConfigError
+from tests.conftest import run_cli, start_daemon
 
 
 def test_sessions_with_nothing_to_list_is_an_empty_answer_not_a_crash(client: Client) -> None:
@@ -131,7 +134,56 @@ def test_reload_refuses_nonsense_values_and_keeps_running(client: Client, memory
     refused = run_cli("reload")
     assert refused.returncode == 2
     assert message in refused.stderr
+    assert f"{memoryd_home / 'config.toml'}: " in refused.stderr  # the file at fault (F-10)
     assert client.search("anything", agent="coder")["threshold"] > 0  # the old settings serve
+
+
+def test_a_value_out_of_range_names_the_variable_it_came_from(monkeypatch) -> None:
+    """F-10 (2026-11-30): configuration.md says a bad value is refused "with the file and
+    the setting at fault"; a range error named neither file nor variable. And F-7: a number
+    that is none said "is not a int"."""
+    monkeypatch.setenv("MEMORYD_SEARCH_MATCH_PRECISION", "2.5")
+    with pytest.raises(ConfigError) as refused:
+        load_config()
+    assert str(refused.value) == ("MEMORYD_SEARCH_MATCH_PRECISION='2.5': search.match_precision "
+                                  "must be between 0.5 and 0.99; got 2.5")
+    monkeypatch.delenv("MEMORYD_SEARCH_MATCH_PRECISION")
+    monkeypatch.setenv("MEMORYD_EMBED_THREADS", "abc")
+    with pytest.raises(ConfigError, match="MEMORYD_EMBED_THREADS='abc' is not an integer$"):
+        load_config()
+    monkeypatch.setenv("MEMORYD_EMBED_THREADS", "2")
+    monkeypatch.setenv("MEMORYD_SEARCH_MATCH_PRECISION", "high")
+    with pytest.raises(ConfigError, match="MEMORYD_SEARCH_MATCH_PRECISION='high' is not a "
+                       "number$"):
+        load_config()
+
+
+def test_an_unknown_memoryd_variable_is_named_where_the_user_looks(
+        embedder, memoryd_home, monkeypatch, caplog) -> None:
+    """F-7 (2026-11-30): MEMORYD_SERCH_LIMIT=3 and MEMORYD_SEARCH_LIMT=3 started memoryd
+    without a word (the same typos in config.toml are refused). They still start it (other
+    tools may set MEMORYD_* variables), and the log, `memory status` and `memory doctor` name
+    them, with the setting meant."""
+    monkeypatch.setenv("MEMORYD_SERCH_LIMIT", "3")
+    monkeypatch.setenv("MEMORYD_SEARCH_LIMT", "3")
+    monkeypatch.setenv("MEMORYD_LOG_LEVEL", "info")  # one memoryd reads: not named
+    with caplog.at_level(logging.WARNING):
+        running = start_daemon(embedder)
+    try:
+        meant = ("MEMORYD_SEARCH_LIMT is not a memoryd setting, so it is ignored (did you mean "
+                 "MEMORYD_SEARCH_LIMIT?)")
+        assert meant + "." in caplog.messages
+        assert any(m.startswith("MEMORYD_SERCH_LIMIT is not a memoryd setting")
+                   for m in caplog.messages)
+        assert not any("MEMORYD_LOG_LEVEL" in m or "MEMORYD_HOME" in m for m in caplog.messages)
+        status = run_cli("status")
+        assert status.returncode == 0 and "warning: environment: MEMORYD_SEARCH_LIMT" in \
+            status.stdout, status.stdout
+        report = json.loads(run_cli("doctor", "--json").stdout)
+        [found] = [c for c in report["checks"] if c["check"] == "environment"]
+        assert found["status"] == "warning" and meant in found["detail"]
+    finally:
+        running.stop()
 
 
 def test_reload_refuses_an_agent_to_share_that_no_agent_can_be_named(

@@ -205,6 +205,8 @@ class Daemon:
                                  also=[lambda: parts.db(parts.store.refresh_statistics)]))
         log.info("memoryd %s serving on %s (pid %d).", __version__, self.config.socket_path,
                  os.getpid())
+        for warning in self.config.unknown_environment:
+            log.warning("%s.", warning)
 
     def idle_since(self) -> float:
         """When the last request came (the passes and the collector wait for quiet); now,

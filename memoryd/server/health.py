@@ -314,6 +314,15 @@ class Health:
                      "undo the run, or run it again; nothing was lost (memory pass show RUN "
                      "lists what it did)")
 
+    def environment(self) -> dict[str, Any]:
+        """MEMORYD_* variables the daemon started with that are no setting (a typo)."""
+        unknown = self.settings.config.unknown_environment
+        if unknown:
+            return check("environment", WARNING, "; ".join(unknown),
+                         "correct or unset them where memoryd is started (the service's unit, "
+                         "or the shell of `memoryd serve`), then restart it")
+        return check("environment", OK, "every MEMORYD_* variable of the daemon is one it reads")
+
     def disk(self) -> dict[str, Any]:
         config = self.settings.config
         try:
@@ -378,7 +387,8 @@ class Health:
         backlog = await self.parts.db(self.backlog_counts)
         files = await self.file_problems()
         checks = [self.model(), self.sources(), self.skipped(files), await self.unwritten(),
-                  await self.interrupted(), self.disk(), self.backlog(backlog)]
+                  await self.interrupted(), self.disk(), self.backlog(backlog),
+                  self.environment()]
         vectors = self.parts.vectors
         rate = vectors.embedded.rate()
         config = self.settings.config
@@ -502,6 +512,7 @@ class Health:
             await self.unwritten(),
             await self.interrupted(),
             self.backlog(waiting),
+            self.environment(),
         ]
         if self.sync is not None:
             checks.append(await asyncio.to_thread(self.sync.doctor))
