@@ -369,7 +369,8 @@ class SystemdUser:
             say("running:  unknown")
         else:
             enabled = state.get("UnitFileState") or "no"
-            say(f"enabled:  {'yes' if enabled == 'enabled' else 'no (' + enabled + ')'}")
+            say("enabled:  " + ("yes" if enabled == "enabled" else "no (not installed)"
+                                if not installed else f"no ({enabled})"))
             active, sub = state.get("ActiveState", "?"), state.get("SubState", "?")
             running = active == "active"
             detail = f"pid {state.get('MainPID', '?')}" if running else f"{active}, {sub}"
@@ -499,8 +500,11 @@ class LaunchAgent:
         job = self.job()
         disabled = self.launchctl("print-disabled", self.domain).stdout
         is_disabled = any(f'"{LABEL}" => {word}' in disabled for word in ("disabled", "true"))
-        say(f"enabled:  {'no (launchctl disable)' if is_disabled else 'yes'}, "
-            f"{'loaded' if job is not None else 'not loaded'}")
+        if not installed and job is None:  # nothing to enable, whatever launchctl keeps
+            say("enabled:  no (not installed)")
+        else:
+            say(f"enabled:  {'no (launchctl disable)' if is_disabled else 'yes'}, "
+                f"{'loaded' if job is not None else 'not loaded'}")
         running = job is not None and job.get("state") == "running"
         if job is None:
             say("running:  no")

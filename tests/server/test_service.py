@@ -524,6 +524,16 @@ def test_logs_without_a_unit_say_where_the_logs_are(managers: Path, home: Path,
         running.stop()
 
 
+def test_status_with_nothing_installed_says_not_enabled(
+        managers: Path, home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """F-8 (2026-11-30): launchd's status with nothing installed said "not installed" and then
+    "enabled: yes, not loaded"; systemd's said "enabled: no (no)"."""
+    for manager in ("systemd", "launchd"):
+        code, out, _ = service(capsys, "--manager", manager, "status")
+        assert code == 1 and "(not installed: `memoryd service install`)" in out, out
+        assert "enabled:  no (not installed)\n" in out, out
+
+
 def test_a_unit_install_did_not_write_is_left_alone(managers: Path, home: Path,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     unit = home / ".config" / "systemd" / "user" / "memoryd.service"
