@@ -107,7 +107,7 @@ class ScopeMoves:
     def _check(self, entry: StoredEntry, project: str | None) -> None:
         """Why the entry cannot go to ``project``'s tier, raised (database thread)."""
         name = entry.uid
-        if entry.via == "watch":
+        if entry.via == "watch" and entry.project != project:  # already there: left alone
             what = "a line of" if from_file(entry) else "a turn of the transcript"
             raise ScopeRefusedError(
                 f"entry {name} is {what} {entry.source or 'a watched file'}, which "

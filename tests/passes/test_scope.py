@@ -99,6 +99,12 @@ def test_what_cannot_move_is_refused_with_the_reason_and_left_as_it_was(daemon, 
     assert f"is a line of {claude / 'CLAUDE.md'}, which belongs where its file is (the global " \
         "tier); nothing was changed" in refused.stderr
     assert client.get(line["id"])["project"] is None
+    # F-9 (2026-11-30): to the tier it is in already: left alone, exit 0 (commands.md), not
+    # refused as a move
+    already = run_cli("scope", line["id"][:6], "global")
+    assert already.returncode == 0, already.stderr
+    assert already.stdout.strip() == f"{line['id']} is in the global tier already; nothing " \
+        "was changed"
 
     # the same memory in the tier it would go to
     here = client.remember("claude-code", "tooling", "Use uv, not pip", kind="lesson",
