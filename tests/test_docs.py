@@ -170,3 +170,65 @@ def test_every_help_documents_arguments_examples_and_exit_codes() -> None:
                 assert action.help, f"memory {' '.join(path)}: {action.dest} has no help"
             if action.dest == "limit":
                 assert "default: " in (action.help or ""), path
+
+
+#: The options every command takes, described once above the table.
+GLOBAL_OPTIONS = {"-h", "--help", "--json", "--socket", "--timeout"}
+
+
+def table_rows() -> list[tuple[list[str], str, str]]:
+    """Each row of the `memory` table: the usages of its first cell, its description, and its
+    whole text."""
+    table = section(read("docs/commands.md"), "## `memory`: the client")
+    rows = []
+    for row in (line for line in table.splitlines() if line.startswith("| `memory ")):
+        first, description = re.split(r"(?<!\\)\|", row)[1:3]
+        rows.append(([u.replace("\\|", "|") for u in re.findall(r"`(memory [^`]*)`", first)],
+                     description, row.replace("\\|", "|")))
+    return rows
+
+
+def rows_of(rows: list[tuple[list[str], str, str]], command: str,
+            action: str | None) -> list[str]:
+    """The rows whose usage names ``command`` (and ``action``, or none); a usage that ends in
+    "…" takes in the rows of the command its description names first (`memory recent …`:
+    "`memory list` of what was written lately")."""
+    found = []
+    for usages, description, text in rows:
+        for usage in usages:
+            words = usage.split()[1:]
+            named = words[0].split("|")
+            said = words[1].split("|") if len(words) > 1 and \
+                re.fullmatch(r"[a-z|-]+", words[1]) else []
+            if command in named and (action is None or action in said or not said):
+                found.append(text)
+                if usage.endswith("…"):
+                    other = re.search(r"`memory (\w[\w-]*)[^`]*`", description)
+                    if other and other.group(1) != command:
+                        found += rows_of(rows, other.group(1), None)
+                break
+    return found
+
+
+def test_the_command_table_names_every_option() -> None:
+    """F-10 (2026-11-30): the table of docs/commands.md lacked `memory list --usage [VIEW]`,
+    `memory hook AGENT --serve` and the options of `memory file`'s actions; every option of
+    every command (those all take aside) is now in the rows of its command."""
+    from memoryd_client.hooks import HARNESSES, SERVE
+
+    rows = table_rows()
+    missing = []
+    for path, parser in all_parsers(memory_parser()):
+        if not path:
+            continue
+        command, action = path[0], (path[1] if len(path) > 1 else None)
+        text = " ".join(rows_of(rows, command, action))
+        for argument in parser._actions:
+            spellings = set(argument.option_strings) - GLOBAL_OPTIONS
+            if spellings and not any(re.search(rf"(?<![\w-]){re.escape(o)}(?![\w-])", text)
+                                     for o in spellings):
+                missing.append(f"memory {' '.join(path)} {'/'.join(sorted(spellings))}")
+    hook = " ".join(rows_of(rows, "hook", HARNESSES[0]))
+    if SERVE not in hook:
+        missing.append(f"memory hook AGENT {SERVE}")
+    assert missing == [], "options missing from docs/commands.md's table"
