@@ -255,6 +255,22 @@ def _compile(source: Source, home: Path) -> _Compiled:
                      deep=len(rest) > 1 or rest == ["**"])
 
 
+def broad_watch(source: Source, home: Path) -> str | None:
+    """Why a source costs much to watch, or None: a glob that reaches below the home
+    directory (or a directory above it), ``~/**/*.md`` or ``~/*/notes.md``, has memoryd watch
+    every directory there, one watch each out of what the OS gives all the user's programs,
+    and walk them at each rescan. ``~/*.md`` watches the home directory alone."""
+    compiled = _compile(source, home)
+    mine = str(home).rstrip("/") or "/"
+    if not compiled.deep or not within(mine, compiled.root):
+        return None
+    where = "your home directory" if compiled.root == mine else compiled.root
+    return (f"source {source.name}: {source.path} reaches below {where}, so memoryd watches "
+            "every directory in it (one watch each, out of what the OS gives all your "
+            "programs) and walks them at each rescan; a directory nearer the files "
+            "('~/notes/**/*.md') costs less")
+
+
 def _fixed_segments(segments: list[str]) -> int:
     """How many of a glob's leading segments (after the first "/") are its fixed directory
     part: those before the first wildcard, the file name's segment never among them."""
@@ -323,6 +339,12 @@ def _check_path(label: str, path: str) -> None:
         raise ConfigError(f"{label}: 'path' {path!r} has {{agent}} more than once")
     if "{" in path.replace(PLACEHOLDER, "") or "}" in path.replace(PLACEHOLDER, ""):
         raise ConfigError(f"{label}: 'path' {path!r}: the only placeholder is {{agent}}")
+    if path.endswith("/"):  # a directory: "has an empty segment" said nothing useful
+        example = "~/notes/*.md" if path == "/" else f"{path}*.md"
+        raise ConfigError(f"{label}: 'path' {path!r} names "
+                          f"{'the root directory' if path == '/' else 'a directory'}: a "
+                          f"source's path is a glob of its files, such as {example!r} (** for "
+                          "any depth)")
     for segment in path.split("/")[1:]:
         if segment in ("", ".", ".."):
             raise ConfigError(f"{label}: 'path' {path!r} has an empty, '.' or '..' segment")

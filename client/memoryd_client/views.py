@@ -15,6 +15,11 @@ if TYPE_CHECKING:
     from memoryd_client.command_spec import Args
 
 
+def count(n: int, one: str, many: str | None = None) -> str:
+    """``n`` and the noun, singular for one: "1 ledger record", "2 ledger records"."""
+    return f"{n:,} {one if n == 1 else many or one + 's'}"
+
+
 def when(ts: float | None) -> str:
     """A time as people read it in a listing ("-" for none)."""
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts)) if ts else "-"
@@ -147,6 +152,8 @@ def print_sources(status: dict[str, Any]) -> None:
     if absent:
         print(f"not present ({len(absent)}: their files or directories do not exist; --json "
               "gives where each looks): " + ", ".join(families(absent)))
+    for warning in status.get("warnings") or ():  # `memory sources add`: a costly glob
+        print(f"warning: {warning}", file=sys.stderr)
 
 
 def families(names: list[str]) -> list[str]:

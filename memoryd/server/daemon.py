@@ -61,6 +61,7 @@ from memoryd.server.trust_methods import TrustMethods
 from memoryd.sessions.history import HistoryImport
 from memoryd.sessions.quiet import QuietExtraction
 from memoryd.sessions.tool_guard import ToolGuard
+from memoryd.sources import broad_watch
 from memoryd.store.permissions import restrict_umask, tighten_state
 from memoryd.store.thread import DatabaseThread
 
@@ -353,6 +354,7 @@ class Daemon:
     async def m_sources(self, params: Params) -> dict[str, Any]:
         action = params.choice("action", ("list", "add", "remove"), default="list")
         added: list[str] = []
+        warnings: list[str] = []
         if action == "add":
             data = {k: v for k, v in params.raw.items() if k != "action"}
             assert self.watcher is not None
@@ -361,6 +363,10 @@ class Daemon:
             started = self.watcher.scans[0]
             await self.m_reload(params)
             added = [s.name for s in self.watcher.sources if s.name not in before]
+            warnings = [warning for source in self.watcher.sources if source.name in added
+                        if (warning := broad_watch(source, self.watcher.home))]
+            for warning in warnings:
+                log.warning("%s.", warning)
             await self.watcher.scanned(started, ADDED_SCAN_S)
             read_by = await self.db(self._read_by_others, added)
         elif action == "remove":
@@ -374,7 +380,8 @@ class Daemon:
                 await self.db(self.watcher.indexer.drop_source, gone)
         assert self.watcher is not None
         return {**self.watcher.status(), "sources_file": str(self.config.sources_file),
-                **({"added": added, "read_by": read_by} if action == "add" else {})}
+                **({"added": added, "read_by": read_by, "warnings": warnings}
+                   if action == "add" else {})}
 
     def _read_by_others(self, names: list[str]) -> dict[str, dict[str, int]]:
         """(database thread) For each source just added: the files its pattern matches that

@@ -590,7 +590,11 @@ def test_validate_source_ok() -> None:
     ({"agent": "-x"}, "invalid agent name '-x'"),
     ({"path": "notes/*.md"}, "must be absolute"),
     ({"path": "~notes/*.md"}, "must be absolute"),
-    ({"path": "~/notes/"}, "empty"),
+    ({"path": "~/notes/"}, r"'~/notes/' names a directory: a source's path is a glob of its "
+                           r"files, such as '~/notes/\*\.md'"),
+    # F-11 (2026-11-30): it said "'/' has an empty, '.' or '..' segment"
+    ({"path": "/"}, r"'path' '/' names the root directory: a source's path is a glob of its "
+                    r"files, such as '~/notes/\*\.md' \(\*\* for any depth\)"),
     ({"path": "~/a/../b.md"}, "'\\.\\.'"),
     ({"path": "~/a**/b.md"}, "whole segment"),
     ({"path": "~/{name}/b.md"}, "only placeholder"),
@@ -603,6 +607,25 @@ def test_validate_source_ok() -> None:
 def test_validate_source_errors(changes: dict[str, object], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         validate_source(table(**changes))
+
+
+@pytest.mark.parametrize(("path", "warned"), [
+    ("~/*.md", None), ("~/notes/**/*.md", None), ("~/*/notes.md", "your home directory"),
+    ("~/**/*.md", "your home directory"), ("/home/*/notes/*.md", "/home")])
+def test_a_glob_reaching_below_the_home_directory_is_warned_of(path: str,
+                                                               warned: str | None) -> None:
+    """F-11 (2026-11-30): configuration.md said `~/*.md` watches every directory in the home,
+    which it does not (the home alone, files directly in it), and that nothing warned. A glob
+    that does reach below the home (or a directory above it) is warned of when added."""
+    from memoryd.sources import broad_watch
+
+    warning = broad_watch(Source("me", path, "memory", "markdown", agent="me"),
+                          Path("/home/ana"))
+    if warned is None:
+        assert warning is None
+    else:
+        assert warning is not None and f"reaches below {warned}, so memoryd watches every " \
+            "directory in it" in warning
 
 
 def test_validate_source_not_a_table() -> None:
