@@ -66,6 +66,10 @@ def port(text: str) -> int:
 #: How an option's word becomes its value, by its kind (the others are text).
 CONVERT: dict[str, Callable[[str], Any]] = {"int": int, "float": float, "seconds": seconds,
                                             "port": port}
+#: What a word of each kind must be, for the usage error of one that is not.
+EXPECTED = {"int": "an integer", "float": "a number",
+            "seconds": f"a number of seconds above 0 and at most {MAX_SECONDS} (a week)",
+            "port": "a port number from 0 (any free one) to 65535"}
 
 
 class Arg:

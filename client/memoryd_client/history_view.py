@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+from memoryd_client.views import count
+
 TYPE_CHECKING = False  # see memoryd_client/__init__.py
 if TYPE_CHECKING:
     from typing import Any
@@ -28,20 +30,22 @@ def show(result: dict[str, Any], args: Args) -> None:
               "`memory status` shows how far it is")
         return
     files, sessions = result["files"], result["sessions"]
-    print(f"imported the history of {_harnesses(result)}: {files['total']:,} files, "
-          f"{sessions['total']:,} finished sessions extracted ({_counts(result['counts'])})")
+    print(f"imported the history of {_harnesses(result)}: {count(files['total'], 'file')}, "
+          f"{count(sessions['total'], 'finished session')} extracted "
+          f"({_counts(result['counts'])})")
 
 
 def show_preview(result: dict[str, Any]) -> None:
     files = result["files"]
     by_harness = ", ".join(f"{name} {row['to_index']:,} of {row['files']:,}"
                            for name, row in sorted(result["by_harness"].items()))
-    print(f"would index {files['to_index']:,} of {files['total']:,} files "
+    print(f"would index {files['to_index']:,} of {count(files['total'], 'file')} "
           f"({files['bytes_to_index'] / 1e6:.1f} MB)" + (f": {by_harness}" if by_harness else ""))
     counts = result["counts"]
-    print(f"would extract from {counts['sessions']:,} finished sessions: "
-          f"{counts['candidates']:,} entries to keep"
-          + (f", {counts['too short']:,} sessions too short" if counts["too short"] else "")
+    print(f"would extract from {count(counts['sessions'], 'finished session')}: "
+          f"{count(counts['candidates'], 'entry', 'entries')} to keep"
+          + (f", {count(counts['too short'], 'session')} too short" if counts["too short"]
+             else "")
           + (f", {counts['unreadable']:,} unreadable" if counts["unreadable"] else ""))
     for session in result["sessions"]:
         when = time.strftime("%Y-%m-%d", time.localtime(session["last_seen"])) \

@@ -7,13 +7,14 @@ string)."""
 from __future__ import annotations
 
 from memoryd_client import cli_help
-from memoryd_client.command_spec import CONVERT, GLOBALS, command_word_at
+from memoryd_client.command_spec import CONVERT, EXPECTED, GLOBALS, command_word_at
 from memoryd_client.commands import GROUPS, command_named
 from memoryd_client.errors import UsageError
 
 TYPE_CHECKING = False  # see memoryd_client/__init__.py
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable
     from typing import Any, NoReturn
 
     from memoryd_client.command_spec import Arg, Command
@@ -132,7 +133,7 @@ def add_argument(parser: argparse.ArgumentParser, arg: Arg, top: bool = False) -
     if arg.kind == "flag":
         options["action"] = "store_true"
     elif isinstance(arg.kind, str) and arg.kind in CONVERT:
-        options["type"] = CONVERT[arg.kind]
+        options["type"] = _typed(arg.kind)
     elif isinstance(arg.kind, tuple):
         options["choices"] = list(arg.kind)
     options["default"] = argparse.SUPPRESS if arg in GLOBALS and not top else arg.default
@@ -146,3 +147,20 @@ def add_argument(parser: argparse.ArgumentParser, arg: Arg, top: bool = False) -
         if arg.optional:
             options.update(nargs="?", const=arg.const)
         parser.add_argument(*arg.flags, dest=arg.dest, required=arg.required, **options)
+
+
+def _typed(kind: str) -> Callable[[str], Any]:
+    """``CONVERT[kind]`` for argparse: a word that is no value of the kind is refused saying
+    what it must be (argparse said only "invalid seconds value: '0'")."""
+    import argparse
+
+    convert = CONVERT[kind]
+
+    def parse(text: str) -> Any:
+        try:
+            return convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {EXPECTED[kind]}") from None
+
+    parse.__name__ = kind
+    return parse

@@ -26,11 +26,9 @@ def _anything(result: dict[str, Any]) -> bool:
                 or result.get("mentions"))
 
 
-def _count(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
-
-
 def print_purge(result: dict[str, Any]) -> None:
+    from memoryd_client.views import count as _count
+
     verb = "would purge" if result["dry_run"] else "purged"
     n = len(result["entries"])
     if not _anything(result):

@@ -10,6 +10,8 @@ if TYPE_CHECKING:
 
 
 def print_sync(result: dict[str, Any]) -> None:
+    from memoryd_client.views import count
+
     if "root" in result:  # sync init
         print(f"{result['root']} is a git repository of memoryd's durable files, "
               f"remote {result['remote']}" + (" (created)" if result.get("created") else ""))
@@ -21,7 +23,7 @@ def print_sync(result: dict[str, Any]) -> None:
         return
     if "shared" in result:  # sync add-shared
         print(f"following {result['remote']} as the team namespace {result['agent']} "
-              f"({result['entries']} entries)")
+              f"({count(result['entries'], 'entry', 'entries')})")
         return
     applied = result["applied"]
     if result.get("own") is False:  # a machine that follows teams and syncs nothing of its own
@@ -29,8 +31,9 @@ def print_sync(result: dict[str, Any]) -> None:
               "up); the teams it follows:")
     else:
         parts = [("committed local changes" if result["committed"] else "nothing new here"),
-                 (f"pulled: {applied['records']} ledger records, {applied['restored']} "
-                  f"transcript turns, {applied['purged']} purged" if result["pulled"]
+                 (f"pulled: {count(applied['records'], 'ledger record')}, "
+                  f"{count(applied['restored'], 'transcript turn')}, {applied['purged']} purged"
+                  if result["pulled"]
                   else "nothing to pull"),
                  ("pushed" if result["pushed"] else "nothing to push")]
         print("; ".join(parts) + f" ({result['seconds']:.1f} s)")
@@ -38,12 +41,12 @@ def print_sync(result: dict[str, Any]) -> None:
         if team.get("error"):
             print(f"team {name}: not followed this time: {team['error']}")
             continue
-        said = [f"{team.get('entries', 0)} new entries"]
+        said = [count(team.get("entries", 0), "new entry", "new entries")]
         if team.get("removed"):
             said.append(f"{team['removed']} removed (their lines left the team's file)")
         if team.get("skipped"):
-            said.append(f"{team['skipped']} lines skipped (no entry memoryd can apply; the "
-                        "daemon's log names each)")
+            said.append(f"{count(team['skipped'], 'line')} skipped (no entry memoryd can "
+                        "apply; the daemon's log names each)")
         print(f"team {name}: " + ", ".join(said))
     for decided in result.get("decided") or []:
         print(f"{decided['id']}: changed on two machines before they met: "
@@ -54,7 +57,8 @@ def print_sync(result: dict[str, Any]) -> None:
         print(f"conflict: both versions kept; the other machine's is {copy}")
     waiting = [c for c in result.get("conflicts") or [] if c not in new]
     if waiting:
-        print(f"{len(waiting)} older conflict copies wait: {', '.join(waiting)}")
+        print(f"{count(len(waiting), 'older conflict copy', 'older conflict copies')} "
+              f"wait{'s' if len(waiting) == 1 else ''}: {', '.join(waiting)}")
     if new or waiting:
         print("merge what you want to keep into the file, delete the copy, then `memory sync`")
 

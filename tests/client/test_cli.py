@@ -148,10 +148,12 @@ def test_numbers_out_of_every_range_are_usage_errors_not_tracebacks(daemon, tmp_
         assert f"{option} is too large a number" in said and "Traceback" not in said
     for wait in ("0", "-1", "nan", "inf", "1e400"):
         result = run_cli("status", "--timeout", wait)
-        assert result.returncode == 2 and f"--timeout: invalid seconds value: '{wait}'" in \
-            result.stderr, result.stderr
+        assert result.returncode == 2 and f"--timeout: '{wait}' is not a number of seconds " \
+            "above 0 and at most 604800 (a week)" in result.stderr, result.stderr  # F-11: the
+        # range is said (it was "invalid seconds value: '0'")
     port = run_cli("ui", "--no-open", "--port", "99999")
-    assert port.returncode == 2 and "--port: invalid port value" in port.stderr
+    assert port.returncode == 2 and "--port: '99999' is not a port number from 0 (any free " \
+        "one) to 65535" in port.stderr
     for missing in ("undo", "pass show"):
         result = run_cli(*missing.split(), "r" + huge)
         assert result.returncode == 1 and f"no run r{huge}" in result.stderr, result.stderr
@@ -338,3 +340,37 @@ def test_memory_hook_with_json_is_a_usage_error_and_installs_nothing(memoryd_hom
     assert done.returncode == 2
     assert "memory hook takes no options before its action and no --json" in done.stdout
     assert not (Path(os.environ["HOME"]) / ".codex" / "hooks.json").exists()
+
+
+def test_a_count_of_one_is_said_in_the_singular(capsys) -> None:
+    """F-11 (2026-11-30): "1 ledger records", "1 new entries", "from 1 finished sessions"."""
+    from memoryd_client import history_view, sync_view
+
+    sync_view.print_sync({"applied": {"records": 1, "restored": 1, "purged": 0},
+                          "committed": False, "pulled": True, "pushed": False, "seconds": 0.5,
+                          "teams": {"web": {"entries": 1, "skipped": 1}},
+                          "conflicts": ["a.md.conflict"], "new_conflicts": []})
+    history_view.show_preview({"files": {"to_index": 1, "total": 1, "bytes_to_index": 10},
+                               "by_harness": {}, "sessions": [],
+                               "counts": {"sessions": 1, "candidates": 1, "too short": 1,
+                                          "unreadable": 0}})
+    out = capsys.readouterr().out
+    assert "pulled: 1 ledger record, 1 transcript turn, 0 purged" in out
+    assert "team web: 1 new entry, 1 line skipped" in out
+    assert "1 older conflict copy waits: a.md.conflict" in out
+    assert "would index 1 of 1 file (0.0 MB)" in out
+    assert "would extract from 1 finished session: 1 entry to keep, 1 session too short" in out
+
+
+def test_sources_add_warns_of_a_glob_that_watches_the_whole_home(keyword_daemon) -> None:
+    """F-11 (2026-11-30): the docs promised a warning for a source watching every directory in
+    the home; none came. `~/*/notes.md` (the home watched whole) is added and warned of; the
+    root directory as a path is refused saying so."""
+    added = run_cli("sources", "add", "me", "~/*/notes.md", "--kind", "memory", "--agent", "me")
+    assert added.returncode == 0, added.stderr
+    assert "warning: source me: ~/*/notes.md reaches below your home directory, so memoryd " \
+        "watches every directory in it" in added.stderr
+    quiet = run_cli("sources", "add", "top", "~/*.md", "--kind", "memory", "--agent", "me")
+    assert quiet.returncode == 0 and "warning" not in quiet.stderr, quiet.stderr
+    root = run_cli("sources", "add", "x", "/", "--kind", "memory", "--agent", "me")
+    assert root.returncode == 2 and "'/' names the root directory" in root.stderr

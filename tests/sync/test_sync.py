@@ -438,7 +438,7 @@ def test_a_teams_file_edited_in_review_is_followed_and_said(machines, tmp_path: 
                         *args], check=True)
     synced = a.cli("sync")
     assert synced.returncode == 0, synced.stderr
-    assert "team acme: 0 new entries, 1 removed (their lines left the team's file), 1 lines " \
+    assert "team acme: 0 new entries, 1 removed (their lines left the team's file), 1 line " \
         "skipped" in synced.stdout, synced.stdout
     with a.client() as c:
         team = c.list_entries(agents=["team.acme"])["entries"]
