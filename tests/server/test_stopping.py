@@ -177,6 +177,9 @@ def test_a_client_during_a_stop_is_told_memoryd_is_stopping_not_absent(keyword_d
     thread = threading.Thread(target=bulk)
     thread.start()
     wait_until(lambda: keyword_daemon.daemon.in_flight() > 0, 30, every=0.01)
+    # the database thread busy for a while (a slow disk): the write in flight, and with it
+    # the stop, waits, so the newcomer comes while memoryd still holds its socket
+    keyword_daemon.loop.call_soon_threadsafe(keyword_daemon.daemon.db.submit, time.sleep, 3)
     keyword_daemon.loop.call_soon_threadsafe(keyword_daemon.daemon.should_exit.set)
     wait_until(lambda: keyword_daemon.daemon.server is None
                or keyword_daemon.daemon.server.closed, 10, every=0.01)
