@@ -303,9 +303,12 @@ class DaemonMethods(abc.ABC):
         return self.call("pass_runs", drop_none({"name": name, "limit": limit,
                                                   "offset": offset}))
 
-    def pass_show(self, run_or_change: str | None = None) -> Any:
-        """A run (r12) with every change, or one change (c345); default the newest run."""
-        return self.call("pass_show", drop_none({"id": run_or_change}))
+    def pass_show(self, run_or_change: str | None = None, *, offset: int | None = None) -> Any:
+        """A run (r12) with its changes, or one change (c345); default the newest run. The
+        changes come a page at a time (as many as fit in half a frame): from the
+        ``offset``-th; ``changes_total`` counts them all and ``next`` is the next page's
+        offset (None after the last page)."""
+        return self.call("pass_show", drop_none({"id": run_or_change, "offset": offset}))
 
     def undo(self, run_or_change: str) -> Any:
         """Take back a whole run (r12) or one change (c345), as a new run."""

@@ -175,6 +175,23 @@ def print_show(result: dict[str, Any]) -> None:
               "them back, or run it again to finish the work")
     for change in result["changes"]:
         _print_change(change)
+    _print_page(result)
+
+
+def _print_page(result: dict[str, Any]) -> None:
+    """Which of the run's changes the reply held, and the next page's command, on stderr,
+    when it did not hold them all (a reply holds what fits in one frame)."""
+    total = result.get("changes_total", len(result["changes"]))
+    offset = result.get("offset") or 0
+    last = offset + len(result["changes"])
+    if not offset and last >= total:
+        return
+    if not result["changes"]:
+        print(f"no changes from --offset {offset}: {total} in all", file=sys.stderr)
+        return
+    more = (f"; next page: memory pass show {result['run']} --offset {result['next']}"
+            if result.get("next") is not None else "")
+    print(f"changes {offset + 1}-{last} of {total}{more}", file=sys.stderr)
 
 
 def state_said(change: dict[str, Any]) -> str:

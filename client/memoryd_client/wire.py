@@ -84,7 +84,7 @@ PARAMS: dict[str, frozenset[str]] = {
     "usage": frozenset({"by", "agents", "kind", "limit"}),
     "pass_list": frozenset(),
     "pass_run": frozenset({"name", "agent", "project", "dry_run", "full"}),
-    "pass_show": frozenset({"id"}),
+    "pass_show": frozenset({"id", "offset"}),
     "pass_runs": frozenset({"name", "limit", "offset"}),
     "undo": frozenset({"id"}),
     "promote_accept": frozenset({"id"}),

@@ -228,10 +228,11 @@ class PassRunner:
 
     # -- runs and changes --------------------------------------------------------------
 
-    async def show(self, target: str) -> dict[str, Any]:
+    async def show(self, target: str, offset: int, max_bytes: int) -> dict[str, Any]:
+        """A run with a page of its changes from ``offset`` (PassRuns.shown), or one change."""
         kind, number = parse_target(target)
         if kind == "run":
-            return await self.db(self.runs.run, number)
+            return await self.db(self.runs.shown, number, offset, max_bytes)
         return await self.db(self.runs.change, number)
 
     async def listing(self) -> list[dict[str, Any]]:

@@ -33,6 +33,7 @@ interrupted, with its changes counted (it never wrote its counts).
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import time
@@ -164,6 +165,28 @@ class PassRuns:
 
     def changes(self, run: int) -> list[dict[str, Any]]:
         return [self._change_row(row) for row in self.store.runs.changes_of(run)]
+
+    def shown(self, run: int, offset: int, max_bytes: int) -> dict[str, Any]:
+        """A run with a page of its changes, in order from the ``offset``-th: as many as fit
+        in ``max_bytes`` as JSON (at least one), so that a run of hundreds of big file
+        changes (a notebooks run over 200 notebooks: 8 MB) never makes a reply too large to
+        send. ``changes_total`` counts them all; ``next`` is the offset of the next page
+        (None: this page ends the run)."""
+        row = self.store.runs.get(run)
+        if row is None:
+            raise NotFoundError(f"no run {run_name(run)}")
+        total = self.store.runs.count_changes(run)
+        page: list[dict[str, Any]] = []
+        size = 0
+        for change_row in self.store.runs.changes_from(run, offset):
+            change = self._change_row(change_row)
+            size += len(json.dumps(change, default=str))  # ASCII: no fewer bytes than sent
+            if page and size > max_bytes:
+                break
+            page.append(change)
+        end = offset + len(page)
+        return {**self._run_row(row), "changes": page, "changes_total": total,
+                "offset": offset, "next": end if end < total else None}
 
     def change(self, change: int) -> dict[str, Any]:
         row = self.store.runs.change(change)

@@ -10,6 +10,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from memoryd_client.wire import MAX_FRAME_BYTES
+
 from memoryd.errors import BadParamsError
 from memoryd.passes.notebooks import checked_paths
 from memoryd.passes.runner import PASSES, PassRunner
@@ -18,6 +20,9 @@ from memoryd.server.params import Params
 
 #: The passes a run can be asked to do in full (as a first run), not only what changed since.
 FULL_PASSES = ("consolidate", "staleness")
+#: The changes of a run shown in one reply, at most (as JSON; the rest are paged): half a
+#: frame, the rest of the reply is small.
+SHOWN_BYTES = MAX_FRAME_BYTES // 2
 
 
 class PassMethods:
@@ -58,13 +63,16 @@ class PassMethods:
         return await self.passes.db(self.passes.runs.page, name, limit, offset)
 
     async def m_pass_show(self, params: Params) -> dict[str, Any]:
+        """A run with a page of its changes (``offset``: from the how-manyth; the reply's
+        ``next`` is where the next page starts, None after the last), or one change."""
         target = params.text("id", max_len=40)
+        offset = params.integer("offset", default=0, low=0, high=10_000_000)
         if target is None:  # the newest run
             runs = await self.passes.db(self.passes.runs.newest, None, 1)
             if not runs:
                 raise BadParamsError("no pass has run yet (memory pass run NAME)")
             target = runs[0]["run"]
-        return await self.passes.show(target)
+        return await self.passes.show(target, offset, SHOWN_BYTES)
 
     async def m_undo(self, params: Params) -> dict[str, Any]:
         target = params.text("id", required=True, max_len=40)
@@ -93,4 +101,4 @@ class PassMethods:
             paths = await asyncio.to_thread(checked_paths, files, resolved)
         summary = await self.passes.run("notebooks", agent=params.agent(required=False),
                                         paths=paths, dry_run=not params.flag("fix"))
-        return {**summary, **await self.passes.show(summary["run"])}
+        return {**summary, **await self.passes.show(summary["run"], 0, SHOWN_BYTES)}

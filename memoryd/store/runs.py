@@ -10,7 +10,7 @@ them.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -204,6 +204,15 @@ class Runs:
     def changes_of(self, run: int) -> list[ChangeRow]:
         return [_change(row) for row in self._db.execute(
             _CHANGES + " WHERE run=? ORDER BY id", (run,))]
+
+    def changes_from(self, run: int, offset: int) -> Iterator[ChangeRow]:
+        """The run's changes in order from the ``offset``-th, read as they are taken."""
+        for row in self._db.execute(_CHANGES + " WHERE run=? ORDER BY id LIMIT -1 OFFSET ?",
+                                    (run, offset)):
+            yield _change(row)
+
+    def count_changes(self, run: int) -> int:
+        return integer(self._db, "SELECT count(*) FROM changes WHERE run=?", (run,))
 
     def applied_in_group(self, run: int, group: int) -> list[ChangeRow]:
         return [_change(row) for row in self._db.execute(

@@ -678,6 +678,43 @@ def sqlite_rows(home: Path, sql: str, *params: object) -> list[tuple]:
         db.close()
 
 
+#: Notebooks of long bullets over the cap: the run's changes (each notebook's text before and
+#: after, and its archive's) come to over 8 MB, more than one reply can hold
+BIG_RUN_NOTEBOOKS = 40
+
+
+def test_pass_show_pages_a_run_too_big_for_one_reply(memory_dir: Path,
+                                                      keyword_daemon) -> None:
+    """A notebooks run over many notebooks over the cap: `memory pass show` of it (and plain
+    `memory pass show`, the newest run) answered `frame of 8650621 bytes exceeds the limit`
+    until another run came. Its changes come a page at a time, each page says where the next
+    starts, and every change stays viewable."""
+    words = " ".join(f"palette{j} bleed margin speech export" for j in range(40))
+    for number in range(BIG_RUN_NOTEBOOKS):
+        (memory_dir / f"notebook-{number:02d}.md").write_text("## Session Log\n" + "".join(
+            f"- [2026-01-{1 + i % 28:02d}] session {number}.{i}: {words}\n"
+            for i in range(90)))
+    with Client(keyword_daemon.socket, timeout_s=120) as client:
+        wait_until(lambda: active_count(client) >= BIG_RUN_NOTEBOOKS * 90, 180)
+        run = client.pass_run("notebooks")
+        assert run["counts"]["applied"] == 2 * BIG_RUN_NOTEBOOKS, run
+        first = client.pass_show()  # the newest run, a first page of it
+        assert first["run"] == run["run"] and first["next"] is not None
+        seen, page = [], first
+        while True:
+            seen += [change["change"] for change in page["changes"]]
+            if page["next"] is None:
+                break
+            page = client.pass_show(run["run"], offset=page["next"])
+        assert len(seen) == len(set(seen)) == first["changes_total"] >= 2 * BIG_RUN_NOTEBOOKS
+        assert client.pass_show(seen[-1])["change"] == seen[-1]
+    shown = run_cli("pass", "show", run["run"])
+    assert shown.returncode == 0, shown.stderr
+    assert f"; next page: memory pass show {run['run']} --offset {first['next']}" in shown.stderr
+    rest = run_cli("pass", "show", run["run"], "--offset", str(first["next"]))
+    assert rest.returncode == 0 and f"changes {first['next'] + 1}-" in rest.stderr
+
+
 #: Notebooks the pass rewrites while searches run (each of 83 bullets, embedded meanwhile: 40
 #: cost the suite ~20 s of CPU, 16 still give a pass of hundreds of slices among searches)
 GIVING_WAY_NOTEBOOKS = 16

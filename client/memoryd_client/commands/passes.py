@@ -65,10 +65,17 @@ COMMANDS: dict[str, Command] = {
                 examples=("memory pass run consolidate --dry-run",), exits="0 done; 1 failed"),
             "show": Command(
                 help="a run's changes (before → after, and why), or one change",
+                description="A run's changes, a page at a time when they are many or big "
+                "(a page is what fits in one reply): the next page's command goes to "
+                "stderr.",
                 args=(Arg("id", optional=True,
-                          help="run (r12) or change (c345); default the newest run"),),
-                request=lambda a, c: c.pass_show(a.id), show=PASS_SHOW,
-                examples=("memory pass show r12", "memory pass show c345"),
+                          help="run (r12) or change (c345); default the newest run"),
+                      Arg("--offset", kind="int", default=0, metavar="N",
+                          help="skip the run's first N changes (the next page; default: 0)")),
+                request=lambda a, c: c.pass_show(a.id, offset=a.offset or None),
+                show=PASS_SHOW,
+                examples=("memory pass show r12", "memory pass show r12 --offset 180",
+                          "memory pass show c345"),
                 exits="0 done; 1 not found")}),
     "undo": Command(
         help="take back a pass's run (r12) or one change (c345)", progress=True,

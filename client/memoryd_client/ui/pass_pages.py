@@ -72,9 +72,10 @@ def passes_page(client: Client, query: dict[str, str]) -> Page:
     return Page("Passes", "passes", body)
 
 
-def run_page(client: Client, target: str) -> Page:
-    """A run with every change, or one change (c345)."""
-    shown = client.pass_show(target)
+def run_page(client: Client, target: str, query: dict[str, str] | None = None) -> Page:
+    """A run with its changes (a page of them, from the query's ``offset``, when they are
+    many or big), or one change (c345)."""
+    shown = client.pass_show(target, offset=offset_of(query or {}) or None)
     if "changes" not in shown:  # one change
         return Page(f"Change {shown['change']}", "passes",
                     f"<h1>Change {esc(shown['change'])}</h1>{change_view(shown)}")
@@ -95,7 +96,25 @@ def run_page(client: Client, target: str) -> Page:
     changes = "".join(change_view(c) for c in shown["changes"]) or \
         "<p>This run changed nothing.</p>"
     return Page(f"Run {shown['run']}", "passes",
-                f'{head}<div class="actions">{actions}</div>{changes}')
+                f'{head}<div class="actions">{actions}</div>{changes}{_change_pager(shown)}')
+
+
+def _change_pager(shown: dict[str, Any]) -> str:
+    """Which of the run's changes the page shows, with links to the pages before and after,
+    when it does not show them all (a reply holds what fits in one frame)."""
+    total = shown.get("changes_total", len(shown["changes"]))
+    offset = shown.get("offset") or 0
+    last = offset + len(shown["changes"])
+    if not offset and last >= total:
+        return ""
+    links = []
+    if offset:
+        links.append(link("passes", "← first changes", shown["run"]))
+    if shown.get("next") is not None:
+        links.append(link("passes", f"next changes ({total - last:,} more) →", shown["run"],
+                          offset=shown["next"]))
+    return (f'<p class="pager">{esc(f"Changes {offset + 1:,}–{last:,} of {total:,}.")} '
+            f'{" · ".join(links)}</p>')
 
 
 def change_view(change: dict[str, Any]) -> str:

@@ -205,7 +205,7 @@ class Handler(BaseHTTPRequestHandler):
             return (lambda c: pages.session_page(c, rest)) if rest else \
                 (lambda c: pages.sessions_page(c, query))
         if name == "passes":
-            return (lambda c: pass_pages.run_page(c, rest)) if rest else \
+            return (lambda c: pass_pages.run_page(c, rest, query)) if rest else \
                 (lambda c: pass_pages.passes_page(c, query))
         if name == "timeline":
             return lambda c: timeline.timeline_page(c, query)
