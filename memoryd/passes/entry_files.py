@@ -111,12 +111,15 @@ def successor_uid(store: Store, old: StoredEntry, edited: str, item: MemoryItem,
 
 def replaced(lines: list[str], item: MemoryItem, text: str | None) -> str:
     """The file's text with the item's lines removed (``text`` None) or replaced by ``text``
-    in the item's form: a bullet with the same marker (and today's date if it had one)."""
+    in the item's form: a bullet with the same marker (and today's date if it had one). The
+    file ends as it did (its blank lines at the end kept: an edit of the user's file changes
+    the item, nothing else), with a newline at least."""
     head, tail = lines[: item.line_start - 1], lines[item.line_end:]
+    ending = "\n" * max(1, len(lines) - len("\n".join(lines).rstrip("\n").split("\n")))
     if text is None:
         if (not head or not head[-1].strip()) and tail and not tail[0].strip():
             tail = tail[1:]  # a paragraph between blank lines: one blank line stays
-        return "\n".join(head + tail).rstrip("\n") + "\n"
+        return "\n".join(head + tail).rstrip("\n") + ending
     first = lines[item.line_start - 1]
     match = _LEAD.match(first)
     new_lines = text.strip().splitlines()
@@ -127,7 +130,7 @@ def replaced(lines: list[str], item: MemoryItem, text: str | None) -> str:
         indent = " " * (len(match.group("lead").expandtabs(4)))
         body = [match.group("lead") + date + new_lines[0],
                 *(indent + line if line.strip() else "" for line in new_lines[1:])]
-    return "\n".join(head + body + tail).rstrip("\n") + "\n"
+    return "\n".join(head + body + tail).rstrip("\n") + ending
 
 
 def stays_one(before: str, after: str, item: MemoryItem, name: str) -> bool:

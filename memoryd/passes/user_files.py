@@ -55,11 +55,15 @@ class FileText:
 
     def encode(self, text: str) -> bytes:
         """New text in this file's conventions: its line endings, its byte-order mark, and a
-        final newline iff the file had one (or was empty). In a file whose lines end both
-        ways, the lines the text keeps keep their bytes, and the others end as most do (a
-        notebook with two LF lines and the rest CRLF had the two rewritten as CRLF)."""
+        final newline iff the file had one (or was empty). Blank lines the file ended with stay
+        as many as the new text keeps of them (a forget of the last bullet took the file's
+        last blank line with it); none is added. In a file whose lines end both ways, the
+        lines the text keeps keep their bytes, and the others end as most do (a notebook with
+        two LF lines and the rest CRLF had the two rewritten as CRLF)."""
         had_final = self.data.endswith(b"\n") or not self.data
-        text = text.rstrip("\n") + ("\n" if had_final and text.strip() else "")
+        kept = min(len(text) - len(text.rstrip("\n")),
+                   len(self.text) - len(self.text.rstrip("\n")))
+        text = text.rstrip("\n") + ("\n" * max(kept, 1) if had_final and text.strip() else "")
         if self.data.startswith(codecs.BOM_UTF8) and not text.startswith("\ufeff"):
             text = "\ufeff" + text
         crlf = self.data.count(b"\r\n")

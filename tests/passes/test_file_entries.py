@@ -157,6 +157,25 @@ def test_forget_removes_the_bullet_with_its_lines_and_undo_brings_it_back(client
                == metric["id"])
 
 
+def test_forgetting_a_notebooks_last_bullet_keeps_the_blank_line_after_it(
+        client: Client) -> None:
+    """The last bullet of a notebook that ends with a blank line: forget removed the blank
+    line too, an edit of the user's file nobody asked for."""
+    notebook = Path(os.environ["HOME"]) / ".mastersof-ai" / "agents" / "designer" / "memory" \
+        / "notebook.md"
+    notebook.parent.mkdir(parents=True)
+    text = ("# Designer notebook\n\n## Learnings\n- [2026-01-02] export PNGs at 2x\n"
+            "- [2026-01-05] speech bubbles go on the left of the cat\n\n")
+    notebook.write_text(text)
+    wait_until(lambda: hit(client, "speech bubbles") is not None)
+    last = hit(client, "speech bubbles")
+    assert last is not None
+    done = run_cli("forget", last["id"])
+    assert done.returncode == 0, done.stderr
+    assert notebook.read_text() == text.replace(
+        "- [2026-01-05] speech bubbles go on the left of the cat\n", "")
+
+
 def test_a_file_not_all_utf8_keeps_every_other_byte_through_forget_supersede_and_undo(
         client: Client) -> None:
     """A notebook saved by a Windows editor: a byte-order mark, CRLF line endings and a byte
@@ -267,3 +286,9 @@ def test_a_dated_bullet_is_rewritten_with_todays_date_and_a_paragraph_as_a_parag
         "# Learnings\n\n- [2026-03-14] Old lesson\n  over two lines.\n\nAnother paragraph.\n")
     assert replaced(lines, items[1], None) == (
         "# Learnings\n\n- [2026-03-14] Old lesson\n  over two lines.\n")
+    ended = text + "\n"  # a blank line at the end: it stays, as what the edit is not about
+    lines = ended.split("\n")
+    assert replaced(lines, items[1], None) == (
+        "# Learnings\n\n- [2026-03-14] Old lesson\n  over two lines.\n\n")
+    assert replaced(lines, items[1], "Another paragraph.") == (
+        "# Learnings\n\n- [2026-03-14] Old lesson\n  over two lines.\n\nAnother paragraph.\n\n")
