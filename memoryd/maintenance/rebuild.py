@@ -31,7 +31,7 @@ from memoryd.store import lexicon
 from memoryd.store.archive import AgentArchive, archive_now, restore_archives
 from memoryd.store.database import DatabaseError, ModelInfo, Store
 from memoryd.store.file_history import export_events, restore_history
-from memoryd.store.integrity import corrupt_suffix, damage, discard, move_aside
+from memoryd.store.integrity import building, corrupt_suffix, damage, discard, move_aside
 from memoryd.store.ledger import Ledger
 from memoryd.store.lexicon import Lexicon
 from memoryd.store.permissions import restrict_umask, tighten_state
@@ -81,9 +81,9 @@ def reindex(config: Config, *, embed: bool = True,
         usage_log = UsageLog(config.state_dir / USAGE_FILE)
         outcomes_old(config, usage_log)
         log_old(config, usage_log)
-        building = config.db_path.with_name(config.db_path.name + ".new")
-        discard(building)  # what a killed reindex left
-        store = Store(building)
+        new = building(config.db_path)
+        discard(new)  # what a killed reindex left
+        store = Store(new)
         try:
             restored = restore_archives(store, archive, transcript_formats(config))
             versions = restore_history(store, history)
@@ -100,7 +100,7 @@ def reindex(config: Config, *, embed: bool = True,
         finally:
             store.close()
         set_aside(config)  # only now: a reindex killed before this leaves the old index as it was
-        move_aside(building, "", config.db_path)
+        move_aside(new, "", config.db_path)
         return {"entries": entries, "records": records, "ledgers": len(ledger.agents()),
                 "vectors": vectors, "archives": len(archive.agents()), "restored": restored,
                 "archived": archived, "runs": runs, "versions": versions}

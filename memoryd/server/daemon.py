@@ -62,6 +62,7 @@ from memoryd.sessions.history import HistoryImport
 from memoryd.sessions.quiet import QuietExtraction
 from memoryd.sessions.tool_guard import ToolGuard
 from memoryd.sources import broad_watch
+from memoryd.store.integrity import discard_unfinished
 from memoryd.store.permissions import restrict_umask, tighten_state
 from memoryd.store.thread import DatabaseThread
 
@@ -153,6 +154,8 @@ class Daemon:
         self.umask = restrict_umask()  # files 0600, directories 0700, whatever the umask
         self.ownership.take_locks()
         self.locked = True
+        # a reindex holds the state dir's lock too: its index being built is no reindex's now
+        discard_unfinished(self.config.db_path)
         tighten_state(self.config.state_dir, self.config.private_files,
                       self.config.private_trees)
         listener = self.ownership.bind(LISTEN_BACKLOG)

@@ -9,7 +9,7 @@ as the watcher's first scan indexes them — and logs a line saying so.
 
 A rebuild (``memoryd reindex``) builds its new database beside the old one and swaps them only
 when it is done, so a reindex killed half-way and run again never puts a half-built copy over
-the good backup.
+the good backup; what it left is removed at the next start (:func:`discard_unfinished`).
 
 ``memory doctor`` runs ``PRAGMA quick_check`` on a reader of its own (memoryd.server.health).
 """
@@ -24,7 +24,10 @@ import apsw
 
 log = logging.getLogger(__name__)
 
-SUFFIXES = ("", "-wal", "-shm")
+#: A database's files: itself, its WAL and shared memory, and the rollback journal it has
+#: before WAL mode is set (a reindex killed in its first moments leaves one beside its new
+#: index, which would be played back into the next one)
+SUFFIXES = ("", "-wal", "-shm", "-journal")
 
 
 def damage(path: Path) -> list[str]:
@@ -63,6 +66,26 @@ def move_aside(path: Path, suffix: str, target: Path | None = None) -> Path:
 def discard(path: Path) -> None:
     for extra in SUFFIXES:
         path.with_name(path.name + extra).unlink(missing_ok=True)
+
+
+def building(path: Path) -> Path:
+    """Where a reindex builds the new index beside ``path`` (``memoryd.db.new``)."""
+    return path.with_name(path.name + ".new")
+
+
+def discard_unfinished(path: Path) -> int:
+    """Remove what a reindex killed half-way left (``memoryd.db.new`` and its WAL files):
+    at start, with the state dir's lock held, which a running reindex holds too, so no
+    reindex is building it. Returns the bytes given back (0: there was none)."""
+    new = building(path)
+    files = [new.with_name(new.name + extra) for extra in SUFFIXES]
+    size = sum(f.stat().st_size for f in files if f.exists())
+    if not any(f.exists() for f in files):
+        return 0
+    discard(new)
+    log.warning("Removed %s (%.1f MB with its WAL), the unfinished index of a reindex that was "
+                "stopped half-way; the index in use was never touched by it.", new, size / 1e6)
+    return size
 
 
 def corrupt_suffix() -> str:
