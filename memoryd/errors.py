@@ -1,6 +1,9 @@
 """The daemon's errors: the shared tree of :mod:`memoryd_client.errors` plus startup errors.
 
     MemorydError (memoryd_client.errors; each has a wire code)
+    ├── UnavailableError
+    │   └── WriteRefusedError a write the disk refused (full, a file-size limit, read-only):
+    │                         "not stored: …" (wire code "unavailable"; counted for status)
     ├── StartupError          daemon exit 3
     │   ├── ConfigError       bad configuration (also the client's ConfigError: one wire code;
     │   │                     the daemon exits 3 at start, a client shown it exits 2)
@@ -45,6 +48,12 @@ class AlreadyRunningError(StartupError):
 
 class EmbedderError(MemorydError):
     code = "embedder"
+
+
+class WriteRefusedError(UnavailableError):
+    """A write that was itself fine, refused by the disk (full, a file-size limit, read-only,
+    failing): nothing of the request was kept. On the wire it is ``unavailable``; the daemon
+    counts these for `memory status` (memoryd.server.refused)."""
 
 
 def stopping_error() -> UnavailableError:

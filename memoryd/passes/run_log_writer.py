@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.store.database import Store
+from memoryd.store.durable import not_stored
 from memoryd.store.entries import Entries
 from memoryd.store.run_log import RunLog, change_lines, run_lines, run_log_key
 
@@ -29,7 +30,9 @@ class RunLogWriter:
     def recording(self) -> Iterator[None]:
         """A transaction whose runs and changes also go to the file: its lines are appended
         at the end, after the ledger records of its entries and before the commit, and taken
-        back when the transaction fails (as the ledgers' are: Entries.transaction)."""
+        back when the transaction fails (as the ledgers' are: Entries.transaction). An append
+        the disk refuses is answered as the ledger's is: ``unavailable: not stored: …``, with
+        the transaction and its ledger records taken back."""
         outer = self._lines is None
         if outer:
             self._lines = []
@@ -38,7 +41,11 @@ class RunLogWriter:
             with self.entries.transaction():
                 yield
                 if outer and self._lines:
-                    appended = self.log.append(self._lines)
+                    try:
+                        appended = self.log.append(self._lines)
+                    except OSError as exc:  # as the ledger's append: Entries.write_ledger
+                        raise not_stored(f"cannot write the run log {self.log.path.name}",
+                                         exc) from None
                     self.store.set_meta(run_log_key(), str(appended[1]))
         except BaseException:
             if appended is not None:

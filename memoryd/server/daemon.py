@@ -54,6 +54,7 @@ from memoryd.server.ownership import CHECK_INTERVAL_S, Ownership, file_identity
 from memoryd.server.params import Params
 from memoryd.server.parts import Parts
 from memoryd.server.pass_methods import PassMethods
+from memoryd.server.refused import RefusedWrites
 from memoryd.server.session_methods import SessionMethods
 from memoryd.server.stopping import Connections
 from memoryd.server.sync_methods import Sync
@@ -113,8 +114,9 @@ class Daemon:
             "sources": self.m_sources,
         }
         #: serves the connections with these methods (the wire methods are added at startup)
+        self.refused = RefusedWrites()  # the writes the disk refused lately
         self.dispatcher = Dispatcher(self.methods, self.limits, self.traffic, self.connections,
-                                     self.should_exit)
+                                     self.should_exit, self.refused)
 
     @property
     def config(self) -> Config:
@@ -190,7 +192,7 @@ class Daemon:
                                      self.watcher, self.sessions.extractor, self.traffic)
         self.methods.update(HistoryMethods(self.history).methods())
         self.health = Health(self.settings, self.started, parts, self.watcher, self.passes,
-                             self.sync)
+                             self.sync, self.refused)
         self.methods.update(self.health.methods())
         self.server = Acceptor(listener, self.dispatcher.handle)
         self.watcher.start()

@@ -26,12 +26,14 @@ from memoryd.errors import (
     MemorydError,
     UnavailableError,
     UnknownMethodError,
+    WriteRefusedError,
 )
 from memoryd.progress import PROGRESS_EVERY_S, Reporter, reporting, stop_reporting
 from memoryd.scheduling import Traffic
 from memoryd.server.binding import Caller, bind, enforce, peer_pid, peer_uid
 from memoryd.server.limits import ConnectionLimits, read_body
 from memoryd.server.params import Params
+from memoryd.server.refused import RefusedWrites
 from memoryd.server.replies import without_rowids
 from memoryd.server.stopping import Connections, stopping_error
 from memoryd.text import scrub_surrogates
@@ -56,8 +58,10 @@ class Dispatcher:
     is left (``idle``: the stop waits for it)."""
 
     def __init__(self, methods: dict[str, Handler], limits: ConnectionLimits, traffic: Traffic,
-                 connections: Connections, stopping: asyncio.Event) -> None:
+                 connections: Connections, stopping: asyncio.Event,
+                 refused: RefusedWrites) -> None:
         self.methods = methods
+        self.refused = refused  # told of each write the disk refused
         self.limits = limits
         self.traffic = traffic  # the requests background work gives way to
         self.connections = connections
@@ -223,6 +227,8 @@ class Dispatcher:
                 finally:
                     self.traffic.end(number)
         except MemorydError as exc:
+            if isinstance(exc, WriteRefusedError):
+                self.refused.note(exc.message)
             await self._send(writer, request_id, error=exc)
         except asyncio.CancelledError:
             if not self.stopping.is_set():

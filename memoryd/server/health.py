@@ -32,6 +32,7 @@ from memoryd.ingest.source_stats import UNDATED
 from memoryd.ingest.watcher import Watcher
 from memoryd.passes.runner import PassRunner
 from memoryd.server.parts import Parts
+from memoryd.server.refused import RefusedWrites
 from memoryd.server.sync_methods import Sync
 from memoryd.sources import DirLink
 from memoryd.store.ledger import Ledger, LedgerProblem
@@ -104,14 +105,17 @@ def log_location() -> str:
 
 class Health:
     def __init__(self, settings: Settings, started: float, parts: Parts,
-                 watcher: Watcher | None, passes: PassRunner | None, sync: Sync | None) -> None:
-        """The parts it examines; ``started``: when the daemon started."""
+                 watcher: Watcher | None, passes: PassRunner | None, sync: Sync | None,
+                 refused: RefusedWrites) -> None:
+        """The parts it examines; ``started``: when the daemon started; ``refused``: the
+        writes the disk refused lately."""
         self.settings = settings
         self.started = started
         self.parts = parts
         self.watcher = watcher
         self.passes = passes
         self.sync = sync
+        self.refused = refused
 
     def methods(self) -> dict[str, Any]:
         return {"doctor": self.m_doctor}
@@ -343,6 +347,19 @@ class Health:
                          "second database")
         return check("disk", OK, detail)
 
+    def writes(self) -> dict[str, Any]:
+        """The writes the disk refused lately (memoryd.server.refused)."""
+        refused = self.refused
+        if not refused.recent() or refused.since is None:
+            return check("writes", OK, "no write refused lately")
+        at = time.strftime("%H:%M", time.localtime(refused.since))
+        many = "write was" if refused.count == 1 else "writes were"
+        return check("writes", PROBLEM, f"{refused.count} {many} refused since {at}, the "
+                     f"last: {refused.reason}",
+                     "free some space on the state dir's file system (or raise the file-size "
+                     "limit, `ulimit -f`, memoryd runs under) and send them again: nothing of "
+                     "a refused write was kept")
+
     def backlog_counts(self) -> int:
         """Entries waiting for a vector (database thread)."""
         store = self.parts.store
@@ -386,9 +403,9 @@ class Health:
         (only those that are not ok), the embedding rate and estimate, the paths."""
         backlog = await self.parts.db(self.backlog_counts)
         files = await self.file_problems()
-        checks = [self.model(), self.sources(), self.skipped(files), await self.unwritten(),
-                  await self.interrupted(), self.disk(), self.backlog(backlog),
-                  self.environment()]
+        checks = [self.model(), self.writes(), self.sources(), self.skipped(files),
+                  await self.unwritten(), await self.interrupted(), self.disk(),
+                  self.backlog(backlog), self.environment()]
         vectors = self.parts.vectors
         rate = vectors.embedded.rate()
         config = self.settings.config
@@ -505,6 +522,7 @@ class Health:
             self.model(),
             self.telemetry(),
             *whole,
+            self.writes(),
             self.disk(),
             self.sources(),
             await self.sessions(),

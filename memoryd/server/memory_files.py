@@ -28,7 +28,13 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.config import Settings
-from memoryd.errors import BadParamsError, ForbiddenError, NotFoundError, UnavailableError
+from memoryd.errors import (
+    BadParamsError,
+    ForbiddenError,
+    NotFoundError,
+    UnavailableError,
+    WriteRefusedError,
+)
 from memoryd.ingest.markdown import parse_memory_file
 from memoryd.names import MAX_PATH_BYTES, path_problem
 from memoryd.passes.file_care import FileChangedError, NotRewrittenError
@@ -44,7 +50,7 @@ from memoryd.regular_file import SpecialFileError
 from memoryd.server.params import Params
 from memoryd.store.archive import AgentArchive
 from memoryd.store.database import Store
-from memoryd.store.durable import DISK_ERRORS, REFUSED_WRITE_ERRNOS
+from memoryd.store.durable import DISK_ERRORS, REFUSED_WRITE_ERRNOS, refusal
 from memoryd.store.file_history import append_delta
 from memoryd.store.file_versions import record_version
 from memoryd.store.thread import DatabaseThread
@@ -264,14 +270,15 @@ class MemoryFiles:
 
 
 def refused(relative: str, agent: str, exc: BaseException) -> UnavailableError:
-    """The file system (or the versions' database) refused a write that was itself fine, or
-    the file is one memoryd leaves as it is (memoryd.passes.file_care: the reason)."""
-    why = getattr(exc, "strerror", None) or exc
+    """The file system (or the versions' database) refused a write that was itself fine
+    (WriteRefusedError: counted for `memory status`), or the file is one memoryd leaves as it
+    is (memoryd.passes.file_care: the reason)."""
     if isinstance(exc, NotRewrittenError):
+        why = getattr(exc, "strerror", None) or exc
         return UnavailableError(f"not written: {relative!r} in {agent}'s memory directory is "
                                 f"left as it is: {why}; nothing of this request was kept")
-    return UnavailableError(f"not written: cannot write {relative!r} in {agent}'s memory "
-                            f"directory ({why}); nothing of this request was kept")
+    return WriteRefusedError(f"not written: cannot write {relative!r} in {agent}'s memory "
+                             f"directory ({refusal(exc)}); nothing of this request was kept")
 
 
 def _relative_path(relative: str) -> Path:

@@ -114,6 +114,10 @@ def optimize(db: apsw.Connection, when: str = "at opening") -> None:
 
 
 _sqlite_log_target = logging.getLogger("memoryd.sqlite")
+#: What apsw's transaction block gets when it rolls back after a commit that failed (a full
+#: disk, a file-size limit): SQLite had rolled the transaction back already. The commit's own
+#: error is what matters (answered, and logged: memoryd.server.refused); this one was noise.
+NO_TRANSACTION = "cannot rollback - no transaction is active"
 
 
 def _sqlite_log(code: int, message: str) -> None:
@@ -121,8 +125,9 @@ def _sqlite_log(code: int, message: str) -> None:
     with a statement prepared again after a schema change (SQLITE_SCHEMA) at debug level:
     SQLite retries it by itself. It came once at every start (a connection's ``PRAGMA
     optimize`` analyses the new tables) and read as a fault ("statement aborts at 16:
-    database schema has changed")."""
-    if code == apsw.SQLITE_SCHEMA:
+    database schema has changed"). The rollback after a failed commit (:data:`NO_TRANSACTION`)
+    is at debug level too."""
+    if code == apsw.SQLITE_SCHEMA or NO_TRANSACTION in message:
         level = logging.DEBUG
     elif code & 0xFF in (apsw.SQLITE_WARNING, apsw.SQLITE_NOTICE):
         level = logging.WARNING
@@ -188,6 +193,11 @@ class Store(EntryReads, VectorRows, EventRows, ChunkRows):
         """A transaction: committed when the block ends, rolled back when it raises; one
         inside another is a savepoint."""
         return self._db
+
+    def system_errno(self) -> int:
+        """The errno of the last system call of SQLite's that failed (its "disk I/O error"
+        does not say which): EFBIG for a file-size limit, ENOSPC for a full disk."""
+        return int(self._db.system_errno)
 
     def checkpoint_in_background(self) -> None:
         """WAL checkpoints on a thread of their own from now on (the daemon's store): see

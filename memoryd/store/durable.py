@@ -11,6 +11,7 @@ from typing import BinaryIO
 
 import apsw
 
+from memoryd.errors import WriteRefusedError
 from memoryd.names import MAX_NAME_BYTES
 
 log = logging.getLogger(__name__)
@@ -20,6 +21,27 @@ DISK_ERRORS = (apsw.IOError, apsw.FullError, apsw.ReadOnlyError, apsw.CantOpenEr
 #: The same from the file system: the write is refused for now, the request was fine.
 REFUSED_WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES,
                                   errno.EPERM, errno.EIO, errno.EFBIG})
+
+
+def refusal(exc: BaseException, system_errno: int = 0) -> str:
+    """Why the file system or SQLite refused a write, in words: the OS's text for its errno
+    (``system_errno``: the one SQLite saw, for its errors, which say only "disk I/O error"),
+    and for EFBIG the likely cause, a file-size limit (``ulimit -f``)."""
+    number = exc.errno if isinstance(exc, OSError) else system_errno
+    if number == errno.EFBIG:
+        return "file too large (a file-size limit?)"
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    text = str(exc) or type(exc).__name__
+    said = os.strerror(number) if number else ""
+    return f"{text}: {said}" if said and said.lower() not in text.lower() else text
+
+
+def not_stored(what: str, exc: BaseException, system_errno: int = 0) -> WriteRefusedError:
+    """The answer to a write the disk refused while memoryd wrote ``what`` ("cannot write
+    the ledger of 'a'"), once everything of it was taken back."""
+    return WriteRefusedError(f"not stored: {what} ({refusal(exc, system_errno)}); nothing of "
+                             "this request was kept")
 
 
 def write_all(fd: int, data: bytes) -> None:

@@ -22,11 +22,10 @@ from typing import Any
 import apsw
 import numpy as np
 
-from memoryd.errors import UnavailableError
 from memoryd.quarantine import release_target
 from memoryd.store.archive import TRANSCRIPT_PREFIX
 from memoryd.store.database import Store
-from memoryd.store.durable import DISK_ERRORS
+from memoryd.store.durable import DISK_ERRORS, not_stored
 from memoryd.store.ledger import Ledger
 from memoryd.store.records import StoredEntry
 from memoryd.store.vectors import VectorIndex
@@ -102,9 +101,7 @@ class EntryWrites:
         try:
             before, size = self.ledger.append(agent, records, sync=sync)
         except OSError as exc:
-            raise UnavailableError(
-                f"not stored: cannot write the ledger of {agent!r} "
-                f"({exc.strerror or exc}); nothing of this request was kept") from None
+            raise not_stored(f"cannot write the ledger of {agent!r}", exc) from None
         if self._appended is not None:
             self._appended.append((agent, before))
         self.store.set_meta(f"ledger:{agent}", str(size))
@@ -133,9 +130,8 @@ class EntryWrites:
                         log.critical("A failed write stays in the ledger of %r: it will come "
                                      "back at the next replay.", agent)
             if outer and isinstance(exc, (*DISK_ERRORS, apsw.BusyError)):
-                raise UnavailableError(
-                    f"not stored: the index could not commit ({exc}); nothing of this request "
-                    "was kept") from exc
+                raise not_stored("the index could not commit", exc,
+                                 self.store.system_errno()) from exc
             raise
         finally:
             if outer:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from memoryd.errors import UnavailableError
+from memoryd.store.durable import not_stored
 
 #: The row file's name in the state dir; earlier formats' files are removed at start.
 ROW_FILE = "vectors.i8"
@@ -61,7 +61,7 @@ class RowFile:
         """Write rows' int8 values from row ``start``, their space allocated first. The file is
         read through a shared mapping, and reading a page the file system cannot back (a hole
         a short write left on a full tmpfs) kills the daemon with SIGBUS; allocated and written
-        whole, or refused here (UnavailableError), before the index counts the rows."""
+        whole, or refused here (WriteRefusedError), before the index counts the rows."""
         data = memoryview(codes.tobytes())
         offset, fd = start * self.dim, self._file.fileno()
         try:
@@ -74,9 +74,8 @@ class RowFile:
                 written = os.pwrite(fd, data, offset)
                 data, offset = data[written:], offset + written
         except OSError as exc:
-            raise UnavailableError(
-                f"not stored: cannot write the vector index in {self.path.parent} "
-                f"({exc.strerror or exc}); nothing of this request was kept") from exc
+            raise not_stored(f"cannot write the vector index in {self.path.parent}",
+                             exc) from exc
         self.rows = max(self.rows, start + len(codes))
 
     def values(self, rows: np.ndarray) -> np.ndarray:

@@ -152,6 +152,47 @@ def test_full_disk_leaves_no_torn_line_and_no_write_is_lost(small_tmpfs: Path) -
     assert sorted(texts) == sorted(acknowledged)  # none lost, none of the refused came back
 
 
+def test_a_full_disk_under_the_run_log_refuses_forget_scope_and_pass_runs(
+        small_tmpfs: Path, tmp_path: Path) -> None:
+    """`memory forget`, `memory scope` and `memory pass run` append to the run log
+    (passes.jsonl): on a full disk that append failed with an OSError answered as `internal`
+    with a traceback. It is answered as the ledger's is, nothing is half-applied, and `memory
+    status` says writes are being refused. The ledger has room left in its last page and the
+    run log none, so it is the run log's append the disk refuses."""
+    from tests.passes.test_scope import git_repository
+
+    home = small_tmpfs
+    shop = git_repository(tmp_path / "shop")
+    proc = spawn(home, log=home.parent / "daemon.log")  # the log is not on the full disk
+    try:
+        with Client(home / "memoryd.sock", timeout_s=30) as c:
+            ids = [c.remember("a", "notes", text, cwd=str(shop))["entry"]["id"]
+                   for text in FACTS[:3]]
+            run_log = home / "passes.jsonl"
+            assert not run_log.exists() and (home / "ledger" / "a.jsonl").stat().st_size < 3000
+            fill(home / "filler")
+            attempts = [lambda: c.forget(ids[0]), lambda: c.scope(ids[1], "global"),
+                        lambda: c.pass_run("staleness")]
+            for attempt in attempts:
+                with pytest.raises(MemorydError) as refused:
+                    attempt()
+                assert refused.value.code == "unavailable", refused.value.message
+                assert refused.value.message.startswith("not stored: cannot write the run log")
+                assert "nothing of this request was kept" in refused.value.message
+            assert [c.get(i)["status"] for i in ids] == ["active"] * 3  # nothing half-applied
+            assert c.get(ids[1])["project"] == str(shop)
+            health = c.status()["health"]
+            writes = next(check for check in health["checks"] if check["check"] == "writes")
+            assert health["state"] == "problem" and writes["detail"].startswith(
+                "3 writes were refused since ")
+            (home / "filler").unlink()
+            assert c.forget(ids[0])["status"] == "forgotten"
+    finally:
+        assert stop(proc) == 0
+    assert "Traceback" not in (home.parent / "daemon.log").read_text()
+    assert not ledger_problems(home / "ledger")
+
+
 def distinct_note(i: int) -> str:
     """A note of its own (no two alike), in words the model embeds as words."""
     people = ["Alice", "Bruno", "Chen", "Dana", "Emeka", "Farah", "Goran", "Hana"]
@@ -248,6 +289,45 @@ def test_writes_answered_as_failed_are_not_resurrected(memoryd_home: Path) -> No
         assert stop(proc) == 0
     texts = stored_texts(memoryd_home, "a")
     assert sorted(texts) == sorted(acknowledged)
+
+
+def test_a_file_size_limit_is_named_and_status_says_writes_are_refused(
+        memoryd_home: Path) -> None:
+    """Under `ulimit -f` the index's commit fails with EFBIG, which SQLite calls "disk I/O
+    error": the answer names the limit, `memory status` and `memory doctor` say writes are
+    being refused (both said healthy), and the log has no "cannot rollback" noise."""
+    proc = spawn(memoryd_home)
+    with Client(memoryd_home / "memoryd.sock") as c:
+        c.remember("a", "notes", "a first note so that the database exists")
+    assert stop(proc) == 0
+    size = (memoryd_home / "memoryd.db").stat().st_size
+    log = memoryd_home / "limited.log"
+    proc = spawn(memoryd_home, fsize=size + 64 * 1024, log=log)
+    refused: list[str] = []
+    try:
+        with Client(memoryd_home / "memoryd.sock", timeout_s=30) as c:
+            for i in range(150):
+                try:
+                    c.remember("a", "notes", f"note number {i} about the database limit: "
+                               + " ".join(f"word{i}x{j}" for j in range(150)))
+                except MemorydError as exc:
+                    refused.append(exc.message)
+                    if len(refused) == 3:
+                        break
+            assert refused, "the file size limit was never reached"
+            assert all("file too large (a file-size limit?)" in m for m in refused), refused
+            health = c.status()["health"]
+            writes = next(check for check in health["checks"] if check["check"] == "writes")
+            assert health["state"] == "problem"
+            assert writes["detail"].startswith("3 writes were refused since ")
+            assert writes["detail"].endswith(refused[-1]) and "ulimit -f" in writes["fix"]
+        doctor = subprocess.run([sys.executable, "-m", "memoryd_client", "doctor", "--json"],
+                                capture_output=True, text=True, timeout=120)
+        checks = {c["check"]: c for c in json.loads(doctor.stdout)["checks"]}
+        assert doctor.returncode == 1 and checks["writes"]["status"] == "problem"
+    finally:
+        stop(proc)
+    assert "cannot rollback" not in log.read_text()
 
 
 def test_a_torn_tail_is_cut_and_the_next_write_survives_a_rebuild(memoryd_home, embedder) -> None:
