@@ -13,16 +13,18 @@ from typing import Any
 
 from memoryd.store.database import Store
 from memoryd.store.entry_writes import apply_release, mark_target
-from memoryd.store.ledger import LEDGER_FIELDS, Ledger
+from memoryd.store.ledger import LEDGER_FIELDS, Ledger, LedgerProblem
 from memoryd.store.records import StoredEntry
 
 log = logging.getLogger(__name__)
 
 
 def replay_ledgers(store: Store, ledger: Ledger,
-                   progress: Callable[[int, int], None] | None = None) -> int:
-    """Apply ledger records the database has not seen yet; returns how many. Torn tails are
-    cut off first (memoryd.store.ledger).
+                   progress: Callable[[int, int], None] | None = None,
+                   problems: list[LedgerProblem] | None = None) -> int:
+    """Apply ledger records the database has not seen yet; returns how many. A last line
+    without its newline is mended first (memoryd.store.ledger); the torn lines set aside and
+    the damaged lines read past are added to ``problems``.
 
     A maintenance pass's change to an entry is written to the ledger inside the transaction
     that records it (memoryd.passes.runs), and its record names the change. A record the
@@ -33,7 +35,9 @@ def replay_ledgers(store: Store, ledger: Ledger,
     before (a rebuild) holds no changes to check against, and applies every record.
 
     ``progress`` is told the bytes read of the bytes to read (`memoryd reindex` shows it)."""
-    ledger.repair_tails()
+    torn = ledger.repair_tails()
+    if problems is not None:
+        problems.extend(torn)
     applied = 0
     total = sum(ledger.path(agent).stat().st_size for agent in ledger.agents()) \
         if progress else 0
@@ -49,7 +53,7 @@ def replay_ledgers(store: Store, ledger: Ledger,
         covered = offset > 0  # this database's changes cover this ledger's pass records
         undone: list[dict[str, Any]] = []
         with store.transaction():
-            for position, record in ledger.read(agent, offset):
+            for position, record in ledger.read(agent, offset, problems):
                 if covered and _uncommitted(store, record):
                     undone.append(_as_stored(store, record))
                 else:

@@ -35,10 +35,13 @@ from memoryd.server.parts import Parts
 from memoryd.server.refused import RefusedWrites
 from memoryd.server.sync_methods import Sync
 from memoryd.sources import DirLink
+from memoryd.store.durable import TORN_DIR
 from memoryd.store.ledger import Ledger, LedgerProblem
 from memoryd.store.reader import (
     entry_hashes,
     entry_uids,
+    ledger_entry_counts,
+    ledger_entry_uids,
     ledger_offset,
     open_reader,
     quick_check,
@@ -360,6 +363,23 @@ class Health:
                      "limit, `ulimit -f`, memoryd runs under) and send them again: nothing of "
                      "a refused write was kept")
 
+    def ledger_at_start(self) -> dict[str, Any]:
+        """What the start found wrong in the ledgers it read (the lines past what the index
+        held, or all of a ledger it replayed whole), and the torn last lines set aside; cheap:
+        `memory doctor` reads every line."""
+        damaged = [p for p in self.parts.ledger_problems if p.kind != "torn"]
+        aside = set_aside(torn_files(self.settings.config.state_dir))
+        if damaged:
+            at = time.strftime("%H:%M", time.localtime(self.started))
+            lines = "line" if len(damaged) == 1 else "lines"
+            return check("ledger lines", PROBLEM, f"{len(damaged)} damaged ledger {lines} "
+                         f"found at start ({at}), skipped when read"
+                         + (f"; {aside['detail']}" if aside else ""),
+                         "memory doctor names them and says what to do")
+        if aside is not None:
+            return check("ledger lines", WARNING, aside["detail"], aside["fix"])
+        return check("ledger lines", OK, "no damaged ledger line found at start")
+
     def backlog_counts(self) -> int:
         """Entries waiting for a vector (database thread)."""
         store = self.parts.store
@@ -403,9 +423,9 @@ class Health:
         (only those that are not ok), the embedding rate and estimate, the paths."""
         backlog = await self.parts.db(self.backlog_counts)
         files = await self.file_problems()
-        checks = [self.model(), self.writes(), self.sources(), self.skipped(files),
-                  await self.unwritten(), await self.interrupted(), self.disk(),
-                  self.backlog(backlog), self.environment()]
+        checks = [self.model(), self.writes(), self.ledger_at_start(), self.sources(),
+                  self.skipped(files), await self.unwritten(), await self.interrupted(),
+                  self.disk(), self.backlog(backlog), self.environment()]
         vectors = self.parts.vectors
         rate = vectors.embedded.rate()
         config = self.settings.config
@@ -441,7 +461,9 @@ class Health:
         """The ledgers' entries against the index. ``ledgers``: for each ledger, the entries it
         created (in order) and its size, read before the index is. Each entry counts as replay
         treats it: under its own agent (an older version let Bob's and bob's records share
-        Bob.jsonl on macOS), and not at all if that agent is another's."""
+        Bob.jsonl on macOS), and not at all if that agent is another's. The other way too:
+        the entries written through the API that the index holds and no ledger does
+        (:meth:`unledgered`), which a reindex would drop."""
         missing: dict[str, int] = {}
         behind: list[str] = []
         total = 0
@@ -469,10 +491,9 @@ class Health:
             seen = ledger_offset(db, agent)
             if seen < size:
                 behind.append(f"{agent} ({size - seen} bytes)")
-        if missing:
-            return check("ledger", PROBLEM, "in the ledgers, not in the index: " + ", ".join(
-                f"{agent} {n}" for agent, n in missing.items()) + f" of {total} entries",
-                "stop memoryd and run `memoryd reindex` (it rebuilds the index from the ledgers)")
+        unledgered = self.unledgered(db, ledgers, held)
+        if missing or unledgered:
+            return differences(missing, total, unledgered)
         if behind:
             return check("ledger", WARNING, "ledgers written past what the index has replayed: "
                          + ", ".join(behind), "they are replayed when memoryd starts: " + RESTART)
@@ -480,6 +501,29 @@ class Health:
             return check("ledger", OK, "no ledger yet (nothing stored through the API)")
         return check("ledger", OK, f"{len(ledgers)} ledgers, {total} entries, all in the index; "
                      "last ids: " + ", ".join(lasts[:5]) + (" …" if len(lasts) > 5 else ""))
+
+    @staticmethod
+    def unledgered(db: Any, ledgers: dict[str, tuple[list[LedgerEntry], int]],
+                   held: dict[str, set[str]]) -> dict[str, tuple[int, list[str]]]:
+        """The entries the index holds as written through the API that no ledger holds
+        (a ledger cut or edited outside memoryd): for each agent, how many and the first
+        ids. Counted per agent (one pass over the table); the ids are read only for an agent
+        whose count is off. ``held``: the ids the index holds, of the agents the ledgers
+        name (read by :meth:`ledger_index`)."""
+        ledgered: dict[str, set[str]] = {}  # agent → the ids of its ledger the index holds
+        for agent, (created, _) in ledgers.items():
+            for entry in created:
+                if entry.agent.casefold() == agent.casefold() \
+                        and entry.uid in held.get(entry.agent, ()):
+                    ledgered.setdefault(entry.agent, set()).add(entry.uid)
+        found = {}
+        for agent, count in sorted(ledger_entry_counts(db).items()):
+            known = ledgered.get(agent, set())
+            if count > len(known):
+                uids = [u for u in ledger_entry_uids(db, agent) if u not in known]
+                if uids:
+                    found[agent] = (len(uids), uids[:SHOWN_FILES])
+        return found
 
     def whole_store(self) -> list[dict[str, Any]]:
         """The database and ledger checks, on a reader of their own (a worker thread). A write
@@ -495,7 +539,8 @@ class Health:
                 ledger = self.ledger_index(db, self.read_ledgers([]))
         finally:
             db.close()
-        return [database, ledger_lines(problems), ledger]
+        return [database, ledger_lines(problems, torn_files(self.settings.config.state_dir)),
+                ledger]
 
     def read_ledgers(self, problems: list[LedgerProblem]
                      ) -> dict[str, tuple[list[LedgerEntry], int]]:
@@ -564,17 +609,77 @@ def again(run: dict[str, Any]) -> str:
     return " ".join(words)
 
 
-def ledger_lines(problems: list[LedgerProblem]) -> dict[str, Any]:
+def differences(missing: dict[str, int], total: int,
+                unledgered: dict[str, tuple[int, list[str]]]) -> dict[str, Any]:
+    """The ledger check's problem: entries of the ledgers the index lacks (``missing``, of
+    ``total``), entries of the index no ledger holds (``unledgered``), and what to do."""
+    details, fixes = [], []
+    if missing:
+        details.append("in the ledgers, not in the index: " + ", ".join(
+            f"{agent} {n}" for agent, n in missing.items()) + f" of {total} entries")
+        fixes.append("stop memoryd and run `memoryd reindex` (it rebuilds the index from the "
+                     "ledgers)")
+    if unledgered:
+        details.append("in the index, not in the ledgers: " + ", ".join(
+            f"{agent} {n} ({', '.join(uids)}{' …' if n > len(uids) else ''})"
+            for agent, (n, uids) in unledgered.items()))
+        agent = next(iter(unledgered))
+        fixes.append(f"the ledgers are the truth, so `memoryd reindex` would drop "
+                     f"{'those entries' if missing else 'them'}; to keep them, export them "
+                     f"first (`memory export --agent {agent} -o kept.jsonl`, an agent at a "
+                     "time) and after the reindex store them again (`memory import "
+                     "kept.jsonl`: what the ledgers still hold is not stored twice)")
+    return check("ledger", PROBLEM, "; ".join(details), "; ".join(fixes))
+
+
+def torn_files(state_dir: Path) -> list[Path]:
+    """The torn last lines set aside in ``torn/`` (memoryd.store.durable.mend_tail), oldest
+    first: they stay until the user deletes them."""
+    try:
+        found = [p for p in (state_dir / TORN_DIR).iterdir() if p.is_file()]
+    except OSError:
+        return []
+    return sorted(found, key=lambda p: p.name.rsplit(".", 1)[-1])
+
+
+def ledger_lines(problems: list[LedgerProblem], torn: list[Path]) -> dict[str, Any]:
     """Damaged ledger lines (bad JSON, a checksum mismatch, a torn tail): each was skipped when
-    read, and the lines after it were read."""
+    read, and the lines after it were read. Then the torn last lines set aside (``torn``):
+    writes never acknowledged, kept for the user to look at."""
+    aside = set_aside(torn)
     if not problems:
+        if aside is not None:
+            return check("ledger lines", WARNING, "every ledger line is whole and matches its "
+                         "checksum; " + aside["detail"], aside["fix"])
         return check("ledger lines", OK, "every ledger line is whole and matches its checksum")
     shown = "; ".join(f"{p.path}@{p.offset}: {p.kind}: {p.message}" for p in problems[:3])
     more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
-    return check("ledger lines", PROBLEM, f"{len(problems)} damaged: {shown}{more}",
+    return check("ledger lines", PROBLEM, f"{len(problems)} damaged: {shown}{more}"
+                 + (f"; {aside['detail']}" if aside else ""),
                  "the records on those lines were not read; keep a copy of the ledger for a "
                  "bug report, and recover the lines by hand if they matter (the others are in "
-                 "the index)")
+                 "the index)" + (f"; {aside['fix']}" if aside else ""))
+
+
+def set_aside(torn: list[Path]) -> dict[str, str] | None:
+    """What to say of the torn last lines set aside (None: there are none)."""
+    if not torn:
+        return None
+    shown = ", ".join(f"{p} ({_size(p)} bytes)" for p in torn[:SHOWN_FILES])
+    more = f" (and {len(torn) - SHOWN_FILES} more)" if len(torn) > SHOWN_FILES else ""
+    lines = "a torn last line was" if len(torn) == 1 else f"{len(torn)} torn last lines were"
+    return {"detail": f"{lines} set aside: {shown}{more}",
+            "fix": "each holds the bytes of a write cut short before it was acknowledged (a "
+                   "crash, a full disk, or a last line edited by hand): nothing of it was "
+                   "stored. Look at it, mend and store again what matters, then delete it: "
+                   f"rm {shlex.quote(str(torn[0].parent))}/*"}
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def skipped_lines(rows: list[tuple[str, str, float, bool]], now: float) -> dict[str, Any]:

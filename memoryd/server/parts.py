@@ -30,7 +30,7 @@ from memoryd.store.database import Store
 from memoryd.store.entries import Entries
 from memoryd.store.file_history import restore_history
 from memoryd.store.integrity import set_aside_damaged
-from memoryd.store.ledger import Ledger
+from memoryd.store.ledger import Ledger, LedgerProblem
 from memoryd.store.reader import store_counts
 from memoryd.store.row_file import OLD_ROW_FILES, ROW_FILE
 from memoryd.store.run_log import RunLog, replay_run_log
@@ -60,6 +60,9 @@ class Parts:
     search: SearchService
     replayed: int  # ledger records the database had missed, replayed at opening
     rebuilding: bool
+    #: what opening found wrong in the ledgers it read: torn last lines set aside, damaged
+    #: lines skipped (`memory status` tells of them; `memory doctor` reads every line)
+    ledger_problems: list[LedgerProblem]
     #: held while a sync applies what it pulled, in slices (memoryd.server.sync_methods): a
     #: purge waits, else it could miss records of its entries that are not applied yet
     sync_applying: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -91,7 +94,8 @@ class Parts:
             # the passes' run log before the ledgers: their records of a pass's changes
             # name them
             await db(replay_run_log, store, RunLog.in_state(config.state_dir))
-            replayed = await db(replay_ledgers, store, entries.ledger)
+            problems: list[LedgerProblem] = []
+            replayed = await db(replay_ledgers, store, entries.ledger, None, problems)
             await db(replay_usage_log, store, UsageLog.beside(store))
             await db(apply_followed, store, config.state_dir)  # teams' clones, as fetched
         except BaseException:  # the daemon has no parts to close: the store is closed here
@@ -108,7 +112,8 @@ class Parts:
         searcher = Searcher(config, store, derived)
         parts = cls(settings, db, background, threads, store, entries, derived, vectors, words,
                     loading, Writes(entries, db, threads, vectors, words, bulk), searcher,
-                    SearchService(searcher, db, threads, words), replayed, rebuilding)
+                    SearchService(searcher, db, threads, words), replayed, rebuilding,
+                    problems)
         if rebuilding:
             log.info("Rebuilt the index: %d archived transcript entries, %d ledger records; "
                      "the watched files are being indexed.", restored, replayed)

@@ -6,6 +6,9 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
@@ -21,6 +24,8 @@ DISK_ERRORS = (apsw.IOError, apsw.FullError, apsw.ReadOnlyError, apsw.CantOpenEr
 #: The same from the file system: the write is refused for now, the request was fine.
 REFUSED_WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES,
                                   errno.EPERM, errno.EIO, errno.EFBIG})
+#: The state dir's directory of torn last lines set aside (:func:`mend_tail`); never synced.
+TORN_DIR = "torn"
 
 
 def refusal(exc: BaseException, system_errno: int = 0) -> str:
@@ -88,9 +93,10 @@ def cut_back(fd: int, path: Path, size: int) -> bool:
 
 
 def torn_tail(handle: BinaryIO) -> tuple[int, int] | None:
-    """Where a line file opened for reading at its start must be cut to lose a torn last line
-    (an append a crash interrupted: never acknowledged): (the end of its last whole line, its
-    size); None when it ends with a newline or is empty. Reads only the file's end."""
+    """Where the last line of a line file opened for reading starts when it lacks its newline
+    (an append a crash interrupted, or a file another program wrote without a final newline):
+    (the end of the line before it, the file's size); None when the file ends with a newline
+    or is empty. Reads only the file's end."""
     size = handle.seek(0, os.SEEK_END)
     if size == 0:
         return None
@@ -106,6 +112,67 @@ def torn_tail(handle: BinaryIO) -> tuple[int, int] | None:
             return position - step + found + 1, size
         position -= step
     return 0, size
+
+
+@dataclass(frozen=True)
+class MendedTail:
+    """A line file's last line that lacked its newline, and what became of it: a whole record
+    got its newline (``aside`` None); a torn one was moved to the side file ``aside``."""
+
+    path: Path
+    offset: int  # where the line starts
+    length: int  # its bytes
+    aside: Path | None
+
+    def describe(self) -> str:
+        if self.aside is None:
+            return (f"its last line ({self.length} bytes at byte {self.offset}) was a whole "
+                    "record without its newline (the file rewritten by another program?): "
+                    "the newline was added, the record kept")
+        return (f"a torn last line of {self.length} bytes at byte {self.offset} (a write "
+                f"interrupted before it was acknowledged) was moved to {self.aside}")
+
+
+def mend_tail(path: Path, whole: Callable[[bytes], bool], aside: Path) -> MendedTail | None:
+    """Mend a line file whose last line lacks its newline (at open, before anything is
+    appended to it), reading only its end: a line ``whole`` accepts (a complete record that
+    lost only its newline, as an editor writes a file) gets the newline; any other (an
+    append a crash or a full disk interrupted: never acknowledged) is moved to a side file,
+    ``aside`` with the time added (``torn/passes.jsonl.20261130T101500Z``), written durably
+    before the file is cut, so no byte memoryd kept is destroyed. None: nothing to mend."""
+    with path.open("rb+") as handle:
+        torn = torn_tail(handle)
+        if torn is None:
+            return None
+        end, size = torn
+        handle.seek(end)
+        line = handle.read(size - end)
+        if whole(line):
+            handle.seek(size)
+            handle.write(b"\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+            return MendedTail(path, end, size - end, None)
+        side = _side_file(aside)
+        replace_file(side, line)
+        handle.truncate(end)
+        handle.flush()
+        os.fsync(handle.fileno())
+    return MendedTail(path, end, size - end, side)
+
+
+def _side_file(aside: Path) -> Path:
+    """A name not taken yet for a torn line set aside (its directory made, durably)."""
+    if not aside.parent.is_dir():
+        aside.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fsync_directory(aside.parent.parent)
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    side = aside.with_name(f"{aside.name}.{stamp}")
+    number = 1
+    while side.exists():
+        side = aside.with_name(f"{aside.name}.{stamp}-{number}")
+        number += 1
+    return side
 
 
 def fsync_directory(directory: Path) -> None:

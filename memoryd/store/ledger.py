@@ -28,8 +28,11 @@ ledger cannot swallow a write"):
 - **Append**: one write and one fsync for a batch of lines; when the write or the fsync fails
   the file is truncated back to its size before the append (as Redis does with a short AOF
   write), so a partial line never stays behind to merge with the next append.
-- **Open** (:meth:`Ledger.repair_tails`, at every daemon start and reindex): a torn last line
-  (no newline: a crash or a full disk mid-append, never acknowledged) is cut off.
+- **Open** (:meth:`Ledger.repair_tails`, at every daemon start and reindex): a last line
+  without its newline is mended. A whole record (checksum valid: the file was rewritten by a
+  program that drops the final newline) gets its newline and is kept; a torn line (a crash or
+  a full disk mid-append, never acknowledged) is moved to a side file in ``torn/`` in the state
+  dir (named in the log and by ``memory doctor``), never destroyed.
 - **Read**: a corrupt line in the middle is logged and skipped and reading goes on; when a line
   holds a fragment followed by a whole record (a torn line that older versions appended after),
   the whole record is recovered. :meth:`Ledger.verify` lists every problem for ``memory doctor``.
@@ -54,7 +57,13 @@ from typing import Any
 
 from memoryd.errors import BadParamsError
 from memoryd.names import AGENT_NAME
-from memoryd.store.durable import append_durably, cut_back, fsync_directory, torn_tail
+from memoryd.store.durable import (
+    TORN_DIR,
+    append_durably,
+    cut_back,
+    fsync_directory,
+    mend_tail,
+)
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +112,11 @@ def decode_line(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
         return None, "corrupt: not a ledger record"
     record.pop("crc", None)
     return record, None
+
+
+def _whole(line: bytes) -> bool:
+    """Whether a last line without its newline is a whole record (it lost only the newline)."""
+    return decode_line(line + b"\n")[0] is not None
 
 
 def _recover_tail(raw: bytes) -> tuple[int, dict[str, Any]] | None:
@@ -198,31 +212,32 @@ class Ledger:
         return sorted(p.stem for p in self.directory.glob("*.jsonl") if AGENT_NAME.match(p.stem))
 
     def repair_tails(self) -> list[LedgerProblem]:
-        """Cut off a torn last line of every ledger (at open, before anything is appended)."""
+        """Mend every ledger whose last line lacks its newline (at open, before anything is
+        appended): a whole record gets its newline; a torn line is moved to a side file in
+        ``torn/`` (memoryd.store.durable.mend_tail). Returns the torn lines set aside."""
         problems = []
         for agent in self.agents():
             path = self.path(agent)
-            with path.open("rb+") as handle:
-                torn = torn_tail(handle)
-                if torn is None:
-                    continue
-                end, size = torn
-                handle.truncate(end)
-                handle.flush()
-                os.fsync(handle.fileno())
-            problem = LedgerProblem(agent, str(path), end, "torn",
-                                    f"cut off a torn last line of {size - end} bytes (a write "
-                                    "interrupted before it was acknowledged)")
-            log.warning("Ledger %s: %s at byte %d.", path, problem.message, end)
-            problems.append(problem)
+            mended = mend_tail(path, _whole, self.torn_path(agent))
+            if mended is None:
+                continue
+            log.warning("Ledger %s: %s.", path, mended.describe())
+            if mended.aside is not None:
+                problems.append(LedgerProblem(agent, str(path), mended.offset, "torn",
+                                              mended.describe()))
         return problems
+
+    def torn_path(self, agent: str) -> Path:
+        """Where a torn last line of the agent's ledger is set aside (its time added): in the
+        state dir, out of the synced ledger directory."""
+        return self.directory.parent / TORN_DIR / f"ledger-{agent}.jsonl"
 
     def read(self, agent: str, offset: int = 0,
              problems: list[LedgerProblem] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
         """(offset after the line, record) for each good line from ``offset``.
 
-        A torn last line is not read (it is cut off at the next open); a corrupt line in the
-        middle is logged, added to ``problems`` and skipped, and reading goes on."""
+        A last line without its newline is not read (it is mended at the next open); a corrupt
+        line in the middle is logged, added to ``problems`` and skipped, and reading goes on."""
         path = self.path(agent)
         if not path.exists():
             return

@@ -64,6 +64,25 @@ def entry_hashes(db: apsw.Connection, agent: str) -> set[str]:
     return {r[0] for r in db.execute("SELECT hash FROM entries WHERE agent=?", (agent,))}
 
 
+#: The entries a ledger holds the truth of (written through the API: stored, imported,
+#: extracted); not a watched file's (``watch``) nor a followed team's (``team``).
+LEDGER_ENTRIES = "via NOT IN ('watch', 'team') AND substr(agent, 1, 5) != 'team.'"
+
+
+def ledger_entry_counts(db: apsw.Connection) -> dict[str, int]:
+    """How many entries of each agent the ledgers hold the truth of (one pass over the
+    table, as `memory status`'s counts)."""
+    return {agent: n for agent, n in db.execute(
+        f"SELECT agent, count(*) FROM entries WHERE {LEDGER_ENTRIES} GROUP BY agent")}
+
+
+def ledger_entry_uids(db: apsw.Connection, agent: str) -> list[str]:
+    """The ids of those entries of ``agent``, oldest first."""
+    return [r[0] for r in db.execute(
+        f"SELECT uid FROM entries WHERE agent=? AND {LEDGER_ENTRIES} ORDER BY created, uid",
+        (agent,))]
+
+
 def ledger_offset(db: apsw.Connection, agent: str) -> int:
     """How far into ``ledger/<agent>.jsonl`` the index has applied (memoryd.maintenance.replay)."""
     row = db.execute("SELECT value FROM meta WHERE key=?", (f"ledger:{agent}",)).fetchone()

@@ -5,8 +5,9 @@ The runs and changes of the passes (memoryd.passes.runs) live in the database, w
 index rebuilt from the files. What ``memory pass list``/``show``, ``memory undo`` and the
 rule "an undone merge stays undone" need of them is therefore also written, as it is
 recorded, to ``$MEMORYD_HOME/passes.jsonl``: one JSON object a line, each with the CRC-32 of
-its bytes as the ledgers' lines (memoryd.store.ledger), read back the same way (a torn last
-line is cut off, a damaged one skipped)::
+its bytes as the ledgers' lines (memoryd.store.ledger), read back the same way (a last line
+without its newline is mended: a whole record gets it, a torn line is set aside in ``torn/``;
+a damaged line is skipped)::
 
     {"op": "run",    "id": 12, "pass": "consolidate", "started": …, "status": "running",
                      "dry_run": false, "scope": {…}}
@@ -42,7 +43,7 @@ from pathlib import Path
 from typing import Any, Protocol, cast
 
 from memoryd.store.database import Store
-from memoryd.store.durable import append_durably, cut_back, torn_tail
+from memoryd.store.durable import TORN_DIR, MendedTail, append_durably, cut_back, mend_tail
 from memoryd.store.file_versions import apply_delta, delta, unzipped, zipped
 from memoryd.store.ledger import decode_line
 from memoryd.store.purge_files import Rewrite
@@ -206,18 +207,17 @@ class RunLog:
         except FileNotFoundError:
             return 0
 
-    def repair_tail(self) -> None:
-        """Cut off a torn last line (a crash mid-append: never part of a commit), reading
-        only the file's end."""
+    def repair_tail(self) -> MendedTail | None:
+        """Mend a last line that lacks its newline, reading only the file's end: a whole
+        record gets its newline, a torn line (a crash mid-append: never part of a commit) is
+        moved to a side file in ``torn/`` (memoryd.store.durable.mend_tail)."""
         if not self.path.exists():
-            return
-        with self.path.open("rb") as handle:
-            torn = torn_tail(handle)
-        if torn is None:
-            return
-        end, size = torn
-        log.warning("%s: cut off a torn last line of %d bytes.", self.path, size - end)
-        self.cut(end)
+            return None
+        mended = mend_tail(self.path, lambda line: decode_line(line + b"\n")[0] is not None,
+                           self.path.parent / TORN_DIR / self.path.name)
+        if mended is not None:
+            log.warning("%s: %s.", self.path, mended.describe())
+        return mended
 
     def read(self, offset: int = 0) -> Iterator[tuple[int, dict[str, Any]]]:
         """(offset after the line, record) for each good line from ``offset``; a damaged line

@@ -173,6 +173,24 @@ def test_an_entry_in_the_ledger_missing_from_the_index_is_a_problem(daemon, clie
     assert "memoryd reindex" in ledger["fix"]
 
 
+def test_an_entry_in_the_index_that_no_ledger_holds_is_a_problem(daemon, client,
+                                                                 memoryd_home) -> None:
+    """The other way: a ledger lost its last record (cut by a tool, or by an older version
+    that took a whole last line without its newline for a torn one) while the index still
+    holds the entry. Doctor said "all in the index", and `memoryd reindex` then dropped it."""
+    client.remember("coder", "tools", "We lint with ruff, not flake8")
+    kept = client.remember("coder", "tools", "Tests run with pytest -x")["entry"]["id"]
+    path = memoryd_home / "ledger" / "coder.jsonl"
+    first, _ = path.read_bytes().split(b"\n", 1)
+    path.write_bytes(first + b"\n")
+    code, report = doctor()
+    ledger = by_name(report)["ledger"]
+    assert code == 1 and ledger["status"] == "problem"
+    assert ledger["detail"] == f"in the index, not in the ledgers: coder 1 ({kept})"
+    assert "memoryd reindex` would drop them" in ledger["fix"]
+    assert "memory export --agent coder" in ledger["fix"]
+
+
 def test_a_ledger_record_replayed_as_a_duplicate_is_not_missing(memoryd_home,
                                                                  embedder) -> None:
     """Two machines that superseded one entry with the same text: the merged ledger holds two
@@ -228,7 +246,7 @@ def test_a_ledger_shared_by_case_is_counted_as_the_index_holds_it(memoryd_home,
 
 def test_a_damaged_ledger_line_is_a_problem_and_the_lines_after_it_still_count(
         daemon, client, memoryd_home) -> None:
-    client.remember("coder", "tools", "We lint with ruff, not flake8")
+    damaged = client.remember("coder", "tools", "We lint with ruff, not flake8")["entry"]["id"]
     client.remember("coder", "tools", "Tests run with pytest -x")
     path = memoryd_home / "ledger" / "coder.jsonl"
     first, rest = path.read_bytes().split(b"\n", 1)
@@ -237,7 +255,9 @@ def test_a_damaged_ledger_line_is_a_problem_and_the_lines_after_it_still_count(
     lines = by_name(report)["ledger lines"]
     assert code == 1 and lines["status"] == "problem"
     assert lines["detail"].startswith(f"1 damaged: {path}@0: checksum")
-    assert by_name(report)["ledger"]["detail"].startswith("1 ledgers, 1 entries, all in the index")
+    # the entry of the damaged line is in the index only: a reindex would drop it
+    assert by_name(report)["ledger"]["detail"] == \
+        f"in the index, not in the ledgers: coder 1 ({damaged})"
 
 
 def test_a_deleted_hook_program_is_a_problem(daemon, memoryd_home, tmp_path) -> None:

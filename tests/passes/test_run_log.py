@@ -22,6 +22,7 @@ from memoryd.store.database import Store
 from memoryd.store.entries import Entries
 from memoryd.store.ledger import Ledger
 from memoryd.store.run_log import RunLog
+from memoryd.store.usage_log import UsageLog, inject_record
 from tests.conftest import run_cli, run_memoryd, start_daemon
 from tests.passes.test_passes import rebuilt_from_files
 
@@ -196,14 +197,57 @@ def test_a_database_made_before_the_run_log_writes_it_once(
         running.stop()
 
 
-def test_a_torn_last_line_of_the_run_log_is_cut_off(memoryd_home: Path) -> None:
+def test_a_torn_last_line_of_the_run_log_is_set_aside(memoryd_home: Path) -> None:
     """A crash in the middle of an append leaves part of a line, never part of a commit: it
-    is cut off before anything is read or appended, and the lines before it are kept."""
+    is moved to a side file in torn/ before anything is read or appended (never destroyed),
+    and the lines before it are kept."""
     log = RunLog(memoryd_home / "passes.jsonl")
     log.append([{"op": "state", "ids": [1], "state": "applied"}])
     whole = log.size()
     with log.path.open("ab") as handle:
         handle.write(b'{"op": "state", "ids": [2')
-    log.repair_tail()
+    mended = log.repair_tail()
     assert log.size() == whole
     assert [record["ids"] for _, record in log.read()] == [[1]]
+    assert mended is not None and mended.aside is not None
+    assert mended.aside.parent == memoryd_home / "torn"
+    assert mended.aside.read_bytes() == b'{"op": "state", "ids": [2'
+
+
+def test_a_finished_run_whose_last_line_lost_its_newline_stays_finished(
+        memoryd_home: Path, embedder: Any) -> None:
+    """The run log rewritten without its final newline (an editor, a tool): its last line, the
+    run's "finish", is whole and was kept; cutting it turned the run into an interrupted one."""
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as c:
+            two_lessons(c)
+            run = c.pass_run("consolidate")["run"]
+            assert c.pass_show(run)["status"] == "done"
+    finally:
+        running.stop()
+    log = memoryd_home / "passes.jsonl"
+    data = log.read_bytes()
+    assert b'"op": "finish"' in data.splitlines()[-1]
+    log.write_bytes(data[:-1])  # only the final newline dropped
+    running = rebuilt_from_files(memoryd_home, embedder)
+    try:
+        with Client(running.socket) as c:
+            assert c.pass_show(run)["status"] == "done"
+    finally:
+        running.stop()
+    assert log.read_bytes() == data
+    assert not (memoryd_home / "torn").exists()
+
+
+def test_the_outcomes_file_keeps_a_whole_last_line_without_its_newline(
+        memoryd_home: Path) -> None:
+    """outcomes.jsonl is mended as the run log is: a last line that lost only its newline is
+    read and gets it back, never cut."""
+    outcomes = UsageLog(memoryd_home / "outcomes.jsonl")
+    outcomes.append([inject_record("s1", "coder", ["e1"], 1.0),
+                     inject_record("s2", "coder", ["e2"], 2.0)])
+    data = outcomes.path.read_bytes()
+    outcomes.path.write_bytes(data[:-1])
+    assert [record["session"] for _, record in outcomes.read()] == ["s1", "s2"]
+    assert outcomes.path.read_bytes() == data

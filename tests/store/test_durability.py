@@ -330,21 +330,93 @@ def test_a_file_size_limit_is_named_and_status_says_writes_are_refused(
     assert "cannot rollback" not in log.read_text()
 
 
-def test_a_torn_tail_is_cut_and_the_next_write_survives_a_rebuild(memoryd_home, embedder) -> None:
+def test_status_tells_of_damaged_ledger_lines_found_at_start(memoryd_home, embedder) -> None:
+    """A ledger line edited by hand (its checksum no longer matches) and another cut
+    mid-line: `memory status` said healthy while doctor found the damage."""
+    running = start_daemon(embedder)
+    with Client(running.socket) as c:
+        for text in FACTS[:5]:
+            c.remember("a", "notes", text)
+    running.stop()
+    ledger = memoryd_home / "ledger" / "a.jsonl"
+    lines = ledger.read_bytes().splitlines(keepends=True)
+    lines[1] = lines[1].replace(b"Tests run with pytest -x", b"Tests run with pytest")
+    ledger.write_bytes(b"".join(lines)[:-40])  # and the last line cut mid-line
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as c:
+            health = c.status()["health"]
+    finally:
+        running.stop()
+    lines_check = next(check for check in health["checks"] if check["check"] == "ledger lines")
+    assert health["state"] == "problem" and lines_check["status"] == "problem"
+    assert lines_check["detail"].startswith("1 damaged ledger line found at start (")
+    assert "a torn last line was set aside" in lines_check["detail"]
+    assert "memory doctor" in lines_check["fix"]
+
+
+def test_a_torn_tail_is_set_aside_and_the_next_write_survives_a_rebuild(
+        memoryd_home, embedder) -> None:
     running = start_daemon(embedder)
     with Client(running.socket) as c:
         first = [c.remember("a", "notes", text)["entry"]["id"] for text in FACTS[:3]]
     running.stop()
     ledger = memoryd_home / "ledger" / "a.jsonl"
+    fragment = b'{"entry": {"agent": "a", "text": "never acknow'
     with ledger.open("ab") as handle:  # a crash mid-append: half a line, no newline
-        handle.write(b'{"entry": {"agent": "a", "text": "never acknow')
+        handle.write(fragment)
     running = start_daemon(embedder)
     with Client(running.socket) as c:
         after = [c.remember("a", "notes", text)["entry"]["id"] for text in FACTS[3:5]]
+        health = c.status()["health"]
     running.stop()
     assert not ledger_problems(memoryd_home / "ledger")
     assert sorted(stored_texts(memoryd_home, "a")) == sorted(FACTS[:5])
     assert len(set(first + after)) == 5
+    # the fragment is not destroyed: it is in a side file, out of the synced ledger directory,
+    # which `memory status` names until it is deleted
+    [aside] = (memoryd_home / "torn").iterdir()
+    assert aside.name.startswith("ledger-a.jsonl.") and aside.read_bytes() == fragment
+    lines = next(c for c in health["checks"] if c["check"] == "ledger lines")
+    assert lines["status"] == "warning" and str(aside) in lines["detail"]
+
+
+@pytest.mark.parametrize("count", [1, 20])
+def test_a_whole_last_line_without_its_newline_is_kept(memoryd_home, embedder,
+                                                       count: int) -> None:
+    """A tool or an editor rewrote the ledger without its final newline: the last record is
+    whole and its checksum valid, an acknowledged write. It was cut off as torn, at the next
+    start and by `memoryd reindex`, and lost for good."""
+    running = start_daemon(embedder)
+    with Client(running.socket) as c:
+        for i in range(count):
+            c.remember("solo", "notes", f"fact {i}: the deploy key lives in vault path kv/{i}")
+    running.stop()
+    ledger = memoryd_home / "ledger" / "solo.jsonl"
+    data = ledger.read_bytes()
+    ledger.write_bytes(data[:-1])  # only the final newline dropped
+    running = start_daemon(embedder)
+    with Client(running.socket) as c:
+        assert c.list_entries(agent="solo")["total"] == count
+    running.stop()
+    assert ledger.read_bytes() == data  # mended: the newline is back, nothing cut
+    texts = stored_texts(memoryd_home, "solo")  # a rebuild from the ledger alone
+    assert f"fact {count - 1}: the deploy key lives in vault path kv/{count - 1}" in texts
+    assert len(texts) == count
+    assert not (memoryd_home / "torn").exists()
+
+
+def test_a_whole_last_line_without_its_newline_survives_a_reindex(memoryd_home,
+                                                                  embedder) -> None:
+    """The same, found by `memoryd reindex` before any start."""
+    running = start_daemon(embedder)
+    with Client(running.socket) as c:
+        c.remember("solo", "notes", "The only fact: deploy key lives in vault path kv/solo")
+    running.stop()
+    ledger = memoryd_home / "ledger" / "solo.jsonl"
+    ledger.write_bytes(ledger.read_bytes()[:-1])
+    assert stored_texts(memoryd_home, "solo") == [
+        "The only fact: deploy key lives in vault path kv/solo"]
 
 
 def test_a_damaged_line_is_reported_and_hides_nothing_after_it(memoryd_home, embedder) -> None:
