@@ -185,7 +185,7 @@ class PassRuns:
                 break
             page.append(change)
         end = offset + len(page)
-        return {**self._run_row(row), "changes": page, "changes_total": total,
+        return {**self._run_row(row), "changes": self._with_undos(page), "changes_total": total,
                 "offset": offset, "next": end if end < total else None}
 
     def change(self, change: int) -> dict[str, Any]:
