@@ -35,21 +35,8 @@ def replaced_at_end(path: str | None, standard: TextIO) -> Iterator[tuple[TextIO
         mode = stat.S_IMODE(os.stat(target).st_mode)
     except FileNotFoundError:
         mode = 0o666 & ~_umask()
-    directory = os.path.dirname(target)
-    fd, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.",
-                                     suffix=".memoryd-tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            os.fchmod(out.fileno(), mode)
-            yield out, True
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-    fsync_directory(directory)
+    with _beside(target, mode) as out:
+        yield out, True
 
 
 def _umask() -> int:
@@ -62,19 +49,29 @@ def write_atomically(path: str, text: str, mode: int, owner: tuple[int, int] | N
     """Replace `path` (a real file, not a link) with `text`: a temporary file in its directory,
     fsync, rename, then fsync of the directory. The file gets `mode` (and `owner` when given and
     allowed)."""
-    directory = os.path.dirname(path)
-    fd, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".memoryd-tmp",
-                                     dir=directory)
+    with _beside(path, mode, owner, newline="") as out:
+        out.write(text)
+
+
+@contextlib.contextmanager
+def _beside(target: str, mode: int, owner: tuple[int, int] | None = None,
+            newline: str | None = None) -> Iterator[TextIO]:
+    """A temporary file in ``target``'s directory (``mode``, and ``owner`` when given and
+    allowed) to write: fsynced and renamed over ``target`` when the block ends, the directory
+    fsynced; removed when it raises."""
+    directory = os.path.dirname(target)
+    fd, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.",
+                                     suffix=".memoryd-tmp", dir=directory)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
-            out.write(text)
-            out.flush()
+        with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as out:
             os.fchmod(out.fileno(), mode)
             if owner is not None and owner != (os.geteuid(), os.getegid()):
                 with contextlib.suppress(OSError):  # only root may give a file away
                     os.fchown(out.fileno(), *owner)
+            yield out
+            out.flush()
             os.fsync(out.fileno())
-        os.replace(temporary, path)
+        os.replace(temporary, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
