@@ -23,7 +23,7 @@ def purge_exit(result: dict[str, Any], args: Args) -> int:
 def _anything(result: dict[str, Any]) -> bool:
     return bool(result["entries"] or result["events"] or result["changes"]
                 or result["ledger_records"] or result["archive_records"]
-                or result.get("mentions"))
+                or result.get("mentions") or result.get("torn"))
 
 
 def print_purge(result: dict[str, Any]) -> None:
@@ -52,6 +52,9 @@ def print_purge(result: dict[str, Any]) -> None:
               "where it is only mentioned:")
     for mention in mentions:
         print(f"  {mention['id']}: {mention['where']}")
+    for path in result.get("torn") or []:
+        print(f"{'would delete' if result['dry_run'] else 'deleted'} {path} (a torn line set "
+              "aside: a write never acknowledged)")
     for path in result["files_still_holding"]:
         print(f"still in {path}: edit the file, or it is indexed again", file=sys.stderr)
     for path in result["transcripts_still_holding"]:

@@ -24,6 +24,9 @@ What goes, for good:
 - what became of the selected entries in sessions (their outcomes), and their items in the
   injection log (``memory explain``), in the database and in the outcomes file
   (:mod:`memoryd.store.usage_log`);
+- the torn last lines set aside in ``torn/`` (writes never acknowledged) of the agent's
+  ledger, the run log and the outcomes file that hold the string or name a selected entry,
+  deleted whole;
 - the memory tools' events of the agent's files that hold the string, and the
   records of its history archive that do (the versions moved there, and every write's
   record: a big insert is decompressed to look), with every record of a write whose event
@@ -58,13 +61,16 @@ from memoryd.maintenance.purge_match import ChangeFilter, holds_text, json_value
 from memoryd.maintenance.purge_records import Mention, PurgedEntry, PurgeReport
 from memoryd.store.archive import TRANSCRIPT_PREFIX, AgentArchive, meta_key
 from memoryd.store.database import Store
+from memoryd.store.durable import TORN_DIR
 from memoryd.store.file_versions import history_key
 from memoryd.store.ledger import Ledger
 from memoryd.store.lexicon import Lexicon, drop_word, unknown_words
 from memoryd.store.purge_files import Rewrite, archive_rewrite, ledger_rewrite
 from memoryd.store.query import EntryQuery
+from memoryd.store.run_log import FILE_NAME as RUN_LOG_FILE
 from memoryd.store.run_log import RunLog, run_log_key
 from memoryd.store.usage import Usage
+from memoryd.store.usage_log import FILE_NAME as USAGE_FILE
 from memoryd.store.usage_log import KEY as USAGE_KEY
 from memoryd.store.usage_log import UsageLog, purged_items
 
@@ -100,6 +106,8 @@ class Plan:
     texts: list[str] = field(default_factory=list)  # the selected entries' texts
     #: the memory tools' writes whose events go: (uid, time), as the history archive keys them
     tool_writes: set[tuple[str, float]] = field(default_factory=set)
+    #: torn last lines set aside that hold the text or name a selected entry
+    torn: list[Path] = field(default_factory=list)
 
     def mention(self, what: str, where: str) -> None:
         item = Mention(what, where)
@@ -109,7 +117,7 @@ class Plan:
     def anything(self) -> bool:
         return bool(self.entries or self.events or self.scrubbed_events or self.changes
                     or self.sessions or self.open_exchanges or self.outcomes or self.injections
-                    or any(r.data is not None for _, _, r in self.files.values()))
+                    or self.torn or any(r.data is not None for _, _, r in self.files.values()))
 
 
 class Purge:
@@ -177,7 +185,30 @@ class Purge:
         self._plan_mentions(plan)
         self._plan_injections(plan)
         self._plan_files(plan)
+        plan.torn = self._torn(plan)
         return plan
+
+    def _torn(self, plan: Plan) -> list[Path]:
+        """The torn last lines set aside in ``torn/`` (memoryd.store.durable.mend_tail) of the
+        agent's ledger, of the passes' run log and of the outcomes file that hold the text or
+        name a selected entry. Each is the bytes of a write never acknowledged: it goes whole."""
+        folder = self.store.path.parent / TORN_DIR
+        try:
+            found = sorted(p for p in folder.iterdir() if p.is_file())
+        except OSError:
+            return []
+        names = (f"ledger-{self.agent}.jsonl.", f"{RUN_LOG_FILE}.", f"{USAGE_FILE}.")
+        torn = []
+        for path in found:
+            if not path.name.startswith(names):
+                continue
+            try:
+                text = path.read_bytes().decode("utf-8", "replace")
+            except OSError:
+                continue
+            if self.holds(text) or any(uid in text for uid in plan.ids):
+                torn.append(path)
+        return torn
 
     def _select_unindexed(self, plan: Plan, owners: dict[str, str]) -> None:
         """Entries the agent's ledger or transcript archive holds that the index does not."""
@@ -391,6 +422,11 @@ class Purge:
                     "mentions": len(plan.mentions)}, time.time())
             self.store.optimize_keyword_index()
         self.store.checkpoint_truncate()
+        for path in plan.torn:  # after the commit: a purge that failed deleted none
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                pass
         log.info("Purged %d entries of agent %s (%d events, %d changes, %d mentions).",
                  len(plan.entries), self.agent, len(plan.events), len(plan.changes),
                  len(plan.mentions))
@@ -412,7 +448,8 @@ class Purge:
                 if not transcript and Path(source).exists()})),
             transcripts_still_holding=tuple(sorted({
                 source for source, transcript in watched
-                if transcript and Path(source).exists()})))
+                if transcript and Path(source).exists()})),
+            torn=tuple(str(path) for path in plan.torn))
 
     def _delete(self, plan: Plan) -> None:
         store = self.store

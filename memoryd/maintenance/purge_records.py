@@ -52,3 +52,6 @@ class PurgeReport:
     archive_records: int
     files_still_holding: tuple[str, ...]
     transcripts_still_holding: tuple[str, ...]
+    #: torn last lines set aside (the state dir's ``torn/``) that held the text or an entry:
+    #: bytes of writes never acknowledged, deleted whole
+    torn: tuple[str, ...] = ()

@@ -97,7 +97,8 @@ def purge_reply(report: PurgeReport) -> dict[str, Any]:
             "events": report.events, "changes": report.changes,
             "ledger_records": report.ledger_records, "archive_records": report.archive_records,
             "files_still_holding": list(report.files_still_holding),
-            "transcripts_still_holding": list(report.transcripts_still_holding)}
+            "transcripts_still_holding": list(report.transcripts_still_holding),
+            "torn": list(report.torn)}
 
 
 def purged_entry_reply(entry: PurgedEntry) -> dict[str, Any]:

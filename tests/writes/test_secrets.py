@@ -198,3 +198,32 @@ def test_the_store_command_says_what_it_redacted(daemon, client) -> None:
         second.stderr
     plain = run_cli("store", "ops", "deploy", "the deploy runs at noon")
     assert plain.returncode == 0 and "redacted" not in plain.stderr
+
+
+def test_purge_deletes_a_torn_line_that_holds_the_secret(memoryd_home, embedder) -> None:
+    """A write cut short (a crash mid-append) leaves its bytes in ``torn/``, kept for the user;
+    a purge of the text it holds deletes it too, and leaves another agent's alone."""
+    secret = "zq" + fake(10, 9).lower() + "wx"
+    running = start_daemon(embedder)
+    with Client(running.socket, timeout_s=30) as c:
+        c.remember("a", "ops", f"the vault word is {secret}")
+        c.remember("b", "ops", "the build runs on friday")
+    running.stop()
+    for agent in ("a", "b"):  # each ledger cut mid-append, the secret in both fragments
+        with (memoryd_home / "ledger" / f"{agent}.jsonl").open("ab") as handle:
+            handle.write(f'{{"entry": {{"agent": "{agent}", "text": "{secret} and'.encode())
+    running = start_daemon(embedder)
+    try:
+        torn = sorted(p.name for p in (memoryd_home / "torn").iterdir())
+        assert [name.split(".")[0] for name in torn] == ["ledger-a", "ledger-b"]
+        preview = run_cli("purge", "--agent", "a", "--match", secret)
+        assert preview.returncode == 0, preview.stderr
+        assert "would delete" in preview.stdout and "ledger-a.jsonl." in preview.stdout
+        done = run_cli("purge", "--agent", "a", "--match", secret, "--yes")
+        assert done.returncode == 0, done.stderr
+        assert "deleted" in done.stdout
+    finally:
+        running.stop()
+    left = [p.name for p in (memoryd_home / "torn").iterdir()]
+    assert len(left) == 1 and left[0].startswith("ledger-b.jsonl.")  # not agent a's to purge
+    assert state_holds(memoryd_home, secret, skip=memoryd_home / "torn" / left[0]) == []
