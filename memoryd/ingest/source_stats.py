@@ -35,6 +35,11 @@ class SourceStats:
     def error(self, path: str, message: str) -> None:
         self.last_error, self.last_error_path, self.last_error_at = message, path, time.time()
 
+    def gone(self, path: str) -> None:
+        """``path`` was deleted: a problem of it is none any more."""
+        if self.last_error_path == path:
+            self.last_error = self.last_error_path = self.last_error_at = None
+
 
 def account(stats: dict[str, SourceStats], facts: FileFacts, change: Changes,
             problem: str | None) -> None:

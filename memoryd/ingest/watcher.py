@@ -28,7 +28,6 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from stat import S_ISLNK
 from typing import Any, TypeVar
 
 import watchfiles
@@ -38,10 +37,11 @@ from memoryd.config import Config, configured_sources
 from memoryd.errors import what_went_wrong
 from memoryd.ingest import watch_plan
 from memoryd.ingest.indexer import Changes, Indexer, MemoryFileRead, read_memory_file, stat_facts
+from memoryd.ingest.scan_links import ScanLinks, files_below, leads_outside, scan_files
 from memoryd.ingest.source_stats import SourceStats, account
 from memoryd.ingest.transcript_files import TranscriptFiles
 from memoryd.progress import InitialIndexing
-from memoryd.sources import DirLink, Source, relevant, scan, watch_roots, within
+from memoryd.sources import Source, relevant, watch_roots
 from memoryd.text import utf8_name
 
 log = logging.getLogger(__name__)
@@ -114,17 +114,11 @@ class Watcher:
         self.failed: set[str] = set()
         #: the last rescan that found files changed without the watcher reporting them
         self.unseen: Unseen | None = None
-        #: symlinked files: each target's real path → the links to it (from the last scan)
-        self.links: dict[str, list[str]] = {}
-        #: the symlinked directories below the sources' roots (from the last scan), and those
-        #: of them it followed
-        self.dir_links: list[DirLink] = []
-        self.followed: frozenset[str] = frozenset()
-        #: the roots watched (recursively or not), the targets' directories beside them, and
-        #: the followed directories' targets
+        #: the symlinked files and directories of the last scan
+        self.symlinks = ScanLinks()
+        #: the roots watched (recursively or not), and beside them what the symlinks lead to
         self.plan: list[tuple[Path, bool]] = []
-        self.link_dirs: list[Path] = []
-        self.link_targets: list[Path] = []
+        self.link_watch: list[tuple[Path, bool]] = []
 
     @property
     def roots(self) -> list[Path]:
@@ -285,9 +279,10 @@ class Watcher:
         for source in self.sources:
             agent = source.match(candidate, self.home)
             if agent is not None:
-                if watch_plan.through_symlink(candidate, source.root(self.home), self.followed):
+                if watch_plan.through_symlink(candidate, source.root(self.home),
+                                              self.symlinks.followed):
                     return None  # a symlinked directory the scan does not follow
-                if self._leads_outside(candidate, agent):
+                if leads_outside(self.config.memory_dir, candidate, agent):
                     return None
                 return source, agent
         return None
@@ -297,28 +292,13 @@ class Watcher:
         memory tools refuse to read it), and dropped from the index if it was."""
         for source in self.sources:
             agent = source.match(Path(path), self.home)
-            if agent is not None and self._leads_outside(Path(path), agent):
+            if agent is not None and leads_outside(self.config.memory_dir, Path(path), agent):
+                root = watch_plan.tools_root(self.config.memory_dir, agent)
                 self.stats[source.name].skip("symlink leading outside the directory")
-                self.stats[source.name].error(
-                    path, "not indexed: a symlink leading outside the memory directory "
-                    f"{self._tools_root(agent)} (the memory tools do not read it either)")
+                self.stats[source.name].error(path, "not indexed: a symlink leading outside the "
+                                              f"memory directory {root} (the memory tools do "
+                                              "not read it either)")
                 return
-
-    def _leaves_tools_dir(self, link: str, target: str) -> str | None:
-        """Why the scan does not follow the symlinked directory ``link`` (to ``target``, real):
-        it leads out of an agent's memory directory, where the memory tools do not follow it."""
-        root = watch_plan.tools_dir_of(self.config.memory_dir, link)
-        if root is None or within(target, os.path.realpath(root)):
-            return None
-        return (f"it leads outside the memory directory {root} (the memory tools do not read "
-                "it either)")
-
-    def _tools_root(self, agent: str) -> Path:
-        return watch_plan.tools_root(self.config.memory_dir, agent)
-
-    def _leads_outside(self, path: Path, agent: str) -> bool:
-        """A symlinked file leading out of the agent's memory directory (watch_plan)."""
-        return watch_plan.leads_outside(path, self._tools_root(agent))
 
     async def process(self, paths: list[str]) -> None:
         existing: list[str] = []
@@ -361,9 +341,8 @@ class Watcher:
         for path in gone:
             self._count_file(None, path)
             self.transcripts.forget(path)
-            for stats in self.stats.values():  # a problem of a file deleted since is none
-                if stats.last_error_path == path:
-                    stats.last_error = stats.last_error_path = stats.last_error_at = None
+            for stats in self.stats.values():
+                stats.gone(path)
             changes = await self.db(self.indexer.remove_file, path)
             if changes.removed:
                 log.info("%s is gone: removed %d entries.", path, changes.removed)
@@ -421,7 +400,7 @@ class Watcher:
             queued = [path for path, facts in found.items()
                       if known.get(path) != facts and path not in self.pending
                       and (unseen_before is None or not unseen_before <= facts[1] <= now + 1)]
-            linked = {link for links in self.links.values() for link in links}
+            linked = self.symlinks.linked()
             unseen = [path for path in queued if unseen_before is not None and utf8_name(path)
                       and path not in self.failed and path not in linked]
             queued += [path for path in known if path not in found and path not in self.pending]
@@ -451,31 +430,9 @@ class Watcher:
             await asyncio.sleep(0.02)
 
     def _scan_files(self) -> dict[str, tuple[int, float, int]]:
-        found = {}
-        links: dict[str, list[str]] = {}
-        dir_links: list[DirLink] = []
-        for _source, path, agent in scan(self.sources, self.home, dir_links,
-                                         self._leaves_tools_dir):
-            if self._leads_outside(path, agent):
-                self._refuse_outside_link(str(path))
-                continue
-            try:
-                facts = os.lstat(path)  # a regular file's stat, in one call
-                if S_ISLNK(facts.st_mode):
-                    facts = os.stat(path)
-                    links.setdefault(os.path.realpath(path), []).append(str(path))
-            except OSError:
-                continue
-            found[str(path)] = (facts.st_size, facts.st_mtime, facts.st_ino)
-        self.links = links
-        self.dir_links = dir_links
-        self.followed = frozenset(link.path for link in dir_links if link.why_not is None)
+        found, self.symlinks = scan_files(self.sources, self.home, self.config.memory_dir,
+                                          self._refuse_outside_link)
         return found
-
-    def _followed_targets(self) -> list[Path]:
-        """The targets of the symlinked directories the last scan followed: watched too (not
-        every watcher follows a link, nor one made after it started)."""
-        return sorted({Path(link.target) for link in self.dir_links if link.why_not is None})
 
     async def watch(self) -> None:
         while True:
@@ -485,10 +442,8 @@ class Watcher:
             self.initial.begin()
             queued, _ = await self.full_scan()
             log.info("Watching %d roots; %d files queued for indexing.", len(self.roots), queued)
-            self.link_dirs = watch_plan.link_dirs(self.links, self.plan)
-            self.link_targets = self._followed_targets()
-            watched = [*self.plan, *((directory, False) for directory in self.link_dirs),
-                       *((target, True) for target in self.link_targets)]
+            self.link_watch = self.symlinks.watched(self.plan)
+            watched = [*self.plan, *self.link_watch]
             self.initial_scanned = True
             self._initial_done()
             stop = self.watch_stop = asyncio.Event()
@@ -542,8 +497,7 @@ class Watcher:
         interval = self.config.watch.full_scan_interval_s
         while await self._quiet_moment(stop, interval):
             _, unseen = await self.full_scan(unseen_before=time.time() - UNSEEN_AFTER_S)
-            if watch_plan.link_dirs(self.links, self.plan) != self.link_dirs or \
-                    self._followed_targets() != self.link_targets:
+            if self.symlinks.watched(self.plan) != self.link_watch:
                 stop.set()  # symlinks made or changed: watch their targets' directories
                 return
             if unseen:
@@ -586,28 +540,25 @@ class Watcher:
                 stop.set()
 
     def wanted(self, change: watchfiles.Change, path: str) -> bool:
-        return path in self.links or relevant(self.sources, path, self.home) or any(
-            within(path, link.target) for link in self.dir_links if link.why_not is None)
+        return path in self.symlinks.files or relevant(self.sources, path, self.home) \
+            or self.symlinks.below_target(path)
 
     async def on_changes(self, paths: set[str]) -> None:
-        queued, vanished = [], []
-        # told under a followed directory's target's name, or another link's: the scan's name
-        named = {watch_plan.scan_name(path, self.dir_links) for path in paths} \
-            if self.dir_links else paths
-        for target in (paths | named) & self.links.keys():  # a symlinked file's target changed
-            queued.extend(self.links[target])
-        paths = named
+        vanished: list[Path] = []
+        # by the scan's names; a symlinked file whose target changed is queued too
+        paths, queued = self.symlinks.as_scanned(paths)
         for path in paths:  # a target may be a watched file itself
             if self.match(path) is not None:
                 queued.append(path)
             elif os.path.isdir(path):  # a directory moved in: its files raise no events
-                files, links = await self.off_loop(self._files_below, path)
+                files, links = await self.off_loop(files_below, path, self.match,
+                                                   self.symlinks.followed)
                 queued.extend(files)
                 if links:  # a symlinked directory: the scan says whether it is followed
                     self.restart_watch.set()
             elif not os.path.exists(path):
                 vanished.append(Path(path))
-        if any(os.path.realpath(path) not in self.links for path in queued
+        if any(os.path.realpath(path) not in self.symlinks.files for path in queued
                if os.path.islink(path)):
             self.restart_watch.set()  # a new symlinked file: its target's directory watched
         if vanished:
@@ -617,23 +568,10 @@ class Watcher:
             queued.extend(await self.db(self.indexer.paths_below, [str(p) for p in vanished]))
             if any(root == gone or gone in root.parents
                    for gone in vanished for root in self.roots) or \
-                    any(within(link.path, str(gone)) for gone in vanished
-                        for link in self.dir_links):
+                    self.symlinks.any_gone(vanished):
                 self.restart_watch.set()  # a watched root or a symlinked directory went:
                 # watch again when it is back
         self.enqueue(queued)
-
-    def _files_below(self, directory: str) -> tuple[list[str], bool]:
-        """The files of a directory moved in, and whether a symlinked directory the last scan
-        did not meet is at it or below it (the scan decides whether it is followed)."""
-        found: list[str] = []
-        links = os.path.islink(directory) and directory not in self.followed
-        for top, dirs, files in os.walk(directory, followlinks=False):
-            dirs[:] = [d for d in dirs if d != ".git"]
-            found.extend(p for p in (os.path.join(top, f) for f in files) if self.match(p))
-            links = links or any(os.path.islink(os.path.join(top, d)) and os.path.join(top, d)
-                                 not in self.followed for d in dirs)
-        return found, links
 
     # -- status -----------------------------------------------------------------------
 
@@ -645,7 +583,7 @@ class Watcher:
             "indexing": {"done": self.indexing[0], "total": self.indexing[1]}
             if self.indexing[0] < self.indexing[1] else None,
             "roots": [str(r) for r in self.roots],
-            "dir_links": [asdict(link) for link in self.dir_links],
+            "dir_links": [asdict(link) for link in self.symlinks.dirs],
             "sources": [
                 {"name": s.name, "path": s.path, "kind": s.kind, "format": s.format,
                  "agent": s.agent, "notebook_lines": s.notebook_lines,

@@ -218,7 +218,7 @@ class Health:
         ones = "one" if absent == 1 else "ones"
         detail = f"{present} watched sources present" + (
             f"; {absent} built-in {ones} absent (their agents are not installed here)"
-            if absent else "") + dir_links_said(watcher.dir_links)
+            if absent else "") + dir_links_said(watcher.symlinks.dirs)
         unseen = watcher.unseen
         if unseen is not None and time.time() - unseen.at < UNSEEN_SHOWN_S:
             every = watcher.config.watch.full_scan_interval_s
@@ -234,7 +234,7 @@ class Health:
                 "other machines, and a burst of changes (a checkout of thousands of files) can "
                 "overflow what the system queues for a watcher. Until then such changes wait "
                 f"for the rescan every {every:g} s")
-        unread = [link for link in watcher.dir_links
+        unread = [link for link in watcher.symlinks.dirs
                   if link.why_not is not None and link.read_as is None]
         if unread:  # its files are indexed nowhere
             return check("sources", WARNING, detail, "the reason says what to do; `memory "

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shlex
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -195,7 +196,7 @@ def _line_count(error: str, reason: str | None = None) -> int:
                if part.split() and part.split()[0].isdigit()) or 1
 
 
-def dir_links_said(links: list[DirLink]) -> str:
+def dir_links_said(links: Sequence[DirLink]) -> str:
     """The symlinked directories below the sources' roots, in words: which the scan follows,
     and which not and why."""
     followed = [f"{link.path} (-> {link.target})" for link in links if link.why_not is None]
