@@ -14,11 +14,12 @@ memoryd.store.usage_log); the daemon indexes the watched files when it starts.""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -129,21 +130,11 @@ def archive_old(config: Config, archive: AgentArchive, history: AgentArchive) ->
     before every write appended its own: memoryd.store.file_history); a database that cannot
     be opened (damaged, a newer schema) is left as it is. Returns how many transcript
     entries were archived."""
-    if not config.db_path.exists():
-        return 0
-    try:
-        old = Store(config.db_path)
-    except (StartupError, DatabaseError) as exc:
-        log.warning("Not archiving transcripts from the old database: %s", exc)
-        return 0
-    try:
-        archived = archive_now(old, archive)
-        export_events(old, history)
-    except DatabaseError as exc:
-        log.warning("Not archiving transcripts from the old database: %s", exc)
-        return 0
-    finally:
-        old.close()
+    archived = 0
+    with _old_database(config, "Not archiving transcripts from the old database") as old:
+        if old is not None:
+            archived = archive_now(old, archive)
+            export_events(old, history)
     if archived:
         log.info("Archived %d transcript entries from the old database first.", archived)
     return archived
@@ -156,20 +147,12 @@ def lines_old(config: Config, store: Store) -> int:
     id (memoryd.ingest.indexer), where an undated one got the file's mtime, often months after
     it was written. A database that cannot be opened (damaged, a newer schema) or none (it
     was deleted) leaves the files' own dates. Returns how many lines."""
-    if not config.db_path.exists():
-        return 0
-    try:
-        old = Store(config.db_path)
-    except (StartupError, DatabaseError) as exc:
-        log.warning("Not reading the dates of the files' lines from the old database: %s", exc)
-        return 0
-    try:
-        lines = old.entries(EntryQuery().vias(["watch"]).not_transcripts().from_files(), "id")
-    except DatabaseError as exc:
-        log.warning("Not reading the dates of the files' lines from the old database: %s", exc)
-        return 0
-    finally:
-        old.close()
+    lines = []
+    with _old_database(config, "Not reading the dates of the files' lines from the old "
+                       "database") as old:
+        if old is not None:
+            lines = old.entries(EntryQuery().vias(["watch"]).not_transcripts().from_files(),
+                                "id")
     now = time.time()
     with store.transaction():
         for entry in lines:
@@ -208,18 +191,31 @@ def _export_old(config: Config, what: str, file_size: int, wanted: Callable[[Sto
     """What the old database holds that a file of its own keeps now, written to that file
     (nothing when the file has lines already, ``file_size``; a damaged database is left as it
     is)."""
-    if not config.db_path.exists() or file_size:
+    if file_size:
+        return
+    with _old_database(config, f"Not reading {what} of the old database") as old:
+        if old is not None and wanted(old):
+            export(old)
+
+
+@contextlib.contextmanager
+def _old_database(config: Config, not_done: str) -> Iterator[Store | None]:
+    """The database about to be set aside, open; None when there is none, and when it cannot
+    be opened (damaged, a newer schema), which is logged (``not_done``: what is not done), as
+    is a read of it that fails in the block (it is left as it is)."""
+    if not config.db_path.exists():
+        yield None
         return
     try:
         old = Store(config.db_path)
     except (StartupError, DatabaseError) as exc:
-        log.warning("Not reading %s of the old database: %s", what, exc)
+        log.warning("%s: %s", not_done, exc)
+        yield None
         return
     try:
-        if wanted(old):
-            export(old)
+        yield old
     except DatabaseError as exc:
-        log.warning("Not reading %s of the old database: %s", what, exc)
+        log.warning("%s: %s", not_done, exc)
     finally:
         old.close()
 
