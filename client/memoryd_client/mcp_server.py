@@ -236,12 +236,15 @@ def entry_text(entry: dict[str, Any], args: Values) -> str:
 
 
 def history_text(result: dict[str, Any], args: Values) -> str:
+    from memoryd_client.views import verdict
+
     now = time.time()
     lines = ["versions (oldest first):",
              *(entry_line(e, now, "  ") for e in result["entries"]), "changes:"]
     for event in result.get("events") or []:
         lines.append(f"  {time.strftime('%Y-%m-%d %H:%M', time.localtime(event['ts']))} "
-                     f"{event['action']} {event['id']} by {event.get('actor') or '-'}")
+                     f"{event['action']} {event['id']} by {event.get('actor') or '-'}"
+                     f"{verdict(event)}")
     return "\n".join(lines)
 
 

@@ -425,7 +425,15 @@ def print_history(result: dict[str, Any]) -> None:
         print_entry(entry)
     for event in result["events"]:
         print(f"{when(event['ts'])}  {event['action']:<10} {event['id']}  "
-              f"by {event['actor'] or '-'}")
+              f"by {event['actor'] or '-'}{verdict(event)}")
+
+
+def verdict(event: dict[str, Any]) -> str:
+    """What an outcome event of `memory history` says: the verdict and the session."""
+    after = event.get("after") or {}
+    if event.get("action") != "outcome" or not after.get("outcome"):
+        return ""
+    return f": {after['outcome']} in session {str(after.get('session') or '?')[:12]}"
 
 
 def print_released(entry: dict[str, Any]) -> None:

@@ -326,7 +326,9 @@ class Health:
                          "or the shell of `memoryd serve`), then restart it")
         return check("environment", OK, "every MEMORYD_* variable of the daemon is one it reads")
 
-    def disk(self) -> dict[str, Any]:
+    def disk(self, sizes: bool = False) -> dict[str, Any]:
+        """Room on the state dir's file system; ``sizes`` (doctor's, off the event loop): what
+        the state dir holds, its largest parts named."""
         config = self.settings.config
         try:
             usage = shutil.disk_usage(config.state_dir)
@@ -339,6 +341,12 @@ class Health:
             db = 0
         detail = (f"{usage.free / 1e9:.1f} GB free on the state dir's file system "
                   f"({config.state_dir}; database {db / 1e6:.0f} MB)")
+        if sizes:
+            parts = state_sizes(config.state_dir)
+            named = ", ".join(f"{name} {megabytes(size)}" for name, size in parts[:4] if size)
+            detail = (f"{usage.free / 1e9:.1f} GB free on the state dir's file system "
+                      f"({config.state_dir} holds {megabytes(sum(s for _, s in parts))}"
+                      + (f": {named}" if named else "") + ")")
         if usage.free < DISK_PROBLEM_BYTES:
             return check("disk", PROBLEM, detail, "free some space: writes fail when it is full")
         if usage.free < max(DISK_WARNING_BYTES, 2 * db):
@@ -564,7 +572,7 @@ class Health:
             self.telemetry(),
             *whole,
             self.writes(),
-            self.disk(),
+            await asyncio.to_thread(self.disk, True),
             self.sources(),
             await self.sessions(),
             self.skipped(files),
@@ -576,3 +584,29 @@ class Health:
         if self.sync is not None:
             checks.append(await asyncio.to_thread(self.sync.doctor))
         return {"daemon": self.facts(), "checks": checks, "state": worst(checks)}
+
+
+def state_sizes(state_dir: Path) -> list[tuple[str, int]]:
+    """What the state dir holds, largest first: each file and each folder (all it holds) at
+    its top, so that `memory doctor` names where the disk goes (the database, the outcomes
+    file and its injection log, the vectors, the ledgers)."""
+    sizes: list[tuple[str, int]] = []
+    try:
+        children = list(os.scandir(state_dir))
+    except OSError:
+        return sizes
+    for child in children:
+        try:
+            if child.is_dir(follow_symlinks=False):
+                size = sum(f.stat().st_size for f in Path(child.path).rglob("*")
+                           if f.is_file() and not f.is_symlink())
+                sizes.append((child.name + "/", size))
+            elif child.is_file(follow_symlinks=False):
+                sizes.append((child.name, child.stat(follow_symlinks=False).st_size))
+        except OSError:  # gone or unreadable meanwhile: not counted
+            continue
+    return sorted(sizes, key=lambda item: -item[1])
+
+
+def megabytes(size: int) -> str:
+    return f"{size / 1e6:.1f} MB" if size < 10e6 else f"{size / 1e6:.0f} MB"

@@ -385,6 +385,13 @@ MIGRATIONS: tuple[str, ...] = (
         project, status, agent, CAST(created / 86400 AS INTEGER), confidence, created)
         WHERE kind = 'note';
     """,
+    # 25 (memoryd.store.usage_log.outcome_event): a first verdict of "no occasion" is no
+    # event: one a session, for most entries, made `memory history` (and the MCP tool an
+    # agent calls before changing a memory) thousands of identical lines
+    """
+    DELETE FROM events WHERE action = 'outcome' AND before IS NULL
+        AND json_extract(after, '$.outcome') = 'no occasion';
+    """,
 )
 #: The migrations after which existing entries are judged for quarantine again: the kinds.
 QUARANTINE_VERSIONS: dict[int, tuple[str, ...] | None] = {9: None, 13: TRANSCRIPT_KINDS}

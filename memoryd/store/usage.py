@@ -31,17 +31,17 @@ from memoryd.store.database import ENTRY_COLUMNS, SELECT_ENTRY, Store, row_to_en
 from memoryd.store.fetch import integer, one
 from memoryd.store.records import StoredEntry
 from memoryd.store.usage_log import (
-    ACTOR,
     KEY,
     SINCE_KEY,
     UsageLog,
     inject_record,
     log_record,
+    outcome_event,
     outcome_record,
     session_record,
 )
 
-FOLLOWED, BROKEN, NO_OCCASION = "followed", "broken", "no occasion"
+FOLLOWED, BROKEN = "followed", "broken"
 #: The rankings of ``memory list --usage``.
 RANKINGS = ("broken", "followed", "unused")
 #: The kinds an agent is told to act on (transcript chunks injected as search hits are not).
@@ -216,11 +216,8 @@ class Usage:
                     self._line(outcome_record(session, entry, outcome, why, evidence, at, now))
                 if before[entry][0] != outcome:
                     changed += 1
-                    self.store.record_event(
-                        entry, "outcome", ACTOR,
-                        {"session": session, "outcome": before[entry][0]}
-                        if before[entry][0] is not None else None,
-                        {"session": session, "outcome": outcome, "why": why}, now)
+                    outcome_event(self.store, entry, session, before[entry][0], outcome, why,
+                                  now)
             self._db.execute("UPDATE sessions SET judged=? WHERE id=?", (now, session))
             self._line(session_record(self.store, session))
         return changed

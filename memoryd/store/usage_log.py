@@ -60,6 +60,8 @@ LOG_KEY = "usage_log:log"
 SINCE_KEY = "usage:since"
 #: Who the entry's history says changed an outcome.
 ACTOR = "memoryd (outcomes)"
+#: The verdict of an entry a session did not touch (memoryd.sessions.outcomes.NO_OCCASION).
+NO_OCCASION = "no occasion"
 _ROW_COLUMNS = ("entry", "session", "agent", "injected", "injections", "outcome", "why",
                 "evidence", "at", "judged")
 _SESSION_COLUMNS = ("id", "harness", "agent", "cwd", "project", "started", "last_seen",
@@ -248,7 +250,7 @@ def apply_record(store: Store, record: dict[str, Any]) -> int:
             (record["outcome"], record.get("why"),
              json.dumps(record.get("evidence") or [], ensure_ascii=False), record.get("at"),
              record["ts"], record["entry"], record["session"]))
-        _record_event(store, record["entry"], record["session"], before[0], record["outcome"],
+        outcome_event(store, record["entry"], record["session"], before[0], record["outcome"],
                       record.get("why"), record["ts"])
     elif op == "session":
         db.execute(
@@ -287,7 +289,7 @@ def apply_record(store: Store, record: dict[str, Any]) -> int:
             [record.get(column) for column in _ROW_COLUMNS])
         db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)",
                    (SINCE_KEY, repr(record["injected"])))
-        _record_event(store, record["entry"], record["session"], before[0] if before else None,
+        outcome_event(store, record["entry"], record["session"], before[0] if before else None,
                       record.get("outcome"), record.get("why"),
                       record.get("judged") or record["injected"])
     else:
@@ -296,12 +298,14 @@ def apply_record(store: Store, record: dict[str, Any]) -> int:
     return 1
 
 
-def _record_event(store: Store, entry: str, session: str, before: str | None, after: str | None,
-                  why: str | None, ts: float) -> None:
-    """An outcome that changed, in the entry's history, as memoryd.store.usage records it
-    (``memory history``): the events of a transaction that never committed, or of the index
-    a rebuild replaced, are not in any file."""
-    if after is None or after == before:
+def outcome_event(store: Store, entry: str, session: str, before: str | None,
+                  after: str | None, why: str | None, ts: float) -> None:
+    """An outcome that changed, in the entry's history (``memory history``), live and in a
+    replay alike (the events of a transaction that never committed, or of the index a
+    rebuild replaced, are not in any file). A first verdict of "no occasion" is no event:
+    most entries injected into most sessions get it, and one line a session made an
+    entry's history thousands of lines of nothing (``memory get`` counts them)."""
+    if after is None or after == before or (before is None and after == NO_OCCASION):
         return
     store.record_event(entry, "outcome", ACTOR,
                        {"session": session, "outcome": before} if before is not None else None,

@@ -61,6 +61,10 @@ def test_a_healthy_installation_passes_every_check(daemon, client) -> None:
     assert "as shipped" in checks["model"]["detail"]
     assert "quick_check ok" in checks["database"]["detail"]
     assert "1 entries, all in the index" in checks["ledger"]["detail"]
+    # where the disk goes: the whole state dir, its largest parts named (the outcomes file
+    # and the injection log grow with every session: the database alone was a third short)
+    disk = checks["disk"]["detail"]
+    assert " holds " in disk and "memoryd.db " in disk and " MB" in disk, disk
     text = run_cli("doctor")
     assert text.returncode == 0
     assert text.stdout.splitlines()[-1] == "healthy: every check ok"

@@ -91,6 +91,11 @@ def test_session_end_judges_each_injected_entry_and_get_shows_its_usage(
     as_json = json.loads(run_cli("get", ids[UV], "--json").stdout)["usage"]
     assert (as_json["injected"], as_json["broken"], as_json["followed"]) == (1, 1, 0)
     assert as_json["last_broken"] is not None and as_json["last_followed"] is None
+    # `memory history` shows the verdicts that say something, not a line a session for
+    # every entry nothing touched (a thousand sessions made a thousand identical lines)
+    assert ": broken in session 7c1d2e3f-4a5" in run_cli("history", ids[UV]).stdout
+    concise = run_cli("history", ids[CONCISE])
+    assert concise.returncode == 0 and "outcome" not in concise.stdout, concise.stdout
     never = client.remember("claude-code", "misc", "Tabs are wider than spaces", kind="note")
     assert "usage: never injected into a session yet" in run_cli("get", never["entry"]["id"]).stdout
 

@@ -102,6 +102,43 @@ def test_a_database_from_before_the_file_writes_its_outcomes_to_it_once(tmp_path
     rebuilt.close()
 
 
+def test_an_entry_no_session_touched_has_no_history_line_per_session(tmp_path: Path) -> None:
+    """Most entries injected into most sessions are judged "no occasion": an event each made
+    `memory history` one identical line a session (1,763 of an entry's 1,766 after 1,773
+    sessions). Neither the live index, a rebuild, nor an index upgraded from one that wrote
+    them has such a line; a verdict that says something keeps its."""
+    from memoryd.store.database import Store
+    from memoryd.store.usage import Usage
+    from memoryd.store.usage_log import UsageLog, replay_usage_log
+
+    store = Store(tmp_path / "memoryd.db")
+    usage, now = Usage(store), time.time()
+    for n in range(3):
+        usage.record_injection(f"s{n}", "claude-code", ["e1", "e2"], now + n)
+        usage.save_outcomes(f"s{n}", [("e1", "no occasion", "no occasion", [], None),
+                                      ("e2", "broken" if n else "no occasion", "why", [], now)])
+
+    def outcomes(db: Store, uid: str) -> list[tuple[str | None, str]]:
+        return [((e["before"] or {}).get("outcome"), e["after"]["outcome"])
+                for e in db.events_for([uid]) if e["action"] == "outcome"]
+
+    assert outcomes(store, "e1") == []
+    assert outcomes(store, "e2") == [(None, "broken"), (None, "broken")]
+    assert usage.record("e1").no_occasion == 3  # counted, as `memory get` shows
+    # an index from before wrote one event a session: gone at its upgrade
+    store.record_event("e1", "outcome", "memoryd (outcomes)", None,
+                       {"session": "s0", "outcome": "no occasion", "why": "no occasion"}, now)
+    store._db.execute("PRAGMA user_version=24")
+    store.close()
+    upgraded = Store(tmp_path / "memoryd.db")
+    assert outcomes(upgraded, "e1") == [] and len(outcomes(upgraded, "e2")) == 2
+    upgraded.close()
+    rebuilt = Store(tmp_path / "memoryd.db.new")
+    replay_usage_log(rebuilt, UsageLog.beside(rebuilt))
+    assert outcomes(rebuilt, "e1") == [] and len(outcomes(rebuilt, "e2")) == 2
+    rebuilt.close()
+
+
 def test_lines_of_a_transaction_that_failed_are_taken_back(tmp_path: Path) -> None:
     """A write whose transaction fails leaves nothing in the file for a rebuild to apply."""
     import pytest
