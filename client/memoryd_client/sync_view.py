@@ -48,6 +48,7 @@ def print_sync(result: dict[str, Any]) -> None:
             said.append(f"{count(team['skipped'], 'line')} skipped (no entry memoryd can "
                         "apply; the daemon's log names each)")
         print(f"team {name}: " + ", ".join(said))
+    _print_refused(result)
     for decided in result.get("decided") or []:
         print(f"{decided['id']}: changed on two machines before they met: "
               f"{_status(decided['holds'])} (the later) holds over {_status(decided['over'])}; "
@@ -61,6 +62,18 @@ def print_sync(result: dict[str, Any]) -> None:
               f"wait{'s' if len(waiting) == 1 else ''}: {', '.join(waiting)}")
     if new or waiting:
         print("merge what you want to keep into the file, delete the copy, then `memory sync`")
+
+
+def _print_refused(result: dict[str, Any]) -> None:
+    """What the merge kept that the remote's copy lacked, and the damaged lines it did not
+    take (docs/sync.md, "How files merge")."""
+    refused = result.get("refused") or []
+    for said in refused:
+        print(f"refused: {said}")
+    if refused:
+        print("the merge holds this machine's records: "
+              + ("the push gave them back to the remote" if result.get("pushed")
+                 else "the next push gives them back to the remote"))
 
 
 def _status(side: dict[str, Any]) -> str:

@@ -200,6 +200,7 @@ class Sync:
         committed, commit_s = await parts.db(_timed, repo.commit, f"memoryd sync on {host()}")
         total = Applied()
         copies: list[str] = []
+        refused: list[str] = []
         pulled = pushed = False
         for _ in range(ROUNDS):
             theirs = await asyncio.to_thread(repo.fetch)
@@ -207,6 +208,7 @@ class Sync:
                 merged, applied = await self._pull(repo, theirs)
                 pulled = True
                 copies += merged.conflicts
+                refused += merged.refused
                 total.add(applied)
             if theirs is not None and theirs == await asyncio.to_thread(repo.head):
                 break  # nothing of ours the remote lacks
@@ -216,8 +218,11 @@ class Sync:
         else:
             raise SyncError(f"the remote moved during each of {ROUNDS} attempts to push; "
                             "nothing was lost, run `memory sync` again")
+        for said in refused:
+            log.warning("Sync kept back or refused what the remote's copy lacked or held "
+                        "damaged: %s", said)
         return {"committed": committed, "pulled": pulled, "pushed": pushed,
-                "applied": total.reply(), "new_conflicts": copies,
+                "applied": total.reply(), "new_conflicts": copies, "refused": refused,
                 "decided": total.decided, "commit_s": round(commit_s, 3)}
 
     async def _pull(self, repo: SyncRepo, theirs: str) -> tuple[Merged, Applied]:
@@ -243,20 +248,23 @@ class Sync:
             return merged
         target = theirs
         copies: tuple[str, ...] = ()
+        refused: tuple[str, ...] = ()
         for _ in range(ROUNDS):
             ours = await asyncio.to_thread(repo.head)
             assert ours is not None
             made = await asyncio.to_thread(repo.merge_off, ours, target)
             copies += made.conflicts
+            refused += made.refused
             moved, took = await self.parts.db(_timed, self._advance, repo, made)
             holds.append(took)
             if moved:
-                return Merged(made.before, made.after, copies)
+                return Merged(made.before, made.after, copies, refused)
             target = made.after  # written meanwhile (committed now): merged with it next
         # writes kept coming during each merge: the last one in the worktree, writes waiting
         merged, took = await self.parts.db(_timed, self._merge_in_worktree, repo, target)
         holds.append(took)
-        return Merged(merged.before, merged.after, copies + merged.conflicts)
+        return Merged(merged.before, merged.after, copies + merged.conflicts,
+                      refused + merged.refused)
 
     def _advance(self, repo: SyncRepo, made: Merged) -> bool:
         """Move the worktree to the merge (database thread); False when something was written

@@ -17,6 +17,14 @@ worktree, on the database thread. Either is put back whole when it fails: the wo
 the merged commit or at the commit before it, never half-merged. A conflict in a markdown
 file keeps both versions: ours in the file, theirs in a conflict copy beside it
 (:func:`conflict_copy_name`).
+
+git merges a file only when both sides changed it: one changed on their side alone is taken
+as it is, a fast-forward takes all of theirs, and memoryd's driver never sees it. So before
+either merge, every ledger and archive that git would take so is merged by memoryd
+(:meth:`SyncRepo.guard`), and where that keeps a line their copy lacks, or leaves out a
+damaged line of theirs, the merge holds memoryd's result (a merge commit, not a
+fast-forward): a copy that lost lines never takes them from this machine, and the next push
+gives them back. What was kept back or refused is said (:attr:`Merged.refused`).
 """
 
 from __future__ import annotations
@@ -32,7 +40,9 @@ from typing import Any
 
 from memoryd.store.durable import replace_file
 from memoryd.sync import git
+from memoryd.sync.driver import REPORT_ENV
 from memoryd.sync.git import SyncError
+from memoryd.sync.merge import appended, merge_file
 
 BRANCH = "main"
 REMOTE = "origin"
@@ -60,6 +70,21 @@ GITATTRIBUTES = """\
 """
 CONFLICT_MARK = ".sync-conflict-"
 STATE_FILE = "memoryd-sync.json"
+#: Where the merge driver says what it kept back or refused, during one merge.
+REPORT_FILE = "memoryd-merge-report.jsonl"
+
+
+def merged_kind(path: str) -> str | None:
+    """Which of memoryd's merges a synced file takes: ``ledger``, ``archive``, or None (git's
+    own, line by line)."""
+    top, _, name = path.partition("/")
+    if "/" in name:
+        return None
+    if top == "ledger" and name.endswith(".jsonl"):
+        return "ledger"
+    if top in ("transcripts", "history") and name.endswith(".jsonl.gz"):
+        return "archive"
+    return None
 
 
 def conflict_copy_name(path: str, theirs: str, now: float) -> str:
@@ -69,14 +94,48 @@ def conflict_copy_name(path: str, theirs: str, now: float) -> str:
     return f"{path}{CONFLICT_MARK}{stamp}-{theirs[:7]}"
 
 
+def refusal(path: str, counts: dict[str, int]) -> str:
+    """What a merge kept back or refused in one file, as ``memory sync`` says it."""
+    archive = merged_kind(path) == "archive"
+    unit = "record" if archive else "line"
+    why = " (that copy is damaged)" if archive else " (only a purge record takes one out)"
+
+    def some(n: int, what: str, rest: str) -> str:
+        return f"{n} {what}{'' if n == 1 else 's'} {rest.format('is' if n == 1 else 'are')}"
+
+    said = []
+    if counts.get("lacking_theirs"):
+        said.append(some(counts["lacking_theirs"], unit, "this machine holds that the remote's "
+                         "copy lacks {} kept") + why)
+    if counts.get("lacking_ours"):
+        said.append(some(counts["lacking_ours"], unit, "the remote holds that this machine's "
+                         "copy lacks {} kept") + why)
+    if counts.get("refused"):
+        said.append(some(counts["refused"], f"damaged {unit}", "of the remote's copy {} not "
+                         "taken"))
+    if counts.get("deleted"):
+        said.append("the remote's copy was deleted; this machine's is kept")
+    return f"{path}: {'; '.join(said)}"
+
+
 @dataclass(frozen=True)
 class Merged:
-    """What a merge did: the commit before it and after it, and the conflict copies it
-    wrote (paths relative to the state dir)."""
+    """What a merge did: the commit before it and after it, the conflict copies it wrote
+    (paths relative to the state dir), and what it kept back or refused (:func:`refusal`)."""
 
     before: str
     after: str
     conflicts: tuple[str, ...] = ()
+    refused: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Guard:
+    """What memoryd's merge changes in a merge git would make (:meth:`SyncRepo.guard`): the
+    blob each of those files holds instead, and what was kept back or refused."""
+
+    replace: dict[str, str]
+    said: tuple[str, ...] = ()
 
 
 class SyncRepo:
@@ -145,7 +204,8 @@ class SyncRepo:
         command = f"{sys.executable} -m memoryd.sync.driver"
         for kind in ("ledger", "archive"):
             self.git("config", f"merge.memoryd-{kind}.name", f"memoryd {kind} union")
-            self.git("config", f"merge.memoryd-{kind}.driver", f"{command} {kind} %O %A %B")
+            self.git("config", f"merge.memoryd-{kind}.driver",
+                     f"{command} {kind} %O %A %B %P")
         self.git("config", "gc.auto", "256")
 
     # -- the steps of a sync ------------------------------------------------------------
@@ -196,45 +256,62 @@ class SyncRepo:
     def merge(self, theirs: str) -> Merged:
         """Merge ``theirs`` into HEAD in the worktree (database thread: for a git older than
         2.38, and for a team's repository, which only shares write). Ledgers and archives go through
-        memoryd's drivers; a markdown conflict keeps ours in the file and theirs beside it.
+        memoryd's drivers, and those git would take from theirs as they are through
+        :meth:`guard`; a markdown conflict keeps ours in the file and theirs beside it.
         Anything else that fails puts the worktree back as it was."""
         before = self.head()
         assert before is not None, "commit before merging"
+        guard = self.guard(before, theirs)
+        report = self._report_file()
         done = git.run(self.root, "merge", "--quiet", "--no-edit", "--allow-unrelated-histories",
+                       *(("--no-ff", "--no-commit") if guard.replace else ()),
                        "-m", f"memoryd sync: merge into {socket.gethostname()}", theirs,
-                       check=False)
+                       check=False, env={REPORT_ENV: str(report)})
         conflicts: list[str] = []
-        if done.returncode != 0:
-            try:
+        try:
+            if done.returncode != 0:
                 conflicts = self._keep_both(theirs)
-            except BaseException:
-                self.put_back(before)
-                raise
-            if not conflicts and not (self.git_dir / "MERGE_HEAD").exists():
-                said = (done.stderr or done.stdout).decode("utf-8", "replace").strip()
-                self.put_back(before)
-                raise SyncError(f"git merge failed: {said[-600:]}")
-            self.git("commit", "--quiet", "--no-verify", "--no-edit")
+                if not conflicts and not (self.git_dir / "MERGE_HEAD").exists():
+                    told = (done.stderr or done.stdout).decode("utf-8", "replace").strip()
+                    raise SyncError(f"git merge failed: {told[-600:]}")
+            for path, blob in guard.replace.items():
+                (self.root / path).parent.mkdir(parents=True, exist_ok=True)
+                replace_file(self.root / path, self._blob(blob))
+                self.git("add", "--", path)
+            if (self.git_dir / "MERGE_HEAD").exists():
+                self.git("commit", "--quiet", "--no-verify", "--no-edit")
+        except BaseException:
+            self.put_back(before)
+            raise
+        finally:
+            said = self._driver_said(report)
         after = self.head()
         assert after is not None
-        return Merged(before, after, tuple(conflicts))
+        return Merged(before, after, tuple(conflicts), guard.said + said)
 
     def merge_off(self, ours: str, theirs: str) -> Merged:
         """Merge ``theirs`` into the commit ``ours`` as a new commit, without touching the
         worktree, the index or HEAD (any thread: writes go on meanwhile; git ≥ 2.38). Ledgers
-        and archives go through memoryd's drivers; an unmerged file keeps ours in the file
-        and theirs in a conflict copy, as :meth:`merge` does. Returns the commit, not yet
-        checked out (:meth:`advance`). When ``ours`` is behind ``theirs``, that is all: it
-        is ``theirs`` (a fast-forward, as ``git merge`` makes it)."""
-        if git.run(self.root, "merge-base", "--is-ancestor", ours, theirs,
-                   check=False).returncode == 0:
+        and archives go through memoryd's drivers, and those git would take from theirs as
+        they are through :meth:`guard`; an unmerged file keeps ours in the file and theirs in
+        a conflict copy, as :meth:`merge` does. Returns the commit, not yet checked out
+        (:meth:`advance`). When ``ours`` is behind ``theirs`` and the guard changes nothing,
+        that is all: it is ``theirs`` (a fast-forward, as ``git merge`` makes it)."""
+        guard = self.guard(ours, theirs)
+        if not guard.replace and git.run(self.root, "merge-base", "--is-ancestor", ours,
+                                         theirs, check=False).returncode == 0:
             return Merged(ours, theirs)
-        done = git.run(self.root, "merge-tree", "--write-tree", "--no-messages", "-z",
-                       "--allow-unrelated-histories", ours, theirs, check=False)
+        report = self._report_file()
+        try:
+            done = git.run(self.root, "merge-tree", "--write-tree", "--no-messages", "-z",
+                           "--allow-unrelated-histories", ours, theirs, check=False,
+                           env={REPORT_ENV: str(report)})
+        finally:
+            said = self._driver_said(report)
         fields = done.stdout.split(b"\0")
         if done.returncode not in (0, 1) or not fields[0]:
-            said = (done.stderr or done.stdout).decode("utf-8", "replace").strip()
-            raise SyncError(f"git merge-tree failed: {said[-600:] or done.returncode}")
+            told = (done.stderr or done.stdout).decode("utf-8", "replace").strip()
+            raise SyncError(f"git merge-tree failed: {told[-600:] or done.returncode}")
         tree = fields[0].decode()
         copies: list[str] = []
         if done.returncode == 1:
@@ -248,17 +325,91 @@ class SyncRepo:
             if not stages:
                 raise SyncError("git merge-tree found a conflict it did not name")
             tree, copies = self._keep_both_tree(tree, stages, theirs)
+        if guard.replace:
+            tree = self._edit_tree(tree, [f"100644 {blob}\t{path}"
+                                          for path, blob in sorted(guard.replace.items())])
         commit = self.git("commit-tree", tree, "-p", ours, "-p", theirs, "-m",
                           f"memoryd sync: merge into {socket.gethostname()}")
-        return Merged(ours, commit, tuple(copies))
+        return Merged(ours, commit, tuple(copies), guard.said + said)
+
+    def guard(self, ours: str, theirs: str) -> Guard:
+        """The ledgers and archives git would take from ``theirs`` as they are, without
+        memoryd's driver: those only their side changed since the common ancestor (all of
+        them, in a fast-forward), added or deleted. Each is merged as the driver merges it;
+        where that keeps a record their copy lacks or leaves out a damaged line of theirs,
+        the merge must hold memoryd's result (ours as it is, when it holds the same lines),
+        and a file they deleted keeps ours. Reads git only (any thread)."""
+        found = git.run(self.root, "merge-base", ours, theirs, check=False)
+        base = found.stdout.decode().strip() if found.returncode == 0 else None
+        old, mine, other = (self._tracked(commit) for commit in (base, ours, theirs))
+        replace: dict[str, str] = {}
+        said: list[str] = []
+        for path in sorted(set(mine) | set(other)):
+            kind = merged_kind(path)
+            ours_blob, theirs_blob, base_blob = mine.get(path), other.get(path), old.get(path)
+            if kind is None or ours_blob == theirs_blob or theirs_blob == base_blob \
+                    or ours_blob != base_blob:
+                continue  # not theirs alone: the same, ours alone, or both (git's driver)
+            if theirs_blob is None:
+                assert ours_blob is not None
+                replace[path] = ours_blob
+                said.append(refusal(path, {"deleted": 1}))
+                continue
+            ours_data = self._blob(ours_blob) if ours_blob is not None else b""
+            theirs_data = self._blob(theirs_blob)
+            if appended(kind, ours_data, theirs_data):
+                continue  # theirs grew from ours: what git takes is the merge
+            merged, report = merge_file(kind, path, ours_data, ours_data, theirs_data)
+            if not report.said():
+                continue
+            same = kind == "ledger" and ours_blob is not None and \
+                set(merged.splitlines()) == set(ours_data.splitlines())
+            replace[path] = ours_blob if same and ours_blob is not None else \
+                git.run(self.root, "hash-object", "-w", "--stdin",
+                        data=merged).stdout.decode().strip()
+            said.append(refusal(path, report.said()))
+        return Guard(replace, tuple(said))
+
+    def _tracked(self, commit: str | None) -> dict[str, str]:
+        """The blobs of the synced files ``commit`` holds, by path ({} for None)."""
+        if commit is None:
+            return {}
+        listed = git.run(self.root, "ls-tree", "-r", "-z", commit, "--", *SYNCED).stdout
+        found: dict[str, str] = {}
+        for item in listed.decode("utf-8", "surrogateescape").split("\0"):
+            info, _, path = item.partition("\t")
+            if path and merged_kind(path) is not None:
+                found[path] = info.split()[2]
+        return found
+
+    def _report_file(self) -> Path:
+        """A file for the merge driver to say what it kept back or refused, empty."""
+        path = self.git_dir / REPORT_FILE
+        path.unlink(missing_ok=True)
+        return path
+
+    def _driver_said(self, path: Path) -> tuple[str, ...]:
+        """What the merge driver said it kept back or refused (:func:`refusal`), the file
+        removed."""
+        try:
+            lines = path.read_text("utf-8").splitlines()
+        except OSError:
+            return ()
+        path.unlink(missing_ok=True)
+        said = []
+        for line in lines:
+            try:
+                item = json.loads(line)
+            except ValueError:
+                continue
+            counts = {k: v for k, v in item.items() if isinstance(v, int)}
+            said.append(refusal(str(item.get("path") or "a ledger"), counts))
+        return tuple(said)
 
     def _keep_both_tree(self, tree: str, stages: dict[str, dict[int, tuple[str, str]]],
                         theirs: str) -> tuple[str, list[str]]:
         """``tree`` with every unmerged path resolved by keeping both versions, made in an
         index of its own (the worktree's is not touched); returns it and the copies made."""
-        index = self.git_dir / "memoryd-merge.index"
-        env = {"GIT_INDEX_FILE": str(index)}
-        index.unlink(missing_ok=True)
         entries: list[str] = []
         copies: list[str] = []
         now = time.time()
@@ -275,15 +426,22 @@ class SyncRepo:
             else:
                 base = blobs[min(blobs)]
                 entries.append(f"0 {'0' * len(base[1])}\t{path}")
+        return self._edit_tree(tree, entries), copies
+
+    def _edit_tree(self, tree: str, entries: list[str]) -> str:
+        """``tree`` with ``entries`` (``MODE BLOB\tPATH``; mode 0: the path removed), made in
+        an index of its own (the worktree's is not touched)."""
+        index = self.git_dir / "memoryd-merge.index"
+        env = {"GIT_INDEX_FILE": str(index)}
+        index.unlink(missing_ok=True)
         try:
             git.run(self.root, "read-tree", tree, env=env)
             git.run(self.root, "update-index", "-z", "--index-info",
                     data="".join(f"{e}\0" for e in entries).encode("utf-8", "surrogateescape"),
                     env=env)
-            made = git.run(self.root, "write-tree", env=env).stdout.decode().strip()
+            return git.run(self.root, "write-tree", env=env).stdout.decode().strip()
         finally:
             index.unlink(missing_ok=True)
-        return made, copies
 
     def advance(self, before: str, after: str) -> None:
         """Move the worktree, the index and HEAD from ``before`` to its descendant ``after``

@@ -3,6 +3,7 @@ remote under tmp, two and three MEMORYD_HOMEs."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -590,15 +591,14 @@ def test_transcript_archives_merge_as_the_union_of_both_machines_turns(machines,
     found(a, "Tomasz night shift")
 
 
-def test_an_older_git_merges_in_the_worktree_and_syncs_the_same(tmp_path: Path,
-                                                               remote: Path) -> None:
-    """With a git older than 2.38 (no ``merge-tree --write-tree``), the merge is made in the
-    worktree while writes wait, as before; the result is the same union. The git here is the
-    real one, behind a script that says it is 2.37."""
+@contextlib.contextmanager
+def older_git(tmp_path: Path, n: int = 2, model: bool = True) -> Iterator[list[Machine]]:
+    """Machines whose git says it is 2.37 (no ``merge-tree --write-tree``: they merge in the
+    worktree); the git is the real one, behind a script."""
     real = shutil.which("git")
     assert real is not None
     shim = tmp_path / "oldgit"
-    shim.mkdir()
+    shim.mkdir(exist_ok=True)
     (shim / "git").write_text(f"""#!/bin/sh
 if [ "$1" = "--version" ]; then echo "git version 2.37.1"; exit 0; fi
 exec {real} "$@"
@@ -606,13 +606,25 @@ exec {real} "$@"
     (shim / "git").chmod(0o755)
     made = []
     try:
-        for i in range(2):
-            m = Machine(Path(tempfile_dir(tmp_path, i)))
+        for i in range(n):
+            m = Machine(Path(tempfile_dir(tmp_path, i)), model)
             m.env["PATH"] = f"{shim}:{os.environ['PATH']}"
             made.append(m)
-        with ThreadPoolExecutor(2) as starting:
+        with ThreadPoolExecutor(n) as starting:
             list(starting.map(Machine.start, made))
-        a, b = made
+        yield made
+    finally:
+        for m in made:
+            m.stop()
+            shutil.rmtree(m.home, ignore_errors=True)
+
+
+def test_an_older_git_merges_in_the_worktree_and_syncs_the_same(tmp_path: Path,
+                                                               remote: Path) -> None:
+    """With a git older than 2.38 (no ``merge-tree --write-tree``), the merge is made in the
+    worktree while writes wait, as before; the result is the same union. The git here is the
+    real one, behind a script that says it is 2.37."""
+    with older_git(tmp_path) as (a, b):
         init(remote, a, b)
         write(a, [f"a's note {i}" for i in range(40)])
         write(b, [f"b's note {i}" for i in range(40)])
@@ -629,10 +641,30 @@ exec {real} "$@"
         doctor = b.cli("doctor", "--json")
         check = next(c for c in json.loads(doctor.stdout)["checks"] if c["check"] == "sync")
         assert "git 2.37 merges in the worktree" in check["detail"], check
-    finally:
-        for m in made:
-            m.stop()
-            shutil.rmtree(m.home, ignore_errors=True)
+
+
+def test_an_older_git_keeps_a_line_the_remote_lost(tmp_path: Path, remote: Path) -> None:
+    """The merge in the worktree (git older than 2.38) keeps what the remote's copy lost or
+    holds damaged as the merge off the worktree does: a fast-forward took the file as it was."""
+    with older_git(tmp_path, model=False) as (a, b):
+        init(remote, a, b)
+        write(a, NOTES)
+        sync(a, b)
+        ledger = "ledger/designer.jsonl"
+        good = (a.home / ledger).read_bytes()
+        _edit_remote(remote, tmp_path, ledger,
+                     lambda data: b"".join(line for line in data.splitlines(keepends=True)
+                                           if b"staging host" not in line) + b"not json\n")
+        shown = a.cli("sync")
+        assert shown.returncode == 0, shown.stderr
+        assert f"refused: {ledger}: 1 line this machine holds that the remote's copy lacks " \
+            "is kept (only a purge record takes one out); 1 damaged line of the remote's " \
+            "copy is not taken\n" in shown.stdout, shown.stdout
+        sync(b)
+        for m in (a, b):
+            assert (m.home / ledger).read_bytes() == good
+            assert m.texts() == sorted(NOTES)
+        assert _remote_file(remote, ledger) == good
 
 
 def test_turns_a_sync_restored_are_not_archived_again_by_retain(machines,
@@ -800,3 +832,135 @@ def test_a_followed_teams_entries_are_back_at_once_after_a_reindex(machines,
     assert a.texts("team.acme") == ["Tag the release before the changelog"]
     with a.client() as c:
         assert "## Team" in c.context("coder")["text"]
+
+
+def _edit_remote(remote: Path, tmp_path: Path, path: str, edit: Any,
+                 message: str = "edit the remote") -> None:
+    """A person's clone of the remote: ``edit`` turns the file's bytes into new bytes, which
+    are committed and pushed as anyone pushes (a plain `git push`, no force)."""
+    clone = tmp_path / f"clone-{len(list(tmp_path.glob('clone-*')))}"
+    subprocess.run(["git", "clone", "--quiet", "--branch", "main", str(remote), str(clone)],
+                   check=True)
+    target = clone / path
+    target.write_bytes(edit(target.read_bytes()))
+    for args in (["commit", "--quiet", "-am", message], ["push", "--quiet", "origin", "main"]):
+        subprocess.run(["git", "-C", str(clone), "-c", "user.name=p", "-c", "user.email=p@x",
+                        *args], check=True)
+
+
+def _remote_file(remote: Path, path: str) -> bytes:
+    return subprocess.run(["git", "--git-dir", str(remote), "show", f"main:{path}"],
+                          capture_output=True, check=True).stdout
+
+
+def _reindexed(m: Machine) -> list[str]:
+    """The machine's entries after its index is rebuilt from its files (`memoryd reindex`)."""
+    import sys
+    m.stop()
+    rebuilt = subprocess.run([sys.executable, "-m", "memoryd", "reindex"], capture_output=True,
+                             text=True, timeout=300, env={**os.environ, **m.env})
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    m.start()
+    return m.texts()
+
+
+NOTES = ["the deploy runs on fridays", "the staging host is alder", "tabs, never spaces"]
+
+
+def test_a_line_the_remote_lost_is_kept_on_every_machine_and_sent_back(
+        machines, remote: Path, tmp_path: Path) -> None:
+    """Someone took a line out of a ledger in a clone of the remote and pushed. A pull never
+    takes a line out of a ledger but by a purge record: both machines keep it (a fast-forward
+    took the remote's file byte for byte, and a rebuild of the index then lost the entry),
+    say so, and the next push gives it back to the remote."""
+    a, b = machines(2, (False, False))
+    init(remote, a, b)
+    write(a, NOTES)
+    sync(a, b)
+    ledger = "ledger/designer.jsonl"
+    good = (a.home / ledger).read_bytes()
+    _edit_remote(remote, tmp_path, ledger,
+                 lambda data: b"".join(line for line in data.splitlines(keepends=True)
+                                       if b"staging host" not in line))
+    shown = a.cli("sync")
+    assert shown.returncode == 0, shown.stderr
+    assert "pulled: 0 ledger records" in shown.stdout
+    assert f"refused: {ledger}: 1 line this machine holds that the remote's copy lacks is " \
+        "kept (only a purge record takes one out)\n" in shown.stdout, shown.stdout
+    sync(b)
+    for m in (a, b):
+        assert (m.home / ledger).read_bytes() == good
+        assert m.texts() == sorted(NOTES)
+        doctor = m.cli("doctor", "--json")
+        assert "not in the ledgers" not in doctor.stdout, doctor.stdout
+    assert _remote_file(remote, ledger) == good  # a's push gave it back
+    assert _reindexed(b) == sorted(NOTES)
+
+
+def test_a_damaged_remote_ledger_never_replaces_a_good_line(machines, remote: Path,
+                                                             tmp_path: Path) -> None:
+    """A word changed in a line of the remote's ledger (its checksum fails), a line that is not
+    JSON and a torn fragment appended: none is taken, and the good line stays where the
+    damaged one replaced it: on a machine with nothing new (git took the remote's file as it
+    was) and on one that wrote meanwhile (memoryd's merge driver dropped the good line: the
+    ancestor held it, the remote no longer did)."""
+    a, b = machines(2, (False, False))
+    init(remote, a, b)
+    write(a, NOTES)
+    sync(a, b)
+    ledger = "ledger/designer.jsonl"
+    good = (a.home / ledger).read_bytes()
+
+    def damage(data: bytes) -> bytes:
+        return data.replace(b"staging host is alder", b"staging host is birch") \
+            + b"this is not json\n" + b'{"op": "remember", "ts": 17'
+
+    said = f"refused: {ledger}: 1 line this machine holds that the remote's copy lacks is " \
+        "kept (only a purge record takes one out); 3 damaged lines of the remote's copy are " \
+        "not taken\n"
+    _edit_remote(remote, tmp_path, ledger, damage)
+    shown = a.cli("sync")  # nothing new on a: git alone would take the remote's file
+    assert shown.returncode == 0, shown.stderr
+    assert said in shown.stdout, shown.stdout
+    assert (a.home / ledger).read_bytes() == good
+    _edit_remote(remote, tmp_path, ledger, damage)  # and again, for b
+    write(b, ["b wrote this before it synced"])  # a three-way merge on b: the driver's
+    shown = b.cli("sync")
+    assert shown.returncode == 0, shown.stderr
+    assert said in shown.stdout, shown.stdout
+    sync(a)
+    for m in (a, b):
+        data = (m.home / ledger).read_bytes()
+        assert data.startswith(good)
+        assert b"birch" not in data and b"not json" not in data
+        assert m.texts() == sorted([*NOTES, "b wrote this before it synced"])
+    assert b"birch" not in _remote_file(remote, ledger)
+    assert _reindexed(a) == sorted([*NOTES, "b wrote this before it synced"])
+
+
+def test_a_purge_reaches_a_machine_that_wrote_nothing_meanwhile(machines,
+                                                               remote: Path) -> None:
+    """A pull takes a line out of a ledger by a purge: the other machine, with nothing new
+    (its merge takes the remote's file), loses the purged entry's records and the text in
+    another entry's forget reason, which the purge replaced."""
+    a, b = machines(2, (False, False))
+    init(remote, a, b)
+    write(a, ["deploy key is hunter2-secret", "the build uses make", "the old build used ant"])
+    with a.client("designer") as c:
+        old = a.ids()["the old build used ant"]
+        c.forget(old, reason="as hunter2 said")
+    sync(a, b)
+    with a.client("designer") as c:
+        c.purge("designer", match="hunter2", confirm=True)
+    shown = a.cli("sync")
+    assert "refused" not in shown.stdout, shown.stdout
+    shown = b.cli("sync")
+    assert shown.returncode == 0 and "refused" not in shown.stdout, shown.stdout
+    assert "1 purged" in shown.stdout, shown.stdout
+    for m in (a, b):
+        ledger = (m.home / "ledger" / "designer.jsonl").read_bytes()
+        assert b"hunter2" not in ledger and b"as [PURGED] said" in ledger
+        assert m.texts() == ["the build uses make"]
+    assert (a.home / "ledger" / "designer.jsonl").read_bytes() == \
+        (b.home / "ledger" / "designer.jsonl").read_bytes()
+

@@ -144,3 +144,110 @@ def test_common_lines_stops_at_the_last_whole_line_both_share() -> None:
     assert a[:cut] == changed[:cut] and a[cut - 1:cut] == b"\n"
     assert cut <= 200_001 < cut + len(b"three\n") + 1
     assert common_lines(b"", a) == 0 and common_lines(b"abc", b"abd") == 0
+
+
+def test_a_line_one_copy_lost_without_a_purge_is_kept_and_counted() -> None:
+    """Only a purge takes a line out of a ledger: a copy that lost one (deleted by hand, or
+    damaged: a word changed, so its checksum fails) gives no reason to drop it. The merge took
+    "the ancestor held it, one side no longer does" for a purge."""
+    base = b"".join(remember(f"b{i}", 100 + i, f"note {i}") for i in range(10))
+    ours = base + remember("o1", 200, "ours one")
+    lost = base.replace(remember("b4", 104, "note 4"), b"")
+    damaged = base.replace(b"note 4", b"note 5")
+    for theirs in (lost + remember("t1", 201, "theirs one"),
+                   damaged + remember("t1", 201, "theirs one")):
+        merged, report = merge_ledgers(base, ours, theirs)
+        assert remember("b4", 104, "note 4") in merged
+        assert b"note 5" not in merged.replace(remember("b5", 105, "note 5"), b"")
+        assert remember("t1", 201, "theirs one") in merged
+        assert (report.lacking_theirs, report.lacking_ours) == (1, 0)
+        assert report.refused == (1 if theirs.startswith(damaged) else 0)
+        # the other way round, the same union, and the count on our side
+        again, other = merge_ledgers(base, theirs, ours)
+        assert set(lines(again)) - set(lines(theirs)) >= {remember("b4", 104, "note 4")}
+        assert other.lacking_ours == 1
+
+
+def test_a_purge_that_rewrote_a_reason_takes_the_old_line_out() -> None:
+    """A purge keeps a forget whose reason held the text, with the text replaced: the line it
+    rewrote goes on the other side too, the entry's records with it."""
+    from memoryd.maintenance.purge import PURGED
+    from memoryd.sync.merge import SCRUBBED
+    assert SCRUBBED == PURGED
+
+    def forget(uid: str, ts: float, reason: str) -> bytes:
+        return encode_record({"op": "status", "ts": ts, "id": uid, "status": "forgotten",
+                              "reason": reason, "actor": "test"})
+
+    base = b"".join(remember(f"b{i}", 100 + i, f"note {i}") for i in range(5)) + \
+        remember("s1", 110, "the key is hunter2") + forget("b2", 120, "hunter2 said so")
+    ours = base.replace(remember("s1", 110, "the key is hunter2"), b"").replace(
+        forget("b2", 120, "hunter2 said so"), forget("b2", 120, f"{PURGED} said so")) + \
+        purge(["s1"], 300)
+    for merged, report in (merge_ledgers(base, ours, base), merge_ledgers(base, base, ours),
+                           merge_ledgers(base, ours, base + remember("t1", 130, "new"))):
+        assert b"hunter2" not in merged
+        assert forget("b2", 120, f"{PURGED} said so") in merged
+        assert report.said() == {}
+
+
+def test_a_reviewed_file_loses_the_lines_a_side_took_out() -> None:
+    """A team's file is edited in review (memoryd.sync.shared): a line a reviewer took out
+    stays out when a share merges with it; the driver tells it by its path."""
+    from memoryd.sync.merge import merge_file
+    base = b"".join(remember(f"b{i}", 100 + i, f"lesson {i}") for i in range(4))
+    reviewed = base.replace(remember("b1", 101, "lesson 1"), b"")
+    shared = base + remember("s1", 200, "shared")
+    merged, _ = merge_file("ledger", "entries.jsonl", base, shared, reviewed)
+    assert remember("b1", 101, "lesson 1") not in merged and remember("s1", 200, "shared") \
+        in merged
+    kept, _ = merge_file("ledger", "ledger/designer.jsonl", base, shared, reviewed)
+    assert remember("b1", 101, "lesson 1") in kept
+    assert merge_file("ledger", None, base, shared, reviewed)[0] == kept
+
+
+def test_a_damaged_archive_takes_no_record_out() -> None:
+    """An archive's records leave by a purge (which writes no record there): a copy whose
+    reading ends at a corrupt member does not take the records after it out."""
+    from memoryd.store.archive import MemberWriter
+    from memoryd.sync.merge import merge_archives
+
+    def archive(*members: list[int]) -> bytes:
+        data = b""
+        for member in members:
+            writer = MemberWriter()
+            writer.add([json.dumps({"entry": {"uid": f"t{i}", "updated": i}},
+                                   sort_keys=True).encode() + b"\n" for i in member])
+            data += writer.data()
+        return data
+
+    def uids(data: bytes) -> set[str]:
+        from memoryd.sync.merge import archive_lines
+        return {json.loads(line.data)["entry"]["uid"] for line in archive_lines(data)}
+
+    base = archive([1, 2], [3, 4])
+    ours = archive([1, 2], [3, 4], [5])
+    purged = archive([1], [3, 4])  # a purge took t2 out
+    assert uids(merge_archives(base, ours, purged)[0]) == {"t1", "t3", "t4", "t5"}
+    broken = archive([1, 2]) + b"\x1f\x8b\x08\x00garbage" + archive([6])
+    merged, report = merge_archives(base, ours, broken)
+    assert uids(merged) == {"t1", "t2", "t3", "t4", "t5"}
+    assert report.refused == 1 and report.lacking_theirs == 2
+
+
+def test_the_driver_says_what_it_kept_back(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """git runs the driver with the file's path (%P); what it kept back or refused is written
+    where ``memory sync`` reads it."""
+    from memoryd.sync import driver
+    base = b"".join(remember(f"b{i}", 100 + i, f"note {i}") for i in range(3))
+    files = {"base": base, "ours": base + remember("o1", 200, "mine"),
+             "theirs": base.replace(remember("b1", 101, "note 1"), b"") + b"not json\n"}
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    report = tmp_path / "report.jsonl"
+    monkeypatch.setenv(driver.REPORT_ENV, str(report))
+    assert driver.main(["ledger", *(str(tmp_path / n) for n in files),
+                        "ledger/designer.jsonl"]) == 0
+    assert remember("b1", 101, "note 1") in (tmp_path / "ours").read_bytes()
+    assert json.loads(report.read_text()) == {"path": "ledger/designer.jsonl",
+                                              "lacking_theirs": 1, "refused": 1}

@@ -110,8 +110,8 @@ COMMANDS: dict[str, Command] = {
         request=_sync, show=plain(later("sync_view", "print_sync")),
         examples=("memory sync init git@github.com:me/memory.git", "memory sync",
                   "memory sync add-shared acme git@github.com:acme/lessons.git"),
-        exits="0 synced (a conflict copy is reported, not a failure); 1 failed (git's error: "
-        "the remote unreachable, not set up)"),
+        exits="0 synced (a conflict copy, or a line of the remote's copy refused, is reported, "
+        "not a failure); 1 failed (git's error: the remote unreachable, not set up)"),
     "share": Command(
         help="copy an entry into a team's shared repository (commit and push)", progress=True,
         description="The one way to write a team namespace: the entry is copied (the original "
