@@ -12,7 +12,8 @@ the searches and writes waiting have gone (memoryd.scheduling), so a sync of tho
 records never holds them up for long (:mod:`memoryd.sync.repo`, :mod:`memoryd.sync.apply`).
 A purge waits while an apply runs (it could not purge what is not applied yet). Syncs run
 one at a time. A push the remote refuses because it moved meanwhile is fetched and merged
-again, a few times; nothing is ever force-pushed.
+again, a few times; nothing is ever force-pushed. A remote whose history was rewritten (it no
+longer holds the commit this machine last synced with) is refused before anything is merged.
 """
 
 from __future__ import annotations
@@ -184,7 +185,8 @@ class Sync:
                 self.running = False
             conflicts = await asyncio.to_thread(repo.conflict_copies)
             await asyncio.to_thread(repo.save_state, last_attempt=began, last_sync=time.time(),
-                                    last_error=None, conflicts=conflicts)
+                                    last_error=None, conflicts=conflicts,
+                                    synced=await asyncio.to_thread(repo.head))
             reply["conflicts"] = conflicts
             reply["teams"] = await self._follow_teams()
             reply["seconds"] = round(time.time() - began, 3)
@@ -202,8 +204,13 @@ class Sync:
         copies: list[str] = []
         refused: list[str] = []
         pulled = pushed = False
+        known = await asyncio.to_thread(repo.last_synced)
         for _ in range(ROUNDS):
             theirs = await asyncio.to_thread(repo.fetch)
+            problem = await asyncio.to_thread(repo.rewritten, known, theirs)
+            if problem is not None:
+                raise SyncError(problem)
+            known = theirs or known  # what a later round's fetch must hold in its turn
             if theirs is not None and not await asyncio.to_thread(repo.contains, theirs):
                 merged, applied = await self._pull(repo, theirs)
                 pulled = True

@@ -25,6 +25,11 @@ either merge, every ledger and archive that git would take so is merged by memor
 damaged line of theirs, the merge holds memoryd's result (a merge commit, not a
 fast-forward): a copy that lost lines never takes them from this machine, and the next push
 gives them back. What was kept back or refused is said (:attr:`Merged.refused`).
+
+A remote whose branch no longer holds the commit this machine last synced with was rewritten
+(force-pushed, to take a secret out of its history): a sync refuses to merge with it
+(:meth:`SyncRepo.rewritten`), since this machine's history would bring back what the rewrite
+took out.
 """
 
 from __future__ import annotations
@@ -72,6 +77,8 @@ CONFLICT_MARK = ".sync-conflict-"
 STATE_FILE = "memoryd-sync.json"
 #: Where the merge driver says what it kept back or refused, during one merge.
 REPORT_FILE = "memoryd-merge-report.jsonl"
+#: The state's key for the commit this machine last synced with (the remote's branch then).
+SYNCED_KEY = "synced"
 
 
 def merged_kind(path: str) -> str | None:
@@ -191,6 +198,10 @@ class SyncRepo:
                 replace_file(path, text.encode(), 0o600)
         self.configure()
         if self.git("remote", check=False).splitlines().count(REMOTE):
+            if self.state().get("remote") != remote:  # another remote: its own history
+                git.run(self.root, "update-ref", "-d", f"refs/remotes/{REMOTE}/{BRANCH}",
+                        check=False)
+                self.save_state(**{SYNCED_KEY: None})
             self.git("remote", "set-url", REMOTE, remote)
         else:
             self.git("remote", "add", REMOTE, remote)
@@ -239,6 +250,44 @@ class SyncRepo:
     def contains(self, commit: str) -> bool:
         """Whether HEAD already holds ``commit``."""
         return git.run(self.root, "merge-base", "--is-ancestor", commit, "HEAD",
+                       check=False).returncode == 0
+
+    def last_synced(self) -> str | None:
+        """The commit this machine last synced with: the remote's branch as the last sync left
+        it (for a repository synced before memoryd kept it, the remote's branch as last
+        fetched or pushed). Read it before fetching."""
+        found = self.state().get(SYNCED_KEY)
+        if found:
+            return str(found)
+        done = git.run(self.root, "rev-parse", "--verify", "--quiet",
+                       f"refs/remotes/{REMOTE}/{BRANCH}", check=False)
+        return done.stdout.decode().strip() or None
+
+    def rewritten(self, known: str | None, theirs: str | None) -> str | None:
+        """Why the remote's branch (``theirs``, fetched; None: it has none) must not be synced
+        with: it no longer holds ``known``, the commit this machine last synced with, which
+        HEAD still holds, so the remote's history was rewritten (a force-push, to take a
+        secret out of it) or the remote emptied, and merging would push the old history
+        back. None when it holds it, or when HEAD no longer does (this repository's history
+        was rewritten as well: the machine the rewrite was made on). A refusal keeps
+        ``known``, so the next sync refuses too."""
+        if known is None or (theirs is not None and self._ancestor(known, theirs)) \
+                or not self._ancestor(known, "HEAD"):
+            return None
+        self.save_state(**{SYNCED_KEY: known})
+        remote = self.state().get("remote") or REMOTE
+        what = (f"the remote's branch {BRANCH} is gone" if theirs is None else
+                f"the remote's branch {BRANCH} no longer holds {known[:12]}")
+        return (f"{what}, the last commit this machine synced with: the remote's history was "
+                "rewritten (force-pushed, as it is to take a secret out of it) or the remote "
+                "was emptied. Nothing was merged or pushed: this machine's history would bring "
+                "back what the rewrite took out. To sync with the remote as it is now, set "
+                f"this machine up again: `mv {self.git_dir} {self.root}/.git.before-rewrite`, "
+                f"then `memory sync init {remote}` and `memory sync` (docs/sync.md, \"Purge "
+                "and the history\")")
+
+    def _ancestor(self, commit: str, of: str) -> bool:
+        return git.run(self.root, "merge-base", "--is-ancestor", commit, of,
                        check=False).returncode == 0
 
     def push(self) -> bool:

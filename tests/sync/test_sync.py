@@ -964,3 +964,63 @@ def test_a_purge_reaches_a_machine_that_wrote_nothing_meanwhile(machines,
     assert (a.home / "ledger" / "designer.jsonl").read_bytes() == \
         (b.home / "ledger" / "designer.jsonl").read_bytes()
 
+
+def test_a_force_pushed_remote_is_refused_until_the_machine_starts_again(
+        machines, remote: Path, tmp_path: Path) -> None:
+    """The team rewrote the remote's history to take a secret out (an orphan commit,
+    force-pushed, the old objects collected). A machine that was not set up again must not
+    merge its old history back and push it (it said "nothing new here; … pushed"): it refuses,
+    says what to do, and after the steps docs/sync.md gives it syncs."""
+    a, b = machines(2, (False, False))
+    init(remote, a, b)
+    write(a, ["deploy key is hunter2-secret", "the build uses make"])
+    sync(a, b)
+    with a.client("designer") as c:
+        c.purge("designer", match="hunter2", confirm=True)
+    sync(a, b)
+    old = subprocess.run(["git", "--git-dir", str(remote), "rev-list", "main"],
+                         capture_output=True, text=True, check=True).stdout.split()
+    clone = tmp_path / "rewrite"
+    subprocess.run(["git", "clone", "--quiet", "--branch", "main", str(remote), str(clone)],
+                   check=True)
+    for args in (["checkout", "--quiet", "--orphan", "fresh"],
+                 ["commit", "--quiet", "-m", "memory, history rewritten"],
+                 ["push", "--quiet", "--force", "origin", "fresh:main"]):
+        subprocess.run(["git", "-C", str(clone), "-c", "user.name=p", "-c", "user.email=p@x",
+                        *args], check=True)
+    subprocess.run(["git", "--git-dir", str(remote), "reflog", "expire", "--expire=now",
+                    "--all"], check=True)
+    subprocess.run(["git", "--git-dir", str(remote), "gc", "--quiet", "--prune=now"],
+                   check=True)
+
+    def history() -> list[str]:
+        return subprocess.run(["git", "--git-dir", str(remote), "rev-list", "main"],
+                              capture_output=True, text=True, check=True).stdout.split()
+
+    [fresh] = history()
+    write(b, ["b's note after the rewrite"])
+    shown = b.cli("sync")
+    assert shown.returncode == 1, shown.stdout
+    assert "rewritten" in shown.stderr and "memory sync init" in shown.stderr, shown.stderr
+    assert history() == [fresh]  # nothing of the old history went back
+    assert not set(old) & set(history())
+    doctor = b.cli("doctor", "--json")
+    check = next(c for c in json.loads(doctor.stdout)["checks"] if c["check"] == "sync")
+    assert check["status"] == "warning" and "rewritten" in check["detail"], check
+    # the machine whose own repository was rewritten too (here: moved to the new history)
+    # syncs on: its history no longer holds what the rewrite took out
+    for args in (["fetch", "--quiet", "origin"], ["reset", "--quiet", "--hard", "origin/main"]):
+        subprocess.run(["git", "-C", str(a.home), *args], check=True)
+    write(a, ["a's note after the rewrite"])
+    shown = a.cli("sync")
+    assert shown.returncode == 0, shown.stderr
+    assert not set(old) & set(history()) and fresh in history()
+    # the steps docs/sync.md gives: the history moved away, set up again, synced
+    shutil.move(b.home / ".git", b.home / ".git.before-rewrite")
+    assert b.cli("sync", "init", str(remote)).returncode == 0
+    shown = b.cli("sync")
+    assert shown.returncode == 0, shown.stderr
+    assert fresh in history() and not set(old) & set(history())
+    assert b.texts() == ["a's note after the rewrite", "b's note after the rewrite",
+                         "the build uses make"]
+

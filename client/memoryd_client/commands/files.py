@@ -111,7 +111,8 @@ COMMANDS: dict[str, Command] = {
         examples=("memory sync init git@github.com:me/memory.git", "memory sync",
                   "memory sync add-shared acme git@github.com:acme/lessons.git"),
         exits="0 synced (a conflict copy, or a line of the remote's copy refused, is reported, "
-        "not a failure); 1 failed (git's error: the remote unreachable, not set up)"),
+        "not a failure); 1 failed (git's error: the remote unreachable, not set up; the "
+        "remote's history rewritten: set this machine up again, docs/sync.md)"),
     "share": Command(
         help="copy an entry into a team's shared repository (commit and push)", progress=True,
         description="The one way to write a team namespace: the entry is copied (the original "
