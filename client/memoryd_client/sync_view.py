@@ -13,8 +13,8 @@ def print_sync(result: dict[str, Any]) -> None:
     from memoryd_client.views import count
 
     if "root" in result:  # sync init
-        print(f"{result['root']} is a git repository of memoryd's durable files, "
-              f"remote {result['remote']}" + (" (created)" if result.get("created") else ""))
+        print(f"{result['root']} is {'a new' if result.get('created') else 'already a'} git "
+              f"repository of memoryd's durable files; remote {result['remote']}")
         if result.get("reachable"):
             print("the remote answers; run `memory sync` to sync now (and the sync pass runs "
                   "on its schedule)")
@@ -30,8 +30,9 @@ def print_sync(result: dict[str, Any]) -> None:
         print("this machine's own memory is not synced (`memory sync init REMOTE` sets that "
               "up); the teams it follows:")
     else:
+        pulled = applied.get("pulled", applied["records"])  # what came, applied or overtaken
         parts = [("committed local changes" if result["committed"] else "nothing new here"),
-                 (f"pulled: {count(applied['records'], 'ledger record')}, "
+                 (f"pulled: {count(pulled, 'ledger record')}, "
                   f"{count(applied['restored'], 'transcript turn')}, {applied['purged']} purged"
                   if result["pulled"]
                   else "nothing to pull"),

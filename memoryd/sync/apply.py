@@ -56,8 +56,11 @@ SLICE_S = 0.02
 
 @dataclass
 class Applied:
-    """What one sync applied to the index."""
+    """What one sync applied to the index; ``pulled``: the ledger records the merge brought
+    (``records``: those that changed the index: a duplicate, or a change a later one here
+    overtook, is pulled and not applied)."""
 
+    pulled: int = 0
     records: int = 0
     restored: int = 0
     versions: int = 0  # the memory tools' writes made on the other machine
@@ -82,7 +85,7 @@ class Applied:
     decided: list[dict[str, Any]] = field(default_factory=list)
 
     def reply(self) -> dict[str, Any]:
-        return {"records": self.records, "restored": self.restored,
+        return {"pulled": self.pulled, "records": self.records, "restored": self.restored,
                 "versions": self.versions, "purged": self.purged,
                 "files": self.files, "merge_s": round(self.merge_s, 3),
                 "apply_s": round(self.apply_s, 3), "held_s": round(self.held_s, 3),
@@ -91,6 +94,7 @@ class Applied:
                 "longest_advance_s": round(self.longest_advance_s, 4)}
 
     def add(self, other: Applied) -> None:
+        self.pulled += other.pulled
         self.records += other.records
         self.restored += other.restored
         self.versions += other.versions
@@ -180,6 +184,7 @@ def plan(repo: SyncRepo, before: str, after: str) -> Plan:
                                   replay=replay))
     found = Plan(before, after, changes)
     found.applied.files = files
+    found.applied.pulled = sum(len(c.records) for c in changes if c.top == "ledger")
     return found
 
 

@@ -1024,3 +1024,30 @@ def test_a_force_pushed_remote_is_refused_until_the_machine_starts_again(
     assert b.texts() == ["a's note after the rewrite", "b's note after the rewrite",
                          "the build uses make"]
 
+
+def test_sync_init_says_which_repository_it_created(machines, remote: Path) -> None:
+    """`(created)` stood beside the remote, which was there already: it is the state dir's
+    repository that is new."""
+    [a] = machines(1, (False,))
+    first = a.cli("sync", "init", str(remote))
+    assert first.returncode == 0, first.stderr
+    assert "(created)" not in first.stdout
+    assert f"{a.home} is a new git repository" in first.stdout, first.stdout
+    again = a.cli("sync", "init", str(remote))
+    assert "new git repository" not in again.stdout, again.stdout
+    assert f"remote {remote}" in again.stdout
+
+
+def test_a_pulled_forget_that_a_later_change_overtook_is_counted(machines,
+                                                                 remote: Path) -> None:
+    """The summary said `pulled: 0 ledger records` when it pulled a forget that was then
+    marked overtaken here: it is what came, not what changed the index, that is counted."""
+    a, b, uid = both_hold(machines, remote, "deploy on fridays")
+    with a.client("designer") as c:
+        c.forget(uid)
+    with b.client("designer") as c:  # later, on the other machine, before they meet
+        c.supersede(uid, "deploy on thursdays")
+    sync(a)
+    shown = b.cli("sync")
+    assert shown.returncode == 0, shown.stderr
+    assert "pulled: 1 ledger record," in shown.stdout, shown.stdout
