@@ -93,8 +93,9 @@ COMMANDS: dict[str, Command] = {
     "sync": Command(
         help="sync memory with a git remote: every machine holds the union", progress=True,
         description="memoryd's durable files (ledgers, the memory tools' directory, the "
-        "transcript archives; never the database, the configuration or secrets) are a git "
-        "repository. `memory sync init REMOTE` sets it up (any git remote: a bare repository on "
+        "transcript archives; the memory tools' files as written, secrets included; never the "
+        "database or the configuration) are a git repository. `memory sync init REMOTE` sets "
+        "it up (any git remote: a bare repository on "
         "a disk or a NAS, ssh, https); `memory sync` commits what changed, fetches, merges and "
         "pushes, never with force, and applies what the merge brought to this machine's index. "
         "Ledgers merge as the union of their records; a markdown file changed on both machines "
