@@ -152,7 +152,12 @@ def _holds(store: Store, entry: StoredEntry, record: dict[str, Any], status: str
     about an entry holds, whichever a machine applies first (two machines that changed it
     before they met end the same, and a rebuild from the merged ledgers too). One made
     before the entry's status last changed here is kept in its history (``overtaken``), not
-    applied. ``decided`` is told when the two machines decided differently: the record's
+    applied. Both times are ledger records' times: a change of status made here is dated as
+    its record is (memoryd.store.entry_writes.EntryWrites._set_status), one applied from a
+    record as that record, so every machine and every rebuild compare the same numbers (a
+    forget stamped just after a supersede it had seen, on a machine whose clock is behind,
+    was once taken for the older: the supersede's event here was a millisecond later than
+    its record). ``decided`` is told when the two machines decided differently: the record's
     ``was`` (the status it changed) is not the status here, or the record is overtaken."""
     last = store.status_changed_at(entry.uid)
     overtaken = last is not None and last > float(record["ts"])

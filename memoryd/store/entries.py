@@ -102,7 +102,7 @@ class Entries(Remembering):
             record["change"] = change
         with self.transaction():
             self.write_ledger(entry.agent, [record])
-            return self._set_status(entry, "forgotten", actor)
+            return self._set_status(entry, "forgotten", actor, None, record["ts"])
 
     def head_of(self, entry: StoredEntry) -> StoredEntry:
         """The newest version of an entry: its ``superseded_by`` links followed to the end."""
@@ -166,10 +166,8 @@ class Entries(Remembering):
             polarity=old.polarity,
         )
         new = entry.as_dict()
-        records = [
-            {"op": "remember", "ts": now, "entry": new},
-            self._status_record(old, "superseded", actor, "superseded", new["uid"]),
-        ]
+        status = self._status_record(old, "superseded", actor, "superseded", new["uid"])
+        records = [{"op": "remember", "ts": now, "entry": new}, status]
         if old.key:  # embedded without its key: the vector backlog embeds its index text
             vectors = None
         with self.transaction():
@@ -179,7 +177,7 @@ class Entries(Remembering):
             assert stored is not None
             self.store.record_event(new["uid"], "remember", actor, None, stored, now)
             self._index_entry(rowid, vectors)
-            previous = self._set_status(old, "superseded", actor, new["uid"])
+            previous = self._set_status(old, "superseded", actor, new["uid"], status["ts"])
         return Superseded(stored, previous)
 
     def release(self, request: EntryRequest) -> StoredEntry:

@@ -168,8 +168,12 @@ class EntryWrites:
             self.index.remove(rowid)
 
     def _set_status(self, entry: StoredEntry, status: str, actor: str | None,
-                    superseded_by: str | None = None) -> StoredEntry:
-        now = self.decided_at(entry)
+                    superseded_by: str | None, at: float) -> StoredEntry:
+        """The entry's row, mark and event for a change of status whose ledger record is
+        dated ``at`` (:meth:`_status_record`): the event is dated as the record is, so that
+        what this machine compares a later record with (memoryd.maintenance.replay) is the
+        number every other machine, and a rebuild, compares it with."""
+        now = at
         changes: dict[str, Any] = {"status": status, "updated": now,
                                    "superseded_by": superseded_by}  # none but a supersede's
         self.store.update_entry(entry.uid, **changes)

@@ -205,13 +205,13 @@ class Remembering(EntryWrites):
         agent_records = records.setdefault(agent, [])
         fields = draft.as_dict()  # the ledger's record and the row (neither changes it)
         agent_records.append({"op": "remember", "ts": draft.updated, "entry": fields})
-        agent_records.extend(
-            self._status_record(loser, "superseded", agent, "key conflict", draft.uid)
-            for loser in losers
-        )
-        agent_records.extend(
-            self._status_record(old, "superseded", draft.writer, f"corrected: {why}",
-                                draft.uid) for old, why in corrected)
+        lost = [self._status_record(loser, "superseded", agent, "key conflict", draft.uid)
+                for loser in losers]
+        replaced = {old.uid: self._status_record(old, "superseded", draft.writer,
+                                                 f"corrected: {why}", draft.uid)
+                    for old, why in corrected}
+        agent_records.extend(lost)
+        agent_records.extend(replaced.values())
         rowid = self.store.insert_entry(fields)
         stored = self.store.entry_by_uid(draft.uid)
         assert stored is not None
@@ -220,11 +220,12 @@ class Remembering(EntryWrites):
             unindexed.append(Unindexed(rowid, draft.hash, vectors))
         else:
             self._index_entry(rowid, vectors)
-        superseded = [self._set_status(loser, "superseded", agent, draft.uid) for loser in losers]
-        replaced = {old.uid for old, _ in corrected}
+        superseded = [self._set_status(loser, "superseded", agent, draft.uid, record["ts"])
+                      for loser, record in zip(losers, lost, strict=True)]
         corrections = tuple(
-            Correction(self._set_status(old, "superseded", draft.writer, draft.uid), why,
-                       "supersede") if old.uid in replaced else Correction(old, why, "dispute")
+            Correction(self._set_status(old, "superseded", draft.writer, draft.uid,
+                                        replaced[old.uid]["ts"]), why, "supersede")
+            if old.uid in replaced else Correction(old, why, "dispute")
             for old, why in corrects)
         superseded += [c.entry for c in corrections if c.action == "supersede"]
         return Remembered(True, stored, superseded=tuple(superseded),

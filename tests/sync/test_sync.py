@@ -92,9 +92,12 @@ def remote(tmp_path: Path) -> Path:
 def machines(tmp_path: Path) -> Iterator[list[Machine]]:
     made: list[Machine] = []
 
-    def make(n: int, models: tuple[bool, ...] = ()) -> list[Machine]:
+    def make(n: int, models: tuple[bool, ...] = (),
+             envs: tuple[dict[str, str], ...] = ()) -> list[Machine]:
         new = [Machine(Path(tempfile_dir(tmp_path, i)), models[i] if models else True)
                for i in range(n)]
+        for m, env in zip(new, envs, strict=False):
+            m.env.update(env)
         made.extend(new)
         with ThreadPoolExecutor(n) as starting:  # side by side: each start waits on its own
             list(starting.map(Machine.start, new))
@@ -809,6 +812,63 @@ def test_a_forget_after_the_other_machines_supersede_points_nowhere_on_both(
         c.forget(uid)
     sync(a, b, a)
     assert _state(a, uid) == _state(b, uid) == ("forgotten", None)
+
+
+def clock(tmp_path: Path, behind: float = 0.0, tick: float = 0.0) -> dict[str, str]:
+    """The environment of a machine whose clock is ``behind`` seconds behind, and whose
+    readings of it are at least ``tick`` seconds apart (a slow machine: two readings in one
+    request a few milliseconds apart, always): its daemon's (and its CLI's) ``time.time``, from
+    its start, by a ``sitecustomize`` of its own."""
+    site = tmp_path / f"clock-{behind:g}-{tick:g}"
+    site.mkdir(exist_ok=True)
+    (site / "sitecustomize.py").write_text(
+        "import threading, time\n"
+        "_real, _lock, _last = time.time, threading.Lock(), [0.0]\n"
+        "def _time():\n"
+        "    with _lock:\n"
+        f"        _last[0] = max(_real() - {behind!r}, _last[0] + {tick!r})\n"
+        "        return _last[0]\n"
+        "time.time = _time\n")
+    return {"PYTHONPATH": os.pathsep.join(filter(None, [str(site),
+                                                         os.environ.get("PYTHONPATH")]))}
+
+
+def reindex(m: Machine) -> None:
+    import sys
+    m.stop()
+    (m.home / "memoryd.db").unlink()
+    rebuilt = subprocess.run([sys.executable, "-m", "memoryd", "reindex"], capture_output=True,
+                             text=True, timeout=300, env={**os.environ, **m.env})
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    m.start()
+
+
+def test_a_forget_after_a_supersede_it_saw_holds_on_a_clock_set_back(
+        machines, remote: Path, tmp_path: Path) -> None:
+    """B's clock is 2 h behind A's. A supersedes X; B syncs (it has seen the supersede), then
+    forgets X. B's forget is the later decision on both machines and after a rebuild: it was
+    stamped just after the supersede's ledger record, while A compared it with the time A
+    had recorded its own supersede at (a millisecond later): A said the two machines had
+    changed X before they met, kept it superseded, and a reindex made it forgotten."""
+    a, b = machines(2, (False, False), (clock(tmp_path, tick=0.002),
+                                         clock(tmp_path, behind=7200)))
+    init(remote, a, b)
+    write(a, ["the cache lives in redis"])
+    sync(a, b)
+    uid = a.ids()["the cache lives in redis"]
+    with a.client("designer") as c:
+        c.supersede(uid, "the cache lives in memcached")
+    sync(a, b)
+    assert _state(b, uid)[0] == "superseded"  # b has seen it
+    with b.client("designer") as c:
+        c.forget(uid)
+    sync(b)
+    shown = a.cli("sync")
+    assert shown.returncode == 0, shown.stderr
+    assert "changed on two machines" not in shown.stdout, shown.stdout
+    assert _state(a, uid) == _state(b, uid) == ("forgotten", None)
+    reindex(a)
+    assert _state(a, uid) == ("forgotten", None)
 
 
 def test_a_followed_teams_entries_are_back_at_once_after_a_reindex(machines,
