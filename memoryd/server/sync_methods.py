@@ -36,7 +36,7 @@ from memoryd.sync.apply import Applied, Plan, finish_pending, mark_pending
 from memoryd.sync.git import SyncError, git_program, merges_off_worktree
 from memoryd.sync.git import version as git_version
 from memoryd.sync.repo import Merged, SyncRepo, host, reachable
-from memoryd.sync.shared import Team, follow, followed
+from memoryd.sync.shared import ShareRefusedError, Team, follow, followed, unshareable
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -122,6 +122,9 @@ class Sync:
         entry = await self.parts.db(self.parts.entries.resolve, entry_id)
         if entry.agent.startswith(TEAM_PREFIX):
             raise SyncError(f"entry {entry.uid} is a team's already")
+        refusal = unshareable(entry, await self.parts.db(self.parts.entries.head_of, entry))
+        if refusal is not None:
+            raise ShareRefusedError(f"share: {refusal}; nothing was shared")
         by = params.caller.writer if params.caller is not None and params.caller.agent \
             else entry.agent
         async with self.lock:

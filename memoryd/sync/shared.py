@@ -25,6 +25,7 @@ from typing import Any
 
 from memoryd_client.wire import TEAM_PREFIX
 
+from memoryd.errors import MemorydError
 from memoryd.maintenance.replay import apply_records
 from memoryd.names import AGENT_NAME
 from memoryd.store.database import Store
@@ -41,6 +42,31 @@ log = logging.getLogger(__name__)
 PREFIX = TEAM_PREFIX
 FILE = "entries.jsonl"
 ATTRIBUTES = f"/{FILE} merge=memoryd-ledger -text\n"
+
+
+class ShareRefusedError(MemorydError):
+    """The entry cannot be shared as it is (forgotten, superseded, quarantined): nothing was
+    written (exit 1)."""
+
+    code = "refused"
+
+
+def unshareable(entry: StoredEntry, current: StoredEntry) -> str | None:
+    """Why ``entry`` cannot go to a team (``current``: its newest version), or None: a team's
+    copy is active, so only what is active here is shared, and a text a person has not let
+    in (quarantined) stays out of every teammate's memory too."""
+    if entry.status == "superseded":
+        head = (f"share its current version, {current.uid}" if current.uid != entry.uid
+                and current.status == "active" else "its successor is not active either")
+        return (f"entry {entry.uid} was superseded by {entry.superseded_by}: its text is no "
+                f"longer what you hold true; {head}")
+    if entry.status != "active":
+        return (f"entry {entry.uid} is {entry.status}: a team's copy would be an active "
+                "lesson of every teammate; only an active entry is shared")
+    if entry.quarantined:
+        return (f"entry {entry.uid} is quarantined (it looked like an instruction to the "
+                "agent): `memory release` it first if a person has read it and trusts it")
+    return None
 
 
 def team_agent(name: str) -> str:

@@ -118,9 +118,12 @@ COMMANDS: dict[str, Command] = {
         help="copy an entry into a team's shared repository (commit and push)", progress=True,
         description="The one way to write a team namespace: the entry is copied (the original "
         "stays yours) into the team's repository followed with `memory sync add-shared`, "
-        "committed and pushed; every member's next sync brings it.",
+        "committed and pushed; every member's next sync brings it. Only an active entry is "
+        "shared: a forgotten, superseded (its current version is named) or quarantined one is "
+        "refused.",
         args=(ENTRY_ID, Arg("name", help="the team (as added with memory sync add-shared)")),
         request=lambda a, c: c.share(a.id, a.name), show=plain(later("sync_view", "print_share")),
         examples=("memory share 3f2a9c acme",),
-        exits="0 shared; 1 not found, no such team, or the push failed"),
+        exits="0 shared; 1 not found, no such team, already shared, refused (not active, "
+        "quarantined), or the push failed"),
 }
