@@ -188,7 +188,7 @@ def print_status(status: dict[str, Any], every: bool = False) -> None:
             for p in upcoming) + (f"; running {status['pass_running']}"
                                   if status.get("pass_running") else ""))
     sync = status.get("sync")
-    if sync:
+    if sync and "remote" in sync:  # a machine that only follows teams has teams alone
         last = (time.strftime("%Y-%m-%d %H:%M", time.localtime(sync["last_sync"]))
                 if sync.get("last_sync") else "never")
         next_sync = (f", next {next_run(sync['next'], time.time())}" if sync.get("next")
@@ -198,6 +198,10 @@ def print_status(status: dict[str, Any], every: bool = False) -> None:
         for copy in sync.get("conflicts") or []:
             print(f"sync conflict: {copy} holds the other machine's version (merge it into the "
                   "file, delete the copy, memory sync)")
+    if sync and sync.get("teams"):
+        from memoryd_client.sync_view import unpushed
+        for name, team in sorted(sync["teams"].items()):
+            print(f"team {name}: {unpushed(team)}")
     print_contradictions(status.get("contradictions") or [], every=every)
 
 

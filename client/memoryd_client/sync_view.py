@@ -39,16 +39,7 @@ def print_sync(result: dict[str, Any]) -> None:
                  ("pushed" if result["pushed"] else "nothing to push")]
         print("; ".join(parts) + f" ({result['seconds']:.1f} s)")
     for name, team in (result.get("teams") or {}).items():
-        if team.get("error"):
-            print(f"team {name}: not followed this time: {team['error']}")
-            continue
-        said = [count(team.get("entries", 0), "new entry", "new entries")]
-        if team.get("removed"):
-            said.append(f"{team['removed']} removed (their lines left the team's file)")
-        if team.get("skipped"):
-            said.append(f"{count(team['skipped'], 'line')} skipped (no entry memoryd can "
-                        "apply; the daemon's log names each)")
-        print(f"team {name}: " + ", ".join(said))
+        print(f"team {name}: {_followed(team)}")
     _print_refused(result)
     for decided in result.get("decided") or []:
         print(f"{decided['id']}: changed on two machines before they met: "
@@ -77,12 +68,47 @@ def _print_refused(result: dict[str, Any]) -> None:
                  else "the next push gives them back to the remote"))
 
 
+def _followed(team: dict[str, Any]) -> str:
+    """What following a team did (`memory sync`'s line for it)."""
+    from memoryd_client.views import count
+
+    if team.get("error"):
+        return f"not followed this time: {team['error']}"
+    said = [count(team.get("entries", 0), "new entry", "new entries")]
+    if team.get("removed"):
+        said.append(f"{team['removed']} removed (their lines left the team's file)")
+    if team.get("skipped"):
+        said.append(f"{count(team['skipped'], 'line')} skipped (no entry memoryd can "
+                    "apply; the daemon's log names each)")
+    if team.get("pushed"):
+        said.append(f"{count(team['pushed'], 'share')} pushed (not pushed before)")
+    if team.get("unpushed"):
+        said.append(unpushed(team))
+    return ", ".join(said)
+
+
 def _status(side: dict[str, Any]) -> str:
     by = side.get("superseded_by")
     return f"{side['status']} by {by}" if side["status"] == "superseded" and by else \
         str(side["status"])
 
 
+def unpushed(team: dict[str, Any]) -> str:
+    """A team's shares not pushed yet, and why (`memory sync`, `memory share`, `memory
+    status`)."""
+    from memoryd_client.views import count
+
+    n = team["unpushed"]
+    return (f"{count(n, 'share')} not pushed yet (kept in the team's clone; the next `memory "
+            f"sync` pushes {'it' if n == 1 else 'them'})"
+            + (f": {team['push_error']}" if team.get("push_error") else ""))
+
+
 def print_share(result: dict[str, Any]) -> None:
     print(f"shared {result['id']} with team {result['name']} as {result['shared_id']}"
-          + (" (pushed)" if result.get("pushed") else " (not pushed yet)"))
+          + (" (pushed)" if result.get("pushed") else f"; {unpushed(result)}"))
+
+
+def share_exit(result: dict[str, Any], args: Any) -> int:
+    """`memory share` exits 1 when the share is not pushed yet (the team does not have it)."""
+    return 0 if result.get("pushed") else 1

@@ -36,7 +36,14 @@ from memoryd.sync.apply import Applied, Plan, finish_pending, mark_pending
 from memoryd.sync.git import SyncError, git_program, merges_off_worktree
 from memoryd.sync.git import version as git_version
 from memoryd.sync.repo import Merged, SyncRepo, host, reachable
-from memoryd.sync.shared import ShareRefusedError, Team, follow, followed, unshareable
+from memoryd.sync.shared import (
+    ShareRefusedError,
+    Team,
+    follow,
+    followed,
+    pending_shares,
+    unshareable,
+)
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -130,12 +137,26 @@ class Sync:
         async with self.lock:
             await asyncio.to_thread(team.fetch)
             copy = await asyncio.to_thread(team.share, entry, by)
-            pushed = await asyncio.to_thread(team.push)
+            pending, problem = await self._push(team)
             await self.parts.db(team.apply, self.parts.store, self.parts.entries.unindex)
         self.parts.vectors.wanted.set()
         self.parts.words.wanted.set()
-        return {"id": entry.uid, "name": name, "shared_id": copy["uid"],
-                "agent": team.agent, "pushed": pushed}
+        reply = {"id": entry.uid, "name": name, "shared_id": copy["uid"],
+                 "agent": team.agent, "pushed": copy["uid"] not in pending}
+        if pending:
+            reply.update(unpushed=len(pending), push_error=problem)
+        return reply
+
+    async def _push(self, team: Team) -> tuple[list[str], str | None]:
+        """Push a team's pending shares: those still not pushed (kept in the clone: the next
+        sync pushes them) and why."""
+        problem = None
+        try:
+            await asyncio.to_thread(team.push)
+        except SyncError as exc:
+            problem = exc.message
+            log.warning("Team %s: shares not pushed yet: %s", team.name, problem)
+        return await asyncio.to_thread(team.note_pushed, problem), problem
 
     async def _follow_teams(self) -> dict[str, dict[str, Any]]:
         """Every followed team: fetched, what it brought applied; for each, its new entries,
@@ -148,6 +169,7 @@ class Sync:
                 await asyncio.to_thread(team.fetch)
                 pulled = await self.parts.db(team.apply, self.parts.store,
                                              self.parts.entries.unindex)
+                waiting = await asyncio.to_thread(team.unpushed)
             except (SyncError, OSError) as exc:
                 problem = exc.message if isinstance(exc, SyncError) else \
                     f"{exc.strerror or exc}: {exc.filename or team.root}"
@@ -156,6 +178,11 @@ class Sync:
                 continue
             teams[name] = {"entries": pulled.records, "removed": pulled.removed,
                            "skipped": pulled.skipped}
+            if waiting:  # shares whose push failed: merged by the fetch, pushed now
+                pending, refused = await self._push(team)
+                teams[name]["pushed"] = len(waiting) - len(pending)
+                if pending:
+                    teams[name].update(unpushed=len(pending), push_error=refused)
         if any(t.get("entries") or t.get("removed") for t in teams.values()):
             self.parts.vectors.wanted.set()
             self.parts.words.wanted.set()
@@ -365,10 +392,13 @@ class Sync:
                 log.exception("The scheduled sync hit an error; it carries on.")
 
     def status(self) -> dict[str, Any] | None:
-        """For `memory status`: None until `sync init`."""
+        """For `memory status`: None until `sync init`, unless a followed team holds shares
+        not pushed yet (``teams``: by name, how many and why)."""
         repo = self.repo
+        state_dir = self.parts.settings.config.state_dir
+        teams = pending_shares(state_dir)
         if not repo.initialized:
-            return None
+            return {"teams": teams} if teams else None
         state = repo.state()
         every = self.every()
         last = state.get("last_attempt")
@@ -377,7 +407,8 @@ class Sync:
                 "conflicts": repo.conflict_copies(),
                 "schedule": self.parts.settings.config.passes.sync,
                 "next": None if every is None else max(self.started + START_DELAY_S,
-                                                       float(last or 0) + every)}
+                                                       float(last or 0) + every),
+                "teams": teams}
 
     def doctor(self) -> dict[str, Any]:
         """The ``sync`` check of `memory doctor` (off the database thread: it asks the

@@ -73,6 +73,11 @@ GITATTRIBUTES = """\
 /transcripts/*.jsonl.gz merge=memoryd-archive -text -diff
 /history/*.jsonl.gz merge=memoryd-archive -text -diff
 """
+#: What git says when a push was refused because another push got there first: its branch
+#: moved, or was locked while another push updated it ("cannot lock ref … is at X but
+#: expected Y"), which the next round, fetched and merged again, gets past.
+PUSHED_FIRST = ("[rejected]", "non-fast-forward", "fetch first", "cannot lock ref",
+                "(failed to update ref)")
 CONFLICT_MARK = ".sync-conflict-"
 STATE_FILE = "memoryd-sync.json"
 #: Where the merge driver says what it kept back or refused, during one merge.
@@ -150,6 +155,8 @@ class SyncRepo:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        #: what git said when :meth:`push` last returned False
+        self.refused: str | None = None
 
     @property
     def git_dir(self) -> Path:
@@ -291,14 +298,15 @@ class SyncRepo:
                        check=False).returncode == 0
 
     def push(self) -> bool:
-        """Push HEAD; False when the remote moved meanwhile (fetch and merge again). Never
-        forced."""
+        """Push HEAD; False when the remote moved meanwhile, or another push held its branch
+        locked (fetch and merge again). Never forced."""
         done = git.run(self.root, "push", "--quiet", "--porcelain", REMOTE,
                        f"HEAD:refs/heads/{BRANCH}", check=False, timeout=git.NETWORK_TIMEOUT_S)
         if done.returncode == 0:
             return True
         said = (done.stdout + done.stderr).decode("utf-8", "replace")
-        if "[rejected]" in said or "non-fast-forward" in said or "fetch first" in said:
+        if any(sign in said for sign in PUSHED_FIRST):
+            self.refused = said.strip()[-600:]
             return False
         raise SyncError(f"git push failed: {said.strip()[-600:]}")
 

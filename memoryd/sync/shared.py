@@ -9,7 +9,10 @@ write is ``memory share ID NAME``, which copies an entry there, commits and push
 block shows them under their own heading (memoryd.sessions.context).
 
 Following is fetching and moving to the remote's branch; a share that the remote refused
-(someone pushed first) is merged with the ledger driver and pushed again, never forced.
+(someone pushed first, or its branch was locked by another push) is merged with the ledger
+driver and pushed again, never forced. A share whose push still failed stays committed in the
+clone, *pending*: the next sync's fetch merges it with what came meanwhile and pushes it
+(:meth:`Team.unpushed`; `memory status` and `memory sync` say so meanwhile).
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ log = logging.getLogger(__name__)
 
 PREFIX = TEAM_PREFIX
 FILE = "entries.jsonl"
+#: Pushes of a team's shares, each after fetching and merging what got in first.
+PUSH_ROUNDS = 5
 ATTRIBUTES = f"/{FILE} merge=memoryd-ledger -text\n"
 
 
@@ -225,7 +230,10 @@ class Team:
         path = self.root / FILE
         existing = path.read_bytes() if path.exists() else b""
         if any(line.about == uid for line in ledger_lines(existing)[0]):
-            raise SyncError(f"entry {entry.uid} is already shared with team {self.name}")
+            pending = " (not pushed yet: the next `memory sync` pushes it)" \
+                if uid in self.unpushed() else ""
+            raise SyncError(f"entry {entry.uid} is already shared with team {self.name} as "
+                            f"{uid}{pending}")
         record = {"op": "remember", "ts": now, "entry": copy}
         replace_file(path, existing + encode_record(record))
         self.repo.git("add", "--", FILE, ".gitattributes")
@@ -233,13 +241,46 @@ class Team:
                       f"memoryd share: {uid} by {by} on {host()}")
         return copy
 
-    def push(self) -> bool:
-        """Push the shares, merging what others pushed first; False when it never got in."""
-        for _ in range(5):
+    def push(self) -> None:
+        """Push the shares, merging what others pushed first (or waiting out a branch another
+        push held locked); a :class:`SyncError` when it never got in, or the remote refused
+        it (a hook, no access). Either way the shares stay committed here, pending
+        (:meth:`unpushed`): :meth:`note_pushed` records what is left."""
+        for attempt in range(PUSH_ROUNDS):
+            if attempt:
+                time.sleep(0.2 * attempt)  # two members sharing at once: one goes first
+                self.fetch()
             if self.repo.push():
-                return True
-            self.fetch()
-        return False
+                return
+        raise SyncError(f"git push failed {PUSH_ROUNDS} times, the remote's branch moved or "
+                        f"locked by other pushes each time: {self.repo.refused}")
+
+    def unpushed(self) -> list[str]:
+        """The ids of the entries of the clone's file that the remote's branch, as last fetched
+        or pushed, does not hold: shares not pushed yet."""
+        if self.repo.head() is None:
+            return []
+        remote = self.repo.read_at(f"refs/remotes/{REMOTE}/{BRANCH}", FILE)
+        there = {line.about for line in ledger_lines(remote)[0]}
+        path = self.root / FILE
+        here = ledger_lines(path.read_bytes() if path.exists() else b"")[0]
+        return list(dict.fromkeys(line.about for line in here
+                                  if line.about and line.about not in there))
+
+    def note_pushed(self, error: str | None) -> list[str]:
+        """Record the shares still pending after a push (for `memory status`), with the push's
+        error; returns them."""
+        pending = self.unpushed()
+        self.repo.save_state(unpushed=pending, push_error=error if pending else None)
+        return pending
+
+    def pending(self) -> dict[str, Any] | None:
+        """The shares not pushed as last recorded, and why (None: none), for `memory status`:
+        read from the clone's state file, with no git run."""
+        state = self.repo.state()
+        if not state.get("unpushed"):
+            return None
+        return {"unpushed": len(state["unpushed"]), "push_error": state.get("push_error")}
 
 
 def _decoded(data: bytes) -> dict[str, Any]:
@@ -275,6 +316,19 @@ def apply_followed(store: Store, state_dir: Path) -> int:
             log.info("Team %s: %d records of its file applied to the index.", name,
                      pulled.records)
     return applied
+
+
+def pending_shares(state_dir: Path) -> dict[str, dict[str, Any]]:
+    """The followed teams that hold shares not pushed yet, by name (:meth:`Team.pending`)."""
+    found = {}
+    for name in followed(state_dir):
+        try:
+            pending = Team(state_dir, name).pending()
+        except SyncError:  # a name written by hand that cannot name a team
+            continue
+        if pending is not None:
+            found[name] = pending
+    return found
 
 
 def follow(state_dir: Path, name: str, remote: str) -> None:

@@ -1152,3 +1152,65 @@ def test_a_forgotten_or_superseded_entry_is_not_shared(machines, tmp_path: Path)
     assert team_lines(bare) == [] and a.texts("team.acme") == []
     assert a.cli("share", new, "acme").returncode == 0  # the current version is shared
     assert [r["entry"]["text"] for r in team_lines(bare)] == ["Tag before the deploy"]
+
+
+def hook(bare: Path, script: str) -> None:
+    path = bare / "hooks" / "pre-receive"
+    path.write_text("#!/bin/sh\n" + script)
+    path.chmod(0o755)
+
+
+def test_a_share_pushed_while_another_push_holds_the_branch_gets_in(machines,
+                                                                     tmp_path: Path) -> None:
+    """Two members sharing at the same moment: one push finds the team's branch locked by the
+    other ("cannot lock ref"). It failed at once, the share was left committed in the clone,
+    never pushed, and sharing it again was refused; it is tried again now."""
+    bare = team(tmp_path)
+    # the first push finds the branch locked (as while another push updates it); the next not
+    hook(bare, 'if [ -e locked-once ]; then rm -f refs/heads/main.lock; else '
+               'touch locked-once refs/heads/main.lock; fi\n')
+    [a] = machines(1, (False,))
+    assert a.cli("sync", "add-shared", "acme", str(bare)).returncode == 0
+    with a.client("designer") as c:
+        stored = c.remember("designer", "deploy", "Drain the queue before a deploy",
+                            kind="lesson")["entry"]
+    shared = a.cli("share", stored["id"], "acme")
+    assert shared.returncode == 0, shared.stdout + shared.stderr
+    assert "(pushed)" in shared.stdout
+    assert [r["entry"]["text"] for r in team_lines(bare)] == ["Drain the queue before a deploy"]
+
+
+def test_a_share_the_remote_refused_is_pushed_by_the_next_sync(machines,
+                                                                tmp_path: Path) -> None:
+    """A share whose push the remote refused stayed committed in the team's clone: no sync
+    pushed it, nothing said it was waiting, and sharing it again was refused."""
+    bare = team(tmp_path)
+    hook(bare, 'if [ -e closed ]; then echo "the team repository is frozen"; exit 1; fi\n')
+    a, b = machines(2, (False, False))
+    for m in (a, b):
+        assert m.cli("sync", "add-shared", "acme", str(bare)).returncode == 0
+    with a.client("designer") as c:
+        stored = c.remember("designer", "deploy", "Drain the queue before a deploy",
+                            kind="lesson")["entry"]
+    (bare / "closed").touch()
+    shared = a.cli("share", stored["id"], "acme")
+    assert shared.returncode == 1, shared.stdout + shared.stderr
+    assert "1 share not pushed yet (kept in the team's clone; the next `memory sync` pushes " \
+        "it): git push failed" in shared.stdout, shared.stdout
+    assert "pre-receive hook declined" in shared.stdout
+    status = a.cli("status")
+    assert "team acme: 1 share not pushed yet" in status.stdout, status.stdout
+    again = a.cli("share", stored["id"], "acme")
+    assert again.returncode == 1 and "not pushed yet: the next `memory sync` pushes it" \
+        in again.stderr, again.stderr
+    still = a.cli("sync")  # the remote still refuses: said, kept
+    assert "team acme: 0 new entries, 1 share not pushed yet" in still.stdout, still.stdout
+    (bare / "closed").unlink()
+    synced = a.cli("sync")
+    assert synced.returncode == 0, synced.stderr
+    assert "team acme: 0 new entries, 1 share pushed (not pushed before)" in synced.stdout, \
+        synced.stdout
+    assert "not pushed" not in a.cli("status").stdout
+    assert [r["entry"]["text"] for r in team_lines(bare)] == ["Drain the queue before a deploy"]
+    assert b.cli("sync").returncode == 0
+    assert b.texts("team.acme") == ["Drain the queue before a deploy"]

@@ -123,7 +123,9 @@ COMMANDS: dict[str, Command] = {
         "refused.",
         args=(ENTRY_ID, Arg("name", help="the team (as added with memory sync add-shared)")),
         request=lambda a, c: c.share(a.id, a.name), show=plain(later("sync_view", "print_share")),
+        exit=later("sync_view", "share_exit"),
         examples=("memory share 3f2a9c acme",),
-        exits="0 shared; 1 not found, no such team, already shared, refused (not active, "
-        "quarantined), or the push failed"),
+        exits="0 shared and pushed; 1 not found, no such team, already shared, refused (not "
+        "active, quarantined), or not pushed (the share is kept; the next memory sync pushes "
+        "it)"),
 }
