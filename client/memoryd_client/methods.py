@@ -105,6 +105,11 @@ class DaemonMethods(abc.ABC):
         ``NAME``."""
         return self.call("sync_add_shared", {"name": name, "remote": remote})
 
+    def sync_remove_shared(self, name: str) -> Any:
+        """Stop following the team ``name``: its entries leave the index (its clone is deleted,
+        or kept when it holds shares not pushed yet)."""
+        return self.call("sync_remove_shared", {"name": name})
+
     def share(self, entry_id: str, name: str) -> Any:
         """Copy an entry into the team repository ``name``, commit and push it."""
         return self.call("share", {"id": entry_id, "name": name})

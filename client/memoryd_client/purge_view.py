@@ -59,5 +59,11 @@ def print_purge(result: dict[str, Any]) -> None:
         print(f"still in {path}: edit the file, or it is indexed again", file=sys.stderr)
     for path in result["transcripts_still_holding"]:
         print(f"still in the agent's transcript {path}", file=sys.stderr)
+    for copy in result.get("shared") or []:
+        print(f"{copy['id']} was shared with team {copy['team']}: its copy {copy['copy']}, "
+              f"with its text, stays in the team's repository ({copy['remote']}) and every "
+              "member's memory; to take it out there, remove its line from entries.jsonl in "
+              "a clone of that repository, commit and push (each member's next sync drops "
+              "it; git's history keeps it, docs/sync.md)", file=sys.stderr)
     if result["dry_run"]:
         print("dry run: nothing was deleted; run again with --yes to purge")

@@ -25,6 +25,15 @@ def print_sync(result: dict[str, Any]) -> None:
         print(f"following {result['remote']} as the team namespace {result['agent']} "
               f"({count(result['entries'], 'entry', 'entries')})")
         return
+    if "unfollowed" in result:  # sync remove-shared
+        print(f"no longer following {result['remote']}: "
+              f"{count(result['entries'], 'entry', 'entries')} of {result['agent']} left this "
+              "machine's index (the team's repository keeps them)")
+        if result.get("kept"):
+            print(f"kept {result['clone']}: it holds {count(result['unpushed'], 'share')} not "
+                  "pushed yet (`memory sync add-shared` again pushes them at the next sync; "
+                  "or delete it)")
+        return
     applied = result["applied"]
     if result.get("own") is False:  # a machine that follows teams and syncs nothing of its own
         print("this machine's own memory is not synced (`memory sync init REMOTE` sets that "

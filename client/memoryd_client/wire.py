@@ -95,13 +95,15 @@ PARAMS: dict[str, frozenset[str]] = {
     "sync_init": frozenset({"remote"}),
     "sync": frozenset(),
     "sync_add_shared": frozenset({"name", "remote"}),
+    "sync_remove_shared": frozenset({"name"}),
     "share": frozenset({"id", "name", "agent"}),
 }
 #: Requests that can take long (a big import, a pass over a big store, a purge, a source's
 #: first scan): clients ask for progress frames on them.
 PROGRESS_METHODS = frozenset({"remember_many", "pass_run", "undo", "promote_accept",
                               "notebook_check", "purge", "sources", "reload", "extract",
-                              "import_history", "sync_init", "sync", "sync_add_shared", "share"})
+                              "import_history", "sync_init", "sync", "sync_add_shared",
+                              "sync_remove_shared", "share"})
 #: Who a connection says it is: the Python library or a program speaking the protocol (api),
 #: the `memory` command at a terminal (terminal) or not (cli: a script, an agent's shell),
 #: the MCP server (mcp), an agent's lifecycle hook (hook).

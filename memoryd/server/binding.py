@@ -35,7 +35,7 @@ from memoryd.sessions.registry import HARNESS_AGENTS
 #: Methods a person runs (maintenance, configuration, deleting): not over MCP or a hook.
 PERSON_METHODS = frozenset({"purge", "release", "pass_run", "undo", "promote_accept",
                             "notebook_check", "sources", "reload", "extract", "sync_init",
-                            "sync", "sync_add_shared", "share"})
+                            "sync", "sync_add_shared", "sync_remove_shared", "share"})
 #: Methods that store an entry's text: their writer and via are the daemon's to set.
 ENTRY_WRITES = frozenset({"remember", "remember_many", "supersede"})
 
@@ -65,7 +65,10 @@ class Caller:
         if agent.startswith(TEAM_PREFIX):
             raise ForbiddenError(
                 f"{how}: {agent!r} is a team's shared namespace, read-only here: an entry gets "
-                "there only by `memory share ID NAME` (docs/sync.md)")
+                "there only by `memory share ID NAME`, and leaves it when its line is taken "
+                "out of entries.jsonl in the team's git repository (commit and push: every "
+                "follower's next sync takes it out); `memory sync remove-shared NAME` stops "
+                "following the team here (docs/sync.md)")
         if self.agent is None:
             self.agent = agent
         elif agent != self.agent:

@@ -1,5 +1,5 @@
 """Wire methods of sync (docs/sync.md): ``sync_init``, ``sync``, ``sync_add_shared``,
-``share``, and the schedule of the ``sync`` pass (``[passes] sync``).
+``sync_remove_shared``, ``share``, and the schedule of the ``sync`` pass (``[passes] sync``).
 
 A sync is git's work in steps, each where it belongs: what changed locally is committed on the
 database thread (no write is half-appended while git reads the files); the fetch and the push
@@ -39,9 +39,12 @@ from memoryd.sync.repo import Merged, SyncRepo, host, reachable
 from memoryd.sync.shared import (
     ShareRefusedError,
     Team,
+    drop_unfollowed,
     follow,
     followed,
+    one_line,
     pending_shares,
+    unfollow,
     unshareable,
 )
 
@@ -74,7 +77,8 @@ class Sync:
 
     def methods(self) -> dict[str, Any]:
         return {"sync_init": self.m_sync_init, "sync": self.m_sync,
-                "sync_add_shared": self.m_sync_add_shared, "share": self.m_share}
+                "sync_add_shared": self.m_sync_add_shared,
+                "sync_remove_shared": self.m_sync_remove_shared, "share": self.m_share}
 
     # -- wire methods -------------------------------------------------------------------
 
@@ -112,6 +116,24 @@ class Sync:
             self.parts.words.wanted.set()
         entries = await self.parts.db(self._team_count, team.agent)
         return {"shared": name, "agent": team.agent, "remote": remote, "entries": entries}
+
+    async def m_sync_remove_shared(self, params: Params) -> dict[str, Any]:
+        """Stop following a team: out of ``shared/teams.json``, its entries out of the index
+        (and so out of every block), its clone deleted unless it holds shares not pushed."""
+        name = params.text("name", required=True, max_len=64) or ""
+        state = self.parts.settings.config.state_dir
+        team = Team(state, name)
+        async with self.lock:
+            if name not in await asyncio.to_thread(followed, state):
+                raise NotFoundError(f"no team named {name!r} is followed here (`memory sync "
+                                    "add-shared NAME REMOTE` follows one)")
+            remote = await asyncio.to_thread(unfollow, state, name)
+            removed = await self.parts.db(team.leave_index, self.parts.store,
+                                          self.parts.entries.unindex)
+            kept = await asyncio.to_thread(team.remove_clone)
+        self.parts.threads.query_cache.clear()  # a search's hits may have held its entries
+        return {"unfollowed": name, "agent": team.agent, "remote": remote, "entries": removed,
+                "clone": str(team.root), "kept": bool(kept), "unpushed": len(kept)}
 
     def _team_count(self, agent: str) -> int:
         store = self.parts.store
@@ -154,8 +176,8 @@ class Sync:
         try:
             await asyncio.to_thread(team.push)
         except SyncError as exc:
-            problem = exc.message
-            log.warning("Team %s: shares not pushed yet: %s", team.name, problem)
+            problem = one_line(exc.message)
+            log.warning("Team %s: shares not pushed yet: %s", team.name, exc.message)
         return await asyncio.to_thread(team.note_pushed, problem), problem
 
     async def _follow_teams(self) -> dict[str, dict[str, Any]]:
@@ -163,6 +185,7 @@ class Sync:
         those removed and the lines skipped, or why it was not followed this time."""
         state = self.parts.settings.config.state_dir
         teams: dict[str, dict[str, Any]] = {}
+        await self.parts.db(drop_unfollowed, self.parts.store, state, self.parts.entries.unindex)
         for name in sorted(await asyncio.to_thread(followed, state)):
             team = Team(state, name)
             try:

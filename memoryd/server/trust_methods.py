@@ -6,6 +6,7 @@ to the MCP or hook channels."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from memoryd.errors import BadParamsError, ForbiddenError
@@ -17,6 +18,7 @@ from memoryd.server.replies import entry_reply, purge_reply
 from memoryd.server.requests import owned_request
 from memoryd.store.archive import AgentArchive
 from memoryd.store.run_log import RunLog
+from memoryd.sync.shared import shared_copies
 
 
 class TrustMethods:
@@ -67,4 +69,8 @@ class TrustMethods:
             report = await parts.db(purge)
         if confirm:
             parts.threads.query_cache.clear()  # a query may have held the text
-        return purge_reply(report)
+        # a copy shared with a team is the team's: it stays in its repository until a
+        # teammate takes its line out there (docs/sync.md)
+        shared = await asyncio.to_thread(shared_copies, parts.settings.config.state_dir,
+                                         [entry.uid for entry in report.entries])
+        return {**purge_reply(report), "shared": shared}

@@ -1,12 +1,16 @@
 """A team's shared repository, followed read-only (docs/sync.md, "A team's shared lessons").
 
 ``memory sync add-shared NAME REMOTE`` clones the team's repository to ``shared/NAME/`` in
-the state dir (outside the synced files: each machine follows it on its own). It holds one
-file, ``entries.jsonl``, in the ledger's format: ``remember`` records (and any other record a
-ledger holds) of the namespace ``team.NAME``. Its entries are applied to the index as that
-agent's, which no connection can bind to or write as (memoryd.server.binding): the only
-write is ``memory share ID NAME``, which copies an entry there, commits and pushes. The memory
-block shows them under their own heading (memoryd.sessions.context).
+the state dir (outside the synced files: each machine follows it on its own), and ``memory
+sync remove-shared NAME`` stops following it: its entries leave the index, and its clone goes
+(kept when it holds shares not pushed yet). ``shared/teams.json`` is the list followed: a team
+taken out of it by hand leaves the index at the next start or sync (:func:`drop_unfollowed`).
+The team's repository holds one file, ``entries.jsonl``, in the ledger's format:
+``remember`` records (and any other record a ledger holds) of the namespace ``team.NAME``. Its
+entries are applied to the index as that agent's, which no connection can bind to or write as
+(memoryd.server.binding): the only write is ``memory share ID NAME``, which copies an entry
+there, commits and pushes; an entry leaves when its line is taken out of the file in git. The
+memory block shows them under their own heading (memoryd.sessions.context).
 
 Following is fetching and moving to the remote's branch; a share that the remote refused
 (someone pushed first, or its branch was locked by another push) is merged with the ledger
@@ -20,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,6 +39,7 @@ from memoryd.names import AGENT_NAME
 from memoryd.store.database import Store
 from memoryd.store.durable import replace_file
 from memoryd.store.ledger import encode_record
+from memoryd.store.query import EntryQuery
 from memoryd.store.records import StoredEntry
 from memoryd.sync import git
 from memoryd.sync.git import SyncError
@@ -72,6 +78,12 @@ def unshareable(entry: StoredEntry, current: StoredEntry) -> str | None:
         return (f"entry {entry.uid} is quarantined (it looked like an instruction to the "
                 "agent): `memory release` it first if a person has read it and trusts it")
     return None
+
+
+def copy_uid(name: str, uid: str) -> str:
+    """The id of the copy of entry ``uid`` shared with the team ``name`` (the same on every
+    machine: an entry is shared once)."""
+    return hashlib.sha1(f"{name}:{uid}".encode()).hexdigest()[:19]
 
 
 def team_agent(name: str) -> str:
@@ -217,11 +229,32 @@ class Team:
             removed += 1
         return removed
 
+    def leave_index(self, store: Store, unindex: Callable[[int], None] = lambda rowid: None,
+                    why: str = "the team is no longer followed here") -> int:
+        """Every entry of the team's namespace out of the index, and the record of how far its
+        file was applied (followed again, it is applied whole): database thread. Returns the
+        entries removed."""
+        return leave_index(store, self.agent, why, unindex)
+
+    def remove_clone(self) -> list[str]:
+        """Delete the clone (the team's repository holds its entries; following it again
+        clones it again), unless it holds shares not pushed yet: those are returned and the
+        clone is kept, so that nothing shared here is lost."""
+        if not self.root.exists():
+            return []
+        try:
+            pending = self.unpushed()
+        except SyncError:
+            pending = []  # not a repository git can read: nothing in it can be pushed
+        if not pending:
+            shutil.rmtree(self.root)
+        return pending
+
     def share(self, entry: StoredEntry, by: str) -> dict[str, Any]:
         """Append a copy of ``entry`` to the team's file and commit (off the database thread:
         this repository is written by shares only). Returns the copy."""
         now = time.time()
-        uid = hashlib.sha1(f"{self.name}:{entry.uid}".encode()).hexdigest()[:19]
+        uid = copy_uid(self.name, entry.uid)
         copy = {k: v for k, v in entry.as_dict().items()
                 if k not in ("id", "rowid", "score", "stale", "quarantined")}
         copy.update({"uid": uid, "agent": self.agent, "project": None, "via": "team",
@@ -291,17 +324,62 @@ def _decoded(data: bytes) -> dict[str, Any]:
 
 def followed(state_dir: Path) -> dict[str, str]:
     """The teams followed here: name → remote (``shared/teams.json``)."""
+    return _teams_file(state_dir) or {}
+
+
+def _teams_file(state_dir: Path) -> dict[str, str] | None:
+    """``shared/teams.json`` ({} when there is none), or None when it cannot be read (an
+    error of the disk, a file damaged): then nothing is taken out of the index for it."""
     try:
         return dict(json.loads((state_dir / "shared" / "teams.json").read_text()))
-    except (OSError, ValueError):
+    except FileNotFoundError:
         return {}
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def leave_index(store: Store, agent: str, why: str,
+                unindex: Callable[[int], None] = lambda rowid: None) -> int:
+    """The entries of a team's namespace ``agent`` out of the index, each with a ``removed``
+    event saying ``why``, and the record of how far its file was applied (database thread)."""
+    gone = store.entries(EntryQuery().agent(agent))
+    with store.transaction():
+        for entry in gone:
+            store.delete_entry(entry.rowid)
+            store.record_event(entry.uid, "removed", f"team {agent[len(PREFIX):]}",
+                               entry.as_dict(), {"reason": why})
+        store.delete_meta(f"team:{agent[len(PREFIX):]}")
+    for entry in gone:
+        unindex(entry.rowid)
+    return len(gone)
+
+
+def drop_unfollowed(store: Store, state_dir: Path,
+                    unindex: Callable[[int], None] = lambda rowid: None) -> dict[str, int]:
+    """The entries of the teams' namespaces in the index whose team is not followed any more
+    (taken out of ``shared/teams.json`` by hand): out of the index, as `memory sync
+    remove-shared` takes them (database thread). Returns the entries removed by team."""
+    teams = _teams_file(state_dir)
+    if teams is None:
+        return {}
+    dropped = {}
+    for agent in store.agents():
+        name = agent[len(PREFIX):]
+        if agent.startswith(PREFIX) and name not in teams:
+            dropped[name] = leave_index(store, agent, "the team is no longer followed here "
+                                        "(not in shared/teams.json)", unindex)
+            log.info("Team %s is not followed any more: its %d entries left the index.", name,
+                     dropped[name])
+    return dropped
 
 
 def apply_followed(store: Store, state_dir: Path) -> int:
     """At start: each followed team's clone as it was last fetched, applied where the index
     lacks it (a rebuilt or new index holds none of it: without this, the team's entries were
-    missing until the next sync fetched). Nothing is fetched. Returns the records applied
-    (database thread)."""
+    missing until the next sync fetched); a team no longer followed leaves the index
+    (:func:`drop_unfollowed`). Nothing is fetched. Returns the records applied (database
+    thread)."""
+    drop_unfollowed(store, state_dir)
     applied = 0
     for name in followed(state_dir):
         team = Team(state_dir, name)
@@ -318,6 +396,35 @@ def apply_followed(store: Store, state_dir: Path) -> int:
     return applied
 
 
+def shared_copies(state_dir: Path, uids: list[str]) -> list[dict[str, Any]]:
+    """The copies of the entries ``uids`` that this machine shared with a team it follows, as
+    its clone's file holds them: ``{id, team, copy, remote}`` each (a purge of the original
+    says so: the copy, and its text, stay in the team's repository until its line is taken
+    out there)."""
+    found = []
+    for name, remote in followed(state_dir).items():
+        try:
+            path = Team(state_dir, name).root / FILE
+            held = {line.about for line in ledger_lines(path.read_bytes())[0]}
+        except (OSError, SyncError):
+            continue
+        found += [{"id": uid, "team": name, "copy": copy_uid(name, uid), "remote": remote}
+                  for uid in uids if copy_uid(name, uid) in held]
+    return found
+
+
+def one_line(said: str, limit: int = 300) -> str:
+    """git's message of a push on one line, for `memory status` and a sync's team line: its
+    porcelain's ``To …`` and ``Done`` and the blank ``remote:`` lines left out."""
+    head, colon, rest = said.partition(": ")
+    prefix = head + colon if head.startswith("git ") and colon else ""
+    lines = [" ".join(line.split()) for line in (rest if prefix else said).splitlines()]
+    kept = [line for line in lines if line and line not in ("Done", "remote:")
+            and not line.startswith("To ")]
+    text = prefix + "; ".join(kept)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
 def pending_shares(state_dir: Path) -> dict[str, dict[str, Any]]:
     """The followed teams that hold shares not pushed yet, by name (:meth:`Team.pending`)."""
     found = {}
@@ -332,7 +439,18 @@ def pending_shares(state_dir: Path) -> dict[str, dict[str, Any]]:
 
 
 def follow(state_dir: Path, name: str, remote: str) -> None:
-    teams = {**followed(state_dir), name: remote}
+    _write_teams(state_dir, {**followed(state_dir), name: remote})
+
+
+def unfollow(state_dir: Path, name: str) -> str:
+    """Take the team out of ``shared/teams.json``; returns its remote."""
+    teams = followed(state_dir)
+    remote = teams.pop(name)
+    _write_teams(state_dir, teams)
+    return remote
+
+
+def _write_teams(state_dir: Path, teams: dict[str, str]) -> None:
     (state_dir / "shared").mkdir(parents=True, mode=0o700, exist_ok=True)
     replace_file(state_dir / "shared" / "teams.json",
                  json.dumps(teams, indent=1, sort_keys=True).encode())

@@ -1214,3 +1214,59 @@ def test_a_share_the_remote_refused_is_pushed_by_the_next_sync(machines,
     assert [r["entry"]["text"] for r in team_lines(bare)] == ["Drain the queue before a deploy"]
     assert b.cli("sync").returncode == 0
     assert b.texts("team.acme") == ["Drain the queue before a deploy"]
+
+
+def test_a_team_is_left_and_its_entries_taken_out_as_it_says(machines, tmp_path: Path) -> None:
+    """There was no way to leave a team: its entries stayed in the index and every block (a
+    team taken out of teams.json by hand too, until a reindex); a write to its namespace was
+    refused without saying how an entry leaves it; and a purge of a shared entry did not say
+    that the team's copy of its text stays."""
+    bare = team(tmp_path)
+    a, b = machines(2, (False, False))
+    for m in (a, b):
+        assert m.cli("sync", "add-shared", "acme", str(bare)).returncode == 0
+    with a.client("designer") as c:
+        secret = c.remember("designer", "deploy", "The deploy token is tok-4471, rotate it",
+                            kind="lesson")["entry"]
+    assert a.cli("share", secret["id"], "acme").returncode == 0
+    assert b.cli("sync").returncode == 0
+    [copy] = b._all("team.acme")
+    refused = b.cli("forget", copy["id"], "--agent", "team.acme")
+    assert refused.returncode == 1
+    assert "entries.jsonl" in refused.stderr and "memory sync remove-shared NAME" in \
+        refused.stderr, refused.stderr
+    purged = a.cli("purge", "--agent", "designer", "--match", "tok-4471", "--yes")
+    assert purged.returncode == 0, purged.stderr
+    assert f"{secret['id']} was shared with team acme: its copy {copy['id']}" in purged.stderr
+    assert "remove its line from entries.jsonl" in purged.stderr, purged.stderr
+    # b leaves the team: its entries leave b's index and blocks, its clone goes
+    with b.client() as c:
+        assert "## Team" in c.context("coder")["text"]
+    left = b.cli("sync", "remove-shared", "acme")
+    assert left.returncode == 0, left.stdout + left.stderr
+    assert "no longer following" in left.stdout and "1 entry of team.acme left" in left.stdout
+    assert b.texts_all("team.acme") == []
+    with b.client() as c:
+        assert "## Team" not in c.context("coder")["text"]
+        assert c.search("deploy token", agents=["team.acme"])["hits"] == []
+    assert not (b.home / "shared" / "acme").exists()
+    assert json.loads((b.home / "shared" / "teams.json").read_text()) == {}
+    gone = b.cli("sync", "remove-shared", "acme")
+    assert gone.returncode == 1 and "no team named 'acme' is followed" in gone.stderr
+    # a share not pushed yet keeps the clone it is in
+    hook(bare, 'echo "frozen"; exit 1\n')
+    with a.client("designer") as c:
+        waiting = c.remember("designer", "deploy", "Drain the queue first", kind="lesson")
+    assert a.cli("share", waiting["entry"]["id"], "acme").returncode == 1
+    kept = a.cli("sync", "remove-shared", "acme")
+    assert kept.returncode == 0 and "holds 1 share not pushed yet" in kept.stdout, kept.stdout
+    assert (a.home / "shared" / "acme" / "entries.jsonl").exists()
+    assert a.texts_all("team.acme") == []
+    # a team taken out of teams.json by hand leaves the index at the next start
+    (bare / "hooks" / "pre-receive").unlink()
+    assert b.cli("sync", "add-shared", "acme", str(bare)).returncode == 0
+    assert b.texts("team.acme") == ["The deploy token is tok-4471, rotate it"]
+    b.stop()
+    (b.home / "shared" / "teams.json").write_text("{}")
+    b.start()
+    assert b.texts_all("team.acme") == []

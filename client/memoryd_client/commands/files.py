@@ -37,12 +37,18 @@ def _text(args: Args) -> str:
 def _sync(args: Args, client: Client) -> Any:
     if args.action is None:
         if args.first is not None:
-            raise UsageError(f"memory sync: unknown action {args.first!r} (init, add-shared)")
+            raise UsageError(f"memory sync: unknown action {args.first!r} (init, add-shared, "
+                             "remove-shared)")
         return client.sync()
     if args.action == "init":
         if args.first is None or args.second is not None:
             raise UsageError("memory sync init: give the remote (memory sync init REMOTE)")
         return client.sync_init(args.first)
+    if args.action == "remove-shared":
+        if args.first is None or args.second is not None:
+            raise UsageError("memory sync remove-shared: give the team's name (memory sync "
+                             "remove-shared NAME)")
+        return client.sync_remove_shared(args.first)
     if args.first is None or args.second is None:
         raise UsageError("memory sync add-shared: give a name and the team's remote "
                          "(memory sync add-shared NAME REMOTE)")
@@ -101,19 +107,24 @@ COMMANDS: dict[str, Command] = {
         "Ledgers merge as the union of their records; a markdown file changed on both machines "
         "keeps both versions (a conflict copy beside it). `memory sync add-shared NAME REMOTE` "
         "follows a team's repository read-only (its entries: the namespace team.NAME, in the "
-        "memory block under a Team heading). Needs git (docs/sync.md).",
-        args=(Arg("action", optional=True, kind=("init", "add-shared"),
-                  help="init REMOTE, add-shared NAME REMOTE; none: sync now"),
+        "memory block under a Team heading); `memory sync remove-shared NAME` stops following "
+        "it (its entries leave this machine's index; its clone is deleted, or kept while it "
+        "holds shares not pushed yet). Needs git (docs/sync.md).",
+        args=(Arg("action", optional=True, kind=("init", "add-shared", "remove-shared"),
+                  help="init REMOTE, add-shared NAME REMOTE, remove-shared NAME; none: sync "
+                  "now"),
               Arg("first", optional=True, metavar="REMOTE|NAME", help="init: the remote; "
-                  "add-shared: the team's name"),
+                  "add-shared, remove-shared: the team's name"),
               Arg("second", optional=True, metavar="REMOTE", help="add-shared: the team's "
                   "remote")),
         request=_sync, show=plain(later("sync_view", "print_sync")),
         examples=("memory sync init git@github.com:me/memory.git", "memory sync",
-                  "memory sync add-shared acme git@github.com:acme/lessons.git"),
+                  "memory sync add-shared acme git@github.com:acme/lessons.git",
+                  "memory sync remove-shared acme"),
         exits="0 synced (a conflict copy, or a line of the remote's copy refused, is reported, "
         "not a failure); 1 failed (git's error: the remote unreachable, not set up; the "
-        "remote's history rewritten: set this machine up again, docs/sync.md)"),
+        "remote's history rewritten: set this machine up again, docs/sync.md; remove-shared: "
+        "no such team followed)"),
     "share": Command(
         help="copy an entry into a team's shared repository (commit and push)", progress=True,
         description="The one way to write a team namespace: the entry is copied (the original "
