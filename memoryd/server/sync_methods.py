@@ -206,6 +206,8 @@ class Sync:
                 teams[name]["pushed"] = len(waiting) - len(pending)
                 if pending:
                     teams[name].update(unpushed=len(pending), push_error=refused)
+            elif await asyncio.to_thread(team.pending):  # pushed by hand meanwhile
+                await asyncio.to_thread(team.note_pushed, None)
         if any(t.get("entries") or t.get("removed") for t in teams.values()):
             self.parts.vectors.wanted.set()
             self.parts.words.wanted.set()

@@ -363,9 +363,9 @@ def drop_unfollowed(store: Store, state_dir: Path,
     if teams is None:
         return {}
     dropped = {}
-    for agent in store.agents():
-        name = agent[len(PREFIX):]
-        if agent.startswith(PREFIX) and name not in teams:
+    for agent in store.entry_values(EntryQuery().agent_prefix(PREFIX), "agent", distinct=True):
+        name = str(agent)[len(PREFIX):]
+        if name not in teams:
             dropped[name] = leave_index(store, agent, "the team is no longer followed here "
                                         "(not in shared/teams.json)", unindex)
             log.info("Team %s is not followed any more: its %d entries left the index.", name,
