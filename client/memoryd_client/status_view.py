@@ -199,10 +199,18 @@ def print_status(status: dict[str, Any], every: bool = False) -> None:
             print(f"sync conflict: {copy} holds the other machine's version (merge it into the "
                   "file, delete the copy, memory sync)")
     if sync and sync.get("teams"):
-        from memoryd_client.sync_view import unpushed
         for name, team in sorted(sync["teams"].items()):
             print(f"team {name}: {unpushed(team)}")
     print_contradictions(status.get("contradictions") or [], every=every)
+
+
+def unpushed(team: dict[str, Any]) -> str:
+    """A team's shares not pushed yet, and why (`memory status`, and `memory sync` and `memory
+    share`: memoryd_client.sync_view)."""
+    n = team["unpushed"]
+    return (f"{n} share{'' if n == 1 else 's'} not pushed yet (kept in the team's clone; the "
+            f"next `memory sync` pushes {'it' if n == 1 else 'them'})"
+            + (f": {team['push_error']}" if team.get("push_error") else ""))
 
 
 #: Open contradictions `memory status` names one by one; more are counted (a run over 300

@@ -9,6 +9,12 @@ if TYPE_CHECKING:
     from typing import Any
 
 
+def unpushed(team: dict[str, Any]) -> str:
+    from memoryd_client.status_view import unpushed as said
+
+    return said(team)
+
+
 def print_sync(result: dict[str, Any]) -> None:
     from memoryd_client.views import count
 
@@ -100,17 +106,6 @@ def _status(side: dict[str, Any]) -> str:
     by = side.get("superseded_by")
     return f"{side['status']} by {by}" if side["status"] == "superseded" and by else \
         str(side["status"])
-
-
-def unpushed(team: dict[str, Any]) -> str:
-    """A team's shares not pushed yet, and why (`memory sync`, `memory share`, `memory
-    status`)."""
-    from memoryd_client.views import count
-
-    n = team["unpushed"]
-    return (f"{count(n, 'share')} not pushed yet (kept in the team's clone; the next `memory "
-            f"sync` pushes {'it' if n == 1 else 'them'})"
-            + (f": {team['push_error']}" if team.get("push_error") else ""))
 
 
 def print_share(result: dict[str, Any]) -> None:
