@@ -20,7 +20,9 @@ the judge decides one **outcome** from what happened after the injection:
 
 Each outcome carries its **evidence**: the record id of the step (a transcript line's uuid, or
 the hash of a Codex line), the tool call id, what the call did, and the memory's words it
-matched; and a sentence saying why.
+matched; and a sentence saying why. What it quotes of a step (a command, a user's message) is
+redacted (memoryd.redact) before it is cut to length: an outcome is kept and shown (the
+outcomes file, ``memory explain``, ``memory history``), and a command often carries a token.
 
 **Signals, strongest first.** Only what the agent *did* counts: tool calls (shell commands as
 the programs they run, memoryd.sessions.shell; files written; text added to files) read from
@@ -63,6 +65,7 @@ from functools import lru_cache
 from typing import Any, Protocol
 
 from memoryd.ingest.transcript.actions import Step
+from memoryd.redact import redact
 from memoryd.sessions.outcome_rules import Rule, Term, rule_of
 from memoryd.sessions.shell import Invocation, invocations, written_paths
 
@@ -220,6 +223,7 @@ class _Action:
     writes: list[str]
     code: str  # commands and added text, for literals
     programs: frozenset[str]  # the programs it runs, without versions: a quick first check
+    _what: str | None = None  # what evidence quotes of it (:meth:`what`), once
 
     @classmethod
     def of(cls, step: Step) -> _Action:
@@ -266,14 +270,16 @@ class _Action:
                 *(a for inv in self.runs for a in inv.args if not a.startswith("-"))]
 
     def what(self) -> str:
-        step = self.step
-        if step.commands:
-            shown = "; ".join(step.commands)
-        elif step.writes:
-            shown = ", ".join(step.writes)
-        else:
-            shown = step.text
-        return " ".join(f"{step.tool}: {shown}".split())[:200]
+        if self._what is None:
+            step = self.step
+            if step.commands:
+                shown = "; ".join(step.commands)
+            elif step.writes:
+                shown = ", ".join(step.writes)
+            else:
+                shown = step.text
+            self._what = _quoted(f"{step.tool}: {shown}")
+        return self._what
 
 
 def _mentions(term: Term, text: str, loosely: bool = False) -> bool:
@@ -322,8 +328,14 @@ def _evidence(signal: str, action: _Action, term: Term) -> Evidence:
 
 
 def _said(signal: str, step: Step, term: str = "") -> Evidence:
-    return Evidence(signal, step.record_id, step.call_id,
-                    " ".join(step.text.split())[:200] or step.role, term, step.timestamp)
+    return Evidence(signal, step.record_id, step.call_id, _quoted(step.text) or step.role, term,
+                    step.timestamp)
+
+
+def _quoted(text: str) -> str:
+    """What evidence quotes of a step: on one line, at most 200 characters, its secrets
+    redacted first (a cut must not leave half a token its pattern no longer knows)."""
+    return " ".join(redact(text).split())[:200]
 
 
 class Worded(Protocol):

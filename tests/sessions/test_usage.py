@@ -274,7 +274,8 @@ def test_purge_removes_an_entrys_outcomes_and_scrubs_the_text_from_others_eviden
     secret = client.remember("claude-code", "workflow", "The deploy token is tok_9f8e7d6c5b",
                              kind="note")["entry"]["id"]
     run_session(client, tmp_path, SESSION, [
-        ("user", "add rich"), ("bash", "TOKEN=tok_9f8e7d6c5b pip install rich")])
+        ("user", "add rich"),
+        ("bash", "pip install rich --index-url https://pkgs.example/tok_9f8e7d6c5b/simple")])
     wait_until(lambda: client.get(ids[UV])["usage"]["broken"] == 1)
     assert client.get(secret)["usage"]["injected"] == 1
     purged = run_cli("purge", "--agent", "claude-code", "--match", "tok_9f8e7d6c5b", "--yes")
@@ -287,3 +288,39 @@ def test_purge_removes_an_entrys_outcomes_and_scrubs_the_text_from_others_eviden
     assert not any(i["id"] == secret and i.get("outcome") for i in items)
     kept = (memoryd_home / "outcomes.jsonl").read_text()  # what a rebuild would bring back
     assert "tok_9f8e7d6c5b" not in kept and secret not in kept and "[PURGED]" in kept
+
+
+def test_what_an_outcome_quotes_of_a_session_has_its_secrets_redacted(
+        daemon, client, tmp_path, memoryd_home) -> None:
+    """A force-push with a token in its environment and in its URL, the user's correction
+    quoting the token, a pip install through an index with a password: the outcomes keep
+    those steps as evidence with the secrets redacted, in every place they are kept or shown
+    (the database, the outcomes file, the entries' history, `memory explain`, `memory session
+    show`)."""
+    from tests.writes.test_secrets import fake, state_holds
+
+    ids = lessons(client)
+    token, password = "ghp_" + fake(36, 11), "Pw7" + fake(9, 12)
+    run_session(client, tmp_path, SESSION, [
+        ("user", "publish the release"),
+        ("bash", f"GITHUB_TOKEN={token} git push --force "
+                 f"https://x-access-token:{token}@github.com/acme/app.git main"),
+        ("user", f"no, why did you force push to main? {token} was in that command"),
+        ("bash", f"PIP_INDEX_URL=https://bot:{password}@pypi.acme.example/simple "
+                 "pip install requests")])
+    wait_until(lambda: client.get(ids[FORCE])["usage"]["broken"] == 1
+               and client.get(ids[UV])["usage"]["broken"] == 1)
+    shown = [run_cli("explain", SESSION, "--json").stdout, run_cli("session", "show", SESSION).stdout,
+             run_cli("history", ids[FORCE], "--json").stdout,
+             run_cli("history", ids[UV], "--json").stdout]
+    for secret in (token, password):
+        assert not [out for out in shown if secret in out]
+        assert state_holds(memoryd_home, secret) == []
+    items = {i["id"]: i for inj in json.loads(shown[0])["injections"] for i in inj["items"]}
+    force = items[ids[FORCE]]
+    assert force["outcome_why"].startswith(
+        "broken: Bash: GITHUB_TOKEN=[REDACTED:github-token] git push --force "
+        "https://x-access-token:[REDACTED:github-token]@github.com/acme/app.git main")
+    assert [e["what"] for e in force["outcome_evidence"] if e["signal"] == "correction"] == [
+        "no, why did you force push to main? [REDACTED:github-token] was in that command"]
+    assert "bot:[REDACTED:url-password]@pypi" in items[ids[UV]]["outcome_why"]
