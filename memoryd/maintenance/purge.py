@@ -34,11 +34,12 @@ What goes, for good:
 
 What only mentions the string keeps its place, with the string replaced by ``[PURGED]`` in
 that free text alone: a forget's reason in the ledger, an older version of one of the agent's
-entries in its history, a session's last message, a transcript's open exchange, the text of
-another item of a block given to the agent (the injection log). The reply
-lists them (the dry run too) beside the entries it removes; anything else — the other
-entries and every field of their records — is left byte for byte, so a rebuild of the index
-restores every entry the purge did not select exactly as before
+entries in its history, what became of an entry in one of the agent's sessions (an outcome's
+reason and evidence, and its event), a session's last message, a transcript's open exchange,
+the text of another item of a block given to the agent (the injection log). The reply lists
+them (the dry run too) beside the entries it removes; anything else — the other entries and
+every field of their records — is left byte for byte, so a rebuild of the index restores
+every entry the purge did not select exactly as before
 (``tests/maintenance/test_purge_property.py``).
 
 It is recorded as a ``purge`` event (``memory history purge:AGENT``) with the ids and
@@ -235,10 +236,12 @@ class Purge:
     def _plan_events(self, plan: Plan, owners: dict[str, str]) -> None:
         """The selected entries' events; the memory tools' events of the agent's files that
         hold the string; the history of an entry no longer indexed (its lines left their
-        file) that is selected; and older versions of the agent's other entries that mention
-        the string (scrubbed)."""
+        file) that is selected; and the events of the agent's other entries that mention the
+        string (older versions, outcomes), and of other agents' entries' outcomes in the
+        agent's sessions (scrubbed)."""
         tool = f"file:{self.agent}:"
         unindexed: dict[str, list[tuple[int, Any, Any]]] = {}
+        sessions = Usage(self.store).sessions_of(self.agent) if self.pattern else set()
         for number, uid, ts, before, after in self.store.stored_events():
             if uid in plan.ids:
                 plan.events.append(number)
@@ -254,6 +257,8 @@ class Purge:
                 unindexed.setdefault(uid, []).append((number, before, after))
             elif owners[uid] == self.agent and self.pattern is not None:
                 self._scrub_event(plan, uid, number, before, after)
+            elif self.pattern is not None and '"session"' in (after or ""):
+                self._scrub_event(plan, uid, number, before, after, sessions)
         for uid, events in unindexed.items():
             versions = [v for _, b, a in events for v in (json_value(b), json_value(a))
                         if isinstance(v, dict) and "text" in v]
@@ -270,19 +275,30 @@ class Purge:
                     self._scrub_event(plan, uid, number, before, after)
 
     def _scrub_event(self, plan: Plan, uid: str, number: int, before: str | None,
-                     after: str | None) -> None:
-        """An older version of an entry the purge keeps that mentions the string: the string
-        replaced in its text (the only free text of a version)."""
+                     after: str | None, sessions: set[str] | None = None) -> None:
+        """An event of an entry the purge keeps that mentions the string: the string replaced
+        in its free text (memoryd.maintenance.purge_match.FREE_TEXT: an older version's text,
+        an outcome's reason quoting a session's steps). ``sessions``: of another agent's
+        entry, only its outcomes in these sessions (the purged agent's: the outcomes file's
+        lines of them are scrubbed alike, and a rebuild makes these events from them)."""
         assert self.pattern is not None
         if not (self.holds(before) or self.holds(after) or "\\u" in (before or "") + (after or "")):
             return  # the events' JSON escapes non-ASCII: look closer only then
-        new = [scrub_texts(json_value(side), self.pattern, PURGED) for side in (before, after)]
+        sides = [json_value(before), json_value(after)]
+        if sessions is not None and not (isinstance(sides[1], dict)
+                                         and sides[1].get("session") in sessions):
+            return
+        new = [scrub_texts(side, self.pattern, PURGED) for side in sides]
         if new[0] is None and new[1] is None:
             return
         plan.scrubbed_events[number] = (
             json.dumps(new[0], sort_keys=True) if new[0] is not None else before,
             json.dumps(new[1], sort_keys=True) if new[1] is not None else after)
-        plan.mention(uid, "an older version in its history")
+        session = sides[1].get("session") if isinstance(sides[1], dict) else None
+        if isinstance(session, str) and "outcome" in sides[1]:
+            plan.mention(f"session {session}", "what became of an entry there")
+        else:
+            plan.mention(uid, "an older version in its history")
 
     def _plan_changes(self, plan: Plan, owners: dict[str, str]) -> None:
         files = self.store.files.owners()

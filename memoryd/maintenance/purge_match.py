@@ -46,20 +46,29 @@ def holds_text(pattern: re.Pattern[str], values: list[Any]) -> bool:
     return pattern.search(strings(values)) is not None
 
 
+#: The members of an event, or of a record, that hold free text: an entry's version and a
+#: transcript's turn (``text``), an outcome's reason (``why``: it quotes the session's steps),
+#: a reason given for a change (``reason``).
+FREE_TEXT = ("text", "why", "reason")
+
+
 def scrub_texts(value: Any, pattern: re.Pattern[str], replacement: str) -> Any:
-    """``value`` with the string replaced in its ``text`` members (an entry's version, a
-    transcript's open turns) — the free text; names, categories and paths are left as they
-    are. None when nothing changed."""
+    """``value`` with the string replaced in its free text members (:data:`FREE_TEXT`: an
+    entry's version, a transcript's open turns, an outcome's reason); names, categories and
+    paths are left as they are. None when nothing changed."""
     changed = False
 
     def scrub(item: Any) -> Any:
         nonlocal changed
         if isinstance(item, list):
             return [scrub(v) for v in item]
-        if isinstance(item, dict) and isinstance(item.get("text"), str) \
-                and pattern.search(item["text"]):
+        if not isinstance(item, dict):
+            return item
+        held = {key: pattern.sub(replacement, text) for key in FREE_TEXT
+                if isinstance(text := item.get(key), str) and pattern.search(text)}
+        if held:
             changed = True
-            return {**item, "text": pattern.sub(replacement, item["text"])}
+            return {**item, **held}
         return item
 
     scrubbed = scrub(value)
