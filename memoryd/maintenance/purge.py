@@ -17,10 +17,10 @@ What goes, for good:
 - every record of theirs in the agent's ledger (remember, status, update, release) and in its
   transcript archive, each file rewritten atomically (:mod:`memoryd.store.purge_files`) with
   every other line kept byte for byte;
-- the maintenance passes' changes that name a selected entry, or that hold the string and are
-  the agent's (its entries, its files), with the changes written together with them (a
-  notebook and its archive go back together or not at all), in the database and in the
-  run log (:mod:`memoryd.store.run_log`);
+- the maintenance passes' changes that name a selected entry, or whose before or after holds
+  the string and are the agent's (its entries, its files), with the changes written together
+  with them (a notebook and its archive go back together or not at all), in the database and
+  in the run log (:mod:`memoryd.store.run_log`);
 - what became of the selected entries in sessions (their outcomes), and their items in the
   injection log (``memory explain``), in the database and in the outcomes file
   (:mod:`memoryd.store.usage_log`);
@@ -33,7 +33,8 @@ What goes, for good:
   or version goes (``--since``: those written since).
 
 What only mentions the string keeps its place, with the string replaced by ``[PURGED]`` in
-that free text alone: a forget's reason in the ledger, an older version of one of the agent's
+that free text alone: a forget's reason in the ledger and in its change (the reason of one of
+the agent's changes: it can still be undone), an older version of one of the agent's
 entries in its history, what became of an entry in one of the agent's sessions (an outcome's
 reason and evidence, and its event), a session's last message, a transcript's open exchange,
 the text of another item of a block given to the agent (the injection log). The reply lists
@@ -58,7 +59,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memoryd.maintenance.purge_match import ChangeFilter, holds_text, json_value, scrub_texts
+from memoryd.maintenance.purge_match import (
+    DROP,
+    SCRUB,
+    ChangeFilter,
+    holds_text,
+    json_value,
+    scrub_texts,
+)
 from memoryd.maintenance.purge_records import Mention, PurgedEntry, PurgeReport
 from memoryd.store.archive import TRANSCRIPT_PREFIX, AgentArchive, meta_key
 from memoryd.store.database import Store
@@ -93,6 +101,8 @@ class Plan:
     events: list[int] = field(default_factory=list)
     scrubbed_events: dict[int, tuple[str | None, str | None]] = field(default_factory=dict)
     changes: list[int] = field(default_factory=list)
+    #: the agent's changes whose reason alone held the text: id → the reason scrubbed
+    scrubbed_changes: dict[int, str] = field(default_factory=dict)
     marks: list[str] = field(default_factory=list)
     sessions: dict[str, str] = field(default_factory=dict)
     #: outcomes (memoryd.store.usage) whose reason or evidence quotes the text: (entry,
@@ -117,6 +127,7 @@ class Plan:
 
     def anything(self) -> bool:
         return bool(self.entries or self.events or self.scrubbed_events or self.changes
+                    or self.scrubbed_changes
                     or self.sessions or self.open_exchanges or self.outcomes or self.injections
                     or self.torn or any(r.data is not None for _, _, r in self.files.values()))
 
@@ -306,13 +317,21 @@ class Purge:
         dropped: set[int] = set()
         groups: set[int] = set()
         rows = self.store.runs.stored()
+        scrubbed: dict[int, tuple[str, str]] = {}
         for number, target, why, before, after, group in rows:
-            if changes.drops(target, why, before, after):
+            decided = changes.decide(target, why, before, after)
+            if decided == DROP:
                 dropped.add(number)
                 if group:
                     groups.add(group)
+            elif decided == SCRUB and why:
+                scrubbed[number] = (target, self.scrub(why))
         dropped.update(number for number, *_, group in rows if group in groups)
         plan.changes = sorted(dropped)
+        for number, (target, why) in sorted(scrubbed.items()):
+            if number not in dropped:
+                plan.scrubbed_changes[number] = why
+                plan.mention(target, "the reason of a change in the run log")
 
     def _plan_injections(self, plan: Plan) -> None:
         """The injection log (`memory explain`) without the selected entries' items, and
@@ -385,7 +404,8 @@ class Purge:
                                                      self._history_drops(plan, self.history)))
         if self.run_log is not None:
             plan.files["passes"] = (self.run_log.path, run_log_key(),
-                                    self.run_log.without(set(plan.changes)))
+                                    self.run_log.without(set(plan.changes),
+                                                         plan.scrubbed_changes))
         outcomes = UsageLog.beside(self.store)
         scrub = (lambda value: _scrub_strings(value, self.scrub)) if self.pattern else \
             (lambda value: value)
@@ -474,6 +494,7 @@ class Purge:
         store.delete_events(plan.events)
         store.rewrite_events(plan.scrubbed_events)
         store.runs.delete_changes(plan.changes)
+        store.runs.set_whys(plan.scrubbed_changes)
         store.replace_meta(plan.open_exchanges)
         store.sessions.set_last_messages(plan.sessions)
         store.sessions.set_logged_items(plan.injections)

@@ -75,26 +75,35 @@ def scrub_texts(value: Any, pattern: re.Pattern[str], replacement: str) -> Any:
     return scrubbed if changed else None
 
 
+#: What a purge does with one of the passes' changes (:meth:`ChangeFilter.decide`).
+DROP, SCRUB = "drop", "scrub"
+
+
 class ChangeFilter:
-    """Which of the maintenance passes' changes a purge removes: those that name a selected
-    entry (its target, an entry a file change moved, a side of a contradiction, a proposal's
-    lesson), and those of the agent's that hold the string (its entries, its files)."""
+    """What a purge does with the maintenance passes' changes: it removes those that name a
+    selected entry (its target, an entry a file change moved, a side of a contradiction, a
+    proposal's lesson), and those of the agent's (its entries, its files) whose before or
+    after holds the string; one of the agent's whose reason alone holds it (a forget's
+    reason) keeps its place with the string replaced there, so it can still be undone."""
 
     def __init__(self, agent: str, ids: set[str], pattern: re.Pattern[str] | None,
                  owners: dict[str, str], files: dict[str, str]) -> None:
         self.agent, self.ids, self.pattern = agent, ids, pattern
         self.owners, self.files = owners, files
 
-    def drops(self, target: str, why: str | None, before: Any, after: Any) -> bool:
-        """``before`` and ``after``: as the database holds them (JSON text), or decoded."""
+    def decide(self, target: str, why: str | None, before: Any, after: Any) -> str | None:
+        """:data:`DROP`, :data:`SCRUB` (its ``why``) or None (kept as it is). ``before`` and
+        ``after``: as the database holds them (JSON text), or decoded."""
         raw = [side if isinstance(side, str) or side is None
                else json.dumps(side, ensure_ascii=False) for side in (before, after)]
         tokens = set(_ID.findall((raw[0] or "") + "\n" + (raw[1] or "")))
         if target in self.ids or not self.ids.isdisjoint(tokens):
-            return True
+            return DROP
         if self.pattern is None or self._owner(target, tokens) != self.agent:
-            return False
-        return holds_text(self.pattern, [why or "", json_value(raw[0]), json_value(raw[1])])
+            return None
+        if holds_text(self.pattern, [json_value(raw[0]), json_value(raw[1])]):
+            return DROP
+        return SCRUB if why and self.pattern.search(why) else None
 
     def _owner(self, target: str, tokens: set[str]) -> str | None:
         owner = self.owners.get(target) or self.files.get(target)

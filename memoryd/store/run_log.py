@@ -238,19 +238,25 @@ class RunLog:
                     continue
                 yield position, record
 
-    def without(self, changes: set[int]) -> Rewrite:
-        """The file without these changes' lines (``memory purge``); every other line kept
-        byte for byte."""
-        if not changes or not self.path.exists():
+    def without(self, changes: set[int], whys: dict[int, str] | None = None) -> Rewrite:
+        """The file without these changes' lines (``memory purge``), and with the reasons of
+        the changes ``whys`` names replaced (id → reason); every other line kept byte for
+        byte."""
+        whys = whys or {}
+        if not (changes or whys) or not self.path.exists():
             return Rewrite()
         kept: list[bytes] = []
-        dropped = 0
+        dropped = scrubbed = 0
         for raw in self.path.read_bytes().splitlines(keepends=True):
             record, _ = decode_line(raw) if raw.endswith(b"\n") else (None, None)
             if record is not None and record.get("op") == "change" \
                     and record.get("id") in changes:
                 dropped += 1
                 continue
+            if record is not None and record.get("op") == "change" \
+                    and record.get("id") in whys:
+                scrubbed += 1
+                raw = encode_line({**record, "why": whys[record["id"]]})
             if record is not None and record.get("op") == "state" \
                     and not changes.isdisjoint(record.get("ids") or ()):
                 ids = [i for i in record["ids"] if i not in changes]
@@ -259,7 +265,7 @@ class RunLog:
                     continue
                 raw = encode_line({**record, "ids": ids})
             kept.append(raw)
-        return Rewrite(dropped, 0, b"".join(kept)) if dropped else Rewrite()
+        return Rewrite(dropped, scrubbed, b"".join(kept)) if dropped or scrubbed else Rewrite()
 
 
 

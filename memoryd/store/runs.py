@@ -318,3 +318,8 @@ class Runs:
 
     def delete_changes(self, changes: Sequence[int]) -> None:
         self._db.executemany("DELETE FROM changes WHERE id=?", ((c,) for c in changes))
+
+    def set_whys(self, whys: dict[int, str]) -> None:
+        """Changes' reasons replaced (a purge scrubbing the text from them): id → reason."""
+        self._db.executemany("UPDATE changes SET why=? WHERE id=?",
+                             ((why, number) for number, why in whys.items()))

@@ -57,3 +57,37 @@ def test_the_outcome_events_quoting_the_text_are_scrubbed_and_a_reindex_keeps_th
     finally:
         running.stop()
     assert state_holds(memoryd_home, SECRET) == []
+
+
+def test_a_forget_whose_reason_mentions_the_text_keeps_its_change_and_can_be_undone(
+        memoryd_home: Path, embedder: Any) -> None:
+    """The forget's reason was replaced in the ledger, but its change (run r…, kept in the
+    index and passes.jsonl) was deleted for holding the text: `memory undo` of it said
+    "nothing to undo". The change stays, its reason scrubbed, through a reindex too."""
+    phone = "628-555-0143"
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket, timeout_s=30) as c:
+            entry = c.remember("alice", "contacts", "Ask Dana about the invoices")["entry"]["id"]
+            forgot = run_cli("forget", entry, "--reason", f"ask Marisol at {phone} instead",
+                             "--json")
+            assert forgot.returncode == 0, forgot.stderr
+            run = json.loads(forgot.stdout)["undo"]
+            done = run_cli("purge", "--agent", "alice", "--match", phone, "--yes")
+            assert done.returncode == 0, done.stderr
+            assert f"{entry}: the reason of a forget or supersede" in done.stdout
+            assert f"{entry}: the reason of a change in the run log" in done.stdout
+            [change] = c.pass_show(run)["changes"]
+            assert change["why"].endswith("ask Marisol at [PURGED] instead"), change
+            assert state_holds(memoryd_home, phone) == []
+    finally:
+        running.stop()
+    running = reindexed(memoryd_home, embedder)
+    try:
+        with Client(running.socket, timeout_s=30) as c:
+            undone = run_cli("undo", run)
+            assert undone.returncode == 0, undone.stdout + undone.stderr
+            assert c.get(entry)["status"] == "active"
+    finally:
+        running.stop()
+    assert state_holds(memoryd_home, phone) == []
