@@ -23,7 +23,7 @@ def purge_exit(result: dict[str, Any], args: Args) -> int:
 def _anything(result: dict[str, Any]) -> bool:
     return bool(result["entries"] or result["events"] or result["changes"]
                 or result["ledger_records"] or result["archive_records"]
-                or result.get("mentions") or result.get("torn"))
+                or result.get("mentions") or result.get("torn") or result.get("sealed"))
 
 
 def print_purge(result: dict[str, Any]) -> None:
@@ -55,6 +55,10 @@ def print_purge(result: dict[str, Any]) -> None:
     for path in result.get("torn") or []:
         print(f"{'would delete' if result['dry_run'] else 'deleted'} {path} (a torn line set "
               "aside: a write never acknowledged)")
+    for session in result.get("sealed") or []:
+        verb = "would not be" if result["dry_run"] else "is not"
+        print(f"session {session}: what it did until now {verb} judged again (its transcript "
+              "holds the text)")
     for path in result["files_still_holding"]:
         print(f"still in {path}: edit the file, or it is indexed again", file=sys.stderr)
     for path in result["transcripts_still_holding"]:

@@ -24,6 +24,11 @@ What goes, for good:
 - what became of the selected entries in sessions (their outcomes), and their items in the
   injection log (``memory explain``), in the database and in the outcomes file
   (:mod:`memoryd.store.usage_log`);
+- the agent's sessions whose transcripts hold the string, or whose outcomes quoted it, are
+  **sealed** (a ``seal`` line of the outcomes file: memoryd.store.usage_log): the judge no
+  longer reads what they did before the purge, so no outcome quotes the string again when
+  one is judged anew (resumed, or moved on); the transcripts are the user's files, and the
+  reply names them;
 - the torn last lines set aside in ``torn/`` (writes never acknowledged) of the agent's
   ledger, the run log and the outcomes file that hold the string or name a selected entry,
   deleted whole;
@@ -59,6 +64,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memoryd.ingest.document import transcript_lines
+from memoryd.ingest.transcript.actions import HARNESSES
 from memoryd.maintenance.purge_match import (
     DROP,
     SCRUB,
@@ -68,6 +75,7 @@ from memoryd.maintenance.purge_match import (
     scrub_texts,
 )
 from memoryd.maintenance.purge_records import Mention, PurgedEntry, PurgeReport
+from memoryd.regular_file import is_regular
 from memoryd.store.archive import TRANSCRIPT_PREFIX, AgentArchive, meta_key
 from memoryd.store.database import Store
 from memoryd.store.durable import TORN_DIR
@@ -119,6 +127,11 @@ class Plan:
     tool_writes: set[tuple[str, float]] = field(default_factory=set)
     #: torn last lines set aside that hold the text or name a selected entry
     torn: list[Path] = field(default_factory=list)
+    #: the agent's sessions not judged again up to the purge (their transcripts hold the
+    #: text, or their outcomes quoted it): session → when
+    sealed: dict[str, float] = field(default_factory=dict)
+    #: the agent's transcripts that hold the text (the user's files: named, not edited)
+    transcripts: set[str] = field(default_factory=set)
 
     def mention(self, what: str, where: str) -> None:
         item = Mention(what, where)
@@ -129,7 +142,8 @@ class Plan:
         return bool(self.entries or self.events or self.scrubbed_events or self.changes
                     or self.scrubbed_changes
                     or self.sessions or self.open_exchanges or self.outcomes or self.injections
-                    or self.torn or any(r.data is not None for _, _, r in self.files.values()))
+                    or self.torn or self.sealed
+                    or any(r.data is not None for _, _, r in self.files.values()))
 
 
 class Purge:
@@ -147,6 +161,12 @@ class Purge:
         self.history, self.run_log = history, run_log
         self.agent, self.since, self.match = agent, since, match
         self.pattern = re.compile(re.escape(match), re.IGNORECASE) if match else None
+        #: the string as a transcript's line may hold it, lower-cased: as it is, or
+        #: JSON-escaped (a lower-cased line searched for them is 6 times as fast as the
+        #: pattern: a purge reads every transcript of the agent's sessions)
+        self.forms = sorted({form.lower() for form in (
+            match, json.dumps(match)[1:-1], json.dumps(match, ensure_ascii=False)[1:-1])}) \
+            if match else []
         #: the lexicon's stems the purge took out (for the daemon's copy in memory)
         self.words: list[str] = []
 
@@ -195,6 +215,7 @@ class Purge:
                                           - kept_hashes) for kind in ("hash", "release")]
         self._plan_changes(plan, owners)
         self._plan_mentions(plan)
+        self._plan_sessions(plan)
         self._plan_injections(plan)
         self._plan_files(plan)
         plan.torn = self._torn(plan)
@@ -333,6 +354,35 @@ class Purge:
                 plan.scrubbed_changes[number] = why
                 plan.mention(target, "the reason of a change in the run log")
 
+    def _plan_sessions(self, plan: Plan) -> None:
+        """The agent's sessions to seal (memoryd.store.usage.Usage.seal): those whose
+        transcripts hold the string (a judge would quote it again from any of its steps) and
+        those whose outcomes quoted it (their transcripts may come back)."""
+        if not self.forms:
+            return
+        now = time.time()
+        quoted = {session for _, session in plan.outcomes}
+        for session in sorted(Usage(self.store).sessions_of(self.agent)):
+            known = self.store.sessions.get(session)
+            path = known and (known.transcript_path or known.source)
+            if known is not None and path and self._transcript_holds(path, known.harness):
+                plan.transcripts.add(path)
+                plan.sealed[session] = now
+            elif session in quoted:
+                plan.sealed[session] = now
+
+    def _transcript_holds(self, path: str, harness: str) -> bool:
+        if not is_regular(path):
+            return False
+        try:
+            for line in transcript_lines(path, harness if harness in HARNESSES else "generic"):
+                low = line.lower()
+                if any(form in low for form in self.forms):
+                    return True
+        except (OSError, ValueError):
+            pass
+        return False
+
     def _plan_injections(self, plan: Plan) -> None:
         """The injection log (`memory explain`) without the selected entries' items, and
         with the string scrubbed from the other items' texts in the blocks given to the agent
@@ -412,7 +462,7 @@ class Purge:
         sessions = Usage(self.store).sessions_of(self.agent)
         plan.files["outcomes"] = (outcomes.path, USAGE_KEY,
                                   outcomes.without(ids, sessions, self.holds, scrub,
-                                                   self.agent))
+                                                   self.agent, plan.sealed))
 
     def _history_drops(self, plan: Plan, history: AgentArchive
                        ) -> Callable[[dict[str, Any]], bool]:
@@ -484,8 +534,9 @@ class Purge:
                 if not transcript and Path(source).exists()})),
             transcripts_still_holding=tuple(sorted({
                 source for source, transcript in watched
-                if transcript and Path(source).exists()})),
-            torn=tuple(str(path) for path in plan.torn))
+                if transcript and Path(source).exists()} | plan.transcripts)),
+            torn=tuple(str(path) for path in plan.torn),
+            sealed=tuple(sorted(plan.sealed)))
 
     def _delete(self, plan: Plan) -> None:
         store = self.store
@@ -499,6 +550,7 @@ class Purge:
         store.sessions.set_last_messages(plan.sessions)
         store.sessions.set_logged_items(plan.injections)
         Usage(store).purge(plan.ids, plan.outcomes)
+        Usage(store).seal(plan.sealed)
         self.words = self._drop_words(plan.texts)
 
     def _drop_words(self, texts: list[str]) -> list[str]:

@@ -55,3 +55,6 @@ class PurgeReport:
     #: torn last lines set aside (the state dir's ``torn/``) that held the text or an entry:
     #: bytes of writes never acknowledged, deleted whole
     torn: tuple[str, ...] = ()
+    #: the agent's sessions whose transcripts hold the text (or whose outcomes quoted it):
+    #: what they did before the purge is not judged again
+    sealed: tuple[str, ...] = ()

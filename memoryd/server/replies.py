@@ -98,7 +98,7 @@ def purge_reply(report: PurgeReport) -> dict[str, Any]:
             "ledger_records": report.ledger_records, "archive_records": report.archive_records,
             "files_still_holding": list(report.files_still_holding),
             "transcripts_still_holding": list(report.transcripts_still_holding),
-            "torn": list(report.torn)}
+            "torn": list(report.torn), "sealed": list(report.sealed)}
 
 
 def purged_entry_reply(entry: PurgedEntry) -> dict[str, Any]:

@@ -10,8 +10,11 @@ from its file, every entry injected into it given an outcome by memoryd.sessions
 - when ``memory explain`` shows it, so that what it shows is current.
 
 A session is judged again when it moves on after being judged (a resumed session); the
-outcome of each entry is the one its whole session gives it. Reading and judging run off the
-database thread (a transcript can be megabytes); the verdicts are stored in one transaction.
+outcome of each entry is the one its whole session gives it. Of a session a purge sealed (its
+transcript holds the purged text: memoryd.maintenance.purge) only what it did since is read,
+and the outcomes judged before are kept as the purge left them, so none quotes the text again.
+Reading and judging run off the database thread (a transcript can be megabytes); the verdicts
+are stored in one transaction.
 With ``[outcomes] enabled = false`` nothing is recorded or judged.
 """
 
@@ -44,13 +47,16 @@ BATCH = 20
 
 
 def judge_transcript(path: str, harness: str, rows: Sequence[dict[str, Any]],
-                     entries: Mapping[str, Worded], session: str | None = None
+                     entries: Mapping[str, Worded], session: str | None = None,
+                     sealed: float | None = None
                      ) -> list[tuple[str, str, str, list[Any], float | None]]:
     """Read a session's transcript and judge each injected entry (``rows``: its injections,
     memoryd.store.usage.Usage.session_rows; ``entries``: the injected entries, by id)
     → (entry, outcome, why, evidence, at). The
     transcript is read in its harness's format (memoryd.ingest.transcript.actions), a harness
-    without one as ``generic``; of a file holding many sessions (Aider's), ``session``'s."""
+    without one as ``generic``; of a file holding many sessions (Aider's), ``session``'s.
+    ``sealed``: only the steps since then (a purge sealed the session), and of the rows,
+    those not judged before then."""
     fmt = harness if harness in HARNESSES else "generic"
     reader = StepReader(fmt, cwd_hint(fmt, path))
     steps = []
@@ -59,6 +65,9 @@ def judge_transcript(path: str, harness: str, rows: Sequence[dict[str, Any]],
     steps.extend(reader.flush())
     if reader.many_sessions and session is not None:
         steps = [s for s in steps if s.record_id.startswith(session + ":")]
+    if sealed is not None:
+        steps = [s for s in steps if s.timestamp is not None and s.timestamp >= sealed]
+        rows = [r for r in rows if r["outcome"] is None or r["injected"] >= sealed]
     actions = read_actions(steps)
     verdicts = []
     for row in rows:
@@ -103,6 +112,7 @@ class UsageJudge:
         def gather() -> tuple[dict[str, Any] | None, list[dict[str, Any]],
                               dict[str, StoredEntry]]:
             known = store.sessions.get(session)
+            sealed = self.usage.sealed(session)
             rows = self.usage.session_rows(session)
             uids = [r["entry"] for r in rows]
             entries: dict[str, StoredEntry] = {}
@@ -110,7 +120,7 @@ class UsageJudge:
                 for entry in store.entries(EntryQuery().uids(uids[start:start + 500])):
                     entries[entry.uid] = entry
             found_session = {"harness": known.harness, "transcript_path": known.transcript_path,
-                             "source": known.source} if known else None
+                             "source": known.source, "sealed": sealed} if known else None
             return found_session, rows, entries
 
         found, rows, entries = await self.db(gather)
@@ -122,7 +132,8 @@ class UsageJudge:
             return None
         try:
             verdicts = await asyncio.get_running_loop().run_in_executor(
-                None, judge_transcript, path, found["harness"], rows, entries, session)
+                None, judge_transcript, path, found["harness"], rows, entries, session,
+                found["sealed"])
         except OSError as exc:
             log.info("Session %s not judged: %s", session, exc)
             await self.db(self.usage.mark_judged, session)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,10 +43,12 @@ class Rewrite:
         return len(self.data)
 
 
-def ledger_rewrite(path: Path, decide: Decide, tail: dict[str, Any] | None) -> Rewrite:
+def ledger_rewrite(path: Path, decide: Decide, tail: dict[str, Any] | None,
+                   appended: Sequence[dict[str, Any]] = ()) -> Rewrite:
     """An agent's ledger without the records ``decide`` takes out; ``tail``: a record to
-    append when anything changed (the purge's own). A damaged line is kept as it is (not ours
-    to judge: the ledger's reader reports it); a torn last line (never acknowledged) goes."""
+    append when anything changed (the purge's own); ``appended``: records to append in any
+    case. A damaged line is kept as it is (not ours to judge: the ledger's reader reports
+    it); a torn last line (never acknowledged) goes."""
     if not path.exists():
         return Rewrite()
     kept: list[bytes] = []
@@ -63,10 +65,11 @@ def ledger_rewrite(path: Path, decide: Decide, tail: dict[str, Any] | None) -> R
             scrubbed += 1
             raw = encode_record(verdict)
         kept.append(raw)
-    if not (dropped or scrubbed):
+    if not (dropped or scrubbed or appended):
         return Rewrite()
     if tail is not None:
         kept.append(encode_record(tail))
+    kept.extend(encode_record(record) for record in appended)
     return Rewrite(dropped, scrubbed, b"".join(kept))
 
 

@@ -38,6 +38,8 @@ from memoryd.store.usage_log import (
     log_record,
     outcome_event,
     outcome_record,
+    seal,
+    sealed_at,
     session_record,
 )
 
@@ -266,6 +268,18 @@ class Usage:
         self._db.executemany(
             "UPDATE outcomes SET why=?, evidence=? WHERE entry=? AND session=?",
             ((w, e, entry, s) for (entry, s), (w, e) in reasons.items()))
+
+    def seal(self, sessions: dict[str, float]) -> None:
+        """`memory purge`: what these sessions did before then (session → when) is not read
+        again when they are judged: their transcripts hold the purged text (the purge writes
+        the outcomes file's ``seal`` lines itself, as it rewrites the file)."""
+        for session, ts in sessions.items():
+            seal(self.store, session, ts)
+
+    def sealed(self, session: str) -> float | None:
+        """When a purge sealed ``session`` (None: never): it is judged from what it did
+        since."""
+        return sealed_at(self.store, session)
 
     def live_sessions(self, agent: str, seen_since: float) -> list[LiveSession]:
         """``agent``'s sessions not ended and seen since ``seen_since``, the latest seen first:

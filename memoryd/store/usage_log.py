@@ -16,6 +16,7 @@ run log (memoryd.store.run_log), and read back the same way::
     {"op": "row",     every column of one outcomes row}
     {"op": "log",     "ts": …, "session": "…", "agent": "…", "event": "SessionStart",
                       "chars": 1234, "budget": 6000, "items": [{…}]}
+    {"op": "seal",    "ts": …, "session": "…"}
 
 ``inject`` is one injection counted for judging (a block, a prompt's items, a lesson before a
 tool call, an MCP read); ``outcome`` a verdict that changed
@@ -27,7 +28,10 @@ judged and whenever it is extracted; ``row`` a row as a database from before thi
 injection log (``memory explain``: every block given, each item with its section, id, evidence
 and text as injected, at most 160 characters), written with it. A database from before the
 file held ``log`` lines and extraction marks writes its own once (meta ``usage_log:log``
-absent: :func:`export_log`).
+absent: :func:`export_log`). ``seal`` is written by ``memory purge`` for a session whose
+transcript held the purged text: what the session did before ``ts`` is not read again when
+it is judged (memoryd.sessions.usage), so no outcome quotes the text again (meta
+``usage:sealed:<session>``).
 
 **When.** As the run log: the lines of a transaction are appended at its end, before
 the commit, and taken back when it fails; the database records how far into the file it holds
@@ -58,6 +62,8 @@ KEY = "usage_log"
 LOG_KEY = "usage_log:log"
 #: When memoryd first recorded an injection (meta; memoryd.store.usage reads it).
 SINCE_KEY = "usage:since"
+#: Meta key prefix of a session sealed by a purge (``seal`` lines): when.
+SEALED_PREFIX = "usage:sealed:"
 #: Who the entry's history says changed an outcome.
 ACTOR = "memoryd (outcomes)"
 #: The verdict of an entry a session did not touch (memoryd.sessions.outcomes.NO_OCCASION).
@@ -104,13 +110,15 @@ class UsageLog:
         return self.lines.read(offset)
 
     def without(self, entries: set[str], sessions: set[str], holds: Callable[[str], bool],
-                scrub: Callable[[Any], Any], agent: str | None = None) -> Rewrite:
+                scrub: Callable[[Any], Any], agent: str | None = None,
+                sealed: dict[str, float] | None = None) -> Rewrite:
         """The file without what ``memory purge`` removes: the injections and outcomes of
         ``entries``; an outcome of another entry in one of ``sessions`` (the purged agent's)
         whose reason or evidence ``holds`` the text keeps its place with them scrubbed
         (``scrub``: a JSON value with its strings scrubbed), as the database's row does; the
         injection log's items of ``entries``, and the text ``holds`` in the other items of
-        ``agent``'s blocks scrubbed (:func:`purged_items`). Every other line is kept byte for
+        ``agent``'s blocks scrubbed (:func:`purged_items`); and a ``seal`` line appended for
+        each of the ``sealed`` sessions (session → when). Every other line is kept byte for
         byte."""
 
         def text(value: str) -> str:
@@ -143,7 +151,8 @@ class UsageLog:
                             if op == "row" else scrubbed}
             return None
 
-        return ledger_rewrite(self.path, decide, None)
+        return ledger_rewrite(self.path, decide, None,
+                              [seal_record(s, ts) for s, ts in sorted((sealed or {}).items())])
 
 
 # -- what the index writes ----------------------------------------------------------------
@@ -157,6 +166,10 @@ def outcome_record(session: str, entry: str, outcome: str, why: str, evidence: A
                    at: float | None, ts: float) -> dict[str, Any]:
     return {"op": "outcome", "ts": ts, "session": session, "entry": entry, "outcome": outcome,
             "why": why, "evidence": evidence, "at": at}
+
+
+def seal_record(session: str, ts: float) -> dict[str, Any]:
+    return {"op": "seal", "ts": ts, "session": session}
 
 
 def log_record(ts: float, session: str | None, agent: str, event: str, chars: int,
@@ -280,6 +293,8 @@ def apply_record(store: Store, record: dict[str, Any]) -> int:
              record.get("chars") or 0, record.get("budget") or 0,
              json.dumps(record.get("items") or []), record.get("session"), record["ts"],
              record["agent"], record["event"]))
+    elif op == "seal":
+        seal(store, record["session"], record["ts"])
     elif op == "row":
         before = db.execute("SELECT outcome FROM outcomes WHERE entry=? AND session=?",
                             (record.get("entry"), record.get("session"))).fetchone()
@@ -296,6 +311,21 @@ def apply_record(store: Store, record: dict[str, Any]) -> int:
         log.warning("Skipping an unknown line of the outcomes file: %r", op)
         return 0
     return 1
+
+
+def seal(store: Store, session: str, ts: float) -> None:
+    """What ``session`` did before ``ts`` is not judged again (a ``seal`` line); a later seal
+    wins."""
+    store._db.execute(
+        "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET "
+        "value = CASE WHEN CAST(value AS REAL) < CAST(excluded.value AS REAL) "
+        "THEN excluded.value ELSE value END", (SEALED_PREFIX + session, repr(float(ts))))
+
+
+def sealed_at(store: Store, session: str) -> float | None:
+    """When a purge sealed ``session`` (None: never)."""
+    value = store.meta(SEALED_PREFIX + session)
+    return float(value) if value else None
 
 
 def outcome_event(store: Store, entry: str, session: str, before: str | None,

@@ -7,6 +7,7 @@ byte (tests/writes/test_secrets.py)."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,14 @@ from memoryd_client import Client
 
 from tests.conftest import run_cli, start_daemon, wait_until
 from tests.maintenance.test_purge import reindexed
-from tests.sessions.test_usage import SESSION, UV, lessons, run_session
+from tests.sessions.test_usage import (
+    SESSION,
+    UV,
+    claude_transcript,
+    hook,
+    lessons,
+    run_session,
+)
 from tests.writes.test_secrets import state_holds
 
 SECRET = "quillfeather77"
@@ -91,3 +99,47 @@ def test_a_forget_whose_reason_mentions_the_text_keeps_its_change_and_can_be_und
     finally:
         running.stop()
     assert state_holds(memoryd_home, phone) == []
+
+
+def test_a_session_whose_transcript_holds_the_text_is_not_judged_from_it_again(
+        memoryd_home: Path, embedder: Any, tmp_path: Path) -> None:
+    """The text only in a tool call of the session's transcript (no indexed turn): the purge
+    scrubbed the outcome quoting it, then the session was judged again (resumed; or moved
+    on, within a minute) and the outcome quoted it again, in the index and the outcomes
+    file. The purge names the transcript and seals the session, through a reindex too."""
+    path = tmp_path / f"{SESSION}.jsonl"
+    payload = {"session_id": SESSION, "transcript_path": str(path), "cwd": str(tmp_path),
+               "source": "startup"}
+
+    def resume_and_show() -> None:
+        hook("claude-code", "SessionStart", {**payload, "source": "resume"})
+        shown = run_cli("session", "show", SESSION)  # judges what it shows, when due
+        assert shown.returncode == 0 and SECRET not in shown.stdout, shown.stdout
+
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket, timeout_s=30) as c:
+            ids = lessons(c)
+            hook("claude-code", "SessionStart", payload)
+            claude_transcript(path, SESSION, [  # said before the purge, as a real one is
+                ("user", "add rich"),
+                ("bash", f"pip install rich --index-url https://pkgs.example/{SECRET}/simple")],
+                start=time.time() - 4)
+            hook("claude-code", "SessionEnd", {**payload, "reason": "other"})
+            wait_until(lambda: c.get(ids[UV])["usage"]["broken"] == 1)
+            done = run_cli("purge", "--agent", "claude-code", "--match", SECRET, "--yes")
+            assert done.returncode == 0, done.stderr
+            assert f"session {SESSION}: what it did until now is not judged again" \
+                in done.stdout, done.stdout
+            assert f"still in the agent's transcript {path}" in done.stderr
+            resume_and_show()
+            assert c.get(ids[UV])["usage"]["broken"] == 1  # what it learned stays
+            assert state_holds(memoryd_home, SECRET) == []
+    finally:
+        running.stop()
+    running = reindexed(memoryd_home, embedder)
+    try:
+        resume_and_show()
+    finally:
+        running.stop()
+    assert state_holds(memoryd_home, SECRET) == []

@@ -32,9 +32,11 @@ def iso(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
-def claude_transcript(path: Path, session: str, steps: list[tuple[str, str]]) -> None:
-    """A Claude Code session file written after now: ("user", text) and ("bash", command)."""
-    start = time.time() + 1
+def claude_transcript(path: Path, session: str, steps: list[tuple[str, str]],
+                      start: float | None = None) -> None:
+    """A Claude Code session file written after now (or from ``start``, a step a second):
+    ("user", text) and ("bash", command)."""
+    start = time.time() + 1 if start is None else start
     lines = []
     for n, (kind, text) in enumerate(steps):
         base = {"uuid": f"{session[:8]}-{n:04d}-4000-8000-000000000000", "sessionId": session,
