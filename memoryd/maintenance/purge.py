@@ -6,8 +6,10 @@ created since a time, those whose *text* holds a string (case-insensitive), or b
 memoryd still keeps one: a row of the index, a ``remember`` record of the agent's ledger that
 the index does not hold (a write replay skipped as a duplicate), a record of its transcript
 archive (a turn whose source was removed), the history of an entry whose lines left their file.
-Only the text is matched: an agent name, a category, a tag, a kind, a path that holds the
-string selects nothing.
+Only the text is matched, and the heading a memory file's entry is filed under (its category:
+the heading is the file's text too, and the file keeps both): an agent name, the category
+given to an entry written through the API, a tag, a kind, a path that holds the string selects
+nothing.
 
 What goes, for good:
 
@@ -60,7 +62,7 @@ import logging
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -183,8 +185,12 @@ class Purge:
             return False
         if self.pattern is None:
             return True
-        text = entry.get("text")
-        return isinstance(text, str) and self.pattern.search(text) is not None
+        text, category = entry.get("text"), entry.get("category")
+        if isinstance(text, str) and self.pattern.search(text) is not None:
+            return True
+        return (entry.get("via") == "watch" and isinstance(category, str)
+                and not str(entry.get("uid", entry.get("id"))).startswith(TRANSCRIPT_PREFIX)
+                and self.pattern.search(category) is not None)
 
     def holds(self, text: str | None) -> bool:
         if not text or self.pattern is None:
@@ -297,7 +303,7 @@ class Purge:
             if not any(v.get("agent") == self.agent for v in versions):
                 continue
             created = next((v.get("created") for v in versions if "created" in v), None)
-            if any(self.selects({**v, "agent": self.agent, "created": created})
+            if any(self.selects({**v, "uid": uid, "agent": self.agent, "created": created})
                    for v in versions):
                 plan.events += [number for number, _, _ in events]
                 self._add_unindexed(plan, {**versions[-1], "uid": uid, "created": created},
@@ -522,8 +528,10 @@ class Purge:
         watched = [(e.source, e.uid.startswith(TRANSCRIPT_PREFIX)) for e in plan.entries
                    if e.rowid is not None and e.via == "watch" and e.source]
         return PurgeReport(
-            agent=self.agent, dry_run=dry_run,
-            entries=tuple(plan.entries), mentions=tuple(plan.mentions),
+            agent=self.agent, dry_run=dry_run,  # a category holding the text is listed without
+            entries=tuple(replace(e, category=self.scrub(e.category)) if self.holds(e.category)
+                          else e for e in plan.entries),
+            mentions=tuple(plan.mentions),
             events=len(plan.events), changes=len(plan.changes),
             ledger_records=sum(r.dropped + r.scrubbed for k, (_, _, r) in plan.files.items()
                                if k == "ledger"),

@@ -143,3 +143,41 @@ def test_a_session_whose_transcript_holds_the_text_is_not_judged_from_it_again(
     finally:
         running.stop()
     assert state_holds(memoryd_home, SECRET) == []
+
+
+def test_the_heading_of_a_memory_file_selects_its_entries(
+        memoryd_home: Path, embedder: Any) -> None:
+    """A notebook's heading holding the text is the category of the entries under it (in
+    the index: their rows, their full-text postings, their events): the purge said "nothing
+    to purge". It selects them as it selects a text, names the file that still holds the
+    heading, and lists them without the text; an API entry's category is a name it leaves."""
+    phone = "628-555-0143"
+    notebook = memoryd_home / "user" / ".claude" / "CLAUDE.md"
+    notebook.parent.mkdir(parents=True)
+    notebook.write_text(f"# Notes\n## Escalations: call {phone}\n- Page the on-call first.\n"
+                        "- Then the team lead.\n## Deploys\n- Ship on Tuesdays only.\n")
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket, timeout_s=30) as c:
+            def listed() -> dict[str, str]:
+                return {e["text"]: e["category"] for e in c.list_entries(
+                    agent="claude-code", limit=50)["entries"]}
+
+            wait_until(lambda: len(listed()) == 3)
+            named = c.remember("claude-code", f"calls-{phone}", "Calls go to the desk phone")
+            preview = run_cli("purge", "--agent", "claude-code", "--match", phone)
+            assert preview.returncode == 0 and "would purge 2 entries" in preview.stdout, \
+                preview.stdout
+            assert "escalations-call-[PURGED]" in preview.stdout
+            assert phone not in preview.stdout + preview.stderr
+            done = run_cli("purge", "--agent", "claude-code", "--match", phone, "--yes")
+            assert done.returncode == 0 and "purged 2 entries" in done.stdout, done.stdout
+            assert f"still in {notebook}" in done.stderr
+            assert listed() == {"Ship on Tuesdays only.": "deploys",
+                                "Calls go to the desk phone": f"calls-{phone}"}
+            assert c.get(named["entry"]["id"])["category"] == f"calls-{phone}"
+            assert run_cli("purge", "--agent", "claude-code", "--match", "desk phone",
+                           "--yes").returncode == 0
+    finally:
+        running.stop()
+    assert state_holds(memoryd_home, phone, skip=memoryd_home / "user") == []

@@ -271,8 +271,9 @@ COMMANDS: dict[str, Command] = {
     "purge": Command(
         help="delete an agent's entries for good (a leaked secret)", progress=True,
         description="The one operation that really deletes: the agent's entries created since "
-        "T and/or whose text holds TEXT (case-insensitive; names, categories, tags and kinds "
-        "are not searched) go from the index, the agent's ledger, its transcript archive and "
+        "T and/or whose text holds TEXT (case-insensitive; of a memory file's entries, the "
+        "heading they are filed under too; names, other categories, tags and kinds are not "
+        "searched) go from the index, the agent's ledger, its transcript archive and "
         "the histories, with every record of theirs; free text that only mentions TEXT (a "
         "forget's reason, an older version, a session's last message) gets it replaced by "
         "[PURGED]; nothing else is touched. The purge is recorded without the text (memory "
@@ -282,7 +283,8 @@ COMMANDS: dict[str, Command] = {
         args=(Arg("--agent", required=True, help="whose entries (one agent)"),
               Arg("--since", metavar="T", help="entries created since T (epoch seconds, ISO "
                   "date, an age like 2h, today or yesterday)"),
-              Arg("--match", metavar="TEXT", help="entries whose text holds TEXT"),
+              Arg("--match", metavar="TEXT", help="entries whose text (or memory file "
+                  "heading) holds TEXT"),
               Arg("--yes", kind="flag", help="do it (default: a dry run)")),
         request=_purge, show=plain(later("purge_view", "print_purge")),
         exit=later("purge_view", "purge_exit"),
