@@ -4,6 +4,7 @@ for the day a secret got in. Its arguments and exit rule are in the table
 
 from __future__ import annotations
 
+import shlex
 import sys
 import time
 
@@ -59,6 +60,12 @@ def print_purge(result: dict[str, Any]) -> None:
         verb = "would not be" if result["dry_run"] else "is not"
         print(f"session {session}: what it did until now {verb} judged again (its transcript "
               "holds the text)")
+    for path in result.get("backups") or []:
+        print(f"{'would delete' if result['dry_run'] else 'deleted'} {path} (the index a reindex "
+              "replaced: a copy from before this purge)")
+    for path in result.get("damaged_copies") or []:
+        print(f"maybe still in {path} (an index set aside as damaged before this purge): "
+              f"delete it, rm {shlex.quote(path)}*", file=sys.stderr)
     for path in result["files_still_holding"]:
         print(f"still in {path}: edit the file, or it is indexed again", file=sys.stderr)
     for path in result["transcripts_still_holding"]:

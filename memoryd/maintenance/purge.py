@@ -31,6 +31,9 @@ What goes, for good:
   longer reads what they did before the purge, so no outcome quotes the string again when
   one is judged anew (resumed, or moved on); the transcripts are the user's files, and the
   reply names them;
+- the index a reindex replaced, ``memoryd.db.bak`` (a copy from before the purge of what it
+  removes; the files rebuild it); a copy that failed its integrity check
+  (``memoryd.db.corrupt-<time>``, kept for the user to look at) is named, not deleted;
 - the torn last lines set aside in ``torn/`` (writes never acknowledged) of the agent's
   ledger, the run log and the outcomes file that hold the string or name a selected entry,
   deleted whole;
@@ -82,6 +85,7 @@ from memoryd.store.archive import TRANSCRIPT_PREFIX, AgentArchive, meta_key
 from memoryd.store.database import Store
 from memoryd.store.durable import TORN_DIR
 from memoryd.store.file_versions import history_key
+from memoryd.store.integrity import backup, copies, discard
 from memoryd.store.ledger import Ledger
 from memoryd.store.lexicon import Lexicon, drop_word, unknown_words
 from memoryd.store.purge_files import Rewrite, archive_rewrite, ledger_rewrite
@@ -134,6 +138,9 @@ class Plan:
     sealed: dict[str, float] = field(default_factory=dict)
     #: the agent's transcripts that hold the text (the user's files: named, not edited)
     transcripts: set[str] = field(default_factory=set)
+    #: the older copies of the index (made before the purge): the one a reindex replaced,
+    #: deleted; those that failed their integrity check, named
+    copies: list[Path] = field(default_factory=list)
 
     def mention(self, what: str, where: str) -> None:
         item = Mention(what, where)
@@ -225,6 +232,7 @@ class Purge:
         self._plan_injections(plan)
         self._plan_files(plan)
         plan.torn = self._torn(plan)
+        plan.copies = copies(self.store.path)
         return plan
 
     def _torn(self, plan: Plan) -> list[Path]:
@@ -519,6 +527,8 @@ class Purge:
                 path.unlink()
             except FileNotFoundError:
                 pass
+        if backup(self.store.path) in plan.copies:  # the files rebuild it
+            discard(backup(self.store.path))
         log.info("Purged %d entries of agent %s (%d events, %d changes, %d mentions).",
                  len(plan.entries), self.agent, len(plan.events), len(plan.changes),
                  len(plan.mentions))
@@ -527,6 +537,7 @@ class Purge:
     def _report(self, plan: Plan, dry_run: bool) -> PurgeReport:
         watched = [(e.source, e.uid.startswith(TRANSCRIPT_PREFIX)) for e in plan.entries
                    if e.rowid is not None and e.via == "watch" and e.source]
+        copies = plan.copies if plan.anything() else []  # a purge of nothing leaves them
         return PurgeReport(
             agent=self.agent, dry_run=dry_run,  # a category holding the text is listed without
             entries=tuple(replace(e, category=self.scrub(e.category)) if self.holds(e.category)
@@ -544,7 +555,9 @@ class Purge:
                 source for source, transcript in watched
                 if transcript and Path(source).exists()} | plan.transcripts)),
             torn=tuple(str(path) for path in plan.torn),
-            sealed=tuple(sorted(plan.sealed)))
+            sealed=tuple(sorted(plan.sealed)),
+            backups=tuple(str(p) for p in copies if p == backup(self.store.path)),
+            damaged_copies=tuple(str(p) for p in copies if p != backup(self.store.path)))
 
     def _delete(self, plan: Plan) -> None:
         store = self.store

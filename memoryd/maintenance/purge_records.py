@@ -58,3 +58,7 @@ class PurgeReport:
     #: the agent's sessions whose transcripts hold the text (or whose outcomes quoted it):
     #: what they did before the purge is not judged again
     sealed: tuple[str, ...] = ()
+    #: the index a reindex replaced (``memoryd.db.bak``), from before the purge: deleted
+    backups: tuple[str, ...] = ()
+    #: indexes set aside as damaged, from before the purge: named (they may hold the text)
+    damaged_copies: tuple[str, ...] = ()

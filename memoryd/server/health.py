@@ -38,6 +38,7 @@ from memoryd.server.health_words import (
     WARNING,
     again,
     check,
+    copies_before_purge,
     differences,
     dir_links_said,
     ledger_lines,
@@ -50,10 +51,12 @@ from memoryd.server.health_words import (
 from memoryd.server.parts import Parts
 from memoryd.server.refused import RefusedWrites
 from memoryd.server.sync_methods import Sync
+from memoryd.store.integrity import copies
 from memoryd.store.ledger import Ledger, LedgerProblem
 from memoryd.store.reader import (
     entry_hashes,
     entry_uids,
+    last_purge,
     ledger_entry_counts,
     ledger_entry_uids,
     ledger_offset,
@@ -536,6 +539,11 @@ class Health:
         db = open_reader(self.settings.config.db_path)
         try:
             database = self.quick_check(db)
+            purged = last_purge(db)
+            if purged is not None:
+                database = copies_before_purge(database, [
+                    p for p in copies(self.settings.config.db_path)
+                    if p.exists() and p.stat().st_mtime < purged], purged)
             problems: list[LedgerProblem] = []
             ledger = self.ledger_index(db, self.read_ledgers(problems))
             if ledger["status"] != OK:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -204,3 +205,19 @@ def dir_links_said(links: Sequence[DirLink]) -> str:
     return (f"; symlinked directories followed, their files indexed under the link: "
             f"{', '.join(followed)}" if followed else "") + (
         f"; symlinked directories not followed: {'; '.join(refused)}" if refused else "")
+
+
+def copies_before_purge(database: dict[str, Any], paths: Sequence[Path],
+                        purged: float) -> dict[str, Any]:
+    """The ``database`` check, with the copies of the index made before the last purge
+    (``paths``: the one a reindex replaced, those set aside as damaged) named: they may hold
+    what the purge removed."""
+    if not paths or database["status"] != OK:
+        return database
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(purged))
+    names = ", ".join(p.name for p in paths)
+    return check("database", WARNING, f"{database['detail']}; {names}: "
+                 f"{'a copy' if len(paths) == 1 else 'copies'} of the index from before the "
+                 f"last purge ({when}), which may hold what it removed",
+                 "delete " + ("it" if len(paths) == 1 else "them") + ": rm "
+                 + " ".join(shlex.quote(str(p)) + "*" for p in paths))

@@ -98,7 +98,8 @@ def purge_reply(report: PurgeReport) -> dict[str, Any]:
             "ledger_records": report.ledger_records, "archive_records": report.archive_records,
             "files_still_holding": list(report.files_still_holding),
             "transcripts_still_holding": list(report.transcripts_still_holding),
-            "torn": list(report.torn), "sealed": list(report.sealed)}
+            "torn": list(report.torn), "sealed": list(report.sealed),
+            "backups": list(report.backups), "damaged_copies": list(report.damaged_copies)}
 
 
 def purged_entry_reply(entry: PurgedEntry) -> dict[str, Any]:

@@ -63,6 +63,22 @@ def move_aside(path: Path, suffix: str, target: Path | None = None) -> Path:
     return target
 
 
+def backup(path: Path) -> Path:
+    """The index a reindex replaced, kept beside ``path`` (``memoryd.db.bak``)."""
+    return path.with_name(path.name + ".bak")
+
+
+def copies(path: Path) -> list[Path]:
+    """The older copies of the index beside ``path``: the one a reindex replaced
+    (:func:`backup`) and those that failed their integrity check
+    (``memoryd.db.corrupt-<time>``), each without its WAL files."""
+    found = [p for p in path.parent.glob(path.name + ".corrupt-*")
+             if not p.name.endswith(SUFFIXES[1:])]
+    if backup(path).exists():
+        found.append(backup(path))
+    return sorted(found)
+
+
 def discard(path: Path) -> None:
     for extra in SUFFIXES:
         path.with_name(path.name + extra).unlink(missing_ok=True)

@@ -87,3 +87,10 @@ def ledger_offset(db: apsw.Connection, agent: str) -> int:
     """How far into ``ledger/<agent>.jsonl`` the index has applied (memoryd.maintenance.replay)."""
     row = db.execute("SELECT value FROM meta WHERE key=?", (f"ledger:{agent}",)).fetchone()
     return int(row[0]) if row else 0
+
+
+def last_purge(db: apsw.Connection) -> float | None:
+    """When the last ``memory purge`` ran (its event: memoryd.maintenance.purge)."""
+    row = db.execute("SELECT max(ts) FROM events WHERE uid >= 'purge:' AND uid < 'purge;'"
+                     ).fetchone()
+    return row[0] if row else None

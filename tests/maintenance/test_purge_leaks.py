@@ -7,6 +7,7 @@ byte (tests/writes/test_secrets.py)."""
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -181,3 +182,45 @@ def test_the_heading_of_a_memory_file_selects_its_entries(
     finally:
         running.stop()
     assert state_holds(memoryd_home, phone, skip=memoryd_home / "user") == []
+
+
+def test_the_backup_a_reindex_kept_goes_with_the_purge_and_doctor_names_older_copies(
+        memoryd_home: Path, embedder: Any) -> None:
+    """`memoryd.db.bak` (the index a reindex replaced) still held the purged entry, and
+    neither the purge nor `memory doctor` said so. The purge deletes it (the files rebuild
+    it); an index set aside as damaged is kept for the user to look at, so the purge and
+    doctor name it, with the command that removes it."""
+    secret = "sesame42vault"
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket, timeout_s=30) as c:
+            c.remember("ops", "vault", f"the vault word is {secret}")
+            c.remember("ops", "vault", "the vault opens on mondays")
+    finally:
+        running.stop()
+    running = reindexed(memoryd_home, embedder)
+    bak = memoryd_home / "memoryd.db.bak"
+    damaged = memoryd_home / "memoryd.db.corrupt-20261101T090000Z"
+    shutil.copy2(bak, damaged)  # as an integrity check at start sets one aside
+    try:
+        preview = run_cli("purge", "--agent", "ops", "--match", secret)
+        assert f"would delete {bak} (the index a reindex replaced" in preview.stdout, \
+            preview.stdout
+        done = run_cli("purge", "--agent", "ops", "--match", secret, "--yes")
+        assert done.returncode == 0 and f"deleted {bak}" in done.stdout, done.stdout
+        assert f"maybe still in {damaged}" in done.stderr and f"rm {damaged}*" in done.stderr
+        assert not bak.exists()
+        assert state_holds(memoryd_home, secret) == [damaged.name]
+        report = json.loads(run_cli("doctor", "--json").stdout)
+        [database] = [c for c in report["checks"] if c["check"] == "database"]
+        assert database["status"] == "warning", database
+        assert f"{damaged.name}: a copy of the index from before the last purge" \
+            in database["detail"]
+        assert database["fix"] == f"delete it: rm {damaged}*"
+        damaged.unlink()
+        report = json.loads(run_cli("doctor", "--json").stdout)
+        [database] = [c for c in report["checks"] if c["check"] == "database"]
+        assert database["status"] == "ok", database
+    finally:
+        running.stop()
+    assert state_holds(memoryd_home, secret) == []

@@ -278,8 +278,9 @@ COMMANDS: dict[str, Command] = {
         "forget's reason, an older version, a session's last message) gets it replaced by "
         "[PURGED]; nothing else is touched. The purge is recorded without the text (memory "
         "history purge:AGENT). Without --yes it is a dry run that lists the entries it would "
-        "remove and where it would replace TEXT. A watched file still holding the text brings "
-        "it back when it is indexed again: edit the file (the output names it).",
+        "remove and where it would replace TEXT. memoryd.db.bak, the index a reindex replaced "
+        "(a copy from before the purge), is deleted too. A watched file still holding the "
+        "text brings it back when it is indexed again: edit the file (the output names it).",
         args=(Arg("--agent", required=True, help="whose entries (one agent)"),
               Arg("--since", metavar="T", help="entries created since T (epoch seconds, ISO "
                   "date, an age like 2h, today or yesterday)"),
