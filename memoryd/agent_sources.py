@@ -48,9 +48,11 @@ docs/harnesses.md gives every harness's files and formats, with their sources.
 Each project root in the configuration adds :func:`project_sources`: the agents' files of
 :data:`_PROJECT_FILES` (CLAUDE.md and Claude Code's rules, AGENTS.md, GEMINI.md, Cursor's,
 Windsurf's, Cline's, Roo's and Copilot's rules, Cline's memory bank, Aider's conventions and
-chat history), the files the agents' settings name there, the instruction files of its
-subdirectories (``project:<root>:nested:<path>``, :mod:`memoryd.nested_files`), and the notes
-its CLAUDE.md and GEMINI.md files import; docs/sources.md lists them with their agents.
+chat history; not Cline's ``.clinerules/hooks/``, its hook scripts:
+:data:`_PROJECT_EXCLUDED`), the files the agents' settings name there, the instruction files
+of its subdirectories (``project:<root>:nested:<path>``, :mod:`memoryd.nested_files`), and
+the notes its CLAUDE.md and GEMINI.md files import; docs/sources.md lists them with their
+agents.
 """
 
 from __future__ import annotations
@@ -386,6 +388,10 @@ _PROJECT_FILES: tuple[tuple[str, str | None, str, str], ...] = (
     (".github/copilot-instructions.md", "copilot", "memory", "markdown"),
     (".github/instructions/**/*.instructions.md", "copilot", "memory", "markdown"),
 )
+#: The directories a project's source leaves out (relative to its root, Source.excluded):
+#: Cline runs the executables of ``.clinerules/hooks/`` as its hooks (memoryd's among them,
+#: :mod:`memoryd_client.cline_hooks`), and reads none of them as a rule.
+_PROJECT_EXCLUDED = {".clinerules/**": ("hooks",)}
 
 
 #: What the source of an instruction file in a project's subdirectory is named by:
@@ -417,7 +423,8 @@ def project_sources(root: Path) -> list[Source]:
     if not (text.startswith(("/", "~/")) or text == "~"):
         raise ConfigError(f"project root {text!r}: must be absolute or start with ~/")
     base = text if text != "/" else ""
-    sources = [Source(f"project:{text}:{relative}", f"{base}/{relative}", kind, fmt, agent=agent)
+    sources = [Source(f"project:{text}:{relative}", f"{base}/{relative}", kind, fmt, agent=agent,
+                      excluded=_PROJECT_EXCLUDED.get(relative, ()))
                for relative, agent, kind, fmt in _PROJECT_FILES]
     moved = claude_auto_memory_dir([f"{base}/.claude/settings.local.json"])
     if moved is not None:

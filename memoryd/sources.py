@@ -14,7 +14,8 @@ matches ``d/a.md`` — and a final ``**`` every file at any depth below. ``{agen
 of) one segment and must be a valid agent name (:data:`memoryd.names.AGENT_NAME`); a directory
 whose name is not one is not matched. Every other character is literal. Hidden files and
 directories are matched like any other, but nothing below a source's root whose path has a
-``.git`` segment is ever matched.
+``.git`` segment is ever matched, nor, for a built-in source, anything in the directories its
+``excluded`` names (Cline's ``.clinerules/hooks/``: scripts, not rules).
 
 Walking
 -------
@@ -74,6 +75,9 @@ class Source:
     format: str
     agent: str | None = None
     notebook_lines: int | None = None  # this source's notebook cap (else passes.notebook_lines)
+    #: directories below the root (relative to it) whose files the glob does not match: what
+    #: an agent keeps there is not memory (a built-in's alone; no setting of a source's)
+    excluded: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         _check_source(self)
@@ -199,6 +203,7 @@ class _Compiled:
     dirs: re.Pattern[str]   # directories at or below root that may contain a match
     agent: str | None       # the fixed agent, when the glob has no placeholder
     deep: bool = True       # the glob reaches below the root (False: files directly in it)
+    excluded: tuple[str, ...] = ()  # absolute directories nothing below which is matched
 
     def agent_for(self, path: str) -> str | None:
         agent = self._agent_for(path)
@@ -214,12 +219,18 @@ class _Compiled:
         if found is None:
             return None
         below = path[len(self.root.rstrip("/")):]
-        if "/.git/" in below or below.endswith("/.git"):
+        if "/.git/" in below or below.endswith("/.git") or self.leaves_out(path):
             return None
         return self.agent if self.agent is not None else found.group("agent")
 
+    def leaves_out(self, path: str) -> bool:
+        """Whether ``path`` is in (or is) a directory the source excludes."""
+        return any(within(path, directory) for directory in self.excluded)
+
     def may_contain(self, directory: str) -> bool:
         """Whether walking ``directory`` can lead to a match (including reaching the root)."""
+        if self.leaves_out(directory):
+            return False
         if within(self.root, directory) or self.dirs.fullmatch(directory) is not None:
             return True
         parent, _, name = directory.rpartition("/")
@@ -252,7 +263,8 @@ def _compile(source: Source, home: Path) -> _Compiled:
 
     return _Compiled(root=root, pattern=re.compile(prefix + body),
                      dirs=re.compile(prefix + dirs), agent=source.agent,
-                     deep=len(rest) > 1 or rest == ["**"])
+                     deep=len(rest) > 1 or rest == ["**"],
+                     excluded=tuple(_join(root, below) for below in source.excluded))
 
 
 def broad_watch(source: Source, home: Path) -> str | None:

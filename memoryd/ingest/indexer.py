@@ -466,20 +466,40 @@ class Indexer:
         indexed anew, its sessions counted once (a forget or supersede of a transcript's turn
         applies again, kept by its chunk id; a file's lines come back with their ids and
         dates)."""
-        changes = Changes()
         with self.store.transaction():
             paths = self.store.files.paths_of_source(name)
-            for path in paths:
-                for entry in self._entries_of(path):
-                    self._remove_entry(entry, f"source {name} removed")
-                    changes.removed += 1
-                self.store.files.delete(path)
-                forget_open_turns(self.store, path)
-            sessions = self.store.sessions.forget_read_from(paths)
+            changes, sessions = self._drop(paths, f"source {name} removed")
         if paths:
             log.info("Source %s removed: %d files, %d entries and %d sessions left the index.",
                      name, len(paths), changes.removed, sessions)
         return changes
+
+    def drop_unmatched(self, path: str) -> Changes:
+        """An indexed file that is there but that no source matches any more (its source's
+        glob, as a newer memoryd has it, leaves it out: Cline's ``.clinerules/hooks/``; a
+        project root taken out of the configuration while the daemon was stopped): it leaves
+        the index as its source's files do when the source is removed; the file is not
+        touched."""
+        with self.store.transaction():
+            source = self.store.files.origin(path)
+            if source is None:
+                return Changes()
+            changes, sessions = self._drop([path], "no source matches the file any more")
+        log.info("%s: no source matches it any more (it was %s's): %d entries and %d sessions "
+                 "left the index.", path, source.source, changes.removed, sessions)
+        return changes
+
+    def _drop(self, paths: list[str], why: str) -> tuple[Changes, int]:
+        """(in a transaction) ``paths`` leave the index: their entries, each an event, and the
+        sessions only their transcripts told of. Returns the changes and how many sessions."""
+        changes = Changes()
+        for path in paths:
+            for entry in self._entries_of(path):
+                self._remove_entry(entry, why)
+                changes.removed += 1
+            self.store.files.delete(path)
+            forget_open_turns(self.store, path)
+        return changes, self.store.sessions.forget_read_from(paths)
 
     # -- transcripts ------------------------------------------------------------------
 

@@ -309,10 +309,11 @@ class Watcher:
             else:
                 (existing if os.path.isfile(path) else gone).append(path)
         memory_results: list[MemoryFileRead] = []
+        unmatched: list[str] = []
         for path in existing:  # before the gone ones, so that a rename is seen as one
             matched = self.match(path)
             if matched is None:
-                self._refuse_outside_link(path)
+                unmatched += self._not_read(path)
                 continue
             source, agent = matched
             self._count_file(source.name, path)
@@ -338,6 +339,7 @@ class Watcher:
                 account(self.stats, result.facts, change,
                         result.error or "; ".join(result.notes) or None)
             done += len(changes)
+        await self._drop_unmatched(unmatched)
         for path in gone:
             self._count_file(None, path)
             self.transcripts.forget(path)
@@ -346,6 +348,21 @@ class Watcher:
             changes = await self.db(self.indexer.remove_file, path)
             if changes.removed:
                 log.info("%s is gone: removed %d entries.", path, changes.removed)
+
+    def _not_read(self, path: str) -> list[str]:
+        """A file there that is not read: ``[path]`` when no source's glob matches it (the
+        scan queues it because it is indexed: a source's older glob took it), else none (a
+        symlink that is not followed; :meth:`_refuse_outside_link` says so)."""
+        if not any(source.match(Path(path), self.home) for source in self.sources):
+            return [path]
+        self._refuse_outside_link(path)
+        return []
+
+    async def _drop_unmatched(self, paths: list[str]) -> None:
+        """Files indexed once that no source matches now: they leave the index."""
+        for path in paths:
+            self.transcripts.forget(path)
+            await self.db(self.indexer.drop_unmatched, path)
 
     def _refuse_name(self, path: str) -> None:
         """A file whose name is not UTF-8 (an old archive's, another system's encoding): the

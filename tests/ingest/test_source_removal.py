@@ -11,7 +11,7 @@ from typing import Any
 
 from memoryd_client import Client
 
-from tests.conftest import run_cli, wait_until
+from tests.conftest import RunningDaemon, run_cli, wait_until
 
 
 def texts(client: Client, query: str, status: str | None = None) -> list[str]:
@@ -151,3 +151,43 @@ def test_a_transcript_source_removed_and_added_again_counts_its_sessions_once(
                    "--format", "generic", "--agent", "chatter").returncode == 0
     wait_until(lambda: turns() == 6)
     assert counts() == {codex: 3, "chat-7": 3}
+
+
+def test_clines_hook_scripts_are_not_its_rules_and_leave_the_index(
+        daemon: RunningDaemon, client: Client) -> None:
+    """`memory hook install cline --project DIR` writes its scripts into DIR/.clinerules/hooks/,
+    where Cline runs hooks and reads no rule: the project's `.clinerules/**` took them (and the
+    user's own hooks) for Cline's memory, `#!/bin/sh` and `exec …` lines that every agent's
+    search then found. They are no entries now, and those an older memoryd indexed leave the
+    index once the source no longer matches them; the rules beside them stay."""
+    shop = Path(os.environ["HOME"]) / "shop"
+    rules = shop / ".clinerules"
+    (rules / "hooks").mkdir(parents=True)
+    (rules / "pricing.md").write_text("- Prices are whole cents, never floats.\n")
+    (rules / "hooks/PreToolUse").write_text("#!/bin/sh\necho checking the jackal tool\n")
+    name = f"project:{shop}:.clinerules/**"
+
+    def cline() -> list[str]:
+        return sorted(e["text"] for e in client.list_entries(agent="cline", limit=50)["entries"])
+
+    # the project's source as an older memoryd had it: `.clinerules/**`, hooks and all
+    sources_file = Path(client.sources()["sources_file"])
+    sources_file.write_text(f"[[sources]]\nname = {json.dumps(name)}\n"
+                            f"path = {json.dumps(f'{rules}/**')}\nkind = \"memory\"\n"
+                            "format = \"markdown\"\nagent = \"cline\"\n")
+    client.reload()
+    wait_until(lambda: "#!/bin/sh\necho checking the jackal tool" in cline())
+    sources_file.write_text(f"project_roots = [{json.dumps(str(shop))}]\n")
+    client.reload()
+    wait_until(lambda: cline() == ["Prices are whole cents, never floats."])
+    assert client.search("jackal", agents=["*"], match=True)["hits"] == []
+
+    installed = run_cli("hook", "install", "cline", "--project", str(shop))
+    assert installed.returncode == 0, installed.stderr
+    watcher = daemon.daemon.watcher
+    assert watcher is not None
+    scanned = watcher.scans[1]
+    client.reload()  # the watcher starts again with a whole scan
+    wait_until(lambda: watcher.scans[1] > scanned and not watcher.pending)
+    assert cline() == ["Prices are whole cents, never floats."]
+    assert (rules / "pricing.md").read_text() == "- Prices are whole cents, never floats.\n"

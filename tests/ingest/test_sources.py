@@ -473,7 +473,7 @@ def test_project_sources_match(relative: str, agent: str | None) -> None:
     ".claude/rules/.git/x.md", "../CLAUDE.md", ".cursor/rules/x.md", "src/GEMINI.md",
     ".github/instructions/python.md", ".github/workflows/ci.yml", "memory-bank/x.txt",
     ".roomodes", ".roo/mcp.json", ".cline/config.json",
-    ".aider.input.history",
+    ".aider.input.history", ".clinerules/hooks/TaskStart", ".clinerules/hooks/notes.md",
 ])
 def test_project_sources_reject(relative: str) -> None:
     root = Path("/home/ana/src/shop")
