@@ -21,8 +21,10 @@ CLAUDE_CODE_EVENTS: dict[str, tuple[str | None, dict[str, Any]]] = {
     "SubagentStop": (None, {"timeout": 10, "async": True}),
     "SessionEnd": (None, {"timeout": 5}),
 }
+#: Codex's SessionStart sources: ``compact`` once it has compacted the context (the block is
+#: gone from it then); a version without it never sends it.
 CODEX_EVENTS: dict[str, tuple[str | None, dict[str, Any]]] = {
-    "SessionStart": ("startup|resume|clear", {"timeout": 10}),
+    "SessionStart": ("startup|resume|clear|compact", {"timeout": 10}),
     "UserPromptSubmit": (None, {"timeout": 5}),
     "PreToolUse": (CODEX_TOOLS, {"timeout": 5}),
     "PreCompact": (None, {"timeout": 10}),

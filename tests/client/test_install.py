@@ -252,6 +252,38 @@ def test_session_start_matcher_includes_fork(claude_settings) -> None:
     assert group["matcher"].split("|") == ["startup", "resume", "clear", "compact", "fork"]
 
 
+def test_codex_session_start_comes_after_a_compaction_too_and_old_installs_are_upgraded(
+        memoryd_home) -> None:
+    """Codex starts a session again with source ``compact`` after it compacts the context
+    (codex-rs/hooks/src/events/session_start.rs): a matcher without it lost the block for the
+    rest of the session. An install an older memoryd made, with ``startup|resume|clear``, gets
+    the new matcher from install run again (and its user's hooks stay); uninstall removes it
+    either way."""
+    assert run_cli("hook", "install", "codex").returncode == 0
+    path = memoryd_home / "user" / ".codex" / "hooks.json"
+    [group] = json.loads(path.read_text())["hooks"]["SessionStart"]
+    assert group["matcher"].split("|") == ["startup", "resume", "clear", "compact"]
+
+    data = json.loads(path.read_text())  # as an older memoryd wrote it, beside the user's
+    data["hooks"]["SessionStart"][0]["matcher"] = "startup|resume|clear"
+    data["hooks"]["SessionStart"].insert(0, {"matcher": "startup", "hooks": [
+        {"type": "command", "command": "say hello"}]})
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    again = run_cli("hook", "install", "codex")
+    assert again.returncode == 0 and "replacing 7 earlier ones" in again.stdout, again.stdout
+    groups = json.loads(path.read_text())["hooks"]["SessionStart"]
+    assert [g["matcher"] for g in groups] == ["startup", "startup|resume|clear|compact"]
+    assert "already installed" in run_cli("hook", "install", "codex").stdout
+
+    data = json.loads(path.read_text())
+    data["hooks"]["SessionStart"][1]["matcher"] = "startup|resume|clear"
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    removed = run_cli("hook", "uninstall", "codex")
+    assert removed.returncode == 0 and "removed 7 memoryd hooks" in removed.stdout
+    assert json.loads(path.read_text()) == {"hooks": {"SessionStart": [{"matcher": "startup", "hooks": [
+        {"type": "command", "command": "say hello"}]}]}}
+
+
 def test_codex_install_says_what_to_do_next(memoryd_home) -> None:
     result = run_cli("hook", "install", "codex")
     assert "/hooks" in result.stdout and "trust" in result.stdout
