@@ -2,7 +2,9 @@
 
 A Claude Code subagent's turns are kept in a namespace of their own, ``claude-code.<agentId>``
 (:func:`memoryd.ingest.indexer.agent_for_sidechain`), one per subagent run, so there are as
-many as there were runs. They roll up under their harness agent: a search or a listing of
+many as there were runs; a Codex subagent's ``codex.<nickname or role>``, a Gemini CLI
+subagent's chat ``gemini.subagent`` (the transcript parsers that mark subagents' turns:
+claude_code, codex, gemini). They roll up under their harness agent: a search or a listing of
 ``claude-code`` includes them (a search of ``claude-code.<agentId>`` itself still reads that
 one namespace only), and the agents ``memory status`` lists are the harness agents with a count
 of their subagent namespaces.
@@ -15,7 +17,7 @@ from collections.abc import Iterable
 from memoryd_client.wire import TEAM_PREFIX
 
 #: Agents whose transcripts put subagents in namespaces ``<agent>.<id>``.
-SUBAGENT_PARENTS = ("claude-code", "codex")
+SUBAGENT_PARENTS = ("claude-code", "codex", "gemini")
 
 
 def parent_of(agent: str) -> str | None:

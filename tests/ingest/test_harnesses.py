@@ -420,6 +420,11 @@ def test_every_harness_is_indexed_in_place(harness_home: tuple[Path, Path], daem
         lambda: found(client, "vitest tests pass", "Patched the loop", False))["text"]
     sub = eventually(lambda: found(client, "callers of isPaused", "Two callers", False))
     assert sub["agent"] == "gemini.subagent"
+    # it rolls up under gemini, as Claude Code's subagents under claude-code: a search of
+    # gemini (the CLI's, Gemini's MCP tools') finds it, and status counts it under gemini
+    assert any("Two callers" in hit["text"] for hit in client.search(
+        "callers of isPaused", agent="gemini", limit=20)["hits"])
+    assert client.status()["subagents"].get("gemini") == 1
     pi = eventually(lambda: found(client, "receipt printer last line", "flush after the footer",
                                   False))
     assert (pi["agent"], pi["kind"], pi["session"]) == \
