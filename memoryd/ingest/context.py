@@ -136,7 +136,8 @@ def replay(path: str, position: TailPosition, parser: TranscriptParser,
     turns: list[Turn] = []
     while done.offset < position.offset:
         read = read_appended(Path(path), done, max_line_bytes,
-                             slice_bytes=min(READ_SLICE_BYTES, position.offset - done.offset))
+                             slice_bytes=min(READ_SLICE_BYTES, position.offset - done.offset),
+                             text=bool(getattr(parser, "text_lines", False)))
         same = (read.position.device, read.position.inode) == (position.device, position.inode)
         if read.restarted or not same or read.position.offset <= done.offset:
             return None

@@ -5,8 +5,11 @@ complete line consumed. A trailing partial line is left for the next read. When 
 shrank below the offset, was replaced (another inode) or was written over in place (the byte
 before the offset is no longer the end of a line: an editor that saves over the file, a log
 rewritten longer), reading restarts at 0 and the caller relies on record-id dedupe. Lines
-longer than ``max_line_bytes`` and lines that are not UTF-8 are skipped and counted, never
-fatal.
+longer than ``max_line_bytes`` are skipped and counted, never fatal; so are lines that are not
+UTF-8, of a JSONL file (a JSON record cut by bytes that are not text is no record). The lines of
+a file of text (Aider's markdown chat history, written in the encoding Aider was told: cp1252's
+``é`` is one byte that is not UTF-8) keep what they say, those bytes replaced (U+FFFD), as a
+memory file's are.
 """
 
 from __future__ import annotations
@@ -37,8 +40,10 @@ class TailRead:
 
 
 def read_appended(path: Path, previous: TailPosition | None, max_line_bytes: int,
-                  slice_bytes: int = READ_SLICE_BYTES) -> TailRead:
-    """Complete lines appended after ``previous`` (OSError propagates to the caller)."""
+                  slice_bytes: int = READ_SLICE_BYTES, text: bool = False) -> TailRead:
+    """Complete lines appended after ``previous`` (OSError propagates to the caller). ``text``:
+    the file's lines are text, not JSON: bytes that are not UTF-8 are replaced, not the line
+    skipped."""
     with os.fdopen(open_regular(path), "rb") as handle:  # a FIFO is refused, not waited on
         stat = os.fstat(handle.fileno())
         offset = 0
@@ -73,7 +78,7 @@ def read_appended(path: Path, previous: TailPosition | None, max_line_bytes: int
             if not raw.strip():
                 continue
             try:
-                result.lines.append(raw.decode("utf-8"))
+                result.lines.append(raw.decode("utf-8", errors="replace" if text else "strict"))
             except UnicodeDecodeError:
                 _count(result, "invalid-utf8")
         if len(data) == slice_bytes and not result.more:

@@ -26,6 +26,7 @@ from memoryd.ingest.transcript import (
     chunk_exchanges,
     is_document,
     make_parser,
+    text_lines,
 )
 from memoryd.sources import Source
 
@@ -177,7 +178,8 @@ class TranscriptFiles:
         if state.document:
             read = read_document(Path(facts.path), state.fmt)
         else:
-            read = read_appended(Path(facts.path), position, self.config.watch.max_line_bytes)
+            read = read_appended(Path(facts.path), position, self.config.watch.max_line_bytes,
+                                 text=text_lines(state.fmt))
         if read.restarted:  # truncated or replaced: start over, record ids dedupe
             state.parser = make_parser(state.fmt, cwd=state.cwd, path=facts.path)
             state.open_turns = []

@@ -9,11 +9,12 @@ from __future__ import annotations
 import os
 import shlex
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from memoryd.ingest.source_stats import UNDATED
+from memoryd.ingest.transcript.parser_base import MAX_LINE_CHARS
 from memoryd.sources import DirLink
 from memoryd.store.durable import TORN_DIR
 from memoryd.store.ledger import LedgerProblem
@@ -174,8 +175,10 @@ def skipped_lines(rows: list[tuple[str, str, float, bool]], now: float) -> dict[
     if not fresh:
         return check("skipped", OK, f"{detail}, more than a day ago: left as they are, the "
                      f"rest indexed ({named}{more})")
-    why = ["Those lines are not JSON records the agent's format knows, so they are skipped "
-           "and the rest of the file is indexed."] if lines else []
+    kinds = [_LINE_KINDS.get(reason, f"{reason}: lines the source's format does not read")
+             for reason in _reasons(error for _, error, _, _ in shown) if reason != UNDATED]
+    why = [f"Those lines are skipped and the rest of the file is indexed: {'; '.join(kinds)}."
+           ] if lines else []
     if undated:
         why.append(f"A line counted as {UNDATED} is indexed, but its time is in no form "
                    "memoryd reads (docs/sources.md lists them): its exchange is dated by "
@@ -185,6 +188,34 @@ def skipped_lines(rows: list[tuple[str, str, float, bool]], now: float) -> dict[
                  f"nothing needs doing: {named}{more}. {' '.join(why)} This turns into a note "
                  "a day after the file last changed; mending or deleting the lines clears it "
                  "at once (memoryd reads the file again)")
+
+
+#: What each kind of skipped line is (memoryd.ingest.source_stats.MALFORMED, and the tailer's
+#: and the documents' own), for doctor's advice: true of the file's format, whichever it is.
+_LINE_KINDS = {
+    "invalid_json": "invalid_json: not JSON (a line cut short, or text between the records)",
+    "not_object": "not_object: JSON, but not the object every record of a JSONL transcript is",
+    "bad_field": "bad_field: records with a field in a form their format does not have "
+                 "(another agent's, another version's, or not the source's format)",
+    "invalid-utf8": "invalid-utf8: bytes that are not UTF-8 text, so no JSON record (in a "
+                    "markdown transcript, Aider's, such bytes are replaced and the line kept)",
+    "line-too-long": "line-too-long: lines longer than watch.max_line_bytes",
+    "too_long": f"too_long: lines of more than {MAX_LINE_CHARS:,} characters",
+    "internal_error": "internal_error: lines memoryd's parser failed on (a bug: the log has "
+                      "the traceback)",
+}
+
+
+def _reasons(errors: Iterable[str]) -> list[str]:
+    """The kinds of lines errors like "skipped lines: 1 invalid_json, 2 not_object" count,
+    each once, in their order."""
+    found: dict[str, None] = {}
+    for error in errors:
+        for part in error.removeprefix(SKIPPED_LINES).split(", "):
+            words = part.split()
+            if len(words) == 2 and words[0].isdigit():
+                found.setdefault(words[1], None)
+    return list(found)
 
 
 def _line_count(error: str, reason: str | None = None) -> int:

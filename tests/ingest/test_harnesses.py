@@ -516,10 +516,11 @@ def test_malformed_harness_files_warn_and_the_rest_is_indexed(
         rules = sources[f"project:{project}:.cursor/rules/**/*.mdc"]
         assert "binary" in (rules["last_error"] or "")
         history = sources[f"project:{project}:.aider.chat.history.md"]
-        assert history["skipped"].get("invalid-utf8") == 1
+        assert "invalid-utf8" not in history["skipped"]  # markdown: replaced, the line kept
         return sources
 
     eventually(warned)
+    eventually(lambda: found(client, "menu prices cached edge", "caf\ufffd menu prices"))
     assert client.status()["version"]  # still serving
     # the good rule is still there (its vector may still be being made: more files to embed)
     eventually(lambda: found(client, "vitest fake timers", "fake timers"))
@@ -618,6 +619,40 @@ def test_a_legacy_chat_resumed_into_jsonl_is_one_session_counted_once(
     eventually(counted)
     texts = turn_texts(client)
     assert sum("never deletes its scratch" in t for t in texts) == 1, texts
+
+
+def test_an_aider_history_in_another_encoding_keeps_its_exchanges(daemon, client: Client,
+                                                                    memoryd_home: Path) -> None:
+    """Aider writes its chat history in the encoding it is told (``--encoding cp1252``): an
+    ``é`` or a no-break space is a byte that is not UTF-8, and the line holding it was left
+    out, a whole exchange with it, `skipped: 2 invalid-utf8`. The history is markdown: those
+    bytes are replaced, as in a memory file, and what was said is found. A JSONL line that is
+    not UTF-8 is still no record."""
+    project = memoryd_home / "shop"
+    project.mkdir()
+    (project / ".aider.chat.history.md").write_bytes(
+        b"\n# aider chat started at 2026-03-04 10:00:00\n\n"
+        b"#### Caf\xe9 menu parser: why does the jackal price show NaN?\n\n"
+        b"The price column holds\xa0a comma decimal; parse it with the locale first.\n")
+    client.sources("add", project_root=str(project))
+    hit = eventually(lambda: found(client, "jackal", "jackal price"))
+    assert hit["agent"] == "aider" and "Caf\ufffd menu parser" in hit["text"]
+    assert "comma decimal" in hit["text"]
+    [source] = [s for s in client.sources()["sources"]
+                if s["name"] == f"project:{project}:.aider.chat.history.md"]
+    assert (source["skipped"], source["last_error"]) == ({}, None)
+
+    chats = memoryd_home / "user/chats"
+    chats.mkdir()
+    (chats / "log.jsonl").write_bytes(
+        b'{"role": "user", "content": "the gazelle caf\xe9 question"}\n'
+        b'{"role": "user", "content": "the gazelle tea question"}\n')
+    client.sources("add", name="chats", path="~/chats/*.jsonl", kind="transcript",
+                   format="generic", agent="chatter")
+    eventually(lambda: found(client, "gazelle tea", "gazelle tea"))
+    [chats_source] = [s for s in client.sources()["sources"] if s["name"] == "chats"]
+    assert chats_source["skipped"] == {"invalid-utf8": 1}
+    assert [h["text"] for h in search(client, "gazelle") if "caf" in h["text"]] == []
 
 
 def test_a_restart_resumes_gemini_and_aider_without_duplicates(

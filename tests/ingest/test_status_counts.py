@@ -14,6 +14,7 @@ from typing import Any
 
 from memoryd_client.status_view import health_line
 
+from memoryd.server.health_words import skipped_lines
 from tests.conftest import run_cli, start_daemon, wait_until
 from tests.ingest.test_ingest import _one, eventually, user, write_lines
 
@@ -227,6 +228,9 @@ def test_a_malformed_transcript_line_warns_shortly_and_says_what_to_do(
     [skipped] = [c for c in report["checks"] if c["check"] == "skipped"]
     assert skipped["fix"].startswith(f"nothing needs doing: {path}: 1 invalid_json, "
                                      "1 not_object. ")
+    assert "skipped and the rest of the file is indexed: invalid_json: not JSON (a line cut " \
+        "short, or text between the records); not_object: JSON, but not the object" \
+        in skipped["fix"], skipped["fix"]
     assert "memory status --sources" not in skipped["fix"]
     store = daemon.daemon.parts.store  # the file last changed two days ago
 
@@ -301,3 +305,19 @@ def test_a_refused_file_deleted_since_is_no_problem_any_more(memoryd_home: Path,
             wait_until(lambda: health_line(client.status()).startswith("healthy"))
     finally:
         running.stop()
+
+
+def test_doctor_says_what_the_skipped_lines_are_in_the_files_own_format() -> None:
+    """Doctor called every skipped line "not JSON records the agent's format knows", an Aider
+    chat history's (markdown) and a line memoryd found too long alike: it says what each kind
+    of line is now."""
+    now = time.time()
+    aider = ("/src/shop/.aider.chat.history.md", "skipped lines: 1 too_long", now, True)
+    fix = skipped_lines([aider], now)["fix"]
+    assert "not JSON" not in fix and "format knows" not in fix
+    assert "skipped and the rest of the file is indexed: too_long: lines of more than " \
+        "10,000,000 characters." in fix, fix
+    jsonl = ("/t/a.jsonl", "skipped lines: 2 invalid-utf8, 1 bad_field", now, True)
+    fix = skipped_lines([jsonl], now)["fix"]
+    assert "invalid-utf8: bytes that are not UTF-8 text, so no JSON record (in a markdown " \
+        "transcript, Aider's, such bytes are replaced and the line kept); bad_field: " in fix

@@ -255,6 +255,7 @@ __all__ = [
     "line_id",
     "make_parser",
     "needs_context",
+    "text_lines",
 ]
 
 _PARSERS: dict[str, type[LineParser | AiderParser]] = {
@@ -292,6 +293,12 @@ def file_session(path: str) -> str:
     path (two folders' ``chat.jsonl`` are two sessions), the same on every read."""
     name = os.path.basename(path).split(".")[0] or "session"
     return f"{name[:40]}-{hashlib.sha256(path.encode('utf-8', 'surrogateescape')).hexdigest()[:8]}"
+
+
+def text_lines(fmt: str) -> bool:
+    """Whether a file of ``fmt`` is lines of text, not of JSON (Aider's markdown): bytes that
+    are not UTF-8 are replaced in it, not its line skipped (memoryd.ingest.tail)."""
+    return bool(getattr(_PARSERS.get(fmt), "text_lines", False))
 
 
 def needs_context(fmt: str) -> bool:

@@ -36,6 +36,9 @@ class AiderParser(SessionCounts):
     #: Read from the start of the file after a restart (memoryd.ingest.context.replay): the
     #: session a line belongs to is named only by the header above it.
     needs_context = True
+    #: Lines of text, in the encoding Aider was told (``--encoding``): bytes that are not
+    #: UTF-8 are replaced, the line kept (memoryd.ingest.tail).
+    text_lines = True
     takes_cwd = True
     many_sessions = True
 
