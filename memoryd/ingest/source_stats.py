@@ -32,6 +32,14 @@ class SourceStats:
     def skip(self, reason: str, count: int = 1) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + count
 
+    def unskip(self, reason: str, count: int) -> None:
+        """Lines counted skipped that are not (a document read whole since)."""
+        left = self.skipped.get(reason, 0) - count
+        if left > 0:
+            self.skipped[reason] = left
+        else:
+            self.skipped.pop(reason, None)
+
     def error(self, path: str, message: str) -> None:
         self.last_error, self.last_error_path, self.last_error_at = message, path, time.time()
 
@@ -98,6 +106,22 @@ class SkippedLines:
         if skips.new:
             stats.error(path, _skipped(skips.new))
         self.counted.update(skips.parser)
+
+    def count_whole(self, skips: Skips, stats: SourceStats, path: str,
+                    before: dict[str, int]) -> dict[str, int]:
+        """A document read whole (memoryd.ingest.document): what it skips now replaces what
+        its earlier reads counted to its source (``before``; one caught half written, and
+        read whole since, is no problem any more); returns what it counts now."""
+        for reason, n in before.items():
+            stats.unskip(reason, n)
+        for reason, n in skips.total.items():
+            stats.skip(reason, n)
+        if skips.total:
+            stats.error(path, _skipped(skips.total))
+        else:
+            stats.gone(path)  # its problem, if the source's last, is none any more
+        self.counted = dict(skips.parser)
+        return dict(skips.total)
 
     def all_counted(self, parser: dict[str, int]) -> None:
         """What the parser has met was counted (before a restart)."""

@@ -104,6 +104,9 @@ class TranscriptFiles:
         self.background = background
         self.thread = thread
         self.states: dict[str, TranscriptState] = {}
+        #: what each document's last read counted to its source's skipped lines (kept when
+        #: the parsers start again: the sources' counts are kept then)
+        self.documents: dict[str, dict[str, int]] = {}
 
     async def off_loop(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self.thread, fn, *args)
@@ -116,6 +119,7 @@ class TranscriptFiles:
     def forget(self, path: str) -> None:
         """The file is gone or was renamed: its parser's state goes with it."""
         self.states.pop(path, None)
+        self.documents.pop(path, None)
 
     async def ingest(self, source: Source, facts: FileFacts) -> None:
         """Read what the file gained since it was last indexed, and index it. A renamed file
@@ -148,7 +152,12 @@ class TranscriptFiles:
                 self.indexer.apply_transcript, facts, read.position, chunks, state.sessions(),
                 skips.problem, list(state.open_turns))
             state.indexed = state.pending  # indexed now: not passed on again
-            state.skips.count(skips, self.stats[facts.source], facts.path)
+            if state.document:
+                self.documents[facts.path] = state.skips.count_whole(
+                    skips, self.stats[facts.source], facts.path,
+                    self.documents.get(facts.path, {}))
+            else:
+                state.skips.count(skips, self.stats[facts.source], facts.path)
             account(self.stats, facts, change, None)
             position = read.position
             if not read.more:

@@ -595,6 +595,37 @@ def test_a_legacy_gemini_chat_is_indexed_and_read_again_when_written_over(
                  False)
 
 
+def test_a_document_caught_half_written_is_no_problem_once_read_whole(
+        daemon, client: Client, memoryd_home: Path) -> None:
+    """Cline writes a task's ui_messages.json over whole on every message: a read between two
+    of its writes (1.2 s apart here) finds half a document, counted `invalid_json` as a
+    document that stays broken is. Read whole once it is complete, its turns were indexed,
+    but `memory status --sources` went on saying `skipped: 1 invalid_json` and the last
+    problem, and the headline warned of malformed lines. What a document's read whole
+    says of it replaces what its earlier reads said."""
+    import time
+
+    task = memoryd_home / "user/.cline/data/tasks/1764600000000/ui_messages.json"
+    task.parent.mkdir(parents=True)
+    text = CLINE_TASK.read_text()
+    with task.open("w") as handle:
+        handle.write(text[:len(text) // 2])
+        handle.flush()
+        time.sleep(1.2)
+        handle.write(text[len(text) // 2:])
+    eventually(lambda: found(client, "order confirmation emails sent twice mailer restart",
+                             "sent_emails ledger", False, agent="cline"))
+
+    def clear() -> None:
+        status = {s["name"]: s for s in client.sources()["sources"]}["cline-tasks"]
+        assert (status["skipped"], status["last_error"]) == ({}, None), status
+        assert not client.status()["health"]["state"].startswith("warning"), \
+            client.status()["health"]
+
+    eventually(clear)
+    assert "skipped" not in run_cli("status", "--sources").stdout
+
+
 def test_a_legacy_chat_resumed_into_jsonl_is_one_session_counted_once(
         harness_home: tuple[Path, Path], daemon, client: Client) -> None:
     """A newer Gemini CLI resuming a legacy chat copies its messages, ids and all, into a
