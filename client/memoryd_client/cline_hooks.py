@@ -55,6 +55,26 @@ def hooks_dir(project: str | None) -> Path:
     return documents_dir() / "Cline" / "Hooks"
 
 
+def _not_a_folder(directory: Path) -> Path | None:
+    """The path on the way to the hooks ``directory`` (or itself) that is there but is no
+    folder (a project's ``.clinerules`` as a single rules file), if one is."""
+    for path in (*reversed(directory.parents), directory):
+        if path.exists() and not path.is_dir():
+            return path
+    return None
+
+
+def _no_folder(blocked: Path, project: str | None) -> str:
+    if project is not None and blocked.name == ".clinerules":
+        return (f"{blocked} is a file, the project's rules in one file: Cline runs a project's "
+                "hooks from the folder .clinerules/hooks/, which it cannot have then; nothing "
+                "was changed. Install for the user instead (`memory hook install cline`: Cline "
+                "runs those hooks in every workspace), or make .clinerules a folder (move the "
+                "rules into .clinerules/rules.md) and install again")
+    return (f"{blocked} is a file, not a folder: the hooks go in {blocked}/…; nothing was "
+            "changed")
+
+
 def hook_text(event: str) -> str:
     """The script for ``event``: memoryd's hook with this installation's command."""
     from memoryd_client.install import hook_command
@@ -85,6 +105,9 @@ def install(project: str | None = None) -> str:
     )
 
     directory = hooks_dir(project)
+    blocked = _not_a_folder(directory)
+    if blocked is not None:
+        raise ValueError(_no_folder(blocked, project))
     refuse_tracked("cline", project, [directory / event for event in _events()])
     found = {event: read_own_file(directory / event) for event in _events()}
     theirs = [str(directory / event) for event, text in found.items()
@@ -118,6 +141,10 @@ def uninstall(project: str | None = None) -> str:
     from memoryd_client.install import _exclude, read_own_file, remove_created
 
     directory = hooks_dir(project)
+    if _not_a_folder(directory) is not None:  # no hook can be there
+        return "\n".join([f"{directory}: nothing to remove (no such folder)",
+                          *(line for event in _events()
+                            for line in _exclude(project, directory / event, add=False))])
     lines = []
     for event in _events():
         path = directory / event

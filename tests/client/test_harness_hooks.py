@@ -441,6 +441,28 @@ def test_cline_install_leaves_the_users_own_hook_alone(memoryd_home, tmp_path) -
     assert not (repo / ".clinerules").exists()
 
 
+def test_cline_install_in_a_project_whose_clinerules_is_a_file_says_so(memoryd_home,
+                                                                      tmp_path) -> None:
+    """A project's .clinerules may be one file of rules: there is no .clinerules/hooks/ for
+    Cline to run then, and install failed with `[Errno 20] Not a directory: …/TaskStart`.
+    It says why, and what to do instead, changing nothing (exit 1, as for another file it
+    cannot change); uninstall finds nothing to remove."""
+    repo = git_repository(tmp_path / "shop")
+    rules = repo / ".clinerules"
+    rules.write_text("- Prices are whole cents.\n")
+    refused = run_cli("hook", "install", "cline", "--project", str(repo))
+    assert refused.returncode == 1, refused
+    assert "Errno" not in refused.stderr
+    assert f"{rules} is a file, the project's rules in one file: Cline runs a project's hooks " \
+        "from the folder .clinerules/hooks/" in refused.stderr, refused.stderr
+    assert "`memory hook install cline`" in refused.stderr
+    assert rules.read_text() == "- Prices are whole cents.\n"
+    assert subprocess.run(["git", "-C", str(repo), "status", "--porcelain"], capture_output=True,
+                          text=True, check=True).stdout == "?? .clinerules\n"
+    removed = run_cli("hook", "uninstall", "cline", "--project", str(repo))
+    assert removed.returncode == 0 and "nothing to remove" in removed.stdout, removed
+
+
 @pytest.mark.skipif(shutil.which("xdg-user-dir") is None, reason="xdg-user-dir is not here")
 def test_cline_hooks_go_where_xdg_user_dir_says_the_documents_folder_is(
         memoryd_home, monkeypatch: pytest.MonkeyPatch) -> None:
