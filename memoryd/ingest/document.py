@@ -5,8 +5,10 @@ end by the readers of a finished session (extraction, a dry run's sessions, outc
 A document is written over whole on every message (``writeFileSync``: truncated, then
 written), so a read can catch it half written. A document that does not parse is read again
 while it is still changing (:data:`SETTLE_TRIES` times, :data:`SETTLE_S` apart); one that stays
-broken is counted as skipped (``invalid_json``, or ``invalid-utf8``, ``too_long``), as a
-malformed line is, and read again when it next changes.
+broken is counted as skipped (``invalid_json``, or ``invalid-utf8``), as a malformed line is,
+and read again when it next changes. One larger than :data:`MAX_DOCUMENT_BYTES` is not read:
+its problem (:attr:`TailRead.problem`) says its size and the limit, and what it held when it
+was smaller stays indexed.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from memoryd.ingest.tail import TailPosition, TailRead
 from memoryd.ingest.transcript import document_lines, is_document
 from memoryd.regular_file import open_regular
 
-#: A document larger than this is not read (counted ``too_long``); Gemini CLI's chats, tool
-#: results included, are far smaller.
+#: A document larger than this is not read: it is parsed whole, on every change (a Cline task
+#: is written over on every message), and its records held at once. Gemini CLI's chats and
+#: Cline's tasks, tool output included, are far smaller (docs/sources.md says the limit).
 MAX_DOCUMENT_BYTES = 64 << 20
 SETTLE_TRIES = 10
 SETTLE_S = 0.05
@@ -36,7 +39,7 @@ def read_document(path: Path, fmt: str) -> TailRead:
             stat = os.fstat(handle.fileno())
             position = TailPosition(stat.st_dev, stat.st_ino, stat.st_size)
             if stat.st_size > MAX_DOCUMENT_BYTES:
-                return TailRead(position, [], restarted=True, skipped={"too_long": 1})
+                return TailRead(position, [], restarted=True, problem=too_large(stat.st_size))
             data = handle.read(MAX_DOCUMENT_BYTES + 1)
         try:
             lines = document_lines(fmt, data.decode("utf-8"), str(path))
@@ -54,6 +57,16 @@ def read_document(path: Path, fmt: str) -> TailRead:
             break  # still as read: broken, not being written
         time.sleep(SETTLE_S)
     return TailRead(position, [], restarted=True, skipped={reason: 1})
+
+
+def too_large(size: int) -> str:
+    """The problem of a document too large to read."""
+    return (f"not read: {_mib(size)} MiB, over the {_mib(MAX_DOCUMENT_BYTES)} MiB memoryd reads "
+            "of a transcript read whole (what it held when smaller stays indexed)")
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1 << 20):,.1f}".removesuffix(".0")
 
 
 def transcript_lines(path: str, fmt: str) -> Iterator[str]:

@@ -37,6 +37,8 @@ class TailRead:
     restarted: bool = False
     more: bool = False  # stopped at the slice limit: call again
     skipped: dict[str, int] = field(default_factory=dict)
+    #: why nothing of the file was read (a document over memoryd.ingest.document's limit)
+    problem: str | None = None
 
 
 def read_appended(path: Path, previous: TailPosition | None, max_line_bytes: int,

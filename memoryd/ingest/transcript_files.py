@@ -150,7 +150,7 @@ class TranscriptFiles:
             skips = state.skips.after(read.skipped, state.parser.skipped)
             change = await self.background(
                 self.indexer.apply_transcript, facts, read.position, chunks, state.sessions(),
-                skips.problem, list(state.open_turns))
+                read.problem or skips.problem, list(state.open_turns))
             state.indexed = state.pending  # indexed now: not passed on again
             if state.document:
                 self.documents[facts.path] = state.skips.count_whole(
@@ -158,7 +158,7 @@ class TranscriptFiles:
                     self.documents.get(facts.path, {}))
             else:
                 state.skips.count(skips, self.stats[facts.source], facts.path)
-            account(self.stats, facts, change, None)
+            account(self.stats, facts, change, read.problem)
             position = read.position
             if not read.more:
                 return

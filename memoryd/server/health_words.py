@@ -152,6 +152,14 @@ def skipped_lines(rows: list[tuple[str, str, float, bool]], now: float) -> dict[
         where = (os.path.basename(unread[0]) if len(unread) == 1
                  else f"{len(unread)} transcripts")
         more = f" (and {len(unread) - SHOWN_FILES} more)" if len(unread) > SHOWN_FILES else ""
+        reasons = _reasons(error for _, error, _, read in rows if not read)
+        if set(reasons) <= _TOO_LONG:  # the lines may well be in the format: too long
+            return check("skipped", WARNING, f"nothing of {where} could be read",
+                         f"{', '.join(unread[:SHOWN_FILES])}{more}: every line is longer than "
+                         f"memoryd reads ({'; '.join(_LINE_KINDS[r] for r in reasons)}); "
+                         "raise watch.max_line_bytes if they are what was said "
+                         f"(docs/configuration.md; a line of more than {MAX_LINE_CHARS:,} "
+                         "characters is never read)")
         return check("skipped", WARNING, f"nothing of {where} could be read",
                      f"{', '.join(unread[:SHOWN_FILES])}{more}: no line is in the format of "
                      "its source (memory status --sources shows each source's format and "
@@ -204,6 +212,9 @@ _LINE_KINDS = {
     "internal_error": "internal_error: lines memoryd's parser failed on (a bug: the log has "
                       "the traceback)",
 }
+
+
+_TOO_LONG = {"too_long", "line-too-long"}
 
 
 def _reasons(errors: Iterable[str]) -> list[str]:

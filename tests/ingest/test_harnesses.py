@@ -626,6 +626,35 @@ def test_a_document_caught_half_written_is_no_problem_once_read_whole(
     assert "skipped" not in run_cli("status", "--sources").stdout
 
 
+def test_a_task_too_large_to_read_says_its_size_not_that_its_lines_are_wrong(
+        daemon, client: Client, memoryd_home: Path) -> None:
+    """A Cline task over the 64 MiB memoryd reads of a document (a big command's output in it)
+    was `skipped: 1 too_long`, and doctor said no line of it was in its source's format and
+    that a generic transcript needs `role` and `content`. It says the file's size and the
+    limit (docs/sources.md), and the file is named as a file with a problem."""
+    task = memoryd_home / "user/.cline/data/tasks/1764700000000/ui_messages.json"
+    task.parent.mkdir(parents=True)
+    messages = json.loads(CLINE_TASK.read_text())
+    messages.append({"ts": 1764700000999, "type": "say", "say": "command_output",
+                     "text": "x" * (65 << 20)})
+    task.write_text(json.dumps(messages))
+    size = task.stat().st_size
+
+    def named() -> dict[str, Any]:
+        report = json.loads(run_cli("doctor", "--json").stdout)
+        [skipped] = [c for c in report["checks"] if c["check"] == "skipped"]
+        mib = f"{size / (1 << 20):.1f}".removesuffix(".0")
+        assert f"{task}: not read: {mib} MiB, over the 64 MiB memoryd " \
+            "reads of a transcript read whole" in skipped["detail"], skipped
+        return skipped
+
+    skipped = eventually(named)
+    assert "no line is in the format" not in skipped["detail"] + (skipped["fix"] or "")
+    assert "role" not in skipped["detail"] + (skipped["fix"] or "")
+    status = {s["name"]: s for s in client.sources()["sources"]}["cline-tasks"]
+    assert status["last_error"].startswith("not read: ") and status["skipped"] == {}
+
+
 def test_a_legacy_chat_resumed_into_jsonl_is_one_session_counted_once(
         harness_home: tuple[Path, Path], daemon, client: Client) -> None:
     """A newer Gemini CLI resuming a legacy chat copies its messages, ids and all, into a

@@ -321,3 +321,16 @@ def test_doctor_says_what_the_skipped_lines_are_in_the_files_own_format() -> Non
     fix = skipped_lines([jsonl], now)["fix"]
     assert "invalid-utf8: bytes that are not UTF-8 text, so no JSON record (in a markdown " \
         "transcript, Aider's, such bytes are replaced and the line kept); bad_field: " in fix
+
+
+def test_a_transcript_whose_every_line_is_too_long_is_not_said_to_be_in_another_format() -> None:
+    """Nothing of a file read because each of its lines is over watch.max_line_bytes: doctor
+    said no line was in its source's format and that a generic transcript needs `role`."""
+    now = time.time()
+    row = ("/t/huge.jsonl", "skipped lines: 3 line-too-long", now, False)
+    said = skipped_lines([row], now)
+    assert said["detail"] == "nothing of huge.jsonl could be read"
+    assert said["fix"].startswith("/t/huge.jsonl: every line is longer than memoryd reads "
+                                  "(line-too-long: lines longer than watch.max_line_bytes); "
+                                  "raise watch.max_line_bytes"), said["fix"]
+    assert "role" not in said["fix"] and "format" not in said["fix"]
