@@ -523,12 +523,31 @@ class Indexer:
                             inode=position.inode, error=error)
         return changes
 
-    def _upsert_chunk(self, facts: FileFacts, chunk: Chunk, now: float) -> Changes:
+    def _chunk_row(self, facts: FileFacts, chunk: Chunk
+                   ) -> tuple[str, tuple[str, str | None, str | None, str | None] | None]:
+        """A chunk's entry id, and its row if it has one. The id is made of the chunk's first
+        record's: a record copied into another file of its session (a resumed Claude Code
+        session, a legacy Gemini chat moved to JSONL) is the same one, found once. Where
+        that id is another file's record of another session (ids unique only in their
+        session: Copilot events numbered ``u1``, ``e2``; two logs whose first lines are
+        alike), the id is made of the record's and its session's, so that neither exchange
+        replaces the other; the first indexed keeps the plain id, as every chunk indexed
+        before did."""
         uid = TRANSCRIPT_PREFIX + chunk.chunk_id
+        row = self.store.hash_and_records(uid)
+        if row is not None and row[3] is not None and row[3] != facts.path \
+                and row[2] is not None and chunk.session_id is not None \
+                and row[2] != chunk.session_id:
+            scoped = f"chunk:{chunk.chunk_id}\0{chunk.session_id}".encode("utf-8", "surrogatepass")
+            uid = TRANSCRIPT_PREFIX + hashlib.sha256(scoped).hexdigest()[:32]
+            row = self.store.hash_and_records(uid)
+        return uid, row
+
+    def _upsert_chunk(self, facts: FileFacts, chunk: Chunk, now: float) -> Changes:
+        uid, row = self._chunk_row(facts, chunk)
         text = redact(chunk.text)
         hash_ = content_hash(text)
         records = encode_records(chunk.record_ids)
-        row = self.store.hash_and_records(uid)
         if row is not None:
             if row[0] == hash_:
                 mend: dict[str, Any] = {}

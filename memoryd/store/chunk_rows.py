@@ -57,12 +57,13 @@ class ChunkRows:
             found.append([(text, decode_records(records)) for text, records in near])
         return found[0], found[1]
 
-    def hash_and_records(self, uid: str) -> tuple[str, str | None, str | None] | None:
-        """An entry's content hash, its ``records`` column as stored and its session (None:
-        no entry)."""
-        row = self._db.execute("SELECT hash, records, session FROM entries WHERE uid=?",
+    def hash_and_records(self, uid: str
+                         ) -> tuple[str, str | None, str | None, str | None] | None:
+        """An entry's content hash, its ``records`` column as stored, its session and its
+        source file (None: no entry)."""
+        row = self._db.execute("SELECT hash, records, session, source FROM entries WHERE uid=?",
                                (uid,)).fetchone()
-        return (row[0], row[1], row[2]) if row else None
+        return (row[0], row[1], row[2], row[3]) if row else None
 
     def chunk_records(self, source: str) -> set[str]:
         """The record ids the transcript ``source``'s chunks hold (the turns indexed of it)."""

@@ -20,6 +20,7 @@ from memoryd.ingest.transcript import (
     Turn,
     chunk_exchanges,
     document_lines,
+    line_id,
     make_parser,
 )
 from memoryd.ingest.transcript.parser_base import parse_timestamp
@@ -148,8 +149,10 @@ def test_a_newer_copilot_session_names_its_directory_and_odd_lines_are_counted()
              json.dumps({"type": "future.event", "id": "g", "data": {}})]
     turns = [turn for line in lines for turn in parser.feed(line)]
     assert [(t.text, t.session_id, t.cwd) for t in turns] == [
+        ("no id", "s2", "/home/ana/src/api"),  # known by its line (it was left out)
         ("Rename the orders table", "s2", "/home/ana/src/api")]
-    assert parser.skipped == {"invalid_json": 1, "bad_field": 4, "meta": 1, "ignored": 1}
+    assert turns[0].record_id == line_id(lines[4])
+    assert parser.skipped == {"invalid_json": 1, "bad_field": 3, "meta": 1, "ignored": 1}
 
 
 def test_aider_history_splits_sessions_prompts_and_answers() -> None:

@@ -15,7 +15,7 @@ import pytest
 import sqlite_vec
 from memoryd_client import Client, wire
 
-from tests.conftest import start_daemon, wait_until
+from tests.conftest import run_memoryd, start_daemon, wait_until
 
 NOTEBOOK = """\
 # Designer Agent Memory
@@ -458,6 +458,85 @@ def test_two_files_chats_numbered_alike_are_two_chats_and_both_are_kept(
     assert not found("mybot", "ibis") and not found("otherbot", "heron")
     listed = {s["id"] for s in client.call("sessions", {})["sessions"]}
     assert len([s for s in listed if s.endswith(":1")]) == 3
+
+
+def test_two_sessions_whose_records_share_an_id_keep_both_exchanges(
+        home: Path, daemon, client) -> None:
+    """A record was found by its id across every file: two logs whose first lines were alike
+    (a short id, `u1`, and the same "go on"), or two Copilot sessions numbering their events
+    `u1`, `e2`, kept one exchange: the second's text under the first's session and project.
+    A record's identity is its session's now (a record copied into another file of the same
+    session is still found once); an id-less Copilot event is indexed too."""
+    (home / "logs").mkdir()
+    client.sources("add", name="logs", path=str(home / "logs/*.jsonl"), kind="transcript",
+                   format="generic", agent="mybot")
+    for name, answer in (("a", "the heron nests in the reeds"), ("b", "the egret nests high")):
+        write_lines(home / f"logs/{name}.jsonl", [
+            {"id": "u1", "role": "user", "content": "go on"},
+            {"id": "e2", "role": "assistant", "content": answer}])
+    for session, word in (("0a1b2c3d-0000-4000-8000-00000000000a", "kestrel"),
+                          ("0a1b2c3d-0000-4000-8000-00000000000b", "merlin")):
+        events = home / f".copilot/session-state/{session}/events.jsonl"
+        events.parent.mkdir(parents=True)
+        write_lines(events, [
+            {"type": "session.start", "id": "s0", "data": {"sessionId": session}},
+            {"type": "user.message", "id": "u1", "data": {"content": f"where is the {word}?"}},
+            {"type": "assistant.message", "id": "e2",
+             "data": {"content": f"the {word} is on the ridge"}},
+            {"type": "user.message", "data": {"content": f"and the {word}'s nest, no id?"}},
+            {"type": "assistant.message", "data": {"content": f"the {word} nests in a scrape"}}])
+
+    def said() -> dict[str, tuple[str | None, str]]:
+        entries = client.list_entries(agents=["mybot", "copilot"], kind=["turn"],
+                                      limit=50)["entries"]
+        return {e["text"].split("Assistant: ")[-1]: (e["session"], e["agent"]) for e in entries}
+
+    wait_until(lambda: len(said()) == 6)
+    found = said()
+    heron, egret = found["the heron nests in the reeds"][0], found["the egret nests high"][0]
+    assert (heron or "").startswith("a-") and (egret or "").startswith("b-")  # each its file's
+    for word, session in (("kestrel", "0a1b2c3d-0000-4000-8000-00000000000a"),
+                          ("merlin", "0a1b2c3d-0000-4000-8000-00000000000b")):
+        assert found[f"the {word} is on the ridge"] == (session, "copilot")
+        assert found[f"the {word} nests in a scrape"] == (session, "copilot")
+    sessions = {s["id"]: s for s in client.call("sessions", {})["sessions"]}
+    assert sessions["0a1b2c3d-0000-4000-8000-00000000000a"]["user_messages"] == 2
+
+
+def test_records_of_two_sessions_sharing_an_id_stay_two_through_a_reindex(
+        home: Path, embedder) -> None:
+    """The exchange a second session's record of the same id makes has an id of its own; a
+    reindex (which keeps the transcripts' entries, then reads the files again) keeps the
+    two, each once, and each file's own."""
+    (home / ".copilot/session-state").mkdir(parents=True)
+    for session, word in (("0a1b2c3d-0000-4000-8000-00000000000a", "kestrel"),
+                          ("0a1b2c3d-0000-4000-8000-00000000000b", "merlin")):
+        (home / f".copilot/session-state/{session}").mkdir()
+        write_lines(home / f".copilot/session-state/{session}/events.jsonl", [
+            {"type": "session.start", "id": "s0", "data": {"sessionId": session}},
+            {"type": "user.message", "id": "u1", "data": {"content": f"where is the {word}?"}},
+            {"type": "assistant.message", "id": "e2",
+             "data": {"content": f"the {word} is on the ridge"}}])
+
+    def turns(client: Client) -> list[tuple[str, str]]:
+        return sorted((e["text"].split("Assistant: ")[-1], e["source"].split("/")[-2][-1])
+                      for e in client.list_entries(agent="copilot", kind=["turn"],
+                                                   status="any", limit=50)["entries"])
+
+    expected = [("the kestrel is on the ridge", "a"), ("the merlin is on the ridge", "b")]
+    for rebuild in (False, True):
+        if rebuild:
+            result = run_memoryd("reindex", "--no-vectors")
+            assert result.returncode == 0, result.stderr
+        running = start_daemon(embedder)
+        try:
+            watcher = running.daemon.watcher
+            assert watcher is not None
+            wait_until(lambda w=watcher: w.initial.finished is not None and not w.pending)
+            with Client(running.socket) as client:  # every file read: two, not four
+                assert turns(client) == expected
+        finally:
+            running.stop()
 
 
 def test_a_notebook_emptied_and_written_again_keeps_its_entries_ids(

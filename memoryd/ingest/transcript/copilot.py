@@ -9,6 +9,7 @@ from memoryd.ingest.transcript.parser_base import (
     Skip,
     Turn,
     check_text,
+    line_id,
     object_field,
     parse_timestamp,
     text_or_none,
@@ -42,9 +43,9 @@ class CopilotParser(LineParser):
             return
         if kind in ("user.message", "assistant.message"):
             data = object_field(record, "data")
-            event_id = text_or_none(record.get("id"))
-            if event_id is None:
-                raise Skip("bad_field")
+            # an event without its id (a version that wrote none, a log written by hand) is
+            # the line's: the same on every read of the file
+            event_id = text_or_none(record.get("id")) or line_id(line)
             text = data.get("content")
             if text is not None and not isinstance(text, str):
                 raise Skip("bad_field")
