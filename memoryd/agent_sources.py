@@ -390,8 +390,9 @@ _PROJECT_FILES: tuple[tuple[str, str | None, str, str], ...] = (
 )
 #: The directories a project's source leaves out (relative to its root, Source.excluded):
 #: Cline runs the executables of ``.clinerules/hooks/`` as its hooks (memoryd's among them,
-#: :mod:`memoryd_client.cline_hooks`), and reads none of them as a rule.
-_PROJECT_EXCLUDED = {".clinerules/**": ("hooks",)}
+#: :mod:`memoryd_client.cline_hooks`), and the files of ``.clinerules/workflows/`` when a
+#: person types their slash command (a release's steps): it reads neither as a rule.
+_PROJECT_EXCLUDED = {".clinerules/**": ("hooks", "workflows")}
 
 
 #: What the source of an instruction file in a project's subdirectory is named by:

@@ -474,6 +474,7 @@ def test_project_sources_match(relative: str, agent: str | None) -> None:
     ".github/instructions/python.md", ".github/workflows/ci.yml", "memory-bank/x.txt",
     ".roomodes", ".roo/mcp.json", ".cline/config.json",
     ".aider.input.history", ".clinerules/hooks/TaskStart", ".clinerules/hooks/notes.md",
+    ".clinerules/workflows/release.md",
 ])
 def test_project_sources_reject(relative: str) -> None:
     root = Path("/home/ana/src/shop")
