@@ -20,7 +20,8 @@ import time
 from memoryd.redact import redact
 
 UNITS = ["-", "password: ", "://", "key=", "curl -u ", " -pX", "mysql -p",
-         "-----BEGIN PRIVATE KEY----- "]
+         "-----BEGIN PRIVATE KEY----- ", "sk-proj-", "xoxb-", "cookie:a=", "Cookie: a=b; ",
+         '"auth":"', "auth=('u', ", "docker login -p "]
 #: Four times the input may cost this many times the time (linear: 4; quadratic: 16).
 MAX_RATIO = 8
 

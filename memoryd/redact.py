@@ -19,10 +19,12 @@ Kinds, in order:
   block cut off before its END line is redacted to the end of its base64 body.
 - ``jwt``: ``eyJ….eyJ….<signature>``.
 - ``anthropic-api-key``: ``sk-ant-…``.
-- ``openai-api-key``: ``sk-…``, ``sk-proj-…``, ``sk-svcacct-…`` (20+ characters, a digit).
+- ``openai-api-key``: ``sk-…``, ``sk-proj-…``, ``sk-svcacct-…`` (20+ characters, a digit
+  within the first 64).
 - ``github-token``: ``ghp_`` ``gho_`` ``ghu_`` ``ghs_`` ``ghr_`` + 36, and ``github_pat_…``.
 - ``gitlab-token``: ``glpat-…`` and the other ``gl…-`` token prefixes.
-- ``slack-token``: ``xoxa-`` ``xoxb-`` ``xoxe-`` ``xoxp-`` ``xoxr-`` ``xoxs-`` and ``xapp-``.
+- ``slack-token``: ``xoxa-`` ``xoxb-`` ``xoxe-`` ``xoxp-`` ``xoxr-`` ``xoxs-`` (with a digit)
+  and ``xapp-``.
 - ``slack-webhook``: the path of ``https://hooks.slack.com/services/…``.
 - ``stripe-key``: ``sk_live_`` ``sk_test_`` ``rk_live_`` ``rk_test_`` and ``whsec_``.
   Publishable ``pk_`` keys are not secret.
@@ -40,6 +42,12 @@ Kinds, in order:
   user and host stay.
 - ``bearer-token``: ``Bearer <token>`` (16+ characters, with a digit or 24+ long).
 - ``auth-header``: ``Authorization: [Basic|Token|Bot|Digest] <credentials>``.
+- ``registry-auth``: the base64 ``user:password`` of a registry: ``"auth": "…"`` in Docker's
+  ``config.json``, ``_auth=…`` in ``.npmrc`` (8+ characters, a multiple of 4, with a digit,
+  ``+``, ``/``, ``=`` or an upper-case letter after the first: not ``"auth": "required"``).
+- ``cookie``: the value of a ``Cookie:`` or ``Set-Cookie:`` header, all its pairs (and
+  attributes), when one of its first values looks random (16+ characters, or 8+ with a
+  digit): ``Cookie: theme=dark`` stays.
 - ``password``: the value of a key ending in ``password``, ``passwd``, ``passphrase``,
   ``_pass`` or ``_pwd``, in these styles:
 
@@ -49,13 +57,23 @@ Kinds, in order:
     a digit or a symbol or ends the command (so not "the --password option is …");
   - ``.netrc``: ``machine h login u password p``;
   - commands: ``mysql -pS3cret`` (and ``mysqldump``, ``mariadb``), ``sshpass -p pw``, the
-    password of ``curl -u user:pw`` (``--user``, ``-U``);
+    password of ``curl -u user:pw`` (``--user``, ``-U``), ``docker login -p pw`` (and
+    ``podman``, ``buildah``, ``skopeo``, ``nerdctl``, ``helm registry``; not ``-p $VAR``);
+  - Python: the literal password of ``auth=('user', 'pw')`` and ``HTTPBasicAuth(user, 'pw')``
+    (``HTTPDigestAuth``, ``HTTPProxyAuth``, ``aiohttp.BasicAuth``);
   - bare values with a digit or a symbol: ``password: hunter2``.
 - ``secret``: the same styles for keys ending in ``secret``, ``token``, ``credentials``,
   ``api_key``, ``access_key``, ``secret_key``, ``private_key``, ``storage_key``,
   ``AccountKey`` and the like. A quoted or bare value must look random: 8+ characters without
   spaces and with a digit (a quoted one may instead be 24+ long). Env values (quoted or not)
   and flag values may be anything that is not a stand-in.
+
+Where a token starts: not inside a longer word or token (``_START``), so ``AKIAproject`` and
+``risk-…`` are words. A distinctive prefix (``ghp_`` and the other GitHub ones, ``glpat-``,
+``xoxb-``, ``sk_live_``, ``AIza``, ``GOCSPX-``, ``sk-ant-``, ``sk-proj-``, ``pypi-AgE``,
+``SG.``, ``dckr_pat_``) starts one after a ``-`` or ``_`` too (``_PREFIX_START``): a shell's
+``${GH_TOKEN:-ghp_…}``, a category in kebab form (``deploy-with-ghp_…``). A bare ``sk-``,
+``hf_`` or ``npm_`` does not: ``locale-sk-sk-2024-…`` and ``load_hf_…`` are names.
 
 Deliberately not redacted, because false positives cost search quality:
 
@@ -77,10 +95,13 @@ anchor is a small regex that starts with a literal, such as ``ghp_`` or ``-----b
 key words it is the word plus a lookahead for what may follow it (an operator, or a space after
 a flag). Literal prefixes make the anchor search about as fast as ``str.find``.
 :func:`find_secrets` finds the anchors, then tries the pattern only at those places. The result
-is the same as ``pattern.finditer`` over the whole text, at a fraction of the cost. The three
-command-line rules (``mysql -p…``, ``sshpass -p``, ``curl -u``) also need their command earlier
-in the same command (:func:`_in_command`), which a regex cannot say without backtracking. Repeating
-bodies use possessive quantifiers, so no pattern backtracks badly. A call never raises.
+is the same as ``pattern.finditer`` over the whole text, at a fraction of the cost. The four
+command-line rules (``mysql -p…``, ``sshpass -p``, ``curl -u``, ``docker login -p``) also need
+their command earlier in the same command (:func:`_in_command`), which a regex cannot say
+without backtracking. Repeating bodies use possessive quantifiers, and a lookahead that looks
+for a digit reads a bounded stretch, so no pattern backtracks badly (a pattern tried at every
+``sk-proj-`` of ``sk-proj-sk-proj-…`` must not read to the end each time). A call never
+raises.
 """
 
 import bisect
@@ -227,6 +248,9 @@ _KEY_BODY = (
 )
 
 _START = r"(?<![A-Za-z0-9_\-])"  # a token does not start inside a longer word or token
+# A distinctive prefix (``ghp_``, ``xoxb-``, ``sk-proj-``) starts a token after a "-" or "_"
+# too: a shell's ``${TOKEN:-ghp_…}``, a category in kebab form (``deploy-with-ghp_…``).
+_PREFIX_START = r"(?<![A-Za-z0-9])"
 _END = r"(?![A-Za-z0-9_\-])"
 
 # Command-line flags whose value is a password (the rules below; _COMMANDS names the command).
@@ -234,6 +258,31 @@ _MYSQL_FLAG = r"(?<=[ \t])-p(?P<secret>[^\s\"'`|;&]+)"
 _SSHPASS_FLAG = r"(?<=[ \t])-p[ \t]*(?P<secret>\"[^\"\r\n]+\"|'[^'\r\n]+'|[^\s\"'`|;&]+)"
 _CURL_FLAG = (r"(?<=[ \t])(?:-[uU]|--(?:proxy-)?user)(?:[ \t]+|=)[\"']?[^\s:\"']*:"
               r"(?P<secret>(?![$%{<])[^\s\"']+)")
+# docker login -p pw (podman, buildah, …): quoted or not, glued or not; not a variable.
+_LOGIN_FLAG = (r"(?<=[ \t])-p(?:[ \t]+|=)?(?P<secret>\"(?![$%{<])[^\"\r\n]+\""
+               r"|'(?![$%{<])[^'\r\n]+'|(?![$%{<])[^\s\"'`|;&]+)")
+
+# auth=('user', 'pw') (requests, httpx) and HTTPBasicAuth(user, 'pw'): a literal password
+# (the user a literal too, or a name: ``user``, ``cfg.user``, ``os.environ["USER"]``).
+_AUTH_PAIR = (
+    r"(?i:(?<![a-z0-9])auth[ \t]*=[ \t]*[(\[]|(?:basic|digest|proxy)auth[ \t]*\()[ \t]*"
+    r"(?:" + _OPEN_QUOTE + r"""[^"'`\\\r\n]*""" + _CLOSE_QUOTE
+    + r"""|[A-Za-z_][\w.]*+(?:\[[^\]\r\n]{0,64}\])?)[ \t]*,[ \t]*""" + _OPEN_QUOTE
+    + r"(?P<secret>" + _NOT_QUOTED_SECRET + r"""[^"'`\\\r\n]+)""" + _CLOSE_QUOTE
+)
+
+# A cookie header's value: its ``name=value`` pairs (and a Set-Cookie's attributes), when one
+# of the first few values looks random (16+ characters, or 8+ with a digit). Every part is
+# possessive or bounded: a long value is a random one, so no failed try scans far.
+_COOKIE_NAME = r"""[^\s=;,:"'\\]{1,64}+="""
+_COOKIE_CHAR = r"""[^\s;,"'\\]"""
+_COOKIE = (
+    r"""(?<![A-Za-z0-9_])(?i:cookie)\\*["']?[ \t]*:[ \t]*\\*["']?(?P<secret>(?=(?:"""
+    + _COOKIE_NAME + _COOKIE_CHAR + r"*+;[ \t]*+){0,8}?" + _COOKIE_NAME + r"(?![$%{<])(?="
+    + _COOKIE_CHAR + r"{16}|(?=" + _COOKIE_CHAR + r"{8})" + _COOKIE_CHAR + r"{0,15}?\d))"
+    + _COOKIE_NAME + _COOKIE_CHAR + r"*+(?:[ \t]*+;[ \t]*+[^\s=;,\"'\\]++(?:="
+    + _COOKIE_CHAR + r"*+)?)*+)"
+)
 
 # Anchors of the key-word patterns: the word, then an operator, or a space after a flag.
 _AFTER_KEY = r"""(?=\\*["']?[ \t]*[:=]|[ \t])"""
@@ -250,33 +299,37 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
         r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
     # Anthropic: sk-ant-api03-…, sk-ant-admin01-… (before OpenAI's sk-).
     ("anthropic-api-key", ("sk-ant-",),
-        _START + r"sk-ant-[A-Za-z0-9_-]{20,}"),
+        _PREFIX_START + r"sk-ant-[A-Za-z0-9_-]{20,}"),
     # OpenAI: sk-<48>, sk-proj-…, sk-svcacct-…, sk-admin-…; with a digit somewhere.
     ("openai-api-key", ("sk-",),
-        _START + r"sk-(?=[A-Za-z_-]*[0-9])[A-Za-z0-9_-]{20,}"),
+        r"(?:" + _PREFIX_START + r"(?=sk-(?:proj|svcacct|admin)-)|" + _START + ")"
+        r"sk-(?=[A-Za-z_-]{0,64}[0-9])[A-Za-z0-9_-]{20,}"),
     # GitHub: ghp_ (classic PAT), gho_ (OAuth), ghu_/ghs_ (app), ghr_ (refresh); github_pat_.
     ("github-token", (r"g(?:h[pousr]_|ithub_pat_)",),
-        _START + r"(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})" + _END),
+        _PREFIX_START + r"(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})"
+        + _END),
     # GitLab: glpat- (personal), gldt- (deploy), glrt- (runner), glptt- (trigger), …
     ("gitlab-token", (r"gl(?:pat|dt|rt|ptt|cbt|soat|oas|ft|imt)-",),
-        _START + r"gl(?:pat|dt|rt|ptt|cbt|soat|oas|ft|imt)-[A-Za-z0-9_-]{20,}"
+        _PREFIX_START + r"gl(?:pat|dt|rt|ptt|cbt|soat|oas|ft|imt)-[A-Za-z0-9_-]{20,}"
         r"(?:\.[A-Za-z0-9_-]+)*"),
     # Slack: xoxb- (bot), xoxp- (user), xoxa-, xoxe-, xoxr- (refresh), xoxs-; xapp- (app).
+    # With a digit (their team and user ids), so not a name such as "xoxb-style-names".
     ("slack-token", (r"x(?:ox|app-)",),
-        _START + r"(?:xox[abeprs]-[A-Za-z0-9-]{10,}|xoxe\.xox[bp]-[A-Za-z0-9-]{10,}"
+        _PREFIX_START + r"(?:xox[abeprs]-(?=[A-Za-z-]{0,16}[0-9])[A-Za-z0-9-]{10,}"
+        r"|xoxe\.xox[bp]-[A-Za-z0-9-]{10,}"
         r"|xapp-\d-[A-Za-z0-9-]{10,})"),
     # Slack incoming webhooks: the URL path is the credential.
     ("slack-webhook", (r"hooks\.slack\.com/",),
         r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9_/-]{20,})"),
     # Stripe: secret (sk_) and restricted (rk_) keys, live or test; webhook secrets (whsec_).
     ("stripe-key", (r"sk_(?:live|test)_", r"rk_(?:live|test)_", "whsec_"),
-        _START + r"(?:[sr]k_(?:live|test)_[A-Za-z0-9]{10,}|whsec_[A-Za-z0-9]{24,})" + _END),
+        _PREFIX_START + r"(?:[sr]k_(?:live|test)_[A-Za-z0-9]{10,}|whsec_[A-Za-z0-9]{24,})" + _END),
     # Google API keys: AIza + 35.
     ("google-api-key", ("aiza",),
-        _START + r"AIza[A-Za-z0-9_-]{35}" + _END),
+        _PREFIX_START + r"AIza[A-Za-z0-9_-]{35}" + _END),
     # Google OAuth: client secrets (GOCSPX-) and access tokens (ya29.).
     ("google-oauth", ("gocspx-", r"ya29\."),
-        _START + r"(?:GOCSPX-[A-Za-z0-9_-]{20,}|ya29\.[A-Za-z0-9_-]{20,})"),
+        _PREFIX_START + r"(?:GOCSPX-[A-Za-z0-9_-]{20,}|ya29\.[A-Za-z0-9_-]{20,})"),
     # Hugging Face: hf_ + 30+ letters and digits (no "_", so not hf_hub_download).
     ("huggingface-token", ("hf_",),
         _START + r"hf_[A-Za-z0-9]{30,}" + _END),
@@ -285,13 +338,13 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
         _START + r"npm_[A-Za-z0-9]{36}" + _END),
     # PyPI upload tokens are macaroons: pypi-AgE…
     ("pypi-token", ("pypi-age",),
-        _START + r"pypi-AgE[A-Za-z0-9_-]{50,}"),
+        _PREFIX_START + r"pypi-AgE[A-Za-z0-9_-]{50,}"),
     # SendGrid: SG.<22>.<43>
     ("sendgrid-api-key", (r"sg\.",),
-        _START + r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"),
+        _PREFIX_START + r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"),
     # Docker Hub personal access tokens: dckr_pat_…
     ("docker-token", ("dckr_pat_",),
-        _START + r"dckr_pat_[A-Za-z0-9_-]{20,}"),
+        _PREFIX_START + r"dckr_pat_[A-Za-z0-9_-]{20,}"),
     # AWS access key ids: AKIA (long-term), ASIA (temporary), ABIA, ACCA + 16.
     ("aws-access-key", (r"a(?:kia|sia|bia|cca)",),
         r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Z0-9])"),
@@ -311,6 +364,14 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("auth-header", (r"""authorization(?=\\*["']?[ \t]*[:=])""",),
         r"(?i:authorization)" + _ASSIGN + r"""\\*["']?(?:(?i:basic|token|bot|digest|apikey)"""
         r"""[ \t]+)?(?P<secret>(?![$%{<])(?=[^\s"'\\]*[0-9=+/]|[^\s"'\\]{24})[^\s"'\\,;]{8,})"""),
+    # Docker's config.json "auth" and .npmrc's _auth: base64 of user:password.
+    ("registry-auth", (r'"auth\\*"', r"_auth(?=[ \t]*=)"),
+        r"""(?:"auth\\*"[ \t]*:[ \t]*\\*"|(?<![A-Za-z0-9])_auth[ \t]*=[ \t]*["']?)"""
+        r"(?P<secret>(?=[A-Za-z0-9+/]{8})(?=[A-Za-z0-9+/]{0,64}?[0-9+/=]"
+        r"|[A-Za-z0-9+/]{1,64}?[A-Z])(?:[A-Za-z0-9+/]{4})++(?:[A-Za-z0-9+/]{2}==|"
+        r"[A-Za-z0-9+/]{3}=)?)(?![A-Za-z0-9+/=])"),
+    # Cookie: session=…, Set-Cookie: sid=…; Path=/; HttpOnly
+    ("cookie", (r"""cookie(?=\\*["']?[ \t]*:)""",), _COOKIE),
     # password = "…", "password": "…", password: str = '…', \"password\": \"…\"
     # (not a label such as "challengePassword").
     ("password", _PASSWORD_ANCHORS,
@@ -345,6 +406,11 @@ _RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     # curl -u user:password, --user user:password, -U / --proxy-user: only the password goes.
     ("password", (r"-u(?<=[ \t]-u)(?=[ \t=])", r"--(?<=[ \t]--)(?:proxy-)?user(?=[ \t=])"),
         _CURL_FLAG),
+    # docker login -u bot -p pw, and podman's, buildah's, skopeo's, nerdctl's, helm registry's
+    ("password", (r"-p(?<=[ \t]-p)",), _LOGIN_FLAG),
+    # requests.get(url, auth=('admin', 'pw')), HTTPBasicAuth("admin", "pw")
+    ("password", (r"auth(?=[ \t]*=[ \t]*[(\[])", r"(?:basic|digest|proxy)auth[ \t]*\("),
+        _AUTH_PAIR),
     # .netrc: machine host login user password pw
     ("password", ("machine",),
         r"\bmachine\s+\S+\s+(?:login\s+\S+\s+)?password\s+(?P<secret>[^\s\[]\S*)"),
@@ -363,6 +429,7 @@ _COMMANDS: dict[str, str] = {
     _MYSQL_FLAG: r"\b(?:mysql(?:dump|admin|import|show|check)?|mariadb(?:-dump|-admin)?)\b",
     _SSHPASS_FLAG: r"\bsshpass\b",
     _CURL_FLAG: r"\bcurl\b",
+    _LOGIN_FLAG: r"\b(?:docker|podman|buildah|skopeo|nerdctl|helm[ \t]+registry)[ \t]+login\b",
 }
 _COMMAND_REACH = 500
 # fmt: on

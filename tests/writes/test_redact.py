@@ -114,6 +114,16 @@ CASES: list[tuple[str, str, str]] = [
     ("password", "sshpass -p hunter2 ssh deploy@host", "hunter2"),
     ("password", "curl -u admin:S3cret! https://api.example.com", "S3cret!"),
     ("password", "curl -s --user bob:pw123 https://api.example.com", "pw123"),
+    ("password", "docker login -u bot -p Sup3rS3cretPw ghcr.io", "Sup3rS3cretPw"),
+    ("password", "requests.get(url, auth=('admin','Sup3rS3cret!'))", "Sup3rS3cret!"),
+    ("password", 'session.auth = HTTPBasicAuth("admin", "hunter2hunter")', "hunter2hunter"),
+    ("password", "httpx.get(url, auth=(cfg.user, 'S3cretPair9'))", "S3cretPair9"),
+    case("registry-auth", '{{"auths":{{"ghcr.io":{{"auth":"{}"}}}}}}', "", 40, B64, 12),
+    # pasted into a transcript (JSON-escaped); base64 of "user:pw12" has no digit
+    ("registry-auth", '{\\"auths\\":{\\"r.io\\":{\\"auth\\":\\"dXNlcjpwdzEy\\"}}}',
+     "dXNlcjpwdzEy"),
+    case("cookie", "curl -H 'Cookie: session={}' https://x", "", 48, URLSAFE + ".", 13),
+    case("cookie", "Set-Cookie: sid={}; Path=/; HttpOnly", "", 32, seed=14),
     (
         "private-key",
         "key: -----BEGIN OPENSSH PRIVATE KEY----- "
@@ -180,6 +190,54 @@ def test_an_env_file_keeps_none_of_its_secrets(text: str, redacted: str) -> None
     "mailto:ana@example.com and https://example.com/@ana",
 ])
 def test_an_env_files_ordinary_lines_are_kept(text: str) -> None:
+    assert redact(text) == text
+
+
+XOXB = "xoxb-124906528630-3748625702929-" + fake(24, seed=15)
+PROJ = "sk-proj-" + fake(48, URLSAFE, seed=16)
+
+
+@pytest.mark.parametrize(("text", "redacted"), [
+    # a shell default, a category, a kebab or snake name: a "-" or "_" before the prefix
+    (f'export GH_TOKEN="${{GH_TOKEN:-{GITHUB_CLASSIC}}}"',
+     'export GH_TOKEN="${GH_TOKEN:-[REDACTED:github-token]}"'),
+    (f"TOKEN=${{TOKEN:-{GITHUB_CLASSIC}}}", "TOKEN=${TOKEN:-[REDACTED:github-token]}"),
+    (f"cat-{XOXB}", "cat-[REDACTED:slack-token]"),
+    (f"token-{XOXB}", "token-[REDACTED:slack-token]"),
+    (f"deploy-with-{GITHUB_CLASSIC}", "deploy-with-[REDACTED:github-token]"),
+    (f"context-openai-key-{PROJ}", "context-openai-key-[REDACTED:openai-api-key]"),
+    (f"key_{PROJ}", "key_[REDACTED:openai-api-key]"),
+    (f"x-sk-ant-api03-{fake(40, URLSAFE)}", "x-[REDACTED:anthropic-api-key]"),
+    (f"aws_{AWS_KEY_ID}", "aws_[REDACTED:aws-access-key]"),
+    (f"id:{AWS_KEY_ID}", "id:[REDACTED:aws-access-key]"),
+])
+def test_a_token_after_a_dash_or_underscore_is_redacted(text: str, redacted: str) -> None:
+    """A distinctive prefix is a token wherever it starts but inside a word: after a "-" or
+    "_" (a shell's ``${VAR:-…}``, a category in kebab form) it was kept whole."""
+    assert redact(text) == redacted
+
+
+@pytest.mark.parametrize("text", [
+    "a task-force on disk-usage and risk-management",
+    "the ask-proj-2024-q3-planning-meeting-notes",  # "sk-proj-" inside a word
+    "load_hf_modelweightsfromthecheckpointfile(path)",  # snake_case, not an hf_ token
+    "run_npm_install_for_the_frontend_workspace_now",
+    "locale-sk-sk-2024-01-01-backup-archive",  # a lone "sk-" after "-" needs more
+    "my-xoxb-style-names",  # too short for a token
+    "docker run -p 8080:80 nginx",
+    "docker login -u $REGISTRY_USER -p $REGISTRY_TOKEN ghcr.io",
+    "docker login -u bot --password-stdin < token.txt",
+    "requests.get(url, auth=('admin', password))",
+    "auth=(user, password)",
+    '{"auth": "basicAuth", "mode": "required"}',
+    '{"auth": "required"}',
+    'auth = HTTPBasicAuth(user, os.environ["PW"])',
+    '{"oauth": "enabled"}',
+    "Cookie: theme=dark; lang=en",
+    "set the Cookie: header yourself",
+    "Set-Cookie: session=${SESSION_COOKIE_VALUE_FROM_ENV}",
+])
+def test_widened_patterns_keep_ordinary_words(text: str) -> None:
     assert redact(text) == text
 
 
