@@ -20,6 +20,9 @@ import unicodedata
 _SPACE = re.compile(r"\s+")
 _KEBAB_DROP = re.compile(r"['\u2019]")
 _KEBAB_SPLIT = re.compile(r"[\W_]+")
+#: A mark :func:`memoryd.redact.redact` left, exactly as it writes one (split on: captured).
+_MARK = re.compile(r"(\[REDACTED:[a-z0-9-]+\])")
+_ANY_CASE_MARK = re.compile(r"\[redacted:([a-z0-9-]+)\]")  # in a lower-cased text
 _DATE_PREFIX = re.compile(r"^\[[^\]\n]{4,40}\]\s*")
 #: The speaker label before each message of a transcript chunk (memoryd.ingest.transcript),
 #: by role: ``[2026-10-14] User: …`` then ``Assistant: …`` after a blank line; with the
@@ -115,9 +118,25 @@ def content_hash(text: str) -> str:
 
 
 def kebab(heading: str) -> str:
-    """Lower-case kebab form: ``Tool Quirks & Gotchas`` -> ``tool-quirks-gotchas``."""
-    words = _KEBAB_DROP.sub("", heading.lower())
+    """Lower-case kebab form: ``Tool Quirks & Gotchas`` -> ``tool-quirks-gotchas``. A
+    redaction mark is kept as it is (a text is redacted before it is put in this form: a
+    secret lower-cased and cut at its "_" is no longer one the redactor knows):
+    ``Deploy with [REDACTED:github-token]`` -> ``deploy-with-[REDACTED:github-token]``."""
+    parts = _MARK.split(heading)
+    words = [part if number % 2 else _kebab_words(part) for number, part in enumerate(parts)]
+    return "-".join(word for word in words if word)
+
+
+def _kebab_words(text: str) -> str:
+    words = _KEBAB_DROP.sub("", text.lower())
     return _KEBAB_SPLIT.sub("-", words).strip("-")
+
+
+def lower_keeping_marks(text: str) -> str:
+    """``text`` in lower case but for its redaction marks, written as the redactor writes
+    them (tags are stored, and looked for, in lower case: ``[redacted:stripe-key]`` would be
+    no mark, and ``--tags '[redacted:stripe-key]'`` finds ``[REDACTED:stripe-key]``)."""
+    return _ANY_CASE_MARK.sub(lambda m: f"[REDACTED:{m[1]}]", text.lower())
 
 
 def without_date_prefix(text: str) -> str:

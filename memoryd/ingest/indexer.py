@@ -317,7 +317,6 @@ class Indexer:
             same.sort(key=lambda e: e.status != "active")
         changes = Changes()
         now = time.time()
-        categories: dict[str, str] = {}
         with self.store.transaction():
             for item in parsed.items:
                 hash_ = stored.get(item.text)
@@ -326,11 +325,10 @@ class Indexer:
                     hash_ = content_hash(text)
                 else:
                     text = item.text
-                category = categories.get(item.category)
-                if category is None:  # a heading may hold a secret too
-                    category = categories[item.category] = redact(item.category)
+                # a heading may hold a secret too: the parser redacted it (before its kebab
+                # form, which the redactor would no longer know)
                 fields = {"line_start": item.line_start, "line_end": item.line_end,
-                          "category": category, "kind": item.kind,
+                          "category": item.category, "kind": item.kind,
                           "polarity": item.polarity, "agent": facts.agent}
                 if item.date:
                     fields["created"] = day_start(item.date)

@@ -35,7 +35,10 @@ Entries
 
 Sections
     ``category`` is the nearest heading of any level in kebab form (invisible characters such as
-    a zero-width space or a soft hyphen dropped first: they do not split a word). ``kind`` and
+    a zero-width space or a soft hyphen dropped first: they do not split a word), its secrets
+    redacted before (``## Deploy with ghp_…`` is ``deploy-with-[REDACTED:github-token]``: the
+    kebab form lower-cases ``AKIA…`` and puts a "-" before a ``_`` token, which the redactor
+    would no longer know). ``heading`` is the heading as written. ``kind`` and
     ``polarity`` come from the nearest enclosing heading that names a notebook section, so
     ``### Deploy`` under ``## Mistakes`` is still a negative lesson. A heading names a section by
     its first words, case-insensitively, ignoring numbering, emoji and trailing text:
@@ -60,6 +63,7 @@ import re
 from dataclasses import dataclass, field
 
 from memoryd.fold import INVISIBLE
+from memoryd.redact import redact
 from memoryd.text import kebab
 
 _TAB_COLUMNS = 4
@@ -112,6 +116,7 @@ class _Section:
     heading: str | None = None
     kind: str = "note"
     polarity: str | None = None
+    category: str = ""
 
 
 @dataclass
@@ -305,11 +310,14 @@ def push_heading(stack: list[tuple[int, str]], level: int, heading: str) -> _Sec
     while stack and stack[-1][0] >= level:
         stack.pop()
     stack.append((level, heading))
+    # an invisible character inside a word would split it ("ig-nore"), or a secret: the
+    # category is shown in the memory block, judged by the quarantine as it is shown
+    category = kebab(redact(INVISIBLE.sub("", heading)))
     for _, enclosing in reversed(stack):
         named = classify_heading(enclosing)
         if named is not None:
-            return _Section(heading, named[0], named[1])
-    return _Section(heading)
+            return _Section(heading, named[0], named[1], category)
+    return _Section(heading, category=category)
 
 
 # Entries
@@ -422,15 +430,12 @@ def dedent_lines(lines: list[str]) -> list[str]:
 
 def build_item(draft: _Draft, text: str, date: str | None) -> MemoryItem:
     """The public record for a finished entry."""
-    heading = draft.section.heading
     return MemoryItem(
         text=text,
         line_start=draft.start,
         line_end=draft.end,
-        heading=heading,
-        # an invisible character inside a word would split it ("ig-nore"): the category is
-        # shown in the memory block, judged by the quarantine as it is shown
-        category=kebab(INVISIBLE.sub("", heading)) if heading is not None else "",
+        heading=draft.section.heading,
+        category=draft.section.category,
         kind=draft.section.kind,
         polarity=draft.section.polarity,
         date=date,

@@ -10,6 +10,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from memoryd.redact import redact
 from memoryd.sessions.candidates import (
     KINDS,
     POLARITIES,
@@ -140,7 +141,8 @@ def _llm_candidate(
             negative = _NEGATIVE_START.match(text.replace("\u2019", "'"))
             polarity = "negative" if negative else "positive"
     category = item.get("category")
-    category = kebab(category) if isinstance(category, str) else ""
+    # redacted before its kebab form, which lower-cases a secret the redactor then misses
+    category = kebab(redact(category)) if isinstance(category, str) else ""
     message_id = item.get("message_id")
     if isinstance(message_id, (str, int)) and str(message_id) in sessions:
         message_id = str(message_id)

@@ -238,10 +238,28 @@ def test_notebook_headings_match_leniently(heading: str, kind: str, polarity: st
         ("🚫 Café notes", "café-notes"),
         ("", ""),
         ("!!!", ""),
+        ("Token [REDACTED:slack-token] here", "token-[REDACTED:slack-token]-here"),
+        ("[redacted:not-a-mark]", "redacted-not-a-mark"),
     ],
 )
 def test_kebab(heading: str, expected: str) -> None:
     assert kebab(heading) == expected
+
+
+def test_a_headings_secret_is_redacted_before_its_kebab_form() -> None:
+    """Put in kebab form first, ``AKIA…`` was lower-cased and a token got a "-" before it:
+    the redactor knew neither, and the category kept the secret."""
+    github = "ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5"
+    aws = "AKIAZYMLOPIFQY78F5M0"
+    text = (f"## Deploy with {github}\n- one\n### AWS {aws}\n- two\n"
+            "## password: DbZhrHpe7coruNg4!\n- three\n")
+
+    items = parse_items(text)
+
+    assert [item.category for item in items] == [
+        "deploy-with-[REDACTED:github-token]", "aws-[REDACTED:aws-access-key]",
+        "password-[REDACTED:password]"]
+    assert items[0].heading == f"Deploy with {github}"  # the file's own text
 
 
 # Dates
