@@ -150,14 +150,17 @@ class Writes:
 
 
 def redacted(request: RememberRequest) -> RememberRequest:
-    """The request with the secrets of its text, category, key and tags redacted: whatever
-    stores it (entry, ledger, events, vectors, the memory block) never sees the raw secret.
-    The request itself when there was none."""
-    text = redact(request.text)
-    category = redact(request.category)
-    key = redact(request.key) if request.key else request.key
-    tags = tuple(redact(tag) for tag in request.tags)
-    if (text, category, key, tags) == (request.text, request.category, request.key,
-                                       request.tags):
-        return request
-    return dataclasses.replace(request, text=text, category=category, key=key, tags=tags)
+    """The request with the secrets of every text it carries redacted: its text, category,
+    key and tags, and its project, writer, session and message id (an import gives them all,
+    from a file that may hold anything): whatever stores it (entry, ledger, events, vectors,
+    the memory block) never sees the raw secret. The request itself when there was none."""
+    after = dataclasses.replace(
+        request, text=redact(request.text), category=redact(request.category),
+        tags=tuple(redact(tag) for tag in request.tags), key=_redacted(request.key),
+        project=_redacted(request.project), writer=_redacted(request.writer),
+        session=_redacted(request.session), message_id=_redacted(request.message_id))
+    return request if after == request else after
+
+
+def _redacted(value: str | None) -> str | None:
+    return redact(value) if value else value

@@ -18,8 +18,9 @@ class FilterRequest:
     every agent (a harness agent's subagents are added by :mod:`memoryd.retrieval.filters`);
     ``project``: a directory, for its project's entries; ``in_project``: a directory, for its
     project's entries and the global ones (`memory search --here`, the memory block);
-    ``tags``: lower-cased, every one of them; ``teams``: with the agents named, the teams'
-    namespaces the daemon follows (``team.NAME``: what every agent's block shows)."""
+    ``tags``: lower-cased (a redaction mark kept), every one of them; ``teams``: with the
+    agents named, the teams' namespaces the daemon follows (``team.NAME``: what every agent's
+    block shows)."""
 
     agents: tuple[str, ...] | None = None
     category: str | None = None

@@ -42,9 +42,12 @@ class MemoryMethods:
         written = await self.parts.writes.remember(request)
         (reply,) = await self._replies([written])
         # what the write path's redaction took out, from the marks it left (said, not rescanned)
-        said = "\n".join([request.text, request.category, request.key or "", *request.tags])
+        said = "\n".join([request.text, request.category, request.key or "", *request.tags,
+                          request.project or "", request.session or "",
+                          request.message_id or ""])
         kept = written.entry
-        stored = "\n".join([kept.text, kept.category, kept.key or "", *kept.tags])
+        stored = "\n".join([kept.text, kept.category, kept.key or "", *kept.tags,
+                            kept.project or "", kept.session or "", kept.message_id or ""])
         kinds = sorted(redacted_kinds(said, stored)) \
             if written.stored or written.duplicate == "exact" else []  # a near one: its own
         return {**reply, "redacted": kinds} if kinds else reply  # the user is told

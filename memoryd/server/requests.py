@@ -18,6 +18,7 @@ from memoryd.retrieval.records import MAX_HITS, MAX_QUERY_CHARS, FilterRequest, 
 from memoryd.server.params import Params
 from memoryd.store.entries import KINDS, MAX_TEXT_CHARS, STATUSES
 from memoryd.store.records import Asker, EntryRequest, RememberRequest, ScopeRequest
+from memoryd.text import lower_keeping_marks
 from memoryd.writes import MAX_BATCH
 
 
@@ -149,7 +150,8 @@ def filter_request(params: Params, shared_agents: tuple[str, ...], *, every_agen
         agents=agents, category=category.strip() if category not in (None, "", "-") else None,
         kinds=tuple(kinds) if kinds is not None else None, project=project or None,
         in_project=in_project or None, statuses=statuses, since=since, until=until,
-        tags=tuple(t.lower() for t in params.strings("tags") or ()), teams=shared)
+        tags=tuple(lower_keeping_marks(t) for t in params.strings("tags") or ()),
+        teams=shared)
 
 
 def _agents(params: Params, every_agent: bool) -> tuple[str, ...] | None:

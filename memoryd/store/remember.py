@@ -31,7 +31,7 @@ from memoryd.store.records import (
     StoredEntry,
 )
 from memoryd.store.vectors import follow_meta
-from memoryd.text import content_hash
+from memoryd.text import content_hash, lower_keeping_marks
 
 #: Near-duplicate cosines this close to the threshold are decided on vectors embedded alone
 #: (dynamic int8 moves a vector by up to ~0.02 with its batch mates).
@@ -350,7 +350,7 @@ class Remembering(EntryWrites):
             text=request.text.strip(),
             hash=content_hash(request.text),
             confidence=confidence if confidence is not None else self.remember.manual_confidence,
-            tags=sorted({t.lower() for t in request.tags}),
+            tags=sorted({lower_keeping_marks(t) for t in request.tags}),
             status="active",
             created=created if created is not None else now,
             updated=now,

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from memoryd.store.records import StoredEntry
+from memoryd.text import lower_keeping_marks
 
 ENTRY_COLUMNS = (
     "uid",
@@ -42,8 +43,9 @@ ENTRY_COLUMNS = (
 
 
 def encode_tags(tags: Iterable[str]) -> str:
-    """Tags as stored: ",a,b," so that a LIKE '%,a,%' finds one exactly."""
-    clean = sorted({t.strip().lower() for t in tags if t.strip()})
+    """Tags as stored: ",a,b," so that a LIKE '%,a,%' finds one exactly; in lower case but
+    for a redaction mark (``[REDACTED:stripe-key]``)."""
+    clean = sorted({lower_keeping_marks(t.strip()) for t in tags if t.strip()})
     return "," + ",".join(clean) + "," if clean else ""
 
 

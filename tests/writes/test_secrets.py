@@ -5,6 +5,7 @@ journals, for good. Real daemon, real files; the state dir is searched byte by b
 from __future__ import annotations
 
 import gzip
+import json
 import random
 import string
 from pathlib import Path
@@ -227,3 +228,77 @@ def test_purge_deletes_a_torn_line_that_holds_the_secret(memoryd_home, embedder)
     left = [p.name for p in (memoryd_home / "torn").iterdir()]
     assert len(left) == 1 and left[0].startswith("ledger-b.jsonl.")  # not agent a's to purge
     assert state_holds(memoryd_home, secret, skip=memoryd_home / "torn" / left[0]) == []
+
+
+def state_holds_any_case(home: Path, needle: str) -> list[str]:
+    """:func:`state_holds`, case-insensitively: a heading's category is its kebab form, a
+    tag is lower-cased; a secret lower-cased is still the secret."""
+    found = []
+    raw = needle.lower().encode()
+    for path in home.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            if raw in (gzip.decompress(data) if path.suffix == ".gz" else data).lower():
+                found.append(str(path.relative_to(home)))
+    return found
+
+
+XOXB = "xoxb-124906528630-3748625702929-" + fake(24, 20).lower()
+AWS_HEADING = "AKIA" + fake(16, 21).upper()
+PROJ = "sk-proj-" + fake(48, 22)
+STRIPE = "sk_live_" + fake(24, 23)
+
+
+def test_headings_categories_and_imports_keep_no_secret(memory_dirs, memoryd_home, embedder,
+                                                        tmp_path) -> None:
+    """A heading was put in kebab form (lower case, "_" and spaces to "-") before it was
+    redacted: ``AKIA…`` lower-cased and a token after a "-" were no longer secrets, and the
+    category kept them (entries, search, events, export). An import kept the session and
+    message id it was given, and lower-cased a tag's mark."""
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket, timeout_s=30) as c:
+            c.file("write", "bob", "deploy.md", text=(
+                f"# Deploy\n\n## Deploy with {GITHUB}\n\n- push the tag\n\n"
+                f"## Token {XOXB}\n\n- the bot posts the release\n\n"
+                f"### AWS {AWS_HEADING}\n\n- the bucket is eu-west-1\n\n"
+                "## password: DbZhrHpe7coruNg4!\n\n- the replica lags a minute\n"))
+            c.file("write", "bob", "context.md", text="# Context\n\n- use the staging key\n")
+            c.file("replace", "bob", "context.md", old="# Context",
+                   new=f"# Context OpenAI key: {PROJ}")
+            c.remember("alice", f"cat-{XOXB}", "the channel for releases is #ship")
+            exported = tmp_path / "crafted.jsonl"
+            exported.write_text(json.dumps({
+                "agent": "carol", "category": "ops", "text": "the cache warms at six",
+                "session": f"sess-{XOXB}", "message_id": PROJ, "project": f"proj-{GITHUB}",
+                "tags": ["billing", STRIPE], "created": 1767225600.0}) + "\n")
+            imported = run_cli("import", str(exported))
+            assert imported.returncode == 0 and "stored 1" in imported.stdout, imported.stderr
+
+            def categories() -> set[str]:
+                listed = c.call("list", {"agents": ["bob"], "limit": 50})["entries"]
+                return {e["category"] for e in listed}
+
+            wait_until(lambda: len(categories()) == 5)
+            assert categories() == {
+                "deploy-with-[REDACTED:github-token]", "token-[REDACTED:slack-token]",
+                "aws-[REDACTED:aws-access-key]", "password-[REDACTED:password]",
+                "context-openai-key-[REDACTED:openai-api-key]"}
+            listed = run_cli("list", "bob")
+            assert listed.returncode == 0 and "bob/aws-[REDACTED:aws-access-key]" in \
+                listed.stdout, listed.stdout
+            [alice] = c.call("list", {"agents": ["alice"]})["entries"]
+            assert alice["category"] == "cat-[REDACTED:slack-token]"
+            out = run_cli("export", "--agent", "carol").stdout
+            [carol] = [json.loads(line) for line in out.splitlines()]
+            assert carol["session"] == "sess-[REDACTED:slack-token]"
+            assert carol["message_id"] == "[REDACTED:openai-api-key]"
+            assert carol["project"].endswith("/proj-[REDACTED:github-token]")
+            assert carol["tags"] == ["[REDACTED:stripe-key]", "billing"]
+            # a tag filter is case-insensitive, the mark's too
+            found = c.call("list", {"agents": ["carol"], "tags": ["[redacted:Stripe-Key]"]})
+            assert [e["text"] for e in found["entries"]] == ["the cache warms at six"]
+    finally:
+        running.stop()
+    for secret in (GITHUB, XOXB, AWS_HEADING, "DbZhrHpe7coruNg4!", PROJ, STRIPE):
+        assert state_holds_any_case(memoryd_home, secret) == [], secret
