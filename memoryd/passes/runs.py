@@ -171,7 +171,8 @@ class PassRuns:
         in ``max_bytes`` as JSON (at least one), so that a run of hundreds of big file
         changes (a notebooks run over 200 notebooks: 8 MB) never makes a reply too large to
         send. ``changes_total`` counts them all; ``next`` is the offset of the next page
-        (None: this page ends the run)."""
+        (None: this page ends the run); ``undoable`` counts those of every page applied now,
+        which an undo of the run takes back (a page of the run cannot tell it)."""
         row = self.store.runs.get(run)
         if row is None:
             raise NotFoundError(f"no run {run_name(run)}")
@@ -186,7 +187,8 @@ class PassRuns:
             page.append(change)
         end = offset + len(page)
         return {**self._run_row(row), "changes": self._with_undos(page), "changes_total": total,
-                "offset": offset, "next": end if end < total else None}
+                "offset": offset, "next": end if end < total else None,
+                "undoable": self.store.runs.states(run).get("applied", 0)}
 
     def change(self, change: int) -> dict[str, Any]:
         row = self.store.runs.change(change)

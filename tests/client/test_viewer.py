@@ -8,6 +8,7 @@ One daemon, one viewer and one browser serve the whole module (the suite's time 
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -888,3 +889,68 @@ def test_long_lists_say_how_much_they_show_and_lead_to_the_rest(world: World) ->
     assert listed.returncode == 0, listed.stderr
     assert len(listed.stdout.splitlines()) == 50
     assert f"sessions 1-50 of {sessions}; next page: --offset 50" in listed.stderr
+
+
+#: Notebooks whose dates the notebook pass writes out: each of long bullets (~430 KB), so
+#: that a run over them is more than one reply holds (a page of `pass show`: half a frame)
+BIG_NOTEBOOKS, BIG_BULLET_WORDS = 6, 9_000
+
+
+def _big_notebook(number: int) -> str:
+    bullets = [f"- 2026-3-{day}: notebook {number} lesson {day}: "
+               + " ".join(f"margin{number}x{day}x{j}" for j in range(BIG_BULLET_WORDS))
+               for day in (3, 1, 2)]
+    return "# Big notebook\n\n## Learnings\n" + "\n".join(bullets) + "\n"
+
+
+def _undo_run_said(url: str) -> str | None:
+    """What the page's "Undo run" button asks before it acts (None: the page has none)."""
+    status, text = _get(url)
+    assert status == 200, text[:2000]
+    found = re.search(r'<main.*?<div class="actions"><button [^>]*data-confirm="([^"]*)"', text)
+    return html.unescape(found.group(1)) if found else None
+
+
+def test_undo_run_says_and_takes_back_the_changes_of_all_its_pages(
+        world: World, keyword_daemon: Any) -> None:
+    """A notebooks run too big for one page: every page of it offers "Undo run" with the
+    count of the whole run's applied changes (not its own page's), and still does once the
+    changes of its first page were undone one by one; confirmed, it takes back all that
+    were left, whatever page it was clicked on."""
+    memory = Path(os.environ["HOME"]) / ".mastersof-ai" / "agents" / "designer" / "memory"
+    memory.mkdir(parents=True)
+    notebooks = [memory / f"big-{n}.md" for n in range(BIG_NOTEBOOKS)]
+    for number, path in enumerate(notebooks):
+        path.write_text(_big_notebook(number))
+    with Client(keyword_daemon.socket, timeout_s=120) as client:
+        wait_until(lambda: client.list_entries(agents=["designer"], limit=1)["total"]
+                   >= 3 * BIG_NOTEBOOKS, timeout_s=120)
+        run = client.pass_run("notebooks")
+        assert run["counts"].get("applied") == BIG_NOTEBOOKS, run
+        pages = [client.pass_show(run["run"])]
+        while pages[-1]["next"] is not None:
+            pages.append(client.pass_show(run["run"], offset=pages[-1]["next"]))
+        assert len(pages) >= 2, [len(p["changes"]) for p in pages]
+        viewer = _start_viewer(dict(os.environ), keyword_daemon.socket)
+        try:
+            shown = [viewer.url + f"passes/{run['run']}"
+                     + (f"?offset={page['offset']}" if page["offset"] else "") for page in pages]
+            said = (f"Undo run {run['run']} (notebooks)? Its {BIG_NOTEBOOKS} applied change(s) "
+                    "(on every page of it) are taken back")
+            for url in shown:
+                assert (_undo_run_said(url) or "").startswith(said), url
+            for change in pages[0]["changes"]:  # the first page's, undone one by one
+                client.undo(change["change"])
+            left = BIG_NOTEBOOKS - len(pages[0]["changes"])
+            assert f"Its {left} applied change(s) (on every page of it)" \
+                in (_undo_run_said(shown[0]) or ""), shown[0]
+            b = world.browser
+            b.open(shown[-1])
+            b.click("main > .actions button.action[data-action=undo]")
+            assert re.fullmatch(rf"{run['run']} undone as run r\d+ \(done: applied {left}\)",
+                                _confirm(b)), b.text("#notice")
+            assert [p.read_text() for p in notebooks] \
+                == [_big_notebook(n) for n in range(BIG_NOTEBOOKS)]
+            assert _undo_run_said(shown[0]) is None
+        finally:
+            assert viewer.stop() == 0

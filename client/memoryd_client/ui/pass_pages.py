@@ -79,7 +79,9 @@ def run_page(client: Client, target: str, query: dict[str, str] | None = None) -
     if "changes" not in shown:  # one change
         return Page(f"Change {shown['change']}", "passes",
                     f"<h1>Change {esc(shown['change'])}</h1>{change_view(shown)}")
-    applied = [c for c in shown["changes"] if c["state"] == "applied"]
+    # what an undo of the run takes back: its changes applied now, on every page of it (the
+    # daemon counts them; this page holds some of them only)
+    applied = shown["undoable"]
     took = (f", {shown['finished'] - shown['started']:.1f} s" if shown.get("finished") else "")
     head = (f"<h1>Run {esc(shown['run'])}: {esc(shown['pass'])}</h1>"
             f'<p class="summary">{esc(shown["status"])}'
@@ -88,9 +90,10 @@ def run_page(client: Client, target: str, query: dict[str, str] | None = None) -
             f"{esc(_counts(shown.get('counts') or {}))}</p>"
             + (f'<p class="bad">error: {isolated(shown["error"])}</p>' if shown.get("error")
                else ""))
+    every = " (on every page of it)" if shown["changes_total"] > len(shown["changes"]) else ""
     actions = action_button(
         "undo", shown["run"], f"Undo run {shown['run']}",
-        f"Undo run {shown['run']} ({shown['pass']})? Its {len(applied)} applied change(s) are "
+        f"Undo run {shown['run']} ({shown['pass']})? Its {applied:,} applied change(s){every} are "
         "taken back as a new run (which can itself be undone); a file edited since keeps the "
         "edit.", danger=True) if applied else ""
     changes = "".join(change_view(c) for c in shown["changes"]) or \
