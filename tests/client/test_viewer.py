@@ -13,9 +13,11 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -954,3 +956,80 @@ def test_undo_run_says_and_takes_back_the_changes_of_all_its_pages(
             assert _undo_run_said(shown[0]) is None
         finally:
             assert viewer.stop() == 0
+
+
+def test_an_offset_that_is_no_number_it_takes_is_refused_with_a_page(world: World) -> None:
+    """A Unicode digit ("²", "①": digits to str.isdigit, not to int) dropped the connection
+    without a reply; an offset past the furthest the daemon takes was read as that furthest
+    ("No sessions from 10,000,001 on"). Each is refused, saying what was asked."""
+    for asked, said in (("%C2%B2", "'²'"), ("%E2%91%A0", "'①'"), ("99999999", "'99999999'"),
+                        ("-1", "'-1'"), ("many", "'many'")):
+        for page in ("sessions", "passes", "search"):
+            status, text = _get(world.url + f"{page}?offset={asked}")
+            assert status == 400, (page, asked, text[:500])
+            assert f"The offset {said} is no number of 0 to 10,000,000" in html.unescape(text)
+    assert _get(world.url + "sessions?offset=0")[0] == 200
+
+
+class _StandIn:
+    """A daemon of another version, on a socket of its own: every request answered with the
+    reply ``answers`` holds for its method ({} for the others), some without a field the
+    viewer reads."""
+
+    def __init__(self, path: Path, answers: dict[str, Any]) -> None:
+        import socketserver
+
+        from memoryd_client import wire
+
+        class Answer(socketserver.BaseRequestHandler):
+            def handle(self) -> None:
+                while True:
+                    header = self.request.recv(4, socket.MSG_WAITALL)
+                    if len(header) < 4:
+                        return
+                    body = self.request.recv(wire.frame_length(header), socket.MSG_WAITALL)
+                    request = wire.unpack(body)
+                    self.request.sendall(wire.pack(
+                        {"id": request["id"], "result": answers.get(request["method"], {})}))
+
+        self.server = socketserver.ThreadingUnixStreamServer(str(path), Answer)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_a_page_the_viewer_fails_on_is_a_500_page_and_the_viewer_keeps_serving(
+        tmp_path: Path) -> None:
+    """A reply the viewer cannot read (a daemon of another version, without a field the page
+    shows) is a bug of the viewer's: the page says it failed (500), the traceback goes to the
+    terminal `memory ui` runs in, and the next requests are answered; before, the connection
+    was dropped without a reply. An action the viewer fails on answers 500 the same way."""
+    socket_path = tmp_path / "d.sock"
+    stand_in = _StandIn(socket_path, {
+        "list": {"entries": [{"id": "e1", "agent": "coder", "kind": "note"}], "total": 1},
+        "undo": {"status": "done"}})
+    viewer = _start_viewer(dict(os.environ), socket_path)
+    try:
+        status, text = _get(viewer.url + "search")
+        assert status == 500, text[:500]
+        assert "The viewer failed" in text and "The other pages still work." in text
+        assert _get(viewer.url + "static/viewer.css")[0] == 200
+        assert _get(viewer.url + "search")[0] == 500  # and again, the same
+        port = int(re.search(r":(\d+)/", viewer.url).group(1))  # type: ignore[union-attr]
+        status, answer = _post(viewer.url + "action/undo", {"target": "r1", "confirm": True},
+                               f"http://127.0.0.1:{port}")
+        assert status == 500 and answer["ok"] is False, answer
+        assert answer["message"].startswith("undo r1: the viewer failed on the daemon's answer")
+    finally:
+        viewer.process.send_signal(signal.SIGTERM)
+        _, said = viewer.process.communicate(timeout=30)
+        os.close(viewer.terminal)
+        stand_in.close()
+    assert viewer.process.returncode == 0
+    assert "memory ui: GET 'search' failed:\nTraceback" in said, said
+    assert "KeyError: 'text'" in said and "memory ui: POST 'action/undo' failed:" in said
+    assert viewer.url.rstrip("/").rsplit("/", 1)[1] not in said  # not the token

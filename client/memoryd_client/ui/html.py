@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
+from memoryd_client.errors import UsageError
 from memoryd_client.printable import UNSAFE, printable
 from memoryd_client.views import duration, when
 
@@ -27,6 +28,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+#: The furthest a page of a long list may start (as the daemon's ``offset``).
+MAX_OFFSET = 10_000_000
 #: The pages of the navigation bar: (path, title).
 NAV = (("search", "Search"), ("timeline", "Timeline"), ("sessions", "Sessions"),
        ("passes", "Passes"), ("health", "Health"))
@@ -90,9 +93,17 @@ def link(page: str, text: str, item: str | None = None, **query: Any) -> str:
 
 
 def offset_of(query: dict[str, str]) -> int:
-    """Where a page of a long list starts (the query's ``offset``; 0 when it says none)."""
+    """Where a page of a long list starts (the query's ``offset``; 0 when it says none). An
+    offset that is no whole number the daemon takes (0 to :data:`MAX_OFFSET`, in ASCII
+    digits: "²" is a digit to :meth:`str.isdigit`, not to :func:`int`) is refused, not read
+    as another."""
     value = query.get("offset") or ""
-    return min(int(value), 10_000_000) if value.isdigit() else 0
+    if not value:
+        return 0
+    if not (value.isascii() and value.isdigit()) or int(value) > MAX_OFFSET:
+        raise UsageError(f"The offset {printable(value)!r} is no number of 0 to {MAX_OFFSET:,} "
+                         "(where a page of the list starts).")
+    return int(value)
 
 
 def pager(path: str, what: str, offset: int, shown: int, total: int, size: int,

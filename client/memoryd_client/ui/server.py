@@ -29,6 +29,7 @@ import secrets
 import signal
 import sys
 import threading
+import traceback
 import webbrowser
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -70,6 +71,11 @@ STATIC_TYPES = {".css": "text/css; charset=utf-8", ".js": "text/javascript; char
                 ".svg": "image/svg+xml", ".png": "image/png"}
 #: A POST body is a small JSON map: {"target": "r12", "confirm": true}.
 MAX_BODY = 16 * 1024
+#: What a page that failed on a bug of the viewer's says (the traceback goes to stderr).
+FAILED = ("This page could not be shown: the viewer failed on it (a bug; its traceback is on "
+          "the terminal `memory ui` runs in). The other pages still work.")
+FAILED_ACTION = ("the viewer failed on the daemon's answer (a bug; its traceback is on the "
+                 "terminal `memory ui` runs in); the Passes page shows what was done")
 _TARGETS = {"undo": re.compile(r"^[rc]\d{1,12}$"), "promote": re.compile(r"^c\d{1,12}$"),
             "forget": re.compile(r"^[\w.:-]{1,200}$"), "release": re.compile(r"^[\w.:-]{1,200}$")}
 
@@ -228,6 +234,9 @@ class Handler(BaseHTTPRequestHandler):
             rendered = message("Not understood", exc.message, status=400)
         except MemorydError as exc:
             rendered = message("memoryd refused", exc.message, status=502)
+        except Exception:  # a bug: said on the page and on stderr, the viewer keeps serving
+            self._log_failure()
+            rendered = message("The viewer failed", FAILED, status=500)
         if isinstance(rendered, str):
             return 200, rendered
         if fragment:
@@ -275,6 +284,10 @@ class Handler(BaseHTTPRequestHandler):
                 404 if isinstance(exc, NotFoundError) else 409
             self._json(status, {"ok": False, "message": exc.message})
             return
+        except Exception:  # a bug: the daemon may have acted; the run lists say what it did
+            self._log_failure()
+            self._json(500, {"ok": False, "message": f"{action} {target}: {FAILED_ACTION}"})
+            return
         self._json(200, {"ok": True, "message": said})
 
     def _body(self) -> Any:
@@ -290,6 +303,13 @@ class Handler(BaseHTTPRequestHandler):
             return None
 
     # -- replies ---------------------------------------------------------------------------
+
+    def _log_failure(self) -> None:
+        """A request that failed on a bug of the viewer's: its traceback on stderr (the
+        terminal `memory ui` runs in), with the page asked for but not the token."""
+        asked = urlsplit(self.path).path.lstrip("/").partition("/")[2]
+        print(f"memory ui: {self.command} {asked!r} failed:\n{traceback.format_exc()}",
+              file=sys.stderr, end="", flush=True)
 
     def _json(self, status: int, value: dict[str, Any]) -> None:
         """A JSON reply; its message (shown on the page) with control characters shown as
