@@ -301,11 +301,12 @@ class DaemonMethods(abc.ABC):
         return self.call("pass_run", drop_none({"name": name, "agent": agent, "project": project,
                                                  "dry_run": dry_run, "full": full or None}))
 
-    def pass_runs(self, name: str | None = None, *, limit: int | None = None,
-                  offset: int | None = None) -> Any:
-        """The newest runs (of one pass, or of all), newest first, a page of them (``limit``,
-        default 50, after ``offset``): {"runs": [...], "total": how many in all}."""
-        return self.call("pass_runs", drop_none({"name": name, "limit": limit,
+    def pass_runs(self, name: str | None = None, *, entry: str | None = None,
+                  limit: int | None = None, offset: int | None = None) -> Any:
+        """The newest runs (of one pass, or of all; with ``entry``, those whose scope names
+        that entry: the forget of it), newest first, a page of them (``limit``, default 50,
+        after ``offset``): {"runs": [...], "total": how many in all}."""
+        return self.call("pass_runs", drop_none({"name": name, "entry": entry, "limit": limit,
                                                   "offset": offset}))
 
     def pass_show(self, run_or_change: str | None = None, *, offset: int | None = None) -> Any:

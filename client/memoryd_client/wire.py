@@ -85,7 +85,7 @@ PARAMS: dict[str, frozenset[str]] = {
     "pass_list": frozenset(),
     "pass_run": frozenset({"name", "agent", "project", "dry_run", "full"}),
     "pass_show": frozenset({"id", "offset"}),
-    "pass_runs": frozenset({"name", "limit", "offset"}),
+    "pass_runs": frozenset({"name", "entry", "limit", "offset"}),
     "undo": frozenset({"id"}),
     "promote_accept": frozenset({"id"}),
     "notebook_check": frozenset({"path", "agent", "fix"}),

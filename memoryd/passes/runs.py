@@ -38,6 +38,7 @@ import logging
 import os
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +94,18 @@ def _status_as_read(entry: StoredEntry | None, change: Change) -> bool:
     return entry is not None and (status is None or entry.status == status)
 
 
+@dataclass(frozen=True)
+class RunsRequest:
+    """A page of the runs asked for (``pass_runs``): of the pass ``name`` (or what else makes
+    runs: undo, forget, scope; None: any), of those whose scope names the ``entry`` (a
+    forget's names the entry it forgot; None: any), ``limit`` of them after ``offset``."""
+
+    name: str | None
+    entry: str | None
+    limit: int
+    offset: int
+
+
 class PassRuns:
     """Runs on the database thread."""
 
@@ -124,9 +137,12 @@ class PassRuns:
                offset: int = 0) -> list[dict[str, Any]]:
         return [self._run_row(row) for row in self.store.runs.newest(name, limit, offset)]
 
-    def page(self, name: str | None, limit: int, offset: int) -> dict[str, Any]:
+    def page(self, asked: RunsRequest) -> dict[str, Any]:
         """A page of the runs, newest first, and how many there are: {"runs", "total"}."""
-        return {"runs": self.newest(name, limit, offset), "total": self.store.runs.count(name)}
+        runs = self.store.runs
+        return {"runs": [self._run_row(row) for row in runs.newest(
+                    asked.name, asked.limit, asked.offset, entry=asked.entry)],
+                "total": runs.count(asked.name, entry=asked.entry)}
 
     def newest_whole(self, name: str) -> dict[str, Any] | None:
         """The pass's newest run over everything (the schedule counts from it)."""

@@ -15,6 +15,7 @@ from memoryd_client.wire import MAX_FRAME_BYTES
 from memoryd.errors import BadParamsError
 from memoryd.passes.notebooks import checked_paths
 from memoryd.passes.runner import PASSES, PassRunner
+from memoryd.passes.runs import RunsRequest
 from memoryd.project import project_of
 from memoryd.server.params import Params
 
@@ -23,6 +24,13 @@ FULL_PASSES = ("consolidate", "staleness")
 #: The changes of a run shown in one reply, at most (as JSON; the rest are paged): half a
 #: frame, the rest of the reply is small.
 SHOWN_BYTES = MAX_FRAME_BYTES // 2
+
+
+def runs_request(params: Params) -> RunsRequest:
+    limit = params.integer("limit", default=50, low=1, high=1000)
+    offset = params.integer("offset", default=0, low=0, high=10_000_000)
+    return RunsRequest(name=params.text("name", max_len=40),
+                       entry=params.text("entry", max_len=200), limit=limit, offset=offset)
 
 
 class PassMethods:
@@ -55,12 +63,10 @@ class PassMethods:
 
     async def m_pass_runs(self, params: Params) -> dict[str, Any]:
         """The newest runs, newest first: of every pass, or of ``name`` (a pass, or what
-        else runs are made by: undo, forget, scope); ``offset`` skips the first; ``total``
-        counts them all."""
-        name = params.text("name", max_len=40)
-        limit = params.integer("limit", default=50, low=1, high=1000)
-        offset = params.integer("offset", default=0, low=0, high=10_000_000)
-        return await self.passes.db(self.passes.runs.page, name, limit, offset)
+        else runs are made by: undo, forget, scope), or those whose scope names the
+        ``entry`` (the forget of an entry); ``offset`` skips the first; ``total`` counts them
+        all."""
+        return await self.passes.db(self.passes.runs.page, runs_request(params))
 
     async def m_pass_show(self, params: Params) -> dict[str, Any]:
         """A run with a page of its changes (``offset``: from the how-manyth; the reply's

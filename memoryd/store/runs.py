@@ -86,6 +86,20 @@ def _change(row: Sequence[Any]) -> ChangeRow:
                      ts, undoes, group)
 
 
+def _runs_of(name: str | None, entry: str | None) -> tuple[str, list[Any]]:
+    """The WHERE clause (and its arguments) of the runs of the pass ``name`` (None: any)
+    whose scope names ``entry`` (None: any scope): a forget's run names the entry it
+    forgot."""
+    terms, args = [], []
+    if name:
+        terms.append("pass=?")
+        args.append(name)
+    if entry is not None:
+        terms.append("json_extract(scope, '$.entry')=?")
+        args.append(entry)
+    return (" WHERE " + " AND ".join(terms) if terms else ""), args
+
+
 class Runs:
     """The ``runs`` and ``changes`` tables (the database thread)."""
 
@@ -141,12 +155,13 @@ class Runs:
             " ORDER BY r.id", whole).fetchall()
         return [(_run(row[:9]), int(row[9])) for row in rows if row[9]]
 
-    def newest(self, name: str | None, limit: int, offset: int = 0) -> list[Run]:
-        """The newest runs first (of the pass ``name``; None: of any), the first ``offset``
-        left out."""
+    def newest(self, name: str | None, limit: int, offset: int = 0, *,
+               entry: str | None = None) -> list[Run]:
+        """The newest runs first (of the pass ``name``; None: of any; and with ``entry``,
+        only those whose scope names that entry), the first ``offset`` left out."""
+        where, args = _runs_of(name, entry)
         return [_run(row) for row in self._db.execute(
-            _RUNS + (" WHERE pass=?" if name else "") + " ORDER BY id DESC LIMIT ? OFFSET ?",
-            ([name] if name else []) + [limit, offset])]
+            _RUNS + where + " ORDER BY id DESC LIMIT ? OFFSET ?", [*args, limit, offset])]
 
     def newest_whole(self, name: str) -> Run | None:
         """The newest run of the pass ``name`` that did its work for everything: not a dry
@@ -166,11 +181,11 @@ class Runs:
     def any(self) -> bool:
         return self._db.execute("SELECT 1 FROM runs LIMIT 1").fetchone() is not None
 
-    def count(self, name: str | None = None) -> int:
-        """How many runs there are (of the pass ``name``; None: of any)."""
-        if name:
-            return integer(self._db, "SELECT count(*) FROM runs WHERE pass=?", (name,))
-        return integer(self._db, "SELECT count(*) FROM runs")
+    def count(self, name: str | None = None, *, entry: str | None = None) -> int:
+        """How many runs there are (of the pass ``name``; None: of any; with ``entry``, of
+        those whose scope names that entry)."""
+        where, args = _runs_of(name, entry)
+        return integer(self._db, "SELECT count(*) FROM runs" + where, args)
 
     # -- changes ------------------------------------------------------------------------
 

@@ -1033,3 +1033,30 @@ def test_a_page_the_viewer_fails_on_is_a_500_page_and_the_viewer_keeps_serving(
     assert "memory ui: GET 'search' failed:\nTraceback" in said, said
     assert "KeyError: 'text'" in said and "memory ui: POST 'action/undo' failed:" in said
     assert viewer.url.rstrip("/").rsplit("/", 1)[1] not in said  # not the token
+
+
+def test_a_forgotten_entry_names_its_forget_however_many_forgets_came_after(
+        world: World, keyword_daemon: Any) -> None:
+    """The entry page of a forgotten entry names the run that forgot it, with the button that
+    takes it back, after more than a thousand other forgets too (the page looked among the
+    newest 1,000 forget runs only, and then said neither)."""
+    with Client(keyword_daemon.socket, timeout_s=120) as client:
+        kept = client.remember("coder", "tools", "We deploy with the blue-green script",
+                               is_global=True)["entry"]["id"]
+        forgot = client.forget(kept)["undo"]
+        for batch in (range(0, 500), range(500, 1001)):  # a thousand and one
+            for result in client.remember_many([
+                    {"agent": "coder", "category": "batch", "text": f"Batch note {n}: kiln {n}"}
+                    for n in batch])["results"]:
+                client.forget(result["id"])
+        assert client.pass_runs("forget", limit=1)["total"] == 1002
+        viewer = _start_viewer(dict(os.environ), keyword_daemon.socket)
+        try:
+            b = world.browser
+            b.open(viewer.url + "entry/" + kept)
+            assert f"Run {forgot} did it" in b.text("main .message")
+            b.click(f"button.action[data-action=undo][data-target={forgot}]")
+            assert _confirm(b).startswith(f"{forgot} undone as run r")
+            assert b.text(".state").split()[0] == "active"
+        finally:
+            assert viewer.stop() == 0

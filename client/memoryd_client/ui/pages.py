@@ -219,8 +219,7 @@ def _forgotten(client: Client, entry: dict[str, Any], history: dict[str, Any]) -
     events = [e for e in history.get("events") or [] if e["action"] == "forgotten"]
     who = (f"Forgotten by {isolated(events[-1].get('actor') or 'someone')} "
            f"{ago(events[-1]['ts'])}." if events else "Forgotten.")
-    runs = [r for r in client.pass_runs("forget", limit=1000)["runs"]
-            if (r.get("scope") or {}).get("entry") == entry["id"]]
+    runs = client.pass_runs("forget", entry=entry["id"], limit=1)["runs"]
     if not runs:
         return f'<p class="message">{who}</p>'
     run = runs[0]["run"]
