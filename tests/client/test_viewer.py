@@ -627,6 +627,34 @@ def test_the_timeline_draws_growth_per_agent_and_kind(world: World) -> None:
     b.screenshot("timeline")
 
 
+def test_the_timeline_rises_only_when_entries_were_written_and_ends_today(
+        world: World) -> None:
+    """The coder's entries were all written today, the designer's notebook months ago: the
+    coder's line stays on the axis until the period of today (it was drawn rising from the
+    designer's last period, months before, as the chart had points only where some agent had
+    entries), and the chart ends today, not at the end of the week to come."""
+    b = world.browser
+    b.open(world.url + "timeline")
+    figure = "document.querySelector('figure.chart svg.plot')"
+    labels = b.evaluate(f"Array.from({figure}.querySelectorAll('text[text-anchor]'))"
+                        ".filter(t => /^\\d{4}-/.test(t.textContent))"
+                        ".map(t => [Number(t.getAttribute('x')), t.textContent])")
+    (x_first, first), (x_last, last) = labels[0], labels[-1]
+    assert last <= time.strftime("%Y-%m-%d"), labels
+    days = (time.mktime(time.strptime(last, "%Y-%m-%d"))
+            - time.mktime(time.strptime(first, "%Y-%m-%d"))) / 86_400
+    assert days > 180, labels  # counted by week
+    per_day = (x_last - x_first) / days
+    coder = b.evaluate(f"Array.from({figure}.querySelectorAll('polyline')).find(p => "
+                       "p.querySelector('title').textContent.startsWith('coder:'))"
+                       ".getAttribute('points')")
+    points = [tuple(map(float, point.split(","))) for point in coder.split()]
+    axis = max(y for _, y in points)  # nothing written: the bottom of the chart
+    left_the_axis = min(x for x, y in points if y < axis)
+    still_on_it = max(x for x, y in points if y == axis and x < left_the_axis)
+    assert points[-1][0] - still_on_it <= 7 * per_day + 1, (still_on_it, points[-3:])
+
+
 def test_health_shows_the_doctors_checks_and_updates_live(world: World) -> None:
     b = world.browser
     b.open(world.url + "health")

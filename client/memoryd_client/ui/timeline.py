@@ -4,6 +4,8 @@ inline SVG, no chart library), and what happened lately (entries written, runs o
 
 from __future__ import annotations
 
+import time
+
 from memoryd_client.ui.html import (
     Page,
     ago,
@@ -58,22 +60,28 @@ def timeline_page(client: Client, query: dict[str, str]) -> Page:
     return Page("Timeline", "timeline", body)
 
 
-def series(counts: list[dict[str, Any]], by: str, bucket: int
+def series(counts: list[dict[str, Any]], by: str, bucket: int, now: float | None = None
            ) -> dict[str, list[tuple[float, int]]]:
     """Cumulative entries per value of ``by`` (agent or kind) at the end of each period of
-    ``bucket`` seconds: name → [(time, total so far)], biggest series first."""
+    ``bucket`` seconds, every period from the first to the last (one without entries too, so
+    that a line joining two points rises only within the period its entries were written
+    in), the last one ending ``now`` at the latest (not in the future): name → [(time,
+    total so far)], biggest series first."""
+    now = time.time() if now is None else now
     periods: dict[str, dict[float, int]] = {}
     for row in counts:
         start = (row["start"] // bucket) * bucket
         named = periods.setdefault(row[by], {})
         named[start] = named.get(start, 0) + row["count"]
-    every = sorted({start for named in periods.values() for start in named})
+    first = min(start for named in periods.values() for start in named)
+    last = max(start for named in periods.values() for start in named)
+    every = [first + n * bucket for n in range(int((last - first) // bucket) + 1)]
     totals: dict[str, list[tuple[float, int]]] = {}
     for name, named in periods.items():
-        total, points = 0, [(every[0], 0)]
+        total, points = 0, [(first, 0)]
         for start in every:
             total += named.get(start, 0)
-            points.append((start + bucket, total))
+            points.append((max(min(start + bucket, now), points[-1][0]), total))
         totals[name] = points
     return dict(sorted(totals.items(), key=lambda item: -item[1][-1][1]))
 
