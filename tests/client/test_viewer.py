@@ -667,6 +667,28 @@ def test_health_shows_the_doctors_checks_and_updates_live(world: World) -> None:
     b.screenshot("health")
 
 
+def test_the_health_page_says_when_the_viewer_stopped_answering(world: World) -> None:
+    """The Health page left open after `memory ui` stopped: it kept saying "healthy · up to
+    date" (a fetch that failed was passed over). It says the viewer is not answering, and
+    what it shows greys out."""
+    viewer = _start_viewer(world.env, world.home / "memoryd.sock")
+    b = world.browser
+    try:
+        b.open(viewer.url + "health")
+        b.wait("document.querySelector('#live').dataset.updated !== undefined", timeout_s=10)
+        assert "healthy" in b.text("#live")
+        assert b.evaluate("document.querySelector('.stale-note')") is None
+    finally:
+        assert viewer.stop() == 0
+    b.wait("document.querySelector('#live .stale-note') !== null", timeout_s=10)
+    said = b.text("#live .stale-note")
+    assert said.startswith("The viewer is not answering (no connection, since "), said
+    assert said.endswith("what follows may be out of date. Is the memory ui command still "
+                         "running?"), said
+    assert b.evaluate("document.querySelector('#live').classList.contains('stale')")
+    b.screenshot("health-viewer-stopped")
+
+
 def test_the_project_filter_keeps_the_search_to_one_projects_entries(world: World) -> None:
     """The Search page's project filter: a directory of the project, typed as a person types
     it (a folder inside the repository names its project), keeps the hits to that project's

@@ -102,16 +102,41 @@
   });
 
   // -- Live parts (Health): fetched again every data-every milliseconds ---------------------
+  // A part the viewer does not answer for (`memory ui` stopped, or a page it failed on) is
+  // marked stale, with a line that says so above what it last showed: an old "healthy" must
+  // not read as the daemon's state now. The next poll that is answered clears it.
+  function stale(part, why) {
+    let note = part.querySelector(":scope > .stale-note");
+    if (!note) {
+      note = document.createElement("p");
+      note.className = "stale-note";
+      note.setAttribute("role", "alert");
+      part.prepend(note);
+      part.dataset.staleSince = new Date().toLocaleTimeString();
+    }
+    part.classList.add("stale");
+    note.textContent = "The viewer is not answering (" + why + ", since " +
+      part.dataset.staleSince + "): what follows may be out of date. Is the memory ui command " +
+      "still running?";
+  }
+
   document.querySelectorAll(".live[data-fragment]").forEach(function (part) {
     const every = Number(part.dataset.every);
     const poll = function () {
       fetch(part.dataset.fragment, {credentials: "omit"})
-        .then(function (reply) { return reply.text(); })
+        .then(function (reply) {
+          if (!reply.ok) throw new Error("it answered " + reply.status);
+          return reply.text();
+        })
         .then(function (html) {
           part.innerHTML = html;
+          part.classList.remove("stale");
+          delete part.dataset.staleSince;
           part.dataset.updated = String(Date.now());
         })
-        .catch(function () { /* the next poll tries again */ })
+        .catch(function (error) {
+          stale(part, error instanceof TypeError ? "no connection" : error.message);
+        })
         .finally(function () { setTimeout(poll, every); });
     };
     setTimeout(poll, part.dataset.now ? 0 : every);
