@@ -689,6 +689,33 @@ def test_the_health_page_says_when_the_viewer_stopped_answering(world: World) ->
     b.screenshot("health-viewer-stopped")
 
 
+def test_a_long_unbroken_line_wraps_and_no_page_asks_for_what_it_may_not_load(
+        world: World) -> None:
+    """An entry of one 20,000-character word: its page and the list of the newest entries
+    wrap it within the window (the entry page was 177,684 pixels wide). And a page loads
+    nothing that is refused: the browser asked for /favicon.ico, which has no token (403)."""
+    word = "kiln" * 5000
+    entry = world.client.remember("coder", "tools", f"The log line was {word}",
+                                  is_global=True)["entry"]["id"]
+    b = world.browser
+    b.call("Network.enable", session=True)
+    try:
+        for page in ("entry/" + entry, "search?agent=coder"):
+            b.open(world.url + page)
+            assert word[:200] in b.text("main")
+            assert b.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), \
+                (page, b.evaluate("document.documentElement.scrollWidth"))
+            time.sleep(0.5)
+            b.evaluate("1")  # the events that came meanwhile
+            refused = [(e["params"]["response"]["status"], e["params"]["response"]["url"])
+                       for e in b.events if e.get("method") == "Network.responseReceived"
+                       and e["params"]["response"]["status"] >= 400]
+            assert not refused, refused
+    finally:
+        b.call("Network.disable", session=True)
+        world.client.forget(entry)  # the module's other pages see the store as it was
+
+
 def test_the_project_filter_keeps_the_search_to_one_projects_entries(world: World) -> None:
     """The Search page's project filter: a directory of the project, typed as a person types
     it (a folder inside the repository names its project), keeps the hits to that project's

@@ -198,6 +198,8 @@ def layout(page: Page, base: str) -> str:
         f'<base href="{esc(base)}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         '<meta name="referrer" content="no-referrer">'
+        # no icon: else the browser asks for /favicon.ico, which has no token (403)
+        '<link rel="icon" href="data:,">'
         f"<title>{esc(page.title)} · memoryd</title>"
         '<link rel="stylesheet" href="static/viewer.css">'
         '<script src="static/viewer.js" defer></script>'
