@@ -716,6 +716,23 @@ def test_a_long_unbroken_line_wraps_and_no_page_asks_for_what_it_may_not_load(
         world.client.forget(entry)  # the module's other pages see the store as it was
 
 
+def test_a_filter_of_sessions_or_runs_that_holds_none_says_so(world: World) -> None:
+    """`passes?pass=bogus` said "No run yet." and `sessions?agent=nobody` "No agent session
+    recorded yet", while runs and sessions there were: each says that none is of the filter,
+    and leads back to all of them."""
+    b = world.browser
+    for page, said, back, listed in (
+            ("passes?pass=bogus", "No run of 'bogus': none for this filter.", "Every run",
+             "table.runs"),
+            ("sessions?agent=nobody", "No session of agent 'nobody': none for this filter.",
+             "Every session", "table.sessions")):
+        b.open(world.url + page)
+        assert b.text("main p:last-child") == f"{said} {back}", b.text("main")
+        b.click("main p:last-child a")
+        b.wait("location.search === '' && document.readyState === 'complete'")
+        assert b.evaluate(f"document.querySelectorAll('{listed} tbody tr').length") > 0
+
+
 def test_the_project_filter_keeps_the_search_to_one_projects_entries(world: World) -> None:
     """The Search page's project filter: a directory of the project, typed as a person types
     it (a folder inside the repository names its project), keeps the hits to that project's

@@ -292,10 +292,13 @@ def sessions_page(client: Client, query: dict[str, str]) -> Page:
     rows = [(link("sessions", s["id"][:12], s["id"]), isolated(s["agent"]),
              ago(s.get("last_seen")), esc(s.get("user_messages", 0)),
              isolated(s.get("project") or s.get("cwd") or "-")) for s in sessions]
+    none = (f"<p>No session of agent {isolated(repr(agent))}: none for this filter. "
+            f'{link("sessions", "Every session")}</p>' if agent else
+            "<p>No agent session recorded yet: the hooks record them (memory hook install "
+            "claude-code).</p>")
     body = "<h1>Sessions</h1>" + where + (
         table(("session", "agent", "last seen", "user messages", "project"), rows, "sessions")
-        + where if rows else "" if page["total"] else "<p>No agent session recorded yet: "
-        "the hooks record them (memory hook install claude-code).</p>")
+        + where if rows else "" if page["total"] else none)
     return Page("Sessions", "sessions", body)
 
 

@@ -68,8 +68,17 @@ def passes_page(client: Client, query: dict[str, str]) -> Page:
             + table(("pass", "schedule", "next run", "last run", ""), schedule, "schedule")
             + "<h2>Runs, newest first</h2>" + where
             + (table(("run", "pass", "started", "status", "counts"), rows, "runs") + where
-               if rows else "" if page["total"] else "<p>No run yet.</p>"))
+               if rows else "" if page["total"] else _no_run(query.get("pass"))))
     return Page("Passes", "passes", body)
+
+
+def _no_run(name: str | None) -> str:
+    """What the list says when it holds no run: none at all, or none of the pass asked for
+    (with the way back to every run)."""
+    if not name:
+        return "<p>No run yet.</p>"
+    return (f"<p>No run of {isolated(repr(name))}: none for this filter. "
+            f'{link("passes", "Every run")}</p>')
 
 
 def run_page(client: Client, target: str, query: dict[str, str] | None = None) -> Page:
