@@ -733,6 +733,25 @@ def test_a_filter_of_sessions_or_runs_that_holds_none_says_so(world: World) -> N
         assert b.evaluate(f"document.querySelectorAll('{listed} tbody tr').length") > 0
 
 
+def test_a_refused_address_is_said_in_the_pages_words_and_search_keeps_its_form(
+        world: World) -> None:
+    """A filter in the address the daemon refuses (`search?kind=bogus`): the Search page
+    keeps its form (which searches again as one types), the refusal where the results go,
+    in the page's words ("The kind filter …", not the daemon's method "list: kind …"); an id
+    too long says "The id …", not "pass_show: id …"."""
+    b = world.browser
+    b.open(world.url + "search?kind=bogus")
+    assert b.evaluate("document.querySelector('#search input[name=q]') !== null")
+    assert b.text("#results") == ("The kind filter must be among fact, lesson, feedback, "
+                                  "note, turn, summary; got 'bogus'")
+    b.type("#search input[name=q]", "kiln")  # the form works: its kind is "every kind"
+    b.wait("document.querySelector('#results').dataset.query === 'kiln'")
+    assert "ranked hit" in b.text("#results .summary")
+    status, text = _get(world.url + "passes/r" + "1" * 77)
+    assert status == 400
+    assert '<p class="message">The id is 78 characters long; the limit is 40</p>' in text
+
+
 def test_the_project_filter_keeps_the_search_to_one_projects_entries(world: World) -> None:
     """The Search page's project filter: a directory of the project, typed as a person types
     it (a folder inside the repository names its project), keeps the hits to that project's

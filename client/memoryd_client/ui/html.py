@@ -20,9 +20,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
-from memoryd_client.errors import UsageError
+from memoryd_client.errors import BadParamsError, UsageError
 from memoryd_client.printable import UNSAFE, printable
 from memoryd_client.views import duration, when
+from memoryd_client.wire import PARAMS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -104,6 +105,25 @@ def offset_of(query: dict[str, str]) -> int:
         raise UsageError(f"The offset {printable(value)!r} is no number of 0 to {MAX_OFFSET:,} "
                          "(where a page of the list starts).")
     return int(value)
+
+
+#: The request parameters the pages send, in the pages' words (an error names them so).
+PARAM_WORDS = {"id": "The id", "query": "The query", "agent": "The agent filter",
+               "agents": "The agent filter", "kind": "The kind filter",
+               "status": "The status filter", "since": "The “written” filter",
+               "project": "The project filter", "session": "The session id",
+               "name": "The pass", "offset": "The offset"}
+
+
+def refusal(exc: BadParamsError | UsageError) -> str:
+    """A refused request in the viewer's words: the parameter as the page names it (the
+    kind filter), not the daemon's method (``list: kind must be …``)."""
+    if isinstance(exc, BadParamsError) and exc.param and exc.detail:
+        said = f"{PARAM_WORDS.get(exc.param, f'The {exc.param}')} {exc.detail}"
+    else:
+        method, colon, rest = exc.message.partition(": ")
+        said = rest if colon and method in PARAMS else exc.message
+    return said[:1].upper() + said[1:]
 
 
 def pager(path: str, what: str, offset: int, shown: int, total: int, size: int,

@@ -7,6 +7,7 @@ methods (search with ``explain``, list, get, history, sessions, session, explain
 
 from __future__ import annotations
 
+from memoryd_client.errors import BadParamsError, UsageError
 from memoryd_client.ui.html import (
     Page,
     action_button,
@@ -21,6 +22,7 @@ from memoryd_client.ui.html import (
     link,
     offset_of,
     pager,
+    refusal,
     status_badges,
     table,
 )
@@ -78,8 +80,25 @@ def search_page(client: Client, query: dict[str, str]) -> Page:
         'placeholder="a directory of the project"></label>'
         '<noscript><button>Search</button></noscript></div></form>'
     )
+    try:
+        results, status = search_results(client, query), 200
+    except (BadParamsError, UsageError) as exc:  # a filter of the address: the form stays
+        results, status = _refused(exc), 400
     return Page("Search", "search", f'<h1>Search</h1>{form}<section id="results">'
-                f'{search_results(client, query)}</section>')
+                f"{results}</section>", status)
+
+
+def _refused(exc: BadParamsError | UsageError) -> str:
+    return f'<p class="message refused">{esc(refusal(exc))}</p>'
+
+
+def search_fragment(client: Client, query: dict[str, str]) -> str:
+    """The results as the script fetches them while one types: a filter refused is said
+    in their place."""
+    try:
+        return search_results(client, query)
+    except (BadParamsError, UsageError) as exc:
+        return _refused(exc)
 
 
 def search_results(client: Client, query: dict[str, str]) -> str:

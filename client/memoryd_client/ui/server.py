@@ -49,7 +49,7 @@ from memoryd_client.errors import (
 from memoryd_client.pass_view import conflicts_said
 from memoryd_client.printable import printable
 from memoryd_client.ui import health, pages, pass_pages, redirect, timeline
-from memoryd_client.ui.html import Page, layout, message
+from memoryd_client.ui.html import Page, layout, message, refusal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -203,7 +203,7 @@ class Handler(BaseHTTPRequestHandler):
         name, rest = unquote(name), unquote(rest.rstrip("/")) or query.get("id") or ""
         if name in ("", "search"):
             if fragment == "results":
-                return lambda c: pages.search_results(c, query)
+                return lambda c: pages.search_fragment(c, query)
             return lambda c: pages.search_page(c, query)
         if name == "entry" and rest:
             return lambda c: pages.entry_page(c, rest)
@@ -231,7 +231,7 @@ class Handler(BaseHTTPRequestHandler):
         except NotFoundError as exc:
             rendered = message("Not found", exc.message, status=404)
         except (BadParamsError, UsageError) as exc:
-            rendered = message("Not understood", exc.message, status=400)
+            rendered = message("Not understood", refusal(exc), status=400)
         except MemorydError as exc:
             rendered = message("memoryd refused", exc.message, status=502)
         except Exception:  # a bug: said on the page and on stderr, the viewer keeps serving
