@@ -752,6 +752,32 @@ def test_a_refused_address_is_said_in_the_pages_words_and_search_keeps_its_form(
     assert '<p class="message">The id is 78 characters long; the limit is 40</p>' in text
 
 
+def test_an_undo_of_a_change_that_is_not_applied_is_a_conflict_not_a_404(
+        world: World) -> None:
+    """Undo of a problem the notebook pass reported (there is such a change, it is just not
+    one that can be undone) answered 404, as a change that does not exist does: it is 409,
+    and a change that does not exist stays 404."""
+    memory = world.home / "user" / ".mastersof-ai" / "agents" / "designer" / "memory"
+    undated = memory / "undated.md"
+    undated.write_text("# Undated\n\n## Learnings\n- glaze the mugs before the second firing\n")
+    wait_until(lambda: any(h["source"] == str(undated) for h in world.client.search(
+        "glaze the mugs before the second firing", agents=["designer"], limit=5)["hits"]),
+        timeout_s=30)
+    run = world.client.notebook_check(str(undated), fix=True)["run"]
+    [reported] = [c["change"] for c in world.client.pass_show(run)["changes"]
+                  if c["state"] == "reported"]
+    port = int(re.search(r":(\d+)/", world.url).group(1))  # type: ignore[union-attr]
+    origin = f"http://127.0.0.1:{port}"
+    status, answer = _post(world.url + "action/undo", {"target": reported, "confirm": True},
+                           origin)
+    assert status == 409, answer
+    assert answer["message"].startswith(f"{reported} is reported"), answer
+    status, answer = _post(world.url + "action/undo", {"target": "c999999999",
+                                                       "confirm": True}, origin)
+    assert (status, answer["message"]) == (404, "no change c999999999"), answer
+    undated.unlink()
+
+
 def test_the_project_filter_keeps_the_search_to_one_projects_entries(world: World) -> None:
     """The Search page's project filter: a directory of the project, typed as a person types
     it (a folder inside the repository names its project), keeps the hits to that project's

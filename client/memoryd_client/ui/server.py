@@ -281,7 +281,8 @@ class Handler(BaseHTTPRequestHandler):
                 said = act(client, action, target)
         except MemorydError as exc:
             status = 503 if isinstance(exc, DaemonUnreachableError) else \
-                404 if isinstance(exc, NotFoundError) else 409
+                self._not_found_or_not_now(action, target) \
+                if isinstance(exc, NotFoundError) else 409
             self._json(status, {"ok": False, "message": exc.message})
             return
         except Exception:  # a bug: the daemon may have acted; the run lists say what it did
@@ -289,6 +290,20 @@ class Handler(BaseHTTPRequestHandler):
             self._json(500, {"ok": False, "message": f"{action} {target}: {FAILED_ACTION}"})
             return
         self._json(200, {"ok": True, "message": said})
+
+    def _not_found_or_not_now(self, action: str, target: str) -> int:
+        """The status of an action the daemon answered "not found": 404 when there is no
+        such run or change, 409 when there is one that cannot be undone or accepted as it is
+        now (the daemon says either as not found: a change reported, undone already, a run
+        with nothing left to undo)."""
+        if action not in ("undo", "promote"):
+            return 404
+        try:
+            with self.server.clients.client() as client:
+                client.pass_show(target)
+        except MemorydError:
+            return 404
+        return 409
 
     def _body(self) -> Any:
         try:
