@@ -27,6 +27,7 @@ from memoryd_client.ui.html import (
     table,
 )
 from memoryd_client.views import no_directory, unknown_agents, usage_words, when
+from memoryd_client.wire import HUMAN_CHANNELS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -205,7 +206,8 @@ def entry_page(client: Client, entry_id: str) -> Page:
         f'{badge(entry["status"], "ok" if entry["status"] == "active" else "muted")}'
         f' {status_badges(entry, status=False)}</p>'
         f'<blockquote class="entry-text">{isolated(entry["text"])}</blockquote>'
-        f'<div class="actions">{_entry_actions(entry)}</div>{_forgotten(client, entry, history)}'
+        f'<div class="actions">{_entry_actions(entry, client.channel in HUMAN_CHANNELS)}</div>'
+        f"{_forgotten(client, entry, history)}"
         f'<h2>Provenance</h2><table class="facts">{rows}</table>'
         f'<h2>Usage</h2><p class="usage">{esc(usage_words(usage)) if usage else "no usage record"}'
         "</p>"
@@ -214,14 +216,22 @@ def entry_page(client: Client, entry_id: str) -> Page:
     return Page(f"Entry {entry['id']}", "search", body)
 
 
-def _entry_actions(entry: dict[str, Any]) -> str:
+def _entry_actions(entry: dict[str, Any], at_terminal: bool) -> str:
+    """What a person may do about the entry from here: a quarantined one is released by a
+    person at a terminal only (the daemon refuses another channel), so a viewer started
+    without one says where instead of offering a button the daemon would refuse."""
     buttons = []
-    if entry.get("quarantined"):
+    if entry.get("quarantined") and at_terminal:
         buttons.append(action_button(
             "release", entry["id"], "Release",
             "Release this entry? It was held back because its text looks like an instruction "
             "to the model; once released it can be injected into the agent's sessions.",
             danger=True))
+    elif entry.get("quarantined"):
+        buttons.append(f'<p class="note">A person releases a quarantined entry, at a terminal: '
+                       f"this viewer was not started at one. Type <code>memory release "
+                       f"{esc(entry['id'])}</code> there, or start <code>memory ui</code> "
+                       "there to release it from this page.</p>")
     if entry.get("status") == "active":
         buttons.append(action_button(
             "forget", entry["id"], "Forget",

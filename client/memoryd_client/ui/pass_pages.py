@@ -23,6 +23,7 @@ from memoryd_client.ui.html import (
     table,
 )
 from memoryd_client.views import when
+from memoryd_client.wire import HUMAN_CHANNELS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -87,7 +88,8 @@ def run_page(client: Client, target: str, query: dict[str, str] | None = None) -
     shown = client.pass_show(target, offset=offset_of(query or {}) or None)
     if "changes" not in shown:  # one change
         return Page(f"Change {shown['change']}", "passes",
-                    f"<h1>Change {esc(shown['change'])}</h1>{change_view(shown)}")
+                    f"<h1>Change {esc(shown['change'])}</h1>"
+                    f"{change_view(shown, client.channel in HUMAN_CHANNELS)}")
     # what an undo of the run takes back: its changes applied now, on every page of it (the
     # daemon counts them; this page holds some of them only)
     applied = shown["undoable"]
@@ -105,7 +107,8 @@ def run_page(client: Client, target: str, query: dict[str, str] | None = None) -
         f"Undo run {shown['run']} ({shown['pass']})? Its {applied:,} applied change(s){every} are "
         "taken back as a new run (which can itself be undone); a file edited since keeps the "
         "edit.", danger=True) if applied else ""
-    changes = "".join(change_view(c) for c in shown["changes"]) or \
+    at_terminal = client.channel in HUMAN_CHANNELS
+    changes = "".join(change_view(c, at_terminal) for c in shown["changes"]) or \
         "<p>This run changed nothing.</p>"
     return Page(f"Run {shown['run']}", "passes",
                 f'{head}<div class="actions">{actions}</div>{changes}{_change_pager(shown)}')
@@ -129,8 +132,10 @@ def _change_pager(shown: dict[str, Any]) -> str:
             f'{" · ".join(links)}</p>')
 
 
-def change_view(change: dict[str, Any]) -> str:
-    """One change: what, why, its state, its before and after, and what may be done."""
+def change_view(change: dict[str, Any], at_terminal: bool = True) -> str:
+    """One change: what, why, its state, its before and after, and what may be done (a
+    proposal accepted from a viewer started without a terminal: only one of lessons no agent
+    wrote, as the daemon has it, which the page says)."""
     undoes = f" (undoes {change['undoes']})" if change.get("undoes") else ""
     buttons = []
     if change["state"] == "applied":
@@ -143,6 +148,12 @@ def change_view(change: dict[str, Any]) -> str:
         buttons.append(action_button(
             "promote", change["change"], f"Accept {change['change']}",
             f"Accept proposal {change['change']}: write it into {change['target']}?"))
+        if not at_terminal:
+            buttons.append(
+                '<p class="note">This viewer was not started at a terminal: memoryd accepts '
+                "from it only a proposal of lessons no agent wrote. One of lessons an agent "
+                "wrote is accepted by a person, at a terminal: <code>memory promote accept "
+                f"{esc(change['change'])}</code>.</p>")
     why = f'<p class="why">Why: {isolated(grouped_why(change["why"]))}</p>' \
         if change.get("why") \
         else ""
