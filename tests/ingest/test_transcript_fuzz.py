@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from memoryd.ingest.transcript import make_parser
@@ -60,6 +60,7 @@ def _line(record: dict[str, Any]) -> str:
 
 @settings(max_examples=30, deadline=None)
 @given(st.lists(records(), min_size=1, max_size=6))
+@example([{"role": "user", "content": {"type": ["text"], "text": "a block typed by a list"}}])
 def test_no_record_makes_a_parser_fail(lines: list[dict[str, Any]]) -> None:
     for fmt in TRANSCRIPT_FORMATS:
         parser = make_parser(fmt, cwd="/home/ana/src/shop")

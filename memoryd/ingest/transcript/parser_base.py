@@ -316,7 +316,7 @@ def content_text(content: object, text_types: frozenset[str] = frozenset({"text"
     if isinstance(content, str):
         return content.strip()
     if loose and isinstance(content, dict):  # one block: a text block, or a wrong content
-        if content.get("type") not in text_types:
+        if not isinstance(content.get("type"), str) or content["type"] not in text_types:
             raise Skip("bad_field")
         content = [content]
     if not isinstance(content, list):
