@@ -168,7 +168,9 @@ def print_show(result: dict[str, Any]) -> None:
           f"{_counts(result['counts'], result['status'])}")
     if result.get("error"):
         print(f"    error: {result['error']}")
-    applied = sum(1 for change in result["changes"] if change["state"] == "applied")
+    # of every page of the run (a long run's reply holds one page of its changes)
+    applied = result.get("undoable",
+                         sum(1 for change in result["changes"] if change["state"] == "applied"))
     if result["status"] == "interrupted" and applied:
         print(f"    stopped midway (the daemon was stopped or killed): its {applied} applied "
               f"change{'' if applied == 1 else 's'} stay; memory undo {result['run']} takes "

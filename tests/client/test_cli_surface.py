@@ -682,3 +682,17 @@ def test_an_export_that_fails_midway_leaves_the_file_as_it_was(tmp_path: Path) -
     piped = run_cli("--socket", str(socket_path), "export")
     assert piped.returncode != 0 and "the first page's entry" in piped.stdout
     assert "stopped after 1 entries; the output is incomplete" in piped.stderr
+
+
+def test_an_interrupted_runs_count_of_applied_changes_is_of_every_page(capsys) -> None:
+    """A long run's reply holds one page of its changes: `memory pass show` said "its 1
+    applied change stays" of a run stopped midway with eight applied, as the viewer's undo
+    button did (the reply's ``undoable`` counts every page)."""
+    from memoryd_client.pass_view import print_show
+
+    change = {"change": "c9", "kind": "file", "action": "prune", "state": "applied",
+              "target": "/notes/nb.md", "why": None, "before": None, "after": None}
+    print_show({"run": "r4", "pass": "notebooks", "status": "interrupted", "started": 0.0,
+                "finished": 1.0, "counts": {"applied": 8}, "changes": [change],
+                "changes_total": 8, "offset": 0, "next": 1, "undoable": 8})
+    assert "its 8 applied changes stay; memory undo r4" in capsys.readouterr().out
