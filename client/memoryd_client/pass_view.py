@@ -173,7 +173,7 @@ def print_show(result: dict[str, Any]) -> None:
                          sum(1 for change in result["changes"] if change["state"] == "applied"))
     if result["status"] == "interrupted" and applied:
         print(f"    stopped midway (the daemon was stopped or killed): its {applied} applied "
-              f"change{'' if applied == 1 else 's'} stay; memory undo {result['run']} takes "
+              f"change{' stays' if applied == 1 else 's stay'}; memory undo {result['run']} takes "
               "them back, or run it again to finish the work")
     for change in result["changes"]:
         _print_change(change)
