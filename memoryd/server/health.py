@@ -617,4 +617,7 @@ def state_sizes(state_dir: Path) -> list[tuple[str, int]]:
 
 
 def megabytes(size: int) -> str:
+    """A size as a person reads it: 740 KB, 2.4 MB, 216 MB."""
+    if size < 1e6:
+        return f"{max(1, round(size / 1e3))} KB"
     return f"{size / 1e6:.1f} MB" if size < 10e6 else f"{size / 1e6:.0f} MB"
