@@ -655,9 +655,7 @@ def test_an_older_git_keeps_a_line_the_remote_lost(tmp_path: Path, remote: Path)
         sync(a, b)
         ledger = "ledger/designer.jsonl"
         good = (a.home / ledger).read_bytes()
-        _edit_remote(remote, tmp_path, ledger,
-                     lambda data: b"".join(line for line in data.splitlines(keepends=True)
-                                           if b"staging host" not in line) + b"not json\n")
+        _remote_loses_the_staging_host(remote, tmp_path, ledger, then=b"not json\n")
         shown = a.cli("sync")
         assert shown.returncode == 0, shown.stderr
         assert f"refused: {ledger}: 1 line this machine holds that the remote's copy lacks " \
@@ -927,6 +925,15 @@ def _reindexed(m: Machine) -> list[str]:
 NOTES = ["the deploy runs on fridays", "the staging host is alder", "tabs, never spaces"]
 
 
+def _remote_loses_the_staging_host(remote: Path, tmp_path: Path, ledger: str,
+                                   then: bytes = b"") -> None:
+    """Someone takes NOTES' staging host line out of the remote's ledger (and adds ``then``)
+    in a clone, and pushes."""
+    _edit_remote(remote, tmp_path, ledger,
+                 lambda data: b"".join(line for line in data.splitlines(keepends=True)
+                                       if b"staging host" not in line) + then)
+
+
 def test_a_line_the_remote_lost_is_kept_on_every_machine_and_sent_back(
         machines, remote: Path, tmp_path: Path) -> None:
     """Someone took a line out of a ledger in a clone of the remote and pushed. A pull never
@@ -939,9 +946,7 @@ def test_a_line_the_remote_lost_is_kept_on_every_machine_and_sent_back(
     sync(a, b)
     ledger = "ledger/designer.jsonl"
     good = (a.home / ledger).read_bytes()
-    _edit_remote(remote, tmp_path, ledger,
-                 lambda data: b"".join(line for line in data.splitlines(keepends=True)
-                                       if b"staging host" not in line))
+    _remote_loses_the_staging_host(remote, tmp_path, ledger)
     shown = a.cli("sync")
     assert shown.returncode == 0, shown.stderr
     assert "pulled: 0 ledger records" in shown.stdout
