@@ -180,14 +180,23 @@ def print_show(result: dict[str, Any]) -> None:
     _print_page(result)
 
 
-def _print_page(result: dict[str, Any]) -> None:
-    """Which of the run's changes the reply held, and the next page's command, on stderr,
-    when it did not hold them all (a reply holds what fits in one frame)."""
+def changes_span(result: dict[str, Any]) -> tuple[int, int, int] | None:
+    """Of `memory pass show`'s reply (the CLI's and the viewer's): where its changes start,
+    end, and how many the run has; None when it holds them all (a reply holds what fits in
+    one frame)."""
     total = result.get("changes_total", len(result["changes"]))
     offset = result.get("offset") or 0
     last = offset + len(result["changes"])
-    if not offset and last >= total:
+    return None if not offset and last >= total else (offset, last, total)
+
+
+def _print_page(result: dict[str, Any]) -> None:
+    """Which of the run's changes the reply held, and the next page's command, on stderr,
+    when it did not hold them all."""
+    span = changes_span(result)
+    if span is None:
         return
+    offset, last, total = span
     if not result["changes"]:
         print(f"no changes from --offset {offset}: {total} in all", file=sys.stderr)
         return

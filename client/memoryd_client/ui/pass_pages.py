@@ -8,7 +8,7 @@ from __future__ import annotations
 import difflib
 import time
 
-from memoryd_client.pass_view import grouped_why, state_said
+from memoryd_client.pass_view import changes_span, grouped_why, state_said
 from memoryd_client.status_view import next_run
 from memoryd_client.ui.html import (
     Page,
@@ -116,12 +116,11 @@ def run_page(client: Client, target: str, query: dict[str, str] | None = None) -
 
 def _change_pager(shown: dict[str, Any]) -> str:
     """Which of the run's changes the page shows, with links to the pages before and after,
-    when it does not show them all (a reply holds what fits in one frame)."""
-    total = shown.get("changes_total", len(shown["changes"]))
-    offset = shown.get("offset") or 0
-    last = offset + len(shown["changes"])
-    if not offset and last >= total:
+    when it does not show them all."""
+    span = changes_span(shown)
+    if span is None:
         return ""
+    offset, last, total = span
     links = []
     if offset:
         links.append(link("passes", "← first changes", shown["run"]))
