@@ -233,6 +233,14 @@ def run_memoryd(*args: str, timeout: float = 120) -> subprocess.CompletedProcess
                           timeout=timeout, env=os.environ.copy())
 
 
+def reindexed(embedder: Embedder | None) -> RunningDaemon:
+    """``memoryd reindex --no-vectors`` (the index rebuilt from the files, the daemon
+    stopped), then the daemon started on the rebuilt index."""
+    done = run_memoryd("reindex", "--no-vectors")
+    assert done.returncode == 0, done.stderr
+    return start_daemon(embedder)
+
+
 def spawn_daemon(home: Path, nofile: tuple[int, int] | None = None,
                  env: dict[str, str] | None = None, model: bool = True,
                  wrapper: list[str] | None = None) -> subprocess.Popen[str]:

@@ -15,7 +15,7 @@ from typing import Any
 from memoryd_client import Client
 
 from memoryd.store.ledger import decode_line
-from tests.conftest import run_cli, run_memoryd, start_daemon, wait_until
+from tests.conftest import reindexed, run_cli, start_daemon, wait_until
 from tests.passes.test_retain import exchange
 from tests.writes.test_secrets import state_holds
 
@@ -28,11 +28,6 @@ def entries(client: Client) -> dict[str, dict[str, Any]]:
 def ledger_lines(home: Path, agent: str) -> list[bytes]:
     return (home / "ledger" / f"{agent}.jsonl").read_bytes().splitlines(keepends=True)
 
-
-def reindexed(home: Path, embedder: Any) -> Any:
-    done = run_memoryd("reindex", "--no-vectors")
-    assert done.returncode == 0, done.stderr
-    return start_daemon(embedder)
 
 
 def test_a_purge_by_text_leaves_names_categories_tags_and_kinds_alone(
@@ -79,7 +74,7 @@ def test_a_purge_by_text_leaves_names_categories_tags_and_kinds_alone(
                 assert record["ids"] == [target]
     finally:
         running.stop()
-    running = reindexed(memoryd_home, embedder)
+    running = reindexed(embedder)
     try:
         with Client(running.socket) as c:
             assert entries(c) == kept
@@ -120,7 +115,7 @@ def test_a_purged_transcript_turn_leaves_the_other_turns_in_the_archive(
     finally:
         running.stop()
     path.unlink()  # Claude Code deletes its transcripts after 30 days
-    running = reindexed(memoryd_home, embedder)
+    running = reindexed(embedder)
     try:
         with Client(running.socket) as c:
             assert entries(c) == kept
@@ -178,7 +173,7 @@ def test_a_purged_entrys_pass_changes_leave_the_journal_file_too(
     finally:
         running.stop()
     assert state_holds(memoryd_home, secret) == []
-    running = reindexed(memoryd_home, embedder)
+    running = reindexed(embedder)
     try:
         with Client(running.socket) as c:
             assert c.status()["contradictions"] == []

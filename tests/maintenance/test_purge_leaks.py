@@ -14,8 +14,7 @@ from typing import Any
 
 from memoryd_client import Client
 
-from tests.conftest import run_cli, start_daemon, wait_until
-from tests.maintenance.test_purge import reindexed
+from tests.conftest import reindexed, run_cli, start_daemon, wait_until
 from tests.sessions.test_usage import (
     SESSION,
     UV,
@@ -59,7 +58,7 @@ def test_the_outcome_events_quoting_the_text_are_scrubbed_and_a_reindex_keeps_th
             assert state_holds(memoryd_home, SECRET) == []
     finally:
         running.stop()
-    running = reindexed(memoryd_home, embedder)  # the events made again from the files
+    running = reindexed(embedder)  # the events made again from the files
     try:
         [event] = outcome_events(ids[UV])
         assert "[PURGED]" in event["after"]["why"] and SECRET not in event["after"]["why"]
@@ -91,7 +90,7 @@ def test_a_forget_whose_reason_mentions_the_text_keeps_its_change_and_can_be_und
             assert state_holds(memoryd_home, phone) == []
     finally:
         running.stop()
-    running = reindexed(memoryd_home, embedder)
+    running = reindexed(embedder)
     try:
         with Client(running.socket, timeout_s=30) as c:
             undone = run_cli("undo", run)
@@ -138,7 +137,7 @@ def test_a_session_whose_transcript_holds_the_text_is_not_judged_from_it_again(
             assert state_holds(memoryd_home, SECRET) == []
     finally:
         running.stop()
-    running = reindexed(memoryd_home, embedder)
+    running = reindexed(embedder)
     try:
         resume_and_show()
     finally:
@@ -198,7 +197,7 @@ def test_the_backup_a_reindex_kept_goes_with_the_purge_and_doctor_names_older_co
             c.remember("ops", "vault", "the vault opens on mondays")
     finally:
         running.stop()
-    running = reindexed(memoryd_home, embedder)
+    running = reindexed(embedder)
     bak = memoryd_home / "memoryd.db.bak"
     damaged = memoryd_home / "memoryd.db.corrupt-20261101T090000Z"
     shutil.copy2(bak, damaged)  # as an integrity check at start sets one aside

@@ -22,7 +22,7 @@ from memoryd.store.database import Store
 from memoryd.store.entries import Entries
 from memoryd.store.ledger import Ledger
 from memoryd.store.query import EntryQuery
-from tests.conftest import run_cli, run_memoryd, start_daemon, wait_until
+from tests.conftest import reindexed, run_cli, start_daemon, wait_until
 from tests.ingest.test_ingest import eventually
 
 MARK = ("## Learnings\n\n"
@@ -111,9 +111,7 @@ def test_a_forgotten_or_superseded_line_put_back_is_active_and_undo_does_not_cop
     finally:
         running.stop()
     # a rebuild of the index from the file says what the live index said
-    rebuilt = run_memoryd("reindex", "--no-vectors")
-    assert rebuilt.returncode == 0, rebuilt.stderr
-    running = start_daemon(embedder)
+    running = reindexed(embedder)
     try:
         with Client(running.socket) as client:
             for uid, entry in live.items():
@@ -148,9 +146,7 @@ def test_an_undated_line_keeps_its_date_when_its_file_is_emptied_and_when_the_in
             indexed(client, "kestrel")
     finally:
         running.stop()
-    rebuilt = run_memoryd("reindex", "--no-vectors")
-    assert rebuilt.returncode == 0, rebuilt.stderr
-    running = start_daemon(embedder)
+    running = reindexed(embedder)
     try:
         with Client(running.socket) as client:
             wait_until(lambda: status(client, otter["id"]) == "active")

@@ -15,7 +15,7 @@ from memoryd.scheduling import paced
 from memoryd.store import archive
 from memoryd.store.archive import AgentArchive, MemberWriter, archive_record
 from memoryd.store.database import ENTRY_COLUMNS
-from tests.conftest import run_memoryd, start_daemon
+from tests.conftest import reindexed, run_memoryd, start_daemon
 from tests.ingest.test_ingest import assistant, eventually, search, user, write_lines
 
 NOTEBOOK = """\
@@ -172,9 +172,7 @@ def test_forget_of_file_transcript_and_api_entries_survives_reindex(
     finally:
         running.stop()
     deleted.unlink()
-    result = run_memoryd("reindex", "--no-vectors")
-    assert result.returncode == 0, result.stderr
-    running = start_daemon(embedder)
+    running = reindexed(embedder)
     try:
         with Client(running.socket) as client:
             eventually(lambda: (settled(client), one(client, "gift boxes", "any"),

@@ -11,7 +11,13 @@ from pathlib import Path
 
 from memoryd_client import Client
 
-from tests.conftest import run_cli, run_cli_at_terminal, run_memoryd, start_daemon, wait_until
+from tests.conftest import (
+    reindexed,
+    run_cli,
+    run_cli_at_terminal,
+    start_daemon,
+    wait_until,
+)
 
 
 def git_repository(path: Path) -> Path:
@@ -149,9 +155,7 @@ def test_a_move_is_kept_by_a_rebuild_and_can_still_be_undone(memoryd_home, embed
             moved = client.scope(entry["id"], "global")
     finally:
         running.stop()
-    rebuilt = run_memoryd("reindex", "--no-vectors")
-    assert rebuilt.returncode == 0, rebuilt.stderr
-    running = start_daemon(embedder)
+    running = reindexed(embedder)
     try:
         with Client(running.socket) as client:
             assert client.get(entry["id"])["project"] is None  # the ledger has the move

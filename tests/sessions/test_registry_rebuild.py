@@ -12,7 +12,7 @@ from typing import Any
 
 from memoryd_client import Client
 
-from tests.conftest import run_cli, run_memoryd, start_daemon, wait_until
+from tests.conftest import reindexed, run_cli, run_memoryd, start_daemon, wait_until
 from tests.ingest.test_ingest import assistant, eventually, user, write_lines
 from tests.sessions.test_usage import FORCE, SESSION, UV, iso, lessons, run_session
 
@@ -56,9 +56,7 @@ def test_a_session_whose_transcript_is_gone_is_listed_again_from_its_archive(
     finally:
         running.stop()
     path.rename(tmp_path / path.name)  # moved away: only the archive holds its turns
-    result = run_memoryd("reindex", "--no-vectors")
-    assert result.returncode == 0, result.stderr
-    running = start_daemon(embedder)
+    running = reindexed(embedder)
     try:
         with Client(running.socket) as client:
             session = listed(ARCHIVED)
@@ -104,9 +102,7 @@ def test_a_session_extracted_before_a_rebuild_stays_extracted(
             assert extracted is not None
     finally:
         running.stop()
-    result = run_memoryd("reindex", "--no-vectors")
-    assert result.returncode == 0, result.stderr
-    running = start_daemon(embedder)
+    running = reindexed(embedder)
     try:
         assert listed(SESSION)["extracted"] == extracted
         shown = run_cli("session", "show", SESSION)
@@ -139,9 +135,7 @@ def test_what_was_injected_into_a_session_is_explained_after_a_rebuild(
     finally:
         running.stop()
     assert [i["id"] for inj in explained for i in inj["items"]].count(ids[UV]) == 1
-    result = run_memoryd("reindex", "--no-vectors")
-    assert result.returncode == 0, result.stderr
-    running = start_daemon(embedder)
+    running = reindexed(embedder)
     try:
         assert json.loads(run_cli("explain", SESSION, "--json").stdout)["injections"] \
             == explained
