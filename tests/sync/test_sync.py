@@ -758,13 +758,7 @@ def test_a_forget_and_a_supersede_of_one_entry_on_two_machines_end_the_same(
         actions = [e["action"] for e in c.history(uid)["events"]]
     assert "overtaken" in actions
     # and a rebuild from the merged ledger agrees
-    a.stop()
-    (a.home / "memoryd.db").unlink()
-    import sys
-    rebuilt = subprocess.run([sys.executable, "-m", "memoryd", "reindex"], capture_output=True,
-                             text=True, timeout=300, env={**os.environ, **a.env})
-    assert rebuilt.returncode == 0, rebuilt.stderr
-    a.start()
+    reindex(a)
     assert _state(a, uid) == ("superseded", newer)
 
 
@@ -831,10 +825,13 @@ def clock(tmp_path: Path, behind: float = 0.0, tick: float = 0.0) -> dict[str, s
                                                          os.environ.get("PYTHONPATH")]))}
 
 
-def reindex(m: Machine) -> None:
+def reindex(m: Machine, delete_index: bool = True) -> None:
+    """The machine's index rebuilt from its files (`memoryd reindex`), the daemon stopped
+    meanwhile; ``delete_index``: from no index at all (a deleted or lost memoryd.db)."""
     import sys
     m.stop()
-    (m.home / "memoryd.db").unlink()
+    if delete_index:
+        (m.home / "memoryd.db").unlink()
     rebuilt = subprocess.run([sys.executable, "-m", "memoryd", "reindex"], capture_output=True,
                              text=True, timeout=300, env={**os.environ, **m.env})
     assert rebuilt.returncode == 0, rebuilt.stderr
@@ -881,12 +878,7 @@ def test_a_followed_teams_entries_are_back_at_once_after_a_reindex(machines,
         stored = c.remember("designer", "deploy", "Tag the release before the changelog",
                             kind="lesson")
     assert a.cli("share", stored["entry"]["id"], "acme").returncode == 0
-    a.stop()
-    import sys
-    rebuilt = subprocess.run([sys.executable, "-m", "memoryd", "reindex"], capture_output=True,
-                             text=True, timeout=300, env={**os.environ, **a.env})
-    assert rebuilt.returncode == 0, rebuilt.stderr
-    a.start()
+    reindex(a, delete_index=False)
     assert a.texts("team.acme") == ["Tag the release before the changelog"]
     with a.client() as c:
         assert "## Team" in c.context("coder")["text"]
@@ -913,12 +905,7 @@ def _remote_file(remote: Path, path: str) -> bytes:
 
 def _reindexed(m: Machine) -> list[str]:
     """The machine's entries after its index is rebuilt from its files (`memoryd reindex`)."""
-    import sys
-    m.stop()
-    rebuilt = subprocess.run([sys.executable, "-m", "memoryd", "reindex"], capture_output=True,
-                             text=True, timeout=300, env={**os.environ, **m.env})
-    assert rebuilt.returncode == 0, rebuilt.stderr
-    m.start()
+    reindex(m, delete_index=False)
     return m.texts()
 
 
