@@ -1409,20 +1409,24 @@ def test_an_accepted_rule_a_person_took_back_is_not_proposed_again(
     assert client.pass_run("promote")["counts"] == {}
 
 
+#: Seed 001's designer notebook: one mistake made in three sessions, worded three ways.
+THREE_SESSIONS_MISTAKE = (
+    "# Designer Agent Memory\n\n## Mistakes\n"
+    "- [2026-03-15] Generated sticker with a floating speech bubble disconnected from the "
+    "character\n"
+    "- [2026-03-03] Generated sticker with floating speech bubble disconnected from "
+    "character\n"
+    "- [2026-02-05] Generated a sticker with a floating speech bubble, disconnected from "
+    "the character\n")
+
+
 def test_a_notebook_mistake_made_in_three_sessions_becomes_a_rule_with_its_dates(
         memory_dir: Path, daemon, client: Client) -> None:
     """Seed 001: the designer made the same mistake three sessions in a row; after the third
     it becomes a rule with its incident dates, even once the older copies are archived."""
     notebook = memory_dir / "designer.md"
     notebook.write_text(
-        "# Designer Agent Memory\n\n## Mistakes\n"
-        "- [2026-03-15] Generated sticker with a floating speech bubble disconnected from the "
-        "character\n"
-        "- [2026-03-03] Generated sticker with floating speech bubble disconnected from "
-        "character\n"
-        "- [2026-02-05] Generated a sticker with a floating speech bubble, disconnected from "
-        "the character\n"
-        "- [2026-02-01] Forgot the bleed margin on print files\n")
+        THREE_SESSIONS_MISTAKE + "- [2026-02-01] Forgot the bleed margin on print files\n")
     wait_until(lambda: active_count(client) >= 4)
     wait_until(lambda: not client.status().get("backlog"))
     assert client.pass_run("notebooks")["counts"]["repeats"] == 2  # two copies archived
@@ -1460,14 +1464,7 @@ def test_lessons_still_being_embedded_are_said_to_be_skipped_not_nothing_to_do(
     said "nothing to do" for three copies of a Mistakes bullet, and "preview 1" once they
     were embedded. Lessons without a vector yet are counted and said to be skipped; so are
     the entries consolidation leaves for its next run."""
-    (memory_dir / "designer.md").write_text(
-        "# Designer Agent Memory\n\n## Mistakes\n"
-        "- [2026-03-15] Generated sticker with a floating speech bubble disconnected from the "
-        "character\n"
-        "- [2026-03-03] Generated sticker with floating speech bubble disconnected from "
-        "character\n"
-        "- [2026-02-05] Generated a sticker with a floating speech bubble, disconnected from "
-        "the character\n")
+    (memory_dir / "designer.md").write_text(THREE_SESSIONS_MISTAKE)
     wait_until(lambda: active_count(client) >= 3)
     wait_until(lambda: not client.status().get("backlog"))
     assert client.pass_run("promote", dry_run=True)["counts"] == {"preview": 1}

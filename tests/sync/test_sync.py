@@ -912,6 +912,18 @@ def _reindexed(m: Machine) -> list[str]:
 NOTES = ["the deploy runs on fridays", "the staging host is alder", "tabs, never spaces"]
 
 
+def _two_machines_holding_notes(machines: Any, remote: Path
+                                ) -> tuple[Machine, Machine, str, bytes]:
+    """Two machines synced through ``remote`` with NOTES written on the first: the machines,
+    the ledger that holds them and its bytes."""
+    a, b = machines(2, (False, False))
+    init(remote, a, b)
+    write(a, NOTES)
+    sync(a, b)
+    ledger = "ledger/designer.jsonl"
+    return a, b, ledger, (a.home / ledger).read_bytes()
+
+
 def _remote_loses_the_staging_host(remote: Path, tmp_path: Path, ledger: str,
                                    then: bytes = b"") -> None:
     """Someone takes NOTES' staging host line out of the remote's ledger (and adds ``then``)
@@ -927,12 +939,7 @@ def test_a_line_the_remote_lost_is_kept_on_every_machine_and_sent_back(
     takes a line out of a ledger but by a purge record: both machines keep it (a fast-forward
     took the remote's file byte for byte, and a rebuild of the index then lost the entry),
     say so, and the next push gives it back to the remote."""
-    a, b = machines(2, (False, False))
-    init(remote, a, b)
-    write(a, NOTES)
-    sync(a, b)
-    ledger = "ledger/designer.jsonl"
-    good = (a.home / ledger).read_bytes()
+    a, b, ledger, good = _two_machines_holding_notes(machines, remote)
     _remote_loses_the_staging_host(remote, tmp_path, ledger)
     shown = a.cli("sync")
     assert shown.returncode == 0, shown.stderr
@@ -956,12 +963,7 @@ def test_a_damaged_remote_ledger_never_replaces_a_good_line(machines, remote: Pa
     damaged one replaced it: on a machine with nothing new (git took the remote's file as it
     was) and on one that wrote meanwhile (memoryd's merge driver dropped the good line: the
     ancestor held it, the remote no longer did)."""
-    a, b = machines(2, (False, False))
-    init(remote, a, b)
-    write(a, NOTES)
-    sync(a, b)
-    ledger = "ledger/designer.jsonl"
-    good = (a.home / ledger).read_bytes()
+    a, b, ledger, good = _two_machines_holding_notes(machines, remote)
 
     def damage(data: bytes) -> bytes:
         return data.replace(b"staging host is alder", b"staging host is birch") \
