@@ -1,7 +1,15 @@
-"""Which project a directory belongs to: its git repository's root, worktrees collapsed onto
-the main checkout; outside git, none. One definition for the daemon (``memoryd.project``) and
-the clients, which decide before asking: ``memory search --here`` says "not in a git
-repository" rather than searching for a project that cannot exist.
+"""Which project a directory belongs to: its git repository, whichever checkout of it the
+directory is in; outside git, none (:func:`repository_of`), or for the daemon's scoping the
+directory itself (:func:`project_of`). One definition for the daemon (``memoryd.project``
+re-exports it) and the clients, which decide before asking: ``memory search --here`` says "not
+in a git repository" rather than searching for a project that cannot exist.
+
+A repository is named by its main checkout: a worktree (``git worktree add``) names the
+checkout whose ``.git`` directory holds its own, a submodule's worktree the submodule; a bare
+repository's worktrees (``git clone --bare``, then ``git worktree add``) have no main checkout
+and are named by the bare repository's directory (``…/proj.git``, or the ``.bare`` of a
+``proj/.bare`` + ``proj/.git`` layout). A nested repository or a submodule is a project of
+its own. Symlinks are resolved: a path through a link names the project of its target.
 
 Plain ``os.path``: the `memory` command imports this, and pathlib costs it a few ms.
 """
@@ -12,12 +20,39 @@ import os
 
 
 def _main_root(dotgit: str) -> str:
-    """For a worktree's ``.git`` file, the root of the main checkout."""
+    """For a checkout's ``.git`` file (a worktree's, a submodule's, a separate git dir's), the
+    directory that names its repository: the main checkout, or a bare repository itself."""
     checkout = os.path.dirname(dotgit)
     common = git_common_dir(dotgit)
-    if common is not None and os.path.basename(common) == ".git":
+    if common is None:
+        return checkout
+    if os.path.basename(common) == ".git":
         return os.path.dirname(common)
-    return checkout
+    bare, worktree = _core_settings(common)
+    if worktree is not None:  # a submodule's (or a worktree's of one): its own checkout
+        return os.path.realpath(os.path.join(common, worktree))
+    return common if bare else checkout
+
+
+def _core_settings(common: str) -> tuple[bool, str | None]:
+    """``core.bare`` and ``core.worktree`` of the repository whose shared files are in
+    ``common`` (its ``config``; unreadable: not bare, no work tree named)."""
+    bare, worktree, core = False, None, False
+    try:
+        with open(os.path.join(common, "config"), encoding="utf-8", errors="replace") as handle:
+            for raw in handle:
+                line = raw.split("#", 1)[0].split(";", 1)[0].strip()
+                if line.startswith("["):
+                    core = line.lower().replace(" ", "") == "[core]"
+                elif core and "=" in line:
+                    key, value = (part.strip() for part in line.split("=", 1))
+                    if key.lower() == "bare":
+                        bare = value.lower() in ("true", "yes", "on", "1")
+                    elif key.lower() == "worktree" and value:
+                        worktree = value.strip('"')
+    except OSError:
+        pass
+    return bare, worktree
 
 
 def git_common_dir(dotgit: str) -> str | None:
@@ -55,12 +90,20 @@ def checkout_of(directory: str | os.PathLike[str]) -> str | None:
 
 
 def repository_of(directory: str | os.PathLike[str]) -> str | None:
-    """The git repository (main checkout) a directory is in, or None outside git."""
+    """The git repository a directory is in (see the module docstring: its main checkout, or
+    a bare repository's directory), or None outside git."""
     checkout = checkout_of(directory)
     if checkout is None:
         return None
     dotgit = os.path.join(checkout, ".git")
     return checkout if os.path.isdir(dotgit) else _main_root(dotgit)
+
+
+def project_of(directory: str | os.PathLike[str]) -> str:
+    """The project a directory is in: its repository (:func:`repository_of`), outside git the
+    directory itself (its real path). The one identity of a project: the daemon files an
+    entry, a watched file and a session under it, and finds them by it."""
+    return repository_of(directory) or os.path.realpath(os.path.expanduser(os.fspath(directory)))
 
 
 def here_directory() -> str:
