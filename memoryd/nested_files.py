@@ -11,9 +11,12 @@ settings give) in the project's subdirectories; Cursor and Windsurf their rules 
 A project root is not watched recursively (a watch for every directory of a tree with a
 ``node_modules`` is more than the OS gives a user), so memoryd looks for these files by walking
 the tree: breadth first, not into hidden directories (``.git``, ``.venv``), directories of
-installed or built things (:data:`PRUNED`) or symlinked ones, and at most :data:`MAX_DIRS`
-directories a root (the shallow ones first; the log says so once when a tree has more). A walk
-is made again when the last one is :data:`REST_FACTOR` times its own duration old (a tree of a
+installed or built things (:data:`PRUNED`) or symlinked ones, nor into a directory holding a
+``.git`` (a directory or a file): a nested repository, a submodule or a worktree checked out
+inside the project is another project, or another checkout of this one (its files on another
+branch), not the project's own subdirectory. At most :data:`MAX_DIRS` directories a root are
+looked into (the shallow ones first; the log says so once when a tree has more). A walk is made
+again when the last one is :data:`REST_FACTOR` times its own duration old (a tree of a
 few hundred directories every few seconds, one of 10,000 every ten seconds or so), so a file
 added is found in seconds without the walks costing more than a sliver of one core.
 :mod:`memoryd.agent_sources` makes a source of each file found
@@ -93,23 +96,26 @@ def _walk(root: str, names: frozenset[str]) -> tuple[str, ...]:
         directory = queue.popleft()
         looked += 1
         try:
-            with os.scandir(directory) as entries:
-                for entry in sorted(entries, key=lambda e: e.name):
-                    try:
-                        if entry.is_dir(follow_symlinks=False):
-                            if not entry.name.startswith(".") and entry.name not in PRUNED:
-                                queue.append(entry.path)
-                            elif entry.name in RULE_DIRS and directory != root \
-                                    and os.path.isdir(rules := f"{entry.path}/rules") \
-                                    and not os.path.islink(rules):
-                                found.append(rules)
-                        elif directory != root and entry.name in names \
-                                and entry.is_file(follow_symlinks=True):
-                            found.append(entry.path)
-                    except OSError:  # gone or unreadable meanwhile: not an instruction file
-                        continue
+            with os.scandir(directory) as listed:
+                entries = sorted(listed, key=lambda e: e.name)
         except OSError:  # a directory unreadable or gone: the agents cannot read it either
             continue
+        if directory != root and any(entry.name == ".git" for entry in entries):
+            continue  # another repository, or another checkout: not this project's
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if not entry.name.startswith(".") and entry.name not in PRUNED:
+                        queue.append(entry.path)
+                    elif entry.name in RULE_DIRS and directory != root \
+                            and os.path.isdir(rules := f"{entry.path}/rules") \
+                            and not os.path.islink(rules):
+                        found.append(rules)
+                elif directory != root and entry.name in names \
+                        and entry.is_file(follow_symlinks=True):
+                    found.append(entry.path)
+            except OSError:  # gone or unreadable meanwhile: not an instruction file
+                continue
     return tuple(found)
 
 

@@ -233,3 +233,73 @@ def test_a_forget_in_a_projects_claude_md_is_never_committed_to_its_repository(
     log = subprocess.run(["git", "log", "--format=%an %s"], cwd=shop, capture_output=True,
                          text=True, check=True).stdout.splitlines()
     assert log == ["t start"]
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com",
+                    "-c", "protocol.file.allow=always", *args], cwd=cwd, check=True,
+                   capture_output=True)
+
+
+def _repository(path: Path, *files: tuple[str, str]) -> Path:
+    """A git repository holding ``files`` (name, text), committed."""
+    path.mkdir(parents=True, exist_ok=True)
+    _git(path, "init", "-q", "-b", "main")
+    for name, text in files:
+        _write(path / name, text)
+    _git(path, "add", "-A")
+    _git(path, "commit", "-q", "--allow-empty", "-m", "files")
+    return path
+
+
+def test_a_nested_repository_a_submodule_and_a_worktree_are_not_the_projects(
+        tmp_path: Path) -> None:
+    """The walk stops at a directory holding ``.git``: a repository inside the project (its
+    own project), a submodule (its ``.git`` a file) and a worktree checked out inside it
+    (the project's files on another branch, which a notebook pass would rewrite)."""
+    mono = _repository(tmp_path / "mono", ("CLAUDE.md", "- Mono uses pnpm.\n"),
+                       ("packages/api/CLAUDE.md", "- The API answers JSON.\n"))
+    _repository(mono / "tools/inner", ("CLAUDE.md", "- The inner tool is Rust.\n"),
+                ("src/CLAUDE.md", "- Its sources are 2021 edition.\n"))
+    gamma = _repository(tmp_path / "gamma", ("CLAUDE.md", "- Gamma is a library.\n"),
+                        ("docs/CLAUDE.md", "- Gamma's docs are Sphinx.\n"))
+    _git(mono, "submodule", "add", "-q", str(gamma), "libs/gamma")
+    _git(mono, "commit", "-q", "-m", "gamma")
+    _git(mono, "worktree", "add", "-q", "-b", "fix", "trees/fix")
+    assert (mono / "libs/gamma/.git").is_file() and (mono / "trees/fix/.git").is_file()
+    assert (mono / "trees/fix/packages/api/CLAUDE.md").is_file()
+    assert _nested(project_sources(mono)) == {
+        f"project:{mono}:nested:packages/api/CLAUDE.md": (
+            str(mono / "packages/api/CLAUDE.md"), "claude-code")}
+
+
+def test_a_subdirectory_that_becomes_a_repository_leaves_the_project(
+        daemon, client: Client, memoryd_home: Path, tmp_path: Path) -> None:
+    """Its files' entries leave the project on the next walk (`git init tools/inner` in the
+    monorepo); a worktree inside the project is never indexed: each line once."""
+    mono = _repository(tmp_path / "mono", ("CLAUDE.md", "- Mono uses pnpm workspaces.\n"),
+                       ("packages/api/CLAUDE.md", "- The API answers JSON only.\n"))
+    _write(mono / "tools/inner/CLAUDE.md", "- The inner tool is written in Rust.\n")
+    _git(mono, "worktree", "add", "-q", "-b", "fix", "trees/fix")
+    (memoryd_home / "config.toml").write_text(f'[watch]\nproject_roots = ["{mono}"]\n')
+    client.reload()
+
+    def sources() -> list[str]:
+        return sorted(e["source"] for e in client.list_entries(agent="claude-code",
+                                                               limit=100)["entries"])
+
+    def indexed() -> None:
+        assert sources() == sorted(str(mono / name) for name in (
+            "CLAUDE.md", "packages/api/CLAUDE.md", "tools/inner/CLAUDE.md"))
+        assert client.status()["ingest"]["queue"] == 0
+
+    eventually(indexed)
+    searched = run_cli("search", "claude-code", "-", "JSON only", "--here", cwd=str(mono))
+    assert searched.stdout.count("The API answers JSON only.") == 1, searched.stdout
+    _git(mono / "tools/inner", "init", "-q")
+
+    def left() -> None:
+        assert sources() == sorted(str(mono / n) for n in ("CLAUDE.md", "packages/api/CLAUDE.md"))
+
+    eventually(left)
+    assert (mono / "tools/inner/CLAUDE.md").read_text() == "- The inner tool is written in Rust.\n"
