@@ -204,6 +204,10 @@ class Indexer:
                 else (int(f.size or 0), float(f.mtime or 0.0), int(f.inode or 0))
                 for f in self.store.files.known()}
 
+    def memory_projects(self) -> dict[str, str | None]:
+        """path → project of every memory file indexed (None: global)."""
+        return self.store.files.memory_projects()
+
     def paths_below(self, directories: list[str]) -> list[str]:
         """The indexed files below any of ``directories``."""
         return [p for directory in directories for p in self.store.files.paths_below(directory)]
@@ -237,7 +241,9 @@ class Indexer:
 
     def record_error(self, facts: FileFacts, error: str) -> None:
         with self.store.transaction():
-            self._save_file(facts, error=error)
+            if facts.kind == "memory":  # what it held stays, in the project it is in now
+                self._follow_project(facts, self._entries_of(facts.path), time.time())
+            self._save_file(facts, error=error, project=facts.project)
 
     def renamed_from(self, facts: FileFacts) -> str | None:
         """The indexed path this file was renamed from: same inode, old path gone."""
@@ -318,6 +324,7 @@ class Indexer:
         changes = Changes()
         now = time.time()
         with self.store.transaction():
+            self._follow_project(facts, [e for same in existing.values() for e in same], now)
             for item in parsed.items:
                 hash_ = stored.get(item.text)
                 if hash_ is None:
@@ -382,6 +389,19 @@ class Indexer:
                 type=parsed.type, pinned=int(parsed.pinned),
                 frontmatter=json.dumps(_redacted(parsed.frontmatter)),
                 error=None, text_key=key, project=facts.project)
+
+    def _follow_project(self, facts: FileFacts, entries: list[StoredEntry], now: float) -> None:
+        """The file belongs to another project than its entries were filed under (a project
+        root given through a symlink or as a worktree, which a memoryd before this one filed
+        under the path given): they move with it, those kept as history
+        too, each under its id with its history, a ``scope`` event saying so. A watched
+        line's project is its file's (`memory scope` refuses to move one)."""
+        for entry in entries:
+            if entry.project != facts.project:
+                self.store.update_entry(entry.uid, project=facts.project)
+                self.store.record_event(entry.uid, "scope", "watch", {"project": entry.project},
+                                        {"project": facts.project,
+                                         "reason": "the project of its file"}, now)
 
     def _entries_of(self, path: str) -> list[StoredEntry]:
         return self.store.entries(EntryQuery().source(path), "id")

@@ -41,6 +41,7 @@ from memoryd.ingest.scan_links import ScanLinks, files_below, leads_outside, sca
 from memoryd.ingest.source_stats import SourceStats, account
 from memoryd.ingest.transcript_files import TranscriptFiles
 from memoryd.progress import InitialIndexing
+from memoryd.project import project_of
 from memoryd.sources import Source, relevant, watch_roots
 from memoryd.text import utf8_name
 
@@ -67,6 +68,18 @@ class Unseen:
     example: str
 
 
+def projects_of(roots: dict[str, str]) -> dict[str, str]:
+    """Each project source's project (its root's: memoryd.project.project_of)."""
+    identity = {root: project_of(root) for root in set(roots.values())}
+    return {name: identity[root] for name, root in roots.items()}
+
+
+def _configured(config: Config) -> tuple[list[Source], dict[str, str], dict[str, str]]:
+    """The sources, each project source's root and its project."""
+    sources, roots = configured_sources(config)
+    return sources, roots, projects_of(roots)
+
+
 class Watcher:
     """Keeps the index in step with the watched sources' files: finds those that changed (the
     scans, the watchfiles loop), queues them, and has a worker read each and hand it to the
@@ -83,7 +96,10 @@ class Watcher:
         self.background = background or db
         self.on_indexed = on_indexed
         self.home = Path.home()
-        self.sources, self.projects = configured_sources(config)
+        #: each project source's project root, as configured, and the project its files
+        #: belong to (memoryd.project.project_of of the root: a symlink or a worktree given as
+        #: a root names the project the hooks and ``--here`` name)
+        self.sources, self.project_roots, self.projects = _configured(config)
         self.stats = {s.name: SourceStats() for s in self.sources}
         #: each source's files, as the last scan found them and the watcher since (``files``
         #: of its stats): a file written after the scan counts at once
@@ -144,12 +160,13 @@ class Watcher:
     async def reload(self, config: Config) -> None:
         """New configuration: new sources, a new watcher, a rescan."""
         self.config = config
-        self._use(*configured_sources(config))
+        self._use(*_configured(config))
         self.transcripts.reload(config)
         self.restart_watch.set()
 
-    def _use(self, sources: list[Source], projects: dict[str, str]) -> None:
-        self.sources, self.projects = sources, projects
+    def _use(self, sources: list[Source], roots: dict[str, str],
+             projects: dict[str, str]) -> None:
+        self.sources, self.project_roots, self.projects = sources, roots, projects
         names = {source.name for source in self.sources}
         for gone in set(self.stats) - names:  # removed: added again, it counts from nothing
             del self.stats[gone]
@@ -166,8 +183,14 @@ class Watcher:
         the new place. Made off the event loop: it reads the agents' settings and walks the
         project roots (memoryd.nested_files)."""
         config = self.config
-        sources, projects = await asyncio.to_thread(configured_sources, config)
-        if sources == self.sources or config is not self.config:  # (reloaded meanwhile)
+        sources, roots, projects = await asyncio.to_thread(_configured, config)
+        if config is not self.config:  # (reloaded meanwhile)
+            return False
+        if sources == self.sources:
+            # a root's project may change under it (a repository made around it, a symlink
+            # pointed elsewhere): the next full scan moves its files' entries
+            # (:meth:`_moved_projects`)
+            self.project_roots, self.projects = roots, projects
             return False
         old = [source for source in self.sources if source not in sources]  # moved or gone
         log.info("An agent's settings or imports moved its files: watched now %s; no longer "
@@ -177,7 +200,7 @@ class Watcher:
         for source in old:  # counted anew where it is now
             self.stats.pop(source.name, None)
             self.files.pop(source.name, None)
-        self._use(sources, projects)
+        self._use(sources, roots, projects)
         for source in old:
             await self.db(self.indexer.drop_source, source.name)
         return True
@@ -319,7 +342,7 @@ class Watcher:
             self._count_file(source.name, path)
             try:
                 facts = stat_facts(Path(path), source.name, source.kind, agent,
-                                   self.projects.get(source.name))
+                                   self.file_project(source, path))
             except OSError:
                 gone.append(path)
                 continue
@@ -348,6 +371,21 @@ class Watcher:
             changes = await self.db(self.indexer.remove_file, path)
             if changes.removed:
                 log.info("%s is gone: removed %d entries.", path, changes.removed)
+
+    def file_project(self, source: Source, path: str) -> str | None:
+        """The project a file of ``source`` belongs to: its project root's, else none
+        (global)."""
+        return self.projects.get(source.name)
+
+    def _moved_projects(self, files: list[tuple[Source, str]],
+                        indexed: dict[str, str | None]) -> list[str]:
+        """The indexed memory files among ``files`` that belong to another project than the
+        one their entries were filed under: a project root given through a symlink or as a
+        worktree (a memoryd before this one filed them under the path given), a root whose
+        project changed. Read again, their entries move, each
+        keeping its id and history (memoryd.ingest.indexer)."""
+        return [path for source, path in files
+                if path in indexed and indexed[path] != self.file_project(source, path)]
 
     def _not_read(self, path: str) -> list[str]:
         """A file there that is not read: ``[path]`` when no source's glob matches it (the
@@ -402,16 +440,18 @@ class Watcher:
     # -- scanning and watching --------------------------------------------------------
 
     async def full_scan(self, unseen_before: float | None = None) -> tuple[int, list[str]]:
-        """Queue every matching file that is new or changed, and every indexed file that is
-        gone. Returns how many were queued, and, with ``unseen_before`` (a rescan while the
-        watcher runs), those last changed before then, which the watcher should have
-        reported: a file changed since is left to it (one dated in the future, by another
-        machine's clock, is not). A link (its target's edit is no event beside it), a name
-        that is not UTF-8 and a file whose indexing failed are no miss of the watcher's."""
+        """Queue every matching file that is new or changed, every indexed file that is gone,
+        and every memory file whose project is not the one it was indexed under. Returns how
+        many were queued, and, with ``unseen_before`` (a rescan while the watcher runs), those
+        last changed before then, which the watcher should have reported: a file changed since
+        is left to it (one dated in the future, by another machine's clock, is not). A link
+        (its target's edit is no event beside it), a name that is not UTF-8, a file whose
+        indexing failed and one whose project changed are no miss of the watcher's."""
         self.scanning = True
         self.scans[0] += 1
         try:
             known = await self.db(self.indexer.known_paths)
+            indexed = await self.db(self.indexer.memory_projects)
             found = await self.off_loop(self._scan_files)
             now = time.time()
             queued = [path for path, facts in found.items()
@@ -422,10 +462,16 @@ class Watcher:
                       and path not in self.failed and path not in linked]
             queued += [path for path in known if path not in found and path not in self.pending]
             files: dict[str, set[str]] = {name: set() for name in self.stats}
+            memory: list[tuple[Source, str]] = []
+            waiting = set(queued)
             for path in found:
                 matched = self.match(path)
                 if matched:
                     files.setdefault(matched[0].name, set()).add(path)
+                    if matched[0].kind == "memory" and path in indexed and path not in waiting:
+                        memory.append((matched[0], path))
+            queued += [path for path in await self.off_loop(self._moved_projects, memory, indexed)
+                       if path not in self.pending]
             self.files = files
             for name, paths in files.items():
                 if name in self.stats:
@@ -613,6 +659,6 @@ class Watcher:
     def present(self, source: Source) -> bool:
         """Whether the source's directory is there; for one of a project's files, the
         project's (its `.claude/rules/` or `AGENTS.md` need not exist, as `memory doctor` says)."""
-        project = self.projects.get(source.name)
-        return Path(project).is_dir() if project is not None else source.root(self.home).is_dir()
+        root = self.project_roots.get(source.name)
+        return Path(root).is_dir() if root is not None else source.root(self.home).is_dir()
 

@@ -203,7 +203,7 @@ class Health:
         for source in watcher.sources:
             if watcher.present(source):  # a project's files count when the project is there
                 continue
-            root = watcher.projects.get(source.name)
+            root = watcher.project_roots.get(source.name)
             if root is not None:
                 missing.append((f"project {root}", root))
             elif source.name in builtin:

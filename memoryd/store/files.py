@@ -90,6 +90,11 @@ class Files:
         return [KnownFile(*row) for row in self._db.execute(
             "SELECT path, size, mtime, inode, kind, text_key, error FROM files")]
 
+    def memory_projects(self) -> dict[str, str | None]:
+        """path → project of every memory file (None: global)."""
+        return dict(cast(list[tuple[str, str | None]], self._db.execute(
+            "SELECT path, project FROM files WHERE kind='memory'").fetchall()))
+
     def paths_below(self, directory: str, kind: str | None = None) -> list[str]:
         """The indexed files (of ``kind``, if given) below ``directory``."""
         low, high = _below(directory)
