@@ -4,7 +4,8 @@ repository's directory: see :mod:`memoryd_client.project`, where :func:`project_
 
 An entry belongs to a project only when it was written inside a git repository
 (``repository_of``); written anywhere else it is global, and the memory block shows it in every
-project."""
+project. A watched file belongs to its project root's project (memoryd.ingest.watcher), or, for
+Claude Code's auto memory, to that of the directory its name encodes (memoryd.claude_projects)."""
 
 from __future__ import annotations
 

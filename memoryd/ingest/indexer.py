@@ -391,9 +391,9 @@ class Indexer:
                 error=None, text_key=key, project=facts.project)
 
     def _follow_project(self, facts: FileFacts, entries: list[StoredEntry], now: float) -> None:
-        """The file belongs to another project than its entries were filed under (a project
-        root given through a symlink or as a worktree, which a memoryd before this one filed
-        under the path given): they move with it, those kept as history
+        """The file belongs to another project than its entries were filed under (Claude
+        Code's auto memory, which a memoryd before this one filed global; a project root
+        given through a symlink or as a worktree): they move with it, those kept as history
         too, each under its id with its history, a ``scope`` event saying so. A watched
         line's project is its file's (`memory scope` refuses to move one)."""
         for entry in entries:

@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 import watchfiles
 from memoryd_client.views import shown_text
 
+from memoryd import claude_projects
 from memoryd.config import Config, configured_sources
 from memoryd.errors import what_went_wrong
 from memoryd.ingest import watch_plan
@@ -100,6 +101,8 @@ class Watcher:
         #: belong to (memoryd.project.project_of of the root: a symlink or a worktree given as
         #: a root names the project the hooks and ``--here`` name)
         self.sources, self.project_roots, self.projects = _configured(config)
+        #: the projects of Claude Code's project directories (its auto memory's)
+        self.claude_projects = claude_projects.ProjectDirs()
         self.stats = {s.name: SourceStats() for s in self.sources}
         #: each source's files, as the last scan found them and the watcher since (``files``
         #: of its stats): a file written after the scan counts at once
@@ -340,9 +343,11 @@ class Watcher:
                 continue
             source, agent = matched
             self._count_file(source.name, path)
+            project = self.projects.get(source.name)
+            if source.name == claude_projects.AUTO_MEMORY_SOURCE:
+                project = await self.off_loop(self.file_project, source, path)
             try:
-                facts = stat_facts(Path(path), source.name, source.kind, agent,
-                                   self.file_project(source, path))
+                facts = stat_facts(Path(path), source.name, source.kind, agent, project)
             except OSError:
                 gone.append(path)
                 continue
@@ -373,16 +378,19 @@ class Watcher:
                 log.info("%s is gone: removed %d entries.", path, changes.removed)
 
     def file_project(self, source: Source, path: str) -> str | None:
-        """The project a file of ``source`` belongs to: its project root's, else none
-        (global)."""
+        """The project a file of ``source`` belongs to: its project root's, for Claude Code's
+        auto memory the project its directory's name encodes (memoryd.claude_projects; it may
+        read transcripts and list directories: off the event loop), else none (global)."""
+        if source.name == claude_projects.AUTO_MEMORY_SOURCE:
+            return self.claude_projects.project_of_file(path, str(source.root(self.home)))
         return self.projects.get(source.name)
 
     def _moved_projects(self, files: list[tuple[Source, str]],
                         indexed: dict[str, str | None]) -> list[str]:
         """The indexed memory files among ``files`` that belong to another project than the
-        one their entries were filed under: a project root given through a symlink or as a
-        worktree (a memoryd before this one filed them under the path given), a root whose
-        project changed. Read again, their entries move, each
+        one their entries were filed under: Claude Code's auto memory a memoryd before this
+        one filed global, a project root given through a symlink or as a worktree (filed under
+        the path given), a root whose project changed. Read again, their entries move, each
         keeping its id and history (memoryd.ingest.indexer)."""
         return [path for source, path in files
                 if path in indexed and indexed[path] != self.file_project(source, path)]
