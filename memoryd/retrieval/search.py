@@ -491,7 +491,8 @@ class Searcher:
             if rowid in known and texts[rowid].statement]
         if len(near) < 2:
             return {}
-        return version_groups(near, {rowid: self._informative(known[rowid]) for rowid in near})
+        return version_groups(near, {rowid: self._informative(known[rowid]) for rowid in near},
+                              {rowid: frozenset((texts[rowid].project,)) for rowid in near})
 
     def _passages(self, plan: SearchPlan, candidates: list[int], known: list[Known]
                   ) -> list[tuple[Known, ...]]:

@@ -10,18 +10,31 @@ question that named neither detail ("which Postgres does staging run") got no ma
 old one first.
 
 Two **statements** (entries that say something is so: not transcript chunks or compaction
-summaries, which record what was said when) are **versions** of one when they differ in a
-detail: each has at most ``MAX_CHANGED`` informative words the other lacks (the full-text
+summaries, which record what was said when) of one **scope** (the same project, or both global)
+are **versions** of one when they differ in one detail: each has at most ``MAX_CHANGED``
+informative words the other lacks, the two together at most ``MAX_CHANGED_BOTH`` (the full-text
 index's stems, stop words and the words that only say it is said again, ``RESTATING``, left
-out), and they share more words than either changes, two at
-least. "Staging runs Postgres 14" / "… 16" changes one word of four; so do 185 of the 191
-labelled near pairs of bench/near_pairs (the rest share too little: "The repository is public"
-/ "… private"). Two notes of a topic are not: "Booked the small meeting room for the reading
-group, Thursdays 16:00–17:00" / "Reading group moved to Thursday 16:00 this week, same room"
-share seven words, but the first has six the second lacks (a Jaccard of their words, 0.5, had
-called them versions, and raised the second's relevance to the first's on questions about a
-reading list). Among a search's candidates, versions are grouped (a version of a version is in
-the group), and
+out), and they share more words than either changes, two at least. One detail is a word for a
+word ("Postgres 14" / "… 16"), a word for two ("twice a day" / "three times a day", "with
+fly.io" / "with Heroku") or up to two words added ("lives in ops/release.sh now"); two words
+for two others are two details, or another subject: "Ask Alice before changing the billing
+service" / "Ask Bob before changing the search service", "The Redis cluster breaks when
+daylight saving time changes" / "The passport renewal breaks when …", "… before merging changes
+to the payments service" / "… to the email templates" are different memories, each true. Until
+2026-12-01 each side could change two words, with no limit on the two together, in any project:
+those three pairs were versions, and at a session's start the older of each was marked "said
+earlier", put last and dropped over budget — a valid memory overruled by another that does not
+correct it. Of the 191 labelled near pairs of bench/near_pairs (each a memory and one said with
+a detail changed, or the same said otherwise), 183 are versions by the rule (185 by the one
+before; with ``MAX_CHANGED`` = 1 instead, 178); those left out change two words for two ("Wait
+30 seconds" / "Wait 5 minutes") or share too little ("The repository is public" / "… private").
+Statements of two projects are never versions: each project's "staging" is its own. Two notes
+of a topic are not versions either: "Booked the small meeting room for the reading group,
+Thursdays 16:00–17:00" / "Reading group moved to Thursday 16:00 this week, same room" share
+seven words, but the first has six the second lacks (a Jaccard of their words, 0.5, had called
+them versions, and raised the second's relevance to the first's on questions about a reading
+list). Among a search's candidates, versions are grouped (a version of a version is in the
+group), and
 
 - none is another's rival, as copies of one text are not: the ``margin`` of each is its lead
   over the best candidate outside its group, and a group takes one keyword and one vector rank;
@@ -47,6 +60,9 @@ K = TypeVar("K", bound=Hashable)
 
 #: The informative words a version may have that the other lacks.
 MAX_CHANGED = 2
+#: The informative words each has that the other lacks, the two together: one detail
+#: changed ("twice" for "three times"), not two ("Alice" and "billing" for "Bob" and "search").
+MAX_CHANGED_BOTH = 3
 #: Words that say a statement is said again, not what it is about: "correction: the deploy
 #: target is prod" is a version of "The deploy target is staging" (the word "correction" had
 #: made it one more word changed, so neither was marked; "actually" and "now" are stop words).
@@ -57,21 +73,25 @@ NEAR_TOP = 10
 
 
 def versions(first: frozenset[str], second: frozenset[str]) -> bool:
-    """Whether two statements' informative words make them versions of one."""
+    """Whether two statements' informative words make them versions of one (of one scope:
+    :func:`version_groups` compares no others)."""
     if abs(len(first) - len(second)) > MAX_CHANGED:
         return False
     shared = len(first & second)
-    changed = max(len(first) - shared, len(second) - shared)
-    return changed <= MAX_CHANGED and shared > changed and shared >= 2
+    lacks, adds = len(first) - shared, len(second) - shared
+    return (max(lacks, adds) <= MAX_CHANGED and lacks + adds <= MAX_CHANGED_BOTH
+            and shared > max(lacks, adds) and shared >= 2)
 
 
-def version_groups(keys: Sequence[K], words: Mapping[K, frozenset[str]]) -> dict[K, K]:
-    """Each of ``keys`` (statements: rowids, or texts; their informative ``words``) that has a
-    version among them → the first of its group in ``keys``' order. Those without are left
-    out. A version of a statement lacks at most MAX_CHANGED of its words, so it holds one of
-    any MAX_CHANGED + 1 of them: each is compared only with those that hold one of its rarest
-    (a block of 150 entries, compared pair by pair through every word they share, took 20 ms;
-    through the rarest, under 1)."""
+def version_groups(keys: Sequence[K], words: Mapping[K, frozenset[str]],
+                   scopes: Mapping[K, frozenset[str | None]]) -> dict[K, K]:
+    """Each of ``keys`` (statements: rowids, or texts; their informative ``words``; the
+    ``scopes`` each is said in: its project, None for global, or several for copies of one
+    text) that has a version among them in a scope of its own → the first of its group in
+    ``keys``' order. Those without are left out. A version of a statement lacks at most
+    MAX_CHANGED of its words, so it holds one of any MAX_CHANGED + 1 of them: each is compared
+    only with those that hold one of its rarest (a block of 150 entries, compared pair by pair
+    through every word they share, took 20 ms; through the rarest, under 1)."""
     parent = {key: key for key in keys}
     at = {key: i for i, key in enumerate(keys)}
     holders: dict[str, list[K]] = {}
@@ -90,7 +110,7 @@ def version_groups(keys: Sequence[K], words: Mapping[K, frozenset[str]]) -> dict
         others = {other for word in rarest[:MAX_CHANGED + 1] for other in holders[word]
                   if at[other] > at[key]}
         for other in sorted(others, key=at.__getitem__):
-            if versions(words[key], words[other]):
+            if scopes[key] & scopes[other] and versions(words[key], words[other]):
                 lead, follower = sorted((root(key), root(other)), key=at.__getitem__)
                 parent[follower] = lead  # the earlier in keys' order leads
     groups = {key: root(key) for key in parent}
@@ -100,11 +120,11 @@ def version_groups(keys: Sequence[K], words: Mapping[K, frozenset[str]]) -> dict
     return {key: lead for key, lead in groups.items() if sizes[lead] > 1}
 
 
-def earlier(keys: Sequence[K], words: Mapping[K, frozenset[str]], when: Mapping[K, float]
-            ) -> set[K]:
-    """Those of ``keys`` (statements, their informative ``words``, ``when`` each was written)
-    a newer version of which is among them."""
-    groups = version_groups(keys, words)
+def earlier(keys: Sequence[K], words: Mapping[K, frozenset[str]], when: Mapping[K, float],
+            scopes: Mapping[K, frozenset[str | None]]) -> set[K]:
+    """Those of ``keys`` (statements, their informative ``words``, ``when`` each was written,
+    the ``scopes`` each is said in) a newer version of which is among them."""
+    groups = version_groups(keys, words, scopes)
     newest: dict[K, float] = {}
     for key, lead in groups.items():
         newest[lead] = max(newest.get(lead, when[key]), when[key])

@@ -312,10 +312,11 @@ class ContextBuilder:
         #: the entries of the block being built (for their versions:
         #: memoryd.retrieval.versions)
         self._shown: dict[str, StoredEntry] = {}
-        #: the last block's statements (each text and when it was written) and those of them
-        #: said earlier: a session's start finds the same block as the last one, mostly
-        self._earlier_of: tuple[frozenset[tuple[str, float]], frozenset[str]] = \
-            (frozenset(), frozenset())
+        #: the last block's statements (each text, when it was written and the scopes it is
+        #: said in) and those of them said earlier: a session's start finds the same block
+        #: as the last one, mostly
+        self._earlier_of: tuple[frozenset[tuple[str, float, frozenset[str | None]]],
+                                frozenset[str]] = (frozenset(), frozenset())
 
     def scope(self, agent: str, cwd: str | None) -> Scope:
         return Scope(sharing(agent, self.shared_agents), project_of(cwd) if cwd else None,
@@ -351,20 +352,22 @@ class ContextBuilder:
         return self._fit(items, budget)
 
     def _earlier(self) -> set[str]:
-        """The entries of the block a newer version of which is in it too
-        (memoryd.retrieval.versions; per prompt, search says which). Copies of one text (a
-        global and a project entry, two agents') are one statement, as of its newest copy."""
+        """The entries of the block a newer version of which is in it too, of a scope of
+        theirs (memoryd.retrieval.versions; per prompt, search says which). Copies of one text
+        (a global and a project entry, two agents') are one statement, as of its newest copy,
+        said in each copy's scope."""
         said: dict[str, list[StoredEntry]] = {}
         for entry in self._shown.values():
             said.setdefault(normalise_text(entry.text), []).append(entry)
         newest = {text: max(copies, key=lambda e: e.created) for text, copies in said.items()}
-        key = frozenset((text, entry.created) for text, entry in newest.items())
+        scopes = {text: frozenset(e.project for e in copies) for text, copies in said.items()}
+        key = frozenset((text, entry.created, scopes[text]) for text, entry in newest.items())
         if key != self._earlier_of[0]:  # the block's statements changed since the last one
             texts = list(newest)
             self._earlier_of = (key, frozenset(earlier(
                 texts, {t: self.searcher.informative(newest[t].rowid, newest[t].text)
                         for t in texts},
-                {t: newest[t].created for t in texts})))
+                {t: newest[t].created for t in texts}, scopes)))
         return {entry.uid for text in self._earlier_of[1] for entry in said[text]}
 
     # -- sections ---------------------------------------------------------------------

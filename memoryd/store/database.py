@@ -395,10 +395,10 @@ class Store(EntryReads, VectorRows, EventRows, ChunkRows):
         marks = ", ".join("?" for _ in rowids)
         records = ", ".join("?" for _ in TRANSCRIPT_KINDS)  # what was said, not statements
         return {row[0]: IndexedText(row[1], row[2], bool(row[3]),
-                                    (row[4], row[5]) if row[4] and row[5] else None)
+                                    (row[4], row[5]) if row[4] and row[5] else None, row[6])
                 for row in self._db.execute(
                     f"SELECT id, index_text(text, key), created, kind NOT IN ({records}), "
-                    f"session, message_id FROM entries WHERE id IN ({marks})",
+                    f"session, message_id, project FROM entries WHERE id IN ({marks})",
                     [*TRANSCRIPT_KINDS, *rowids])}
 
     def find_exact(self, agent: str, category: str, hash_: str, project: str | None,

@@ -20,6 +20,9 @@ class IndexedText(NamedTuple):
     #: the message it is of (session, message id): a chunk's first turn, or the message an
     #: extracted lesson or fact was taken from (its provenance); None when it names none
     origin: tuple[str, str] | None = None
+    #: the project it is of, None for a global one: statements of two projects are never
+    #: versions of one (memoryd.retrieval.versions)
+    project: str | None = None
 
 
 @dataclass(frozen=True)

@@ -176,3 +176,54 @@ def test_a_correction_said_as_one_is_a_newer_version(client: Client) -> None:
     [newer] = [i for i, line in enumerate(lines) if "target is prod" in line]
     [earlier] = [i for i, line in enumerate(lines) if "target is staging" in line]
     assert newer < earlier and "newer memory here says it otherwise" in lines[earlier]
+
+
+def test_memories_alike_in_words_are_no_versions_of_one(client: Client, tmp_path) -> None:
+    """Two statements that change two details (who and which service), or are said in two
+    projects, are different memories: the older was marked an earlier version of the newer,
+    "said earlier" in the block, put last and dropped over budget. A detail changed is still
+    one version of another."""
+    shop, other = tmp_path / "shop", tmp_path / "other"
+    for repo in (shop, other):
+        (repo / ".git").mkdir(parents=True)
+    different = [  # the tester's pairs (2026-12-01), each stored in this order
+        ("people", "note", "Ask Alice before changing the billing service", None),
+        ("people", "note", "Ask Bob before changing the search service", None),
+        ("ci", "lesson", "Run the full integration suite before merging changes to the "
+         "payments service", None),
+        ("ci", "lesson", "Run the full integration suite before merging changes to the "
+         "email templates", None),
+        ("infra", "note", "The Redis cluster breaks when daylight saving time changes", shop),
+        ("infra", "note", "The passport renewal breaks when daylight saving time changes",
+         other),
+        ("infra", "fact", "Staging runs Postgres 14", shop),  # each project's staging
+        ("infra", "fact", "Staging runs Postgres 16", other),
+    ]
+    for category, kind, text, cwd in different:
+        client.remember("coder", category, text, kind=kind, cwd=str(cwd) if cwd else None)
+    for question in ("who should I ask before changing how invoices are charged?",
+                     "what do I run before merging changes?",
+                     "what breaks when daylight saving time changes?",
+                     "which postgres does staging run?"):
+        hits = client.search(question, agents=["*"])["hits"]
+        assert len(hits) >= 2, question
+        assert [hit["text"] for hit in hits if "newer" in hit] == [], question
+    shown = run_cli("search", "coder", "-", "who should I ask before changing how invoices "
+                    "are charged?", "--all")
+    assert "earlier version" not in shown.stdout, shown.stdout
+    for where in (tmp_path, shop, other):
+        text = client.context("coder", cwd=str(where))["text"]
+        assert "Ask Alice" in text and "says it otherwise" not in text, text
+    # a detail changed, in one scope: a version of it, the older marked in the block
+    corrections = [("The deploy script lives in ops/deploy.sh",
+                    "The deploy script lives in ops/release.sh now"),
+                   ("Deploy the web app with fly.io", "Deploy the web app with Heroku")]
+    for before, after in corrections:
+        client.remember("ops", "deploy", before, cwd=str(shop))
+        client.remember("ops", "deploy", after, cwd=str(shop))
+    lines = client.context("ops", cwd=str(shop))["text"].splitlines()
+    for before, after in corrections:
+        [newer] = [i for i, line in enumerate(lines) if after in line]
+        [earlier] = [i for i, line in enumerate(lines) if before in line]
+        assert newer < earlier and "newer memory here says it otherwise" in lines[earlier]
+        assert "says it otherwise" not in lines[newer]
