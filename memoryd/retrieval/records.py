@@ -118,8 +118,8 @@ class Hit:
     scored_without: tuple[str, ...] | None = None
     passage: Passage | None = None
     explanation: Explanation | None = None
-    #: a newer version of it is a hit before it (its id), which the question's words do not
-    #: tell apart from it (memoryd.retrieval.versions)
+    #: the newest of its own versions among the best candidates (its id), when that is newer
+    #: than it and says it otherwise, ranked before it or after (memoryd.retrieval.versions)
     newer: str | None = None
 
     @property

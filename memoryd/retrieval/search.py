@@ -52,7 +52,14 @@ from memoryd.retrieval.passage import turns_around
 from memoryd.retrieval.ranking import FEATURES, NO_ALIGN, NO_VECTOR, Model, idf, load_model
 from memoryd.retrieval.records import Background, Hit, Score, SearchRequest, SearchResult
 from memoryd.retrieval.terms import STOPWORDS, fts_expression, query_terms
-from memoryd.retrieval.versions import NEAR_TOP, RESTATING, latest_first, version_groups
+from memoryd.retrieval.versions import (
+    NEAR_TOP,
+    RESTATING,
+    latest_first,
+    newest_versions,
+    version_groups,
+    version_links,
+)
 from memoryd.store.database import Store
 from memoryd.store.lexicon import Lexicon, is_word, unknown_words
 from memoryd.store.records import IndexedText, StoredEntry
@@ -104,6 +111,9 @@ class SearchPlan:
     around: dict[int, tuple[int | None, int | None]] = field(default_factory=dict)
     around_of: set[int] = field(default_factory=set)
     chunks: dict[int, IndexedText] = field(default_factory=dict)
+    #: the best candidates' versions of one statement (memoryd.retrieval.versions): rowid →
+    #: its own versions among them (not a version's version)
+    versions: dict[int, set[int]] = field(default_factory=dict)
 
 
 #: The vector index's candidates for each of a plan's filters: rowid → (cosine, best part's).
@@ -265,12 +275,14 @@ class Searcher:
         created = np.array([texts[rowid].created for rowid in candidates], dtype=np.float64)
         ranked = [int(i) for i in latest_first(probability, created, holds, group_of)
                   if not plan.only_matches or probability[i] >= thresholds[i]]
-        # a group's newest hit, by the words held: its id and what it says (a copy of its text,
-        # another agent's or a file's, is not an earlier version of it)
-        newest: dict[tuple[int, bytes], tuple[str, str]] = {}
+        # the newest of each one's versions, ranked before it or after (a question naming an
+        # older one's detail ranks that first): what a hit says is newer
+        newer = newest_versions(plan.versions, {r: texts[r].created for r in plan.versions},
+                                {r: normalise_text(texts[r].text) for r in plan.versions})
         # read ahead: a hit whose turns an earlier hit's passage shows already is left out
         ahead = ranked[:plan.limit + CONTEXT_HITS]
-        entries: dict[int, StoredEntry] = {}  # the hits' rows, read as the hits need them
+        # the hits' rows, read as the hits need them; and the newer versions' (their ids)
+        entries = self.store.entries_by_rowids(sorted(set(newer.values())))
         read = 0
         hits: list[Hit] = []
         order: list[int] = []
@@ -280,7 +292,8 @@ class Searcher:
                 break
             if number == read:  # as many as the hits still wanted, and a few more
                 more = ahead[read:read + plan.limit - len(hits) + READ_SPARE]
-                entries.update(self.store.entries_by_rowids([candidates[j] for j in more]))
+                entries.update(self.store.entries_by_rowids(
+                    [candidates[j] for j in more if candidates[j] not in entries]))
                 read += len(more)
             entry = entries.get(candidates[i])
             if entry is None:  # gone since the plan read it (its file rewritten meanwhile)
@@ -294,13 +307,8 @@ class Searcher:
             if number < CONTEXT_HITS:
                 hit = replace(hit, passage=turns_around(self.store, entry, candidates[i],
                                                         self.config.search.passage_chars))
-            if (lead := group_of[i]) is not None:
-                group = (lead, holds[i].tobytes())
-                said = normalise_text(entry.text)
-                if group not in newest:
-                    newest[group] = (entry.uid, said)
-                elif newest[group][1] != said:
-                    hit = replace(hit, newer=newest[group][0])
+            if (latest := entries.get(newer.get(candidates[i], -1))) is not None:
+                hit = replace(hit, newer=latest.uid)
             shown.update(hit.records)
             hits.append(hit)
             order.append(i)
@@ -484,15 +492,15 @@ class Searcher:
     def _versions(self, plan: SearchPlan, texts: dict[int, IndexedText],
                   vector_rank: dict[int, int], known: dict[int, Known]) -> dict[int, int]:
         """The best candidates' groups of versions (memoryd.retrieval.versions): rowid → the
-        group's first."""
+        group's first; and each one's own versions, into the plan."""
         near = [rowid for rowid in dict.fromkeys([
             *sorted(vector_rank, key=vector_rank.__getitem__)[:NEAR_TOP],
             *sorted(plan.keyword, key=lambda r: plan.keyword[r][0])[:NEAR_TOP]])
             if rowid in known and texts[rowid].statement]
-        if len(near) < 2:
-            return {}
-        return version_groups(near, {rowid: self._informative(known[rowid]) for rowid in near},
-                              {rowid: frozenset((texts[rowid].project,)) for rowid in near})
+        plan.versions = version_links(
+            near, {rowid: self._informative(known[rowid]) for rowid in near},
+            {rowid: frozenset((texts[rowid].project,)) for rowid in near}) if len(near) > 1 else {}
+        return version_groups(near, plan.versions)
 
     def _passages(self, plan: SearchPlan, candidates: list[int], known: list[Known]
                   ) -> list[tuple[Known, ...]]:

@@ -41,7 +41,14 @@ group), and
 - those the question's words do not tell apart (each holds the same of them) are equally
   relevant: each has the best probability among them, and **the newest comes first** — the
   latest word. A question that names the detail of one ("is staging still on Postgres 14")
-  tells them apart, and the ranking decides.
+  tells them apart, and the ranking decides;
+- each says which of its own versions (not a version's version) is the newest, when that is
+  newer than it and says it otherwise (a hit's ``newer``), wherever either ranks: asked about
+  Postgres 14, the old one comes first and says a newer version of it exists (it said nothing,
+  as if it were the latest word). "The nightly backup job is owned by Marta", then "… by
+  Sven", then "… was last touched by Marta": both later ones are versions of the first, but
+  the second is no earlier version of the third, which changes two details of it (the three
+  being one group, the block had marked it "said earlier").
 
 Only the best candidates are compared (``NEAR_TOP`` by vector rank and by keyword rank): a
 version of a hit near the top is near the top itself, its words and vector being the hit's.
@@ -83,21 +90,37 @@ def versions(first: frozenset[str], second: frozenset[str]) -> bool:
             and shared > max(lacks, adds) and shared >= 2)
 
 
-def version_groups(keys: Sequence[K], words: Mapping[K, frozenset[str]],
-                   scopes: Mapping[K, frozenset[str | None]]) -> dict[K, K]:
+def version_links(keys: Sequence[K], words: Mapping[K, frozenset[str]],
+                  scopes: Mapping[K, frozenset[str | None]]) -> dict[K, set[K]]:
     """Each of ``keys`` (statements: rowids, or texts; their informative ``words``; the
     ``scopes`` each is said in: its project, None for global, or several for copies of one
-    text) that has a version among them in a scope of its own → the first of its group in
-    ``keys``' order. Those without are left out. A version of a statement lacks at most
-    MAX_CHANGED of its words, so it holds one of any MAX_CHANGED + 1 of them: each is compared
-    only with those that hold one of its rarest (a block of 150 entries, compared pair by pair
-    through every word they share, took 20 ms; through the rarest, under 1)."""
-    parent = {key: key for key in keys}
+    text) that has a version among them in a scope of its own → those versions. Those without
+    are left out. A version of a statement lacks at most MAX_CHANGED of its words, so it holds
+    one of any MAX_CHANGED + 1 of them: each is compared only with those that hold one of its
+    rarest (a block of 150 entries, compared pair by pair through every word they share, took
+    20 ms; through the rarest, under 1)."""
     at = {key: i for i, key in enumerate(keys)}
     holders: dict[str, list[K]] = {}
     for key in keys:
         for word in words[key]:
             holders.setdefault(word, []).append(key)
+    links: dict[K, set[K]] = {}
+    for key in keys:
+        rarest = sorted(words[key], key=lambda word: (len(holders[word]), word))
+        others = {other for word in rarest[:MAX_CHANGED + 1] for other in holders[word]
+                  if at[other] > at[key]}
+        for other in others:
+            if scopes[key] & scopes[other] and versions(words[key], words[other]):
+                links.setdefault(key, set()).add(other)
+                links.setdefault(other, set()).add(key)
+    return links
+
+
+def version_groups(keys: Sequence[K], links: Mapping[K, set[K]]) -> dict[K, K]:
+    """Each of ``keys`` that has a version among them (``links``: :func:`version_links`) →
+    the first of its group in ``keys``' order (a version of a version is in the group)."""
+    parent = {key: key for key in links}
+    at = {key: i for i, key in enumerate(keys)}
 
     def root(key: K) -> K:
         while parent[key] != key:
@@ -105,30 +128,31 @@ def version_groups(keys: Sequence[K], words: Mapping[K, frozenset[str]],
             key = parent[key]
         return key
 
-    for key in keys:
-        rarest = sorted(words[key], key=lambda word: (len(holders[word]), word))
-        others = {other for word in rarest[:MAX_CHANGED + 1] for other in holders[word]
-                  if at[other] > at[key]}
-        for other in sorted(others, key=at.__getitem__):
-            if scopes[key] & scopes[other] and versions(words[key], words[other]):
-                lead, follower = sorted((root(key), root(other)), key=at.__getitem__)
-                parent[follower] = lead  # the earlier in keys' order leads
-    groups = {key: root(key) for key in parent}
-    sizes: dict[K, int] = {}
-    for lead in groups.values():
-        sizes[lead] = sizes.get(lead, 0) + 1
-    return {key: lead for key, lead in groups.items() if sizes[lead] > 1}
+    for key in sorted(links, key=at.__getitem__):
+        for other in links[key]:
+            lead, follower = sorted((root(key), root(other)), key=at.__getitem__)
+            parent[follower] = lead  # the earlier in keys' order leads
+    return {key: root(key) for key in parent}
+
+
+def newest_versions(links: Mapping[K, set[K]], when: Mapping[K, float],
+                    said: Mapping[K, str]) -> dict[K, K]:
+    """Each statement that has versions (``links``) → the newest of them (``when`` each was
+    written), when that is newer than it and ``said`` otherwise (a copy of its text, another
+    agent's or a file's, is not a newer version of it)."""
+    newest = {key: max(others, key=lambda other: (when[other], str(other)))
+              for key, others in links.items()}
+    return {key: latest for key, latest in newest.items()
+            if when[latest] > when[key] and said[latest] != said[key]}
 
 
 def earlier(keys: Sequence[K], words: Mapping[K, frozenset[str]], when: Mapping[K, float],
             scopes: Mapping[K, frozenset[str | None]]) -> set[K]:
-    """Those of ``keys`` (statements, their informative ``words``, ``when`` each was written,
-    the ``scopes`` each is said in) a newer version of which is among them."""
-    groups = version_groups(keys, words, scopes)
-    newest: dict[K, float] = {}
-    for key, lead in groups.items():
-        newest[lead] = max(newest.get(lead, when[key]), when[key])
-    return {key for key, lead in groups.items() if when[key] < newest[lead]}
+    """Those of ``keys`` (statements, each said once: their informative ``words``, ``when``
+    each was written, the ``scopes`` each is said in) a newer version of which is among
+    them."""
+    links = version_links(keys, words, scopes)
+    return {key for key, others in links.items() if any(when[o] > when[key] for o in others)}
 
 
 def latest_first(probability: np.ndarray, created: np.ndarray, holds: np.ndarray,

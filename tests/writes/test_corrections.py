@@ -121,9 +121,13 @@ def test_a_fact_said_again_otherwise_is_found_the_newest_first(client: Client) -
     hits = client.search("which postgres version does staging run", agent="coder")["hits"]
     assert [h["id"] for h in hits[:2]] == [new, old] and hits[0]["match"] and hits[1]["match"]
     assert "newer" not in hits[0] and hits[1]["newer"] == new
-    # a question naming the older one's detail tells them apart
+    # a question naming the older one's detail tells them apart: the older first, and it
+    # says a newer version of it exists (it said nothing: it looked like the latest word)
     asked = client.search("is staging still on postgres 14", agent="coder")["hits"]
-    assert asked[0]["id"] == old and "newer" not in asked[0]
+    assert asked[0]["id"] == old and asked[0]["newer"] == new
+    shown = run_cli("search", "coder", "-", "is staging still on postgres 14")
+    assert shown.stdout.splitlines()[0].endswith(
+        f"[earlier version of {new}]: Staging runs Postgres 14"), shown.stdout
     # the block given with a prompt: the newer first, the older said to be earlier
     block = client.context("coder", cwd="/", prompt="which postgres version does staging run?")
     lines = block["text"].splitlines()
@@ -227,3 +231,21 @@ def test_memories_alike_in_words_are_no_versions_of_one(client: Client, tmp_path
         [earlier] = [i for i, line in enumerate(lines) if before in line]
         assert newer < earlier and "newer memory here says it otherwise" in lines[earlier]
         assert "says it otherwise" not in lines[newer]
+
+
+def test_a_version_of_a_version_is_no_newer_version(client: Client) -> None:
+    """"… owned by Marta", then "… owned by Sven" (a correction of it), then "… was last
+    touched by Marta" (a version of the first, by its words): the second is no version of the
+    third, which changes two of its details, yet was marked "said earlier" in the block, the
+    three being one group."""
+    for text in ("The nightly backup job is owned by Marta",
+                 "The nightly backup job is owned by Sven",
+                 "The nightly backup job was last touched by Marta"):
+        client.remember("coder", "ops", text)
+    lines = client.context("coder", cwd="/")["text"].splitlines()
+    [sven] = [line for line in lines if "owned by Sven" in line]
+    assert "says it otherwise" not in sven, lines
+    [marta] = [line for line in lines if "owned by Marta" in line]
+    assert "says it otherwise" in marta
+    hits = client.search("who owns the nightly backup job", agent="coder")["hits"]
+    assert [hit.get("newer") for hit in hits if "owned by Sven" in hit["text"]] == [None]
