@@ -193,7 +193,9 @@ class DaemonMethods(abc.ABC):
         (the entries of that directory's project and the global ones: what its blocks show),
         since, until, status, shared (the agents named as their blocks show them: with the
         agents each shares with, ``context.shared_agents``, and the teams' namespaces), limit,
-        min_score, match, now (when the question is asked: "last week" counts back from it),
+        min_score (a match is a hit this relevant), match (True: the matches only; False: every
+        ranked hit; unsaid: the matches only with a min_score, every ranked hit without), now
+        (when the question is asked: "last week" counts back from it),
         explain (each hit's ``explain``: the query's words it holds and its closest sentence,
         and ``why``: its evidence in words). A name the daemon does not take is refused
         (``BadParamsError``); the reply lists ``unknown_agents``, agents named that have no

@@ -262,8 +262,10 @@ def note_no_directory(project: str | None) -> None:
 
 
 def print_hits(result: dict[str, Any], show_all: bool = True,
-               project: str | None = None) -> None:
-    """One line per hit: * for a match, the probability that it is relevant, its age."""
+               project: str | None = None, min_score: float | None = None) -> None:
+    """One line per hit: * for a match, the probability that it is relevant, its age; the
+    matches only, unless ``show_all``. No match: the best hit, or that nothing was ranked
+    (``min_score``: the --min-score a match needed)."""
     hits = [h for h in result["hits"] if show_all or h.get("match")]
     if hits:  # the legend, aligned with the columns (on stderr: stdout stays one hit a line)
         print(f"* rel.   age  {'id':<{len(hits[0]['id'])}}  agent/category kind: text"
@@ -273,8 +275,12 @@ def print_hits(result: dict[str, Any], show_all: bool = True,
         print(f"{marker} {hit['score']['relevance']:.2f} {hit['age']:>5}  {entry_line(hit)}")
     if not any(h.get("match") for h in result["hits"]):
         best = result["hits"][0] if result["hits"] else None
-        hint = (f"best: {best['score']['relevance']:.2f} {best['text'][:60]!r}; --all lists "
-                "the ranked hits" if best else "nothing ranked")
+        hint = "nothing ranked"
+        if best is not None:
+            hint = (f"best: {best['score']['relevance']:.2f} {best['text'][:60]!r}"
+                    + ("" if show_all else "; --all lists the ranked hits"))
+            if min_score is not None:
+                hint = f"none at or above --min-score {min_score:g}; {hint}"
         print(f"no match ({hint})", file=sys.stderr)
         if not result["hits"]:
             note_no_directory(project)

@@ -43,7 +43,9 @@ MAX_HITS = 1000
 class SearchRequest:
     """A search: the question, its filters, how many hits at most, and the options.
     ``min_score``: a match is a hit this relevant (instead of the configured precision's
-    threshold); ``match``: the matches only (so is a ``min_score``); ``now``: when the
+    threshold); ``match``: the matches only (True), or every ranked hit, each marked a match
+    or not (False); unsaid (None), the matches only with a ``min_score``, every ranked hit
+    without one (`memory search --min-score P --all` says False); ``now``: when the
     question is asked (what "last week" counts back from); ``explain``: each hit names the
     question's words it holds and its closest sentence (the viewer)."""
 
@@ -51,7 +53,7 @@ class SearchRequest:
     filter: FilterRequest
     limit: int
     min_score: float | None = None
-    match: bool = False
+    match: bool | None = None
     now: float | None = None
     explain: bool = False
 

@@ -164,7 +164,8 @@ class Searcher:
         plan = SearchPlan(
             query=query, terms=query_terms(without_time(query, named) if named else query)
             or query_terms(query), limit=request.limit,
-            only_matches=request.match or min_score is not None,
+            only_matches=request.match if request.match is not None
+            else min_score is not None,
             threshold=min_score if min_score is not None else
             self.model.threshold(self.config.search.match_precision), min_score=min_score,
             filter=request_filter(self.store, request.filter), window=named,

@@ -196,7 +196,9 @@ def search_request(params: Params, default_limit: int,
     limit = params.integer("limit", default=default_limit, low=1, high=MAX_HITS)
     min_score = params.number("min_score", low=0.0, high=1.0)
     now = params.time("now")
-    match = params.flag("match")
+    # unsaid, a min_score's search keeps to the matches (what the wire always did); an
+    # explicit false lists every ranked hit (memoryd.retrieval.records.SearchRequest)
+    match = params.flag("match") if "match" in params.raw else None
     where = filter_request(params, shared_agents)
     return SearchRequest(query, where, limit, min_score=min_score, match=match, now=now,
                          explain=params.flag("explain"))

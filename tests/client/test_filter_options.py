@@ -4,6 +4,7 @@ messages of a mistake (a tester's findings, 2026-12-01)."""
 
 from __future__ import annotations
 
+import json
 import time
 
 from memoryd_client import Client
@@ -35,3 +36,36 @@ def test_a_time_in_epoch_seconds_is_taken_from_the_command_line(keyword_daemon) 
     assert uid in searched.stdout
     # eight digits are still a date, as ISO writes one without its dashes
     assert uid not in run_cli("list", "--until", "20000101").stdout
+
+
+def test_all_lists_the_ranked_hits_under_a_min_score_too(daemon, client) -> None:
+    """`--min-score 0.85 --all` printed the matches only, and `--min-score 1 --all` said
+    "no match (nothing ranked)" though hits were ranked: a min score sets what a match is,
+    --all still lists the rest."""
+    for n in range(6):
+        client.remember("ops", "incidents", f"the refund service restarted after outage {n}",
+                        force=True)
+    client.remember("ops", "incidents", "the billing cron job was restarted by hand")
+    plain = run_cli("search", "*", "-", "refund service restarted", "--all", "--json")
+    scores = sorted(hit["score"]["relevance"] for hit in json.loads(plain.stdout)["hits"])
+    assert len(scores) > 1, plain.stderr
+    gap, middle = max((high - low, (low + high) / 2) for low, high in zip(scores, scores[1:]))
+    assert gap > 0
+    some = run_cli("search", "*", "-", "refund service restarted", "--min-score", f"{middle}",
+                   "--all")
+    assert some.returncode == 0, some.stderr
+    lines = some.stdout.splitlines()
+    assert len(lines) == len(scores)  # the ranked hits, those above the min score marked *
+    assert sum(line.startswith("*") for line in lines) == sum(s >= middle for s in scores)
+    assert not run_cli("search", "*", "-", "refund service restarted", "--min-score",
+                       f"{middle}").stdout.startswith(" ")  # without --all: the matches
+    none = run_cli("search", "*", "-", "refund service restarted", "--min-score", "1", "--all")
+    assert none.returncode == 1
+    assert len(none.stdout.splitlines()) == len(scores)
+    said = none.stderr.splitlines()[-1]
+    assert said.startswith("no match (none at or above --min-score 1; best: "), said
+    assert "--all lists" not in said  # it was given
+    alone = run_cli("search", "*", "-", "refund service restarted", "--min-score", "1")
+    assert alone.stdout == "" and "--all lists the ranked hits" in alone.stderr
+    nothing = run_cli("search", "nobody", "-", "refund", "--min-score", "1", "--all")
+    assert "no match (nothing ranked)" in nothing.stderr

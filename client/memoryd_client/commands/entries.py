@@ -53,7 +53,10 @@ def _search(args: Args, client: Client) -> Any:
         args.query, limit=args.limit, category=None if args.category == "-" else args.category,
         kind=args.kind, tags=args.tags, since=args.since, until=args.until, status=args.status,
         min_score=args.min_score, project=args.project, cwd=_cwd_of(args),
-        agents=named_agents(args.agent, "search"))
+        agents=named_agents(args.agent, "search"),
+        # every ranked hit, the min score marking the matches: --all lists them, and a search
+        # with none says the best (the daemon keeps to the matches of a min_score unasked)
+        match=False if args.min_score is not None else None)
 
 
 def _history(args: Args, client: Client) -> Any:
@@ -140,7 +143,8 @@ COMMANDS: dict[str, Command] = {
               Arg("--all", kind="flag",
                   help="list ranked hits that are not matches too (exit code unchanged)")),
         request=_search, show=lambda r, a: views.print_hits(r, show_all=a.all,
-                                                            project=a.project),
+                                                            project=a.project,
+                                                            min_score=a.min_score),
         exit=lambda r, a: OK if any(hit["match"] for hit in r["hits"]) else FAILED,
         examples=("memory search designer - 'speech bubble on a cat sticker'",
                   "memory search 'claude-code,codex' testing 'which test runner' --all",
