@@ -75,7 +75,7 @@ def filters(args: Args, agents: str | None, command: str) -> dict[str, Any]:
         "agents": named_agents(agents, command),
         "category": args.category, "kind": args.kind, "tags": args.tags,
         "project": args.project,  # a relative one is resolved by the client
-        "cwd": here_directory() if args.here else None,
+        "cwd": here_directory(args.project) if args.here else None,  # never with --project
         "since": args.since, "until": args.until, "status": args.status,
     }
 
@@ -174,9 +174,10 @@ def export(args: Args, client: Client) -> int:
 
     count = 0
     output = None if args.output == "-" else args.output  # as import reads "-"
+    selected = filters(args, args.agent, "export")  # a usage error: before anything is written
     with replaced_at_end(output, sys.stdout) as (out, whole):
         try:
-            for entry in iter_entries(client, **filters(args, args.agent, "export")):
+            for entry in iter_entries(client, **selected):
                 line = {k: v for k, v in entry.items() if k not in EXPORT_DROPS}
                 out.write(json_safe(json.dumps(line, ensure_ascii=False, sort_keys=True))
                           + "\n")

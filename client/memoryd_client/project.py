@@ -106,11 +106,17 @@ def project_of(directory: str | os.PathLike[str]) -> str:
     return repository_of(directory) or os.path.realpath(os.path.expanduser(os.fspath(directory)))
 
 
-def here_directory() -> str:
+def here_directory(project: str | None = None) -> str:
     """`--here`: this directory, for its repository's entries and the global ones; outside a
-    git repository there is no such project, and saying so beats an empty answer."""
+    git repository there is no such project, and saying so beats an empty answer. With
+    ``project`` (--project DIR) too, a usage error: each names the entries wanted, and one of
+    them would be dropped unsaid."""
     from memoryd_client.errors import UsageError
 
+    if project is not None:
+        raise UsageError(f"--here and --project {project}: give one of them (--here: this "
+                         "repository's entries and the global ones; --project DIR: only DIR's "
+                         "project's entries)")
     cwd = os.getcwd()
     if repository_of(cwd) is None:
         raise UsageError(f"--here: not in a git repository ({cwd}); --here means this "

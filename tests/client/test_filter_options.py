@@ -5,6 +5,7 @@ messages of a mistake (a tester's findings, 2026-12-01)."""
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 
 from memoryd_client import Client
@@ -69,3 +70,17 @@ def test_all_lists_the_ranked_hits_under_a_min_score_too(daemon, client) -> None
     assert alone.stdout == "" and "--all lists the ranked hits" in alone.stderr
     nothing = run_cli("search", "nobody", "-", "refund", "--min-score", "1", "--all")
     assert "no match (nothing ranked)" in nothing.stderr
+
+
+def test_here_with_project_is_a_usage_error(keyword_daemon, tmp_path) -> None:
+    """`--here --project DIR` was taken, and --project silently dropped: each names the entries
+    wanted (the docs write [--project DIR | --here])."""
+    _remember(keyword_daemon, "the refund service restarts nightly")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    for command in (("search", "*", "-", "refund"), ("list",), ("recent",), ("export",)):
+        both = run_cli(*command, "--here", "--project", str(tmp_path), cwd=str(tmp_path))
+        assert both.returncode == 2, (command, both.stderr)
+        assert both.stdout == ""
+        assert both.stderr.startswith(f"--here and --project {tmp_path}: give one of them"), \
+            both.stderr
+        assert "stopped after" not in both.stderr  # export wrote nothing: nothing is cut short

@@ -32,10 +32,11 @@ KINDS = ("fact", "lesson", "feedback", "note", "turn", "summary")
 
 
 def _cwd_of(args: Args) -> str | None:
-    """--here: this directory (its repository's entries and the global ones)."""
+    """--here: this directory (its repository's entries and the global ones); never with
+    --project."""
     from memoryd_client.project import here_directory
 
-    return here_directory() if args.here else None
+    return here_directory(args.project) if args.here else None
 
 
 def _store(args: Args, client: Client) -> Any:
