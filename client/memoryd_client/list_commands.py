@@ -183,9 +183,11 @@ def export(args: Args, client: Client) -> int:
                           + "\n")
                 count += 1
         except BaseException:
-            print(f"memory export: stopped after {count} entries; " + (
-                f"nothing was written to {output}" if whole else
-                f"the {'output' if output is None else output} is incomplete"), file=sys.stderr)
+            if whole or count:  # (a refusal of the first page wrote nothing to be cut short)
+                print(f"memory export: stopped after {count} entries; " + (
+                    f"nothing was written to {output}" if whole else
+                    f"the {'output' if output is None else output} is incomplete"),
+                    file=sys.stderr)
             raise
     print(f"exported {count} entries" + (f" to {args.output}" if output else ""),
           file=sys.stderr)

@@ -131,7 +131,8 @@ def filter_request(params: Params, shared_agents: tuple[str, ...], *, every_agen
     if shared and agents is not None:
         agents = tuple(dict.fromkeys(a for named in agents for a in sharing(named, shared_agents)))
     category = params.text("category", max_len=200)
-    kinds = params.strings("kind")
+    kinds = _named(params, "kind", f"kind: give some of {', '.join(KINDS)}, or leave it out "
+                   "for every kind")
     for kind in kinds or ():
         if kind not in KINDS:
             raise params.refuse("kind", f"must be among {', '.join(KINDS)}; got {kind!r}")
@@ -140,6 +141,7 @@ def filter_request(params: Params, shared_agents: tuple[str, ...], *, every_agen
     # global ones, as its block shows them
     in_project = params.path("cwd")
     statuses = _statuses(params, any_status)
+    tags = _named(params, "tags", "tag: leave it out for entries with any tags or none")
     since, until = params.time("since"), params.time("until")
     if since is not None and until is not None and since >= until:
         raise params.refuse(
@@ -150,8 +152,19 @@ def filter_request(params: Params, shared_agents: tuple[str, ...], *, every_agen
         agents=agents, category=category.strip() if category not in (None, "", "-") else None,
         kinds=tuple(kinds) if kinds is not None else None, project=project or None,
         in_project=in_project or None, statuses=statuses, since=since, until=until,
-        tags=tuple(lower_keeping_marks(t) for t in params.strings("tags") or ()),
+        tags=tuple(lower_keeping_marks(t) for t in tags or ()),
         teams=shared)
+
+
+def _named(params: Params, name: str, what: str) -> list[str] | None:
+    """A filter's list of names (None: not given). One given that names none (``''``,
+    ``','``: an unset variable) is refused, not taken for "every one" nor for "none": read
+    one way or the other it would answer a question nobody asked (``what``: the noun it names
+    and what to do instead)."""
+    names = params.strings(name)
+    if names is not None and not names:
+        raise params.refuse(name, f"{params.raw[name]!r} names no {what}")
+    return names
 
 
 def _agents(params: Params, every_agent: bool) -> tuple[str, ...] | None:
@@ -175,7 +188,7 @@ def _agents(params: Params, every_agent: bool) -> tuple[str, ...] | None:
 
 
 def _statuses(params: Params, any_status: bool) -> tuple[str, ...]:
-    statuses = params.strings("status")
+    statuses = _named(params, "status", f"status: give some of {', '.join(STATUSES)}, or any")
     if statuses is None and any_status:
         statuses = ["any"]
     statuses = statuses or ["active"]

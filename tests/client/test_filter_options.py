@@ -84,3 +84,18 @@ def test_here_with_project_is_a_usage_error(keyword_daemon, tmp_path) -> None:
         assert both.stderr.startswith(f"--here and --project {tmp_path}: give one of them"), \
             both.stderr
         assert "stopped after" not in both.stderr  # export wrote nothing: nothing is cut short
+
+
+def test_a_filter_list_naming_nothing_is_a_usage_error(keyword_daemon) -> None:
+    """`--kind ''` matched nothing ("no entries") while `--tags ''` applied no filter: a list
+    that names nothing (an unset variable) is refused, naming its option."""
+    _remember(keyword_daemon, "the refund service restarts nightly", tags=["ops"])
+    for option, value in (("--kind", ""), ("--kind", ","), ("--tags", ""), ("--tags", " , "),
+                          ("--status", "")):
+        for command in (("search", "*", "-", "refund"), ("list",), ("export",)):
+            refused = run_cli(*command, option, value)
+            assert refused.returncode == 2, (command, option, value, refused.stderr)
+            assert refused.stdout == ""
+            assert refused.stderr.startswith(f"Error: {command[0]}: {option} {value!r} names "
+                                             "no "), refused.stderr
+    assert run_cli("list", "--kind", "note,", "--tags", "ops").returncode == 0
