@@ -145,7 +145,8 @@ def filter_request(params: Params, shared_agents: tuple[str, ...], *, every_agen
     since, until = params.time("since"), params.time("until")
     if since is not None and until is not None and since >= until:
         raise params.refuse(
-            "since", f"({params.raw['since']}) is not before until ({params.raw['until']}): "
+            # the other option as the command line names it (the first is, by the client)
+            "since", f"({params.raw['since']}) is not before --until ({params.raw['until']}): "
             "nothing could match; an age counts back from now, so --since 7d --until 1d is the "
             "week up to yesterday")
     return FilterRequest(

@@ -99,3 +99,12 @@ def test_a_filter_list_naming_nothing_is_a_usage_error(keyword_daemon) -> None:
             assert refused.stderr.startswith(f"Error: {command[0]}: {option} {value!r} names "
                                              "no "), refused.stderr
     assert run_cli("list", "--kind", "note,", "--tags", "ops").returncode == 0
+
+
+def test_a_window_ending_before_it_begins_names_both_options(keyword_daemon) -> None:
+    """`--since 10d --until 30d` said "… is not before until (30d)": both are options."""
+    for command in (("search", "*", "-", "refund"), ("list",), ("recent",)):
+        refused = run_cli(*command, "--since", "10d", "--until", "30d")
+        assert refused.returncode == 2
+        assert refused.stderr.startswith(f"Error: {command[0]}: --since (10d) is not before "
+                                         "--until (30d): nothing could match"), refused.stderr

@@ -78,7 +78,7 @@ def test_a_refused_search_leaves_the_searches_after_it_whole(notes: Client) -> N
     for _ in range(3):
         with pytest.raises(BadParamsError, match="kind must be among"):
             notes.search("speech bubble", agent="designer", kind=["sticker"])
-        with pytest.raises(BadParamsError, match="is not before until"):
+        with pytest.raises(BadParamsError, match="is not before --until"):
             notes.search("speech bubble", agent="designer", since="1d", until="7d")
     hit = notes.search("kitten cartoon whose talking balloon drifts off", agent="designer")["hits"][0]
     assert hit["text"].startswith("Floating speech bubble") and hit["score"]["vector"] > 0.3

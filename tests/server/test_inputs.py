@@ -92,7 +92,7 @@ def test_a_window_that_ends_before_it_begins_is_refused(client: Client) -> None:
     """`--since 3d --until 5d` read as "from 3 to 5 days ago" answered "no match" (exit 1):
     as if nothing had been written then."""
     client.remember("coder", "tools", "We lint with ruff")
-    with pytest.raises(BadParamsError, match=r"since \(3d\) is not before until \(5d\)"):
+    with pytest.raises(BadParamsError, match=r"since \(3d\) is not before --until \(5d\)"):
         client.search("ruff", agent="coder", since="3d", until="5d")
     assert client.search("ruff", agent="coder", since="5d", until=time.time() + 60)["hits"]
 
