@@ -60,7 +60,10 @@ def parse(argv: list[str], only: str | None = None) -> argparse.Namespace:
     under the usage of `memory` itself)."""
     parsers: dict[str, argparse.ArgumentParser] = {}
     parser = build_parser(only, parsers)
-    args, extras = parser.parse_known_args(_with_default_action(argv))
+    try:
+        args, extras = parser.parse_known_args(_with_default_action(argv))
+    except UsageError as exc:
+        raise _with_dash_note(exc, argv) from None
     command = command_named(args.command)
     if command.actions and getattr(args, "action", None) is None:  # none named, none inserted
         parsers.get(args.command, parser).error("the following arguments are required: ACTION")
@@ -81,6 +84,41 @@ def _example(prog: str, message: str) -> str:
     if action:
         command = command.actions.get(action, command)
     return f"\nexample: {command.examples[0]}" if command.examples else ""
+
+
+def _with_dash_note(error: UsageError, argv: list[str]) -> UsageError:
+    """A missing argument's error, and what was likely meant as it: a word that starts with -
+    but is no option of the command (`memory search '*' - '-refund'`: argparse takes it for
+    an unknown option, then misses the query), with the `--` that makes it an argument."""
+    at = command_word_at(argv)
+    if at is None or argv[at] not in GROUPS or "arguments are required" not in error.message:
+        return error
+    known = _option_words(command_named(argv[at]))
+    stray = []
+    for word in argv[at + 1:]:
+        if word == "--":
+            break
+        flag = word.split("=", 1)[0]
+        if (word.startswith("-") and word != "-" and flag not in known and flag[:2] not in known
+                and not any(option.startswith(flag) for option in known if flag[:2] == "--")):
+            stray.append(word)
+    if not stray:
+        return error
+    import shlex
+
+    said = ", ".join(shlex.quote(word) for word in stray)
+    return UsageError(f"{error.message}\nnote: {said} was read as an option, as any word that "
+                      "starts with -: put -- before it to give it as an argument (memory "
+                      f"{argv[at]} … -- {shlex.quote(stray[0])})", error.usage)
+
+
+def _option_words(command: Command) -> set[str]:
+    """The options a command (and its actions) takes, and the global ones."""
+    words = {"-h", "--help", *(flag for arg in (*GLOBALS, *command.globals, *command.args)
+                               for flag in arg.flags if flag.startswith("-"))}
+    for action in command.actions.values():
+        words |= _option_words(action)
+    return words
 
 
 def _with_default_action(argv: list[str]) -> list[str]:

@@ -108,3 +108,18 @@ def test_a_window_ending_before_it_begins_names_both_options(keyword_daemon) -> 
         assert refused.returncode == 2
         assert refused.stderr.startswith(f"Error: {command[0]}: --since (10d) is not before "
                                          "--until (30d): nothing could match"), refused.stderr
+
+
+def test_a_query_starting_with_a_dash_is_told_to_follow_two_dashes(keyword_daemon) -> None:
+    """`memory search '*' - '-refund'` said only "the following arguments are required:
+    query": the query had been read as an unknown option."""
+    _remember(keyword_daemon, "-refund is the flag that reverses a payment")
+    dashed = run_cli("search", "*", "-", "-refund")
+    assert dashed.returncode == 2
+    assert "the following arguments are required: query" in dashed.stderr
+    assert "note: -refund was read as an option" in dashed.stderr
+    assert "put -- before it" in dashed.stderr and "-- -refund" in dashed.stderr
+    after = run_cli("search", "*", "-", "--all", "--", "-refund")  # as the note says
+    assert after.returncode in (0, 1) and "reverses a payment" in after.stdout, after.stderr
+    missing = run_cli("search", "*", "--limit", "3", "refund")  # no stray word: no note
+    assert missing.returncode == 2 and "note:" not in missing.stderr
