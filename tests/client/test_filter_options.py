@@ -123,3 +123,20 @@ def test_a_query_starting_with_a_dash_is_told_to_follow_two_dashes(keyword_daemo
     assert after.returncode in (0, 1) and "reverses a payment" in after.stdout, after.stderr
     missing = run_cli("search", "*", "--limit", "3", "refund")  # no stray word: no note
     assert missing.returncode == 2 and "note:" not in missing.stderr
+
+
+def test_an_id_in_upper_case_is_the_same_id(keyword_daemon) -> None:
+    """`memory get 39A5822539AD1220D9C`, an existing id in upper case, said "no entry with
+    id": ids are hex, and a tool may show them in upper case."""
+    old, other = _remember(keyword_daemon, "the refund service restarts nightly",
+                           "the billing job runs hourly")
+    for given in (old.upper(), old[:8].upper()):
+        got = run_cli("get", given)
+        assert got.returncode == 0, got.stderr
+        assert got.stdout.startswith(old)
+    newer = run_cli("supersede", old.upper(), "the refund service restarts at 2am")
+    assert newer.returncode == 0, newer.stderr
+    assert old in run_cli("history", old.upper()).stdout
+    forgotten = run_cli("forget", other.upper())
+    assert forgotten.returncode == 0 and f"forgotten {other}" in forgotten.stdout
+    assert run_cli("get", "ZZZZ" + old[4:]).returncode == 1  # not hex: still no such id
