@@ -9,7 +9,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from memoryd.prefixes import by_prefix
+from memoryd.errors import NotFoundError
+from memoryd.prefixes import MIN_CHARS, by_prefix
 from memoryd.project import project_of
 from memoryd.sessions.context import Block, one_line
 from memoryd.sessions.explain import TEXT_CHARS
@@ -48,12 +49,22 @@ class Registry:
     def resolve(self, session: str, *, injected: bool = False) -> str:
         """The id of the session ``session`` names: itself (a registered session, or with
         ``injected`` one memoryd logged an injection into), or the one session whose id it
-        begins (4+ characters: a harness's ids are UUIDs)."""
+        begins (4+ characters: a harness's ids are UUIDs). An entry's id is not taken for a
+        session's unsaid (`memory explain ID` of an entry's id): the error says whose it is."""
         sessions = self.store.sessions
         if sessions.get(session) is not None or (injected and sessions.injected(session)):
             return session
-        return by_prefix(session, sessions.ids_with_prefix, "session",
-                         " (memory sessions lists them)")
+        try:
+            return by_prefix(session, sessions.ids_with_prefix, "session",
+                             " (memory sessions lists them)")
+        except NotFoundError:
+            if len(session) >= MIN_CHARS and (self.store.uids_with_prefix(session, 1)
+                                               or self.store.uids_with_prefix(session.lower(), 1)):
+                raise NotFoundError(
+                    f"no session with id {session!r}: it is an entry's id (`memory get "
+                    f"{session}` shows the entry, `memory history {session}` its versions; "
+                    "memory sessions lists the sessions)") from None
+            raise
 
     def named(self, session: str) -> dict[str, Any]:
         """The registered session ``session`` names (its id, or the start of it)."""

@@ -140,3 +140,15 @@ def test_an_id_in_upper_case_is_the_same_id(keyword_daemon) -> None:
     forgotten = run_cli("forget", other.upper())
     assert forgotten.returncode == 0 and f"forgotten {other}" in forgotten.stdout
     assert run_cli("get", "ZZZZ" + old[4:]).returncode == 1  # not hex: still no such id
+
+
+def test_an_entrys_id_given_for_a_session_says_whose_it_is(keyword_daemon) -> None:
+    """`memory explain ID` of an entry's id said "no session with id …", no more."""
+    (uid,) = _remember(keyword_daemon, "the refund service restarts nightly")
+    for command in (("explain", uid), ("explain", uid[:8].upper()), ("session", "show", uid)):
+        told = run_cli(*command)
+        assert told.returncode == 1
+        assert "it is an entry's id" in told.stderr, told.stderr
+        assert f"`memory get {command[-1]}` shows the entry" in told.stderr
+        assert f"`memory history {command[-1]}` its versions" in told.stderr
+    assert "an entry's id" not in run_cli("explain", "abcdef12").stderr
