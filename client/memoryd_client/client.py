@@ -55,7 +55,7 @@ from memoryd_client.errors import (
     error_from_wire,
 )
 from memoryd_client.methods import DaemonMethods, drop_none
-from memoryd_client.paths import socket_origin
+from memoryd_client.paths import GIVEN, socket_origin
 
 TYPE_CHECKING = False  # typing and pathlib cost a `memory` process a few ms; it needs neither
 if TYPE_CHECKING:
@@ -149,8 +149,10 @@ def _unreachable(path: str, exc: OSError) -> DaemonUnreachableError:
             "(finishing the requests in flight), or just starting; try again in a few seconds")
     from memoryd_client.service_probe import start_hint  # names commands that work from here
 
+    origin = socket_origin(path)
+    hint = start_hint(given=path if origin == GIVEN else None)
     return DaemonUnreachableError(f"memoryd is not running on {path} ({exc.strerror or exc}; "
-                                  f"{socket_origin(path)}); {start_hint()}")
+                                  f"{origin}); {hint}")
 
 
 def _broken(path: str, method: str, exc: OSError) -> DaemonUnreachableError:

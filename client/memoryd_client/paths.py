@@ -180,6 +180,10 @@ def socket_path() -> Path:
     return _platform_dir("runtime") / "memoryd.sock"
 
 
+#: What :func:`socket_origin` says of a socket no environment chose (`memory --socket PATH`).
+GIVEN = "the socket given"
+
+
 def socket_origin(path: object) -> str:
     """What chose this socket path, for "not running" messages: a daemon started with another
     MEMORYD_HOME or MEMORYD_SOCKET than this shell's listens elsewhere."""
@@ -192,7 +196,7 @@ def socket_origin(path: object) -> str:
     if not explicit and home is None and str(path) == str(socket_path()):
         return ("the default socket: neither MEMORYD_HOME nor MEMORYD_SOCKET is set in this "
                 "shell, so a daemon started with one of them is not found here")
-    return "the socket given"
+    return GIVEN
 
 
 def xdg_documents(config_home: str | None = None) -> str | None:

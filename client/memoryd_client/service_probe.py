@@ -156,9 +156,10 @@ def manager_state() -> tuple[dict[str, str] | None, str]:
     return fields, ""
 
 
-def start_hint(mention_doctor: bool = True) -> str:
+def start_hint(mention_doctor: bool = True, given: str | None = None) -> str:
     """How to start memoryd, with commands that work from this shell, and which environment
-    decided the socket (a daemon on another MEMORYD_HOME listens elsewhere)."""
+    decided the socket (a daemon on another MEMORYD_HOME listens elsewhere), or that none did:
+    the socket ``given`` (`memory --socket PATH`)."""
     installed = unit_settings()
     command = memoryd_command()
     memoryd = shlex.join(command) if command else "memoryd"
@@ -189,7 +190,10 @@ def start_hint(mention_doctor: bool = True) -> str:
     else:
         hint = (f"start it with `{memoryd} serve`, or run it at login with "
                 f"`{memoryd} service install`")
-    if os.environ.get("MEMORYD_SOCKET"):
+    if given is not None:
+        hint += (f" (the socket given, --socket {given}, is not this shell's: a daemon listens "
+                 f"there when started with MEMORYD_SOCKET={shlex.quote(given)})")
+    elif os.environ.get("MEMORYD_SOCKET"):
         hint += " (this shell's socket comes from MEMORYD_SOCKET)"
     elif os.environ.get("MEMORYD_HOME"):
         hint += " (this shell's socket comes from MEMORYD_HOME; a daemon started without it " \

@@ -152,3 +152,14 @@ def test_an_entrys_id_given_for_a_session_says_whose_it_is(keyword_daemon) -> No
         assert f"`memory get {command[-1]}` shows the entry" in told.stderr
         assert f"`memory history {command[-1]}` its versions" in told.stderr
     assert "an entry's id" not in run_cli("explain", "abcdef12").stderr
+
+
+def test_a_socket_given_is_named_as_the_one_that_was_tried(memoryd_home, tmp_path) -> None:
+    """`memory --socket /nope.sock …` said "this shell's socket comes from MEMORYD_HOME",
+    though the socket had been given on the command line."""
+    nope = str(tmp_path / "nope.sock")
+    told = run_cli("--socket", nope, "status")
+    assert told.returncode == 3
+    assert f"(the socket given, --socket {nope}, is not this shell's" in told.stderr, told.stderr
+    assert "comes from MEMORYD_HOME" not in told.stderr
+    assert "comes from MEMORYD_HOME" in run_cli("status").stderr  # the shell's, without it
