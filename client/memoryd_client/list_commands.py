@@ -167,10 +167,13 @@ def export(args: Args, client: Client) -> int:
     """Its own output: JSONL to stdout or --output, the count on stderr (not one reply). A
     file is written whole or not at all (a temporary file beside it, renamed at the end: an
     export that fails midway leaves no truncated backup looking complete, and an older file of
-    that name as it was); stdout, or a file that is no regular file, is told it is cut short."""
+    that name as it was); stdout, or a file that is no regular file, is told it is cut short
+    (but for a reader of stdout that went away, `memory export | head`: it wanted no more,
+    and the command stops quietly)."""
     import json
 
     from memoryd_client.atomic_file import replaced_at_end
+    from memoryd_client.views import count as counted
 
     count = 0
     output = None if args.output == "-" else args.output  # as import reads "-"
@@ -182,14 +185,16 @@ def export(args: Args, client: Client) -> int:
                 out.write(json_safe(json.dumps(line, ensure_ascii=False, sort_keys=True))
                           + "\n")
                 count += 1
-        except BaseException:
-            if whole or count:  # (a refusal of the first page wrote nothing to be cut short)
-                print(f"memory export: stopped after {count} entries; " + (
+        except BaseException as exc:
+            left = isinstance(exc, BrokenPipeError) and output is None  # (cli.stdout_closed)
+            if (whole or count) and not left:  # (a refused first page wrote nothing)
+                print(f"memory export: stopped after {counted(count, 'entry', 'entries')}; " + (
                     f"nothing was written to {output}" if whole else
                     f"the {'output' if output is None else output} is incomplete"),
                     file=sys.stderr)
             raise
-    print(f"exported {count} entries" + (f" to {args.output}" if output else ""),
+    print(f"exported {counted(count, 'entry', 'entries')}"
+          + (f" to {args.output}" if output else ""),
           file=sys.stderr)
     return 0
 

@@ -674,14 +674,14 @@ def test_an_export_that_fails_midway_leaves_the_file_as_it_was(tmp_path: Path) -
     fake_daemon_failing_on_the_second_page(socket_path, entry)
     failed = run_cli("--socket", str(socket_path), "export", "-o", str(backup))
     assert failed.returncode != 0
-    assert f"stopped after 1 entries; nothing was written to {backup}" in failed.stderr
+    assert f"stopped after 1 entry; nothing was written to {backup}" in failed.stderr
     assert backup.read_text() == '{"the": "backup of last week"}\n'
     assert sorted(p.name for p in tmp_path.iterdir()) == [backup.name, socket_path.name]
     socket_path.unlink()  # (no temporary file left beside the backup)
     fake_daemon_failing_on_the_second_page(socket_path, entry)
     piped = run_cli("--socket", str(socket_path), "export")
     assert piped.returncode != 0 and "the first page's entry" in piped.stdout
-    assert "stopped after 1 entries; the output is incomplete" in piped.stderr
+    assert "stopped after 1 entry; the output is incomplete" in piped.stderr
 
 
 def test_an_interrupted_runs_count_of_applied_changes_is_of_every_page(capsys) -> None:

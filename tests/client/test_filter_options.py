@@ -163,3 +163,19 @@ def test_a_socket_given_is_named_as_the_one_that_was_tried(memoryd_home, tmp_pat
     assert f"(the socket given, --socket {nope}, is not this shell's" in told.stderr, told.stderr
     assert "comes from MEMORYD_HOME" not in told.stderr
     assert "comes from MEMORYD_HOME" in run_cli("status").stderr  # the shell's, without it
+
+
+def test_an_export_into_a_closed_pipe_stops_quietly(keyword_daemon) -> None:
+    """`memory export | head -c 10` exited 0 but said "memory export: stopped after 1 entries;
+    the output is incomplete": the reader wanted no more (the docs say it stops quietly)."""
+    from tests.client.test_cli import into_a_closed_pipe
+
+    _remember(keyword_daemon, "the refund service restarts nightly")
+    assert "exported 1 entry\n" in run_cli("export").stderr  # not "1 entries"
+    with Client(keyword_daemon.socket, timeout_s=30) as client:  # more than a buffer's worth
+        client.remember_many([{"agent": "coder", "category": "notes",
+                               "text": f"outage {n}: the refund service restarted " + "x" * 200}
+                              for n in range(60)])
+    for buffered in (False, True):
+        cut = into_a_closed_pipe("export", buffered=buffered)
+        assert (cut.returncode, cut.stderr) == (0, ""), (buffered, cut.stderr)
