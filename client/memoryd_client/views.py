@@ -49,14 +49,19 @@ def duration(seconds: float) -> str:
 
 def entry_line(entry: dict[str, Any], whole: bool = False) -> str:
     """An entry as one line (its text's line breaks as spaces, so that a listing is one entry
-    a line), or with its text ``whole``."""
+    a line), or with its text ``whole``. A superseded entry names its successor, as a search
+    hit ranked below a newer version of it names that one."""
     status = "" if entry.get("status") == "active" else f" [{entry.get('status')}]"
+    successor = entry.get("superseded_by") if entry.get("status") == "superseded" else None
+    if successor:
+        status = f" [superseded by {successor}]"
     if entry.get("stale"):  # something it names is gone from its project (staleness pass)
         status += f" [stale: {entry['stale']}]"
     if entry.get("quarantined"):  # looks like an instruction to the model: never injected
         status += " [⚠ quarantined: looks like an instruction to the model; never injected " \
                   "until a person runs `memory release` on it]"
-    if entry.get("newer"):  # a search hit said again since, otherwise (a version of it)
+    if entry.get("newer") and entry["newer"] != successor:  # a search hit said again since,
+        # otherwise (a version of it)
         status += f" [earlier version of {entry['newer']}]"
     key = f" {entry['key']}" if entry.get("key") else ""
     category = entry.get("category") or "-"
@@ -83,8 +88,8 @@ def print_entry(entry: dict[str, Any]) -> None:
         details.append(f"session {entry['session']}")
     if source:
         details.append(f"source {source}{span}")
-    if entry.get("superseded_by"):
-        details.append(f"superseded by {entry['superseded_by']}")
+    if entry.get("superseded_by") and entry.get("status") != "superseded":  # (else its
+        details.append(f"superseded by {entry['superseded_by']}")  # first line names it)
     print("    " + "; ".join(details))
     if entry.get("usage") is not None:  # memoryd.store.usage: what became of it in sessions
         print("    usage: " + usage_words(entry["usage"]))

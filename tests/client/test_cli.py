@@ -71,7 +71,8 @@ def test_key_conflict_and_history_in_plain_text(daemon) -> None:
     run_cli("store", "coder", "prefs", "Commits are free-form", "--key", "pref.commit_style",
             "--confidence", "0.99")
     out = run_cli("history", "--agent", "coder", "--key", "pref.commit_style").stdout
-    assert "[superseded]: Commits use conventional prefixes" in out
+    newer = next(line.split()[0] for line in out.splitlines() if "free-form" in line)
+    assert f"[superseded by {newer}]: Commits use conventional prefixes" in out
     assert "pref.commit_style: Commits are free-form" in out
 
 

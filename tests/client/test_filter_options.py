@@ -179,3 +179,17 @@ def test_an_export_into_a_closed_pipe_stops_quietly(keyword_daemon) -> None:
     for buffered in (False, True):
         cut = into_a_closed_pipe("export", buffered=buffered)
         assert (cut.returncode, cut.stderr) == (0, ""), (buffered, cut.stderr)
+
+
+def test_a_superseded_entry_names_its_successor(keyword_daemon) -> None:
+    """A superseded entry (--status any) carried "[superseded]" but not which entry holds
+    over it, as an earlier version's search line names the newer one."""
+    (old,) = _remember(keyword_daemon, "the refund service restarts nightly")
+    with Client(keyword_daemon.socket, timeout_s=30) as client:
+        new = client.supersede(old, "the refund service restarts at 2am")["entry"]["id"]
+    for command in (("list", "--status", "any"), ("search", "*", "-", "refund service restarts",
+                                                  "--status", "any", "--all"), ("get", old)):
+        shown = run_cli(*command).stdout
+        line = next(line for line in shown.splitlines() if old in line)
+        assert f"[superseded by {new}]: the refund service restarts nightly" in line, line
+        assert "earlier version of" not in line  # named once
