@@ -388,6 +388,9 @@ _PROJECT_FILES: tuple[tuple[str, str | None, str, str], ...] = (
     (".github/copilot-instructions.md", "copilot", "memory", "markdown"),
     (".github/instructions/**/*.instructions.md", "copilot", "memory", "markdown"),
 )
+#: The agents a project root's files are of (a name in ``context.shared_agents`` that is none
+#: of these, nor any other source's or entry's agent, is warned of: memoryd.config).
+PROJECT_AGENTS = frozenset(agent for _, agent, _, _ in _PROJECT_FILES if agent is not None)
 #: The directories a project's source leaves out (relative to its root, Source.excluded):
 #: Cline runs the executables of ``.clinerules/hooks/`` as its hooks (memoryd's among them,
 #: :mod:`memoryd_client.cline_hooks`), and the files of ``.clinerules/workflows/`` when a

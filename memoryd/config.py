@@ -8,10 +8,13 @@ variables.
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import os
+import shlex
 import tomllib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -20,6 +23,7 @@ from typing import Any
 from memoryd_client.paths import config_dir, socket_path, state_dir
 
 from memoryd.agent_sources import (
+    PROJECT_AGENTS,
     default_sources,
     gives_way,
     parent_claude_files,
@@ -27,7 +31,7 @@ from memoryd.agent_sources import (
 )
 from memoryd.errors import ConfigError
 from memoryd.names import agent_problem, path_problem
-from memoryd.sources import Source, validate_source
+from memoryd.sources import PLACEHOLDER, UNWATCHABLE, Source, validate_source
 
 
 @dataclass(frozen=True)
@@ -190,15 +194,19 @@ def _defaults() -> dict[str, Any]:
 
 def _merge(base: dict[str, Any], layer: dict[str, Any], origin: str,
            origins: dict[str, str] | None = None) -> None:
-    """``layer`` over ``base``; ``origins`` records where each setting came from."""
+    """``layer`` over ``base``; ``origins`` records where each setting came from. A layer's
+    ``[[sources]]`` are kept with their file: ``base["sources"]`` holds ``(origin, table)``."""
     for section, values in layer.items():
         if section == "sources":
             if not isinstance(values, list) or not all(isinstance(v, dict) for v in values):
                 raise ConfigError(f"{origin}: sources must be an array of tables ([[sources]])")
-            base.setdefault("sources", []).extend(values)
+            base.setdefault("sources", []).extend((origin, table) for table in values)
             continue
-        if section not in base or not isinstance(values, dict):
+        if section not in base:
             raise ConfigError(f"{origin}: unknown section [{section}]")
+        if not isinstance(values, dict):  # `search = 3` at the top: no section of that name
+            raise ConfigError(f"{origin}: {section} must be a table, not {values!r}: its "
+                              f"settings go on the lines under a [{section}] line")
         for key, value in values.items():
             if key not in base[section]:
                 raise ConfigError(f"{origin}: unknown setting {section}.{key}")
@@ -206,14 +214,92 @@ def _merge(base: dict[str, Any], layer: dict[str, Any], origin: str,
             if expected is float and isinstance(value, int) and not isinstance(value, bool):
                 value = float(value)
             if not isinstance(value, expected) or isinstance(value, bool) != (expected is bool):
-                raise ConfigError(
-                    f"{origin}: {section}.{key} must be {expected.__name__}, got {value!r}"
-                )
+                raise ConfigError(f"{origin}: {section}.{key} must be {KINDS[expected]}, got "
+                                  f"{value!r}{_unquoted(value, expected)}")
             if expected is list and not all(isinstance(v, str) for v in value):
-                raise ConfigError(f"{origin}: {section}.{key} must be a list of strings")
+                raise ConfigError(f"{origin}: {section}.{key} must be {KINDS[list]}, got "
+                                  f"{value!r}")
+            problem = _value_problem(f"{section}.{key}", value)
+            if problem is not None:
+                raise ConfigError(f"{origin}: {section}.{key}: {problem}")
             base[section][key] = value
             if origins is not None:
                 origins[f"{section}.{key}"] = origin
+
+
+#: A setting's type as an error says it (not Python's name: "must be int, got '3'").
+KINDS: dict[type, str] = {bool: "true or false", int: "a whole number", float: "a number",
+                          str: "a string (in quotes)", list: 'a list of strings (["a", "b"])'}
+
+
+def _unquoted(value: Any, expected: type) -> str:
+    """A hint for a number or a true/false written in quotes (``limit = "3"``)."""
+    if not isinstance(value, str):
+        return ""
+    if expected is bool and value.strip().lower() in ("true", "false"):
+        return " (true and false are written without quotes)"
+    if expected in (int, float):
+        try:
+            expected(value.strip())
+        except ValueError:
+            return ""
+        return " (a number is written without quotes)"
+    return ""
+
+
+def _value_problem(name: str, value: Any) -> str | None:
+    """What is wrong with the value of a setting that names a directory or a command: found
+    when the configuration is read, not when a reload has half applied it (a ``memory_dir``
+    without ``{agent}`` made every agent's files one)."""
+    if name == "tools.memory_dir" and value:
+        return memory_dir_problem(value)
+    if name == "watch.project_roots":
+        for root in value:
+            problem = project_root_problem(root)
+            if problem is not None:
+                return f"{root!r} {problem}"
+    if name == "extract.command" and value:
+        try:
+            words = shlex.split(value)
+        except ValueError as exc:  # "No closing quotation"
+            return f"{value!r} cannot be split into words as a shell would: {str(exc).lower()}"
+        if not words:
+            return "has no program in it (leave it empty for none)"
+    return None
+
+
+def memory_dir_problem(value: str) -> str | None:
+    """Why ``value`` cannot be ``tools.memory_dir`` (each agent's memory directory), or None."""
+    example = "'~/memory/{agent}'"
+    if not value.startswith(("/", "~/")):
+        return f"{value!r} must be absolute or start with ~/ (such as {example})"
+    if PLACEHOLDER not in value:
+        return (f"{value!r} must hold {{agent}}, so that each agent has a directory of its own "
+                f"(such as {value.rstrip('/') + '/{agent}'!r}): without it every agent would "
+                "read and write the same files")
+    try:
+        Source("memoryd-agents", value.rstrip("/") + "/**/*.md", "memory", "markdown")
+    except ConfigError as exc:
+        return exc.message.removeprefix("source 'memoryd-agents': ")
+    return None
+
+
+def project_root_problem(root: str) -> str | None:
+    """Why ``root`` cannot be a project root (``watch.project_roots``), or None."""
+    problem = path_problem(root)
+    if problem is not None:
+        return problem
+    if not (root.startswith(("/", "~/")) or root == "~"):
+        return ("is relative: a project root must be absolute or start with ~/ (the daemon's "
+                "working directory is no project's)")
+    if any(char in root for char in "*?{}"):
+        return "may not contain * ? { or }: it is a directory, not a glob"
+    real = os.path.normpath(os.path.expanduser(root))
+    top = "/" + real.split("/")[1] if real != "/" else "/"
+    if top in UNWATCHABLE:  # project_sources would build sources that watch all of it
+        return ("is the root directory: memoryd would watch and walk the whole file system"
+                if real == "/" else f"is in {top}: memoryd would watch and walk {top}")
+    return None
 
 
 #: How an environment variable says yes or no (any case).
@@ -264,8 +350,6 @@ def unknown_environment(settings: dict[str, Any]) -> tuple[str, ...]:
     """A warning for each ``MEMORYD_*`` variable that is no setting and none memoryd reads: a
     typo (``MEMORYD_SERCH_LIMIT=3``) was ignored without a word, where the same typo in
     config.toml is refused. Not refused here: other tools may set variables of that prefix."""
-    import difflib
-
     names = {f"MEMORYD_{section}_{key}".upper(): f"{section}.{key}"
              for section, values in settings.items() if section != "sources"
              for key in values}
@@ -326,16 +410,18 @@ def _check_ranges(settings: dict[str, Any], origins: dict[str, str]) -> None:
             raise ConfigError(f"{at('context.shared_agents')}context.shared_agents: {problem}")
 
 
-def load_config(path: Path | None = None) -> Config:
-    """Read all layers; raises ConfigError with the file and setting at fault."""
+def load_config(path: Path | None = None, managed: dict[str, Any] | None = None) -> Config:
+    """Read all layers; raises ConfigError with the file and setting at fault. ``managed``:
+    the sources.toml to read instead of the file's (`memory sources add` checks the file it
+    would write before writing it)."""
     settings = _defaults()
     origins: dict[str, str] = {}
     config_file = path or config_dir() / "config.toml"
-    for layer_file in (config_file, config_file.with_name("sources.toml")):
-        layer = read_toml(layer_file)
-        if layer_file.name == "sources.toml":
-            layer = managed_layer(layer, settings, layer_file)
-        _merge(settings, layer, str(layer_file), origins)
+    sources_file = config_file.with_name("sources.toml")
+    _merge(settings, read_toml(config_file), str(config_file), origins)
+    layer = read_toml(sources_file) if managed is None else managed
+    _merge(settings, managed_layer(layer, settings, sources_file, saved=managed is None),
+           str(sources_file), origins)
     environment = _env_layer(settings)
     _merge(settings, environment, "environment")
     for section, values in environment.items():
@@ -343,11 +429,7 @@ def load_config(path: Path | None = None) -> Config:
             name = f"MEMORYD_{section}_{key}".upper()
             origins[f"{section}.{key}"] = f"{name}={os.environ[name]!r}"
     _check_ranges(settings, origins)
-    sources = [validate_source(data) for data in settings.get("sources", [])]
-    names = [s.name for s in sources]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        raise ConfigError(f"sources named more than once: {', '.join(duplicates)}")
+    sources = _sources(settings.pop("sources", []))
     return Config(
         state_dir=state_dir(),
         socket_path=socket_path(),
@@ -370,6 +452,63 @@ def load_config(path: Path | None = None) -> Config:
     )
 
 
+def _sources(tables: list[tuple[str, dict[str, Any]]]) -> list[Source]:
+    """The ``[[sources]]`` of the files, each error naming the file it is in."""
+    sources = []
+    files: dict[str, list[str]] = {}
+    for origin, table in tables:
+        try:
+            source = validate_source(table)
+        except ConfigError as exc:
+            raise ConfigError(f"{origin}: [[sources]]: {exc.message}") from None
+        sources.append(source)
+        files.setdefault(source.name, []).append(origin)
+    duplicates = [
+        f"{name} (" + (f"twice in {where[0]}" if len(set(where)) == 1 else
+                       f"in {' and '.join(dict.fromkeys(where))}") + ")"
+        for name, where in files.items() if len(where) > 1]
+    if duplicates:
+        raise ConfigError(f"sources named more than once: {'; '.join(duplicates)}: each "
+                          "[[sources]] needs a name of its own")
+    return sources
+
+
+def check_config(path: Path, agents: Iterable[str] = ()) -> tuple[Config, list[str]]:
+    """The configuration on disk as a start or `memory reload` takes it: read, and its sources
+    built (ConfigError as they would raise it); with its warnings (:func:`setting_warnings`;
+    ``agents``: those the index holds)."""
+    config = load_config(path)
+    sources, _ = configured_sources(config)
+    return config, setting_warnings(config, sources, agents)
+
+
+def setting_warnings(config: Config, sources: Sequence[Source],
+                     agents: Iterable[str] = ()) -> list[str]:
+    """The names in the settings that name nothing: a built-in source in ``watch.disabled``
+    that is none (it disables nothing), an agent in ``context.shared_agents`` that no source
+    reads and no entry is of (it shares nothing). Not refused (an agent may come later), but
+    said, with the name meant: in `memory reload`'s reply, the log and `memory doctor`."""
+    found = []
+    builtin = [source.name for source in default_sources()]
+    for name in dict.fromkeys(config.watch.disabled):
+        if name not in builtin:
+            found.append(f"watch.disabled: {name!r} is no built-in source, so it disables "
+                         "nothing" + _meant(name, builtin, "`memory sources list --json` names "
+                                            "them"))
+    known = sorted({source.agent for source in sources if source.agent} | PROJECT_AGENTS
+                   | set(_defaults()["context"]["shared_agents"]) | set(agents))
+    for agent in dict.fromkeys(config.context.shared_agents):
+        if agent not in known:
+            found.append(f"context.shared_agents: {agent!r} is the agent of no source and of "
+                         "no entry, so it shares nothing" + _meant(agent, known, ""))
+    return found
+
+
+def _meant(name: str, names: list[str], otherwise: str) -> str:
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else f" ({otherwise})" if otherwise else ""
+
+
 def read_toml(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
@@ -379,16 +518,26 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: {exc}") from None
 
 
-def managed_layer(layer: dict[str, Any], settings: dict[str, Any], origin: Path) -> dict[str, Any]:
-    """sources.toml (written by `memory sources`) adds to the lists rather than replacing."""
+def managed_layer(layer: dict[str, Any], settings: dict[str, Any], origin: Path,
+                  saved: bool = True) -> dict[str, Any]:
+    """sources.toml (written by `memory sources`) adds to the lists rather than replacing.
+    ``saved``: the file as it is (a bad project root in it says how to take it out), not one
+    `memory sources` checks before writing it."""
     unknown = set(layer) - {"disabled", "project_roots", "sources"}
     if unknown:
         raise ConfigError(f"{origin}: unknown keys {sorted(unknown)}")
     watch = {}
     for key in ("disabled", "project_roots"):
         if key in layer:
-            if not isinstance(layer[key], list):
-                raise ConfigError(f"{origin}: {key} must be a list of strings")
+            if not isinstance(layer[key], list) or \
+                    not all(isinstance(v, str) for v in layer[key]):
+                raise ConfigError(f"{origin}: {key} must be {KINDS[list]}")
+            for root in layer[key] if key == "project_roots" else ():
+                problem = project_root_problem(root)
+                if problem is not None:
+                    raise ConfigError(f"{origin}: project_roots: {root!r} {problem}" + (
+                        f" (`memory sources remove {shlex.quote(root)}` takes it out)"
+                        if saved else ""))
             watch[key] = list(dict.fromkeys(settings["watch"][key] + layer[key]))
     merged: dict[str, Any] = {"watch": watch} if watch else {}
     if "sources" in layer:

@@ -189,4 +189,4 @@ def test_bad_config_is_a_startup_failure(memoryd_home) -> None:
     (memoryd_home / "config.toml").write_text("[search]\nlimit = 'ten'\n")
     result = run_memoryd("serve", timeout=30)
     assert result.returncode == 3
-    assert "search.limit must be int" in result.stderr
+    assert "search.limit must be a whole number, got 'ten'" in result.stderr

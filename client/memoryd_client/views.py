@@ -305,6 +305,8 @@ def show_status(status: dict[str, Any], args: Args) -> None:
 
 def print_reloaded(result: dict[str, Any]) -> None:
     print(f"reloaded: {result['sources']} sources")
+    for warning in result.get("warnings") or ():  # a name that names nothing, a restart due
+        print(f"warning: {warning}", file=sys.stderr)
 
 
 def print_files(result: dict[str, Any]) -> None:

@@ -24,7 +24,7 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -75,7 +75,7 @@ def projects_of(roots: dict[str, str]) -> dict[str, str]:
     return {name: identity[root] for name, root in roots.items()}
 
 
-def _configured(config: Config) -> tuple[list[Source], dict[str, str], dict[str, str]]:
+def configured(config: Config) -> tuple[list[Source], dict[str, str], dict[str, str]]:
     """The sources, each project source's root and its project."""
     sources, roots = configured_sources(config)
     return sources, roots, projects_of(roots)
@@ -100,7 +100,7 @@ class Watcher:
         #: each project source's project root, as configured, and the project its files
         #: belong to (memoryd.project.project_of of the root: a symlink or a worktree given as
         #: a root names the project the hooks and ``--here`` name)
-        self.sources, self.project_roots, self.projects = _configured(config)
+        self.sources, self.project_roots, self.projects = configured(config)
         #: the projects of Claude Code's project directories (its auto memory's)
         self.claude_projects = claude_projects.ProjectDirs()
         self.stats = {s.name: SourceStats() for s in self.sources}
@@ -160,10 +160,13 @@ class Watcher:
         await asyncio.gather(*self.tasks, return_exceptions=True)
         self.thread.shutdown(wait=True)
 
-    async def reload(self, config: Config) -> None:
-        """New configuration: new sources, a new watcher, a rescan."""
+    def reload(self, config: Config, sources: list[Source], roots: dict[str, str],
+               projects: dict[str, str]) -> None:
+        """New configuration, with its sources, project roots and projects as the caller built
+        them (:func:`configured`; nothing here may fail half way: a reload is all or nothing):
+        a new watcher, a rescan."""
         self.config = config
-        self._use(*_configured(config))
+        self._use(sources, roots, projects)
         self.transcripts.reload(config)
         self.restart_watch.set()
 
@@ -186,7 +189,7 @@ class Watcher:
         the new place. Made off the event loop: it reads the agents' settings and walks the
         project roots (memoryd.nested_files)."""
         config = self.config
-        sources, roots, projects = await asyncio.to_thread(_configured, config)
+        sources, roots, projects = await asyncio.to_thread(configured, config)
         if config is not self.config:  # (reloaded meanwhile)
             return False
         if sources == self.sources:
@@ -518,9 +521,9 @@ class Watcher:
             self.initial_scanned = True
             self._initial_done()
             stop = self.watch_stop = asyncio.Event()
-            checker = asyncio.create_task(self._check_roots(stop, identity))
-            catch_up = asyncio.create_task(self._catch_up(stop))
-            rescans = asyncio.create_task(self._rescan_now_and_then(stop))
+            checker = self._beside(self._check_roots(stop, identity), stop)
+            catch_up = self._beside(self._catch_up(stop), stop)
+            rescans = self._beside(self._rescan_now_and_then(stop), stop)
             try:
                 watchers = [self._changes(roots, recursive, stop) for recursive in (True, False)
                             if (roots := [root for root, deep in watched if deep == recursive])]
@@ -539,6 +542,21 @@ class Watcher:
                 checker.cancel()
                 catch_up.cancel()
                 rescans.cancel()
+
+    def _beside(self, work: Coroutine[Any, Any, None], stop: asyncio.Event) -> asyncio.Task[None]:
+        """A task beside the watchfiles loops, until ``stop``. If it fails, the log says so
+        and the watching starts over: a root checker that died unobserved left the watcher
+        on its roots for good (a directory created later was never watched)."""
+        task = asyncio.create_task(work)
+
+        def ended(task: asyncio.Task[None]) -> None:
+            if not task.cancelled() and task.exception() is not None:
+                log.error("Watching: %s failed; watching again.",
+                          getattr(work, "__qualname__", work), exc_info=task.exception())
+                stop.set()
+
+        task.add_done_callback(ended)
+        return task
 
     async def _changes(self, roots: list[Path], recursive: bool, stop: asyncio.Event) -> None:
         """The changes below ``roots`` (or in them alone), into the queue, until ``stop``."""
@@ -600,14 +618,27 @@ class Watcher:
 
     async def _check_roots(self, stop: asyncio.Event,
                            identity: list[tuple[str, bool, int, int]]) -> None:
+        """Every ``watch.rescan_interval_s``: watch again when asked to, when the sources were
+        made anew, or when a root came or went. A look that fails is logged (once until one
+        succeeds again) and the next is made all the same."""
+        failed = None
         while not stop.is_set():
             try:
                 await asyncio.wait_for(self.restart_watch.wait(),
                                        timeout=self.config.watch.rescan_interval_s)
             except TimeoutError:
                 pass
-            if self.restart_watch.is_set() or await self._follow_settings() or \
-                    watch_plan.roots_identity(watch_roots(self.sources, self.home)) != identity:
+            try:
+                again = self.restart_watch.is_set() or await self._follow_settings() or \
+                    watch_plan.roots_identity(watch_roots(self.sources, self.home)) != identity
+            except Exception as exc:
+                if failed != str(exc):
+                    log.exception("Checking the watched roots failed; trying again in %g s.",
+                                  self.config.watch.rescan_interval_s)
+                failed = str(exc)
+                continue
+            failed = None
+            if again:
                 stop.set()
 
     def wanted(self, change: watchfiles.Change, path: str) -> bool:

@@ -25,12 +25,19 @@ from typing import Any
 from memoryd import __version__
 from memoryd.background import Background
 from memoryd.collector import collect_when_quiet, defer_full_collections, resume_full_collections
-from memoryd.config import Config, Settings, add_source, load_config, remove_source
+from memoryd.config import (
+    Config,
+    Settings,
+    add_source,
+    load_config,
+    remove_source,
+    setting_warnings,
+)
 from memoryd.embedding.model import Embedder
 from memoryd.embedding.threads import EmbedThreads
-from memoryd.errors import MemorydError, StartupError
+from memoryd.errors import ConfigError, MemorydError, StartupError
 from memoryd.ingest.indexer import Indexer
-from memoryd.ingest.watcher import Watcher
+from memoryd.ingest.watcher import Watcher, configured
 from memoryd.passes.api import PassParts
 from memoryd.passes.entry_files import FileEntryEdits
 from memoryd.passes.runner import PassRunner
@@ -84,6 +91,8 @@ class Daemon:
         """``embedder``: an already loaded model to use instead of loading one (tests share
         one across daemons)."""
         self.settings = Settings(config)
+        #: the configuration it started with: what a reload cannot change is read from it
+        self.started_with = config
         self.embedder = embedder
         self.db = DatabaseThread()  # every SQLite call runs on it
         self.background = Background()  # cancelled when the daemon closes
@@ -211,7 +220,8 @@ class Daemon:
                                  also=[lambda: parts.db(parts.store.refresh_statistics)]))
         log.info("memoryd %s serving on %s (pid %d).", __version__, self.config.socket_path,
                  os.getpid())
-        for warning in self.config.unknown_environment:
+        for warning in [*self.config.unknown_environment, *setting_warnings(
+                self.config, self.watcher.sources, await parts.db(parts.store.agents))]:
             log.warning("%s.", warning)
 
     def idle_since(self) -> float:
@@ -254,6 +264,8 @@ class Daemon:
             sd_notify("RELOADING=1", monotonic_usec())
             try:
                 await self.m_reload(Params("reload", {}))
+            except ConfigError:
+                pass  # logged by m_reload
             except MemorydError as exc:
                 log.error("Reload failed, keeping the running configuration: %s", exc.message)
             finally:
@@ -344,17 +356,30 @@ class Daemon:
         return status
 
     async def m_reload(self, params: Params) -> dict[str, Any]:
-        """Re-read the configuration: sources and settings (a new model needs a restart)."""
-        config = load_config(self.config.config_file)
-        if config.embed != self.config.embed:
-            log.warning("The [embed] settings changed; they apply after a restart.")
-        self.settings.config = config
+        """Re-read the configuration: sources and settings (a new model, and the [server]
+        limits, need a restart). All or nothing: everything is read and built (the sources
+        too) before any part takes it; one refused is logged and changes nothing."""
         assert self.watcher is not None and self.sessions is not None and self.parts is not None
+        try:
+            config = load_config(self.config.config_file)
+            sources, roots, projects = await asyncio.to_thread(configured, config)
+        except ConfigError as exc:
+            log.error("Reload refused, keeping the running configuration: %s", exc.message)
+            raise ConfigError(f"{exc.message} (reload refused: the running configuration is "
+                              "kept)") from None
+        warnings = [f"the [{section}] settings changed; they are read at start: restart "
+                    "memoryd for them" for section in ("embed", "server")
+                    if getattr(config, section) != getattr(self.started_with, section)]
+        agents = await self.db(self.parts.store.agents)
+        warnings += setting_warnings(config, sources, agents)
+        self.settings.config = config
         self.parts.reconfigure()
         self.sessions.contexts.shared_agents = config.context.shared_agents
-        await self.watcher.reload(config)
+        self.watcher.reload(config, sources, roots, projects)
+        for warning in warnings:
+            log.warning("Reload: %s.", warning)
         log.info("Configuration reloaded: %d sources.", len(self.watcher.sources))
-        return {"sources": len(self.watcher.sources)}
+        return {"sources": len(self.watcher.sources), "warnings": warnings}
 
     async def m_sources(self, params: Params) -> dict[str, Any]:
         action = params.choice("action", ("list", "add", "remove"), default="list")

@@ -1,0 +1,155 @@
+"""The configuration is all or nothing and checked (2026-12-01 report): a reload refused
+changes nothing (it made two agents write one file, and stopped the watching of new roots for
+good); `memory sources add/remove` write sources.toml only once the configuration with it is
+one memoryd takes; every error names the file and the setting, in words a user reads."""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+import pytest
+from memoryd_client import Client
+
+from memoryd.config import load_config
+from memoryd.errors import ConfigError
+from tests.conftest import run_cli, run_memoryd, wait_until
+
+
+def write_config(home: Path, text: str) -> None:
+    (home / "config.toml").write_text(text)
+
+
+def test_a_refused_reload_changes_no_setting(client: Client, memoryd_home: Path,
+                                             caplog: pytest.LogCaptureFixture) -> None:
+    """`memory_dir = "~/mem"` (no {agent}) was refused by the reload, yet the memory tools took
+    it: Alice's notes.md and Bob's were one file, Bob's write over Alice's. A refused root
+    with a search limit: the limit applied all the same."""
+    write_config(memoryd_home, '[tools]\nmemory_dir = "~/mem"\n')
+    with caplog.at_level(logging.ERROR):
+        refused = run_cli("reload")
+    assert refused.returncode == 2
+    for agent, line in (("alice", "- alice: deploy with make release"),
+                        ("bob", "- bob: scratch")):
+        written = run_cli("file", "write", "--agent", agent, "notes.md", "--text", line)
+        assert written.returncode == 0, written.stderr
+    alice = run_cli("file", "read", "--agent", "alice", "notes.md")
+    assert alice.stdout.strip() == "- alice: deploy with make release"
+    assert (f"{memoryd_home / 'config.toml'}: tools.memory_dir: '~/mem' must hold {{agent}}"
+            in refused.stderr), refused.stderr
+    assert "the running configuration is kept" in refused.stderr
+    assert any(m.startswith("Reload refused, keeping the running configuration: ")
+               and "tools.memory_dir" in m for m in caplog.messages)  # the log says so too
+
+    write_config(memoryd_home, '[watch]\nproject_roots = ["rel"]\n[search]\nlimit = 1\n')
+    refused = run_cli("reload")
+    assert refused.returncode == 2
+    assert "watch.project_roots: 'rel' is relative" in refused.stderr, refused.stderr
+    for text in ("The staging database is read-only on Fridays",
+                 "The staging database restarts at noon"):
+        client.remember("coder", "ops", text)
+    assert len(client.search("staging database", agent="coder")["hits"]) == 2
+
+
+def test_after_a_refused_reload_new_roots_are_still_watched(client: Client,
+                                                             memoryd_home: Path) -> None:
+    """The watcher took the refused configuration before building its sources failed; its
+    root checker then failed on it every round and died unobserved: a valid reload later,
+    and a built-in agent's directory made later, were never watched (ingest.roots stayed
+    as it was while status said "up to date")."""
+    write_config(memoryd_home, '[watch]\nproject_roots = ["rel"]\n')
+    assert run_cli("reload").returncode == 2
+    time.sleep(1.0)  # several rounds of the root checker (0.2 s in the tests)
+    write_config(memoryd_home, "")
+    assert run_cli("reload").returncode == 0
+    codex = memoryd_home / "user/.codex"
+    codex.mkdir()
+    (codex / "AGENTS.md").write_text("- Prefer small pull requests.\n")
+    wait_until(lambda: str(codex) in client.status()["ingest"]["roots"], timeout_s=15)
+    wait_until(lambda: client.search("small pull requests", agent="codex")["hits"],
+               timeout_s=15)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('[tools]\nmemory_dir = "~/mem"\n', "tools.memory_dir: '~/mem' must hold {agent}"),
+    ('[tools]\nmemory_dir = "mem/{agent}"\n',
+     "tools.memory_dir: 'mem/{agent}' must be absolute or start with ~/"),
+    ('[watch]\nproject_roots = ["rel"]\n', "watch.project_roots: 'rel' is relative"),
+    ('[watch]\nproject_roots = ["/"]\n',
+     "watch.project_roots: '/' is the root directory: memoryd would watch and walk the whole"),
+    ('[watch]\nproject_roots = ["~/src/*"]\n', "watch.project_roots: '~/src/*' may not contain"),
+    ("[extract]\ncommand = \"cat 'oops\"\n",
+     "extract.command: \"cat 'oops\" cannot be split into words as a shell would: no closing "
+     "quotation"),
+    ("search = 3\n", "search must be a table, not 3: its settings go on the lines under a "
+     "[search] line"),
+    ('[search]\nlimit = "3"\n',
+     "search.limit must be a whole number, got '3' (a number is written without quotes)"),
+    ('[watch]\ndisabled = "claude-transcripts"\n',
+     "watch.disabled must be a list of strings ([\"a\", \"b\"]), got 'claude-transcripts'"),
+    ('[context]\ntool_lessons = "false"\n', "context.tool_lessons must be true or false, got "
+     "'false' (true and false are written without quotes)"),
+    ('[[sources]]\nname = "notes"\npath = "~/notes/*.md"\nkind = "memory"\nformat = "markdown"\n',
+     "[[sources]]: source 'notes': no agent"),
+])
+def test_a_bad_setting_is_named_with_its_file_in_words(memoryd_home: Path, text: str,
+                                                       message: str) -> None:
+    """Each is refused by load_config, where a start, a reload and `memory doctor` read it,
+    naming config.toml: a memory_dir without {agent} and a relative project root were found
+    only while a reload applied them (and named an internal source, 'memoryd-agents'); type
+    errors said Python's names ("must be int, got '3'", "must be list")."""
+    write_config(memoryd_home, text)
+    with pytest.raises(ConfigError) as refused:
+        load_config()
+    assert str(refused.value).startswith(f"{memoryd_home / 'config.toml'}: "), refused.value
+    assert message in str(refused.value), refused.value
+
+
+def test_a_source_named_twice_names_both_files(memoryd_home: Path) -> None:
+    table = '[[sources]]\nname = "zeta"\npath = "~/zeta/*.md"\nkind = "memory"\nagent = "z"\n' \
+        'format = "markdown"\n'
+    write_config(memoryd_home, table)
+    (memoryd_home / "sources.toml").write_text(table)
+    with pytest.raises(ConfigError, match=(
+            rf"sources named more than once: zeta \(in {memoryd_home / 'config.toml'} and "
+            rf"{memoryd_home / 'sources.toml'}\)")):
+        load_config()
+
+
+def test_a_bad_sources_toml_is_a_startup_failure_that_names_it(memoryd_home: Path) -> None:
+    """A sources.toml an older memoryd wrote with project_roots = ["/"]: the start exits 3
+    naming sources.toml and the command that takes the root out."""
+    (memoryd_home / "sources.toml").write_text('project_roots = ["/"]\n')
+    started = run_memoryd("serve", timeout=30)
+    assert started.returncode == 3
+    assert (f"{memoryd_home / 'sources.toml'}: project_roots: '/' is the root directory: "
+            "memoryd would watch and walk the whole file system (`memory sources remove /` "
+            "takes it out)") in started.stderr
+
+
+def test_reload_says_what_it_does_not_apply_and_names_that_name_nothing(
+        client: Client, memoryd_home: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """[server] changes were applied at the next start without a word; the [embed] warning
+    compared with the last configuration loaded (a second reload said nothing, the change
+    still waiting for a restart); a typo in watch.disabled or context.shared_agents did
+    nothing, silently."""
+    write_config(memoryd_home, "[server]\nmax_connections = 50\n[embed]\nbatch_size = 16\n")
+    for _ in range(2):  # still so at the second reload: the running ones are the start's
+        reloaded = run_cli("reload")
+        assert reloaded.returncode == 0, reloaded.stderr
+        assert ("warning: the [server] settings changed; they are read at start: restart "
+                "memoryd for them") in reloaded.stderr
+        assert "warning: the [embed] settings changed" in reloaded.stderr
+    write_config(memoryd_home, '[watch]\ndisabled = ["claude-transcript"]\n'
+                 '[context]\nshared_agents = ["claude-code", "codx"]\n')
+    with caplog.at_level(logging.WARNING):
+        reply = client.reload()
+    assert reply["warnings"] == [
+        "watch.disabled: 'claude-transcript' is no built-in source, so it disables nothing "
+        "(did you mean 'claude-transcripts'?)",
+        "context.shared_agents: 'codx' is the agent of no source and of no entry, so it "
+        "shares nothing (did you mean 'codex'?)"]
+    assert f"Reload: {reply['warnings'][1]}." in caplog.messages
+    write_config(memoryd_home, "")
+    assert client.reload()["warnings"] == []
