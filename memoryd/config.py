@@ -549,9 +549,9 @@ def _toml_value(value: str | int) -> str:
     return json.dumps(value, ensure_ascii=False)  # a JSON string or integer is valid TOML too
 
 
-def write_managed(path: Path, layer: dict[str, Any]) -> None:
-    """Write sources.toml atomically (it holds only strings, whole numbers, lists of strings
-    and tables)."""
+def managed_text(layer: dict[str, Any]) -> str:
+    """sources.toml holding ``layer`` (only strings, whole numbers, lists of strings and
+    tables)."""
     lines = ["# Written by `memory sources add/remove`; hand-written settings go in config.toml.",
              ""]
     for key in ("disabled", "project_roots"):
@@ -560,11 +560,28 @@ def write_managed(path: Path, layer: dict[str, Any]) -> None:
     for table in layer.get("sources", []):
         lines += ["", "[[sources]]"]
         lines += [f"{k} = {_toml_value(v)}" for k, v in table.items() if v is not None]
+    return "\n".join(lines) + "\n"
+
+
+def write_managed(config: Config, layer: dict[str, Any]) -> None:
+    """Write sources.toml atomically, once the configuration with it is one a reload and a
+    start take (read, and its sources built). One they would refuse is not written: a project
+    root of ``/`` written first failed every later `memory sources` and reload, and then the
+    start, naming no file."""
+    text = managed_text(layer)
+    path = config.sources_file
+    try:
+        configured_sources(load_config(config.config_file, managed=tomllib.loads(text)))
+    except ConfigError as exc:
+        if exc.message.startswith(f"{path}: "):  # the change's own fault
+            raise ConfigError(f"not saved in {path}: "
+                              f"{exc.message.removeprefix(f'{path}: ')}") from None
+        raise ConfigError(f"{exc.message} (fix that first: {path} is left as it was)") from None
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(path.name + ".tmp")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write("\n".join(lines) + "\n")
+        handle.write(text)
     os.chmod(temporary, 0o600)  # an older, wider one is replaced by a private one
     os.replace(temporary, path)
 
@@ -630,35 +647,49 @@ def memory_roots(config: Config) -> list[Path]:
 
 
 def add_source(config: Config, data: dict[str, Any]) -> Source:
-    """Validate and record a new source (or, with only ``project_root``, a project root)."""
+    """Validate and record a new source (or, with only ``project_root``, a project root):
+    sources.toml is written only once the configuration with it is one memoryd takes."""
     for field in ("project_root", "path"):
         problem = path_problem(str(data[field])) if field in data else None
         if problem is not None:
             raise ConfigError(f"{field} {problem}")
+    try:  # the files as they are, not as last reloaded: one memoryd refuses is named first
+        on_disk = load_config(config.config_file)
+    except ConfigError as exc:
+        raise ConfigError(f"{exc.message} (fix that first: {config.sources_file} is left as "
+                          "it was)") from None
     layer = read_toml(config.sources_file)
     if "project_root" in data:
         root = str(Path(str(data["project_root"])).expanduser().resolve())
         if not Path(root).is_dir():
             raise ConfigError(f"project root {root} is not a directory")
         layer["project_roots"] = list(dict.fromkeys([*layer.get("project_roots", []), root]))
-        write_managed(config.sources_file, layer)
+        write_managed(config, layer)
         return project_sources(Path(root))[0]
     builtin = {s.name: s for s in default_sources()}.get(str(data.get("name")))
     if builtin is not None and builtin.name in layer.get("disabled", []):
         return _enable_builtin(config, layer, builtin, data)
-    if builtin is not None and builtin.name in config.watch.disabled:
+    if builtin is not None and builtin.name in on_disk.watch.disabled:
         raise ConfigError(f"built-in source {builtin.name!r} is disabled in "
                           f"{config.config_file} (watch.disabled); enable it there")
     if builtin is not None:
         raise ConfigError(f"a source named {builtin.name!r} exists already (built-in, enabled)")
     source = validate_source(data)
-    taken = {s.name for s in config.sources} | {s.name for s in default_sources()}
-    if source.name in taken:
-        raise ConfigError(f"a source named {source.name!r} exists already")
+    if any(table.get("name") == source.name for table in layer.get("sources", [])):
+        raise ConfigError(f"a source named {source.name!r} exists already in "
+                          f"{config.sources_file} (`memory sources remove {source.name}` "
+                          "first to change it)")
+    if source.name in {s.name for s in on_disk.sources}:
+        raise ConfigError(f"a source named {source.name!r} exists already in "
+                          f"{config.config_file}")
+    fixed = source.root(Path.home())
+    if fixed.exists() and not fixed.is_dir():
+        raise ConfigError(f"source {source.name!r}: 'path' {source.path!r}: {fixed} is a "
+                          "file: the path up to its first wildcard is the directory watched")
     layer.setdefault("sources", []).append(
         {"name": source.name, "path": source.path, "kind": source.kind, "format": source.format,
          "agent": source.agent, "notebook_lines": source.notebook_lines})
-    write_managed(config.sources_file, layer)
+    write_managed(config, layer)
     return source
 
 
@@ -675,7 +706,7 @@ def _enable_builtin(config: Config, layer: dict[str, Any], builtin: Source,
             f"{builtin.format}); `memory sources add {builtin.name}` enables it again as it is; "
             f"give a source with another {', '.join(differs)} another name")
     layer["disabled"] = [n for n in layer["disabled"] if n != builtin.name]
-    write_managed(config.sources_file, layer)
+    write_managed(config, layer)
     return builtin
 
 
@@ -689,24 +720,46 @@ def remove_source(config: Config, name: str) -> str:
     added = layer.get("sources", [])
     if any(s.get("name") == name for s in added):
         layer["sources"] = [s for s in added if s.get("name") != name]
-        write_managed(config.sources_file, layer)
+        write_managed(config, layer)
         return f"removed source {name}"
     if name in {s.name for s in default_sources()}:
         layer["disabled"] = list(dict.fromkeys([*layer.get("disabled", []), name]))
-        write_managed(config.sources_file, layer)
+        write_managed(config, layer)
         return f"disabled built-in source {name}"
     root = str(Path(name).expanduser().resolve()) if name.startswith(("/", "~")) else None
     if root and root in layer.get("project_roots", []):
         layer["project_roots"] = [r for r in layer["project_roots"] if r != root]
-        write_managed(config.sources_file, layer)
+        write_managed(config, layer)
         return f"removed project root {root}"
     if name in {s.name for s in config.sources}:
         raise ConfigError(f"source {name!r} is defined in {config.config_file}; edit it there")
+    if root and root in {resolved_root(r) for r in config.watch.project_roots}:
+        raise ConfigError(f"project root {root} is defined in {config.config_file} "
+                          "(watch.project_roots); edit it there")
     owner = configured_sources(config)[1].get(name)
     if owner is not None:  # one file or glob of a project root's: the root goes whole
         raise ConfigError(f"source {name!r} is one of project root {owner}'s: `memory sources "
                           f"remove {owner}` stops watching the project (its files stay)")
     raise ConfigError(f"no source named {name!r}")
+
+
+def resolved_root(root: str) -> str:
+    """A project root as `memory sources add --project` writes it: absolute, links resolved."""
+    return str(Path(root).expanduser().resolve())
+
+
+def managed_entries(config: Config) -> tuple[set[str], set[str]]:
+    """The sources and the project roots `memory sources add` wrote (sources.toml), which
+    `memory sources remove` takes out; the others are config.toml's (or the environment's)."""
+    try:
+        layer = read_toml(config.sources_file)
+    except ConfigError:
+        return set(), set()
+    names = {str(table.get("name")) for table in layer.get("sources", [])
+             if isinstance(table, dict)}
+    roots = {resolved_root(root) for root in layer.get("project_roots", [])
+             if isinstance(root, str)}
+    return names, roots
 
 
 class Settings:

@@ -5,8 +5,10 @@ one memoryd takes; every error names the file and the setting, in words a user r
 
 from __future__ import annotations
 
+import json
 import logging
 import time
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -117,6 +119,46 @@ def test_a_source_named_twice_names_both_files(memoryd_home: Path) -> None:
         load_config()
 
 
+def test_sources_add_writes_nothing_memoryd_would_refuse(daemon, memoryd_home: Path) -> None:
+    """`memory sources add --project /` was refused, yet sources.toml kept project_roots =
+    ["/"]: every later add and reload failed, and the next start exited 3 naming no file."""
+    sources = memoryd_home / "sources.toml"
+    refused = run_cli("sources", "add", "--project", "/")
+    assert refused.returncode == 2
+    assert f"not saved in {sources}: project_roots: '/' is the root directory" in refused.stderr
+    assert not sources.exists()
+    project = memoryd_home / "shop"
+    project.mkdir()
+    assert run_cli("sources", "add", "--project", str(project)).returncode == 0
+    assert run_cli("reload").returncode == 0
+
+
+def test_sources_add_with_a_broken_config_toml_writes_nothing(daemon,
+                                                              memoryd_home: Path) -> None:
+    """With a bad config.toml, `memory sources add zeta` failed but wrote zeta; once
+    config.toml was fixed, adding it again appended a second zeta (the name was checked
+    against the running configuration, not the file), and the start exited 3."""
+    sources = memoryd_home / "sources.toml"
+    add = ("sources", "add", "zeta", "~/zeta/*.md", "--kind", "memory", "--agent", "z")
+    write_config(memoryd_home, "[search]\nlimit = 'x'\n")
+    refused = run_cli(*add)
+    assert refused.returncode == 2
+    assert f"{memoryd_home / 'config.toml'}: search.limit must be a whole number" in \
+        refused.stderr
+    assert f"fix that first: {sources} is left as it was" in refused.stderr
+    assert not sources.exists()
+    removed = run_cli("sources", "remove", "claude-transcripts")
+    assert removed.returncode == 2 and not sources.exists()
+    write_config(memoryd_home, "")
+    assert run_cli(*add).returncode == 0
+    again = run_cli(*add)
+    assert again.returncode == 2
+    assert f"a source named 'zeta' exists already in {sources}" in again.stderr
+    assert [t["name"] for t in tomllib.loads(sources.read_text())["sources"]] == ["zeta"]
+    assert run_cli("reload").returncode == 0
+    assert load_config().sources[0].name == "zeta"
+
+
 def test_a_bad_sources_toml_is_a_startup_failure_that_names_it(memoryd_home: Path) -> None:
     """A sources.toml an older memoryd wrote with project_roots = ["/"]: the start exits 3
     naming sources.toml and the command that takes the root out."""
@@ -126,6 +168,64 @@ def test_a_bad_sources_toml_is_a_startup_failure_that_names_it(memoryd_home: Pat
     assert (f"{memoryd_home / 'sources.toml'}: project_roots: '/' is the root directory: "
             "memoryd would watch and walk the whole file system (`memory sources remove /` "
             "takes it out)") in started.stderr
+
+
+def test_sources_remove_takes_out_what_makes_sources_toml_refused(daemon,
+                                                                  memoryd_home: Path) -> None:
+    """The command the error names works on the file memoryd refuses; a remove that would
+    leave a configuration memoryd refuses (config.toml broken) saves nothing."""
+    sources = memoryd_home / "sources.toml"
+    sources.write_text('project_roots = ["/"]\n')
+    refused = run_cli("reload")
+    assert refused.returncode == 2 and "`memory sources remove /` takes it out" in \
+        refused.stderr
+    removed = run_cli("sources", "remove", "/")
+    assert removed.returncode == 0, removed.stderr
+    assert "project_roots" not in sources.read_text()
+    assert run_cli("reload").returncode == 0
+    assert run_cli("sources", "remove", "claude-transcripts").returncode == 0
+    write_config(memoryd_home, "[search]\nlimit = 'x'\n")
+    before = sources.read_text()
+    refused = run_cli("sources", "add", "claude-transcripts")
+    assert refused.returncode == 2 and "search.limit" in refused.stderr
+    assert sources.read_text() == before
+
+
+def test_a_fixed_part_that_is_a_file_is_refused_and_told(daemon, memoryd_home: Path) -> None:
+    """~/notes/a.md/*.md: its fixed part is a file. `memory sources add` refuses it; one in
+    config.toml is a problem that says so (doctor said "does not exist … create it")."""
+    notes = memoryd_home / "user/notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("- a note\n")
+    refused = run_cli("sources", "add", "nf", "~/notes/a.md/*.md", "--kind", "memory",
+                      "--agent", "z")
+    assert refused.returncode == 2 and f"{notes / 'a.md'} is a file" in refused.stderr
+    write_config(memoryd_home, '[[sources]]\nname = "nf"\npath = "~/notes/a.md/*.md"\n'
+                 'kind = "memory"\nformat = "markdown"\nagent = "z"\n')
+    assert run_cli("reload").returncode == 0
+    report = json.loads(run_cli("doctor", "--json").stdout)
+    [sources] = [c for c in report["checks"] if c["check"] == "sources"]
+    assert sources["detail"] == f"is a file, not a directory: nf: {notes / 'a.md'}"
+    assert sources["fix"] == ("give the source a path whose part before the first wildcard "
+                              f"is a directory: nf is defined in {memoryd_home / 'config.toml'}"
+                              "; edit it there")
+
+
+def test_a_project_root_of_config_toml_is_edited_there(daemon, memoryd_home: Path) -> None:
+    """A project root written in config.toml that is gone: doctor's fix said `memory sources
+    remove DIR`, which answers "no source named"; both now say to edit config.toml."""
+    gone = memoryd_home / "gone"
+    write_config(memoryd_home, f'[watch]\nproject_roots = ["{gone}"]\n')
+    assert run_cli("reload").returncode == 0
+    report = json.loads(run_cli("doctor", "--json").stdout)
+    [sources] = [c for c in report["checks"] if c["check"] == "sources"]
+    assert sources["detail"] == f"does not exist: project {gone}"
+    assert sources["fix"] == (f"create it, or stop watching it: {gone} is defined in "
+                              f"{memoryd_home / 'config.toml'}; edit it there")
+    removed = run_cli("sources", "remove", str(gone))
+    assert removed.returncode == 2
+    assert (f"project root {gone} is defined in {memoryd_home / 'config.toml'} "
+            "(watch.project_roots); edit it there") in removed.stderr
 
 
 def test_reload_says_what_it_does_not_apply_and_names_that_name_nothing(

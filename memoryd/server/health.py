@@ -26,7 +26,7 @@ from memoryd_client.views import duration
 
 from memoryd import __version__
 from memoryd.agent_sources import default_sources
-from memoryd.config import Settings
+from memoryd.config import Settings, managed_entries, resolved_root
 from memoryd.embedding.model import DEFAULT_MODEL_ID, DEFAULT_MODEL_SHA256
 from memoryd.ingest.watcher import Watcher
 from memoryd.passes.runner import PassRunner
@@ -199,25 +199,26 @@ class Health:
         if watcher is None:
             return check("sources", OK, "ingestion has not started yet")
         builtin = {s.name for s in default_sources()} | {"memoryd-agents"}
-        missing, absent = [], 0
+        #: what is not there, its name for `memory sources remove`, whether it is a project
+        #: root, whether it is a file
+        missing: list[tuple[str, str, bool, bool]] = []
+        absent = 0
         for source in watcher.sources:
             if watcher.present(source):  # a project's files count when the project is there
                 continue
             root = watcher.project_roots.get(source.name)
             if root is not None:
-                missing.append((f"project {root}", root))
+                missing.append((f"project {root}", root, True, False))
             elif source.name in builtin:
                 absent += 1  # that agent is not installed here: normal
             else:
-                missing.append((f"{source.name}: {source.root(watcher.home)}", source.name))
+                fixed = source.root(watcher.home)
+                missing.append((f"{source.name}: {fixed}", source.name, False,
+                                fixed.exists()))
         missing = list(dict.fromkeys(missing))  # a project's files share one root
         present = len(watcher.sources) - absent - len(missing)
         if missing:
-            removes = "; ".join(f"memory sources remove {shlex.quote(name)}"
-                                for name in dict.fromkeys(name for _, name in missing))
-            return check("sources", PROBLEM, "does not exist: " + "; ".join(
-                dict.fromkeys(what for what, _ in missing)),
-                f"create it, or stop watching it: {removes}")
+            return self._missing(missing)
         ones = "one" if absent == 1 else "ones"
         detail = f"{present} watched sources present" + (
             f"; {absent} built-in {ones} absent (their agents are not installed here)"
@@ -243,6 +244,39 @@ class Health:
             return check("sources", WARNING, detail, "the reason says what to do; `memory "
                          "status --sources` lists the symlinked directories")
         return check("sources", OK, detail)
+
+    def _missing(self, missing: list[tuple[str, str, bool, bool]]) -> dict[str, Any]:
+        """The sources check of sources whose directory is not there (or is a file: a glob's
+        fixed part, ``~/notes/a.md/*.md``, that names one), each with how to fix it:
+        `memory sources remove` for those it added, an edit of config.toml for the others
+        (`memory sources remove` says "no source named" of a project root written there)."""
+        config_file = self.settings.config.config_file
+        names, roots = managed_entries(self.settings.config)
+        told = [(what, name, resolved_root(name) in roots if project else name in names, is_file)
+                for what, name, project, is_file in missing]
+        gone = [(what, name, managed) for what, name, managed, is_file in told if not is_file]
+        files = [(what, name, managed) for what, name, managed, is_file in told if is_file]
+        detail = "; ".join(
+            [*(["does not exist: " + "; ".join(what for what, _, _ in gone)] if gone else []),
+             *(["is a file, not a directory: " + "; ".join(what for what, _, _ in files)]
+               if files else [])])
+        fixes = []
+        removable = [name for _, name, managed in gone if managed]
+        if removable:
+            fixes.append("create it, or stop watching it: " + "; ".join(
+                f"memory sources remove {shlex.quote(name)}" for name in removable))
+        by_hand = [name for _, name, managed in gone if not managed]
+        if by_hand:
+            fixes.append(f"create it, or stop watching it: {', '.join(by_hand)} "
+                         f"{'is' if len(by_hand) == 1 else 'are'} defined in {config_file}; "
+                         "edit it there")
+        if files:
+            fixes.append("give the source a path whose part before the first wildcard is a "
+                         "directory: " + "; ".join(
+                             f"`memory sources remove {shlex.quote(name)}`, then add it again"
+                             if managed else f"{name} is defined in {config_file}; edit it there"
+                             for _, name, managed in files))
+        return check("sources", PROBLEM, detail, ". ".join(fixes))
 
     async def file_problems(self) -> FileProblems:
         """The files with a problem now, from the index (their row's error: skipped, or read
