@@ -19,7 +19,7 @@ import time
 from memoryd_client.cli_help import Formatter  # each line of an epilog wrapped on its own
 
 from memoryd import __version__
-from memoryd.config import load_config
+from memoryd.config import check_config, load_config
 from memoryd.errors import STARTUP_FAILURE, MemorydError, StartupError
 
 log = logging.getLogger("memoryd")
@@ -47,6 +47,11 @@ EPILOGS = {
     "reindex": ("memoryd reindex", "memoryd reindex --no-vectors",
                 ("exit codes: 0 rebuilt; 1 failed; 2 usage error; 3 startup failure (the "
                  "daemon is running: stop it first, or a bad config).")),
+    "check-config": ("memoryd check-config",
+                     "MEMORYD_HOME=~/memoryd-test memoryd check-config",
+                     ("exit codes: 0 memoryd takes the configuration (a warning on stdout for "
+                      "each name in it that names nothing); 2 usage error; 3 it refuses it "
+                      "(the error on stderr, as `memoryd serve` would say it).")),
     "derive-model": ("memoryd derive-model mpnet",
                      "memoryd derive-model mpnet --parts ~/Downloads/mpnet-parts",
                      "memoryd derive-model mpnet --check",
@@ -110,6 +115,14 @@ def build_parser() -> argparse.ArgumentParser:
         "indexed again when it starts. The old database is kept as memoryd.db.bak.")
     reindex.add_argument("--no-vectors", action="store_true",
                          help="skip embedding; the daemon embeds the backlog when it starts")
+    _add(commands, "check-config", "check-config",
+         help="read config.toml and sources.toml as `memoryd serve` would, and say whether "
+         "it takes them",
+         description="Read the configuration as `memoryd serve` and `memory reload` do (the "
+         "files, the MEMORYD_* variables of this environment) and build its sources, without "
+         "starting anything: print the files read and a warning for each name in them that "
+         "names nothing, or the error that would stop the start. `memory doctor` runs it when "
+         "the daemon is down.")
     add_service_parser(commands)
     add_derive_parser(commands)
     return parser
@@ -201,6 +214,20 @@ def run_serve() -> int:
     sys.setswitchinterval(0.001)
     config = load_config()
     asyncio.run(run_daemon(config))
+    return 0
+
+
+def run_check_config() -> int:
+    """`memoryd check-config`: ConfigError (exit 3, as at start) or the files and warnings."""
+    from memoryd.store.reader import entry_agents
+
+    config = load_config()
+    config, warnings = check_config(config.config_file, entry_agents(config.db_path))
+    files = [str(path) for path in (config.config_file, config.sources_file) if path.exists()]
+    print(f"{' and '.join(files) or 'no configuration file (the defaults)'}: memoryd takes "
+          f"{'them' if len(files) > 1 else 'it'}")
+    for warning in warnings:
+        print(f"warning: {warning}")
     return 0
 
 
@@ -300,6 +327,8 @@ def main(argv: list[str] | None = None) -> int:
                                getattr(args, "follow", False))
         if args.command == "derive-model":
             return run_derive(args.name, args.parts, args.output, args.check)
+        if args.command == "check-config":
+            return run_check_config()
         return run_reindex(args.no_vectors)
     except StartupError as exc:
         print(f"memoryd: {exc.message}", file=sys.stderr)

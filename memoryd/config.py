@@ -473,7 +473,8 @@ def _sources(tables: list[tuple[str, dict[str, Any]]]) -> list[Source]:
     return sources
 
 
-def check_config(path: Path, agents: Iterable[str] = ()) -> tuple[Config, list[str]]:
+def check_config(path: Path | None = None,
+                 agents: Iterable[str] = ()) -> tuple[Config, list[str]]:
     """The configuration on disk as a start or `memory reload` takes it: read, and its sources
     built (ConfigError as they would raise it); with its warnings (:func:`setting_warnings`;
     ``agents``: those the index holds)."""

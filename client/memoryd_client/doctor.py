@@ -4,10 +4,12 @@ with the fix in one line.
 The client's half runs even when the daemon is down: the daemon answers on this shell's socket;
 client and daemon versions agree; ``MEMORYD_HOME`` of this shell, of the daemon, of the service
 and of every installed hook agree; the hooks and the service run a program that exists; the
-service is installed, enabled and running; no hook events wait in the spool. The daemon's half
+service is installed, enabled and running; no hook events wait in the spool; with the daemon
+down, its configuration is one it would start with (``memoryd check-config``). The daemon's half
 (wire method ``doctor``, :mod:`memoryd.server.health`) checks the model and its hash, that
 onnxruntime's telemetry is off, the database (``PRAGMA quick_check``), the ledgers against the
-index, disk space, the sources, skipped files and lines, and the backlogs.
+index, disk space, the sources, skipped files and lines, the backlogs, and the configuration
+files as its next reload or start would read them.
 
 Exit codes: 0 healthy (warnings allowed), 1 a problem, 2 usage error.
 """
@@ -484,6 +486,38 @@ def _service_running(path: Any, state: dict[str, Any]) -> tuple[dict[str, Any] |
     return None, state.get("MainPID")
 
 
+def config_check() -> dict[str, Any]:
+    """With the daemon down: its configuration as `memoryd serve` would read it from this
+    shell (`memoryd check-config`): a bad one is why it does not start, and only the log
+    said so."""
+    import subprocess
+
+    from memoryd_client import service_probe
+
+    command = service_probe.memoryd_command()
+    if command is None:
+        return check("config", OK, "not checked: the daemon is not installed in this Python")
+    try:
+        done = subprocess.run([*command, "check-config"], capture_output=True, text=True,
+                              timeout=60, stdin=subprocess.DEVNULL, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return check("config", WARNING, f"`memoryd check-config` did not run: {exc}",
+                     "run it yourself: it says what memoryd makes of the configuration")
+    said = (done.stderr.strip().splitlines() or ["?"])[-1].removeprefix("memoryd: ")
+    if done.returncode == 3:
+        return check("config", PROBLEM, said, "correct it: until then `memoryd serve` refuses "
+                     "to start (exit 3)")
+    if done.returncode != 0:
+        return check("config", WARNING, f"`memoryd check-config` failed (exit "
+                     f"{done.returncode}): {said}", "run it yourself to see why")
+    lines = done.stdout.splitlines()
+    warnings = [line.removeprefix("warning: ") for line in lines if line.startswith("warning: ")]
+    if warnings:
+        return check("config", WARNING, "; ".join(warnings),
+                     "correct the names (the warning says which setting holds each)")
+    return check("config", OK, lines[0] if lines else "no error")
+
+
 def spool_check() -> dict[str, Any]:
     import time
 
@@ -537,6 +571,8 @@ def examine(client: Client) -> dict[str, Any]:
         _home(os.environ.get("MEMORYD_HOME"))
     checks.extend(hook_checks(hooks, served_state, served_home, answered=facts is not None))
     checks.append(spool_check())
+    if reply is None:  # the daemon's own check is of the configuration it runs
+        checks.append(config_check())
     checks.extend((reply or {}).get("checks") or [])
     statuses = {c["status"] for c in checks}
     return {

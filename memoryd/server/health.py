@@ -3,7 +3,8 @@
 
 Each check is a map ``{check, status, detail, fix}``: ``status`` is ``ok``, ``warning`` or
 ``problem``, ``fix`` one line saying what to do (None when there is nothing to do). The cheap
-checks (model, sources, skipped files, disk, backlog) also feed ``status``; ``doctor`` adds the
+checks (model, sources, skipped files, disk, backlog, and the configuration files when they
+changed) also feed ``status``; ``doctor`` adds the
 ones that read the whole database or the ledgers (``PRAGMA quick_check``, ledger against index).
 The client adds what only it can see (its own environment, the hooks, the service manager):
 :mod:`memoryd_client.doctor`.
@@ -26,8 +27,9 @@ from memoryd_client.views import duration
 
 from memoryd import __version__
 from memoryd.agent_sources import default_sources
-from memoryd.config import Settings, managed_entries, resolved_root
+from memoryd.config import Settings, check_config, managed_entries, resolved_root
 from memoryd.embedding.model import DEFAULT_MODEL_ID, DEFAULT_MODEL_SHA256
+from memoryd.errors import ConfigError
 from memoryd.ingest.watcher import Watcher
 from memoryd.passes.runner import PassRunner
 from memoryd.server.health_words import (
@@ -118,6 +120,8 @@ class Health:
         self.passes = passes
         self.sync = sync
         self.refused = refused
+        #: the configuration files as `config` last read them, and what it found
+        self.config_seen: tuple[tuple[Any, ...], dict[str, Any]] | None = None
 
     def methods(self) -> dict[str, Any]:
         return {"doctor": self.m_doctor}
@@ -354,6 +358,34 @@ class Health:
                      "undo the run, or run it again; nothing was lost (memory pass show RUN "
                      "lists what it did)")
 
+    async def config(self, fresh: bool = True) -> dict[str, Any]:
+        """config.toml and sources.toml as the next reload or start reads them: an error there
+        is one the running daemon did not take (a reload refused it, or it came since), and the
+        next start fails on it (exit 3); a name that names nothing is a warning. Not
+        ``fresh`` (`memory status`): read again only when a file changed."""
+        config = self.settings.config
+        files = (config.config_file, config.sources_file)
+        seen = tuple(_stamp(path) for path in files)
+        if not fresh and self.config_seen is not None and self.config_seen[0] == seen:
+            return self.config_seen[1]
+        agents = await self.parts.db(self.parts.store.agents)
+        try:
+            _, warnings = await asyncio.to_thread(check_config, config.config_file, agents)
+        except ConfigError as exc:
+            which = " and ".join(path.name for path in files if str(path) in exc.message)
+            found = check("config", PROBLEM, f"{which or files[0].name} has an error the running "
+                          f"daemon did not take: {exc.message}",
+                          "correct it, then `memory reload`: until then memoryd runs on the "
+                          "configuration it read last, and a restart would fail (exit 3)")
+        else:
+            read = " and ".join(str(path) for path in files if path.exists())
+            found = check("config", WARNING, "; ".join(warnings),
+                          f"correct the names in {config.config_file}, then `memory reload`") \
+                if warnings else check("config", OK, f"{read or 'no configuration file'}: "
+                                       "no error")
+        self.config_seen = (seen, found)
+        return found
+
     def environment(self) -> dict[str, Any]:
         """MEMORYD_* variables the daemon started with that are no setting (a typo)."""
         unknown = self.settings.config.unknown_environment
@@ -466,7 +498,8 @@ class Health:
         files = await self.file_problems()
         checks = [self.model(), self.writes(), self.ledger_at_start(), self.sources(),
                   self.skipped(files), await self.unwritten(), await self.interrupted(),
-                  self.disk(), self.backlog(backlog), self.environment()]
+                  self.disk(), self.backlog(backlog), await self.config(fresh=False),
+                  self.environment()]
         vectors = self.parts.vectors
         rate = vectors.embedded.rate()
         config = self.settings.config
@@ -621,11 +654,21 @@ class Health:
             await self.unwritten(),
             await self.interrupted(),
             self.backlog(waiting),
+            await self.config(),
             self.environment(),
         ]
         if self.sync is not None:
             checks.append(await asyncio.to_thread(self.sync.doctor))
         return {"daemon": self.facts(), "checks": checks, "state": worst(checks)}
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    """What changes when a file is edited or replaced (None: there is none)."""
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return found.st_ino, found.st_mtime_ns, found.st_size
 
 
 def state_sizes(state_dir: Path) -> list[tuple[str, int]]:

@@ -50,6 +50,23 @@ def store_counts(path: Path, vectors: bool) -> tuple[dict[str, int], int]:
         db.close()
 
 
+def entry_agents(path: Path) -> list[str]:
+    """The agents the index holds entries of, read without a daemon (`memoryd check-config`);
+    none when there is no index (or it cannot be read)."""
+    if not path.exists():
+        return []
+    try:
+        db = open_reader(path)
+    except apsw.Error:
+        return []
+    try:
+        return [str(r[0]) for r in db.execute("SELECT DISTINCT agent FROM entries")]
+    except apsw.Error:
+        return []
+    finally:
+        db.close()
+
+
 def quick_check(db: apsw.Connection) -> tuple[list[str], int]:
     """``PRAGMA quick_check``'s rows (["ok"] when sound) and the schema version."""
     rows = [str(r[0]) for r in db.execute("PRAGMA quick_check")]

@@ -328,6 +328,44 @@ def test_daemon_down_runs_the_client_checks_and_says_how_to_start_it(memoryd_hom
     assert text.returncode == 1 and "not checked without the daemon: model" in text.stdout
 
 
+def test_a_config_the_running_daemon_did_not_take_is_a_problem(daemon, memoryd_home) -> None:
+    """After a bad edit and a refused reload, doctor said "healthy: every check ok" (exit 0),
+    `memory status` was healthy, and the next restart exited 3."""
+    config = memoryd_home / "config.toml"
+    config.write_text("[search]\nlimit = 'ten'\n")
+    assert run_cli("reload").returncode == 2
+    code, report = doctor()
+    found = by_name(report)["config"]
+    assert code == 1 and found["status"] == "problem"
+    assert found["detail"] == ("config.toml has an error the running daemon did not take: "
+                               f"{config}: search.limit must be a whole number, got 'ten'")
+    assert "a restart would fail (exit 3)" in found["fix"]
+    status = run_cli("status").stdout.splitlines()
+    assert status[0].startswith("problem: config: config.toml has an error"), status[0]
+    config.write_text('[context]\nshared_agents = ["claude-code", "codx"]\n')
+    found = by_name(doctor()[1])["config"]
+    assert found["status"] == "warning" and "'codx' is the agent of no source" in \
+        found["detail"]
+    config.write_text("")
+    code, report = doctor()
+    assert code == 0 and by_name(report)["config"]["status"] == "ok"
+
+
+def test_daemon_down_names_the_config_error_that_keeps_it_down(memoryd_home) -> None:
+    """With memoryd down because of its configuration, doctor only said to start it (which
+    fails, exit 3): it names the error now, as `memoryd serve` would."""
+    config = memoryd_home / "config.toml"
+    config.write_text('[watch]\nproject_roots = ["src/shop"]\n')
+    code, report = doctor()
+    found = by_name(report)["config"]
+    assert code == 1 and found["status"] == "problem"
+    assert found["detail"].startswith(f"{config}: watch.project_roots: 'src/shop' is relative")
+    assert "`memoryd serve` refuses to start (exit 3)" in found["fix"]
+    config.write_text("")
+    found = by_name(doctor()[1])["config"]
+    assert found["status"] == "ok" and found["detail"] == f"{config}: memoryd takes it"
+
+
 def test_a_daemon_on_the_hooks_memoryd_home_is_found_from_a_shell_without_it(
         daemon, memoryd_home, tmp_path) -> None:
     assert run_cli("hook", "install", "claude-code").returncode == 0  # carries MEMORYD_HOME
