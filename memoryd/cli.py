@@ -25,6 +25,24 @@ from memoryd.errors import STARTUP_FAILURE, MemorydError, StartupError
 log = logging.getLogger("memoryd")
 
 
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+def log_level(given: str | None) -> str:
+    """--log-level, else MEMORYD_LOG_LEVEL (any case), else info. A level argparse never saw
+    (the variable's) is checked here: ``verbose`` was a traceback and exit 1, which the
+    service manager restarted again and again."""
+    if given is not None:
+        return given
+    raw = os.environ.get("MEMORYD_LOG_LEVEL")
+    if raw is None or not raw.strip():
+        return "info"
+    if raw.strip().lower() not in LOG_LEVELS:
+        raise StartupError(f"MEMORYD_LOG_LEVEL={raw!r} is not a log level: it is "
+                           f"{', '.join(LOG_LEVELS[:-1])} or {LOG_LEVELS[-1]}")
+    return raw.strip().lower()
+
+
 def setup_logging(level: str) -> None:
     under_journal = bool(os.environ.get("JOURNAL_STREAM"))
     fmt = "%(levelname)s %(name)s: %(message)s" if under_journal else \
@@ -98,8 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=Formatter, epilog=epilog("memoryd"),
     )
     parser.add_argument("--version", action="version", version=f"memoryd {__version__}")
-    parser.add_argument("--log-level", default=os.environ.get("MEMORYD_LOG_LEVEL", "info"),
-                        choices=["debug", "info", "warning", "error"], help="default: info")
+    parser.add_argument("--log-level", choices=LOG_LEVELS,
+                        help="default: MEMORYD_LOG_LEVEL, else info")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _add(commands, "serve", "serve", help="run the daemon in the foreground (SIGTERM stops it)",
          description="Run the daemon in the foreground: it serves the socket, watches the "
@@ -316,8 +334,8 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
-    setup_logging(args.log_level)
     try:
+        setup_logging(log_level(args.log_level))
         if args.command == "serve":
             return run_serve()
         if args.command == "service":

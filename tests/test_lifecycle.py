@@ -49,6 +49,21 @@ def test_a_setting_in_the_environment_that_is_no_yes_or_no_is_refused(memoryd_ho
         assert load_config().extract.when_quiet is meant, word
 
 
+def test_a_log_level_in_the_environment_that_is_none_is_refused(memoryd_home,
+                                                               monkeypatch) -> None:
+    """MEMORYD_LOG_LEVEL=verbose: a traceback ("ValueError: Unknown level: 'VERBOSE'") and
+    exit 1, which systemd restarts on. Refused as the other MEMORYD_* variables are: exit 3,
+    naming the variable and the levels; --log-level still wins, any case is taken."""
+    monkeypatch.setenv("MEMORYD_LOG_LEVEL", "verbose")
+    result = run_memoryd("serve", timeout=60)
+    assert result.returncode == 3, result.stderr
+    assert result.stderr == ("memoryd: MEMORYD_LOG_LEVEL='verbose' is not a log level: it is "
+                             "debug, info, warning or error\n")
+    assert run_memoryd("--log-level", "error", "check-config").returncode == 0
+    monkeypatch.setenv("MEMORYD_LOG_LEVEL", "WARNING")
+    assert run_memoryd("check-config").returncode == 0
+
+
 def test_stale_socket_from_a_crashed_daemon_is_replaced(memoryd_home, embedder) -> None:
     dead = socket.socket(socket.AF_UNIX)
     dead.bind(str(memoryd_home / "memoryd.sock"))
