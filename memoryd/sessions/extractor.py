@@ -225,17 +225,36 @@ class SessionExtractor:
         Usage(self.store).mark_extracted(session_id, time.time() if ts is None else ts)
 
     async def llm_candidates(self, messages: list[Message]) -> list[Candidate]:
-        """The optional LLM extractor: a command with the prompt on stdin and JSON on stdout."""
+        """The optional LLM extractor: a command with the prompt on stdin and JSON on stdout.
+        Whatever befalls it, the extraction goes on with the rule-based candidates (a command
+        that could not be split into words took them down with it)."""
         config = self.settings.config.extract
         if not config.command:
             return []
+        try:
+            return await self._run_llm(config.command, config.daily_calls, config.timeout_s,
+                                       messages)
+        except Exception:
+            log.exception("LLM extractor %r failed; the rule-based entries are kept.",
+                          config.command)
+            return []
+
+    async def _run_llm(self, command: str, daily_calls: int, timeout_s: float,
+                       messages: list[Message]) -> list[Candidate]:
         store = self.store
         assert store is not None
         day_key = f"llm_calls:{time.strftime('%Y-%m-%d')}"
         used = int(await self.db(store.meta, day_key) or 0)
-        if used >= config.daily_calls:
+        if used >= daily_calls:
             log.warning("LLM extractor skipped: the daily budget of %d calls is used.",
-                        config.daily_calls)
+                        daily_calls)
+            return []
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *shlex.split(command), stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        except (OSError, ValueError) as exc:  # not started: no call of the day's budget
+            log.error("LLM extractor %r did not start: %s", command, exc)
             return []
 
         def count() -> None:
@@ -244,18 +263,11 @@ class SessionExtractor:
 
         await self.db(count)
         try:
-            process = await asyncio.create_subprocess_exec(
-                *shlex.split(config.command), stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-        except OSError as exc:
-            log.error("LLM extractor %r did not start: %s", config.command, exc)
-            return []
-        try:
             stdout, _ = await asyncio.wait_for(
-                process.communicate(llm_prompt(messages).encode("utf-8")), config.timeout_s)
+                process.communicate(llm_prompt(messages).encode("utf-8")), timeout_s)
         except TimeoutError:
             process.kill()
             await process.wait()
-            log.error("LLM extractor timed out after %g s.", config.timeout_s)
+            log.error("LLM extractor timed out after %g s.", timeout_s)
             return []
         return parse_llm_output(stdout.decode("utf-8", errors="replace"), messages)

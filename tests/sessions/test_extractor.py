@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -174,6 +175,44 @@ def test_llm_extractor_output_passes_the_same_filters(memoryd_home, embedder, tm
             # the daily budget (1 call) is used: a dry run now reports only the rule-based part
             report = client.extract(SESSION, dry_run=True)["report"]
             assert not any(e["rule"] == "llm" for m in report for e in m["entries"])
+    finally:
+        running.stop()
+
+
+RUNNER = (
+    "import json, sys\n"
+    "sys.stdin.read()\n"
+    "print(json.dumps({'entries': [{'kind': 'lesson', 'text': 'Integration tests run against "
+    "a real database', 'polarity': 'positive', 'message_id': 'u1'}]}))\n")
+
+
+def test_an_llm_command_that_does_not_start_loses_nothing(memoryd_home, embedder,
+                                                         tmp_path) -> None:
+    """A command that did not start still used a call of the day's budget (counted before
+    it was run), and one that could not be split into words (`cat 'oops`, refused by the
+    configuration now) took the rule-based entries down with it. Neither: the session's
+    lessons are stored, and the budget is there for the command once it is right."""
+    from tests.conftest import start_daemon
+
+    config = memoryd_home / "config.toml"
+    config.write_text(f'[extract]\ncommand = "{tmp_path / "no-such-runner"}"\n'
+                      "daily_calls = 1\n")
+    path = tmp_path / f"{SESSION}.jsonl"
+    transcript(path, CORRECTIONS)
+    running = start_daemon(embedder)
+    try:
+        with Client(running.socket) as client:
+            end_session(tmp_path, path)
+            wait_until(lambda: client.session(SESSION)["session"]["extracted"], timeout_s=20)
+            texts = " ".join(e["text"] for e in client.session(SESSION)["entries"])
+            assert "force-push" in texts  # the rule-based part, stored
+            runner = tmp_path / "runner.py"
+            runner.write_text(RUNNER)
+            config.write_text(f'[extract]\ncommand = "{sys.executable} {runner}"\n'
+                              "daily_calls = 1\n")
+            assert client.reload()["warnings"] == []
+            report = client.extract(SESSION, dry_run=True)["report"]
+            assert any(e["rule"] == "llm" for m in report for e in m["entries"])
     finally:
         running.stop()
 
