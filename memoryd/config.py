@@ -422,12 +422,10 @@ def load_config(path: Path | None = None, managed: dict[str, Any] | None = None)
     layer = read_toml(sources_file) if managed is None else managed
     _merge(settings, managed_layer(layer, settings, sources_file, saved=managed is None),
            str(sources_file), origins)
-    environment = _env_layer(settings)
-    _merge(settings, environment, "environment")
-    for section, values in environment.items():
-        for key in values:
+    for section, values in _env_layer(settings).items():
+        for key, value in values.items():  # each named by its variable
             name = f"MEMORYD_{section}_{key}".upper()
-            origins[f"{section}.{key}"] = f"{name}={os.environ[name]!r}"
+            _merge(settings, {section: {key: value}}, f"{name}={os.environ[name]!r}", origins)
     _check_ranges(settings, origins)
     sources = _sources(settings.pop("sources", []))
     return Config(

@@ -108,6 +108,13 @@ def test_a_bad_setting_is_named_with_its_file_in_words(memoryd_home: Path, text:
     assert message in str(refused.value), refused.value
 
 
+def test_a_bad_path_in_the_environment_names_its_variable(monkeypatch) -> None:
+    monkeypatch.setenv("MEMORYD_WATCH_PROJECT_ROOTS", "rel:/tmp")
+    with pytest.raises(ConfigError, match=r"^MEMORYD_WATCH_PROJECT_ROOTS='rel:/tmp': "
+                       r"watch.project_roots: 'rel' is relative"):
+        load_config()
+
+
 def test_a_source_named_twice_names_both_files(memoryd_home: Path) -> None:
     table = '[[sources]]\nname = "zeta"\npath = "~/zeta/*.md"\nkind = "memory"\nagent = "z"\n' \
         'format = "markdown"\n'
