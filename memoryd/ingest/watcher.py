@@ -35,7 +35,7 @@ from memoryd_client.views import shown_text
 
 from memoryd import claude_projects
 from memoryd.config import Config, configured_sources
-from memoryd.errors import what_went_wrong
+from memoryd.errors import UnavailableError, what_went_wrong
 from memoryd.ingest import watch_plan
 from memoryd.ingest.indexer import Changes, Indexer, MemoryFileRead, read_memory_file, stat_facts
 from memoryd.ingest.scan_links import ScanLinks, files_below, leads_outside, scan_files
@@ -550,10 +550,13 @@ class Watcher:
         task = asyncio.create_task(work)
 
         def ended(task: asyncio.Task[None]) -> None:
-            if not task.cancelled() and task.exception() is not None:
+            error = None if task.cancelled() else task.exception()
+            if error is None:
+                return
+            if not isinstance(error, UnavailableError):  # else the daemon is stopping
                 log.error("Watching: %s failed; watching again.",
-                          getattr(work, "__qualname__", work), exc_info=task.exception())
-                stop.set()
+                          getattr(work, "__qualname__", work), exc_info=error)
+            stop.set()
 
         task.add_done_callback(ended)
         return task
