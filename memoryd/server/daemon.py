@@ -93,6 +93,7 @@ class Daemon:
         self.settings = Settings(config)
         #: the configuration it started with: what a reload cannot change is read from it
         self.started_with = config
+        self.reloading = asyncio.Lock()
         self.embedder = embedder
         self.db = DatabaseThread()  # every SQLite call runs on it
         self.background = Background()  # cancelled when the daemon closes
@@ -360,6 +361,12 @@ class Daemon:
         limits, need a restart). All or nothing: everything is read and built (the sources
         too) before any part takes it; one refused is logged and changes nothing."""
         assert self.watcher is not None and self.sessions is not None and self.parts is not None
+        async with self.reloading:  # one at a time: an older one never lands after a newer
+            return await self._reload()
+
+    async def _reload(self) -> dict[str, Any]:
+        assert self.watcher is not None and self.sessions is not None and self.parts is not None
+        agents = await self.db(self.parts.store.agents)
         try:
             config = load_config(self.config.config_file)
             sources, roots, projects = await asyncio.to_thread(configured, config)
@@ -370,7 +377,6 @@ class Daemon:
         warnings = [f"the [{section}] settings changed; they are read at start: restart "
                     "memoryd for them" for section in ("embed", "server")
                     if getattr(config, section) != getattr(self.started_with, section)]
-        agents = await self.db(self.parts.store.agents)
         warnings += setting_warnings(config, sources, agents)
         self.settings.config = config
         self.parts.reconfigure()
