@@ -294,7 +294,9 @@ def scope(client: Client, values: dict[str, Any], facts: dict[str, str]) -> str:
 
 def remember(client: Client, values: dict[str, Any], facts: dict[str, str]) -> dict[str, Any]:
     """memory_remember: for the server's project (or every project), with its tags as a
-    list; the reply says what was stored, or which entry already says it."""
+    list; the reply says what was stored and its status (superseded at once when a surer
+    value of its key is there: by which, and why), what it replaced, or which entry already
+    says it."""
     where: dict[str, Any] = ({"is_global": True} if values["scope"] == "global" else
                              {"cwd": facts["cwd"]})
     result = client.remember(facts["agent"], values["category"], values["text"],
@@ -305,8 +307,17 @@ def remember(client: Client, values: dict[str, Any], facts: dict[str, str]) -> d
         return {"stored": False, "duplicate": result.get("duplicate"),
                 "existing": {"id": entry["id"], "text": entry["text"]}}
     reply: dict[str, Any] = {"stored": True, "id": entry["id"], "text": entry["text"],
+                             "status": entry["status"],
                              "project": entry.get("project") or "global (shown in every project)",
                              "quarantined": entry.get("quarantined", False)}
+    if entry["status"] == "superseded" and entry.get("superseded_by"):
+        reply["superseded_by"] = overruled_by(client, entry)
+    if result.get("superseded"):  # the earlier values of its key, now superseded by it
+        reply["replaced"] = [{"id": old["id"], "text": old["text"]}
+                             for old in result["superseded"]]
+    if result.get("redacted"):
+        reply["redacted"] = ("secrets taken out before it was stored: "
+                             + ", ".join(result["redacted"]))
     if result.get("corrects"):
         reply["contradicts"] = [
             {"id": c["entry"]["id"], "text": c["entry"]["text"], "why": c["why"],
@@ -316,6 +327,23 @@ def remember(client: Client, values: dict[str, Any], facts: dict[str, str]) -> d
     if result.get("resembles"):  # said otherwise without contradicting it: both kept
         reply["kept_beside"] = [{"id": e["id"], "text": e["text"]} for e in result["resembles"]]
     return reply
+
+
+def overruled_by(client: Client, entry: dict[str, Any]) -> dict[str, Any]:
+    """The entry that keeps a new one of its key superseded from the start (memoryd.store:
+    the user's feedback, or a surer value), and why: the new one is stored, in its history,
+    but is not what memory says."""
+    try:
+        surer = client.get(entry["superseded_by"])
+    except MemorydError:  # gone since (forgotten): its id is all there is to say
+        return {"id": entry["superseded_by"], "why": f"an entry with key {entry['key']} "
+                "overrules this one"}
+    why = (f"the user's own feedback says {entry['key']}: only the user replaces it"
+           if surer["kind"] == "feedback" else
+           f"an entry with key {entry['key']} has higher confidence ({surer['confidence']:.2f} "
+           f"against {entry['confidence']:.2f}): it stays the value memory gives, and this "
+           "one is kept only in its history; tell the user if they meant to change it")
+    return {"id": surer["id"], "text": surer["text"], "why": why}
 
 
 TOOLS = (
@@ -393,10 +421,13 @@ TOOLS = (
          shown=lambda r: [i["id"] for i in r["items"] if i.get("id") and i.get("included")]),
     Tool("memory_remember", "Store one lasting memory: a preference, a correction (\"don't …\"), "
          "a non-obvious fact. It belongs to the project (git repository) you work in, unless "
-         "scope is global. Returns whether it was stored, and for which project. A duplicate "
-         "(the same thing said before) is not stored: the reply names the entry that says it "
-         "(``existing``). A correction of an entry (the opposite rule, another number) is "
-         "stored, and the reply names what it contradicts.",
+         "scope is global. Returns whether it was stored, for which project, and its "
+         "``status``: active, or superseded at once when a surer value of the same key is "
+         "there (``superseded_by`` names it and why). A new value of a key replaces the "
+         "earlier one (``replaced``). A duplicate (the same thing said before) is not "
+         "stored: the reply names the entry that says it (``existing``). A correction of an "
+         "entry (the opposite rule, another number) is stored, and the reply names what it "
+         "contradicts.",
          (Param("text", "str", "the memory, one self-contained statement (\"We deploy with "
                 "fly.io, never Heroku\")"),
           Param("category", "str", "the topic to file it under, e.g. git, testing, style",

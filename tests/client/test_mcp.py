@@ -401,3 +401,29 @@ def test_tool_calls_made_at_once_are_each_answered_and_stored(daemon, client: Cl
     assert "build cache" in text_of(found) and "parallel lesson" in text_of(recent)
     listed = client.list_entries(agent="coder", limit=100)["entries"]
     assert sorted(e["text"] for e in listed) == sorted(texts)
+
+
+def test_remember_says_when_a_surer_value_overrules_it_and_what_it_replaced(
+        daemon, client: Client) -> None:
+    """The tester's calls: a value of a key the user gave with full confidence stayed the
+    value, the new one was kept as superseded, and the reply said only "stored": true; a new
+    value that did replace the old one did not say which."""
+    nano = client.remember("coder", "general", "The editor is nano", kind="fact",
+                           key="pref.editor", confidence=1.0, is_global=True)["entry"]
+    bash = client.remember("coder", "general", "The shell is bash", kind="fact",
+                           key="pref.shell", is_global=True)["entry"]
+    session = mcp_session([
+        ("memory_remember", {"text": "The editor is helix", "kind": "fact",
+                             "key": "pref.editor", "scope": "global"}),
+        ("memory_remember", {"text": "The shell is fish", "kind": "fact", "key": "pref.shell",
+                             "scope": "global"})])
+    overruled, replacing = (json.loads(text_of(r)) for r in session["results"])
+    assert overruled["stored"] is True and overruled["status"] == "superseded"
+    assert overruled["superseded_by"]["id"] == nano["id"]
+    assert overruled["superseded_by"]["text"] == "The editor is nano"
+    assert "higher confidence" in overruled["superseded_by"]["why"]
+    assert "replaced" not in overruled
+    assert client.get(overruled["id"])["superseded_by"] == nano["id"]
+    assert replacing["status"] == "active"
+    assert replacing["replaced"] == [{"id": bash["id"], "text": "The shell is bash"}]
+    assert "superseded_by" not in replacing
