@@ -113,12 +113,19 @@ def _bind_refused(error: MemorydError, method: str) -> MemorydError:
 
 
 def _silent(method: str, timeout_s: float, path: str) -> DaemonUnreachableError:
+    """A request that timed out: one that changes something may still be carried out (the
+    daemon works through what it was sent once it runs again), and the message says so:
+    sent again without a look, an insert is made twice."""
     if method in wire.PROGRESS_METHODS:
-        return DaemonUnreachableError(
-            f"memoryd sent nothing for {timeout_s:g} s while answering {method!r} (no progress, "
-            f"no reply) on {path}: it is stopped, hung or overloaded")
+        said = (f"memoryd sent nothing for {timeout_s:g} s while answering {method!r} (no "
+                f"progress, no reply) on {path}: it is stopped, hung or overloaded")
+    else:
+        said = f"memoryd did not answer {method!r} within {timeout_s:g} s on {path}"
+    if method in wire.READ_METHODS:
+        return DaemonUnreachableError(said, sent=True)
     return DaemonUnreachableError(
-        f"memoryd did not answer {method!r} within {timeout_s:g} s on {path}")
+        f"{said}; the request was sent and may still be carried out when memoryd gets to "
+        "it: look whether it was before sending it again", sent=True)
 
 
 def combined(parts: dict[int, dict[str, Any]]) -> dict[str, Any]:
@@ -160,7 +167,7 @@ def _broken(path: str, method: str, exc: OSError) -> DaemonUnreachableError:
     have carried out the request."""
     return DaemonUnreachableError(
         f"the connection to memoryd on {path} failed during {method!r} "
-        f"({exc.strerror or exc}); the request may have been carried out")
+        f"({exc.strerror or exc}); the request may have been carried out", sent=True)
 
 
 def write_agent(method: str, params: dict[str, Any] | None) -> str | None:

@@ -89,8 +89,16 @@ class InternalError(MemorydError):
 
 
 class DaemonUnreachableError(MemorydError):
+    """No answer from the daemon. ``sent``: the request reached it before the wait ended (a
+    timeout, a connection broken during the call), so it may still be carried out: a client
+    looks before sending a write again."""
+
     code = "unreachable"
     exit_code = 3
+
+    def __init__(self, message: str, sent: bool = False) -> None:
+        super().__init__(message)
+        self.sent = sent
 
 
 _BY_CODE: dict[str, type[MemorydError]] = {

@@ -49,6 +49,7 @@ class Tool:
 
     __slots__ = (
         "call",
+        "check",
         "command",
         "description",
         "facts",
@@ -65,7 +66,7 @@ class Tool:
                  reply: Callable[[Any, Values], Any] | None = None,
                  call: Callable[[Client, dict[str, Any], dict[str, str]], Any] | None = None,
                  shown: Callable[[Any], list[str]] | None = None,
-                 writes: bool = False, text: bool = True) -> None:
+                 writes: bool = False, check: str = "", text: bool = True) -> None:
         self.name = name
         self.description = description
         self.params = params
@@ -77,6 +78,9 @@ class Tool:
         #: into the agent's session (:class:`Reads`)
         self.shown = shown
         self.writes = writes
+        #: a write's: how the model sees whether it was made, said when the daemon did not
+        #: answer in time (it may still carry the write out: sent again, it is made twice)
+        self.check = check
         self.text = text  # plain text for the model; else a structured (JSON) reply
 
 

@@ -43,8 +43,9 @@ from memoryd_client import wire
 from memoryd_client.client import Client
 from memoryd_client.command_spec import Values
 from memoryd_client.commands import command_at
-from memoryd_client.errors import MemorydError
+from memoryd_client.errors import DaemonUnreachableError, MemorydError
 from memoryd_client.mcp_arguments import REQUIRED, Param, Tool, refusing
+from memoryd_client.methods import DEFAULT_TIMEOUT_S
 
 INSTRUCTIONS = (
     "Persistent memory for this agent, kept by memoryd across sessions. Your memory directory "
@@ -370,6 +371,7 @@ TOOLS = (
          "existing file.",
          (PATH, Param("text", "str", "the file's whole new text (markdown)")),
          command="file write", facts=("agent",), writes=True,
+         check="memory_read the file: it may hold the new text already",
          reply=lambda r, a: f"{'created' if r['created'] else 'wrote'} {r['path']} "
          f"({r['bytes']} bytes)"),
     Tool("memory_replace", "Replace text in a memory file. `old` must occur exactly once (the "
@@ -379,6 +381,7 @@ TOOLS = (
                       "the file"),
           Param("new", "str", "the text to put in its place (empty deletes it)")),
          command="file replace", facts=("agent",), writes=True,
+         check="memory_read the file: the text may be replaced already",
          reply=lambda r, a: f"replaced 1 occurrence in {a.path}"),
     Tool("memory_insert", "Insert text before line `line` (1-based) of a memory file; 0 inserts "
          "at the top and one past the last line appends. Use it to add a dated bullet under a "
@@ -387,6 +390,8 @@ TOOLS = (
                       "one past the last line appends", ge=0),
           Param("text", "str", "the lines to insert")),
          command="file insert", facts=("agent",), writes=True,
+         check="memory_read the file: the lines may be there already, and an insert sent "
+         "twice is made twice",
          reply=lambda r, a: f"inserted at line {r['line']} of {a.path}"),
     # -- entries ------------------------------------------------------------------------------
     Tool("memory_search", "Search your memory (notes, lessons, facts, past session exchanges) "
@@ -453,13 +458,15 @@ TOOLS = (
                 "value for the same key supersedes the old one", None),
           Param("tags", "strs", "a few tags", None),
           Param("scope", ("project", "global"), lambda facts: facts["scope"], "project")),
-         call=remember, writes=True, text=False),
+         call=remember, writes=True, text=False,
+         check="memory_recent or memory_search: it may be stored already"),
     Tool("memory_forget", "Forget one of your entries by id (from memory_search). It is kept in "
          "the history, not deleted, and no longer shows up in searches or in the injected "
          "memory; an entry from a memory file is removed from that file (undoable with `memory "
          "undo`).",
          (ENTRY_ID, Param("reason", "str", "why, kept in the history", None)),
          command="forget", facts=("agent",), writes=True,
+         check="memory_get the entry: it may be forgotten already",
          reply=lambda r, a: f"forgotten {r['id']}"),
     Tool("memory_scope", "Move one of your entries (by id, from memory_search) to the global "
          "tier or to this project: a lesson that proved true in several projects belongs to "
@@ -469,7 +476,7 @@ TOOLS = (
          (ENTRY_ID, Param("scope", ("project", "global"), "global: shown in every project "
                           "(what holds everywhere, such as the user's preferences); project: "
                           "shown only in the git repository this server runs in")),
-         call=scope, writes=True),
+         call=scope, writes=True, check="memory_get the entry: it may be moved already"),
 )
 
 
@@ -532,6 +539,10 @@ def _function(tool: Tool, client: Client, facts: dict[str, str],
             if tool.shown is not None:
                 reads.record(tool.name, tool.shown(result))
             return reply
+        except DaemonUnreachableError as exc:
+            if exc.sent and tool.check:  # it may still be carried out: look before a retry
+                raise tool_error(f"{exc.message} ({tool.check})") from None
+            raise tool_error(exc.message) from None
         except MemorydError as exc:
             raise tool_error(exc.message) from None
 
@@ -556,11 +567,12 @@ def run_command(args: Values) -> int:
     """`memory mcp`: its client finds the socket as every client does (--socket sets it)."""
     if args.socket:
         os.environ["MEMORYD_SOCKET"] = args.socket
-    return run_mcp(args.agent)
+    return run_mcp(args.agent, args.timeout)
 
 
-def run_mcp(agent: str) -> int:
-    with Client(agent=agent, channel="mcp") as client:  # bound: it writes only its namespace
+def run_mcp(agent: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> int:
+    # bound: it writes only its namespace
+    with Client(agent=agent, channel="mcp", timeout_s=timeout_s) as client:
         server = build_server(agent, client)
         repository, _ = scope_of(working_directory())
         print(f"memoryd MCP server for agent {agent} on stdio; memory_remember writes for "

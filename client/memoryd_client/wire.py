@@ -98,6 +98,12 @@ PARAMS: dict[str, frozenset[str]] = {
     "sync_remove_shared": frozenset({"name"}),
     "share": frozenset({"id", "name", "agent"}),
 }
+#: Methods that change nothing: one that timed out may be sent again. Any other may still be
+#: carried out after its client gave up waiting (a daemon stopped, then resumed, works through
+#: what it was sent): sent again, an insert is made twice.
+READ_METHODS = frozenset({"status", "doctor", "search", "list", "timeline", "get", "history",
+                          "file_list", "file_read", "context", "explain", "session",
+                          "sessions", "usage", "pass_list", "pass_show", "pass_runs"})
 #: Requests that can take long (a big import, a pass over a big store, a purge, a source's
 #: first scan): clients ask for progress frames on them.
 PROGRESS_METHODS = frozenset({"remember_many", "pass_run", "undo", "promote_accept",

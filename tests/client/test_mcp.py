@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 import subprocess
 import sys
 from importlib.metadata import version
@@ -16,7 +17,7 @@ from typing import Any
 import pytest
 from memoryd_client import Client
 
-from tests.conftest import run_cli_at_terminal, run_cli_from_script, wait_until
+from tests.conftest import run_cli, run_cli_at_terminal, run_cli_from_script, wait_until
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 TOOLS = {"memory_list", "memory_read", "memory_write", "memory_replace", "memory_insert",
@@ -25,16 +26,19 @@ TOOLS = {"memory_list", "memory_read", "memory_write", "memory_replace", "memory
 
 
 def mcp_session(calls: list[tuple[str, dict[str, Any]]], agent: str = "coder",
-                cwd: Path | None = None, at_once: bool = False) -> dict[str, Any]:
+                cwd: Path | None = None, at_once: bool = False,
+                options: tuple[str, ...] = ()) -> dict[str, Any]:
     """Initialize, list the tools, make the calls in order (``at_once``: all sent before any
     answer is read, as a client making parallel tool calls does); returns what came back. The
-    server runs in ``cwd`` (as an agent starts it in its workspace)."""
+    server runs in ``cwd`` (as an agent starts it in its workspace), with ``options`` (its
+    --socket, --timeout)."""
     from mcp import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     async def run() -> dict[str, Any]:
         params = StdioServerParameters(command=sys.executable,
-                                       args=["-m", "memoryd_client", "mcp", "--agent", agent],
+                                       args=["-m", "memoryd_client", "mcp", "--agent", agent,
+                                             *options],
                                        env=dict(os.environ), cwd=cwd)
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write) as mcp:
@@ -451,3 +455,38 @@ def test_get_warns_of_a_quarantined_entry_and_says_where_an_entry_is_shown(
     assert "project: global (shown in every project)" in warned
     assert f"project: {shop.resolve()}" in located.splitlines()
     assert "quarantined" not in located
+
+
+def silent_socket(home: Path) -> socket.socket:
+    """A socket where a daemon that stopped answering listens: connections are taken (by
+    the system, into its backlog), requests sent, nothing ever answered."""
+    listening = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listening.bind(str(home / "silent.sock"))
+    listening.listen(64)
+    return listening
+
+
+def test_a_write_that_timed_out_says_it_may_still_be_carried_out(memoryd_home: Path) -> None:
+    """The tester's stopped daemon: memory_insert failed after 30 s with "memoryd did not
+    answer 'file_insert' within 30 s", the daemon, resumed, made the insert, and an agent
+    that retried inserted twice. A write's error says it may still be made and how to look
+    before retrying (the CLI's too); a read's says nothing of the kind."""
+    with silent_socket(memoryd_home) as silent:
+        where = silent.getsockname()
+        session = mcp_session([("memory_insert", {"path": "CONTEXT.md", "line": 0,
+                                                  "text": "- use tabs"}),
+                               ("memory_read", {"path": "CONTEXT.md"})],
+                              options=("--socket", where, "--timeout", "1"))
+        insert, read = session["results"]
+        typed = run_cli("--socket", where, "--timeout", "1", "file", "insert", "--agent",
+                        "coder", "CONTEXT.md", "--line", "0", "--text", "- use tabs")
+    assert insert.is_error and read.is_error
+    said = insert.content[0].text
+    assert "memoryd did not answer 'file_insert' within 1 s" in said, said
+    assert "may still be carried out" in said and said.endswith(
+        "(memory_read the file: the lines may be there already, and an insert sent twice is "
+        "made twice)"), said
+    assert "carried out" not in read.content[0].text
+    assert typed.returncode == 3
+    assert "may still be carried out when memoryd gets to it: look whether it was before " \
+        "sending it again" in typed.stderr

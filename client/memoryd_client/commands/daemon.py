@@ -119,7 +119,8 @@ COMMANDS: dict[str, Command] = {
         description="An MCP server on stdin/stdout; register it with your agent (example "
         "below).",
         args=(Arg("--agent", required=True, help="whose memory the tools read and write"),
-              SOCKET),
+              SOCKET, TIMEOUT.but(help="seconds a tool waits for the daemon (default: 30; "
+                                  "above 0, at most a week)")),
         globals=(), alone=later("mcp_server", "run_command"),
         examples=(('claude mcp add --scope user memoryd -- "$PWD/.venv/bin/memory" mcp --agent '
                    'claude-code'),
