@@ -24,12 +24,13 @@ class Param:
     "strs" for a list of text, or a tuple of the values allowed), a description (or a function
     of the server's facts that writes it) and a default (None makes it optional; REQUIRED: the
     model must give it). ``dest`` names the argument of the command it fills (its own name
-    by default); ``ge`` and ``le`` bound a number."""
+    by default); ``ge`` and ``le`` bound a number, ``max_chars`` a text."""
 
-    __slots__ = ("default", "description", "dest", "ge", "kind", "le", "name")
+    __slots__ = ("default", "description", "dest", "ge", "kind", "le", "max_chars", "name")
 
     def __init__(self, name: str, kind: Any, description: Any, default: Any = REQUIRED, *,
-                 dest: str | None = None, ge: int | None = None, le: int | None = None) -> None:
+                 dest: str | None = None, ge: int | None = None, le: int | None = None,
+                 max_chars: int | None = None) -> None:
         self.name = name
         self.kind = kind
         self.description = description
@@ -37,6 +38,7 @@ class Param:
         self.dest = dest or name
         self.ge = ge
         self.le = le
+        self.max_chars = max_chars
 
 
 class Tool:
@@ -112,6 +114,8 @@ def accepted(param: Param) -> str:
         if param.ge is not None:
             return f"a whole number, {param.ge} or more"
         return "a whole number" + (f" up to {param.le}" if param.le is not None else "")
+    if param.kind == "str" and param.max_chars is not None:
+        return f"text of {param.max_chars:,} characters at most"
     return {"str": "text", "strs": "a list of texts"}[param.kind]
 
 
@@ -132,7 +136,12 @@ def invalid_arguments(tool: Tool, errors: list[Any], arguments: dict[str, Any]) 
         if error.get("type") == "missing":
             problems[name] = f"{name!r} is missing: it takes {accepted(param)}"
             continue
-        given = json.dumps(arguments.get(name), ensure_ascii=False, default=str)
+        value = arguments.get(name)
+        if error.get("type") == "string_too_long" and isinstance(value, str):
+            problems[name] = (f"{name!r} takes {accepted(param)}, not {len(value):,} (write a "
+                              "long text in parts)")
+            continue
+        given = json.dumps(value, ensure_ascii=False, default=str)
         if len(given) > 60:
             given = given[:59] + "…"
         problems[name] = f"{name!r} takes {accepted(param)}, not {given}"

@@ -58,6 +58,13 @@ INSTRUCTIONS = (
 MCP_REQUIREMENT = "mcp==2.3.0"
 #: A hit's text in a listing; memory_get gives the whole text.
 TEXT_CHARS = 600
+#: What one memory_read shows of a file (offset reads on), about as much as the block
+#: memory_context gives; what a write tool takes of text in one call.
+READ_CHARS = 8000
+WRITE_CHARS = 32_000
+#: The versions one memory_history shows (offset pages back), and the changes to them.
+HISTORY_VERSIONS = 10
+HISTORY_CHANGES = 30
 
 
 def client_version() -> str:
@@ -246,16 +253,58 @@ def entry_text(entry: dict[str, Any], args: Values) -> str:
                       entry["text"]])
 
 
+def read_text(result: dict[str, Any], args: Values) -> str:
+    """memory_read: the file from ``offset``, READ_CHARS at most (a page ends at a line's
+    end where one is near), and how to read on: a 1 MB file read whole was a million
+    characters of the model's context."""
+    from memoryd_client.errors import BadParamsError
+
+    text, start = result["text"], args.offset or 0
+    if start and start >= len(text):
+        raise BadParamsError(f"memory_read: offset {start:,} is past the end of {args.path} "
+                             f"({len(text):,} characters)")
+    end = min(len(text), start + READ_CHARS)
+    if end < len(text):
+        newline = text.rfind("\n", start + READ_CHARS // 2, end)
+        end = newline + 1 if newline >= 0 else end
+    parts = [text[start:end]]
+    if start:
+        parts.insert(0, f"[{args.path} from character {start:,} (line "
+                        f"{text.count(chr(10), 0, start) + 1}) of {len(text):,}]\n")
+    if end < len(text):
+        parts.append(f"\n[… {len(text) - end:,} more characters, from line "
+                     f"{text.count(chr(10), 0, end) + 1}: memory_read offset={end} reads on]")
+    return "".join(parts)
+
+
 def history_text(result: dict[str, Any], args: Values) -> str:
+    """memory_history: the versions newest first, HISTORY_VERSIONS from ``offset``, with what
+    was done to them (HISTORY_CHANGES at most) and a count of the rest: a key updated 400
+    times was 134,646 characters."""
     from memoryd_client.views import verdict
 
     now = time.time()
-    lines = ["versions (oldest first):",
-             *(entry_line(e, now, "  ") for e in result["entries"]), "changes:"]
-    for event in result.get("events") or []:
+    start = args.offset or 0
+    everything = list(reversed(result["entries"]))
+    versions = everything[start:start + HISTORY_VERSIONS]
+    if start and not versions:
+        return f"offset {start} is past the last version ({len(everything)} in all)"
+    shown = {entry["id"] for entry in versions}
+    events = [e for e in reversed(result.get("events") or []) if e["id"] in shown]
+    lines = [f"versions, newest first ({start + 1}-{start + len(versions)} of "
+             f"{len(everything)}):",
+             *(entry_line(e, now, "  ", args.project) for e in versions),
+             "changes to them, newest first:"]
+    for event in events[:HISTORY_CHANGES]:
         lines.append(f"  {time.strftime('%Y-%m-%d %H:%M', time.localtime(event['ts']))} "
                      f"{event['action']} {event['id']} by {event.get('actor') or '-'}"
                      f"{verdict(event)}")
+    if len(events) > HISTORY_CHANGES:
+        lines.append(f"  ({len(events) - HISTORY_CHANGES} earlier changes not shown)")
+    older = len(everything) - start - len(versions)
+    if older > 0:
+        lines.append(f"({older} older versions: memory_history offset="
+                     f"{start + len(versions)} shows them)")
     return "\n".join(lines)
 
 
@@ -363,13 +412,18 @@ TOOLS = (
          "times). Use it to see what you have written down before reading or adding a file.",
          command="file list", facts=("agent",), reply=lambda r, a: r, text=False),
     Tool("memory_read", "Read one file of your memory directory, e.g. \"CONTEXT.md\" or "
-         "\"decisions.md\". Returns the whole text; use memory_search to find something across "
-         "all memory.",
-         (PATH,), command="file read", facts=("agent",), reply=lambda r, a: r["text"]),
+         f"\"decisions.md\". Returns its text, {READ_CHARS:,} characters at most: a longer file "
+         "ends with how much more there is and the offset that reads on. Use memory_search "
+         "to find something across all memory.",
+         (PATH, Param("offset", "int", "where to start, in characters from the file's start "
+                      "(0, the default: the beginning); the end of a long read names the next",
+                      0, ge=0)),
+         command="file read", facts=("agent",), reply=read_text),
     Tool("memory_write", "Write a whole file in your memory directory (created if missing, "
          "replaced if not). Prefer memory_replace or memory_insert to change part of an "
          "existing file.",
-         (PATH, Param("text", "str", "the file's whole new text (markdown)")),
+         (PATH, Param("text", "str", "the file's whole new text (markdown)",
+                      max_chars=WRITE_CHARS)),
          command="file write", facts=("agent",), writes=True,
          check="memory_read the file: it may hold the new text already",
          reply=lambda r, a: f"{'created' if r['created'] else 'wrote'} {r['path']} "
@@ -378,8 +432,9 @@ TOOLS = (
          "error says how many times it was found otherwise); include surrounding words to make "
          "it unique.",
          (PATH, Param("old", "str", "the exact text to replace; it must occur exactly once in "
-                      "the file"),
-          Param("new", "str", "the text to put in its place (empty deletes it)")),
+                      "the file", max_chars=WRITE_CHARS),
+          Param("new", "str", "the text to put in its place (empty deletes it)",
+                max_chars=WRITE_CHARS)),
          command="file replace", facts=("agent",), writes=True,
          check="memory_read the file: the text may be replaced already",
          reply=lambda r, a: f"replaced 1 occurrence in {a.path}"),
@@ -388,7 +443,7 @@ TOOLS = (
          "section.",
          (PATH, Param("line", "int", "insert before this line (1-based); 0 inserts at the top, "
                       "one past the last line appends", ge=0),
-          Param("text", "str", "the lines to insert")),
+          Param("text", "str", "the lines to insert", max_chars=WRITE_CHARS)),
          command="file insert", facts=("agent",), writes=True,
          check="memory_read the file: the lines may be there already, and an insert sent "
          "twice is made twice",
@@ -422,10 +477,13 @@ TOOLS = (
          "its usage (the sessions it was injected into: followed, broken, no occasion). Use it "
          "when a search line was cut.",
          (ENTRY_ID,), command="get", reply=entry_text, shown=lambda r: [r["id"]]),
-    Tool("memory_history", "Every version of an entry, oldest first (what superseded what, and "
-         "a keyed fact's earlier values), then what was done to it and by whom. Use it before "
-         "changing a memory someone else may have corrected.",
-         (ENTRY_ID,), command="history", reply=history_text),
+    Tool("memory_history", "The versions of an entry, newest first (what superseded what, and "
+         f"a keyed fact's earlier values), {HISTORY_VERSIONS} at a time with how many there are "
+         "in all, then what was done to them and by whom. Use it before changing a memory "
+         "someone else may have corrected.",
+         (ENTRY_ID, Param("offset", "int", "skip this many of the newest versions (0, the "
+                          "default); the end of a long history names the next", 0, ge=0)),
+         command="history", facts=("project",), reply=history_text),
     Tool("memory_context", "What you already know, as one block: pinned files, feedback, "
          "lessons, facts, notes and your other memory files. The hooks of Claude Code and Codex "
          "inject it at session start; without hooks, call it once at the start of a session.",
@@ -556,7 +614,8 @@ def _annotation(param: Param, facts: dict[str, str], field: Any) -> Any:
         if isinstance(param.kind, str) else Literal[param.kind]
     if param.default is None:
         kind = kind | None
-    bounds = {name: value for name, value in (("ge", param.ge), ("le", param.le))
+    bounds = {name: value for name, value in (("ge", param.ge), ("le", param.le),
+                                              ("max_length", param.max_chars))
               if value is not None}
     description = param.description(facts) if callable(param.description) \
         else param.description

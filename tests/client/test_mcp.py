@@ -119,8 +119,8 @@ def test_remember_a_dont_then_search_get_history_and_context(daemon, client: Cli
     assert f"id: {newer['id']}" in shown and "status: active" in shown
     assert shown.endswith("\n\nWe lint with ruff, not flake8")
     versions = text_of(history)
-    assert versions.index("We lint with flake8") < versions.index("We lint with ruff")
-    assert "superseded" in versions and "changes:" in versions
+    assert versions.index("We lint with ruff") < versions.index("We lint with flake8")
+    assert "superseded" in versions and "changes to them, newest first:" in versions
     block = text_of(context)
     assert block.startswith("<!-- memoryd:ctx v1 -->")
     assert "- “Never force-push to main” [git]" in block  # an agent's words, quoted
@@ -490,3 +490,46 @@ def test_a_write_that_timed_out_says_it_may_still_be_carried_out(memoryd_home: P
     assert typed.returncode == 3
     assert "may still be carried out when memoryd gets to it: look whether it was before " \
         "sending it again" in typed.stderr
+
+
+def test_read_history_and_writes_are_bounded_and_page_on(daemon, client: Client) -> None:
+    """The tester's sizes: memory_read of a 1 MB file answered 1,000,035 characters,
+    memory_insert took 1 MB in a call, and memory_history of a key updated 400 times was
+    134,646 characters. A read is a page that says how much more there is and the offset
+    that reads on; a history is its newest versions with a count and an offset; a write
+    takes 32,000 characters at most."""
+    import re
+
+    directory = Path(daemon.config.memory_dir.replace("{agent}", "coder"))
+    directory.mkdir(parents=True)
+    lines = [f"- note {n}: " + "x" * 60 for n in range(1_500)]
+    (directory / "big.md").write_text("\n".join(lines) + "\n")
+    for n in range(25):
+        newest = client.remember("coder", "build", f"The build uses {n} workers", kind="fact",
+                                 key="build.workers")["entry"]
+    first = mcp_session([("memory_read", {"path": "big.md"}),
+                         ("memory_insert", {"path": "big.md", "line": 0, "text": "y" * 1_000_000}),
+                         ("memory_history", {"entry_id": newest["id"]})])
+    page, insert, history = first["results"]
+    text = text_of(page)
+    assert len(text) < 8_200 and text.startswith("- note 0: ")
+    footer = re.search(r"\[… ([\d,]+) more characters, from line (\d+): memory_read "
+                       r"offset=(\d+) reads on\]$", text)
+    assert footer, text[-200:]
+    offset = int(footer[3])
+    assert text[:offset] == (directory / "big.md").read_text()[:offset]
+    assert insert.is_error and insert.content[0].text == (
+        "memory_insert: 'text' takes text of 32,000 characters at most, not 1,000,000 (write "
+        "a long text in parts); nothing was done")
+    assert not (directory / "big.md").read_text().startswith("y")
+    shown = text_of(history).splitlines()
+    assert shown[0] == "versions, newest first (1-10 of 25):"
+    assert "The build uses 24 workers" in shown[1] and "The build uses 15 workers" in shown[10]
+    assert shown[-1] == "(15 older versions: memory_history offset=10 shows them)"
+    assert len(text_of(history)) < 8_000
+    then = mcp_session([("memory_read", {"path": "big.md", "offset": offset}),
+                        ("memory_history", {"entry_id": newest["id"], "offset": 20})])
+    following, oldest = (text_of(r) for r in then["results"])
+    assert following.splitlines()[1] == lines[int(footer[2]) - 1]
+    assert oldest.splitlines()[0] == "versions, newest first (21-25 of 25):"
+    assert "The build uses 0 workers" in oldest.splitlines()[5] and "older versions" not in oldest
