@@ -32,7 +32,7 @@ from memoryd.progress import PROGRESS_EVERY_S, Reporter, reporting, stop_reporti
 from memoryd.scheduling import Traffic
 from memoryd.server.binding import Caller, bind, enforce, peer_pid, peer_uid
 from memoryd.server.limits import ConnectionLimits, read_body
-from memoryd.server.params import Params
+from memoryd.server.params import Params, echo
 from memoryd.server.refused import RefusedWrites
 from memoryd.server.replies import without_rowids
 from memoryd.server.stopping import Connections, stopping_error
@@ -209,7 +209,8 @@ class Dispatcher:
             handler = self.methods.get(method)
             if handler is None and method != "bind":
                 raise UnknownMethodError(
-                    f"unknown method {method!r}; known: bind, {', '.join(sorted(self.methods))}")
+                    f"unknown method {echo(method)}; known: bind, "
+                    f"{', '.join(sorted(self.methods))}")
             params = Params(method, request.get("params"))
             if method == "bind":
                 result = bind(caller, params)

@@ -16,6 +16,9 @@ from memoryd.names import MAX_AGENT_CHARS, MAX_PATH_BYTES, agent_problem, path_p
 from memoryd.times import EARLIEST_S, LATEST_S, parse_time
 
 _KEY = re.compile(r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$")
+#: The most of a value a refusal repeats: a `since` of a million characters was echoed
+#: whole, a million-character error for the caller (an agent's context) to read.
+ECHO_CHARS = 60
 #: A list param (tags, kinds, statuses) holds at most this many strings of MAX_ITEM_CHARS.
 MAX_ITEMS = 64
 MAX_ITEM_CHARS = 200
@@ -83,13 +86,14 @@ class Params:
     def key(self, name: str = "key") -> str | None:
         value = self.text(name, max_len=200)
         if value is not None and not _KEY.match(value):
-            raise self.refuse(name, f"{value!r} is not a dotted key such as pref.commit_style")
+            raise self.refuse(name, f"{echo(value)} is not a dotted key such as "
+                              "pref.commit_style")
         return value
 
     def choice(self, name: str, choices: tuple[str, ...], default: str | None = None) -> str | None:
         value = self.text(name, default=default)
         if value is not None and value not in choices:
-            raise self.refuse(name, f"must be one of {', '.join(choices)}; got {value!r}")
+            raise self.refuse(name, f"must be one of {', '.join(choices)}; got {echo(value)}")
         return value
 
     def strings(self, name: str) -> list[str] | None:
@@ -133,7 +137,7 @@ class Params:
     def flag(self, name: str) -> bool:
         value = self.raw.get(name, False)
         if not isinstance(value, bool):
-            raise self.refuse(name, f"must be true or false, got {value!r}")
+            raise self.refuse(name, f"must be true or false, got {echo(value)}")
         return value
 
     def time(self, name: str) -> float | None:
@@ -144,13 +148,23 @@ class Params:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             if EARLIEST_S <= value <= LATEST_S:  # False for NaN too
                 return float(value)
-            raise self.refuse(name, f"{value!r} is not a time between the years 1 and 9999")
+            raise self.refuse(name, f"{echo(value)} is not a time between the years 1 and 9999")
         if isinstance(value, str):
             parsed = parse_time(value)
             if parsed is not None and EARLIEST_S <= parsed <= LATEST_S:
                 return parsed
-        raise self.refuse(name, f"{value!r} is not a time (epoch seconds, 2026-03-15, 7d/12h, "
+        raise self.refuse(name, f"{echo(value)} is not a time (epoch seconds, 2026-03-15, 7d/12h, "
                          "today or yesterday)")
+
+
+def echo(value: Any) -> str:
+    """A value a request gave, as a refusal repeats it: its repr, cut to ECHO_CHARS, with
+    the length of a text cut."""
+    shown = repr(value)
+    if len(shown) <= ECHO_CHARS:
+        return shown
+    size = f" ({len(value):,} characters)" if isinstance(value, str) else ""
+    return f"{shown[:ECHO_CHARS - 1]}…{size}"
 
 
 def _check_names(where: str, raw: dict[Any, Any], known: frozenset[str], *,
@@ -161,10 +175,10 @@ def _check_names(where: str, raw: dict[Any, Any], known: frozenset[str], *,
         if name in ("writer", "via"):
             raise BadParamsError(f"{where}: {name} is set by memoryd from the connection (its "
                                  "agent and channel), never taken from a request; leave it out")
-        close = difflib.get_close_matches(str(name), sorted(known), n=1)
+        close = difflib.get_close_matches(str(name)[:ECHO_CHARS], sorted(known), n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         method = where.split(":")[0]
         taken = ", ".join(sorted(known)) or "nothing"
-        raise BadParamsError(f"{where}: unknown param {name!r}{hint}; "
+        raise BadParamsError(f"{where}: unknown param {echo(name)}{hint}; "
                              f"{takes or method + ' takes'} {taken}")
 

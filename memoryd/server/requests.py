@@ -15,7 +15,7 @@ from memoryd.names import agent_problem
 from memoryd.passes.scope import TIERS
 from memoryd.redact import redact
 from memoryd.retrieval.records import MAX_HITS, MAX_QUERY_CHARS, FilterRequest, SearchRequest
-from memoryd.server.params import Params
+from memoryd.server.params import Params, echo
 from memoryd.store.entries import KINDS, MAX_TEXT_CHARS, STATUSES
 from memoryd.store.records import Asker, EntryRequest, RememberRequest, ScopeRequest
 from memoryd.text import lower_keeping_marks
@@ -135,7 +135,7 @@ def filter_request(params: Params, shared_agents: tuple[str, ...], *, every_agen
                    "for every kind")
     for kind in kinds or ():
         if kind not in KINDS:
-            raise params.refuse("kind", f"must be among {', '.join(KINDS)}; got {kind!r}")
+            raise params.refuse("kind", f"must be among {', '.join(KINDS)}; got {echo(kind)}")
     project = params.path("project")
     # "cwd" (`memory search --here`): the entries of that directory's project and the
     # global ones, as its block shows them

@@ -59,6 +59,33 @@ def test_a_misspelt_param_is_refused_not_ignored(client: Client) -> None:
     assert client.search("ruff", agent="coder", kind=["lesson"])["hits"] == []
 
 
+def test_a_refusal_repeats_a_long_value_cut(client: Client) -> None:
+    """The tester's MCP call memory_search {"since": "y" * 1000000} answered a
+    1,000,122-character error (memory_recent too): every value a refusal repeats is cut,
+    saying how long it was."""
+    huge = "y" * 1_000_000
+    refusals = []
+    for call in (lambda: client.search("x", agent="coder", since=huge),
+                 lambda: client.list_entries(agent="coder", since=huge),
+                 lambda: client.call("search", {"query": "x", "agent": "coder", "shared": huge}),
+                 lambda: client.call("list", {"agent": "coder", "order": huge[:50_000]}),
+                 lambda: client.call("search", {"query": "x", "agent": "coder", huge: 1}),
+                 lambda: client.call(huge)):
+        with pytest.raises(MemorydError) as refused:
+            call()
+        refusals.append(refused.value.message)
+    for message in refusals:
+        assert len(message) < 600, message[:200]
+    assert refusals[0].startswith("search: since 'yyyyyyyyyy")
+    assert refusals[0].endswith("… (1,000,000 characters) is not a time (epoch seconds, "
+                                "2026-03-15, 7d/12h, today or yesterday)")
+    assert refusals[1].startswith("list: since 'yyy")
+    assert "(1,000,000 characters)" in refusals[2] and "true or false" in refusals[2]
+    assert "(50,000 characters)" in refusals[3]
+    assert refusals[4].startswith("search: unknown param 'yyy")
+    assert refusals[5].startswith("unknown method 'yyy")
+
+
 def test_every_method_the_daemon_serves_declares_its_params(client: Client) -> None:
     """The unknown-method error lists what the daemon serves: each is in the wire module's
     table of params (one missing there would refuse every param it is sent)."""
