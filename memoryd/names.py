@@ -8,9 +8,14 @@ from __future__ import annotations
 import os
 import re
 
-#: An agent name: also a ledger file name, so no path separators and no leading dot.
-AGENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-MAX_AGENT_CHARS = 64
+from memoryd_client.wire import AGENT_PATTERN, MAX_AGENT_CHARS, agent_problem
+
+__all__ = ["AGENT_NAME", "MAX_AGENT_CHARS", "MAX_NAME_BYTES", "MAX_PATH_BYTES", "agent_problem",
+           "path_problem"]
+
+#: An agent name: also a ledger file name, so no path separators and no leading dot (the
+#: rule is the protocol's, in the client's wire module, which checks it too).
+AGENT_NAME = re.compile(AGENT_PATTERN)
 #: Paths: PATH_MAX and NAME_MAX of Linux (macOS: 1024 and 255).
 MAX_PATH_BYTES = 4096
 MAX_NAME_BYTES = 255
@@ -31,11 +36,3 @@ def path_problem(value: str) -> str | None:
     return None
 
 
-def agent_problem(value: str) -> str | None:
-    """Why ``value`` cannot be an agent's name, or None."""
-    if len(value) > MAX_AGENT_CHARS:
-        return f"is {len(value)} characters long; the limit is {MAX_AGENT_CHARS}"
-    if not AGENT_NAME.match(value):
-        return (f"{value!r} is not a valid agent name (letters, digits, '.', '_', '-'; "
-                f"{MAX_AGENT_CHARS} at most; starting with a letter or digit)")
-    return None

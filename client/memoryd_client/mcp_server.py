@@ -43,7 +43,7 @@ from memoryd_client import wire
 from memoryd_client.client import Client
 from memoryd_client.command_spec import Values
 from memoryd_client.commands import command_at
-from memoryd_client.errors import DaemonUnreachableError, MemorydError
+from memoryd_client.errors import DaemonUnreachableError, MemorydError, UsageError
 from memoryd_client.mcp_arguments import REQUIRED, Param, Tool, refusing
 from memoryd_client.methods import DEFAULT_TIMEOUT_S
 
@@ -623,7 +623,15 @@ def _annotation(param: Param, facts: dict[str, str], field: Any) -> Any:
 
 
 def run_command(args: Values) -> int:
-    """`memory mcp`: its client finds the socket as every client does (--socket sets it)."""
+    """`memory mcp`: its client finds the socket as every client does (--socket sets it). An
+    agent's name the daemon would refuse is refused here, at the start (exit 2): a server
+    that started would list its tools and fail every call."""
+    problem = wire.agent_problem(args.agent)
+    if problem is None and args.agent.startswith(wire.TEAM_PREFIX):
+        problem = (f"{args.agent!r} is a team's shared namespace, read only: the tools write "
+                   "as their agent (memory_search's other_agent reads a team's memory)")
+    if problem is not None:
+        raise UsageError(f"memory mcp: --agent {problem}")
     if args.socket:
         os.environ["MEMORYD_SOCKET"] = args.socket
     return run_mcp(args.agent, args.timeout)

@@ -116,6 +116,25 @@ PROGRESS_METHODS = frozenset({"remember_many", "pass_run", "undo", "promote_acce
 CHANNELS = ("api", "terminal", "cli", "mcp", "hook")
 HUMAN_CHANNELS = frozenset({"terminal"})
 
+#: An agent's name (a bind's, a write's): also a ledger file name, so no path separators and
+#: no leading dot (memoryd.names compiles it for the daemon).
+AGENT_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+MAX_AGENT_CHARS = 64
+
+
+def agent_problem(value: str) -> str | None:
+    """Why ``value`` cannot be an agent's name, or None: the daemon's rule, which a client
+    can check before it asks (`memory mcp --agent` at its start)."""
+    import re  # not at import: a hook's process reads no name
+
+    if len(value) > MAX_AGENT_CHARS:
+        return f"is {len(value)} characters long; the limit is {MAX_AGENT_CHARS}"
+    if not re.match(AGENT_PATTERN, value):
+        return (f"{value!r} is not a valid agent name (letters, digits, '.', '_', '-'; "
+                f"{MAX_AGENT_CHARS} at most; starting with a letter or digit)")
+    return None
+
+
 #: The namespaces of the teams a daemon follows (``team.NAME``: `memory sync add-shared`): read
 #: only; an entry gets there by ``share``.
 TEAM_PREFIX = "team."

@@ -533,3 +533,18 @@ def test_read_history_and_writes_are_bounded_and_page_on(daemon, client: Client)
     assert following.splitlines()[1] == lines[int(footer[2]) - 1]
     assert oldest.splitlines()[0] == "versions, newest first (21-25 of 25):"
     assert "The build uses 0 workers" in oldest.splitlines()[5] and "older versions" not in oldest
+
+
+@pytest.mark.parametrize("agent", ["bad name", "", "../x", "team.x", "a" * 65])
+def test_an_agent_name_the_daemon_refuses_is_refused_at_the_start(agent: str) -> None:
+    """The tester's --agent values: the server started, listed its tools, and failed every
+    call. It exits 2 with one line, as without --agent."""
+    run = subprocess.run([sys.executable, "-m", "memoryd_client", "mcp", "--agent", agent],
+                         capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+                         env=os.environ.copy())
+    assert run.returncode == 2, run.stderr
+    assert run.stdout == ""  # the JSON-RPC wire: nothing was served
+    [line] = run.stderr.splitlines()
+    assert line.startswith("memory mcp: --agent ")
+    assert ("read only" if agent.startswith("team.") else "agent name" if len(agent) < 65
+            else "the limit is 64") in line
