@@ -11,9 +11,10 @@ Every call raises a :class:`memoryd_client.errors.MemorydError` subclass on fail
 listens there; a connection that broke during a call says so, and that the request may have
 been carried out).
 
-Threads may share a ``Client`` (an MCP server runs each tool call in a thread of its own): its
-calls are serialised, each request and its reply exchanged whole before the next call's. An
-``AsyncClient``'s calls are serialised too, within its event loop.
+Threads may share a ``Client``: its calls are serialised, each request and its reply exchanged
+whole before the next call's (the MCP server gives each tool call a client of its own, which
+``interrupt`` stops when the call is cancelled). An ``AsyncClient``'s calls are serialised
+too, within its event loop.
 
 The daemon binds each connection to one agent (see :mod:`memoryd_client.wire`). A client made
 with ``agent=`` has one connection, bound to that agent: a write naming another agent is
@@ -260,6 +261,7 @@ class Client(DaemonMethods):
     _connections: dict[str | None, _socket.socket]
     _serial: _thread.RLock | None = None
     _making = _thread.allocate_lock()  # makes each client's lock once
+    _interrupted = False  # interrupt(): no request is sent any more
 
     @property
     def _lock(self) -> _thread.RLock:
@@ -281,6 +283,19 @@ class Client(DaemonMethods):
             for sock in self._connections.values():
                 sock.close()
             self._connections.clear()
+
+    def interrupt(self) -> None:
+        """End the call another thread is in, now, for a caller that stopped waiting for it
+        (an MCP call cancelled): its connections are shut down, so its wait for a reply ends
+        (the call fails as a broken connection), and no request is sent after this. Without
+        it the thread waited on, up to the timeout, and held the client. A request sent
+        already may still be carried out. Takes no lock: the call holds it."""
+        self._interrupted = True
+        for sock in list(self._connections.values()):
+            try:
+                sock.shutdown(_socket.SHUT_RDWR)
+            except OSError:  # closed already
+                pass
 
     def _connect(self, agent: str | None) -> tuple[_socket.socket, tuple[int, bytes] | None]:
         """The connection for ``agent``, and the bind request (id, frame) to send ahead of the
@@ -364,6 +379,9 @@ class Client(DaemonMethods):
         request_id = next(self._ids)
         frame = wire.pack(_request(request_id, method, params))
         sock, bind = self._connect(agent)
+        if self._interrupted:  # after the connection is held: interrupt() shuts it or this
+            raise DaemonUnreachableError(f"the call of {method!r} was interrupted before it "
+                                         "was sent")
         sock.sendall(bind[1] + frame if bind else frame)
         return sock, request_id, bind
 

@@ -173,19 +173,19 @@ class Reads:
     #: Where a harness may put its session id in the server's environment.
     SESSION_VARIABLES = ("CLAUDE_CODE_SESSION_ID", "CODEX_THREAD_ID")
 
-    def __init__(self, client: Client, agent: str, cwd: str) -> None:
-        self.client = client
+    def __init__(self, agent: str, cwd: str) -> None:
         self.agent = agent
         self.cwd = cwd
         self.started = time.time()
         self.session = next((os.environ[name] for name in self.SESSION_VARIABLES
                              if os.environ.get(name)), None)
 
-    def record(self, tool: str, entries: list[str]) -> None:
+    def record(self, client: Client, tool: str, entries: list[str]) -> None:
+        """What ``tool`` showed, told over its call's ``client``."""
         if not entries:
             return
         try:
-            self.client.call("mcp_read", {
+            client.call("mcp_read", {
                 "agent": self.agent, "tool": tool, "entries": list(dict.fromkeys(entries)),
                 "cwd": self.cwd, "started": self.started,
                 **({"session": self.session} if self.session else {})})
@@ -538,8 +538,9 @@ TOOLS = (
 )
 
 
-def build_server(agent: str, client: Client, cwd: str | None = None) -> Any:
-    """The server, its tools registered from :data:`TOOLS`."""
+def build_server(agent: str, connect: Callable[[], Client], cwd: str | None = None) -> Any:
+    """The server, its tools registered from :data:`TOOLS`; each call talks to the daemon
+    over a client of its own, from ``connect``."""
     try:
         from mcp.server import MCPServer
         from mcp.server.mcpserver.exceptions import ToolError
@@ -553,14 +554,14 @@ def build_server(agent: str, client: Client, cwd: str | None = None) -> Any:
     server_cwd = os.path.abspath(cwd or working_directory())
     repository, scope = scope_of(server_cwd)
     facts = {"agent": agent, "cwd": server_cwd, "scope": scope, "project": repository or ""}
-    reads = Reads(client, agent, server_cwd)
+    reads = Reads(agent, server_cwd)
     server = refusing(MCPServer, ToolError, ValidationError,
                       {tool.name: tool for tool in TOOLS})(
         "memoryd", instructions=INSTRUCTIONS, version=client_version())
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
     for tool in TOOLS:
-        function = _function(tool, client, facts, ToolError, reads)
+        function = _function(tool, connect, facts, ToolError, reads)
         function.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
             [inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY,
                                default=inspect.Parameter.empty if p.default is REQUIRED
@@ -573,39 +574,66 @@ def build_server(agent: str, client: Client, cwd: str | None = None) -> Any:
     return server
 
 
-def _function(tool: Tool, client: Client, facts: dict[str, str],
+def _function(tool: Tool, connect: Callable[[], Client], facts: dict[str, str],
               tool_error: type[Exception], reads: Reads) -> Callable[..., Any]:
     """What the SDK calls for ``tool``; a daemon's refusal reaches the model as a tool error,
-    with the reason. The entries an answer shows are counted for the session (``reads``)."""
+    with the reason. The entries an answer shows are counted for the session (``reads``).
 
-    def serve(**values: Any) -> Any:
+    Each call has its own client (its own connection), used in a worker thread, and a call
+    the MCP client cancels stops at once: its connection is shut (the thread's wait for the
+    daemon ends, as the call's client is no other call's) instead of holding the thread, and
+    the server's exit, until the daemon answers or the timeout passes. The SDK runs a sync
+    tool in a thread it waits for even when the call is cancelled."""
+
+    async def serve(**values: Any) -> Any:
+        import anyio
+        import anyio.to_thread
+
+        client = connect()
+
+        def answer() -> Any:
+            try:
+                return _answer(tool, client, values, facts, tool_error, reads)
+            finally:
+                client.close()
+
         try:
-            if tool.call is not None:
-                answer = tool.call(client, values, facts)
-                if isinstance(answer, Shown):
-                    reads.record(tool.name, answer.entries)
-                    return answer.text
-                return answer
-            assert tool.command is not None and tool.reply is not None
-            command = command_at(tool.command)
-            args = Values({**command.defaults(), **{fact: facts[fact] for fact in tool.facts},
-                           **{p.dest: values[p.name] for p in tool.params
-                              if values[p.name] is not None}})
-            assert command.request is not None
-            result = command.request(args, client)
-            reply = tool.reply(result, args)
-            if tool.shown is not None:
-                reads.record(tool.name, tool.shown(result))
-            return reply
-        except DaemonUnreachableError as exc:
-            if exc.sent and tool.check:  # it may still be carried out: look before a retry
-                raise tool_error(f"{exc.message} ({tool.check})") from None
-            raise tool_error(exc.message) from None
-        except MemorydError as exc:
-            raise tool_error(exc.message) from None
+            return await anyio.to_thread.run_sync(answer, abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            client.interrupt()
+            raise
 
     serve.__name__ = tool.name
     return serve
+
+
+def _answer(tool: Tool, client: Client, values: dict[str, Any], facts: dict[str, str],
+            tool_error: type[Exception], reads: Reads) -> Any:
+    """One call of ``tool``, in a worker thread: the daemon's answer in the model's words."""
+    try:
+        if tool.call is not None:
+            answer = tool.call(client, values, facts)
+            if isinstance(answer, Shown):
+                reads.record(client, tool.name, answer.entries)
+                return answer.text
+            return answer
+        assert tool.command is not None and tool.reply is not None
+        command = command_at(tool.command)
+        args = Values({**command.defaults(), **{fact: facts[fact] for fact in tool.facts},
+                       **{p.dest: values[p.name] for p in tool.params
+                          if values[p.name] is not None}})
+        assert command.request is not None
+        result = command.request(args, client)
+        reply = tool.reply(result, args)
+        if tool.shown is not None:
+            reads.record(client, tool.name, tool.shown(result))
+        return reply
+    except DaemonUnreachableError as exc:
+        if exc.sent and tool.check:  # it may still be carried out: look before a retry
+            raise tool_error(f"{exc.message} ({tool.check})") from None
+        raise tool_error(exc.message) from None
+    except MemorydError as exc:
+        raise tool_error(exc.message) from None
 
 
 def _annotation(param: Param, facts: dict[str, str], field: Any) -> Any:
@@ -638,12 +666,12 @@ def run_command(args: Values) -> int:
 
 
 def run_mcp(agent: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> int:
-    # bound: it writes only its namespace
-    with Client(agent=agent, channel="mcp", timeout_s=timeout_s) as client:
-        server = build_server(agent, client)
-        repository, _ = scope_of(working_directory())
-        print(f"memoryd MCP server for agent {agent} on stdio; memory_remember writes for "
-              + (f"the project {repository}" if repository else "no project (global): not in "
-                 "a git repository"), file=sys.stderr)
-        server.run()
+    # each call's client is bound to the agent: it writes only its namespace
+    server = build_server(agent, lambda: Client(agent=agent, channel="mcp",
+                                                timeout_s=timeout_s))
+    repository, _ = scope_of(working_directory())
+    print(f"memoryd MCP server for agent {agent} on stdio; memory_remember writes for "
+          + (f"the project {repository}" if repository else "no project (global): not in "
+             "a git repository"), file=sys.stderr)
+    server.run()
     return 0

@@ -548,3 +548,72 @@ def test_an_agent_name_the_daemon_refuses_is_refused_at_the_start(agent: str) ->
     assert line.startswith("memory mcp: --agent ")
     assert ("read only" if agent.startswith("team.") else "agent name" if len(agent) < 65
             else "the limit is 64") in line
+
+
+def test_a_cancelled_call_stops_waiting_for_the_daemon(memoryd_home: Path) -> None:
+    """The tester's stopped daemon: a tool call cancelled by the MCP client
+    (notifications/cancelled) went on waiting for the daemon in its thread, up to the
+    timeout, and the server, told to close, waited for it too. The call's connection is shut
+    at the cancel, the server answers what comes next, and it exits when the client closes."""
+    import select
+    import threading
+    import time
+
+    ended: list[float] = []
+    with silent_socket(memoryd_home) as silent:
+
+        def take() -> None:  # a daemon that reads requests and never answers
+            while True:
+                try:
+                    connection, _ = silent.accept()
+                except OSError:
+                    return
+                with connection:
+                    while connection.recv(65536):
+                        pass
+                    ended.append(time.monotonic())
+
+        threading.Thread(target=take, daemon=True).start()
+        server = subprocess.Popen(
+            [sys.executable, "-m", "memoryd_client", "mcp", "--agent", "coder", "--socket",
+             silent.getsockname(), "--timeout", "120"], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=os.environ.copy())
+        assert server.stdin is not None and server.stdout is not None
+
+        def send(message: dict[str, Any]) -> None:
+            server.stdin.write((json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())
+            server.stdin.flush()
+
+        def answer(request_id: int) -> dict[str, Any]:
+            while select.select([server.stdout], [], [], 60)[0]:
+                message = json.loads(server.stdout.readline())
+                if message.get("id") == request_id:
+                    return message
+            raise AssertionError(f"no answer to {request_id}")
+
+        try:
+            send({"id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "test", "version": "1"}}})
+            answer(1)
+            send({"method": "notifications/initialized"})
+            send({"id": 2, "method": "tools/call", "params": {
+                "name": "memory_search", "arguments": {"query": "deploys"}}})
+            time.sleep(1)
+            cancelled = time.monotonic()
+            send({"method": "notifications/cancelled", "params": {"requestId": 2}})
+            send({"id": 3, "method": "ping"})
+            assert answer(3)["result"] == {}
+            wait_until(lambda: bool(ended), timeout_s=20)
+            assert ended[0] - cancelled < 10  # not at the 120 s timeout
+            server.stdin.close()
+            closed = time.monotonic()
+            assert server.wait(timeout=60) == 0
+            assert time.monotonic() - closed < 20
+        finally:
+            if server.poll() is None:
+                server.kill()
+                server.wait()
+            server.stdout.close()
+            if not server.stdin.closed:
+                server.stdin.close()
